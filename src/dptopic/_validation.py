@@ -1,0 +1,101 @@
+"""Declarative parameter validation, in one place.
+
+Each estimator declares ``_parameter_constraints``: a mapping from parameter name
+to a list of constraints; a value is valid when any constraint accepts it. This is
+the scikit-learn pattern, kept small. Errors name the parameter, the valid range
+and the value given.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .errors import DPTopicError
+
+
+@dataclass(frozen=True)
+class Interval:
+    kind: type  # numbers.Integral or numbers.Real
+    left: float | None
+    right: float | None
+    closed: str = "both"  # "left", "right", "both", "neither"
+
+    def accepts(self, v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, self.kind):
+            return False
+        if isinstance(v, float) and math.isnan(v):
+            return False
+        if self.left is not None:
+            if v < self.left or (v == self.left and self.closed in ("right", "neither")):
+                return False
+        if self.right is not None:
+            if v > self.right or (v == self.right and self.closed in ("left", "neither")):
+                return False
+        return True
+
+    def describe(self) -> str:
+        lb = "[" if self.closed in ("left", "both") else "("
+        rb = "]" if self.closed in ("right", "both") else ")"
+        lo = "-inf" if self.left is None else f"{self.left:g}"
+        hi = "inf" if self.right is None else f"{self.right:g}"
+        what = "an integer" if self.kind is numbers.Integral else "a number"
+        return f"{what} in {lb}{lo}, {hi}{rb}"
+
+
+@dataclass(frozen=True)
+class Options:
+    values: tuple
+
+    def accepts(self, v: Any) -> bool:
+        return isinstance(v, (str, bool, type(None), numbers.Number)) and v in self.values
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(repr(x) for x in self.values)
+
+
+@dataclass(frozen=True)
+class IsNone:
+    def accepts(self, v: Any) -> bool:
+        return v is None
+
+    def describe(self) -> str:
+        return "None"
+
+
+@dataclass(frozen=True)
+class IsType:
+    types: tuple
+    label: str
+
+    def accepts(self, v: Any) -> bool:
+        return isinstance(v, self.types) and not isinstance(v, bool)
+
+    def describe(self) -> str:
+        return self.label
+
+
+def Int(lo=None, hi=None, closed="both") -> Interval:
+    return Interval(numbers.Integral, lo, hi, closed)
+
+
+def Real(lo=None, hi=None, closed="both") -> Interval:
+    return Interval(numbers.Real, lo, hi, closed)
+
+
+SEED = [IsNone(), Int(0, None), IsType((object,), "a numpy Generator")]
+
+
+def validate_value(name: str, value: Any, constraints: Iterable) -> None:
+    constraints = list(constraints)
+    if any(c.accepts(value) for c in constraints):
+        return
+    allowed = " or ".join(c.describe() for c in constraints)
+    raise DPTopicError(f"invalid {name}={value!r}: must be {allowed}.")
+
+
+def validate_params(params: dict, constraints: dict) -> None:
+    for name, cons in constraints.items():
+        if name in params:
+            validate_value(name, params[name], cons)

@@ -1,0 +1,363 @@
+"""The corpus: documents as CSR token arrays plus a vocabulary.
+
+``doc_ptr`` (int64, length ``D+1``) and ``word_ids`` (int32, length ``N``): the
+tokens of document ``d`` are ``word_ids[doc_ptr[d]:doc_ptr[d+1]]``.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._io import atomic_write_bytes
+from ..errors import DPTopicError
+from .preprocess import Preprocessor, build_vocabulary, stop_words
+from .vocabulary import Vocabulary
+
+
+def _seed_generator(seed) -> np.random.Generator:
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+class Corpus:
+    """A tokenised corpus.
+
+    Parameters
+    ----------
+    doc_ptr, word_ids : CSR arrays (``word_ids`` are vocabulary ids).
+    vocabulary : :class:`Vocabulary` or list of words.
+    labels : optional per-document labels (strings).
+    doc_ids : optional per-document names.
+    """
+
+    def __init__(self, doc_ptr, word_ids, vocabulary, labels=None, doc_ids=None,
+                 n_empty_dropped: int = 0, metadata: dict | None = None):
+        self.doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+        self.word_ids = np.ascontiguousarray(word_ids, dtype=np.int32)
+        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+        self.labels = None if labels is None else [str(x) for x in labels]
+        self.doc_ids = None if doc_ids is None else [str(x) for x in doc_ids]
+        self.n_empty_dropped = int(n_empty_dropped)
+        self.metadata = dict(metadata or {})
+        self._check()
+
+    # ------------------------------------------------------------------ basics
+    def _check(self) -> None:
+        p, w, V = self.doc_ptr, self.word_ids, len(self.vocabulary)
+        if p.ndim != 1 or len(p) < 1 or p[0] != 0 or p[-1] != len(w) or np.any(np.diff(p) < 0):
+            raise DPTopicError("corrupt corpus: doc_ptr must start at 0, be non-decreasing and end at the number of tokens.")
+        if len(w) and (w.min() < 0 or w.max() >= V):
+            bad = int(w.min()) if w.min() < 0 else int(w.max())
+            raise DPTopicError(f"unknown word id {bad}: word ids must lie in [0, {V}) for a vocabulary of {V} words.")
+        D = len(p) - 1
+        for name, vals in (("labels", self.labels), ("doc_ids", self.doc_ids)):
+            if vals is not None and len(vals) != D:
+                raise DPTopicError(f"{name} has {len(vals)} entries but the corpus has {D} documents: give one per document.")
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_ptr) - 1
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.word_ids)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocabulary)
+
+    @property
+    def doc_lengths(self) -> np.ndarray:
+        return np.diff(self.doc_ptr)
+
+    def __len__(self) -> int:
+        return self.n_docs
+
+    def __repr__(self) -> str:
+        return f"Corpus({self.n_docs} documents, {self.n_tokens} tokens, V={self.vocab_size})"
+
+    def doc(self, d: int) -> np.ndarray:
+        return self.word_ids[self.doc_ptr[d]:self.doc_ptr[d + 1]]
+
+    def doc_words(self, d: int) -> list[str]:
+        return [self.vocabulary[i] for i in self.doc(d)]
+
+    def require_nonempty(self, what: str = "corpus") -> "Corpus":
+        if self.n_docs == 0 or self.n_tokens == 0:
+            raise DPTopicError(f"empty {what}: it has no tokens after preprocessing; give more text or lower min_df/min_length.")
+        return self
+
+    # ------------------------------------------------------------ constructors
+    @classmethod
+    def from_token_ids(cls, docs: Sequence[Sequence[int]], vocabulary, **kw) -> "Corpus":
+        lengths = np.fromiter((len(d) for d in docs), dtype=np.int64, count=len(docs))
+        ptr = np.zeros(len(docs) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        ids = np.fromiter((w for d in docs for w in d), dtype=np.int64, count=int(ptr[-1]))
+        V = len(vocabulary)
+        if len(ids) and (ids.min() < 0 or ids.max() >= V):
+            bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
+            raise DPTopicError(f"unknown word id {bad}: word ids must lie in [0, {V}) for a vocabulary of {V} words.")
+        return cls(ptr, ids.astype(np.int32), vocabulary, **kw)
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], labels=None, doc_ids=None, *, vocabulary=None,
+                   max_vocab: int | None = 1000, min_df: int = 1, min_length: int = 3,
+                   remove_stop_words: bool = True, drop_empty: bool = True) -> "Corpus":
+        """Tokenise raw strings, build (or apply) a vocabulary, drop OOV tokens and empty documents."""
+        texts = list(texts)
+        if not texts:
+            raise DPTopicError("empty corpus: no documents were given; pass at least one non-empty text.")
+        if max_vocab is not None and max_vocab < 2:
+            raise DPTopicError(f"invalid max_vocab={max_vocab}: a vocabulary needs at least 2 words.")
+        pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words)
+        toks = [pre.tokenize(t if isinstance(t, str) else str(t)) for t in texts]
+        if vocabulary is None:
+            vocabulary = Vocabulary(build_vocabulary(toks, max_vocab=max_vocab, min_df=min_df))
+        elif not isinstance(vocabulary, Vocabulary):
+            vocabulary = Vocabulary(vocabulary)
+        index = vocabulary._index
+        docs = [[index[w] for w in ts if w in index] for ts in toks]
+        labels = None if labels is None else list(labels)
+        doc_ids = list(doc_ids) if doc_ids is not None else [f"doc{i}" for i in range(len(docs))]
+        return cls._finish(docs, vocabulary, labels, doc_ids, drop_empty)
+
+    @classmethod
+    def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None) -> "Corpus":
+        if labels is not None and len(labels) != len(docs):
+            raise DPTopicError(f"labels has {len(labels)} entries but there are {len(docs)} documents: give one per document.")
+        keep = [i for i, d in enumerate(docs) if len(d) > 0] if drop_empty else list(range(len(docs)))
+        n_drop = len(docs) - len(keep)
+        if not keep:
+            raise DPTopicError("empty corpus: every document is empty after preprocessing; give more text or lower min_df/min_length.")
+        if len(vocabulary) < 2:
+            raise DPTopicError(f"vocabulary too small: {len(vocabulary)} word(s) survived preprocessing; at least 2 are needed (lower min_df or give more text).")
+        return cls.from_token_ids([docs[i] for i in keep], vocabulary,
+                                  labels=None if labels is None else [labels[i] for i in keep],
+                                  doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep],
+                                  n_empty_dropped=n_drop, metadata=metadata)
+
+    @classmethod
+    def from_bow(cls, X, vocabulary=None) -> "Corpus":
+        """From a document-term count matrix (scipy.sparse or dense), as scikit-learn users pass."""
+        X = sp.csr_matrix(X)
+        if X.ndim != 2 or X.shape[1] < 2:
+            raise DPTopicError(f"vocabulary too small: the document-term matrix has {X.shape[1]} column(s); at least 2 are needed.")
+        data = X.data
+        if len(data) and (np.any(data < 0) or np.any(data != np.round(data))):
+            raise DPTopicError("invalid document-term matrix: entries must be non-negative integer counts.")
+        X.sum_duplicates()
+        counts = X.data.astype(np.int64)
+        cols = np.repeat(X.indices.astype(np.int32), counts)
+        row_tokens = np.add.reduceat(counts, X.indptr[:-1]) if len(counts) else np.zeros(X.shape[0], np.int64)
+        row_tokens = np.where(np.diff(X.indptr) > 0, row_tokens, 0)
+        ptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
+        np.cumsum(row_tokens, out=ptr[1:])
+        vocab = vocabulary if vocabulary is not None else [f"w{i}" for i in range(X.shape[1])]
+        if len(vocab) != X.shape[1]:
+            raise DPTopicError(f"vocabulary has {len(vocab)} words but the matrix has {X.shape[1]} columns: they must match.")
+        c = cls(ptr, cols, vocab)
+        if c.n_tokens == 0:
+            raise DPTopicError("empty corpus: the document-term matrix has no counts.")
+        return c
+
+    @classmethod
+    def from_uci(cls, docword: str | os.PathLike, vocab: str | os.PathLike) -> "Corpus":
+        """Read the UCI bag-of-words format (``docword.*.txt[.gz]`` + ``vocab.*.txt``)."""
+        words = [w.strip() for w in _open_text(vocab).read().splitlines() if w.strip()]
+        fh = _open_text(docword)
+        try:
+            header = [fh.readline().strip() for _ in range(3)]
+            D, W, NNZ = (int(h) for h in header)
+        except ValueError:
+            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: the first three lines must be D, W and NNZ.") from None
+        if W != len(words):
+            raise DPTopicError(f"UCI files disagree: docword says W={W} but {str(vocab)!r} has {len(words)} words.")
+        try:
+            arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
+        except ValueError as e:
+            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count' ({e}).") from None
+        if arr.shape != (NNZ, 3):
+            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: header says NNZ={NNZ} but {arr.shape[0]} triples were read.")
+        d, w, c = arr[:, 0] - 1, arr[:, 1] - 1, arr[:, 2]
+        if len(arr) and (d.min() < 0 or d.max() >= D):
+            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: document ids must lie in [1, {D}].")
+        if len(arr) and (w.min() < 0 or w.max() >= W):
+            raise DPTopicError(f"unknown word id {int(w.max() + 1 if w.max() >= W else w.min() + 1)} in {str(docword)!r}: ids must lie in [1, {W}].")
+        if len(arr) and c.min() < 1:
+            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: counts must be positive.")
+        X = sp.csr_matrix((c, (d, w)), shape=(D, W))
+        c = cls.from_bow(X, vocabulary=words)
+        return c.drop_empty()
+
+    @classmethod
+    def from_jsonl(cls, path, text_field: str = "text", label_field: str | None = None, **kw) -> "Corpus":
+        texts, labels = [], []
+        with _open_text(path) as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is not valid JSON.") from None
+                if not isinstance(rec, dict) or text_field not in rec:
+                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r}; set text_field.")
+                texts.append(str(rec[text_field]))
+                if label_field is not None:
+                    if label_field not in rec:
+                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {label_field!r}; set label_field.")
+                    labels.append(rec[label_field])
+        return cls.from_texts(texts, labels=labels if label_field else None, **kw)
+
+    @classmethod
+    def from_csv(cls, path, text_column: str = "text", label_column: str | None = None, **kw) -> "Corpus":
+        csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+        with _open_text(path) as fh:
+            reader = csv.DictReader(fh)
+            cols = reader.fieldnames or []
+            for col in (text_column, label_column):
+                if col is not None and col not in cols:
+                    raise DPTopicError(f"bad CSV file {str(path)!r}: no column {col!r} (columns: {', '.join(cols)}).")
+            rows = list(reader)
+        texts = [r[text_column] or "" for r in rows]
+        labels = [r[label_column] for r in rows] if label_column else None
+        return cls.from_texts(texts, labels=labels, **kw)
+
+    @classmethod
+    def from_directory(cls, path, pattern: str = "*.txt", **kw) -> "Corpus":
+        path = Path(path)
+        if not path.is_dir():
+            raise DPTopicError(f"{str(path)!r} is not a directory: pass a folder with one .txt file per document.")
+        files = sorted(path.rglob(pattern))
+        if not files:
+            raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
+        texts = [f.read_text("utf-8", errors="replace") for f in files]
+        labels = [f.parent.name for f in files] if any(f.parent != path for f in files) else None
+        return cls.from_texts(texts, labels=labels, doc_ids=[str(f.relative_to(path)) for f in files], **kw)
+
+    # ------------------------------------------------------------ transforms
+    def subset(self, indices) -> "Corpus":
+        idx = np.asarray(indices, dtype=np.int64)
+        lengths = self.doc_lengths[idx]
+        ptr = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        if len(idx):
+            starts = self.doc_ptr[idx]
+            gather = np.repeat(starts - ptr[:-1], lengths) + np.arange(ptr[-1])
+            ids = self.word_ids[gather]
+        else:
+            ids = np.zeros(0, np.int32)
+        pick = lambda v: None if v is None else [v[i] for i in idx]  # noqa: E731
+        return Corpus(ptr, ids, self.vocabulary, labels=pick(self.labels), doc_ids=pick(self.doc_ids),
+                      metadata=self.metadata)
+
+    def drop_empty(self) -> "Corpus":
+        keep = np.flatnonzero(self.doc_lengths > 0)
+        out = self.subset(keep)
+        out.n_empty_dropped = self.n_empty_dropped + (self.n_docs - len(keep))
+        return out.require_nonempty()
+
+    def train_test_split(self, test_size: float = 0.2, seed=None) -> tuple["Corpus", "Corpus"]:
+        """Random split of documents; ``test_size`` is a fraction in (0, 1) or a count."""
+        D = self.n_docs
+        n_test = int(round(test_size * D)) if isinstance(test_size, float) and 0 < test_size < 1 else test_size
+        if not isinstance(n_test, (int, np.integer)) or not 1 <= n_test < D:
+            raise DPTopicError(f"invalid test_size={test_size!r}: must be a fraction in (0, 1) or a count in [1, {D - 1}] leaving both parts non-empty.")
+        perm = _seed_generator(seed).permutation(D)
+        return self.subset(np.sort(perm[n_test:])), self.subset(np.sort(perm[:n_test]))
+
+    def restrict(self, vocabulary, drop_empty: bool = True) -> "Corpus":
+        """Map onto another vocabulary; tokens whose word is missing there are dropped."""
+        vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+        mapping = np.array([vocabulary.get(w) for w in self.vocabulary], dtype=np.int64)
+        new = mapping[self.word_ids] if self.n_tokens else np.zeros(0, np.int64)
+        keep_tok = new >= 0
+        counts = np.add.reduceat(keep_tok.astype(np.int64), self.doc_ptr[:-1]) if self.n_tokens else np.zeros(self.n_docs, np.int64)
+        counts = np.where(self.doc_lengths > 0, counts, 0)
+        ptr = np.zeros(self.n_docs + 1, dtype=np.int64)
+        np.cumsum(counts, out=ptr[1:])
+        out = Corpus(ptr, new[keep_tok].astype(np.int32), vocabulary, labels=self.labels,
+                     doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped, metadata=self.metadata)
+        return out.drop_empty() if drop_empty else out
+
+    def prune(self, max_vocab: int | None = 1000, min_df: int = 1, remove_stop_words: bool = False) -> "Corpus":
+        """Keep the ``max_vocab`` most frequent words (by token count) that occur in ≥ ``min_df`` documents."""
+        V = self.vocab_size
+        tf = np.bincount(self.word_ids, minlength=V)
+        X = self.to_bow()
+        df = np.asarray((X > 0).sum(axis=0)).ravel()
+        sw = stop_words() if remove_stop_words else frozenset()
+        words = self.vocabulary.words
+        cands = [i for i in range(V) if df[i] >= min_df and tf[i] > 0 and words[i] not in sw]
+        cands.sort(key=lambda i: (-tf[i], words[i]))
+        if max_vocab is not None:
+            cands = cands[:max_vocab]
+        if len(cands) < 2:
+            raise DPTopicError(f"vocabulary too small: {len(cands)} word(s) pass min_df={min_df}; at least 2 are needed.")
+        return self.restrict([words[i] for i in cands])
+
+    def to_bow(self) -> sp.csr_matrix:
+        """Document-term count matrix (scipy.sparse CSR, ``D × V``)."""
+        rows = np.repeat(np.arange(self.n_docs), self.doc_lengths)
+        X = sp.csr_matrix((np.ones(self.n_tokens, dtype=np.int64), (rows, self.word_ids)),
+                          shape=(self.n_docs, self.vocab_size))
+        X.sum_duplicates()
+        return X
+
+    # ------------------------------------------------------------------ I/O
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write a single ``.npz`` (arrays + a JSON header), atomically and without pickle."""
+        path = Path(path)
+        meta = {"format": "dptopic-corpus", "version": 1, "vocabulary": self.vocabulary.words,
+                "labels": self.labels, "doc_ids": self.doc_ids, "n_empty_dropped": self.n_empty_dropped,
+                "metadata": self.metadata}
+        buf = io.BytesIO()
+        np.savez(buf, doc_ptr=self.doc_ptr, word_ids=self.word_ids,
+                 meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8))
+        atomic_write_bytes(path, buf.getvalue())
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Corpus":
+        path = Path(path)
+        if not path.is_file():
+            raise DPTopicError(f"corpus file {str(path)!r} does not exist: create one with 'dptopic corpus prepare'.")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(z["meta"].tobytes().decode("utf-8"))
+                ptr, ids = z["doc_ptr"], z["word_ids"]
+        except Exception as e:  # zipfile/KeyError/ValueError/JSON all mean the same thing to a user
+            raise DPTopicError(f"corrupt corpus file {str(path)!r}: {type(e).__name__}; re-create it with 'dptopic corpus prepare'.") from None
+        if meta.get("format") != "dptopic-corpus":
+            raise DPTopicError(f"corrupt corpus file {str(path)!r}: not a dptopic corpus; re-create it with 'dptopic corpus prepare'.")
+        return cls(ptr, ids, meta["vocabulary"], labels=meta.get("labels"), doc_ids=meta.get("doc_ids"),
+                   n_empty_dropped=meta.get("n_empty_dropped", 0), metadata=meta.get("metadata"))
+
+
+def _open_text(path) -> io.TextIOBase:
+    path = Path(path)
+    if not path.is_file():
+        raise DPTopicError(f"file {str(path)!r} does not exist.")
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
+    return open(path, "r", encoding="utf-8", errors="replace", newline="")
+
+
+def as_corpus(data, vocabulary=None) -> Corpus:
+    """Accept a :class:`Corpus`, a scipy.sparse/dense document-term matrix, or a list of strings."""
+    if isinstance(data, Corpus):
+        return data.require_nonempty()
+    if sp.issparse(data) or isinstance(data, np.ndarray):
+        return Corpus.from_bow(data, vocabulary=vocabulary)
+    if isinstance(data, (list, tuple)) and data and all(isinstance(t, str) for t in data):
+        return Corpus.from_texts(data, vocabulary=vocabulary)
+    raise DPTopicError(f"cannot use a {type(data).__name__} as a corpus: pass a dptopic Corpus, a document-term matrix or a list of strings.")

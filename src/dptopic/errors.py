@@ -1,0 +1,22 @@
+"""User-facing errors.
+
+Every problem a user can cause (bad parameter, bad file, bad corpus) raises a
+:class:`DPTopicError` whose message is a single line saying what is wrong and
+how to fix it. The CLI prints that line and exits with status 2, never a
+traceback.
+"""
+
+
+class DPTopicError(ValueError):
+    """A user error with a one-line, actionable message."""
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).split()))
+
+
+class CorruptModelError(DPTopicError):
+    """A saved model directory is missing files or has inconsistent contents."""
+
+
+class BudgetExceededError(DPTopicError):
+    """A privacy ledger was asked to spend more than its budget."""

@@ -1,0 +1,52 @@
+"""Dense collapsed Gibbs sweep: the reference kernel and the base of the private variants.
+
+One source, several compiled specialisations:
+
+* plain CGS: ``word_table is nwk`` (int32), ``clip = inf``;
+* noisy-count trainers (CDP-LDA, paper-literal HDP-LDA): float64 counts, live updates,
+  negative noisy counts clamped to 0 and (HDP) the word factor clipped at ``clip``;
+* sound HDP-LDA: ``word_table`` is the iteration's frozen, clamped noisy release and
+  ``nwk`` the true counts, which only feed the next release.
+
+The conditional for token ``i`` (word ``w``, document ``d``), with ``¬i`` counts:
+``p_k ∝ (min(max(T[w,k],0),clip) + β) / (max(n_k,0) + Vβ) · (max(n_dk,0) + α)`` (spec eq. 1).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .rng import next_uniform
+
+
+@njit(cache=True, nogil=True)
+def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state):
+    """Sweep every token of a shard once, in order. Mutates z, ndk, nwk, nk, state."""
+    K = nk.shape[0]
+    p = np.empty(K)
+    inv = np.empty(K)
+    for j in range(K):
+        inv[j] = 1.0 / (max(nk[j], 0) + vbeta)
+    D = doc_ptr.shape[0] - 1
+    for d in range(D):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = word_ids[i]
+            k = z[i]
+            ndk[d, k] -= 1
+            nwk[w, k] -= 1
+            nk[k] -= 1
+            inv[k] = 1.0 / (max(nk[k], 0) + vbeta)
+            total = 0.0
+            for j in range(K):
+                c = min(max(word_table[w, j], 0), clip)
+                total += (c + beta) * inv[j] * (max(ndk[d, j], 0) + alpha)
+                p[j] = total
+            u = next_uniform(state) * total
+            k = 0
+            while k < K - 1 and p[k] <= u:
+                k += 1
+            z[i] = k
+            ndk[d, k] += 1
+            nwk[w, k] += 1
+            nk[k] += 1
+            inv[k] = 1.0 / (max(nk[k], 0) + vbeta)

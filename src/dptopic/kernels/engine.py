@@ -1,0 +1,130 @@
+"""Shard-and-merge sweeps (AD-LDA), the unit of work for threads and, later, workers.
+
+The unit of work is :func:`sweep_shard`: a pure function that sweeps one shard of
+documents against a *snapshot* of the word–topic counts and returns the shard's
+new assignments plus the count deltas. :class:`ShardedSweeper` runs one call per
+shard (in threads; the kernels release the GIL), then adds the deltas to the
+global counts. With one shard the kernel works on the global counts directly,
+which is exactly sequential CGS and bit-for-bit reproducible for a fixed seed.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dense import dense_sweep
+from .sparse import sparse_sweep
+
+
+@dataclass(frozen=True)
+class Shard:
+    """A contiguous block of documents ``[doc_start, doc_stop)`` and its token range."""
+
+    doc_start: int
+    doc_stop: int
+    tok_start: int
+    tok_stop: int
+
+
+def make_shards(doc_ptr: np.ndarray, n_shards: int) -> list[Shard]:
+    """Split documents into ``n_shards`` contiguous blocks of roughly equal token counts."""
+    D = len(doc_ptr) - 1
+    n_shards = max(1, min(n_shards, D))
+    targets = np.linspace(0, doc_ptr[-1], n_shards + 1)[1:-1]
+    cuts = [0] + sorted(set(int(np.searchsorted(doc_ptr, t)) for t in targets) - {0, D}) + [D]
+    return [Shard(a, b, int(doc_ptr[a]), int(doc_ptr[b])) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+@dataclass
+class SweepArrays:
+    """The sampler state of one corpus: tokens, assignments and counts.
+
+    ``nwk`` is the word–topic count matrix stored word-major (``V × K``) for locality;
+    ``word_table`` is what the sampler reads as the word factor (``nwk`` itself for
+    plain CGS, a frozen noisy release for sound HDP-LDA).
+    """
+
+    word_ids: np.ndarray
+    doc_ptr: np.ndarray
+    z: np.ndarray
+    ndk: np.ndarray
+    nwk: np.ndarray
+    nk: np.ndarray
+
+
+def _run_kernel(kind, word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, clip, state):
+    vbeta = beta * nwk.shape[0]
+    if kind == "sparse":
+        sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, vbeta, state)
+    else:
+        table = nwk if word_table is None else word_table
+        dense_sweep(word_ids, doc_ptr, z, ndk, table, nwk, nk, alpha, beta, vbeta, clip, state)
+
+
+def _shard_views(arr: SweepArrays, sh: Shard):
+    ptr = arr.doc_ptr[sh.doc_start:sh.doc_stop + 1] - sh.tok_start
+    return (arr.word_ids[sh.tok_start:sh.tok_stop], ptr, arr.z[sh.tok_start:sh.tok_stop],
+            arr.ndk[sh.doc_start:sh.doc_stop])
+
+
+def sweep_shard(kind: str, word_ids, doc_ptr, z, ndk, nwk_snapshot, nk_snapshot, alpha: float,
+                beta: float, state: np.ndarray, word_table=None, clip: float = np.inf):
+    """Pure unit of work: sweep one shard against a snapshot; return results and deltas.
+
+    Inputs are not modified. Returns ``(z, ndk, delta_nwk, delta_nk, state)``.
+    ``doc_ptr`` must start at 0 and index into ``word_ids``.
+    """
+    z, ndk, state = z.copy(), ndk.copy(), state.copy()
+    nwk, nk = nwk_snapshot.copy(), nk_snapshot.copy()
+    _run_kernel(kind, word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, clip, state)
+    return z, ndk, nwk - nwk_snapshot, nk - nk_snapshot, state
+
+
+class ShardedSweeper:
+    """Runs sweeps over ``n_jobs`` shards in threads and merges their count deltas."""
+
+    def __init__(self, arrays: SweepArrays, n_jobs: int, kind: str):
+        self.arrays = arrays
+        self.kind = kind
+        self.shards = make_shards(arrays.doc_ptr, n_jobs)
+        self._pool = ThreadPoolExecutor(len(self.shards)) if len(self.shards) > 1 else None
+
+    @property
+    def n_shards(self) -> int:
+        return len(self.shards)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def sweep(self, alpha: float, beta: float, states: list[np.ndarray], word_table=None,
+              clip: float = np.inf) -> None:
+        """One full sweep. ``states[j]`` is the kernel RNG state of shard ``j`` (advanced in place)."""
+        a = self.arrays
+        if self._pool is None:
+            wid, ptr, z, ndk = _shard_views(a, self.shards[0])
+            _run_kernel(self.kind, wid, ptr, z, ndk, word_table, a.nwk, a.nk, alpha, beta, clip, states[0])
+            return
+        snap_nwk, snap_nk = a.nwk.copy(), a.nk.copy()
+
+        def work(j):
+            wid, ptr, z, ndk = _shard_views(a, self.shards[j])
+            nwk, nk = snap_nwk.copy(), snap_nk.copy()
+            _run_kernel(self.kind, wid, ptr, z, ndk, word_table, nwk, nk, alpha, beta, clip, states[j])
+            nwk -= snap_nwk
+            nk -= snap_nk
+            return nwk, nk
+
+        # shards own disjoint slices of z/ndk, so they write them in place; counts merge by delta
+        for d_nwk, d_nk in self._pool.map(work, range(len(self.shards))):
+            a.nwk += d_nwk
+            a.nk += d_nk

@@ -1,0 +1,52 @@
+"""A tiny counter-free PRNG (xorshift128+) usable inside numba kernels.
+
+Kernels are pure functions of their inputs and a 2-word ``uint64`` state, which is
+seeded from the user's :class:`numpy.random.Generator` (see :func:`kernel_state`).
+A pure-Python twin (:class:`PyXorShift`) lets the NumPy reference reproduce a
+kernel's stream bit for bit in tests.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_S23 = np.uint64(23)
+_S17 = np.uint64(17)
+_S26 = np.uint64(26)
+_S11 = np.uint64(11)
+_INV53 = 1.0 / 9007199254740992.0
+
+
+@njit(inline="always", cache=True)
+def next_uniform(state):
+    """Advance ``state`` (uint64[2]) in place; return a double in [0, 1)."""
+    x = state[0]
+    y = state[1]
+    state[0] = y
+    x ^= x << _S23
+    x = x ^ y ^ (x >> _S17) ^ (y >> _S26)
+    state[1] = x
+    return ((x + y) >> _S11) * _INV53
+
+
+def kernel_state(rng: np.random.Generator) -> np.ndarray:
+    """Draw a fresh, non-zero kernel state from a Generator."""
+    s = rng.integers(1, 2**63 - 1, size=2, dtype=np.int64).astype(np.uint64)
+    return s
+
+
+class PyXorShift:
+    """Pure-Python xorshift128+ with the same stream as :func:`next_uniform` (tests only)."""
+
+    M = (1 << 64) - 1
+
+    def __init__(self, state):
+        self.s0, self.s1 = int(state[0]), int(state[1])
+
+    def uniform(self) -> float:
+        x, y = self.s0, self.s1
+        self.s0 = y
+        x ^= (x << 23) & self.M
+        x = x ^ y ^ (x >> 17) ^ (y >> 26)
+        self.s1 = x
+        return float(((x + y) & self.M) >> 11) * _INV53

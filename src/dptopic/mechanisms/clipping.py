@@ -1,0 +1,15 @@
+"""Clipping and clamping (post-processing: free in privacy terms)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def clamp(values: np.ndarray, low: float = 0.0, high: float = np.inf, dtype=np.float64) -> np.ndarray:
+    """``min(max(values, low), high)`` as a new array of ``dtype``."""
+    return np.clip(np.asarray(values, dtype=dtype), low, high)
+
+
+def normalize_rows(counts: np.ndarray, prior: float) -> np.ndarray:
+    """``(max(counts,0) + prior)`` normalised row-wise: a post-processed probability matrix."""
+    c = np.maximum(np.asarray(counts, dtype=np.float64), 0) + prior
+    return c / c.sum(axis=1, keepdims=True)
