@@ -63,6 +63,8 @@ class HDPLDA(_PrivateGibbs):
     epsilon_laplace : ε_L per iteration; ``None`` gives "limited inherent" (clipping only,
         no noise, **no** DP guarantee — Fig. 5's comparison curve).
     epsilon_inherent, clip : give one; ``C = β(e^{ε_I/2} − 1)``. Default ``ε_I = 10``.
+    beta : default 1.0, the "larger β" of the paper's HDP-LDA runs (A-07): with ε_I = 10 it gives
+        C ≈ 147; β = 0.1 (C ≈ 15) saturates every frequent word and the topics collapse.
     paper_literal : reproduce Algorithm 1 as written (noise accumulated in place into live
         counts, live updates). Its privacy claim does not hold (spec A-04); reported as such.
     final_release : ``"last"`` (Φ from S_T, free) or ``"fresh"`` (one more ε_L release).
@@ -82,7 +84,7 @@ class HDPLDA(_PrivateGibbs):
                 " composition over iterations")
 
     def __init__(self, n_topics: int = 50, epsilon_laplace: float | None = 1.0, epsilon_inherent: float | None = None,
-                 clip: float | None = None, alpha: float = 0.1, beta: float = 0.1, n_iter: int = 100,
+                 clip: float | None = None, alpha: float = 0.1, beta: float = 1.0, n_iter: int = 100,
                  delta: float = 1e-5, noise: str = "discrete", paper_literal: bool = False,
                  final_release: str = "last", secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1):
         self.n_topics = n_topics

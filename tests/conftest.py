@@ -1,0 +1,35 @@
+import numpy as np
+import pytest
+
+from dptopic.corpus import lda_corpus
+
+
+@pytest.fixture(scope="session")
+def planted():
+    """A small synthetic LDA corpus with well-separated topics."""
+    return lda_corpus(n_docs=300, vocab_size=200, n_topics=5, doc_length=80, alpha=0.1, beta=0.05, seed=3)
+
+
+@pytest.fixture(scope="session")
+def tiny():
+    return lda_corpus(n_docs=20, vocab_size=30, n_topics=3, doc_length=8, alpha=0.5, beta=0.1, seed=1)
+
+
+def random_state(corpus, K, seed=0, dtype=np.int32):
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, K, corpus.n_tokens).astype(np.int32)
+    doc = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
+    ndk = np.zeros((corpus.n_docs, K), dtype)
+    nwk = np.zeros((corpus.vocab_size, K), dtype)
+    np.add.at(ndk, (doc, z), 1)
+    np.add.at(nwk, (corpus.word_ids, z), 1)
+    return z, ndk, nwk, nwk.sum(axis=0).astype(dtype)
+
+
+def counts_from_z(corpus, z, K):
+    doc = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
+    ndk = np.zeros((corpus.n_docs, K), np.int64)
+    nwk = np.zeros((corpus.vocab_size, K), np.int64)
+    np.add.at(ndk, (doc, z), 1)
+    np.add.at(nwk, (corpus.word_ids, z), 1)
+    return ndk, nwk

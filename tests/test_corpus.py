@@ -1,0 +1,146 @@
+import gzip
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dptopic.corpus import Corpus, Vocabulary, lda_corpus
+from dptopic.errors import DPTopicError
+
+TEXTS = ["The cat sat on the mat with another cat.", "Dogs chase cats; the cat runs!",
+         "A market rally lifted stocks and bonds.", "Stocks fell as bonds rallied in the market.",
+         "the and of", "Cats and dogs and markets."]
+
+
+def test_from_texts_preprocessing():
+    c = Corpus.from_texts(TEXTS, labels=list("aabbcb"))
+    assert c.n_empty_dropped == 1  # "the and of" is all stop words / short
+    assert c.n_docs == 5 and c.labels == list("aabbb")
+    assert "the" not in c.vocabulary and "cat" in c.vocabulary
+    assert c.word_ids.dtype == np.int32 and c.doc_ptr.dtype == np.int64
+    assert c.doc_words(0).count("cat") == 2
+    # vocabulary ranked by total count, ties alphabetical
+    assert c.vocabulary[0] == "cat"
+
+
+def test_max_vocab_and_min_df():
+    c = Corpus.from_texts(TEXTS, max_vocab=3)
+    assert len(c.vocabulary) == 3
+    c2 = Corpus.from_texts(TEXTS, min_df=2)
+    bow = (c2.to_bow() > 0).sum(axis=0)
+    assert np.all(np.asarray(bow) >= 2)
+
+
+def test_to_bow_and_from_bow_roundtrip():
+    c = Corpus.from_texts(TEXTS)
+    X = c.to_bow()
+    assert sp.isspmatrix_csr(X) and X.sum() == c.n_tokens
+    c2 = Corpus.from_bow(X, vocabulary=c.vocabulary.words)
+    assert np.array_equal(c2.to_bow().toarray(), X.toarray())
+
+
+def _write_uci(tmp_path, X, words, gz=False):
+    X = sp.coo_matrix(X)
+    lines = [str(X.shape[0]), str(X.shape[1]), str(X.nnz)] + [f"{d + 1} {w + 1} {c}" for d, w, c in zip(X.row, X.col, X.data)]
+    body = "\n".join(lines) + "\n"
+    dw = tmp_path / ("docword.test.txt.gz" if gz else "docword.test.txt")
+    if gz:
+        with gzip.open(dw, "wt") as fh:
+            fh.write(body)
+    else:
+        dw.write_text(body)
+    vp = tmp_path / "vocab.test.txt"
+    vp.write_text("\n".join(words) + "\n")
+    return dw, vp
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_uci_roundtrip(tmp_path, gz):
+    c = Corpus.from_texts(TEXTS)
+    dw, vp = _write_uci(tmp_path, c.to_bow(), c.vocabulary.words, gz)
+    u = Corpus.from_uci(dw, vp)
+    assert np.array_equal(u.to_bow().toarray(), c.to_bow().toarray())
+    assert u.vocabulary == c.vocabulary
+
+
+def test_uci_errors(tmp_path):
+    dw, vp = _write_uci(tmp_path, np.array([[1, 2], [0, 1]]), ["a", "b"])
+    dw.write_text("2\n2\n3\n1 1 1\n1 3 1\n2 2 1\n")
+    with pytest.raises(DPTopicError, match="unknown word id 3"):
+        Corpus.from_uci(dw, vp)
+    dw.write_text("2\n5\n1\n1 1 1\n")
+    with pytest.raises(DPTopicError, match="disagree"):
+        Corpus.from_uci(dw, vp)
+
+
+def test_jsonl_csv_dir_loaders(tmp_path):
+    p = tmp_path / "d.jsonl"
+    p.write_text("\n".join(json.dumps({"body": t, "y": i % 2}) for i, t in enumerate(TEXTS)))
+    j = Corpus.from_jsonl(p, text_field="body", label_field="y")
+    ref = Corpus.from_texts(TEXTS)
+    assert np.array_equal(j.word_ids, ref.word_ids) and j.labels == ["0", "1", "0", "1", "1"]
+    with pytest.raises(DPTopicError, match="no field 'text'"):
+        Corpus.from_jsonl(p)
+    q = tmp_path / "d.csv"
+    import csv
+    with open(q, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["text", "label"])
+        w.writerows([[t, "x"] for t in TEXTS])
+    cc = Corpus.from_csv(q, label_column="label")
+    assert np.array_equal(cc.word_ids, ref.word_ids)
+    with pytest.raises(DPTopicError, match="no column 'body'"):
+        Corpus.from_csv(q, text_column="body")
+    d = tmp_path / "docs"
+    d.mkdir()
+    for i, t in enumerate(TEXTS):
+        (d / f"{i:02d}.txt").write_text(t)
+    dc = Corpus.from_directory(d)
+    assert np.array_equal(dc.word_ids, ref.word_ids)
+
+
+def test_split_restrict_subset():
+    c = lda_corpus(100, 50, 3, 10, seed=0).corpus
+    tr, te = c.train_test_split(0.25, seed=1)
+    assert tr.n_docs == 75 and te.n_docs == 25 and tr.n_tokens + te.n_tokens == c.n_tokens
+    tr2, _ = c.train_test_split(0.25, seed=1)
+    assert np.array_equal(tr.word_ids, tr2.word_ids)
+    small = Vocabulary(["w0", "w1", "w2", "zzz"])
+    r = c.restrict(small)
+    assert r.vocab_size == 4 and set(np.unique(r.word_ids)) <= {0, 1, 2}
+    assert r.n_tokens == int(np.isin(c.word_ids, [0, 1, 2]).sum())
+    with pytest.raises(DPTopicError, match="test_size"):
+        c.train_test_split(1.5)
+
+
+def test_save_load_roundtrip_and_corrupt(tmp_path):
+    c = Corpus.from_texts(TEXTS, labels=list("aabbcb"))
+    p = c.save(tmp_path / "c.npz")
+    d = Corpus.load(p)
+    assert np.array_equal(d.word_ids, c.word_ids) and d.vocabulary == c.vocabulary and d.labels == c.labels
+    (tmp_path / "bad.npz").write_bytes(b"not a zip file")
+    with pytest.raises(DPTopicError, match="corrupt corpus file"):
+        Corpus.load(tmp_path / "bad.npz")
+
+
+def test_bad_inputs_one_line():
+    for bad, match in [([], "empty corpus"), (["the of and"], "empty corpus"), (["cat cat cat"], "vocabulary too small")]:
+        with pytest.raises(DPTopicError, match=match) as e:
+            Corpus.from_texts(bad)
+        assert "\n" not in str(e.value)
+    with pytest.raises(DPTopicError, match="unknown word id 7"):
+        Corpus(np.array([0, 2]), np.array([0, 7]), ["a", "b"])
+    with pytest.raises(DPTopicError, match="duplicate"):
+        Vocabulary(["a", "a"])
+
+
+def test_synthetic_shapes(planted):
+    c, phi, theta, z = planted
+    assert phi.shape == (5, 200) and theta.shape == (300, 5) and z.shape == (c.n_tokens,)
+    assert np.allclose(phi.sum(1), 1) and np.allclose(theta.sum(1), 1)
+    # words were drawn from their topic: empirical topic-word frequencies track phi
+    emp = np.zeros_like(phi)
+    np.add.at(emp, (z, c.word_ids), 1)
+    emp /= emp.sum(1, keepdims=True)
+    assert np.abs(emp - phi).sum(1).max() < 0.35

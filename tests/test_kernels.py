@@ -1,0 +1,126 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+from dptopic.kernels import ShardedSweeper, SweepArrays, dense_sweep, kernel_state, make_shards, sweep_shard
+from dptopic.kernels.reference import conditional, reference_sweep
+from dptopic.kernels.rng import PyXorShift, next_uniform
+
+from conftest import counts_from_z, random_state
+
+
+def test_rng_matches_python_twin():
+    from numba import njit
+
+    @njit
+    def draw(state, n):
+        out = np.empty(n)
+        for i in range(n):
+            out[i] = next_uniform(state)
+        return out
+
+    st = kernel_state(np.random.default_rng(5))
+    py = PyXorShift(st)
+    got = draw(st.copy(), 1000)
+    assert np.array_equal(got, [py.uniform() for _ in range(1000)])
+    assert 0.45 < got.mean() < 0.55 and got.min() >= 0 and got.max() < 1
+
+
+def test_dense_kernel_matches_numpy_reference(tiny):
+    c = tiny.corpus
+    z, ndk, nwk, nk = random_state(c, 3)
+    st = kernel_state(np.random.default_rng(0))
+    ref = reference_sweep(c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, st)
+    out = sweep_shard("dense", c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, st)
+    assert np.array_equal(out[0], ref[0])
+    assert np.array_equal(out[2] + nwk, ref[2]) and np.array_equal(out[3] + nk, ref[3])
+    assert (out[0] != z).sum() > 10  # it actually moved
+
+
+def test_noisy_float_and_frozen_kernels_match_reference(tiny):
+    c = tiny.corpus
+    rng = np.random.default_rng(1)
+    z, ndk, nwk, nk = random_state(c, 3)
+    # noisy float counts with a clip (paper-literal HDP / CDP path)
+    noisy = nwk + rng.laplace(0, 2, nwk.shape)
+    st = kernel_state(rng)
+    ref = reference_sweep(c.word_ids, c.doc_ptr, z, ndk.astype(float), noisy, noisy.sum(0), 0.5, 0.1, st, clip=1.5)
+    zz, nd, nw, nkk = z.copy(), ndk.astype(float), noisy.copy(), noisy.sum(0)
+    s2 = st.copy()
+    dense_sweep(c.word_ids, c.doc_ptr, zz, nd, nw, nw, nkk, 0.5, 0.1, 0.1 * c.vocab_size, 1.5, s2)
+    assert np.array_equal(zz, ref[0])
+    # frozen word table (sound HDP): table untouched, true counts follow z
+    table = np.clip(noisy, 0, 1.5)
+    before = table.copy()
+    ref = reference_sweep(c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, st, word_table=table)
+    out = sweep_shard("dense", c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, st, word_table=table)
+    assert np.array_equal(out[0], ref[0]) and np.array_equal(table, before)
+    _, nwk_z = counts_from_z(c, out[0], 3)
+    assert np.array_equal(nwk + out[2], nwk_z)
+
+
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+@pytest.mark.parametrize("n_jobs", [1, 3])
+def test_count_invariants_after_sweeps(planted, kind, n_jobs):
+    c = planted.corpus
+    K = 5
+    z, ndk, nwk, nk = random_state(c, K)
+    arr = SweepArrays(c.word_ids, c.doc_ptr, z, ndk, nwk, nk)
+    rng = np.random.default_rng(0)
+    with ShardedSweeper(arr, n_jobs, kind) as sw:
+        states = [kernel_state(rng) for _ in range(sw.n_shards)]
+        for _ in range(5):
+            sw.sweep(0.1, 0.01, states)
+    ndk_z, nwk_z = counts_from_z(c, arr.z, K)
+    assert np.array_equal(arr.ndk, ndk_z) and np.array_equal(arr.nwk, nwk_z)
+    assert np.array_equal(arr.nk, nwk_z.sum(0)) and np.array_equal(arr.ndk.sum(1), c.doc_lengths)
+    assert arr.nwk.min() >= 0 and arr.z.min() >= 0 and arr.z.max() < K
+
+
+def test_sparse_sampler_has_exact_conditional(tiny):
+    """Resample a single token many times: SparseLDA's empirical distribution = the exact conditional."""
+    c = tiny.corpus
+    K = 3
+    z, ndk, nwk, nk = random_state(c, K, seed=4)
+    # a one-token shard: the first token of document 0 (counts for the rest stay as they are)
+    i = 0
+    p_exact = conditional(c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, i)
+    wid, ptr = c.word_ids[:1], np.array([0, 1])
+    rng = np.random.default_rng(11)
+    n = 20000
+    draws = np.empty(n, int)
+    for r in range(n):
+        out = sweep_shard("sparse", wid, ptr, z[:1], ndk[:1], nwk, nk, 0.5, 0.1, kernel_state(rng))
+        draws[r] = out[0][0]
+    obs = np.bincount(draws, minlength=K)
+    chi2, pval = stats.chisquare(obs, p_exact * n)
+    assert pval > 1e-3, (obs, p_exact * n)
+
+
+def test_sweep_shard_is_pure(tiny):
+    c = tiny.corpus
+    z, ndk, nwk, nk = random_state(c, 3)
+    copies = [a.copy() for a in (z, ndk, nwk, nk)]
+    st = kernel_state(np.random.default_rng(0))
+    st0 = st.copy()
+    a = sweep_shard("sparse", c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, st)
+    b = sweep_shard("sparse", c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, st)
+    assert all(np.array_equal(x, y) for x, y in zip(copies, (z, ndk, nwk, nk)))
+    assert np.array_equal(st, st0) and np.array_equal(a[0], b[0])
+
+
+def test_make_shards_balanced():
+    ptr = np.cumsum([0] + [10] * 100)
+    sh = make_shards(ptr, 4)
+    assert len(sh) == 4 and sh[0].doc_start == 0 and sh[-1].doc_stop == 100
+    assert max(s.tok_stop - s.tok_start for s in sh) <= 260
+
+
+def test_fold_in_reference(planted):
+    """Fold-in θ with the true Φ is close to the true θ on long documents."""
+    from dptopic.evaluation import infer_theta
+
+    c, phi, theta, _ = planted
+    est = infer_theta(phi, c.word_ids, c.doc_ptr, 0.1, 60, 30, seed=0)
+    assert np.allclose(est.sum(1), 1)
+    assert np.abs(est - theta).sum(1).mean() < 0.25
