@@ -88,7 +88,8 @@ class GibbsTopicModel:
     def fit(self, X, y=None, *, vocabulary=None, callback: Callable[[IterationInfo], None] | None = None):
         """Train on a :class:`Corpus`, a document-term matrix (scipy.sparse/dense) or a list of strings.
 
-        ``callback(info)`` is called after each iteration with an :class:`IterationInfo`.
+        ``callback(info)`` is called after each iteration with an :class:`IterationInfo`. A callback
+        with ``needs_release = False`` (e.g. a timer) spares the trainer a copy of the counts.
         """
         self._validate()
         corpus = as_corpus(X, vocabulary=vocabulary)
@@ -106,10 +107,11 @@ class GibbsTopicModel:
         self._start(arrays, corpus, rng)
         self.log_likelihood_ = []
         states = [kernel_state(r) for r in worker_rngs]
+        want_release = callback is not None and getattr(callback, "needs_release", True)
         with ShardedSweeper(arrays, self.n_jobs, self._kernel) as sweeper, \
                 progress_bar(self.n_iter, f"{type(self).__name__} K={K}", self.verbose) as bar:
             for it in range(self.n_iter):
-                table, clip, release = self._before_sweep(it, arrays, rng, callback is not None)
+                table, clip, release = self._before_sweep(it, arrays, rng, want_release)
                 sweeper.sweep(float(self.alpha), float(self.beta), states, word_table=table, clip=clip)
                 info = self._after_sweep(it, arrays, corpus)
                 if callback is not None:

@@ -1,0 +1,36 @@
+"""Shared benchmark helpers (not part of the library)."""
+from __future__ import annotations
+
+import platform
+import resource
+import time
+
+import numpy as np
+
+
+def machine() -> str:
+    import os
+
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def median_time(step, n: int) -> float:
+    ts = []
+    for _ in range(n):
+        t = time.perf_counter()
+        step()
+        ts.append(time.perf_counter() - t)
+    return float(np.median(ts))
+
+
+def peak_rss_bytes() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def table(rows, header):
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header))]
+    line = "  ".join(str(h).ljust(w) for h, w in zip(header, widths))
+    print(line)
+    print("-" * len(line))
+    for r in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths)))

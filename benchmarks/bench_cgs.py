@@ -1,0 +1,170 @@
+"""Collapsed Gibbs sampling throughput and quality against tomotopy and the `lda` package.
+
+Corpus: synthetic LDA, D=5000 documents x 200 tokens (1M tokens), V=5000, true K=50,
+alpha=0.1, beta=0.01, seed 2024; 20% of documents held out.
+For K in {50, 200}: every system trains ITERS sweeps (default 200) on the training
+documents. Throughput = training tokens / median sweep time over the last
+TIMED sweeps (compile and start-up excluded; the `lda` package exposes no per-sweep
+hook, so its figure is its total fit time / ITERS). Quality = held-out perplexity
+(document completion, the same dptopic fold-in applied to every system's Phi) and
+topic recovery (mean cosine to the true topics after Hungarian matching; K=50 only).
+
+Run:  python benchmarks/bench_cgs.py [--iters 200] [--timed 10] [--topics 50 200] [--no-lda]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _common import machine, median_time, table
+
+from dptopic.corpus import lda_corpus
+from dptopic.evaluation import perplexity, topic_recovery
+from dptopic.kernels import ShardedSweeper, SweepArrays, kernel_state
+
+
+def build(seed=2024):
+    s = lda_corpus(n_docs=5000, vocab_size=5000, n_topics=50, doc_length=200, alpha=0.1, beta=0.01, seed=seed)
+    train, test = s.corpus.train_test_split(0.2, seed=0)
+    return s, train, test
+
+
+def run_dptopic(train, K, iters, timed, n_jobs, alpha, beta):
+    from dptopic import LDA
+
+    # time sweeps through the estimator's own engine: fit for iters-timed sweeps, then time the rest one by one
+    times = []
+
+    class Clock:
+        needs_release = False  # a timer: the trainer need not copy the counts for it
+
+        def __init__(self):
+            self.t = time.perf_counter()
+
+        def __call__(self, info):
+            now = time.perf_counter()
+            if info.iteration >= iters - timed:
+                times.append(now - self.t)
+            self.t = now
+
+    m = LDA(K, alpha=alpha, beta=beta, n_iter=1, seed=0, n_jobs=n_jobs, verbose=0, eval_every=0)
+    m.fit(train.subset(range(50)))  # compile outside the timing
+    clock = Clock()
+    m.set_params(n_iter=iters)
+    clock.t = time.perf_counter()
+    m.fit(train, callback=clock)
+    return train.n_tokens / float(np.median(times)), m.components_
+
+
+def run_tomotopy(train, K, iters, timed, workers, alpha, beta):
+    import tomotopy as tp
+
+    m = tp.LDAModel(k=K, alpha=alpha, eta=beta, seed=1)
+    m.optim_interval = 0
+    for d in range(train.n_docs):
+        m.add_doc([str(w) for w in train.doc(d)])
+    m.train(0, workers=workers)
+    m.train(iters - timed, workers=workers)
+    t = median_time(lambda: m.train(1, workers=workers), timed)
+    phi = np.full((K, train.vocab_size), 1e-12)
+    vocab = [int(w) for w in m.used_vocabs]
+    for k in range(K):
+        phi[k, vocab] = m.get_topic_word_dist(k)
+    phi /= phi.sum(1, keepdims=True)
+    return train.n_tokens / t, phi
+
+
+def run_lda_pkg(train, K, iters, alpha, beta):
+    import logging
+
+    import lda
+
+    logging.getLogger("lda").setLevel(logging.ERROR)
+    X = train.to_bow()
+    m = lda.LDA(n_topics=K, n_iter=iters, alpha=alpha, eta=beta, random_state=1, refresh=10**9)
+    t = time.perf_counter()
+    m.fit(X)
+    return train.n_tokens * iters / (time.perf_counter() - t), m.topic_word_
+
+
+def memory_probe(K, corpus_path):
+    """Peak RSS of a fresh process that loads the saved corpus, then fits (1 thread).
+
+    Growth = peak after fit − peak after load; we subtract the count matrices (ndk, nwk, nk)
+    and SparseLDA's per-word topic lists, leaving what the sampler holds per token.
+    """
+    code = f"""
+import resource
+from dptopic.corpus import Corpus
+from dptopic import LDA
+LDA({K}, n_iter=1, verbose=0).fit(Corpus.from_token_ids([[0, 1], [1, 2]], ['a', 'b', 'c']))  # compile/import
+c = Corpus.load({str(corpus_path)!r})
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+LDA({K}, n_iter=3, verbose=0, eval_every=0).fit(c)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(base * 1024, peak * 1024, c.n_tokens, c.n_docs, c.vocab_size)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    base, peak, n, D, V = map(int, out)
+    counts = 4 * (D * K + V * K + K)  # ndk, nwk, nk (int32)
+    lists = 4 * 2 * V * K + 4 * V     # SparseLDA per-word topic lists + positions
+    return (peak - base - counts - lists) / n, (peak - base) / n, counts + lists
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--timed", type=int, default=10)
+    ap.add_argument("--topics", type=int, nargs="+", default=[50, 200])
+    ap.add_argument("--no-lda", action="store_true", help="skip the (slow) lda package")
+    ap.add_argument("--json", default=None, help="also write the results as JSON here")
+    a = ap.parse_args()
+    s, train, test = build()
+    import tempfile
+
+    corpus_path = train.save(Path(tempfile.mkdtemp()) / "bench_train.npz")
+    print(f"machine: {machine()}")
+    print(f"corpus: synthetic LDA, {s.corpus.n_docs} docs, {s.corpus.n_tokens} tokens, V=5000, true K=50, "
+          f"alpha=0.1, beta=0.01; train {train.n_tokens} tokens, test {test.n_docs} docs")
+    print(f"{a.iters} sweeps per system; throughput = median of the last {a.timed} sweeps\n")
+    results = []
+    for K in a.topics:
+        rows, res = [], {}
+        alpha, beta = 0.1, 0.01
+        for name, fn in [("dptopic n_jobs=1", lambda: run_dptopic(train, K, a.iters, a.timed, 1, alpha, beta)),
+                         ("dptopic n_jobs=2", lambda: run_dptopic(train, K, a.iters, a.timed, 2, alpha, beta)),
+                         ("tomotopy workers=1", lambda: run_tomotopy(train, K, a.iters, a.timed, 1, alpha, beta)),
+                         ("tomotopy workers=2", lambda: run_tomotopy(train, K, a.iters, a.timed, 2, alpha, beta))] + \
+                ([] if a.no_lda else [("lda package", lambda: run_lda_pkg(train, K, a.iters, alpha, beta))]):
+            tps, phi = fn()
+            ppl = perplexity(phi, test, alpha, mode="completion", seed=0)
+            rec = topic_recovery(phi, s.phi) if K == 50 else float("nan")
+            res[name] = (tps, ppl, rec)
+        ref1 = res["tomotopy workers=1"][0]
+        ref_ppl = res["tomotopy workers=1"][1]
+        for name, (tps, ppl, rec) in res.items():
+            rows.append((name, f"{tps / 1e6:.2f}M", f"{tps / ref1:.2f}x", f"{ppl:.1f}", f"{ppl / ref_ppl - 1:+.1%}",
+                         "-" if np.isnan(rec) else f"{rec:.3f}"))
+            results.append({"K": K, "system": name, "tokens_per_s": tps, "ratio_to_tomotopy_1": tps / ref1,
+                            "perplexity": ppl, "recovery": rec})
+        print(f"== K={K} ==")
+        table(rows, ("system", "tokens/s", "vs tomotopy(1)", "perplexity", "vs tomotopy", "recovery"))
+        d1, d2 = res["dptopic n_jobs=1"][0], res["dptopic n_jobs=2"][0]
+        print(f"dptopic 2 threads / 1 thread: {d2 / d1:.2f}x")
+        per_tok, raw, counts = memory_probe(K, corpus_path)
+        print(f"memory: peak RSS growth during fit = {raw:.1f} B/token; minus count matrices and sparse lists "
+              f"({counts / 1e6:.1f} MB) = {per_tok:.1f} B/token (target <= 12)\n")
+        results.append({"K": K, "memory_bytes_per_token_excl_counts": per_tok, "threads_speedup": d2 / d1})
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(results, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
