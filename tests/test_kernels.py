@@ -26,9 +26,10 @@ def test_rng_matches_python_twin():
     assert 0.45 < got.mean() < 0.55 and got.min() >= 0 and got.max() < 1
 
 
-def test_dense_kernel_matches_numpy_reference(tiny):
+@pytest.mark.parametrize("K", [3, 8, 11, 20])
+def test_dense_kernel_matches_numpy_reference(tiny, K):
     c = tiny.corpus
-    z, ndk, nwk, nk = random_state(c, 3)
+    z, ndk, nwk, nk = random_state(c, K)
     st = kernel_state(np.random.default_rng(0))
     ref = reference_sweep(c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, st)
     out = sweep_shard("dense", c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, st)
@@ -124,3 +125,38 @@ def test_fold_in_reference(planted):
     est = infer_theta(phi, c.word_ids, c.doc_ptr, 0.1, 60, 30, seed=0)
     assert np.allclose(est.sum(1), 1)
     assert np.abs(est - theta).sum(1).mean() < 0.25
+
+
+def test_frozen_rejection_sampler_is_exact(tiny):
+    """Sound HDP-LDA's rejection sampler draws from p_k ∝ A[w,k]/(n_k+Vβ)·(n_dk+α) exactly."""
+    c = tiny.corpus
+    K = 3
+    z, ndk, nwk, nk = random_state(c, K, seed=4)
+    rng = np.random.default_rng(0)
+    A = np.clip(nwk + rng.laplace(0, 1, nwk.shape), 0, 2.0) + 0.1
+    w, k0 = c.word_ids[0], z[0]
+    nd, nkk = ndk[0].astype(float), nk.astype(float)
+    nd[k0] -= 1
+    nkk[k0] -= 1
+    p = A[w] / (nkk + 0.1 * c.vocab_size) * (nd + 0.5)
+    p /= p.sum()
+    n = 20000
+    draws = np.array([sweep_shard("frozen", c.word_ids[:1], np.array([0, 1]), z[:1], ndk[:1], nwk, nk, 0.5, 0.1,
+                                  kernel_state(rng), word_table=A)[0][0] for _ in range(n)])
+    assert stats.chisquare(np.bincount(draws, minlength=K), p * n).pvalue > 1e-3
+    before = A.copy()
+    out = sweep_shard("frozen", c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, kernel_state(rng), word_table=A)
+    ndk_z, nwk_z = counts_from_z(c, out[0], K)
+    assert np.array_equal(ndk_z, out[1]) and np.array_equal(nwk_z, nwk + out[2]) and np.array_equal(A, before)
+
+
+def test_frozen_and_dense_hdp_agree_in_distribution(planted):
+    """The two HDP-LDA samplers target the same chain: similar perplexity after the same schedule."""
+    from dptopic import HDPLDA
+
+    c = planted.corpus
+    tr, te = c.train_test_split(0.2, seed=0)
+    kw = dict(n_topics=5, epsilon_laplace=5.0, epsilon_inherent=12, n_iter=60, verbose=0)
+    ppl = {s: np.mean([HDPLDA(sampler=s, seed=sd, **kw).fit(tr).perplexity(te) for sd in range(3)])
+           for s in ("auto", "dense")}
+    assert abs(ppl["auto"] / ppl["dense"] - 1) < 0.05

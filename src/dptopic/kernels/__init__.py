@@ -1,9 +1,10 @@
 """Compiled (numba) sampling kernels. Pure functions over arrays plus an RNG state."""
 from .dense import dense_sweep
 from .engine import ShardedSweeper, Shard, SweepArrays, make_shards, sweep_shard
+from .frozen import frozen_sweep
 from .foldin import fold_in, token_log_likelihood
 from .rng import kernel_state, next_uniform
 from .sparse import sparse_sweep
 
-__all__ = ["dense_sweep", "sparse_sweep", "fold_in", "token_log_likelihood", "sweep_shard",
+__all__ = ["dense_sweep", "sparse_sweep", "frozen_sweep", "fold_in", "token_log_likelihood", "sweep_shard",
            "ShardedSweeper", "Shard", "SweepArrays", "make_shards", "kernel_state", "next_uniform"]

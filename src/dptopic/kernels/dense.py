@@ -19,11 +19,21 @@ from numba import njit
 from .rng import next_uniform
 
 
+BLOCK = 8
+
+
 @njit(cache=True, nogil=True)
 def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state):
-    """Sweep every token of a shard once, in order. Mutates z, ndk, nwk, nk, state."""
+    """Sweep every token of a shard once, in order. Mutates z, ndk, nwk, nk, state.
+
+    The draw avoids a length-K serial prefix sum: products are computed independently,
+    summed in blocks of 8, and the uniform is located first among block sums, then
+    within its block (the NumPy reference follows the same order of operations).
+    """
     K = nk.shape[0]
-    p = np.empty(K)
+    nb = (K + BLOCK - 1) // BLOCK
+    p = np.zeros(nb * BLOCK)
+    bs = np.empty(nb)
     inv = np.empty(K)
     for j in range(K):
         inv[j] = 1.0 / (max(nk[j], 0) + vbeta)
@@ -36,14 +46,25 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
             nwk[w, k] -= 1
             nk[k] -= 1
             inv[k] = 1.0 / (max(nk[k], 0) + vbeta)
-            total = 0.0
             for j in range(K):
                 c = min(max(word_table[w, j], 0), clip)
-                total += (c + beta) * inv[j] * (max(ndk[d, j], 0) + alpha)
-                p[j] = total
+                p[j] = (c + beta) * inv[j] * (max(ndk[d, j], 0) + alpha)
+            total = 0.0
+            for b in range(nb):
+                acc = 0.0
+                for j in range(b * BLOCK, b * BLOCK + BLOCK):
+                    acc += p[j]
+                bs[b] = acc
+                total += acc
             u = next_uniform(state) * total
-            k = 0
-            while k < K - 1 and p[k] <= u:
+            b = 0
+            while b < nb - 1 and bs[b] <= u:
+                u -= bs[b]
+                b += 1
+            k = b * BLOCK
+            last = min(K, b * BLOCK + BLOCK) - 1
+            while k < last and p[k] <= u:
+                u -= p[k]
                 k += 1
             z[i] = k
             ndk[d, k] += 1

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dense import dense_sweep
+from .frozen import frozen_sweep
 from .sparse import sparse_sweep
 
 
@@ -58,6 +59,9 @@ def _run_kernel(kind, word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, bet
     vbeta = beta * nwk.shape[0]
     if kind == "sparse":
         sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, vbeta, state)
+    elif kind == "frozen":
+        # word_table is the frozen factor clip(S, 0, C) + beta (sound HDP-LDA)
+        frozen_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, vbeta, state)
     else:
         table = nwk if word_table is None else word_table
         dense_sweep(word_ids, doc_ptr, z, ndk, table, nwk, nk, alpha, beta, vbeta, clip, state)

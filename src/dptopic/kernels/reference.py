@@ -25,11 +25,25 @@ def reference_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, state, word
             nk[k] -= 1
             inv = 1.0 / (np.maximum(nk, 0) + vbeta)
             c = np.minimum(np.maximum(table[w], 0), clip)
-            terms = [(float(c[j]) + beta) * float(inv[j]) * (max(float(ndk[d, j]), 0.0) + alpha) for j in range(K)]
-            p = np.cumsum(terms)  # sequential left-to-right sums, like the kernel
-            u = rng.uniform() * p[-1]
-            k = 0
-            while k < K - 1 and p[k] <= u:
+            p = [(float(c[j]) + beta) * float(inv[j]) * (max(float(ndk[d, j]), 0.0) + alpha) for j in range(K)]
+            B = 8
+            nb = (K + B - 1) // B
+            p += [0.0] * (nb * B - K)
+            bs, total = [], 0.0
+            for b in range(nb):  # block sums, each summed left to right, as in the kernel
+                acc = 0.0
+                for j in range(b * B, b * B + B):
+                    acc += p[j]
+                bs.append(acc)
+                total += acc
+            u = rng.uniform() * total
+            b = 0
+            while b < nb - 1 and bs[b] <= u:
+                u -= bs[b]
+                b += 1
+            k, last = b * B, min(K, b * B + B) - 1
+            while k < last and p[k] <= u:
+                u -= p[k]
                 k += 1
             z[i] = k
             ndk[d, k] += 1

@@ -42,9 +42,12 @@ def laplace_noise(shape, scale: float, rng: np.random.Generator | None, discrete
     if secure:
         return _opendp_laplace(shape, scale, integer=discrete)
     if discrete:
-        # difference of two i.i.d. geometrics is two-sided geometric with ratio exp(-1/scale)
-        p = -math.expm1(-1.0 / scale)
-        return (rng.geometric(p, size=shape) - rng.geometric(p, size=shape)).astype(np.int64)
+        # The difference of two i.i.d. geometrics on {0,1,..} with ratio r = exp(-1/scale) is the
+        # discrete Laplace. floor(E·scale), E ~ Exp(1), is exactly such a geometric
+        # (P(G >= g) = exp(-g/scale)) and twice as fast to draw as numpy's geometric.
+        g1 = np.floor(rng.standard_exponential(shape) * scale)
+        g2 = np.floor(rng.standard_exponential(shape) * scale)
+        return (g1 - g2).astype(np.int64)
     return rng.laplace(0.0, scale, size=shape)
 
 

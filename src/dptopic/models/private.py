@@ -71,6 +71,8 @@ class HDPLDA(_PrivateGibbs):
     noise : ``"discrete"`` (two-sided geometric, integer counts; default) or ``"continuous"``.
     secure : draw the noise from a CSPRNG with OpenDP's exact samplers (no seed allowed).
     delta : δ at which the tight ε(δ) is reported.
+    sampler : ``"auto"`` (sound mode: exact rejection sampler against the frozen factor,
+        :func:`~dptopic.kernels.frozen_sweep`) or ``"dense"`` (the reference dense sweep).
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
@@ -78,7 +80,8 @@ class HDPLDA(_PrivateGibbs):
                               "epsilon_inherent": [IsNone(), Real(0, None, "neither")],
                               "clip": [IsNone(), Real(0, None, "neither")],
                               "paper_literal": [Options((True, False))],
-                              "final_release": [Options(("last", "fresh"))]}
+                              "final_release": [Options(("last", "fresh"))],
+                              "sampler": [Options(("auto", "dense"))]}
     _theorem = ("Zhao et al. 2020, Theorem 3: each iteration is (eps_L + eps_I)-DP, eps_I = 2 log(C/beta + 1);"
                 " sound variant of spec Sec. 3.5 (fresh snapshot, frozen word factor); adaptive sequential"
                 " composition over iterations")
@@ -86,7 +89,8 @@ class HDPLDA(_PrivateGibbs):
     def __init__(self, n_topics: int = 50, epsilon_laplace: float | None = 1.0, epsilon_inherent: float | None = None,
                  clip: float | None = None, alpha: float = 0.1, beta: float = 1.0, n_iter: int = 100,
                  delta: float = 1e-5, noise: str = "discrete", paper_literal: bool = False,
-                 final_release: str = "last", secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1):
+                 final_release: str = "last", secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1,
+                 sampler: str = "auto"):
         self.n_topics = n_topics
         self.epsilon_laplace = epsilon_laplace
         self.epsilon_inherent = epsilon_inherent
@@ -102,6 +106,12 @@ class HDPLDA(_PrivateGibbs):
         self.seed = seed
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.sampler = sampler
+
+    @property
+    def _kernel(self) -> str:
+        # sound mode freezes the word factor, so the exact rejection sampler applies
+        return "frozen" if (self.sampler == "auto" and not self.paper_literal) else "dense"
 
     @classmethod
     def from_budget(cls, epsilon: float, delta: float = 1e-5, n_iter: int = 100, epsilon_inherent: float = 10.0,
@@ -178,7 +188,10 @@ class HDPLDA(_PrivateGibbs):
             self.ledger_.spend(ev)
             self.ledger_.spend(self._events[1])
         self._last_release = S
-        return clamp(S, 0.0, C), C, S
+        table = clamp(S, 0.0, C)
+        if self._kernel == "frozen":
+            table += self.beta  # the frozen kernel takes the factor clip(S, 0, C) + beta
+        return table, C, S
 
     def _finish(self, arrays, rng) -> np.ndarray:
         if self.paper_literal:

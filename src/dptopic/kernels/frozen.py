@@ -1,0 +1,106 @@
+"""Exact sweep against a frozen word factor (sound HDP-LDA), by rejection sampling.
+
+In sound HDP-LDA the word factor ``A[w,k] = clip(S_i[w,k], 0, C) + β`` is fixed for the
+whole sweep; only ``n_k`` (through ``inv_k = 1/(n_k + Vβ)``) and ``n_dk`` move. The target is
+
+    p_k ∝ A[w,k] · inv_k · (n_dk + α).
+
+We propose from ``q_k ∝ A[w,k] · ib_k · (n_dk + α)`` with a bound ``ib_k ≥ inv_k`` (from a floor
+on ``n_k``) and accept with probability ``inv_k / ib_k ≤ 1`` — exact rejection sampling.
+The proposal splits into a sparse document bucket ``Σ_{n_dk>0} A·ib·n_dk`` and a smoothing
+bucket ``α Σ_k A·ib`` whose per-word cumulative table is built once per sweep (binary
+search). If some ``n_k`` falls below its floor, the bound and tables are rebuilt. Acceptance
+is ≈ 1 − (slack / n_k), so a token costs O(#doc topics + log K) instead of O(K).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .rng import next_uniform
+
+
+@njit(cache=True, nogil=True)
+def _build_bound(A, nk, vbeta, floor, ib, cum):
+    V, K = A.shape
+    for k in range(K):
+        slack = max(8, nk[k] // 16)
+        floor[k] = max(nk[k] - slack, 0)
+        ib[k] = 1.0 / (floor[k] + vbeta)
+    for w in range(V):
+        acc = 0.0
+        for k in range(K):
+            acc += A[w, k] * ib[k]
+            cum[w, k] = acc
+
+
+@njit(cache=True, nogil=True)
+def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
+    """Sweep a shard with the frozen word factor ``A`` (V×K, already ``clip(S)+β``). Mutates in place."""
+    V, K = A.shape
+    floor = np.empty(K, dtype=np.int64)
+    ib = np.empty(K)
+    cum = np.empty((V, K))
+    _build_bound(A, nk, vbeta, floor, ib, cum)
+    dnz = np.empty(K, dtype=np.int32)
+    dpos = np.full(K, -1, dtype=np.int32)
+    rb = np.empty(K)
+    D = doc_ptr.shape[0] - 1
+    for d in range(D):
+        dl = 0
+        for k in range(K):
+            if ndk[d, k] > 0:
+                dnz[dl] = k
+                dpos[k] = dl
+                dl += 1
+            else:
+                dpos[k] = -1
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = word_ids[i]
+            k = z[i]
+            ndk[d, k] -= 1
+            nwk[w, k] -= 1
+            nk[k] -= 1
+            if ndk[d, k] == 0:
+                pos = dpos[k]
+                dl -= 1
+                last = dnz[dl]
+                dnz[pos] = last
+                dpos[last] = pos
+                dpos[k] = -1
+            if nk[k] < floor[k]:
+                _build_bound(A, nk, vbeta, floor, ib, cum)
+            smooth = alpha * cum[w, K - 1]
+            while True:
+                r = 0.0
+                for j in range(dl):
+                    t = dnz[j]
+                    r += A[w, t] * ib[t] * ndk[d, t]
+                    rb[j] = r
+                u = next_uniform(state) * (r + smooth)
+                if u < r:
+                    j = 0
+                    while j < dl - 1 and rb[j] <= u:
+                        j += 1
+                    k = dnz[j]
+                else:
+                    x = (u - r) / alpha
+                    lo, hi = 0, K - 1
+                    while lo < hi:
+                        mid = (lo + hi) >> 1
+                        if cum[w, mid] <= x:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    k = lo
+                # accept with probability inv_k / ib_k = (floor_k + Vβ) / (n_k + Vβ)
+                if next_uniform(state) * (nk[k] + vbeta) < floor[k] + vbeta:
+                    break
+            z[i] = k
+            ndk[d, k] += 1
+            nwk[w, k] += 1
+            nk[k] += 1
+            if ndk[d, k] == 1:
+                dnz[dl] = k
+                dpos[k] = dl
+                dl += 1
