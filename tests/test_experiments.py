@@ -1,0 +1,40 @@
+import json
+
+import numpy as np
+import pytest
+
+from dptopic import experiments
+
+
+def test_experiments_write_csv_png_and_verdict(planted, tmp_path):
+    tr, te = planted.corpus.train_test_split(0.2, seed=0)
+    s = experiments.hdp_utility(tr, te, tmp_path / "u", eps_grid=(0.5, 5.0), n_topics=5, n_iter=15, seeds=(0,))
+    for f in ("hdp_utility.csv", "hdp_utility.png", "hdp_utility_summary.json"):
+        assert (tmp_path / "u" / f).stat().st_size > 0
+    assert (tmp_path / "u" / "hdp_utility.png").read_bytes()[:4] == b"\x89PNG"
+    rows = (tmp_path / "u" / "hdp_utility.csv").read_text().splitlines()
+    assert rows[0].startswith("algorithm") and len(rows) == 1 + 2 + 2 * 2
+    assert set(s["paper_shape_checks"]) and isinstance(s["has_paper_shape"], bool)
+    a = experiments.topic_attack_experiment(tr, tmp_path / "a", n_topics=5, n_iter=10, seeds=range(2), n_targets=5)
+    saved = json.loads((tmp_path / "a" / "topic_attack_summary.json").read_text())
+    assert saved["final_p_true"] == a["final_p_true"] and len(a["final_p_true"]) == 3
+
+
+@pytest.mark.slow
+def test_fig5_shape_on_demo_corpus(tmp_path):
+    from dptopic.datasets import load_sotu
+
+    tr, te = load_sotu().train_test_split(0.2, seed=0)
+    s = experiments.hdp_utility(tr, te, tmp_path, eps_grid=(0.1, 1.0, 10.0), n_topics=20, n_iter=60, seeds=(0,))
+    assert s["paper_shape_checks"]["limited_inherent_worse_than_non_private"]
+    assert s["paper_shape_checks"]["hdp_perplexity_falls_as_epsilon_grows"]
+
+
+@pytest.mark.slow
+def test_fig4_shape_on_demo_corpus(tmp_path):
+    from dptopic.datasets import load_sotu
+
+    c = load_sotu().subset(range(4000))
+    s = experiments.topic_attack_experiment(c, tmp_path, n_topics=20, n_iter=60, seeds=range(3), n_targets=20)
+    assert s["paper_shape_checks"]["non_private_rises_with_iterations"]
+    assert s["paper_shape_checks"]["hdp_lowest_at_last_iteration"]
