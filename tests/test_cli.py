@@ -59,7 +59,8 @@ def test_privacy_calculators(capsys):
     (["train", "--corpus", "/no/such/file"], "not found"),
     (["train", "--epsilon", "0"], "must be a finite number > 0"),
     (["train", "--delta", "2"], "must lie in (0, 1)"),
-    (["train", "--algorithm", "hdp", "--secure", "--seed", "3", "--corpus", "EMPTY"], "empty corpus"),
+    (["train", "--corpus", "EMPTY"], "empty corpus"),
+    (["train", "--algorithm", "hdp", "--secure", "--seed", "3"], "refuses a seed"),
     (["topics", "--model", "/no/such/dir"], "does not exist"),
     (["privacy", "hdp", "--epsilon-inherent", "10", "--epsilon", "1", "--iterations", "100"], "budget too small"),
 ])

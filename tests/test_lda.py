@@ -59,7 +59,7 @@ def test_save_load_roundtrip(planted, tmp_path):
     m = LDA(5, n_iter=20, seed=0, verbose=0).fit(planted.corpus)
     d = m.save(tmp_path / "model")
     meta = json.loads((tmp_path / "model" / "model.json").read_text())
-    assert meta["privacy"] == {"private": False, "reason": meta["privacy"]["reason"]}
+    assert meta["privacy"]["private"] is False and meta["privacy"]["epsilon"] == "inf"
     assert meta["class"] == "LDA" and meta["params"]["n_topics"] == 5
     m2 = dptopic.load(d)
     assert np.array_equal(m2.components_, m.components_) and m2.vocabulary_ == m.vocabulary_
@@ -104,3 +104,17 @@ def test_unfitted_and_empty():
     import scipy.sparse as sp
     with pytest.raises(DPTopicError, match="empty corpus"):
         LDA(verbose=0).fit(sp.csr_matrix((3, 4)))
+
+
+def test_transform_texts_keeps_one_row_per_text():
+    texts = ["alpha beta gamma alpha", "gamma delta beta", "beta beta alpha"] * 5
+    m = LDA(2, n_iter=10, seed=0, verbose=0).fit(texts)
+    theta = m.transform(["alpha beta", "the of and", "zzz unknown"])
+    assert theta.shape == (3, 2) and np.allclose(theta[1], 0.5)
+
+
+def test_seed_must_be_int_or_generator(planted):
+    with pytest.raises(DPTopicError, match="seed='abc'"):
+        LDA(seed="abc").fit(planted.corpus)
+    g = np.random.default_rng(3)
+    assert LDA(5, n_iter=2, seed=g, verbose=0).fit(planted.corpus).components_.shape == (5, 200)

@@ -12,6 +12,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+import numpy as np
+
 from .errors import DPTopicError
 
 
@@ -84,7 +86,7 @@ def Real(lo=None, hi=None, closed="both") -> Interval:
     return Interval(numbers.Real, lo, hi, closed)
 
 
-SEED = [IsNone(), Int(0, None), IsType((object,), "a numpy Generator")]
+SEED = [IsNone(), Int(0, None), IsType((np.random.Generator,), "a numpy Generator")]
 
 
 def validate_value(name: str, value: Any, constraints: Iterable) -> None:

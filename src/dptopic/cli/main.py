@@ -156,6 +156,15 @@ def print_privacy(report: dict, console=None):
     console.print(t)
 
 
+def _resolve_seed(a):
+    """``--seed`` defaults to 0; ``--secure`` draws from the OS CSPRNG and refuses an explicit seed."""
+    if getattr(a, "secure", False):
+        if a.seed is not None:
+            raise DPTopicError("--secure draws noise from the operating system's CSPRNG and refuses a seed: remove --seed.")
+        return None
+    return 0 if a.seed is None else a.seed
+
+
 def _build_model(a, n_topics, n_iter, seed):
     from ..models import CDPLDA, HDPLDA, LDA, CDPLDAPlus
 
@@ -168,8 +177,6 @@ def _build_model(a, n_topics, n_iter, seed):
     if algo == "lda":
         return LDA(**common)
     priv = dict(delta=a.delta, noise=a.noise, secure=a.secure)
-    if a.secure:
-        common["seed"] = None
     if algo in ("cdp", "cdp+"):
         cls = CDPLDAPlus if algo == "cdp+" else CDPLDA
         return cls(epsilon=a.epsilon if a.epsilon is not None else 1.0, **common, **priv)
@@ -187,7 +194,7 @@ def _build_model(a, n_topics, n_iter, seed):
 
 
 def _train_eval_report(model, corpus, a, console):
-    train, test = corpus.train_test_split(a.test_size, seed=0 if a.seed is None else a.seed)
+    train, test = corpus.train_test_split(a.test_size, seed=0)  # the same split whatever the training seed
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
                   f" ({corpus.n_empty_dropped} empty documents dropped); train {train.n_docs} / test {test.n_docs}")
     model.fit(train)
@@ -212,8 +219,9 @@ def _print_metrics(model, console, baseline=None):
 # ---------------------------------------------------------------- commands
 def cmd_train(a):
     console = _console()
+    seed = _resolve_seed(a)
     corpus = _corpus_from_args(a)
-    model = _build_model(a, a.topics, a.iterations, a.seed)
+    model = _build_model(a, a.topics, a.iterations, seed)
     _train_eval_report(model, corpus, a, console)
     print_topics(model, 10, console=console)
     _print_metrics(model, console)
@@ -228,7 +236,7 @@ def cmd_demo(a):
     console = _console()
     console.rule("dptopic demo: HDP-LDA on State of the Union paragraphs")
     corpus = load_corpus("demo")
-    a.test_size, a.seed = 0.2, a.seed
+    a.test_size = 0.2
     private = HDPLDA(n_topics=a.topics, epsilon_laplace=a.epsilon_laplace, epsilon_inherent=a.epsilon_inherent,
                      beta=1.0, n_iter=a.iterations, delta=1e-5, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
     _train_eval_report(private, corpus, a, console)
@@ -370,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp"), default="lda")
     t.add_argument("--topics", type=positive_int, default=50)
     t.add_argument("--iterations", type=positive_int, default=200)
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--seed", type=int, default=None, help="random seed (default 0; not allowed with --secure)")
     t.add_argument("--alpha", type=positive_float, default=None)
     t.add_argument("--beta", type=positive_float, default=None)
     t.add_argument("--epsilon", type=positive_float, default=None,

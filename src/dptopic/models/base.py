@@ -159,7 +159,9 @@ class GibbsTopicModel:
             if X.vocabulary != self.vocabulary_:
                 X = X.restrict(self.vocabulary_, drop_empty=False)
             return X
-        c = as_corpus(X, vocabulary=self.vocabulary_.words if not isinstance(X, (list, tuple)) else self.vocabulary_)
+        if isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
+            return Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per text
+        c = as_corpus(X, vocabulary=self.vocabulary_.words)
         if c.vocab_size != len(self.vocabulary_):
             raise DPTopicError(f"vocabulary mismatch: the model has {len(self.vocabulary_)} words but the input has {c.vocab_size} columns.")
         return c

@@ -207,13 +207,13 @@ class HDPLDA(_PrivateGibbs):
         params = {"epsilon_laplace": self.epsilon_laplace, "epsilon_inherent": eps_i, "clip": C, "beta": self.beta,
                   "n_iter": T}
         if self.epsilon_laplace is None:
-            return {"private": False, "mode": "limited-inherent", "parameters": params,
+            return {"private": False, "epsilon": float("inf"), "mode": "limited-inherent", "parameters": params,
                     "reason": "clipping without Laplace noise bounds only the replaced token's sampling step;"
                               " the exact counts still drive the sampler, so related tokens leak (Zhao et al. Prop. 2)"
                               " and no DP guarantee holds."}
         paper_eps = T * (self.epsilon_laplace + eps_i)
         if self.paper_literal:
-            return {"private": False, "mode": "paper-literal", "parameters": params,
+            return {"private": False, "epsilon": float("inf"), "mode": "paper-literal", "parameters": params,
                     "claimed_by_paper": {"epsilon": paper_eps, "delta": 0.0,
                                          "theorem": "Zhao et al. 2020 Algorithm 1 output eps = T(eps_L + eps_I)"},
                     "reason": "Algorithm 1 as written accumulates the noise in the live counts and updates them"
