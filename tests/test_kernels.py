@@ -160,3 +160,13 @@ def test_frozen_and_dense_hdp_agree_in_distribution(planted):
     ppl = {s: np.mean([HDPLDA(sampler=s, seed=sd, **kw).fit(tr).perplexity(te) for sd in range(3)])
            for s in ("auto", "dense")}
     assert abs(ppl["auto"] / ppl["dense"] - 1) < 0.05
+
+
+def test_count_assignments_matches_numpy(planted):
+    from dptopic.kernels import count_assignments
+
+    c = planted.corpus
+    z = np.random.default_rng(0).integers(0, 7, c.n_tokens).astype(np.int32)
+    ndk, nwk, nk = count_assignments(c.word_ids, c.doc_ptr, z, 7, c.vocab_size)
+    ndk_ref, nwk_ref = counts_from_z(c, z, 7)
+    assert np.array_equal(ndk, ndk_ref) and np.array_equal(nwk, nwk_ref) and np.array_equal(nk, nwk_ref.sum(0))

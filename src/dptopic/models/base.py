@@ -18,7 +18,7 @@ from .._validation import SEED, Int, Options, Real, validate_params
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import CorruptModelError, DPTopicError
 from ..evaluation import infer_theta, joint_log_likelihood, perplexity as _perplexity, umass_coherence
-from ..kernels import ShardedSweeper, SweepArrays, kernel_state
+from ..kernels import ShardedSweeper, SweepArrays, count_assignments, kernel_state
 
 _REGISTRY: dict[str, type] = {}
 
@@ -98,12 +98,8 @@ class GibbsTopicModel:
         rng = self._rng()
         worker_rngs = rng.spawn(self.n_jobs)
         z = rng.integers(0, K, size=corpus.n_tokens, dtype=np.int32)  # data-independent init
-        doc_of = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
-        ndk = np.zeros((corpus.n_docs, K), np.int32)
-        nwk = np.zeros((V, K), np.int32)
-        np.add.at(ndk, (doc_of, z), 1)
-        np.add.at(nwk, (corpus.word_ids, z), 1)
-        arrays = SweepArrays(corpus.word_ids, corpus.doc_ptr, z, ndk, nwk, nwk.sum(axis=0).astype(np.int32))
+        ndk, nwk, nk = count_assignments(corpus.word_ids, corpus.doc_ptr, z, K, V)
+        arrays = SweepArrays(corpus.word_ids, corpus.doc_ptr, z, ndk, nwk, nk)
         self._start(arrays, corpus, rng)
         self.log_likelihood_ = []
         states = [kernel_state(r) for r in worker_rngs]
