@@ -18,6 +18,16 @@ from numba import njit
 from .rng import next_uniform
 
 
+def build_word_lists(nwk):
+    """Per-word lists of non-zero topics: ``(wnz, wpos, wlen)`` (see :func:`sparse_sweep`)."""
+    V, K = nwk.shape
+    wnz = np.empty((V, K), dtype=np.int32)
+    wpos = np.empty((V, K), dtype=np.int32)
+    wlen = np.empty(V, dtype=np.int32)
+    _build_word_lists(nwk, wnz, wlen, wpos)
+    return wnz, wpos, wlen
+
+
 @njit(cache=True, nogil=True)
 def _build_word_lists(nwk, wnz, wlen, wpos):
     V, K = nwk.shape
@@ -34,13 +44,34 @@ def _build_word_lists(nwk, wnz, wlen, wpos):
 
 
 @njit(cache=True, nogil=True)
-def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, vbeta, state):
-    """Sweep every token of a shard once with the SparseLDA decomposition. Mutates in place."""
+def _list_dec(nwk, wnz, wpos, wlen, w, k):
+    nwk[w, k] -= 1
+    if nwk[w, k] == 0:
+        pos = wpos[w, k]
+        wlen[w] -= 1
+        last = wnz[w, wlen[w]]
+        wnz[w, pos] = last
+        wpos[w, last] = pos
+        wpos[w, k] = -1
+
+
+@njit(cache=True, nogil=True)
+def _list_inc(nwk, wnz, wpos, wlen, w, k):
+    nwk[w, k] += 1
+    if nwk[w, k] == 1:
+        wnz[w, wlen[w]] = k
+        wpos[w, k] = wlen[w]
+        wlen[w] += 1
+
+
+@njit(cache=True, nogil=True)
+def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, wnz, wpos, wlen, alpha, beta, vbeta, state):
+    """Sweep every token of a shard once with the SparseLDA decomposition. Mutates in place.
+
+    ``wnz/wpos/wlen`` are the per-word non-zero topic lists of ``nwk`` (from
+    :func:`build_word_lists`); they are kept consistent, so they persist across sweeps.
+    """
     V, K = nwk.shape
-    wnz = np.empty((V, K), dtype=np.int32)
-    wpos = np.empty((V, K), dtype=np.int32)
-    wlen = np.empty(V, dtype=np.int32)
-    _build_word_lists(nwk, wnz, wlen, wpos)
     inv = np.empty(K)
     coef = np.empty(K)
     qbuf = np.empty(K)
@@ -72,7 +103,7 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, vbeta, state):
             s -= ab * inv[k]
             r -= ndk[d, k] * beta * inv[k]
             ndk[d, k] -= 1
-            nwk[w, k] -= 1
+            _list_dec(nwk, wnz, wpos, wlen, w, k)
             nk[k] -= 1
             inv[k] = 1.0 / (nk[k] + vbeta)
             s += ab * inv[k]
@@ -85,13 +116,6 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, vbeta, state):
                 dnz[pos] = last
                 dpos[last] = pos
                 dpos[k] = -1
-            if nwk[w, k] == 0:
-                pos = wpos[w, k]
-                wlen[w] -= 1
-                last = wnz[w, wlen[w]]
-                wnz[w, pos] = last
-                wpos[w, last] = pos
-                wpos[w, k] = -1
             # ---- q bucket over the word's non-zero topics
             q = 0.0
             n = wlen[w]
@@ -128,7 +152,7 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, vbeta, state):
             s -= ab * inv[k]
             r -= ndk[d, k] * beta * inv[k]
             ndk[d, k] += 1
-            nwk[w, k] += 1
+            _list_inc(nwk, wnz, wpos, wlen, w, k)
             nk[k] += 1
             inv[k] = 1.0 / (nk[k] + vbeta)
             s += ab * inv[k]
@@ -138,7 +162,3 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, vbeta, state):
                 dnz[dl] = k
                 dpos[k] = dl
                 dl += 1
-            if nwk[w, k] == 1:
-                wnz[w, wlen[w]] = k
-                wpos[w, k] = wlen[w]
-                wlen[w] += 1
