@@ -400,7 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="the main job: private HDP-LDA on the demo corpus, with a non-private reference")
     d.add_argument("--topics", type=positive_int, default=20)
-    d.add_argument("--iterations", type=positive_int, default=100)
+    # 50 sweeps: half the word-level epsilon of 100 sweeps (531 vs 1053 by PLD) for +2% perplexity
+    d.add_argument("--iterations", type=positive_int, default=50)
     d.add_argument("--epsilon-laplace", type=positive_float, default=1.0)
     d.add_argument("--epsilon-inherent", type=positive_float, default=10.0)
     d.add_argument("--seed", type=int, default=0)
