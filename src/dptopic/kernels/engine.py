@@ -114,6 +114,7 @@ class ShardedSweeper:
         return len(self.shards)
 
     def close(self) -> None:
+        self._lists = None
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None

@@ -136,7 +136,10 @@ class GibbsTopicModel:
     def _finish(self, arrays, rng) -> np.ndarray:
         """The released Φ (K×V); by default the posterior mean of eq. (2)."""
         V = arrays.nwk.shape[0]
-        return (arrays.nwk.T + self.beta) / (arrays.nk[:, None] + V * self.beta)
+        phi = arrays.nwk.T.astype(np.float64)  # one K×V temporary, normalised in place
+        phi += self.beta
+        phi /= (arrays.nk + V * self.beta)[:, None]
+        return phi
 
     def _load_extra(self, arrays) -> None:
         pass

@@ -60,8 +60,7 @@ class LDA(GibbsTopicModel):
 
     def _finish(self, arrays, rng) -> np.ndarray:
         self.topic_word_counts_ = arrays.nwk.T.copy()
-        V = arrays.nwk.shape[0]
-        return (arrays.nwk.T + self.beta) / (arrays.nk[:, None] + V * self.beta)
+        return super()._finish(arrays, rng)
 
     def _extra_arrays(self) -> dict:
         return {"topic_word_counts": self.topic_word_counts_} if hasattr(self, "topic_word_counts_") else {}
