@@ -22,24 +22,21 @@ def _console(stderr=False):
     return Console(stderr=stderr, highlight=False)
 
 
-def positive_float(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {s}")
-    return v
+def _float_arg(check, what):
+    def parse(s: str) -> float:
+        try:
+            v = float(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+        if not check(v):
+            raise argparse.ArgumentTypeError(f"{what}, got {s}")
+        return v
+
+    return parse
 
 
-def unit_interval(s: str) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {s}")
-    return v
+positive_float = _float_arg(lambda v: v > 0 and math.isfinite(v), "must be a finite number > 0")
+unit_interval = _float_arg(lambda v: 0 < v < 1, "must lie in (0, 1)")
 
 
 def positive_int(s: str) -> int:

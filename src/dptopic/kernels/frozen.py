@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._lists import list_add, list_from_counts, list_remove
 from .rng import next_uniform
 
 
@@ -47,14 +48,7 @@ def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
     rb = np.empty(K)
     D = doc_ptr.shape[0] - 1
     for d in range(D):
-        dl = 0
-        for k in range(K):
-            if ndk[d, k] > 0:
-                dnz[dl] = k
-                dpos[k] = dl
-                dl += 1
-            else:
-                dpos[k] = -1
+        dl = list_from_counts(ndk[d], dnz, dpos)
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = word_ids[i]
             k = z[i]
@@ -62,12 +56,7 @@ def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
             nwk[w, k] -= 1
             nk[k] -= 1
             if ndk[d, k] == 0:
-                pos = dpos[k]
-                dl -= 1
-                last = dnz[dl]
-                dnz[pos] = last
-                dpos[last] = pos
-                dpos[k] = -1
+                dl = list_remove(dnz, dpos, dl, k)
             if nk[k] < floor[k]:
                 _build_bound(A, nk, vbeta, floor, ib, cum)
             smooth = alpha * cum[w, K - 1]
@@ -101,6 +90,4 @@ def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
             nwk[w, k] += 1
             nk[k] += 1
             if ndk[d, k] == 1:
-                dnz[dl] = k
-                dpos[k] = dl
-                dl += 1
+                dl = list_add(dnz, dpos, dl, k)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._lists import list_add, list_from_counts, list_remove
 from .rng import next_uniform
 
 
@@ -47,21 +48,14 @@ def _build_word_lists(nwk, wnz, wlen, wpos):
 def _list_dec(nwk, wnz, wpos, wlen, w, k):
     nwk[w, k] -= 1
     if nwk[w, k] == 0:
-        pos = wpos[w, k]
-        wlen[w] -= 1
-        last = wnz[w, wlen[w]]
-        wnz[w, pos] = last
-        wpos[w, last] = pos
-        wpos[w, k] = -1
+        wlen[w] = list_remove(wnz[w], wpos[w], wlen[w], k)
 
 
 @njit(cache=True, nogil=True)
 def _list_inc(nwk, wnz, wpos, wlen, w, k):
     nwk[w, k] += 1
     if nwk[w, k] == 1:
-        wnz[w, wlen[w]] = k
-        wpos[w, k] = wlen[w]
-        wlen[w] += 1
+        wlen[w] = list_add(wnz[w], wpos[w], wlen[w], k)
 
 
 @njit(cache=True, nogil=True)
@@ -85,17 +79,11 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, wnz, wpos, wlen, alpha, bet
             inv[k] = 1.0 / (nk[k] + vbeta)
             s += ab * inv[k]
         r = 0.0
-        dl = 0
         for k in range(K):
             c = ndk[d, k]
             coef[k] = (alpha + c) * inv[k]
-            if c > 0:
-                r += c * beta * inv[k]
-                dnz[dl] = k
-                dpos[k] = dl
-                dl += 1
-            else:
-                dpos[k] = -1
+            r += c * beta * inv[k]
+        dl = list_from_counts(ndk[d], dnz, dpos)
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
             w = word_ids[i]
             k = z[i]
@@ -110,12 +98,7 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, wnz, wpos, wlen, alpha, bet
             r += ndk[d, k] * beta * inv[k]
             coef[k] = (alpha + ndk[d, k]) * inv[k]
             if ndk[d, k] == 0:
-                pos = dpos[k]
-                dl -= 1
-                last = dnz[dl]
-                dnz[pos] = last
-                dpos[last] = pos
-                dpos[k] = -1
+                dl = list_remove(dnz, dpos, dl, k)
             # ---- q bucket over the word's non-zero topics
             q = 0.0
             n = wlen[w]
@@ -159,6 +142,4 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, wnz, wpos, wlen, alpha, bet
             r += ndk[d, k] * beta * inv[k]
             coef[k] = (alpha + ndk[d, k]) * inv[k]
             if ndk[d, k] == 1:
-                dnz[dl] = k
-                dpos[k] = dl
-                dl += 1
+                dl = list_add(dnz, dpos, dl, k)
