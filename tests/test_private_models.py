@@ -132,3 +132,11 @@ def test_private_parallel_shards(planted):
     m = HDPLDA(5, epsilon_laplace=2.0, n_iter=20, seed=1, n_jobs=2, verbose=0).fit(planted.corpus)
     m2 = HDPLDA(5, epsilon_laplace=2.0, n_iter=20, seed=1, n_jobs=2, verbose=0).fit(planted.corpus)
     assert np.array_equal(m.components_, m2.components_)
+
+
+def test_ledger_records_exactly_the_planned_events(planted):
+    m = HDPLDA(5, epsilon_laplace=1.0, epsilon_inherent=3.0, n_iter=7, seed=0, verbose=0).fit(planted.corpus)
+    groups = m.ledger_.groups()
+    assert len(groups) == 2 and [n for _, n in groups] == [7, 7]
+    assert {type(e).__name__ for e, _ in groups} == {"LaplaceEvent", "PureDPEvent"}
+    assert m.ledger_._reserved == dict(groups)  # every spend fell within the checked reservation

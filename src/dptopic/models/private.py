@@ -165,9 +165,10 @@ class HDPLDA(_PrivateGibbs):
         self._last_release = None
 
     def _release(self, nwk, rng):
-        noisy, ev = laplace_mechanism(nwk, self.epsilon_laplace, self._noise_rng(rng), changes=(1, 1),
-                                      discrete=self._discrete, secure=self.secure,
-                                      label="noisy topic-word counts N + Lap(2/eps_L)")
+        planned = self._events[0]
+        noisy, ev = laplace_mechanism(nwk, self.epsilon_laplace, self._noise_rng(rng), changes=planned.changes,
+                                      discrete=self._discrete, secure=self.secure, label=planned.label)
+        assert ev == planned, "the released noise must be the event the ledger planned"
         return noisy, ev
 
     def _before_sweep(self, it, arrays, rng, want_release):
