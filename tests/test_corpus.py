@@ -144,3 +144,13 @@ def test_synthetic_shapes(planted):
     np.add.at(emp, (z, c.word_ids), 1)
     emp /= emp.sum(1, keepdims=True)
     assert np.abs(emp - phi).sum(1).max() < 0.35
+
+
+def test_empty_documents_at_the_end():
+    """Trailing empty rows (common in sklearn matrices) and empty documents after restrict."""
+    X = sp.csr_matrix(np.array([[1, 2, 0], [0, 1, 1], [0, 0, 0], [0, 0, 0]]))
+    c = Corpus.from_bow(X, ["a", "b", "c"])
+    assert np.array_equal(c.doc_lengths, [3, 2, 0, 0])
+    d = Corpus.from_token_ids([[0, 1], [2], []], ["a", "b", "c"])
+    assert np.array_equal(d.restrict(["a", "c"], drop_empty=False).doc_lengths, [1, 1, 0])
+    assert d.restrict(["a", "c"]).n_docs == 2

@@ -1,7 +1,6 @@
 """Budget helpers: split a total (ε, δ) over T HDP-LDA iterations with the tight accountant."""
 from __future__ import annotations
 
-import math
 
 from ..errors import DPTopicError
 from .events import LaplaceEvent, PureDPEvent

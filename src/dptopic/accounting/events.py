@@ -7,8 +7,7 @@ cross-check).
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from dp_accounting.pld import common as pld_common

@@ -1,7 +1,6 @@
 """The privacy ledger: every event a training run spends, composed on demand."""
 from __future__ import annotations
 
-import math
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field

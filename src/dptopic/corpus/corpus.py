@@ -23,6 +23,13 @@ from .preprocess import Preprocessor, build_vocabulary, stop_words
 from .vocabulary import Vocabulary
 
 
+def segment_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Sum of ``values[ptr[i]:ptr[i+1]]`` for every segment ``i`` (empty segments give 0)."""
+    cs = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(values, out=cs[1:])
+    return cs[ptr[1:]] - cs[ptr[:-1]]
+
+
 def _seed_generator(seed) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
@@ -157,10 +164,8 @@ class Corpus:
         X.sum_duplicates()
         counts = X.data.astype(np.int64)
         cols = np.repeat(X.indices.astype(np.int32), counts)
-        row_tokens = np.add.reduceat(counts, X.indptr[:-1]) if len(counts) else np.zeros(X.shape[0], np.int64)
-        row_tokens = np.where(np.diff(X.indptr) > 0, row_tokens, 0)
         ptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
-        np.cumsum(row_tokens, out=ptr[1:])
+        np.cumsum(segment_sums(counts, X.indptr), out=ptr[1:])
         vocab = vocabulary if vocabulary is not None else [f"w{i}" for i in range(X.shape[1])]
         if len(vocab) != X.shape[1]:
             raise DPTopicError(f"vocabulary has {len(vocab)} words but the matrix has {X.shape[1]} columns: they must match.")
@@ -281,10 +286,8 @@ class Corpus:
         mapping = np.array([vocabulary.get(w) for w in self.vocabulary], dtype=np.int64)
         new = mapping[self.word_ids] if self.n_tokens else np.zeros(0, np.int64)
         keep_tok = new >= 0
-        counts = np.add.reduceat(keep_tok.astype(np.int64), self.doc_ptr[:-1]) if self.n_tokens else np.zeros(self.n_docs, np.int64)
-        counts = np.where(self.doc_lengths > 0, counts, 0)
         ptr = np.zeros(self.n_docs + 1, dtype=np.int64)
-        np.cumsum(counts, out=ptr[1:])
+        np.cumsum(segment_sums(keep_tok, self.doc_ptr), out=ptr[1:])
         out = Corpus(ptr, new[keep_tok].astype(np.int32), vocabulary, labels=self.labels,
                      doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped, metadata=self.metadata)
         return out.drop_empty() if drop_empty else out

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable
 
 _TOKEN = re.compile(r"[a-z]+")
 

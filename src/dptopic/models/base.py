@@ -14,10 +14,10 @@ import numpy as np
 from .. import __version__ as _version
 from .._io import load_bundle, save_bundle
 from .._progress import progress_bar
-from .._validation import SEED, Int, Options, Real, validate_params
+from .._validation import SEED, Int, Real, validate_params
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import CorruptModelError, DPTopicError
-from ..evaluation import infer_theta, joint_log_likelihood, perplexity as _perplexity, umass_coherence
+from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..kernels import ShardedSweeper, SweepArrays, count_assignments, kernel_state
 
 _REGISTRY: dict[str, type] = {}

@@ -6,12 +6,11 @@ Orchestration only: noise comes from :mod:`dptopic.mechanisms`, sweeps from
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from .._validation import IsNone, Options, Real, validate_value
-from ..accounting import (LaplaceEvent, PrivacyLedger, hdp_clip_bound, hdp_epsilon_inherent,
+from ..accounting import (PrivacyLedger, hdp_clip_bound, hdp_epsilon_inherent,
                           hdp_iteration_events, solve_epsilon_laplace)
 from ..errors import DPTopicError
 from ..mechanisms import clamp, laplace_mechanism, laplace_with_scale, normalize_rows
