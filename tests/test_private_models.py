@@ -140,3 +140,22 @@ def test_ledger_records_exactly_the_planned_events(planted):
     assert len(groups) == 2 and [n for _, n in groups] == [7, 7]
     assert {type(e).__name__ for e, _ in groups} == {"LaplaceEvent", "PureDPEvent"}
     assert m.ledger_._reserved == dict(groups)  # every spend fell within the checked reservation
+
+
+@pytest.mark.parametrize("make", [
+    lambda: LDA(5, n_iter=2, seed=0, verbose=0),
+    lambda: HDPLDA(5, n_iter=2, seed=0, verbose=0),
+    lambda: HDPLDA(5, epsilon_laplace=None, n_iter=2, seed=0, verbose=0),
+    lambda: HDPLDA(5, paper_literal=True, n_iter=2, seed=0, verbose=0),
+    lambda: CDPLDA(5, n_iter=2, seed=0, verbose=0),
+    lambda: CDPLDAPlus(5, n_iter=2, seed=0, verbose=0),
+])
+def test_every_report_names_epsilon_delta_unit_relation_theorem(planted, make, tmp_path):
+    m = make().fit(planted.corpus)
+    for rep in (m.privacy_, dptopic.load(m.save(tmp_path / "m")).privacy_):
+        for key in ("private", "unit", "neighbouring_relation", "theorem"):
+            assert rep[key] not in (None, "")
+        assert "delta" in rep and ("epsilon" in rep or "epsilon_basic" in rep)
+        assert "replacement" in rep["neighbouring_relation"]
+        if not rep["private"]:
+            assert rep["epsilon"] in (float("inf"), "inf") and rep["delta"] is None and rep["reason"]

@@ -12,6 +12,18 @@ from ..errors import BudgetExceededError, DPTopicError
 from .events import DISCRETIZATION, RDP_ORDERS
 
 
+WORD_RELATION = ("word-level replacement: D' is D with one token's word replaced by another word"
+                 " (Zhao et al. Sec. IV-B); topic assignments of the other tokens are conditioned on")
+
+
+def non_private_report(reason: str, unit: str = "word", relation: str = WORD_RELATION, **extra) -> dict:
+    """The report of a run that earns no DP guarantee: the same fields as :meth:`PrivacyLedger.report`,
+    with epsilon = inf, no delta and no theorem, and the reason why."""
+    return {"private": False, "epsilon": float("inf"), "delta": None, "unit": unit,
+            "neighbouring_relation": relation, "theorem": "none: no differential privacy guarantee is claimed",
+            "reason": reason, **extra}
+
+
 def _check_delta(delta):
     if not (isinstance(delta, (int, float)) and 0 < delta < 1):
         raise DPTopicError(f"invalid delta={delta!r}: must be a number in (0, 1).")
@@ -56,7 +68,7 @@ class PrivacyLedger:
     """
 
     unit: str = "word"
-    relation: str = "word-level replacement: D' replaces one token of D by another word"
+    relation: str = WORD_RELATION
     theorem: str = ""
     budget: tuple | None = None
     _groups: "OrderedDict" = field(default_factory=OrderedDict, repr=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import Int, Options
+from ..accounting import non_private_report
 from ..evaluation import joint_log_likelihood
 from .base import GibbsTopicModel
 
@@ -70,7 +71,7 @@ class LDA(GibbsTopicModel):
             self.topic_word_counts_ = arrays["topic_word_counts"]
 
     def privacy_report(self) -> dict:
-        return {"private": False, "epsilon": float("inf"),
-                "reason": "plain collapsed Gibbs sampling adds no noise. Its 'inherent' privacy (Zhao et al."
-                          " Prop. 1-2, Thm 1-2) depends on the private counts and is vacuous in practice"
-                          " (about 2 log(1+1/beta) per related token and iteration); see `dptopic privacy inherent`."}
+        return non_private_report(
+            "plain collapsed Gibbs sampling adds no noise. Its 'inherent' privacy (Zhao et al. Prop. 1-2, Thm 1-2)"
+            " depends on the private counts and is vacuous in practice (about 2 log(1+1/beta) per related token and"
+            " iteration); see `dptopic privacy inherent`.")

@@ -10,14 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import IsNone, Options, Real, validate_value
-from ..accounting import (PrivacyLedger, hdp_clip_bound, hdp_epsilon_inherent,
+from ..accounting import (WORD_RELATION, PrivacyLedger, non_private_report, hdp_clip_bound, hdp_epsilon_inherent,
                           hdp_iteration_events, solve_epsilon_laplace)
 from ..errors import DPTopicError
 from ..mechanisms import clamp, laplace_mechanism, laplace_with_scale, normalize_rows
 from .base import GibbsTopicModel
-
-WORD_RELATION = ("word-level replacement: D' is D with one token's word replaced by another word"
-                 " (Zhao et al. Sec. IV-B); topic assignments of the other tokens are conditioned on")
 
 _PRIVATE_CONSTRAINTS = {**GibbsTopicModel._parameter_constraints,
                         "delta": [Real(0, 1, "neither")],
@@ -207,19 +204,20 @@ class HDPLDA(_PrivateGibbs):
         params = {"epsilon_laplace": self.epsilon_laplace, "epsilon_inherent": eps_i, "clip": C, "beta": self.beta,
                   "n_iter": T}
         if self.epsilon_laplace is None:
-            return {"private": False, "epsilon": float("inf"), "mode": "limited-inherent", "parameters": params,
-                    "reason": "clipping without Laplace noise bounds only the replaced token's sampling step;"
-                              " the exact counts still drive the sampler, so related tokens leak (Zhao et al. Prop. 2)"
-                              " and no DP guarantee holds."}
+            return non_private_report(
+                "clipping without Laplace noise bounds only the replaced token's sampling step; the exact counts"
+                " still drive the sampler, so related tokens leak (Zhao et al. Prop. 2) and no DP guarantee holds.",
+                mode="limited-inherent", parameters=params)
         paper_eps = T * (self.epsilon_laplace + eps_i)
         if self.paper_literal:
-            return {"private": False, "epsilon": float("inf"), "mode": "paper-literal", "parameters": params,
-                    "claimed_by_paper": {"epsilon": paper_eps, "delta": 0.0,
-                                         "theorem": "Zhao et al. 2020 Algorithm 1 output eps = T(eps_L + eps_I)"},
-                    "reason": "Algorithm 1 as written accumulates the noise in the live counts and updates them"
-                              " within the sweep, so related tokens leak again and eq. (30) fails; Phi comes from"
-                              " the final live counts (spec Sec. 3.5, A-04, A-06). The paper's epsilon is shown"
-                              " for comparison only; it is not a proven guarantee."}
+            return non_private_report(
+                "Algorithm 1 as written accumulates the noise in the live counts and updates them within the sweep,"
+                " so related tokens leak again and eq. (30) fails; Phi comes from the final live counts (spec"
+                " Sec. 3.5, A-04, A-06). The paper's epsilon is shown for comparison only; it is not a proven"
+                " guarantee.",
+                mode="paper-literal", parameters=params,
+                claimed_by_paper={"epsilon": paper_eps, "delta": 0.0,
+                                  "theorem": "Zhao et al. 2020 Algorithm 1 output eps = T(eps_L + eps_I)"})
         rep = self._report({"mode": "sound", "parameters": params, "epsilon_paper": paper_eps,
                             "scope": "covers every noisy count release S_i, every sampled topic assignment z,"
                                      " and the released Phi (post-processing of S_T"
