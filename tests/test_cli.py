@@ -63,6 +63,7 @@ def test_privacy_calculators(capsys):
     (["train", "--algorithm", "hdp", "--secure", "--seed", "3"], "refuses a seed"),
     (["topics", "--model", "/no/such/dir"], "does not exist"),
     (["privacy", "hdp", "--epsilon-inherent", "10", "--epsilon", "1", "--iterations", "100"], "budget too small"),
+    (["train", "--algorithm", "hdp", "--budget", "600", "--clip", "5"], "drop --clip"),
 ])
 def test_bad_input_is_one_line(args, msg, tmp_path):
     if "EMPTY" in args:

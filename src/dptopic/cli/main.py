@@ -183,6 +183,8 @@ def _build_model(a, n_topics, n_iter, seed):
     else:
         hdp_kw["epsilon_inherent"] = a.epsilon_inherent
     if a.budget is not None:
+        if a.clip is not None or a.no_noise:
+            raise DPTopicError("--budget solves eps_L for a given --epsilon-inherent: drop --clip/--no-noise.")
         return HDPLDA.from_budget(a.budget, a.delta, n_iter, epsilon_inherent=a.epsilon_inherent,
                                   **{k: v for k, v in common.items() if k != "n_iter"},
                                   paper_literal=a.paper_literal, noise=a.noise, secure=a.secure)
