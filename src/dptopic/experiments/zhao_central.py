@@ -1,4 +1,4 @@
-"""Reproductions of Zhao et al.'s figures on the demo corpus and 20 Newsgroups.
+"""Central DP: reproductions of Zhao et al.'s figures on the demo corpus and 20 Newsgroups.
 
 * :func:`hdp_utility` — Fig. 5: held-out perplexity against ε_L for HDP-LDA (ε_I fixed),
   CDP-LDA+, "limited inherent" and non-private CGS.
@@ -10,29 +10,14 @@ the paper's qualitative shape.
 """
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 import numpy as np
 
-from ._io import atomic_write_bytes, atomic_write_json
-from .attacks import run_topic_attack
-from .models import HDPLDA, LDA, CDPLDAPlus
-
-
-def _write_csv(path: Path, header, rows) -> None:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(header)
-    w.writerows(rows)
-    atomic_write_bytes(path, buf.getvalue().encode())
-
-
-def _save_fig(fig, path: Path) -> None:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
-    atomic_write_bytes(path, buf.getvalue())
+from .._io import atomic_write_json
+from ..attacks import run_topic_attack
+from ..models import HDPLDA, LDA, CDPLDAPlus
+from ._output import save_fig as _save_fig, write_csv as _write_csv
 
 
 def hdp_utility(train, test, out_dir, eps_grid=(0.1, 0.3, 1.0, 3.0, 10.0), n_topics: int = 50,

@@ -1,0 +1,90 @@
+"""``experiment``: reproduce the papers' figures (CSV + PNG + a JSON verdict).
+
+Each experiment is a sub-command registered by one function below; an experiment
+module of its own adds ``register_experiment(esub)`` and one line in :data:`EXPERIMENTS`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ._common import load_corpus, make_console, positive_float, positive_int
+
+
+def experiment_corpora(name, max_vocab=1000, max_docs=None):
+    """``(train, test)`` for ``demo`` (a fixed 80/20 split) or ``20newsgroups`` (its own split)."""
+    from ..datasets import load_20newsgroups
+
+    if name == "20newsgroups":
+        train = load_20newsgroups("train", max_vocab=max_vocab)
+        test = load_20newsgroups("test", vocabulary=train.vocabulary)
+    else:
+        train, test = load_corpus(name, max_vocab=max_vocab).train_test_split(0.2, seed=0)
+    if max_docs and train.n_docs > max_docs:
+        train = train.subset(range(max_docs))
+    return train, test
+
+
+def add_common_experiment_args(p, topics=50, iterations=100, seeds=3, out="runs/experiment"):
+    p.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
+    p.add_argument("--topics", type=positive_int, default=topics)
+    p.add_argument("--iterations", type=positive_int, default=iterations)
+    p.add_argument("--seeds", type=positive_int, default=seeds)
+    p.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
+    p.add_argument("--out", default=out)
+
+
+def print_verdict(console, s, out, files):
+    verdict = "has" if s["has_paper_shape"] else "does NOT have"
+    console.print(f"The result {verdict} the paper's qualitative shape: {s['paper_shape_checks']}")
+    console.print("written: " + ", ".join(str(Path(out) / f) for f in files))
+
+
+def cmd_hdp_utility(a):
+    from .. import experiments
+
+    console = make_console()
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    out = Path(a.out)
+    s = experiments.hdp_utility(train, test, out, eps_grid=tuple(a.eps_grid), n_topics=a.topics,
+                                n_iter=a.iterations, seeds=list(range(a.seeds)),
+                                progress=lambda n, e, sd: console.print(f"  {n} eps_L={e} seed={sd} done"))
+    console.print(f"non-private {s['non_private']:.1f}, limited inherent {s['limited_inherent']:.1f}")
+    for e, h, c in zip(s["eps_grid"], s["hdp"], s["cdp_plus"]):
+        console.print(f"eps_L={e:g}: HDP-LDA {h:.1f}  CDP-LDA+ {c:.1f}")
+    print_verdict(console, s, out, ["hdp_utility.csv", "hdp_utility.png", "hdp_utility_summary.json"])
+
+
+def cmd_topic_attack(a):
+    from .. import experiments
+
+    console = make_console()
+    train, _ = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    out = Path(a.out)
+    s = experiments.topic_attack_experiment(train, out, n_topics=a.topics, n_iter=a.iterations,
+                                            seeds=list(range(a.seeds)), n_targets=a.targets,
+                                            progress=lambda n: console.print(f"  {n} done"))
+    for n, v in s["final_p_true"].items():
+        console.print(f"{n}: P(true word) after {a.iterations} iterations = {v:.4f}")
+    print_verdict(console, s, out, ["topic_attack.csv", "topic_attack.png", "topic_attack_summary.json"])
+
+
+def register_zhao_central(esub) -> None:
+    u = esub.add_parser("hdp-utility", help="Zhao et al. Fig. 5: perplexity against eps_L (HDP-LDA, CDP-LDA+)")
+    add_common_experiment_args(u)
+    u.add_argument("--eps-grid", type=positive_float, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0])
+    u.set_defaults(func=cmd_hdp_utility)
+    t = esub.add_parser("topic-attack", help="Zhao et al. Fig. 4: topic-based attack against iterations")
+    add_common_experiment_args(t)
+    t.add_argument("--targets", type=positive_int, default=20, help="target tokens per run")
+    t.set_defaults(func=cmd_topic_attack)
+
+
+# One registration function per paper's experiments, in the order --help lists them.
+EXPERIMENTS = [register_zhao_central]
+
+
+def register(sub) -> None:
+    ex = sub.add_parser("experiment", help="reproduce the papers' figures (CSV + PNG + a verdict)")
+    esub = ex.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
+    for reg in EXPERIMENTS:
+        reg(esub)

@@ -1,0 +1,82 @@
+"""``privacy``: the privacy calculators."""
+from __future__ import annotations
+
+from ..errors import DPTopicError
+from ._common import make_console, positive_float, positive_int, unit_interval
+
+
+def cmd_privacy_inherent(a):
+    import numpy as np
+
+    from ..accounting import eps_related, eps_iter_static
+
+    console = make_console()
+    n_tok = np.array([a.n_t, a.max_n_tprime], float)
+    per = eps_iter_static(n_tok, a.beta, 0, cmax=a.cmax)
+    console.print(f"Prop. 2, per related token and iteration: eps = 2 log(1 + 1/beta) = {eps_related(a.beta):.4f}")
+    console.print(f"Thm 1 (static), per iteration: eps_i <= {per:.6g}")
+    console.print(f"Thm 2 (static), over {a.iterations} iterations: eps <= {a.iterations * per:.6g}")
+    console.print("[dim]These bounds use the private counts (spec A-02): monitoring numbers, not DP guarantees.[/]")
+
+
+def cmd_privacy_hdp(a):
+    from ..accounting import (hdp_clip_bound, hdp_epsilon_inherent, hdp_total_epsilon, solve_epsilon_laplace)
+
+    console = make_console()
+    if (a.clip is None) == (a.epsilon_inherent is None):
+        raise DPTopicError("give exactly one of --clip or --epsilon-inherent.")
+    eps_i = a.epsilon_inherent if a.clip is None else hdp_epsilon_inherent(a.clip, a.beta)
+    C = a.clip if a.clip is not None else hdp_clip_bound(a.epsilon_inherent, a.beta)
+    console.print(f"beta={a.beta:g}: clip C = {C:.6g}  <->  eps_I = 2 log(C/beta + 1) = {eps_i:.6g} per iteration")
+    if a.epsilon is not None:
+        eps_l = solve_epsilon_laplace(a.epsilon, a.delta, a.iterations, eps_i)
+        console.print(f"budget (eps={a.epsilon:g}, delta={a.delta:g}) over T={a.iterations}: largest eps_L = {eps_l:.6g}"
+                      f" per iteration (tight PLD); paper's basic total T(eps_L+eps_I) = {a.iterations * (eps_l + eps_i):.6g}")
+    elif a.epsilon_laplace is not None:
+        tight = hdp_total_epsilon(a.epsilon_laplace, eps_i, a.iterations, a.delta, discretization=1e-4)
+        console.print(f"T={a.iterations}, eps_L={a.epsilon_laplace:g}: basic eps = {a.iterations * (a.epsilon_laplace + eps_i):.6g},"
+                      f" tight PLD eps({a.delta:g}) = {tight:.6g}")
+
+
+def cmd_privacy_compose(a):
+    from ..accounting import LaplaceEvent, PrivacyLedger, PureDPEvent
+
+    led = PrivacyLedger(unit=a.unit)
+    for eps, n in a.laplace or []:
+        led.spend(LaplaceEvent(scale=1.0 / float(eps)), int(n))
+    for eps, n in a.pure or []:
+        led.spend(PureDPEvent(float(eps)), int(n))
+    if led.n_events == 0:
+        raise DPTopicError("nothing to compose: give --laplace EPS COUNT and/or --pure EPS COUNT.")
+    rep = led.report(a.delta)
+    make_console().print(f"basic composition: eps = {rep['epsilon_basic']:.6g} (delta = 0)\n"
+                         f"tight PLD:         eps = {rep['epsilon_pld']:.6g} (delta = {a.delta:g})\n"
+                         f"RDP cross-check:   eps = {rep['epsilon_rdp']:.6g} (delta = {a.delta:g})")
+
+
+def register(sub) -> None:
+    pr = sub.add_parser("privacy", help="privacy calculators")
+    psub = pr.add_subparsers(dest="privacy_command", required=True, metavar="CALCULATOR")
+    pi = psub.add_parser("inherent", help="inherent privacy of plain CGS (Zhao et al. Prop. 2, Thm 1-2, static form)")
+    pi.add_argument("--beta", type=positive_float, default=0.01)
+    pi.add_argument("--n-t", type=positive_int, required=True, help="total count of the replaced word t")
+    pi.add_argument("--max-n-tprime", type=positive_int, required=True, help="largest total count of any other word")
+    pi.add_argument("--cmax", type=positive_float, default=None, help="upper bound on max n_k^t' (default: max count)")
+    pi.add_argument("--iterations", type=positive_int, default=1)
+    pi.set_defaults(func=cmd_privacy_inherent)
+    ph = psub.add_parser("hdp", help="HDP-LDA: clip <-> eps_I, and budget splitting")
+    ph.add_argument("--beta", type=positive_float, default=0.1)
+    ph.add_argument("--clip", type=positive_float, default=None)
+    ph.add_argument("--epsilon-inherent", type=positive_float, default=None)
+    ph.add_argument("--epsilon", type=positive_float, default=None, help="total budget to split")
+    ph.add_argument("--epsilon-laplace", type=positive_float, default=None, help="per-iteration eps_L to compose")
+    ph.add_argument("--delta", type=unit_interval, default=1e-5)
+    ph.add_argument("--iterations", type=positive_int, default=100)
+    ph.set_defaults(func=cmd_privacy_hdp)
+    pc = psub.add_parser("compose", help="compose Laplace and pure-eps events: basic vs tight")
+    pc.add_argument("--laplace", nargs=2, action="append", metavar=("EPS", "COUNT"),
+                    help="COUNT Laplace mechanisms at EPS each (sensitivity 1)")
+    pc.add_argument("--pure", nargs=2, action="append", metavar=("EPS", "COUNT"), help="COUNT pure EPS-DP steps")
+    pc.add_argument("--delta", type=unit_interval, default=1e-5)
+    pc.add_argument("--unit", default="word")
+    pc.set_defaults(func=cmd_privacy_compose)
