@@ -81,7 +81,8 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None):
     model.fit(train, vocabulary=vocabulary)
     ppl_c = model.perplexity(test, mode="completion")
     ppl_p = model.perplexity(test, mode="paper")
-    coh = model.coherence(test, top_n=10)  # held-out documents: never statistics of the training split
+    # held-out documents: never statistics of the training split
+    coh = model.coherence(test, top_n=min(10, len(model.vocabulary_)))
     model.metrics_ = {"perplexity_completion": ppl_c, "perplexity_paper": ppl_p, "umass_coherence_top10": coh,
                       "n_train_docs": train.n_docs, "n_test_docs": test.n_docs}
     return train, test
