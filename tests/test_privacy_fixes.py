@@ -261,3 +261,9 @@ def test_no_user_facing_pointer_to_the_internal_spec():
     hits = [f"{f.relative_to(ROOT)}:{i}" for f in files
             for i, line in enumerate(f.read_text().splitlines(), 1) if pat.search(line)]
     assert not hits, hits
+
+
+def test_private_fit_transform_returns_covered_training_theta(small):
+    m = HDPLDA(4, n_iter=2, verbose=0)
+    theta = m.fit_transform(small)
+    assert theta is m.training_theta_ and theta.shape == (small.n_docs, 4)

@@ -126,7 +126,7 @@ def print_privacy(report: dict, console=None):
         if "claimed_by_paper" in report:
             t.add_row("paper's claim (not proven)", f"eps = {report['claimed_by_paper']['epsilon']:.4g}")
         if "epsilon_nominal" in report:
-            t.add_row("eps, paper's nominal claim (not proven)", f"{report['epsilon_nominal']:.4g}")
+            t.add_row("eps, paper's nominal count-release claim", f"{report['epsilon_nominal']:.4g}")
         part = report.get("count_release_epsilon")
         if part:
             t.add_row("partial figure: count releases only (NOT the model)",

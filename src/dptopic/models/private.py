@@ -51,6 +51,13 @@ class _PrivateGibbs(GibbsTopicModel):
     def _coins(self, rng):
         return None if self.secure else rng
 
+    def fit_transform(self, X, y=None, **kw) -> np.ndarray:
+        """Fit, then return ``training_theta_``: θ of the training documents from the final topic
+        assignments, not fold-in on their private words (which ``transform`` would do, outside the
+        report's scope). One row per document of the training corpus (documents left empty by
+        preprocessing are dropped)."""
+        return self.fit(X, **kw).training_theta_
+
     def _training_theta(self, arrays) -> np.ndarray:
         """θ of the training documents from the final topic assignments z (not from noisy counts)."""
         K, V = self.n_topics, arrays.nwk.shape[0]
@@ -294,7 +301,8 @@ class CDPLDA(_PrivateGibbs):
     (word replacement changes two cells of ``N_k^t``: L1 sensitivity 2, so ``Lap(1/ε)``
     is 2ε-DP per release). Neither baseline protects the sampled topics or the final Φ, so the
     report says ``private: false`` and gives the count-release ε only as a separately labelled
-    partial figure (``privacy_["count_release_epsilon"]``).
+    partial figure (``privacy_["count_release_epsilon"]``). ``training_theta_`` (θ of the training
+    documents from the final z) exists as for :class:`HDPLDA`, but here z is not covered.
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
