@@ -19,21 +19,14 @@ from dptopic.models.base import GibbsTopicModel
 
 from conftest import counts_from_z
 
+from test_cli import textfile  # noqa: F401  (the CLI tests' small text corpus fixture)
+
 ROOT = Path(__file__).resolve().parents[1]
-TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
-         "war troops army peace treaty", "school education teachers students", "students teachers education college"] * 8
 
 
 @pytest.fixture(scope="module")
 def small(planted):
     return planted.corpus.subset(range(80))
-
-
-@pytest.fixture
-def textfile(tmp_path):
-    p = tmp_path / "docs.txt"
-    p.write_text("\n".join(TEXTS))
-    return p
 
 
 def _train(args, textfile, out):
