@@ -55,14 +55,12 @@ class LaplaceEvent:
         return out
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
-        # Mironov (2017), Table II: Laplace with ratio b = scale/sensitivity; the (integer-valued)
-        # discrete Laplace has the same divergence at integer shifts. Coordinates compose additively.
-        total = np.zeros_like(orders, dtype=float)
+        """Rényi divergence of every order in ``orders``; coordinates compose additively."""
+        a = np.asarray(orders, dtype=float)
+        total = np.zeros_like(a)
         for c in self.changes:
-            lam = c / self.scale
-            a = orders
-            total += (np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * lam,
-                                   np.log((a - 1) / (2 * a - 1)) - a * lam)) / (a - 1)
+            total += (_discrete_laplace_rdp(a, 1.0 / self.scale, int(c)) if self.discrete
+                      else _laplace_rdp(a, c / self.scale))
         return total
 
     def describe(self) -> dict:
@@ -100,6 +98,31 @@ class PureDPEvent:
     def describe(self) -> dict:
         return {"type": "pure_dp", "label": self.label, "epsilon": self.eps, "theorem": self.theorem,
                 "relation": self.relation}
+
+
+def _laplace_rdp(a: np.ndarray, lam: float) -> np.ndarray:
+    """Laplace mechanism with ratio ``lam = sensitivity/scale`` (Mironov 2017, Table II)."""
+    return (np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) * lam,
+                         np.log((a - 1) / (2 * a - 1)) - a * lam)) / (a - 1)
+
+
+def _discrete_laplace_rdp(a: np.ndarray, t: float, c: int) -> np.ndarray:
+    """Exact Rényi divergence of order ``a`` between the discrete Laplace P(x) ∝ exp(−t|x|) and its
+    shift by the integer ``c`` (summed in closed form over x ≤ 0, x ≥ c and the c − 1 points between).
+
+    For c = 1 it is ``[log(e^{(a−1)t} + e^{−a t}) − log(1 + e^{−t})] / (a − 1)``. It lies above the
+    continuous Laplace value at the same ratio: the discrete mechanism loses more at equal ε.
+    """
+    if c == 0:
+        return np.zeros_like(a)
+    c = abs(c)
+    log1pr = np.log1p(np.exp(-t))                        # log(1 + r), r = e^{-t}
+    terms = [(a - 1) * t * c - log1pr,                   # x <= 0: log-ratio t·c, mass 1/(1+r)
+             -t * c - (a - 1) * t * c - log1pr]          # x >= c: log-ratio −t·c, mass r^c/(1+r)
+    log_z = np.log(-np.expm1(-t)) - log1pr               # normaliser (1 − r)/(1 + r)
+    for x in range(1, c):                                # 0 < x < c: log-ratio t(c − 2x)
+        terms.append(log_z - t * x + (a - 1) * t * (c - 2 * x))
+    return np.logaddexp.reduce(np.broadcast_arrays(*terms), axis=0) / (a - 1)
 
 
 RDP_ORDERS = np.concatenate([np.linspace(1.01, 1.99, 50), np.arange(2, 64, 0.5), np.arange(64, 513, 8)])

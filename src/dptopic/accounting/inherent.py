@@ -1,7 +1,7 @@
-"""Calculators for the inherent privacy of collapsed Gibbs sampling (Zhao et al., spec §2.5)
+"""Calculators for the inherent privacy of collapsed Gibbs sampling (Zhao et al. 2020, Sec. IV-B/C)
 and for HDP-LDA's clipping bound (Theorem 3, eq. 7).
 
-Caveat (spec A-02): the Proposition/Theorem 1–2 bounds are computed from the
+Caveat (docs/privacy.md): the Proposition/Theorem 1–2 bounds are computed from the
 private counts themselves; publishing them leaks, and they are not worst-case DP
 guarantees over all neighbouring datasets. Use them to monitor, or feed public
 upper bounds.

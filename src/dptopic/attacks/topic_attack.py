@@ -1,4 +1,4 @@
-"""The topic-based attack of Zhao et al. (Algorithm 3, eq. 24), implemented as in spec §4.4.
+"""The topic-based attack of Zhao et al. (Algorithm 3, eq. 24).
 
 An observer sees, every iteration ``i``, the released word–topic counts ``n̂_i`` and the
 topic ``k_i`` sampled for a target token, and scores every word ``t``::
@@ -6,8 +6,7 @@ topic ``k_i`` sampled for a target token, and scores every word ``t``::
     score(t) = Σ_i log(max(n̂_i[t, k_i], 0) + β_a) − log Σ_t' (max(n̂_i[t', k_i], 0) + β_a)
     P(t)     = softmax_t(score)
 
-(normalised and smoothed; the paper's product of probabilities is unnormalised,
-A-10). "Attack accuracy" after ``i`` iterations is ``P(true word)``; we also report
+(normalised and smoothed; the paper's product of probabilities is unnormalised). "Attack accuracy" after ``i`` iterations is ``P(true word)``; we also report
 top-1 success. The attack runs through the trainer's ``callback`` and never
 changes the trainer.
 """

@@ -125,7 +125,14 @@ def print_privacy(report: dict, console=None):
                 t.add_row(key, str(report[key]))
         if "claimed_by_paper" in report:
             t.add_row("paper's claim (not proven)", f"eps = {report['claimed_by_paper']['epsilon']:.4g}")
-        console.print(t)
+        if "epsilon_nominal" in report:
+            t.add_row("eps, paper's nominal count-release claim", f"{report['epsilon_nominal']:.4g}")
+        part = report.get("count_release_epsilon")
+        if part:
+            t.add_row("partial figure: count releases only (NOT the model)",
+                      f"eps basic {part['epsilon_basic']:.4g}, tight PLD {part['epsilon_pld']:.4g},"
+                      f" RDP {part['epsilon_rdp']:.4g} (delta={part['delta']:g}, {part['unit']}-level)")
+        _report_tail(t, report, ("scope", "vocabulary"), console)
         return
     t.add_row("private", "yes" + (" (partial: see scope)" if report.get("guarantee") == "partial" else ""))
     t.add_row("privacy unit", str(report.get("unit")))
@@ -138,10 +145,19 @@ def print_privacy(report: dict, console=None):
     t.add_row("eps, basic composition (delta=0)", f"{report['epsilon_basic']:.4g}")
     t.add_row(f"eps, tight PLD (delta={report['delta']:g})", f"{report['epsilon_pld']:.4g}")
     t.add_row(f"eps, RDP cross-check (delta={report['delta']:g})", f"{report['epsilon_rdp']:.4g}")
-    for key in ("parameters", "scope", "note"):
+    t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")
+    _report_tail(t, report, ("parameters", "scope", "note", "vocabulary", "randomness"), console)
+
+
+def _report_tail(t, report, keys, console):
+    """The descriptive rows, the table, then the seed warning (if any) in plain sight."""
+    for key in keys:
         if key in report:
             v = report[key]
             t.add_row(key, ", ".join(f"{k}={x:.4g}" if isinstance(x, float) else f"{k}={x}" for k, x in v.items())
                       if isinstance(v, dict) else str(v))
-    t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")
+    if report.get("noise_reproducible"):
+        t.add_row("noise reproducible", "YES: an explicit seed was given")
     console.print(t)
+    if report.get("noise_reproducible"):
+        console.print(f"[bold red]warning[/]: {report.get('warning', 'the noise is reproducible from the seed.')}")

@@ -16,7 +16,7 @@ def cmd_privacy_inherent(a):
     console.print(f"Prop. 2, per related token and iteration: eps = 2 log(1 + 1/beta) = {eps_related(a.beta):.4f}")
     console.print(f"Thm 1 (static), per iteration: eps_i <= {per:.6g}")
     console.print(f"Thm 2 (static), over {a.iterations} iterations: eps <= {a.iterations * per:.6g}")
-    console.print("[dim]These bounds use the private counts (spec A-02): monitoring numbers, not DP guarantees.[/]")
+    console.print("[dim]These bounds use the private counts (see docs/privacy.md): monitoring numbers, not DP guarantees.[/]")
 
 
 def cmd_privacy_hdp(a):

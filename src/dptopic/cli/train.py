@@ -10,12 +10,38 @@ from ._common import (add_corpus_args, make_console, corpus_from_args, load_corp
 
 
 def _resolve_seed(a):
-    """``--seed`` defaults to 0; ``--secure`` draws from the OS CSPRNG and refuses an explicit seed."""
+    """The training seed: fresh OS entropy (None) for private algorithms unless ``--seed`` is given
+    (tests and reproduction only: the report then warns); 0 for non-private LDA; ``--secure`` refuses a seed."""
     if getattr(a, "secure", False):
         if a.seed is not None:
             raise DPTopicError("--secure draws noise from the operating system's CSPRNG and refuses a seed: remove --seed.")
         return None
+    if a.algorithm != "lda":
+        return a.seed
     return 0 if a.seed is None else a.seed
+
+
+def _read_vocabulary(path):
+    """A public vocabulary file: one word per line (blank lines and surrounding spaces ignored)."""
+    from ..corpus import Vocabulary
+
+    p = Path(path)
+    if not p.is_file():
+        raise DPTopicError(f"vocabulary file {str(path)!r} not found: give a text file with one word per line.")
+    words = [ln.strip() for ln in p.read_text("utf-8", errors="replace").splitlines() if ln.strip()]
+    if len(words) < 2:
+        raise DPTopicError(f"vocabulary file {str(path)!r} has {len(words)} word(s): a vocabulary needs at least 2, one per line.")
+    return Vocabulary(words)
+
+
+def _training_corpus(a):
+    """The corpus to train on. With ``--vocabulary`` it is restricted to that public word list and no
+    word is chosen from the data (``--max-vocab``/``--min-df`` are ignored)."""
+    if a.vocabulary is None:
+        return corpus_from_args(a), None
+    vocab = _read_vocabulary(a.vocabulary)
+    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, None, 1)
+    return corpus.restrict(vocab).require_nonempty(), vocab
 
 
 def _build_model(a, n_topics, n_iter, seed):
@@ -48,24 +74,29 @@ def _build_model(a, n_topics, n_iter, seed):
     return HDPLDA(epsilon_laplace=eps_l, **common, **hdp_kw)
 
 
-def _train_eval_report(model, corpus, a, console):
+def _train_eval_report(model, corpus, a, console, vocabulary=None):
     train, test = corpus.train_test_split(a.test_size, seed=0)  # the same split whatever the training seed
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
                   f" ({corpus.n_empty_dropped} empty documents dropped); train {train.n_docs} / test {test.n_docs}")
-    model.fit(train)
+    model.fit(train, vocabulary=vocabulary)
     ppl_c = model.perplexity(test, mode="completion")
     ppl_p = model.perplexity(test, mode="paper")
-    coh = model.coherence(train, top_n=10)
+    # held-out documents: never statistics of the training split
+    coh = model.coherence(test, top_n=min(10, len(model.vocabulary_)))
     model.metrics_ = {"perplexity_completion": ppl_c, "perplexity_paper": ppl_p, "umass_coherence_top10": coh,
                       "n_train_docs": train.n_docs, "n_test_docs": test.n_docs}
     return train, test
 
 
-def _print_metrics(model, console, baseline=None):
+def _print_metrics(model, console, baseline=None, saved=True):
     m = model.metrics_
     console.print(f"[bold]held-out perplexity[/]: {m['perplexity_completion']:.1f} (document completion), "
-                  f"{m['perplexity_paper']:.1f} (paper mode)   [bold]UMass coherence[/] (top 10): "
+                  f"{m['perplexity_paper']:.1f} (paper mode)   [bold]held-out UMass coherence[/] (top 10): "
                   f"{m['umass_coherence_top10']:.3f}")
+    if model._private:
+        console.print("[yellow]these metrics are computed from held-out documents of the private corpus: outside the"
+                      " guarantee;[/] " + ("saved in model.json, labelled as such." if saved else
+                                          "not saved (pass --save-metrics to save them, labelled as such)."))
     if baseline is not None:
         console.print(f"[bold]non-private reference[/]: perplexity {baseline['perplexity_completion']:.1f} "
                       f"(completion), coherence {baseline['umass_coherence_top10']:.3f}")
@@ -75,13 +106,13 @@ def _print_metrics(model, console, baseline=None):
 def cmd_train(a):
     console = make_console()
     seed = _resolve_seed(a)
-    corpus = corpus_from_args(a)
+    corpus, vocab = _training_corpus(a)
     model = _build_model(a, a.topics, a.iterations, seed)
-    _train_eval_report(model, corpus, a, console)
+    _train_eval_report(model, corpus, a, console, vocab)
     print_topics(model, 10, console=console)
-    _print_metrics(model, console)
+    _print_metrics(model, console, saved=a.save_metrics or not model._private)
     print_privacy(model.privacy_, console)
-    out = model.save(a.out)
+    out = model.save(a.out, save_metrics=a.save_metrics or None)
     console.print(f"model written to [bold]{out}[/]")
 
 
@@ -92,15 +123,17 @@ def cmd_demo(a):
     console.rule("dptopic demo: HDP-LDA on State of the Union paragraphs")
     corpus = load_corpus("demo")
     a.test_size = 0.2
+    # the private model takes fresh OS entropy unless --seed is given (then its report warns)
     private = HDPLDA(n_topics=a.topics, epsilon_laplace=a.epsilon_laplace, epsilon_inherent=a.epsilon_inherent,
                      beta=1.0, n_iter=a.iterations, delta=1e-5, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
     _train_eval_report(private, corpus, a, console)
-    baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
+    baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=0 if a.seed is None else a.seed, n_jobs=a.jobs,
+                   verbose=0 if a.quiet else 1)
     _train_eval_report(baseline, corpus, a, console)
     print_topics(private, 8, max_topics=a.show_topics, console=console)
-    _print_metrics(private, console, baseline.metrics_)
+    _print_metrics(private, console, baseline.metrics_, saved=a.save_metrics)
     print_privacy(private.privacy_, console)
-    out = private.save(a.out)
+    out = private.save(a.out, save_metrics=a.save_metrics)
     baseline.save(Path(a.out).with_name(Path(a.out).name + "-nonprivate"))
     console.print(f"private model written to [bold]{out}[/] (non-private reference beside it, suffix -nonprivate)")
 
@@ -131,7 +164,12 @@ def register(sub) -> None:
     t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp"), default="lda")
     t.add_argument("--topics", type=positive_int, default=50)
     t.add_argument("--iterations", type=positive_int, default=200)
-    t.add_argument("--seed", type=int, default=None, help="random seed (default 0; not allowed with --secure)")
+    t.add_argument("--seed", type=int, default=None,
+                   help="random seed (lda: default 0; private algorithms: default fresh OS entropy, and a given seed"
+                        " is for tests only: whoever knows it can remove the noise; not allowed with --secure)")
+    t.add_argument("--vocabulary", default=None, metavar="FILE",
+                   help="public vocabulary, one word per line: the corpus is restricted to it and no word is chosen"
+                        " from the private data (overrides --max-vocab/--min-df)")
     t.add_argument("--alpha", type=positive_float, default=None)
     t.add_argument("--beta", type=positive_float, default=None)
     t.add_argument("--epsilon", type=positive_float, default=None,
@@ -148,6 +186,8 @@ def register(sub) -> None:
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--test-size", type=unit_interval, default=0.2)
     t.add_argument("--out", default="runs/model")
+    t.add_argument("--save-metrics", action="store_true",
+                   help="private algorithms: also save the evaluation metrics, labelled 'outside the guarantee'")
     t.add_argument("--quiet", action="store_true")
     t.set_defaults(func=cmd_train)
 
@@ -157,7 +197,11 @@ def register(sub) -> None:
     d.add_argument("--iterations", type=positive_int, default=50)
     d.add_argument("--epsilon-laplace", type=positive_float, default=1.0)
     d.add_argument("--epsilon-inherent", type=positive_float, default=10.0)
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=int, default=None,
+                   help="seed the private model too (tests only: whoever knows it can remove the noise);"
+                        " default: fresh OS entropy for the private model, 0 for the non-private reference")
+    d.add_argument("--save-metrics", action="store_true",
+                   help="also save the private model's metrics, labelled 'outside the guarantee'")
     d.add_argument("--jobs", type=positive_int, default=min(2, os.cpu_count() or 1))
     d.add_argument("--show-topics", type=positive_int, default=20)
     d.add_argument("--out", default="runs/demo")

@@ -1,4 +1,4 @@
-"""Tokenisation and vocabulary construction (spec §0.5).
+"""Tokenisation and vocabulary construction (the setup of Zhao et al. 2020 Sec. VII-A, with the unstated details fixed as below).
 
 * lowercase, alphabetic tokens only, at least ``min_length`` letters;
 * scikit-learn's English stop-word list removed;

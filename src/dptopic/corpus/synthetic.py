@@ -1,4 +1,4 @@
-"""Synthetic corpora drawn from the LDA generative model (spec §1.2)."""
+"""Synthetic corpora drawn from the LDA generative model (Blei, Ng & Jordan 2003)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,10 +1,10 @@
-"""UMass topic coherence (Mimno et al. 2011; spec §10.11).
+"""UMass topic coherence (Mimno et al. 2011).
 
 ``C(t) = Σ_{m=2..M} Σ_{l<m} log((D(v_m, v_l) + 1) / D(v_l))`` over the topic's top-M
 words in decreasing probability. ``variant="mimno"`` divides by the document
 frequency of the higher-ranked word ``v_l`` (default); ``variant="authors"``
 divides by the lower-ranked ``v_m`` and skips pairs with ``D(v_m) = 0``, as the
-code behind Manzonelli et al. does (spec A-38).
+code behind Manzonelli et al. does.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Held-out perplexity (spec §1.6) with fold-in inference of θ.
+"""Held-out perplexity (Zhao et al. 2020 Sec. VII-A; Wallach et al. 2009) with fold-in inference of θ.
 
 * ``mode="paper"``: infer θ on all tokens of each test document, evaluate on the same
   tokens (as Zhao et al.'s formula reads; optimistic).

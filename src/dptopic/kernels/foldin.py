@@ -1,4 +1,4 @@
-"""Fold-in inference of θ with Φ fixed (spec §1.6) and per-token log-likelihoods."""
+"""Fold-in inference of θ with Φ fixed (Griffiths & Steyvers 2004) and per-token log-likelihoods."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,11 +1,14 @@
 """A tiny counter-free PRNG (xorshift128+) usable inside numba kernels.
 
 Kernels are pure functions of their inputs and a 2-word ``uint64`` state, which is
-seeded from the user's :class:`numpy.random.Generator` (see :func:`kernel_state`).
+seeded from the user's :class:`numpy.random.Generator`, or in secure mode from the
+operating system's CSPRNG through :mod:`secrets` (see :func:`kernel_state`).
 A pure-Python twin (:class:`PyXorShift`) lets the NumPy reference reproduce a
 kernel's stream bit for bit in tests.
 """
 from __future__ import annotations
+
+import secrets
 
 import numpy as np
 from numba import njit
@@ -29,8 +32,17 @@ def next_uniform(state):
     return ((x + y) >> _S11) * _INV53
 
 
-def kernel_state(rng: np.random.Generator) -> np.ndarray:
-    """Draw a fresh, non-zero kernel state from a Generator."""
+def kernel_state(rng: np.random.Generator | None) -> np.ndarray:
+    """Draw a fresh, non-zero kernel state from a Generator, or from the OS CSPRNG when ``rng`` is None.
+
+    ``None`` is secure mode: the 128 state bits come from :func:`secrets.randbits`, so no
+    seed, Generator state or PCG64 output determines the sampler's stream.
+    """
+    if rng is None:
+        words = [0, 0]
+        while words == [0, 0]:                # xorshift128+ must not start from the all-zero state
+            words = [secrets.randbits(64), secrets.randbits(64)]
+        return np.array(words, dtype=np.uint64)
     s = rng.integers(1, 2**63 - 1, size=2, dtype=np.int64).astype(np.uint64)
     return s
 

@@ -22,25 +22,47 @@ def _check_eps(epsilon):
         raise DPTopicError(f"invalid epsilon={epsilon!r}: must be a finite number > 0.")
 
 
-def _opendp_laplace(shape, scale: float, integer: bool) -> np.ndarray:
+def _opendp_release(values: np.ndarray, scale: float, integer: bool) -> np.ndarray:
+    """OpenDP's Laplace measurement applied to ``values`` themselves (not noise added afterwards).
+
+    Integers (``i64``) get OpenDP's exact discrete Laplace; floats get its continuous Laplace,
+    whose output is rounded by OpenDP to a grid that keeps the privacy guarantee under
+    floating-point arithmetic. Adding float noise to the values in NumPy instead would undo that
+    protection (Mironov 2012), so the values are handed to the measurement.
+    """
     try:
         import opendp.prelude as dp
     except ImportError:
         raise DPTopicError("secure mode needs OpenDP: pip install 'dptopic[secure]' (or pip install opendp).") from None
     dp.enable_features("contrib")
-    T = int if integer else float
-    dom = dp.vector_domain(dp.atom_domain(T=T)) if integer else dp.vector_domain(dp.atom_domain(T=float, nan=False))
-    meas = dp.m.make_laplace(dom, dp.l1_distance(T=T), scale=float(scale))
-    n = int(np.prod(shape))
-    out = meas([0] * n if integer else [0.0] * n)
-    return np.asarray(out, dtype=np.int64 if integer else np.float64).reshape(shape)
+    T = "i64" if integer else float
+    atom = dp.atom_domain(T=T) if integer else dp.atom_domain(T=float, nan=False)
+    meas = dp.m.make_laplace(dp.vector_domain(atom), dp.l1_distance(T=T), scale=float(scale))
+    flat = np.asarray(values, dtype=np.int64 if integer else np.float64).ravel()
+    out = meas(flat.tolist())
+    return np.asarray(out, dtype=np.int64 if integer else np.float64).reshape(np.shape(values))
+
+
+def _release(values: np.ndarray, scale: float, rng, discrete: bool, secure: bool) -> np.ndarray:
+    if secure:
+        return _opendp_release(values, scale, integer=discrete)
+    noise = laplace_noise(values.shape, scale, rng, discrete)
+    return values.astype(np.int64) + noise if discrete else values.astype(np.float64) + noise
 
 
 def laplace_noise(shape, scale: float, rng: np.random.Generator | None, discrete: bool,
                   secure: bool = False) -> np.ndarray:
-    """Raw noise: i.i.d. Laplace(scale) or discrete Laplace with P(x) ∝ exp(−|x|/scale)."""
+    """Raw noise: i.i.d. Laplace(scale) or discrete Laplace with P(x) ∝ exp(−|x|/scale).
+
+    ``secure=True`` is allowed for integer noise only (exact integer addition keeps OpenDP's
+    guarantee); secure continuous noise must be applied by the measurement to the values
+    themselves: use :func:`laplace_mechanism`.
+    """
     if secure:
-        return _opendp_laplace(shape, scale, integer=discrete)
+        if not discrete:
+            raise DPTopicError("secure continuous noise must be applied to the values themselves: call"
+                               " laplace_mechanism(values, ..., secure=True) instead of laplace_noise.")
+        return _opendp_release(np.zeros(shape, dtype=np.int64), scale, integer=True)
     if discrete:
         # The difference of two i.i.d. geometrics on {0,1,..} with ratio r = exp(-1/scale) is the
         # discrete Laplace. floor(E·scale), E ~ Exp(1), is exactly such a geometric
@@ -66,8 +88,7 @@ def laplace_mechanism(values: np.ndarray, epsilon: float, rng: np.random.Generat
         raise DPTopicError("a numpy Generator is required unless secure=True.")
     l1 = float(sum(changes))
     scale = l1 / epsilon
-    noise = laplace_noise(values.shape, scale, rng, discrete, secure)
-    noisy = values.astype(np.int64) + noise if discrete else values.astype(np.float64) + noise
+    noisy = _release(values, scale, rng, discrete, secure)
     return noisy, LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label,
                                relation=relation)
 
@@ -80,8 +101,7 @@ def laplace_with_scale(values: np.ndarray, scale: float, rng, changes=(1,), disc
     values = np.asarray(values)
     if discrete is None:
         discrete = np.issubdtype(values.dtype, np.integer)
-    noise = laplace_noise(values.shape, scale, rng, discrete, secure)
-    noisy = values.astype(np.int64) + noise if discrete else values.astype(np.float64) + noise
+    noisy = _release(values, scale, rng, discrete, secure)
     return noisy, LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label,
                                relation=relation)
 

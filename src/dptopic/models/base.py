@@ -22,6 +22,9 @@ from ..kernels import ShardedSweeper, SweepArrays, count_assignments, kernel_sta
 
 _REGISTRY: dict[str, type] = {}
 
+OUTSIDE_GUARANTEE = ("outside the guarantee: these metrics were computed from documents of the private corpus"
+                     " and are not accounted in the privacy report")
+
 
 @dataclass
 class IterationInfo:
@@ -88,11 +91,20 @@ class GibbsTopicModel:
     def fit(self, X, y=None, *, vocabulary=None, callback: Callable[[IterationInfo], None] | None = None):
         """Train on a :class:`Corpus`, a document-term matrix (scipy.sparse/dense) or a list of strings.
 
+        ``vocabulary`` (a list of words or a :class:`Vocabulary`) fixes the model's vocabulary: the
+        corpus is restricted to it, and private models record it as user-supplied (public); without
+        it the vocabulary comes from the training data (see ``docs/privacy.md``, "Vocabulary").
+
         ``callback(info)`` is called after each iteration with an :class:`IterationInfo`. A callback
         with ``needs_release = False`` (e.g. a timer) spares the trainer a copy of the counts.
         """
         self._validate()
         corpus = as_corpus(X, vocabulary=vocabulary)
+        if vocabulary is not None:
+            vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+            if corpus.vocabulary != vocabulary:
+                corpus = corpus.restrict(vocabulary).require_nonempty()
+        self._vocabulary_supplied = vocabulary is not None
         self.vocabulary_ = corpus.vocabulary
         K, V = self.n_topics, corpus.vocab_size
         rng = self._rng()
@@ -102,7 +114,7 @@ class GibbsTopicModel:
         arrays = SweepArrays(corpus.word_ids, corpus.doc_ptr, z, ndk, nwk, nk)
         self._start(arrays, corpus, rng)
         self.log_likelihood_ = []
-        states = [kernel_state(r) for r in worker_rngs]
+        states = [kernel_state(self._coins(r)) for r in worker_rngs]
         want_release = callback is not None and getattr(callback, "needs_release", True)
         with ShardedSweeper(arrays, self.n_jobs, self._kernel) as sweeper, \
                 progress_bar(self.n_iter, f"{type(self).__name__} K={K}", self.verbose) as bar:
@@ -123,6 +135,10 @@ class GibbsTopicModel:
         return self.fit(X, **kw).transform(X)
 
     # hooks -------------------------------------------------------------------
+    def _coins(self, rng):
+        """The source of the sampler's and the noise's coins: ``rng``, or None for the OS CSPRNG."""
+        return rng
+
     def _start(self, arrays: SweepArrays, corpus: Corpus, rng) -> None:
         pass
 
@@ -166,17 +182,24 @@ class GibbsTopicModel:
         return c
 
     def transform(self, X, n_iter: int = 100, burn_in: int = 50, seed=0) -> np.ndarray:
-        """Document–topic proportions θ (D×K) by fold-in Gibbs sampling with Φ fixed (spec §1.6)."""
+        """Document–topic proportions θ (D×K) by fold-in Gibbs sampling with Φ fixed (Griffiths & Steyvers 2004).
+
+        For a private model, fold-in reads the words of the documents it is given: on held-out
+        documents that is the user's own computation, but on the *training* documents it is a
+        fresh computation on private words that the privacy report does not cover. Private
+        trainers offer ``training_theta_`` instead, a post-processing of the released topic
+        assignments (see ``docs/privacy.md``).
+        """
         c = self._as_model_corpus(X)
         return infer_theta(self.components_, c.word_ids, c.doc_ptr, float(self.alpha), n_iter, burn_in, seed)
 
     def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
-        """Held-out perplexity (spec §1.6); ``mode`` is ``"paper"`` or ``"completion"``."""
+        """Held-out perplexity (Zhao et al. 2020 Sec. VII-A; Wallach et al. 2009 document completion); ``mode`` is ``"paper"`` or ``"completion"``."""
         c = self._as_model_corpus(X)
         return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)
 
     def coherence(self, X, top_n: int = 10, variant: str = "mimno") -> float:
-        """Average UMass coherence of the topics on ``X`` (spec §10.11)."""
+        """Average UMass coherence of the topics on ``X`` (Mimno et al. 2011)."""
         return umass_coherence(self.components_, self._as_model_corpus(X), top_n, variant)
 
     def topic_words(self, n: int = 10, weights: bool = False) -> list:
@@ -192,15 +215,27 @@ class GibbsTopicModel:
     def _extra_arrays(self) -> dict:
         return {}
 
-    def save(self, directory) -> str:
-        """Write ``model.json`` + ``.npy`` arrays into ``directory`` atomically (no pickle)."""
+    def save(self, directory, *, save_metrics: bool | None = None) -> str:
+        """Write ``model.json`` + ``.npy`` arrays into ``directory`` atomically (no pickle).
+
+        A private model never writes its seed (nor any Generator state): whoever knows the seed
+        could regenerate the noise and remove it. Its evaluation metrics (``metrics_``, computed
+        from the private corpus outside the ledger) are written only with ``save_metrics=True``,
+        and then labelled as outside the guarantee. Non-private models save their metrics by default.
+        """
         self._check_fitted()
-        params = {k: (None if isinstance(v, np.random.Generator) else v) for k, v in self.get_params().items()}
+        private = self._private
+        params = {k: (None if isinstance(v, np.random.Generator) or (private and k == "seed") else v)
+                  for k, v in self.get_params().items()}
+        metrics = getattr(self, "metrics_", {})
+        keep_metrics = (not private) if save_metrics is None else bool(save_metrics)
         meta = {"format": "dptopic-model", "version": 1, "dptopic_version": _version,
                 "class": type(self).__name__, "params": params, "vocabulary": self.vocabulary_.words,
-                "metrics": getattr(self, "metrics_", {}), "training": getattr(self, "_train_stats", {}),
+                "metrics": metrics if keep_metrics else {}, "training": getattr(self, "_train_stats", {}),
                 "log_likelihood": list(getattr(self, "log_likelihood_", [])),
                 "privacy": self.privacy_}
+        if private and keep_metrics and metrics:
+            meta["metrics_guarantee"] = OUTSIDE_GUARANTEE
         arrays = {"components": self.components_, **self._extra_arrays()}
         return str(save_bundle(directory, meta, arrays))
 

@@ -1,4 +1,4 @@
-"""Plain collapsed Gibbs LDA: the non-private reference (spec §1)."""
+"""Plain collapsed Gibbs LDA: the non-private reference (Griffiths & Steyvers 2004)."""
 from __future__ import annotations
 
 import numpy as np

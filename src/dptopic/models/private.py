@@ -13,8 +13,26 @@ from .._validation import IsNone, Options, Real, validate_value
 from ..accounting import (WORD_RELATION, PrivacyLedger, non_private_report, hdp_clip_bound, hdp_epsilon_inherent,
                           hdp_iteration_events, solve_epsilon_laplace)
 from ..errors import DPTopicError
+from ..kernels import count_assignments
 from ..mechanisms import clamp, laplace_mechanism, laplace_with_scale, normalize_rows
 from .base import GibbsTopicModel
+
+SEED_WARNING = ("an explicit seed was given: whoever knows it can regenerate every noise draw and the sampler's"
+                " coins and remove the noise, so the guarantee holds only while the seed stays secret. Use an"
+                " explicit seed for tests and reproduction only; leave seed=None (fresh OS entropy) otherwise.")
+
+SECURE_COVERS = ("secure mode: every Laplace draw comes from OpenDP's exact samplers on the operating system's"
+                 " CSPRNG, applied by OpenDP to the counts themselves, and the topic sampler's xorshift128+"
+                 " states are seeded from the OS CSPRNG (secrets). Not covered: the topic sampler computes its"
+                 " conditional in floating point and draws from xorshift128+, which is fast but not a"
+                 " cryptographic generator; the data-independent initial topics come from NumPy's PCG64 seeded"
+                 " from OS entropy.")
+STANDARD_COINS = ("standard mode: noise and sampler coins come from NumPy's PCG64 (fresh OS entropy unless a seed"
+                  " is given) through textbook floating-point samplers, which do not resist floating-point attacks"
+                  " (Mironov 2012); secure=True hardens the noise (see docs/privacy.md).")
+VOCAB_SUPPLIED = "supplied by the user; treated as public (its choice must not depend on the private corpus)"
+VOCAB_FROM_DATA = ("chosen from the training corpus and published in the model; treated as public, i.e. NOT"
+                   " protected: pass a public vocabulary (fit(..., vocabulary=...), --vocabulary FILE) to avoid this")
 
 _PRIVATE_CONSTRAINTS = {**GibbsTopicModel._parameter_constraints,
                         "delta": [Real(0, 1, "neither")],
@@ -30,8 +48,39 @@ class _PrivateGibbs(GibbsTopicModel):
         if self.secure and self.seed is not None:
             raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed (--seed).")
 
-    def _noise_rng(self, rng):
+    def _coins(self, rng):
         return None if self.secure else rng
+
+    def fit_transform(self, X, y=None, **kw) -> np.ndarray:
+        """Fit, then return ``training_theta_``: θ of the training documents from the final topic
+        assignments, not fold-in on their private words (which ``transform`` would do, outside the
+        report's scope). One row per document of the training corpus (documents left empty by
+        preprocessing are dropped)."""
+        return self.fit(X, **kw).training_theta_
+
+    def _training_theta(self, arrays) -> np.ndarray:
+        """θ of the training documents from the final topic assignments z (not from noisy counts)."""
+        K, V = self.n_topics, arrays.nwk.shape[0]
+        ndk = count_assignments(arrays.word_ids, arrays.doc_ptr, arrays.z, K, V)[0].astype(np.float64)
+        ndk += self.alpha
+        ndk /= ndk.sum(axis=1, keepdims=True)
+        return ndk
+
+    def _finalize(self, rep: dict) -> dict:
+        """Fields every private trainer's report carries: seed disclosure, coins, vocabulary."""
+        reproducible = self.seed is not None
+        rep["noise_reproducible"] = reproducible
+        if reproducible:
+            rep["warning"] = SEED_WARNING
+        rep["secure_noise"] = bool(self.secure)
+        rep["noise"] = self.noise
+        rep["randomness"] = SECURE_COVERS if self.secure else STANDARD_COINS
+        supplied = getattr(self, "_vocabulary_supplied", False)
+        rep["vocabulary"] = VOCAB_SUPPLIED if supplied else VOCAB_FROM_DATA
+        note = (" Vocabulary treated as public (" + ("user-supplied" if supplied else "chosen from the training"
+                " corpus, not protected") + "); document count and lengths are public under word replacement.")
+        rep["scope"] = rep.get("scope", "no differential privacy guarantee.") + note
+        return rep
 
     def _start(self, arrays, corpus, rng) -> None:
         self.ledger_ = PrivacyLedger(unit="word", relation=WORD_RELATION, theorem=self._theorem,
@@ -40,15 +89,13 @@ class _PrivateGibbs(GibbsTopicModel):
     def _report(self, extra: dict) -> dict:
         rep = self.ledger_.report(self.delta)
         rep.update(extra)
-        rep["secure_noise"] = bool(self.secure)
-        rep["noise"] = self.noise
-        return rep
+        return self._finalize(rep)
 
 
 class HDPLDA(_PrivateGibbs):
     """HDP-LDA: hybrid differentially private LDA (Zhao et al. 2020, Algorithm 1, Theorem 3).
 
-    Default (**sound**, spec §3.5): every iteration releases a fresh noisy snapshot
+    Default (**sound**, see ``docs/privacy.md``): every iteration releases a fresh noisy snapshot
     ``S_i = N + Lap(2/ε_L)`` of the true topic–word counts (never modifying them),
     clamps it to ``[0, C]`` and freezes it as the word factor for the whole sweep.
     Each iteration is ``(ε_L + ε_I)``-DP with ``ε_I = 2·log(C/β + 1)``; Φ is
@@ -59,16 +106,29 @@ class HDPLDA(_PrivateGibbs):
     epsilon_laplace : ε_L per iteration; ``None`` gives "limited inherent" (clipping only,
         no noise, **no** DP guarantee — Fig. 5's comparison curve).
     epsilon_inherent, clip : give one; ``C = β(e^{ε_I/2} − 1)``. Default ``ε_I = 10``.
-    beta : default 1.0, the "larger β" of the paper's HDP-LDA runs (A-07): with ε_I = 10 it gives
+    beta : default 1.0, the "larger β" of the paper's HDP-LDA runs (value not reported): with ε_I = 10 it gives
         C ≈ 147; β = 0.1 (C ≈ 15) saturates every frequent word and the topics collapse.
     paper_literal : reproduce Algorithm 1 as written (noise accumulated in place into live
-        counts, live updates). Its privacy claim does not hold (spec A-04); reported as such.
-    final_release : ``"last"`` (Φ from S_T, free) or ``"fresh"`` (one more ε_L release).
+        counts, live updates). Its privacy claim does not hold (``docs/privacy.md``); reported as such.
+    final_release : ``"last"`` (Φ from S_T, free) or ``"fresh"`` (one more ε_L release, accounted,
+        also by :meth:`from_budget`).
     noise : ``"discrete"`` (two-sided geometric, integer counts; default) or ``"continuous"``.
-    secure : draw the noise from a CSPRNG with OpenDP's exact samplers (no seed allowed).
+    secure : draw the noise with OpenDP's exact samplers and seed the topic sampler from the OS
+        CSPRNG (no seed allowed); ``privacy_["randomness"]`` says what that covers.
+    seed : None (default: fresh OS entropy). An explicit seed makes the noise reproducible by
+        whoever knows it: for tests only; the report then says ``noise_reproducible: true``.
+        The seed is never saved.
     delta : δ at which the tight ε(δ) is reported.
     sampler : ``"auto"`` (sound mode: exact rejection sampler against the frozen factor,
         :func:`~dptopic.kernels.frozen_sweep`) or ``"dense"`` (the reference dense sweep).
+
+    Attributes
+    ----------
+    components_ : Φ (K×V), post-processed from the last noisy release.
+    training_theta_ : θ (D×K) of the training documents from the final topic assignments z,
+        ``(n_m^k + α)/(n_m + Kα)``. In the sound mode z is released and covered by Theorem 3,
+        so this is post-processing inside the guarantee, unlike ``transform`` on training documents.
+    privacy_ : the privacy report (also saved in ``model.json``).
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
@@ -79,8 +139,8 @@ class HDPLDA(_PrivateGibbs):
                               "final_release": [Options(("last", "fresh"))],
                               "sampler": [Options(("auto", "dense"))]}
     _theorem = ("Zhao et al. 2020, Theorem 3: each iteration is (eps_L + eps_I)-DP, eps_I = 2 log(C/beta + 1);"
-                " sound variant of spec Sec. 3.5 (fresh snapshot, frozen word factor); adaptive sequential"
-                " composition over iterations")
+                " sound variant: fresh noisy snapshot of the true counts each iteration, frozen as the word"
+                " factor for the sweep (docs/privacy.md); adaptive sequential composition over iterations")
 
     def __init__(self, n_topics: int = 50, epsilon_laplace: float | None = 1.0, epsilon_inherent: float | None = None,
                  clip: float | None = None, alpha: float = 0.1, beta: float = 1.0, n_iter: int = 100,
@@ -117,7 +177,8 @@ class HDPLDA(_PrivateGibbs):
         validate_value("delta", delta, [Real(0, 1, "neither")])
         validate_value("epsilon_inherent", epsilon_inherent, [Real(0, None, "neither")])
         eps_l = solve_epsilon_laplace(epsilon, delta, n_iter, epsilon_inherent,
-                                      discrete=kw.get("noise", "discrete") == "discrete")
+                                      discrete=kw.get("noise", "discrete") == "discrete",
+                                      extra_laplace=1 if kw.get("final_release") == "fresh" else 0)
         m = cls(epsilon_laplace=eps_l, epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta, **kw)
         m._budget = (float(epsilon), float(delta))
         return m
@@ -162,7 +223,7 @@ class HDPLDA(_PrivateGibbs):
 
     def _release(self, nwk, rng):
         planned = self._events[0]
-        noisy, ev = laplace_mechanism(nwk, self.epsilon_laplace, self._noise_rng(rng), changes=planned.changes,
+        noisy, ev = laplace_mechanism(nwk, self.epsilon_laplace, self._coins(rng), changes=planned.changes,
                                       discrete=self._discrete, secure=self.secure, label=planned.label)
         assert ev == planned, "the released noise must be the event the ledger planned"
         return noisy, ev
@@ -191,6 +252,7 @@ class HDPLDA(_PrivateGibbs):
         return table, C, S
 
     def _finish(self, arrays, rng) -> np.ndarray:
+        self.training_theta_ = self._training_theta(arrays)
         if self.paper_literal:
             return normalize_rows(arrays.nwk.T, self.beta)
         S = self._last_release
@@ -204,45 +266,50 @@ class HDPLDA(_PrivateGibbs):
         params = {"epsilon_laplace": self.epsilon_laplace, "epsilon_inherent": eps_i, "clip": C, "beta": self.beta,
                   "n_iter": T}
         if self.epsilon_laplace is None:
-            return non_private_report(
+            return self._finalize(non_private_report(
                 "clipping without Laplace noise bounds only the replaced token's sampling step; the exact counts"
                 " still drive the sampler, so related tokens leak (Zhao et al. Prop. 2) and no DP guarantee holds.",
-                mode="limited-inherent", parameters=params)
+                mode="limited-inherent", parameters=params))
         paper_eps = T * (self.epsilon_laplace + eps_i)
         if self.paper_literal:
-            return non_private_report(
+            return self._finalize(non_private_report(
                 "Algorithm 1 as written accumulates the noise in the live counts and updates them within the sweep,"
-                " so related tokens leak again and eq. (30) fails; Phi comes from the final live counts (spec"
-                " Sec. 3.5, A-04, A-06). The paper's epsilon is shown for comparison only; it is not a proven"
-                " guarantee.",
+                " so related tokens leak again and eq. (30) fails; Phi comes from the final live counts, which"
+                " no release covers (docs/privacy.md). The paper's epsilon is shown for comparison only; it is"
+                " not a proven guarantee.",
                 mode="paper-literal", parameters=params,
                 claimed_by_paper={"epsilon": paper_eps, "delta": 0.0,
-                                  "theorem": "Zhao et al. 2020 Algorithm 1 output eps = T(eps_L + eps_I)"})
+                                  "theorem": "Zhao et al. 2020 Algorithm 1 output eps = T(eps_L + eps_I)"}))
         rep = self._report({"mode": "sound", "parameters": params, "epsilon_paper": paper_eps,
-                            "scope": "covers every noisy count release S_i, every sampled topic assignment z,"
-                                     " and the released Phi (post-processing of S_T"
-                                     + (" plus one fresh release" if self.final_release == "fresh" else "") + ")."})
+                            "scope": "covers every noisy count release S_i, every sampled topic assignment z"
+                                     " (hence training_theta_), and the released Phi (post-processing of "
+                                     + ("one more fresh release" if self.final_release == "fresh" else "S_T") + ")."
+                                     " Not covered: transform() or perplexity() on training documents, which read"
+                                     " their private words again."})
         if getattr(self, "_budget", None):
             rep["budget"] = {"epsilon": self._budget[0], "delta": self._budget[1]}
         return rep
 
 
 class CDPLDA(_PrivateGibbs):
-    """CDP-LDA and CDP-LDA+ baselines (Zhao et al. Sec. VII-A; spec §3.6).
+    """CDP-LDA and CDP-LDA+ baselines (Zhao et al. 2020 Sec. VII-A, after Foulds et al. 2016).
 
     ``Lap(1/ε)`` noise is added to ``N_k^t`` and ``N_m^k`` in the first iteration
     (CDP-LDA) or in every iteration (``every_iteration=True``: CDP-LDA+); the noise
     persists in the counts, negative counts are clamped to 0 where they enter the
     conditional. The report gives the paper's nominal ε and the corrected ε
     (word replacement changes two cells of ``N_k^t``: L1 sensitivity 2, so ``Lap(1/ε)``
-    is 2ε-DP per release). Neither baseline protects the sampled topics or the final Φ.
+    is 2ε-DP per release). Neither baseline protects the sampled topics or the final Φ, so the
+    report says ``private: false`` and gives the count-release ε only as a separately labelled
+    partial figure (``privacy_["count_release_epsilon"]``). ``training_theta_`` (θ of the training
+    documents from the final z) exists as for :class:`HDPLDA`, but here z is not covered.
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
                               "epsilon": [Real(0, None, "neither")],
                               "every_iteration": [Options((True, False))]}
     _theorem = ("Laplace mechanism (Dwork & Roth 2014 Thm 3.6) on the count matrices only, with the L1"
-                " sensitivity corrected to 2 under word replacement (spec A-08); basic and tight composition")
+                " sensitivity corrected to 2 under word replacement (docs/privacy.md); basic and tight composition")
 
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = False, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
@@ -272,7 +339,7 @@ class CDPLDA(_PrivateGibbs):
     def _before_sweep(self, it, arrays, rng, want_release):
         if it == 0 or self.every_iteration:
             kw = dict(discrete=self.noise == "discrete", secure=self.secure)
-            nrng = self._noise_rng(rng)
+            nrng = self._coins(rng)
             nwk, ev = laplace_with_scale(arrays.nwk, 1.0 / self.epsilon, nrng, changes=(1, 1),
                                          label="noisy N_k^t + Lap(1/eps)", **kw)
             ndk, _ = laplace_with_scale(arrays.ndk, 1.0 / self.epsilon, nrng, changes=(1, 1), **kw)
@@ -285,20 +352,26 @@ class CDPLDA(_PrivateGibbs):
         return None, np.inf, (arrays.nwk.copy() if want_release else None)
 
     def _finish(self, arrays, rng) -> np.ndarray:
+        self.training_theta_ = self._training_theta(arrays)
         return normalize_rows(arrays.nwk.T, self.beta)
 
     def privacy_report(self) -> dict:
         n = self._n_releases
-        return self._report({
-            "mode": "CDP-LDA+" if self.every_iteration else "CDP-LDA",
-            "parameters": {"epsilon": self.epsilon, "n_iter": self.n_iter, "noise_releases": n},
-            "epsilon_nominal": n * self.epsilon,
-            "guarantee": "partial",
-            "scope": "covers only the noisy count releases; the sampled topics and the final Phi, which keep"
-                     " using the data after the noise, are NOT covered (Zhao et al.'s criticism of these baselines).",
-            "note": "epsilon_nominal is the paper's Lap(1/eps) claim (sensitivity 1); epsilon_basic/pld/rdp use the"
-                    " correct L1 sensitivity 2 under word replacement (spec A-08).",
-        })
+        counts = self.ledger_.report(self.delta)
+        del counts["private"]
+        partial = {"label": "partial figure: covers the noisy count releases only, NOT the model", **counts}
+        return self._finalize(non_private_report(
+            "only the noisy count releases are differentially private; the sampled topics and the final Phi keep"
+            " using the exact data after the noise and no theorem covers them (Zhao et al. 2020's criticism of"
+            " these baselines).",
+            mode="CDP-LDA+" if self.every_iteration else "CDP-LDA",
+            parameters={"epsilon": self.epsilon, "n_iter": self.n_iter, "noise_releases": n},
+            epsilon_nominal=n * self.epsilon,
+            count_release_epsilon=partial,
+            scope="the count releases alone are covered (count_release_epsilon); the topics z, Phi and everything"
+                  " computed from them are not.",
+            note="epsilon_nominal is the paper's Lap(1/eps) claim (sensitivity 1); count_release_epsilon uses the"
+                 " correct L1 sensitivity 2 of N_k^t under word replacement."))
 
 
 class CDPLDAPlus(CDPLDA):
