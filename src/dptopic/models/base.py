@@ -192,10 +192,14 @@ class GibbsTopicModel:
     def _extra_arrays(self) -> dict:
         return {}
 
+    def _saved_params(self) -> dict:
+        """The constructor parameters written to model.json (subclasses drop what must not be saved)."""
+        return {k: (None if isinstance(v, np.random.Generator) else v) for k, v in self.get_params().items()}
+
     def save(self, directory) -> str:
         """Write ``model.json`` + ``.npy`` arrays into ``directory`` atomically (no pickle)."""
         self._check_fitted()
-        params = {k: (None if isinstance(v, np.random.Generator) else v) for k, v in self.get_params().items()}
+        params = self._saved_params()
         meta = {"format": "dptopic-model", "version": 1, "dptopic_version": _version,
                 "class": type(self).__name__, "params": params, "vocabulary": self.vocabulary_.words,
                 "metrics": getattr(self, "metrics_", {}), "training": getattr(self, "_train_stats", {}),
