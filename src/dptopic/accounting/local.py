@@ -140,6 +140,7 @@ def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports
         "epsilon_doc_relation": DOCUMENT_RELATION,
         "vocab_size": vocab_size,
         "reports_per_contributor": reports_per_contributor,
+        "noise": "randomized response on the contributors' devices",
         "server_steps": {s: POST_PROCESSING for s in server_steps},
         "scope": scope or ("covers everything the server computes from the randomized reports (post-processing)."
                            " NOT covered: the public vocabulary, any data the server holds in the clear, and"

@@ -74,6 +74,10 @@ def _print_metrics(model, console, baseline=None):
 # ---------------------------------------------------------------- commands
 def cmd_train(a):
     console = make_console()
+    if a.algorithm in ("lp", "olp"):
+        from .local import train_local
+
+        return train_local(a, console)
     seed = _resolve_seed(a)
     corpus = corpus_from_args(a)
     model = _build_model(a, a.topics, a.iterations, seed)
@@ -128,7 +132,7 @@ def cmd_topics(a):
 def register(sub) -> None:
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp"), default="lda")
+    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp"), default="lda")
     t.add_argument("--topics", type=positive_int, default=50)
     t.add_argument("--iterations", type=positive_int, default=200)
     t.add_argument("--seed", type=int, default=None, help="random seed (default 0; not allowed with --secure)")
@@ -149,6 +153,9 @@ def register(sub) -> None:
     t.add_argument("--test-size", type=unit_interval, default=0.2)
     t.add_argument("--out", default="runs/model")
     t.add_argument("--quiet", action="store_true")
+    from .local import add_train_args
+
+    add_train_args(t)
     t.set_defaults(func=cmd_train)
 
     d = sub.add_parser("demo", help="the main job: private HDP-LDA on the demo corpus, with a non-private reference")

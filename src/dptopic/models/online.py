@@ -94,7 +94,7 @@ class OnlineLDA(GibbsTopicModel):
         self.verbose = verbose
 
     # ------------------------------------------------------------------ state
-    _STATE = ("prior_", "components_", "topic_word_counts_", "vocabulary_", "n_batches_", "n_docs_seen_",
+    _STATE = ("prior_", "privacy_", "components_", "topic_word_counts_", "vocabulary_", "n_batches_", "n_docs_seen_",
               "_gen")
 
     def _snapshot(self) -> dict:
@@ -179,6 +179,7 @@ class OnlineLDA(GibbsTopicModel):
             self._ensure_started(corpus.vocabulary)
             seeds = self._child_seeds()
             self._train_batch(corpus, seeds[0])
+            self.privacy_ = self.privacy_report()
             return self
 
         return self._transaction(work)
@@ -211,7 +212,6 @@ class OnlineLDA(GibbsTopicModel):
 
     def save(self, directory) -> str:
         self._check_fitted()
-        self.privacy_ = self.privacy_report()
         self._train_stats = {"n_batches": self.n_batches_, "n_docs_seen": self.n_docs_seen_}
         return super().save(directory)
 
@@ -393,6 +393,7 @@ class OLPLDA(_LocalModel, OnlineLDA):
             self.f_ = f
             self.mu_, self.eta_, self.size_prev_ = mu, eta, M
             self.omega_history_ = self.omega_history_ + [w]
+            self.privacy_ = self.privacy_report()
             return self
 
         return self._transaction(work)

@@ -1,0 +1,124 @@
+"""``randomize`` (contributor side) and the server-side training of ``train --algorithm lp|olp``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import DPTopicError
+from ._common import FORMATS, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics
+
+
+def read_vocabulary(path):
+    """One word per line (blank lines ignored)."""
+    from ..corpus import Vocabulary
+
+    p = Path(path)
+    if not p.is_file():
+        raise DPTopicError(f"vocabulary file {str(path)!r} does not exist: give a text file with one word per line.")
+    words = [w.strip() for w in p.read_text("utf-8", errors="strict").splitlines() if w.strip()]
+    if not words:
+        raise DPTopicError(f"vocabulary file {str(path)!r} is empty: give one word per line.")
+    return Vocabulary(words)
+
+
+def _flip_args(p):
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--epsilon-word", type=positive_float, default=None,
+                   help="per-word local epsilon (Zhao et al. Thm 4); the document's epsilon is V times it")
+    g.add_argument("--f", type=float, default=None, help="flip parameter in (0, 1) instead of --epsilon-word")
+
+
+def cmd_randomize(a):
+    from ..local import Randomizer
+
+    console = make_console(stderr=True)
+    vocab = read_vocabulary(a.vocabulary)
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1)
+    rz = Randomizer(vocab, epsilon_word=a.epsilon_word, f=a.f, secure=True)  # no seed, ever
+    reports = rz.randomize(corpus)
+    out = reports.save(a.out)
+    console.print(f"{reports.n_reports} randomized reports written to [bold]{out}[/] (V={rz.vocab_size},"
+                  f" f={rz.f:.6g}; eps_word={rz.epsilon_word:.4g} per word, eps_doc={rz.epsilon_doc:.4g} per"
+                  " document; coins from the OS CSPRNG)")
+
+
+def register(sub) -> None:
+    r = sub.add_parser("randomize", help="contributor side: turn documents into locally private reports",
+                       description="Randomize documents on the contributor's side (Zhao et al. 2020, Sec. V):"
+                                   " each document becomes its word-presence vector over the public vocabulary,"
+                                   " every bit flipped with probability f/2. Only the report file leaves the"
+                                   " device. There is no seed option: a known seed would let anyone undo the"
+                                   " randomization; coins come from the OS CSPRNG.")
+    r.add_argument("--vocabulary", required=True, help="the public vocabulary: a text file, one word per line")
+    _flip_args(r)
+    r.add_argument("--corpus", required=True, help="the documents: a path in any format the loaders read")
+    r.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
+    r.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
+    r.add_argument("--out", required=True, help="report file to write")
+    r.set_defaults(func=cmd_randomize)
+
+
+def add_train_args(t) -> None:
+    """The ``train`` options of the local-DP algorithms."""
+    t.add_argument("--reports", default=None, help="lp/olp: report file written by 'dptopic randomize'")
+    t.add_argument("--vocabulary", default=None,
+                   help="lp/olp: public vocabulary file (only if the report file does not embed it)")
+    t.add_argument("--prior", default=None, help="olp: public prior corpus D_0, disjoint from the contributors")
+    t.add_argument("--batch-size", type=positive_int, default=160, help="olp: reports per mini-batch")
+    t.add_argument("--lam", type=float, default=0.5, help="olp: correlation factor lambda in [0, 1]")
+    t.add_argument("--omega", type=float, default=None, help="olp: prior weight omega (default 0.4)")
+    t.add_argument("--sigma2", type=positive_float, default=None, help="olp: prior variance (omega from Thm 6)")
+    t.add_argument("--alg2-literal", action="store_true", help="olp: Algorithm 2 exactly as printed")
+
+
+def train_local(a, console) -> None:
+    """``train --algorithm lp|olp``: train from randomized reports, print and save."""
+    from ..corpus import Corpus
+    from ..local import ReportSet
+    from ..models import LPLDA, OLPLDA
+
+    if a.reports is None:
+        raise DPTopicError(f"--algorithm {a.algorithm} trains on randomized reports: give --reports FILE"
+                           " (written by 'dptopic randomize').")
+    vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
+    reports = ReportSet.load(a.reports, vocabulary=vocab)
+    vocab = vocab or reports.vocabulary
+    if vocab is None:
+        raise DPTopicError("the report file does not embed its vocabulary: give --vocabulary FILE (the public word list).")
+    common = dict(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
+                  delta=a.delta)
+    for k in ("alpha", "beta"):
+        if getattr(a, k) is not None:
+            common[k] = getattr(a, k)
+    console.print(f"[bold]reports[/]: {reports.n_reports} reports, V={reports.vocab_size}, f={reports.f:.6g}"
+                  f" (eps_word={reports.epsilon_word:.4g})")
+    if a.algorithm == "lp":
+        if a.prior is not None:
+            raise DPTopicError("--prior is for --algorithm olp; LP-LDA uses the reports alone.")
+        model = LPLDA(**common).fit(reports, vocabulary=vocab)
+    else:
+        if a.prior is None:
+            raise DPTopicError("--algorithm olp needs --prior CORPUS: public prior documents disjoint from the"
+                               " contributors ('none' to run without prior data).")
+        if a.prior == "none":
+            prior = "none"
+        else:
+            prior = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, max_vocab=None, min_df=1)
+            if not (isinstance(prior, Corpus) and Path(a.prior).suffix == ".npz"):
+                prior = prior.restrict(vocab)
+            elif prior.vocabulary != vocab:
+                raise DPTopicError(f"the prior corpus {a.prior!r} uses another vocabulary than the reports: rebuild it"
+                                   " with the public vocabulary or pass raw text.")
+        omega = a.omega if a.omega is not None else (None if a.sigma2 is not None else 0.4)
+        model = OLPLDA(prior, omega=omega, sigma2=a.sigma2, lam=a.lam, batch_size=a.batch_size,
+                       alg2_literal=a.alg2_literal, **common)
+        model.fit(reports, vocabulary=vocab)
+        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {a.batch_size} reports")
+    print_topics(model, 10, console=console)
+    print_privacy(model.privacy_, console)
+    p = model.privacy_
+    console.print(f"eps_word = {p['epsilon_word']:.4g} ({p['epsilon_word_relation']}); eps_doc = {p['epsilon_doc']:.4g}"
+                  " (any two documents). Server steps are post-processing.")
+    if a.seed is not None:
+        console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.")
+    out = model.save(a.out)
+    console.print(f"model written to [bold]{out}[/]")
