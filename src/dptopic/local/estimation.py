@@ -134,10 +134,18 @@ def min_hamming(A: np.ndarray, B: np.ndarray, exclude_diagonal: bool = False, ch
     return out
 
 
-def overlap_threshold(prior_packed: np.ndarray, randomized_prior: np.ndarray, level: float = 0.05) -> float:
-    """Null calibration of the overlap check: the ``level`` quantile of the distance from a randomized
-    prior document to the nearest *other* prior document (what a report of a non-member looks like)."""
-    return float(np.quantile(min_hamming(randomized_prior, prior_packed, exclude_diagonal=True), level))
+def overlap_threshold(prior_packed: np.ndarray, randomized_prior: np.ndarray, level: float = 0.05):
+    """Null calibration of the overlap check.
+
+    The distance from a randomized prior document to the nearest *other* prior document is
+    what a report of a non-member looks like. Returns ``(threshold, rate)``: the ``level``
+    quantile of that distance and an upper bound (3 standard errors) on the share of
+    non-members at or below it (distances are integers, so ties can push it above ``level``).
+    """
+    null = min_hamming(randomized_prior, prior_packed, exclude_diagonal=True)
+    thr = float(np.quantile(null, level))
+    p = float(np.mean(null <= thr))
+    return thr, min(1.0, p + 3 * np.sqrt(p * (1 - p) / len(null)) + 1.0 / len(null))
 
 
 def overlap_count(report_packed: np.ndarray, prior_packed: np.ndarray, threshold: float) -> int:

@@ -351,12 +351,12 @@ class OLPLDA(_LocalModel, OnlineLDA):
             np.cumsum(np.bincount(rows, minlength=len(sub)), out=ptr[1:])
             rr, _ = randomized_response(ids, ptr, reports.vocab_size, f, np.random.default_rng([int(seed), 1]))
             self._overlap_thr = overlap_threshold(sub, rr, 0.05)
-        hits = overlap_count(reports.packed, P, self._overlap_thr)
-        limit = stats.binom.ppf(1 - 1e-4, reports.n_reports, 0.05)
-        if hits > limit:
-            warnings.warn(f"{hits} of {reports.n_reports} reports lie closer to a prior document than 95% of"
-                          " non-members would: the prior corpus seems to overlap the stream. It must be public"
-                          " data disjoint from the contributors.", stacklevel=4)
+        thr, rate = self._overlap_thr
+        hits = overlap_count(reports.packed, P, thr)
+        if hits > stats.binom.ppf(1 - 1e-4, reports.n_reports, rate):
+            warnings.warn(f"{hits} of {reports.n_reports} reports lie as close to a prior document as at most"
+                          f" {rate:.0%} of non-members would: the prior corpus seems to overlap the stream. It must"
+                          " be public data disjoint from the contributors.", stacklevel=4)
 
     def partial_fit(self, X, y=None, *, vocabulary=None):
         """Train on one mini-batch of randomized reports (a :class:`ReportSet`). A bad batch raises
@@ -368,6 +368,10 @@ class OLPLDA(_LocalModel, OnlineLDA):
             vocab = vocabulary if vocabulary is not None else getattr(self, "vocabulary_", None)
             if vocab is None and isinstance(self.prior_corpus, Corpus):
                 vocab = self.prior_corpus.vocabulary
+            if isinstance(X, ReportSet) and X.vocabulary is not None and isinstance(self.prior_corpus, Corpus) \
+                    and not hasattr(self, "prior_") and self.prior_corpus.vocabulary != X.vocabulary:
+                raise DPTopicError(f"the prior corpus uses another vocabulary ({self.prior_corpus.vocab_size} words)"
+                                   f" than the reports ({X.vocab_size} words): build it with the public vocabulary.")
             reports, vocab = self._check_reports(X, vocab)
             if hasattr(self, "f_"):
                 reports.check(f=self.f_, where="this batch")
@@ -439,7 +443,7 @@ class OLPLDA(_LocalModel, OnlineLDA):
         if getattr(self, "_prior_presence", None) is not None:
             out["prior_presence"] = self._prior_presence
         out["stream_state"] = np.array([self.size_prev_, self.f_ if hasattr(self, "f_") else np.nan,
-                                        np.nan if getattr(self, "_overlap_thr", None) is None else self._overlap_thr])
+                                        *(getattr(self, "_overlap_thr", None) or (np.nan, np.nan))])
         out["omega_history"] = np.asarray(self.omega_history_, dtype=np.float64)
         return out
 
@@ -449,8 +453,8 @@ class OLPLDA(_LocalModel, OnlineLDA):
         self.eta_ = arrays["eta"].astype(np.float64) if "eta" in arrays else None
         if "prior_presence" in arrays:
             self._prior_presence = arrays["prior_presence"]
-        size_prev, f, thr = arrays["stream_state"]
-        self._overlap_thr = float(thr) if np.isfinite(thr) else None
+        size_prev, f, thr, rate = arrays["stream_state"]
+        self._overlap_thr = (float(thr), float(rate)) if np.isfinite(thr) else None
         self.size_prev_ = int(size_prev)
         if np.isfinite(f):
             self.f_ = float(f)
