@@ -122,3 +122,68 @@ def train_local(a, console) -> None:
         console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.")
     out = model.save(a.out)
     console.print(f"model written to [bold]{out}[/]")
+
+
+# ------------------------------------------------------------------ experiments
+def cmd_ldp_utility(a):
+    from .. import experiments
+    from .experiment import experiment_corpora, print_verdict
+
+    console = make_console()
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    if a.max_test_docs and test.n_docs > a.max_test_docs:
+        test = test.subset(range(a.max_test_docs))
+    s = experiments.ldp_utility(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
+                                n_iter=a.iterations, seeds=list(range(a.seeds)),
+                                progress=lambda n, e, sd: console.print(f"  {n} eps={e} seed={sd} done"))
+    console.print(f"non-private {s['non_private']:.1f} (presence only {s['non_private_presence_only']:.1f})")
+    for e, lp, c in zip(s["eps_grid"], s["lp_lda"], s["cdp_lda"]):
+        console.print(f"eps={e:g}: LP-LDA {lp:.1f}  CDP-LDA {c:.1f}")
+    print_verdict(console, s, a.out, ["ldp_utility.csv", "ldp_utility.png", "ldp_utility_summary.json"])
+
+
+def cmd_olp(a):
+    from .. import experiments
+    from .experiment import experiment_corpora, print_verdict
+
+    console = make_console()
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    if a.max_test_docs and test.n_docs > a.max_test_docs:
+        test = test.subset(range(a.max_test_docs))
+    try:
+        s = experiments.olp_experiment(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
+                                       n_iter=a.iterations, batch_size=a.batch_size, n_batches=a.batches,
+                                       prior_size=a.prior_size, prior_sizes=tuple(a.prior_sizes),
+                                       batch_sizes=tuple(a.batch_sizes), seed=a.seed,
+                                       progress=lambda f, x: console.print(f"  {f} {x} done"))
+    except ValueError as e:
+        raise DPTopicError(f"{e}: use fewer --batches or smaller --prior-sizes/--batch-sizes.") from None
+    for k, (first, last) in s["fig8_first_last"].items():
+        console.print(f"Fig. 8 {k}: perplexity {first:.1f} after batch 1 -> {last:.1f} after batch {a.batches}")
+    print_verdict(console, s, a.out, ["olp_batches.csv", "olp_prior_size.csv", "olp_batch_size.csv", "olp.png",
+                                      "olp_summary.json"])
+
+
+def register_zhao_local(esub) -> None:
+    from .experiment import add_common_experiment_args
+
+    u = esub.add_parser("ldp-utility", help="Zhao et al. Fig. 6: perplexity against eps (LP-LDA, CDP-LDA)")
+    add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")
+    u.add_argument("--eps-grid", type=positive_float, nargs="+", default=[0.5, 1.0, 2.0, 3.0, 5.0, 8.0])
+    u.add_argument("--max-test-docs", type=positive_int, default=None)
+    u.set_defaults(func=cmd_ldp_utility)
+    o = esub.add_parser("olp", help="Zhao et al. Figs. 8-10: OLP-LDA against batches, prior size, batch size")
+    o.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
+    o.add_argument("--topics", type=positive_int, default=50)
+    o.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch")
+    o.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
+    o.add_argument("--out", default="runs/olp")
+    o.add_argument("--eps-grid", type=positive_float, nargs="+", default=[1.0, 3.0, 5.0, 8.0])
+    o.add_argument("--batch-size", type=positive_int, default=160)
+    o.add_argument("--batches", type=positive_int, default=15)
+    o.add_argument("--prior-size", type=positive_int, default=500)
+    o.add_argument("--prior-sizes", type=positive_int, nargs="+", default=[100, 250, 500, 1000])
+    o.add_argument("--batch-sizes", type=positive_int, nargs="+", default=[40, 80, 160, 320, 640])
+    o.add_argument("--seed", type=int, default=0, help="experiment seed (simulated randomization; reproduction only)")
+    o.add_argument("--max-test-docs", type=positive_int, default=None)
+    o.set_defaults(func=cmd_olp)
