@@ -102,12 +102,13 @@ def ldp_utility(train, test, out_dir, eps_grid=(0.5, 1.0, 2.0, 3.0, 5.0, 8.0), n
     return summary
 
 
-def _stream(model, batches, test, mode, seed):
-    """Feed batches; perplexity of Phi^l on the test set after each."""
+def _stream(model, batches, test, mode, seed, every=True):
+    """Feed batches; perplexity of Phi^l on the test set after each (``every``) or after the last only."""
     ppl = []
-    for b in batches:
+    for i, b in enumerate(batches):
         model.partial_fit(b)
-        ppl.append(model.perplexity(test, mode=mode, seed=seed))
+        if every or i == len(batches) - 1:
+            ppl.append(model.perplexity(test, mode=mode, seed=seed))
     return ppl
 
 
@@ -136,15 +137,15 @@ def olp_experiment(train, test, out_dir, eps_grid=(1.0, 3.0, 5.0, 8.0), n_topics
     def olda_batches(docs, size):
         return [_binarized(docs.subset(np.arange(a, min(docs.n_docs, a + size)))) for a in range(0, docs.n_docs, size)]
 
-    def olp(prior, reports, size, s=seed):
-        m = OLPLDA(prior, omega=omega, batch_size=size, seed=s, **common)
-        return _stream(m, list(reports.batches(size)), test, mode, s)
+    def olp(prior, reports, size, every=False):
+        m = OLPLDA(prior, omega=omega, batch_size=size, seed=seed, **common)
+        return _stream(m, list(reports.batches(size)), test, mode, seed, every)
 
     # -------- Fig. 8: perplexity after each mini-batch
     d0 = prior_of(prior_size)
     fig8 = {}
     for e in eps_grid:
-        fig8[f"OLP-LDA eps_word={e:g}"] = olp(d0, _randomize(stream, e, 2000 + int(10 * e)), batch_size)
+        fig8[f"OLP-LDA eps_word={e:g}"] = olp(d0, _randomize(stream, e, 2000 + int(10 * e)), batch_size, True)
         if progress:
             progress("Fig. 8", e)
     fig8["O-LDA (non-private)"] = _stream(OnlineLDA(prior_corpus=d0, seed=seed, **common),
@@ -161,7 +162,7 @@ def olp_experiment(train, test, out_dir, eps_grid=(1.0, 3.0, 5.0, 8.0), n_topics
     for size in prior_sizes:
         fig9["OLP-LDA"].append(olp(prior_of(size), reports9, batch_size)[-1])
         fig9["O-LDA"].append(_stream(OnlineLDA(prior_corpus=prior_of(size), seed=seed, **common),
-                                     olda_batches(stream, batch_size), test, mode, seed)[-1])
+                                     olda_batches(stream, batch_size), test, mode, seed, False)[-1])
         if progress:
             progress("Fig. 9", size)
     batch_cgs = LDA(n_topics=n_topics, n_iter=prior_iter, alpha=alpha, beta=beta, seed=seed, eval_every=0, verbose=0)
@@ -176,7 +177,7 @@ def olp_experiment(train, test, out_dir, eps_grid=(1.0, 3.0, 5.0, 8.0), n_topics
         fig10["OLP-LDA"].append(olp(d0, reports9, size)[-1])
         fig10["OLP-LDA without prior data"].append(olp("none", reports9, size)[-1])
         fig10["O-LDA"].append(_stream(OnlineLDA(prior_corpus=d0, seed=seed, **common), olda_batches(stream, size),
-                                      test, mode, seed)[-1])
+                                      test, mode, seed, False)[-1])
         if progress:
             progress("Fig. 10", size)
     rows10 = [(name, size, v) for name, vals in fig10.items() for size, v in zip(batch_sizes, vals)]
