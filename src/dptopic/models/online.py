@@ -111,6 +111,12 @@ class OnlineLDA(GibbsTopicModel):
         if snap["_gen_state"] is not None:
             self._gen.bit_generator.state = snap["_gen_state"]
 
+    def _reset(self) -> None:
+        """Forget the stream (``fit`` starts over)."""
+        for k in self._STATE:
+            if hasattr(self, k):
+                delattr(self, k)
+
     def _transaction(self, work, *args):
         """Run ``work``; on any error restore the model exactly and re-raise."""
         snap = self._snapshot()
@@ -186,9 +192,7 @@ class OnlineLDA(GibbsTopicModel):
 
     def fit(self, X, y=None, **kw):
         """Reset and stream ``X`` (a :class:`Corpus`) in mini-batches of ``batch_size`` documents."""
-        for k in self._STATE:
-            if hasattr(self, k):
-                delattr(self, k)
+        self._reset()
         X = self._check_corpus(X, "corpus")
         for a in range(0, X.n_docs, self.batch_size):
             self.partial_fit(X.subset(np.arange(a, min(X.n_docs, a + self.batch_size))))
@@ -404,9 +408,7 @@ class OLPLDA(_LocalModel, OnlineLDA):
 
     def fit(self, X, y=None, **kw):
         """Reset and stream a :class:`ReportSet` in mini-batches of ``batch_size`` reports."""
-        for k in self._STATE:
-            if hasattr(self, k):
-                delattr(self, k)
+        self._reset()
         if not isinstance(X, ReportSet):
             self._check_reports(X)
         for batch in X.batches(self.batch_size):
