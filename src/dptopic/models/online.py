@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from .._validation import IsNone, Options, Real, Int
+from .._progress import progress_bar
+from .._validation import IsNone, Int, Options, Real
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..kernels import count_assignments
@@ -194,8 +195,11 @@ class OnlineLDA(GibbsTopicModel):
         """Reset and stream ``X`` (a :class:`Corpus`) in mini-batches of ``batch_size`` documents."""
         self._reset()
         X = self._check_corpus(X, "corpus")
-        for a in range(0, X.n_docs, self.batch_size):
-            self.partial_fit(X.subset(np.arange(a, min(X.n_docs, a + self.batch_size))))
+        starts = range(0, X.n_docs, self.batch_size)
+        with progress_bar(len(starts), f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
+            for a in starts:
+                self.partial_fit(X.subset(np.arange(a, min(X.n_docs, a + self.batch_size))))
+                bar.advance(1, info="")
         return self
 
     def state_nbytes(self) -> int:
@@ -411,8 +415,11 @@ class OLPLDA(_LocalModel, OnlineLDA):
         self._reset()
         if not isinstance(X, ReportSet):
             self._check_reports(X)
-        for batch in X.batches(self.batch_size):
-            self.partial_fit(batch, vocabulary=kw.get("vocabulary"))
+        n = -(-X.n_reports // self.batch_size)
+        with progress_bar(n, f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
+            for batch in X.batches(self.batch_size):
+                self.partial_fit(batch, vocabulary=kw.get("vocabulary"))
+                bar.advance(1, info=f"omega={self.omega_history_[-1]:.3g}")
         return self
 
     def implied_sigma2(self, M: int | None = None) -> float:
