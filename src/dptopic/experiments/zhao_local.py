@@ -197,7 +197,6 @@ def olp_experiment(train, test, out_dir, eps_grid=(1.0, 3.0, 5.0, 8.0), n_topics
     axes[1].set_title(f"Fig. 9: eps_word={fig9_epsilon:g}, after {n_batches} batches")
     for name, vals in fig10.items():
         axes[2].plot(batch_sizes, vals, "o-", label=name)
-    axes[2].set_xscale("log")
     axes[2].set_xlabel("mini-batch size (stream of the same documents)")
     axes[2].set_title(f"Fig. 10: eps_word={fig9_epsilon:g}, prior {prior_size} docs")
     for ax in axes:
@@ -212,6 +211,8 @@ def olp_experiment(train, test, out_dir, eps_grid=(1.0, 3.0, 5.0, 8.0), n_topics
     f10 = fig10
     checks = {
         "fig8_all_curves_fall_with_batches": bool(all(v[-1] < v[0] for v in fig8.values())),
+        "fig8_all_curves_fall_monotonically": bool(all(all(b <= a * 1.005 for a, b in zip(v, v[1:]))
+                                                       for v in fig8.values())),
         "fig8_lower_epsilon_higher_perplexity": bool(all(b <= a for a, b in zip(finals, finals[1:]))),
         "fig9_larger_prior_better": bool(fig9["OLP-LDA"][-1] < fig9["OLP-LDA"][0]),
         "fig10_no_prior_worst": bool(all(n > max(p, o) for n, p, o in
