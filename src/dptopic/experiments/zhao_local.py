@@ -241,3 +241,27 @@ def olp_experiment(train, test, out_dir, eps_grid=(1.0, 3.0, 5.0, 8.0), n_topics
                        " the CSV also gives the running mean)."}
     atomic_write_json(out / "olp_summary.json", summary)
     return summary
+
+
+def olda_drift(train, test, prior_size: int = 500, batch_size: int = 160, n_batches: int = 15, n_topics: int = 50,
+               n_iter: int = 50, prior_iter: int = 100, alpha: float = 0.1, eval_at=(1, 5, 10, 15),
+               settings=(("counts", 0.5), ("presence", 0.5), ("presence", 0.1)), seed: int = 0,
+               mode: str = "completion") -> dict:
+    """Diagnostic for Fig. 8: O-LDA's held-out perplexity along the stream, with word counts or presence-only
+    batches and several lambda (same prior D_0, same stream, disjoint, as in :func:`olp_experiment`)."""
+    perm = np.random.default_rng(seed).permutation(train.n_docs)
+    d0 = train.subset(np.sort(perm[:prior_size]))
+    start = max(prior_size, 1000)
+    stream = train.subset(np.sort(perm[start:start + n_batches * batch_size]))
+    out = {}
+    for kind, lam in settings:
+        m = OnlineLDA(n_topics=n_topics, n_iter=n_iter, prior_iter=prior_iter, alpha=alpha, lam=lam, prior_corpus=d0,
+                      seed=seed, verbose=0)
+        curve = {}
+        for i in range(n_batches):
+            b = stream.subset(np.arange(i * batch_size, (i + 1) * batch_size))
+            m.partial_fit(_binarized(b) if kind == "presence" else b)
+            if i + 1 in eval_at:
+                curve[i + 1] = m.perplexity(test, mode=mode, seed=seed)
+        out[f"{kind}, lambda={lam:g}"] = curve
+    return out
