@@ -6,11 +6,10 @@ import warnings
 import numpy as np
 import pytest
 
-from dptopic.accounting.local import f_from_epsilon
 from dptopic.cli.main import main
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
-from dptopic.local import Randomizer, ReportSet
+from dptopic.local import ReportSet
 from dptopic.local.estimation import (bayes_estimate, bits_to_corpus, integer_targets, moment_estimate,
                                       omega_from_sigma2, presence_bits, prior_mean_update, reconstruct,
                                       sigma2_from_omega, variance_exact, variance_paper)
