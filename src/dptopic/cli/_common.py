@@ -161,3 +161,16 @@ def _report_tail(t, report, keys, console):
     console.print(t)
     if report.get("noise_reproducible"):
         console.print(f"[bold red]warning[/]: {report.get('warning', 'the noise is reproducible from the seed.')}")
+
+
+def read_vocabulary(path):
+    """A public vocabulary file (``--vocabulary``): one word per line, blank lines and surrounding spaces ignored."""
+    from ..corpus import Vocabulary
+
+    p = Path(path)
+    if not p.is_file():
+        raise DPTopicError(f"vocabulary file {str(path)!r} not found: give a text file with one word per line.")
+    words = [ln.strip() for ln in p.read_text("utf-8", errors="replace").splitlines() if ln.strip()]
+    if len(words) < 2:
+        raise DPTopicError(f"vocabulary file {str(path)!r} has {len(words)} word(s): a vocabulary needs at least 2, one per line.")
+    return Vocabulary(words)

@@ -9,10 +9,10 @@ import argparse
 import sys
 
 from ..errors import DPTopicError
-from . import corpus, experiment, privacy, train
+from . import corpus, experiment, local, privacy, train
 
 # Command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = [train, corpus, privacy, experiment]
+COMMAND_GROUPS = [train, corpus, privacy, experiment, local]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,8 +5,8 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import (add_corpus_args, make_console, corpus_from_args, load_corpus, positive_float, positive_int,
-                      print_privacy, print_topics, unit_interval)
+from ._common import (add_corpus_args, corpus_from_args, load_corpus, make_console, positive_float, positive_int,
+                      print_privacy, print_topics, read_vocabulary, unit_interval)
 
 
 def _resolve_seed(a):
@@ -21,25 +21,12 @@ def _resolve_seed(a):
     return 0 if a.seed is None else a.seed
 
 
-def _read_vocabulary(path):
-    """A public vocabulary file: one word per line (blank lines and surrounding spaces ignored)."""
-    from ..corpus import Vocabulary
-
-    p = Path(path)
-    if not p.is_file():
-        raise DPTopicError(f"vocabulary file {str(path)!r} not found: give a text file with one word per line.")
-    words = [ln.strip() for ln in p.read_text("utf-8", errors="replace").splitlines() if ln.strip()]
-    if len(words) < 2:
-        raise DPTopicError(f"vocabulary file {str(path)!r} has {len(words)} word(s): a vocabulary needs at least 2, one per line.")
-    return Vocabulary(words)
-
-
 def _training_corpus(a):
     """The corpus to train on. With ``--vocabulary`` it is restricted to that public word list and no
     word is chosen from the data (``--max-vocab``/``--min-df`` are ignored)."""
     if a.vocabulary is None:
         return corpus_from_args(a), None
-    vocab = _read_vocabulary(a.vocabulary)
+    vocab = read_vocabulary(a.vocabulary)
     corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, None, 1)
     return corpus.restrict(vocab).require_nonempty(), vocab
 
@@ -105,6 +92,10 @@ def _print_metrics(model, console, baseline=None, saved=True):
 # ---------------------------------------------------------------- commands
 def cmd_train(a):
     console = make_console()
+    if a.algorithm in ("lp", "olp"):
+        from .local import train_local
+
+        return train_local(a, console)
     seed = _resolve_seed(a)
     corpus, vocab = _training_corpus(a)
     model = _build_model(a, a.topics, a.iterations, seed)
@@ -161,7 +152,7 @@ def cmd_topics(a):
 def register(sub) -> None:
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp"), default="lda")
+    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp"), default="lda")
     t.add_argument("--topics", type=positive_int, default=50)
     t.add_argument("--iterations", type=positive_int, default=200)
     t.add_argument("--seed", type=int, default=None,
@@ -169,7 +160,8 @@ def register(sub) -> None:
                         " is for tests only: whoever knows it can remove the noise; not allowed with --secure)")
     t.add_argument("--vocabulary", default=None, metavar="FILE",
                    help="public vocabulary, one word per line: the corpus is restricted to it and no word is chosen"
-                        " from the private data (overrides --max-vocab/--min-df)")
+                        " from the private data (overrides --max-vocab/--min-df); lp/olp: needed only if the"
+                        " report file does not embed its vocabulary")
     t.add_argument("--alpha", type=positive_float, default=None)
     t.add_argument("--beta", type=positive_float, default=None)
     t.add_argument("--epsilon", type=positive_float, default=None,
@@ -189,6 +181,9 @@ def register(sub) -> None:
     t.add_argument("--save-metrics", action="store_true",
                    help="private algorithms: also save the evaluation metrics, labelled 'outside the guarantee'")
     t.add_argument("--quiet", action="store_true")
+    from .local import add_train_args
+
+    add_train_args(t)
     t.set_defaults(func=cmd_train)
 
     d = sub.add_parser("demo", help="the main job: private HDP-LDA on the demo corpus, with a non-private reference")

@@ -21,15 +21,21 @@ _INV53 = 1.0 / 9007199254740992.0
 
 
 @njit(inline="always", cache=True)
-def next_uniform(state):
-    """Advance ``state`` (uint64[2]) in place; return a double in [0, 1)."""
+def next_uint64(state):
+    """Advance ``state`` (uint64[2]) in place; return 64 random bits."""
     x = state[0]
     y = state[1]
     state[0] = y
     x ^= x << _S23
     x = x ^ y ^ (x >> _S17) ^ (y >> _S26)
     state[1] = x
-    return ((x + y) >> _S11) * _INV53
+    return x + y
+
+
+@njit(inline="always", cache=True)
+def next_uniform(state):
+    """Advance ``state`` (uint64[2]) in place; return a double in [0, 1)."""
+    return (next_uint64(state) >> _S11) * _INV53
 
 
 def kernel_state(rng: np.random.Generator | None) -> np.ndarray:
@@ -55,10 +61,13 @@ class PyXorShift:
     def __init__(self, state):
         self.s0, self.s1 = int(state[0]), int(state[1])
 
-    def uniform(self) -> float:
+    def uint64(self) -> int:
         x, y = self.s0, self.s1
         self.s0 = y
         x ^= (x << 23) & self.M
         x = x ^ y ^ (x >> 17) ^ (y >> 26)
         self.s1 = x
-        return float(((x + y) & self.M) >> 11) * _INV53
+        return (x + y) & self.M
+
+    def uniform(self) -> float:
+        return float(self.uint64() >> 11) * _INV53

@@ -215,18 +215,25 @@ class GibbsTopicModel:
     def _extra_arrays(self) -> dict:
         return {}
 
+    def _saved_params(self) -> dict:
+        """The constructor parameters written to model.json; subclasses drop what must not be saved.
+
+        A private model never writes its seed (nor any Generator state): whoever knows the seed
+        could regenerate the noise and remove it.
+        """
+        return {k: (None if isinstance(v, np.random.Generator) or (self._private and k == "seed") else v)
+                for k, v in self.get_params().items()}
+
     def save(self, directory, *, save_metrics: bool | None = None) -> str:
         """Write ``model.json`` + ``.npy`` arrays into ``directory`` atomically (no pickle).
 
-        A private model never writes its seed (nor any Generator state): whoever knows the seed
-        could regenerate the noise and remove it. Its evaluation metrics (``metrics_``, computed
-        from the private corpus outside the ledger) are written only with ``save_metrics=True``,
-        and then labelled as outside the guarantee. Non-private models save their metrics by default.
+        A private model's evaluation metrics (``metrics_``, computed from the private corpus
+        outside the ledger) are written only with ``save_metrics=True``, and then labelled as
+        outside the guarantee. Non-private models save their metrics by default.
         """
         self._check_fitted()
         private = self._private
-        params = {k: (None if isinstance(v, np.random.Generator) or (private and k == "seed") else v)
-                  for k, v in self.get_params().items()}
+        params = self._saved_params()
         metrics = getattr(self, "metrics_", {})
         keep_metrics = (not private) if save_metrics is None else bool(save_metrics)
         meta = {"format": "dptopic-model", "version": 1, "dptopic_version": _version,

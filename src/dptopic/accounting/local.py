@@ -1,0 +1,165 @@
+"""Local DP accounting for randomized response on word-presence vectors (Zhao et al. 2020, Thm 4).
+
+Each of the ``V`` presence bits of a document is reported truthfully with probability
+``1 - f/2`` and flipped with probability ``f/2``:
+
+* per word (two documents that differ in the presence of one vocabulary word):
+  ``eps_word = ln((1 - f/2) / (f/2)) = ln((2 - f) / f)``, i.e. ``f = 2 / (1 + e^eps_word)``;
+* per document (any two documents): the ``V`` bits compose, ``eps_doc = V · eps_word``
+  (pure; the tight (eps, delta) curve of the V-fold composition is smaller, see
+  :meth:`RandomizedResponseEvent.pld`).
+
+Everything the server computes from the reports is post-processing.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from dp_accounting.pld import privacy_loss_distribution as pldlib
+from scipy import stats
+
+from ..errors import DPTopicError
+from .events import DISCRETIZATION, PureDPEvent
+
+LOCAL_UNIT = "local DP, per contributor's document"
+DOCUMENT_RELATION = ("any two documents of one contributor (local DP: every input pair); documents are"
+                     " reduced to word-presence vectors over the public vocabulary, so word counts and order"
+                     " are never reported")
+WORD_RELATION_LOCAL = "two documents that differ in the presence of one vocabulary word"
+LOCAL_THEOREM = ("Zhao et al. 2020, Theorem 4: randomized response on each presence bit is eps_word-LDP,"
+                 " eps_word = ln((2 - f)/f); the V bits compose to eps_doc = V eps_word")
+POST_PROCESSING = ("post-processing (Dwork & Roth 2014, Prop. 2.1): computed from the randomized reports"
+                   " only, no further privacy cost")
+
+
+def _check_f(f) -> float:
+    if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)) or not 0 < f < 1:
+        raise DPTopicError(f"invalid f={f!r}: the flip parameter must lie in (0, 1) (f = 2/(1 + e^eps_word)).")
+    return float(f)
+
+
+def _check_eps(eps) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (eps > 0 and math.isfinite(eps)):
+        raise DPTopicError(f"invalid epsilon_word={eps!r}: must be a finite number > 0.")
+    return float(eps)
+
+
+def epsilon_from_f(f: float) -> float:
+    """Per-word epsilon of randomized response with flip parameter ``f`` (Zhao et al. Thm 4)."""
+    f = _check_f(f)
+    return math.log((2.0 - f) / f)
+
+
+def f_from_epsilon(epsilon_word: float) -> float:
+    """The flip parameter that gives ``epsilon_word`` (inverse of :func:`epsilon_from_f`)."""
+    e = _check_eps(epsilon_word)
+    return 2.0 / (1.0 + math.exp(e)) if e < 700 else 2.0 * math.exp(-e)
+
+
+def resolve_f(f=None, epsilon_word=None) -> float:
+    """Exactly one of ``f`` and ``epsilon_word``; return ``f``."""
+    if (f is None) == (epsilon_word is None):
+        raise DPTopicError("give exactly one of f and epsilon_word: they determine each other (f = 2/(1 + e^eps_word)).")
+    return _check_f(f) if f is not None else f_from_epsilon(epsilon_word)
+
+
+def epsilon_document(f: float, vocab_size: int) -> float:
+    """Per-document epsilon ``V · eps_word`` (pure, basic composition over the V bits)."""
+    return vocab_size * epsilon_from_f(f)
+
+
+class FlipParameterMixin:
+    """``epsilon_word``, ``epsilon_doc`` and ``flip_probability`` of anything with ``f`` and ``vocab_size``."""
+
+    @property
+    def epsilon_word(self) -> float:
+        return epsilon_from_f(self.f)
+
+    @property
+    def epsilon_doc(self) -> float:
+        return self.vocab_size * self.epsilon_word
+
+    @property
+    def flip_probability(self) -> float:
+        return self.f / 2.0
+
+
+@dataclass(frozen=True)
+class RandomizedResponseEvent:
+    """Randomized response on ``n_bits`` presence bits of one document, each flipped with prob. ``f/2``.
+
+    ``n_bits = 1`` describes one word; ``n_bits = V`` one whole document. The worst-case
+    pair differs in all ``n_bits`` bits; its privacy loss is ``eps_word · (n_bits − 2J)``
+    with ``J ~ Binomial(n_bits, f/2)``, which gives the exact PLD and RDP.
+    """
+
+    f: float
+    n_bits: int = 1
+    label: str = "randomized response on word-presence bits"
+    relation: str = DOCUMENT_RELATION
+
+    @property
+    def epsilon_word(self) -> float:
+        return epsilon_from_f(self.f)
+
+    @property
+    def epsilon(self) -> float:
+        return self.n_bits * self.epsilon_word
+
+    def pld(self, discretization: float = DISCRETIZATION):
+        if self.n_bits == 1:
+            # binary randomized response: with prob. f output a uniform bucket (dp-accounting's definition)
+            return pldlib.from_randomized_response(self.f, 2, value_discretization_interval=discretization)
+        e, n = self.epsilon_word, self.n_bits
+        j = np.arange(n + 1)
+        pmf = stats.binom.pmf(j, n, self.f / 2.0)
+        keep = pmf > 1e-300
+        losses = np.ceil(e * (n - 2 * j[keep]) / discretization - 1e-9).astype(np.int64)  # pessimistic rounding
+        mass = {}
+        for k, m in zip(losses.tolist(), pmf[keep].tolist()):
+            mass[k] = mass.get(k, 0.0) + m
+        return pldlib.PrivacyLossDistribution.create_from_rounded_probability(
+            mass, 0.0, discretization, pessimistic_estimate=True)
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray:
+        # bits are independent: Renyi divergences add; one bit is binary RR with eps_word
+        return self.n_bits * PureDPEvent(self.epsilon_word).rdp(orders)
+
+    def describe(self) -> dict:
+        return {"type": "randomized_response", "label": self.label, "f": self.f, "flip_probability": self.f / 2,
+                "n_bits": self.n_bits, "epsilon_word": self.epsilon_word, "epsilon": self.epsilon,
+                "relation": self.relation}
+
+
+def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports_per_contributor: int = 1,
+                         server_steps=(), scope: str = "") -> dict:
+    """The privacy report of a model trained on randomized reports (same shape as the central trainers').
+
+    ``reports_per_contributor``: how many randomized reports of the same contributor the
+    server may hold (their events compose).
+    """
+    from .ledger import PrivacyLedger
+
+    ledger = PrivacyLedger(unit=LOCAL_UNIT, relation=DOCUMENT_RELATION, theorem=LOCAL_THEOREM)
+    ledger.spend(RandomizedResponseEvent(f, vocab_size), reports_per_contributor)
+    rep = ledger.report(delta)
+    eps_w = epsilon_from_f(f)
+    rep.update({
+        "model": "local",
+        "f": f,
+        "flip_probability": f / 2,
+        "epsilon_word": eps_w,
+        "epsilon_word_relation": WORD_RELATION_LOCAL,
+        "epsilon_doc": vocab_size * eps_w,
+        "epsilon_doc_relation": DOCUMENT_RELATION,
+        "vocab_size": vocab_size,
+        "reports_per_contributor": reports_per_contributor,
+        "noise": "randomized response on the contributors' devices",
+        "server_steps": {s: POST_PROCESSING for s in server_steps},
+        "scope": scope or ("covers everything the server computes from the randomized reports (post-processing)."
+                           " NOT covered: the public vocabulary, any data the server holds in the clear, and"
+                           " contributors who send more than reports_per_contributor reports."),
+    })
+    return rep

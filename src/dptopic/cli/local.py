@@ -1,0 +1,175 @@
+"""``randomize`` (contributor side) and the server-side training of ``train --algorithm lp|olp``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import DPTopicError
+from ._common import (FORMATS, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
+                      read_vocabulary)
+
+
+def _flip_args(p):
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--epsilon-word", type=positive_float, default=None,
+                   help="per-word local epsilon (Zhao et al. Thm 4); the document's epsilon is V times it")
+    g.add_argument("--f", type=float, default=None, help="flip parameter in (0, 1) instead of --epsilon-word")
+
+
+def cmd_randomize(a):
+    from ..local import Randomizer
+
+    console = make_console(stderr=True)
+    vocab = read_vocabulary(a.vocabulary)
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1)
+    rz = Randomizer(vocab, epsilon_word=a.epsilon_word, f=a.f, secure=True)  # no seed, ever
+    reports = rz.randomize(corpus)
+    out = reports.save(a.out)
+    console.print(f"{reports.n_reports} randomized reports written to [bold]{out}[/] (V={rz.vocab_size},"
+                  f" f={rz.f:.6g}; eps_word={rz.epsilon_word:.4g} per word, eps_doc={rz.epsilon_doc:.4g} per"
+                  " document; coins from the OS CSPRNG)")
+
+
+def register(sub) -> None:
+    r = sub.add_parser("randomize", help="contributor side: turn documents into locally private reports",
+                       description="Randomize documents on the contributor's side (Zhao et al. 2020, Sec. V):"
+                                   " each document becomes its word-presence vector over the public vocabulary,"
+                                   " every bit flipped with probability f/2. Only the report file leaves the"
+                                   " device. There is no seed option: a known seed would let anyone undo the"
+                                   " randomization; coins come from the OS CSPRNG.")
+    r.add_argument("--vocabulary", required=True, help="the public vocabulary: a text file, one word per line")
+    _flip_args(r)
+    r.add_argument("--corpus", required=True, help="the documents: a path in any format the loaders read")
+    r.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
+    r.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
+    r.add_argument("--out", required=True, help="report file to write")
+    r.set_defaults(func=cmd_randomize)
+
+
+def add_train_args(t) -> None:
+    """The ``train`` options of the local-DP algorithms."""
+    t.add_argument("--reports", default=None, help="lp/olp: report file written by 'dptopic randomize'")
+    t.add_argument("--prior", default=None, help="olp: public prior corpus D_0, disjoint from the contributors")
+    t.add_argument("--batch-size", type=positive_int, default=160, help="olp: reports per mini-batch")
+    t.add_argument("--lam", type=float, default=0.5, help="olp: correlation factor lambda in [0, 1]")
+    t.add_argument("--omega", type=float, default=None, help="olp: prior weight omega (default 0.4)")
+    t.add_argument("--sigma2", type=positive_float, default=None, help="olp: prior variance (omega from Thm 6)")
+    t.add_argument("--alg2-literal", action="store_true", help="olp: Algorithm 2 exactly as printed")
+
+
+def train_local(a, console) -> None:
+    """``train --algorithm lp|olp``: train from randomized reports, print and save."""
+    from ..corpus import Corpus
+    from ..local import ReportSet
+    from ..models import LPLDA, OLPLDA
+
+    if a.reports is None:
+        raise DPTopicError(f"--algorithm {a.algorithm} trains on randomized reports: give --reports FILE"
+                           " (written by 'dptopic randomize').")
+    vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
+    reports = ReportSet.load(a.reports, vocabulary=vocab)
+    vocab = vocab or reports.vocabulary
+    if vocab is None:
+        raise DPTopicError("the report file does not embed its vocabulary: give --vocabulary FILE (the public word list).")
+    common = dict(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
+                  delta=a.delta)
+    for k in ("alpha", "beta"):
+        if getattr(a, k) is not None:
+            common[k] = getattr(a, k)
+    console.print(f"[bold]reports[/]: {reports.n_reports} reports, V={reports.vocab_size}, f={reports.f:.6g}"
+                  f" (eps_word={reports.epsilon_word:.4g})")
+    if a.algorithm == "lp":
+        if a.prior is not None:
+            raise DPTopicError("--prior is for --algorithm olp; LP-LDA uses the reports alone.")
+        model = LPLDA(**common).fit(reports, vocabulary=vocab)
+    else:
+        if a.prior is None:
+            raise DPTopicError("--algorithm olp needs --prior CORPUS: public prior documents disjoint from the"
+                               " contributors ('none' to run without prior data).")
+        if a.prior == "none":
+            prior = "none"
+        else:
+            prior = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, max_vocab=None, min_df=1)
+            if not (isinstance(prior, Corpus) and Path(a.prior).suffix == ".npz"):
+                prior = prior.restrict(vocab)
+            elif prior.vocabulary != vocab:
+                raise DPTopicError(f"the prior corpus {a.prior!r} uses another vocabulary than the reports: rebuild it"
+                                   " with the public vocabulary or pass raw text.")
+        omega = a.omega if a.omega is not None else (None if a.sigma2 is not None else 0.4)
+        model = OLPLDA(prior, omega=omega, sigma2=a.sigma2, lam=a.lam, batch_size=a.batch_size,
+                       alg2_literal=a.alg2_literal, **common)
+        model.fit(reports, vocabulary=vocab)
+        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {a.batch_size} reports")
+    print_topics(model, 10, console=console)
+    print_privacy(model.privacy_, console)
+    p = model.privacy_
+    console.print(f"eps_word = {p['epsilon_word']:.4g} ({p['epsilon_word_relation']}); eps_doc = {p['epsilon_doc']:.4g}"
+                  " (any two documents). Server steps are post-processing.")
+    if a.seed is not None:
+        console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.")
+    out = model.save(a.out)
+    console.print(f"model written to [bold]{out}[/]")
+
+
+# ------------------------------------------------------------------ experiments
+def cmd_ldp_utility(a):
+    from .. import experiments
+    from .experiment import experiment_corpora, print_verdict
+
+    console = make_console()
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    if a.max_test_docs and test.n_docs > a.max_test_docs:
+        test = test.subset(range(a.max_test_docs))
+    s = experiments.ldp_utility(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
+                                n_iter=a.iterations, seeds=list(range(a.seeds)),
+                                progress=lambda n, e, sd: console.print(f"  {n} eps={e} seed={sd} done"))
+    console.print(f"non-private {s['non_private']:.1f} (presence only {s['non_private_presence_only']:.1f})")
+    for e, lp, c in zip(s["eps_grid"], s["lp_lda"], s["cdp_lda"]):
+        console.print(f"eps={e:g}: LP-LDA {lp:.1f}  CDP-LDA {c:.1f}")
+    print_verdict(console, s, a.out, ["ldp_utility.csv", "ldp_utility.png", "ldp_utility_summary.json"])
+
+
+def cmd_olp(a):
+    from .. import experiments
+    from .experiment import experiment_corpora, print_verdict
+
+    console = make_console()
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    if a.max_test_docs and test.n_docs > a.max_test_docs:
+        test = test.subset(range(a.max_test_docs))
+    try:
+        s = experiments.olp_experiment(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
+                                       n_iter=a.iterations, batch_size=a.batch_size, n_batches=a.batches,
+                                       prior_size=a.prior_size, prior_sizes=tuple(a.prior_sizes),
+                                       batch_sizes=tuple(a.batch_sizes), seed=a.seed,
+                                       progress=lambda f, x: console.print(f"  {f} {x} done"))
+    except ValueError as e:
+        raise DPTopicError(f"{e}: use fewer --batches or smaller --prior-sizes/--batch-sizes.") from None
+    for k, (first, last) in s["fig8_first_last"].items():
+        console.print(f"Fig. 8 {k}: perplexity {first:.1f} after batch 1 -> {last:.1f} after batch {a.batches}")
+    print_verdict(console, s, a.out, ["olp_batches.csv", "olp_prior_size.csv", "olp_batch_size.csv", "olp.png",
+                                      "olp_summary.json"])
+
+
+def register_zhao_local(esub) -> None:
+    from .experiment import add_common_experiment_args
+
+    u = esub.add_parser("ldp-utility", help="Zhao et al. Fig. 6: perplexity against eps (LP-LDA, CDP-LDA)")
+    add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")
+    u.add_argument("--eps-grid", type=positive_float, nargs="+", default=[0.5, 1.0, 2.0, 3.0, 5.0, 8.0])
+    u.add_argument("--max-test-docs", type=positive_int, default=None)
+    u.set_defaults(func=cmd_ldp_utility)
+    o = esub.add_parser("olp", help="Zhao et al. Figs. 8-10: OLP-LDA against batches, prior size, batch size")
+    o.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
+    o.add_argument("--topics", type=positive_int, default=50)
+    o.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch")
+    o.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
+    o.add_argument("--out", default="runs/olp")
+    o.add_argument("--eps-grid", type=positive_float, nargs="+", default=[1.0, 3.0, 5.0, 8.0])
+    o.add_argument("--batch-size", type=positive_int, default=160)
+    o.add_argument("--batches", type=positive_int, default=15)
+    o.add_argument("--prior-size", type=positive_int, default=500)
+    o.add_argument("--prior-sizes", type=positive_int, nargs="+", default=[100, 250, 500, 1000])
+    o.add_argument("--batch-sizes", type=positive_int, nargs="+", default=[40, 80, 160, 320, 640])
+    o.add_argument("--seed", type=int, default=0, help="experiment seed (simulated randomization; reproduction only)")
+    o.add_argument("--max-test-docs", type=positive_int, default=None)
+    o.set_defaults(func=cmd_olp)

@@ -1,0 +1,110 @@
+"""The contributor-side randomizer of LP-LDA / OLP-LDA (Zhao et al. 2020, Sec. V, Steps 1-3)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._validation import SEED, validate_value
+from ..accounting.local import FlipParameterMixin, local_privacy_report, resolve_f
+from ..corpus import Corpus, Vocabulary
+from ..errors import DPTopicError
+from ..mechanisms.randomized_response import randomized_response
+from .reports import ReportSet, vocabulary_fingerprint
+
+SEED_WARNING = ("an explicit seed makes the randomization reproducible: anyone who knows the seed can undo it."
+                " Use seeds for tests only and keep them secret; leave seed=None for real reports.")
+
+
+class Randomizer(FlipParameterMixin):
+    """Turn documents into randomized word-presence reports (local DP; Zhao et al. 2020, Thm 4).
+
+    Each document becomes its presence vector over the public ``vocabulary`` (word counts and
+    order are dropped); every bit is then kept with probability ``1 − f`` and replaced by a fair
+    coin otherwise, i.e. flipped with probability ``f/2``. Each report is
+    ``eps_word = ln((2 − f)/f)``-LDP for the presence of one word and ``eps_doc = V·eps_word``-LDP
+    for the whole document. Run it on the contributor's side: the raw document never leaves.
+
+    Parameters
+    ----------
+    vocabulary : the public vocabulary (:class:`~dptopic.corpus.Vocabulary` or a list of words),
+        shared by every contributor and the server.
+    epsilon_word, f : give exactly one; ``f = 2/(1 + e^eps_word)``.
+    seed : ``None`` (default: fresh OS entropy). An explicit seed is for tests only (warns).
+    secure : take the coins from the OS CSPRNG (``os.urandom``) instead of the fast
+        compiled generator; refuses a seed. Recommended whenever reports leave the device:
+        the fast generator (xorshift128+) is statistically sound but not cryptographic.
+
+    Example
+    -------
+    >>> rz = Randomizer(["apple", "pear", "plum"], epsilon_word=3.0, secure=True)
+    >>> reports = rz.randomize([["apple", "plum", "plum"], ["pear"]])
+    >>> reports.n_reports
+    2
+    """
+
+    def __init__(self, vocabulary, epsilon_word: float | None = None, f: float | None = None, seed=None,
+                 secure: bool = False):
+        self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+        if len(self.vocabulary) < 1:
+            raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
+        self.f = resolve_f(f, epsilon_word)
+        validate_value("seed", seed, SEED)
+        if secure not in (True, False):
+            raise DPTopicError(f"invalid secure={secure!r}: must be True or False.")
+        if secure and seed is not None:
+            raise DPTopicError("secure=True takes its coins from the operating system's CSPRNG and refuses a seed: remove seed.")
+        if seed is not None:
+            warnings.warn(SEED_WARNING, stacklevel=2)
+        self.secure = bool(secure)
+        self.noise_reproducible = seed is not None
+        self._rng = None if secure else (seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed))
+        self.fingerprint = vocabulary_fingerprint(self.vocabulary)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocabulary)
+
+    def privacy_report(self, delta: float = 1e-5) -> dict:
+        rep = local_privacy_report(self.f, self.vocab_size, delta)
+        rep["secure_noise"] = self.secure
+        if self.noise_reproducible:
+            rep["noise_reproducible"] = True
+            rep["warning"] = SEED_WARNING
+        return rep
+
+    def _as_csr(self, docs) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(docs, Corpus):
+            if docs.vocabulary != self.vocabulary:
+                docs = docs.restrict(self.vocabulary, drop_empty=False)
+            return docs.word_ids, docs.doc_ptr
+        if isinstance(docs, (str, bytes)) or not hasattr(docs, "__iter__"):
+            raise DPTopicError(f"cannot randomize a {type(docs).__name__}: pass a Corpus or a list of documents"
+                               " (each a list of words or of word ids).")
+        V, ids, ptr = self.vocab_size, [], [0]
+        for doc in docs:
+            if isinstance(doc, str):
+                raise DPTopicError("documents must be token lists, not strings: tokenize first (e.g. text.split())"
+                                   " or pass a Corpus.")
+            for w in doc:
+                if isinstance(w, str):
+                    j = self.vocabulary.get(w)
+                    if j >= 0:
+                        ids.append(j)
+                elif isinstance(w, (int, np.integer)) and not isinstance(w, bool) and 0 <= w < V:
+                    ids.append(int(w))
+                else:
+                    raise DPTopicError(f"invalid token {w!r}: tokens are words (str) or word ids in [0, {V}).")
+            ptr.append(len(ids))
+        return np.asarray(ids, dtype=np.int32), np.asarray(ptr, dtype=np.int64)
+
+    def randomize(self, docs) -> ReportSet:
+        """Randomize every document; returns a :class:`ReportSet` (one report per document).
+
+        Words outside the vocabulary are ignored (they are never reported).
+        """
+        word_ids, doc_ptr = self._as_csr(docs)
+        packed, _event = randomized_response(word_ids, doc_ptr, self.vocab_size, self.f, self._rng, self.secure)
+        return ReportSet(packed, self.vocab_size, self.fingerprint, self.f, self.vocabulary)
+
+    __call__ = randomize

@@ -1,0 +1,222 @@
+"""A set of randomized reports and its file format.
+
+File format ``dptopic-ldp-reports`` version 1 (one file, little-endian, no pickle):
+
+====================  =========================================================
+bytes                 content
+====================  =========================================================
+8                     magic ``b"DPTLDPR\\n"``
+4                     ``H``: header length, unsigned 32-bit
+H                     header: UTF-8 JSON object (fields below)
+n_reports × row       payload: the packed reports, row after row
+32                    SHA-256 of every preceding byte (detects corruption)
+====================  =========================================================
+
+Header fields: ``format`` (``"dptopic-ldp-reports"``), ``version`` (1), ``vocab_size``,
+``vocabulary_sha256`` (SHA-256 of the vocabulary as a compact JSON list of words, in
+id order), ``f`` (the flip parameter, a float), ``epsilon_word``, ``n_reports``,
+``bytes_per_report`` (``ceil(V/8)``), ``bit_order`` (``"little"``: word ``j`` is bit
+``j % 8`` of byte ``j // 8``; padding bits are 0), and optionally ``vocabulary`` (the
+word list itself, which must match the fingerprint; a single contributor's upload
+leaves it out).
+
+A reader checks the magic, the version, the length, the checksum and the padding, and,
+when told what to expect, the vocabulary fingerprint and ``f``; it refuses anything else
+with a one-line error. The same bytes travel over HTTP (``to_bytes``/``from_bytes``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+
+from .._io import atomic_write_bytes
+from ..accounting.local import FlipParameterMixin, RandomizedResponseEvent, _check_f, local_privacy_report
+from ..corpus import Vocabulary
+from ..errors import DPTopicError
+from ..kernels.randomized_response import last_byte_mask, packed_column_sums
+
+MAGIC = b"DPTLDPR\n"
+FORMAT = "dptopic-ldp-reports"
+VERSION = 1
+_DIGEST = 32
+
+
+def vocabulary_fingerprint(vocabulary) -> str:
+    """SHA-256 (hex) of the word list in id order, as compact JSON."""
+    words = vocabulary.words if isinstance(vocabulary, Vocabulary) else [str(w) for w in vocabulary]
+    return hashlib.sha256(json.dumps(words, ensure_ascii=False, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+class ReportSet(FlipParameterMixin):
+    """Randomized presence reports of many documents, bit-packed, with what they were made with.
+
+    Parameters
+    ----------
+    packed : ``(n_reports, ceil(V/8))`` ``uint8`` array (layout in the module docstring).
+    vocab_size : V.
+    vocabulary_sha256 : :func:`vocabulary_fingerprint` of the vocabulary used.
+    f : flip parameter of the randomizer.
+    vocabulary : optional :class:`~dptopic.corpus.Vocabulary` (public); checked against the fingerprint.
+    """
+
+    def __init__(self, packed, vocab_size: int, vocabulary_sha256: str, f: float, vocabulary=None):
+        f = _check_f(f)
+        packed = np.ascontiguousarray(packed, dtype=np.uint8)
+        V = int(vocab_size)
+        if V < 1:
+            raise DPTopicError(f"invalid vocab_size={vocab_size!r}: must be an integer >= 1.")
+        nb = (V + 7) // 8
+        if packed.ndim != 2 or packed.shape[1] != nb:
+            raise DPTopicError(f"reports have the wrong length: expected {nb} bytes per report for V={V} words,"
+                               f" got shape {packed.shape}.")
+        if packed.shape[0] and np.any(packed[:, -1] & np.uint8(~last_byte_mask(V) & 0xFF)):
+            raise DPTopicError("corrupt reports: padding bits beyond the vocabulary are set; re-create the reports.")
+        self.packed = packed
+        self.vocab_size = V
+        self.vocabulary_sha256 = str(vocabulary_sha256)
+        self.f = f
+        self.vocabulary = None
+        if vocabulary is not None:
+            vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+            self.check(vocabulary=vocabulary)
+            self.vocabulary = vocabulary
+
+    # ----------------------------------------------------------------- basics
+    @property
+    def n_reports(self) -> int:
+        return self.packed.shape[0]
+
+    def __len__(self) -> int:
+        return self.n_reports
+
+    def __repr__(self) -> str:
+        return f"ReportSet({self.n_reports} reports, V={self.vocab_size}, f={self.f:.6g}, eps_word={self.epsilon_word:.4g})"
+
+    @property
+    def event(self) -> RandomizedResponseEvent:
+        """The privacy event of one report (one contributor's document)."""
+        return RandomizedResponseEvent(self.f, self.vocab_size)
+
+    def privacy_report(self, delta: float = 1e-5) -> dict:
+        return local_privacy_report(self.f, self.vocab_size, delta)
+
+    def bits(self) -> np.ndarray:
+        """Unpacked reports, ``(n_reports, V)`` boolean."""
+        return np.unpackbits(self.packed, axis=1, count=self.vocab_size, bitorder="little").astype(bool)
+
+    def column_sums(self) -> np.ndarray:
+        """``n_t``: how many reports have bit ``t`` set (Zhao et al. Sec. V, server Step 1)."""
+        return packed_column_sums(self.packed, self.vocab_size)
+
+    def __getitem__(self, idx) -> "ReportSet":
+        sel = self.packed[idx]
+        if sel.ndim == 1:
+            sel = sel[None, :]
+        return ReportSet(sel, self.vocab_size, self.vocabulary_sha256, self.f, self.vocabulary)
+
+    def batches(self, size: int):
+        """Consecutive mini-batches of ``size`` reports (the last may be smaller)."""
+        for a in range(0, self.n_reports, size):
+            yield self[a:a + size]
+
+    def compatible(self, other: "ReportSet") -> None:
+        self.check(vocabulary_sha256=other.vocabulary_sha256, vocab_size=other.vocab_size, f=other.f)
+
+    @classmethod
+    def concatenate(cls, sets) -> "ReportSet":
+        sets = list(sets)
+        if not sets:
+            raise DPTopicError("nothing to concatenate: give at least one ReportSet.")
+        for s in sets[1:]:
+            sets[0].compatible(s)
+        vocab = next((s.vocabulary for s in sets if s.vocabulary is not None), None)
+        return cls(np.concatenate([s.packed for s in sets]), sets[0].vocab_size, sets[0].vocabulary_sha256, sets[0].f,
+                   vocab)
+
+    def check(self, vocabulary=None, f=None, vocabulary_sha256=None, vocab_size=None, where: str = "reports") -> "ReportSet":
+        """Refuse reports made with another vocabulary or another ``f``."""
+        if vocabulary is not None:
+            vocab_size = len(vocabulary)
+            vocabulary_sha256 = vocabulary_fingerprint(vocabulary)
+        if vocab_size is not None and vocab_size != self.vocab_size:
+            raise DPTopicError(f"{where} were made for a vocabulary of {self.vocab_size} words but {vocab_size} are"
+                               " expected: use the vocabulary the reports were randomized with.")
+        if vocabulary_sha256 is not None and vocabulary_sha256 != self.vocabulary_sha256:
+            raise DPTopicError(f"{where} were made with another vocabulary (fingerprint {self.vocabulary_sha256[:12]}"
+                               f" != {vocabulary_sha256[:12]}): use the vocabulary the reports were randomized with.")
+        if f is not None and not math.isclose(float(f), self.f, rel_tol=1e-12, abs_tol=0.0):
+            raise DPTopicError(f"{where} were randomized with f={self.f:.6g} (eps_word={self.epsilon_word:.4g}) but"
+                               f" f={float(f):.6g} is expected: train with the reports' own f or re-collect.")
+        return self
+
+    # -------------------------------------------------------------- bytes I/O
+    def header(self) -> dict:
+        return {"format": FORMAT, "version": VERSION, "vocab_size": self.vocab_size,
+                "vocabulary_sha256": self.vocabulary_sha256, "f": self.f, "epsilon_word": self.epsilon_word,
+                "n_reports": self.n_reports, "bytes_per_report": self.packed.shape[1], "bit_order": "little"}
+
+    def to_bytes(self, include_vocabulary: bool = True) -> bytes:
+        """The file format above; the word list is embedded when known and ``include_vocabulary``."""
+        head = self.header()
+        if include_vocabulary and self.vocabulary is not None:
+            head["vocabulary"] = self.vocabulary.words
+        head = json.dumps(head, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        body = MAGIC + struct.pack("<I", len(head)) + head + self.packed.tobytes()
+        return body + hashlib.sha256(body).digest()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, vocabulary=None, f=None, where: str = "reports") -> "ReportSet":
+        """Parse :meth:`to_bytes` output; refuse bad magic, version, length, checksum, vocabulary or f."""
+        data = bytes(data)
+        bad = f"corrupt {where}:"
+        if len(data) < len(MAGIC) + 4 + _DIGEST or data[:len(MAGIC)] != MAGIC:
+            raise DPTopicError(f"{bad} not a dptopic report file (bad magic or too short); re-create it with 'dptopic randomize'.")
+        (H,) = struct.unpack("<I", data[8:12])
+        if 12 + H + _DIGEST > len(data):
+            raise DPTopicError(f"{bad} the file is truncated (header runs past the end); re-send or re-create it.")
+        if hashlib.sha256(data[:-_DIGEST]).digest() != data[-_DIGEST:]:
+            raise DPTopicError(f"{bad} checksum mismatch (truncated or modified); re-send or re-create it.")
+        try:
+            head = json.loads(data[12:12 + H].decode("utf-8"))
+            if head.get("format") != FORMAT:
+                raise ValueError
+        except (ValueError, UnicodeDecodeError, AttributeError):
+            raise DPTopicError(f"{bad} the header is not a dptopic report header; re-create it with 'dptopic randomize'.") from None
+        if head.get("version") != VERSION:
+            raise DPTopicError(f"{where} use format version {head.get('version')!r}; this dptopic reads version"
+                               f" {VERSION}: upgrade dptopic or re-create the reports.")
+        try:
+            V, n, nb = int(head["vocab_size"]), int(head["n_reports"]), int(head["bytes_per_report"])
+            fp, fv = str(head["vocabulary_sha256"]), float(head["f"])
+        except (KeyError, TypeError, ValueError):
+            raise DPTopicError(f"{bad} the header misses a field; re-create it with 'dptopic randomize'.") from None
+        payload = data[12 + H:-_DIGEST]
+        if V < 1 or n < 0 or nb != (V + 7) // 8 or len(payload) != n * nb:
+            raise DPTopicError(f"{bad} payload of {len(payload)} bytes does not hold {n} reports of V={V} words;"
+                               " re-create it.")
+        if head.get("bit_order") != "little":
+            raise DPTopicError(f"{bad} unknown bit order {head.get('bit_order')!r}; re-create it.")
+        words = head.get("vocabulary")
+        if words is not None and (not isinstance(words, list) or vocabulary_fingerprint(words) != fp):
+            raise DPTopicError(f"{bad} the embedded vocabulary does not match its fingerprint; re-create it.")
+        rs = cls(np.frombuffer(payload, dtype=np.uint8).reshape(n, nb).copy(), V, fp, fv, words)
+        return rs.check(vocabulary=vocabulary, f=f, where=where)
+
+    def save(self, path) -> Path:
+        """Write the report file atomically."""
+        path = Path(path)
+        atomic_write_bytes(path, self.to_bytes())
+        return path
+
+    @classmethod
+    def load(cls, path, vocabulary=None, f=None) -> "ReportSet":
+        path = Path(path)
+        if not path.is_file():
+            raise DPTopicError(f"report file {str(path)!r} does not exist: create it with 'dptopic randomize'.")
+        return cls.from_bytes(path.read_bytes(), vocabulary=vocabulary, f=f, where=f"report file {os.fspath(path)!r}")

@@ -1,0 +1,58 @@
+"""Randomized response on word-presence vectors (Zhao et al. 2020, Sec. V, user side).
+
+:func:`randomized_response` returns ``(packed_reports, event)`` like every mechanism.
+``secure=True`` takes its coins from the operating system's CSPRNG (``os.urandom``) and
+takes no generator; otherwise the compiled kernel draws from a xorshift128+ stream
+seeded from the given :class:`numpy.random.Generator`. Both flip a bit when a 32-bit
+integer falls below ``T = ceil((f/2)·2**32)``, so both realise the same exact flip
+probability ``T/2**32 >= f/2``.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..accounting.local import RandomizedResponseEvent, _check_f
+from ..errors import DPTopicError
+from ..kernels.randomized_response import flip_threshold, last_byte_mask, presence_packed, randomize_presence
+from ..kernels.rng import kernel_state
+
+SECURE_CHUNK_BITS = 1 << 24  # urandom draws per chunk (64 MiB of 32-bit coins)
+
+
+def secure_flip_mask(n_docs: int, vocab_size: int, threshold: int) -> np.ndarray:
+    """Packed flip masks ``(n_docs, ceil(V/8))`` from the OS CSPRNG; bit set with prob. ``T/2**32``."""
+    nb = (vocab_size + 7) // 8
+    out = np.empty((n_docs, nb), dtype=np.uint8)
+    rows = max(1, SECURE_CHUNK_BITS // (8 * nb))
+    for a in range(0, n_docs, rows):
+        b = min(n_docs, a + rows)
+        coins = np.frombuffer(os.urandom(4 * (b - a) * 8 * nb), dtype="<u4").reshape(b - a, 8 * nb)
+        out[a:b] = np.packbits(coins < threshold, axis=1, bitorder="little")
+    if n_docs:
+        out[:, -1] &= np.uint8(last_byte_mask(vocab_size))
+    return out
+
+
+def randomized_response(word_ids, doc_ptr, vocab_size: int, f: float, rng: np.random.Generator | None = None,
+                        secure: bool = False):
+    """Randomize the presence vector of every document of a CSR corpus.
+
+    Returns ``(packed, RandomizedResponseEvent(f, vocab_size))``: one event per document,
+    each document being a different contributor's.
+    """
+    f = _check_f(f)
+    word_ids = np.ascontiguousarray(word_ids, dtype=np.int32)
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    T = flip_threshold(f / 2.0)
+    if secure:
+        if rng is not None:
+            raise DPTopicError("secure=True takes its coins from the operating system's CSPRNG and refuses a generator or seed.")
+        packed = presence_packed(word_ids, doc_ptr, vocab_size)
+        packed ^= secure_flip_mask(packed.shape[0], vocab_size, T)
+    else:
+        if rng is None:
+            raise DPTopicError("a numpy Generator is required unless secure=True.")
+        packed = randomize_presence(word_ids, doc_ptr, vocab_size, T, kernel_state(rng))
+    return packed, RandomizedResponseEvent(f, vocab_size)

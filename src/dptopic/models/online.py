@@ -1,0 +1,470 @@
+"""O-LDA and OLP-LDA: online LDA on mini-batches, in the clear or from randomized reports
+(Zhao et al. 2020, Sec. VI, eq. 10-13 and 19-21, Algorithm 2).
+
+Orchestration only: the topic-word prior of O-LDA is a K×V matrix ``B`` sampled against by
+the core dense Gibbs kernel (see :class:`_MatrixPriorGibbs`); the denoising estimators live
+in :mod:`dptopic.local.estimation`; persistence is :func:`dptopic._io.save_bundle`.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import stats
+
+from .._progress import progress_bar
+from .._validation import IsNone, Int, Options, Real
+from ..corpus import Corpus, Vocabulary
+from ..errors import DPTopicError
+from ..kernels import count_assignments
+from ..local import ReportSet
+from ..local.estimation import (bayes_estimate, bits_to_corpus, document_frequencies, integer_targets,
+                                omega_from_sigma2, overlap_count, overlap_threshold, presence_bits,
+                                prior_mean_update, reconstruct, sigma2_from_omega)
+from .base import GibbsTopicModel
+from .lda import LDA
+from .lplda import _LocalModel
+
+
+class _MatrixPriorGibbs(GibbsTopicModel):
+    """Collapsed Gibbs sampling with a K×V topic-word prior ``B`` (O-LDA eq. 12), by the core kernel.
+
+    The dense kernel's word factor is ``table[w, k] + beta`` over ``nk[k] + V·beta``; storing
+    ``n[w, k] + B[k, w] − beta`` and ``n_k + Σ_w B[k, w] − V·beta`` (as floats) makes that
+    exactly ``(n_kw + B_kw) / (n_k + Σ_w B_kw)``, and the kernel's ±1 updates keep it so.
+    """
+
+    def __init__(self, n_topics=50, alpha=1.0, beta=0.01, n_iter=50, seed=None, n_jobs=1, verbose=0):
+        self.n_topics, self.alpha, self.beta, self.n_iter = n_topics, alpha, beta, n_iter
+        self.seed, self.n_jobs, self.verbose = seed, n_jobs, verbose
+
+    def fit_with_prior(self, corpus: Corpus, prior: np.ndarray):
+        self._prior = prior
+        return self.fit(corpus)
+
+    def _start(self, arrays, corpus, rng) -> None:
+        B, V = self._prior, corpus.vocab_size
+        arrays.nwk = arrays.nwk.astype(np.float64) + (B.T - self.beta)
+        arrays.nk = arrays.nk.astype(np.float64) + (B.sum(axis=1) - V * self.beta)
+
+    def _finish(self, arrays, rng) -> np.ndarray:
+        K, V = self.n_topics, self._prior.shape[1]
+        _, nwk, _ = count_assignments(arrays.word_ids, arrays.doc_ptr, arrays.z, K, V)
+        self.topic_word_counts_ = nwk.T.astype(np.int64)
+        phi = self.topic_word_counts_ + self._prior  # eq. (13)
+        return phi / phi.sum(axis=1, keepdims=True)
+
+
+class OnlineLDA(GibbsTopicModel):
+    """O-LDA (Zhao et al. 2020, Sec. VI-A, eq. 10-13): online LDA over a stream of mini-batches.
+
+    Each mini-batch ``D_l`` is sampled by collapsed Gibbs sampling with the matrix prior
+    ``B^l`` (eq. 12); its topic-word counts ``N^l`` then enter the next prior,
+    ``B^{l+1} = B^l + lam·N^l`` (eq. 10), and ``Φ^l = (N^l + B^l)/rowsum`` (eq. 13) is the
+    current model. Memory is constant in the length of the stream: only ``B`` and ``Φ`` are kept.
+    Note that ``B`` grows with every batch, so old batches weigh more and more.
+
+    Parameters
+    ----------
+    n_topics, alpha, beta : K, the document-topic and the initial topic-word prior.
+    lam : correlation factor λ in [0, 1] (0: batches independent).
+    n_iter : Gibbs sweeps per mini-batch. ``batch_size`` : used by :meth:`fit`.
+    prior_corpus : optional clean corpus ``D_0``; ``B^1 = beta + lam·N^0`` with ``N^0`` its
+        topic-word counts after ``prior_iter`` sweeps of plain LDA (as in Algorithm 2).
+    seed, n_jobs, verbose : as :class:`LDA`.
+    """
+
+    _parameter_constraints = {**GibbsTopicModel._parameter_constraints,
+                              "lam": [Real(0, 1, "both")],
+                              "batch_size": [Int(1, None)],
+                              "prior_iter": [Int(1, None)]}
+
+    def __init__(self, n_topics: int = 50, alpha: float = 1.0, beta: float = 0.01, lam: float = 0.5,
+                 n_iter: int = 50, batch_size: int = 160, prior_corpus: Corpus | None = None, prior_iter: int = 200,
+                 seed=None, n_jobs: int = 1, verbose: int = 1):
+        self.n_topics = n_topics
+        self.alpha = alpha
+        self.beta = beta
+        self.lam = lam
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.prior_corpus = prior_corpus
+        self.prior_iter = prior_iter
+        self.seed = seed
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ state
+    _STATE = ("prior_", "privacy_", "components_", "topic_word_counts_", "vocabulary_", "n_batches_", "n_docs_seen_",
+              "_gen")
+
+    def _snapshot(self) -> dict:
+        snap = {k: getattr(self, k) for k in self._STATE if hasattr(self, k)}
+        snap["_gen_state"] = self._gen.bit_generator.state if hasattr(self, "_gen") else None
+        return snap
+
+    def _restore(self, snap: dict) -> None:
+        for k in self._STATE:
+            if k in snap:
+                setattr(self, k, snap[k])
+            elif hasattr(self, k):
+                delattr(self, k)
+        if snap["_gen_state"] is not None:
+            self._gen.bit_generator.state = snap["_gen_state"]
+
+    def _reset(self) -> None:
+        """Forget the stream (``fit`` starts over)."""
+        for k in self._STATE:
+            if hasattr(self, k):
+                delattr(self, k)
+
+    def _transaction(self, work, *args):
+        """Run ``work``; on any error restore the model exactly and re-raise."""
+        snap = self._snapshot()
+        try:
+            return work(*args)
+        except BaseException:
+            self._restore(snap)
+            raise
+
+    def _child_seeds(self) -> np.ndarray:
+        if not hasattr(self, "_gen"):
+            self._gen = self._rng()
+        return self._gen.integers(0, 2**63 - 1, size=2)
+
+    def _gibbs(self, seed) -> _MatrixPriorGibbs:
+        return _MatrixPriorGibbs(self.n_topics, self.alpha, self.beta, self.n_iter, seed=int(seed),
+                                 n_jobs=self.n_jobs, verbose=0)
+
+    def _ensure_started(self, vocabulary: Vocabulary) -> None:
+        if hasattr(self, "prior_"):
+            return
+        self._validate()
+        self.vocabulary_ = vocabulary
+        K, V = self.n_topics, len(vocabulary)
+        prior = np.full((K, V), float(self.beta))
+        if self.prior_corpus is not None:
+            d0 = self._check_corpus(self.prior_corpus, "prior corpus")
+            seed = self._child_seeds()[0]
+            lda = LDA(K, alpha=self.alpha, beta=self.beta, n_iter=self.prior_iter, seed=int(seed), n_jobs=self.n_jobs,
+                      eval_every=0, verbose=self.verbose).fit(d0)
+            prior += self.lam * lda.topic_word_counts_
+            self.components_ = lda.components_
+            self.topic_word_counts_ = lda.topic_word_counts_
+            self._start_from_prior(d0, lda)
+        self.prior_ = prior
+        self.n_batches_ = 0
+        self.n_docs_seen_ = 0
+
+    def _start_from_prior(self, d0: Corpus, lda: LDA) -> None:
+        pass
+
+    def _check_corpus(self, corpus, what: str) -> Corpus:
+        if not isinstance(corpus, Corpus):
+            raise DPTopicError(f"the {what} must be a dptopic Corpus, got a {type(corpus).__name__}.")
+        vocab = getattr(self, "vocabulary_", None)
+        if vocab is not None and corpus.vocabulary != vocab:
+            raise DPTopicError(f"the {what} uses another vocabulary ({corpus.vocab_size} words) than the model"
+                               f" ({len(vocab)} words): build it with the model's vocabulary.")
+        if corpus.n_docs == 0 or corpus.n_tokens == 0:
+            raise DPTopicError(f"empty {what}: it holds no tokens; skip it or send documents.")
+        return corpus
+
+    def _train_batch(self, corpus: Corpus, seed) -> None:
+        g = self._gibbs(seed).fit_with_prior(corpus, self.prior_)
+        self.components_ = g.components_
+        self.topic_word_counts_ = g.topic_word_counts_
+        self.prior_ = self.prior_ + self.lam * g.topic_word_counts_  # eq. (10), for the next batch
+        self.n_batches_ += 1
+        self.n_docs_seen_ += corpus.n_docs
+
+    # ------------------------------------------------------------ public API
+    def partial_fit(self, X, y=None):
+        """Train on one mini-batch (a :class:`Corpus`). A bad batch raises and changes nothing."""
+        def work():
+            corpus = self._check_corpus(X, "mini-batch")
+            self._ensure_started(corpus.vocabulary)
+            seeds = self._child_seeds()
+            self._train_batch(corpus, seeds[0])
+            self.privacy_ = self.privacy_report()
+            return self
+
+        return self._transaction(work)
+
+    def fit(self, X, y=None, **kw):
+        """Reset and stream ``X`` (a :class:`Corpus`) in mini-batches of ``batch_size`` documents."""
+        self._reset()
+        X = self._check_corpus(X, "corpus")
+        starts = range(0, X.n_docs, self.batch_size)
+        with progress_bar(len(starts), f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
+            for a in starts:
+                self.partial_fit(X.subset(np.arange(a, min(X.n_docs, a + self.batch_size))))
+                bar.advance(1, info="")
+        return self
+
+    def state_nbytes(self) -> int:
+        """Bytes held by the model's arrays (constant in the number of batches)."""
+        return int(sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray)))
+
+    def privacy_report(self) -> dict:
+        from ..accounting import non_private_report
+
+        return non_private_report("O-LDA trains on the mini-batches in the clear; it adds no noise.",
+                                  unit="document", relation="add or remove one document")
+
+    # ----------------------------------------------------------- persistence
+    def _saved_params(self) -> dict:
+        params = super()._saved_params()
+        params["prior_corpus"] = None  # consumed into prior_; the corpus itself is not saved
+        return params
+
+    def save(self, directory, **kw) -> str:
+        self._check_fitted()
+        self._train_stats = {"n_batches": self.n_batches_, "n_docs_seen": self.n_docs_seen_}
+        return super().save(directory, **kw)
+
+    def _extra_arrays(self) -> dict:
+        return {"prior": self.prior_, "topic_word_counts": self.topic_word_counts_}
+
+    def _load_extra(self, arrays) -> None:
+        self.prior_ = np.asarray(arrays["prior"], dtype=np.float64)
+        self.topic_word_counts_ = arrays["topic_word_counts"]
+        if self.prior_.shape != self.components_.shape:
+            from ..errors import CorruptModelError
+            raise CorruptModelError("corrupt model: prior.npy must have the shape of components.npy; re-save the model.")
+        self.n_batches_ = int(self._train_stats.get("n_batches", 0))
+        self.n_docs_seen_ = int(self._train_stats.get("n_docs_seen", 0))
+
+
+class OLPLDA(_LocalModel, OnlineLDA):
+    """OLP-LDA (Zhao et al. 2020, Sec. VI, Algorithm 2): online LDA on randomized mini-batches
+    with Bayesian denoising against a clean prior data set.
+
+    ``prior_corpus`` (``D_0``) must be **public or consented data that is disjoint from the
+    contributors whose reports are streamed**: it is used in the clear and is not covered by
+    any guarantee. (The paper samples ``D_0`` from the same training set as the stream; then
+    the same documents would be seen both in the clear and randomized.) A heuristic check
+    warns when a report is suspiciously close to a prior document.
+
+    Per batch of ``M`` reports with noisy counts ``n_t`` (default, reconciled Algorithm 2):
+
+    1. prior mean ``μ_t = (μ_t^{prev} + η_t^{prev})/2 · M / M^{prev}`` (eq. 21), starting from
+       the document frequencies of ``D_0``;
+    2. ``η_t = ω μ_t + (1 − ω)(2 n_t − f M)/(2(1 − f))`` (eq. 19), ``ω`` fixed or from ``σ²``
+       by Theorem 6;
+    3. reconstruct the batch to the targets ``clamp(round(η_t), 0, M)`` (LP-LDA Steps 3-5);
+    4. Gibbs-sample it against the matrix prior ``B`` (O-LDA eq. 12), ``B ← B + λ N^l``
+       (eq. 10), with ``B`` starting at ``β + λ N^0`` from plain LDA on ``D_0``.
+
+    ``alg2_literal=True`` follows Algorithm 2 as printed instead: ``μ^l = η^{l−1}`` (line 13,
+    no averaging, no rescaling by batch size) and ``μ^0 = Σ_k N^0_{k,t}`` (token counts of
+    ``D_0``, line 2-3).
+
+    Parameters
+    ----------
+    prior_corpus : ``D_0`` (a :class:`Corpus` over the public vocabulary), or ``"none"`` for
+        OLP-LDA without prior data (``B`` starts at ``β``, the first batch uses eq. 8 alone,
+        later batches use earlier batches' estimates as the prior). ``None``: not given yet
+        (``partial_fit`` then refuses to run).
+    f, epsilon_word : expected flip parameter (give at most one; default: the reports' own).
+    omega : fixed prior weight ω (paper: 0.4); give ``omega=None`` and ``sigma2`` to derive ω
+        from the prior variance by Theorem 6 for every batch size.
+    lam, n_iter, batch_size, prior_iter, n_topics, alpha, beta : as :class:`OnlineLDA`.
+    delta : delta for the tight epsilon(delta) of the per-document guarantee.
+    """
+
+    _parameter_constraints = {**OnlineLDA._parameter_constraints,
+                              "f": [IsNone(), Real(0, 1, "neither")],
+                              "epsilon_word": [IsNone(), Real(0, None, "neither")],
+                              "omega": [IsNone(), Real(0, 1, "both")],
+                              "sigma2": [IsNone(), Real(0, None, "neither")],
+                              "alg2_literal": [Options((True, False))],
+                              "delta": [Real(0, 1, "neither")]}
+
+    def __init__(self, prior_corpus=None, f: float | None = None, epsilon_word: float | None = None,
+                 n_topics: int = 50, alpha: float = 1.0, beta: float = 0.01, lam: float = 0.5,
+                 omega: float | None = 0.4, sigma2: float | None = None, batch_size: int = 160, n_iter: int = 50,
+                 prior_iter: int = 200, alg2_literal: bool = False, delta: float = 1e-5, seed=None,
+                 n_jobs: int = 1, verbose: int = 1):
+        super().__init__(n_topics=n_topics, alpha=alpha, beta=beta, lam=lam, n_iter=n_iter, batch_size=batch_size,
+                         prior_corpus=prior_corpus, prior_iter=prior_iter, seed=seed, n_jobs=n_jobs, verbose=verbose)
+        self.f = f
+        self.epsilon_word = epsilon_word
+        self.omega = omega
+        self.sigma2 = sigma2
+        self.alg2_literal = alg2_literal
+        self.delta = delta
+
+    _STATE = OnlineLDA._STATE + ("mu_", "eta_", "size_prev_", "f_", "omega_history_", "_prior_presence",
+                                   "_overlap_thr")
+
+    def _validate(self) -> None:
+        super()._validate()
+        self._expected_f()
+        if (self.omega is None) == (self.sigma2 is None):
+            raise DPTopicError("give exactly one of omega and sigma2 (set omega=None when you give sigma2): Theorem 6"
+                               " ties them, omega = Mf(2-f)/(Mf(2-f) + 4 sigma2 (1-f)^2).")
+
+    def _no_prior(self) -> bool:
+        return isinstance(self.prior_corpus, str) and self.prior_corpus == "none"
+
+    def _ensure_started(self, vocabulary) -> None:
+        if hasattr(self, "prior_"):
+            return
+        if self.prior_corpus is None:
+            raise DPTopicError("no prior data: OLP-LDA needs prior_corpus (a public corpus disjoint from the stream,"
+                               " --prior) before the first partial_fit; pass prior_corpus='none' to run without one.")
+        if self._no_prior():
+            self.prior_corpus = None
+            try:
+                super()._ensure_started(vocabulary)
+            finally:
+                self.prior_corpus = "none"
+            self.mu_ = self.eta_ = None
+            self.size_prev_ = 0
+        else:
+            super()._ensure_started(vocabulary)
+        self.omega_history_ = []
+
+    def _start_from_prior(self, d0: Corpus, lda: LDA) -> None:
+        if self.alg2_literal:
+            eta0 = lda.topic_word_counts_.sum(axis=0).astype(np.float64)  # line 2-3: token counts
+        else:
+            eta0 = document_frequencies(d0).astype(np.float64)
+        self.mu_ = eta0
+        self.eta_ = eta0
+        self.size_prev_ = d0.n_docs
+        self._prior_presence = np.packbits(presence_bits(d0), axis=1, bitorder="little")
+
+    def _omega(self, M: int, f: float) -> float:
+        return float(self.omega) if self.omega is not None else omega_from_sigma2(M, f, self.sigma2)
+
+    def _warn_overlap(self, reports: ReportSet, f: float, seed) -> None:
+        """Warn when more reports lie close to a prior document than non-members would.
+
+        Calibration: the server randomizes its own prior documents with the same ``f``; the 5%
+        quantile of their distance to the nearest *other* prior document is the threshold, so
+        about 5% of a disjoint batch falls below it. A batch with far more (binomial tail
+        below 1e-4) is flagged: the prior corpus seems to contain the contributors' documents.
+        """
+        P = getattr(self, "_prior_presence", None)
+        if P is None or len(P) < 20:
+            return
+        if getattr(self, "_overlap_thr", None) is None:
+            from ..mechanisms.randomized_response import randomized_response
+            sub = P[:1000]
+            bits = np.unpackbits(sub, axis=1, count=reports.vocab_size, bitorder="little").astype(bool)
+            rows, ids = np.nonzero(bits)
+            ptr = np.zeros(len(sub) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=len(sub)), out=ptr[1:])
+            rr, _ = randomized_response(ids, ptr, reports.vocab_size, f, np.random.default_rng([int(seed), 1]))
+            self._overlap_thr = overlap_threshold(sub, rr, 0.05)
+        thr, rate = self._overlap_thr
+        hits = overlap_count(reports.packed, P, thr)
+        if hits > stats.binom.ppf(1 - 1e-4, reports.n_reports, rate):
+            warnings.warn(f"{hits} of {reports.n_reports} reports lie as close to a prior document as at most"
+                          f" {rate:.0%} of non-members would: the prior corpus seems to overlap the stream. It must"
+                          " be public data disjoint from the contributors.", stacklevel=4)
+
+    def partial_fit(self, X, y=None, *, vocabulary=None):
+        """Train on one mini-batch of randomized reports (a :class:`ReportSet`). A bad batch raises
+        and leaves the model exactly as it was."""
+        def work():
+            self._validate()
+            if not hasattr(self, "prior_") and self.prior_corpus is None:
+                self._ensure_started(None)
+            vocab = vocabulary if vocabulary is not None else getattr(self, "vocabulary_", None)
+            if vocab is None and isinstance(self.prior_corpus, Corpus):
+                vocab = self.prior_corpus.vocabulary
+            if isinstance(X, ReportSet) and X.vocabulary is not None and isinstance(self.prior_corpus, Corpus) \
+                    and not hasattr(self, "prior_") and self.prior_corpus.vocabulary != X.vocabulary:
+                raise DPTopicError(f"the prior corpus uses another vocabulary ({self.prior_corpus.vocab_size} words)"
+                                   f" than the reports ({X.vocab_size} words): build it with the public vocabulary.")
+            reports, vocab = self._check_reports(X, vocab)
+            if hasattr(self, "f_"):
+                reports.check(f=self.f_, where="this batch")
+            self._ensure_started(vocab)
+            f, M = reports.f, reports.n_reports
+            seeds = self._child_seeds()
+            self._warn_overlap(reports, f, seeds[1])
+            n_t = reports.column_sums()
+            w = self._omega(M, f)
+            if self.mu_ is None:  # no prior data yet: eq. (8) alone
+                mu, w = np.zeros(len(vocab)), 0.0
+            elif self.alg2_literal:
+                mu = self.eta_                                          # Algorithm 2, line 13
+            else:
+                mu = prior_mean_update(self.mu_, self.eta_, M, self.size_prev_)   # eq. (21)
+            eta = bayes_estimate(n_t, M, f, mu, w)                                # eq. (19)
+            bits = reconstruct(reports.bits(), integer_targets(eta, M), np.random.default_rng(int(seeds[1])))
+            corpus = bits_to_corpus(bits, vocab)
+            if corpus.n_tokens == 0:
+                raise DPTopicError("the reconstructed batch has no words: send a larger batch.")
+            self._train_batch(corpus, seeds[0])
+            self.n_docs_seen_ += M - corpus.n_docs  # count reports, including empty ones
+            self.f_ = f
+            self.mu_, self.eta_, self.size_prev_ = mu, eta, M
+            self.omega_history_ = self.omega_history_ + [w]
+            self.privacy_ = self.privacy_report()
+            return self
+
+        return self._transaction(work)
+
+    def fit(self, X, y=None, **kw):
+        """Reset and stream a :class:`ReportSet` in mini-batches of ``batch_size`` reports."""
+        self._reset()
+        if not isinstance(X, ReportSet):
+            self._check_reports(X)
+        n = -(-X.n_reports // self.batch_size)
+        with progress_bar(n, f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
+            for batch in X.batches(self.batch_size):
+                self.partial_fit(batch, vocabulary=kw.get("vocabulary"))
+                bar.advance(1, info=f"omega={self.omega_history_[-1]:.3g}")
+        return self
+
+    def implied_sigma2(self, M: int | None = None) -> float:
+        """The prior variance σ² a fixed ω implies for batches of ``M`` reports (Theorem 6)."""
+        f = getattr(self, "f_", None) or self._expected_f()
+        if f is None:
+            raise DPTopicError("f is unknown: give f or epsilon_word, or train on reports first.")
+        return sigma2_from_omega(M or self.batch_size, f, self.omega) if self.omega is not None else float(self.sigma2)
+
+    def privacy_report(self) -> dict:
+        rep = self._local_report(
+            ["Bayesian denoising, Zhao et al. Theorem 6 / eq. (19)", "prior-mean update, eq. (21)",
+             "reconstruction, Steps 3-5", "online Gibbs sampling, eq. (10)-(13)"],
+            scope="covers everything the server computes from the randomized reports. NOT covered: the prior"
+                  " corpus D_0, which is used in the clear and must be public or consented data disjoint from the"
+                  " contributors; contributors who report in several windows (their epsilons add).")
+        rep["mode"] = "Algorithm 2 as printed" if self.alg2_literal else "reconciled Algorithm 2 (eq. 21 prior mean)"
+        rep["prior_data"] = "none" if self._no_prior() else "public prior corpus D_0"
+        return rep
+
+    def _saved_params(self) -> dict:
+        params = super()._saved_params()
+        params["prior_corpus"] = "none" if self._no_prior() else None
+        return params
+
+    def _extra_arrays(self) -> dict:
+        out = super()._extra_arrays()
+        if self.mu_ is not None:
+            out.update({"mu": self.mu_, "eta": self.eta_})
+        if getattr(self, "_prior_presence", None) is not None:
+            out["prior_presence"] = self._prior_presence
+        out["stream_state"] = np.array([self.size_prev_, self.f_ if hasattr(self, "f_") else np.nan,
+                                        *(getattr(self, "_overlap_thr", None) or (np.nan, np.nan))])
+        out["omega_history"] = np.asarray(self.omega_history_, dtype=np.float64)
+        return out
+
+    def _load_extra(self, arrays) -> None:
+        super()._load_extra(arrays)
+        self.mu_ = arrays["mu"].astype(np.float64) if "mu" in arrays else None
+        self.eta_ = arrays["eta"].astype(np.float64) if "eta" in arrays else None
+        if "prior_presence" in arrays:
+            self._prior_presence = arrays["prior_presence"]
+        size_prev, f, thr, rate = arrays["stream_state"]
+        self._overlap_thr = (float(thr), float(rate)) if np.isfinite(thr) else None
+        self.size_prev_ = int(size_prev)
+        if np.isfinite(f):
+            self.f_ = float(f)
+        self.omega_history_ = arrays["omega_history"].tolist()
