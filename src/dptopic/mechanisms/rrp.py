@@ -1,8 +1,8 @@
 """RRP ("random response with a priori"): FedLDA's perturbation of reported words (Wang, Tong & Shi 2020).
 
 With probability ``eta`` a reported word is replaced by a word drawn from the current model, with the
-rare words excluded; a rare word or a padding entry is always replaced (it can never be reported as
-itself). :func:`replacement_table` builds the kept sets and their distributions, :func:`rrp_perturb`
+rare words excluded; a padding entry is always replaced, and so (with the default ``"floor"`` rule) is a rare
+word, which can then never be reported as itself. :func:`replacement_table` builds the kept sets and their distributions, :func:`rrp_perturb`
 applies the compiled kernel and returns ``(reported_words, event)``.
 
 Rare-word exclusion (``exclusion``):
@@ -12,7 +12,8 @@ Rare-word exclusion (``exclusion``):
   any model. For ``variant="another"`` the distribution is also mixed with the uniform one on the kept
   set when one word would be too probable (``q_max <= cap``); see ``docs/fedlda.md``.
 * ``"tail"`` (the poster's rule): drop the least probable words whose total mass is at most ``delta``
-  and keep the rest; the poster's ``(eps, 2 delta)`` claim then rests on Zipf-distributed probabilities.
+  and keep the rest; a rare word is perturbed with probability ``eta`` like any other (so it may be
+  reported as itself); the poster's ``(eps, 2 delta)`` claim rests on Zipf-distributed probabilities.
 """
 from __future__ import annotations
 
@@ -122,5 +123,5 @@ def rrp_perturb(words, Q, epsilon: float, delta: float, gamma: float = 1.0, rng:
     out = np.empty_like(words)
     flags = np.empty(words.shape[0], dtype=np.uint8) if replaced is None else replaced
     rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, e, variant == "another",
-                kernel_state(rng), out, flags)
+                exclusion == "floor", kernel_state(rng), out, flags)
     return out, rrp_event(epsilon, delta, gamma, variant, exclusion)

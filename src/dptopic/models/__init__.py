@@ -1,8 +1,9 @@
 """Estimators, one per algorithm (scikit-learn style ``fit``/``transform``/``components_``)."""
 from .base import GibbsTopicModel, IterationInfo, load
+from .fedlda import FedLDA
 from .lda import LDA
 from .private import CDPLDA, CDPLDAPlus, HDPLDA
 
-ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA}
+ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "fed": FedLDA}
 
-__all__ = ["LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "GibbsTopicModel", "IterationInfo", "load", "ALGORITHMS"]
+__all__ = ["LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "FedLDA", "GibbsTopicModel", "IterationInfo", "load", "ALGORITHMS"]
