@@ -366,3 +366,23 @@ def test_cli_train_fed_and_bad_input(tmp_path, capsys):
         assert rc == 2
         err = capsys.readouterr().err
         assert "Traceback" not in err and "error" in err
+
+
+# ------------------------------------------------------------------ experiment plumbing
+def test_fedlda_experiment_writes_table_figures_and_verdict(tmp_path, monkeypatch):
+    import json
+
+    import dptopic.experiments.fedlda as fx
+
+    c, _, theta, _ = lda_corpus(n_docs=120, vocab_size=60, n_topics=3, doc_length=30, seed=8)
+    y = (theta.argmax(axis=1) == 0).astype(int)
+    monkeypatch.setattr(fx, "task_corpora", lambda t, m, s: (c.subset(range(80)), c.subset(range(80, 120)),
+                                                             y[:80], y[80:]))
+    s = fx.fedlda_experiment(tmp_path, tasks=("sotu",), eps_table=(7.5,), eps_grid=(7.5,), k_grid=(3,),
+                          ratio_grid=(0.5,), n_topics=3, rounds=2, n_iter_lda=5, pad_length=64)
+    for f in ("fedlda_table.csv", "fedlda_figures.csv", "fedlda_summary.json", "fedlda_budget.png",
+              "fedlda_topics.png", "fedlda_ratio.png"):
+        assert (tmp_path / f).stat().st_size > 0
+    assert set(s["auc_loss"]) == {"sotu tail eps=7.5", "sotu floor eps=7.5"}
+    assert json.loads((tmp_path / "fedlda_summary.json").read_text())["settings"]["rounds"] == 2
+    assert all(0 <= r["auc"] <= 1 for r in s["table"])

@@ -31,3 +31,36 @@ def build_fedlda(a, common: dict):
                   rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
                   variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
                   seed=a.seed, **kw)
+
+
+def cmd_fedlda_experiment(a):
+    from pathlib import Path
+
+    from ..experiments import fedlda_experiment
+    from ._common import make_console
+
+    console = make_console()
+    s = fedlda_experiment(a.out, tasks=tuple(a.tasks), eps_table=tuple(a.eps_table), n_topics=a.topics,
+                          rounds=a.rounds, max_docs=a.max_docs, seed=a.seed, n_jobs=a.jobs,
+                          figures=not a.no_figures, progress=lambda msg: console.print("  " + msg))
+    for key, v in s["auc_loss"].items():
+        mark = "holds" if v["points"] < 3 else "FAILS"
+        console.print(f"AUC loss {key}: {v['points']:.1f} points ({v['relative_pct']:.1f}% relative) -> '< 3%' {mark}")
+    files = ["fedlda_table.csv", "fedlda_summary.json"] + ([] if a.no_figures else [
+        "fedlda_figures.csv", "fedlda_budget.png", "fedlda_topics.png", "fedlda_ratio.png"])
+    console.print("written: " + ", ".join(str(Path(a.out) / f) for f in files))
+
+
+def register_fedlda_experiment(esub) -> None:
+    p = esub.add_parser("fedlda", help="Wang et al. FedLDA poster: budget/topics/sampling-ratio figures and the"
+                                       " downstream-classification table")
+    p.add_argument("--tasks", nargs="+", choices=("20ng", "sotu"), default=["20ng", "sotu"])
+    p.add_argument("--eps-table", type=positive_float, nargs="+", default=[7.5, 5.0])
+    p.add_argument("--topics", type=positive_int, default=20)
+    p.add_argument("--rounds", type=positive_int, default=20)
+    p.add_argument("--max-docs", type=positive_int, default=3000, help="training documents per task (test: a quarter)")
+    p.add_argument("--seed", type=int, default=0, help="reproduction seed (the runs are experiments, not releases)")
+    p.add_argument("--jobs", type=positive_int, default=1)
+    p.add_argument("--no-figures", action="store_true", help="only the table")
+    p.add_argument("--out", default="docs/figures")
+    p.set_defaults(func=cmd_fedlda_experiment)
