@@ -15,7 +15,7 @@ from dptopic.evaluation import topic_recovery
 from dptopic.federated import (ClientUpdate, FedClient, FedServer, MessageError, ModelBroadcast, RRPConfig,
                                decode_message, vocabulary_fingerprint)
 from dptopic.kernels import local_sweep, rrp_replace
-from dptopic.kernels.dense import BLOCK
+from dptopic.kernels.reference import reference_blocked_draw
 from dptopic.kernels.rng import PyXorShift
 from dptopic.mechanisms import replacement_table, rrp_perturb
 from dptopic.models import FedLDA, load
@@ -175,24 +175,10 @@ def test_rrp_kernel_matches_numpy_reference(another, rare_always):
 
 def _local_reference(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
     g = PyXorShift(state)
-    K = phi_wk.shape[1]
-    nb = (K + BLOCK - 1) // BLOCK
     for d in range(len(doc_ptr) - 1):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w = word_ids[i]
             ndk[d, z[i]] -= 1
-            p = np.zeros(nb * BLOCK)
-            p[:K] = phi_wk[w] * (ndk[d] + alpha)
-            bs = p.reshape(nb, BLOCK).sum(axis=1)
-            u = g.uniform() * bs.sum()
-            b = 0
-            while b < nb - 1 and bs[b] <= u:
-                u -= bs[b]
-                b += 1
-            k, last = b * BLOCK, min(K, b * BLOCK + BLOCK) - 1
-            while k < last and p[k] <= u:
-                u -= p[k]
-                k += 1
+            k = reference_blocked_draw(phi_wk[word_ids[i]] * (ndk[d] + alpha), phi_wk.shape[1], g)
             z[i] = k
             ndk[d, k] += 1
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .dense import BLOCK
-from .rng import next_uniform
+from .dense import BLOCK, blocked_draw
 
 
 @njit(cache=True, nogil=True)
@@ -32,22 +31,6 @@ def local_sweep(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
             ndk[d, z[i]] -= 1
             for j in range(K):
                 p[j] = phi_wk[w, j] * (ndk[d, j] + alpha)
-            total = 0.0
-            for b in range(nb):
-                acc = 0.0
-                for j in range(b * BLOCK, b * BLOCK + BLOCK):
-                    acc += p[j]
-                bs[b] = acc
-                total += acc
-            u = next_uniform(state) * total
-            b = 0
-            while b < nb - 1 and bs[b] <= u:
-                u -= bs[b]
-                b += 1
-            k = b * BLOCK
-            last = min(K, b * BLOCK + BLOCK) - 1
-            while k < last and p[k] <= u:
-                u -= p[k]
-                k += 1
+            k = blocked_draw(p, bs, K, state)
             z[i] = k
             ndk[d, k] += 1

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._progress import progress_bar
-from .._validation import SEED, Int, Options, Real, validate_value
+from .._validation import SEED, Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
@@ -55,7 +55,7 @@ class FedLDA(GibbsTopicModel):
         "n_topics": [Int(1, None)], "alpha": [Real(0, None, "neither")], "beta": [Real(0, None, "neither")],
         "epsilon": [Real(0, None, "neither")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, None)],
         "rounds": [Int(1, None)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, None)],
-        "n_clients": [Int(1, None), Options((None,))], "variant": [Options(("another", "coincide"))],
+        "n_clients": [IsNone(), Int(1, None)], "variant": [Options(("another", "coincide"))],
         "exclusion": [Options(("floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
         "local_iter": [Int(1, None)], "report_delta": [Real(0, 1, "neither")], "seed": SEED,
         "n_jobs": [Int(1, 256)], "verbose": [Int(0, 2)],
