@@ -2,9 +2,9 @@
 
 For every entry ``i`` with input word ``words[i]`` (``-1`` for a padding entry) and replacement
 distribution row ``rows[i]``: one uniform decides whether the entry is perturbed (probability
-``eta``; always for padding, and for a word outside the row's kept set when ``rare_always``); a perturbed entry gets a word
-drawn by inverse CDF from the row's kept words, redrawn while it equals the input word when
-``exclude_self`` (exact rejection sampling of "another word").
+``eta``; always for padding, and for a word outside the row's kept set when ``rare_always``); a
+perturbed entry gets a word drawn by inverse CDF from the row's kept words, redrawn while it equals
+the input word when ``exclude_self`` (exact rejection sampling of "another word").
 """
 from __future__ import annotations
 

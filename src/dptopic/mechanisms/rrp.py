@@ -1,8 +1,8 @@
 """RRP ("random response with a priori"): FedLDA's perturbation of reported words (Wang, Tong & Shi 2020).
 
 With probability ``eta`` a reported word is replaced by a word drawn from the current model, with the
-rare words excluded; a padding entry is always replaced, and so (with the default ``"floor"`` rule) is a rare
-word, which can then never be reported as itself. :func:`replacement_table` builds the kept sets and their distributions, :func:`rrp_perturb`
+rare words excluded; a padding entry is always replaced, and so (with the default ``"floor"`` rule)
+is a rare word, which can then never be reported as itself. :func:`replacement_table` builds the kept sets and their distributions, :func:`rrp_perturb`
 applies the compiled kernel and returns ``(reported_words, event)``.
 
 Rare-word exclusion (``exclusion``):
