@@ -141,6 +141,13 @@ def test_replacement_rate_is_eta_and_never_an_excluded_word(variant):
     assert ev.epsilon == pytest.approx(5.0)
 
 
+def test_another_word_terminates_on_a_degenerate_distribution():
+    Q = np.array([[1.0, 0.0, 0.0, 0.0]])
+    words = np.zeros(1000, dtype=np.int32)
+    out, _ = rrp_perturb(words, Q, 5.0, 0.1, rng=np.random.default_rng(0), exclusion="tail")
+    assert np.all(out[out != 0] < 4) and np.any(out != 0)
+
+
 def _rrp_reference(words, rows, kw, cdf, klen, mask, eta_, another, rare_always, state):
     g = PyXorShift(state)
     out, flags = np.empty_like(words), np.empty(len(words), dtype=np.uint8)

@@ -86,6 +86,8 @@ def replacement_table(Q, epsilon: float, delta: float, gamma: float = 1.0, varia
                 lam = max(lam, (d0 - p[-1]) / (1.0 / m - p[-1]))
             if lam > 0:
                 p = (1.0 - min(lam, 1.0)) * p + min(lam, 1.0) / m
+        if variant == "another" and np.count_nonzero(p) < 2:  # "another word" needs two candidates
+            p = 0.5 * p + 0.5 / m
         kept_prob[r, :m] = p
     kept_words = np.zeros((R, M), dtype=np.int32)
     kept_words[:, :] = order[:, :M]
