@@ -27,10 +27,12 @@ def build_fedlda(a, common: dict):
     from ..models import FedLDA
 
     kw = {k: v for k, v in common.items() if k not in ("n_iter", "seed")}
-    return FedLDA(epsilon=a.epsilon if a.epsilon is not None else 5.0, delta=a.failure_rate, gamma=a.gamma,
-                  rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
-                  variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
-                  seed=a.seed, **kw)
+    model = FedLDA(epsilon=a.epsilon if a.epsilon is not None else 5.0, delta=a.failure_rate, gamma=a.gamma,
+                   rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
+                   variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
+                   seed=a.seed, **kw)
+    model._validate()  # refuse bad parameters before loading the corpus
+    return model
 
 
 def cmd_fedlda_experiment(a):

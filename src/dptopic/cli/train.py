@@ -80,8 +80,8 @@ def _print_metrics(model, console, baseline=None):
 def cmd_train(a):
     console = make_console()
     seed = _resolve_seed(a)
+    model = _build_model(a, a.topics, a.iterations, seed)  # bad parameters fail before the corpus loads
     corpus = corpus_from_args(a)
-    model = _build_model(a, a.topics, a.iterations, seed)
     _train_eval_report(model, corpus, a, console)
     print_topics(model, 10, console=console)
     _print_metrics(model, console)
