@@ -3,9 +3,9 @@ __version__ = "0.1.0"
 
 from .corpus import Corpus, Vocabulary, lda_corpus  # noqa: E402
 from .errors import DPTopicError  # noqa: E402
-from .models import CDPLDA, HDPLDA, LDA, CDPLDAPlus, load  # noqa: E402
+from .models import CDPLDA, HDPLDA, LDA, CDPLDAPlus, FedLDA, load  # noqa: E402
 from .models import LPLDA, OLPLDA, OnlineLDA  # noqa: E402
 
 __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "load", "DPTopicError",
-           "LPLDA", "OnlineLDA", "OLPLDA",
+           "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA",
            "__version__"]

@@ -80,9 +80,10 @@ def register_zhao_central(esub) -> None:
 
 
 # One registration function per paper's experiments, in the order --help lists them.
+from .fed import register_fedlda_experiment  # noqa: E402
 from .local import register_zhao_local  # noqa: E402
 
-EXPERIMENTS = [register_zhao_central, register_zhao_local]
+EXPERIMENTS = [register_zhao_central, register_zhao_local, register_fedlda_experiment]
 
 
 def register(sub) -> None:

@@ -4,10 +4,13 @@ from .dense import dense_sweep
 from .engine import ShardedSweeper, Shard, SweepArrays, make_shards, sweep_shard
 from .frozen import frozen_sweep
 from .foldin import fold_in, token_log_likelihood
+from .local import local_sweep
 from .randomized_response import packed_column_sums, presence_packed, randomize_presence
+from .rrp import rrp_replace
 from .rng import kernel_state, next_uniform
 from .sparse import sparse_sweep
 
 __all__ = ["dense_sweep", "sparse_sweep", "frozen_sweep", "count_assignments", "fold_in", "token_log_likelihood", "sweep_shard",
            "ShardedSweeper", "Shard", "SweepArrays", "make_shards", "kernel_state", "next_uniform",
-           "randomize_presence", "presence_packed", "packed_column_sums"]
+           "randomize_presence", "presence_packed", "packed_column_sums",
+           "local_sweep", "rrp_replace"]

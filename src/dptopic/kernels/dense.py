@@ -22,6 +22,33 @@ from .rng import next_uniform
 BLOCK = 8
 
 
+@njit(inline="always", cache=True)
+def blocked_draw(p, bs, K, state):
+    """Draw ``k`` with probability ``p[k] / sum(p[:K])`` (``p`` zero-padded to a multiple of BLOCK).
+
+    Sums blocks of 8 independently, locates the uniform among the block sums, then within its block.
+    """
+    nb = bs.shape[0]
+    total = 0.0
+    for b in range(nb):
+        acc = 0.0
+        for j in range(b * BLOCK, b * BLOCK + BLOCK):
+            acc += p[j]
+        bs[b] = acc
+        total += acc
+    u = next_uniform(state) * total
+    b = 0
+    while b < nb - 1 and bs[b] <= u:
+        u -= bs[b]
+        b += 1
+    k = b * BLOCK
+    last = min(K, b * BLOCK + BLOCK) - 1
+    while k < last and p[k] <= u:
+        u -= p[k]
+        k += 1
+    return k
+
+
 @njit(cache=True, nogil=True)
 def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state):
     """Sweep every token of a shard once, in order. Mutates z, ndk, nwk, nk, state.
@@ -49,23 +76,7 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
             for j in range(K):
                 c = min(max(word_table[w, j], 0), clip)
                 p[j] = (c + beta) * inv[j] * (max(ndk[d, j], 0) + alpha)
-            total = 0.0
-            for b in range(nb):
-                acc = 0.0
-                for j in range(b * BLOCK, b * BLOCK + BLOCK):
-                    acc += p[j]
-                bs[b] = acc
-                total += acc
-            u = next_uniform(state) * total
-            b = 0
-            while b < nb - 1 and bs[b] <= u:
-                u -= bs[b]
-                b += 1
-            k = b * BLOCK
-            last = min(K, b * BLOCK + BLOCK) - 1
-            while k < last and p[k] <= u:
-                u -= p[k]
-                k += 1
+            k = blocked_draw(p, bs, K, state)
             z[i] = k
             ndk[d, k] += 1
             nwk[w, k] += 1

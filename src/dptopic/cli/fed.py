@@ -1,0 +1,68 @@
+"""``train --algorithm fed``: build a :class:`~dptopic.models.FedLDA` from command-line arguments."""
+from __future__ import annotations
+
+from ._common import positive_float, positive_int, unit_interval
+
+
+def add_fed_args(t) -> None:
+    g = t.add_argument_group("FedLDA (--algorithm fed; see docs/fedlda.md)")
+    g.add_argument("--clients", type=positive_int, default=None,
+                   help="fed: split the corpus into N users (default: one user per document)")
+    g.add_argument("--rounds", type=positive_int, default=50, help="fed: communication rounds (default 50)")
+    g.add_argument("--failure-rate", type=unit_interval, default=0.1,
+                   help="fed: delta of Theorem 1, the excluded rare-word mass (default 0.1)")
+    g.add_argument("--gamma", type=float, default=1.0, help="fed: Zipf exponent gamma >= 1 (default 1)")
+    g.add_argument("--sample-ratio", type=float, default=1.0, help="fed: fraction in (0, 1] of the update sent")
+    g.add_argument("--pad-length", type=positive_int, default=512, help="fed: update length L before sampling")
+    g.add_argument("--variant", choices=("another", "coincide"), default="another",
+                   help="fed: a perturbed word is always another word (default) or may coincide")
+    g.add_argument("--exclusion", choices=("floor", "tail"), default="floor",
+                   help="fed: rare-word rule: 'floor' (sound, default) or 'tail' (the poster's, assumes Zipf)")
+    g.add_argument("--replacement", choices=("mixture", "topic"), default="mixture",
+                   help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
+
+
+def build_fedlda(a, common: dict):
+    """``common`` holds n_topics, seed, n_jobs, verbose (and alpha/beta when given); ``n_iter`` is ignored."""
+    from ..models import FedLDA
+
+    kw = {k: v for k, v in common.items() if k not in ("n_iter", "seed")}
+    model = FedLDA(epsilon=a.epsilon if a.epsilon is not None else 5.0, delta=a.failure_rate, gamma=a.gamma,
+                   rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
+                   variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
+                   seed=a.seed, **kw)
+    model._validate()  # refuse bad parameters before loading the corpus
+    return model
+
+
+def cmd_fedlda_experiment(a):
+    from pathlib import Path
+
+    from ..experiments import fedlda_experiment
+    from ._common import make_console
+
+    console = make_console()
+    s = fedlda_experiment(a.out, tasks=tuple(a.tasks), eps_table=tuple(a.eps_table), n_topics=a.topics,
+                          rounds=a.rounds, max_docs=a.max_docs, seed=a.seed, n_jobs=a.jobs,
+                          figures=not a.no_figures, progress=lambda msg: console.print("  " + msg))
+    for key, v in s["auc_loss"].items():
+        mark = "holds" if v["points"] < 3 else "FAILS"
+        console.print(f"AUC loss {key}: {v['points']:.1f} points ({v['relative_pct']:.1f}% relative) -> '< 3%' {mark}")
+    files = ["fedlda_table.csv", "fedlda_summary.json"] + ([] if a.no_figures else [
+        "fedlda_figures.csv", "fedlda_budget.png", "fedlda_topics.png", "fedlda_ratio.png"])
+    console.print("written: " + ", ".join(str(Path(a.out) / f) for f in files))
+
+
+def register_fedlda_experiment(esub) -> None:
+    p = esub.add_parser("fedlda", help="Wang et al. FedLDA poster: budget/topics/sampling-ratio figures and the"
+                                       " downstream-classification table")
+    p.add_argument("--tasks", nargs="+", choices=("20ng", "sotu"), default=["20ng", "sotu"])
+    p.add_argument("--eps-table", type=positive_float, nargs="+", default=[7.5, 5.0])
+    p.add_argument("--topics", type=positive_int, default=20)
+    p.add_argument("--rounds", type=positive_int, default=20)
+    p.add_argument("--max-docs", type=positive_int, default=3000, help="training documents per task (test: a quarter)")
+    p.add_argument("--seed", type=int, default=0, help="reproduction seed (the runs are experiments, not releases)")
+    p.add_argument("--jobs", type=positive_int, default=1)
+    p.add_argument("--no-figures", action="store_true", help="only the table")
+    p.add_argument("--out", default="docs/figures")
+    p.set_defaults(func=cmd_fedlda_experiment)
