@@ -5,8 +5,25 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import (add_corpus_args, make_console, corpus_from_args, load_corpus, positive_float, positive_int,
-                      print_privacy, print_topics, unit_interval)
+from ._common import (add_corpus_args, add_out_args, check_out, make_console, corpus_from_args, load_corpus,
+                      positive_float, positive_int, print_privacy, print_topics, seed_int, unit_interval)
+
+# Flags that only some algorithms read, with their defaults: given to another algorithm they would be
+# silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
+_ALGORITHM_ONLY = {
+    "epsilon": (None, ("cdp", "cdp+", "hdp")), "budget": (None, ("hdp",)), "secure": (False, ("cdp", "cdp+", "hdp")),
+    "clip": (None, ("hdp",)), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
+    "epsilon_inherent": (10.0, ("hdp",)), "delta": (1e-5, ("cdp", "cdp+", "hdp")),
+    "noise": ("discrete", ("cdp", "cdp+", "hdp")),
+}
+
+
+def _refuse_foreign_flags(a) -> None:
+    for dest, (default, algos) in _ALGORITHM_ONLY.items():
+        if a.algorithm not in algos and getattr(a, dest) != default:
+            flag = "--" + dest.replace("_", "-")
+            raise DPTopicError(f"{flag} has no effect with --algorithm {a.algorithm}: it applies to"
+                               f" {'/'.join(algos)} only; drop it or choose one of those algorithms.")
 
 
 def _resolve_seed(a):
@@ -74,8 +91,13 @@ def _print_metrics(model, console, baseline=None):
 # ---------------------------------------------------------------- commands
 def cmd_train(a):
     console = make_console()
+    _refuse_foreign_flags(a)
+    check_out(a)
     seed = _resolve_seed(a)
     corpus = corpus_from_args(a)
+    if corpus.vocab_size < 10:  # the report's coherence uses each topic's top 10 words
+        raise DPTopicError(f"corpus too small: {corpus.vocab_size} distinct words survive preprocessing, and train"
+                           f" reports top-10 coherence; give at least 10 (more text, or a lower --min-df).")
     model = _build_model(a, a.topics, a.iterations, seed)
     _train_eval_report(model, corpus, a, console)
     print_topics(model, 10, console=console)
@@ -89,6 +111,7 @@ def cmd_demo(a):
     from ..models import HDPLDA, LDA
 
     console = make_console()
+    check_out(a, "-nonprivate")
     console.rule("dptopic demo: HDP-LDA on State of the Union paragraphs")
     corpus = load_corpus("demo")
     a.test_size = 0.2
@@ -147,7 +170,7 @@ def register(sub) -> None:
     t.add_argument("--secure", action="store_true", help="CSPRNG exact noise via OpenDP (refuses --seed)")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--test-size", type=unit_interval, default=0.2)
-    t.add_argument("--out", default="runs/model")
+    add_out_args(t, "runs/model")
     t.add_argument("--quiet", action="store_true")
     t.set_defaults(func=cmd_train)
 
@@ -160,7 +183,7 @@ def register(sub) -> None:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--jobs", type=positive_int, default=min(2, os.cpu_count() or 1))
     d.add_argument("--show-topics", type=positive_int, default=20)
-    d.add_argument("--out", default="runs/demo")
+    add_out_args(d, "runs/demo")
     d.add_argument("--quiet", action="store_true")
     d.set_defaults(func=cmd_demo)
 
@@ -169,7 +192,7 @@ def register(sub) -> None:
     add_corpus_args(e)
     e.add_argument("--mode", choices=("paper", "completion"), default="completion")
     e.add_argument("--top-n", type=positive_int, default=10)
-    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--seed", type=seed_int, default=0)
     e.set_defaults(func=cmd_evaluate)
 
     tp = sub.add_parser("topics", help="show a saved model's topics and privacy report")
