@@ -21,6 +21,11 @@ def _pos(name, v, hi=None):
     validate_value(name, v, [Real(0, hi, "neither" if hi is None else "right")])
 
 
+def _log1p_ratio(a: float, b: float) -> float:
+    """``log(1 + a/b)`` without overflow when ``a/b`` exceeds the float range (tiny beta)."""
+    return float(np.logaddexp(math.log(a) - math.log(b), 0.0)) if a > 0 else 0.0
+
+
 def _counts(name, x, ndim: int, min_len: int = 1) -> np.ndarray:
     """A finite, non-negative real array of ``ndim`` dimensions (counts or per-word losses)."""
     try:
@@ -48,7 +53,7 @@ def eps_replaced_state(nk_t, nk_tp, beta: float) -> float:
 def eps_related(beta: float) -> float:
     """Proposition 2: ``2·log(1 + 1/β)`` per related token and iteration."""
     _pos("beta", beta)
-    return 2 * math.log1p(1 / beta)
+    return 2 * _log1p_ratio(1.0, beta)
 
 
 def eps_iter_state(N_kt, n_tok, t: int, beta: float) -> float:
@@ -75,7 +80,7 @@ def eps_iter_static(n_tok, beta: float, t: int, cmax: float | None = None) -> fl
         _pos("cmax", cmax)
     cmax = float(n_tok.max()) if cmax is None else float(cmax)
     others = np.delete(n_tok, t)
-    return 2 * (math.log(cmax / beta + 1) + (others.max() + n_tok[t] - 1) * math.log1p(1 / beta))
+    return 2 * (_log1p_ratio(cmax, beta) + (others.max() + n_tok[t] - 1) * _log1p_ratio(1.0, beta))
 
 
 def eps_total(per_iter) -> float:
@@ -93,7 +98,7 @@ def hdp_epsilon_inherent(clip: float, beta: float) -> float:
     """HDP-LDA's per-iteration inherent loss (Theorem 3, eq. 7): ``ε_I = 2·log(C/β + 1)``."""
     _pos("clip", clip)
     _pos("beta", beta)
-    eps = 2 * math.log(clip / beta + 1)
+    eps = 2 * _log1p_ratio(clip, beta)
     if eps > EPSILON_MAX:
         raise DPTopicError(f"clip={clip:g} with beta={beta:g} gives eps_I = {eps:.4g} > {EPSILON_MAX:g}, beyond the"
                            f" accountants' range: lower the clip bound.")

@@ -81,7 +81,12 @@ def _compose_pld(groups, delta, discretization):
         p = ev.pld(discretization)
         p = p.self_compose(n) if n > 1 else p
         total = p if total is None else total.compose(p)
-    return float(total.get_epsilon_for_delta(delta)) if total is not None else 0.0
+    if total is None:
+        return 0.0
+    # Never report more than basic composition, which holds for every delta: for a delta below the PLD's
+    # truncated tail mass the pessimistic PLD can only say "inf".
+    basic = sum(e.epsilon * n for e, n in groups)
+    return float(min(total.get_epsilon_for_delta(delta), basic))
 
 
 def compose_rdp(groups, delta: float) -> float:
@@ -91,7 +96,7 @@ def compose_rdp(groups, delta: float) -> float:
     for ev, n in groups:
         rdp += n * ev.rdp(RDP_ORDERS)
     eps, _ = rdp_privacy_accountant.compute_epsilon(RDP_ORDERS, rdp, delta)
-    return float(eps)
+    return float(min(eps, sum(e.epsilon * n for e, n in groups)))  # basic composition bounds it too
 
 
 @dataclass

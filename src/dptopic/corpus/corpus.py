@@ -11,6 +11,7 @@ import io
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -232,7 +233,9 @@ class Corpus:
         if W != len(words):
             raise DPTopicError(f"UCI files disagree: docword says W={W} but {str(vocab)!r} has {len(words)} words.")
         try:
-            arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
+                arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
         except ValueError as e:
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count' ({e}).") from None
         if arr.shape[1:] != (3,) and len(arr):
