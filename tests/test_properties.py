@@ -201,6 +201,24 @@ def test_calculators(name, v):
         assert isinstance(out, float) and 0 <= out < math.inf, (name, v, out)
 
 
+def test_calculators_and_validation_on_every_special_value():
+    """Every listed special value, deterministically (Hypothesis samples only some of them)."""
+    for v in SPECIAL:
+        for name, fn in CALCULATORS.items():
+            if "hdp_total" in name or "smallest" in name:
+                continue  # PLD-backed: covered by the sampled test above
+            ok, out = works_or_refuses(lambda: fn(v))
+            if ok:
+                assert isinstance(out, float) and 0 <= out < math.inf, (name, v, out)
+        for _, cls, name in PARAMS:
+            ok, _ = works_or_refuses(cls(**{**base_kwargs(cls), name: v})._validate)
+            if ok:
+                assert v is None or is_clean_number(v), (name, v)
+        works_or_refuses(lambda: PureDPEvent(v))
+        works_or_refuses(lambda: LaplaceEvent(scale=v))
+        works_or_refuses(lambda: laplace_noise((2,), v, np.random.default_rng(0), True))
+
+
 # ------------------------------------------------------------------ loaders against bytes
 LOADERS = {
     "uci": lambda p: Corpus.from_uci(p, p.with_name("vocab.x.txt")),

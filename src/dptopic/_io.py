@@ -103,6 +103,25 @@ def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: s
     return p
 
 
+def check_output_file(path, is_ours, overwrite: bool = False, what: str = "corpus", flag: str = "--out") -> Path:
+    """Like :func:`check_output_dir` for a single output file: a new path, or (with ``overwrite=True``)
+    an existing file that ``is_ours(path)`` recognises as one of ours; anything else is refused."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise DPTopicError(f"invalid {flag}={path!r}: give a file path for the {what}.")
+    p = Path(os.path.abspath(os.fspath(path)))
+    if p.is_dir():
+        raise DPTopicError(f"{flag} {str(path)!r} is a folder: give a file name for the {what}.")
+    if p.exists() or p.is_symlink():
+        if p.is_symlink() or not is_ours(p):
+            raise DPTopicError(f"{flag} {str(path)!r} exists and is not a dptopic {what}: refusing to replace it;"
+                               f" choose another {flag}.")
+        if not overwrite:
+            raise DPTopicError(f"{flag} {str(path)!r} already holds a dptopic {what}: pass --overwrite to replace it,"
+                               f" or choose another {flag}.")
+    _check_writable(p.parent, flag, path)
+    return p
+
+
 def _check_writable(parent: Path, flag: str, given) -> None:
     """The nearest existing ancestor of ``parent`` must be a folder we can create entries in (probed for real)."""
     q = parent
@@ -216,7 +235,7 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
             arrays[name] = np.load(p, allow_pickle=False)
         except FileNotFoundError:
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is missing; re-save the {what}.") from None
-        except (ValueError, OSError, EOFError, MemoryError) as e:
+        except Exception as e:  # numpy's header parser raises ValueError, SyntaxError, tokenize errors...
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({type(e).__name__}); re-save the {what}.") from None
         if not isinstance(arrays[name], np.ndarray) or arrays[name].dtype.kind not in "biuf":
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy holds {getattr(arrays[name], 'dtype', 'no array')} values,"

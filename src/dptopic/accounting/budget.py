@@ -8,15 +8,13 @@ from .events import EPSILON_MAX, LaplaceEvent, PureDPEvent
 from .ledger import MAX_COUNT, compose_pld
 
 
-def _check(epsilon_inherent=None, n_iter=None, delta=None, epsilon_laplace=None):
-    if epsilon_laplace is not None:
-        validate_value("epsilon_laplace", epsilon_laplace, [Real(0, EPSILON_MAX, "right")])
-    if epsilon_inherent is not None:
-        validate_value("epsilon_inherent", epsilon_inherent, [Real(0, EPSILON_MAX, "right")])
-    if n_iter is not None:
-        validate_value("n_iter", n_iter, [Int(1, MAX_COUNT)])
-    if delta is not None:
-        validate_value("delta", delta, [Real(0, 1, "neither")])
+_RULES = {"epsilon_laplace": [Real(0, EPSILON_MAX, "right")], "epsilon_inherent": [Real(0, EPSILON_MAX, "right")],
+          "n_iter": [Int(1, MAX_COUNT)], "delta": [Real(0, 1, "neither")]}
+
+
+def _check(**values) -> None:
+    for name, v in values.items():
+        validate_value(name, v, _RULES[name])
 
 
 def hdp_iteration_events(epsilon_laplace: float, epsilon_inherent: float, discrete: bool = True):
@@ -31,14 +29,14 @@ def hdp_iteration_events(epsilon_laplace: float, epsilon_inherent: float, discre
 
 def hdp_total_epsilon(epsilon_laplace, epsilon_inherent, n_iter, delta, discrete=True, discretization=1e-3):
     """Tight ε(δ) of ``n_iter`` HDP-LDA iterations (Laplace ε_L plus pure ε_I each) by PLD."""
-    _check(epsilon_inherent, n_iter, delta, epsilon_laplace)
+    _check(epsilon_laplace=epsilon_laplace, epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta)
     lap, inh = hdp_iteration_events(epsilon_laplace, epsilon_inherent, discrete)
     return compose_pld([(lap, n_iter), (inh, n_iter)], delta, discretization)
 
 
 def smallest_hdp_budget(epsilon_inherent: float, n_iter: int, delta: float) -> float:
     """The ε that the inherent part alone costs over T iterations (the ε_L → 0 limit)."""
-    _check(epsilon_inherent, n_iter, delta)
+    _check(epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta)
     return compose_pld([(PureDPEvent(epsilon_inherent), n_iter)], delta, 1e-3)
 
 
@@ -47,7 +45,7 @@ def solve_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_inh
     """Largest per-iteration ε_L such that T×(Laplace(ε_L) + pure ε_I) stays within (ε, δ) by PLD."""
     validate_value("epsilon", epsilon, [Real(0, None, "neither")])
     validate_value("tol", tol, [Real(1e-9, 0.5)])
-    _check(epsilon_inherent, n_iter, delta)
+    _check(epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta)
     floor = smallest_hdp_budget(epsilon_inherent, n_iter, delta)
     if floor >= epsilon:
         raise DPTopicError(

@@ -17,6 +17,9 @@ from ..errors import DPTopicError
 from .events import EPSILON_MAX
 
 
+BETA_MAX = 1e6  # the estimators' bound on beta
+
+
 def _pos(name, v, hi=None):
     validate_value(name, v, [Real(0, hi, "neither" if hi is None else "right")])
 
@@ -26,8 +29,11 @@ def _log1p_ratio(a: float, b: float) -> float:
     return float(np.logaddexp(math.log(a) - math.log(b), 0.0)) if a > 0 else 0.0
 
 
-def _counts(name, x, ndim: int, min_len: int = 1) -> np.ndarray:
-    """A finite, non-negative real array of ``ndim`` dimensions (counts or per-word losses)."""
+COUNT_MAX = 1e15  # counts beyond any corpus; keeps sums of them finite
+
+
+def _counts(name, x, ndim: int, min_len: int = 1, hi: float = COUNT_MAX) -> np.ndarray:
+    """A finite, non-negative real array of ``ndim`` dimensions (counts or per-word losses), entries <= ``hi``."""
     try:
         a = np.asarray(x)
     except (TypeError, ValueError):
@@ -36,14 +42,14 @@ def _counts(name, x, ndim: int, min_len: int = 1) -> np.ndarray:
         raise DPTopicError(f"invalid {name}: must be a {ndim}-D array of non-negative numbers with at least {min_len}"
                            f" entr{'y' if min_len == 1 else 'ies'} per axis.")
     a = a.astype(float)
-    if not np.all(np.isfinite(a)) or np.any(a < 0):
-        raise DPTopicError(f"invalid {name}: entries must be finite and non-negative.")
+    if not np.all(np.isfinite(a)) or np.any(a < 0) or np.any(a > hi):
+        raise DPTopicError(f"invalid {name}: entries must be finite, non-negative and at most {hi:g}.")
     return a
 
 
 def eps_replaced_state(nk_t, nk_tp, beta: float) -> float:
     """Proposition 1: ``2·max_k |log((n_k^{t'}+β)/(n_k^t+β))|`` from the current counts."""
-    _pos("beta", beta)
+    _pos("beta", beta, BETA_MAX)
     a, b = _counts("nk_tp", nk_tp, 1), _counts("nk_t", nk_t, 1)
     if a.shape != b.shape:
         raise DPTopicError(f"nk_t and nk_tp must have the same length, got {len(b)} and {len(a)}.")
@@ -52,13 +58,13 @@ def eps_replaced_state(nk_t, nk_tp, beta: float) -> float:
 
 def eps_related(beta: float) -> float:
     """Proposition 2: ``2·log(1 + 1/β)`` per related token and iteration."""
-    _pos("beta", beta)
+    _pos("beta", beta, BETA_MAX)
     return 2 * _log1p_ratio(1.0, beta)
 
 
 def eps_iter_state(N_kt, n_tok, t: int, beta: float) -> float:
     """Theorem 1, first inequality (Appendix B), maximised over ``t' ≠ t``. ``N_kt`` is K×V."""
-    _pos("beta", beta)
+    _pos("beta", beta, BETA_MAX)
     N_kt = _counts("N_kt", N_kt, 2)
     n_tok = _counts("n_tok", n_tok, 1, 2)
     K, V = N_kt.shape
@@ -73,11 +79,11 @@ def eps_iter_state(N_kt, n_tok, t: int, beta: float) -> float:
 
 def eps_iter_static(n_tok, beta: float, t: int, cmax: float | None = None) -> float:
     """Theorem 1, second inequality: needs only word totals (and ``cmax ≥ max n_k^{t'}``)."""
-    _pos("beta", beta)
+    _pos("beta", beta, BETA_MAX)
     n_tok = _counts("n_tok", n_tok, 1, 2)
     validate_value("t", t, [Int(0, len(n_tok) - 1)])
     if cmax is not None:
-        _pos("cmax", cmax)
+        _pos("cmax", cmax, COUNT_MAX)
     cmax = float(n_tok.max()) if cmax is None else float(cmax)
     others = np.delete(n_tok, t)
     return 2 * (_log1p_ratio(cmax, beta) + (others.max() + n_tok[t] - 1) * _log1p_ratio(1.0, beta))
@@ -85,7 +91,7 @@ def eps_iter_static(n_tok, beta: float, t: int, cmax: float | None = None) -> fl
 
 def eps_total(per_iter) -> float:
     """Theorem 2: ``max_t Σ_i ε_i(t)`` from a (T × V) record of per-iteration, per-word losses."""
-    return float(_counts("per_iter", per_iter, 2).sum(axis=0).max())
+    return float(_counts("per_iter", per_iter, 2, hi=1e300).sum(axis=0).max())
 
 
 def eps_total_static(n_tok, beta: float, n_iter: int, cmax: float | None = None) -> float:
@@ -97,7 +103,7 @@ def eps_total_static(n_tok, beta: float, n_iter: int, cmax: float | None = None)
 def hdp_epsilon_inherent(clip: float, beta: float) -> float:
     """HDP-LDA's per-iteration inherent loss (Theorem 3, eq. 7): ``ε_I = 2·log(C/β + 1)``."""
     _pos("clip", clip)
-    _pos("beta", beta)
+    _pos("beta", beta, BETA_MAX)
     eps = 2 * _log1p_ratio(clip, beta)
     if eps > EPSILON_MAX:
         raise DPTopicError(f"clip={clip:g} with beta={beta:g} gives eps_I = {eps:.4g} > {EPSILON_MAX:g}, beyond the"
@@ -108,5 +114,5 @@ def hdp_epsilon_inherent(clip: float, beta: float) -> float:
 def hdp_clip_bound(epsilon_inherent: float, beta: float) -> float:
     """Inverse of eq. 7: ``C = β·(exp(ε_I/2) − 1)``."""
     _pos("epsilon_inherent", epsilon_inherent, EPSILON_MAX)
-    _pos("beta", beta)
+    _pos("beta", beta, BETA_MAX)
     return beta * math.expm1(epsilon_inherent / 2)
