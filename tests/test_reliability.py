@@ -442,7 +442,7 @@ def test_corpus_prepare_out_rules(textfile, tmp_path, capsys):
     other = tmp_path / "thesis.npz"
     other.write_bytes(b"mine")
     assert main(["corpus", "prepare", "--corpus", str(textfile), "--out", str(other)]) == 2
-    assert "not a dptopic corpus" in err_line(capsys) and other.read_bytes() == b"mine"
+    assert "does not hold a dptopic corpus" in err_line(capsys) and other.read_bytes() == b"mine"
     npz = tmp_path / "c.npz"
     assert main(["corpus", "prepare", "--corpus", str(textfile), "--out", str(npz)]) == 0
     assert main(["corpus", "prepare", "--corpus", str(textfile), "--out", str(npz)]) == 2

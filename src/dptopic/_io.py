@@ -77,9 +77,7 @@ def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: s
     one of its parents) is refused with a one-line :class:`DPTopicError`, so nothing the user
     owns is ever deleted.
     """
-    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise DPTopicError(f"invalid {flag}={path!r}: give a folder path for the {what}.")
-    p = Path(os.path.abspath(os.fspath(path)))
+    p = _out_path(path, flag, what, "folder")
     cwd = Path(os.getcwd())
     if p == cwd or p in cwd.parents or p.parent == p:
         raise DPTopicError(f"{flag} {str(path)!r} is the current folder or one of its parents: give a new folder"
@@ -93,31 +91,35 @@ def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: s
         except OSError as e:
             raise DPTopicError(f"{flag} {str(path)!r} cannot be read ({e.strerror}); choose another {flag}.") from None
         if not empty:
-            if not _holds_bundle(p, meta_name):
-                raise DPTopicError(f"{flag} {str(path)!r} is a folder that does not hold a dptopic {what}: refusing to"
-                                   f" replace its contents; choose a new or empty folder.")
-            if not overwrite:
-                raise DPTopicError(f"{flag} {str(path)!r} already holds a dptopic {what}: pass --overwrite to replace"
-                                   f" it, or choose another {flag}.")
+            _may_replace(_holds_bundle(p, meta_name), overwrite, path, what, flag, "is a folder that does")
     _check_writable(p.parent, flag, path)
     return p
+
+
+def _out_path(path, flag: str, what: str, kind: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise DPTopicError(f"invalid {flag}={path!r}: give a {kind} path for the {what}.")
+    return Path(os.path.abspath(os.fspath(path)))
+
+
+def _may_replace(ours: bool, overwrite: bool, path, what: str, flag: str, kind: str) -> None:
+    """Refuse to replace what is not ours; replace ours only with ``overwrite``."""
+    if not ours:
+        raise DPTopicError(f"{flag} {str(path)!r} {kind} not hold a dptopic {what}: refusing to replace it; choose"
+                           f" a new {'or empty folder' if 'folder' in kind else 'file name'}.")
+    if not overwrite:
+        raise DPTopicError(f"{flag} {str(path)!r} already holds a dptopic {what}: pass --overwrite to replace it,"
+                           f" or choose another {flag}.")
 
 
 def check_output_file(path, is_ours, overwrite: bool = False, what: str = "corpus", flag: str = "--out") -> Path:
     """Like :func:`check_output_dir` for a single output file: a new path, or (with ``overwrite=True``)
     an existing file that ``is_ours(path)`` recognises as one of ours; anything else is refused."""
-    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
-        raise DPTopicError(f"invalid {flag}={path!r}: give a file path for the {what}.")
-    p = Path(os.path.abspath(os.fspath(path)))
+    p = _out_path(path, flag, what, "file")
     if p.is_dir():
         raise DPTopicError(f"{flag} {str(path)!r} is a folder: give a file name for the {what}.")
     if p.exists() or p.is_symlink():
-        if p.is_symlink() or not is_ours(p):
-            raise DPTopicError(f"{flag} {str(path)!r} exists and is not a dptopic {what}: refusing to replace it;"
-                               f" choose another {flag}.")
-        if not overwrite:
-            raise DPTopicError(f"{flag} {str(path)!r} already holds a dptopic {what}: pass --overwrite to replace it,"
-                               f" or choose another {flag}.")
+        _may_replace(not p.is_symlink() and is_ours(p), overwrite, path, what, flag, "exists and does")
     _check_writable(p.parent, flag, path)
     return p
 
