@@ -448,3 +448,18 @@ def test_corpus_prepare_out_rules(textfile, tmp_path, capsys):
     assert main(["corpus", "prepare", "--corpus", str(textfile), "--out", str(npz)]) == 2
     assert "--overwrite" in err_line(capsys)
     assert main(["corpus", "prepare", "--corpus", str(textfile), "--out", str(npz), "--overwrite"]) == 0
+
+
+def test_real_ctrl_c_at_startup(tmp_path, textfile):
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "dptopic", *train_args(textfile, tmp_path / "m")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONPATH": SRC}, cwd=tmp_path)
+    time.sleep(0.4)  # inside the imports of numpy/numba/scipy
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode in (130, 0), err  # 0 only if the whole run beat the signal
+    assert "Traceback" not in err
+    assert not (tmp_path / "m").exists() or p.returncode == 0

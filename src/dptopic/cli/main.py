@@ -8,6 +8,7 @@ status 130 and one line, whenever it comes.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..errors import DPTopicError
@@ -57,12 +58,31 @@ def _run(argv) -> int:
     return 0
 
 
+def _interrupt_hook(previous):
+    """A Ctrl-C that lands in a callback the interpreter cannot raise from (e.g. importlib's module-lock
+    weakref callbacks during start-up) would be printed as "Exception ignored ... Traceback" and then
+    lost; end the run the same way as any other Ctrl-C instead."""
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            sys.stderr.write("interrupted\n")
+            sys.stderr.flush()
+            os._exit(130)
+        previous(unraisable)
+
+    return hook
+
+
 def main(argv=None) -> int:
+    previous = sys.unraisablehook
+    sys.unraisablehook = _interrupt_hook(previous)
     try:
         return _run(argv)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.unraisablehook = previous
 
 
 if __name__ == "__main__":
