@@ -463,3 +463,22 @@ def test_real_ctrl_c_at_startup(tmp_path, textfile):
     assert p.returncode in (130, 0), err  # 0 only if the whole run beat the signal
     assert "Traceback" not in err
     assert not (tmp_path / "m").exists() or p.returncode == 0
+
+
+def test_basic_bound_caps_tight_epsilon_only_for_pure_events():
+    from dataclasses import dataclass
+
+    from dptopic.accounting.ledger import pure_basic_bound
+
+    led = PrivacyLedger()
+    led.spend(LaplaceEvent(scale=2.0, changes=(1, 1)), 3)
+    rep = led.report(delta=1e-300)  # below the PLD's truncated tail: the PLD alone says inf
+    assert rep["epsilon_pld"] == pytest.approx(3.0) and rep["epsilon_rdp"] <= 3.0 + 1e-9
+
+    @dataclass(frozen=True)
+    class Approx:  # an (eps, delta>0) event: basic composition is no bound at a smaller delta
+        epsilon: float = 1.0
+        delta_event: float = 1e-3
+
+    assert pure_basic_bound([(Approx(), 2)]) == float("inf")
+    assert pure_basic_bound([(PureDPEvent(1.0), 2)]) == 2.0

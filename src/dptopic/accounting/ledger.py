@@ -1,6 +1,7 @@
 """The privacy ledger: every event a training run spends, composed on demand."""
 from __future__ import annotations
 
+import math
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -72,7 +73,15 @@ def effective_discretization(groups, discretization: float) -> float:
     coarser grid still gives an upper bound on ε(δ), only a looser one; without this, a composition
     with basic ε of 10^4 needs minutes and gigabytes."""
     basic = sum(e.epsilon * n for e, n in groups)
-    return max(float(discretization), basic / PLD_MAX_POINTS)
+    return max(float(discretization), basic / PLD_MAX_POINTS) if math.isfinite(basic) else float(discretization)
+
+
+def pure_basic_bound(groups) -> float:
+    """Basic composition's ε when every event is pure (δ = 0): a bound valid at every δ. ``inf`` when
+    some event carries its own δ > 0 (then basic composition bounds only (Σε, Σδ))."""
+    if any(getattr(e, "delta_event", 0) for e, _ in groups):
+        return math.inf
+    return float(sum(e.epsilon * n for e, n in groups))
 
 
 def _compose_pld(groups, delta, discretization):
@@ -83,10 +92,9 @@ def _compose_pld(groups, delta, discretization):
         total = p if total is None else total.compose(p)
     if total is None:
         return 0.0
-    # Never report more than basic composition, which holds for every delta: for a delta below the PLD's
-    # truncated tail mass the pessimistic PLD can only say "inf".
-    basic = sum(e.epsilon * n for e, n in groups)
-    return float(min(total.get_epsilon_for_delta(delta), basic))
+    # Never report more than basic composition of pure events, which holds for every delta: for a delta
+    # below the PLD's truncated tail mass the pessimistic PLD can only say "inf".
+    return float(min(total.get_epsilon_for_delta(delta), pure_basic_bound(groups)))
 
 
 def compose_rdp(groups, delta: float) -> float:
@@ -96,7 +104,7 @@ def compose_rdp(groups, delta: float) -> float:
     for ev, n in groups:
         rdp += n * ev.rdp(RDP_ORDERS)
     eps, _ = rdp_privacy_accountant.compute_epsilon(RDP_ORDERS, rdp, delta)
-    return float(min(eps, sum(e.epsilon * n for e, n in groups)))  # basic composition bounds it too
+    return float(min(eps, pure_basic_bound(groups)))  # basic composition of pure events bounds it too
 
 
 @dataclass
