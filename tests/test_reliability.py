@@ -482,3 +482,12 @@ def test_basic_bound_caps_tight_epsilon_only_for_pure_events():
 
     assert pure_basic_bound([(Approx(), 2)]) == float("inf")
     assert pure_basic_bound([(PureDPEvent(1.0), 2)]) == 2.0
+
+
+def test_ints_beyond_the_float_range():
+    from dptopic._validation import Int, Real
+
+    assert not Real(0, None, "neither").accepts(10**400)  # would overflow where it is used as a float
+    assert Int(0, None).accepts(10**400)                  # a seed may be any non-negative integer
+    with pytest.raises(DPTopicError):
+        PrivacyLedger(budget=(10**400, 0.0))

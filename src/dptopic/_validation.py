@@ -33,7 +33,7 @@ class Interval:
             if not math.isfinite(float(v)):
                 return False
         except (OverflowError, TypeError, ValueError):  # e.g. an int beyond the float range
-            if self.right is not None or not isinstance(v, numbers.Integral):
+            if self.right is not None or self.kind is not numbers.Integral:
                 return False
         if self.left is not None:
             if v < self.left or (v == self.left and self.closed in ("right", "neither")):

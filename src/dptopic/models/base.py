@@ -257,12 +257,12 @@ def load(directory) -> GibbsTopicModel:
     vocab = meta.get("vocabulary")
     if not isinstance(vocab, list) or len(vocab) < 2 or not all(isinstance(w, str) for w in vocab):
         raise bad("'vocabulary' must be a list of at least 2 words (strings)")
-    model = cls(**params)
     try:
+        model = cls(**params)
         model._validate()  # the constructor's rules, exactly as fit() applies them
         model.vocabulary_ = Vocabulary(vocab)
-    except DPTopicError as e:
-        raise bad(str(e).rstrip(".")) from None
+    except (DPTopicError, TypeError) as e:
+        raise bad(" ".join(str(e).split()).rstrip(".")) from None
     if "components" not in arrays:
         raise bad("components.npy is not listed in model.json")
     comp = arrays["components"]
