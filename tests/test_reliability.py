@@ -457,7 +457,18 @@ def test_real_ctrl_c_at_startup(tmp_path, textfile):
     p = subprocess.Popen([sys.executable, "-m", "dptopic", *train_args(textfile, tmp_path / "m")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env={**os.environ, "PYTHONPATH": SRC}, cwd=tmp_path)
-    time.sleep(0.4)  # inside the imports of numpy/numba/scipy
+    maps = Path(f"/proc/{p.pid}/maps")
+    if not maps.exists():
+        p.kill()
+        pytest.skip("needs /proc to see when the child is importing numpy")
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None:  # wait until numpy is being loaded: inside main()
+        try:
+            if "_multiarray_umath" in maps.read_text():
+                break
+        except OSError:
+            pass
+        time.sleep(0.005)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
     assert p.returncode in (130, 0), err  # 0 only if the whole run beat the signal

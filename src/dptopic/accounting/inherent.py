@@ -95,7 +95,7 @@ def eps_total(per_iter) -> float:
 
 
 def eps_total_static(n_tok, beta: float, n_iter: int, cmax: float | None = None) -> float:
-    validate_value("n_iter", n_iter, [Int(1, None)])
+    validate_value("n_iter", n_iter, [Int(1, 10**9)])
     n_tok = _counts("n_tok", n_tok, 1, 2)
     return n_iter * max(eps_iter_static(n_tok, beta, t, cmax) for t in range(len(n_tok)))
 

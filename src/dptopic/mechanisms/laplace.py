@@ -47,9 +47,10 @@ that both noises behave alike. A scale of 1e12 already drowns any count."""
 
 def check_scale(scale, what: str = "noise scale") -> float:
     """Refuse a scale the samplers cannot draw correctly, naming the supported range."""
-    if isinstance(scale, (bool, np.bool_)) or not isinstance(scale, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(float(scale)) or not 0 < float(scale) <= MAX_SCALE:
-        shown = f"{float(scale):.4g}" if isinstance(scale, (int, float, np.integer, np.floating)) else repr(scale)[:40]
+    from .._validation import Real
+
+    if not Real(0, MAX_SCALE, "right").accepts(scale):
+        shown = f"{scale:.4g}" if isinstance(scale, (float, np.floating)) else repr(scale)[:40]
         raise DPTopicError(f"invalid {what}={shown}: the Laplace samplers support scales in (0, {MAX_SCALE:g}], i.e."
                            f" epsilon >= sensitivity/{MAX_SCALE:g}; raise epsilon.")
     return float(scale)
