@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/dptopic demo
+	$(BIN)/dptopic demo --overwrite
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

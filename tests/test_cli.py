@@ -29,7 +29,7 @@ def test_train_topics_evaluate_prepare(textfile, tmp_path, capsys):
     assert "perplexity (completion)" in capsys.readouterr().out
     npz = tmp_path / "c.npz"
     assert main(["corpus", "prepare", "--corpus", str(textfile), "--out", str(npz)]) == 0
-    assert main(["train", "--corpus", str(npz), "--topics", "2", "--iterations", "5", "--out", str(out), "--quiet"]) == 0
+    assert main(["train", "--corpus", str(npz), "--topics", "2", "--iterations", "5", "--out", str(out), "--overwrite", "--quiet"]) == 0
 
 
 def test_train_private_prints_report(textfile, tmp_path, capsys):
@@ -41,7 +41,7 @@ def test_train_private_prints_report(textfile, tmp_path, capsys):
     rep = json.loads((out / "model.json").read_text())["privacy"]
     assert rep["epsilon_basic"] == pytest.approx(10 * (1 + 10))
     assert main(["train", "--corpus", str(textfile), "--algorithm", "cdp+", "--epsilon", "1", "--topics", "3",
-                 "--iterations", "5", "--out", str(out), "--quiet"]) == 0
+                 "--iterations", "5", "--out", str(out), "--overwrite", "--quiet"]) == 0
     assert "nominal" in capsys.readouterr().out
 
 

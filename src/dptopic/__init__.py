@@ -1,11 +1,31 @@
 """dptopic: differentially private topic models (LDA) and privacy auditing."""
 __version__ = "0.1.0"
 
-from .corpus import Corpus, Vocabulary, lda_corpus  # noqa: E402
-from .errors import DPTopicError  # noqa: E402
-from .models import CDPLDA, HDPLDA, LDA, CDPLDAPlus, FedLDA, load  # noqa: E402
-from .models import LPLDA, OLPLDA, OnlineLDA  # noqa: E402
+# Names are imported on first use (PEP 562), so that `dptopic --help` and a Ctrl-C during the
+# start-up of the command line never wait on (or show a traceback from) numba and scipy imports.
+_EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus", "DPTopicError": ".errors",
+            "LDA": ".models", "HDPLDA": ".models", "CDPLDA": ".models", "CDPLDAPlus": ".models", "load": ".models",
+            "LPLDA": ".models", "OnlineLDA": ".models", "OLPLDA": ".models", "FedLDA": ".models"}
 
 __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "load", "DPTopicError",
            "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA",
            "__version__"]
+
+
+def __getattr__(name):
+    import importlib
+
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+        globals()[name] = value
+        return value
+    try:
+        return importlib.import_module(f".{name}", __name__)
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{name}":
+            raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

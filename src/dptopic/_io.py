@@ -1,9 +1,13 @@
 """Atomic, pickle-free file I/O: JSON plus ``.npy`` (``allow_pickle=False``)."""
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
 import os
+import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -46,14 +50,134 @@ def atomic_write_json(path: Path, obj) -> None:
     atomic_write_bytes(path, json.dumps(_jsonable(obj), indent=2).encode("utf-8"))
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def _holds_bundle(directory: Path, meta_name: str) -> bool:
+    """True when ``directory`` looks like a bundle written by :func:`save_bundle`: it has ``meta_name``
+    and nothing else but ``.npy`` files (and our own hidden temporary files). Such a folder may be
+    replaced; any other content belongs to the user and is never deleted."""
+    try:
+        entries = list(directory.iterdir())
+    except OSError:
+        return False
+    names = {e.name for e in entries}
+    return meta_name in names and (directory / meta_name).is_file() and all(
+        (e.name == meta_name or e.name.endswith(".npy") or (e.name.startswith(f".{meta_name}.") and e.name.endswith(".tmp")))
+        and e.is_file() and not e.is_symlink() for e in entries)
+
+
+def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: str = "--out",
+                     meta_name: str = "model.json") -> Path:
+    """Check, before any work, that a bundle may be written to ``path``; return it resolved.
+
+    Allowed: a path that does not exist yet (its nearest existing parent must be a writable
+    folder), an empty folder, or (with ``overwrite=True``) a folder that already holds a
+    dptopic {what}. Anything else (a file, a folder with other contents, the current folder or
+    one of its parents) is refused with a one-line :class:`DPTopicError`, so nothing the user
+    owns is ever deleted.
+    """
+    p = _out_path(path, flag, what, "folder")
+    cwd = Path(os.getcwd())
+    if p == cwd or p in cwd.parents or p.parent == p:
+        raise DPTopicError(f"{flag} {str(path)!r} is the current folder or one of its parents: give a new folder"
+                           f" name for the {what}, e.g. {flag} runs/{what}.")
+    if p.is_symlink() or (p.exists() and not p.is_dir()):
+        raise DPTopicError(f"{flag} {str(path)!r} exists and is not a folder: refusing to replace it; choose"
+                           f" another {flag}.")
+    if p.is_dir():
+        try:
+            empty = not any(p.iterdir())
+        except OSError as e:
+            raise DPTopicError(f"{flag} {str(path)!r} cannot be read ({e.strerror}); choose another {flag}.") from None
+        if not empty:
+            _may_replace(_holds_bundle(p, meta_name), overwrite, path, what, flag, "is a folder that does")
+    _check_writable(p.parent, flag, path)
+    return p
+
+
+def _out_path(path, flag: str, what: str, kind: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise DPTopicError(f"invalid {flag}={path!r}: give a {kind} path for the {what}.")
+    return Path(os.path.abspath(os.fspath(path)))
+
+
+def _may_replace(ours: bool, overwrite: bool, path, what: str, flag: str, kind: str) -> None:
+    """Refuse to replace what is not ours; replace ours only with ``overwrite``."""
+    if not ours:
+        raise DPTopicError(f"{flag} {str(path)!r} {kind} not hold a dptopic {what}: refusing to replace it; choose"
+                           f" a new {'or empty folder' if 'folder' in kind else 'file name'}.")
+    if not overwrite:
+        raise DPTopicError(f"{flag} {str(path)!r} already holds a dptopic {what}: pass --overwrite to replace it,"
+                           f" or choose another {flag}.")
+
+
+def check_output_file(path, is_ours, overwrite: bool = False, what: str = "corpus", flag: str = "--out") -> Path:
+    """Like :func:`check_output_dir` for a single output file: a new path, or (with ``overwrite=True``)
+    an existing file that ``is_ours(path)`` recognises as one of ours; anything else is refused."""
+    p = _out_path(path, flag, what, "file")
+    if p.is_dir():
+        raise DPTopicError(f"{flag} {str(path)!r} is a folder: give a file name for the {what}.")
+    if p.exists() or p.is_symlink():
+        _may_replace(not p.is_symlink() and is_ours(p), overwrite, path, what, flag, "exists and does")
+    _check_writable(p.parent, flag, path)
+    return p
+
+
+def _check_writable(parent: Path, flag: str, given) -> None:
+    """The nearest existing ancestor of ``parent`` must be a folder we can create entries in (probed for real)."""
+    q = parent
+    while not q.exists():
+        if q.parent == q:
+            break
+        q = q.parent
+    if not q.is_dir():
+        raise DPTopicError(f"{flag} {str(given)!r} cannot be created: {str(q)!r} is a file, not a folder.")
+    try:
+        probe = tempfile.mkdtemp(prefix=".dptopic-write-probe.", dir=q)
+        os.rmdir(probe)
+    except OSError as e:
+        raise DPTopicError(f"{flag} {str(given)!r} is not writable ({e.strerror} in {str(q)!r}); choose a folder you"
+                           f" can write to.") from None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths with Linux ``renameat2(RENAME_EXCHANGE)``; False where unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    AT_FDCWD, RENAME_EXCHANGE = -100, 2
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0
+
+
+def _old_name(directory: Path) -> Path:
+    return directory.with_name(f".{directory.name}.old")
+
+
 def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray],
                 meta_name: str = "model.json") -> Path:
     """Write ``meta`` as JSON and each array as ``NAME.npy`` into ``directory``, atomically.
 
-    The bundle is written to a sibling temporary directory which then replaces
-    ``directory`` with a rename, so a crash never leaves a half-written model.
+    The bundle is written to a sibling temporary directory which then takes the place of
+    ``directory``: in one atomic exchange where the OS offers it (Linux ``renameat2``), else
+    by two renames; should a crash fall between those, :func:`load_bundle` reads the kept
+    ``.NAME.old``. A ``directory`` that exists but does not hold a bundle (a file, or a folder
+    with other contents) is refused, never deleted.
     """
-    directory = Path(directory)
+    directory = Path(os.path.abspath(os.fspath(directory)))
+    for name in arrays:
+        if not _PLAIN_NAME.fullmatch(name):
+            raise DPTopicError(f"invalid array name {name!r}: use letters, digits and underscores only.")
+    if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
+        raise DPTopicError(f"{str(directory)!r} exists and is not a folder: refusing to replace it; save elsewhere.")
+    if directory.is_dir() and any(directory.iterdir()) and not _holds_bundle(directory, meta_name):
+        raise DPTopicError(f"{str(directory)!r} is a folder that does not hold a dptopic bundle: refusing to replace"
+                           f" its contents; save to a new or empty folder.")
     directory.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
     try:
@@ -63,11 +187,14 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
         meta["arrays"] = sorted(arrays)
         atomic_write_json(tmp / meta_name, meta)
         if directory.exists():
-            old = directory.with_name(f".{directory.name}.old")
+            if _exchange(tmp, directory):   # no instant without a complete bundle at `directory`
+                shutil.rmtree(tmp, ignore_errors=True)
+                return directory
+            old = _old_name(directory)
             if old.exists():
                 shutil.rmtree(old)
             os.replace(directory, old)
-            os.replace(tmp, directory)
+            os.replace(tmp, directory)      # a crash just before this leaves `old`, which load_bundle reads
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(tmp, directory)
@@ -79,25 +206,40 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
 
 def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
                 what: str = "model") -> tuple[dict, dict[str, np.ndarray]]:
+    if not isinstance(directory, (str, os.PathLike)) or not str(directory).strip():
+        raise DPTopicError(f"invalid {what} path {directory!r}: pass the folder of a saved {what} (the --out of train).")
     directory = Path(directory)
+    if not directory.is_dir() and directory.name and _old_name(directory).is_dir() and not directory.exists():
+        directory = _old_name(directory)  # a save was interrupted between its two renames: the old bundle is whole
     if not directory.is_dir():
-        raise DPTopicError(f"{what} directory {str(directory)!r} does not exist: pass the --out directory of a saved {what}.")
+        what_is = "is a file, not a folder" if directory.exists() else "does not exist"
+        raise DPTopicError(f"{what} directory {str(directory)!r} {what_is}: pass the --out directory of a saved {what}.")
     mpath = directory / meta_name
     try:
         meta = json.loads(mpath.read_text("utf-8"))
     except FileNotFoundError:
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is missing; re-save the {what}.") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is not valid JSON ({e.msg if hasattr(e, 'msg') else e}); re-save the {what}.") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is not valid JSON ({e.msg if hasattr(e, 'msg') else type(e).__name__}); re-save the {what}.") from None
+    except OSError as e:
+        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} cannot be read ({e.strerror}); re-save the {what}.") from None
     if not isinstance(meta, dict) or not isinstance(meta.get("arrays"), list):
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} has no 'arrays' list; re-save the {what}.")
     arrays = {}
     for name in meta["arrays"]:
+        if not isinstance(name, str) or not _PLAIN_NAME.fullmatch(name):
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} lists the array name {repr(name)[:60]};"
+                                    f" only plain names (letters, digits, underscores) are allowed; re-save the {what}.")
         p = directory / f"{name}.npy"
+        if p.is_symlink():
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is a symbolic link; re-save the {what}.")
         try:
             arrays[name] = np.load(p, allow_pickle=False)
         except FileNotFoundError:
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is missing; re-save the {what}.") from None
-        except (ValueError, OSError, EOFError) as e:
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({e}); re-save the {what}.") from None
+        except Exception as e:  # numpy's header parser raises ValueError, SyntaxError, tokenize errors...
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({type(e).__name__}); re-save the {what}.") from None
+        if not isinstance(arrays[name], np.ndarray) or arrays[name].dtype.kind not in "biuf":
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy holds {getattr(arrays[name], 'dtype', 'no array')} values,"
+                                    f" not real numbers; re-save the {what}.")
     return meta, arrays

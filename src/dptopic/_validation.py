@@ -25,10 +25,16 @@ class Interval:
     closed: str = "both"  # "left", "right", "both", "neither"
 
     def accepts(self, v: Any) -> bool:
-        if isinstance(v, bool) or not isinstance(v, self.kind):
+        # NumPy scalars (np.float32, np.int64, ...) are numbers.Real/Integral too and get the same
+        # checks as Python's; NaN and +-inf are never accepted; booleans are not numbers here.
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, self.kind):
             return False
-        if isinstance(v, float) and math.isnan(v):
-            return False
+        try:
+            if not math.isfinite(float(v)):
+                return False
+        except (OverflowError, TypeError, ValueError):  # e.g. an int beyond the float range
+            if self.right is not None or self.kind is not numbers.Integral:
+                return False
         if self.left is not None:
             if v < self.left or (v == self.left and self.closed in ("right", "neither")):
                 return False
@@ -42,7 +48,7 @@ class Interval:
         rb = "]" if self.closed in ("right", "both") else ")"
         lo = "-inf" if self.left is None else f"{self.left:g}"
         hi = "inf" if self.right is None else f"{self.right:g}"
-        what = "an integer" if self.kind is numbers.Integral else "a number"
+        what = "an integer" if self.kind is numbers.Integral else "a finite number"
         return f"{what} in {lb}{lo}, {hi}{rb}"
 
 
@@ -89,12 +95,19 @@ def Real(lo=None, hi=None, closed="both") -> Interval:
 SEED = [IsNone(), Int(0, None), IsType((np.random.Generator,), "a numpy Generator")]
 
 
-def validate_value(name: str, value: Any, constraints: Iterable) -> None:
+def _show(value: Any) -> str:
+    """``repr`` of a user value for an error line: one line, at most 60 characters."""
+    r = " ".join(repr(value).split())
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def validate_value(name: str, value: Any, constraints: Iterable) -> Any:
+    """Raise a one-line :class:`DPTopicError` unless some constraint accepts ``value``; return it."""
     constraints = list(constraints)
     if any(c.accepts(value) for c in constraints):
-        return
+        return value
     allowed = " or ".join(c.describe() for c in constraints)
-    raise DPTopicError(f"invalid {name}={value!r}: must be {allowed}.")
+    raise DPTopicError(f"invalid {name}={_show(value)}: must be {allowed}.")
 
 
 def validate_params(params: dict, constraints: dict) -> None:

@@ -2,13 +2,24 @@
 from __future__ import annotations
 
 
+from .._validation import Int, Real, validate_value
 from ..errors import DPTopicError
-from .events import LaplaceEvent, PureDPEvent
-from .ledger import compose_pld
+from .events import EPSILON_MAX, LaplaceEvent, PureDPEvent
+from .ledger import MAX_COUNT, compose_pld
+
+
+_RULES = {"epsilon_laplace": [Real(0, EPSILON_MAX, "right")], "epsilon_inherent": [Real(0, EPSILON_MAX, "right")],
+          "n_iter": [Int(1, MAX_COUNT)], "delta": [Real(0, 1, "neither")]}
+
+
+def _check(**values) -> None:
+    for name, v in values.items():
+        validate_value(name, v, _RULES[name])
 
 
 def hdp_iteration_events(epsilon_laplace: float, epsilon_inherent: float, discrete: bool = True):
     """The two events one sound HDP-LDA iteration spends (Zhao et al. 2020 Thm 3; docs/privacy.md)."""
+    _check(epsilon_inherent=epsilon_inherent, epsilon_laplace=epsilon_laplace)
     lap = LaplaceEvent(scale=2.0 / epsilon_laplace, changes=(1, 1), discrete=discrete,
                        label="noisy topic-word counts S_i = N + Lap(2/eps_L) (Thm 3, App. D)")
     inh = PureDPEvent(epsilon_inherent, label="clipped topic sampling of the replaced token",
@@ -18,14 +29,17 @@ def hdp_iteration_events(epsilon_laplace: float, epsilon_inherent: float, discre
 
 def hdp_total_epsilon(epsilon_laplace, epsilon_inherent, n_iter, delta, discrete=True, discretization=1e-3,
                       extra_laplace: int = 0):
-    """Tight ε(δ) of ``n_iter`` HDP-LDA iterations plus ``extra_laplace`` more count releases
-    (``final_release="fresh"`` adds one)."""
+    """Tight ε(δ) of ``n_iter`` HDP-LDA iterations (Laplace ε_L plus pure ε_I each) by PLD, plus
+    ``extra_laplace`` more count releases (``final_release="fresh"`` adds one)."""
+    _check(epsilon_laplace=epsilon_laplace, epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta)
+    validate_value("extra_laplace", extra_laplace, [Int(0, 1)])
     lap, inh = hdp_iteration_events(epsilon_laplace, epsilon_inherent, discrete)
     return compose_pld([(lap, n_iter + extra_laplace), (inh, n_iter)], delta, discretization)
 
 
 def smallest_hdp_budget(epsilon_inherent: float, n_iter: int, delta: float) -> float:
     """The ε that the inherent part alone costs over T iterations (the ε_L → 0 limit)."""
+    _check(epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta)
     return compose_pld([(PureDPEvent(epsilon_inherent), n_iter)], delta, 1e-3)
 
 
@@ -33,19 +47,22 @@ def solve_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_inh
                           discrete: bool = True, tol: float = 1e-3, extra_laplace: int = 0) -> float:
     """Largest per-iteration ε_L such that T×(Laplace(ε_L) + pure ε_I), plus ``extra_laplace`` more
     Laplace(ε_L) releases, stays within (ε, δ) by PLD."""
-    if not epsilon > 0:
-        raise DPTopicError(f"invalid epsilon={epsilon!r}: must be a number > 0.")
-    if not 0 < delta < 1:
-        raise DPTopicError(f"invalid delta={delta!r}: must be a number in (0, 1).")
+    validate_value("epsilon", epsilon, [Real(0, None, "neither")])
+    validate_value("tol", tol, [Real(1e-9, 0.5)])
+    validate_value("extra_laplace", extra_laplace, [Int(0, 1)])
+    _check(epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta)
     floor = smallest_hdp_budget(epsilon_inherent, n_iter, delta)
     if floor >= epsilon:
         raise DPTopicError(
             f"budget too small: epsilon={epsilon:g} cannot cover {n_iter} iterations at epsilon_inherent={epsilon_inherent:g}"
             f" (the inherent part alone costs {floor:.4g} at delta={delta:g}); give epsilon > {floor:.4g},"
             f" fewer iterations or a smaller epsilon_inherent.")
-    lo, hi = 0.0, max(epsilon, 1.0)
+    cap = EPSILON_MAX
+    lo, hi = 0.0, min(max(epsilon, 1.0), cap)
     while hdp_total_epsilon(hi, epsilon_inherent, n_iter, delta, discrete, extra_laplace=extra_laplace) <= epsilon:
-        lo, hi = hi, hi * 2
+        if hi >= cap:
+            return cap  # the budget covers the largest epsilon_laplace the accountants support
+        lo, hi = hi, min(hi * 2, cap)
     while hi - lo > tol * max(lo, 1e-6) and hi - lo > 1e-9:
         mid = 0.5 * (lo + hi)
         if hdp_total_epsilon(mid, epsilon_inherent, n_iter, delta, discrete, extra_laplace=extra_laplace) <= epsilon:

@@ -13,7 +13,19 @@ import numpy as np
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 
+from ..errors import DPTopicError
+
 DISCRETIZATION = 1e-4
+
+EPSILON_MAX = 500.0
+"""Largest per-event epsilon the events accept: beyond it ``exp(eps)`` overflows in the PLD/RDP
+computations, and a step that loose protects nothing anyway."""
+
+
+def _check_event_eps(eps, what: str) -> None:
+    from .._validation import Real, validate_value
+
+    validate_value(what, eps, [Real(0, EPSILON_MAX)])
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,16 @@ class LaplaceEvent:
     discrete: bool = False
     label: str = "Laplace"
     relation: str = "word-level replacement"
+
+    def __post_init__(self):
+        from .._validation import Int, Real, validate_value
+
+        validate_value("scale", self.scale, [Real(0, None, "neither")])
+        if not isinstance(self.changes, tuple) or not self.changes:
+            raise DPTopicError(f"invalid changes={self.changes!r}: must be a non-empty tuple of cell changes.")
+        for c in self.changes:
+            validate_value("changes", c, [Int(1, 10**6)] if self.discrete else [Real(0, 1e6, "right")])
+        _check_event_eps(self.epsilon, "epsilon (sensitivity/scale)")
 
     @property
     def l1_sensitivity(self) -> float:
@@ -78,6 +100,9 @@ class PureDPEvent:
     label: str = "pure epsilon-DP step"
     theorem: str = ""
     relation: str = "word-level replacement"
+
+    def __post_init__(self):
+        _check_event_eps(self.eps, "eps")
 
     @property
     def epsilon(self) -> float:

@@ -1,6 +1,7 @@
 """The privacy ledger: every event a training run spends, composed on demand."""
 from __future__ import annotations
 
+import math
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -8,8 +9,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant
 
+from .._validation import Int, Real, validate_value
 from ..errors import BudgetExceededError, DPTopicError
-from .events import DISCRETIZATION, RDP_ORDERS
+from .events import DISCRETIZATION, RDP_ORDERS, LaplaceEvent, PureDPEvent
 
 
 WORD_RELATION = ("word-level replacement: D' is D with one token's word replaced by another word"
@@ -24,34 +26,85 @@ def non_private_report(reason: str, unit: str = "word", relation: str = WORD_REL
             "reason": reason, **extra}
 
 
-def _check_delta(delta):
-    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-        raise DPTopicError(f"invalid delta={delta!r}: must be a number in (0, 1).")
+MAX_COUNT = 10**7
+"""Most repetitions of one event the accountants compose (the estimators' largest n_iter)."""
+
+
+def _check_delta(delta) -> float:
+    """A delta in (0, 1): Python or NumPy reals (``np.float32(1e-5)`` too); returned as a float."""
+    return float(validate_value("delta", delta, [Real(0, 1, "neither")]))
+
+
+def _check_event(event) -> None:
+    if not isinstance(event, (LaplaceEvent, PureDPEvent)) and not all(
+            callable(getattr(event, m, None)) for m in ("pld", "rdp", "describe")):
+        raise DPTopicError(f"invalid event {type(event).__name__}: give a LaplaceEvent, a PureDPEvent or an event with"
+                           f" epsilon, pld(), rdp() and describe().")
+
+
+def _check_groups(groups) -> list:
+    """``[(event, count), ...]`` with events and integer counts in [1, MAX_COUNT]."""
+    try:
+        groups = [(e, n) for e, n in groups]
+    except (TypeError, ValueError):
+        raise DPTopicError("invalid groups: give a list of (event, count) pairs.") from None
+    for e, n in groups:
+        _check_event(e)
+        validate_value("count", n, [Int(1, MAX_COUNT)])
+    return [(e, int(n)) for e, n in groups]
 
 
 def compose_pld(groups, delta: float, discretization: float = DISCRETIZATION) -> float:
+    """Tight ε(δ) of the composition of ``[(event, count), ...]`` via privacy loss distributions."""
+    groups, delta = _check_groups(groups), _check_delta(delta)
+    validate_value("discretization", discretization, [Real(1e-8, 1)])
+    discretization = effective_discretization(groups, discretization)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return _compose_pld(groups, delta, discretization)
 
 
+PLD_MAX_POINTS = 5e6
+
+
+def effective_discretization(groups, discretization: float) -> float:
+    """The PLD grid step actually used: ``discretization``, coarsened for very long compositions so the
+    privacy-loss grid (about basic-ε / step points) stays under ``PLD_MAX_POINTS``. A pessimistic
+    coarser grid still gives an upper bound on ε(δ), only a looser one; without this, a composition
+    with basic ε of 10^4 needs minutes and gigabytes."""
+    basic = sum(e.epsilon * n for e, n in groups)
+    return max(float(discretization), basic / PLD_MAX_POINTS) if math.isfinite(basic) else float(discretization)
+
+
+def pure_basic_bound(groups) -> float:
+    """Basic composition's ε when every event is pure (δ = 0): a bound valid at every δ. ``inf`` when
+    some event carries its own δ > 0 (then basic composition bounds only (Σε, Σδ))."""
+    if any(getattr(e, "delta_event", 0) for e, _ in groups):
+        return math.inf
+    return float(sum(e.epsilon * n for e, n in groups))
+
+
 def _compose_pld(groups, delta, discretization):
-    """Tight ε(δ) of the composition of ``[(event, count), ...]`` via privacy loss distributions."""
     total = None
     for ev, n in groups:
         p = ev.pld(discretization)
         p = p.self_compose(n) if n > 1 else p
         total = p if total is None else total.compose(p)
-    return float(total.get_epsilon_for_delta(delta)) if total is not None else 0.0
+    if total is None:
+        return 0.0
+    # Never report more than basic composition of pure events, which holds for every delta: for a delta
+    # below the PLD's truncated tail mass the pessimistic PLD can only say "inf".
+    return float(min(total.get_epsilon_for_delta(delta), pure_basic_bound(groups)))
 
 
 def compose_rdp(groups, delta: float) -> float:
     """ε(δ) from Rényi DP (Mironov 2017), converted with dp_accounting's ``compute_epsilon``."""
+    groups, delta = _check_groups(groups), _check_delta(delta)
     rdp = np.zeros_like(RDP_ORDERS)
     for ev, n in groups:
         rdp += n * ev.rdp(RDP_ORDERS)
     eps, _ = rdp_privacy_accountant.compute_epsilon(RDP_ORDERS, rdp, delta)
-    return float(eps)
+    return float(min(eps, pure_basic_bound(groups)))  # basic composition of pure events bounds it too
 
 
 @dataclass
@@ -75,6 +128,14 @@ class PrivacyLedger:
     _groups: "OrderedDict" = field(default_factory=OrderedDict, repr=False)
     _reserved: dict = field(default_factory=dict, repr=False)
 
+    def __post_init__(self):
+        if self.budget is not None:
+            if not isinstance(self.budget, (tuple, list)) or len(self.budget) != 2:
+                raise DPTopicError(f"invalid budget={self.budget!r}: must be None or a pair (epsilon, delta).")
+            eps_b = validate_value("budget epsilon", self.budget[0], [Real(0, None, "neither")])
+            delta_b = validate_value("budget delta", self.budget[1], [Real(0, 1, "left")])
+            self.budget = (float(eps_b), float(delta_b))
+
     def _check_budget(self, extra) -> None:
         if self.budget is not None:
             eps_b, delta_b = self.budget
@@ -93,12 +154,14 @@ class PrivacyLedger:
         Spending within a checked reservation needs no recomputation (a prefix of a
         plan never costs more than the plan); spending beyond it is checked again.
         """
+        plan = _check_groups(plan)
         self._check_budget(plan)
         for e, n in plan:
             self._reserved[e] = self._reserved.get(e, 0) + n
 
     def spend(self, event, count: int = 1) -> None:
         """Record ``count`` uses of ``event``; refuse if that would exceed the budget."""
+        ((event, count),) = _check_groups([(event, count)])
         if self._groups.get(event, 0) + count > self._reserved.get(event, 0):
             self._check_budget([(event, count)])
         self._groups[event] = self._groups.get(event, 0) + count
@@ -121,7 +184,6 @@ class PrivacyLedger:
         return float(sum(e.epsilon * n for e, n in self._groups.items()))
 
     def epsilon_tight(self, delta: float) -> float:
-        _check_delta(delta)
         return compose_pld(self.groups(), delta, self.discretization)
 
     def delta_basic(self) -> float:
@@ -129,12 +191,11 @@ class PrivacyLedger:
         return float(sum(getattr(e, "delta_event", 0.0) * n for e, n in self._groups.items()))
 
     def epsilon_rdp(self, delta: float) -> float:
-        _check_delta(delta)
         return compose_rdp(self.groups(), delta)
 
     def report(self, delta: float = 1e-5) -> dict:
         """A JSON-able privacy report: ε by basic composition, ε(δ) by PLD and by RDP."""
-        _check_delta(delta)
+        delta = _check_delta(delta)
         rep = {
             "private": True,
             "unit": self.unit,
@@ -146,8 +207,8 @@ class PrivacyLedger:
             "epsilon_rdp": self.epsilon_rdp(delta),
             "accounting": {
                 "basic": "sum of per-event pure epsilons (basic sequential composition, Dwork & Roth 2014 Thm 3.16); delta = 0",
-                "pld": "privacy loss distributions composed with dp-accounting (Koskela et al. 2020; Doroshenko et al. 2022), pessimistic discretisation "
-                       f"{self.discretization:g}",
+                "pld": "privacy loss distributions composed with dp-accounting (Koskela et al. 2020; Doroshenko et al. 2022),"
+                       f" pessimistic discretisation {effective_discretization(self.groups(), self.discretization):.2g}",
                 "rdp": "Renyi DP (Mironov 2017) converted by dp_accounting.rdp.compute_epsilon",
             },
             "events": [dict(ev.describe(), count=n) for ev, n in self._groups.items()],

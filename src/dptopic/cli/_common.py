@@ -33,26 +33,64 @@ positive_float = _float_arg(lambda v: v > 0 and math.isfinite(v), "must be a fin
 unit_interval = _float_arg(lambda v: 0 < v < 1, "must lie in (0, 1)")
 
 
-def positive_int(s: str) -> int:
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {s}")
-    return v
+def _int_arg(lo: int):
+    def parse(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not an integer") from None
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {s}")
+        return v
+
+    return parse
+
+
+positive_int = _int_arg(1)
+seed_int = _int_arg(0)
+DEFAULT_MAX_VOCAB = 1000
+
+
+def add_out_args(p, default: str, what: str = "model") -> None:
+    """``--out`` and ``--overwrite`` for a command that writes a {what} folder (checked before any work)."""
+    p.add_argument("--out", default=default, help=f"new or empty folder for the {what} (default {default})")
+    p.add_argument("--overwrite", action="store_true", help=f"replace --out if it already holds a dptopic {what}")
+
+
+def check_out(a, *suffixes: str) -> None:
+    """Refuse an ``--out`` that cannot or must not be written, before training (see ``_io.check_output_dir``).
+    ``suffixes`` name sibling folders the command also writes (``runs/demo-nonprivate``)."""
+    from .._io import check_output_dir
+
+    check_output_dir(a.out, overwrite=a.overwrite)
+    for suf in suffixes:
+        check_output_dir(str(a.out).rstrip("/\\") + suf, overwrite=a.overwrite, flag="--out")
 
 
 def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, text_field: str = "text",
-                label_field: str | None = None, max_vocab: int | None = 1000, min_df: int = 1):
-    """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats."""
-    from ..corpus import Corpus
+                label_field: str | None = None, max_vocab: int | None = None, min_df: int | None = None,
+                vocabulary=None):
+    """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
+
+    ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text (or a
+    UCI file is read), and "keep as saved" for a prepared ``.npz``, which is pruned only when they are given.
+    ``vocabulary`` (a public word list) replaces both: text is tokenised against it and every other
+    format is restricted to it, so no word is chosen from the data.
+    """
+    from ..corpus import Corpus, Vocabulary
     from ..datasets import load_20newsgroups, load_sotu
 
+    if vocabulary is not None:
+        vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+        max_vocab = min_df = None  # nothing is chosen from the data
+    given = max_vocab is not None or min_df is not None
+    max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
+    min_df = 1 if min_df is None else min_df
     if spec in (None, "demo", "sotu"):
-        return load_sotu(max_vocab=max_vocab)
+        return load_sotu(vocabulary=vocabulary, min_df=1) if vocabulary is not None else load_sotu(max_vocab=max_vocab)
     if spec == "20newsgroups":
-        return load_20newsgroups("train", max_vocab=max_vocab)
+        return load_20newsgroups("train", max_vocab=max_vocab, vocabulary=vocabulary,
+                                 **({"min_df": 1} if vocabulary is not None else {}))
     p = Path(spec)
     if not p.exists():
         raise DPTopicError(f"corpus {spec!r} not found: give 'demo', '20newsgroups' or an existing path.")
@@ -60,9 +98,12 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         name = p.name.lower()
         fmt = ("dir" if p.is_dir() else "npz" if name.endswith(".npz") else "jsonl" if ".jsonl" in name
                else "csv" if ".csv" in name else "uci" if name.startswith("docword") else "text")
-    kw = dict(max_vocab=max_vocab, min_df=min_df)
+    kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(max_vocab=max_vocab, min_df=min_df)
     if fmt == "npz":
-        return Corpus.load(p)
+        c = Corpus.load(p)
+        if vocabulary is not None:
+            return c.restrict(vocabulary).require_nonempty()
+        return c.prune(max_vocab=max_vocab, min_df=min_df) if given else c
     if fmt == "uci":
         if vocab is None:
             guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
@@ -70,6 +111,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                 raise DPTopicError(f"UCI corpus needs its vocabulary file: pass --vocab (looked for {guess.name}).")
             vocab = guess
         c = Corpus.from_uci(p, vocab)
+        if vocabulary is not None:
+            return c.restrict(vocabulary).require_nonempty()
         return c.prune(max_vocab=max_vocab, min_df=min_df) if max_vocab else c
     if fmt == "jsonl":
         return Corpus.from_jsonl(p, text_field=text_field, label_field=label_field, **kw)
@@ -77,7 +120,11 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         return Corpus.from_csv(p, text_column=text_field, label_column=label_field, **kw)
     if fmt == "dir":
         return Corpus.from_directory(p, **kw)
-    lines = [ln for ln in p.read_text("utf-8", errors="replace").splitlines() if ln.strip()]
+    from ..corpus.corpus import read_text_file
+
+    lines = [ln for ln in read_text_file(p).splitlines() if ln.strip()]
+    if not lines:
+        raise DPTopicError(f"empty corpus: {spec!r} has no non-blank lines; give one document per line.")
     return Corpus.from_texts(lines, **kw)
 
 
@@ -89,8 +136,9 @@ def add_corpus_args(p, required=False):
     p.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
     p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
     p.add_argument("--label-field", default=None, help="JSONL field / CSV column holding a label")
-    p.add_argument("--max-vocab", type=positive_int, default=1000, help="keep the most frequent words (default 1000)")
-    p.add_argument("--min-df", type=positive_int, default=1, help="minimum document frequency")
+    p.add_argument("--max-vocab", type=_int_arg(2), default=None,
+                   help="keep the most frequent words (default 1000; a prepared .npz is kept as saved unless given)")
+    p.add_argument("--min-df", type=positive_int, default=None, help="minimum document frequency (default 1)")
 
 
 def corpus_from_args(a):

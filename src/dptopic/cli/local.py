@@ -20,7 +20,7 @@ def cmd_randomize(a):
 
     console = make_console(stderr=True)
     vocab = read_vocabulary(a.vocabulary)
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1)
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab)
     rz = Randomizer(vocab, epsilon_word=a.epsilon_word, f=a.f, secure=True)  # no seed, ever
     reports = rz.randomize(corpus)
     out = reports.save(a.out)
@@ -88,12 +88,7 @@ def train_local(a, console) -> None:
         if a.prior == "none":
             prior = "none"
         else:
-            prior = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, max_vocab=None, min_df=1)
-            if not (isinstance(prior, Corpus) and Path(a.prior).suffix == ".npz"):
-                prior = prior.restrict(vocab)
-            elif prior.vocabulary != vocab:
-                raise DPTopicError(f"the prior corpus {a.prior!r} uses another vocabulary than the reports: rebuild it"
-                                   " with the public vocabulary or pass raw text.")
+            prior = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab)
         omega = a.omega if a.omega is not None else (None if a.sigma2 is not None else 0.4)
         model = OLPLDA(prior, omega=omega, sigma2=a.sigma2, lam=a.lam, batch_size=a.batch_size,
                        alg2_literal=a.alg2_literal, **common)

@@ -1,11 +1,14 @@
 """The ``dptopic`` command line.
 
 One module per command group; each has ``register(subparsers)``. Every user error
-ends in one line on stderr (``error: ...``) and exit status 2.
+ends in one line on stderr (``error: ...``) and exit status 2: a bad option as much as
+a bad file or parameter (:class:`~dptopic.errors.DPTopicError`). Ctrl-C exits with
+status 130 and one line, whenever it comes.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..errors import DPTopicError
@@ -15,8 +18,18 @@ from . import corpus, experiment, local, privacy, train
 COMMAND_GROUPS = [train, corpus, privacy, experiment, local]
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the project's error convention: one ``error: ...`` line naming the command and
+    pointing at its ``--help``, exit status 2. Sub-parsers inherit it (``add_subparsers`` uses the
+    parent's class)."""
+
+    def error(self, message):
+        message = " ".join(str(message).split())
+        self.exit(2, f"error: {self.prog}: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="dptopic", description="Differentially private topic models (LDA) and auditing.")
+    ap = ArgumentParser(prog="dptopic", description="Differentially private topic models (LDA) and auditing.")
     from .. import __version__
 
     ap.add_argument("--version", action="version", version=f"dptopic {__version__}")
@@ -26,21 +39,50 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv=None) -> int:
+def _run(argv) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
+    import logging
+
+    logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's numerical warnings are not for users
     try:
         a.func(a)
     except DPTopicError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except (OSError, MemoryError) as e:
-        print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
+        detail = getattr(e, "strerror", None) or str(e) or "out of memory"
+        where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+        print(f"error: {type(e).__name__}: {' '.join(str(detail).split())}{where}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _interrupt_hook(previous):
+    """A Ctrl-C that lands in a callback the interpreter cannot raise from (e.g. importlib's module-lock
+    weakref callbacks during start-up) would be printed as "Exception ignored ... Traceback" and then
+    lost; end the run the same way as any other Ctrl-C instead."""
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            sys.stderr.write("interrupted\n")
+            sys.stderr.flush()
+            os._exit(130)
+        previous(unraisable)
+
+    return hook
+
+
+def main(argv=None) -> int:
+    previous = sys.unraisablehook
+    sys.unraisablehook = _interrupt_hook(previous)
+    try:
+        return _run(argv)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    return 0
+    finally:
+        sys.unraisablehook = previous
 
 
 if __name__ == "__main__":

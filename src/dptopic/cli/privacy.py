@@ -38,14 +38,39 @@ def cmd_privacy_hdp(a):
                       f" tight PLD eps({a.delta:g}) = {tight:.6g}")
 
 
+def _pairs(a, flag: str, zero_ok: bool):
+    """The ``EPS COUNT`` pairs of ``--laplace``/``--pure``, parsed and checked (one-line errors)."""
+    from ..accounting.events import EPSILON_MAX
+    from ..accounting.ledger import MAX_COUNT
+
+    out = []
+    for eps, n in getattr(a, flag) or []:
+        try:
+            e = float(eps)
+        except ValueError:
+            e = None
+        if e is None or not (0 <= e <= EPSILON_MAX) or (e == 0 and not zero_ok) or 1.0 / max(e, 1e-300) > 1e300:
+            rng = f"{'[' if zero_ok else '('}0, {EPSILON_MAX:g}]"
+            raise DPTopicError(f"--{flag} {eps} {n}: EPS must be a number in {rng}.")
+        try:
+            k = int(n)
+        except ValueError:
+            k = None
+        if k is None or not 1 <= k <= MAX_COUNT:
+            raise DPTopicError(f"--{flag} {eps} {n}: COUNT must be a whole number in [1, {MAX_COUNT:g}].")
+        out.append((e, k))
+    return out
+
+
 def cmd_privacy_compose(a):
     from ..accounting import LaplaceEvent, PrivacyLedger, PureDPEvent
 
+    laplace, pure = _pairs(a, "laplace", False), _pairs(a, "pure", True)
     led = PrivacyLedger(unit=a.unit)
-    for eps, n in a.laplace or []:
-        led.spend(LaplaceEvent(scale=1.0 / float(eps)), int(n))
-    for eps, n in a.pure or []:
-        led.spend(PureDPEvent(float(eps)), int(n))
+    for eps, n in laplace:
+        led.spend(LaplaceEvent(scale=1.0 / eps), n)
+    for eps, n in pure:
+        led.spend(PureDPEvent(eps), n)
     if led.n_events == 0:
         raise DPTopicError("nothing to compose: give --laplace EPS COUNT and/or --pure EPS COUNT.")
     rep = led.report(a.delta)

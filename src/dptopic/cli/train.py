@@ -5,9 +5,34 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ._common import (add_corpus_args, add_out_args, check_out, corpus_from_args, load_corpus, make_console,
+                      positive_float, positive_int, print_privacy, print_topics, read_vocabulary, seed_int,
+                      unit_interval)
 from .fed import add_fed_args
-from ._common import (add_corpus_args, corpus_from_args, load_corpus, make_console, positive_float, positive_int,
-                      print_privacy, print_topics, read_vocabulary, unit_interval)
+
+_CENTRAL = ("cdp", "cdp+", "hdp")
+_FED = ("fed",)
+# Flags that only some algorithms read, with their defaults: given to another algorithm they would be
+# silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
+_ALGORITHM_ONLY = {
+    "epsilon": (None, _CENTRAL + _FED), "budget": (None, ("hdp",)), "secure": (False, _CENTRAL),
+    "clip": (None, ("hdp",)), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
+    "epsilon_inherent": (10.0, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + ("lp", "olp")),
+    "noise": ("discrete", _CENTRAL),
+    "reports": (None, ("lp", "olp")), "prior": (None, ("olp",)), "batch_size": (160, ("olp",)),
+    "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
+    "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
+    "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "variant": ("another", _FED),
+    "exclusion": ("floor", _FED), "replacement": ("mixture", _FED),
+}
+
+
+def _refuse_foreign_flags(a) -> None:
+    for dest, (default, algos) in _ALGORITHM_ONLY.items():
+        if a.algorithm not in algos and getattr(a, dest) != default:
+            flag = "--" + dest.replace("_", "-")
+            raise DPTopicError(f"{flag} has no effect with --algorithm {a.algorithm}: it applies to"
+                               f" {'/'.join(algos)} only; drop it or choose one of those algorithms.")
 
 
 def _resolve_seed(a):
@@ -28,8 +53,7 @@ def _training_corpus(a):
     if a.vocabulary is None:
         return corpus_from_args(a), None
     vocab = read_vocabulary(a.vocabulary)
-    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, None, 1)
-    return corpus.restrict(vocab).require_nonempty(), vocab
+    return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab), vocab
 
 
 def _build_model(a, n_topics, n_iter, seed):
@@ -97,6 +121,8 @@ def _print_metrics(model, console, baseline=None, saved=True):
 # ---------------------------------------------------------------- commands
 def cmd_train(a):
     console = make_console()
+    _refuse_foreign_flags(a)
+    check_out(a)
     if a.algorithm in ("lp", "olp"):
         from .local import train_local
 
@@ -116,6 +142,7 @@ def cmd_demo(a):
     from ..models import HDPLDA, LDA
 
     console = make_console()
+    check_out(a, "-nonprivate")
     console.rule("dptopic demo: HDP-LDA on State of the Union paragraphs")
     corpus = load_corpus("demo")
     a.test_size = 0.2
@@ -160,7 +187,7 @@ def register(sub) -> None:
     t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed"), default="lda")
     t.add_argument("--topics", type=positive_int, default=50)
     t.add_argument("--iterations", type=positive_int, default=200)
-    t.add_argument("--seed", type=int, default=None,
+    t.add_argument("--seed", type=seed_int, default=None,
                    help="random seed (lda: default 0; private algorithms: default fresh OS entropy, and a given seed"
                         " is for tests only: whoever knows it can remove the noise; not allowed with --secure)")
     t.add_argument("--vocabulary", default=None, metavar="FILE",
@@ -182,7 +209,7 @@ def register(sub) -> None:
     t.add_argument("--secure", action="store_true", help="CSPRNG exact noise via OpenDP (refuses --seed)")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--test-size", type=unit_interval, default=0.2)
-    t.add_argument("--out", default="runs/model")
+    add_out_args(t, "runs/model")
     t.add_argument("--save-metrics", action="store_true",
                    help="private algorithms: also save the evaluation metrics, labelled 'outside the guarantee'")
     t.add_argument("--quiet", action="store_true")
@@ -198,14 +225,14 @@ def register(sub) -> None:
     d.add_argument("--iterations", type=positive_int, default=50)
     d.add_argument("--epsilon-laplace", type=positive_float, default=1.0)
     d.add_argument("--epsilon-inherent", type=positive_float, default=10.0)
-    d.add_argument("--seed", type=int, default=None,
+    d.add_argument("--seed", type=seed_int, default=None,
                    help="seed the private model too (tests only: whoever knows it can remove the noise);"
                         " default: fresh OS entropy for the private model, 0 for the non-private reference")
     d.add_argument("--save-metrics", action="store_true",
                    help="also save the private model's metrics, labelled 'outside the guarantee'")
     d.add_argument("--jobs", type=positive_int, default=min(2, os.cpu_count() or 1))
     d.add_argument("--show-topics", type=positive_int, default=20)
-    d.add_argument("--out", default="runs/demo")
+    add_out_args(d, "runs/demo")
     d.add_argument("--quiet", action="store_true")
     d.set_defaults(func=cmd_demo)
 
@@ -214,7 +241,7 @@ def register(sub) -> None:
     add_corpus_args(e)
     e.add_argument("--mode", choices=("paper", "completion"), default="completion")
     e.add_argument("--top-n", type=positive_int, default=10)
-    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--seed", type=seed_int, default=0)
     e.set_defaults(func=cmd_evaluate)
 
     tp = sub.add_parser("topics", help="show a saved model's topics and privacy report")

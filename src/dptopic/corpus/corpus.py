@@ -11,6 +11,7 @@ import io
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -18,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._io import atomic_write_bytes
+from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError
 from .preprocess import Preprocessor, build_vocabulary, stop_words
 from .vocabulary import Vocabulary
@@ -28,6 +30,28 @@ def segment_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
     cs = np.zeros(len(values) + 1, dtype=np.int64)
     np.cumsum(values, out=cs[1:])
     return cs[ptr[1:]] - cs[ptr[:-1]]
+
+
+MAX_TOKENS = 2**31 - 1
+"""Most tokens a corpus holds (token positions are indexed by int32 in the kernels' callers)."""
+
+
+def _index_array(name: str, x, dtype) -> np.ndarray:
+    """A 1-D integer array; float input is accepted only when every value is a whole number (never truncated)."""
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError):
+        a = np.asarray(None)
+    if a.ndim != 1 or a.dtype.kind not in "biuf" or (a.dtype.kind == "f" and not (
+            np.all(np.isfinite(a)) and np.all(a == np.round(a)))):
+        raise DPTopicError(f"corrupt corpus: {name} must be a 1-D array of whole numbers (got {a.dtype}, {a.ndim}-D).")
+    if a.size and (a.min() < np.iinfo(dtype).min or a.max() > np.iinfo(dtype).max):
+        raise DPTopicError(f"corrupt corpus: {name} has values outside the {np.dtype(dtype).name} range.")
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _json_kind(v) -> str:
+    return {dict: "an object", list: "a list", type(None): "null", bool: "true/false"}.get(type(v), "a number")
 
 
 def _seed_generator(seed) -> np.random.Generator:
@@ -47,8 +71,8 @@ class Corpus:
 
     def __init__(self, doc_ptr, word_ids, vocabulary, labels=None, doc_ids=None,
                  n_empty_dropped: int = 0, metadata: dict | None = None):
-        self.doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
-        self.word_ids = np.ascontiguousarray(word_ids, dtype=np.int32)
+        self.doc_ptr = _index_array("doc_ptr", doc_ptr, np.int64)
+        self.word_ids = _index_array("word_ids", word_ids, np.int32)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         self.labels = None if labels is None else [str(x) for x in labels]
         self.doc_ids = None if doc_ids is None else [str(x) for x in doc_ids]
@@ -120,13 +144,19 @@ class Corpus:
                    max_vocab: int | None = 1000, min_df: int = 1, min_length: int = 3,
                    remove_stop_words: bool = True, drop_empty: bool = True) -> "Corpus":
         """Tokenise raw strings, build (or apply) a vocabulary, drop OOV tokens and empty documents."""
+        if isinstance(texts, (str, bytes)):
+            raise DPTopicError("texts must be a list of strings (one per document), not a single string.")
         texts = list(texts)
         if not texts:
             raise DPTopicError("empty corpus: no documents were given; pass at least one non-empty text.")
-        if max_vocab is not None and max_vocab < 2:
-            raise DPTopicError(f"invalid max_vocab={max_vocab}: a vocabulary needs at least 2 words.")
+        bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
+        if bad is not None:
+            raise DPTopicError(f"document {bad} is a {type(texts[bad]).__name__}, not a string: give one string per document.")
+        validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
+        validate_value("min_df", min_df, [Int(1, None)])
+        validate_value("min_length", min_length, [Int(1, None)])
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words)
-        toks = [pre.tokenize(t if isinstance(t, str) else str(t)) for t in texts]
+        toks = [pre.tokenize(t) for t in texts]
         if vocabulary is None:
             vocabulary = Vocabulary(build_vocabulary(toks, max_vocab=max_vocab, min_df=min_df))
         elif not isinstance(vocabulary, Vocabulary):
@@ -155,13 +185,26 @@ class Corpus:
     @classmethod
     def from_bow(cls, X, vocabulary=None) -> "Corpus":
         """From a document-term count matrix (scipy.sparse or dense), as scikit-learn users pass."""
+        if not sp.issparse(X):
+            try:
+                X = np.asarray(X)
+            except (TypeError, ValueError):
+                raise DPTopicError("invalid document-term matrix: give a 2-D array of counts.") from None
+        if X.ndim != 2:
+            raise DPTopicError(f"invalid document-term matrix: it has {X.ndim} dimension(s); give a 2-D documents × words array.")
+        if X.dtype.kind not in "biuf":
+            raise DPTopicError(f"invalid document-term matrix: its dtype is {X.dtype}; give real-valued (integer) counts.")
         X = sp.csr_matrix(X)
-        if X.ndim != 2 or X.shape[1] < 2:
+        if X.shape[1] < 2:
             raise DPTopicError(f"vocabulary too small: the document-term matrix has {X.shape[1]} column(s); at least 2 are needed.")
-        data = X.data
-        if len(data) and (np.any(data < 0) or np.any(data != np.round(data))):
-            raise DPTopicError("invalid document-term matrix: entries must be non-negative integer counts.")
         X.sum_duplicates()
+        data = X.data
+        if len(data) and (not np.all(np.isfinite(data)) or np.any(data < 0) or np.any(data != np.round(data))):
+            raise DPTopicError("invalid document-term matrix: entries must be finite, non-negative integer counts.")
+        total = float(data.sum()) if len(data) else 0.0
+        if total > MAX_TOKENS:
+            raise DPTopicError(f"document-term matrix holds {total:.3g} tokens, more than the {MAX_TOKENS:.3g} a corpus"
+                               f" supports: check the counts, or split the corpus.")
         counts = X.data.astype(np.int64)
         cols = np.repeat(X.indices.astype(np.int32), counts)
         ptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
@@ -184,13 +227,21 @@ class Corpus:
             D, W, NNZ = (int(h) for h in header)
         except ValueError:
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: the first three lines must be D, W and NNZ.") from None
+        for name, v, lo in (("D", D, 1), ("W", W, 2), ("NNZ", NNZ, 0)):
+            if v < lo:
+                raise DPTopicError(f"bad UCI docword file {str(docword)!r}: header {name}={v} must be at least {lo}.")
         if W != len(words):
             raise DPTopicError(f"UCI files disagree: docword says W={W} but {str(vocab)!r} has {len(words)} words.")
         try:
-            arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
+                arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
         except ValueError as e:
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count' ({e}).") from None
-        if arr.shape != (NNZ, 3):
+        if arr.shape[1:] != (3,) and len(arr):
+            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
+                               f" (3 numbers), found {arr.shape[1]}.")
+        if arr.shape[0] != NNZ:
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: header says NNZ={NNZ} but {arr.shape[0]} triples were read.")
         d, w, c = arr[:, 0] - 1, arr[:, 1] - 1, arr[:, 2]
         if len(arr) and (d.min() < 0 or d.max() >= D):
@@ -216,11 +267,18 @@ class Corpus:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is not valid JSON.") from None
                 if not isinstance(rec, dict) or text_field not in rec:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r}; set text_field.")
-                texts.append(str(rec[text_field]))
+                if not isinstance(rec[text_field], str):
+                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {text_field!r} is"
+                                       f" {_json_kind(rec[text_field])}, not a string.")
+                texts.append(rec[text_field])
                 if label_field is not None:
                     if label_field not in rec:
                         raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {label_field!r}; set label_field.")
-                    labels.append(rec[label_field])
+                    lab = rec[label_field]
+                    if isinstance(lab, bool) or not isinstance(lab, (str, int, float)):
+                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is"
+                                           f" {_json_kind(lab)}; labels must be strings or numbers.")
+                    labels.append(lab)
         return cls.from_texts(texts, labels=labels if label_field else None, **kw)
 
     @classmethod
@@ -245,7 +303,7 @@ class Corpus:
         files = sorted(path.rglob(pattern))
         if not files:
             raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
-        texts = [f.read_text("utf-8", errors="replace") for f in files]
+        texts = [read_text_file(f) for f in files]
         labels = [f.parent.name for f in files] if any(f.parent != path for f in files) else None
         return cls.from_texts(texts, labels=labels, doc_ids=[str(f.relative_to(path)) for f in files], **kw)
 
@@ -274,6 +332,8 @@ class Corpus:
     def train_test_split(self, test_size: float = 0.2, seed=None) -> tuple["Corpus", "Corpus"]:
         """Random split of documents; ``test_size`` is a fraction in (0, 1) or a count."""
         D = self.n_docs
+        if D < 2:
+            raise DPTopicError(f"cannot split a corpus of {D} document(s) into train and test parts: give at least 2 documents.")
         n_test = int(round(test_size * D)) if isinstance(test_size, float) and 0 < test_size < 1 else test_size
         if not isinstance(n_test, (int, np.integer)) or not 1 <= n_test < D:
             raise DPTopicError(f"invalid test_size={test_size!r}: must be a fraction in (0, 1) or a count in [1, {D - 1}] leaving both parts non-empty.")
@@ -334,22 +394,58 @@ class Corpus:
         path = Path(path)
         if not path.is_file():
             raise DPTopicError(f"corpus file {str(path)!r} does not exist: create one with 'dptopic corpus prepare'.")
+        bad = f"corrupt corpus file {str(path)!r}"
+        fix = "re-create it with 'dptopic corpus prepare'"
         try:
             with np.load(path, allow_pickle=False) as z:
                 meta = json.loads(z["meta"].tobytes().decode("utf-8"))
                 ptr, ids = z["doc_ptr"], z["word_ids"]
         except Exception as e:  # zipfile/KeyError/ValueError/JSON all mean the same thing to a user
-            raise DPTopicError(f"corrupt corpus file {str(path)!r}: {type(e).__name__}; re-create it with 'dptopic corpus prepare'.") from None
-        if meta.get("format") != "dptopic-corpus":
-            raise DPTopicError(f"corrupt corpus file {str(path)!r}: not a dptopic corpus; re-create it with 'dptopic corpus prepare'.")
-        return cls(ptr, ids, meta["vocabulary"], labels=meta.get("labels"), doc_ids=meta.get("doc_ids"),
-                   n_empty_dropped=meta.get("n_empty_dropped", 0), metadata=meta.get("metadata"))
+            raise DPTopicError(f"{bad}: {type(e).__name__}; {fix}.") from None
+        if not isinstance(meta, dict) or meta.get("format") != "dptopic-corpus":
+            raise DPTopicError(f"{bad}: not a dptopic corpus; {fix}.")
+        vocab = meta.get("vocabulary")
+        if not isinstance(vocab, list) or not all(isinstance(w, str) for w in vocab):
+            raise DPTopicError(f"{bad}: its header has no 'vocabulary' list of words; {fix}.")
+        for key in ("labels", "doc_ids"):
+            v = meta.get(key)
+            if v is not None and (not isinstance(v, list) or not all(isinstance(x, (str, int, float)) for x in v)):
+                raise DPTopicError(f"{bad}: '{key}' must be a list of strings; {fix}.")
+        n_drop, extra = meta.get("n_empty_dropped", 0), meta.get("metadata")
+        if isinstance(n_drop, bool) or not isinstance(n_drop, int) or n_drop < 0 or not isinstance(extra, (dict, type(None))):
+            raise DPTopicError(f"{bad}: 'n_empty_dropped' must be a count and 'metadata' an object; {fix}.")
+        try:
+            return cls(ptr, ids, vocab, labels=meta.get("labels"), doc_ids=meta.get("doc_ids"),
+                       n_empty_dropped=n_drop, metadata=extra)
+        except DPTopicError as e:
+            raise DPTopicError(f"{bad}: {str(e).rstrip('.')}; {fix}.") from None
+
+
+def _check_file(path) -> Path:
+    path = Path(path)
+    if path.is_dir():
+        raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or --format dir for a folder of .txt files.")
+    if not path.is_file():
+        raise DPTopicError(f"file {str(path)!r} does not exist.")
+    return path
+
+
+def read_text_file(path) -> str:
+    """A text file's contents (UTF-8, ``.gz`` transparently); binary files are refused, not tokenised."""
+    path = _check_file(path)
+    try:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    except (OSError, EOFError) as e:
+        raise DPTopicError(f"cannot read {str(path)!r} ({type(e).__name__}): give a plain or gzipped text file.") from None
+    text = data.decode("utf-8", errors="replace")
+    if b"\x00" in data[:65536] or text.count("\ufffd") > max(8, len(text) // 100):
+        raise DPTopicError(f"{str(path)!r} looks like a binary file, not UTF-8 text: give a text file (one document"
+                           f" per line) or pick its format with --format.")
+    return text
 
 
 def _open_text(path) -> io.TextIOBase:
-    path = Path(path)
-    if not path.is_file():
-        raise DPTopicError(f"file {str(path)!r} does not exist.")
+    path = _check_file(path)
     if path.suffix == ".gz":
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
     return open(path, "r", encoding="utf-8", errors="replace", newline="")

@@ -14,14 +14,18 @@ from ..kernels import fold_in, kernel_state, token_log_likelihood
 
 
 def _rng(seed):
+    from .._validation import SEED, validate_value
+
+    validate_value("seed", seed, SEED)
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
 def infer_theta(phi: np.ndarray, word_ids, doc_ptr, alpha: float, n_iter: int = 100, burn_in: int = 50,
                 seed=None) -> np.ndarray:
     """θ for each document by fold-in CGS with Φ (K×V) frozen."""
-    if not (isinstance(n_iter, int) and isinstance(burn_in, int) and 0 <= burn_in < n_iter):
-        raise DPTopicError(f"invalid fold-in schedule n_iter={n_iter!r}, burn_in={burn_in!r}: need 0 <= burn_in < n_iter.")
+    if not (isinstance(n_iter, (int, np.integer)) and isinstance(burn_in, (int, np.integer)) and not isinstance(n_iter, bool)
+            and not isinstance(burn_in, bool) and 0 <= burn_in < n_iter <= 10**7):
+        raise DPTopicError(f"invalid fold-in schedule n_iter={n_iter!r}, burn_in={burn_in!r}: need integers 0 <= burn_in < n_iter <= 1e7.")
     phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
     return fold_in(np.ascontiguousarray(word_ids, dtype=np.int32), np.ascontiguousarray(doc_ptr, dtype=np.int64),
                    phi_wk, float(alpha), n_iter, burn_in, kernel_state(_rng(seed)))

@@ -50,14 +50,36 @@ def _release(values: np.ndarray, scale: float, rng, discrete: bool, secure: bool
     return values.astype(np.int64) + noise if discrete else values.astype(np.float64) + noise
 
 
+MAX_SCALE = 1e12
+"""Largest noise scale the samplers accept. The discrete sampler computes ``floor(E·scale)`` in
+float64: with ``E·scale`` below 2**53 every integer is reachable and the result fits int64 with
+room to add counts; ``E`` exceeds 2000 with probability ``e**-2000``, so 1e12 keeps
+``E·scale < 2**53`` always in practice. Beyond it the cast overflows and the noise silently
+vanishes (Mironov 2012 on floating-point samplers); the continuous sampler shares the bound so
+that both noises behave alike. A scale of 1e12 already drowns any count."""
+
+
+def check_scale(scale, what: str = "noise scale") -> float:
+    """Refuse a scale the samplers cannot draw correctly, naming the supported range."""
+    from .._validation import Real
+
+    if not Real(0, MAX_SCALE, "right").accepts(scale):
+        shown = f"{scale:.4g}" if isinstance(scale, (float, np.floating)) else repr(scale)[:40]
+        raise DPTopicError(f"invalid {what}={shown}: the Laplace samplers support scales in (0, {MAX_SCALE:g}], i.e."
+                           f" epsilon >= sensitivity/{MAX_SCALE:g}; raise epsilon.")
+    return float(scale)
+
+
 def laplace_noise(shape, scale: float, rng: np.random.Generator | None, discrete: bool,
                   secure: bool = False) -> np.ndarray:
     """Raw noise: i.i.d. Laplace(scale) or discrete Laplace with P(x) ∝ exp(−|x|/scale).
 
+    ``scale`` must lie in ``(0, MAX_SCALE]``; anything else raises :class:`DPTopicError`.
     ``secure=True`` is allowed for integer noise only (exact integer addition keeps OpenDP's
     guarantee); secure continuous noise must be applied by the measurement to the values
     themselves: use :func:`laplace_mechanism`.
     """
+    scale = check_scale(scale)
     if secure:
         if not discrete:
             raise DPTopicError("secure continuous noise must be applied to the values themselves: call"
@@ -88,6 +110,9 @@ def laplace_mechanism(values: np.ndarray, epsilon: float, rng: np.random.Generat
         raise DPTopicError("a numpy Generator is required unless secure=True.")
     l1 = float(sum(changes))
     scale = l1 / epsilon
+    if not scale <= MAX_SCALE:
+        raise DPTopicError(f"invalid epsilon={epsilon!r}: with sensitivity {l1:g} the noise scale {scale:.3g} exceeds"
+                           f" the samplers' range (0, {MAX_SCALE:g}]; give epsilon >= {l1 / MAX_SCALE:.3g}.")
     noisy = _release(values, scale, rng, discrete, secure)
     return noisy, LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label,
                                relation=relation)
@@ -96,8 +121,7 @@ def laplace_mechanism(values: np.ndarray, epsilon: float, rng: np.random.Generat
 def laplace_with_scale(values: np.ndarray, scale: float, rng, changes=(1,), discrete: bool | None = None,
                        secure: bool = False, label: str = "Laplace", relation: str = "word-level replacement"):
     """Like :func:`laplace_mechanism` but with the scale given (e.g. a paper's ``Lap(1/ε)``)."""
-    if not (scale > 0 and math.isfinite(scale)):
-        raise DPTopicError(f"invalid scale={scale!r}: must be a finite number > 0.")
+    scale = check_scale(scale, "scale")
     values = np.asarray(values)
     if discrete is None:
         discrete = np.issubdtype(values.dtype, np.integer)

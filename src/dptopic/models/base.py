@@ -14,7 +14,7 @@ import numpy as np
 from .. import __version__ as _version
 from .._io import load_bundle, save_bundle
 from .._progress import progress_bar
-from .._validation import SEED, Int, Real, validate_params
+from .._validation import SEED, Int, Real, validate_params, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import CorruptModelError, DPTopicError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
@@ -43,11 +43,12 @@ class IterationInfo:
 class GibbsTopicModel:
     """Base class. Not used directly: see :class:`LDA`, :class:`HDPLDA`, :class:`CDPLDA`."""
 
+    # Finite upper bounds keep every derived quantity finite (K·alpha, V·beta, K×V tables).
     _parameter_constraints: dict = {
-        "n_topics": [Int(1, None)],
-        "alpha": [Real(0, None, "neither")],
-        "beta": [Real(0, None, "neither")],
-        "n_iter": [Int(1, None)],
+        "n_topics": [Int(1, 100_000)],
+        "alpha": [Real(0, 1e6, "right")],
+        "beta": [Real(0, 1e6, "right")],
+        "n_iter": [Int(1, 10_000_000)],
         "seed": SEED,
         "n_jobs": [Int(1, 256)],
         "verbose": [Int(0, 2)],
@@ -105,6 +106,9 @@ class GibbsTopicModel:
             if corpus.vocabulary != vocabulary:
                 corpus = corpus.restrict(vocabulary).require_nonempty()
         self._vocabulary_supplied = vocabulary is not None
+        if self.n_topics > corpus.vocab_size:
+            raise DPTopicError(f"n_topics={self.n_topics} exceeds the vocabulary size {corpus.vocab_size}: give at most"
+                               f" {corpus.vocab_size} topics or a corpus with more distinct words.")
         self.vocabulary_ = corpus.vocabulary
         K, V = self.n_topics, corpus.vocab_size
         rng = self._rng()
@@ -171,14 +175,16 @@ class GibbsTopicModel:
     def _as_model_corpus(self, X) -> Corpus:
         self._check_fitted()
         if isinstance(X, Corpus):
-            if X.vocabulary != self.vocabulary_:
-                X = X.restrict(self.vocabulary_, drop_empty=False)
-            return X
-        if isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
-            return Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per text
-        c = as_corpus(X, vocabulary=self.vocabulary_.words)
-        if c.vocab_size != len(self.vocabulary_):
-            raise DPTopicError(f"vocabulary mismatch: the model has {len(self.vocabulary_)} words but the input has {c.vocab_size} columns.")
+            c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)
+        elif isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
+            c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per text
+        else:
+            c = as_corpus(X, vocabulary=self.vocabulary_.words)
+            if c.vocab_size != len(self.vocabulary_):
+                raise DPTopicError(f"vocabulary mismatch: the model has {len(self.vocabulary_)} words but the input has {c.vocab_size} columns.")
+        if c.n_tokens == 0:
+            raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would be"
+                               " the prior alone; give text in the language and domain of the training corpus.")
         return c
 
     def transform(self, X, n_iter: int = 100, burn_in: int = 50, seed=0) -> np.ndarray:
@@ -205,6 +211,7 @@ class GibbsTopicModel:
     def topic_words(self, n: int = 10, weights: bool = False) -> list:
         """The ``n`` most probable words of each topic."""
         self._check_fitted()
+        validate_value("n", n, [Int(1, None)])
         out = []
         for row in self.components_:
             top = np.argsort(-row, kind="stable")[:n]
@@ -251,29 +258,69 @@ class GibbsTopicModel:
         return load(directory)
 
 
+MODEL_FORMAT_VERSION = 1
+
+
 def load(directory) -> GibbsTopicModel:
-    """Load a model saved with :meth:`GibbsTopicModel.save`."""
+    """Load a model saved with :meth:`GibbsTopicModel.save`.
+
+    A model folder is input like any other: every field of ``model.json`` is checked with the
+    estimator's own parameter rules, array files must be the plain names the saver writes, and
+    the arrays must have the dtype, shape and sign a trained model has. Anything else raises
+    :class:`~dptopic.errors.CorruptModelError` (a :class:`DPTopicError`) with one line.
+    """
     meta, arrays = load_bundle(directory)
     where = f"corrupt model at {str(directory)!r}"
+
+    def bad(msg):
+        return CorruptModelError(f"{where}: {msg}; re-save the model.")
+
     if meta.get("format") != "dptopic-model":
-        raise CorruptModelError(f"{where}: model.json is not a dptopic model; re-save the model.")
-    cls = _REGISTRY.get(meta.get("class"))
-    if cls is None:
-        raise CorruptModelError(f"{where}: unknown model class {meta.get('class')!r}.")
+        raise bad("model.json is not a dptopic model (no format 'dptopic-model')")
+    version = meta.get("version")
+    if type(version) is not int or version != MODEL_FORMAT_VERSION:
+        raise CorruptModelError(f"{where}: model format version {str(version)[:20]!r} is not supported (this dptopic"
+                                f" {_version} reads version {MODEL_FORMAT_VERSION}); re-train or re-save the model.")
+    name = meta.get("class")
+    cls = _REGISTRY.get(name) if isinstance(name, str) else None
+    if cls is None or cls.__name__.startswith("_") or cls is GibbsTopicModel:
+        raise bad(f"unknown model class {str(name)[:40]!r}")
+    params = meta.get("params")
+    if not isinstance(params, dict):
+        raise bad("'params' must be an object of estimator parameters")
+    unknown = sorted(set(params) - set(cls._param_names()))
+    if unknown:
+        raise bad(f"unknown parameter(s) {', '.join(repr(u)[:30] for u in unknown[:3])} for {cls.__name__}")
+    if not isinstance(meta.get("privacy"), dict) or not isinstance(meta["privacy"].get("private"), bool):
+        raise bad("'privacy' must be the model's privacy report (an object with a true/false 'private')")
+    for key, kind in (("metrics", dict), ("training", dict), ("log_likelihood", list)):
+        if key in meta and not isinstance(meta[key], kind):
+            raise bad(f"'{key}' must be {'an object' if kind is dict else 'a list'}")
+    vocab = meta.get("vocabulary")
+    if not isinstance(vocab, list) or len(vocab) < 2 or not all(isinstance(w, str) for w in vocab):
+        raise bad("'vocabulary' must be a list of at least 2 words (strings)")
     try:
-        model = cls(**meta["params"])
-        model.vocabulary_ = Vocabulary(meta["vocabulary"])
-        comp = np.asarray(arrays["components"], dtype=np.float64)
-    except (KeyError, TypeError) as e:
-        raise CorruptModelError(f"{where}: missing or malformed field ({e}); re-save the model.") from None
-    if comp.ndim != 2 or comp.shape != (model.n_topics, len(model.vocabulary_)) or not np.all(np.isfinite(comp)) \
-            or np.any(comp < 0) or not np.allclose(comp.sum(axis=1), 1.0, atol=1e-6):
-        raise CorruptModelError(f"{where}: components.npy must be a K×V matrix of probabilities matching the vocabulary.")
+        model = cls(**params)
+        model._validate()  # the constructor's rules, exactly as fit() applies them
+        model.vocabulary_ = Vocabulary(vocab)
+    except (DPTopicError, TypeError) as e:
+        raise bad(" ".join(str(e).split()).rstrip(".")) from None
+    if "components" not in arrays:
+        raise bad("components.npy is not listed in model.json")
+    comp = arrays["components"]
+    K, V = model.n_topics, len(model.vocabulary_)
+    if comp.dtype.kind != "f" or comp.shape != (K, V):
+        raise bad(f"components.npy must be a float K×V matrix ({K}×{V}: n_topics × vocabulary), got {comp.dtype} {comp.shape}")
+    comp = comp.astype(np.float64)
+    if not np.all(np.isfinite(comp)) or np.any(comp < 0) or not np.allclose(comp.sum(axis=1), 1.0, atol=1e-6):
+        raise bad("components.npy rows must be probability vectors (finite, non-negative, summing to 1)")
     model.components_ = comp
     model.privacy_ = meta.get("privacy", {})
     model.metrics_ = meta.get("metrics", {})
     model.log_likelihood_ = meta.get("log_likelihood", [])
     model._train_stats = meta.get("training", {})
-    model._load_extra(arrays)
+    try:
+        model._load_extra(arrays)
+    except DPTopicError as e:
+        raise bad(str(e).rstrip(".")) from None
     return model
-

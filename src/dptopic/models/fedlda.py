@@ -12,8 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._progress import progress_bar
-from .._validation import SEED, Int, IsNone, Options, Real, validate_value
+from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
+from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
@@ -52,13 +53,12 @@ class FedLDA(GibbsTopicModel):
     """
 
     _parameter_constraints = {
-        "n_topics": [Int(1, None)], "alpha": [Real(0, None, "neither")], "beta": [Real(0, None, "neither")],
-        "epsilon": [Real(0, None, "neither")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, None)],
-        "rounds": [Int(1, None)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, None)],
-        "n_clients": [IsNone(), Int(1, None)], "variant": [Options(("another", "coincide"))],
+        **{k: v for k, v in GibbsTopicModel._parameter_constraints.items() if k != "n_iter"},
+        "epsilon": [Real(0, EPSILON_MAX, "right")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
+        "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, 10_000_000)],
+        "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
         "exclusion": [Options(("floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
-        "local_iter": [Int(1, None)], "report_delta": [Real(0, 1, "neither")], "seed": SEED,
-        "n_jobs": [Int(1, 256)], "verbose": [Int(0, 2)],
+        "local_iter": [Int(1, 100_000)], "report_delta": [Real(0, 1, "neither")],
     }
     _private = True
 

@@ -5,6 +5,7 @@ import numpy as np
 
 from .._validation import Int, Options
 from ..accounting import non_private_report
+from ..errors import DPTopicError
 from ..evaluation import joint_log_likelihood
 from .base import GibbsTopicModel
 
@@ -68,7 +69,11 @@ class LDA(GibbsTopicModel):
 
     def _load_extra(self, arrays) -> None:
         if "topic_word_counts" in arrays:
-            self.topic_word_counts_ = arrays["topic_word_counts"]
+            c = arrays["topic_word_counts"]
+            if c.dtype.kind not in "iu" or c.shape != self.components_.shape or (c.size and c.min() < 0):
+                raise DPTopicError(f"topic_word_counts.npy must be a non-negative integer {self.components_.shape[0]}x"
+                                   f"{self.components_.shape[1]} matrix, got {c.dtype} {c.shape}")
+            self.topic_word_counts_ = c
 
     def privacy_report(self) -> dict:
         return non_private_report(
