@@ -9,3 +9,6 @@ from .sparse import sparse_sweep
 
 __all__ = ["dense_sweep", "sparse_sweep", "frozen_sweep", "count_assignments", "fold_in", "token_log_likelihood", "sweep_shard",
            "ShardedSweeper", "Shard", "SweepArrays", "make_shards", "kernel_state", "next_uniform"]
+from .vb import dirichlet_expectation, doc_elbo, vb_estep  # noqa: E402
+
+__all__ += ["vb_estep", "doc_elbo", "dirichlet_expectation"]
