@@ -9,3 +9,9 @@ __all__ = ["LaplaceEvent", "PureDPEvent", "PrivacyLedger", "WORD_RELATION", "non
            "eps_replaced_state", "eps_related", "eps_iter_state", "eps_iter_static", "eps_total",
            "eps_total_static", "hdp_epsilon_inherent", "hdp_clip_bound", "hdp_iteration_events",
            "hdp_total_epsilon", "smallest_hdp_budget", "solve_epsilon_laplace"]
+from .gaussian import (DOCUMENT_RELATION, SubsampledGaussianEvent, calibrate_noise_multiplier,  # noqa: E402
+                       moments_accountant_epsilon, strong_composition_epsilon, strong_composition_for_sigma,
+                       strong_composition_noise)
+
+__all__ += ["SubsampledGaussianEvent", "DOCUMENT_RELATION", "calibrate_noise_multiplier", "moments_accountant_epsilon",
+            "strong_composition_epsilon", "strong_composition_noise", "strong_composition_for_sigma"]

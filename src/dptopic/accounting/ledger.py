@@ -116,8 +116,21 @@ class PrivacyLedger:
     def n_events(self) -> int:
         return sum(self._groups.values())
 
-    def epsilon_basic(self) -> float:
-        return float(sum(e.epsilon * n for e, n in self._groups.items()))
+    def _approximate_groups(self):
+        return [(e, n) for e, n in self._groups.items() if getattr(e, "approximate", False)]
+
+    def epsilon_basic(self, delta: float | None = None) -> float:
+        """Basic composition: pure ε's add; approximate-DP events (no finite pure ε, e.g. Gaussian
+        noise) each spend an equal share ``δ/k`` of ``delta`` over their ``k`` uses, so the total is
+        (Σ ε_i, δ)-DP (Dwork & Roth 2014, Thm 3.16). Without ``delta`` such events give ∞."""
+        pure = sum(e.epsilon * n for e, n in self._groups.items() if not getattr(e, "approximate", False))
+        approx = self._approximate_groups()
+        if not approx:
+            return float(pure)
+        if delta is None:
+            return float("inf")
+        k = sum(n for _, n in approx)
+        return float(pure + sum(n * e.epsilon_at(delta / k) for e, n in approx))
 
     def epsilon_tight(self, delta: float) -> float:
         _check_delta(delta)
@@ -130,13 +143,13 @@ class PrivacyLedger:
     def report(self, delta: float = 1e-5) -> dict:
         """A JSON-able privacy report: ε by basic composition, ε(δ) by PLD and by RDP."""
         _check_delta(delta)
-        return {
+        rep = {
             "private": True,
             "unit": self.unit,
             "neighbouring_relation": self.relation,
             "theorem": self.theorem,
             "delta": delta,
-            "epsilon_basic": self.epsilon_basic(),
+            "epsilon_basic": self.epsilon_basic(delta),
             "epsilon_pld": self.epsilon_tight(delta),
             "epsilon_rdp": self.epsilon_rdp(delta),
             "accounting": {
@@ -146,3 +159,8 @@ class PrivacyLedger:
             },
             "events": [dict(ev.describe(), count=n) for ev, n in self._groups.items()],
         }
+        if self._approximate_groups():
+            rep["accounting"]["basic"] = ("basic sequential composition (Dwork & Roth 2014 Thm 3.16): pure epsilons add;"
+                                          " each of the k approximate-DP steps is charged its PLD epsilon at delta/k,"
+                                          " so the sum holds at the reported delta")
+        return rep

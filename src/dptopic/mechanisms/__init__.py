@@ -1,6 +1,7 @@
 """Noise mechanisms. Each returns its output together with the privacy event it spent."""
+from .gaussian import gaussian_mechanism
 from .clipping import clamp, normalize_rows
 from .laplace import discrete_laplace_pmf, laplace_mechanism, laplace_noise, laplace_with_scale
 
 __all__ = ["laplace_mechanism", "laplace_with_scale", "laplace_noise", "discrete_laplace_pmf", "clamp",
-           "normalize_rows"]
+           "normalize_rows", "gaussian_mechanism"]
