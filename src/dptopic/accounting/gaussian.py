@@ -66,9 +66,16 @@ class SubsampledGaussianEvent:
                                               value_discretization_interval=discretization)
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
-        acc = rdp_privacy_accountant.RdpAccountant(list(np.asarray(orders, float)))
-        acc.compose(self.dp_event())
-        return np.asarray(acc.rdp, float)
+        """RDP at the integer orders (dp-accounting's exact series, Mironov et al. 2019); ∞ (a valid,
+        unused bound) at fractional orders, where dp-accounting's series may not converge."""
+        orders = np.asarray(orders, float)
+        out = np.full(orders.shape, np.inf)
+        whole = (orders == np.round(orders)) & (orders >= 2)
+        if whole.any():
+            acc = rdp_privacy_accountant.RdpAccountant(list(orders[whole]))
+            acc.compose(self.dp_event())
+            out[whole] = np.asarray(acc.rdp, float)
+        return out
 
     def describe(self) -> dict:
         return {"type": "poisson_subsampled_gaussian", "label": self.label,

@@ -2,7 +2,8 @@
 from .base import GibbsTopicModel, IterationInfo, load
 from .lda import LDA
 from .private import CDPLDA, CDPLDAPlus, HDPLDA
+from .svi import DPSVI, OnlineVB
 
-ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA}
+ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "online-vb": OnlineVB, "svi": DPSVI}
 
-__all__ = ["LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "GibbsTopicModel", "IterationInfo", "load", "ALGORITHMS"]
+__all__ = ["LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "OnlineVB", "DPSVI", "GibbsTopicModel", "IterationInfo", "load", "ALGORITHMS"]
