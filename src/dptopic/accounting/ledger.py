@@ -160,6 +160,7 @@ class PrivacyLedger:
             "events": [dict(ev.describe(), count=n) for ev, n in self._groups.items()],
         }
         if self._approximate_groups():
+            rep["delta_basic"] = delta
             rep["accounting"]["basic"] = ("basic sequential composition (Dwork & Roth 2014 Thm 3.16): pure epsilons add;"
                                           " each of the k approximate-DP steps is charged its PLD epsilon at delta/k,"
                                           " so the sum holds at the reported delta")

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
+from .svi import SVI_ALGORITHMS, add_svi_args, cmd_train_svi
 from ._common import (add_corpus_args, make_console, corpus_from_args, load_corpus, positive_float, positive_int,
                       print_privacy, print_topics, unit_interval)
 
@@ -73,6 +74,8 @@ def _print_metrics(model, console, baseline=None):
 
 # ---------------------------------------------------------------- commands
 def cmd_train(a):
+    if a.algorithm in SVI_ALGORITHMS:
+        return cmd_train_svi(a)
     console = make_console()
     seed = _resolve_seed(a)
     corpus = corpus_from_args(a)
@@ -128,17 +131,17 @@ def cmd_topics(a):
 def register(sub) -> None:
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp"), default="lda")
+    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp") + SVI_ALGORITHMS, default="lda")
     t.add_argument("--topics", type=positive_int, default=50)
     t.add_argument("--iterations", type=positive_int, default=200)
     t.add_argument("--seed", type=int, default=None, help="random seed (default 0; not allowed with --secure)")
     t.add_argument("--alpha", type=positive_float, default=None)
     t.add_argument("--beta", type=positive_float, default=None)
     t.add_argument("--epsilon", type=positive_float, default=None,
-                   help="cdp/cdp+: the paper's eps; hdp: eps_L per iteration (default 1)")
+                   help="cdp/cdp+: the paper's eps; hdp: eps_L per iteration (default 1); svi: total budget")
     t.add_argument("--delta", type=unit_interval, default=1e-5, help="delta for the tight report (default 1e-5)")
     t.add_argument("--epsilon-inherent", type=positive_float, default=10.0, help="hdp: eps_I per iteration")
-    t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I)")
+    t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I); svi: per-document Frobenius clip (default 50)")
     t.add_argument("--budget", type=positive_float, default=None,
                    help="hdp: total eps; eps_L is solved with the tight accountant")
     t.add_argument("--no-noise", action="store_true", help="hdp: 'limited inherent' (clipping only, not DP)")
@@ -149,6 +152,7 @@ def register(sub) -> None:
     t.add_argument("--test-size", type=unit_interval, default=0.2)
     t.add_argument("--out", default="runs/model")
     t.add_argument("--quiet", action="store_true")
+    add_svi_args(t)
     t.set_defaults(func=cmd_train)
 
     d = sub.add_parser("demo", help="the main job: private HDP-LDA on the demo corpus, with a non-private reference")
