@@ -79,8 +79,14 @@ def register_zhao_central(esub) -> None:
     t.set_defaults(func=cmd_topic_attack)
 
 
+def register_park_svi(esub) -> None:
+    from .svi import register_svi_experiment
+
+    register_svi_experiment(esub)
+
+
 # One registration function per paper's experiments, in the order --help lists them.
-EXPERIMENTS = [register_zhao_central]
+EXPERIMENTS = [register_zhao_central, register_park_svi]
 
 
 def register(sub) -> None:

@@ -97,3 +97,41 @@ def cmd_train_svi(a) -> None:
     print_svi_privacy(model.privacy_, console)
     out = model.save(a.out)
     console.print(f"model written to [bold]{out}[/]")
+
+
+# ---------------------------------------------------------------- experiment svi
+def cmd_experiment_svi(a) -> None:
+    from pathlib import Path
+
+    from .. import experiments
+    from .experiment import experiment_corpora, print_verdict
+
+    console = make_console()
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    s = experiments.svi_tradeoff(train, test, a.out, name=a.corpus, sigmas=tuple(a.sigmas),
+                                 sampling_rates=tuple(a.sampling_rates), n_topics=a.topics, n_epochs=a.epochs,
+                                 clip=a.clip, delta=a.delta, tau0=a.tau0, seeds=tuple(range(a.seeds)),
+                                 table_sigma=a.sigmas[min(1, len(a.sigmas) - 1)],
+                                 table_q=a.sampling_rates[min(1, len(a.sampling_rates) - 1)],
+                                 progress=lambda msg: console.print(f"  {msg}"))
+    console.print(f"top-word mass {s['top_word_mass']}, held-out coherence {s['coherence_test']}")
+    for claim, ok in s["checks"].items():
+        console.print(f"  {'holds' if ok else 'FAILS'}: {claim}")
+    n = a.corpus
+    print_verdict(console, s, Path(a.out), [f"svi_fig1_{n}.csv", f"svi_fig1_{n}.png", f"svi_table1_{n}.csv",
+                                            f"svi_summary_{n}.json"])
+
+
+def register_svi_experiment(esub) -> None:
+    from .experiment import add_common_experiment_args
+
+    e = esub.add_parser("svi", help="Park et al. Fig. 1 / Table 1: DP-SVI perplexity against eps, tight vs strong"
+                                    " composition")
+    add_common_experiment_args(e, topics=20, iterations=1, seeds=1, out="docs/figures")
+    e.add_argument("--sigmas", type=positive_float, nargs="+", default=[1.0, 1.24, 1.5, 2.0])
+    e.add_argument("--sampling-rates", type=positive_float, nargs="+", default=[0.02, 0.05, 0.1])
+    e.add_argument("--epochs", type=positive_float, default=1.0)
+    e.add_argument("--clip", type=positive_float, default=10.0)
+    e.add_argument("--delta", type=positive_float, default=1e-5)
+    e.add_argument("--tau0", type=positive_float, default=64.0)
+    e.set_defaults(func=cmd_experiment_svi)
