@@ -11,7 +11,10 @@ fit). Quality = the per-word perplexity bound on the held-out documents (Hoffman
 eq. 16), computed by ONE evaluator (dptopic's E-step + bound, seed 0) from each system's
 variational topic parameters lambda; scikit-learn's own perplexity() is printed beside it.
 
-Run:  python benchmarks/bench_svi.py [--epochs 5] [--corpora synthetic 20newsgroups] [--no-gensim]
+Online VB has local optima: every system runs SEEDS times (seeds 0..SEEDS-1); the table gives the median
+fit time and the mean +- sd of the held-out bound.
+
+Run:  python benchmarks/bench_svi.py [--epochs 3] [--seeds 3] [--corpora synthetic 20newsgroups] [--no-gensim]
 """
 from __future__ import annotations
 
@@ -51,29 +54,29 @@ def evaluator(train, lam, test):
     return m.perplexity(test, seed=0)
 
 
-def run_dptopic(train, epochs):
+def run_dptopic(train, test, epochs, seed):
     OnlineVB(K, tau0=TAU0, kappa=KAPPA, batch_size=BATCH, n_epochs=1, seed=0, verbose=0).fit(train.subset(range(300)))
-    m = OnlineVB(K, tau0=TAU0, kappa=KAPPA, batch_size=BATCH, n_epochs=epochs, seed=0, verbose=0)
+    m = OnlineVB(K, tau0=TAU0, kappa=KAPPA, batch_size=BATCH, n_epochs=epochs, seed=seed, verbose=0)
     t = time.perf_counter()
     m.fit(train)
     return time.perf_counter() - t, m.lambda_, None
 
 
-def run_sklearn(train, test, epochs):
+def run_sklearn(train, test, epochs, seed):
     from sklearn.decomposition import LatentDirichletAllocation
 
     X = train.to_bow()
     m = LatentDirichletAllocation(n_components=K, learning_method="online", learning_offset=TAU0,
                                   learning_decay=KAPPA, batch_size=BATCH, max_iter=epochs, doc_topic_prior=1 / K,
                                   topic_word_prior=1 / K, total_samples=X.shape[0], evaluate_every=-1,
-                                  max_doc_update_iter=100, mean_change_tol=1e-3, random_state=0, n_jobs=1)
+                                  max_doc_update_iter=100, mean_change_tol=1e-3, random_state=seed, n_jobs=1)
     t = time.perf_counter()
     m.fit(X)
     dt = time.perf_counter() - t
     return dt, m.components_, m.perplexity(test.to_bow())
 
 
-def run_gensim(train, epochs):
+def run_gensim(train, test, epochs, seed):
     from gensim.models import LdaModel
 
     X = train.to_bow()
@@ -83,15 +86,16 @@ def run_gensim(train, epochs):
     t = time.perf_counter()
     m = LdaModel(docs, num_topics=K, id2word=id2word, chunksize=BATCH, passes=epochs, update_every=1,
                  alpha=np.full(K, 1 / K), eta=1 / K, decay=KAPPA, offset=TAU0, iterations=100,
-                 gamma_threshold=1e-3, eval_every=None, random_state=0)
+                 gamma_threshold=1e-3, eval_every=None, random_state=seed)
     dt = time.perf_counter() - t
     return dt, m.state.get_lambda(), None
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--corpora", nargs="+", default=["synthetic", "20newsgroups"])
+    ap.add_argument("--seeds", type=int, default=3, help="runs per system (seeds 0..n-1)")
     ap.add_argument("--no-gensim", action="store_true")
     a = ap.parse_args()
     print(f"machine: {machine()}; K={K}, epochs={a.epochs}, batch={BATCH}, tau0={TAU0}, kappa={KAPPA}")
@@ -100,22 +104,28 @@ def main():
         tokens = train.n_tokens * a.epochs
         print(f"\n== {name}: train {train.n_docs} docs / {train.n_tokens} tokens, test {test.n_docs} docs,"
               f" V={train.vocab_size}")
-        res = {"dptopic OnlineVB": run_dptopic(train, a.epochs),
-               "sklearn online LDA": run_sklearn(train, test, a.epochs)}
+        systems = {"dptopic OnlineVB": run_dptopic, "sklearn online LDA": run_sklearn}
         if not a.no_gensim:
             try:
-                res["gensim LdaModel"] = run_gensim(train, a.epochs)
+                import gensim  # noqa: F401
+                systems["gensim LdaModel"] = run_gensim
             except ImportError:
                 print("gensim not installed: skipped (pip install 'dptopic[bench]')")
-        rows, ref = [], res["sklearn online LDA"]
-        ref_tp, ref_ppl = tokens / ref[0], evaluator(train, ref[1], test)
-        for sys_name, (dt, lam, own) in res.items():
-            ppl = evaluator(train, lam, test)
+        res = {}
+        for sys_name, run in systems.items():
+            out = [run(train, test, a.epochs, seed) for seed in range(a.seeds)]
+            res[sys_name] = (float(np.median([o[0] for o in out])),
+                             [evaluator(train, o[1], test) for o in out], [o[2] for o in out])
+        ref_tp = tokens / res["sklearn online LDA"][0]
+        ref_ppl = float(np.mean(res["sklearn online LDA"][1]))
+        rows = []
+        for sys_name, (dt, ppls, own) in res.items():
+            m, sd = float(np.mean(ppls)), float(np.std(ppls, ddof=1)) if len(ppls) > 1 else 0.0
             rows.append([sys_name, f"{dt:.1f}", f"{tokens / dt / 1e3:.0f}", f"{tokens / dt / ref_tp:.2f}x",
-                         f"{ppl:.1f}", f"{ppl / ref_ppl:.3f}", "" if own is None else f"{own:.1f}"])
-        table(rows, ["system", "fit s", "k tokens/s", "throughput vs sklearn", "held-out ppl bound",
-                     "ppl vs sklearn", "sklearn's own ppl"])
-
+                         f"{m:.1f} +- {sd:.1f}", f"{m / ref_ppl:.3f}",
+                         "" if own[0] is None else f"{np.mean(own):.1f}"])
+        table(rows, ["system", "median fit s", "k tokens/s", "throughput vs sklearn",
+                     f"held-out ppl bound (mean +- sd, {a.seeds} seeds)", "ppl vs sklearn", "sklearn's own ppl"])
 
 if __name__ == "__main__":
     main()
