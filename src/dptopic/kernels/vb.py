@@ -53,6 +53,18 @@ def _exp_elog_theta(g, out):
         out[k] = math.exp(digamma(g[k]) - ps)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _phi_norms(word_ids, a, exp_elog_beta_vk, et, pn):
+    """pn[i] = Σ_k exp(E[log θ_k]) exp(E[log β_k,w_i]): the normaliser of φ for the document's i-th word."""
+    K = et.shape[0]
+    for i in range(pn.shape[0]):
+        row = exp_elog_beta_vk[word_ids[a + i]]
+        s = 1e-100
+        for k in range(K):
+            s += et[k] * row[k]
+        pn[i] = s
+
+
 @njit(cache=True, nogil=True)
 def vb_estep(doc_ptr, word_ids, counts, exp_elog_beta_vk, alpha, gamma, max_iter, tol, clip, sstats_vk, norms):
     """Run the E-step on every document; update ``gamma`` (D×K) in place.
@@ -80,12 +92,7 @@ def vb_estep(doc_ptr, word_ids, counts, exp_elog_beta_vk, alpha, gamma, max_iter
         n = b - a
         pn = np.empty(n)
         _exp_elog_theta(g, et)
-        for i in range(n):
-            row = exp_elog_beta_vk[word_ids[a + i]]
-            s = 1e-100
-            for k in range(K):
-                s += et[k] * row[k]
-            pn[i] = s
+        _phi_norms(word_ids, a, exp_elog_beta_vk, et, pn)
         for it in range(max_iter):
             total_it += 1
             for k in range(K):
@@ -99,12 +106,7 @@ def vb_estep(doc_ptr, word_ids, counts, exp_elog_beta_vk, alpha, gamma, max_iter
             for k in range(K):
                 g[k] = alpha + et[k] * acc[k]
             _exp_elog_theta(g, et)
-            for i in range(n):
-                row = exp_elog_beta_vk[word_ids[a + i]]
-                s = 1e-100
-                for k in range(K):
-                    s += et[k] * row[k]
-                pn[i] = s
+            _phi_norms(word_ids, a, exp_elog_beta_vk, et, pn)
             change = 0.0
             for k in range(K):
                 change += abs(g[k] - last[k])
