@@ -23,6 +23,10 @@ from scipy.special import psi
 
 from ..corpus.corpus import segment_sums
 
+# Reassociation lets LLVM vectorise the sums over topics (~2x); no flag that assumes finite values
+# ('nnan', 'ninf'), since clip may be +inf.
+_FAST = {"reassoc", "contract", "arcp", "nsz"}
+
 
 @njit(cache=True, nogil=True)
 def digamma(x):
@@ -42,7 +46,7 @@ def dirichlet_expectation(lam: np.ndarray) -> np.ndarray:
     return psi(lam) - psi(lam.sum(axis=1, keepdims=True))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def _exp_elog_theta(g, out):
     K = g.shape[0]
     s = 0.0
@@ -53,7 +57,7 @@ def _exp_elog_theta(g, out):
         out[k] = math.exp(digamma(g[k]) - ps)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
 def _phi_norms(word_ids, a, exp_elog_beta_vk, et, pn):
     """pn[i] = Σ_k exp(E[log θ_k]) exp(E[log β_k,w_i]): the normaliser of φ for the document's i-th word."""
     K = et.shape[0]
@@ -65,7 +69,7 @@ def _phi_norms(word_ids, a, exp_elog_beta_vk, et, pn):
         pn[i] = s
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def vb_estep(doc_ptr, word_ids, counts, exp_elog_beta_vk, alpha, gamma, max_iter, tol, clip, sstats_vk, norms):
     """Run the E-step on every document; update ``gamma`` (D×K) in place.
 
