@@ -368,3 +368,11 @@ def test_cli_svi_bad_input(args, svi_textfile, tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(("error:", "dptopic train: error:"))
+
+
+def test_dpsvi_secure_mode_uses_opendp(synth):
+    pytest.importorskip("opendp")
+    m = DPSVI(8, noise_multiplier=2.0, sampling_rate=0.5, n_epochs=1, clip=3.0, secure=True, verbose=0).fit(synth[0])
+    rep = m.privacy_
+    assert rep["secure_noise"] is True and "noise_reproducible" not in rep and rep["events"][0]["count"] == 2
+    assert np.all(np.isfinite(m.components_))
