@@ -83,6 +83,7 @@ def svi_tradeoff(train, test, out_dir, name="demo", sigmas=(1.0, 1.24, 1.5, 2.0)
 
     # ---- figure
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -94,6 +95,7 @@ def svi_tradeoff(train, test, out_dir, name="demo", sigmas=(1.0, 1.24, 1.5, 2.0)
                     label=f"{label}, q={q:g} (S~{q * D:.0f})")
         ax.axhline(nonpriv[q], color=f"C{i}", ls=":", lw=1)
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # no overlapping minor labels
     ax.set_xlabel(f"epsilon (delta={delta:g}), one expected epoch")
     ax.set_ylabel("held-out per-word perplexity bound")
     ax.set_title(f"DP-SVI on {name}: tight accounting vs strong composition\n(dotted: non-private online VB)")
