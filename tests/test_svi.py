@@ -376,3 +376,15 @@ def test_dpsvi_secure_mode_uses_opendp(synth):
     rep = m.privacy_
     assert rep["secure_noise"] is True and "noise_reproducible" not in rep and rep["events"][0]["count"] == 2
     assert np.all(np.isfinite(m.components_))
+
+
+def test_svi_experiment_writes_outputs(synth, tmp_path):
+    from dptopic.experiments import svi_tradeoff
+
+    train, test = synth
+    s = svi_tradeoff(train.subset(range(500)), test, tmp_path, name="t", sigmas=(1.0, 2.0), sampling_rates=(0.1, 0.2),
+                     n_topics=4, clip=5.0, table_sigma=1.0, table_q=0.1)
+    for f in ("svi_fig1_t.csv", "svi_fig1_t.png", "svi_table1_t.csv", "svi_summary_t.json"):
+        assert (tmp_path / f).stat().st_size > 0
+    assert len(s["checks"]) == 6 and isinstance(s["has_paper_shape"], bool)
+    assert s["table_budget_epsilon"] == pytest.approx(pld_epsilon(1.0, 0.1, 10, 1e-5), rel=1e-6)
