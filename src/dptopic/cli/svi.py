@@ -123,11 +123,13 @@ def cmd_experiment_svi(a) -> None:
 
 
 def register_svi_experiment(esub) -> None:
-    from .experiment import add_common_experiment_args
-
     e = esub.add_parser("svi", help="Park et al. Fig. 1 / Table 1: DP-SVI perplexity against eps, tight vs strong"
                                     " composition")
-    add_common_experiment_args(e, topics=20, iterations=1, seeds=1, out="docs/figures")
+    e.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
+    e.add_argument("--topics", type=positive_int, default=20)
+    e.add_argument("--seeds", type=positive_int, default=1)
+    e.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
+    e.add_argument("--out", default="docs/figures")
     e.add_argument("--sigmas", type=positive_float, nargs="+", default=[1.0, 1.24, 1.5, 2.0])
     e.add_argument("--sampling-rates", type=positive_float, nargs="+", default=[0.02, 0.05, 0.1])
     e.add_argument("--epochs", type=positive_float, default=1.0)
