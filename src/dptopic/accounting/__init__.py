@@ -13,3 +13,9 @@ __all__ = ["LaplaceEvent", "PureDPEvent", "PrivacyLedger", "WORD_RELATION", "non
            "hdp_total_epsilon", "smallest_hdp_budget", "solve_epsilon_laplace",
            "RandomizedResponseEvent", "epsilon_from_f", "f_from_epsilon", "local_privacy_report",
            "ApproxDPEvent", "delta0", "eta", "effective_epsilon", "rrp_event", "theorem2_error_bound"]
+from .gaussian import (DOCUMENT_RELATION, SubsampledGaussianEvent, calibrate_noise_multiplier,  # noqa: E402
+                       moments_accountant_epsilon, strong_composition_epsilon, strong_composition_for_sigma,
+                       strong_composition_noise)
+
+__all__ += ["SubsampledGaussianEvent", "DOCUMENT_RELATION", "calibrate_noise_multiplier", "moments_accountant_epsilon",
+            "strong_composition_epsilon", "strong_composition_noise", "strong_composition_for_sigma"]

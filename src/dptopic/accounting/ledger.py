@@ -180,8 +180,21 @@ class PrivacyLedger:
     def n_events(self) -> int:
         return sum(self._groups.values())
 
-    def epsilon_basic(self) -> float:
-        return float(sum(e.epsilon * n for e, n in self._groups.items()))
+    def _approximate_groups(self):
+        return [(e, n) for e, n in self._groups.items() if getattr(e, "approximate", False)]
+
+    def epsilon_basic(self, delta: float | None = None) -> float:
+        """Basic composition: pure ε's add; approximate-DP events (no finite pure ε, e.g. Gaussian
+        noise) each spend an equal share ``δ/k`` of ``delta`` over their ``k`` uses, so the total is
+        (Σ ε_i, δ)-DP (Dwork & Roth 2014, Thm 3.16). Without ``delta`` such events give ∞."""
+        pure = sum(e.epsilon * n for e, n in self._groups.items() if not getattr(e, "approximate", False))
+        approx = self._approximate_groups()
+        if not approx:
+            return float(pure)
+        if delta is None:
+            return float("inf")
+        k = sum(n for _, n in approx)
+        return float(pure + sum(n * e.epsilon_at(delta / k) for e, n in approx))
 
     def epsilon_tight(self, delta: float) -> float:
         return compose_pld(self.groups(), delta, self.discretization)
@@ -202,7 +215,7 @@ class PrivacyLedger:
             "neighbouring_relation": self.relation,
             "theorem": self.theorem,
             "delta": delta,
-            "epsilon_basic": self.epsilon_basic(),
+            "epsilon_basic": self.epsilon_basic(delta),
             "epsilon_pld": self.epsilon_tight(delta),
             "epsilon_rdp": self.epsilon_rdp(delta),
             "accounting": {
@@ -213,10 +226,14 @@ class PrivacyLedger:
             },
             "events": [dict(ev.describe(), count=n) for ev, n in self._groups.items()],
         }
-        d_basic = self.delta_basic()
-        if d_basic > 0:  # approximate-DP events: basic composition adds their deltas too
-            rep["delta_basic"] = d_basic
-            rep["accounting"]["basic"] = ("sum of per-event epsilons and of per-event deltas (basic sequential"
-                                          " composition, Dwork & Roth 2014 Thm 3.16)")
-            rep["accounting"]["rdp"] = "not finite: the run contains (epsilon, delta>0) events"
+        approx, d_events = self._approximate_groups(), self.delta_basic()
+        if approx or d_events > 0:
+            # basic composition of approximate-DP steps: (epsilon, delta) events add their own deltas;
+            # events with no pure epsilon (Gaussian noise) share the reported delta, delta/k per use
+            rep["delta_basic"] = (delta if approx else 0.0) + d_events
+            rep["accounting"]["basic"] = (
+                "basic sequential composition (Dwork & Roth 2014 Thm 3.16): epsilons and per-event deltas add"
+                + ("; each of the k steps without a pure epsilon is charged its PLD epsilon at delta/k" if approx else ""))
+            if d_events > 0:
+                rep["accounting"]["rdp"] = "not finite: the run contains (epsilon, delta>0) events"
         return rep

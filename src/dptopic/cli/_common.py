@@ -190,7 +190,7 @@ def print_privacy(report: dict, console=None):
         t.add_row("eps, paper's nominal claim", f"{report['epsilon_nominal']:.4g}")
     if "epsilon_paper" in report:
         t.add_row("eps, paper (T(eps_L+eps_I))", f"{report['epsilon_paper']:.4g}")
-    t.add_row("eps, basic composition (delta=0)", f"{report['epsilon_basic']:.4g}")
+    t.add_row(f"eps, basic composition (delta={report.get('delta_basic', 0):g})", f"{report['epsilon_basic']:.4g}")
     t.add_row(f"eps, tight PLD (delta={report['delta']:g})", f"{report['epsilon_pld']:.4g}")
     t.add_row(f"eps, RDP cross-check (delta={report['delta']:g})", f"{report['epsilon_rdp']:.4g}")
     t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")

@@ -79,11 +79,17 @@ def register_zhao_central(esub) -> None:
     t.set_defaults(func=cmd_topic_attack)
 
 
+def register_park_svi(esub) -> None:
+    from .svi import register_svi_experiment
+
+    register_svi_experiment(esub)
+
+
 # One registration function per paper's experiments, in the order --help lists them.
 from .fed import register_fedlda_experiment  # noqa: E402
 from .local import register_zhao_local  # noqa: E402
 
-EXPERIMENTS = [register_zhao_central, register_zhao_local, register_fedlda_experiment]
+EXPERIMENTS = [register_zhao_central, register_zhao_local, register_park_svi, register_fedlda_experiment]
 
 
 def register(sub) -> None:

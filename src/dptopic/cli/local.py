@@ -49,7 +49,8 @@ def add_train_args(t) -> None:
     """The ``train`` options of the local-DP algorithms."""
     t.add_argument("--reports", default=None, help="lp/olp: report file written by 'dptopic randomize'")
     t.add_argument("--prior", default=None, help="olp: public prior corpus D_0, disjoint from the contributors")
-    t.add_argument("--batch-size", type=positive_int, default=160, help="olp: reports per mini-batch")
+    t.add_argument("--batch-size", type=positive_int, default=None,
+                   help="olp: reports per mini-batch (default 160); online-vb: documents per mini-batch (default 256)")
     t.add_argument("--lam", type=float, default=0.5, help="olp: correlation factor lambda in [0, 1]")
     t.add_argument("--omega", type=float, default=None, help="olp: prior weight omega (default 0.4)")
     t.add_argument("--sigma2", type=positive_float, default=None, help="olp: prior variance (omega from Thm 6)")
@@ -90,10 +91,11 @@ def train_local(a, console) -> None:
         else:
             prior = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab)
         omega = a.omega if a.omega is not None else (None if a.sigma2 is not None else 0.4)
-        model = OLPLDA(prior, omega=omega, sigma2=a.sigma2, lam=a.lam, batch_size=a.batch_size,
+        batch_size = a.batch_size or 160
+        model = OLPLDA(prior, omega=omega, sigma2=a.sigma2, lam=a.lam, batch_size=batch_size,
                        alg2_literal=a.alg2_literal, **common)
         model.fit(reports, vocabulary=vocab)
-        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {a.batch_size} reports")
+        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {batch_size} reports")
     print_topics(model, 10, console=console)
     print_privacy(model.privacy_, console)
     p = model.privacy_

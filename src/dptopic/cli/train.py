@@ -9,21 +9,25 @@ from ._common import (add_corpus_args, add_out_args, check_out, corpus_from_args
                       positive_float, positive_int, print_privacy, print_topics, read_vocabulary, seed_int,
                       unit_interval)
 from .fed import add_fed_args
+from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
 _CENTRAL = ("cdp", "cdp+", "hdp")
 _FED = ("fed",)
+_SVI = ("svi",)
 # Flags that only some algorithms read, with their defaults: given to another algorithm they would be
 # silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
 _ALGORITHM_ONLY = {
-    "epsilon": (None, _CENTRAL + _FED), "budget": (None, ("hdp",)), "secure": (False, _CENTRAL),
-    "clip": (None, ("hdp",)), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
-    "epsilon_inherent": (10.0, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + ("lp", "olp")),
+    "epsilon": (None, _CENTRAL + _FED + _SVI), "budget": (None, ("hdp",)), "secure": (False, _CENTRAL + _SVI),
+    "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
+    "epsilon_inherent": (10.0, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + ("lp", "olp")),
     "noise": ("discrete", _CENTRAL),
-    "reports": (None, ("lp", "olp")), "prior": (None, ("olp",)), "batch_size": (160, ("olp",)),
+    "reports": (None, ("lp", "olp")), "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
     "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
     "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
     "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "variant": ("another", _FED),
     "exclusion": ("floor", _FED), "replacement": ("mixture", _FED),
+    "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
+    "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI),
 }
 
 
@@ -123,6 +127,10 @@ def cmd_train(a):
     console = make_console()
     _refuse_foreign_flags(a)
     check_out(a)
+    if a.algorithm in SVI_ALGORITHMS:
+        model = build_svi_model(a)  # bad parameters fail before the corpus loads
+        corpus, vocab = _training_corpus(a)
+        return train_svi(model, corpus, vocab, a, console)
     if a.algorithm in ("lp", "olp"):
         from .local import train_local
 
@@ -184,7 +192,8 @@ def cmd_topics(a):
 def register(sub) -> None:
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed"), default="lda")
+    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed") + SVI_ALGORITHMS,
+                   default="lda")
     t.add_argument("--topics", type=positive_int, default=50)
     t.add_argument("--iterations", type=positive_int, default=200)
     t.add_argument("--seed", type=seed_int, default=None,
@@ -197,10 +206,10 @@ def register(sub) -> None:
     t.add_argument("--alpha", type=positive_float, default=None)
     t.add_argument("--beta", type=positive_float, default=None)
     t.add_argument("--epsilon", type=positive_float, default=None,
-                   help="cdp/cdp+: the paper's eps; hdp: eps_L per iteration (default 1); fed: eps per reported word (default 5)")
+                   help="cdp/cdp+: the paper's eps; hdp: eps_L per iteration (default 1); fed: eps per reported word (default 5); svi: total budget")
     t.add_argument("--delta", type=unit_interval, default=1e-5, help="delta for the tight report (default 1e-5)")
     t.add_argument("--epsilon-inherent", type=positive_float, default=10.0, help="hdp: eps_I per iteration")
-    t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I)")
+    t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I); svi: per-document Frobenius clip (default 50)")
     t.add_argument("--budget", type=positive_float, default=None,
                    help="hdp: total eps; eps_L is solved with the tight accountant")
     t.add_argument("--no-noise", action="store_true", help="hdp: 'limited inherent' (clipping only, not DP)")
@@ -217,6 +226,7 @@ def register(sub) -> None:
 
     add_train_args(t)
     add_fed_args(t)
+    add_svi_args(t)
     t.set_defaults(func=cmd_train)
 
     d = sub.add_parser("demo", help="the main job: private HDP-LDA on the demo corpus, with a non-private reference")

@@ -14,3 +14,6 @@ __all__ = ["dense_sweep", "sparse_sweep", "frozen_sweep", "count_assignments", "
            "ShardedSweeper", "Shard", "SweepArrays", "make_shards", "kernel_state", "next_uniform",
            "randomize_presence", "presence_packed", "packed_column_sums",
            "local_sweep", "rrp_replace"]
+from .vb import dirichlet_expectation, doc_elbo, vb_estep  # noqa: E402
+
+__all__ += ["vb_estep", "doc_elbo", "dirichlet_expectation"]

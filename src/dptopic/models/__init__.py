@@ -5,8 +5,10 @@ from .lda import LDA
 from .private import CDPLDA, CDPLDAPlus, HDPLDA
 from .lplda import LPLDA
 from .online import OLPLDA, OnlineLDA
+from .svi import DPSVI, OnlineVB
 
-ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "lp": LPLDA, "olp": OLPLDA, "fed": FedLDA}
+ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "lp": LPLDA, "olp": OLPLDA, "fed": FedLDA,
+              "online-vb": OnlineVB, "svi": DPSVI}
 
-__all__ = ["LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "GibbsTopicModel",
-           "IterationInfo", "load", "ALGORITHMS"]
+__all__ = ["LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI",
+           "GibbsTopicModel", "IterationInfo", "load", "ALGORITHMS"]

@@ -1,0 +1,135 @@
+"""``train --algorithm svi|online-vb``: stochastic variational inference, private (Park et al. 2016) or not."""
+from __future__ import annotations
+
+from ..errors import DPTopicError
+from ._common import make_console, positive_float, positive_int, print_privacy, print_topics
+
+SVI_ALGORITHMS = ("svi", "online-vb")
+
+
+def add_svi_args(t) -> None:
+    g = t.add_argument_group("svi / online-vb (stochastic variational inference)")
+    g.add_argument("--sampling-rate", type=float, default=0.05,
+                   help="svi: probability q that each document joins a step's mini-batch (default 0.05)")
+    g.add_argument("--noise-multiplier", type=float, default=None,
+                   help="svi: noise std / clip; the run's epsilon is reported (instead of --epsilon)")
+    g.add_argument("--max-doc-len", type=int, default=500, help="svi: tokens kept per document (default 500)")
+    g.add_argument("--epochs", type=float, default=None,
+                   help="svi: expected passes, steps = round(epochs/q) (default 1); online-vb: passes (default 10)")
+    g.add_argument("--no-clip", action="store_true", help="svi: no clipping (sensitivity = --max-doc-len)")
+
+
+def _check(a) -> None:
+    if not 0 < a.sampling_rate <= 1:
+        raise DPTopicError(f"invalid --sampling-rate {a.sampling_rate:g}: must lie in (0, 1].")
+    if a.noise_multiplier is not None and not a.noise_multiplier > 0:
+        raise DPTopicError(f"invalid --noise-multiplier {a.noise_multiplier:g}: must be > 0.")
+    if a.max_doc_len < 1:
+        raise DPTopicError(f"invalid --max-doc-len {a.max_doc_len}: must be an integer >= 1.")
+    if a.epochs is not None and not a.epochs > 0:
+        raise DPTopicError(f"invalid --epochs {a.epochs:g}: must be > 0.")
+    if a.algorithm == "svi":
+        if (a.epsilon is None) == (a.noise_multiplier is None):
+            raise DPTopicError("svi needs exactly one of --epsilon (sigma is calibrated) or --noise-multiplier"
+                               " (epsilon is reported).")
+        if a.no_clip and a.clip is not None:
+            raise DPTopicError("give --clip or --no-clip, not both.")
+
+
+def build_svi_model(a):
+    from ..models import DPSVI, OnlineVB
+
+    _check(a)
+    common = dict(n_topics=a.topics, verbose=0 if a.quiet else 1, seed=a.seed)
+    if a.alpha is not None:
+        common["alpha"] = a.alpha
+    if a.beta is not None:
+        common["eta"] = a.beta
+    if a.algorithm == "online-vb":
+        return OnlineVB(batch_size=a.batch_size or 256, n_epochs=int(round(a.epochs or 10)) or 1, **common)
+    if a.secure and a.seed is not None:
+        raise DPTopicError("--secure draws noise from the operating system's CSPRNG and refuses a seed: remove --seed.")
+    kw = dict(clip=None if a.no_clip else (a.clip if a.clip is not None else 50.0), max_doc_len=a.max_doc_len,
+              secure=a.secure, **common)
+    epochs = a.epochs or 1.0
+    if a.epsilon is not None:
+        return DPSVI.from_budget(a.epsilon, a.delta, n_epochs=epochs, sampling_rate=a.sampling_rate, **kw)
+    return DPSVI(noise_multiplier=a.noise_multiplier, sampling_rate=a.sampling_rate, n_epochs=epochs,
+                 delta=a.delta, **kw)
+
+
+def print_svi_privacy(rep: dict, console) -> None:
+    print_privacy(rep, console)
+    if not rep.get("private"):
+        return
+    p = rep["parameters"]
+    console.print(f"noise multiplier {p['noise_multiplier']:.4g}, sampling rate {p['sampling_rate']:g},"
+                  f" {p['steps']} steps, L2 sensitivity {p['l2_sensitivity']:g}")
+    ma = rep.get("epsilon_moments_accountant_paper")
+    sc = rep.get("epsilon_strong_composition")
+    console.print("for comparison (same noise): moments accountant as in Park et al.'s code "
+                  + ("n/a (sigma < 1 or q >= 1/(16 sigma))" if ma is None else f"eps = {ma:.4g}")
+                  + f"; orders 1..64: eps = {rep['epsilon_moments_accountant']:.4g}; strong composition baseline: "
+                  + ("n/a" if sc is None else f"eps = {sc:.4g}"))
+    og = rep.get("outside_guarantee", {})
+    if og.get("clipped_fraction") is not None:
+        console.print(f"clipped documents: {100 * og['clipped_fraction']:.1f}% (outside the guarantee: computed from"
+                      " the private documents; not saved)")
+
+
+def train_svi(model, corpus, vocabulary, a, console) -> None:
+    """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
+    train, test = corpus.train_test_split(a.test_size, seed=0)
+    console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
+                  f" train {train.n_docs} / test {test.n_docs}")
+    model.fit(train, vocabulary=vocabulary)
+    print_topics(model, 10, console=console)
+    ppl = model.perplexity(test)
+    saved = a.save_metrics or not model._private
+    model.metrics_ = {"perplexity_bound": ppl, "n_train_docs": train.n_docs, "n_test_docs": test.n_docs}
+    console.print(f"[bold]held-out per-word perplexity bound[/]: {ppl:.1f}"
+                  + ("" if not model._private else " (outside the guarantee: computed on documents of the private"
+                     " corpus; " + ("saved, labelled so)" if saved else "not saved)")))
+    print_svi_privacy(model.privacy_, console)
+    out = model.save(a.out, save_metrics=a.save_metrics or None)
+    console.print(f"model written to [bold]{out}[/]")
+
+
+# ---------------------------------------------------------------- experiment svi
+def cmd_experiment_svi(a) -> None:
+    from pathlib import Path
+
+    from .. import experiments
+    from .experiment import experiment_corpora, print_verdict
+
+    console = make_console()
+    train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
+    s = experiments.svi_tradeoff(train, test, a.out, name=a.corpus, sigmas=tuple(a.sigmas),
+                                 sampling_rates=tuple(a.sampling_rates), n_topics=a.topics, n_epochs=a.epochs,
+                                 clip=a.clip, delta=a.delta, tau0=a.tau0, seeds=tuple(range(a.seeds)),
+                                 table_sigma=a.sigmas[min(1, len(a.sigmas) - 1)],
+                                 table_q=a.sampling_rates[min(1, len(a.sampling_rates) - 1)],
+                                 progress=lambda msg: console.print(f"  {msg}"))
+    console.print(f"top-word mass {s['top_word_mass']}, held-out coherence {s['coherence_test']}")
+    for claim, ok in s["checks"].items():
+        console.print(f"  {'holds' if ok else 'FAILS'}: {claim}")
+    n = a.corpus
+    print_verdict(console, s, Path(a.out), [f"svi_fig1_{n}.csv", f"svi_fig1_{n}.png", f"svi_table1_{n}.csv",
+                                            f"svi_summary_{n}.json"])
+
+
+def register_svi_experiment(esub) -> None:
+    e = esub.add_parser("svi", help="Park et al. Fig. 1 / Table 1: DP-SVI perplexity against eps, tight vs strong"
+                                    " composition")
+    e.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
+    e.add_argument("--topics", type=positive_int, default=20)
+    e.add_argument("--seeds", type=positive_int, default=1)
+    e.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
+    e.add_argument("--out", default="docs/figures")
+    e.add_argument("--sigmas", type=positive_float, nargs="+", default=[1.0, 1.24, 1.5, 2.0])
+    e.add_argument("--sampling-rates", type=positive_float, nargs="+", default=[0.02, 0.05, 0.1])
+    e.add_argument("--epochs", type=positive_float, default=1.0)
+    e.add_argument("--clip", type=positive_float, default=10.0)
+    e.add_argument("--delta", type=positive_float, default=1e-5)
+    e.add_argument("--tau0", type=positive_float, default=64.0)
+    e.set_defaults(func=cmd_experiment_svi)

@@ -1,0 +1,54 @@
+"""The Gaussian mechanism on a clipped sum, returning ``(output, event)``.
+
+``secure=True`` hands the values to OpenDP's Gaussian measurement (exact sampling from the
+operating system's CSPRNG, output rounded so the guarantee survives floating point; Mironov
+2012's attack on textbook samplers), so it takes no Generator and no seed.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..accounting.gaussian import SubsampledGaussianEvent
+from ..errors import DPTopicError
+
+
+def _opendp_gaussian(values: np.ndarray, std: float) -> np.ndarray:
+    try:
+        import opendp.prelude as dp
+    except ImportError:
+        raise DPTopicError("secure mode needs OpenDP: pip install 'dptopic[secure]' (or pip install opendp).") from None
+    dp.enable_features("contrib")
+    meas = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float),
+                              scale=float(std))
+    flat = np.asarray(values, dtype=np.float64).ravel()
+    return np.asarray(meas(flat.tolist()), dtype=np.float64).reshape(np.shape(values))
+
+
+def gaussian_mechanism(values: np.ndarray, noise_multiplier: float, l2_sensitivity: float,
+                       rng: np.random.Generator | None = None, sampling_rate: float = 1.0, secure: bool = False,
+                       label: str = "Gaussian noise on a clipped sum"):
+    """Release ``values + N(0, (σ·Δ₂)²)`` i.i.d. per entry.
+
+    ``l2_sensitivity`` (Δ₂) bounds the L2 change of ``values`` when one record is added or removed
+    (per-record clipping guarantees it). ``sampling_rate`` says how the records were chosen: each
+    independently with that probability (Poisson sampling, done by the caller), which the returned
+    :class:`~dptopic.accounting.gaussian.SubsampledGaussianEvent` records for the accountant.
+    """
+    if not (isinstance(noise_multiplier, (int, float, np.floating)) and noise_multiplier > 0
+            and math.isfinite(noise_multiplier)):
+        raise DPTopicError(f"invalid noise_multiplier={noise_multiplier!r}: must be a finite number > 0.")
+    if not (l2_sensitivity > 0 and math.isfinite(l2_sensitivity)):
+        raise DPTopicError(f"invalid l2_sensitivity={l2_sensitivity!r}: must be a finite number > 0.")
+    if not 0 < sampling_rate <= 1:
+        raise DPTopicError(f"invalid sampling_rate={sampling_rate!r}: must be in (0, 1].")
+    std = float(noise_multiplier) * float(l2_sensitivity)
+    values = np.asarray(values, dtype=np.float64)
+    if secure:
+        noisy = _opendp_gaussian(values, std)
+    else:
+        if rng is None:
+            raise DPTopicError("a numpy Generator is required unless secure=True.")
+        noisy = values + rng.normal(0.0, std, size=values.shape)
+    return noisy, SubsampledGaussianEvent(float(noise_multiplier), float(sampling_rate), label=label)

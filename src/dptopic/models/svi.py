@@ -1,0 +1,438 @@
+"""Stochastic variational inference for LDA: the non-private reference (Hoffman, Blei & Bach 2010)
+and its document-level private version (Park, Foulds, Chaudhuri & Welling 2016).
+
+Orchestration only: the E-step and the bound are compiled in :mod:`dptopic.kernels.vb`, the noise
+comes from :mod:`dptopic.mechanisms.gaussian`, the accounting from :mod:`dptopic.accounting.gaussian`
+through a :class:`~dptopic.accounting.PrivacyLedger`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._progress import progress_bar
+from .._validation import SEED, IsNone, Int, Options, Real, validate_value
+from ..accounting.ledger import MAX_COUNT
+from ..accounting import DOCUMENT_RELATION, PrivacyLedger, non_private_report
+from ..accounting.gaussian import (SubsampledGaussianEvent, calibrate_noise_multiplier, moments_accountant_epsilon,
+                                   strong_composition_for_sigma)
+from ..corpus import Vocabulary, as_corpus
+from ..errors import DPTopicError
+from ..kernels.vb import cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep
+from ..mechanisms import gaussian_mechanism
+from .base import GibbsTopicModel
+
+ESTEP_MAX_ITER = 100   # Hoffman et al.'s code: at most 100 inner iterations ...
+ESTEP_TOL = 1e-3       # ... until the mean absolute change of gamma is below 1e-3
+_RELEASE = "noisy expected sufficient statistics of a Poisson mini-batch"
+_INIT_SHAPE = 100.0    # gamma and lambda start i.i.d. Gamma(100, 1/100) (Hoffman et al.'s code)
+
+
+class _VariationalLDA(GibbsTopicModel):
+    """Shared parts of the variational estimators. Parameter handling, ``topic_words``,
+    ``coherence`` and the atomic JSON+npy ``save``/``dptopic.load`` come from the common estimator
+    base; training, ``transform`` and ``perplexity`` are variational here.
+
+    ``components_`` holds the expected topics ``E[β_k] = λ_k / Σ_v λ_kv`` (rows sum to 1);
+    ``lambda_`` the variational Dirichlet parameters (scikit-learn's ``components_``).
+    """
+
+    _parameter_constraints = {
+        "n_topics": [Int(1, None)],
+        "alpha": [IsNone(), Real(0, None, "neither")],
+        "eta": [IsNone(), Real(0, None, "neither")],
+        "tau0": [Real(0, None, "both")],
+        "kappa": [Real(0.5, 1, "right")],
+        "seed": SEED,
+        "verbose": [Int(0, 2)],
+    }
+
+    @property
+    def alpha_(self) -> float:
+        return 1.0 / self.n_topics if self.alpha is None else float(self.alpha)
+
+    @property
+    def eta_(self) -> float:
+        return 1.0 / self.n_topics if self.eta is None else float(self.eta)
+
+    # ------------------------------------------------------------------ data
+    @staticmethod
+    def _bow(corpus):
+        X = corpus.to_bow()
+        return X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64)
+
+    def _train_corpus(self, X, vocabulary):
+        corpus = as_corpus(X, vocabulary=vocabulary)
+        if vocabulary is not None:
+            vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+            if corpus.vocabulary != vocabulary:
+                corpus = corpus.restrict(vocabulary).require_nonempty()
+        return corpus
+
+    def _init_state(self, V, rng) -> None:
+        self.lambda_ = rng.gamma(_INIT_SHAPE, 1.0 / _INIT_SHAPE, size=(self.n_topics, V))
+        self.n_updates_ = 0
+
+    # ------------------------------------------------------------------ maths glue
+    def _estep(self, lam, ptr, ids, cts, rng, clip=np.inf):
+        """E-step on one batch: ``(gamma, sstats K×V, norms)``."""
+        eb = np.ascontiguousarray(np.exp(dirichlet_expectation(lam)).T)
+        n_docs = len(ptr) - 1
+        gamma = rng.gamma(_INIT_SHAPE, 1.0 / _INIT_SHAPE, size=(n_docs, self.n_topics))
+        ss = np.zeros_like(eb)
+        norms = np.zeros(n_docs)
+        vb_estep(ptr, ids, cts, eb, self.alpha_, gamma, ESTEP_MAX_ITER, ESTEP_TOL, float(clip), ss, norms)
+        ss *= eb
+        return gamma, ss.T, norms
+
+    def _rho(self, t: int) -> float:
+        """Step size ρ_t = (τ0 + t + 1)^(−κ), t = 0, 1, ... (Hoffman et al. 2010, eq. 9 with their code's +1)."""
+        return (self.tau0 + t + 1.0) ** (-self.kappa)
+
+    def _svi_update(self, lam, ss, scale, t):
+        """λ ← (1 − ρ_t) λ + ρ_t (η + scale · sstats): the natural-gradient step (Hoffman et al. Alg. 2)."""
+        rho = self._rho(t)
+        return (1.0 - rho) * lam + rho * (self.eta_ + scale * ss)
+
+    def _finish_fit(self) -> None:
+        self.components_ = self.lambda_ / self.lambda_.sum(axis=1, keepdims=True)
+
+    # ------------------------------------------------------------------ inference
+    def transform(self, X, seed=0) -> np.ndarray:
+        """Document–topic proportions ``E[θ_d] = γ_d / Σ_k γ_dk`` from the E-step with λ fixed."""
+        gamma = self._gamma(X, seed)
+        return gamma / gamma.sum(axis=1, keepdims=True)
+
+    def _gamma(self, X, seed=0):
+        c = self._as_model_corpus(X)
+        ptr, ids, cts = self._bow(c)
+        gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, np.random.default_rng(seed))
+        return gamma
+
+    def perplexity(self, X, seed=0) -> float:
+        """Per-word perplexity bound on held-out documents, ``exp(−Σ_d ELBO_d / Σ_d N_d)`` with the
+        E-step run on ``X`` and λ fixed (Hoffman et al. 2010, eq. 16; Park et al. 2016, Sec. 5)."""
+        c = self._as_model_corpus(X)
+        ptr, ids, cts = self._bow(c)
+        if cts.sum() == 0:
+            raise DPTopicError("perplexity needs at least one token of the model's vocabulary in X.")
+        gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, np.random.default_rng(seed))
+        out = np.zeros(len(ptr) - 1)
+        doc_elbo(ptr, ids, cts, np.ascontiguousarray(dirichlet_expectation(self.lambda_).T), self.alpha_, gamma, out)
+        return float(math.exp(-out.sum() / cts.sum()))
+
+    # ------------------------------------------------------------------ persistence
+    def _extra_arrays(self) -> dict:
+        return {"lambda": self.lambda_, "svi_state": np.array([self.n_updates_, getattr(self, "n_docs_seen_", 0)],
+                                                              dtype=np.int64)}
+
+    def _load_extra(self, arrays) -> None:
+        from ..errors import CorruptModelError
+
+        lam = np.asarray(arrays.get("lambda", np.empty(0)), dtype=np.float64)
+        if lam.shape != self.components_.shape or not np.all(np.isfinite(lam)) or np.any(lam <= 0):
+            raise CorruptModelError("corrupt model: lambda.npy must be a positive K×V matrix; re-save the model.")
+        self.lambda_ = lam
+        state = np.asarray(arrays.get("svi_state", np.zeros(2)), dtype=np.int64)
+        self.n_updates_, self.n_docs_seen_ = int(state[0]), int(state[1])
+
+
+class OnlineVB(_VariationalLDA):
+    """LDA by stochastic (online) variational Bayes (Hoffman, Blei & Bach 2010): the non-private
+    reference for :class:`DPSVI`.
+
+    Parameters
+    ----------
+    n_topics : number of topics K.
+    alpha, eta : symmetric Dirichlet priors on θ and on the topics (default ``1/K``).
+    tau0, kappa : step size ρ_t = (τ0 + t + 1)^(−κ); κ ∈ (0.5, 1] guarantees convergence.
+    batch_size : documents per mini-batch (a random permutation is cut into batches every epoch).
+    n_epochs : passes over the corpus in :meth:`fit`.
+    total_docs : corpus size D used by :meth:`partial_fit` to scale a batch (default: the number of
+        documents seen so far). :meth:`fit` uses the size of its input.
+    seed : int, None or a numpy Generator; every random choice flows from it.
+    verbose : 0 silences the progress bar.
+
+    Attributes
+    ----------
+    components_ : (K, V) expected topics, rows sum to 1.   lambda_ : (K, V) Dirichlet parameters.
+    perplexity_ : list of ``(epoch, bound)`` on ``eval_set`` when :meth:`fit` is given one.
+    """
+
+    _parameter_constraints = {**_VariationalLDA._parameter_constraints,
+                              "batch_size": [Int(1, None)], "n_epochs": [Int(1, 1_000_000)],
+                              "total_docs": [IsNone(), Int(1, None)]}
+
+    def __init__(self, n_topics: int = 50, alpha: float | None = None, eta: float | None = None, tau0: float = 10.0,
+                 kappa: float = 0.7, batch_size: int = 256, n_epochs: int = 10, total_docs: int | None = None,
+                 seed=None, verbose: int = 1):
+        self.n_topics = n_topics
+        self.alpha = alpha
+        self.eta = eta
+        self.tau0 = tau0
+        self.kappa = kappa
+        self.batch_size = batch_size
+        self.n_epochs = n_epochs
+        self.total_docs = total_docs
+        self.seed = seed
+        self.verbose = verbose
+
+    def _step(self, lam, t, batch, D, rng):
+        ptr, ids, cts = batch
+        _, ss, _ = self._estep(lam, ptr, ids, cts, rng)
+        return self._svi_update(lam, ss, D / (len(ptr) - 1), t)
+
+    def fit(self, X, y=None, *, vocabulary=None, eval_set=None):
+        """Train from scratch for ``n_epochs`` passes. ``eval_set`` (held-out documents) records the
+        perplexity bound after every epoch in ``perplexity_``."""
+        self._validate()
+        corpus = self._train_corpus(X, vocabulary)
+        self.vocabulary_ = corpus.vocabulary
+        rng = self._rng()
+        self._init_state(corpus.vocab_size, rng)
+        self.perplexity_ = []
+        indptr, indices, data = self._bow(corpus)
+        D = corpus.n_docs
+        n_batches = -(-D // self.batch_size)
+        with progress_bar(self.n_epochs * n_batches, f"OnlineVB K={self.n_topics}", self.verbose) as bar:
+            for epoch in range(self.n_epochs):
+                order = rng.permutation(D)
+                for b in range(n_batches):
+                    rows = order[b * self.batch_size:(b + 1) * self.batch_size]
+                    self.lambda_ = self._step(self.lambda_, self.n_updates_, gather_rows(indptr, indices, data, rows),
+                                              D, rng)
+                    self.n_updates_ += 1
+                    bar.advance(1)
+                if eval_set is not None:
+                    self._finish_fit()
+                    self.perplexity_.append((epoch + 1, self.perplexity(eval_set)))
+        self.n_docs_seen_ = D * self.n_epochs
+        self._finish_fit()
+        self.privacy_ = self.privacy_report()
+        self._train_stats = {"n_docs": D, "n_tokens": corpus.n_tokens, "vocab_size": corpus.vocab_size}
+        return self
+
+    def partial_fit(self, X, y=None, *, vocabulary=None):
+        """One SVI step on the mini-batch ``X`` (all of it). The first call fixes the vocabulary;
+        a failing batch leaves the model unchanged."""
+        self._validate()
+        if not hasattr(self, "lambda_"):
+            corpus = self._train_corpus(X, vocabulary).require_nonempty("mini-batch")
+            rng = self._rng()
+            self._rng_state = rng
+            vocab = corpus.vocabulary
+            self._init_state(corpus.vocab_size, rng)
+            self.n_docs_seen_ = 0
+        else:
+            corpus = self._as_model_corpus(X).require_nonempty("mini-batch")
+            vocab = self.vocabulary_
+            rng = getattr(self, "_rng_state", None) or self._rng()
+            self._rng_state = rng
+        seen = getattr(self, "n_docs_seen_", 0) + corpus.n_docs
+        D = self.total_docs or seen
+        lam = self._step(self.lambda_, self.n_updates_, self._bow(corpus), D, rng)
+        self.vocabulary_, self.lambda_, self.n_docs_seen_ = vocab, lam, seen
+        self.n_updates_ += 1
+        self._finish_fit()
+        self.privacy_ = self.privacy_report()
+        return self
+
+    def fit_transform(self, X, y=None, **kw) -> np.ndarray:
+        return self.fit(X, **kw).transform(X)
+
+    def privacy_report(self) -> dict:
+        return non_private_report("online variational Bayes adds no noise: the topics depend on every document.",
+                                  unit="document", relation=DOCUMENT_RELATION)
+
+
+class DPSVI(_VariationalLDA):
+    """Document-level differentially private SVI for LDA (Park, Foulds, Chaudhuri & Welling 2016).
+
+    Each of ``steps = round(n_epochs / sampling_rate)`` steps: every training document joins the
+    mini-batch independently with probability ``q = sampling_rate`` (Poisson sampling, what the
+    accountant assumes); a document longer than ``max_doc_len`` tokens keeps that many, drawn without
+    replacement; its expected sufficient statistics ``s_d`` (K×V) are clipped to Frobenius norm
+    ``clip`` (Park et al. eq. 9); the batch sum gets Gaussian noise of std ``noise_multiplier·clip``;
+    it is normalised by the expected batch size ``q·D``, negatives are set to 0, and λ takes the SVI
+    step. An empty batch is processed like any other (noise only). Everything after the noisy sum is
+    post-processing, so the released topics are (ε, δ)-DP for one document added or removed.
+
+    Parameters
+    ----------
+    noise_multiplier : σ; the noise std is σ times the L2 sensitivity (``clip``). See :meth:`from_budget`.
+    sampling_rate : q ∈ (0, 1].   n_epochs : expected passes (steps = round(n_epochs / q)).
+    clip : per-document Frobenius bound ``a``; ``None``: no clipping, sensitivity ``max_doc_len``
+        (``||s_d||_F ≤ N_d``, Park et al. eq. 8).
+    max_doc_len : N, tokens kept per document.
+    delta : δ at which ε is reported.   alpha, eta, tau0, kappa : as :class:`OnlineVB` (Park et al.'s code:
+        τ0 = 1024, κ = 0.7, α = η = 1/K).
+    secure : the noise comes from OpenDP's Gaussian (OS CSPRNG); refuses a seed.
+    seed : for tests and reproduction only: default None (fresh OS entropy). A seeded run is marked
+        ``noise_reproducible`` (the guarantee holds only while the seed stays secret); it is never saved.
+    """
+
+    _private = True
+    _parameter_constraints = {**_VariationalLDA._parameter_constraints,
+                              "noise_multiplier": [Real(0, None, "neither")],
+                              "sampling_rate": [Real(0, 1, "right")],
+                              "n_epochs": [Real(0, 1_000_000, "right")],
+                              "clip": [IsNone(), Real(0, None, "neither")],
+                              "max_doc_len": [Int(1, None)],
+                              "delta": [Real(0, 1, "neither")],
+                              "secure": [Options((True, False))]}
+    _theorem = ("Park et al. 2016, Sec. 4: each step is the Gaussian mechanism on the per-document clipped expected"
+                " sufficient statistics (L2 sensitivity = clip) under Poisson subsampling; composed over the steps"
+                " with privacy loss distributions (tight) and Renyi DP; the moments accountant (Abadi et al. 2016,"
+                " Thm 2) as the paper ran it is reported beside them")
+
+    def __init__(self, n_topics: int = 50, noise_multiplier: float = 1.24, sampling_rate: float = 0.05,
+                 n_epochs: float = 1.0, clip: float | None = 50.0, max_doc_len: int = 500, delta: float = 1e-5,
+                 alpha: float | None = None, eta: float | None = None, tau0: float = 1024.0, kappa: float = 0.7,
+                 secure: bool = False, seed=None, verbose: int = 1):
+        self.n_topics = n_topics
+        self.noise_multiplier = noise_multiplier
+        self.sampling_rate = sampling_rate
+        self.n_epochs = n_epochs
+        self.clip = clip
+        self.max_doc_len = max_doc_len
+        self.delta = delta
+        self.alpha = alpha
+        self.eta = eta
+        self.tau0 = tau0
+        self.kappa = kappa
+        self.secure = secure
+        self.seed = seed
+        self.verbose = verbose
+
+    @classmethod
+    def from_budget(cls, epsilon: float, delta: float = 1e-5, n_epochs: float = 1.0, sampling_rate: float = 0.05,
+                    **kw) -> "DPSVI":
+        """The least-noise model whose whole run is (ε, δ)-DP by the tight (PLD) accountant; σ is
+        calibrated with dp-accounting and checked so that ε is never exceeded."""
+        validate_value("epsilon", epsilon, [Real(0, None, "neither")])
+        validate_value("delta", delta, [Real(0, 1, "neither")])
+        validate_value("sampling_rate", sampling_rate, [Real(0, 1, "right")])
+        validate_value("n_epochs", n_epochs, [Real(0, None, "neither")])
+        steps = cls._n_steps(n_epochs, sampling_rate)
+        sigma = calibrate_noise_multiplier(float(epsilon), float(delta), float(sampling_rate), steps)
+        m = cls(noise_multiplier=sigma, sampling_rate=sampling_rate, n_epochs=n_epochs, delta=delta, **kw)
+        m._budget = (float(epsilon), float(delta))
+        return m
+
+    @staticmethod
+    def _n_steps(n_epochs, q) -> int:
+        return max(1, int(round(n_epochs / q)))
+
+    @property
+    def n_steps(self) -> int:
+        return self._n_steps(self.n_epochs, self.sampling_rate)
+
+    @property
+    def sensitivity_(self) -> float:
+        """L2 sensitivity of the batch sum: ``clip``, or ``max_doc_len`` without clipping."""
+        return float(self.max_doc_len if self.clip is None else self.clip)
+
+    def _validate(self) -> None:
+        super()._validate()
+        if self.secure and self.seed is not None:
+            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed (--seed).")
+        if self.n_epochs / self.sampling_rate > MAX_COUNT:
+            raise DPTopicError(f"n_epochs={self.n_epochs:g} at sampling_rate={self.sampling_rate:g} makes"
+                               f" {self.n_epochs / self.sampling_rate:.3g} steps; at most {MAX_COUNT:,} are supported:"
+                               " raise sampling_rate or lower n_epochs.")
+
+    def _step(self, lam, t, batch, D, rng, ledger=None):
+        """One private step on a Poisson batch; returns ``(new λ, norms)``."""
+        ptr, ids, cts = batch
+        cts = cap_lengths(ptr, cts, self.max_doc_len, rng)
+        clip = np.inf if self.clip is None else self.clip
+        _, ss, norms = self._estep(lam, ptr, ids, cts, rng, clip)
+        noisy, ev = gaussian_mechanism(ss, self.noise_multiplier, self.sensitivity_, None if self.secure else rng,
+                                       self.sampling_rate, self.secure, label=_RELEASE)
+        if ledger is not None:
+            ledger.spend(ev)
+        s_tilde = np.maximum(noisy / (self.sampling_rate * D), 0.0)   # normalise by the expected batch size qD
+        return self._svi_update(lam, s_tilde, D, t), norms
+
+    def fit(self, X, y=None, *, vocabulary=None, eval_set=None):
+        """Train with ``n_steps`` Poisson-sampled private steps. ``vocabulary`` (public word list) fixes
+        the vocabulary; otherwise it is taken from ``X`` and is not covered by the guarantee."""
+        self._validate()
+        corpus = self._train_corpus(X, vocabulary)
+        self._vocabulary_supplied = vocabulary is not None
+        self.vocabulary_ = corpus.vocabulary
+        rng = self._rng()
+        self._init_state(corpus.vocab_size, rng)
+        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=self._theorem,
+                                     budget=getattr(self, "_budget", None))
+        indptr, indices, data = self._bow(corpus)
+        D, q, T = corpus.n_docs, float(self.sampling_rate), self.n_steps
+        self.ledger_.reserve([(SubsampledGaussianEvent(float(self.noise_multiplier), q, _RELEASE), T)])
+        n_seen = n_clipped = 0
+        self.perplexity_ = []
+        with progress_bar(T, f"DPSVI K={self.n_topics} sigma={self.noise_multiplier:.3g}", self.verbose) as bar:
+            for t in range(T):
+                rows = np.flatnonzero(rng.random(D) < q)      # Poisson sampling: each document independently
+                self.lambda_, norms = self._step(self.lambda_, t, gather_rows(indptr, indices, data, rows), D, rng,
+                                                 self.ledger_)
+                self.n_updates_ += 1
+                n_seen += len(rows)
+                if self.clip is not None:
+                    n_clipped += int(np.count_nonzero(norms > self.clip))
+                bar.advance(1)
+        self.n_docs_seen_ = n_seen
+        self.clipped_fraction_ = n_clipped / n_seen if n_seen else 0.0
+        self._finish_fit()
+        if eval_set is not None:
+            self.perplexity_.append((T, self.perplexity(eval_set)))
+        self.privacy_ = self.privacy_report()
+        self._train_stats = {"vocab_size": corpus.vocab_size}
+        return self
+
+    def privacy_report(self) -> dict:
+        q, s, T, d = float(self.sampling_rate), float(self.noise_multiplier), self.n_steps, float(self.delta)
+        rep = self.ledger_.report(d)
+        try:
+            ma_code = moments_accountant_epsilon(s, q, T, d, code_cap=True)
+        except DPTopicError:
+            ma_code = None
+        rep.update({
+            "mode": "DP-SVI",
+            "parameters": {"noise_multiplier": s, "sampling_rate": q, "steps": T, "n_epochs": self.n_epochs,
+                           "clip": self.clip, "l2_sensitivity": self.sensitivity_, "max_doc_len": self.max_doc_len},
+            "epsilon_moments_accountant_paper": ma_code,
+            "epsilon_moments_accountant": moments_accountant_epsilon(s, q, T, d, max_order=64),
+            "epsilon_strong_composition": strong_composition_for_sigma(s, q, T, d, 1e-6) if d > T * q * 1e-6 else None,
+            "paper_figures_note": ("epsilon_moments_accountant_paper: log moments over integer orders up to"
+                                   " floor(sigma^2 ln(1/(q sigma))) as in Park et al.'s code (None when sigma < 1 or"
+                                   " q >= 1/(16 sigma)); epsilon_moments_accountant: orders 1..64; epsilon_strong_"
+                                   "composition: the paper's baseline analysis (classic Gaussian per step at"
+                                   " delta_step = 1e-6, amplification by subsampling, Dwork & Roth Thm 3.20) for the"
+                                   " same noise. The guarantee claimed is epsilon_pld."),
+            "scope": ("covers every noisy sum of expected sufficient statistics, hence every lambda iterate and the"
+                      " released topics (post-processing). NOT covered: "
+                      + ("" if getattr(self, "_vocabulary_supplied", False) else
+                         "the vocabulary (built from the training documents: pass a public vocabulary to cover it), ")
+                      + "the choice of hyper-parameters, and any metric computed on the training documents."),
+            "outside_guarantee": {"clipped_fraction": getattr(self, "clipped_fraction_", None),
+                                  "note": "computed from the private documents without noise; shown, never saved"},
+            "secure_noise": bool(self.secure),
+            "noise": "gaussian",
+        })
+        if self.seed is not None:
+            rep["noise_reproducible"] = True
+            rep["warning"] = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
+        if getattr(self, "_budget", None):
+            rep["budget"] = {"epsilon": self._budget[0], "delta": self._budget[1]}
+        return rep
+
+    def save(self, directory, **kw) -> str:
+        """Save like every model, without the seed and without what lies outside the guarantee."""
+        priv, seed = self.privacy_, self.seed
+        self.privacy_ = {k: v for k, v in priv.items() if k != "outside_guarantee"}
+        self.seed = None
+        try:
+            return super().save(directory, **kw)
+        finally:
+            self.privacy_, self.seed = priv, seed
