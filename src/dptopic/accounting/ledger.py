@@ -119,6 +119,10 @@ class PrivacyLedger:
     def epsilon_basic(self) -> float:
         return float(sum(e.epsilon * n for e, n in self._groups.items()))
 
+    def delta_basic(self) -> float:
+        """Sum of the events' own deltas ((eps, delta) events such as DP set union); 0 for pure-eps events."""
+        return float(sum(getattr(e, "delta", 0.0) * n for e, n in self._groups.items()))
+
     def epsilon_tight(self, delta: float) -> float:
         _check_delta(delta)
         return compose_pld(self.groups(), delta)
@@ -130,7 +134,7 @@ class PrivacyLedger:
     def report(self, delta: float = 1e-5) -> dict:
         """A JSON-able privacy report: ε by basic composition, ε(δ) by PLD and by RDP."""
         _check_delta(delta)
-        return {
+        rep = {
             "private": True,
             "unit": self.unit,
             "neighbouring_relation": self.relation,
@@ -146,3 +150,10 @@ class PrivacyLedger:
             },
             "events": [dict(ev.describe(), count=n) for ev, n in self._groups.items()],
         }
+        d_basic = self.delta_basic()
+        if d_basic > 0:  # (eps, delta) events: basic composition adds their deltas too; RDP does not apply
+            rep["delta_basic"] = d_basic
+            rep["accounting"]["basic"] = ("sum of per-event epsilons and deltas (basic sequential composition,"
+                                          " Dwork & Roth 2014 Thm 3.16)")
+            rep["accounting"]["rdp"] = "not applicable: an (epsilon, delta>0) event bounds no Renyi divergence"
+        return rep

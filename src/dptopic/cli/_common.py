@@ -33,6 +33,14 @@ positive_float = _float_arg(lambda v: v > 0 and math.isfinite(v), "must be a fin
 unit_interval = _float_arg(lambda v: 0 < v < 1, "must lie in (0, 1)")
 
 
+def eps_delta_pair(s: str) -> tuple:
+    """``EPS,DELTA`` with EPS > 0 and DELTA in (0, 1)."""
+    parts = s.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected EPS,DELTA (e.g. 1.0,1e-5), got {s!r}")
+    return positive_float(parts[0].strip()), unit_interval(parts[1].strip())
+
+
 def positive_int(s: str) -> int:
     try:
         v = int(s)
@@ -135,9 +143,11 @@ def print_privacy(report: dict, console=None):
         t.add_row("eps, paper's nominal claim", f"{report['epsilon_nominal']:.4g}")
     if "epsilon_paper" in report:
         t.add_row("eps, paper (T(eps_L+eps_I))", f"{report['epsilon_paper']:.4g}")
-    t.add_row("eps, basic composition (delta=0)", f"{report['epsilon_basic']:.4g}")
+    t.add_row(f"eps, basic composition (delta={report.get('delta_basic', 0):g})", f"{report['epsilon_basic']:.4g}")
     t.add_row(f"eps, tight PLD (delta={report['delta']:g})", f"{report['epsilon_pld']:.4g}")
     t.add_row(f"eps, RDP cross-check (delta={report['delta']:g})", f"{report['epsilon_rdp']:.4g}")
+    for w in report.get("warnings", []):
+        t.add_row("warning", str(w))
     for key in ("parameters", "scope", "note"):
         if key in report:
             v = report[key]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._common import (add_corpus_args, make_console, corpus_from_args, load_corpus, positive_float, positive_int,
-                      print_privacy, print_topics, unit_interval)
+                      eps_delta_pair, print_privacy, print_topics, unit_interval)
 
 
 def _resolve_seed(a):
@@ -75,9 +75,23 @@ def _print_metrics(model, console, baseline=None):
 def cmd_train(a):
     console = make_console()
     seed = _resolve_seed(a)
-    corpus = corpus_from_args(a)
+    event = None
+    if a.private_vocabulary is not None:  # FDPTM: the vocabulary itself is chosen with DP set union
+        from ..models.fdptm import restrict_to_private_vocabulary
+
+        eps_v, delta_v = a.private_vocabulary
+        a.max_vocab, a.min_df = None, 1  # a data-dependent cut would leak: DP set union decides
+        corpus, event = restrict_to_private_vocabulary(corpus_from_args(a), eps_v, delta_v, seed=seed)
+        console.print(f"[bold]private vocabulary[/]: {corpus.vocab_size} words by DP set union (eps_V={eps_v:g}, delta_V={delta_v:g})")
+    else:
+        corpus = corpus_from_args(a)
     model = _build_model(a, a.topics, a.iterations, seed)
     _train_eval_report(model, corpus, a, console)
+    if event is not None:
+        from ..models.fdptm import compose_privacy
+
+        for w in compose_privacy(model, event).get("warnings", []):
+            console.print(f"[bold yellow]warning[/]: {w}")
     print_topics(model, 10, console=console)
     _print_metrics(model, console)
     print_privacy(model.privacy_, console)
@@ -145,6 +159,9 @@ def register(sub) -> None:
     t.add_argument("--paper-literal", action="store_true", help="hdp: Algorithm 1 exactly as written (unsound)")
     t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete")
     t.add_argument("--secure", action="store_true", help="CSPRNG exact noise via OpenDP (refuses --seed)")
+    t.add_argument("--private-vocabulary", type=eps_delta_pair, default=None, metavar="EPS_V,DELTA_V",
+                   help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
+                        " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df are then ignored")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--test-size", type=unit_interval, default=0.2)
     t.add_argument("--out", default="runs/model")
