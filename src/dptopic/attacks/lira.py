@@ -166,7 +166,9 @@ def _moments(S, mask, fixed_variance):
     mu = np.where(mask, S, 0).sum(axis=0) / n
     dev = np.where(mask, S - mu, 0)
     var = (dev ** 2).sum(axis=0) / n  # population variance, as in Carlini et al.'s code
-    if fixed_variance:
+    if np.all(n < 2):  # one shadow per side: no per-side spread; use the spread of all shadows (conservative)
+        var = np.full_like(var, S.var(axis=0).mean())
+    elif fixed_variance:
         var = np.full_like(var, var.mean())
     return mu, np.maximum(np.sqrt(var), SD_FLOOR)
 
@@ -188,11 +190,10 @@ ATTACKS = ("lira_online", "lira_offline", "lira_online_fixed_var", "lira_offline
            "huang_entropy", "huang_std", "huang_max")
 
 
-def attack_target(target_scores, target_huang, shadows: ShadowScores, exclude=None) -> dict:
-    """Every attack's member-high score for each document of one target model."""
+def attack_target(target_scores, target_huang, shadows: ShadowScores, exclude=()) -> dict:
+    """Every attack's member-high score for each document of one target model (``exclude``: shadows not used)."""
     keep = np.ones(shadows.n_shadows, bool)
-    if exclude is not None:
-        keep[exclude] = False
+    keep[list(exclude)] = False
     S, M = shadows.scores[keep], shadows.members[keep]
     out = {"lira_online": lira_online(target_scores, S, M),
            "lira_offline": lira_offline(target_scores, S, M),
@@ -204,14 +205,18 @@ def attack_target(target_scores, target_huang, shadows: ShadowScores, exclude=No
 
 
 def leave_one_out(shadows: ShadowScores, n_targets: int | None = None) -> dict:
-    """Pool every attack over targets: each target is one shadow model, attacked with the others.
+    """Pool every attack over targets: each target is one shadow model, attacked with the others
+    except its complementary partner (whose membership is the exact complement of the target's, and
+    would make the IN/OUT sample sizes depend on the answer). Every document then stays IN for exactly
+    half of the shadows used.
 
     Returns ``{attack: (scores, labels)}`` pooled over ``n_targets`` targets (all by default).
     """
     T = shadows.n_shadows if n_targets is None else min(int(n_targets), shadows.n_shadows)
     pooled: dict = {}
     for t in range(T):
-        res = attack_target(shadows.scores[t], {k: v[t] for k, v in shadows.huang.items()}, shadows, exclude=t)
+        res = attack_target(shadows.scores[t], {k: v[t] for k, v in shadows.huang.items()}, shadows,
+                            exclude=(t, t ^ 1))
         for k, v in res.items():
             pooled.setdefault(k, ([], []))
             pooled[k][0].append(v)
@@ -275,5 +280,5 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
     settings = {"n_shadows": shadows.n_shadows, "n_docs": corpus.n_docs, "vocab_size": corpus.vocab_size,
                 "n_targets": n_targets or shadows.n_shadows,
                 "trainer": getattr(train_fn, "description", getattr(train_fn, "__name__", "custom")),
-                "evaluation": "leave-one-out: each target is one shadow model, attacked with the others; scores pooled"}
+                "evaluation": "each target is one shadow model, attacked with the others except its complementary partner; scores pooled over targets"}
     return LiRAResult(summaries, emp, claimed, pooled, settings)

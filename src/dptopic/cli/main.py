@@ -9,10 +9,10 @@ import argparse
 import sys
 
 from ..errors import DPTopicError
-from . import corpus, experiment, privacy, train
+from . import audit, corpus, experiment, privacy, train
 
 # Command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = [train, corpus, privacy, experiment]
+COMMAND_GROUPS = [train, corpus, privacy, experiment, audit]
 
 
 def build_parser() -> argparse.ArgumentParser:
