@@ -124,6 +124,12 @@ def complementary_halves(n_docs: int, n_shadows: int, rng: np.random.Generator) 
     return m
 
 
+def _keep_columns(X, keep):
+    Y = X.multiply(keep[None, :].astype(X.dtype)).tocsr()
+    Y.eliminate_zeros()
+    return Y
+
+
 def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: int = 1, verbose: int = 1,
                   tol: float = 1e-4, huang: bool = True) -> ShadowScores:
     """Train ``n_shadows`` models on complementary halves (in parallel threads) and score every document.
@@ -143,7 +149,10 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
         phi, priv = _components(train_fn(corpus.subset(np.flatnonzero(members[m])), rngs[m]))
         if phi.shape[1] != corpus.vocab_size:
             raise DPTopicError(f"the trainer returned Phi with {phi.shape[1]} columns for a vocabulary of {corpus.vocab_size} words.")
-        S[m] = document_statistic(phi, X, tol=tol)
+        present = phi.sum(axis=0) > 0
+        # a word outside the released vocabulary (e.g. FDPTM's private vocabulary): the attacker scores the
+        # document restricted to the released words
+        S[m] = document_statistic(phi, X if present.all() else _keep_columns(X, present), tol=tol)
         if huang:
             for k, v in huang_scores(huang_theta(phi, corpus, seed=rngs[m])).items():
                 H[k][m] = v

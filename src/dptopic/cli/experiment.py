@@ -80,7 +80,9 @@ def register_zhao_central(esub) -> None:
 
 
 # One registration function per paper's experiments, in the order --help lists them.
-EXPERIMENTS = [register_zhao_central]
+from .experiment_manzonelli import register_manzonelli  # noqa: E402
+
+EXPERIMENTS = [register_zhao_central, register_manzonelli]
 
 
 def register(sub) -> None:
