@@ -36,6 +36,9 @@ SD_FLOOR = 1e-8
 
 
 # ------------------------------------------------------------------ trainers
+_ALIASES = {"n_topics": ("n_components", "k"), "n_iter": ("max_iter", "n_epochs", "n_rounds", "iterations")}
+
+
 def make_estimator(algorithm, seed=None, **params):
     """Build one estimator from a name in ``dptopic.models.ALGORITHMS`` or a class.
 
@@ -51,7 +54,9 @@ def make_estimator(algorithm, seed=None, **params):
     else:
         cls = algorithm
     names = inspect.signature(cls.__init__).parameters
-    kw = dict(params)
+    kw = {}
+    for k, v in params.items():  # common names onto the class's own (n_topics -> n_components, ...)
+        kw[k if k in names else next((a for a in _ALIASES.get(k, ()) if a in names), k)] = v
     if "seed" in names:
         kw["seed"] = seed
     if "verbose" in names:
