@@ -81,7 +81,8 @@ def cmd_train(a):
 
         eps_v, delta_v = a.private_vocabulary
         a.max_vocab, a.min_df = None, 1  # a data-dependent cut would leak: DP set union decides
-        corpus, event = restrict_to_private_vocabulary(corpus_from_args(a), eps_v, delta_v, seed=seed)
+        # the selection's noise comes from fresh OS entropy unless --seed is given explicitly
+        corpus, event = restrict_to_private_vocabulary(corpus_from_args(a), eps_v, delta_v, seed=a.seed)
         console.print(f"[bold]private vocabulary[/]: {corpus.vocab_size} words by DP set union (eps_V={eps_v:g}, delta_V={delta_v:g})")
     else:
         corpus = corpus_from_args(a)
