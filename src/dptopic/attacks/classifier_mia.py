@@ -18,7 +18,7 @@ from .._progress import progress_bar
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..evaluation import infer_theta
-from .lira import _components
+from .lira import phi_and_privacy
 
 
 @dataclass
@@ -46,7 +46,7 @@ def train_topic_classifier(corpus: Corpus, train_fn, rng: np.random.Generator) -
 
     if corpus.labels is None:
         raise DPTopicError("the classifier attack needs a labelled corpus: give labels (e.g. --label-field).")
-    phi, priv = _components(train_fn(corpus, rng))
+    phi, priv = phi_and_privacy(train_fn(corpus, rng))
     phi = np.maximum(np.asarray(phi, dtype=np.float64), 0)
     phi = phi / phi.sum(axis=1, keepdims=True)
     tc = TopicClassifier(phi, None, priv)

@@ -67,6 +67,17 @@ def make_estimator(algorithm, seed=None, **params):
     return cls(**kw)
 
 
+def epsilon_parameter(algorithm, required=True):
+    """The name of a trainer's privacy parameter: ``epsilon``, or ``epsilon_laplace`` (HDP-LDA)."""
+    from ..models import ALGORITHMS
+
+    names = inspect.signature(ALGORITHMS[algorithm].__init__).parameters if algorithm in ALGORITHMS else {}
+    key = next((k for k in ("epsilon", "epsilon_laplace") if k in names), None)
+    if key is None and required:
+        raise DPTopicError(f"{algorithm!r} has no epsilon parameter: choose a private trainer.")
+    return key
+
+
 def estimator_trainer(algorithm, **params):
     """``train_fn`` that fits a dptopic estimator (``"lda"``, ``"hdp"``, ... or a class) with ``params``."""
 
@@ -93,7 +104,8 @@ def sklearn_trainer(n_topics: int = 20, **params):
     return train
 
 
-def _components(result) -> tuple[np.ndarray, dict | None]:
+def phi_and_privacy(result) -> tuple[np.ndarray, dict | None]:
+    """``(Φ, privacy report or None)`` from what a training function returned (an array or a fitted estimator)."""
     if isinstance(result, np.ndarray):
         return result, None
     if not hasattr(result, "components_"):
@@ -151,7 +163,7 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
     privacy = []
 
     def job(m):
-        phi, priv = _components(train_fn(corpus.subset(np.flatnonzero(members[m])), rngs[m]))
+        phi, priv = phi_and_privacy(train_fn(corpus.subset(np.flatnonzero(members[m])), rngs[m]))
         if phi.shape[1] != corpus.vocab_size:
             raise DPTopicError(f"the trainer returned Phi with {phi.shape[1]} columns for a vocabulary of {corpus.vocab_size} words.")
         present = phi.sum(axis=0) > 0

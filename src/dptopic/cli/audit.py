@@ -33,19 +33,6 @@ def _parse_set(items):
     return out
 
 
-def _epsilon_param(algorithm, required=True):
-    """The name of a trainer's privacy parameter: ``epsilon``, or ``epsilon_laplace`` (HDP-LDA)."""
-    import inspect
-
-    from ..models import ALGORITHMS
-
-    names = inspect.signature(ALGORITHMS[algorithm].__init__).parameters if algorithm in ALGORITHMS else {}
-    key = next((k for k in ("epsilon", "epsilon_laplace") if k in names), None)
-    if key is None and required:
-        raise DPTopicError(f"{algorithm!r} has no epsilon parameter: choose a private trainer.")
-    return key
-
-
 def _trainer_from_args(a):
     """``(train_fn, claimed privacy or None, description)`` from ``--model`` or ``--algorithm``."""
     import inspect

@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from .._io import atomic_write_json
 from ..attacks import metrics
-from ..attacks.lira import _components, estimator_trainer, run_lira, sklearn_trainer, train_shadows
+from ..attacks.lira import epsilon_parameter, estimator_trainer, phi_and_privacy, run_lira, sklearn_trainer, train_shadows
 from ..evaluation import umass_coherence
 from ._output import save_fig, write_csv
 
@@ -98,7 +97,7 @@ def fdptm_trainer(base_fn, eps_v, delta_v, record: list):
 
     def train(corpus, rng):
         restricted, _ = restrict_to_private_vocabulary(corpus, eps_v, delta_v, seed=rng)
-        phi, _ = _components(base_fn(restricted, rng))
+        phi, _ = phi_and_privacy(base_fn(restricted, rng))
         phi = np.maximum(phi, 0)
         phi = phi / phi.sum(axis=1, keepdims=True)
         full = np.zeros((phi.shape[0], corpus.vocab_size))
@@ -126,15 +125,13 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
         if et is None:
             base = make_trainer(trainer, n_topics, cgs_iterations)
         else:
-            from ..cli.audit import _epsilon_param
-
-            base = estimator_trainer(dp_algorithm, n_topics=n_topics, **{_epsilon_param(dp_algorithm): et},
+            base = estimator_trainer(dp_algorithm, n_topics=n_topics, **{epsilon_parameter(dp_algorithm): et},
                                      **(dp_params or {}))
         record: list = []
         fn = base if ev is None else fdptm_trainer(base, ev, delta_v, record)
         if ev is None:  # public vocabulary: coherence of each shadow on its own documents
             def fn(c, rng, _b=base, _r=record):  # noqa: E731
-                phi, _ = _components(_b(c, rng))
+                phi, _ = phi_and_privacy(_b(c, rng))
                 phi = phi / phi.sum(axis=1, keepdims=True)
                 _r.append({"vocab_size": c.vocab_size, "coherence": umass_coherence(phi, c, 10)})
                 return phi
@@ -179,14 +176,13 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
     """Zhao et al. Fig. 7: attack accuracy, target accuracy and F1 against eps for each trainer
     (non-private trainers are run once and drawn flat)."""
     from ..attacks.classifier_mia import classifier_mia
-    from ..cli.audit import _epsilon_param
     from ..models import ALGORITHMS
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for algo in algorithms:
-        eps_param = _epsilon_param(algo, required=False)
+        eps_param = epsilon_parameter(algo, required=False)
         for e in (eps_grid if eps_param else (None,)):
             params = dict(n_topics=n_topics, n_iter=n_iter)
             if eps_param:
