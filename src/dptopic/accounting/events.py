@@ -150,4 +150,47 @@ def _discrete_laplace_rdp(a: np.ndarray, t: float, c: int) -> np.ndarray:
     return np.logaddexp.reduce(np.broadcast_arrays(*terms), axis=0) / (a - 1)
 
 
+@dataclass(frozen=True)
+class ApproxDPEvent:
+    """A step that is (ε, δ)-DP by a theorem rather than by noise this library adds and accounts for
+    itself: DP set union (Gopi et al. 2020, Thm 5.2/5.3), the FedLDA poster's (ε, 2δ) claim.
+
+    Basic composition adds both ε and δ (the ledger reports ``delta_basic``); the PLD is
+    dp-accounting's worst case for (ε, δ)-DP; no Rényi divergence is bounded when δ > 0, so
+    its RDP curve is infinite (that route does not apply).
+    """
+
+    eps: float
+    delta: float
+    label: str = "(epsilon, delta)-DP step"
+    theorem: str = ""
+    relation: str = "word-level replacement"
+    unit: str = "word"
+
+    def __post_init__(self):
+        from .._validation import Real, validate_value
+
+        _check_event_eps(self.eps, "eps")
+        validate_value("delta", self.delta, [Real(0, 1, "left")])
+
+    @property
+    def epsilon(self) -> float:
+        return self.eps
+
+    @property
+    def delta_event(self) -> float:
+        return self.delta
+
+    def pld(self, discretization: float = DISCRETIZATION):
+        return pldlib.from_privacy_parameters(pld_common.DifferentialPrivacyParameters(self.eps, self.delta),
+                                              value_discretization_interval=discretization)
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray:
+        return np.full(np.shape(orders), np.inf)
+
+    def describe(self) -> dict:
+        return {"type": "approximate_dp", "label": self.label, "epsilon": self.eps, "delta": self.delta,
+                "theorem": self.theorem, "relation": self.relation, "unit": self.unit}
+
+
 RDP_ORDERS = np.concatenate([np.linspace(1.01, 1.99, 50), np.arange(2, 64, 0.5), np.arange(64, 513, 8)])

@@ -13,14 +13,11 @@ kept (non-rare) word can have when the tail of mass ``delta`` is excluded. The p
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-from dp_accounting.pld import common as pld_common
-from dp_accounting.pld import privacy_loss_distribution as pldlib
 
 from ..errors import DPTopicError
-from .events import DISCRETIZATION, PureDPEvent
+from .events import ApproxDPEvent, PureDPEvent
 
 VARIANTS = ("another", "coincide")
 THEOREM1 = "Wang, Tong & Shi 2020 (FedLDA poster), Theorem 1"
@@ -97,39 +94,6 @@ def theorem2_error_bound(eta_: float, ranks) -> np.ndarray:
     if k.size == 0 or not np.issubdtype(k.dtype, np.integer) or np.any(k < 1):
         raise DPTopicError("invalid ranks: must be integers >= 1 (rank 1 = the most probable word of the topic).")
     return eta_ * k.astype(np.float64) ** 2
-
-
-@dataclass(frozen=True)
-class ApproxDPEvent:
-    """An (epsilon, delta)-DP step by a theorem (e.g. the poster's (eps, 2 delta)-LDP claim).
-
-    Basic composition adds both epsilons and deltas; the PLD is dp-accounting's worst case for
-    (epsilon, delta)-DP; Renyi DP is not finite for delta > 0 (reported as inf)."""
-
-    eps: float
-    delta: float
-    label: str = "approximate DP step"
-    theorem: str = ""
-    relation: str = "word-level replacement"
-
-    @property
-    def epsilon(self) -> float:
-        return self.eps
-
-    @property
-    def delta_event(self) -> float:
-        return self.delta
-
-    def pld(self, discretization: float = DISCRETIZATION):
-        return pldlib.from_privacy_parameters(pld_common.DifferentialPrivacyParameters(self.eps, self.delta),
-                                              value_discretization_interval=discretization)
-
-    def rdp(self, orders: np.ndarray) -> np.ndarray:
-        return np.full(np.shape(orders), np.inf)
-
-    def describe(self) -> dict:
-        return {"type": "approximate_dp", "label": self.label, "epsilon": self.eps, "delta": self.delta,
-                "theorem": self.theorem, "relation": self.relation}
 
 
 RRP_RELATION = ("word-level LDP of one reported entry: the entry's word replaced by any other word"

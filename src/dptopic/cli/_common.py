@@ -49,6 +49,7 @@ def _int_arg(lo: int):
 positive_int = _int_arg(1)
 seed_int = _int_arg(0)
 DEFAULT_MAX_VOCAB = 1000
+NO_VOCAB_CAP = 2**31 - 1  # max_vocab that keeps every word
 
 
 def add_out_args(p, default: str, what: str = "model") -> None:
@@ -65,6 +66,14 @@ def check_out(a, *suffixes: str) -> None:
     check_output_dir(a.out, overwrite=a.overwrite)
     for suf in suffixes:
         check_output_dir(str(a.out).rstrip("/\\") + suf, overwrite=a.overwrite, flag="--out")
+
+
+def eps_delta_pair(s: str) -> tuple:
+    """``EPS,DELTA`` with EPS > 0 and DELTA in (0, 1)."""
+    parts = s.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"expected EPS,DELTA (e.g. 1.0,1e-5), got {s!r}")
+    return positive_float(parts[0].strip()), unit_interval(parts[1].strip())
 
 
 def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, text_field: str = "text",
@@ -87,10 +96,12 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
     min_df = 1 if min_df is None else min_df
     if spec in (None, "demo", "sotu"):
-        return load_sotu(vocabulary=vocabulary, min_df=1) if vocabulary is not None else load_sotu(max_vocab=max_vocab)
+        if vocabulary is not None:
+            return load_sotu(vocabulary=vocabulary, min_df=1)
+        return load_sotu(max_vocab=max_vocab, **({"min_df": min_df} if given else {}))
     if spec == "20newsgroups":
         return load_20newsgroups("train", max_vocab=max_vocab, vocabulary=vocabulary,
-                                 **({"min_df": 1} if vocabulary is not None else {}))
+                                 **({"min_df": min_df} if given or vocabulary is not None else {}))
     p = Path(spec)
     if not p.exists():
         raise DPTopicError(f"corpus {spec!r} not found: give 'demo', '20newsgroups' or an existing path.")
@@ -199,6 +210,8 @@ def print_privacy(report: dict, console=None):
 
 def _report_tail(t, report, keys, console):
     """The descriptive rows, the table, then the seed warning (if any) in plain sight."""
+    for w in report.get("warnings", []):
+        t.add_row("warning", str(w))
     for key in keys:
         if key in report:
             v = report[key]

@@ -86,10 +86,12 @@ def register_park_svi(esub) -> None:
 
 
 # One registration function per paper's experiments, in the order --help lists them.
+from .experiment_manzonelli import register_manzonelli  # noqa: E402
 from .fed import register_fedlda_experiment  # noqa: E402
 from .local import register_zhao_local  # noqa: E402
 
-EXPERIMENTS = [register_zhao_central, register_zhao_local, register_park_svi, register_fedlda_experiment]
+EXPERIMENTS = [register_zhao_central, register_zhao_local, register_park_svi, register_fedlda_experiment,
+               register_manzonelli]
 
 
 def register(sub) -> None:

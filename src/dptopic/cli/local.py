@@ -59,7 +59,6 @@ def add_train_args(t) -> None:
 
 def train_local(a, console) -> None:
     """``train --algorithm lp|olp``: train from randomized reports, print and save."""
-    from ..corpus import Corpus
     from ..local import ReportSet
     from ..models import LPLDA, OLPLDA
 

@@ -12,10 +12,10 @@ import os
 import sys
 
 from ..errors import DPTopicError
-from . import corpus, experiment, local, privacy, train
+from . import audit, corpus, experiment, local, privacy, train
 
 # Command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = [train, corpus, privacy, experiment, local]
+COMMAND_GROUPS = [train, corpus, privacy, experiment, local, audit]
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -77,12 +77,14 @@ def print_svi_privacy(rep: dict, console) -> None:
                       " the private documents; not saved)")
 
 
-def train_svi(model, corpus, vocabulary, a, console) -> None:
+def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
     train, test = corpus.train_test_split(a.test_size, seed=0)
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
                   f" train {train.n_docs} / test {test.n_docs}")
     model.fit(train, vocabulary=vocabulary)
+    if after_fit is not None:
+        after_fit(model)
     print_topics(model, 10, console=console)
     ppl = model.perplexity(test)
     saved = a.save_metrics or not model._private

@@ -5,8 +5,8 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import (add_corpus_args, add_out_args, check_out, corpus_from_args, load_corpus, make_console,
-                      positive_float, positive_int, print_privacy, print_topics, read_vocabulary, seed_int,
+from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, check_out, corpus_from_args, load_corpus, make_console,
+                      eps_delta_pair, positive_float, positive_int, print_privacy, print_topics, read_vocabulary, seed_int,
                       unit_interval)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
@@ -28,6 +28,7 @@ _ALGORITHM_ONLY = {
     "exclusion": ("floor", _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI),
+    "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS),
 }
 
 
@@ -51,13 +52,41 @@ def _resolve_seed(a):
     return 0 if a.seed is None else a.seed
 
 
-def _training_corpus(a):
-    """The corpus to train on. With ``--vocabulary`` it is restricted to that public word list and no
-    word is chosen from the data (``--max-vocab``/``--min-df`` are ignored)."""
-    if a.vocabulary is None:
-        return corpus_from_args(a), None
-    vocab = read_vocabulary(a.vocabulary)
-    return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab), vocab
+def _training_corpus(a, console):
+    """``(corpus, public vocabulary or None, vocabulary event or None)``: the corpus to train on.
+
+    ``--vocabulary``: restricted to that public word list, no word chosen from the data.
+    ``--private-vocabulary EPS_V,DELTA_V`` (FDPTM, Manzonelli et al. 2024): the vocabulary is chosen by
+    DP set union from the uncut one, and its (eps, delta) event is composed with the trainer's.
+    Otherwise the vocabulary comes from the data (``--max-vocab``/``--min-df``) and is treated as public.
+    """
+    if a.vocabulary is not None and a.private_vocabulary is not None:
+        raise DPTopicError("give --vocabulary (a public word list) or --private-vocabulary (chosen with DP), not both.")
+    if a.vocabulary is not None:
+        vocab = read_vocabulary(a.vocabulary)
+        return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab), vocab, None
+    if a.private_vocabulary is None:
+        return corpus_from_args(a), None, None
+    from ..models.fdptm import restrict_to_private_vocabulary
+
+    eps_v, delta_v = a.private_vocabulary
+    # no data-dependent cut (it would leak): DP set union alone decides which words are kept
+    full = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP, min_df=1)
+    # the selection's noise comes from fresh OS entropy unless --seed is given explicitly
+    corpus, event = restrict_to_private_vocabulary(full, eps_v, delta_v, seed=a.seed)
+    console.print(f"[bold]private vocabulary[/]: {corpus.vocab_size} words by DP set union"
+                  f" (eps_V={eps_v:g}, delta_V={delta_v:g})")
+    return corpus, None, event
+
+
+def _compose_private_vocabulary(model, event, console) -> None:
+    """FDPTM: replace the model's report by its composition with the vocabulary selection."""
+    if event is None:
+        return
+    from ..models.fdptm import compose_privacy
+
+    for w in compose_privacy(model, event).get("warnings", []):
+        console.print(f"[bold yellow]warning[/]: {w}")
 
 
 def _build_model(a, n_topics, n_iter, seed):
@@ -129,16 +158,18 @@ def cmd_train(a):
     check_out(a)
     if a.algorithm in SVI_ALGORITHMS:
         model = build_svi_model(a)  # bad parameters fail before the corpus loads
-        corpus, vocab = _training_corpus(a)
-        return train_svi(model, corpus, vocab, a, console)
+        corpus, vocab, event = _training_corpus(a, console)
+        return train_svi(model, corpus, vocab, a, console,
+                         after_fit=lambda m: _compose_private_vocabulary(m, event, console))
     if a.algorithm in ("lp", "olp"):
         from .local import train_local
 
         return train_local(a, console)
     seed = _resolve_seed(a)
     model = _build_model(a, a.topics, a.iterations, seed)  # bad parameters fail before the corpus loads
-    corpus, vocab = _training_corpus(a)
+    corpus, vocab, event = _training_corpus(a, console)
     _train_eval_report(model, corpus, a, console, vocab)
+    _compose_private_vocabulary(model, event, console)
     print_topics(model, 10, console=console)
     _print_metrics(model, console, saved=a.save_metrics or not model._private)
     print_privacy(model.privacy_, console)
@@ -216,6 +247,9 @@ def register(sub) -> None:
     t.add_argument("--paper-literal", action="store_true", help="hdp: Algorithm 1 exactly as written (unsound)")
     t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete")
     t.add_argument("--secure", action="store_true", help="CSPRNG exact noise via OpenDP (refuses --seed)")
+    t.add_argument("--private-vocabulary", type=eps_delta_pair, default=None, metavar="EPS_V,DELTA_V",
+                   help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
+                        " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df are then ignored")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--test-size", type=unit_interval, default=0.2)
     add_out_args(t, "runs/model")

@@ -1,6 +1,7 @@
 """Compiled (numba) sampling kernels. Pure functions over arrays plus an RNG state."""
 from .counts import count_assignments
 from .dense import dense_sweep
+from .em import document_statistic, max_doc_loglik
 from .engine import ShardedSweeper, Shard, SweepArrays, make_shards, sweep_shard
 from .frozen import frozen_sweep
 from .foldin import fold_in, token_log_likelihood
@@ -10,7 +11,7 @@ from .rrp import rrp_replace
 from .rng import kernel_state, next_uniform
 from .sparse import sparse_sweep
 
-__all__ = ["dense_sweep", "sparse_sweep", "frozen_sweep", "count_assignments", "fold_in", "token_log_likelihood", "sweep_shard",
+__all__ = ["dense_sweep", "document_statistic", "max_doc_loglik", "sparse_sweep", "frozen_sweep", "count_assignments", "fold_in", "token_log_likelihood", "sweep_shard",
            "ShardedSweeper", "Shard", "SweepArrays", "make_shards", "kernel_state", "next_uniform",
            "randomize_presence", "presence_packed", "packed_column_sums",
            "local_sweep", "rrp_replace"]

@@ -1,0 +1,333 @@
+"""The likelihood-ratio attack (LiRA) against topic models (Manzonelli et al. 2024, Sec. 3).
+
+A released Φ is attacked document by document through the query statistic
+``s(Φ, d) = max_θ log p(d | θ, Φ)`` (their eq. 3), computed exactly by the compiled
+EM fixed point in :mod:`dptopic.kernels.em`. Shadow models are trained on
+complementary random halves of the data, so every document is IN for exactly half of
+them; the IN and OUT distributions of ``s`` are modelled as Gaussians (Carlini et al.
+2022, eq. 2). Scores are kept in log space and HIGHER always means "member":
+
+* online:  ``log N(x; μ_in, σ_in²) − log N(x; μ_out, σ_out²)``;
+* offline: ``log Pr[Z ≤ x]``, ``Z ~ N(μ_out, σ_out²)`` (one-sided: a member's ``s`` is larger);
+* ``fixed_variance=True`` uses one global σ_in and σ_out (Carlini et al., for few shadows).
+
+Any training procedure can be audited: ``train_fn(corpus, rng)`` returns Φ (K × V) or a
+fitted estimator with ``components_`` (and, if it is private, ``privacy_``). See
+:func:`estimator_trainer` (dptopic's trainers, by name) and :func:`sklearn_trainer`.
+"""
+from __future__ import annotations
+
+import inspect
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.stats import norm
+
+from .._progress import progress_bar
+from ..corpus import Corpus
+from ..errors import DPTopicError
+from ..kernels.em import document_statistic
+from . import metrics
+from .baselines import HUANG_STATISTICS, huang_scores, huang_theta
+
+SD_FLOOR = 1e-8
+
+
+# ------------------------------------------------------------------ trainers
+_ALIASES = {"n_topics": ("n_components", "k"), "n_iter": ("max_iter", "n_epochs", "rounds", "n_rounds", "iterations")}
+
+
+def make_estimator(algorithm, seed=None, **params):
+    """Build one estimator from a name in ``dptopic.models.ALGORITHMS`` or a class.
+
+    Only the estimator interface is assumed (``fit``, ``components_``, optionally
+    ``privacy_``); ``seed`` and ``verbose=0`` are passed when the class accepts them.
+    """
+    from ..models import ALGORITHMS
+
+    if isinstance(algorithm, str):
+        if algorithm not in ALGORITHMS:
+            raise DPTopicError(f"unknown algorithm {algorithm!r}: choose one of {', '.join(ALGORITHMS)}.")
+        cls = ALGORITHMS[algorithm]
+    else:
+        cls = algorithm
+    names = inspect.signature(cls.__init__).parameters
+    kw = {}
+    for k, v in params.items():  # common names onto the class's own (n_topics -> n_components, ...)
+        kw[k if k in names else next((a for a in _ALIASES.get(k, ()) if a in names), k)] = v
+    if "seed" in names:
+        kw["seed"] = seed
+    if "verbose" in names:
+        kw.setdefault("verbose", 0)
+    unknown = [k for k in kw if k not in names and not any(p.kind == p.VAR_KEYWORD for p in names.values())]
+    if unknown:
+        raise DPTopicError(f"{cls.__name__} has no parameter {unknown[0]!r}; valid: {', '.join(n for n in names if n != 'self')}.")
+    return cls(**kw)
+
+
+def epsilon_parameter(algorithm, required=True):
+    """The name of a trainer's privacy parameter: ``epsilon``, or ``epsilon_laplace`` (HDP-LDA)."""
+    from ..models import ALGORITHMS
+
+    names = inspect.signature(ALGORITHMS[algorithm].__init__).parameters if algorithm in ALGORITHMS else {}
+    key = next((k for k in ("epsilon", "epsilon_laplace") if k in names), None)
+    if key is None and required:
+        raise DPTopicError(f"{algorithm!r} has no epsilon parameter: choose a private trainer.")
+    return key
+
+
+def estimator_trainer(algorithm, **params):
+    """``train_fn`` that fits a dptopic estimator (``"lda"``, ``"hdp"``, ... or a class) with ``params``."""
+
+    def train(corpus: Corpus, rng: np.random.Generator):
+        est = make_estimator(algorithm, seed=rng, **params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. "noise reproducible from the seed": shadows are not released
+            return _fit(est, corpus, rng)
+
+    train.description = f"{algorithm if isinstance(algorithm, str) else algorithm.__name__} {params}"
+    return train
+
+
+LOCAL_DEFAULT_EPSILON_WORD = 3.0
+"""Per-word epsilon of a local-DP pipeline audited without ``f``/``epsilon_word`` (its report states it)."""
+
+
+def _fit(est, corpus: Corpus, rng: np.random.Generator):
+    """Fit ``est`` on ``corpus``; a local-DP estimator (LP-LDA, OLP-LDA) is audited as the whole pipeline:
+    the contributors' randomizer on every document, then the server's estimator on the reports."""
+    from ..models.lplda import _LocalModel
+
+    if not isinstance(est, _LocalModel):
+        return est.fit(corpus)
+    from ..local import Randomizer
+
+    f = est._expected_f()
+    if f is None:
+        est.epsilon_word = LOCAL_DEFAULT_EPSILON_WORD
+        f = est._expected_f()
+    if getattr(est, "prior_corpus", "none") is None:
+        est.prior_corpus = "none"  # no public prior data in an audit unless the caller gives some
+    reports = Randomizer(corpus.vocabulary, f=f, seed=rng).randomize(corpus)
+    return est.fit(reports, vocabulary=corpus.vocabulary)
+
+
+def sklearn_trainer(n_topics: int = 20, **params):
+    """``train_fn`` with scikit-learn's ``LatentDirichletAllocation`` (default learning parameters unless
+    given), as in Manzonelli et al.'s experiments; Φ = ``components_`` normalised by row."""
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    def train(corpus: Corpus, rng: np.random.Generator):
+        lda = LatentDirichletAllocation(n_components=n_topics, random_state=int(rng.integers(2**31 - 1)), **params)
+        return lda.fit(corpus.to_bow())
+
+    train.description = f"sklearn LatentDirichletAllocation(n_components={n_topics}, {params})"
+    return train
+
+
+def phi_and_privacy(result) -> tuple[np.ndarray, dict | None]:
+    """``(Φ, privacy report or None)`` from what a training function returned (an array or a fitted estimator)."""
+    if isinstance(result, np.ndarray):
+        return result, None
+    if not hasattr(result, "components_"):
+        raise DPTopicError(f"the training function returned a {type(result).__name__}: return Phi (K x V) or a fitted estimator with components_.")
+    return np.asarray(result.components_), getattr(result, "privacy_", None)
+
+
+# ------------------------------------------------------------------ shadows
+@dataclass
+class ShadowScores:
+    """``s(Φ_m, d)`` for every shadow model ``m`` and document ``d``, and who was IN."""
+
+    scores: np.ndarray        # (M, D)
+    members: np.ndarray       # (M, D) bool
+    huang: dict = field(default_factory=dict)   # statistic -> (M, D) member-high scores
+    privacy: dict | None = None                  # privacy_ of a shadow model (same settings as the target)
+
+    @property
+    def n_shadows(self) -> int:
+        return self.scores.shape[0]
+
+
+def complementary_halves(n_docs: int, n_shadows: int, rng: np.random.Generator) -> np.ndarray:
+    """(M, D) membership: pairs of complementary random halves, so each document is IN exactly M/2 times."""
+    if n_shadows < 4 or n_shadows % 2:
+        raise DPTopicError(f"invalid number of shadow models {n_shadows}: need an even number >= 4 (64 is typical).")
+    if n_docs < 4:
+        raise DPTopicError(f"corpus too small for LiRA: {n_docs} documents; need at least 4.")
+    m = np.zeros((n_shadows, n_docs), dtype=bool)
+    for r in range(n_shadows // 2):
+        half = rng.permutation(n_docs) < n_docs // 2
+        m[2 * r], m[2 * r + 1] = half, ~half
+    return m
+
+
+def _keep_columns(X, keep):
+    Y = X.multiply(keep[None, :].astype(X.dtype)).tocsr()
+    Y.eliminate_zeros()
+    return Y
+
+
+def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: int = 1, verbose: int = 1,
+                  tol: float = 1e-4, huang: bool = True) -> ShadowScores:
+    """Train ``n_shadows`` models on complementary halves (in parallel threads) and score every document.
+
+    Only the (M × D) statistics are kept, never the shadow models themselves.
+    """
+    corpus.require_nonempty()
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    members = complementary_halves(corpus.n_docs, n_shadows, rng)
+    rngs = rng.spawn(n_shadows)
+    X = corpus.to_bow()
+    S = np.empty(members.shape)
+    H = {k: np.empty(members.shape) for k in HUANG_STATISTICS} if huang else {}
+    privacy = []
+
+    def job(m):
+        phi, priv = phi_and_privacy(train_fn(corpus.subset(np.flatnonzero(members[m])), rngs[m]))
+        if phi.shape[1] != corpus.vocab_size:
+            raise DPTopicError(f"the trainer returned Phi with {phi.shape[1]} columns for a vocabulary of {corpus.vocab_size} words.")
+        present = phi.sum(axis=0) > 0
+        # a word outside the released vocabulary (e.g. FDPTM's private vocabulary): the attacker scores the
+        # document restricted to the released words
+        S[m] = document_statistic(phi, X if present.all() else _keep_columns(X, present), tol=tol)
+        if huang:
+            for k, v in huang_scores(huang_theta(phi, corpus, seed=rngs[m])).items():
+                H[k][m] = v
+        if priv is not None and not privacy:
+            privacy.append(priv)
+
+    with progress_bar(n_shadows, f"shadow models (D={corpus.n_docs})", verbose) as bar, \
+            ThreadPoolExecutor(max_workers=max(1, int(n_jobs))) as pool:
+        for f in [pool.submit(job, m) for m in range(n_shadows)]:
+            f.result()
+            bar.advance(1)
+    return ShadowScores(S, members, H, privacy[0] if privacy else None)
+
+
+# ------------------------------------------------------------------ scores
+def _moments(S, mask, fixed_variance):
+    n = mask.sum(axis=0)
+    if np.any(n < 1):
+        raise DPTopicError("a document has no shadow model on one side (IN/OUT): use more shadow models.")
+    mu = np.where(mask, S, 0).sum(axis=0) / n
+    dev = np.where(mask, S - mu, 0)
+    var = (dev ** 2).sum(axis=0) / n  # population variance, as in Carlini et al.'s code
+    if np.all(n < 2):  # one shadow per side: no per-side spread; use the spread of all shadows (conservative)
+        var = np.full_like(var, S.var(axis=0).mean())
+    elif fixed_variance:
+        var = np.full_like(var, var.mean())
+    return mu, np.maximum(np.sqrt(var), SD_FLOOR)
+
+
+def lira_online(target, S, members, fixed_variance: bool = False) -> np.ndarray:
+    """Online LiRA: ``log Λ`` per document (higher = member)."""
+    mu_in, sd_in = _moments(S, members, fixed_variance)
+    mu_out, sd_out = _moments(S, ~members, fixed_variance)
+    return norm.logpdf(target, mu_in, sd_in) - norm.logpdf(target, mu_out, sd_out)
+
+
+def lira_offline(target, S, members, fixed_variance: bool = False) -> np.ndarray:
+    """Offline LiRA: ``log Pr[Z ≤ s(Φ_obs, d)]`` with Z the OUT distribution (higher = member)."""
+    mu_out, sd_out = _moments(S, ~members, fixed_variance)
+    return norm.logcdf((target - mu_out) / sd_out)
+
+
+ATTACKS = ("lira_online", "lira_offline", "lira_online_fixed_var", "lira_offline_fixed_var",
+           "huang_entropy", "huang_std", "huang_max")
+
+
+def attack_target(target_scores, target_huang, shadows: ShadowScores, exclude=()) -> dict:
+    """Every attack's member-high score for each document of one target model (``exclude``: shadows not used)."""
+    keep = np.ones(shadows.n_shadows, bool)
+    keep[list(exclude)] = False
+    S, M = shadows.scores[keep], shadows.members[keep]
+    out = {"lira_online": lira_online(target_scores, S, M),
+           "lira_offline": lira_offline(target_scores, S, M),
+           "lira_online_fixed_var": lira_online(target_scores, S, M, fixed_variance=True),
+           "lira_offline_fixed_var": lira_offline(target_scores, S, M, fixed_variance=True)}
+    for k, v in (target_huang or {}).items():
+        out[f"huang_{k}"] = v
+    return out
+
+
+def leave_one_out(shadows: ShadowScores, n_targets: int | None = None) -> dict:
+    """Pool every attack over targets: each target is one shadow model, attacked with the others
+    except its complementary partner (whose membership is the exact complement of the target's, and
+    would make the IN/OUT sample sizes depend on the answer). Every document then stays IN for exactly
+    half of the shadows used.
+
+    Returns ``{attack: (scores, labels)}`` pooled over ``n_targets`` targets (all by default).
+    """
+    T = shadows.n_shadows if n_targets is None else min(int(n_targets), shadows.n_shadows)
+    pooled: dict = {}
+    for t in range(T):
+        res = attack_target(shadows.scores[t], {k: v[t] for k, v in shadows.huang.items()}, shadows,
+                            exclude=(t, t ^ 1))
+        for k, v in res.items():
+            pooled.setdefault(k, ([], []))
+            pooled[k][0].append(v)
+            pooled[k][1].append(shadows.members[t])
+    return {k: (np.concatenate(s), np.concatenate(y)) for k, (s, y) in pooled.items()}
+
+
+@dataclass
+class LiRAResult:
+    """Per-attack metrics, the empirical ε lower bound, and the claimed guarantee."""
+
+    summaries: dict
+    empirical_epsilon: dict
+    claimed: dict | None
+    pooled: dict = field(repr=False, default_factory=dict)
+    settings: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"attacks": self.summaries, "empirical_epsilon": self.empirical_epsilon,
+                "claimed_privacy": claimed_epsilon(self.claimed), "settings": self.settings}
+
+    def plot(self, path, title="LiRA against a topic model (log-log ROC)", attacks=None):
+        names = attacks or [a for a in ("lira_online", "lira_offline", "huang_entropy", "huang_std", "huang_max")
+                            if a in self.pooled]
+        return metrics.plot_roc({a: self.pooled[a] for a in names}, path, title)
+
+
+def claimed_epsilon(privacy: dict | None) -> dict:
+    """The model's own claim, in the fields a reader compares with the empirical bound."""
+    if not privacy:
+        return {"private": False, "epsilon": float("inf"), "note": "the trainer reports no privacy guarantee"}
+    if not privacy.get("private"):
+        return {"private": False, "epsilon": float("inf"), "unit": privacy.get("unit"),
+                "reason": privacy.get("reason", "no differential privacy guarantee is claimed")}
+    eps = privacy.get("epsilon_pld", privacy.get("epsilon_basic", privacy.get("epsilon")))
+    out = {"private": True, "epsilon": eps, "delta": privacy.get("delta"), "unit": privacy.get("unit"),
+           "theorem": privacy.get("theorem")}
+    if privacy.get("unit") not in (None, "document", "user"):
+        out["note"] = (f"the guarantee protects one {privacy.get('unit')}, the attack tests whole documents;"
+                       " for a document of L such units group privacy gives L times epsilon")
+    return out
+
+
+def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: int = 1, verbose: int = 1,
+             n_targets: int | None = None, confidence: float = 0.95, tol: float = 1e-4,
+             shadows: ShadowScores | None = None) -> LiRAResult:
+    """Train shadows, attack every shadow in turn with the others (leave-one-out), and summarise.
+
+    The empirical ε lower bound uses online LiRA's scores at δ = the claimed δ (0 if none).
+    """
+    if not 0 < confidence < 1:
+        raise DPTopicError(f"invalid confidence={confidence!r}: must lie in (0, 1).")
+    if shadows is None:
+        shadows = train_shadows(corpus, train_fn, n_shadows, seed, n_jobs, verbose, tol)
+    pooled = leave_one_out(shadows, n_targets)
+    summaries = {k: metrics.summarize(*v) for k, v in pooled.items()}
+    claimed = shadows.privacy
+    delta = float((claimed or {}).get("delta") or 0.0) if (claimed or {}).get("private") else 0.0
+    emp = metrics.empirical_epsilon(*pooled["lira_online"], delta=delta, confidence=confidence)
+    emp["attack"] = "lira_online"
+    settings = {"n_shadows": shadows.n_shadows, "n_docs": corpus.n_docs, "vocab_size": corpus.vocab_size,
+                "n_targets": n_targets or shadows.n_shadows,
+                "trainer": getattr(train_fn, "description", getattr(train_fn, "__name__", "custom")),
+                "evaluation": "each target is one shadow model, attacked with the others except its complementary partner; scores pooled over targets"}
+    return LiRAResult(summaries, emp, claimed, pooled, settings)

@@ -1,0 +1,148 @@
+"""Scoring membership-inference attacks: ROC, AUC, TPR at low FPR, an empirical ε lower bound.
+
+Conventions: ``labels`` are 1 for members and 0 for non-members; a HIGHER score means
+"more likely a member". TPR at a target FPR is the TPR of the ROC point with the
+largest FPR not above the target (Carlini et al. 2022; Manzonelli et al. 2024).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import beta as _beta
+
+from ..errors import DPTopicError
+
+FPR_TARGETS = (0.01, 0.001, 0.0)
+
+
+def _check(scores, labels):
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    y = np.asarray(labels).astype(bool).ravel()
+    if s.shape != y.shape:
+        raise DPTopicError(f"scores ({s.size}) and labels ({y.size}) differ in length: give one label per score.")
+    if y.all() or (~y).all():
+        raise DPTopicError("an attack needs both members and non-members to be scored; got only one kind.")
+    if not np.all(np.isfinite(s)):
+        s = np.nan_to_num(s, nan=-np.inf)
+        s = np.clip(s, -np.finfo(float).max, np.finfo(float).max)
+    return s, y
+
+
+def roc(scores, labels):
+    """``(fpr, tpr, thresholds)`` of the ROC curve (scikit-learn's ``roc_curve``, all points kept)."""
+    from sklearn.metrics import roc_curve
+
+    s, y = _check(scores, labels)
+    return roc_curve(y, s, drop_intermediate=False)
+
+
+def tpr_at_fpr(fpr, tpr, target: float) -> float:
+    """TPR at the largest ROC point with FPR ≤ ``target``."""
+    ok = fpr <= target + 1e-15
+    return float(tpr[ok].max()) if ok.any() else 0.0
+
+
+def auc_standard_error(auc: float, n_pos: int, n_neg: int) -> float:
+    """Standard error of the AUC (Hanley & McNeil 1982, eq. 2)."""
+    q1, q2 = auc / (2 - auc), 2 * auc * auc / (1 + auc)
+    var = (auc * (1 - auc) + (n_pos - 1) * (q1 - auc * auc) + (n_neg - 1) * (q2 - auc * auc)) / (n_pos * n_neg)
+    return float(np.sqrt(max(var, 0.0)))
+
+
+def clopper_pearson(k, n, alpha: float):
+    """Two one-sided Clopper–Pearson bounds at level ``alpha`` each: ``(lower, upper)`` for k successes of n."""
+    k, n = np.asarray(k, float), np.asarray(n, float)
+    lo = np.where(k > 0, _beta.ppf(alpha, np.maximum(k, 1e-300), n - k + 1), 0.0)
+    hi = np.where(k < n, _beta.ppf(1 - alpha, k + 1, np.maximum(n - k, 1e-300)), 1.0)
+    return lo, hi
+
+
+def _eps_bounds(s, y, thresholds, delta, alpha):
+    """Lower bound on ε at each threshold ("member" if score ≥ t), both directions of the test."""
+    pos, neg = s[y], s[~y]
+    ps, ns = np.sort(pos), np.sort(neg)
+    tp = len(ps) - np.searchsorted(ps, thresholds, side="left")
+    fp = len(ns) - np.searchsorted(ns, thresholds, side="left")
+    tpr_lo, _ = clopper_pearson(tp, len(ps), alpha)
+    _, fpr_hi = clopper_pearson(fp, len(ns), alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log(np.maximum(tpr_lo - delta, 0) / fpr_hi)             # P[M(D) in S] <= e^eps P[M(D') in S] + delta
+        b = np.log(np.maximum((1 - fpr_hi) - delta, 0) / (1 - tpr_lo))  # the complementary event
+    out = np.fmax(np.nan_to_num(a, nan=-np.inf), np.nan_to_num(b, nan=-np.inf))
+    return np.maximum(out, 0.0)
+
+
+def empirical_epsilon(scores, labels, delta: float = 0.0, confidence: float = 0.95, seed=0) -> dict:
+    """A lower bound on ε that holds with probability ≥ ``confidence`` if the trials are independent.
+
+    Following Jagielski et al. (2020) and Nasr et al. (2021): a threshold test turns TPR and FPR into
+    ``ε ≥ log((TPR − δ)/FPR)``; TPR is bounded below and FPR above with Clopper–Pearson intervals
+    (each at level (1 − confidence)/2, so both hold jointly). To keep the bound honest the threshold is
+    chosen on a random half of the scores and the bound is evaluated on the other half.
+    """
+    if not 0 < confidence < 1:
+        raise DPTopicError(f"invalid confidence={confidence!r}: must lie in (0, 1).")
+    if not 0 <= delta < 1:
+        raise DPTopicError(f"invalid delta={delta!r}: must lie in [0, 1).")
+    s, y = _check(scores, labels)
+    rng = np.random.default_rng(seed)
+    sel = rng.random(len(s)) < 0.5
+    alpha = (1 - confidence) / 2
+    if y[sel].all() or (~y[sel]).all() or y[~sel].all() or (~y[~sel]).all():
+        raise DPTopicError("too few scores for an epsilon lower bound: score more members and non-members.")
+    cands = np.unique(s[sel])
+    eb = _eps_bounds(s[sel], y[sel], cands, delta, alpha)
+    t = cands[int(np.argmax(eb))]
+    eps = float(_eps_bounds(s[~sel], y[~sel], np.array([t]), delta, alpha)[0])
+    return {"epsilon_lower_bound": eps, "confidence": confidence, "delta": delta, "threshold": float(t),
+            "n_members": int(y[~sel].sum()), "n_nonmembers": int((~y[~sel]).sum()),
+            "method": "Clopper-Pearson bounds on TPR and FPR at one threshold chosen on a held-out half"
+                      " (Jagielski et al. 2020; Nasr et al. 2021)"}
+
+
+def summarize(scores, labels) -> dict:
+    """AUC (with its standard error) and TPR at FPR = 1%, 0.1% and 0."""
+    from sklearn.metrics import roc_auc_score
+
+    s, y = _check(scores, labels)
+    fpr, tpr, _ = roc(s, y)
+    auc = float(roc_auc_score(y, s))
+    out = {"auc": auc, "auc_se": auc_standard_error(auc, int(y.sum()), int((~y).sum()))}
+    for f in FPR_TARGETS:
+        out[f"tpr_at_fpr_{f:g}"] = tpr_at_fpr(fpr, tpr, f)
+    out["n_members"], out["n_nonmembers"] = int(y.sum()), int((~y).sum())
+    return out
+
+
+def plot_roc(curves: dict, path, title: str = "ROC (log-log)") -> Path:
+    """Write a log–log ROC plot: ``curves`` maps a name to ``(scores, labels)``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..experiments._output import save_fig
+
+    fig, ax = plt.subplots(figsize=(5, 5))
+    lo = 1.0
+    for name, (s, y) in curves.items():
+        fpr, tpr, _ = roc(s, y)
+        lo = min(lo, 1.0 / max(1, int((~np.asarray(y).astype(bool)).sum())))
+        from sklearn.metrics import roc_auc_score
+
+        ax.plot(np.maximum(fpr, 1e-12), np.maximum(tpr, 1e-12), label=f"{name} (AUC {roc_auc_score(y, s):.3f})")
+    ax.plot([lo, 1], [lo, 1], "k--", lw=0.8, label="chance")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, 1)
+    ax.set_ylim(lo, 1)
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=8)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_fig(fig, path)
+    plt.close(fig)
+    return path

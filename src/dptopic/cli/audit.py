@@ -1,0 +1,150 @@
+"""``audit``: attack a topic model's training procedure with LiRA and print the measured leakage beside
+what its privacy report claims (Manzonelli et al. 2024; Carlini et al. 2022)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ..errors import DPTopicError
+from ._common import add_corpus_args, corpus_from_args, make_console
+
+
+def _number(name, value, check, what):
+    if value is None:
+        return None
+    if not (math.isfinite(value) and check(value)):
+        raise DPTopicError(f"invalid {name}={value:g}: {what}.")
+    return value
+
+
+def _parse_set(items):
+    """``--set name=value`` pairs; values are parsed as JSON numbers/booleans where possible."""
+    import json
+
+    out = {}
+    for it in items or []:
+        if "=" not in it:
+            raise DPTopicError(f"invalid --set {it!r}: write NAME=VALUE, e.g. --set epsilon_inherent=5.")
+        k, v = it.split("=", 1)
+        try:
+            out[k.strip()] = json.loads(v)
+        except ValueError:
+            out[k.strip()] = v
+    return out
+
+
+def _trainer_from_args(a):
+    """``(train_fn, claimed privacy or None, description)`` from ``--model`` or ``--algorithm``."""
+    import inspect
+
+    from ..attacks.lira import estimator_trainer
+    from ..models import ALGORITHMS
+
+    if a.model is not None:
+        from ..models import load
+
+        model = load(a.model)
+        params = {k: v for k, v in model.get_params().items() if k not in ("seed", "verbose", "n_jobs", "secure")}
+        return estimator_trainer(type(model), **params), model, f"{type(model).__name__} from {a.model}"
+    if a.algorithm not in ALGORITHMS:
+        raise DPTopicError(f"unknown algorithm {a.algorithm!r}: choose one of {', '.join(ALGORITHMS)}.")
+    cls = ALGORITHMS[a.algorithm]
+    names = inspect.signature(cls.__init__).parameters
+    params = {}
+    for flag, keys in (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")),
+                       ("alpha", ("alpha",)), ("beta", ("beta",)), ("epsilon", ("epsilon", "epsilon_laplace")),
+                       ("delta", ("delta",))):
+        v = getattr(a, flag)
+        if v is None:
+            continue
+        key = next((k for k in keys if k in names), None)
+        if key is None:
+            raise DPTopicError(f"--{flag} does not apply to {a.algorithm}; see its parameters with --set NAME=VALUE.")
+        params[key] = v
+    params.update(_parse_set(a.set))
+    return estimator_trainer(a.algorithm, **params), None, f"{a.algorithm} {params}"
+
+
+def _check_coverage(model, corpus, restrict: bool):
+    words = set(model.vocabulary_.words)
+    missing = [w for w in corpus.vocabulary.words if w not in words]
+    if missing and not restrict:
+        raise DPTopicError(f"the model's vocabulary does not cover the corpus: {len(missing)} of {corpus.vocab_size} corpus"
+                           f" words are unknown to it (e.g. {missing[0]!r}); audit on the corpus the model was trained on,"
+                           " or pass --restrict to drop those words.")
+    return corpus.restrict(model.vocabulary_)
+
+
+def cmd_audit(a):
+    from .._io import atomic_write_json
+    from ..attacks.lira import claimed_epsilon, run_lira
+
+    console = make_console()
+    if a.shadows < 4 or a.shadows % 2:
+        raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number >= 4 (64 is typical).")
+    _number("--epsilon", a.epsilon, lambda v: v > 0, "must be a number > 0")
+    _number("--delta", a.delta, lambda v: 0 < v < 1, "must lie in (0, 1)")
+    _number("--confidence", a.confidence, lambda v: 0 < v < 1, "must lie in (0, 1)")
+    if (a.model is None) == (a.algorithm is None):
+        raise DPTopicError("give exactly one of --model DIR (audit a saved model's training settings) or --algorithm NAME.")
+    train_fn, model, desc = _trainer_from_args(a)
+    corpus = corpus_from_args(a)
+    if model is not None:
+        corpus = _check_coverage(model, corpus, a.restrict)
+    console.print(f"[bold]audit[/]: {desc}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
+                  f" {a.shadows} shadow models on complementary halves")
+    res = run_lira(corpus, train_fn, n_shadows=a.shadows, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
+                   n_targets=a.targets, confidence=a.confidence)
+    if model is not None:  # the saved model's own report is the claim being audited
+        res.claimed = model.privacy_
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    doc = res.to_json()
+    doc["settings"]["seed"] = a.seed
+    atomic_write_json(out / "audit.json", doc)
+    res.plot(out / "roc.png")
+    from rich.table import Table
+
+    t = Table(title="Membership inference (higher = more leakage)")
+    for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
+        t.add_column(col, justify="right" if col != "attack" else "left")
+    for name, s in res.summaries.items():
+        t.add_row(name, f"{s['auc']:.3f} ± {s['auc_se']:.3f}", f"{s['tpr_at_fpr_0.01']:.3%}",
+                  f"{s['tpr_at_fpr_0.001']:.3%}", f"{s['tpr_at_fpr_0']:.3%}")
+    console.print(t)
+    e = res.empirical_epsilon
+    c = claimed_epsilon(res.claimed)
+    console.print(f"[bold]empirical epsilon lower bound[/] ({e['confidence']:.0%} confidence, online LiRA, delta={e['delta']:g}):"
+                  f" {e['epsilon_lower_bound']:.3f}")
+    claim = f"{c['epsilon']:.4g}" if math.isfinite(c["epsilon"]) else "none (not private)"
+    console.print(f"[bold]claimed epsilon[/]: {claim}" + (f" (unit: {c.get('unit')}, delta={c.get('delta')})" if c.get("private") else ""))
+    if c.get("note"):
+        console.print(f"note: {c['note']}")
+    console.print(f"written: {out / 'audit.json'}, {out / 'roc.png'}")
+
+
+def register(sub) -> None:
+    from ._common import positive_int
+
+    p = sub.add_parser("audit", help="attack a model's training procedure (LiRA) and compare with its privacy claim")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--model", default=None, help="a saved model directory: its class and settings are audited")
+    src.add_argument("--algorithm", default=None, help="a trainer name (lda, hdp, cdp, ...; see 'dptopic train --help')")
+    add_corpus_args(p)
+    p.add_argument("--topics", type=positive_int, default=None, help="number of topics (with --algorithm)")
+    p.add_argument("--iterations", type=positive_int, default=None, help="training iterations (with --algorithm)")
+    p.add_argument("--alpha", type=float, default=None)
+    p.add_argument("--beta", type=float, default=None)
+    p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon, or epsilon_laplace for hdp)")
+    p.add_argument("--delta", type=float, default=None, help="the trainer's delta")
+    p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
+    p.add_argument("--restrict", action="store_true", help="with --model: drop corpus words the model does not know")
+    p.add_argument("--shadows", type=int, default=64, help="shadow models, even and >= 4 (default 64)")
+    p.add_argument("--targets", type=positive_int, default=None,
+                   help="how many shadow models serve in turn as the attacked target (default: all)")
+    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the epsilon lower bound")
+    p.add_argument("--seed", type=int, default=None, help="seed for the shadow splits and training (default: fresh)")
+    p.add_argument("--jobs", type=positive_int, default=2, help="worker threads training shadows")
+    p.add_argument("--out", default="runs/audit")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_audit)

@@ -1,0 +1,111 @@
+"""``experiment lira`` and ``experiment classifier-mia``: Manzonelli et al. (2024) Table 1 and Figs. 2-6,
+and Zhao et al. (2021) Fig. 7."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import DPTopicError
+from ._common import load_corpus, make_console, positive_float, positive_int, unit_interval
+
+
+def _subsample(corpus, n, seed):
+    import numpy as np
+
+    if n and corpus.n_docs > n:
+        idx = np.sort(np.random.default_rng([seed, 4000]).choice(corpus.n_docs, n, replace=False))
+        corpus = corpus.subset(idx)
+    return corpus
+
+
+def cmd_lira(a):
+    from ..experiments import manzonelli_lira as ml
+
+    console = make_console()
+    if a.shadows < 4 or a.shadows % 2:
+        raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number >= 4 (64 is typical).")
+    corpus = _subsample(load_corpus(a.corpus, max_vocab=a.max_vocab), a.subsample, a.seed)
+    console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
+                  f" trainer {a.trainer}, k={a.topics}, {a.shadows} shadow models")
+    out = Path(a.out)
+    if a.private_vocabulary:
+        s = ml.fdptm_experiment(corpus, out, a.private_vocabulary, a.delta_v, a.trainer, a.topics, a.shadows, a.seed,
+                                a.jobs, a.cgs_iterations, a.dp_algorithm, tuple(a.eps_t_grid or ()),
+                                verbose=0 if a.quiet else 1)
+        for r in s["rows"]:
+            console.print(f"{r['config']:>24}: vocabulary {r['mean_vocab_size']:.0f}, coherence {r['umass_coherence']:.3f},"
+                          f" online LiRA AUC {r['auc']:.3f}, TPR@1% {r['tpr_at_fpr_0.01']:.3%},"
+                          f" TPR@0.1% {r['tpr_at_fpr_0.001']:.3%}")
+        console.print(f"written: {out / 'fdptm_results.json'}, fdptm.csv, fig4_5_coherence.png, fig6_roc.png")
+        return
+    s = ml.lira_experiment(corpus, out, a.trainer, a.topics, a.shadows, a.seed, a.jobs, tuple(a.k_grid or ()),
+                           a.cgs_iterations, a.targets, verbose=0 if a.quiet else 1)
+    for name, v in s["attacks"].items():
+        console.print(f"{name:>24}: AUC {v['auc']:.3f} ± {v['auc_se']:.3f}, TPR@1% {v['tpr_at_fpr_0.01']:.2%},"
+                      f" TPR@0.1% {v['tpr_at_fpr_0.001']:.2%}")
+    console.print(f"published code: AUC {ml.PUBLISHED['auc']}, TPR@1% {ml.PUBLISHED['tpr_at_fpr_0.01']:.0%},"
+                  f" TPR@0.1% {ml.PUBLISHED['tpr_at_fpr_0.001']:.0%}; {s['seconds']:.0f} s")
+    for c, ok in s["checks"].items():
+        console.print(f"  [{'green' if ok else 'red'}]{'yes' if ok else 'NO'}[/] {c}")
+    console.print(f"written: {out / 'results.json'}, table1.csv, fig2_roc.png" + (", fig3_tpr_vs_k.png" if a.k_grid else ""))
+
+
+def cmd_classifier_mia(a):
+    import numpy as np
+
+    from ..experiments import manzonelli_lira as ml
+
+    console = make_console()
+    corpus = load_corpus(a.corpus, max_vocab=a.max_vocab)
+    if corpus.labels is None:
+        raise DPTopicError("the classifier attack needs labels: use 'demo' (party), '20newsgroups' or a labelled file.")
+    keep = np.flatnonzero(np.isin(np.asarray(corpus.labels), a.classes))
+    if len(set(np.asarray(corpus.labels)[keep])) < 2:
+        raise DPTopicError(f"--classes {' '.join(a.classes)} leaves fewer than two classes in the corpus.")
+    corpus = _subsample(corpus.subset(keep), a.subsample, a.seed)
+    console.print(f"[bold]corpus[/]: {corpus.n_docs} documents of classes {', '.join(sorted(set(corpus.labels)))}")
+    s = ml.classifier_mia_experiment(corpus, Path(a.out), tuple(a.algorithms), tuple(a.eps_grid), a.topics,
+                                     a.iterations, a.shadows, a.seed, verbose=0 if a.quiet else 1)
+    for r in s["rows"]:
+        console.print(f"{r['algorithm']:>6} eps={r['epsilon']}: attack accuracy {r['attack_accuracy']:.3f}"
+                      f" ± {r['attack_accuracy_se']:.3f}, target accuracy {r['target_accuracy']:.3f},"
+                      f" F1 {r['target_f1_macro']:.3f}")
+    console.print(f"written: {Path(a.out) / 'fig7_results.json'}, fig7.csv, fig7.png")
+
+
+def register_manzonelli(esub) -> None:
+    p = esub.add_parser("lira", help="Manzonelli et al. Table 1, Figs. 2-3 (LiRA vs Huang et al.), Figs. 4-6 (FDPTM)")
+    p.add_argument("--corpus", default="20newsgroups", help="'20newsgroups', 'demo' or a path")
+    p.add_argument("--subsample", type=positive_int, default=4000, help="random documents kept (default 4000)")
+    p.add_argument("--topics", type=positive_int, default=20)
+    p.add_argument("--max-vocab", type=positive_int, default=1000)
+    p.add_argument("--shadows", type=int, default=64)
+    p.add_argument("--trainer", choices=("sklearn", "cgs"), default="sklearn",
+                   help="sklearn LatentDirichletAllocation (the paper's) or dptopic's collapsed Gibbs LDA")
+    p.add_argument("--cgs-iterations", type=positive_int, default=100)
+    p.add_argument("--targets", type=positive_int, default=None, help="shadows attacked in turn (default all)")
+    p.add_argument("--k-grid", type=positive_int, nargs="+", default=None, help="Fig. 3: numbers of topics")
+    p.add_argument("--private-vocabulary", type=positive_float, nargs="+", default=None, metavar="EPS_V",
+                   help="Figs. 4-6: FDPTM with DP set union at each EPS_V")
+    p.add_argument("--delta-v", type=unit_interval, default=1e-4)
+    p.add_argument("--dp-algorithm", default=None, help="Fig. 5: a private trainer for the topic model part")
+    p.add_argument("--eps-t-grid", type=positive_float, nargs="+", default=None)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=positive_int, default=2)
+    p.add_argument("--out", default="runs/lira")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_lira)
+
+    c = esub.add_parser("classifier-mia", help="Zhao et al. Fig. 7: membership inference on a topic-model classifier")
+    c.add_argument("--corpus", default="20newsgroups", help="'20newsgroups', 'demo' (party labels) or a path")
+    c.add_argument("--classes", nargs="+", default=None, help="the two (or more) labels kept")
+    c.add_argument("--subsample", type=positive_int, default=1800)
+    c.add_argument("--max-vocab", type=positive_int, default=1000)
+    c.add_argument("--algorithms", nargs="+", default=["lda", "cdp"])
+    c.add_argument("--eps-grid", type=positive_float, nargs="+", default=[0.5, 1.0, 2.0, 5.0])
+    c.add_argument("--topics", type=positive_int, default=50)
+    c.add_argument("--iterations", type=positive_int, default=100)
+    c.add_argument("--shadows", type=positive_int, default=5)
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--out", default="runs/classifier-mia")
+    c.add_argument("--quiet", action="store_true")
+    c.set_defaults(func=cmd_classifier_mia)

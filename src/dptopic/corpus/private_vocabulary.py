@@ -1,0 +1,127 @@
+"""A differentially private vocabulary: DP set union over documents (Manzonelli et al. 2024, Sec. 4.2).
+
+Each document is one user contributing its set of distinct words. Users add weight to
+a histogram H, each with a bounded contribution (L1 ≤ 1 for the Laplace policy, L2 ≤ 1
+for the Gaussian policy), no word beyond the cut-off Γ = ρ + α·(noise scale); words
+whose noisy weight exceeds the threshold ρ are released (Gopi et al. 2020, Algorithm 2
+"Policy Laplace"/"Policy Gaussian"). With ``order="frequency"`` a user spends its
+budget on its words in order of their count in the document (Carvalho et al. 2022),
+the variant Manzonelli et al. use. Every user keeps at most ``delta0`` words (Δ0), and
+ρ is the threshold that matches that cap.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._validation import Int, Options, Real, validate_params
+from ..accounting.events import ApproxDPEvent
+from ..accounting.set_union import DOCUMENT_RELATION, gaussian_sigma
+from ..errors import DPTopicError
+from .corpus import Corpus
+from .vocabulary import Vocabulary
+
+_CONSTRAINTS = {"epsilon": [Real(0, None, "neither")], "delta": [Real(0, 1, "neither")],
+                "delta0": [Int(1, None)], "alpha": [Real(0, None, "left")],
+                "mechanism": [Options(("laplace", "gaussian"))], "order": [Options(("frequency", "gopi"))]}
+
+
+def _one_minus_root(delta, t):
+    """1 − (1 − δ)^{1/t}, accurately for small δ."""
+    return -math.expm1(math.log1p(-delta) / t)
+
+
+def dpsu_threshold(epsilon: float, delta: float, delta0: int = 1, mechanism: str = "laplace") -> float:
+    """The release threshold ρ for a per-user cap Δ0 (Gopi et al. 2020, Thm 5.2 and 5.3).
+
+    Laplace: ``ρ = max_{t ≤ Δ0} 1/t + ln(1 / (2(1 − (1 − δ)^{1/t}))) / ε``;
+    Gaussian: ``ρ = max_{t ≤ Δ0} 1/√t + σ Φ⁻¹((1 − δ/2)^{1/t})`` with σ calibrated to (ε, δ/2).
+    """
+    validate_params({"epsilon": epsilon, "delta": delta, "delta0": delta0, "mechanism": mechanism},
+                    {k: _CONSTRAINTS[k] for k in ("epsilon", "delta", "delta0", "mechanism")})
+    t = np.arange(1, int(delta0) + 1, dtype=float)
+    if mechanism == "laplace":
+        q = np.array([_one_minus_root(delta, x) for x in t])
+        return float(np.max(1 / t + np.log(1 / (2 * q)) / epsilon))
+    from scipy.stats import norm
+
+    sigma = gaussian_sigma(epsilon, delta / 2)
+    q = np.array([_one_minus_root(delta / 2, x) for x in t])
+    return float(np.max(1 / np.sqrt(t) + sigma * norm.isf(q)))
+
+
+def noise_scale(epsilon: float, delta: float, mechanism: str = "laplace") -> float:
+    """Laplace scale 1/ε (L1 sensitivity 1) or the Gaussian σ for (ε, δ/2)."""
+    return 1.0 / epsilon if mechanism == "laplace" else gaussian_sigma(epsilon, delta / 2)
+
+
+def _water_fill(gaps: np.ndarray, p: int) -> np.ndarray:
+    """Increments ``min(gap, level)`` with the largest level whose L_p norm is ≤ 1 (smallest gaps fill first)."""
+    g = np.sort(gaps)
+    n = len(g)
+    used = 0.0  # sum of g_j^p over the gaps already filled
+    for j in range(n):
+        rest = n - j  # items still rising together
+        need = used + rest * g[j] ** p
+        if need > 1.0:
+            level = ((1.0 - used) / rest) ** (1.0 / p)
+            return np.minimum(gaps, level)
+        used += g[j] ** p
+    return gaps.copy()
+
+
+def set_union_weights(corpus: Corpus, gamma: float, delta0: int, order: str = "frequency", p: int = 1,
+                      rng: np.random.Generator | None = None) -> np.ndarray:
+    """The weighted histogram H before noise: users in random order, each adding at most 1 in L_p norm
+    to at most ``delta0`` of its words, no word beyond the cut-off ``gamma``."""
+    rng = rng if rng is not None else np.random.default_rng()
+    H = np.zeros(corpus.vocab_size)
+    for d in rng.permutation(corpus.n_docs):
+        words, counts = np.unique(corpus.doc(d), return_counts=True)
+        open_ = H[words] < gamma
+        words, counts = words[open_], counts[open_]
+        if len(words) == 0:
+            continue
+        if order == "frequency":
+            keep = np.argsort(-counts, kind="stable")[:delta0]
+            budget = 1.0
+            for w in words[keep]:  # fill each word to the cut-off in turn, most frequent in the document first
+                step = min(gamma - H[w], budget)
+                H[w] += step
+                budget -= step
+                if budget <= 0:
+                    break
+        else:
+            if len(words) > delta0:
+                words = rng.choice(words, size=delta0, replace=False)
+            H[words] += _water_fill(gamma - H[words], p)
+    return H
+
+
+def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int = 50, alpha: float = 3.0,
+                 mechanism: str = "laplace", order: str = "frequency", seed=None):
+    """Select a vocabulary from ``corpus`` with (ε, δ)-DP for adding/removing one document.
+
+    Returns ``(vocabulary, event)``: a :class:`Vocabulary` (sorted alphabetically, so its order
+    carries no information beyond the set) and an :class:`~dptopic.accounting.ApproxDPEvent`.
+    """
+    validate_params(dict(epsilon=epsilon, delta=delta, delta0=delta0, alpha=alpha, mechanism=mechanism, order=order),
+                    _CONSTRAINTS)
+    if order == "frequency" and mechanism == "gaussian":
+        raise DPTopicError("order='frequency' (Carvalho et al.) is defined for the Laplace policy: use mechanism='laplace' or order='gopi'.")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rho = dpsu_threshold(epsilon, delta, delta0, mechanism)
+    scale = noise_scale(epsilon, delta, mechanism)
+    gamma = rho + alpha * scale
+    V = corpus.vocab_size
+    H = set_union_weights(corpus, gamma, delta0, order, 1 if mechanism == "laplace" else 2, rng)
+    noise = rng.laplace(0.0, scale, V) if mechanism == "laplace" else rng.normal(0.0, scale, V)
+    chosen = np.flatnonzero((H > 0) & (H + noise > rho))  # words nobody contributed have H = 0: never released
+    vocab = Vocabulary(sorted(corpus.vocabulary[i] for i in chosen))
+    event = ApproxDPEvent(float(epsilon), float(delta), label=f"DP set union ({mechanism}, {order} order)",
+                          theorem=("Gopi et al. 2020, Thm 5.2 (Laplace) / 5.3 (Gaussian): (eps, delta)-DP for"
+                                   f" one user's set; per-user cap delta0={delta0}, rho={rho:.4f},"
+                                   f" cut-off Gamma={gamma:.4f}"),
+                          relation=DOCUMENT_RELATION, unit="document")
+    return vocab, event

@@ -1,0 +1,215 @@
+"""Manzonelli et al. (2024), "Membership inference attacks and privacy in topic modeling".
+
+* :func:`lira_experiment` -- Table 1 and Fig. 2 (online/offline LiRA against the Huang et al. baselines,
+  log-log ROC) and Fig. 3 (TPR at low FPR against the number of topics k);
+* :func:`fdptm_experiment` -- Figs. 4-6: a private vocabulary (DP set union) composed with the topic
+  model: coherence and online LiRA against eps_V (and eps_T with a private trainer);
+* :func:`classifier_mia_experiment` -- Zhao et al. (2021) Fig. 7: membership inference on a topic-model
+  classifier, attack accuracy with the target's accuracy and F1 against eps.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .._io import atomic_write_json
+from ..attacks import metrics
+from ..attacks.lira import epsilon_parameter, estimator_trainer, phi_and_privacy, run_lira, sklearn_trainer, train_shadows
+from ..evaluation import umass_coherence
+from ._output import save_fig, write_csv
+
+# Manzonelli et al.'s published attack code on 20 Newsgroups (sklearn LDA, k=20, V=1000, 64 shadows,
+# a 4,000-document subsample of the training set, targets in a random half).
+PUBLISHED = {"auc": 0.75, "tpr_at_fpr_0.01": 0.12, "tpr_at_fpr_0.001": 0.04}
+REPORTED = ("auc", "auc_se", "tpr_at_fpr_0.01", "tpr_at_fpr_0.001", "tpr_at_fpr_0")
+
+
+def make_trainer(trainer: str, n_topics: int, cgs_iterations: int = 100):
+    """``sklearn`` (LatentDirichletAllocation, default learning parameters) or ``cgs`` (dptopic's LDA)."""
+    if trainer == "sklearn":
+        return sklearn_trainer(n_topics)
+    return estimator_trainer("lda", n_topics=n_topics, n_iter=cgs_iterations, alpha=1.0 / n_topics,
+                             beta=1.0 / n_topics)
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def lira_experiment(corpus, out, trainer="sklearn", n_topics=20, n_shadows=64, seed=0, n_jobs=2, k_grid=(),
+                    cgs_iterations=100, n_targets=None, verbose=1) -> dict:
+    """Table 1 / Fig. 2 at ``n_topics``; Fig. 3 over ``k_grid`` (offline and online TPR at FPR 1%, 0.1%)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    fn = make_trainer(trainer, n_topics, cgs_iterations)
+    res = run_lira(corpus, fn, n_shadows=n_shadows, seed=seed, n_jobs=n_jobs, verbose=verbose, n_targets=n_targets)
+    seconds = time.perf_counter() - t0
+    attacks = {k: {m: v[m] for m in REPORTED} for k, v in res.summaries.items()}
+    write_csv(out / "table1.csv", ["attack", *REPORTED], [[k, *(v[m] for m in REPORTED)] for k, v in attacks.items()])
+    res.plot(out / "fig2_roc.png", f"LiRA vs Huang et al., {corpus.n_docs} docs, k={n_topics}, {trainer}")
+    on = attacks["lira_online"]
+    checks = {f"online LiRA {m} >= published {PUBLISHED[m]:g}": bool(on[m] >= PUBLISHED[m]) for m in PUBLISHED}
+    for h in ("huang_entropy", "huang_std", "huang_max"):
+        checks[f"online LiRA TPR@0.1% > {h}"] = bool(on["tpr_at_fpr_0.001"] > attacks[h]["tpr_at_fpr_0.001"])
+    summary = {"attacks": attacks, "published_reference": PUBLISHED, "checks": checks,
+               "empirical_epsilon": res.empirical_epsilon,
+               "settings": dict(res.settings, n_topics=n_topics, trainer=trainer, seed=seed, n_jobs=n_jobs,
+                                cgs_iterations=cgs_iterations if trainer == "cgs" else None),
+               "seconds": seconds}
+    if k_grid:
+        rows = []
+        for k in k_grid:
+            r = run_lira(corpus, make_trainer(trainer, k, cgs_iterations), n_shadows=n_shadows, seed=seed,
+                         n_jobs=n_jobs, verbose=verbose, n_targets=n_targets)
+            for a in ("lira_online", "lira_offline"):
+                s = r.summaries[a]
+                rows.append([k, a, s["auc"], s["tpr_at_fpr_0.01"], s["tpr_at_fpr_0.001"]])
+        write_csv(out / "fig3_tpr_vs_k.csv", ["k", "attack", "auc", "tpr_at_fpr_0.01", "tpr_at_fpr_0.001"], rows)
+        plt = _plt()
+        fig, ax = plt.subplots(figsize=(5, 4))
+        for a in ("lira_online", "lira_offline"):
+            for col, fpr, ls in ((3, "1%", "-"), (4, "0.1%", "--")):
+                pts = [(r[0], r[col]) for r in rows if r[1] == a]
+                ax.plot(*zip(*pts), ls, marker="o", label=f"{a} TPR@FPR={fpr}")
+        ax.set_xlabel("number of topics k")
+        ax.set_ylabel("TPR")
+        ax.set_title("Fig. 3: TPR at low FPR against k")
+        ax.legend(fontsize=7)
+        save_fig(fig, out / "fig3_tpr_vs_k.png")
+        plt.close(fig)
+        summary["fig3"] = [dict(zip(["k", "attack", "auc", "tpr_at_fpr_0.01", "tpr_at_fpr_0.001"], r)) for r in rows]
+    atomic_write_json(out / "results.json", summary)
+    return summary
+
+
+def fdptm_trainer(base_fn, eps_v, delta_v, record: list):
+    """FDPTM inside one shadow: DP set union on the shadow's own documents, then the base trainer on the
+    restricted corpus; Φ comes back over the full vocabulary (zero columns for unreleased words)."""
+    from ..models.fdptm import restrict_to_private_vocabulary
+
+    def train(corpus, rng):
+        restricted, _ = restrict_to_private_vocabulary(corpus, eps_v, delta_v, seed=rng)
+        phi, _ = phi_and_privacy(base_fn(restricted, rng))
+        phi = np.maximum(phi, 0)
+        phi = phi / phi.sum(axis=1, keepdims=True)
+        full = np.zeros((phi.shape[0], corpus.vocab_size))
+        full[:, [corpus.vocabulary.get(w) for w in restricted.vocabulary.words]] = phi
+        top = min(10, restricted.vocab_size)
+        record.append({"vocab_size": restricted.vocab_size,
+                       "coherence": umass_coherence(phi, restricted, top) if top >= 2 else float("nan")})
+        return full
+
+    return train
+
+
+def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n_topics=20, n_shadows=64, seed=0,
+                     n_jobs=2, cgs_iterations=100, dp_algorithm=None, eps_t_grid=(), dp_params=None,
+                     verbose=1) -> dict:
+    """Figs. 4-6: for each eps_V (and each eps_T when ``dp_algorithm`` is given): mean vocabulary size,
+    mean UMass coherence of the shadow models on their private vocabularies, and online LiRA."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    configs = [("public", None, None)] + [(f"eps_V={e:g}", e, None) for e in eps_v_grid]
+    for et in eps_t_grid:
+        configs += [(f"eps_V={e:g}, eps_T={et:g}", e, et) for e in eps_v_grid]
+    rows, curves = [], {}
+    for name, ev, et in configs:
+        if et is None:
+            base = make_trainer(trainer, n_topics, cgs_iterations)
+        else:
+            base = estimator_trainer(dp_algorithm, n_topics=n_topics, **{epsilon_parameter(dp_algorithm): et},
+                                     **(dp_params or {}))
+        record: list = []
+        if ev is not None:
+            fn = fdptm_trainer(base, ev, delta_v, record)
+        else:  # public vocabulary: coherence of each shadow on its own documents
+            def fn(c, rng, _b=base, _r=record):  # noqa: E731
+                phi, _ = phi_and_privacy(_b(c, rng))
+                phi = phi / phi.sum(axis=1, keepdims=True)
+                _r.append({"vocab_size": c.vocab_size, "coherence": umass_coherence(phi, c, 10)})
+                return phi
+        sh = train_shadows(corpus, fn, n_shadows, seed, n_jobs, verbose, huang=False)
+        res = run_lira(corpus, fn, shadows=sh)
+        s = res.summaries["lira_online"]
+        vs = float(np.mean([r["vocab_size"] for r in record]))
+        coh = float(np.nanmean([r["coherence"] for r in record]))
+        rows.append([name, ev, et, vs, coh, s["auc"], s["tpr_at_fpr_0.01"], s["tpr_at_fpr_0.001"]])
+        curves[name] = res.pooled["lira_online"]
+    header = ["config", "eps_V", "eps_T", "mean_vocab_size", "umass_coherence", "auc", "tpr_at_fpr_0.01",
+              "tpr_at_fpr_0.001"]
+    write_csv(out / "fdptm.csv", header, rows)
+    metrics.plot_roc(curves, out / "fig6_roc.png", "Fig. 6: online LiRA against FDPTM")
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    for et in [None, *eps_t_grid]:
+        pts = [(r[1], r[4], r[3]) for r in rows if r[1] is not None and r[2] == et]
+        if pts:
+            lab = "non-private LDA" if et is None else f"eps_T={et:g}"
+            axes[0].plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=lab)
+            axes[1].plot([p[0] for p in pts], [p[2] for p in pts], marker="o", label=lab)
+    pub = rows[0]
+    axes[0].axhline(pub[4], color="k", ls="--", lw=0.8, label="public vocabulary")
+    axes[1].axhline(pub[3], color="k", ls="--", lw=0.8, label="public vocabulary")
+    for ax, yl in zip(axes, ("mean UMass coherence (top 10)", "mean vocabulary size")):
+        ax.set_xscale("log")
+        ax.set_xlabel("eps_V")
+        ax.set_ylabel(yl)
+        ax.legend(fontsize=7)
+    fig.suptitle("Figs. 4-5: utility of FDPTM against eps_V")
+    save_fig(fig, out / "fig4_5_coherence.png")
+    plt.close(fig)
+    summary = {"rows": [dict(zip(header, r)) for r in rows], "delta_V": delta_v, "n_shadows": n_shadows,
+               "n_topics": n_topics, "trainer": trainer, "dp_algorithm": dp_algorithm}
+    atomic_write_json(out / "fdptm_results.json", summary)
+    return summary
+
+
+def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(0.5, 1.0, 2.0, 5.0), n_topics=50,
+                              n_iter=100, n_shadows=5, seed=0, verbose=1) -> dict:
+    """Zhao et al. Fig. 7: attack accuracy, target accuracy and F1 against eps for each trainer
+    (non-private trainers are run once and drawn flat)."""
+    from ..attacks.classifier_mia import classifier_mia
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for algo in algorithms:
+        eps_param = epsilon_parameter(algo, required=False)
+        for e in (eps_grid if eps_param else (None,)):
+            params = dict(n_topics=n_topics, n_iter=n_iter)
+            if eps_param:
+                params[eps_param] = e
+            r = classifier_mia(corpus, estimator_trainer(algo, **params), n_shadows=n_shadows, seed=seed,
+                               verbose=verbose)
+            rows.append([algo, e, r["attack_accuracy"], r["attack_accuracy_se"], r["target_accuracy"],
+                         r["target_f1_macro"]])
+    header = ["algorithm", "epsilon", "attack_accuracy", "attack_accuracy_se", "target_accuracy", "target_f1_macro"]
+    write_csv(out / "fig7.csv", header, rows)
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
+    for algo in algorithms:
+        pts = [r for r in rows if r[0] == algo]
+        for ax, col in zip(axes, (2, 4, 5)):
+            if pts[0][1] is None:
+                ax.axhline(pts[0][col], ls="--", label=f"{algo} (non-private)")
+            else:
+                ax.plot([p[1] for p in pts], [p[col] for p in pts], marker="o", label=algo)
+    for ax, t in zip(axes, ("(a) attack accuracy", "(b) prediction accuracy", "(c) prediction F1 (macro)")):
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon")
+        ax.set_title(t)
+        ax.legend(fontsize=7)
+    save_fig(fig, out / "fig7.png")
+    plt.close(fig)
+    summary = {"rows": [dict(zip(header, r)) for r in rows], "n_docs": corpus.n_docs, "n_topics": n_topics,
+               "n_iter": n_iter, "n_shadows": n_shadows, "labels": sorted(set(corpus.labels))}
+    atomic_write_json(out / "fig7_results.json", summary)
+    return summary

@@ -1,0 +1,46 @@
+"""FDPTM: a private vocabulary composed with any document-level topic model (Manzonelli et al. 2024, Alg. 1).
+
+Orchestration only: :func:`~dptopic.corpus.private_vocabulary.dp_set_union` selects the
+vocabulary, the corpus is restricted to it, the estimator is fitted, and the privacy
+report is composed by :func:`~dptopic.accounting.set_union.fdptm_report` (Theorem 4.1).
+"""
+from __future__ import annotations
+
+from ..accounting.set_union import fdptm_report
+from ..corpus import Corpus, as_corpus
+from ..corpus.private_vocabulary import dp_set_union
+from ..errors import DPTopicError
+
+
+def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, delta0: int = 50, alpha: float = 3.0,
+                                   mechanism: str = "laplace", order: str = "frequency", seed=None) -> tuple:
+    """``(corpus restricted to a DP set-union vocabulary, its (ε, δ) event)``."""
+    corpus: Corpus = as_corpus(X)
+    vocab, event = dp_set_union(corpus, epsilon_vocab, delta_vocab, delta0=delta0, alpha=alpha,
+                                mechanism=mechanism, order=order, seed=seed)
+    if len(vocab) < 2:
+        raise DPTopicError(f"the private vocabulary has {len(vocab)} word(s) at eps_V={epsilon_vocab:g}: raise eps_V, lower"
+                           " delta0 or use a larger corpus.")
+    return corpus.restrict(vocab), event
+
+
+def compose_privacy(estimator, event) -> dict:
+    """Replace a fitted estimator's ``privacy_`` by the FDPTM composition with the vocabulary event."""
+    estimator.vocabulary_event_ = event
+    estimator.privacy_ = fdptm_report(event, estimator.privacy_, getattr(estimator, "ledger_", None))
+    return estimator.privacy_
+
+
+def fit_fdptm(estimator, X, epsilon_vocab: float, delta_vocab: float, delta0: int = 50, alpha: float = 3.0,
+              mechanism: str = "laplace", order: str = "frequency", seed=None) -> tuple:
+    """Select a private vocabulary from ``X`` and fit ``estimator`` on ``X`` restricted to it.
+
+    Returns ``(estimator, restricted_corpus)``; ``estimator.privacy_`` is the composed report and
+    ``estimator.vocabulary_event_`` the vocabulary's (ε, δ) event. Coherence and other evaluation
+    should use ``restricted_corpus`` (the private vocabulary).
+    """
+    restricted, event = restrict_to_private_vocabulary(X, epsilon_vocab, delta_vocab, delta0, alpha, mechanism,
+                                                       order, seed)
+    estimator.fit(restricted)
+    compose_privacy(estimator, event)
+    return estimator, restricted

@@ -1,0 +1,113 @@
+"""DP set union (thresholds, weights, release) and the FDPTM composition."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dptopic.accounting import LaplaceEvent, PrivacyLedger
+from dptopic.accounting import ApproxDPEvent
+from dptopic.accounting.set_union import gaussian_sigma
+from dptopic.corpus import Corpus
+from dptopic.corpus.private_vocabulary import _water_fill, dp_set_union, dpsu_threshold, set_union_weights
+from dptopic.errors import DPTopicError
+
+
+def test_thresholds_hand_computed():
+    # rho = 1 + ln(1/(2 delta))/eps for delta0 = 1; Gamma = rho + alpha/eps
+    assert dpsu_threshold(1.0, 1e-4, 1) == pytest.approx(1 + math.log(5000), abs=1e-9)
+    assert dpsu_threshold(1.0, 1e-4, 1) == pytest.approx(9.517, abs=1e-3)
+    assert dpsu_threshold(1.0, 1e-4, 1) + 3.0 == pytest.approx(12.517, abs=1e-3)
+    assert dpsu_threshold(1.0, 1e-4, 10) == pytest.approx(10.920, abs=1e-3)
+    # Gaussian: sigma from the analytic Gaussian mechanism at (eps, delta/2); rho at t = 1
+    from scipy.stats import norm
+
+    s = gaussian_sigma(1.0, 0.5e-4)
+    assert norm.cdf(0.5 / s - s) - math.e * norm.cdf(-0.5 / s - s) == pytest.approx(0.5e-4, rel=1e-6)
+    assert dpsu_threshold(1.0, 1e-4, 1, "gaussian") == pytest.approx(1 + s * norm.isf(0.5e-4), rel=1e-9)
+
+
+def test_water_fill():
+    np.testing.assert_allclose(_water_fill(np.array([0.2, 1.0, 1.0]), 1), [0.2, 0.4, 0.4])
+    np.testing.assert_allclose(_water_fill(np.array([5.0, 0.1, 5.0]), 2), [math.sqrt(0.495), 0.1, math.sqrt(0.495)])
+    np.testing.assert_allclose(_water_fill(np.array([0.3, 0.2]), 1), [0.3, 0.2])  # everything fits
+
+
+def _toy():
+    # ten documents "a a b", one document "c"
+    docs = [[0, 0, 1]] * 10 + [[2]]
+    return Corpus.from_token_ids(docs, ["a", "b", "c"])
+
+
+def test_weights_frequency_order_by_hand():
+    c = _toy()
+    gamma = 1.5
+    H = set_union_weights(c, gamma, delta0=1, order="frequency", rng=np.random.default_rng(0))
+    # delta0 = 1: each document feeds only its most frequent open word: a fills (1 + 0.5), then b fills, c gets 1
+    np.testing.assert_allclose(H, [1.5, 1.5, 1.0])
+    H = set_union_weights(c, 10.0, delta0=2, order="frequency", rng=np.random.default_rng(0))
+    np.testing.assert_allclose(H, [10.0, 0.0, 1.0])  # the whole unit budget goes to "a" until it is full
+    H = set_union_weights(c, 10.0, delta0=2, order="gopi", rng=np.random.default_rng(0))
+    np.testing.assert_allclose(H, [5.0, 5.0, 1.0])  # water-filling splits evenly
+
+
+def test_release_by_hand_and_event():
+    c = _toy()
+    # eps = 100: noise scale 0.01; rho = 1 + ln(500)/100 = 1.0621; Gamma = rho + 10 * 0.01
+    vocab, ev = dp_set_union(c, 100.0, 1e-3, delta0=1, alpha=10.0, seed=0)
+    assert vocab.words == ["a", "b"]  # "c" has weight 1 < rho: a single user's word is not released
+    assert isinstance(ev, ApproxDPEvent) and ev.epsilon == 100.0 and ev.delta == 1e-3 and ev.unit == "document"
+    vocab, _ = dp_set_union(c, 100.0, 1e-3, delta0=2, alpha=10.0, seed=0, order="gopi", mechanism="gaussian")
+    assert "c" not in vocab.words
+    for bad in (dict(epsilon=0.0, delta=1e-5), dict(epsilon=1.0, delta=1.0), dict(epsilon=1.0, delta=0.0)):
+        with pytest.raises(DPTopicError):
+            dp_set_union(c, **bad)
+
+
+def test_ledger_with_approximate_events_keeps_pure_reports():
+    pure = PrivacyLedger()
+    pure.spend(LaplaceEvent(1.0), 3)
+    rep = pure.report(1e-5)
+    assert "delta_basic" not in rep and rep["epsilon_basic"] == pytest.approx(3.0)
+    mixed = PrivacyLedger()
+    mixed.spend(LaplaceEvent(1.0), 3)
+    mixed.spend(ApproxDPEvent(0.5, 1e-6))
+    rep = mixed.report(1e-5)
+    assert rep["epsilon_basic"] == pytest.approx(3.5) and rep["delta_basic"] == pytest.approx(1e-6)
+    assert rep["epsilon_pld"] <= 3.5 + 1e-6
+    assert rep["epsilon_pld"] >= pure.epsilon_tight(1e-5)
+
+
+def test_fdptm_composed_report():
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.models import HDPLDA, LDA
+    from dptopic.models.fdptm import fit_fdptm
+
+    corpus = lda_corpus(n_docs=300, vocab_size=60, n_topics=3, doc_length=30, seed=0).corpus
+    m, restricted = fit_fdptm(HDPLDA(n_topics=3, n_iter=2, epsilon_laplace=1.0, epsilon_inherent=1.0, seed=0,
+                                     verbose=0, delta=1e-5), corpus, 2.0, 1e-6, seed=0)
+    p = m.privacy_
+    assert restricted.vocabulary.words == m.vocabulary_.words
+    assert p["private"] and p["epsilon_basic"] == pytest.approx(2.0 + 2 * (1.0 + 1.0))
+    assert p["delta"] == pytest.approx(1e-5 + 1e-6) and p["delta_basic"] == pytest.approx(1e-6)
+    assert p["epsilon_pld"] == pytest.approx(2.0 + p["topic_model"]["epsilon_pld"])
+    assert p["epsilon_pld_tight"] <= p["epsilon_pld"] + 1e-6
+    assert p["guarantee"] == "partial" and any("different privacy units" in w for w in p["warnings"])
+    assert restricted.vocab_size >= 3 and math.isfinite(m.coherence(restricted, top_n=3))  # coherence on the private vocabulary
+    json.dumps(p)
+    m2, _ = fit_fdptm(LDA(n_topics=3, n_iter=2, seed=0, verbose=0), corpus, 0.5, 1e-6, seed=0)
+    assert not m2.privacy_["private"] and "vocabulary_selection" in m2.privacy_
+
+
+def test_cli_train_private_vocabulary(tmp_path):
+    from dptopic.cli.main import main
+
+    from dptopic.datasets import sotu_texts
+
+    src = tmp_path / "docs.txt"
+    src.write_text("\n".join(t.replace("\n", " ") for t in sotu_texts()[0][:1500]))
+    out = tmp_path / "m"
+    assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--topics", "3", "--iterations", "2",
+                 "--private-vocabulary", "1.0,1e-5", "--out", str(out), "--quiet", "--seed", "0"]) == 0
+    rep = json.loads((out / "model.json").read_text())["privacy"]
+    assert rep["vocabulary_selection"]["epsilon"] == 1.0 and rep["warnings"]
