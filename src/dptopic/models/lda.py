@@ -20,6 +20,9 @@ class LDA(GibbsTopicModel):
     seed : int, None or a numpy Generator; every random choice flows from it.
     n_jobs : threads. ``n_jobs > 1`` samples document shards in parallel against a snapshot
         of the topic–word counts and merges count deltas after each sweep (AD-LDA).
+    backend : ``"threads"`` (this machine, ``n_jobs`` threads) or ``"dask"`` (one shard per
+        Dask worker or per shard file, see ``docs/scaling.md``).
+    client : the ``distributed.Client`` for ``backend="dask"``; not saved.
     sampler : ``"sparse"`` (SparseLDA bucket decomposition), ``"dense"``, or ``"auto"`` (sparse).
     eval_every : record the joint log-likelihood every this many sweeps (0: never).
     verbose : 0 silences the progress bar.
@@ -36,7 +39,8 @@ class LDA(GibbsTopicModel):
                               "eval_every": [Int(0, None)]}
 
     def __init__(self, n_topics: int = 50, alpha: float = 0.1, beta: float = 0.01, n_iter: int = 200,
-                 seed=None, n_jobs: int = 1, sampler: str = "auto", eval_every: int = 10, verbose: int = 1):
+                 seed=None, n_jobs: int = 1, sampler: str = "auto", eval_every: int = 10, verbose: int = 1,
+                 backend: str = "threads", client=None):
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = beta
@@ -46,6 +50,8 @@ class LDA(GibbsTopicModel):
         self.sampler = sampler
         self.eval_every = eval_every
         self.verbose = verbose
+        self.backend = backend
+        self.client = client
 
     @property
     def _kernel(self) -> str:
@@ -53,8 +59,8 @@ class LDA(GibbsTopicModel):
 
     def _after_sweep(self, it, arrays, corpus) -> str:
         if self.eval_every and ((it + 1) % self.eval_every == 0 or it + 1 == self.n_iter):
-            ll = joint_log_likelihood(arrays.nwk, arrays.nk, arrays.ndk, corpus.doc_lengths,
-                                      self.alpha, self.beta)
+            ll = joint_log_likelihood(arrays.nwk, arrays.nk, self._backend_.doc_topic_counts(),
+                                      self._backend_.doc_lengths, self.alpha, self.beta)
             self.log_likelihood_.append((it + 1, ll))
             return f"log p(w,z)={ll:.4g}"
         return ""

@@ -86,7 +86,7 @@ class HDPLDA(_PrivateGibbs):
                  clip: float | None = None, alpha: float = 0.1, beta: float = 1.0, n_iter: int = 100,
                  delta: float = 1e-5, noise: str = "discrete", paper_literal: bool = False,
                  final_release: str = "last", secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1,
-                 sampler: str = "auto"):
+                 sampler: str = "auto", backend: str = "threads", client=None):
         self.n_topics = n_topics
         self.epsilon_laplace = epsilon_laplace
         self.epsilon_inherent = epsilon_inherent
@@ -103,6 +103,8 @@ class HDPLDA(_PrivateGibbs):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.sampler = sampler
+        self.backend = backend
+        self.client = client
 
     @property
     def _kernel(self) -> str:
@@ -227,6 +229,16 @@ class HDPLDA(_PrivateGibbs):
         return rep
 
 
+class _DocNoise:
+    """``N_m^k + Lap(scale)`` for one block of documents, drawn wherever that block lives."""
+
+    def __init__(self, scale, kw):
+        self.scale, self.kw = scale, kw
+
+    def __call__(self, ndk, rng):
+        return laplace_with_scale(ndk, self.scale, rng, changes=(1, 1), **self.kw)[0]
+
+
 class CDPLDA(_PrivateGibbs):
     """CDP-LDA and CDP-LDA+ baselines (Zhao et al. Sec. VII-A; spec §3.6).
 
@@ -246,7 +258,8 @@ class CDPLDA(_PrivateGibbs):
 
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = False, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
-                 secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1):
+                 secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
+                 client=None):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.every_iteration = every_iteration
@@ -259,13 +272,15 @@ class CDPLDA(_PrivateGibbs):
         self.seed = seed
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.backend = backend
+        self.client = client
 
     def _start(self, arrays, corpus, rng) -> None:
         super()._start(arrays, corpus, rng)
         self.log_likelihood_ = []
         dtype = np.int64 if self.noise == "discrete" else np.float64
         arrays.nwk = arrays.nwk.astype(dtype)
-        arrays.ndk = arrays.ndk.astype(dtype)
+        self._backend_.cast_doc_counts(dtype)
         arrays.nk = arrays.nwk.sum(axis=0)
         self._n_releases = 0
 
@@ -275,9 +290,8 @@ class CDPLDA(_PrivateGibbs):
             nrng = self._noise_rng(rng)
             nwk, ev = laplace_with_scale(arrays.nwk, 1.0 / self.epsilon, nrng, changes=(1, 1),
                                          label="noisy N_k^t + Lap(1/eps)", **kw)
-            ndk, _ = laplace_with_scale(arrays.ndk, 1.0 / self.epsilon, nrng, changes=(1, 1), **kw)
             arrays.nwk[...] = nwk
-            arrays.ndk[...] = ndk
+            self._backend_.perturb_doc_counts(_DocNoise(1.0 / self.epsilon, kw), nrng)
             arrays.nk[...] = arrays.nwk.sum(axis=0)
             # N_m^k is unchanged by a word replacement (same document, same topic): only N_k^t costs
             self.ledger_.spend(ev)
@@ -306,6 +320,7 @@ class CDPLDAPlus(CDPLDA):
 
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = True, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
-                 secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1):
+                 secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
+                 client=None):
         super().__init__(n_topics, epsilon, every_iteration, alpha, beta, n_iter, delta, noise, secure, seed,
-                         n_jobs, verbose)
+                         n_jobs, verbose, backend, client)
