@@ -100,6 +100,8 @@ def _is_shard_source(X) -> bool:
 
 def training_source(X, vocabulary=None):
     """What ``fit`` trains on: a :class:`ShardSet` for a shard directory / ``.npz`` path(s), else a Corpus."""
+    if isinstance(X, ShardSet):
+        return X
     if not _is_shard_source(X):
         return as_corpus(X, vocabulary=vocabulary)
     if isinstance(X, (str, os.PathLike)):

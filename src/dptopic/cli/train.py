@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (add_corpus_args, make_console, corpus_from_args, load_corpus, positive_float, positive_int,
                       print_privacy, print_topics, unit_interval)
 
@@ -18,10 +19,12 @@ def _resolve_seed(a):
     return 0 if a.seed is None else a.seed
 
 
-def _build_model(a, n_topics, n_iter, seed):
+def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     from ..models import CDPLDA, HDPLDA, LDA, CDPLDAPlus
 
     common = dict(n_topics=n_topics, n_iter=n_iter, seed=seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
+    if backend != "threads":
+        common.update(backend=backend, client=client)
     if a.alpha is not None:
         common["alpha"] = a.alpha
     if a.beta is not None:
@@ -75,11 +78,15 @@ def _print_metrics(model, console, baseline=None):
 def cmd_train(a):
     console = make_console()
     seed = _resolve_seed(a)
-    corpus = corpus_from_args(a)
-    model = _build_model(a, a.topics, a.iterations, seed)
-    _train_eval_report(model, corpus, a, console)
+    with cluster_from_args(a) as (backend, client):
+        model = _build_model(a, a.topics, a.iterations, seed, backend, client)
+        if shard_dir(a.corpus) is not None:
+            fit_shards(model, a, console)
+        else:
+            _train_eval_report(model, corpus_from_args(a), a, console)
     print_topics(model, 10, console=console)
-    _print_metrics(model, console)
+    if model.metrics_:
+        _print_metrics(model, console)
     print_privacy(model.privacy_, console)
     out = model.save(a.out)
     console.print(f"model written to [bold]{out}[/]")
@@ -146,6 +153,7 @@ def register(sub) -> None:
     t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete")
     t.add_argument("--secure", action="store_true", help="CSPRNG exact noise via OpenDP (refuses --seed)")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
+    add_cluster_args(t)
     t.add_argument("--test-size", type=unit_interval, default=0.2)
     t.add_argument("--out", default="runs/model")
     t.add_argument("--quiet", action="store_true")
