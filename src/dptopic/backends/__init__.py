@@ -9,13 +9,13 @@ from .threads import ThreadBackend
 BACKENDS = ("threads", "dask")
 
 
-def make_backend(name: str, n_jobs: int = 1, client=None) -> Backend:
+def make_backend(name: str, n_jobs: int = 1, client=None, parallel: str = "adlda") -> Backend:
     """The backend a trainer's ``backend``/``client``/``n_jobs`` parameters ask for."""
     if name == "dask":
         from .dask import DaskBackend
 
         return DaskBackend(client)
-    return ThreadBackend(n_jobs)
+    return ThreadBackend(n_jobs, parallel)
 
 
 __all__ = ["Backend", "ThreadBackend", "ShardSet", "make_backend", "training_source", "write_shards", "BACKENDS"]

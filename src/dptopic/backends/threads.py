@@ -11,13 +11,17 @@ from .shards import ShardSet
 class ThreadBackend(Backend):
     """``n_jobs`` shards in threads, sharing the counts in memory. Nothing can be lost, so nothing is replayed.
 
+    ``parallel``: ``"adlda"`` (document shards against a snapshot, deltas merged) or ``"partition"``
+    (documents × words blocks swept diagonal by diagonal, no merge; :class:`~dptopic.kernels.engine.Partition`).
+
     For a fixed seed and ``n_jobs`` the run is bit-for-bit reproducible.
     """
 
     name = "threads"
 
-    def __init__(self, n_jobs: int = 1):
+    def __init__(self, n_jobs: int = 1, parallel: str = "adlda"):
         self.n_jobs = n_jobs
+        self.parallel = parallel
         self._sweeper = None
 
     def open(self, source, n_topics, rng, kind):
@@ -28,7 +32,7 @@ class ThreadBackend(Backend):
         ndk, nwk, nk = count_assignments(corpus.word_ids, corpus.doc_ptr, z, n_topics, corpus.vocab_size)
         self.arrays = SweepArrays(corpus.word_ids, corpus.doc_ptr, z, ndk, nwk, nk)
         self._states = [kernel_state(r) for r in worker_rngs]
-        self._sweeper = ShardedSweeper(self.arrays, self.n_jobs, kind)
+        self._sweeper = ShardedSweeper(self.arrays, self.n_jobs, kind, self.parallel)
         return self.arrays
 
     @property

@@ -50,6 +50,7 @@ class GibbsTopicModel:
         "n_jobs": [Int(1, 256)],
         "verbose": [Int(0, 2)],
         "backend": [Options(BACKENDS)],
+        "parallel": [Options(("adlda", "partition"))],
         "client": [IsNone(), IsType((object,), "a distributed.Client")],
     }
     _private = False
@@ -100,7 +101,7 @@ class GibbsTopicModel:
         self.vocabulary_ = corpus.vocabulary
         K, V = self.n_topics, corpus.vocab_size
         rng = self._rng()
-        backend = self._backend_ = make_backend(self.backend, self.n_jobs, self.client)
+        backend = self._backend_ = make_backend(self.backend, self.n_jobs, self.client, self.parallel)
         self.n_replayed_ = 0
         want_release = callback is not None and getattr(callback, "needs_release", True)
         with backend, progress_bar(self.n_iter, f"{type(self).__name__} K={K}", self.verbose) as bar:

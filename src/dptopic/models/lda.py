@@ -23,6 +23,9 @@ class LDA(GibbsTopicModel):
     backend : ``"threads"`` (this machine, ``n_jobs`` threads) or ``"dask"`` (one shard per
         Dask worker or per shard file, see ``docs/scaling.md``).
     client : the ``distributed.Client`` for ``backend="dask"``; not saved.
+    parallel : how ``n_jobs > 1`` threads split the work: ``"adlda"`` (above) or ``"partition"``
+        (documents × words blocks swept one diagonal at a time, Yan et al. 2009: threads never
+        write the same counts, nothing is merged; still bit-identical for a fixed seed and ``n_jobs``).
     sampler : ``"sparse"`` (SparseLDA bucket decomposition), ``"dense"``, or ``"auto"`` (sparse).
     eval_every : record the joint log-likelihood every this many sweeps (0: never).
     verbose : 0 silences the progress bar.
@@ -40,7 +43,7 @@ class LDA(GibbsTopicModel):
 
     def __init__(self, n_topics: int = 50, alpha: float = 0.1, beta: float = 0.01, n_iter: int = 200,
                  seed=None, n_jobs: int = 1, sampler: str = "auto", eval_every: int = 10, verbose: int = 1,
-                 backend: str = "threads", client=None):
+                 backend: str = "threads", client=None, parallel: str = "adlda"):
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = beta
@@ -52,6 +55,7 @@ class LDA(GibbsTopicModel):
         self.verbose = verbose
         self.backend = backend
         self.client = client
+        self.parallel = parallel
 
     @property
     def _kernel(self) -> str:

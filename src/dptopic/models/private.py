@@ -69,6 +69,10 @@ class HDPLDA(_PrivateGibbs):
     delta : δ at which the tight ε(δ) is reported.
     sampler : ``"auto"`` (sound mode: exact rejection sampler against the frozen factor,
         :func:`~dptopic.kernels.frozen_sweep`) or ``"dense"`` (the reference dense sweep).
+    parallel : ``"adlda"`` or ``"partition"``: how ``n_jobs`` threads split a sweep (see :class:`~dptopic.LDA`).
+    backend, client : ``"threads"`` (``n_jobs`` threads) or ``"dask"`` with a ``distributed.Client``; on Dask only
+        the frozen noisy release travels to the workers, and replayed iterations are accounted
+        (``docs/scaling.md``, ``docs/privacy.md``).
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
@@ -86,7 +90,7 @@ class HDPLDA(_PrivateGibbs):
                  clip: float | None = None, alpha: float = 0.1, beta: float = 1.0, n_iter: int = 100,
                  delta: float = 1e-5, noise: str = "discrete", paper_literal: bool = False,
                  final_release: str = "last", secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1,
-                 sampler: str = "auto", backend: str = "threads", client=None):
+                 sampler: str = "auto", backend: str = "threads", client=None, parallel: str = "adlda"):
         self.n_topics = n_topics
         self.epsilon_laplace = epsilon_laplace
         self.epsilon_inherent = epsilon_inherent
@@ -105,6 +109,7 @@ class HDPLDA(_PrivateGibbs):
         self.sampler = sampler
         self.backend = backend
         self.client = client
+        self.parallel = parallel
 
     @property
     def _kernel(self) -> str:
@@ -248,6 +253,7 @@ class CDPLDA(_PrivateGibbs):
     conditional. The report gives the paper's nominal ε and the corrected ε
     (word replacement changes two cells of ``N_k^t``: L1 sensitivity 2, so ``Lap(1/ε)``
     is 2ε-DP per release). Neither baseline protects the sampled topics or the final Φ.
+    ``backend``/``client`` as in :class:`HDPLDA` (``docs/scaling.md``).
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
@@ -259,7 +265,7 @@ class CDPLDA(_PrivateGibbs):
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = False, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
                  secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
-                 client=None):
+                 client=None, parallel: str = "adlda"):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.every_iteration = every_iteration
@@ -274,6 +280,7 @@ class CDPLDA(_PrivateGibbs):
         self.verbose = verbose
         self.backend = backend
         self.client = client
+        self.parallel = parallel
 
     def _start(self, arrays, corpus, rng) -> None:
         super()._start(arrays, corpus, rng)
@@ -321,6 +328,6 @@ class CDPLDAPlus(CDPLDA):
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = True, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
                  secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
-                 client=None):
+                 client=None, parallel: str = "adlda"):
         super().__init__(n_topics, epsilon, every_iteration, alpha, beta, n_iter, delta, noise, secure, seed,
-                         n_jobs, verbose, backend, client)
+                         n_jobs, verbose, backend, client, parallel)
