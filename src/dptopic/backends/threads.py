@@ -45,6 +45,8 @@ class ThreadBackend(Backend):
 
     @property
     def z(self):
+        if self._sweeper is not None:
+            self._sweeper.sync()
         return self.arrays.z
 
     def doc_topic_counts(self):
@@ -61,6 +63,7 @@ class ThreadBackend(Backend):
         self.arrays.ndk[...] = fn(self.arrays.ndk, rng)
 
     def checkpoint(self):
+        self._sweeper.sync()
         a = self.arrays
         self._saved = (a.z.copy(), a.ndk.copy(), a.nwk.copy(), a.nk.copy())
 

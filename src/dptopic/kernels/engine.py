@@ -147,18 +147,27 @@ class ShardedSweeper:
         self._pool = ThreadPoolExecutor(len(self.shards)) if len(self.shards) > 1 else None
         self._lists = None
         self._partition = None
+        self._zp = None  # partition scheme: z in block order, written back by sync()
         if scheme == "partition" and self._pool is not None:
             self._partition = Partition(arrays.word_ids, arrays.doc_ptr, arrays.nwk.shape[0], len(self.shards))
 
     def invalidate(self) -> None:
-        """Forget cached sampler state (the counts were changed outside the sweeper)."""
+        """Forget cached sampler state (the counts or assignments were changed outside the sweeper)."""
         self._lists = None
+        self._zp = None
+
+    def sync(self) -> None:
+        """Bring ``arrays.z`` up to date (the partition scheme keeps it in block order between sweeps)."""
+        if self._zp is not None:
+            self.arrays.z[self._partition.order] = self._zp
 
     @property
     def n_shards(self) -> int:
         return len(self.shards)
 
     def close(self) -> None:
+        self.sync()
+        self._zp = None
         self._lists = None
         if self._pool is not None:
             self._pool.shutdown()
@@ -209,7 +218,9 @@ class ShardedSweeper:
         P = part.n_blocks
         if self.kind == "sparse" and self._lists is None:
             self._lists = build_word_lists(a.nwk)  # rows are only ever touched by one worker at a time
-        z = a.z[part.order]
+        if self._zp is None:
+            self._zp = a.z[part.order]
+        z = self._zp
 
         def work(p, r):
             start, stop, ptr, d0, d1 = part.cells[p, (p + r) % P]
@@ -223,4 +234,3 @@ class ShardedSweeper:
             base = a.nk.copy()
             for nk in list(self._pool.map(work, range(P), [r] * P)):
                 a.nk += nk - base
-        a.z[part.order] = z
