@@ -25,7 +25,7 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     common = dict(n_topics=n_topics, n_iter=n_iter, seed=seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
     if backend != "threads":
         common.update(backend=backend, client=client)
-    if a.parallel != "adlda":
+    if a.parallel is not None:
         common["parallel"] = a.parallel
     if a.alpha is not None:
         common["alpha"] = a.alpha
@@ -155,9 +155,10 @@ def register(sub) -> None:
     t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete")
     t.add_argument("--secure", action="store_true", help="CSPRNG exact noise via OpenDP (refuses --seed)")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
-    t.add_argument("--parallel", choices=("adlda", "partition"), default="adlda",
-                   help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or"
-                        " documents x words blocks swept diagonal by diagonal (no merge)")
+    t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
+                   help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
+                        " words blocks swept diagonal by diagonal (no merge); default: partition for lda,"
+                        " adlda for the private trainers")
     add_cluster_args(t)
     t.add_argument("--test-size", type=unit_interval, default=0.2)
     t.add_argument("--out", default="runs/model")
