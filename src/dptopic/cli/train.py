@@ -157,8 +157,7 @@ def register(sub) -> None:
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
-                        " words blocks swept diagonal by diagonal (no merge); default: partition for lda,"
-                        " adlda for the private trainers")
+                        " words blocks swept diagonal by diagonal (no merge, the default)")
     add_cluster_args(t)
     t.add_argument("--test-size", type=unit_interval, default=0.2)
     t.add_argument("--out", default="runs/model")

@@ -69,7 +69,8 @@ class HDPLDA(_PrivateGibbs):
     delta : δ at which the tight ε(δ) is reported.
     sampler : ``"auto"`` (sound mode: exact rejection sampler against the frozen factor,
         :func:`~dptopic.kernels.frozen_sweep`) or ``"dense"`` (the reference dense sweep).
-    parallel : ``"adlda"`` or ``"partition"``: how ``n_jobs`` threads split a sweep (see :class:`~dptopic.LDA`).
+    parallel : ``"partition"`` (default) or ``"adlda"``: how ``n_jobs`` threads split a sweep (see
+        :class:`~dptopic.LDA`); either way the released table stays frozen for the whole sweep.
     backend, client : ``"threads"`` (``n_jobs`` threads) or ``"dask"`` with a ``distributed.Client``; on Dask only
         the frozen noisy release travels to the workers, and replayed iterations are accounted
         (``docs/scaling.md``, ``docs/privacy.md``).
@@ -90,7 +91,7 @@ class HDPLDA(_PrivateGibbs):
                  clip: float | None = None, alpha: float = 0.1, beta: float = 1.0, n_iter: int = 100,
                  delta: float = 1e-5, noise: str = "discrete", paper_literal: bool = False,
                  final_release: str = "last", secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1,
-                 sampler: str = "auto", backend: str = "threads", client=None, parallel: str = "adlda"):
+                 sampler: str = "auto", backend: str = "threads", client=None, parallel: str = "partition"):
         self.n_topics = n_topics
         self.epsilon_laplace = epsilon_laplace
         self.epsilon_inherent = epsilon_inherent
@@ -265,7 +266,7 @@ class CDPLDA(_PrivateGibbs):
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = False, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
                  secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
-                 client=None, parallel: str = "adlda"):
+                 client=None, parallel: str = "partition"):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.every_iteration = every_iteration
@@ -328,6 +329,6 @@ class CDPLDAPlus(CDPLDA):
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = True, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
                  secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
-                 client=None, parallel: str = "adlda"):
+                 client=None, parallel: str = "partition"):
         super().__init__(n_topics, epsilon, every_iteration, alpha, beta, n_iter, delta, noise, secure, seed,
                          n_jobs, verbose, backend, client, parallel)
