@@ -93,6 +93,43 @@ def run_lda_pkg(train, K, iters, alpha, beta):
     return train.n_tokens * iters / (time.perf_counter() - t), m.topic_word_
 
 
+def whole_fit(train, K, iters, reps, alpha, beta):
+    """Median of ``reps`` whole fits (random start and burn-in included, compile and corpus loading excluded)."""
+    import tomotopy as tp
+
+    from dptopic import LDA
+
+    def dptopic_fit(n_jobs, parallel):
+        def go():
+            LDA(K, alpha=alpha, beta=beta, n_iter=iters, seed=0, n_jobs=n_jobs, verbose=0, eval_every=0,
+                parallel=parallel).fit(train)
+        LDA(K, n_iter=1, n_jobs=n_jobs, verbose=0, parallel=parallel).fit(train.subset(range(50)))  # compile
+        return go
+
+    def tomotopy_fit(workers):
+        def go():
+            m = tp.LDAModel(k=K, alpha=alpha, eta=beta, seed=1)
+            m.optim_interval = 0
+            for d in range(train.n_docs):
+                m.add_doc(words[d])
+            t = time.perf_counter()
+            m.train(iters, workers=workers)
+            return time.perf_counter() - t
+        return go
+
+    words = [[str(w) for w in train.doc(d)] for d in range(train.n_docs)]
+    systems = [("dptopic n_jobs=1", dptopic_fit(1, "adlda")), ("dptopic n_jobs=2 adlda", dptopic_fit(2, "adlda")),
+               ("dptopic n_jobs=2 partition", dptopic_fit(2, "partition")),
+               ("tomotopy workers=1", tomotopy_fit(1)), ("tomotopy workers=2", tomotopy_fit(2))]
+    times = {name: [] for name, _ in systems}
+    for _ in range(reps):  # interleaved, so that load changes hit every system alike
+        for name, go in systems:
+            t = time.perf_counter()
+            inner = go()
+            times[name].append(inner if inner is not None else time.perf_counter() - t)
+    return {name: float(np.median(ts)) for name, ts in times.items()}, times
+
+
 def memory_probe(K, corpus_path):
     """Peak RSS of a fresh process that loads the saved corpus, then fits (1 thread).
 
@@ -130,8 +167,25 @@ def main():
     ap.add_argument("--topics", type=int, nargs="+", default=[50, 200])
     ap.add_argument("--no-lda", action="store_true", help="skip the (slow) lda package")
     ap.add_argument("--json", default=None, help="also write the results as JSON here")
+    ap.add_argument("--whole-fit", type=int, default=0, metavar="REPS",
+                    help="instead: time REPS whole fits of --iters sweeps per system (median), burn-in included")
     a = ap.parse_args()
     s, train, test = build()
+    if a.whole_fit:
+        print(f"machine: {machine()}")
+        print(f"corpus: synthetic LDA, train {train.n_tokens} tokens, V=5000, true K=50; whole fit of {a.iters} sweeps"
+              f" from a random start (compile excluded), median of {a.whole_fit}, systems interleaved\n")
+        for K in a.topics:
+            med, all_times = whole_fit(train, K, a.iters, a.whole_fit, 0.1, 0.01)
+            ref1, ref2 = med["tomotopy workers=1"], med["tomotopy workers=2"]
+            rows = [(name, f"{t:.2f}s", " ".join(f"{x:.1f}" for x in all_times[name]), f"{ref1 / t:.2f}x",
+                     f"{ref2 / t:.2f}x") for name, t in med.items()]
+            print(f"== K={K} ==")
+            table(rows, ("system", "median", "runs (s)", "speed vs tomotopy(1)", "vs tomotopy(2)"))
+            d1 = med["dptopic n_jobs=1"]
+            print(f"2 threads / 1 thread: adlda {d1 / med['dptopic n_jobs=2 adlda']:.2f}x, partition"
+                  f" {d1 / med['dptopic n_jobs=2 partition']:.2f}x; tomotopy {ref1 / ref2:.2f}x\n")
+        return
     import tempfile
 
     corpus_path = train.save(Path(tempfile.mkdtemp()) / "bench_train.npz")

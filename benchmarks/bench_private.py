@@ -63,6 +63,10 @@ def main():
         ("HDP-LDA sound, n_jobs=2", HDPLDA(K, epsilon_laplace=1.0, epsilon_inherent=10, n_iter=a.iters, seed=0, n_jobs=2, verbose=0)),
         ("CDP-LDA+, n_jobs=1", CDPLDAPlus(K, epsilon=1.0, n_iter=a.iters, seed=0, verbose=0)),
         ("CDP-LDA+, n_jobs=2", CDPLDAPlus(K, epsilon=1.0, n_iter=a.iters, seed=0, n_jobs=2, verbose=0)),
+        ("HDP-LDA sound, n_jobs=2 partition", HDPLDA(K, epsilon_laplace=1.0, epsilon_inherent=10, n_iter=a.iters,
+                                                     seed=0, n_jobs=2, verbose=0, parallel="partition")),
+        ("CDP-LDA+, n_jobs=2 partition", CDPLDAPlus(K, epsilon=1.0, n_iter=a.iters, seed=0, n_jobs=2, verbose=0,
+                                                    parallel="partition")),
     ]:
         tps = run_private(m, train, a.timed)
         rows.append((name, f"{tps / 1e6:.2f}M", f"{tps / tomo:.2f}x"))

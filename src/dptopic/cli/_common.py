@@ -205,7 +205,7 @@ def print_privacy(report: dict, console=None):
     t.add_row(f"eps, tight PLD (delta={report['delta']:g})", f"{report['epsilon_pld']:.4g}")
     t.add_row(f"eps, RDP cross-check (delta={report['delta']:g})", f"{report['epsilon_rdp']:.4g}")
     t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")
-    _report_tail(t, report, ("parameters", "scope", "note", "vocabulary", "randomness"), console)
+    _report_tail(t, report, ("parameters", "scope", "note", "vocabulary", "randomness", "replayed_iterations"), console)
 
 
 def _report_tail(t, report, keys, console):

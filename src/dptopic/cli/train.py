@@ -5,9 +5,10 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, check_out, corpus_from_args, load_corpus, make_console,
-                      eps_delta_pair, positive_float, positive_int, print_privacy, print_topics, read_vocabulary, seed_int,
-                      unit_interval)
+from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
+from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, check_out, corpus_from_args, eps_delta_pair,
+                      load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
+                      read_vocabulary, seed_int, unit_interval)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
@@ -29,6 +30,8 @@ _ALGORITHM_ONLY = {
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS),
+    "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
+    "dask_local": (None, ("lda",) + _CENTRAL),
 }
 
 
@@ -89,10 +92,14 @@ def _compose_private_vocabulary(model, event, console) -> None:
         console.print(f"[bold yellow]warning[/]: {w}")
 
 
-def _build_model(a, n_topics, n_iter, seed):
+def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     from ..models import CDPLDA, HDPLDA, LDA, CDPLDAPlus
 
     common = dict(n_topics=n_topics, n_iter=n_iter, seed=seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
+    if backend != "threads":
+        common.update(backend=backend, client=client)
+    if a.parallel is not None:
+        common["parallel"] = a.parallel
     if a.alpha is not None:
         common["alpha"] = a.alpha
     if a.beta is not None:
@@ -166,12 +173,20 @@ def cmd_train(a):
 
         return train_local(a, console)
     seed = _resolve_seed(a)
-    model = _build_model(a, a.topics, a.iterations, seed)  # bad parameters fail before the corpus loads
-    corpus, vocab, event = _training_corpus(a, console)
-    _train_eval_report(model, corpus, a, console, vocab)
-    _compose_private_vocabulary(model, event, console)
+    with cluster_from_args(a) as (backend, client):
+        model = _build_model(a, a.topics, a.iterations, seed, backend, client)  # bad parameters fail first
+        if shard_dir(a.corpus) is not None:
+            if a.vocabulary is not None or a.private_vocabulary is not None:
+                raise DPTopicError("a shard directory keeps the vocabulary it was prepared with: drop --vocabulary /"
+                                   " --private-vocabulary, or train on a corpus file instead.")
+            fit_shards(model, a, console)
+        else:
+            corpus, vocab, event = _training_corpus(a, console)
+            _train_eval_report(model, corpus, a, console, vocab)
+            _compose_private_vocabulary(model, event, console)
     print_topics(model, 10, console=console)
-    _print_metrics(model, console, saved=a.save_metrics or not model._private)
+    if model.metrics_:
+        _print_metrics(model, console, saved=a.save_metrics or not model._private)
     print_privacy(model.privacy_, console)
     out = model.save(a.out, save_metrics=a.save_metrics or None)
     console.print(f"model written to [bold]{out}[/]")
@@ -251,6 +266,10 @@ def register(sub) -> None:
                    help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
                         " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df are then ignored")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
+    t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
+                   help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
+                        " words blocks swept diagonal by diagonal (no merge, the default)")
+    add_cluster_args(t)
     t.add_argument("--test-size", type=unit_interval, default=0.2)
     add_out_args(t, "runs/model")
     t.add_argument("--save-metrics", action="store_true",

@@ -87,6 +87,48 @@ def sweep_shard(kind: str, word_ids, doc_ptr, z, ndk, nwk_snapshot, nk_snapshot,
     return z, ndk, nwk - nwk_snapshot, nk - nk_snapshot, state
 
 
+def word_blocks(word_ids: np.ndarray, vocab_size: int, n_blocks: int) -> np.ndarray:
+    """Block index of every word: contiguous word-id ranges with about equal token counts."""
+    freq = np.bincount(word_ids, minlength=vocab_size).astype(np.float64)
+    cum = np.cumsum(freq) - freq / 2  # a word goes where its tokens' midpoint falls
+    total = max(float(freq.sum()), 1.0)
+    return np.minimum((cum * n_blocks / total).astype(np.int64), n_blocks - 1)
+
+
+class Partition:
+    """Documents × words split into ``P × P`` blocks, swept one diagonal at a time (Yan et al. 2009).
+
+    In round ``r`` worker ``p`` sweeps the tokens of document block ``p`` whose words lie in word
+    block ``(p + r) mod P``: the workers write disjoint rows of ``ndk`` and of ``nwk`` (and of the
+    sparse sampler's per-word lists), so the word–topic counts need no snapshot and no merge.
+    Only the ``K`` topic totals are copied per worker and summed after each round.
+    Tokens are kept permuted so that every block is a contiguous range.
+    """
+
+    def __init__(self, word_ids, doc_ptr, vocab_size: int, n_blocks: int):
+        shards = make_shards(doc_ptr, n_blocks)
+        P = len(shards)
+        wb = word_blocks(word_ids, vocab_size, P)[word_ids]
+        order = np.empty(word_ids.shape[0], dtype=np.int64)
+        self.cells = {}
+        for p, sh in enumerate(shards):
+            blk = wb[sh.tok_start:sh.tok_stop]
+            local = np.argsort(blk, kind="stable")  # grouped by word block, in document order inside
+            order[sh.tok_start:sh.tok_stop] = local + sh.tok_start
+            doc = np.repeat(np.arange(sh.doc_stop - sh.doc_start), np.diff(doc_ptr[sh.doc_start:sh.doc_stop + 1]))
+            start = sh.tok_start
+            for q in range(P):
+                in_q = blk == q
+                ptr = np.zeros(sh.doc_stop - sh.doc_start + 1, dtype=np.int64)
+                np.cumsum(np.bincount(doc[in_q], minlength=sh.doc_stop - sh.doc_start), out=ptr[1:])
+                stop = start + int(ptr[-1])
+                self.cells[p, q] = (start, stop, ptr, sh.doc_start, sh.doc_stop)
+                start = stop
+        self.order = order
+        self.word_ids = np.ascontiguousarray(word_ids[order])
+        self.n_blocks = P
+
+
 class ShardedSweeper:
     """Runs sweeps over ``n_jobs`` shards in threads and merges their count deltas.
 
@@ -98,22 +140,34 @@ class ShardedSweeper:
     updates per changed token cost more than one vectorised V×K merge.)
     """
 
-    def __init__(self, arrays: SweepArrays, n_jobs: int, kind: str):
+    def __init__(self, arrays: SweepArrays, n_jobs: int, kind: str, scheme: str = "adlda"):
         self.arrays = arrays
         self.kind = kind
         self.shards = make_shards(arrays.doc_ptr, n_jobs)
         self._pool = ThreadPoolExecutor(len(self.shards)) if len(self.shards) > 1 else None
         self._lists = None
+        self._partition = None
+        self._zp = None  # partition scheme: z in block order, written back by sync()
+        if scheme == "partition" and self._pool is not None:
+            self._partition = Partition(arrays.word_ids, arrays.doc_ptr, arrays.nwk.shape[0], len(self.shards))
 
     def invalidate(self) -> None:
-        """Forget cached sampler state (the counts were changed outside the sweeper)."""
+        """Forget cached sampler state (the counts or assignments were changed outside the sweeper)."""
         self._lists = None
+        self._zp = None
+
+    def sync(self) -> None:
+        """Bring ``arrays.z`` up to date (the partition scheme keeps it in block order between sweeps)."""
+        if self._zp is not None:
+            self.arrays.z[self._partition.order] = self._zp
 
     @property
     def n_shards(self) -> int:
         return len(self.shards)
 
     def close(self) -> None:
+        self.sync()
+        self._zp = None
         self._lists = None
         if self._pool is not None:
             self._pool.shutdown()
@@ -136,6 +190,8 @@ class ShardedSweeper:
             _run_kernel(self.kind, wid, ptr, z, ndk, word_table, a.nwk, a.nk, alpha, beta, clip, states[0],
                         self._lists)
             return
+        if self._partition is not None:
+            return self._sweep_partition(alpha, beta, states, word_table, clip)
         # Shard 0 sweeps the global counts in place; shards 1.. sweep private copies of the
         # snapshot and return deltas, merged once all shards are done (AD-LDA). Same result as
         # giving every shard a copy, with one copy, one subtraction and one merge fewer.
@@ -156,3 +212,25 @@ class ShardedSweeper:
         for delta in deltas[1:]:
             a.nwk += delta[0]
             a.nk += delta[1]
+
+    def _sweep_partition(self, alpha, beta, states, word_table, clip) -> None:
+        a, part = self.arrays, self._partition
+        P = part.n_blocks
+        if self.kind == "sparse" and self._lists is None:
+            self._lists = build_word_lists(a.nwk)  # rows are only ever touched by one worker at a time
+        if self._zp is None:
+            self._zp = a.z[part.order]
+        z = self._zp
+
+        def work(p, r):
+            start, stop, ptr, d0, d1 = part.cells[p, (p + r) % P]
+            nk = a.nk.copy()
+            if stop > start:
+                _run_kernel(self.kind, part.word_ids[start:stop], ptr, z[start:stop], a.ndk[d0:d1], word_table,
+                            a.nwk, nk, alpha, beta, clip, states[p], self._lists)
+            return nk
+
+        for r in range(P):
+            base = a.nk.copy()
+            for nk in list(self._pool.map(work, range(P), [r] * P)):
+                a.nk += nk - base

@@ -14,11 +14,12 @@ import numpy as np
 from .. import __version__ as _version
 from .._io import load_bundle, save_bundle
 from .._progress import progress_bar
-from .._validation import SEED, Int, Real, validate_params, validate_value
+from .._validation import SEED, Int, IsNone, IsType, Options, Real, validate_params, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import CorruptModelError, DPTopicError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
-from ..kernels import ShardedSweeper, SweepArrays, count_assignments, kernel_state
+from ..backends import BACKENDS, make_backend, training_source
+from ..kernels import SweepArrays
 
 _REGISTRY: dict[str, type] = {}
 
@@ -52,9 +53,16 @@ class GibbsTopicModel:
         "seed": SEED,
         "n_jobs": [Int(1, 256)],
         "verbose": [Int(0, 2)],
+        "backend": [Options(BACKENDS)],
+        "parallel": [Options(("adlda", "partition"))],
+        "client": [IsNone(), IsType((object,), "a distributed.Client")],
     }
     _private = False
     _kernel = "dense"
+    # where and how sweeps run; estimators whose constructor does not take these run on threads
+    backend = "threads"
+    parallel = "partition"
+    client = None
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -90,7 +98,8 @@ class GibbsTopicModel:
         return s if isinstance(s, np.random.Generator) else np.random.default_rng(s)
 
     def fit(self, X, y=None, *, vocabulary=None, callback: Callable[[IterationInfo], None] | None = None):
-        """Train on a :class:`Corpus`, a document-term matrix (scipy.sparse/dense) or a list of strings.
+        """Train on a :class:`Corpus`, a document-term matrix (scipy.sparse/dense), a list of strings, or
+        corpus shard files (a directory or list of ``.npz`` from ``dptopic corpus prepare --shards N``).
 
         ``vocabulary`` (a list of words or a :class:`Vocabulary`) fixes the model's vocabulary: the
         corpus is restricted to it, and private models record it as user-supplied (public); without
@@ -100,8 +109,8 @@ class GibbsTopicModel:
         with ``needs_release = False`` (e.g. a timer) spares the trainer a copy of the counts.
         """
         self._validate()
-        corpus = as_corpus(X, vocabulary=vocabulary)
-        if vocabulary is not None:
+        corpus = training_source(X, vocabulary=vocabulary)
+        if vocabulary is not None and isinstance(corpus, Corpus):
             vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
             if corpus.vocabulary != vocabulary:
                 corpus = corpus.restrict(vocabulary).require_nonempty()
@@ -112,26 +121,33 @@ class GibbsTopicModel:
         self.vocabulary_ = corpus.vocabulary
         K, V = self.n_topics, corpus.vocab_size
         rng = self._rng()
-        worker_rngs = rng.spawn(self.n_jobs)
-        z = rng.integers(0, K, size=corpus.n_tokens, dtype=np.int32)  # data-independent init
-        ndk, nwk, nk = count_assignments(corpus.word_ids, corpus.doc_ptr, z, K, V)
-        arrays = SweepArrays(corpus.word_ids, corpus.doc_ptr, z, ndk, nwk, nk)
-        self._start(arrays, corpus, rng)
-        self.log_likelihood_ = []
-        states = [kernel_state(self._coins(r)) for r in worker_rngs]
+        backend = self._backend_ = make_backend(self.backend, self.n_jobs, self.client, self.parallel)
+        self.n_replayed_ = 0
         want_release = callback is not None and getattr(callback, "needs_release", True)
-        with ShardedSweeper(arrays, self.n_jobs, self._kernel) as sweeper, \
-                progress_bar(self.n_iter, f"{type(self).__name__} K={K}", self.verbose) as bar:
+        with backend, progress_bar(self.n_iter, f"{type(self).__name__} K={K}", self.verbose) as bar:
+            # secure mode: the samplers' coins come from the OS CSPRNG, not from rng
+            arrays = backend.open(corpus, K, rng, self._kernel, secure_coins=self._coins(rng) is None)
+            self._start(arrays, corpus, rng)
+            self.log_likelihood_ = []
+            alpha, beta = float(self.alpha), float(self.beta)
             for it in range(self.n_iter):
                 table, clip, release = self._before_sweep(it, arrays, rng, want_release)
-                sweeper.sweep(float(self.alpha), float(self.beta), states, word_table=table, clip=clip)
+                todo = backend.sweep(alpha, beta, word_table=table, clip=clip)
+                while todo:  # shards lost with a worker restart from their checkpoint and catch up
+                    table, clip, _ = self._before_sweep(it, arrays, rng, False)  # a replay is another release
+                    self.n_replayed_ += 1
+                    again = backend.sweep(alpha, beta, word_table=table, clip=clip, shards=sorted(todo))
+                    todo = {j: n - 1 for j, n in todo.items() if n > 1}
+                    todo.update(again)
                 info = self._after_sweep(it, arrays, corpus)
                 if callback is not None:
-                    callback(IterationInfo(it, arrays.z, release))
+                    callback(IterationInfo(it, backend.z, release))
                 bar.advance(1, info=info)
-        self.components_ = self._finish(arrays, rng)
+            self.components_ = self._finish(arrays, rng)  # inside: _finish may read z from the shards
         self.n_iter_ = self.n_iter
         self.privacy_ = self.privacy_report()
+        if self.backend != "threads":
+            self.privacy_["replayed_iterations"] = self.n_replayed_
         self._train_stats = {"n_docs": corpus.n_docs, "n_tokens": corpus.n_tokens, "vocab_size": V}
         return self
 
@@ -228,8 +244,8 @@ class GibbsTopicModel:
         A private model never writes its seed (nor any Generator state): whoever knows the seed
         could regenerate the noise and remove it.
         """
-        return {k: (None if isinstance(v, np.random.Generator) or (self._private and k == "seed") else v)
-                for k, v in self.get_params().items()}
+        return {k: (None if isinstance(v, np.random.Generator) or k == "client" or (self._private and k == "seed")
+                    else v) for k, v in self.get_params().items()}
 
     def save(self, directory, *, save_metrics: bool | None = None) -> str:
         """Write ``model.json`` + ``.npy`` arrays into ``directory`` atomically (no pickle).

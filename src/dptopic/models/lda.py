@@ -19,8 +19,14 @@ class LDA(GibbsTopicModel):
     alpha, beta : symmetric Dirichlet priors on θ and Φ.
     n_iter : number of full Gibbs sweeps.
     seed : int, None or a numpy Generator; every random choice flows from it.
-    n_jobs : threads. ``n_jobs > 1`` samples document shards in parallel against a snapshot
-        of the topic–word counts and merges count deltas after each sweep (AD-LDA).
+    n_jobs : threads (see ``parallel``).
+    backend : ``"threads"`` (this machine, ``n_jobs`` threads) or ``"dask"`` (one shard per
+        Dask worker or per shard file, see ``docs/scaling.md``).
+    client : the ``distributed.Client`` for ``backend="dask"``; not saved.
+    parallel : how ``n_jobs > 1`` threads split the work: ``"partition"`` (default: documents × words
+        blocks swept one diagonal at a time, Yan et al. 2009; threads never write the same counts and
+        nothing is merged; measured faster than AD-LDA, see ``docs/scaling.md``) or ``"adlda"`` (above).
+        Both are bit-identical for a fixed seed and ``n_jobs``.
     sampler : ``"sparse"`` (SparseLDA bucket decomposition), ``"dense"``, or ``"auto"`` (sparse).
     eval_every : record the joint log-likelihood every this many sweeps (0: never).
     verbose : 0 silences the progress bar.
@@ -37,7 +43,8 @@ class LDA(GibbsTopicModel):
                               "eval_every": [Int(0, None)]}
 
     def __init__(self, n_topics: int = 50, alpha: float = 0.1, beta: float = 0.01, n_iter: int = 200,
-                 seed=None, n_jobs: int = 1, sampler: str = "auto", eval_every: int = 10, verbose: int = 1):
+                 seed=None, n_jobs: int = 1, sampler: str = "auto", eval_every: int = 10, verbose: int = 1,
+                 backend: str = "threads", client=None, parallel: str = "partition"):
         self.n_topics = n_topics
         self.alpha = alpha
         self.beta = beta
@@ -47,6 +54,9 @@ class LDA(GibbsTopicModel):
         self.sampler = sampler
         self.eval_every = eval_every
         self.verbose = verbose
+        self.backend = backend
+        self.client = client
+        self.parallel = parallel
 
     @property
     def _kernel(self) -> str:
@@ -54,8 +64,8 @@ class LDA(GibbsTopicModel):
 
     def _after_sweep(self, it, arrays, corpus) -> str:
         if self.eval_every and ((it + 1) % self.eval_every == 0 or it + 1 == self.n_iter):
-            ll = joint_log_likelihood(arrays.nwk, arrays.nk, arrays.ndk, corpus.doc_lengths,
-                                      self.alpha, self.beta)
+            ll = joint_log_likelihood(arrays.nwk, arrays.nk, self._backend_.doc_topic_counts(),
+                                      self._backend_.doc_lengths, self.alpha, self.beta)
             self.log_likelihood_.append((it + 1, ll))
             return f"log p(w,z)={ll:.4g}"
         return ""

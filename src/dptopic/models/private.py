@@ -13,7 +13,6 @@ from .._validation import IsNone, Options, Real, validate_value
 from ..accounting import (WORD_RELATION, PrivacyLedger, non_private_report, hdp_clip_bound, hdp_epsilon_inherent,
                           hdp_iteration_events, solve_epsilon_laplace)
 from ..errors import DPTopicError
-from ..kernels import count_assignments
 from ..mechanisms import clamp, laplace_mechanism, laplace_with_scale, normalize_rows
 from .base import GibbsTopicModel
 
@@ -59,9 +58,12 @@ class _PrivateGibbs(GibbsTopicModel):
         return self.fit(X, **kw).training_theta_
 
     def _training_theta(self, arrays) -> np.ndarray:
-        """θ of the training documents from the final topic assignments z (not from noisy counts)."""
-        K, V = self.n_topics, arrays.nwk.shape[0]
-        ndk = count_assignments(arrays.word_ids, arrays.doc_ptr, arrays.z, K, V)[0].astype(np.float64)
+        """θ of the training documents from the final topic assignments z (not from noisy counts),
+        wherever the shards live (only z and the document lengths are needed)."""
+        K, backend = self.n_topics, self._backend_
+        lengths = np.asarray(backend.doc_lengths, dtype=np.int64)
+        doc = np.repeat(np.arange(lengths.size, dtype=np.int64), lengths)
+        ndk = np.bincount(doc * K + backend.z, minlength=lengths.size * K).reshape(lengths.size, K).astype(np.float64)
         ndk += self.alpha
         ndk /= ndk.sum(axis=1, keepdims=True)
         return ndk
@@ -121,6 +123,11 @@ class HDPLDA(_PrivateGibbs):
     delta : δ at which the tight ε(δ) is reported.
     sampler : ``"auto"`` (sound mode: exact rejection sampler against the frozen factor,
         :func:`~dptopic.kernels.frozen_sweep`) or ``"dense"`` (the reference dense sweep).
+    parallel : ``"partition"`` (default) or ``"adlda"``: how ``n_jobs`` threads split a sweep (see
+        :class:`~dptopic.LDA`); either way the released table stays frozen for the whole sweep.
+    backend, client : ``"threads"`` (``n_jobs`` threads) or ``"dask"`` with a ``distributed.Client``; on Dask only
+        the frozen noisy release travels to the workers, and replayed iterations are accounted
+        (``docs/scaling.md``, ``docs/privacy.md``).
 
     Attributes
     ----------
@@ -146,7 +153,7 @@ class HDPLDA(_PrivateGibbs):
                  clip: float | None = None, alpha: float = 0.1, beta: float = 1.0, n_iter: int = 100,
                  delta: float = 1e-5, noise: str = "discrete", paper_literal: bool = False,
                  final_release: str = "last", secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1,
-                 sampler: str = "auto"):
+                 sampler: str = "auto", backend: str = "threads", client=None, parallel: str = "partition"):
         self.n_topics = n_topics
         self.epsilon_laplace = epsilon_laplace
         self.epsilon_inherent = epsilon_inherent
@@ -163,6 +170,9 @@ class HDPLDA(_PrivateGibbs):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.sampler = sampler
+        self.backend = backend
+        self.client = client
+        self.parallel = parallel
 
     @property
     def _kernel(self) -> str:
@@ -291,6 +301,16 @@ class HDPLDA(_PrivateGibbs):
         return rep
 
 
+class _DocNoise:
+    """``N_m^k + Lap(scale)`` for one block of documents, drawn wherever that block lives."""
+
+    def __init__(self, scale, kw):
+        self.scale, self.kw = scale, kw
+
+    def __call__(self, ndk, rng):
+        return laplace_with_scale(ndk, self.scale, rng, changes=(1, 1), **self.kw)[0]
+
+
 class CDPLDA(_PrivateGibbs):
     """CDP-LDA and CDP-LDA+ baselines (Zhao et al. 2020 Sec. VII-A, after Foulds et al. 2016).
 
@@ -303,6 +323,7 @@ class CDPLDA(_PrivateGibbs):
     report says ``private: false`` and gives the count-release ε only as a separately labelled
     partial figure (``privacy_["count_release_epsilon"]``). ``training_theta_`` (θ of the training
     documents from the final z) exists as for :class:`HDPLDA`, but here z is not covered.
+    ``backend``/``client`` as in :class:`HDPLDA` (``docs/scaling.md``).
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
@@ -313,7 +334,8 @@ class CDPLDA(_PrivateGibbs):
 
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = False, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
-                 secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1):
+                 secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
+                 client=None, parallel: str = "partition"):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.every_iteration = every_iteration
@@ -326,13 +348,16 @@ class CDPLDA(_PrivateGibbs):
         self.seed = seed
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.backend = backend
+        self.client = client
+        self.parallel = parallel
 
     def _start(self, arrays, corpus, rng) -> None:
         super()._start(arrays, corpus, rng)
         self.log_likelihood_ = []
         dtype = np.int64 if self.noise == "discrete" else np.float64
         arrays.nwk = arrays.nwk.astype(dtype)
-        arrays.ndk = arrays.ndk.astype(dtype)
+        self._backend_.cast_doc_counts(dtype)
         arrays.nk = arrays.nwk.sum(axis=0)
         self._n_releases = 0
 
@@ -342,9 +367,8 @@ class CDPLDA(_PrivateGibbs):
             nrng = self._coins(rng)
             nwk, ev = laplace_with_scale(arrays.nwk, 1.0 / self.epsilon, nrng, changes=(1, 1),
                                          label="noisy N_k^t + Lap(1/eps)", **kw)
-            ndk, _ = laplace_with_scale(arrays.ndk, 1.0 / self.epsilon, nrng, changes=(1, 1), **kw)
             arrays.nwk[...] = nwk
-            arrays.ndk[...] = ndk
+            self._backend_.perturb_doc_counts(_DocNoise(1.0 / self.epsilon, kw), nrng)
             arrays.nk[...] = arrays.nwk.sum(axis=0)
             # N_m^k is unchanged by a word replacement (same document, same topic): only N_k^t costs
             self.ledger_.spend(ev)
@@ -379,6 +403,7 @@ class CDPLDAPlus(CDPLDA):
 
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = True, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
-                 secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1):
+                 secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
+                 client=None, parallel: str = "partition"):
         super().__init__(n_topics, epsilon, every_iteration, alpha, beta, n_iter, delta, noise, secure, seed,
-                         n_jobs, verbose)
+                         n_jobs, verbose, backend, client, parallel)

@@ -1,0 +1,21 @@
+"""Execution engines for Gibbs training: threads on this machine, or a Dask cluster.
+
+The trainers call only the :class:`Backend` interface (see ``docs/scaling.md``).
+"""
+from .base import Backend
+from .shards import ShardSet, training_source, write_shards
+from .threads import ThreadBackend
+
+BACKENDS = ("threads", "dask")
+
+
+def make_backend(name: str, n_jobs: int = 1, client=None, parallel: str = "adlda") -> Backend:
+    """The backend a trainer's ``backend``/``client``/``n_jobs`` parameters ask for."""
+    if name == "dask":
+        from .dask import DaskBackend
+
+        return DaskBackend(client)
+    return ThreadBackend(n_jobs, parallel)
+
+
+__all__ = ["Backend", "ThreadBackend", "ShardSet", "make_backend", "training_source", "write_shards", "BACKENDS"]
