@@ -71,6 +71,7 @@ class PrivacyLedger:
     relation: str = WORD_RELATION
     theorem: str = ""
     budget: tuple | None = None
+    discretization: float = DISCRETIZATION
     _groups: "OrderedDict" = field(default_factory=OrderedDict, repr=False)
     _reserved: dict = field(default_factory=dict, repr=False)
 
@@ -121,7 +122,11 @@ class PrivacyLedger:
 
     def epsilon_tight(self, delta: float) -> float:
         _check_delta(delta)
-        return compose_pld(self.groups(), delta)
+        return compose_pld(self.groups(), delta, self.discretization)
+
+    def delta_basic(self) -> float:
+        """Sum of the per-event deltas of approximate-DP events (0 for pure and noise events)."""
+        return float(sum(getattr(e, "delta_event", 0.0) * n for e, n in self._groups.items()))
 
     def epsilon_rdp(self, delta: float) -> float:
         _check_delta(delta)
@@ -130,7 +135,7 @@ class PrivacyLedger:
     def report(self, delta: float = 1e-5) -> dict:
         """A JSON-able privacy report: ε by basic composition, ε(δ) by PLD and by RDP."""
         _check_delta(delta)
-        return {
+        rep = {
             "private": True,
             "unit": self.unit,
             "neighbouring_relation": self.relation,
@@ -141,8 +146,16 @@ class PrivacyLedger:
             "epsilon_rdp": self.epsilon_rdp(delta),
             "accounting": {
                 "basic": "sum of per-event pure epsilons (basic sequential composition, Dwork & Roth 2014 Thm 3.16); delta = 0",
-                "pld": "privacy loss distributions composed with dp-accounting (Koskela et al. 2020; Doroshenko et al. 2022), pessimistic discretisation 1e-4",
+                "pld": "privacy loss distributions composed with dp-accounting (Koskela et al. 2020; Doroshenko et al. 2022), pessimistic discretisation "
+                       f"{self.discretization:g}",
                 "rdp": "Renyi DP (Mironov 2017) converted by dp_accounting.rdp.compute_epsilon",
             },
             "events": [dict(ev.describe(), count=n) for ev, n in self._groups.items()],
         }
+        d_basic = self.delta_basic()
+        if d_basic > 0:  # approximate-DP events: basic composition adds their deltas too
+            rep["delta_basic"] = d_basic
+            rep["accounting"]["basic"] = ("sum of per-event epsilons and of per-event deltas (basic sequential"
+                                          " composition, Dwork & Roth 2014 Thm 3.16)")
+            rep["accounting"]["rdp"] = "not finite: the run contains (epsilon, delta>0) events"
+        return rep

@@ -138,7 +138,7 @@ def print_privacy(report: dict, console=None):
     t.add_row("eps, basic composition (delta=0)", f"{report['epsilon_basic']:.4g}")
     t.add_row(f"eps, tight PLD (delta={report['delta']:g})", f"{report['epsilon_pld']:.4g}")
     t.add_row(f"eps, RDP cross-check (delta={report['delta']:g})", f"{report['epsilon_rdp']:.4g}")
-    for key in ("parameters", "scope", "note"):
+    for key in ("parameters", "scope", "note", "warning"):
         if key in report:
             v = report[key]
             t.add_row(key, ", ".join(f"{k}={x:.4g}" if isinstance(x, float) else f"{k}={x}" for k, x in v.items())

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
+from .fed import add_fed_args
 from ._common import (add_corpus_args, make_console, corpus_from_args, load_corpus, positive_float, positive_int,
                       print_privacy, print_topics, unit_interval)
 
@@ -27,6 +28,10 @@ def _build_model(a, n_topics, n_iter, seed):
     if a.beta is not None:
         common["beta"] = a.beta
     algo = a.algorithm
+    if algo == "fed":
+        from .fed import build_fedlda
+
+        return build_fedlda(a, common)
     if algo == "lda":
         return LDA(**common)
     priv = dict(delta=a.delta, noise=a.noise, secure=a.secure)
@@ -132,14 +137,14 @@ def cmd_topics(a):
 def register(sub) -> None:
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp"), default="lda")
+    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed"), default="lda")
     t.add_argument("--topics", type=positive_int, default=50)
     t.add_argument("--iterations", type=positive_int, default=200)
     t.add_argument("--seed", type=int, default=None, help="random seed (default 0; not allowed with --secure)")
     t.add_argument("--alpha", type=positive_float, default=None)
     t.add_argument("--beta", type=positive_float, default=None)
     t.add_argument("--epsilon", type=positive_float, default=None,
-                   help="cdp/cdp+: the paper's eps; hdp: eps_L per iteration (default 1)")
+                   help="cdp/cdp+: the paper's eps; hdp: eps_L per iteration (default 1); fed: eps per reported word (default 5)")
     t.add_argument("--delta", type=unit_interval, default=1e-5, help="delta for the tight report (default 1e-5)")
     t.add_argument("--epsilon-inherent", type=positive_float, default=10.0, help="hdp: eps_I per iteration")
     t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I)")
@@ -156,6 +161,7 @@ def register(sub) -> None:
     from .local import add_train_args
 
     add_train_args(t)
+    add_fed_args(t)
     t.set_defaults(func=cmd_train)
 
     d = sub.add_parser("demo", help="the main job: private HDP-LDA on the demo corpus, with a non-private reference")

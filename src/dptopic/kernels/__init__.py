@@ -4,8 +4,11 @@ from .dense import dense_sweep
 from .engine import ShardedSweeper, Shard, SweepArrays, make_shards, sweep_shard
 from .frozen import frozen_sweep
 from .foldin import fold_in, token_log_likelihood
+from .local import local_sweep
+from .rrp import rrp_replace
 from .rng import kernel_state, next_uniform
 from .sparse import sparse_sweep
 
 __all__ = ["dense_sweep", "sparse_sweep", "frozen_sweep", "count_assignments", "fold_in", "token_log_likelihood", "sweep_shard",
-           "ShardedSweeper", "Shard", "SweepArrays", "make_shards", "kernel_state", "next_uniform"]
+           "ShardedSweeper", "Shard", "SweepArrays", "make_shards", "kernel_state", "next_uniform",
+           "local_sweep", "rrp_replace"]

@@ -1,6 +1,8 @@
 """Noise mechanisms. Each returns its output together with the privacy event it spent."""
 from .clipping import clamp, normalize_rows
+from .rrp import replacement_table, rrp_perturb
 from .laplace import discrete_laplace_pmf, laplace_mechanism, laplace_noise, laplace_with_scale
 
 __all__ = ["laplace_mechanism", "laplace_with_scale", "laplace_noise", "discrete_laplace_pmf", "clamp",
-           "normalize_rows"]
+           "normalize_rows",
+           "rrp_perturb", "replacement_table"]

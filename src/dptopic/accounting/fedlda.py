@@ -1,0 +1,156 @@
+"""FedLDA calculators (Wang, Tong & Shi, AAAI 2020 poster, Theorems 1 and 2) and the RRP privacy event.
+
+The poster's Theorem 1 sets the perturbation probability from a failure rate ``delta`` and a Zipf
+exponent ``gamma``: ``delta0 = delta - (delta**(-1/gamma) + 1)**(-gamma)`` is the smallest probability a
+kept (non-rare) word can have when the tail of mass ``delta`` is excluded. The printed formula for
+``eta`` is garbled; :func:`eta` implements the two readings that make the randomizer exactly
+``epsilon``-LDP (derivation in ``docs/fedlda.md``):
+
+* ``variant="another"`` (default): a perturbed word is always a *different* word,
+  ``eta = 1 / (delta0 e^eps + 1)``;
+* ``variant="coincide"``: the replacement may equal the true word, ``eta = 1 / (1 + delta0 (e^eps - 1))``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from dp_accounting.pld import common as pld_common
+from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+from ..errors import DPTopicError
+from .events import DISCRETIZATION, PureDPEvent
+
+VARIANTS = ("another", "coincide")
+THEOREM1 = "Wang, Tong & Shi 2020 (FedLDA poster), Theorem 1"
+
+
+def _num(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and not math.isnan(x)
+
+
+def check_epsilon(epsilon) -> float:
+    if not (_num(epsilon) and epsilon > 0):
+        raise DPTopicError(f"invalid epsilon={epsilon!r}: must be a number > 0 (privacy budget per reported word).")
+    return float(epsilon)
+
+
+def check_delta(delta) -> float:
+    if not (_num(delta) and 0 < delta < 1):
+        raise DPTopicError(f"invalid delta={delta!r}: must be a number in (0, 1) (the excluded rare-word mass, e.g. 0.1).")
+    return float(delta)
+
+
+def check_gamma(gamma) -> float:
+    if not (_num(gamma) and gamma >= 1 and math.isfinite(gamma)):
+        raise DPTopicError(f"invalid gamma={gamma!r}: must be a finite number >= 1 (the Zipf exponent of Theorem 1).")
+    return float(gamma)
+
+
+def delta0(delta: float, gamma: float = 1.0) -> float:
+    """``delta0 = delta - (delta**(-1/gamma) + 1)**(-gamma)`` (Theorem 1): the floor on a kept word's probability."""
+    delta, gamma = check_delta(delta), check_gamma(gamma)
+    return float(delta - (delta ** (-1.0 / gamma) + 1.0) ** (-gamma))
+
+
+def eta(epsilon: float, delta: float, gamma: float = 1.0, variant: str = "another") -> float:
+    """Perturbation probability that makes one RRP report ``epsilon``-LDP (see module docstring)."""
+    epsilon = check_epsilon(epsilon)
+    if variant not in VARIANTS:
+        raise DPTopicError(f"invalid variant={variant!r}: must be one of {', '.join(VARIANTS)}.")
+    d0 = delta0(delta, gamma)
+    if epsilon > 700:  # e^eps overflows; eta underflows to 0
+        return 0.0
+    if variant == "another":
+        return float(1.0 / (d0 * math.exp(epsilon) + 1.0))
+    return float(1.0 / (1.0 + d0 * math.expm1(epsilon)))
+
+
+def effective_epsilon(epsilon: float, eta_: float, variant: str = "another") -> float:
+    """The exact worst-case log likelihood ratio of one report with the floor/cap rules of :mod:`dptopic.mechanisms.rrp`.
+
+    ``coincide`` is exactly ``epsilon``. ``another`` also needs ``eta/(1-eta) <= e^eps`` (an input word y
+    reports x more often than x itself does) and ``1/eta <= e^eps`` (a rare or padding entry against a
+    kept word); when these fail (small epsilon) the true cost is larger than ``epsilon`` and is returned.
+    """
+    epsilon = check_epsilon(epsilon)
+    if variant == "coincide" or eta_ <= 0:
+        return epsilon
+    terms = [epsilon, math.log(1.0 / eta_)]
+    if eta_ < 1:
+        terms.append(math.log(eta_ / (1.0 - eta_)))
+    else:
+        terms.append(math.inf)
+    return float(max(terms))
+
+
+def theorem2_error_bound(eta_: float, ranks) -> np.ndarray:
+    """Theorem 2's order ``eta * k**2`` for the expected relative error of ``phi_w`` (``k`` = rank of ``w``, 1-based).
+
+    The poster states only the order ``O(eta k^2)``; the constant is unknown, so this is the bound up to
+    a constant factor (useful for comparing settings, not as an absolute error).
+    """
+    if not (_num(eta_) and 0 <= eta_ <= 1):
+        raise DPTopicError(f"invalid eta={eta_!r}: must be a number in [0, 1].")
+    k = np.asarray(ranks)
+    if k.size == 0 or not np.issubdtype(k.dtype, np.integer) or np.any(k < 1):
+        raise DPTopicError("invalid ranks: must be integers >= 1 (rank 1 = the most probable word of the topic).")
+    return eta_ * k.astype(np.float64) ** 2
+
+
+@dataclass(frozen=True)
+class ApproxDPEvent:
+    """An (epsilon, delta)-DP step by a theorem (e.g. the poster's (eps, 2 delta)-LDP claim).
+
+    Basic composition adds both epsilons and deltas; the PLD is dp-accounting's worst case for
+    (epsilon, delta)-DP; Renyi DP is not finite for delta > 0 (reported as inf)."""
+
+    eps: float
+    delta: float
+    label: str = "approximate DP step"
+    theorem: str = ""
+    relation: str = "word-level replacement"
+
+    @property
+    def epsilon(self) -> float:
+        return self.eps
+
+    @property
+    def delta_event(self) -> float:
+        return self.delta
+
+    def pld(self, discretization: float = DISCRETIZATION):
+        return pldlib.from_privacy_parameters(pld_common.DifferentialPrivacyParameters(self.eps, self.delta),
+                                              value_discretization_interval=discretization)
+
+    def rdp(self, orders: np.ndarray) -> np.ndarray:
+        return np.full(np.shape(orders), np.inf)
+
+    def describe(self) -> dict:
+        return {"type": "approximate_dp", "label": self.label, "epsilon": self.eps, "delta": self.delta,
+                "theorem": self.theorem, "relation": self.relation}
+
+
+RRP_RELATION = ("word-level LDP of one reported entry: the entry's word replaced by any other word"
+                " (rare words and padding included), its topic label held fixed")
+
+
+def rrp_event(epsilon: float, delta: float, gamma: float = 1.0, variant: str = "another",
+              exclusion: str = "floor"):
+    """The privacy event of one RRP-perturbed entry.
+
+    ``exclusion="floor"`` (sound default): pure DP at :func:`effective_epsilon`, by construction.
+    ``exclusion="tail"`` (the poster's rule): the poster's ``(epsilon, 2 delta)`` claim, which rests on
+    the Zipf assumption about the model's word probabilities.
+    """
+    e = eta(epsilon, delta, gamma, variant)
+    if exclusion == "tail":
+        return ApproxDPEvent(float(epsilon), 2.0 * float(delta), label=f"RRP report (eta={e:.4g}, tail exclusion)",
+                             theorem=THEOREM1 + ": (eps, 2 delta)-LDP assuming Zipf-distributed word probabilities",
+                             relation=RRP_RELATION)
+    if exclusion != "floor":
+        raise DPTopicError(f"invalid exclusion={exclusion!r}: must be 'floor' or 'tail'.")
+    return PureDPEvent(effective_epsilon(epsilon, e, variant), label=f"RRP report (eta={e:.4g}, {variant})",
+                       theorem=THEOREM1 + " with the floor rule of docs/fedlda.md: pure eps-LDP per entry",
+                       relation=RRP_RELATION)

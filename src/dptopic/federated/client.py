@@ -1,0 +1,122 @@
+"""The FedLDA client: one user's documents, local topic assignments and local θ (never sent).
+
+Each round :meth:`FedClient.run_round` takes the server's broadcast (bytes), runs local Gibbs sampling
+against the global Φ (:func:`~dptopic.kernels.local_sweep`), builds the update — the list of the
+user's ``(topic, word)`` assignments ("dense representation"), padded to ``pad_length`` entries and
+sub-sampled at ``sample_ratio`` — perturbs the words with RRP
+(:func:`~dptopic.mechanisms.rrp_perturb`) and returns the encoded :class:`ClientUpdate`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..corpus import Corpus
+from ..errors import DPTopicError
+from ..kernels import kernel_state, local_sweep
+from ..mechanisms.rrp import replacement_table, rrp_perturb
+from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
+
+
+@dataclass(frozen=True)
+class RRPConfig:
+    """What every client of one federation shares (public protocol parameters)."""
+
+    n_topics: int
+    epsilon: float
+    delta: float = 0.1
+    gamma: float = 1.0
+    pad_length: int = 512
+    sample_ratio: float = 1.0
+    alpha: float = 0.1
+    local_iter: int = 1
+    variant: str = "another"
+    exclusion: str = "floor"
+    replacement: str = "mixture"
+
+    @property
+    def n_entries(self) -> int:
+        """Entries per update: ``max(1, round(sample_ratio * pad_length))`` (data-independent)."""
+        return max(1, int(round(self.sample_ratio * self.pad_length)))
+
+
+def entries_per_update(pad_length: int, sample_ratio: float) -> int:
+    return RRPConfig(1, 1.0, pad_length=pad_length, sample_ratio=sample_ratio).n_entries
+
+
+class FedClient:
+    """One user. Holds ``corpus`` (its documents), ``z`` and ``ndk``; only perturbed updates leave it."""
+
+    def __init__(self, client_id: str, corpus: Corpus, config: RRPConfig, rng: np.random.Generator):
+        if corpus.n_tokens == 0:
+            raise DPTopicError(f"client {client_id!r} has no tokens; drop empty users before training.")
+        self.client_id = str(client_id)
+        self.corpus = corpus
+        self.config = config
+        self.vocab = vocabulary_fingerprint(corpus.vocabulary.words)
+        self._rng = rng
+        K = config.n_topics
+        self.z = rng.integers(0, K, size=corpus.n_tokens, dtype=np.int32)  # data-independent start
+        doc_of = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
+        self.ndk = np.zeros((corpus.n_docs, K), dtype=np.int32)
+        np.add.at(self.ndk, (doc_of, self.z), 1)
+        self.n_truncated = 0
+
+    @property
+    def theta(self) -> np.ndarray:
+        """Local document–topic proportions (D_user × K); stays on the client."""
+        a = self.config.alpha
+        return (self.ndk + a) / (self.ndk.sum(axis=1, keepdims=True) + self.config.n_topics * a)
+
+    def _user_theta(self) -> np.ndarray:
+        c = self.ndk.sum(axis=0) + self.config.alpha
+        return c / c.sum()
+
+    def local_sampling(self, phi: np.ndarray) -> None:
+        phi_wk = np.ascontiguousarray(phi.T)
+        state = kernel_state(self._rng)
+        for _ in range(self.config.local_iter):
+            local_sweep(self.corpus.word_ids, self.corpus.doc_ptr, self.z, self.ndk, phi_wk,
+                        float(self.config.alpha), state)
+
+    def build_update(self):
+        """Entries ``(topics, words)`` before perturbation: padded to L, sampled; ``-1`` marks padding."""
+        cfg, rng = self.config, self._rng
+        n, L = self.corpus.n_tokens, cfg.pad_length
+        if n > L:  # documented: a user with more tokens than L reports a uniform sample of L of them
+            keep = np.sort(rng.choice(n, L, replace=False))
+            topics, words = self.z[keep], self.corpus.word_ids[keep]
+            self.n_truncated += 1
+        else:
+            pad_topics = rng.choice(cfg.n_topics, size=L - n, p=self._user_theta())
+            topics = np.concatenate([self.z, pad_topics.astype(np.int32)])
+            words = np.concatenate([self.corpus.word_ids, np.full(L - n, -1, dtype=np.int32)])
+        pick = np.sort(rng.choice(L, cfg.n_entries, replace=False))
+        return topics[pick].astype(np.int32), words[pick].astype(np.int32)
+
+    def perturb(self, topics, words, phi):
+        cfg = self.config
+        if cfg.replacement == "mixture":
+            Q, rows = (self._user_theta() @ phi)[None, :], None
+        else:
+            Q, rows = phi, topics
+        table = replacement_table(Q, cfg.epsilon, cfg.delta, cfg.gamma, cfg.variant, cfg.exclusion)
+        return rrp_perturb(words, Q, cfg.epsilon, cfg.delta, cfg.gamma, self._rng, rows=rows,
+                           variant=cfg.variant, exclusion=cfg.exclusion, table=table)
+
+    def run_round(self, broadcast: bytes) -> bytes:
+        """Receive Φ, sample locally, send the perturbed update (bytes)."""
+        msg = decode_message(broadcast)
+        if not isinstance(msg, ModelBroadcast):
+            raise DPTopicError("a client expects a model broadcast from the server.")
+        if msg.vocab != self.vocab:
+            raise DPTopicError(f"client {self.client_id!r}: the broadcast is for another vocabulary"
+                               f" ({msg.vocab} != {self.vocab}); build every client corpus with the server's vocabulary.")
+        if msg.phi.shape != (self.config.n_topics, self.corpus.vocab_size):
+            raise DPTopicError(f"client {self.client_id!r}: the broadcast phi has shape {msg.phi.shape},"
+                               f" expected ({self.config.n_topics}, {self.corpus.vocab_size}).")
+        self.local_sampling(msg.phi)
+        topics, words = self.build_update()
+        reported, _event = self.perturb(topics, words, msg.phi)
+        return ClientUpdate(msg.round, self.client_id, self.vocab, topics, reported).encode()

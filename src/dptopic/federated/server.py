@@ -1,0 +1,90 @@
+"""The FedLDA server (the untrusted data collector): validates updates, aggregates, publishes Φ.
+
+Every message is checked before anything changes: a malformed, stale (another round), duplicate,
+unknown-client or other-vocabulary update is refused with a one-line
+:class:`~dptopic.federated.messages.MessageError` and the server state stays exactly as it was.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .messages import ClientUpdate, MessageError, ModelBroadcast, decode_message, vocabulary_fingerprint
+
+
+class FedServer:
+    """Global topic–word counts ``N`` (K × V) and the published ``phi = (N + β) / rowsum``.
+
+    Each round, the counts are rebuilt from that round's updates (every update lists the user's
+    current assignments), scaled by ``1 / sample_ratio``. ``n_entries`` is the exact number of
+    entries every update must carry.
+    """
+
+    def __init__(self, vocabulary, n_topics: int, client_ids, n_entries: int, beta: float = 0.01,
+                 sample_ratio: float = 1.0, rng: np.random.Generator | None = None):
+        self.words = list(getattr(vocabulary, "words", vocabulary))
+        self.vocab = vocabulary_fingerprint(self.words)
+        self.n_topics = int(n_topics)
+        self.clients = [str(c) for c in client_ids]
+        if len(set(self.clients)) != len(self.clients):
+            raise MessageError("duplicate client ids: every client needs its own id.")
+        self.n_entries = int(n_entries)
+        self.beta = float(beta)
+        self.sample_ratio = float(sample_ratio)
+        self.round = 0
+        V = len(self.words)
+        self.counts = np.zeros((self.n_topics, V))
+        # data-independent start: a random Dirichlet(1) perturbation of uniform breaks topic symmetry
+        rng = rng if rng is not None else np.random.default_rng()
+        self.phi = rng.dirichlet(np.ones(V), size=self.n_topics) * 0.5 + 0.5 / V
+        self._pending: dict[str, ClientUpdate] = {}
+
+    def broadcast(self) -> bytes:
+        return ModelBroadcast(self.round, self.vocab, self.phi).encode()
+
+    def _refuse(self, why: str):
+        raise MessageError(f"update refused: {why}; server state unchanged.")
+
+    def receive(self, data) -> str:
+        """Validate and queue one encoded update; returns the client id. Transactional."""
+        msg = decode_message(data)
+        if not isinstance(msg, ClientUpdate):
+            self._refuse("expected a client update, got a model broadcast")
+        if msg.vocab != self.vocab:
+            self._refuse(f"vocabulary fingerprint {msg.vocab} is not the server's {self.vocab}")
+        if msg.round != self.round:
+            self._refuse(f"it is for round {msg.round} but the server is in round {self.round} (stale or replayed)")
+        if msg.client not in self.clients:
+            self._refuse(f"unknown client {msg.client!r}")
+        if msg.client in self._pending:
+            self._refuse(f"duplicate update from client {msg.client!r} in round {self.round}")
+        if msg.words.shape[0] != self.n_entries:
+            self._refuse(f"{msg.words.shape[0]} entries, expected exactly {self.n_entries}")
+        V = len(self.words)
+        if msg.words.size and (msg.words.min() < 0 or msg.words.max() >= V
+                               or msg.topics.min() < 0 or msg.topics.max() >= self.n_topics):
+            self._refuse(f"topic ids must lie in [0, {self.n_topics}) and word ids in [0, {V})")
+        self._pending[msg.client] = msg
+        return msg.client
+
+    @property
+    def missing(self) -> list[str]:
+        return [c for c in self.clients if c not in self._pending]
+
+    def aggregate(self) -> np.ndarray:
+        """Close the round once every client has reported: rebuild ``N``, publish Φ, advance the round."""
+        if self.missing:
+            raise MessageError(f"round {self.round} is not complete: no update yet from {len(self.missing)}"
+                               f" client(s), e.g. {self.missing[0]!r}.")
+        K, V = self.counts.shape
+        flat = np.concatenate([m.topics.astype(np.int64) * V + m.words for m in self._pending.values()])
+        counts = np.bincount(flat, minlength=K * V).reshape(K, V) / self.sample_ratio
+        phi = counts + self.beta
+        phi /= phi.sum(axis=1, keepdims=True)
+        self.counts, self.phi = counts, phi
+        self._pending = {}
+        self.round += 1
+        return phi
+
+    def state(self) -> tuple:
+        """A snapshot for tests: ``(round, counts copy, phi copy, pending client ids)``."""
+        return self.round, self.counts.copy(), self.phi.copy(), tuple(sorted(self._pending))

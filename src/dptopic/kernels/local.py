@@ -1,0 +1,53 @@
+"""FedLDA local sampling: a Gibbs sweep of one user's tokens against the broadcast global Φ.
+
+Each client keeps its own assignments ``z`` and document–topic counts ``ndk`` across rounds (the
+chain continues; :func:`~dptopic.kernels.fold_in` instead restarts from random assignments). The
+word factor is the fixed global ``Φ`` (stored word-major, ``V × K``), so the conditional is
+
+    p(z_i = k) ∝ Φ[w_i, k] · (n_dk^{¬i} + α)
+
+(Wang, Tong & Shi 2020: "each user samples new topic–word assignments from the global Φ and the
+local θ"). The draw uses the same blocked order of operations as :func:`~dptopic.kernels.dense_sweep`.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .dense import BLOCK
+from .rng import next_uniform
+
+
+@njit(cache=True, nogil=True)
+def local_sweep(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
+    """One sweep over every local token, in order. Mutates ``z``, ``ndk`` and ``state``."""
+    K = phi_wk.shape[1]
+    nb = (K + BLOCK - 1) // BLOCK
+    p = np.zeros(nb * BLOCK)
+    bs = np.empty(nb)
+    D = doc_ptr.shape[0] - 1
+    for d in range(D):
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w = word_ids[i]
+            ndk[d, z[i]] -= 1
+            for j in range(K):
+                p[j] = phi_wk[w, j] * (ndk[d, j] + alpha)
+            total = 0.0
+            for b in range(nb):
+                acc = 0.0
+                for j in range(b * BLOCK, b * BLOCK + BLOCK):
+                    acc += p[j]
+                bs[b] = acc
+                total += acc
+            u = next_uniform(state) * total
+            b = 0
+            while b < nb - 1 and bs[b] <= u:
+                u -= bs[b]
+                b += 1
+            k = b * BLOCK
+            last = min(K, b * BLOCK + BLOCK) - 1
+            while k < last and p[k] <= u:
+                u -= p[k]
+                k += 1
+            z[i] = k
+            ndk[d, k] += 1

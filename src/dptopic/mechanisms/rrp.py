@@ -1,0 +1,127 @@
+"""RRP ("random response with a priori"): FedLDA's perturbation of reported words (Wang, Tong & Shi 2020).
+
+With probability ``eta`` a reported word is replaced by a word drawn from the current model, with the
+rare words excluded; a padding entry is always replaced, and so (with the default ``"floor"`` rule) is a rare
+word, which can then never be reported as itself. :func:`replacement_table` builds the kept sets and their distributions, :func:`rrp_perturb`
+applies the compiled kernel and returns ``(reported_words, event)``.
+
+Rare-word exclusion (``exclusion``):
+
+* ``"floor"`` (default, sound): keep the most probable words whose renormalised probability is at
+  least ``delta0`` (Theorem 1's floor), so that the likelihood-ratio bound holds by construction for
+  any model. For ``variant="another"`` the distribution is also mixed with the uniform one on the kept
+  set when one word would be too probable (``q_max <= cap``); see ``docs/fedlda.md``.
+* ``"tail"`` (the poster's rule): drop the least probable words whose total mass is at most ``delta``
+  and keep the rest; a rare word is perturbed with probability ``eta`` like any other (so it may be
+  reported as itself); the poster's ``(eps, 2 delta)`` claim rests on Zipf-distributed probabilities.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..accounting.fedlda import VARIANTS, check_epsilon, delta0 as _delta0, eta as _eta, rrp_event
+from ..errors import DPTopicError
+from ..kernels import kernel_state, rrp_replace
+
+EXCLUSIONS = ("floor", "tail")
+
+
+def _cap(epsilon: float, eta: float) -> float:
+    """Largest allowed kept-word probability for ``variant="another"`` (keeps every ratio <= e^eps)."""
+    if epsilon > 700:
+        return 1.0
+    e = math.exp(epsilon)
+    return min(1.0 - 1.0 / e, (1.0 - eta) * e, 1.0 - eta / e)
+
+
+def replacement_table(Q, epsilon: float, delta: float, gamma: float = 1.0, variant: str = "another",
+                      exclusion: str = "floor"):
+    """Kept words and their cumulative distributions, one row per replacement distribution.
+
+    ``Q`` is ``R × V`` (rows: non-negative word weights, e.g. ``Σ_j θ_ij Φ_j`` or ``Φ_k``). Returns
+    ``(kept_words, kept_cdf, kept_len, kept_mask, kept_prob)`` with arrays padded to the longest row.
+    """
+    Q = np.atleast_2d(np.asarray(Q, dtype=np.float64))
+    if Q.ndim != 2 or not np.all(np.isfinite(Q)) or np.any(Q < 0) or np.any(Q.sum(axis=1) <= 0):
+        raise DPTopicError("invalid replacement weights: need a R×V array of finite, non-negative weights with positive row sums.")
+    if exclusion not in EXCLUSIONS:
+        raise DPTopicError(f"invalid exclusion={exclusion!r}: must be one of {', '.join(EXCLUSIONS)}.")
+    if variant not in VARIANTS:
+        raise DPTopicError(f"invalid variant={variant!r}: must be one of {', '.join(VARIANTS)}.")
+    R, V = Q.shape
+    d0 = _delta0(delta, gamma)
+    e = _eta(epsilon, delta, gamma, variant)
+    order = np.argsort(-Q, axis=1, kind="stable")
+    qs = np.take_along_axis(Q, order, axis=1)
+    qs /= qs.sum(axis=1, keepdims=True)
+    csum = np.cumsum(qs, axis=1)
+    min_len = 2 if variant == "another" else 1
+    if V < min_len:
+        raise DPTopicError("the vocabulary needs at least two words for 'another word' replacement.")
+    if exclusion == "floor":
+        # f(m) = q_(m) / S_m decreases in m: keep the largest m with f(m) >= delta0
+        lengths = np.maximum((qs / csum >= d0).sum(axis=1), 1)
+    else:
+        tail = np.cumsum(qs[:, ::-1], axis=1)[:, ::-1]  # mass of ranks >= m
+        lengths = V - (tail <= delta * (1 + 1e-12)).sum(axis=1)
+    cap = _cap(epsilon, e) if (variant == "another" and exclusion == "floor") else 1.0
+    if cap < 1.0:
+        lengths = np.maximum(lengths, int(math.floor(1.0 / cap)) + 1)
+    lengths = np.clip(np.maximum(lengths, min_len), 1, V)
+    M = int(lengths.max())
+    kept_prob = np.zeros((R, M))
+    for r in range(R):
+        m = int(lengths[r])
+        p = qs[r, :m] / csum[r, m - 1]
+        if exclusion == "floor":
+            lam = 0.0
+            if p[0] > cap:
+                lam = max(lam, (p[0] - cap) / (p[0] - 1.0 / m))
+            if p[-1] < d0:
+                if 1.0 / m <= d0:
+                    raise DPTopicError(f"epsilon={epsilon:g}, delta={delta:g} leave no valid replacement distribution;"
+                                       " use variant='coincide' or a larger epsilon.")
+                lam = max(lam, (d0 - p[-1]) / (1.0 / m - p[-1]))
+            if lam > 0:
+                p = (1.0 - min(lam, 1.0)) * p + min(lam, 1.0) / m
+        kept_prob[r, :m] = p
+    kept_words = np.zeros((R, M), dtype=np.int32)
+    kept_words[:, :] = order[:, :M]
+    kept_cdf = np.cumsum(kept_prob, axis=1)
+    for r in range(R):
+        kept_cdf[r, lengths[r] - 1:] = 1.0
+    kept_mask = np.zeros((R, V), dtype=np.bool_)
+    for r in range(R):
+        kept_mask[r, order[r, :lengths[r]]] = True
+    return kept_words, kept_cdf, lengths.astype(np.int64), kept_mask, kept_prob
+
+
+def rrp_perturb(words, Q, epsilon: float, delta: float, gamma: float = 1.0, rng: np.random.Generator | None = None,
+                rows=None, variant: str = "another", exclusion: str = "floor", table=None, replaced=None):
+    """Perturb reported words with RRP. Returns ``(reported_words, event)``; the event is per entry.
+
+    ``words``: int array, ``-1`` marks a padding entry (always replaced). ``rows[i]`` picks the row of
+    ``Q`` used for entry ``i`` (default row 0). ``table`` reuses a :func:`replacement_table` result.
+    ``replaced`` (optional uint8 array) receives 1 where an entry was replaced.
+    """
+    epsilon = check_epsilon(epsilon)
+    if rng is None:
+        raise DPTopicError("a numpy Generator is required for the RRP perturbation.")
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    if table is None:
+        table = replacement_table(Q, epsilon, delta, gamma, variant, exclusion)
+    kept_words, kept_cdf, kept_len, kept_mask, _ = table
+    V = kept_mask.shape[1]
+    if words.size and (words.min() < -1 or words.max() >= V):
+        raise DPTopicError(f"invalid words: ids must be in [0, {V}) or -1 for padding.")
+    rows = np.zeros(words.shape[0], dtype=np.int64) if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
+    if rows.shape != words.shape or (rows.size and (rows.min() < 0 or rows.max() >= kept_mask.shape[0])):
+        raise DPTopicError("invalid rows: need one replacement-distribution row per word.")
+    e = _eta(epsilon, delta, gamma, variant)
+    out = np.empty_like(words)
+    flags = np.empty(words.shape[0], dtype=np.uint8) if replaced is None else replaced
+    rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, e, variant == "another",
+                exclusion == "floor", kernel_state(rng), out, flags)
+    return out, rrp_event(epsilon, delta, gamma, variant, exclusion)

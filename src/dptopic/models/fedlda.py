@@ -1,0 +1,211 @@
+"""FedLDA: federated LDA with local differential privacy (Wang, Tong & Shi, AAAI 2020 poster).
+
+Orchestration only: the protocol lives in :mod:`dptopic.federated` (clients, server, messages), the
+perturbation in :mod:`dptopic.mechanisms.rrp`, the calculators in :mod:`dptopic.accounting.fedlda`.
+Design choices the poster leaves open are parameters, documented in ``docs/fedlda.md``.
+"""
+from __future__ import annotations
+
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .._progress import progress_bar
+from .._validation import SEED, Int, Options, Real, validate_value
+from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
+from ..corpus import Corpus, as_corpus
+from ..errors import DPTopicError
+from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
+from .base import GibbsTopicModel
+
+USER_RELATION = ("one user's reports: the words of all entries a user sends over all rounds, each entry's word"
+                 " replaced by any other word (including rare words and padding); topic labels held fixed")
+SCOPE = ("covers the word of every entry one user reports, composed over all entries and rounds. NOT covered:"
+         " the topic label of each entry (sent as sampled; it depends on the user's text), the dependence of the"
+         " replacement distribution on the user's local theta (replacement='mixture'), the server's held-out"
+         " perplexity, and any guarantee for a whole document or user beyond this composition.")
+
+
+class FedLDA(GibbsTopicModel):
+    """Federated LDA with RRP local differential privacy (Wang, Tong & Shi 2020; ``docs/fedlda.md``).
+
+    Parameters
+    ----------
+    n_topics : K.
+    epsilon : ε per reported entry (word), the poster's privacy budget (Theorem 1).
+    delta : failure rate δ in (0, 1): the rare-word mass excluded from replacements (poster: 0.1).
+    gamma : Zipf exponent γ ≥ 1 of Theorem 1 (δ0 = δ − (δ^{-1/γ} + 1)^{-γ}).
+    rounds : communication rounds R.
+    sample_ratio : fraction in (0, 1] of the padded update that is sent each round.
+    pad_length : L, entries per update before sampling. A user with fewer tokens pads with dummy entries
+        (always replaced, so indistinguishable from words); a user with more reports a uniform sample of L.
+    n_clients : when ``fit`` gets one corpus, split its documents into this many users (contiguous blocks);
+        default one user per document. Ignored for a list of client corpora.
+    variant : ``"another"`` (default: a perturbed word is always a different word) or ``"coincide"``.
+    exclusion : ``"floor"`` (default, sound) or ``"tail"`` (the poster's rule; guarantee assumes Zipf).
+    replacement : ``"mixture"`` (default: Σ_j θ_ij Φ_j of the user) or ``"topic"`` (Φ of the entry's topic).
+    local_iter : local Gibbs sweeps per round.
+    report_delta : δ at which the tight (PLD) ε of the per-user composition is reported.
+    seed : None (default, OS entropy). An explicit seed makes the noise reproducible — tests only.
+    n_jobs : worker threads for the clients.
+    """
+
+    _parameter_constraints = {
+        "n_topics": [Int(1, None)], "alpha": [Real(0, None, "neither")], "beta": [Real(0, None, "neither")],
+        "epsilon": [Real(0, None, "neither")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, None)],
+        "rounds": [Int(1, None)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, None)],
+        "n_clients": [Int(1, None), Options((None,))], "variant": [Options(("another", "coincide"))],
+        "exclusion": [Options(("floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
+        "local_iter": [Int(1, None)], "report_delta": [Real(0, 1, "neither")], "seed": SEED,
+        "n_jobs": [Int(1, 256)], "verbose": [Int(0, 2)],
+    }
+    _private = True
+
+    def __init__(self, n_topics: int = 20, epsilon: float = 5.0, delta: float = 0.1, gamma: float = 1.0,
+                 rounds: int = 50, sample_ratio: float = 1.0, pad_length: int = 512, n_clients: int | None = None,
+                 alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "floor",
+                 replacement: str = "mixture", local_iter: int = 1, report_delta: float = 1e-5, seed=None,
+                 n_jobs: int = 1, verbose: int = 1):
+        self.n_topics = n_topics
+        self.epsilon = epsilon
+        self.delta = delta
+        self.gamma = gamma
+        self.rounds = rounds
+        self.sample_ratio = sample_ratio
+        self.pad_length = pad_length
+        self.n_clients = n_clients
+        self.alpha = alpha
+        self.beta = beta
+        self.variant = variant
+        self.exclusion = exclusion
+        self.replacement = replacement
+        self.local_iter = local_iter
+        self.report_delta = report_delta
+        self.seed = seed
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+    def _validate(self) -> None:
+        super()._validate()
+        if self.sample_ratio * self.pad_length < 0.5:
+            raise DPTopicError(f"pad_length={self.pad_length} is too small for sample_ratio={self.sample_ratio:g}:"
+                               " an update would carry no entry; raise pad_length or sample_ratio.")
+        validate_value("epsilon", self.epsilon, [Real(0, None, "neither")])
+
+    # ------------------------------------------------------------- clients
+    def _client_corpora(self, X, vocabulary=None) -> list[Corpus]:
+        if isinstance(X, (list, tuple)) and X and all(isinstance(c, Corpus) for c in X):
+            fp = vocabulary_fingerprint(X[0].vocabulary.words)
+            for i, c in enumerate(X):
+                if vocabulary_fingerprint(c.vocabulary.words) != fp:
+                    raise DPTopicError(f"client {i} uses a vocabulary unknown to the server (differs from client 0's);"
+                                       " map every client corpus onto one vocabulary with Corpus.restrict.")
+            clients = [c for c in X if c.n_tokens > 0]
+            if not clients:
+                raise DPTopicError("every client corpus is empty: give at least one client with tokens.")
+            return clients
+        corpus = as_corpus(X, vocabulary=vocabulary)
+        n = corpus.n_docs if self.n_clients is None else min(self.n_clients, corpus.n_docs)
+        parts = [c for c in (corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)) if c.n_tokens]
+        return parts
+
+    def _config(self) -> RRPConfig:
+        return RRPConfig(self.n_topics, float(self.epsilon), float(self.delta), float(self.gamma), self.pad_length,
+                         float(self.sample_ratio), float(self.alpha), self.local_iter, self.variant, self.exclusion,
+                         self.replacement)
+
+    # ------------------------------------------------------------- training
+    def fit(self, X, y=None, *, vocabulary=None, heldout=None, callback=None):
+        """Simulate the protocol over a list of client corpora, or one corpus split into users.
+
+        ``heldout`` (a corpus): held-out perplexity after each round, in ``history_`` (computed by the
+        analyst from the released Φ; outside the guarantee and not saved unless asked).
+        ``callback(round_info: dict)`` is called after each round.
+        """
+        self._validate()
+        corpora = self._client_corpora(X, vocabulary)
+        self.vocabulary_ = corpora[0].vocabulary
+        cfg = self._config()
+        rng = self._rng()
+        ids = [f"user{i}" for i in range(len(corpora))]
+        client_rngs = rng.spawn(len(corpora) + 1)
+        clients = [FedClient(i, c, cfg, r) for i, c, r in zip(ids, corpora, client_rngs[1:])]
+        server = FedServer(self.vocabulary_, self.n_topics, ids, cfg.n_entries, self.beta, self.sample_ratio,
+                           rng=client_rngs[0])
+        event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion)
+        self.ledger_ = PrivacyLedger(unit="user", relation=USER_RELATION, theorem=event.theorem, discretization=1e-2)
+        self.history_ = []
+        test = None if heldout is None else as_corpus(heldout, vocabulary=self.vocabulary_.words)
+        with ThreadPoolExecutor(self.n_jobs) as pool, \
+                progress_bar(self.rounds, f"FedLDA K={self.n_topics} users={len(clients)}", self.verbose) as bar:
+            for r in range(self.rounds):
+                b = server.broadcast()
+                updates = list(pool.map(lambda c: c.run_round(b), clients))
+                for u in updates:
+                    server.receive(u)
+                server.aggregate()
+                self.ledger_.spend(event, cfg.n_entries)
+                info = {"round": r + 1, "epsilon_per_entry": event.epsilon,
+                        "epsilon_user_basic": self.ledger_.epsilon_basic(),
+                        "epsilon_user_pld": self.ledger_.epsilon_tight(self.report_delta),
+                        "bytes_per_client": float(np.mean([len(u) for u in updates])),
+                        "broadcast_bytes": len(b)}
+                if test is not None:
+                    self.components_ = server.phi
+                    info["heldout_perplexity"] = self.perplexity(test, mode="completion", n_iter=30, burn_in=15)
+                self.history_.append(info)
+                if callback is not None:
+                    callback(info)
+                bar.advance(1, info=f"eps/user {info['epsilon_user_basic']:.4g}")
+        self.components_ = server.phi.copy()
+        self.n_truncated_ = int(sum(c.n_truncated for c in clients))
+        self.n_clients_ = len(clients)
+        self.privacy_ = self.privacy_report()
+        self._train_stats = {"n_clients": len(clients), "n_docs": int(sum(c.n_docs for c in corpora)),
+                             "n_tokens": int(sum(c.n_tokens for c in corpora)), "vocab_size": len(self.vocabulary_),
+                             "entries_per_update": cfg.n_entries,
+                             "rounds": [{k: v for k, v in h.items() if k != "heldout_perplexity"}
+                                        for h in self.history_]}
+        return self
+
+    def privacy_report(self) -> dict:
+        rep = self.ledger_.report(self.report_delta)
+        e = _eta(self.epsilon, self.delta, self.gamma, self.variant)
+        rep.update({
+            "epsilon_nominal": float(self.epsilon),
+            "epsilon_per_entry": float(rep["events"][0]["epsilon"]) if rep["events"] else float(self.epsilon),
+            "parameters": {"eta": e, "delta0": _delta0(self.delta, self.gamma), "failure_rate_delta": self.delta,
+                           "gamma": self.gamma, "variant": self.variant, "exclusion": self.exclusion,
+                           "replacement": self.replacement, "entries_per_round": self._config().n_entries,
+                           "rounds": self.rounds},
+            "scope": SCOPE,
+            "noise": "RRP word replacement",
+            "secure_noise": False,
+        })
+        if self.exclusion == "tail":
+            rep["guarantee"] = "partial"
+            rep["note"] = ("tail exclusion: the poster's (eps, 2 delta)-LDP per entry holds only if the model's word"
+                           " probabilities follow Zipf's law with exponent gamma; not verified by construction")
+        if self.seed is not None:
+            rep["noise_reproducible"] = True
+            rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"
+            warnings.warn("FedLDA with an explicit seed: the privacy guarantee holds only while the seed stays secret.",
+                          stacklevel=3)
+        return rep
+
+    def save(self, directory, include_heldout: bool = False) -> str:
+        """Save like every model; the seed is never written. ``include_heldout`` adds the per-round
+        held-out perplexity, labelled as outside the guarantee."""
+        seed, self.seed = self.seed, None
+        stats, metrics = self._train_stats, getattr(self, "metrics_", {})
+        try:
+            self.metrics_ = {}
+            if include_heldout:
+                self.metrics_ = {"outside_the_privacy_guarantee": True, **metrics}
+                if any("heldout_perplexity" in h for h in getattr(self, "history_", [])):
+                    self._train_stats = {**stats, "heldout_perplexity_outside_guarantee":
+                                         [h.get("heldout_perplexity") for h in self.history_]}
+            return super().save(directory)
+        finally:
+            self.seed, self._train_stats, self.metrics_ = seed, stats, metrics
