@@ -9,10 +9,10 @@ import argparse
 import sys
 
 from ..errors import DPTopicError
-from . import corpus, experiment, local, privacy, train
+from . import corpus, experiment, local, privacy, serve, train
 
 # Command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = [train, corpus, privacy, experiment, local]
+COMMAND_GROUPS = [train, corpus, privacy, experiment, local, serve]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -145,3 +145,114 @@ def model_from_blobs(meta: str, arrays: dict[str, bytes]):
                 raise DPTopicError(f"stored model array name {name!r} is invalid: the database is corrupt.")
             (d / f"{name}.npy").write_bytes(data)
         return load(d)
+
+
+# ----------------------------------------------------------------------------- FedLDA
+class StaleMessage(DPTopicError):
+    """A FedLDA update for another round than the open one."""
+
+
+def fed_config(cfg):
+    """The public FedLDA protocol parameters every client shares (:class:`~dptopic.federated.RRPConfig`)."""
+    from ..federated import RRPConfig
+
+    return RRPConfig(cfg.fed_topics, float(cfg.fed_epsilon), float(cfg.fed_failure_rate), float(cfg.fed_gamma),
+                     cfg.fed_pad_length, float(cfg.fed_sample_ratio))
+
+
+def fed_config_dict(rrp) -> dict:
+    from dataclasses import asdict
+
+    return {**asdict(rrp), "entries_per_update": rrp.n_entries}
+
+
+def fed_config_from_dict(d: dict):
+    from dataclasses import fields
+
+    from ..federated import RRPConfig
+
+    names = {f.name for f in fields(RRPConfig)}
+    return RRPConfig(**{k: v for k, v in d.items() if k in names})
+
+
+def fed_fingerprint(vocabulary) -> str:
+    from ..federated import vocabulary_fingerprint as fp
+
+    return fp(list(vocabulary.words))
+
+
+def _fed_server(vocabulary, rrp, beta: float, clients, round_: int, rng=None):
+    from ..federated import FedServer
+
+    s = FedServer(vocabulary, rrp.n_topics, clients, rrp.n_entries, beta=beta, sample_ratio=rrp.sample_ratio, rng=rng)
+    s.round = round_
+    return s
+
+
+def fed_initial_broadcast(vocabulary, rrp, beta: float = 0.01) -> bytes:
+    """Round 0's message: the data-independent random start of :class:`~dptopic.federated.FedServer`."""
+    return _fed_server(vocabulary, rrp, beta, [], 0).broadcast()
+
+
+def fed_check_update(body: bytes, vocabulary, rrp, round_: int, beta: float = 0.01):
+    """Validate one encoded update for the open round; returns ``(client id, round)``.
+
+    Raises :class:`MalformedReports` (undecodable), :class:`StaleMessage` (another round),
+    :class:`IncompatibleReports` (another vocabulary, wrong size or ids out of range).
+    """
+    from ..federated import ClientUpdate, decode_message
+
+    try:
+        msg = decode_message(body)
+    except DPTopicError as e:
+        raise MalformedReports(str(e)) from None
+    if not isinstance(msg, ClientUpdate):
+        raise MalformedReports("expected a FedLDA client update, got a model broadcast.")
+    if msg.round != round_:
+        raise StaleMessage(f"update refused: it is for round {msg.round} but round {round_} is open (stale or"
+                           " replayed); fetch /v1/fed/round and run the new round.")
+    try:
+        _fed_server(vocabulary, rrp, beta, [msg.client], round_).receive(body)
+    except DPTopicError as e:
+        raise IncompatibleReports(str(e)) from None
+    return msg.client, msg.round
+
+
+def fed_aggregate(vocabulary, rrp, round_: int, updates: list[bytes], beta: float = 0.01) -> bytes:
+    """Close ``round_`` with its stored updates; returns the next round's broadcast message."""
+    from ..federated import decode_message
+
+    clients = [decode_message(u).client for u in updates]
+    server = _fed_server(vocabulary, rrp, beta, clients, round_)
+    for u in updates:
+        server.receive(u)
+    server.aggregate()
+    return server.broadcast()
+
+
+def fed_phi(message: bytes):
+    from ..federated import decode_message
+
+    return decode_message(message).phi
+
+
+def fed_privacy(rrp, rounds: int, delta: float = 1e-5) -> dict:
+    """Per-user guarantee after taking part in ``rounds`` rounds (through the ledger)."""
+    from ..accounting import PrivacyLedger, rrp_event
+
+    event = rrp_event(rrp.epsilon, rrp.delta, rrp.gamma, rrp.variant, rrp.exclusion)
+    ledger = PrivacyLedger(unit="user", relation="one user's reports over all rounds", theorem=event.theorem,
+                           discretization=1e-2)
+    if rounds > 0:
+        ledger.spend(event, rrp.n_entries * rounds)
+    rep = ledger.report(delta)
+    rep["rounds"] = rounds
+    rep["entries_per_round"] = rrp.n_entries
+    return rep
+
+
+def fed_client(client_id: str, corpus, rrp):
+    """A FedLDA participant holding ``corpus``; fresh OS entropy (no seed)."""
+    from ..federated import FedClient
+
+    return FedClient(client_id, corpus, rrp, np.random.default_rng())

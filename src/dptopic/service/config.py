@@ -27,7 +27,10 @@ class ServiceConfig:
     max_body_bytes : largest request body accepted (413 above).
     max_reports_per_request : most reports in one upload.
     admin_token : bearer token of the admin endpoints (``None``: admin endpoints disabled).
-    fed_* : FedLDA round parameters (see :mod:`dptopic.service.fed`).
+    fed_epsilon : per-entry epsilon of FedLDA's RRP perturbation; ``None`` disables the FedLDA endpoints.
+    fed_topics, fed_failure_rate, fed_gamma, fed_pad_length, fed_sample_ratio : the other public
+        FedLDA protocol parameters (:class:`~dptopic.federated.RRPConfig`).
+    fed_min_updates : a round closes by itself once this many updates arrived (0: only by the admin).
     """
 
     vocabulary: object
@@ -45,8 +48,13 @@ class ServiceConfig:
     max_body_bytes: int = 4 * 1024 * 1024
     max_reports_per_request: int = 10_000
     admin_token: str | None = field(default=None, repr=False)
-    fed_min_updates: int = 2
     fed_epsilon: float | None = None
+    fed_topics: int = 20
+    fed_failure_rate: float = 0.1
+    fed_gamma: float = 1.0
+    fed_pad_length: int = 512
+    fed_sample_ratio: float = 1.0
+    fed_min_updates: int = 2
 
     _parameter_constraints = {
         "f": [Real(0, 1, "neither")],
@@ -60,8 +68,13 @@ class ServiceConfig:
         "train_interval": [Real(0, None, "left")],
         "max_body_bytes": [Int(64, None)],
         "max_reports_per_request": [Int(1, None)],
-        "fed_min_updates": [Int(1, None)],
         "fed_epsilon": [IsNone(), Real(0, None, "neither")],
+        "fed_topics": [Int(2, None)],
+        "fed_failure_rate": [Real(0, 1, "neither")],
+        "fed_gamma": [Real(1, None, "left")],
+        "fed_pad_length": [Int(1, None)],
+        "fed_sample_ratio": [Real(0, 1, "right")],
+        "fed_min_updates": [Int(0, None)],
     }
 
     def __post_init__(self):

@@ -394,6 +394,86 @@ class Storage:
                        models.c.last_report_id, models.c.n_reports_used, models.c.n_batches, models.c.created_at,
                        models.c.retired_at, models.c.note).order_by(models.c.id)).mappings()]
 
+    # ------------------------------------------------------------------ FedLDA
+    def fed_round(self, initial_message=None) -> tuple[int, bytes]:
+        """The open round and its broadcast; round 0 is created from ``initial_message()`` on first use."""
+        with self.read() as conn:
+            row = conn.execute(select(fed_rounds.c.round, fed_rounds.c.message)
+                               .where(fed_rounds.c.status == "open")).first()
+        if row is not None or initial_message is None:
+            return (int(row[0]), bytes(row[1])) if row is not None else (None, None)
+        with self.write() as conn:
+            self._lock(conn)
+            row = conn.execute(select(fed_rounds.c.round, fed_rounds.c.message)
+                               .where(fed_rounds.c.status == "open")).first()
+            if row is None:
+                msg = initial_message()
+                conn.execute(fed_rounds.insert().values(round=0, status="open", message=msg, n_updates=0,
+                                                        opened_at=time.time()))
+                return 0, msg
+        return int(row[0]), bytes(row[1])
+
+    def fed_store_update(self, round_: int, client: str, key: str, sha: str, body: bytes, min_updates: int,
+                         aggregate) -> tuple[str, dict]:
+        """Store one validated update (and close the round once ``min_updates`` arrived), atomically.
+
+        Outcomes: ``stored``, ``replayed`` (same key, same body), ``conflict`` (same key, other body),
+        ``stale`` (the round is no longer open), ``duplicate`` (this client already sent this round).
+        """
+        now = time.time()
+        with self.write() as conn:
+            self._lock(conn)
+            prev = conn.execute(select(fed_updates.c.round, fed_updates.c.body_sha256)
+                                .where(fed_updates.c.idempotency_key == key)).first()
+            if prev is not None:
+                info = {"round": int(prev.round), "client": client, "idempotency_key": key}
+                return ("replayed" if prev.body_sha256 == sha else "conflict"), info
+            open_round = conn.execute(select(fed_rounds.c.round).where(fed_rounds.c.status == "open")).scalar()
+            if open_round != round_:
+                return "stale", {"round": open_round}
+            dup = conn.execute(select(func.count()).select_from(fed_updates).where(
+                (fed_updates.c.round == round_) & (fed_updates.c.client == client))).scalar()
+            if dup:
+                return "duplicate", {"round": round_, "client": client}
+            conn.execute(fed_updates.insert().values(round=round_, client=client, idempotency_key=key,
+                                                     body_sha256=sha, message=body, received_at=now))
+            n = conn.execute(select(func.count()).select_from(fed_updates)
+                             .where(fed_updates.c.round == round_)).scalar()
+            conn.execute(fed_rounds.update().where(fed_rounds.c.round == round_).values(n_updates=n))
+            info = {"round": round_, "client": client, "idempotency_key": key, "updates_in_round": int(n),
+                    "round_closed": False}
+            if min_updates and n >= min_updates:
+                self._fed_close(conn, round_, aggregate)
+                info["round_closed"] = True
+        return "stored", info
+
+    def fed_close_round(self, aggregate) -> dict:
+        with self.write() as conn:
+            self._lock(conn)
+            r = conn.execute(select(fed_rounds.c.round, fed_rounds.c.n_updates)
+                             .where(fed_rounds.c.status == "open")).first()
+            if r is None:
+                raise StorageError("no FedLDA round is open: start the server with --fed-epsilon.")
+            if r.n_updates == 0:
+                raise StorageError(f"round {r.round} has no updates yet: wait for clients before closing it.")
+            self._fed_close(conn, r.round, aggregate)
+        return {"closed_round": int(r.round), "updates": int(r.n_updates), "open_round": int(r.round) + 1}
+
+    def _fed_close(self, conn, round_: int, aggregate) -> None:
+        bodies = [bytes(b) for (b,) in conn.execute(select(fed_updates.c.message)
+                                                    .where(fed_updates.c.round == round_).order_by(fed_updates.c.id))]
+        msg = aggregate(round_, bodies)
+        now = time.time()
+        conn.execute(fed_rounds.update().where(fed_rounds.c.round == round_).values(status="closed", closed_at=now))
+        conn.execute(fed_rounds.insert().values(round=round_ + 1, status="open", message=msg, n_updates=0,
+                                                opened_at=now))
+
+    def fed_participation(self, limit: int = 50) -> list[dict]:
+        with self.read() as conn:
+            rows = conn.execute(select(fed_updates.c.client, func.count().label("n")).group_by(fed_updates.c.client)
+                                .order_by(func.count().desc()).limit(limit)).all()
+        return [{"client": c, "rounds": int(n)} for c, n in rows]
+
     def ping(self) -> None:
         with self.read() as conn:
             conn.execute(text("SELECT 1"))
