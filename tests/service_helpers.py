@@ -146,9 +146,11 @@ def _as_pg_user(cmd: list[str]) -> list[str]:
 class PostgresServer:
     """A throwaway PostgreSQL cluster in a temp dir (initdb + pg_ctl), trust auth on 127.0.0.1 only."""
 
-    def __init__(self, root: Path):
-        self.root = root
-        self.data = root / "pgdata"
+    def __init__(self):
+        import tempfile
+
+        self.root = Path(tempfile.mkdtemp(prefix="dptopic-pg-"))  # not under pytest's root-only tmp dir
+        self.data = self.root / "pgdata"
         self.port = free_port()
 
     def start(self) -> "PostgresServer":
@@ -163,14 +165,15 @@ class PostgresServer:
                 raise RuntimeError("running as root and there is no 'postgres' user to run PostgreSQL as") from None
             os.chown(self.root, pw.pw_uid, pw.pw_gid)
             os.chmod(self.root, 0o700)
-        subprocess.run(_as_pg_user([str(PG_BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                                    "-E", "UTF8", "--no-sync"]), check=True, capture_output=True, timeout=120)
         opts = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=on"
-        subprocess.run(_as_pg_user([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l",
-                                    str(self.root / "pg.log"), "-w", "-t", "60", "start"]),
-                       check=True, capture_output=True, timeout=90)
-        subprocess.run(_as_pg_user([str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U",
-                                    "postgres", "dptopic"]), check=True, capture_output=True, timeout=60)
+        for cmd in ([str(PG_BIN / "initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
+                     "--no-sync"],
+                    [str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-o", opts, "-l", str(self.root / "pg.log"), "-w",
+                     "-t", "60", "start"],
+                    [str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "dptopic"]):
+            r = subprocess.run(_as_pg_user(cmd), capture_output=True, timeout=120, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"{Path(cmd[0]).name} failed: {(r.stderr or r.stdout).strip()[-300:]}")
         return self
 
     @property
@@ -180,6 +183,7 @@ class PostgresServer:
     def stop(self) -> None:
         subprocess.run(_as_pg_user([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"]),
                        capture_output=True, timeout=60)
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def count_rows(database: str) -> dict:
