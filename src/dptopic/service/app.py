@@ -306,10 +306,10 @@ async def healthz(request: Request):
     if svc.storage is None:
         return error_response(503, "starting", "the server is starting.")
     try:
-        await run_in_threadpool(svc.storage.ping)
+        version = await run_in_threadpool(svc.storage.schema_version)
     except StorageError as e:
         return error_response(503, "storage_unavailable", str(e))
-    return JSONResponse({"status": "ok", "schema_version": svc.storage.schema_version(), "database": svc.storage.dialect})
+    return JSONResponse({"status": "ok", "schema_version": version, "database": svc.storage.dialect})
 
 
 async def metrics(request: Request):

@@ -474,10 +474,6 @@ class Storage:
                                 .order_by(func.count().desc()).limit(limit)).all()
         return [{"client": c, "rounds": int(n)} for c, n in rows]
 
-    def ping(self) -> None:
-        with self.read() as conn:
-            conn.execute(text("SELECT 1"))
-
     def close(self) -> None:
         self.engine.dispose()
 
