@@ -26,7 +26,8 @@ def render_status(service) -> str:
         name = "(no pseudonym)" if c["contributor"] is None else escape(c["contributor"][:12])
         rows_contrib += (f"<tr><td>{name}</td><td>{c['reports']}</td><td>{_fmt(p['epsilon_contributor_word_basic'])}</td>"
                          f"<td>{_fmt(p['epsilon_contributor_doc_basic'])}</td></tr>")
-    rows_fed = "".join(f"<tr><td>{escape(f['client'][:12])}</td><td>{f['rounds']}</td></tr>" for f in fed)
+    rows_fed = "".join(f"<tr><td>{escape(f['client'][:12])}</td><td>{f['rounds']}</td></tr>" for f in fed) \
+        or "<tr><td colspan='2'>No update received yet.</td></tr>"
     fed_html = ""
     if service.rrp is not None:
         rnd, _ = storage.fed_round()
