@@ -6,11 +6,10 @@ import warnings
 import numpy as np
 import pytest
 
-from dptopic.accounting.local import f_from_epsilon
 from dptopic.cli.main import main
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
-from dptopic.local import Randomizer, ReportSet
+from dptopic.local import ReportSet
 from dptopic.local.estimation import (bayes_estimate, bits_to_corpus, integer_targets, moment_estimate,
                                       omega_from_sigma2, presence_bits, prior_mean_update, reconstruct,
                                       sigma2_from_omega, variance_exact, variance_paper)
@@ -216,3 +215,15 @@ def test_cli_randomize_and_train(data, tmp_path, capsys):
         assert err.startswith("error:") and "\n" not in err and "Traceback" not in err
     with pytest.raises(SystemExit):
         main(["randomize", "--seed", "1", "--vocabulary", "v", "--epsilon-word", "1", "--corpus", "c", "--out", "o"])
+
+
+def test_matrix_prior_gibbs_with_flat_prior_is_plain_lda(data):
+    """O-LDA's sampler (core dense kernel with a K×V prior) equals plain dense CGS when B = beta."""
+    from dptopic.models import LDA
+    from dptopic.models.online import _MatrixPriorGibbs
+
+    _, stream, _ = data
+    lda = LDA(n_topics=4, n_iter=10, alpha=0.5, beta=0.05, seed=3, sampler="dense", eval_every=0, verbose=0).fit(stream)
+    g = _MatrixPriorGibbs(4, alpha=0.5, beta=0.05, n_iter=10, seed=3).fit_with_prior(stream, np.full((4, 120), 0.05))
+    assert np.array_equal(g.topic_word_counts_, lda.topic_word_counts_)
+    np.testing.assert_allclose(g.components_, lda.components_, rtol=1e-12)

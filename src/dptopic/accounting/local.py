@@ -70,6 +70,22 @@ def epsilon_document(f: float, vocab_size: int) -> float:
     return vocab_size * epsilon_from_f(f)
 
 
+class FlipParameterMixin:
+    """``epsilon_word``, ``epsilon_doc`` and ``flip_probability`` of anything with ``f`` and ``vocab_size``."""
+
+    @property
+    def epsilon_word(self) -> float:
+        return epsilon_from_f(self.f)
+
+    @property
+    def epsilon_doc(self) -> float:
+        return self.vocab_size * self.epsilon_word
+
+    @property
+    def flip_probability(self) -> float:
+        return self.f / 2.0
+
+
 @dataclass(frozen=True)
 class RandomizedResponseEvent:
     """Randomized response on ``n_bits`` presence bits of one document, each flipped with prob. ``f/2``.

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from .._validation import SEED, validate_value
-from ..accounting.local import epsilon_from_f, local_privacy_report, resolve_f
+from ..accounting.local import FlipParameterMixin, local_privacy_report, resolve_f
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..mechanisms.randomized_response import randomized_response
@@ -16,7 +16,7 @@ SEED_WARNING = ("an explicit seed makes the randomization reproducible: anyone w
                 " Use seeds for tests only and keep them secret; leave seed=None for real reports.")
 
 
-class Randomizer:
+class Randomizer(FlipParameterMixin):
     """Turn documents into randomized word-presence reports (local DP; Zhao et al. 2020, Thm 4).
 
     Each document becomes its presence vector over the public ``vocabulary`` (word counts and
@@ -64,18 +64,6 @@ class Randomizer:
     @property
     def vocab_size(self) -> int:
         return len(self.vocabulary)
-
-    @property
-    def epsilon_word(self) -> float:
-        return epsilon_from_f(self.f)
-
-    @property
-    def epsilon_doc(self) -> float:
-        return self.vocab_size * self.epsilon_word
-
-    @property
-    def flip_probability(self) -> float:
-        return self.f / 2.0
 
     def privacy_report(self, delta: float = 1e-5) -> dict:
         rep = local_privacy_report(self.f, self.vocab_size, delta)

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_write_bytes
-from ..accounting.local import RandomizedResponseEvent, _check_f, epsilon_from_f, local_privacy_report
+from ..accounting.local import FlipParameterMixin, RandomizedResponseEvent, _check_f, local_privacy_report
 from ..corpus import Vocabulary
 from ..errors import DPTopicError
 from ..kernels.randomized_response import last_byte_mask, packed_column_sums
@@ -53,7 +53,7 @@ def vocabulary_fingerprint(vocabulary) -> str:
     return hashlib.sha256(json.dumps(words, ensure_ascii=False, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-class ReportSet:
+class ReportSet(FlipParameterMixin):
     """Randomized presence reports of many documents, bit-packed, with what they were made with.
 
     Parameters
@@ -97,14 +97,6 @@ class ReportSet:
 
     def __repr__(self) -> str:
         return f"ReportSet({self.n_reports} reports, V={self.vocab_size}, f={self.f:.6g}, eps_word={self.epsilon_word:.4g})"
-
-    @property
-    def epsilon_word(self) -> float:
-        return epsilon_from_f(self.f)
-
-    @property
-    def epsilon_doc(self) -> float:
-        return self.vocab_size * self.epsilon_word
 
     @property
     def event(self) -> RandomizedResponseEvent:

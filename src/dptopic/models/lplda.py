@@ -32,7 +32,7 @@ class _LocalModel:
             return f_from_epsilon(self.epsilon_word)
         return self.f
 
-    def _check_reports(self, reports, vocabulary=None) -> ReportSet:
+    def _check_reports(self, reports, vocabulary=None) -> tuple:
         if not isinstance(reports, ReportSet):
             raise DPTopicError(f"expected a ReportSet (randomized reports), got a {type(reports).__name__}: randomize"
                                " documents with dptopic.local.Randomizer or load a report file with ReportSet.load.")

@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from .._validation import IsNone, Options, Real, Int
+from .._progress import progress_bar
+from .._validation import IsNone, Int, Options, Real
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..kernels import count_assignments
@@ -111,6 +112,12 @@ class OnlineLDA(GibbsTopicModel):
         if snap["_gen_state"] is not None:
             self._gen.bit_generator.state = snap["_gen_state"]
 
+    def _reset(self) -> None:
+        """Forget the stream (``fit`` starts over)."""
+        for k in self._STATE:
+            if hasattr(self, k):
+                delattr(self, k)
+
     def _transaction(self, work, *args):
         """Run ``work``; on any error restore the model exactly and re-raise."""
         snap = self._snapshot()
@@ -186,12 +193,13 @@ class OnlineLDA(GibbsTopicModel):
 
     def fit(self, X, y=None, **kw):
         """Reset and stream ``X`` (a :class:`Corpus`) in mini-batches of ``batch_size`` documents."""
-        for k in self._STATE:
-            if hasattr(self, k):
-                delattr(self, k)
+        self._reset()
         X = self._check_corpus(X, "corpus")
-        for a in range(0, X.n_docs, self.batch_size):
-            self.partial_fit(X.subset(np.arange(a, min(X.n_docs, a + self.batch_size))))
+        starts = range(0, X.n_docs, self.batch_size)
+        with progress_bar(len(starts), f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
+            for a in starts:
+                self.partial_fit(X.subset(np.arange(a, min(X.n_docs, a + self.batch_size))))
+                bar.advance(1, info="")
         return self
 
     def state_nbytes(self) -> int:
@@ -404,13 +412,14 @@ class OLPLDA(_LocalModel, OnlineLDA):
 
     def fit(self, X, y=None, **kw):
         """Reset and stream a :class:`ReportSet` in mini-batches of ``batch_size`` reports."""
-        for k in self._STATE:
-            if hasattr(self, k):
-                delattr(self, k)
+        self._reset()
         if not isinstance(X, ReportSet):
             self._check_reports(X)
-        for batch in X.batches(self.batch_size):
-            self.partial_fit(batch, vocabulary=kw.get("vocabulary"))
+        n = -(-X.n_reports // self.batch_size)
+        with progress_bar(n, f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
+            for batch in X.batches(self.batch_size):
+                self.partial_fit(batch, vocabulary=kw.get("vocabulary"))
+                bar.advance(1, info=f"omega={self.omega_history_[-1]:.3g}")
         return self
 
     def implied_sigma2(self, M: int | None = None) -> float:
