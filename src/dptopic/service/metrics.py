@@ -6,7 +6,7 @@ restarts and agree across processes.
 """
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client import CollectorRegistry, Counter, disable_created_metrics, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -37,6 +37,7 @@ class Metrics:
     """One registry per app (several apps in one process never collide)."""
 
     def __init__(self, service):
+        disable_created_metrics()  # no *_created series: the gauges below carry the durable counts
         self.registry = CollectorRegistry()
         self.uploads = Counter("dptopic_uploads", "Report uploads answered, by outcome.", ["outcome"],
                                registry=self.registry)
