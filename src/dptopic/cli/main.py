@@ -12,10 +12,10 @@ import os
 import sys
 
 from ..errors import DPTopicError
-from . import audit, corpus, experiment, local, privacy, train
+from . import audit, corpus, experiment, local, privacy, serve, train
 
 # Command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = [train, corpus, privacy, experiment, local, audit]
+COMMAND_GROUPS = [train, corpus, privacy, experiment, local, audit, serve]
 
 
 class ArgumentParser(argparse.ArgumentParser):

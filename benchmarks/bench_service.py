@@ -1,0 +1,173 @@
+"""Collection-service ingest throughput: randomized reports stored per second, over loopback HTTP.
+
+A real ``dptopic serve`` (uvicorn, one process) on 127.0.0.1; ``--clients`` concurrent client
+threads (keep-alive connections) post pre-randomized uploads of ``--reports-per-request`` reports
+at V=1000 for ``--seconds`` seconds; every upload is acknowledged only after its transaction
+committed (SQLite: WAL + synchronous=FULL; PostgreSQL: synchronous_commit=on). Printed: reports/s
+stored (counted in the database afterwards), requests/s, p50/p99 latency, and the ratio against a
+peer run in the same process: the same rows written straight into an empty database of the same
+kind with SQLAlchemy ``executemany`` (no HTTP, no validation), one transaction per upload size.
+Target: >= 2,000 reports/s stored on SQLite at V=1000.
+
+Run:  python benchmarks/bench_service.py [--seconds 10] [--clients 8] [--reports-per-request 1 25] [--no-postgres]
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import http.client
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from _common import machine, table
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from service_helpers import PG_BIN, SYLLABLES, PostgresServer, Server, count_rows  # noqa: E402
+
+from dptopic.local import Randomizer  # noqa: E402
+
+V = 1000
+
+
+def vocabulary() -> list[str]:
+    return ["".join(p) for p in itertools.product(SYLLABLES, repeat=3)][:V]
+
+
+def prepare(tmp: Path) -> list[str]:
+    words = vocabulary()
+    rng = np.random.default_rng(1)
+    (tmp / "vocab.txt").write_text("\n".join(words) + "\n")
+    (tmp / "prior.txt").write_text("\n".join(" ".join(words[j] for j in rng.integers(0, V, 40)) for _ in range(50)))
+    (tmp / "token").write_text("bench-admin-token-0123456789\n")
+    return words
+
+
+def bodies(words, per_request: int, n: int = 64) -> list[bytes]:
+    rng = np.random.default_rng(0)
+    rz = Randomizer(words, epsilon_word=2.0, secure=True)
+    docs = [[words[j] for j in rng.integers(0, V, 40)] for _ in range(per_request * n)]
+    rs = rz.randomize(docs)
+    return [rs[i * per_request:(i + 1) * per_request].to_bytes(include_vocabulary=False) for i in range(n)]
+
+
+def run_clients(port: int, payloads: list[bytes], clients: int, seconds: float):
+    lat, lock, stop = [], threading.Lock(), time.monotonic() + seconds
+    errors = [0]
+
+    def worker(c):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        mine, i = [], 0
+        while time.monotonic() < stop:
+            body = payloads[(c * 7 + i) % len(payloads)]
+            headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": f"bench-{port}-{c}-{i:08d}"}
+            t = time.perf_counter()
+            try:
+                conn.request("POST", "/v1/reports", body, headers)
+                r = conn.getresponse()
+                r.read()
+                ok = r.status == 201
+            except OSError:
+                ok = False
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            mine.append(time.perf_counter() - t)
+            if not ok:
+                errors[0] += 1
+            i += 1
+        conn.close()
+        with lock:
+            lat.extend(mine)
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=worker, args=(c,)) for c in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - t0, np.asarray(lat), errors[0]
+
+
+def peer_direct(database: str, payload_rows: list[list[bytes]], seconds: float) -> float:
+    """Reports/s written straight into the database with SQLAlchemy (no HTTP), one transaction per upload."""
+    from dptopic.service.storage import Storage, Submission
+
+    st = Storage(database)
+    n, i, stop = 0, 0, time.monotonic() + seconds
+    t0 = time.perf_counter()
+    while time.monotonic() < stop:
+        rows = payload_rows[i % len(payload_rows)]
+        st.store([Submission(f"peer-{i:09d}", "0" * 64, None, rows)])
+        n += len(rows)
+        i += 1
+    el = time.perf_counter() - t0
+    st.close()
+    return n / el
+
+
+def bench_backend(name, make_db, words, args):
+    out = []
+    for per in args.reports_per_request:
+        tmp = Path(tempfile.mkdtemp(prefix="dptopic-bench-"))
+        prepare(tmp)
+        db, cleanup = make_db(tmp, f"svc{per}")
+        srv = Server(tmp, db, "--train-interval", "0",
+                     "--max-reports-per-request", "10000").start()
+        try:
+            payloads = bodies(words, per)
+            elapsed, lat, errors = run_clients(srv.port, payloads, args.clients, args.seconds)
+        finally:
+            srv.stop()
+        stored = count_rows(db)["n_reports"]
+        peer_db, peer_cleanup = make_db(tmp, f"peer{per}")
+        from dptopic.local import ReportSet
+        rows = [[r.tobytes() for r in ReportSet.from_bytes(b).packed] for b in payloads]
+        peer = peer_direct(peer_db, rows, min(args.seconds, 5.0))
+        cleanup()
+        peer_cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+        rps = stored / elapsed
+        out.append([name, per, args.clients, f"{rps:,.0f}", f"{len(lat) / elapsed:,.0f}",
+                    f"{np.percentile(lat, 50) * 1e3:.1f}", f"{np.percentile(lat, 99) * 1e3:.1f}", errors,
+                    f"{peer:,.0f}", f"{rps / peer:.2f}"])
+        print(f"  {name} x{per}: {rps:,.0f} reports/s stored, p99 {np.percentile(lat, 99) * 1e3:.1f} ms", flush=True)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument("--reports-per-request", type=int, nargs="+", default=[1, 25])
+    ap.add_argument("--no-postgres", action="store_true")
+    args = ap.parse_args()
+    words = vocabulary()
+    print(f"machine: {machine()}; V={V}, {args.clients} client threads, {args.seconds:g} s per run, loopback HTTP")
+    rows = bench_backend("sqlite", lambda tmp, n: (f"sqlite:///{tmp / (n + '.db')}", lambda: None), words, args)
+    if not args.no_postgres and PG_BIN is not None:
+        pg = PostgresServer().start()
+        from sqlalchemy import create_engine, text
+
+        def make_pg(tmp, n):
+            eng = create_engine(pg.url, isolation_level="AUTOCOMMIT")
+            with eng.connect() as c:
+                c.execute(text(f"CREATE DATABASE {n}"))
+            eng.dispose()
+            return pg.url.replace("/dptopic", f"/{n}"), lambda: None
+
+        try:
+            rows += bench_backend("postgresql", make_pg, words, args)
+        finally:
+            pg.stop()
+    print()
+    table(rows, ["database", "reports/request", "clients", "reports/s stored", "requests/s", "p50 ms", "p99 ms",
+                 "errors", "peer reports/s (direct)", "ratio"])
+
+
+if __name__ == "__main__":
+    main()

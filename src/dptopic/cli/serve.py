@@ -1,0 +1,155 @@
+"""``serve`` (the collection server), ``submit`` and ``fed-client`` (its clients). See docs/service.md."""
+from __future__ import annotations
+
+from ..errors import DPTopicError
+from ._common import FORMATS, load_corpus, make_console, positive_float, positive_int, unit_interval
+
+
+def _need_service_extra():
+    try:
+        import sqlalchemy  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as e:
+        raise DPTopicError(f"the service needs the 'service' extra ({e.name} is missing): pip install 'dptopic[service]'.") from None
+
+
+def build_config(a):
+    from ..accounting.local import f_from_epsilon
+    from ..service import ServiceConfig
+    from ..service.config import read_token_file
+    from .local import read_vocabulary
+
+    vocab = read_vocabulary(a.vocabulary)
+    prior = None
+    if a.prior is not None:
+        prior = load_corpus(a.prior, a.format, None, a.text_field, None, max_vocab=None, min_df=1)
+        if prior.vocabulary != vocab:
+            prior = prior.restrict(vocab)
+    token = read_token_file(a.token_file) if a.token_file else None
+    return ServiceConfig(vocab, f_from_epsilon(a.epsilon_word), database=a.database, prior=prior,
+                         n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations, lam=a.lam, omega=a.omega,
+                         prior_iter=a.prior_iterations, delta=a.delta, train_interval=a.train_interval,
+                         max_body_bytes=a.max_body_bytes, max_reports_per_request=a.max_reports_per_request,
+                         admin_token=token, fed_epsilon=a.fed_epsilon, fed_topics=a.fed_topics,
+                         fed_failure_rate=a.fed_failure_rate, fed_pad_length=a.fed_pad_length,
+                         fed_sample_ratio=a.fed_sample_ratio, fed_min_updates=a.fed_min_updates)
+
+
+def cmd_serve(a):
+    _need_service_extra()
+    import logging
+
+    import uvicorn
+
+    from ..service import create_app
+    from ..service.storage import Storage
+
+    if a.host not in ("127.0.0.1", "::1", "localhost") and not a.allow_remote:
+        raise DPTopicError(f"--host {a.host} would expose the server beyond this machine: put it behind a TLS reverse"
+                           " proxy and pass --allow-remote to confirm.")
+    cfg = build_config(a)
+    Storage(cfg.database).close()  # fail fast, with one line, on a bad URL or a newer schema
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    console = make_console(stderr=True)
+    console.print(f"dptopic serve: V={cfg.vocab_size}, eps_word={cfg.epsilon_word:.4g} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}"
+                  f" batch={cfg.batch_size}, prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
+                  f" FedLDA {'off' if cfg.fed_epsilon is None else f'eps={cfg.fed_epsilon:g}'},"
+                  f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
+    uvicorn.run(create_app(cfg), host=a.host, port=a.port, log_level="warning" if a.quiet else "info",
+                access_log=not a.quiet, timeout_graceful_shutdown=10)
+
+
+def _client_corpus(a):
+    return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1)
+
+
+def cmd_submit(a):
+    from ..service.client import ServiceClient, submit
+
+    corpus = _client_corpus(a)
+    client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
+    s = submit(a.server, corpus, contributor=a.contributor, client=client)
+    make_console().print(f"{s['reports']} randomized reports uploaded to {a.server} in {s['uploads']} upload(s)"
+                         f" (V={s['vocab_size']}; eps_word={s['epsilon_word']:.4g}, eps_doc={s['epsilon_doc']:.4g} per"
+                         f" document; {s['reports']} documents compose to eps={s['reports'] * s['epsilon_doc']:.4g}"
+                         f" by basic composition). Raw text never left this machine.")
+
+
+def cmd_fed_client(a):
+    from ..service.client import ServiceClient, fed_participate
+
+    console = make_console()
+    corpus = _client_corpus(a)
+    client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
+    s = fed_participate(a.server, corpus, rounds=a.rounds, poll=a.poll, timeout=a.round_timeout,
+                        client_id=a.client_id, client=client,
+                        on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
+    console.print(f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon spent (this user):"
+                  f" {s['epsilon_basic']:.4g} basic, {s['epsilon_pld']:.4g} PLD at delta={s['delta']:g}.")
+
+
+def _client_args(p):
+    p.add_argument("--server", required=True, help="base URL of the server, e.g. http://127.0.0.1:8000")
+    p.add_argument("--corpus", required=True, help="your documents (one per line for .txt, or any loader format)")
+    p.add_argument("--format", default="auto", choices=FORMATS)
+    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
+    p.add_argument("--timeout", type=positive_float, default=30.0, help="seconds per HTTP attempt")
+    p.add_argument("--retries", type=int, default=8, help="retries per request (exponential backoff)")
+
+
+def register(sub) -> None:
+    s = sub.add_parser("serve", help="run the collection server (local-DP reports, OLP-LDA, FedLDA rounds)",
+                       description="Collect randomized reports over HTTP, store them durably (SQLite or PostgreSQL),"
+                                   " train OLP-LDA on them exactly once, and run FedLDA rounds. See docs/service.md.")
+    s.add_argument("--database", default="sqlite:///dptopic-service.db",
+                   help="SQLAlchemy URL: sqlite:///PATH (default) or postgresql+psycopg://USER@HOST/DB")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--allow-remote", action="store_true", help="allow a --host other than loopback")
+    s.add_argument("--vocabulary", required=True, help="the public vocabulary: one word per line")
+    s.add_argument("--epsilon-word", type=positive_float, required=True,
+                   help="per-word local epsilon the contributors randomize with (Zhao et al. 2020, Thm 4)")
+    s.add_argument("--prior", default=None, help="public prior corpus D_0 for OLP-LDA, disjoint from the contributors")
+    s.add_argument("--format", default="auto", choices=FORMATS, help="format of --prior")
+    s.add_argument("--text-field", default="text")
+    s.add_argument("--token-file", default=None, help="file holding the admin bearer token (admin endpoints off without)")
+    s.add_argument("--topics", type=positive_int, default=20, help="OLP-LDA topics K")
+    s.add_argument("--batch-size", type=positive_int, default=160, help="reports per OLP-LDA mini-batch")
+    s.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch")
+    s.add_argument("--prior-iterations", type=positive_int, default=200, help="Gibbs sweeps on the prior corpus")
+    s.add_argument("--lam", type=float, default=0.5, help="OLP-LDA correlation factor lambda in [0, 1]")
+    s.add_argument("--omega", type=float, default=0.4, help="OLP-LDA prior weight omega in [0, 1]")
+    s.add_argument("--delta", type=unit_interval, default=1e-5, help="delta of the tight epsilon(delta) reports")
+    s.add_argument("--train-interval", type=float, default=2.0, help="seconds between trainer passes (0: admin only)")
+    s.add_argument("--max-body-bytes", type=positive_int, default=4 * 1024 * 1024)
+    s.add_argument("--max-reports-per-request", type=positive_int, default=10_000)
+    s.add_argument("--fed-epsilon", type=positive_float, default=None,
+                   help="enable FedLDA rounds with this per-entry epsilon (Wang et al. 2020, Thm 1)")
+    s.add_argument("--fed-topics", type=positive_int, default=20)
+    s.add_argument("--fed-failure-rate", type=unit_interval, default=0.1, help="FedLDA delta (excluded rare-word mass)")
+    s.add_argument("--fed-pad-length", type=positive_int, default=512)
+    s.add_argument("--fed-sample-ratio", type=float, default=1.0)
+    s.add_argument("--fed-min-updates", type=int, default=2, help="close a round after this many updates (0: admin)")
+    s.add_argument("--quiet", action="store_true", help="no access log")
+    s.set_defaults(func=cmd_serve)
+
+    u = sub.add_parser("submit", help="contributor side: randomize your documents locally and upload the reports",
+                       description="Fetch the server's public vocabulary and f, randomize your documents on this"
+                                   " machine (coins from the OS CSPRNG) and upload only the randomized reports, with"
+                                   " retries that never count twice. Raw text never leaves the process.")
+    _client_args(u)
+    u.add_argument("--contributor", default=None,
+                   help="pseudonym under which the server tallies your epsilon (default: a fresh random one)")
+    u.set_defaults(func=cmd_submit)
+
+    f = sub.add_parser("fed-client", help="take part in FedLDA rounds with your documents (kept local)")
+    _client_args(f)
+    f.add_argument("--rounds", type=positive_int, default=1, help="rounds to take part in")
+    f.add_argument("--client-id", default=None, help="pseudonym (default: a fresh random one)")
+    f.add_argument("--poll", type=positive_float, default=1.0, help="seconds between looks for the next round")
+    f.add_argument("--round-timeout", type=positive_float, default=600.0, help="give up waiting for a round after this")
+    f.set_defaults(func=cmd_fed_client)
+
+
+__all__ = ["register", "build_config"]

@@ -1,0 +1,435 @@
+"""The ASGI application of ``dptopic serve`` (Starlette).
+
+Every error answers ``{"error": {"code": ..., "message": one line}}`` with a 4xx/5xx status;
+nothing reaches storage before it has been fully read (within ``max_body_bytes``), parsed and
+checked. See ``docs/service.md`` for the endpoints.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import re
+import threading
+import time
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from ..errors import DPTopicError
+from . import codec
+from .config import ServiceConfig
+from .ingest import GroupCommitWriter
+from .metrics import Metrics
+from .status import render_status
+from .storage import Storage, StorageError, Submission
+from .trainer import Trainer
+
+log = logging.getLogger("dptopic.service")
+API_VERSION = "v1"
+_KEY = re.compile(r"^[A-Za-z0-9_\-.:]{8,128}$")
+_PSEUDONYM = re.compile(r"^[A-Za-z0-9_\-.:]{1,128}$")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, " ".join(str(message).split())
+
+
+def error_response(status: int, code: str, message: str, headers=None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": " ".join(str(message).split())}}, status, headers=headers)
+
+
+class Service:
+    """What the endpoints share: configuration, storage, writer, trainer, metrics, caches."""
+
+    def __init__(self, cfg: ServiceConfig, start_trainer: bool = True):
+        self.cfg = cfg
+        self.start_trainer = start_trainer
+        self.metrics = Metrics(self)
+        self.storage: Storage | None = None
+        self.writer: GroupCommitWriter | None = None
+        self.trainer: Trainer | None = None
+        self._view_key = None
+        self._view = None
+        self._view_lock = threading.Lock()
+        self.fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
+        self.rrp = codec.fed_config(cfg) if cfg.fed_epsilon is not None else None
+        self.started_at = time.time()
+
+    def open(self) -> None:
+        cfg = self.cfg
+        self.storage = Storage(cfg.database)
+        self.storage.bind_settings({"vocabulary_sha256": self.fingerprint, "vocab_size": cfg.vocab_size,
+                                    "f": cfg.f, "report_format": codec.report_format()["version"]})
+        self.storage.active_model()
+        if self.rrp is not None:
+            self.storage.fed_round(lambda: codec.fed_initial_broadcast(cfg.vocabulary, self.rrp))
+        self.writer = GroupCommitWriter(self.storage, max_reports=max(cfg.max_reports_per_request, 20_000)).start()
+        self.trainer = Trainer(self.storage, cfg, on_batch=self.metrics.batch_done)
+        if self.start_trainer:
+            self.trainer.start()
+
+    def close(self) -> None:
+        if self.trainer is not None:
+            self.trainer.stop()
+        if self.writer is not None:
+            self.writer.stop()
+        if self.storage is not None:
+            self.storage.close()
+
+    # --------------------------------------------------------------- views
+    def model_view(self, n_words: int = 10) -> dict:
+        """Topics and counters of the active model, cached per (model id, version)."""
+        row = self.storage.active_model()
+        key = (row["id"], row["version"], n_words)
+        with self._view_lock:
+            if key == self._view_key:
+                return self._view
+        view = {"model_id": int(row["id"]), "model_version": int(row["version"]),
+                "reports_used": int(row["n_reports_used"]), "batches": int(row["n_batches"]),
+                "last_report_id": int(row["last_report_id"]), "topics": [], "privacy": None}
+        if row["meta_json"]:
+            model = codec.model_from_blobs(row["meta_json"], self.storage.model_arrays(row["id"]))
+            view["topics"] = codec.topics(model, n_words)
+            view["privacy"] = model.privacy_
+        with self._view_lock:
+            self._view_key, self._view = key, view
+        return view
+
+    def contributor_privacy(self, n_reports: int) -> dict:
+        """Guarantee for one contributor who sent ``n_reports`` reports: their events compose.
+
+        Basic composition (pure DP, Dwork & Roth 2014, Thm 3.16): ``n·eps_doc`` for any change of
+        the contributor's ``n`` documents, ``n·eps_word`` when each document differs in the
+        presence of one word. Tight (PLD) composition can only be smaller; it is not computed here
+        because at ``eps_doc`` in the thousands its loss grid would be enormous.
+        """
+        n = max(0, int(n_reports))
+        cfg = self.cfg
+        return {"reports": n, "epsilon_word": cfg.epsilon_word, "epsilon_doc": cfg.vocab_size * cfg.epsilon_word,
+                "epsilon_contributor_doc_basic": n * cfg.vocab_size * cfg.epsilon_word,
+                "epsilon_contributor_word_basic": n * cfg.epsilon_word,
+                "delta": 0.0, "unit": "local DP, per contributor (all their reports)",
+                "accounting": "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"}
+
+    def config_doc(self) -> dict:
+        cfg = self.cfg
+        doc = {"api_version": API_VERSION,
+               "vocabulary": cfg.vocabulary.words,
+               "vocab_size": cfg.vocab_size,
+               "vocabulary_sha256": self.fingerprint,
+               "f": cfg.f,
+               "epsilon_word": cfg.epsilon_word,
+               "epsilon_doc": cfg.vocab_size * cfg.epsilon_word,
+               "report_format": codec.report_format(),
+               "max_body_bytes": cfg.max_body_bytes,
+               "max_reports_per_request": cfg.max_reports_per_request,
+               "idempotency": "send a fresh Idempotency-Key header (8-128 of A-Z a-z 0-9 _ - . :) per upload and"
+                              " reuse it, with the same body, on every retry",
+               "fed": None}
+        if self.rrp is not None:
+            doc["fed"] = {**codec.fed_config_dict(self.rrp), "vocabulary_fingerprint": codec.fed_fingerprint(cfg.vocabulary),
+                          "min_updates_per_round": cfg.fed_min_updates}
+        return doc
+
+
+# ----------------------------------------------------------------------------- helpers
+async def read_body(request: Request, limit: int) -> bytes:
+    cl = request.headers.get("content-length")
+    if cl is not None:
+        try:
+            n = int(cl)
+        except ValueError:
+            raise ApiError(400, "bad_request", "invalid Content-Length header.") from None
+        if n > limit:
+            raise ApiError(413, "body_too_large", f"the body has {n} bytes, more than the limit of {limit}: split the"
+                                                  " upload into smaller requests.")
+    chunks, n = [], 0
+    try:
+        async for chunk in request.stream():
+            n += len(chunk)
+            if n > limit:
+                raise ApiError(413, "body_too_large", f"the body exceeds the limit of {limit} bytes: split the upload"
+                                                      " into smaller requests.")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        raise ApiError(400, "truncated_body", "the client disconnected before sending the whole body.") from None
+    return b"".join(chunks)
+
+
+async def read_json(request: Request, limit: int) -> dict:
+    body = await read_body(request, limit)
+    if not body.strip():
+        return {}
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ApiError(400, "bad_json", f"the body is not valid JSON ({' '.join(str(e).split())}).") from None
+    if not isinstance(doc, dict):
+        raise ApiError(400, "bad_json", "the JSON body must be an object.")
+    return doc
+
+
+def idempotency_key(request: Request) -> str:
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        raise ApiError(400, "missing_idempotency_key", "send an Idempotency-Key header (a fresh random string per"
+                                                       " upload, reused on retries).")
+    if not _KEY.match(key):
+        raise ApiError(400, "bad_idempotency_key", "the Idempotency-Key must be 8-128 characters of A-Z a-z 0-9 _ - . :")
+    return key
+
+
+def require_octet_stream(request: Request) -> None:
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/octet-stream":
+        raise ApiError(415, "unsupported_media_type", f"send the body as application/octet-stream, not {ctype or 'nothing'}.")
+
+
+def require_admin(request: Request) -> None:
+    svc: Service = request.app.state.service
+    if svc.cfg.admin_token is None:
+        raise ApiError(403, "admin_disabled", "admin endpoints are disabled: start the server with --token-file.")
+    auth = request.headers.get("authorization", "")
+    scheme, _, token = auth.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise ApiError(401, "missing_token", "send 'Authorization: Bearer TOKEN' (the token from --token-file).")
+    if not svc.cfg.check_token(token.strip()):
+        raise ApiError(403, "wrong_token", "the bearer token is wrong.")
+
+
+# ----------------------------------------------------------------------------- endpoints
+async def get_config(request: Request):
+    return JSONResponse(request.app.state.service.config_doc())
+
+
+async def post_reports(request: Request):
+    svc: Service = request.app.state.service
+    require_octet_stream(request)
+    key = idempotency_key(request)
+    contributor = request.headers.get("dptopic-contributor")
+    if contributor is not None and not _PSEUDONYM.match(contributor):
+        raise ApiError(400, "bad_contributor", "the Dptopic-Contributor pseudonym must be 1-128 characters of"
+                                               " A-Z a-z 0-9 _ - . :")
+    body = await read_body(request, svc.cfg.max_body_bytes)
+    try:
+        rs = await run_in_threadpool(codec.decode_reports, body, svc.cfg.vocabulary, svc.cfg.f)
+    except codec.MalformedReports as e:
+        raise ApiError(400, "malformed_reports", str(e)) from None
+    except codec.IncompatibleReports as e:
+        raise ApiError(422, "incompatible_reports", str(e)) from None
+    if rs.n_reports > svc.cfg.max_reports_per_request:
+        raise ApiError(413, "too_many_reports", f"{rs.n_reports} reports in one upload, more than the limit of"
+                                                f" {svc.cfg.max_reports_per_request}: split it.")
+    sub = Submission(key, hashlib.sha256(body).hexdigest(), contributor, codec.report_rows(rs))
+    outcome, ack = await asyncio.wrap_future(svc.writer.submit(sub))
+    if outcome == "conflict":
+        raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
+                                                      " body: use a fresh key for new reports.")
+    svc.metrics.upload(outcome, len(sub.rows))
+    status = 201 if outcome == "stored" else 200
+    return JSONResponse({**ack, "replayed": outcome == "replayed"}, status,
+                        headers={"Idempotent-Replayed": "true"} if outcome == "replayed" else None)
+
+
+async def get_topics(request: Request):
+    svc: Service = request.app.state.service
+    try:
+        n = int(request.query_params.get("words", "10"))
+    except ValueError:
+        raise ApiError(400, "bad_request", "words must be an integer.") from None
+    if not 1 <= n <= 100:
+        raise ApiError(400, "bad_request", "words must lie in [1, 100].")
+    view = await run_in_threadpool(svc.model_view, n)
+    counts = await run_in_threadpool(svc.storage.counts)
+    most = await run_in_threadpool(svc.storage.max_reports_per_contributor)
+    doc = {**view, "reports_stored": counts["reports_stored"],
+           "reports_pending": counts["reports_stored"] - view["reports_used"],
+           "per_contributor": {"max_reports_from_one_contributor": most,
+                               "privacy_of_that_contributor": svc.contributor_privacy(most) if most else None,
+                               "note": "contributors are counted by the pseudonym their client sends; one person"
+                                       " using several pseudonyms is counted several times"}}
+    return JSONResponse(doc)
+
+
+async def get_fed_round(request: Request):
+    svc: Service = request.app.state.service
+    if svc.rrp is None:
+        raise ApiError(404, "fed_disabled", "FedLDA rounds are disabled on this server (start it with --fed-epsilon).")
+    rnd, msg = await run_in_threadpool(svc.storage.fed_round)
+    return Response(msg, media_type="application/octet-stream", headers={"Dptopic-Round": str(rnd)})
+
+
+async def post_fed_update(request: Request):
+    svc: Service = request.app.state.service
+    if svc.rrp is None:
+        raise ApiError(404, "fed_disabled", "FedLDA rounds are disabled on this server (start it with --fed-epsilon).")
+    require_octet_stream(request)
+    key = idempotency_key(request)
+    body = await read_body(request, svc.cfg.max_body_bytes)
+    rnd, _ = await run_in_threadpool(svc.storage.fed_round)
+    try:
+        client, _ = await run_in_threadpool(codec.fed_check_update, body, svc.cfg.vocabulary, svc.rrp, rnd)
+    except codec.StaleMessage as e:
+        raise ApiError(409, "stale_round", str(e)) from None
+    except codec.MalformedReports as e:
+        raise ApiError(400, "malformed_update", str(e)) from None
+    except codec.IncompatibleReports as e:
+        raise ApiError(422, "incompatible_update", str(e)) from None
+
+    def aggregate(round_, bodies):
+        return codec.fed_aggregate(svc.cfg.vocabulary, svc.rrp, round_, bodies)
+
+    outcome, info = await run_in_threadpool(svc.storage.fed_store_update, rnd, client, key,
+                                            hashlib.sha256(body).hexdigest(), body, svc.cfg.fed_min_updates, aggregate)
+    if outcome == "conflict":
+        raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
+                                                      " body: use a fresh key.")
+    if outcome == "stale":
+        raise ApiError(409, "stale_round", f"update refused: round {rnd} closed meanwhile; fetch /v1/fed/round.")
+    if outcome == "duplicate":
+        raise ApiError(409, "duplicate_update", f"client {client!r} already sent its update for round {rnd}.")
+    svc.metrics.fed_update(outcome)
+    return JSONResponse({**info, "replayed": outcome == "replayed"}, 201 if outcome == "stored" else 200)
+
+
+async def healthz(request: Request):
+    svc: Service = request.app.state.service
+    if svc.storage is None:
+        return error_response(503, "starting", "the server is starting.")
+    try:
+        version = await run_in_threadpool(svc.storage.schema_version)
+    except StorageError as e:
+        return error_response(503, "storage_unavailable", str(e))
+    return JSONResponse({"status": "ok", "schema_version": version, "database": svc.storage.dialect})
+
+
+async def metrics(request: Request):
+    svc: Service = request.app.state.service
+    body, ctype = await run_in_threadpool(svc.metrics.render)
+    return Response(body, media_type=ctype)
+
+
+async def status_page(request: Request):
+    svc: Service = request.app.state.service
+    html = await run_in_threadpool(render_status, svc)
+    return HTMLResponse(html)
+
+
+async def admin_train(request: Request):
+    require_admin(request)
+    svc: Service = request.app.state.service
+    doc = await read_json(request, 64 * 1024)
+    force = doc.get("force", True)
+    max_batches = doc.get("max_batches", 100)
+    if not isinstance(force, bool) or not isinstance(max_batches, int) or isinstance(max_batches, bool) \
+            or not 1 <= max_batches <= 10_000:
+        raise ApiError(400, "bad_request", "expected {\"force\": bool, \"max_batches\": int in [1, 10000]}.")
+    done = await run_in_threadpool(svc.trainer.drain, force, max_batches)
+    return JSONResponse({"batches": done})
+
+
+async def admin_rotate(request: Request):
+    require_admin(request)
+    svc: Service = request.app.state.service
+    doc = await read_json(request, 64 * 1024)
+    note = doc.get("note", "rotated by admin")
+    if not isinstance(note, str) or len(note) > 500:
+        raise ApiError(400, "bad_request", "note must be a string of at most 500 characters.")
+    return JSONResponse(await run_in_threadpool(svc.trainer.rotate, note))
+
+
+async def admin_close_round(request: Request):
+    require_admin(request)
+    svc: Service = request.app.state.service
+    if svc.rrp is None:
+        raise ApiError(404, "fed_disabled", "FedLDA rounds are disabled on this server (start it with --fed-epsilon).")
+    await read_json(request, 64 * 1024)
+
+    def aggregate(round_, bodies):
+        return codec.fed_aggregate(svc.cfg.vocabulary, svc.rrp, round_, bodies)
+
+    try:
+        info = await run_in_threadpool(svc.storage.fed_close_round, aggregate)
+    except StorageError as e:
+        raise ApiError(409, "round_not_closable", str(e)) from None
+    return JSONResponse(info)
+
+
+async def admin_models(request: Request):
+    require_admin(request)
+    svc: Service = request.app.state.service
+    models = await run_in_threadpool(svc.storage.list_models)
+    batches = await run_in_threadpool(svc.storage.batches)
+    return JSONResponse({"models": models, "batches": batches})
+
+
+# ----------------------------------------------------------------------------- errors
+async def _api_error(request: Request, exc: ApiError):
+    request.app.state.service.metrics.error(exc.code)
+    return error_response(exc.status, exc.code, exc.message)
+
+
+async def _http_error(request: Request, exc: HTTPException):
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    request.app.state.service.metrics.error(code)
+    return error_response(exc.status_code, code, exc.detail or code.replace("_", " "))
+
+
+async def _storage_error(request: Request, exc: StorageError):
+    request.app.state.service.metrics.error("storage_unavailable")
+    log.error("storage: %s", exc)
+    return error_response(503, "storage_unavailable", "the database is unavailable; retry later.",
+                          headers={"Retry-After": "1"})
+
+
+async def _dptopic_error(request: Request, exc: DPTopicError):
+    request.app.state.service.metrics.error("invalid_request")
+    return error_response(422, "invalid_request", str(exc))
+
+
+async def _internal_error(request: Request, exc: Exception):
+    request.app.state.service.metrics.error("internal_error")
+    log.exception("internal error")
+    return error_response(500, "internal_error", f"internal error ({type(exc).__name__}); see the server log.")
+
+
+def create_app(cfg: ServiceConfig, start_trainer: bool = True) -> Starlette:
+    """The ASGI app; storage is opened on startup (lifespan) and closed on shutdown."""
+    service = Service(cfg, start_trainer=start_trainer)
+
+    @asynccontextmanager
+    async def lifespan(app):
+        await run_in_threadpool(service.open)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(service.close)
+
+    routes = [
+        Route("/", status_page, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+        Route("/v1/config", get_config, methods=["GET"]),
+        Route("/v1/reports", post_reports, methods=["POST"]),
+        Route("/v1/topics", get_topics, methods=["GET"]),
+        Route("/v1/fed/round", get_fed_round, methods=["GET"]),
+        Route("/v1/fed/updates", post_fed_update, methods=["POST"]),
+        Route("/v1/admin/train", admin_train, methods=["POST"]),
+        Route("/v1/admin/rotate", admin_rotate, methods=["POST"]),
+        Route("/v1/admin/fed/close-round", admin_close_round, methods=["POST"]),
+        Route("/v1/admin/models", admin_models, methods=["GET"]),
+    ]
+    handlers = {ApiError: _api_error, HTTPException: _http_error, StorageError: _storage_error,
+                DPTopicError: _dptopic_error, Exception: _internal_error}
+    app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
+    app.state.service = service
+    return app

@@ -1,0 +1,174 @@
+"""Clients of the collection service: ``dptopic submit`` and ``dptopic fed-client``.
+
+The raw documents never leave the process: ``submit`` randomizes them locally with the
+server's public vocabulary and ``f`` (coins from the OS CSPRNG) and uploads only the packed
+reports; ``fed-client`` sends only RRP-perturbed FedLDA updates. Every upload carries an
+idempotency key that is reused, with the very same bytes, on each retry, so a retry after a
+lost acknowledgement is never counted twice and the reports are never randomized twice.
+"""
+from __future__ import annotations
+
+import json
+import random
+import secrets
+import time
+import urllib.error
+import urllib.request
+
+from ..errors import DPTopicError
+from . import codec
+
+RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
+
+
+class ServerError(DPTopicError):
+    """The server refused a request (4xx) or stayed unavailable through every retry."""
+
+    def __init__(self, message: str, status: int | None = None, code: str | None = None):
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+class ServiceClient:
+    """A small HTTP client with retries (exponential backoff with jitter), over ``urllib``."""
+
+    def __init__(self, server: str, timeout: float = 30.0, retries: int = 8, backoff: float = 0.2,
+                 max_backoff: float = 5.0):
+        if not server.startswith(("http://", "https://")):
+            raise DPTopicError(f"invalid server URL {server!r}: use http://HOST:PORT or https://HOST:PORT.")
+        self.server = server.rstrip("/")
+        self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
+        self.attempts = 0
+
+    def _once(self, method: str, path: str, body: bytes | None, headers: dict):
+        req = urllib.request.Request(self.server + path, data=body, method=method, headers=headers)
+        self.attempts += 1
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as r:
+                return r.status, dict(r.headers), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers or {}), e.read()
+
+    def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
+        """Send with retries on connection errors and 408/429/5xx; raise :class:`ServerError` on 4xx."""
+        headers = dict(headers or {})
+        last = "no attempt"
+        for attempt in range(self.retries + 1):
+            try:
+                status, rh, data = self._once(method, path, body, headers)
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as e:
+                last = f"{type(e).__name__}: {getattr(e, 'reason', e)}"
+            else:
+                if status < 400:
+                    return status, rh, data
+                code, msg = _error_of(data, status)
+                if status not in RETRY_STATUS:
+                    raise ServerError(f"the server refused {method} {path}: {status} {code}: {msg}", status, code)
+                last = f"{status} {code}: {msg}"
+            if attempt < self.retries:
+                time.sleep(min(self.max_backoff, self.backoff * 2 ** attempt) * (0.5 + random.random() / 2))
+        raise ServerError(f"{method} {path} failed after {self.retries + 1} attempts ({last}); is the server at"
+                          f" {self.server} running?")
+
+    def get_json(self, path: str) -> dict:
+        _, _, data = self.request("GET", path)
+        return json.loads(data)
+
+    def post_bytes(self, path: str, body: bytes, key: str, extra: dict | None = None) -> dict:
+        headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": key, **(extra or {})}
+        _, _, data = self.request("POST", path, body, headers)
+        return json.loads(data)
+
+    def config(self) -> dict:
+        cfg = self.get_json("/v1/config")
+        expected = codec.report_format()
+        got = cfg.get("report_format", {})
+        if got.get("name") != expected["name"] or got.get("version") != expected["version"]:
+            raise DPTopicError(f"the server speaks report format {got.get('name')!r} v{got.get('version')} but this"
+                               f" dptopic writes v{expected['version']}: upgrade dptopic (or the server).")
+        if codec.vocabulary_fingerprint(cfg["vocabulary"]) != cfg["vocabulary_sha256"]:
+            raise DPTopicError("the server's vocabulary does not match its fingerprint: refusing to randomize with it.")
+        return cfg
+
+
+def _error_of(data: bytes, status: int) -> tuple[str, str]:
+    try:
+        err = json.loads(data)["error"]
+        return str(err["code"]), str(err["message"])
+    except (ValueError, KeyError, TypeError):
+        return "http_error", f"HTTP {status}"
+
+
+def new_key() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def _chunks(n: int, size: int):
+    for a in range(0, n, size):
+        yield a, min(n, a + size)
+
+
+def submit(server: str, corpus, contributor: str | None = None, chunk_reports: int | None = None,
+           client: ServiceClient | None = None) -> dict:
+    """Randomize ``corpus`` (a :class:`~dptopic.corpus.Corpus` of the contributor's documents)
+    locally and upload the reports; returns a summary (reports sent, epsilon per document, ...)."""
+    from ..corpus import Vocabulary
+
+    client = client or ServiceClient(server)
+    cfg = client.config()
+    vocab = Vocabulary(cfg["vocabulary"])
+    rz = codec.randomizer(vocab, cfg["f"])
+    reports = rz.randomize(corpus)
+    nb = (len(vocab) + 7) // 8
+    per_request = min(cfg["max_reports_per_request"], max(1, (cfg["max_body_bytes"] - 4096) // nb))
+    if chunk_reports:
+        per_request = min(per_request, chunk_reports)
+    contributor = contributor or secrets.token_hex(8)
+    sent = replayed = 0
+    for a, b in _chunks(reports.n_reports, per_request):
+        body = codec.encode_reports(reports[a:b])
+        ack = client.post_bytes("/v1/reports", body, new_key(), {"Dptopic-Contributor": contributor})
+        sent += ack["reports"]
+        replayed += bool(ack.get("replayed"))
+    return {"reports": sent, "uploads": -(-reports.n_reports // per_request), "replayed_acks": replayed,
+            "contributor": contributor, "epsilon_word": rz.epsilon_word, "epsilon_doc": rz.epsilon_doc,
+            "vocab_size": len(vocab), "attempts": client.attempts}
+
+
+def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, timeout: float = 600.0,
+                    client_id: str | None = None, client: ServiceClient | None = None, on_round=None) -> dict:
+    """Take part in ``rounds`` FedLDA rounds with ``corpus`` (the user's documents, kept local)."""
+    client = client or ServiceClient(server)
+    cfg = client.config()
+    if not cfg.get("fed"):
+        raise DPTopicError("this server runs no FedLDA rounds (it was started without --fed-epsilon).")
+    from ..corpus import Vocabulary
+
+    vocab = Vocabulary(cfg["vocabulary"])
+    local = corpus.restrict(vocab) if corpus.vocabulary != vocab else corpus
+    rrp = codec.fed_config_from_dict(cfg["fed"])
+    fc = codec.fed_client(client_id or secrets.token_hex(8), local, rrp)
+    done, last_round, deadline = [], -1, time.monotonic() + timeout
+    while len(done) < rounds:
+        _, headers, msg = client.request("GET", "/v1/fed/round")
+        rnd = int({k.lower(): v for k, v in headers.items()}["dptopic-round"])
+        if rnd <= last_round:
+            if time.monotonic() > deadline:
+                raise DPTopicError(f"round {last_round + 1} did not open within {timeout:g} s: other clients or the"
+                                   " admin must close the current round.")
+            time.sleep(poll)
+            continue
+        update = fc.run_round(msg)
+        try:
+            ack = client.post_bytes("/v1/fed/updates", update, new_key())
+        except ServerError as e:
+            if e.code != "stale_round":
+                raise
+            continue  # the round closed while we sampled: take part in the next one
+        last_round = rnd
+        done.append({"round": rnd, "bytes_sent": len(update), "round_closed": ack.get("round_closed", False)})
+        if on_round is not None:
+            on_round(done[-1])
+    priv = codec.fed_privacy(rrp, len(done))
+    return {"client": fc.client_id, "rounds": done, "epsilon_basic": priv["epsilon_basic"],
+            "epsilon_pld": priv.get("epsilon_pld"), "delta": priv["delta"]}

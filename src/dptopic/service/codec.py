@@ -1,0 +1,258 @@
+"""The one place where the service touches the library's formats and trainers.
+
+Everything the HTTP layer and the storage layer need from :mod:`dptopic.local` (the report
+format), :mod:`dptopic.models` (OLP-LDA) and :mod:`dptopic.federated` (FedLDA messages) goes
+through these functions, so a change of format or trainer touches one module. Nothing here
+re-implements a format: reports are parsed by :meth:`dptopic.local.ReportSet.from_bytes`,
+models are written by their own ``save``/``load`` (JSON + ``.npy``, never pickle).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DPTopicError
+
+
+class MalformedReports(DPTopicError):
+    """The body is not a well-formed report file (bad magic, checksum, length, header)."""
+
+
+class IncompatibleReports(DPTopicError):
+    """Well-formed reports made with another vocabulary, another ``f`` or another length."""
+
+
+def report_format() -> dict:
+    """Name and version of the report format the server reads (sent in ``/v1/config``)."""
+    from ..local import reports
+
+    return {"name": reports.FORMAT, "version": reports.VERSION, "media_type": "application/octet-stream",
+            "bit_order": "little"}
+
+
+def vocabulary_fingerprint(vocabulary) -> str:
+    from ..local import vocabulary_fingerprint as fp
+
+    return fp(vocabulary)
+
+
+def decode_reports(body: bytes, vocabulary, f: float):
+    """Parse an uploaded report file and check it against the server's vocabulary and ``f``.
+
+    Raises :class:`MalformedReports` or :class:`IncompatibleReports` (one line each); returns
+    the :class:`~dptopic.local.ReportSet` otherwise.
+    """
+    from ..local import ReportSet
+
+    try:
+        rs = ReportSet.from_bytes(body, where="uploaded reports")
+    except DPTopicError as e:
+        raise MalformedReports(str(e)) from None
+    try:
+        rs.check(vocabulary=vocabulary, f=f, where="uploaded reports")
+    except DPTopicError as e:
+        raise IncompatibleReports(str(e)) from None
+    if rs.n_reports == 0:
+        raise MalformedReports("uploaded reports: the file holds no reports; send at least one.")
+    return rs
+
+
+def report_rows(reports) -> list[bytes]:
+    """One ``bytes`` per report (its packed bits), in order: what the database stores."""
+    packed = reports.packed
+    return [packed[i].tobytes() for i in range(packed.shape[0])]
+
+
+def rows_to_reports(rows, vocabulary, f: float):
+    """Rebuild a :class:`~dptopic.local.ReportSet` from stored rows (a training mini-batch)."""
+    from ..local import ReportSet
+
+    V = len(vocabulary)
+    nb = (V + 7) // 8
+    buf = b"".join(rows)
+    if len(buf) != len(rows) * nb:
+        raise DPTopicError(f"stored reports have the wrong length (expected {nb} bytes each): the database was"
+                           " written for another vocabulary.")
+    packed = np.frombuffer(buf, dtype=np.uint8).reshape(len(rows), nb)
+    return ReportSet(packed, V, vocabulary_fingerprint(vocabulary), f, vocabulary)
+
+
+def encode_reports(reports) -> bytes:
+    """The upload body for a :class:`~dptopic.local.ReportSet` (the vocabulary is never embedded)."""
+    return reports.to_bytes(include_vocabulary=False)
+
+
+def randomizer(vocabulary, f: float):
+    """The contributor-side randomizer; coins from the OS CSPRNG, no seed (reports leave the device)."""
+    from ..local import Randomizer
+
+    return Randomizer(vocabulary, f=f, secure=True)
+
+
+# ----------------------------------------------------------------------------- trainer
+def new_trainer(cfg):
+    """A fresh OLP-LDA model for the service configuration ``cfg`` (:class:`ServiceConfig`)."""
+    from ..models import OLPLDA
+
+    return OLPLDA(cfg.prior if cfg.prior is not None else "none", f=cfg.f, n_topics=cfg.n_topics,
+                  lam=cfg.lam, omega=cfg.omega, batch_size=cfg.batch_size, n_iter=cfg.n_iter,
+                  prior_iter=cfg.prior_iter, delta=cfg.delta, seed=None, n_jobs=1, verbose=0)
+
+
+def train_batch(model, reports, vocabulary) -> None:
+    """One OLP-LDA step (``partial_fit``); transactional: on error the model is unchanged."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the overlap heuristic's warning is surfaced in the batch log instead
+        model.partial_fit(reports, vocabulary=vocabulary)
+
+
+def model_summary(model) -> dict:
+    """Counters the service shows next to the topics."""
+    return {"n_batches": int(getattr(model, "n_batches_", 0)), "n_reports_seen": int(getattr(model, "n_docs_seen_", 0))}
+
+
+def topics(model, n_words: int = 10) -> list[dict]:
+    out = []
+    for k, pairs in enumerate(model.topic_words(n_words, weights=True)):
+        out.append({"topic": k, "words": [w for w, _ in pairs], "weights": [round(float(p), 6) for _, p in pairs]})
+    return out
+
+
+def model_to_blobs(model) -> tuple[str, dict[str, bytes]]:
+    """``(model.json text, {array name: .npy bytes})`` written by the model's own ``save``."""
+    with tempfile.TemporaryDirectory(prefix="dptopic-model-") as tmp:
+        d = Path(model.save(Path(tmp) / "m"))
+        meta = (d / "model.json").read_text("utf-8")
+        arrays = {p.stem: p.read_bytes() for p in sorted(d.glob("*.npy"))}
+    return meta, arrays
+
+
+def model_from_blobs(meta: str, arrays: dict[str, bytes]):
+    """Inverse of :func:`model_to_blobs`, through the model's own ``load`` (``allow_pickle=False``)."""
+    from ..models import load
+
+    with tempfile.TemporaryDirectory(prefix="dptopic-model-") as tmp:
+        d = Path(tmp) / "m"
+        d.mkdir()
+        (d / "model.json").write_text(meta, "utf-8")
+        for name, data in arrays.items():
+            if os.sep in name or name.startswith("."):
+                raise DPTopicError(f"stored model array name {name!r} is invalid: the database is corrupt.")
+            (d / f"{name}.npy").write_bytes(data)
+        return load(d)
+
+
+# ----------------------------------------------------------------------------- FedLDA
+class StaleMessage(DPTopicError):
+    """A FedLDA update for another round than the open one."""
+
+
+def fed_config(cfg):
+    """The public FedLDA protocol parameters every client shares (:class:`~dptopic.federated.RRPConfig`)."""
+    from ..federated import RRPConfig
+
+    return RRPConfig(cfg.fed_topics, float(cfg.fed_epsilon), float(cfg.fed_failure_rate), float(cfg.fed_gamma),
+                     cfg.fed_pad_length, float(cfg.fed_sample_ratio))
+
+
+def fed_config_dict(rrp) -> dict:
+    from dataclasses import asdict
+
+    return {**asdict(rrp), "entries_per_update": rrp.n_entries}
+
+
+def fed_config_from_dict(d: dict):
+    from dataclasses import fields
+
+    from ..federated import RRPConfig
+
+    names = {f.name for f in fields(RRPConfig)}
+    return RRPConfig(**{k: v for k, v in d.items() if k in names})
+
+
+def fed_fingerprint(vocabulary) -> str:
+    from ..federated import vocabulary_fingerprint as fp
+
+    return fp(list(vocabulary.words))
+
+
+def _fed_server(vocabulary, rrp, beta: float, clients, round_: int, rng=None):
+    from ..federated import FedServer
+
+    s = FedServer(vocabulary, rrp.n_topics, clients, rrp.n_entries, beta=beta, sample_ratio=rrp.sample_ratio, rng=rng)
+    s.round = round_
+    return s
+
+
+def fed_initial_broadcast(vocabulary, rrp, beta: float = 0.01) -> bytes:
+    """Round 0's message: the data-independent random start of :class:`~dptopic.federated.FedServer`."""
+    return _fed_server(vocabulary, rrp, beta, [], 0).broadcast()
+
+
+def fed_check_update(body: bytes, vocabulary, rrp, round_: int, beta: float = 0.01):
+    """Validate one encoded update for the open round; returns ``(client id, round)``.
+
+    Raises :class:`MalformedReports` (undecodable), :class:`StaleMessage` (another round),
+    :class:`IncompatibleReports` (another vocabulary, wrong size or ids out of range).
+    """
+    from ..federated import ClientUpdate, decode_message
+
+    try:
+        msg = decode_message(body)
+    except DPTopicError as e:
+        raise MalformedReports(str(e)) from None
+    if not isinstance(msg, ClientUpdate):
+        raise MalformedReports("expected a FedLDA client update, got a model broadcast.")
+    if msg.round != round_:
+        raise StaleMessage(f"update refused: it is for round {msg.round} but round {round_} is open (stale or"
+                           " replayed); fetch /v1/fed/round and run the new round.")
+    try:
+        _fed_server(vocabulary, rrp, beta, [msg.client], round_).receive(body)
+    except DPTopicError as e:
+        raise IncompatibleReports(str(e)) from None
+    return msg.client, msg.round
+
+
+def fed_aggregate(vocabulary, rrp, round_: int, updates: list[bytes], beta: float = 0.01) -> bytes:
+    """Close ``round_`` with its stored updates; returns the next round's broadcast message."""
+    from ..federated import decode_message
+
+    clients = [decode_message(u).client for u in updates]
+    server = _fed_server(vocabulary, rrp, beta, clients, round_)
+    for u in updates:
+        server.receive(u)
+    server.aggregate()
+    return server.broadcast()
+
+
+def fed_phi(message: bytes):
+    from ..federated import decode_message
+
+    return decode_message(message).phi
+
+
+def fed_privacy(rrp, rounds: int, delta: float = 1e-5) -> dict:
+    """Per-user guarantee after taking part in ``rounds`` rounds (through the ledger)."""
+    from ..accounting import PrivacyLedger, rrp_event
+
+    event = rrp_event(rrp.epsilon, rrp.delta, rrp.gamma, rrp.variant, rrp.exclusion)
+    ledger = PrivacyLedger(unit="user", relation="one user's reports over all rounds", theorem=event.theorem,
+                           discretization=1e-2)
+    if rounds > 0:
+        ledger.spend(event, rrp.n_entries * rounds)
+    rep = ledger.report(delta)
+    rep["rounds"] = rounds
+    rep["entries_per_round"] = rrp.n_entries
+    return rep
+
+
+def fed_client(client_id: str, corpus, rrp):
+    """A FedLDA participant holding ``corpus``; fresh OS entropy (no seed)."""
+    from ..federated import FedClient
+
+    return FedClient(client_id, corpus, rrp, np.random.default_rng())

@@ -1,0 +1,121 @@
+"""Configuration of the collection service, validated once."""
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._validation import Int, IsNone, Real, validate_params
+from ..errors import DPTopicError
+
+DEFAULT_DATABASE = "sqlite:///dptopic-service.db"
+
+
+@dataclass
+class ServiceConfig:
+    """Everything ``dptopic serve`` is started with.
+
+    Parameters
+    ----------
+    database : SQLAlchemy URL: ``sqlite:///PATH`` (default, WAL mode) or ``postgresql+psycopg://...``.
+    vocabulary : the public vocabulary (:class:`~dptopic.corpus.Vocabulary`).
+    f : flip parameter of the contributors' randomizer (``f = 2/(1 + e^eps_word)``).
+    prior : public prior corpus ``D_0`` for OLP-LDA (disjoint from the contributors), or ``None``.
+    n_topics, batch_size, n_iter, lam, omega, prior_iter, delta : OLP-LDA's parameters
+        (:class:`~dptopic.models.OLPLDA`); ``batch_size`` reports make one mini-batch.
+    train_interval : seconds between the trainer's looks at the report table (0: only on demand).
+    max_body_bytes : largest request body accepted (413 above).
+    max_reports_per_request : most reports in one upload.
+    admin_token : bearer token of the admin endpoints (``None``: admin endpoints disabled).
+    fed_epsilon : per-entry epsilon of FedLDA's RRP perturbation; ``None`` disables the FedLDA endpoints.
+    fed_topics, fed_failure_rate, fed_gamma, fed_pad_length, fed_sample_ratio : the other public
+        FedLDA protocol parameters (:class:`~dptopic.federated.RRPConfig`).
+    fed_min_updates : a round closes by itself once this many updates arrived (0: only by the admin).
+    """
+
+    vocabulary: object
+    f: float
+    database: str = DEFAULT_DATABASE
+    prior: object = None
+    n_topics: int = 20
+    batch_size: int = 160
+    n_iter: int = 50
+    lam: float = 0.5
+    omega: float = 0.4
+    prior_iter: int = 200
+    delta: float = 1e-5
+    train_interval: float = 2.0
+    max_body_bytes: int = 4 * 1024 * 1024
+    max_reports_per_request: int = 10_000
+    admin_token: str | None = field(default=None, repr=False)
+    fed_epsilon: float | None = None
+    fed_topics: int = 20
+    fed_failure_rate: float = 0.1
+    fed_gamma: float = 1.0
+    fed_pad_length: int = 512
+    fed_sample_ratio: float = 1.0
+    fed_min_updates: int = 2
+
+    _parameter_constraints = {
+        "f": [Real(0, 1, "neither")],
+        "n_topics": [Int(2, None)],
+        "batch_size": [Int(1, None)],
+        "n_iter": [Int(1, None)],
+        "lam": [Real(0, 1, "both")],
+        "omega": [Real(0, 1, "both")],
+        "prior_iter": [Int(1, None)],
+        "delta": [Real(0, 1, "neither")],
+        "train_interval": [Real(0, None, "left")],
+        "max_body_bytes": [Int(64, None)],
+        "max_reports_per_request": [Int(1, None)],
+        "fed_epsilon": [IsNone(), Real(0, None, "neither")],
+        "fed_topics": [Int(2, None)],
+        "fed_failure_rate": [Real(0, 1, "neither")],
+        "fed_gamma": [Real(1, None, "left")],
+        "fed_pad_length": [Int(1, None)],
+        "fed_sample_ratio": [Real(0, 1, "right")],
+        "fed_min_updates": [Int(0, None)],
+    }
+
+    def __post_init__(self):
+        from ..corpus import Vocabulary
+
+        if not isinstance(self.vocabulary, Vocabulary):
+            self.vocabulary = Vocabulary(list(self.vocabulary))
+        if len(self.vocabulary) < 1:
+            raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
+        validate_params(vars(self), self._parameter_constraints)
+        if not isinstance(self.database, str) or "://" not in self.database:
+            raise DPTopicError(f"invalid database URL {self.database!r}: use sqlite:///PATH or"
+                               " postgresql+psycopg://USER@HOST/DB.")
+        if self.admin_token is not None and len(self.admin_token) < 16:
+            raise DPTopicError("the admin token is shorter than 16 characters: put a long random string in --token-file"
+                               " (e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))').")
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocabulary)
+
+    @property
+    def epsilon_word(self) -> float:
+        from ..accounting.local import epsilon_from_f
+
+        return epsilon_from_f(self.f)
+
+    def check_token(self, presented: str | None) -> bool:
+        """Constant-time comparison of a presented bearer token with the admin token."""
+        if self.admin_token is None or presented is None:
+            return False
+        return hmac.compare_digest(presented.encode("utf-8"), self.admin_token.encode("utf-8"))
+
+
+def read_token_file(path) -> str:
+    """The admin token: the first line of ``path`` (the file should be readable by the server only)."""
+    p = Path(path)
+    if not p.is_file():
+        raise DPTopicError(f"token file {str(path)!r} does not exist: write a long random token into it.")
+    lines = p.read_text("utf-8").strip().splitlines()
+    token = lines[0].strip() if lines else ""
+    if not token:
+        raise DPTopicError(f"token file {str(path)!r} is empty: write a long random token into it.")
+    return token

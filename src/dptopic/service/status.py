@@ -1,0 +1,63 @@
+"""The read-only status page at ``/``: topics, reports received, epsilon per contributor."""
+from __future__ import annotations
+
+import time
+from html import escape
+
+
+def _fmt(x, digits=4) -> str:
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+def render_status(service) -> str:
+    cfg, storage = service.cfg, service.storage
+    view = service.model_view(10)
+    counts = storage.counts()
+    contributors = storage.contributors(25)
+    fed = storage.fed_participation(25) if service.rrp is not None else []
+    rows_topics = "".join(
+        f"<tr><td>{t['topic']}</td><td class='words'>{escape(' '.join(t['words']))}</td></tr>" for t in view["topics"])
+    if not rows_topics:
+        rows_topics = ("<tr><td colspan='2'>No topics yet: the first mini-batch of "
+                       f"{cfg.batch_size} reports has not been trained.</td></tr>")
+    rows_contrib = ""
+    for c in contributors:
+        p = service.contributor_privacy(c["reports"])
+        name = "(no pseudonym)" if c["contributor"] is None else escape(c["contributor"][:12])
+        rows_contrib += (f"<tr><td>{name}</td><td>{c['reports']}</td><td>{_fmt(p['epsilon_contributor_word_basic'])}</td>"
+                         f"<td>{_fmt(p['epsilon_contributor_doc_basic'])}</td></tr>")
+    rows_fed = "".join(f"<tr><td>{escape(f['client'][:12])}</td><td>{f['rounds']}</td></tr>" for f in fed) \
+        or "<tr><td colspan='2'>No update received yet.</td></tr>"
+    fed_html = ""
+    if service.rrp is not None:
+        rnd, _ = storage.fed_round()
+        fed_html = (f"<h2>FedLDA</h2><p>Open round: <b id='fed-round'>{rnd}</b>; per-entry epsilon"
+                    f" {_fmt(service.rrp.epsilon)}, {service.rrp.n_entries} entries per update.</p>"
+                    "<table><tr><th>client</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="30">
+<title>dptopic collection service</title>
+<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto;color:#222}}
+table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:left}}
+td.words{{font-family:monospace}}.note{{color:#555;font-size:90%}}</style></head>
+<body>
+<h1>dptopic collection service</h1>
+<p>Reports received: <b id="reports-stored">{counts['reports_stored']}</b> in {counts['submissions']} uploads
+from {counts['contributors']} pseudonymous contributors; used for training: <b id="reports-used">{view['reports_used']}</b>
+in {view['batches']} mini-batches (model {view['model_id']}, version {view['model_version']}).</p>
+<p>Local privacy of every report (Zhao et al. 2020, Theorem 4): eps_word = {_fmt(cfg.epsilon_word)} per word,
+eps_doc = {_fmt(cfg.vocab_size * cfg.epsilon_word)} per document (V = {cfg.vocab_size}, f = {_fmt(cfg.f)}).
+Everything this server computes is post-processing of the randomized reports.</p>
+<h2>Topics (OLP-LDA)</h2>
+<table id="topics"><tr><th>topic</th><th>top words</th></tr>{rows_topics}</table>
+<h2>Epsilon per contributor</h2>
+<p class="note">Per pseudonym; a contributor's reports compose (basic composition, pure DP; tight accounting can only
+be smaller). Word level: each of the contributor's documents differs in the presence of one word. Document level: any
+change of all their documents.</p>
+<table id="contributors"><tr><th>contributor</th><th>reports</th><th>eps, word level</th><th>eps, document level</th></tr>
+{rows_contrib}</table>
+{fed_html}
+<p class="note">Read-only page, generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}.
+JSON: <a href="/v1/topics">/v1/topics</a>, <a href="/v1/config">/v1/config</a>, <a href="/metrics">/metrics</a>.</p>
+</body></html>
+"""

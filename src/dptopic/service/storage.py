@@ -1,0 +1,513 @@
+"""Durable storage of the service, through SQLAlchemy Core (SQLite in WAL mode, or PostgreSQL).
+
+The schema is created and upgraded by the service itself: ``dptopic_schema`` records every
+migration applied (version, description, time); on start the service applies the missing ones,
+each in its own transaction, and refuses a database written by a newer dptopic.
+
+Tables (migration 1 unless noted)
+---------------------------------
+``service_settings``  what the stored reports were made with (vocabulary fingerprint, V, f, format).
+``submissions``       one row per accepted upload: idempotency key (unique), SHA-256 of the body,
+                      contributor pseudonym, number of reports.
+``reports``           one row per randomized report (its packed bits), ids increasing in commit order.
+``models``            OLP-LDA models: the active one and retired ones, each with ``last_report_id``
+                      (the trainer's cursor), ``version`` (optimistic concurrency), ``model.json``.
+``model_arrays``      the model's ``.npy`` arrays (bytes; read back with ``allow_pickle=False``).
+``train_batches``     one row per consumed mini-batch (report id range, trained or skipped, why).
+``fed_rounds``, ``fed_updates`` (migration 2)  FedLDA rounds and the clients' perturbed updates.
+
+Exactly-once training: a mini-batch is the reports with ``last_report_id < id <= new cursor``;
+the trainer writes the new model state, the new cursor and the batch row in ONE transaction,
+guarded by ``version``, so a crash at any point either commits all three or none. Report ids
+must become visible in increasing order for the cursor to be safe: inserts are serialized (one
+writer thread per process, plus ``BEGIN IMMEDIATE`` on SQLite and a transaction-scoped advisory
+lock on PostgreSQL across processes).
+"""
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sqlalchemy import (BigInteger, Column, Float, ForeignKey, Integer, LargeBinary, MetaData, String, Table, Text,
+                        UniqueConstraint, create_engine, event, func, select, text)
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..errors import DPTopicError
+
+ID = BigInteger().with_variant(Integer, "sqlite")  # SQLite autoincrements INTEGER PRIMARY KEY only
+_PG_INSERT_LOCK = 0x6470746F  # advisory lock key serializing report inserts on PostgreSQL ("dpto")
+
+metadata = MetaData()
+
+schema_table = Table(
+    "dptopic_schema", metadata,
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("description", String(200), nullable=False),
+    Column("applied_at", Float, nullable=False))
+
+settings = Table(
+    "service_settings", metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False))
+
+submissions = Table(
+    "submissions", metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("idempotency_key", String(128), nullable=False, unique=True),
+    Column("body_sha256", String(64), nullable=False),
+    Column("contributor", String(128), nullable=True, index=True),
+    Column("n_reports", Integer, nullable=False),
+    Column("received_at", Float, nullable=False))
+
+reports = Table(
+    "reports", metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("submission_id", ID, ForeignKey("submissions.id"), nullable=False, index=True),
+    Column("packed", LargeBinary, nullable=False))
+
+models = Table(
+    "models", metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("status", String(16), nullable=False),  # "active" | "retired"
+    Column("version", Integer, nullable=False),
+    Column("first_report_id", BigInteger, nullable=False),  # the model consumes reports with id > this
+    Column("last_report_id", BigInteger, nullable=False),
+    Column("n_reports_used", BigInteger, nullable=False),
+    Column("n_batches", Integer, nullable=False),
+    Column("meta_json", Text, nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("retired_at", Float, nullable=True),
+    Column("note", Text, nullable=True))
+
+model_arrays = Table(
+    "model_arrays", metadata,
+    Column("model_id", ID, ForeignKey("models.id"), primary_key=True),
+    Column("name", String(64), primary_key=True),
+    Column("data", LargeBinary, nullable=False))
+
+train_batches = Table(
+    "train_batches", metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("model_id", ID, ForeignKey("models.id"), nullable=False, index=True),
+    Column("model_version", Integer, nullable=False),
+    Column("first_report_id", BigInteger, nullable=False),
+    Column("last_report_id", BigInteger, nullable=False),
+    Column("n_reports", Integer, nullable=False),
+    Column("status", String(16), nullable=False),  # "trained" | "skipped"
+    Column("note", Text, nullable=True),
+    Column("seconds", Float, nullable=False),
+    Column("created_at", Float, nullable=False))
+
+fed_rounds = Table(
+    "fed_rounds", metadata,
+    Column("round", Integer, primary_key=True, autoincrement=False),
+    Column("status", String(16), nullable=False),  # "open" | "closed"
+    Column("message", LargeBinary, nullable=False),  # the published global model message
+    Column("n_updates", Integer, nullable=False),
+    Column("opened_at", Float, nullable=False),
+    Column("closed_at", Float, nullable=True),
+    Column("state_json", Text, nullable=True),
+    Column("state", LargeBinary, nullable=True))
+
+fed_updates = Table(
+    "fed_updates", metadata,
+    Column("id", ID, primary_key=True, autoincrement=True),
+    Column("round", Integer, ForeignKey("fed_rounds.round"), nullable=False, index=True),
+    Column("client", String(128), nullable=False),
+    Column("idempotency_key", String(128), nullable=False, unique=True),
+    Column("body_sha256", String(64), nullable=False),
+    Column("message", LargeBinary, nullable=False),
+    Column("received_at", Float, nullable=False),
+    UniqueConstraint("round", "client", name="uq_fed_update_round_client"))
+
+
+def _create(*tables):
+    def run(conn):
+        for t in tables:
+            t.create(conn, checkfirst=True)
+    return run
+
+
+# Each migration: (version, description, function(connection)). Append only; never edit a released one.
+MIGRATIONS = [
+    (1, "reports, submissions, models, model arrays, training batches",
+     _create(settings, submissions, reports, models, model_arrays, train_batches)),
+    (2, "FedLDA rounds and updates", _create(fed_rounds, fed_updates)),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+class StorageError(DPTopicError):
+    """The database refused or could not be reached."""
+
+
+@dataclass
+class Submission:
+    """One validated upload waiting to be stored."""
+
+    idempotency_key: str
+    body_sha256: str
+    contributor: str | None
+    rows: list  # packed bits, one bytes per report
+
+
+class Storage:
+    """The service's database (thread-safe: one SQLAlchemy engine, connections from its pool)."""
+
+    def __init__(self, url: str, echo: bool = False):
+        self.url = url
+        try:
+            if url.startswith("sqlite"):
+                self.engine = create_engine(url, echo=echo, connect_args={"timeout": 30, "check_same_thread": False})
+                _sqlite_setup(self.engine)
+            else:
+                self.engine = create_engine(url, echo=echo, pool_size=12, max_overflow=8, pool_pre_ping=True)
+        except (SQLAlchemyError, ImportError, ValueError) as e:
+            raise StorageError(f"cannot use database {self.safe_url!r}: {_one_line(e)}") from None
+        self.dialect = self.engine.dialect.name
+        self.migrate()
+
+    @property
+    def safe_url(self) -> str:
+        """The URL with any password hidden (for logs and errors)."""
+        try:
+            from sqlalchemy.engine import make_url
+
+            return make_url(self.url).render_as_string(hide_password=True)
+        except Exception:  # noqa: BLE001 - only used in messages
+            return "<database>"
+
+    # ------------------------------------------------------------ transactions
+    @contextmanager
+    def write(self):
+        """A write transaction: ``BEGIN IMMEDIATE`` on SQLite (no lock upgrades), plain on PostgreSQL."""
+        try:
+            with self.engine.connect() as conn:
+                conn = conn.execution_options(dptopic_write=True)
+                with conn.begin():
+                    yield conn
+        except SQLAlchemyError as e:
+            raise StorageError(f"database error: {_one_line(e)}") from e
+
+    @contextmanager
+    def read(self):
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except SQLAlchemyError as e:
+            raise StorageError(f"database error: {_one_line(e)}") from e
+
+    # --------------------------------------------------------------- migration
+    def migrate(self) -> int:
+        """Apply the missing migrations; returns the schema version."""
+        with self.write() as conn:
+            self._lock(conn)
+            schema_table.create(conn, checkfirst=True)
+        done = self.schema_version()
+        if done > SCHEMA_VERSION:
+            raise StorageError(f"database schema version {done} is newer than this dptopic supports"
+                               f" ({SCHEMA_VERSION}): upgrade dptopic.")
+        for version, description, run in MIGRATIONS:
+            if version <= done:
+                continue
+            with self.write() as conn:
+                self._lock(conn)
+                current = conn.execute(select(func.max(schema_table.c.version))).scalar() or 0
+                if current >= version:  # another process applied it meanwhile
+                    continue
+                run(conn)
+                conn.execute(schema_table.insert().values(version=version, description=description,
+                                                          applied_at=time.time()))
+        return self.schema_version()
+
+    def schema_version(self) -> int:
+        with self.read() as conn:
+            return int(conn.execute(select(func.max(schema_table.c.version))).scalar() or 0)
+
+    def _lock(self, conn) -> None:
+        """Serialize writers across processes (PostgreSQL; SQLite's BEGIN IMMEDIATE already does)."""
+        if self.dialect == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_INSERT_LOCK})
+
+    # ---------------------------------------------------------------- settings
+    def bind_settings(self, expected: dict) -> dict:
+        """Store ``expected`` on first use; afterwards refuse to serve with other settings."""
+        with self.write() as conn:
+            rows = dict(conn.execute(select(settings.c.key, settings.c.value)).all())
+            if not rows:
+                conn.execute(settings.insert(), [{"key": k, "value": json.dumps(v)} for k, v in expected.items()])
+                return expected
+        stored = {k: json.loads(v) for k, v in rows.items()}
+        for k, v in expected.items():
+            if k in stored and stored[k] != v:
+                raise StorageError(f"the database holds reports made with {k}={stored[k]!r} but the server was started"
+                                   f" with {k}={v!r}: start it with the same --vocabulary and --epsilon-word, or use a"
+                                   " new --database.")
+        return stored
+
+    # ----------------------------------------------------------------- reports
+    def store(self, batch: list[Submission]) -> list[tuple[str, dict]]:
+        """Store many submissions in ONE transaction (group commit).
+
+        Returns one ``(outcome, info)`` per submission: ``("stored", ack)``, ``("replayed", ack)``
+        for a key already stored with the same body, ``("conflict", ack)`` for a key already
+        used with another body. Nothing is acknowledged before the commit returns.
+        """
+        now = time.time()
+        out: list[tuple[str, dict] | None] = [None] * len(batch)
+        with self.write() as conn:
+            self._lock(conn)
+            keys = [s.idempotency_key for s in batch]
+            known = {r.idempotency_key: r for r in conn.execute(
+                select(submissions).where(submissions.c.idempotency_key.in_(set(keys))))}
+            for i, s in enumerate(batch):
+                prev = known.get(s.idempotency_key)
+                if prev is not None:
+                    ack = _ack(prev.idempotency_key, prev.n_reports, prev.received_at)
+                    out[i] = ("replayed", ack) if prev.body_sha256 == s.body_sha256 else ("conflict", ack)
+                    continue
+                sid = conn.execute(submissions.insert().values(
+                    idempotency_key=s.idempotency_key, body_sha256=s.body_sha256, contributor=s.contributor,
+                    n_reports=len(s.rows), received_at=now).returning(submissions.c.id)).scalar_one()
+                conn.execute(reports.insert(), [{"submission_id": sid, "packed": r} for r in s.rows])
+                known[s.idempotency_key] = _Row(s.idempotency_key, s.body_sha256, len(s.rows), now)
+                out[i] = ("stored", _ack(s.idempotency_key, len(s.rows), now))
+        return out
+
+    def fetch_reports(self, after_id: int, limit: int) -> list[tuple[int, bytes]]:
+        with self.read() as conn:
+            rows = conn.execute(select(reports.c.id, reports.c.packed).where(reports.c.id > after_id)
+                                .order_by(reports.c.id).limit(limit)).all()
+        return [(int(i), bytes(p)) for i, p in rows]
+
+    def count_reports(self, after_id: int = 0) -> int:
+        with self.read() as conn:
+            return int(conn.execute(select(func.count()).select_from(reports).where(reports.c.id > after_id)).scalar())
+
+    def counts(self) -> dict:
+        with self.read() as conn:
+            n_reports = conn.execute(select(func.count()).select_from(reports)).scalar()
+            n_sub = conn.execute(select(func.count()).select_from(submissions)).scalar()
+            n_contrib = conn.execute(select(func.count(func.distinct(submissions.c.contributor)))).scalar()
+            n_batches = conn.execute(select(func.count()).select_from(train_batches)
+                                     .where(train_batches.c.status == "trained")).scalar()
+            n_skipped = conn.execute(select(func.count()).select_from(train_batches)
+                                     .where(train_batches.c.status == "skipped")).scalar()
+        return {"reports_stored": int(n_reports), "submissions": int(n_sub), "contributors": int(n_contrib),
+                "batches_trained": int(n_batches), "batches_skipped": int(n_skipped)}
+
+    def contributors(self, limit: int = 50) -> list[dict]:
+        """Reports per contributor pseudonym, most first (anonymous uploads grouped as ``None``)."""
+        with self.read() as conn:
+            rows = conn.execute(
+                select(submissions.c.contributor, func.sum(submissions.c.n_reports).label("n"),
+                       func.count().label("uploads"))
+                .group_by(submissions.c.contributor).order_by(func.sum(submissions.c.n_reports).desc())
+                .limit(limit)).all()
+        return [{"contributor": c, "reports": int(n), "uploads": int(u)} for c, n, u in rows]
+
+    def max_reports_per_contributor(self) -> int:
+        with self.read() as conn:
+            sub = (select(func.sum(submissions.c.n_reports).label("n")).where(submissions.c.contributor.is_not(None))
+                   .group_by(submissions.c.contributor).subquery())
+            return int(conn.execute(select(func.max(sub.c.n))).scalar() or 0)
+
+    # ------------------------------------------------------------------ models
+    def active_model(self) -> dict:
+        """The active model's row; created (empty, version 0) on first use."""
+        with self.read() as conn:
+            row = conn.execute(select(models).where(models.c.status == "active")).mappings().first()
+        if row is not None:
+            return dict(row)
+        with self.write() as conn:
+            row = conn.execute(select(models).where(models.c.status == "active")).mappings().first()
+            if row is None:
+                last = conn.execute(select(func.max(models.c.last_report_id))).scalar() or 0
+                self._new_model(conn, last, "first model")
+                row = conn.execute(select(models).where(models.c.status == "active")).mappings().first()
+        return dict(row)
+
+    def _new_model(self, conn, start: int, note: str) -> int:
+        now = time.time()
+        return conn.execute(models.insert().values(
+            status="active", version=0, first_report_id=start, last_report_id=start, n_reports_used=0, n_batches=0,
+            meta_json=None, created_at=now, updated_at=now, note=note).returning(models.c.id)).scalar_one()
+
+    def model_arrays(self, model_id: int) -> dict[str, bytes]:
+        with self.read() as conn:
+            rows = conn.execute(select(model_arrays.c.name, model_arrays.c.data)
+                                .where(model_arrays.c.model_id == model_id)).all()
+        return {n: bytes(d) for n, d in rows}
+
+    def commit_batch(self, model_id: int, version: int, first_id: int, last_id: int, n_reports: int,
+                     meta_json: str | None, arrays: dict[str, bytes] | None, status: str, note: str | None,
+                     seconds: float) -> bool:
+        """Write the new model state, the cursor and the batch row in ONE transaction.
+
+        Returns ``False`` (and writes nothing) when the model moved on meanwhile (another trainer
+        or a rotation): the caller reloads and tries again.
+        """
+        now = time.time()
+        with self.write() as conn:
+            cur = conn.execute(select(models.c.version, models.c.status, models.c.last_report_id)
+                               .where(models.c.id == model_id)).first()
+            if cur is None or cur.version != version or cur.status != "active" or cur.last_report_id >= last_id:
+                return False
+            values = dict(version=version + 1, last_report_id=last_id, n_reports_used=models.c.n_reports_used + n_reports,
+                          updated_at=now)
+            if status == "trained":
+                values.update(n_batches=models.c.n_batches + 1, meta_json=meta_json)
+                conn.execute(model_arrays.delete().where(model_arrays.c.model_id == model_id))
+                conn.execute(model_arrays.insert(), [{"model_id": model_id, "name": k, "data": v}
+                                                     for k, v in arrays.items()])
+            conn.execute(models.update().where(models.c.id == model_id).values(**values))
+            conn.execute(train_batches.insert().values(
+                model_id=model_id, model_version=version + 1, first_report_id=first_id, last_report_id=last_id,
+                n_reports=n_reports, status=status, note=note, seconds=seconds, created_at=now))
+        return True
+
+    def rotate(self, note: str) -> dict:
+        """Retire the active model and start a new one at its cursor (no report lost, none reused)."""
+        with self.write() as conn:
+            cur = conn.execute(select(models).where(models.c.status == "active")).mappings().first()
+            start = cur["last_report_id"] if cur is not None else 0
+            if cur is not None:
+                conn.execute(models.update().where(models.c.id == cur["id"])
+                             .values(status="retired", retired_at=time.time(), version=cur["version"] + 1))
+            new_id = self._new_model(conn, start, note)
+        return {"retired_model": cur["id"] if cur is not None else None, "new_model": new_id, "starts_after_report": start}
+
+    def batches(self, model_id: int | None = None) -> list[dict]:
+        q = select(train_batches).order_by(train_batches.c.id)
+        if model_id is not None:
+            q = q.where(train_batches.c.model_id == model_id)
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(q).mappings()]
+
+    def list_models(self) -> list[dict]:
+        with self.read() as conn:
+            return [dict(r) for r in conn.execute(
+                select(models.c.id, models.c.status, models.c.version, models.c.first_report_id,
+                       models.c.last_report_id, models.c.n_reports_used, models.c.n_batches, models.c.created_at,
+                       models.c.retired_at, models.c.note).order_by(models.c.id)).mappings()]
+
+    # ------------------------------------------------------------------ FedLDA
+    def fed_round(self, initial_message=None) -> tuple[int, bytes]:
+        """The open round and its broadcast; round 0 is created from ``initial_message()`` on first use."""
+        with self.read() as conn:
+            row = conn.execute(select(fed_rounds.c.round, fed_rounds.c.message)
+                               .where(fed_rounds.c.status == "open")).first()
+        if row is not None or initial_message is None:
+            return (int(row[0]), bytes(row[1])) if row is not None else (None, None)
+        with self.write() as conn:
+            self._lock(conn)
+            row = conn.execute(select(fed_rounds.c.round, fed_rounds.c.message)
+                               .where(fed_rounds.c.status == "open")).first()
+            if row is None:
+                msg = initial_message()
+                conn.execute(fed_rounds.insert().values(round=0, status="open", message=msg, n_updates=0,
+                                                        opened_at=time.time()))
+                return 0, msg
+        return int(row[0]), bytes(row[1])
+
+    def fed_store_update(self, round_: int, client: str, key: str, sha: str, body: bytes, min_updates: int,
+                         aggregate) -> tuple[str, dict]:
+        """Store one validated update (and close the round once ``min_updates`` arrived), atomically.
+
+        Outcomes: ``stored``, ``replayed`` (same key, same body), ``conflict`` (same key, other body),
+        ``stale`` (the round is no longer open), ``duplicate`` (this client already sent this round).
+        """
+        now = time.time()
+        with self.write() as conn:
+            self._lock(conn)
+            prev = conn.execute(select(fed_updates.c.round, fed_updates.c.body_sha256)
+                                .where(fed_updates.c.idempotency_key == key)).first()
+            if prev is not None:
+                info = {"round": int(prev.round), "client": client, "idempotency_key": key}
+                return ("replayed" if prev.body_sha256 == sha else "conflict"), info
+            open_round = conn.execute(select(fed_rounds.c.round).where(fed_rounds.c.status == "open")).scalar()
+            if open_round != round_:
+                return "stale", {"round": open_round}
+            dup = conn.execute(select(func.count()).select_from(fed_updates).where(
+                (fed_updates.c.round == round_) & (fed_updates.c.client == client))).scalar()
+            if dup:
+                return "duplicate", {"round": round_, "client": client}
+            conn.execute(fed_updates.insert().values(round=round_, client=client, idempotency_key=key,
+                                                     body_sha256=sha, message=body, received_at=now))
+            n = conn.execute(select(func.count()).select_from(fed_updates)
+                             .where(fed_updates.c.round == round_)).scalar()
+            conn.execute(fed_rounds.update().where(fed_rounds.c.round == round_).values(n_updates=n))
+            info = {"round": round_, "client": client, "idempotency_key": key, "updates_in_round": int(n),
+                    "round_closed": False}
+            if min_updates and n >= min_updates:
+                self._fed_close(conn, round_, aggregate)
+                info["round_closed"] = True
+        return "stored", info
+
+    def fed_close_round(self, aggregate) -> dict:
+        with self.write() as conn:
+            self._lock(conn)
+            r = conn.execute(select(fed_rounds.c.round, fed_rounds.c.n_updates)
+                             .where(fed_rounds.c.status == "open")).first()
+            if r is None:
+                raise StorageError("no FedLDA round is open: start the server with --fed-epsilon.")
+            if r.n_updates == 0:
+                raise StorageError(f"round {r.round} has no updates yet: wait for clients before closing it.")
+            self._fed_close(conn, r.round, aggregate)
+        return {"closed_round": int(r.round), "updates": int(r.n_updates), "open_round": int(r.round) + 1}
+
+    def _fed_close(self, conn, round_: int, aggregate) -> None:
+        bodies = [bytes(b) for (b,) in conn.execute(select(fed_updates.c.message)
+                                                    .where(fed_updates.c.round == round_).order_by(fed_updates.c.id))]
+        msg = aggregate(round_, bodies)
+        now = time.time()
+        conn.execute(fed_rounds.update().where(fed_rounds.c.round == round_).values(status="closed", closed_at=now))
+        conn.execute(fed_rounds.insert().values(round=round_ + 1, status="open", message=msg, n_updates=0,
+                                                opened_at=now))
+
+    def fed_participation(self, limit: int = 50) -> list[dict]:
+        with self.read() as conn:
+            rows = conn.execute(select(fed_updates.c.client, func.count().label("n")).group_by(fed_updates.c.client)
+                                .order_by(func.count().desc()).limit(limit)).all()
+        return [{"client": c, "rounds": int(n)} for c, n in rows]
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+@dataclass
+class _Row:
+    idempotency_key: str
+    body_sha256: str
+    n_reports: int
+    received_at: float
+
+
+def _ack(key: str, n: int, at: float) -> dict:
+    return {"idempotency_key": key, "reports": int(n), "stored_at": float(at)}
+
+
+def _one_line(e: BaseException) -> str:
+    msg = str(getattr(e, "orig", None) or e)
+    return " ".join(msg.split())[:300]
+
+
+def _sqlite_setup(engine) -> None:
+    """WAL journal, full fsync on commit, foreign keys, and explicit BEGIN (IMMEDIATE for writes)."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None  # let SQLAlchemy's "begin" event below emit BEGIN itself
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=FULL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("dptopic_write") else "BEGIN")

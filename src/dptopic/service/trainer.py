@@ -1,0 +1,116 @@
+"""The trainer loop: stored reports → OLP-LDA mini-batches, exactly once.
+
+Each step reads the ``batch_size`` reports after the active model's cursor, runs
+``OLPLDA.partial_fit`` on them, then commits the new model state (``model.json`` + ``.npy``
+bytes), the new cursor and a batch record in one transaction guarded by the model's version
+(:meth:`Storage.commit_batch`). A ``kill -9`` before the commit loses only the computation; the
+same reports are trained again after the restart, and never twice.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from ..errors import DPTopicError
+from . import codec
+from .storage import Storage
+
+log = logging.getLogger("dptopic.service")
+
+
+class Trainer:
+    """Holds the active model in memory and advances it batch by batch."""
+
+    def __init__(self, storage: Storage, cfg, on_batch=None):
+        self.storage = storage
+        self.cfg = cfg
+        self.on_batch = on_batch
+        self._lock = threading.Lock()
+        self._row = None
+        self._model = None
+        self._stop = threading.Event()
+        self._thread = None
+        self.errors = 0
+
+    # ------------------------------------------------------------------ state
+    def _load(self) -> None:
+        row = self.storage.active_model()
+        if self._row is not None and row["id"] == self._row["id"] and row["version"] == self._row["version"]:
+            return
+        if row["meta_json"]:
+            self._model = codec.model_from_blobs(row["meta_json"], self.storage.model_arrays(row["id"]))
+        else:
+            self._model = codec.new_trainer(self.cfg)
+        self._row = row
+
+    def step(self, force: bool = False) -> dict | None:
+        """Train one mini-batch; ``force`` trains a short one too. Returns what was done, or ``None``."""
+        with self._lock:
+            self._load()
+            row = self._row
+            rows = self.storage.fetch_reports(row["last_report_id"], self.cfg.batch_size)
+            if not rows or (len(rows) < self.cfg.batch_size and not force):
+                return None
+            first, last = rows[0][0], rows[-1][0]
+            reports = codec.rows_to_reports([p for _, p in rows], self.cfg.vocabulary, self.cfg.f)
+            t0 = time.perf_counter()
+            status, note, meta, arrays = "trained", None, None, None
+            try:
+                codec.train_batch(self._model, reports, self.cfg.vocabulary)
+                meta, arrays = codec.model_to_blobs(self._model)
+            except DPTopicError as e:  # a batch the model refuses is consumed and logged, never retried forever
+                status, note = "skipped", str(e)
+            seconds = time.perf_counter() - t0
+            ok = False
+            try:
+                ok = self.storage.commit_batch(row["id"], row["version"], first, last, len(rows), meta, arrays,
+                                               status, note, seconds)
+            finally:
+                if not ok:
+                    self._row = self._model = None  # memory is ahead of the database: reload next time
+            if not ok:
+                return None
+            self._row = {**row, "version": row["version"] + 1, "last_report_id": last}
+            done = {"model": row["id"], "version": row["version"] + 1, "first_report_id": first,
+                    "last_report_id": last, "reports": len(rows), "status": status, "note": note,
+                    "seconds": round(seconds, 4)}
+        if self.on_batch is not None:
+            self.on_batch(done)
+        return done
+
+    def drain(self, force: bool = False, max_batches: int = 1000) -> list[dict]:
+        out = []
+        for _ in range(max_batches):
+            d = self.step(force=force)
+            if d is None:
+                break
+            out.append(d)
+        return out
+
+    def rotate(self, note: str) -> dict:
+        with self._lock:
+            info = self.storage.rotate(note)
+            self._row = self._model = None
+        return info
+
+    # ------------------------------------------------------------------- loop
+    def start(self) -> "Trainer":
+        if self.cfg.train_interval > 0:
+            self._thread = threading.Thread(target=self._run, name="dptopic-trainer", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.cfg.train_interval):
+            try:
+                while not self._stop.is_set() and self.step() is not None:
+                    pass
+            except Exception as e:  # noqa: BLE001 - keep serving; the error is counted and logged
+                self.errors += 1
+                log.error("trainer: %s", " ".join(str(e).split())[:300])
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)

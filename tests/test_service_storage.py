@@ -1,0 +1,81 @@
+"""Storage layer and CLI of the service without a server: migrations, settings binding, group commit
+outcomes, the version-guarded training commit, and one-line CLI errors."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("sqlalchemy")
+
+from sqlalchemy import insert  # noqa: E402
+
+from dptopic.cli.main import main  # noqa: E402
+from dptopic.service import ServiceConfig  # noqa: E402
+from dptopic.service.storage import SCHEMA_VERSION, Storage, StorageError, Submission, schema_table  # noqa: E402
+
+from service_helpers import free_port, make_data  # noqa: E402
+
+
+@pytest.fixture
+def storage(tmp_path):
+    st = Storage(f"sqlite:///{tmp_path / 's.db'}")
+    yield st
+    st.close()
+
+
+def test_migrations_are_recorded_and_a_newer_schema_is_refused(tmp_path, storage):
+    with storage.read() as c:
+        versions = [r.version for r in c.execute(schema_table.select().order_by(schema_table.c.version))]
+    assert versions == list(range(1, SCHEMA_VERSION + 1))
+    assert Storage(storage.url).schema_version() == SCHEMA_VERSION  # re-opening applies nothing twice
+    with storage.write() as c:
+        c.execute(insert(schema_table).values(version=SCHEMA_VERSION + 1, description="future", applied_at=0.0))
+    with pytest.raises(StorageError, match="newer than this dptopic supports"):
+        Storage(storage.url)
+
+
+def test_settings_are_bound_on_first_start(storage):
+    storage.bind_settings({"vocabulary_sha256": "abc", "f": 0.2})
+    storage.bind_settings({"vocabulary_sha256": "abc", "f": 0.2})
+    with pytest.raises(StorageError, match="same --vocabulary"):
+        storage.bind_settings({"vocabulary_sha256": "abc", "f": 0.3})
+
+
+def test_group_commit_outcomes_in_one_transaction(storage):
+    a = Submission("key-aaaaaaaa", "h1", "p", [b"\x01", b"\x02"])
+    out = storage.store([a, Submission("key-aaaaaaaa", "h1", "p", [b"\x01", b"\x02"]),
+                         Submission("key-aaaaaaaa", "h2", "p", [b"\x03"]), Submission("key-bbbbbbbb", "h3", None, [b"\x04"])])
+    assert [o for o, _ in out] == ["stored", "replayed", "conflict", "stored"]
+    assert storage.count_reports() == 3
+    assert [p for _, p in storage.fetch_reports(0, 10)] == [b"\x01", b"\x02", b"\x04"]
+
+
+def test_training_commit_is_guarded_by_the_model_version(storage):
+    storage.store([Submission("key-cccccccc", "h", None, [b"\x00"] * 5)])
+    m = storage.active_model()
+    assert storage.commit_batch(m["id"], m["version"], 1, 3, 3, None, None, "skipped", "test", 0.0)
+    # a second writer holding the old version (or an old cursor) changes nothing
+    assert not storage.commit_batch(m["id"], m["version"], 1, 3, 3, None, None, "skipped", "again", 0.0)
+    assert not storage.commit_batch(m["id"], m["version"] + 1, 2, 3, 2, None, None, "skipped", "back", 0.0)
+    m2 = storage.active_model()
+    assert (m2["version"], m2["last_report_id"], m2["n_reports_used"]) == (m["version"] + 1, 3, 3)
+    assert len(storage.batches()) == 1
+    info = storage.rotate("test")
+    assert info["starts_after_report"] == 3 and storage.active_model()["last_report_id"] == 3
+
+
+def test_config_refuses_a_short_admin_token():
+    with pytest.raises(Exception, match="shorter than 16"):
+        ServiceConfig(["a", "b"], 0.2, admin_token="short")
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    make_data(tmp_path)
+    args = ["serve", "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--host", "0.0.0.0"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "--allow-remote" in err
+    port = free_port()  # nothing listens there
+    assert main(["submit", "--server", f"http://127.0.0.1:{port}", "--corpus", str(tmp_path / "docs.txt"),
+                 "--retries", "0", "--timeout", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "running" in err
