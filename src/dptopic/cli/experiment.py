@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import load_corpus, make_console, positive_float, positive_int
+from ._common import load_corpus, make_console, positive_float, positive_int, seed_int
 
 
 def experiment_corpora(name, max_vocab=1000, max_docs=None):
@@ -31,6 +31,22 @@ def add_common_experiment_args(p, topics=50, iterations=100, seeds=3, out="runs/
     p.add_argument("--seeds", type=positive_int, default=seeds)
     p.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
     p.add_argument("--out", default=out)
+
+
+def add_seed_arg(p) -> None:
+    p.add_argument("--seed", type=seed_int, default=None,
+                   help="reproduce a run (the docs' figures use --seed 0); default: fresh OS entropy, printed")
+
+
+def experiment_seed(a, console) -> int:
+    """The experiment's seed: ``--seed``, or a fresh one from the OS that is printed so the run can be
+    repeated. Experiments are reproductions on public benchmark corpora; they release no model."""
+    if a.seed is None:
+        import secrets
+
+        a.seed = secrets.randbelow(2**31)
+        console.print(f"seed {a.seed} (pass --seed {a.seed} to repeat this run)")
+    return a.seed
 
 
 def print_verdict(console, s, out, files):

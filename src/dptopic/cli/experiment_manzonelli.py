@@ -19,11 +19,12 @@ def _subsample(corpus, n, seed):
 
 def cmd_lira(a):
     from ..experiments import manzonelli_lira as ml
+    from .experiment import experiment_seed
 
     console = make_console()
     if a.shadows < 4 or a.shadows % 2:
         raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number >= 4 (64 is typical).")
-    corpus = _subsample(load_corpus(a.corpus, max_vocab=a.max_vocab), a.subsample, a.seed)
+    corpus = _subsample(load_corpus(a.corpus, max_vocab=a.max_vocab), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
                   f" trainer {a.trainer}, k={a.topics}, {a.shadows} shadow models")
     out = Path(a.out)
@@ -53,6 +54,7 @@ def cmd_classifier_mia(a):
     import numpy as np
 
     from ..experiments import manzonelli_lira as ml
+    from .experiment import experiment_seed
 
     console = make_console()
     corpus = load_corpus(a.corpus, max_vocab=a.max_vocab)
@@ -61,7 +63,7 @@ def cmd_classifier_mia(a):
     keep = np.flatnonzero(np.isin(np.asarray(corpus.labels), a.classes))
     if len(set(np.asarray(corpus.labels)[keep])) < 2:
         raise DPTopicError(f"--classes {' '.join(a.classes)} leaves fewer than two classes in the corpus.")
-    corpus = _subsample(corpus.subset(keep), a.subsample, a.seed)
+    corpus = _subsample(corpus.subset(keep), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents of classes {', '.join(sorted(set(corpus.labels)))}")
     s = ml.classifier_mia_experiment(corpus, Path(a.out), tuple(a.algorithms), tuple(a.eps_grid), a.topics,
                                      a.iterations, a.shadows, a.seed, verbose=0 if a.quiet else 1)
@@ -73,6 +75,8 @@ def cmd_classifier_mia(a):
 
 
 def register_manzonelli(esub) -> None:
+    from .experiment import add_seed_arg
+
     p = esub.add_parser("lira", help="Manzonelli et al. Table 1, Figs. 2-3 (LiRA vs Huang et al.), Figs. 4-6 (FDPTM)")
     p.add_argument("--corpus", default="20newsgroups", help="'20newsgroups', 'demo' or a path")
     p.add_argument("--subsample", type=positive_int, default=4000, help="random documents kept (default 4000)")
@@ -89,7 +93,7 @@ def register_manzonelli(esub) -> None:
     p.add_argument("--delta-v", type=unit_interval, default=1e-4)
     p.add_argument("--dp-algorithm", default=None, help="Fig. 5: a private trainer for the topic model part")
     p.add_argument("--eps-t-grid", type=positive_float, nargs="+", default=None)
-    p.add_argument("--seed", type=int, default=0)
+    add_seed_arg(p)
     p.add_argument("--jobs", type=positive_int, default=2)
     p.add_argument("--out", default="runs/lira")
     p.add_argument("--quiet", action="store_true")
@@ -105,7 +109,7 @@ def register_manzonelli(esub) -> None:
     c.add_argument("--topics", type=positive_int, default=50)
     c.add_argument("--iterations", type=positive_int, default=100)
     c.add_argument("--shadows", type=positive_int, default=5)
-    c.add_argument("--seed", type=int, default=0)
+    add_seed_arg(c)
     c.add_argument("--out", default="runs/classifier-mia")
     c.add_argument("--quiet", action="store_true")
     c.set_defaults(func=cmd_classifier_mia)

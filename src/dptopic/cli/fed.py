@@ -40,10 +40,12 @@ def cmd_fedlda_experiment(a):
 
     from ..experiments import fedlda_experiment
     from ._common import make_console
+    from .experiment import experiment_seed
 
     console = make_console()
+    seed = experiment_seed(a, console)
     s = fedlda_experiment(a.out, tasks=tuple(a.tasks), eps_table=tuple(a.eps_table), n_topics=a.topics,
-                          rounds=a.rounds, max_docs=a.max_docs, seed=a.seed, n_jobs=a.jobs,
+                          rounds=a.rounds, max_docs=a.max_docs, seed=seed, n_jobs=a.jobs,
                           figures=not a.no_figures, progress=lambda msg: console.print("  " + msg))
     for key, v in s["auc_loss"].items():
         mark = "holds" if v["points"] < 3 else "FAILS"
@@ -54,6 +56,8 @@ def cmd_fedlda_experiment(a):
 
 
 def register_fedlda_experiment(esub) -> None:
+    from .experiment import add_seed_arg
+
     p = esub.add_parser("fedlda", help="Wang et al. FedLDA poster: budget/topics/sampling-ratio figures and the"
                                        " downstream-classification table")
     p.add_argument("--tasks", nargs="+", choices=("20ng", "sotu"), default=["20ng", "sotu"])
@@ -61,7 +65,7 @@ def register_fedlda_experiment(esub) -> None:
     p.add_argument("--topics", type=positive_int, default=20)
     p.add_argument("--rounds", type=positive_int, default=20)
     p.add_argument("--max-docs", type=positive_int, default=3000, help="training documents per task (test: a quarter)")
-    p.add_argument("--seed", type=int, default=0, help="reproduction seed (the runs are experiments, not releases)")
+    add_seed_arg(p)
     p.add_argument("--jobs", type=positive_int, default=1)
     p.add_argument("--no-figures", action="store_true", help="only the table")
     p.add_argument("--out", default="docs/figures")

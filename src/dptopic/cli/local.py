@@ -126,7 +126,7 @@ def cmd_ldp_utility(a):
 
 def cmd_olp(a):
     from .. import experiments
-    from .experiment import experiment_corpora, print_verdict
+    from .experiment import experiment_corpora, experiment_seed, print_verdict
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
@@ -136,7 +136,7 @@ def cmd_olp(a):
         s = experiments.olp_experiment(train, test, Path(a.out), eps_grid=tuple(a.eps_grid), n_topics=a.topics,
                                        n_iter=a.iterations, batch_size=a.batch_size, n_batches=a.batches,
                                        prior_size=a.prior_size, prior_sizes=tuple(a.prior_sizes),
-                                       batch_sizes=tuple(a.batch_sizes), seed=a.seed,
+                                       batch_sizes=tuple(a.batch_sizes), seed=experiment_seed(a, console),
                                        progress=lambda f, x: console.print(f"  {f} {x} done"))
     except ValueError as e:
         raise DPTopicError(f"{e}: use fewer --batches or smaller --prior-sizes/--batch-sizes.") from None
@@ -147,7 +147,7 @@ def cmd_olp(a):
 
 
 def register_zhao_local(esub) -> None:
-    from .experiment import add_common_experiment_args
+    from .experiment import add_common_experiment_args, add_seed_arg
 
     u = esub.add_parser("ldp-utility", help="Zhao et al. Fig. 6: perplexity against eps (LP-LDA, CDP-LDA)")
     add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")
@@ -166,6 +166,6 @@ def register_zhao_local(esub) -> None:
     o.add_argument("--prior-size", type=positive_int, default=500)
     o.add_argument("--prior-sizes", type=positive_int, nargs="+", default=[100, 250, 500, 1000])
     o.add_argument("--batch-sizes", type=positive_int, nargs="+", default=[40, 80, 160, 320, 640])
-    o.add_argument("--seed", type=int, default=0, help="experiment seed (simulated randomization; reproduction only)")
+    add_seed_arg(o)
     o.add_argument("--max-test-docs", type=positive_int, default=None)
     o.set_defaults(func=cmd_olp)

@@ -44,15 +44,13 @@ def _refuse_foreign_flags(a) -> None:
 
 
 def _resolve_seed(a):
-    """The training seed: fresh OS entropy (None) for private algorithms unless ``--seed`` is given
-    (tests and reproduction only: the report then warns); 0 for non-private LDA; ``--secure`` refuses a seed."""
+    """The training seed: fresh OS entropy (None) unless ``--seed`` is given (for a private algorithm:
+    tests and reproduction only, and the report then warns); ``--secure`` refuses a seed."""
     if getattr(a, "secure", False):
         if a.seed is not None:
             raise DPTopicError("--secure draws noise from the operating system's CSPRNG and refuses a seed: remove --seed.")
         return None
-    if a.algorithm != "lda":
-        return a.seed
-    return 0 if a.seed is None else a.seed
+    return a.seed
 
 
 def _training_corpus(a, console):
@@ -204,7 +202,7 @@ def cmd_demo(a):
     private = HDPLDA(n_topics=a.topics, epsilon_laplace=a.epsilon_laplace, epsilon_inherent=a.epsilon_inherent,
                      beta=1.0, n_iter=a.iterations, delta=1e-5, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
     _train_eval_report(private, corpus, a, console)
-    baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=0 if a.seed is None else a.seed, n_jobs=a.jobs,
+    baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs,
                    verbose=0 if a.quiet else 1)
     _train_eval_report(baseline, corpus, a, console)
     print_topics(private, 8, max_topics=a.show_topics, console=console)
@@ -243,8 +241,8 @@ def register(sub) -> None:
     t.add_argument("--topics", type=positive_int, default=50)
     t.add_argument("--iterations", type=positive_int, default=200)
     t.add_argument("--seed", type=seed_int, default=None,
-                   help="random seed (lda: default 0; private algorithms: default fresh OS entropy, and a given seed"
-                        " is for tests only: whoever knows it can remove the noise; not allowed with --secure)")
+                   help="random seed (default: fresh OS entropy; for a private algorithm a given seed is for tests"
+                        " only: whoever knows it can remove the noise; not allowed with --secure)")
     t.add_argument("--vocabulary", default=None, metavar="FILE",
                    help="public vocabulary, one word per line: the corpus is restricted to it and no word is chosen"
                         " from the private data (overrides --max-vocab/--min-df); lp/olp: needed only if the"
@@ -289,8 +287,8 @@ def register(sub) -> None:
     d.add_argument("--epsilon-laplace", type=positive_float, default=1.0)
     d.add_argument("--epsilon-inherent", type=positive_float, default=10.0)
     d.add_argument("--seed", type=seed_int, default=None,
-                   help="seed the private model too (tests only: whoever knows it can remove the noise);"
-                        " default: fresh OS entropy for the private model, 0 for the non-private reference")
+                   help="seed both models (tests only: whoever knows it can remove the private model's noise);"
+                        " default: fresh OS entropy")
     d.add_argument("--save-metrics", action="store_true",
                    help="also save the private model's metrics, labelled 'outside the guarantee'")
     d.add_argument("--jobs", type=positive_int, default=min(2, os.cpu_count() or 1))
