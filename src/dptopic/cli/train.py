@@ -302,7 +302,8 @@ def register(sub) -> None:
     add_corpus_args(e)
     e.add_argument("--mode", choices=("paper", "completion"), default="completion")
     e.add_argument("--top-n", type=positive_int, default=10)
-    e.add_argument("--seed", type=seed_int, default=0)
+    e.add_argument("--seed", type=seed_int, default=None,
+                   help="seed of the fold-in sampling (default: fresh OS entropy; give one to repeat a number exactly)")
     e.set_defaults(func=cmd_evaluate)
 
     tp = sub.add_parser("topics", help="show a saved model's topics and privacy report")

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from ._lists import list_add, list_from_counts, list_remove
+from ._search import first_above
 from .rng import next_uniform
 
 
@@ -73,15 +74,7 @@ def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
                         j += 1
                     k = dnz[j]
                 else:
-                    x = (u - r) / alpha
-                    lo, hi = 0, K - 1
-                    while lo < hi:
-                        mid = (lo + hi) >> 1
-                        if cum[w, mid] <= x:
-                            lo = mid + 1
-                        else:
-                            hi = mid
-                    k = lo
+                    k = first_above(cum, w, K, (u - r) / alpha)
                 # accept with probability inv_k / ib_k = (floor_k + Vβ) / (n_k + Vβ)
                 if next_uniform(state) * (nk[k] + vbeta) < floor[k] + vbeta:
                     break

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from ._search import first_above
 from .rng import next_uniform
 
 
@@ -29,15 +30,7 @@ def rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, eta, exc
             continue
         m = kept_len[r]
         while True:
-            v = next_uniform(state)
-            lo, hi = 0, m - 1
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if kept_cdf[r, mid] <= v:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            c = kept_words[r, lo]
+            c = kept_words[r, first_above(kept_cdf, r, m, next_uniform(state))]
             if not (exclude_self and c == w):
                 break
         out[i] = c
