@@ -68,3 +68,117 @@ def conditional(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, i):
     nk[k] -= 1
     p = (nwk[w] + beta) / (nk + nwk.shape[0] * beta) * (ndk[d] + alpha)
     return p / p.sum()
+
+
+def _ref_list_remove(items, pos, length, k):
+    p = pos[k]
+    length -= 1
+    last = items[length]
+    items[p] = last
+    pos[last] = p
+    pos[k] = -1
+    return length
+
+
+def _ref_list_add(items, pos, length, k):
+    items[length] = k
+    pos[k] = length
+    return length + 1
+
+
+def reference_sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, state):
+    """:func:`dptopic.kernels.sparse.sparse_sweep` operation for operation, in plain Python.
+
+    Same buckets, same in-place removal with lazily updated topic lists, same list order and the
+    same uniform stream, so on small inputs both give identical assignments.
+    """
+    z, ndk, nwk, nk = z.copy(), ndk.copy(), nwk.copy(), nk.copy()
+    rng = PyXorShift(state)
+    V, K = nwk.shape
+    vbeta = beta * V
+    ab = alpha * beta
+    wnz, wpos, wlen = np.zeros((V, K), int), np.full((V, K), -1), np.zeros(V, int)
+    for w in range(V):
+        for k in range(K):
+            if nwk[w, k] > 0:
+                wlen[w] = _ref_list_add(wnz[w], wpos[w], wlen[w], k)
+    inv = [1.0 / (float(nk[k]) + vbeta) for k in range(K)]
+    invm = [1.0 / (float(max(nk[k] - 1, 0)) + vbeta) for k in range(K)]
+    coef = [0.0] * K
+    for d in range(len(doc_ptr) - 1):
+        s = r = 0.0
+        for k in range(K):
+            c = float(ndk[d, k])
+            s += ab * inv[k]
+            coef[k] = (alpha + c) * inv[k]
+            r += c * beta * inv[k]
+        dnz, dpos, dl = np.zeros(K, int), np.full(K, -1), 0
+        for k in range(K):
+            if ndk[d, k] > 0:
+                dl = _ref_list_add(dnz, dpos, dl, k)
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            w, k0 = int(word_ids[i]), int(z[i])
+            inv_in, coef_in = inv[k0], coef[k0]
+            nd0 = int(ndk[d, k0]) - 1
+            ndk[d, k0] = nd0
+            nwk[w, k0] -= 1
+            inv0 = invm[k0]
+            inv[k0] = inv0
+            coef[k0] = (alpha + nd0) * inv0
+            s0 = s + ab * (inv0 - inv_in)
+            r0 = r + beta * (nd0 * inv0 - (nd0 + 1) * inv_in)
+            q, qbuf, n = 0.0, [], int(wlen[w])
+            for j in range(n):
+                t = int(wnz[w, j])
+                q += coef[t] * float(nwk[w, t])
+                qbuf.append(q)
+            u = rng.uniform() * (s0 + r0 + q)
+            k = -1
+            if u < q:
+                j = 0
+                while j < n - 1 and qbuf[j] <= u:
+                    j += 1
+                k = int(wnz[w, j])
+            elif u < q + r0:
+                u -= q
+                for j in range(dl):
+                    t = int(dnz[j])
+                    u -= float(ndk[d, t]) * beta * inv[t]
+                    if u < 0:
+                        k = t
+                        break
+            if k < 0:
+                u = rng.uniform() * s0
+                k = K - 1
+                for j in range(K):
+                    u -= ab * inv[j]
+                    if u < 0:
+                        k = j
+                        break
+            if k == k0:
+                ndk[d, k0] = nd0 + 1
+                nwk[w, k0] += 1
+                inv[k0], coef[k0] = inv_in, coef_in
+                continue
+            nk[k0] -= 1
+            invm[k0] = 1.0 / (float(max(nk[k0] - 1, 0)) + vbeta)
+            if nwk[w, k0] == 0:
+                wlen[w] = _ref_list_remove(wnz[w], wpos[w], wlen[w], k0)
+            if nd0 == 0:
+                dl = _ref_list_remove(dnz, dpos, dl, k0)
+            z[i] = k
+            nd1 = int(ndk[d, k]) + 1
+            ndk[d, k] = nd1
+            nwk[w, k] += 1
+            if nwk[w, k] == 1:
+                wlen[w] = _ref_list_add(wnz[w], wpos[w], wlen[w], k)
+            if nd1 == 1:
+                dl = _ref_list_add(dnz, dpos, dl, k)
+            nk[k] += 1
+            inv_out = inv[k]
+            inv1 = 1.0 / (float(nk[k]) + vbeta)
+            s = s0 + ab * (inv1 - inv_out)
+            r = r0 + beta * (nd1 * inv1 - (nd1 - 1) * inv_out)
+            invm[k], inv[k] = inv_out, inv1
+            coef[k] = (alpha + nd1) * inv1
+    return z, ndk, nwk, nk
