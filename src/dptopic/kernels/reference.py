@@ -135,9 +135,7 @@ def reference_sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, stat
             u = rng.uniform() * (s0 + r0 + q)
             k = -1
             if u < q:
-                j = 0
-                while j < n - 1 and qbuf[j] <= u:
-                    j += 1
+                j = sum(1 for jj in range(n - 1) if qbuf[jj] <= u)
                 k = int(wnz[w, j])
             elif u < q + r0:
                 u -= q

@@ -18,7 +18,9 @@ Three things keep a token cheap once the chain has settled (most tokens then kee
   happens. Lists, ``n_k`` and the running sums change only when the token really moves;
 * ``1/(n_k - 1 + Vβ)`` is cached beside ``1/(n_k + Vβ)``, so a token that stays costs no division;
 * the rows of the token a few positions ahead are prefetched, and the lists use the smallest
-  integer type that holds a topic index, so the random per-word reads mostly hit the cache.
+  integer type that holds a topic index, so the random per-word reads mostly hit the cache;
+* the draw within the word bucket counts the prefix sums below the uniform instead of scanning
+  to the first one above it: the same topic, without a hard-to-predict branch.
 """
 from __future__ import annotations
 
@@ -125,8 +127,8 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, wnz, wpos, wlen, alpha, bet
             k = -1
             if u < q:
                 j = 0
-                while j < n - 1 and qbuf[j] <= u:
-                    j += 1
+                for jj in range(n - 1):  # branch-free: the number of prefixes <= u is the index of the first above
+                    j += qbuf[jj] <= u
                 k = wnz[w, j]  # the first prefix above u: its own term is > 0
             elif u < q + r0:
                 u -= q
