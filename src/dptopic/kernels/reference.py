@@ -23,14 +23,16 @@ def reference_blocked_draw(p, K, rng) -> int:
         bs.append(acc)
         total += acc
     u = rng.uniform() * total
-    b = 0
-    while b < nb - 1 and bs[b] <= u:
-        u -= bs[b]
-        b += 1
-    k, last = b * B, min(K, b * B + B) - 1
-    while k < last and p[k] <= u:
-        u -= p[k]
-        k += 1
+    b, run = 0, 0.0
+    for c in range(nb - 1):  # count the running block sums at or below u
+        run += bs[c]
+        b += run <= u
+    for c in range(b):
+        u -= bs[c]
+    k, acc = b * B, 0.0
+    for j in range(b * B, min(K, b * B + B) - 1):  # then the running sums inside the block
+        acc += p[j]
+        k += acc <= u
     return k
 
 
@@ -49,7 +51,8 @@ def reference_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, state, word
             nk[k] -= 1
             inv = 1.0 / (np.maximum(nk, 0) + vbeta)
             c = np.minimum(np.maximum(table[w], 0), clip)
-            p = [(float(c[j]) + beta) * float(inv[j]) * (max(float(ndk[d, j]), 0.0) + alpha) for j in range(K)]
+            h = [float(inv[j]) * (max(float(ndk[d, j]), 0.0) + alpha) for j in range(K)]
+            p = [(float(c[j]) + beta) * h[j] for j in range(K)]
             k = reference_blocked_draw(p, K, rng)
             z[i] = k
             ndk[d, k] += 1
