@@ -43,10 +43,10 @@ def _opendp_release(values: np.ndarray, scale: float, integer: bool) -> np.ndarr
     return np.asarray(out, dtype=np.int64 if integer else np.float64).reshape(np.shape(values))
 
 
-def _release(values: np.ndarray, scale: float, rng, discrete: bool, secure: bool) -> np.ndarray:
+def _release(values: np.ndarray, scale: float, rng, discrete: bool, secure: bool, workers: int = 1) -> np.ndarray:
     if secure:
         return _opendp_release(values, scale, integer=discrete)
-    noise = laplace_noise(values.shape, scale, rng, discrete)
+    noise = laplace_noise(values.shape, scale, rng, discrete, workers=workers)
     return values.astype(np.int64) + noise if discrete else values.astype(np.float64) + noise
 
 
@@ -70,16 +70,37 @@ def check_scale(scale, what: str = "noise scale") -> float:
     return float(scale)
 
 
+PARALLEL_MIN = 1 << 16
+"""Arrays with fewer entries than this are drawn in one piece whatever ``workers`` says."""
+
+
 def laplace_noise(shape, scale: float, rng: np.random.Generator | None, discrete: bool,
-                  secure: bool = False) -> np.ndarray:
+                  secure: bool = False, workers: int = 1) -> np.ndarray:
     """Raw noise: i.i.d. Laplace(scale) or discrete Laplace with P(x) ∝ exp(−|x|/scale).
 
     ``scale`` must lie in ``(0, MAX_SCALE]``; anything else raises :class:`DPTopicError`.
     ``secure=True`` is allowed for integer noise only (exact integer addition keeps OpenDP's
     guarantee); secure continuous noise must be applied by the measurement to the values
     themselves: use :func:`laplace_mechanism`.
+    ``workers > 1`` draws a large array in that many row blocks on threads, each from its own
+    child of ``rng`` (:meth:`numpy.random.Generator.spawn`): the same distribution, and the same
+    output for the same seed and ``workers``.
     """
     scale = check_scale(scale)
+    shape = tuple(np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
+    if not secure and workers > 1 and len(shape) >= 1 and shape[0] >= workers and int(np.prod(shape)) >= PARALLEL_MIN:
+        from concurrent.futures import ThreadPoolExecutor
+
+        out = np.empty(shape, dtype=np.int64 if discrete else np.float64)
+        cuts = np.linspace(0, shape[0], workers + 1).astype(int)
+        children = rng.spawn(workers)
+
+        def fill(j):  # numpy's samplers release the GIL while they fill an array
+            out[cuts[j]:cuts[j + 1]] = laplace_noise((int(cuts[j + 1] - cuts[j]),) + shape[1:], scale, children[j],
+                                                     discrete)
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(fill, range(workers)))
+        return out
     if secure:
         if not discrete:
             raise DPTopicError("secure continuous noise must be applied to the values themselves: call"
@@ -97,10 +118,11 @@ def laplace_noise(shape, scale: float, rng: np.random.Generator | None, discrete
 
 def laplace_mechanism(values: np.ndarray, epsilon: float, rng: np.random.Generator | None = None,
                       changes=(1,), discrete: bool | None = None, secure: bool = False,
-                      label: str = "Laplace", relation: str = "word-level replacement"):
+                      label: str = "Laplace", relation: str = "word-level replacement", workers: int = 1):
     """Release ``values + noise`` with ``scale = L1/ε`` where ``L1 = sum(changes)``.
 
     Integer arrays get discrete noise by default. Returns ``(noisy, LaplaceEvent)``.
+    ``workers`` draws a large array's noise on that many threads (:func:`laplace_noise`).
     """
     _check_eps(epsilon)
     values = np.asarray(values)
@@ -113,19 +135,20 @@ def laplace_mechanism(values: np.ndarray, epsilon: float, rng: np.random.Generat
     if not scale <= MAX_SCALE:
         raise DPTopicError(f"invalid epsilon={epsilon!r}: with sensitivity {l1:g} the noise scale {scale:.3g} exceeds"
                            f" the samplers' range (0, {MAX_SCALE:g}]; give epsilon >= {l1 / MAX_SCALE:.3g}.")
-    noisy = _release(values, scale, rng, discrete, secure)
+    noisy = _release(values, scale, rng, discrete, secure, workers)
     return noisy, LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label,
                                relation=relation)
 
 
 def laplace_with_scale(values: np.ndarray, scale: float, rng, changes=(1,), discrete: bool | None = None,
-                       secure: bool = False, label: str = "Laplace", relation: str = "word-level replacement"):
+                       secure: bool = False, label: str = "Laplace", relation: str = "word-level replacement",
+                       workers: int = 1):
     """Like :func:`laplace_mechanism` but with the scale given (e.g. a paper's ``Lap(1/ε)``)."""
     scale = check_scale(scale, "scale")
     values = np.asarray(values)
     if discrete is None:
         discrete = np.issubdtype(values.dtype, np.integer)
-    noisy = _release(values, scale, rng, discrete, secure)
+    noisy = _release(values, scale, rng, discrete, secure, workers)
     return noisy, LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label,
                                relation=relation)
 

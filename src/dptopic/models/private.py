@@ -234,7 +234,8 @@ class HDPLDA(_PrivateGibbs):
     def _release(self, nwk, rng):
         planned = self._events[0]
         noisy, ev = laplace_mechanism(nwk, self.epsilon_laplace, self._coins(rng), changes=planned.changes,
-                                      discrete=self._discrete, secure=self.secure, label=planned.label)
+                                      discrete=self._discrete, secure=self.secure, label=planned.label,
+                                      workers=self.n_jobs)
         assert ev == planned, "the released noise must be the event the ledger planned"
         return noisy, ev
 
@@ -363,7 +364,7 @@ class CDPLDA(_PrivateGibbs):
 
     def _before_sweep(self, it, arrays, rng, want_release):
         if it == 0 or self.every_iteration:
-            kw = dict(discrete=self.noise == "discrete", secure=self.secure)
+            kw = dict(discrete=self.noise == "discrete", secure=self.secure, workers=self.n_jobs)
             nrng = self._coins(rng)
             nwk, ev = laplace_with_scale(arrays.nwk, 1.0 / self.epsilon, nrng, changes=(1, 1),
                                          label="noisy N_k^t + Lap(1/eps)", **kw)
