@@ -8,9 +8,11 @@ whole sweep; only ``n_k`` (through ``inv_k = 1/(n_k + Vβ)``) and ``n_dk`` move.
 We propose from ``q_k ∝ A[w,k] · ib_k · (n_dk + α)`` with a bound ``ib_k ≥ inv_k`` (from a floor
 on ``n_k``) and accept with probability ``inv_k / ib_k ≤ 1`` — exact rejection sampling.
 The proposal splits into a sparse document bucket ``Σ_{n_dk>0} A·ib·n_dk`` and a smoothing
-bucket ``α Σ_k A·ib`` whose per-word cumulative table is built once per sweep (binary
-search). If some ``n_k`` falls below its floor, the bound and tables are rebuilt. Acceptance
-is ≈ 1 − (slack / n_k), so a token costs O(#doc topics + log K) instead of O(K).
+bucket ``α Σ_k A·ib``. The smoothing bucket's per-word total is computed the first time a word
+is met after the bound was (re)set and kept until the bound changes; the rare draw that lands in
+it walks the word's row. If some ``n_k`` falls below its floor, only the K bounds are reset, so
+the slack can stay small (acceptance ≈ 1 − slack/n_k ≈ 99%), and a rejected proposal redraws
+from the same buckets without recomputing them. A token costs O(#doc topics) instead of O(K).
 The word row of the token a few places ahead is prefetched (the tables outgrow the per-core cache).
 """
 from __future__ import annotations
@@ -20,24 +22,18 @@ from numba import njit
 
 from ._lists import list_add, list_from_counts, list_remove
 from ._prefetch import prefetch
-from ._search import first_above
 from .rng import next_uniform
 
 PREFETCH_AHEAD = 4  # tokens (as in the SparseLDA kernel)
 
 
 @njit(cache=True, nogil=True)
-def _build_bound(A, nk, vbeta, floor, ib, cum):
-    V, K = A.shape
-    for k in range(K):
-        slack = max(8, nk[k] // 16)
+def _set_bound(nk, vbeta, floor, ib):
+    """Floors a little below the current ``n_k`` and the matching bounds ``ib_k = 1/(floor_k + Vβ)``."""
+    for k in range(nk.shape[0]):
+        slack = max(4, nk[k] // 128)
         floor[k] = max(nk[k] - slack, 0)
         ib[k] = 1.0 / (floor[k] + vbeta)
-    for w in range(V):
-        acc = 0.0
-        for k in range(K):
-            acc += A[w, k] * ib[k]
-            cum[w, k] = acc
 
 
 @njit(cache=True, nogil=True)
@@ -46,8 +42,10 @@ def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
     V, K = A.shape
     floor = np.empty(K, dtype=np.int64)
     ib = np.empty(K)
-    cum = np.empty((V, K))
-    _build_bound(A, nk, vbeta, floor, ib, cum)
+    _set_bound(nk, vbeta, floor, ib)
+    version = 1
+    row_sum = np.empty(V)                  # Σ_k A[w,k]·ib_k, valid while stamp[w] == version
+    stamp = np.zeros(V, dtype=np.int64)
     dnz = np.empty(K, dtype=np.int32)
     dpos = np.full(K, -1, dtype=np.int32)
     rb = np.empty(K)
@@ -74,16 +72,23 @@ def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
             if ndk[d, k] == 0:
                 dl = list_remove(dnz, dpos, dl, k)
             if nk[k] < floor[k]:
-                _build_bound(A, nk, vbeta, floor, ib, cum)
+                _set_bound(nk, vbeta, floor, ib)
+                version += 1
                 for t in range(K):
                     g[t] = ib[t] * ndk[d, t]
-            smooth = alpha * cum[w, K - 1]
+            if stamp[w] != version:
+                acc = 0.0
+                for t in range(K):
+                    acc += A[w, t] * ib[t]
+                row_sum[w] = acc
+                stamp[w] = version
+            smooth = alpha * row_sum[w]
+            r = 0.0
+            for j in range(dl):
+                t = dnz[j]
+                r += A[w, t] * g[t]
+                rb[j] = r
             while True:
-                r = 0.0
-                for j in range(dl):
-                    t = dnz[j]
-                    r += A[w, t] * g[t]
-                    rb[j] = r
                 u = next_uniform(state) * (r + smooth)
                 if u < r:
                     j = 0
@@ -91,7 +96,14 @@ def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
                         j += rb[jj] <= u
                     k = dnz[j]
                 else:
-                    k = first_above(cum, w, K, (u - r) / alpha)
+                    x = (u - r) / alpha
+                    k = K - 1
+                    acc = 0.0
+                    for t in range(K):
+                        acc += A[w, t] * ib[t]
+                        if acc > x:
+                            k = t
+                            break
                 # accept with probability inv_k / ib_k = (floor_k + Vβ) / (n_k + Vβ)
                 if next_uniform(state) * (nk[k] + vbeta) < floor[k] + vbeta:
                     break
