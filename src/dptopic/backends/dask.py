@@ -91,6 +91,15 @@ def add_delta(target: np.ndarray, delta, sign: int = 1) -> None:
         target -= delta
 
 
+def _nbytes(obj) -> int:
+    """Bytes of the arrays in a message (what travels, less framing)."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(o) for o in obj)
+    return 0
+
+
 def _narrow(z: np.ndarray, n_topics: int) -> np.ndarray:
     """Assignments in the smallest unsigned type that holds ``n_topics`` (checkpoint traffic)."""
     dtype = np.uint8 if n_topics <= 2**8 else np.uint16 if n_topics <= 2**16 else np.int32
@@ -114,7 +123,6 @@ class ShardActor:
             raise DPTopicError(f"corpus shard {path!r} has word ids beyond the vocabulary size {vocab_size}.")
         self.base = None
         self.noisy_ndk = False   # ndk no longer follows from z (document-side noise / cast)
-        self.seconds = {"sweep": 0.0, "kernel": 0.0}
 
     def start(self, rng, secure_coins=False):
         """Random start from ``rng``; returns this shard's ``(nwk, nk, checkpoint)``. ``secure_coins``:
@@ -143,7 +151,8 @@ class ShardActor:
         """One sweep. ``update``: ``("full", nwk)`` or ``("set", indices, values)`` brings ``base`` to the
         global counts; ``None`` with ``word_table`` (sampled against instead, no copy of the counts kept).
 
-        Returns ``(count changes as from pack_delta, topic-total changes, checkpoint or None)``.
+        Returns ``(count changes as from pack_delta, topic-total changes, checkpoint or None, seconds
+        this call took on the worker)``.
         """
         t0 = time.perf_counter()
         if word_table is not None:
@@ -156,20 +165,13 @@ class ShardActor:
                 self.base.reshape(-1)[update[1]] = update[2]
             work = self.base.copy()
         nk_work = np.array(nk)
-        t1 = time.perf_counter()
         _run_kernel(self.kind, self.word_ids, self.doc_ptr, self.z, self.ndk, word_table, work, nk_work,
                     alpha, beta, clip, self.state)
-        t2 = time.perf_counter()
         out = pack_delta(work, self.base), nk_work - nk, (self.snapshot() if checkpoint else None)
-        self.seconds["kernel"] += t2 - t1
-        self.seconds["sweep"] += time.perf_counter() - t0
-        return out
+        return out + (time.perf_counter() - t0,)
 
     def collect(self):
         return self.z.copy(), self.ndk.copy()
-
-    def times(self):
-        return dict(self.seconds)
 
     def cast_ndk(self, dtype):
         self.ndk = self.ndk.astype(dtype)
@@ -212,6 +214,10 @@ class DaskBackend(Backend):
         self.checkpoint_every = checkpoint_every or self.CHECKPOINT_EVERY
         self.n_restarts = 0
         self._actors = []
+        #: array bytes sent to and received from the actors by sweeps (a measure of the per-iteration traffic)
+        self.traffic = {"to_workers": 0, "from_workers": 0, "sweeps": 0}
+        #: per full sweep: (seconds on the driver, seconds of the slowest actor's own work)
+        self.timings: list[tuple[float, float]] = []
 
     # ------------------------------------------------------------------ workers
     def _workers(self) -> list[str]:
@@ -356,11 +362,15 @@ class DaskBackend(Backend):
         dtype = a.nwk.dtype.str
         args = {j: (alpha, beta, msgs[j], a.nk, word_table, clip, dtype,
                     self._since_n[j] + 1 >= self.checkpoint_every) for j in shards}
+        t0 = time.perf_counter()
         out = self._call("sweep", args, in_flight=True)
+        self.traffic["to_workers"] += _nbytes(list(args.values()))
+        self.traffic["from_workers"] += _nbytes(list(out.values()))
+        self.traffic["sweeps"] += full
         for j in shards:  # in shard order: the float sums do not depend on which worker answered first
             if j not in out:
                 continue
-            dnwk, dnk, ckpt = out[j]
+            dnwk, dnk, ckpt, _ = out[j]
             add_delta(a.nwk, dnwk)
             a.nk += dnk
             self._synced[j] = full and word_table is None
@@ -369,6 +379,8 @@ class DaskBackend(Backend):
             else:
                 self._since[j].append((dnwk, dnk))
                 self._since_n[j] += 1
+        if full and len(out) == len(shards):
+            self.timings.append((time.perf_counter() - t0, max(o[3] for o in out.values())))
         return self._take_pending()
 
     def collect(self) -> dict[int, int]:
@@ -459,11 +471,6 @@ class DaskBackend(Backend):
         self._since[shard], self._since_n[shard], self._synced[shard] = [], 0, False
         self._collected = None
         self.n_restarts += 1
-
-    def worker_seconds(self) -> dict[str, float]:
-        """Seconds the actors spent in their sweeps (``sweep``) and in the sampler alone (``kernel``), summed over shards."""
-        out = self._call("times", {j: () for j in range(self.n_shards)})
-        return {k: float(sum(t[k] for t in out.values())) for k in ("sweep", "kernel")}
 
     def close(self):
         self._actors = []
