@@ -48,8 +48,9 @@ class Backend(ABC):
         """One sweep of ``shards`` (default: all) against the global counts or ``word_table``.
 
         Adds the count changes into the caller's ``nwk``/``nk``. Returns ``{shard: n}`` for the
-        shards that were lost and restarted from their checkpoint: each must sweep ``n`` more
-        times (``sweep(..., shards=[...])``) to catch up; ``{}`` when nothing was lost.
+        shards that were lost (in this sweep or any call since the last one) and restarted from
+        their checkpoint: each must sweep ``n`` more times (``sweep(..., shards=[...])``) to catch
+        up; ``{}`` when nothing was lost.
         """
 
     def collect(self) -> dict[int, int]:

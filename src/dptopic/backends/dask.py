@@ -78,14 +78,17 @@ def add_delta(target: np.ndarray, delta, sign: int = 1) -> None:
     """``target += sign * delta`` for a delta from :func:`pack_delta` (in place)."""
     if isinstance(delta, tuple):
         idx, vals = delta
-        flat = target.reshape(-1)
-        if not np.shares_memory(flat, target):  # pragma: no cover - the counts are C-contiguous
-            raise DPTopicError("internal: the word-topic counts must be C-contiguous.")
-        if sign > 0:
-            flat[idx] += vals
-        else:
-            flat[idx] -= vals
-    elif sign > 0:
+        if target.flags.c_contiguous:
+            flat = target.reshape(-1)  # a view
+            if sign > 0:
+                flat[idx] += vals
+            else:
+                flat[idx] -= vals
+            return
+        dense = np.zeros(target.shape, dtype=vals.dtype)
+        dense.reshape(-1)[idx] = vals
+        delta = dense
+    if sign > 0:
         target += delta
     else:
         target -= delta
@@ -160,7 +163,7 @@ class ShardActor:
             work = np.zeros((self.V, self.K), dtype=dtype)
         else:
             if update[0] == "full":
-                self.base = np.array(update[1])
+                self.base = np.array(update[1], order="C")
             else:
                 self.base.reshape(-1)[update[1]] = update[2]
             work = self.base.copy()
@@ -336,7 +339,7 @@ class DaskBackend(Backend):
         m = self._mirror
         if not full or m is None or m.dtype != nwk.dtype or m.shape != nwk.shape:
             if full:
-                self._mirror = nwk.copy()
+                self._mirror = np.array(nwk, order="C")
                 self._synced = [False] * self.n_shards
             return {j: ("full", nwk) for j in shards}
         idx = _changed(nwk, m)
