@@ -20,19 +20,6 @@ from dptopic.backends import dask as dask_backend  # noqa: E402
 from dptopic.backends.dask import DaskBackend, add_delta, pack_delta  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cl, \
-            distributed.Client(cl) as c:
-        yield c
-
-
-@pytest.fixture
-def fresh(client):
-    client.wait_for_workers(2, timeout=60)
-    return client
-
-
 @pytest.fixture
 def every3(monkeypatch):
     monkeypatch.setattr(DaskBackend, "CHECKPOINT_EVERY", 3)
