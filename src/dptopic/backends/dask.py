@@ -26,6 +26,7 @@ Needs the optional extra: ``pip install 'dptopic[dask]'``.
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -118,6 +119,9 @@ class ShardActor:
 
     def __init__(self, n_topics: int, vocab_size: int, kind: str, path=None, word_ids=None, doc_ptr=None):
         if path is not None:
+            if not os.path.isfile(path):
+                raise DPTopicError(f"a Dask worker cannot read corpus shard {path!r}: the shard files must be at the same"
+                                   " path on every worker (e.g. a shared file system).")
             c = Corpus.load(path)
             word_ids, doc_ptr = c.word_ids, c.doc_ptr
         self.word_ids, self.doc_ptr = word_ids, np.ascontiguousarray(doc_ptr)
@@ -226,7 +230,11 @@ class DaskBackend(Backend):
     def _workers(self) -> list[str]:
         ws = list(self.client.scheduler_info()["workers"])
         if not ws:
-            self.client.wait_for_workers(1, timeout=120)
+            try:
+                self.client.wait_for_workers(1, timeout=120)
+            except TimeoutError:
+                raise DPTopicError("the Dask cluster has no live worker (waited 120 s): start workers or check the"
+                                   " scheduler address.") from None
             ws = list(self.client.scheduler_info()["workers"])
         return sorted(ws)
 
