@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dptopic.kernels import count_assignments
-from dptopic.models import HDPLDA, LDA, CDPLDAPlus
+from dptopic.models import CDPLDA, HDPLDA, LDA, CDPLDAPlus
 
 from conftest import counts_from_z
 
@@ -152,6 +152,39 @@ def test_sound_hdp_ships_only_the_noisy_table(planted, fresh, monkeypatch):
     LDA(n_topics=5, n_iter=4, seed=1, verbose=0, backend="dask", client=fresh).fit(planted.corpus)
     kinds = [s[2][0] for s in seen]
     assert kinds[:2] == ["full", "full"] and all(k in ("full", "set") for k in kinds)
+
+
+def _force_messages(client, sparse):
+    """Make every count message sparse (True), dense (False) or the smaller one (None), on the driver and workers."""
+    def setter(rule=sparse):
+        from dptopic.backends import dask as mod
+        if not hasattr(mod, "_real_sparse_pays"):
+            mod._real_sparse_pays = mod._sparse_pays
+        mod._sparse_pays = mod._real_sparse_pays if rule is None else (lambda n, table: rule)
+    setter()
+    client.run(setter)
+
+
+@pytest.mark.parametrize("make", [
+    lambda c: LDA(n_topics=5, n_iter=6, seed=7, verbose=0, backend="dask", client=c),
+    lambda c: CDPLDA(n_topics=5, n_iter=6, epsilon=3.0, noise="continuous", seed=7, verbose=0, backend="dask", client=c),
+], ids=["lda", "cdp-lda float counts"])
+def test_sparse_and_dense_messages_give_the_same_run(planted, fresh, make):
+    runs = []
+    try:
+        for rule in (True, False):
+            _force_messages(fresh, rule)
+            m = make(fresh).fit(planted.corpus)
+            runs.append((m.components_, m._backend_.z, m._backend_.arrays.nwk))
+    finally:
+        _force_messages(fresh, None)
+    for x, y in zip(*runs):   # bit for bit, also for noisy float counts
+        np.testing.assert_array_equal(x, y)
+    if isinstance(m, CDPLDA):
+        assert runs[0][2].dtype == np.float64
+    else:
+        _, nwk = counts_from_z(planted.corpus, runs[0][1], 5)
+        np.testing.assert_array_equal(runs[0][2], nwk)
 
 
 def test_sparse_messages_round_trip():
