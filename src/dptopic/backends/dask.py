@@ -484,5 +484,6 @@ class DaskBackend(Backend):
         self.n_restarts += 1
 
     def close(self):
-        self._actors = []
-        self._futures = []
+        """Let the actors go (their workers drop them); keep the counts and the gathered state, drop the rest."""
+        self._actors, self._futures = [], []
+        self._mirror, self._ckpt, self._since = None, [], []
