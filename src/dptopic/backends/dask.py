@@ -314,22 +314,13 @@ class DaskBackend(Backend):
         for j in range(n):
             self._place(j)
         parts = {}
-        for _ in range(_ATTEMPTS):   # a start is a data-independent random draw: on a loss, redo it
-            todo = {j: (children[j], secure_coins) for j in range(n) if j not in parts}
-            if not todo:
+        for _ in range(_ATTEMPTS):   # a start is a data-independent random draw: a lost one is just redone
+            parts.update(self._call("start", {j: (children[j], secure_coins) for j in range(n) if j not in parts}))
+            if len(parts) == n:
                 break
-            calls = {}
-            for j, a in todo.items():
-                calls[j] = self._actors[j].start(*a)
-            for j, call in calls.items():
-                try:
-                    parts[j] = call.result()
-                except Exception as e:
-                    if not _is_lost_worker(e):
-                        raise
-                    self._place(j, avoid=self.where[j])
-        if len(parts) < n:
+        else:
             raise DPTopicError("could not start the corpus shards on the Dask workers: check the cluster.")
+        self._pending = {}
         nwk = sum(parts[j][0] for j in range(n))
         nk = sum(parts[j][1] for j in range(n))
         for j in range(n):
@@ -463,11 +454,13 @@ class DaskBackend(Backend):
         self._for_all("snapshot", lambda j: ())
 
     def restore(self, shard):
-        """Restart ``shard`` from its checkpoint on a live worker and take its changes since then out of the counts."""
-        a = self.arrays
+        """Restart ``shard`` from its checkpoint on a live worker and take its changes since then out of the
+        counts (a shard not started yet only gets a new actor: :meth:`open` starts it again)."""
         state = None if self._secure_coins else kernel_state(self._recovery_rng)
         for _ in range(_ATTEMPTS):
             self._place(shard, avoid=self.where[shard])
+            if self._ckpt[shard] is None:
+                break
             try:
                 self._actors[shard].restore(self._ckpt[shard], state).result()
                 break
@@ -477,8 +470,8 @@ class DaskBackend(Backend):
         else:
             raise DPTopicError(f"could not restart corpus shard {shard} on a live Dask worker: check the cluster.")
         for dnwk, dnk in reversed(self._since[shard]):
-            add_delta(a.nwk, dnwk, -1)
-            a.nk -= dnk
+            add_delta(self.arrays.nwk, dnwk, -1)
+            self.arrays.nk -= dnk
         self._since[shard], self._since_n[shard], self._synced[shard] = [], 0, False
         self._collected = None
         self.n_restarts += 1
