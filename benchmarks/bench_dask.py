@@ -2,14 +2,18 @@
 
 Corpus: synthetic LDA, D documents x 200 tokens (default D=5000: 1M tokens), V=5000, true K=50,
 alpha=0.1, beta=0.01, seed 2024. Both backends train LDA (sparse sampler) with K topics for ITERS
-sweeps over 2 shards: the thread backend with n_jobs=2, the Dask backend on a
-LocalCluster(n_workers=2, processes=True, threads_per_worker=1) with the corpus read by the
-workers from 2 shard files. Time per iteration = median over the sweeps after the first
-WARM (compile and start-up excluded). The overhead is the difference of the two medians; it
-covers shipping the snapshot to both actors, the deltas back, and the driver-side merge
-and bookkeeping (checkpoints every 5 sweeps included).
+sweeps over 2 document shards with AD-LDA (Newman et al. 2009): the thread backend with
+n_jobs=2, parallel="adlda"; the Dask backend on a LocalCluster(n_workers=2, processes=True,
+threads_per_worker=1), the corpus read by the workers from 2 shard files. Time per iteration =
+median over the sweeps after the first WARM (compile and start-up excluded); the two backends
+run alternately REPEATS times and the medians of the runs are reported. The overhead is the
+difference of the two; it covers the count changes travelling both ways, the driver's merge
+and bookkeeping, and the checkpoints (every 5 sweeps). As that difference also holds any
+difference in sampler speed between threads and worker processes (and on a busy machine, noise),
+the part of each Dask iteration spent outside the slowest worker's sweep call (messages, driver,
+checkpoints: the backend's own cost) is printed too, with the array bytes sent per iteration.
 
-Run:  python benchmarks/bench_dask.py [--docs 5000] [--topics 50] [--iters 30] [--warm 5] [--algorithm lda|hdp]
+Run:  python benchmarks/bench_dask.py [--docs 5000] [--topics 50] [--iters 30] [--warm 5] [--repeats 3] [--algorithm lda|hdp]
 """
 from __future__ import annotations
 
@@ -23,7 +27,10 @@ from _common import machine
 
 
 class Clock:
+    """Times each iteration (gathers nothing: no counts, no assignments)."""
+
     needs_release = False
+    needs_z = False
 
     def __init__(self, warm):
         self.warm, self.times, self.t = warm, [], time.perf_counter()
@@ -41,6 +48,7 @@ def main():
     ap.add_argument("--topics", type=int, default=50)
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--warm", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--algorithm", choices=("lda", "hdp"), default="lda")
     a = ap.parse_args()
 
@@ -58,22 +66,36 @@ def main():
         kw["eval_every"] = 0
     print(f"machine: {machine()}")
     print(f"corpus: {corpus.n_docs} docs, {corpus.n_tokens} tokens, V={corpus.vocab_size}; {cls.__name__} K={a.topics},"
-          f" {a.iters} sweeps, median over sweeps {a.warm + 1}..{a.iters}, 2 shards")
+          f" {a.iters} sweeps, median over sweeps {a.warm + 1}..{a.iters}, 2 shards (AD-LDA), {a.repeats} runs each")
     cls(**{**kw, "n_iter": 1}).fit(corpus.subset(range(20)))  # compile outside the timing
-    clock = Clock(a.warm)
-    cls(n_jobs=2, **kw).fit(corpus, callback=clock)
-    t_threads = float(np.median(clock.times))
+    t_threads, t_dask, t_outside, traffic = [], [], [], None
     with tempfile.TemporaryDirectory() as tmp, \
             LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cl, \
             Client(cl) as client:
         paths = write_shards(corpus, tmp, 2)
         cls(backend="dask", client=client, **{**kw, "n_iter": 1}).fit(paths)  # compile on the workers
-        clock = Clock(a.warm)
-        cls(backend="dask", client=client, **kw).fit(paths, callback=clock)
-        t_dask = float(np.median(clock.times))
-    print(f"threads (n_jobs=2): {1e3 * t_threads:8.1f} ms/iteration")
-    print(f"dask (2 workers):   {1e3 * t_dask:8.1f} ms/iteration")
-    print(f"dask overhead:      {1e3 * (t_dask - t_threads):8.1f} ms/iteration ({t_dask / t_threads:.2f}x the thread backend)")
+        for _ in range(a.repeats):
+            clock = Clock(a.warm)
+            cls(n_jobs=2, parallel="adlda", **kw).fit(corpus, callback=clock)
+            t_threads.append(float(np.median(clock.times)))
+            m = cls(backend="dask", client=client, **kw)
+            clock = Clock(a.warm)
+            m.fit(paths, callback=clock)
+            t_dask.append(float(np.median(clock.times)))
+            # the part of each iteration not spent in the slowest worker's sweep call
+            worker = [w for _, w in m._backend_.timings[a.warm:]]
+            t_outside.append(float(np.median(np.subtract(clock.times, worker))))
+            traffic = getattr(m._backend_, "traffic", None)
+    th, dk, out = float(np.median(t_threads)), float(np.median(t_dask)), float(np.median(t_outside))
+    print(f"threads (n_jobs=2, adlda): {1e3 * th:8.1f} ms/iteration   runs: {', '.join(f'{1e3 * t:.1f}' for t in t_threads)}")
+    print(f"dask (2 workers):          {1e3 * dk:8.1f} ms/iteration   runs: {', '.join(f'{1e3 * t:.1f}' for t in t_dask)}")
+    print(f"dask overhead:             {1e3 * (dk - th):8.1f} ms/iteration ({dk / th:.2f}x the thread backend)")
+    print(f"  outside the workers:     {1e3 * out:8.1f} ms/iteration (iteration minus the slowest shard's sweep call on"
+          f" its worker)   runs: {', '.join(f'{1e3 * t:.1f}' for t in t_outside)}")
+    if traffic:
+        n = max(traffic["sweeps"], 1)
+        print(f"  arrays sent per iteration: {traffic['to_workers'] / n / 1e6:.2f} MB to the workers,"
+              f" {traffic['from_workers'] / n / 1e6:.2f} MB back (checkpoints included)")
 
 
 if __name__ == "__main__":

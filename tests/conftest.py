@@ -33,3 +33,19 @@ def counts_from_z(corpus, z, K):
     np.add.at(ndk, (doc, z), 1)
     np.add.at(nwk, (corpus.word_ids, z), 1)
     return ndk, nwk
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A local Dask cluster of 2 worker processes, one per test module (a module may kill a worker)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cl, \
+            distributed.Client(cl) as c:
+        yield c
+
+
+@pytest.fixture
+def fresh(dask_client):
+    """The cluster with both workers up (a killed worker is restarted by its nanny)."""
+    dask_client.wait_for_workers(2, timeout=60)
+    return dask_client

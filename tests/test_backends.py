@@ -17,20 +17,6 @@ from dptopic.models import HDPLDA, LDA, CDPLDAPlus
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cl, \
-            distributed.Client(cl) as c:
-        yield c
-
-
-@pytest.fixture
-def fresh(client):
-    """The cluster with both workers up (a killed worker is restarted by its nanny)."""
-    client.wait_for_workers(2, timeout=60)
-    return client
-
-
 @pytest.fixture
 def short_checkpoints(monkeypatch):
     from dptopic.backends.dask import DaskBackend

@@ -22,7 +22,8 @@ class Backend(ABC):
     """One training run's shards on some engine (threads on this machine, a Dask cluster, ...).
 
     Lifecycle: :meth:`open` (create the shards, random start), then :meth:`sweep` once per
-    iteration, then :meth:`close`. :meth:`checkpoint`/:meth:`restore` save and reload every
+    iteration (replaying what it returns), :meth:`collect` before reading the final state, then
+    :meth:`close`. :meth:`checkpoint`/:meth:`restore` save and reload every
     shard's assignments; engines that can lose a shard use them to recover by themselves.
     """
 
@@ -47,9 +48,20 @@ class Backend(ABC):
         """One sweep of ``shards`` (default: all) against the global counts or ``word_table``.
 
         Adds the count changes into the caller's ``nwk``/``nk``. Returns ``{shard: n}`` for the
-        shards that were lost and restarted from their checkpoint: each must sweep ``n`` more
-        times (``sweep(..., shards=[...])``) to catch up; ``{}`` when nothing was lost.
+        shards that were lost (in this sweep or any call since the last one) and restarted from
+        their checkpoint: each must sweep ``n`` more times (``sweep(..., shards=[...])``) to catch
+        up; ``{}`` when nothing was lost.
         """
+
+    def collect(self) -> dict[int, int]:
+        """Bring every shard's ``z`` and ``ndk`` to the driver (engines whose shards live elsewhere).
+
+        Returns ``{shard: n}`` like :meth:`sweep` for shards that were lost and restarted since the
+        last sweep: the caller replays them and collects again until ``{}``, after which :attr:`z`
+        and :meth:`doc_topic_counts` are current. Without replays they are still consistent with
+        the global counts, only those shards are behind.
+        """
+        return {}
 
     @property
     @abstractmethod

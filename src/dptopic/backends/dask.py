@@ -1,31 +1,45 @@
 """A Dask ``distributed`` backend: one actor per corpus shard, driver-owned counts and recovery.
 
-Each iteration the driver sends every shard actor the table it samples against (for plain
-CGS and the noisy-count trainers the current global counts; for sound HDP-LDA only the
-frozen noisy release and the K topic totals) and adds the returned count changes into the
-global counts (AD-LDA, Newman et al. 2009). Shards are read by the workers themselves from
-the files written by ``dptopic corpus prepare --shards N``; only an in-memory corpus is
-sent from the driver, one shard to each actor.
+Each iteration the driver sends every shard actor what it samples against and adds the
+returned count changes into the global counts (AD-LDA, Newman et al. 2009). For plain CGS
+and the noisy-count trainers every actor keeps a copy of the global word–topic counts, and
+the driver sends only the entries that changed since the last sweep (the other shards'
+changes and any noise the trainer wrote into the counts), once, in the sweep call itself;
+each actor returns only the entries its sweep changed. For sound HDP-LDA only the frozen
+noisy release and the K topic totals travel (``docs/privacy.md``): the actors keep no copy
+of the true counts. Shards are read by the workers themselves from the files written by
+``dptopic corpus prepare --shards N``; only an in-memory corpus is sent from the driver, one
+shard to each actor.
 
-Recovery: the driver checkpoints every shard's assignments every ``checkpoint_every``
-sweeps and keeps each shard's count changes since then. When a worker dies, its shards
-restart from the checkpoint on a live worker, their changes since the checkpoint are taken
-out of the global counts, and :meth:`DaskBackend.sweep` tells the trainer how many sweeps
-each restarted shard must replay (the trainer makes a fresh release for each: see
+Recovery: every call the driver makes to an actor (create and start a shard, sweep,
+perturb or collect its document counts, gather its assignments) goes through one path
+(:meth:`DaskBackend._call`). Every ``checkpoint_every`` sweeps a shard's sweep also returns
+its assignments, which the driver keeps as the shard's checkpoint with the count changes
+since then. When a worker dies at any point, its shards restart from their checkpoints on a
+live worker, their changes since then are taken out of the global counts (so the counts
+stay exactly those of the assignments), and the next :meth:`DaskBackend.sweep` or
+:meth:`DaskBackend.collect` tells the trainer how many sweeps each restarted shard must
+replay (the trainer makes a fresh release for each: see
 :meth:`dptopic.models.base.GibbsTopicModel.fit`).
 
 Needs the optional extra: ``pip install 'dptopic[dask]'``.
 """
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 
 from ..corpus import Corpus
 from ..errors import DPTopicError
-from ..kernels import count_assignments, kernel_state, make_shards
+from ..kernels import SweepArrays, count_assignments, kernel_state, make_shards
 from ..kernels.engine import _run_kernel
 from .base import Backend
 from .shards import ShardSet
+
+#: attempts to place (or re-place) a shard before giving up on the cluster
+_ATTEMPTS = 5
 
 
 def _require_distributed():
@@ -36,59 +50,151 @@ def _require_distributed():
     return distributed
 
 
+# ------------------------------------------------------------------ messages
+# A change to a V×K table travels either dense or as (flat indices, values), whichever is smaller.
+
+def _sparse_pays(n_changed: int, table: np.ndarray) -> bool:
+    idx_bytes = 4 if table.size < 2**31 else 8
+    return n_changed * (idx_bytes + table.itemsize) < table.nbytes
+
+
+def _changed(new: np.ndarray, old: np.ndarray | None) -> np.ndarray:
+    flat = new.reshape(-1)
+    idx = np.flatnonzero(flat if old is None else flat != old.reshape(-1))
+    return idx.astype(np.int32) if new.size < 2**31 else idx
+
+
+def pack_delta(new: np.ndarray, old: np.ndarray | None):
+    """``new - old`` (``old=None``: ``new``) as a dense array, or ``(indices, values)`` into the flat table."""
+    idx = _changed(new, old)
+    if not _sparse_pays(idx.size, new):
+        return new if old is None else new - old
+    vals = new.reshape(-1)[idx]
+    if old is not None:
+        vals = vals - old.reshape(-1)[idx]
+    return idx, vals
+
+
+def add_delta(target: np.ndarray, delta, sign: int = 1) -> None:
+    """``target += sign * delta`` for a delta from :func:`pack_delta` (in place)."""
+    if isinstance(delta, tuple):
+        idx, vals = delta
+        if target.flags.c_contiguous:
+            flat = target.reshape(-1)  # a view
+            if sign > 0:
+                flat[idx] += vals
+            else:
+                flat[idx] -= vals
+            return
+        dense = np.zeros(target.shape, dtype=vals.dtype)
+        dense.reshape(-1)[idx] = vals
+        delta = dense
+    if sign > 0:
+        target += delta
+    else:
+        target -= delta
+
+
+def _nbytes(obj) -> int:
+    """Bytes of the arrays in a message (what travels, less framing)."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(o) for o in obj)
+    return 0
+
+
+def _narrow(z: np.ndarray, n_topics: int) -> np.ndarray:
+    """Assignments in the smallest unsigned type that holds ``n_topics`` (checkpoint traffic)."""
+    dtype = np.uint8 if n_topics <= 2**8 else np.uint16 if n_topics <= 2**16 else np.int32
+    return z.astype(dtype)
+
+
 class ShardActor:
-    """Lives on a Dask worker: one shard's tokens, topic assignments ``z`` and document counts ``ndk``."""
+    """Lives on a Dask worker: one shard's tokens, topic assignments ``z`` and document counts ``ndk``.
+
+    ``base`` is this actor's copy of the global word–topic counts as of the start of its last
+    sweep (``None`` when it samples against a table sent with each sweep, as sound HDP-LDA does).
+    """
 
     def __init__(self, n_topics: int, vocab_size: int, kind: str, path=None, word_ids=None, doc_ptr=None):
         if path is not None:
+            if not os.path.isfile(path):
+                raise DPTopicError(f"a Dask worker cannot read corpus shard {path!r}: the shard files must be at the same"
+                                   " path on every worker (e.g. a shared file system).")
             c = Corpus.load(path)
             word_ids, doc_ptr = c.word_ids, c.doc_ptr
         self.word_ids, self.doc_ptr = word_ids, np.ascontiguousarray(doc_ptr)
         self.K, self.V, self.kind = n_topics, vocab_size, kind
         if word_ids.size and int(word_ids.max()) >= vocab_size:
             raise DPTopicError(f"corpus shard {path!r} has word ids beyond the vocabulary size {vocab_size}.")
+        self.base = None
+        self.noisy_ndk = False   # ndk no longer follows from z (document-side noise / cast)
 
     def start(self, rng, secure_coins=False):
-        """Random start from ``rng``; returns this shard's ``(nwk, nk)``. ``secure_coins``: the
-        sampler's state comes from this worker's OS CSPRNG instead of ``rng``."""
+        """Random start from ``rng``; returns this shard's ``(nwk, nk, checkpoint)``. ``secure_coins``:
+        the sampler's state comes from this worker's OS CSPRNG instead of ``rng``."""
         self.z = rng.integers(0, self.K, size=self.word_ids.shape[0], dtype=np.int32)
         self.ndk, nwk, nk = count_assignments(self.word_ids, self.doc_ptr, self.z, self.K, self.V)
         self.state = kernel_state(None if secure_coins else rng)
-        return nwk, nk
+        return nwk, nk, self.snapshot()
 
-    def restore(self, z, ndk, state):
-        self.z, self.ndk, self.state = z.copy(), ndk.copy(), state.copy()
-
-    def sweep(self, alpha, beta, nwk, nk, word_table, clip, dtype):
-        """Sweep against ``nwk`` (or against ``word_table``, ``nwk`` then ``None``); return the count changes."""
-        work = nwk.copy() if nwk is not None else np.zeros((self.V, self.K), dtype=dtype)
-        nk_work = nk.copy()
-        _run_kernel(self.kind, self.word_ids, self.doc_ptr, self.z, self.ndk, word_table, work, nk_work,
-                    alpha, beta, clip, self.state)
-        if nwk is not None:
-            work -= nwk
-        return work, nk_work - nk
-
-    def get_z(self):
-        return self.z.copy()
-
-    def get_ndk(self):
-        return self.ndk.copy()
+    def restore(self, ckpt, state):
+        """Restart from a checkpoint; ``state=None``: a fresh sampler state from this worker's CSPRNG."""
+        z, ndk, ndk_dtype = ckpt
+        self.z = z.astype(np.int32)
+        if ndk is None:
+            ndk = count_assignments(self.word_ids, self.doc_ptr, self.z, self.K, self.V)[0]
+        self.ndk = np.array(ndk, dtype=ndk_dtype)
+        self.noisy_ndk = ckpt[1] is not None
+        self.state = kernel_state(None) if state is None else np.array(state)
+        self.base = None
 
     def snapshot(self):
+        """This shard's checkpoint: ``(z, ndk or None when it follows from z, ndk dtype)``."""
+        return _narrow(self.z, self.K), (self.ndk.copy() if self.noisy_ndk else None), self.ndk.dtype.str
+
+    def sweep(self, alpha, beta, update, nk, word_table, clip, dtype, checkpoint):
+        """One sweep. ``update``: ``("full", nwk)`` or ``("set", indices, values)`` brings ``base`` to the
+        global counts; ``None`` with ``word_table`` (sampled against instead, no copy of the counts kept).
+
+        Returns ``(count changes as from pack_delta, topic-total changes, checkpoint or None, seconds
+        this call took on the worker)``.
+        """
+        t0 = time.perf_counter()
+        if word_table is not None:
+            self.base = None
+            work = np.zeros((self.V, self.K), dtype=dtype)
+        else:
+            if update[0] == "full":
+                self.base = np.array(update[1], order="C")
+            else:
+                self.base.reshape(-1)[update[1]] = update[2]
+            work = self.base.copy()
+        nk_work = np.array(nk)
+        _run_kernel(self.kind, self.word_ids, self.doc_ptr, self.z, self.ndk, word_table, work, nk_work,
+                    alpha, beta, clip, self.state)
+        out = pack_delta(work, self.base), nk_work - nk, (self.snapshot() if checkpoint else None)
+        return out + (time.perf_counter() - t0,)
+
+    def collect(self):
         return self.z.copy(), self.ndk.copy()
 
     def cast_ndk(self, dtype):
         self.ndk = self.ndk.astype(dtype)
+        self.noisy_ndk = True
+        return self.snapshot()
 
     def perturb_ndk(self, fn, rng):
         self.ndk[...] = fn(self.ndk, rng)
+        self.noisy_ndk = True
+        return self.snapshot()
 
 
 def _is_lost_worker(exc: BaseException) -> bool:
     """A failure of the worker holding an actor (not an error raised by the actor's own code)."""
     return isinstance(exc, OSError) or (isinstance(exc, RuntimeError) and "lost" in str(exc).lower()) \
-        or type(exc).__name__ in ("KilledWorker", "CommClosedError")
+        or type(exc).__name__ in ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError")
 
 
 class DaskBackend(Backend):
@@ -98,7 +204,7 @@ class DaskBackend(Backend):
     ----------
     client : the ``distributed.Client`` of the cluster.
     n_shards : shards for an in-memory corpus (default: one per worker); a shard set keeps its files.
-    checkpoint_every : sweeps between checkpoints of every shard's assignments (driver memory).
+    checkpoint_every : sweeps between checkpoints of a shard's assignments (kept in driver memory).
     """
 
     name = "dask"
@@ -115,34 +221,76 @@ class DaskBackend(Backend):
         self.checkpoint_every = checkpoint_every or self.CHECKPOINT_EVERY
         self.n_restarts = 0
         self._actors = []
+        #: array bytes sent to and received from the actors by sweeps (a measure of the per-iteration traffic)
+        self.traffic = {"to_workers": 0, "from_workers": 0, "sweeps": 0}
+        #: per full sweep: (seconds on the driver, seconds of the slowest actor's own work)
+        self.timings: list[tuple[float, float]] = []
 
     # ------------------------------------------------------------------ workers
     def _workers(self) -> list[str]:
         ws = list(self.client.scheduler_info()["workers"])
         if not ws:
-            self.client.wait_for_workers(1, timeout=120)
+            try:
+                self.client.wait_for_workers(1, timeout=120)
+            except TimeoutError:
+                raise DPTopicError("the Dask cluster has no live worker (waited 120 s): start workers or check the"
+                                   " scheduler address.") from None
             ws = list(self.client.scheduler_info()["workers"])
         return sorted(ws)
 
-    def _place(self, j: int, avoid=None):
+    def _place(self, j: int, avoid=None) -> None:
         """Create shard ``j``'s actor on a live worker (the least loaded one, not ``avoid``)."""
         last = None
-        for _ in range(5):
+        for _ in range(_ATTEMPTS):
             ws = [w for w in self._workers() if w != avoid] or self._workers()
             load = {w: sum(1 for x in self.where if x == w) for w in ws}
             w = min(ws, key=lambda a: (load[a], a)) if avoid is not None else ws[j % len(ws)]
+            fut = self.client.submit(ShardActor, self.K, self.V, self.kind, actor=True, workers=[w],
+                                     allow_other_workers=False, pure=False, **self._specs[j])
             try:
-                fut = self.client.submit(ShardActor, self.K, self.V, self.kind, actor=True, workers=[w],
-                                         allow_other_workers=False, pure=False, **self._specs[j])
-                actor = fut.result()
+                actor = fut.result(timeout=120)
             except Exception as e:  # the chosen worker died meanwhile: pick another
+                if not (_is_lost_worker(e) or isinstance(e, TimeoutError)):
+                    raise
+                fut.cancel()
+                last, avoid = e, w
+                continue
+            self.where[j], self._futures[j], self._actors[j] = w, fut, actor
+            return
+        raise DPTopicError(f"could not place corpus shard {j} on a live Dask worker ({type(last).__name__}); check the cluster.")
+
+    def _call(self, method: str, args: dict, in_flight: bool = False) -> dict:
+        """Call ``method(*args[j])`` on every shard ``j`` in ``args`` at once; return ``{j: result}``
+        for the shards whose worker answered. The others are restarted from their checkpoints
+        (:meth:`restore`), and are left out; ``in_flight``: the call was a sweep, to be replayed too."""
+        calls, out = {}, {}
+        for j, a in args.items():
+            try:
+                calls[j] = getattr(self._actors[j], method)(*a)
+            except Exception as e:
                 if not _is_lost_worker(e):
                     raise
-                last = e
-                continue
-            self.where[j] = w
-            return fut, actor
-        raise DPTopicError(f"could not place corpus shard {j} on a live Dask worker ({type(last).__name__}); check the cluster.")
+                calls[j] = e
+        lost = []
+        for j, call in calls.items():
+            try:
+                if isinstance(call, BaseException):
+                    raise call
+                out[j] = call.result()
+            except Exception as e:
+                if not _is_lost_worker(e):
+                    raise
+                lost.append(j)
+        for j in lost:
+            # back to the checkpoint: the sweeps since then (and this one) are to be done again
+            self._pending[j] = self._pending.get(j, 0) + self._since_n[j] + int(in_flight)
+            self.restore(j)
+        return out
+
+    def _take_pending(self) -> dict[int, int]:
+        todo = {j: n for j, n in self._pending.items() if n > 0}
+        self._pending = {}
+        return todo
 
     # --------------------------------------------------------------- interface
     def open(self, source, n_topics, rng, kind, secure_coins=False):
@@ -156,105 +304,179 @@ class DaskBackend(Backend):
                             "doc_ptr": source.doc_ptr[s.doc_start:s.doc_stop + 1] - s.tok_start}
                            for s in make_shards(source.doc_ptr, n)]
         self._doc_lengths = source.doc_lengths
+        self._n_tokens = int(np.sum(source.doc_lengths))
         n = len(self._specs)
         children = rng.spawn(n)
         self._recovery_rng = rng.spawn(1)[0]
-        self.where = [None] * n
-        placed = [self._place(j) for j in range(n)]
-        self._futures = [p[0] for p in placed]
-        self._actors = [p[1] for p in placed]
-        parts = [f.result() for f in [a.start(r, secure_coins) for a, r in zip(self._actors, children)]]
-        nwk = sum(p[0] for p in parts)
-        nk = sum(p[1] for p in parts)
-        from ..kernels import SweepArrays
-
+        self.where, self._futures, self._actors = [None] * n, [None] * n, [None] * n
+        self._ckpt, self._since, self._since_n = [None] * n, [[] for _ in range(n)], [0] * n
+        self._pending, self._mirror, self._synced, self._collected = {}, None, [False] * n, None
+        for j in range(n):
+            self._place(j)
+        parts = {}
+        for _ in range(_ATTEMPTS):   # a start is a data-independent random draw: a lost one is just redone
+            parts.update(self._call("start", {j: (children[j], secure_coins) for j in range(n) if j not in parts}))
+            if len(parts) == n:
+                break
+        else:
+            raise DPTopicError("could not start the corpus shards on the Dask workers: check the cluster.")
+        self._pending = {}
+        nwk = sum(parts[j][0] for j in range(n))
+        nk = sum(parts[j][1] for j in range(n))
+        for j in range(n):
+            self._ckpt[j] = parts[j][2]
         self.arrays = SweepArrays(None, None, None, None, nwk, nk)
-        self._sweeps = 0
-        self.checkpoint()
         return self.arrays
 
     @property
     def n_shards(self) -> int:
         return len(self._actors)
 
+    def _updates(self, shards, full: bool):
+        """The message that brings each actor's copy of the counts to the driver's ``nwk``."""
+        nwk = self.arrays.nwk
+        m = self._mirror
+        if not full or m is None or m.dtype != nwk.dtype or m.shape != nwk.shape:
+            if full:
+                self._mirror = np.array(nwk, order="C")
+                self._synced = [False] * self.n_shards
+            return {j: ("full", nwk) for j in shards}
+        idx = _changed(nwk, m)
+        if _sparse_pays(idx.size, nwk):
+            vals = nwk.reshape(-1)[idx]
+            m.reshape(-1)[idx] = vals
+            msg = ("set", idx, vals)
+        else:
+            m[...] = nwk
+            msg = ("full", nwk)
+        return {j: msg if self._synced[j] else ("full", nwk) for j in shards}
+
     def sweep(self, alpha, beta, word_table=None, clip=np.inf, shards=None):
         a = self.arrays
         full = shards is None
-        shards = range(self.n_shards) if full else shards
-        # sound HDP-LDA: the frozen noisy table and the topic totals travel, never the true word counts
-        nwk = a.nwk if word_table is None else None
-        calls = {j: self._actors[j].sweep(alpha, beta, nwk, a.nk, word_table, clip, a.nwk.dtype.str)
-                 for j in shards}
-        lost = []
-        for j, call in calls.items():
-            try:
-                dnwk, dnk = call.result()
-            except Exception as e:
-                if not _is_lost_worker(e):
-                    raise
-                lost.append(j)
+        shards = list(range(self.n_shards)) if full else sorted(shards)
+        self._collected = None
+        if word_table is None:
+            msgs = self._updates(shards, full)
+        else:
+            # sound HDP-LDA: the frozen noisy table and the topic totals travel, never the true word counts
+            msgs = dict.fromkeys(shards)
+        dtype = a.nwk.dtype.str
+        args = {j: (alpha, beta, msgs[j], a.nk, word_table, clip, dtype,
+                    self._since_n[j] + 1 >= self.checkpoint_every) for j in shards}
+        t0 = time.perf_counter()
+        out = self._call("sweep", args, in_flight=True)
+        self.traffic["to_workers"] += _nbytes(list(args.values()))
+        self.traffic["from_workers"] += _nbytes(list(out.values()))
+        self.traffic["sweeps"] += full
+        for j in shards:  # in shard order: the float sums do not depend on which worker answered first
+            if j not in out:
                 continue
-            a.nwk += dnwk
+            dnwk, dnk, ckpt, _ = out[j]
+            add_delta(a.nwk, dnwk)
             a.nk += dnk
-            if self._since[j].dtype != a.nwk.dtype:
-                self._since[j] = self._since[j].astype(a.nwk.dtype)
-                self._since_nk[j] = self._since_nk[j].astype(a.nk.dtype)
-            self._since[j] += dnwk
-            self._since_nk[j] += dnk
-            self._since_n[j] += 1
-        todo = {}
-        for j in lost:
-            todo[j] = self._since_n[j] + 1   # the sweeps since the checkpoint, and this one
-            self.restore(j)
-        if full and not lost:
-            self._sweeps += 1
-            if self._sweeps % self.checkpoint_every == 0:
-                self.checkpoint()
-        return todo
+            self._synced[j] = full and word_table is None
+            if ckpt is not None:
+                self._ckpt[j], self._since[j], self._since_n[j] = ckpt, [], 0
+            else:
+                self._since[j].append((dnwk, dnk))
+                self._since_n[j] += 1
+        if full and len(out) == len(shards):
+            self.timings.append((time.perf_counter() - t0, max(o[3] for o in out.values())))
+        return self._take_pending()
 
-    def _gather(self, method):
-        return [f.result() for f in [getattr(act, method)() for act in self._actors]]
+    def collect(self) -> dict[int, int]:
+        """Gather every shard's ``z`` and ``ndk`` onto the driver (kept until the next sweep).
+
+        Returns the sweeps that shards restarted since the last sweep must replay; the gathered
+        state is consistent with the global counts either way, and current once this returns ``{}``.
+        """
+        if self._collected is not None and not self._pending:
+            return {}
+        got = {}
+        for _ in range(_ATTEMPTS):
+            got.update(self._call("collect", {j: () for j in range(self.n_shards) if j not in got}))
+            if len(got) == self.n_shards:
+                break
+        else:
+            raise DPTopicError("could not gather the corpus shards from the Dask workers: check the cluster.")
+        z = np.concatenate([got[j][0] for j in range(self.n_shards)])
+        ndk = np.concatenate([got[j][1] for j in range(self.n_shards)])
+        self._collected = z, ndk
+        return self._take_pending()
 
     @property
     def z(self):
-        return np.concatenate(self._gather("get_z"))
+        if self._collected is None:
+            todo = self.collect()
+            self._pending.update(todo)  # replayed by the next sweep
+        return self._collected[0]
 
     def doc_topic_counts(self):
-        return np.concatenate(self._gather("get_ndk"))
+        if self._collected is None:
+            self._pending.update(self.collect())
+        return self._collected[1]
 
     @property
     def doc_lengths(self):
         return self._doc_lengths
 
+    def _for_all(self, method: str, make_args) -> None:
+        """``method`` on every shard, redone on the restarted copy of a shard whose worker died; the result is its new checkpoint."""
+        self._collected = None
+        done = set()
+        for _ in range(_ATTEMPTS):
+            out = self._call(method, {j: make_args(j) for j in range(self.n_shards) if j not in done})
+            for j, ckpt in out.items():
+                self._ckpt[j], self._since[j], self._since_n[j] = ckpt, [], 0
+            done.update(out)
+            if len(done) == self.n_shards:
+                return
+        raise DPTopicError(f"could not run {method} on the corpus shards: check the Dask cluster.")
+
     def cast_doc_counts(self, dtype):
-        for f in [act.cast_ndk(np.dtype(dtype).str) for act in self._actors]:
-            f.result()
-        self.checkpoint()
+        dtype = np.dtype(dtype).str
+        self._for_all("cast_ndk", lambda j: (dtype,))
 
     def perturb_doc_counts(self, fn, rng):
-        rngs = rng.spawn(self.n_shards) if rng is not None else [None] * self.n_shards
-        for f in [act.perturb_ndk(fn, r) for act, r in zip(self._actors, rngs)]:
-            f.result()
-        self.checkpoint()  # a restarted shard must come back with its noisy document counts
+        n = self.n_shards
+        rngs = rng.spawn(n) if rng is not None else [None] * n
+        first = set()
+
+        def args(j):  # a shard that lost its worker draws fresh noise on its restarted copy
+            r = rngs[j] if j not in first else (None if rng is None else rng.spawn(1)[0])
+            first.add(j)
+            return fn, r
+        self._for_all("perturb_ndk", args)
 
     def checkpoint(self):
-        self._ckpt = self._gather("snapshot")
-        self._since = [np.zeros_like(self.arrays.nwk) for _ in self._actors]
-        self._since_nk = [np.zeros_like(self.arrays.nk) for _ in self._actors]
-        self._since_n = [0] * self.n_shards
+        """Checkpoint every shard now (a sweep also checkpoints its shard every ``checkpoint_every`` sweeps)."""
+        self._for_all("snapshot", lambda j: ())
 
     def restore(self, shard):
-        a = self.arrays
-        self._futures[shard], self._actors[shard] = self._place(shard, avoid=self.where[shard])
-        z, ndk = self._ckpt[shard]
-        self._actors[shard].restore(z, ndk, kernel_state(None if self._secure_coins else self._recovery_rng)).result()
-        a.nwk -= self._since[shard]
-        a.nk -= self._since_nk[shard]
-        self._since[shard][...] = 0
-        self._since_nk[shard][...] = 0
-        self._since_n[shard] = 0
+        """Restart ``shard`` from its checkpoint on a live worker and take its changes since then out of the
+        counts (a shard not started yet only gets a new actor: :meth:`open` starts it again)."""
+        state = None if self._secure_coins else kernel_state(self._recovery_rng)
+        for _ in range(_ATTEMPTS):
+            self._place(shard, avoid=self.where[shard])
+            if self._ckpt[shard] is None:
+                break
+            try:
+                self._actors[shard].restore(self._ckpt[shard], state).result()
+                break
+            except Exception as e:
+                if not _is_lost_worker(e):
+                    raise
+        else:
+            raise DPTopicError(f"could not restart corpus shard {shard} on a live Dask worker: check the cluster.")
+        for dnwk, dnk in reversed(self._since[shard]):
+            add_delta(self.arrays.nwk, dnwk, -1)
+            self.arrays.nk -= dnk
+        self._since[shard], self._since_n[shard], self._synced[shard] = [], 0, False
+        self._collected = None
         self.n_restarts += 1
 
     def close(self):
-        self._actors = []
-        self._futures = []
+        """Let the actors go (their workers drop them); keep the counts and the gathered state, drop the rest."""
+        self._actors, self._futures = [], []
+        self._mirror, self._ckpt, self._since = None, [], []

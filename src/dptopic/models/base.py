@@ -33,11 +33,12 @@ class IterationInfo:
 
     ``release`` is the word–topic count matrix (V × K) that the iteration released or
     used for sampling (the true counts for plain CGS, the noisy counts for the
-    private trainers); ``z`` the topic assignments after the sweep.
+    private trainers); ``z`` the topic assignments after the sweep (``None`` for a
+    callback with ``needs_z = False``, which spares a cluster backend gathering them).
     """
 
     iteration: int
-    z: np.ndarray
+    z: np.ndarray | None
     release: np.ndarray | None
 
 
@@ -106,7 +107,8 @@ class GibbsTopicModel:
         it the vocabulary comes from the training data (see ``docs/privacy.md``, "Vocabulary").
 
         ``callback(info)`` is called after each iteration with an :class:`IterationInfo`. A callback
-        with ``needs_release = False`` (e.g. a timer) spares the trainer a copy of the counts.
+        with ``needs_release = False`` (e.g. a timer) spares the trainer a copy of the counts, and one with
+        ``needs_z = False`` spares gathering the topic assignments.
         """
         self._validate()
         corpus = training_source(X, vocabulary=vocabulary)
@@ -132,17 +134,16 @@ class GibbsTopicModel:
             alpha, beta = float(self.alpha), float(self.beta)
             for it in range(self.n_iter):
                 table, clip, release = self._before_sweep(it, arrays, rng, want_release)
-                todo = backend.sweep(alpha, beta, word_table=table, clip=clip)
-                while todo:  # shards lost with a worker restart from their checkpoint and catch up
-                    table, clip, _ = self._before_sweep(it, arrays, rng, False)  # a replay is another release
-                    self.n_replayed_ += 1
-                    again = backend.sweep(alpha, beta, word_table=table, clip=clip, shards=sorted(todo))
-                    todo = {j: n - 1 for j, n in todo.items() if n > 1}
-                    todo.update(again)
+                self._replay(backend, it, arrays, rng, backend.sweep(alpha, beta, word_table=table, clip=clip))
                 info = self._after_sweep(it, arrays, corpus)
                 if callback is not None:
-                    callback(IterationInfo(it, backend.z, release))
+                    z = None
+                    if getattr(callback, "needs_z", True):
+                        self._collect(backend, it, arrays, rng)
+                        z = backend.z
+                    callback(IterationInfo(it, z, release))
                 bar.advance(1, info=info)
+            self._collect(backend, self.n_iter - 1, arrays, rng)  # a shard lost now still catches up
             self.components_ = self._finish(arrays, rng)  # inside: _finish may read z from the shards
         self.n_iter_ = self.n_iter
         self.privacy_ = self.privacy_report()
@@ -150,6 +151,23 @@ class GibbsTopicModel:
             self.privacy_["replayed_iterations"] = self.n_replayed_
         self._train_stats = {"n_docs": corpus.n_docs, "n_tokens": corpus.n_tokens, "vocab_size": V}
         return self
+
+    def _replay(self, backend, it, arrays, rng, todo) -> None:
+        """Shards lost with a worker restarted from their checkpoint: sweep them ``todo[j]`` times to catch up.
+        Each replayed sweep is another release (fresh noise, on the ledger) for a private trainer."""
+        alpha, beta = float(self.alpha), float(self.beta)
+        while todo:
+            table, clip, _ = self._before_sweep(it, arrays, rng, False)
+            self.n_replayed_ += 1
+            again = backend.sweep(alpha, beta, word_table=table, clip=clip, shards=sorted(todo))
+            todo = {j: n - 1 for j, n in todo.items() if n > 1}
+            for j, n in again.items():  # lost again: back to its checkpoint, on top of what is still to do
+                todo[j] = todo.get(j, 0) + n
+
+    def _collect(self, backend, it, arrays, rng) -> None:
+        """Gather the shards' state for reading, replaying any shard lost meanwhile."""
+        while todo := backend.collect():
+            self._replay(backend, it, arrays, rng, todo)
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
         return self.fit(X, **kw).transform(X)
