@@ -8,7 +8,8 @@ A prefetch never faults and never changes a result; it is only a hint.
 from __future__ import annotations
 
 from llvmlite import ir
-from numba import types
+import numpy as np
+from numba import njit, types
 from numba.extending import intrinsic
 
 
@@ -33,3 +34,19 @@ def prefetch(typingctx, arr, flat_index):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@njit(cache=True)
+def _probe(a):
+    prefetch(a, 0)
+
+
+@njit(inline="always", cache=True)
+def _no_prefetch(arr, flat_index):
+    pass
+
+
+try:  # a numba/llvmlite that cannot lower the hint gets a no-op: slower, never wrong
+    _probe(np.zeros(1))
+except Exception:  # pragma: no cover - depends on the installed compiler
+    prefetch = _no_prefetch  # noqa: F811
