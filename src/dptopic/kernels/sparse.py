@@ -20,7 +20,8 @@ Three things keep a token cheap once the chain has settled (most tokens then kee
 * the rows of the token a few positions ahead are prefetched, and the lists use the smallest
   integer type that holds a topic index, so the random per-word reads mostly hit the cache;
 * the draw within the word bucket counts the prefix sums below the uniform instead of scanning
-  to the first one above it: the same topic, without a hard-to-predict branch.
+  to the first one above it: the same topic, without a hard-to-predict branch;
+* word and topic indices are unsigned, so the compiled loops carry no negative-index handling.
 """
 from __future__ import annotations
 
@@ -103,8 +104,8 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, wnz, wpos, wlen, alpha, bet
                     prefetch(nwk, ahead + 16 * line)
                 prefetch(wnz, ahead)
                 prefetch(wpos, ahead + z[i + PREFETCH_AHEAD])
-            w = word_ids[i]
-            k0 = z[i]
+            w = np.uintp(word_ids[i])
+            k0 = np.uintp(z[i])
             # ---- take token i out in place (the lists stay as they are)
             inv_in = inv[k0]
             coef_in = coef[k0]
@@ -120,31 +121,34 @@ def sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, wnz, wpos, wlen, alpha, bet
             q = 0.0
             n = wlen[w]
             for j in range(n):
-                t = wnz[w, j]
+                t = np.uintp(wnz[w, j])
                 q += coef[t] * nwk[w, t]
                 qbuf[j] = q
             u = next_uniform(state) * (s0 + r0 + q)
-            k = -1
+            k = np.uintp(0)
+            found = False
             if u < q:
-                j = 0
+                jq = 0
                 for jj in range(n - 1):  # branch-free: the number of prefixes <= u is the index of the first above
-                    j += qbuf[jj] <= u
-                k = wnz[w, j]  # the first prefix above u: its own term is > 0
+                    jq += qbuf[jj] <= u
+                k = np.uintp(wnz[w, jq])  # the first prefix above u: its own term is > 0
+                found = True
             elif u < q + r0:
                 u -= q
                 for j in range(dl):
-                    t = dnz[j]
+                    t = np.uintp(dnz[j])
                     u -= ndk[d, t] * beta * inv[t]
                     if u < 0:
                         k = t
+                        found = True
                         break
-            if k < 0:  # s bucket (or rounding left the r walk short): every topic weighs αβ·inv_k > 0
+            if not found:  # s bucket (or rounding left the r walk short): every topic weighs αβ·inv_k > 0
                 u = next_uniform(state) * s0
-                k = K - 1
+                k = np.uintp(K - 1)
                 for j in range(K):
                     u -= ab * inv[j]
                     if u < 0:
-                        k = j
+                        k = np.uintp(j)
                         break
             if k == k0:  # stays: put back exactly what was taken out
                 ndk[d, k0] = nd0 + 1
