@@ -63,8 +63,8 @@ def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
                 for line in range(lines):
                     prefetch(A, ahead + 8 * line)
                 prefetch(nwk, ahead + z[i + PREFETCH_AHEAD])
-            w = word_ids[i]
-            k = z[i]
+            w = np.uintp(word_ids[i])
+            k = np.uintp(z[i])
             ndk[d, k] -= 1
             g[k] = ib[k] * ndk[d, k]
             nwk[w, k] -= 1
@@ -85,24 +85,24 @@ def frozen_sweep(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state):
             smooth = alpha * row_sum[w]
             r = 0.0
             for j in range(dl):
-                t = dnz[j]
+                t = np.uintp(dnz[j])
                 r += A[w, t] * g[t]
                 rb[j] = r
             while True:
                 u = next_uniform(state) * (r + smooth)
                 if u < r:
-                    j = 0
+                    jq = 0
                     for jj in range(dl - 1):  # branch-free: the index of the first prefix above u
-                        j += rb[jj] <= u
-                    k = dnz[j]
+                        jq += rb[jj] <= u
+                    k = np.uintp(dnz[jq])
                 else:
                     x = (u - r) / alpha
-                    k = K - 1
+                    k = np.uintp(K - 1)
                     acc = 0.0
                     for t in range(K):
                         acc += A[w, t] * ib[t]
                         if acc > x:
-                            k = t
+                            k = np.uintp(t)
                             break
                 # accept with probability inv_k / ib_k = (floor_k + Vβ) / (n_k + Vβ)
                 if next_uniform(state) * (nk[k] + vbeta) < floor[k] + vbeta:
