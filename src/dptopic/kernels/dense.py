@@ -87,8 +87,8 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
                 for line in range(lines):
                     prefetch(word_table, ahead + per_line * line)
                 prefetch(nwk, ahead + z[i + PREFETCH_AHEAD])
-            w = word_ids[i]
-            k = z[i]
+            w = np.uintp(word_ids[i])
+            k = np.uintp(z[i])
             ndk[d, k] -= 1
             nwk[w, k] -= 1
             nk[k] -= 1
@@ -96,7 +96,7 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
             h[k] = inv[k] * (max(ndk[d, k], 0) + alpha)
             for j in range(K):
                 p[j] = (min(max(word_table[w, j], 0), clip) + beta) * h[j]
-            k = blocked_draw(p, bs, K, state)
+            k = np.uintp(blocked_draw(p, bs, K, state))
             z[i] = k
             ndk[d, k] += 1
             nwk[w, k] += 1
