@@ -356,7 +356,9 @@ class CDPLDA(_PrivateGibbs):
     def _start(self, arrays, corpus, rng) -> None:
         super()._start(arrays, corpus, rng)
         self.log_likelihood_ = []
-        dtype = np.int64 if self.noise == "discrete" else np.float64
+        # Noisy counts live in float64 for both noises: discrete-Laplace counts stay exact integers there
+        # (|values| < 2**53), and the dense sampler reads float64 rows without per-entry conversion.
+        dtype = np.float64
         arrays.nwk = arrays.nwk.astype(dtype)
         self._backend_.cast_doc_counts(dtype)
         arrays.nk = arrays.nwk.sum(axis=0)
