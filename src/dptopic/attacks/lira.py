@@ -53,7 +53,7 @@ def make_estimator(algorithm, seed=None, **params):
         cls = ALGORITHMS[algorithm]
     else:
         cls = algorithm
-    names = inspect.signature(cls.__init__).parameters
+    names = dict(inspect.signature(cls.__init__).parameters)
     kw = {}
     for k, v in params.items():  # common names onto the class's own (n_topics -> n_components, ...)
         kw[k if k in names else next((a for a in _ALIASES.get(k, ()) if a in names), k)] = v
@@ -61,18 +61,41 @@ def make_estimator(algorithm, seed=None, **params):
         kw["seed"] = seed
     if "verbose" in names:
         kw.setdefault("verbose", 0)
+    build = cls
+    calibrate = _budget_constructor(cls)
+    if calibrate is not None and "epsilon" in kw:  # e.g. DP-SVI: the noise is calibrated to a total (ε, δ)
+        names.update({k: v for k, v in inspect.signature(calibrate).parameters.items() if v.kind != v.VAR_KEYWORD})
+        build = calibrate
     unknown = [k for k in kw if k not in names and not any(p.kind == p.VAR_KEYWORD for p in names.values())]
     if unknown:
         raise DPTopicError(f"{cls.__name__} has no parameter {unknown[0]!r}; valid: {', '.join(n for n in names if n != 'self')}.")
-    return cls(**kw)
+    try:
+        return build(**kw)
+    except TypeError as e:  # e.g. epsilon (calibrated noise) together with an explicit noise multiplier
+        raise DPTopicError(f"{cls.__name__}: {e}; give either epsilon (the noise is calibrated) or the noise"
+                           " parameter, not both.") from None
+
+
+def _budget_constructor(cls):
+    """``cls.from_budget`` when the class takes no epsilon itself but is calibrated from a total budget
+    ``from_budget(epsilon, delta, ...)`` (DP-SVI: ε, δ -> noise multiplier); otherwise None."""
+    names = inspect.signature(cls.__init__).parameters
+    fb = getattr(cls, "from_budget", None)
+    if fb is None or any(k in names for k in ("epsilon", "epsilon_laplace")):
+        return None
+    return fb if next(iter(inspect.signature(fb).parameters), None) == "epsilon" else None
 
 
 def epsilon_parameter(algorithm, required=True):
-    """The name of a trainer's privacy parameter: ``epsilon``, or ``epsilon_laplace`` (HDP-LDA)."""
+    """The name of a trainer's privacy parameter: ``epsilon``, or ``epsilon_laplace`` (HDP-LDA); ``epsilon``
+    also for a trainer calibrated from a total budget by ``from_budget`` (DP-SVI)."""
     from ..models import ALGORITHMS
 
-    names = inspect.signature(ALGORITHMS[algorithm].__init__).parameters if algorithm in ALGORITHMS else {}
+    cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
+    names = inspect.signature(cls.__init__).parameters if cls is not None else {}
     key = next((k for k in ("epsilon", "epsilon_laplace") if k in names), None)
+    if key is None and cls is not None and _budget_constructor(cls) is not None:
+        key = "epsilon"
     if key is None and required:
         raise DPTopicError(f"{algorithm!r} has no epsilon parameter: choose a private trainer.")
     return key

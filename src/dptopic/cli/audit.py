@@ -37,7 +37,7 @@ def _trainer_from_args(a):
     """``(train_fn, claimed privacy or None, description)`` from ``--model`` or ``--algorithm``."""
     import inspect
 
-    from ..attacks.lira import estimator_trainer
+    from ..attacks.lira import epsilon_parameter, estimator_trainer, make_estimator
     from ..models import ALGORITHMS
 
     if a.model is not None:
@@ -52,16 +52,18 @@ def _trainer_from_args(a):
     names = inspect.signature(cls.__init__).parameters
     params = {}
     for flag, keys in (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")),
-                       ("alpha", ("alpha",)), ("beta", ("beta",)), ("epsilon", ("epsilon", "epsilon_laplace")),
+                       ("alpha", ("alpha",)), ("beta", ("beta", "eta")),
+                       ("epsilon", (epsilon_parameter(a.algorithm, required=False),)),
                        ("delta", ("delta",))):
         v = getattr(a, flag)
         if v is None:
             continue
-        key = next((k for k in keys if k in names), None)
+        key = next((k for k in keys if k is not None and (k in names or flag == "epsilon")), None)
         if key is None:
             raise DPTopicError(f"--{flag} does not apply to {a.algorithm}; see its parameters with --set NAME=VALUE.")
         params[key] = v
     params.update(_parse_set(a.set))
+    make_estimator(a.algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
     return estimator_trainer(a.algorithm, **params), None, f"{a.algorithm} {params}"
 
 
@@ -135,7 +137,7 @@ def register(sub) -> None:
     p.add_argument("--iterations", type=positive_int, default=None, help="training iterations (with --algorithm)")
     p.add_argument("--alpha", type=float, default=None)
     p.add_argument("--beta", type=float, default=None)
-    p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon, or epsilon_laplace for hdp)")
+    p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon; epsilon_laplace per iteration for hdp; the total budget for svi)")
     p.add_argument("--delta", type=float, default=None, help="the trainer's delta")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
     p.add_argument("--restrict", action="store_true", help="with --model: drop corpus words the model does not know")
