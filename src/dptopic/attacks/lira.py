@@ -39,6 +39,9 @@ SD_FLOOR = 1e-8
 _ALIASES = {"n_topics": ("n_components", "k"), "n_iter": ("max_iter", "n_epochs", "rounds", "n_rounds", "iterations")}
 
 
+_EPSILON_NAMES = ("epsilon", "epsilon_laplace", "epsilon_word")
+
+
 def make_estimator(algorithm, seed=None, **params):
     """Build one estimator from a name in ``dptopic.models.ALGORITHMS`` or a class.
 
@@ -81,19 +84,20 @@ def _budget_constructor(cls):
     ``from_budget(epsilon, delta, ...)`` (DP-SVI: ε, δ -> noise multiplier); otherwise None."""
     names = inspect.signature(cls.__init__).parameters
     fb = getattr(cls, "from_budget", None)
-    if fb is None or any(k in names for k in ("epsilon", "epsilon_laplace")):
+    if fb is None or any(k in names for k in _EPSILON_NAMES):
         return None
     return fb if next(iter(inspect.signature(fb).parameters), None) == "epsilon" else None
 
 
 def epsilon_parameter(algorithm, required=True):
-    """The name of a trainer's privacy parameter: ``epsilon``, or ``epsilon_laplace`` (HDP-LDA); ``epsilon``
-    also for a trainer calibrated from a total budget by ``from_budget`` (DP-SVI)."""
+    """The name of a trainer's privacy parameter: ``epsilon``, ``epsilon_laplace`` (HDP-LDA, per iteration) or
+    ``epsilon_word`` (LP-LDA, OLP-LDA); ``epsilon`` also for a trainer calibrated from a total budget by
+    ``from_budget`` (DP-SVI)."""
     from ..models import ALGORITHMS
 
     cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
     names = inspect.signature(cls.__init__).parameters if cls is not None else {}
-    key = next((k for k in ("epsilon", "epsilon_laplace") if k in names), None)
+    key = next((k for k in _EPSILON_NAMES if k in names), None)
     if key is None and cls is not None and _budget_constructor(cls) is not None:
         key = "epsilon"
     if key is None and required:

@@ -17,14 +17,14 @@ def _number(name, value, check, what):
     return value
 
 
-def _parse_set(items):
-    """``--set name=value`` pairs; values are parsed as JSON numbers/booleans where possible."""
+def parse_set(items, flag: str = "--set"):
+    """``NAME=VALUE`` pairs (``--set``, ``--dp-set``); values are parsed as JSON numbers/booleans where possible."""
     import json
 
     out = {}
     for it in items or []:
         if "=" not in it:
-            raise DPTopicError(f"invalid --set {it!r}: write NAME=VALUE, e.g. --set epsilon_inherent=5.")
+            raise DPTopicError(f"invalid {flag} {it!r}: write NAME=VALUE, e.g. {flag} sampling_rate=0.2.")
         k, v = it.split("=", 1)
         try:
             out[k.strip()] = json.loads(v)
@@ -62,7 +62,7 @@ def _trainer_from_args(a):
         if key is None:
             raise DPTopicError(f"--{flag} does not apply to {a.algorithm}; see its parameters with --set NAME=VALUE.")
         params[key] = v
-    params.update(_parse_set(a.set))
+    params.update(parse_set(a.set))
     make_estimator(a.algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
     return estimator_trainer(a.algorithm, **params), None, f"{a.algorithm} {params}"
 
@@ -137,7 +137,7 @@ def register(sub) -> None:
     p.add_argument("--iterations", type=positive_int, default=None, help="training iterations (with --algorithm)")
     p.add_argument("--alpha", type=float, default=None)
     p.add_argument("--beta", type=float, default=None)
-    p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon; epsilon_laplace per iteration for hdp; the total budget for svi)")
+    p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon; hdp: epsilon_laplace per iteration; lp/olp: epsilon_word; svi: the total budget)")
     p.add_argument("--delta", type=float, default=None, help="the trainer's delta")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
     p.add_argument("--restrict", action="store_true", help="with --model: drop corpus words the model does not know")

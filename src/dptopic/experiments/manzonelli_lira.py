@@ -16,7 +16,8 @@ import numpy as np
 
 from .._io import atomic_write_json
 from ..attacks import metrics
-from ..attacks.lira import epsilon_parameter, estimator_trainer, phi_and_privacy, run_lira, sklearn_trainer, train_shadows
+from ..attacks.lira import (epsilon_parameter, estimator_trainer, make_estimator, phi_and_privacy, run_lira,
+                            sklearn_trainer, train_shadows)
 from ..evaluation import umass_coherence
 from ._output import save_fig, write_csv
 
@@ -115,6 +116,14 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
                      verbose=1) -> dict:
     """Figs. 4-6: for each eps_V (and each eps_T when ``dp_algorithm`` is given): mean vocabulary size,
     mean UMass coherence of the shadow models on their private vocabularies, and online LiRA."""
+    from ..errors import DPTopicError
+
+    if bool(eps_t_grid) != bool(dp_algorithm):
+        raise DPTopicError("the eps_T sweep needs both a private trainer (--dp-algorithm, e.g. svi) and --eps-t-grid.")
+    if dp_algorithm:
+        # a private trainer with valid parameters, or a one-line error before any training
+        make_estimator(dp_algorithm, n_topics=n_topics, **{epsilon_parameter(dp_algorithm): eps_t_grid[0]},
+                       **(dp_params or {}))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     configs = [("public", None, None)] + [(f"eps_V={e:g}", e, None) for e in eps_v_grid]
@@ -166,10 +175,37 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
     fig.suptitle("Figs. 4-5: utility of FDPTM against eps_V")
     save_fig(fig, out / "fig4_5_coherence.png")
     plt.close(fig)
+    if eps_t_grid:
+        _plot_fig5(rows, eps_v_grid, eps_t_grid, dp_algorithm, trainer, out / "fig5_coherence_vs_eps_t.png")
     summary = {"rows": [dict(zip(header, r)) for r in rows], "delta_V": delta_v, "n_shadows": n_shadows,
-               "n_topics": n_topics, "trainer": trainer, "dp_algorithm": dp_algorithm}
+               "n_topics": n_topics, "trainer": trainer, "dp_algorithm": dp_algorithm,
+               "dp_params": dict(dp_params or {})}
     atomic_write_json(out / "fdptm_results.json", summary)
     return summary
+
+
+def _plot_fig5(rows, eps_v_grid, eps_t_grid, dp_algorithm, trainer, path):
+    """Fig. 5: coherence (and online LiRA AUC) against eps_T at each fixed eps_V; the same vocabulary with the
+    non-private trainer drawn dashed."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    for i, ev in enumerate(eps_v_grid):
+        pts = sorted((r[2], r[4], r[5]) for r in rows if r[1] == ev and r[2] is not None)
+        ref = next(r for r in rows if r[1] == ev and r[2] is None)
+        color = f"C{i}"
+        axes[0].plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color, label=f"eps_V={ev:g}, {dp_algorithm}")
+        axes[0].axhline(ref[4], color=color, ls="--", lw=0.8, label=f"eps_V={ev:g}, non-private {trainer}")
+        axes[1].plot([p[0] for p in pts], [p[2] for p in pts], marker="o", color=color, label=f"eps_V={ev:g}, {dp_algorithm}")
+        axes[1].axhline(ref[5], color=color, ls="--", lw=0.8, label=f"eps_V={ev:g}, non-private {trainer}")
+    for ax, yl in zip(axes, ("mean UMass coherence (top 10)", "online LiRA AUC")):
+        ax.set_xscale("log")
+        ax.set_xlabel("eps_T (topic model)")
+        ax.set_ylabel(yl)
+        ax.legend(fontsize=6)
+    fig.subplots_adjust(wspace=0.35)
+    fig.suptitle("Fig. 5: FDPTM utility and leakage against eps_T at fixed eps_V")
+    save_fig(fig, path)
+    plt.close(fig)
 
 
 def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(0.5, 1.0, 2.0, 5.0), n_topics=50,
