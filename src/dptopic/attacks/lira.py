@@ -108,8 +108,23 @@ def epsilon_parameter(algorithm, required=True):
 def estimator_trainer(algorithm, **params):
     """``train_fn`` that fits a dptopic estimator (``"lda"``, ``"hdp"``, ... or a class) with ``params``."""
 
+    from ..models import ALGORITHMS
+
+    cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
+    calibrated = []  # a budget-calibrated trainer (DP-SVI) is calibrated once, not once per shadow
+
+    def build(rng):
+        if cls is None or "epsilon" not in params or _budget_constructor(cls) is None:
+            return make_estimator(algorithm, seed=rng, **params)
+        if not calibrated:
+            calibrated.append(make_estimator(algorithm, seed=None, **params))
+        t = calibrated[0]
+        est = type(t)(**dict(t.get_params(), seed=rng))
+        est._budget = getattr(t, "_budget", None)
+        return est
+
     def train(corpus: Corpus, rng: np.random.Generator):
-        est = make_estimator(algorithm, seed=rng, **params)
+        est = build(rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. "noise reproducible from the seed": shadows are not released
             return _fit(est, corpus, rng)
@@ -336,6 +351,13 @@ def claimed_epsilon(privacy: dict | None) -> dict:
     return out
 
 
+def claim_relation(privacy: dict | None) -> str:
+    """``add_remove`` when a private model's report protects adding or removing a document, else ``replace_one``
+    (the relation LiRA's IN/OUT halves test directly; see :func:`dptopic.attacks.metrics.epsilon_from_rates`)."""
+    rel = str((privacy or {}).get("neighbouring_relation", "")) if (privacy or {}).get("private") else ""
+    return "add_remove" if "add/remove" in rel or "added or removed" in rel else "replace_one"
+
+
 def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: int = 1, verbose: int = 1,
              n_targets: int | None = None, confidence: float = 0.95, tol: float = 1e-4,
              shadows: ShadowScores | None = None) -> LiRAResult:
@@ -351,7 +373,8 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
     summaries = {k: metrics.summarize(*v) for k, v in pooled.items()}
     claimed = shadows.privacy
     delta = float((claimed or {}).get("delta") or 0.0) if (claimed or {}).get("private") else 0.0
-    emp = metrics.empirical_epsilon(*pooled["lira_online"], delta=delta, confidence=confidence)
+    emp = metrics.empirical_epsilon(*pooled["lira_online"], delta=delta, confidence=confidence,
+                                    relation=claim_relation(claimed))
     emp["attack"] = "lira_online"
     settings = {"n_shadows": shadows.n_shadows, "n_docs": corpus.n_docs, "vocab_size": corpus.vocab_size,
                 "n_targets": n_targets or shadows.n_shadows,

@@ -116,8 +116,9 @@ def cmd_audit(a):
     console.print(t)
     e = res.empirical_epsilon
     c = claimed_epsilon(res.claimed)
-    console.print(f"[bold]empirical epsilon lower bound[/] ({e['confidence']:.0%} confidence, online LiRA, delta={e['delta']:g}):"
-                  f" {e['epsilon_lower_bound']:.3f}")
+    rel = "for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else "for replacing a document"
+    console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; online LiRA, delta={e['delta']:g},"
+                  f" nominal {e['confidence']:.0%} confidence, see docs/auditing.md): {e['epsilon_lower_bound']:.3f}")
     claim = f"{c['epsilon']:.4g}" if math.isfinite(c["epsilon"]) else "none (not private)"
     console.print(f"[bold]claimed epsilon[/]: {claim}" + (f" (unit: {c.get('unit')}, delta={c.get('delta')})" if c.get("private") else ""))
     if c.get("note"):
