@@ -66,29 +66,41 @@ def lira_experiment(corpus, out, trainer="sklearn", n_topics=20, n_shadows=64, s
                                 cgs_iterations=cgs_iterations if trainer == "cgs" else None),
                "seconds": seconds}
     if k_grid:
-        rows = []
+        rows = [[n_topics, a, res.summaries[a]["auc"], res.summaries[a]["tpr_at_fpr_0.01"],
+                 res.summaries[a]["tpr_at_fpr_0.001"]] for a in ("lira_online", "lira_offline")]
         for k in k_grid:
+            if k == n_topics:  # the main run is the k = n_topics point
+                continue
             r = run_lira(corpus, make_trainer(trainer, k, cgs_iterations), n_shadows=n_shadows, seed=seed,
                          n_jobs=n_jobs, verbose=verbose, n_targets=n_targets)
             for a in ("lira_online", "lira_offline"):
                 s = r.summaries[a]
                 rows.append([k, a, s["auc"], s["tpr_at_fpr_0.01"], s["tpr_at_fpr_0.001"]])
-        write_csv(out / "fig3_tpr_vs_k.csv", ["k", "attack", "auc", "tpr_at_fpr_0.01", "tpr_at_fpr_0.001"], rows)
-        plt = _plt()
-        fig, ax = plt.subplots(figsize=(5, 4))
-        for a in ("lira_online", "lira_offline"):
-            for col, fpr, ls in ((3, "1%", "-"), (4, "0.1%", "--")):
-                pts = [(r[0], r[col]) for r in rows if r[1] == a]
-                ax.plot(*zip(*pts), ls, marker="o", label=f"{a} TPR@FPR={fpr}")
-        ax.set_xlabel("number of topics k")
-        ax.set_ylabel("TPR")
-        ax.set_title("Fig. 3: TPR at low FPR against k")
-        ax.legend(fontsize=7)
-        save_fig(fig, out / "fig3_tpr_vs_k.png")
-        plt.close(fig)
-        summary["fig3"] = [dict(zip(["k", "attack", "auc", "tpr_at_fpr_0.01", "tpr_at_fpr_0.001"], r)) for r in rows]
+        summary["fig3"] = write_fig3(rows, out)
     atomic_write_json(out / "results.json", summary)
     return summary
+
+
+FIG3_HEADER = ["k", "attack", "auc", "tpr_at_fpr_0.01", "tpr_at_fpr_0.001"]
+
+
+def write_fig3(rows, out) -> list:
+    """``fig3_tpr_vs_k.csv`` and ``.png`` from rows ``[k, attack, auc, tpr@1%, tpr@0.1%]``; returns them as dicts."""
+    rows = sorted(rows, key=lambda r: (r[0], r[1]))
+    write_csv(Path(out) / "fig3_tpr_vs_k.csv", FIG3_HEADER, rows)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for a in ("lira_online", "lira_offline"):
+        for col, fpr, ls in ((3, "1%", "-"), (4, "0.1%", "--")):
+            pts = [(r[0], r[col]) for r in rows if r[1] == a]
+            ax.plot(*zip(*pts), ls, marker="o", label=f"{a} TPR@FPR={fpr}")
+    ax.set_xlabel("number of topics k")
+    ax.set_ylabel("TPR")
+    ax.set_title("Fig. 3: TPR at low FPR against k")
+    ax.legend(fontsize=7)
+    save_fig(fig, Path(out) / "fig3_tpr_vs_k.png")
+    plt.close(fig)
+    return [dict(zip(FIG3_HEADER, r)) for r in rows]
 
 
 def fdptm_trainer(base_fn, eps_v, delta_v, record: list):
