@@ -220,6 +220,35 @@ def _plot_fig5(rows, eps_v_grid, eps_t_grid, dp_algorithm, trainer, path):
     plt.close(fig)
 
 
+FIG7_HEADER = ["algorithm", "epsilon", "attack_accuracy", "attack_accuracy_se", "target_accuracy", "target_f1_macro"]
+
+
+def write_fig7(rows, algorithms, out) -> list:
+    """``fig7.csv`` and ``fig7.png`` from rows in :data:`FIG7_HEADER` order (a non-private trainer drawn flat)."""
+    write_csv(Path(out) / "fig7.csv", FIG7_HEADER, rows)
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
+    eps = sorted({r[1] for r in rows if r[1] is not None})
+    for i, algo in enumerate(algorithms):
+        pts = [r for r in rows if r[0] == algo]
+        for ax, col in zip(axes, (2, 4, 5)):
+            if pts[0][1] is None:
+                ax.axhline(pts[0][col], color="k", ls="--", label=f"{algo} (non-private)")
+            else:
+                ax.plot([p[1] for p in pts], [p[col] for p in pts], marker="o", color=f"C{i}", label=algo)
+    for ax, t in zip(axes, ("(a) attack accuracy", "(b) prediction accuracy", "(c) prediction F1 (macro)")):
+        ax.set_xscale("log")
+        if eps:
+            ax.set_xticks(eps, [f"{e:g}" for e in eps])
+            ax.minorticks_off()
+        ax.set_xlabel("epsilon")
+        ax.set_title(t)
+        ax.legend(fontsize=7)
+    save_fig(fig, Path(out) / "fig7.png")
+    plt.close(fig)
+    return FIG7_HEADER
+
+
 def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(0.5, 1.0, 2.0, 5.0), n_topics=50,
                               n_iter=100, n_shadows=5, seed=0, verbose=1) -> dict:
     """Zhao et al. Fig. 7: attack accuracy, target accuracy and F1 against eps for each trainer
@@ -239,24 +268,7 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
                                verbose=verbose)
             rows.append([algo, e, r["attack_accuracy"], r["attack_accuracy_se"], r["target_accuracy"],
                          r["target_f1_macro"]])
-    header = ["algorithm", "epsilon", "attack_accuracy", "attack_accuracy_se", "target_accuracy", "target_f1_macro"]
-    write_csv(out / "fig7.csv", header, rows)
-    plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
-    for algo in algorithms:
-        pts = [r for r in rows if r[0] == algo]
-        for ax, col in zip(axes, (2, 4, 5)):
-            if pts[0][1] is None:
-                ax.axhline(pts[0][col], ls="--", label=f"{algo} (non-private)")
-            else:
-                ax.plot([p[1] for p in pts], [p[col] for p in pts], marker="o", label=algo)
-    for ax, t in zip(axes, ("(a) attack accuracy", "(b) prediction accuracy", "(c) prediction F1 (macro)")):
-        ax.set_xscale("log")
-        ax.set_xlabel("epsilon")
-        ax.set_title(t)
-        ax.legend(fontsize=7)
-    save_fig(fig, out / "fig7.png")
-    plt.close(fig)
+    header = write_fig7(rows, algorithms, out)
     summary = {"rows": [dict(zip(header, r)) for r in rows], "n_docs": corpus.n_docs, "n_topics": n_topics,
                "n_iter": n_iter, "n_shadows": n_shadows, "labels": sorted(set(corpus.labels))}
     atomic_write_json(out / "fig7_results.json", summary)
