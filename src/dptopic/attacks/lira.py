@@ -39,6 +39,9 @@ SD_FLOOR = 1e-8
 _ALIASES = {"n_topics": ("n_components", "k"), "n_iter": ("max_iter", "n_epochs", "rounds", "n_rounds", "iterations")}
 
 
+_EPSILON_NAMES = ("epsilon", "epsilon_laplace", "epsilon_word")
+
+
 def make_estimator(algorithm, seed=None, **params):
     """Build one estimator from a name in ``dptopic.models.ALGORITHMS`` or a class.
 
@@ -53,7 +56,7 @@ def make_estimator(algorithm, seed=None, **params):
         cls = ALGORITHMS[algorithm]
     else:
         cls = algorithm
-    names = inspect.signature(cls.__init__).parameters
+    names = dict(inspect.signature(cls.__init__).parameters)
     kw = {}
     for k, v in params.items():  # common names onto the class's own (n_topics -> n_components, ...)
         kw[k if k in names else next((a for a in _ALIASES.get(k, ()) if a in names), k)] = v
@@ -61,18 +64,42 @@ def make_estimator(algorithm, seed=None, **params):
         kw["seed"] = seed
     if "verbose" in names:
         kw.setdefault("verbose", 0)
+    build = cls
+    calibrate = _budget_constructor(cls)
+    if calibrate is not None and "epsilon" in kw:  # e.g. DP-SVI: the noise is calibrated to a total (ε, δ)
+        names.update({k: v for k, v in inspect.signature(calibrate).parameters.items() if v.kind != v.VAR_KEYWORD})
+        build = calibrate
     unknown = [k for k in kw if k not in names and not any(p.kind == p.VAR_KEYWORD for p in names.values())]
     if unknown:
         raise DPTopicError(f"{cls.__name__} has no parameter {unknown[0]!r}; valid: {', '.join(n for n in names if n != 'self')}.")
-    return cls(**kw)
+    try:
+        return build(**kw)
+    except TypeError as e:  # e.g. epsilon (calibrated noise) together with an explicit noise multiplier
+        raise DPTopicError(f"{cls.__name__}: {e}; give either epsilon (the noise is calibrated) or the noise"
+                           " parameter, not both.") from None
+
+
+def _budget_constructor(cls):
+    """``cls.from_budget`` when the class takes no epsilon itself but is calibrated from a total budget
+    ``from_budget(epsilon, delta, ...)`` (DP-SVI: ε, δ -> noise multiplier); otherwise None."""
+    names = inspect.signature(cls.__init__).parameters
+    fb = getattr(cls, "from_budget", None)
+    if fb is None or any(k in names for k in _EPSILON_NAMES):
+        return None
+    return fb if next(iter(inspect.signature(fb).parameters), None) == "epsilon" else None
 
 
 def epsilon_parameter(algorithm, required=True):
-    """The name of a trainer's privacy parameter: ``epsilon``, or ``epsilon_laplace`` (HDP-LDA)."""
+    """The name of a trainer's privacy parameter: ``epsilon``, ``epsilon_laplace`` (HDP-LDA, per iteration) or
+    ``epsilon_word`` (LP-LDA, OLP-LDA); ``epsilon`` also for a trainer calibrated from a total budget by
+    ``from_budget`` (DP-SVI)."""
     from ..models import ALGORITHMS
 
-    names = inspect.signature(ALGORITHMS[algorithm].__init__).parameters if algorithm in ALGORITHMS else {}
-    key = next((k for k in ("epsilon", "epsilon_laplace") if k in names), None)
+    cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
+    names = inspect.signature(cls.__init__).parameters if cls is not None else {}
+    key = next((k for k in _EPSILON_NAMES if k in names), None)
+    if key is None and cls is not None and _budget_constructor(cls) is not None:
+        key = "epsilon"
     if key is None and required:
         raise DPTopicError(f"{algorithm!r} has no epsilon parameter: choose a private trainer.")
     return key
@@ -81,8 +108,23 @@ def epsilon_parameter(algorithm, required=True):
 def estimator_trainer(algorithm, **params):
     """``train_fn`` that fits a dptopic estimator (``"lda"``, ``"hdp"``, ... or a class) with ``params``."""
 
+    from ..models import ALGORITHMS
+
+    cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
+    calibrated = []  # a budget-calibrated trainer (DP-SVI) is calibrated once, not once per shadow
+
+    def build(rng):
+        if cls is None or "epsilon" not in params or _budget_constructor(cls) is None:
+            return make_estimator(algorithm, seed=rng, **params)
+        if not calibrated:
+            calibrated.append(make_estimator(algorithm, seed=None, **params))
+        t = calibrated[0]
+        est = type(t)(**dict(t.get_params(), seed=rng))
+        est._budget = getattr(t, "_budget", None)
+        return est
+
     def train(corpus: Corpus, rng: np.random.Generator):
-        est = make_estimator(algorithm, seed=rng, **params)
+        est = build(rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. "noise reproducible from the seed": shadows are not released
             return _fit(est, corpus, rng)
@@ -309,6 +351,13 @@ def claimed_epsilon(privacy: dict | None) -> dict:
     return out
 
 
+def claim_relation(privacy: dict | None) -> str:
+    """``add_remove`` when a private model's report protects adding or removing a document, else ``replace_one``
+    (the relation LiRA's IN/OUT halves test directly; see :func:`dptopic.attacks.metrics.epsilon_from_rates`)."""
+    rel = str((privacy or {}).get("neighbouring_relation", "")) if (privacy or {}).get("private") else ""
+    return "add_remove" if "add/remove" in rel or "added or removed" in rel else "replace_one"
+
+
 def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: int = 1, verbose: int = 1,
              n_targets: int | None = None, confidence: float = 0.95, tol: float = 1e-4,
              shadows: ShadowScores | None = None) -> LiRAResult:
@@ -324,7 +373,8 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
     summaries = {k: metrics.summarize(*v) for k, v in pooled.items()}
     claimed = shadows.privacy
     delta = float((claimed or {}).get("delta") or 0.0) if (claimed or {}).get("private") else 0.0
-    emp = metrics.empirical_epsilon(*pooled["lira_online"], delta=delta, confidence=confidence)
+    emp = metrics.empirical_epsilon(*pooled["lira_online"], delta=delta, confidence=confidence,
+                                    relation=claim_relation(claimed))
     emp["attack"] = "lira_online"
     settings = {"n_shadows": shadows.n_shadows, "n_docs": corpus.n_docs, "vocab_size": corpus.vocab_size,
                 "n_targets": n_targets or shadows.n_shadows,

@@ -58,7 +58,34 @@ def clopper_pearson(k, n, alpha: float):
     return lo, hi
 
 
-def _eps_bounds(s, y, thresholds, delta, alpha):
+RELATIONS = ("replace_one", "add_remove")
+
+
+def epsilon_from_rates(p, q, delta: float = 0.0, relation: str = "replace_one"):
+    """The largest ε that a test with Pr[event | member] ≥ ``p`` and Pr[event | non-member] ≤ ``q`` refutes.
+
+    ``replace_one``: the member and non-member training sets differ by one document replaced by another,
+    so (ε, δ)-DP for that relation gives p ≤ e^ε q + δ and the bound is ``log((p − δ)/q)``.
+    ``add_remove``: a claim for adding or removing one document covers a replacement only by group
+    privacy over two steps, p ≤ e^{2ε} q + (1 + e^ε) δ (Dwork & Roth 2014, Thm 2.2 applied twice); the
+    bound is the log of the positive root x of q x² + δ x + (δ − p) = 0.
+    """
+    if relation not in RELATIONS:
+        raise DPTopicError(f"invalid relation={relation!r}: choose one of {', '.join(RELATIONS)}.")
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if relation == "replace_one":
+            x = np.maximum(p - delta, 0) / q
+        elif delta == 0:
+            x = np.sqrt(np.maximum(p, 0) / q)
+        else:
+            x = np.where(q > 0, (np.sqrt(delta * delta + 4 * q * np.maximum(p - delta, 0)) - delta) / (2 * q),
+                         np.maximum(p - delta, 0) / delta)
+        out = np.log(x)
+    return np.where(np.isnan(out), 0.0, np.maximum(out, 0.0))
+
+
+def _eps_bounds(s, y, thresholds, delta, alpha, relation="replace_one"):
     """Lower bound on ε at each threshold ("member" if score ≥ t), both directions of the test."""
     pos, neg = s[y], s[~y]
     ps, ns = np.sort(pos), np.sort(neg)
@@ -66,25 +93,32 @@ def _eps_bounds(s, y, thresholds, delta, alpha):
     fp = len(ns) - np.searchsorted(ns, thresholds, side="left")
     tpr_lo, _ = clopper_pearson(tp, len(ps), alpha)
     _, fpr_hi = clopper_pearson(fp, len(ns), alpha)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.log(np.maximum(tpr_lo - delta, 0) / fpr_hi)             # P[M(D) in S] <= e^eps P[M(D') in S] + delta
-        b = np.log(np.maximum((1 - fpr_hi) - delta, 0) / (1 - tpr_lo))  # the complementary event
-    out = np.fmax(np.nan_to_num(a, nan=-np.inf), np.nan_to_num(b, nan=-np.inf))
-    return np.maximum(out, 0.0)
+    a = epsilon_from_rates(tpr_lo, fpr_hi, delta, relation)            # the event "score >= t"
+    b = epsilon_from_rates(1 - fpr_hi, 1 - tpr_lo, delta, relation)    # its complement, from non-members' side
+    return np.fmax(a, b)
 
 
-def empirical_epsilon(scores, labels, delta: float = 0.0, confidence: float = 0.95, seed=0) -> dict:
-    """A lower bound on ε that holds with probability ≥ ``confidence`` if the trials are independent.
+def empirical_epsilon(scores, labels, delta: float = 0.0, confidence: float = 0.95, seed=0,
+                      relation: str = "replace_one") -> dict:
+    """A lower bound on ε from the attack's scores (Jagielski et al. 2020; Nasr et al. 2021).
 
-    Following Jagielski et al. (2020) and Nasr et al. (2021): a threshold test turns TPR and FPR into
-    ``ε ≥ log((TPR − δ)/FPR)``; TPR is bounded below and FPR above with Clopper–Pearson intervals
-    (each at level (1 − confidence)/2, so both hold jointly). To keep the bound honest the threshold is
-    chosen on a random half of the scores and the bound is evaluated on the other half.
+    A threshold test turns its rates into a bound (:func:`epsilon_from_rates`); TPR is bounded below and
+    FPR above by Clopper–Pearson intervals, each at level (1 − confidence)/2, so that both hold jointly
+    (union bound). The threshold is chosen on a random half of the scores and the bound evaluated on the
+    other half. ``relation``: the neighbouring relation of the claim it is set beside; LiRA's IN and OUT
+    training sets (random halves) differ by one document replaced, so an ``add_remove`` claim is compared
+    through group privacy.
+
+    The confidence is exact only if the scored trials are independent. Scores pooled from one attack
+    (many documents per model, models reused as one another's shadows) are not, so for them
+    ``confidence`` is nominal: see ``docs/auditing.md``.
     """
     if not 0 < confidence < 1:
         raise DPTopicError(f"invalid confidence={confidence!r}: must lie in (0, 1).")
     if not 0 <= delta < 1:
         raise DPTopicError(f"invalid delta={delta!r}: must lie in [0, 1).")
+    if relation not in RELATIONS:
+        raise DPTopicError(f"invalid relation={relation!r}: choose one of {', '.join(RELATIONS)}.")
     s, y = _check(scores, labels)
     rng = np.random.default_rng(seed)
     sel = rng.random(len(s)) < 0.5
@@ -92,10 +126,14 @@ def empirical_epsilon(scores, labels, delta: float = 0.0, confidence: float = 0.
     if y[sel].all() or (~y[sel]).all() or y[~sel].all() or (~y[~sel]).all():
         raise DPTopicError("too few scores for an epsilon lower bound: score more members and non-members.")
     cands = np.unique(s[sel])
-    eb = _eps_bounds(s[sel], y[sel], cands, delta, alpha)
+    eb = _eps_bounds(s[sel], y[sel], cands, delta, alpha, relation)
     t = cands[int(np.argmax(eb))]
-    eps = float(_eps_bounds(s[~sel], y[~sel], np.array([t]), delta, alpha)[0])
-    return {"epsilon_lower_bound": eps, "confidence": confidence, "delta": delta, "threshold": float(t),
+    held = (s[~sel], y[~sel], np.array([t]), delta, alpha)
+    eps = float(_eps_bounds(*held, relation)[0])
+    return {"epsilon_lower_bound": eps, "relation": relation, "confidence": confidence,
+            "confidence_note": "nominal: exact for independent trials; pooled attack scores share models",
+            "epsilon_lower_bound_replace_one": float(_eps_bounds(*held, "replace_one")[0]),
+            "delta": delta, "threshold": float(t),
             "n_members": int(y[~sel].sum()), "n_nonmembers": int((~y[~sel]).sum()),
             "method": "Clopper-Pearson bounds on TPR and FPR at one threshold chosen on a held-out half"
                       " (Jagielski et al. 2020; Nasr et al. 2021)"}

@@ -17,14 +17,14 @@ def _number(name, value, check, what):
     return value
 
 
-def _parse_set(items):
-    """``--set name=value`` pairs; values are parsed as JSON numbers/booleans where possible."""
+def parse_set(items, flag: str = "--set"):
+    """``NAME=VALUE`` pairs (``--set``, ``--dp-set``); values are parsed as JSON numbers/booleans where possible."""
     import json
 
     out = {}
     for it in items or []:
         if "=" not in it:
-            raise DPTopicError(f"invalid --set {it!r}: write NAME=VALUE, e.g. --set epsilon_inherent=5.")
+            raise DPTopicError(f"invalid {flag} {it!r}: write NAME=VALUE, e.g. {flag} sampling_rate=0.2.")
         k, v = it.split("=", 1)
         try:
             out[k.strip()] = json.loads(v)
@@ -37,7 +37,7 @@ def _trainer_from_args(a):
     """``(train_fn, claimed privacy or None, description)`` from ``--model`` or ``--algorithm``."""
     import inspect
 
-    from ..attacks.lira import estimator_trainer
+    from ..attacks.lira import epsilon_parameter, estimator_trainer, make_estimator
     from ..models import ALGORITHMS
 
     if a.model is not None:
@@ -52,16 +52,18 @@ def _trainer_from_args(a):
     names = inspect.signature(cls.__init__).parameters
     params = {}
     for flag, keys in (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")),
-                       ("alpha", ("alpha",)), ("beta", ("beta",)), ("epsilon", ("epsilon", "epsilon_laplace")),
+                       ("alpha", ("alpha",)), ("beta", ("beta", "eta")),
+                       ("epsilon", (epsilon_parameter(a.algorithm, required=False),)),
                        ("delta", ("delta",))):
         v = getattr(a, flag)
         if v is None:
             continue
-        key = next((k for k in keys if k in names), None)
+        key = next((k for k in keys if k is not None and (k in names or flag == "epsilon")), None)
         if key is None:
             raise DPTopicError(f"--{flag} does not apply to {a.algorithm}; see its parameters with --set NAME=VALUE.")
         params[key] = v
-    params.update(_parse_set(a.set))
+    params.update(parse_set(a.set))
+    make_estimator(a.algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
     return estimator_trainer(a.algorithm, **params), None, f"{a.algorithm} {params}"
 
 
@@ -114,8 +116,9 @@ def cmd_audit(a):
     console.print(t)
     e = res.empirical_epsilon
     c = claimed_epsilon(res.claimed)
-    console.print(f"[bold]empirical epsilon lower bound[/] ({e['confidence']:.0%} confidence, online LiRA, delta={e['delta']:g}):"
-                  f" {e['epsilon_lower_bound']:.3f}")
+    rel = "for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else "for replacing a document"
+    console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; online LiRA, delta={e['delta']:g},"
+                  f" nominal {e['confidence']:.0%} confidence, see docs/auditing.md): {e['epsilon_lower_bound']:.3f}")
     claim = f"{c['epsilon']:.4g}" if math.isfinite(c["epsilon"]) else "none (not private)"
     console.print(f"[bold]claimed epsilon[/]: {claim}" + (f" (unit: {c.get('unit')}, delta={c.get('delta')})" if c.get("private") else ""))
     if c.get("note"):
@@ -135,7 +138,7 @@ def register(sub) -> None:
     p.add_argument("--iterations", type=positive_int, default=None, help="training iterations (with --algorithm)")
     p.add_argument("--alpha", type=float, default=None)
     p.add_argument("--beta", type=float, default=None)
-    p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon, or epsilon_laplace for hdp)")
+    p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon; hdp: epsilon_laplace per iteration; lp/olp: epsilon_word; svi: the total budget)")
     p.add_argument("--delta", type=float, default=None, help="the trainer's delta")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
     p.add_argument("--restrict", action="store_true", help="with --model: drop corpus words the model does not know")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._common import load_corpus, make_console, positive_float, positive_int, unit_interval
+from .audit import parse_set
 
 
 def _subsample(corpus, n, seed):
@@ -24,6 +25,8 @@ def cmd_lira(a):
     console = make_console()
     if a.shadows < 4 or a.shadows % 2:
         raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number >= 4 (64 is typical).")
+    if (a.dp_algorithm or a.eps_t_grid or a.dp_set) and not a.private_vocabulary:
+        raise DPTopicError("--dp-algorithm, --eps-t-grid and --dp-set belong to the FDPTM sweep: add --private-vocabulary EPS_V ...")
     corpus = _subsample(load_corpus(a.corpus, max_vocab=a.max_vocab), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
                   f" trainer {a.trainer}, k={a.topics}, {a.shadows} shadow models")
@@ -31,12 +34,13 @@ def cmd_lira(a):
     if a.private_vocabulary:
         s = ml.fdptm_experiment(corpus, out, a.private_vocabulary, a.delta_v, a.trainer, a.topics, a.shadows, a.seed,
                                 a.jobs, a.cgs_iterations, a.dp_algorithm, tuple(a.eps_t_grid or ()),
-                                verbose=0 if a.quiet else 1)
+                                dp_params=parse_set(a.dp_set, "--dp-set"), verbose=0 if a.quiet else 1)
         for r in s["rows"]:
             console.print(f"{r['config']:>24}: vocabulary {r['mean_vocab_size']:.0f}, coherence {r['umass_coherence']:.3f},"
                           f" online LiRA AUC {r['auc']:.3f}, TPR@1% {r['tpr_at_fpr_0.01']:.3%},"
                           f" TPR@0.1% {r['tpr_at_fpr_0.001']:.3%}")
-        console.print(f"written: {out / 'fdptm_results.json'}, fdptm.csv, fig4_5_coherence.png, fig6_roc.png")
+        console.print(f"written: {out / 'fdptm_results.json'}, fdptm.csv, fig4_5_coherence.png, fig6_roc.png"
+                      + (", fig5_coherence_vs_eps_t.png" if a.eps_t_grid else ""))
         return
     s = ml.lira_experiment(corpus, out, a.trainer, a.topics, a.shadows, a.seed, a.jobs, tuple(a.k_grid or ()),
                            a.cgs_iterations, a.targets, verbose=0 if a.quiet else 1)
@@ -91,8 +95,13 @@ def register_manzonelli(esub) -> None:
     p.add_argument("--private-vocabulary", type=positive_float, nargs="+", default=None, metavar="EPS_V",
                    help="Figs. 4-6: FDPTM with DP set union at each EPS_V")
     p.add_argument("--delta-v", type=unit_interval, default=1e-4)
-    p.add_argument("--dp-algorithm", default=None, help="Fig. 5: a private trainer for the topic model part")
-    p.add_argument("--eps-t-grid", type=positive_float, nargs="+", default=None)
+    p.add_argument("--dp-algorithm", default=None,
+                   help="Fig. 5: a private trainer for the topic model part (svi: document-level DP-SVI, calibrated"
+                        " to each eps_T)")
+    p.add_argument("--eps-t-grid", type=positive_float, nargs="+", default=None,
+                   help="Fig. 5: the topic model's epsilon values (with --dp-algorithm)")
+    p.add_argument("--dp-set", action="append", metavar="NAME=VALUE",
+                   help="another parameter of the --dp-algorithm trainer, e.g. sampling_rate=0.2 (repeatable)")
     add_seed_arg(p)
     p.add_argument("--jobs", type=positive_int, default=2)
     p.add_argument("--out", default="runs/lira")

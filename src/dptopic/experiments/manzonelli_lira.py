@@ -16,7 +16,8 @@ import numpy as np
 
 from .._io import atomic_write_json
 from ..attacks import metrics
-from ..attacks.lira import epsilon_parameter, estimator_trainer, phi_and_privacy, run_lira, sklearn_trainer, train_shadows
+from ..attacks.lira import (epsilon_parameter, estimator_trainer, make_estimator, phi_and_privacy, run_lira,
+                            sklearn_trainer, train_shadows)
 from ..evaluation import umass_coherence
 from ._output import save_fig, write_csv
 
@@ -65,29 +66,41 @@ def lira_experiment(corpus, out, trainer="sklearn", n_topics=20, n_shadows=64, s
                                 cgs_iterations=cgs_iterations if trainer == "cgs" else None),
                "seconds": seconds}
     if k_grid:
-        rows = []
+        rows = [[n_topics, a, res.summaries[a]["auc"], res.summaries[a]["tpr_at_fpr_0.01"],
+                 res.summaries[a]["tpr_at_fpr_0.001"]] for a in ("lira_online", "lira_offline")]
         for k in k_grid:
+            if k == n_topics:  # the main run is the k = n_topics point
+                continue
             r = run_lira(corpus, make_trainer(trainer, k, cgs_iterations), n_shadows=n_shadows, seed=seed,
                          n_jobs=n_jobs, verbose=verbose, n_targets=n_targets)
             for a in ("lira_online", "lira_offline"):
                 s = r.summaries[a]
                 rows.append([k, a, s["auc"], s["tpr_at_fpr_0.01"], s["tpr_at_fpr_0.001"]])
-        write_csv(out / "fig3_tpr_vs_k.csv", ["k", "attack", "auc", "tpr_at_fpr_0.01", "tpr_at_fpr_0.001"], rows)
-        plt = _plt()
-        fig, ax = plt.subplots(figsize=(5, 4))
-        for a in ("lira_online", "lira_offline"):
-            for col, fpr, ls in ((3, "1%", "-"), (4, "0.1%", "--")):
-                pts = [(r[0], r[col]) for r in rows if r[1] == a]
-                ax.plot(*zip(*pts), ls, marker="o", label=f"{a} TPR@FPR={fpr}")
-        ax.set_xlabel("number of topics k")
-        ax.set_ylabel("TPR")
-        ax.set_title("Fig. 3: TPR at low FPR against k")
-        ax.legend(fontsize=7)
-        save_fig(fig, out / "fig3_tpr_vs_k.png")
-        plt.close(fig)
-        summary["fig3"] = [dict(zip(["k", "attack", "auc", "tpr_at_fpr_0.01", "tpr_at_fpr_0.001"], r)) for r in rows]
+        summary["fig3"] = write_fig3(rows, out)
     atomic_write_json(out / "results.json", summary)
     return summary
+
+
+FIG3_HEADER = ["k", "attack", "auc", "tpr_at_fpr_0.01", "tpr_at_fpr_0.001"]
+
+
+def write_fig3(rows, out) -> list:
+    """``fig3_tpr_vs_k.csv`` and ``.png`` from rows ``[k, attack, auc, tpr@1%, tpr@0.1%]``; returns them as dicts."""
+    rows = sorted(rows, key=lambda r: (r[0], r[1]))
+    write_csv(Path(out) / "fig3_tpr_vs_k.csv", FIG3_HEADER, rows)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for a in ("lira_online", "lira_offline"):
+        for col, fpr, ls in ((3, "1%", "-"), (4, "0.1%", "--")):
+            pts = [(r[0], r[col]) for r in rows if r[1] == a]
+            ax.plot(*zip(*pts), ls, marker="o", label=f"{a} TPR@FPR={fpr}")
+    ax.set_xlabel("number of topics k")
+    ax.set_ylabel("TPR")
+    ax.set_title("Fig. 3: TPR at low FPR against k")
+    ax.legend(fontsize=7)
+    save_fig(fig, Path(out) / "fig3_tpr_vs_k.png")
+    plt.close(fig)
+    return [dict(zip(FIG3_HEADER, r)) for r in rows]
 
 
 def fdptm_trainer(base_fn, eps_v, delta_v, record: list):
@@ -115,6 +128,14 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
                      verbose=1) -> dict:
     """Figs. 4-6: for each eps_V (and each eps_T when ``dp_algorithm`` is given): mean vocabulary size,
     mean UMass coherence of the shadow models on their private vocabularies, and online LiRA."""
+    from ..errors import DPTopicError
+
+    if bool(eps_t_grid) != bool(dp_algorithm):
+        raise DPTopicError("the eps_T sweep needs both a private trainer (--dp-algorithm, e.g. svi) and --eps-t-grid.")
+    if dp_algorithm:
+        # a private trainer with valid parameters, or a one-line error before any training
+        make_estimator(dp_algorithm, n_topics=n_topics, **{epsilon_parameter(dp_algorithm): eps_t_grid[0]},
+                       **(dp_params or {}))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     configs = [("public", None, None)] + [(f"eps_V={e:g}", e, None) for e in eps_v_grid]
@@ -166,10 +187,66 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
     fig.suptitle("Figs. 4-5: utility of FDPTM against eps_V")
     save_fig(fig, out / "fig4_5_coherence.png")
     plt.close(fig)
+    if eps_t_grid:
+        _plot_fig5(rows, eps_v_grid, eps_t_grid, dp_algorithm, trainer, out / "fig5_coherence_vs_eps_t.png")
     summary = {"rows": [dict(zip(header, r)) for r in rows], "delta_V": delta_v, "n_shadows": n_shadows,
-               "n_topics": n_topics, "trainer": trainer, "dp_algorithm": dp_algorithm}
+               "n_topics": n_topics, "trainer": trainer, "dp_algorithm": dp_algorithm,
+               "dp_params": dict(dp_params or {})}
     atomic_write_json(out / "fdptm_results.json", summary)
     return summary
+
+
+def _plot_fig5(rows, eps_v_grid, eps_t_grid, dp_algorithm, trainer, path):
+    """Fig. 5: coherence (and online LiRA AUC) against eps_T at each fixed eps_V; the same vocabulary with the
+    non-private trainer drawn dashed."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    for i, ev in enumerate(eps_v_grid):
+        pts = sorted((r[2], r[4], r[5]) for r in rows if r[1] == ev and r[2] is not None)
+        ref = next(r for r in rows if r[1] == ev and r[2] is None)
+        color = f"C{i}"
+        axes[0].plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color, label=f"eps_V={ev:g}, {dp_algorithm}")
+        axes[0].axhline(ref[4], color=color, ls="--", lw=0.8, label=f"eps_V={ev:g}, non-private {trainer}")
+        axes[1].plot([p[0] for p in pts], [p[2] for p in pts], marker="o", color=color, label=f"eps_V={ev:g}, {dp_algorithm}")
+        axes[1].axhline(ref[5], color=color, ls="--", lw=0.8, label=f"eps_V={ev:g}, non-private {trainer}")
+    for ax, yl in zip(axes, ("mean UMass coherence (top 10)", "online LiRA AUC")):
+        ax.set_xscale("log")
+        ax.set_xlabel("eps_T (topic model)")
+        ax.set_ylabel(yl)
+        ax.legend(fontsize=6)
+    fig.subplots_adjust(wspace=0.35)
+    fig.suptitle("Fig. 5: FDPTM utility and leakage against eps_T at fixed eps_V")
+    save_fig(fig, path)
+    plt.close(fig)
+
+
+FIG7_HEADER = ["algorithm", "epsilon", "attack_accuracy", "attack_accuracy_se", "target_accuracy", "target_f1_macro"]
+
+
+def write_fig7(rows, algorithms, out) -> list:
+    """``fig7.csv`` and ``fig7.png`` from rows in :data:`FIG7_HEADER` order (a non-private trainer drawn flat)."""
+    write_csv(Path(out) / "fig7.csv", FIG7_HEADER, rows)
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
+    eps = sorted({r[1] for r in rows if r[1] is not None})
+    for i, algo in enumerate(algorithms):
+        pts = [r for r in rows if r[0] == algo]
+        for ax, col in zip(axes, (2, 4, 5)):
+            if pts[0][1] is None:
+                ax.axhline(pts[0][col], color="k", ls="--", label=f"{algo} (non-private)")
+            else:
+                ax.plot([p[1] for p in pts], [p[col] for p in pts], marker="o", color=f"C{i}", label=algo)
+    for ax, t in zip(axes, ("(a) attack accuracy", "(b) prediction accuracy", "(c) prediction F1 (macro)")):
+        ax.set_xscale("log")
+        if eps:
+            ax.set_xticks(eps, [f"{e:g}" for e in eps])
+            ax.minorticks_off()
+        ax.set_xlabel("epsilon")
+        ax.set_title(t)
+        ax.legend(fontsize=7)
+    save_fig(fig, Path(out) / "fig7.png")
+    plt.close(fig)
+    return FIG7_HEADER
 
 
 def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(0.5, 1.0, 2.0, 5.0), n_topics=50,
@@ -191,24 +268,7 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
                                verbose=verbose)
             rows.append([algo, e, r["attack_accuracy"], r["attack_accuracy_se"], r["target_accuracy"],
                          r["target_f1_macro"]])
-    header = ["algorithm", "epsilon", "attack_accuracy", "attack_accuracy_se", "target_accuracy", "target_f1_macro"]
-    write_csv(out / "fig7.csv", header, rows)
-    plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
-    for algo in algorithms:
-        pts = [r for r in rows if r[0] == algo]
-        for ax, col in zip(axes, (2, 4, 5)):
-            if pts[0][1] is None:
-                ax.axhline(pts[0][col], ls="--", label=f"{algo} (non-private)")
-            else:
-                ax.plot([p[1] for p in pts], [p[col] for p in pts], marker="o", label=algo)
-    for ax, t in zip(axes, ("(a) attack accuracy", "(b) prediction accuracy", "(c) prediction F1 (macro)")):
-        ax.set_xscale("log")
-        ax.set_xlabel("epsilon")
-        ax.set_title(t)
-        ax.legend(fontsize=7)
-    save_fig(fig, out / "fig7.png")
-    plt.close(fig)
+    header = write_fig7(rows, algorithms, out)
     summary = {"rows": [dict(zip(header, r)) for r in rows], "n_docs": corpus.n_docs, "n_topics": n_topics,
                "n_iter": n_iter, "n_shadows": n_shadows, "labels": sorted(set(corpus.labels))}
     atomic_write_json(out / "fig7_results.json", summary)
