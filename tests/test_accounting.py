@@ -98,3 +98,19 @@ def test_calculators_reject_bad_input(bad):
         eps_related(bad)
     with pytest.raises(DPTopicError, match="clip"):
         hdp_epsilon_inherent(bad, 0.1)
+
+
+def test_tiny_noise_multiplier_is_a_one_line_error_not_a_crash():
+    """A step with almost no noise would need a PLD grid of billions of points: refused before any work."""
+    from dptopic.accounting.gaussian import MIN_NOISE_MULTIPLIER, SubsampledGaussianEvent
+
+    ev = SubsampledGaussianEvent(1e-4, 0.1)  # describing it is fine
+    with pytest.raises(DPTopicError, match="noise_multiplier=0.0001.*add more noise"):
+        ev.pld()
+    with pytest.raises(DPTopicError, match="noise_multiplier"):
+        ev.rdp(np.array([2.0, 8.0]))
+    assert SubsampledGaussianEvent(MIN_NOISE_MULTIPLIER, 0.1).epsilon_at(1e-5) > 0
+    with pytest.raises(DPTopicError, match="noise_multiplier"):
+        SubsampledGaussianEvent(0.0, 0.1)
+    with pytest.raises(DPTopicError, match="sampling_rate"):
+        SubsampledGaussianEvent(1.0, 1.5)

@@ -51,6 +51,22 @@ class SubsampledGaussianEvent:
 
     approximate = True  # no finite pure epsilon: basic composition needs a share of delta
 
+    def __post_init__(self):
+        sigma, q = self.noise_multiplier, self.sampling_rate
+        if not (isinstance(sigma, (int, float, np.floating)) and math.isfinite(sigma) and sigma > 0):
+            raise DPTopicError(f"invalid noise_multiplier={sigma!r}: must be a finite number > 0.")
+        if not (isinstance(q, (int, float, np.floating)) and 0 < q <= 1):
+            raise DPTopicError(f"invalid sampling_rate={q!r}: must be a number in (0, 1].")
+
+    def _check_accountable(self) -> None:
+        """The PLD/RDP of a step with very little noise would need an astronomically fine grid: refuse it."""
+        if not MIN_NOISE_MULTIPLIER <= self.noise_multiplier <= MAX_NOISE_MULTIPLIER:
+            raise DPTopicError(
+                f"invalid noise_multiplier={self.noise_multiplier:.3g}: the accountant handles"
+                f" [{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}] (below {MIN_NOISE_MULTIPLIER:g} a single"
+                " step's privacy loss is too large to account for); add more noise, or train without privacy"
+                " (online-vb).")
+
     @property
     def epsilon(self) -> float:
         return math.inf
@@ -65,6 +81,7 @@ class SubsampledGaussianEvent:
 
     def pld(self, discretization: float = GAUSSIAN_DISCRETIZATION):
         """Pessimistic PLD on a grid no finer than :data:`GAUSSIAN_DISCRETIZATION`."""
+        self._check_accountable()
         return pldlib.from_gaussian_mechanism(self.noise_multiplier, sensitivity=1.0,
                                               sampling_prob=min(1.0, self.sampling_rate),
                                               value_discretization_interval=max(discretization,
@@ -73,6 +90,7 @@ class SubsampledGaussianEvent:
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         """RDP at the integer orders (dp-accounting's exact series, Mironov et al. 2019); ∞ (a valid,
         unused bound) at fractional orders, where dp-accounting's series may not converge."""
+        self._check_accountable()
         orders = np.asarray(orders, float)
         out = np.full(orders.shape, np.inf)
         whole = (orders == np.round(orders)) & (orders >= 2)

@@ -15,7 +15,8 @@ from .._progress import progress_bar
 from .._validation import SEED, IsNone, Int, Options, Real, validate_value
 from ..accounting.ledger import MAX_COUNT
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger, non_private_report
-from ..accounting.gaussian import (SubsampledGaussianEvent, calibrate_noise_multiplier, moments_accountant_epsilon,
+from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER, SubsampledGaussianEvent,
+                                   calibrate_noise_multiplier, moments_accountant_epsilon,
                                    strong_composition_for_sigma)
 from ..corpus import Vocabulary, as_corpus
 from ..errors import DPTopicError
@@ -274,7 +275,7 @@ class DPSVI(_VariationalLDA):
 
     _private = True
     _parameter_constraints = {**_VariationalLDA._parameter_constraints,
-                              "noise_multiplier": [Real(0, None, "neither")],
+                              "noise_multiplier": [Real(MIN_NOISE_MULTIPLIER, MAX_NOISE_MULTIPLIER, "both")],
                               "sampling_rate": [Real(0, 1, "right")],
                               "n_epochs": [Real(0, 1_000_000, "right")],
                               "clip": [IsNone(), Real(0, None, "neither")],
