@@ -14,7 +14,7 @@ from numba.extending import intrinsic
 
 
 @intrinsic
-def prefetch(typingctx, arr, flat_index):
+def _prefetch_hint(typingctx, arr, flat_index):
     """Hint that element ``flat_index`` of the C-contiguous array ``arr`` will be read soon."""
     if not isinstance(arr, types.Array) or not isinstance(flat_index, types.Integer):
         return None
@@ -38,7 +38,7 @@ def prefetch(typingctx, arr, flat_index):
 
 @njit(cache=True)
 def _probe(a):
-    prefetch(a, 0)
+    _prefetch_hint(a, 0)
 
 
 @njit(inline="always", cache=True)
@@ -48,5 +48,6 @@ def _no_prefetch(arr, flat_index):
 
 try:  # a numba/llvmlite that cannot lower the hint gets a no-op: slower, never wrong
     _probe(np.zeros(1))
+    prefetch = _prefetch_hint
 except Exception:  # pragma: no cover - depends on the installed compiler
-    prefetch = _no_prefetch  # noqa: F811
+    prefetch = _no_prefetch
