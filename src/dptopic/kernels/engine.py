@@ -108,7 +108,7 @@ class Partition:
     def __init__(self, word_ids, doc_ptr, vocab_size: int, n_blocks: int):
         shards = make_shards(doc_ptr, n_blocks)
         P = len(shards)
-        wb = word_blocks(word_ids, vocab_size, P)[word_ids]
+        wb = word_blocks(word_ids, vocab_size, P).astype(np.int16 if P < 2**15 else np.int64)[word_ids]  # radix sort
         order = np.empty(word_ids.shape[0], dtype=np.int64)
         self.cells = {}
         for p, sh in enumerate(shards):
