@@ -28,13 +28,15 @@ def list_add(items, pos, length, k):
 
 @njit(inline="always", cache=True)
 def list_from_counts(counts, items, pos):
-    """Fill the list with the topics whose ``counts`` are positive; return its length."""
+    """Fill the list with the topics whose ``counts`` are positive; return its length.
+
+    Branch-free: every topic is written at the current end, which only advances past a positive count
+    (``length <= k``, so the write stays in bounds).
+    """
     length = 0
     for k in range(counts.shape[0]):
-        if counts[k] > 0:
-            items[length] = k
-            pos[k] = length
-            length += 1
-        else:
-            pos[k] = -1
+        items[length] = k
+        c = counts[k] > 0
+        pos[k] = length if c else -1
+        length += c
     return length
