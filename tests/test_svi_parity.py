@@ -103,3 +103,17 @@ def test_fit_epoch_equals_scikit_learn_including_short_last_batch(bow):
     sk = _sklearn(5, 40, 1e6, max_iter=1).fit(X)   # fit ignores total_samples
     ours = _replay(ptr, ids, cts, X.shape[1], 5, 40, X.shape[0], 3)
     np.testing.assert_allclose(ours, sk.components_, rtol=1e-5)
+
+
+def test_fit_without_shuffle_streams_the_given_order(bow):
+    """shuffle=False: one epoch of fit is exactly partial_fit on consecutive batches (same seed, corpus
+    size D), i.e. the documents are streamed in the order given, as scikit-learn does."""
+    _, _, _, X = bow
+    D = X.shape[0]
+    a = OnlineVB(K, batch_size=40, n_epochs=1, shuffle=False, seed=4, verbose=0).fit(X)
+    b = OnlineVB(K, total_docs=D, seed=4, verbose=0)
+    for s in range(0, D, 40):
+        b.partial_fit(X[s:s + 40])
+    np.testing.assert_allclose(a.lambda_, b.lambda_, rtol=1e-12)
+    c = OnlineVB(K, batch_size=40, n_epochs=1, shuffle=True, seed=4, verbose=0).fit(X)
+    assert not np.allclose(c.lambda_, a.lambda_, rtol=1e-3)
