@@ -22,7 +22,10 @@ perplexity() (which adds the topic-level KL term, so it is larger) is printed be
 
 The table gives the median fit time and the mean +- sd of the held-out bound over the SEEDS runs.
 
+--replay adds one run of OnlineVB's kernel and update fed scikit-learn's own random draws (order of run 0).
+
 Run:  python benchmarks/bench_svi.py [--epochs 3] [--seeds 3] [--corpora synthetic 20newsgroups] [--no-gensim]
+      [--replay]
 """
 from __future__ import annotations
 
@@ -35,6 +38,8 @@ from _common import machine, table
 
 from dptopic import OnlineVB
 from dptopic.corpus import lda_corpus
+from dptopic.kernels.vb import dirichlet_expectation, gather_rows, vb_estep
+from dptopic.models.svi import ESTEP_MAX_ITER, ESTEP_TOL
 
 K, TAU0, KAPPA, BATCH = 50, 10.0, 0.7, 256
 
@@ -85,6 +90,36 @@ def run_sklearn(train, test, epochs, seed):
     return dt, m.components_, m.perplexity(test.to_bow())
 
 
+def replay_sklearn(train, test, epochs, seed):
+    """OnlineVB's E-step kernel and update fed scikit-learn's own random draws (RandomState(seed): lambda, then
+    gamma for every batch), next to scikit-learn's fit: the two held-out bounds agree up to rounding, so any
+    difference in the table comes from the random draws alone."""
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    X = train.to_bow()
+    ptr, ids, cts = X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64)
+    sk = LatentDirichletAllocation(n_components=K, learning_method="online", learning_offset=TAU0,
+                                   learning_decay=KAPPA, batch_size=BATCH, max_iter=epochs, doc_topic_prior=1 / K,
+                                   topic_word_prior=1 / K, random_state=seed, n_jobs=1).fit(X)
+    rs = np.random.RandomState(seed)
+    m = OnlineVB(K, tau0=TAU0, kappa=KAPPA)
+    lam = rs.gamma(100.0, 0.01, size=(K, X.shape[1]))
+    t = 0
+    for _ in range(epochs):
+        for a in range(0, X.shape[0], BATCH):
+            rows = np.arange(a, min(a + BATCH, X.shape[0]))
+            eb = np.ascontiguousarray(np.exp(dirichlet_expectation(lam)).T)
+            ss = np.zeros_like(eb)
+            vb_estep(*gather_rows(ptr, ids, cts, rows), eb, m.alpha_, rs.gamma(100.0, 0.01, size=(len(rows), K)),
+                     ESTEP_MAX_ITER, ESTEP_TOL, np.inf, ss, np.zeros(len(rows)))
+            lam = m._svi_update(lam, (ss * eb).T, X.shape[0] / len(rows), t)
+            t += 1
+    ours, theirs = evaluator(train, lam, test), evaluator(train, sk.components_, test)
+    print(f"replay with scikit-learn's random draws (seed {seed}): OnlineVB {ours:.4f}, scikit-learn {theirs:.4f},"
+          f" relative difference {abs(ours - theirs) / theirs:.1e}; max relative difference of lambda"
+          f" {np.max(np.abs(lam - sk.components_) / sk.components_):.1e}")
+
+
 def run_gensim(train, test, epochs, seed):
     from gensim.models import LdaModel
 
@@ -106,6 +141,7 @@ def main():
     ap.add_argument("--corpora", nargs="+", default=["synthetic", "20newsgroups"])
     ap.add_argument("--seeds", type=int, default=3, help="runs per system (seeds 0..n-1)")
     ap.add_argument("--no-gensim", action="store_true")
+    ap.add_argument("--replay", action="store_true", help="also replay scikit-learn's random draws through OnlineVB")
     a = ap.parse_args()
     print(f"machine: {machine()}; K={K}, epochs={a.epochs}, batch={BATCH}, tau0={TAU0}, kappa={KAPPA}")
     print("NOTE: the machine may be shared with other jobs: wall times are noisy; ratios come from this one run.")
@@ -146,6 +182,8 @@ def main():
                 print(f"paired difference {sys_name} - sklearn (same order and seed per run): {diff.mean():+.1f}"
                       f" +- {diff.std(ddof=1) / np.sqrt(len(diff)):.1f} (standard error), ratio of means"
                       f" {np.mean(ppls) / ref.mean():.3f}")
+        if a.replay:
+            replay_sklearn(train.subset(np.random.default_rng(0).permutation(train.n_docs)), test, a.epochs, 0)
 
 if __name__ == "__main__":
     main()
