@@ -148,8 +148,13 @@ class OnlineVB(_VariationalLDA):
     n_topics : number of topics K.
     alpha, eta : symmetric Dirichlet priors on θ and on the topics (default ``1/K``).
     tau0, kappa : step size ρ_t = (τ0 + t + 1)^(−κ); κ ∈ (0.5, 1] guarantees convergence.
-    batch_size : documents per mini-batch (a random permutation is cut into batches every epoch).
+    batch_size : documents per mini-batch.
     n_epochs : passes over the corpus in :meth:`fit`.
+    shuffle : True (default): every epoch of :meth:`fit` cuts a fresh random permutation of the documents
+        into mini-batches; False: the documents are streamed in the order given, every epoch (what
+        scikit-learn's online ``LatentDirichletAllocation`` does). Online VB is sensitive to the order of
+        the first pass (it settles into a local optimum early), so pass shuffled documents when
+        ``shuffle=False``.
     total_docs : corpus size D used by :meth:`partial_fit` to scale a batch (default: the number of
         documents seen so far). :meth:`fit` uses the size of its input.
     seed : int, None or a numpy Generator; every random choice flows from it.
@@ -163,11 +168,11 @@ class OnlineVB(_VariationalLDA):
 
     _parameter_constraints = {**_VariationalLDA._parameter_constraints,
                               "batch_size": [Int(1, None)], "n_epochs": [Int(1, 1_000_000)],
-                              "total_docs": [IsNone(), Int(1, None)]}
+                              "shuffle": [Options((True, False))], "total_docs": [IsNone(), Int(1, None)]}
 
     def __init__(self, n_topics: int = 50, alpha: float | None = None, eta: float | None = None, tau0: float = 10.0,
                  kappa: float = 0.7, batch_size: int = 256, n_epochs: int = 10, total_docs: int | None = None,
-                 seed=None, verbose: int = 1):
+                 shuffle: bool = True, seed=None, verbose: int = 1):
         self.n_topics = n_topics
         self.alpha = alpha
         self.eta = eta
@@ -176,6 +181,7 @@ class OnlineVB(_VariationalLDA):
         self.batch_size = batch_size
         self.n_epochs = n_epochs
         self.total_docs = total_docs
+        self.shuffle = shuffle
         self.seed = seed
         self.verbose = verbose
 
@@ -198,7 +204,7 @@ class OnlineVB(_VariationalLDA):
         n_batches = -(-D // self.batch_size)
         with progress_bar(self.n_epochs * n_batches, f"OnlineVB K={self.n_topics}", self.verbose) as bar:
             for epoch in range(self.n_epochs):
-                order = rng.permutation(D)
+                order = rng.permutation(D) if self.shuffle else np.arange(D)
                 for b in range(n_batches):
                     rows = order[b * self.batch_size:(b + 1) * self.batch_size]
                     self.lambda_ = self._step(self.lambda_, self.n_updates_, gather_rows(indptr, indices, data, rows),
