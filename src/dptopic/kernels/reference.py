@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._lists import list_add, list_remove
 from .rng import PyXorShift
 
 
@@ -73,20 +74,9 @@ def conditional(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, i):
     return p / p.sum()
 
 
-def _ref_list_remove(items, pos, length, k):
-    p = pos[k]
-    length -= 1
-    last = items[length]
-    items[p] = last
-    pos[last] = p
-    pos[k] = -1
-    return length
-
-
-def _ref_list_add(items, pos, length, k):
-    items[length] = k
-    pos[k] = length
-    return length + 1
+# the list helpers themselves, run as plain Python (their uncompiled source)
+_ref_list_remove = list_remove.py_func
+_ref_list_add = list_add.py_func
 
 
 def reference_sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, state):
