@@ -145,7 +145,7 @@ def status(key):
         if line.startswith(key):
             return int(line.split()[1]) * 1024
 
-LDA({K}, n_iter=1, verbose=0).fit(Corpus.from_token_ids([[0, 1], [1, 2]], ['a', 'b', 'c']))  # compile/import
+LDA({K}, n_iter=1, verbose=0).fit(Corpus.from_token_ids([list(range({K}))] * 2, [str(i) for i in range({K})]))  # compile/import
 c = Corpus.load({str(corpus_path)!r})
 open('/proc/self/clear_refs', 'w').write('5')  # reset the peak (VmHWM) to the current RSS
 base = status('VmRSS')
