@@ -82,3 +82,11 @@ def test_parallel_noise_same_distribution_and_reproducible(discrete):
     n1, e1 = laplace_mechanism(vals, 0.5, np.random.default_rng(1), discrete=discrete, workers=2)
     n2, e2 = laplace_mechanism(vals, 0.5, np.random.default_rng(1), discrete=discrete)
     assert e1 == e2 and n1.shape == n2.shape
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.uint64, np.float64, bool])
+def test_discrete_release_accepts_every_count_dtype(dtype):
+    """Counts of any integer (or integral float) dtype get int64 noisy output, values preserved under zero noise."""
+    values = np.arange(6).astype(dtype)
+    noisy, _ = laplace_with_scale(values, 0.01, np.random.default_rng(0), discrete=True)  # P(noise != 0) ~ e^-100
+    assert noisy.dtype == np.int64 and np.array_equal(noisy, values.astype(np.int64))

@@ -47,7 +47,7 @@ def _release(values: np.ndarray, scale: float, rng, discrete: bool, secure: bool
     if secure:
         return _opendp_release(values, scale, integer=discrete)
     noise = laplace_noise(values.shape, scale, rng, discrete, workers=workers)
-    if discrete and values.dtype.kind in "iub":
+    if discrete and values.dtype.kind in "iub" and np.can_cast(values.dtype, np.int64):
         noise += values  # the fresh int64 noise takes the counts in place
         return noise
     return values.astype(np.int64) + noise if discrete else values.astype(np.float64) + noise
