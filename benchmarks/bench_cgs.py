@@ -42,7 +42,8 @@ def run_dptopic(train, K, iters, timed, n_jobs, alpha, beta):
     times = []
 
     class Clock:
-        needs_release = False  # a timer: the trainer need not copy the counts for it
+        needs_release = False  # a timer: the trainer need not copy the counts for it,
+        needs_z = False        # nor gather the assignments (tomotopy's timing has no such step either)
 
         def __init__(self):
             self.t = time.perf_counter()

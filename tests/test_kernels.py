@@ -26,7 +26,7 @@ def test_rng_matches_python_twin():
     assert 0.45 < got.mean() < 0.55 and got.min() >= 0 and got.max() < 1
 
 
-@pytest.mark.parametrize("K", [3, 8, 11, 20])
+@pytest.mark.parametrize("K", [3, 8, 11, 20, 64, 65, 130])
 def test_dense_kernel_matches_numpy_reference(tiny, K):
     c = tiny.corpus
     z, ndk, nwk, nk = random_state(c, K)
@@ -36,6 +36,35 @@ def test_dense_kernel_matches_numpy_reference(tiny, K):
     assert np.array_equal(out[0], ref[0])
     assert np.array_equal(out[2] + nwk, ref[2]) and np.array_equal(out[3] + nk, ref[3])
     assert (out[0] != z).sum() > 10  # it actually moved
+
+
+@pytest.mark.parametrize("K", [1, 5, 7, 8, 50, 64, 65, 200])
+def test_blocked_draw_is_exact(K):
+    """Both groupings (lanes up to 64 topics, blocks above) draw each topic with probability p_k / sum(p),
+    including weights spanning 1e-6..1 and a last group only partly filled."""
+    from numba import njit
+
+    from dptopic.kernels.dense import BLOCK, blocked_draw
+
+    @njit
+    def draws(w, n, state):
+        K = w.shape[0]
+        nb = (K + BLOCK - 1) // BLOCK
+        p, sums = np.zeros(nb * BLOCK), np.empty(max(nb, BLOCK))
+        p[:K] = w
+        out = np.empty(n, np.int64)
+        for i in range(n):
+            out[i] = blocked_draw(p, sums, nb, K, state)
+        return out
+
+    rng = np.random.default_rng(K)
+    w = rng.uniform(0.2, 1.0, K)
+    w[rng.permutation(K)[: K // 5]] = 1e-6  # near-zero weights must still be skipped correctly
+    n = 40_000 * max(1, K // 10)
+    got = np.bincount(draws(w, n, kernel_state(rng)), minlength=K)
+    assert got.shape == (K,)  # never a topic >= K
+    if K > 1:
+        assert stats.chisquare(got, w / w.sum() * n).pvalue > 1e-3
 
 
 def test_noisy_float_and_frozen_kernels_match_reference(tiny):

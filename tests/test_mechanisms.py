@@ -90,3 +90,57 @@ def test_discrete_release_accepts_every_count_dtype(dtype):
     values = np.arange(6).astype(dtype)
     noisy, _ = laplace_with_scale(values, 0.01, np.random.default_rng(0), discrete=True)  # P(noise != 0) ~ e^-100
     assert noisy.dtype == np.int64 and np.array_equal(noisy, values.astype(np.int64))
+
+
+def test_noise_kernel_matches_numpy_reference():
+    """The compiled one-pass adder against the same formula in NumPy, draw for draw, on both target dtypes."""
+    from dptopic.kernels.noise import add_discrete_laplace, discrete_laplace_threshold
+
+    n, scale = 1000, 2.5
+    t0 = discrete_laplace_threshold(scale)
+    r = math.exp(-1 / scale)
+    assert math.exp(-t0) == pytest.approx(2 * r / (1 + r), rel=1e-12)
+    rng = np.random.default_rng(3)
+    expo = rng.standard_exponential(n)
+    words = rng.bit_generator.random_raw((n + 63) // 64)
+    mag = np.where(expo >= t0, np.floor((expo - t0) * scale) + 1, 0).astype(np.int64)
+    bits = np.array([(int(words[i // 64]) >> (i % 64)) & 1 for i in range(n)])
+    want = np.where(bits == 1, -mag, mag)
+    assert (want < 0).any() and (want > 0).any() and (want == 0).any()
+    for dtype in (np.int64, np.float64):
+        target = np.arange(n).astype(dtype)
+        add_discrete_laplace(target, expo, words, scale, t0)
+        assert np.array_equal(target - np.arange(n), want)
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 20.0])
+def test_discrete_laplace_law_across_scales(scale):
+    """P(x) ∝ exp(-|x|/scale) by chi-square over the bulk of the support, at small, unit and large scales."""
+    from dptopic.mechanisms.laplace import laplace_noise
+
+    x = laplace_noise((200_000,), scale, np.random.default_rng(11), discrete=True)
+    edge = max(3, int(4 * scale))
+    support = np.arange(-edge, edge + 1)
+    p = discrete_laplace_pmf(support, scale)
+    obs = np.array([(x == s).sum() for s in support] + [(np.abs(x) > edge).sum()])
+    exp = np.append(p, 1 - p.sum()) * len(x)
+    keep = exp > 5
+    assert stats.chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue > 1e-3
+    # symmetric: the sign is an independent fair coin
+    assert abs((x > 0).mean() - (x < 0).mean()) < 4 * math.sqrt((1 - p[edge]) / len(x))
+
+
+@pytest.mark.parametrize("discrete", [True, False])
+def test_out_adds_noise_in_place(discrete):
+    values = np.full((300, 400), 5.0)
+    before = values.copy()
+    noisy, ev = laplace_with_scale(values, 1.0, np.random.default_rng(2), changes=(1, 1), discrete=discrete,
+                                   out=values, workers=2)
+    assert noisy is values and not np.array_equal(values, before) and ev.scale == 1.0
+    if discrete:
+        assert np.array_equal(values, np.round(values))  # integral noise on float counts
+    with pytest.raises(DPTopicError, match="out="):
+        laplace_with_scale(values, 1.0, np.random.default_rng(2), out=values.copy())
+    v32 = values.astype(np.float32)
+    with pytest.raises(DPTopicError, match="out="):
+        laplace_with_scale(v32, 1.0, np.random.default_rng(2), out=v32)

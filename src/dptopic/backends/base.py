@@ -83,7 +83,8 @@ class Backend(ABC):
 
     @abstractmethod
     def perturb_doc_counts(self, fn: Callable[[np.ndarray, object], np.ndarray], rng) -> None:
-        """Replace every shard's ``ndk`` by ``fn(ndk, rng)`` (document-side noise, drawn where the shard lives)."""
+        """Replace every shard's ``ndk`` by ``fn(ndk, rng)`` (document-side noise, drawn where the shard lives);
+        ``fn`` may also change ``ndk`` in place and return it."""
 
     @abstractmethod
     def checkpoint(self) -> None:

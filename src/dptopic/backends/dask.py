@@ -186,7 +186,9 @@ class ShardActor:
         return self.snapshot()
 
     def perturb_ndk(self, fn, rng):
-        self.ndk[...] = fn(self.ndk, rng)
+        out = fn(self.ndk, rng)
+        if out is not self.ndk:  # fn may noise the counts in place
+            self.ndk[...] = out
         self.noisy_ndk = True
         return self.snapshot()
 

@@ -60,7 +60,9 @@ class ThreadBackend(Backend):
         self.arrays.ndk = self.arrays.ndk.astype(dtype)
 
     def perturb_doc_counts(self, fn, rng):
-        self.arrays.ndk[...] = fn(self.arrays.ndk, rng)
+        out = fn(self.arrays.ndk, rng)
+        if out is not self.arrays.ndk:  # fn may noise the counts in place
+            self.arrays.ndk[...] = out
 
     def checkpoint(self):
         self._sweeper.sync()

@@ -21,39 +21,79 @@ from .rng import next_uniform
 
 
 BLOCK = 8
+LANE_K = (8, 64)  # from 8 to 64 topics the draw groups the weights by lanes, otherwise by blocks
 PREFETCH_AHEAD = 4  # tokens
 
 
 @njit(inline="always", cache=True)
-def blocked_draw(p, bs, K, state):
-    """Draw ``k`` with probability ``p[k] / sum(p[:K])`` (``p`` zero-padded to a multiple of BLOCK, ``p[:K] > 0``).
-
-    Sums blocks of 8 independently, locates the uniform among the block sums, then within its block.
-    Both searches count the running sums at or below the uniform instead of stopping at the first one
-    above it: the same topic, without a data-dependent branch to mispredict.
-    """
-    nb = bs.shape[0]
-    total = 0.0
+def _lane_draw(p, sums, nb, K, state):
+    """8 to 64 topics: lane ``c`` holds topics ``c, c+8, c+16, …``. The eight lane sums are one
+    vector accumulation over the blocks of ``p``; pick the lane, then the topic inside it."""
+    for c in range(BLOCK):
+        sums[c] = 0.0
     for b in range(nb):
-        acc = 0.0
-        for j in range(b * BLOCK, b * BLOCK + BLOCK):
-            acc += p[j]
-        bs[b] = acc
-        total += acc
-    u = next_uniform(state) * total
-    b = 0
+        for c in range(BLOCK):
+            sums[c] += p[b * BLOCK + c]
     run = 0.0
-    for c in range(nb - 1):
-        run += bs[c]
-        b += run <= u
-    for c in range(b):
-        u -= bs[c]
-    k = b * BLOCK
+    for c in range(BLOCK):  # sums[c] <- total weight of the lanes before c
+        v = sums[c]
+        sums[c] = run
+        run += v
+    u = next_uniform(state) * run
+    c = 0
+    for j in range(1, BLOCK):
+        c += sums[j] <= u
+    u -= sums[c]
+    last = (K - 1 - c) // BLOCK
+    b = 0
     acc = 0.0
-    for j in range(b * BLOCK, min(K, b * BLOCK + BLOCK) - 1):
-        acc += p[j]
+    for j in range(nb - 1):
+        acc += p[j * BLOCK + c]
+        b += acc <= u
+    return min(b, last) * BLOCK + c
+
+
+@njit(inline="always", cache=True)
+def _block_draw(p, sums, nb, K, state):
+    """Fewer than 8 or more than 64 topics: blocks of eight consecutive topics; pick the block, then
+    the topic inside it."""
+    run = 0.0
+    for b in range(nb):  # sums[b] <- total weight of the blocks before b
+        o = b * BLOCK
+        acc = 0.0
+        for j in range(o, o + BLOCK):
+            acc += p[j]
+        sums[b] = run
+        run += acc
+    u = next_uniform(state) * run
+    b = 0
+    for j in range(1, nb):
+        b += sums[j] <= u
+    u -= sums[b]
+    o = b * BLOCK
+    k = 0
+    acc = 0.0
+    for j in range(BLOCK - 1):
+        acc += p[o + j]
         k += acc <= u
-    return k
+    return min(o + k, K - 1)
+
+
+@njit(inline="always", cache=True)
+def blocked_draw(p, sums, nb, K, state):
+    """Draw ``k`` with probability ``p[k] / sum(p[:K])``.
+
+    ``p`` holds ``nb = ceil(K/8)`` blocks of eight, zero beyond ``K`` (``p[:K] > 0``); ``sums`` is
+    scratch of length ``max(nb, 8)``. An inverse-CDF draw in two levels (a group of topics, then a
+    topic in the group) with every search branch-free: it counts the running sums at or below the
+    uniform over a fixed trip count instead of stopping at the first one above it, so no
+    data-dependent branch is mispredicted. Any fixed order of the topics gives an exact draw; the
+    grouping depends on ``K`` (:func:`_lane_draw`, :func:`_block_draw`) and the NumPy reference
+    follows it operation for operation.
+    """
+    if K >= LANE_K[0] and K <= LANE_K[1]:
+        return _lane_draw(p, sums, nb, K, state)
+    return _block_draw(p, sums, nb, K, state)
 
 
 @njit(cache=True, nogil=True)
@@ -69,9 +109,10 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
     K = nk.shape[0]
     nb = (K + BLOCK - 1) // BLOCK
     p = np.zeros(nb * BLOCK)
-    bs = np.empty(nb)
+    sums = np.empty(max(nb, BLOCK))
     inv = np.empty(K)
-    h = np.empty(K)
+    h = np.zeros(nb * BLOCK)
+    lanes = K >= LANE_K[0] and K <= LANE_K[1]  # blocked_draw's choice, made once per sweep
     for j in range(K):
         inv[j] = 1.0 / (max(nk[j], 0) + vbeta)
     D = doc_ptr.shape[0] - 1
@@ -96,7 +137,7 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
             h[k] = inv[k] * (max(ndk[d, k], 0) + alpha)
             for j in range(K):
                 p[j] = (min(max(word_table[w, j], 0), clip) + beta) * h[j]
-            k = np.uintp(blocked_draw(p, bs, K, state))
+            k = np.uintp(_lane_draw(p, sums, nb, K, state) if lanes else _block_draw(p, sums, nb, K, state))
             z[i] = k
             ndk[d, k] += 1
             nwk[w, k] += 1

@@ -23,7 +23,7 @@ def local_sweep(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
     K = phi_wk.shape[1]
     nb = (K + BLOCK - 1) // BLOCK
     p = np.zeros(nb * BLOCK)
-    bs = np.empty(nb)
+    sums = np.empty(max(nb, BLOCK))
     D = doc_ptr.shape[0] - 1
     for d in range(D):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):
@@ -31,6 +31,6 @@ def local_sweep(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
             ndk[d, z[i]] -= 1
             for j in range(K):
                 p[j] = phi_wk[w, j] * (ndk[d, j] + alpha)
-            k = blocked_draw(p, bs, K, state)
+            k = blocked_draw(p, sums, nb, K, state)
             z[i] = k
             ndk[d, k] += 1

@@ -12,29 +12,42 @@ from .rng import PyXorShift
 
 
 def reference_blocked_draw(p, K, rng) -> int:
-    """The blocked draw of :func:`dptopic.kernels.dense.blocked_draw`, operation for operation."""
+    """The draw of :func:`dptopic.kernels.dense.blocked_draw`, operation for operation."""
     B = 8
     nb = (K + B - 1) // B
     p = [float(x) for x in p[:K]] + [0.0] * (nb * B - K)
-    bs, total = [], 0.0
-    for b in range(nb):  # block sums, each summed left to right, as in the kernel
+    if 8 <= K <= 64:  # lanes: topics c, c+8, c+16, ...
+        lane = [0.0] * B
+        for b in range(nb):
+            for c in range(B):
+                lane[c] += p[b * B + c]
+        before, run = [], 0.0
+        for v in lane:
+            before.append(run)
+            run += v
+        u = rng.uniform() * run
+        c = sum(before[j] <= u for j in range(1, B))
+        u -= before[c]
+        b, acc = 0, 0.0
+        for j in range(nb - 1):
+            acc += p[j * B + c]
+            b += acc <= u
+        return min(b, (K - 1 - c) // B) * B + c
+    before, run = [], 0.0  # blocks of eight consecutive topics, each summed left to right
+    for b in range(nb):
         acc = 0.0
         for j in range(b * B, b * B + B):
             acc += p[j]
-        bs.append(acc)
-        total += acc
-    u = rng.uniform() * total
-    b, run = 0, 0.0
-    for c in range(nb - 1):  # count the running block sums at or below u
-        run += bs[c]
-        b += run <= u
-    for c in range(b):
-        u -= bs[c]
-    k, acc = b * B, 0.0
-    for j in range(b * B, min(K, b * B + B) - 1):  # then the running sums inside the block
-        acc += p[j]
+        before.append(run)
+        run += acc
+    u = rng.uniform() * run
+    b = sum(before[j] <= u for j in range(1, nb))
+    u -= before[b]
+    k, acc = 0, 0.0
+    for j in range(B - 1):
+        acc += p[b * B + j]
         k += acc <= u
-    return k
+    return min(b * B + k, K - 1)
 
 
 def reference_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, state, word_table=None,

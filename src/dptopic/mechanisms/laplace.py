@@ -9,12 +9,15 @@ the textbook inverse-CDF sampler (Mironov 2012). It takes no seed.
 """
 from __future__ import annotations
 
+import functools
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from ..accounting.events import LaplaceEvent
 from ..errors import DPTopicError
+from ..kernels.noise import add_discrete_laplace, discrete_laplace_threshold
 
 
 def _check_eps(epsilon):
@@ -43,19 +46,28 @@ def _opendp_release(values: np.ndarray, scale: float, integer: bool) -> np.ndarr
     return np.asarray(out, dtype=np.int64 if integer else np.float64).reshape(np.shape(values))
 
 
-def _release(values: np.ndarray, scale: float, rng, discrete: bool, secure: bool, workers: int = 1) -> np.ndarray:
+def _release(values: np.ndarray, scale: float, rng, discrete: bool, secure: bool, workers: int = 1,
+             out: np.ndarray | None = None) -> np.ndarray:
+    if out is not None:
+        if out is not values or out.dtype not in (np.int64, np.float64) or not out.flags.c_contiguous \
+                or not out.flags.writeable:
+            raise DPTopicError("out= must be the values array itself, C-contiguous and writeable, of dtype int64 or"
+                               " float64 (the noise is added in place).")
+        if secure:
+            out[...] = _opendp_release(values, scale, integer=discrete)
+        else:
+            add_laplace_noise(out, scale, rng, discrete, workers)
+        return out
     if secure:
         return _opendp_release(values, scale, integer=discrete)
-    noise = laplace_noise(values.shape, scale, rng, discrete, workers=workers)
-    if discrete and values.dtype.kind in "iub" and np.can_cast(values.dtype, np.int64):
-        noise += values  # the fresh int64 noise takes the counts in place
-        return noise
-    return values.astype(np.int64) + noise if discrete else values.astype(np.float64) + noise
+    noisy = values.astype(np.int64 if discrete else np.float64)  # a fresh copy, noised in place
+    add_laplace_noise(noisy, scale, rng, discrete, workers)
+    return noisy
 
 
 MAX_SCALE = 1e12
-"""Largest noise scale the samplers accept. The discrete sampler computes ``floor(E·scale)`` in
-float64: with ``E·scale`` below 2**53 every integer is reachable and the result fits int64 with
+"""Largest noise scale the samplers accept. The discrete sampler computes ``floor((E − t0)·scale)`` in
+float64 (:mod:`dptopic.kernels.noise`): with ``E·scale`` below 2**53 every integer is reachable and the result fits int64 with
 room to add counts; ``E`` exceeds 2000 with probability ``e**-2000``, so 1e12 keeps
 ``E·scale < 2**53`` always in practice. Beyond it the cast overflows and the noise silently
 vanishes (Mironov 2012 on floating-point samplers); the continuous sampler shares the bound so
@@ -77,6 +89,57 @@ PARALLEL_MIN = 1 << 16
 """Arrays with fewer entries than this are drawn in one piece whatever ``workers`` says."""
 
 
+@functools.lru_cache(maxsize=None)
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """One lasting pool per worker count: a fresh pool per release costs a thread start per worker."""
+    return ThreadPoolExecutor(workers, thread_name_prefix="dptopic-noise")
+
+
+NOISE_CHUNK = 1 << 14
+"""Entries noised per step: the exponentials live in one small reused buffer (128 KiB, cache-resident)
+instead of a fresh array the size of the target, whose pages the OS would fault in on every release."""
+
+
+def _add_block(block: np.ndarray, scale: float, rng: np.random.Generator, discrete: bool) -> None:
+    flat = block.reshape(-1)  # a view: block is C-contiguous
+    n = flat.shape[0]
+    if not discrete:
+        flat += rng.laplace(0.0, scale, size=n)
+        return
+    t0 = discrete_laplace_threshold(scale)
+    buf = np.empty(min(n, NOISE_CHUNK))
+    for a in range(0, n, NOISE_CHUNK):  # dptopic.kernels.noise: one exponential and one sign bit per entry
+        e = buf[:min(NOISE_CHUNK, n - a)]
+        rng.standard_exponential(out=e)
+        add_discrete_laplace(flat[a:a + NOISE_CHUNK], e, rng.bit_generator.random_raw((e.shape[0] + 63) // 64),
+                             scale, t0)
+
+
+def add_laplace_noise(target: np.ndarray, scale: float, rng: np.random.Generator, discrete: bool,
+                      workers: int = 1) -> np.ndarray:
+    """Add i.i.d. Laplace(scale), or discrete Laplace with P(x) ∝ exp(−|x|/scale), to ``target`` in place.
+
+    ``target`` is a C-contiguous int64 or float64 array (float64 holds discrete-noised counts
+    exactly below 2**53). The discrete noise is one exponential and one sign bit per entry
+    (:mod:`dptopic.kernels.noise`). ``workers > 1`` noises a large array in that many row blocks on
+    threads, each from its own child of ``rng`` (:meth:`numpy.random.Generator.spawn`): the same
+    distribution, and the same output for the same seed and ``workers``.
+    """
+    scale = check_scale(scale)
+    if target.dtype not in (np.int64, np.float64) or not target.flags.c_contiguous:
+        raise DPTopicError(f"cannot add noise in place to a {target.dtype} array: give a C-contiguous int64 or"
+                           " float64 array.")
+    shape = target.shape
+    if workers > 1 and target.ndim >= 1 and shape[0] >= workers and target.size >= PARALLEL_MIN:
+        cuts = np.linspace(0, shape[0], workers + 1).astype(int)
+        children = rng.spawn(workers)
+        list(_pool(workers).map(lambda j: _add_block(target[cuts[j]:cuts[j + 1]], scale, children[j], discrete),
+                                range(workers)))
+    elif target.size:
+        _add_block(target, scale, rng, discrete)
+    return target
+
+
 def laplace_noise(shape, scale: float, rng: np.random.Generator | None, discrete: bool,
                   secure: bool = False, workers: int = 1) -> np.ndarray:
     """Raw noise: i.i.d. Laplace(scale) or discrete Laplace with P(x) ∝ exp(−|x|/scale).
@@ -84,54 +147,29 @@ def laplace_noise(shape, scale: float, rng: np.random.Generator | None, discrete
     ``scale`` must lie in ``(0, MAX_SCALE]``; anything else raises :class:`DPTopicError`.
     ``secure=True`` is allowed for integer noise only (exact integer addition keeps OpenDP's
     guarantee); secure continuous noise must be applied by the measurement to the values
-    themselves: use :func:`laplace_mechanism`.
-    ``workers > 1`` draws a large array in that many row blocks on threads, each from its own
-    child of ``rng`` (:meth:`numpy.random.Generator.spawn`): the same distribution, and the same
-    output for the same seed and ``workers``.
+    themselves: use :func:`laplace_mechanism`. ``workers`` as in :func:`add_laplace_noise`.
     """
     scale = check_scale(scale)
     shape = tuple(np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
-    if not secure and workers > 1 and len(shape) >= 1 and shape[0] >= workers and int(np.prod(shape)) >= PARALLEL_MIN:
-        from concurrent.futures import ThreadPoolExecutor
-
-        out = np.empty(shape, dtype=np.int64 if discrete else np.float64)
-        cuts = np.linspace(0, shape[0], workers + 1).astype(int)
-        children = rng.spawn(workers)
-
-        def fill(j):  # numpy's samplers release the GIL while they fill an array
-            out[cuts[j]:cuts[j + 1]] = laplace_noise((int(cuts[j + 1] - cuts[j]),) + shape[1:], scale, children[j],
-                                                     discrete)
-        with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(fill, range(workers)))
-        return out
     if secure:
         if not discrete:
             raise DPTopicError("secure continuous noise must be applied to the values themselves: call"
                                " laplace_mechanism(values, ..., secure=True) instead of laplace_noise.")
         return _opendp_release(np.zeros(shape, dtype=np.int64), scale, integer=True)
-    if discrete:
-        # The difference of two i.i.d. geometrics on {0,1,..} with ratio r = exp(-1/scale) is the
-        # discrete Laplace. floor(E·scale), E ~ Exp(1), is exactly such a geometric
-        # (P(G >= g) = exp(-g/scale)) and twice as fast to draw as numpy's geometric.
-        # Filled in place (two buffers, no temporaries): the same draws in the same order as
-        # floor(E1·scale) − floor(E2·scale), at half the time.
-        g1, g2 = np.empty(shape), np.empty(shape)
-        for g in (g1, g2):
-            rng.standard_exponential(out=g)
-            g *= scale
-            np.floor(g, out=g)
-        g1 -= g2
-        return g1.astype(np.int64)
-    return rng.laplace(0.0, scale, size=shape)
+    return add_laplace_noise(np.zeros(shape, dtype=np.int64 if discrete else np.float64), scale, rng, discrete,
+                             workers)
 
 
 def laplace_mechanism(values: np.ndarray, epsilon: float, rng: np.random.Generator | None = None,
                       changes=(1,), discrete: bool | None = None, secure: bool = False,
-                      label: str = "Laplace", relation: str = "word-level replacement", workers: int = 1):
+                      label: str = "Laplace", relation: str = "word-level replacement", workers: int = 1,
+                      out: np.ndarray | None = None):
     """Release ``values + noise`` with ``scale = L1/ε`` where ``L1 = sum(changes)``.
 
     Integer arrays get discrete noise by default. Returns ``(noisy, LaplaceEvent)``.
-    ``workers`` draws a large array's noise on that many threads (:func:`laplace_noise`).
+    ``workers`` draws a large array's noise on that many threads (:func:`add_laplace_noise`).
+    ``out=values`` (a C-contiguous int64 or float64 array) adds the noise to ``values`` in place and
+    returns it, instead of returning a fresh int64 (discrete) or float64 array.
     """
     _check_eps(epsilon)
     values = np.asarray(values)
@@ -144,20 +182,22 @@ def laplace_mechanism(values: np.ndarray, epsilon: float, rng: np.random.Generat
     if not scale <= MAX_SCALE:
         raise DPTopicError(f"invalid epsilon={epsilon!r}: with sensitivity {l1:g} the noise scale {scale:.3g} exceeds"
                            f" the samplers' range (0, {MAX_SCALE:g}]; give epsilon >= {l1 / MAX_SCALE:.3g}.")
-    noisy = _release(values, scale, rng, discrete, secure, workers)
+    noisy = _release(values, scale, rng, discrete, secure, workers, out)
     return noisy, LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label,
                                relation=relation)
 
 
 def laplace_with_scale(values: np.ndarray, scale: float, rng, changes=(1,), discrete: bool | None = None,
                        secure: bool = False, label: str = "Laplace", relation: str = "word-level replacement",
-                       workers: int = 1):
+                       workers: int = 1, out: np.ndarray | None = None):
     """Like :func:`laplace_mechanism` but with the scale given (e.g. a paper's ``Lap(1/ε)``)."""
     scale = check_scale(scale, "scale")
     values = np.asarray(values)
     if discrete is None:
         discrete = np.issubdtype(values.dtype, np.integer)
-    noisy = _release(values, scale, rng, discrete, secure, workers)
+    if not secure and rng is None:
+        raise DPTopicError("a numpy Generator is required unless secure=True.")
+    noisy = _release(values, scale, rng, discrete, secure, workers, out)
     return noisy, LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label,
                                relation=relation)
 

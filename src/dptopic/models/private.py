@@ -309,7 +309,8 @@ class _DocNoise:
         self.scale, self.kw = scale, kw
 
     def __call__(self, ndk, rng):
-        return laplace_with_scale(ndk, self.scale, rng, changes=(1, 1), **self.kw)[0]
+        inplace = ndk.dtype == np.float64 and ndk.flags.c_contiguous and ndk.flags.writeable
+        return laplace_with_scale(ndk, self.scale, rng, changes=(1, 1), out=ndk if inplace else None, **self.kw)[0]
 
 
 class CDPLDA(_PrivateGibbs):
@@ -368,9 +369,8 @@ class CDPLDA(_PrivateGibbs):
         if it == 0 or self.every_iteration:
             kw = dict(discrete=self.noise == "discrete", secure=self.secure, workers=self.n_jobs)
             nrng = self._coins(rng)
-            nwk, ev = laplace_with_scale(arrays.nwk, 1.0 / self.epsilon, nrng, changes=(1, 1),
-                                         label="noisy N_k^t + Lap(1/eps)", **kw)
-            arrays.nwk[...] = nwk
+            _, ev = laplace_with_scale(arrays.nwk, 1.0 / self.epsilon, nrng, changes=(1, 1), out=arrays.nwk,
+                                       label="noisy N_k^t + Lap(1/eps)", **kw)  # noised in place
             self._backend_.perturb_doc_counts(_DocNoise(1.0 / self.epsilon, kw), nrng)
             arrays.nk[...] = arrays.nwk.sum(axis=0)
             # N_m^k is unchanged by a word replacement (same document, same topic): only N_k^t costs
