@@ -44,13 +44,12 @@ def test_blocked_draw_is_exact(K):
     including weights spanning 1e-6..1 and a last group only partly filled."""
     from numba import njit
 
-    from dptopic.kernels.dense import BLOCK, blocked_draw
+    from dptopic.kernels.dense import blocked_draw, draw_buffers
 
     @njit
     def draws(w, n, state):
         K = w.shape[0]
-        nb = (K + BLOCK - 1) // BLOCK
-        p, sums = np.zeros(nb * BLOCK), np.empty(max(nb, BLOCK))
+        p, sums, nb = draw_buffers(K)
         p[:K] = w
         out = np.empty(n, np.int64)
         for i in range(n):

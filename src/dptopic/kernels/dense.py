@@ -26,31 +26,44 @@ PREFETCH_AHEAD = 4  # tokens
 
 
 @njit(inline="always", cache=True)
-def _lane_draw(p, sums, nb, K, state):
-    """8 to 64 topics: lane ``c`` holds topics ``c, c+8, c+16, …``. The eight lane sums are one
-    vector accumulation over the blocks of ``p``; pick the lane, then the topic inside it."""
-    for c in range(BLOCK):
-        sums[c] = 0.0
-    for b in range(nb):
-        for c in range(BLOCK):
-            sums[c] += p[b * BLOCK + c]
-    run = 0.0
-    for c in range(BLOCK):  # sums[c] <- total weight of the lanes before c
-        v = sums[c]
-        sums[c] = run
-        run += v
-    u = next_uniform(state) * run
-    c = 0
-    for j in range(1, BLOCK):
-        c += sums[j] <= u
+def _prefix8(x0, x1, x2, x3, x4, x5, x6, x7):
+    """The total and the sums of the first 1..7 of eight values, added as a tree: three additions deep
+    instead of eight in a row, which is what the draw waits on."""
+    a01 = x0 + x1
+    a45 = x4 + x5
+    a03 = a01 + (x2 + x3)
+    return a03 + (a45 + (x6 + x7)), x0, a01, a01 + x2, a03, a03 + x4, a03 + a45, a03 + (a45 + x6)
+
+
+@njit(inline="always", cache=True)
+def _lane_draw(p, sums, K, state):
+    """8 to 64 topics (``p`` padded with zeros to 64): lane ``c`` holds topics ``c, c+8, …, c+56``.
+    Pick the lane from the eight lane sums, then the topic inside it; every sum is a tree."""
+    l0 = ((p[0] + p[8]) + (p[16] + p[24])) + ((p[32] + p[40]) + (p[48] + p[56]))
+    l1 = ((p[1] + p[9]) + (p[17] + p[25])) + ((p[33] + p[41]) + (p[49] + p[57]))
+    l2 = ((p[2] + p[10]) + (p[18] + p[26])) + ((p[34] + p[42]) + (p[50] + p[58]))
+    l3 = ((p[3] + p[11]) + (p[19] + p[27])) + ((p[35] + p[43]) + (p[51] + p[59]))
+    l4 = ((p[4] + p[12]) + (p[20] + p[28])) + ((p[36] + p[44]) + (p[52] + p[60]))
+    l5 = ((p[5] + p[13]) + (p[21] + p[29])) + ((p[37] + p[45]) + (p[53] + p[61]))
+    l6 = ((p[6] + p[14]) + (p[22] + p[30])) + ((p[38] + p[46]) + (p[54] + p[62]))
+    l7 = ((p[7] + p[15]) + (p[23] + p[31])) + ((p[39] + p[47]) + (p[55] + p[63]))
+    total, q1, q2, q3, q4, q5, q6, q7 = _prefix8(l0, l1, l2, l3, l4, l5, l6, l7)
+    u = next_uniform(state) * total
+    # the lane: how many lane prefixes lie at or below u (no branch to mispredict)
+    c = (q1 <= u) + (q2 <= u) + (q3 <= u) + (q4 <= u) + (q5 <= u) + (q6 <= u) + (q7 <= u)
+    sums[0] = 0.0  # the lane prefixes, to subtract the chosen one by index
+    sums[1] = q1
+    sums[2] = q2
+    sums[3] = q3
+    sums[4] = q4
+    sums[5] = q5
+    sums[6] = q6
+    sums[7] = q7
     u -= sums[c]
-    last = (K - 1 - c) // BLOCK
-    b = 0
-    acc = 0.0
-    for j in range(nb - 1):
-        acc += p[j * BLOCK + c]
-        b += acc <= u
-    return min(b, last) * BLOCK + c
+    _, r1, r2, r3, r4, r5, r6, r7 = _prefix8(p[c], p[c + 8], p[c + 16], p[c + 24], p[c + 32], p[c + 40],
+                                             p[c + 48], p[c + 56])
+    b = (r1 <= u) + (r2 <= u) + (r3 <= u) + (r4 <= u) + (r5 <= u) + (r6 <= u) + (r7 <= u)
+    return min(b, (K - 1 - c) // BLOCK) * BLOCK + c
 
 
 @njit(inline="always", cache=True)
@@ -83,17 +96,24 @@ def _block_draw(p, sums, nb, K, state):
 def blocked_draw(p, sums, nb, K, state):
     """Draw ``k`` with probability ``p[k] / sum(p[:K])``.
 
-    ``p`` holds ``nb = ceil(K/8)`` blocks of eight, zero beyond ``K`` (``p[:K] > 0``); ``sums`` is
-    scratch of length ``max(nb, 8)``. An inverse-CDF draw in two levels (a group of topics, then a
-    topic in the group) with every search branch-free: it counts the running sums at or below the
-    uniform over a fixed trip count instead of stopping at the first one above it, so no
+    ``p`` has ``max(8·nb, 64)`` entries, ``nb = ceil(K/8)``, zero beyond ``K`` (``p[:K] > 0``);
+    ``sums`` is scratch of length ``max(nb, 8)`` (:func:`draw_buffers`). An inverse-CDF draw in two
+    levels (a group of topics, then a topic in the group) with every search branch-free: it counts
+    the running sums at or below the uniform instead of stopping at the first one above it, so no
     data-dependent branch is mispredicted. Any fixed order of the topics gives an exact draw; the
     grouping depends on ``K`` (:func:`_lane_draw`, :func:`_block_draw`) and the NumPy reference
     follows it operation for operation.
     """
     if K >= LANE_K[0] and K <= LANE_K[1]:
-        return _lane_draw(p, sums, nb, K, state)
+        return _lane_draw(p, sums, K, state)
     return _block_draw(p, sums, nb, K, state)
+
+
+@njit(cache=True)
+def draw_buffers(K):
+    """``(p, sums, nb)`` for :func:`blocked_draw` with ``K`` topics."""
+    nb = (K + BLOCK - 1) // BLOCK
+    return np.zeros(max(nb * BLOCK, 64)), np.empty(max(nb, BLOCK)), nb
 
 
 @njit(cache=True, nogil=True)
@@ -107,9 +127,7 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
     of operations).
     """
     K = nk.shape[0]
-    nb = (K + BLOCK - 1) // BLOCK
-    p = np.zeros(nb * BLOCK)
-    sums = np.empty(max(nb, BLOCK))
+    p, sums, nb = draw_buffers(K)
     inv = np.empty(K)
     h = np.zeros(nb * BLOCK)
     lanes = K >= LANE_K[0] and K <= LANE_K[1]  # blocked_draw's choice, made once per sweep
@@ -137,7 +155,7 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
             h[k] = inv[k] * (max(ndk[d, k], 0) + alpha)
             for j in range(K):
                 p[j] = (min(max(word_table[w, j], 0), clip) + beta) * h[j]
-            k = np.uintp(_lane_draw(p, sums, nb, K, state) if lanes else _block_draw(p, sums, nb, K, state))
+            k = np.uintp(_lane_draw(p, sums, K, state) if lanes else _block_draw(p, sums, nb, K, state))
             z[i] = k
             ndk[d, k] += 1
             nwk[w, k] += 1

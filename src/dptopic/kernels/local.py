@@ -14,16 +14,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .dense import BLOCK, blocked_draw
+from .dense import blocked_draw, draw_buffers
 
 
 @njit(cache=True, nogil=True)
 def local_sweep(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
     """One sweep over every local token, in order. Mutates ``z``, ``ndk`` and ``state``."""
     K = phi_wk.shape[1]
-    nb = (K + BLOCK - 1) // BLOCK
-    p = np.zeros(nb * BLOCK)
-    sums = np.empty(max(nb, BLOCK))
+    p, sums, nb = draw_buffers(K)
     D = doc_ptr.shape[0] - 1
     for d in range(D):
         for i in range(doc_ptr[d], doc_ptr[d + 1]):

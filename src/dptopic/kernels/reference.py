@@ -11,27 +11,27 @@ from ._lists import list_add, list_remove
 from .rng import PyXorShift
 
 
+def _ref_prefix8(x):
+    """The kernel's tree: the total and the sums of the first 1..7 of eight values."""
+    a01, a45 = x[0] + x[1], x[4] + x[5]
+    a03 = a01 + (x[2] + x[3])
+    return a03 + (a45 + (x[6] + x[7])), [x[0], a01, a01 + x[2], a03, a03 + x[4], a03 + a45, a03 + (a45 + x[6])]
+
+
 def reference_blocked_draw(p, K, rng) -> int:
     """The draw of :func:`dptopic.kernels.dense.blocked_draw`, operation for operation."""
     B = 8
     nb = (K + B - 1) // B
-    p = [float(x) for x in p[:K]] + [0.0] * (nb * B - K)
-    if 8 <= K <= 64:  # lanes: topics c, c+8, c+16, ...
-        lane = [0.0] * B
-        for b in range(nb):
-            for c in range(B):
-                lane[c] += p[b * B + c]
-        before, run = [], 0.0
-        for v in lane:
-            before.append(run)
-            run += v
-        u = rng.uniform() * run
-        c = sum(before[j] <= u for j in range(1, B))
-        u -= before[c]
-        b, acc = 0, 0.0
-        for j in range(nb - 1):
-            acc += p[j * B + c]
-            b += acc <= u
+    p = [float(x) for x in p[:K]] + [0.0] * (max(nb * B, 64) - K)
+    if 8 <= K <= 64:  # lanes: topics c, c+8, ..., c+56, every sum a tree
+        lane = [((p[c] + p[8 + c]) + (p[16 + c] + p[24 + c])) + ((p[32 + c] + p[40 + c]) + (p[48 + c] + p[56 + c]))
+                for c in range(B)]
+        total, q = _ref_prefix8(lane)
+        u = rng.uniform() * total
+        c = sum(qj <= u for qj in q)
+        u -= ([0.0] + q)[c]
+        _, r = _ref_prefix8([p[c + 8 * j] for j in range(B)])
+        b = sum(rj <= u for rj in r)
         return min(b, (K - 1 - c) // B) * B + c
     before, run = [], 0.0  # blocks of eight consecutive topics, each summed left to right
     for b in range(nb):
