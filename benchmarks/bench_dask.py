@@ -11,7 +11,8 @@ difference of the two; it covers the count changes travelling both ways, the dri
 and bookkeeping, and the checkpoints (every 5 sweeps). As that difference also holds any
 difference in sampler speed between threads and worker processes (and on a busy machine, noise),
 the part of each Dask iteration spent outside the slowest worker's sweep call (messages, driver,
-checkpoints: the backend's own cost) is printed too, with the array bytes sent per iteration.
+checkpoints: the backend's own cost) is printed too, with the array bytes sent per iteration, and
+as its peer the round trip of a bare Dask actor call to both workers carrying the same bytes.
 
 Run:  python benchmarks/bench_dask.py [--docs 5000] [--topics 50] [--iters 30] [--warm 5] [--repeats 3] [--algorithm lda|hdp]
 """
@@ -40,6 +41,27 @@ class Clock:
         if info.iteration >= self.warm:
             self.times.append(now - self.t)
         self.t = now
+
+
+class Echo:
+    """A bare actor: what one Dask actor call costs on this machine, with no work behind it."""
+
+    def echo(self, x):
+        return x
+
+
+def actor_round_trip(client, nbytes: int, repeats: int = 30) -> float:
+    """Median time of one call to each of the workers' bare actors, ``nbytes`` in all each way."""
+    workers = list(client.scheduler_info()["workers"])
+    actors = [client.submit(Echo, actor=True, workers=[w]).result() for w in workers]
+    x = np.zeros(max(nbytes // 4 // len(actors), 1), np.int32)
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for f in [a.echo(x) for a in actors]:
+            f.result()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times[3:]))
 
 
 def main():
@@ -86,6 +108,9 @@ def main():
             worker = [w for _, w in m._backend_.timings[a.warm:]]
             t_outside.append(float(np.median(np.subtract(clock.times, worker))))
             traffic = getattr(m._backend_, "traffic", None)
+        n = max(traffic["sweeps"], 1) if traffic else 1
+        payload = int((traffic["to_workers"] + traffic["from_workers"]) / 2 / n) if traffic else 0
+        echo_empty, echo_full = actor_round_trip(client, 0), actor_round_trip(client, payload)
     th, dk, out = float(np.median(t_threads)), float(np.median(t_dask)), float(np.median(t_outside))
     print(f"threads (n_jobs=2, adlda): {1e3 * th:8.1f} ms/iteration   runs: {', '.join(f'{1e3 * t:.1f}' for t in t_threads)}")
     print(f"dask (2 workers):          {1e3 * dk:8.1f} ms/iteration   runs: {', '.join(f'{1e3 * t:.1f}' for t in t_dask)}")
@@ -96,6 +121,8 @@ def main():
         n = max(traffic["sweeps"], 1)
         print(f"  arrays sent per iteration: {traffic['to_workers'] / n / 1e6:.2f} MB to the workers,"
               f" {traffic['from_workers'] / n / 1e6:.2f} MB back (checkpoints included)")
+    print(f"  peer: Dask's own actor round trip to both workers, no work: {1e3 * echo_empty:.1f} ms empty,"
+          f" {1e3 * echo_full:.1f} ms carrying {payload / 1e6:.2f} MB each way")
 
 
 if __name__ == "__main__":

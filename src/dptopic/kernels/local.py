@@ -11,7 +11,6 @@ local θ"). The draw uses the same blocked order of operations as :func:`~dptopi
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from .dense import blocked_draw, draw_buffers
