@@ -67,12 +67,13 @@ def main():
     systems = [
         ("tomotopy workers=1 (non-private)", lambda: run_tomotopy(train, K, a.iters, a.timed, 1, 0.1, 0.01)[0]),
         ("HDP-LDA sound, n_jobs=1", lambda: run_private(HDPLDA(K, **hdp), train, a.timed)),
-        ("HDP-LDA sound, n_jobs=2 partition", lambda: run_private(HDPLDA(K, n_jobs=2, **hdp), train, a.timed)),
+        ("HDP-LDA sound, n_jobs=2 partition (default)", lambda: run_private(HDPLDA(K, n_jobs=2, **hdp), train, a.timed)),
         ("HDP-LDA sound, n_jobs=2 adlda",
          lambda: run_private(HDPLDA(K, n_jobs=2, parallel="adlda", **hdp), train, a.timed)),
         ("CDP-LDA+, n_jobs=1", lambda: run_private(CDPLDAPlus(K, **cdp), train, a.timed)),
-        ("CDP-LDA+, n_jobs=2 partition", lambda: run_private(CDPLDAPlus(K, n_jobs=2, **cdp), train, a.timed)),
-        ("CDP-LDA+, n_jobs=2 adlda",
+        ("CDP-LDA+, n_jobs=2 partition",
+         lambda: run_private(CDPLDAPlus(K, n_jobs=2, parallel="partition", **cdp), train, a.timed)),
+        ("CDP-LDA+, n_jobs=2 adlda (default)",
          lambda: run_private(CDPLDAPlus(K, n_jobs=2, parallel="adlda", **cdp), train, a.timed)),
     ]
     tps = {name: [] for name, _ in systems}

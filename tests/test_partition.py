@@ -86,3 +86,19 @@ def test_partition_fit_reproducible_and_accurate(planted):
     assert topic_recovery(a.components_, planted.phi) >= 0.9
     h = HDPLDA(n_topics=5, n_iter=5, seed=3, n_jobs=2, verbose=0, parallel="partition").fit(planted.corpus)
     assert h.ledger_.n_events == 10 and np.allclose(h.components_.sum(1), 1.0)
+
+
+def test_cdp_defaults_to_adlda_and_is_reproducible(planted):
+    """CDP-LDA(+)'s dense sampler defaults to AD-LDA (one synchronisation per sweep); the other Gibbs trainers to the
+    partition scheme. Either way a fixed seed and n_jobs give the same run, with both noise tables drawn in place."""
+    from dptopic.models import CDPLDA, CDPLDAPlus
+
+    assert CDPLDA().parallel == CDPLDAPlus().parallel == "adlda"
+    assert LDA().parallel == HDPLDA().parallel == "partition"
+    kw = dict(n_topics=5, n_iter=6, epsilon=2.0, seed=3, n_jobs=2, verbose=0)
+    a, b = CDPLDAPlus(**kw).fit(planted.corpus), CDPLDAPlus(**kw).fit(planted.corpus)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    np.testing.assert_array_equal(a.training_theta_, b.training_theta_)
+    c = CDPLDAPlus(**{**kw, "seed": 4}).fit(planted.corpus)
+    assert not np.array_equal(a.components_, c.components_)
+    assert a.privacy_["count_release_epsilon"]["label"].startswith("partial figure")
