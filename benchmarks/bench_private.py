@@ -71,9 +71,9 @@ def main():
         ("HDP-LDA sound, n_jobs=2 adlda",
          lambda: run_private(HDPLDA(K, n_jobs=2, parallel="adlda", **hdp), train, a.timed)),
         ("CDP-LDA+, n_jobs=1", lambda: run_private(CDPLDAPlus(K, **cdp), train, a.timed)),
-        ("CDP-LDA+, n_jobs=2 partition",
+        ("CDP-LDA+, n_jobs=2 partition (default)",
          lambda: run_private(CDPLDAPlus(K, n_jobs=2, parallel="partition", **cdp), train, a.timed)),
-        ("CDP-LDA+, n_jobs=2 adlda (default)",
+        ("CDP-LDA+, n_jobs=2 adlda",
          lambda: run_private(CDPLDAPlus(K, n_jobs=2, parallel="adlda", **cdp), train, a.timed)),
     ]
     tps = {name: [] for name, _ in systems}

@@ -265,9 +265,8 @@ def register(sub) -> None:
                         " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df are then ignored")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
-                   help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep; the default for"
-                        " cdp-lda/cdp-lda+) or documents x words blocks swept diagonal by diagonal (no merge; the"
-                        " default otherwise)")
+                   help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
+                        " words blocks swept diagonal by diagonal (no merge, the default)")
     add_cluster_args(t)
     t.add_argument("--test-size", type=unit_interval, default=0.2)
     add_out_args(t, "runs/model")

@@ -325,9 +325,7 @@ class CDPLDA(_PrivateGibbs):
     report says ``private: false`` and gives the count-release ε only as a separately labelled
     partial figure (``privacy_["count_release_epsilon"]``). ``training_theta_`` (θ of the training
     documents from the final z) exists as for :class:`HDPLDA`, but here z is not covered.
-    ``backend``/``client`` as in :class:`HDPLDA` (``docs/scaling.md``). ``parallel`` defaults to
-    ``"adlda"`` here: the dense sampler costs the same for every token, so one synchronisation per
-    sweep beats the partition scheme's ``n_jobs`` rounds (measured in ``benchmarks/bench_private.py``).
+    ``backend``/``client``/``parallel`` as in :class:`HDPLDA` (``docs/scaling.md``).
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
@@ -339,7 +337,7 @@ class CDPLDA(_PrivateGibbs):
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = False, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
                  secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
-                 client=None, parallel: str = "adlda"):
+                 client=None, parallel: str = "partition"):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.every_iteration = every_iteration
@@ -409,6 +407,6 @@ class CDPLDAPlus(CDPLDA):
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = True, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
                  secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
-                 client=None, parallel: str = "adlda"):
+                 client=None, parallel: str = "partition"):
         super().__init__(n_topics, epsilon, every_iteration, alpha, beta, n_iter, delta, noise, secure, seed,
                          n_jobs, verbose, backend, client, parallel)
