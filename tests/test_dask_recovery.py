@@ -210,6 +210,34 @@ def test_sparse_messages_round_trip():
     assert isinstance(pack_delta(nwk, None), (tuple, np.ndarray))
 
 
+def test_a_worker_dying_while_its_actor_starts(planted, fresh, monkeypatch):
+    """A real worker process is killed just as a shard's actor is submitted to it. A task pinned to a dead worker
+    would wait forever, so the driver notices the worker leave, places the shard on another worker, and the run
+    equals an undisturbed one (a shard's coins are its own, wherever it lives)."""
+    import time
+
+    c, K = planted.corpus, 5
+    ref = LDA(n_topics=K, n_iter=3, seed=5, verbose=0, backend="dask", client=fresh).fit(c)
+    fresh.wait_for_workers(2, timeout=60)
+    pids = fresh.run(os.getpid)
+    real, killed, n = fresh.submit, [], [0]
+
+    def submit(fn, *a, **k):
+        if k.get("actor"):
+            n[0] += 1
+            if n[0] == 2:  # shard 1's first placement
+                killed.append(k["workers"][0])
+                os.kill(pids[killed[0]], signal.SIGKILL)
+        return real(fn, *a, **k)
+    monkeypatch.setattr(fresh, "submit", submit)
+    t = time.monotonic()
+    m = LDA(n_topics=K, n_iter=3, seed=5, verbose=0, backend="dask", client=fresh).fit(c)
+    assert killed and killed[0] not in m._backend_.where
+    assert time.monotonic() - t < DaskBackend.PLACE_TIMEOUT / 2  # found by polling, not by the long timeout
+    np.testing.assert_array_equal(m.components_, ref.components_)
+    _consistent(m._backend_, c, K)
+
+
 def test_worker_killed_before_the_final_collection(planted, fresh, every3):
     """A real worker process dies after the last sweep: the final gathering of z finds it, the
     shard restarts from its checkpoint and replays with fresh releases, and nothing is lost.

@@ -250,7 +250,7 @@ class DaskBackend(Backend):
             fut = self.client.submit(ShardActor, self.K, self.V, self.kind, actor=True, workers=[w],
                                      allow_other_workers=False, pure=False, **self._specs[j])
             try:
-                actor = fut.result(timeout=120)
+                actor = self._await_actor(fut, w)
             except Exception as e:  # the chosen worker died meanwhile: pick another
                 if not (_is_lost_worker(e) or isinstance(e, TimeoutError)):
                     raise
@@ -260,6 +260,23 @@ class DaskBackend(Backend):
             self.where[j], self._futures[j], self._actors[j] = w, fut, actor
             return
         raise DPTopicError(f"could not place corpus shard {j} on a live Dask worker ({type(last).__name__}); check the cluster.")
+
+    PLACE_TIMEOUT = 120.0
+    """Seconds to wait for a shard's actor to start on a worker that stays alive."""
+
+    def _await_actor(self, fut, w: str, poll: float = 1.0):
+        """The actor of ``fut``, created on worker ``w``. A task pinned to a worker that dies is never run
+        elsewhere and never fails: so the wait checks every ``poll`` seconds that ``w`` is still in the
+        cluster, and raises :class:`TimeoutError` as soon as it is not (or after ``PLACE_TIMEOUT``)."""
+        deadline = time.monotonic() + self.PLACE_TIMEOUT
+        while True:
+            try:
+                return fut.result(timeout=poll)
+            except TimeoutError:
+                alive = w in self.client.scheduler_info()["workers"]
+                if not alive or time.monotonic() > deadline:
+                    raise TimeoutError(f"worker {w} {'left the cluster' if not alive else 'did not start'} the"
+                                       " shard's actor") from None
 
     def _call(self, method: str, args: dict, in_flight: bool = False) -> dict:
         """Call ``method(*args[j])`` on every shard ``j`` in ``args`` at once; return ``{j: result}``
