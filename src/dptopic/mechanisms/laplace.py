@@ -67,11 +67,11 @@ def _release(values: np.ndarray, scale: float, rng, discrete: bool, secure: bool
 
 MAX_SCALE = 1e12
 """Largest noise scale the samplers accept. The discrete sampler computes ``floor((E − t0)·scale)`` in
-float64 (:mod:`dptopic.kernels.noise`): with ``E·scale`` below 2**53 every integer is reachable and the result fits int64 with
-room to add counts; ``E`` exceeds 2000 with probability ``e**-2000``, so 1e12 keeps
-``E·scale < 2**53`` always in practice. Beyond it the cast overflows and the noise silently
-vanishes (Mironov 2012 on floating-point samplers); the continuous sampler shares the bound so
-that both noises behave alike. A scale of 1e12 already drowns any count."""
+float64 (:mod:`dptopic.kernels.noise`): with ``E·scale`` below 2**53 every integer is reachable and
+the result fits int64 with room to add counts; ``E`` exceeds 2000 with probability ``e**-2000``, so
+1e12 keeps ``E·scale < 2**53`` always in practice. Beyond it the cast overflows and the noise
+silently vanishes (Mironov 2012 on floating-point samplers); the continuous sampler shares the
+bound so that both noises behave alike. A scale of 1e12 already drowns any count."""
 
 
 def check_scale(scale, what: str = "noise scale") -> float:
