@@ -24,7 +24,7 @@ def discrete_laplace_threshold(scale: float) -> float:
     one_minus_r = -math.expm1(-1.0 / scale)
     r = math.exp(-1.0 / scale)
     if r == 0.0:
-        return math.inf  # the noise is 0 with probability 1 - e^(-1/scale) ~ 1
+        return math.inf  # P(X != 0) = 2r/(1+r) underflows: the noise is 0
     return math.log1p(one_minus_r / (2.0 * r))
 
 
