@@ -179,13 +179,16 @@ def test_frozen_rejection_sampler_is_exact(tiny):
 
 
 def test_frozen_and_dense_hdp_agree_in_distribution(planted):
-    """The two HDP-LDA samplers target the same chain: similar perplexity after the same schedule."""
+    """The two HDP-LDA samplers target the same chain: similar perplexity after the same schedule.
+
+    Some runs of either sampler settle in a worse mode (two planted topics merged, perplexity about
+    25% higher), so the typical run is compared: the median over five seeds."""
     from dptopic import HDPLDA
 
     c = planted.corpus
     tr, te = c.train_test_split(0.2, seed=0)
     kw = dict(n_topics=5, epsilon_laplace=5.0, epsilon_inherent=12, n_iter=60, verbose=0)
-    ppl = {s: np.mean([HDPLDA(sampler=s, seed=sd, **kw).fit(tr).perplexity(te) for sd in range(3)])
+    ppl = {s: np.median([HDPLDA(sampler=s, seed=sd, **kw).fit(tr).perplexity(te) for sd in range(5)])
            for s in ("auto", "dense")}
     assert abs(ppl["auto"] / ppl["dense"] - 1) < 0.05
 

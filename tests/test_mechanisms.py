@@ -92,25 +92,79 @@ def test_discrete_release_accepts_every_count_dtype(dtype):
     assert noisy.dtype == np.int64 and np.array_equal(noisy, values.astype(np.int64))
 
 
-def test_noise_kernel_matches_numpy_reference():
-    """The compiled one-pass adder against the same formula in NumPy, draw for draw, on both target dtypes."""
-    from dptopic.kernels.noise import add_discrete_laplace, discrete_laplace_threshold
+def _py_exponential(xs, events):
+    """The ziggurat of dptopic.kernels.noise, written out in Python on the kernels' stream (tests only)."""
+    from dptopic.kernels import noise
 
-    n, scale = 1000, 2.5
+    offset = 0.0
+    while True:
+        bits = xs.uint64()
+        i, u = (bits >> 3) & 255, bits >> 11
+        x = u * float(noise.ZIG_W[i])
+        if u < int(noise.ZIG_K[i]) or (i == 0 and x < noise.ZIG_R):
+            return offset + x
+        if i == 0:
+            events["tail"] += 1
+            offset += noise.ZIG_R
+            continue
+        events["wedge"] += 1
+        f = noise.ZIG_F
+        if f[i] + (xs.uint64() >> 11) * 2.0 ** -53 * (f[i + 1] - f[i]) < math.exp(-x):
+            return offset + x
+
+
+def test_noise_kernel_matches_python_reference():
+    """The compiled adder against the same sampler in plain Python, draw for draw, on both target dtypes;
+    the rare paths (wedge rejections, the tail) are exercised."""
+    from dptopic.kernels import kernel_state
+    from dptopic.kernels.noise import add_discrete_laplace, discrete_laplace_threshold
+    from dptopic.kernels.rng import PyXorShift
+
+    n, scale = 30_000, 2.5
     t0 = discrete_laplace_threshold(scale)
     r = math.exp(-1 / scale)
     assert math.exp(-t0) == pytest.approx(2 * r / (1 + r), rel=1e-12)
-    rng = np.random.default_rng(3)
-    expo = rng.standard_exponential(n)
-    words = rng.bit_generator.random_raw((n + 63) // 64)
-    mag = np.where(expo >= t0, np.floor((expo - t0) * scale) + 1, 0).astype(np.int64)
-    bits = np.array([(int(words[i // 64]) >> (i % 64)) & 1 for i in range(n)])
-    want = np.where(bits == 1, -mag, mag)
+    state = kernel_state(np.random.default_rng(3))
+    xs, events, want = PyXorShift(state), {"tail": 0, "wedge": 0}, np.zeros(n, dtype=np.int64)
+    for a in range(0, n, 64):
+        signs = xs.uint64()
+        for i in range(a, min(a + 64, n)):
+            e = _py_exponential(xs, events)
+            mag = int(math.floor((e - t0) * scale)) + 1 if e >= t0 else 0
+            want[i] = -mag if (signs >> (i - a)) & 1 else mag
+    assert events["tail"] > 0 and events["wedge"] > 0
     assert (want < 0).any() and (want > 0).any() and (want == 0).any()
     for dtype in (np.int64, np.float64):
-        target = np.arange(n).astype(dtype)
-        add_discrete_laplace(target, expo, words, scale, t0)
+        target, st = np.arange(n).astype(dtype), state.copy()
+        add_discrete_laplace(target, st, scale, t0)
         assert np.array_equal(target - np.arange(n), want)
+        assert st[0] == xs.s0 and st[1] == xs.s1  # the kernel hands back the advanced state
+
+
+def test_ziggurat_tables_have_equal_areas():
+    from dptopic.kernels import noise
+
+    x, f = noise.ZIG_X, noise.ZIG_F
+    areas = x[1:256] * (f[2:257] - f[1:256])
+    assert np.allclose(areas, noise.ZIG_V, rtol=1e-9, atol=0)
+    assert x[1] * f[1] + math.exp(-noise.ZIG_R) == pytest.approx(noise.ZIG_V, rel=1e-12)  # base layer + tail
+    assert np.all(np.diff(x[1:]) < 0) and x[256] == 0
+
+
+def test_ziggurat_exponential_law():
+    """Exp(1) by KS, its mean from the standard error, and the tail beyond R: mass e^-R, and R + Exp(1) there."""
+    from dptopic.kernels import kernel_state
+    from dptopic.kernels.noise import ZIG_R, standard_exponentials
+
+    n = 2_000_000
+    e = np.empty(n)
+    standard_exponentials(e, kernel_state(np.random.default_rng(7)))
+    assert stats.kstest(e[:200_000], "expon").pvalue > 1e-3
+    assert abs(e.mean() - 1) < 4 / math.sqrt(n)  # sd of Exp(1) is 1
+    p = math.exp(-ZIG_R)
+    tail = e[e > ZIG_R] - ZIG_R
+    assert abs(len(tail) - n * p) < 4 * math.sqrt(n * p)
+    assert stats.kstest(tail, "expon").pvalue > 1e-3
 
 
 @pytest.mark.parametrize("scale", [0.3, 1.0, 20.0])

@@ -18,6 +18,7 @@ import numpy as np
 from ..accounting.events import LaplaceEvent
 from ..errors import DPTopicError
 from ..kernels.noise import add_discrete_laplace, discrete_laplace_threshold
+from ..kernels.rng import kernel_state
 
 
 def _check_eps(epsilon):
@@ -95,24 +96,13 @@ def _pool(workers: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(workers, thread_name_prefix="dptopic-noise")
 
 
-NOISE_CHUNK = 1 << 14
-"""Entries noised per step: the exponentials live in one small reused buffer (128 KiB, cache-resident)
-instead of a fresh array the size of the target, whose pages the OS would fault in on every release."""
-
-
 def _add_block(block: np.ndarray, scale: float, rng: np.random.Generator, discrete: bool) -> None:
     flat = block.reshape(-1)  # a view: block is C-contiguous
-    n = flat.shape[0]
     if not discrete:
-        flat += rng.laplace(0.0, scale, size=n)
+        flat += rng.laplace(0.0, scale, size=flat.shape[0])
         return
-    t0 = discrete_laplace_threshold(scale)
-    buf = np.empty(min(n, NOISE_CHUNK))
-    for a in range(0, n, NOISE_CHUNK):  # dptopic.kernels.noise: one exponential and one sign bit per entry
-        e = buf[:min(NOISE_CHUNK, n - a)]
-        rng.standard_exponential(out=e)
-        add_discrete_laplace(flat[a:a + NOISE_CHUNK], e, rng.bit_generator.random_raw((e.shape[0] + 63) // 64),
-                             scale, t0)
+    # dptopic.kernels.noise: one exponential and one sign bit per entry, from a stream seeded by rng
+    add_discrete_laplace(flat, kernel_state(rng), scale, discrete_laplace_threshold(scale))
 
 
 def add_laplace_noise(target: np.ndarray, scale: float, rng: np.random.Generator, discrete: bool,
@@ -120,10 +110,11 @@ def add_laplace_noise(target: np.ndarray, scale: float, rng: np.random.Generator
     """Add i.i.d. Laplace(scale), or discrete Laplace with P(x) ∝ exp(−|x|/scale), to ``target`` in place.
 
     ``target`` is a C-contiguous int64 or float64 array (float64 holds discrete-noised counts
-    exactly below 2**53). The discrete noise is one exponential and one sign bit per entry
-    (:mod:`dptopic.kernels.noise`). ``workers > 1`` noises a large array in that many row blocks on
-    threads, each from its own child of ``rng`` (:meth:`numpy.random.Generator.spawn`): the same
-    distribution, and the same output for the same seed and ``workers``.
+    exactly below 2**53). The discrete noise is one exponential and one sign bit per entry, drawn in
+    one compiled pass from a stream whose state comes from ``rng`` (:mod:`dptopic.kernels.noise`).
+    ``workers > 1`` noises a large array in that many row blocks, the first on the calling thread
+    and the others on threads, each from its own child of ``rng`` (:meth:`numpy.random.Generator.spawn`):
+    the same distribution, and the same output for the same seed and ``workers``.
     """
     scale = check_scale(scale)
     if target.dtype not in (np.int64, np.float64) or not target.flags.c_contiguous:
@@ -133,8 +124,11 @@ def add_laplace_noise(target: np.ndarray, scale: float, rng: np.random.Generator
     if workers > 1 and target.ndim >= 1 and shape[0] >= workers and target.size >= PARALLEL_MIN:
         cuts = np.linspace(0, shape[0], workers + 1).astype(int)
         children = rng.spawn(workers)
-        list(_pool(workers).map(lambda j: _add_block(target[cuts[j]:cuts[j + 1]], scale, children[j], discrete),
-                                range(workers)))
+        others = [_pool(workers - 1).submit(_add_block, target[cuts[j]:cuts[j + 1]], scale, children[j], discrete)
+                  for j in range(1, workers)]
+        _add_block(target[:cuts[1]], scale, children[0], discrete)
+        for f in others:
+            f.result()
     elif target.size:
         _add_block(target, scale, rng, discrete)
     return target
