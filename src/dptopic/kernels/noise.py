@@ -122,8 +122,9 @@ def add_discrete_laplace(target, state, scale, t0):
         s0, s1, signs = _xorshift(s0, s1)
         for i in range(a, min(a + 64, n)):
             s0, s1, e = _exponential(s0, s1)
-            # branch-free: for E < t0 the floor is at most -1, so the max gives 0 (also when t0 = inf)
-            m = max(np.floor((e - t0) * scale) + 1.0, 0.0)
-            neg = (signs >> np.uint64(i - a)) & np.uint64(1)
-            target[i] += np.int64(m) * (1 - 2 * np.int64(neg))
+            # M by truncation: for E >= t0 the argument is >= 1 and truncating it is 1 + floor((E - t0)·scale);
+            # for E < t0 it lies in [0, 1) after the max, so M = 0 (also when t0 = inf). No branch.
+            m = np.int64(max((e - t0) * scale + 1.0, 0.0))
+            neg = -np.int64((signs >> np.uint64(i - a)) & np.uint64(1))  # 0, or -1 (all bits set)
+            target[i] += (m ^ neg) - neg  # m, or -m
     state[0], state[1] = s0, s1

@@ -6,6 +6,8 @@ Orchestration only: noise comes from :mod:`dptopic.mechanisms`, sweeps from
 """
 from __future__ import annotations
 
+import functools
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -26,8 +28,9 @@ SECURE_COVERS = ("secure mode: every Laplace draw comes from OpenDP's exact samp
                  " conditional in floating point and draws from xorshift128+, which is fast but not a"
                  " cryptographic generator; the data-independent initial topics come from NumPy's PCG64 seeded"
                  " from OS entropy.")
-STANDARD_COINS = ("standard mode: noise and sampler coins come from NumPy's PCG64 (fresh OS entropy unless a seed"
-                  " is given) through textbook floating-point samplers, which do not resist floating-point attacks"
+STANDARD_COINS = ("standard mode: noise and sampler coins flow from NumPy's PCG64 (fresh OS entropy unless a seed"
+                  " is given; the topic sampler and the discrete Laplace noise draw from xorshift128+ streams seeded"
+                  " from it) through textbook floating-point samplers, which do not resist floating-point attacks"
                   " (Mironov 2012); secure=True hardens the noise (see docs/privacy.md).")
 VOCAB_SUPPLIED = "supplied by the user; treated as public (its choice must not depend on the private corpus)"
 VOCAB_FROM_DATA = ("chosen from the training corpus and published in the model; treated as public, i.e. NOT"
@@ -302,6 +305,12 @@ class HDPLDA(_PrivateGibbs):
         return rep
 
 
+@functools.lru_cache(maxsize=None)
+def _release_pool() -> ThreadPoolExecutor:
+    """The helper thread that noises the document–topic table while the caller noises the word–topic one."""
+    return ThreadPoolExecutor(1, thread_name_prefix="dptopic-release")
+
+
 class _DocNoise:
     """``N_m^k + Lap(scale)`` for one block of documents, drawn wherever that block lives."""
 
@@ -367,11 +376,24 @@ class CDPLDA(_PrivateGibbs):
 
     def _before_sweep(self, it, arrays, rng, want_release):
         if it == 0 or self.every_iteration:
-            kw = dict(discrete=self.noise == "discrete", secure=self.secure, workers=self.n_jobs)
+            kw = dict(discrete=self.noise == "discrete", secure=self.secure)
             nrng = self._coins(rng)
-            _, ev = laplace_with_scale(arrays.nwk, 1.0 / self.epsilon, nrng, changes=(1, 1), out=arrays.nwk,
-                                       label="noisy N_k^t + Lap(1/eps)", **kw)  # noised in place
-            self._backend_.perturb_doc_counts(_DocNoise(1.0 / self.epsilon, kw), nrng)
+            wrng, drng = nrng.spawn(2) if nrng is not None else (None, None)
+            # With threads to spare, the two tables are noised at the same time: N_m^k on a helper thread (or
+            # on the Dask workers), N_k^t here. Each has its own child stream, so the result does not depend
+            # on which finishes first.
+            doc_share = self.n_jobs // 2
+            doc_noise = _DocNoise(1.0 / self.epsilon, {**kw, "workers": max(doc_share, 1)})
+            docs = _release_pool().submit(self._backend_.perturb_doc_counts, doc_noise, drng) if doc_share else None
+            try:
+                _, ev = laplace_with_scale(arrays.nwk, 1.0 / self.epsilon, wrng, changes=(1, 1), out=arrays.nwk,
+                                           label="noisy N_k^t + Lap(1/eps)", workers=self.n_jobs - doc_share,
+                                           **kw)  # noised in place
+            finally:
+                if docs is None:
+                    self._backend_.perturb_doc_counts(doc_noise, drng)
+                else:
+                    docs.result()
             arrays.nk[...] = arrays.nwk.sum(axis=0)
             # N_m^k is unchanged by a word replacement (same document, same topic): only N_k^t costs
             self.ledger_.spend(ev)
