@@ -280,3 +280,19 @@ def test_frozen_kernel_exact_across_bound_resets(tiny):
             out[r] = res[0][-1]
     table = np.stack([np.bincount(v, minlength=K) for v in draws.values()])
     assert stats.chi2_contingency(table)[1] > 1e-3, table
+
+
+def test_worker_scratch_owns_its_cache_lines():
+    """Sampler states and per-worker topic totals start a cache line and share none with other objects."""
+    from dptopic.kernels.rng import LINE, own_line
+
+    for values in (kernel_state(np.random.default_rng(0)), np.arange(50, dtype=np.int64), np.ones(7, np.int32)):
+        out = own_line(values)
+        assert np.array_equal(out, values) and out.dtype == values.dtype
+        start, stop = out.ctypes.data, out.ctypes.data + out.nbytes
+        assert start % LINE == 0
+        base = out.base
+        lo, hi = base.ctypes.data, base.ctypes.data + base.nbytes
+        assert lo <= start and -(-stop // LINE) * LINE <= hi  # every line it touches lies inside its own buffer
+    a, b = kernel_state(np.random.default_rng(1)), kernel_state(np.random.default_rng(2))
+    assert a.ctypes.data // LINE != b.ctypes.data // LINE
