@@ -22,6 +22,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .rng import _INV53, _S11, xorshift_step
+
 
 ZIG_LAYERS = 256
 ZIG_R = 7.69711747013104972  # right edge of the base layer (Marsaglia & Tsang 2000, exponential, 256 layers)
@@ -50,20 +52,6 @@ def _ziggurat_tables():
 ZIG_X, ZIG_F, ZIG_K, ZIG_W = _ziggurat_tables()
 _M255 = np.uint64(255)
 _S3 = np.uint64(3)
-_S11 = np.uint64(11)
-_S17 = np.uint64(17)
-_S23 = np.uint64(23)
-_S26 = np.uint64(26)
-_INV53 = 1.0 / 9007199254740992.0
-
-
-@njit(inline="always", cache=True)
-def _xorshift(s0, s1):
-    """One step of xorshift128+ on a state held in two locals (registers): ``(s0, s1, 64 bits)``.
-    The same stream as :func:`dptopic.kernels.rng.next_uint64` on ``[s0, s1]``."""
-    x = s0 ^ (s0 << _S23)
-    x = x ^ s1 ^ (x >> _S17) ^ (s1 >> _S26)
-    return s1, x, x + s1
 
 
 @njit(inline="always", cache=True)
@@ -74,7 +62,7 @@ def _exponential(s0, s1):
     never share a bit (and the weak lowest bits are not used)."""
     offset = 0.0
     while True:
-        s0, s1, bits = _xorshift(s0, s1)
+        s0, s1, bits = xorshift_step(s0, s1)
         i = (bits >> _S3) & _M255
         u = bits >> _S11
         x = np.int64(u) * ZIG_W[i]  # u < 2**53: the signed conversion is exact (and one instruction)
@@ -85,7 +73,7 @@ def _exponential(s0, s1):
                 return s0, s1, offset + x
             offset += ZIG_R  # the tail: beyond R the law is R + Exp(1) (memoryless); draw again
         else:
-            s0, s1, b2 = _xorshift(s0, s1)
+            s0, s1, b2 = xorshift_step(s0, s1)
             if ZIG_F[i] + np.int64(b2 >> _S11) * _INV53 * (ZIG_F[i + 1] - ZIG_F[i]) < math.exp(-x):
                 return s0, s1, offset + x  # the wedge between x[i+1] and x[i]: under the curve
 
@@ -119,7 +107,7 @@ def add_discrete_laplace(target, state, scale, t0):
     n = target.shape[0]
     s0, s1 = state[0], state[1]  # in registers for the whole pass
     for a in range(0, n, 64):
-        s0, s1, signs = _xorshift(s0, s1)
+        s0, s1, signs = xorshift_step(s0, s1)
         for i in range(a, min(a + 64, n)):
             s0, s1, e = _exponential(s0, s1)
             # M by truncation: for E >= t0 the argument is >= 1 and truncating it is 1 + floor((E - t0)·scale);

@@ -21,15 +21,21 @@ _INV53 = 1.0 / 9007199254740992.0
 
 
 @njit(inline="always", cache=True)
+def xorshift_step(s0, s1):
+    """One step of xorshift128+ on a state held in two locals (registers): ``(s0, s1, 64 random bits)``.
+    Kernels that draw in a tight loop keep the state in locals and write it back once."""
+    x = s0 ^ (s0 << _S23)
+    x = x ^ s1 ^ (x >> _S17) ^ (s1 >> _S26)
+    return s1, x, x + s1
+
+
+@njit(inline="always", cache=True)
 def next_uint64(state):
     """Advance ``state`` (uint64[2]) in place; return 64 random bits."""
-    x = state[0]
-    y = state[1]
-    state[0] = y
-    x ^= x << _S23
-    x = x ^ y ^ (x >> _S17) ^ (y >> _S26)
-    state[1] = x
-    return x + y
+    s0, s1, bits = xorshift_step(state[0], state[1])
+    state[0] = s0
+    state[1] = s1
+    return bits
 
 
 @njit(inline="always", cache=True)
