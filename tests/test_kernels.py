@@ -26,7 +26,7 @@ def test_rng_matches_python_twin():
     assert 0.45 < got.mean() < 0.55 and got.min() >= 0 and got.max() < 1
 
 
-@pytest.mark.parametrize("K", [3, 8, 11, 20, 64, 65, 130])
+@pytest.mark.parametrize("K", [3, 8, 11, 20, 33, 50, 64, 65, 130])
 def test_dense_kernel_matches_numpy_reference(tiny, K):
     c = tiny.corpus
     z, ndk, nwk, nk = random_state(c, K)
@@ -86,6 +86,64 @@ def test_noisy_float_and_frozen_kernels_match_reference(tiny):
     assert np.array_equal(out[0], ref[0]) and np.array_equal(table, before)
     _, nwk_z = counts_from_z(c, out[0], 3)
     assert np.array_equal(nwk + out[2], nwk_z)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32, np.int64])
+def test_vector_lane_weights_equal_the_scalar_loop(dtype):
+    """The LLVM vector weights (33 to 64 topics) write the same p and return the same lane sums, bit for bit,
+    as the scalar loop, on every row including the table's last (read with masked loads), with negative
+    entries and a finite clip; nothing past column K changes p."""
+    from numba import njit
+
+    from dptopic.kernels._simd import LANES, _lane_weights_scalar, _lane_weights_vector, vector_works
+
+    assert vector_works()  # this machine's compiler builds it: the fast path is the one under test
+
+    @njit
+    def both(table, h, beta, clip):
+        V = table.shape[0]
+        out = np.empty((2, V, 8))
+        pv, ps = np.zeros((V, LANES)), np.zeros((V, LANES))
+        for w in range(V):
+            pv[w, :] = 0.0
+            ps[w, :] = 0.0
+            lv = _lane_weights_vector(table, w, h, beta, clip, pv[w])
+            ls = _lane_weights_scalar(table, w, h, beta, clip, ps[w])
+            for c in range(8):
+                out[0, w, c] = lv[c]
+                out[1, w, c] = ls[c]
+        return out, pv, ps
+
+    rng = np.random.default_rng(7)
+    for K in (33, 40, 50, 63, 64):
+        table = rng.integers(-4, 40, size=(7, K)).astype(dtype)
+        h = np.zeros(LANES)
+        h[:K] = rng.uniform(1e-4, 2.0, K)
+        for clip in (np.inf, 9.5):
+            sums, pv, ps = both(table, h, 0.01, clip)
+            assert np.array_equal(sums[0], sums[1]) and np.array_equal(pv, ps)
+            assert not pv[:, K:].any() and (pv[:, :K] > 0).all()
+            w = 3
+            want = (np.minimum(np.maximum(table[w].astype(float), 0), clip) + 0.01) * h[:K]
+            assert np.allclose(pv[w, :K], want, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("K", [40, 50])
+def test_noisy_dense_kernel_matches_reference_on_the_vector_path(tiny, K):
+    """CDP-LDA's path (noisy float64 counts, live updates) and paper-literal HDP-LDA's (a clip) with enough
+    topics for the vector weights: the same assignments as the NumPy reference."""
+    c = tiny.corpus
+    rng = np.random.default_rng(K)
+    z, ndk, nwk, nk = random_state(c, K)
+    noisy = nwk + np.floor(rng.laplace(0, 2, nwk.shape))
+    nd = ndk + np.floor(rng.laplace(0, 2, ndk.shape))
+    for clip in (np.inf, 3.0):
+        st = kernel_state(rng)
+        ref = reference_sweep(c.word_ids, c.doc_ptr, z, nd, noisy, noisy.sum(0), 0.5, 0.1, st, clip=clip)
+        zz, nd2, nw, nkk = z.copy(), nd.copy(), noisy.copy(), noisy.sum(0)
+        dense_sweep(c.word_ids, c.doc_ptr, zz, nd2, nw, nw, nkk, 0.5, 0.1, 0.1 * c.vocab_size, clip, st.copy())
+        assert np.array_equal(zz, ref[0]) and (zz != z).sum() > 10
+        assert np.array_equal(nw, ref[2]) and np.array_equal(nd2, ref[1])
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from ._prefetch import prefetch
+from ._simd import LANES, lane_weights
 from .rng import next_uniform
 
 
@@ -36,17 +37,9 @@ def _prefix8(x0, x1, x2, x3, x4, x5, x6, x7):
 
 
 @njit(inline="always", cache=True)
-def _lane_draw(p, sums, K, state):
-    """8 to 64 topics (``p`` padded with zeros to 64): lane ``c`` holds topics ``c, c+8, …, c+56``.
-    Pick the lane from the eight lane sums, then the topic inside it; every sum is a tree."""
-    l0 = ((p[0] + p[8]) + (p[16] + p[24])) + ((p[32] + p[40]) + (p[48] + p[56]))
-    l1 = ((p[1] + p[9]) + (p[17] + p[25])) + ((p[33] + p[41]) + (p[49] + p[57]))
-    l2 = ((p[2] + p[10]) + (p[18] + p[26])) + ((p[34] + p[42]) + (p[50] + p[58]))
-    l3 = ((p[3] + p[11]) + (p[19] + p[27])) + ((p[35] + p[43]) + (p[51] + p[59]))
-    l4 = ((p[4] + p[12]) + (p[20] + p[28])) + ((p[36] + p[44]) + (p[52] + p[60]))
-    l5 = ((p[5] + p[13]) + (p[21] + p[29])) + ((p[37] + p[45]) + (p[53] + p[61]))
-    l6 = ((p[6] + p[14]) + (p[22] + p[30])) + ((p[38] + p[46]) + (p[54] + p[62]))
-    l7 = ((p[7] + p[15]) + (p[23] + p[31])) + ((p[39] + p[47]) + (p[55] + p[63]))
+def _lane_pick(lanes, p, sums, K, state):
+    """Draw from the eight lane sums ``lanes`` (``lanes[c] = Σ_m p[c + 8m]``): the lane, then the topic in it."""
+    l0, l1, l2, l3, l4, l5, l6, l7 = lanes
     total, q1, q2, q3, q4, q5, q6, q7 = _prefix8(l0, l1, l2, l3, l4, l5, l6, l7)
     u = next_uniform(state) * total
     # the lane: how many lane prefixes lie at or below u (no branch to mispredict)
@@ -64,6 +57,21 @@ def _lane_draw(p, sums, K, state):
                                              p[c + 48], p[c + 56])
     b = (r1 <= u) + (r2 <= u) + (r3 <= u) + (r4 <= u) + (r5 <= u) + (r6 <= u) + (r7 <= u)
     return min(b, (K - 1 - c) // BLOCK) * BLOCK + c
+
+
+@njit(inline="always", cache=True)
+def _lane_draw(p, sums, K, state):
+    """8 to 64 topics (``p`` padded with zeros to 64): lane ``c`` holds topics ``c, c+8, …, c+56``.
+    Pick the lane from the eight lane sums, then the topic inside it; every sum is a tree."""
+    l0 = ((p[0] + p[8]) + (p[16] + p[24])) + ((p[32] + p[40]) + (p[48] + p[56]))
+    l1 = ((p[1] + p[9]) + (p[17] + p[25])) + ((p[33] + p[41]) + (p[49] + p[57]))
+    l2 = ((p[2] + p[10]) + (p[18] + p[26])) + ((p[34] + p[42]) + (p[50] + p[58]))
+    l3 = ((p[3] + p[11]) + (p[19] + p[27])) + ((p[35] + p[43]) + (p[51] + p[59]))
+    l4 = ((p[4] + p[12]) + (p[20] + p[28])) + ((p[36] + p[44]) + (p[52] + p[60]))
+    l5 = ((p[5] + p[13]) + (p[21] + p[29])) + ((p[37] + p[45]) + (p[53] + p[61]))
+    l6 = ((p[6] + p[14]) + (p[22] + p[30])) + ((p[38] + p[46]) + (p[54] + p[62]))
+    l7 = ((p[7] + p[15]) + (p[23] + p[31])) + ((p[39] + p[47]) + (p[55] + p[63]))
+    return _lane_pick((l0, l1, l2, l3, l4, l5, l6, l7), p, sums, K, state)
 
 
 @njit(inline="always", cache=True)
@@ -124,12 +132,13 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
     refreshed only for the two topics a token leaves and joins, so a topic's weight is one clamp
     and one product; the word row of the token a few places ahead is prefetched. The draw avoids
     a length-K serial prefix sum (:func:`blocked_draw`; the NumPy reference follows the same order
-    of operations).
+    of operations). From 8 to 64 topics the weights and the lane sums are computed together in
+    four-wide vector code (:func:`~dptopic.kernels._simd.lane_weights`), with the same sums.
     """
     K = nk.shape[0]
     p, sums, nb = draw_buffers(K)
     inv = np.empty(K)
-    h = np.zeros(nb * BLOCK)
+    h = np.zeros(max(nb * BLOCK, LANES))  # zero beyond K, as lane_weights requires
     lanes = K >= LANE_K[0] and K <= LANE_K[1]  # blocked_draw's choice, made once per sweep
     for j in range(K):
         inv[j] = 1.0 / (max(nk[j], 0) + vbeta)
@@ -153,9 +162,12 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
             nk[k] -= 1
             inv[k] = 1.0 / (max(nk[k], 0) + vbeta)
             h[k] = inv[k] * (max(ndk[d, k], 0) + alpha)
-            for j in range(K):
-                p[j] = (min(max(word_table[w, j], 0), clip) + beta) * h[j]
-            k = np.uintp(_lane_draw(p, sums, K, state) if lanes else _block_draw(p, sums, nb, K, state))
+            if lanes:
+                k = np.uintp(_lane_pick(lane_weights(word_table, w, h, beta, clip, p), p, sums, K, state))
+            else:
+                for j in range(K):
+                    p[j] = (min(max(word_table[w, j], 0), clip) + beta) * h[j]
+                k = np.uintp(_block_draw(p, sums, nb, K, state))
             z[i] = k
             ndk[d, k] += 1
             nwk[w, k] += 1
