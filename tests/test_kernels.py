@@ -95,7 +95,7 @@ def test_vector_lane_weights_equal_the_scalar_loop(dtype):
     entries and a finite clip; nothing past column K changes p."""
     from numba import njit
 
-    from dptopic.kernels._simd import LANES, _lane_weights_scalar, _lane_weights_vector, vector_works
+    from dptopic.kernels._simd import LANES, _lane_weights_scalar, _lane_weights_vector, lane_weights, vector_works
 
     assert vector_works()  # this machine's compiler builds it: the fast path is the one under test
 
@@ -126,6 +126,8 @@ def test_vector_lane_weights_equal_the_scalar_loop(dtype):
             w = 3
             want = (np.minimum(np.maximum(table[w].astype(float), 0), clip) + 0.01) * h[:K]
             assert np.allclose(pv[w, :K], want, rtol=1e-15, atol=0)
+            pp = np.zeros(LANES)  # the Python-level entry point: the scalar version
+            assert lane_weights(table, w, h, 0.01, clip, pp) == tuple(sums[1, w]) and np.array_equal(pp, pv[w])
 
 
 @pytest.mark.parametrize("K", [40, 50])

@@ -149,8 +149,9 @@ def vector_works() -> bool:
 
 
 def lane_weights(table, row, h, beta, clip, p):
-    """:func:`_lane_weights_scalar`'s contract; the vector version where it applies (compiled code only)."""
-    raise NotImplementedError("lane_weights is called from compiled kernels only")
+    """:func:`_lane_weights_scalar`'s contract. Inside compiled kernels it is the vector version where that
+    applies; called from Python it runs the scalar version."""
+    return _scalar_probe(table, row, h, beta, clip, p)
 
 
 @overload(lane_weights, inline="always")
