@@ -111,11 +111,13 @@ def reference_sparse_sweep(word_ids, doc_ptr, z, ndk, nwk, nk, alpha, beta, stat
     inv = [1.0 / (float(nk[k]) + vbeta) for k in range(K)]
     invm = [1.0 / (float(max(nk[k] - 1, 0)) + vbeta) for k in range(K)]
     coef = [0.0] * K
+    s = 0.0  # summed once per sweep, then carried
+    for k in range(K):
+        s += ab * inv[k]
     for d in range(len(doc_ptr) - 1):
-        s = r = 0.0
+        r = 0.0
         for k in range(K):
             c = float(ndk[d, k])
-            s += ab * inv[k]
             coef[k] = (alpha + c) * inv[k]
             r += c * beta * inv[k]
         dnz, dpos, dl = np.zeros(K, int), np.full(K, -1), 0
