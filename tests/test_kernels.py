@@ -146,6 +146,13 @@ def test_noisy_dense_kernel_matches_reference_on_the_vector_path(tiny, K):
         dense_sweep(c.word_ids, c.doc_ptr, zz, nd2, nw, nw, nkk, 0.5, 0.1, 0.1 * c.vocab_size, clip, st.copy())
         assert np.array_equal(zz, ref[0]) and (zz != z).sum() > 10
         assert np.array_equal(nw, ref[2]) and np.array_equal(nd2, ref[1])
+    # a frozen table that is not C-contiguous takes the scalar kernel: the same draws
+    table = np.asfortranarray(np.clip(noisy, 0, 3.0))
+    st = kernel_state(rng)
+    ref = reference_sweep(c.word_ids, c.doc_ptr, z, ndk, nwk, nk, 0.5, 0.1, st, word_table=table)
+    zz, nd2, nw, nkk = z.copy(), ndk.copy(), nwk.copy(), nk.copy()
+    dense_sweep(c.word_ids, c.doc_ptr, zz, nd2, table, nw, nkk, 0.5, 0.1, 0.1 * c.vocab_size, np.inf, st.copy())
+    assert np.array_equal(zz, ref[0]) and np.array_equal(nw, ref[2])
 
 
 @pytest.mark.parametrize("kind", ["dense", "sparse"])

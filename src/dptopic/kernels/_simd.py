@@ -19,7 +19,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
-VECTOR_FROM = 33  # fewer topics: the scalar loop (measured no slower there, see docs/scaling.md)
+VECTOR_FROM = 33  # with fewer topics the 64-wide pass mostly adds zeros: kernels keep the scalar loop
 LANES = 64  # the lane path covers up to 64 topics; ``h`` and ``p`` must have at least this many entries
 
 _MASKED = {types.float64: "v4f64", types.float32: "v4f32", types.int32: "v4i32", types.int64: "v4i64"}
@@ -160,9 +160,5 @@ def _lane_weights_impl(table, row, h, beta, clip, p):
               and all(isinstance(a, types.Array) and a.layout == "C" and a.dtype == types.float64 for a in (h, p))
               and vector_works())
     if vector:
-        def impl(table, row, h, beta, clip, p):
-            if table.shape[1] < VECTOR_FROM:  # few topics: the 64-wide pass would mostly add zeros
-                return _lane_weights_scalar(table, row, h, beta, clip, p)
-            return _lane_weights_vector(table, row, h, beta, clip, p)
-        return impl
+        return lambda table, row, h, beta, clip, p: _lane_weights_vector(table, row, h, beta, clip, p)
     return lambda table, row, h, beta, clip, p: _lane_weights_scalar(table, row, h, beta, clip, p)

@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ._prefetch import prefetch
-from ._simd import LANES, lane_weights
+from ._simd import LANES, VECTOR_FROM, lane_weights, vector_works
 from .rng import next_uniform
 
 
@@ -124,17 +124,10 @@ def draw_buffers(K):
     return np.zeros(max(nb * BLOCK, 64)), np.empty(max(nb, BLOCK)), nb
 
 
-@njit(cache=True, nogil=True)
-def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state):
-    """Sweep every token of a shard once, in order. Mutates z, ndk, nwk, nk, state.
-
-    The document factor ``h_k = (max(n_dk,0) + α) / (max(n_k,0) + Vβ)`` is kept per document and
-    refreshed only for the two topics a token leaves and joins, so a topic's weight is one clamp
-    and one product; the word row of the token a few places ahead is prefetched. The draw avoids
-    a length-K serial prefix sum (:func:`blocked_draw`; the NumPy reference follows the same order
-    of operations). From 8 to 64 topics the weights and the lane sums are computed together in
-    four-wide vector code (:func:`~dptopic.kernels._simd.lane_weights`), with the same sums.
-    """
+@njit(inline="always", cache=True)
+def _sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state, vector):
+    """:func:`dense_sweep`'s body; ``vector`` is a constant of each compiled specialisation, so the branch
+    it guards is resolved at compile time."""
     K = nk.shape[0]
     p, sums, nb = draw_buffers(K)
     inv = np.empty(K)
@@ -162,15 +155,42 @@ def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbe
             nk[k] -= 1
             inv[k] = 1.0 / (max(nk[k], 0) + vbeta)
             h[k] = inv[k] * (max(ndk[d, k], 0) + alpha)
-            if lanes:
+            if vector:
                 k = np.uintp(_lane_pick(lane_weights(word_table, w, h, beta, clip, p), p, sums, K, state))
             else:
                 for j in range(K):
                     p[j] = (min(max(word_table[w, j], 0), clip) + beta) * h[j]
-                k = np.uintp(_block_draw(p, sums, nb, K, state))
+                k = np.uintp(_lane_draw(p, sums, K, state) if lanes else _block_draw(p, sums, nb, K, state))
             z[i] = k
             ndk[d, k] += 1
             nwk[w, k] += 1
             nk[k] += 1
             inv[k] = 1.0 / (max(nk[k], 0) + vbeta)
             h[k] = inv[k] * (max(ndk[d, k], 0) + alpha)
+
+
+@njit(cache=True, nogil=True)
+def _dense_sweep_scalar(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state):
+    _sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state, False)
+
+
+@njit(cache=True, nogil=True)
+def _dense_sweep_vector(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state):
+    _sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state, True)
+
+
+def dense_sweep(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state):
+    """Sweep every token of a shard once, in order. Mutates z, ndk, nwk, nk, state.
+
+    The document factor ``h_k = (max(n_dk,0) + α) / (max(n_k,0) + Vβ)`` is kept per document and
+    refreshed only for the two topics a token leaves and joins, so a topic's weight is one clamp
+    and one product; the word row of the token a few places ahead is prefetched. The draw avoids
+    a length-K serial prefix sum (:func:`blocked_draw`; the NumPy reference follows the same order
+    of operations). From 33 to 64 topics, with a C-contiguous table, the weights and the lane sums
+    are computed together in four-wide vector code (:func:`~dptopic.kernels._simd.lane_weights`), with
+    the same sums; the choice is made here, once per sweep, between two compiled kernels.
+    """
+    K = nk.shape[0]
+    vector = VECTOR_FROM <= K <= LANES and word_table.flags.c_contiguous and vector_works()
+    kernel = _dense_sweep_vector if vector else _dense_sweep_scalar
+    kernel(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, vbeta, clip, state)
