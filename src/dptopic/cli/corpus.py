@@ -1,8 +1,10 @@
 """``corpus``: corpus tools."""
 from __future__ import annotations
 
+import sys
+
 from ..errors import DPTopicError
-from ._common import add_corpus_args, corpus_from_args, make_console, positive_int
+from ._common import FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, make_console, positive_int
 
 
 def _is_corpus(path) -> bool:
@@ -30,9 +32,75 @@ def cmd_corpus_prepare(a):
         make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size} written"
                              f" as {len(paths)} shards to {a.out}")
         return
+    if a.private:
+        corpus.metadata["private"] = True
     out = corpus.save(a.out)
     make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size} "
                          f"({corpus.n_empty_dropped} empty dropped) written to {out}")
+
+
+PRIVATE_STATS_WARNING = ("these statistics are computed from private documents and are NOT protected by"
+                         " differential privacy: do not publish or share them")
+
+
+def corpus_summary(corpus, top: int = 20) -> dict:
+    """Size, document lengths, the most frequent words (token and document counts) and label counts."""
+    import numpy as np
+
+    V = corpus.vocab_size
+    tf = np.bincount(corpus.word_ids, minlength=V)
+    X = corpus.to_bow()
+    df = np.asarray((X > 0).sum(axis=0)).ravel()
+    order = sorted(range(V), key=lambda i: (-tf[i], corpus.vocabulary.words[i]))[:top]
+    L = corpus.doc_lengths
+    out = {
+        "documents": corpus.n_docs, "tokens": corpus.n_tokens, "vocabulary_size": V,
+        "empty_documents_dropped": corpus.n_empty_dropped,
+        "document_length": {"min": int(L.min()), "median": float(np.median(L)), "mean": float(L.mean()),
+                            "max": int(L.max())},
+        "top_words": [{"word": corpus.vocabulary.words[i], "tokens": int(tf[i]), "documents": int(df[i]),
+                       "document_share": float(df[i] / corpus.n_docs)} for i in order],
+        "words_in_no_document": int((tf == 0).sum()),
+    }
+    if corpus.labels is not None:
+        labs, counts = np.unique(np.asarray(corpus.labels), return_counts=True)
+        out["labels"] = {str(k): int(n) for k, n in zip(labs, counts)}
+    if corpus.metadata:
+        out["metadata"] = {k: v for k, v in corpus.metadata.items() if isinstance(v, (str, int, float, bool))}
+    return out
+
+
+def cmd_corpus_info(a):
+    import json
+
+    corpus = corpus_from_args(a)
+    info = corpus_summary(corpus, a.top)
+    private = bool(corpus.metadata.get("private")) or a.private
+    if private:
+        info["warning"] = PRIVATE_STATS_WARNING
+        print(f"warning: {PRIVATE_STATS_WARNING}.", file=sys.stderr)
+    if a.json:
+        print(json.dumps(info, indent=2))
+        return
+    from rich.table import Table
+
+    con = make_console()
+    L = info["document_length"]
+    con.print(f"{info['documents']} documents, {info['tokens']} tokens, vocabulary {info['vocabulary_size']} words"
+              f" ({info['empty_documents_dropped']} empty documents dropped)")
+    con.print(f"document length: min {L['min']}, median {L['median']:g}, mean {L['mean']:.1f}, max {L['max']}")
+    if info["words_in_no_document"]:
+        con.print(f"{info['words_in_no_document']} vocabulary words occur in no document")
+    t = Table(title=f"Top {len(info['top_words'])} words")
+    for col in ("word", "tokens", "documents", "share of documents"):
+        t.add_column(col, justify="left" if col == "word" else "right")
+    for w in info["top_words"]:
+        t.add_row(w["word"], str(w["tokens"]), str(w["documents"]), f"{w['document_share']:.1%}")
+    con.print(t)
+    if "labels" in info:
+        con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
+    con.print("[dim]words in more than half of the documents are often filler: --max-df 0.5 drops them; "
+              "--stop-words FILE adds your own list[/]")
 
 
 def register(sub) -> None:
@@ -46,4 +114,18 @@ def register(sub) -> None:
     cp.add_argument("--shards", type=positive_int, default=None, metavar="N",
                     help="write N shard files (shard-00000.npz, ...) of about equal token counts into --out,"
                          " for training on a Dask cluster (each worker reads its own shards)")
+    cp.add_argument("--private", action="store_true",
+                    help="mark the corpus as private: 'corpus info' then warns that its statistics are not protected")
     cp.set_defaults(func=cmd_corpus_prepare)
+
+    ci = csub.add_parser("info", help="documents, tokens, vocabulary size and the most frequent words of a corpus")
+    ci.add_argument("corpus", metavar="FILE", help="a prepared .npz, a text/JSONL/CSV/UCI file or folder, 'demo'")
+    ci.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
+    ci.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
+    ci.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
+    ci.add_argument("--label-field", default=None, help="JSONL field / CSV column holding a label")
+    add_preprocessing_args(ci)
+    ci.add_argument("--top", type=positive_int, default=20, help="how many of the most frequent words to list")
+    ci.add_argument("--json", action="store_true", help="print the summary as JSON")
+    ci.add_argument("--private", action="store_true", help="treat the corpus as private (warn) even if not marked")
+    ci.set_defaults(func=cmd_corpus_info)

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from .._io import atomic_write_bytes
 from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError
-from .preprocess import Preprocessor, build_vocabulary, stop_words
+from .preprocess import Preprocessor, build_vocabulary, df_range, resolve_stop_words
 from .vocabulary import Vocabulary
 
 
@@ -141,9 +141,15 @@ class Corpus:
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], labels=None, doc_ids=None, *, vocabulary=None,
-                   max_vocab: int | None = 1000, min_df: int = 1, min_length: int = 3,
-                   remove_stop_words: bool = True, drop_empty: bool = True) -> "Corpus":
-        """Tokenise raw strings, build (or apply) a vocabulary, drop OOV tokens and empty documents."""
+                   max_vocab: int | None = 1000, min_df=1, max_df=None, min_length: int = 3,
+                   stop_words="english", lowercase: bool = True, remove_stop_words: bool = True,
+                   drop_empty: bool = True) -> "Corpus":
+        """Tokenise raw strings, build (or apply) a vocabulary, drop OOV tokens and empty documents.
+
+        ``min_df``/``max_df``: document-frequency bounds, each a count or (a float) a fraction of the documents;
+        ``stop_words``: ``"english"``, ``None``, a file with one word per line, or a list of words;
+        ``lowercase=False`` keeps case (``Paris`` and ``paris`` are two words). ``remove_stop_words=False`` is the
+        older spelling of ``stop_words=None``. With a ``vocabulary`` only tokenisation applies."""
         if isinstance(texts, (str, bytes)):
             raise DPTopicError("texts must be a list of strings (one per document), not a single string.")
         texts = list(texts)
@@ -153,12 +159,13 @@ class Corpus:
         if bad is not None:
             raise DPTopicError(f"document {bad} is a {type(texts[bad]).__name__}, not a string: give one string per document.")
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
-        validate_value("min_df", min_df, [Int(1, None)])
+        df_range(min_df, max_df, len(texts))
         validate_value("min_length", min_length, [Int(1, None)])
-        pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words)
+        pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
+                           lowercase=bool(lowercase))
         toks = [pre.tokenize(t) for t in texts]
         if vocabulary is None:
-            vocabulary = Vocabulary(build_vocabulary(toks, max_vocab=max_vocab, min_df=min_df))
+            vocabulary = Vocabulary(build_vocabulary(toks, max_vocab=max_vocab, min_df=min_df, max_df=max_df))
         elif not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary(vocabulary)
         index = vocabulary._index
@@ -352,20 +359,25 @@ class Corpus:
                      doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped, metadata=self.metadata)
         return out.drop_empty() if drop_empty else out
 
-    def prune(self, max_vocab: int | None = 1000, min_df: int = 1, remove_stop_words: bool = False) -> "Corpus":
-        """Keep the ``max_vocab`` most frequent words (by token count) that occur in ≥ ``min_df`` documents."""
+    def prune(self, max_vocab: int | None = 1000, min_df=1, max_df=None, remove_stop_words: bool = False,
+              stop_words=None) -> "Corpus":
+        """Keep the ``max_vocab`` most frequent words (by token count) whose document frequency lies in
+        ``[min_df, max_df]`` (counts, or fractions of the documents) and that are not stop words
+        (``stop_words`` as in :meth:`from_texts`; ``remove_stop_words=True`` means ``"english"``)."""
+        lo, hi = df_range(min_df, max_df, self.n_docs)
         V = self.vocab_size
         tf = np.bincount(self.word_ids, minlength=V)
         X = self.to_bow()
         df = np.asarray((X > 0).sum(axis=0)).ravel()
-        sw = stop_words() if remove_stop_words else frozenset()
+        sw = resolve_stop_words("english" if remove_stop_words and stop_words is None else stop_words)
         words = self.vocabulary.words
-        cands = [i for i in range(V) if df[i] >= min_df and tf[i] > 0 and words[i] not in sw]
+        cands = [i for i in range(V) if lo <= df[i] <= hi and tf[i] > 0 and words[i] not in sw]
         cands.sort(key=lambda i: (-tf[i], words[i]))
         if max_vocab is not None:
             cands = cands[:max_vocab]
         if len(cands) < 2:
-            raise DPTopicError(f"vocabulary too small: {len(cands)} word(s) pass min_df={min_df}; at least 2 are needed.")
+            raise DPTopicError(f"vocabulary too small: {len(cands)} word(s) pass min_df={min_df}, max_df={max_df} and the"
+                               f" stop-word list; at least 2 are needed.")
         return self.restrict([words[i] for i in cands])
 
     def to_bow(self) -> sp.csr_matrix:

@@ -1,49 +1,116 @@
 """Tokenisation and vocabulary construction (the setup of Zhao et al. 2020 Sec. VII-A, with the unstated details fixed as below).
 
-* lowercase, alphabetic tokens only, at least ``min_length`` letters;
-* scikit-learn's English stop-word list removed;
+* lowercase (unless ``lowercase=False``), alphabetic tokens only, at least ``min_length`` letters;
+* a stop-word list removed: scikit-learn's English list by default, a file or a list of the user's, or none;
 * vocabulary = the ``max_vocab`` most frequent words by total token count over
-  the whole corpus (ties broken alphabetically), keeping words in at least
-  ``min_df`` documents;
+  the whole corpus (ties broken alphabetically), keeping words whose document
+  frequency lies in ``[min_df, max_df]`` (each a count, or a fraction of the documents
+  when given as a float, as in scikit-learn's ``CountVectorizer``);
 * out-of-vocabulary tokens dropped; documents left empty dropped (counted).
+
+The vocabulary chosen this way is a function of the data. For a private corpus, give a public
+vocabulary or select one privately (:mod:`dptopic.corpus.private_vocabulary`).
 """
 from __future__ import annotations
 
+import numbers
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import DPTopicError
 
 _TOKEN = re.compile(r"[a-z]+")
+_TOKEN_CASED = re.compile(r"[A-Za-z]+")
 
 
 def stop_words() -> frozenset[str]:
+    """scikit-learn's English stop-word list."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return frozenset(ENGLISH_STOP_WORDS)
 
 
+def resolve_stop_words(spec) -> frozenset[str]:
+    """The stop words named by ``spec``: ``"english"`` (scikit-learn's list), ``None`` or ``"none"`` (no
+    list), a path to a text file with one word per line, or an iterable of words."""
+    if spec is None or (isinstance(spec, str) and spec.lower() == "none"):
+        return frozenset()
+    if isinstance(spec, str) and spec.lower() == "english":
+        return stop_words()
+    if isinstance(spec, (str, Path)):
+        p = Path(spec)
+        if p.is_dir():
+            raise DPTopicError(f"stop-word list {str(spec)!r} is a directory: give 'english', 'none' or a text file"
+                               f" with one word per line.")
+        if not p.is_file():
+            raise DPTopicError(f"unknown stop-word list {str(spec)!r}: give 'english', 'none' or an existing text file"
+                               f" with one word per line.")
+        return frozenset(w.strip() for w in p.read_text("utf-8", errors="replace").splitlines() if w.strip())
+    try:
+        words = frozenset(spec)
+    except TypeError:
+        raise DPTopicError(f"invalid stop_words={spec!r}: give 'english', None, a file path or a list of words.") from None
+    if not all(isinstance(w, str) for w in words):
+        raise DPTopicError("invalid stop_words: every stop word must be a string.")
+    return words
+
+
 @dataclass(frozen=True)
 class Preprocessor:
+    """Turns a text into its list of tokens. ``stop_words`` as in :func:`resolve_stop_words`;
+    ``remove_stop_words=False`` is the older spelling of ``stop_words=None``."""
+
     min_length: int = 3
     remove_stop_words: bool = True
     lowercase: bool = True
+    stop_words: object = "english"
+    _stop: frozenset = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "_stop", resolve_stop_words(self.stop_words) if self.remove_stop_words else frozenset())
 
     def tokenize(self, text: str) -> list[str]:
-        if self.lowercase:
-            text = text.lower()
-        toks = _TOKEN.findall(text) if self.lowercase else re.findall(r"[A-Za-z]+", text)
-        sw = stop_words() if self.remove_stop_words else frozenset()
-        return [t for t in toks if len(t) >= self.min_length and t not in sw]
+        toks = _TOKEN.findall(text.lower()) if self.lowercase else _TOKEN_CASED.findall(text)
+        sw, n = self._stop, self.min_length
+        return [t for t in toks if len(t) >= n and t not in sw]
+
+
+def _df_bound(name: str, v, n_docs: int) -> int:
+    """A document-frequency bound as a count: an int is a count, a float in (0, 1] a fraction of ``n_docs``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise DPTopicError(f"invalid {name}={v!r}: give a document count (integer >= 1) or a fraction in (0, 1].")
+    if isinstance(v, numbers.Integral):
+        if v < 1:
+            raise DPTopicError(f"invalid {name}={v}: a document count must be >= 1 (or give a fraction in (0, 1]).")
+        return int(v)
+    if not 0 < v <= 1:
+        raise DPTopicError(f"invalid {name}={v}: a fraction of the documents must lie in (0, 1] (or give an integer count).")
+    return int(v * n_docs) if name == "max_df" else max(1, -int(-v * n_docs // 1))  # floor for max, ceil for min
+
+
+def df_range(min_df, max_df, n_docs: int) -> tuple[int, int]:
+    """``[lo, hi]`` document counts from ``min_df``/``max_df`` (counts or fractions); refuses an empty range."""
+    lo = _df_bound("min_df", 1 if min_df is None else min_df, n_docs)
+    hi = n_docs if max_df is None else _df_bound("max_df", max_df, n_docs)
+    if hi < lo:
+        raise DPTopicError(f"max_df={max_df} keeps words in at most {hi} of {n_docs} documents, below min_df={min_df}"
+                           f" ({lo} documents): no word can pass; raise --max-df or lower --min-df.")
+    return lo, hi
 
 
 def build_vocabulary(token_lists: list[list[str]], max_vocab: int | None = 1000,
-                     min_df: int = 1) -> list[str]:
+                     min_df=1, max_df=None) -> list[str]:
+    """The ``max_vocab`` most frequent words (token count, ties alphabetical) with document frequency in
+    ``[min_df, max_df]``."""
+    lo, hi = df_range(min_df, max_df, len(token_lists))
     tf: Counter = Counter()
     df: Counter = Counter()
     for toks in token_lists:
         tf.update(toks)
         df.update(set(toks))
-    cands = [w for w in tf if df[w] >= min_df]
+    cands = [w for w in tf if lo <= df[w] <= hi]
     cands.sort(key=lambda w: (-tf[w], w))
     if max_vocab is not None:
         cands = cands[:max_vocab]

@@ -1,0 +1,116 @@
+"""Preprocessing a user can steer: document-frequency bounds, stop-word lists, case, and `corpus info`."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dptopic.corpus import Corpus
+from dptopic.corpus.preprocess import Preprocessor, build_vocabulary, df_range
+from dptopic.errors import DPTopicError
+
+# Hand-counted: document frequencies over the 4 documents (stop words "the", "and" are in sklearn's list)
+#   apple 4 | banana 3 | cherry 2 | Paris/paris: "Paris" in doc 0, "paris" in doc 1 | durian 1
+TEXTS = [
+    "apple banana cherry Paris the",
+    "apple banana paris and",
+    "apple banana cherry durian",
+    "apple apple apple",
+]
+
+
+def vocab(**kw):
+    return sorted(Corpus.from_texts(TEXTS, **kw).vocabulary.words)
+
+
+def test_min_df_as_count_and_fraction():
+    assert vocab(min_df=2) == ["apple", "banana", "cherry", "paris"]
+    assert vocab(min_df=3) == ["apple", "banana"]
+    assert vocab(min_df=0.75) == ["apple", "banana"]       # ceil(0.75 * 4) = 3 documents
+    assert vocab(min_df=0.5) == vocab(min_df=2)
+
+
+def test_max_df_as_count_and_fraction():
+    assert vocab(max_df=3) == ["banana", "cherry", "durian", "paris"]   # apple is in all 4
+    assert vocab(max_df=2) == ["cherry", "durian", "paris"]
+    assert vocab(max_df=0.5) == ["cherry", "durian", "paris"]            # floor(0.5 * 4) = 2
+    assert vocab(min_df=2, max_df=0.75) == ["banana", "cherry", "paris"]
+
+
+def test_max_df_below_min_df_is_refused():
+    with pytest.raises(DPTopicError, match="max_df.*below min_df"):
+        Corpus.from_texts(TEXTS, min_df=3, max_df=2)
+    with pytest.raises(DPTopicError, match="fraction"):
+        df_range(1, 1.5, 10)
+    with pytest.raises(DPTopicError, match="count"):
+        df_range(0, None, 10)
+
+
+def test_stop_word_lists(tmp_path):
+    assert "the" not in vocab()                                 # English list by default
+    assert {"the", "and"} <= set(vocab(stop_words=None))
+    assert {"the", "and"} <= set(vocab(remove_stop_words=False))
+    f = tmp_path / "stop.txt"
+    f.write_text("banana\n\n  cherry  \n")
+    assert vocab(stop_words=str(f)) == ["and", "apple", "durian", "paris", "the"]
+    assert vocab(stop_words=["apple"]) == ["and", "banana", "cherry", "durian", "paris", "the"]
+    with pytest.raises(DPTopicError, match="unknown stop-word list"):
+        Corpus.from_texts(TEXTS, stop_words="klingon")
+
+
+def test_lowercase_switch():
+    assert "paris" in vocab() and "Paris" not in vocab()
+    cased = vocab(lowercase=False)
+    assert "Paris" in cased and "paris" in cased
+    assert Preprocessor(lowercase=False, stop_words=None).tokenize("Hello WORLD hello") == ["Hello", "WORLD", "hello"]
+
+
+def test_max_vocab_ties_alphabetical():
+    # token counts: apple 6, banana 3, cherry 2, paris 2, durian 1
+    assert build_vocabulary([Preprocessor().tokenize(t) for t in TEXTS], max_vocab=3) == ["apple", "banana", "cherry"]
+
+
+def test_prune_takes_the_same_bounds():
+    c = Corpus.from_texts(TEXTS, stop_words=None)
+    assert sorted(c.prune(None, min_df=2, max_df=3, stop_words="english").vocabulary.words) == ["banana", "cherry", "paris"]
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_cli_prepare_and_info(tmp_path):
+    src = tmp_path / "docs.txt"
+    src.write_text("\n".join(TEXTS) + "\n")
+    out = tmp_path / "c.npz"
+    r = _cli("corpus", "prepare", "--corpus", str(src), "--max-df", "0.75", "--min-df", "2", "--out", str(out), "--private")
+    assert r.returncode == 0, r.stderr
+    assert sorted(Corpus.load(out).vocabulary.words) == ["banana", "cherry", "paris"]
+    r = _cli("corpus", "info", str(out), "--json")
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    assert (info["documents"], info["vocabulary_size"]) == (3, 3)   # "apple apple apple" is left empty
+    assert info["tokens"] == 7 and info["empty_documents_dropped"] == 1
+    assert [w["word"] for w in info["top_words"]] == ["banana", "cherry", "paris"]
+    assert info["top_words"][0] == {"word": "banana", "tokens": 3, "documents": 3, "document_share": 1.0}
+    assert "NOT protected" in r.stderr and "NOT protected" in info["warning"]
+    r = _cli("corpus", "info", str(src), "--stop-words", "none", "--top", "2")
+    assert r.returncode == 0, r.stderr
+    assert "NOT protected" not in r.stderr                          # not marked private
+    assert "apple" in r.stdout and "5 words" not in r.stdout
+
+
+def test_cli_preprocessing_errors(tmp_path):
+    src = tmp_path / "docs.txt"
+    src.write_text("\n".join(TEXTS) + "\n")
+    r = _cli("corpus", "info", str(src), "--min-df", "3", "--max-df", "2")
+    assert r.returncode == 2 and "max_df" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = _cli("corpus", "info", str(src), "--max-df", "1.5")
+    assert r.returncode == 2 and "(0, 1]" in r.stderr
+    r = _cli("corpus", "info", str(src), "--stop-words", "nosuchlist")
+    assert r.returncode == 2 and "unknown stop-word list" in r.stderr
+    out = tmp_path / "c.npz"
+    assert _cli("corpus", "prepare", "--corpus", str(src), "--out", str(out)).returncode == 0
+    r = _cli("corpus", "info", str(out), "--no-lowercase")
+    assert r.returncode == 2 and "raw text" in r.stderr
