@@ -1,0 +1,109 @@
+"""``report``: one self-contained HTML file (topics, evaluation, privacy card, audit) a review board can file."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..errors import DPTopicError
+from ._common import FORMATS, make_console, positive_int
+
+MARKER = '<meta name="generator" content="dptopic report">'
+
+
+def _is_report(path: Path) -> bool:
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as fh:
+            return MARKER in fh.read(4096)
+    except OSError:
+        return False
+
+
+def _read_audit(spec: str | None):
+    """``--audit``: an ``audit.json`` file, or the folder ``dptopic audit --out`` wrote (``audit.json`` + ``roc.png``)."""
+    if spec is None:
+        return None, None
+    p = Path(spec)
+    js = p / "audit.json" if p.is_dir() else p
+    if not js.is_file():
+        raise DPTopicError(f"--audit {spec!r} has no audit.json: give the folder 'dptopic audit --out' wrote, or its"
+                           f" audit.json.")
+    try:
+        audit = json.loads(js.read_text("utf-8"))
+    except (OSError, ValueError):
+        raise DPTopicError(f"--audit {spec!r}: audit.json is not valid JSON; run 'dptopic audit' again.") from None
+    if not isinstance(audit, dict) or "attacks" not in audit:
+        raise DPTopicError(f"--audit {spec!r}: audit.json is not a dptopic audit (no 'attacks'); run 'dptopic audit' again.")
+    png = js.parent / "roc.png"
+    return audit, (png.read_bytes() if png.is_file() else None)
+
+
+def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
+    """Evaluation figures of ``model`` on a reference corpus (already in the model's vocabulary)."""
+    from ..evaluation import topic_diversity
+
+    ev = {"reference": f"{reference_name}: {reference.n_docs} documents, {reference.n_tokens} tokens"}
+    quality = _topic_quality(model, reference)
+    ev.update(quality)
+    ev["topic diversity (top 25)"] = topic_diversity(model.components_, 25)
+    try:
+        ev["held-out perplexity (document completion)"] = float(model.perplexity(reference, mode="completion"))
+    except (TypeError, DPTopicError):
+        ev["held-out perplexity"] = float(model.perplexity(reference))
+    if getattr(model, "privacy_", {}).get("private") and not public:
+        ev["note"] = ("outside the guarantee: these figures read the reference documents, which are not covered by the"
+                      " privacy report; pass --reference-public when the reference corpus is public")
+    return ev
+
+
+def _topic_quality(model, reference) -> dict:
+    from ..evaluation import topic_quality
+
+    q = topic_quality(model, reference, top_n=10)
+    return {f"NPMI (top 10, {q.get('npmi_reference', 'document co-occurrence')})": q["npmi"],
+            "C_v (top 10)": q.get("c_v"),
+            "UMass, mean over word pairs": q.get("umass_pairwise_mean")}
+
+
+def cmd_report(a):
+    from .. import load
+    from .._io import atomic_write_bytes, check_output_file
+    from ..reporting import privacy_card, render_report
+    from ._common import load_corpus
+
+    out = check_output_file(a.out, _is_report, overwrite=a.overwrite, what="report")
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise DPTopicError(f"--out {a.out!r} must end in .html: the report is one HTML file.")
+    model = load(a.model)
+    audit, roc = _read_audit(a.audit)
+    evaluation = None
+    if a.reference is not None:
+        ref = load_corpus(a.reference, a.format, None, a.text_field, None, vocabulary=model.vocabulary_)
+        evaluation = evaluate_on(model, ref, a.reference_public, a.reference)
+    trainer = type(model).__name__
+    card = privacy_card(getattr(model, "privacy_", None) or {}, trainer)
+    topics = model.topic_words(a.top, weights=True)
+    html = render_report(title=a.title or f"{trainer} topic model", trainer=trainer, card=card, topics=topics,
+                         evaluation=evaluation, audit=audit, roc_png=roc, source=str(a.model))
+    html = html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1)
+    atomic_write_bytes(out, html.encode("utf-8"))
+    if evaluation and "note" in evaluation:
+        print(f"warning: {evaluation['note']}", file=sys.stderr)
+    make_console().print(f"report written to {out}")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="one self-contained HTML report: topics, evaluation, privacy card, audit")
+    p.add_argument("--model", required=True, help="a saved model folder")
+    p.add_argument("--out", required=True, help="the .html file to write (a new file, or a report with --overwrite)")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it is a dptopic report")
+    p.add_argument("--reference", default=None, metavar="CORPUS",
+                   help="held-out documents for NPMI, C_v, diversity and perplexity (read in the model's vocabulary)")
+    p.add_argument("--reference-public", action="store_true",
+                   help="the reference corpus is public (else its figures are labelled outside the guarantee)")
+    p.add_argument("--format", default="auto", choices=FORMATS, help="format of --reference (auto: by name)")
+    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text of --reference")
+    p.add_argument("--audit", default=None, metavar="DIR", help="the folder 'dptopic audit --out' wrote for this model")
+    p.add_argument("--top", type=positive_int, default=10, help="words shown per topic")
+    p.add_argument("--title", default=None, help="the page title")
+    p.set_defaults(func=cmd_report)

@@ -1,0 +1,112 @@
+"""The privacy card: one schema for every trainer's guarantee.
+
+The fields follow the OpenDP deployments registry (privacy unit, epsilon and delta, DP flavour, central
+or local model, accounting method, implementation and version), with what a reviewer also needs: the
+neighbouring relation, the theorem, what is covered and what is not, every composition figure side by
+side, and what a word-level epsilon means for a whole document. The card is built from a model's privacy
+report (``model.privacy_``) and nothing else: it reads no data.
+"""
+from __future__ import annotations
+
+import math
+
+CARD_SCHEMA = "dptopic-privacy-card/1"
+
+# trainers whose randomizer runs on the contributor's side (the server is not trusted)
+_LOCAL = {"LPLDA": "local: each contributor randomizes on their own device; the server sees only reports",
+          "OnlineLDA": "local: each contributor randomizes on their own device; the server sees only reports",
+          "OLPLDA": "local: each contributor randomizes on their own device; the server sees only reports",
+          "FedLDA": "federated with local DP: each client perturbs its own updates (RRP) before they leave it"}
+_CENTRAL = "central: a trusted curator holds the raw documents and releases only the trained model"
+
+_FIGURES = (("epsilon_pld", "tight: privacy loss distributions (PLD)"),
+            ("epsilon_pld_tight", "tight: PLD over every event, vocabulary included"),
+            ("epsilon_rdp", "cross-check: Renyi DP"),
+            ("epsilon_basic", "basic sequential composition"),
+            ("epsilon_paper", "the paper's own accounting"),
+            ("epsilon_nominal", "the paper's nominal claim (not proven)"))
+
+
+def _finite(x):
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def claimed(report: dict) -> tuple[float | None, float | None, str]:
+    """``(epsilon, delta, which)``: the guarantee the report claims. The top-level ``epsilon`` when the
+    report names one; else the tightest of the valid figures it carries (PLD, then RDP, then basic)."""
+    if not report.get("private"):
+        return None, None, "none"
+    delta = report.get("delta")
+    if _finite(report.get("epsilon")) is not None:
+        return float(report["epsilon"]), delta, str(report.get("epsilon_method", "as reported"))
+    for key, name in (("epsilon_pld", "PLD"), ("epsilon_rdp", "RDP"), ("epsilon_basic", "basic composition")):
+        if _finite(report.get(key)) is not None:
+            d = report.get("delta_basic", delta) if key == "epsilon_basic" else delta
+            return float(report[key]), d, name
+    return None, delta, "none"
+
+
+def _split_scope(scope: str) -> tuple[str, str]:
+    """The report's ``scope`` sentence split into what is covered and what is not."""
+    scope = str(scope or "")
+    low = scope.lower()
+    i = low.find("not covered")
+    if i < 0:
+        return scope.strip(), ""
+    return scope[:i].strip().rstrip(".;") + ".", scope[i:].strip()
+
+
+def _flavour(delta) -> str:
+    d = _finite(delta)
+    return "pure epsilon-DP" if d in (None, 0.0) else "approximate (epsilon, delta)-DP"
+
+
+def privacy_card(report: dict, trainer: str = "", version: str | None = None) -> dict:
+    """The card for a model's privacy report (``model.privacy_``); ``trainer`` is the estimator's class name."""
+    from .. import __version__
+
+    report = dict(report or {})
+    eps, delta, which = claimed(report)
+    private = bool(report.get("private")) and eps is not None
+    guarantee = "none" if not private else ("partial" if report.get("guarantee") == "partial" else "full")
+    covered, not_covered = _split_scope(report.get("scope", ""))
+    vocab = report.get("vocabulary")
+    if isinstance(vocab, str) and "not protected" in vocab.lower():
+        not_covered = (not_covered + " " if not_covered else "") + "Vocabulary: " + vocab
+    card = {
+        "schema": CARD_SCHEMA,
+        "trainer": trainer,
+        "guarantee": guarantee,
+        "privacy_unit": report.get("unit"),
+        "neighbouring_relation": report.get("neighbouring_relation"),
+        "epsilon": eps,
+        "delta": _finite(delta) if private else None,
+        "epsilon_is": which,
+        "dp_flavour": _flavour(delta) if private else "none",
+        "trust_model": _LOCAL.get(trainer, _CENTRAL),
+        "accounting_method": report.get("accounting") or {},
+        "theorem": report.get("theorem"),
+        "figures": {key: {"epsilon": _finite(report[key]), "what": what}
+                    for key, what in _FIGURES if key in report},
+        "covered": covered,
+        "not_covered": not_covered,
+        "implementation": {"library": "dptopic", "version": version or __version__,
+                           "noise": report.get("noise"), "secure_noise": bool(report.get("secure_noise")),
+                           "randomness": report.get("randomness")},
+    }
+    if "delta_basic" in report:
+        card["figures"].setdefault("epsilon_basic", {})["delta"] = _finite(report["delta_basic"])
+    if not private:
+        card["reason"] = report.get("reason", "the trainer claims no differential privacy guarantee")
+    if private and report.get("unit") == "word":
+        card["per_document"] = report.get("per_document") or {
+            "rule": "group privacy: a document of L words is protected with L x epsilon",
+            "examples": {str(L): eps * L for L in (10, 100, 1000)}}
+    for key in ("warnings", "vocabulary_selection", "budget", "mode"):
+        if key in report:
+            card[key] = report[key]
+    return card

@@ -1,0 +1,164 @@
+"""One self-contained HTML file a review board can read and file: inline CSS, inline SVG bar charts,
+images as data URIs, no script and nothing fetched from anywhere."""
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import json
+import math
+from html import escape
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
+main{max-width:1100px;margin:0 auto;padding:24px 28px 60px}
+h1{font-size:26px;margin:8px 0 4px}h2{font-size:20px;margin:34px 0 10px;border-bottom:2px solid #dde2e8;padding-bottom:4px}
+.sub{color:#5b6672;font-size:14px}
+.badge{display:inline-block;padding:10px 16px;border-radius:8px;margin:14px 0;font-size:18px;font-weight:600}
+.full{background:#e3f4e8;color:#17632f;border:1px solid #9fd6af}.partial{background:#fff4d6;color:#7a5a00;border:1px solid #f0d27a}
+.none{background:#fde4e4;color:#8a1c1c;border:1px solid #f0a8a8}
+table{border-collapse:collapse;width:100%;background:#fff;font-size:14px}
+td,th{border:1px solid #dde2e8;padding:6px 9px;text-align:left;vertical-align:top}th{background:#eef1f5;width:26%}
+.num{text-align:right;font-variant-numeric:tabular-nums}
+.topics{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:12px}
+.topic{background:#fff;border:1px solid #dde2e8;border-radius:6px;padding:8px 10px}
+.topic h3{font-size:14px;margin:0 0 4px}.note{font-size:13px;color:#5b6672}
+.warn{background:#fff4d6;border-left:4px solid #e0b400;padding:8px 12px;margin:10px 0;font-size:14px}
+pre{background:#fff;border:1px solid #dde2e8;padding:10px;overflow:auto;font-size:12px}
+img{max-width:100%;background:#fff;border:1px solid #dde2e8}
+"""
+
+
+def _fmt(x, digits=4) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, (int,)) and not isinstance(x, bool):
+        return str(x)
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return escape(str(x))
+    if math.isinf(f):
+        return "∞"
+    return f"{f:.{digits}g}"
+
+
+def _rows(pairs) -> str:
+    return "".join(f"<tr><th>{escape(str(k))}</th><td>{v}</td></tr>" for k, v in pairs)
+
+
+def _topic_svg(words, weights, width=230, bar_h=15) -> str:
+    top = max(weights) if len(weights) and max(weights) > 0 else 1.0
+    label_w, gap = 92, 2
+    h = len(words) * (bar_h + gap)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" role="img">']
+    for i, (w, p) in enumerate(zip(words, weights)):
+        y = i * (bar_h + gap)
+        bw = max(1.0, (width - label_w - 44) * float(p) / top)
+        parts.append(f'<text x="{label_w - 4}" y="{y + bar_h - 4}" font-size="11" text-anchor="end">{escape(w)}</text>'
+                     f'<rect x="{label_w}" y="{y}" width="{bw:.1f}" height="{bar_h}" fill="#4c78a8"/>'
+                     f'<text x="{label_w + bw + 3:.1f}" y="{y + bar_h - 4}" font-size="10" fill="#5b6672">{float(p):.3f}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _privacy_section(card: dict) -> str:
+    g = card["guarantee"]
+    if g == "none":
+        badge = f'<div class="badge none">No differential privacy guarantee: {escape(str(card.get("reason", "")))}</div>'
+    else:
+        d = "" if card.get("delta") in (None, 0.0) else f", δ = {_fmt(card['delta'], 3)}"
+        badge = (f'<div class="badge {g}">ε = {_fmt(card["epsilon"])}{d} per {escape(str(card.get("privacy_unit")))}'
+                 f' ({"partial guarantee: see what is not covered" if g == "partial" else "guarantee"})</div>')
+    acc = card.get("accounting_method") or {}
+    acc_html = "<br>".join(f"<b>{escape(str(k))}</b>: {escape(str(v))}" for k, v in acc.items()) if isinstance(acc, dict) \
+        else escape(str(acc))
+    impl = card.get("implementation", {})
+    rows = [("privacy unit", escape(str(card.get("privacy_unit")))),
+            ("ε, δ (the guarantee)", f"{_fmt(card.get('epsilon'))}, {_fmt(card.get('delta'), 3)}"
+                                     f" <span class='note'>({escape(str(card.get('epsilon_is')))})</span>"),
+            ("DP flavour", escape(str(card.get("dp_flavour")))),
+            ("trust model", escape(str(card.get("trust_model")))),
+            ("neighbouring relation", escape(str(card.get("neighbouring_relation")))),
+            ("theorem", escape(str(card.get("theorem")))),
+            ("accounting method", acc_html),
+            ("implementation", escape(f"{impl.get('library')} {impl.get('version')}; noise: {impl.get('noise')}"
+                                      f"{' (secure, OS CSPRNG)' if impl.get('secure_noise') else ''}")),
+            ("randomness", escape(str(impl.get("randomness") or "—"))),
+            ("what is covered", escape(str(card.get("covered") or "—"))),
+            ("what is NOT covered", escape(str(card.get("not_covered") or "—")))]
+    per = card.get("per_document")
+    if per:
+        ex = per.get("examples", {})
+        rows.append(("per document (word-level ε)", escape(str(per.get("rule", ""))) + "<br>" + ", ".join(
+            f"L = {escape(str(L))}: ε = {_fmt(e)}" for L, e in ex.items())))
+    figs = card.get("figures", {})
+    fig_rows = "".join(f"<tr><td>{escape(f['what'])}</td><td class='num'>{_fmt(f.get('epsilon'))}</td>"
+                       f"<td class='num'>{_fmt(f.get('delta', card.get('delta')), 3)}</td></tr>"
+                       for f in figs.values() if isinstance(f, dict))
+    fig_table = ("<h3>Composition figures side by side</h3><table><tr><th>method</th><th>ε</th><th>δ</th></tr>"
+                 f"{fig_rows}</table>") if fig_rows else ""
+    warns = "".join(f'<div class="warn">{escape(str(w))}</div>' for w in card.get("warnings", []))
+    return f"<h2 id='privacy'>Privacy card</h2>{badge}{warns}<table>{_rows(rows)}</table>{fig_table}"
+
+
+def _evaluation_section(evaluation: dict | None) -> str:
+    if not evaluation:
+        return ("<h2 id='evaluation'>Evaluation</h2><p class='note'>No evaluation was given: run <code>dptopic report"
+                " --reference FILE</code> with held-out documents to add NPMI, diversity and perplexity.</p>")
+    ref = evaluation.get("reference", "")
+    note = evaluation.get("note")
+    rows = [(k, _fmt(v)) for k, v in evaluation.items() if k not in ("reference", "note") and not isinstance(v, (dict, list))]
+    return (f"<h2 id='evaluation'>Evaluation</h2><p class='note'>reference corpus: {escape(str(ref))}</p>"
+            + (f'<div class="warn">{escape(str(note))}</div>' if note else "") + f"<table>{_rows(rows)}</table>")
+
+
+def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
+    if not audit:
+        return ""
+    claim = audit.get("claimed_privacy", {})
+    emp = audit.get("empirical_epsilon", {})
+    emp_html = (", ".join(f"{escape(str(k))}: {_fmt(v)}" for k, v in emp.items()) if isinstance(emp, dict)
+                else _fmt(emp))
+    head = ("<h2 id='audit'>Audit: membership inference</h2><table>"
+            + _rows([("claimed ε", f"{_fmt(claim.get('epsilon'))} (δ = {_fmt(claim.get('delta'), 3)},"
+                                   f" unit {escape(str(claim.get('unit')))})"),
+                     ("empirical ε lower bound", emp_html)]) + "</table>")
+    attacks = audit.get("attacks", {})
+    if isinstance(attacks, dict) and attacks:
+        keys = sorted({k for v in attacks.values() if isinstance(v, dict) for k in v
+                       if not isinstance(v[k], (dict, list))})
+        th = "".join(f"<th>{escape(k)}</th>" for k in keys)
+        body = "".join("<tr><td>" + escape(str(name)) + "</td>" + "".join(
+            f"<td class='num'>{_fmt(v.get(k))}</td>" for k in keys) + "</tr>"
+            for name, v in attacks.items() if isinstance(v, dict))
+        head += f"<h3>Attacks</h3><table><tr><th>attack</th>{th}</tr>{body}</table>"
+    if roc_png:
+        head += ("<h3>ROC (log-log)</h3><img alt='ROC curves of the attacks' src='data:image/png;base64,"
+                 + base64.b64encode(roc_png).decode("ascii") + "'>")
+    return head
+
+
+def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluation: dict | None = None,
+                  audit: dict | None = None, roc_png: bytes | None = None, source: str = "") -> str:
+    """The HTML page. ``topics`` is a list of ``[(word, weight), ...]`` per topic (weights: P(word | topic))."""
+    when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    cards = "".join(f"<div class='topic'><h3>topic {k}</h3>{_topic_svg([w for w, _ in t], [p for _, p in t])}</div>"
+                    for k, t in enumerate(topics))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{escape(title)}</title><style>{_CSS}</style></head>
+<body><main>
+<h1>{escape(title)}</h1>
+<div class="sub">{escape(trainer)} · {len(topics)} topics · {escape(source)} · generated {when} by dptopic</div>
+{_privacy_section(card)}
+<h2 id="topics">Topics</h2><p class="note">Top words of each topic with P(word | topic), read from the released
+model (post-processing of what the guarantee covers).</p>
+<div class="topics">{cards}</div>
+{_evaluation_section(evaluation)}
+{_audit_section(audit, roc_png)}
+<h2 id="card-json">The privacy card as JSON</h2>
+<details><summary>schema {escape(card.get('schema', ''))}</summary><pre>{escape(json.dumps(card, indent=2, default=str))}</pre></details>
+</main></body></html>
+"""
