@@ -95,7 +95,7 @@ def df_arg(s: str):
 
 def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, text_field: str = "text",
                 label_field: str | None = None, max_vocab: int | None = None, min_df=None,
-                vocabulary=None, max_df=None, stop_words=None, lowercase=None):
+                vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True):
     """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text (or a
@@ -103,7 +103,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     ``max_df`` (None: no upper bound) and ``stop_words`` (None: ``"english"`` for text, none for a prepared
     corpus) prune likewise; ``lowercase`` (None: True) applies to raw text only.
     ``vocabulary`` (a public word list) replaces them all: text is tokenised against it and every other
-    format is restricted to it, so no word is chosen from the data.
+    format is restricted to it, so no word is chosen from the data. ``drop_empty=False`` keeps documents that
+    preprocessing leaves empty (one row per input document), for files read in a model's vocabulary.
     """
     from ..corpus import Corpus, Vocabulary
     from ..datasets import load_20newsgroups, load_sotu
@@ -131,14 +132,14 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         fmt = ("dir" if p.is_dir() else "npz" if name.endswith(".npz") else "jsonl" if ".jsonl" in name
                else "csv" if ".csv" in name else "uci" if name.startswith("docword") else "text")
     kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(max_vocab=max_vocab, min_df=min_df)
-    kw.update(text_kw)
+    kw.update(text_kw, **({} if drop_empty else {"drop_empty": False}))
     if fmt in ("npz", "uci"):
         if lowercase is not None:
             raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
                                f" already tokenised: drop the flag, or prepare the corpus again from its text.")
         c = Corpus.load(p) if fmt == "npz" else _load_uci(Corpus, p, vocab)
         if vocabulary is not None:
-            return c.restrict(vocabulary).require_nonempty()
+            return c.restrict(vocabulary, drop_empty=drop_empty).require_nonempty()
         if given or fmt == "uci":
             return c.prune(max_vocab=max_vocab, min_df=min_df, max_df=max_df, stop_words=stop_words)
         return c

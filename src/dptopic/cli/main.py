@@ -12,10 +12,10 @@ import os
 import sys
 
 from ..errors import DPTopicError
-from . import audit, corpus, experiment, local, privacy, report, serve, train
+from . import audit, corpus, experiment, local, privacy, report, results, serve, train
 
 # Command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = [train, corpus, privacy, experiment, local, audit, report, serve]
+COMMAND_GROUPS = [train, results, corpus, privacy, experiment, local, audit, report, serve]
 
 
 class ArgumentParser(argparse.ArgumentParser):

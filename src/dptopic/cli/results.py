@@ -1,0 +1,133 @@
+"""Results out: ``transform`` (document-topic proportions of new documents) and ``export`` (pyLDAvis)."""
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DPTopicError
+from ._common import FORMATS, make_console
+
+PRIVATE_INPUT_NOTE = ("the model is private, but these figures are computed from the documents of --corpus: they are"
+                      " NOT covered by its privacy report (if --corpus holds private documents, treat the output as"
+                      " private data; for the training documents use the model's training_theta_)")
+
+
+def _add_input_args(p, what: str) -> None:
+    p.add_argument("--model", required=True, help="a saved model folder")
+    p.add_argument("--corpus", required=True, help=f"the documents to {what} (read in the model's vocabulary)")
+    p.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
+    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
+    p.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
+
+
+def _model_and_docs(a):
+    from .. import load
+    from ._common import load_corpus
+
+    model = load(a.model)
+    docs = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_,
+                       drop_empty=False)
+    return model, docs
+
+
+def _is_ours_theta(path: Path) -> bool:
+    if path.suffix == ".npy":
+        try:
+            a = np.load(path, allow_pickle=False, mmap_mode="r")
+            return a.ndim == 2 and a.dtype == np.float64
+        except (OSError, ValueError):
+            return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.readline().startswith("doc_id,topic_0")
+    except OSError:
+        return False
+
+
+def cmd_transform(a):
+    from .._io import atomic_write_bytes, check_output_file
+
+    out = check_output_file(a.out, _is_ours_theta, overwrite=a.overwrite, what="document-topic table")
+    if out.suffix.lower() not in (".csv", ".npy"):
+        raise DPTopicError(f"--out {a.out!r} must end in .csv or .npy.")
+    model, docs = _model_and_docs(a)
+    theta = np.asarray(model.transform(docs), dtype=np.float64)
+    if out.suffix.lower() == ".npy":
+        buf = io.BytesIO()
+        np.save(buf, theta, allow_pickle=False)
+        atomic_write_bytes(out, buf.getvalue())
+    else:
+        ids = docs.doc_ids or [f"doc{i}" for i in range(docs.n_docs)]
+        lines = ["doc_id," + ",".join(f"topic_{k}" for k in range(theta.shape[1]))]
+        lines += [_csv_cell(i) + "," + ",".join(f"{x:.6g}" for x in row) for i, row in zip(ids, theta)]
+        atomic_write_bytes(out, ("\n".join(lines) + "\n").encode("utf-8"))
+    if getattr(model, "privacy_", {}).get("private"):
+        print(f"warning: {PRIVATE_INPUT_NOTE}.", file=sys.stderr)
+    empty = int((docs.doc_lengths == 0).sum())
+    make_console().print(f"{docs.n_docs} documents x {theta.shape[1]} topics written to {out}"
+                         + (f" ({empty} with no word of the model's vocabulary: their rows are the prior mean)" if empty else ""))
+
+
+def _csv_cell(s) -> str:
+    s = str(s)
+    return '"' + s.replace('"', '""') + '"' if any(c in s for c in ',"\n\r') else s
+
+
+def pyldavis_data(model, docs, theta=None) -> dict:
+    """The five inputs of ``pyLDAvis.prepare``: topic-term and document-topic distributions, document lengths,
+    vocabulary and term frequencies (documents with no word of the vocabulary are left out, as pyLDAvis needs)."""
+    keep = docs.doc_lengths > 0
+    if not keep.any():
+        raise DPTopicError("no document of --corpus has a word of the model's vocabulary: nothing to export.")
+    phi = np.asarray(model.components_, dtype=np.float64)
+    phi = phi / phi.sum(axis=1, keepdims=True)
+    theta = np.asarray(model.transform(docs) if theta is None else theta, dtype=np.float64)[keep]
+    tf = np.bincount(docs.word_ids, minlength=docs.vocab_size)
+    return {"topic_term_dists": phi.tolist(), "doc_topic_dists": theta.tolist(),
+            "doc_lengths": docs.doc_lengths[keep].astype(int).tolist(), "vocab": list(model.vocabulary_.words),
+            "term_frequency": tf.astype(int).tolist()}
+
+
+def cmd_export(a):
+    from .._io import atomic_write_bytes, check_output_file
+
+    def ours(p):
+        try:
+            return json.loads(p.read_text("utf-8")).get("format") == "dptopic-pyldavis"
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    out = check_output_file(a.out, ours, overwrite=a.overwrite, what="pyLDAvis export")
+    model, docs = _model_and_docs(a)
+    doc = {"format": "dptopic-pyldavis", "version": 1,
+           "usage": "pyLDAvis.prepare(**{k: d[k] for k in ('topic_term_dists', 'doc_topic_dists', 'doc_lengths',"
+                    " 'vocab', 'term_frequency')})", **pyldavis_data(model, docs)}
+    private = bool(getattr(model, "privacy_", {}).get("private"))
+    if private and not a.corpus_public:
+        doc["privacy_note"] = ("doc_topic_dists, doc_lengths and term_frequency are computed from the documents of"
+                               " --corpus and are NOT covered by the model's privacy report; only topic_term_dists"
+                               " and vocab are released under it")
+        print(f"warning: {doc['privacy_note']} (pass --corpus-public if --corpus is a public corpus).", file=sys.stderr)
+    atomic_write_bytes(out, json.dumps(doc).encode("utf-8"))
+    make_console().print(f"pyLDAvis data for {model.components_.shape[0]} topics and {len(doc['doc_lengths'])}"
+                         f" documents written to {out}")
+
+
+def register(sub) -> None:
+    t = sub.add_parser("transform", help="document-topic proportions of documents under a saved model (CSV or .npy)")
+    _add_input_args(t, "infer topic proportions for")
+    t.add_argument("--out", required=True, help="theta.csv (with a doc_id column) or theta.npy (D x K)")
+    t.add_argument("--overwrite", action="store_true", help="replace --out if it is a table this command wrote")
+    t.set_defaults(func=cmd_transform)
+    e = sub.add_parser("export", help="export a saved model for other tools (pyLDAvis)")
+    e.add_argument("--to", required=True, choices=("pyldavis",), help="the target tool")
+    _add_input_args(e, "describe")
+    e.add_argument("--corpus-public", action="store_true",
+                   help="--corpus is public: its document lengths and term frequencies need no privacy note")
+    e.add_argument("--out", required=True, help="the JSON file to write")
+    e.add_argument("--overwrite", action="store_true", help="replace --out if it is an export this command wrote")
+    e.set_defaults(func=cmd_export)

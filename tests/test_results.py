@@ -1,0 +1,95 @@
+"""Results out: `dptopic transform` (theta for new documents) and `dptopic export --to pyldavis`."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import dptopic
+
+DOCS = "w0 w1 w2 w0\nnothing known here\nw3 w4 w3\n"
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True)
+
+
+TRAIN = ["apple banana cherry apple", "banana cherry apple", "river mountain valley river", "mountain valley river",
+         "apple cherry banana", "valley mountain river mountain"] * 5
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    d = tmp_path_factory.mktemp("models")
+    corpus = dptopic.Corpus.from_texts(TRAIN)
+    dptopic.LDA(n_topics=3, n_iter=20, seed=0).fit(corpus).save(d / "lda")
+    dptopic.HDPLDA(n_topics=3, epsilon_laplace=1.0, epsilon_inherent=5.0, n_iter=3).fit(corpus).save(d / "hdp")
+    return d, ["apple", "banana", "cherry", "river", "valley"]
+
+
+def _docs(tmp_path, words):
+    f = tmp_path / "docs.txt"
+    f.write_text(DOCS.replace("w0", words[0]).replace("w1", words[1]).replace("w2", words[2])
+                 .replace("w3", words[3]).replace("w4", words[4]))
+    return f
+
+
+def test_transform_keeps_one_row_per_input_document(tmp_path, models):
+    d, words = models
+    docs = _docs(tmp_path, words)
+    r = _cli("transform", "--model", str(d / "lda"), "--corpus", str(docs), "--out", str(tmp_path / "t.csv"))
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "t.csv").read_text().splitlines()
+    assert lines[0] == "doc_id,topic_0,topic_1,topic_2" and [ln.split(",")[0] for ln in lines[1:]] == ["doc0", "doc1", "doc2"]
+    theta = np.array([[float(x) for x in ln.split(",")[1:]] for ln in lines[1:]])
+    assert np.allclose(theta.sum(axis=1), 1, atol=1e-4)
+    assert np.allclose(theta[1], 1 / 3, atol=1e-4)                 # no known word: the prior mean
+    assert "warning" not in r.stderr                                 # a non-private model
+    r = _cli("transform", "--model", str(d / "lda"), "--corpus", str(docs), "--out", str(tmp_path / "t.npy"))
+    assert r.returncode == 0, r.stderr
+    arr = np.load(tmp_path / "t.npy", allow_pickle=False)
+    assert arr.shape == (3, 3) and np.allclose(arr.sum(axis=1), 1)
+
+
+def test_transform_refuses_to_replace_and_warns_for_private_models(tmp_path, models):
+    d, words = models
+    docs = _docs(tmp_path, words)
+    mine = tmp_path / "notes.csv"
+    mine.write_text("my,own,table\n")
+    r = _cli("transform", "--model", str(d / "hdp"), "--corpus", str(docs), "--out", str(mine), "--overwrite")
+    assert r.returncode == 2 and mine.read_text() == "my,own,table\n"
+    r = _cli("transform", "--model", str(d / "hdp"), "--corpus", str(docs), "--out", str(tmp_path / "t.csv"))
+    assert r.returncode == 0 and "NOT covered" in r.stderr
+    r = _cli("transform", "--model", str(d / "hdp"), "--corpus", str(docs), "--out", str(tmp_path / "t.csv"))
+    assert r.returncode == 2 and "--overwrite" in r.stderr
+    r = _cli("transform", "--model", str(d / "hdp"), "--corpus", str(docs), "--out", str(tmp_path / "t.txt"))
+    assert r.returncode == 2 and ".csv or .npy" in r.stderr
+
+
+def test_export_pyldavis_arrays_are_consistent(tmp_path, models):
+    d, words = models
+    docs = _docs(tmp_path, words)
+    out = tmp_path / "vis.json"
+    r = _cli("export", "--to", "pyldavis", "--model", str(d / "lda"), "--corpus", str(docs), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    v = json.loads(out.read_text())
+    phi, theta = np.array(v["topic_term_dists"]), np.array(v["doc_topic_dists"])
+    assert phi.shape == (3, len(v["vocab"])) and np.allclose(phi.sum(axis=1), 1)
+    assert theta.shape == (2, 3) and v["doc_lengths"] == [4, 3]      # the empty document is left out
+    tf = dict(zip(v["vocab"], v["term_frequency"]))
+    assert (tf[words[0]], tf[words[3]], tf[words[1]]) == (2, 2, 1) and sum(v["term_frequency"]) == 7
+    assert "privacy_note" not in v
+
+
+def test_export_of_a_private_model_says_what_is_not_covered(tmp_path, models):
+    d, words = models
+    docs = _docs(tmp_path, words)
+    r = _cli("export", "--to", "pyldavis", "--model", str(d / "hdp"), "--corpus", str(docs), "--out", str(tmp_path / "a.json"))
+    assert r.returncode == 0 and "NOT covered" in r.stderr
+    assert "NOT covered" in json.loads((tmp_path / "a.json").read_text())["privacy_note"]
+    r = _cli("export", "--to", "pyldavis", "--model", str(d / "hdp"), "--corpus", str(docs), "--out",
+             str(tmp_path / "b.json"), "--corpus-public")
+    assert r.returncode == 0 and "NOT covered" not in r.stderr
+    r = _cli("export", "--to", "pyldavis", "--model", str(tmp_path), "--corpus", str(docs), "--out", str(tmp_path / "c.json"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "c.json").exists()
