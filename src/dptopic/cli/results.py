@@ -117,6 +117,14 @@ def cmd_export(a):
                          f" documents written to {out}")
 
 
+def cmd_pull(a):
+    from ..service.client import ServiceClient, pull
+
+    info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries))
+    make_console().print(f"model {info['model_id']} (version {info['model_version']}, {info['class']}) written to"
+                         f" {info['out']}: read it with 'dptopic topics', 'evaluate' or 'report'")
+
+
 def register(sub) -> None:
     t = sub.add_parser("transform", help="document-topic proportions of documents under a saved model (CSV or .npy)")
     _add_input_args(t, "infer topic proportions for")
@@ -131,3 +139,10 @@ def register(sub) -> None:
     e.add_argument("--out", required=True, help="the JSON file to write")
     e.add_argument("--overwrite", action="store_true", help="replace --out if it is an export this command wrote")
     e.set_defaults(func=cmd_export)
+    p = sub.add_parser("pull", help="fetch a collection server's current model into a model folder")
+    p.add_argument("--server", required=True, help="the server, e.g. http://127.0.0.1:8000")
+    p.add_argument("--out", required=True, help="a new or empty folder for the model")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it already holds a dptopic model")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+    p.add_argument("--retries", type=int, default=3, help="retries while the server is unavailable (default 3)")
+    p.set_defaults(func=cmd_pull)

@@ -6,6 +6,8 @@ checked. See ``docs/service.md`` for the endpoints.
 """
 from __future__ import annotations
 
+import base64
+
 import asyncio
 import hashlib
 import json
@@ -260,6 +262,19 @@ async def get_topics(request: Request):
     return JSONResponse(doc)
 
 
+async def get_model(request: Request):
+    """The active model as the files of a model folder (``model.json`` and base64 ``.npy``), for ``dptopic pull``:
+    the released topics, as public as ``/v1/topics``."""
+    svc: Service = request.app.state.service
+    row = await run_in_threadpool(svc.storage.active_model)
+    if not row["meta_json"]:
+        raise ApiError(404, "no_model", "no model has been trained yet: wait for the first mini-batch.")
+    arrays = await run_in_threadpool(svc.storage.model_arrays, row["id"])
+    return JSONResponse({"api_version": API_VERSION, "model_id": int(row["id"]), "model_version": int(row["version"]),
+                         "model_json": row["meta_json"],
+                         "arrays": {name: base64.b64encode(data).decode("ascii") for name, data in arrays.items()}})
+
+
 async def get_fed_round(request: Request):
     svc: Service = request.app.state.service
     if svc.rrp is None:
@@ -421,6 +436,7 @@ def create_app(cfg: ServiceConfig, start_trainer: bool = True) -> Starlette:
         Route("/v1/config", get_config, methods=["GET"]),
         Route("/v1/reports", post_reports, methods=["POST"]),
         Route("/v1/topics", get_topics, methods=["GET"]),
+        Route("/v1/model", get_model, methods=["GET"]),
         Route("/v1/fed/round", get_fed_round, methods=["GET"]),
         Route("/v1/fed/updates", post_fed_update, methods=["POST"]),
         Route("/v1/admin/train", admin_train, methods=["POST"]),

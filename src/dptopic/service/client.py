@@ -172,3 +172,30 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     priv = codec.fed_privacy(rrp, len(done))
     return {"client": fc.client_id, "rounds": done, "epsilon_basic": priv["epsilon_basic"],
             "epsilon_pld": priv.get("epsilon_pld"), "delta": priv["delta"]}
+
+
+def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None = None) -> dict:
+    """Fetch the server's active model into the model folder ``out`` (checked before any request; written
+    atomically by the model's own ``save``, so a failure leaves nothing half-written)."""
+    import base64
+    import binascii
+
+    from .._io import check_output_dir
+
+    check_output_dir(out, overwrite=overwrite)
+    client = client or ServiceClient(server)
+    cfg = client.get_json("/v1/config")
+    if not isinstance(cfg, dict) or cfg.get("api_version") != "v1":
+        raise DPTopicError(f"the server at {client.server} speaks API {cfg.get('api_version') if isinstance(cfg, dict) else None!r},"
+                           f" this dptopic speaks 'v1': upgrade dptopic (or the server).")
+    doc = client.get_json("/v1/model")
+    try:
+        meta = doc["model_json"]
+        arrays = {str(k): base64.b64decode(v, validate=True) for k, v in doc["arrays"].items()}
+    except (KeyError, TypeError, AttributeError, binascii.Error, ValueError):
+        raise DPTopicError(f"the server at {client.server} sent a malformed model (no model_json/arrays); is it a"
+                           f" dptopic server?") from None
+    model = codec.model_from_blobs(meta, arrays)
+    path = model.save(out)
+    return {"model_id": doc.get("model_id"), "model_version": doc.get("model_version"), "out": str(path),
+            "class": type(model).__name__}
