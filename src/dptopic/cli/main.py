@@ -12,10 +12,10 @@ import os
 import sys
 
 from ..errors import DPTopicError
-from . import audit, corpus, experiment, local, privacy, report, results, serve, train
+from . import audit, corpus, experiment, local, privacy, recommend, report, results, serve, train
 
 # Command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = [train, results, corpus, privacy, experiment, local, audit, report, serve]
+COMMAND_GROUPS = [train, recommend, results, corpus, privacy, experiment, local, audit, report, serve]
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -1,0 +1,132 @@
+"""Advice before any data is touched: which trainer and settings for a unit, a budget and a corpus size, and the
+topic quality to expect, read from the utility table that ``benchmarks/bench_utility.py`` measured on public
+corpora (20 Newsgroups and the State of the Union paragraphs).
+
+How the table is used: for a fixed trainer, K and document length, the signal of a document-level release grows
+with the number of documents D and its noise falls with epsilon, so utility is read as a function of ``epsilon * D``
+(the product that sets the signal-to-noise ratio of a sum of D bounded contributions under noise of scale
+1/epsilon). Each trainer's measured NPMI ratios (to non-private CGS on the same corpus and vocabulary) are
+interpolated in ``log(epsilon * D)``, monotonically; outside the measured range the nearest end is used and the
+answer says it is an extrapolation. Nothing here reads the user's data: the answer is free of privacy cost.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import DPTopicError
+
+TABLE = Path(__file__).with_name("utility_table.json")
+USEFUL_RATIO = 0.6
+"""The NPMI ratio (to non-private CGS) from which we call topics useful."""
+
+
+def load_table(path=None) -> dict:
+    p = Path(path) if path is not None else TABLE
+    try:
+        doc = json.loads(p.read_text("utf-8"))
+    except (OSError, ValueError) as e:
+        raise DPTopicError(f"cannot read the utility table {str(p)!r} ({type(e).__name__}); re-create it with"
+                           f" 'python benchmarks/bench_utility.py --write-table'.") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
+        raise DPTopicError(f"the utility table {str(p)!r} has no 'rows' list; re-create it with bench_utility.py.")
+    return doc
+
+
+@dataclass
+class Recommendation:
+    unit: str
+    epsilon: float
+    n_docs: int
+    n_topics: int
+    trainer: str | None
+    settings: dict = field(default_factory=dict)
+    expected_npmi_ratio: float | None = None
+    extrapolated: bool = False
+    docs_for_useful: int | None = None
+    alternatives: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    source: str = ""
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _curve(rows):
+    """(log(eps*D), median ratio) points of one trainer, sorted, made non-decreasing (more budget never hurts)."""
+    pts = sorted((math.log(r["epsilon"] * r["n_docs"]), float(r["npmi_ratio"])) for r in rows)
+    x = np.array([p[0] for p in pts])
+    y = np.maximum.accumulate(np.array([p[1] for p in pts]))
+    return x, y
+
+
+def _predict(x, y, q) -> tuple[float, bool]:
+    return float(np.interp(q, x, y)), bool(q < x[0] or q > x[-1])
+
+
+def _docs_needed(x, y, epsilon, target) -> int | None:
+    """Smallest D with predicted ratio >= target at ``epsilon`` (None when no measured point reaches it)."""
+    ok = np.flatnonzero(y >= target)
+    if not len(ok):
+        return None
+    i = ok[0]
+    q = x[i] if i == 0 else x[i - 1] + (target - y[i - 1]) * (x[i] - x[i - 1]) / max(y[i] - y[i - 1], 1e-12)
+    return int(math.ceil(math.exp(q) / epsilon))
+
+
+def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000, n_topics: int = 20,
+              doc_length: float | None = None, table=None) -> Recommendation:
+    """Which trainer to use for ``unit`` ("document" or "word") at ``epsilon`` on a corpus of ``n_docs``
+    documents, and the NPMI ratio to expect. Reads no data."""
+    if unit not in ("document", "word"):
+        raise DPTopicError(f"invalid unit {unit!r}: give 'document' or 'word'.")
+    for name, v, lo in (("epsilon", epsilon, 0.0), ("n_docs", n_docs, 0), ("n_topics", n_topics, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= lo:
+            raise DPTopicError(f"invalid {name}={v!r}: give a finite number > {lo:g}.")
+    doc = table if isinstance(table, dict) else load_table(table)
+    rows = [r for r in doc["rows"] if r.get("unit") == unit and r.get("trainer")]
+    rec = Recommendation(unit, float(epsilon), int(n_docs), int(n_topics), None, source=doc.get("source", ""))
+    if not rows:
+        rec.notes.append(f"the utility table has no {unit}-level measurements yet.")
+        return rec
+    q = math.log(epsilon * n_docs)
+    by_trainer: dict = {}
+    for r in rows:
+        by_trainer.setdefault(r["trainer"], []).append(r)
+    scored = []
+    for name, rs in by_trainer.items():
+        x, y = _curve(rs)
+        ratio, extra = _predict(x, y, q)
+        near = min(rs, key=lambda r: abs(math.log(r["epsilon"] * r["n_docs"]) - q))
+        scored.append((ratio, name, extra, near.get("settings", {}), _docs_needed(x, y, epsilon, USEFUL_RATIO)))
+    scored.sort(key=lambda s: -s[0])
+    best = scored[0]
+    rec.trainer, rec.expected_npmi_ratio, rec.extrapolated, rec.settings = best[1], round(best[0], 3), best[2], dict(best[3])
+    needed = [s[4] for s in scored if s[4] is not None]
+    rec.docs_for_useful = min(needed) if needed else None   # with whichever trainer gets there first
+    rec.alternatives = [{"trainer": s[1], "expected_npmi_ratio": round(s[0], 3)} for s in scored[1:]]
+    tested = sorted({r["n_topics"] for r in rows if "n_topics" in r})
+    if tested and n_topics not in tested:
+        rec.notes.append(f"measured at K = {', '.join(map(str, tested))}; more topics split the same signal, so expect"
+                         f" less at K = {n_topics} than the figure above.")
+    if rec.extrapolated:
+        rec.notes.append("epsilon x documents lies outside the measured range: the figure is the nearest measured end.")
+    if rec.expected_npmi_ratio < USEFUL_RATIO:
+        if rec.docs_for_useful is not None:
+            rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful (NPMI ratio >= {USEFUL_RATIO}) from about"
+                             f" {rec.docs_for_useful:,} documents.")
+        else:
+            rec.notes.append(f"no measured setting reaches an NPMI ratio of {USEFUL_RATIO} for {unit}-level DP.")
+        if unit == "document":
+            rec.notes.append("with fewer documents, a word-level guarantee (dptopic recommend --unit word) protects each"
+                             " word rather than each document: a document of L words then has L x epsilon; local DP"
+                             " needs far more contributors still (docs/choosing_a_guarantee.md).")
+    if unit == "word":
+        L = doc_length or 100
+        rec.notes.append(f"word-level: a document of L words is protected with L x epsilon (L = {L:g}: epsilon"
+                         f" {L * epsilon:g}).")
+    return rec

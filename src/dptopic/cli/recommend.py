@@ -1,0 +1,47 @@
+"""``recommend``: which trainer and settings for a guarantee, before any data is touched."""
+from __future__ import annotations
+
+import json
+
+from ._common import make_console, positive_float, positive_int
+
+
+def cmd_recommend(a):
+    from ..advice import USEFUL_RATIO, recommend
+
+    rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length)
+    if a.json:
+        print(json.dumps(rec.to_dict(), indent=2))
+        return
+    con = make_console()
+    con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {a.docs:,} documents, {a.topics} topics[/]"
+              " (this advice reads no data and costs no privacy)")
+    if rec.trainer is None:
+        for n in rec.notes:
+            con.print(f"- {n}")
+        return
+    flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in rec.settings.items() if k != "algorithm")
+    con.print(f"trainer: [bold]{rec.trainer}[/]" + (f"  settings: {flags}" if flags else ""))
+    con.print(f"expected NPMI, as a share of non-private LDA's: {rec.expected_npmi_ratio:.0%}"
+              + (" (extrapolated)" if rec.extrapolated else "")
+              + ("  -> useful" if rec.expected_npmi_ratio >= USEFUL_RATIO else "  -> NOT useful yet"))
+    if rec.docs_for_useful is not None:
+        con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon: about {rec.docs_for_useful:,}")
+    for alt in rec.alternatives:
+        con.print(f"  alternative: {alt['trainer']} ({alt['expected_npmi_ratio']:.0%})")
+    con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g} --topics {a.topics} --corpus FILE")
+    for n in rec.notes:
+        con.print(f"- {n}")
+    con.print(f"[dim]source: {rec.source}; see docs/choosing_a_guarantee.md[/]")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("recommend", help="which trainer and settings for a guarantee, and the topic quality to expect"
+                                          " (reads no data)")
+    p.add_argument("--unit", default="document", choices=("document", "word"), help="what one person's change is")
+    p.add_argument("--epsilon", type=positive_float, required=True, help="the privacy budget")
+    p.add_argument("--docs", type=positive_int, required=True, help="about how many documents the corpus has")
+    p.add_argument("--topics", type=positive_int, default=20, help="number of topics (default 20)")
+    p.add_argument("--doc-length", type=positive_float, default=None, help="typical words per document (word level)")
+    p.add_argument("--json", action="store_true", help="print the advice as JSON")
+    p.set_defaults(func=cmd_recommend)
