@@ -50,6 +50,7 @@ class SubsampledGaussianEvent:
     relation: str = DOCUMENT_RELATION
 
     approximate = True  # no finite pure epsilon: basic composition needs a share of delta
+    min_discretization = GAUSSIAN_DISCRETIZATION  # the ledger builds every event of a composition on this grid or coarser
 
     def __post_init__(self):
         sigma, q = self.noise_multiplier, self.sampling_rate
@@ -246,6 +247,14 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
     sigma = calibrate_dp_mechanism(fresh, lambda s: svi_dp_event(s, sampling_rate, steps), epsilon, delta,
                                    ExplicitBracketInterval(lo, hi), tol=1e-3 * lo)
     sigma = float(min(max(sigma, lo), max_noise_multiplier))
-    while pld_epsilon(sigma, sampling_rate, steps, delta) > epsilon and sigma < max_noise_multiplier:
+    # the check that counts is the one the ledger makes when the run spends: its own PLD composition, with the
+    # ledger's budget tolerance (dp-accounting's accountant and the ledger's self-composition differ in the last digits)
+    from .ledger import compose_pld
+
+    def spent(s):
+        return max(pld_epsilon(s, sampling_rate, steps, delta),
+                   compose_pld([(SubsampledGaussianEvent(s, sampling_rate), steps)], delta))
+
+    while spent(sigma) > epsilon and sigma < max_noise_multiplier:
         sigma = min(sigma * 1.001 + 1e-4, max_noise_multiplier)
     return sigma

@@ -68,12 +68,15 @@ PLD_MAX_POINTS = 5e6
 
 
 def effective_discretization(groups, discretization: float) -> float:
-    """The PLD grid step actually used: ``discretization``, coarsened for very long compositions so the
-    privacy-loss grid (about basic-ε / step points) stays under ``PLD_MAX_POINTS``. A pessimistic
-    coarser grid still gives an upper bound on ε(δ), only a looser one; without this, a composition
-    with basic ε of 10^4 needs minutes and gigabytes."""
+    """The one PLD grid step every event of the composition is built on: ``discretization``, raised to the
+    coarsest grid any event accepts (``min_discretization``, e.g. the subsampled Gaussian's), and coarsened
+    for very long compositions so the privacy-loss grid (about basic-ε / step points) stays under
+    ``PLD_MAX_POINTS``. dp-accounting composes only PLDs on the same grid; a pessimistic coarser grid still
+    gives an upper bound on ε(δ), only a looser one; without the cap a composition with basic ε of 10^4
+    needs minutes and gigabytes."""
+    step = max([float(discretization)] + [float(getattr(e, "min_discretization", 0.0)) for e, _ in groups])
     basic = sum(e.epsilon * n for e, n in groups)
-    return max(float(discretization), basic / PLD_MAX_POINTS) if math.isfinite(basic) else float(discretization)
+    return max(step, basic / PLD_MAX_POINTS) if math.isfinite(basic) else step
 
 
 def pure_basic_bound(groups) -> float:
@@ -236,4 +239,52 @@ class PrivacyLedger:
                 + ("; each of the k steps without a pure epsilon is charged its PLD epsilon at delta/k" if approx else ""))
             if d_events > 0:
                 rep["accounting"]["rdp"] = "not finite: the run contains (epsilon, delta>0) events"
+        return name_guarantee(rep)
+
+
+GUARANTEE_NOTE = ("epsilon (with delta) is the guarantee claimed: the smallest of the valid bounds at that delta"
+                  " (each of them is an upper bound on the true epsilon(delta), so their minimum is too); the other"
+                  " figures are cross-checks")
+
+
+def _finite(x) -> float | None:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def name_guarantee(rep: dict) -> dict:
+    """Name the guarantee of a private report in one field: ``epsilon`` at ``delta`` (the smallest valid
+    figure at that delta: tight PLD, its vocabulary-inclusive variant, RDP, or basic composition when basic's
+    own delta is within ``delta``), ``epsilon_method`` saying which; a word-level report also gets the
+    per-document translation (group privacy). Every other figure stays as a cross-check."""
+    if not rep.get("private"):
         return rep
+    delta = _finite(rep.get("delta")) or 0.0
+    cands = [(_finite(rep.get(k)), name) for k, name in (("epsilon_pld_tight", "PLD, every event composed"),
+                                                          ("epsilon_pld", "PLD"), ("epsilon_rdp", "RDP"))]
+    if (_finite(rep.get("delta_basic")) or 0.0) <= delta:
+        cands.append((_finite(rep.get("epsilon_basic")), "basic composition"))
+    cands = [(e, n) for e, n in cands if e is not None]
+    if not cands:
+        return rep
+    eps, method = min(cands, key=lambda c: c[0])
+    basic = _finite(rep.get("epsilon_basic"))
+    if basic is not None and not _finite(rep.get("delta_basic")) and basic <= eps * (1 + 1e-9):
+        eps, method = basic, "basic composition (pure epsilon-DP: holds with delta = 0 too)"
+    rep["epsilon"], rep["epsilon_method"], rep["guarantee_note"] = eps, method, GUARANTEE_NOTE
+    if rep.get("unit") == "word":
+        pure = _finite(rep.get("epsilon_basic")) if not _finite(rep.get("delta_basic")) else None
+        if pure is not None:
+            rep["per_document"] = {
+                "rule": ("group privacy: every word of a document of L words may change, so the document is protected"
+                         " with L x epsilon_basic (pure DP, delta = 0)"),
+                "epsilon_per_word": pure, "examples": {str(L): L * pure for L in (10, 100, 1000)}}
+        else:
+            rep["per_document"] = {
+                "rule": ("group privacy for (epsilon, delta)-DP: a document of L words is protected with"
+                         " (L x epsilon, L e^((L-1) epsilon) delta)"),
+                "examples": {str(L): L * eps for L in (10, 100, 1000)}}
+    return rep

@@ -5,6 +5,7 @@ import copy
 import math
 
 from .events import ApproxDPEvent
+from .ledger import name_guarantee
 
 DOCUMENT_RELATION = "document-level add/remove: D' is D with one document added or removed (each document one user)"
 
@@ -34,14 +35,16 @@ def fdptm_report(vocab_event: ApproxDPEvent, trainer_report: dict, ledger=None) 
         "theorem": FDPTM_THEOREM + "; topic model: " + str(trainer_report.get("theorem", "")),
         "delta": d_t + d_v,
         "epsilon_basic": eps_v + float(trainer_report["epsilon_basic"]),
-        "delta_basic": d_v,
+        # basic composition: the trainer's basic epsilon holds at its own basic delta, and delta_V adds to it
+        "delta_basic": d_v + float(trainer_report.get("delta_basic") or 0.0),  # absent: pure, delta 0
         "epsilon_pld": eps_v + float(trainer_report["epsilon_pld"]),
         "epsilon_rdp": eps_v + float(trainer_report["epsilon_rdp"]),
         "vocabulary_selection": vocab,
         "topic_model": {k: trainer_report.get(k) for k in ("unit", "epsilon_basic", "epsilon_pld", "epsilon_rdp", "delta")},
         "neighbouring_relation": f"vocabulary: {vocab_event.relation}; topic model: {trainer_report.get('neighbouring_relation')}",
         "accounting": dict(trainer_report.get("accounting", {}),
-                           basic="eps_V plus the topic model's basic-composition eps; delta_basic = delta_V"),
+                           basic="eps_V plus the topic model's basic-composition eps; delta_basic = delta_V plus the"
+                                 " topic model's basic delta"),
         "composition": "Theorem 4.1 (eps and delta add); epsilon_pld/rdp add eps_V to the trainer's eps at its delta",
     })
     if ledger is not None:
@@ -59,7 +62,9 @@ def fdptm_report(vocab_event: ApproxDPEvent, trainer_report: dict, ledger=None) 
         rep["unit"] = f"{vocab_event.unit} (vocabulary) + {trainer_report.get('unit')} (topic model)"
     if warnings:
         rep["warnings"] = warnings
-    return rep
+    for k in ("epsilon", "epsilon_method", "per_document"):
+        rep.pop(k, None)  # the trainer's claim alone; named again for the composition
+    return name_guarantee(rep)
 
 
 def gaussian_sigma(epsilon: float, delta: float) -> float:

@@ -200,6 +200,16 @@ def corpus_from_args(a):
                        lowercase=getattr(a, "lowercase", None))
 
 
+def corpus_line(corpus, train, test, private: bool) -> str:
+    """The corpus summary printed before training; for a private trainer its exact sizes are labelled as what
+    they are: statistics of the private corpus that the guarantee does not cover (printed, never saved)."""
+    line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
+            f" ({corpus.n_empty_dropped} empty documents dropped); train {train.n_docs} / test {test.n_docs}")
+    if private:
+        line += " [yellow](exact sizes of the private corpus: outside the guarantee; shown here, not saved)[/]"
+    return line
+
+
 def print_topics(model, n=10, max_topics=None, console=None):
     console = console or make_console()
     from rich.table import Table
@@ -241,15 +251,43 @@ def print_privacy(report: dict, console=None):
     t.add_row("privacy unit", str(report.get("unit")))
     t.add_row("neighbouring relation", str(report.get("neighbouring_relation")))
     t.add_row("theorem", str(report.get("theorem")))
+    eps, delta = _report_number(report, "epsilon"), report.get("delta")
+    t.add_row("[bold]GUARANTEE[/]", f"[bold]epsilon = {eps:.4g} at delta = {_fmt_delta(delta)}[/]"
+                                    f" ({report.get('epsilon_method', 'as reported')}); the rows below are cross-checks")
+    per = report.get("per_document")
+    if per:
+        t.add_row("per document (word-level)", f"{per['rule']}: " + ", ".join(
+            f"L={L}: {e:.4g}" for L, e in per.get("examples", {}).items()))
     if "epsilon_nominal" in report:
-        t.add_row("eps, paper's nominal claim", f"{report['epsilon_nominal']:.4g}")
+        t.add_row("cross-check: paper's nominal claim", f"{report['epsilon_nominal']:.4g}")
     if "epsilon_paper" in report:
-        t.add_row("eps, paper (T(eps_L+eps_I))", f"{report['epsilon_paper']:.4g}")
-    t.add_row(f"eps, basic composition (delta={report.get('delta_basic', 0):g})", f"{report['epsilon_basic']:.4g}")
-    t.add_row(f"eps, tight PLD (delta={report['delta']:g})", f"{report['epsilon_pld']:.4g}")
-    t.add_row(f"eps, RDP cross-check (delta={report['delta']:g})", f"{report['epsilon_rdp']:.4g}")
+        t.add_row("cross-check: paper (T(eps_L+eps_I))", f"{report['epsilon_paper']:.4g}")
+    if "epsilon_basic" in report:
+        t.add_row(f"cross-check: basic composition (delta={_fmt_delta(report.get('delta_basic', 0))})",
+                  f"{report['epsilon_basic']:.4g}")
+    for key, name in (("epsilon_pld", "tight PLD"), ("epsilon_pld_tight", "PLD over every event"),
+                      ("epsilon_rdp", "RDP")):
+        if key in report:
+            t.add_row(f"cross-check: {name} (delta={_fmt_delta(delta)})", f"{float(report[key]):.4g}")
     t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")
     _report_tail(t, report, ("parameters", "scope", "note", "vocabulary", "randomness", "replayed_iterations"), console)
+
+
+def _fmt_delta(d) -> str:
+    try:
+        return f"{float(d):g}"
+    except (TypeError, ValueError):
+        return "0"
+
+
+def _report_number(report: dict, key: str) -> float:
+    """A number a private report must carry; a report missing it (an edited or truncated model.json) is refused
+    in one line rather than half-printed."""
+    try:
+        return float(report[key])
+    except (KeyError, TypeError, ValueError):
+        raise DPTopicError(f"the privacy report says private but has no valid {key!r}: the model file was edited or"
+                           f" is damaged; re-train or re-save the model.") from None
 
 
 def _report_tail(t, report, keys, console):

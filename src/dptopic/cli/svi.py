@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import make_console, positive_float, positive_int, print_privacy, print_topics
+from ._common import corpus_line, make_console, positive_float, positive_int, print_privacy, print_topics
 
 SVI_ALGORITHMS = ("svi", "online-vb")
 
@@ -80,8 +80,7 @@ def print_svi_privacy(rep: dict, console) -> None:
 def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
     train, test = corpus.train_test_split(a.test_size, seed=0)
-    console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
-                  f" train {train.n_docs} / test {test.n_docs}")
+    console.print(corpus_line(corpus, train, test, model._private))
     model.fit(train, vocabulary=vocabulary)
     if after_fit is not None:
         after_fit(model)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
-from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, check_out, corpus_from_args, eps_delta_pair,
+from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary, seed_int, unit_interval)
 from .fed import add_fed_args
@@ -130,8 +130,7 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
 
 def _train_eval_report(model, corpus, a, console, vocabulary=None):
     train, test = corpus.train_test_split(a.test_size, seed=0)  # the same split whatever the training seed
-    console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
-                  f" ({corpus.n_empty_dropped} empty documents dropped); train {train.n_docs} / test {test.n_docs}")
+    console.print(corpus_line(corpus, train, test, model._private))
     model.fit(train, vocabulary=vocabulary)
     ppl_c = model.perplexity(test, mode="completion")
     ppl_p = model.perplexity(test, mode="paper")

@@ -295,6 +295,28 @@ class GibbsTopicModel:
 MODEL_FORMAT_VERSION = 1
 
 
+def _checked_privacy(rep, bad) -> dict:
+    """A saved privacy report as input: an object; a private one must carry a finite epsilon at a delta in [0, 1)
+    (named by :func:`~dptopic.accounting.ledger.name_guarantee` for reports saved before it existed)."""
+    import math
+
+    from ..accounting.ledger import name_guarantee
+
+    if not isinstance(rep, dict):
+        raise bad("'privacy' in model.json must be an object")
+    if rep.get("private") is True:
+        rep = name_guarantee(dict(rep))
+        eps, delta = rep.get("epsilon"), rep.get("delta")
+        ok_eps = isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps >= 0
+        ok_delta = isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 <= delta < 1
+        if not (ok_eps and ok_delta):
+            raise bad("its privacy report says private but names no valid epsilon and delta (the file was edited or"
+                      " damaged)")
+    elif rep.get("private") not in (False, None):
+        raise bad("'private' in the privacy report must be true or false")
+    return rep
+
+
 def load(directory) -> GibbsTopicModel:
     """Load a model saved with :meth:`GibbsTopicModel.save`.
 
@@ -349,7 +371,7 @@ def load(directory) -> GibbsTopicModel:
     if not np.all(np.isfinite(comp)) or np.any(comp < 0) or not np.allclose(comp.sum(axis=1), 1.0, atol=1e-6):
         raise bad("components.npy rows must be probability vectors (finite, non-negative, summing to 1)")
     model.components_ = comp
-    model.privacy_ = meta.get("privacy", {})
+    model.privacy_ = _checked_privacy(meta.get("privacy", {}), bad)
     model.metrics_ = meta.get("metrics", {})
     model.log_likelihood_ = meta.get("log_likelihood", [])
     model._train_stats = meta.get("training", {})

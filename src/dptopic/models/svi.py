@@ -125,8 +125,8 @@ class _VariationalLDA(GibbsTopicModel):
 
     # ------------------------------------------------------------------ persistence
     def _extra_arrays(self) -> dict:
-        return {"lambda": self.lambda_, "svi_state": np.array([self.n_updates_, getattr(self, "n_docs_seen_", 0)],
-                                                              dtype=np.int64)}
+        state = [self.n_updates_] + ([] if self._private else [getattr(self, "n_docs_seen_", 0)])
+        return {"lambda": self.lambda_, "svi_state": np.array(state, dtype=np.int64)}
 
     def _load_extra(self, arrays) -> None:
         from ..errors import CorruptModelError
@@ -135,8 +135,12 @@ class _VariationalLDA(GibbsTopicModel):
         if lam.shape != self.components_.shape or not np.all(np.isfinite(lam)) or np.any(lam <= 0):
             raise CorruptModelError("corrupt model: lambda.npy must be a positive K×V matrix; re-save the model.")
         self.lambda_ = lam
-        state = np.asarray(arrays.get("svi_state", np.zeros(2)), dtype=np.int64)
-        self.n_updates_, self.n_docs_seen_ = int(state[0]), int(state[1])
+        state = np.asarray(arrays.get("svi_state", np.zeros(2)), dtype=np.int64).ravel()
+        if state.size not in (1, 2):
+            raise CorruptModelError("corrupt model: svi_state.npy must hold 1 or 2 counters; re-save the model.")
+        self.n_updates_ = int(state[0])
+        if state.size == 2 and not self._private:  # a private model's count from an older version is not read
+            self.n_docs_seen_ = int(state[1])
 
 
 class OnlineVB(_VariationalLDA):
@@ -388,7 +392,8 @@ class DPSVI(_VariationalLDA):
                 if self.clip is not None:
                     n_clipped += int(np.count_nonzero(norms > self.clip))
                 bar.advance(1)
-        self.n_docs_seen_ = n_seen
+        # the Poisson batch sizes add up to a noiseless estimate of D that moves with one document: it is used for
+        # the clipped fraction (outside the guarantee, never saved) and then dropped
         self.clipped_fraction_ = n_clipped / n_seen if n_seen else 0.0
         self._finish_fit()
         if eval_set is not None:
