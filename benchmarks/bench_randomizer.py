@@ -42,7 +42,7 @@ def main():
           f" eps_word={a.epsilon_word} (f={f:.4g}); median of {a.repeats} runs\n")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fast = Randomizer(corpus.vocabulary, f=f, seed=1)
+        fast = Randomizer.for_simulation(corpus.vocabulary, f=f, seed=1)
     secure = Randomizer(corpus.vocabulary, f=f, secure=True)
     fast.randomize(corpus.subset(range(10)))  # compile
     t_fast = median_time(lambda: fast.randomize(corpus), a.repeats)

@@ -24,7 +24,7 @@ from dptopic.local.reports import MAGIC
 def _seeded(vocab, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return Randomizer(vocab, **kw)
+        return Randomizer(vocab, simulation=True, **kw)
 
 
 def _column_corpus(M, V, N_t, rng):
@@ -122,10 +122,15 @@ def test_kernel_matches_numpy_reference():
 
 def test_randomizer_inputs_and_seed_rules():
     vocab = ["apple", "pear", "plum"]
-    with pytest.raises(DPTopicError, match="refuses a seed"):
+    with pytest.raises(DPTopicError, match="simulations only"):
         Randomizer(vocab, epsilon_word=1.0, seed=1, secure=True)
+    with pytest.raises(DPTopicError, match="simulations only"):
+        Randomizer(vocab, epsilon_word=1.0, seed=1)                  # the default is the OS CSPRNG: no seed
+    with pytest.raises(DPTopicError, match="simulations only"):
+        Randomizer(vocab, epsilon_word=1.0, secure=False)            # the fast generator must be asked for by name
+    assert Randomizer(vocab, epsilon_word=1.0).secure                # the default is cryptographic
     with pytest.warns(UserWarning, match="undo"):
-        Randomizer(vocab, epsilon_word=1.0, seed=1)
+        Randomizer(vocab, epsilon_word=1.0, seed=1, simulation=True)
     a = _seeded(vocab, f=0.5, seed=3).randomize([["apple", "plum", "kiwi"], [1, 1], []])
     b = _seeded(vocab, f=0.5, seed=3).randomize([["apple", "plum"], ["pear"], []])
     assert a.n_reports == 3 and np.array_equal(a.packed, b.packed)

@@ -152,7 +152,7 @@ def _fit(est, corpus: Corpus, rng: np.random.Generator):
         f = est._expected_f()
     if getattr(est, "prior_corpus", "none") is None:
         est.prior_corpus = "none"  # no public prior data in an audit unless the caller gives some
-    reports = Randomizer(corpus.vocabulary, f=f, seed=rng).randomize(corpus)
+    reports = Randomizer.for_simulation(corpus.vocabulary, f=f, seed=rng).randomize(corpus)
     return est.fit(reports, vocabulary=corpus.vocabulary)
 
 
@@ -187,6 +187,7 @@ class ShadowScores:
     members: np.ndarray       # (M, D) bool
     huang: dict = field(default_factory=dict)   # statistic -> (M, D) member-high scores
     privacy: dict | None = None                  # privacy_ of a shadow model (same settings as the target)
+    n_excluded: int = 0                          # documents left out so that the halves are equal (odd corpora)
 
     @property
     def n_shadows(self) -> int:
@@ -220,6 +221,11 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
     """
     corpus.require_nonempty()
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    n_excluded = corpus.n_docs % 2
+    if n_excluded:
+        # an odd corpus has halves of unequal size, so IN and OUT training sets would differ by more than one
+        # replaced document (what a replace-one claim covers): one random document sits the whole audit out
+        corpus = corpus.subset(np.delete(np.arange(corpus.n_docs), int(rng.integers(corpus.n_docs))))
     members = complementary_halves(corpus.n_docs, n_shadows, rng)
     rngs = rng.spawn(n_shadows)
     X = corpus.to_bow()
@@ -246,7 +252,7 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
         for f in [pool.submit(job, m) for m in range(n_shadows)]:
             f.result()
             bar.advance(1)
-    return ShadowScores(S, members, H, privacy[0] if privacy else None)
+    return ShadowScores(S, members, H, privacy[0] if privacy else None, n_excluded)
 
 
 # ------------------------------------------------------------------ scores
@@ -377,6 +383,9 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
                                     relation=claim_relation(claimed))
     emp["attack"] = "lira_online"
     settings = {"n_shadows": shadows.n_shadows, "n_docs": corpus.n_docs, "vocab_size": corpus.vocab_size,
+                "n_docs_audited": shadows.members.shape[1],
+                "halves": ("equal: every training set holds half of the audited documents"
+                           + (" (one random document of the odd corpus sat the audit out)" if shadows.n_excluded else "")),
                 "n_targets": n_targets or shadows.n_shadows,
                 "trainer": getattr(train_fn, "description", getattr(train_fn, "__name__", "custom")),
                 "evaluation": "each target is one shadow model, attacked with the others except its complementary partner; scores pooled over targets"}

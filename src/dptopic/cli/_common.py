@@ -139,7 +139,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                                f" already tokenised: drop the flag, or prepare the corpus again from its text.")
         c = Corpus.load(p) if fmt == "npz" else _load_uci(Corpus, p, vocab)
         if vocabulary is not None:
-            return c.restrict(vocabulary, drop_empty=drop_empty).require_nonempty()
+            c = c.restrict(vocabulary, drop_empty=drop_empty)
+            return c.require_nonempty() if drop_empty else c
         if given or fmt == "uci":
             return c.prune(max_vocab=max_vocab, min_df=min_df, max_df=max_df, stop_words=stop_words)
         return c

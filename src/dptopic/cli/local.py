@@ -20,13 +20,26 @@ def cmd_randomize(a):
 
     console = make_console(stderr=True)
     vocab = read_vocabulary(a.vocabulary)
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab)
-    rz = Randomizer(vocab, epsilon_word=a.epsilon_word, f=a.f, secure=True)  # no seed, ever
+    # one report per input document, those with no vocabulary word included: dropping them would make the number
+    # of reports an exact function of the raw text
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False)
+    rz = Randomizer(vocab, epsilon_word=a.epsilon_word, f=a.f)  # OS CSPRNG; no seed, ever
     reports = rz.randomize(corpus)
     out = reports.save(a.out)
     console.print(f"{reports.n_reports} randomized reports written to [bold]{out}[/] (V={rz.vocab_size},"
                   f" f={rz.f:.6g}; eps_word={rz.epsilon_word:.4g} per word, eps_doc={rz.epsilon_doc:.4g} per"
                   " document; coins from the OS CSPRNG)")
+    print_empty_note(int((corpus.doc_lengths == 0).sum()), corpus.n_docs)
+
+
+def print_empty_note(n_empty: int, n_docs: int) -> None:
+    """Say why some reports carry nothing (they are still sent: their number must not depend on the text)."""
+    if n_empty:
+        import sys
+
+        print(f"note: {n_empty} of {n_docs} documents contain no word of the vocabulary; their reports carry only"
+              " noise and are sent anyway, so that the number of reports reveals nothing about the text.",
+              file=sys.stderr)
 
 
 def register(sub) -> None:

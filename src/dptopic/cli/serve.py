@@ -61,7 +61,8 @@ def cmd_serve(a):
 
 
 def _client_corpus(a):
-    return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1)
+    # every document stays, even one that tokenisation empties: one report per document, whatever the text
+    return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1, drop_empty=False)
 
 
 def cmd_submit(a):
@@ -70,6 +71,9 @@ def cmd_submit(a):
     corpus = _client_corpus(a)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = submit(a.server, corpus, contributor=a.contributor, client=client)
+    from .local import print_empty_note
+
+    print_empty_note(s["documents_without_vocabulary_words"], s["reports"])
     make_console().print(f"{s['reports']} randomized reports uploaded to {a.server} in {s['uploads']} upload(s)"
                          f" (V={s['vocab_size']}; eps_word={s['epsilon_word']:.4g}, eps_doc={s['epsilon_doc']:.4g} per"
                          f" document; {s['reports']} documents compose to eps={s['reports'] * s['epsilon_doc']:.4g}"

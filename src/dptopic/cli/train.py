@@ -74,7 +74,8 @@ def _training_corpus(a, console):
     # no data-dependent cut (it would leak): DP set union alone decides which words are kept
     full = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP, min_df=1)
     # the selection's noise comes from fresh OS entropy unless --seed is given explicitly
-    corpus, event = restrict_to_private_vocabulary(full, eps_v, delta_v, seed=a.seed)
+    secure = bool(getattr(a, "secure", False))  # --secure: the selection's noise is OpenDP's too
+    corpus, event = restrict_to_private_vocabulary(full, eps_v, delta_v, seed=None if secure else a.seed, secure=secure)
     console.print(f"[bold]private vocabulary[/]: {corpus.vocab_size} words by DP set union"
                   f" (eps_V={eps_v:g}, delta_V={delta_v:g})")
     return corpus, None, event

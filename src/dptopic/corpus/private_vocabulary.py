@@ -99,13 +99,35 @@ def set_union_weights(corpus: Corpus, gamma: float, delta0: int, order: str = "f
     return H
 
 
+def _noisy_weights(H: np.ndarray, scale: float, mechanism: str, rng, secure: bool) -> np.ndarray:
+    """``H`` plus i.i.d. Laplace(scale) or N(0, scale²) noise, through :mod:`dptopic.mechanisms` (OpenDP's samplers
+    when ``secure``). The mechanisms' own events are not used: Gopi et al.'s theorem accounts for the whole
+    selection (the event returned by :func:`dp_set_union`)."""
+    from ..mechanisms.gaussian import gaussian_mechanism
+    from ..mechanisms.laplace import laplace_with_scale
+
+    H = np.asarray(H, dtype=np.float64)
+    if mechanism == "laplace":
+        noisy, _ = laplace_with_scale(H, scale, rng, discrete=False, secure=secure, relation="document add/remove")
+    else:
+        noisy, _ = gaussian_mechanism(H, scale, 1.0, rng, secure=secure)
+    return np.asarray(noisy, dtype=np.float64)
+
+
 def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int = 50, alpha: float = 3.0,
-                 mechanism: str = "laplace", order: str = "frequency", seed=None):
+                 mechanism: str = "laplace", order: str = "frequency", seed=None, secure: bool = False):
     """Select a vocabulary from ``corpus`` with (ε, δ)-DP for adding/removing one document.
 
     Returns ``(vocabulary, event)``: a :class:`Vocabulary` (sorted alphabetically, so its order
     carries no information beyond the set) and an :class:`~dptopic.accounting.ApproxDPEvent`.
+    ``secure=True`` draws the Laplace or Gaussian noise with OpenDP's exact samplers (OS CSPRNG) and
+    the documents' order from fresh OS entropy; it refuses a seed.
     """
+    if secure not in (True, False):
+        raise DPTopicError(f"invalid secure={secure!r}: must be True or False.")
+    if secure and seed is not None:
+        raise DPTopicError("secure=True takes its coins from the operating system's CSPRNG and refuses a seed: remove"
+                           " seed (--seed).")
     validate_params(dict(epsilon=epsilon, delta=delta, delta0=delta0, alpha=alpha, mechanism=mechanism, order=order),
                     _CONSTRAINTS)
     if order == "frequency" and mechanism == "gaussian":
@@ -116,10 +138,11 @@ def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int = 50,
     gamma = rho + alpha * scale
     V = corpus.vocab_size
     H = set_union_weights(corpus, gamma, delta0, order, 1 if mechanism == "laplace" else 2, rng)
-    noise = rng.laplace(0.0, scale, V) if mechanism == "laplace" else rng.normal(0.0, scale, V)
-    chosen = np.flatnonzero((H > 0) & (H + noise > rho))  # words nobody contributed have H = 0: never released
+    noisy = _noisy_weights(H, scale, mechanism, None if secure else rng, secure)
+    chosen = np.flatnonzero((H > 0) & (noisy > rho))  # words nobody contributed have H = 0: never released
     vocab = Vocabulary(sorted(corpus.vocabulary[i] for i in chosen))
-    event = ApproxDPEvent(float(epsilon), float(delta), label=f"DP set union ({mechanism}, {order} order)",
+    event = ApproxDPEvent(float(epsilon), float(delta), label=f"DP set union ({mechanism}, {order} order"
+                                                              f"{', OpenDP noise' if secure else ''})",
                           theorem=("Gopi et al. 2020, Thm 5.2 (Laplace) / 5.3 (Gaussian): (eps, delta)-DP for"
                                    f" one user's set; per-user cap delta0={delta0}, rho={rho:.4f},"
                                    f" cut-off Gamma={gamma:.4f}"),

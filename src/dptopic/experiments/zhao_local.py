@@ -35,7 +35,7 @@ def _plt():
 def _randomize(corpus, epsilon_word, seed):
     with warnings.catch_warnings():  # experiment seeds are for reproduction only
         warnings.simplefilter("ignore")
-        return Randomizer(corpus.vocabulary, epsilon_word=epsilon_word, seed=seed).randomize(corpus)
+        return Randomizer.for_simulation(corpus.vocabulary, epsilon_word=epsilon_word, seed=seed).randomize(corpus)
 
 
 def _binarized(corpus):

@@ -30,36 +30,51 @@ class Randomizer(FlipParameterMixin):
     vocabulary : the public vocabulary (:class:`~dptopic.corpus.Vocabulary` or a list of words),
         shared by every contributor and the server.
     epsilon_word, f : give exactly one; ``f = 2/(1 + e^eps_word)``.
-    seed : ``None`` (default: fresh OS entropy). An explicit seed is for tests only (warns).
-    secure : take the coins from the OS CSPRNG (``os.urandom``) instead of the fast
-        compiled generator; refuses a seed. Recommended whenever reports leave the device:
-        the fast generator (xorshift128+) is statistically sound but not cryptographic.
+    secure : (default) the coins come from the OS CSPRNG (``os.urandom``): what every report that leaves a
+        contributor's device needs.
+    simulation : ``True`` selects the fast compiled generator (xorshift128+ seeded from NumPy's PCG64), which
+        is statistically sound but not cryptographic: for simulations and experiments only, never for real
+        reports. Only a simulation takes a ``seed`` (for tests; it warns).
 
     Example
     -------
-    >>> rz = Randomizer(["apple", "pear", "plum"], epsilon_word=3.0, secure=True)
-    >>> reports = rz.randomize([["apple", "plum", "plum"], ["pear"]])
+    >>> rz = Randomizer(["apple", "pear", "plum"], epsilon_word=3.0)
+    >>> reports = rz.randomize([["apple", "plum", "plum"], ["pear"], []])
     >>> reports.n_reports
-    2
+    3
     """
 
     def __init__(self, vocabulary, epsilon_word: float | None = None, f: float | None = None, seed=None,
-                 secure: bool = False):
+                 secure: bool | None = None, simulation: bool = False):
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         if len(self.vocabulary) < 1:
             raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
         self.f = resolve_f(f, epsilon_word)
         validate_value("seed", seed, SEED)
-        if secure not in (True, False):
-            raise DPTopicError(f"invalid secure={secure!r}: must be True or False.")
-        if secure and seed is not None:
-            raise DPTopicError("secure=True takes its coins from the operating system's CSPRNG and refuses a seed: remove seed.")
+        if simulation not in (True, False) or secure not in (True, False, None):
+            raise DPTopicError(f"invalid secure={secure!r} / simulation={simulation!r}: each must be True or False.")
+        secure = (not simulation) if secure is None else bool(secure)
+        if secure and simulation:
+            raise DPTopicError("simulation=True uses the fast non-cryptographic generator: drop secure=True.")
+        if not secure and not simulation:
+            raise DPTopicError("the fast generator (xorshift128+) is not cryptographic and exists for simulations only:"
+                               " pass simulation=True for a simulation, or keep the default (OS CSPRNG) for real reports.")
+        if seed is not None and not simulation:
+            raise DPTopicError("a seed makes the randomization reproducible, so anyone who knows it can undo it: seeds"
+                               " are for simulations only (simulation=True); real reports take their coins from the"
+                               " operating system's CSPRNG.")
         if seed is not None:
             warnings.warn(SEED_WARNING, stacklevel=2)
-        self.secure = bool(secure)
+        self.secure = secure
+        self.simulation = bool(simulation)
         self.noise_reproducible = seed is not None
         self._rng = None if secure else (seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed))
         self.fingerprint = vocabulary_fingerprint(self.vocabulary)
+
+    @classmethod
+    def for_simulation(cls, vocabulary, epsilon_word: float | None = None, f: float | None = None, seed=None):
+        """The fast, non-cryptographic randomizer, for simulations and experiments only."""
+        return cls(vocabulary, epsilon_word=epsilon_word, f=f, seed=seed, simulation=True)
 
     @property
     def vocab_size(self) -> int:
@@ -68,6 +83,9 @@ class Randomizer(FlipParameterMixin):
     def privacy_report(self, delta: float = 1e-5) -> dict:
         rep = local_privacy_report(self.f, self.vocab_size, delta)
         rep["secure_noise"] = self.secure
+        rep["randomness"] = ("coins from the operating system's CSPRNG (os.urandom)" if self.secure else
+                             "SIMULATION: coins from xorshift128+ seeded from NumPy's PCG64, not cryptographic; not for"
+                             " reports that leave a device")
         if self.noise_reproducible:
             rep["noise_reproducible"] = True
             rep["warning"] = SEED_WARNING

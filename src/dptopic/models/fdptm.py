@@ -13,11 +13,13 @@ from ..errors import DPTopicError
 
 
 def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, delta0: int = 50, alpha: float = 3.0,
-                                   mechanism: str = "laplace", order: str = "frequency", seed=None) -> tuple:
-    """``(corpus restricted to a DP set-union vocabulary, its (ε, δ) event)``."""
+                                   mechanism: str = "laplace", order: str = "frequency", seed=None,
+                                   secure: bool = False) -> tuple:
+    """``(corpus restricted to a DP set-union vocabulary, its (ε, δ) event)``; ``secure`` as in
+    :func:`~dptopic.corpus.private_vocabulary.dp_set_union`."""
     corpus: Corpus = as_corpus(X)
     vocab, event = dp_set_union(corpus, epsilon_vocab, delta_vocab, delta0=delta0, alpha=alpha,
-                                mechanism=mechanism, order=order, seed=seed)
+                                mechanism=mechanism, order=order, seed=seed, secure=secure)
     if len(vocab) < 2:
         raise DPTopicError(f"the private vocabulary has {len(vocab)} word(s) at eps_V={epsilon_vocab:g}: raise eps_V, lower"
                            " delta0 or use a larger corpus.")
@@ -32,15 +34,17 @@ def compose_privacy(estimator, event) -> dict:
 
 
 def fit_fdptm(estimator, X, epsilon_vocab: float, delta_vocab: float, delta0: int = 50, alpha: float = 3.0,
-              mechanism: str = "laplace", order: str = "frequency", seed=None) -> tuple:
+              mechanism: str = "laplace", order: str = "frequency", seed=None, secure: bool | None = None) -> tuple:
     """Select a private vocabulary from ``X`` and fit ``estimator`` on ``X`` restricted to it.
 
     Returns ``(estimator, restricted_corpus)``; ``estimator.privacy_`` is the composed report and
     ``estimator.vocabulary_event_`` the vocabulary's (ε, δ) event. Coherence and other evaluation
-    should use ``restricted_corpus`` (the private vocabulary).
+    should use ``restricted_corpus`` (the private vocabulary). ``secure`` (default: the estimator's own
+    ``secure``) draws the selection's noise with OpenDP.
     """
+    secure = bool(getattr(estimator, "secure", False)) if secure is None else secure
     restricted, event = restrict_to_private_vocabulary(X, epsilon_vocab, delta_vocab, delta0, alpha, mechanism,
-                                                       order, seed)
+                                                       order, seed, secure)
     estimator.fit(restricted)
     compose_privacy(estimator, event)
     return estimator, restricted

@@ -162,8 +162,8 @@ class FedLDA(GibbsTopicModel):
         self.n_truncated_ = int(sum(c.n_truncated for c in clients))
         self.n_clients_ = len(clients)
         self.privacy_ = self.privacy_report()
-        self._train_stats = {"n_clients": len(clients), "n_docs": int(sum(c.n_docs for c in corpora)),
-                             "n_tokens": int(sum(c.n_tokens for c in corpora)), "vocab_size": len(self.vocabulary_),
+        # no document or token counts: the padding exists to hide them (the number of users is the protocol's own)
+        self._train_stats = {"n_clients": len(clients), "vocab_size": len(self.vocabulary_),
                              "entries_per_update": cfg.n_entries,
                              "rounds": [{k: v for k, v in h.items() if k != "heldout_perplexity"}
                                         for h in self.history_]}
@@ -183,8 +183,15 @@ class FedLDA(GibbsTopicModel):
             "noise": "RRP word replacement",
             "secure_noise": False,
         })
+        # every FedLDA update carries its entries' topic labels as sampled: the guarantee covers the words only
+        rep["guarantee"] = "partial"
+        rep["not_covered"] = ["the topic label of every entry (sent in the clear; it depends on the user's text)"]
+        if self.replacement == "mixture":
+            rep["not_covered"].append("the replacement distribution, which depends on the user's local theta"
+                                      " (replacement='mixture'; 'topic' removes this dependence)")
         if self.exclusion == "tail":
-            rep["guarantee"] = "partial"
+            rep["not_covered"].append("the words the tail rule excludes: the poster's (eps, 2 delta)-LDP per entry"
+                                      " holds only if word probabilities follow Zipf's law with exponent gamma")
             rep["note"] = ("tail exclusion: the poster's (eps, 2 delta)-LDP per entry holds only if the model's word"
                            " probabilities follow Zipf's law with exponent gamma; not verified by construction")
         if self.seed is not None:

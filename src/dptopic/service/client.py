@@ -118,7 +118,8 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     cfg = client.config()
     vocab = Vocabulary(cfg["vocabulary"])
     rz = codec.randomizer(vocab, cfg["f"])
-    reports = rz.randomize(corpus)
+    local = corpus if corpus.vocabulary == vocab else corpus.restrict(vocab, drop_empty=False)
+    reports = rz.randomize(local)  # one report per document, the empty ones included
     nb = (len(vocab) + 7) // 8
     per_request = min(cfg["max_reports_per_request"], max(1, (cfg["max_body_bytes"] - 4096) // nb))
     if chunk_reports:
@@ -132,6 +133,7 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
         replayed += bool(ack.get("replayed"))
     return {"reports": sent, "uploads": -(-reports.n_reports // per_request), "replayed_acks": replayed,
             "contributor": contributor, "epsilon_word": rz.epsilon_word, "epsilon_doc": rz.epsilon_doc,
+            "documents_without_vocabulary_words": int((local.doc_lengths == 0).sum()),
             "vocab_size": len(vocab), "attempts": client.attempts}
 
 
