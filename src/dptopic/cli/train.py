@@ -214,23 +214,73 @@ def cmd_demo(a):
 
 
 def cmd_evaluate(a):
+    import json
+
+    from ..evaluation import topic_quality
     from ..models import load
 
-    console = make_console()
     model = load(a.model)
-    corpus = corpus_from_args(a)
+    for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df), ("--max-df", a.max_df)):
+        if v is not None:
+            raise DPTopicError(f"{flag} does not apply to evaluate: documents are always read in the model's own"
+                               f" vocabulary ({len(model.vocabulary_)} words); drop {flag}.")
+    # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish)
+    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_,
+                         stop_words=a.stop_words, lowercase=a.lowercase)
+    top_n = min(a.top_n, len(model.vocabulary_))
     ppl = model.perplexity(corpus, mode=a.mode, seed=a.seed)
-    coh = model.coherence(corpus.restrict(model.vocabulary_), top_n=a.top_n)
+    q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))
+    q["perplexity"], q["perplexity_mode"] = ppl, a.mode
+    q["umass_mimno_sum"] = model.coherence(corpus, top_n=top_n) if hasattr(model, "coherence") else None
+    private = bool(getattr(model, "privacy_", {}).get("private"))
+    if private:
+        q["note"] = ("outside the guarantee: these figures read the documents of --corpus, which the model's privacy"
+                     " report does not cover")
+    if a.json:
+        print(json.dumps(q, indent=2))
+        return
+    console = make_console()
+    console.print(f"reference: {q['reference']} (read in the model's vocabulary)")
     console.print(f"perplexity ({a.mode}): {ppl:.2f}")
-    console.print(f"UMass coherence (top {a.top_n}): {coh:.4f}")
+    console.print(f"NPMI (top {top_n}, {q['npmi_reference']}): {q['npmi']:.4f}")
+    console.print(f"C_v (top {top_n}, {q['c_v_reference']}): {q['c_v']:.4f}")
+    console.print(f"topic diversity (unique share of the top 25 words): {q['diversity']:.3f}")
+    console.print(f"UMass (top {top_n}), mean over word pairs as gensim reports it: {q['umass_pairwise_mean']:.4f}")
+    if q["umass_mimno_sum"] is not None:
+        console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: {q['umass_mimno_sum']:.4f}")
+    if private:
+        console.print(f"[yellow]{q['note']}[/]")
 
 
 def cmd_topics(a):
+    import csv
+    import io
+    import json
+
     from ..models import load
 
     model = load(a.model)
-    print_topics(model, a.n)
-    print_privacy(model.privacy_)
+    if a.format == "table":
+        print_topics(model, a.n)
+        print_privacy(model.privacy_)
+        return
+    topics = model.topic_words(a.n, weights=True)
+    if a.format == "json":
+        from ..reporting import privacy_card
+
+        doc = {"model": str(a.model), "class": type(model).__name__,
+               "topics": [{"topic": k, "words": [w for w, _ in t], "weights": [float(p) for _, p in t]}
+                          for k, t in enumerate(topics)],
+               "privacy_card": privacy_card(model.privacy_, type(model).__name__)}
+        print(json.dumps(doc, indent=2))
+        return
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["topic", "rank", "word", "weight"])
+    for k, t in enumerate(topics):
+        for r, (word, p) in enumerate(t):
+            w.writerow([k, r + 1, word, f"{p:.6g}"])
+    print(buf.getvalue(), end="")
 
 
 def register(sub) -> None:
@@ -300,13 +350,19 @@ def register(sub) -> None:
     e = sub.add_parser("evaluate", help="perplexity and coherence of a saved model on a corpus")
     e.add_argument("--model", required=True)
     add_corpus_args(e)
-    e.add_argument("--mode", choices=("paper", "completion"), default="completion")
-    e.add_argument("--top-n", type=positive_int, default=10)
+    e.add_argument("--mode", choices=("paper", "completion"), default="completion",
+                   help="perplexity: document completion (default) or the paper's mode / the variational bound")
+    e.add_argument("--top-n", type=positive_int, default=10, help="top words per topic for coherence (default 10)")
+    e.add_argument("--window", type=positive_int, default=None,
+                   help="NPMI over sliding windows of this many tokens (default: boolean documents)")
+    e.add_argument("--json", action="store_true", help="print the figures as JSON")
     e.add_argument("--seed", type=seed_int, default=None,
                    help="seed of the fold-in sampling (default: fresh OS entropy; give one to repeat a number exactly)")
     e.set_defaults(func=cmd_evaluate)
 
     tp = sub.add_parser("topics", help="show a saved model's topics and privacy report")
     tp.add_argument("--model", required=True)
-    tp.add_argument("-n", type=positive_int, default=10)
+    tp.add_argument("-n", type=positive_int, default=10, help="words per topic (default 10)")
+    tp.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                    help="table (with the privacy report), json (topics, weights and the privacy card) or csv")
     tp.set_defaults(func=cmd_topics)

@@ -1,8 +1,10 @@
-"""Evaluation: held-out perplexity, UMass coherence, topic recovery, log-likelihood."""
+"""Evaluation: held-out perplexity; NPMI, C_v, UMass coherence and topic diversity; topic recovery; log-likelihood."""
 from .coherence import umass_coherence
 from .likelihood import joint_log_likelihood
 from .perplexity import infer_theta, perplexity, split_completion
 from .recovery import cosine_matrix, topic_recovery
+from .topic_quality import cv_coherence, npmi_coherence, topic_diversity, topic_quality, umass_pairwise_mean
 
 __all__ = ["perplexity", "infer_theta", "split_completion", "umass_coherence", "topic_recovery",
-           "cosine_matrix", "joint_log_likelihood"]
+           "cosine_matrix", "joint_log_likelihood", "npmi_coherence", "cv_coherence", "topic_diversity",
+           "topic_quality", "umass_pairwise_mean"]

@@ -18,7 +18,7 @@ from ..accounting import DOCUMENT_RELATION, PrivacyLedger, non_private_report
 from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER, SubsampledGaussianEvent,
                                    calibrate_noise_multiplier, moments_accountant_epsilon,
                                    strong_composition_for_sigma)
-from ..corpus import Vocabulary, as_corpus
+from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..kernels.vb import cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep
 from ..mechanisms import gaussian_mechanism
@@ -111,14 +111,37 @@ class _VariationalLDA(GibbsTopicModel):
         gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, np.random.default_rng(seed))
         return gamma
 
-    def perplexity(self, X, seed=0) -> float:
-        """Per-word perplexity bound on held-out documents, ``exp(−Σ_d ELBO_d / Σ_d N_d)`` with the
-        E-step run on ``X`` and λ fixed (Hoffman et al. 2010, eq. 16; Park et al. 2016, Sec. 5)."""
+    def perplexity(self, X, mode: str = "paper", seed=0) -> float:
+        """Held-out per-word perplexity, with the same ``mode`` every estimator takes.
+
+        ``mode="paper"``: the variational bound ``exp(−Σ_d ELBO_d / Σ_d N_d)`` with the E-step run on ``X`` and λ
+        fixed (Hoffman et al. 2010, eq. 16; what Park et al. 2016 report). ``mode="completion"``: document
+        completion (Wallach et al. 2009), as for the Gibbs trainers: each document's tokens are split at random
+        into halves, θ = E[θ | first half] from the E-step, and the second half is scored under
+        ``Σ_k θ_k E[φ_k]``.
+        """
+        from ..evaluation import split_completion
+        from ..kernels import token_log_likelihood
+
+        if mode not in ("paper", "completion"):
+            raise DPTopicError(f"invalid mode={mode!r}: must be 'paper' or 'completion'.")
         c = self._as_model_corpus(X)
+        rng = np.random.default_rng(seed)
+        if mode == "completion":
+            (w_inf, p_inf), (w_ev, p_ev) = split_completion(c.word_ids, c.doc_ptr, rng)
+            first = Corpus(p_inf, w_inf, c.vocabulary)
+            ptr, ids, cts = self._bow(first)
+            gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, rng)
+            theta = gamma / gamma.sum(axis=1, keepdims=True)
+            ll, n = token_log_likelihood(np.ascontiguousarray(w_ev, dtype=np.int32), p_ev, theta,
+                                         np.ascontiguousarray(self.components_.T))
+            if n == 0:
+                raise DPTopicError("evaluation corpus has no tokens to evaluate: use longer documents or mode='paper'.")
+            return float(math.exp(-ll / n))
         ptr, ids, cts = self._bow(c)
         if cts.sum() == 0:
             raise DPTopicError("perplexity needs at least one token of the model's vocabulary in X.")
-        gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, np.random.default_rng(seed))
+        gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, rng)
         out = np.zeros(len(ptr) - 1)
         doc_elbo(ptr, ids, cts, np.ascontiguousarray(dirichlet_expectation(self.lambda_).T), self.alpha_, gamma, out)
         return float(math.exp(-out.sum() / cts.sum()))

@@ -1,0 +1,159 @@
+"""How the field measures topics: NPMI and C_v coherence (Röder, Both & Hinneburg, WSDM 2015, with the
+definitions of gensim's ``CoherenceModel``), topic diversity (Dieng, Ruiz & Blei 2020), and UMass as gensim
+reports it (the mean over word pairs).
+
+Every measure reads the topics' top words and a *reference corpus* the user names, normally held-out
+documents. Probabilities are estimated either over boolean documents (``window=None``: P(w) is the share of
+documents containing w, P(w, w') the share containing both) or over boolean sliding windows of ``window``
+consecutive tokens (gensim's estimate; a document shorter than the window is one window). Our corpora keep
+token order but drop words outside the vocabulary, so a window spans ``window`` in-vocabulary tokens, where gensim's
+spans raw tokens; with ``window`` at least the longest document the two coincide with the boolean-document estimate.
+Where a window is shorter than a document, gensim's accumulator also forgets a word when its first occurrence
+slides out even if it occurs again inside the window; here a word counts while any occurrence is inside.
+
+* NPMI(w, w') = log(P(w, w') + ε) / (P(w) P(w')) / −log(P(w, w') + ε), ε = 1e-12; a topic's NPMI is the mean over
+  its ordered pairs of distinct top words (gensim's ``c_npmi``; boolean documents by default here, as the
+  document-level DP issue measures it; ``window=10`` for gensim's default);
+* C_v: for each top word w, the cosine between its vector of NPMIs with all top words and the sum of those
+  vectors over the topic's top words; a topic's C_v is the mean over its words (gensim's ``c_v``, window 110);
+* diversity: the share of distinct words among all topics' top 25;
+* UMass (gensim's ``u_mass``): mean over pairs (w_m, w_l), l < m in rank order, of
+  log((D(w_m, w_l)/D + ε) / (D(w_l)/D)) over boolean documents.
+
+A top word absent from the reference corpus has P(w) = 0; its pairs get NPMI −1 (the value for words that never
+co-occur) instead of gensim's division by zero.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import DPTopicError
+
+EPS = 1e-12
+
+
+def _components(model_or_components) -> np.ndarray:
+    comp = getattr(model_or_components, "components_", model_or_components)
+    comp = np.asarray(comp, dtype=np.float64)
+    if comp.ndim != 2 or comp.shape[0] < 1 or comp.shape[1] < 2:
+        raise DPTopicError("topics must be a fitted model or a K x V topic-word matrix with at least 2 words.")
+    return comp
+
+
+def top_words(components, top_n: int, least: int = 2) -> np.ndarray:
+    """K x top_n word ids, most probable first (ties by word id)."""
+    comp = _components(components)
+    if not (isinstance(top_n, (int, np.integer)) and least <= top_n <= comp.shape[1]):
+        raise DPTopicError(f"invalid top_n={top_n!r}: must be an integer in [{least}, {comp.shape[1]}].")
+    return np.argsort(-comp, axis=1, kind="stable")[:, :top_n]
+
+
+def cooccurrence(reference, word_ids, window: int | None = None):
+    """``(N, single, pair)``: the number of documents (or windows), and how many contain each word of
+    ``word_ids`` / each pair (``pair[i, i] = single[i]``)."""
+    word_ids = np.asarray(word_ids, dtype=np.int64)
+    if reference.n_docs == 0 or reference.n_tokens == 0:
+        raise DPTopicError("empty reference corpus: give held-out documents with words of the model's vocabulary.")
+    if window is None:
+        B = (reference.to_bow()[:, word_ids] > 0).astype(np.float64)
+        pair = np.asarray((B.T @ B).todense())
+        return float(reference.n_docs), np.diag(pair).copy(), pair
+    if not (isinstance(window, (int, np.integer)) and window >= 1):
+        raise DPTopicError(f"invalid window={window!r}: give a number of tokens >= 1, or None for boolean documents.")
+    from ..kernels.cooccurrence import window_cooccurrence
+
+    slot = np.full(reference.vocab_size, -1, np.int64)
+    slot[word_ids] = np.arange(len(word_ids))
+    n, single, pair = window_cooccurrence(reference.word_ids, reference.doc_ptr, slot, len(word_ids), int(window))
+    return float(n), single.astype(np.float64), pair.astype(np.float64)
+
+
+def _npmi_matrix(N, single, pair) -> np.ndarray:
+    p1, p12 = single / N, pair / N
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pmi = np.log((p12 + EPS) / np.outer(p1, p1))
+        out = pmi / -np.log(p12 + EPS)
+    out[(p1[:, None] == 0) | (p1[None, :] == 0)] = -1.0
+    return out
+
+
+def _check_reference(reference, V: int):
+    if getattr(reference, "vocab_size", None) != V:
+        raise DPTopicError(f"the reference corpus must be read in the model's vocabulary ({V} words), got"
+                           f" {getattr(reference, 'vocab_size', None)}: load it with the model's vocabulary.")
+
+
+def _per_topic_stats(components, reference, top_n, window):
+    comp = _components(components)
+    _check_reference(reference, comp.shape[1])
+    tops = top_words(comp, top_n)
+    uniq, inv = np.unique(tops, return_inverse=True)
+    N, single, pair = cooccurrence(reference, uniq, window)
+    return tops, inv.reshape(tops.shape), _npmi_matrix(N, single, pair), (N, single, pair)
+
+
+def npmi_coherence(components, reference, top_n: int = 10, window: int | None = None, per_topic: bool = False):
+    """Mean NPMI over each topic's ordered pairs of distinct top words; the mean over topics (or per topic)."""
+    _, idx, M, _ = _per_topic_stats(components, reference, top_n, window)
+    off = ~np.eye(top_n, dtype=bool)
+    scores = np.array([M[np.ix_(ix, ix)][off].mean() for ix in idx])
+    return scores if per_topic else float(scores.mean())
+
+
+def cv_coherence(components, reference, top_n: int = 10, window: int | None = 110, per_topic: bool = False):
+    """C_v: mean over each topic's top words of cos(v(w), Σ_{w' in topic} v(w')), v(w) = NPMI(w, ·) over the top words."""
+    _, idx, M, _ = _per_topic_stats(components, reference, top_n, window)
+    scores = []
+    for ix in idx:
+        V = M[np.ix_(ix, ix)]             # row i: the context vector of word i over the topic's words
+        total = V.sum(axis=0)
+        norms = np.linalg.norm(V, axis=1) * np.linalg.norm(total)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cos = (V @ total) / norms
+        scores.append(float(np.nan_to_num(cos, nan=0.0).mean()))
+    scores = np.array(scores)
+    return scores if per_topic else float(scores.mean())
+
+
+def umass_pairwise_mean(components, reference, top_n: int = 10, per_topic: bool = False):
+    """UMass as gensim's ``u_mass`` reports it: the mean over ranked pairs of log((D(w_m,w_l)/D + ε)/(D(w_l)/D))."""
+    _, idx, _, (N, single, pair) = _per_topic_stats(components, reference, top_n, None)
+    scores = []
+    for ix in idx:
+        vals = []
+        for m in range(1, top_n):
+            for l in range(m):
+                dl = single[ix[l]]
+                vals.append(math.log((pair[ix[m], ix[l]] / N + EPS) / (dl / N)) if dl > 0 else math.log(EPS))
+        scores.append(float(np.mean(vals)))
+    scores = np.array(scores)
+    return scores if per_topic else float(scores.mean())
+
+
+def topic_diversity(components, top_n: int = 25) -> float:
+    """Share of distinct words among all topics' top ``top_n`` words (1: no word shared; Dieng et al. 2020)."""
+    comp = _components(components)
+    top_n = min(int(top_n), comp.shape[1])
+    tops = top_words(comp, top_n, least=1)
+    return float(len(np.unique(tops)) / tops.size)
+
+
+def topic_quality(model_or_components, reference, top_n: int = 10, window: int | None = None,
+                  reference_name: str = "reference corpus") -> dict:
+    """NPMI, C_v, diversity and UMass (gensim's pairwise mean) of a model's topics on ``reference``."""
+    comp = _components(model_or_components)
+    npmi = npmi_coherence(comp, reference, top_n, window, per_topic=True)
+    return {
+        "npmi": float(npmi.mean()),
+        "npmi_per_topic": [float(x) for x in npmi],
+        "npmi_reference": "boolean documents" if window is None else f"sliding windows of {window} tokens",
+        "c_v": cv_coherence(comp, reference, top_n, 110),
+        "c_v_reference": "sliding windows of 110 tokens",
+        "diversity": topic_diversity(comp, 25),
+        "umass_pairwise_mean": umass_pairwise_mean(comp, reference, top_n),
+        "umass_form": "mean over ranked word pairs, as gensim's u_mass (boolean documents)",
+        "top_n": int(top_n),
+        "reference": f"{reference_name}: {reference.n_docs} documents, {reference.n_tokens} tokens",
+    }
