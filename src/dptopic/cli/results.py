@@ -6,8 +6,6 @@ import json
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import DPTopicError
 from ._common import FORMATS, make_console
 
@@ -35,6 +33,8 @@ def _model_and_docs(a):
 
 
 def _is_ours_theta(path: Path) -> bool:
+    import numpy as np
+
     if path.suffix == ".npy":
         try:
             a = np.load(path, allow_pickle=False, mmap_mode="r")
@@ -50,6 +50,8 @@ def _is_ours_theta(path: Path) -> bool:
 
 def cmd_transform(a):
     from .._io import atomic_write_bytes, check_output_file
+
+    import numpy as np
 
     out = check_output_file(a.out, _is_ours_theta, overwrite=a.overwrite, what="document-topic table")
     if out.suffix.lower() not in (".csv", ".npy"):
@@ -80,6 +82,8 @@ def _csv_cell(s) -> str:
 def pyldavis_data(model, docs, theta=None) -> dict:
     """The five inputs of ``pyLDAvis.prepare``: topic-term and document-topic distributions, document lengths,
     vocabulary and term frequencies (documents with no word of the vocabulary are left out, as pyLDAvis needs)."""
+    import numpy as np
+
     keep = docs.doc_lengths > 0
     if not keep.any():
         raise DPTopicError("no document of --corpus has a word of the model's vocabulary: nothing to export.")

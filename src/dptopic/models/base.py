@@ -87,7 +87,15 @@ class GibbsTopicModel:
         return self
 
     def _validate(self) -> None:
-        validate_params(self.get_params(), self._parameter_constraints)
+        params = self.get_params()
+        validate_params(params, self._parameter_constraints)
+        self._params_at_validate = dict(params)  # what the fit about to start is trained with
+
+    def _set_fitted(self) -> None:
+        """End of a successful fit: the privacy report, and the parameters that produced this state (a later
+        ``set_params`` changes the next fit, never what ``save`` writes for this one)."""
+        self.privacy_ = self.privacy_report()
+        self._fit_params_ = dict(getattr(self, "_params_at_validate", None) or self.get_params())
 
     def __repr__(self) -> str:
         ps = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -146,7 +154,7 @@ class GibbsTopicModel:
             self._collect(backend, self.n_iter - 1, arrays, rng)  # a shard lost now still catches up
             self.components_ = self._finish(arrays, rng)  # inside: _finish may read z from the shards
         self.n_iter_ = self.n_iter
-        self.privacy_ = self.privacy_report()
+        self._set_fitted()
         if self.backend != "threads":
             self.privacy_["replayed_iterations"] = self.n_replayed_
         self._train_stats = {"n_docs": corpus.n_docs, "n_tokens": corpus.n_tokens, "vocab_size": V}
@@ -262,8 +270,9 @@ class GibbsTopicModel:
         A private model never writes its seed (nor any Generator state): whoever knows the seed
         could regenerate the noise and remove it.
         """
+        params = getattr(self, "_fit_params_", None) or self.get_params()
         return {k: (None if isinstance(v, np.random.Generator) or k == "client" or (self._private and k == "seed")
-                    else v) for k, v in self.get_params().items()}
+                    else v) for k, v in params.items()}
 
     def save(self, directory, *, save_metrics: bool | None = None) -> str:
         """Write ``model.json`` + ``.npy`` arrays into ``directory`` atomically (no pickle).
@@ -372,6 +381,7 @@ def load(directory) -> GibbsTopicModel:
         raise bad("components.npy rows must be probability vectors (finite, non-negative, summing to 1)")
     model.components_ = comp
     model.privacy_ = _checked_privacy(meta.get("privacy", {}), bad)
+    model._fit_params_ = dict(model.get_params())
     model.metrics_ = meta.get("metrics", {})
     model.log_likelihood_ = meta.get("log_likelihood", [])
     model._train_stats = meta.get("training", {})

@@ -161,7 +161,7 @@ class FedLDA(GibbsTopicModel):
         self.components_ = server.phi.copy()
         self.n_truncated_ = int(sum(c.n_truncated for c in clients))
         self.n_clients_ = len(clients)
-        self.privacy_ = self.privacy_report()
+        self._set_fitted()
         # no document or token counts: the padding exists to hide them (the number of users is the protocol's own)
         self._train_stats = {"n_clients": len(clients), "vocab_size": len(self.vocabulary_),
                              "entries_per_update": cfg.n_entries,

@@ -186,7 +186,7 @@ class OnlineLDA(GibbsTopicModel):
             self._ensure_started(corpus.vocabulary)
             seeds = self._child_seeds()
             self._train_batch(corpus, seeds[0])
-            self.privacy_ = self.privacy_report()
+            self._set_fitted()
             return self
 
         return self._transaction(work)
@@ -405,7 +405,7 @@ class OLPLDA(_LocalModel, OnlineLDA):
             self.f_ = f
             self.mu_, self.eta_, self.size_prev_ = mu, eta, M
             self.omega_history_ = self.omega_history_ + [w]
-            self.privacy_ = self.privacy_report()
+            self._set_fitted()
             return self
 
         return self._transaction(work)

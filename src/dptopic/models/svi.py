@@ -243,7 +243,7 @@ class OnlineVB(_VariationalLDA):
                     self.perplexity_.append((epoch + 1, self.perplexity(eval_set)))
         self.n_docs_seen_ = D * self.n_epochs
         self._finish_fit()
-        self.privacy_ = self.privacy_report()
+        self._set_fitted()
         self._train_stats = {"n_docs": D, "n_tokens": corpus.n_tokens, "vocab_size": corpus.vocab_size}
         return self
 
@@ -269,7 +269,7 @@ class OnlineVB(_VariationalLDA):
         self.vocabulary_, self.lambda_, self.n_docs_seen_ = vocab, lam, seen
         self.n_updates_ += 1
         self._finish_fit()
-        self.privacy_ = self.privacy_report()
+        self._set_fitted()
         return self
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
@@ -421,7 +421,7 @@ class DPSVI(_VariationalLDA):
         self._finish_fit()
         if eval_set is not None:
             self.perplexity_.append((T, self.perplexity(eval_set)))
-        self.privacy_ = self.privacy_report()
+        self._set_fitted()
         self._train_stats = {"vocab_size": corpus.vocab_size}
         return self
 
