@@ -40,7 +40,7 @@ def test_audit_algorithm_writes_report(small, capsys):
 def test_audit_saved_model(small):
     src, model, d = small
     out = d / "a2"
-    assert main(["audit", "--model", str(model), "--corpus", str(src), "--max-vocab", "200", "--shadows", "4",
+    assert main(["audit", "--model", str(model), "--corpus", str(src), "--shadows", "4",
                  "--seed", "1", "--out", str(out), "--quiet"]) == 0
     assert json.loads((out / "audit.json").read_text())["claimed_privacy"]["private"] is False
 
@@ -66,5 +66,5 @@ def test_audit_bad_input(small, tmp_path, capsys):
     (broken / "model.json").write_text("{not json")
     assert "corrupt" in _bad(["audit", "--model", str(broken)] + base, capsys)
     wide = ["--corpus", str(src), "--max-vocab", "400", "--out", str(tmp_path / "x"), "--quiet"]
-    assert "does not cover" in _bad(["audit", "--model", str(model)] + wide, capsys)
+    assert "model's own vocabulary" in _bad(["audit", "--model", str(model)] + wide, capsys)
     assert "unknown algorithm" in _bad(["audit", "--algorithm", "nope"] + base, capsys)

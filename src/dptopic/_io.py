@@ -96,6 +96,43 @@ def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: s
     return p
 
 
+OUTPUT_MARKER = ".dptopic-output"
+"""The file a command writes into an ``--out`` folder of results (audit, experiments, shards) so that a later run
+recognises the folder as its own: one ``--out`` rule for every command (see :func:`check_output_folder`)."""
+
+
+def check_output_folder(path, overwrite: bool = False, what: str = "results", flag: str = "--out") -> Path:
+    """The ``--out`` rule for a folder of results, checked before any work: a new or empty folder; or, with
+    ``overwrite=True``, a folder that a dptopic command wrote (it holds :data:`OUTPUT_MARKER`). A folder with
+    anything else in it belongs to the user and is refused, ``--overwrite`` or not."""
+    p = _out_path(path, flag, what, "folder")
+    cwd = Path(os.getcwd())
+    if p == cwd or p in cwd.parents or p.parent == p:
+        raise DPTopicError(f"{flag} {str(path)!r} is the current folder or one of its parents: give a new folder"
+                           f" name for the {what}, e.g. {flag} runs/{what.split()[0]}.")
+    if p.is_symlink() or (p.exists() and not p.is_dir()):
+        raise DPTopicError(f"{flag} {str(path)!r} exists and is not a folder: refusing to replace it; choose"
+                           f" another {flag}.")
+    if p.is_dir():
+        try:
+            empty = not any(p.iterdir())
+        except OSError as e:
+            raise DPTopicError(f"{flag} {str(path)!r} cannot be read ({e.strerror}); choose another {flag}.") from None
+        if not empty:
+            _may_replace((p / OUTPUT_MARKER).is_file(), overwrite, path, what, flag, "is a folder that does")
+    _check_writable(p.parent, flag, path)
+    return p
+
+
+def mark_output_folder(path, command: str) -> Path:
+    """Create ``path`` (if needed) and mark it as written by ``dptopic COMMAND``."""
+    p = Path(path)
+    p.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(p / OUTPUT_MARKER, {"written_by": f"dptopic {command}",
+                                          "note": "results of a dptopic command; --overwrite may replace them"})
+    return p
+
+
 def _out_path(path, flag: str, what: str, kind: str) -> Path:
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise DPTopicError(f"invalid {flag}={path!r}: give a {kind} path for the {what}.")

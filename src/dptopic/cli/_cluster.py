@@ -15,6 +15,22 @@ def add_cluster_args(p) -> None:
                    help="start a local Dask cluster of N worker processes and train on it")
 
 
+def check_scheduler_address(address: str) -> str:
+    """A scheduler address that names a host and a port (``tcp://HOST:PORT`` or ``HOST:PORT``), else one line."""
+    from urllib.parse import urlsplit
+
+    text = str(address).strip()
+    parts = urlsplit(text if "://" in text else "tcp://" + text)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if not text or parts.scheme not in ("tcp", "tls", "inproc", "ws", "wss") or not parts.hostname or port is None:
+        raise DPTopicError(f"invalid --scheduler {address!r}: give the Dask scheduler's address as tcp://HOST:PORT"
+                           " (e.g. tcp://10.0.0.5:8786).")
+    return text
+
+
 @contextmanager
 def cluster_from_args(a):
     """Yield ``(backend, client)`` for the model: ``("threads", None)`` unless a cluster was asked for."""
@@ -26,10 +42,13 @@ def cluster_from_args(a):
     except ImportError:
         raise DPTopicError("--scheduler/--dask-local need the 'distributed' package: pip install 'dptopic[dask]'.") from None
     if a.scheduler is not None:
+        address = check_scheduler_address(a.scheduler)
         try:
-            client = Client(a.scheduler, timeout="20s")
-        except OSError as e:
-            raise DPTopicError(f"cannot reach the Dask scheduler at {a.scheduler}: {e}; check the address.") from None
+            client = Client(address, timeout="20s")
+        except (OSError, ValueError, TypeError) as e:  # refused, timed out, or an address distributed cannot parse
+            detail = " ".join(str(e).split())[:160] or type(e).__name__
+            raise DPTopicError(f"cannot reach the Dask scheduler at {a.scheduler} ({detail}); check the address"
+                               " (tcp://HOST:PORT) and that the scheduler is running.") from None
         with client:
             yield "dask", client
         return

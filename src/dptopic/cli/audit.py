@@ -43,6 +43,11 @@ def _trainer_from_args(a):
     if a.model is not None:
         from ..models import load
 
+        given = [f"--{f}" for f in ("topics", "iterations", "alpha", "beta", "epsilon", "delta")
+                 if getattr(a, f) is not None] + (["--set"] if a.set else [])
+        if given:
+            raise DPTopicError(f"{', '.join(given)} do(es) not apply with --model: the saved model fixes its trainer's"
+                               " settings; use --algorithm NAME to audit other settings.")
         model = load(a.model)
         params = {k: v for k, v in model.get_params().items() if k not in ("seed", "verbose", "n_jobs", "secure")}
         return estimator_trainer(type(model), **params), model, f"{type(model).__name__} from {a.model}"
@@ -62,9 +67,35 @@ def _trainer_from_args(a):
         if key is None:
             raise DPTopicError(f"--{flag} does not apply to {a.algorithm}; see its parameters with --set NAME=VALUE.")
         params[key] = v
-    params.update(parse_set(a.set))
+    extra = parse_set(a.set)
+    for k in ("seed", "verbose", "n_jobs"):
+        if k in extra:
+            raise DPTopicError(f"--set {k}=... is not a trainer setting here: the audit gives every shadow model its own"
+                               f" {'seed (use --seed)' if k == 'seed' else k}; drop it.")
+    clash = sorted(set(extra) & set(params))
+    if clash:
+        raise DPTopicError(f"--set {clash[0]}=... clashes with the flag that sets {clash[0]}: give it once.")
+    params.update(extra)
     make_estimator(a.algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
     return estimator_trainer(a.algorithm, **params), None, f"{a.algorithm} {params}"
+
+
+def _audit_corpus(a, model):
+    """The audited documents: in the saved model's own vocabulary by default (a model trained with --vocabulary
+    included), in ``--vocabulary FILE`` when given, else built from the corpus as ``train`` builds it."""
+    from ._common import load_corpus, read_vocabulary
+
+    vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
+    if model is not None and vocab is None:
+        if a.restrict or a.max_vocab is not None or a.min_df is not None or a.max_df is not None:
+            raise DPTopicError("with --model the corpus is read in the model's own vocabulary: drop --restrict,"
+                               " --max-vocab, --min-df and --max-df (or give --vocabulary FILE).")
+        vocab = model.vocabulary_
+    if vocab is None:
+        return corpus_from_args(a)
+    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
+                         stop_words=a.stop_words, lowercase=a.lowercase)
+    return corpus if model is None else _check_coverage(model, corpus, True)
 
 
 def _check_coverage(model, corpus, restrict: bool):
@@ -89,27 +120,30 @@ def cmd_audit(a):
     _number("--confidence", a.confidence, lambda v: 0 < v < 1, "must lie in (0, 1)")
     if (a.model is None) == (a.algorithm is None):
         raise DPTopicError("give exactly one of --model DIR (audit a saved model's training settings) or --algorithm NAME.")
+    if a.seed is not None and a.seed < 0:
+        raise DPTopicError(f"invalid --seed {a.seed}: give an integer >= 0, or leave it out for fresh OS entropy.")
+    from .._io import check_output_folder, mark_output_folder
+
+    check_output_folder(a.out, overwrite=a.overwrite, what="audit")
     train_fn, model, desc = _trainer_from_args(a)
-    corpus = corpus_from_args(a)
-    if model is not None:
-        corpus = _check_coverage(model, corpus, a.restrict)
+    corpus = _audit_corpus(a, model)
     console.print(f"[bold]audit[/]: {desc}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
                   f" {a.shadows} shadow models on complementary halves")
     res = run_lira(corpus, train_fn, n_shadows=a.shadows, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
                    n_targets=a.targets, confidence=a.confidence)
     if model is not None:  # the saved model's own report is the claim being audited
         res.claimed = model.privacy_
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = mark_output_folder(a.out, "audit")
     doc = res.to_json()
     doc["settings"]["seed"] = a.seed
     atomic_write_json(out / "audit.json", doc)
-    res.plot(out / "roc.png")
+    res.plot(out / "roc.png", attacks=list(res.summaries))  # every attack the table shows
     from rich.table import Table
 
     t = Table(title="Membership inference (higher = more leakage)")
     for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
-        t.add_column(col, justify="right" if col != "attack" else "left")
+        t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
+                     min_width=max(len(n) for n in res.summaries) if col == "attack" else None)
     for name, s in res.summaries.items():
         t.add_row(name, f"{s['auc']:.3f} ± {s['auc_se']:.3f}", f"{s['tpr_at_fpr_0.01']:.3%}",
                   f"{s['tpr_at_fpr_0.001']:.3%}", f"{s['tpr_at_fpr_0']:.3%}")
@@ -146,8 +180,13 @@ def register(sub) -> None:
     p.add_argument("--targets", type=positive_int, default=None,
                    help="how many shadow models serve in turn as the attacked target (default: all)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the epsilon lower bound")
-    p.add_argument("--seed", type=int, default=None, help="seed for the shadow splits and training (default: fresh)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed (>= 0) for the shadow splits and training (default: fresh OS entropy)")
     p.add_argument("--jobs", type=positive_int, default=2, help="worker threads training shadows")
-    p.add_argument("--out", default="runs/audit")
+    p.add_argument("--vocabulary", default=None, metavar="FILE",
+                   help="a public vocabulary (one word per line), as for train; with --model the default is the"
+                        " model's own vocabulary")
+    p.add_argument("--out", default="runs/audit", help="a new or empty folder for audit.json and roc.png")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if an earlier audit wrote it")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_audit)

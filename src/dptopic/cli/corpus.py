@@ -18,17 +18,26 @@ def _is_corpus(path) -> bool:
 
 
 def cmd_corpus_prepare(a):
-    from .._io import check_output_dir, check_output_file
+    from .._io import check_output_file
 
-    if a.shards is not None:  # a new or empty folder: shard files are added, never replaced
-        check_output_dir(a.out, what="corpus shards")
+    if a.shards is not None:  # a new or empty folder, or (with --overwrite) the shards an earlier run wrote
+        from .._io import check_output_folder
+
+        check_output_folder(a.out, overwrite=a.overwrite, what="corpus shards")
     else:
         check_output_file(a.out, _is_corpus, overwrite=a.overwrite)
     corpus = corpus_from_args(a)
     if a.shards is not None:
         from ..backends import write_shards
 
-        paths = write_shards(corpus, a.out, a.shards)
+        from pathlib import Path
+
+        from .._io import mark_output_folder
+        from ..backends.shards import SHARD_PATTERN
+
+        for old in Path(a.out).glob(SHARD_PATTERN) if Path(a.out).is_dir() else ():
+            old.unlink()  # ours (the folder is marked): a smaller --shards must not leave stale shards behind
+        paths = write_shards(corpus, mark_output_folder(a.out, "corpus prepare --shards"), a.shards)
         make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size} written"
                              f" as {len(paths)} shards to {a.out}")
         return

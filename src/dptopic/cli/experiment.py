@@ -110,8 +110,24 @@ EXPERIMENTS = [register_zhao_central, register_zhao_local, register_park_svi, re
                register_manzonelli]
 
 
+def _guard_out(name, func):
+    """The ``--out`` rule of every experiment: a new or empty folder, or one an experiment wrote (with
+    ``--overwrite``); checked before any work, the folder marked as ours once it is created."""
+    def run(a):
+        from .._io import check_output_folder, mark_output_folder
+
+        check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} results")
+        mark_output_folder(a.out, f"experiment {name}")
+        return func(a)
+
+    return run
+
+
 def register(sub) -> None:
     ex = sub.add_parser("experiment", help="reproduce the papers' figures (CSV + PNG + a verdict)")
     esub = ex.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     for reg in EXPERIMENTS:
         reg(esub)
+    for name, p in esub.choices.items():
+        p.add_argument("--overwrite", action="store_true", help="replace --out if an earlier experiment wrote it")
+        p.set_defaults(func=_guard_out(name, p.get_default("func")))

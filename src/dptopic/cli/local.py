@@ -18,6 +18,9 @@ def _flip_args(p):
 def cmd_randomize(a):
     from ..local import Randomizer
 
+    from .._io import check_output_file
+
+    check_output_file(a.out, _is_report_file, overwrite=a.overwrite, what="report file")
     console = make_console(stderr=True)
     vocab = read_vocabulary(a.vocabulary)
     # one report per input document, those with no vocabulary word included: dropping them would make the number
@@ -30,6 +33,16 @@ def cmd_randomize(a):
                   f" f={rz.f:.6g}; eps_word={rz.epsilon_word:.4g} per word, eps_doc={rz.epsilon_doc:.4g} per"
                   " document; coins from the OS CSPRNG)")
     print_empty_note(int((corpus.doc_lengths == 0).sum()), corpus.n_docs)
+
+
+def _is_report_file(path) -> bool:
+    from ..local.reports import MAGIC
+
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
 
 
 def print_empty_note(n_empty: int, n_docs: int) -> None:
@@ -54,7 +67,8 @@ def register(sub) -> None:
     r.add_argument("--corpus", required=True, help="the documents: a path in any format the loaders read")
     r.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
     r.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
-    r.add_argument("--out", required=True, help="report file to write")
+    r.add_argument("--out", required=True, help="report file to write (a new file, or a report file with --overwrite)")
+    r.add_argument("--overwrite", action="store_true", help="replace --out if it is a report file")
     r.set_defaults(func=cmd_randomize)
 
 

@@ -34,7 +34,16 @@ class ServiceClient:
 
     def __init__(self, server: str, timeout: float = 30.0, retries: int = 8, backoff: float = 0.2,
                  max_backoff: float = 5.0):
-        if not server.startswith(("http://", "https://")):
+        from urllib.parse import urlsplit
+
+        if not isinstance(server, str) or not server.startswith(("http://", "https://")):
+            raise DPTopicError(f"invalid server URL {server!r}: use http://HOST:PORT or https://HOST:PORT.")
+        try:
+            parts = urlsplit(server)
+            ok = bool(parts.hostname) and (parts.port is None or parts.port > 0)
+        except ValueError:  # e.g. a malformed IPv6 host or a port that is not a number
+            ok = False
+        if not ok:
             raise DPTopicError(f"invalid server URL {server!r}: use http://HOST:PORT or https://HOST:PORT.")
         self.server = server.rstrip("/")
         self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
