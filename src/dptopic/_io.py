@@ -30,6 +30,49 @@ def _jsonable(obj):
     return obj
 
 
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays/objects any JSON input may have (ours never exceeds a handful of levels)."""
+
+
+def json_depth_exceeds(text, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``text`` (str or bytes) nests arrays/objects deeper than ``limit``, found by one scan that skips
+    strings; a text with fewer brackets than the limit needs no scan."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", errors="replace")
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth, in_str, esc = 0, False, False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def load_json(text, what: str = "JSON input"):
+    """``json.loads`` for input from outside: nesting bounded before parsing, so no input can exhaust the stack;
+    a ``ValueError`` (:class:`DPTopicError`) for anything that is not valid JSON within the bound."""
+    if json_depth_exceeds(text):
+        raise DPTopicError(f"{what} nests arrays or objects deeper than {MAX_JSON_DEPTH} levels: not a dptopic"
+                           " document; check the input.")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise DPTopicError(f"{what} nests arrays or objects too deeply: not a dptopic document.") from None
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -253,7 +296,7 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         raise DPTopicError(f"{what} directory {str(directory)!r} {what_is}: pass the --out directory of a saved {what}.")
     mpath = directory / meta_name
     try:
-        meta = json.loads(mpath.read_text("utf-8"))
+        meta = load_json(mpath.read_text("utf-8"), "model.json")
     except FileNotFoundError:
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is missing; re-save the {what}.") from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:

@@ -16,6 +16,7 @@ import numpy as np
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..kernels import make_shards
+from .._io import load_json
 
 SHARD_PATTERN = "shard-*.npz"
 
@@ -39,7 +40,7 @@ def write_shards(corpus: Corpus, directory, n_shards: int) -> list[Path]:
 def _read_header(path: Path):
     try:
         with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(z["meta"].tobytes().decode("utf-8"))
+            meta = load_json(z["meta"].tobytes().decode("utf-8"), "the shard header")
             ptr = z["doc_ptr"]
     except Exception as e:
         raise DPTopicError(f"corrupt corpus shard {str(path)!r}: {type(e).__name__}; re-create it with 'dptopic corpus prepare --shards N'.") from None

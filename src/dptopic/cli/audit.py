@@ -19,7 +19,7 @@ def _number(name, value, check, what):
 
 def parse_set(items, flag: str = "--set"):
     """``NAME=VALUE`` pairs (``--set``, ``--dp-set``); values are parsed as JSON numbers/booleans where possible."""
-    import json
+    from .._io import load_json
 
     out = {}
     for it in items or []:
@@ -27,7 +27,7 @@ def parse_set(items, flag: str = "--set"):
             raise DPTopicError(f"invalid {flag} {it!r}: write NAME=VALUE, e.g. {flag} sampling_rate=0.2.")
         k, v = it.split("=", 1)
         try:
-            out[k.strip()] = json.loads(v)
+            out[k.strip()] = load_json(v, f"{flag} {k.strip()}")
         except ValueError:
             out[k.strip()] = v
     return out

@@ -5,6 +5,18 @@ from ..errors import DPTopicError
 from ._common import FORMATS, load_corpus, make_console, positive_float, positive_int, unit_interval
 
 
+def _port(text: str) -> int:
+    import argparse
+
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= v <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port lies in 1-65535, got {text}")
+    return v
+
+
 def _need_service_extra():
     try:
         import sqlalchemy  # noqa: F401
@@ -12,6 +24,9 @@ def _need_service_extra():
         import uvicorn  # noqa: F401
     except ImportError as e:
         raise DPTopicError(f"the service needs the 'service' extra ({e.name} is missing): pip install 'dptopic[service]'.") from None
+
+
+FED_DEFAULTS = {"topics": 20, "failure_rate": 0.1, "pad_length": 512, "sample_ratio": 1.0, "min_updates": 2}
 
 
 def build_config(a):
@@ -27,13 +42,17 @@ def build_config(a):
         if prior.vocabulary != vocab:
             prior = prior.restrict(vocab)
     token = read_token_file(a.token_file) if a.token_file else None
+    fed = {k: getattr(a, f"fed_{k}") for k in FED_DEFAULTS}
+    if a.fed_epsilon is None and any(v is not None for v in fed.values()):
+        given = next(k for k, v in fed.items() if v is not None)
+        raise DPTopicError(f"--fed-{given.replace('_', '-')} has no effect without FedLDA: add --fed-epsilon EPS to run"
+                           " FedLDA rounds, or drop it.")
+    fed = {k: FED_DEFAULTS[k] if v is None else v for k, v in fed.items()}
     return ServiceConfig(vocab, f_from_epsilon(a.epsilon_word), database=a.database, prior=prior,
                          n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations, lam=a.lam, omega=a.omega,
                          prior_iter=a.prior_iterations, delta=a.delta, train_interval=a.train_interval,
                          max_body_bytes=a.max_body_bytes, max_reports_per_request=a.max_reports_per_request,
-                         admin_token=token, fed_epsilon=a.fed_epsilon, fed_topics=a.fed_topics,
-                         fed_failure_rate=a.fed_failure_rate, fed_pad_length=a.fed_pad_length,
-                         fed_sample_ratio=a.fed_sample_ratio, fed_min_updates=a.fed_min_updates)
+                         admin_token=token, fed_epsilon=a.fed_epsilon, **{f"fed_{k}": v for k, v in fed.items()})
 
 
 def cmd_serve(a):
@@ -43,21 +62,30 @@ def cmd_serve(a):
     import uvicorn
 
     from ..service import create_app
-    from ..service.storage import Storage
 
     if a.host not in ("127.0.0.1", "::1", "localhost") and not a.allow_remote:
         raise DPTopicError(f"--host {a.host} would expose the server beyond this machine: put it behind a TLS reverse"
                            " proxy and pass --allow-remote to confirm.")
     cfg = build_config(a)
-    Storage(cfg.database).close()  # fail fast, with one line, on a bad URL or a newer schema
+    from ..service.app import Service
+    from ..service.storage import foreign_tables
+
+    foreign = foreign_tables(cfg.database)
+    if foreign and not a.allow_foreign_tables:
+        raise DPTopicError(f"--database {a.database!r} already holds tables that are not dptopic's ({', '.join(foreign[:5])}"
+                           f"{', ...' if len(foreign) > 5 else ''}): give a new database, or pass --allow-foreign-tables"
+                           " to add the service's tables beside them.")
+    Service(cfg, start_trainer=False).preflight()  # bad URL, newer schema, other vocabulary: one line, before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     console = make_console(stderr=True)
     console.print(f"dptopic serve: V={cfg.vocab_size}, eps_word={cfg.epsilon_word:.4g} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}"
                   f" batch={cfg.batch_size}, prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
                   f" FedLDA {'off' if cfg.fed_epsilon is None else f'eps={cfg.fed_epsilon:g}'},"
                   f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
+    from ..service.http import JSONErrorH11Protocol
+
     uvicorn.run(create_app(cfg), host=a.host, port=a.port, log_level="warning" if a.quiet else "info",
-                access_log=not a.quiet, timeout_graceful_shutdown=10)
+                access_log=not a.quiet, timeout_graceful_shutdown=10, http=JSONErrorH11Protocol)
 
 
 def _client_corpus(a):
@@ -109,7 +137,9 @@ def register(sub) -> None:
     s.add_argument("--database", default="sqlite:///dptopic-service.db",
                    help="SQLAlchemy URL: sqlite:///PATH (default) or postgresql+psycopg://USER@HOST/DB")
     s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535 (default 8000)")
+    s.add_argument("--allow-foreign-tables", action="store_true",
+                   help="let --database be a database that already holds other tables (the service adds its own)")
     s.add_argument("--allow-remote", action="store_true", help="allow a --host other than loopback")
     s.add_argument("--vocabulary", required=True, help="the public vocabulary: one word per line")
     s.add_argument("--epsilon-word", type=positive_float, required=True,
@@ -130,11 +160,13 @@ def register(sub) -> None:
     s.add_argument("--max-reports-per-request", type=positive_int, default=10_000)
     s.add_argument("--fed-epsilon", type=positive_float, default=None,
                    help="enable FedLDA rounds with this per-entry epsilon (Wang et al. 2020, Thm 1)")
-    s.add_argument("--fed-topics", type=positive_int, default=20)
-    s.add_argument("--fed-failure-rate", type=unit_interval, default=0.1, help="FedLDA delta (excluded rare-word mass)")
-    s.add_argument("--fed-pad-length", type=positive_int, default=512)
-    s.add_argument("--fed-sample-ratio", type=float, default=1.0)
-    s.add_argument("--fed-min-updates", type=int, default=2, help="close a round after this many updates (0: admin)")
+    s.add_argument("--fed-topics", type=positive_int, default=None, help="FedLDA topics (default 20)")
+    s.add_argument("--fed-failure-rate", type=unit_interval, default=None,
+                   help="FedLDA delta, the excluded rare-word mass (default 0.1)")
+    s.add_argument("--fed-pad-length", type=positive_int, default=None, help="FedLDA entries per update (default 512)")
+    s.add_argument("--fed-sample-ratio", type=float, default=None, help="FedLDA share of entries sent (default 1)")
+    s.add_argument("--fed-min-updates", type=int, default=None,
+                   help="close a FedLDA round after this many updates (0: only by the admin; default 2)")
     s.add_argument("--quiet", action="store_true", help="no access log")
     s.set_defaults(func=cmd_serve)
 

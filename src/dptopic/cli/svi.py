@@ -46,7 +46,10 @@ def build_svi_model(a):
     if a.beta is not None:
         common["eta"] = a.beta
     if a.algorithm == "online-vb":
-        return OnlineVB(batch_size=a.batch_size or 256, n_epochs=int(round(a.epochs or 10)) or 1, **common)
+        if a.epochs is not None and a.epochs != int(a.epochs):
+            raise DPTopicError(f"invalid --epochs {a.epochs:g} for online-vb: it makes whole passes over the corpus; give"
+                               " an integer >= 1 (svi takes fractional epochs: steps = round(epochs / q)).")
+        return OnlineVB(batch_size=a.batch_size or 256, n_epochs=int(a.epochs or 10), **common)
     if a.secure and a.seed is not None:
         raise DPTopicError("--secure draws noise from the operating system's CSPRNG and refuses a seed: remove --seed.")
     kw = dict(clip=None if a.no_clip else (a.clip if a.clip is not None else 50.0), max_doc_len=a.max_doc_len,

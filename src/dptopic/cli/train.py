@@ -12,9 +12,11 @@ from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, corpus_line, 
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
+DEFAULT_ITERATIONS = 200
 _CENTRAL = ("cdp", "cdp+", "hdp")
 _FED = ("fed",)
 _SVI = ("svi",)
+_CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS
 # Flags that only some algorithms read, with their defaults: given to another algorithm they would be
 # silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
 _ALGORITHM_ONLY = {
@@ -32,15 +34,23 @@ _ALGORITHM_ONLY = {
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS),
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
     "dask_local": (None, ("lda",) + _CENTRAL),
+    # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
+    "iterations": (None, ("lda",) + _CENTRAL + ("lp", "olp")),
+    # lp/olp train on randomized reports (--reports), never on a corpus
+    **{k: (None, _CORPUS_ALGOS) for k in ("corpus", "max_vocab", "min_df", "max_df", "label_field")},
 }
 
 
 def _refuse_foreign_flags(a) -> None:
     for dest, (default, algos) in _ALGORITHM_ONLY.items():
-        if a.algorithm not in algos and getattr(a, dest) != default:
+        if a.algorithm not in algos and getattr(a, dest, default) != default:
             flag = "--" + dest.replace("_", "-")
+            hint = {"iterations": " (FedLDA: --rounds; svi/online-vb: --epochs)",
+                    "corpus": " (lp/olp train on --reports written by 'dptopic randomize')"}.get(dest, "")
             raise DPTopicError(f"{flag} has no effect with --algorithm {a.algorithm}: it applies to"
-                               f" {'/'.join(algos)} only; drop it or choose one of those algorithms.")
+                               f" {'/'.join(algos)} only{hint}; drop it or choose one of those algorithms.")
+    if a.iterations is None:
+        a.iterations = DEFAULT_ITERATIONS
 
 
 def _resolve_seed(a):
@@ -289,7 +299,8 @@ def register(sub) -> None:
     t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed") + SVI_ALGORITHMS,
                    default="lda")
     t.add_argument("--topics", type=positive_int, default=50)
-    t.add_argument("--iterations", type=positive_int, default=200)
+    t.add_argument("--iterations", type=positive_int, default=None,
+                   help=f"Gibbs sweeps (lda, hdp, cdp, cdp+, lp, olp; default {DEFAULT_ITERATIONS})")
     t.add_argument("--seed", type=seed_int, default=None,
                    help="random seed (default: fresh OS entropy; for a private algorithm a given seed is for tests"
                         " only: whoever knows it can remove the noise; not allowed with --secure)")

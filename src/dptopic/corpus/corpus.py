@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .._io import atomic_write_bytes
+from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError
 from .preprocess import Preprocessor, build_vocabulary, df_range, resolve_stop_words
@@ -269,7 +269,7 @@ class Corpus:
                 if not line.strip():
                     continue
                 try:
-                    rec = json.loads(line)
+                    rec = load_json(line, f"line {n} of {str(path)!r}")
                 except json.JSONDecodeError:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is not valid JSON.") from None
                 if not isinstance(rec, dict) or text_field not in rec:
@@ -405,12 +405,13 @@ class Corpus:
     def load(cls, path: str | os.PathLike) -> "Corpus":
         path = Path(path)
         if not path.is_file():
-            raise DPTopicError(f"corpus file {str(path)!r} does not exist: create one with 'dptopic corpus prepare'.")
+            raise DPTopicError(f"corpus file {str(path)!r} {'is a directory' if path.is_dir() else 'does not exist'}:"
+                               " give a .npz file written by 'dptopic corpus prepare'.")
         bad = f"corrupt corpus file {str(path)!r}"
         fix = "re-create it with 'dptopic corpus prepare'"
         try:
             with np.load(path, allow_pickle=False) as z:
-                meta = json.loads(z["meta"].tobytes().decode("utf-8"))
+                meta = load_json(z["meta"].tobytes().decode("utf-8"), "the corpus header")
                 ptr, ids = z["doc_ptr"], z["word_ids"]
         except Exception as e:  # zipfile/KeyError/ValueError/JSON all mean the same thing to a user
             raise DPTopicError(f"{bad}: {type(e).__name__}; {fix}.") from None

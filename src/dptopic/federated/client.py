@@ -116,6 +116,11 @@ class FedClient:
         if msg.phi.shape != (self.config.n_topics, self.corpus.vocab_size):
             raise DPTopicError(f"client {self.client_id!r}: the broadcast phi has shape {msg.phi.shape},"
                                f" expected ({self.config.n_topics}, {self.corpus.vocab_size}).")
+        phi = np.asarray(msg.phi, dtype=np.float64)
+        if not np.all(np.isfinite(phi)) or np.any(phi <= 0) or not np.allclose(phi.sum(axis=1), 1.0, atol=1e-6):
+            # checked before local sampling rewrites the user's topic assignments: a refused broadcast changes nothing
+            raise DPTopicError(f"client {self.client_id!r}: the broadcast phi must hold finite, positive probabilities"
+                               " summing to 1 per topic; refusing it (the local state is unchanged).")
         self.local_sampling(msg.phi)
         topics, words = self.build_update()
         reported, _event = self.perturb(topics, words, msg.phi)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DPTopicError
+from .._io import load_json
 
 MAGIC = b"DPTF"
 VERSION = 1
@@ -74,7 +75,7 @@ def _decode(data) -> tuple[dict, dict]:
     if hlen > _MAX_HEADER or 9 + hlen > len(data) - 4:
         _fail("header length out of range")
     try:
-        header = json.loads(data[9:9 + hlen].decode("utf-8"))
+        header = load_json(data[9:9 + hlen].decode("utf-8"), "the message header")
     except (UnicodeDecodeError, json.JSONDecodeError):
         _fail("header is not UTF-8 JSON")
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
@@ -85,11 +86,15 @@ def _decode(data) -> tuple[dict, dict]:
             name, dt, shape = spec["name"], _DTYPES[spec["dtype"]], tuple(int(s) for s in spec["shape"])
         except (KeyError, TypeError, ValueError):
             _fail("bad array description")
-        if any(s < 0 for s in shape) or not isinstance(name, str):
+        if any(s < 0 for s in shape) or not isinstance(name, str) or len(shape) > 4:
             _fail("bad array description")
-        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-        if pos + n > end:
-            _fail(f"array {name!r} is truncated")
+        n = dt.itemsize
+        for s_ in shape:  # exact integer product, stopped once it passes the bytes present (no overflow, no huge alloc)
+            n *= s_
+            if n > end - pos:
+                break
+        if n > end - pos:
+            _fail(f"array {str(name)[:40]!r} is truncated or its shape {list(shape)[:4]} does not fit the message")
         arrays[name] = np.frombuffer(data, dtype=dt, count=n // dt.itemsize, offset=pos).reshape(shape).copy()
         pos += n
     if pos != end:

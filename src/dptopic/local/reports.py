@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write_bytes
+from .._io import atomic_write_bytes, load_json
 from ..accounting.local import FlipParameterMixin, RandomizedResponseEvent, _check_f, local_privacy_report
 from ..corpus import Vocabulary
 from ..errors import DPTopicError
@@ -183,7 +183,7 @@ class ReportSet(FlipParameterMixin):
         if hashlib.sha256(data[:-_DIGEST]).digest() != data[-_DIGEST:]:
             raise DPTopicError(f"{bad} checksum mismatch (truncated or modified); re-send or re-create it.")
         try:
-            head = json.loads(data[12:12 + H].decode("utf-8"))
+            head = load_json(data[12:12 + H].decode("utf-8"), "the report header")
             if head.get("format") != FORMAT:
                 raise ValueError
         except (ValueError, UnicodeDecodeError, AttributeError):
@@ -218,5 +218,6 @@ class ReportSet(FlipParameterMixin):
     def load(cls, path, vocabulary=None, f=None) -> "ReportSet":
         path = Path(path)
         if not path.is_file():
-            raise DPTopicError(f"report file {str(path)!r} does not exist: create it with 'dptopic randomize'.")
+            raise DPTopicError(f"report file {str(path)!r} {'is a directory' if path.is_dir() else 'does not exist'}:"
+                               " give the file written by 'dptopic randomize'.")
         return cls.from_bytes(path.read_bytes(), vocabulary=vocabulary, f=f, where=f"report file {os.fspath(path)!r}")

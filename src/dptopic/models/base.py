@@ -23,6 +23,17 @@ from ..kernels import SweepArrays
 
 _REGISTRY: dict[str, type] = {}
 
+MIN_PRIOR = 1e-8
+"""Smallest Dirichlet prior (alpha, beta, eta) accepted: smaller ones make sampling weights and digammas overflow."""
+
+
+def check_topics_fit_vocabulary(n_topics: int, vocab_size: int) -> None:
+    """Every trainer refuses more topics than words: such a model cannot have distinct topics."""
+    if n_topics > vocab_size:
+        raise DPTopicError(f"n_topics={n_topics} exceeds the vocabulary size {vocab_size}: give at most {vocab_size}"
+                           f" topics or a corpus with more distinct words.")
+
+
 OUTSIDE_GUARANTEE = ("outside the guarantee: these metrics were computed from documents of the private corpus"
                      " and are not accounted in the privacy report")
 
@@ -48,8 +59,8 @@ class GibbsTopicModel:
     # Finite upper bounds keep every derived quantity finite (K·alpha, V·beta, K×V tables).
     _parameter_constraints: dict = {
         "n_topics": [Int(1, 100_000)],
-        "alpha": [Real(0, 1e6, "right")],
-        "beta": [Real(0, 1e6, "right")],
+        "alpha": [Real(MIN_PRIOR, 1e6, "both")],   # below MIN_PRIOR the sampler's weights underflow to 0/0
+        "beta": [Real(MIN_PRIOR, 1e6, "both")],
         "n_iter": [Int(1, 10_000_000)],
         "seed": SEED,
         "n_jobs": [Int(1, 256)],
@@ -125,9 +136,7 @@ class GibbsTopicModel:
             if corpus.vocabulary != vocabulary:
                 corpus = corpus.restrict(vocabulary).require_nonempty()
         self._vocabulary_supplied = vocabulary is not None
-        if self.n_topics > corpus.vocab_size:
-            raise DPTopicError(f"n_topics={self.n_topics} exceeds the vocabulary size {corpus.vocab_size}: give at most"
-                               f" {corpus.vocab_size} topics or a corpus with more distinct words.")
+        check_topics_fit_vocabulary(self.n_topics, corpus.vocab_size)
         self.vocabulary_ = corpus.vocabulary
         K, V = self.n_topics, corpus.vocab_size
         rng = self._rng()

@@ -15,10 +15,11 @@ from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
 from ..accounting.events import EPSILON_MAX
+from ..accounting.fedlda import MIN_EPSILON
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
-from .base import GibbsTopicModel
+from .base import GibbsTopicModel, check_topics_fit_vocabulary
 
 USER_RELATION = ("one user's reports: the words of all entries a user sends over all rounds, each entry's word"
                  " replaced by any other word (including rare words and padding); topic labels held fixed")
@@ -54,7 +55,7 @@ class FedLDA(GibbsTopicModel):
 
     _parameter_constraints = {
         **{k: v for k, v in GibbsTopicModel._parameter_constraints.items() if k != "n_iter"},
-        "epsilon": [Real(0, EPSILON_MAX, "right")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
+        "epsilon": [Real(MIN_EPSILON, EPSILON_MAX, "both")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
         "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, 10_000_000)],
         "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
         "exclusion": [Options(("floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
@@ -125,6 +126,7 @@ class FedLDA(GibbsTopicModel):
         """
         self._validate()
         corpora = self._client_corpora(X, vocabulary)
+        check_topics_fit_vocabulary(self.n_topics, corpora[0].vocab_size)
         self.vocabulary_ = corpora[0].vocabulary
         cfg = self._config()
         rng = self._rng()

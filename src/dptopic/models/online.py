@@ -21,7 +21,7 @@ from ..local import ReportSet
 from ..local.estimation import (bayes_estimate, bits_to_corpus, document_frequencies, integer_targets,
                                 omega_from_sigma2, overlap_count, overlap_threshold, presence_bits,
                                 prior_mean_update, reconstruct, sigma2_from_omega)
-from .base import GibbsTopicModel
+from .base import GibbsTopicModel, check_topics_fit_vocabulary
 from .lda import LDA
 from .lplda import _LocalModel
 
@@ -140,8 +140,9 @@ class OnlineLDA(GibbsTopicModel):
         if hasattr(self, "prior_"):
             return
         self._validate()
-        self.vocabulary_ = vocabulary
         K, V = self.n_topics, len(vocabulary)
+        check_topics_fit_vocabulary(K, V)
+        self.vocabulary_ = vocabulary
         prior = np.full((K, V), float(self.beta))
         if self.prior_corpus is not None:
             d0 = self._check_corpus(self.prior_corpus, "prior corpus")

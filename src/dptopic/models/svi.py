@@ -22,7 +22,7 @@ from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..kernels.vb import cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep
 from ..mechanisms import gaussian_mechanism
-from .base import GibbsTopicModel
+from .base import MIN_PRIOR, GibbsTopicModel, check_topics_fit_vocabulary
 
 ESTEP_MAX_ITER = 100   # Hoffman et al.'s code: at most 100 inner iterations ...
 ESTEP_TOL = 1e-3       # ... until the mean absolute change of gamma is below 1e-3
@@ -41,8 +41,8 @@ class _VariationalLDA(GibbsTopicModel):
 
     _parameter_constraints = {
         "n_topics": [Int(1, None)],
-        "alpha": [IsNone(), Real(0, None, "neither")],
-        "eta": [IsNone(), Real(0, None, "neither")],
+        "alpha": [IsNone(), Real(MIN_PRIOR, 1e6, "both")],
+        "eta": [IsNone(), Real(MIN_PRIOR, 1e6, "both")],
         "tau0": [Real(0, None, "both")],
         "kappa": [Real(0.5, 1, "right")],
         "seed": SEED,
@@ -69,6 +69,7 @@ class _VariationalLDA(GibbsTopicModel):
             vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
             if corpus.vocabulary != vocabulary:
                 corpus = corpus.restrict(vocabulary).require_nonempty()
+        check_topics_fit_vocabulary(self.n_topics, corpus.vocab_size)
         return corpus
 
     def _init_state(self, V, rng) -> None:
@@ -348,6 +349,9 @@ class DPSVI(_VariationalLDA):
         validate_value("delta", delta, [Real(0, 1, "neither")])
         validate_value("sampling_rate", sampling_rate, [Real(0, 1, "right")])
         validate_value("n_epochs", n_epochs, [Real(0, None, "neither")])
+        if n_epochs / sampling_rate > MAX_COUNT:  # before calibrating: its accountant would run over every step
+            raise DPTopicError(f"n_epochs={n_epochs:g} at sampling_rate={sampling_rate:g} makes {n_epochs / sampling_rate:.3g}"
+                               f" steps; at most {MAX_COUNT:,} are supported: raise sampling_rate or lower n_epochs.")
         steps = cls._n_steps(n_epochs, sampling_rate)
         sigma = calibrate_noise_multiplier(float(epsilon), float(delta), float(sampling_rate), steps)
         m = cls(noise_multiplier=sigma, sampling_rate=sampling_rate, n_epochs=n_epochs, delta=delta, **kw)

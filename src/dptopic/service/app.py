@@ -32,6 +32,7 @@ from .metrics import Metrics
 from .status import render_status
 from .storage import Storage, StorageError, Submission
 from .trainer import Trainer
+from .._io import load_json
 
 log = logging.getLogger("dptopic.service")
 API_VERSION = "v1"
@@ -66,11 +67,25 @@ class Service:
         self.rrp = codec.fed_config(cfg) if cfg.fed_epsilon is not None else None
         self.started_at = time.time()
 
+    def settings(self) -> dict:
+        """What stored reports are made with: a database serves one vocabulary, one f and one format."""
+        cfg = self.cfg
+        return {"vocabulary_sha256": self.fingerprint, "vocab_size": cfg.vocab_size, "f": cfg.f,
+                "report_format": codec.report_format()["version"]}
+
+    def preflight(self) -> None:
+        """Open the database once before serving, so that a bad URL, a newer schema or settings that differ from
+        the stored reports' fail at start-up in one line instead of inside the server."""
+        storage = Storage(self.cfg.database)
+        try:
+            storage.bind_settings(self.settings())
+        finally:
+            storage.close()
+
     def open(self) -> None:
         cfg = self.cfg
         self.storage = Storage(cfg.database)
-        self.storage.bind_settings({"vocabulary_sha256": self.fingerprint, "vocab_size": cfg.vocab_size,
-                                    "f": cfg.f, "report_format": codec.report_format()["version"]})
+        self.storage.bind_settings(self.settings())
         self.storage.active_model()
         if self.rrp is not None:
             self.storage.fed_round(lambda: codec.fed_initial_broadcast(cfg.vocabulary, self.rrp))
@@ -172,7 +187,7 @@ async def read_json(request: Request, limit: int) -> dict:
     if not body.strip():
         return {}
     try:
-        doc = json.loads(body)
+        doc = load_json(body, "the body")
     except (ValueError, UnicodeDecodeError) as e:
         raise ApiError(400, "bad_json", f"the body is not valid JSON ({' '.join(str(e).split())}).") from None
     if not isinstance(doc, dict):
@@ -290,6 +305,11 @@ async def post_fed_update(request: Request):
     require_octet_stream(request)
     key = idempotency_key(request)
     body = await read_body(request, svc.cfg.max_body_bytes)
+    sha = hashlib.sha256(body).hexdigest()
+    # a retry (same key) is answered from what was stored before anything else: its round may have closed since
+    known = await run_in_threadpool(svc.storage.fed_replay, key, sha)
+    if known is not None:
+        return _fed_ack(svc, key, *known)
     rnd, _ = await run_in_threadpool(svc.storage.fed_round)
     try:
         client, _ = await run_in_threadpool(codec.fed_check_update, body, svc.cfg.vocabulary, svc.rrp, rnd)
@@ -303,15 +323,19 @@ async def post_fed_update(request: Request):
     def aggregate(round_, bodies):
         return codec.fed_aggregate(svc.cfg.vocabulary, svc.rrp, round_, bodies)
 
-    outcome, info = await run_in_threadpool(svc.storage.fed_store_update, rnd, client, key,
-                                            hashlib.sha256(body).hexdigest(), body, svc.cfg.fed_min_updates, aggregate)
-    if outcome == "conflict":
-        raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
-                                                      " body: use a fresh key.")
+    outcome, info = await run_in_threadpool(svc.storage.fed_store_update, rnd, client, key, sha, body,
+                                            svc.cfg.fed_min_updates, aggregate)
     if outcome == "stale":
         raise ApiError(409, "stale_round", f"update refused: round {rnd} closed meanwhile; fetch /v1/fed/round.")
     if outcome == "duplicate":
         raise ApiError(409, "duplicate_update", f"client {client!r} already sent its update for round {rnd}.")
+    return _fed_ack(svc, key, outcome, info)
+
+
+def _fed_ack(svc, key: str, outcome: str, info: dict):
+    if outcome == "conflict":
+        raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
+                                                      " body: use a fresh key.")
     svc.metrics.fed_update(outcome)
     return JSONResponse({**info, "replayed": outcome == "replayed"}, 201 if outcome == "stored" else 200)
 

@@ -159,7 +159,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     local = corpus.restrict(vocab) if corpus.vocabulary != vocab else corpus
     rrp = codec.fed_config_from_dict(cfg["fed"])
     fc = codec.fed_client(client_id or secrets.token_hex(8), local, rrp)
-    done, last_round, deadline = [], -1, time.monotonic() + timeout
+    done, last_round, deadline, sent = [], -1, time.monotonic() + timeout, 0
     while len(done) < rounds:
         _, headers, msg = client.request("GET", "/v1/fed/round")
         rnd = int({k.lower(): v for k, v in headers.items()}["dptopic-round"])
@@ -170,6 +170,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
             time.sleep(poll)
             continue
         update = fc.run_round(msg)
+        sent += 1  # it leaves the device now: its privacy cost counts whether or not the server keeps it
         try:
             ack = client.post_bytes("/v1/fed/updates", update, new_key())
         except ServerError as e:
@@ -180,9 +181,10 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         done.append({"round": rnd, "bytes_sent": len(update), "round_closed": ack.get("round_closed", False)})
         if on_round is not None:
             on_round(done[-1])
-    priv = codec.fed_privacy(rrp, len(done))
-    return {"client": fc.client_id, "rounds": done, "epsilon_basic": priv["epsilon_basic"],
-            "epsilon_pld": priv.get("epsilon_pld"), "delta": priv["delta"]}
+    priv = codec.fed_privacy(rrp, sent)
+    return {"client": fc.client_id, "rounds": done, "updates_sent": sent, "epsilon_basic": priv["epsilon_basic"],
+            "epsilon_pld": priv.get("epsilon_pld"), "epsilon": priv.get("epsilon"), "delta": priv["delta"],
+            "guarantee": priv.get("guarantee")}
 
 
 def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None = None) -> dict:

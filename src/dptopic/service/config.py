@@ -88,6 +88,23 @@ class ServiceConfig:
         if not isinstance(self.database, str) or "://" not in self.database:
             raise DPTopicError(f"invalid database URL {self.database!r}: use sqlite:///PATH or"
                                " postgresql+psycopg://USER@HOST/DB.")
+        if self.database.startswith("sqlite") and (self.database.rstrip("/").endswith(":") or ":memory:" in self.database
+                                                    or self.database.split("://", 1)[1].strip("/") == ""):
+            raise DPTopicError(f"database {self.database!r} is in memory: every connection would see its own empty"
+                               " database and nothing would be durable; give sqlite:///PATH to a file.")
+        V = len(self.vocabulary)
+        for name, k in (("--topics", self.n_topics), ("--fed-topics", self.fed_topics if self.fed_epsilon else 0)):
+            if k > V:
+                raise DPTopicError(f"{name} {k} exceeds the vocabulary size {V}: every mini-batch would be refused;"
+                                   f" give at most {V} topics or a larger --vocabulary.")
+        if self.fed_epsilon is not None:
+            from ..accounting.fedlda import MIN_EPSILON
+            from ..accounting.events import EPSILON_MAX
+
+            if not MIN_EPSILON <= self.fed_epsilon <= EPSILON_MAX:
+                raise DPTopicError(f"invalid --fed-epsilon {self.fed_epsilon:g}: give a per-entry epsilon in"
+                                   f" [{MIN_EPSILON:g}, {EPSILON_MAX:g}].")
+
         if self.admin_token is not None and len(self.admin_token) < 16:
             raise DPTopicError("the admin token is shorter than 16 characters: put a long random string in --token-file"
                                " (e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))').")
@@ -113,7 +130,8 @@ def read_token_file(path) -> str:
     """The admin token: the first line of ``path`` (the file should be readable by the server only)."""
     p = Path(path)
     if not p.is_file():
-        raise DPTopicError(f"token file {str(path)!r} does not exist: write a long random token into it.")
+        raise DPTopicError(f"token file {str(path)!r} {'is a directory' if p.is_dir() else 'does not exist'}:"
+                           " give a file holding a long random token.")
     lines = p.read_text("utf-8").strip().splitlines()
     token = lines[0].strip() if lines else ""
     if not token:

@@ -154,6 +154,22 @@ class Submission:
     rows: list  # packed bits, one bytes per report
 
 
+def foreign_tables(url: str) -> list[str]:
+    """Tables in the database at ``url`` that are not the service's (a user's own SQLite file, say); [] for a new
+    database. Read before the service creates anything."""
+    from sqlalchemy import inspect
+
+    try:
+        engine = create_engine(url)
+        try:
+            names = inspect(engine).get_table_names()
+        finally:
+            engine.dispose()
+    except Exception as e:  # a bad URL or an unreachable server: Storage() reports it in one line
+        raise StorageError(f"cannot use database {url.split('@')[-1]!r}: {_one_line(e)}") from None
+    return sorted(set(names) - set(metadata.tables))
+
+
 class Storage:
     """The service's database (thread-safe: one SQLAlchemy engine, connections from its pool)."""
 
@@ -446,6 +462,17 @@ class Storage:
                 self._fed_close(conn, round_, aggregate)
                 info["round_closed"] = True
         return "stored", info
+
+    def fed_replay(self, key: str, sha: str) -> tuple[str, dict] | None:
+        """The outcome of an update already stored under ``key`` (``replayed`` for the same body, ``conflict``
+        for another), or None: a retry is answered from what was stored, whatever round is open now."""
+        with self.read() as conn:
+            prev = conn.execute(select(fed_updates.c.round, fed_updates.c.client, fed_updates.c.body_sha256)
+                                .where(fed_updates.c.idempotency_key == key)).first()
+        if prev is None:
+            return None
+        info = {"round": int(prev.round), "client": prev.client, "idempotency_key": key}
+        return ("replayed" if prev.body_sha256 == sha else "conflict"), info
 
     def fed_close_round(self, aggregate) -> dict:
         with self.write() as conn:
