@@ -1,5 +1,5 @@
 """Estimators, one per algorithm (scikit-learn style ``fit``/``transform``/``components_``)."""
-from .base import GibbsTopicModel, IterationInfo, load
+from .base import GibbsTopicModel, IterationInfo, TopicModel, load
 from .fedlda import FedLDA
 from .lda import LDA
 from .private import CDPLDA, CDPLDAPlus, HDPLDA
@@ -11,4 +11,4 @@ ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "lp"
               "online-vb": OnlineVB, "svi": DPSVI}
 
 __all__ = ["LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI",
-           "GibbsTopicModel", "IterationInfo", "load", "ALGORITHMS"]
+           "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from .. import __version__ as _version
 from .._io import load_bundle, save_bundle
@@ -53,8 +54,186 @@ class IterationInfo:
     release: np.ndarray | None
 
 
-class GibbsTopicModel:
-    """Base class. Not used directly: see :class:`LDA`, :class:`HDPLDA`, :class:`CDPLDA`."""
+class TopicModel(TransformerMixin, BaseEstimator):
+    """What every dptopic estimator answers, Gibbs and variational alike, with scikit-learn's conventions:
+    ``fit``, ``transform``, ``fit_transform``, ``score`` (higher is better), ``perplexity(X, mode=...)``,
+    ``components_`` (K x V, rows sum to 1), ``get_feature_names_out``, ``get_params(deep=True)``/``set_params``
+    (so ``sklearn.base.clone`` works), ``topic_words``, ``coherence``, and ``save``/``dptopic.load``.
+    Not used directly: see :class:`LDA`, :class:`HDPLDA`, :class:`OnlineVB`, :class:`DPSVI`, ..."""
+
+    _parameter_constraints: dict = {"n_topics": [Int(1, 100_000)], "seed": SEED, "verbose": [Int(0, 2)]}
+    _private = False
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        _REGISTRY[cls.__name__] = cls
+
+    # ------------------------------------------------------------------ params
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        import inspect
+
+        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor parameters (scikit-learn's ``get_params``; no estimator is nested, so ``deep`` changes
+        nothing)."""
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    def set_params(self, **params):
+        for k, v in params.items():
+            if k not in self._param_names():
+                raise DPTopicError(f"unknown parameter {k!r} for {type(self).__name__}; valid: {', '.join(self._param_names())}.")
+            setattr(self, k, v)
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True          # a document-term count matrix, as CountVectorizer writes it
+        tags.input_tags.positive_only = True   # counts
+        tags.requires_fit = True
+        tags.non_deterministic = self._private  # a private trainer's noise is fresh unless a seed is forced
+        return tags
+
+    def __repr__(self, N_CHAR_MAX=700) -> str:
+        ps = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({ps})"
+
+    def _rng(self) -> np.random.Generator:
+        s = self.seed
+        return s if isinstance(s, np.random.Generator) else np.random.default_rng(s)
+
+    def _validate(self) -> None:
+        params = self.get_params()
+        validate_params(params, self._parameter_constraints)
+        self._params_at_validate = dict(params)  # what the fit about to start is trained with
+
+    def _set_fitted(self) -> None:
+        """End of a successful fit: the privacy report, and the parameters that produced this state (a later
+        ``set_params`` changes the next fit, never what ``save`` writes for this one)."""
+        self.privacy_ = self.privacy_report()
+        self._fit_params_ = dict(getattr(self, "_params_at_validate", None) or self.get_params())
+        self._record_input_features(getattr(self, "_input_names", None))
+
+    def _load_extra(self, arrays) -> None:
+        pass
+
+    def privacy_report(self) -> dict:
+        return {"private": False}
+
+    # --------------------------------------------------------------- inference
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "components_"):
+            raise DPTopicError(f"this {type(self).__name__} is not fitted yet: call fit() or dptopic.load() first.")
+
+    def _as_model_corpus(self, X) -> Corpus:
+        self._check_fitted()
+        if isinstance(X, Corpus):
+            c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)
+        elif isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
+            c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per text
+        else:
+            c = as_corpus(X, vocabulary=self.vocabulary_.words)
+            if c.vocab_size != len(self.vocabulary_):
+                raise DPTopicError(f"vocabulary mismatch: the model has {len(self.vocabulary_)} words but the input has {c.vocab_size} columns.")
+        if c.n_tokens == 0:
+            raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would be"
+                               " the prior alone; give text in the language and domain of the training corpus.")
+        return c
+
+    def coherence(self, X, top_n: int = 10, variant: str = "mimno") -> float:
+        """Average UMass coherence of the topics on ``X`` (Mimno et al. 2011)."""
+        return umass_coherence(self.components_, self._as_model_corpus(X), top_n, variant)
+
+    def topic_words(self, n: int = 10, weights: bool = False) -> list:
+        """The ``n`` most probable words of each topic."""
+        self._check_fitted()
+        validate_value("n", n, [Int(1, None)])
+        out = []
+        for row in self.components_:
+            top = np.argsort(-row, kind="stable")[:n]
+            out.append([(self.vocabulary_[i], float(row[i])) if weights else self.vocabulary_[i] for i in top])
+        return out
+
+    # ------------------------------------------------------------- persistence
+    def _extra_arrays(self) -> dict:
+        return {}
+
+    def _saved_params(self) -> dict:
+        """The constructor parameters written to model.json; subclasses drop what must not be saved.
+
+        A private model never writes its seed (nor any Generator state): whoever knows the seed
+        could regenerate the noise and remove it.
+        """
+        params = getattr(self, "_fit_params_", None) or self.get_params()
+        return {k: (None if isinstance(v, np.random.Generator) or k == "client" or (self._private and k == "seed")
+                    else v) for k, v in params.items()}
+
+    def save(self, directory, *, save_metrics: bool | None = None) -> str:
+        """Write ``model.json`` + ``.npy`` arrays into ``directory`` atomically (no pickle).
+
+        A private model's evaluation metrics (``metrics_``, computed from the private corpus
+        outside the ledger) are written only with ``save_metrics=True``, and then labelled as
+        outside the guarantee. Non-private models save their metrics by default.
+        """
+        self._check_fitted()
+        private = self._private
+        params = self._saved_params()
+        metrics = getattr(self, "metrics_", {})
+        keep_metrics = (not private) if save_metrics is None else bool(save_metrics)
+        meta = {"format": "dptopic-model", "version": 1, "dptopic_version": _version,
+                "class": type(self).__name__, "params": params, "vocabulary": self.vocabulary_.words,
+                "metrics": metrics if keep_metrics else {}, "training": getattr(self, "_train_stats", {}),
+                "log_likelihood": list(getattr(self, "log_likelihood_", [])),
+                "privacy": self.privacy_}
+        if private and keep_metrics and metrics:
+            meta["metrics_guarantee"] = OUTSIDE_GUARANTEE
+        arrays = {"components": self.components_, **self._extra_arrays()}
+        return str(save_bundle(directory, meta, arrays))
+
+    @classmethod
+    def load(cls, directory) -> "TopicModel":
+        return load(directory)
+
+    # --------------------------------------------------------- scikit-learn
+    def _record_input_features(self, names) -> None:
+        """``feature_names_in_``/``n_features_in_`` as scikit-learn sets them: names from a DataFrame's columns."""
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.n_features_in_ = len(self.vocabulary_)
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Names of ``transform``'s columns, one per topic: ``topic0``, ``topic1``, ..."""
+        self._check_fitted()
+        return np.asarray([f"topic{k}" for k in range(self.components_.shape[0])], dtype=object)
+
+    def score(self, X, y=None) -> float:
+        """Held-out log-likelihood of ``X`` (higher is better, as scikit-learn's ``score``): ``-N log perplexity``
+        with the estimator's own perplexity in ``mode="paper"`` (the fold-in likelihood for the Gibbs trainers, the
+        variational bound for the variational ones), N the tokens of ``X`` in the model's vocabulary."""
+        import math
+
+        c = self._as_model_corpus(X)
+        return float(-c.n_tokens * math.log(self.perplexity(c, mode="paper")))
+
+    def fit_transform(self, X, y=None, **kw) -> np.ndarray:
+        return self.fit(X, **kw).transform(X)
+
+    def _as_input(self, X):
+        """A DataFrame becomes its values, its columns the vocabulary (``feature_names_in_``)."""
+        cols = getattr(X, "columns", None)
+        self._input_names = None
+        if cols is not None and hasattr(X, "to_numpy"):
+            self._input_names = [str(c) for c in cols]
+            return X.to_numpy(), self._input_names
+        return X, None
+
+
+class GibbsTopicModel(TopicModel):
+    """The collapsed-Gibbs estimators' training loop and fold-in inference. Not used directly: see :class:`LDA`,
+    :class:`HDPLDA`, :class:`CDPLDA`."""
 
     # Finite upper bounds keep every derived quantity finite (K·alpha, V·beta, K×V tables).
     _parameter_constraints: dict = {
@@ -69,54 +248,13 @@ class GibbsTopicModel:
         "parallel": [Options(("adlda", "partition"))],
         "client": [IsNone(), IsType((object,), "a distributed.Client")],
     }
-    _private = False
     _kernel = "dense"
     # where and how sweeps run; estimators whose constructor does not take these run on threads
     backend = "threads"
     parallel = "partition"
     client = None
 
-    def __init_subclass__(cls, **kw):
-        super().__init_subclass__(**kw)
-        _REGISTRY[cls.__name__] = cls
-
-    # ------------------------------------------------------------------ params
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        import inspect
-
-        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-
-    def get_params(self) -> dict:
-        return {k: getattr(self, k) for k in self._param_names()}
-
-    def set_params(self, **params):
-        for k, v in params.items():
-            if k not in self._param_names():
-                raise DPTopicError(f"unknown parameter {k!r} for {type(self).__name__}; valid: {', '.join(self._param_names())}.")
-            setattr(self, k, v)
-        return self
-
-    def _validate(self) -> None:
-        params = self.get_params()
-        validate_params(params, self._parameter_constraints)
-        self._params_at_validate = dict(params)  # what the fit about to start is trained with
-
-    def _set_fitted(self) -> None:
-        """End of a successful fit: the privacy report, and the parameters that produced this state (a later
-        ``set_params`` changes the next fit, never what ``save`` writes for this one)."""
-        self.privacy_ = self.privacy_report()
-        self._fit_params_ = dict(getattr(self, "_params_at_validate", None) or self.get_params())
-
-    def __repr__(self) -> str:
-        ps = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({ps})"
-
     # ---------------------------------------------------------------- training
-    def _rng(self) -> np.random.Generator:
-        s = self.seed
-        return s if isinstance(s, np.random.Generator) else np.random.default_rng(s)
-
     def fit(self, X, y=None, *, vocabulary=None, callback: Callable[[IterationInfo], None] | None = None):
         """Train on a :class:`Corpus`, a document-term matrix (scipy.sparse/dense), a list of strings, or
         corpus shard files (a directory or list of ``.npz`` from ``dptopic corpus prepare --shards N``).
@@ -130,6 +268,9 @@ class GibbsTopicModel:
         ``needs_z = False`` spares gathering the topic assignments.
         """
         self._validate()
+        X, names = self._as_input(X)
+        if names is not None and vocabulary is None:
+            vocabulary = names
         corpus = training_source(X, vocabulary=vocabulary)
         if vocabulary is not None and isinstance(corpus, Corpus):
             vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
@@ -186,9 +327,6 @@ class GibbsTopicModel:
         while todo := backend.collect():
             self._replay(backend, it, arrays, rng, todo)
 
-    def fit_transform(self, X, y=None, **kw) -> np.ndarray:
-        return self.fit(X, **kw).transform(X)
-
     # hooks -------------------------------------------------------------------
     def _coins(self, rng):
         """The source of the sampler's and the noise's coins: ``rng``, or None for the OS CSPRNG."""
@@ -212,32 +350,7 @@ class GibbsTopicModel:
         phi /= (arrays.nk + V * self.beta)[:, None]
         return phi
 
-    def _load_extra(self, arrays) -> None:
-        pass
-
-    def privacy_report(self) -> dict:
-        return {"private": False}
-
-    # --------------------------------------------------------------- inference
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "components_"):
-            raise DPTopicError(f"this {type(self).__name__} is not fitted yet: call fit() or dptopic.load() first.")
-
-    def _as_model_corpus(self, X) -> Corpus:
-        self._check_fitted()
-        if isinstance(X, Corpus):
-            c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)
-        elif isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
-            c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per text
-        else:
-            c = as_corpus(X, vocabulary=self.vocabulary_.words)
-            if c.vocab_size != len(self.vocabulary_):
-                raise DPTopicError(f"vocabulary mismatch: the model has {len(self.vocabulary_)} words but the input has {c.vocab_size} columns.")
-        if c.n_tokens == 0:
-            raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would be"
-                               " the prior alone; give text in the language and domain of the training corpus.")
-        return c
-
+    # ------------------------------------------------------- fold-in inference
     def transform(self, X, n_iter: int = 100, burn_in: int = 50, seed=0) -> np.ndarray:
         """Document–topic proportions θ (D×K) by fold-in Gibbs sampling with Φ fixed (Griffiths & Steyvers 2004).
 
@@ -254,60 +367,6 @@ class GibbsTopicModel:
         """Held-out perplexity (Zhao et al. 2020 Sec. VII-A; Wallach et al. 2009 document completion); ``mode`` is ``"paper"`` or ``"completion"``."""
         c = self._as_model_corpus(X)
         return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)
-
-    def coherence(self, X, top_n: int = 10, variant: str = "mimno") -> float:
-        """Average UMass coherence of the topics on ``X`` (Mimno et al. 2011)."""
-        return umass_coherence(self.components_, self._as_model_corpus(X), top_n, variant)
-
-    def topic_words(self, n: int = 10, weights: bool = False) -> list:
-        """The ``n`` most probable words of each topic."""
-        self._check_fitted()
-        validate_value("n", n, [Int(1, None)])
-        out = []
-        for row in self.components_:
-            top = np.argsort(-row, kind="stable")[:n]
-            out.append([(self.vocabulary_[i], float(row[i])) if weights else self.vocabulary_[i] for i in top])
-        return out
-
-    # ------------------------------------------------------------- persistence
-    def _extra_arrays(self) -> dict:
-        return {}
-
-    def _saved_params(self) -> dict:
-        """The constructor parameters written to model.json; subclasses drop what must not be saved.
-
-        A private model never writes its seed (nor any Generator state): whoever knows the seed
-        could regenerate the noise and remove it.
-        """
-        params = getattr(self, "_fit_params_", None) or self.get_params()
-        return {k: (None if isinstance(v, np.random.Generator) or k == "client" or (self._private and k == "seed")
-                    else v) for k, v in params.items()}
-
-    def save(self, directory, *, save_metrics: bool | None = None) -> str:
-        """Write ``model.json`` + ``.npy`` arrays into ``directory`` atomically (no pickle).
-
-        A private model's evaluation metrics (``metrics_``, computed from the private corpus
-        outside the ledger) are written only with ``save_metrics=True``, and then labelled as
-        outside the guarantee. Non-private models save their metrics by default.
-        """
-        self._check_fitted()
-        private = self._private
-        params = self._saved_params()
-        metrics = getattr(self, "metrics_", {})
-        keep_metrics = (not private) if save_metrics is None else bool(save_metrics)
-        meta = {"format": "dptopic-model", "version": 1, "dptopic_version": _version,
-                "class": type(self).__name__, "params": params, "vocabulary": self.vocabulary_.words,
-                "metrics": metrics if keep_metrics else {}, "training": getattr(self, "_train_stats", {}),
-                "log_likelihood": list(getattr(self, "log_likelihood_", [])),
-                "privacy": self.privacy_}
-        if private and keep_metrics and metrics:
-            meta["metrics_guarantee"] = OUTSIDE_GUARANTEE
-        arrays = {"components": self.components_, **self._extra_arrays()}
-        return str(save_bundle(directory, meta, arrays))
-
-    @classmethod
-    def load(cls, directory) -> "GibbsTopicModel":
-        return load(directory)
 
 
 MODEL_FORMAT_VERSION = 1
@@ -335,7 +394,7 @@ def _checked_privacy(rep, bad) -> dict:
     return rep
 
 
-def load(directory) -> GibbsTopicModel:
+def load(directory) -> TopicModel:
     """Load a model saved with :meth:`GibbsTopicModel.save`.
 
     A model folder is input like any other: every field of ``model.json`` is checked with the
@@ -357,7 +416,7 @@ def load(directory) -> GibbsTopicModel:
                                 f" {_version} reads version {MODEL_FORMAT_VERSION}); re-train or re-save the model.")
     name = meta.get("class")
     cls = _REGISTRY.get(name) if isinstance(name, str) else None
-    if cls is None or cls.__name__.startswith("_") or cls is GibbsTopicModel:
+    if cls is None or cls.__name__.startswith("_") or cls in (GibbsTopicModel, TopicModel):
         raise bad(f"unknown model class {str(name)[:40]!r}")
     params = meta.get("params")
     if not isinstance(params, dict):

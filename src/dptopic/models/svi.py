@@ -22,7 +22,7 @@ from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..kernels.vb import cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep
 from ..mechanisms import gaussian_mechanism
-from .base import MIN_PRIOR, GibbsTopicModel, check_topics_fit_vocabulary
+from .base import MIN_PRIOR, TopicModel, check_topics_fit_vocabulary
 
 ESTEP_MAX_ITER = 100   # Hoffman et al.'s code: at most 100 inner iterations ...
 ESTEP_TOL = 1e-3       # ... until the mean absolute change of gamma is below 1e-3
@@ -30,7 +30,7 @@ _RELEASE = "noisy expected sufficient statistics of a Poisson mini-batch"
 _INIT_SHAPE = 100.0    # gamma and lambda start i.i.d. Gamma(100, 1/100) (Hoffman et al.'s code)
 
 
-class _VariationalLDA(GibbsTopicModel):
+class _VariationalLDA(TopicModel):
     """Shared parts of the variational estimators. Parameter handling, ``topic_words``,
     ``coherence`` and the atomic JSON+npy ``save``/``dptopic.load`` come from the common estimator
     base; training, ``transform`` and ``perplexity`` are variational here.
@@ -64,6 +64,9 @@ class _VariationalLDA(GibbsTopicModel):
         return X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64)
 
     def _train_corpus(self, X, vocabulary):
+        X, names = self._as_input(X)
+        if names is not None and vocabulary is None:
+            vocabulary = names
         corpus = as_corpus(X, vocabulary=vocabulary)
         if vocabulary is not None:
             vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)

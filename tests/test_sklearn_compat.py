@@ -1,0 +1,82 @@
+"""scikit-learn conventions on every estimator: get_params/set_params/clone, tags, score, feature names,
+Pipeline and GridSearchCV."""
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+
+import dptopic
+from dptopic.models import TopicModel
+
+TEXTS = (["apple banana cherry apple fruit", "banana cherry apple fruit salad", "fruit apple banana",
+          "river mountain valley river lake", "mountain valley lake river", "valley lake mountain hiking"] * 6)
+
+
+def _X():
+    return CountVectorizer().fit_transform(TEXTS)
+
+
+ESTIMATORS = [lambda: dptopic.LDA(n_topics=2, n_iter=30, seed=0, verbose=0),
+              lambda: dptopic.OnlineVB(n_topics=2, n_epochs=3, seed=0, verbose=0)]
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_clone_then_fit_gives_an_equal_model(make):
+    m = make()
+    assert isinstance(m, TopicModel)
+    assert m.get_params(deep=True) == m.get_params(deep=False)
+    a = m.fit(_X())
+    b = clone(m).fit(_X())
+    assert np.array_equal(a.components_, b.components_)
+    assert clone(m).get_params() == m.get_params()
+
+
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_the_same_calls_everywhere(make):
+    m = make().fit(_X())
+    theta = m.transform(_X())
+    assert theta.shape == (len(TEXTS), 2) and np.allclose(theta.sum(axis=1), 1)
+    assert list(m.get_feature_names_out()) == ["topic0", "topic1"]
+    assert m.n_features_in_ == _X().shape[1]
+    assert np.isfinite(m.score(_X())) and m.score(_X()) < 0
+    for mode in ("paper", "completion"):
+        assert m.perplexity(_X(), mode=mode) > 1
+    tags = m.__sklearn_tags__()
+    assert tags.input_tags.sparse and tags.transformer_tags is not None and not tags.non_deterministic
+
+
+def test_private_estimators_are_tagged_non_deterministic():
+    assert dptopic.DPSVI(n_topics=2).__sklearn_tags__().non_deterministic
+    assert dptopic.HDPLDA(n_topics=2).__sklearn_tags__().non_deterministic
+
+
+def test_score_prefers_the_better_model():
+    X = _X()
+    good = dptopic.LDA(n_topics=2, n_iter=100, seed=0, verbose=0).fit(X)
+    worse = dptopic.LDA(n_topics=2, n_iter=100, alpha=50.0, beta=50.0, seed=0, verbose=0).fit(X)
+    assert good.score(X) > worse.score(X)
+
+
+def test_pipeline_with_countvectorizer_end_to_end():
+    pipe = Pipeline([("vec", CountVectorizer()), ("lda", dptopic.LDA(n_topics=2, n_iter=30, seed=0, verbose=0))])
+    theta = pipe.fit_transform(TEXTS)
+    assert theta.shape == (len(TEXTS), 2)
+    assert np.allclose(pipe.transform(TEXTS[:3]), pipe.named_steps["lda"].transform(pipe.named_steps["vec"].transform(TEXTS[:3])))
+    assert list(pipe.get_feature_names_out()) == ["topic0", "topic1"]
+
+
+def test_dataframe_columns_name_the_words():
+    pd = pytest.importorskip("pandas")
+    vec = CountVectorizer()
+    df = pd.DataFrame(vec.fit_transform(TEXTS).toarray(), columns=vec.get_feature_names_out())
+    m = dptopic.LDA(n_topics=2, n_iter=30, seed=0, verbose=0).fit(df)
+    assert list(m.feature_names_in_) == list(vec.get_feature_names_out())
+    assert set(w for t in m.topic_words(3) for w in t) <= set(vec.get_feature_names_out())
+
+
+def test_gridsearch_on_a_non_private_model():
+    gs = GridSearchCV(dptopic.LDA(n_topics=2, n_iter=20, seed=0, verbose=0), {"n_topics": [2, 3]}, cv=2)
+    gs.fit(_X())
+    assert gs.best_params_["n_topics"] in (2, 3) and np.isfinite(gs.best_score_)
