@@ -33,11 +33,9 @@ replacement table's probabilities underflow."""
 
 
 def check_epsilon(epsilon) -> float:
-    from .events import EPSILON_MAX
-
-    if not (_num(epsilon) and MIN_EPSILON <= epsilon <= EPSILON_MAX):
-        raise DPTopicError(f"invalid epsilon={epsilon!r}: must be a number in [{MIN_EPSILON:g}, {EPSILON_MAX:g}]"
-                           " (privacy budget per reported word).")
+    if not (_num(epsilon) and epsilon >= MIN_EPSILON):
+        raise DPTopicError(f"invalid epsilon={epsilon!r}: must be a number >= {MIN_EPSILON:g} (privacy budget per"
+                           " reported word).")
     return float(epsilon)
 
 

@@ -92,6 +92,9 @@ class ServiceConfig:
                                                     or self.database.split("://", 1)[1].strip("/") == ""):
             raise DPTopicError(f"database {self.database!r} is in memory: every connection would see its own empty"
                                " database and nothing would be durable; give sqlite:///PATH to a file.")
+        if self.admin_token is not None and len(self.admin_token) < 16:
+            raise DPTopicError("the admin token is shorter than 16 characters: put a long random string in --token-file"
+                               " (e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))').")
         V = len(self.vocabulary)
         for name, k in (("--topics", self.n_topics), ("--fed-topics", self.fed_topics if self.fed_epsilon else 0)):
             if k > V:
@@ -105,9 +108,6 @@ class ServiceConfig:
                 raise DPTopicError(f"invalid --fed-epsilon {self.fed_epsilon:g}: give a per-entry epsilon in"
                                    f" [{MIN_EPSILON:g}, {EPSILON_MAX:g}].")
 
-        if self.admin_token is not None and len(self.admin_token) < 16:
-            raise DPTopicError("the admin token is shorter than 16 characters: put a long random string in --token-file"
-                               " (e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))').")
 
     @property
     def vocab_size(self) -> int:
