@@ -18,6 +18,7 @@ from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
+from ..federated.client import check_config
 from .base import GibbsTopicModel
 
 USER_RELATION = ("one user's reports: the words of all entries a user sends over all rounds, each entry's word"
@@ -26,6 +27,12 @@ SCOPE = ("covers the word of every entry one user reports, composed over all ent
          " the topic label of each entry (sent as sampled; it depends on the user's text), the dependence of the"
          " replacement distribution on the user's local theta (replacement='mixture'), the server's held-out"
          " perplexity, and any guarantee for a whole document or user beyond this composition.")
+SCOPE_TOPIC = ("covers the word of every entry one user reports, composed over all entries and rounds. NOT covered:"
+               " the topic label of each entry (sent as sampled; it depends on the user's text; with"
+               " replacement='topic' the replacement words depend on nothing else), the server's held-out"
+               " perplexity, and any guarantee for a whole document or user beyond this composition.")
+PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries only; the topic labels go out"
+                " unperturbed{mixture}, so a user's text is not protected as a whole (see scope and docs/fedlda.md)")
 
 
 class FedLDA(GibbsTopicModel):
@@ -127,6 +134,7 @@ class FedLDA(GibbsTopicModel):
         corpora = self._client_corpora(X, vocabulary)
         self.vocabulary_ = corpora[0].vocabulary
         cfg = self._config()
+        check_config(cfg, len(self.vocabulary_))  # K <= V and a realizable epsilon, before any work
         rng = self._rng()
         ids = [f"user{i}" for i in range(len(corpora))]
         client_rngs = rng.spawn(len(corpora) + 1)
@@ -162,8 +170,8 @@ class FedLDA(GibbsTopicModel):
         self.n_truncated_ = int(sum(c.n_truncated for c in clients))
         self.n_clients_ = len(clients)
         self.privacy_ = self.privacy_report()
-        self._train_stats = {"n_clients": len(clients), "n_docs": int(sum(c.n_docs for c in corpora)),
-                             "n_tokens": int(sum(c.n_tokens for c in corpora)), "vocab_size": len(self.vocabulary_),
+        # public quantities only: the exact document and token counts are what the padding hides
+        self._train_stats = {"n_clients": len(clients), "vocab_size": len(self.vocabulary_),
                              "entries_per_update": cfg.n_entries,
                              "rounds": [{k: v for k, v in h.items() if k != "heldout_perplexity"}
                                         for h in self.history_]}
@@ -179,13 +187,15 @@ class FedLDA(GibbsTopicModel):
                            "gamma": self.gamma, "variant": self.variant, "exclusion": self.exclusion,
                            "replacement": self.replacement, "entries_per_round": self._config().n_entries,
                            "rounds": self.rounds},
-            "scope": SCOPE,
+            "scope": SCOPE if self.replacement == "mixture" else SCOPE_TOPIC,
+            "guarantee": "partial",
+            "note": PARTIAL_NOTE.format(mixture=" and replacement='mixture' draws replacements from the user's"
+                                        " local theta" if self.replacement == "mixture" else ""),
             "noise": "RRP word replacement",
             "secure_noise": False,
         })
         if self.exclusion == "tail":
-            rep["guarantee"] = "partial"
-            rep["note"] = ("tail exclusion: the poster's (eps, 2 delta)-LDP per entry holds only if the model's word"
+            rep["note"] += ("; tail exclusion: the poster's (eps, 2 delta)-LDP per entry holds only if the model's word"
                            " probabilities follow Zipf's law with exponent gamma; not verified by construction")
         if self.seed is not None:
             rep["noise_reproducible"] = True
@@ -193,6 +203,12 @@ class FedLDA(GibbsTopicModel):
             warnings.warn("FedLDA with an explicit seed: the privacy guarantee holds only while the seed stays secret.",
                           stacklevel=3)
         return rep
+
+    def _load_extra(self, arrays) -> None:
+        super()._load_extra(arrays)
+        # folders saved before these counts were dropped: read, but never written again
+        if isinstance(self._train_stats, dict):
+            self._train_stats = {k: v for k, v in self._train_stats.items() if k not in ("n_docs", "n_tokens")}
 
     def save(self, directory, *, save_metrics: bool | None = None) -> str:
         """Save like every private model: the seed is never written. ``save_metrics=True`` adds the

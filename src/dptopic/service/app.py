@@ -276,10 +276,15 @@ async def post_fed_update(request: Request):
     key = idempotency_key(request)
     body = await read_body(request, svc.cfg.max_body_bytes)
     rnd, _ = await run_in_threadpool(svc.storage.fed_round)
+    stale = None
     try:
         client, _ = await run_in_threadpool(codec.fed_check_update, body, svc.cfg.vocabulary, svc.rrp, rnd)
     except codec.StaleMessage as e:
-        raise ApiError(409, "stale_round", str(e)) from None
+        from ..federated import decode_message
+
+        # the stored Idempotency-Key comes first: a retry of an update that closed its round is replayed (200);
+        # round -1 is never open, so anything else is refused as stale below, with nothing stored
+        stale, client = str(e), decode_message(body).client
     except codec.MalformedReports as e:
         raise ApiError(400, "malformed_update", str(e)) from None
     except codec.IncompatibleReports as e:
@@ -288,13 +293,13 @@ async def post_fed_update(request: Request):
     def aggregate(round_, bodies):
         return codec.fed_aggregate(svc.cfg.vocabulary, svc.rrp, round_, bodies)
 
-    outcome, info = await run_in_threadpool(svc.storage.fed_store_update, rnd, client, key,
+    outcome, info = await run_in_threadpool(svc.storage.fed_store_update, -1 if stale else rnd, client, key,
                                             hashlib.sha256(body).hexdigest(), body, svc.cfg.fed_min_updates, aggregate)
     if outcome == "conflict":
         raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
                                                       " body: use a fresh key.")
     if outcome == "stale":
-        raise ApiError(409, "stale_round", f"update refused: round {rnd} closed meanwhile; fetch /v1/fed/round.")
+        raise ApiError(409, "stale_round", stale or f"update refused: round {rnd} closed meanwhile; fetch /v1/fed/round.")
     if outcome == "duplicate":
         raise ApiError(409, "duplicate_update", f"client {client!r} already sent its update for round {rnd}.")
     svc.metrics.fed_update(outcome)
