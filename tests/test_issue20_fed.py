@@ -155,3 +155,90 @@ def test_refused_broadcast_leaves_client_state_bit_for_bit(poison):
     assert client._rng.bit_generator.state == before[2] and client.n_truncated == before[3]
     # a good broadcast still works afterwards
     client.run_round(ModelBroadcast(0, client.vocab, np.full((2, 20), 1 / 20)).encode())
+
+
+# ------------------------------------------------------------------ items 17 and 18 on a live server
+@pytest.fixture(scope="module")
+def fed_server(tmp_path_factory):
+    pytest.importorskip("starlette")
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("uvicorn")
+    from service_helpers import Server, make_data
+
+    tmp = tmp_path_factory.mktemp("fedsvc")
+    words, texts = make_data(tmp, n_docs=120, n_prior=40)
+    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon", "5",
+                 "--fed-topics", "3", "--fed-pad-length", "32", "--fed-min-updates", "1").start()
+    yield {"url": srv.url, "words": words, "texts": texts}
+    srv.stop()
+
+
+def _open_round(url) -> int:
+    from service_helpers import http
+
+    return int(http("GET", url + "/v1/fed/round")[1]["dptopic-round"])
+
+
+def test_retry_of_an_update_that_closed_its_round_is_replayed(fed_server):
+    from service_helpers import corpus_of, get_json, http
+
+    from dptopic.service import codec
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    rrp = codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
+    fc = codec.fed_client("retry-user", corpus_of(texts[:10], words), rrp)
+    rnd = _open_round(url)
+    update = fc.run_round(http("GET", url + "/v1/fed/round")[2])
+    headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-retry-00001"}
+    status, _, data = http("POST", url + "/v1/fed/updates", update, headers)
+    assert status == 201 and json.loads(data)["round_closed"] is True
+    assert _open_round(url) == rnd + 1
+    status, h, data = http("POST", url + "/v1/fed/updates", update, headers)  # the retry after a lost ack
+    assert status == 200, data
+    assert json.loads(data)["replayed"] is True and json.loads(data)["round"] == rnd
+    assert _open_round(url) == rnd + 1
+    # the same key with another body is still a conflict, and an unseen stale update still 409 stale_round
+    other = fc.run_round(http("GET", url + "/v1/fed/round")[2])
+    status, _, data = http("POST", url + "/v1/fed/updates", other, headers)
+    assert status == 409 and json.loads(data)["error"]["code"] == "idempotency_key_reused"
+    status, _, data = http("POST", url + "/v1/fed/updates", update,
+                           {**headers, "Idempotency-Key": "fed-retry-00002"})
+    assert status == 409 and json.loads(data)["error"]["code"] == "stale_round"
+
+
+def test_fed_client_counts_a_round_whose_ack_was_lost(fed_server):
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import ServiceClient, fed_participate
+
+    class LosesFirstAck(ServiceClient):
+        lost = False
+
+        def _once(self, method, path, body, headers):
+            out = super()._once(method, path, body, headers)
+            if path == "/v1/fed/updates" and not self.lost:
+                self.lost = True  # the update arrived and closed the round, but the answer never came back
+                raise ConnectionResetError("connection reset by peer")
+            return out
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    rnd = _open_round(url)
+    client = LosesFirstAck(url, retries=2, backoff=0.01)
+    out = fed_participate(url, corpus_of(texts[20:30], words), rounds=1, poll=0.1, timeout=30, client=client)
+    assert client.lost
+    assert [r["round"] for r in out["rounds"]] == [rnd]  # the aggregated round, counted once
+    assert _open_round(url) == rnd + 1  # and no extra round joined
+
+
+@pytest.mark.parametrize("shape", [[2 ** 40, 2 ** 40], [10 ** 30]])
+def test_huge_shapes_are_http_400_on_fed_updates(fed_server, shape):
+    from service_helpers import http
+
+    msg = _raw_message({"kind": "update", "round": 0, "client": "a", "vocab": "v",
+                        "arrays": [{"name": "topics", "dtype": "<i4", "shape": shape},
+                                   {"name": "words", "dtype": "<i4", "shape": shape}]}, b"\0" * 16)
+    status, _, data = http("POST", fed_server["url"] + "/v1/fed/updates", msg,
+                           {"Content-Type": "application/octet-stream", "Idempotency-Key": f"fed-huge-{len(shape)}0000"})
+    assert status == 400
+    err = json.loads(data)["error"]
+    assert err["code"] == "malformed_update" and "\n" not in err["message"]
