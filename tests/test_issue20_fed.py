@@ -238,7 +238,18 @@ def test_huge_shapes_are_http_400_on_fed_updates(fed_server, shape):
                         "arrays": [{"name": "topics", "dtype": "<i4", "shape": shape},
                                    {"name": "words", "dtype": "<i4", "shape": shape}]}, b"\0" * 16)
     status, _, data = http("POST", fed_server["url"] + "/v1/fed/updates", msg,
-                           {"Content-Type": "application/octet-stream", "Idempotency-Key": f"fed-huge-{len(shape)}0000"})
+                           {"Content-Type": "application/octet-stream",
+                            "Idempotency-Key": f"fed-huge-{len(shape)}0000"})
     assert status == 400
     err = json.loads(data)["error"]
     assert err["code"] == "malformed_update" and "\n" not in err["message"]
+
+
+def test_fed_client_summary_says_partial(fed_server):
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    out = fed_participate(url, corpus_of(texts[40:50], words), rounds=1, poll=0.1, timeout=30)
+    assert out["guarantee"] == "partial" and "topic labels go out unperturbed" in out["note"]

@@ -87,6 +87,7 @@ def cmd_fed_client(a):
                         on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
     console.print(f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon spent (this user):"
                   f" {s['epsilon_basic']:.4g} basic, {s['epsilon_pld']:.4g} PLD at delta={s['delta']:g}.")
+    console.print(f"[yellow]{s['note']}[/]")
 
 
 def _client_args(p):

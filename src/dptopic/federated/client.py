@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..accounting import eta as _eta
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels import kernel_state, local_sweep
 from ..mechanisms.rrp import _cap, replacement_table, rrp_perturb
-from ..accounting import eta as _eta
 from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
 
 
@@ -72,7 +72,7 @@ def _cap_fits(epsilon: float, config: RRPConfig, V: int) -> bool:
     return cap > 0 and int(math.floor(1.0 / cap)) + 1 <= V
 
 def check_broadcast_phi(phi: np.ndarray, shape: tuple, who: str = "the client") -> None:
-    """Refuse a broadcast Φ that is not ``shape`` with finite, positive rows summing to 1 (before any state changes)."""
+    """Refuse a broadcast Φ unless it is ``shape``, finite, positive, rows summing to 1 (before any state change)."""
     if phi.shape != shape:
         raise DPTopicError(f"{who}: the broadcast phi has shape {phi.shape}, expected {shape}.")
     if not (np.all(np.isfinite(phi)) and np.all(phi > 0) and np.allclose(phi.sum(axis=1), 1.0, atol=1e-6)):

@@ -35,6 +35,18 @@ PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries
                 " unperturbed{mixture}, so a user's text is not protected as a whole (see scope and docs/fedlda.md)")
 
 
+
+def coverage(replacement: str, exclusion: str = "floor") -> dict:
+    """``guarantee`` ("partial": topic labels go out in the clear), ``note`` and ``scope`` of a FedLDA report."""
+    mixture = replacement == "mixture"
+    note = PARTIAL_NOTE.format(mixture=" and replacement='mixture' draws replacements from the user's local theta"
+                               if mixture else "")
+    if exclusion == "tail":
+        note += ("; tail exclusion: the poster's (eps, 2 delta)-LDP per entry holds only if the model's word"
+                 " probabilities follow Zipf's law with exponent gamma; not verified by construction")
+    return {"guarantee": "partial", "note": note, "scope": SCOPE if mixture else SCOPE_TOPIC}
+
+
 class FedLDA(GibbsTopicModel):
     """Federated LDA with RRP local differential privacy (Wang, Tong & Shi 2020; ``docs/fedlda.md``).
 
@@ -187,16 +199,10 @@ class FedLDA(GibbsTopicModel):
                            "gamma": self.gamma, "variant": self.variant, "exclusion": self.exclusion,
                            "replacement": self.replacement, "entries_per_round": self._config().n_entries,
                            "rounds": self.rounds},
-            "scope": SCOPE if self.replacement == "mixture" else SCOPE_TOPIC,
-            "guarantee": "partial",
-            "note": PARTIAL_NOTE.format(mixture=" and replacement='mixture' draws replacements from the user's"
-                                        " local theta" if self.replacement == "mixture" else ""),
+            **coverage(self.replacement, self.exclusion),
             "noise": "RRP word replacement",
             "secure_noise": False,
         })
-        if self.exclusion == "tail":
-            rep["note"] += ("; tail exclusion: the poster's (eps, 2 delta)-LDP per entry holds only if the model's word"
-                           " probabilities follow Zipf's law with exponent gamma; not verified by construction")
         if self.seed is not None:
             rep["noise_reproducible"] = True
             rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"

@@ -299,7 +299,8 @@ async def post_fed_update(request: Request):
         raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
                                                       " body: use a fresh key.")
     if outcome == "stale":
-        raise ApiError(409, "stale_round", stale or f"update refused: round {rnd} closed meanwhile; fetch /v1/fed/round.")
+        raise ApiError(409, "stale_round",
+                       stale or f"update refused: round {rnd} closed meanwhile; fetch /v1/fed/round.")
     if outcome == "duplicate":
         raise ApiError(409, "duplicate_update", f"client {client!r} already sent its update for round {rnd}.")
     svc.metrics.fed_update(outcome)

@@ -171,4 +171,5 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
             on_round(done[-1])
     priv = codec.fed_privacy(rrp, len(done))
     return {"client": fc.client_id, "rounds": done, "epsilon_basic": priv["epsilon_basic"],
-            "epsilon_pld": priv.get("epsilon_pld"), "delta": priv["delta"]}
+            "epsilon_pld": priv.get("epsilon_pld"), "delta": priv["delta"], "guarantee": priv["guarantee"],
+            "note": priv["note"]}
