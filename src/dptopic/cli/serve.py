@@ -67,6 +67,11 @@ def cmd_serve(a):
         raise DPTopicError(f"--host {a.host} would expose the server beyond this machine: put it behind a TLS reverse"
                            " proxy and pass --allow-remote to confirm.")
     cfg = build_config(a)
+    if cfg.fed_epsilon is not None:  # K <= V and an epsilon the replacement can honour for this vocabulary
+        from ..federated.client import check_config
+        from ..service import codec
+
+        check_config(codec.fed_config(cfg), cfg.vocab_size)
     from ..service.app import Service
     from ..service.storage import foreign_tables
 
@@ -119,6 +124,7 @@ def cmd_fed_client(a):
                         on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
     console.print(f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon spent (this user):"
                   f" {s['epsilon_basic']:.4g} basic, {s['epsilon_pld']:.4g} PLD at delta={s['delta']:g}.")
+    console.print(f"[yellow]{s['note']}[/]")
 
 
 def _client_args(p):

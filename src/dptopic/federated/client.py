@@ -8,14 +8,16 @@ sub-sampled at ``sample_ratio`` — perturbs the words with RRP
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..accounting import eta as _eta
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels import kernel_state, local_sweep
-from ..mechanisms.rrp import replacement_table, rrp_perturb
+from ..mechanisms.rrp import _cap, replacement_table, rrp_perturb
 from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
 
 
@@ -45,6 +47,39 @@ def entries_per_update(pad_length: int, sample_ratio: float) -> int:
     return RRPConfig(1, 1.0, pad_length=pad_length, sample_ratio=sample_ratio).n_entries
 
 
+def check_config(config: RRPConfig, vocab_size: int) -> None:
+    """Refuse (one line) a configuration the protocol cannot run on a vocabulary of ``vocab_size`` words:
+    more topics than words, or an ``epsilon`` so small that no replacement distribution keeps every
+    likelihood ratio within ``e^epsilon`` (``variant="another"``, ``exclusion="floor"``)."""
+    K, V = int(config.n_topics), int(vocab_size)
+    if K > V:
+        raise DPTopicError(f"n_topics={K} exceeds the vocabulary size {V}: give at most {V} topics or a corpus"
+                           " with more distinct words.")
+    if config.variant == "another" and config.exclusion == "floor" and not _cap_fits(config.epsilon, config, V):
+        lo, hi = config.epsilon, max(2.0 * config.epsilon, 1.0)
+        while not _cap_fits(hi, config, V):
+            lo, hi = hi, 2.0 * hi
+        for _ in range(40):  # the cap grows with epsilon: bisect for the smallest epsilon that fits
+            lo, hi = (lo, (lo + hi) / 2) if _cap_fits((lo + hi) / 2, config, V) else ((lo + hi) / 2, hi)
+        raise DPTopicError(f"epsilon={config.epsilon:g} is too small for a vocabulary of {V} words: a replacement"
+                           f" would need more words than there are; use epsilon >= {hi * 1.001:.4g} or"
+                           " variant='coincide'.")
+
+
+def _cap_fits(epsilon: float, config: RRPConfig, V: int) -> bool:
+    """Whether the 'another word' replacement can keep its largest probability under the cap with ``V`` words."""
+    cap = _cap(epsilon, _eta(epsilon, config.delta, config.gamma, config.variant))
+    return cap > 0 and int(math.floor(1.0 / cap)) + 1 <= V
+
+def check_broadcast_phi(phi: np.ndarray, shape: tuple, who: str = "the client") -> None:
+    """Refuse a broadcast Φ unless it is ``shape``, finite, positive, rows summing to 1 (before any state change)."""
+    if phi.shape != shape:
+        raise DPTopicError(f"{who}: the broadcast phi has shape {phi.shape}, expected {shape}.")
+    if not (np.all(np.isfinite(phi)) and np.all(phi > 0) and np.allclose(phi.sum(axis=1), 1.0, atol=1e-6)):
+        raise DPTopicError(f"{who}: the broadcast phi must hold finite, positive probabilities with rows summing"
+                           " to 1; refused, local state unchanged.")
+
+
 class FedClient:
     """One user. Holds ``corpus`` (its documents), ``z`` and ``ndk``; only perturbed updates leave it."""
 
@@ -54,6 +89,7 @@ class FedClient:
         self.client_id = str(client_id)
         self.corpus = corpus
         self.config = config
+        check_config(config, corpus.vocab_size)
         self.vocab = vocabulary_fingerprint(corpus.vocabulary.words)
         self._rng = rng
         K = config.n_topics
@@ -113,14 +149,7 @@ class FedClient:
         if msg.vocab != self.vocab:
             raise DPTopicError(f"client {self.client_id!r}: the broadcast is for another vocabulary"
                                f" ({msg.vocab} != {self.vocab}); build every client corpus with the server's vocabulary.")
-        if msg.phi.shape != (self.config.n_topics, self.corpus.vocab_size):
-            raise DPTopicError(f"client {self.client_id!r}: the broadcast phi has shape {msg.phi.shape},"
-                               f" expected ({self.config.n_topics}, {self.corpus.vocab_size}).")
-        phi = np.asarray(msg.phi, dtype=np.float64)
-        if not np.all(np.isfinite(phi)) or np.any(phi <= 0) or not np.allclose(phi.sum(axis=1), 1.0, atol=1e-6):
-            # checked before local sampling rewrites the user's topic assignments: a refused broadcast changes nothing
-            raise DPTopicError(f"client {self.client_id!r}: the broadcast phi must hold finite, positive probabilities"
-                               " summing to 1 per topic; refusing it (the local state is unchanged).")
+        check_broadcast_phi(msg.phi, (self.config.n_topics, self.corpus.vocab_size), f"client {self.client_id!r}")
         self.local_sampling(msg.phi)
         topics, words = self.build_update()
         reported, _event = self.perturb(topics, words, msg.phi)

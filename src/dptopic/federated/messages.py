@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import struct
 import zlib
 from dataclasses import dataclass
@@ -26,12 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DPTopicError
-from .._io import load_json
 
 MAGIC = b"DPTF"
 VERSION = 1
 _DTYPES = {"<i4": np.dtype("<i4"), "<f8": np.dtype("<f8")}
 _MAX_HEADER = 1 << 20
+_MAX_ARRAYS = 16
+_MAX_NDIM = 4
 
 
 class MessageError(DPTopicError):
@@ -75,26 +77,29 @@ def _decode(data) -> tuple[dict, dict]:
     if hlen > _MAX_HEADER or 9 + hlen > len(data) - 4:
         _fail("header length out of range")
     try:
-        header = load_json(data[9:9 + hlen].decode("utf-8"), "the message header")
+        header = json.loads(data[9:9 + hlen].decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         _fail("header is not UTF-8 JSON")
+    except RecursionError:
+        _fail("header JSON is nested too deeply")
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
         _fail("header has no 'arrays' list")
     pos, end, arrays = 9 + hlen, len(data) - 4, {}
+    if len(header["arrays"]) > _MAX_ARRAYS:
+        _fail(f"more than {_MAX_ARRAYS} arrays")
     for spec in header["arrays"]:
         try:
-            name, dt, shape = spec["name"], _DTYPES[spec["dtype"]], tuple(int(s) for s in spec["shape"])
-        except (KeyError, TypeError, ValueError):
+            name, dt, shape = spec["name"], _DTYPES[spec["dtype"]], spec["shape"]
+        except (KeyError, TypeError):
             _fail("bad array description")
-        if any(s < 0 for s in shape) or not isinstance(name, str) or len(shape) > 4:
-            _fail("bad array description")
-        n = dt.itemsize
-        for s_ in shape:  # exact integer product, stopped once it passes the bytes present (no overflow, no huge alloc)
-            n *= s_
-            if n > end - pos:
-                break
-        if n > end - pos:
-            _fail(f"array {str(name)[:40]!r} is truncated or its shape {list(shape)[:4]} does not fit the message")
+        if (not isinstance(name, str) or not isinstance(shape, list) or len(shape) > _MAX_NDIM
+                or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= end for s in shape)):
+            _fail(f"bad array description (a shape is a list of at most {_MAX_NDIM} sizes, each no larger than"
+                  " the message)")
+        shape = tuple(shape)
+        n = math.prod(shape) * dt.itemsize  # exact (Python ints): no overflow before the size check
+        if pos + n > end:
+            _fail(f"array {name!r} is truncated")
         arrays[name] = np.frombuffer(data, dtype=dt, count=n // dt.itemsize, offset=pos).reshape(shape).copy()
         pos += n
     if pos != end:

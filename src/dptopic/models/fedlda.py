@@ -19,7 +19,8 @@ from ..accounting.fedlda import MIN_EPSILON
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
-from .base import GibbsTopicModel, check_topics_fit_vocabulary
+from ..federated.client import check_config
+from .base import GibbsTopicModel
 
 USER_RELATION = ("one user's reports: the words of all entries a user sends over all rounds, each entry's word"
                  " replaced by any other word (including rare words and padding); topic labels held fixed")
@@ -27,6 +28,24 @@ SCOPE = ("covers the word of every entry one user reports, composed over all ent
          " the topic label of each entry (sent as sampled; it depends on the user's text), the dependence of the"
          " replacement distribution on the user's local theta (replacement='mixture'), the server's held-out"
          " perplexity, and any guarantee for a whole document or user beyond this composition.")
+SCOPE_TOPIC = ("covers the word of every entry one user reports, composed over all entries and rounds. NOT covered:"
+               " the topic label of each entry (sent as sampled; it depends on the user's text; with"
+               " replacement='topic' the replacement words depend on nothing else), the server's held-out"
+               " perplexity, and any guarantee for a whole document or user beyond this composition.")
+PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries only; the topic labels go out"
+                " unperturbed{mixture}, so a user's text is not protected as a whole (see scope and docs/fedlda.md)")
+
+
+
+def coverage(replacement: str, exclusion: str = "floor") -> dict:
+    """``guarantee`` ("partial": topic labels go out in the clear), ``note`` and ``scope`` of a FedLDA report."""
+    mixture = replacement == "mixture"
+    note = PARTIAL_NOTE.format(mixture=" and replacement='mixture' draws replacements from the user's local theta"
+                               if mixture else "")
+    if exclusion == "tail":
+        note += ("; tail exclusion: the poster's (eps, 2 delta)-LDP per entry holds only if the model's word"
+                 " probabilities follow Zipf's law with exponent gamma; not verified by construction")
+    return {"guarantee": "partial", "note": note, "scope": SCOPE if mixture else SCOPE_TOPIC}
 
 
 class FedLDA(GibbsTopicModel):
@@ -126,9 +145,9 @@ class FedLDA(GibbsTopicModel):
         """
         self._validate()
         corpora = self._client_corpora(X, vocabulary)
-        check_topics_fit_vocabulary(self.n_topics, corpora[0].vocab_size)
         self.vocabulary_ = corpora[0].vocabulary
         cfg = self._config()
+        check_config(cfg, len(self.vocabulary_))  # K <= V and a realizable epsilon, before any work
         rng = self._rng()
         ids = [f"user{i}" for i in range(len(corpora))]
         client_rngs = rng.spawn(len(corpora) + 1)
@@ -164,7 +183,7 @@ class FedLDA(GibbsTopicModel):
         self.n_truncated_ = int(sum(c.n_truncated for c in clients))
         self.n_clients_ = len(clients)
         self._set_fitted()
-        # no document or token counts: the padding exists to hide them (the number of users is the protocol's own)
+        # public quantities only: the exact document and token counts are what the padding hides
         self._train_stats = {"n_clients": len(clients), "vocab_size": len(self.vocabulary_),
                              "entries_per_update": cfg.n_entries,
                              "rounds": [{k: v for k, v in h.items() if k != "heldout_perplexity"}
@@ -181,27 +200,22 @@ class FedLDA(GibbsTopicModel):
                            "gamma": self.gamma, "variant": self.variant, "exclusion": self.exclusion,
                            "replacement": self.replacement, "entries_per_round": self._config().n_entries,
                            "rounds": self.rounds},
-            "scope": SCOPE,
+            **coverage(self.replacement, self.exclusion),
             "noise": "RRP word replacement",
             "secure_noise": False,
         })
-        # every FedLDA update carries its entries' topic labels as sampled: the guarantee covers the words only
-        rep["guarantee"] = "partial"
-        rep["not_covered"] = ["the topic label of every entry (sent in the clear; it depends on the user's text)"]
-        if self.replacement == "mixture":
-            rep["not_covered"].append("the replacement distribution, which depends on the user's local theta"
-                                      " (replacement='mixture'; 'topic' removes this dependence)")
-        if self.exclusion == "tail":
-            rep["not_covered"].append("the words the tail rule excludes: the poster's (eps, 2 delta)-LDP per entry"
-                                      " holds only if word probabilities follow Zipf's law with exponent gamma")
-            rep["note"] = ("tail exclusion: the poster's (eps, 2 delta)-LDP per entry holds only if the model's word"
-                           " probabilities follow Zipf's law with exponent gamma; not verified by construction")
         if self.seed is not None:
             rep["noise_reproducible"] = True
             rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"
             warnings.warn("FedLDA with an explicit seed: the privacy guarantee holds only while the seed stays secret.",
                           stacklevel=3)
         return rep
+
+    def _load_extra(self, arrays) -> None:
+        super()._load_extra(arrays)
+        # folders saved before these counts were dropped: read, but never written again
+        if isinstance(self._train_stats, dict):
+            self._train_stats = {k: v for k, v in self._train_stats.items() if k not in ("n_docs", "n_tokens")}
 
     def save(self, directory, *, save_metrics: bool | None = None) -> str:
         """Save like every private model: the seed is never written. ``save_metrics=True`` adds the

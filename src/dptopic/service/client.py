@@ -184,7 +184,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     priv = codec.fed_privacy(rrp, sent)
     return {"client": fc.client_id, "rounds": done, "updates_sent": sent, "epsilon_basic": priv["epsilon_basic"],
             "epsilon_pld": priv.get("epsilon_pld"), "epsilon": priv.get("epsilon"), "delta": priv["delta"],
-            "guarantee": priv.get("guarantee")}
+            "guarantee": priv.get("guarantee"), "note": priv.get("note")}
 
 
 def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None = None) -> dict:

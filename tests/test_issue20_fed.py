@@ -1,0 +1,255 @@
+"""Issue 20, FedLDA items: saved sizes (6), partial guarantee (7), retried updates (17), huge shapes (18),
+K > V (20), epsilon range (21), a refused broadcast leaves the client untouched (24)."""
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+from dptopic.corpus.synthetic import lda_corpus
+from dptopic.errors import DPTopicError
+from dptopic.federated import FedClient, MessageError, ModelBroadcast, RRPConfig, decode_message
+from dptopic.federated.messages import MAGIC, VERSION
+from dptopic.models import FedLDA, load
+
+
+def _fit(**kw):
+    c = lda_corpus(n_docs=12, vocab_size=20, n_topics=2, doc_length=10, seed=0).corpus
+    params = dict(n_topics=2, rounds=2, pad_length=16, seed=3, verbose=0)
+    with pytest.warns(UserWarning, match="seed"):
+        return FedLDA(**{**params, **kw}).fit(c), c
+
+
+# ------------------------------------------------------------------ item 6
+def test_saved_model_holds_no_exact_corpus_sizes_and_old_folders_load(tmp_path):
+    m, _ = _fit()
+    m.save(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert "n_docs" not in meta["training"] and "n_tokens" not in meta["training"]
+    assert meta["training"]["entries_per_update"] == 16 and meta["training"]["vocab_size"] == 20
+    # a folder written before the fix (with the exact sizes) still loads, and a re-save drops them
+    meta["training"].update(n_docs=12, n_tokens=120)
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    old = load(tmp_path / "m")
+    np.testing.assert_array_equal(old.components_, m.components_)
+    old.save(tmp_path / "again")
+    again = json.loads((tmp_path / "again" / "model.json").read_text())["training"]
+    assert "n_docs" not in again and "n_tokens" not in again
+
+
+# ------------------------------------------------------------------ item 7
+@pytest.mark.parametrize("replacement", ["mixture", "topic"])
+def test_report_says_partial_because_topic_labels_go_out_in_the_clear(replacement):
+    m, _ = _fit(replacement=replacement)
+    rep = m.privacy_
+    assert rep["guarantee"] == "partial"
+    assert "topic labels go out unperturbed" in rep["note"]
+    assert ("local theta" in rep["note"]) == (replacement == "mixture")
+    assert rep["scope"].startswith("covers the word of every entry one user reports")
+    assert "topic label of each entry" in rep["scope"]
+    assert ("replacement='mixture'" in rep["scope"]) == (replacement == "mixture")
+
+
+def test_tail_exclusion_keeps_both_reasons():
+    m, _ = _fit(exclusion="tail")
+    assert m.privacy_["guarantee"] == "partial"
+    assert "topic labels" in m.privacy_["note"] and "Zipf" in m.privacy_["note"]
+
+
+# ------------------------------------------------------------------ item 18
+def _raw_message(header: dict, payload: bytes = b"") -> bytes:
+    head = json.dumps(header).encode()
+    body = MAGIC + struct.pack("<BI", VERSION, len(head)) + head + payload
+    return body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)
+
+
+HUGE = [[2 ** 40, 2 ** 40], [10 ** 30], [2 ** 62, 4], [1, 1, 1, 1, 1, 1, 1, 1, 1], ["3"], [True], [1.5]]
+
+
+@pytest.mark.parametrize("shape", HUGE)
+def test_huge_or_odd_shapes_are_one_line_message_errors(shape):
+    msg = _raw_message({"kind": "update", "round": 0, "client": "a", "vocab": "v",
+                        "arrays": [{"name": "topics", "dtype": "<i4", "shape": shape},
+                                   {"name": "words", "dtype": "<i4", "shape": shape}]}, b"\0" * 16)
+    with pytest.raises(MessageError, match="malformed message") as e:
+        decode_message(msg)
+    assert "\n" not in str(e.value)
+
+
+def test_deeply_nested_header_is_a_message_error():
+    head = b'{"arrays":' + b"[" * 30000 + b"]" * 30000 + b"}"
+    body = MAGIC + struct.pack("<BI", VERSION, len(head)) + head
+    with pytest.raises(MessageError, match="nested too deeply"):
+        decode_message(body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF))
+
+
+# ------------------------------------------------------------------ items 20 and 21
+def test_more_topics_than_words_is_refused_before_training():
+    c = lda_corpus(n_docs=6, vocab_size=20, n_topics=2, doc_length=10, seed=0).corpus
+    with pytest.raises(DPTopicError, match="n_topics=30 exceeds the vocabulary size 20"):
+        FedLDA(n_topics=30, rounds=1, pad_length=16, verbose=0).fit(c)
+    with pytest.raises(DPTopicError, match="exceeds the vocabulary size"):
+        FedClient("u", c, RRPConfig(30, 5.0, pad_length=16), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("eps", [1e-300, 1e-3])
+def test_epsilon_too_small_for_the_vocabulary_is_one_line(eps):
+    c = lda_corpus(n_docs=6, vocab_size=20, n_topics=2, doc_length=10, seed=0).corpus
+    with pytest.raises(DPTopicError, match="too small for a vocabulary of 20 words") as e:
+        FedLDA(n_topics=2, epsilon=eps, rounds=1, pad_length=16, verbose=0).fit(c)
+    assert "\n" not in str(e.value)
+
+
+def test_coincide_with_tiny_epsilon_still_runs():
+    m, _ = _fit(epsilon=1e-300, variant="coincide")
+    assert m.privacy_["epsilon_basic"] > 0
+
+
+@pytest.mark.parametrize("bad", [["--topics", "100000"], ["--epsilon", "1e-300"], ["--epsilon", "1e308"]])
+def test_cli_refuses_fed_settings_in_one_line(tmp_path, capsys, bad):
+    from dptopic.cli.main import main
+
+    c = lda_corpus(n_docs=10, vocab_size=20, n_topics=2, doc_length=10, seed=0).corpus
+    path = c.save(tmp_path / "c.npz")
+    args = ["train", "--algorithm", "fed", "--corpus", str(path), "--rounds", "1", "--pad-length", "16",
+            "--topics", "2", "--out", str(tmp_path / "m"), "--quiet"]
+    try:
+        rc = main(args + bad)
+    except SystemExit as e:
+        rc = e.code
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "error" in err.lower()
+    assert len(err.strip().splitlines()) <= 2
+    assert not (tmp_path / "m").exists()
+
+
+# ------------------------------------------------------------------ item 24
+def _client():
+    c = lda_corpus(n_docs=4, vocab_size=20, n_topics=2, doc_length=10, seed=1).corpus
+    cfg = RRPConfig(2, 5.0, pad_length=64)
+    return FedClient("u", c, cfg, np.random.default_rng(4)), c
+
+
+@pytest.mark.parametrize("poison", ["nan", "neg", "zero", "inf", "unnormalised"])
+def test_refused_broadcast_leaves_client_state_bit_for_bit(poison):
+    client, c = _client()
+    phi = np.full((2, 20), 1 / 20)
+    if poison == "nan":
+        phi[0, 3] = np.nan
+    elif poison == "neg":
+        phi[1, 0], phi[1, 1] = -0.05, 0.15
+    elif poison == "zero":
+        phi[0, 0], phi[0, 1] = 0.0, 0.1
+    elif poison == "inf":
+        phi[1, 2] = np.inf
+    else:
+        phi *= 3
+    before = (client.z.copy(), client.ndk.copy(), client._rng.bit_generator.state, client.n_truncated)
+    with pytest.raises(DPTopicError, match="broadcast phi must hold finite, positive probabilities"):
+        client.run_round(ModelBroadcast(0, client.vocab, phi).encode())
+    assert client.z.tobytes() == before[0].tobytes() and client.ndk.tobytes() == before[1].tobytes()
+    assert client._rng.bit_generator.state == before[2] and client.n_truncated == before[3]
+    # a good broadcast still works afterwards
+    client.run_round(ModelBroadcast(0, client.vocab, np.full((2, 20), 1 / 20)).encode())
+
+
+# ------------------------------------------------------------------ items 17 and 18 on a live server
+@pytest.fixture(scope="module")
+def fed_server(tmp_path_factory):
+    pytest.importorskip("starlette")
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("uvicorn")
+    from service_helpers import Server, make_data
+
+    tmp = tmp_path_factory.mktemp("fedsvc")
+    words, texts = make_data(tmp, n_docs=120, n_prior=40)
+    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon", "5",
+                 "--fed-topics", "3", "--fed-pad-length", "32", "--fed-min-updates", "1").start()
+    yield {"url": srv.url, "words": words, "texts": texts}
+    srv.stop()
+
+
+def _open_round(url) -> int:
+    from service_helpers import http
+
+    return int(http("GET", url + "/v1/fed/round")[1]["dptopic-round"])
+
+
+def test_retry_of_an_update_that_closed_its_round_is_replayed(fed_server):
+    from service_helpers import corpus_of, get_json, http
+
+    from dptopic.service import codec
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    rrp = codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
+    fc = codec.fed_client("retry-user", corpus_of(texts[:10], words), rrp)
+    rnd = _open_round(url)
+    update = fc.run_round(http("GET", url + "/v1/fed/round")[2])
+    headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-retry-00001"}
+    status, _, data = http("POST", url + "/v1/fed/updates", update, headers)
+    assert status == 201 and json.loads(data)["round_closed"] is True
+    assert _open_round(url) == rnd + 1
+    status, h, data = http("POST", url + "/v1/fed/updates", update, headers)  # the retry after a lost ack
+    assert status == 200, data
+    assert json.loads(data)["replayed"] is True and json.loads(data)["round"] == rnd
+    assert _open_round(url) == rnd + 1
+    # the same key with another body is still a conflict, and an unseen stale update still 409 stale_round
+    other = fc.run_round(http("GET", url + "/v1/fed/round")[2])
+    status, _, data = http("POST", url + "/v1/fed/updates", other, headers)
+    assert status == 409 and json.loads(data)["error"]["code"] == "idempotency_key_reused"
+    status, _, data = http("POST", url + "/v1/fed/updates", update,
+                           {**headers, "Idempotency-Key": "fed-retry-00002"})
+    assert status == 409 and json.loads(data)["error"]["code"] == "stale_round"
+
+
+def test_fed_client_counts_a_round_whose_ack_was_lost(fed_server):
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import ServiceClient, fed_participate
+
+    class LosesFirstAck(ServiceClient):
+        lost = False
+
+        def _once(self, method, path, body, headers):
+            out = super()._once(method, path, body, headers)
+            if path == "/v1/fed/updates" and not self.lost:
+                self.lost = True  # the update arrived and closed the round, but the answer never came back
+                raise ConnectionResetError("connection reset by peer")
+            return out
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    rnd = _open_round(url)
+    client = LosesFirstAck(url, retries=2, backoff=0.01)
+    out = fed_participate(url, corpus_of(texts[20:30], words), rounds=1, poll=0.1, timeout=30, client=client)
+    assert client.lost
+    assert [r["round"] for r in out["rounds"]] == [rnd]  # the aggregated round, counted once
+    assert _open_round(url) == rnd + 1  # and no extra round joined
+
+
+@pytest.mark.parametrize("shape", [[2 ** 40, 2 ** 40], [10 ** 30]])
+def test_huge_shapes_are_http_400_on_fed_updates(fed_server, shape):
+    from service_helpers import http
+
+    msg = _raw_message({"kind": "update", "round": 0, "client": "a", "vocab": "v",
+                        "arrays": [{"name": "topics", "dtype": "<i4", "shape": shape},
+                                   {"name": "words", "dtype": "<i4", "shape": shape}]}, b"\0" * 16)
+    status, _, data = http("POST", fed_server["url"] + "/v1/fed/updates", msg,
+                           {"Content-Type": "application/octet-stream",
+                            "Idempotency-Key": f"fed-huge-{len(shape)}0000"})
+    assert status == 400
+    err = json.loads(data)["error"]
+    assert err["code"] == "malformed_update" and "\n" not in err["message"]
+
+
+def test_fed_client_summary_says_partial(fed_server):
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    out = fed_participate(url, corpus_of(texts[40:50], words), rounds=1, poll=0.1, timeout=30)
+    assert out["guarantee"] == "partial" and "topic labels go out unperturbed" in out["note"]
