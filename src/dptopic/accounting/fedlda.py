@@ -27,15 +27,9 @@ def _num(x) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and not math.isnan(x)
 
 
-MIN_EPSILON = 1e-6
-"""Smallest per-entry epsilon accepted: below it a report is indistinguishable from a uniform word anyway, and the
-replacement table's probabilities underflow."""
-
-
 def check_epsilon(epsilon) -> float:
-    if not (_num(epsilon) and epsilon >= MIN_EPSILON):
-        raise DPTopicError(f"invalid epsilon={epsilon!r}: must be a number >= {MIN_EPSILON:g} (privacy budget per"
-                           " reported word).")
+    if not (_num(epsilon) and epsilon > 0):
+        raise DPTopicError(f"invalid epsilon={epsilon!r}: must be a number > 0 (privacy budget per reported word).")
     return float(epsilon)
 
 

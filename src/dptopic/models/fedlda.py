@@ -15,7 +15,6 @@ from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
 from ..accounting.events import EPSILON_MAX
-from ..accounting.fedlda import MIN_EPSILON
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
@@ -74,7 +73,7 @@ class FedLDA(GibbsTopicModel):
 
     _parameter_constraints = {
         **{k: v for k, v in GibbsTopicModel._parameter_constraints.items() if k != "n_iter"},
-        "epsilon": [Real(MIN_EPSILON, EPSILON_MAX, "both")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
+        "epsilon": [Real(0, EPSILON_MAX, "right")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
         "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, 10_000_000)],
         "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
         "exclusion": [Options(("floor", "tail"))], "replacement": [Options(("mixture", "topic"))],

@@ -101,12 +101,11 @@ class ServiceConfig:
                 raise DPTopicError(f"{name} {k} exceeds the vocabulary size {V}: every mini-batch would be refused;"
                                    f" give at most {V} topics or a larger --vocabulary.")
         if self.fed_epsilon is not None:
-            from ..accounting.fedlda import MIN_EPSILON
             from ..accounting.events import EPSILON_MAX
 
-            if not MIN_EPSILON <= self.fed_epsilon <= EPSILON_MAX:
+            if not 0 < self.fed_epsilon <= EPSILON_MAX:
                 raise DPTopicError(f"invalid --fed-epsilon {self.fed_epsilon:g}: give a per-entry epsilon in"
-                                   f" [{MIN_EPSILON:g}, {EPSILON_MAX:g}].")
+                                   f" (0, {EPSILON_MAX:g}] (the smallest that works depends on the vocabulary).")
 
 
     @property
