@@ -162,17 +162,33 @@ def check_output_folder(path, overwrite: bool = False, what: str = "results", fl
         except OSError as e:
             raise DPTopicError(f"{flag} {str(path)!r} cannot be read ({e.strerror}); choose another {flag}.") from None
         if not empty:
-            _may_replace((p / OUTPUT_MARKER).is_file(), overwrite, path, what, flag, "is a folder that does")
+            _may_replace(_holds_our_results(p), overwrite, path, what, flag, "is a folder that does")
     _check_writable(p.parent, flag, path)
     return p
 
 
-def mark_output_folder(path, command: str) -> Path:
-    """Create ``path`` (if needed) and mark it as written by ``dptopic COMMAND``."""
+def _holds_our_results(p: Path) -> bool:
+    """The folder carries our marker and nothing but the files the marked run listed (a file the user added
+    since makes it the user's again)."""
+    try:
+        mark = json.loads((p / OUTPUT_MARKER).read_text("utf-8"))
+        listed = mark.get("files")
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not isinstance(listed, list):
+        return True  # marked when the run started; it listed nothing yet
+    return {e.name for e in p.iterdir()} <= set(listed) | {OUTPUT_MARKER}
+
+
+def mark_output_folder(path, command: str, done: bool = False) -> Path:
+    """Create ``path`` (if needed) and mark it as written by ``dptopic COMMAND``; with ``done=True`` (when the
+    command has finished) the marker also lists the files it left there."""
     p = Path(path)
     p.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(p / OUTPUT_MARKER, {"written_by": f"dptopic {command}",
-                                          "note": "results of a dptopic command; --overwrite may replace them"})
+    mark = {"written_by": f"dptopic {command}", "note": "results of a dptopic command; --overwrite may replace them"}
+    if done:
+        mark["files"] = sorted(e.name for e in p.iterdir() if e.name != OUTPUT_MARKER)
+    atomic_write_json(p / OUTPUT_MARKER, mark)
     return p
 
 

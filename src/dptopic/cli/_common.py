@@ -30,6 +30,7 @@ def _float_arg(check, what):
 
 
 positive_float = _float_arg(lambda v: v > 0 and math.isfinite(v), "must be a finite number > 0")
+epsilon_value = _float_arg(lambda v: 1e-9 <= v <= 500, "an epsilon must lie in [1e-09, 500]")
 unit_interval = _float_arg(lambda v: 0 < v < 1, "must lie in (0, 1)")
 
 

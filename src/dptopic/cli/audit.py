@@ -138,6 +138,7 @@ def cmd_audit(a):
     doc["settings"]["seed"] = a.seed
     atomic_write_json(out / "audit.json", doc)
     res.plot(out / "roc.png", attacks=list(res.summaries))  # every attack the table shows
+    mark_output_folder(out, "audit", done=True)
     from rich.table import Table
 
     t = Table(title="Membership inference (higher = more leakage)")

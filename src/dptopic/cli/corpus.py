@@ -38,6 +38,7 @@ def cmd_corpus_prepare(a):
         for old in Path(a.out).glob(SHARD_PATTERN) if Path(a.out).is_dir() else ():
             old.unlink()  # ours (the folder is marked): a smaller --shards must not leave stale shards behind
         paths = write_shards(corpus, mark_output_folder(a.out, "corpus prepare --shards"), a.shards)
+        mark_output_folder(a.out, "corpus prepare --shards", done=True)
         make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size} written"
                              f" as {len(paths)} shards to {a.out}")
         return

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._common import load_corpus, make_console, positive_float, positive_int, seed_int
+from ._common import epsilon_value, load_corpus, make_console, positive_float, positive_int, seed_int
 
 
 def experiment_corpora(name, max_vocab=1000, max_docs=None):
@@ -87,7 +87,7 @@ def cmd_topic_attack(a):
 def register_zhao_central(esub) -> None:
     u = esub.add_parser("hdp-utility", help="Zhao et al. Fig. 5: perplexity against eps_L (HDP-LDA, CDP-LDA+)")
     add_common_experiment_args(u)
-    u.add_argument("--eps-grid", type=positive_float, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0])
+    u.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0])
     u.set_defaults(func=cmd_hdp_utility)
     t = esub.add_parser("topic-attack", help="Zhao et al. Fig. 4: topic-based attack against iterations")
     add_common_experiment_args(t)
@@ -118,7 +118,9 @@ def _guard_out(name, func):
 
         check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} results")
         mark_output_folder(a.out, f"experiment {name}")
-        return func(a)
+        result = func(a)
+        mark_output_folder(a.out, f"experiment {name}", done=True)
+        return result
 
     return run
 

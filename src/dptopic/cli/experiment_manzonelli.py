@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import load_corpus, make_console, positive_float, positive_int, unit_interval
+from ._common import epsilon_value, load_corpus, make_console, positive_float, positive_int, unit_interval
 from .audit import parse_set
 
 
@@ -114,7 +114,7 @@ def register_manzonelli(esub) -> None:
     c.add_argument("--subsample", type=positive_int, default=1800)
     c.add_argument("--max-vocab", type=positive_int, default=1000)
     c.add_argument("--algorithms", nargs="+", default=["lda", "cdp"])
-    c.add_argument("--eps-grid", type=positive_float, nargs="+", default=[0.5, 1.0, 2.0, 5.0])
+    c.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.5, 1.0, 2.0, 5.0])
     c.add_argument("--topics", type=positive_int, default=50)
     c.add_argument("--iterations", type=positive_int, default=100)
     c.add_argument("--shadows", type=positive_int, default=5)

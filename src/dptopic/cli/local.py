@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import (FORMATS, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
+from ._common import (FORMATS, epsilon_value, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary)
 
 
@@ -178,7 +178,7 @@ def register_zhao_local(esub) -> None:
 
     u = esub.add_parser("ldp-utility", help="Zhao et al. Fig. 6: perplexity against eps (LP-LDA, CDP-LDA)")
     add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")
-    u.add_argument("--eps-grid", type=positive_float, nargs="+", default=[0.5, 1.0, 2.0, 3.0, 5.0, 8.0])
+    u.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.5, 1.0, 2.0, 3.0, 5.0, 8.0])
     u.add_argument("--max-test-docs", type=positive_int, default=None)
     u.set_defaults(func=cmd_ldp_utility)
     o = esub.add_parser("olp", help="Zhao et al. Figs. 8-10: OLP-LDA against batches, prior size, batch size")
@@ -187,7 +187,7 @@ def register_zhao_local(esub) -> None:
     o.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch")
     o.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
     o.add_argument("--out", default="runs/olp")
-    o.add_argument("--eps-grid", type=positive_float, nargs="+", default=[1.0, 3.0, 5.0, 8.0])
+    o.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[1.0, 3.0, 5.0, 8.0])
     o.add_argument("--batch-size", type=positive_int, default=160)
     o.add_argument("--batches", type=positive_int, default=15)
     o.add_argument("--prior-size", type=positive_int, default=500)
