@@ -80,3 +80,15 @@ def test_gridsearch_on_a_non_private_model():
     gs = GridSearchCV(dptopic.LDA(n_topics=2, n_iter=20, seed=0, verbose=0), {"n_topics": [2, 3]}, cv=2)
     gs.fit(_X())
     assert gs.best_params_["n_topics"] in (2, 3) and np.isfinite(gs.best_score_)
+
+
+def test_gridsearch_on_a_private_model_warns_that_budgets_add():
+    from dptopic.models import base
+
+    base._PRIVATE_DOCS.clear()
+    X = _X()
+    gs = GridSearchCV(dptopic.DPSVI(n_topics=2, noise_multiplier=2.0, sampling_rate=0.5, verbose=0),
+                      {"n_topics": [2, 3]}, cv=2)
+    with pytest.warns(UserWarning, match="epsilons add up"):
+        gs.fit(X)
+    assert "epsilons add up" in gs.best_estimator_.privacy_["fits"]

@@ -24,6 +24,25 @@ from ..kernels import SweepArrays
 
 _REGISTRY: dict[str, type] = {}
 
+_PRIVATE_DOCS: set = set()
+"""Fingerprints of the documents private fits in this process have trained on (to warn about re-use)."""
+
+
+def _warn_if_documents_reused(name: str, corpus: Corpus) -> None:
+    import hashlib
+    import warnings
+
+    ptr, ids = corpus.doc_ptr, corpus.word_ids
+    seen = {hashlib.blake2b(ids[ptr[d]:ptr[d + 1]].tobytes(), digest_size=12).digest() for d in range(corpus.n_docs)}
+    again = len(seen & _PRIVATE_DOCS)
+    _PRIVATE_DOCS.update(seen)
+    if again:
+        warnings.warn(f"{name}: {again} of these {corpus.n_docs} training documents were already used by an earlier"
+                      " private fit in this process (a refit, or another candidate of a grid search): each fit spends"
+                      " its budget again, and the epsilons add up; the report of each fit covers that fit alone.",
+                      UserWarning, stacklevel=4)
+
+
 MIN_PRIOR = 1e-8
 """Smallest Dirichlet prior (alpha, beta, eta) accepted: smaller ones make sampling weights and digammas overflow."""
 
@@ -108,10 +127,17 @@ class TopicModel(TransformerMixin, BaseEstimator):
         validate_params(params, self._parameter_constraints)
         self._params_at_validate = dict(params)  # what the fit about to start is trained with
 
-    def _set_fitted(self) -> None:
+    def _set_fitted(self, corpus=None) -> None:
         """End of a successful fit: the privacy report, and the parameters that produced this state (a later
-        ``set_params`` changes the next fit, never what ``save`` writes for this one)."""
+        ``set_params`` changes the next fit, never what ``save`` writes for this one). A private fit on documents
+        that an earlier private fit in this process already used (a refit, a grid search) warns: the budgets add."""
+        if self._private and isinstance(corpus, Corpus):
+            _warn_if_documents_reused(type(self).__name__, corpus)
         self.privacy_ = self.privacy_report()
+        if self.privacy_.get("private"):
+            self.privacy_["fits"] = ("this report covers this fit alone: every other private fit on the same documents"
+                                     " (a refit, each candidate of a grid search) spends its own budget, and the"
+                                     " epsilons add up (basic composition)")
         self._fit_params_ = dict(getattr(self, "_params_at_validate", None) or self.get_params())
         self._record_input_features(getattr(self, "_input_names", None))
 
@@ -304,7 +330,7 @@ class GibbsTopicModel(TopicModel):
             self._collect(backend, self.n_iter - 1, arrays, rng)  # a shard lost now still catches up
             self.components_ = self._finish(arrays, rng)  # inside: _finish may read z from the shards
         self.n_iter_ = self.n_iter
-        self._set_fitted()
+        self._set_fitted(corpus)
         if self.backend != "threads":
             self.privacy_["replayed_iterations"] = self.n_replayed_
         self._train_stats = {"n_docs": corpus.n_docs, "n_tokens": corpus.n_tokens, "vocab_size": V}

@@ -428,7 +428,7 @@ class DPSVI(_VariationalLDA):
         self._finish_fit()
         if eval_set is not None:
             self.perplexity_.append((T, self.perplexity(eval_set)))
-        self._set_fitted()
+        self._set_fitted(corpus)
         self._train_stats = {"vocab_size": corpus.vocab_size}
         return self
 
