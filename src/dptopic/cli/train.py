@@ -167,8 +167,29 @@ def _print_metrics(model, console, baseline=None, saved=True):
 
 
 # ---------------------------------------------------------------- commands
+def _resolve_unit(a, console) -> None:
+    """``--unit`` picks the algorithm (and makes --epsilon the whole run's budget); else ``--algorithm`` (lda)."""
+    from ..models import UNIT_TRAINERS
+
+    if a.unit is None:
+        a.algorithm = a.algorithm or "lda"
+        return
+    if a.algorithm is not None:
+        raise DPTopicError("--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand.")
+    if a.epsilon is None:
+        raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
+    a.algorithm = UNIT_TRAINERS[a.unit]
+    if a.unit == "word":  # HDP-LDA's --epsilon is per iteration: the whole-run budget is --budget
+        if a.budget is not None:
+            raise DPTopicError("with --unit word, --epsilon is the whole run's budget: drop --budget.")
+        a.budget, a.epsilon = a.epsilon, None
+    console.print(f"[bold]--unit {a.unit}[/]: training {a.algorithm} (the best {a.unit}-level trainer measured on public"
+                  " corpora; docs/choosing_a_guarantee.md)")
+
+
 def cmd_train(a):
     console = make_console()
+    _resolve_unit(a, console)
     _refuse_foreign_flags(a)
     check_out(a)
     if a.algorithm in SVI_ALGORITHMS:
@@ -297,7 +318,10 @@ def register(sub) -> None:
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
     add_corpus_args(t)
     t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed") + SVI_ALGORITHMS,
-                   default="lda")
+                   default=None, help="the trainer (default lda, not private); or give --unit instead")
+    t.add_argument("--unit", choices=("document", "word"), default=None,
+                   help="train the best measured private trainer for this privacy unit with --epsilon (the total"
+                        " budget) and --delta; see 'dptopic recommend' and docs/choosing_a_guarantee.md")
     t.add_argument("--topics", type=positive_int, default=50)
     t.add_argument("--iterations", type=positive_int, default=None,
                    help=f"Gibbs sweeps (lda, hdp, cdp, cdp+, lp, olp; default {DEFAULT_ITERATIONS})")

@@ -10,5 +10,7 @@ from .svi import DPSVI, OnlineVB
 ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "lp": LPLDA, "olp": OLPLDA, "fed": FedLDA,
               "online-vb": OnlineVB, "svi": DPSVI}
 
-__all__ = ["LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI",
+from .by_unit import UNIT_TRAINERS, for_unit  # noqa: E402
+
+__all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI",
            "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS"]
