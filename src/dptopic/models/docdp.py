@@ -6,12 +6,13 @@ sum by at most 1 in Frobenius norm, whatever its length), plus Gaussian noise. T
 post-processing of the noisy release only (:func:`~dptopic.models._docdp_math.denoise`). The
 ``n_iter`` full-batch Gaussian releases are composed by privacy loss distributions (Koskela et
 al. 2020) through a :class:`~dptopic.accounting.PrivacyLedger`; each is the Gaussian mechanism
-(Dwork & Roth 2014, Thm A.1; analytic calibration, Balle & Wang 2018) under add/remove of one
-document. The noise multiplier is calibrated so the composition is (epsilon, delta)-DP.
+(Dwork & Roth 2014, Thm A.1) under add/remove of one document; the noise multiplier is the
+smallest for which the PLD of the composition is (epsilon, delta)-DP (for one release this is the
+analytic Gaussian calibration of Balle & Wang 2018).
 
 Orchestration only: the maths is in :mod:`dptopic.models._docdp_math`, the noise in
-:mod:`dptopic.mechanisms.gaussian`. Defaults were set on synthetic LDA corpora and 20 Newsgroups
-(see ``docs/document_dp.md``): they are not tuned on the data you fit. Topic quality at
+:mod:`dptopic.mechanisms.gaussian`. Defaults were set on 20 Newsgroups (the benchmark corpus,
+see ``docs/document_dp.md``), never on the data you fit. Topic quality at
 epsilon = 1 is measured in that page; it is well below non-private LDA.
 """
 from __future__ import annotations
