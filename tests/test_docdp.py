@@ -44,19 +44,18 @@ def test_unnormalised_counts_would_break_the_bound():
 
 
 def test_noise_std_matches_calibration():
-    c = lda_corpus(n_docs=60, vocab_size=50, n_topics=3, doc_length=20, seed=1).corpus
-    m = DocDPEM(n_topics=3, epsilon=1.0, n_iter=1, threshold=0.0, seed=3)
-    # reproduce the release: the same seed draws the same start, then the noise
-    rng = np.random.default_rng(3)
-    beta0 = rng.dirichlet(np.ones(c.vocab_size), size=3)
-    stat, _ = normalised_statistic(c.to_bow(), beta0, m.alpha, m.inner)
-    noise = rng.normal(0.0, 1.0, size=stat.shape)
     from dptopic.accounting.gaussian import calibrate_noise_multiplier
-    sigma = calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1)
-    n = noise.size
-    assert abs(np.std(noise * sigma) - sigma) < 4 * sigma / np.sqrt(2 * n)
-    m.fit(c)
+    from dptopic.mechanisms import gaussian_mechanism
+    c = lda_corpus(n_docs=60, vocab_size=50, n_topics=3, doc_length=20, seed=1).corpus
+    m = DocDPEM(n_topics=3, epsilon=1.0, n_iter=2, seed=3).fit(c)
+    sigma = calibrate_noise_multiplier(1.0, 1e-5, 1.0, 2)
     assert m.noise_std_ == pytest.approx(sigma)
+    # the release the trainer makes (sensitivity 1): its noise has std sigma within 4 standard errors
+    stat = np.zeros((3, 4000))
+    noisy, event = gaussian_mechanism(stat, sigma, 1.0, np.random.default_rng(0))
+    assert abs(noisy.std() - sigma) < 4 * sigma / np.sqrt(2 * noisy.size)
+    assert abs(noisy.mean()) < 4 * sigma / np.sqrt(noisy.size)
+    assert event.noise_multiplier == pytest.approx(sigma) and event.sampling_rate == 1.0
 
 
 def test_accountant_matches_dp_accounting_gaussian():
