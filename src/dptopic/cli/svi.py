@@ -68,6 +68,8 @@ def print_svi_privacy(rep: dict, console) -> None:
     p = rep["parameters"]
     console.print(f"noise multiplier {p['noise_multiplier']:.4g}, sampling rate {p['sampling_rate']:g},"
                   f" {p['steps']} steps, L2 sensitivity {p['l2_sensitivity']:g}")
+    if "epsilon_moments_accountant" not in rep:
+        return
     ma = rep.get("epsilon_moments_accountant_paper")
     sc = rep.get("epsilon_strong_composition")
     console.print("for comparison (same noise): moments accountant as in Park et al.'s code "
@@ -91,7 +93,7 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     ppl = model.perplexity(test)
     saved = a.save_metrics or not model._private
     model.metrics_ = {"perplexity_bound": ppl, "n_train_docs": train.n_docs, "n_test_docs": test.n_docs}
-    console.print(f"[bold]held-out per-word perplexity bound[/]: {ppl:.1f}"
+    console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}"
                   + ("" if not model._private else " (outside the guarantee: computed on documents of the private"
                      " corpus; " + ("saved, labelled so)" if saved else "not saved)")))
     print_svi_privacy(model.privacy_, console)

@@ -16,13 +16,15 @@ DEFAULT_ITERATIONS = 200
 _CENTRAL = ("cdp", "cdp+", "hdp")
 _FED = ("fed",)
 _SVI = ("svi",)
-_CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS
+_DOC = ("docdp",)
+_CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC
 # Flags that only some algorithms read, with their defaults: given to another algorithm they would be
 # silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
 _ALGORITHM_ONLY = {
-    "epsilon": (None, _CENTRAL + _FED + _SVI), "budget": (None, ("hdp",)), "secure": (False, _CENTRAL + _SVI),
+    "epsilon": (None, _CENTRAL + _FED + _SVI + _DOC), "budget": (None, ("hdp",)),
+    "secure": (False, _CENTRAL + _SVI + _DOC),
     "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
-    "epsilon_inherent": (10.0, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + ("lp", "olp")),
+    "epsilon_inherent": (10.0, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + _DOC + ("lp", "olp")),
     "noise": ("discrete", _CENTRAL),
     "reports": (None, ("lp", "olp")), "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
     "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
@@ -31,7 +33,7 @@ _ALGORITHM_ONLY = {
     "exclusion": ("floor", _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI),
-    "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS),
+    "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
     "dask_local": (None, ("lda",) + _CENTRAL),
     # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
@@ -192,8 +194,17 @@ def cmd_train(a):
     _resolve_unit(a, console)
     _refuse_foreign_flags(a)
     check_out(a)
-    if a.algorithm in SVI_ALGORITHMS:
-        model = build_svi_model(a)  # bad parameters fail before the corpus loads
+    if a.algorithm in SVI_ALGORITHMS + ("docdp",):
+        if a.algorithm == "docdp":
+            from ..models import DocDPEM
+
+            if a.epsilon is None:
+                raise DPTopicError("docdp needs --epsilon, the budget of the whole run (and --delta).")
+            model = DocDPEM.from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure, seed=_resolve_seed(a),
+                                        verbose=0 if a.quiet else 1)
+            model._validate()
+        else:
+            model = build_svi_model(a)  # bad parameters fail before the corpus loads
         corpus, vocab, event = _training_corpus(a, console)
         return train_svi(model, corpus, vocab, a, console,
                          after_fit=lambda m: _compose_private_vocabulary(m, event, console))
@@ -317,7 +328,7 @@ def cmd_topics(a):
 def register(sub) -> None:
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed") + SVI_ALGORITHMS,
+    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed") + SVI_ALGORITHMS + ("docdp",),
                    default=None, help="the trainer (default lda, not private); or give --unit instead")
     t.add_argument("--unit", choices=("document", "word"), default=None,
                    help="train the best measured private trainer for this privacy unit with --epsilon (the total"

@@ -1,5 +1,6 @@
 """Estimators, one per algorithm (scikit-learn style ``fit``/``transform``/``components_``)."""
 from .base import GibbsTopicModel, IterationInfo, TopicModel, load
+from .docdp import DocDPEM
 from .fedlda import FedLDA
 from .lda import LDA
 from .private import CDPLDA, CDPLDAPlus, HDPLDA
@@ -8,9 +9,9 @@ from .online import OLPLDA, OnlineLDA
 from .svi import DPSVI, OnlineVB
 
 ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "lp": LPLDA, "olp": OLPLDA, "fed": FedLDA,
-              "online-vb": OnlineVB, "svi": DPSVI}
+              "online-vb": OnlineVB, "svi": DPSVI, "docdp": DocDPEM}
 
 from .by_unit import UNIT_TRAINERS, for_unit  # noqa: E402
 
-__all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI",
+__all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM",
            "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS"]

@@ -1,0 +1,76 @@
+"""Non-private maths of the document-level DP-EM trainer (:mod:`dptopic.models.docdp`).
+
+Each document's contribution to one EM iteration is its expected word-topic counts, computed
+with every word count divided by the document's L2 norm ``||c_d||_2``. The contribution
+``S_d[k, w] = c_dw / ||c_d||_2 * phi_dwk`` then has Frobenius norm at most 1 (``sum_k phi_dwk^2 <= 1``),
+so adding or removing one document moves the summed statistic by at most 1 in L2, whatever its
+length: no clip is chosen from the data.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def unit_l2_rows(X: sp.csr_matrix) -> sp.csr_matrix:
+    """Each non-empty row of ``X`` divided by its L2 norm (empty rows stay empty)."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    return sp.csr_matrix(sp.diags(1.0 / norms) @ X)
+
+
+def word_topic_responsibilities(X: sp.csr_matrix, beta: np.ndarray, alpha: float, inner: int,
+                                theta: np.ndarray | None = None):
+    """``(phi, theta)``: ``phi`` (nnz x K) each (document, word) entry's posterior over topics under
+    ``beta``; ``theta`` (D x K) the documents' topic counts plus ``alpha``.
+
+    A few fixed-point iterations of the document-topic mixture (variational-EM style) with a
+    symmetric Dirichlet(``alpha``) smoothing, started from ``theta`` when given (a warm start from
+    the previous iteration: private state that is never released); rows of ``phi`` sum to 1.
+    """
+    X = sp.csr_matrix(X)
+    D = X.shape[0]
+    rows = np.repeat(np.arange(D), np.diff(X.indptr))
+    cols, vals = X.indices, X.data.astype(np.float64)
+    K = beta.shape[0]
+    agg = sp.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))), shape=(D, len(rows)))
+    bw = beta[:, cols].T
+    if theta is None:
+        theta = np.full((D, K), 1.0 / K)
+    phi = bw
+    for _ in range(inner):
+        phi = theta[rows] * bw
+        phi /= phi.sum(axis=1, keepdims=True) + 1e-300
+        theta = agg @ (phi * vals[:, None]) + alpha
+    return phi, theta
+
+
+def normalised_statistic(X: sp.csr_matrix, beta: np.ndarray, alpha: float, inner: int,
+                         theta: np.ndarray | None = None):
+    """``(sum_d S_d, theta)``: the K x V sum, each document's ``S_d`` of Frobenius norm <= 1 (see the
+    module note), and the documents' warm-start state for the next iteration."""
+    X = sp.csr_matrix(X)
+    Xn = unit_l2_rows(X)
+    phi, theta = word_topic_responsibilities(X, beta, alpha, inner, theta)
+    V = X.shape[1]
+    scatter = sp.csr_matrix((np.ones(len(Xn.indices)), (Xn.indices, np.arange(len(Xn.indices)))),
+                            shape=(V, len(Xn.indices)))
+    return np.asarray((scatter @ (phi * Xn.data[:, None])).T), theta
+
+
+def per_document_statistic(x: np.ndarray, beta: np.ndarray, alpha: float, inner: int) -> np.ndarray:
+    """One document's ``S_d`` (K x V) from its dense count vector ``x`` (for checks and tests)."""
+    return normalised_statistic(sp.csr_matrix(np.asarray(x, dtype=np.float64)[None, :]), beta, alpha, inner)[0]
+
+
+def denoise(release: np.ndarray, noise_std: float, threshold: float, floor: float = 1e-3) -> np.ndarray:
+    """Topic-word distributions from a noisy release only (post-processing).
+
+    Cells below ``threshold * noise_std`` are set to zero (they are indistinguishable from noise),
+    a small ``floor`` keeps every word possible, rows are renormalised.
+    """
+    N = np.array(release, dtype=np.float64)
+    N[N < threshold * noise_std] = 0.0
+    N += floor
+    return N / N.sum(axis=1, keepdims=True)

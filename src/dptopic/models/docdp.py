@@ -1,0 +1,156 @@
+"""Document-level DP topic model by full-batch noisy EM (``DocDPEM``).
+
+Each of ``n_iter`` iterations releases, once, the sum over documents of each document's expected
+word-topic counts with the document's counts divided by their L2 norm (so one document moves the
+sum by at most 1 in Frobenius norm, whatever its length), plus Gaussian noise. The topics are a
+post-processing of the noisy release only (:func:`~dptopic.models._docdp_math.denoise`). The
+``n_iter`` full-batch Gaussian releases are composed by privacy loss distributions (Koskela et
+al. 2020) through a :class:`~dptopic.accounting.PrivacyLedger`; each is the Gaussian mechanism
+(Dwork & Roth 2014, Thm A.1) under add/remove of one document; the noise multiplier is the
+smallest for which the PLD of the composition is (epsilon, delta)-DP (for one release this is the
+analytic Gaussian calibration of Balle & Wang 2018).
+
+Orchestration only: the maths is in :mod:`dptopic.models._docdp_math`, the noise in
+:mod:`dptopic.mechanisms.gaussian`. Defaults were set on 20 Newsgroups (the benchmark corpus,
+see ``docs/document_dp.md``), never on the data you fit. Topic quality at
+epsilon = 1 is measured in that page; it is well below non-private LDA.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import SEED, Int, Options, Real
+from ..accounting import DOCUMENT_RELATION, PrivacyLedger
+from ..accounting.gaussian import calibrate_noise_multiplier
+from ..corpus import Vocabulary, as_corpus
+from ..evaluation import perplexity as _perplexity
+from ..mechanisms import gaussian_mechanism
+from ._docdp_math import denoise, normalised_statistic, word_topic_responsibilities
+from .base import TopicModel, check_topics_fit_vocabulary
+
+THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on a statistic of L2 sensitivity 1 under add/remove of"
+           " one document (each document's word counts divided by their L2 norm), composed over the iterations by"
+           " privacy loss distributions (Koskela et al. 2020); topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
+_RELEASE = "noisy sum of per-document normalised expected word-topic counts (full batch)"
+
+
+class DocDPEM(TopicModel):
+    """Document-level (epsilon, delta)-DP topics by a few full-batch noisy EM iterations.
+
+    Parameters
+    ----------
+    n_topics : K.
+    epsilon, delta : the guarantee for adding or removing one whole document (the whole run).
+    n_iter : noisy EM iterations (each a release; fewer iterations means less noise per release).
+    threshold : cells of a release below ``threshold`` noise standard deviations are set to zero (post-processing).
+    alpha : document-topic smoothing in the E-step.
+    inner : fixed-point iterations of the E-step per document.
+    secure : the Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
+    seed : None (default; OS entropy) or an int for reproducible tests only. Never saved.
+    """
+
+    _private = True
+    _parameter_constraints = {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, 500, "right")],
+                              "delta": [Real(0, 1, "neither")], "n_iter": [Int(1, 1000)],
+                              "threshold": [Real(0, 1e6)], "alpha": [Real(1e-8, 1e6)], "inner": [Int(1, 10000)],
+                              "secure": [Options((True, False))], "seed": SEED, "verbose": [Int(0, 2)]}
+
+    def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_iter: int = 3,
+                 threshold: float = 2.0, alpha: float = 0.1, inner: int = 30, secure: bool = False, seed=None,
+                 verbose: int = 0):
+        self.n_topics = n_topics
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_iter = n_iter
+        self.threshold = threshold
+        self.alpha = alpha
+        self.inner = inner
+        self.secure = secure
+        self.seed = seed
+        self.verbose = verbose
+
+    @classmethod
+    def from_budget(cls, epsilon: float, delta: float = 1e-5, **kw) -> "DocDPEM":
+        """The model whose whole run is (epsilon, delta)-DP (its noise is calibrated in ``fit``)."""
+        return cls(epsilon=epsilon, delta=delta, **kw)
+
+    def _validate(self) -> None:
+        super()._validate()
+        if self.secure and self.seed is not None:
+            from ..errors import DPTopicError
+
+            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed.")
+
+    def fit(self, X, y=None, *, vocabulary=None):
+        """Fit on a :class:`~dptopic.corpus.Corpus` or a documents x words count matrix. The vocabulary must be public
+        (``vocabulary=``), or chosen privately beforehand and paid for separately; the number of documents is never
+        used."""
+        self._validate()
+        X, names = self._as_input(X)
+        corpus = as_corpus(X, vocabulary=vocabulary if vocabulary is not None else names).require_nonempty()
+        if vocabulary is not None:
+            vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+            if corpus.vocabulary != vocabulary:
+                corpus = corpus.restrict(vocabulary).require_nonempty()
+        self._vocabulary_supplied = vocabulary is not None or names is not None
+        check_topics_fit_vocabulary(self.n_topics, corpus.vocab_size)
+        Xc = sp.csr_matrix(corpus.to_bow(), dtype=np.float64)
+        V, K = Xc.shape[1], self.n_topics
+        rng = self._rng()
+        sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, int(self.n_iter))
+        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
+                                     budget=(float(self.epsilon), float(self.delta)))
+        beta = rng.dirichlet(np.ones(V), size=K)          # public random start
+        for _ in range(self.n_iter):
+            stat, _theta = normalised_statistic(Xc, beta, self.alpha, self.inner)
+            noisy, event = gaussian_mechanism(stat, sigma, 1.0, None if self.secure else rng, secure=bool(self.secure),
+                                              label=_RELEASE)
+            self.ledger_.spend(event)
+            beta = denoise(noisy, sigma, self.threshold)
+        self.components_ = beta
+        self.noise_std_ = float(sigma)
+        self.vocabulary_ = corpus.vocabulary
+        self._set_fitted(corpus)
+        self._train_stats = {"vocab_size": V}
+        return self
+
+    def privacy_report(self) -> dict:
+        rep = self.ledger_.report(float(self.delta))
+        rep.update({
+            "mode": "document-level noisy EM",
+            "parameters": {"noise_multiplier": self.noise_std_, "steps": int(self.n_iter), "sampling_rate": 1.0,
+                           "l2_sensitivity": 1.0, "threshold": self.threshold},
+            "scope": ("covers every noisy release of the normalised expected word-topic counts, hence the released"
+                      " topics (post-processing). NOT covered: "
+                      + ("" if getattr(self, "_vocabulary_supplied", False) else
+                         "the vocabulary (built from the training documents: pass a public vocabulary to cover it), ")
+                      + "the choice of hyper-parameters, and any metric computed on the training documents."),
+            "noise": "gaussian", "secure_noise": bool(self.secure),
+        })
+        if self.seed is not None:
+            rep["noise_reproducible"] = True
+            rep["warning"] = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
+        return rep
+
+    # ------------------------------------------------------------------ inference
+    def transform(self, X, seed=0) -> np.ndarray:
+        """Document-topic proportions by the E-step with the released topics fixed."""
+        c = self._as_model_corpus(X)
+        Xc = sp.csr_matrix(c.to_bow(), dtype=np.float64)
+        _, theta = word_topic_responsibilities(Xc, self.components_, float(self.alpha), int(self.inner))
+        return theta / theta.sum(axis=1, keepdims=True)
+
+    def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
+        """Held-out perplexity with fold-in Gibbs sampling under the released topics (as for the Gibbs trainers)."""
+        c = self._as_model_corpus(X)
+        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)
+
+    def save(self, directory, **kw) -> str:
+        """Save like every model, without the seed."""
+        seed = self.seed
+        self.seed = None
+        try:
+            return super().save(directory, **kw)
+        finally:
+            self.seed = seed

@@ -1,0 +1,122 @@
+"""Document-level noisy EM (DocDPEM): sensitivity, noise, accounting, post-processing, recovery."""
+import numpy as np
+
+import dptopic
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+from dptopic.corpus import lda_corpus
+from dptopic.errors import DPTopicError
+from dptopic.models._docdp_math import denoise, normalised_statistic, per_document_statistic
+from dptopic.models.docdp import DocDPEM
+
+V, K = 12, 3
+
+
+def _beta(seed=0):
+    return np.random.default_rng(seed).dirichlet(np.ones(V), size=K)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 50), min_size=V, max_size=V), st.integers(0, 5), st.floats(0.01, 2.0))
+def test_per_document_contribution_has_unit_frobenius_bound(counts, seed, alpha):
+    S = per_document_statistic(np.array(counts, float), _beta(seed), alpha, 5)
+    assert np.linalg.norm(S) <= 1 + 1e-9
+    assert (S >= 0).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 20), min_size=V, max_size=V), min_size=1, max_size=6),
+       st.lists(st.integers(0, 30), min_size=V, max_size=V), st.integers(0, 5))
+def test_add_remove_changes_release_by_at_most_one(docs, extra, seed):
+    X = sp.csr_matrix(np.array(docs, float))
+    Xp = sp.vstack([X, sp.csr_matrix(np.array(extra, float)[None, :])]).tocsr()
+    b = _beta(seed)
+    S, _ = normalised_statistic(X, b, 0.1, 5)
+    Sp, _ = normalised_statistic(Xp, b, 0.1, 5)
+    assert np.linalg.norm(Sp - S) <= 1 + 1e-9
+
+
+def test_unnormalised_counts_would_break_the_bound():
+    # the bound comes from the normalisation: a long document's raw expected counts exceed it
+    x = np.zeros(V); x[0] = 40
+    S = per_document_statistic(x, _beta(), 0.1, 5)
+    assert np.linalg.norm(S * np.linalg.norm(x)) > 1
+
+
+def test_noise_std_matches_calibration():
+    from dptopic.accounting.gaussian import calibrate_noise_multiplier
+    from dptopic.mechanisms import gaussian_mechanism
+    c = lda_corpus(n_docs=60, vocab_size=50, n_topics=3, doc_length=20, seed=1).corpus
+    m = DocDPEM(n_topics=3, epsilon=1.0, n_iter=2, seed=3).fit(c)
+    sigma = calibrate_noise_multiplier(1.0, 1e-5, 1.0, 2)
+    assert m.noise_std_ == pytest.approx(sigma)
+    # the release the trainer makes (sensitivity 1): its noise has std sigma within 4 standard errors
+    stat = np.zeros((3, 4000))
+    noisy, event = gaussian_mechanism(stat, sigma, 1.0, np.random.default_rng(0))
+    assert abs(noisy.std() - sigma) < 4 * sigma / np.sqrt(2 * noisy.size)
+    assert abs(noisy.mean()) < 4 * sigma / np.sqrt(noisy.size)
+    assert event.noise_multiplier == pytest.approx(sigma) and event.sampling_rate == 1.0
+
+
+def test_accountant_matches_dp_accounting_gaussian():
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+    c = lda_corpus(n_docs=30, vocab_size=30, n_topics=2, doc_length=15, seed=2).corpus
+    m = DocDPEM(n_topics=2, epsilon=1.0, delta=1e-5, n_iter=4, seed=0).fit(c)
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_event.GaussianDpEvent(m.noise_std_), 4)
+    ref = acc.get_epsilon(1e-5)
+    assert m.privacy_["epsilon"] == pytest.approx(ref, rel=2e-2)
+    assert m.privacy_["epsilon"] <= 1.0 + 1e-9
+    assert m.privacy_["unit"] == "document" and m.privacy_["delta"] == 1e-5
+    assert "add/remove" in m.privacy_["neighbouring_relation"]
+    # the analytic Gaussian at (1, 1e-5) for one release: sigma about 3.73
+    assert DocDPEM(epsilon=1.0, n_iter=1).fit(c).noise_std_ == pytest.approx(3.73, abs=0.02)
+
+
+def test_denoise_reads_only_the_release():
+    rng = np.random.default_rng(0)
+    a = lda_corpus(n_docs=40, vocab_size=V, n_topics=2, doc_length=20, seed=5).corpus.to_bow()
+    b = lda_corpus(n_docs=25, vocab_size=V, n_topics=2, doc_length=9, seed=6).corpus.to_bow()
+    beta = _beta()
+    sa, _ = normalised_statistic(a, beta, 0.1, 5)
+    sb, _ = normalised_statistic(b, beta, 0.1, 5)
+    assert not np.allclose(sa, sb)
+    release = sa + rng.normal(0, 2.0, size=sa.shape)
+    noise_b = release - sb                       # the noise draw under which corpus b gives the same release
+    out_a = denoise(sa + (release - sa), 2.0, 2.0)
+    out_b = denoise(sb + noise_b, 2.0, 2.0)
+    np.testing.assert_allclose(out_a, out_b, rtol=0, atol=1e-12)
+    assert np.allclose(out_a.sum(1), 1)
+    for k in range(K):                           # cells under the threshold all get the same floor mass
+        low = out_a[k][release[k] < 4.0]
+        assert np.allclose(low, low.min())
+
+
+def test_planted_topics_recovered_at_large_epsilon():
+    s = lda_corpus(n_docs=400, vocab_size=60, n_topics=3, doc_length=60, alpha=0.1, beta=0.05, seed=4)
+    m = DocDPEM(n_topics=3, epsilon=500.0, n_iter=15, seed=0).fit(s.corpus)
+    phi = np.asarray(s.phi)
+    # each planted topic is matched by a learned topic with small L1 distance
+    dist = np.abs(phi[:, None, :] - m.components_[None, :, :]).sum(-1)
+    assert dist.min(axis=1).max() < 0.5
+
+
+def test_bad_input_and_roundtrip(tmp_path):
+    with pytest.raises(DPTopicError):
+        DocDPEM(epsilon=0).fit(sp.csr_matrix(np.ones((3, 4))))
+    with pytest.raises(DPTopicError):
+        DocDPEM(delta=1.5).fit(sp.csr_matrix(np.ones((3, 4))))
+    c = lda_corpus(n_docs=30, vocab_size=30, n_topics=2, doc_length=15, seed=2).corpus
+    m = DocDPEM(n_topics=2, n_iter=2, seed=0).fit(c)
+    m.save(tmp_path / "m")
+    m2 = dptopic.load(tmp_path / "m")
+    assert isinstance(m2, DocDPEM)
+    np.testing.assert_array_equal(m.components_, m2.components_)
+    assert m2.topic_words(3) == m.topic_words(3)
+    import json
+
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["params"]["seed"] is None
+    assert m2.privacy_["epsilon"] <= 1.0 and m2.transform(c).shape == (c.n_docs, 2)
