@@ -130,3 +130,32 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(f"word-level: a document of L words is protected with L x epsilon (L = {L:g}: epsilon"
                          f" {L * epsilon:g}).")
     return rec
+
+
+def plot_table(path, table=None) -> None:
+    """PNG of the measured NPMI ratio against epsilon x documents, one line per (unit, trainer, corpus)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    doc = table if isinstance(table, dict) else load_table(table)
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    groups: dict = {}
+    for r in doc["rows"]:
+        groups.setdefault((r["unit"], r["trainer"], r.get("corpus", "")), []).append(r)
+    for (unit, trainer, corpus), rs in sorted(groups.items()):
+        rs = sorted(rs, key=lambda r: r["epsilon"])
+        ax.plot([r["epsilon"] for r in rs], [r["npmi_ratio"] for r in rs], "o-",
+                label=f"{trainer} ({unit}-level), {corpus}, D={rs[0]['n_docs']:,}")
+    ax.axhline(USEFUL_RATIO, color="grey", ls="--", lw=1)
+    ax.text(0.01, USEFUL_RATIO + 0.015, "useful (0.6)", color="grey", fontsize=8, transform=ax.get_yaxis_transform())
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon (whole run)")
+    ax.set_ylabel("NPMI / non-private LDA's NPMI")
+    ax.set_ylim(0, 1)
+    ax.set_title("Topic quality against the privacy budget (K = 20)", fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -20,8 +20,8 @@ def cmd_recommend(a):
         for n in rec.notes:
             con.print(f"- {n}")
         return
-    flags = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in rec.settings.items() if k != "algorithm")
-    con.print(f"trainer: [bold]{rec.trainer}[/]" + (f"  settings: {flags}" if flags else ""))
+    settings = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
+    con.print(f"trainer: [bold]{rec.trainer}[/]" + (f" with {settings} (its defaults)" if settings else ""))
     con.print(f"expected NPMI, as a share of non-private LDA's: {rec.expected_npmi_ratio:.0%}"
               + (" (extrapolated)" if rec.extrapolated else "")
               + ("  -> useful" if rec.expected_npmi_ratio >= USEFUL_RATIO else "  -> NOT useful yet"))

@@ -189,6 +189,23 @@ def _resolve_unit(a, console) -> None:
                   " corpora; docs/choosing_a_guarantee.md)")
 
 
+def _warn_if_too_small(a, corpus, console) -> None:
+    """A private model of noise is never presented as a result without a warning: from the utility table measured on
+    public corpora, the size at which topics become useful at this epsilon (the count is the user's own data; it is
+    printed to them, never saved)."""
+    from ..advice import USEFUL_RATIO, recommend
+
+    rec = recommend(a.unit, a.epsilon if a.unit == "document" else a.budget, corpus.n_docs, a.topics)
+    if rec.expected_npmi_ratio is None or rec.expected_npmi_ratio >= USEFUL_RATIO:
+        return
+    need = (f"topics become useful from about {rec.docs_for_useful:,} documents at this epsilon"
+            if rec.docs_for_useful else "no measured corpus size makes them useful at this epsilon")
+    console.print(f"[bold yellow]warning[/]: at epsilon {a.epsilon if a.unit == 'document' else a.budget:g} and"
+                  f" {corpus.n_docs:,} documents expect topics with about {rec.expected_npmi_ratio:.0%} of non-private"
+                  f" LDA's NPMI ({need}; measured on public corpora, see 'dptopic recommend'). Check the topics before"
+                  " using them.")
+
+
 def cmd_train(a):
     console = make_console()
     _resolve_unit(a, console)
@@ -206,6 +223,8 @@ def cmd_train(a):
         else:
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
         corpus, vocab, event = _training_corpus(a, console)
+        if a.unit is not None:
+            _warn_if_too_small(a, corpus, console)
         return train_svi(model, corpus, vocab, a, console,
                          after_fit=lambda m: _compose_private_vocabulary(m, event, console))
     if a.algorithm in ("lp", "olp"):
