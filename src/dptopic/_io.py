@@ -255,6 +255,27 @@ def _old_name(directory: Path) -> Path:
     return directory.with_name(f".{directory.name}.old")
 
 
+def _remove_stale_temporaries(directory: Path) -> None:
+    """Delete the hidden ``.NAME.XXXXXXXX`` folders an earlier save of this bundle left when it was killed before
+    its rename: only folders of that name holding nothing but bundle files (never ``.NAME.old``, which a load reads
+    when a save died between its two renames, and never anything else)."""
+    prefix = f".{directory.name}."
+    try:
+        entries = list(directory.parent.iterdir())
+    except OSError:
+        return
+    for e in entries:
+        tail = e.name[len(prefix):]
+        if not e.name.startswith(prefix) or tail == "old" or len(tail) != 8 or e.is_symlink() or not e.is_dir():
+            continue
+        try:
+            ours = all(f.is_file() and not f.is_symlink() and (f.suffix in (".npy", ".json", ".tmp")) for f in e.iterdir())
+        except OSError:
+            ours = False
+        if ours:
+            shutil.rmtree(e, ignore_errors=True)
+
+
 def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray],
                 meta_name: str = "model.json") -> Path:
     """Write ``meta`` as JSON and each array as ``NAME.npy`` into ``directory``, atomically.
@@ -275,6 +296,7 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
         raise DPTopicError(f"{str(directory)!r} is a folder that does not hold a dptopic bundle: refusing to replace"
                            f" its contents; save to a new or empty folder.")
     directory.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporaries(directory)
     tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
     try:
         for name, arr in arrays.items():

@@ -43,6 +43,11 @@ def _run(argv) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     import logging
+    import warnings
+
+    # a warning is one line on stderr, like an error: never Python's "file:line: UserWarning:" format
+    warnings.showwarning = lambda message, category, *rest, **kw: print(
+        f"warning: {' '.join(str(message).split())}", file=sys.stderr)
 
     logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's numerical warnings are not for users
     try:
