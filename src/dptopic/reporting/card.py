@@ -72,6 +72,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
     report = dict(report or {})
     eps, delta, which = claimed(report)
     private = bool(report.get("private")) and eps is not None
+    if private and "pure" in str(which):  # the claim is pure epsilon-DP: it holds with delta = 0
+        delta = 0.0
     guarantee = "none" if not private else ("partial" if report.get("guarantee") == "partial" else "full")
     covered, not_covered = _split_scope(report.get("scope", ""))
     vocab = report.get("vocabulary")
@@ -98,8 +100,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
                            "noise": report.get("noise"), "secure_noise": bool(report.get("secure_noise")),
                            "randomness": report.get("randomness")},
     }
-    if "delta_basic" in report:
-        card["figures"].setdefault("epsilon_basic", {})["delta"] = _finite(report["delta_basic"])
+    if "epsilon_basic" in report:  # basic composition holds at its own delta (0 for pure events)
+        card["figures"]["epsilon_basic"]["delta"] = _finite(report.get("delta_basic")) or 0.0
     if not private:
         card["reason"] = report.get("reason", "the trainer claims no differential privacy guarantee")
     if private and report.get("unit") == "word":
