@@ -6,10 +6,11 @@ __version__ = "0.1.0"
 _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus", "DPTopicError": ".errors",
             "LDA": ".models", "HDPLDA": ".models", "CDPLDA": ".models", "CDPLDAPlus": ".models", "load": ".models",
             "LPLDA": ".models", "OnlineLDA": ".models", "OLPLDA": ".models", "FedLDA": ".models",
-            "OnlineVB": ".models", "DPSVI": ".models", "for_unit": ".models"}
+            "OnlineVB": ".models", "DPSVI": ".models", "for_unit": ".models",
+            "DocDPEM": ".models"}
 
 __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "load", "DPTopicError",
-           "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "for_unit",
+           "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "for_unit",
            "__version__"]
 
 

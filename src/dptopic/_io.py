@@ -111,7 +111,7 @@ def _holds_bundle(directory: Path, meta_name: str) -> bool:
 
 
 def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: str = "--out",
-                     meta_name: str = "model.json") -> Path:
+                     meta_name: str = "model.json", holds_ours=None) -> Path:
     """Check, before any work, that a bundle may be written to ``path``; return it resolved.
 
     Allowed: a path that does not exist yet (its nearest existing parent must be a writable
@@ -134,7 +134,8 @@ def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: s
         except OSError as e:
             raise DPTopicError(f"{flag} {str(path)!r} cannot be read ({e.strerror}); choose another {flag}.") from None
         if not empty:
-            _may_replace(_holds_bundle(p, meta_name), overwrite, path, what, flag, "is a folder that does")
+            ours = holds_ours(p) if holds_ours is not None else _holds_bundle(p, meta_name)
+            _may_replace(ours, overwrite, path, what, flag, "is a folder that does")
     _check_writable(p.parent, flag, path)
     return p
 
@@ -146,25 +147,9 @@ recognises the folder as its own: one ``--out`` rule for every command (see :fun
 
 def check_output_folder(path, overwrite: bool = False, what: str = "results", flag: str = "--out") -> Path:
     """The ``--out`` rule for a folder of results, checked before any work: a new or empty folder; or, with
-    ``overwrite=True``, a folder that a dptopic command wrote (it holds :data:`OUTPUT_MARKER`). A folder with
-    anything else in it belongs to the user and is refused, ``--overwrite`` or not."""
-    p = _out_path(path, flag, what, "folder")
-    cwd = Path(os.getcwd())
-    if p == cwd or p in cwd.parents or p.parent == p:
-        raise DPTopicError(f"{flag} {str(path)!r} is the current folder or one of its parents: give a new folder"
-                           f" name for the {what}, e.g. {flag} runs/{what.split()[0]}.")
-    if p.is_symlink() or (p.exists() and not p.is_dir()):
-        raise DPTopicError(f"{flag} {str(path)!r} exists and is not a folder: refusing to replace it; choose"
-                           f" another {flag}.")
-    if p.is_dir():
-        try:
-            empty = not any(p.iterdir())
-        except OSError as e:
-            raise DPTopicError(f"{flag} {str(path)!r} cannot be read ({e.strerror}); choose another {flag}.") from None
-        if not empty:
-            _may_replace(_holds_our_results(p), overwrite, path, what, flag, "is a folder that does")
-    _check_writable(p.parent, flag, path)
-    return p
+    ``overwrite=True``, a folder that a dptopic command wrote (it holds :data:`OUTPUT_MARKER` and nothing the
+    marked run did not list). A folder with anything else in it belongs to the user and is refused."""
+    return check_output_dir(path, overwrite=overwrite, what=what, flag=flag, holds_ours=_holds_our_results)
 
 
 def _holds_our_results(p: Path) -> bool:
@@ -256,7 +241,7 @@ def _old_name(directory: Path) -> Path:
 
 
 def _remove_stale_temporaries(directory: Path) -> None:
-    """Delete the hidden ``.NAME.XXXXXXXX`` folders an earlier save of this bundle left when it was killed before
+    """Delete the hidden ``.NAME.<8 random characters>`` folders an earlier save of this bundle left when it was killed before
     its rename: only folders of that name holding nothing but bundle files (never ``.NAME.old``, which a load reads
     when a save died between its two renames, and never anything else)."""
     prefix = f".{directory.name}."
