@@ -129,3 +129,13 @@ def test_report_renders_in_headless_chromium_without_errors_or_requests(tmp_path
     subprocess.run(flags + [f"--screenshot={shot}", "--window-size=1200,1600", out.as_uri()],
                    capture_output=True, timeout=120)
     assert shot.stat().st_size > 10_000
+
+
+def test_model_json_carries_the_card_under_one_schema(tmp_path, saved_private):
+    lda = dptopic.LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(dptopic.Corpus.from_texts(
+        ["apple banana cherry", "river valley mountain", "apple cherry", "valley river"] * 3, stop_words=None))
+    lda.save(tmp_path / "lda")
+    cards = [json.loads((d / "model.json").read_text())["privacy_card"] for d in (saved_private, tmp_path / "lda")]
+    assert [c["schema"] for c in cards] == [CARD_SCHEMA, CARD_SCHEMA]
+    assert cards[0]["guarantee"] == "full" and cards[1]["guarantee"] == "none"
+    assert set(cards[0]) >= {"privacy_unit", "epsilon", "delta", "trust_model", "covered", "not_covered"}

@@ -346,3 +346,24 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy holds {getattr(arrays[name], 'dtype', 'no array')} values,"
                                     f" not real numbers; re-save the {what}.")
     return meta, arrays
+
+
+def write_csv(path, header, rows) -> None:
+    """A CSV file written atomically (experiments' and benchmarks' tables)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(header)
+    w.writerows(rows)
+    atomic_write_bytes(Path(path), buf.getvalue().encode())
+
+
+def save_fig(fig, path) -> None:
+    """A matplotlib figure written atomically as PNG."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
+    atomic_write_bytes(Path(path), buf.getvalue())

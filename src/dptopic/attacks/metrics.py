@@ -160,7 +160,7 @@ def plot_roc(curves: dict, path, title: str = "ROC (log-log)") -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..experiments._output import save_fig
+    from .._io import save_fig
 
     fig, ax = plt.subplots(figsize=(5, 5))
     lo = 1.0

@@ -319,3 +319,51 @@ def read_vocabulary(path):
     if len(words) < 2:
         raise DPTopicError(f"vocabulary file {str(path)!r} has {len(words)} word(s): a vocabulary needs at least 2, one per line.")
     return Vocabulary(words)
+
+
+# ------------------------------------------------------------- experiments (shared by every experiment command)
+def experiment_corpora(name, max_vocab=1000, max_docs=None):
+    """``(train, test)`` for ``demo`` (a fixed 80/20 split) or ``20newsgroups`` (its own split)."""
+    from ..datasets import load_20newsgroups
+
+    if name == "20newsgroups":
+        train = load_20newsgroups("train", max_vocab=max_vocab)
+        test = load_20newsgroups("test", vocabulary=train.vocabulary)
+    else:
+        train, test = load_corpus(name, max_vocab=max_vocab).train_test_split(0.2, seed=0)
+    if max_docs and train.n_docs > max_docs:
+        train = train.subset(range(max_docs))
+    return train, test
+
+
+def add_common_experiment_args(p, topics=50, iterations=100, seeds=3, out="runs/experiment"):
+    p.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
+    p.add_argument("--topics", type=positive_int, default=topics)
+    p.add_argument("--iterations", type=positive_int, default=iterations)
+    p.add_argument("--seeds", type=positive_int, default=seeds)
+    p.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
+    p.add_argument("--out", default=out)
+
+
+def add_seed_arg(p) -> None:
+    p.add_argument("--seed", type=seed_int, default=None,
+                   help="reproduce a run (the docs' figures use --seed 0); default: fresh OS entropy, printed")
+
+
+def experiment_seed(a, console) -> int:
+    """The experiment's seed: ``--seed``, or a fresh one from the OS that is printed so the run can be
+    repeated. Experiments are reproductions on public benchmark corpora; they release no model."""
+    if a.seed is None:
+        import secrets
+
+        a.seed = secrets.randbelow(2**31)
+        console.print(f"seed {a.seed} (pass --seed {a.seed} to repeat this run)")
+    return a.seed
+
+
+def print_verdict(console, s, out, files):
+    verdict = "has" if s["has_paper_shape"] else "does NOT have"
+    console.print(f"The result {verdict} the paper's qualitative shape: {s['paper_shape_checks']}")
+    console.print("written: " + ", ".join(str(Path(out) / f) for f in files))
+
+

@@ -20,7 +20,7 @@ def _subsample(corpus, n, seed):
 
 def cmd_lira(a):
     from ..experiments import manzonelli_lira as ml
-    from .experiment import experiment_seed
+    from ._common import experiment_seed
 
     console = make_console()
     if a.shadows < 4 or a.shadows % 2:
@@ -58,7 +58,7 @@ def cmd_classifier_mia(a):
     import numpy as np
 
     from ..experiments import manzonelli_lira as ml
-    from .experiment import experiment_seed
+    from ._common import experiment_seed
 
     console = make_console()
     corpus = load_corpus(a.corpus, max_vocab=a.max_vocab)
@@ -79,7 +79,7 @@ def cmd_classifier_mia(a):
 
 
 def register_manzonelli(esub) -> None:
-    from .experiment import add_seed_arg
+    from ._common import add_seed_arg
 
     p = esub.add_parser("lira", help="Manzonelli et al. Table 1, Figs. 2-3 (LiRA vs Huang et al.), Figs. 4-6 (FDPTM)")
     p.add_argument("--corpus", default="20newsgroups", help="'20newsgroups', 'demo' or a path")

@@ -40,7 +40,7 @@ def cmd_fedlda_experiment(a):
 
     from ..experiments import fedlda_experiment
     from ._common import make_console
-    from .experiment import experiment_seed
+    from ._common import experiment_seed
 
     console = make_console()
     seed = experiment_seed(a, console)
@@ -56,7 +56,7 @@ def cmd_fedlda_experiment(a):
 
 
 def register_fedlda_experiment(esub) -> None:
-    from .experiment import add_seed_arg
+    from ._common import add_seed_arg
 
     p = esub.add_parser("fedlda", help="Wang et al. FedLDA poster: budget/topics/sampling-ratio figures and the"
                                        " downstream-classification table")

@@ -136,7 +136,7 @@ def train_local(a, console) -> None:
 # ------------------------------------------------------------------ experiments
 def cmd_ldp_utility(a):
     from .. import experiments
-    from .experiment import experiment_corpora, print_verdict
+    from ._common import experiment_corpora, print_verdict
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
@@ -153,7 +153,7 @@ def cmd_ldp_utility(a):
 
 def cmd_olp(a):
     from .. import experiments
-    from .experiment import experiment_corpora, experiment_seed, print_verdict
+    from ._common import experiment_corpora, experiment_seed, print_verdict
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
@@ -174,7 +174,7 @@ def cmd_olp(a):
 
 
 def register_zhao_local(esub) -> None:
-    from .experiment import add_common_experiment_args, add_seed_arg
+    from ._common import add_common_experiment_args, add_seed_arg
 
     u = esub.add_parser("ldp-utility", help="Zhao et al. Fig. 6: perplexity against eps (LP-LDA, CDP-LDA)")
     add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")

@@ -106,7 +106,7 @@ def cmd_experiment_svi(a) -> None:
     from pathlib import Path
 
     from .. import experiments
-    from .experiment import experiment_corpora, print_verdict
+    from ._common import experiment_corpora, print_verdict
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)

@@ -212,6 +212,9 @@ class TopicModel(TransformerMixin, BaseEstimator):
                 "metrics": metrics if keep_metrics else {}, "training": getattr(self, "_train_stats", {}),
                 "log_likelihood": list(getattr(self, "log_likelihood_", [])),
                 "privacy": self.privacy_}
+        from ..reporting import privacy_card
+
+        meta["privacy_card"] = privacy_card(self.privacy_, type(self).__name__)  # one schema for every trainer
         if private and keep_metrics and metrics:
             meta["metrics_guarantee"] = OUTSIDE_GUARANTEE
         arrays = {"components": self.components_, **self._extra_arrays()}
