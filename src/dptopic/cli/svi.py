@@ -92,7 +92,12 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     print_topics(model, 10, console=console)
     ppl = model.perplexity(test)
     saved = a.save_metrics or not model._private
-    model.metrics_ = {"perplexity_bound": ppl, "n_train_docs": train.n_docs, "n_test_docs": test.n_docs}
+    from .train import _npmi_and_diversity
+
+    model.metrics_ = {"perplexity_bound": ppl, "n_train_docs": train.n_docs, "n_test_docs": test.n_docs,
+                      **_npmi_and_diversity(model, test)}
+    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {model.metrics_['npmi_top10']:.3f}   [bold]topic"
+                  f" diversity[/] (top 25): {model.metrics_['topic_diversity_top25']:.3f}")
     console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}"
                   + ("" if not model._private else " (outside the guarantee: computed on documents of the private"
                      " corpus; " + ("saved, labelled so)" if saved else "not saved)")))

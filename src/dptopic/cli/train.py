@@ -150,22 +150,35 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None):
     # held-out documents: never statistics of the training split
     coh = model.coherence(test, top_n=min(10, len(model.vocabulary_)))
     model.metrics_ = {"perplexity_completion": ppl_c, "perplexity_paper": ppl_p, "umass_coherence_top10": coh,
-                      "n_train_docs": train.n_docs, "n_test_docs": test.n_docs}
+                      "n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **_npmi_and_diversity(model, test)}
     return train, test
+
+
+def _npmi_and_diversity(model, test) -> dict:
+    """NPMI of the top 10 words on the held-out split and topic diversity: the figures to read beside epsilon."""
+    from ..evaluation import npmi_coherence, topic_diversity
+
+    top = min(10, len(model.vocabulary_))
+    return {"npmi_top10": npmi_coherence(model.components_, test, top) if top >= 2 else float("nan"),
+            "topic_diversity_top25": topic_diversity(model.components_, 25)}
 
 
 def _print_metrics(model, console, baseline=None, saved=True):
     m = model.metrics_
+    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
+                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
     console.print(f"[bold]held-out perplexity[/]: {m['perplexity_completion']:.1f} (document completion), "
-                  f"{m['perplexity_paper']:.1f} (paper mode)   [bold]held-out UMass coherence[/] (top 10): "
-                  f"{m['umass_coherence_top10']:.3f}")
+                  f"{m['perplexity_paper']:.1f} (paper mode)   [bold]held-out UMass coherence[/] (top 10, Mimno's"
+                  f" sum): {m['umass_coherence_top10']:.3f}")
     if model._private:
         console.print("[yellow]these metrics are computed from held-out documents of the private corpus: outside the"
                       " guarantee;[/] " + ("saved in model.json, labelled as such." if saved else
                                           "not saved (pass --save-metrics to save them, labelled as such)."))
     if baseline is not None:
-        console.print(f"[bold]non-private reference[/]: perplexity {baseline['perplexity_completion']:.1f} "
-                      f"(completion), coherence {baseline['umass_coherence_top10']:.3f}")
+        console.print(f"[bold]non-private reference[/]: NPMI {baseline['npmi_top10']:.3f} (ratio"
+                      f" {m['npmi_top10'] / baseline['npmi_top10']:.2f}), diversity"
+                      f" {baseline['topic_diversity_top25']:.3f}, perplexity {baseline['perplexity_completion']:.1f}"
+                      f" (completion), UMass {baseline['umass_coherence_top10']:.3f}")
 
 
 # ---------------------------------------------------------------- commands
