@@ -1,5 +1,7 @@
 """scikit-learn conventions on every estimator: get_params/set_params/clone, tags, score, feature names,
 Pipeline and GridSearchCV."""
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -65,6 +67,27 @@ def test_pipeline_with_countvectorizer_end_to_end():
     assert theta.shape == (len(TEXTS), 2)
     assert np.allclose(pipe.transform(TEXTS[:3]), pipe.named_steps["lda"].transform(pipe.named_steps["vec"].transform(TEXTS[:3])))
     assert list(pipe.get_feature_names_out()) == ["topic0", "topic1"]
+
+
+@pytest.mark.parametrize("make", ESTIMATORS + [lambda: dptopic.DocDPEM(n_topics=2, epsilon=50.0, seed=0)])
+def test_pipeline_keeps_the_vectorizers_words(make):
+    pipe = Pipeline([("vec", dptopic.CountVectorizer(min_df=2)), ("lda", make())])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theta = pipe.fit_transform(TEXTS)
+    words = list(pipe.named_steps["vec"].get_feature_names_out())
+    model = pipe.named_steps["lda"]
+    assert list(model.vocabulary_) == words == list(model.feature_names_in_)
+    assert {w for t in model.topic_words(3) for w in t} <= set(words)
+    assert theta.shape == (len(TEXTS), 2) and pipe.transform(TEXTS[:2]).shape == (2, 2)
+    # the same counts as scikit-learn's own vectorizer
+    assert (CountVectorizer(min_df=2).fit_transform(TEXTS) != pipe.named_steps["vec"].transform(TEXTS)).nnz == 0
+    # with scikit-learn's own vectorizer the model gets the matrix only, and names its words by column
+    plain = Pipeline([("vec", CountVectorizer(min_df=2)), ("lda", make())])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain.fit(TEXTS)
+    assert list(plain.named_steps["lda"].vocabulary_)[0].startswith("w")
 
 
 def test_dataframe_columns_name_the_words():

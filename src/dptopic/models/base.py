@@ -251,12 +251,17 @@ class TopicModel(TransformerMixin, BaseEstimator):
         return self.fit(X, **kw).transform(X)
 
     def _as_input(self, X):
-        """A DataFrame becomes its values, its columns the vocabulary (``feature_names_in_``)."""
+        """A DataFrame becomes its values, its columns the vocabulary (``feature_names_in_``); a count matrix from
+        :class:`dptopic.corpus.CountVectorizer` brings its words along."""
         cols = getattr(X, "columns", None)
         self._input_names = None
         if cols is not None and hasattr(X, "to_numpy"):
             self._input_names = [str(c) for c in cols]
             return X.to_numpy(), self._input_names
+        names = getattr(X, "feature_names", None)
+        if names is not None and len(names) == X.shape[1]:
+            self._input_names = [str(w) for w in names]
+            return X, self._input_names
         return X, None
 
 
