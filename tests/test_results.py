@@ -93,3 +93,18 @@ def test_export_of_a_private_model_says_what_is_not_covered(tmp_path, models):
     assert r.returncode == 0 and "NOT covered" not in r.stderr
     r = _cli("export", "--to", "pyldavis", "--model", str(tmp_path), "--corpus", str(docs), "--out", str(tmp_path / "c.json"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "c.json").exists()
+
+
+def test_topics_as_json_and_csv(models):
+    d, _ = models
+    r = _cli("topics", "--model", str(d / "hdp"), "--format", "json", "-n", "3")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    m = dptopic.load(d / "hdp")
+    assert [t["words"] for t in doc["topics"]] == m.topic_words(3)
+    assert doc["privacy_card"]["guarantee"] == "full" and doc["class"] == "HDPLDA"
+    r = _cli("topics", "--model", str(d / "lda"), "--format", "csv", "-n", "2")
+    lines = r.stdout.strip().splitlines()
+    assert lines[0] == "topic,rank,word,weight" and len(lines) == 1 + 3 * 2
+    k, rank, word, weight = lines[1].split(",")
+    assert (k, rank, word) == ("0", "1", dptopic.load(d / "lda").topic_words(1)[0][0]) and float(weight) > 0
