@@ -1,0 +1,51 @@
+"""Per-document second-moment statistics whose L2 sensitivity is 1 by construction.
+
+For one document with word counts ``c`` (over the words kept), its contribution is
+``M_d = (c c^T - diag(c)) / ||c c^T - diag(c)||_F``: the pairs of distinct tokens of the document,
+scaled to Frobenius norm 1 (an empty or one-token document contributes nothing). Adding or removing
+one document therefore moves the sum ``sum_d M_d`` by at most 1 in Frobenius (L2) norm, whatever its
+length, so no clip is chosen from the data.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _frobenius_of_pairs(X: sp.csr_matrix) -> np.ndarray:
+    """``||c c^T - diag(c)||_F`` for every row ``c`` of ``X``."""
+    s2 = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    s4 = np.asarray(X.power(4).sum(axis=1)).ravel()
+    diag = np.asarray((X.multiply(X) - X).power(2).sum(axis=1)).ravel()
+    # ||c c^T||_F^2 = s2^2; replacing the diagonal c_i^2 by c_i^2 - c_i changes s4 into diag
+    return np.sqrt(np.maximum(s2 ** 2 - s4 + diag, 0.0))
+
+
+def normalised_cooccurrence(X, columns=None) -> np.ndarray:
+    """The dense V' x V' sum of every document's ``M_d`` (module note), over ``columns`` of ``X``
+    (all columns when None). Each document's term has Frobenius norm 1, or 0 when it has fewer than
+    two tokens among the columns."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if columns is not None:
+        X = sp.csr_matrix(X[:, np.asarray(columns, dtype=np.int64)])
+    norms = _frobenius_of_pairs(X)
+    w = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    W = sp.diags(w)
+    M = np.asarray((X.T @ W @ X).todense())
+    M[np.diag_indices_from(M)] -= np.asarray((W @ X).sum(axis=0)).ravel()
+    return M
+
+
+def document_frequency_statistic(X) -> np.ndarray:
+    """``sum_d b_d / ||b_d||_2`` with ``b_d`` the document's 0/1 word-presence vector: each
+    document moves it by at most 1 in L2 (its term has norm 1, or 0 when empty). Its ranking of the
+    words follows their document frequency."""
+    B = (sp.csr_matrix(X) > 0).astype(np.float64)
+    n = np.asarray(B.sum(axis=1)).ravel()
+    w = np.divide(1.0, np.sqrt(n), out=np.zeros_like(n), where=n > 0)
+    return np.asarray((sp.diags(w) @ B).sum(axis=0)).ravel()
+
+
+def per_document_cooccurrence(x) -> np.ndarray:
+    """One document's ``M_d`` from its dense count vector (for checks and tests)."""
+    return normalised_cooccurrence(sp.csr_matrix(np.asarray(x, dtype=np.float64)[None, :]))
