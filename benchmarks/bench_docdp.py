@@ -3,6 +3,7 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py cgs            # non-private reference
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py em --epsilon 1 --n-iter 3 --seeds 3
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py oneshot --epsilon 1 --threshold 3 --seeds 2
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py cooc --epsilon 1 --seeds 5
     (add --docs 5000 to train on the first 5,000 training documents)
 
 Train split, vocabulary of 2,000 words (``load_20newsgroups('train', max_vocab=2000)``), K = 20,
@@ -13,7 +14,9 @@ co-occurrence in the test split (same vocabulary); pairs never seen together sco
 statistic). ``oneshot``: one Gaussian release of the word co-occurrence matrix, each document's
 ``c c^T - diag(c)`` scaled to Frobenius norm 1 (L2 sensitivity 1), symmetrised, cells under
 ``threshold`` noise std zeroed, then non-negative matrix factorisation (scikit-learn's NMF) of the
-release; its rows are the topics. Both are post-processing of their releases.
+release; its rows are the topics. ``cooc``: :class:`dptopic.models.docdp_cooc.DocDPCooccurrence` with its
+defaults (a noisy word count keeps the 400 most frequent words, then one co-occurrence release over
+them and NMF; ``--n-words`` and ``--threshold`` change it). All are post-processing of their releases.
 """
 from __future__ import annotations
 
@@ -81,12 +84,13 @@ def oneshot(X, K, epsilon, delta, threshold, rng):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("route", choices=["cgs", "em", "oneshot"])
+    ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--n-iter", type=int, default=3)
-    ap.add_argument("--threshold", type=float, default=2.0)
+    ap.add_argument("--threshold", type=float, default=None, help="default: 2 (em, oneshot), the model's (cooc)")
+    ap.add_argument("--n-words", type=int, default=400, help="cooc: words kept for the co-occurrence release")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     a = ap.parse_args()
@@ -103,9 +107,15 @@ def main():
         elif a.route == "em":
             from dptopic.models.docdp import DocDPEM
             beta = DocDPEM(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, n_iter=a.n_iter,
-                           threshold=a.threshold, seed=seed).fit(tr).components_
+                           threshold=2.0 if a.threshold is None else a.threshold, seed=seed).fit(tr).components_
+        elif a.route == "cooc":
+            from dptopic.models.docdp_cooc import DocDPCooccurrence
+            kw = {} if a.threshold is None else {"threshold": a.threshold}
+            beta = DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, n_words=a.n_words,
+                                     seed=seed, **kw).fit(tr).components_
         else:
-            beta = oneshot(X, a.topics, a.epsilon, a.delta, a.threshold, np.random.default_rng(seed))
+            beta = oneshot(X, a.topics, a.epsilon, a.delta, 2.0 if a.threshold is None else a.threshold,
+                           np.random.default_rng(seed))
         scores.append(npmi(beta, ref))
         print(f"{a.route} eps={a.epsilon} seed={seed} npmi={scores[-1]:.4f} ({time.time() - t:.0f}s)", flush=True)
     se = np.std(scores, ddof=1) / np.sqrt(len(scores)) if len(scores) > 1 else float("nan")

@@ -11,6 +11,7 @@ budget cannot be reached at some epsilon (the word-level HDP-LDA at single-digit
     python benchmarks/bench_utility.py                      # 20 Newsgroups and demo, eps 0.5 1 2 4 8, 3 seeds
     python benchmarks/bench_utility.py --quick              # demo only, eps 1 and 4, 1 seed, short CGS
     python benchmarks/bench_utility.py --write-table        # also refresh dptopic's utility table (recommend)
+    python benchmarks/bench_utility.py --trainers docdp-cooc --write-table   # refresh one trainer's rows only
 
 Writes ``npmi_vs_epsilon_<corpus>.png`` (one line per trainer) and ``utility_<corpus>.json`` into ``--out``.
 """
@@ -33,6 +34,7 @@ DELTA = 1e-5
 
 # name -> (unit, builder(epsilon, n_topics)); add a trainer here and it is measured like the others
 TRAINERS = {
+    "docdp-cooc": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(eps, DELTA, n_topics=K)),
     "docdp": ("document", lambda eps, K: dptopic.DocDPEM.from_budget(eps, DELTA, n_topics=K)),
     "svi": ("document", lambda eps, K: dptopic.DPSVI.from_budget(eps, DELTA, n_topics=K, verbose=0)),
     "hdp": ("word", lambda eps, K: dptopic.HDPLDA.from_budget(eps, DELTA, 50, n_topics=K, verbose=0)),
@@ -122,8 +124,13 @@ def main(argv=None):
         print(f"written: {out / f'utility_{name}.json'}, {out / f'npmi_vs_epsilon_{name}.png'}")
     if a.write_table and table_rows:
         path = Path(dptopic.__file__).with_name("utility_table.json")
-        path.write_text(json.dumps({"source": f"benchmarks/bench_utility.py ({a.seeds} seed(s), K={a.topics},"
-                                              f" V={a.vocab}, delta={DELTA:g})", "rows": table_rows}, indent=1) + "\n")
+        # rows of trainers not measured in this run are kept as they were
+        old = json.loads(path.read_text()) if path.exists() else {"rows": []}
+        kept = [r for r in old.get("rows", []) if r.get("trainer") not in a.trainers]
+        source = f"benchmarks/bench_utility.py ({a.seeds} seed(s), K={a.topics}, V={a.vocab}, delta={DELTA:g})"
+        if kept and old.get("source") and old["source"] != source:
+            source = f"{source}; earlier rows: {old['source']}"
+        path.write_text(json.dumps({"source": source, "rows": table_rows + kept}, indent=1) + "\n")
         print(f"utility table written: {path}")
     return 0
 

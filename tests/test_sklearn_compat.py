@@ -69,7 +69,8 @@ def test_pipeline_with_countvectorizer_end_to_end():
     assert list(pipe.get_feature_names_out()) == ["topic0", "topic1"]
 
 
-@pytest.mark.parametrize("make", ESTIMATORS + [lambda: dptopic.DocDPEM(n_topics=2, epsilon=50.0, seed=0)])
+@pytest.mark.parametrize("make", ESTIMATORS + [lambda: dptopic.DocDPEM(n_topics=2, epsilon=50.0, seed=0),
+                                  lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=50.0, seed=0)])
 def test_pipeline_keeps_the_vectorizers_words(make):
     pipe = Pipeline([("vec", dptopic.CountVectorizer(min_df=2)), ("lda", make())])
     with warnings.catch_warnings():

@@ -258,3 +258,26 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
     while spent(sigma) > epsilon and sigma < max_noise_multiplier:
         sigma = min(sigma * 1.001 + 1e-4, max_noise_multiplier)
     return sigma
+
+
+def calibrate_gaussian_pair(epsilon: float, delta: float, ratio: float) -> tuple[float, float]:
+    """Noise multipliers ``(ratio * s, s)`` of two full-batch Gaussian releases (L2 sensitivity 1 each)
+    whose composition is (ε, δ)-DP, ``s`` as small as the ledger's PLD allows.
+
+    Two Gaussian mechanisms with multipliers σ₁, σ₂ compose exactly to one with
+    ``(σ₁⁻² + σ₂⁻²)^(-1/2)`` (Dong, Roth & Su 2022, Cor. 3.3), which gives the start; the pair is then
+    checked with the ledger's own PLD composition and nudged up until that check passes.
+    """
+    if not (isinstance(ratio, (int, float)) and math.isfinite(ratio) and ratio > 0):
+        raise DPTopicError(f"invalid ratio={ratio!r}: must be a finite number > 0.")
+    single = calibrate_noise_multiplier(epsilon, delta, 1.0, 1)
+    s = single * math.sqrt(1.0 + 1.0 / ratio ** 2)
+    from .ledger import compose_pld
+
+    def spent(s2):
+        return compose_pld([(SubsampledGaussianEvent(ratio * s2, 1.0), 1), (SubsampledGaussianEvent(s2, 1.0), 1)],
+                           delta)
+
+    while spent(s) > epsilon * (1 + 1e-9) and s < MAX_NOISE_MULTIPLIER:
+        s = min(s * 1.001 + 1e-4, MAX_NOISE_MULTIPLIER)
+    return ratio * s, s

@@ -16,7 +16,7 @@ DEFAULT_ITERATIONS = 200
 _CENTRAL = ("cdp", "cdp+", "hdp")
 _FED = ("fed",)
 _SVI = ("svi",)
-_DOC = ("docdp",)
+_DOC = ("docdp", "docdp-cooc")
 _CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC
 # Flags that only some algorithms read, with their defaults: given to another algorithm they would be
 # silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
@@ -224,14 +224,14 @@ def cmd_train(a):
     _resolve_unit(a, console)
     _refuse_foreign_flags(a)
     check_out(a)
-    if a.algorithm in SVI_ALGORITHMS + ("docdp",):
-        if a.algorithm == "docdp":
-            from ..models import DocDPEM
+    if a.algorithm in SVI_ALGORITHMS + _DOC:
+        if a.algorithm in _DOC:
+            from ..models import ALGORITHMS
 
             if a.epsilon is None:
-                raise DPTopicError("docdp needs --epsilon, the budget of the whole run (and --delta).")
-            model = DocDPEM.from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure, seed=_resolve_seed(a),
-                                        verbose=0 if a.quiet else 1)
+                raise DPTopicError(f"{a.algorithm} needs --epsilon, the budget of the whole run (and --delta).")
+            model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
+                                                        seed=_resolve_seed(a), verbose=0 if a.quiet else 1)
             model._validate()
         else:
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
@@ -360,7 +360,7 @@ def cmd_topics(a):
 def register(sub) -> None:
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed") + SVI_ALGORITHMS + ("docdp",),
+    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed") + SVI_ALGORITHMS + _DOC,
                    default=None, help="the trainer (default lda, not private); or give --unit instead")
     t.add_argument("--unit", choices=("document", "word"), default=None,
                    help="train the best measured private trainer for this privacy unit with --epsilon (the total"

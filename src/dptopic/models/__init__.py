@@ -1,6 +1,7 @@
 """Estimators, one per algorithm (scikit-learn style ``fit``/``transform``/``components_``)."""
 from .base import GibbsTopicModel, IterationInfo, TopicModel, load
 from .docdp import DocDPEM
+from .docdp_cooc import DocDPCooccurrence
 from .fedlda import FedLDA
 from .lda import LDA
 from .private import CDPLDA, CDPLDAPlus, HDPLDA
@@ -9,9 +10,10 @@ from .online import OLPLDA, OnlineLDA
 from .svi import DPSVI, OnlineVB
 
 ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "lp": LPLDA, "olp": OLPLDA, "fed": FedLDA,
-              "online-vb": OnlineVB, "svi": DPSVI, "docdp": DocDPEM}
+              "online-vb": OnlineVB, "svi": DPSVI, "docdp": DocDPEM,
+              "docdp-cooc": DocDPCooccurrence}
 
 from .by_unit import UNIT_TRAINERS, for_unit  # noqa: E402
 
-__all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM",
+__all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence",
            "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS"]

@@ -1,0 +1,186 @@
+"""Document-level DP topic model from one co-occurrence release (``DocDPCooccurrence``).
+
+Two Gaussian releases, each of a statistic to which one document contributes at most 1 in L2 norm
+(:mod:`dptopic.recovery.cooccurrence`):
+
+1. the words' presence counts, each document's 0/1 presence vector divided by its L2 norm; the
+   ``n_words`` words with the largest noisy counts are kept (post-processing);
+2. the word co-occurrence matrix over the kept words, each document's ``c c^T - diag(c)`` scaled to
+   Frobenius norm 1.
+
+The topics are the non-negative factorisation of the noisy co-occurrence matrix, cells under
+``threshold`` noise standard deviations set to zero first (:func:`dptopic.recovery.topics_from_cooccurrence`);
+nothing after the releases reads the documents. The two releases compose by privacy loss distributions
+(Koskela et al. 2020) through a :class:`~dptopic.accounting.PrivacyLedger`. Words outside the kept
+ones share ``tail`` of each topic's mass evenly. Defaults were set on 20 Newsgroups (see
+``docs/document_dp.md``), never on the data you fit.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import SEED, Int, Options, Real
+from ..accounting import DOCUMENT_RELATION, PrivacyLedger
+from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
+from ..corpus import Vocabulary, as_corpus
+from ..errors import DPTopicError
+from ..evaluation import perplexity as _perplexity
+from ..mechanisms import gaussian_mechanism
+from ..recovery import document_frequency_statistic, normalised_cooccurrence, topics_from_cooccurrence
+from ._docdp_math import word_topic_responsibilities
+from .base import TopicModel, check_topics_fit_vocabulary
+
+THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of L2 sensitivity 1 under add/remove"
+           " of one document (a presence vector divided by its L2 norm; the pair matrix c c^T - diag(c) scaled to"
+           " Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
+           " the topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
+_RANKING = "noisy sum of per-document L2-normalised word-presence vectors"
+_COOC = "noisy sum of per-document Frobenius-normalised word co-occurrence matrices"
+
+
+class DocDPCooccurrence(TopicModel):
+    """Document-level (epsilon, delta)-DP topics from one noisy word co-occurrence release.
+
+    Parameters
+    ----------
+    n_topics : K.
+    epsilon, delta : the guarantee for adding or removing one whole document (the whole run).
+    n_words : words kept for the co-occurrence release (the most frequent by a noisy count; all words when the
+        vocabulary is not larger, and then no count is released).
+    ranking_noise : the ranking release's noise multiplier as a multiple of the co-occurrence release's.
+    threshold : co-occurrence cells below ``threshold`` noise standard deviations are set to zero.
+    tail : each topic's mass shared by the words outside the kept ones.
+    alpha : document-topic smoothing for ``transform`` and ``perplexity``.
+    secure : Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
+    seed : None (default; OS entropy) or an int for reproducible tests only. Never saved.
+    """
+
+    _private = True
+    _parameter_constraints = {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, 500, "right")],
+                              "delta": [Real(0, 1, "neither")], "n_words": [Int(2, 20_000)],
+                              "ranking_noise": [Real(0.1, 100)], "threshold": [Real(0, 1e6)],
+                              "tail": [Real(0, 0.5, "left")], "alpha": [Real(1e-8, 1e6)],
+                              "secure": [Options((True, False))], "seed": SEED, "verbose": [Int(0, 2)]}
+
+    def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int = 400,
+                 ranking_noise: float = 3.0, threshold: float = 1.0, tail: float = 0.01, alpha: float = 0.1,
+                 secure: bool = False, seed=None, verbose: int = 0):
+        self.n_topics = n_topics
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_words = n_words
+        self.ranking_noise = ranking_noise
+        self.threshold = threshold
+        self.tail = tail
+        self.alpha = alpha
+        self.secure = secure
+        self.seed = seed
+        self.verbose = verbose
+
+    @classmethod
+    def from_budget(cls, epsilon: float, delta: float = 1e-5, **kw) -> "DocDPCooccurrence":
+        """The model whose whole run is (epsilon, delta)-DP (its noise is calibrated in ``fit``)."""
+        return cls(epsilon=epsilon, delta=delta, **kw)
+
+    def _validate(self) -> None:
+        super()._validate()
+        if self.secure and self.seed is not None:
+            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed.")
+
+    def _release(self, values, sigma, rng, label):
+        noisy, event = gaussian_mechanism(values, sigma, 1.0, None if self.secure else rng, secure=bool(self.secure),
+                                          label=label)
+        self.ledger_.spend(event)
+        return noisy
+
+    def fit(self, X, y=None, *, vocabulary=None):
+        """Fit on a :class:`~dptopic.corpus.Corpus` or a documents x words count matrix. The vocabulary must be public
+        (``vocabulary=``), or chosen privately beforehand and paid for separately; the number of documents is never
+        used."""
+        self._validate()
+        X, names = self._as_input(X)
+        corpus = as_corpus(X, vocabulary=vocabulary if vocabulary is not None else names).require_nonempty()
+        if vocabulary is not None:
+            vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+            if corpus.vocabulary != vocabulary:
+                corpus = corpus.restrict(vocabulary).require_nonempty()
+        self._vocabulary_supplied = vocabulary is not None or names is not None
+        check_topics_fit_vocabulary(self.n_topics, corpus.vocab_size)
+        Xc = sp.csr_matrix(corpus.to_bow(), dtype=np.float64)
+        V, K = Xc.shape[1], int(self.n_topics)
+        n_words = min(int(self.n_words), V)
+        if n_words < K:
+            raise DPTopicError(f"n_words={self.n_words} keeps fewer words than n_topics={K}: raise n_words.")
+        rng = self._rng()
+        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
+                                     budget=(float(self.epsilon), float(self.delta)))
+        if n_words < V:
+            sigma_rank, sigma = calibrate_gaussian_pair(float(self.epsilon), float(self.delta), float(self.ranking_noise))
+            self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=_RANKING), 1),
+                                  (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
+            counts = self._release(document_frequency_statistic(Xc), sigma_rank, rng, _RANKING)
+            kept = np.sort(np.argsort(-counts, kind="stable")[:n_words])
+        else:
+            from ..accounting.gaussian import calibrate_noise_multiplier
+
+            sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
+            kept = np.arange(V)
+        noisy = self._release(normalised_cooccurrence(Xc, kept), sigma, rng, _COOC)
+        # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
+        H = topics_from_cooccurrence(noisy, K, "nmf", noise_std=sigma / np.sqrt(2.0), threshold=float(self.threshold))
+        beta = np.zeros((K, V))
+        if n_words < V:
+            beta[:, kept] = H * (1.0 - float(self.tail))
+            rest = np.setdiff1d(np.arange(V), kept)
+            beta[:, rest] = float(self.tail) / len(rest)
+        else:
+            beta[:] = H
+        self.components_ = beta / beta.sum(axis=1, keepdims=True)
+        self.noise_std_ = float(sigma)
+        self.ranking_noise_std_ = None if sigma_rank is None else float(sigma_rank)
+        self.kept_words_ = kept
+        self.vocabulary_ = corpus.vocabulary
+        self._set_fitted(corpus)
+        self._train_stats = {"vocab_size": V}
+        return self
+
+    def privacy_report(self) -> dict:
+        rep = self.ledger_.report(float(self.delta))
+        rep.update({
+            "mode": "document-level co-occurrence release",
+            "parameters": {"noise_multiplier": self.noise_std_, "ranking_noise_multiplier": self.ranking_noise_std_,
+                           "steps": self.ledger_.n_events, "sampling_rate": 1.0, "l2_sensitivity": 1.0,
+                           "n_words": int(len(self.kept_words_)), "threshold": self.threshold},
+            "scope": ("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
+                      " the released topics (post-processing). NOT covered: "
+                      + ("" if getattr(self, "_vocabulary_supplied", False) else
+                         "the vocabulary (built from the training documents: pass a public vocabulary to cover it), ")
+                      + "the choice of hyper-parameters, and any metric computed on the training documents."),
+            "noise": "gaussian", "secure_noise": bool(self.secure),
+        })
+        if self.seed is not None:
+            rep["noise_reproducible"] = True
+            rep["warning"] = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
+        return rep
+
+    def transform(self, X, seed=0) -> np.ndarray:
+        """Document-topic proportions by an E-step with the released topics fixed."""
+        c = self._as_model_corpus(X)
+        Xc = sp.csr_matrix(c.to_bow(), dtype=np.float64)
+        _, theta = word_topic_responsibilities(Xc, self.components_, float(self.alpha), 30)
+        return theta / theta.sum(axis=1, keepdims=True)
+
+    def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
+        """Held-out perplexity with fold-in Gibbs sampling under the released topics."""
+        c = self._as_model_corpus(X)
+        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)
+
+    def save(self, directory, **kw) -> str:
+        """Save like every model, without the seed."""
+        seed = self.seed
+        self.seed = None
+        try:
+            return super().save(directory, **kw)
+        finally:
+            self.seed = seed

@@ -1,0 +1,152 @@
+"""Document-level DP from one co-occurrence release (DocDPCooccurrence) and dptopic.recovery."""
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+import dptopic
+from dptopic.accounting.gaussian import calibrate_gaussian_pair, calibrate_noise_multiplier
+from dptopic.corpus import lda_corpus
+from dptopic.errors import DPTopicError
+from dptopic.evaluation.recovery import topic_recovery
+from dptopic.models import docdp_cooc
+from dptopic.models.docdp_cooc import DocDPCooccurrence
+from dptopic.recovery import document_frequency_statistic, normalised_cooccurrence, topics_from_cooccurrence
+from dptopic.recovery.cooccurrence import per_document_cooccurrence
+
+V = 10
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 30), min_size=V, max_size=V), min_size=1, max_size=5),
+       st.lists(st.integers(0, 60), min_size=V, max_size=V))
+def test_adding_a_document_moves_each_statistic_by_at_most_one(docs, extra):
+    X = sp.csr_matrix(np.array(docs, float))
+    Xp = sp.vstack([X, sp.csr_matrix(np.array(extra, float)[None, :])]).tocsr()
+    assert np.linalg.norm(normalised_cooccurrence(Xp) - normalised_cooccurrence(X)) <= 1 + 1e-9
+    assert np.linalg.norm(document_frequency_statistic(Xp) - document_frequency_statistic(X)) <= 1 + 1e-9
+    cols = [0, 3, 4, 9]
+    assert np.linalg.norm(normalised_cooccurrence(Xp, cols) - normalised_cooccurrence(X, cols)) <= 1 + 1e-9
+
+
+def test_cooccurrence_against_a_direct_reference():
+    rng = np.random.default_rng(0)
+    X = rng.poisson(0.8, size=(7, V)).astype(float)
+    ref = np.zeros((V, V))
+    for c in X:
+        M = np.outer(c, c) - np.diag(c)
+        n = np.linalg.norm(M)
+        if n > 0:
+            ref += M / n
+    np.testing.assert_allclose(normalised_cooccurrence(sp.csr_matrix(X)), ref, atol=1e-12)
+    # a long document weighs no more than a short one: its term has Frobenius norm exactly 1
+    long = np.zeros(V); long[:3] = [50, 40, 30]
+    assert np.linalg.norm(per_document_cooccurrence(long)) == pytest.approx(1.0)
+    # without the normalisation the bound breaks
+    assert np.linalg.norm(np.outer(long, long) - np.diag(long)) > 1
+
+
+def test_pair_calibration_matches_dp_accounting():
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+    s1, s2 = calibrate_gaussian_pair(1.0, 1e-5, 3.0)
+    assert s1 == pytest.approx(3 * s2)
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_event.GaussianDpEvent(s1)).compose(dp_event.GaussianDpEvent(s2))
+    eps = acc.get_epsilon(1e-5)
+    assert eps <= 1.0 + 2e-3 and eps > 0.98           # tight, not wasteful
+    # the pair costs what one Gaussian of multiplier (s1^-2 + s2^-2)^(-1/2) costs: 3.73 at (1, 1e-5)
+    assert (s1 ** -2 + s2 ** -2) ** -0.5 == pytest.approx(calibrate_noise_multiplier(1.0, 1e-5, 1.0, 1), rel=5e-3)
+
+
+def _planted(seed=4):
+    return lda_corpus(n_docs=600, vocab_size=40, n_topics=3, doc_length=50, alpha=0.1, beta=0.05, seed=seed)
+
+
+@pytest.mark.parametrize("method", ["nmf", "anchors"])
+def test_topics_from_an_exact_cooccurrence_recover_planted_topics(method):
+    s = _planted()
+    Q = normalised_cooccurrence(s.corpus.to_bow())
+    topics = topics_from_cooccurrence(Q, 3, method)
+    assert np.allclose(topics.sum(1), 1) and (topics >= 0).all()
+    assert topic_recovery(topics, s.phi) > 0.9
+    # a random guess does not
+    assert topic_recovery(np.random.default_rng(0).dirichlet(np.ones(40), 3), s.phi) < 0.6
+
+
+def test_recovery_refuses_bad_matrices():
+    with pytest.raises(DPTopicError, match="square"):
+        topics_from_cooccurrence(np.ones((3, 4)), 2)
+    with pytest.raises(DPTopicError, match="NaN"):
+        topics_from_cooccurrence(np.full((3, 3), np.nan), 2)
+    with pytest.raises(DPTopicError, match="method"):
+        topics_from_cooccurrence(np.ones((3, 3)), 2, "svd")
+    with pytest.raises(DPTopicError, match="n_topics"):
+        topics_from_cooccurrence(np.ones((3, 3)), 4)
+
+
+@pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
+def test_planted_topics_recovered_at_large_epsilon():
+    s = _planted()
+    m = DocDPCooccurrence(n_topics=3, epsilon=400.0, n_words=40, seed=0).fit(s.corpus)
+    assert topic_recovery(m.components_, s.phi) > 0.9
+    # at a small epsilon on so few documents the topics are noise, as the noise scale says they must be
+    m = DocDPCooccurrence(n_topics=3, epsilon=0.05, n_words=40, seed=0).fit(s.corpus)
+    assert topic_recovery(m.components_, s.phi) < 0.9
+
+
+def test_topics_read_only_the_releases(monkeypatch):
+    """Post-processing: two different corpora given the same releases produce identical topics."""
+    rng = np.random.default_rng(1)
+    a = lda_corpus(n_docs=80, vocab_size=30, n_topics=2, doc_length=20, seed=5).corpus
+    b = lda_corpus(n_docs=50, vocab_size=30, n_topics=2, doc_length=9, seed=6).corpus
+    ranking = rng.normal(size=30)
+    cooc = np.abs(rng.normal(size=(12, 12))) * 10
+    real = docdp_cooc.gaussian_mechanism
+
+    def fixed(values, sigma, sens, rng_, secure=False, label=""):
+        _, event = real(values, sigma, sens, np.random.default_rng(0), label=label)
+        return (ranking if np.ndim(values) == 1 else cooc), event
+
+    monkeypatch.setattr(docdp_cooc, "gaussian_mechanism", fixed)
+    ma = DocDPCooccurrence(n_topics=2, n_words=12, seed=0).fit(a)
+    mb = DocDPCooccurrence(n_topics=2, n_words=12, seed=0).fit(b)
+    np.testing.assert_array_equal(ma.components_, mb.components_)
+    np.testing.assert_array_equal(ma.kept_words_, np.sort(np.argsort(-ranking, kind="stable")[:12]))
+
+
+@pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
+def test_report_accounting_and_roundtrip(tmp_path):
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+    c = lda_corpus(n_docs=60, vocab_size=50, n_topics=3, doc_length=20, seed=1).corpus
+    m = DocDPCooccurrence(n_topics=3, epsilon=1.0, delta=1e-5, n_words=20, seed=0).fit(c)
+    rep = m.privacy_
+    assert rep["unit"] == "document" and "add/remove" in rep["neighbouring_relation"]
+    assert rep["epsilon"] <= 1.0 + 1e-9 and rep["delta"] == 1e-5
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_event.GaussianDpEvent(m.ranking_noise_std_)).compose(dp_event.GaussianDpEvent(m.noise_std_))
+    assert rep["epsilon"] == pytest.approx(acc.get_epsilon(1e-5), rel=2e-2)
+    assert "NOT covered" in rep["scope"] and "Koskela" in rep["theorem"]
+    assert len(m.kept_words_) == 20 and np.allclose(m.components_.sum(1), 1)
+    # with every word kept there is a single release and no ranking
+    m1 = DocDPCooccurrence(n_topics=3, epsilon=1.0, n_words=50, seed=0).fit(c)
+    assert m1.ranking_noise_std_ is None and m1.noise_std_ == pytest.approx(3.73, abs=0.02)
+    m.save(tmp_path / "m")
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["params"]["seed"] is None
+    m2 = dptopic.load(tmp_path / "m")
+    assert isinstance(m2, DocDPCooccurrence)
+    np.testing.assert_array_equal(m2.components_, m.components_)
+    assert m2.transform(c).shape == (c.n_docs, 3) and np.isfinite(m2.perplexity(c, n_iter=5, burn_in=2))
+
+
+def test_bad_input():
+    X = sp.csr_matrix(np.ones((3, 6)))
+    with pytest.raises(DPTopicError):
+        DocDPCooccurrence(epsilon=0).fit(X)
+    with pytest.raises(DPTopicError, match="n_words"):
+        DocDPCooccurrence(n_topics=3, n_words=2).fit(X)
+    with pytest.raises(DPTopicError, match="seed"):
+        DocDPCooccurrence(secure=True, seed=1).fit(X)
