@@ -150,3 +150,21 @@ def test_bad_input():
         DocDPCooccurrence(n_topics=3, n_words=2).fit(X)
     with pytest.raises(DPTopicError, match="seed"):
         DocDPCooccurrence(secure=True, seed=1).fit(X)
+
+
+def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
+    from dptopic.cli.main import main
+    texts = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
+             "war troops army peace treaty", "school education teachers students", "students teachers education college"]
+    p = tmp_path / "docs.txt"
+    p.write_text("\n".join(texts * 20))
+    out = tmp_path / "m"
+    assert main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "1", "--delta", "1e-5",
+                 "--topics", "3", "--out", str(out), "--quiet"]) == 0
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["class"] == "DocDPCooccurrence" and meta["params"]["seed"] is None
+    assert meta["privacy"]["unit"] == "document" and meta["privacy"]["epsilon"] <= 1.0
+    assert dptopic.for_unit("document", 1.0).__class__ is DocDPCooccurrence
+    assert main(["train", "--corpus", str(p), "--algorithm", "docdp-cooc", "--topics", "3", "--out",
+                 str(tmp_path / "m2"), "--quiet"]) == 2
+    assert "needs --epsilon" in capsys.readouterr().err

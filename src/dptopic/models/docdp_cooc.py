@@ -12,7 +12,8 @@ The topics are the non-negative factorisation of the noisy co-occurrence matrix,
 ``threshold`` noise standard deviations set to zero first (:func:`dptopic.recovery.topics_from_cooccurrence`);
 nothing after the releases reads the documents. The two releases compose by privacy loss distributions
 (Koskela et al. 2020) through a :class:`~dptopic.accounting.PrivacyLedger`. Words outside the kept
-ones share ``tail`` of each topic's mass evenly. Defaults were set on 20 Newsgroups (see
+ones get ``tail`` of each topic's mass (by default their share of the noisy counts, in proportion to
+them). Defaults were set on 20 Newsgroups (see
 ``docs/document_dp.md``), never on the data you fit.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import SEED, Int, Options, Real
+from .._validation import SEED, Int, IsNone, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
 from ..corpus import Vocabulary, as_corpus
@@ -50,7 +51,8 @@ class DocDPCooccurrence(TopicModel):
         vocabulary is not larger, and then no count is released).
     ranking_noise : the ranking release's noise multiplier as a multiple of the co-occurrence release's.
     threshold : co-occurrence cells below ``threshold`` noise standard deviations are set to zero.
-    tail : each topic's mass shared by the words outside the kept ones.
+    tail : each topic's mass given to the words outside the kept ones; None (default) takes their share of the noisy
+        word counts, spread over them in proportion to those counts (post-processing of the first release).
     alpha : document-topic smoothing for ``transform`` and ``perplexity``.
     secure : Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
     seed : None (default; OS entropy) or an int for reproducible tests only. Never saved.
@@ -60,11 +62,11 @@ class DocDPCooccurrence(TopicModel):
     _parameter_constraints = {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, 500, "right")],
                               "delta": [Real(0, 1, "neither")], "n_words": [Int(2, 20_000)],
                               "ranking_noise": [Real(0.1, 100)], "threshold": [Real(0, 1e6)],
-                              "tail": [Real(0, 0.5, "left")], "alpha": [Real(1e-8, 1e6)],
+                              "tail": [IsNone(), Real(0, 1, "neither")], "alpha": [Real(1e-8, 1e6)],
                               "secure": [Options((True, False))], "seed": SEED, "verbose": [Int(0, 2)]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int = 400,
-                 ranking_noise: float = 3.0, threshold: float = 1.0, tail: float = 0.01, alpha: float = 0.1,
+                 ranking_noise: float = 3.0, threshold: float = 1.0, tail: float | None = None, alpha: float = 0.1,
                  secure: bool = False, seed=None, verbose: int = 0):
         self.n_topics = n_topics
         self.epsilon = epsilon
@@ -131,9 +133,12 @@ class DocDPCooccurrence(TopicModel):
         H = topics_from_cooccurrence(noisy, K, "nmf", noise_std=sigma / np.sqrt(2.0), threshold=float(self.threshold))
         beta = np.zeros((K, V))
         if n_words < V:
-            beta[:, kept] = H * (1.0 - float(self.tail))
             rest = np.setdiff1d(np.arange(V), kept)
-            beta[:, rest] = float(self.tail) / len(rest)
+            weight = np.maximum(counts, 0.0) + 1e-3 * sigma_rank
+            share = (float(np.clip(weight[rest].sum() / weight.sum(), 0.01, 0.9)) if self.tail is None
+                     else float(self.tail))
+            beta[:, kept] = H * (1.0 - share)
+            beta[:, rest] = share * weight[rest] / weight[rest].sum()
         else:
             beta[:] = H
         self.components_ = beta / beta.sum(axis=1, keepdims=True)
