@@ -9,7 +9,7 @@ from ._common import (FORMATS, epsilon_value, load_corpus, make_console, positiv
 
 
 def _flip_args(p):
-    g = p.add_mutually_exclusive_group(required=True)
+    g = p.add_mutually_exclusive_group()
     g.add_argument("--epsilon-word", type=positive_float, default=None,
                    help="per-word local epsilon (Zhao et al. Thm 4); the document's epsilon is V times it")
     g.add_argument("--f", type=float, default=None, help="flip parameter in (0, 1) instead of --epsilon-word")
@@ -20,7 +20,17 @@ def cmd_randomize(a):
 
     from .._io import check_output_file
 
+    if a.unit == "document":
+        if a.epsilon_word is not None or a.f is not None:
+            raise DPTopicError("--unit document takes --epsilon-doc (per document); --epsilon-word/--f are for --unit word.")
+    elif a.epsilon_word is None and a.f is None:
+        raise DPTopicError("--unit word needs --epsilon-word (or --f); for a per-document guarantee use --unit document"
+                           " --epsilon-doc 8.")
+    elif a.epsilon_doc is not None:
+        raise DPTopicError("--epsilon-doc is for --unit document; --unit word takes --epsilon-word (or --f).")
     check_output_file(a.out, _is_report_file, overwrite=a.overwrite, what="report file")
+    if a.unit == "document":
+        return _randomize_documents(a)
     console = make_console(stderr=True)
     vocab = read_vocabulary(a.vocabulary)
     # one report per input document, those with no vocabulary word included: dropping them would make the number
@@ -35,12 +45,33 @@ def cmd_randomize(a):
     print_empty_note(int((corpus.doc_lengths == 0).sum()), corpus.n_docs)
 
 
+def _randomize_documents(a) -> None:
+    from ..local import DocumentRandomizer
+
+    console = make_console(stderr=True)
+    vocab = read_vocabulary(a.vocabulary)
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False)
+    rz = DocumentRandomizer(vocab, 8.0 if a.epsilon_doc is None else a.epsilon_doc)  # OS CSPRNG; no seed, ever
+    reports = rz.randomize(corpus)
+    out = reports.save(a.out)
+    console.print(f"{reports.n_reports} document-level reports written to [bold]{out}[/] (V={rz.vocab_size},"
+                  f" eps_doc={rz.epsilon:g} per document, {reports.subset_size} items per report; coins from the OS"
+                  " CSPRNG)")
+    short = int((corpus.doc_lengths < 2).sum())
+    if short:
+        import sys
+
+        print(f"note: {short} of {corpus.n_docs} documents have fewer than two vocabulary words; they report 'no pair'"
+              " and are sent anyway, so that the number of reports reveals nothing about the text.", file=sys.stderr)
+
+
 def _is_report_file(path) -> bool:
+    from ..local.document import MAGIC as DOC_MAGIC
     from ..local.reports import MAGIC
 
     try:
         with open(path, "rb") as fh:
-            return fh.read(len(MAGIC)) == MAGIC
+            return fh.read(len(MAGIC)) in (MAGIC, DOC_MAGIC)
     except OSError:
         return False
 
@@ -57,12 +88,20 @@ def print_empty_note(n_empty: int, n_docs: int) -> None:
 
 def register(sub) -> None:
     r = sub.add_parser("randomize", help="contributor side: turn documents into locally private reports",
-                       description="Randomize documents on the contributor's side (Zhao et al. 2020, Sec. V):"
-                                   " each document becomes its word-presence vector over the public vocabulary,"
-                                   " every bit flipped with probability f/2. Only the report file leaves the"
+                       description="Randomize documents on the contributor's side. --unit word (Zhao et al. 2020,"
+                                   " Sec. V): each document becomes its word-presence vector over the public"
+                                   " vocabulary, every bit flipped with probability f/2 (private per word). --unit"
+                                   " document: two of the document's tokens, as a word pair, through k-subset"
+                                   " selection (private per document). Only the report file leaves the"
                                    " device. There is no seed option: a known seed would let anyone undo the"
                                    " randomization; coins come from the OS CSPRNG.")
     r.add_argument("--vocabulary", required=True, help="the public vocabulary: a text file, one word per line")
+    r.add_argument("--unit", choices=("word", "document"), default="word",
+                   help="word (default): LP-LDA's per-word reports (eps_doc = V x eps_word); document: one word pair"
+                        " per document by k-subset selection, eps_doc per document (docs/local_dp.md)")
+    r.add_argument("--epsilon-doc", type=positive_float, default=None,
+                   help="--unit document: the per-document epsilon (default 8); use a vocabulary of a few hundred"
+                        " frequent words")
     _flip_args(r)
     r.add_argument("--corpus", required=True, help="the documents: a path in any format the loaders read")
     r.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
@@ -74,7 +113,7 @@ def register(sub) -> None:
 
 def add_train_args(t) -> None:
     """The ``train`` options of the local-DP algorithms."""
-    t.add_argument("--reports", default=None, help="lp/olp: report file written by 'dptopic randomize'")
+    t.add_argument("--reports", default=None, help="lp/olp/ldp-doc: report file written by 'dptopic randomize'")
     t.add_argument("--prior", default=None, help="olp: public prior corpus D_0, disjoint from the contributors")
     t.add_argument("--batch-size", type=positive_int, default=None,
                    help="olp: reports per mini-batch (default 160); online-vb: documents per mini-batch (default 256)")
@@ -84,14 +123,37 @@ def add_train_args(t) -> None:
     t.add_argument("--alg2-literal", action="store_true", help="olp: Algorithm 2 exactly as printed")
 
 
+def _train_document_reports(a, console) -> None:
+    from ..local import DocumentReportSet
+    from ..models import LocalDocumentLDA
+
+    if a.seed is not None:
+        raise DPTopicError("--seed has no effect with --algorithm ldp-doc: its server steps use no randomness.")
+    vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
+    reports = DocumentReportSet.load(a.reports, vocabulary=vocab)
+    if reports.vocabulary is None:
+        raise DPTopicError("the report file does not embed its vocabulary: give --vocabulary FILE (the public word list).")
+    console.print(f"[bold]reports[/]: {reports.n_reports} document-level reports, V={reports.vocab_size},"
+                  f" eps_doc={reports.epsilon:g}")
+    model = LocalDocumentLDA(n_topics=a.topics, verbose=0 if a.quiet else 1).fit(reports)
+    print_topics(model, 10, console=console)
+    print_privacy(model.privacy_, console)
+    console.print(f"eps_doc = {model.privacy_['epsilon_doc']:g} for any two documents of a contributor; every server"
+                  " step is post-processing.")
+    out = model.save(a.out)
+    console.print(f"model written to [bold]{out}[/]")
+
+
 def train_local(a, console) -> None:
-    """``train --algorithm lp|olp``: train from randomized reports, print and save."""
+    """``train --algorithm lp|olp|ldp-doc``: train from randomized reports, print and save."""
     from ..local import ReportSet
     from ..models import LPLDA, OLPLDA
 
     if a.reports is None:
         raise DPTopicError(f"--algorithm {a.algorithm} trains on randomized reports: give --reports FILE"
                            " (written by 'dptopic randomize').")
+    if a.algorithm == "ldp-doc":
+        return _train_document_reports(a, console)
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
     reports = ReportSet.load(a.reports, vocabulary=vocab)
     vocab = vocab or reports.vocabulary

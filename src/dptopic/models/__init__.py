@@ -2,6 +2,7 @@
 from .base import GibbsTopicModel, IterationInfo, TopicModel, load
 from .docdp import DocDPEM
 from .docdp_cooc import DocDPCooccurrence
+from .ldp_document import LocalDocumentLDA
 from .fedlda import FedLDA
 from .lda import LDA
 from .private import CDPLDA, CDPLDAPlus, HDPLDA
@@ -15,5 +16,5 @@ ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "lp"
 
 from .by_unit import UNIT_TRAINERS, for_unit  # noqa: E402
 
-__all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence",
+__all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA",
            "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS"]

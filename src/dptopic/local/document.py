@@ -1,0 +1,325 @@
+"""Document-level local DP: each document reports one word pair through k-subset selection.
+
+Contributor side (:class:`DocumentRandomizer`): a document keeps only the tokens of the public
+vocabulary (a few hundred frequent words), picks two of its tokens (two distinct positions) uniformly,
+and reports their unordered word pair (the same word twice when it repeats) through k-subset selection
+(:func:`dptopic.mechanisms.frequency_oracle.subset_selection`) over every word pair of the vocabulary
+plus one "no pair" item (a document with fewer than two vocabulary tokens reports that item, so every
+document sends exactly one report). Any two documents give report distributions within ``e^eps``: the
+report is ``eps``-LDP for the whole document (``eps_doc``), and a contributor who sends ``m`` reports
+is covered with ``m * eps`` by basic composition.
+
+Server side (:func:`pair_cooccurrence`, :class:`~dptopic.models.LocalDocumentLDA`): unbiased counts of every
+pair estimate ``sum_d (c_d c_d^T - diag(c_d)) / (L_d (L_d - 1))`` (``c_d`` the document's word counts over the
+vocabulary, ``L_d`` its tokens there), the token co-occurrence matrix of Arora et al. (2013), whose topics are recovered by non-negative factorisation
+(:func:`dptopic.recovery.topics_from_cooccurrence`). Everything the server computes reads only the
+reports (post-processing).
+
+File format ``dptopic-ldp-document-reports`` version 1: ``b"DPTLDPD\\n"``, a 4-byte little-endian header
+length, a UTF-8 JSON header (``format``, ``version``, ``kind: "document"``, ``vocab_size``,
+``vocabulary_sha256``, ``epsilon``, ``subset_size``, ``n_reports``, optionally ``vocabulary``), the reports
+as little-endian ``uint32`` (``n_reports x subset_size``, each row strictly increasing), and a SHA-256 of
+every preceding byte.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import struct
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .._io import atomic_write_bytes
+from ..corpus import Corpus, Vocabulary
+from ..errors import DPTopicError
+from ..mechanisms.frequency_oracle import subset_selection, subset_selection_counts, subset_size
+from .reports import vocabulary_fingerprint
+
+MAGIC = b"DPTLDPD\n"
+FORMAT = "dptopic-ldp-document-reports"
+KIND = "document"
+VERSION = 1
+MAX_WORDS = 2000
+DEFAULT_EPSILON = 8.0
+
+
+def n_pairs(vocab_size: int) -> int:
+    """Unordered word pairs ``{i, j}``, ``i == j`` included: ``V (V + 1) / 2``."""
+    return vocab_size * (vocab_size + 1) // 2
+
+
+def domain_size(vocab_size: int) -> int:
+    """Every unordered word pair, plus one "no pair" item (the last)."""
+    return n_pairs(vocab_size) + 1
+
+
+def pair_index(i, j, vocab_size: int):
+    """Index of the pair ``{i, j}`` (``i <= j`` after sorting) in ``[0, V(V+1)/2)``: the upper triangle with its
+    diagonal, row after row."""
+    i, j = np.minimum(i, j), np.maximum(i, j)
+    return i * (2 * vocab_size - i + 1) // 2 + (j - i)
+
+
+def _check_vocabulary(vocabulary) -> Vocabulary:
+    v = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+    if not 2 <= len(v) <= MAX_WORDS:
+        raise DPTopicError(f"a document-level report needs a public vocabulary of 2 to {MAX_WORDS} words (a few hundred"
+                           f" frequent words work best); got {len(v)}.")
+    return v
+
+
+def _check_epsilon(epsilon) -> float:
+    if not (isinstance(epsilon, (int, float, np.floating)) and 0 < epsilon <= 50 and math.isfinite(epsilon)):
+        raise DPTopicError(f"invalid epsilon={epsilon!r}: the per-document epsilon must be a number in (0, 50].")
+    return float(epsilon)
+
+
+class DocumentRandomizer:
+    """Turn documents into document-level ``epsilon``-LDP reports (module note).
+
+    Parameters
+    ----------
+    vocabulary : the public word list shared by contributors and server (2 to 2,000 words; about 400 frequent
+        words of the domain is the setting measured in ``docs/local_dp.md``).
+    epsilon : the per-document epsilon (default 8).
+    secure : (default) coins from the operating system's CSPRNG, as every report that leaves a device needs.
+    simulation : ``True`` uses a NumPy Generator (for experiments only); only then is ``seed`` accepted.
+    """
+
+    def __init__(self, vocabulary, epsilon: float = DEFAULT_EPSILON, seed=None, simulation: bool = False):
+        self.vocabulary = _check_vocabulary(vocabulary)
+        self.epsilon = _check_epsilon(epsilon)
+        if simulation not in (True, False):
+            raise DPTopicError(f"invalid simulation={simulation!r}: must be True or False.")
+        if seed is not None and not simulation:
+            raise DPTopicError("a seed makes the reports reproducible, so anyone who knows it can undo them: seeds are"
+                               " for simulations only (simulation=True); real reports use the OS CSPRNG.")
+        if seed is not None:
+            from .randomizer import SEED_WARNING
+
+            warnings.warn(SEED_WARNING, stacklevel=3)
+        self.simulation = bool(simulation)
+        self.secure = not simulation
+        self._rng = (seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)) if simulation else None
+        self.fingerprint = vocabulary_fingerprint(self.vocabulary)
+
+    @classmethod
+    def for_simulation(cls, vocabulary, epsilon: float = DEFAULT_EPSILON, seed=None) -> "DocumentRandomizer":
+        """The NumPy-Generator randomizer, for simulations and experiments only."""
+        return cls(vocabulary, epsilon, seed=seed, simulation=True)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocabulary)
+
+    def _token_lists(self, docs) -> list[np.ndarray]:
+        if isinstance(docs, Corpus):
+            c = docs if docs.vocabulary == self.vocabulary else docs.restrict(self.vocabulary, drop_empty=False)
+            ids, ptr = c.word_ids, c.doc_ptr
+            return [ids[ptr[d]:ptr[d + 1]] for d in range(len(ptr) - 1)]
+        if isinstance(docs, (str, bytes)) or not hasattr(docs, "__iter__"):
+            raise DPTopicError(f"cannot randomize a {type(docs).__name__}: pass a Corpus or a list of documents (each a"
+                               " list of words).")
+        out = []
+        for doc in docs:
+            if isinstance(doc, str):
+                raise DPTopicError("documents must be token lists, not strings: tokenize first (e.g. text.split()) or"
+                                   " pass a Corpus.")
+            ids = []
+            for w in doc:
+                if not isinstance(w, str):
+                    raise DPTopicError(f"invalid token {w!r}: tokens are words (str).")
+                j = self.vocabulary.get(w)
+                if j >= 0:
+                    ids.append(j)
+            out.append(np.asarray(ids, dtype=np.int64))
+        return out
+
+    def sample_pairs(self, docs) -> np.ndarray:
+        """Each document's item: the word pair of two of its vocabulary tokens drawn uniformly without replacement,
+        or the "no pair" item."""
+        V = self.vocab_size
+        none = n_pairs(V)
+        sets = self._token_lists(docs)
+        items = np.full(len(sets), none, dtype=np.int64)
+        if self.secure:
+            import secrets
+
+            sysrand = secrets.SystemRandom()
+            pick = lambda n: sysrand.sample(range(n), 2)  # noqa: E731
+        else:
+            pick = lambda n: self._rng.choice(n, 2, replace=False)  # noqa: E731
+        for d, s in enumerate(sets):
+            if len(s) >= 2:
+                a, b = pick(len(s))
+                items[d] = pair_index(int(s[a]), int(s[b]), V)
+        return items
+
+    def randomize(self, docs) -> "DocumentReportSet":
+        """One report per document (those without two vocabulary words included: they report "no pair")."""
+        items = self.sample_pairs(docs)
+        reports, _event = subset_selection(items, domain_size(self.vocab_size), self.epsilon,
+                                           None if self.secure else self._rng, secure=self.secure)
+        return DocumentReportSet(reports, self.vocab_size, self.fingerprint, self.epsilon, self.vocabulary)
+
+    __call__ = randomize
+
+    def privacy_report(self, reports_per_contributor: int = 1) -> dict:
+        return document_privacy_report(self.epsilon, self.vocab_size, reports_per_contributor,
+                                       randomness="simulation (NumPy Generator), not for real reports" if self.simulation
+                                       else "coins from the operating system's CSPRNG (secrets)")
+
+
+def document_privacy_report(epsilon: float, vocab_size: int, reports_per_contributor: int = 1,
+                            randomness: str = "") -> dict:
+    """The guarantee of document-level reports: per document, and per contributor by basic composition."""
+    from ..accounting import PrivacyLedger
+    from ..mechanisms.frequency_oracle import LOCAL_RELATION, THEOREM
+    from ..accounting.events import PureDPEvent
+
+    if not (isinstance(reports_per_contributor, (int, np.integer)) and reports_per_contributor >= 1):
+        raise DPTopicError(f"invalid reports_per_contributor={reports_per_contributor!r}: must be an integer >= 1.")
+    D = domain_size(vocab_size)
+    ledger = PrivacyLedger(unit="document (local)", relation=LOCAL_RELATION, theorem=THEOREM)
+    ledger.spend(PureDPEvent(float(epsilon), label=f"one document's pair by k-subset selection (D={D})",
+                             theorem=THEOREM, relation=LOCAL_RELATION), int(reports_per_contributor))
+    rep = ledger.report(1e-5)
+    rep.update({
+        "model": "local", "kind": KIND, "epsilon_doc": float(epsilon),
+        "epsilon_contributor": float(epsilon) * int(reports_per_contributor),
+        "reports_per_contributor": int(reports_per_contributor), "vocab_size": int(vocab_size),
+        "domain_size": D, "subset_size": subset_size(D, float(epsilon)),
+        "mechanism": "one uniformly sampled word pair per document, reported by k-subset selection",
+        "randomness": randomness,
+        "scope": ("covers everything the server computes from the reports (post-processing), for any two documents"
+                  " of a contributor (eps_doc) and all of a contributor's reports together (eps_contributor, basic"
+                  " composition). NOT covered: the public vocabulary, how many reports a contributor sends and when,"
+                  " and contributors who send more reports than stated."),
+    })
+    return rep
+
+
+class DocumentReportSet:
+    """A set of document-level reports: ``reports`` is ``uint32`` ``(n, k)``, each row strictly increasing."""
+
+    def __init__(self, reports, vocab_size: int, vocabulary_sha256: str, epsilon: float, vocabulary=None):
+        if not (isinstance(vocab_size, (int, np.integer)) and 2 <= vocab_size <= MAX_WORDS):
+            raise DPTopicError(f"invalid vocab_size={vocab_size!r}: must be an integer in [2, {MAX_WORDS}].")
+        self.vocab_size = int(vocab_size)
+        self.epsilon = _check_epsilon(epsilon)
+        D = domain_size(self.vocab_size)
+        self.subset_size = k = subset_size(D, self.epsilon)
+        R = np.asarray(reports)
+        if R.ndim != 2 or R.shape[1] != k or R.dtype != np.uint32:
+            raise DPTopicError(f"reports must be a uint32 array of shape (n, {k}) for {vocab_size} words at epsilon"
+                               f" {self.epsilon:g}; re-create them with 'dptopic randomize --unit document'.")
+        if R.size and (int(R.max()) >= D or (k > 1 and not np.all(R[:, 1:] > R[:, :-1]))):
+            raise DPTopicError("corrupt reports: items out of range or not strictly increasing within a report;"
+                               " re-create them.")
+        self.reports = R
+        self.vocabulary_sha256 = str(vocabulary_sha256)
+        self.vocabulary = None if vocabulary is None else _check_vocabulary(vocabulary)
+        if self.vocabulary is not None and vocabulary_fingerprint(self.vocabulary) != self.vocabulary_sha256:
+            raise DPTopicError("the vocabulary does not match the reports' fingerprint; use the vocabulary they were"
+                               " made with.")
+
+    @property
+    def n_reports(self) -> int:
+        return int(self.reports.shape[0])
+
+    def __len__(self) -> int:
+        return self.n_reports
+
+    def header(self, include_vocabulary: bool = True) -> dict:
+        h = {"format": FORMAT, "version": VERSION, "kind": KIND, "vocab_size": self.vocab_size,
+             "vocabulary_sha256": self.vocabulary_sha256, "epsilon": self.epsilon, "subset_size": self.subset_size,
+             "n_reports": self.n_reports}
+        if include_vocabulary and self.vocabulary is not None:
+            h["vocabulary"] = list(self.vocabulary.words)
+        return h
+
+    def to_bytes(self, include_vocabulary: bool = True) -> bytes:
+        head = json.dumps(self.header(include_vocabulary), separators=(",", ":")).encode("utf-8")
+        body = MAGIC + struct.pack("<I", len(head)) + head + self.reports.astype("<u4").tobytes()
+        return body + hashlib.sha256(body).digest()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, vocabulary=None, epsilon=None, where: str = "reports") -> "DocumentReportSet":
+        bad = f"{where}:"
+        if not isinstance(data, (bytes, bytearray)) or len(data) < len(MAGIC) + 4 + 32 or data[:8] != MAGIC:
+            raise DPTopicError(f"{bad} not a dptopic document-report file (bad magic or too short); re-create it with"
+                               " 'dptopic randomize --unit document'.")
+        if hashlib.sha256(data[:-32]).digest() != data[-32:]:
+            raise DPTopicError(f"{bad} checksum mismatch (truncated or modified); re-send or re-create it.")
+        (hl,) = struct.unpack("<I", data[8:12])
+        if 12 + hl > len(data) - 32:
+            raise DPTopicError(f"{bad} the header runs past the end; re-create it.")
+        try:
+            head = json.loads(bytes(data[12:12 + hl]).decode("utf-8"))
+            if not isinstance(head, dict):
+                raise ValueError
+        except (ValueError, UnicodeDecodeError):
+            raise DPTopicError(f"{bad} the header is not a JSON object; re-create it.") from None
+        if head.get("format") != FORMAT or head.get("kind") != KIND:
+            raise DPTopicError(f"{bad} reports of kind {str(head.get('kind'))[:20]!r} ({str(head.get('format'))[:40]}),"
+                               f" not {KIND!r}; give document-level reports ('dptopic randomize --unit document').")
+        if head.get("version") != VERSION:
+            raise DPTopicError(f"{bad} format version {str(head.get('version'))[:10]!r}; this dptopic reads version"
+                               f" {VERSION}.")
+        try:
+            V, eps, n, k = int(head["vocab_size"]), float(head["epsilon"]), int(head["n_reports"]), int(head["subset_size"])
+            sha = str(head["vocabulary_sha256"])
+        except (KeyError, TypeError, ValueError):
+            raise DPTopicError(f"{bad} the header misses a field; re-create it.") from None
+        payload = bytes(data[12 + hl:-32])
+        if n < 0 or k < 1 or len(payload) != 4 * n * k:
+            raise DPTopicError(f"{bad} payload of {len(payload)} bytes does not hold {n} reports of {k} items.")
+        vocab = head.get("vocabulary") if vocabulary is None else vocabulary
+        rs = cls(np.frombuffer(payload, dtype="<u4").astype(np.uint32).reshape(n, k), V, sha, eps, vocab)
+        if rs.subset_size != k:
+            raise DPTopicError(f"{bad} subset size {k} does not match {V} words at epsilon {eps:g}.")
+        if epsilon is not None and not math.isclose(float(epsilon), eps, rel_tol=1e-12):
+            raise DPTopicError(f"{bad} made at epsilon {eps:g}, but {float(epsilon):g} is expected.")
+        return rs
+
+    def save(self, path) -> Path:
+        atomic_write_bytes(Path(path), self.to_bytes())
+        return Path(path)
+
+    @classmethod
+    def load(cls, path, vocabulary=None, epsilon=None) -> "DocumentReportSet":
+        p = Path(path)
+        if not p.is_file():
+            raise DPTopicError(f"no report file at {str(p)!r}.")
+        return cls.from_bytes(p.read_bytes(), vocabulary, epsilon, where=str(p))
+
+    @classmethod
+    def concatenate(cls, sets) -> "DocumentReportSet":
+        sets = list(sets)
+        if not sets:
+            raise DPTopicError("nothing to concatenate: give at least one DocumentReportSet.")
+        a = sets[0]
+        for s in sets[1:]:
+            if (s.vocab_size, s.vocabulary_sha256, s.epsilon) != (a.vocab_size, a.vocabulary_sha256, a.epsilon):
+                raise DPTopicError("report sets made with different vocabularies or epsilons cannot be combined.")
+        return cls(np.concatenate([s.reports for s in sets]), a.vocab_size, a.vocabulary_sha256, a.epsilon,
+                   next((s.vocabulary for s in sets if s.vocabulary is not None), None))
+
+
+def pair_cooccurrence(report_set: DocumentReportSet) -> tuple[np.ndarray, float]:
+    """``(Q, std)``: the symmetric V x V estimate of ``sum_d (c c^T - diag c) / (L (L - 1))`` over the reporting
+    documents (module note) and the standard deviation of an off-diagonal cell's noise where the true count is 0.
+    Post-processing of the reports."""
+    V = report_set.vocab_size
+    est, std = subset_selection_counts(report_set.reports, domain_size(V), report_set.epsilon)
+    iu = np.triu_indices(V)
+    Q = np.zeros((V, V))
+    Q[iu] = est[:n_pairs(V)]
+    # an unordered pair {i, j} of distinct words is drawn with probability 2 c_i c_j / (L (L - 1)), the pair {i, i}
+    # with c_i (c_i - 1) / (L (L - 1)): halving the off-diagonal counts and mirroring gives the matrix
+    off = np.triu(Q, 1) / 2.0
+    Q = off + off.T + np.diag(np.diag(Q))
+    return Q, float(std[0]) / 2.0

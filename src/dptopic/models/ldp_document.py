@@ -1,0 +1,85 @@
+"""Topics from document-level local-DP reports (``LocalDocumentLDA``): the server side of
+:mod:`dptopic.local.document`.
+
+The unbiased pair counts of the reports form a word co-occurrence matrix; its non-negative factorisation
+(cells under ``threshold`` noise standard deviations set to zero first) gives the topics
+(:func:`dptopic.recovery.topics_from_cooccurrence`). Everything reads only the reports: post-processing of
+``eps_doc``-LDP reports, so the model carries the reports' guarantee (per document, and per contributor for
+``reports_per_contributor`` reports by basic composition).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import Int, Real
+from ..errors import DPTopicError
+from ..evaluation import perplexity as _perplexity
+from ..local.document import DocumentReportSet, document_privacy_report, pair_cooccurrence
+from ..recovery import topics_from_cooccurrence
+from ._docdp_math import word_topic_responsibilities
+from .base import TopicModel
+
+
+class LocalDocumentLDA(TopicModel):
+    """Topics learned by an untrusted server from :class:`~dptopic.local.document.DocumentReportSet` reports.
+
+    Parameters
+    ----------
+    n_topics : K.
+    threshold : co-occurrence cells under ``threshold`` noise standard deviations are set to zero.
+    reports_per_contributor : how many reports one contributor may have sent (their epsilons add).
+    alpha : document-topic smoothing for ``transform`` and ``perplexity``.
+    """
+
+    _private = True
+    _parameter_constraints = {"n_topics": [Int(1, 100_000)], "threshold": [Real(0, 1e6)],
+                              "reports_per_contributor": [Int(1, 10 ** 9)], "alpha": [Real(1e-8, 1e6)],
+                              "verbose": [Int(0, 2)]}
+
+    def __init__(self, n_topics: int = 20, threshold: float = 1.0, reports_per_contributor: int = 1,
+                 alpha: float = 0.1, verbose: int = 0):
+        self.n_topics = n_topics
+        self.threshold = threshold
+        self.reports_per_contributor = reports_per_contributor
+        self.alpha = alpha
+        self.verbose = verbose
+
+    def fit(self, reports, y=None):
+        """Fit on a :class:`~dptopic.local.document.DocumentReportSet` (with its vocabulary)."""
+        self._validate()
+        if not isinstance(reports, DocumentReportSet):
+            raise DPTopicError("LocalDocumentLDA fits document-level reports (a DocumentReportSet from"
+                               " DocumentRandomizer or 'dptopic randomize --unit document'), not raw documents.")
+        if reports.vocabulary is None:
+            raise DPTopicError("these reports carry no vocabulary: load them with the vocabulary they were made with.")
+        if reports.n_reports == 0:
+            raise DPTopicError("no reports to learn from.")
+        if self.n_topics > reports.vocab_size:
+            raise DPTopicError(f"n_topics={self.n_topics} exceeds the {reports.vocab_size} words of the reports.")
+        Q, std = pair_cooccurrence(reports)
+        self.components_ = topics_from_cooccurrence(Q, int(self.n_topics), "nmf", noise_std=std,
+                                                    threshold=float(self.threshold))
+        self.vocabulary_ = reports.vocabulary
+        self.epsilon_doc_ = reports.epsilon
+        self.n_reports_ = reports.n_reports
+        self._set_fitted(None)
+        self._train_stats = {"vocab_size": reports.vocab_size, "n_reports": reports.n_reports}
+        return self
+
+    def privacy_report(self) -> dict:
+        rep = document_privacy_report(self.epsilon_doc_, len(self.vocabulary_), int(self.reports_per_contributor))
+        rep["mode"] = "document-level local DP (server side)"
+        rep["server_steps"] = {"pair counts": "post-processing", "NMF topics": "post-processing"}
+        return rep
+
+    def transform(self, X, seed=0) -> np.ndarray:
+        """Document-topic proportions by an E-step with the learned topics fixed (on documents the caller holds)."""
+        c = self._as_model_corpus(X)
+        _, theta = word_topic_responsibilities(sp.csr_matrix(c.to_bow(), dtype=np.float64), self.components_,
+                                               float(self.alpha), 30)
+        return theta / theta.sum(axis=1, keepdims=True)
+
+    def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
+        c = self._as_model_corpus(X)
+        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)
