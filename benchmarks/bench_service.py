@@ -110,7 +110,48 @@ def peer_direct(database: str, payload_rows: list[list[bytes]], seconds: float) 
     return n / el
 
 
-def bench_backend(name, make_db, words, args):
+class FloorServer:
+    """benchmarks/_floor_app.py in a subprocess: uvicorn + Starlette, an endpoint that stores nothing."""
+
+    def __init__(self):
+        from service_helpers import free_port, http
+        self.port, self._http = free_port(), http
+
+    def start(self) -> "FloorServer":
+        import os
+        import subprocess
+        here = Path(__file__).resolve().parent
+        env = {**os.environ, "PYTHONPATH": str(here.parent / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        self.proc = subprocess.Popen([sys.executable, str(here / "_floor_app.py"), str(self.port)], env=env)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if self._http("GET", f"http://127.0.0.1:{self.port}/healthz", timeout=2)[0] == 200:
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("the floor server did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(20)
+
+
+def bench_floor(words, args) -> dict:
+    """Requests/s of the bare floor for each upload size, with the same client."""
+    out = {}
+    for per in args.reports_per_request:
+        srv = FloorServer().start()
+        try:
+            elapsed, lat, errors = run_clients(srv.port, bodies(words, per), args.clients, args.seconds)
+        finally:
+            srv.stop()
+        out[per] = (len(lat) / elapsed, np.percentile(lat, 99) * 1e3)
+        print(f"  floor x{per}: {out[per][0]:,.0f} requests/s, p99 {out[per][1]:.1f} ms", flush=True)
+    return out
+
+
+def bench_backend(name, make_db, words, args, floor):
     out = []
     for per in args.reports_per_request:
         tmp = Path(tempfile.mkdtemp(prefix="dptopic-bench-"))
@@ -132,9 +173,10 @@ def bench_backend(name, make_db, words, args):
         peer_cleanup()
         shutil.rmtree(tmp, ignore_errors=True)
         rps = stored / elapsed
-        out.append([name, per, args.clients, f"{rps:,.0f}", f"{len(lat) / elapsed:,.0f}",
+        req_s = len(lat) / elapsed
+        out.append([name, per, args.clients, f"{rps:,.0f}", f"{req_s:,.0f}",
                     f"{np.percentile(lat, 50) * 1e3:.1f}", f"{np.percentile(lat, 99) * 1e3:.1f}", errors,
-                    f"{peer:,.0f}", f"{rps / peer:.2f}"])
+                    f"{floor[per][0]:,.0f}", f"{req_s / floor[per][0]:.2f}", f"{peer:,.0f}"])
         print(f"  {name} x{per}: {rps:,.0f} reports/s stored, p99 {np.percentile(lat, 99) * 1e3:.1f} ms", flush=True)
     return out
 
@@ -143,12 +185,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--clients", type=int, default=8)
-    ap.add_argument("--reports-per-request", type=int, nargs="+", default=[1, 25])
+    ap.add_argument("--reports-per-request", type=int, nargs="+", default=[1, 25, 100])
     ap.add_argument("--no-postgres", action="store_true")
     args = ap.parse_args()
     words = vocabulary()
     print(f"machine: {machine()}; V={V}, {args.clients} client threads, {args.seconds:g} s per run, loopback HTTP")
-    rows = bench_backend("sqlite", lambda tmp, n: (f"sqlite:///{tmp / (n + '.db')}", lambda: None), words, args)
+    floor = bench_floor(words, args)
+    rows = bench_backend("sqlite", lambda tmp, n: (f"sqlite:///{tmp / (n + '.db')}", lambda: None), words, args, floor)
     if not args.no_postgres and PG_BIN is not None:
         pg = PostgresServer().start()
         from sqlalchemy import create_engine, text
@@ -161,12 +204,12 @@ def main():
             return pg.url.replace("/dptopic", f"/{n}"), lambda: None
 
         try:
-            rows += bench_backend("postgresql", make_pg, words, args)
+            rows += bench_backend("postgresql", make_pg, words, args, floor)
         finally:
             pg.stop()
     print()
     table(rows, ["database", "reports/request", "clients", "reports/s stored", "requests/s", "p50 ms", "p99 ms",
-                 "errors", "peer reports/s (direct)", "ratio"])
+                 "errors", "floor requests/s", "ratio to floor", "direct SQL reports/s"])
 
 
 if __name__ == "__main__":

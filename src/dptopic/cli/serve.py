@@ -87,10 +87,10 @@ def cmd_serve(a):
                   f" batch={cfg.batch_size}, prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
                   f" FedLDA {'off' if cfg.fed_epsilon is None else f'eps={cfg.fed_epsilon:g}'},"
                   f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
-    from ..service.http import JSONErrorH11Protocol
+    from ..service.http import server_options
 
     uvicorn.run(create_app(cfg), host=a.host, port=a.port, log_level="warning" if a.quiet else "info",
-                access_log=not a.quiet, timeout_graceful_shutdown=10, http=JSONErrorH11Protocol)
+                access_log=not a.quiet, timeout_graceful_shutdown=10, **server_options())
 
 
 def _client_corpus(a):

@@ -38,6 +38,7 @@ log = logging.getLogger("dptopic.service")
 API_VERSION = "v1"
 _KEY = re.compile(r"^[A-Za-z0-9_\-.:]{8,128}$")
 _PSEUDONYM = re.compile(r"^[A-Za-z0-9_\-.:]{1,128}$")
+_INLINE_DECODE_BYTES = 64 * 1024
 
 
 class ApiError(Exception):
@@ -238,7 +239,10 @@ async def post_reports(request: Request):
                                                " A-Z a-z 0-9 _ - . :")
     body = await read_body(request, svc.cfg.max_body_bytes)
     try:
-        rs = await run_in_threadpool(codec.decode_reports, body, svc.cfg.vocabulary, svc.cfg.f)
+        if len(body) <= _INLINE_DECODE_BYTES:  # small uploads: parsing costs less than a hop to the thread pool
+            rs = codec.decode_reports(body, svc.cfg.vocabulary, svc.cfg.f, svc.fingerprint)
+        else:
+            rs = await run_in_threadpool(codec.decode_reports, body, svc.cfg.vocabulary, svc.cfg.f, svc.fingerprint)
     except codec.MalformedReports as e:
         raise ApiError(400, "malformed_reports", str(e)) from None
     except codec.IncompatibleReports as e:

@@ -39,8 +39,9 @@ def vocabulary_fingerprint(vocabulary) -> str:
     return fp(vocabulary)
 
 
-def decode_reports(body: bytes, vocabulary, f: float):
-    """Parse an uploaded report file and check it against the server's vocabulary and ``f``.
+def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = None):
+    """Parse an uploaded report file and check it against the server's vocabulary and ``f`` (``fingerprint``: the
+    vocabulary's, when the caller has it already).
 
     Raises :class:`MalformedReports` or :class:`IncompatibleReports` (one line each); returns
     the :class:`~dptopic.local.ReportSet` otherwise.
@@ -52,7 +53,10 @@ def decode_reports(body: bytes, vocabulary, f: float):
     except DPTopicError as e:
         raise MalformedReports(str(e)) from None
     try:
-        rs.check(vocabulary=vocabulary, f=f, where="uploaded reports")
+        if fingerprint is None:
+            rs.check(vocabulary=vocabulary, f=f, where="uploaded reports")
+        else:
+            rs.check(vocabulary_sha256=fingerprint, vocab_size=len(vocabulary), f=f, where="uploaded reports")
     except DPTopicError as e:
         raise IncompatibleReports(str(e)) from None
     if rs.n_reports == 0:

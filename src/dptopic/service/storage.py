@@ -279,18 +279,25 @@ class Storage:
             keys = [s.idempotency_key for s in batch]
             known = {r.idempotency_key: r for r in conn.execute(
                 select(submissions).where(submissions.c.idempotency_key.in_(set(keys))))}
+            fresh = []
             for i, s in enumerate(batch):
                 prev = known.get(s.idempotency_key)
                 if prev is not None:
                     ack = _ack(prev.idempotency_key, prev.n_reports, prev.received_at)
                     out[i] = ("replayed", ack) if prev.body_sha256 == s.body_sha256 else ("conflict", ack)
                     continue
-                sid = conn.execute(submissions.insert().values(
-                    idempotency_key=s.idempotency_key, body_sha256=s.body_sha256, contributor=s.contributor,
-                    n_reports=len(s.rows), received_at=now).returning(submissions.c.id)).scalar_one()
-                conn.execute(reports.insert(), [{"submission_id": sid, "packed": r} for r in s.rows])
                 known[s.idempotency_key] = _Row(s.idempotency_key, s.body_sha256, len(s.rows), now)
+                fresh.append(i)
                 out[i] = ("stored", _ack(s.idempotency_key, len(s.rows), now))
+            if fresh:
+                # one INSERT ... RETURNING for every new submission (ids in parameter order), one for all reports
+                ids = conn.execute(
+                    submissions.insert().returning(submissions.c.id, sort_by_parameter_order=True),
+                    [{"idempotency_key": batch[i].idempotency_key, "body_sha256": batch[i].body_sha256,
+                      "contributor": batch[i].contributor, "n_reports": len(batch[i].rows), "received_at": now}
+                     for i in fresh]).scalars().all()
+                conn.execute(reports.insert(), [{"submission_id": sid, "packed": r}
+                                                for sid, i in zip(ids, fresh) for r in batch[i].rows])
         return out
 
     def fetch_reports(self, after_id: int, limit: int) -> list[tuple[int, bytes]]:
