@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from dp_accounting.pld import common as pld_common
-from dp_accounting.pld import privacy_loss_distribution as pldlib
+from ._lazy import pld_common, pldlib
 
 from ..errors import DPTopicError
 

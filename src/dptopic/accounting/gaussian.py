@@ -19,11 +19,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from dp_accounting import dp_event
-from dp_accounting.mechanism_calibration import ExplicitBracketInterval, calibrate_dp_mechanism
-from dp_accounting.pld import pld_privacy_accountant
-from dp_accounting.pld import privacy_loss_distribution as pldlib
-from dp_accounting.rdp import rdp_privacy_accountant
+from ._lazy import dp_event, mechanism_calibration, pld_privacy_accountant, pldlib, rdp_privacy_accountant
 from scipy import integrate, optimize
 from scipy.special import gammaln, logsumexp
 
@@ -244,8 +240,8 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
         return lo  # the budget allows less noise than we ever use
     while eps(hi) > epsilon:
         lo, hi = hi, min(hi * 2, max_noise_multiplier)
-    sigma = calibrate_dp_mechanism(fresh, lambda s: svi_dp_event(s, sampling_rate, steps), epsilon, delta,
-                                   ExplicitBracketInterval(lo, hi), tol=1e-3 * lo)
+    sigma = mechanism_calibration.calibrate_dp_mechanism(fresh, lambda s: svi_dp_event(s, sampling_rate, steps), epsilon, delta,
+                                   mechanism_calibration.ExplicitBracketInterval(lo, hi), tol=1e-3 * lo)
     sigma = float(min(max(sigma, lo), max_noise_multiplier))
     # the check that counts is the one the ledger makes when the run spends: its own PLD composition, with the
     # ledger's budget tolerance (dp-accounting's accountant and the ledger's self-composition differ in the last digits)

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
-from dp_accounting.rdp import rdp_privacy_accountant
+from ._lazy import rdp_privacy_accountant
 
 from .._validation import Int, Real, validate_value
 from ..errors import BudgetExceededError, DPTopicError

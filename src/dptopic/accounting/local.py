@@ -17,8 +17,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from dp_accounting.pld import privacy_loss_distribution as pldlib
-from scipy import stats
+from ._lazy import pldlib
 
 from ..errors import DPTopicError
 from .events import DISCRETIZATION, PureDPEvent
@@ -121,6 +120,8 @@ class RandomizedResponseEvent:
             return pldlib.from_randomized_response(self.f, 2, value_discretization_interval=discretization)
         e, n = self.epsilon_word, self.n_bits
         j = np.arange(n + 1)
+        from scipy import stats
+
         pmf = stats.binom.pmf(j, n, self.f / 2.0)
         keep = pmf > 1e-300
         losses = np.ceil(e * (n - 2 * j[keep]) / discretization - 1e-9).astype(np.int64)  # pessimistic rounding
