@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-browser bench data clean setup
+.PHONY: demo test test-slow test-browser bench data clean setup
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ test: $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
 		|| echo "note: could not install chromium; the headless-browser tests will be skipped"
 	$(BIN)/python -m pytest -q
+
+# the slow set: long experiments and the 60-second soak test of `dptopic serve` (not part of `make test`)
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
 
 # the status page of `dptopic serve` in a real headless browser (Debian's chromium; needs root for apt-get)
 test-browser: $(STAMP)
