@@ -55,16 +55,18 @@ def free_port() -> int:
 class Server:
     """``dptopic serve`` in a subprocess; ``kill()`` sends SIGKILL (no clean shutdown)."""
 
-    def __init__(self, tmp: Path, database: str, *extra: str, port: int | None = None):
-        self.tmp, self.database, self.extra = tmp, database, list(extra)
+    def __init__(self, tmp: Path, database: str, *extra: str, port: int | None = None, document: bool = False):
+        self.tmp, self.database, self.extra, self.document = tmp, database, list(extra), document
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = None
 
     def start(self, timeout: float = 120.0) -> "Server":
+        kind = (["--report-kind", "document", "--epsilon-doc", "8"] if self.document else
+                ["--epsilon-word", "2.0", "--prior", str(self.tmp / "prior.txt")])
         cmd = [sys.executable, "-m", "dptopic", "serve", "--database", self.database, "--host", "127.0.0.1",
-               "--port", str(self.port), "--vocabulary", str(self.tmp / "vocab.txt"), "--epsilon-word", "2.0",
-               "--prior", str(self.tmp / "prior.txt"), "--token-file", str(self.tmp / "token"), "--topics", "4",
+               "--port", str(self.port), "--vocabulary", str(self.tmp / "vocab.txt"), *kind,
+               "--token-file", str(self.tmp / "token"), "--topics", "4",
                "--batch-size", "40", "--iterations", "10", "--prior-iterations", "20", "--quiet", *self.extra]
         env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.log = open(self.tmp / f"server-{self.port}.log", "ab")

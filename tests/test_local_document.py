@@ -194,3 +194,23 @@ def test_cli_randomize_and_train_document_reports(tmp_path, capsys):
                  str(tmp_path / "m2"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "document" in err[0]
+
+
+@pytest.mark.filterwarnings("ignore:an explicit seed")
+def test_partial_fit_equals_one_fit_and_survives_a_save(tmp_path):
+    import dptopic
+    from dptopic.models import LocalDocumentLDA
+    rz = DocumentRandomizer.for_simulation(VOCAB, 4.0, seed=3)
+    a = rz.randomize([["tax", "budget"], ["war", "army"], ["school", "teachers"]] * 300)
+    b = rz.randomize([["tax", "budget", "war"], ["school", "army"]] * 200)
+    whole = LocalDocumentLDA(n_topics=2).fit(DocumentReportSet.concatenate([a, b]))
+    m = LocalDocumentLDA(n_topics=2).partial_fit(a)
+    m.save(tmp_path / "m")
+    m = dptopic.load(tmp_path / "m").partial_fit(b)
+    np.testing.assert_allclose(m.components_, whole.components_, atol=1e-12)
+    assert m.n_reports_ == whole.n_reports_ == 1300
+    other = DocumentRandomizer.for_simulation(VOCAB, 8.0, seed=0).randomize([["tax", "war"]])
+    before = m.components_.copy()
+    with pytest.raises(DPTopicError, match="another vocabulary or epsilon"):
+        m.partial_fit(other)
+    np.testing.assert_array_equal(m.components_, before)

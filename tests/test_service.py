@@ -12,7 +12,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
-from dptopic.local import Randomizer  # noqa: E402
+from dptopic.local import DocumentRandomizer, Randomizer  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
 
 from service_helpers import (TOKEN, Server, admin, check_exactly_once, corpus_of, count_rows, get_json, http,  # noqa: E402
@@ -47,6 +47,7 @@ def assert_error(status, doc, want_status, want_code):
 
 
 def test_config_is_everything_a_client_needs(env):
+    assert get_json(env["url"] + "/v1/config")[1]["report_kind"] == "word"
     status, cfg = get_json(env["url"] + "/v1/config")
     assert status == 200
     assert cfg["vocabulary"] == env["words"]
@@ -97,6 +98,8 @@ def test_bad_input_is_refused_with_one_line_and_storage_unchanged(env):
         (reports_body(other_vocab, texts, 4), {}, 422, "incompatible_reports"),                 # wrong fingerprint
         (reports_body(make_words(100), texts, 4), {}, 422, "incompatible_reports"),             # wrong length (V)
         (reports_body(words, texts, 4, f=0.5), {}, 422, "incompatible_reports"),                 # wrong f
+        (DocumentRandomizer(words, 8.0).randomize([texts[0].split()]).to_bytes(), {}, 422,
+         "incompatible_reports"),                                                                 # another kind
         (good[:-9], {}, 400, "malformed_reports"),                                               # truncated
         (good[:20] + bytes([good[20] ^ 1]) + good[21:], {}, 400, "malformed_reports"),           # flipped byte
         (b"{not json", {}, 400, "malformed_reports"),

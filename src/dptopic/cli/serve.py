@@ -48,7 +48,18 @@ def build_config(a):
         raise DPTopicError(f"--fed-{given.replace('_', '-')} has no effect without FedLDA: add --fed-epsilon EPS to run"
                            " FedLDA rounds, or drop it.")
     fed = {k: FED_DEFAULTS[k] if v is None else v for k, v in fed.items()}
-    return ServiceConfig(vocab, f_from_epsilon(a.epsilon_word), database=a.database, prior=prior,
+    if a.report_kind == "document":
+        if a.epsilon_word is not None:
+            raise DPTopicError("--report-kind document takes --epsilon-doc (per document), not --epsilon-word.")
+        f, kind = None, {"report_kind": "document", "epsilon_doc": 8.0 if a.epsilon_doc is None else a.epsilon_doc}
+    else:
+        if a.epsilon_word is None:
+            raise DPTopicError("--epsilon-word is required for word-level reports (or --report-kind document with"
+                               " --epsilon-doc).")
+        if a.epsilon_doc is not None:
+            raise DPTopicError("--epsilon-doc is for --report-kind document; word-level reports take --epsilon-word.")
+        f, kind = f_from_epsilon(a.epsilon_word), {}
+    return ServiceConfig(vocab, f, database=a.database, prior=prior, **kind,
                          n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations, lam=a.lam, omega=a.omega,
                          prior_iter=a.prior_iterations, delta=a.delta, train_interval=a.train_interval,
                          max_body_bytes=a.max_body_bytes, max_reports_per_request=a.max_reports_per_request,
@@ -83,7 +94,10 @@ def cmd_serve(a):
     Service(cfg, start_trainer=False).preflight()  # bad URL, newer schema, other vocabulary: one line, before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     console = make_console(stderr=True)
-    console.print(f"dptopic serve: V={cfg.vocab_size}, eps_word={cfg.epsilon_word:.4g} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}"
+    reports_line = (f"document-level reports, eps_doc={cfg.epsilon_doc:g}, LocalDocumentLDA K={cfg.n_topics}"
+                    if cfg.report_kind == "document" else
+                    f"eps_word={cfg.epsilon_word:.4g} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")
+    console.print(f"dptopic serve: V={cfg.vocab_size}, {reports_line}"
                   f" batch={cfg.batch_size}, prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
                   f" FedLDA {'off' if cfg.fed_epsilon is None else f'eps={cfg.fed_epsilon:g}'},"
                   f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
@@ -108,9 +122,11 @@ def cmd_submit(a):
 
     print_empty_note(s["documents_without_vocabulary_words"], s["reports"])
     make_console().print(f"{s['reports']} randomized reports uploaded to {a.server} in {s['uploads']} upload(s)"
-                         f" (V={s['vocab_size']}; eps_word={s['epsilon_word']:.4g}, eps_doc={s['epsilon_doc']:.4g} per"
-                         f" document; {s['reports']} documents compose to eps={s['reports'] * s['epsilon_doc']:.4g}"
-                         f" by basic composition). Raw text never left this machine.")
+                         f" (V={s['vocab_size']}; "
+                         + ("" if s["epsilon_word"] is None else f"eps_word={s['epsilon_word']:.4g}, ")
+                         + f"eps_doc={s['epsilon_doc']:.4g} per document; {s['reports']} documents compose to"
+                           f" eps={s['reports'] * s['epsilon_doc']:.4g} by basic composition). Raw text never left"
+                           " this machine.")
 
 
 def cmd_fed_client(a):
@@ -148,7 +164,12 @@ def register(sub) -> None:
                    help="let --database be a database that already holds other tables (the service adds its own)")
     s.add_argument("--allow-remote", action="store_true", help="allow a --host other than loopback")
     s.add_argument("--vocabulary", required=True, help="the public vocabulary: one word per line")
-    s.add_argument("--epsilon-word", type=positive_float, required=True,
+    s.add_argument("--report-kind", choices=("word", "document"), default="word",
+                   help="the reports the server takes: word (default; per-word LP-LDA reports, OLP-LDA topics) or"
+                        " document (one word pair per document, eps_doc per document; docs/local_dp.md)")
+    s.add_argument("--epsilon-doc", type=positive_float, default=None,
+                   help="--report-kind document: the per-document epsilon the contributors use (default 8)")
+    s.add_argument("--epsilon-word", type=positive_float, default=None,
                    help="per-word local epsilon the contributors randomize with (Zhao et al. 2020, Thm 4)")
     s.add_argument("--prior", default=None, help="public prior corpus D_0 for OLP-LDA, disjoint from the contributors")
     s.add_argument("--format", default="auto", choices=FORMATS, help="format of --prior")

@@ -35,7 +35,7 @@ import numpy as np
 from .._io import atomic_write_bytes
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
-from ..mechanisms.frequency_oracle import subset_selection, subset_selection_counts, subset_size
+from ..mechanisms.frequency_oracle import subset_selection, subset_selection_estimate, subset_size
 from .reports import vocabulary_fingerprint
 
 MAGIC = b"DPTLDPD\n"
@@ -230,8 +230,19 @@ class DocumentReportSet:
     def n_reports(self) -> int:
         return int(self.reports.shape[0])
 
+    def inclusion_counts(self) -> np.ndarray:
+        """How many reports contain each item of the domain: all the server needs (a sufficient statistic)."""
+        D = domain_size(self.vocab_size)
+        return np.bincount(self.reports.ravel().astype(np.int64), minlength=D)[:D].astype(np.float64)
+
     def __len__(self) -> int:
         return self.n_reports
+
+    def __getitem__(self, idx) -> "DocumentReportSet":
+        """A slice (or index array) of the reports, as a report set."""
+        R = self.reports[idx]
+        return DocumentReportSet(R.reshape(-1, self.subset_size), self.vocab_size, self.vocabulary_sha256, self.epsilon,
+                                 self.vocabulary)
 
     def header(self, include_vocabulary: bool = True) -> dict:
         h = {"format": FORMAT, "version": VERSION, "kind": KIND, "vocab_size": self.vocab_size,
@@ -313,8 +324,14 @@ def pair_cooccurrence(report_set: DocumentReportSet) -> tuple[np.ndarray, float]
     """``(Q, std)``: the symmetric V x V estimate of ``sum_d (c c^T - diag c) / (L (L - 1))`` over the reporting
     documents (module note) and the standard deviation of an off-diagonal cell's noise where the true count is 0.
     Post-processing of the reports."""
-    V = report_set.vocab_size
-    est, std = subset_selection_counts(report_set.reports, domain_size(V), report_set.epsilon)
+    return cooccurrence_from_counts(report_set.inclusion_counts(), report_set.n_reports, report_set.vocab_size,
+                                    report_set.epsilon)
+
+
+def cooccurrence_from_counts(inclusions, n_reports: int, vocab_size: int, epsilon: float) -> tuple[np.ndarray, float]:
+    """:func:`pair_cooccurrence` from the reports' inclusion counts (:meth:`DocumentReportSet.inclusion_counts`)."""
+    V = int(vocab_size)
+    est, std = subset_selection_estimate(inclusions, n_reports, domain_size(V), epsilon)
     iu = np.triu_indices(V)
     Q = np.zeros((V, V))
     Q[iu] = est[:n_pairs(V)]

@@ -95,9 +95,18 @@ def subset_selection_counts(reports, domain_size: int, epsilon: float) -> tuple[
     k = subset_size(D, eps)
     if R.ndim != 2 or (R.size and R.shape[1] != k):
         raise DPTopicError(f"reports must be an (n, {k}) array for domain {D} at epsilon {eps:g}.")
-    n = R.shape[0]
-    p, q = inclusion_probabilities(D, eps, k)
     c = np.bincount(R.ravel().astype(np.int64), minlength=D)[:D].astype(np.float64)
+    return subset_selection_estimate(c, R.shape[0], D, eps)
+
+
+def subset_selection_estimate(inclusions, n_reports: int, domain_size: int, epsilon: float):
+    """``(estimate, std)`` from the sufficient statistic: how many of ``n_reports`` reports contain each item."""
+    D, eps = _check(domain_size, epsilon)
+    c = np.asarray(inclusions, dtype=np.float64)
+    if c.shape != (D,) or not np.all(np.isfinite(c)) or np.any(c < 0):
+        raise DPTopicError(f"inclusion counts must be {D} finite non-negative numbers.")
+    n = int(n_reports)
+    p, q = inclusion_probabilities(D, eps)
     est = (c - n * q) / (p - q)
     std = math.sqrt(n * q * (1 - q)) / (p - q)
     return est, np.full(D, std)

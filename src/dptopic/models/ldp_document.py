@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from .._validation import Int, Real
 from ..errors import DPTopicError
 from ..evaluation import perplexity as _perplexity
-from ..local.document import DocumentReportSet, document_privacy_report, pair_cooccurrence
+from ..local.document import DocumentReportSet, cooccurrence_from_counts, document_privacy_report, domain_size
 from ..recovery import topics_from_cooccurrence
 from ._docdp_math import word_topic_responsibilities
 from .base import TopicModel
@@ -47,6 +47,13 @@ class LocalDocumentLDA(TopicModel):
 
     def fit(self, reports, y=None):
         """Fit on a :class:`~dptopic.local.document.DocumentReportSet` (with its vocabulary)."""
+        for attr in ("components_", "pair_counts_", "n_reports_"):
+            self.__dict__.pop(attr, None)
+        return self.partial_fit(reports)
+
+    def partial_fit(self, reports, y=None):
+        """Add a set of reports to those seen so far and re-estimate the topics (the result is the same as one
+        ``fit`` on all of them). A refused set leaves the model unchanged."""
         self._validate()
         if not isinstance(reports, DocumentReportSet):
             raise DPTopicError("LocalDocumentLDA fits document-level reports (a DocumentReportSet from"
@@ -57,15 +64,35 @@ class LocalDocumentLDA(TopicModel):
             raise DPTopicError("no reports to learn from.")
         if self.n_topics > reports.vocab_size:
             raise DPTopicError(f"n_topics={self.n_topics} exceeds the {reports.vocab_size} words of the reports.")
-        Q, std = pair_cooccurrence(reports)
-        self.components_ = topics_from_cooccurrence(Q, int(self.n_topics), "nmf", noise_std=std,
-                                                    threshold=float(self.threshold))
+        if hasattr(self, "pair_counts_"):
+            if reports.vocabulary != self.vocabulary_ or reports.epsilon != self.epsilon_doc_:
+                raise DPTopicError("these reports were made with another vocabulary or epsilon than the model's.")
+            counts, n = self.pair_counts_ + reports.inclusion_counts(), self.n_reports_ + reports.n_reports
+        else:
+            counts, n = reports.inclusion_counts(), reports.n_reports
+        Q, std = cooccurrence_from_counts(counts, n, reports.vocab_size, reports.epsilon)
+        components = topics_from_cooccurrence(Q, int(self.n_topics), "nmf", noise_std=std,
+                                              threshold=float(self.threshold))
+        self.components_, self.pair_counts_, self.n_reports_ = components, counts, int(n)
         self.vocabulary_ = reports.vocabulary
         self.epsilon_doc_ = reports.epsilon
-        self.n_reports_ = reports.n_reports
+        self.n_docs_seen_ = int(n)
         self._set_fitted(None)
-        self._train_stats = {"vocab_size": reports.vocab_size, "n_reports": reports.n_reports}
+        self._train_stats = {"vocab_size": reports.vocab_size, "n_reports": int(n)}
         return self
+
+    def _extra_arrays(self) -> dict:
+        # how many reports contained each pair: computed from the reports only (post-processing)
+        return {"pair_counts": self.pair_counts_}
+
+    def _load_extra(self, arrays) -> None:
+        counts = arrays.get("pair_counts")
+        D = domain_size(len(self.vocabulary_))
+        if counts is None or counts.shape != (D,) or not np.all(np.isfinite(counts)) or np.any(counts < 0):
+            raise DPTopicError(f"pair_counts.npy must hold {D} non-negative counts")
+        self.pair_counts_ = counts.astype(np.float64)
+        self.epsilon_doc_ = float(self.privacy_["epsilon_doc"])
+        self.n_reports_ = self.n_docs_seen_ = int(self._train_stats.get("n_reports", 0))
 
     def privacy_report(self) -> dict:
         rep = document_privacy_report(self.epsilon_doc_, len(self.vocabulary_), int(self.reports_per_contributor))

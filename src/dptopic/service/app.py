@@ -71,8 +71,11 @@ class Service:
     def settings(self) -> dict:
         """What stored reports are made with: a database serves one vocabulary, one f and one format."""
         cfg = self.cfg
-        return {"vocabulary_sha256": self.fingerprint, "vocab_size": cfg.vocab_size, "f": cfg.f,
-                "report_format": codec.report_format()["version"]}
+        out = {"vocabulary_sha256": self.fingerprint, "vocab_size": cfg.vocab_size, "f": cfg.f,
+               "report_format": codec.report_format(cfg.report_kind)["version"], "report_kind": cfg.report_kind}
+        if cfg.report_kind == "document":
+            out["epsilon_doc"] = cfg.epsilon_doc
+        return out
 
     def preflight(self) -> None:
         """Open the database once before serving, so that a bad URL, a newer schema or settings that differ from
@@ -132,6 +135,11 @@ class Service:
         """
         n = max(0, int(n_reports))
         cfg = self.cfg
+        if cfg.report_kind == "document":
+            return {"reports": n, "epsilon_doc": cfg.epsilon_doc, "epsilon_contributor_doc_basic": n * cfg.epsilon_doc,
+                    "epsilon_contributor_word_basic": None, "delta": 0.0,
+                    "unit": "local DP, per contributor (all their reports)",
+                    "accounting": "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"}
         return {"reports": n, "epsilon_word": cfg.epsilon_word, "epsilon_doc": cfg.vocab_size * cfg.epsilon_word,
                 "epsilon_contributor_doc_basic": n * cfg.vocab_size * cfg.epsilon_word,
                 "epsilon_contributor_word_basic": n * cfg.epsilon_word,
@@ -141,13 +149,14 @@ class Service:
     def config_doc(self) -> dict:
         cfg = self.cfg
         doc = {"api_version": API_VERSION,
+               "report_kind": cfg.report_kind,
                "vocabulary": cfg.vocabulary.words,
                "vocab_size": cfg.vocab_size,
                "vocabulary_sha256": self.fingerprint,
                "f": cfg.f,
                "epsilon_word": cfg.epsilon_word,
-               "epsilon_doc": cfg.vocab_size * cfg.epsilon_word,
-               "report_format": codec.report_format(),
+               "epsilon_doc": cfg.epsilon_doc if cfg.report_kind == "document" else cfg.vocab_size * cfg.epsilon_word,
+               "report_format": codec.report_format(cfg.report_kind),
                "max_body_bytes": cfg.max_body_bytes,
                "max_reports_per_request": cfg.max_reports_per_request,
                "idempotency": "send a fresh Idempotency-Key header (8-128 of A-Z a-z 0-9 _ - . :) per upload and"
@@ -239,10 +248,14 @@ async def post_reports(request: Request):
                                                " A-Z a-z 0-9 _ - . :")
     body = await read_body(request, svc.cfg.max_body_bytes)
     try:
-        if len(body) <= _INLINE_DECODE_BYTES:  # small uploads: parsing costs less than a hop to the thread pool
-            rs = codec.decode_reports(body, svc.cfg.vocabulary, svc.cfg.f, svc.fingerprint)
+        if svc.cfg.report_kind == "document":
+            decode, arg = codec.decode_document_reports, svc.cfg.epsilon_doc
         else:
-            rs = await run_in_threadpool(codec.decode_reports, body, svc.cfg.vocabulary, svc.cfg.f, svc.fingerprint)
+            decode, arg = codec.decode_reports, svc.cfg.f
+        if len(body) <= _INLINE_DECODE_BYTES:  # small uploads: parsing costs less than a hop to the thread pool
+            rs = decode(body, svc.cfg.vocabulary, arg, svc.fingerprint)
+        else:
+            rs = await run_in_threadpool(decode, body, svc.cfg.vocabulary, arg, svc.fingerprint)
     except codec.MalformedReports as e:
         raise ApiError(400, "malformed_reports", str(e)) from None
     except codec.IncompatibleReports as e:

@@ -90,8 +90,12 @@ class ServiceClient:
 
     def config(self) -> dict:
         cfg = self.get_json("/v1/config")
-        expected = codec.report_format()
         got = cfg.get("report_format", {})
+        kind = cfg.get("report_kind", "word")
+        if kind not in ("word", "document"):
+            raise DPTopicError(f"the server takes reports of kind {str(kind)[:20]!r}, which this dptopic cannot write:"
+                               " upgrade dptopic.")
+        expected = codec.report_format(kind)
         if got.get("name") != expected["name"] or got.get("version") != expected["version"]:
             raise DPTopicError(f"the server speaks report format {got.get('name')!r} v{got.get('version')} but this"
                                f" dptopic writes v{expected['version']}: upgrade dptopic (or the server).")
@@ -126,22 +130,29 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     client = client or ServiceClient(server)
     cfg = client.config()
     vocab = Vocabulary(cfg["vocabulary"])
-    rz = codec.randomizer(vocab, cfg["f"])
+    document = cfg.get("report_kind", "word") == "document"
+    if document:
+        from ..local import DocumentRandomizer
+
+        rz = DocumentRandomizer(vocab, cfg["epsilon_doc"])  # the OS CSPRNG
+    else:
+        rz = codec.randomizer(vocab, cfg["f"])
     local = corpus if corpus.vocabulary == vocab else corpus.restrict(vocab, drop_empty=False)
     reports = rz.randomize(local)  # one report per document, the empty ones included
-    nb = (len(vocab) + 7) // 8
+    nb = 4 * reports.subset_size if document else (len(vocab) + 7) // 8
     per_request = min(cfg["max_reports_per_request"], max(1, (cfg["max_body_bytes"] - 4096) // nb))
     if chunk_reports:
         per_request = min(per_request, chunk_reports)
     contributor = contributor or secrets.token_hex(8)
     sent = replayed = 0
     for a, b in _chunks(reports.n_reports, per_request):
-        body = codec.encode_reports(reports[a:b])
+        body = reports[a:b].to_bytes(include_vocabulary=False) if document else codec.encode_reports(reports[a:b])
         ack = client.post_bytes("/v1/reports", body, new_key(), {"Dptopic-Contributor": contributor})
         sent += ack["reports"]
         replayed += bool(ack.get("replayed"))
     return {"reports": sent, "uploads": -(-reports.n_reports // per_request), "replayed_acks": replayed,
-            "contributor": contributor, "epsilon_word": rz.epsilon_word, "epsilon_doc": rz.epsilon_doc,
+            "contributor": contributor, "report_kind": "document" if document else "word",
+            "epsilon_word": None if document else rz.epsilon_word, "epsilon_doc": rz.epsilon if document else rz.epsilon_doc,
             "documents_without_vocabulary_words": int((local.doc_lengths == 0).sum()),
             "vocab_size": len(vocab), "attempts": client.attempts}
 

@@ -8,6 +8,7 @@ models are written by their own ``save``/``load`` (JSON + ``.npy``, never pickle
 """
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -25,12 +26,46 @@ class IncompatibleReports(DPTopicError):
     """Well-formed reports made with another vocabulary, another ``f`` or another length."""
 
 
-def report_format() -> dict:
-    """Name and version of the report format the server reads (sent in ``/v1/config``)."""
+def report_format(kind: str = "word") -> dict:
+    """Kind, name and version of the report format the server reads (sent in ``/v1/config``)."""
+    if kind == "document":
+        from ..local import document
+
+        return {"kind": "document", "name": document.FORMAT, "version": document.VERSION,
+                "media_type": "application/octet-stream", "byte_order": "little"}
     from ..local import reports
 
-    return {"name": reports.FORMAT, "version": reports.VERSION, "media_type": "application/octet-stream",
+    return {"kind": "word", "name": reports.FORMAT, "version": reports.VERSION, "media_type": "application/octet-stream",
             "bit_order": "little"}
+
+
+def _kind_of(body: bytes) -> str | None:
+    from ..local import document, reports
+
+    head = bytes(body[:8])
+    return {reports.MAGIC: "word", document.MAGIC: "document"}.get(head)
+
+
+def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint: str):
+    """Parse an upload of document-level reports and check it against the server's vocabulary and epsilon."""
+    from ..local.document import DocumentReportSet
+
+    if _kind_of(body) == "word":
+        raise IncompatibleReports("uploaded reports are word-level (kind 'word', format dptopic-ldp-reports) but this"
+                                  " server takes document-level reports (kind 'document'; see /v1/config): randomize"
+                                  " with 'dptopic randomize --unit document'.")
+    try:
+        rs = DocumentReportSet.from_bytes(body, where="uploaded reports")
+    except DPTopicError as e:
+        raise MalformedReports(str(e)) from None
+    if rs.vocab_size != len(vocabulary) or rs.vocabulary_sha256 != fingerprint:
+        raise IncompatibleReports("uploaded reports were made with another vocabulary: use the one /v1/config lists.")
+    if not math.isclose(rs.epsilon, float(epsilon), rel_tol=1e-12):
+        raise IncompatibleReports(f"uploaded reports were made at eps_doc={rs.epsilon:g} but this server takes"
+                                  f" {float(epsilon):g}.")
+    if rs.n_reports == 0:
+        raise MalformedReports("uploaded reports: the file holds no reports; send at least one.")
+    return rs
 
 
 def vocabulary_fingerprint(vocabulary) -> str:
@@ -48,6 +83,10 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
     """
     from ..local import ReportSet
 
+    if _kind_of(body) == "document":
+        raise IncompatibleReports("uploaded reports are document-level (kind 'document') but this server takes"
+                                  " word-level reports (kind 'word'; see /v1/config): randomize with 'dptopic randomize"
+                                  " --epsilon-word'.")
     try:
         rs = ReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
@@ -65,9 +104,23 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
 
 
 def report_rows(reports) -> list[bytes]:
-    """One ``bytes`` per report (its packed bits), in order: what the database stores."""
-    packed = reports.packed
+    """One ``bytes`` per report (its packed bits, or its items as little-endian uint32), in order: what the
+    database stores."""
+    packed = reports.packed if hasattr(reports, "packed") else reports.reports.astype("<u4")
     return [packed[i].tobytes() for i in range(packed.shape[0])]
+
+
+def rows_to_document_reports(rows, vocabulary, epsilon: float):
+    """Rebuild a :class:`~dptopic.local.DocumentReportSet` from stored rows (a training batch)."""
+    from ..local.document import DocumentReportSet, domain_size, subset_size
+
+    k = subset_size(domain_size(len(vocabulary)), float(epsilon))
+    buf = b"".join(rows)
+    if len(buf) != len(rows) * 4 * k:
+        raise DPTopicError(f"stored reports have the wrong length (expected {4 * k} bytes each): the database was"
+                           " written for another vocabulary or epsilon.")
+    R = np.frombuffer(buf, dtype="<u4").astype(np.uint32).reshape(len(rows), k)
+    return DocumentReportSet(R, len(vocabulary), vocabulary_fingerprint(vocabulary), float(epsilon), vocabulary)
 
 
 def rows_to_reports(rows, vocabulary, f: float):
@@ -98,8 +151,14 @@ def randomizer(vocabulary, f: float):
 
 # ----------------------------------------------------------------------------- trainer
 def new_trainer(cfg):
-    """A fresh OLP-LDA model for the service configuration ``cfg`` (:class:`ServiceConfig`)."""
+    """A fresh model for the service configuration ``cfg`` (:class:`ServiceConfig`): OLP-LDA for word-level reports,
+    LocalDocumentLDA for document-level ones."""
     from ..models import OLPLDA
+
+    if cfg.report_kind == "document":
+        from ..models import LocalDocumentLDA
+
+        return LocalDocumentLDA(n_topics=cfg.n_topics)
 
     return OLPLDA(cfg.prior if cfg.prior is not None else "none", f=cfg.f, n_topics=cfg.n_topics,
                   lam=cfg.lam, omega=cfg.omega, batch_size=cfg.batch_size, n_iter=cfg.n_iter,
@@ -112,7 +171,10 @@ def train_batch(model, reports, vocabulary) -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the overlap heuristic's warning is surfaced in the batch log instead
-        model.partial_fit(reports, vocabulary=vocabulary)
+        if hasattr(reports, "packed"):
+            model.partial_fit(reports, vocabulary=vocabulary)
+        else:
+            model.partial_fit(reports)
 
 
 def model_summary(model) -> dict:

@@ -19,7 +19,11 @@ class ServiceConfig:
     ----------
     database : SQLAlchemy URL: ``sqlite:///PATH`` (default, WAL mode) or ``postgresql+psycopg://...``.
     vocabulary : the public vocabulary (:class:`~dptopic.corpus.Vocabulary`).
-    f : flip parameter of the contributors' randomizer (``f = 2/(1 + e^eps_word)``).
+    f : flip parameter of the contributors' randomizer (``f = 2/(1 + e^eps_word)``); ``None`` for document-level
+        reports.
+    report_kind : ``"word"`` (LP-LDA's per-word reports, trained by OLP-LDA) or ``"document"`` (one word pair per
+        document by k-subset selection, eps_doc per document, trained by :class:`~dptopic.models.LocalDocumentLDA`).
+    epsilon_doc : the per-document epsilon of document-level reports.
     prior : public prior corpus ``D_0`` for OLP-LDA (disjoint from the contributors), or ``None``.
     n_topics, batch_size, n_iter, lam, omega, prior_iter, delta : OLP-LDA's parameters
         (:class:`~dptopic.models.OLPLDA`); ``batch_size`` reports make one mini-batch.
@@ -34,8 +38,10 @@ class ServiceConfig:
     """
 
     vocabulary: object
-    f: float
+    f: float | None
     database: str = DEFAULT_DATABASE
+    report_kind: str = "word"
+    epsilon_doc: float = 8.0
     prior: object = None
     n_topics: int = 20
     batch_size: int = 160
@@ -57,7 +63,8 @@ class ServiceConfig:
     fed_min_updates: int = 2
 
     _parameter_constraints = {
-        "f": [Real(0, 1, "neither")],
+        "f": [IsNone(), Real(0, 1, "neither")],
+        "epsilon_doc": [Real(0, 50, "right")],
         "n_topics": [Int(2, None)],
         "batch_size": [Int(1, None)],
         "n_iter": [Int(1, None)],
@@ -85,6 +92,20 @@ class ServiceConfig:
         if len(self.vocabulary) < 1:
             raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
         validate_params(vars(self), self._parameter_constraints)
+        if self.report_kind not in ("word", "document"):
+            raise DPTopicError(f"invalid report kind {self.report_kind!r}: 'word' or 'document'.")
+        if (self.f is None) != (self.report_kind == "document"):
+            raise DPTopicError("word-level reports need --epsilon-word; document-level reports take --epsilon-doc"
+                               " instead.")
+        if self.report_kind == "document":
+            from ..local.document import MAX_WORDS
+
+            if not 2 <= len(self.vocabulary) <= MAX_WORDS:
+                raise DPTopicError(f"document-level reports need a vocabulary of 2 to {MAX_WORDS} words (a few hundred"
+                                   f" frequent words work best); got {len(self.vocabulary)}.")
+            if self.prior is not None:
+                raise DPTopicError("--prior is for word-level reports (OLP-LDA); document-level topics use the reports"
+                                   " alone.")
         if not isinstance(self.database, str) or "://" not in self.database:
             raise DPTopicError(f"invalid database URL {self.database!r}: use sqlite:///PATH or"
                                " postgresql+psycopg://USER@HOST/DB.")
@@ -116,7 +137,7 @@ class ServiceConfig:
     def epsilon_word(self) -> float:
         from ..accounting.local import epsilon_from_f
 
-        return epsilon_from_f(self.f)
+        return None if self.f is None else epsilon_from_f(self.f)
 
     def check_token(self, presented: str | None) -> bool:
         """Constant-time comparison of a presented bearer token with the admin token."""

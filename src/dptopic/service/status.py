@@ -34,6 +34,15 @@ def render_status(service) -> str:
         fed_html = (f"<h2>FedLDA</h2><p>Open round: <b id='fed-round'>{rnd}</b>; per-entry epsilon"
                     f" {_fmt(service.rrp.epsilon)}, {service.rrp.n_entries} entries per update.</p>"
                     "<table><tr><th>client</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
+    if cfg.report_kind == "document":
+        privacy_html = (f"Local privacy of every report (k-subset selection of one word pair per document):"
+                        f" eps_doc = {_fmt(cfg.epsilon_doc)} per document (V = {cfg.vocab_size}).")
+        model_name = "LocalDocumentLDA"
+    else:
+        privacy_html = (f"Local privacy of every report (Zhao et al. 2020, Theorem 4): eps_word = {_fmt(cfg.epsilon_word)}"
+                        f" per word, eps_doc = {_fmt(cfg.vocab_size * cfg.epsilon_word)} per document"
+                        f" (V = {cfg.vocab_size}, f = {_fmt(cfg.f)}).")
+        model_name = "OLP-LDA"
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="30">
 <title>dptopic collection service</title>
@@ -45,10 +54,9 @@ td.words{{font-family:monospace}}.note{{color:#555;font-size:90%}}</style></head
 <p>Reports received: <b id="reports-stored">{counts['reports_stored']}</b> in {counts['submissions']} uploads
 from {counts['contributors']} pseudonymous contributors; used for training: <b id="reports-used">{view['reports_used']}</b>
 in {view['batches']} mini-batches (model {view['model_id']}, version {view['model_version']}).</p>
-<p>Local privacy of every report (Zhao et al. 2020, Theorem 4): eps_word = {_fmt(cfg.epsilon_word)} per word,
-eps_doc = {_fmt(cfg.vocab_size * cfg.epsilon_word)} per document (V = {cfg.vocab_size}, f = {_fmt(cfg.f)}).
+<p>{privacy_html}
 Everything this server computes is post-processing of the randomized reports.</p>
-<h2>Topics (OLP-LDA)</h2>
+<h2>Topics ({model_name})</h2>
 <table id="topics"><tr><th>topic</th><th>top words</th></tr>{rows_topics}</table>
 <h2>Epsilon per contributor</h2>
 <p class="note">Per pseudonym; a contributor's reports compose (basic composition, pure DP; tight accounting can only

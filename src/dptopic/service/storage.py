@@ -257,11 +257,12 @@ class Storage:
                 conn.execute(settings.insert(), [{"key": k, "value": json.dumps(v)} for k, v in expected.items()])
                 return expected
         stored = {k: json.loads(v) for k, v in rows.items()}
+        stored.setdefault("report_kind", "word")  # databases from before report kinds hold word-level reports
         for k, v in expected.items():
             if k in stored and stored[k] != v:
                 raise StorageError(f"the database holds reports made with {k}={stored[k]!r} but the server was started"
-                                   f" with {k}={v!r}: start it with the same --vocabulary and --epsilon-word, or use a"
-                                   " new --database.")
+                                   f" with {k}={v!r}: start it with the same --vocabulary, --report-kind and epsilon,"
+                                   " or use a new --database.")
         return stored
 
     # ----------------------------------------------------------------- reports

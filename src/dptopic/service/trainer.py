@@ -53,7 +53,10 @@ class Trainer:
             if not rows or (len(rows) < self.cfg.batch_size and not force):
                 return None
             first, last = rows[0][0], rows[-1][0]
-            reports = codec.rows_to_reports([p for _, p in rows], self.cfg.vocabulary, self.cfg.f)
+            if self.cfg.report_kind == "document":
+                reports = codec.rows_to_document_reports([p for _, p in rows], self.cfg.vocabulary, self.cfg.epsilon_doc)
+            else:
+                reports = codec.rows_to_reports([p for _, p in rows], self.cfg.vocabulary, self.cfg.f)
             t0 = time.perf_counter()
             status, note, meta, arrays = "trained", None, None, None
             try:
