@@ -43,7 +43,10 @@ def test_saved_model_holds_no_exact_corpus_sizes_and_old_folders_load(tmp_path):
 # ------------------------------------------------------------------ item 7
 @pytest.mark.parametrize("replacement", ["mixture", "topic"])
 def test_report_says_partial_because_topic_labels_go_out_in_the_clear(replacement):
-    m, _ = _fit(replacement=replacement)
+    # the uniform default draws replacements from nothing private: no theta note, whatever the replacement
+    rep = _fit(replacement=replacement)[0].privacy_
+    assert rep["guarantee"] == "partial" and "local theta" not in rep["note"]
+    m, _ = _fit(replacement=replacement, exclusion="floor")
     rep = m.privacy_
     assert rep["guarantee"] == "partial"
     assert "topic labels go out unperturbed" in rep["note"]
@@ -99,16 +102,17 @@ def test_more_topics_than_words_is_refused_before_training():
 def test_epsilon_too_small_for_the_vocabulary_is_one_line(eps):
     c = lda_corpus(n_docs=6, vocab_size=20, n_topics=2, doc_length=10, seed=0).corpus
     with pytest.raises(DPTopicError, match="too small for a vocabulary of 20 words") as e:
-        FedLDA(n_topics=2, epsilon=eps, rounds=1, pad_length=16, verbose=0).fit(c)
+        FedLDA(n_topics=2, epsilon=eps, rounds=1, pad_length=16, exclusion="floor", verbose=0).fit(c)
     assert "\n" not in str(e.value)
 
 
 def test_coincide_with_tiny_epsilon_still_runs():
-    m, _ = _fit(epsilon=1e-300, variant="coincide")
+    m, _ = _fit(epsilon=1e-300, variant="coincide", exclusion="floor")
     assert m.privacy_["epsilon_basic"] > 0
 
 
-@pytest.mark.parametrize("bad", [["--topics", "100000"], ["--epsilon", "1e-300"], ["--epsilon", "1e308"]])
+@pytest.mark.parametrize("bad", [["--topics", "100000"], ["--epsilon", "1e-300", "--exclusion", "floor"],
+                                 ["--epsilon", "1e308"]])
 def test_cli_refuses_fed_settings_in_one_line(tmp_path, capsys, bad):
     from dptopic.cli.main import main
 

@@ -64,6 +64,22 @@ def eta(epsilon: float, delta: float, gamma: float = 1.0, variant: str = "anothe
     return float(1.0 / (1.0 + d0 * math.expm1(epsilon)))
 
 
+def eta_uniform(epsilon: float, vocab_size: int) -> float:
+    """Perturbation probability of ``exclusion="uniform"``: no word is excluded and a perturbed entry's word is
+    drawn uniformly from the V words (it may coincide with the true one), with
+
+        eta = 1 / (1 + (e^eps - 1) / V),
+
+    the k-ary randomized response of Kairouz, Oh & Viswanath (2016): every likelihood ratio, padding entries
+    included, is at most ``e^eps`` (derivation in ``docs/fedlda.md``). It depends only on epsilon and V."""
+    epsilon = check_epsilon(epsilon)
+    if not (isinstance(vocab_size, (int, np.integer)) and vocab_size >= 1):
+        raise DPTopicError(f"invalid vocab_size={vocab_size!r}: must be an integer >= 1.")
+    if epsilon > 700:
+        return 0.0
+    return float(1.0 / (1.0 + math.expm1(epsilon) / vocab_size))
+
+
 def effective_epsilon(epsilon: float, eta_: float, variant: str = "another") -> float:
     """The exact worst-case log likelihood ratio of one report with the floor/cap rules of :mod:`dptopic.mechanisms.rrp`.
 
@@ -101,20 +117,29 @@ RRP_RELATION = ("word-level LDP of one reported entry: the entry's word replaced
 
 
 def rrp_event(epsilon: float, delta: float, gamma: float = 1.0, variant: str = "another",
-              exclusion: str = "floor"):
+              exclusion: str = "floor", vocab_size: int | None = None):
     """The privacy event of one RRP-perturbed entry.
 
-    ``exclusion="floor"`` (sound default): pure DP at :func:`effective_epsilon`, by construction.
+    ``exclusion="uniform"`` (sound default): pure ``epsilon``-DP by :func:`eta_uniform` (needs ``vocab_size``).
+    ``exclusion="floor"`` (sound): pure DP at :func:`effective_epsilon`, by construction.
     ``exclusion="tail"`` (the poster's rule): the poster's ``(epsilon, 2 delta)`` claim, which rests on
     the Zipf assumption about the model's word probabilities.
     """
+    if exclusion == "uniform":
+        if vocab_size is None:
+            raise DPTopicError("exclusion='uniform' needs the vocabulary size to set eta.")
+        e = eta_uniform(epsilon, vocab_size)
+        return PureDPEvent(float(epsilon), label=f"report (eta={e:.4g}, uniform replacement over V={vocab_size})",
+                           theorem=("k-ary randomized response (Kairouz, Oh & Viswanath 2016) in place of the poster's"
+                                    " RRP replacement (docs/fedlda.md): pure eps-LDP per entry for every model"),
+                           relation=RRP_RELATION)
     e = eta(epsilon, delta, gamma, variant)
     if exclusion == "tail":
         return ApproxDPEvent(float(epsilon), 2.0 * float(delta), label=f"RRP report (eta={e:.4g}, tail exclusion)",
                              theorem=THEOREM1 + ": (eps, 2 delta)-LDP assuming Zipf-distributed word probabilities",
                              relation=RRP_RELATION)
     if exclusion != "floor":
-        raise DPTopicError(f"invalid exclusion={exclusion!r}: must be 'floor' or 'tail'.")
+        raise DPTopicError(f"invalid exclusion={exclusion!r}: must be 'uniform', 'floor' or 'tail'.")
     return PureDPEvent(effective_epsilon(epsilon, e, variant), label=f"RRP report (eta={e:.4g}, {variant})",
                        theorem=THEOREM1 + " with the floor rule of docs/fedlda.md: pure eps-LDP per entry",
                        relation=RRP_RELATION)

@@ -16,8 +16,9 @@ def add_fed_args(t) -> None:
     g.add_argument("--pad-length", type=positive_int, default=512, help="fed: update length L before sampling")
     g.add_argument("--variant", choices=("another", "coincide"), default="another",
                    help="fed: a perturbed word is always another word (default) or may coincide")
-    g.add_argument("--exclusion", choices=("floor", "tail"), default="floor",
-                   help="fed: rare-word rule: 'floor' (sound, default) or 'tail' (the poster's, assumes Zipf)")
+    g.add_argument("--exclusion", choices=("uniform", "floor", "tail"), default="uniform",
+                   help="fed: 'uniform' (default, sound: no word excluded, uniform replacement), 'floor' (sound, the"
+                        " poster's replacement without rare words) or 'tail' (the poster's rule, assumes Zipf)")
     g.add_argument("--replacement", choices=("mixture", "topic"), default="mixture",
                    help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
 

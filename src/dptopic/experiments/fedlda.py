@@ -94,7 +94,7 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
     say = progress or (lambda *a: None)
     data = {t: task_corpora(t, max_docs, seed) for t in tasks}
 
-    def fed(t, eps, exclusion="tail", K=n_topics, ratio=1.0):
+    def fed(t, eps, exclusion="uniform", K=n_topics, ratio=1.0):
         tr = data[t][0]
         return _fit_fed(tr, n_topics=K, epsilon=eps, rounds=rounds, sample_ratio=ratio, pad_length=pad_length,
                         n_clients=max(1, tr.n_docs // docs_per_user), exclusion=exclusion, seed=seed, n_jobs=n_jobs)
@@ -111,7 +111,7 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
     table = []
     for t in tasks:
         runs = [("LDA (centralized)", None, "-", lda(t))]
-        for ex in ("tail", "floor"):
+        for ex in ("tail", "uniform", "floor"):
             for e in eps_table:
                 runs.append((f"FedLDA eps={e:g}", e, ex, fed(t, e, ex)))
         for name, e, ex, m in runs:
@@ -125,6 +125,8 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
     summary = {"tasks": {t: TASKS[t][0] for t in tasks}, "table": table, "auc_loss": auc_loss,
                "auc_loss_below_3_points": holds,
                "poster_claim_holds_for_tail_rule": all(v for k, v in holds.items() if " tail " in k),
+               "sound_default_uniform_within_3_points_at_7.5": all(v for k, v in holds.items()
+                                                                  if " uniform " in k and k.endswith("eps=7.5")),
                "settings": {"n_topics": n_topics, "rounds": rounds, "docs_per_user": docs_per_user,
                             "pad_length": pad_length, "max_docs": max_docs, "seed": seed,
                             "n_docs": {t: [data[t][0].n_docs, data[t][1].n_docs] for t in tasks}},
@@ -135,7 +137,7 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
         rows = []
         ref = evaluate(lda(t), t)
         rows.append(("budget", "LDA", None, n_topics, 1.0, ref["perplexity"], ref["auc"]))
-        for ex in ("tail", "floor"):
+        for ex in ("tail", "uniform", "floor"):
             for e in eps_grid:
                 r = evaluate(fed(t, e, ex), t)
                 rows.append(("budget", f"FedLDA {ex}", e, n_topics, 1.0, r["perplexity"], r["auc"]))
@@ -167,7 +169,7 @@ def _plot(out, rows, ref):
         pts = [(r[x], r[5], r[6]) for r in rows if r[0] == fig and r[1] == model]
         return [p[0] for p in pts], [p[1] for p in pts], [p[2] for p in pts]
 
-    specs = [("budget", 2, "privacy budget eps per reported word", ["FedLDA tail", "FedLDA floor"]),
+    specs = [("budget", 2, "privacy budget eps per reported word", ["FedLDA tail", "FedLDA uniform", "FedLDA floor"]),
              ("topics", 3, "number of topics K", ["FedLDA tail", "LDA"]),
              ("ratio", 4, "sampling ratio", ["FedLDA tail"])]
     for fig_name, x, xlabel, models in specs:

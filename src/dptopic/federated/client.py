@@ -34,7 +34,7 @@ class RRPConfig:
     alpha: float = 0.1
     local_iter: int = 1
     variant: str = "another"
-    exclusion: str = "floor"
+    exclusion: str = "uniform"
     replacement: str = "mixture"
 
     @property

@@ -7,6 +7,10 @@ applies the compiled kernel and returns ``(reported_words, event)``.
 
 Rare-word exclusion (``exclusion``):
 
+* ``"uniform"`` (default, sound): no word is excluded; a perturbed word is drawn uniformly from the vocabulary
+  (it may coincide with the true word: k-ary randomized response) and ``eta``
+  (:func:`dptopic.accounting.fedlda.eta_uniform`) depends only on epsilon and V, so the likelihood-ratio bound
+  holds for any model; the model's distribution ``Q`` is not used.
 * ``"floor"`` (default, sound): keep the most probable words whose renormalised probability is at
   least ``delta0`` (Theorem 1's floor), so that the likelihood-ratio bound holds by construction for
   any model. For ``variant="another"`` the distribution is also mixed with the uniform one on the kept
@@ -21,11 +25,11 @@ import math
 
 import numpy as np
 
-from ..accounting.fedlda import VARIANTS, check_epsilon, delta0 as _delta0, eta as _eta, rrp_event
+from ..accounting.fedlda import VARIANTS, check_epsilon, delta0 as _delta0, eta as _eta, eta_uniform, rrp_event
 from ..errors import DPTopicError
 from ..kernels import kernel_state, rrp_replace
 
-EXCLUSIONS = ("floor", "tail")
+EXCLUSIONS = ("uniform", "floor", "tail")
 
 
 def _cap(epsilon: float, eta: float) -> float:
@@ -51,6 +55,12 @@ def replacement_table(Q, epsilon: float, delta: float, gamma: float = 1.0, varia
     if variant not in VARIANTS:
         raise DPTopicError(f"invalid variant={variant!r}: must be one of {', '.join(VARIANTS)}.")
     R, V = Q.shape
+    if exclusion == "uniform":
+        kept_prob = np.full((R, V), 1.0 / V)
+        kept_cdf = np.cumsum(kept_prob, axis=1)
+        kept_cdf[:, -1] = 1.0
+        return (np.tile(np.arange(V, dtype=np.int32), (R, 1)), kept_cdf, np.full(R, V, dtype=np.int64),
+                np.ones((R, V), dtype=np.bool_), kept_prob)
     d0 = _delta0(delta, gamma)
     e = _eta(epsilon, delta, gamma, variant)
     order = np.argsort(-Q, axis=1, kind="stable")
@@ -121,9 +131,10 @@ def rrp_perturb(words, Q, epsilon: float, delta: float, gamma: float = 1.0, rng:
     rows = np.zeros(words.shape[0], dtype=np.int64) if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
     if rows.shape != words.shape or (rows.size and (rows.min() < 0 or rows.max() >= kept_mask.shape[0])):
         raise DPTopicError("invalid rows: need one replacement-distribution row per word.")
-    e = _eta(epsilon, delta, gamma, variant)
+    mix = exclusion == "uniform"
+    e = eta_uniform(epsilon, V) if mix else _eta(epsilon, delta, gamma, variant)
     out = np.empty_like(words)
     flags = np.empty(words.shape[0], dtype=np.uint8) if replaced is None else replaced
-    rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, e, variant == "another",
+    rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, e, variant == "another" and not mix,
                 exclusion == "floor", kernel_state(rng), out, flags)
-    return out, rrp_event(epsilon, delta, gamma, variant, exclusion)
+    return out, rrp_event(epsilon, delta, gamma, variant, exclusion, vocab_size=V)

@@ -36,9 +36,18 @@ PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries
 
 
 
-def coverage(replacement: str, exclusion: str = "floor") -> dict:
+def flat_share(epsilon: float, vocab_size: int, exclusion: str) -> float:
+    """Share of entries replaced by a uniform draw, which the server removes: ``eta`` for ``exclusion="uniform"``."""
+    if exclusion != "uniform":
+        return 0.0
+    from ..accounting.fedlda import eta_uniform
+
+    return eta_uniform(epsilon, vocab_size)
+
+
+def coverage(replacement: str, exclusion: str = "uniform") -> dict:
     """``guarantee`` ("partial": topic labels go out in the clear), ``note`` and ``scope`` of a FedLDA report."""
-    mixture = replacement == "mixture"
+    mixture = replacement == "mixture" and exclusion != "uniform"  # uniform draws read no theta
     note = PARTIAL_NOTE.format(mixture=" and replacement='mixture' draws replacements from the user's local theta"
                                if mixture else "")
     if exclusion == "tail":
@@ -63,7 +72,10 @@ class FedLDA(GibbsTopicModel):
     n_clients : when ``fit`` gets one corpus, split its documents into this many users (contiguous blocks);
         default one user per document. Ignored for a list of client corpora.
     variant : ``"another"`` (default: a perturbed word is always a different word) or ``"coincide"``.
-    exclusion : ``"floor"`` (default, sound) or ``"tail"`` (the poster's rule; guarantee assumes Zipf).
+    exclusion : ``"uniform"`` (default, sound: no word excluded, a perturbed word drawn uniformly, eta from epsilon
+        and V only; the server removes the uniform draws' expected counts), ``"floor"`` (sound; the poster's
+        replacement with the rare words excluded, which loses most of the signal) or ``"tail"`` (the poster's rule;
+        its guarantee assumes Zipf).
     replacement : ``"mixture"`` (default: Σ_j θ_ij Φ_j of the user) or ``"topic"`` (Φ of the entry's topic).
     local_iter : local Gibbs sweeps per round.
     report_delta : δ at which the tight (PLD) ε of the per-user composition is reported.
@@ -76,14 +88,14 @@ class FedLDA(GibbsTopicModel):
         "epsilon": [Real(0, EPSILON_MAX, "right")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
         "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, 10_000_000)],
         "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
-        "exclusion": [Options(("floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
+        "exclusion": [Options(("uniform", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
         "local_iter": [Int(1, 100_000)], "report_delta": [Real(0, 1, "neither")],
     }
     _private = True
 
     def __init__(self, n_topics: int = 20, epsilon: float = 5.0, delta: float = 0.1, gamma: float = 1.0,
                  rounds: int = 50, sample_ratio: float = 1.0, pad_length: int = 512, n_clients: int | None = None,
-                 alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "floor",
+                 alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "uniform",
                  replacement: str = "mixture", local_iter: int = 1, report_delta: float = 1e-5, seed=None,
                  n_jobs: int = 1, verbose: int = 1):
         self.n_topics = n_topics
@@ -152,8 +164,9 @@ class FedLDA(GibbsTopicModel):
         client_rngs = rng.spawn(len(corpora) + 1)
         clients = [FedClient(i, c, cfg, r) for i, c, r in zip(ids, corpora, client_rngs[1:])]
         server = FedServer(self.vocabulary_, self.n_topics, ids, cfg.n_entries, self.beta, self.sample_ratio,
-                           rng=client_rngs[0])
-        event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion)
+                           rng=client_rngs[0], flat_share=flat_share(self.epsilon, len(self.vocabulary_), self.exclusion))
+        event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion,
+                          vocab_size=len(self.vocabulary_))
         self.ledger_ = PrivacyLedger(unit="user", relation=USER_RELATION, theorem=event.theorem, discretization=1e-2)
         self.history_ = []
         test = None if heldout is None else as_corpus(heldout, vocabulary=self.vocabulary_.words)

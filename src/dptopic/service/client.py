@@ -192,7 +192,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         done.append({"round": rnd, "bytes_sent": len(update), "round_closed": ack.get("round_closed", False)})
         if on_round is not None:
             on_round(done[-1])
-    priv = codec.fed_privacy(rrp, sent)
+    priv = codec.fed_privacy(rrp, sent, vocab_size=len(vocab))
     return {"client": fc.client_id, "rounds": done, "updates_sent": sent, "epsilon_basic": priv["epsilon_basic"],
             "epsilon_pld": priv.get("epsilon_pld"), "epsilon": priv.get("epsilon"), "delta": priv["delta"],
             "guarantee": priv.get("guarantee"), "note": priv.get("note")}

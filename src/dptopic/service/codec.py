@@ -250,7 +250,10 @@ def fed_fingerprint(vocabulary) -> str:
 def _fed_server(vocabulary, rrp, beta: float, clients, round_: int, rng=None):
     from ..federated import FedServer
 
-    s = FedServer(vocabulary, rrp.n_topics, clients, rrp.n_entries, beta=beta, sample_ratio=rrp.sample_ratio, rng=rng)
+    from ..models.fedlda import flat_share
+
+    s = FedServer(vocabulary, rrp.n_topics, clients, rrp.n_entries, beta=beta, sample_ratio=rrp.sample_ratio, rng=rng,
+                  flat_share=flat_share(rrp.epsilon, len(vocabulary), rrp.exclusion))
     s.round = round_
     return s
 
@@ -302,11 +305,11 @@ def fed_phi(message: bytes):
     return decode_message(message).phi
 
 
-def fed_privacy(rrp, rounds: int, delta: float = 1e-5) -> dict:
+def fed_privacy(rrp, rounds: int, delta: float = 1e-5, vocab_size: int | None = None) -> dict:
     """Per-user guarantee after taking part in ``rounds`` rounds (through the ledger)."""
     from ..accounting import PrivacyLedger, rrp_event
 
-    event = rrp_event(rrp.epsilon, rrp.delta, rrp.gamma, rrp.variant, rrp.exclusion)
+    event = rrp_event(rrp.epsilon, rrp.delta, rrp.gamma, rrp.variant, rrp.exclusion, vocab_size=vocab_size)
     ledger = PrivacyLedger(unit="user", relation="one user's reports over all rounds", theorem=event.theorem,
                            discretization=1e-2)
     if rounds > 0:
