@@ -43,7 +43,7 @@ def test_saved_model_holds_no_exact_corpus_sizes_and_old_folders_load(tmp_path):
 # ------------------------------------------------------------------ item 7
 @pytest.mark.parametrize("replacement", ["mixture", "topic"])
 def test_report_says_partial_because_topic_labels_go_out_in_the_clear(replacement):
-    m, _ = _fit(replacement=replacement)
+    m, _ = _fit(replacement=replacement, exclusion="floor")
     rep = m.privacy_
     assert rep["guarantee"] == "partial"
     assert "topic labels go out unperturbed" in rep["note"]
@@ -99,7 +99,7 @@ def test_more_topics_than_words_is_refused_before_training():
 def test_epsilon_too_small_for_the_vocabulary_is_one_line(eps):
     c = lda_corpus(n_docs=6, vocab_size=20, n_topics=2, doc_length=10, seed=0).corpus
     with pytest.raises(DPTopicError, match="too small for a vocabulary of 20 words") as e:
-        FedLDA(n_topics=2, epsilon=eps, rounds=1, pad_length=16, verbose=0).fit(c)
+        FedLDA(n_topics=2, epsilon=eps, rounds=1, pad_length=16, exclusion="floor", verbose=0).fit(c)
     assert "\n" not in str(e.value)
 
 
@@ -245,11 +245,12 @@ def test_huge_shapes_are_http_400_on_fed_updates(fed_server, shape):
     assert err["code"] == "malformed_update" and "\n" not in err["message"]
 
 
-def test_fed_client_summary_says_partial(fed_server):
+def test_fed_client_summary_says_full_for_the_default_rule(fed_server):
     from service_helpers import corpus_of
 
     from dptopic.service.client import fed_participate
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     out = fed_participate(url, corpus_of(texts[40:50], words), rounds=1, poll=0.1, timeout=30)
-    assert out["guarantee"] == "partial" and "topic labels go out unperturbed" in out["note"]
+    # the service's default rule is exclusion="none": labels are post-processing of the randomized words
+    assert out["guarantee"] == "full" and "post-processing" in out["note"]

@@ -9,6 +9,12 @@ kept (non-rare) word can have when the tail of mass ``delta`` is excluded. The p
 * ``variant="another"`` (default): a perturbed word is always a *different* word,
   ``eta = 1 / (delta0 e^eps + 1)``;
 * ``variant="coincide"``: the replacement may equal the true word, ``eta = 1 / (1 + delta0 (e^eps - 1))``.
+
+The sound default ``exclusion="none"`` excludes no word: a reported word is kept with probability
+``1 - eta`` and otherwise replaced by a uniform draw over the whole vocabulary (k-ary randomized
+response; Warner 1965, Kairouz, Oh & Viswanath 2016), ``eta = V / (e^eps + V - 1)`` (:func:`krr_eta`), and
+the client perturbs its entries once and reuses them in every round (Erlingsson, Pihur & Korolova 2014,
+"permanent randomized response"), so a user's cost does not grow with the rounds (:func:`user_spend`).
 """
 from __future__ import annotations
 
@@ -20,6 +26,10 @@ from ..errors import DPTopicError
 from .events import ApproxDPEvent, PureDPEvent
 
 VARIANTS = ("another", "coincide")
+EXCLUSIONS = ("none", "floor", "tail")
+KRR = ("k-ary randomized response over the whole vocabulary (Warner 1965; Kairouz, Oh & Viswanath 2016),"
+       " pure eps-LDP per entry, padding included; perturbed once and reused in every round (Erlingsson,"
+       " Pihur & Korolova 2014); see docs/fedlda.md")
 THEOREM1 = "Wang, Tong & Shi 2020 (FedLDA poster), Theorem 1"
 
 
@@ -64,6 +74,23 @@ def eta(epsilon: float, delta: float, gamma: float = 1.0, variant: str = "anothe
     return float(1.0 / (1.0 + d0 * math.expm1(epsilon)))
 
 
+def krr_eta(epsilon: float, vocab_size: int) -> float:
+    """Replacement probability of the ``"none"`` rule: ``V / (e^eps + V - 1)``.
+
+    A word is kept with probability ``1 - eta`` and otherwise replaced by a uniform draw over all ``V``
+    words (which may be the word itself), so it is reported as itself with probability
+    ``e^eps / (e^eps + V - 1)`` and as any given other word with ``1 / (e^eps + V - 1)``: the ratio is
+    exactly ``e^eps``. A padding entry is always replaced (uniform), ratio ``<= e^eps`` against any word.
+    """
+    epsilon = check_epsilon(epsilon)
+    V = int(vocab_size)
+    if V < 2:
+        raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give at least two words.")
+    if epsilon > 700:
+        return 0.0
+    return float(V / (math.expm1(epsilon) + V))
+
+
 def effective_epsilon(epsilon: float, eta_: float, variant: str = "another") -> float:
     """The exact worst-case log likelihood ratio of one report with the floor/cap rules of :mod:`dptopic.mechanisms.rrp`.
 
@@ -98,23 +125,44 @@ def theorem2_error_bound(eta_: float, ranks) -> np.ndarray:
 
 RRP_RELATION = ("word-level LDP of one reported entry: the entry's word replaced by any other word"
                 " (rare words and padding included), its topic label held fixed")
+KRR_RELATION = ("word-level LDP of one reported entry: the entry's word replaced by any other word or by padding;"
+                " its topic label is computed from the randomized words only and is covered")
+
+
+def user_spend(exclusion: str, entries_per_round: int, rounds: int) -> int:
+    """How many per-entry events one user spends after ``rounds`` rounds.
+
+    ``"none"``: the entries are randomized once and reused (labels and later rounds are post-processing),
+    so ``entries_per_round`` once a user took part at all. ``"floor"``/``"tail"``: fresh randomization every
+    round, ``entries_per_round * rounds``.
+    """
+    if rounds <= 0:
+        return 0
+    return int(entries_per_round) if exclusion == "none" else int(entries_per_round) * int(rounds)
 
 
 def rrp_event(epsilon: float, delta: float, gamma: float = 1.0, variant: str = "another",
-              exclusion: str = "floor"):
+              exclusion: str = "floor", vocab_size: int | None = None):
     """The privacy event of one RRP-perturbed entry.
 
+    ``exclusion="none"`` (sound default): pure ``epsilon``-LDP per entry by k-ary randomized response
+    (``vocab_size`` gives ``eta`` in the label only; the guarantee does not depend on it).
     ``exclusion="floor"`` (sound default): pure DP at :func:`effective_epsilon`, by construction.
     ``exclusion="tail"`` (the poster's rule): the poster's ``(epsilon, 2 delta)`` claim, which rests on
     the Zipf assumption about the model's word probabilities.
     """
+    if exclusion == "none":
+        epsilon = check_epsilon(epsilon)
+        tag = "" if vocab_size is None else f"eta={krr_eta(epsilon, vocab_size):.4g}, "
+        return PureDPEvent(epsilon, label=f"randomized word report ({tag}no exclusion)", theorem=KRR,
+                           relation=KRR_RELATION)
     e = eta(epsilon, delta, gamma, variant)
     if exclusion == "tail":
         return ApproxDPEvent(float(epsilon), 2.0 * float(delta), label=f"RRP report (eta={e:.4g}, tail exclusion)",
                              theorem=THEOREM1 + ": (eps, 2 delta)-LDP assuming Zipf-distributed word probabilities",
                              relation=RRP_RELATION)
     if exclusion != "floor":
-        raise DPTopicError(f"invalid exclusion={exclusion!r}: must be 'floor' or 'tail'.")
+        raise DPTopicError(f"invalid exclusion={exclusion!r}: must be one of {', '.join(EXCLUSIONS)}.")
     return PureDPEvent(effective_epsilon(epsilon, e, variant), label=f"RRP report (eta={e:.4g}, {variant})",
                        theorem=THEOREM1 + " with the floor rule of docs/fedlda.md: pure eps-LDP per entry",
                        relation=RRP_RELATION)

@@ -5,6 +5,12 @@ against the global Φ (:func:`~dptopic.kernels.local_sweep`), builds the update 
 user's ``(topic, word)`` assignments ("dense representation"), padded to ``pad_length`` entries and
 sub-sampled at ``sample_ratio`` — perturbs the words with RRP
 (:func:`~dptopic.mechanisms.rrp_perturb`) and returns the encoded :class:`ClientUpdate`.
+
+With ``exclusion="none"`` (the sound default) the client pads and samples its entries and randomizes
+their words **once**, when it is created; every round it re-labels those randomized words by local
+Gibbs sampling against Φ plus a uniform *noise* component (label ``n_topics``), and sends them. The
+labels are computed from the randomized words and public Φ only, so they are post-processing and
+covered by the per-entry guarantee; the true words, their documents and the local θ never enter them.
 """
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ class RRPConfig:
     alpha: float = 0.1
     local_iter: int = 1
     variant: str = "another"
-    exclusion: str = "floor"
+    exclusion: str = "none"
     replacement: str = "mixture"
 
     @property
@@ -52,6 +58,8 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
     more topics than words, or an ``epsilon`` so small that no replacement distribution keeps every
     likelihood ratio within ``e^epsilon`` (``variant="another"``, ``exclusion="floor"``)."""
     K, V = int(config.n_topics), int(vocab_size)
+    if config.exclusion == "none" and V < 2:
+        raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give a corpus with at least two words.")
     if K > V:
         raise DPTopicError(f"n_topics={K} exceeds the vocabulary size {V}: give at most {V} topics or a corpus"
                            " with more distinct words.")
@@ -98,6 +106,22 @@ class FedClient:
         self.ndk = np.zeros((corpus.n_docs, K), dtype=np.int32)
         np.add.at(self.ndk, (doc_of, self.z), 1)
         self.n_truncated = 0
+        if config.exclusion == "none":
+            self._randomize_once()
+
+    def _randomize_once(self) -> None:
+        """Pad, sample and randomize the entries once (k-ary randomized response over the vocabulary).
+
+        Keeps only ``reported`` (the randomized words), their labels ``rz`` in ``[0, K]`` (``K`` = noise)
+        and the label counts ``rnk``; later rounds read nothing else of the user's text.
+        """
+        _, words = self.build_update()
+        V = self.corpus.vocab_size
+        self.reported, _event = rrp_perturb(words, np.ones((1, V)), self.config.epsilon, self.config.delta,
+                                            self.config.gamma, self._rng, exclusion="none")
+        K = self.config.n_topics
+        self.rz = self._rng.integers(0, K + 1, size=self.reported.shape[0], dtype=np.int32)  # data-independent
+        self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int32)[None, :]
 
     @property
     def theta(self) -> np.ndarray:
@@ -110,8 +134,17 @@ class FedClient:
         return c / c.sum()
 
     def local_sampling(self, phi: np.ndarray) -> None:
-        phi_wk = np.ascontiguousarray(phi.T)
         state = kernel_state(self._rng)
+        if self.config.exclusion == "none":  # on the randomized words only, with a uniform noise component
+            V = phi.shape[1]
+            phi_wk = np.empty((V, phi.shape[0] + 1))
+            phi_wk[:, :-1] = phi.T
+            phi_wk[:, -1] = 1.0 / V
+            ptr = np.array([0, self.reported.shape[0]], dtype=np.int64)
+            for _ in range(self.config.local_iter):
+                local_sweep(self.reported, ptr, self.rz, self.rnk, phi_wk, float(self.config.alpha), state)
+            return
+        phi_wk = np.ascontiguousarray(phi.T)
         for _ in range(self.config.local_iter):
             local_sweep(self.corpus.word_ids, self.corpus.doc_ptr, self.z, self.ndk, phi_wk,
                         float(self.config.alpha), state)
@@ -151,6 +184,8 @@ class FedClient:
                                f" ({msg.vocab} != {self.vocab}); build every client corpus with the server's vocabulary.")
         check_broadcast_phi(msg.phi, (self.config.n_topics, self.corpus.vocab_size), f"client {self.client_id!r}")
         self.local_sampling(msg.phi)
+        if self.config.exclusion == "none":
+            return ClientUpdate(msg.round, self.client_id, self.vocab, self.rz.copy(), self.reported.copy()).encode()
         topics, words = self.build_update()
         reported, _event = self.perturb(topics, words, msg.phi)
         return ClientUpdate(msg.round, self.client_id, self.vocab, topics, reported).encode()

@@ -7,6 +7,10 @@ applies the compiled kernel and returns ``(reported_words, event)``.
 
 Rare-word exclusion (``exclusion``):
 
+* ``"none"`` (default, sound): no word is excluded; the replacement is uniform over the whole
+  vocabulary (k-ary randomized response, ``eta = V / (e^eps + V - 1)``), public and data-independent, so
+  every word, rare or not, keeps its chance ``1 - eta + eta / V`` of being reported as itself and
+  every likelihood ratio is at most ``e^eps`` (padding included). ``variant`` and ``Q`` do not matter.
 * ``"floor"`` (default, sound): keep the most probable words whose renormalised probability is at
   least ``delta0`` (Theorem 1's floor), so that the likelihood-ratio bound holds by construction for
   any model. For ``variant="another"`` the distribution is also mixed with the uniform one on the kept
@@ -21,11 +25,10 @@ import math
 
 import numpy as np
 
-from ..accounting.fedlda import VARIANTS, check_epsilon, delta0 as _delta0, eta as _eta, rrp_event
+from ..accounting.fedlda import EXCLUSIONS, VARIANTS, check_epsilon, delta0 as _delta0, eta as _eta, krr_eta, rrp_event
 from ..errors import DPTopicError
 from ..kernels import kernel_state, rrp_replace
 
-EXCLUSIONS = ("floor", "tail")
 
 
 def _cap(epsilon: float, eta: float) -> float:
@@ -51,6 +54,14 @@ def replacement_table(Q, epsilon: float, delta: float, gamma: float = 1.0, varia
     if variant not in VARIANTS:
         raise DPTopicError(f"invalid variant={variant!r}: must be one of {', '.join(VARIANTS)}.")
     R, V = Q.shape
+    if exclusion == "none":  # uniform over every word: nothing excluded, nothing data-dependent
+        if V < 2:
+            raise DPTopicError("the vocabulary needs at least two words to randomize a report.")
+        kept_words = np.tile(np.arange(V, dtype=np.int32), (R, 1))
+        kept_prob = np.full((R, V), 1.0 / V)
+        kept_cdf = np.cumsum(kept_prob, axis=1)
+        kept_cdf[:, -1] = 1.0
+        return (kept_words, kept_cdf, np.full(R, V, dtype=np.int64), np.ones((R, V), dtype=np.bool_), kept_prob)
     d0 = _delta0(delta, gamma)
     e = _eta(epsilon, delta, gamma, variant)
     order = np.argsort(-Q, axis=1, kind="stable")
@@ -121,9 +132,10 @@ def rrp_perturb(words, Q, epsilon: float, delta: float, gamma: float = 1.0, rng:
     rows = np.zeros(words.shape[0], dtype=np.int64) if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
     if rows.shape != words.shape or (rows.size and (rows.min() < 0 or rows.max() >= kept_mask.shape[0])):
         raise DPTopicError("invalid rows: need one replacement-distribution row per word.")
-    e = _eta(epsilon, delta, gamma, variant)
+    none = exclusion == "none"
+    e = krr_eta(epsilon, V) if none else _eta(epsilon, delta, gamma, variant)
     out = np.empty_like(words)
     flags = np.empty(words.shape[0], dtype=np.uint8) if replaced is None else replaced
-    rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, e, variant == "another",
+    rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, e, variant == "another" and not none,
                 exclusion == "floor", kernel_state(rng), out, flags)
-    return out, rrp_event(epsilon, delta, gamma, variant, exclusion)
+    return out, rrp_event(epsilon, delta, gamma, variant, exclusion, vocab_size=V if none else None)

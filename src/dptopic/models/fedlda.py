@@ -14,6 +14,7 @@ import numpy as np
 from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
+from ..accounting.fedlda import krr_eta, user_spend
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
@@ -31,6 +32,16 @@ SCOPE_TOPIC = ("covers the word of every entry one user reports, composed over a
                " the topic label of each entry (sent as sampled; it depends on the user's text; with"
                " replacement='topic' the replacement words depend on nothing else), the server's held-out"
                " perplexity, and any guarantee for a whole document or user beyond this composition.")
+USER_RELATION_NONE = ("one user's reports: the randomized words of the entries a user sends (randomized once,"
+                      " reused in every round), each entry's word replaced by any other word or by padding; the topic"
+                      " labels are computed from the randomized words and the public model only")
+SCOPE_NONE = ("covers everything one user sends: the randomized word of each of its entries (k-ary randomized"
+              " response, once) and the topic labels, which are post-processing of those words and the broadcast"
+              " model; word-level per entry, composed over the user's entries. NOT covered: a user's text beyond"
+              " the per-entry composition (a user changing all its words pays entries x epsilon), the server's"
+              " held-out perplexity and anything computed by the analyst from data other than the reports.")
+FULL_NOTE = ("full guarantee for what a user sends: each entry's word is randomized once and the topic labels are"
+             " post-processing of the randomized words and the public model (docs/fedlda.md)")
 PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries only; the topic labels go out"
                 " unperturbed{mixture}, so a user's text is not protected as a whole (see scope and docs/fedlda.md)")
 
@@ -38,6 +49,8 @@ PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries
 
 def coverage(replacement: str, exclusion: str = "floor") -> dict:
     """``guarantee`` ("partial": topic labels go out in the clear), ``note`` and ``scope`` of a FedLDA report."""
+    if exclusion == "none":
+        return {"guarantee": "full", "note": FULL_NOTE, "scope": SCOPE_NONE}
     mixture = replacement == "mixture"
     note = PARTIAL_NOTE.format(mixture=" and replacement='mixture' draws replacements from the user's local theta"
                                if mixture else "")
@@ -63,8 +76,12 @@ class FedLDA(GibbsTopicModel):
     n_clients : when ``fit`` gets one corpus, split its documents into this many users (contiguous blocks);
         default one user per document. Ignored for a list of client corpora.
     variant : ``"another"`` (default: a perturbed word is always a different word) or ``"coincide"``.
-    exclusion : ``"floor"`` (default, sound) or ``"tail"`` (the poster's rule; guarantee assumes Zipf).
-    replacement : ``"mixture"`` (default: Σ_j θ_ij Φ_j of the user) or ``"topic"`` (Φ of the entry's topic).
+    exclusion : ``"none"`` (default, sound, full): no word excluded; each entry's word is randomized once by
+        k-ary randomized response and re-labelled every round from the randomized words only.
+        ``"floor"`` (sound per word, partial: topic labels in the clear; collapses onto few words) or
+        ``"tail"`` (the poster's rule; guarantee assumes Zipf; partial). See ``docs/fedlda.md``.
+    replacement : ``"mixture"`` (default: Σ_j θ_ij Φ_j of the user) or ``"topic"`` (Φ of the entry's topic);
+        floor/tail only (``"none"`` replaces uniformly).
     local_iter : local Gibbs sweeps per round.
     report_delta : δ at which the tight (PLD) ε of the per-user composition is reported.
     seed : None (default, OS entropy). An explicit seed makes the noise reproducible — tests only.
@@ -76,14 +93,14 @@ class FedLDA(GibbsTopicModel):
         "epsilon": [Real(0, EPSILON_MAX, "right")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
         "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, 10_000_000)],
         "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
-        "exclusion": [Options(("floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
+        "exclusion": [Options(("none", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
         "local_iter": [Int(1, 100_000)], "report_delta": [Real(0, 1, "neither")],
     }
     _private = True
 
     def __init__(self, n_topics: int = 20, epsilon: float = 5.0, delta: float = 0.1, gamma: float = 1.0,
                  rounds: int = 50, sample_ratio: float = 1.0, pad_length: int = 512, n_clients: int | None = None,
-                 alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "floor",
+                 alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "none",
                  replacement: str = "mixture", local_iter: int = 1, report_delta: float = 1e-5, seed=None,
                  n_jobs: int = 1, verbose: int = 1):
         self.n_topics = n_topics
@@ -153,8 +170,10 @@ class FedLDA(GibbsTopicModel):
         clients = [FedClient(i, c, cfg, r) for i, c, r in zip(ids, corpora, client_rngs[1:])]
         server = FedServer(self.vocabulary_, self.n_topics, ids, cfg.n_entries, self.beta, self.sample_ratio,
                            rng=client_rngs[0])
-        event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion)
-        self.ledger_ = PrivacyLedger(unit="user", relation=USER_RELATION, theorem=event.theorem, discretization=1e-2)
+        event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion,
+                          vocab_size=len(self.vocabulary_))
+        self.ledger_ = PrivacyLedger(unit="user", relation=USER_RELATION_NONE if self.exclusion == "none"
+                                     else USER_RELATION, theorem=event.theorem, discretization=1e-2)
         self.history_ = []
         test = None if heldout is None else as_corpus(heldout, vocabulary=self.vocabulary_.words)
         with ThreadPoolExecutor(self.n_jobs) as pool, \
@@ -165,7 +184,9 @@ class FedLDA(GibbsTopicModel):
                 for u in updates:
                     server.receive(u)
                 server.aggregate()
-                self.ledger_.spend(event, cfg.n_entries)
+                spent = user_spend(self.exclusion, cfg.n_entries, r + 1) - user_spend(self.exclusion, cfg.n_entries, r)
+                if spent:
+                    self.ledger_.spend(event, spent)
                 info = {"round": r + 1, "epsilon_per_entry": event.epsilon,
                         "epsilon_user_basic": self.ledger_.epsilon_basic(),
                         "epsilon_user_pld": self.ledger_.epsilon_tight(self.report_delta),
@@ -191,7 +212,9 @@ class FedLDA(GibbsTopicModel):
 
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(self.report_delta)
-        e = _eta(self.epsilon, self.delta, self.gamma, self.variant)
+        none = self.exclusion == "none"
+        e = krr_eta(self.epsilon, len(self.vocabulary_)) if none else _eta(self.epsilon, self.delta, self.gamma,
+                                                                            self.variant)
         rep.update({
             "epsilon_nominal": float(self.epsilon),
             "epsilon_per_entry": float(rep["events"][0]["epsilon"]) if rep["events"] else float(self.epsilon),
@@ -200,7 +223,7 @@ class FedLDA(GibbsTopicModel):
                            "replacement": self.replacement, "entries_per_round": self._config().n_entries,
                            "rounds": self.rounds},
             **coverage(self.replacement, self.exclusion),
-            "noise": "RRP word replacement",
+            "noise": "k-ary randomized response, once per entry" if none else "RRP word replacement",
             "secure_noise": False,
         })
         if self.seed is not None:
