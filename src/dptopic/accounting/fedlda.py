@@ -27,9 +27,9 @@ from .events import ApproxDPEvent, PureDPEvent
 
 VARIANTS = ("another", "coincide")
 EXCLUSIONS = ("none", "floor", "tail")
-KRR = ("k-ary randomized response over the whole vocabulary (Warner 1965; Kairouz, Oh & Viswanath 2016),"
-       " pure eps-LDP per entry, padding included; perturbed once and reused in every round (Erlingsson,"
-       " Pihur & Korolova 2014); see docs/fedlda.md")
+KRR = ("subset selection over the whole vocabulary (Wang et al. 2016; Ye & Barg 2018; one word: k-ary randomized"
+       " response, Kairouz, Oh & Viswanath 2016), pure eps-LDP per entry, padding included; randomized once and"
+       " reused in every round (Erlingsson, Pihur & Korolova 2014); see docs/fedlda.md")
 THEOREM1 = "Wang, Tong & Shi 2020 (FedLDA poster), Theorem 1"
 
 
@@ -89,6 +89,34 @@ def krr_eta(epsilon: float, vocab_size: int) -> float:
     if epsilon > 700:
         return 0.0
     return float(V / (math.expm1(epsilon) + V))
+
+
+def subset_size(epsilon: float, vocab_size: int) -> int:
+    """Words per report of the ``"none"`` rule: ``round(V / (e^eps + 1))``, at least 1 (k-ary randomized
+    response) and at most ``V - 1``; the size that minimises the estimation error (Ye & Barg 2018)."""
+    epsilon = check_epsilon(epsilon)
+    V = int(vocab_size)
+    if V < 2:
+        raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give at least two words.")
+    if epsilon > 700:
+        return 1
+    return int(min(V - 1, max(1, round(V / (math.exp(epsilon) + 1.0)))))
+
+
+def subset_inclusion(epsilon: float, vocab_size: int, s: int) -> tuple[float, float]:
+    """``(A, B)``: the probability that a report of ``s`` words contains the true word (``A``), and that it
+    contains a given other word (``B``). ``A = s e^eps / (s e^eps + V - s)``; every set holding the
+    true word is ``e^eps`` times as likely as every set without it, so one report is exactly
+    ``epsilon``-LDP, and a padding entry (a uniform set) lies between the two."""
+    epsilon = check_epsilon(epsilon)
+    V, s = int(vocab_size), int(s)
+    if not 1 <= s <= V - 1:
+        raise DPTopicError(f"invalid subset size {s}: must be between 1 and V - 1 = {V - 1}.")
+    if epsilon > 700:
+        return 1.0, (s - 1) / (V - 1)
+    e = math.exp(epsilon)
+    a = s * e / (s * e + V - s)
+    return float(a), float((a * (s - 1) + (1.0 - a) * s) / (V - 1))
 
 
 def effective_epsilon(epsilon: float, eta_: float, variant: str = "another") -> float:

@@ -23,7 +23,9 @@ from ..accounting import eta as _eta
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels import kernel_state, local_sweep
-from ..mechanisms.rrp import _cap, replacement_table, rrp_perturb
+from ..accounting.fedlda import subset_size as _subset_size
+from ..kernels import subset_local_sweep
+from ..mechanisms.rrp import _cap, replacement_table, rrp_perturb, subset_report
 from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
 
 
@@ -42,6 +44,12 @@ class RRPConfig:
     variant: str = "another"
     exclusion: str = "none"
     replacement: str = "mixture"
+    subset_size: int = 0
+
+    @property
+    def words_per_report(self) -> int:
+        """``"none"`` rule: words per randomized entry (``subset_size``, or 0 for the error-optimal size)."""
+        return int(self.subset_size)
 
     @property
     def n_entries(self) -> int:
@@ -60,6 +68,9 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
     K, V = int(config.n_topics), int(vocab_size)
     if config.exclusion == "none" and V < 2:
         raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give a corpus with at least two words.")
+    if config.exclusion == "none" and not 0 <= int(config.subset_size) <= V - 1:
+        raise DPTopicError(f"subset_size={config.subset_size} must be between 1 and V - 1 = {V - 1} words"
+                           " (0 picks the size from epsilon).")
     if K > V:
         raise DPTopicError(f"n_topics={K} exceeds the vocabulary size {V}: give at most {V} topics or a corpus"
                            " with more distinct words.")
@@ -110,18 +121,21 @@ class FedClient:
             self._randomize_once()
 
     def _randomize_once(self) -> None:
-        """Pad, sample and randomize the entries once (k-ary randomized response over the vocabulary).
+        """Pad, sample and randomize the entries once (subset selection over the whole vocabulary).
 
-        Keeps only ``reported`` (the randomized words), their labels ``rz`` in ``[0, K]`` (``K`` = noise)
-        and the label counts ``rnk``; later rounds read nothing else of the user's text.
+        Keeps only ``sets`` (the randomized reports), their labels ``rz`` in ``[0, K]`` (``K`` = padding
+        or noise), the label counts ``rnk`` and the word picked from each set; later rounds read nothing
+        else of the user's text.
         """
         _, words = self.build_update()
         V = self.corpus.vocab_size
-        self.reported, _event = rrp_perturb(words, np.ones((1, V)), self.config.epsilon, self.config.delta,
-                                            self.config.gamma, self._rng, exclusion="none")
+        s = self.config.words_per_report or _subset_size(self.config.epsilon, V)
+        self.sets, _event = subset_report(words, V, self.config.epsilon, self._rng, s)
         K = self.config.n_topics
-        self.rz = self._rng.integers(0, K + 1, size=self.reported.shape[0], dtype=np.int32)  # data-independent
-        self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int32)[None, :]
+        n = self.sets.shape[0]
+        self.rz = self._rng.integers(0, K + 1, size=n, dtype=np.int32)  # data-independent start
+        self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int64)
+        self.pick = np.full(n, -1, dtype=np.int64)
 
     @property
     def theta(self) -> np.ndarray:
@@ -135,14 +149,13 @@ class FedClient:
 
     def local_sampling(self, phi: np.ndarray) -> None:
         state = kernel_state(self._rng)
-        if self.config.exclusion == "none":  # on the randomized words only, with a uniform noise component
-            V = phi.shape[1]
-            phi_wk = np.empty((V, phi.shape[0] + 1))
-            phi_wk[:, :-1] = phi.T
-            phi_wk[:, -1] = 1.0 / V
-            ptr = np.array([0, self.reported.shape[0]], dtype=np.int64)
+        if self.config.exclusion == "none":  # on the randomized reports and public phi only
+            V, s = phi.shape[1], self.sets.shape[1]
+            e1 = math.expm1(min(self.config.epsilon, 700.0))
+            phi_wk = np.ascontiguousarray(phi.T)
             for _ in range(self.config.local_iter):
-                local_sweep(self.reported, ptr, self.rz, self.rnk, phi_wk, float(self.config.alpha), state)
+                subset_local_sweep(self.sets, self.rz, self.rnk, phi_wk, float(self.config.alpha), e1,
+                                   1.0 + e1 * s / V, state, self.pick)
             return
         phi_wk = np.ascontiguousarray(phi.T)
         for _ in range(self.config.local_iter):
@@ -185,7 +198,11 @@ class FedClient:
         check_broadcast_phi(msg.phi, (self.config.n_topics, self.corpus.vocab_size), f"client {self.client_id!r}")
         self.local_sampling(msg.phi)
         if self.config.exclusion == "none":
-            return ClientUpdate(msg.round, self.client_id, self.vocab, self.rz.copy(), self.reported.copy()).encode()
+            K, rows = self.config.n_topics, np.arange(self.sets.shape[0])
+            noise = self.pick < 0  # padding, or a set that says nothing about its word: not counted by the server
+            topics = np.where(noise, K, self.rz).astype(np.int32)
+            words = self.sets[rows, np.maximum(self.pick, 0)].astype(np.int32)
+            return ClientUpdate(msg.round, self.client_id, self.vocab, topics, words).encode()
         topics, words = self.build_update()
         reported, _event = self.perturb(topics, words, msg.phi)
         return ClientUpdate(msg.round, self.client_id, self.vocab, topics, reported).encode()

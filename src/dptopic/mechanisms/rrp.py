@@ -25,9 +25,10 @@ import math
 
 import numpy as np
 
-from ..accounting.fedlda import EXCLUSIONS, VARIANTS, check_epsilon, delta0 as _delta0, eta as _eta, krr_eta, rrp_event
+from ..accounting.fedlda import (EXCLUSIONS, VARIANTS, check_epsilon, delta0 as _delta0, eta as _eta, krr_eta,
+                                 rrp_event, subset_inclusion, subset_size)
 from ..errors import DPTopicError
-from ..kernels import kernel_state, rrp_replace
+from ..kernels import kernel_state, rrp_replace, subset_select
 
 
 
@@ -139,3 +140,35 @@ def rrp_perturb(words, Q, epsilon: float, delta: float, gamma: float = 1.0, rng:
     rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, e, variant == "another" and not none,
                 exclusion == "floor", kernel_state(rng), out, flags)
     return out, rrp_event(epsilon, delta, gamma, variant, exclusion, vocab_size=V if none else None)
+
+
+def subset_report(words, vocab_size: int, epsilon: float, rng: np.random.Generator, s: int | None = None):
+    """Randomize each entry once by subset selection: returns ``(sets, event)``, ``sets`` ``n × s`` word ids.
+
+    ``words``: ids in ``[0, V)``, ``-1`` for padding (a uniform set). ``s`` defaults to
+    :func:`~dptopic.accounting.fedlda.subset_size`; ``s = 1`` is k-ary randomized response. Pure
+    ``epsilon``-LDP per entry (the ``"none"`` rule of ``docs/fedlda.md``).
+    """
+    epsilon = check_epsilon(epsilon)
+    if rng is None:
+        raise DPTopicError("a numpy Generator is required for the subset randomizer.")
+    V = int(vocab_size)
+    s = subset_size(epsilon, V) if s is None else int(s)
+    a, _ = subset_inclusion(epsilon, V, s)
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    if words.ndim != 1 or (words.size and (words.min() < -1 or words.max() >= V)):
+        raise DPTopicError(f"invalid words: ids must be in [0, {V}) or -1 for padding.")
+    out = np.empty((words.shape[0], s), dtype=np.int32)
+    subset_select(words, V, s, a, kernel_state(rng), out)
+    return out, rrp_event(epsilon, 0.1, 1.0, exclusion="none", vocab_size=V)
+
+
+def subset_frequencies(sets, vocab_size: int, epsilon: float) -> np.ndarray:
+    """Unbiased word-frequency estimates from subset reports of real words (post-processing):
+    ``(share of reports holding w - B) / (A - B)`` with ``(A, B)`` of
+    :func:`~dptopic.accounting.fedlda.subset_inclusion`. Estimates may be negative."""
+    sets = np.asarray(sets)
+    V = int(vocab_size)
+    a, b = subset_inclusion(epsilon, V, sets.shape[1])
+    share = np.bincount(sets.ravel(), minlength=V)[:V] / max(sets.shape[0], 1)
+    return (share - b) / (a - b)

@@ -83,6 +83,8 @@ class FedLDA(GibbsTopicModel):
     replacement : ``"mixture"`` (default: Σ_j θ_ij Φ_j of the user) or ``"topic"`` (Φ of the entry's topic);
         floor/tail only (``"none"`` replaces uniformly).
     local_iter : local Gibbs sweeps per round.
+    subset_size : ``"none"`` rule: words per randomized entry (subset selection); 0 (default) picks
+        ``round(V / (e^eps + 1))``, at least 1 (k-ary randomized response).
     report_delta : δ at which the tight (PLD) ε of the per-user composition is reported.
     seed : None (default, OS entropy). An explicit seed makes the noise reproducible — tests only.
     n_jobs : worker threads for the clients.
@@ -94,14 +96,14 @@ class FedLDA(GibbsTopicModel):
         "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, 10_000_000)],
         "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
         "exclusion": [Options(("none", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
-        "local_iter": [Int(1, 100_000)], "report_delta": [Real(0, 1, "neither")],
+        "local_iter": [Int(1, 100_000)], "subset_size": [Int(0, 1_000_000_000)], "report_delta": [Real(0, 1, "neither")],
     }
     _private = True
 
     def __init__(self, n_topics: int = 20, epsilon: float = 5.0, delta: float = 0.1, gamma: float = 1.0,
                  rounds: int = 50, sample_ratio: float = 1.0, pad_length: int = 512, n_clients: int | None = None,
                  alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "none",
-                 replacement: str = "mixture", local_iter: int = 1, report_delta: float = 1e-5, seed=None,
+                 replacement: str = "mixture", local_iter: int = 1, subset_size: int = 0, report_delta: float = 1e-5, seed=None,
                  n_jobs: int = 1, verbose: int = 1):
         self.n_topics = n_topics
         self.epsilon = epsilon
@@ -117,6 +119,7 @@ class FedLDA(GibbsTopicModel):
         self.exclusion = exclusion
         self.replacement = replacement
         self.local_iter = local_iter
+        self.subset_size = subset_size
         self.report_delta = report_delta
         self.seed = seed
         self.n_jobs = n_jobs
@@ -149,7 +152,7 @@ class FedLDA(GibbsTopicModel):
     def _config(self) -> RRPConfig:
         return RRPConfig(self.n_topics, float(self.epsilon), float(self.delta), float(self.gamma), self.pad_length,
                          float(self.sample_ratio), float(self.alpha), self.local_iter, self.variant, self.exclusion,
-                         self.replacement)
+                         self.replacement, int(self.subset_size))
 
     # ------------------------------------------------------------- training
     def fit(self, X, y=None, *, vocabulary=None, heldout=None, callback=None):
