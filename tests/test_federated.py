@@ -278,7 +278,7 @@ def test_fedlda_with_vanishing_eta_recovers_planted_topics():
     c, phi, _, _ = lda_corpus(n_docs=200, vocab_size=100, n_topics=5, doc_length=50, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=5, epsilon=40.0, delta=1e-3, rounds=30, n_clients=20, pad_length=500, seed=0,
+        m = FedLDA(n_topics=5, epsilon=40.0, delta=1e-3, rounds=30, n_clients=20, pad_length=500, seed=0, exclusion="floor",
                    verbose=0, n_jobs=2).fit(c)
     assert m.privacy_["parameters"]["eta"] < 1e-10
     assert topic_recovery(m.components_, phi) >= 0.9
