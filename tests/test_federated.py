@@ -380,6 +380,6 @@ def test_fedlda_experiment_writes_table_figures_and_verdict(tmp_path, monkeypatc
     for f in ("fedlda_table.csv", "fedlda_figures.csv", "fedlda_summary.json", "fedlda_budget.png",
               "fedlda_topics.png", "fedlda_ratio.png"):
         assert (tmp_path / f).stat().st_size > 0
-    assert set(s["auc_loss"]) == {"sotu tail eps=7.5", "sotu floor eps=7.5"}
+    assert set(s["auc_loss"]) == {"sotu none eps=7.5", "sotu tail eps=7.5", "sotu floor eps=7.5"}
     assert json.loads((tmp_path / "fedlda_summary.json").read_text())["settings"]["rounds"] == 2
     assert all(0 <= r["auc"] <= 1 for r in s["table"])
