@@ -1,70 +1,202 @@
-"""FedLDA's sound default ``exclusion="uniform"``: exact likelihood ratios, replacement rate, server-side removal."""
+"""FedLDA's sound default, exclusion="none" (docs/fedlda.md): subset selection randomized once per entry,
+labels re-sampled from the randomized reports only. Exact epsilon by enumeration, kernels against NumPy
+references, the unbiased frequency estimator, the report and the per-user accounting."""
+from __future__ import annotations
+
+import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 
-from dptopic.accounting.fedlda import eta_uniform, rrp_event
-from dptopic.federated import FedServer
-from dptopic.federated.messages import ClientUpdate, vocabulary_fingerprint
-from dptopic.mechanisms.rrp import replacement_table, rrp_perturb
-
-from test_federated import _mechanism_matrix, _worst_ratio
-
-
-@pytest.mark.parametrize("V", [2, 5, 12])
-@pytest.mark.parametrize("eps", [0.1, 1.0, 5.0, 7.5])
-def test_every_likelihood_ratio_is_at_most_e_eps_for_any_model(V, eps):
-    """Every input word and padding against every other, every output: exactly e^eps at worst, whatever Q."""
-    rng = np.random.default_rng(0)
-    Qs = np.vstack([np.ones(V), rng.dirichlet(np.full(V, 0.1)), np.r_[1.0, np.full(V - 1, 1e-9)]])
-    table = replacement_table(Qs, eps, 0.1, 1.0, "coincide", "uniform")
-    e = eta_uniform(eps, V)
-    for r in range(Qs.shape[0]):
-        M = _mechanism_matrix(table, r, V, e, False, False)
-        np.testing.assert_allclose(M.sum(axis=1), 1.0)
-        worst = _worst_ratio(M)
-        assert worst <= math.exp(eps) * (1 + 1e-9)
-        assert worst == pytest.approx(math.exp(eps), rel=1e-9)   # tight
-    ev = rrp_event(eps, 0.1, exclusion="uniform", vocab_size=V)
-    assert ev.epsilon == eps and "Kairouz" in ev.theorem
+from dptopic.accounting.fedlda import krr_eta, rrp_event, subset_inclusion, subset_size, user_spend
+from dptopic.corpus.synthetic import lda_corpus
+from dptopic.evaluation import topic_recovery
+from dptopic.federated import ClientUpdate, FedClient, FedServer, MessageError, RRPConfig, decode_message
+from dptopic.kernels import kernel_state, subset_local_sweep, subset_select
+from dptopic.kernels.rng import PyXorShift
+from dptopic.mechanisms.rrp import subset_frequencies, subset_report
+from dptopic.models import FedLDA
 
 
-def test_replacement_rate_and_uniform_draws():
+def exact_report_probabilities(V: int, s: int, eps: float) -> np.ndarray:
+    """Rows: inputs 0..V-1 then padding; columns: every s-subset. What the sampler is meant to produce."""
+    a, _ = subset_inclusion(eps, V, s)
+    subsets = list(itertools.combinations(range(V), s))
+    P = np.empty((V + 1, len(subsets)))
+    for x in range(V):
+        for j, S in enumerate(subsets):
+            P[x, j] = a / math.comb(V - 1, s - 1) if x in S else (1 - a) / math.comb(V - 1, s)
+    P[V] = 1.0 / math.comb(V, s)
+    return P
+
+
+@pytest.mark.parametrize("V", [2, 3, 5, 7])
+@pytest.mark.parametrize("eps", [0.3, 2.0, 5.0])
+def test_worst_ratio_is_exactly_e_eps_by_enumeration(V, eps):
+    for s in range(1, V):
+        P = exact_report_probabilities(V, s, eps)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+        worst = max(float(np.max(P[i] / P[j])) for i in range(V + 1) for j in range(V + 1))
+        assert worst <= math.exp(eps) * (1 + 1e-9)  # padding included on both sides
+        assert worst >= math.exp(eps) * (1 - 1e-9)  # and the bound is attained: epsilon is not overstated
+
+
+def test_one_word_is_k_ary_randomized_response():
+    V, eps = 10, 1.5
+    a, b = subset_inclusion(eps, V, 1)
+    assert a == pytest.approx(math.exp(eps) / (math.exp(eps) + V - 1))
+    assert 1 - krr_eta(eps, V) + krr_eta(eps, V) / V == pytest.approx(a)
+    assert subset_size(7.5, 1000) == 1 and subset_size(5.0, 1000) == 7 and subset_size(0.1, 5) == 2
+
+
+@pytest.mark.parametrize("inp", [0, 3, -1])
+def test_subset_select_kernel_matches_the_exact_distribution(inp):
+    V, s, eps, n = 5, 2, 1.0, 60_000
+    a, _ = subset_inclusion(eps, V, s)
+    out = np.empty((n, s), dtype=np.int32)
+    subset_select(np.full(n, inp, dtype=np.int32), V, s, a, kernel_state(np.random.default_rng(1)), out)
+    assert np.all(out[:, 0] != out[:, 1]) and out.min() >= 0 and out.max() < V
+    subsets = list(itertools.combinations(range(V), s))
+    index = {S: j for j, S in enumerate(subsets)}
+    counts = np.bincount([index[tuple(sorted(r))] for r in out.tolist()], minlength=len(subsets))
+    p = exact_report_probabilities(V, s, eps)[inp if inp >= 0 else V]
+    se = np.sqrt(p * (1 - p) / n)
+    assert np.all(np.abs(counts / n - p) <= 4.5 * se)
+
+
+def test_frequency_estimator_is_unbiased_within_standard_error():
+    V, eps, n = 30, 2.0, 40_000
+    rng = np.random.default_rng(3)
+    f = rng.dirichlet(np.full(V, 0.5))
+    words = rng.choice(V, n, p=f).astype(np.int32)
+    sets, event = subset_report(words, V, eps, rng)
+    assert sets.shape == (n, subset_size(eps, V)) and event.epsilon == eps
+    est = subset_frequencies(sets, V, eps)
+    a, b = subset_inclusion(eps, V, sets.shape[1])
+    share = f * a + (1 - f) * b
+    se = np.sqrt(share * (1 - share) / n) / (a - b)
+    assert np.all(np.abs(est - f) <= 4.5 * se)
+    assert abs(est.sum() - 1.0) < 0.05
+
+
+def reference_subset_sweep(sets, z, nk, phi_wk, alpha, e1, pad_weight, state, pick):
+    rng = PyXorShift(state)
+    K = phi_wk.shape[1]
+    for i in range(sets.shape[0]):
+        nk[z[i]] -= 1
+        w = [(nk[k] + alpha) * (1 + e1 * phi_wk[sets[i], k].sum()) for k in range(K)]
+        w.append((nk[K] + alpha) * pad_weight)
+        c = np.cumsum(w)
+        u = rng.uniform() * c[-1]
+        k = int(np.sum(c <= u)) if u >= c[0] else 0
+        k = min(k, K)
+        z[i] = k
+        nk[k] += 1
+        pick[i] = -1
+        if k < K:
+            ws = e1 * phi_wk[sets[i], k]
+            u = rng.uniform() * (1.0 + ws.sum())
+            c = np.cumsum(ws)
+            hit = np.nonzero(u < c)[0]
+            pick[i] = int(hit[0]) if hit.size else -1
+
+
+def test_subset_local_sweep_matches_numpy_reference():
     rng = np.random.default_rng(5)
-    V, n, eps = 40, 200_000, 5.0
-    Q = rng.dirichlet(np.full(V, 0.2), size=2)
-    words = rng.integers(0, V, n).astype(np.int32)
-    words[:1000] = -1                                    # padding is always replaced
-    flags = np.empty(n, dtype=np.uint8)
-    out, ev = rrp_perturb(words, Q, eps, 0.1, rng=rng, rows=rng.integers(0, 2, n), exclusion="uniform",
-                          replaced=flags)
-    e = eta_uniform(eps, V)
-    real = words >= 0
-    assert abs(flags[real].mean() - e) <= 4 * math.sqrt(e * (1 - e) / real.sum())
-    assert np.all(flags[~real] == 1) and np.all(out[flags == 0] == words[flags == 0])
-    counts = np.bincount(out[flags == 1], minlength=V)   # replacements ignore Q: uniform
-    m = counts.sum()
-    assert np.all(np.abs(counts - m / V) <= 4.5 * math.sqrt(m / V * (1 - 1 / V)))
+    V, K, s, n = 12, 3, 3, 40
+    sets = np.array([rng.choice(V, s, replace=False) for _ in range(n)], dtype=np.int32)
+    phi_wk = np.ascontiguousarray(rng.dirichlet(np.ones(V), size=K).T)
+    z = rng.integers(0, K + 1, n).astype(np.int32)
+    nk = np.bincount(z, minlength=K + 1).astype(np.int64)
+    state = kernel_state(rng)
+    args = (0.1, math.expm1(2.0), 1 + math.expm1(2.0) * s / V)
+    z2, nk2, pick, pick2 = z.copy(), nk.copy(), np.zeros(n, np.int64), np.zeros(n, np.int64)
+    subset_local_sweep(sets, z, nk, phi_wk, *args, state.copy(), pick)
+    reference_subset_sweep(sets, z2, nk2, phi_wk, *args, state.copy(), pick2)
+    np.testing.assert_array_equal(z, z2)
+    np.testing.assert_array_equal(nk, nk2)
+    np.testing.assert_array_equal(pick, pick2)
+    assert nk.sum() == n and (pick >= 0).any()
 
 
-def test_server_removes_the_uniform_draws_without_bias():
-    rng = np.random.default_rng(2)
-    V, K, n, eps = 30, 2, 60_000, 4.0
-    p = np.vstack([rng.dirichlet(np.full(V, 0.3)) for _ in range(K)])
-    topics = rng.integers(0, K, n)
-    words = np.array([rng.choice(V, p=p[k]) for k in topics], dtype=np.int32)
-    out, _ = rrp_perturb(words, np.ones((1, V)), eps, 0.1, rng=rng, exclusion="uniform")
-    e = eta_uniform(eps, V)
-    names = [f"w{i}" for i in range(V)]
-    srv = FedServer(names, K, ["a"], n, beta=1e-9, flat_share=e, rng=np.random.default_rng(0))
-    srv.receive(ClientUpdate(0, "a", vocabulary_fingerprint(names), topics.astype(np.int32), out).encode())
-    srv.aggregate()
-    truth = np.vstack([np.bincount(words[topics == k], minlength=V) for k in range(K)]).astype(float)
-    n_k = truth.sum(axis=1, keepdims=True)
-    se = np.sqrt(n_k * (1 / V) * e * (1 + 1 / V)) / (1 - e) + np.sqrt(truth)   # multinomial noise of both parts
-    big = truth > 200                                    # clipping at zero only biases the near-empty cells
-    assert np.all(np.abs(srv.counts - truth)[big] <= 4 * se[big])
-    # without the removal the counts are flattened: (1 - e) truth + e n_k / V, far from the truth
-    raw = np.vstack([np.bincount(out[topics == k], minlength=V) for k in range(K)])
-    assert np.abs(raw - truth)[big].mean() > 4 * se[big].mean()
+# ------------------------------------------------------------------ protocol and accounting
+def _client(corpus, seed=0, **kw):
+    cfg = RRPConfig(3, 4.0, pad_length=40, **kw)
+    return FedClient("u", corpus, cfg, np.random.default_rng(seed)), cfg
+
+
+def test_labels_and_words_sent_depend_only_on_the_randomized_reports():
+    c = lda_corpus(n_docs=4, vocab_size=30, n_topics=3, doc_length=10, seed=0).corpus
+    client, cfg = _client(c)
+    other, _ = _client(lda_corpus(n_docs=4, vocab_size=30, n_topics=3, doc_length=10, seed=9).corpus)
+    # give the second user the first user's reports and generator: its own text must no longer matter
+    other.sets, other.rz, other.rnk, other.pick = client.sets.copy(), client.rz.copy(), client.rnk.copy(), \
+        client.pick.copy()
+    other._rng = np.random.default_rng(42)
+    client._rng = np.random.default_rng(42)
+    server = FedServer(c.vocabulary, 3, ["u"], cfg.n_entries, rng=np.random.default_rng(1))
+    b = server.broadcast()
+    for _ in range(3):
+        u1, u2 = decode_message(client.run_round(b)), decode_message(other.run_round(b))
+        np.testing.assert_array_equal(u1.topics, u2.topics)
+        np.testing.assert_array_equal(u1.words, u2.words)
+    # the reports were drawn once: later rounds send words from the same sets
+    assert all(u1.words[i] in client.sets[i] for i in range(len(u1.words)))
+
+
+def test_server_takes_the_noise_label_and_refuses_beyond_it():
+    c = lda_corpus(n_docs=4, vocab_size=30, n_topics=3, doc_length=10, seed=0).corpus
+    client, cfg = _client(c)
+    server = FedServer(c.vocabulary, 3, ["u"], cfg.n_entries, rng=np.random.default_rng(1))
+    msg = decode_message(client.run_round(server.broadcast()))
+    topics = np.full(cfg.n_entries, 3, dtype=np.int32)
+    topics[:5] = 0
+    bad = topics.copy()
+    bad[0] = 4
+    before = server.state()
+    with pytest.raises(MessageError, match=r"topic ids must lie in \[0, 3\]"):
+        server.receive(ClientUpdate(0, "u", msg.vocab, bad, msg.words).encode())
+    assert server.state()[3] == before[3]
+    server.receive(ClientUpdate(0, "u", msg.vocab, topics, msg.words).encode())
+    server.aggregate()
+    assert server.counts.sum() == 5 and server.counts[0].sum() == 5
+
+
+def test_default_report_is_full_and_does_not_grow_with_rounds():
+    c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
+    reps = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for ex in ("none", "floor"):
+            for rounds in (1, 3):
+                m = FedLDA(n_topics=2, epsilon=3.0, rounds=rounds, pad_length=16, n_clients=4, exclusion=ex,
+                           seed=0, verbose=0).fit(c)
+                reps[ex, rounds] = m.privacy_
+    assert reps["none", 1]["epsilon_basic"] == pytest.approx(16 * 3.0) == reps["none", 3]["epsilon_basic"]
+    assert reps["floor", 3]["epsilon_basic"] == pytest.approx(3 * reps["floor", 1]["epsilon_basic"])
+    r = reps["none", 3]
+    assert r["guarantee"] == "full" and "post-processing" in r["note"] and "NOT covered" in r["scope"]
+    assert "subset selection" in r["events"][0]["theorem"] or "subset selection" in str(r)
+    assert reps["floor", 3]["guarantee"] == "partial"
+    assert user_spend("none", 16, 0) == 0 and user_spend("tail", 16, 5) == 80
+    assert rrp_event(3.0, 0.1, exclusion="none").epsilon == 3.0
+
+
+def test_default_rule_recovers_planted_topics_at_a_large_epsilon():
+    c, phi, _, _ = lda_corpus(n_docs=150, vocab_size=60, n_topics=4, doc_length=60, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=4, epsilon=12.0, rounds=25, pad_length=60, seed=0, verbose=0).fit(c)
+    assert m.privacy_["parameters"]["exclusion"] == "none"
+    assert topic_recovery(m.components_, phi) >= 0.85
+
+
+def test_bad_subset_size_is_one_line():
+    from dptopic.errors import DPTopicError
+
+    c = lda_corpus(n_docs=4, vocab_size=10, n_topics=2, doc_length=5, seed=0).corpus
+    with pytest.raises(DPTopicError, match="subset_size=10 must be between 1 and V - 1 = 9") as e:
+        FedLDA(n_topics=2, rounds=1, pad_length=8, subset_size=10, verbose=0).fit(c)
+    assert "\n" not in str(e.value)

@@ -43,9 +43,6 @@ def test_saved_model_holds_no_exact_corpus_sizes_and_old_folders_load(tmp_path):
 # ------------------------------------------------------------------ item 7
 @pytest.mark.parametrize("replacement", ["mixture", "topic"])
 def test_report_says_partial_because_topic_labels_go_out_in_the_clear(replacement):
-    # the uniform default draws replacements from nothing private: no theta note, whatever the replacement
-    rep = _fit(replacement=replacement)[0].privacy_
-    assert rep["guarantee"] == "partial" and "local theta" not in rep["note"]
     m, _ = _fit(replacement=replacement, exclusion="floor")
     rep = m.privacy_
     assert rep["guarantee"] == "partial"
@@ -112,7 +109,7 @@ def test_coincide_with_tiny_epsilon_still_runs():
 
 
 @pytest.mark.parametrize("bad", [["--topics", "100000"], ["--epsilon", "1e-300", "--exclusion", "floor"],
-                                 ["--epsilon", "1e308"]])
+                                 ["--epsilon", "1e308"], ["--subset-size", "20"]])
 def test_cli_refuses_fed_settings_in_one_line(tmp_path, capsys, bad):
     from dptopic.cli.main import main
 
@@ -249,11 +246,12 @@ def test_huge_shapes_are_http_400_on_fed_updates(fed_server, shape):
     assert err["code"] == "malformed_update" and "\n" not in err["message"]
 
 
-def test_fed_client_summary_says_partial(fed_server):
+def test_fed_client_summary_says_full_for_the_default_rule(fed_server):
     from service_helpers import corpus_of
 
     from dptopic.service.client import fed_participate
 
     url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
     out = fed_participate(url, corpus_of(texts[40:50], words), rounds=1, poll=0.1, timeout=30)
-    assert out["guarantee"] == "partial" and "topic labels go out unperturbed" in out["note"]
+    # the service's default rule is exclusion="none": labels are post-processing of the randomized words
+    assert out["guarantee"] == "full" and "post-processing" in out["note"]

@@ -9,6 +9,12 @@ kept (non-rare) word can have when the tail of mass ``delta`` is excluded. The p
 * ``variant="another"`` (default): a perturbed word is always a *different* word,
   ``eta = 1 / (delta0 e^eps + 1)``;
 * ``variant="coincide"``: the replacement may equal the true word, ``eta = 1 / (1 + delta0 (e^eps - 1))``.
+
+The sound default ``exclusion="none"`` excludes no word: a reported word is kept with probability
+``1 - eta`` and otherwise replaced by a uniform draw over the whole vocabulary (k-ary randomized
+response; Warner 1965, Kairouz, Oh & Viswanath 2016), ``eta = V / (e^eps + V - 1)`` (:func:`krr_eta`), and
+the client perturbs its entries once and reuses them in every round (Erlingsson, Pihur & Korolova 2014,
+"permanent randomized response"), so a user's cost does not grow with the rounds (:func:`user_spend`).
 """
 from __future__ import annotations
 
@@ -20,6 +26,10 @@ from ..errors import DPTopicError
 from .events import ApproxDPEvent, PureDPEvent
 
 VARIANTS = ("another", "coincide")
+EXCLUSIONS = ("none", "floor", "tail")
+KRR = ("subset selection over the whole vocabulary (Wang et al. 2016; Ye & Barg 2018; one word: k-ary randomized"
+       " response, Kairouz, Oh & Viswanath 2016), pure eps-LDP per entry, padding included; randomized once and"
+       " reused in every round (Erlingsson, Pihur & Korolova 2014); see docs/fedlda.md")
 THEOREM1 = "Wang, Tong & Shi 2020 (FedLDA poster), Theorem 1"
 
 
@@ -64,20 +74,49 @@ def eta(epsilon: float, delta: float, gamma: float = 1.0, variant: str = "anothe
     return float(1.0 / (1.0 + d0 * math.expm1(epsilon)))
 
 
-def eta_uniform(epsilon: float, vocab_size: int) -> float:
-    """Perturbation probability of ``exclusion="uniform"``: no word is excluded and a perturbed entry's word is
-    drawn uniformly from the V words (it may coincide with the true one), with
+def krr_eta(epsilon: float, vocab_size: int) -> float:
+    """Replacement probability of the ``"none"`` rule: ``V / (e^eps + V - 1)``.
 
-        eta = 1 / (1 + (e^eps - 1) / V),
-
-    the k-ary randomized response of Kairouz, Oh & Viswanath (2016): every likelihood ratio, padding entries
-    included, is at most ``e^eps`` (derivation in ``docs/fedlda.md``). It depends only on epsilon and V."""
+    A word is kept with probability ``1 - eta`` and otherwise replaced by a uniform draw over all ``V``
+    words (which may be the word itself), so it is reported as itself with probability
+    ``e^eps / (e^eps + V - 1)`` and as any given other word with ``1 / (e^eps + V - 1)``: the ratio is
+    exactly ``e^eps``. A padding entry is always replaced (uniform), ratio ``<= e^eps`` against any word.
+    """
     epsilon = check_epsilon(epsilon)
-    if not (isinstance(vocab_size, (int, np.integer)) and vocab_size >= 1):
-        raise DPTopicError(f"invalid vocab_size={vocab_size!r}: must be an integer >= 1.")
+    V = int(vocab_size)
+    if V < 2:
+        raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give at least two words.")
     if epsilon > 700:
         return 0.0
-    return float(1.0 / (1.0 + math.expm1(epsilon) / vocab_size))
+    return float(V / (math.expm1(epsilon) + V))
+
+
+def subset_size(epsilon: float, vocab_size: int) -> int:
+    """Words per report of the ``"none"`` rule: ``round(V / (e^eps + 1))``, at least 1 (k-ary randomized
+    response) and at most ``V - 1``; the size that minimises the estimation error (Ye & Barg 2018)."""
+    epsilon = check_epsilon(epsilon)
+    V = int(vocab_size)
+    if V < 2:
+        raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give at least two words.")
+    if epsilon > 700:
+        return 1
+    return int(min(V - 1, max(1, round(V / (math.exp(epsilon) + 1.0)))))
+
+
+def subset_inclusion(epsilon: float, vocab_size: int, s: int) -> tuple[float, float]:
+    """``(A, B)``: the probability that a report of ``s`` words contains the true word (``A``), and that it
+    contains a given other word (``B``). ``A = s e^eps / (s e^eps + V - s)``; every set holding the
+    true word is ``e^eps`` times as likely as every set without it, so one report is exactly
+    ``epsilon``-LDP, and a padding entry (a uniform set) lies between the two."""
+    epsilon = check_epsilon(epsilon)
+    V, s = int(vocab_size), int(s)
+    if not 1 <= s <= V - 1:
+        raise DPTopicError(f"invalid subset size {s}: must be between 1 and V - 1 = {V - 1}.")
+    if epsilon > 700:
+        return 1.0, (s - 1) / (V - 1)
+    e = math.exp(epsilon)
+    a = s * e / (s * e + V - s)
+    return float(a), float((a * (s - 1) + (1.0 - a) * s) / (V - 1))
 
 
 def effective_epsilon(epsilon: float, eta_: float, variant: str = "another") -> float:
@@ -114,32 +153,44 @@ def theorem2_error_bound(eta_: float, ranks) -> np.ndarray:
 
 RRP_RELATION = ("word-level LDP of one reported entry: the entry's word replaced by any other word"
                 " (rare words and padding included), its topic label held fixed")
+KRR_RELATION = ("word-level LDP of one reported entry: the entry's word replaced by any other word or by padding;"
+                " its topic label is computed from the randomized words only and is covered")
+
+
+def user_spend(exclusion: str, entries_per_round: int, rounds: int) -> int:
+    """How many per-entry events one user spends after ``rounds`` rounds.
+
+    ``"none"``: the entries are randomized once and reused (labels and later rounds are post-processing),
+    so ``entries_per_round`` once a user took part at all. ``"floor"``/``"tail"``: fresh randomization every
+    round, ``entries_per_round * rounds``.
+    """
+    if rounds <= 0:
+        return 0
+    return int(entries_per_round) if exclusion == "none" else int(entries_per_round) * int(rounds)
 
 
 def rrp_event(epsilon: float, delta: float, gamma: float = 1.0, variant: str = "another",
               exclusion: str = "floor", vocab_size: int | None = None):
     """The privacy event of one RRP-perturbed entry.
 
-    ``exclusion="uniform"`` (sound default): pure ``epsilon``-DP by :func:`eta_uniform` (needs ``vocab_size``).
-    ``exclusion="floor"`` (sound): pure DP at :func:`effective_epsilon`, by construction.
+    ``exclusion="none"`` (sound default): pure ``epsilon``-LDP per entry by k-ary randomized response
+    (``vocab_size`` gives ``eta`` in the label only; the guarantee does not depend on it).
+    ``exclusion="floor"`` (sound default): pure DP at :func:`effective_epsilon`, by construction.
     ``exclusion="tail"`` (the poster's rule): the poster's ``(epsilon, 2 delta)`` claim, which rests on
     the Zipf assumption about the model's word probabilities.
     """
-    if exclusion == "uniform":
-        if vocab_size is None:
-            raise DPTopicError("exclusion='uniform' needs the vocabulary size to set eta.")
-        e = eta_uniform(epsilon, vocab_size)
-        return PureDPEvent(float(epsilon), label=f"report (eta={e:.4g}, uniform replacement over V={vocab_size})",
-                           theorem=("k-ary randomized response (Kairouz, Oh & Viswanath 2016) in place of the poster's"
-                                    " RRP replacement (docs/fedlda.md): pure eps-LDP per entry for every model"),
-                           relation=RRP_RELATION)
+    if exclusion == "none":
+        epsilon = check_epsilon(epsilon)
+        tag = "" if vocab_size is None else f"eta={krr_eta(epsilon, vocab_size):.4g}, "
+        return PureDPEvent(epsilon, label=f"randomized word report ({tag}no exclusion)", theorem=KRR,
+                           relation=KRR_RELATION)
     e = eta(epsilon, delta, gamma, variant)
     if exclusion == "tail":
         return ApproxDPEvent(float(epsilon), 2.0 * float(delta), label=f"RRP report (eta={e:.4g}, tail exclusion)",
                              theorem=THEOREM1 + ": (eps, 2 delta)-LDP assuming Zipf-distributed word probabilities",
                              relation=RRP_RELATION)
     if exclusion != "floor":
-        raise DPTopicError(f"invalid exclusion={exclusion!r}: must be 'uniform', 'floor' or 'tail'.")
+        raise DPTopicError(f"invalid exclusion={exclusion!r}: must be one of {', '.join(EXCLUSIONS)}.")
     return PureDPEvent(effective_epsilon(epsilon, e, variant), label=f"RRP report (eta={e:.4g}, {variant})",
                        theorem=THEOREM1 + " with the floor rule of docs/fedlda.md: pure eps-LDP per entry",
                        relation=RRP_RELATION)

@@ -16,9 +16,11 @@ def add_fed_args(t) -> None:
     g.add_argument("--pad-length", type=positive_int, default=512, help="fed: update length L before sampling")
     g.add_argument("--variant", choices=("another", "coincide"), default="another",
                    help="fed: a perturbed word is always another word (default) or may coincide")
-    g.add_argument("--exclusion", choices=("uniform", "floor", "tail"), default="uniform",
-                   help="fed: 'uniform' (default, sound: no word excluded, uniform replacement), 'floor' (sound, the"
-                        " poster's replacement without rare words) or 'tail' (the poster's rule, assumes Zipf)")
+    g.add_argument("--exclusion", choices=("none", "floor", "tail"), default="none",
+                   help="fed: 'none' (default: full guarantee, reports randomized once), 'floor' (per word, partial)"
+                        " or 'tail' (the poster's, assumes Zipf)")
+    g.add_argument("--subset-size", type=int, default=0,
+                   help="fed, exclusion none: words per randomized report (default 0: chosen from epsilon)")
     g.add_argument("--replacement", choices=("mixture", "topic"), default="mixture",
                    help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
 
@@ -31,6 +33,7 @@ def build_fedlda(a, common: dict):
     model = FedLDA(epsilon=a.epsilon if a.epsilon is not None else 5.0, delta=a.failure_rate, gamma=a.gamma,
                    rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
                    variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
+                   subset_size=a.subset_size,
                    seed=a.seed, **kw)
     model._validate()  # refuse bad parameters before loading the corpus
     return model

@@ -5,6 +5,12 @@ against the global Φ (:func:`~dptopic.kernels.local_sweep`), builds the update 
 user's ``(topic, word)`` assignments ("dense representation"), padded to ``pad_length`` entries and
 sub-sampled at ``sample_ratio`` — perturbs the words with RRP
 (:func:`~dptopic.mechanisms.rrp_perturb`) and returns the encoded :class:`ClientUpdate`.
+
+With ``exclusion="none"`` (the sound default) the client pads and samples its entries and randomizes
+their words **once**, when it is created; every round it re-labels those randomized words by local
+Gibbs sampling against Φ plus a uniform *noise* component (label ``n_topics``), and sends them. The
+labels are computed from the randomized words and public Φ only, so they are post-processing and
+covered by the per-entry guarantee; the true words, their documents and the local θ never enter them.
 """
 from __future__ import annotations
 
@@ -17,7 +23,9 @@ from ..accounting import eta as _eta
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels import kernel_state, local_sweep
-from ..mechanisms.rrp import _cap, replacement_table, rrp_perturb
+from ..accounting.fedlda import subset_size as _subset_size
+from ..kernels import subset_local_sweep
+from ..mechanisms.rrp import _cap, replacement_table, rrp_perturb, subset_report
 from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
 
 
@@ -34,8 +42,14 @@ class RRPConfig:
     alpha: float = 0.1
     local_iter: int = 1
     variant: str = "another"
-    exclusion: str = "uniform"
+    exclusion: str = "none"
     replacement: str = "mixture"
+    subset_size: int = 0
+
+    @property
+    def words_per_report(self) -> int:
+        """``"none"`` rule: words per randomized entry (``subset_size``, or 0 for the error-optimal size)."""
+        return int(self.subset_size)
 
     @property
     def n_entries(self) -> int:
@@ -52,9 +66,23 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
     more topics than words, or an ``epsilon`` so small that no replacement distribution keeps every
     likelihood ratio within ``e^epsilon`` (``variant="another"``, ``exclusion="floor"``)."""
     K, V = int(config.n_topics), int(vocab_size)
+    if config.exclusion == "none" and V < 2:
+        raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give a corpus with at least two words.")
+    if config.exclusion == "none" and not 0 <= int(config.subset_size) <= V - 1:
+        raise DPTopicError(f"subset_size={config.subset_size} must be between 1 and V - 1 = {V - 1} words"
+                           " (0 picks the size from epsilon).")
     if K > V:
         raise DPTopicError(f"n_topics={K} exceeds the vocabulary size {V}: give at most {V} topics or a corpus"
                            " with more distinct words.")
+    if config.exclusion == "none":
+        from ..accounting.fedlda import subset_inclusion, subset_size
+
+        s = int(config.subset_size) or subset_size(config.epsilon, V)
+        a, b = subset_inclusion(config.epsilon, V, s)
+        if a - b < 1e-6:  # the true word is hardly likelier than any other: the reports would carry nothing
+            raise DPTopicError(f"epsilon={config.epsilon:g} is too small for a vocabulary of {V} words: a report would"
+                               " say almost nothing about its word (the true word is at most 1e-6 likelier to be"
+                               " in it than any other); use a larger epsilon.")
     if config.variant == "another" and config.exclusion == "floor" and not _cap_fits(config.epsilon, config, V):
         lo, hi = config.epsilon, max(2.0 * config.epsilon, 1.0)
         while not _cap_fits(hi, config, V):
@@ -98,6 +126,25 @@ class FedClient:
         self.ndk = np.zeros((corpus.n_docs, K), dtype=np.int32)
         np.add.at(self.ndk, (doc_of, self.z), 1)
         self.n_truncated = 0
+        if config.exclusion == "none":
+            self._randomize_once()
+
+    def _randomize_once(self) -> None:
+        """Pad, sample and randomize the entries once (subset selection over the whole vocabulary).
+
+        Keeps only ``sets`` (the randomized reports), their labels ``rz`` in ``[0, K]`` (``K`` = padding
+        or noise), the label counts ``rnk`` and the word picked from each set; later rounds read nothing
+        else of the user's text.
+        """
+        _, words = self.build_update()
+        V = self.corpus.vocab_size
+        s = self.config.words_per_report or _subset_size(self.config.epsilon, V)
+        self.sets, _event = subset_report(words, V, self.config.epsilon, self._rng, s)
+        K = self.config.n_topics
+        n = self.sets.shape[0]
+        self.rz = self._rng.integers(0, K + 1, size=n, dtype=np.int32)  # data-independent start
+        self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int64)
+        self.pick = np.full(n, -1, dtype=np.int64)
 
     @property
     def theta(self) -> np.ndarray:
@@ -110,8 +157,16 @@ class FedClient:
         return c / c.sum()
 
     def local_sampling(self, phi: np.ndarray) -> None:
-        phi_wk = np.ascontiguousarray(phi.T)
         state = kernel_state(self._rng)
+        if self.config.exclusion == "none":  # on the randomized reports and public phi only
+            V, s = phi.shape[1], self.sets.shape[1]
+            e1 = math.expm1(min(self.config.epsilon, 700.0))
+            phi_wk = np.ascontiguousarray(phi.T)
+            for _ in range(self.config.local_iter):
+                subset_local_sweep(self.sets, self.rz, self.rnk, phi_wk, float(self.config.alpha), e1,
+                                   1.0 + e1 * s / V, state, self.pick)
+            return
+        phi_wk = np.ascontiguousarray(phi.T)
         for _ in range(self.config.local_iter):
             local_sweep(self.corpus.word_ids, self.corpus.doc_ptr, self.z, self.ndk, phi_wk,
                         float(self.config.alpha), state)
@@ -151,6 +206,12 @@ class FedClient:
                                f" ({msg.vocab} != {self.vocab}); build every client corpus with the server's vocabulary.")
         check_broadcast_phi(msg.phi, (self.config.n_topics, self.corpus.vocab_size), f"client {self.client_id!r}")
         self.local_sampling(msg.phi)
+        if self.config.exclusion == "none":
+            K, rows = self.config.n_topics, np.arange(self.sets.shape[0])
+            noise = self.pick < 0  # padding, or a set that says nothing about its word: not counted by the server
+            topics = np.where(noise, K, self.rz).astype(np.int32)
+            words = self.sets[rows, np.maximum(self.pick, 0)].astype(np.int32)
+            return ClientUpdate(msg.round, self.client_id, self.vocab, topics, words).encode()
         topics, words = self.build_update()
         reported, _event = self.perturb(topics, words, msg.phi)
         return ClientUpdate(msg.round, self.client_id, self.vocab, topics, reported).encode()

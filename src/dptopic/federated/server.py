@@ -20,7 +20,8 @@ class FedServer:
 
     Each round, the counts are rebuilt from that round's updates (every update lists the user's
     current assignments), scaled by ``1 / sample_ratio``. ``n_entries`` is the exact number of
-    entries every update must carry.
+    entries every update must carry. An entry labelled ``n_topics`` is one its client attributed to
+    the randomization noise (``exclusion="none"``): accepted and left out of the counts.
     """
 
     def __init__(self, vocabulary, n_topics: int, client_ids, n_entries: int, beta: float = 0.01,
@@ -68,8 +69,9 @@ class FedServer:
             self._refuse(f"{msg.words.shape[0]} entries, expected exactly {self.n_entries}")
         V = len(self.words)
         if msg.words.size and (msg.words.min() < 0 or msg.words.max() >= V
-                               or msg.topics.min() < 0 or msg.topics.max() >= self.n_topics):
-            self._refuse(f"topic ids must lie in [0, {self.n_topics}) and word ids in [0, {V})")
+                               or msg.topics.min() < 0 or msg.topics.max() > self.n_topics):
+            self._refuse(f"topic ids must lie in [0, {self.n_topics}] ({self.n_topics} = noise) and word ids"
+                         f" in [0, {V})")
         self._pending[msg.client] = msg
         return msg.client
 
@@ -84,6 +86,7 @@ class FedServer:
                                f" client(s), e.g. {self.missing[0]!r}.")
         K, V = self.counts.shape
         flat = np.concatenate([m.topics.astype(np.int64) * V + m.words for m in self._pending.values()])
+        flat = flat[flat < K * V]  # entries labelled as noise (topic K) are not counted
         counts = np.bincount(flat, minlength=K * V).reshape(K, V) / self.sample_ratio
         if self.flat_share > 0:
             # a share flat_share of each topic's entries were replaced by uniform draws: remove their expected

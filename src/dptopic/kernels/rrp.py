@@ -8,6 +8,7 @@ the input word when ``exclude_self`` (exact rejection sampling of "another word"
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from ._search import first_above
@@ -35,3 +36,82 @@ def rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, eta, exc
                 break
         out[i] = c
         replaced[i] = 1
+
+
+@njit(cache=True, nogil=True)
+def subset_select(words, V, s, p_in, state, out):
+    """Subset selection (Wang et al. 2016; Ye & Barg 2018): row ``i`` of ``out`` (``n × s``) gets ``s``
+    distinct words.
+
+    With probability ``p_in`` (never for padding, ``words[i] = -1``) the set holds the true word and
+    ``s - 1`` other words drawn uniformly without replacement; otherwise ``s`` words drawn uniformly
+    from the words other than the true one (from all ``V`` for padding). Draws without replacement
+    use Floyd's algorithm over the candidates, with the true word skipped by an index shift.
+    """
+    n = words.shape[0]
+    for i in range(n):
+        w = words[i]
+        start = 0
+        if w >= 0 and next_uniform(state) < p_in:
+            out[i, 0] = w
+            start = 1
+        N = V - 1 if w >= 0 else V  # candidates: every word except the true one (padding: every word)
+        need = s - start
+        for j in range(N - need, N):
+            t = int(next_uniform(state) * (j + 1))
+            if t > j:
+                t = j
+            c = t + 1 if (w >= 0 and t >= w) else t
+            dup = False
+            for q in range(start, start + j - (N - need)):
+                if out[i, q] == c:
+                    dup = True
+                    break
+            if dup:
+                c = j + 1 if (w >= 0 and j >= w) else j
+            out[i, start + j - (N - need)] = c
+
+
+@njit(cache=True, nogil=True)
+def subset_local_sweep(sets, z, nk, phi_wk, alpha, e1, pad_weight, state, pick):
+    """One Gibbs sweep over a user's randomized entries (subset reports ``sets``, ``n × s``).
+
+    Component ``k < K`` of entry ``i`` has weight ``(nk[k] + alpha) (1 + e1 Σ_j phi_wk[sets[i, j], k])``
+    (``e1 = e^eps - 1``: the likelihood of the subset given the topic, up to a constant); the padding
+    component ``K`` has ``(nk[K] + alpha) pad_weight``. For a topic, the word is then drawn from the set
+    with weight ``e1 phi_wk[w, k]``, or none (weight 1: the set came from the part of the randomizer that
+    ignores the word), which sets ``pick[i] = -1``; padding also gives ``-1``. Mutates ``z``, ``nk``,
+    ``pick`` and ``state``.
+    """
+    n, s = sets.shape
+    K = phi_wk.shape[1]
+    p = np.empty(K + 1)
+    for i in range(n):
+        nk[z[i]] -= 1
+        tot = 0.0
+        for k in range(K):
+            f = 0.0
+            for j in range(s):
+                f += phi_wk[sets[i, j], k]
+            tot += (nk[k] + alpha) * (1.0 + e1 * f)
+            p[k] = tot
+        tot += (nk[K] + alpha) * pad_weight
+        p[K] = tot
+        u = next_uniform(state) * tot
+        k = 0
+        while k < K and p[k] <= u:
+            k += 1
+        z[i] = k
+        nk[k] += 1
+        pick[i] = -1
+        if k < K:
+            tot = 1.0
+            for j in range(s):
+                tot += e1 * phi_wk[sets[i, j], k]
+            u = next_uniform(state) * tot
+            acc = 0.0
+            for j in range(s):
+                acc += e1 * phi_wk[sets[i, j], k]
+                if u < acc:
+                    pick[i] = j
+                    break

@@ -7,10 +7,10 @@ applies the compiled kernel and returns ``(reported_words, event)``.
 
 Rare-word exclusion (``exclusion``):
 
-* ``"uniform"`` (default, sound): no word is excluded; a perturbed word is drawn uniformly from the vocabulary
-  (it may coincide with the true word: k-ary randomized response) and ``eta``
-  (:func:`dptopic.accounting.fedlda.eta_uniform`) depends only on epsilon and V, so the likelihood-ratio bound
-  holds for any model; the model's distribution ``Q`` is not used.
+* ``"none"`` (default, sound): no word is excluded; the replacement is uniform over the whole
+  vocabulary (k-ary randomized response, ``eta = V / (e^eps + V - 1)``), public and data-independent, so
+  every word, rare or not, keeps its chance ``1 - eta + eta / V`` of being reported as itself and
+  every likelihood ratio is at most ``e^eps`` (padding included). ``variant`` and ``Q`` do not matter.
 * ``"floor"`` (default, sound): keep the most probable words whose renormalised probability is at
   least ``delta0`` (Theorem 1's floor), so that the likelihood-ratio bound holds by construction for
   any model. For ``variant="another"`` the distribution is also mixed with the uniform one on the kept
@@ -25,11 +25,11 @@ import math
 
 import numpy as np
 
-from ..accounting.fedlda import VARIANTS, check_epsilon, delta0 as _delta0, eta as _eta, eta_uniform, rrp_event
+from ..accounting.fedlda import (EXCLUSIONS, VARIANTS, check_epsilon, delta0 as _delta0, eta as _eta, krr_eta,
+                                 rrp_event, subset_inclusion, subset_size)
 from ..errors import DPTopicError
-from ..kernels import kernel_state, rrp_replace
+from ..kernels import kernel_state, rrp_replace, subset_select
 
-EXCLUSIONS = ("uniform", "floor", "tail")
 
 
 def _cap(epsilon: float, eta: float) -> float:
@@ -55,12 +55,14 @@ def replacement_table(Q, epsilon: float, delta: float, gamma: float = 1.0, varia
     if variant not in VARIANTS:
         raise DPTopicError(f"invalid variant={variant!r}: must be one of {', '.join(VARIANTS)}.")
     R, V = Q.shape
-    if exclusion == "uniform":
+    if exclusion == "none":  # uniform over every word: nothing excluded, nothing data-dependent
+        if V < 2:
+            raise DPTopicError("the vocabulary needs at least two words to randomize a report.")
+        kept_words = np.tile(np.arange(V, dtype=np.int32), (R, 1))
         kept_prob = np.full((R, V), 1.0 / V)
         kept_cdf = np.cumsum(kept_prob, axis=1)
         kept_cdf[:, -1] = 1.0
-        return (np.tile(np.arange(V, dtype=np.int32), (R, 1)), kept_cdf, np.full(R, V, dtype=np.int64),
-                np.ones((R, V), dtype=np.bool_), kept_prob)
+        return (kept_words, kept_cdf, np.full(R, V, dtype=np.int64), np.ones((R, V), dtype=np.bool_), kept_prob)
     d0 = _delta0(delta, gamma)
     e = _eta(epsilon, delta, gamma, variant)
     order = np.argsort(-Q, axis=1, kind="stable")
@@ -131,10 +133,42 @@ def rrp_perturb(words, Q, epsilon: float, delta: float, gamma: float = 1.0, rng:
     rows = np.zeros(words.shape[0], dtype=np.int64) if rows is None else np.ascontiguousarray(rows, dtype=np.int64)
     if rows.shape != words.shape or (rows.size and (rows.min() < 0 or rows.max() >= kept_mask.shape[0])):
         raise DPTopicError("invalid rows: need one replacement-distribution row per word.")
-    mix = exclusion == "uniform"
-    e = eta_uniform(epsilon, V) if mix else _eta(epsilon, delta, gamma, variant)
+    none = exclusion == "none"
+    e = krr_eta(epsilon, V) if none else _eta(epsilon, delta, gamma, variant)
     out = np.empty_like(words)
     flags = np.empty(words.shape[0], dtype=np.uint8) if replaced is None else replaced
-    rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, e, variant == "another" and not mix,
+    rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, e, variant == "another" and not none,
                 exclusion == "floor", kernel_state(rng), out, flags)
-    return out, rrp_event(epsilon, delta, gamma, variant, exclusion, vocab_size=V)
+    return out, rrp_event(epsilon, delta, gamma, variant, exclusion, vocab_size=V if none else None)
+
+
+def subset_report(words, vocab_size: int, epsilon: float, rng: np.random.Generator, s: int | None = None):
+    """Randomize each entry once by subset selection: returns ``(sets, event)``, ``sets`` ``n × s`` word ids.
+
+    ``words``: ids in ``[0, V)``, ``-1`` for padding (a uniform set). ``s`` defaults to
+    :func:`~dptopic.accounting.fedlda.subset_size`; ``s = 1`` is k-ary randomized response. Pure
+    ``epsilon``-LDP per entry (the ``"none"`` rule of ``docs/fedlda.md``).
+    """
+    epsilon = check_epsilon(epsilon)
+    if rng is None:
+        raise DPTopicError("a numpy Generator is required for the subset randomizer.")
+    V = int(vocab_size)
+    s = subset_size(epsilon, V) if s is None else int(s)
+    a, _ = subset_inclusion(epsilon, V, s)
+    words = np.ascontiguousarray(words, dtype=np.int32)
+    if words.ndim != 1 or (words.size and (words.min() < -1 or words.max() >= V)):
+        raise DPTopicError(f"invalid words: ids must be in [0, {V}) or -1 for padding.")
+    out = np.empty((words.shape[0], s), dtype=np.int32)
+    subset_select(words, V, s, a, kernel_state(rng), out)
+    return out, rrp_event(epsilon, 0.1, 1.0, exclusion="none", vocab_size=V)
+
+
+def subset_frequencies(sets, vocab_size: int, epsilon: float) -> np.ndarray:
+    """Unbiased word-frequency estimates from subset reports of real words (post-processing):
+    ``(share of reports holding w - B) / (A - B)`` with ``(A, B)`` of
+    :func:`~dptopic.accounting.fedlda.subset_inclusion`. Estimates may be negative."""
+    sets = np.asarray(sets)
+    V = int(vocab_size)
+    a, b = subset_inclusion(epsilon, V, sets.shape[1])
+    share = np.bincount(sets.ravel(), minlength=V)[:V] / max(sets.shape[0], 1)
+    return (share - b) / (a - b)

@@ -14,6 +14,7 @@ import numpy as np
 from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
+from ..accounting.fedlda import krr_eta, user_spend
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
@@ -31,23 +32,26 @@ SCOPE_TOPIC = ("covers the word of every entry one user reports, composed over a
                " the topic label of each entry (sent as sampled; it depends on the user's text; with"
                " replacement='topic' the replacement words depend on nothing else), the server's held-out"
                " perplexity, and any guarantee for a whole document or user beyond this composition.")
+USER_RELATION_NONE = ("one user's reports: the randomized words of the entries a user sends (randomized once,"
+                      " reused in every round), each entry's word replaced by any other word or by padding; the topic"
+                      " labels are computed from the randomized words and the public model only")
+SCOPE_NONE = ("covers everything one user sends: the randomized word of each of its entries (k-ary randomized"
+              " response, once) and the topic labels, which are post-processing of those words and the broadcast"
+              " model; word-level per entry, composed over the user's entries. NOT covered: a user's text beyond"
+              " the per-entry composition (a user changing all its words pays entries x epsilon), the server's"
+              " held-out perplexity and anything computed by the analyst from data other than the reports.")
+FULL_NOTE = ("full guarantee for what a user sends: each entry's word is randomized once and the topic labels are"
+             " post-processing of the randomized words and the public model (docs/fedlda.md)")
 PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries only; the topic labels go out"
                 " unperturbed{mixture}, so a user's text is not protected as a whole (see scope and docs/fedlda.md)")
 
 
 
-def flat_share(epsilon: float, vocab_size: int, exclusion: str) -> float:
-    """Share of entries replaced by a uniform draw, which the server removes: ``eta`` for ``exclusion="uniform"``."""
-    if exclusion != "uniform":
-        return 0.0
-    from ..accounting.fedlda import eta_uniform
-
-    return eta_uniform(epsilon, vocab_size)
-
-
-def coverage(replacement: str, exclusion: str = "uniform") -> dict:
+def coverage(replacement: str, exclusion: str = "floor") -> dict:
     """``guarantee`` ("partial": topic labels go out in the clear), ``note`` and ``scope`` of a FedLDA report."""
-    mixture = replacement == "mixture" and exclusion != "uniform"  # uniform draws read no theta
+    if exclusion == "none":
+        return {"guarantee": "full", "note": FULL_NOTE, "scope": SCOPE_NONE}
+    mixture = replacement == "mixture"
     note = PARTIAL_NOTE.format(mixture=" and replacement='mixture' draws replacements from the user's local theta"
                                if mixture else "")
     if exclusion == "tail":
@@ -72,12 +76,15 @@ class FedLDA(GibbsTopicModel):
     n_clients : when ``fit`` gets one corpus, split its documents into this many users (contiguous blocks);
         default one user per document. Ignored for a list of client corpora.
     variant : ``"another"`` (default: a perturbed word is always a different word) or ``"coincide"``.
-    exclusion : ``"uniform"`` (default, sound: no word excluded, a perturbed word drawn uniformly, eta from epsilon
-        and V only; the server removes the uniform draws' expected counts), ``"floor"`` (sound; the poster's
-        replacement with the rare words excluded, which loses most of the signal) or ``"tail"`` (the poster's rule;
-        its guarantee assumes Zipf).
-    replacement : ``"mixture"`` (default: Σ_j θ_ij Φ_j of the user) or ``"topic"`` (Φ of the entry's topic).
+    exclusion : ``"none"`` (default, sound, full): no word excluded; each entry's word is randomized once by
+        k-ary randomized response and re-labelled every round from the randomized words only.
+        ``"floor"`` (sound per word, partial: topic labels in the clear; collapses onto few words) or
+        ``"tail"`` (the poster's rule; guarantee assumes Zipf; partial). See ``docs/fedlda.md``.
+    replacement : ``"mixture"`` (default: Σ_j θ_ij Φ_j of the user) or ``"topic"`` (Φ of the entry's topic);
+        floor/tail only (``"none"`` replaces uniformly).
     local_iter : local Gibbs sweeps per round.
+    subset_size : ``"none"`` rule: words per randomized entry (subset selection); 0 (default) picks
+        ``round(V / (e^eps + 1))``, at least 1 (k-ary randomized response).
     report_delta : δ at which the tight (PLD) ε of the per-user composition is reported.
     seed : None (default, OS entropy). An explicit seed makes the noise reproducible — tests only.
     n_jobs : worker threads for the clients.
@@ -88,15 +95,15 @@ class FedLDA(GibbsTopicModel):
         "epsilon": [Real(0, EPSILON_MAX, "right")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
         "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, 10_000_000)],
         "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
-        "exclusion": [Options(("uniform", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
-        "local_iter": [Int(1, 100_000)], "report_delta": [Real(0, 1, "neither")],
+        "exclusion": [Options(("none", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
+        "local_iter": [Int(1, 100_000)], "subset_size": [Int(0, 1_000_000_000)], "report_delta": [Real(0, 1, "neither")],
     }
     _private = True
 
     def __init__(self, n_topics: int = 20, epsilon: float = 5.0, delta: float = 0.1, gamma: float = 1.0,
                  rounds: int = 50, sample_ratio: float = 1.0, pad_length: int = 512, n_clients: int | None = None,
-                 alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "uniform",
-                 replacement: str = "mixture", local_iter: int = 1, report_delta: float = 1e-5, seed=None,
+                 alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "none",
+                 replacement: str = "mixture", local_iter: int = 1, subset_size: int = 0, report_delta: float = 1e-5, seed=None,
                  n_jobs: int = 1, verbose: int = 1):
         self.n_topics = n_topics
         self.epsilon = epsilon
@@ -112,6 +119,7 @@ class FedLDA(GibbsTopicModel):
         self.exclusion = exclusion
         self.replacement = replacement
         self.local_iter = local_iter
+        self.subset_size = subset_size
         self.report_delta = report_delta
         self.seed = seed
         self.n_jobs = n_jobs
@@ -144,7 +152,7 @@ class FedLDA(GibbsTopicModel):
     def _config(self) -> RRPConfig:
         return RRPConfig(self.n_topics, float(self.epsilon), float(self.delta), float(self.gamma), self.pad_length,
                          float(self.sample_ratio), float(self.alpha), self.local_iter, self.variant, self.exclusion,
-                         self.replacement)
+                         self.replacement, int(self.subset_size))
 
     # ------------------------------------------------------------- training
     def fit(self, X, y=None, *, vocabulary=None, heldout=None, callback=None):
@@ -164,10 +172,11 @@ class FedLDA(GibbsTopicModel):
         client_rngs = rng.spawn(len(corpora) + 1)
         clients = [FedClient(i, c, cfg, r) for i, c, r in zip(ids, corpora, client_rngs[1:])]
         server = FedServer(self.vocabulary_, self.n_topics, ids, cfg.n_entries, self.beta, self.sample_ratio,
-                           rng=client_rngs[0], flat_share=flat_share(self.epsilon, len(self.vocabulary_), self.exclusion))
+                           rng=client_rngs[0])
         event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion,
                           vocab_size=len(self.vocabulary_))
-        self.ledger_ = PrivacyLedger(unit="user", relation=USER_RELATION, theorem=event.theorem, discretization=1e-2)
+        self.ledger_ = PrivacyLedger(unit="user", relation=USER_RELATION_NONE if self.exclusion == "none"
+                                     else USER_RELATION, theorem=event.theorem, discretization=1e-2)
         self.history_ = []
         test = None if heldout is None else as_corpus(heldout, vocabulary=self.vocabulary_.words)
         with ThreadPoolExecutor(self.n_jobs) as pool, \
@@ -178,7 +187,9 @@ class FedLDA(GibbsTopicModel):
                 for u in updates:
                     server.receive(u)
                 server.aggregate()
-                self.ledger_.spend(event, cfg.n_entries)
+                spent = user_spend(self.exclusion, cfg.n_entries, r + 1) - user_spend(self.exclusion, cfg.n_entries, r)
+                if spent:
+                    self.ledger_.spend(event, spent)
                 info = {"round": r + 1, "epsilon_per_entry": event.epsilon,
                         "epsilon_user_basic": self.ledger_.epsilon_basic(),
                         "epsilon_user_pld": self.ledger_.epsilon_tight(self.report_delta),
@@ -204,7 +215,9 @@ class FedLDA(GibbsTopicModel):
 
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(self.report_delta)
-        e = _eta(self.epsilon, self.delta, self.gamma, self.variant)
+        none = self.exclusion == "none"
+        e = krr_eta(self.epsilon, len(self.vocabulary_)) if none else _eta(self.epsilon, self.delta, self.gamma,
+                                                                            self.variant)
         rep.update({
             "epsilon_nominal": float(self.epsilon),
             "epsilon_per_entry": float(rep["events"][0]["epsilon"]) if rep["events"] else float(self.epsilon),
@@ -213,7 +226,7 @@ class FedLDA(GibbsTopicModel):
                            "replacement": self.replacement, "entries_per_round": self._config().n_entries,
                            "rounds": self.rounds},
             **coverage(self.replacement, self.exclusion),
-            "noise": "RRP word replacement",
+            "noise": "k-ary randomized response, once per entry" if none else "RRP word replacement",
             "secure_noise": False,
         })
         if self.seed is not None:

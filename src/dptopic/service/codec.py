@@ -250,10 +250,7 @@ def fed_fingerprint(vocabulary) -> str:
 def _fed_server(vocabulary, rrp, beta: float, clients, round_: int, rng=None):
     from ..federated import FedServer
 
-    from ..models.fedlda import flat_share
-
-    s = FedServer(vocabulary, rrp.n_topics, clients, rrp.n_entries, beta=beta, sample_ratio=rrp.sample_ratio, rng=rng,
-                  flat_share=flat_share(rrp.epsilon, len(vocabulary), rrp.exclusion))
+    s = FedServer(vocabulary, rrp.n_topics, clients, rrp.n_entries, beta=beta, sample_ratio=rrp.sample_ratio, rng=rng)
     s.round = round_
     return s
 
@@ -308,12 +305,13 @@ def fed_phi(message: bytes):
 def fed_privacy(rrp, rounds: int, delta: float = 1e-5, vocab_size: int | None = None) -> dict:
     """Per-user guarantee after taking part in ``rounds`` rounds (through the ledger)."""
     from ..accounting import PrivacyLedger, rrp_event
+    from ..accounting.fedlda import user_spend
 
     event = rrp_event(rrp.epsilon, rrp.delta, rrp.gamma, rrp.variant, rrp.exclusion, vocab_size=vocab_size)
     ledger = PrivacyLedger(unit="user", relation="one user's reports over all rounds", theorem=event.theorem,
                            discretization=1e-2)
-    if rounds > 0:
-        ledger.spend(event, rrp.n_entries * rounds)
+    if rounds > 0:  # entries randomized once ("none") are spent once, whatever the number of rounds
+        ledger.spend(event, user_spend(rrp.exclusion, rrp.n_entries, rounds))
     rep = ledger.report(delta)
     rep["rounds"] = rounds
     rep["entries_per_round"] = rrp.n_entries
