@@ -55,15 +55,6 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
     if K > V:
         raise DPTopicError(f"n_topics={K} exceeds the vocabulary size {V}: give at most {V} topics or a corpus"
                            " with more distinct words.")
-    if config.exclusion == "uniform":
-        from ..accounting.fedlda import eta_uniform
-
-        if eta_uniform(config.epsilon, V) > 1.0 - 1e-6:
-            lowest = math.log1p(V * 1e-6 / (1.0 - 1e-6))
-            raise DPTopicError(f"epsilon={config.epsilon:g} is too small for a vocabulary of {V} words: every entry would"
-                               f" be replaced by a uniform draw and the reports would carry nothing; use epsilon >="
-                               f" {lowest * 1.001:.4g}.")
-        return
     if config.variant == "another" and config.exclusion == "floor" and not _cap_fits(config.epsilon, config, V):
         lo, hi = config.epsilon, max(2.0 * config.epsilon, 1.0)
         while not _cap_fits(hi, config, V):
