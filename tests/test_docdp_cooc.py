@@ -168,3 +168,28 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
     assert main(["train", "--corpus", str(p), "--algorithm", "docdp-cooc", "--topics", "3", "--out",
                  str(tmp_path / "m2"), "--quiet"]) == 2
     assert "needs --epsilon" in capsys.readouterr().err
+
+
+def test_compiled_statistics_match_the_numpy_reference():
+    from dptopic.kernels.pair_moments import document_frequency_tokens, normalised_cooccurrence_tokens
+    c = lda_corpus(n_docs=400, vocab_size=60, n_topics=3, doc_length=("poisson", 30), seed=3).corpus
+    X = c.to_bow()
+    cols = np.arange(0, 60, 3)
+    for n_jobs in (1, 3):
+        np.testing.assert_allclose(normalised_cooccurrence_tokens(c.word_ids, c.doc_ptr, cols, 60, n_jobs),
+                                   normalised_cooccurrence(X, cols), atol=1e-10)
+        np.testing.assert_allclose(document_frequency_tokens(c.word_ids, c.doc_ptr, 60, n_jobs),
+                                   document_frequency_statistic(X), atol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
+def test_streaming_from_shards_and_threads_give_the_same_model(tmp_path):
+    from dptopic.backends.shards import write_shards
+    s = _planted()
+    write_shards(s.corpus, tmp_path / "shards", 4)
+    a = DocDPCooccurrence(n_topics=3, epsilon=50.0, n_words=20, seed=0).fit(s.corpus)
+    b = DocDPCooccurrence(n_topics=3, epsilon=50.0, n_words=20, seed=0, n_jobs=2).fit(tmp_path / "shards")
+    np.testing.assert_array_equal(a.kept_words_, b.kept_words_)
+    np.testing.assert_allclose(a.components_, b.components_, atol=1e-6)
+    assert b.privacy_["epsilon"] == pytest.approx(a.privacy_["epsilon"])
+    assert "the vocabulary" in b.privacy_["scope"]      # shards built their own vocabulary: not covered

@@ -28,7 +28,8 @@ from ..corpus import Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..evaluation import perplexity as _perplexity
 from ..mechanisms import gaussian_mechanism
-from ..recovery import document_frequency_statistic, normalised_cooccurrence, topics_from_cooccurrence
+from ..kernels.pair_moments import document_frequency_tokens, normalised_cooccurrence_tokens
+from ..recovery import topics_from_cooccurrence
 from ._docdp_math import word_topic_responsibilities
 from .base import TopicModel, check_topics_fit_vocabulary
 
@@ -54,6 +55,7 @@ class DocDPCooccurrence(TopicModel):
     tail : each topic's mass given to the words outside the kept ones; None (default) takes their share of the noisy
         word counts, spread over them in proportion to those counts (post-processing of the first release).
     alpha : document-topic smoothing for ``transform`` and ``perplexity``.
+    n_jobs : threads that share each pass over the documents (the sums are the same up to rounding).
     secure : Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
     seed : None (default; OS entropy) or an int for reproducible tests only. Never saved.
     """
@@ -62,12 +64,12 @@ class DocDPCooccurrence(TopicModel):
     _parameter_constraints = {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, 500, "right")],
                               "delta": [Real(0, 1, "neither")], "n_words": [Int(2, 20_000)],
                               "ranking_noise": [Real(0.1, 100)], "threshold": [Real(0, 1e6)],
-                              "tail": [IsNone(), Real(0, 1, "neither")], "alpha": [Real(1e-8, 1e6)],
+                              "tail": [IsNone(), Real(0, 1, "neither")], "alpha": [Real(1e-8, 1e6)], "n_jobs": [Int(1, 1024)],
                               "secure": [Options((True, False))], "seed": SEED, "verbose": [Int(0, 2)]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int = 400,
                  ranking_noise: float = 3.0, threshold: float = 1.0, tail: float | None = None, alpha: float = 0.1,
-                 secure: bool = False, seed=None, verbose: int = 0):
+                 n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -76,6 +78,7 @@ class DocDPCooccurrence(TopicModel):
         self.threshold = threshold
         self.tail = tail
         self.alpha = alpha
+        self.n_jobs = n_jobs
         self.secure = secure
         self.seed = seed
         self.verbose = verbose
@@ -97,20 +100,43 @@ class DocDPCooccurrence(TopicModel):
         return noisy
 
     def fit(self, X, y=None, *, vocabulary=None):
-        """Fit on a :class:`~dptopic.corpus.Corpus` or a documents x words count matrix. The vocabulary must be public
-        (``vocabulary=``), or chosen privately beforehand and paid for separately; the number of documents is never
-        used."""
+        """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, or corpus shards on disk (a
+        directory written by ``dptopic corpus prepare --shards N``, a shard ``.npz`` or a list of them), which are
+        streamed: two passes read one shard at a time, so memory does not grow with the number of documents. The
+        vocabulary must be public (``vocabulary=``), or chosen privately beforehand and paid for separately; the
+        number of documents is never used."""
         self._validate()
-        X, names = self._as_input(X)
-        corpus = as_corpus(X, vocabulary=vocabulary if vocabulary is not None else names).require_nonempty()
-        if vocabulary is not None:
-            vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
-            if corpus.vocabulary != vocabulary:
-                corpus = corpus.restrict(vocabulary).require_nonempty()
-        self._vocabulary_supplied = vocabulary is not None or names is not None
-        check_topics_fit_vocabulary(self.n_topics, corpus.vocab_size)
-        Xc = sp.csr_matrix(corpus.to_bow(), dtype=np.float64)
-        V, K = Xc.shape[1], int(self.n_topics)
+        from ..backends.shards import ShardSet, _is_shard_source, training_source
+        from ..corpus import Corpus
+
+        if isinstance(X, ShardSet) or _is_shard_source(X):
+            source = training_source(X)
+            vocab = source.vocabulary
+            if vocabulary is not None:
+                vocab = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+
+            def passes():
+                for p in source.paths:
+                    c = Corpus.load(p)
+                    yield c if c.vocabulary == vocab else c.restrict(vocab, drop_empty=False)
+
+            corpus = None
+            self._vocabulary_supplied = vocabulary is not None
+        else:
+            X, names = self._as_input(X)
+            corpus = as_corpus(X, vocabulary=vocabulary if vocabulary is not None else names).require_nonempty()
+            if vocabulary is not None:
+                vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+                if corpus.vocabulary != vocabulary:
+                    corpus = corpus.restrict(vocabulary).require_nonempty()
+            self._vocabulary_supplied = vocabulary is not None or names is not None
+            vocab = corpus.vocabulary
+
+            def passes():
+                yield corpus
+
+        check_topics_fit_vocabulary(self.n_topics, len(vocab))
+        V, K = len(vocab), int(self.n_topics)
         n_words = min(int(self.n_words), V)
         if n_words < K:
             raise DPTopicError(f"n_words={self.n_words} keeps fewer words than n_topics={K}: raise n_words.")
@@ -121,14 +147,16 @@ class DocDPCooccurrence(TopicModel):
             sigma_rank, sigma = calibrate_gaussian_pair(float(self.epsilon), float(self.delta), float(self.ranking_noise))
             self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=_RANKING), 1),
                                   (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
-            counts = self._release(document_frequency_statistic(Xc), sigma_rank, rng, _RANKING)
+            stat = sum(document_frequency_tokens(c.word_ids, c.doc_ptr, V, self.n_jobs) for c in passes())
+            counts = self._release(stat, sigma_rank, rng, _RANKING)
             kept = np.sort(np.argsort(-counts, kind="stable")[:n_words])
         else:
             from ..accounting.gaussian import calibrate_noise_multiplier
 
             sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
             kept = np.arange(V)
-        noisy = self._release(normalised_cooccurrence(Xc, kept), sigma, rng, _COOC)
+        stat = sum(normalised_cooccurrence_tokens(c.word_ids, c.doc_ptr, kept, V, self.n_jobs) for c in passes())
+        noisy = self._release(stat, sigma, rng, _COOC)
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
         H = topics_from_cooccurrence(noisy, K, "nmf", noise_std=sigma / np.sqrt(2.0), threshold=float(self.threshold))
         beta = np.zeros((K, V))
@@ -145,7 +173,7 @@ class DocDPCooccurrence(TopicModel):
         self.noise_std_ = float(sigma)
         self.ranking_noise_std_ = None if sigma_rank is None else float(sigma_rank)
         self.kept_words_ = kept
-        self.vocabulary_ = corpus.vocabulary
+        self.vocabulary_ = vocab
         self._set_fitted(corpus)
         self._train_stats = {"vocab_size": V}
         return self
