@@ -120,3 +120,31 @@ def test_bad_input_and_roundtrip(tmp_path):
 
     assert json.loads((tmp_path / "m" / "model.json").read_text())["params"]["seed"] is None
     assert m2.privacy_["epsilon"] <= 1.0 and m2.transform(c).shape == (c.n_docs, 2)
+
+
+def _dense_statistic(X, beta, alpha, inner):
+    """Sum of S_d by explicit loops over documents and words (the module note's formula, nothing shared)."""
+    X = np.asarray(X, dtype=float)
+    K, Vb = beta.shape
+    S = np.zeros((K, Vb))
+    for x in X:
+        words = np.flatnonzero(x)
+        if not len(words):
+            continue
+        theta = np.full(K, 1.0 / K)
+        for _ in range(inner):
+            phi = {w: theta * beta[:, w] / (theta * beta[:, w]).sum() for w in words}
+            theta = sum(x[w] * phi[w] for w in words) + alpha
+        for w in words:
+            S[:, w] += x[w] / np.linalg.norm(x) * phi[w]
+    return S
+
+
+def test_statistic_pairs_each_word_with_its_own_responsibilities():
+    # regression: the normalised counts were once paired with another word's phi (the row scaling reordered the
+    # sparse indices within each document)
+    X = np.array([[2., 0, 1, 0, 5, 0, 0, 1, 0, 0, 3, 0], [0, 1, 1, 3, 0, 0, 2, 0, 0, 7, 0, 1], [0] * V])
+    b = _beta(1)
+    S, theta = normalised_statistic(sp.csr_matrix(X), b, 0.3, 4)
+    np.testing.assert_allclose(S, _dense_statistic(X, b, 0.3, 4), rtol=0, atol=1e-12)
+    assert theta.shape == (3, K) and np.allclose(theta[2], 0.3)
