@@ -10,8 +10,10 @@ al. 2020) through a :class:`~dptopic.accounting.PrivacyLedger`; each is the Gaus
 smallest for which the PLD of the composition is (epsilon, delta)-DP (for one release this is the
 analytic Gaussian calibration of Balle & Wang 2018).
 
-Orchestration only: the maths is in :mod:`dptopic.models._docdp_math`, the noise in
-:mod:`dptopic.mechanisms.gaussian`. Defaults were set on 20 Newsgroups (the benchmark corpus,
+Orchestration only: the E-step is the compiled kernel :mod:`dptopic.kernels.docdp` (``n_jobs`` threads, each
+summing its own block of documents), checked against the NumPy reference :mod:`dptopic.models._docdp_math`; the
+noise is in :mod:`dptopic.mechanisms.gaussian`. ``fit`` streams shard folders and mini-batches from disk, one block
+at a time per iteration (``docs/scaling.md``). Defaults were set on 20 Newsgroups (the benchmark corpus,
 see ``docs/document_dp.md``), never on the data you fit. Topic quality at
 epsilon = 1 is measured in that page; it is well below non-private LDA.
 """
