@@ -189,7 +189,7 @@ def _bigartm(python: str, d: str, X, passes: int, threads: int, K: int):
     env = dict(os.environ, PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION="python")
     env.pop("PYTHONPATH", None)
     out = subprocess.run([python, f"{d}/run.py", d, str(passes), str(threads), str(K)], capture_output=True,
-                         text=True, env=env)
+                         text=True, env=env, cwd=d)       # BigARTM writes its logs into the working directory
     if out.returncode != 0:
         raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "bigartm failed")
     r = json.loads(out.stdout.strip().splitlines()[-1])
