@@ -120,3 +120,157 @@ def test_bad_input_and_roundtrip(tmp_path):
 
     assert json.loads((tmp_path / "m" / "model.json").read_text())["params"]["seed"] is None
     assert m2.privacy_["epsilon"] <= 1.0 and m2.transform(c).shape == (c.n_docs, 2)
+
+
+def _dense_statistic(X, beta, alpha, inner):
+    """Sum of S_d by explicit loops over documents and words (the module note's formula, nothing shared)."""
+    X = np.asarray(X, dtype=float)
+    K, Vb = beta.shape
+    S = np.zeros((K, Vb))
+    for x in X:
+        words = np.flatnonzero(x)
+        if not len(words):
+            continue
+        theta = np.full(K, 1.0 / K)
+        for _ in range(inner):
+            phi = {w: theta * beta[:, w] / (theta * beta[:, w]).sum() for w in words}
+            theta = sum(x[w] * phi[w] for w in words) + alpha
+        for w in words:
+            S[:, w] += x[w] / np.linalg.norm(x) * phi[w]
+    return S
+
+
+def test_statistic_pairs_each_word_with_its_own_responsibilities():
+    # regression: the normalised counts were once paired with another word's phi (the row scaling reordered the
+    # sparse indices within each document)
+    X = np.array([[2., 0, 1, 0, 5, 0, 0, 1, 0, 0, 3, 0], [0, 1, 1, 3, 0, 0, 2, 0, 0, 7, 0, 1], [0] * V])
+    b = _beta(1)
+    S, theta = normalised_statistic(sp.csr_matrix(X), b, 0.3, 4)
+    np.testing.assert_allclose(S, _dense_statistic(X, b, 0.3, 4), rtol=0, atol=1e-12)
+    assert theta.shape == (3, K) and np.allclose(theta[2], 0.3)
+
+
+# ---------------------------------------------------------------- speed and scale: kernel, threads, streaming
+def _random_csr(rng, D, Vv, unsorted=False):
+    X = sp.random(D, Vv, density=0.15, random_state=np.random.RandomState(int(rng.integers(1 << 30))), format="csr")
+    X.data = np.ceil(X.data * 6)
+    X = X.tocsr()
+    if unsorted:                                   # reverse each row's entries: the kernel must not care
+        for d in range(D):
+            a, b = X.indptr[d], X.indptr[d + 1]
+            X.indices[a:b] = X.indices[a:b][::-1].copy()
+            X.data[a:b] = X.data[a:b][::-1].copy()
+        X.has_sorted_indices = False
+    return X
+
+
+@pytest.mark.parametrize("k,inner,unsorted", [(1, 1, False), (3, 5, True), (7, 30, False)])
+def test_numba_kernel_matches_numpy_reference(k, inner, unsorted):
+    from dptopic.kernels.docdp import normalised_statistic as fast
+    rng = np.random.default_rng(k)
+    X = _random_csr(rng, 80, 40, unsorted)
+    X[5] = 0                                          # an empty document
+    X = sp.csr_matrix(X)
+    X.eliminate_zeros()
+    b = rng.dirichlet(np.ones(40), size=k)
+    S0, th0 = normalised_statistic(X, b, 0.2, inner)
+    S1, th1 = fast(X.indptr.astype(np.int64), X.indices, X.data, b, 0.2, inner, want_theta=True)
+    assert S1.shape == (k, 40) and np.abs(S0).max() > 0.1
+    np.testing.assert_allclose(S1, S0, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(th1, th0, rtol=0, atol=1e-10)
+
+
+def test_tokens_to_bow_matches_corpus_counts():
+    from dptopic.kernels.docdp import tokens_to_bow
+    c = lda_corpus(n_docs=50, vocab_size=30, n_topics=2, doc_length=("poisson", 20), seed=3).corpus
+    ptr, ids, cts = tokens_to_bow(c.doc_ptr, c.word_ids, c.vocab_size)
+    X = sp.csr_matrix((cts, ids, ptr), shape=(c.n_docs, c.vocab_size))
+    assert (X != c.to_bow()).nnz == 0
+    assert np.all(np.diff(ptr) == (c.to_bow() > 0).sum(1).A1)       # one entry per distinct word
+
+
+def test_threads_share_the_estep_with_the_same_sum():
+    from dptopic.kernels.docdp import normalised_statistic as fast
+    rng = np.random.default_rng(0)
+    X = _random_csr(rng, 301, 50)
+    b = rng.dirichlet(np.ones(50), size=4)
+    ptr = X.indptr.astype(np.int64)
+    S1, th1 = fast(ptr, X.indices, X.data, b, 0.1, 10, n_jobs=1, want_theta=True)
+    for n_jobs in (2, 3, 8):
+        Sj, thj = fast(ptr, X.indices, X.data, b, 0.1, 10, n_jobs=n_jobs, want_theta=True)
+        np.testing.assert_allclose(Sj, S1, rtol=0, atol=1e-10)
+        np.testing.assert_allclose(thj, th1, rtol=0, atol=1e-12)   # per-document results: rounding only
+    c = lda_corpus(n_docs=120, vocab_size=40, n_topics=3, doc_length=30, seed=2).corpus
+    m1 = DocDPEM(n_topics=3, epsilon=5.0, seed=1).fit(c)
+    m2 = DocDPEM(n_topics=3, epsilon=5.0, seed=1, n_jobs=2).fit(c)
+    np.testing.assert_allclose(m2.components_, m1.components_, rtol=0, atol=1e-9)
+    assert m2.privacy_["epsilon"] == m1.privacy_["epsilon"] and m2.noise_std_ == m1.noise_std_
+
+
+def test_fit_streams_shards_from_disk_once_per_iteration(tmp_path, monkeypatch):
+    from dptopic.backends import write_shards
+    from dptopic.corpus import Corpus
+    c = lda_corpus(n_docs=150, vocab_size=40, n_topics=3, doc_length=("poisson", 25), seed=7).corpus
+    write_shards(c, tmp_path / "sh", 4)
+    ref = DocDPEM(n_topics=3, epsilon=3.0, n_iter=3, seed=5).fit(c)
+    loads = []
+    real = Corpus.load.__func__
+
+    def counting(cls, path):
+        loads.append(path)
+        return real(cls, path)
+
+    monkeypatch.setattr(Corpus, "load", classmethod(counting))
+    m = DocDPEM(n_topics=3, epsilon=3.0, n_iter=3, seed=5).fit(tmp_path / "sh")
+    assert len(loads) == 4 * 3                          # every shard read in every iteration, nothing kept
+    np.testing.assert_allclose(m.components_, ref.components_, rtol=0, atol=1e-12)   # same documents and order
+    assert m.vocabulary_ == c.vocabulary and m.privacy_["epsilon"] <= 3.0 + 1e-9
+    m2 = DocDPEM(n_topics=3, epsilon=3.0, n_iter=3, seed=5, n_jobs=2).fit(str(tmp_path / "sh"))
+    np.testing.assert_allclose(m2.components_, ref.components_, rtol=0, atol=1e-9)
+
+
+def test_fit_takes_mini_batches_in_memory_or_from_a_function():
+    c = lda_corpus(n_docs=90, vocab_size=30, n_topics=2, doc_length=20, seed=8).corpus
+    X = c.to_bow()
+    ref = DocDPEM(n_topics=2, epsilon=4.0, seed=2).fit(X)
+    parts = [X[:40], X[40:41], X[41:]]
+    m = DocDPEM(n_topics=2, epsilon=4.0, seed=2).fit(parts)
+    np.testing.assert_allclose(m.components_, ref.components_, rtol=0, atol=1e-12)
+    calls = []
+
+    def batches():
+        calls.append(1)
+        return (p for p in parts)
+
+    m2 = DocDPEM(n_topics=2, epsilon=4.0, seed=2).fit(batches, vocabulary=c.vocabulary)
+    np.testing.assert_allclose(m2.components_, ref.components_, rtol=0, atol=1e-12)
+    assert len(calls) >= 3 and m2.topic_words(2)[0][0].startswith("w")
+    corpora = [c.subset(np.arange(0, 50)), c.subset(np.arange(50, 90))]
+    m3 = DocDPEM(n_topics=2, epsilon=4.0, seed=2).fit(corpora)
+    np.testing.assert_allclose(m3.components_, ref.components_, rtol=0, atol=1e-12)
+
+
+def test_streaming_bad_input_is_refused_in_one_line(tmp_path):
+    X = sp.csr_matrix(np.ones((4, 5)))
+    for bad, needle in ((iter([X]), "iterator"), ([X, sp.csr_matrix(np.ones((2, 6)))], "columns"),
+                        (lambda: iter([]), "no mini-batches"), (tmp_path, "shard"),
+                        (lambda: iter([sp.csr_matrix((3, 5))]), "empty")):
+        m = DocDPEM(n_topics=2, seed=0)
+        with pytest.raises(DPTopicError, match=needle) as e:
+            m.fit(bad)
+        assert "\n" not in str(e.value) and not hasattr(m, "components_")
+
+
+def test_transform_is_the_reference_estep():
+    from dptopic.models._docdp_math import word_topic_responsibilities
+    c = lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=20, seed=9).corpus
+    m = DocDPEM(n_topics=2, epsilon=20.0, seed=0, n_jobs=2).fit(c)
+    _, th = word_topic_responsibilities(sp.csr_matrix(c.to_bow(), dtype=float), m.components_, m.alpha, m.inner)
+    np.testing.assert_allclose(m.transform(c), th / th.sum(1, keepdims=True), rtol=0, atol=1e-10)
+
+
+def test_batches_with_no_vocabulary_word_are_refused():
+    from dptopic.corpus import Corpus
+    other = Corpus.from_token_ids([[0, 1, 1], [1]], ["x", "y"])
+    with pytest.raises(DPTopicError, match="no word of the vocabulary"):
+        DocDPEM(n_topics=2, seed=0).fit([other], vocabulary=["a", "b", "c"])

@@ -13,11 +13,13 @@ import scipy.sparse as sp
 
 
 def unit_l2_rows(X: sp.csr_matrix) -> sp.csr_matrix:
-    """Each non-empty row of ``X`` divided by its L2 norm (empty rows stay empty)."""
+    """Each non-empty row of ``X`` divided by its L2 norm (empty rows stay empty), with ``X``'s own index order (so
+    its entries stay aligned with anything computed per entry of ``X``)."""
     X = sp.csr_matrix(X, dtype=np.float64)
     norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
-    return sp.csr_matrix(sp.diags(1.0 / norms) @ X)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    return sp.csr_matrix((X.data / norms[rows], X.indices.copy(), X.indptr.copy()), shape=X.shape)
 
 
 def word_topic_responsibilities(X: sp.csr_matrix, beta: np.ndarray, alpha: float, inner: int,
@@ -50,8 +52,8 @@ def normalised_statistic(X: sp.csr_matrix, beta: np.ndarray, alpha: float, inner
                          theta: np.ndarray | None = None):
     """``(sum_d S_d, theta)``: the K x V sum, each document's ``S_d`` of Frobenius norm <= 1 (see the
     module note), and the documents' warm-start state for the next iteration."""
-    X = sp.csr_matrix(X)
-    Xn = unit_l2_rows(X)
+    X = sp.csr_matrix(X, dtype=np.float64)
+    Xn = unit_l2_rows(X)                 # same entry order as X, hence as phi
     phi, theta = word_topic_responsibilities(X, beta, alpha, inner, theta)
     V = X.shape[1]
     scatter = sp.csr_matrix((np.ones(len(Xn.indices)), (Xn.indices, np.arange(len(Xn.indices)))),

@@ -10,12 +10,16 @@ al. 2020) through a :class:`~dptopic.accounting.PrivacyLedger`; each is the Gaus
 smallest for which the PLD of the composition is (epsilon, delta)-DP (for one release this is the
 analytic Gaussian calibration of Balle & Wang 2018).
 
-Orchestration only: the maths is in :mod:`dptopic.models._docdp_math`, the noise in
-:mod:`dptopic.mechanisms.gaussian`. Defaults were set on 20 Newsgroups (the benchmark corpus,
+Orchestration only: the E-step is the compiled kernel :mod:`dptopic.kernels.docdp` (``n_jobs`` threads, each
+summing its own block of documents), checked against the NumPy reference :mod:`dptopic.models._docdp_math`; the
+noise is in :mod:`dptopic.mechanisms.gaussian`. ``fit`` streams shard folders and mini-batches from disk, one block
+at a time per iteration (``docs/scaling.md``). Defaults were set on 20 Newsgroups (the benchmark corpus,
 see ``docs/document_dp.md``), never on the data you fit. Topic quality at
 epsilon = 1 is measured in that page; it is well below non-private LDA.
 """
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,10 +27,14 @@ import scipy.sparse as sp
 from .._validation import SEED, Int, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
-from ..corpus import Vocabulary, as_corpus
+from ..corpus import Vocabulary
 from ..evaluation import perplexity as _perplexity
 from ..mechanisms import gaussian_mechanism
-from ._docdp_math import denoise, normalised_statistic, word_topic_responsibilities
+from ..backends import ShardSet, training_source
+from ..corpus import Corpus
+from ..errors import DPTopicError
+from ..kernels.docdp import StatisticAccumulator, normalised_statistic, tokens_to_bow
+from ._docdp_math import denoise
 from .base import TopicModel, check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on a statistic of L2 sensitivity 1 under add/remove of"
@@ -48,17 +56,20 @@ class DocDPEM(TopicModel):
     inner : fixed-point iterations of the E-step per document.
     secure : the Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
     seed : None (default; OS entropy) or an int for reproducible tests only. Never saved.
+    n_jobs : threads sharing each iteration's E-step (each sums its own block of documents; the noise is added once
+        to the total, so the guarantee does not depend on it, and the result only through float rounding).
     """
 
     _private = True
     _parameter_constraints = {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, 500, "right")],
                               "delta": [Real(0, 1, "neither")], "n_iter": [Int(1, 1000)],
                               "threshold": [Real(0, 1e6)], "alpha": [Real(1e-8, 1e6)], "inner": [Int(1, 10000)],
-                              "secure": [Options((True, False))], "seed": SEED, "verbose": [Int(0, 2)]}
+                              "secure": [Options((True, False))], "seed": SEED, "n_jobs": [Int(1, 256)],
+                              "verbose": [Int(0, 2)]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_iter: int = 3,
                  threshold: float = 2.0, alpha: float = 0.1, inner: int = 30, secure: bool = False, seed=None,
-                 verbose: int = 0):
+                 n_jobs: int = 1, verbose: int = 0):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -68,6 +79,7 @@ class DocDPEM(TopicModel):
         self.inner = inner
         self.secure = secure
         self.seed = seed
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     @classmethod
@@ -83,37 +95,110 @@ class DocDPEM(TopicModel):
             raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed.")
 
     def fit(self, X, y=None, *, vocabulary=None):
-        """Fit on a :class:`~dptopic.corpus.Corpus` or a documents x words count matrix. The vocabulary must be public
-        (``vocabulary=``), or chosen privately beforehand and paid for separately; the number of documents is never
-        used."""
+        """Fit on documents held in memory or streamed from disk.
+
+        ``X``: a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix or a list of texts (in memory);
+        or a shard folder written by ``dptopic corpus prepare --shards N`` (a path, a list of shard ``.npz`` paths
+        or a :class:`~dptopic.backends.ShardSet`); or mini-batches: a list of count matrices / Corpora, or a
+        function returning a fresh iterable of them. Shards and mini-batches are read once per iteration and
+        dropped, so memory does not grow with the number of documents. The vocabulary must be public
+        (``vocabulary=``), or chosen privately beforehand and paid for separately; the number of documents is
+        never used."""
         self._validate()
-        X, names = self._as_input(X)
-        corpus = as_corpus(X, vocabulary=vocabulary if vocabulary is not None else names).require_nonempty()
-        if vocabulary is not None:
-            vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
-            if corpus.vocabulary != vocabulary:
-                corpus = corpus.restrict(vocabulary).require_nonempty()
-        self._vocabulary_supplied = vocabulary is not None or names is not None
-        check_topics_fit_vocabulary(self.n_topics, corpus.vocab_size)
-        Xc = sp.csr_matrix(corpus.to_bow(), dtype=np.float64)
-        V, K = Xc.shape[1], self.n_topics
+        source, vocab, corpus = self._source(X, vocabulary)
+        V, K = len(vocab), self.n_topics
+        check_topics_fit_vocabulary(K, V)
         rng = self._rng()
         sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, int(self.n_iter))
-        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
-                                     budget=(float(self.epsilon), float(self.delta)))
+        ledger = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
+                               budget=(float(self.epsilon), float(self.delta)))
         beta = rng.dirichlet(np.ones(V), size=K)          # public random start
-        for _ in range(self.n_iter):
-            stat, _theta = normalised_statistic(Xc, beta, self.alpha, self.inner)
-            noisy, event = gaussian_mechanism(stat, sigma, 1.0, None if self.secure else rng, secure=bool(self.secure),
-                                              label=_RELEASE)
-            self.ledger_.spend(event)
-            beta = denoise(noisy, sigma, self.threshold)
+        with StatisticAccumulator(V, K, int(self.n_jobs)) as acc, ThreadPoolExecutor(1) as reader:
+            for it in range(self.n_iter):
+                acc.reset()
+                beta_vk = np.ascontiguousarray(beta.T)
+                n_tokens = 0
+                for ptr, ids, cts in _read_ahead(source(), reader):
+                    acc.add(ptr, ids, cts, beta_vk, float(self.alpha), int(self.inner))
+                    n_tokens += len(cts)
+                if it == 0 and n_tokens == 0:
+                    raise DPTopicError("the training documents have no word of the vocabulary: give documents in"
+                                       " the vocabulary's language, or another vocabulary.")
+                noisy, event = gaussian_mechanism(acc.total(), sigma, 1.0, None if self.secure else rng,
+                                                  secure=bool(self.secure), label=_RELEASE)
+                ledger.spend(event)
+                beta = denoise(noisy, sigma, self.threshold)
+        self.ledger_ = ledger
         self.components_ = beta
         self.noise_std_ = float(sigma)
-        self.vocabulary_ = corpus.vocabulary
+        self.vocabulary_ = vocab
         self._set_fitted(corpus)
         self._train_stats = {"vocab_size": V}
         return self
+
+    def _source(self, X, vocabulary):
+        """``(batches, vocabulary, corpus or None)``: ``batches()`` yields ``(ptr, ids, counts)`` blocks for one pass."""
+        vocab = None if vocabulary is None else (vocabulary if isinstance(vocabulary, Vocabulary)
+                                                 else Vocabulary(vocabulary))
+        if hasattr(X, "__next__"):
+            raise DPTopicError("DocDPEM reads the documents once per iteration, and an iterator can be read only once:"
+                               " pass a function returning a fresh iterator of mini-batches, a list, or a shard folder.")
+        if callable(X) and not isinstance(X, (Corpus, ShardSet)) and not sp.issparse(X):
+            return self._batch_source(X, vocab)
+        if isinstance(X, (list, tuple)) and X and all(isinstance(b, Corpus) or sp.issparse(b)
+                                                      or (isinstance(b, np.ndarray) and b.ndim == 2) for b in X):
+            items = list(X)
+            return self._batch_source(lambda: iter(items), vocab)
+        X, names = self._as_input(X)
+        src = training_source(X, vocabulary=vocab if vocab is not None else names)
+        self._vocabulary_supplied = vocab is not None or names is not None
+        if isinstance(src, ShardSet):
+            vocab = vocab if vocab is not None else src.vocabulary
+            paths = list(src.paths)
+            return (lambda: (_corpus_bow(Corpus.load(p), vocab) for p in paths)), vocab, None
+        corpus = src.require_nonempty()
+        if vocab is not None and corpus.vocabulary != vocab:
+            corpus = corpus.restrict(vocab).require_nonempty()
+        vocab = corpus.vocabulary
+        bow = tokens_to_bow(corpus.doc_ptr, corpus.word_ids, corpus.vocab_size)
+        return (lambda: iter((bow,))), vocab, corpus
+
+    def _batch_source(self, factory, vocab):
+        """Mini-batches from ``factory()`` (called once per iteration). Matrices take ``vocab`` (or their columns'
+        names, or ``w0, w1, ...``); Corpora are mapped onto it; every batch must agree with the first."""
+        state = {"vocab": vocab}
+        self._vocabulary_supplied = vocab is not None
+
+        def one(b):
+            if isinstance(b, Corpus):
+                c = b
+            elif sp.issparse(b) or isinstance(b, np.ndarray):
+                b, names = self._as_input(b)
+                words = state["vocab"] or (Vocabulary(names) if names is not None else None)
+                if words is not None and b.shape[1] != len(words):
+                    raise DPTopicError(f"a mini-batch has {b.shape[1]} columns but the vocabulary has {len(words)}"
+                                       " words: give every batch the same columns.")
+                c = Corpus.from_bow(b, vocabulary=words)
+            else:
+                raise DPTopicError(f"cannot use a {type(b).__name__} as a mini-batch: give count matrices or"
+                                   " dptopic Corpora.")
+            if state["vocab"] is None:
+                state["vocab"] = c.vocabulary
+            return _corpus_bow(c, state["vocab"])
+
+        def batches():
+            it = factory()
+            try:
+                it = iter(it)
+            except TypeError:
+                raise DPTopicError("the mini-batch function must return an iterable of count matrices or Corpora.") from None
+            return (one(b) for b in it)
+
+        # the first batch fixes the vocabulary (and checks the input) before anything is released
+        first = next(iter(batches()), None)
+        if first is None:
+            raise DPTopicError("no mini-batches given: the source yielded nothing.")
+        return batches, state["vocab"], None
 
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(float(self.delta))
@@ -137,8 +222,9 @@ class DocDPEM(TopicModel):
     def transform(self, X, seed=0) -> np.ndarray:
         """Document-topic proportions by the E-step with the released topics fixed."""
         c = self._as_model_corpus(X)
-        Xc = sp.csr_matrix(c.to_bow(), dtype=np.float64)
-        _, theta = word_topic_responsibilities(Xc, self.components_, float(self.alpha), int(self.inner))
+        ptr, ids, cts = tokens_to_bow(c.doc_ptr, c.word_ids, c.vocab_size)
+        _, theta = normalised_statistic(ptr, ids, cts, self.components_, float(self.alpha), int(self.inner),
+                                        n_jobs=int(getattr(self, "n_jobs", 1)), want_theta=True)
         return theta / theta.sum(axis=1, keepdims=True)
 
     def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
@@ -154,3 +240,22 @@ class DocDPEM(TopicModel):
             return super().save(directory, **kw)
         finally:
             self.seed = seed
+
+
+def _corpus_bow(corpus: Corpus, vocab: Vocabulary):
+    """One block's bag of words in ``vocab`` (words outside it dropped)."""
+    if corpus.vocabulary != vocab:
+        corpus = corpus.restrict(vocab, drop_empty=False)
+    return tokens_to_bow(corpus.doc_ptr, corpus.word_ids, len(vocab))
+
+
+def _read_ahead(iterator, pool: ThreadPoolExecutor):
+    """Yield the items of ``iterator``, reading the next one on ``pool`` while the caller works on the current one."""
+    iterator = iter(iterator)
+    fut = pool.submit(next, iterator, None)
+    while True:
+        item = fut.result()
+        if item is None:
+            return
+        fut = pool.submit(next, iterator, None)
+        yield item
