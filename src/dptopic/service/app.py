@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 
 import asyncio
+import gc
 import hashlib
 import json
 import logging
@@ -458,13 +459,23 @@ async def _internal_error(request: Request, exc: Exception):
     return error_response(500, "internal_error", f"internal error ({type(exc).__name__}); see the server log.")
 
 
-def create_app(cfg: ServiceConfig, start_trainer: bool = True) -> Starlette:
-    """The ASGI app; storage is opened on startup (lifespan) and closed on shutdown."""
+def create_app(cfg: ServiceConfig, start_trainer: bool = True, freeze_gc: bool = True) -> Starlette:
+    """The ASGI app; storage is opened on startup (lifespan) and closed on shutdown.
+
+    ``freeze_gc``: after start-up, move every object alive then into the garbage collector's permanent generation
+    (:func:`gc.freeze`), so that full collections under load scan only the objects of requests in flight.
+    """
     service = Service(cfg, start_trainer=start_trainer)
 
     @asynccontextmanager
     async def lifespan(app):
         await run_in_threadpool(service.open)
+        # Everything built so far (imports, the vocabulary, the prior model) lives as long as the server: move it out
+        # of the collector's reach, so that a full collection under load scans only the objects of requests in
+        # flight (measured: 100-250 ms pauses of every request on a 2-core machine without this).
+        if freeze_gc:
+            gc.collect()
+            gc.freeze()
         try:
             yield
         finally:

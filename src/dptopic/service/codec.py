@@ -8,8 +8,10 @@ models are written by their own ``save``/``load`` (JSON + ``.npy``, never pickle
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import struct
 import tempfile
 from pathlib import Path
 
@@ -46,6 +48,34 @@ def _kind_of(body: bytes) -> str | None:
     return {reports.MAGIC: "word", document.MAGIC: "document"}.get(head)
 
 
+def _other_version(body: bytes, kind: str):
+    """The format version a checksummed report file of ``kind`` declares, when it is not the version this server
+    reads; ``None`` otherwise (then the file is simply malformed). Called only after the parser refused the file."""
+    from .._io import load_json
+    from ..local import document, reports
+
+    module = {"word": reports, "document": document}[kind]
+    data = bytes(body)
+    if _kind_of(data) != kind or len(data) < 12 + 32 or hashlib.sha256(data[:-32]).digest() != data[-32:]:
+        return None
+    (n,) = struct.unpack("<I", data[8:12])
+    try:
+        head = load_json(data[12:12 + n].decode("utf-8"), "the report header") if 12 + n <= len(data) - 32 else None
+    except (DPTopicError, ValueError, UnicodeDecodeError):
+        return None
+    version = head.get("version") if isinstance(head, dict) and head.get("format") == module.FORMAT else None
+    return None if version is None or version == module.VERSION else version
+
+
+def _refuse_other_version(body: bytes, kind: str, error: DPTopicError):
+    version = _other_version(body, kind)
+    if version is None:
+        raise MalformedReports(str(error)) from None
+    raise IncompatibleReports(f"uploaded reports use {kind}-level report format version {str(version)[:10]} but"
+                              f" this server takes version {report_format(kind)['version']} (see /v1/config"
+                              " report_format): randomize again with this server's dptopic version.") from None
+
+
 def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint: str):
     """Parse an upload of document-level reports and check it against the server's vocabulary and epsilon."""
     from ..local.document import DocumentReportSet
@@ -57,7 +87,7 @@ def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint
     try:
         rs = DocumentReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
-        raise MalformedReports(str(e)) from None
+        _refuse_other_version(body, "document", e)
     if rs.vocab_size != len(vocabulary) or rs.vocabulary_sha256 != fingerprint:
         raise IncompatibleReports("uploaded reports were made with another vocabulary: use the one /v1/config lists.")
     if not math.isclose(rs.epsilon, float(epsilon), rel_tol=1e-12):
@@ -90,7 +120,7 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
     try:
         rs = ReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
-        raise MalformedReports(str(e)) from None
+        _refuse_other_version(body, "word", e)
     try:
         if fingerprint is None:
             rs.check(vocabulary=vocabulary, f=f, where="uploaded reports")
