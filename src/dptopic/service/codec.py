@@ -30,31 +30,24 @@ class IncompatibleReports(DPTopicError):
 
 def report_format(kind: str = "word") -> dict:
     """Kind, name and version of the report format the server reads (sent in ``/v1/config``)."""
-    if kind == "document":
-        from ..local import document
+    from . import kinds
 
-        return {"kind": "document", "name": document.FORMAT, "version": document.VERSION,
-                "media_type": "application/octet-stream", "byte_order": "little"}
-    from ..local import reports
-
-    return {"kind": "word", "name": reports.FORMAT, "version": reports.VERSION, "media_type": "application/octet-stream",
-            "bit_order": "little"}
+    return kinds.get(kind).report_format()
 
 
 def _kind_of(body: bytes) -> str | None:
-    from ..local import document, reports
+    from . import kinds
 
-    head = bytes(body[:8])
-    return {reports.MAGIC: "word", document.MAGIC: "document"}.get(head)
+    return kinds.of_body(body)
 
 
 def _other_version(body: bytes, kind: str):
     """The format version a checksummed report file of ``kind`` declares, when it is not the version this server
     reads; ``None`` otherwise (then the file is simply malformed). Called only after the parser refused the file."""
     from .._io import load_json
-    from ..local import document, reports
+    from . import kinds
 
-    module = {"word": reports, "document": document}[kind]
+    module = kinds.get(kind).module
     data = bytes(body)
     if _kind_of(data) != kind or len(data) < 12 + 32 or hashlib.sha256(data[:-32]).digest() != data[-32:]:
         return None
@@ -168,7 +161,7 @@ def rows_to_reports(rows, vocabulary, f: float):
 
 
 def encode_reports(reports) -> bytes:
-    """The upload body for a :class:`~dptopic.local.ReportSet` (the vocabulary is never embedded)."""
+    """The upload body for a report set of any kind (the vocabulary is never embedded)."""
     return reports.to_bytes(include_vocabulary=False)
 
 
@@ -181,18 +174,11 @@ def randomizer(vocabulary, f: float):
 
 # ----------------------------------------------------------------------------- trainer
 def new_trainer(cfg):
-    """A fresh model for the service configuration ``cfg`` (:class:`ServiceConfig`): OLP-LDA for word-level reports,
-    LocalDocumentLDA for document-level ones."""
-    from ..models import OLPLDA
+    """A fresh model for the service configuration ``cfg`` (:class:`ServiceConfig`): the model its report kind names
+    (OLP-LDA for word-level reports, LocalDocumentLDA for document-level ones; :mod:`dptopic.service.kinds`)."""
+    from . import kinds
 
-    if cfg.report_kind == "document":
-        from ..models import LocalDocumentLDA
-
-        return LocalDocumentLDA(n_topics=cfg.n_topics)
-
-    return OLPLDA(cfg.prior if cfg.prior is not None else "none", f=cfg.f, n_topics=cfg.n_topics,
-                  lam=cfg.lam, omega=cfg.omega, batch_size=cfg.batch_size, n_iter=cfg.n_iter,
-                  prior_iter=cfg.prior_iter, delta=cfg.delta, seed=None, n_jobs=1, verbose=0)
+    return kinds.get(cfg.report_kind).new_model(cfg)
 
 
 def train_batch(model, reports, vocabulary) -> None:
