@@ -1,12 +1,14 @@
 """Helpers of the service tests: a real ``dptopic serve`` subprocess on 127.0.0.1, plain HTTP, PostgreSQL."""
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -44,6 +46,17 @@ def make_data(tmp: Path, vocab_size: int = 120, n_docs: int = 400, n_prior: int 
 
 def corpus_of(texts, words) -> Corpus:
     return Corpus.from_texts(texts, vocabulary=words, max_vocab=None)
+
+
+def with_format_version(body: bytes, version) -> bytes:
+    """A report file (word- or document-level) rewritten to declare another format ``version``, checksum valid: what a
+    contributor running another dptopic release would send."""
+    (n,) = struct.unpack("<I", body[8:12])
+    head = json.loads(body[12:12 + n])
+    head["version"] = version
+    h = json.dumps(head).encode()
+    core = body[:8] + struct.pack("<I", len(h)) + h + body[12 + n:-32]
+    return core + hashlib.sha256(core).digest()
 
 
 def free_port() -> int:

@@ -16,7 +16,7 @@ from dptopic.local import DocumentRandomizer, Randomizer  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
 
 from service_helpers import (TOKEN, Server, admin, check_exactly_once, corpus_of, count_rows, get_json, http,  # noqa: E402
-                             make_data, make_words, post_reports)
+                             make_data, make_words, post_reports, with_format_version)
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +100,7 @@ def test_bad_input_is_refused_with_one_line_and_storage_unchanged(env):
         (reports_body(words, texts, 4, f=0.5), {}, 422, "incompatible_reports"),                 # wrong f
         (DocumentRandomizer(words, 8.0).randomize([texts[0].split()]).to_bytes(), {}, 422,
          "incompatible_reports"),                                                                 # another kind
+        (with_format_version(good, 2), {}, 422, "incompatible_reports"),                         # another version
         (good[:-9], {}, 400, "malformed_reports"),                                               # truncated
         (good[:20] + bytes([good[20] ^ 1]) + good[21:], {}, 400, "malformed_reports"),           # flipped byte
         (b"{not json", {}, 400, "malformed_reports"),
@@ -123,6 +124,9 @@ def test_bad_input_is_refused_with_one_line_and_storage_unchanged(env):
     assert_error(status, json.loads(data), 403, "wrong_token")
     status, _, data = http("GET", url + "/v1/nowhere")
     assert_error(status, json.loads(data), 404, "not_found")
+    status, _, data = http("POST", url + "/v1/reports", with_format_version(good, 2),
+                           {"Content-Type": "application/octet-stream", "Idempotency-Key": "bad-input-version"})
+    assert "format version 2" in json.loads(data)["error"]["message"]
     after = count_rows(env["db"])
     assert after["n_reports"] == before["n_reports"] and after["models"] == before["models"]
     assert after["submissions"] == before["submissions"]
@@ -207,3 +211,26 @@ def test_client_gives_one_line_error_on_refusal(env):
     c = ServiceClient(env["url"], retries=1, backoff=0.01)
     with pytest.raises(ServerError, match="idempotency_key"):
         c.post_bytes("/v1/reports", b"junk", "x")
+
+
+def test_start_up_objects_are_frozen_out_of_the_collector(tmp_path):
+    """Full collections under load would otherwise scan every object the start-up left (imports, vocabulary, prior
+    model): pauses of 100-250 ms for every request in flight on a 2-core machine (benchmarks/bench_service.py)."""
+    import asyncio
+    import gc
+
+    from dptopic.service import ServiceConfig, create_app
+
+    cfg = ServiceConfig(make_words(50), 0.2, database=f"sqlite:///{tmp_path / 'gc.db'}")
+
+    async def frozen_while_serving(app):
+        async with app.router.lifespan_context(app):
+            return gc.get_freeze_count()
+
+    gc.unfreeze()
+    try:
+        assert asyncio.run(frozen_while_serving(create_app(cfg, start_trainer=False))) > 1000
+        gc.unfreeze()
+        assert asyncio.run(frozen_while_serving(create_app(cfg, start_trainer=False, freeze_gc=False))) == 0
+    finally:
+        gc.unfreeze()

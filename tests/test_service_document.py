@@ -11,7 +11,8 @@ pytest.importorskip("uvicorn")
 
 from dptopic.local import DocumentRandomizer, Randomizer  # noqa: E402
 
-from service_helpers import Server, admin, count_rows, get_json, http, make_data, post_reports  # noqa: E402
+from service_helpers import (Server, admin, count_rows, get_json, http, make_data, post_reports,  # noqa: E402
+                             with_format_version)
 
 
 @pytest.mark.filterwarnings("ignore:an explicit seed")
@@ -32,7 +33,8 @@ def test_document_kind_server_stores_trains_and_refuses_the_other_kind(tmp_path)
         other_eps = DocumentRandomizer(words, 4.0).randomize([texts[0].split()]).to_bytes(include_vocabulary=False)
         other_vocab = DocumentRandomizer(list(reversed(words)), 8.0).randomize([texts[0].split()]).to_bytes(
             include_vocabulary=False)
-        for i, bad in enumerate((word_body, other_eps, other_vocab)):
+        other_version = with_format_version(body, 2)
+        for i, bad in enumerate((word_body, other_eps, other_vocab, other_version)):
             status, _, data = http("POST", srv.url + "/v1/reports", bad,
                                    {"Content-Type": "application/octet-stream", "Idempotency-Key": f"doc-bad-{i:04d}"})
             err = json.loads(data)["error"]

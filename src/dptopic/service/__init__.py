@@ -7,11 +7,15 @@ mini-batches, exactly once, and runs FedLDA rounds. See ``docs/service.md``.
 from .config import ServiceConfig
 
 
-def create_app(cfg: ServiceConfig, start_trainer: bool = True):
-    """The Starlette ASGI app (imported lazily: the web stack is the optional ``service`` extra)."""
+def create_app(cfg: ServiceConfig, start_trainer: bool = True, freeze_gc: bool = True):
+    """The Starlette ASGI app (imported lazily: the web stack is the optional ``service`` extra).
+
+    ``freeze_gc``: after start-up, move the objects alive then out of the garbage collector's reach
+    (:func:`gc.freeze`), so that full collections under load stay short.
+    """
     from .app import create_app as _create
 
-    return _create(cfg, start_trainer=start_trainer)
+    return _create(cfg, start_trainer=start_trainer, freeze_gc=freeze_gc)
 
 
 __all__ = ["ServiceConfig", "create_app"]

@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 
 from ..errors import DPTopicError
-from . import codec
+from . import codec, kinds
 
 RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 
@@ -92,7 +92,7 @@ class ServiceClient:
         cfg = self.get_json("/v1/config")
         got = cfg.get("report_format", {})
         kind = cfg.get("report_kind", "word")
-        if kind not in ("word", "document"):
+        if kind not in kinds.NAMES:
             raise DPTopicError(f"the server takes reports of kind {str(kind)[:20]!r}, which this dptopic cannot write:"
                                " upgrade dptopic.")
         expected = codec.report_format(kind)
@@ -130,29 +130,23 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     client = client or ServiceClient(server)
     cfg = client.config()
     vocab = Vocabulary(cfg["vocabulary"])
-    document = cfg.get("report_kind", "word") == "document"
-    if document:
-        from ..local import DocumentRandomizer
-
-        rz = DocumentRandomizer(vocab, cfg["epsilon_doc"])  # the OS CSPRNG
-    else:
-        rz = codec.randomizer(vocab, cfg["f"])
+    kind = kinds.get(cfg.get("report_kind", "word"))
+    rz = kind.randomizer(vocab, cfg)
     local = corpus if corpus.vocabulary == vocab else corpus.restrict(vocab, drop_empty=False)
     reports = rz.randomize(local)  # one report per document, the empty ones included
-    nb = 4 * reports.subset_size if document else (len(vocab) + 7) // 8
+    nb = kind.bytes_per_report(reports)
     per_request = min(cfg["max_reports_per_request"], max(1, (cfg["max_body_bytes"] - 4096) // nb))
     if chunk_reports:
         per_request = min(per_request, chunk_reports)
     contributor = contributor or secrets.token_hex(8)
     sent = replayed = 0
     for a, b in _chunks(reports.n_reports, per_request):
-        body = reports[a:b].to_bytes(include_vocabulary=False) if document else codec.encode_reports(reports[a:b])
+        body = codec.encode_reports(reports[a:b])
         ack = client.post_bytes("/v1/reports", body, new_key(), {"Dptopic-Contributor": contributor})
         sent += ack["reports"]
         replayed += bool(ack.get("replayed"))
     return {"reports": sent, "uploads": -(-reports.n_reports // per_request), "replayed_acks": replayed,
-            "contributor": contributor, "report_kind": "document" if document else "word",
-            "epsilon_word": None if document else rz.epsilon_word, "epsilon_doc": rz.epsilon if document else rz.epsilon_doc,
+            "contributor": contributor, "report_kind": kind.name, **kind.epsilons(rz),
             "documents_without_vocabulary_words": int((local.doc_lengths == 0).sum()),
             "vocab_size": len(vocab), "attempts": client.attempts}
 

@@ -8,8 +8,10 @@ models are written by their own ``save``/``load`` (JSON + ``.npy``, never pickle
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import struct
 import tempfile
 from pathlib import Path
 
@@ -28,22 +30,43 @@ class IncompatibleReports(DPTopicError):
 
 def report_format(kind: str = "word") -> dict:
     """Kind, name and version of the report format the server reads (sent in ``/v1/config``)."""
-    if kind == "document":
-        from ..local import document
+    from . import kinds
 
-        return {"kind": "document", "name": document.FORMAT, "version": document.VERSION,
-                "media_type": "application/octet-stream", "byte_order": "little"}
-    from ..local import reports
-
-    return {"kind": "word", "name": reports.FORMAT, "version": reports.VERSION, "media_type": "application/octet-stream",
-            "bit_order": "little"}
+    return kinds.get(kind).report_format()
 
 
 def _kind_of(body: bytes) -> str | None:
-    from ..local import document, reports
+    from . import kinds
 
-    head = bytes(body[:8])
-    return {reports.MAGIC: "word", document.MAGIC: "document"}.get(head)
+    return kinds.of_body(body)
+
+
+def _other_version(body: bytes, kind: str):
+    """The format version a checksummed report file of ``kind`` declares, when it is not the version this server
+    reads; ``None`` otherwise (then the file is simply malformed). Called only after the parser refused the file."""
+    from .._io import load_json
+    from . import kinds
+
+    module = kinds.get(kind).module
+    data = bytes(body)
+    if _kind_of(data) != kind or len(data) < 12 + 32 or hashlib.sha256(data[:-32]).digest() != data[-32:]:
+        return None
+    (n,) = struct.unpack("<I", data[8:12])
+    try:
+        head = load_json(data[12:12 + n].decode("utf-8"), "the report header") if 12 + n <= len(data) - 32 else None
+    except (DPTopicError, ValueError, UnicodeDecodeError):
+        return None
+    version = head.get("version") if isinstance(head, dict) and head.get("format") == module.FORMAT else None
+    return None if version is None or version == module.VERSION else version
+
+
+def _refuse_other_version(body: bytes, kind: str, error: DPTopicError):
+    version = _other_version(body, kind)
+    if version is None:
+        raise MalformedReports(str(error)) from None
+    raise IncompatibleReports(f"uploaded reports use {kind}-level report format version {str(version)[:10]} but"
+                              f" this server takes version {report_format(kind)['version']} (see /v1/config"
+                              " report_format): randomize again with this server's dptopic version.") from None
 
 
 def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint: str):
@@ -57,7 +80,7 @@ def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint
     try:
         rs = DocumentReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
-        raise MalformedReports(str(e)) from None
+        _refuse_other_version(body, "document", e)
     if rs.vocab_size != len(vocabulary) or rs.vocabulary_sha256 != fingerprint:
         raise IncompatibleReports("uploaded reports were made with another vocabulary: use the one /v1/config lists.")
     if not math.isclose(rs.epsilon, float(epsilon), rel_tol=1e-12):
@@ -90,7 +113,7 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
     try:
         rs = ReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
-        raise MalformedReports(str(e)) from None
+        _refuse_other_version(body, "word", e)
     try:
         if fingerprint is None:
             rs.check(vocabulary=vocabulary, f=f, where="uploaded reports")
@@ -138,7 +161,7 @@ def rows_to_reports(rows, vocabulary, f: float):
 
 
 def encode_reports(reports) -> bytes:
-    """The upload body for a :class:`~dptopic.local.ReportSet` (the vocabulary is never embedded)."""
+    """The upload body for a report set of any kind (the vocabulary is never embedded)."""
     return reports.to_bytes(include_vocabulary=False)
 
 
@@ -151,18 +174,11 @@ def randomizer(vocabulary, f: float):
 
 # ----------------------------------------------------------------------------- trainer
 def new_trainer(cfg):
-    """A fresh model for the service configuration ``cfg`` (:class:`ServiceConfig`): OLP-LDA for word-level reports,
-    LocalDocumentLDA for document-level ones."""
-    from ..models import OLPLDA
+    """A fresh model for the service configuration ``cfg`` (:class:`ServiceConfig`): the model its report kind names
+    (OLP-LDA for word-level reports, LocalDocumentLDA for document-level ones; :mod:`dptopic.service.kinds`)."""
+    from . import kinds
 
-    if cfg.report_kind == "document":
-        from ..models import LocalDocumentLDA
-
-        return LocalDocumentLDA(n_topics=cfg.n_topics)
-
-    return OLPLDA(cfg.prior if cfg.prior is not None else "none", f=cfg.f, n_topics=cfg.n_topics,
-                  lam=cfg.lam, omega=cfg.omega, batch_size=cfg.batch_size, n_iter=cfg.n_iter,
-                  prior_iter=cfg.prior_iter, delta=cfg.delta, seed=None, n_jobs=1, verbose=0)
+    return kinds.get(cfg.report_kind).new_model(cfg)
 
 
 def train_batch(model, reports, vocabulary) -> None:

@@ -22,7 +22,8 @@ class ServiceConfig:
     f : flip parameter of the contributors' randomizer (``f = 2/(1 + e^eps_word)``); ``None`` for document-level
         reports.
     report_kind : ``"word"`` (LP-LDA's per-word reports, trained by OLP-LDA) or ``"document"`` (one word pair per
-        document by k-subset selection, eps_doc per document, trained by :class:`~dptopic.models.LocalDocumentLDA`).
+        document by k-subset selection, eps_doc per document, trained by :class:`~dptopic.models.LocalDocumentLDA`): a kind registered in
+        :mod:`dptopic.service.kinds`.
     epsilon_doc : the per-document epsilon of document-level reports.
     prior : public prior corpus ``D_0`` for OLP-LDA (disjoint from the contributors), or ``None``.
     n_topics, batch_size, n_iter, lam, omega, prior_iter, delta : OLP-LDA's parameters
@@ -92,20 +93,9 @@ class ServiceConfig:
         if len(self.vocabulary) < 1:
             raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
         validate_params(vars(self), self._parameter_constraints)
-        if self.report_kind not in ("word", "document"):
-            raise DPTopicError(f"invalid report kind {self.report_kind!r}: 'word' or 'document'.")
-        if (self.f is None) != (self.report_kind == "document"):
-            raise DPTopicError("word-level reports need --epsilon-word; document-level reports take --epsilon-doc"
-                               " instead.")
-        if self.report_kind == "document":
-            from ..local.document import MAX_WORDS
+        from . import kinds
 
-            if not 2 <= len(self.vocabulary) <= MAX_WORDS:
-                raise DPTopicError(f"document-level reports need a vocabulary of 2 to {MAX_WORDS} words (a few hundred"
-                                   f" frequent words work best); got {len(self.vocabulary)}.")
-            if self.prior is not None:
-                raise DPTopicError("--prior is for word-level reports (OLP-LDA); document-level topics use the reports"
-                                   " alone.")
+        kinds.get(self.report_kind).check_config(self)
         if not isinstance(self.database, str) or "://" not in self.database:
             raise DPTopicError(f"invalid database URL {self.database!r}: use sqlite:///PATH or"
                                " postgresql+psycopg://USER@HOST/DB.")

@@ -4,10 +4,12 @@ Every upload is validated by the HTTP layer, then queued here; the writer takes 
 queued (up to ``max_reports`` reports), stores it in one transaction and only then resolves
 each upload's future, so an acknowledgement always follows a durable commit. One fsync then
 serves many clients, and report ids are assigned in commit order (the trainer's cursor relies
-on it).
+on it). Requests of the event loop wait on asyncio futures (:meth:`GroupCommitWriter.submit_async`),
+resolved after the commit by one call into the loop per transaction, not one per request.
 """
 from __future__ import annotations
 
+import asyncio
 import queue
 import threading
 from concurrent.futures import Future
@@ -32,11 +34,22 @@ class GroupCommitWriter:
         return self
 
     def submit(self, sub: Submission) -> Future:
+        """Queue ``sub``; the returned :class:`concurrent.futures.Future` resolves after its commit."""
         fut: Future = Future()
         if self._stop.is_set():
             fut.set_exception(RuntimeError("the server is shutting down"))
         else:
-            self._q.put((sub, fut))
+            self._q.put((sub, fut, None))
+        return fut
+
+    def submit_async(self, sub: Submission) -> asyncio.Future:
+        """Queue ``sub`` from the running event loop; the returned asyncio future resolves after its commit."""
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        if self._stop.is_set():
+            fut.set_exception(RuntimeError("the server is shutting down"))
+        else:
+            self._q.put((sub, fut, loop))
         return fut
 
     def _take(self):
@@ -59,19 +72,46 @@ class GroupCommitWriter:
             items = self._take()
             if not items:
                 continue
-            live = [(s, f) for s, f in items if f.set_running_or_notify_cancel()]
+            # a request whose client went away before its turn is not stored
+            live = [(s, f, loop) for s, f, loop in items
+                    if (not f.cancelled() if loop is not None else f.set_running_or_notify_cancel())]
             if not live:
                 continue
             try:
-                results = self.storage.store([s for s, _ in live])
+                results = self.storage.store([s for s, _, _ in live])
             except BaseException as e:  # noqa: BLE001 - every waiting request learns the failure
-                for _, f in live:
-                    f.set_exception(e)
+                self._settle(live, [None] * len(live), e)
                 continue
             self.transactions += 1
-            for (_, f), r in zip(live, results):
-                f.set_result(r)
+            self._settle(live, results, None)
+
+    @staticmethod
+    def _settle(live, results, error) -> None:
+        """Resolve every future of one transaction: thread-safe ones directly, each event loop's in one call."""
+        per_loop: dict = {}
+        for (_, f, loop), r in zip(live, results):
+            if loop is None:
+                if error is None:
+                    f.set_result(r)
+                else:
+                    f.set_exception(error)
+            else:
+                per_loop.setdefault(loop, []).append((f, r))
+        for loop, pairs in per_loop.items():
+            try:
+                loop.call_soon_threadsafe(_resolve, pairs, error)
+            except RuntimeError:  # the loop has closed: nobody is waiting any more
+                pass
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stop.set()
         self._thread.join(timeout)
+
+
+def _resolve(pairs, error) -> None:
+    for f, r in pairs:
+        if not f.done():
+            if error is None:
+                f.set_result(r)
+            else:
+                f.set_exception(error)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import time
 from html import escape
 
+from . import kinds
+
 
 def _fmt(x, digits=4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
@@ -34,15 +36,8 @@ def render_status(service) -> str:
         fed_html = (f"<h2>FedLDA</h2><p>Open round: <b id='fed-round'>{rnd}</b>; per-entry epsilon"
                     f" {_fmt(service.rrp.epsilon)}, {service.rrp.n_entries} entries per update.</p>"
                     "<table><tr><th>client</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
-    if cfg.report_kind == "document":
-        privacy_html = (f"Local privacy of every report (k-subset selection of one word pair per document):"
-                        f" eps_doc = {_fmt(cfg.epsilon_doc)} per document (V = {cfg.vocab_size}).")
-        model_name = "LocalDocumentLDA"
-    else:
-        privacy_html = (f"Local privacy of every report (Zhao et al. 2020, Theorem 4): eps_word = {_fmt(cfg.epsilon_word)}"
-                        f" per word, eps_doc = {_fmt(cfg.vocab_size * cfg.epsilon_word)} per document"
-                        f" (V = {cfg.vocab_size}, f = {_fmt(cfg.f)}).")
-        model_name = "OLP-LDA"
+    kind = kinds.get(cfg.report_kind)
+    privacy_html, model_name = kind.privacy_line(cfg, _fmt), kind.model_name
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="30">
 <title>dptopic collection service</title>

@@ -13,7 +13,7 @@ import threading
 import time
 
 from ..errors import DPTopicError
-from . import codec
+from . import codec, kinds
 from .storage import Storage
 
 log = logging.getLogger("dptopic.service")
@@ -53,10 +53,7 @@ class Trainer:
             if not rows or (len(rows) < self.cfg.batch_size and not force):
                 return None
             first, last = rows[0][0], rows[-1][0]
-            if self.cfg.report_kind == "document":
-                reports = codec.rows_to_document_reports([p for _, p in rows], self.cfg.vocabulary, self.cfg.epsilon_doc)
-            else:
-                reports = codec.rows_to_reports([p for _, p in rows], self.cfg.vocabulary, self.cfg.f)
+            reports = kinds.get(self.cfg.report_kind).from_rows([p for _, p in rows], self.cfg)
             t0 = time.perf_counter()
             status, note, meta, arrays = "trained", None, None, None
             try:

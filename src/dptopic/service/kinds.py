@@ -1,0 +1,224 @@
+"""The kinds of local-DP report the service takes: the one place a kind is registered.
+
+A server takes one kind, fixed for its database (``--report-kind``) and named in ``/v1/config``
+(``report_kind`` and ``report_format``: format name and version). Each kind says, in one class:
+
+* its file format (the :mod:`dptopic.local` module with ``MAGIC``, ``FORMAT`` and ``VERSION``);
+* how an upload is parsed and checked against the server's settings, and how stored rows become
+  a training batch again (through :mod:`dptopic.service.codec`);
+* which model the server trains on it;
+* the privacy it states: per report, and per contributor after ``n`` reports;
+* what a contributor's client does with it (randomizer, upload bytes).
+
+To add a kind, subclass :class:`ReportKind` and add an instance to :data:`KINDS`; the HTTP layer,
+the trainer, the status page, the configuration checks and ``dptopic submit`` dispatch through
+:func:`get` and need no change. Importing this module loads no numerical library.
+"""
+from __future__ import annotations
+
+import importlib
+
+from ..errors import DPTopicError
+
+_BASIC = "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"
+_UNIT = "local DP, per contributor (all their reports)"
+
+
+class ReportKind:
+    """One kind of report. Subclasses set the class attributes and implement the methods."""
+
+    name: str = ""
+    format_module: str = ""  # the dptopic.local module that reads and writes the format
+    model_name: str = ""
+    format_fields: dict = {}  # extra fields of /v1/config's report_format
+
+    # -------------------------------------------------------------- format
+    @property
+    def module(self):
+        return importlib.import_module(self.format_module)
+
+    def report_format(self) -> dict:
+        m = self.module
+        return {"kind": self.name, "name": m.FORMAT, "version": m.VERSION, "media_type": "application/octet-stream",
+                **self.format_fields}
+
+    # -------------------------------------------------------------- server
+    def check_config(self, cfg) -> None:
+        """Refuse (one line) settings this kind cannot serve."""
+
+    def settings(self, cfg) -> dict:
+        """What the stored reports are made with, besides vocabulary, V and format (bound to the database)."""
+        return {}
+
+    def epsilon_doc(self, cfg) -> float:
+        raise NotImplementedError
+
+    def decode(self, body: bytes, cfg, fingerprint: str):
+        """Parse and check an upload (raises ``codec.MalformedReports`` / ``codec.IncompatibleReports``)."""
+        raise NotImplementedError
+
+    def from_rows(self, rows: list[bytes], cfg):
+        """Stored rows (a training batch) back to a report set."""
+        raise NotImplementedError
+
+    def new_model(self, cfg):
+        raise NotImplementedError
+
+    def contributor_privacy(self, cfg, n: int) -> dict:
+        raise NotImplementedError
+
+    def privacy_line(self, cfg, fmt=str) -> str:
+        """The status page's sentence on the privacy of every report."""
+        raise NotImplementedError
+
+    # -------------------------------------------------------------- contributor
+    def randomizer(self, vocabulary, config_doc: dict):
+        """The contributor-side randomizer for a server's ``/v1/config`` (coins from the OS CSPRNG, no seed)."""
+        raise NotImplementedError
+
+    def bytes_per_report(self, reports) -> int:
+        """Bytes one report of the set ``reports`` takes in an upload (for splitting uploads under the body limit)."""
+        raise NotImplementedError
+
+    def epsilons(self, randomizer) -> dict:
+        """``epsilon_word`` and ``epsilon_doc`` of one report, for the contributor's summary."""
+        raise NotImplementedError
+
+
+class WordReports(ReportKind):
+    """LP-LDA's word-presence bits, each flipped with probability f/2 (Zhao et al. 2020); trained by OLP-LDA."""
+
+    name = "word"
+    format_module = "dptopic.local.reports"
+    model_name = "OLP-LDA"
+    format_fields = {"bit_order": "little"}
+
+    def check_config(self, cfg) -> None:
+        if cfg.f is None:
+            raise DPTopicError("word-level reports need --epsilon-word; document-level reports take --epsilon-doc"
+                               " instead.")
+
+    def epsilon_doc(self, cfg) -> float:
+        return cfg.vocab_size * cfg.epsilon_word
+
+    def decode(self, body, cfg, fingerprint):
+        from . import codec
+
+        return codec.decode_reports(body, cfg.vocabulary, cfg.f, fingerprint)
+
+    def from_rows(self, rows, cfg):
+        from . import codec
+
+        return codec.rows_to_reports(rows, cfg.vocabulary, cfg.f)
+
+    def new_model(self, cfg):
+        from ..models import OLPLDA
+
+        return OLPLDA(cfg.prior if cfg.prior is not None else "none", f=cfg.f, n_topics=cfg.n_topics,
+                      lam=cfg.lam, omega=cfg.omega, batch_size=cfg.batch_size, n_iter=cfg.n_iter,
+                      prior_iter=cfg.prior_iter, delta=cfg.delta, seed=None, n_jobs=1, verbose=0)
+
+    def contributor_privacy(self, cfg, n):
+        return {"reports": n, "epsilon_word": cfg.epsilon_word, "epsilon_doc": cfg.vocab_size * cfg.epsilon_word,
+                "epsilon_contributor_doc_basic": n * cfg.vocab_size * cfg.epsilon_word,
+                "epsilon_contributor_word_basic": n * cfg.epsilon_word,
+                "delta": 0.0, "unit": _UNIT, "accounting": _BASIC}
+
+    def privacy_line(self, cfg, fmt=str):
+        return (f"Local privacy of every report (Zhao et al. 2020, Theorem 4): eps_word = {fmt(cfg.epsilon_word)}"
+                f" per word, eps_doc = {fmt(cfg.vocab_size * cfg.epsilon_word)} per document"
+                f" (V = {cfg.vocab_size}, f = {fmt(cfg.f)}).")
+
+    def randomizer(self, vocabulary, config_doc):
+        from . import codec
+
+        return codec.randomizer(vocabulary, config_doc["f"])
+
+    def bytes_per_report(self, reports):
+        return (reports.vocab_size + 7) // 8
+
+    def epsilons(self, randomizer):
+        return {"epsilon_word": randomizer.epsilon_word, "epsilon_doc": randomizer.epsilon_doc}
+
+
+class DocumentReports(ReportKind):
+    """One word pair of the document by k-subset selection, eps_doc per document; trained by LocalDocumentLDA."""
+
+    name = "document"
+    format_module = "dptopic.local.document"
+    model_name = "LocalDocumentLDA"
+    format_fields = {"byte_order": "little"}
+
+    def check_config(self, cfg) -> None:
+        if cfg.f is not None:
+            raise DPTopicError("word-level reports need --epsilon-word; document-level reports take --epsilon-doc"
+                               " instead.")
+        max_words = self.module.MAX_WORDS
+        if not 2 <= len(cfg.vocabulary) <= max_words:
+            raise DPTopicError(f"document-level reports need a vocabulary of 2 to {max_words} words (a few hundred"
+                               f" frequent words work best); got {len(cfg.vocabulary)}.")
+        if cfg.prior is not None:
+            raise DPTopicError("--prior is for word-level reports (OLP-LDA); document-level topics use the reports"
+                               " alone.")
+
+    def settings(self, cfg):
+        return {"epsilon_doc": cfg.epsilon_doc}
+
+    def epsilon_doc(self, cfg) -> float:
+        return cfg.epsilon_doc
+
+    def decode(self, body, cfg, fingerprint):
+        from . import codec
+
+        return codec.decode_document_reports(body, cfg.vocabulary, cfg.epsilon_doc, fingerprint)
+
+    def from_rows(self, rows, cfg):
+        from . import codec
+
+        return codec.rows_to_document_reports(rows, cfg.vocabulary, cfg.epsilon_doc)
+
+    def new_model(self, cfg):
+        from ..models import LocalDocumentLDA
+
+        return LocalDocumentLDA(n_topics=cfg.n_topics)
+
+    def contributor_privacy(self, cfg, n):
+        return {"reports": n, "epsilon_doc": cfg.epsilon_doc, "epsilon_contributor_doc_basic": n * cfg.epsilon_doc,
+                "epsilon_contributor_word_basic": None, "delta": 0.0, "unit": _UNIT, "accounting": _BASIC}
+
+    def privacy_line(self, cfg, fmt=str):
+        return (f"Local privacy of every report (k-subset selection of one word pair per document):"
+                f" eps_doc = {fmt(cfg.epsilon_doc)} per document (V = {cfg.vocab_size}).")
+
+    def randomizer(self, vocabulary, config_doc):
+        from ..local import DocumentRandomizer
+
+        return DocumentRandomizer(vocabulary, config_doc["epsilon_doc"])  # the OS CSPRNG
+
+    def bytes_per_report(self, reports):
+        return 4 * reports.subset_size
+
+    def epsilons(self, randomizer):
+        return {"epsilon_word": None, "epsilon_doc": randomizer.epsilon}
+
+
+KINDS: dict[str, ReportKind] = {k.name: k for k in (WordReports(), DocumentReports())}
+NAMES: tuple[str, ...] = tuple(KINDS)
+
+
+def get(name) -> ReportKind:
+    """The registered kind called ``name``; one-line error for any other."""
+    kind = KINDS.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise DPTopicError(f"invalid report kind {str(name)[:20]!r}: one of {', '.join(repr(n) for n in NAMES)}.")
+    return kind
+
+
+_BY_MAGIC: dict[bytes, str] = {}
+
+
+def of_body(body: bytes) -> str | None:
+    """The kind whose magic number starts ``body``, or ``None``."""
+    if not _BY_MAGIC:
+        _BY_MAGIC.update({kind.module.MAGIC: kind.name for kind in KINDS.values()})
+    return _BY_MAGIC.get(bytes(body[:8]))
