@@ -16,7 +16,7 @@ DEFAULT_ITERATIONS = 200
 _CENTRAL = ("cdp", "cdp+", "hdp")
 _FED = ("fed",)
 _SVI = ("svi",)
-_DOC = ("docdp",)
+_DOC = ("docdp", "docdp-cooc")
 _CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC
 # Flags that only some algorithms read, with their defaults: given to another algorithm they would be
 # silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
@@ -26,7 +26,7 @@ _ALGORITHM_ONLY = {
     "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
     "epsilon_inherent": (10.0, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + _DOC + ("lp", "olp")),
     "noise": ("discrete", _CENTRAL),
-    "reports": (None, ("lp", "olp")), "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
+    "reports": (None, ("lp", "olp", "ldp-doc")), "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
     "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
     "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
     "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "variant": ("another", _FED),
@@ -224,14 +224,14 @@ def cmd_train(a):
     _resolve_unit(a, console)
     _refuse_foreign_flags(a)
     check_out(a)
-    if a.algorithm in SVI_ALGORITHMS + ("docdp",):
-        if a.algorithm == "docdp":
-            from ..models import DocDPEM
+    if a.algorithm in SVI_ALGORITHMS + _DOC:
+        if a.algorithm in _DOC:
+            from ..models import ALGORITHMS
 
             if a.epsilon is None:
-                raise DPTopicError("docdp needs --epsilon, the budget of the whole run (and --delta).")
-            model = DocDPEM.from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure, seed=_resolve_seed(a),
-                                        verbose=0 if a.quiet else 1)
+                raise DPTopicError(f"{a.algorithm} needs --epsilon, the budget of the whole run (and --delta).")
+            model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
+                                                        seed=_resolve_seed(a), verbose=0 if a.quiet else 1)
             model._validate()
         else:
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
@@ -240,7 +240,7 @@ def cmd_train(a):
             _warn_if_too_small(a, corpus, console)
         return train_svi(model, corpus, vocab, a, console,
                          after_fit=lambda m: _compose_private_vocabulary(m, event, console))
-    if a.algorithm in ("lp", "olp"):
+    if a.algorithm in ("lp", "olp", "ldp-doc"):
         from .local import train_local
 
         return train_local(a, console)
@@ -360,7 +360,7 @@ def cmd_topics(a):
 def register(sub) -> None:
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "fed") + SVI_ALGORITHMS + ("docdp",),
+    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "ldp-doc", "fed") + SVI_ALGORITHMS + _DOC,
                    default=None, help="the trainer (default lda, not private); or give --unit instead")
     t.add_argument("--unit", choices=("document", "word"), default=None,
                    help="train the best measured private trainer for this privacy unit with --epsilon (the total"
