@@ -1,7 +1,7 @@
 """Document-level local DP on 20 Newsgroups: topic quality against the number of contributors, and the choice of
 frequency oracle.
 
-    PYTHONPATH=src nice -n 10 python benchmarks/bench_local_document.py                 # eps_doc 8, V' 200 and 400
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_local_document.py                 # eps_doc 8, V' 100, 200 and 400
     PYTHONPATH=src nice -n 10 python benchmarks/bench_local_document.py --epsilon 8 4 2 --contributors 100000 400000
     PYTHONPATH=src nice -n 10 python benchmarks/bench_local_document.py --mode oracles --epsilon 8 4 2
 
@@ -106,12 +106,14 @@ def curve(a):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    colour = {Vp: f"C{i}" for i, Vp in enumerate(a.words)}
+    styles = {eps: m for eps, m in zip(a.epsilon, ("o-", "s--", "^:", "v-."))}
     for (eps, Vp), pts in curves.items():
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"eps_doc {eps:g}, {Vp} words")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], styles.get(eps, "o-"), c=colour[Vp],
+                label=f"eps_doc {eps:g}, {Vp} words")
     for Vp, (ceiling, null) in refs.items():
-        ax.axhline(ceiling, ls="--", lw=0.8, c="k" if Vp == a.words[0] else "grey",
-                   label=f"no noise (exact pair matrix), {Vp} words")
+        ax.axhline(ceiling, ls="--", lw=0.8, c=colour[Vp], label=f"no noise (exact pair matrix), {Vp} words")
     ax.axhline(min(r[1] for r in refs.values()), ls=":", c="grey", lw=0.8, label="random topics of the same words")
     ax.set_xscale("log")
     ax.set_xlabel("contributors (one document each)")
@@ -234,7 +236,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=("curve", "oracles"), default="curve")
     ap.add_argument("--epsilon", type=float, nargs="+", default=[8.0])
-    ap.add_argument("--words", type=int, nargs="+", default=[200, 400])
+    ap.add_argument("--words", type=int, nargs="+", default=[100, 200, 400])
     ap.add_argument("--contributors", type=int, nargs="*", default=[2000, 11287, 50000, 100000, 200000, 400000])
     ap.add_argument("--reports", type=int, default=20_000, help="oracles: reports per oracle")
     ap.add_argument("--topics", type=int, default=20)
