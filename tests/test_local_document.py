@@ -67,6 +67,25 @@ def test_document_reports_are_eps_ldp_for_whole_documents():
     assert ratio <= math.exp(eps) * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("D", [3, 7, 1000, 20_101, 80_201, 2_001_001])
+def test_realised_keep_probability_never_exceeds_e_eps(D):
+    """The coin realises T / 2^53: checked against e^eps with 80 digits, at every epsilon of a grid (comparing a
+    float in [0, 1) with p, as before, realised ceil(p 2^53) / 2^53 and went above e^eps in about half of them)."""
+    from decimal import Decimal, localcontext
+
+    from dptopic.mechanisms.frequency_oracle import keep_threshold
+
+    for eps in (0.1, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0, 12.0):
+        k, T = subset_size(D, eps), keep_threshold(D, eps)
+        with localcontext() as ctx:
+            ctx.prec = 80
+            def ratio(t):                                                 # P(S | x in S) / P(S | x not in S)
+                return Decimal(t) * (D - k) / (Decimal(2 ** 53 - t) * k)
+            bound = Decimal(eps).exp()
+            assert ratio(T) <= bound < ratio(T + 1)                       # sound, and the largest sound threshold
+        assert inclusion_probabilities(D, eps)[0] == T / 2 ** 53          # the estimator uses the realised p
+
+
 def test_counts_are_unbiased_within_standard_error():
     D, eps = 200, 4.0
     rng = np.random.default_rng(0)

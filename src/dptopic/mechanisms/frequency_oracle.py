@@ -8,7 +8,10 @@ item, whatever the domain size. ``k = D / (e^eps + 1)`` (rounded, at least 1) mi
 estimator's variance to first order (Wang et al. 2016, Sec. 4).
 
 Sampling: the true item is in ``S`` with probability ``p = k e^eps / (k e^eps + D - k)``; the rest of
-``S`` is uniform among the other items. The server's unbiased count of item ``j`` among ``n`` reports
+``S`` is uniform among the other items. The coin is a uniform 53-bit integer compared with
+``T = floor(p 2^53)`` (:func:`keep_threshold`, computed with 60 significant digits), so the realised keep
+probability ``T / 2^53`` never exceeds ``p`` and the realised likelihood ratio never exceeds ``e^eps``
+(comparing a float in [0, 1) with ``p`` would realise ``ceil(p 2^53) / 2^53``, up to one part in 2^53 above). The server's unbiased count of item ``j`` among ``n`` reports
 is ``(c_j - n q) / (p - q)``, ``c_j`` the reports containing ``j`` and ``q`` the probability that a
 report whose item is not ``j`` contains ``j``.
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import math
 import secrets
+from decimal import ROUND_FLOOR, Decimal, localcontext
 
 import numpy as np
 
@@ -43,12 +47,26 @@ def subset_size(domain_size: int, epsilon: float) -> int:
     return int(min(max(1, round(D / (math.exp(eps) + 1.0))), D - 1))
 
 
-def inclusion_probabilities(domain_size: int, epsilon: float, k: int | None = None) -> tuple[float, float]:
-    """``(p, q)``: the probability that a report contains its own item, and that it contains a given other item."""
+COIN_BITS = 53
+
+
+def keep_threshold(domain_size: int, epsilon: float, k: int | None = None) -> int:
+    """``T = floor(p 2^53)``: a report keeps its own item when a uniform 53-bit integer is below ``T``."""
     D, eps = _check(domain_size, epsilon)
     k = subset_size(D, eps) if k is None else int(k)
-    ke = k * math.exp(eps)
-    p = ke / (ke + D - k)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        ke = k * Decimal(eps).exp()
+        p = ke / (ke + (D - k))
+        return int((p * (1 << COIN_BITS)).to_integral_value(rounding=ROUND_FLOOR))
+
+
+def inclusion_probabilities(domain_size: int, epsilon: float, k: int | None = None) -> tuple[float, float]:
+    """``(p, q)``: the (realised) probability that a report contains its own item, ``T / 2^53``, and that it
+    contains a given other item."""
+    D, eps = _check(domain_size, epsilon)
+    k = subset_size(D, eps) if k is None else int(k)
+    p = keep_threshold(D, eps, k) / float(1 << COIN_BITS)
     q = (p * (k - 1) + (1 - p) * k) / (D - 1)
     return p, q
 
@@ -65,20 +83,20 @@ def subset_selection(items, domain_size: int, epsilon: float, rng: np.random.Gen
     if x.ndim != 1 or (x.size and (x.dtype.kind not in "iu" or x.min() < 0 or x.max() >= D)):
         raise DPTopicError(f"items must be a 1-D array of integers in [0, {D}).")
     k = subset_size(D, eps)
-    p, _ = inclusion_probabilities(D, eps, k)
+    T = keep_threshold(D, eps, k)
     out = np.empty((x.size, k), dtype=np.uint32)
     if secure:
         if rng is not None:
             raise DPTopicError("secure=True takes its coins from the operating system's CSPRNG: pass no Generator.")
         sysrand = secrets.SystemRandom()
         for i, xi in enumerate(x.tolist()):
-            keep = sysrand.random() < p
+            keep = secrets.randbits(COIN_BITS) < T
             others = np.asarray(sysrand.sample(range(D - 1), k - 1 if keep else k), dtype=np.int64)
             out[i] = np.sort(np.concatenate([np.where(others >= xi, others + 1, others), [xi] if keep else []]))
     else:
         if not isinstance(rng, np.random.Generator):
             raise DPTopicError("a numpy Generator is required unless secure=True.")
-        keep = rng.random(x.size) < p
+        keep = rng.random(x.size) < T / float(1 << COIN_BITS)     # random() is a multiple of 2^-53: exact
         for i in range(x.size):
             xi = int(x[i])
             others = rng.choice(D - 1, size=k - 1 if keep[i] else k, replace=False)
