@@ -17,6 +17,7 @@ the trainer, the status page, the configuration checks and ``dptopic submit`` di
 from __future__ import annotations
 
 import importlib
+from abc import ABC, abstractmethod
 
 from ..errors import DPTopicError
 
@@ -24,8 +25,8 @@ _BASIC = "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16
 _UNIT = "local DP, per contributor (all their reports)"
 
 
-class ReportKind:
-    """One kind of report. Subclasses set the class attributes and implement the methods."""
+class ReportKind(ABC):
+    """One kind of report. Subclasses set the class attributes and implement the abstract methods."""
 
     name: str = ""
     format_module: str = ""  # the dptopic.local module that reads and writes the format
@@ -50,39 +51,42 @@ class ReportKind:
         """What the stored reports are made with, besides vocabulary, V and format (bound to the database)."""
         return {}
 
+    @abstractmethod
     def epsilon_doc(self, cfg) -> float:
-        raise NotImplementedError
+        """The epsilon of one report for a whole document."""
 
+    @abstractmethod
     def decode(self, body: bytes, cfg, fingerprint: str):
         """Parse and check an upload (raises ``codec.MalformedReports`` / ``codec.IncompatibleReports``)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def from_rows(self, rows: list[bytes], cfg):
         """Stored rows (a training batch) back to a report set."""
-        raise NotImplementedError
 
+    @abstractmethod
     def new_model(self, cfg):
-        raise NotImplementedError
+        """A fresh model of the kind's trainer for the server's settings."""
 
+    @abstractmethod
     def contributor_privacy(self, cfg, n: int) -> dict:
-        raise NotImplementedError
+        """The guarantee of one contributor who sent ``n`` reports (their events compose)."""
 
+    @abstractmethod
     def privacy_line(self, cfg, fmt=str) -> str:
         """The status page's sentence on the privacy of every report."""
-        raise NotImplementedError
 
     # -------------------------------------------------------------- contributor
+    @abstractmethod
     def randomizer(self, vocabulary, config_doc: dict):
         """The contributor-side randomizer for a server's ``/v1/config`` (coins from the OS CSPRNG, no seed)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def bytes_per_report(self, reports) -> int:
         """Bytes one report of the set ``reports`` takes in an upload (for splitting uploads under the body limit)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def epsilons(self, randomizer) -> dict:
         """``epsilon_word`` and ``epsilon_doc`` of one report, for the contributor's summary."""
-        raise NotImplementedError
 
 
 class WordReports(ReportKind):
