@@ -14,10 +14,6 @@ from .messages import ClientUpdate, MessageError, ModelBroadcast, decode_message
 class FedServer:
     """Global topic–word counts ``N`` (K × V) and the published ``phi = (N + β) / rowsum``.
 
-    ``flat_share``: the public share of entries whose word was replaced by a uniform draw (``eta`` under
-    ``exclusion="uniform"``); its expected count ``flat_share * n_k / V`` is removed from every cell before Φ
-    (post-processing).
-
     Each round, the counts are rebuilt from that round's updates (every update lists the user's
     current assignments), scaled by ``1 / sample_ratio``. ``n_entries`` is the exact number of
     entries every update must carry. An entry labelled ``n_topics`` is one its client attributed to
@@ -25,7 +21,7 @@ class FedServer:
     """
 
     def __init__(self, vocabulary, n_topics: int, client_ids, n_entries: int, beta: float = 0.01,
-                 sample_ratio: float = 1.0, rng: np.random.Generator | None = None, flat_share: float = 0.0):
+                 sample_ratio: float = 1.0, rng: np.random.Generator | None = None):
         self.words = list(getattr(vocabulary, "words", vocabulary))
         self.vocab = vocabulary_fingerprint(self.words)
         self.n_topics = int(n_topics)
@@ -35,9 +31,6 @@ class FedServer:
         self.n_entries = int(n_entries)
         self.beta = float(beta)
         self.sample_ratio = float(sample_ratio)
-        if not 0.0 <= flat_share <= 1.0:
-            raise MessageError(f"invalid flat_share={flat_share!r}: must be in [0, 1].")
-        self.flat_share = float(flat_share)
         self.round = 0
         V = len(self.words)
         self.counts = np.zeros((self.n_topics, V))
@@ -88,14 +81,6 @@ class FedServer:
         flat = np.concatenate([m.topics.astype(np.int64) * V + m.words for m in self._pending.values()])
         flat = flat[flat < K * V]  # entries labelled as noise (topic K) are not counted
         counts = np.bincount(flat, minlength=K * V).reshape(K, V) / self.sample_ratio
-        if self.flat_share > 0:
-            # a share flat_share of each topic's entries were replaced by uniform draws: remove their expected
-            # count and rescale (post-processing of the reports; eta and the mix are public)
-            n_k = counts.sum(axis=1, keepdims=True)
-            if self.flat_share >= 1.0 - 1e-12:  # every word was replaced: the reports carry no word information
-                counts = np.zeros_like(counts)
-            else:
-                counts = np.maximum(counts - self.flat_share * n_k / V, 0.0) / (1.0 - self.flat_share)
         phi = counts + self.beta
         phi /= phi.sum(axis=1, keepdims=True)
         self.counts, self.phi = counts, phi
