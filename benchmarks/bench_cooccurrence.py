@@ -37,19 +37,21 @@ def speed(a):
 
     from bench_docdp import load
     from dptopic import DocDPCooccurrence, DocDPEM, OnlineVB
-    from dptopic.kernels.pair_moments import document_frequency_tokens, normalised_cooccurrence_tokens
+    from dptopic.kernels.docdp import tokens_to_bow
+    from dptopic.kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
     warnings.filterwarnings("ignore")
     tr, _ = load()
     X = tr.to_bow().tocsr()
     K, V, T = 20, tr.vocab_size, a.threads
     rows = []
     kept = np.arange(400)
-    document_frequency_tokens(tr.word_ids, tr.doc_ptr, V, T)            # compile
-    normalised_cooccurrence_tokens(tr.word_ids, tr.doc_ptr, kept, V, T)
+    bow = tokens_to_bow(tr.doc_ptr, tr.word_ids, V)
+    document_frequency_bow(bow, V, T)            # compile
+    normalised_cooccurrence_bow(bow, kept, V, T)
     t = time.perf_counter()
     for _ in range(a.repeats):
-        document_frequency_tokens(tr.word_ids, tr.doc_ptr, V, T)
-        normalised_cooccurrence_tokens(tr.word_ids, tr.doc_ptr, kept, V, T)
+        document_frequency_bow(bow, V, T)
+        normalised_cooccurrence_bow(bow, kept, V, T)
     t_passes = (time.perf_counter() - t) / (2 * a.repeats)
     rows.append(["DocDPCooccurrence, one pass (mean of its 2)", t_passes])
     t = time.perf_counter()

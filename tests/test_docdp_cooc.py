@@ -171,15 +171,17 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
 
 
 def test_compiled_statistics_match_the_numpy_reference():
-    from dptopic.kernels.pair_moments import document_frequency_tokens, normalised_cooccurrence_tokens
+    from dptopic.kernels.docdp import tokens_to_bow
+    from dptopic.kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
     c = lda_corpus(n_docs=400, vocab_size=60, n_topics=3, doc_length=("poisson", 30), seed=3).corpus
     X = c.to_bow()
+    bow = tokens_to_bow(c.doc_ptr, c.word_ids, 60)
     cols = np.arange(0, 60, 3)
     for n_jobs in (1, 3):
-        np.testing.assert_allclose(normalised_cooccurrence_tokens(c.word_ids, c.doc_ptr, cols, 60, n_jobs),
+        np.testing.assert_allclose(normalised_cooccurrence_bow(bow, cols, 60, n_jobs),
                                    normalised_cooccurrence(X, cols), atol=1e-10)
-        np.testing.assert_allclose(document_frequency_tokens(c.word_ids, c.doc_ptr, 60, n_jobs),
-                                   document_frequency_statistic(X), atol=1e-10)
+        np.testing.assert_allclose(document_frequency_bow(bow, 60, n_jobs), document_frequency_statistic(X),
+                                   atol=1e-10)
 
 
 @pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
@@ -193,3 +195,13 @@ def test_streaming_from_shards_and_threads_give_the_same_model(tmp_path):
     np.testing.assert_allclose(a.components_, b.components_, atol=1e-6)
     assert b.privacy_["epsilon"] == pytest.approx(a.privacy_["epsilon"])
     assert "the vocabulary" in b.privacy_["scope"]      # shards built their own vocabulary: not covered
+    # mini-batches: a list of count matrices, or a function returning fresh ones, give the same model
+    X = s.corpus.to_bow()
+    parts = [X[:250], X[250:]]
+    c = DocDPCooccurrence(n_topics=3, epsilon=50.0, n_words=20, seed=0).fit(parts, vocabulary=s.corpus.vocabulary)
+    d = DocDPCooccurrence(n_topics=3, epsilon=50.0, n_words=20, seed=0).fit(lambda: iter(parts),
+                                                                           vocabulary=s.corpus.vocabulary)
+    np.testing.assert_allclose(c.components_, a.components_, atol=1e-6)
+    np.testing.assert_array_equal(c.components_, d.components_)
+    with pytest.raises(DPTopicError, match="iterator can be read only once"):
+        DocDPCooccurrence(n_topics=3).fit(iter(parts))

@@ -1,5 +1,6 @@
-"""Compiled per-document statistics of the document-level co-occurrence trainer (pure functions over a corpus's
-token arrays; the NumPy reference is :mod:`dptopic.recovery.cooccurrence`).
+"""Compiled per-document statistics of the document-level co-occurrence trainer (pure functions over a block of
+documents in bag-of-words form ``(ptr, ids, counts)``: each document's distinct words and their counts, as
+:func:`dptopic.kernels.docdp.tokens_to_bow` makes them; the NumPy reference is :mod:`dptopic.recovery.cooccurrence`).
 
 Both run on a block of documents without the GIL, so threads can share a corpus (:func:`blocks`).
 """
@@ -13,7 +14,7 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def cooccurrence_block(word_ids, doc_ptr, d0, d1, slot, out):
+def cooccurrence_block(ptr, ids, cts, d0, d1, slot, out):
     """Add ``(c c^T - diag c) / ||c c^T - diag c||_F`` of documents ``d0..d1-1`` to ``out`` (``n x n``), ``c`` the
     document's counts of the tracked words (``slot[w]``: tracked index of word ``w``, -1 if not tracked)."""
     n = out.shape[0]
@@ -21,13 +22,13 @@ def cooccurrence_block(word_ids, doc_ptr, d0, d1, slot, out):
     seen = np.empty(n, np.int64)
     for d in range(d0, d1):
         m = 0
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            j = slot[word_ids[i]]
+        for i in range(ptr[d], ptr[d + 1]):
+            j = slot[ids[i]]
             if j >= 0:
                 if counts[j] == 0.0:
                     seen[m] = j
                     m += 1
-                counts[j] += 1.0
+                counts[j] += cts[i]
         s2 = 0.0
         s4 = 0.0
         dd = 0.0
@@ -53,16 +54,16 @@ def cooccurrence_block(word_ids, doc_ptr, d0, d1, slot, out):
 
 
 @njit(cache=True, nogil=True)
-def presence_block(word_ids, doc_ptr, d0, d1, out):
+def presence_block(ptr, ids, cts, d0, d1, out):
     """Add each document's 0/1 word-presence vector divided by its L2 norm to ``out`` (length V)."""
     V = out.shape[0]
     mark = np.zeros(V, np.bool_)
     seen = np.empty(V, np.int64)
     for d in range(d0, d1):
         m = 0
-        for i in range(doc_ptr[d], doc_ptr[d + 1]):
-            w = word_ids[i]
-            if not mark[w]:
+        for i in range(ptr[d], ptr[d + 1]):
+            w = ids[i]
+            if cts[i] > 0 and not mark[w]:
                 mark[w] = True
                 seen[m] = w
                 m += 1
@@ -73,38 +74,40 @@ def presence_block(word_ids, doc_ptr, d0, d1, out):
                 mark[seen[t]] = False
 
 
-def blocks(doc_ptr, n_jobs: int) -> list[tuple[int, int]]:
-    """``n_jobs`` contiguous document blocks of about equal token counts."""
-    D = len(doc_ptr) - 1
+def blocks(ptr, n_jobs: int) -> list[tuple[int, int]]:
+    """``n_jobs`` contiguous document blocks of about equal numbers of (document, word) entries."""
+    D = len(ptr) - 1
     if D <= 0:
         return []
-    cuts = np.searchsorted(doc_ptr, np.linspace(0, doc_ptr[-1], n_jobs + 1)[1:-1])
+    cuts = np.searchsorted(ptr, np.linspace(0, ptr[-1], n_jobs + 1)[1:-1])
     edges = np.unique(np.concatenate([[0], np.clip(cuts, 0, D), [D]]))
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
-def _run(kernel, word_ids, doc_ptr, shape, n_jobs, extra=()):
-    parts = blocks(doc_ptr, max(1, int(n_jobs)))
+def _run(kernel, bow, shape, n_jobs, extra=()):
+    ptr, ids, cts = bow
+    ptr = np.asarray(ptr, dtype=np.int64)
+    parts = blocks(ptr, max(1, int(n_jobs)))
     outs = [np.zeros(shape) for _ in parts]
     if len(parts) <= 1:
         for (a, b), o in zip(parts, outs):
-            kernel(word_ids, doc_ptr, a, b, *extra, o)
+            kernel(ptr, ids, cts, a, b, *extra, o)
     else:
         with ThreadPoolExecutor(len(parts)) as pool:
-            list(pool.map(lambda ab_o: kernel(word_ids, doc_ptr, ab_o[0][0], ab_o[0][1], *extra, ab_o[1]),
+            list(pool.map(lambda ab_o: kernel(ptr, ids, cts, ab_o[0][0], ab_o[0][1], *extra, ab_o[1]),
                           zip(parts, outs)))
     return sum(outs) if outs else np.zeros(shape)
 
 
-def normalised_cooccurrence_tokens(word_ids, doc_ptr, columns, vocab_size: int, n_jobs: int = 1) -> np.ndarray:
-    """The sum over documents of each one's Frobenius-normalised pair matrix over the words ``columns``."""
+def normalised_cooccurrence_bow(bow, columns, vocab_size: int, n_jobs: int = 1) -> np.ndarray:
+    """The sum over the documents of ``bow`` of each one's Frobenius-normalised pair matrix over the words
+    ``columns``."""
     columns = np.asarray(columns, dtype=np.int64)
     slot = np.full(int(vocab_size), -1, dtype=np.int64)
     slot[columns] = np.arange(len(columns))
-    return _run(cooccurrence_block, np.asarray(word_ids), np.asarray(doc_ptr, dtype=np.int64),
-                (len(columns), len(columns)), n_jobs, (slot,))
+    return _run(cooccurrence_block, bow, (len(columns), len(columns)), n_jobs, (slot,))
 
 
-def document_frequency_tokens(word_ids, doc_ptr, vocab_size: int, n_jobs: int = 1) -> np.ndarray:
-    """The sum over documents of each one's presence vector divided by its L2 norm."""
-    return _run(presence_block, np.asarray(word_ids), np.asarray(doc_ptr, dtype=np.int64), (int(vocab_size),), n_jobs)
+def document_frequency_bow(bow, vocab_size: int, n_jobs: int = 1) -> np.ndarray:
+    """The sum over the documents of ``bow`` of each one's presence vector divided by its L2 norm."""
+    return _run(presence_block, bow, (int(vocab_size),), n_jobs)

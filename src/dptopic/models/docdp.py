@@ -22,19 +22,16 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._validation import SEED, Int, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
-from ..corpus import Vocabulary
 from ..evaluation import perplexity as _perplexity
 from ..mechanisms import gaussian_mechanism
-from ..backends import ShardSet, training_source
-from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels.docdp import StatisticAccumulator, normalised_statistic, tokens_to_bow
 from ._docdp_math import denoise
+from ._document_source import document_source, read_ahead
 from .base import TopicModel, check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on a statistic of L2 sensitivity 1 under add/remove of"
@@ -105,7 +102,7 @@ class DocDPEM(TopicModel):
         (``vocabulary=``), or chosen privately beforehand and paid for separately; the number of documents is
         never used."""
         self._validate()
-        source, vocab, corpus = self._source(X, vocabulary)
+        source, vocab, corpus = document_source(self, X, vocabulary)
         V, K = len(vocab), self.n_topics
         check_topics_fit_vocabulary(K, V)
         rng = self._rng()
@@ -118,7 +115,7 @@ class DocDPEM(TopicModel):
                 acc.reset()
                 beta_vk = np.ascontiguousarray(beta.T)
                 n_tokens = 0
-                for ptr, ids, cts in _read_ahead(source(), reader):
+                for ptr, ids, cts in read_ahead(source(), reader):
                     acc.add(ptr, ids, cts, beta_vk, float(self.alpha), int(self.inner))
                     n_tokens += len(cts)
                 if it == 0 and n_tokens == 0:
@@ -135,70 +132,6 @@ class DocDPEM(TopicModel):
         self._set_fitted(corpus)
         self._train_stats = {"vocab_size": V}
         return self
-
-    def _source(self, X, vocabulary):
-        """``(batches, vocabulary, corpus or None)``: ``batches()`` yields ``(ptr, ids, counts)`` blocks for one pass."""
-        vocab = None if vocabulary is None else (vocabulary if isinstance(vocabulary, Vocabulary)
-                                                 else Vocabulary(vocabulary))
-        if hasattr(X, "__next__"):
-            raise DPTopicError("DocDPEM reads the documents once per iteration, and an iterator can be read only once:"
-                               " pass a function returning a fresh iterator of mini-batches, a list, or a shard folder.")
-        if callable(X) and not isinstance(X, (Corpus, ShardSet)) and not sp.issparse(X):
-            return self._batch_source(X, vocab)
-        if isinstance(X, (list, tuple)) and X and all(isinstance(b, Corpus) or sp.issparse(b)
-                                                      or (isinstance(b, np.ndarray) and b.ndim == 2) for b in X):
-            items = list(X)
-            return self._batch_source(lambda: iter(items), vocab)
-        X, names = self._as_input(X)
-        src = training_source(X, vocabulary=vocab if vocab is not None else names)
-        self._vocabulary_supplied = vocab is not None or names is not None
-        if isinstance(src, ShardSet):
-            vocab = vocab if vocab is not None else src.vocabulary
-            paths = list(src.paths)
-            return (lambda: (_corpus_bow(Corpus.load(p), vocab) for p in paths)), vocab, None
-        corpus = src.require_nonempty()
-        if vocab is not None and corpus.vocabulary != vocab:
-            corpus = corpus.restrict(vocab).require_nonempty()
-        vocab = corpus.vocabulary
-        bow = tokens_to_bow(corpus.doc_ptr, corpus.word_ids, corpus.vocab_size)
-        return (lambda: iter((bow,))), vocab, corpus
-
-    def _batch_source(self, factory, vocab):
-        """Mini-batches from ``factory()`` (called once per iteration). Matrices take ``vocab`` (or their columns'
-        names, or ``w0, w1, ...``); Corpora are mapped onto it; every batch must agree with the first."""
-        state = {"vocab": vocab}
-        self._vocabulary_supplied = vocab is not None
-
-        def one(b):
-            if isinstance(b, Corpus):
-                c = b
-            elif sp.issparse(b) or isinstance(b, np.ndarray):
-                b, names = self._as_input(b)
-                words = state["vocab"] or (Vocabulary(names) if names is not None else None)
-                if words is not None and b.shape[1] != len(words):
-                    raise DPTopicError(f"a mini-batch has {b.shape[1]} columns but the vocabulary has {len(words)}"
-                                       " words: give every batch the same columns.")
-                c = Corpus.from_bow(b, vocabulary=words)
-            else:
-                raise DPTopicError(f"cannot use a {type(b).__name__} as a mini-batch: give count matrices or"
-                                   " dptopic Corpora.")
-            if state["vocab"] is None:
-                state["vocab"] = c.vocabulary
-            return _corpus_bow(c, state["vocab"])
-
-        def batches():
-            it = factory()
-            try:
-                it = iter(it)
-            except TypeError:
-                raise DPTopicError("the mini-batch function must return an iterable of count matrices or Corpora.") from None
-            return (one(b) for b in it)
-
-        # the first batch fixes the vocabulary (and checks the input) before anything is released
-        first = next(iter(batches()), None)
-        if first is None:
-            raise DPTopicError("no mini-batches given: the source yielded nothing.")
-        return batches, state["vocab"], None
 
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(float(self.delta))
@@ -240,22 +173,3 @@ class DocDPEM(TopicModel):
             return super().save(directory, **kw)
         finally:
             self.seed = seed
-
-
-def _corpus_bow(corpus: Corpus, vocab: Vocabulary):
-    """One block's bag of words in ``vocab`` (words outside it dropped)."""
-    if corpus.vocabulary != vocab:
-        corpus = corpus.restrict(vocab, drop_empty=False)
-    return tokens_to_bow(corpus.doc_ptr, corpus.word_ids, len(vocab))
-
-
-def _read_ahead(iterator, pool: ThreadPoolExecutor):
-    """Yield the items of ``iterator``, reading the next one on ``pool`` while the caller works on the current one."""
-    iterator = iter(iterator)
-    fut = pool.submit(next, iterator, None)
-    while True:
-        item = fut.result()
-        if item is None:
-            return
-        fut = pool.submit(next, iterator, None)
-        yield item

@@ -24,13 +24,13 @@ import scipy.sparse as sp
 from .._validation import SEED, Int, IsNone, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
-from ..corpus import Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..evaluation import perplexity as _perplexity
 from ..mechanisms import gaussian_mechanism
-from ..kernels.pair_moments import document_frequency_tokens, normalised_cooccurrence_tokens
+from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..recovery import topics_from_cooccurrence
 from ._docdp_math import word_topic_responsibilities
+from ._document_source import document_source
 from .base import TopicModel, check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of L2 sensitivity 1 under add/remove"
@@ -100,41 +100,15 @@ class DocDPCooccurrence(TopicModel):
         return noisy
 
     def fit(self, X, y=None, *, vocabulary=None):
-        """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, or corpus shards on disk (a
-        directory written by ``dptopic corpus prepare --shards N``, a shard ``.npz`` or a list of them), which are
-        streamed: two passes read one shard at a time, so memory does not grow with the number of documents. The
+        """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, corpus shards on disk (a
+        directory written by ``dptopic corpus prepare --shards N``, a shard ``.npz`` or a list of them), or
+        mini-batches (a list of count matrices / Corpora, or a function returning a fresh iterable of them). Shards
+        and mini-batches are streamed: each of the two passes holds one block at a time, so memory does not grow
+        with the number of documents. The
         vocabulary must be public (``vocabulary=``), or chosen privately beforehand and paid for separately; the
         number of documents is never used."""
         self._validate()
-        from ..backends.shards import ShardSet, _is_shard_source, training_source
-        from ..corpus import Corpus
-
-        if isinstance(X, ShardSet) or _is_shard_source(X):
-            source = training_source(X)
-            vocab = source.vocabulary
-            if vocabulary is not None:
-                vocab = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
-
-            def passes():
-                for p in source.paths:
-                    c = Corpus.load(p)
-                    yield c if c.vocabulary == vocab else c.restrict(vocab, drop_empty=False)
-
-            corpus = None
-            self._vocabulary_supplied = vocabulary is not None
-        else:
-            X, names = self._as_input(X)
-            corpus = as_corpus(X, vocabulary=vocabulary if vocabulary is not None else names).require_nonempty()
-            if vocabulary is not None:
-                vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
-                if corpus.vocabulary != vocabulary:
-                    corpus = corpus.restrict(vocabulary).require_nonempty()
-            self._vocabulary_supplied = vocabulary is not None or names is not None
-            vocab = corpus.vocabulary
-
-            def passes():
-                yield corpus
-
+        passes, vocab, corpus = document_source(self, X, vocabulary)
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
         V, K = len(vocab), int(self.n_topics)
         n_words = min(int(self.n_words), V)
@@ -147,7 +121,7 @@ class DocDPCooccurrence(TopicModel):
             sigma_rank, sigma = calibrate_gaussian_pair(float(self.epsilon), float(self.delta), float(self.ranking_noise))
             self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=_RANKING), 1),
                                   (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
-            stat = sum(document_frequency_tokens(c.word_ids, c.doc_ptr, V, self.n_jobs) for c in passes())
+            stat = sum(document_frequency_bow(bow, V, self.n_jobs) for bow in passes())
             counts = self._release(stat, sigma_rank, rng, _RANKING)
             kept = np.sort(np.argsort(-counts, kind="stable")[:n_words])
         else:
@@ -155,7 +129,7 @@ class DocDPCooccurrence(TopicModel):
 
             sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
             kept = np.arange(V)
-        stat = sum(normalised_cooccurrence_tokens(c.word_ids, c.doc_ptr, kept, V, self.n_jobs) for c in passes())
+        stat = sum(normalised_cooccurrence_bow(bow, kept, V, self.n_jobs) for bow in passes())
         noisy = self._release(stat, sigma, rng, _COOC)
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
         H = topics_from_cooccurrence(noisy, K, "nmf", noise_std=sigma / np.sqrt(2.0), threshold=float(self.threshold))

@@ -1,0 +1,103 @@
+"""Where a document-level trainer's documents come from: in memory, corpus shards on disk, or mini-batches.
+
+:func:`document_source` turns what ``fit`` was given into a function returning one pass over the documents as
+bag-of-words blocks ``(ptr, ids, counts)`` (each document's distinct words and their counts), so a trainer can
+read the corpus as many times as it needs while holding one block at a time. Shared by
+:class:`~dptopic.models.DocDPEM` and :class:`~dptopic.models.DocDPCooccurrence`.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..backends import ShardSet, training_source
+from ..corpus import Corpus, Vocabulary
+from ..errors import DPTopicError
+from ..kernels.docdp import tokens_to_bow
+
+
+def document_source(model, X, vocabulary):
+    """``(batches, vocabulary, corpus or None)``: ``batches()`` yields ``(ptr, ids, counts)`` blocks for one pass."""
+    vocab = None if vocabulary is None else (vocabulary if isinstance(vocabulary, Vocabulary)
+                                             else Vocabulary(vocabulary))
+    if hasattr(X, "__next__"):
+        raise DPTopicError(f"{type(model).__name__} reads the documents more than once, and an iterator can be read only once:"
+                           " pass a function returning a fresh iterator of mini-batches, a list, or a shard folder.")
+    if callable(X) and not isinstance(X, (Corpus, ShardSet)) and not sp.issparse(X):
+        return _batch_source(model, X, vocab)
+    if isinstance(X, (list, tuple)) and X and all(isinstance(b, Corpus) or sp.issparse(b)
+                                                  or (isinstance(b, np.ndarray) and b.ndim == 2) for b in X):
+        items = list(X)
+        return _batch_source(model, lambda: iter(items), vocab)
+    X, names = model._as_input(X)
+    src = training_source(X, vocabulary=vocab if vocab is not None else names)
+    model._vocabulary_supplied = vocab is not None or names is not None
+    if isinstance(src, ShardSet):
+        vocab = vocab if vocab is not None else src.vocabulary
+        paths = list(src.paths)
+        return (lambda: (corpus_bow(Corpus.load(p), vocab) for p in paths)), vocab, None
+    corpus = src.require_nonempty()
+    if vocab is not None and corpus.vocabulary != vocab:
+        corpus = corpus.restrict(vocab).require_nonempty()
+    vocab = corpus.vocabulary
+    bow = tokens_to_bow(corpus.doc_ptr, corpus.word_ids, corpus.vocab_size)
+    return (lambda: iter((bow,))), vocab, corpus
+
+
+def _batch_source(model, factory, vocab):
+    """Mini-batches from ``factory()`` (called once per iteration). Matrices take ``vocab`` (or their columns'
+    names, or ``w0, w1, ...``); Corpora are mapped onto it; every batch must agree with the first."""
+    state = {"vocab": vocab}
+    model._vocabulary_supplied = vocab is not None
+
+    def one(b):
+        if isinstance(b, Corpus):
+            c = b
+        elif sp.issparse(b) or isinstance(b, np.ndarray):
+            b, names = model._as_input(b)
+            words = state["vocab"] or (Vocabulary(names) if names is not None else None)
+            if words is not None and b.shape[1] != len(words):
+                raise DPTopicError(f"a mini-batch has {b.shape[1]} columns but the vocabulary has {len(words)}"
+                                   " words: give every batch the same columns.")
+            c = Corpus.from_bow(b, vocabulary=words)
+        else:
+            raise DPTopicError(f"cannot use a {type(b).__name__} as a mini-batch: give count matrices or"
+                               " dptopic Corpora.")
+        if state["vocab"] is None:
+            state["vocab"] = c.vocabulary
+        return corpus_bow(c, state["vocab"])
+
+    def batches():
+        it = factory()
+        try:
+            it = iter(it)
+        except TypeError:
+            raise DPTopicError("the mini-batch function must return an iterable of count matrices or Corpora.") from None
+        return (one(b) for b in it)
+
+    # the first batch fixes the vocabulary (and checks the input) before anything is released
+    first = next(iter(batches()), None)
+    if first is None:
+        raise DPTopicError("no mini-batches given: the source yielded nothing.")
+    return batches, state["vocab"], None
+
+
+def corpus_bow(corpus: Corpus, vocab: Vocabulary):
+    """One block's bag of words in ``vocab`` (words outside it dropped)."""
+    if corpus.vocabulary != vocab:
+        corpus = corpus.restrict(vocab, drop_empty=False)
+    return tokens_to_bow(corpus.doc_ptr, corpus.word_ids, len(vocab))
+
+
+def read_ahead(iterator, pool: ThreadPoolExecutor):
+    """Yield the items of ``iterator``, reading the next one on ``pool`` while the caller works on the current one."""
+    iterator = iter(iterator)
+    fut = pool.submit(next, iterator, None)
+    while True:
+        item = fut.result()
+        if item is None:
+            return
+        fut = pool.submit(next, iterator, None)
+        yield item
