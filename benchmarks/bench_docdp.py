@@ -5,6 +5,8 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py oneshot --epsilon 1 --threshold 3 --seeds 2
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py cooc --epsilon 1 --seeds 5
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py compare --epsilon 1 --seeds 3
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py setunion          # private vocabulary sizes
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py candidates --seeds 3   # vocabulary from a list
     (add --docs 5000 to train on the first 5,000 training documents)
 
 Train split, vocabulary of 2,000 words (``load_20newsgroups('train', max_vocab=2000)``), K = 20,
@@ -21,7 +23,10 @@ them and NMF; ``--n-words`` and ``--threshold`` change it). All are post-process
 ``compare``: beside NPMI, how close each model's topics are to non-private LDA's (mean cosine between
 CGS seed 0's topics and their Hungarian-matched private topics; CGS seed 1 gives the ceiling) and two
 null models that learn no co-occurrence at all (random topics over all words, and over the 400 most
-frequent words), because NPMI alone rewards topics made of frequent words.
+frequent words), because NPMI alone rewards topics made of frequent words. ``setunion``: how many words DP set
+union (Gopi et al. 2020) selects from the whole training split at small budgets (delta 5e-6). ``candidates``:
+the vocabulary chosen privately by DocDPCooccurrence's own first release from a large candidate list (the
+words seen twice in the test split, standing in for a public word list), epsilon 1 in total.
 """
 from __future__ import annotations
 
@@ -118,13 +123,33 @@ def compare(tr, ref, a):
               f" {np.median([topic_recovery(b, cgs) for b in betas]):12.3f}")
 
 
+def setunion():
+    from dptopic.corpus.private_vocabulary import dp_set_union
+    full = load_20newsgroups("train", max_vocab=None, min_df=1)
+    print(f"20 Newsgroups train: {full.n_docs} documents, {full.vocab_size} distinct words; DP set union, delta 5e-6")
+    for eps_v in (0.2, 0.3, 0.5):
+        sizes = [len(dp_set_union(full, eps_v, 5e-6, delta0=d0, seed=0)[0]) for d0 in (5, 10, 20, 50)]
+        print(f"eps_V={eps_v:g}: words selected with a per-document cap of 5/10/20/50: {sizes}")
+
+
+def candidates(a):
+    from dptopic.models.docdp_cooc import DocDPCooccurrence
+    cand = load_20newsgroups("test", max_vocab=None, min_df=2).vocabulary
+    tr = load_20newsgroups("train", vocabulary=cand)
+    te = load_20newsgroups("test", vocabulary=cand)
+    scores = [npmi(DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, seed=s).fit(tr).components_,
+                   te.to_bow()) for s in range(a.seeds)]
+    print(f"{len(cand)} candidate words, eps={a.epsilon:g}: NPMI per seed {[round(x, 4) for x in scores]},"
+          f" median {np.median(scores):.4f}")
+
+
 def X_sum(corpus):
     return corpus.to_bow().sum(axis=0)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare"])
+    ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "setunion", "candidates"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
@@ -134,6 +159,10 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     a = ap.parse_args()
+    if a.route == "setunion":
+        return setunion()
+    if a.route == "candidates":
+        return candidates(a)
     tr, te = load()
     if a.docs:
         tr = tr.subset(np.arange(min(a.docs, tr.n_docs)))

@@ -26,13 +26,13 @@ import numpy as np
 from .._validation import SEED, Int, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
-from ..evaluation import perplexity as _perplexity
 from ..mechanisms import gaussian_mechanism
 from ..errors import DPTopicError
-from ..kernels.docdp import StatisticAccumulator, normalised_statistic, tokens_to_bow
+from ..kernels.docdp import StatisticAccumulator
 from ._docdp_math import denoise
 from ._document_source import document_source, read_ahead
-from .base import TopicModel, check_topics_fit_vocabulary
+from ._document_level import _DocumentDPModel
+from .base import check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on a statistic of L2 sensitivity 1 under add/remove of"
            " one document (each document's word counts divided by their L2 norm), composed over the iterations by"
@@ -40,7 +40,7 @@ THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on a statistic of L2
 _RELEASE = "noisy sum of per-document normalised expected word-topic counts (full batch)"
 
 
-class DocDPEM(TopicModel):
+class DocDPEM(_DocumentDPModel):
     """Document-level (epsilon, delta)-DP topics by a few full-batch noisy EM iterations.
 
     Parameters
@@ -78,18 +78,6 @@ class DocDPEM(TopicModel):
         self.seed = seed
         self.n_jobs = n_jobs
         self.verbose = verbose
-
-    @classmethod
-    def from_budget(cls, epsilon: float, delta: float = 1e-5, **kw) -> "DocDPEM":
-        """The model whose whole run is (epsilon, delta)-DP (its noise is calibrated in ``fit``)."""
-        return cls(epsilon=epsilon, delta=delta, **kw)
-
-    def _validate(self) -> None:
-        super()._validate()
-        if self.secure and self.seed is not None:
-            from ..errors import DPTopicError
-
-            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed.")
 
     def fit(self, X, y=None, *, vocabulary=None):
         """Fit on documents held in memory or streamed from disk.
@@ -146,30 +134,4 @@ class DocDPEM(TopicModel):
                       + "the choice of hyper-parameters, and any metric computed on the training documents."),
             "noise": "gaussian", "secure_noise": bool(self.secure),
         })
-        if self.seed is not None:
-            rep["noise_reproducible"] = True
-            rep["warning"] = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
-        return rep
-
-    # ------------------------------------------------------------------ inference
-    def transform(self, X, seed=0) -> np.ndarray:
-        """Document-topic proportions by the E-step with the released topics fixed."""
-        c = self._as_model_corpus(X)
-        ptr, ids, cts = tokens_to_bow(c.doc_ptr, c.word_ids, c.vocab_size)
-        _, theta = normalised_statistic(ptr, ids, cts, self.components_, float(self.alpha), int(self.inner),
-                                        n_jobs=int(getattr(self, "n_jobs", 1)), want_theta=True)
-        return theta / theta.sum(axis=1, keepdims=True)
-
-    def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
-        """Held-out perplexity with fold-in Gibbs sampling under the released topics (as for the Gibbs trainers)."""
-        c = self._as_model_corpus(X)
-        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)
-
-    def save(self, directory, **kw) -> str:
-        """Save like every model, without the seed."""
-        seed = self.seed
-        self.seed = None
-        try:
-            return super().save(directory, **kw)
-        finally:
-            self.seed = seed
+        return self._note_seed(rep)

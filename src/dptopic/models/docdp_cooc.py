@@ -19,19 +19,17 @@ them). Defaults were set on 20 Newsgroups (see
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._validation import SEED, Int, IsNone, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
 from ..errors import DPTopicError
-from ..evaluation import perplexity as _perplexity
 from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..recovery import topics_from_cooccurrence
-from ._docdp_math import word_topic_responsibilities
 from ._document_source import document_source
-from .base import TopicModel, check_topics_fit_vocabulary
+from ._document_level import _DocumentDPModel
+from .base import check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of L2 sensitivity 1 under add/remove"
            " of one document (a presence vector divided by its L2 norm; the pair matrix c c^T - diag(c) scaled to"
@@ -41,7 +39,7 @@ _RANKING = "noisy sum of per-document L2-normalised word-presence vectors"
 _COOC = "noisy sum of per-document Frobenius-normalised word co-occurrence matrices"
 
 
-class DocDPCooccurrence(TopicModel):
+class DocDPCooccurrence(_DocumentDPModel):
     """Document-level (epsilon, delta)-DP topics from one noisy word co-occurrence release.
 
     Parameters
@@ -82,16 +80,6 @@ class DocDPCooccurrence(TopicModel):
         self.secure = secure
         self.seed = seed
         self.verbose = verbose
-
-    @classmethod
-    def from_budget(cls, epsilon: float, delta: float = 1e-5, **kw) -> "DocDPCooccurrence":
-        """The model whose whole run is (epsilon, delta)-DP (its noise is calibrated in ``fit``)."""
-        return cls(epsilon=epsilon, delta=delta, **kw)
-
-    def _validate(self) -> None:
-        super()._validate()
-        if self.secure and self.seed is not None:
-            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed.")
 
     def _release(self, values, sigma, rng, label):
         noisy, event = gaussian_mechanism(values, sigma, 1.0, None if self.secure else rng, secure=bool(self.secure),
@@ -166,28 +154,4 @@ class DocDPCooccurrence(TopicModel):
                       + "the choice of hyper-parameters, and any metric computed on the training documents."),
             "noise": "gaussian", "secure_noise": bool(self.secure),
         })
-        if self.seed is not None:
-            rep["noise_reproducible"] = True
-            rep["warning"] = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
-        return rep
-
-    def transform(self, X, seed=0) -> np.ndarray:
-        """Document-topic proportions by an E-step with the released topics fixed."""
-        c = self._as_model_corpus(X)
-        Xc = sp.csr_matrix(c.to_bow(), dtype=np.float64)
-        _, theta = word_topic_responsibilities(Xc, self.components_, float(self.alpha), 30)
-        return theta / theta.sum(axis=1, keepdims=True)
-
-    def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
-        """Held-out perplexity with fold-in Gibbs sampling under the released topics."""
-        c = self._as_model_corpus(X)
-        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)
-
-    def save(self, directory, **kw) -> str:
-        """Save like every model, without the seed."""
-        seed = self.seed
-        self.seed = None
-        try:
-            return super().save(directory, **kw)
-        finally:
-            self.seed = seed
+        return self._note_seed(rep)

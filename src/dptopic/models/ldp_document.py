@@ -10,18 +10,16 @@ The unbiased pair counts of the reports form a word co-occurrence matrix; its no
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._validation import Int, Real
 from ..errors import DPTopicError
-from ..evaluation import perplexity as _perplexity
 from ..local.document import DocumentReportSet, cooccurrence_from_counts, document_privacy_report, domain_size
 from ..recovery import topics_from_cooccurrence
-from ._docdp_math import word_topic_responsibilities
+from ._document_level import _FixedTopicsInference
 from .base import TopicModel
 
 
-class LocalDocumentLDA(TopicModel):
+class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
     """Topics learned by an untrusted server from :class:`~dptopic.local.document.DocumentReportSet` reports.
 
     Parameters
@@ -99,14 +97,3 @@ class LocalDocumentLDA(TopicModel):
         rep["mode"] = "document-level local DP (server side)"
         rep["server_steps"] = {"pair counts": "post-processing", "NMF topics": "post-processing"}
         return rep
-
-    def transform(self, X, seed=0) -> np.ndarray:
-        """Document-topic proportions by an E-step with the learned topics fixed (on documents the caller holds)."""
-        c = self._as_model_corpus(X)
-        _, theta = word_topic_responsibilities(sp.csr_matrix(c.to_bow(), dtype=np.float64), self.components_,
-                                               float(self.alpha), 30)
-        return theta / theta.sum(axis=1, keepdims=True)
-
-    def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
-        c = self._as_model_corpus(X)
-        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)

@@ -1,0 +1,56 @@
+"""What the document-level trainers share: inference under released topics, and the budget/seed rules.
+
+Topics released once (``DocDPEM``, ``DocDPCooccurrence``, ``LocalDocumentLDA``) are used as they are: ``transform``
+runs the compiled E-step with them fixed, ``perplexity`` folds held-out documents in by Gibbs sampling.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DPTopicError
+from ..evaluation import perplexity as _perplexity
+from ..kernels.docdp import normalised_statistic, tokens_to_bow
+from .base import TopicModel
+
+SEED_WARNING = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
+
+
+class _FixedTopicsInference:
+    """``transform`` and ``perplexity`` under ``components_`` (mixed into a :class:`TopicModel`)."""
+
+    def transform(self, X, seed=0) -> np.ndarray:
+        """Document-topic proportions by the E-step with the released topics fixed."""
+        c = self._as_model_corpus(X)
+        ptr, ids, cts = tokens_to_bow(c.doc_ptr, c.word_ids, c.vocab_size)
+        _, theta = normalised_statistic(ptr, ids, cts, self.components_, float(self.alpha),
+                                        int(getattr(self, "inner", 30)), n_jobs=int(getattr(self, "n_jobs", 1)),
+                                        want_theta=True)
+        return theta / theta.sum(axis=1, keepdims=True)
+
+    def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
+        """Held-out perplexity with fold-in Gibbs sampling under the released topics (as for the Gibbs trainers)."""
+        c = self._as_model_corpus(X)
+        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)
+
+
+class _DocumentDPModel(_FixedTopicsInference, TopicModel):
+    """A central document-level trainer: ``epsilon``/``delta`` for the whole run, ``secure`` noise refuses a seed,
+    and a seeded run says its noise is reproducible (the seed itself is never saved: see ``TopicModel.save``)."""
+
+    _private = True
+
+    @classmethod
+    def from_budget(cls, epsilon: float, delta: float = 1e-5, **kw):
+        """The model whose whole run is (epsilon, delta)-DP (its noise is calibrated in ``fit``)."""
+        return cls(epsilon=epsilon, delta=delta, **kw)
+
+    def _validate(self) -> None:
+        super()._validate()
+        if self.secure and self.seed is not None:
+            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed.")
+
+    def _note_seed(self, rep: dict) -> dict:
+        if self.seed is not None:
+            rep["noise_reproducible"] = True
+            rep["warning"] = SEED_WARNING
+        return rep
