@@ -117,6 +117,10 @@ def compare(tr, ref, a):
                                                for s in range(a.seeds)]))
     rows.append((f"DocDPCooccurrence eps={a.epsilon:g}", [DocDPCooccurrence(n_topics=K, epsilon=a.epsilon, delta=a.delta,
                                                                             seed=s).fit(tr).components_ for s in range(a.seeds)]))
+    share = a.background_share or 0.15
+    rows.append((f"  background_share={share:g}", [DocDPCooccurrence(n_topics=K, epsilon=a.epsilon, delta=a.delta,
+                                                                     background_share=share, seed=s).fit(tr).components_
+                                                   for s in range(a.seeds)]))
     print(f"{'model':46} {'NPMI':>7} {'diversity':>9} {'match to CGS':>12}")
     for name, betas in rows:
         print(f"{name:46} {np.median([npmi(b, ref) for b in betas]):7.4f} {np.median([diversity(b) for b in betas]):9.3f}"
@@ -137,7 +141,8 @@ def candidates(a):
     cand = load_20newsgroups("test", max_vocab=None, min_df=2).vocabulary
     tr = load_20newsgroups("train", vocabulary=cand)
     te = load_20newsgroups("test", vocabulary=cand)
-    scores = [npmi(DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, seed=s).fit(tr).components_,
+    scores = [npmi(DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta,
+                                     background_share=a.background_share, seed=s).fit(tr).components_,
                    te.to_bow()) for s in range(a.seeds)]
     print(f"{len(cand)} candidate words, eps={a.epsilon:g}: NPMI per seed {[round(x, 4) for x in scores]},"
           f" median {np.median(scores):.4f}")
@@ -156,6 +161,9 @@ def main():
     ap.add_argument("--n-iter", type=int, default=3)
     ap.add_argument("--threshold", type=float, default=None, help="default: 2 (em, oneshot), the model's (cooc)")
     ap.add_argument("--n-words", type=int, default=400, help="cooc: words kept for the co-occurrence release")
+    ap.add_argument("--background-share", type=float, default=None,
+                    help="cooc/compare/candidates: words in more than this share of documents become background words")
+    ap.add_argument("--n-background", type=int, default=2, help="cooc: background topics (with --background-share)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     a = ap.parse_args()
@@ -183,6 +191,7 @@ def main():
             from dptopic.models.docdp_cooc import DocDPCooccurrence
             kw = {} if a.threshold is None else {"threshold": a.threshold}
             beta = DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, n_words=a.n_words,
+                                     background_share=a.background_share, n_background=a.n_background,
                                      seed=seed, **kw).fit(tr).components_
         else:
             beta = oneshot(X, a.topics, a.epsilon, a.delta, 2.0 if a.threshold is None else a.threshold,

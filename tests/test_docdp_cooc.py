@@ -27,6 +27,8 @@ def test_adding_a_document_moves_each_statistic_by_at_most_one(docs, extra):
     Xp = sp.vstack([X, sp.csr_matrix(np.array(extra, float)[None, :])]).tocsr()
     assert np.linalg.norm(normalised_cooccurrence(Xp) - normalised_cooccurrence(X)) <= 1 + 1e-9
     assert np.linalg.norm(document_frequency_statistic(Xp) - document_frequency_statistic(X)) <= 1 + 1e-9
+    assert np.linalg.norm(document_frequency_statistic(Xp, with_document=True)
+                          - document_frequency_statistic(X, with_document=True)) <= 1 + 1e-9
     cols = [0, 3, 4, 9]
     assert np.linalg.norm(normalised_cooccurrence(Xp, cols) - normalised_cooccurrence(X, cols)) <= 1 + 1e-9
 
@@ -182,6 +184,8 @@ def test_compiled_statistics_match_the_numpy_reference():
                                    normalised_cooccurrence(X, cols), atol=1e-10)
         np.testing.assert_allclose(document_frequency_bow(bow, 60, n_jobs), document_frequency_statistic(X),
                                    atol=1e-10)
+        np.testing.assert_allclose(document_frequency_bow(bow, 60, n_jobs, with_document=True),
+                                   document_frequency_statistic(X, with_document=True), atol=1e-10)
 
 
 @pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
@@ -205,3 +209,114 @@ def test_streaming_from_shards_and_threads_give_the_same_model(tmp_path):
     np.testing.assert_array_equal(c.components_, d.components_)
     with pytest.raises(DPTopicError, match="iterator can be read only once"):
         DocDPCooccurrence(n_topics=3).fit(iter(parts))
+
+
+def test_document_entry_estimates_the_share_of_documents_holding_a_word():
+    # every document has 4 distinct words; word 0 is in all of them, word 1 in a quarter
+    X = np.zeros((400, 8))
+    X[:, 0] = 1
+    X[:100, 1] = 1
+    X[100:, 2] = 1
+    X[:, 3] = X[:, 4] = 1
+    X[100:, 5] = 0
+    stat = document_frequency_statistic(sp.csr_matrix(X), with_document=True)
+    assert stat[0] / stat[-1] == pytest.approx(1.0) and stat[1] / stat[-1] == pytest.approx(0.25)
+    # the exact per-document vector: presence and a last 1, divided by sqrt(m + 1)
+    np.testing.assert_allclose(document_frequency_statistic(sp.csr_matrix(X[:1]), with_document=True),
+                               np.r_[X[0], 1.0] / np.sqrt(5.0))
+
+
+def _with_stop_words(seed=4, n_docs=600):
+    """A planted corpus plus two words that every document holds (like "writes" in posts)."""
+    s = lda_corpus(n_docs=n_docs, vocab_size=40, n_topics=3, doc_length=50, alpha=0.1, beta=0.05, seed=seed)
+    X = s.corpus.to_bow().toarray()
+    X = np.hstack([X, np.full((X.shape[0], 2), 3.0)])
+    return X, s.phi
+
+
+@pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
+def test_background_words_go_to_background_topics():
+    X, phi = _with_stop_words()
+    m = DocDPCooccurrence(n_topics=5, epsilon=400.0, n_words=40, background_share=0.9, seed=0).fit(sp.csr_matrix(X))
+    np.testing.assert_array_equal(m.background_words_, [40, 41])
+    assert m.n_background_topics_ == 2 and not np.isin([40, 41], m.kept_words_).any()
+    assert np.allclose(m.components_.sum(1), 1)
+    # the three factorised topics are the planted ones, the stop words carry (almost) no mass in them
+    assert topic_recovery(m.components_[:3, :40], phi) > 0.9
+    assert m.components_[:3, 40:].max() < 1e-6
+    # the background topics hold the stop words at the top
+    for row in m.components_[3:]:
+        assert set(np.argsort(-row)[:2]) == {40, 41}
+    rep = m.privacy_
+    assert rep["parameters"]["background_share"] == 0.9 and rep["parameters"]["background_topics"] == 2
+    assert rep["epsilon"] <= 400.0 + 1e-6
+    # one background topic on request; without the option nothing is set aside
+    m1 = DocDPCooccurrence(n_topics=5, epsilon=400.0, n_words=40, background_share=0.9, n_background=1,
+                           seed=0).fit(sp.csr_matrix(X))
+    assert m1.n_background_topics_ == 1
+    m0 = DocDPCooccurrence(n_topics=5, epsilon=400.0, n_words=42, seed=0).fit(sp.csr_matrix(X))
+    assert m0.n_background_topics_ == 0 and len(m0.background_words_) == 0 and m0.ranking_noise_std_ is None
+    # a share no word reaches: no background topic, every topic factorised
+    m2 = DocDPCooccurrence(n_topics=3, epsilon=400.0, n_words=40, background_share=0.9, seed=0).fit(
+        sp.csr_matrix(X[:, :40]))
+    assert m2.n_background_topics_ == 0 and len(m2.background_words_) == 0
+
+
+def test_background_words_read_only_the_releases(monkeypatch):
+    """Which words are background words, and the topics, are post-processing of the two releases."""
+    rng = np.random.default_rng(2)
+    a, _ = _with_stop_words(seed=1, n_docs=90)
+    b, _ = _with_stop_words(seed=2, n_docs=40)
+    ranking = np.r_[rng.uniform(0, 10, 40), 50.0, 45.0, 60.0]     # 42 words, then the document count
+    cooc = np.abs(rng.normal(size=(12, 12))) * 10
+    real = docdp_cooc.gaussian_mechanism
+
+    def fixed(values, sigma, sens, rng_, secure=False, label=""):
+        _, event = real(values, sigma, sens, np.random.default_rng(0), label=label)
+        assert np.shape(values) == np.shape(ranking) or np.shape(values) == cooc.shape
+        return (ranking if np.ndim(values) == 1 else cooc), event
+
+    monkeypatch.setattr(docdp_cooc, "gaussian_mechanism", fixed)
+    kw = dict(n_topics=4, n_words=12, background_share=0.5, seed=0)
+    ma = DocDPCooccurrence(**kw).fit(sp.csr_matrix(a))
+    mb = DocDPCooccurrence(**kw).fit(sp.csr_matrix(b))
+    np.testing.assert_array_equal(ma.components_, mb.components_)
+    np.testing.assert_array_equal(ma.background_words_, [40, 41])     # 50/60 and 45/60 of the documents
+
+
+def test_background_bad_input():
+    X = sp.csr_matrix(np.ones((3, 6)))
+    with pytest.raises(DPTopicError, match="background"):
+        DocDPCooccurrence(n_topics=2, n_words=4, background_share=0.5, n_background=2).fit(X)
+    with pytest.raises(DPTopicError, match="background_share"):
+        DocDPCooccurrence(n_topics=2, background_share=1.5).fit(X)
+    with pytest.raises(DPTopicError, match="n_background"):
+        DocDPCooccurrence(n_topics=3, background_share=0.5, n_background=3).fit(X)
+
+
+def test_unit_document_streams_a_shard_folder_and_takes_background_share(tmp_path, capsys):
+    from dptopic.cli.main import main
+    texts = ["budget deficit tax revenue spending said", "tax revenue budget treasury surplus said",
+             "army navy war defense troops said", "war troops army peace treaty said",
+             "school education teachers students said", "students teachers education college said"]
+    p = tmp_path / "docs.txt"
+    p.write_text("\n".join(texts * 30))
+    shards = tmp_path / "shards"
+    assert main(["corpus", "prepare", "--corpus", str(p), "--shards", "2", "--out", str(shards)]) in (0, None)
+    out = tmp_path / "m"
+    assert main(["train", "--corpus", str(shards), "--unit", "document", "--epsilon", "50", "--topics", "4",
+                 "--background-share", "0.9", "--out", str(out), "--quiet"]) in (0, None)
+    text = capsys.readouterr().out
+    assert "2 shards" in text and "model written" in text
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["class"] == "DocDPCooccurrence" and meta["params"]["background_share"] == 0.9
+    assert meta["privacy"]["parameters"]["background_topics"] == 2       # "said" is in every document
+    m = dptopic.load(out)
+    assert m.topic_words(1)[-1] == ["said"]
+    # the shard folder keeps its vocabulary, and the flag belongs to docdp-cooc alone
+    assert main(["train", "--corpus", str(shards), "--unit", "document", "--epsilon", "1", "--topics", "3",
+                 "--vocabulary", str(p), "--out", str(tmp_path / "m2"), "--quiet"]) == 2
+    assert "keeps the vocabulary" in capsys.readouterr().err
+    assert main(["train", "--corpus", str(p), "--algorithm", "lda", "--background-share", "0.2", "--topics", "3",
+                 "--out", str(tmp_path / "m3"), "--quiet"]) == 2
+    assert "--background-share has no effect" in capsys.readouterr().err

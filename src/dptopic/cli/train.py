@@ -32,7 +32,7 @@ _ALGORITHM_ONLY = {
     "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "variant": ("another", _FED),
     "exclusion": ("none", _FED), "subset_size": (0, _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
-    "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI),
+    "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
     "dask_local": (None, ("lda",) + _CENTRAL),
@@ -219,6 +219,27 @@ def _warn_if_too_small(a, corpus, console) -> None:
                   " using them.")
 
 
+def _refuse_vocabulary_flags_for_shards(a) -> None:
+    if a.vocabulary is not None or a.private_vocabulary is not None:
+        raise DPTopicError("a shard directory keeps the vocabulary it was prepared with: drop --vocabulary /"
+                           " --private-vocabulary, or train on a corpus file instead.")
+
+
+def _train_document_level_on_shards(model, a, console) -> None:
+    """A document-level trainer streams a shard folder (``corpus prepare --shards N``) one shard at a time: memory
+    stays flat however many documents there are; there is no held-out split (run ``dptopic evaluate``)."""
+    from ..backends import training_source
+
+    _refuse_vocabulary_flags_for_shards(a)
+    if a.unit is not None:
+        _warn_if_too_small(a, training_source(shard_dir(a.corpus)), console)
+    fit_shards(model, a, console)
+    print_topics(model, 10, console=console)
+    print_privacy(model.privacy_, console)
+    out = model.save(a.out)
+    console.print(f"model written to [bold]{out}[/]")
+
+
 def cmd_train(a):
     console = make_console()
     _resolve_unit(a, console)
@@ -230,9 +251,12 @@ def cmd_train(a):
 
             if a.epsilon is None:
                 raise DPTopicError(f"{a.algorithm} needs --epsilon, the budget of the whole run (and --delta).")
+            extra = {"background_share": a.background_share} if a.algorithm == "docdp-cooc" else {}
             model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
-                                                        seed=_resolve_seed(a), verbose=0 if a.quiet else 1)
+                                                        seed=_resolve_seed(a), verbose=0 if a.quiet else 1, **extra)
             model._validate()
+            if shard_dir(a.corpus) is not None:
+                return _train_document_level_on_shards(model, a, console)
         else:
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
         corpus, vocab, event = _training_corpus(a, console)
@@ -248,9 +272,7 @@ def cmd_train(a):
     with cluster_from_args(a) as (backend, client):
         model = _build_model(a, a.topics, a.iterations, seed, backend, client)  # bad parameters fail first
         if shard_dir(a.corpus) is not None:
-            if a.vocabulary is not None or a.private_vocabulary is not None:
-                raise DPTopicError("a shard directory keeps the vocabulary it was prepared with: drop --vocabulary /"
-                                   " --private-vocabulary, or train on a corpus file instead.")
+            _refuse_vocabulary_flags_for_shards(a)
             fit_shards(model, a, console)
         else:
             corpus, vocab, event = _training_corpus(a, console)
@@ -391,6 +413,10 @@ def register(sub) -> None:
     t.add_argument("--private-vocabulary", type=eps_delta_pair, default=None, metavar="EPS_V,DELTA_V",
                    help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
                         " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df are then ignored")
+    t.add_argument("--background-share", type=unit_interval, default=None, metavar="SHARE",
+                   help="docdp-cooc (--unit document): words estimated to appear in more than this share of the"
+                        " documents (e.g. 0.15) go to two background topics instead of every topic; chosen from the"
+                        " first noisy release, no extra budget (docs/document_dp.md)")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"

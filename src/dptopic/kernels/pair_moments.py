@@ -54,9 +54,11 @@ def cooccurrence_block(ptr, ids, cts, d0, d1, slot, out):
 
 
 @njit(cache=True, nogil=True)
-def presence_block(ptr, ids, cts, d0, d1, out):
-    """Add each document's 0/1 word-presence vector divided by its L2 norm to ``out`` (length V)."""
-    V = out.shape[0]
+def presence_block(ptr, ids, cts, d0, d1, document, out):
+    """Add each document's 0/1 word-presence vector divided by its L2 norm to ``out[:V]``. With ``document`` = 1 the
+    vector has one more entry, always 1 (the document itself), added to ``out[V]`` and counted in the norm; with 0,
+    ``out`` has length V."""
+    V = out.shape[0] - (1 if document > 0 else 0)
     mark = np.zeros(V, np.bool_)
     seen = np.empty(V, np.int64)
     for d in range(d0, d1):
@@ -67,11 +69,13 @@ def presence_block(ptr, ids, cts, d0, d1, out):
                 mark[w] = True
                 seen[m] = w
                 m += 1
-        if m > 0:
-            v = 1.0 / math.sqrt(m)
+        if m > 0 or document > 0:
+            v = 1.0 / math.sqrt(m + document)
             for t in range(m):
                 out[seen[t]] += v
                 mark[seen[t]] = False
+            if document > 0:
+                out[V] += v
 
 
 def blocks(ptr, n_jobs: int) -> list[tuple[int, int]]:
@@ -108,6 +112,9 @@ def normalised_cooccurrence_bow(bow, columns, vocab_size: int, n_jobs: int = 1) 
     return _run(cooccurrence_block, bow, (len(columns), len(columns)), n_jobs, (slot,))
 
 
-def document_frequency_bow(bow, vocab_size: int, n_jobs: int = 1) -> np.ndarray:
-    """The sum over the documents of ``bow`` of each one's presence vector divided by its L2 norm."""
-    return _run(presence_block, bow, (int(vocab_size),), n_jobs)
+def document_frequency_bow(bow, vocab_size: int, n_jobs: int = 1, with_document: bool = False) -> np.ndarray:
+    """The sum over the documents of ``bow`` of each one's presence vector divided by its L2 norm; with
+    ``with_document`` each vector has a last entry 1 for the document itself (length ``vocab_size + 1``), so the ratio
+    of a word's entry to the last one estimates the share of documents that hold it."""
+    extra = 1 if with_document else 0
+    return _run(presence_block, bow, (int(vocab_size) + extra,), n_jobs, (extra,))

@@ -13,8 +13,15 @@ The topics are the non-negative factorisation of the noisy co-occurrence matrix,
 nothing after the releases reads the documents. The two releases compose by privacy loss distributions
 (Koskela et al. 2020) through a :class:`~dptopic.accounting.PrivacyLedger`. Words outside the kept
 ones get ``tail`` of each topic's mass (by default their share of the noisy counts, in proportion to
-them). Defaults were set on 20 Newsgroups (see
-``docs/document_dp.md``), never on the data you fit.
+them).
+
+With ``background_share`` set, the first release also counts the documents (a last entry, always 1, in every
+document's presence vector), so the noisy counts estimate the share of documents that hold each word. Words above
+that share (corpus-wide words such as "writes" or "don" in posts) are left out of the co-occurrence release and of
+the ``n_topics - n_background`` topics factorised from it, and ``n_background`` background topics carry them: the
+noisy frequencies of every word and, for the second, of the background words (the model of general and specific
+words of Chemudugunta, Smyth & Steyvers 2007, reduced to fixed background topics). Defaults were set on 20
+Newsgroups (see ``docs/document_dp.md``), never on the data you fit.
 """
 from __future__ import annotations
 
@@ -52,6 +59,11 @@ class DocDPCooccurrence(_DocumentDPModel):
     threshold : co-occurrence cells below ``threshold`` noise standard deviations are set to zero.
     tail : each topic's mass given to the words outside the kept ones; None (default) takes their share of the noisy
         word counts, spread over them in proportion to those counts (post-processing of the first release).
+    background_share : None (default) or a share in (0, 1): words estimated (from the first release) to appear in more
+        than this share of documents become background words, kept out of the co-occurrence release and of the
+        factorised topics (like ``max_df`` in preprocessing, but chosen privately). 0.15 is the value measured in
+        ``docs/document_dp.md``.
+    n_background : background topics (1 or 2) among the ``n_topics`` when there are background words.
     alpha : document-topic smoothing for ``transform`` and ``perplexity``.
     n_jobs : threads that share each pass over the documents (the sums are the same up to rounding).
     secure : Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
@@ -62,12 +74,14 @@ class DocDPCooccurrence(_DocumentDPModel):
     _parameter_constraints = {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, 500, "right")],
                               "delta": [Real(0, 1, "neither")], "n_words": [Int(2, 20_000)],
                               "ranking_noise": [Real(0.1, 100)], "threshold": [Real(0, 1e6)],
-                              "tail": [IsNone(), Real(0, 1, "neither")], "alpha": [Real(1e-8, 1e6)], "n_jobs": [Int(1, 1024)],
+                              "tail": [IsNone(), Real(0, 1, "neither")],
+                              "background_share": [IsNone(), Real(0, 1, "neither")], "n_background": [Int(1, 2)],
+                              "alpha": [Real(1e-8, 1e6)], "n_jobs": [Int(1, 1024)],
                               "secure": [Options((True, False))], "seed": SEED, "verbose": [Int(0, 2)]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int = 400,
-                 ranking_noise: float = 3.0, threshold: float = 1.0, tail: float | None = None, alpha: float = 0.1,
-                 n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0):
+                 ranking_noise: float = 3.0, threshold: float = 1.0, tail: float | None = None,
+                 background_share: float | None = None, n_background: int = 2, alpha: float = 0.1, n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -75,6 +89,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.ranking_noise = ranking_noise
         self.threshold = threshold
         self.tail = tail
+        self.background_share = background_share
+        self.n_background = n_background
         self.alpha = alpha
         self.n_jobs = n_jobs
         self.secure = secure
@@ -100,18 +116,33 @@ class DocDPCooccurrence(_DocumentDPModel):
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
         V, K = len(vocab), int(self.n_topics)
         n_words = min(int(self.n_words), V)
-        if n_words < K:
-            raise DPTopicError(f"n_words={self.n_words} keeps fewer words than n_topics={K}: raise n_words.")
+        share_rule = self.background_share is not None
+        n_bg = int(self.n_background) if share_rule else 0
+        if n_words < K - n_bg:
+            raise DPTopicError(f"n_words={self.n_words} keeps fewer words than the {K - n_bg} topics factorised from"
+                               " the co-occurrence: raise n_words.")
+        if share_rule and K <= n_bg:
+            raise DPTopicError(f"n_topics={K} leaves no topic beside the {n_bg} background topics: raise n_topics or"
+                               " lower n_background.")
         rng = self._rng()
         self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
                                      budget=(float(self.epsilon), float(self.delta)))
-        if n_words < V:
+        background = np.zeros(0, dtype=np.int64)
+        if n_words < V or share_rule:
             sigma_rank, sigma = calibrate_gaussian_pair(float(self.epsilon), float(self.delta), float(self.ranking_noise))
             self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=_RANKING), 1),
                                   (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
-            stat = sum(document_frequency_bow(bow, V, self.n_jobs) for bow in passes())
-            counts = self._release(stat, sigma_rank, rng, _RANKING)
-            kept = np.sort(np.argsort(-counts, kind="stable")[:n_words])
+            stat = sum(document_frequency_bow(bow, V, self.n_jobs, with_document=share_rule) for bow in passes())
+            released = self._release(stat, sigma_rank, rng, _RANKING)
+            counts = released[:V]
+            order = np.argsort(-counts, kind="stable")
+            if share_rule:
+                background = _background_words(counts, float(released[V]), float(self.background_share), order,
+                                               V - max(K - n_bg, 1))
+                if not len(background):
+                    n_bg = 0            # nothing is corpus-wide: every topic comes from the co-occurrence
+            eligible = order[~np.isin(order, background)]
+            kept = np.sort(eligible[:n_words])
         else:
             from ..accounting.gaussian import calibrate_noise_multiplier
 
@@ -120,21 +151,34 @@ class DocDPCooccurrence(_DocumentDPModel):
         stat = sum(normalised_cooccurrence_bow(bow, kept, V, self.n_jobs) for bow in passes())
         noisy = self._release(stat, sigma, rng, _COOC)
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
-        H = topics_from_cooccurrence(noisy, K, "nmf", noise_std=sigma / np.sqrt(2.0), threshold=float(self.threshold))
+        H = topics_from_cooccurrence(noisy, K - n_bg, "nmf", noise_std=sigma / np.sqrt(2.0),
+                                     threshold=float(self.threshold))
         beta = np.zeros((K, V))
-        if n_words < V:
-            rest = np.setdiff1d(np.arange(V), kept)
+        if sigma_rank is not None:
             weight = np.maximum(counts, 0.0) + 1e-3 * sigma_rank
-            share = (float(np.clip(weight[rest].sum() / weight.sum(), 0.01, 0.9)) if self.tail is None
-                     else float(self.tail))
-            beta[:, kept] = H * (1.0 - share)
-            beta[:, rest] = share * weight[rest] / weight[rest].sum()
+            rest = np.setdiff1d(np.arange(V), np.concatenate([kept, background]))
+            if len(rest):
+                share = (float(np.clip(weight[rest].sum() / (weight[rest].sum() + weight[kept].sum()), 0.01, 0.9))
+                         if self.tail is None else float(self.tail))
+                beta[:K - n_bg, rest] = share * weight[rest] / weight[rest].sum()
+            else:
+                share = 0.0
+            beta[:K - n_bg, kept] = H * (1.0 - share)
+            if n_bg:
+                beta[K - n_bg] = weight / weight.sum()
+                if n_bg == 2:
+                    own = np.zeros(V)
+                    own[background] = weight[background] / weight[background].sum()
+                    beta[K - 1] = 0.5 * own + 0.5 * beta[K - 2]
+                beta[:K - n_bg] += 1e-9          # background words stay possible in every topic
         else:
             beta[:] = H
         self.components_ = beta / beta.sum(axis=1, keepdims=True)
         self.noise_std_ = float(sigma)
         self.ranking_noise_std_ = None if sigma_rank is None else float(sigma_rank)
         self.kept_words_ = kept
+        self.background_words_ = np.sort(background)
+        self.n_background_topics_ = n_bg
         self.vocabulary_ = vocab
         self._set_fitted(corpus)
         self._train_stats = {"vocab_size": V}
@@ -146,7 +190,9 @@ class DocDPCooccurrence(_DocumentDPModel):
             "mode": "document-level co-occurrence release",
             "parameters": {"noise_multiplier": self.noise_std_, "ranking_noise_multiplier": self.ranking_noise_std_,
                            "steps": self.ledger_.n_events, "sampling_rate": 1.0, "l2_sensitivity": 1.0,
-                           "n_words": int(len(self.kept_words_)), "threshold": self.threshold},
+                           "n_words": int(len(self.kept_words_)), "threshold": self.threshold,
+                           "background_share": self.background_share,
+                           "background_topics": int(getattr(self, "n_background_topics_", 0))},
             "scope": ("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
                       " the released topics (post-processing). NOT covered: "
                       + ("" if getattr(self, "_vocabulary_supplied", False) else
@@ -155,3 +201,12 @@ class DocDPCooccurrence(_DocumentDPModel):
             "noise": "gaussian", "secure_noise": bool(self.secure),
         })
         return self._note_seed(rep)
+
+
+def _background_words(counts: np.ndarray, documents: float, share: float, order: np.ndarray, at_most: int) -> np.ndarray:
+    """Words whose noisy count exceeds ``share`` of the noisy document count (both from the first release, so this is
+    post-processing), most frequent first, at most ``at_most`` of them; none when the document count is not positive."""
+    if not documents > 0:
+        return np.zeros(0, dtype=np.int64)
+    above = order[counts[order] > share * documents]
+    return np.asarray(above[:max(at_most, 0)], dtype=np.int64)

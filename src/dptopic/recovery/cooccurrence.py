@@ -36,14 +36,17 @@ def normalised_cooccurrence(X, columns=None) -> np.ndarray:
     return M
 
 
-def document_frequency_statistic(X) -> np.ndarray:
+def document_frequency_statistic(X, with_document: bool = False) -> np.ndarray:
     """``sum_d b_d / ||b_d||_2`` with ``b_d`` the document's 0/1 word-presence vector: each
     document moves it by at most 1 in L2 (its term has norm 1, or 0 when empty). Its ranking of the
-    words follows their document frequency."""
+    words follows their document frequency. With ``with_document``, ``b_d`` has one more entry, always 1 (every
+    document, empty or not, then adds a unit vector), and the word entries divided by that last one estimate the
+    share of documents that hold each word."""
     B = (sp.csr_matrix(X) > 0).astype(np.float64)
-    n = np.asarray(B.sum(axis=1)).ravel()
+    n = np.asarray(B.sum(axis=1)).ravel() + (1.0 if with_document else 0.0)
     w = np.divide(1.0, np.sqrt(n), out=np.zeros_like(n), where=n > 0)
-    return np.asarray((sp.diags(w) @ B).sum(axis=0)).ravel()
+    words = np.asarray((sp.diags(w) @ B).sum(axis=0)).ravel()
+    return np.append(words, w.sum()) if with_document else words
 
 
 def per_document_cooccurrence(x) -> np.ndarray:
