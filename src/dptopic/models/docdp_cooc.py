@@ -18,9 +18,9 @@ them).
 With ``background_share`` set, the first release also counts the documents (a last entry, always 1, in every
 document's presence vector), so the noisy counts estimate the share of documents that hold each word. Words above
 that share (corpus-wide words such as "writes" or "don" in posts) are left out of the co-occurrence release and of
-the ``n_topics - n_background`` topics factorised from it, and ``n_background`` background topics carry them: the
-noisy frequencies of every word and, for the second, of the background words (the model of general and specific
-words of Chemudugunta, Smyth & Steyvers 2007, reduced to fixed background topics). Defaults were set on 20
+the ``n_topics - n_background`` topics factorised from it, and ``n_background`` background topics carry them: with
+two, the noisy frequencies of the background words and of every other word; with one, of every word (the general
+and specific words of Chemudugunta, Smyth & Steyvers 2006, with the general part fixed by the first release). Defaults were set on 20
 Newsgroups (see ``docs/document_dp.md``), never on the data you fit.
 """
 from __future__ import annotations
@@ -164,13 +164,13 @@ class DocDPCooccurrence(_DocumentDPModel):
             else:
                 share = 0.0
             beta[:K - n_bg, kept] = H * (1.0 - share)
-            if n_bg:
-                beta[K - n_bg] = weight / weight.sum()
-                if n_bg == 2:
-                    own = np.zeros(V)
-                    own[background] = weight[background] / weight[background].sum()
-                    beta[K - 1] = 0.5 * own + 0.5 * beta[K - 2]
-                beta[:K - n_bg] += 1e-9          # background words stay possible in every topic
+            if n_bg == 1:
+                beta[K - 1] = weight
+            elif n_bg == 2:                      # the background words, then every other word, by noisy frequency
+                beta[K - 2, background] = weight[background]
+                others = np.setdiff1d(np.arange(V), background)
+                beta[K - 1, others] = weight[others]
+            beta += 1e-9 * beta.sum(axis=1, keepdims=True)      # every word stays possible in every topic
         else:
             beta[:] = H
         self.components_ = beta / beta.sum(axis=1, keepdims=True)
