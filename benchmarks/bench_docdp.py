@@ -7,6 +7,7 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py compare --epsilon 1 --seeds 3
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py setunion          # private vocabulary sizes
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py candidates --seeds 3   # vocabulary from a list
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py public --seeds 3      # a public corpus as the start
     (add --docs 5000 to train on the first 5,000 training documents)
 
 Train split, vocabulary of 2,000 words (``load_20newsgroups('train', max_vocab=2000)``), K = 20,
@@ -26,7 +27,10 @@ null models that learn no co-occurrence at all (random topics over all words, an
 frequent words), because NPMI alone rewards topics made of frequent words. ``setunion``: how many words DP set
 union (Gopi et al. 2020) selects from the whole training split at small budgets (delta 5e-6). ``candidates``:
 the vocabulary chosen privately by DocDPCooccurrence's own first release from a large candidate list (the
-words seen twice in the test split, standing in for a public word list), epsilon 1 in total.
+words seen twice in the test split, standing in for a public word list), epsilon 1 in total. ``public``: a
+random ``--n-public`` training documents stand in for a public corpus of the same domain (their own topics by CGS,
+no privacy cost), the rest are the private corpus; ``DocDPEM(init=public topics, n_iter=1)`` refines the public
+topics with one release on the private documents, beside ``DocDPCooccurrence`` on the private documents alone.
 """
 from __future__ import annotations
 
@@ -148,13 +152,38 @@ def candidates(a):
           f" median {np.median(scores):.4f}")
 
 
+def public(a):
+    from dptopic import LDA
+    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.models.docdp import DocDPEM
+    from dptopic.models.docdp_cooc import DocDPCooccurrence
+    tr, te = load()
+    ref = te.to_bow()
+    cgs = LDA(n_topics=a.topics, n_iter=300, seed=0, verbose=0).fit(tr).components_      # all training documents
+    perm = np.random.default_rng(123).permutation(tr.n_docs)
+    print(f"{'public docs':>11} {'model (eps on the private rest)':44} {'NPMI':>7} {'match to CGS':>12}")
+    for n in a.n_public:
+        pub, priv = tr.subset(np.sort(perm[:n])), tr.subset(np.sort(perm[n:]))
+        start = LDA(n_topics=a.topics, n_iter=300, seed=0, verbose=0).fit(pub).components_
+        rows = [("CGS on the public documents alone", [start]),
+                (f"+ DocDPEM(init=public, n_iter=1), eps={a.epsilon:g}",
+                 [DocDPEM(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, n_iter=1, init=start,
+                          seed=s).fit(priv).components_ for s in range(a.seeds)]),
+                (f"DocDPCooccurrence alone, eps={a.epsilon:g}",
+                 [DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, seed=s).fit(priv).components_
+                  for s in range(a.seeds)])]
+        for name, betas in rows:
+            print(f"{n:11d} {name:44} {np.median([npmi(b, ref) for b in betas]):7.4f}"
+                  f" {np.median([topic_recovery(b, cgs) for b in betas]):12.3f}", flush=True)
+
+
 def X_sum(corpus):
     return corpus.to_bow().sum(axis=0)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "setunion", "candidates"])
+    ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "setunion", "candidates", "public"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
@@ -166,7 +195,11 @@ def main():
     ap.add_argument("--n-background", type=int, default=2, help="cooc: background topics (with --background-share)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
+    ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
+                    help="public: how many training documents stand in for a public corpus")
     a = ap.parse_args()
+    if a.route == "public":
+        return public(a)
     if a.route == "setunion":
         return setunion()
     if a.route == "candidates":

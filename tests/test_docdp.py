@@ -274,3 +274,38 @@ def test_batches_with_no_vocabulary_word_are_refused():
     other = Corpus.from_token_ids([[0, 1, 1], [1]], ["x", "y"])
     with pytest.raises(DPTopicError, match="no word of the vocabulary"):
         DocDPEM(n_topics=2, seed=0).fit([other], vocabulary=["a", "b", "c"])
+
+
+@pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
+def test_public_start_is_used_checked_and_not_saved(tmp_path):
+    import json
+
+    from sklearn.base import clone
+
+    from dptopic.evaluation.recovery import topic_recovery
+    s = lda_corpus(n_docs=300, vocab_size=60, n_topics=3, doc_length=60, alpha=0.1, beta=0.05, seed=4)
+    phi = np.asarray(s.phi)
+    # a public start near the planted topics: one release keeps them; a random start after one release does not
+    rng = np.random.default_rng(7)
+    start = 0.5 * phi + 0.5 * rng.dirichlet(np.ones(60), size=3)
+    warm = DocDPEM(n_topics=3, epsilon=200.0, n_iter=1, init=start, seed=0).fit(s.corpus)
+    cold = DocDPEM(n_topics=3, epsilon=200.0, n_iter=1, seed=0).fit(s.corpus)
+    assert topic_recovery(warm.components_, phi) > 0.95 > topic_recovery(cold.components_, phi)
+    # the first iteration is the E-step under exactly the given (normalised) topics: same release, same result
+    again = DocDPEM(n_topics=3, epsilon=200.0, n_iter=1, init=list(map(list, start * 5.0)), seed=0).fit(s.corpus)
+    np.testing.assert_allclose(again.components_, warm.components_, atol=1e-12)
+    rep = warm.privacy_
+    assert rep["parameters"]["start"] == "public topics given by the user" and "public starting topics" in rep["scope"]
+    assert cold.privacy_["parameters"]["start"] == "random"
+    # clone keeps the array; the saved model does not carry it
+    assert np.array_equal(clone(warm).init, start)
+    warm.save(tmp_path / "m")
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["params"]["init"] is None
+    np.testing.assert_array_equal(dptopic.load(tmp_path / "m").components_, warm.components_)
+    # bad starts: one line each
+    for bad, why in ((start[:2], "shape"), (-start, "non-negative"), (np.full((3, 60), np.nan), "finite"),
+                     (np.zeros((3, 60)), "positive sum"), ([["a"] * 60] * 3, "array")):
+        with pytest.raises(DPTopicError, match=why):
+            DocDPEM(n_topics=3, n_iter=1, init=bad, seed=0).fit(s.corpus)
+    with pytest.raises(DPTopicError, match="init"):
+        DocDPEM(n_topics=3, init="lda", seed=0).fit(s.corpus)

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._validation import SEED, Int, Options, Real
+from .._validation import SEED, Int, IsNone, IsType, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
 from ..mechanisms import gaussian_mechanism
@@ -55,6 +55,12 @@ class DocDPEM(_DocumentDPModel):
     seed : None (default; OS entropy) or an int for reproducible tests only. Never saved.
     n_jobs : threads sharing each iteration's E-step (each sums its own block of documents; the noise is added once
         to the total, so the guarantee does not depend on it, and the result only through float rounding).
+    init : None (default: a random, data-independent start) or public starting topics: a K x V array of topic-word
+        weights over the training vocabulary (e.g. ``LDA().fit(public_docs, vocabulary=words).components_``; as
+        an array, it survives ``sklearn.base.clone``). They must come
+        from data that need no protection: the guarantee covers the training documents only, and a start learnt from
+        them would have to be paid for. With a good public start one release (``n_iter=1``) is enough
+        (``docs/document_dp.md``, "A public corpus as the start"). Not saved with the model.
     """
 
     _private = True
@@ -62,11 +68,12 @@ class DocDPEM(_DocumentDPModel):
                               "delta": [Real(0, 1, "neither")], "n_iter": [Int(1, 1000)],
                               "threshold": [Real(0, 1e6)], "alpha": [Real(1e-8, 1e6)], "inner": [Int(1, 10000)],
                               "secure": [Options((True, False))], "seed": SEED, "n_jobs": [Int(1, 256)],
-                              "verbose": [Int(0, 2)]}
+                              "verbose": [Int(0, 2)],
+                              "init": [IsNone(), IsType((np.ndarray, list), "a K x V array of public topics")]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_iter: int = 3,
                  threshold: float = 2.0, alpha: float = 0.1, inner: int = 30, secure: bool = False, seed=None,
-                 n_jobs: int = 1, verbose: int = 0):
+                 n_jobs: int = 1, verbose: int = 0, init=None):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -78,6 +85,7 @@ class DocDPEM(_DocumentDPModel):
         self.seed = seed
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.init = init
 
     def fit(self, X, y=None, *, vocabulary=None):
         """Fit on documents held in memory or streamed from disk.
@@ -97,7 +105,7 @@ class DocDPEM(_DocumentDPModel):
         sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, int(self.n_iter))
         ledger = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
                                budget=(float(self.epsilon), float(self.delta)))
-        beta = rng.dirichlet(np.ones(V), size=K)          # public random start
+        beta = self._start(K, vocab, rng)
         with StatisticAccumulator(V, K, int(self.n_jobs)) as acc, ThreadPoolExecutor(1) as reader:
             for it in range(self.n_iter):
                 acc.reset()
@@ -121,17 +129,39 @@ class DocDPEM(_DocumentDPModel):
         self._train_stats = {"vocab_size": V}
         return self
 
+    def _start(self, K: int, vocab, rng) -> np.ndarray:
+        """The starting topics: public ones given as ``init`` (checked and normalised), else a random draw."""
+        if self.init is None:
+            return rng.dirichlet(np.ones(len(vocab)), size=K)
+        try:
+            start = np.asarray(self.init, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DPTopicError("init must be a K x V array of non-negative topic-word weights.") from None
+        if start.shape != (K, len(vocab)):
+            raise DPTopicError(f"init has shape {start.shape}; give n_topics x vocabulary = ({K}, {len(vocab)}).")
+        if not np.all(np.isfinite(start)) or (start < 0).any() or not (start.sum(axis=1) > 0).all():
+            raise DPTopicError("init must hold finite, non-negative weights with a positive sum in every topic.")
+        return start / start.sum(axis=1, keepdims=True)
+
+    def _saved_params(self) -> dict:
+        params = super()._saved_params()
+        params["init"] = None        # public input of the fit, like the corpus: not part of the saved model
+        return params
+
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(float(self.delta))
         rep.update({
             "mode": "document-level noisy EM",
             "parameters": {"noise_multiplier": self.noise_std_, "steps": int(self.n_iter), "sampling_rate": 1.0,
-                           "l2_sensitivity": 1.0, "threshold": self.threshold},
+                           "l2_sensitivity": 1.0, "threshold": self.threshold,
+                           "start": "random" if self.init is None else "public topics given by the user"},
             "scope": ("covers every noisy release of the normalised expected word-topic counts, hence the released"
                       " topics (post-processing). NOT covered: "
                       + ("" if getattr(self, "_vocabulary_supplied", False) else
                          "the vocabulary (built from the training documents: pass a public vocabulary to cover it), ")
-                      + "the choice of hyper-parameters, and any metric computed on the training documents."),
+                      + "the choice of hyper-parameters, "
+                      + ("" if self.init is None else "the public starting topics (given, assumed to need no protection), ")
+                      + "and any metric computed on the training documents."),
             "noise": "gaussian", "secure_noise": bool(self.secure),
         })
         return self._note_seed(rep)
