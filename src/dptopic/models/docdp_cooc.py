@@ -118,9 +118,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         n_words = min(int(self.n_words), V)
         share_rule = self.background_share is not None
         n_bg = int(self.n_background) if share_rule else 0
-        if n_words < K - n_bg:
-            raise DPTopicError(f"n_words={self.n_words} keeps fewer words than the {K - n_bg} topics factorised from"
-                               " the co-occurrence: raise n_words.")
+        if n_words < K:
+            raise DPTopicError(f"n_words={self.n_words} keeps fewer words than n_topics={K}: raise n_words.")
         if share_rule and K <= n_bg:
             raise DPTopicError(f"n_topics={K} leaves no topic beside the {n_bg} background topics: raise n_topics or"
                                " lower n_background.")
