@@ -17,7 +17,7 @@ Labels (client side):
           with --server debias (what the reports allow with LDA's own labels) or clean (the true words
           under those labels: no randomization)
 Server estimators:
-  picks     counts the word each client picks from its report (the message before issue 23)
+  picks     counts the word each client picks from its report (the earlier message)
   expected  expected revealed words, mechanisms.rrp.subset_signal_counts (the default)
   debias    whole reports counted under their label, minus the uniform share of subset selection
             (subset_frequencies per topic), clipped at 0

@@ -78,7 +78,8 @@ class FedLDA(GibbsTopicModel):
         default one user per document. Ignored for a list of client corpora.
     variant : ``"another"`` (default: a perturbed word is always a different word) or ``"coincide"``.
     exclusion : ``"none"`` (default, sound, full): no word excluded; each entry's word is randomized once by
-        k-ary randomized response and re-labelled every round from the randomized words only.
+        subset selection (one word: k-ary randomized response) and labelled every round from the randomized
+        reports and the broadcast model only; the labels go out with the reports.
         ``"floor"`` (sound per word, partial: topic labels in the clear; collapses onto few words) or
         ``"tail"`` (the poster's rule; guarantee assumes Zipf; partial). See ``docs/fedlda.md``.
     replacement : ``"mixture"`` (default: Σ_j θ_ij Φ_j of the user) or ``"topic"`` (Φ of the entry's topic);
