@@ -1,6 +1,7 @@
 """FedLDA's sound default, exclusion="none" (docs/fedlda.md): subset selection randomized once per entry,
 labels re-sampled from the randomized reports only. Exact epsilon by enumeration, kernels against NumPy
-references, the unbiased frequency estimator, the report and the per-user accounting."""
+references, the unbiased frequency estimator, the server's expected counts and the client's likelihoods
+against the exact report probabilities, the report and the per-user accounting."""
 from __future__ import annotations
 
 import itertools
@@ -14,9 +15,9 @@ from dptopic.accounting.fedlda import krr_eta, rrp_event, subset_inclusion, subs
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.evaluation import topic_recovery
 from dptopic.federated import ClientUpdate, FedClient, FedServer, MessageError, RRPConfig, decode_message
-from dptopic.kernels import kernel_state, subset_local_sweep, subset_select
+from dptopic.kernels import kernel_state, sample_labels, subset_local_sweep, subset_select, subset_theta_em
 from dptopic.kernels.rng import PyXorShift
-from dptopic.mechanisms.rrp import subset_frequencies, subset_report
+from dptopic.mechanisms.rrp import subset_frequencies, subset_report, subset_signal_counts
 from dptopic.models import FedLDA
 
 
@@ -136,21 +137,22 @@ def test_labels_and_words_sent_depend_only_on_the_randomized_reports():
         client.pick.copy()
     other._rng = np.random.default_rng(42)
     client._rng = np.random.default_rng(42)
-    server = FedServer(c.vocabulary, 3, ["u"], cfg.n_entries, rng=np.random.default_rng(1))
+    server = FedServer.from_config(c.vocabulary, cfg, ["u"], rng=np.random.default_rng(1))
     b = server.broadcast()
     for _ in range(3):
         u1, u2 = decode_message(client.run_round(b)), decode_message(other.run_round(b))
         np.testing.assert_array_equal(u1.topics, u2.topics)
         np.testing.assert_array_equal(u1.words, u2.words)
-    # the reports were drawn once: later rounds send words from the same sets
-    assert all(u1.words[i] in client.sets[i] for i in range(len(u1.words)))
+        # the reports were drawn once: every round sends the same sets
+        np.testing.assert_array_equal(u1.words, client.sets)
 
 
 def test_server_takes_the_noise_label_and_refuses_beyond_it():
     c = lda_corpus(n_docs=4, vocab_size=30, n_topics=3, doc_length=10, seed=0).corpus
-    client, cfg = _client(c)
-    server = FedServer(c.vocabulary, 3, ["u"], cfg.n_entries, rng=np.random.default_rng(1))
+    client, cfg = _client(c, subset_size=3)
+    server = FedServer.from_config(c.vocabulary, cfg, ["u"], rng=np.random.default_rng(1))
     msg = decode_message(client.run_round(server.broadcast()))
+    assert msg.words.shape == (cfg.n_entries, 3)
     topics = np.full(cfg.n_entries, 3, dtype=np.int32)
     topics[:5] = 0
     bad = topics.copy()
@@ -159,9 +161,19 @@ def test_server_takes_the_noise_label_and_refuses_beyond_it():
     with pytest.raises(MessageError, match=r"topic ids must lie in \[0, 3\]"):
         server.receive(ClientUpdate(0, "u", msg.vocab, bad, msg.words).encode())
     assert server.state()[3] == before[3]
+    repeated = msg.words.copy()
+    repeated[0, 1] = repeated[0, 0]
+    with pytest.raises(MessageError, match="repeats a word"):
+        server.receive(ClientUpdate(0, "u", msg.vocab, topics, repeated).encode())
+    with pytest.raises(MessageError, match="one report of"):
+        server.receive(ClientUpdate(0, "u", msg.vocab, topics, msg.words[:, :1].copy()).encode())
+    assert server.state()[3] == before[3]
     server.receive(ClientUpdate(0, "u", msg.vocab, topics, msg.words).encode())
+    phi = server.phi.copy()
     server.aggregate()
-    assert server.counts.sum() == 5 and server.counts[0].sum() == 5
+    # only the five entries with a topic count, each by the probability that its report reveals its word
+    np.testing.assert_allclose(server.counts, subset_signal_counts(topics, msg.words, phi, cfg.epsilon))
+    assert server.counts[1:].sum() == 0 and 0 < server.counts[0].sum() < 5
 
 
 def test_default_report_is_full_and_does_not_grow_with_rounds():
@@ -200,3 +212,120 @@ def test_bad_subset_size_is_one_line():
     with pytest.raises(DPTopicError, match="subset_size=10 must be between 1 and V - 1 = 9") as e:
         FedLDA(n_topics=2, rounds=1, pad_length=8, subset_size=10, verbose=0).fit(c)
     assert "\n" not in str(e.value)
+
+
+# ------------------------------------------------------------------ what goes out: the set, labels from it
+def test_a_report_is_sorted_so_its_first_word_is_not_the_true_word():
+    # the sampler writes a kept true word first; a report must carry the set only, not that order
+    V, s, eps, n, x = 8, 3, 1.0, 60_000, 5
+    sets, _ = subset_report(np.full(n, x, dtype=np.int32), V, eps, np.random.default_rng(2), s)
+    assert np.all(np.diff(sets, axis=1) > 0)
+    P = exact_report_probabilities(V, s, eps)[x]
+    subsets = list(itertools.combinations(range(V), s))
+    p_first = sum(P[j] for j, S in enumerate(subsets) if S[0] == x)  # x is in the set and is its smallest word
+    se = math.sqrt(p_first * (1 - p_first) / n)
+    assert abs(np.mean(sets[:, 0] == x) - p_first) <= 4.5 * se  # unsorted, it would be P(x in set) = 0.62
+
+
+@pytest.mark.parametrize("V,s,eps", [(5, 1, 2.0), (6, 2, 1.3), (7, 3, 0.4)])
+def test_signal_counts_are_the_exact_posterior_share_that_reveals_the_word(V, s, eps):
+    K = 3
+    phi = np.random.default_rng(V).dirichlet(np.ones(V), size=K)
+    P = exact_report_probabilities(V, s, eps)
+    for j, S in enumerate(itertools.combinations(range(V), s)):
+        low = P[:V, j].min()  # the probability of this set under an input outside it
+        for k in range(K):
+            post = phi[k] * P[:V, j]
+            expected = phi[k] * (P[:V, j] - low) / post.sum()  # the input is w and the set came from holding it
+            got = subset_signal_counts(np.array([k]), np.array([S]), phi, eps)
+            np.testing.assert_allclose(got[k], expected, rtol=1e-10, atol=1e-14)
+            assert np.all(np.delete(got, k, axis=0) == 0)
+    # a label K (padding) counts nothing
+    assert subset_signal_counts(np.array([K]), np.array([list(range(s))]), phi, eps).sum() == 0
+
+
+@pytest.mark.parametrize("V,s,eps", [(5, 1, 2.0), (6, 2, 1.3), (7, 3, 0.4)])
+def test_em_likelihoods_are_the_exact_report_probabilities_up_to_one_factor(V, s, eps):
+    K = 3
+    phi = np.random.default_rng(V + 1).dirichlet(np.ones(V), size=K)
+    P = exact_report_probabilities(V, s, eps)
+    subsets = np.array(list(itertools.combinations(range(V), s)), dtype=np.int32)
+    lik, theta = np.empty((len(subsets), K + 1)), np.empty(K + 1)
+    e1 = math.expm1(eps)
+    subset_theta_em(subsets, np.ascontiguousarray(phi.T), e1, 1 + e1 * s / V, 0.1, 1, 0.0, lik, theta)
+    low = np.array([P[:V, j].min() for j in range(len(subsets))])
+    np.testing.assert_allclose(lik[:, :K] * low[:, None], (phi @ P[:V]).T, rtol=1e-10)  # p(S | topic k)
+    np.testing.assert_allclose(lik[:, K] * low, P[V], rtol=1e-10)                       # p(S | padding)
+
+
+def reference_theta_em(lik, alpha, max_iter, tol):
+    C = lik.shape[1]
+    th = np.full(C, 1.0 / C)
+    for it in range(1, max_iter + 1):
+        R = lik * th
+        R /= R.sum(axis=1, keepdims=True)
+        new = R.sum(axis=0) + alpha
+        new /= new.sum()
+        moved, th = np.abs(new - th).max(), new
+        if moved <= tol:
+            break
+    return th, it
+
+
+@pytest.mark.parametrize("max_iter,tol", [(1, 0.0), (7, 0.0), (500, 1e-9)])
+def test_theta_em_and_label_kernels_match_numpy_references(max_iter, tol):
+    rng = np.random.default_rng(9)
+    V, K, s, n = 15, 4, 3, 60
+    sets = np.sort(np.array([rng.choice(V, s, replace=False) for _ in range(n)], dtype=np.int32), axis=1)
+    phi_wk = np.ascontiguousarray(rng.dirichlet(np.ones(V), size=K).T)
+    e1 = math.expm1(2.5)
+    lik, theta = np.empty((n, K + 1)), np.empty(K + 1)
+    it = subset_theta_em(sets, phi_wk, e1, 1 + e1 * s / V, 0.3, max_iter, tol, lik, theta)
+    ref_lik = np.concatenate([1 + e1 * phi_wk[sets].sum(axis=1), np.full((n, 1), 1 + e1 * s / V)], axis=1)
+    np.testing.assert_allclose(lik, ref_lik, rtol=1e-12)
+    ref_theta, ref_it = reference_theta_em(ref_lik, 0.3, max_iter, tol)
+    np.testing.assert_allclose(theta, ref_theta, rtol=1e-9)
+    assert it == ref_it and abs(theta.sum() - 1) < 1e-12
+    # labels: inverse CDF of theta_c lik[i, c] with one uniform per entry
+    state = kernel_state(rng)
+    z = np.empty(n, dtype=np.int32)
+    sample_labels(lik, theta, state.copy(), z)
+    py = PyXorShift(state.copy())
+    ref = []
+    for i in range(n):
+        c = np.cumsum(theta * lik[i])
+        ref.append(min(int(np.sum(c <= py.uniform() * c[-1])), K))
+    np.testing.assert_array_equal(z, ref)
+
+
+def test_theta_em_converged_is_the_map_of_the_user_proportions():
+    # the fixed point: theta_c = (alpha + sum_i theta_c lik_ic / sum_d theta_d lik_id) / (n + C alpha)
+    rng = np.random.default_rng(4)
+    V, K, s, n, alpha = 20, 3, 2, 80, 0.2
+    sets = np.sort(np.array([rng.choice(V, s, replace=False) for _ in range(n)], dtype=np.int32), axis=1)
+    phi_wk = np.ascontiguousarray(rng.dirichlet(np.ones(V) * 0.3, size=K).T)
+    lik, theta = np.empty((n, K + 1)), np.empty(K + 1)
+    it = subset_theta_em(sets, phi_wk, 50.0, 1 + 50.0 * s / V, alpha, 100_000, 1e-13, lik, theta)
+    assert it < 100_000
+    R = lik * theta
+    R /= R.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(theta, (R.sum(axis=0) + alpha) / (n + (K + 1) * alpha), rtol=1e-8)
+
+
+def test_both_local_inference_rules_run_and_a_bad_one_is_one_line():
+    from dptopic.errors import DPTopicError
+
+    c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rule in ("em", "gibbs"):
+            m = FedLDA(n_topics=2, epsilon=3.0, rounds=2, pad_length=16, n_clients=4, local_inference=rule, seed=0,
+                       verbose=0).fit(c)
+            p = m.privacy_["parameters"]
+            assert p["local_inference"] == rule and p["words_per_report"] == subset_size(3.0, 30)
+            assert m.privacy_["guarantee"] == "full" and np.allclose(m.components_.sum(axis=1), 1)
+    with pytest.raises(DPTopicError, match="local_inference") as e:
+        FedLDA(n_topics=2, rounds=1, pad_length=8, local_inference="vb", verbose=0).fit(c)
+    assert "\n" not in str(e.value)
+    with pytest.raises(DPTopicError, match="local_inference"):
+        FedClient("u", c, RRPConfig(2, 3.0, pad_length=8, local_inference="vb"), np.random.default_rng(0))

@@ -21,6 +21,9 @@ def add_fed_args(t) -> None:
                         " or 'tail' (the poster's, assumes Zipf)")
     g.add_argument("--subset-size", type=int, default=0,
                    help="fed, exclusion none: words per randomized report (default 0: chosen from epsilon)")
+    g.add_argument("--local-inference", choices=("em", "gibbs"), default="em",
+                   help="fed, exclusion none: clients label their reports by EM of their topic proportions (default)"
+                        " or by a Gibbs chain")
     g.add_argument("--replacement", choices=("mixture", "topic"), default="mixture",
                    help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
 
@@ -33,7 +36,7 @@ def build_fedlda(a, common: dict):
     model = FedLDA(epsilon=a.epsilon if a.epsilon is not None else 5.0, delta=a.failure_rate, gamma=a.gamma,
                    rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
                    variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
-                   subset_size=a.subset_size,
+                   subset_size=a.subset_size, local_inference=a.local_inference,
                    seed=a.seed, **kw)
     model._validate()  # refuse bad parameters before loading the corpus
     return model
@@ -50,7 +53,9 @@ def cmd_fedlda_experiment(a):
     seed = experiment_seed(a, console)
     s = fedlda_experiment(a.out, tasks=tuple(a.tasks), eps_table=tuple(a.eps_table), n_topics=a.topics,
                           rounds=a.rounds, max_docs=a.max_docs, seed=seed, n_jobs=a.jobs,
-                          figures=not a.no_figures, progress=lambda msg: console.print("  " + msg))
+                          figures=not a.no_figures, progress=lambda msg: console.print("  " + msg),
+                          rules=tuple(dict.fromkeys(a.rules)), pad_length=a.pad_length,
+                          local_inference=a.local_inference)
     for key, v in s["auc_loss"].items():
         mark = "holds" if v["points"] < 3 else "FAILS"
         console.print(f"AUC loss {key}: {v['points']:.1f} points ({v['relative_pct']:.1f}% relative) -> '< 3%' {mark}")
@@ -69,6 +74,11 @@ def register_fedlda_experiment(esub) -> None:
     p.add_argument("--topics", type=positive_int, default=20)
     p.add_argument("--rounds", type=positive_int, default=20)
     p.add_argument("--max-docs", type=positive_int, default=3000, help="training documents per task (test: a quarter)")
+    p.add_argument("--rules", nargs="+", choices=("none", "tail", "floor"), default=["none", "tail", "floor"],
+                   help="exclusion rules of the table (default all three; the figures always run all three)")
+    p.add_argument("--pad-length", type=positive_int, default=256, help="entries per user (L; default 256)")
+    p.add_argument("--local-inference", choices=("em", "gibbs"), default="em",
+                   help="how clients of the none rule label their reports (default em; docs/fedlda.md)")
     add_seed_arg(p)
     p.add_argument("--jobs", type=positive_int, default=1)
     p.add_argument("--no-figures", action="store_true", help="only the table")

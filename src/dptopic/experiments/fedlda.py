@@ -89,7 +89,10 @@ def _fit_fed(train, **kw):
 def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps_grid=(2.5, 5.0, 7.5, 10.0),
                       k_grid=(5, 10, 20, 40), ratio_grid=(0.25, 0.5, 1.0), n_topics: int = 20, rounds: int = 20,
                       n_iter_lda: int = 100, docs_per_user: int = 10, pad_length: int = 256, max_docs=None,
-                      seed: int = 0, n_jobs: int = 1, figures: bool = True, progress=None) -> dict:
+                      seed: int = 0, n_jobs: int = 1, figures: bool = True, progress=None,
+                      rules=("none", "tail", "floor"), local_inference: str = "em") -> dict:
+    """``rules``: the exclusion rules of the table (the figures always run all three); ``local_inference``
+    and ``pad_length`` are passed to every FedLDA fit (``docs/fedlda.md``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda *a: None)
@@ -98,7 +101,8 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
     def fed(t, eps, exclusion="none", K=n_topics, ratio=1.0):
         tr = data[t][0]
         return _fit_fed(tr, n_topics=K, epsilon=eps, rounds=rounds, sample_ratio=ratio, pad_length=pad_length,
-                        n_clients=max(1, tr.n_docs // docs_per_user), exclusion=exclusion, seed=seed, n_jobs=n_jobs)
+                        n_clients=max(1, tr.n_docs // docs_per_user), exclusion=exclusion, seed=seed, n_jobs=n_jobs,
+                        local_inference=local_inference)
 
     def lda(t, K=n_topics):
         return LDA(n_topics=K, n_iter=n_iter_lda, seed=seed, verbose=0, n_jobs=n_jobs).fit(data[t][0])
@@ -112,7 +116,7 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
     table = []
     for t in tasks:
         runs = [("LDA (centralized)", None, "-", lda(t))]
-        for ex in ("none", "tail", "floor"):
+        for ex in rules:
             for e in eps_table:
                 runs.append((f"FedLDA eps={e:g}", e, ex, fed(t, e, ex)))
         for name, e, ex, m in runs:
@@ -129,6 +133,7 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
                "sound_default_losses_points": {k: v["points"] for k, v in auc_loss.items() if " none " in k},
                "settings": {"n_topics": n_topics, "rounds": rounds, "docs_per_user": docs_per_user,
                             "pad_length": pad_length, "max_docs": max_docs, "seed": seed,
+                            "local_inference": local_inference,
                             "n_docs": {t: [data[t][0].n_docs, data[t][1].n_docs] for t in tasks}},
                "poster_table_auc": POSTER_TABLE}
 

@@ -7,10 +7,13 @@ sub-sampled at ``sample_ratio`` — perturbs the words with RRP
 (:func:`~dptopic.mechanisms.rrp_perturb`) and returns the encoded :class:`ClientUpdate`.
 
 With ``exclusion="none"`` (the sound default) the client pads and samples its entries and randomizes
-their words **once**, when it is created; every round it re-labels those randomized words by local
-Gibbs sampling against Φ plus a uniform *noise* component (label ``n_topics``), and sends them. The
-labels are computed from the randomized words and public Φ only, so they are post-processing and
-covered by the per-entry guarantee; the true words, their documents and the local θ never enter them.
+each one **once**, when it is created, into a report (a set of words, subset selection); every round it
+labels those reports with topics against Φ plus a *padding* component (label ``n_topics``) and sends
+the labels with the reports. ``local_inference="em"`` (default) fits the user's topic proportions to its
+reports by EM and draws each label from its posterior; ``"gibbs"`` continues a Gibbs chain over the
+labels across rounds. The labels are computed from the reports and public Φ only, so they are
+post-processing and covered by the per-entry guarantee; the true words, their documents and the local
+θ never enter them.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels import kernel_state, local_sweep
 from ..accounting.fedlda import subset_size as _subset_size
-from ..kernels import subset_local_sweep
+from ..kernels import sample_labels, subset_local_sweep, subset_theta_em
 from ..mechanisms.rrp import _cap, replacement_table, rrp_perturb, subset_report
 from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
 
@@ -45,16 +48,27 @@ class RRPConfig:
     exclusion: str = "none"
     replacement: str = "mixture"
     subset_size: int = 0
+    local_inference: str = "em"
 
     @property
     def words_per_report(self) -> int:
         """``"none"`` rule: words per randomized entry (``subset_size``, or 0 for the error-optimal size)."""
         return int(self.subset_size)
 
+    def report_size(self, vocab_size: int) -> int:
+        """``"none"`` rule: the words per report on a vocabulary of ``vocab_size`` words (resolved)."""
+        return int(self.subset_size) or _subset_size(self.epsilon, vocab_size)
+
     @property
     def n_entries(self) -> int:
         """Entries per update: ``max(1, round(sample_ratio * pad_length))`` (data-independent)."""
         return max(1, int(round(self.sample_ratio * self.pad_length)))
+
+
+LOCAL_INFERENCE = ("em", "gibbs")
+EM_MAX_ITER = 30  # EM iterations for a user's topic proportions, from the uniform start every round (early-stopped:
+#                   converged EM, 200 iterations, measured worse; docs/fedlda.md)
+EM_TOL = 1e-6
 
 
 def entries_per_update(pad_length: int, sample_ratio: float) -> int:
@@ -66,6 +80,9 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
     more topics than words, or an ``epsilon`` so small that no replacement distribution keeps every
     likelihood ratio within ``e^epsilon`` (``variant="another"``, ``exclusion="floor"``)."""
     K, V = int(config.n_topics), int(vocab_size)
+    if config.local_inference not in LOCAL_INFERENCE:
+        raise DPTopicError(f"invalid local_inference={config.local_inference!r}: must be one of"
+                           f" {', '.join(LOCAL_INFERENCE)}.")
     if config.exclusion == "none" and V < 2:
         raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give a corpus with at least two words.")
     if config.exclusion == "none" and not 0 <= int(config.subset_size) <= V - 1:
@@ -132,13 +149,13 @@ class FedClient:
     def _randomize_once(self) -> None:
         """Pad, sample and randomize the entries once (subset selection over the whole vocabulary).
 
-        Keeps only ``sets`` (the randomized reports), their labels ``rz`` in ``[0, K]`` (``K`` = padding
-        or noise), the label counts ``rnk`` and the word picked from each set; later rounds read nothing
-        else of the user's text.
+        Keeps only ``sets`` (the randomized reports, each row sorted), their labels ``rz`` in ``[0, K]``
+        (``K`` = padding), the label counts ``rnk`` and the word the Gibbs sweep picks from each set;
+        later rounds read nothing else of the user's text.
         """
         _, words = self.build_update()
         V = self.corpus.vocab_size
-        s = self.config.words_per_report or _subset_size(self.config.epsilon, V)
+        s = self.config.report_size(V)
         self.sets, _event = subset_report(words, V, self.config.epsilon, self._rng, s)
         K = self.config.n_topics
         n = self.sets.shape[0]
@@ -162,6 +179,15 @@ class FedClient:
             V, s = phi.shape[1], self.sets.shape[1]
             e1 = math.expm1(min(self.config.epsilon, 700.0))
             phi_wk = np.ascontiguousarray(phi.T)
+            if self.config.local_inference == "em":
+                K = self.config.n_topics
+                lik = np.empty((self.sets.shape[0], K + 1))
+                self.theta_reports = np.empty(K + 1)
+                subset_theta_em(self.sets, phi_wk, e1, 1.0 + e1 * s / V, float(self.config.alpha), EM_MAX_ITER,
+                                EM_TOL, lik, self.theta_reports)
+                sample_labels(lik, self.theta_reports, state, self.rz)
+                self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int64)
+                return
             for _ in range(self.config.local_iter):
                 subset_local_sweep(self.sets, self.rz, self.rnk, phi_wk, float(self.config.alpha), e1,
                                    1.0 + e1 * s / V, state, self.pick)
@@ -206,12 +232,9 @@ class FedClient:
                                f" ({msg.vocab} != {self.vocab}); build every client corpus with the server's vocabulary.")
         check_broadcast_phi(msg.phi, (self.config.n_topics, self.corpus.vocab_size), f"client {self.client_id!r}")
         self.local_sampling(msg.phi)
-        if self.config.exclusion == "none":
-            K, rows = self.config.n_topics, np.arange(self.sets.shape[0])
-            noise = self.pick < 0  # padding, or a set that says nothing about its word: not counted by the server
-            topics = np.where(noise, K, self.rz).astype(np.int32)
-            words = self.sets[rows, np.maximum(self.pick, 0)].astype(np.int32)
-            return ClientUpdate(msg.round, self.client_id, self.vocab, topics, words).encode()
+        if self.config.exclusion == "none":  # the labels and the reports themselves (randomized once)
+            return ClientUpdate(msg.round, self.client_id, self.vocab, self.rz.astype(np.int32),
+                                self.sets.astype(np.int32)).encode()
         topics, words = self.build_update()
         reported, _event = self.perturb(topics, words, msg.phi)
         return ClientUpdate(msg.round, self.client_id, self.vocab, topics, reported).encode()

@@ -135,7 +135,10 @@ class ModelBroadcast:
 
 @dataclass(frozen=True)
 class ClientUpdate:
-    """Client → server: the perturbed entries ``(topics[i], words[i])`` of one client for ``round``."""
+    """Client → server: the perturbed entries ``(topics[i], words[i])`` of one client for ``round``.
+
+    ``words`` is 1-D (one word per entry: the floor and tail rules) or 2-D (``exclusion="none"``: row ``i``
+    is entry ``i``'s randomized report, a set of distinct words)."""
 
     round: int
     client: str
@@ -159,7 +162,9 @@ def decode_message(data) -> ModelBroadcast | ClientUpdate:
         return ModelBroadcast(_int(header, "round"), _str(header, "vocab"), phi)
     if kind == "update":
         t, w = arrays.get("topics"), arrays.get("words")
-        if t is None or w is None or t.ndim != 1 or t.shape != w.shape or t.dtype != np.int32 or w.dtype != np.int32:
-            _fail("an update needs two 1-D int32 arrays 'topics' and 'words' of equal length")
+        if (t is None or w is None or t.ndim != 1 or w.ndim not in (1, 2) or w.shape[:1] != t.shape
+                or t.dtype != np.int32 or w.dtype != np.int32):
+            _fail("an update needs int32 arrays 'topics' (1-D) and 'words' (1-D, or 2-D with one report of words per"
+                  " row) with one row per topic")
         return ClientUpdate(_int(header, "round"), _str(header, "client"), _str(header, "vocab"), t, w)
     _fail(f"unknown kind {kind!r}")

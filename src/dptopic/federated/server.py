@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..mechanisms.rrp import subset_signal_counts
 from .messages import ClientUpdate, MessageError, ModelBroadcast, decode_message, vocabulary_fingerprint
 
 
@@ -16,12 +17,18 @@ class FedServer:
 
     Each round, the counts are rebuilt from that round's updates (every update lists the user's
     current assignments), scaled by ``1 / sample_ratio``. ``n_entries`` is the exact number of
-    entries every update must carry. An entry labelled ``n_topics`` is one its client attributed to
-    the randomization noise (``exclusion="none"``): accepted and left out of the counts.
+    entries every update must carry. An entry labelled ``n_topics`` is accepted and left out of the counts.
+
+    ``report_size`` (``exclusion="none"``; with the per-entry ``epsilon``): every entry is a topic label
+    and a randomized report of exactly ``report_size`` distinct words (``words`` is ``n_entries ×
+    report_size``); a label ``n_topics`` (padding) is accepted and left out of the counts, and the counts
+    are the expected revealed words of :func:`~dptopic.mechanisms.rrp.subset_signal_counts` under the Φ
+    this server broadcast for the round. Without it, every entry is one ``(topic, word)`` pair.
     """
 
     def __init__(self, vocabulary, n_topics: int, client_ids, n_entries: int, beta: float = 0.01,
-                 sample_ratio: float = 1.0, rng: np.random.Generator | None = None):
+                 sample_ratio: float = 1.0, rng: np.random.Generator | None = None, report_size: int | None = None,
+                 epsilon: float | None = None):
         self.words = list(getattr(vocabulary, "words", vocabulary))
         self.vocab = vocabulary_fingerprint(self.words)
         self.n_topics = int(n_topics)
@@ -31,6 +38,10 @@ class FedServer:
         self.n_entries = int(n_entries)
         self.beta = float(beta)
         self.sample_ratio = float(sample_ratio)
+        if report_size is not None and (epsilon is None or not 1 <= int(report_size) < len(self.words)):
+            raise MessageError(f"report_size={report_size} needs an epsilon and must lie in [1, V - 1].")
+        self.report_size = None if report_size is None else int(report_size)
+        self.epsilon = None if epsilon is None else float(epsilon)
         self.round = 0
         V = len(self.words)
         self.counts = np.zeros((self.n_topics, V))
@@ -38,6 +49,14 @@ class FedServer:
         rng = rng if rng is not None else np.random.default_rng()
         self.phi = rng.dirichlet(np.ones(V), size=self.n_topics) * 0.5 + 0.5 / V
         self._pending: dict[str, ClientUpdate] = {}
+
+    @classmethod
+    def from_config(cls, vocabulary, config, client_ids, beta: float = 0.01, rng: np.random.Generator | None = None):
+        """The server of a federation whose clients share ``config`` (an :class:`~dptopic.federated.RRPConfig`)."""
+        none = config.exclusion == "none"
+        V = len(list(getattr(vocabulary, "words", vocabulary)))
+        return cls(vocabulary, config.n_topics, client_ids, config.n_entries, beta, config.sample_ratio, rng=rng,
+                   report_size=config.report_size(V) if none else None, epsilon=config.epsilon if none else None)
 
     def broadcast(self) -> bytes:
         return ModelBroadcast(self.round, self.vocab, self.phi).encode()
@@ -58,13 +77,20 @@ class FedServer:
             self._refuse(f"unknown client {msg.client!r}")
         if msg.client in self._pending:
             self._refuse(f"duplicate update from client {msg.client!r} in round {self.round}")
-        if msg.words.shape[0] != self.n_entries:
+        if msg.words.shape[0] != self.n_entries or msg.topics.shape != (self.n_entries,):
             self._refuse(f"{msg.words.shape[0]} entries, expected exactly {self.n_entries}")
+        shape = (self.n_entries,) if self.report_size is None else (self.n_entries, self.report_size)
+        if msg.words.shape != shape:
+            self._refuse(f"words of shape {msg.words.shape}, expected {shape}"
+                         + ("" if self.report_size is None else f" (one report of {self.report_size} words per entry)"))
         V = len(self.words)
         if msg.words.size and (msg.words.min() < 0 or msg.words.max() >= V
                                or msg.topics.min() < 0 or msg.topics.max() > self.n_topics):
-            self._refuse(f"topic ids must lie in [0, {self.n_topics}] ({self.n_topics} = noise) and word ids"
-                         f" in [0, {V})")
+            self._refuse(f"topic ids must lie in [0, {self.n_topics}] ({self.n_topics} = padding or noise, not"
+                         f" counted) and word ids in [0, {V})")
+        if self.report_size is not None and self.report_size > 1 and np.any(np.diff(np.sort(msg.words, axis=1),
+                                                                                     axis=1) == 0):
+            self._refuse("a report repeats a word: the words of one report must be distinct")
         self._pending[msg.client] = msg
         return msg.client
 
@@ -78,9 +104,15 @@ class FedServer:
             raise MessageError(f"round {self.round} is not complete: no update yet from {len(self.missing)}"
                                f" client(s), e.g. {self.missing[0]!r}.")
         K, V = self.counts.shape
-        flat = np.concatenate([m.topics.astype(np.int64) * V + m.words for m in self._pending.values()])
-        flat = flat[flat < K * V]  # entries labelled as noise (topic K) are not counted
-        counts = np.bincount(flat, minlength=K * V).reshape(K, V) / self.sample_ratio
+        msgs = list(self._pending.values())
+        if self.report_size is not None:  # expected revealed words under the Φ broadcast this round
+            counts = subset_signal_counts(np.concatenate([m.topics for m in msgs]),
+                                          np.concatenate([m.words for m in msgs]), self.phi, self.epsilon)
+        else:
+            flat = np.concatenate([m.topics.astype(np.int64) * V + m.words for m in msgs])
+            flat = flat[flat < K * V]  # entries labelled K are not counted
+            counts = np.bincount(flat, minlength=K * V).reshape(K, V).astype(np.float64)
+        counts /= self.sample_ratio
         phi = counts + self.beta
         phi /= phi.sum(axis=1, keepdims=True)
         self.counts, self.phi = counts, phi

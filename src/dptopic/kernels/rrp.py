@@ -115,3 +115,72 @@ def subset_local_sweep(sets, z, nk, phi_wk, alpha, e1, pad_weight, state, pick):
                 if u < acc:
                     pick[i] = j
                     break
+
+
+@njit(cache=True, nogil=True)
+def subset_theta_em(sets, phi_wk, e1, pad_weight, alpha, max_iter, tol, lik, theta):
+    """The user's topic proportions that best explain its randomized entries, by EM (``docs/fedlda.md``).
+
+    Fills ``lik`` (``n × (K+1)``): ``lik[i, k] = 1 + e1 Σ_j phi_wk[sets[i, j], k]`` for a topic ``k < K``
+    (the probability of the set given the topic, up to a factor common to all components) and
+    ``lik[i, K] = pad_weight`` (a padding entry's uniform set). Then iterates, from the uniform start,
+    ``theta_k ∝ alpha + Σ_i theta_k lik[i, k] / Σ_c theta_c lik[i, c]`` until no component moves by more
+    than ``tol`` or ``max_iter`` iterations; ``theta`` (``K+1``) receives the result. The objective is
+    concave in ``theta``, so the fixed point does not depend on the start. Returns the iterations used.
+    """
+    n, s = sets.shape
+    K = phi_wk.shape[1]
+    C = K + 1
+    for i in range(n):
+        for k in range(K):
+            f = 0.0
+            for j in range(s):
+                f += phi_wk[sets[i, j], k]
+            lik[i, k] = 1.0 + e1 * f
+        lik[i, K] = pad_weight
+    for c in range(C):
+        theta[c] = 1.0 / C
+    acc = np.empty(C)
+    it = 0
+    while it < max_iter:
+        it += 1
+        for c in range(C):
+            acc[c] = alpha
+        for i in range(n):
+            tot = 0.0
+            for c in range(C):
+                tot += theta[c] * lik[i, c]
+            for c in range(C):
+                acc[c] += theta[c] * lik[i, c] / tot
+        norm = 0.0
+        for c in range(C):
+            norm += acc[c]
+        moved = 0.0
+        for c in range(C):
+            t = acc[c] / norm
+            d = abs(t - theta[c])
+            if d > moved:
+                moved = d
+            theta[c] = t
+        if moved <= tol:
+            break
+    return it
+
+
+@njit(cache=True, nogil=True)
+def sample_labels(lik, theta, state, z):
+    """``z[i]`` drawn from ``p(c) ∝ theta[c] lik[i, c]`` (inverse CDF, one uniform per entry)."""
+    n, C = lik.shape
+    for i in range(n):
+        tot = 0.0
+        for c in range(C):
+            tot += theta[c] * lik[i, c]
+        u = next_uniform(state) * tot
+        acc = 0.0
+        k = C - 1
+        for c in range(C):
+            acc += theta[c] * lik[i, c]
+            if u < acc:
+                k = c
+                break
+        z[i] = k

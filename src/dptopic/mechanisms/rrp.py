@@ -145,7 +145,8 @@ def rrp_perturb(words, Q, epsilon: float, delta: float, gamma: float = 1.0, rng:
 def subset_report(words, vocab_size: int, epsilon: float, rng: np.random.Generator, s: int | None = None):
     """Randomize each entry once by subset selection: returns ``(sets, event)``, ``sets`` ``n × s`` word ids.
 
-    ``words``: ids in ``[0, V)``, ``-1`` for padding (a uniform set). ``s`` defaults to
+    ``words``: ids in ``[0, V)``, ``-1`` for padding (a uniform set). Each row is sorted: the report is
+    the set, and nothing in its layout depends on which word was true. ``s`` defaults to
     :func:`~dptopic.accounting.fedlda.subset_size`; ``s = 1`` is k-ary randomized response. Pure
     ``epsilon``-LDP per entry (the ``"none"`` rule of ``docs/fedlda.md``).
     """
@@ -160,6 +161,8 @@ def subset_report(words, vocab_size: int, epsilon: float, rng: np.random.Generat
         raise DPTopicError(f"invalid words: ids must be in [0, {V}) or -1 for padding.")
     out = np.empty((words.shape[0], s), dtype=np.int32)
     subset_select(words, V, s, a, kernel_state(rng), out)
+    # the sampler writes a kept true word first: sort, so that a report is the set alone and its order says nothing
+    out.sort(axis=1)
     return out, rrp_event(epsilon, 0.1, 1.0, exclusion="none", vocab_size=V)
 
 
@@ -172,3 +175,30 @@ def subset_frequencies(sets, vocab_size: int, epsilon: float) -> np.ndarray:
     a, b = subset_inclusion(epsilon, V, sets.shape[1])
     share = np.bincount(sets.ravel(), minlength=V)[:V] / max(sets.shape[0], 1)
     return (share - b) / (a - b)
+
+
+def subset_signal_counts(labels, sets, phi, epsilon: float) -> np.ndarray:
+    """Expected topic–word counts of the words that subset reports reveal, given their topic labels.
+
+    ``labels`` (``n``): a topic in ``[0, K)``, or ``K`` for an entry attributed to padding (not counted);
+    ``sets`` (``n × s``): the reports; ``phi`` (``K × V``): the model the labels were drawn against.
+    Given topic ``k``, a report ``S`` of an input ``x`` has probability ``c (1 + (e^eps - 1) [x ∈ S])``
+    (``c`` the same for every input), i.e. a part ``c`` that ignores the input and a part ``c (e^eps - 1)``
+    that holds it. Entry ``i`` adds, for each ``w`` in its set, the posterior probability that ``w`` is the
+    input *and* the report came from the part that holds it,
+    ``(e^eps - 1) phi[k, w] / (1 + (e^eps - 1) Σ_{v ∈ S} phi[k, v])``; the remainder (a report that says
+    nothing about its input) adds nothing. This is the expectation of the word the ``"gibbs"`` sweep picks,
+    without its sampling noise. Post-processing of the reports: no privacy cost.
+    """
+    labels = np.asarray(labels)
+    sets = np.asarray(sets)
+    phi = np.asarray(phi, dtype=np.float64)
+    K, V = phi.shape
+    if sets.ndim != 2 or labels.shape != sets.shape[:1]:
+        raise DPTopicError("invalid reports: need one label per report and an n × s array of word ids.")
+    keep = labels < K
+    lab, S = labels[keep].astype(np.int64), sets[keep].astype(np.int64)
+    e1 = math.expm1(min(float(epsilon), 700.0))
+    w = e1 * phi[lab[:, None], S]                                   # n × s
+    w /= 1.0 + w.sum(axis=1, keepdims=True)
+    return np.bincount((lab[:, None] * V + S).ravel(), weights=w.ravel(), minlength=K * V).reshape(K, V)

@@ -14,7 +14,7 @@ import numpy as np
 from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
-from ..accounting.fedlda import krr_eta, user_spend
+from ..accounting.fedlda import krr_eta, subset_inclusion, user_spend
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
@@ -32,16 +32,17 @@ SCOPE_TOPIC = ("covers the word of every entry one user reports, composed over a
                " the topic label of each entry (sent as sampled; it depends on the user's text; with"
                " replacement='topic' the replacement words depend on nothing else), the server's held-out"
                " perplexity, and any guarantee for a whole document or user beyond this composition.")
-USER_RELATION_NONE = ("one user's reports: the randomized words of the entries a user sends (randomized once,"
+USER_RELATION_NONE = ("one user's reports: the randomized reports of the entries a user sends (randomized once,"
                       " reused in every round), each entry's word replaced by any other word or by padding; the topic"
-                      " labels are computed from the randomized words and the public model only")
-SCOPE_NONE = ("covers everything one user sends: the randomized word of each of its entries (k-ary randomized"
-              " response, once) and the topic labels, which are post-processing of those words and the broadcast"
-              " model; word-level per entry, composed over the user's entries. NOT covered: a user's text beyond"
-              " the per-entry composition (a user changing all its words pays entries x epsilon), the server's"
-              " held-out perplexity and anything computed by the analyst from data other than the reports.")
+                      " labels are computed from the randomized reports and the public model only")
+SCOPE_NONE = ("covers everything one user sends: the randomized report of each of its entries (subset selection,"
+              " once; one word: k-ary randomized response) and the topic labels, which are post-processing of those"
+              " reports and the broadcast model; word-level per entry, composed over the user's entries. NOT covered:"
+              " a user's text beyond the per-entry composition (a user changing all its words pays entries x"
+              " epsilon), the server's held-out perplexity and anything computed by the analyst from data other"
+              " than the reports.")
 FULL_NOTE = ("full guarantee for what a user sends: each entry's word is randomized once and the topic labels are"
-             " post-processing of the randomized words and the public model (docs/fedlda.md)")
+             " post-processing of the randomized reports and the public model (docs/fedlda.md)")
 PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries only; the topic labels go out"
                 " unperturbed{mixture}, so a user's text is not protected as a whole (see scope and docs/fedlda.md)")
 
@@ -77,12 +78,18 @@ class FedLDA(GibbsTopicModel):
         default one user per document. Ignored for a list of client corpora.
     variant : ``"another"`` (default: a perturbed word is always a different word) or ``"coincide"``.
     exclusion : ``"none"`` (default, sound, full): no word excluded; each entry's word is randomized once by
-        k-ary randomized response and re-labelled every round from the randomized words only.
+        subset selection (one word: k-ary randomized response) and labelled every round from the randomized
+        reports and the broadcast model only; the labels go out with the reports.
         ``"floor"`` (sound per word, partial: topic labels in the clear; collapses onto few words) or
         ``"tail"`` (the poster's rule; guarantee assumes Zipf; partial). See ``docs/fedlda.md``.
     replacement : ``"mixture"`` (default: Σ_j θ_ij Φ_j of the user) or ``"topic"`` (Φ of the entry's topic);
         floor/tail only (``"none"`` replaces uniformly).
-    local_iter : local Gibbs sweeps per round.
+    local_iter : local Gibbs sweeps per round (floor/tail, and ``local_inference="gibbs"``).
+    local_inference : ``"none"`` rule: how a client labels its randomized reports each round. ``"em"``
+        (default): fit the user's topic proportions to its reports under the broadcast Φ by EM (from
+        scratch every round; the objective is concave) and draw each label from its posterior.
+        ``"gibbs"``: continue one Gibbs chain over the labels across rounds (the earlier rule; its labels
+        get stuck when the reports say little, e.g. at eps = 5). Both are post-processing.
     subset_size : ``"none"`` rule: words per randomized entry (subset selection); 0 (default) picks
         ``round(V / (e^eps + 1))``, at least 1 (k-ary randomized response).
     report_delta : δ at which the tight (PLD) ε of the per-user composition is reported.
@@ -97,6 +104,7 @@ class FedLDA(GibbsTopicModel):
         "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
         "exclusion": [Options(("none", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
         "local_iter": [Int(1, 100_000)], "subset_size": [Int(0, 1_000_000_000)], "report_delta": [Real(0, 1, "neither")],
+        "local_inference": [Options(("em", "gibbs"))],
     }
     _private = True
 
@@ -104,7 +112,7 @@ class FedLDA(GibbsTopicModel):
                  rounds: int = 50, sample_ratio: float = 1.0, pad_length: int = 512, n_clients: int | None = None,
                  alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "none",
                  replacement: str = "mixture", local_iter: int = 1, subset_size: int = 0, report_delta: float = 1e-5, seed=None,
-                 n_jobs: int = 1, verbose: int = 1):
+                 n_jobs: int = 1, verbose: int = 1, local_inference: str = "em"):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -120,6 +128,7 @@ class FedLDA(GibbsTopicModel):
         self.replacement = replacement
         self.local_iter = local_iter
         self.subset_size = subset_size
+        self.local_inference = local_inference
         self.report_delta = report_delta
         self.seed = seed
         self.n_jobs = n_jobs
@@ -152,7 +161,7 @@ class FedLDA(GibbsTopicModel):
     def _config(self) -> RRPConfig:
         return RRPConfig(self.n_topics, float(self.epsilon), float(self.delta), float(self.gamma), self.pad_length,
                          float(self.sample_ratio), float(self.alpha), self.local_iter, self.variant, self.exclusion,
-                         self.replacement, int(self.subset_size))
+                         self.replacement, int(self.subset_size), self.local_inference)
 
     # ------------------------------------------------------------- training
     def fit(self, X, y=None, *, vocabulary=None, heldout=None, callback=None):
@@ -171,8 +180,7 @@ class FedLDA(GibbsTopicModel):
         ids = [f"user{i}" for i in range(len(corpora))]
         client_rngs = rng.spawn(len(corpora) + 1)
         clients = [FedClient(i, c, cfg, r) for i, c, r in zip(ids, corpora, client_rngs[1:])]
-        server = FedServer(self.vocabulary_, self.n_topics, ids, cfg.n_entries, self.beta, self.sample_ratio,
-                           rng=client_rngs[0])
+        server = FedServer.from_config(self.vocabulary_, cfg, ids, self.beta, rng=client_rngs[0])
         event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion,
                           vocab_size=len(self.vocabulary_))
         self.ledger_ = PrivacyLedger(unit="user", relation=USER_RELATION_NONE if self.exclusion == "none"
@@ -226,9 +234,15 @@ class FedLDA(GibbsTopicModel):
                            "replacement": self.replacement, "entries_per_round": self._config().n_entries,
                            "rounds": self.rounds},
             **coverage(self.replacement, self.exclusion),
-            "noise": "k-ary randomized response, once per entry" if none else "RRP word replacement",
+            "noise": ("subset selection (one word: k-ary randomized response), once per entry" if none
+                      else "RRP word replacement"),
             "secure_noise": False,
         })
+        if none:
+            V = len(self.vocabulary_)
+            size = self._config().report_size(V)
+            rep["parameters"].update({"words_per_report": size, "local_inference": self.local_inference,
+                                      "inclusion_probability": subset_inclusion(self.epsilon, V, size)[0]})
         if self.seed is not None:
             rep["noise_reproducible"] = True
             rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"

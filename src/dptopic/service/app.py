@@ -322,8 +322,8 @@ async def post_fed_update(request: Request):
     except codec.IncompatibleReports as e:
         raise ApiError(422, "incompatible_update", str(e)) from None
 
-    def aggregate(round_, bodies):
-        return codec.fed_aggregate(svc.cfg.vocabulary, svc.rrp, round_, bodies)
+    def aggregate(round_, bodies, broadcast):
+        return codec.fed_aggregate(svc.cfg.vocabulary, svc.rrp, round_, bodies, broadcast=broadcast)
 
     outcome, info = await run_in_threadpool(svc.storage.fed_store_update, rnd, client, key, sha, body,
                                             svc.cfg.fed_min_updates, aggregate)
@@ -395,8 +395,8 @@ async def admin_close_round(request: Request):
         raise ApiError(404, "fed_disabled", "FedLDA rounds are disabled on this server (start it with --fed-epsilon).")
     await read_json(request, 64 * 1024)
 
-    def aggregate(round_, bodies):
-        return codec.fed_aggregate(svc.cfg.vocabulary, svc.rrp, round_, bodies)
+    def aggregate(round_, bodies, broadcast):
+        return codec.fed_aggregate(svc.cfg.vocabulary, svc.rrp, round_, bodies, broadcast=broadcast)
 
     try:
         info = await run_in_threadpool(svc.storage.fed_close_round, aggregate)

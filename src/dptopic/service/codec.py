@@ -266,7 +266,7 @@ def fed_fingerprint(vocabulary) -> str:
 def _fed_server(vocabulary, rrp, beta: float, clients, round_: int, rng=None):
     from ..federated import FedServer
 
-    s = FedServer(vocabulary, rrp.n_topics, clients, rrp.n_entries, beta=beta, sample_ratio=rrp.sample_ratio, rng=rng)
+    s = FedServer.from_config(vocabulary, rrp, clients, beta=beta, rng=rng)
     s.round = round_
     return s
 
@@ -300,12 +300,20 @@ def fed_check_update(body: bytes, vocabulary, rrp, round_: int, beta: float = 0.
     return msg.client, msg.round
 
 
-def fed_aggregate(vocabulary, rrp, round_: int, updates: list[bytes], beta: float = 0.01) -> bytes:
-    """Close ``round_`` with its stored updates; returns the next round's broadcast message."""
+def fed_aggregate(vocabulary, rrp, round_: int, updates: list[bytes], beta: float = 0.01,
+                  broadcast: bytes | None = None) -> bytes:
+    """Close ``round_`` with its stored updates; returns the next round's broadcast message.
+
+    ``broadcast``: the message that opened ``round_``. The ``"none"`` rule needs its Φ (the labels were
+    drawn against it, and the server's counts are expectations under it)."""
     from ..federated import decode_message
 
     clients = [decode_message(u).client for u in updates]
     server = _fed_server(vocabulary, rrp, beta, clients, round_)
+    if broadcast is not None:
+        server.phi = fed_phi(broadcast)
+    elif rrp.exclusion == "none":
+        raise DPTopicError("closing a FedLDA round of the 'none' rule needs the round's broadcast model.")
     for u in updates:
         server.receive(u)
     server.aggregate()

@@ -497,7 +497,8 @@ class Storage:
     def _fed_close(self, conn, round_: int, aggregate) -> None:
         bodies = [bytes(b) for (b,) in conn.execute(select(fed_updates.c.message)
                                                     .where(fed_updates.c.round == round_).order_by(fed_updates.c.id))]
-        msg = aggregate(round_, bodies)
+        opened = conn.execute(select(fed_rounds.c.message).where(fed_rounds.c.round == round_)).scalar()
+        msg = aggregate(round_, bodies, None if opened is None else bytes(opened))
         now = time.time()
         conn.execute(fed_rounds.update().where(fed_rounds.c.round == round_).values(status="closed", closed_at=now))
         conn.execute(fed_rounds.insert().values(round=round_ + 1, status="open", message=msg, n_updates=0,

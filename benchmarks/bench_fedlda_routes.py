@@ -1,0 +1,171 @@
+"""FedLDA, exclusion="none": the routes measured for a rule that learns (docs/fedlda.md, "Routes measured").
+
+Each route replays the protocol of ``FedLDA.fit`` on the tasks of ``dptopic experiment fedlda`` (same
+splits, users of 10 documents, L = 256 entries, K = 20, 20 rounds, eps per entry, the same seeds and
+random streams) with the clients of ``dptopic.federated`` and one choice of client labelling and
+server estimator, and prints the downstream AUC per seed (logistic regression on fold-in proportions,
+as the experiment does). Every route is post-processing of the same once-randomized reports: same
+per-user guarantee (entries x eps).
+
+Labels (client side):
+  gibbs   a Gibbs chain over the labels, continued across rounds (local_inference="gibbs")
+  em      the user's topic proportions fitted to its reports by EM from the uniform start each round
+          (--em-iter iterations), labels drawn from the posterior (local_inference="em", the default)
+  lda     diagnostic, not a protocol (it reads the true words): each user's sampled tokens get a label
+          drawn from centralized LDA's posterior (Phi of LDA on the true words, theta of their document),
+          the tokens are randomized once by the same subset selection, and Phi is estimated in one pass
+          with --server debias (what the reports allow with LDA's own labels) or clean (the true words
+          under those labels: no randomization)
+Server estimators:
+  picks     counts the word each client picks from its report (the earlier message)
+  expected  expected revealed words, mechanisms.rrp.subset_signal_counts (the default)
+  debias    whole reports counted under their label, minus the uniform share of subset selection
+            (subset_frequencies per topic), clipped at 0
+  shrink    expected counts plus --shrink x (entries of the topic) x the de-biased word frequencies of all
+            reports (a pull toward the background)
+  clean     (--labels lda only) the true words counted under their labels
+
+Run:  python benchmarks/bench_fedlda_routes.py --labels em --server expected --task 20ng --eps 5 --seeds 0 1 2
+      (em/expected reproduces the "none" rows of `dptopic experiment fedlda --no-figures --seed S`)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+import warnings
+
+import numpy as np
+
+import dptopic.federated.client as fed_client
+from dptopic.accounting.fedlda import subset_inclusion
+from dptopic.experiments.fedlda import classify, task_corpora
+from dptopic.federated import FedClient
+from dptopic.kernels import kernel_state
+from dptopic.mechanisms.rrp import subset_frequencies, subset_signal_counts
+from dptopic.models import FedLDA
+
+
+def pick_words(client, phi, e1, K):
+    """The "gibbs" kernel's pick for EM labels: a word of the set with weight e1 phi[k, w], or none (1)."""
+    z, S = client.rz, client.sets
+    k = np.minimum(z, K - 1)
+    w = e1 * phi[k[:, None], S]
+    u = client._rng.random(len(z)) * (1.0 + w.sum(axis=1))
+    j = (np.cumsum(w, axis=1) <= u[:, None]).sum(axis=1)
+    return np.where((j < S.shape[1]) & (z < K), j, -1)
+
+
+def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size, data):
+    """The diagnostic ``--labels lda`` (reads the true words; see the module docstring)."""
+    from dptopic.mechanisms.rrp import subset_report
+    from dptopic.models import LDA
+
+    tr, te, ytr, yte = data
+    lda = LDA(n_topics=n_topics, n_iter=100, seed=seed, verbose=0).fit(tr)
+    theta = lda.transform(tr, n_iter=40, burn_in=20, seed=seed)
+    rng, K, V = np.random.default_rng(seed), n_topics, tr.vocab_size
+    doc_of = np.repeat(np.arange(tr.n_docs), tr.doc_lengths)
+    z, words = [], []
+    for ix in np.array_split(np.arange(tr.n_docs), max(1, tr.n_docs // 10)):  # users of 10 documents
+        tok = np.arange(tr.doc_ptr[ix[0]], tr.doc_ptr[ix[-1] + 1])
+        tok = rng.choice(tok, pad_length, replace=False) if len(tok) > pad_length else tok
+        w = tr.word_ids[tok]
+        p = lda.components_[:, w].T * theta[doc_of[tok]]
+        zu = (np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1) > rng.random((len(tok), 1))).argmax(axis=1)
+        pad = pad_length - len(tok)  # padding entries: randomized like the rest, labelled K
+        z += [zu, np.full(pad, K)]
+        words += [w, np.full(pad, -1)]
+    z, words = np.concatenate(z), np.concatenate(words).astype(np.int32)
+    sets, _ = subset_report(words, V, eps, rng, subset_size or None)
+    keep = z < K
+    if server == "clean":
+        counts = np.bincount(z[keep] * V + words[keep], minlength=K * V).reshape(K, V).astype(float)
+    else:
+        A, B = subset_inclusion(eps, V, sets.shape[1])
+        hits = np.bincount((z[keep, None] * V + sets[keep]).ravel(), minlength=K * V).reshape(K, V)
+        counts = np.maximum((hits - np.bincount(z[keep], minlength=K)[:, None] * B) / (A - B), 0.0)
+    phi = counts + beta
+    return phi / phi.sum(axis=1, keepdims=True)
+
+
+def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=256, n_topics=20, beta=0.01,
+        subset_size=0, shrink=0.5, data=None):
+    tr, te, ytr, yte = data if data is not None else task_corpora(task, 3000, seed)
+    model = FedLDA(n_topics=n_topics, epsilon=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
+                   n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0,
+                   local_inference="em" if labels == "lda" else labels)
+    model._validate()
+    if labels == "lda":
+        model.components_ = lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
+                                       (tr, te, ytr, yte))
+        model.vocabulary_ = tr.vocabulary
+        return classify(model, tr, te, ytr, yte, seed)["auc"]
+    corpora = model._client_corpora(tr)
+    cfg = model._config()
+    rngs = model._rng().spawn(len(corpora) + 1)  # as FedLDA.fit: one stream per client, one for the server
+    clients = [FedClient(f"user{i}", c, cfg, r) for i, (c, r) in enumerate(zip(corpora, rngs[1:]))]
+    K, V = n_topics, tr.vocab_size
+    phi = rngs[0].dirichlet(np.ones(V), size=K) * 0.5 + 0.5 / V
+    s = clients[0].sets.shape[1]
+    A, B = subset_inclusion(eps, V, s)
+    e1 = math.expm1(eps)
+    all_sets = np.concatenate([c.sets for c in clients])
+    background = np.maximum(subset_frequencies(all_sets, V, eps), 0)
+    background /= background.sum()
+    for _ in range(rounds):
+        for c in clients:
+            c.local_sampling(phi)
+            if server == "picks" and labels == "em":
+                c.pick = pick_words(c, phi, e1, K)
+        z = np.concatenate([c.rz for c in clients])
+        if server == "picks":
+            pick = np.concatenate([c.pick for c in clients])
+            keep = (pick >= 0) & (z < K)
+            counts = np.bincount(z[keep] * V + all_sets[np.nonzero(keep)[0], pick[keep]],
+                                 minlength=K * V).reshape(K, V).astype(float)
+        elif server == "debias":
+            keep = z < K
+            hits = np.bincount((z[keep, None] * V + all_sets[keep]).ravel(), minlength=K * V).reshape(K, V)
+            n_k = np.bincount(z[keep], minlength=K)[:, None]
+            counts = np.maximum((hits - n_k * B) / (A - B), 0.0)
+        else:
+            counts = subset_signal_counts(z, all_sets, phi, eps)
+            if server == "shrink":
+                counts = counts + shrink * np.bincount(z[z < K], minlength=K)[:, None] * background
+        phi = counts + beta
+        phi /= phi.sum(axis=1, keepdims=True)
+    model.components_, model.vocabulary_ = phi, tr.vocabulary
+    return classify(model, tr, te, ytr, yte, seed)["auc"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--labels", choices=("em", "gibbs", "lda"), default="em")
+    ap.add_argument("--server", choices=("expected", "picks", "debias", "shrink", "clean"), default="expected")
+    ap.add_argument("--task", choices=("20ng", "sotu"), default="20ng")
+    ap.add_argument("--eps", type=float, default=5.0)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--pad-length", type=int, default=256)
+    ap.add_argument("--beta", type=float, default=0.01)
+    ap.add_argument("--subset-size", type=int, default=0, help="words per report (0: round(V / (e^eps + 1)))")
+    ap.add_argument("--em-iter", type=int, default=fed_client.EM_MAX_ITER, help="EM iterations per round")
+    ap.add_argument("--shrink", type=float, default=0.5)
+    a = ap.parse_args()
+    if (a.server == "clean" and a.labels != "lda") or (a.labels == "lda" and a.server not in ("debias", "clean")):
+        ap.error("--labels lda goes with --server debias or clean, and clean with --labels lda")
+    fed_client.EM_MAX_ITER = a.em_iter
+    t0, aucs = time.time(), []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # fixed seeds: reproduction only
+        for seed in a.seeds:
+            aucs.append(run(a.task, a.eps, seed, a.labels, a.server, a.rounds, a.pad_length, beta=a.beta,
+                            subset_size=a.subset_size, shrink=a.shrink))
+    print(json.dumps({**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4),
+                      "seconds": round(time.time() - t0, 1)}))
+
+
+if __name__ == "__main__":
+    main()
