@@ -415,7 +415,7 @@ def register(sub) -> None:
                         " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df are then ignored")
     t.add_argument("--background-share", type=unit_interval, default=None, metavar="SHARE",
                    help="docdp-cooc (--unit document): words estimated to appear in more than this share of the"
-                        " documents (e.g. 0.15) go to a background topic instead of every topic; chosen from the"
+                        " documents (e.g. 0.15) go to background topics instead of every topic; chosen from the"
                         " first noisy release, no extra budget (docs/document_dp.md)")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,

@@ -160,7 +160,8 @@ class DocDPEM(_DocumentDPModel):
                       + ("" if getattr(self, "_vocabulary_supplied", False) else
                          "the vocabulary (built from the training documents: pass a public vocabulary to cover it), ")
                       + "the choice of hyper-parameters, "
-                      + ("" if self.init is None else "the public starting topics (given, assumed to need no protection), ")
+                      + ("" if self.init is None else
+                         "the public starting topics (given, assumed to need no protection), ")
                       + "and any metric computed on the training documents."),
             "noise": "gaussian", "secure_noise": bool(self.secure),
         })

@@ -20,8 +20,8 @@ document's presence vector), so the noisy counts estimate the share of documents
 that share (corpus-wide words such as "writes" or "don" in posts) are left out of the co-occurrence release and of
 the ``n_topics - n_background`` topics factorised from it, and ``n_background`` background topics carry them: with
 two, the noisy frequencies of the background words and of every other word; with one, of every word (the general
-and specific words of Chemudugunta, Smyth & Steyvers 2006, with the general part fixed by the first release). Defaults were set on 20
-Newsgroups (see ``docs/document_dp.md``), never on the data you fit.
+and specific words of Chemudugunta, Smyth & Steyvers 2006, with the general part fixed by the first release).
+Defaults were set on 20 Newsgroups (see ``docs/document_dp.md``), never on the data you fit.
 """
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ from ._document_level import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of L2 sensitivity 1 under add/remove"
-           " of one document (a presence vector divided by its L2 norm; the pair matrix c c^T - diag(c) scaled to"
-           " Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
+           " of one document (a presence vector, with a last entry 1 for the document when background_share is"
+           " set, divided by its L2 norm; the pair matrix c c^T - diag(c) scaled to Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
            " the topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
 _RANKING = "noisy sum of per-document L2-normalised word-presence vectors"
 _COOC = "noisy sum of per-document Frobenius-normalised word co-occurrence matrices"
@@ -81,7 +81,8 @@ class DocDPCooccurrence(_DocumentDPModel):
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int = 400,
                  ranking_noise: float = 3.0, threshold: float = 1.0, tail: float | None = None,
-                 background_share: float | None = None, n_background: int = 2, alpha: float = 0.1, n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0):
+                 background_share: float | None = None, n_background: int = 2, alpha: float = 0.1,
+                 n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -202,7 +203,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         return self._note_seed(rep)
 
 
-def _background_words(counts: np.ndarray, documents: float, share: float, order: np.ndarray, at_most: int) -> np.ndarray:
+def _background_words(counts: np.ndarray, documents: float, share: float, order: np.ndarray,
+                      at_most: int) -> np.ndarray:
     """Words whose noisy count exceeds ``share`` of the noisy document count (both from the first release, so this is
     post-processing), most frequent first, at most ``at_most`` of them; none when the document count is not positive."""
     if not documents > 0:
