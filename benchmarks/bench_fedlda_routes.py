@@ -24,6 +24,17 @@ Server estimators:
   shrink    expected counts plus --shrink x (entries of the topic) x the de-biased word frequencies of all
             reports (a pull toward the background)
   clean     (--labels lda only) the true words counted under their labels
+  soft      (--labels em only) the server does the E-step itself from the whole reports: each user's
+            proportions by EM as the clients fit them, and the expected counts weighted by every topic's
+            posterior instead of one drawn label (deterministic EM; post-processing like the rest)
+Starts (--init):
+  random    the protocol's first Phi (a random perturbation of the uniform one)
+  cooc      a server-side start from the reports alone: each user's de-biased word counts give an unbiased
+            within-user co-occurrence of the --init-words most frequent words (pairs of distinct entries),
+            factorised by recovery.topics_from_cooccurrence; the other words by their de-biased frequency
+  lda       diagnostic, not a protocol (it reads the true words): centralized LDA's topics as the start,
+            to see whether the reports keep good topics once they are found
+--trace R [R ...] prints the AUC after those rounds as well (the last one is --rounds).
 
 Run:  python benchmarks/bench_fedlda_routes.py --labels em --server expected --task 20ng --eps 5 --seeds 0 1 2
       (em/expected reproduces the "none" rows of `dptopic experiment fedlda --no-figures --seed S`)
@@ -45,6 +56,71 @@ from dptopic.federated import FedClient
 from dptopic.kernels import kernel_state
 from dptopic.mechanisms.rrp import subset_frequencies, subset_signal_counts
 from dptopic.models import FedLDA
+from dptopic.recovery.factorize import topics_from_cooccurrence
+
+
+def report_likelihoods(sets, phi, e1, V):
+    """``n x (K+1)``: the probability of each report under each topic and padding, up to a common factor."""
+    K, s = phi.shape[0], sets.shape[1]
+    lik = np.empty((len(sets), K + 1))
+    lik[:, :K] = 1.0 + e1 * phi[:, sets].sum(axis=2).T
+    lik[:, K] = 1.0 + e1 * s / V
+    return lik
+
+
+def soft_counts(sets, user, phi, eps, alpha, n_iter):
+    """Route ``--server soft``: per-user EM proportions from the uniform start, then expected counts under
+    every topic's posterior (the NumPy form of the clients' E-step with no label drawn)."""
+    K, V = phi.shape
+    e1 = math.expm1(eps)
+    lik = report_likelihoods(sets, phi, e1, V)
+    n_users = int(user.max()) + 1
+    theta = np.full((n_users, K + 1), 1.0 / (K + 1))
+    for _ in range(n_iter):
+        r = theta[user] * lik
+        r /= r.sum(axis=1, keepdims=True)
+        theta = np.zeros_like(theta)
+        np.add.at(theta, user, r)
+        theta += alpha
+        theta /= theta.sum(axis=1, keepdims=True)
+    r = theta[user] * lik
+    r /= r.sum(axis=1, keepdims=True)
+    counts = np.zeros((K, V))
+    for k in range(K):
+        weight = e1 * phi[k, sets] * (r[:, k] / lik[:, k])[:, None]
+        np.add.at(counts[k], sets.ravel(), weight.ravel())
+    return counts
+
+
+def cooccurrence_start(sets, user, V, eps, K, n_words=300):
+    """Route ``--init cooc``: a first Phi computed from the reports alone (post-processing)."""
+    import scipy.sparse as sp
+
+    n, s = sets.shape
+    A, B = subset_inclusion(eps, V, s)
+    n_users = int(user.max()) + 1
+    M = sp.csr_matrix((np.ones(n * s), (np.repeat(np.arange(n), s), sets.ravel())), shape=(n, V))
+    H = (sp.csr_matrix((np.ones(n), (user, np.arange(n))), shape=(n_users, n)) @ M).toarray()
+    m_u = np.bincount(user, minlength=n_users)[:, None]
+    G = (H - m_u * B) / (A - B)                      # unbiased word counts per user
+    freq = G.sum(axis=0)
+    kept = np.sort(np.argsort(-freq, kind="stable")[:n_words])
+    Mk = M[:, kept]
+    hk = H[:, kept].sum(axis=0)
+    # the same entry's pairs: sum_i g_i g_i^T with g_i = (1_S - B) / (A - B); removed so that only pairs of
+    # distinct (independently randomized) entries remain
+    own = ((Mk.T @ Mk).toarray() - B * (hk[:, None] + hk[None, :]) + n * B * B) / (A - B) ** 2
+    Q = G[:, kept].T @ G[:, kept] - own
+    noise = math.sqrt(float((m_u.ravel() ** 2).sum())) * B * (1 - B) / (A - B) ** 2
+    Hk = topics_from_cooccurrence(Q, K, "nmf", noise_std=noise, threshold=2.0)
+    w = np.maximum(freq, 0.0) + 1e-3
+    rest = np.setdiff1d(np.arange(V), kept)
+    share = w[rest].sum() / w.sum()
+    phi = np.zeros((K, V))
+    phi[:, kept] = Hk * (1.0 - share)
+    phi[:, rest] = share * w[rest] / w[rest].sum()
+    phi += 1e-6
+    return phi / phi.sum(axis=1, keepdims=True)
 
 
 def pick_words(client, phi, e1, K):
@@ -91,10 +167,10 @@ def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
 
 
 def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=256, n_topics=20, beta=0.01,
-        subset_size=0, shrink=0.5, data=None):
+        subset_size=0, shrink=0.5, data=None, init="random", alpha=0.1, trace=(), init_words=300):
     tr, te, ytr, yte = data if data is not None else task_corpora(task, 3000, seed)
     model = FedLDA(n_topics=n_topics, epsilon=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
-                   n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0,
+                   n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0, alpha=alpha,
                    local_inference="em" if labels == "lda" else labels)
     model._validate()
     if labels == "lda":
@@ -109,12 +185,27 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
     K, V = n_topics, tr.vocab_size
     phi = rngs[0].dirichlet(np.ones(V), size=K) * 0.5 + 0.5 / V
     s = clients[0].sets.shape[1]
+    user = np.concatenate([np.full(len(c.sets), i) for i, c in enumerate(clients)])
+    if init == "cooc":
+        phi = cooccurrence_start(np.concatenate([c.sets for c in clients]), user, V, eps, K, init_words)
+    elif init == "lda":
+        from dptopic.models import LDA
+
+        phi = LDA(n_topics=K, n_iter=100, seed=seed, verbose=0).fit(tr).components_ * 0.9 + 0.1 / V
+    seen = {}
     A, B = subset_inclusion(eps, V, s)
     e1 = math.expm1(eps)
     all_sets = np.concatenate([c.sets for c in clients])
     background = np.maximum(subset_frequencies(all_sets, V, eps), 0)
     background /= background.sum()
-    for _ in range(rounds):
+    for t in range(rounds):
+        if t in trace:
+            model.components_, model.vocabulary_ = phi, tr.vocabulary
+            seen[t] = round(classify(model, tr, te, ytr, yte, seed)["auc"], 3)
+        if server == "soft":
+            phi = soft_counts(all_sets, user, phi, eps, alpha, fed_client.EM_MAX_ITER) + beta
+            phi /= phi.sum(axis=1, keepdims=True)
+            continue
         for c in clients:
             c.local_sampling(phi)
             if server == "picks" and labels == "em":
@@ -137,13 +228,20 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
         phi = counts + beta
         phi /= phi.sum(axis=1, keepdims=True)
     model.components_, model.vocabulary_ = phi, tr.vocabulary
-    return classify(model, tr, te, ytr, yte, seed)["auc"]
+    auc = classify(model, tr, te, ytr, yte, seed)["auc"]
+    if trace:
+        print(json.dumps({"seed": seed, "auc_after_round": {**seen, rounds: round(auc, 3)}}))
+    return auc
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--labels", choices=("em", "gibbs", "lda"), default="em")
-    ap.add_argument("--server", choices=("expected", "picks", "debias", "shrink", "clean"), default="expected")
+    ap.add_argument("--server", choices=("expected", "picks", "debias", "shrink", "clean", "soft"), default="expected")
+    ap.add_argument("--init", choices=("random", "cooc", "lda"), default="random")
+    ap.add_argument("--init-words", type=int, default=300, help="words of the --init cooc start")
+    ap.add_argument("--alpha", type=float, default=0.1, help="the users' Dirichlet prior on topic proportions")
+    ap.add_argument("--trace", type=int, nargs="*", default=[], help="also print the AUC after these rounds")
     ap.add_argument("--task", choices=("20ng", "sotu"), default="20ng")
     ap.add_argument("--eps", type=float, default=5.0)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -156,13 +254,18 @@ def main():
     a = ap.parse_args()
     if (a.server == "clean" and a.labels != "lda") or (a.labels == "lda" and a.server not in ("debias", "clean")):
         ap.error("--labels lda goes with --server debias or clean, and clean with --labels lda")
+    if a.server == "soft" and a.labels != "em":
+        ap.error("--server soft goes with --labels em")
+    if a.labels == "lda" and a.init != "random":
+        ap.error("--init applies to the protocol's rounds, not to --labels lda")
     fed_client.EM_MAX_ITER = a.em_iter
     t0, aucs = time.time(), []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fixed seeds: reproduction only
         for seed in a.seeds:
             aucs.append(run(a.task, a.eps, seed, a.labels, a.server, a.rounds, a.pad_length, beta=a.beta,
-                            subset_size=a.subset_size, shrink=a.shrink))
+                            subset_size=a.subset_size, shrink=a.shrink, init=a.init, alpha=a.alpha,
+                            trace=set(a.trace), init_words=a.init_words))
     print(json.dumps({**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4),
                       "seconds": round(time.time() - t0, 1)}))
 
