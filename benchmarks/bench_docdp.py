@@ -20,7 +20,7 @@ statistic). ``oneshot``: one Gaussian release of the word co-occurrence matrix, 
 ``threshold`` noise std zeroed, then non-negative matrix factorisation (scikit-learn's NMF) of the
 release; its rows are the topics. ``cooc``: :class:`dptopic.models.docdp_cooc.DocDPCooccurrence` with its
 defaults (a noisy word count keeps the 400 most frequent words, then one co-occurrence release over
-them and NMF; ``--n-words`` and ``--threshold`` change it). All are post-processing of their releases.
+them and NMF; ``--n-words`` (a number or ``auto``) and ``--threshold`` change it). All are post-processing of their releases.
 ``compare``: beside NPMI, how close each model's topics are to non-private LDA's (mean cosine between
 CGS seed 0's topics and their Hungarian-matched private topics; CGS seed 1 gives the ceiling) and two
 null models that learn no co-occurrence at all (random topics over all words, and over the 400 most
@@ -189,7 +189,8 @@ def main():
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--n-iter", type=int, default=3)
     ap.add_argument("--threshold", type=float, default=None, help="default: 2 (em, oneshot), the model's (cooc)")
-    ap.add_argument("--n-words", type=int, default=400, help="cooc: words kept for the co-occurrence release")
+    ap.add_argument("--n-words", type=lambda v: v if v == "auto" else int(v), default=400,
+                    help="cooc: words kept for the co-occurrence release, or auto")
     ap.add_argument("--background-share", type=float, default=None,
                     help="cooc/compare/candidates: words in more than this share of documents become background words")
     ap.add_argument("--n-background", type=int, default=2, help="cooc: background topics (with --background-share)")

@@ -322,3 +322,45 @@ def test_unit_document_streams_a_shard_folder_and_takes_background_share(tmp_pat
     assert main(["train", "--corpus", str(p), "--algorithm", "lda", "--background-share", "0.2", "--topics", "3",
                  "--out", str(tmp_path / "m3"), "--quiet"]) == 2
     assert "--background-share has no effect" in capsys.readouterr().err
+
+
+def test_auto_n_words_rule():
+    sigma = 3.9
+    assert docdp_cooc.auto_n_words(0.0, sigma) == 150 and docdp_cooc.auto_n_words(-50.0, sigma) == 150
+    assert docdp_cooc.auto_n_words(4 * sigma * 237, sigma) == 237
+    assert docdp_cooc.auto_n_words(1e9, sigma) == 400
+    # the same mass with half the noise keeps twice the words
+    assert docdp_cooc.auto_n_words(4 * 3.9 * 180, 1.95) == 2 * docdp_cooc.auto_n_words(4 * 3.9 * 180, 3.9) == 360
+
+
+@pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
+def test_auto_n_words_reads_only_the_releases(monkeypatch):
+    """n_words="auto" takes the number of words from the first release's document entry (post-processing)."""
+    Vw, eps, delta = 300, 1.0, 1e-5
+    _, sigma = calibrate_gaussian_pair(eps, delta, 3.0)
+    rng = np.random.default_rng(5)
+    ranking = np.r_[rng.uniform(0, 10, Vw), 4 * sigma * 210]     # 300 words, then the document entry
+    real = docdp_cooc.gaussian_mechanism
+    shapes = []
+
+    def fixed(values, sigma_, sens, rng_, secure=False, label=""):
+        _, event = real(values, sigma_, sens, np.random.default_rng(0), label=label)
+        shapes.append(np.shape(values))
+        if np.ndim(values) == 1:
+            return ranking, event
+        return np.abs(np.random.default_rng(1).normal(size=np.shape(values))) * 10, event
+
+    monkeypatch.setattr(docdp_cooc, "gaussian_mechanism", fixed)
+    a = sp.csr_matrix(np.random.default_rng(2).poisson(0.3, size=(80, Vw)))
+    b = sp.csr_matrix(np.random.default_rng(3).poisson(0.1, size=(30, Vw)))
+    ma = DocDPCooccurrence(n_topics=4, epsilon=eps, delta=delta, n_words="auto", seed=0).fit(a)
+    mb = DocDPCooccurrence(n_topics=4, epsilon=eps, delta=delta, n_words="auto", seed=0).fit(b)
+    assert shapes[0] == (Vw + 1,) and shapes[1] == (210, 210)       # the document entry was released, 210 words kept
+    assert len(ma.kept_words_) == 210
+    np.testing.assert_array_equal(ma.kept_words_, np.sort(np.argsort(-ranking[:Vw], kind="stable")[:210]))
+    np.testing.assert_array_equal(ma.components_, mb.components_)
+    rep = ma.privacy_
+    assert rep["parameters"]["n_words"] == 210 and rep["parameters"]["n_words_rule"] == "auto"
+    assert rep["epsilon"] <= eps + 1e-6
+    with pytest.raises(DPTopicError, match="n_words"):
+        DocDPCooccurrence(n_topics=4, n_words="many").fit(a)

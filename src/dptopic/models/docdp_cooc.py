@@ -15,7 +15,7 @@ nothing after the releases reads the documents. The two releases compose by priv
 ones get ``tail`` of each topic's mass (by default their share of the noisy counts, in proportion to
 them).
 
-With ``background_share`` set, the first release also counts the documents (a last entry, always 1, in every
+With ``background_share`` set (or ``n_words="auto"``), the first release also counts the documents (a last entry, always 1, in every
 document's presence vector), so the noisy counts estimate the share of documents that hold each word. Words above
 that share (corpus-wide words such as "writes" or "don" in posts) are left out of the co-occurrence release and of
 the ``n_topics - n_background`` topics factorised from it, and ``n_background`` background topics carry them: with
@@ -40,7 +40,7 @@ from .base import check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of L2 sensitivity 1 under add/remove"
            " of one document (a presence vector, with a last entry 1 for the document when background_share is"
-           " set, divided by its L2 norm; the pair matrix c c^T - diag(c) scaled to Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
+           " set or n_words is 'auto', divided by its L2 norm; the pair matrix c c^T - diag(c) scaled to Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
            " the topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
 _RANKING = "noisy sum of per-document L2-normalised word-presence vectors"
 _COOC = "noisy sum of per-document Frobenius-normalised word co-occurrence matrices"
@@ -54,7 +54,11 @@ class DocDPCooccurrence(_DocumentDPModel):
     n_topics : K.
     epsilon, delta : the guarantee for adding or removing one whole document (the whole run).
     n_words : words kept for the co-occurrence release (the most frequent by a noisy count; all words when the
-        vocabulary is not larger, and then no count is released).
+        vocabulary is not larger, and then no count is released), or ``"auto"``: the first release also counts the
+        documents, and the number of words follows that noisy document entry ``D`` (each document adds the
+        1 / L2 norm of its presence vector) and the co-occurrence release's noise multiplier ``sigma`` as
+        ``D / (4 sigma)``, between 150 and 400 (post-processing; the rule was set on the State of the Union
+        paragraphs, see ``docs/document_dp.md``).
     ranking_noise : the ranking release's noise multiplier as a multiple of the co-occurrence release's.
     threshold : co-occurrence cells below ``threshold`` noise standard deviations are set to zero.
     tail : each topic's mass given to the words outside the kept ones; None (default) takes their share of the noisy
@@ -72,7 +76,7 @@ class DocDPCooccurrence(_DocumentDPModel):
 
     _private = True
     _parameter_constraints = {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, 500, "right")],
-                              "delta": [Real(0, 1, "neither")], "n_words": [Int(2, 20_000)],
+                              "delta": [Real(0, 1, "neither")], "n_words": [Int(2, 20_000), Options(("auto",))],
                               "ranking_noise": [Real(0.1, 100)], "threshold": [Real(0, 1e6)],
                               "tail": [IsNone(), Real(0, 1, "neither")],
                               "background_share": [IsNone(), Real(0, 1, "neither")], "n_background": [Int(1, 2)],
@@ -111,12 +115,13 @@ class DocDPCooccurrence(_DocumentDPModel):
         and mini-batches are streamed: each of the two passes holds one block at a time, so memory does not grow
         with the number of documents. The
         vocabulary must be public (``vocabulary=``), or chosen privately beforehand and paid for separately; the
-        number of documents is never used."""
+        exact number of documents is never used (``n_words="auto"`` reads the noisy one of the first release)."""
         self._validate()
         passes, vocab, corpus = document_source(self, X, vocabulary)
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
         V, K = len(vocab), int(self.n_topics)
-        n_words = min(int(self.n_words), V)
+        auto = isinstance(self.n_words, str)
+        n_words = min(AUTO_WORDS[1] if auto else int(self.n_words), V)
         share_rule = self.background_share is not None
         n_bg = int(self.n_background) if share_rule else 0
         if n_words < K:
@@ -128,13 +133,16 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
                                      budget=(float(self.epsilon), float(self.delta)))
         background = np.zeros(0, dtype=np.int64)
-        if n_words < V or share_rule:
+        if n_words < V or share_rule or (auto and V > AUTO_WORDS[0]):
             sigma_rank, sigma = calibrate_gaussian_pair(float(self.epsilon), float(self.delta), float(self.ranking_noise))
             self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=_RANKING), 1),
                                   (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
-            stat = sum(document_frequency_bow(bow, V, self.n_jobs, with_document=share_rule) for bow in passes())
+            counted = share_rule or auto
+            stat = sum(document_frequency_bow(bow, V, self.n_jobs, with_document=counted) for bow in passes())
             released = self._release(stat, sigma_rank, rng, _RANKING)
             counts = released[:V]
+            if auto:
+                n_words = max(min(auto_n_words(float(released[V]), sigma), V), K)
             order = np.argsort(-counts, kind="stable")
             if share_rule:
                 background = _background_words(counts, float(released[V]), float(self.background_share), order,
@@ -190,7 +198,8 @@ class DocDPCooccurrence(_DocumentDPModel):
             "mode": "document-level co-occurrence release",
             "parameters": {"noise_multiplier": self.noise_std_, "ranking_noise_multiplier": self.ranking_noise_std_,
                            "steps": self.ledger_.n_events, "sampling_rate": 1.0, "l2_sensitivity": 1.0,
-                           "n_words": int(len(self.kept_words_)), "threshold": self.threshold,
+                           "n_words": int(len(self.kept_words_)), "n_words_rule": ("auto" if isinstance(
+                               self.n_words, str) else "fixed"), "threshold": self.threshold,
                            "background_share": self.background_share,
                            "background_topics": int(getattr(self, "n_background_topics_", 0))},
             "scope": ("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
@@ -201,6 +210,21 @@ class DocDPCooccurrence(_DocumentDPModel):
             "noise": "gaussian", "secure_noise": bool(self.secure),
         })
         return self._note_seed(rep)
+
+
+AUTO_WORDS = (150, 400)       # the bounds of n_words="auto"
+AUTO_MASS_PER_WORD = 4.0       # n_words="auto": D / (4 sigma), set on the State of the Union paragraphs
+
+
+def auto_n_words(mass: float, sigma: float) -> int:
+    """``n_words="auto"``: words kept for the co-occurrence release from the first release's noisy document entry
+    ``mass`` (the sum over documents of 1 / the L2 norm of their presence vectors: the scale of what the documents
+    put into the co-occurrence release) and that release's noise multiplier ``sigma`` (post-processing). Under
+    Zipf's law the r-th word's co-occurrence row carries signal in proportion to mass / r against noise of fixed
+    scale sigma, so the words worth keeping grow like mass / sigma; the constant and the bounds were chosen on the
+    State of the Union paragraphs (``docs/document_dp.md``)."""
+    n = mass / (AUTO_MASS_PER_WORD * sigma) if mass > 0 else 0.0
+    return int(np.clip(round(n), AUTO_WORDS[0], AUTO_WORDS[1]))
 
 
 def _background_words(counts: np.ndarray, documents: float, share: float, order: np.ndarray,
