@@ -8,6 +8,7 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py setunion          # private vocabulary sizes
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py candidates --seeds 3   # vocabulary from a list
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py public --seeds 3      # a public corpus as the start
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py spectral --epsilon 1 --seeds 3   # third moment
     (add --docs 5000 to train on the first 5,000 training documents)
 
 Train split, vocabulary of 2,000 words (``load_20newsgroups('train', max_vocab=2000)``), K = 20,
@@ -31,6 +32,15 @@ words seen twice in the test split, standing in for a public word list), epsilon
 random ``--n-public`` training documents stand in for a public corpus of the same domain (their own topics by CGS,
 no privacy cost), the rest are the private corpus; ``DocDPEM(init=public topics, n_iter=1)`` refines the public
 topics with one release on the private documents, beside ``DocDPCooccurrence`` on the private documents alone.
+``spectral``: the method of moments for LDA (Anandkumar et al. 2012, 2014) privatised after whitening, as in
+DeCarolis et al. (ICML 2020): three Gaussian releases composed by PLD, their shares of the precision sigma^-2 set by
+``--split`` (ranking count, second moment, whitened third moment; default 0.1 0.6 0.3): the noisy presence count
+keeps the ``--n-words`` most frequent words, the co-occurrence over them is released as in ``cooc`` (cells under
+``--threshold`` noise std zeroed, default 1), the LDA second moment with Dirichlet concentration ``--alpha0``
+(default 5; 0 is the exchangeable form) whitens to K dimensions, the whitened third moment (K+1)^3 (each
+document's tensor scaled to Frobenius norm 1) is the third release, then the robust tensor power method and
+un-whitening; ``--epsilon inf`` runs it without noise, ``--noise-off`` (a diagnostic, not private) leaves chosen
+releases without noise. See :func:`spectral` for the sensitivity argument.
 """
 from __future__ import annotations
 
@@ -94,6 +104,143 @@ def oneshot(X, K, epsilon, delta, threshold, rng):
     Q[Q < threshold * sigma / np.sqrt(2)] = 0.0
     H = NMF(K, init="nndsvda", max_iter=300, random_state=0).fit(Q).components_ + 1e-9
     return H / H.sum(1, keepdims=True)
+
+
+def calibrate_gaussian_split(epsilon: float, delta: float, shares) -> list[float]:
+    """Noise multipliers of full-batch Gaussian releases (L2 sensitivity 1 each) whose composition is
+    (epsilon, delta)-DP, release i getting the share ``shares[i]`` of the precision: sigma_i = sigma / sqrt(share_i).
+    Gaussian mechanisms compose exactly to one of multiplier (sum sigma_i^-2)^(-1/2) = sigma (Dong, Roth & Su 2022,
+    Cor. 3.3); the result is checked with the ledger's PLD composition and nudged up until that check passes."""
+    from dptopic.accounting.gaussian import SubsampledGaussianEvent
+    from dptopic.accounting.ledger import compose_pld
+    shares = np.asarray(shares, dtype=float) / np.sum(shares)
+    scale = calibrate_noise_multiplier(epsilon, delta, 1.0, 1)
+    while compose_pld([(SubsampledGaussianEvent(scale / np.sqrt(s), 1.0), 1) for s in shares], delta) > epsilon * (1 + 1e-9):
+        scale *= 1.001
+    return [float(scale / np.sqrt(s)) for s in shares]
+
+
+def whitened_third_moment(X: sp.csr_matrix, W: np.ndarray) -> np.ndarray:
+    """sum_d T_d / ||T_d||_F over the documents, T_d the document's ordered distinct-token triples tensor
+    (sum over positions p, q, r pairwise distinct of e_{x_p} x e_{x_q} x e_{x_r}) contracted with W (V' x K) on
+    each mode: T_d = a x a x a - (B x a + its two other placements) + 2 sum_w c_w W_w x W_w x W_w, with
+    a = W^T c and B = W^T diag(c) W. Each term has Frobenius norm 1 (0 when T_d = 0): L2 sensitivity 1 under
+    adding or removing one document, for ANY fixed W."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    K = W.shape[1]
+    out = np.zeros((K, K, K))
+    for d in range(X.shape[0]):
+        lo, hi = X.indptr[d], X.indptr[d + 1]
+        if X.data[lo:hi].sum() < 3:
+            continue
+        idx, c = X.indices[lo:hi], X.data[lo:hi]
+        Wd = W[idx]                                           # words x K
+        a = Wd.T @ c
+        Bm = (Wd * c[:, None]).T @ Wd
+        G = ((Wd * c[:, None]).T @ (Wd[:, :, None] * Wd[:, None, :]).reshape(len(idx), K * K)).reshape(K, K, K)
+        T = (np.einsum("i,j,k->ijk", a, a, a) - np.einsum("ij,k->ijk", Bm, a) - np.einsum("ik,j->ijk", Bm, a)
+             - np.einsum("i,jk->ijk", a, Bm) + 2.0 * G)
+        n = np.sqrt(np.sum(T * T))
+        if n > 0:
+            out += T / n
+    return out
+
+
+def symmetrise3(T: np.ndarray) -> np.ndarray:
+    return sum(np.transpose(T, p) for p in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0))) / 6.0
+
+
+def tensor_power(T: np.ndarray, n_components: int, n_starts: int = 30, n_iter: int = 50, seed: int = 0):
+    """Robust tensor power method (Anandkumar et al. 2014, Alg. 1) with deflation: (eigenvalues, K x n vectors)."""
+    rng = np.random.default_rng(seed)
+    T = T.copy()
+    K = T.shape[0]
+    lams, vecs = [], []
+    for _ in range(n_components):
+        best, best_v = -np.inf, None
+        for _ in range(n_starts):
+            v = rng.normal(size=K)
+            v /= np.linalg.norm(v)
+            for _ in range(n_iter):
+                v = np.einsum("ijk,j,k->i", T, v, v)
+                nv = np.linalg.norm(v)
+                if nv == 0:
+                    break
+                v /= nv
+            val = float(np.einsum("ijk,i,j,k->", T, v, v, v))
+            if val > best:
+                best, best_v = val, v
+        v = best_v
+        for _ in range(n_iter):
+            v = np.einsum("ijk,j,k->i", T, v, v)
+            v /= np.linalg.norm(v)
+        lam = float(np.einsum("ijk,i,j,k->", T, v, v, v))
+        lams.append(lam)
+        vecs.append(v)
+        T = T - lam * np.einsum("i,j,k->ijk", v, v, v)
+    return np.array(lams), np.array(vecs).T
+
+
+def spectral(X, K, epsilon, delta, shares, n_words, rng, alpha0=0.0, noise_off=(),
+             threshold=None, shrink=False):
+    """Third-moment spectral recovery (DeCarolis et al. 2020; Anandkumar et al. 2012, 2014), privatised after
+    whitening. Three Gaussian releases of L2 sensitivity 1 each under adding or removing one document, composed by PLD:
+    (1) presence counts (each document's 0/1 vector over the words / its L2 norm) -> the n_words most frequent;
+    (2) the co-occurrence ("pairs") over them, each document's c c^T - diag c / its Frobenius norm (as DocDPCooccurrence);
+    (3) the whitened third moment: W (n_words x K) from (2) only, so it is post-processing and fixed before (3) reads
+        the documents; a last column s * 1 carries the total triples mass. Each document's triples tensor contracted
+        with [W, s 1] on the three modes is divided by its own Frobenius norm: whatever W is, one document moves the
+        sum by at most 1 in Frobenius norm, so the Gaussian mechanism at sigma_3 covers it, and the PLD composition of
+        (1)-(3) with sigma_3 chosen before the run is valid under adaptive composition.
+    From the releases alone (post-processing): pairs normalised to total 1, M1 = its row sums, the LDA moments
+    M2 = pairs - a0/(a0+1) M1 M1^T and whitened M3 = triples - a0/(a0+2) (pairs x M1 + 2 perms)
+    + 2 a0^2/((a0+1)(a0+2)) M1^3 (Anandkumar et al. 2012, alpha0 = a0; a0 = 0 is the exchangeable/single-topic form),
+    W from M2's top-K eigenpairs (W^T M2 W = I), robust tensor power method, un-whitening U Lambda^(1/2) v,
+    negative entries clipped. ``threshold``: cells of the symmetrised release (2) under that many noise std set to
+    zero before anything else; ``shrink``: M2's eigenvalues shrunk as spiked-Wigner spikes (both post-processing).
+    epsilon = inf releases everything without noise; ``noise_off`` (diagnostic only, not
+    private) names releases among 1, 2, 3 left without noise."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    private = np.isfinite(epsilon)
+    s_rank, s2, s3 = calibrate_gaussian_split(epsilon, delta, shares) if private else (0.0, 0.0, 0.0)
+    s_rank, s2, s3 = (0.0 if i in noise_off else s for i, s in ((1, s_rank), (2, s2), (3, s3)))
+    P = (X > 0).astype(np.float64)
+    nn = np.asarray(P.sum(1)).ravel()
+    P = sp.diags(np.divide(1.0, np.sqrt(nn), out=np.zeros_like(nn), where=nn > 0)) @ P
+    counts = np.asarray(P.sum(0)).ravel() + rng.normal(0.0, s_rank, X.shape[1])           # release 1
+    kept = np.sort(np.argsort(-counts, kind="stable")[:n_words])
+    Xk = X[:, kept]
+    Q = cooccurrence_statistic(Xk) + rng.normal(0.0, s2, (len(kept), len(kept)))          # release 2
+    Q = (Q + Q.T) / 2
+    if threshold is not None and s2 > 0:
+        Q[Q < threshold * s2 / np.sqrt(2)] = 0.0
+    pairs = Q / Q.sum()
+    m1 = pairs.sum(1)
+    M2 = pairs - alpha0 / (alpha0 + 1) * np.outer(m1, m1)
+    ev, U = np.linalg.eigh(M2)
+    top = np.argsort(-ev)[:K]
+    lam, U = np.maximum(ev[top], 1e-12 * ev.max()), U[:, top]
+    if shrink and s2 > 0:       # spiked-Wigner: the signal eigenvalue theta behind lam = theta + sd^2 V' / theta
+        sd2n = (s2 / np.sqrt(2) / Q.sum()) ** 2 * len(kept)
+        lam = np.where(lam > 2 * np.sqrt(sd2n), (lam + np.sqrt(np.maximum(lam ** 2 - 4 * sd2n, 0))) / 2, np.sqrt(sd2n))
+    W = U / np.sqrt(lam)                                                                # W^T M2 W = I
+    scale = float(np.sqrt(np.mean(W ** 2)))
+    Wa = np.hstack([W, np.full((len(kept), 1), scale)])
+    Ta = whitened_third_moment(Xk, Wa) + rng.normal(0.0, s3, (K + 1,) * 3)            # release 3
+    Ta = symmetrise3(Ta)
+    trip = Ta[:K, :K, :K] / (Ta[K, K, K] / scale ** 3)
+    m = W.T @ m1
+    Pw = W.T @ pairs @ W
+    M3 = (trip - alpha0 / (alpha0 + 2) * (np.einsum("ij,k->ijk", Pw, m) + np.einsum("ik,j->ijk", Pw, m)
+                                         + np.einsum("i,jk->ijk", m, Pw))
+          + 2 * alpha0 ** 2 / ((alpha0 + 1) * (alpha0 + 2)) * np.einsum("i,j,k->ijk", m, m, m))
+    vals, V = tensor_power(M3, K, seed=0)
+    B = (U * np.sqrt(lam)) @ V                                                          # un-whiten: V' x K
+    B = B * np.sign(vals)[None, :]
+    B = np.maximum(B.T, 0.0)
+    beta = np.full((K, X.shape[1]), 1e-12)
+    beta[:, kept] += B
+    return beta / beta.sum(1, keepdims=True), (s_rank, s2, s3), vals
 
 
 def diversity(beta, top=25):
@@ -183,22 +330,31 @@ def X_sum(corpus):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "setunion", "candidates", "public"])
+    ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "setunion", "candidates", "public",
+                                          "spectral"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--n-iter", type=int, default=3)
-    ap.add_argument("--threshold", type=float, default=None, help="default: 2 (em, oneshot), the model's (cooc)")
+    ap.add_argument("--threshold", type=float, default=None, help="default: 2 (em, oneshot), 1 (spectral), the model's (cooc)")
     ap.add_argument("--n-words", type=lambda v: v if v == "auto" else int(v), default=400,
-                    help="cooc: words kept for the co-occurrence release, or auto")
+                    help="cooc: words kept for the co-occurrence release, or auto (cooc only)")
     ap.add_argument("--background-share", type=float, default=None,
                     help="cooc/compare/candidates: words in more than this share of documents become background words")
     ap.add_argument("--n-background", type=int, default=2, help="cooc: background topics (with --background-share)")
+    ap.add_argument("--split", type=float, nargs=3, default=[0.1, 0.6, 0.3],
+                    help="spectral: shares of the precision (sigma^-2) of the ranking, M2 and whitened M3 releases")
+    ap.add_argument("--alpha0", type=float, default=5.0, help="spectral: Dirichlet concentration of the LDA moments")
+    ap.add_argument("--noise-off", type=int, nargs="*", default=[],
+                    help="spectral diagnostic (NOT private): releases (1 rank, 2 M2, 3 M3) left without noise")
+    ap.add_argument("--shrink", action="store_true", help="spectral: spiked-Wigner shrinkage of M2's eigenvalues")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
                     help="public: how many training documents stand in for a public corpus")
     a = ap.parse_args()
+    if a.n_words == "auto" and a.route != "cooc":
+        ap.error("--n-words auto applies to cooc only")
     if a.route == "public":
         return public(a)
     if a.route == "setunion":
@@ -227,13 +383,23 @@ def main():
             beta = DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, n_words=a.n_words,
                                      background_share=a.background_share, n_background=a.n_background,
                                      seed=seed, **kw).fit(tr).components_
+        elif a.route == "spectral":
+            beta, sig, vals = spectral(X, a.topics, a.epsilon, a.delta, a.split, a.n_words,
+                                      np.random.default_rng(seed), alpha0=a.alpha0,
+                                      noise_off=a.noise_off,
+                                      threshold=1.0 if a.threshold is None else a.threshold,
+                                      shrink=a.shrink)
+            if seed == 0:
+                print(f"sigmas (rank, M2, M3) = {tuple(round(x, 2) for x in sig)}; tensor eigenvalues "
+                      f"{np.round(vals, 1).tolist()}")
         else:
             beta = oneshot(X, a.topics, a.epsilon, a.delta, 2.0 if a.threshold is None else a.threshold,
                            np.random.default_rng(seed))
         scores.append(npmi(beta, ref))
         print(f"{a.route} eps={a.epsilon} seed={seed} npmi={scores[-1]:.4f} ({time.time() - t:.0f}s)", flush=True)
     se = np.std(scores, ddof=1) / np.sqrt(len(scores)) if len(scores) > 1 else float("nan")
-    print(f"{a.route} eps={a.epsilon} median npmi={np.median(scores):.4f} mean={np.mean(scores):.4f} se={se:.4f}")
+    print(f"{a.route} eps={a.epsilon} median npmi={np.median(scores):.4f} mean={np.mean(scores):.4f} se={se:.4f}"
+          f" ratio to CGS 0.224: {np.mean(scores) / 0.224:.2f}")
 
 
 if __name__ == "__main__":
