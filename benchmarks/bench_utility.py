@@ -12,6 +12,8 @@ budget cannot be reached at some epsilon (the word-level HDP-LDA at single-digit
     python benchmarks/bench_utility.py --quick              # demo only, eps 1 and 4, 1 seed, short CGS
     python benchmarks/bench_utility.py --write-table        # also refresh dptopic's utility table (recommend)
     python benchmarks/bench_utility.py --trainers docdp-cooc --write-table   # refresh one trainer's rows only
+    python benchmarks/bench_utility.py --corpora 20newsgroups-5000 --trainers docdp-cooc docdp svi --write-table
+                                                            # add the first 5,000 documents of 20 Newsgroups
 
 Writes ``npmi_vs_epsilon_<corpus>.png`` (one line per trainer) and ``utility_<corpus>.json`` into ``--out``.
 """
@@ -35,9 +37,12 @@ DELTA = 1e-5
 # name -> (unit, builder(epsilon, n_topics)); add a trainer here and it is measured like the others
 TRAINERS = {
     "docdp-cooc": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(eps, DELTA, n_topics=K)),
-    # the same trainer with corpus-wide words set aside in background topics (an option, not the default)
+    # the same trainer with more words set aside in background topics (an option, not the default)
     "docdp-cooc-bg": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(eps, DELTA, n_topics=K,
                                                                                       background_share=0.15)),
+    # its earlier defaults (400 words, no background topics), for comparison in the same run
+    "docdp-cooc-400": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
+        eps, DELTA, n_topics=K, n_words=400, background_share=None)),
     "docdp": ("document", lambda eps, K: dptopic.DocDPEM.from_budget(eps, DELTA, n_topics=K)),
     "svi": ("document", lambda eps, K: dptopic.DPSVI.from_budget(eps, DELTA, n_topics=K, verbose=0)),
     "hdp": ("word", lambda eps, K: dptopic.HDPLDA.from_budget(eps, DELTA, 50, n_topics=K, verbose=0)),
@@ -45,16 +50,18 @@ TRAINERS = {
 
 
 # measured on request only, never written into the utility table that `dptopic recommend` reads (not a default)
-OPTIONS = {"docdp-cooc-bg"}
+OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400"}
 
 
 def corpora(names, vocab_size):
     from dptopic.datasets import load_20newsgroups, load_sotu
 
     for name in names:
-        if name == "20newsgroups":
+        if name.startswith("20newsgroups"):
             train = load_20newsgroups("train", max_vocab=vocab_size)
             test = load_20newsgroups("test", vocabulary=train.vocabulary).drop_empty()
+            if name == "20newsgroups-5000":         # the first 5,000 training documents (same vocabulary and test)
+                train = train.subset(np.arange(5000))
         else:
             train, test = load_sotu(max_vocab=vocab_size).train_test_split(0.2, seed=0)
         yield name, train, test
@@ -79,7 +86,7 @@ def summarise(runs, key):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpora", nargs="+", default=["20newsgroups", "demo"], choices=("20newsgroups", "demo"))
+    ap.add_argument("--corpora", nargs="+", default=["20newsgroups", "demo"], choices=("20newsgroups", "20newsgroups-5000", "demo"))
     ap.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1, 2, 4, 8])
     ap.add_argument("--trainers", nargs="+", default=[t for t in TRAINERS if t not in OPTIONS], choices=list(TRAINERS))
     ap.add_argument("--seeds", type=int, default=3)
@@ -132,9 +139,10 @@ def main(argv=None):
         print(f"written: {out / f'utility_{name}.json'}, {out / f'npmi_vs_epsilon_{name}.png'}")
     if a.write_table and table_rows:
         path = Path(dptopic.__file__).with_name("utility_table.json")
-        # rows of trainers not measured in this run are kept as they were
+        # rows of (trainer, corpus) pairs not measured in this run are kept as they were
         old = json.loads(path.read_text()) if path.exists() else {"rows": []}
-        kept = [r for r in old.get("rows", []) if r.get("trainer") not in a.trainers]
+        measured = {(r["trainer"], r["corpus"]) for r in table_rows}
+        kept = [r for r in old.get("rows", []) if (r.get("trainer"), r.get("corpus")) not in measured]
         source = f"benchmarks/bench_utility.py ({a.seeds} seed(s), K={a.topics}, V={a.vocab}, delta={DELTA:g})"
         if kept and old.get("source") and old["source"] != source:
             source = f"{source}; earlier rows: {old['source']}"

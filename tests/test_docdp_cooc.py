@@ -326,11 +326,12 @@ def test_unit_document_streams_a_shard_folder_and_takes_background_share(tmp_pat
 
 def test_auto_n_words_rule():
     sigma = 3.9
-    assert docdp_cooc.auto_n_words(0.0, sigma) == 150 and docdp_cooc.auto_n_words(-50.0, sigma) == 150
+    assert docdp_cooc.auto_n_words(0.0, sigma) == 200 and docdp_cooc.auto_n_words(-50.0, sigma) == 200
+    assert docdp_cooc.auto_n_words(4 * sigma * 150, sigma) == 200
     assert docdp_cooc.auto_n_words(4 * sigma * 237, sigma) == 237
     assert docdp_cooc.auto_n_words(1e9, sigma) == 400
     # the same mass with half the noise keeps twice the words
-    assert docdp_cooc.auto_n_words(4 * 3.9 * 180, 1.95) == 2 * docdp_cooc.auto_n_words(4 * 3.9 * 180, 3.9) == 360
+    assert docdp_cooc.auto_n_words(4 * 3.9 * 200, 1.95) == 2 * docdp_cooc.auto_n_words(4 * 3.9 * 200, 3.9) == 400
 
 
 @pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
@@ -364,3 +365,35 @@ def test_auto_n_words_reads_only_the_releases(monkeypatch):
     assert rep["epsilon"] <= eps + 1e-6
     with pytest.raises(DPTopicError, match="n_words"):
         DocDPCooccurrence(n_topics=4, n_words="many").fit(a)
+
+
+@pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
+def test_default_background_share_needs_ten_topics():
+    assert docdp_cooc.resolve_background_share("auto", 10) == 0.25
+    assert docdp_cooc.resolve_background_share("auto", 9) is None
+    assert docdp_cooc.resolve_background_share(0.4, 3) == 0.4 and docdp_cooc.resolve_background_share(None, 20) is None
+    X, _ = _with_stop_words()
+    few = DocDPCooccurrence(n_topics=3, epsilon=400.0, seed=0).fit(sp.csr_matrix(X))     # the defaults
+    assert few.background_share_ is None and few.n_background_topics_ == 0
+    many = DocDPCooccurrence(n_topics=10, epsilon=400.0, seed=0).fit(sp.csr_matrix(X))
+    assert many.background_share_ == 0.25 and many.privacy_["parameters"]["background_share"] == 0.25
+    assert {40, 41} <= set(many.background_words_.tolist())
+
+
+def test_cli_turns_the_defaults_off_and_refuses_bad_values(tmp_path, capsys):
+    from dptopic.cli.main import main
+    texts = ["budget deficit tax revenue spending said", "army navy war defense troops said",
+             "school education teachers students said"]
+    p = tmp_path / "docs.txt"
+    p.write_text("\n".join(texts * 40))
+    out = tmp_path / "m"
+    assert main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "50", "--topics", "12",
+                 "--background-share", "off", "--n-words", "12", "--out", str(out), "--quiet"]) in (0, None)
+    meta = json.loads((out / "model.json").read_text())
+    assert meta["params"]["background_share"] is None and meta["params"]["n_words"] == 12
+    assert meta["privacy"]["parameters"]["background_topics"] == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "1", "--n-words", "1",
+              "--out", str(tmp_path / "m2")])
+    assert e.value.code == 2 and "auto or an integer >= 2" in capsys.readouterr().err

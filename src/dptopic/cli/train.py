@@ -1,6 +1,7 @@
 """``train``, ``demo``, ``evaluate`` and ``topics``: fit, evaluate and inspect models."""
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -33,6 +34,7 @@ _ALGORITHM_ONLY = {
     "exclusion": ("none", _FED), "subset_size": (0, _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
+    "n_words": (None, ("docdp-cooc",)),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
     "dask_local": (None, ("lda",) + _CENTRAL),
@@ -240,6 +242,19 @@ def _train_document_level_on_shards(model, a, console) -> None:
     console.print(f"model written to [bold]{out}[/]")
 
 
+def _share_or_off(v: str):
+    return v if v in ("off", "auto") else unit_interval(v)
+
+
+def _words_or_auto(v: str):
+    if v == "auto":
+        return v
+    n = positive_int(v)
+    if n < 2:
+        raise argparse.ArgumentTypeError(f"must be auto or an integer >= 2, got {v}")
+    return n
+
+
 def cmd_train(a):
     console = make_console()
     _resolve_unit(a, console)
@@ -251,7 +266,12 @@ def cmd_train(a):
 
             if a.epsilon is None:
                 raise DPTopicError(f"{a.algorithm} needs --epsilon, the budget of the whole run (and --delta).")
-            extra = {"background_share": a.background_share} if a.algorithm == "docdp-cooc" else {}
+            extra = {}
+            if a.algorithm == "docdp-cooc":     # flags given override the model's defaults
+                if a.background_share is not None:
+                    extra["background_share"] = None if a.background_share == "off" else a.background_share
+                if a.n_words is not None:
+                    extra["n_words"] = a.n_words
             model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
                                                         seed=_resolve_seed(a), verbose=0 if a.quiet else 1, **extra)
             model._validate()
@@ -413,10 +433,15 @@ def register(sub) -> None:
     t.add_argument("--private-vocabulary", type=eps_delta_pair, default=None, metavar="EPS_V,DELTA_V",
                    help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
                         " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df are then ignored")
-    t.add_argument("--background-share", type=unit_interval, default=None, metavar="SHARE",
+    t.add_argument("--background-share", type=_share_or_off, default=None, metavar="SHARE|auto|off",
                    help="docdp-cooc (--unit document): words estimated to appear in more than this share of the"
-                        " documents (e.g. 0.15) go to background topics instead of every topic; chosen from the"
-                        " first noisy release, no extra budget (docs/document_dp.md)")
+                        " documents go to background topics instead of every topic (default auto: 0.25 with 10 or"
+                        " more topics, off below; 0.15 sets aside more; off: none); chosen from the first noisy"
+                        " release, no extra budget"
+                        " (docs/document_dp.md)")
+    t.add_argument("--n-words", type=_words_or_auto, default=None, metavar="N|auto",
+                   help="docdp-cooc (--unit document): words in the co-occurrence release (default auto: from the"
+                        " noisy document count of the first release and the noise, 200 to 400)")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"

@@ -15,13 +15,15 @@ nothing after the releases reads the documents. The two releases compose by priv
 ones get ``tail`` of each topic's mass (by default their share of the noisy counts, in proportion to
 them).
 
-With ``background_share`` set (or ``n_words="auto"``), the first release also counts the documents (a last entry, always 1, in every
-document's presence vector), so the noisy counts estimate the share of documents that hold each word. Words above
-that share (corpus-wide words such as "writes" or "don" in posts) are left out of the co-occurrence release and of
+With background topics in use (``background_share``, by default 0.25 from 10 topics on) or ``n_words="auto"`` (the
+default), the first release also counts the documents (a last entry, always 1, in every document's presence vector),
+so the noisy counts estimate the share of documents that hold each word, and ``"auto"`` sizes the co-occurrence
+release from that count. Words above that share (corpus-wide words such as "writes" or "don" in posts) are left out of the co-occurrence release and of
 the ``n_topics - n_background`` topics factorised from it, and ``n_background`` background topics carry them: with
 two, the noisy frequencies of the background words and of every other word; with one, of every word (the general
 and specific words of Chemudugunta, Smyth & Steyvers 2006, with the general part fixed by the first release).
-Defaults were set on 20 Newsgroups (see ``docs/document_dp.md``), never on the data you fit.
+Defaults were set on 20 Newsgroups and the State of the Union paragraphs (see ``docs/document_dp.md``), never on
+the data you fit.
 """
 from __future__ import annotations
 
@@ -39,8 +41,8 @@ from ._document_level import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of L2 sensitivity 1 under add/remove"
-           " of one document (a presence vector, with a last entry 1 for the document when background_share is"
-           " set or n_words is 'auto', divided by its L2 norm; the pair matrix c c^T - diag(c) scaled to Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
+           " of one document (a presence vector, with a last entry 1 for the document when background topics"
+           " or n_words='auto' are in use, divided by its L2 norm; the pair matrix c c^T - diag(c) scaled to Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
            " the topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
 _RANKING = "noisy sum of per-document L2-normalised word-presence vectors"
 _COOC = "noisy sum of per-document Frobenius-normalised word co-occurrence matrices"
@@ -53,20 +55,22 @@ class DocDPCooccurrence(_DocumentDPModel):
     ----------
     n_topics : K.
     epsilon, delta : the guarantee for adding or removing one whole document (the whole run).
-    n_words : words kept for the co-occurrence release (the most frequent by a noisy count; all words when the
-        vocabulary is not larger, and then no count is released), or ``"auto"``: the first release also counts the
-        documents, and the number of words follows that noisy document entry ``D`` (each document adds the
-        1 / L2 norm of its presence vector) and the co-occurrence release's noise multiplier ``sigma`` as
-        ``D / (4 sigma)``, between 150 and 400 (post-processing; the rule was set on the State of the Union
-        paragraphs, see ``docs/document_dp.md``).
+    n_words : ``"auto"`` (default) or the number of words kept for the co-occurrence release (the most frequent by a
+        noisy count; all words when the vocabulary is not larger, and then no count is released). ``"auto"``: the
+        first release also counts the documents, and the number of words follows that noisy document entry ``D``
+        (each document adds the 1 / L2 norm of its presence vector) and the co-occurrence release's noise
+        multiplier ``sigma`` as ``D / (4 sigma)``, between 200 and 400 (post-processing; the rule was set on the
+        State of the Union paragraphs, see ``docs/document_dp.md``).
     ranking_noise : the ranking release's noise multiplier as a multiple of the co-occurrence release's.
     threshold : co-occurrence cells below ``threshold`` noise standard deviations are set to zero.
     tail : each topic's mass given to the words outside the kept ones; None (default) takes their share of the noisy
         word counts, spread over them in proportion to those counts (post-processing of the first release).
-    background_share : None (default) or a share in (0, 1): words estimated (from the first release) to appear in more
-        than this share of documents become background words, kept out of the co-occurrence release and of the
-        factorised topics (like ``max_df`` in preprocessing, but chosen privately). 0.15 is the value measured in
-        ``docs/document_dp.md``.
+    background_share : ``"auto"`` (default), a share in (0, 1), or None: words estimated (from the first release) to
+        appear in more than this share of documents become background words, kept out of the co-occurrence release
+        and of the factorised topics (like ``max_df`` in preprocessing, but chosen privately); when no word reaches
+        it, nothing changes. ``"auto"`` is 0.25 with 10 or more topics (two of them become background topics) and
+        None with fewer. 0.25 sets aside the 8 most common words of 20 Newsgroups posts and none of the State of
+        the Union paragraphs; 0.15 sets aside more (see ``docs/document_dp.md``); None turns the rule off.
     n_background : background topics (1 or 2) among the ``n_topics`` when there are background words.
     alpha : document-topic smoothing for ``transform`` and ``perplexity``.
     n_jobs : threads that share each pass over the documents (the sums are the same up to rounding).
@@ -79,13 +83,14 @@ class DocDPCooccurrence(_DocumentDPModel):
                               "delta": [Real(0, 1, "neither")], "n_words": [Int(2, 20_000), Options(("auto",))],
                               "ranking_noise": [Real(0.1, 100)], "threshold": [Real(0, 1e6)],
                               "tail": [IsNone(), Real(0, 1, "neither")],
-                              "background_share": [IsNone(), Real(0, 1, "neither")], "n_background": [Int(1, 2)],
+                              "background_share": [IsNone(), Real(0, 1, "neither"), Options(("auto",))],
+                              "n_background": [Int(1, 2)],
                               "alpha": [Real(1e-8, 1e6)], "n_jobs": [Int(1, 1024)],
                               "secure": [Options((True, False))], "seed": SEED, "verbose": [Int(0, 2)]}
 
-    def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int = 400,
+    def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int | str = "auto",
                  ranking_noise: float = 3.0, threshold: float = 1.0, tail: float | None = None,
-                 background_share: float | None = None, n_background: int = 2, alpha: float = 0.1,
+                 background_share: float | str | None = "auto", n_background: int = 2, alpha: float = 0.1,
                  n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0):
         self.n_topics = n_topics
         self.epsilon = epsilon
@@ -122,7 +127,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         V, K = len(vocab), int(self.n_topics)
         auto = isinstance(self.n_words, str)
         n_words = min(AUTO_WORDS[1] if auto else int(self.n_words), V)
-        share_rule = self.background_share is not None
+        bg_share = resolve_background_share(self.background_share, K)
+        share_rule = bg_share is not None
         n_bg = int(self.n_background) if share_rule else 0
         if n_words < K:
             raise DPTopicError(f"n_words={self.n_words} keeps fewer words than n_topics={K}: raise n_words.")
@@ -145,7 +151,7 @@ class DocDPCooccurrence(_DocumentDPModel):
                 n_words = max(min(auto_n_words(float(released[V]), sigma), V), K)
             order = np.argsort(-counts, kind="stable")
             if share_rule:
-                background = _background_words(counts, float(released[V]), float(self.background_share), order,
+                background = _background_words(counts, float(released[V]), bg_share, order,
                                                V - max(K - n_bg, 1))
                 if not len(background):
                     n_bg = 0            # nothing is corpus-wide: every topic comes from the co-occurrence
@@ -187,6 +193,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.kept_words_ = kept
         self.background_words_ = np.sort(background)
         self.n_background_topics_ = n_bg
+        self.background_share_ = bg_share
         self.vocabulary_ = vocab
         self._set_fitted(corpus)
         self._train_stats = {"vocab_size": V}
@@ -200,7 +207,7 @@ class DocDPCooccurrence(_DocumentDPModel):
                            "steps": self.ledger_.n_events, "sampling_rate": 1.0, "l2_sensitivity": 1.0,
                            "n_words": int(len(self.kept_words_)), "n_words_rule": ("auto" if isinstance(
                                self.n_words, str) else "fixed"), "threshold": self.threshold,
-                           "background_share": self.background_share,
+                           "background_share": getattr(self, "background_share_", self.background_share),
                            "background_topics": int(getattr(self, "n_background_topics_", 0))},
             "scope": ("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
                       " the released topics (post-processing). NOT covered: "
@@ -212,7 +219,18 @@ class DocDPCooccurrence(_DocumentDPModel):
         return self._note_seed(rep)
 
 
-AUTO_WORDS = (150, 400)       # the bounds of n_words="auto"
+AUTO_WORDS = (200, 400)       # the bounds of n_words="auto"
+AUTO_SHARE, AUTO_SHARE_MIN_TOPICS = 0.25, 10   # background_share="auto"
+
+
+def resolve_background_share(share, n_topics: int):
+    """The share of ``background_share``: ``"auto"`` is 0.25 from 10 topics on (two background topics are then a
+    small part of the model) and no background words below; a number or None is taken as given."""
+    if isinstance(share, str):
+        return AUTO_SHARE if n_topics >= AUTO_SHARE_MIN_TOPICS else None
+    return None if share is None else float(share)
+
+
 AUTO_MASS_PER_WORD = 4.0       # n_words="auto": D / (4 sigma), set on the State of the Union paragraphs
 
 
