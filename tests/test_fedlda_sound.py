@@ -176,6 +176,20 @@ def test_server_takes_the_noise_label_and_refuses_beyond_it():
     assert server.counts[1:].sum() == 0 and 0 < server.counts[0].sum() < 5
 
 
+def test_a_round_whose_entries_are_all_padding_closes_with_zero_counts():
+    # numpy's bincount gives integers when nothing is counted; the server divides the counts in place
+    c = lda_corpus(n_docs=4, vocab_size=30, n_topics=3, doc_length=10, seed=0).corpus
+    client, cfg = _client(c, subset_size=3)
+    server = FedServer.from_config(c.vocabulary, cfg, ["u"], rng=np.random.default_rng(1))
+    msg = decode_message(client.run_round(server.broadcast()))
+    topics = np.full(cfg.n_entries, 3, dtype=np.int32)  # every entry attributed to padding
+    assert subset_signal_counts(topics, msg.words, server.phi, cfg.epsilon).dtype == np.float64
+    server.receive(ClientUpdate(0, "u", msg.vocab, topics, msg.words).encode())
+    phi = server.aggregate()
+    assert server.counts.sum() == 0 and server.round == 1
+    np.testing.assert_allclose(phi, 1.0 / 30)
+
+
 def test_default_report_is_full_and_does_not_grow_with_rounds():
     c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
     reps = {}

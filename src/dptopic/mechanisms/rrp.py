@@ -201,4 +201,6 @@ def subset_signal_counts(labels, sets, phi, epsilon: float) -> np.ndarray:
     e1 = math.expm1(min(float(epsilon), 700.0))
     w = e1 * phi[lab[:, None], S]                                   # n × s
     w /= 1.0 + w.sum(axis=1, keepdims=True)
-    return np.bincount((lab[:, None] * V + S).ravel(), weights=w.ravel(), minlength=K * V).reshape(K, V)
+    counts = np.bincount((lab[:, None] * V + S).ravel(), weights=w.ravel(), minlength=K * V)
+    # numpy's bincount returns integers when no entry is counted (every label K), even with weights
+    return counts.astype(np.float64, copy=False).reshape(K, V)
