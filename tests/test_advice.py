@@ -37,6 +37,24 @@ def test_documents_needed_and_notes():
     assert w.trainer == "W" and any("epsilon 150" in n for n in w.notes)
 
 
+def test_corpora_are_read_one_at_a_time_and_the_median_is_reported():
+    rows = [{"unit": "document", "trainer": "A", "corpus": c, "n_docs": 1000, "n_topics": 20, "epsilon": e,
+             "npmi_ratio": v} for c, pts in (("small", ((1, 0.3), (10, 0.9))), ("mid", ((1, 0.2), (10, 0.6))),
+                                              ("large", ((1, 0.1), (10, 0.5))))
+            for e, v in pts]
+    r = recommend("document", 1.0, 10 ** 3.5, table={"rows": rows})
+    # half-way in log(eps * D) on each corpus: 0.6, 0.4, 0.3; pooled and made monotone it would say 0.9 or so
+    assert r.expected_npmi_ratio == pytest.approx(0.4) and r.expected_range == pytest.approx([0.3, 0.6])
+    assert r.per_corpus == pytest.approx({"small": 0.6, "mid": 0.4, "large": 0.3})
+    assert any("median over the measured corpora" in n for n in r.notes)
+    # documents for 0.6: small at 10**3.5, mid at 10**4, large never: the median of the three is mid's
+    assert r.docs_for_useful == pytest.approx(10 ** 4, rel=1e-3)
+    # a corpus whose range does not cover eps * D is left out while another covers it
+    rows.append({"unit": "document", "trainer": "A", "corpus": "far", "n_docs": 10 ** 6, "n_topics": 20,
+                 "epsilon": 1, "npmi_ratio": 0.99})
+    assert "far" not in recommend("document", 1.0, 10 ** 3.5, table={"rows": rows}).per_corpus
+
+
 def test_bad_input():
     with pytest.raises(DPTopicError, match="unit"):
         recommend("user", 1.0, 10, table=TABLE)

@@ -22,7 +22,9 @@ def cmd_recommend(a):
         return
     settings = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
     con.print(f"trainer: [bold]{rec.trainer}[/]" + (f" with {settings} (its defaults)" if settings else ""))
-    con.print(f"expected NPMI, as a share of non-private LDA's: {rec.expected_npmi_ratio:.0%}"
+    lo, hi = rec.expected_range or (rec.expected_npmi_ratio, rec.expected_npmi_ratio)
+    span = f" ({lo:.0%} to {hi:.0%} across {len(rec.per_corpus)} corpora)" if len(rec.per_corpus) > 1 else ""
+    con.print(f"expected NPMI, as a share of non-private LDA's: {rec.expected_npmi_ratio:.0%}{span}"
               + (" (extrapolated)" if rec.extrapolated else "")
               + ("  -> useful" if rec.expected_npmi_ratio >= USEFUL_RATIO else "  -> NOT useful yet"))
     if rec.docs_for_useful is not None:
