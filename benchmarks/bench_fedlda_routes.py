@@ -247,6 +247,9 @@ def main():
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--pad-length", type=int, default=256)
+    ap.add_argument("--user-budget", type=float, default=None,
+                    help="a per-user total instead of --eps and --pad-length: entries and epsilon per entry from"
+                         " FedLDA.from_user_budget's rule (docs/fedlda.md)")
     ap.add_argument("--beta", type=float, default=0.01)
     ap.add_argument("--subset-size", type=int, default=0, help="words per report (0: round(V / (e^eps + 1)))")
     ap.add_argument("--em-iter", type=int, default=fed_client.EM_MAX_ITER, help="EM iterations per round")
@@ -258,6 +261,11 @@ def main():
         ap.error("--server soft goes with --labels em")
     if a.labels == "lda" and a.init != "random":
         ap.error("--init applies to the protocol's rounds, not to --labels lda")
+    if a.user_budget is not None:
+        from dptopic.accounting.fedlda import entries_for_user_budget
+        from dptopic.experiments.fedlda import task_corpora
+
+        a.eps, a.pad_length = entries_for_user_budget(a.user_budget, task_corpora(a.task)[0].vocab_size)
     fed_client.EM_MAX_ITER = a.em_iter
     t0, aucs = time.time(), []
     with warnings.catch_warnings():

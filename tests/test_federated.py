@@ -366,6 +366,30 @@ def test_cli_train_fed_and_bad_input(tmp_path, capsys):
         assert "Traceback" not in err and "error" in err
 
 
+def test_cli_train_fed_user_budget_spends_the_total(tmp_path, capsys):
+    import json
+
+    from dptopic.accounting.fedlda import entries_for_user_budget
+    from dptopic.cli.main import main
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "2",
+               "--user-budget", "60", "--topics", "3", "--out", str(tmp_path / "m"), "--quiet"])
+    assert rc == 0
+    rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
+    eps, entries = entries_for_user_budget(60, 40)
+    assert rep["epsilon_basic"] == pytest.approx(60) and rep["budget"]["epsilon_per_user"] == 60
+    assert rep["parameters"]["entries_per_round"] == entries and rep["epsilon_per_entry"] == pytest.approx(eps)
+    capsys.readouterr()
+    for bad, msg in ((["--epsilon", "5"], "drop --epsilon"), (["--pad-length", "64"], "drop --epsilon"),
+                     (["--exclusion", "floor"], "--exclusion none")):
+        rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--user-budget", "60", "--quiet",
+                   "--out", str(tmp_path / "x")] + bad)
+        err = capsys.readouterr().err
+        assert rc == 2 and msg in err and len(err.strip().splitlines()) == 1
+
+
 # ------------------------------------------------------------------ experiment plumbing
 def test_fedlda_experiment_writes_table_figures_and_verdict(tmp_path, monkeypatch):
     import json

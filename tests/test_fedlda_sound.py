@@ -343,3 +343,61 @@ def test_both_local_inference_rules_run_and_a_bad_one_is_one_line():
     assert "\n" not in str(e.value)
     with pytest.raises(DPTopicError, match="local_inference"):
         FedClient("u", c, RRPConfig(2, 3.0, pad_length=8, local_inference="vb"), np.random.default_rng(0))
+
+
+def test_report_variance_is_krr_for_one_word_and_matches_a_simulation():
+    from dptopic.accounting.fedlda import subset_report_variance
+
+    V, eps = 1000, 7.5
+    e = math.exp(eps)
+    assert subset_size(eps, V) == 1
+    assert subset_report_variance(eps, V) == pytest.approx((V - 2 + e) / (e - 1) ** 2, rel=1e-12)  # k-RR
+    # s = 3 words: the single-report estimate of a word that is never the input, simulated
+    V, eps, n = 40, 2.0, 60_000
+    s = subset_size(eps, V)
+    a, b = subset_inclusion(eps, V, s)
+    rng = np.random.default_rng(5)
+    sets, _ = subset_report(np.zeros(n, dtype=np.int32), V, eps, rng)   # every input is word 0
+    est = ((sets == 7).any(axis=1) - b) / (a - b)                         # word 7's estimate, true share 0
+    v = subset_report_variance(eps, V)
+    # the sample variance's standard error: sqrt((mu4 - v^2) / n)
+    mu4 = np.mean((est - est.mean()) ** 4)
+    assert abs(est.var() - v) <= 4.5 * math.sqrt((mu4 - v ** 2) / n)
+
+
+def test_user_budget_split_minimises_the_estimation_error_and_spends_the_total():
+    from dptopic.accounting.fedlda import entries_for_user_budget, subset_report_variance
+    from dptopic.errors import DPTopicError
+
+    eps, m = entries_for_user_budget(1280, 1000)
+    assert m * eps == pytest.approx(1280) and 9.0 <= eps <= 9.5 and m == 138
+    cost = lambda e, V: e * (1 / V + subset_report_variance(e, V))  # noqa: E731
+    assert cost(9.21, 1000) < min(cost(5.0, 1000), cost(7.5, 1000), cost(12.0, 1000))
+    # larger vocabularies need a larger per-entry epsilon; a total below it is one entry
+    assert entries_for_user_budget(1e4, 500)[0] < entries_for_user_budget(1e4, 5000)[0]
+    assert entries_for_user_budget(3.0, 1000) == (3.0, 1)
+    for bad in (0, -1, float("nan"), float("inf"), "10"):
+        with pytest.raises(DPTopicError, match="user_epsilon") as e:
+            entries_for_user_budget(bad, 1000)
+        assert "\n" not in str(e.value)
+
+
+def test_from_user_budget_builds_a_model_that_spends_exactly_the_total():
+    from dptopic.errors import DPTopicError
+
+    c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
+    m = FedLDA.from_user_budget(40.0, c.vocab_size, n_topics=2, rounds=2, n_clients=4, verbose=0)
+    assert m.seed is None and m._config().n_entries * m.epsilon == pytest.approx(40.0)
+    m.set_params(seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = m.fit(c).privacy_
+    assert rep["epsilon_basic"] == pytest.approx(40.0) and rep["guarantee"] == "full"
+    assert rep["budget"]["epsilon_per_user"] == 40.0 and "note" not in rep["budget"]
+    assert rep["epsilon_per_entry"] == pytest.approx(m.epsilon)
+    half = FedLDA.from_user_budget(40.0, c.vocab_size, sample_ratio=0.5)
+    assert half._config().n_entries * half.epsilon == pytest.approx(40.0)
+    for kw, msg in (({"epsilon": 5}, "chooses epsilon"), ({"pad_length": 9}, "chooses pad_length"),
+                    ({"exclusion": "floor"}, "exclusion='none'"), ({"sample_ratio": 0}, "sample_ratio")):
+        with pytest.raises(DPTopicError, match=msg):
+            FedLDA.from_user_budget(40.0, 30, **kw)

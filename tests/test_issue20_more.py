@@ -134,6 +134,21 @@ def test_deeply_nested_json_is_one_line(tmp_path):
     assert load_json('{"a": [[1], "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["]}') is not None
 
 
+def test_serve_fed_user_budget_sets_the_split_from_the_vocabulary(tmp_path):
+    pytest.importorskip("starlette")
+    from dptopic.accounting.fedlda import entries_for_user_budget
+    from dptopic.cli.main import build_parser
+    from dptopic.cli.serve import build_config
+
+    (tmp_path / "v.txt").write_text("\n".join(WORDS))
+    base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
+            "--database", f"sqlite:///{tmp_path / 's.db'}", "--fed-topics", "3"]
+    cfg = build_config(build_parser().parse_args(base + ["--fed-user-budget", "90"]))
+    eps, entries = entries_for_user_budget(90, len(WORDS))
+    assert cfg.fed_epsilon == pytest.approx(eps) and cfg.fed_pad_length == entries
+    assert "drop --fed-epsilon" in _one_line_error(_cli(*base, "--fed-user-budget", "90", "--fed-epsilon", "3"))
+
+
 # ---- item 19: serve refuses, at start-up, settings that would break every request
 def test_serve_validates_settings_at_start_up(tmp_path):
     (tmp_path / "v.txt").write_text("\n".join(WORDS))

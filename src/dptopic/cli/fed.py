@@ -1,6 +1,7 @@
 """``train --algorithm fed``: build a :class:`~dptopic.models.FedLDA` from command-line arguments."""
 from __future__ import annotations
 
+from ..errors import DPTopicError
 from ._common import positive_float, positive_int, unit_interval
 
 
@@ -14,6 +15,10 @@ def add_fed_args(t) -> None:
     g.add_argument("--gamma", type=float, default=1.0, help="fed: Zipf exponent gamma >= 1 (default 1)")
     g.add_argument("--sample-ratio", type=float, default=1.0, help="fed: fraction in (0, 1] of the update sent")
     g.add_argument("--pad-length", type=positive_int, default=512, help="fed: update length L before sampling")
+    g.add_argument("--user-budget", type=positive_float, default=None, metavar="EPS_USER",
+                   help="fed, exclusion none: a per-user total (entries x epsilon per entry) instead of --epsilon and"
+                        " --pad-length; the split that estimates words best is chosen for the vocabulary"
+                        " (FedLDA.from_user_budget, docs/fedlda.md)")
     g.add_argument("--variant", choices=("another", "coincide"), default="another",
                    help="fed: a perturbed word is always another word (default) or may coincide")
     g.add_argument("--exclusion", choices=("none", "floor", "tail"), default="none",
@@ -33,6 +38,12 @@ def build_fedlda(a, common: dict):
     from ..models import FedLDA
 
     kw = {k: v for k, v in common.items() if k not in ("n_iter", "seed")}
+    if a.user_budget is not None and (a.epsilon is not None or a.pad_length != 512):
+        raise DPTopicError("--user-budget chooses the epsilon per entry and the entries itself: drop --epsilon and"
+                           " --pad-length.")
+    if a.user_budget is not None and a.exclusion != "none":
+        raise DPTopicError("--user-budget needs --exclusion none (entries randomized once); the floor and tail rules"
+                           " randomize again every round.")
     model = FedLDA(epsilon=a.epsilon if a.epsilon is not None else 5.0, delta=a.failure_rate, gamma=a.gamma,
                    rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
                    variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
@@ -40,6 +51,17 @@ def build_fedlda(a, common: dict):
                    seed=a.seed, **kw)
     model._validate()  # refuse bad parameters before loading the corpus
     return model
+
+
+def apply_user_budget(model, a, vocab_size: int):
+    """``--user-budget``: the model of ``build_fedlda`` rebuilt by :meth:`FedLDA.from_user_budget` once the
+    vocabulary's size is known (it reads no data beyond that public size)."""
+    if getattr(a, "user_budget", None) is None:
+        return model
+    from ..models import FedLDA
+
+    params = {k: v for k, v in model.get_params().items() if k not in ("epsilon", "pad_length")}
+    return FedLDA.from_user_budget(a.user_budget, vocab_size, **params)
 
 
 def cmd_fedlda_experiment(a):

@@ -43,6 +43,16 @@ def build_config(a):
             prior = prior.restrict(vocab)
     token = read_token_file(a.token_file) if a.token_file else None
     fed = {k: getattr(a, f"fed_{k}") for k in FED_DEFAULTS}
+    if a.fed_user_budget is not None:
+        if a.fed_epsilon is not None or a.fed_pad_length is not None:
+            raise DPTopicError("--fed-user-budget chooses the epsilon per entry and the entries itself: drop"
+                               " --fed-epsilon and --fed-pad-length.")
+        from ..models import FedLDA
+
+        split = FedLDA.from_user_budget(a.fed_user_budget, len(vocab.words),
+                                        sample_ratio=FED_DEFAULTS["sample_ratio"] if a.fed_sample_ratio is None
+                                        else a.fed_sample_ratio)
+        a.fed_epsilon, fed["pad_length"] = split.epsilon, split.pad_length
     if a.fed_epsilon is None and any(v is not None for v in fed.values()):
         given = next(k for k, v in fed.items() if v is not None)
         raise DPTopicError(f"--fed-{given.replace('_', '-')} has no effect without FedLDA: add --fed-epsilon EPS to run"
@@ -187,6 +197,10 @@ def register(sub) -> None:
     s.add_argument("--max-reports-per-request", type=positive_int, default=10_000)
     s.add_argument("--fed-epsilon", type=positive_float, default=None,
                    help="enable FedLDA rounds with this per-entry epsilon (Wang et al. 2020, Thm 1)")
+    s.add_argument("--fed-user-budget", type=positive_float, default=None, metavar="EPS_USER",
+                   help="enable FedLDA rounds with this per-user total (entries x epsilon per entry) instead of"
+                        " --fed-epsilon and --fed-pad-length: the split that estimates words best for the vocabulary"
+                        " (FedLDA.from_user_budget, docs/fedlda.md)")
     s.add_argument("--fed-topics", type=positive_int, default=None, help="FedLDA topics (default 20)")
     s.add_argument("--fed-failure-rate", type=unit_interval, default=None,
                    help="FedLDA delta, the excluded rare-word mass (default 0.1)")

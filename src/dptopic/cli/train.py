@@ -30,7 +30,7 @@ _ALGORITHM_ONLY = {
     "reports": (None, ("lp", "olp", "ldp-doc")), "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
     "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
     "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
-    "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "variant": ("another", _FED),
+    "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "user_budget": (None, _FED), "variant": ("another", _FED),
     "exclusion": ("none", _FED), "subset_size": (0, _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
@@ -293,9 +293,16 @@ def cmd_train(a):
         model = _build_model(a, a.topics, a.iterations, seed, backend, client)  # bad parameters fail first
         if shard_dir(a.corpus) is not None:
             _refuse_vocabulary_flags_for_shards(a)
+            if getattr(a, "user_budget", None) is not None:
+                raise DPTopicError("--user-budget needs a corpus file (FedLDA simulates its users from one corpus),"
+                                   " not a shard directory: drop it and give --epsilon and --pad-length.")
             fit_shards(model, a, console)
         else:
             corpus, vocab, event = _training_corpus(a, console)
+            if a.algorithm == "fed":
+                from .fed import apply_user_budget
+
+                model = apply_user_budget(model, a, len(vocab) if vocab is not None else corpus.vocab_size)
             _train_eval_report(model, corpus, a, console, vocab)
             _compose_private_vocabulary(model, event, console)
     print_topics(model, 10, console=console)

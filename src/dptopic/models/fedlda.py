@@ -6,6 +6,7 @@ Design choices the poster leaves open are parameters, documented in ``docs/fedld
 """
 from __future__ import annotations
 
+import math
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,7 +15,7 @@ import numpy as np
 from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
-from ..accounting.fedlda import krr_eta, subset_inclusion, user_spend
+from ..accounting.fedlda import entries_for_user_budget, krr_eta, subset_inclusion, user_spend
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
@@ -134,6 +135,36 @@ class FedLDA(GibbsTopicModel):
         self.n_jobs = n_jobs
         self.verbose = verbose
 
+    @classmethod
+    def from_user_budget(cls, user_epsilon: float, vocab_size: int, **kw) -> "FedLDA":
+        """A FedLDA whose users each spend ``user_epsilon`` in total (entries x epsilon per entry, basic
+        composition; the ``"none"`` rule randomizes each entry once, so rounds cost nothing more), split into
+        entries and a per-entry epsilon by :func:`~dptopic.accounting.fedlda.entries_for_user_budget`: on a
+        vocabulary of 1,000 words, ``user_epsilon=1280`` gives 142 entries at 9.01 each instead of the
+        poster's 256 at 5. A larger per-entry epsilon protects one word less, the user's whole report the
+        same; the report states both. ``vocab_size``: the public vocabulary's size (the model must be fitted
+        on it). Reads no data."""
+        fixed = sorted(k for k in ("epsilon", "pad_length") if k in kw)
+        if fixed:
+            raise DPTopicError(f"from_user_budget chooses {' and '.join(fixed)} itself: leave {'them' if len(fixed) > 1 else 'it'}"
+                               " out, or build FedLDA(...) directly.")
+        if kw.get("exclusion", "none") != "none":
+            raise DPTopicError("from_user_budget needs exclusion='none' (entries randomized once): the floor and tail"
+                               " rules randomize again every round, so their total also grows with the rounds.")
+        ratio = float(kw.get("sample_ratio", 1.0))
+        if not 0 < ratio <= 1:
+            raise DPTopicError(f"invalid sample_ratio={ratio!r}: must lie in (0, 1].")
+        eps, entries = entries_for_user_budget(user_epsilon, vocab_size)
+        pad = max(1, int(math.ceil(entries / ratio - 1e-9)))
+        while pad > 1 and max(1, int(round(ratio * (pad - 1)))) >= entries:
+            pad -= 1
+        m = cls(epsilon=eps, pad_length=pad, **kw)
+        sent = m._config().n_entries
+        if sent != entries:
+            m.epsilon = float(user_epsilon) / sent
+        m._user_budget = (float(user_epsilon), int(vocab_size))
+        return m
+
     def _validate(self) -> None:
         super()._validate()
         if self.sample_ratio * self.pad_length < 0.5:
@@ -238,6 +269,14 @@ class FedLDA(GibbsTopicModel):
                       else "RRP word replacement"),
             "secure_noise": False,
         })
+        budget = getattr(self, "_user_budget", None)
+        if budget is not None:
+            rep["budget"] = {"epsilon_per_user": budget[0], "vocab_size": budget[1],
+                             "rule": "FedLDA.from_user_budget: entries and epsilon per entry minimising the"
+                                     " frequency estimate's error for this total (docs/fedlda.md)"}
+            if budget[1] != len(self.vocabulary_):
+                rep["budget"]["note"] = (f"chosen for {budget[1]} words but fitted on {len(self.vocabulary_)}:"
+                                         " the total still holds, the split may not be the best")
         if none:
             V = len(self.vocabulary_)
             size = self._config().report_size(V)
