@@ -135,11 +135,12 @@ def entries_for_user_budget(user_epsilon: float, vocab_size: int) -> tuple[float
     """``(epsilon per entry, entries per user)`` that spend a per-user total ``user_epsilon`` (basic
     composition over the entries of the ``"none"`` rule, randomized once) with the least estimation error.
 
-    With ``m = user_epsilon / eps`` entries, a word's estimated share has variance about
-    ``(p + v(eps)) / m``: the sampling of the user's tokens (``p``, taken at a typical word's share
-    ``1 / V``) plus the randomizer's :func:`subset_report_variance` ``v(eps)``. So the rule minimises
-    ``eps (1 / V + v(eps))`` over ``eps`` (a grid of step 0.01 in [0.5, 40]): few entries at a large
-    epsilon spend the total on words a user repeats, many at a small one drown each word in noise. The
+    With ``m = user_epsilon / eps`` entries, word ``w``'s estimated share has variance about
+    ``(p_w (1 - p_w) + v(eps)) / m``: the sampling of the user's tokens plus the randomizer's
+    :func:`subset_report_variance` ``v(eps)``. Summed over the V words that is ``(1 - sum p_w^2 + V v(eps)) / m``,
+    and ``sum p_w^2`` is small (at most the largest share), so the rule minimises ``eps (1 / V + v(eps))``,
+    proportional to the total squared error, over ``eps`` (a grid of step 0.01 in [0.5, 40]): few entries at a
+    large epsilon spend the total on words a user repeats, many at a small one drown each word in noise. The
     minimiser depends on ``V`` only (about 9 for V = 1,000, 10 for 2,000, 11 for 5,000); the entries are
     ``floor(user_epsilon / eps*)`` (at least 1) and the per-entry epsilon is then ``user_epsilon /
     entries``, so the total is spent exactly. Reads no data (``docs/fedlda.md``).
