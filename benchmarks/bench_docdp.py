@@ -6,6 +6,7 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py cooc --epsilon 1 --seeds 5
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py compare --epsilon 1 --seeds 3
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py setunion          # private vocabulary sizes
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py private --seeds 5  # DP set union + cooc, eps 1 in all
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py candidates --seeds 3   # vocabulary from a list
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py public --seeds 3      # a public corpus as the start
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py spectral --epsilon 1 --seeds 3   # third moment
@@ -26,7 +27,10 @@ them and NMF; ``--n-words`` (a number or ``auto``) and ``--threshold`` change it
 CGS seed 0's topics and their Hungarian-matched private topics; CGS seed 1 gives the ceiling) and two
 null models that learn no co-occurrence at all (random topics over all words, and over the 400 most
 frequent words), because NPMI alone rewards topics made of frequent words. ``setunion``: how many words DP set
-union (Gopi et al. 2020) selects from the whole training split at small budgets (delta 5e-6). ``candidates``:
+union (Gopi et al. 2020) selects from the whole training split at small budgets (delta 5e-6), with the Laplace
+policy in frequency order (Manzonelli et al.'s setting) and the Gaussian policy (the library's default). ``private``:
+DP set union with ``--epsilon-vocab`` (default 0.4) chooses the vocabulary, ``DocDPCooccurrence`` trains on it with
+the rest of ``--epsilon``, each with half of delta. ``candidates``:
 the vocabulary chosen privately by DocDPCooccurrence's own first release from a large candidate list (the
 words seen twice in the test split, standing in for a public word list), epsilon 1 in total. ``public``: a
 random ``--n-public`` training documents stand in for a public corpus of the same domain (their own topics by CGS,
@@ -285,9 +289,30 @@ def setunion():
     from dptopic.corpus.private_vocabulary import dp_set_union
     full = load_20newsgroups("train", max_vocab=None, min_df=1)
     print(f"20 Newsgroups train: {full.n_docs} documents, {full.vocab_size} distinct words; DP set union, delta 5e-6")
-    for eps_v in (0.2, 0.3, 0.5):
-        sizes = [len(dp_set_union(full, eps_v, 5e-6, delta0=d0, seed=0)[0]) for d0 in (5, 10, 20, 50)]
-        print(f"eps_V={eps_v:g}: words selected with a per-document cap of 5/10/20/50: {sizes}")
+    for mech, order, caps in (("laplace", "frequency", (5, 10, 20, 50)), ("gaussian", "gopi", (10, 50, 100, 300))):
+        for eps_v in (0.2, 0.3, 0.4, 0.5):
+            sizes = [len(dp_set_union(full, eps_v, 5e-6, delta0=d0, mechanism=mech, order=order, seed=0)[0])
+                     for d0 in caps]
+            print(f"{mech} policy ({order} order), eps_V={eps_v:g}: words selected with a per-document cap of"
+                  f" {'/'.join(map(str, caps))}: {sizes}")
+
+
+def private_vocabulary(a):
+    """DP set union (the library's default, Gaussian policy) chooses the vocabulary with ``--epsilon-vocab`` and
+    delta/2; DocDPCooccurrence trains on it with the rest of ``--epsilon`` and delta/2 (basic composition)."""
+    from dptopic.corpus.private_vocabulary import dp_set_union
+    from dptopic.models.docdp_cooc import DocDPCooccurrence
+    full = load_20newsgroups("train", max_vocab=None, min_df=1)
+    rows = []
+    for s in range(a.seeds):
+        vocab, _ = dp_set_union(full, a.epsilon_vocab, a.delta / 2, seed=100 + s)
+        tr, te = load_20newsgroups("train", vocabulary=vocab), load_20newsgroups("test", vocabulary=vocab)
+        m = DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon - a.epsilon_vocab, delta=a.delta / 2,
+                              background_share=a.background_share, seed=s).fit(tr)
+        rows.append((len(vocab), npmi(m.components_, te.to_bow()), diversity(m.components_)))
+    v = np.array(rows)
+    print(f"eps={a.epsilon:g} in total, eps_V={a.epsilon_vocab:g}: words {v[:, 0].astype(int).tolist()}, NPMI per seed"
+          f" {np.round(v[:, 1], 4).tolist()}, median {np.median(v[:, 1]):.4f}, diversity {np.median(v[:, 2]):.2f}")
 
 
 def candidates(a):
@@ -333,7 +358,7 @@ def X_sum(corpus):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "setunion", "candidates", "public",
+    ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "setunion", "private", "candidates", "public",
                                           "spectral"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
@@ -354,6 +379,7 @@ def main():
                     help="spectral diagnostic (NOT private): releases (1 rank, 2 M2, 3 M3) left without noise")
     ap.add_argument("--shrink", action="store_true", help="spectral: spiked-Wigner shrinkage of M2's eigenvalues")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--epsilon-vocab", type=float, default=0.4, help="private: the share of --epsilon for DP set union")
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
                     help="public: how many training documents stand in for a public corpus")
@@ -364,6 +390,8 @@ def main():
         a.n_words = 400
     if a.route == "public":
         return public(a)
+    if a.route == "private":
+        return private_vocabulary(a)
     if a.route == "setunion":
         return setunion()
     if a.route == "candidates":

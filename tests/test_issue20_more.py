@@ -70,10 +70,18 @@ def test_secure_set_union_noise_is_opendps(monkeypatch):
 
     monkeypatch.setattr(laplace, "_opendp_release", spy)
     c = lda_corpus(n_docs=200, vocab_size=40, n_topics=3, doc_length=20, seed=0).corpus
-    _, ev = dp_set_union(c, 2.0, 1e-6, secure=True)
+    _, ev = dp_set_union(c, 2.0, 1e-6, secure=True, mechanism="laplace")
     assert calls and calls[0][0] == (40,) and not calls[0][2] and "OpenDP" in ev.label
     with pytest.raises(DPTopicError, match="refuses a seed"):
         dp_set_union(c, 2.0, 1e-6, secure=True, seed=1)
+    # the default (Gaussian policy) draws from OpenDP's Gaussian sampler
+    from dptopic.mechanisms import gaussian
+
+    drawn = []
+    real_g = gaussian._opendp_gaussian
+    monkeypatch.setattr(gaussian, "_opendp_gaussian", lambda v, std: drawn.append(np.shape(v)) or real_g(v, std))
+    _, ev = dp_set_union(c, 2.0, 1e-6, secure=True)
+    assert drawn == [(40,)] and "OpenDP" in ev.label and "gaussian" in ev.label
 
 
 # ---- item 9: LiRA's halves are equal on an odd corpus

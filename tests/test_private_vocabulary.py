@@ -54,7 +54,7 @@ def test_weights_frequency_order_by_hand():
 def test_release_by_hand_and_event():
     c = _toy()
     # eps = 100: noise scale 0.01; rho = 1 + ln(500)/100 = 1.0621; Gamma = rho + 10 * 0.01
-    vocab, ev = dp_set_union(c, 100.0, 1e-3, delta0=1, alpha=10.0, seed=0)
+    vocab, ev = dp_set_union(c, 100.0, 1e-3, delta0=1, alpha=10.0, seed=0, mechanism="laplace", order="frequency")
     assert vocab.words == ["a", "b"]  # "c" has weight 1 < rho: a single user's word is not released
     assert isinstance(ev, ApproxDPEvent) and ev.epsilon == 100.0 and ev.delta == 1e-3 and ev.unit == "document"
     vocab, _ = dp_set_union(c, 100.0, 1e-3, delta0=2, alpha=10.0, seed=0, order="gopi", mechanism="gaussian")
@@ -62,6 +62,20 @@ def test_release_by_hand_and_event():
     for bad in (dict(epsilon=0.0, delta=1e-5), dict(epsilon=1.0, delta=1.0), dict(epsilon=1.0, delta=0.0)):
         with pytest.raises(DPTopicError):
             dp_set_union(c, **bad)
+
+
+def test_default_is_the_gaussian_policy_and_releases_more_words_than_the_laplace_one():
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=3000, vocab_size=2000, n_topics=10, doc_length=60, seed=2).corpus
+    default, ev = dp_set_union(c, 0.5, 1e-6, seed=0)
+    assert "gaussian" in ev.label and "gopi" in ev.label and "delta0=100" in ev.theorem
+    laplace, ev_l = dp_set_union(c, 0.5, 1e-6, mechanism="laplace", seed=0)
+    assert "frequency" in ev_l.label and "delta0=50" in ev_l.theorem
+    # the same (eps, delta): an L2 budget spreads each document's weight over its words (152 against 47)
+    assert len(default) >= 2 * len(laplace) > 0
+    with pytest.raises(DPTopicError, match="order='frequency'"):
+        dp_set_union(c, 0.5, 1e-6, order="frequency")
 
 
 def test_ledger_with_approximate_events_keeps_pure_reports():
@@ -111,3 +125,12 @@ def test_cli_train_private_vocabulary(tmp_path):
                  "--private-vocabulary", "1.0,1e-5", "--out", str(out), "--quiet", "--seed", "0"]) == 0
     rep = json.loads((out / "model.json").read_text())["privacy"]
     assert rep["vocabulary_selection"]["epsilon"] == 1.0 and rep["warnings"]
+    assert "gaussian" in json.dumps(rep["vocabulary_selection"])          # the default policy
+    out2 = tmp_path / "m2"
+    assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--topics", "3", "--iterations", "2",
+                 "--private-vocabulary", "1.0,1e-5", "--vocabulary-policy", "laplace", "--out", str(out2), "--quiet",
+                 "--seed", "0"]) == 0
+    sel = json.dumps(json.loads((out2 / "model.json").read_text())["privacy"]["vocabulary_selection"])
+    assert "laplace" in sel and "frequency" in sel
+    assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--vocabulary-policy", "laplace",
+                 "--out", str(tmp_path / "m3"), "--quiet"]) == 2          # a policy without --private-vocabulary

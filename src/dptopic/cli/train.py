@@ -36,6 +36,7 @@ _ALGORITHM_ONLY = {
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
+    "vocabulary_policy": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
     "dask_local": (None, ("lda",) + _CENTRAL),
     # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
@@ -81,6 +82,9 @@ def _training_corpus(a, console):
         vocab = read_vocabulary(a.vocabulary)
         return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab), vocab, None
     if a.private_vocabulary is None:
+        if getattr(a, "vocabulary_policy", None) is not None:
+            raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
+                               " policy.")
         return corpus_from_args(a), None, None
     from ..models.fdptm import restrict_to_private_vocabulary
 
@@ -89,9 +93,11 @@ def _training_corpus(a, console):
     full = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP, min_df=1)
     # the selection's noise comes from fresh OS entropy unless --seed is given explicitly
     secure = bool(getattr(a, "secure", False))  # --secure: the selection's noise is OpenDP's too
-    corpus, event = restrict_to_private_vocabulary(full, eps_v, delta_v, seed=None if secure else a.seed, secure=secure)
+    policy = getattr(a, "vocabulary_policy", None) or "gaussian"
+    corpus, event = restrict_to_private_vocabulary(full, eps_v, delta_v, mechanism=policy,
+                                                   seed=None if secure else a.seed, secure=secure)
     console.print(f"[bold]private vocabulary[/]: {corpus.vocab_size} words by DP set union"
-                  f" (eps_V={eps_v:g}, delta_V={delta_v:g})")
+                  f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {policy} policy)")
     return corpus, None, event
 
 
@@ -222,9 +228,9 @@ def _warn_if_too_small(a, corpus, console) -> None:
 
 
 def _refuse_vocabulary_flags_for_shards(a) -> None:
-    if a.vocabulary is not None or a.private_vocabulary is not None:
+    if a.vocabulary is not None or a.private_vocabulary is not None or getattr(a, "vocabulary_policy", None):
         raise DPTopicError("a shard directory keeps the vocabulary it was prepared with: drop --vocabulary /"
-                           " --private-vocabulary, or train on a corpus file instead.")
+                           " --private-vocabulary / --vocabulary-policy, or train on a corpus file instead.")
 
 
 def _train_document_level_on_shards(model, a, console) -> None:
@@ -440,6 +446,10 @@ def register(sub) -> None:
     t.add_argument("--private-vocabulary", type=eps_delta_pair, default=None, metavar="EPS_V,DELTA_V",
                    help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
                         " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df are then ignored")
+    t.add_argument("--vocabulary-policy", choices=("gaussian", "laplace"), default=None,
+                   help="with --private-vocabulary: 'gaussian' (default: Gopi et al.'s Gaussian policy, cap 100;"
+                        " several times more words at the same budget) or 'laplace' (Manzonelli et al.'s setting:"
+                        " Laplace policy, frequency order, cap 50)")
     t.add_argument("--background-share", type=_share_or_off, default=None, metavar="SHARE|auto|off",
                    help="docdp-cooc (--unit document): words estimated to appear in more than this share of the"
                         " documents go to background topics instead of every topic (default auto: 0.25 with 10 or"

@@ -8,6 +8,12 @@ whose noisy weight exceeds the threshold ρ are released (Gopi et al. 2020, Algo
 budget on its words in order of their count in the document (Carvalho et al. 2022),
 the variant Manzonelli et al. use. Every user keeps at most ``delta0`` words (Δ0), and
 ρ is the threshold that matches that cap.
+
+The default is the Gaussian policy with water-filling (``mechanism="gaussian"``, ``order="gopi"``,
+Δ0 = 100): an L2 budget lets a document spread weight over many words, so it releases several times
+more words at the same (ε, δ) than the Laplace policy. On 20 Newsgroups (11,293 documents, δ = 5e-6) it
+selects about 140 words at ε = 0.3 and 300 at ε = 0.5, where Manzonelli et al.'s setting
+(``mechanism="laplace"``, ``order="frequency"``, Δ0 = 50) selects 30 and 60–70 (``docs/document_dp.md``).
 """
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ import math
 
 import numpy as np
 
-from .._validation import Int, Options, Real, validate_params
+from .._validation import Int, IsNone, Options, Real, validate_params
 from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import DOCUMENT_RELATION, gaussian_sigma
 from ..errors import DPTopicError
@@ -23,8 +29,11 @@ from .corpus import Corpus
 from .vocabulary import Vocabulary
 
 _CONSTRAINTS = {"epsilon": [Real(0, None, "neither")], "delta": [Real(0, 1, "neither")],
-                "delta0": [Int(1, None)], "alpha": [Real(0, None, "left")],
-                "mechanism": [Options(("laplace", "gaussian"))], "order": [Options(("frequency", "gopi"))]}
+                "delta0": [IsNone(), Int(1, None)], "alpha": [Real(0, None, "left")],
+                "mechanism": [Options(("laplace", "gaussian"))], "order": [IsNone(), Options(("frequency", "gopi"))]}
+
+DEFAULT_DELTA0 = {"gaussian": 100, "laplace": 50}
+DEFAULT_ORDER = {"gaussian": "gopi", "laplace": "frequency"}
 
 
 def _one_minus_root(delta, t):
@@ -114,12 +123,14 @@ def _noisy_weights(H: np.ndarray, scale: float, mechanism: str, rng, secure: boo
     return np.asarray(noisy, dtype=np.float64)
 
 
-def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int = 50, alpha: float = 3.0,
-                 mechanism: str = "laplace", order: str = "frequency", seed=None, secure: bool = False):
+def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int | None = None, alpha: float = 3.0,
+                 mechanism: str = "gaussian", order: str | None = None, seed=None, secure: bool = False):
     """Select a vocabulary from ``corpus`` with (ε, δ)-DP for adding/removing one document.
 
     Returns ``(vocabulary, event)``: a :class:`Vocabulary` (sorted alphabetically, so its order
     carries no information beyond the set) and an :class:`~dptopic.accounting.ApproxDPEvent`.
+    ``delta0`` and ``order`` default by mechanism: 100 and ``"gopi"`` (water-filling) for the Gaussian
+    policy, 50 and ``"frequency"`` for the Laplace policy (Manzonelli et al. 2024's setting).
     ``secure=True`` draws the Laplace or Gaussian noise with OpenDP's exact samplers (OS CSPRNG) and
     the documents' order from fresh OS entropy; it refuses a seed.
     """
@@ -130,6 +141,8 @@ def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int = 50,
                            " seed (--seed).")
     validate_params(dict(epsilon=epsilon, delta=delta, delta0=delta0, alpha=alpha, mechanism=mechanism, order=order),
                     _CONSTRAINTS)
+    delta0 = DEFAULT_DELTA0[mechanism] if delta0 is None else delta0
+    order = DEFAULT_ORDER[mechanism] if order is None else order
     if order == "frequency" and mechanism == "gaussian":
         raise DPTopicError("order='frequency' (Carvalho et al.) is defined for the Laplace policy: use mechanism='laplace' or order='gopi'.")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)

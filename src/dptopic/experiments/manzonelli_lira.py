@@ -109,7 +109,9 @@ def fdptm_trainer(base_fn, eps_v, delta_v, record: list):
     from ..models.fdptm import restrict_to_private_vocabulary
 
     def train(corpus, rng):
-        restricted, _ = restrict_to_private_vocabulary(corpus, eps_v, delta_v, seed=rng)
+        # the paper's setting: Laplace policy, frequency order, cap 50 (the library's default is the Gaussian policy)
+        restricted, _ = restrict_to_private_vocabulary(corpus, eps_v, delta_v, delta0=50, mechanism="laplace",
+                                                       order="frequency", seed=rng)
         phi, _ = phi_and_privacy(base_fn(restricted, rng))
         phi = np.maximum(phi, 0)
         phi = phi / phi.sum(axis=1, keepdims=True)
