@@ -390,6 +390,28 @@ def test_cli_train_fed_user_budget_spends_the_total(tmp_path, capsys):
         assert rc == 2 and msg in err and len(err.strip().splitlines()) == 1
 
 
+def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tmp_path, capsys):
+    # the poster's rule: (eps, 2 delta) per entry, delta = 0.1, composed over every entry and round
+    import json
+
+    from dptopic import load
+    from dptopic.cli.main import main
+    from dptopic.reporting.card import privacy_card
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--exclusion", "tail", "--corpus", str(path), "--clients", "5",
+               "--rounds", "2", "--epsilon", "5", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"),
+               "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "NONE" in out
+    rep = load(tmp_path / "m").privacy_
+    assert rep["epsilon"] is None and rep["delta_basic"] == pytest.approx(2 * 20 * 2 * 0.1)
+    card = privacy_card(rep, "FedLDA")
+    assert card["guarantee"] == "none" and "deltas add to 8" in card["reason"]
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["privacy_card"]["guarantee"] == "none"
+
+
 # ------------------------------------------------------------------ experiment plumbing
 def test_fedlda_experiment_writes_table_figures_and_verdict(tmp_path, monkeypatch):
     import json

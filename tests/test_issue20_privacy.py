@@ -106,6 +106,21 @@ def test_every_reported_pair_is_a_valid_guarantee(groups, with_vocab):
     assert rep["epsilon"] >= compose_pld(full, rep["delta"]) - 0.05 * max(1.0, rep["epsilon"]) or rep["epsilon"] == 0
 
 
+def test_events_whose_deltas_exceed_the_requested_delta_claim_basic_at_its_own_delta():
+    # found by the property test above: eleven (1, 1e-6) events reported at delta = 1e-5
+    led = PrivacyLedger(unit="document")
+    led.spend(ApproxDPEvent(1.0, 1e-6), 11)
+    rep = led.report(1e-5)
+    assert rep["epsilon"] == pytest.approx(11.0) and rep["delta"] == pytest.approx(1.1e-5)
+    assert rep["delta_requested"] == 1e-5 and "its own delta" in rep["epsilon_method"]
+    assert rep["epsilon"] >= compose_pld(led.groups(), rep["delta"]) - 1e-6
+    # deltas adding to 1 or more: nothing is claimed, and the report says why
+    led = PrivacyLedger(unit="user")
+    led.spend(ApproxDPEvent(2.0, 0.2), 6)
+    rep = led.report(1e-5)
+    assert rep["epsilon"] is None and rep["epsilon_method"].startswith("none:") and "1.2" in rep["epsilon_method"]
+
+
 # ---- item 3: DP-SVI saves no count computed from the private data
 def test_dpsvi_saves_no_batch_size_count(tmp_path):
     X = lda_corpus(n_docs=100, vocab_size=40, n_topics=3, doc_length=20, seed=2).corpus

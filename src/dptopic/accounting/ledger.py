@@ -255,6 +255,26 @@ def _finite(x) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _guarantee_beyond_requested_delta(rep: dict, delta: float) -> dict:
+    """No bound holds at the delta asked for: the events' own deltas already add to more. Basic composition still
+    holds at its own delta, so that pair is the guarantee when that delta is below 1; otherwise nothing is claimed,
+    and the report says why."""
+    basic, d_basic = _finite(rep.get("epsilon_basic")), _finite(rep.get("delta_basic"))
+    if basic is not None and d_basic is not None and d_basic < 1:
+        rep["delta_requested"], rep["delta"] = delta, d_basic
+        rep["epsilon"], rep["epsilon_method"] = basic, (
+            f"basic composition at its own delta: the events' deltas add to {d_basic:.3g}, more than the delta asked"
+            f" for ({delta:.3g}), so no bound holds there (the PLD/RDP cross-checks are at the delta asked for)")
+        rep["guarantee_note"] = GUARANTEE_NOTE
+        return rep
+    rep["epsilon"] = None
+    rep["epsilon_method"] = ("none: the events' own deltas add to "
+                             + (f"{d_basic:.3g}" if d_basic is not None else "an unknown total")
+                             + ", so no (epsilon, delta) guarantee with delta < 1 follows from them")
+    rep["guarantee_note"] = GUARANTEE_NOTE
+    return rep
+
+
 def name_guarantee(rep: dict) -> dict:
     """Name the guarantee of a private report in one field: ``epsilon`` at ``delta`` (the smallest valid
     figure at that delta: tight PLD, its vocabulary-inclusive variant, RDP, or basic composition when basic's
@@ -269,7 +289,7 @@ def name_guarantee(rep: dict) -> dict:
         cands.append((_finite(rep.get("epsilon_basic")), "basic composition"))
     cands = [(e, n) for e, n in cands if e is not None]
     if not cands:
-        return rep
+        return _guarantee_beyond_requested_delta(rep, delta)
     eps, method = min(cands, key=lambda c: c[0])
     basic = _finite(rep.get("epsilon_basic"))
     if basic is not None and not _finite(rep.get("delta_basic")) and basic <= eps * (1 + 1e-9):

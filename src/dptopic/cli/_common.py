@@ -253,9 +253,15 @@ def print_privacy(report: dict, console=None):
     t.add_row("privacy unit", str(report.get("unit")))
     t.add_row("neighbouring relation", str(report.get("neighbouring_relation")))
     t.add_row("theorem", str(report.get("theorem")))
-    eps, delta = _report_number(report, "epsilon"), report.get("delta")
-    t.add_row("[bold]GUARANTEE[/]", f"[bold]epsilon = {eps:.4g} at delta = {_fmt_delta(delta)}[/]"
-                                    f" ({report.get('epsilon_method', 'as reported')}); the rows below are cross-checks")
+    delta = report.get("delta")
+    if report.get("epsilon", 0) is None and str(report.get("epsilon_method", "")).startswith("none:"):
+        t.add_row("[bold]GUARANTEE[/]", f"[bold red]NONE[/] ({report['epsilon_method'][len('none: '):]}); the rows"
+                                        " below are what the events give, not a guarantee")
+    else:
+        eps = _report_number(report, "epsilon")
+        t.add_row("[bold]GUARANTEE[/]", f"[bold]epsilon = {eps:.4g} at delta = {_fmt_delta(delta)}[/]"
+                                        f" ({report.get('epsilon_method', 'as reported')}); the rows below are"
+                                        " cross-checks")
     per = report.get("per_document")
     if per:
         t.add_row("per document (word-level)", f"{per['rule']}: " + ", ".join(

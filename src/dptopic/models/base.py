@@ -408,7 +408,8 @@ MODEL_FORMAT_VERSION = 1
 
 def _checked_privacy(rep, bad) -> dict:
     """A saved privacy report as input: an object; a private one must carry a finite epsilon at a delta in [0, 1)
-    (named by :func:`~dptopic.accounting.ledger.name_guarantee` for reports saved before it existed)."""
+    (named by :func:`~dptopic.accounting.ledger.name_guarantee` for reports saved before it existed), or say
+    that none follows from its events (their deltas add to 1 or more)."""
     import math
 
     from ..accounting.ledger import name_guarantee
@@ -420,7 +421,9 @@ def _checked_privacy(rep, bad) -> dict:
         eps, delta = rep.get("epsilon"), rep.get("delta")
         ok_eps = isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps >= 0
         ok_delta = isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 <= delta < 1
-        if not (ok_eps and ok_delta):
+        # a run whose events' own deltas add to 1 or more claims nothing, and its report says so
+        says_none = eps is None and str(rep.get("epsilon_method", "")).startswith("none:")
+        if not (ok_eps and ok_delta) and not says_none:
             raise bad("its privacy report says private but names no valid epsilon and delta (the file was edited or"
                       " damaged)")
     elif rep.get("private") not in (False, None):

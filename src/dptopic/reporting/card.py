@@ -41,6 +41,8 @@ def claimed(report: dict) -> tuple[float | None, float | None, str]:
     if not report.get("private"):
         return None, None, "none"
     delta = report.get("delta")
+    if "epsilon" in report and report["epsilon"] is None and str(report.get("epsilon_method", "")).startswith("none"):
+        return None, None, str(report["epsilon_method"])    # the report says why no guarantee follows
     if _finite(report.get("epsilon")) is not None:
         return float(report["epsilon"]), delta, str(report.get("epsilon_method", "as reported"))
     for key, name in (("epsilon_pld", "PLD"), ("epsilon_rdp", "RDP"), ("epsilon_basic", "basic composition")):
@@ -103,7 +105,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
     if "epsilon_basic" in report:  # basic composition holds at its own delta (0 for pure events)
         card["figures"]["epsilon_basic"]["delta"] = _finite(report.get("delta_basic")) or 0.0
     if not private:
-        card["reason"] = report.get("reason", "the trainer claims no differential privacy guarantee")
+        card["reason"] = report.get("reason") or (which[len("none: "):] if str(which).startswith("none: ") else
+                                                  "the trainer claims no differential privacy guarantee")
     if private and report.get("unit") == "word":
         card["per_document"] = report.get("per_document") or {
             "rule": "group privacy: a document of L words is protected with L x epsilon",
