@@ -1,7 +1,19 @@
+import os
+
 import numpy as np
 import pytest
 
 from dptopic.corpus import lda_corpus
+
+try:  # property tests draw the same examples on every run (a fixed seed, as the other statistical tests);
+    # HYPOTHESIS_PROFILE=explore draws fresh ones to look for new failures
+    from hypothesis import settings as _hsettings
+
+    _hsettings.register_profile("fixed", derandomize=True, print_blob=True)
+    _hsettings.register_profile("explore", derandomize=False, print_blob=True)
+    _hsettings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
+except ImportError:
+    pass
 
 
 @pytest.fixture(scope="session")

@@ -267,10 +267,11 @@ def _guarantee_beyond_requested_delta(rep: dict, delta: float) -> dict:
             f" for ({delta:.3g}), so no bound holds there (the PLD/RDP cross-checks are at the delta asked for)")
         rep["guarantee_note"] = GUARANTEE_NOTE
         return rep
+    if d_basic is None or d_basic < 1:
+        return rep          # nothing to go on (an edited or truncated report): no claim; loading refuses it
     rep["epsilon"] = None
-    rep["epsilon_method"] = ("none: the events' own deltas add to "
-                             + (f"{d_basic:.3g}" if d_basic is not None else "an unknown total")
-                             + ", so no (epsilon, delta) guarantee with delta < 1 follows from them")
+    rep["epsilon_method"] = (f"none: the events' own deltas add to {d_basic:.3g}, so no (epsilon, delta) guarantee"
+                             " with delta < 1 follows from them")
     rep["guarantee_note"] = GUARANTEE_NOTE
     return rep
 
