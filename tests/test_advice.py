@@ -32,6 +32,9 @@ def test_documents_needed_and_notes():
     assert any("become useful" in n for n in r.notes) and any("word-level" in n for n in r.notes)
     far = recommend("document", 1.0, 10, 20, table=TABLE)
     assert far.extrapolated and far.expected_npmi_ratio == 0.2
+    assert any("below every measured setting" in n and "upper bound" in n for n in far.notes)
+    assert far.extrapolated_side == "below" and recommend("document", 1.0, 1000, table=TABLE).extrapolated_side is None
+    assert any("lower bound" in n for n in recommend("document", 100.0, 10 ** 6, 20, table=TABLE).notes)
     assert any("K = 20" in n for n in recommend("document", 1.0, 1000, 50, table=TABLE).notes)
     w = recommend("word", 3.0, 1000, doc_length=50, table=TABLE)
     assert w.trainer == "W" and any("epsilon 150" in n for n in w.notes)

@@ -54,6 +54,8 @@ class Recommendation:
     """[lowest, highest] of the per-corpus predictions behind ``expected_npmi_ratio`` (their median)."""
     per_corpus: dict = field(default_factory=dict)
     extrapolated: bool = False
+    extrapolated_side: str | None = None
+    """``"below"`` (the figure is an upper bound) or ``"above"`` (a lower bound) the measured range."""
     docs_for_useful: int | None = None
     alternatives: list = field(default_factory=list)
     notes: list = field(default_factory=list)
@@ -147,7 +149,15 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(f"measured at K = {', '.join(map(str, tested))}; more topics split the same signal, so expect"
                          f" less at K = {n_topics} than the figure above.")
     if rec.extrapolated:
-        rec.notes.append("epsilon x documents lies outside the measured range: the figure is the nearest measured end.")
+        lowest = min(math.log(r["epsilon"] * r["n_docs"]) for r in by_trainer[rec.trainer])
+        rec.extrapolated_side = "below" if q < lowest else "above"
+        if q < lowest:
+            rec.notes.append(f"epsilon x documents ({epsilon * n_docs:,.0f}) lies below every measured setting (from"
+                             f" {math.exp(lowest):,.0f}): the figure is the measured end, an upper bound on what to"
+                             " expect; topics from this little signal are likely noise.")
+        else:
+            rec.notes.append("epsilon x documents lies above the measured range: the figure is the measured end, a"
+                             " lower bound on what to expect.")
     if rec.expected_npmi_ratio < USEFUL_RATIO:
         if rec.docs_for_useful is not None:
             rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful (NPMI ratio >= {USEFUL_RATIO}) from about"

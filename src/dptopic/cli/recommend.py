@@ -24,8 +24,9 @@ def cmd_recommend(a):
     con.print(f"trainer: [bold]{rec.trainer}[/]" + (f" with {settings} (its defaults)" if settings else ""))
     lo, hi = rec.expected_range or (rec.expected_npmi_ratio, rec.expected_npmi_ratio)
     span = f" ({lo:.0%} to {hi:.0%} across {len(rec.per_corpus)} corpora)" if len(rec.per_corpus) > 1 else ""
-    con.print(f"expected NPMI, as a share of non-private LDA's: {rec.expected_npmi_ratio:.0%}{span}"
-              + (" (extrapolated)" if rec.extrapolated else "")
+    bound = {"below": "at most ", "above": "at least "}.get(rec.extrapolated_side or "", "")
+    con.print(f"expected NPMI, as a share of non-private LDA's: {bound}{rec.expected_npmi_ratio:.0%}{span}"
+              + (" (outside the measured range: see below)" if rec.extrapolated else "")
               + ("  -> useful" if rec.expected_npmi_ratio >= USEFUL_RATIO else "  -> NOT useful yet"))
     if rec.docs_for_useful is not None:
         con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon: about {rec.docs_for_useful:,}")
