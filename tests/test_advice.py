@@ -80,3 +80,14 @@ def test_shipped_table_is_readable_and_cli_answers():
     r = subprocess.run([sys.executable, "-m", "dptopic", "recommend", "--epsilon", "-1", "--docs", "10"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_closed_output_pipe_ends_quietly():
+    import os
+
+    r, w = os.pipe()
+    os.close(r)                         # the reader is gone before anything is written (`dptopic ... | head -0`)
+    p = subprocess.run([sys.executable, "-m", "dptopic", "recommend", "--epsilon", "1", "--docs", "10000", "--json"],
+                       stdout=w, stderr=subprocess.PIPE, text=True)
+    os.close(w)
+    assert p.returncode == 141 and p.stderr == ""

@@ -55,6 +55,10 @@ def _run(argv) -> int:
     except DPTopicError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`dptopic ... | head`): stop quietly, as a shell tool does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except (OSError, MemoryError) as e:
         detail = getattr(e, "strerror", None) or str(e) or "out of memory"
         where = f" ({e.filename})" if getattr(e, "filename", None) else ""
