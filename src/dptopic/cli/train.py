@@ -222,7 +222,8 @@ def _warn_if_too_small(a, corpus, console) -> None:
     need = (f"topics become useful from about {rec.docs_for_useful:,} documents at this epsilon"
             if rec.docs_for_useful else "no measured corpus size makes them useful at this epsilon")
     console.print(f"[bold yellow]warning[/]: at epsilon {a.epsilon if a.unit == 'document' else a.budget:g} and"
-                  f" {corpus.n_docs:,} documents expect topics with about {rec.expected_npmi_ratio:.0%} of non-private"
+                  f" {corpus.n_docs:,} documents expect topics with"
+                  f" {'at most' if rec.extrapolated_side == 'below' else 'about'} {rec.expected_npmi_ratio:.0%} of non-private"
                   f" LDA's NPMI ({need}; measured on public corpora, see 'dptopic recommend'). Check the topics before"
                   " using them.")
 
