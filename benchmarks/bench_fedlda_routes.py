@@ -167,7 +167,8 @@ def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
 
 
 def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=256, n_topics=20, beta=0.01,
-        subset_size=0, shrink=0.5, data=None, init="random", alpha=0.1, trace=(), init_words=300):
+        subset_size=0, shrink=0.5, data=None, init="random", alpha=0.1, trace=(), init_words=300,
+        leave_user_out=False):
     tr, te, ytr, yte = data if data is not None else task_corpora(task, 3000, seed)
     model = FedLDA(n_topics=n_topics, epsilon=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
                    n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0, alpha=alpha,
@@ -206,8 +207,17 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
             phi = soft_counts(all_sets, user, phi, eps, alpha, fed_client.EM_MAX_ITER) + beta
             phi /= phi.sum(axis=1, keepdims=True)
             continue
-        for c in clients:
-            c.local_sampling(phi)
+        own = None
+        if leave_user_out and t > 0 and server == "expected":
+            # each user labels against the counts without its own last-round contribution (as collapsed Gibbs
+            # sampling leaves out the token it resamples): post-processing of the broadcast and its own reports
+            own = [subset_signal_counts(c.rz, c.sets, phi_prev, eps) for c in clients]
+        for i, c in enumerate(clients):
+            if own is not None:
+                p_u = np.maximum(counts - own[i], 0.0) + beta
+                c.local_sampling(p_u / p_u.sum(axis=1, keepdims=True))
+            else:
+                c.local_sampling(phi)
             if server == "picks" and labels == "em":
                 c.pick = pick_words(c, phi, e1, K)
         z = np.concatenate([c.rz for c in clients])
@@ -223,6 +233,7 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
             counts = np.maximum((hits - n_k * B) / (A - B), 0.0)
         else:
             counts = subset_signal_counts(z, all_sets, phi, eps)
+            phi_prev = phi
             if server == "shrink":
                 counts = counts + shrink * np.bincount(z[z < K], minlength=K)[:, None] * background
         phi = counts + beta
@@ -254,6 +265,8 @@ def main():
     ap.add_argument("--subset-size", type=int, default=0, help="words per report (0: round(V / (e^eps + 1)))")
     ap.add_argument("--em-iter", type=int, default=fed_client.EM_MAX_ITER, help="EM iterations per round")
     ap.add_argument("--shrink", type=float, default=0.5)
+    ap.add_argument("--leave-user-out", action="store_true",
+                    help="server expected: each user labels against the counts without its own last-round share")
     a = ap.parse_args()
     if (a.server == "clean" and a.labels != "lda") or (a.labels == "lda" and a.server not in ("debias", "clean")):
         ap.error("--labels lda goes with --server debias or clean, and clean with --labels lda")
@@ -273,7 +286,7 @@ def main():
         for seed in a.seeds:
             aucs.append(run(a.task, a.eps, seed, a.labels, a.server, a.rounds, a.pad_length, beta=a.beta,
                             subset_size=a.subset_size, shrink=a.shrink, init=a.init, alpha=a.alpha,
-                            trace=set(a.trace), init_words=a.init_words))
+                            trace=set(a.trace), init_words=a.init_words, leave_user_out=a.leave_user_out))
     print(json.dumps({**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4),
                       "seconds": round(time.time() - t0, 1)}))
 
