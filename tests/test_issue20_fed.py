@@ -255,3 +255,27 @@ def test_fed_client_summary_says_full_for_the_default_rule(fed_server):
     out = fed_participate(url, corpus_of(texts[40:50], words), rounds=1, poll=0.1, timeout=30)
     # the service's default rule is exclusion="none": labels are post-processing of the randomized words
     assert out["guarantee"] == "full" and "post-processing" in out["note"]
+
+
+def test_serve_with_a_per_user_budget_runs_rounds_at_the_chosen_split(tmp_path):
+    pytest.importorskip("starlette")
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("uvicorn")
+    from service_helpers import Server, corpus_of, get_json, make_data
+
+    from dptopic.accounting.fedlda import entries_for_user_budget
+    from dptopic.service import codec
+    from dptopic.service.client import fed_participate
+
+    words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'service.db'}", "--train-interval", "0", "--fed-user-budget", "90",
+                 "--fed-topics", "3", "--fed-min-updates", "1").start()
+    try:
+        eps, entries = entries_for_user_budget(90, len(words))
+        rrp = codec.fed_config_from_dict(get_json(srv.url + "/v1/config")[1]["fed"])
+        assert rrp.epsilon == pytest.approx(eps) and rrp.n_entries == entries
+        out = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30)
+        assert out["guarantee"] == "full" and len(out["rounds"]) == 1
+        assert out["epsilon_basic"] == pytest.approx(90)          # the contributor's whole spend: the budget
+    finally:
+        srv.stop()
