@@ -255,6 +255,15 @@ def _finite(x) -> float | None:
     return x if math.isfinite(x) else None
 
 
+NO_GUARANTEE = "none: "
+"""How ``epsilon_method`` begins when a private report claims nothing (``epsilon`` is None)."""
+
+
+def claims_no_guarantee(rep: dict) -> bool:
+    """Whether a private report says that no (epsilon, delta) guarantee follows from its events."""
+    return rep.get("epsilon", 0) is None and str(rep.get("epsilon_method", "")).startswith(NO_GUARANTEE)
+
+
 def _guarantee_beyond_requested_delta(rep: dict, delta: float) -> dict:
     """No bound holds at the delta asked for: the events' own deltas already add to more. Basic composition still
     holds at its own delta, so that pair is the guarantee when that delta is below 1; otherwise nothing is claimed,
@@ -270,8 +279,8 @@ def _guarantee_beyond_requested_delta(rep: dict, delta: float) -> dict:
     if d_basic is None or d_basic < 1:
         return rep          # nothing to go on (an edited or truncated report): no claim; loading refuses it
     rep["epsilon"] = None
-    rep["epsilon_method"] = (f"none: the events' own deltas add to {d_basic:.3g}, so no (epsilon, delta) guarantee"
-                             " with delta < 1 follows from them")
+    rep["epsilon_method"] = (f"{NO_GUARANTEE}the events' own deltas add to {d_basic:.3g}, so no (epsilon, delta)"
+                             " guarantee with delta < 1 follows from them")
     rep["guarantee_note"] = GUARANTEE_NOTE
     return rep
 

@@ -254,8 +254,10 @@ def print_privacy(report: dict, console=None):
     t.add_row("neighbouring relation", str(report.get("neighbouring_relation")))
     t.add_row("theorem", str(report.get("theorem")))
     delta = report.get("delta")
-    if report.get("epsilon", 0) is None and str(report.get("epsilon_method", "")).startswith("none:"):
-        t.add_row("[bold]GUARANTEE[/]", f"[bold red]NONE[/] ({report['epsilon_method'][len('none: '):]}); the rows"
+    from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
+
+    if claims_no_guarantee(report):
+        t.add_row("[bold]GUARANTEE[/]", f"[bold red]NONE[/] ({report['epsilon_method'][len(NO_GUARANTEE):]}); the rows"
                                         " below are what the events give, not a guarantee")
     else:
         eps = _report_number(report, "epsilon")

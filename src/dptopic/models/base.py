@@ -412,7 +412,7 @@ def _checked_privacy(rep, bad) -> dict:
     that none follows from its events (their deltas add to 1 or more)."""
     import math
 
-    from ..accounting.ledger import name_guarantee
+    from ..accounting.ledger import claims_no_guarantee, name_guarantee
 
     if not isinstance(rep, dict):
         raise bad("'privacy' in model.json must be an object")
@@ -422,8 +422,7 @@ def _checked_privacy(rep, bad) -> dict:
         ok_eps = isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps >= 0
         ok_delta = isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 <= delta < 1
         # a run whose events' own deltas add to 1 or more claims nothing, and its report says so
-        says_none = eps is None and str(rep.get("epsilon_method", "")).startswith("none:")
-        if not (ok_eps and ok_delta) and not says_none:
+        if not (ok_eps and ok_delta) and not claims_no_guarantee(rep):
             raise bad("its privacy report says private but names no valid epsilon and delta (the file was edited or"
                       " damaged)")
     elif rep.get("private") not in (False, None):

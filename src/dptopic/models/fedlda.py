@@ -140,7 +140,7 @@ class FedLDA(GibbsTopicModel):
         """A FedLDA whose users each spend ``user_epsilon`` in total (entries x epsilon per entry, basic
         composition; the ``"none"`` rule randomizes each entry once, so rounds cost nothing more), split into
         entries and a per-entry epsilon by :func:`~dptopic.accounting.fedlda.entries_for_user_budget`: on a
-        vocabulary of 1,000 words, ``user_epsilon=1280`` gives 142 entries at 9.01 each instead of the
+        vocabulary of 1,000 words, ``user_epsilon=1280`` gives 138 entries at 9.28 each instead of the
         poster's 256 at 5. A larger per-entry epsilon protects one word less, the user's whole report the
         same; the report states both. ``vocab_size``: the public vocabulary's size (the model must be fitted
         on it). Reads no data."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
+
 CARD_SCHEMA = "dptopic-privacy-card/1"
 
 # trainers whose randomizer runs on the contributor's side (the server is not trusted)
@@ -41,7 +43,7 @@ def claimed(report: dict) -> tuple[float | None, float | None, str]:
     if not report.get("private"):
         return None, None, "none"
     delta = report.get("delta")
-    if "epsilon" in report and report["epsilon"] is None and str(report.get("epsilon_method", "")).startswith("none"):
+    if claims_no_guarantee(report):
         return None, None, str(report["epsilon_method"])    # the report says why no guarantee follows
     if _finite(report.get("epsilon")) is not None:
         return float(report["epsilon"]), delta, str(report.get("epsilon_method", "as reported"))
@@ -105,7 +107,7 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
     if "epsilon_basic" in report:  # basic composition holds at its own delta (0 for pure events)
         card["figures"]["epsilon_basic"]["delta"] = _finite(report.get("delta_basic")) or 0.0
     if not private:
-        card["reason"] = report.get("reason") or (which[len("none: "):] if str(which).startswith("none: ") else
+        card["reason"] = report.get("reason") or (which[len(NO_GUARANTEE):] if claims_no_guarantee(report) else
                                                   "the trainer claims no differential privacy guarantee")
     if private and report.get("unit") == "word":
         card["per_document"] = report.get("per_document") or {
