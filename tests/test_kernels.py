@@ -363,3 +363,76 @@ def test_worker_scratch_owns_its_cache_lines():
         assert lo <= start and -(-stop // LINE) * LINE <= hi  # every line it touches lies inside its own buffer
     a, b = kernel_state(np.random.default_rng(1)), kernel_state(np.random.default_rng(2))
     assert a.ctypes.data // LINE != b.ctypes.data // LINE
+
+
+def _fold_in_reference(word_ids, doc_ptr, phi_wk, alpha, n_iter, burn_in, base):
+    """A pure-Python fold-in with the kernel's per-document streams (PyXorShift.for_document)."""
+    from dptopic.kernels.rng import PyXorShift
+
+    K = phi_wk.shape[1]
+    theta = np.zeros((len(doc_ptr) - 1, K))
+    for d in range(len(doc_ptr) - 1):
+        words = [int(w) for w in word_ids[doc_ptr[d]:doc_ptr[d + 1]]]
+        if not words:
+            theta[d] = 1.0 / K
+            continue
+        r = PyXorShift.for_document(base, words)
+        z = [min(int(r.uniform() * K), K - 1) for _ in words]
+        c = np.bincount(z, minlength=K).astype(float)
+        for it in range(n_iter):
+            for i, w in enumerate(words):
+                c[z[i]] -= 1
+                p = np.cumsum(phi_wk[w] * (c + alpha))
+                u = r.uniform() * p[-1]
+                k = 0
+                while k < K - 1 and p[k] <= u:
+                    k += 1
+                z[i] = k
+                c[k] += 1
+            if it >= burn_in:
+                theta[d] += (c + alpha) / (len(words) + K * alpha)
+        theta[d] /= n_iter - burn_in
+    return theta
+
+
+def test_fold_in_kernel_matches_numpy_reference(tiny):
+    """The compiled fold-in draws exactly what the pure-Python reference draws, document by document."""
+    from dptopic.kernels import fold_in
+
+    c = tiny.corpus
+    rng = np.random.default_rng(3)
+    phi = rng.dirichlet(np.ones(c.vocab_size), size=3)
+    phi_wk = np.ascontiguousarray(phi.T)
+    ptr = np.concatenate([c.doc_ptr[:6], [c.doc_ptr[5]]])     # five documents and an empty one
+    base = kernel_state(rng)
+    got = fold_in(c.word_ids, ptr, phi_wk, 0.3, 6, 2, base.copy())
+    want = _fold_in_reference(c.word_ids, ptr, phi_wk, 0.3, 6, 2, base)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    assert np.allclose(got[-1], 1 / 3)
+
+
+def test_fold_in_rows_do_not_depend_on_the_other_rows(planted):
+    """Each document draws from a stream of the seed and its own words: θ of a subset, or of the documents
+    reversed, is the same rows of θ of them all (scikit-learn's subset and sample-order invariance)."""
+    from dptopic.evaluation import infer_theta
+
+    c, phi, _, _ = planted
+    full = infer_theta(phi, c.word_ids, c.doc_ptr, 0.1, 20, 10, seed=5)
+    sub = c.subset(np.arange(0, c.n_docs, 3))
+    np.testing.assert_array_equal(infer_theta(phi, sub.word_ids, sub.doc_ptr, 0.1, 20, 10, seed=5), full[::3])
+    rev = c.subset(np.arange(c.n_docs)[::-1])
+    np.testing.assert_array_equal(infer_theta(phi, rev.word_ids, rev.doc_ptr, 0.1, 20, 10, seed=5), full[::-1])
+    other = infer_theta(phi, c.word_ids, c.doc_ptr, 0.1, 20, 10, seed=6)
+    assert not np.array_equal(other, full)                 # the seed still matters
+
+
+def test_fold_in_threads_return_exactly_what_one_thread_returns(planted):
+    """Documents are folded in independently, so splitting them over threads changes nothing."""
+    from dptopic.evaluation import infer_theta, perplexity
+
+    c, phi, _, _ = planted
+    one = infer_theta(phi, c.word_ids, c.doc_ptr, 0.1, 12, 6, seed=2)
+    for jobs in (2, 3, 7):
+        np.testing.assert_array_equal(infer_theta(phi, c.word_ids, c.doc_ptr, 0.1, 12, 6, seed=2, n_jobs=jobs), one)
+    for mode in ("paper", "completion"):
+        assert perplexity(phi, c, 0.1, mode, 12, 6, seed=1, n_jobs=3) == perplexity(phi, c, 0.1, mode, 12, 6, seed=1)

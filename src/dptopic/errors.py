@@ -14,6 +14,11 @@ class DPTopicError(ValueError):
         super().__init__(" ".join(str(message).split()))
 
 
+class InputTypeError(DPTopicError, TypeError):
+    """Input of the wrong type (an entry of a count matrix that is not a number): a :class:`DPTopicError` that is
+    also a ``TypeError``, as Python and scikit-learn raise for it."""
+
+
 class CorruptModelError(DPTopicError):
     """A saved model directory is missing files or has inconsistent contents."""
 

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
-from ..errors import DPTopicError
+from ..errors import DPTopicError, InputTypeError
 from .preprocess import Preprocessor, build_vocabulary, df_range, resolve_stop_words
 from .vocabulary import Vocabulary
 
@@ -198,15 +198,30 @@ class Corpus:
             except (TypeError, ValueError):
                 raise DPTopicError("invalid document-term matrix: give a 2-D array of counts.") from None
         if X.ndim != 2:
-            raise DPTopicError(f"invalid document-term matrix: it has {X.ndim} dimension(s); give a 2-D documents × words array.")
+            raise DPTopicError(f"invalid document-term matrix: it has {X.ndim} dimension(s); give a 2-D documents × words"
+                              f" array (Reshape your data: X.reshape(1, -1) for a single document).")
+        if X.dtype.kind == "O" and not sp.issparse(X):
+            try:
+                X = X.astype(np.float64)
+            except (TypeError, ValueError) as e:
+                raise InputTypeError(f"invalid document-term matrix: an entry is not a number ({e}); give integer"
+                                     " counts.") from None
+        if X.dtype.kind == "c":
+            raise DPTopicError("Complex data not supported: a document-term matrix holds real, integer counts.")
         if X.dtype.kind not in "biuf":
             raise DPTopicError(f"invalid document-term matrix: its dtype is {X.dtype}; give real-valued (integer) counts.")
         X = sp.csr_matrix(X)
         if X.shape[1] < 2:
-            raise DPTopicError(f"vocabulary too small: the document-term matrix has {X.shape[1]} column(s); at least 2 are needed.")
+            raise DPTopicError(f"vocabulary too small: the document-term matrix has {X.shape[1]} feature(s)"
+                              f" (shape={X.shape}) while a minimum of 2 is required: give at least two word columns.")
         X.sum_duplicates()
         data = X.data
-        if len(data) and (not np.all(np.isfinite(data)) or np.any(data < 0) or np.any(data != np.round(data))):
+        if len(data) and not np.all(np.isfinite(data)):
+            raise DPTopicError("invalid document-term matrix: Input contains NaN or infinity; entries must be finite,"
+                               " non-negative integer counts.")
+        if len(data) and np.any(data < 0):
+            raise DPTopicError("Negative values in data: a document-term matrix holds non-negative integer counts.")
+        if len(data) and np.any(data != np.round(data)):
             raise DPTopicError("invalid document-term matrix: entries must be finite, non-negative integer counts.")
         total = float(data.sum()) if len(data) else 0.0
         if total > MAX_TOKENS:
@@ -465,11 +480,15 @@ def _open_text(path) -> io.TextIOBase:
 
 
 def as_corpus(data, vocabulary=None) -> Corpus:
-    """Accept a :class:`Corpus`, a scipy.sparse/dense document-term matrix, or a list of strings."""
+    """Accept a :class:`Corpus`, a scipy.sparse/dense document-term matrix (or an array-like, nested lists), or a list
+    of strings."""
     if isinstance(data, Corpus):
         return data.require_nonempty()
     if sp.issparse(data) or isinstance(data, np.ndarray):
         return Corpus.from_bow(data, vocabulary=vocabulary)
     if isinstance(data, (list, tuple)) and data and all(isinstance(t, str) for t in data):
         return Corpus.from_texts(data, vocabulary=vocabulary)
+    if hasattr(data, "__array__") or (isinstance(data, (list, tuple)) and data
+                                      and all(isinstance(r, (list, tuple, np.ndarray)) for r in data)):
+        return Corpus.from_bow(data, vocabulary=vocabulary)      # an array-like or nested lists of counts
     raise DPTopicError(f"cannot use a {type(data).__name__} as a corpus: pass a dptopic Corpus, a document-term matrix or a list of strings.")

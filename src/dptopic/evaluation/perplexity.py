@@ -7,10 +7,12 @@
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from ..errors import DPTopicError
-from ..kernels import fold_in, kernel_state, token_log_likelihood
+from ..kernels import fold_in, kernel_state, make_shards, token_log_likelihood
 
 
 def _rng(seed):
@@ -21,14 +23,28 @@ def _rng(seed):
 
 
 def infer_theta(phi: np.ndarray, word_ids, doc_ptr, alpha: float, n_iter: int = 100, burn_in: int = 50,
-                seed=None) -> np.ndarray:
-    """θ for each document by fold-in CGS with Φ (K×V) frozen."""
+                seed=None, n_jobs: int = 1) -> np.ndarray:
+    """θ for each document by fold-in CGS with Φ (K×V) frozen.
+
+    Each document's chain draws from a stream of the seed and its own words
+    (:func:`~dptopic.kernels.rng.document_state`), so ``n_jobs`` threads, each folding in a block of documents,
+    return exactly what one thread returns."""
     if not (isinstance(n_iter, (int, np.integer)) and isinstance(burn_in, (int, np.integer)) and not isinstance(n_iter, bool)
             and not isinstance(burn_in, bool) and 0 <= burn_in < n_iter <= 10**7):
         raise DPTopicError(f"invalid fold-in schedule n_iter={n_iter!r}, burn_in={burn_in!r}: need integers 0 <= burn_in < n_iter <= 1e7.")
     phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
-    return fold_in(np.ascontiguousarray(word_ids, dtype=np.int32), np.ascontiguousarray(doc_ptr, dtype=np.int64),
-                   phi_wk, float(alpha), n_iter, burn_in, kernel_state(_rng(seed)))
+    word_ids = np.ascontiguousarray(word_ids, dtype=np.int32)
+    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    base = kernel_state(_rng(seed))
+    blocks = make_shards(doc_ptr, int(n_jobs)) if len(doc_ptr) > 1 else []
+    if len(blocks) <= 1:
+        return fold_in(word_ids, doc_ptr, phi_wk, float(alpha), n_iter, burn_in, base)
+
+    def block(b):
+        return fold_in(word_ids, doc_ptr[b.doc_start:b.doc_stop + 1], phi_wk, float(alpha), n_iter, burn_in, base)
+
+    with ThreadPoolExecutor(len(blocks), thread_name_prefix="dptopic-foldin") as pool:   # the kernel drops the GIL
+        return np.concatenate(list(pool.map(block, blocks)))
 
 
 def split_completion(word_ids, doc_ptr, rng: np.random.Generator):
@@ -50,7 +66,7 @@ def split_completion(word_ids, doc_ptr, rng: np.random.Generator):
 
 
 def perplexity(phi: np.ndarray, corpus, alpha: float, mode: str = "paper", n_iter: int = 100,
-               burn_in: int = 50, seed=0) -> float:
+               burn_in: int = 50, seed=0, n_jobs: int = 1) -> float:
     """Held-out perplexity ``exp(−Σ log Σ_k θ_dk φ_k,w / #tokens)`` of ``corpus`` under Φ (K×V)."""
     if mode not in ("paper", "completion"):
         raise DPTopicError(f"invalid mode={mode!r}: must be 'paper' or 'completion'.")
@@ -60,11 +76,11 @@ def perplexity(phi: np.ndarray, corpus, alpha: float, mode: str = "paper", n_ite
     corpus.require_nonempty("evaluation corpus")
     rng = _rng(seed)
     if mode == "paper":
-        theta = infer_theta(phi, corpus.word_ids, corpus.doc_ptr, alpha, n_iter, burn_in, rng)
+        theta = infer_theta(phi, corpus.word_ids, corpus.doc_ptr, alpha, n_iter, burn_in, rng, n_jobs)
         ll, n = token_log_likelihood(corpus.word_ids, corpus.doc_ptr, theta, np.ascontiguousarray(phi.T))
     else:
         (w_inf, p_inf), (w_ev, p_ev) = split_completion(corpus.word_ids, corpus.doc_ptr, rng)
-        theta = infer_theta(phi, w_inf, p_inf, alpha, n_iter, burn_in, rng)
+        theta = infer_theta(phi, w_inf, p_inf, alpha, n_iter, burn_in, rng, n_jobs)
         ll, n = token_log_likelihood(w_ev, p_ev, theta, np.ascontiguousarray(phi.T))
     if n == 0:
         raise DPTopicError("evaluation corpus has no tokens to evaluate: use longer documents or mode='paper'.")

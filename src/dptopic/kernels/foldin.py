@@ -4,12 +4,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .rng import next_uniform
+from .rng import document_state, next_uniform
 
 
 @njit(cache=True, nogil=True)
 def fold_in(word_ids, doc_ptr, phi_wk, alpha, n_iter, burn_in, state):
-    """Return θ (D×K): CGS on each document with Φ frozen, averaged after ``burn_in`` sweeps."""
+    """Return θ (D×K): CGS on each document with Φ frozen, averaged after ``burn_in`` sweeps.
+
+    ``state`` is a base state: each document draws from its own stream, :func:`~dptopic.kernels.rng.document_state`
+    of the base and its words, so a document's θ does not depend on the other documents of the call."""
     K = phi_wk.shape[1]
     D = doc_ptr.shape[0] - 1
     theta = np.zeros((D, K))
@@ -24,8 +27,9 @@ def fold_in(word_ids, doc_ptr, phi_wk, alpha, n_iter, burn_in, state):
             continue
         zd = np.empty(n, dtype=np.int32)
         c[:] = 0.0
+        ds = document_state(state, word_ids, a, b)
         for i in range(n):
-            k = min(int(next_uniform(state) * K), K - 1)
+            k = min(int(next_uniform(ds) * K), K - 1)
             zd[i] = k
             c[k] += 1
         kept = 0
@@ -37,7 +41,7 @@ def fold_in(word_ids, doc_ptr, phi_wk, alpha, n_iter, burn_in, state):
                 for k in range(K):
                     total += phi_wk[w, k] * (c[k] + alpha)
                     p[k] = total
-                u = next_uniform(state) * total
+                u = next_uniform(ds) * total
                 k = 0
                 while k < K - 1 and p[k] <= u:
                     k += 1

@@ -44,6 +44,41 @@ def next_uniform(state):
     return (next_uint64(state) >> _S11) * _INV53
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+
+
+@njit(inline="always", cache=True)
+def splitmix64(x):
+    """The splitmix64 finaliser of ``x + golden ratio`` (Steele, Lea & Flood 2014): 64 well-mixed bits."""
+    z = x + _GOLDEN
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
+@njit(cache=True)
+def document_state(base, word_ids, start, stop):
+    """A xorshift128+ state for one document: the base state mixed with the document's word ids, so a document's
+    draws depend on the seed and its own words only, never on which other documents share the call or their order
+    (what makes ``transform`` a function of each row, as scikit-learn's ``check_methods_subset_invariance`` asks)."""
+    h = splitmix64(base[0] ^ np.uint64(stop - start))
+    for i in range(start, stop):
+        h = splitmix64(h ^ np.uint64(word_ids[i]))
+    s0 = splitmix64(h ^ base[1])
+    s1 = splitmix64(s0 ^ base[0])
+    if s0 == 0 and s1 == 0:
+        s1 = np.uint64(1)
+    out = np.empty(2, dtype=np.uint64)
+    out[0] = s0
+    out[1] = s1
+    return out
+
+
 LINE = 64  # bytes in a cache line
 
 
@@ -96,3 +131,22 @@ class PyXorShift:
 
     def uniform(self) -> float:
         return float(self.uint64() >> 11) * _INV53
+
+    @staticmethod
+    def splitmix64(x: int) -> int:
+        M = PyXorShift.M
+        z = (x + 0x9E3779B97F4A7C15) & M
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+        return z ^ (z >> 31)
+
+    @classmethod
+    def for_document(cls, base, words) -> "PyXorShift":
+        """The twin of :func:`document_state`: the stream of one document's draws."""
+        mix = cls.splitmix64
+        h = mix(int(base[0]) ^ len(words))
+        for w in words:
+            h = mix(h ^ int(w))
+        s0 = mix(h ^ int(base[1]))
+        s1 = mix(s0 ^ int(base[0]))
+        return cls((s0, s1 if (s0 or s1) else 1))

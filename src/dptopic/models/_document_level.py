@@ -30,7 +30,7 @@ class _FixedTopicsInference:
     def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
         """Held-out perplexity with fold-in Gibbs sampling under the released topics (as for the Gibbs trainers)."""
         c = self._as_model_corpus(X)
-        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)
+        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed, self._fold_in_jobs())
 
 
 class _DocumentDPModel(_FixedTopicsInference, TopicModel):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from .. import __version__ as _version
@@ -148,6 +149,11 @@ class TopicModel(TransformerMixin, BaseEstimator):
         return {"private": False}
 
     # --------------------------------------------------------------- inference
+    def _fold_in_jobs(self) -> int:
+        """Threads for fold-in inference: the model's ``n_jobs`` where it has one (the result does not depend on it)."""
+        n = getattr(self, "n_jobs", 1)
+        return int(n) if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and 1 <= n <= 1024 else 1
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "components_"):
             raise DPTopicError(f"this {type(self).__name__} is not fitted yet: call fit() or dptopic.load() first.")
@@ -159,6 +165,11 @@ class TopicModel(TransformerMixin, BaseEstimator):
         elif isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
             c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per text
         else:
+            shape = getattr(X, "shape", None) if (sp.issparse(X) or isinstance(X, np.ndarray)) else None
+            if shape is not None and len(shape) == 2 and shape[1] != len(self.vocabulary_):
+                raise DPTopicError(f"X has {shape[1]} features, but {type(self).__name__} is expecting"
+                                   f" {len(self.vocabulary_)} features as input: its columns must be the words of the"
+                                   " model's vocabulary, in its order (model.vocabulary_).")
             c = as_corpus(X, vocabulary=self.vocabulary_.words)
             if c.vocab_size != len(self.vocabulary_):
                 raise DPTopicError(f"vocabulary mismatch: the model has {len(self.vocabulary_)} words but the input has {c.vocab_size} columns.")
@@ -395,12 +406,13 @@ class GibbsTopicModel(TopicModel):
         assignments (see ``docs/privacy.md``).
         """
         c = self._as_model_corpus(X)
-        return infer_theta(self.components_, c.word_ids, c.doc_ptr, float(self.alpha), n_iter, burn_in, seed)
+        return infer_theta(self.components_, c.word_ids, c.doc_ptr, float(self.alpha), n_iter, burn_in, seed,
+                           self._fold_in_jobs())
 
     def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
         """Held-out perplexity (Zhao et al. 2020 Sec. VII-A; Wallach et al. 2009 document completion); ``mode`` is ``"paper"`` or ``"completion"``."""
         c = self._as_model_corpus(X)
-        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed)
+        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed, self._fold_in_jobs())
 
 
 MODEL_FORMAT_VERSION = 1

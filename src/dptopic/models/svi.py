@@ -81,10 +81,12 @@ class _VariationalLDA(TopicModel):
 
     # ------------------------------------------------------------------ maths glue
     def _estep(self, lam, ptr, ids, cts, rng, clip=np.inf):
-        """E-step on one batch: ``(gamma, sstats K×V, norms)``."""
+        """E-step on one batch: ``(gamma, sstats K×V, norms)``. ``rng=None`` starts every document from γ = 1 (as
+        scikit-learn's ``transform`` does), so each document's γ depends on its own words only."""
         eb = np.ascontiguousarray(np.exp(dirichlet_expectation(lam)).T)
         n_docs = len(ptr) - 1
-        gamma = rng.gamma(_INIT_SHAPE, 1.0 / _INIT_SHAPE, size=(n_docs, self.n_topics))
+        gamma = (np.ones((n_docs, self.n_topics)) if rng is None
+                 else rng.gamma(_INIT_SHAPE, 1.0 / _INIT_SHAPE, size=(n_docs, self.n_topics)))
         ss = np.zeros_like(eb)
         norms = np.zeros(n_docs)
         vb_estep(ptr, ids, cts, eb, self.alpha_, gamma, ESTEP_MAX_ITER, ESTEP_TOL, float(clip), ss, norms)
@@ -105,14 +107,21 @@ class _VariationalLDA(TopicModel):
 
     # ------------------------------------------------------------------ inference
     def transform(self, X, seed=0) -> np.ndarray:
-        """Document–topic proportions ``E[θ_d] = γ_d / Σ_k γ_dk`` from the E-step with λ fixed."""
-        gamma = self._gamma(X, seed)
+        """Document–topic proportions ``E[θ_d] = γ_d / Σ_k γ_dk`` from the E-step with λ fixed.
+
+        Deterministic: every document starts from γ = 1 and stops on its own convergence test, so a row's θ does
+        not depend on the other rows of ``X`` or their order. ``seed`` is accepted (and checked) for the same call
+        as the Gibbs trainers' fold-in, which draws; here nothing is drawn."""
+        from .._validation import SEED, validate_value
+
+        validate_value("seed", seed, SEED)
+        gamma = self._gamma(X)
         return gamma / gamma.sum(axis=1, keepdims=True)
 
-    def _gamma(self, X, seed=0):
+    def _gamma(self, X):
         c = self._as_model_corpus(X)
         ptr, ids, cts = self._bow(c)
-        gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, np.random.default_rng(seed))
+        gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, None)
         return gamma
 
     def perplexity(self, X, mode: str = "paper", seed=0) -> float:
