@@ -154,3 +154,42 @@ def test_empty_documents_at_the_end():
     d = Corpus.from_token_ids([[0, 1], [2], []], ["a", "b", "c"])
     assert np.array_equal(d.restrict(["a", "c"], drop_empty=False).doc_lengths, [1, 1, 0])
     assert d.restrict(["a", "c"]).n_docs == 2
+
+
+TOKENS = [["Apple", "banana", "fruit", "apple"], ["river", "lake", "mountain"], ["apple", "fruit", "salad"],
+          ["lake", "river", "valley"], []]
+
+
+def test_from_tokens_uses_the_words_as_given():
+    c = Corpus.from_tokens(TOKENS, max_vocab=None)
+    assert "Apple" in c.vocabulary.words and "apple" in c.vocabulary.words          # no lowercasing
+    assert c.n_docs == 4 and c.n_empty_dropped == 1 and c.n_tokens == 13
+    assert c.to_bow()[0, c.vocabulary._index["apple"]] == 1
+    kept = Corpus.from_tokens(TOKENS, vocabulary=["apple", "river", "lake"], drop_empty=False)
+    assert kept.n_docs == 5 and list(kept.doc_lengths) == [1, 2, 1, 2, 0]
+    small = Corpus.from_tokens(TOKENS, min_df=2)
+    assert set(small.vocabulary.words) == {"apple", "fruit", "lake", "river"}
+
+
+@pytest.mark.parametrize("bad, match", [([["a", 1]], "holds 1 .type int., not a word"),
+                                        ([["a", "b"], "c d"], "document 1 is a str, not a list of words"),
+                                        ("a b", "not a single string"), ([], "no documents")])
+def test_from_tokens_refuses_in_one_line(bad, match):
+    with pytest.raises(DPTopicError, match=match) as e:
+        Corpus.from_tokens(bad)
+    assert "\n" not in str(e.value)
+
+
+def test_estimators_take_tokenised_documents():
+    """A list of lists of words trains and transforms like the same documents given as strings."""
+    import dptopic
+
+    docs = [d for d in TOKENS if d] * 10
+    m = dptopic.LDA(n_topics=2, n_iter=30, seed=0, verbose=0).fit(docs)
+    assert m.vocabulary_.words == Corpus.from_tokens(docs).vocabulary.words
+    theta = m.transform([["apple", "fruit"], ["river", "unknown-word"]])
+    assert theta.shape == (2, 2) and abs(theta[0, 0] - theta[1, 0]) > 0.5
+    assert np.array_equal(theta, m.transform(Corpus.from_tokens([["apple", "fruit"], ["river"]],
+                                                                vocabulary=m.vocabulary_)))
+    with pytest.raises(DPTopicError, match="list of lists of words"):
+        dptopic.LDA(n_topics=2).fit([["a", "b"], "c d"])

@@ -175,6 +175,38 @@ class Corpus:
         return cls._finish(docs, vocabulary, labels, doc_ids, drop_empty)
 
     @classmethod
+    def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,
+                    min_df=1, max_df=None, drop_empty: bool = True) -> "Corpus":
+        """Documents already tokenised, one list of words each (what gensim's ``Dictionary`` and tomotopy's
+        ``add_doc`` take). The words are used as given: no lowercasing, stop-word removal or length filter. A
+        vocabulary is built from them (``max_vocab``, ``min_df``, ``max_df`` as in :meth:`from_texts`) or, with
+        ``vocabulary``, applied (other words are dropped)."""
+        if isinstance(docs, (str, bytes)):
+            raise DPTopicError("tokenised documents must be a list of lists of words, not a single string.")
+        docs = list(docs)
+        if not docs:
+            raise DPTopicError("empty corpus: no documents were given; pass at least one list of words.")
+        for i, d in enumerate(docs):
+            if isinstance(d, (str, bytes)) or not isinstance(d, (list, tuple)):
+                raise DPTopicError(f"document {i} is a {type(d).__name__}, not a list of words: give one list of"
+                                   " words per document (or one string per document for dptopic to tokenise).")
+            bad = next((w for w in d if not isinstance(w, str)), None)
+            if bad is not None:
+                raise DPTopicError(f"document {i} holds {bad!r} (type {type(bad).__name__}), not a word: every"
+                                   " token of a tokenised document must be a string.")
+        validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
+        df_range(min_df, max_df, len(docs))
+        if vocabulary is None:
+            vocabulary = Vocabulary(build_vocabulary(docs, max_vocab=max_vocab, min_df=min_df, max_df=max_df))
+        elif not isinstance(vocabulary, Vocabulary):
+            vocabulary = Vocabulary(vocabulary)
+        index = vocabulary._index
+        ids = [[index[w] for w in d if w in index] for d in docs]
+        labels = None if labels is None else list(labels)
+        doc_ids = list(doc_ids) if doc_ids is not None else [f"doc{i}" for i in range(len(ids))]
+        return cls._finish(ids, vocabulary, labels, doc_ids, drop_empty)
+
+    @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None) -> "Corpus":
         if labels is not None and len(labels) != len(docs):
             raise DPTopicError(f"labels has {len(labels)} entries but there are {len(docs)} documents: give one per document.")
@@ -479,16 +511,24 @@ def _open_text(path) -> io.TextIOBase:
     return open(path, "r", encoding="utf-8", errors="replace", newline="")
 
 
+def is_token_lists(data) -> bool:
+    """Whether ``data`` looks like tokenised documents: a list of lists, with a string among their items."""
+    return (isinstance(data, (list, tuple)) and bool(data) and all(isinstance(d, (list, tuple)) for d in data)
+            and any(isinstance(w, str) for d in data for w in d))
+
+
 def as_corpus(data, vocabulary=None) -> Corpus:
-    """Accept a :class:`Corpus`, a scipy.sparse/dense document-term matrix (or an array-like, nested lists), or a list
-    of strings."""
+    """Accept a :class:`Corpus`, a scipy.sparse/dense document-term matrix (or an array-like, nested lists of
+    counts), a list of strings (tokenised here) or a list of lists of words (tokenised already)."""
     if isinstance(data, Corpus):
         return data.require_nonempty()
     if sp.issparse(data) or isinstance(data, np.ndarray):
         return Corpus.from_bow(data, vocabulary=vocabulary)
     if isinstance(data, (list, tuple)) and data and all(isinstance(t, str) for t in data):
         return Corpus.from_texts(data, vocabulary=vocabulary)
+    if is_token_lists(data):
+        return Corpus.from_tokens(data, vocabulary=vocabulary)
     if hasattr(data, "__array__") or (isinstance(data, (list, tuple)) and data
                                       and all(isinstance(r, (list, tuple, np.ndarray)) for r in data)):
         return Corpus.from_bow(data, vocabulary=vocabulary)      # an array-like or nested lists of counts
-    raise DPTopicError(f"cannot use a {type(data).__name__} as a corpus: pass a dptopic Corpus, a document-term matrix or a list of strings.")
+    raise DPTopicError(f"cannot use a {type(data).__name__} as a corpus: pass a dptopic Corpus, a document-term matrix, a list of strings (one per document) or a list of lists of words.")
