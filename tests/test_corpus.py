@@ -193,3 +193,31 @@ def test_estimators_take_tokenised_documents():
                                                                 vocabulary=m.vocabulary_)))
     with pytest.raises(DPTopicError, match="list of lists of words"):
         dptopic.LDA(n_topics=2).fit([["a", "b"], "c d"])
+
+
+def test_a_column_of_texts_is_a_list_of_texts():
+    """df["text"] (a pandas Series) or a NumPy array of strings reads like the list of strings it holds; a 1-D array
+    of numbers is still refused with the reshape hint."""
+    import dptopic
+
+    texts = ["apple banana fruit salad apple", "river lake mountain valley", "apple fruit banana",
+             "lake river hiking valley"] * 5
+    want = Corpus.from_texts(texts)
+    columns = [np.array(texts), np.array(texts, dtype=object)]
+    try:
+        import pandas as pd
+        columns.append(pd.Series(texts))
+    except ImportError:                   # pandas is optional; the arrays still run
+        pass
+    for column in columns:
+        m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(column)
+        assert m.vocabulary_.words == want.vocabulary.words
+        assert np.array_equal(m.transform(column[:3] if isinstance(column, np.ndarray) else column.iloc[:3]),
+                              m.transform(texts[:3]))
+    with pytest.raises(DPTopicError, match="Reshape your data"):
+        dptopic.LDA(n_topics=2).fit(np.array([1, 2, 3]))
+    with pytest.raises(DPTopicError, match=r"3 dimension\(s\); give a 2-D documents × words array\.$"):
+        dptopic.LDA(n_topics=2).fit(np.ones((2, 2, 2), dtype=int))
+    tokens = [np.array(t.split()) for t in texts]
+    assert dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(tokens).vocabulary_.words == \
+        Corpus.from_tokens([t.split() for t in texts]).vocabulary.words

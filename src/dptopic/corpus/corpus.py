@@ -187,6 +187,8 @@ class Corpus:
         if not docs:
             raise DPTopicError("empty corpus: no documents were given; pass at least one list of words.")
         for i, d in enumerate(docs):
+            if isinstance(d, np.ndarray) and d.ndim == 1:
+                d = docs[i] = d.tolist()
             if isinstance(d, (str, bytes)) or not isinstance(d, (list, tuple)):
                 raise DPTopicError(f"document {i} is a {type(d).__name__}, not a list of words: give one list of"
                                    " words per document (or one string per document for dptopic to tokenise).")
@@ -230,8 +232,10 @@ class Corpus:
             except (TypeError, ValueError):
                 raise DPTopicError("invalid document-term matrix: give a 2-D array of counts.") from None
         if X.ndim != 2:
+            hint = (" (Reshape your data: X.reshape(1, -1) for a single document; texts go in as a list of strings)"
+                    if X.ndim == 1 else "")
             raise DPTopicError(f"invalid document-term matrix: it has {X.ndim} dimension(s); give a 2-D documents × words"
-                              f" array (Reshape your data: X.reshape(1, -1) for a single document).")
+                              f" array{hint}.")
         if X.dtype.kind == "O" and not sp.issparse(X):
             try:
                 X = X.astype(np.float64)
@@ -512,9 +516,20 @@ def _open_text(path) -> io.TextIOBase:
 
 
 def is_token_lists(data) -> bool:
-    """Whether ``data`` looks like tokenised documents: a list of lists, with a string among their items."""
-    return (isinstance(data, (list, tuple)) and bool(data) and all(isinstance(d, (list, tuple)) for d in data)
+    """Whether ``data`` looks like tokenised documents: a list of lists (or arrays), with a string among their
+    items."""
+    return (isinstance(data, (list, tuple)) and bool(data)
+            and all(isinstance(d, (list, tuple)) or (isinstance(d, np.ndarray) and d.ndim == 1) for d in data)
             and any(isinstance(w, str) for d in data for w in d))
+
+
+def is_text_column(data) -> bool:
+    """Whether ``data`` is a 1-D NumPy array or pandas Series whose entries are all strings."""
+    if not (isinstance(data, np.ndarray) or (hasattr(data, "to_numpy") and not hasattr(data, "columns"))):
+        return False
+    values = data.to_numpy() if hasattr(data, "to_numpy") else data
+    return (values.ndim == 1 and len(values) > 0 and values.dtype.kind in "UO"
+            and all(isinstance(t, str) for t in values))
 
 
 def as_corpus(data, vocabulary=None) -> Corpus:
@@ -522,6 +537,8 @@ def as_corpus(data, vocabulary=None) -> Corpus:
     counts), a list of strings (tokenised here) or a list of lists of words (tokenised already)."""
     if isinstance(data, Corpus):
         return data.require_nonempty()
+    if is_text_column(data):                     # a NumPy array or pandas Series of texts (df["text"])
+        return Corpus.from_texts([str(t) for t in data], vocabulary=vocabulary)
     if sp.issparse(data) or isinstance(data, np.ndarray):
         return Corpus.from_bow(data, vocabulary=vocabulary)
     if isinstance(data, (list, tuple)) and data and all(isinstance(t, str) for t in data):

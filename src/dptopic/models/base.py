@@ -18,7 +18,7 @@ from .._io import load_bundle, save_bundle
 from .._progress import progress_bar
 from .._validation import SEED, Int, IsNone, IsType, Options, Real, validate_params, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..corpus.corpus import is_token_lists
+from ..corpus.corpus import is_text_column, is_token_lists
 from ..errors import CorruptModelError, DPTopicError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..backends import BACKENDS, make_backend, training_source
@@ -165,6 +165,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
             c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)
         elif isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
             c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per text
+        elif is_text_column(X):
+            c = Corpus.from_texts([str(t) for t in X], vocabulary=self.vocabulary_, drop_empty=False)
         elif is_token_lists(X):
             c = Corpus.from_tokens(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per document
         else:
