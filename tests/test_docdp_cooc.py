@@ -164,9 +164,14 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
     assert main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "1", "--delta", "1e-5",
                  "--topics", "3", "--out", str(out), "--quiet"]) == 0
     # 96 training documents at epsilon 1: far below any measured setting, so the figure is only an upper bound
-    assert "expect topics with at most" in " ".join(capsys.readouterr().out.split())
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "expect topics with at most" in printed
+    # NPMI is read from held-out documents of the private corpus: said beside it, and not saved
+    assert "NPMI and perplexity are computed on held-out documents of the private corpus: outside the guarantee" \
+        in printed
     meta = json.loads((out / "model.json").read_text())
     assert meta["class"] == "DocDPCooccurrence" and meta["params"]["seed"] is None
+    assert "metrics" not in meta or not meta["metrics"]
     assert meta["privacy"]["unit"] == "document" and meta["privacy"]["epsilon"] <= 1.0
     assert dptopic.for_unit("document", 1.0).__class__ is DocDPCooccurrence
     assert main(["train", "--corpus", str(p), "--algorithm", "docdp-cooc", "--topics", "3", "--out",

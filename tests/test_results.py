@@ -25,6 +25,7 @@ def models(tmp_path_factory):
     corpus = dptopic.Corpus.from_texts(TRAIN)
     dptopic.LDA(n_topics=3, n_iter=20, seed=0).fit(corpus).save(d / "lda")
     dptopic.HDPLDA(n_topics=3, epsilon_laplace=1.0, epsilon_inherent=5.0, n_iter=3).fit(corpus).save(d / "hdp")
+    dptopic.DocDPCooccurrence(n_topics=2, epsilon=5.0).fit(corpus).save(d / "docdp")
     return d, ["apple", "banana", "cherry", "river", "valley"]
 
 
@@ -61,6 +62,9 @@ def test_transform_refuses_to_replace_and_warns_for_private_models(tmp_path, mod
     assert r.returncode == 2 and mine.read_text() == "my,own,table\n"
     r = _cli("transform", "--model", str(d / "hdp"), "--corpus", str(docs), "--out", str(tmp_path / "t.csv"))
     assert r.returncode == 0 and "NOT covered" in r.stderr
+    assert "training_theta_ of the fitted model" in r.stderr          # HDPLDA releases the training documents' θ
+    r = _cli("transform", "--model", str(d / "docdp"), "--corpus", str(docs), "--out", str(tmp_path / "d.csv"))
+    assert r.returncode == 0 and "NOT covered" in r.stderr and "training_theta_" not in r.stderr   # it releases none
     r = _cli("transform", "--model", str(d / "hdp"), "--corpus", str(docs), "--out", str(tmp_path / "t.csv"))
     assert r.returncode == 2 and "--overwrite" in r.stderr
     r = _cli("transform", "--model", str(d / "hdp"), "--corpus", str(docs), "--out", str(tmp_path / "t.txt"))

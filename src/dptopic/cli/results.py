@@ -11,7 +11,15 @@ from ._common import FORMATS, make_console
 
 PRIVATE_INPUT_NOTE = ("the model is private, but these figures are computed from the documents of --corpus: they are"
                       " NOT covered by its privacy report (if --corpus holds private documents, treat the output as"
-                      " private data; for the training documents use the model's training_theta_)")
+                      " private data{})")
+
+
+def private_input_note(model) -> str:
+    """The warning for figures computed from documents under a private model; the Gibbs trainers that release the
+    training documents' proportions (``training_theta_``) are pointed to them."""
+    has = hasattr(type(model), "_training_theta")          # HDPLDA, CDPLDA: released with the topics at fit time
+    return PRIVATE_INPUT_NOTE.format("; for the training documents use training_theta_ of the fitted model in Python,"
+                                     " which the report covers" if has else "")
 
 
 def _add_input_args(p, what: str) -> None:
@@ -68,7 +76,7 @@ def cmd_transform(a):
         lines += [_csv_cell(i) + "," + ",".join(f"{x:.6g}" for x in row) for i, row in zip(ids, theta)]
         atomic_write_bytes(out, ("\n".join(lines) + "\n").encode("utf-8"))
     if getattr(model, "privacy_", {}).get("private"):
-        print(f"warning: {PRIVATE_INPUT_NOTE}.", file=sys.stderr)
+        print(f"warning: {private_input_note(model)}.", file=sys.stderr)
     empty = int((docs.doc_lengths == 0).sum())
     make_console().print(f"{docs.n_docs} documents x {theta.shape[1]} topics written to {out}"
                          + (f" ({empty} with no word of the model's vocabulary: their rows are the prior mean)" if empty else ""))

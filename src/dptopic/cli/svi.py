@@ -98,9 +98,12 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
                       **_npmi_and_diversity(model, test)}
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {model.metrics_['npmi_top10']:.3f}   [bold]topic"
                   f" diversity[/] (top 25): {model.metrics_['topic_diversity_top25']:.3f}")
-    console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}"
-                  + ("" if not model._private else " (outside the guarantee: computed on documents of the private"
-                     " corpus; " + ("saved, labelled so)" if saved else "not saved)")))
+    console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}")
+    if model._private:    # diversity reads only the released topics; NPMI and perplexity read private documents
+        console.print("[yellow]the NPMI and perplexity are computed on held-out documents of the private corpus:"
+                      " outside the guarantee;[/] " + ("saved in model.json, labelled as such." if saved else
+                                                       "not saved (pass --save-metrics to save them, labelled as"
+                                                       " such)."))
     print_svi_privacy(model.privacy_, console)
     out = model.save(a.out, save_metrics=a.save_metrics or None)
     console.print(f"model written to [bold]{out}[/]")
