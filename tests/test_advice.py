@@ -36,8 +36,15 @@ def test_documents_needed_and_notes():
     assert far.extrapolated_side == "below" and recommend("document", 1.0, 1000, table=TABLE).extrapolated_side is None
     assert any("lower bound" in n for n in recommend("document", 100.0, 10 ** 6, 20, table=TABLE).notes)
     assert any("K = 20" in n for n in recommend("document", 1.0, 1000, 50, table=TABLE).notes)
-    w = recommend("word", 3.0, 1000, doc_length=50, table=TABLE)
-    assert w.trainer == "W" and any("epsilon 150" in n for n in w.notes)
+    w = recommend("word", 300.0, 1000, doc_length=50, table=TABLE)
+    assert w.trainer == "W" and any("epsilon 15000" in n for n in w.notes)
+    # below the smallest word-level budget measured no trainer runs: no figure is extrapolated to
+    low = recommend("word", 3.0, 1000, doc_length=50, table=TABLE)
+    assert low.trainer is None and low.expected_npmi_ratio is None
+    assert any("no word-level trainer runs at epsilon 3" in n for n in low.notes)
+    # even the smallest measured setting was useful: the documents needed are an upper bound, said so
+    assert (w.docs_for_useful, w.docs_for_useful_bound) == (334, "at most")          # 100 x 1000 / 300
+    assert r.docs_for_useful_bound is None
 
 
 def test_corpora_are_read_one_at_a_time_and_the_median_is_reported():

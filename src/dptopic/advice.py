@@ -57,6 +57,8 @@ class Recommendation:
     extrapolated_side: str | None = None
     """``"below"`` (the figure is an upper bound) or ``"above"`` (a lower bound) the measured range."""
     docs_for_useful: int | None = None
+    docs_for_useful_bound: str | None = None
+    """``"at most"`` when even the smallest measured setting was useful (the true threshold lies below it)."""
     alternatives: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     source: str = ""
@@ -92,22 +94,25 @@ def _trainer_prediction(rows, q, epsilon):
     covering = [c for c, p in preds.items() if not p[1]]
     used = covering or list(preds)
     ratios = [preds[c][0] for c in used]
-    needed = sorted(math.inf if preds[c][2] is None else preds[c][2] for c in preds)
-    mid_needed = float(np.median(needed))
+    needed = sorted((math.inf, False) if preds[c][2] is None else preds[c][2] for c in preds)
+    middle = needed[(len(needed) - 1) // 2: len(needed) // 2 + 1]          # one element, or the two middle ones
+    mid_needed = float(np.mean([d for d, _ in middle]))
+    at_most = any(bound for _, bound in middle)
     near = min(rows, key=lambda r: abs(math.log(r["epsilon"] * r["n_docs"]) - q))
     return (float(np.median(ratios)), [min(ratios), max(ratios)],
             {str(c): round(preds[c][0], 3) for c in used if c is not None}, not covering,
-            None if math.isinf(mid_needed) else int(math.ceil(mid_needed)), near.get("settings", {}))
+            None if math.isinf(mid_needed) else (int(math.ceil(mid_needed)), at_most), near.get("settings", {}))
 
 
-def _docs_needed(x, y, epsilon, target) -> int | None:
-    """Smallest D with predicted ratio >= target at ``epsilon`` (None when no measured point reaches it)."""
+def _docs_needed(x, y, epsilon, target) -> tuple[int, bool] | None:
+    """Smallest D with predicted ratio >= target at ``epsilon``, and whether that is only an upper bound (the
+    smallest measured setting already reaches it); None when no measured point reaches it."""
     ok = np.flatnonzero(y >= target)
     if not len(ok):
         return None
     i = ok[0]
     q = x[i] if i == 0 else x[i - 1] + (target - y[i - 1]) * (x[i] - x[i - 1]) / max(y[i] - y[i - 1], 1e-12)
-    return int(math.ceil(math.exp(q) / epsilon))
+    return int(math.ceil(math.exp(q) / epsilon)), bool(i == 0)
 
 
 def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000, n_topics: int = 20,
@@ -125,6 +130,15 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     if not rows:
         rec.notes.append(f"the utility table has no {unit}-level measurements yet.")
         return rec
+    lowest_eps = min(float(r["epsilon"]) for r in rows)
+    if unit == "word" and epsilon < lowest_eps:
+        # the word-level trainers cannot run at all below their inherent cost: no figure to extrapolate to
+        rec.notes.append(f"no word-level trainer runs at epsilon {epsilon:g} per word: HDPLDA's inherent part alone costs"
+                         f" epsilon_inherent (10) per iteration, and the smallest budget measured is {lowest_eps:g}"
+                         " (50 iterations). Word-level guarantees are stated in the hundreds per word"
+                         " (docs/choosing_a_guarantee.md); at this budget state a document-level guarantee instead"
+                         " (dptopic recommend --unit document).")
+        return rec
     q = math.log(epsilon * n_docs)
     by_trainer: dict = {}
     for r in rows:
@@ -138,7 +152,9 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     rec.trainer, rec.expected_npmi_ratio, rec.extrapolated, rec.settings = best[1], round(best[0], 3), best[2], dict(best[3])
     rec.expected_range, rec.per_corpus = [round(v, 3) for v in best[5]], best[6]
     needed = [s[4] for s in scored if s[4] is not None]
-    rec.docs_for_useful = min(needed) if needed else None   # with whichever trainer gets there first
+    if needed:                                              # with whichever trainer gets there first
+        rec.docs_for_useful, at_most = min(needed)
+        rec.docs_for_useful_bound = "at most" if at_most else None
     rec.alternatives = [{"trainer": s[1], "expected_npmi_ratio": round(s[0], 3)} for s in scored[1:]]
     if len(best[6]) > 1:
         rec.notes.append("the expected ratio is the median over the measured corpora ("

@@ -29,7 +29,10 @@ def cmd_recommend(a):
               + (" (outside the measured range: see below)" if rec.extrapolated else "")
               + ("  -> useful" if rec.expected_npmi_ratio >= USEFUL_RATIO else "  -> NOT useful yet"))
     if rec.docs_for_useful is not None:
-        con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon: about {rec.docs_for_useful:,}")
+        how = "at most" if rec.docs_for_useful_bound == "at most" else "about"
+        con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon: {how}"
+                  f" {rec.docs_for_useful:,}" + (" (the smallest measured setting was already useful)"
+                                                 if how == "at most" else ""))
     for alt in rec.alternatives:
         con.print(f"  alternative: {alt['trainer']} ({alt['expected_npmi_ratio']:.0%})")
     con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g} --topics {a.topics} --corpus FILE")

@@ -219,7 +219,8 @@ def _warn_if_too_small(a, corpus, console) -> None:
     rec = recommend(a.unit, a.epsilon if a.unit == "document" else a.budget, corpus.n_docs, a.topics)
     if rec.expected_npmi_ratio is None or rec.expected_npmi_ratio >= USEFUL_RATIO:
         return
-    need = (f"topics become useful from about {rec.docs_for_useful:,} documents at this epsilon"
+    how = "at most" if rec.docs_for_useful_bound == "at most" else "about"
+    need = (f"topics become useful from {how} {rec.docs_for_useful:,} documents at this epsilon"
             if rec.docs_for_useful else "no measured corpus size makes them useful at this epsilon")
     console.print(f"[bold yellow]warning[/]: at epsilon {a.epsilon if a.unit == 'document' else a.budget:g} and"
                   f" {corpus.n_docs:,} documents expect topics with"
