@@ -98,3 +98,25 @@ def test_a_closed_output_pipe_ends_quietly():
                        stdout=w, stderr=subprocess.PIPE, text=True)
     os.close(w)
     assert p.returncode == 141 and p.stderr == ""
+
+
+def test_the_word_unit_trains_what_the_table_measured(tmp_path, capsys):
+    """for_unit("word") and `train --unit word` build HDPLDA with the 50 iterations the utility table measured, so a
+    budget the table lists runs; a small corpus is warned about even where the table's figure looks useful."""
+    import dptopic
+    from dptopic.cli.main import main
+
+    m = dptopic.for_unit("word", 800.0, n_topics=3)
+    assert isinstance(m, dptopic.HDPLDA) and m.n_iter == 50
+    with pytest.raises(DPTopicError, match="epsilon > 500"):
+        dptopic.for_unit("word", 100.0, n_topics=3)
+    with pytest.raises(DPTopicError):
+        dptopic.for_unit("document", 800.0)                 # a document-level budget above 500 protects nothing
+    p = tmp_path / "docs.txt"
+    p.write_text("\n".join(["budget deficit tax revenue spending", "army navy war defense troops",
+                            "school education teachers students"] * 40))
+    assert main(["train", "--corpus", str(p), "--unit", "word", "--epsilon", "800", "--topics", "3", "--out",
+                 str(tmp_path / "m"), "--quiet"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "lies below every setting measured on public corpora: expect at most" in out
+    assert dptopic.load(tmp_path / "m").privacy_["epsilon"] <= 800

@@ -206,6 +206,10 @@ def _resolve_unit(a, console) -> None:
         if a.budget is not None:
             raise DPTopicError("with --unit word, --epsilon is the whole run's budget: drop --budget.")
         a.budget, a.epsilon = a.epsilon, None
+        if a.iterations is None:        # the iterations the utility table measured (dptopic recommend --unit word)
+            from ..models.by_unit import WORD_ITERATIONS
+
+            a.iterations = WORD_ITERATIONS
     console.print(f"[bold]--unit {a.unit}[/]: training {a.algorithm} (the best {a.unit}-level trainer measured on public"
                   " corpora; docs/choosing_a_guarantee.md)")
 
@@ -217,7 +221,14 @@ def _warn_if_too_small(a, corpus, console) -> None:
     from ..advice import USEFUL_RATIO, recommend
 
     rec = recommend(a.unit, a.epsilon if a.unit == "document" else a.budget, corpus.n_docs, a.topics)
-    if rec.expected_npmi_ratio is None or rec.expected_npmi_ratio >= USEFUL_RATIO:
+    if rec.expected_npmi_ratio is None or (rec.expected_npmi_ratio >= USEFUL_RATIO
+                                            and rec.extrapolated_side != "below"):
+        return                  # below every measured setting the figure is only an upper bound: always warn there
+    if rec.expected_npmi_ratio >= USEFUL_RATIO:
+        eps = a.epsilon if a.unit == "document" else a.budget
+        console.print(f"[bold yellow]warning[/]: epsilon {eps:g} x {corpus.n_docs:,} documents lies below every setting"
+                      f" measured on public corpora: expect at most {rec.expected_npmi_ratio:.0%} of non-private LDA's"
+                      " NPMI, possibly far less (see 'dptopic recommend'). Check the topics before using them.")
         return
     how = "at most" if rec.docs_for_useful_bound == "at most" else "about"
     need = (f"topics become useful from {how} {rec.docs_for_useful:,} documents at this epsilon"
@@ -307,6 +318,8 @@ def cmd_train(a):
             fit_shards(model, a, console)
         else:
             corpus, vocab, event = _training_corpus(a, console)
+            if a.unit is not None:
+                _warn_if_too_small(a, corpus, console)
             if a.algorithm == "fed":
                 from .fed import apply_user_budget
 
