@@ -179,9 +179,10 @@ def _print_metrics(model, console, baseline=None, saved=True):
                   f"{m['perplexity_paper']:.1f} (paper mode)   [bold]held-out UMass coherence[/] (top 10, Mimno's"
                   f" sum): {m['umass_coherence_top10']:.3f}")
     if model._private:
-        console.print("[yellow]these metrics are computed from held-out documents of the private corpus: outside the"
-                      " guarantee;[/] " + ("saved in model.json, labelled as such." if saved else
-                                          "not saved (pass --save-metrics to save them, labelled as such)."))
+        console.print("[yellow]NPMI, perplexity and UMass are computed on held-out documents of the private corpus:"
+                      " outside the guarantee (diversity reads only the released topics);[/] "
+                      + ("saved in model.json, labelled as such." if saved else
+                         "not saved (pass --save-metrics to save them, labelled as such)."))
     if baseline is not None:
         console.print(f"[bold]non-private reference[/]: NPMI {baseline['npmi_top10']:.3f} (ratio"
                       f" {m['npmi_top10'] / baseline['npmi_top10']:.2f}), diversity"
