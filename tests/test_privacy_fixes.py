@@ -260,3 +260,25 @@ def test_private_fit_transform_returns_covered_training_theta(small):
     m = HDPLDA(4, n_iter=2, verbose=0)
     theta = m.fit_transform(small)
     assert theta is m.training_theta_ and theta.shape == (small.n_docs, 4)
+
+
+def test_computing_on_private_training_documents_is_labelled_outside_the_guarantee():
+    """transform/perplexity of a private model on documents that trained a private model say that the result reads
+    their private words; held-out documents and non-private models are left alone."""
+    import warnings
+
+    import numpy as np
+
+    import dptopic
+
+    rng = np.random.default_rng(11)
+    train, held_out = rng.integers(0, 4, (60, 12)), rng.integers(0, 4, (20, 12)) + 4
+    m = dptopic.DocDPCooccurrence(n_topics=2, epsilon=5.0).fit(train)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m.transform(held_out)
+        dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(train).transform(train)
+    assert not [x for x in w if "outside the model's guarantee" in str(x.message)]
+    for call in (lambda: m.transform(train[:5]), lambda: m.perplexity(train)):
+        with pytest.warns(UserWarning, match="trained a private model in this process.*outside the model's guarantee"):
+            call()

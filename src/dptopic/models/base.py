@@ -45,6 +45,23 @@ def _warn_if_documents_reused(name: str, corpus: Corpus) -> None:
                       UserWarning, stacklevel=4)
 
 
+def _private_training_documents(corpus: Corpus) -> int:
+    """How many documents of ``corpus`` trained a private model earlier in this process."""
+    import hashlib
+
+    if not _PRIVATE_DOCS:
+        return 0
+    ptr, ids = corpus.doc_ptr, corpus.word_ids
+    return sum(hashlib.blake2b(ids[ptr[d]:ptr[d + 1]].tobytes(), digest_size=12).digest() in _PRIVATE_DOCS
+               for d in range(corpus.n_docs) if ptr[d + 1] > ptr[d])
+
+
+READS_TRAINING_DOCUMENTS = ("{name}: some of these documents trained a private model in this process; what is"
+                            " computed from them here (topic proportions, perplexity, coherence) reads their private"
+                            " words and is outside the model's guarantee: treat it as private data (where the trainer"
+                            " releases it, training_theta_ is covered)")
+
+
 MIN_PRIOR = 1e-8
 """Smallest Dirichlet prior (alpha, beta, eta) accepted: smaller ones make sampling weights and digammas overflow."""
 
@@ -181,6 +198,10 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if c.n_tokens == 0:
             raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would be"
                                " the prior alone; give text in the language and domain of the training corpus.")
+        if self._private and _private_training_documents(c):
+            import warnings
+
+            warnings.warn(READS_TRAINING_DOCUMENTS.format(name=type(self).__name__), UserWarning, stacklevel=3)
         return c
 
     def coherence(self, X, top_n: int = 10, variant: str = "mimno") -> float:
