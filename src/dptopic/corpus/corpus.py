@@ -164,15 +164,7 @@ class Corpus:
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
                            lowercase=bool(lowercase))
         toks = [pre.tokenize(t) for t in texts]
-        if vocabulary is None:
-            vocabulary = Vocabulary(build_vocabulary(toks, max_vocab=max_vocab, min_df=min_df, max_df=max_df))
-        elif not isinstance(vocabulary, Vocabulary):
-            vocabulary = Vocabulary(vocabulary)
-        index = vocabulary._index
-        docs = [[index[w] for w in ts if w in index] for ts in toks]
-        labels = None if labels is None else list(labels)
-        doc_ids = list(doc_ids) if doc_ids is not None else [f"doc{i}" for i in range(len(docs))]
-        return cls._finish(docs, vocabulary, labels, doc_ids, drop_empty)
+        return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
 
     @classmethod
     def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,
@@ -198,15 +190,20 @@ class Corpus:
                                    " token of a tokenised document must be a string.")
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         df_range(min_df, max_df, len(docs))
+        return cls._from_token_lists(docs, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
+
+    @classmethod
+    def _from_token_lists(cls, toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty):
+        """Checked lists of words: build (or apply) the vocabulary, map words to ids, drop the rest."""
         if vocabulary is None:
-            vocabulary = Vocabulary(build_vocabulary(docs, max_vocab=max_vocab, min_df=min_df, max_df=max_df))
+            vocabulary = Vocabulary(build_vocabulary(toks, max_vocab=max_vocab, min_df=min_df, max_df=max_df))
         elif not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary(vocabulary)
         index = vocabulary._index
-        ids = [[index[w] for w in d if w in index] for d in docs]
+        docs = [[index[w] for w in ts if w in index] for ts in toks]
         labels = None if labels is None else list(labels)
-        doc_ids = list(doc_ids) if doc_ids is not None else [f"doc{i}" for i in range(len(ids))]
-        return cls._finish(ids, vocabulary, labels, doc_ids, drop_empty)
+        doc_ids = list(doc_ids) if doc_ids is not None else [f"doc{i}" for i in range(len(docs))]
+        return cls._finish(docs, vocabulary, labels, doc_ids, drop_empty)
 
     @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None) -> "Corpus":
