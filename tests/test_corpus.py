@@ -218,6 +218,8 @@ def test_a_column_of_texts_is_a_list_of_texts():
         dptopic.LDA(n_topics=2).fit(np.array([1, 2, 3]))
     with pytest.raises(DPTopicError, match=r"3 dimension\(s\); give a 2-D documents × words array\.$"):
         dptopic.LDA(n_topics=2).fit(np.ones((2, 2, 2), dtype=int))
+    with pytest.raises(DPTopicError, match="text 1 of the column is None, not a string.*fillna"):
+        dptopic.LDA(n_topics=2).fit(np.array(["apple fruit", None, "river lake"], dtype=object))
     tokens = [np.array(t.split()) for t in texts]
     assert dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(tokens).vocabulary_.words == \
         Corpus.from_tokens([t.split() for t in texts]).vocabulary.words

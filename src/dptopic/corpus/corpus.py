@@ -525,8 +525,13 @@ def is_text_column(data) -> bool:
     if not (isinstance(data, np.ndarray) or (hasattr(data, "to_numpy") and not hasattr(data, "columns"))):
         return False
     values = data.to_numpy() if hasattr(data, "to_numpy") else data
-    return (values.ndim == 1 and len(values) > 0 and values.dtype.kind in "UO"
-            and all(isinstance(t, str) for t in values))
+    if values.ndim != 1 or not len(values) or values.dtype.kind not in "UO":
+        return False
+    bad = next((i for i, t in enumerate(values) if not isinstance(t, str)), None)
+    if bad is not None and any(isinstance(t, str) for t in values):
+        raise DPTopicError(f"text {bad} of the column is {values[bad]!r}, not a string: fill or drop the missing texts"
+                           " first (for example df['text'].fillna('')).")
+    return bad is None
 
 
 def as_corpus(data, vocabulary=None) -> Corpus:
