@@ -30,12 +30,19 @@ _PRIVATE_DOCS: set = set()
 """Fingerprints of the documents private fits in this process have trained on (to warn about re-use)."""
 
 
-def _warn_if_documents_reused(name: str, corpus: Corpus) -> None:
+def _document_keys(corpus: Corpus, skip_empty: bool = False):
+    """A short hash of each document's words (in order), to recognise the same document later in this process."""
     import hashlib
-    import warnings
 
     ptr, ids = corpus.doc_ptr, corpus.word_ids
-    seen = {hashlib.blake2b(ids[ptr[d]:ptr[d + 1]].tobytes(), digest_size=12).digest() for d in range(corpus.n_docs)}
+    return (hashlib.blake2b(ids[ptr[d]:ptr[d + 1]].tobytes(), digest_size=12).digest()
+            for d in range(corpus.n_docs) if not skip_empty or ptr[d + 1] > ptr[d])
+
+
+def _warn_if_documents_reused(name: str, corpus: Corpus) -> None:
+    import warnings
+
+    seen = set(_document_keys(corpus))
     again = len(seen & _PRIVATE_DOCS)
     _PRIVATE_DOCS.update(seen)
     if again:
@@ -45,15 +52,9 @@ def _warn_if_documents_reused(name: str, corpus: Corpus) -> None:
                       UserWarning, stacklevel=4)
 
 
-def _private_training_documents(corpus: Corpus) -> int:
-    """How many documents of ``corpus`` trained a private model earlier in this process."""
-    import hashlib
-
-    if not _PRIVATE_DOCS:
-        return 0
-    ptr, ids = corpus.doc_ptr, corpus.word_ids
-    return sum(hashlib.blake2b(ids[ptr[d]:ptr[d + 1]].tobytes(), digest_size=12).digest() in _PRIVATE_DOCS
-               for d in range(corpus.n_docs) if ptr[d + 1] > ptr[d])
+def _holds_private_training_documents(corpus: Corpus) -> bool:
+    """Whether a (non-empty) document of ``corpus`` trained a private model earlier in this process."""
+    return bool(_PRIVATE_DOCS) and any(k in _PRIVATE_DOCS for k in _document_keys(corpus, skip_empty=True))
 
 
 READS_TRAINING_DOCUMENTS = ("{name}: some of these documents trained a private model in this process; what is"
@@ -198,7 +199,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if c.n_tokens == 0:
             raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would be"
                                " the prior alone; give text in the language and domain of the training corpus.")
-        if self._private and _private_training_documents(c):
+        if self._private and _holds_private_training_documents(c):
             import warnings
 
             warnings.warn(READS_TRAINING_DOCUMENTS.format(name=type(self).__name__), UserWarning, stacklevel=3)
