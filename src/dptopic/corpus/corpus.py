@@ -521,7 +521,8 @@ def is_token_lists(data) -> bool:
 
 
 def is_text_column(data) -> bool:
-    """Whether ``data`` is a 1-D NumPy array or pandas Series whose entries are all strings."""
+    """Whether ``data`` is a 1-D NumPy array or pandas Series whose entries are all strings. A column of texts with a
+    missing entry (None, NaN) is refused here, in one line, rather than read as numbers."""
     if not (isinstance(data, np.ndarray) or (hasattr(data, "to_numpy") and not hasattr(data, "columns"))):
         return False
     values = data.to_numpy() if hasattr(data, "to_numpy") else data
