@@ -188,14 +188,11 @@ class TopicModel(TransformerMixin, BaseEstimator):
         elif is_token_lists(X):
             c = Corpus.from_tokens(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per document
         else:
-            shape = getattr(X, "shape", None) if (sp.issparse(X) or isinstance(X, np.ndarray)) else None
-            if shape is not None and len(shape) == 2 and shape[1] != len(self.vocabulary_):
-                raise DPTopicError(f"X has {shape[1]} features, but {type(self).__name__} is expecting"
+            if (sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2 and X.shape[1] != len(self.vocabulary_):
+                raise DPTopicError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting"
                                    f" {len(self.vocabulary_)} features as input: its columns must be the words of the"
                                    " model's vocabulary, in its order (model.vocabulary_).")
-            c = as_corpus(X, vocabulary=self.vocabulary_.words)
-            if c.vocab_size != len(self.vocabulary_):
-                raise DPTopicError(f"vocabulary mismatch: the model has {len(self.vocabulary_)} words but the input has {c.vocab_size} columns.")
+            c = as_corpus(X, vocabulary=self.vocabulary_.words)     # other array-likes: from_bow checks the width
         if c.n_tokens == 0:
             raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would be"
                                " the prior alone; give text in the language and domain of the training corpus.")
