@@ -282,3 +282,24 @@ def test_computing_on_private_training_documents_is_labelled_outside_the_guarant
     for call in (lambda: m.transform(train[:5]), lambda: m.perplexity(train)):
         with pytest.warns(UserWarning, match="trained a private model in this process.*outside the model's guarantee"):
             call()
+
+
+def test_training_documents_warning_counts_them_and_names_training_theta_only_where_released():
+    import warnings
+
+    import numpy as np
+
+    import dptopic
+
+    rng = np.random.default_rng(12)
+    train = rng.integers(0, 4, (40, 10))
+    held_out = np.vstack([rng.integers(0, 4, (7, 10)) + 4, train[:3]])   # 3 training documents among 10
+    m = dptopic.DocDPCooccurrence(n_topics=2, epsilon=5.0).fit(train)
+    with pytest.warns(UserWarning, match=r"3 of these 10 documents trained a private model") as rec:
+        m.transform(held_out)
+    assert not any("training_theta_" in str(w.message) for w in rec)   # DocDPCooccurrence does not release it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        h = dptopic.HDPLDA(n_topics=2, n_iter=3, epsilon_laplace=50.0, epsilon_inherent=50.0).fit(train)
+    with pytest.warns(UserWarning, match=r"10 of these 10 documents.*training_theta_ \(released at fit time\)"):
+        h.transform(train[:10])

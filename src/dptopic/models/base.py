@@ -52,15 +52,17 @@ def _warn_if_documents_reused(name: str, corpus: Corpus) -> None:
                       UserWarning, stacklevel=4)
 
 
-def _holds_private_training_documents(corpus: Corpus) -> bool:
-    """Whether a (non-empty) document of ``corpus`` trained a private model earlier in this process."""
-    return bool(_PRIVATE_DOCS) and any(k in _PRIVATE_DOCS for k in _document_keys(corpus, skip_empty=True))
+def _private_training_documents(corpus: Corpus) -> int:
+    """How many (non-empty) documents of ``corpus`` trained a private model earlier in this process."""
+    if not _PRIVATE_DOCS:
+        return 0
+    return sum(k in _PRIVATE_DOCS for k in _document_keys(corpus, skip_empty=True))
 
 
-READS_TRAINING_DOCUMENTS = ("{name}: some of these documents trained a private model in this process; what is"
-                            " computed from them here (topic proportions, perplexity, coherence) reads their private"
-                            " words and is outside the model's guarantee: treat it as private data (where the trainer"
-                            " releases it, training_theta_ is covered)")
+READS_TRAINING_DOCUMENTS = ("{name}: {n} of these {total} documents trained a private model in this process (the"
+                            " same words in the same order: a duplicate counts); what is computed from them here"
+                            " (topic proportions, perplexity, coherence) reads their private words and is outside the"
+                            " model's guarantee: treat it as private data{theta}")
 
 
 MIN_PRIOR = 1e-8
@@ -196,10 +198,14 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if c.n_tokens == 0:
             raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would be"
                                " the prior alone; give text in the language and domain of the training corpus.")
-        if self._private and _holds_private_training_documents(c):
+        n_seen = _private_training_documents(c) if self._private else 0
+        if n_seen:
             import warnings
 
-            warnings.warn(READS_TRAINING_DOCUMENTS.format(name=type(self).__name__), UserWarning, stacklevel=3)
+            theta = ("; for the training documents, training_theta_ (released at fit time) is covered"
+                     if hasattr(type(self), "_training_theta") else "")
+            warnings.warn(READS_TRAINING_DOCUMENTS.format(name=type(self).__name__, n=n_seen, total=c.n_docs,
+                                                          theta=theta), UserWarning, stacklevel=3)
         return c
 
     def coherence(self, X, top_n: int = 10, variant: str = "mimno") -> float:
