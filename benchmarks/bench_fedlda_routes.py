@@ -53,6 +53,7 @@ import dptopic.federated.client as fed_client
 from dptopic.accounting.fedlda import subset_inclusion
 from dptopic.experiments.fedlda import classify, task_corpora
 from dptopic.federated import FedClient
+from dptopic.federated.server import full_vocabulary_topics
 from dptopic.kernels import kernel_state
 from dptopic.mechanisms.rrp import subset_frequencies, subset_signal_counts
 from dptopic.models import FedLDA
@@ -85,7 +86,6 @@ def soft_counts(sets, user, phi, eps, alpha, n_iter):
         theta /= theta.sum(axis=1, keepdims=True)
     r = theta[user] * lik
     r /= r.sum(axis=1, keepdims=True)
-    counts = np.zeros((K, V))
     for k in range(K):
         weight = e1 * phi[k, sets] * (r[:, k] / lik[:, k])[:, None]
         np.add.at(counts[k], sets.ravel(), weight.ravel())
@@ -168,11 +168,12 @@ def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
 
 def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=256, n_topics=20, beta=0.01,
         subset_size=0, shrink=0.5, data=None, init="random", alpha=0.1, trace=(), init_words=300,
-        leave_user_out=False):
+        leave_user_out=False, report_words="auto"):
     tr, te, ytr, yte = data if data is not None else task_corpora(task, 3000, seed)
     model = FedLDA(n_topics=n_topics, epsilon=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
                    n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0, alpha=alpha,
-                   local_inference="em" if labels == "lda" else labels)
+                   local_inference="em" if labels == "lda" else labels,
+                   report_words="all" if labels == "lda" else report_words)
     model._validate()
     if labels == "lda":
         model.components_ = lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
@@ -180,10 +181,15 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
         model.vocabulary_ = tr.vocabulary
         return classify(model, tr, te, ytr, yte, seed)["auc"]
     corpora = model._client_corpora(tr)
+    n_report = model._report_domain(tr.vocab_size, len(corpora))
+    if n_report < tr.vocab_size:  # as FedLDA.fit: entries from the vocabulary's first words only
+        domain = tr.vocabulary.words[:n_report]
+        corpora = [c for c in (c.restrict(domain, drop_empty=False) for c in corpora) if c.n_tokens]
     cfg = model._config()
     rngs = model._rng().spawn(len(corpora) + 1)  # as FedLDA.fit: one stream per client, one for the server
     clients = [FedClient(f"user{i}", c, cfg, r) for i, (c, r) in enumerate(zip(corpora, rngs[1:]))]
-    K, V = n_topics, tr.vocab_size
+    K, V = n_topics, n_report
+
     phi = rngs[0].dirichlet(np.ones(V), size=K) * 0.5 + 0.5 / V
     s = clients[0].sets.shape[1]
     user = np.concatenate([np.full(len(c.sets), i) for i, c in enumerate(clients)])
@@ -192,7 +198,8 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
     elif init == "lda":
         from dptopic.models import LDA
 
-        phi = LDA(n_topics=K, n_iter=100, seed=seed, verbose=0).fit(tr).components_ * 0.9 + 0.1 / V
+        phi = LDA(n_topics=K, n_iter=100, seed=seed, verbose=0).fit(tr).components_[:, :V]
+        phi = phi / phi.sum(axis=1, keepdims=True) * 0.9 + 0.1 / V
     seen = {}
     A, B = subset_inclusion(eps, V, s)
     e1 = math.expm1(eps)
@@ -201,10 +208,11 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
     background /= background.sum()
     for t in range(rounds):
         if t in trace:
-            model.components_, model.vocabulary_ = phi, tr.vocabulary
+            model.components_, model.vocabulary_ = full_vocabulary_topics(phi, tr.vocab_size), tr.vocabulary
             seen[t] = round(classify(model, tr, te, ytr, yte, seed)["auc"], 3)
         if server == "soft":
-            phi = soft_counts(all_sets, user, phi, eps, alpha, fed_client.EM_MAX_ITER) + beta
+            counts = soft_counts(all_sets, user, phi, eps, alpha, fed_client.EM_MAX_ITER)
+            phi = counts + beta
             phi /= phi.sum(axis=1, keepdims=True)
             continue
         own = None
@@ -238,7 +246,7 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
                 counts = counts + shrink * np.bincount(z[z < K], minlength=K)[:, None] * background
         phi = counts + beta
         phi /= phi.sum(axis=1, keepdims=True)
-    model.components_, model.vocabulary_ = phi, tr.vocabulary
+    model.components_, model.vocabulary_ = full_vocabulary_topics(phi, tr.vocab_size), tr.vocabulary
     auc = classify(model, tr, te, ytr, yte, seed)["auc"]
     if trace:
         print(json.dumps({"seed": seed, "auc_after_round": {**seen, rounds: round(auc, 3)}}))
@@ -265,6 +273,9 @@ def main():
     ap.add_argument("--subset-size", type=int, default=0, help="words per report (0: round(V / (e^eps + 1)))")
     ap.add_argument("--em-iter", type=int, default=fed_client.EM_MAX_ITER, help="EM iterations per round")
     ap.add_argument("--shrink", type=float, default=0.5)
+    ap.add_argument("--report-words", default="auto",
+                    help="auto (default, as FedLDA), all, or a number: the vocabulary's first words the reports range"
+                         " over")
     ap.add_argument("--leave-user-out", action="store_true",
                     help="server expected: each user labels against the counts without its own last-round share")
     a = ap.parse_args()
@@ -286,7 +297,9 @@ def main():
         for seed in a.seeds:
             aucs.append(run(a.task, a.eps, seed, a.labels, a.server, a.rounds, a.pad_length, beta=a.beta,
                             subset_size=a.subset_size, shrink=a.shrink, init=a.init, alpha=a.alpha,
-                            trace=set(a.trace), init_words=a.init_words, leave_user_out=a.leave_user_out))
+                            trace=set(a.trace), init_words=a.init_words, leave_user_out=a.leave_user_out,
+                            report_words=a.report_words if a.report_words in ("auto", "all")
+                            else int(a.report_words)))
     print(json.dumps({**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4),
                       "seconds": round(time.time() - t0, 1)}))
 

@@ -390,6 +390,33 @@ def test_cli_train_fed_user_budget_spends_the_total(tmp_path, capsys):
         assert rc == 2 and msg in err and len(err.strip().splitlines()) == 1
 
 
+def test_cli_train_fed_report_words(tmp_path, capsys):
+    import json
+
+    from dptopic.cli.main import main
+
+    c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
+    path = c.save(tmp_path / "c.npz")
+    rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "1",
+               "--report-words", "12", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"), "--quiet"])
+    assert rc == 0
+    rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
+    assert rep["parameters"]["report_words"] == 12 and "first 12 of 40 words" in rep["report_words_note"]
+    capsys.readouterr()
+    for bad, msg in ((["--report-words", "1"], "--report-words: invalid value '1'"),
+                     (["--report-words", "many"], "--report-words: invalid value 'many'"),
+                     (["--report-words", "2", "--topics", "3"], "at least n_topics=3")):
+        try:
+            rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--rounds", "1", "--quiet",
+                       "--out", str(tmp_path / "x")] + bad)
+        except SystemExit as e:  # argparse rejects it before training
+            rc = e.code
+        err = capsys.readouterr().err
+        assert rc == 2 and msg in err and "Traceback" not in err
+    rc = main(["train", "--corpus", str(path), "--report-words", "12", "--quiet", "--out", str(tmp_path / "y")])
+    assert rc == 2 and "--report-words" in capsys.readouterr().err   # an option of FedLDA only
+
+
 def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tmp_path, capsys):
     # the poster's rule: (eps, 2 delta) per entry, delta = 0.1, composed over every entry and round
     import json

@@ -401,3 +401,104 @@ def test_from_user_budget_builds_a_model_that_spends_exactly_the_total():
                     ({"exclusion": "floor"}, "exclusion='none'"), ({"sample_ratio": 0}, "sample_ratio")):
         with pytest.raises(DPTopicError, match=msg):
             FedLDA.from_user_budget(40.0, 30, **kw)
+
+
+# ------------------------------------------------------------------ fewer words in each report (report_words)
+def test_report_words_rule_keeps_the_words_the_reports_can_estimate():
+    from dptopic.accounting.fedlda import report_words_for, subset_report_variance
+    from dptopic.errors import DPTopicError
+
+    # the documented figures: 119 users of 256 entries at eps 5 keep 220 of 1,000 words; 300 users at 7.5 all
+    assert report_words_for(5.0, 1000, 119 * 256) == 220
+    assert report_words_for(7.5, 1000, 300 * 256) == 1000
+    # the criterion, by brute force: every kept prefix passes it, the next word fails it
+    eps, V, M = 5.0, 1000, 119 * 256
+    h = np.cumsum(1.0 / np.arange(1, V + 1))
+    ok = [1 / (n * h[n - 1]) >= math.sqrt((1 / (n * h[n - 1]) + subset_report_variance(eps, n)) / M)
+          for n in range(2, V + 1)]
+    n = report_words_for(eps, V, M)
+    assert all(ok[: n - 1]) and not ok[n - 1]
+    # more reports, a larger epsilon or a looser z keep more words; never more than the vocabulary
+    assert report_words_for(5.0, 1000, 10 * M) > n and report_words_for(6.0, 1000, M) > n
+    assert report_words_for(5.0, 1000, M, z=0.5) > n > report_words_for(5.0, 1000, M, z=2.0)
+    assert report_words_for(50.0, 300, M) == 300
+    for args, msg in (((5.0, 1, M), "vocabulary of 1"), ((5.0, 100, 0), "total_entries"),
+                      ((5.0, 100, M, 0.0), "invalid z"), ((float("nan"), 100, M), "epsilon")):
+        with pytest.raises(DPTopicError, match=msg) as e:
+            report_words_for(*args)
+        assert "\n" not in str(e.value)
+
+
+def _frequency_ordered(corpus):
+    """The synthetic corpus with its vocabulary listed most common first, as dptopic's vocabularies are."""
+    tf = np.bincount(corpus.word_ids, minlength=corpus.vocab_size)
+    return corpus.restrict([corpus.vocabulary.words[i] for i in np.argsort(-tf, kind="stable")])
+
+
+def test_report_words_restricts_what_is_sent_and_gives_other_words_the_prior():
+    c = _frequency_ordered(lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=20, seed=3).corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, epsilon=3.0, rounds=2, pad_length=16, n_clients=8, report_words=12, seed=0,
+                   verbose=0, beta=0.05).fit(c)
+        full = FedLDA(n_topics=2, epsilon=3.0, rounds=2, pad_length=16, n_clients=8, report_words="all", seed=0,
+                      verbose=0).fit(c)
+    assert m.report_words_ == 12 and full.report_words_ == 30
+    assert m.components_.shape == (2, 30) and np.allclose(m.components_.sum(axis=1), 1.0)
+    # the other words: equal in every topic, Zipf's 1 / (r H_V) by their rank in the vocabulary
+    h30 = np.sum(1.0 / np.arange(1, 31))
+    assert np.allclose(m.components_[:, 12:], 1.0 / (np.arange(13, 31) * h30)[None, :])
+    head = m.components_[:, :12]
+    assert np.allclose(head.sum(axis=1), np.sum(1.0 / np.arange(1, 13)) / h30)
+    p = m.privacy_["parameters"]
+    size = subset_size(3.0, 12)
+    assert p["report_words"] == 12 and p["words_per_report"] == size
+    assert p["inclusion_probability"] == pytest.approx(subset_inclusion(3.0, 12, size)[0])
+    assert "first 12 of 30 words" in m.privacy_["report_words_note"]
+    assert m.privacy_["epsilon_basic"] == pytest.approx(16 * 3.0) and m.privacy_["guarantee"] == "full"
+    assert full.privacy_["parameters"]["report_words"] == 30 and "report_words_note" not in full.privacy_
+
+
+def test_report_words_all_is_the_protocol_over_every_word():
+    """'all' runs exactly what FedLDA ran before report_words existed: a given subset of words changes the result."""
+    c = _frequency_ordered(lda_corpus(n_docs=30, vocab_size=25, n_topics=2, doc_length=15, seed=4).corpus)
+    kw = dict(n_topics=2, epsilon=4.0, rounds=2, pad_length=12, n_clients=6, seed=1, verbose=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = FedLDA(report_words="all", **kw).fit(c).components_
+        b = FedLDA(report_words=25, **kw).fit(c).components_
+        d = FedLDA(report_words=10, **kw).fit(c).components_
+    assert np.array_equal(a, b) and not np.allclose(a, d)
+
+
+def test_report_words_auto_saves_and_loads_and_bad_values_are_one_line(tmp_path):
+    import dptopic
+    from dptopic.errors import DPTopicError
+
+    c = _frequency_ordered(lda_corpus(n_docs=30, vocab_size=200, n_topics=2, doc_length=15, seed=5).corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, epsilon=2.0, rounds=1, pad_length=8, n_clients=6, verbose=0).fit(c)
+    # 6 users of 8 entries cannot estimate 200 words at eps 2: the rule keeps few, never fewer than 2 a topic
+    assert 4 <= m.report_words_ < 200 and m.privacy_["parameters"]["report_words_rule"] == "auto"
+    m.save(tmp_path / "m")
+    back = dptopic.load(tmp_path / "m")
+    assert back.report_words_ == m.report_words_ and back.privacy_["parameters"]["report_words"] == m.report_words_
+    for kw, msg in (({"report_words": 1}, "report_words"), ({"report_words": "some"}, "report_words"),
+                    ({"report_words": 3, "n_topics": 4}, "at least n_topics=4"),
+                    ({"report_words": 5, "subset_size": 5}, "more than subset_size=5"),
+                    ({"report_words": 50, "exclusion": "floor"}, "exclusion='none' only")):
+        params = {"n_topics": 2, "rounds": 1, "pad_length": 8, "verbose": 0, **kw}
+        with pytest.raises(DPTopicError, match=msg) as e:
+            FedLDA(**params).fit(c)
+        assert "\n" not in str(e.value)
+
+
+def test_report_words_warns_on_an_alphabetical_vocabulary():
+    c = lda_corpus(n_docs=60, vocab_size=40, n_topics=2, doc_length=30, seed=6).corpus
+    alpha = c.restrict(sorted(c.vocabulary.words))
+    with pytest.warns(UserWarning, match="alphabetical order"):
+        FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=30, verbose=0).fit(alpha)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)   # the library's own order: no warning
+        FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=30, verbose=0, seed=None).fit(_frequency_ordered(c))

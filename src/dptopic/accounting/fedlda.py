@@ -27,7 +27,8 @@ from .events import ApproxDPEvent, PureDPEvent
 
 VARIANTS = ("another", "coincide")
 EXCLUSIONS = ("none", "floor", "tail")
-KRR = ("subset selection over the whole vocabulary (Wang et al. 2016; Ye & Barg 2018; one word: k-ary randomized"
+KRR = ("subset selection over the words the reports range over (the whole vocabulary, or its first report_words;"
+       " Wang et al. 2016; Ye & Barg 2018; one word: k-ary randomized"
        " response, Kairouz, Oh & Viswanath 2016), pure eps-LDP per entry, padding included; randomized once and"
        " reused in every round (Erlingsson, Pihur & Korolova 2014); see docs/fedlda.md")
 THEOREM1 = "Wang, Tong & Shi 2020 (FedLDA poster), Theorem 1"
@@ -155,6 +156,41 @@ def entries_for_user_budget(user_epsilon: float, vocab_size: int) -> tuple[float
     best = float(ENTRY_EPSILON_GRID[int(np.argmin(cost))])
     entries = max(1, int(math.floor(float(user_epsilon) / best + 1e-9)))
     return float(user_epsilon) / entries, entries
+
+
+REPORT_WORDS_Z = 1.0
+"""Standard errors a word's expected share must reach for :func:`report_words_for` to keep it (set on two 20 Newsgroups
+pairs other than the ``experiment fedlda`` task: docs/fedlda.md, "Fewer words in each report")."""
+
+
+def report_words_for(epsilon: float, vocab_size: int, total_entries: int, z: float = REPORT_WORDS_Z) -> int:
+    """How many of the vocabulary's first words the ``"none"`` rule's reports should range over.
+
+    A report randomized over ``N`` words estimates each word's share with variance about ``(p + v_N(eps)) / M``
+    over ``M = total_entries`` reports (:func:`subset_report_variance` ``v_N``, which grows with ``N``). If the
+    vocabulary lists its words most common first and their shares follow Zipf's law (exponent 1), the ``N``-th
+    word's share among the first ``N`` is ``p_N = 1 / (N H_N)``. The rule keeps the first ``N`` words for which
+    ``p_N >= z sqrt((p_N + v_N) / M)``: words the reports can tell from zero, so a report spends its
+    randomization on fewer, estimable words, and more users (larger ``M``) or a larger epsilon keep more of them.
+    Reads no data: only the public vocabulary size, the per-entry epsilon and the number of reports.
+    """
+    epsilon = check_epsilon(epsilon)
+    V = int(vocab_size)
+    if V < 2:
+        raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give at least two words.")
+    M = int(total_entries)
+    if M < 1:
+        raise DPTopicError(f"invalid total_entries={total_entries!r}: the number of reports must be at least 1.")
+    if not (_num(z) and z > 0):
+        raise DPTopicError(f"invalid z={z!r}: must be a number > 0 (standard errors).")
+    harmonic, keep = 1.0, 2
+    for n in range(2, V + 1):
+        harmonic += 1.0 / n
+        p = 1.0 / (n * harmonic)
+        if p < z * math.sqrt((p + subset_report_variance(epsilon, n)) / M):
+            break
+        keep = n
+    return keep
 
 
 def effective_epsilon(epsilon: float, eta_: float, variant: str = "another") -> float:

@@ -280,7 +280,8 @@ def print_privacy(report: dict, console=None):
         if key in report:
             t.add_row(f"cross-check: {name} (delta={_fmt_delta(delta)})", f"{float(report[key]):.4g}")
     t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")
-    _report_tail(t, report, ("parameters", "scope", "note", "vocabulary", "randomness", "replayed_iterations"), console)
+    _report_tail(t, report, ("parameters", "scope", "note", "report_words_note", "vocabulary", "randomness",
+                                "replayed_iterations"), console)
 
 
 def _fmt_delta(d) -> str:

@@ -29,8 +29,27 @@ def add_fed_args(t) -> None:
     g.add_argument("--local-inference", choices=("em", "gibbs"), default="em",
                    help="fed, exclusion none: clients label their reports by EM of their topic proportions (default)"
                         " or by a Gibbs chain")
+    g.add_argument("--report-words", type=report_words_arg, default="auto", metavar="N|auto|all",
+                   help="fed, exclusion none: reports range over the vocabulary's first N words (its most common);"
+                        " auto (default) keeps those the reports can estimate, from epsilon, the vocabulary size and"
+                        " the number of reports (docs/fedlda.md)")
     g.add_argument("--replacement", choices=("mixture", "topic"), default="mixture",
                    help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
+
+
+def report_words_arg(text: str):
+    """``--report-words``: ``auto``, ``all`` or a number of words (at least 2)."""
+    import argparse
+
+    if text in ("auto", "all"):
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 2:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: give auto, all or a number of words >= 2")
+    return n
 
 
 def build_fedlda(a, common: dict):
@@ -47,7 +66,7 @@ def build_fedlda(a, common: dict):
     model = FedLDA(epsilon=a.epsilon if a.epsilon is not None else 5.0, delta=a.failure_rate, gamma=a.gamma,
                    rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
                    variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
-                   subset_size=a.subset_size, local_inference=a.local_inference,
+                   subset_size=a.subset_size, local_inference=a.local_inference, report_words=a.report_words,
                    seed=a.seed, **kw)
     model._validate()  # refuse bad parameters before loading the corpus
     return model
@@ -77,7 +96,7 @@ def cmd_fedlda_experiment(a):
                           rounds=a.rounds, max_docs=a.max_docs, seed=seed, n_jobs=a.jobs,
                           figures=not a.no_figures, progress=lambda msg: console.print("  " + msg),
                           rules=tuple(dict.fromkeys(a.rules)), pad_length=a.pad_length,
-                          local_inference=a.local_inference)
+                          local_inference=a.local_inference, report_words=a.report_words)
     for key, v in s["auc_loss"].items():
         mark = "holds" if v["points"] < 3 else "FAILS"
         console.print(f"AUC loss {key}: {v['points']:.1f} points ({v['relative_pct']:.1f}% relative) -> '< 3%' {mark}")
@@ -101,6 +120,8 @@ def register_fedlda_experiment(esub) -> None:
     p.add_argument("--pad-length", type=positive_int, default=256, help="entries per user (L; default 256)")
     p.add_argument("--local-inference", choices=("em", "gibbs"), default="em",
                    help="how clients of the none rule label their reports (default em; docs/fedlda.md)")
+    p.add_argument("--report-words", type=report_words_arg, default="auto", metavar="N|auto|all",
+                   help="words the none rule's reports range over (default auto; docs/fedlda.md)")
     add_seed_arg(p)
     p.add_argument("--jobs", type=positive_int, default=1)
     p.add_argument("--no-figures", action="store_true", help="only the table")

@@ -147,7 +147,7 @@ class FedClient:
             self._randomize_once()
 
     def _randomize_once(self) -> None:
-        """Pad, sample and randomize the entries once (subset selection over the whole vocabulary).
+        """Pad, sample and randomize the entries once (subset selection over the client's vocabulary).
 
         Keeps only ``sets`` (the randomized reports, each row sorted), their labels ``rz`` in ``[0, K]``
         (``K`` = padding), the label counts ``rnk`` and the word the Gibbs sweep picks from each set;

@@ -123,3 +123,24 @@ class FedServer:
     def state(self) -> tuple:
         """A snapshot for tests: ``(round, counts copy, phi copy, pending client ids)``."""
         return self.round, self.counts.copy(), self.phi.copy(), tuple(sorted(self._pending))
+
+
+def full_vocabulary_topics(phi: np.ndarray, vocab_size: int) -> np.ndarray:
+    """Φ over the whole vocabulary from Φ over its first ``N`` words, the words the reports ranged over.
+
+    The reports say nothing of the other words, so they get the same weights in every topic, from the public
+    vocabulary order alone: Zipf's law (exponent 1, the assumption that chose ``N``) gives the word of rank
+    ``r`` a share ``1 / (r H_V)``, so the words beyond ``N`` hold ``1 - H_N / H_V`` of each topic, spread as
+    ``1 / r``, and the estimated topics share the rest. Equal across topics, those words leave a document's
+    topic proportions to its reported words. Post-processing of Φ and public sizes only.
+    """
+    K, N = phi.shape
+    V = int(vocab_size)
+    if N >= V:
+        return phi.copy()
+    inv = 1.0 / np.arange(1, V + 1)
+    h_n, h_v = inv[:N].sum(), inv.sum()
+    out = np.empty((K, V))
+    out[:, :N] = phi * (h_n / h_v)
+    out[:, N:] = inv[N:] / h_v
+    return out / out.sum(axis=1, keepdims=True)

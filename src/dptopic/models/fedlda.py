@@ -15,11 +15,12 @@ import numpy as np
 from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
-from ..accounting.fedlda import entries_for_user_budget, krr_eta, subset_inclusion, user_spend
+from ..accounting.fedlda import entries_for_user_budget, krr_eta, report_words_for, subset_inclusion, user_spend
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
+from ..federated.server import full_vocabulary_topics
 from ..federated.client import check_config
 from .base import GibbsTopicModel
 
@@ -47,6 +48,14 @@ FULL_NOTE = ("full guarantee for what a user sends: each entry's word is randomi
 PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries only; the topic labels go out"
                 " unperturbed{mixture}, so a user's text is not protected as a whole (see scope and docs/fedlda.md)")
 
+
+
+def _warn_if_vocabulary_sorted(words) -> None:
+    """``report_words`` takes the vocabulary's first words as its most common: an alphabetical list is a mistake."""
+    if len(words) > 20 and all(a <= b for a, b in zip(words, words[1:])):
+        warnings.warn("FedLDA report_words keeps the vocabulary's first words as its most common, but this vocabulary"
+                      " is in alphabetical order: list it most common first (as Corpus.prune does), or pass"
+                      " report_words='all'.", UserWarning, stacklevel=3)
 
 
 def coverage(replacement: str, exclusion: str = "floor") -> dict:
@@ -92,7 +101,16 @@ class FedLDA(GibbsTopicModel):
         ``"gibbs"``: continue one Gibbs chain over the labels across rounds (the earlier rule; its labels
         get stuck when the reports say little, e.g. at eps = 5). Both are post-processing.
     subset_size : ``"none"`` rule: words per randomized entry (subset selection); 0 (default) picks
-        ``round(V / (e^eps + 1))``, at least 1 (k-ary randomized response).
+        ``round(V / (e^eps + 1))``, at least 1 (k-ary randomized response), with V the report words below.
+    report_words : ``"none"`` rule: how many of the vocabulary's first words the reports range over. The
+        vocabulary must list its words most common first, as dptopic's vocabularies do (``Corpus.from_texts``,
+        ``prune``, the loaders); a user's entries are drawn from its tokens among those words, and the other
+        words get the same weights in every topic, by Zipf's law over the vocabulary order
+        (:func:`~dptopic.federated.server.full_vocabulary_topics`). ``"auto"`` (default): the words whose
+        share the reports can estimate, from epsilon, the vocabulary size and the number of reports alone
+        (:func:`~dptopic.accounting.fedlda.report_words_for`; 220 of 1,000 words for 119 users of 256 entries
+        at eps = 5, all 1,000 for 300 users at 7.5); ``"all"``: every word; or a number. See
+        ``docs/fedlda.md``, "Fewer words in each report".
     report_delta : δ at which the tight (PLD) ε of the per-user composition is reported.
     seed : None (default, OS entropy). An explicit seed makes the noise reproducible — tests only.
     n_jobs : worker threads for the clients.
@@ -105,7 +123,7 @@ class FedLDA(GibbsTopicModel):
         "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
         "exclusion": [Options(("none", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
         "local_iter": [Int(1, 100_000)], "subset_size": [Int(0, 1_000_000_000)], "report_delta": [Real(0, 1, "neither")],
-        "local_inference": [Options(("em", "gibbs"))],
+        "local_inference": [Options(("em", "gibbs"))], "report_words": [Int(2, 1_000_000_000), Options(("auto", "all"))],
     }
     _private = True
 
@@ -113,7 +131,7 @@ class FedLDA(GibbsTopicModel):
                  rounds: int = 50, sample_ratio: float = 1.0, pad_length: int = 512, n_clients: int | None = None,
                  alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "none",
                  replacement: str = "mixture", local_iter: int = 1, subset_size: int = 0, report_delta: float = 1e-5, seed=None,
-                 n_jobs: int = 1, verbose: int = 1, local_inference: str = "em"):
+                 n_jobs: int = 1, verbose: int = 1, local_inference: str = "em", report_words: int | str = "auto"):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -130,6 +148,7 @@ class FedLDA(GibbsTopicModel):
         self.local_iter = local_iter
         self.subset_size = subset_size
         self.local_inference = local_inference
+        self.report_words = report_words
         self.report_delta = report_delta
         self.seed = seed
         self.n_jobs = n_jobs
@@ -143,7 +162,8 @@ class FedLDA(GibbsTopicModel):
         vocabulary of 1,000 words, ``user_epsilon=1280`` gives 138 entries at 9.28 each instead of the
         poster's 256 at 5. A larger per-entry epsilon protects one word less, the user's whole report the
         same; the report states both. ``vocab_size``: the public vocabulary's size (the model must be fitted
-        on it). Reads no data."""
+        on it). The reports range over every word (``report_words="all"``) unless ``report_words`` is given: the
+        split is chosen for that many words. Reads no data."""
         fixed = sorted(k for k in ("epsilon", "pad_length") if k in kw)
         if fixed:
             raise DPTopicError(f"from_user_budget chooses {' and '.join(fixed)} itself: leave {'them' if len(fixed) > 1 else 'it'}"
@@ -154,6 +174,7 @@ class FedLDA(GibbsTopicModel):
         ratio = float(kw.get("sample_ratio", 1.0))
         if not 0 < ratio <= 1:
             raise DPTopicError(f"invalid sample_ratio={ratio!r}: must lie in (0, 1].")
+        kw.setdefault("report_words", "all")  # the split is chosen for the whole vocabulary
         eps, entries = entries_for_user_budget(user_epsilon, vocab_size)
         pad = max(1, int(math.ceil(entries / ratio - 1e-9)))
         while pad > 1 and max(1, int(round(ratio * (pad - 1)))) >= entries:
@@ -171,6 +192,24 @@ class FedLDA(GibbsTopicModel):
             raise DPTopicError(f"pad_length={self.pad_length} is too small for sample_ratio={self.sample_ratio:g}:"
                                " an update would carry no entry; raise pad_length or sample_ratio.")
         validate_value("epsilon", self.epsilon, [Real(0, None, "neither")])
+        if self.exclusion != "none" and self.report_words not in ("auto", "all"):
+            raise DPTopicError(f"report_words={self.report_words!r} applies to exclusion='none' only: the floor and"
+                               " tail rules replace words from the model over the whole vocabulary; drop it.")
+
+    def _report_domain(self, vocab_size: int, n_users: int) -> int:
+        """How many of the vocabulary's first words the reports range over (``report_words``)."""
+        if self.exclusion != "none" or self.report_words == "all":
+            return vocab_size
+        K, s = self.n_topics, int(self.subset_size)
+        if self.report_words == "auto":  # never fewer than two words a topic, nor than a report's words + 1
+            n = report_words_for(self.epsilon, vocab_size, n_users * self._config().n_entries)
+            return min(vocab_size, max(n, 2 * K, s + 1))
+        n = min(int(self.report_words), vocab_size)
+        if n < K or s >= n:
+            more = f" and more than subset_size={s}" if s else ""
+            raise DPTopicError(f"report_words={n} is too few: the reports need at least n_topics={K} words{more};"
+                               " raise report_words or pass 'auto'.")
+        return n
 
     # ------------------------------------------------------------- clients
     def _client_corpora(self, X, vocabulary=None) -> list[Corpus]:
@@ -205,15 +244,25 @@ class FedLDA(GibbsTopicModel):
         self._validate()
         corpora = self._client_corpora(X, vocabulary)
         self.vocabulary_ = corpora[0].vocabulary
+        V = len(self.vocabulary_)
         cfg = self._config()
-        check_config(cfg, len(self.vocabulary_))  # K <= V and a realizable epsilon, before any work
+        check_config(cfg, V)  # K <= V and a realizable epsilon, before any work
+        n_report = self._report_domain(V, len(corpora))
+        if n_report < V:  # entries drawn from the first n_report words only; a user left without any sends nothing
+            _warn_if_vocabulary_sorted(self.vocabulary_.words)
+            domain = self.vocabulary_.words[:n_report]
+            corpora = [c for c in (c.restrict(domain, drop_empty=False) for c in corpora) if c.n_tokens]
+            if not corpora:
+                raise DPTopicError(f"no user holds any of the vocabulary's first {n_report} words (report_words):"
+                                   " list the vocabulary most common first, or raise report_words.")
+        self.report_words_ = n_report
+        check_config(cfg, n_report)
         rng = self._rng()
         ids = [f"user{i}" for i in range(len(corpora))]
         client_rngs = rng.spawn(len(corpora) + 1)
         clients = [FedClient(i, c, cfg, r) for i, c, r in zip(ids, corpora, client_rngs[1:])]
-        server = FedServer.from_config(self.vocabulary_, cfg, ids, self.beta, rng=client_rngs[0])
-        event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion,
-                          vocab_size=len(self.vocabulary_))
+        server = FedServer.from_config(corpora[0].vocabulary, cfg, ids, self.beta, rng=client_rngs[0])
+        event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion, vocab_size=n_report)
         self.ledger_ = PrivacyLedger(unit="user", relation=USER_RELATION_NONE if self.exclusion == "none"
                                      else USER_RELATION, theorem=event.theorem, discretization=1e-2)
         self.history_ = []
@@ -235,19 +284,19 @@ class FedLDA(GibbsTopicModel):
                         "bytes_per_client": float(np.mean([len(u) for u in updates])),
                         "broadcast_bytes": len(b)}
                 if test is not None:
-                    self.components_ = server.phi
+                    self.components_ = full_vocabulary_topics(server.phi, V)
                     info["heldout_perplexity"] = self.perplexity(test, mode="completion", n_iter=30, burn_in=15)
                 self.history_.append(info)
                 if callback is not None:
                     callback(info)
                 bar.advance(1, info=f"eps/user {info['epsilon_user_basic']:.4g}")
-        self.components_ = server.phi.copy()
+        self.components_ = full_vocabulary_topics(server.phi, V)
         self.n_truncated_ = int(sum(c.n_truncated for c in clients))
         self.n_clients_ = len(clients)
         self._set_fitted()
         # public quantities only: the exact document and token counts are what the padding hides
         self._train_stats = {"n_clients": len(clients), "vocab_size": len(self.vocabulary_),
-                             "entries_per_update": cfg.n_entries,
+                             "entries_per_update": cfg.n_entries, "report_words": n_report,
                              "rounds": [{k: v for k, v in h.items() if k != "heldout_perplexity"}
                                         for h in self.history_]}
         return self
@@ -255,7 +304,8 @@ class FedLDA(GibbsTopicModel):
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(self.report_delta)
         none = self.exclusion == "none"
-        e = krr_eta(self.epsilon, len(self.vocabulary_)) if none else _eta(self.epsilon, self.delta, self.gamma,
+        n_report = int(getattr(self, "report_words_", len(self.vocabulary_)))
+        e = krr_eta(self.epsilon, n_report) if none else _eta(self.epsilon, self.delta, self.gamma,
                                                                             self.variant)
         rep.update({
             "epsilon_nominal": float(self.epsilon),
@@ -274,14 +324,21 @@ class FedLDA(GibbsTopicModel):
             rep["budget"] = {"epsilon_per_user": budget[0], "vocab_size": budget[1],
                              "rule": "FedLDA.from_user_budget: entries and epsilon per entry minimising the"
                                      " frequency estimate's error for this total (docs/fedlda.md)"}
-            if budget[1] != len(self.vocabulary_):
-                rep["budget"]["note"] = (f"chosen for {budget[1]} words but fitted on {len(self.vocabulary_)}:"
+            if budget[1] != n_report:
+                rep["budget"]["note"] = (f"chosen for {budget[1]} words but the reports range over {n_report}:"
                                          " the total still holds, the split may not be the best")
         if none:
-            V = len(self.vocabulary_)
-            size = self._config().report_size(V)
+            size = self._config().report_size(n_report)
             rep["parameters"].update({"words_per_report": size, "local_inference": self.local_inference,
-                                      "inclusion_probability": subset_inclusion(self.epsilon, V, size)[0]})
+                                      "inclusion_probability": subset_inclusion(self.epsilon, n_report, size)[0],
+                                      "report_words": n_report,
+                                      "report_words_rule": self.report_words if isinstance(self.report_words, str)
+                                      else "given"})
+            if n_report < len(self.vocabulary_):
+                rep["report_words_note"] = (f"reports range over the vocabulary's first {n_report} of"
+                                            f" {len(self.vocabulary_)} words (taken as its most common); a user's other"
+                                            " words are never sent, and every topic gives them the same weights, by"
+                                            " Zipf's law over the vocabulary order")
         if self.seed is not None:
             rep["noise_reproducible"] = True
             rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"
@@ -294,6 +351,8 @@ class FedLDA(GibbsTopicModel):
         # folders saved before these counts were dropped: read, but never written again
         if isinstance(self._train_stats, dict):
             self._train_stats = {k: v for k, v in self._train_stats.items() if k not in ("n_docs", "n_tokens")}
+        stats = self._train_stats if isinstance(self._train_stats, dict) else {}
+        self.report_words_ = int(stats.get("report_words", len(self.vocabulary_)))  # older folders: every word
 
     def save(self, directory, *, save_metrics: bool | None = None) -> str:
         """Save like every private model: the seed is never written. ``save_metrics=True`` adds the

@@ -113,7 +113,7 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
         card["per_document"] = report.get("per_document") or {
             "rule": "group privacy: a document of L words is protected with L x epsilon",
             "examples": {str(L): eps * L for L in (10, 100, 1000)}}
-    for key in ("warnings", "vocabulary_selection", "budget", "mode"):
+    for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note"):
         if key in report:
             card[key] = report[key]
     return card
