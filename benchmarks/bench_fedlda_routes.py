@@ -86,6 +86,7 @@ def soft_counts(sets, user, phi, eps, alpha, n_iter):
         theta /= theta.sum(axis=1, keepdims=True)
     r = theta[user] * lik
     r /= r.sum(axis=1, keepdims=True)
+    counts = np.zeros((K, V))
     for k in range(K):
         weight = e1 * phi[k, sets] * (r[:, k] / lik[:, k])[:, None]
         np.add.at(counts[k], sets.ravel(), weight.ravel())
@@ -211,8 +212,7 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
             model.components_, model.vocabulary_ = full_vocabulary_topics(phi, tr.vocab_size), tr.vocabulary
             seen[t] = round(classify(model, tr, te, ytr, yte, seed)["auc"], 3)
         if server == "soft":
-            counts = soft_counts(all_sets, user, phi, eps, alpha, fed_client.EM_MAX_ITER)
-            phi = counts + beta
+            phi = soft_counts(all_sets, user, phi, eps, alpha, fed_client.EM_MAX_ITER) + beta
             phi /= phi.sum(axis=1, keepdims=True)
             continue
         own = None
