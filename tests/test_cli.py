@@ -53,6 +53,11 @@ def test_privacy_calculators(capsys):
     assert main(["privacy", "compose", "--laplace", "0.1", "100", "--delta", "1e-5"]) == 0
     out = capsys.readouterr().out
     assert "eps = 10" in out and "4.22" in out
+    # FedLDA's report words: the documented 220 of 1,000 at eps 5 for 119 users of 256 entries
+    assert main(["privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000", "--users", "119",
+                 "--entries", "256"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "first 220 of 1,000 words" in out and "every word: 25.3" in out
 
 
 @pytest.mark.parametrize("args,msg", [
@@ -64,6 +69,7 @@ def test_privacy_calculators(capsys):
     (["topics", "--model", "/no/such/dir"], "does not exist"),
     (["privacy", "hdp", "--epsilon-inherent", "10", "--epsilon", "1", "--iterations", "100"], "budget too small"),
     (["train", "--algorithm", "hdp", "--budget", "600", "--clip", "5"], "drop --clip"),
+    (["privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1", "--users", "10"], "at least two words"),
 ])
 def test_bad_input_is_one_line(args, msg, tmp_path):
     if "EMPTY" in args:

@@ -79,6 +79,21 @@ def cmd_privacy_compose(a):
                          f"RDP cross-check:   eps = {rep['epsilon_rdp']:.6g} (delta = {a.delta:g})")
 
 
+def cmd_privacy_fed_report_words(a):
+    from ..accounting.fedlda import report_words_for, subset_report_variance, subset_size
+
+    n = report_words_for(a.epsilon, a.vocab_size, a.users * a.entries, a.z)
+    s = subset_size(a.epsilon, n)
+    console = make_console()
+    console.print(f"FedLDA (exclusion none), eps={a.epsilon:g} per entry, {a.users:,} users x {a.entries:,} entries:"
+                  f" reports over the first {n:,} of {a.vocab_size:,} words (those whose share the reports can tell"
+                  f" from zero at z={a.z:g}; the vocabulary listed most common first)")
+    console.print(f"  {s} word(s) per report; randomization variance summed over the words: {n * subset_report_variance(a.epsilon, n):.3g}"
+                  f" (every word: {a.vocab_size * subset_report_variance(a.epsilon, a.vocab_size):.3g}; sampling alone: 1)")
+    console.print(f"  FedLDA(report_words={n}) or report_words='auto'; for 'dptopic serve --fed-epsilon', publish those"
+                  " words as --vocabulary (docs/fedlda.md)")
+
+
 def register(sub) -> None:
     pr = sub.add_parser("privacy", help="privacy calculators")
     psub = pr.add_subparsers(dest="privacy_command", required=True, metavar="CALCULATOR")
@@ -105,3 +120,13 @@ def register(sub) -> None:
     pc.add_argument("--delta", type=unit_interval, default=1e-5)
     pc.add_argument("--unit", default="word")
     pc.set_defaults(func=cmd_privacy_compose)
+    pf = psub.add_parser("fed-report-words", help="FedLDA: how many of the vocabulary's first words the reports should"
+                                                  " range over (reads no data)")
+    pf.add_argument("--epsilon", type=positive_float, required=True, help="epsilon per entry")
+    pf.add_argument("--vocab-size", type=positive_int, required=True, help="words in the public vocabulary")
+    pf.add_argument("--users", type=positive_int, required=True, help="users expected to take part")
+    pf.add_argument("--entries", type=positive_int, default=512, help="entries per user (pad_length x sample_ratio;"
+                                                                      " default 512)")
+    pf.add_argument("--z", type=positive_float, default=1.0, help="standard errors a kept word's share must reach"
+                                                                   " (default 1, docs/fedlda.md)")
+    pf.set_defaults(func=cmd_privacy_fed_report_words)
