@@ -35,6 +35,9 @@ Starts (--init):
   lda       diagnostic, not a protocol (it reads the true words): centralized LDA's topics as the start,
             to see whether the reports keep good topics once they are found
 --trace R [R ...] prints the AUC after those rounds as well (the last one is --rounds).
+--report-words auto|all|N: the vocabulary's first words the reports range over (FedLDA's report_words; auto
+reproduces the experiment's default). --task autos-electronics and graphics-crypt are the two other 20 Newsgroups
+pairs report_words' rule was set on; --lda adds centralized LDA's AUC and the loss in points.
 
 Run:  python benchmarks/bench_fedlda_routes.py --labels em --server expected --task 20ng --eps 5 --seeds 0 1 2
       (em/expected reproduces the "none" rows of `dptopic experiment fedlda --no-figures --seed S`)
@@ -261,7 +264,9 @@ def main():
     ap.add_argument("--init-words", type=int, default=300, help="words of the --init cooc start")
     ap.add_argument("--alpha", type=float, default=0.1, help="the users' Dirichlet prior on topic proportions")
     ap.add_argument("--trace", type=int, nargs="*", default=[], help="also print the AUC after these rounds")
-    ap.add_argument("--task", choices=("20ng", "sotu"), default="20ng")
+    ap.add_argument("--task", choices=("20ng", "sotu", "autos-electronics", "graphics-crypt"), default="20ng",
+                    help="the experiment's tasks, or the two 20 Newsgroups pairs FedLDA's defaults are set on")
+    ap.add_argument("--lda", action="store_true", help="also print centralized LDA's AUC on each seed (the reference)")
     ap.add_argument("--eps", type=float, default=5.0)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--rounds", type=int, default=20)
@@ -300,8 +305,20 @@ def main():
                             trace=set(a.trace), init_words=a.init_words, leave_user_out=a.leave_user_out,
                             report_words=a.report_words if a.report_words in ("auto", "all")
                             else int(a.report_words)))
-    print(json.dumps({**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4),
-                      "seconds": round(time.time() - t0, 1)}))
+        ref = [lda_auc(a.task, seed) for seed in a.seeds] if a.lda else None
+    out = {**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4)}
+    if ref is not None:
+        out.update(lda_auc=[round(x, 3) for x in ref], lda_mean=round(float(np.mean(ref)), 4),
+                   loss_points=round(100 * float(np.mean(ref) - np.mean(aucs)), 2))
+    print(json.dumps({**out, "seconds": round(time.time() - t0, 1)}))
+
+
+def lda_auc(task, seed):
+    """Centralized LDA's AUC, as ``dptopic experiment fedlda`` computes its reference row."""
+    from dptopic.models import LDA
+
+    tr, te, ytr, yte = task_corpora(task, 3000, seed)
+    return classify(LDA(n_topics=20, n_iter=100, seed=seed, verbose=0).fit(tr), tr, te, ytr, yte, seed)["auc"]
 
 
 if __name__ == "__main__":
