@@ -279,3 +279,44 @@ def test_serve_with_a_per_user_budget_runs_rounds_at_the_chosen_split(tmp_path):
         assert out["epsilon_basic"] == pytest.approx(90)          # the contributor's whole spend: the budget
     finally:
         srv.stop()
+
+
+def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
+    """``--fed-report-words N``: the rounds range over the vocabulary's first N words; /v1/config says so, a
+    contributor's client restricts its documents to them, and the database refuses a restart with another N."""
+    pytest.importorskip("starlette")
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("uvicorn")
+    import subprocess
+    import sys
+
+    from service_helpers import Server, corpus_of, get_json, http, make_data
+
+    from dptopic.federated import vocabulary_fingerprint
+    from dptopic.service.client import fed_participate
+
+    words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
+    db = f"sqlite:///{tmp_path / 'service.db'}"
+    srv = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "3",
+                 "--fed-pad-length", "32", "--fed-min-updates", "1", "--fed-report-words", "40").start()
+    try:
+        fed = get_json(srv.url + "/v1/config")[1]["fed"]
+        assert fed["report_words"] == 40 and fed["vocabulary_fingerprint"] == vocabulary_fingerprint(words[:40])
+        out = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30)
+        assert out["guarantee"] == "full" and out["rounds"][0]["round_closed"]
+        msg = decode_message(http("GET", srv.url + "/v1/fed/round")[2])
+        assert isinstance(msg, ModelBroadcast) and msg.phi.shape == (3, 40) and msg.round == 1
+    finally:
+        srv.stop()
+    # the same database with another number of report words: refused at start-up, in one line
+    again = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "3",
+                   "--fed-report-words", "50")
+    with pytest.raises(RuntimeError, match="fed_report_words=40"):
+        again.start(timeout=60)
+    # settings that cannot work: one line, before anything starts
+    for extra, msg in ((["--fed-report-words", "40"], "no effect without FedLDA"),
+                       (["--fed-epsilon", "5", "--fed-report-words", "500"], "between --fed-topics")):
+        r = subprocess.run([sys.executable, "-m", "dptopic", "serve", "--vocabulary", str(tmp_path / "vocab.txt"),
+                            "--epsilon-word", "2", "--database", f"sqlite:///{tmp_path / 'other.db'}", *extra],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr

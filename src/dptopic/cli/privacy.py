@@ -90,8 +90,8 @@ def cmd_privacy_fed_report_words(a):
                   f" from zero at z={a.z:g}; the vocabulary listed most common first)")
     console.print(f"  {s} word(s) per report; randomization variance summed over the words: {n * subset_report_variance(a.epsilon, n):.3g}"
                   f" (every word: {a.vocab_size * subset_report_variance(a.epsilon, a.vocab_size):.3g}; sampling alone: 1)")
-    console.print(f"  FedLDA(report_words={n}) or report_words='auto'; for 'dptopic serve --fed-epsilon', publish those"
-                  " words as --vocabulary (docs/fedlda.md)")
+    console.print(f"  FedLDA(report_words={n}) or report_words='auto'; dptopic train --algorithm fed --report-words {n};"
+                  f" dptopic serve --fed-epsilon {a.epsilon:g} --fed-report-words {n} (docs/fedlda.md)")
 
 
 def register(sub) -> None:

@@ -26,7 +26,8 @@ def _need_service_extra():
         raise DPTopicError(f"the service needs the 'service' extra ({e.name} is missing): pip install 'dptopic[service]'.") from None
 
 
-FED_DEFAULTS = {"topics": 20, "failure_rate": 0.1, "pad_length": 512, "sample_ratio": 1.0, "min_updates": 2}
+FED_DEFAULTS = {"topics": 20, "failure_rate": 0.1, "pad_length": 512, "sample_ratio": 1.0, "min_updates": 2,
+                "report_words": None}
 
 
 def build_config(a):
@@ -49,7 +50,7 @@ def build_config(a):
                                " --fed-epsilon and --fed-pad-length.")
         from ..models import FedLDA
 
-        split = FedLDA.from_user_budget(a.fed_user_budget, len(vocab.words),
+        split = FedLDA.from_user_budget(a.fed_user_budget, min(len(vocab.words), a.fed_report_words or len(vocab.words)),
                                         sample_ratio=FED_DEFAULTS["sample_ratio"] if a.fed_sample_ratio is None
                                         else a.fed_sample_ratio)
         a.fed_epsilon, fed["pad_length"] = split.epsilon, split.pad_length
@@ -92,7 +93,7 @@ def cmd_serve(a):
         from ..federated.client import check_config
         from ..service import codec
 
-        check_config(codec.fed_config(cfg), cfg.vocab_size)
+        check_config(codec.fed_config(cfg), len(cfg.fed_vocabulary))
     from ..service.app import Service
     from ..service.storage import foreign_tables
 
@@ -109,7 +110,7 @@ def cmd_serve(a):
                     f"eps_word={cfg.epsilon_word:.4g} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")
     console.print(f"dptopic serve: V={cfg.vocab_size}, {reports_line}"
                   f" batch={cfg.batch_size}, prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
-                  f" FedLDA {'off' if cfg.fed_epsilon is None else f'eps={cfg.fed_epsilon:g}'},"
+                  f" FedLDA {'off' if cfg.fed_epsilon is None else f'eps={cfg.fed_epsilon:g} over {len(cfg.fed_vocabulary)} words'},"
                   f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
     from ..service.http import server_options
 
@@ -208,6 +209,9 @@ def register(sub) -> None:
     s.add_argument("--fed-sample-ratio", type=float, default=None, help="FedLDA share of entries sent (default 1)")
     s.add_argument("--fed-min-updates", type=int, default=None,
                    help="close a FedLDA round after this many updates (0: only by the admin; default 2)")
+    s.add_argument("--fed-report-words", type=positive_int, default=None, metavar="N",
+                   help="FedLDA reports range over the vocabulary's first N words (listed most common first; default:"
+                        " every word); 'dptopic privacy fed-report-words' gives N for the users you expect")
     s.add_argument("--quiet", action="store_true", help="no access log")
     s.set_defaults(func=cmd_serve)
 

@@ -74,6 +74,7 @@ class Service:
         """What stored reports are made with: a database serves one vocabulary, one f and one format."""
         cfg = self.cfg
         return {"vocabulary_sha256": self.fingerprint, "vocab_size": cfg.vocab_size, "f": cfg.f,
+                "fed_report_words": cfg.fed_report_words,
                 "report_format": self.kind.report_format()["version"], "report_kind": cfg.report_kind,
                 **self.kind.settings(cfg)}
 
@@ -92,7 +93,7 @@ class Service:
         self.storage.bind_settings(self.settings())
         self.storage.active_model()
         if self.rrp is not None:
-            self.storage.fed_round(lambda: codec.fed_initial_broadcast(cfg.vocabulary, self.rrp))
+            self.storage.fed_round(lambda: codec.fed_initial_broadcast(cfg.fed_vocabulary, self.rrp))
         self.writer = GroupCommitWriter(self.storage, max_reports=max(cfg.max_reports_per_request, 20_000)).start()
         self.trainer = Trainer(self.storage, cfg, on_batch=self.metrics.batch_done)
         if self.start_trainer:
@@ -152,7 +153,8 @@ class Service:
                               " reuse it, with the same body, on every retry",
                "fed": None}
         if self.rrp is not None:
-            doc["fed"] = {**codec.fed_config_dict(self.rrp), "vocabulary_fingerprint": codec.fed_fingerprint(cfg.vocabulary),
+            doc["fed"] = {**codec.fed_config_dict(self.rrp), "report_words": len(cfg.fed_vocabulary),
+                          "vocabulary_fingerprint": codec.fed_fingerprint(cfg.fed_vocabulary),
                           "min_updates_per_round": cfg.fed_min_updates}
         return doc
 
@@ -314,7 +316,7 @@ async def post_fed_update(request: Request):
         return _fed_ack(svc, key, *known)
     rnd, _ = await run_in_threadpool(svc.storage.fed_round)
     try:
-        client, _ = await run_in_threadpool(codec.fed_check_update, body, svc.cfg.vocabulary, svc.rrp, rnd)
+        client, _ = await run_in_threadpool(codec.fed_check_update, body, svc.cfg.fed_vocabulary, svc.rrp, rnd)
     except codec.StaleMessage as e:
         raise ApiError(409, "stale_round", str(e)) from None
     except codec.MalformedReports as e:
@@ -323,7 +325,7 @@ async def post_fed_update(request: Request):
         raise ApiError(422, "incompatible_update", str(e)) from None
 
     def aggregate(round_, bodies, broadcast):
-        return codec.fed_aggregate(svc.cfg.vocabulary, svc.rrp, round_, bodies, broadcast=broadcast)
+        return codec.fed_aggregate(svc.cfg.fed_vocabulary, svc.rrp, round_, bodies, broadcast=broadcast)
 
     outcome, info = await run_in_threadpool(svc.storage.fed_store_update, rnd, client, key, sha, body,
                                             svc.cfg.fed_min_updates, aggregate)
@@ -396,7 +398,7 @@ async def admin_close_round(request: Request):
     await read_json(request, 64 * 1024)
 
     def aggregate(round_, bodies, broadcast):
-        return codec.fed_aggregate(svc.cfg.vocabulary, svc.rrp, round_, bodies, broadcast=broadcast)
+        return codec.fed_aggregate(svc.cfg.fed_vocabulary, svc.rrp, round_, bodies, broadcast=broadcast)
 
     try:
         info = await run_in_threadpool(svc.storage.fed_close_round, aggregate)

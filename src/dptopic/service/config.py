@@ -36,6 +36,9 @@ class ServiceConfig:
     fed_topics, fed_failure_rate, fed_gamma, fed_pad_length, fed_sample_ratio : the other public
         FedLDA protocol parameters (:class:`~dptopic.federated.RRPConfig`).
     fed_min_updates : a round closes by itself once this many updates arrived (0: only by the admin).
+    fed_report_words : FedLDA's reports range over the vocabulary's first this many words (listed most common
+        first); ``None``: every word. ``dptopic privacy fed-report-words`` gives the number for the users expected
+        (docs/fedlda.md, "Fewer words in each report").
     """
 
     vocabulary: object
@@ -62,6 +65,7 @@ class ServiceConfig:
     fed_pad_length: int = 512
     fed_sample_ratio: float = 1.0
     fed_min_updates: int = 2
+    fed_report_words: int | None = None
 
     _parameter_constraints = {
         "f": [IsNone(), Real(0, 1, "neither")],
@@ -83,6 +87,7 @@ class ServiceConfig:
         "fed_pad_length": [Int(1, None)],
         "fed_sample_ratio": [Real(0, 1, "right")],
         "fed_min_updates": [Int(0, None)],
+        "fed_report_words": [IsNone(), Int(2, None)],
     }
 
     def __post_init__(self):
@@ -111,6 +116,12 @@ class ServiceConfig:
             if k > V:
                 raise DPTopicError(f"{name} {k} exceeds the vocabulary size {V}: every mini-batch would be refused;"
                                    f" give at most {V} topics or a larger --vocabulary.")
+        if self.fed_report_words is not None:
+            if self.fed_epsilon is None:
+                raise DPTopicError("--fed-report-words has no effect without FedLDA: add --fed-epsilon EPS, or drop it.")
+            if not self.fed_topics <= self.fed_report_words <= V:
+                raise DPTopicError(f"--fed-report-words {self.fed_report_words} must lie between --fed-topics"
+                                   f" ({self.fed_topics}) and the vocabulary size ({V}).")
         if self.fed_epsilon is not None:
             from ..accounting.events import EPSILON_MAX
 
@@ -122,6 +133,14 @@ class ServiceConfig:
     @property
     def vocab_size(self) -> int:
         return len(self.vocabulary)
+
+    @property
+    def fed_vocabulary(self):
+        """The words FedLDA's reports range over: the vocabulary's first ``fed_report_words`` (all by default)."""
+        from ..corpus import Vocabulary
+
+        n = self.fed_report_words
+        return self.vocabulary if n is None or n >= len(self.vocabulary) else Vocabulary(self.vocabulary.words[:n])
 
     @property
     def epsilon_word(self) -> float:

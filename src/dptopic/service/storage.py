@@ -261,8 +261,8 @@ class Storage:
         for k, v in expected.items():
             if k in stored and stored[k] != v:
                 raise StorageError(f"the database holds reports made with {k}={stored[k]!r} but the server was started"
-                                   f" with {k}={v!r}: start it with the same --vocabulary, --report-kind and epsilon,"
-                                   " or use a new --database.")
+                                   f" with {k}={v!r}: start it with the same --vocabulary, --report-kind, epsilon and"
+                                   " --fed-report-words, or use a new --database.")
         return stored
 
     # ----------------------------------------------------------------- reports
