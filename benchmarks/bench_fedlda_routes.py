@@ -54,6 +54,7 @@ import numpy as np
 
 import dptopic.federated.client as fed_client
 from dptopic.accounting.fedlda import subset_inclusion
+from dptopic.evaluation import npmi_coherence
 from dptopic.experiments.fedlda import classify, task_corpora
 from dptopic.federated import FedClient
 from dptopic.federated.server import full_vocabulary_topics
@@ -172,7 +173,7 @@ def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
 
 def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=256, n_topics=20, beta=0.01,
         subset_size=0, shrink=0.5, data=None, init="random", alpha=0.1, trace=(), init_words=300,
-        leave_user_out=False, report_words="auto"):
+        leave_user_out=False, report_words="auto", npmi_out=None):
     tr, te, ytr, yte = data if data is not None else task_corpora(task, 3000, seed)
     model = FedLDA(n_topics=n_topics, epsilon=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
                    n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0, alpha=alpha,
@@ -251,6 +252,8 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
         phi /= phi.sum(axis=1, keepdims=True)
     model.components_, model.vocabulary_ = full_vocabulary_topics(phi, tr.vocab_size), tr.vocabulary
     auc = classify(model, tr, te, ytr, yte, seed)["auc"]
+    if npmi_out is not None:  # the topics' own quality: NPMI of the top 10 words on the test split
+        npmi_out.append(npmi_coherence(model.components_, te, 10))
     if trace:
         print(json.dumps({"seed": seed, "auc_after_round": {**seen, rounds: round(auc, 3)}}))
     return auc
@@ -267,6 +270,8 @@ def main():
     ap.add_argument("--task", choices=("20ng", "sotu", "autos-electronics", "graphics-crypt"), default="20ng",
                     help="the experiment's tasks, or the two 20 Newsgroups pairs FedLDA's defaults are set on")
     ap.add_argument("--lda", action="store_true", help="also print centralized LDA's AUC on each seed (the reference)")
+    ap.add_argument("--npmi", action="store_true", help="also print the topics' NPMI (top 10, test split; with --lda,"
+                                                        " LDA's too)")
     ap.add_argument("--eps", type=float, default=5.0)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--rounds", type=int, default=20)
@@ -296,7 +301,7 @@ def main():
 
         a.eps, a.pad_length = entries_for_user_budget(a.user_budget, task_corpora(a.task)[0].vocab_size)
     fed_client.EM_MAX_ITER = a.em_iter
-    t0, aucs = time.time(), []
+    t0, aucs, npmis = time.time(), [], ([] if a.npmi else None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fixed seeds: reproduction only
         for seed in a.seeds:
@@ -304,21 +309,28 @@ def main():
                             subset_size=a.subset_size, shrink=a.shrink, init=a.init, alpha=a.alpha,
                             trace=set(a.trace), init_words=a.init_words, leave_user_out=a.leave_user_out,
                             report_words=a.report_words if a.report_words in ("auto", "all")
-                            else int(a.report_words)))
-        ref = [lda_auc(a.task, seed) for seed in a.seeds] if a.lda else None
+                            else int(a.report_words), npmi_out=npmis))
+        ref = [lda_scores(a.task, seed) for seed in a.seeds] if a.lda else None
     out = {**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4)}
+    if npmis is not None:
+        out.update(npmi=[round(x, 3) for x in npmis], npmi_mean=round(float(np.mean(npmis)), 4))
     if ref is not None:
-        out.update(lda_auc=[round(x, 3) for x in ref], lda_mean=round(float(np.mean(ref)), 4),
-                   loss_points=round(100 * float(np.mean(ref) - np.mean(aucs)), 2))
+        lda_auc = [r[0] for r in ref]
+        out.update(lda_auc=[round(x, 3) for x in lda_auc], lda_mean=round(float(np.mean(lda_auc)), 4),
+                   loss_points=round(100 * float(np.mean(lda_auc) - np.mean(aucs)), 2))
+        if npmis is not None:
+            lda_npmi = float(np.mean([r[1] for r in ref]))
+            out.update(lda_npmi_mean=round(lda_npmi, 4), npmi_ratio=round(float(np.mean(npmis)) / lda_npmi, 2))
     print(json.dumps({**out, "seconds": round(time.time() - t0, 1)}))
 
 
-def lda_auc(task, seed):
-    """Centralized LDA's AUC, as ``dptopic experiment fedlda`` computes its reference row."""
+def lda_scores(task, seed):
+    """Centralized LDA's AUC, as ``dptopic experiment fedlda`` computes its reference row, and its NPMI."""
     from dptopic.models import LDA
 
     tr, te, ytr, yte = task_corpora(task, 3000, seed)
-    return classify(LDA(n_topics=20, n_iter=100, seed=seed, verbose=0).fit(tr), tr, te, ytr, yte, seed)["auc"]
+    lda = LDA(n_topics=20, n_iter=100, seed=seed, verbose=0).fit(tr)
+    return classify(lda, tr, te, ytr, yte, seed)["auc"], npmi_coherence(lda.components_, te, 10)
 
 
 if __name__ == "__main__":
