@@ -185,11 +185,7 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
                                        (tr, te, ytr, yte))
         model.vocabulary_ = tr.vocabulary
         return classify(model, tr, te, ytr, yte, seed)["auc"]
-    corpora = model._client_corpora(tr)
-    n_report = model._report_domain(tr.vocab_size, len(corpora))
-    if n_report < tr.vocab_size:  # as FedLDA.fit: entries from the vocabulary's first words only
-        domain = tr.vocabulary.words[:n_report]
-        corpora = [c for c in (c.restrict(domain, drop_empty=False) for c in corpora) if c.n_tokens]
+    corpora, n_report = model._report_corpora(model._client_corpora(tr))  # as FedLDA.fit
     cfg = model._config()
     rngs = model._rng().spawn(len(corpora) + 1)  # as FedLDA.fit: one stream per client, one for the server
     clients = [FedClient(f"user{i}", c, cfg, r) for i, (c, r) in enumerate(zip(corpora, rngs[1:]))]

@@ -403,8 +403,8 @@ def test_cli_train_fed_report_words(tmp_path, capsys):
     rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
     assert rep["parameters"]["report_words"] == 12 and "first 12 of 40 words" in rep["report_words_note"]
     capsys.readouterr()
-    for bad, msg in ((["--report-words", "1"], "--report-words: invalid value '1'"),
-                     (["--report-words", "many"], "--report-words: invalid value 'many'"),
+    for bad, msg in ((["--report-words", "1"], "--report-words: must be auto or all or an integer >= 2, got 1"),
+                     (["--report-words", "many"], "--report-words: must be auto or all or an integer >= 2, got many"),
                      (["--report-words", "2", "--topics", "3"], "at least n_topics=3")):
         try:
             rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--rounds", "1", "--quiet",

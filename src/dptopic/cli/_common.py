@@ -49,6 +49,22 @@ def _int_arg(lo: int):
 
 positive_int = _int_arg(1)
 seed_int = _int_arg(0)
+
+
+def words_or(*keywords: str):
+    """A parser for a number of words (an integer >= 2) or one of ``keywords`` (``--n-words``, ``--report-words``)."""
+    def parse(s: str):
+        if s in keywords:
+            return s
+        try:
+            n = int(s)
+        except ValueError:
+            n = 0
+        if n < 2:
+            raise argparse.ArgumentTypeError(f"must be {' or '.join(keywords)} or an integer >= 2, got {s}")
+        return n
+
+    return parse
 DEFAULT_MAX_VOCAB = 1000
 NO_VOCAB_CAP = 2**31 - 1  # max_vocab that keeps every word
 

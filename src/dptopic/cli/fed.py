@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import positive_float, positive_int, unit_interval
+from ._common import positive_float, positive_int, unit_interval, words_or
 
 
 def add_fed_args(t) -> None:
@@ -29,27 +29,12 @@ def add_fed_args(t) -> None:
     g.add_argument("--local-inference", choices=("em", "gibbs"), default="em",
                    help="fed, exclusion none: clients label their reports by EM of their topic proportions (default)"
                         " or by a Gibbs chain")
-    g.add_argument("--report-words", type=report_words_arg, default="auto", metavar="N|auto|all",
+    g.add_argument("--report-words", type=words_or("auto", "all"), default="auto", metavar="N|auto|all",
                    help="fed, exclusion none: reports range over the vocabulary's first N words (its most common);"
                         " auto (default) keeps those the reports can estimate, from epsilon, the vocabulary size and"
                         " the number of reports (docs/fedlda.md)")
     g.add_argument("--replacement", choices=("mixture", "topic"), default="mixture",
                    help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
-
-
-def report_words_arg(text: str):
-    """``--report-words``: ``auto``, ``all`` or a number of words (at least 2)."""
-    import argparse
-
-    if text in ("auto", "all"):
-        return text
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 2:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: give auto, all or a number of words >= 2")
-    return n
 
 
 def build_fedlda(a, common: dict):
@@ -120,7 +105,7 @@ def register_fedlda_experiment(esub) -> None:
     p.add_argument("--pad-length", type=positive_int, default=256, help="entries per user (L; default 256)")
     p.add_argument("--local-inference", choices=("em", "gibbs"), default="em",
                    help="how clients of the none rule label their reports (default em; docs/fedlda.md)")
-    p.add_argument("--report-words", type=report_words_arg, default="auto", metavar="N|auto|all",
+    p.add_argument("--report-words", type=words_or("auto", "all"), default="auto", metavar="N|auto|all",
                    help="words the none rule's reports range over (default auto; docs/fedlda.md)")
     add_seed_arg(p)
     p.add_argument("--jobs", type=positive_int, default=1)

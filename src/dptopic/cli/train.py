@@ -1,7 +1,6 @@
 """``train``, ``demo``, ``evaluate`` and ``topics``: fit, evaluate and inspect models."""
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 
@@ -9,7 +8,7 @@ from ..errors import DPTopicError
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
-                      read_vocabulary, seed_int, unit_interval)
+                      read_vocabulary, seed_int, unit_interval, words_or)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
@@ -266,15 +265,6 @@ def _share_or_off(v: str):
     return v if v in ("off", "auto") else unit_interval(v)
 
 
-def _words_or_auto(v: str):
-    if v == "auto":
-        return v
-    n = positive_int(v)
-    if n < 2:
-        raise argparse.ArgumentTypeError(f"must be auto or an integer >= 2, got {v}")
-    return n
-
-
 def cmd_train(a):
     console = make_console()
     _resolve_unit(a, console)
@@ -472,7 +462,7 @@ def register(sub) -> None:
                         " more topics, off below; 0.15 sets aside more; off: none); chosen from the first noisy"
                         " release, no extra budget"
                         " (docs/document_dp.md)")
-    t.add_argument("--n-words", type=_words_or_auto, default=None, metavar="N|auto",
+    t.add_argument("--n-words", type=words_or("auto"), default=None, metavar="N|auto",
                    help="docdp-cooc (--unit document): words in the co-occurrence release (default auto: from the"
                         " noisy document count of the first release and the noise, 200 to 400)")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")

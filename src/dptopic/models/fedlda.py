@@ -211,6 +211,20 @@ class FedLDA(GibbsTopicModel):
                                " raise report_words or pass 'auto'.")
         return n
 
+    def _report_corpora(self, corpora: list[Corpus]) -> tuple[list[Corpus], int]:
+        """The users' corpora restricted to the report words, and their number: entries are drawn from the first
+        ``n`` words only, and a user left without any of them sends nothing."""
+        words = corpora[0].vocabulary.words
+        n = self._report_domain(len(words), len(corpora))
+        if n == len(words):
+            return corpora, n
+        _warn_if_vocabulary_sorted(words)
+        kept = [c for c in (c.restrict(words[:n], drop_empty=False) for c in corpora) if c.n_tokens]
+        if not kept:
+            raise DPTopicError(f"no user holds any of the vocabulary's first {n} words (report_words): list the"
+                               " vocabulary most common first, or raise report_words.")
+        return kept, n
+
     # ------------------------------------------------------------- clients
     def _client_corpora(self, X, vocabulary=None) -> list[Corpus]:
         if isinstance(X, (list, tuple)) and X and all(isinstance(c, Corpus) for c in X):
@@ -247,14 +261,7 @@ class FedLDA(GibbsTopicModel):
         V = len(self.vocabulary_)
         cfg = self._config()
         check_config(cfg, V)  # K <= V and a realizable epsilon, before any work
-        n_report = self._report_domain(V, len(corpora))
-        if n_report < V:  # entries drawn from the first n_report words only; a user left without any sends nothing
-            _warn_if_vocabulary_sorted(self.vocabulary_.words)
-            domain = self.vocabulary_.words[:n_report]
-            corpora = [c for c in (c.restrict(domain, drop_empty=False) for c in corpora) if c.n_tokens]
-            if not corpora:
-                raise DPTopicError(f"no user holds any of the vocabulary's first {n_report} words (report_words):"
-                                   " list the vocabulary most common first, or raise report_words.")
+        corpora, n_report = self._report_corpora(corpora)
         self.report_words_ = n_report
         check_config(cfg, n_report)
         rng = self._rng()
@@ -338,7 +345,9 @@ class FedLDA(GibbsTopicModel):
                 rep["report_words_note"] = (f"reports range over the vocabulary's first {n_report} of"
                                             f" {len(self.vocabulary_)} words (taken as its most common); a user's other"
                                             " words are never sent, and every topic gives them the same weights, by"
-                                            " Zipf's law over the vocabulary order")
+                                            " Zipf's law over the vocabulary order. The vocabulary and its order are"
+                                            " public inputs: built from the training documents (a simulation), they"
+                                            " are not covered")
         if self.seed is not None:
             rep["noise_reproducible"] = True
             rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"
