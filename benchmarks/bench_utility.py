@@ -43,6 +43,9 @@ TRAINERS = {
     # its earlier defaults (400 words, no background topics), for comparison in the same run
     "docdp-cooc-400": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
         eps, DELTA, n_topics=K, n_words=400, background_share=None)),
+    # the co-occurrence words chosen by repetition within documents rather than by frequency alone (an option)
+    "docdp-cooc-rep": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
+        eps, DELTA, n_topics=K, word_choice="repetition", ranking_noise=2.0)),
     "docdp": ("document", lambda eps, K: dptopic.DocDPEM.from_budget(eps, DELTA, n_topics=K)),
     "svi": ("document", lambda eps, K: dptopic.DPSVI.from_budget(eps, DELTA, n_topics=K, verbose=0)),
     "hdp": ("word", lambda eps, K: dptopic.HDPLDA.from_budget(eps, DELTA, 50, n_topics=K, verbose=0)),
@@ -50,7 +53,7 @@ TRAINERS = {
 
 
 # measured on request only, never written into the utility table that `dptopic recommend` reads (not a default)
-OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400"}
+OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400", "docdp-cooc-rep"}
 
 
 def corpora(names, vocab_size):

@@ -83,6 +83,7 @@ def test_shipped_table_is_readable_and_cli_answers():
     assert rec["unit"] == "document" and rec["trainer"] == "docdp-cooc"
     # the shipped table's document-level default comes with the measured option for stop-word-like vocabularies
     assert any("--background-share 0.15" in n for n in rec["notes"])
+    assert any("--word-choice repetition" in n and "Reuters" in n for n in rec["notes"])
     assert not any("background" in n for n in recommend("word", 600, 10_000).notes)
     r = subprocess.run([sys.executable, "-m", "dptopic", "recommend", "--epsilon", "-1", "--docs", "10"],
                        capture_output=True, text=True)

@@ -29,6 +29,9 @@ def test_adding_a_document_moves_each_statistic_by_at_most_one(docs, extra):
     assert np.linalg.norm(document_frequency_statistic(Xp) - document_frequency_statistic(X)) <= 1 + 1e-9
     assert np.linalg.norm(document_frequency_statistic(Xp, with_document=True)
                           - document_frequency_statistic(X, with_document=True)) <= 1 + 1e-9
+    for doc in (False, True):
+        assert np.linalg.norm(document_frequency_statistic(Xp, with_document=doc, with_counts=True)
+                              - document_frequency_statistic(X, with_document=doc, with_counts=True)) <= 1 + 1e-9
     cols = [0, 3, 4, 9]
     assert np.linalg.norm(normalised_cooccurrence(Xp, cols) - normalised_cooccurrence(X, cols)) <= 1 + 1e-9
 
@@ -193,6 +196,23 @@ def test_compiled_statistics_match_the_numpy_reference():
                                    atol=1e-10)
         np.testing.assert_allclose(document_frequency_bow(bow, 60, n_jobs, with_document=True),
                                    document_frequency_statistic(X, with_document=True), atol=1e-10)
+        for doc in (False, True):
+            np.testing.assert_allclose(document_frequency_bow(bow, 60, n_jobs, with_document=doc, with_counts=True),
+                                       document_frequency_statistic(X, with_document=doc, with_counts=True),
+                                       atol=1e-10)
+
+
+def test_presence_and_count_statistic_by_hand():
+    # one document, counts (2, 1, 0): presence (1, 1, 0) / sqrt(2) [with the document entry: (1, 1, 0, 1) / sqrt(3)],
+    # counts (2, 1, 0) / sqrt(5); both parts scaled by 1/sqrt(2)
+    X = sp.csr_matrix(np.array([[2.0, 1.0, 0.0]]))
+    got = document_frequency_statistic(X, with_counts=True)
+    want = np.array([1 / np.sqrt(2), 1 / np.sqrt(2), 0, 2 / np.sqrt(5), 1 / np.sqrt(5), 0]) / np.sqrt(2)
+    np.testing.assert_allclose(got, want)
+    assert np.linalg.norm(got) == pytest.approx(1.0)
+    got = document_frequency_statistic(X, with_document=True, with_counts=True)
+    want = np.array([1 / np.sqrt(3), 1 / np.sqrt(3), 0, 1 / np.sqrt(3), 2 / np.sqrt(5), 1 / np.sqrt(5), 0]) / np.sqrt(2)
+    np.testing.assert_allclose(got, want)
 
 
 @pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
@@ -404,3 +424,95 @@ def test_cli_turns_the_defaults_off_and_refuses_bad_values(tmp_path, capsys):
         main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "1", "--n-words", "1",
               "--out", str(tmp_path / "m2")])
     assert e.value.code == 2 and "auto or an integer >= 2" in capsys.readouterr().err
+    # --word-choice reaches the model, with its own ranking noise; another trainer refuses it in one line
+    out3 = tmp_path / "m3"
+    assert main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "50", "--topics", "12",
+                 "--word-choice", "repetition", "--out", str(out3), "--quiet"]) in (0, None)
+    meta = json.loads((out3 / "model.json").read_text())
+    assert meta["params"]["word_choice"] == "repetition"
+    assert meta["privacy"]["parameters"]["word_choice"] == "repetition"
+    assert "word-count" in meta["privacy"]["events"][0]["label"]
+    capsys.readouterr()
+    assert main(["train", "--corpus", str(p), "--algorithm", "docdp", "--epsilon", "1", "--word-choice",
+                 "repetition", "--out", str(tmp_path / "m4")]) not in (0, None)
+    err = capsys.readouterr()
+    assert "--word-choice" in err.out + err.err and "Traceback" not in err.out + err.err
+
+
+def _with_one_off_words(seed=5, n_docs=600, n_once=30):
+    """A planted corpus (its words repeat inside the documents that use them) plus ``n_once`` words each held once by
+    about half of the documents: more frequent than the planted words, never repeated."""
+    s = lda_corpus(n_docs=n_docs, vocab_size=40, n_topics=3, doc_length=60, alpha=0.1, beta=0.05, seed=seed)
+    X = s.corpus.to_bow().toarray()
+    once = (np.random.default_rng(seed).random((n_docs, n_once)) < 0.5).astype(float)
+    return np.hstack([X, once]), s.phi
+
+
+@pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
+def test_repetition_keeps_the_words_that_repeat_and_sets_the_others_aside():
+    X, phi = _with_one_off_words()
+    kw = dict(n_topics=5, epsilon=400.0, n_words=20, background_share=0.9, seed=0)
+    freq = DocDPCooccurrence(**kw).fit(sp.csr_matrix(X))
+    rep = DocDPCooccurrence(word_choice="repetition", **kw).fit(sp.csr_matrix(X))
+    # by frequency the one-off words (columns 40..69) crowd out the planted ones; by repetition the planted ones stay
+    assert (freq.kept_words_ >= 40).sum() >= 10
+    assert (rep.kept_words_ < 40).all()
+    # the frequent words passed over are background words, so they lead no factorised topic
+    passed = np.setdiff1d(np.arange(40, 70), rep.kept_words_)
+    assert np.isin(passed, rep.background_words_).all() and rep.n_background_topics_ == 2
+    assert rep.components_[:3, 40:].max() < 1e-6
+    assert topic_recovery(rep.components_[:3, :40], phi) > topic_recovery(freq.components_[:3, :40], phi)
+    # the first release is one Gaussian release of a statistic of L2 sensitivity 1: the guarantee is the same
+    assert rep.privacy_["epsilon"] <= 400.0 + 1e-6
+    assert rep.privacy_["parameters"]["word_choice"] == "repetition"
+    labels = [e["label"] for e in rep.privacy_["events"]]
+    assert len(labels) == 2 and "word-count" in labels[0] and "word-count" not in freq.privacy_["events"][0]["label"]
+
+
+def test_repetition_reads_only_the_releases(monkeypatch):
+    """The word choice by repetition, the background words and the topics are post-processing of the two releases."""
+    rng = np.random.default_rng(3)
+    a, _ = _with_one_off_words(seed=1, n_docs=90, n_once=10)
+    b, _ = _with_one_off_words(seed=2, n_docs=40, n_once=10)
+    V = a.shape[1]
+    ranking = np.r_[rng.uniform(0, 10, V), 60.0, rng.uniform(0, 12, V)] / np.sqrt(2)
+    cooc = np.abs(rng.normal(size=(12, 12))) * 10
+    real = docdp_cooc.gaussian_mechanism
+
+    def fixed(values, sigma, sens, rng_, secure=False, label=""):
+        _, event = real(values, sigma, sens, np.random.default_rng(0), label=label)
+        assert np.shape(values) == np.shape(ranking) or np.shape(values) == cooc.shape
+        return (ranking if np.ndim(values) == 1 else cooc), event
+
+    monkeypatch.setattr(docdp_cooc, "gaussian_mechanism", fixed)
+    kw = dict(n_topics=4, n_words=12, background_share=0.5, word_choice="repetition", seed=0)
+    ma = DocDPCooccurrence(**kw).fit(sp.csr_matrix(a))
+    mb = DocDPCooccurrence(**kw).fit(sp.csr_matrix(b))
+    np.testing.assert_array_equal(ma.components_, mb.components_)
+    np.testing.assert_array_equal(ma.kept_words_, mb.kept_words_)
+    # the rule by hand: the 36 most frequent words, then the 12 of largest (count part - presence part)
+    presence, counts = ranking[:V] * np.sqrt(2), ranking[V + 1:] * np.sqrt(2)
+    order = np.argsort(-presence, kind="stable")
+    order = order[presence[order] <= 0.5 * 60.0]
+    pool = order[:36]
+    want = np.sort(pool[np.argsort(-(counts[pool] - presence[pool]), kind="stable")[:12]])
+    np.testing.assert_array_equal(ma.kept_words_, want)
+
+
+@pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
+def test_ranking_noise_auto_follows_the_word_choice():
+    assert docdp_cooc.resolve_ranking_noise("auto", "frequency") == 3.0
+    assert docdp_cooc.resolve_ranking_noise("auto", "repetition") == 2.0
+    assert docdp_cooc.resolve_ranking_noise(1.5, "repetition") == 1.5
+    X = sp.csr_matrix(_with_one_off_words(n_docs=200, n_once=10)[0])
+    f = DocDPCooccurrence(n_topics=4, epsilon=1.0, n_words=12, seed=0).fit(X)
+    r = DocDPCooccurrence(n_topics=4, epsilon=1.0, n_words=12, word_choice="repetition", seed=0).fit(X)
+    assert f.ranking_noise_std_ / f.noise_std_ == pytest.approx(3.0, rel=1e-6)
+    assert r.ranking_noise_std_ / r.noise_std_ == pytest.approx(2.0, rel=1e-6)
+    # both runs spend the same (epsilon, delta): the first release's extra half costs nothing more
+    assert f.privacy_["epsilon"] <= 1.0 + 1e-9 and r.privacy_["epsilon"] <= 1.0 + 1e-9
+
+
+def test_word_choice_bad_input():
+    with pytest.raises(DPTopicError, match="word_choice"):
+        DocDPCooccurrence(n_topics=2, word_choice="burstiness").fit(sp.csr_matrix(np.ones((3, 6))))

@@ -33,7 +33,7 @@ _ALGORITHM_ONLY = {
     "exclusion": ("none", _FED), "subset_size": (0, _FED), "report_words": ("auto", _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
-    "n_words": (None, ("docdp-cooc",)),
+    "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "vocabulary_policy": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
@@ -282,6 +282,8 @@ def cmd_train(a):
                     extra["background_share"] = None if a.background_share == "off" else a.background_share
                 if a.n_words is not None:
                     extra["n_words"] = a.n_words
+                if a.word_choice is not None:
+                    extra["word_choice"] = a.word_choice
             model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
                                                         seed=_resolve_seed(a), verbose=0 if a.quiet else 1, **extra)
             model._validate()
@@ -465,6 +467,11 @@ def register(sub) -> None:
     t.add_argument("--n-words", type=words_or("auto"), default=None, metavar="N|auto",
                    help="docdp-cooc (--unit document): words in the co-occurrence release (default auto: from the"
                         " noisy document count of the first release and the noise, 200 to 400)")
+    t.add_argument("--word-choice", choices=("frequency", "repetition"), default=None,
+                   help="docdp-cooc (--unit document): how the first release chooses the co-occurrence words:"
+                        " 'frequency' (default) or 'repetition' (frequent words that come back within the documents"
+                        " that use them; better on long documents such as posts, worse on short paragraphs;"
+                        " no extra budget; docs/document_dp.md)")
     t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"

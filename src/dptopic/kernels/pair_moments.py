@@ -78,6 +78,40 @@ def presence_block(ptr, ids, cts, d0, d1, document, out):
                 out[V] += v
 
 
+@njit(cache=True, nogil=True)
+def presence_count_block(ptr, ids, cts, d0, d1, document, out):
+    """Add two unit vectors per document, each scaled by 1/sqrt(2) so that together they have L2 norm at most 1:
+    the presence vector of :func:`presence_block` (with its document entry when ``document`` = 1) in ``out[:V +
+    document]``, and the document's word counts divided by their L2 norm in ``out[V + document:]``."""
+    V = (out.shape[0] - (1 if document > 0 else 0)) // 2
+    base = V + (1 if document > 0 else 0)
+    scale = 1.0 / math.sqrt(2.0)
+    counts = np.zeros(V, np.float64)
+    seen = np.empty(V, np.int64)
+    for d in range(d0, d1):
+        m = 0
+        for i in range(ptr[d], ptr[d + 1]):
+            w = ids[i]
+            if cts[i] > 0:
+                if counts[w] == 0.0:
+                    seen[m] = w
+                    m += 1
+                counts[w] += cts[i]
+        if m > 0 or document > 0:
+            v = scale / math.sqrt(m + document)
+            s2 = 0.0
+            for t in range(m):
+                s2 += counts[seen[t]] * counts[seen[t]]
+            u = scale / math.sqrt(s2) if s2 > 0.0 else 0.0
+            for t in range(m):
+                w = seen[t]
+                out[w] += v
+                out[base + w] += counts[w] * u
+                counts[w] = 0.0
+            if document > 0:
+                out[V] += v
+
+
 def blocks(ptr, n_jobs: int) -> list[tuple[int, int]]:
     """``n_jobs`` contiguous document blocks of about equal numbers of (document, word) entries."""
     D = len(ptr) - 1
@@ -112,9 +146,15 @@ def normalised_cooccurrence_bow(bow, columns, vocab_size: int, n_jobs: int = 1) 
     return _run(cooccurrence_block, bow, (len(columns), len(columns)), n_jobs, (slot,))
 
 
-def document_frequency_bow(bow, vocab_size: int, n_jobs: int = 1, with_document: bool = False) -> np.ndarray:
+def document_frequency_bow(bow, vocab_size: int, n_jobs: int = 1, with_document: bool = False,
+                           with_counts: bool = False) -> np.ndarray:
     """The sum over the documents of ``bow`` of each one's presence vector divided by its L2 norm; with
     ``with_document`` each vector has a last entry 1 for the document itself (length ``vocab_size + 1``), so the ratio
-    of a word's entry to the last one estimates the share of documents that hold it."""
+    of a word's entry to the last one estimates the share of documents that hold it. With ``with_counts`` each
+    document also adds its word counts divided by their L2 norm after those entries (length ``2 vocab_size``, + 1
+    with the document entry), and both parts are scaled by 1/sqrt(2), so one document still moves the sum by at
+    most 1 in L2 norm."""
     extra = 1 if with_document else 0
+    if with_counts:
+        return _run(presence_count_block, bow, (2 * int(vocab_size) + extra,), n_jobs, (extra,))
     return _run(presence_block, bow, (int(vocab_size) + extra,), n_jobs, (extra,))

@@ -36,7 +36,7 @@ def normalised_cooccurrence(X, columns=None) -> np.ndarray:
     return M
 
 
-def document_frequency_statistic(X, with_document: bool = False) -> np.ndarray:
+def document_frequency_statistic(X, with_document: bool = False, with_counts: bool = False) -> np.ndarray:
     """``sum_d b_d / ||b_d||_2`` with ``b_d`` the document's 0/1 word-presence vector: each
     document moves it by at most 1 in L2 (its term has norm 1, or 0 when empty). Its ranking of the
     words follows their document frequency. With ``with_document``, ``b_d`` has one more entry, always 1 (every
@@ -46,7 +46,15 @@ def document_frequency_statistic(X, with_document: bool = False) -> np.ndarray:
     n = np.asarray(B.sum(axis=1)).ravel() + (1.0 if with_document else 0.0)
     w = np.divide(1.0, np.sqrt(n), out=np.zeros_like(n), where=n > 0)
     words = np.asarray((sp.diags(w) @ B).sum(axis=0)).ravel()
-    return np.append(words, w.sum()) if with_document else words
+    out = np.append(words, w.sum()) if with_document else words
+    if not with_counts:
+        return out
+    # with_counts: also sum_d c_d / ||c_d||_2, and both parts scaled by 1/sqrt(2) (norm at most 1 together)
+    C = sp.csr_matrix(X, dtype=np.float64)
+    norms = np.sqrt(np.asarray(C.multiply(C).sum(axis=1)).ravel())
+    u = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    counts = np.asarray((sp.diags(u) @ C).sum(axis=0)).ravel()
+    return np.concatenate([out, counts]) / np.sqrt(2.0)
 
 
 def per_document_cooccurrence(x) -> np.ndarray:
