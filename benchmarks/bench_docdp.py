@@ -453,8 +453,9 @@ def main():
     ap.add_argument("--n-background", type=int, default=2, help="cooc: background topics (with --background-share)")
     ap.add_argument("--word-choice", choices=["frequency", "repetition"], default="frequency",
                     help="cooc, candidates, private: how the first release chooses the co-occurrence words")
-    ap.add_argument("--ranking-noise", type=float, default=3.0,
-                    help="cooc, candidates, private: the first release's noise as a multiple of the co-occurrence's")
+    ap.add_argument("--ranking-noise", type=lambda v: v if v == "auto" else float(v), default="auto",
+                    help="cooc, candidates, private, compare's repetition row: the first release's noise as a multiple"
+                         " of the co-occurrence's (default auto, the model's: 3, or 2 with --word-choice repetition)")
     ap.add_argument("--split", type=float, nargs=3, default=[0.1, 0.6, 0.3],
                     help="spectral: shares of the precision (sigma^-2) of the ranking, M2 and whitened M3 releases")
     ap.add_argument("--alpha0", type=float, default=5.0, help="spectral: Dirichlet concentration of the LDA moments")

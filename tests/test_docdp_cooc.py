@@ -291,13 +291,8 @@ def test_background_words_go_to_background_topics():
     assert m2.n_background_topics_ == 0 and len(m2.background_words_) == 0
 
 
-def test_background_words_read_only_the_releases(monkeypatch):
-    """Which words are background words, and the topics, are post-processing of the two releases."""
-    rng = np.random.default_rng(2)
-    a, _ = _with_stop_words(seed=1, n_docs=90)
-    b, _ = _with_stop_words(seed=2, n_docs=40)
-    ranking = np.r_[rng.uniform(0, 10, 40), 50.0, 45.0, 60.0]     # 42 words, then the document count
-    cooc = np.abs(rng.normal(size=(12, 12))) * 10
+def _fix_releases(monkeypatch, ranking, cooc):
+    """Every fit then gets these two releases (the ledger still records the real events)."""
     real = docdp_cooc.gaussian_mechanism
 
     def fixed(values, sigma, sens, rng_, secure=False, label=""):
@@ -306,6 +301,16 @@ def test_background_words_read_only_the_releases(monkeypatch):
         return (ranking if np.ndim(values) == 1 else cooc), event
 
     monkeypatch.setattr(docdp_cooc, "gaussian_mechanism", fixed)
+
+
+def test_background_words_read_only_the_releases(monkeypatch):
+    """Which words are background words, and the topics, are post-processing of the two releases."""
+    rng = np.random.default_rng(2)
+    a, _ = _with_stop_words(seed=1, n_docs=90)
+    b, _ = _with_stop_words(seed=2, n_docs=40)
+    ranking = np.r_[rng.uniform(0, 10, 40), 50.0, 45.0, 60.0]     # 42 words, then the document count
+    cooc = np.abs(rng.normal(size=(12, 12))) * 10
+    _fix_releases(monkeypatch, ranking, cooc)
     kw = dict(n_topics=4, n_words=12, background_share=0.5, seed=0)
     ma = DocDPCooccurrence(**kw).fit(sp.csr_matrix(a))
     mb = DocDPCooccurrence(**kw).fit(sp.csr_matrix(b))
@@ -477,14 +482,7 @@ def test_repetition_reads_only_the_releases(monkeypatch):
     V = a.shape[1]
     ranking = np.r_[rng.uniform(0, 10, V), 60.0, rng.uniform(0, 12, V)] / np.sqrt(2)
     cooc = np.abs(rng.normal(size=(12, 12))) * 10
-    real = docdp_cooc.gaussian_mechanism
-
-    def fixed(values, sigma, sens, rng_, secure=False, label=""):
-        _, event = real(values, sigma, sens, np.random.default_rng(0), label=label)
-        assert np.shape(values) == np.shape(ranking) or np.shape(values) == cooc.shape
-        return (ranking if np.ndim(values) == 1 else cooc), event
-
-    monkeypatch.setattr(docdp_cooc, "gaussian_mechanism", fixed)
+    _fix_releases(monkeypatch, ranking, cooc)
     kw = dict(n_topics=4, n_words=12, background_share=0.5, word_choice="repetition", seed=0)
     ma = DocDPCooccurrence(**kw).fit(sp.csr_matrix(a))
     mb = DocDPCooccurrence(**kw).fit(sp.csr_matrix(b))

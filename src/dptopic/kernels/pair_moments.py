@@ -54,38 +54,15 @@ def cooccurrence_block(ptr, ids, cts, d0, d1, slot, out):
 
 
 @njit(cache=True, nogil=True)
-def presence_block(ptr, ids, cts, d0, d1, document, out):
+def presence_block(ptr, ids, cts, d0, d1, document, with_counts, out):
     """Add each document's 0/1 word-presence vector divided by its L2 norm to ``out[:V]``. With ``document`` = 1 the
-    vector has one more entry, always 1 (the document itself), added to ``out[V]`` and counted in the norm; with 0,
-    ``out`` has length V."""
-    V = out.shape[0] - (1 if document > 0 else 0)
-    mark = np.zeros(V, np.bool_)
-    seen = np.empty(V, np.int64)
-    for d in range(d0, d1):
-        m = 0
-        for i in range(ptr[d], ptr[d + 1]):
-            w = ids[i]
-            if cts[i] > 0 and not mark[w]:
-                mark[w] = True
-                seen[m] = w
-                m += 1
-        if m > 0 or document > 0:
-            v = 1.0 / math.sqrt(m + document)
-            for t in range(m):
-                out[seen[t]] += v
-                mark[seen[t]] = False
-            if document > 0:
-                out[V] += v
-
-
-@njit(cache=True, nogil=True)
-def presence_count_block(ptr, ids, cts, d0, d1, document, out):
-    """Add two unit vectors per document, each scaled by 1/sqrt(2) so that together they have L2 norm at most 1:
-    the presence vector of :func:`presence_block` (with its document entry when ``document`` = 1) in ``out[:V +
-    document]``, and the document's word counts divided by their L2 norm in ``out[V + document:]``."""
-    V = (out.shape[0] - (1 if document > 0 else 0)) // 2
+    vector has one more entry, always 1 (the document itself), added to ``out[V]`` and counted in the norm. With
+    ``with_counts`` = 1 the document also adds its word counts divided by their L2 norm to ``out[V + document:]``
+    (``out`` then has ``2 V + document`` entries), and both parts are scaled by 1/sqrt(2), so that together they have
+    L2 norm at most 1."""
+    V = (out.shape[0] - (1 if document > 0 else 0)) // (2 if with_counts > 0 else 1)
     base = V + (1 if document > 0 else 0)
-    scale = 1.0 / math.sqrt(2.0)
+    scale = 1.0 / math.sqrt(2.0) if with_counts > 0 else 1.0
     counts = np.zeros(V, np.float64)
     seen = np.empty(V, np.int64)
     for d in range(d0, d1):
@@ -99,14 +76,17 @@ def presence_count_block(ptr, ids, cts, d0, d1, document, out):
                 counts[w] += cts[i]
         if m > 0 or document > 0:
             v = scale / math.sqrt(m + document)
-            s2 = 0.0
-            for t in range(m):
-                s2 += counts[seen[t]] * counts[seen[t]]
-            u = scale / math.sqrt(s2) if s2 > 0.0 else 0.0
+            u = 0.0
+            if with_counts > 0:
+                s2 = 0.0
+                for t in range(m):
+                    s2 += counts[seen[t]] * counts[seen[t]]
+                u = scale / math.sqrt(s2) if s2 > 0.0 else 0.0
             for t in range(m):
                 w = seen[t]
                 out[w] += v
-                out[base + w] += counts[w] * u
+                if with_counts > 0:
+                    out[base + w] += counts[w] * u
                 counts[w] = 0.0
             if document > 0:
                 out[V] += v
@@ -155,6 +135,5 @@ def document_frequency_bow(bow, vocab_size: int, n_jobs: int = 1, with_document:
     with the document entry), and both parts are scaled by 1/sqrt(2), so one document still moves the sum by at
     most 1 in L2 norm."""
     extra = 1 if with_document else 0
-    if with_counts:
-        return _run(presence_count_block, bow, (2 * int(vocab_size) + extra,), n_jobs, (extra,))
-    return _run(presence_block, bow, (int(vocab_size) + extra,), n_jobs, (extra,))
+    size = (2 if with_counts else 1) * int(vocab_size) + extra
+    return _run(presence_block, bow, (size,), n_jobs, (extra, 1 if with_counts else 0))

@@ -42,7 +42,8 @@ from .base import check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of L2 sensitivity 1 under add/remove"
            " of one document (a presence vector, with a last entry 1 for the document when background topics"
-           " or n_words='auto' are in use, divided by its L2 norm; the pair matrix c c^T - diag(c) scaled to Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
+           " or n_words='auto' are in use, divided by its L2 norm; with word_choice='repetition' beside the word"
+           " counts divided by their L2 norm, both halves scaled by 1/sqrt(2); the pair matrix c c^T - diag(c) scaled to Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
            " the topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
 _RANKING = "noisy sum of per-document L2-normalised word-presence vectors"
 _RANKING_COUNTS = ("noisy sum of per-document L2-normalised word-presence and word-count vectors, each scaled by"
