@@ -509,6 +509,10 @@ def test_ranking_noise_auto_follows_the_word_choice():
     assert r.ranking_noise_std_ / r.noise_std_ == pytest.approx(2.0, rel=1e-6)
     # both runs spend the same (epsilon, delta): the first release's extra half costs nothing more
     assert f.privacy_["epsilon"] <= 1.0 + 1e-9 and r.privacy_["epsilon"] <= 1.0 + 1e-9
+    # with every word kept there is no first release and no choice: the report says so
+    small = DocDPCooccurrence(n_topics=4, epsilon=1.0, n_words=100, background_share=None, word_choice="repetition",
+                              seed=0).fit(X)
+    assert small.ranking_noise_std_ is None and small.privacy_["parameters"]["word_choice"] is None
 
 
 def test_word_choice_bad_input():

@@ -221,6 +221,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.noise_std_ = float(sigma)
         self.ranking_noise_std_ = None if sigma_rank is None else float(sigma_rank)
         self.kept_words_ = kept
+        # None when every word was kept (no first release, so no choice was made)
+        self.word_choice_ = None if sigma_rank is None else self.word_choice
         self.background_words_ = np.sort(background)
         self.n_background_topics_ = n_bg
         self.background_share_ = bg_share
@@ -238,7 +240,7 @@ class DocDPCooccurrence(_DocumentDPModel):
                            "n_words": int(len(self.kept_words_)), "n_words_rule": ("auto" if isinstance(
                                self.n_words, str) else "fixed"), "threshold": self.threshold,
                            "background_share": getattr(self, "background_share_", self.background_share),
-                           "word_choice": self.word_choice,
+                           "word_choice": getattr(self, "word_choice_", self.word_choice),
                            "background_topics": int(getattr(self, "n_background_topics_", 0))},
             "scope": ("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
                       " the released topics (post-processing). NOT covered: "
