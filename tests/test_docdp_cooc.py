@@ -515,6 +515,15 @@ def test_ranking_noise_auto_follows_the_word_choice():
     assert small.ranking_noise_std_ is None and small.privacy_["parameters"]["word_choice"] is None
 
 
+def test_repetition_with_nothing_passed_over_keeps_topics_finite():
+    # every word is kept, so no frequent word is passed over and no word reaches the share: no background topics
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, (300, 12)).astype(float))
+    m = DocDPCooccurrence(n_topics=4, epsilon=50.0, n_words=12, background_share=0.99, word_choice="repetition",
+                          seed=0).fit(X)
+    assert len(m.background_words_) == 0 and m.n_background_topics_ == 0
+    assert np.isfinite(m.components_).all() and np.allclose(m.components_.sum(1), 1)
+
+
 def test_word_choice_bad_input():
     with pytest.raises(DPTopicError, match="word_choice"):
         DocDPCooccurrence(n_topics=2, word_choice="burstiness").fit(sp.csr_matrix(np.ones((3, 6))))

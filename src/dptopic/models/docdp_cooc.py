@@ -158,15 +158,15 @@ class DocDPCooccurrence(_DocumentDPModel):
         background = np.zeros(0, dtype=np.int64)
         if n_words < V or share_rule or (auto and V > AUTO_WORDS[0]):
             repetition = self.word_choice == "repetition"
+            label = _RANKING_COUNTS if repetition else _RANKING
             sigma_rank, sigma = calibrate_gaussian_pair(float(self.epsilon), float(self.delta),
                                                         resolve_ranking_noise(self.ranking_noise, self.word_choice))
-            self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0,
-                                                           label=_RANKING_COUNTS if repetition else _RANKING), 1),
+            self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=label), 1),
                                   (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
             counted = share_rule or auto
             stat = sum(document_frequency_bow(bow, V, self.n_jobs, with_document=counted, with_counts=repetition)
                        for bow in passes())
-            released = self._release(stat, sigma_rank, rng, _RANKING_COUNTS if repetition else _RANKING)
+            released = self._release(stat, sigma_rank, rng, label)
             if repetition:                      # undo the 1/sqrt(2) of both parts (post-processing)
                 released = released * np.sqrt(2.0)
             counts = released[:V]
@@ -181,12 +181,12 @@ class DocDPCooccurrence(_DocumentDPModel):
             eligible = order[~np.isin(order, background)]
             if repetition:
                 kept, passed = _repeated_words(eligible, counts, released[V + int(counted):], n_words)
-                kept = np.sort(kept)
-                if share_rule:          # frequent words not chosen are used once by many documents: background
+                if share_rule and len(passed):  # frequent words passed over are used once by many documents
                     background = np.concatenate([background, passed])
                     n_bg = int(self.n_background)
             else:
-                kept = np.sort(eligible[:n_words])
+                kept = eligible[:n_words]
+            kept = np.sort(kept)
         else:
             from ..accounting.gaussian import calibrate_noise_multiplier
 
@@ -253,6 +253,7 @@ class DocDPCooccurrence(_DocumentDPModel):
 
 
 AUTO_WORDS = (200, 400)       # the bounds of n_words="auto"
+AUTO_SHARE, AUTO_SHARE_MIN_TOPICS = 0.25, 10   # background_share="auto"
 AUTO_RANKING_NOISE = {"frequency": 3.0, "repetition": 2.0}
 
 
@@ -261,7 +262,6 @@ def resolve_ranking_noise(ranking_noise, word_choice: str) -> float:
     two halves, each with sqrt(2) times the noise: 2 sqrt(2) ~ 2.8 keeps the presence counts near 3); a number as
     given."""
     return AUTO_RANKING_NOISE[word_choice] if isinstance(ranking_noise, str) else float(ranking_noise)
-AUTO_SHARE, AUTO_SHARE_MIN_TOPICS = 0.25, 10   # background_share="auto"
 
 
 def resolve_background_share(share, n_topics: int):
@@ -289,12 +289,13 @@ def auto_n_words(mass: float, sigma: float) -> int:
 REPETITION_POOL = 3     # word_choice="repetition": candidates per kept word, the most frequent by the noisy counts
 
 
-def _repeated_words(eligible: np.ndarray, presence: np.ndarray, counts: np.ndarray, n_words: int) -> np.ndarray:
+def _repeated_words(eligible: np.ndarray, presence: np.ndarray, counts: np.ndarray,
+                    n_words: int) -> tuple[np.ndarray, np.ndarray]:
     """``word_choice="repetition"`` (post-processing of the first release): among the ``REPETITION_POOL * n_words``
     most frequent ``eligible`` words (``eligible`` is in decreasing order of the noisy presence counts), the
     ``n_words`` whose noisy normalised count exceeds their noisy normalised presence the most: words that come back
     within the documents that use them, as topical words do (Church & Gale 1995), rather than words used once by
-    many documents."""
+    many documents. Returns those words and the rest of the pool (passed over), both in decreasing score."""
     pool = eligible[:REPETITION_POOL * n_words]
     score = counts[pool] - presence[pool]
     ranked = pool[np.argsort(-score, kind="stable")]
