@@ -1,5 +1,6 @@
 """Document-level DP from one co-occurrence release (DocDPCooccurrence) and dptopic.recovery."""
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -167,8 +168,10 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
     assert main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "1", "--delta", "1e-5",
                  "--topics", "3", "--out", str(out), "--quiet"]) == 0
     # 96 training documents at epsilon 1: far below any measured setting, so the figure is only an upper bound
-    printed = " ".join(capsys.readouterr().out.split())
+    captured = capsys.readouterr()
+    printed = " ".join(captured.out.split())
     assert "expect topics with at most" in printed
+    assert "DocDPCooccurrence: at epsilon" not in captured.err      # the model's own warning is not repeated
     # NPMI is read from held-out documents of the private corpus: said beside it, and not saved
     assert "NPMI and perplexity are computed on held-out documents of the private corpus: outside the guarantee" \
         in printed
@@ -180,6 +183,20 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
     assert main(["train", "--corpus", str(p), "--algorithm", "docdp-cooc", "--topics", "3", "--out",
                  str(tmp_path / "m2"), "--quiet"]) == 2
     assert "needs --epsilon" in capsys.readouterr().err
+
+
+def test_a_corpus_too_small_for_useful_topics_warns_from_the_api():
+    from dptopic.advice import too_small_message
+    # the utility table: 20 Newsgroups at epsilon 1 (11,287 documents) is useful, 500 documents are not
+    assert too_small_message("document", 1.0, 11_287, 20) is None
+    msg = too_small_message("document", 1.0, 500, 20)
+    assert "500 documents" in msg and "become useful from" in msg
+    X = lda_corpus(n_docs=300, n_topics=4, vocab_size=300, doc_length=30, seed=0).corpus
+    with pytest.warns(dptopic.SmallCorpusWarning, match="300 documents expect topics"):
+        DocDPCooccurrence(n_topics=20, epsilon=1.0, seed=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dptopic.SmallCorpusWarning)
+        DocDPCooccurrence(n_topics=20, epsilon=500.0, seed=0).fit(X)   # epsilon x documents: useful by the table
 
 
 def test_compiled_statistics_match_the_numpy_reference():

@@ -203,6 +203,28 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     return rec
 
 
+def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None) -> str | None:
+    """The warning for a corpus too small for useful topics at ``epsilon`` (None when the table expects useful
+    topics): the NPMI ratio to expect and the size from which topics become useful, both read from the utility table
+    measured on public corpora."""
+    rec = recommend(unit, epsilon, max(int(n_docs), 1), n_topics, table=table)
+    if rec.expected_npmi_ratio is None or (rec.expected_npmi_ratio >= USEFUL_RATIO
+                                            and rec.extrapolated_side != "below"):
+        return None             # below every measured setting the figure is only an upper bound: always warn there
+    size = f"{int(n_docs):,} documents"
+    if rec.expected_npmi_ratio >= USEFUL_RATIO:
+        return (f"epsilon {epsilon:g} x {size} lies below every setting measured on public corpora: expect at most"
+                f" {rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI, possibly far less (see 'dptopic recommend')."
+                " Check the topics before using them.")
+    how = "at most" if rec.docs_for_useful_bound == "at most" else "about"
+    need = (f"topics become useful from {how} {rec.docs_for_useful:,} documents at this epsilon"
+            if rec.docs_for_useful else "no measured corpus size makes them useful at this epsilon")
+    return (f"at epsilon {epsilon:g} and {size} expect topics with"
+            f" {'at most' if rec.extrapolated_side == 'below' else 'about'} {rec.expected_npmi_ratio:.0%} of non-private"
+            f" LDA's NPMI ({need}; measured on public corpora, see 'dptopic recommend'). Check the topics before"
+            " using them.")
+
+
 def plot_table(path, table=None) -> None:
     """PNG of the measured NPMI ratio against epsilon x documents, one line per (unit, trainer, corpus)."""
     import matplotlib

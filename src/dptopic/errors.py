@@ -25,3 +25,8 @@ class CorruptModelError(DPTopicError):
 
 class BudgetExceededError(DPTopicError):
     """A privacy ledger was asked to spend more than its budget."""
+
+
+class SmallCorpusWarning(UserWarning):
+    """Warned when, by the utility table measured on public corpora, the corpus is too small for useful topics at
+    the budget: the model still trains, but its topics may be noise."""

@@ -217,27 +217,16 @@ def _resolve_unit(a, console) -> None:
 def _warn_if_too_small(a, corpus, console) -> None:
     """A private model of noise is never presented as a result without a warning: from the utility table measured on
     public corpora, the size at which topics become useful at this epsilon (the count is the user's own data; it is
-    printed to them, never saved)."""
-    from ..advice import USEFUL_RATIO, recommend
+    printed to them, never saved). The trainer's own warning, which reads only its noisy count, is then redundant."""
+    import warnings
 
-    rec = recommend(a.unit, a.epsilon if a.unit == "document" else a.budget, corpus.n_docs, a.topics)
-    if rec.expected_npmi_ratio is None or (rec.expected_npmi_ratio >= USEFUL_RATIO
-                                            and rec.extrapolated_side != "below"):
-        return                  # below every measured setting the figure is only an upper bound: always warn there
-    if rec.expected_npmi_ratio >= USEFUL_RATIO:
-        eps = a.epsilon if a.unit == "document" else a.budget
-        console.print(f"[bold yellow]warning[/]: epsilon {eps:g} x {corpus.n_docs:,} documents lies below every setting"
-                      f" measured on public corpora: expect at most {rec.expected_npmi_ratio:.0%} of non-private LDA's"
-                      " NPMI, possibly far less (see 'dptopic recommend'). Check the topics before using them.")
-        return
-    how = "at most" if rec.docs_for_useful_bound == "at most" else "about"
-    need = (f"topics become useful from {how} {rec.docs_for_useful:,} documents at this epsilon"
-            if rec.docs_for_useful else "no measured corpus size makes them useful at this epsilon")
-    console.print(f"[bold yellow]warning[/]: at epsilon {a.epsilon if a.unit == 'document' else a.budget:g} and"
-                  f" {corpus.n_docs:,} documents expect topics with"
-                  f" {'at most' if rec.extrapolated_side == 'below' else 'about'} {rec.expected_npmi_ratio:.0%} of non-private"
-                  f" LDA's NPMI ({need}; measured on public corpora, see 'dptopic recommend'). Check the topics before"
-                  " using them.")
+    from ..advice import too_small_message
+    from ..errors import SmallCorpusWarning
+
+    warnings.filterwarnings("ignore", category=SmallCorpusWarning)
+    msg = too_small_message(a.unit, a.epsilon if a.unit == "document" else a.budget, corpus.n_docs, a.topics)
+    if msg is not None:
+        console.print(f"[bold yellow]warning[/]: {msg}")
 
 
 def _refuse_vocabulary_flags_for_shards(a) -> None:

@@ -192,7 +192,10 @@ class DocDPCooccurrence(_DocumentDPModel):
 
             sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
             kept = np.arange(V)
-        stat = sum(normalised_cooccurrence_bow(bow, kept, V, self.n_jobs) for bow in passes())
+        stat, n_docs = 0.0, 0            # n_docs only decides the warning below: never saved or released
+        for bow in passes():
+            stat = stat + normalised_cooccurrence_bow(bow, kept, V, self.n_jobs)
+            n_docs += len(bow[0]) - 1
         noisy = self._release(stat, sigma, rng, _COOC)
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
         H = topics_from_cooccurrence(noisy, K - n_bg, "nmf", noise_std=sigma / np.sqrt(2.0),
@@ -229,6 +232,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.vocabulary_ = vocab
         self._set_fitted(corpus)
         self._train_stats = {"vocab_size": V}
+        _warn_if_too_small(float(self.epsilon), n_docs, K)
         return self
 
     def privacy_report(self) -> dict:
@@ -255,6 +259,20 @@ class DocDPCooccurrence(_DocumentDPModel):
 AUTO_WORDS = (200, 400)       # the bounds of n_words="auto"
 AUTO_SHARE, AUTO_SHARE_MIN_TOPICS = 0.25, 10   # background_share="auto"
 AUTO_RANKING_NOISE = {"frequency": 3.0, "repetition": 2.0}
+
+
+def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int) -> None:
+    """A model of noise is never presented without a warning: when the utility table (public corpora) expects
+    topics below the useful ratio at this budget and corpus size, say so, and from which size topics become useful.
+    The count is shown to the data holder in this process only, as ``dptopic train`` prints it; it is not saved."""
+    import warnings
+
+    from ..advice import too_small_message
+    from ..errors import SmallCorpusWarning
+
+    msg = too_small_message("document", epsilon, n_docs, n_topics)
+    if msg is not None:
+        warnings.warn(f"DocDPCooccurrence: {msg}", SmallCorpusWarning, stacklevel=3)
 
 
 def resolve_ranking_noise(ranking_noise, word_choice: str) -> float:
