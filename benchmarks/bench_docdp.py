@@ -12,6 +12,7 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py public --seeds 3      # a public corpus as the start
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py spectral --epsilon 1 --seeds 3   # third moment
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py wordchoice --epsilons 1 4 --seeds 3  # three corpora
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py lift --seeds 3     # a third release (not kept)
     (add --docs 5000 to train on the first 5,000 training documents)
 
 Train split, vocabulary of 2,000 words (``load_20newsgroups('train', max_vocab=2000)``), K = 20,
@@ -431,6 +432,93 @@ def word_choice(a):
                       f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
 
 
+def epsilon_of_gaussian(sigma: float, delta: float) -> float:
+    """The smallest epsilon at which one Gaussian release of L2 sensitivity 1 and noise multiplier ``sigma`` is
+    (epsilon, delta)-DP (the exact curve of Balle & Wang 2018), by bisection."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    def excess(eps):
+        return (norm.cdf(0.5 / sigma - eps * sigma) - np.exp(eps + norm.logcdf(-0.5 / sigma - eps * sigma))
+                - delta)
+    return float(brentq(excess, 1e-9, 200.0))
+
+
+def three_corpora(a):
+    """(name, train, test) for 20 Newsgroups, the State of the Union paragraphs and Reuters R52, each with its own
+    2,000-word vocabulary."""
+    from dptopic.corpus import Corpus
+    from dptopic.datasets import load_sotu
+    tr, te = load()
+    sotu_tr, sotu_te = load_sotu(max_vocab=2000).train_test_split(0.2, seed=0)
+    r_tr, r_te = reuters_r52()
+    r_tr = Corpus.from_texts(r_tr, max_vocab=2000)
+    return (("20 Newsgroups", tr, te), ("State of the Union", sotu_tr, sotu_te),
+            ("Reuters R52", r_tr, Corpus.from_texts(r_te, vocabulary=r_tr.vocabulary)))
+
+
+def lift(a):
+    """A third release read by lift (not kept; docs/document_dp.md). The precision sigma^-2 of one Gaussian at
+    (epsilon, delta) is split: ``1 - --t-share`` for ``DocDPCooccurrence`` with its defaults (its two releases), the
+    rest for a K' x C release: each document joins the topic its kept words fit best (fold-in under the released
+    topics), and adds its 0/1 presence vector over C (the kept words and the most frequent other non-background words
+    by the first release, ``--candidates`` in all), scaled to norm 1, to that topic's row (sensitivity 1). All three compose as one Gaussian of the
+    full precision. Topics are read from the third release alone: cells under 3 noise std zeroed, then
+    P(w|k) * P(k|w)^g with P(k|w) = T[k, w] / (sum_k T[k, w] + 3 sigma_T sqrt(K')), g = 1 and 2."""
+    from dptopic.models.docdp_cooc import DocDPCooccurrence
+    import warnings
+    warnings.simplefilter("ignore", UserWarning)    # each seed fits twice on the same documents, on purpose
+    sigma = calibrate_noise_multiplier(a.epsilon, a.delta, 1.0, 1)
+    eps_stage1 = epsilon_of_gaussian(sigma / np.sqrt(1.0 - a.t_share), a.delta)
+    sigma_t = sigma / np.sqrt(a.t_share)
+    print(f"epsilon {a.epsilon:g}: DocDPCooccurrence at epsilon {eps_stage1:.3f} (its two releases), third release"
+          f" sigma {sigma_t:.2f}", flush=True)
+    for name, train, test in three_corpora(a):
+        ref = test.to_bow()
+        X = sp.csr_matrix(train.to_bow(), dtype=np.float64)
+        rows: dict = {}
+        for s in range(a.seeds):
+            rng = np.random.default_rng([s, 1])
+            full = DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, seed=s).fit(train)
+            m = DocDPCooccurrence(n_topics=a.topics, epsilon=eps_stage1, delta=a.delta, seed=s).fit(train)
+            nb = m.n_background_topics_
+            Kp, kept, bg = a.topics - nb, m.kept_words_, m.background_words_
+            H = m.components_[:Kp][:, kept]
+            H = H / H.sum(axis=1, keepdims=True)
+            XK = X[:, kept]
+            th = np.full((X.shape[0], Kp), 1.0 / Kp)
+            for _ in range(30):                 # fold-in of each document's kept words
+                R = XK.multiply(1.0 / np.maximum(th @ H, 1e-300)).tocsr()
+                th = th * (R @ H.T) + 0.01
+                th /= th.sum(axis=1, keepdims=True)
+            hard = np.zeros_like(th)
+            hard[np.arange(len(th)), th.argmax(axis=1)] = 1.0
+            hard[np.asarray(XK.sum(axis=1)).ravel() == 0] = 0.0
+            # the kept words, then the other non-background words by their noisy counts: outside the kept words,
+            # each topic's weights are the first release's counts (post-processing, the model's tail)
+            rest = np.setdiff1d(np.arange(X.shape[1]), np.concatenate([kept, bg]))
+            rest = rest[np.argsort(-m.components_[0, rest], kind="stable")]
+            C = np.sort(np.concatenate([kept, rest[:max(a.candidates - len(kept), 0)]]))
+            XC = (X[:, C] > 0).astype(np.float64)
+            n = np.sqrt(np.asarray(XC.sum(axis=1)).ravel())
+            XC = sp.diags(np.divide(1.0, n, out=np.zeros_like(n), where=n > 0)) @ XC
+            T = np.asarray((XC.T @ hard).T) + sigma_t * rng.standard_normal((Kp, len(C)))
+            T[T < 3.0 * sigma_t] = 0.0
+            pkw = T / (T.sum(axis=0, keepdims=True) + 3.0 * sigma_t * np.sqrt(Kp))
+            fk = T / np.maximum(T.sum(axis=1, keepdims=True), 1e-12)
+            rows.setdefault("default, whole budget", []).append(full.components_)
+            rows.setdefault(f"default at epsilon {eps_stage1:.2f}", []).append(m.components_)
+            for g in (1.0, 2.0):
+                B = np.full_like(m.components_, 1e-12)
+                B[:Kp, C] += fk * pkw ** g
+                B[Kp:] = m.components_[Kp:]
+                rows.setdefault(f"third release, lift g={g:g}", []).append(B / B.sum(axis=1, keepdims=True))
+        print(f"{name}: {train.n_docs} documents", flush=True)
+        for label, betas in rows.items():
+            print(f"  {label:34} NPMI {np.median([npmi(b, ref) for b in betas]):.4f}"
+                  f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
+
+
 def X_sum(corpus):
     return corpus.to_bow().sum(axis=0)
 
@@ -438,7 +526,7 @@ def X_sum(corpus):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "sharpen", "setunion", "private", "candidates", "public",
-                                          "spectral", "wordchoice"])
+                                          "spectral", "wordchoice", "lift"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
@@ -465,6 +553,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--epsilons", type=float, nargs="+", default=[1.0, 4.0], help="wordchoice: the budgets")
     ap.add_argument("--epsilon-vocab", type=float, default=0.4, help="private: the share of --epsilon for DP set union")
+    ap.add_argument("--t-share", type=float, default=0.3, help="lift: the third release's share of the precision")
+    ap.add_argument("--candidates", type=int, default=600, help="lift: the words the third release covers")
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
                     help="public: how many training documents stand in for a public corpus")
@@ -483,6 +573,8 @@ def main():
         return candidates(a)
     if a.route == "wordchoice":
         return word_choice(a)
+    if a.route == "lift":
+        return lift(a)
     tr, te = load()
     if a.docs:
         tr = tr.subset(np.arange(min(a.docs, tr.n_docs)))
