@@ -165,8 +165,11 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
     p = tmp_path / "docs.txt"
     p.write_text("\n".join(texts * 20))
     out = tmp_path / "m"
+    shown, filters = warnings.showwarning, list(warnings.filters)
     assert main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "1", "--delta", "1e-5",
                  "--topics", "3", "--out", str(out), "--quiet"]) == 0
+    # the command's one-line warnings and its silencing of the model's own warning end with it
+    assert warnings.showwarning is shown and warnings.filters == filters
     # 96 training documents at epsilon 1: far below any measured setting, so the figure is only an upper bound
     captured = capsys.readouterr()
     printed = " ".join(captured.out.split())

@@ -45,11 +45,16 @@ def _run(argv) -> int:
     import logging
     import warnings
 
-    # a warning is one line on stderr, like an error: never Python's "file:line: UserWarning:" format
-    warnings.showwarning = lambda message, category, *rest, **kw: print(
-        f"warning: {' '.join(str(message).split())}", file=sys.stderr)
-
     logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's numerical warnings are not for users
+    # the command's warning settings end with it (a caller of main() in the same process keeps its own)
+    with warnings.catch_warnings():
+        # a warning is one line on stderr, like an error: never Python's "file:line: UserWarning:" format
+        warnings.showwarning = lambda message, category, *rest, **kw: print(
+            f"warning: {' '.join(str(message).split())}", file=sys.stderr)
+        return _dispatch(a)
+
+
+def _dispatch(a) -> int:
     try:
         a.func(a)
     except DPTopicError as e:

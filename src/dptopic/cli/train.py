@@ -217,7 +217,8 @@ def _resolve_unit(a, console) -> None:
 def _warn_if_too_small(a, corpus, console) -> None:
     """A private model of noise is never presented as a result without a warning: from the utility table measured on
     public corpora, the size at which topics become useful at this epsilon (the count is the user's own data; it is
-    printed to them, never saved). The trainer's own warning, which reads only its noisy count, is then redundant."""
+    printed to them, never saved). The trainer's own warning (``SmallCorpusWarning``) would repeat it: it is silenced
+    for the rest of the command."""
     import warnings
 
     from ..advice import too_small_message
