@@ -410,15 +410,8 @@ def reuters_r52():
 
 def word_choice(a):
     from dptopic import LDA
-    from dptopic.corpus import Corpus
-    from dptopic.datasets import load_sotu
     from dptopic.models.docdp_cooc import DocDPCooccurrence
-    tr, te = load()
-    sotu_tr, sotu_te = load_sotu(max_vocab=2000).train_test_split(0.2, seed=0)
-    r_tr, r_te = reuters_r52()
-    r_tr = Corpus.from_texts(r_tr, max_vocab=2000)
-    for name, train, test in (("20 Newsgroups", tr, te), ("State of the Union", sotu_tr, sotu_te),
-                              ("Reuters R52", r_tr, Corpus.from_texts(r_te, vocabulary=r_tr.vocabulary))):
+    for name, train, test in three_corpora():
         ref = test.to_bow()
         cgs = np.mean([npmi(LDA(n_topics=a.topics, n_iter=300, seed=s, verbose=0).fit(train).components_, ref)
                        for s in range(2)])
@@ -432,19 +425,7 @@ def word_choice(a):
                       f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
 
 
-def epsilon_of_gaussian(sigma: float, delta: float) -> float:
-    """The smallest epsilon at which one Gaussian release of L2 sensitivity 1 and noise multiplier ``sigma`` is
-    (epsilon, delta)-DP (the exact curve of Balle & Wang 2018), by bisection."""
-    from scipy.optimize import brentq
-    from scipy.stats import norm
-
-    def excess(eps):
-        return (norm.cdf(0.5 / sigma - eps * sigma) - np.exp(eps + norm.logcdf(-0.5 / sigma - eps * sigma))
-                - delta)
-    return float(brentq(excess, 1e-9, 200.0))
-
-
-def three_corpora(a):
+def three_corpora():
     """(name, train, test) for 20 Newsgroups, the State of the Union paragraphs and Reuters R52, each with its own
     2,000-word vocabulary."""
     from dptopic.corpus import Corpus
@@ -469,11 +450,12 @@ def lift(a):
     import warnings
     warnings.simplefilter("ignore", UserWarning)    # each seed fits twice on the same documents, on purpose
     sigma = calibrate_noise_multiplier(a.epsilon, a.delta, 1.0, 1)
-    eps_stage1 = epsilon_of_gaussian(sigma / np.sqrt(1.0 - a.t_share), a.delta)
+    from dptopic.accounting.gaussian import pld_epsilon
+    eps_stage1 = pld_epsilon(sigma / np.sqrt(1.0 - a.t_share), 1.0, 1, a.delta)   # the ledger's own accountant
     sigma_t = sigma / np.sqrt(a.t_share)
     print(f"epsilon {a.epsilon:g}: DocDPCooccurrence at epsilon {eps_stage1:.3f} (its two releases), third release"
           f" sigma {sigma_t:.2f}", flush=True)
-    for name, train, test in three_corpora(a):
+    for name, train, test in three_corpora():
         ref = test.to_bow()
         X = sp.csr_matrix(train.to_bow(), dtype=np.float64)
         rows: dict = {}
