@@ -13,6 +13,7 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py spectral --epsilon 1 --seeds 3   # third moment
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py wordchoice --epsilons 1 4 --seeds 3  # three corpora
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py lift --seeds 3     # a third release (not kept)
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py dictionary --dictionaries DIR --seeds 3  # (not kept)
     (add --docs 5000 to train on the first 5,000 training documents)
 
 Train split, vocabulary of 2,000 words (``load_20newsgroups('train', max_vocab=2000)``), K = 20,
@@ -501,6 +502,98 @@ def lift(a):
                   f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
 
 
+def dictd_entries(directory: str) -> list:
+    """Every entry of the dictd dictionaries (``NAME.index`` beside ``NAME.dict.dz``) in ``directory``, one string
+    per distinct entry: the general-domain public text of the ``dictionary`` route. Debian packages them, e.g.
+    ``apt-get download dict-wn dict-gcide dict-foldoc`` then ``dpkg-deb -x PKG.deb OUT`` (files under
+    ``OUT/usr/share/dictd``). The index gives each headword's offset and length in base 64."""
+    import gzip
+    from pathlib import Path
+    digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+    def b64(text: str) -> int:
+        n = 0
+        for ch in text:
+            n = n * 64 + digits.index(ch)
+        return n
+
+    texts = []
+    indexes = sorted(Path(directory).glob("*.index"))
+    if not indexes:
+        raise SystemExit(f"no dictd dictionary (NAME.index and NAME.dict.dz) in {directory}")
+    for index in indexes:
+        raw = gzip.open(index.with_suffix(".dict.dz")).read()
+        seen = set()
+        for line in index.read_text("utf-8", errors="replace").splitlines():
+            parts = line.split("\t")
+            if len(parts) < 3 or parts[0].startswith("00-database"):
+                continue
+            span = (b64(parts[1]), b64(parts[2]))
+            if span not in seen:
+                seen.add(span)
+                texts.append(raw[span[0]:span[0] + span[1]].decode("utf-8", "replace"))
+    return texts
+
+
+def dictionary(a):
+    """A general-domain public prior (not kept; docs/document_dp.md). The entries of public dictionaries
+    (``--dictionaries``: WordNet, GCIDE and FOLDOC in dictd format), each a document on the corpus's vocabulary
+    (entries with fewer than 3 of its words dropped). First, LDA (CGS, 150 sweeps) on the dictionary alone, which
+    never reads the corpus: NPMI, its ratio to CGS on the corpus (seed 0) and the match to that CGS model. Then
+    ``DocDPCooccurrence`` with its defaults whose NMF factorises the thresholded noisy release plus ``lambda`` times
+    the dictionary's co-occurrence over the same kept words (each entry's ``c c^T - diag(c)`` scaled to Frobenius
+    norm 1, the whole scaled to the thresholded release's sum): post-processing of the release with public data."""
+    from unittest import mock
+
+    from dptopic import LDA
+    from dptopic.corpus import Corpus
+    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.models import docdp_cooc
+    from dptopic.recovery.cooccurrence import normalised_cooccurrence
+    import warnings
+    warnings.simplefilter("ignore", UserWarning)
+    texts = dictd_entries(a.dictionaries)
+    print(f"{len(texts)} dictionary entries from {a.dictionaries}", flush=True)
+    seen: dict = {}
+    release_words = docdp_cooc.normalised_cooccurrence_bow
+    factorise = docdp_cooc.topics_from_cooccurrence
+
+    def words_of_release(bow, kept, V, n_jobs):
+        seen["kept"] = kept
+        return release_words(bow, kept, V, n_jobs)
+
+    def with_prior(Q, K, method, noise_std, threshold):
+        Q = (Q + Q.T) / 2.0
+        Q = np.where(Q < threshold * noise_std, 0.0, Q)
+        P = normalised_cooccurrence(seen["public"], seen["kept"])
+        P = P * (Q.sum() / max(P.sum(), 1e-300))
+        return factorise(Q + seen["lambda"] * P, K, method, noise_std=0.0, threshold=0.0)
+
+    for name, train, test in three_corpora():
+        ref = test.to_bow()
+        public = sp.csr_matrix(Corpus.from_texts(texts, vocabulary=train.vocabulary).to_bow(), dtype=np.float64)
+        seen["public"] = public[np.asarray(public.sum(axis=1)).ravel() >= 3]
+        cgs = LDA(n_topics=a.topics, n_iter=300, seed=0, verbose=0).fit(train).components_
+        base = npmi(cgs, ref)
+        print(f"{name}: {train.n_docs} documents, {seen['public'].shape[0]} dictionary entries; CGS NPMI {base:.4f}",
+              flush=True)
+        only = [LDA(n_topics=a.topics, n_iter=150, seed=s, verbose=0).fit(seen["public"]).components_
+                for s in range(a.seeds)]
+        scores = [npmi(b, ref) for b in only]
+        print(f"  dictionary alone (no private data)   NPMI {np.median(scores):.4f} (ratio {np.median(scores) / base:.2f})"
+              f" match {np.median([topic_recovery(b, cgs) for b in only]):.3f}", flush=True)
+        for lam in a.lambdas:
+            seen["lambda"] = lam
+            with mock.patch.object(docdp_cooc, "normalised_cooccurrence_bow", words_of_release), \
+                    mock.patch.object(docdp_cooc, "topics_from_cooccurrence", with_prior):
+                betas = [docdp_cooc.DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta,
+                                                      seed=s).fit(train).components_ for s in range(a.seeds)]
+            scores = [npmi(b, ref) for b in betas]
+            print(f"  DocDPCooccurrence eps {a.epsilon:g} + {lam:g} x dictionary  NPMI {np.median(scores):.4f}"
+                  f" (ratio {np.median(scores) / base:.2f}) match {np.median([topic_recovery(b, cgs) for b in betas]):.3f}"
+                  f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
+
+
 def X_sum(corpus):
     return corpus.to_bow().sum(axis=0)
 
@@ -508,7 +601,7 @@ def X_sum(corpus):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "sharpen", "setunion", "private", "candidates", "public",
-                                          "spectral", "wordchoice", "lift"])
+                                          "spectral", "wordchoice", "lift", "dictionary"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
@@ -537,6 +630,10 @@ def main():
     ap.add_argument("--epsilon-vocab", type=float, default=0.4, help="private: the share of --epsilon for DP set union")
     ap.add_argument("--t-share", type=float, default=0.3, help="lift: the third release's share of the precision")
     ap.add_argument("--candidates", type=int, default=600, help="lift: the words the third release covers")
+    ap.add_argument("--dictionaries", default=None,
+                    help="dictionary: a directory of dictd dictionaries (NAME.index + NAME.dict.dz)")
+    ap.add_argument("--lambdas", type=float, nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.5],
+                    help="dictionary: weights of the dictionary's co-occurrence beside the release")
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
                     help="public: how many training documents stand in for a public corpus")
@@ -557,6 +654,10 @@ def main():
         return word_choice(a)
     if a.route == "lift":
         return lift(a)
+    if a.route == "dictionary":
+        if not a.dictionaries:
+            raise SystemExit("dictionary needs --dictionaries DIR (dictd files: NAME.index and NAME.dict.dz)")
+        return dictionary(a)
     tr, te = load()
     if a.docs:
         tr = tr.subset(np.arange(min(a.docs, tr.n_docs)))
