@@ -359,6 +359,12 @@ def cmd_evaluate(a):
     q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))
     q["perplexity"], q["perplexity_mode"] = ppl, a.mode
     q["umass_mimno_sum"] = model.coherence(corpus, top_n=top_n) if hasattr(model, "coherence") else None
+    if a.compare_to is not None:
+        from ..evaluation import topic_match
+
+        other = load(a.compare_to)
+        q["match"] = topic_match(model.components_, model.vocabulary_, other.components_, other.vocabulary_)
+        q["match"]["reference_model"] = str(a.compare_to)
     private = bool(getattr(model, "privacy_", {}).get("private"))
     if private:
         q["note"] = ("outside the guarantee: these figures read the documents of --corpus, which the model's privacy"
@@ -375,6 +381,11 @@ def cmd_evaluate(a):
     console.print(f"UMass (top {top_n}), mean over word pairs as gensim reports it: {q['umass_pairwise_mean']:.4f}")
     if q["umass_mimno_sum"] is not None:
         console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: {q['umass_mimno_sum']:.4f}")
+    if "match" in q:
+        m = q["match"]
+        console.print(f"match to the topics of {a.compare_to}: {m['match']:.3f} (mean cosine of {m['matched']}"
+                      f" Hungarian-matched topic pairs over {m['shared_words']} shared words; 1 = the same topics,"
+                      " random topics near 0; reads only the two models)")
     if private:
         console.print(f"[yellow]{q['note']}[/]")
 
@@ -508,6 +519,10 @@ def register(sub) -> None:
     e.add_argument("--json", action="store_true", help="print the figures as JSON")
     e.add_argument("--seed", type=seed_int, default=None,
                    help="seed of the fold-in sampling (default: fresh OS entropy; give one to repeat a number exactly)")
+    e.add_argument("--compare-to", metavar="MODEL", default=None,
+                   help="also print how close the topics are to another saved model's (for instance one trained"
+                        " without privacy, or on public documents of the domain): NPMI alone cannot tell a corpus's"
+                        " own topics from general-language ones")
     e.set_defaults(func=cmd_evaluate)
 
     tp = sub.add_parser("topics", help="show a saved model's topics and privacy report")

@@ -17,3 +17,37 @@ def topic_recovery(estimated: np.ndarray, true: np.ndarray, return_matching: boo
     rows, cols = linear_sum_assignment(-sim)
     score = float(sim[rows, cols].mean())
     return (score, cols) if return_matching else score
+
+
+def topic_match(components, vocabulary, reference_components, reference_vocabulary) -> dict:
+    """How close one model's topics are to another's, over the words both vocabularies hold: each reference topic is
+    matched to one topic of the model (Hungarian matching on cosine similarity, each topic restricted to the shared
+    words) and the matched cosines are averaged. 1 means the same topics in some order; random topics score near 0.
+    NPMI cannot tell a corpus's own topics from general-language ones (``docs/document_dp.md``); this can, when the
+    reference is a model trained on the corpus or on public documents of its domain.
+
+    Returns ``{"match", "matched", "shared_words", "per_topic"}``: the mean cosine, the number of matched pairs
+    (the smaller of the two topic counts), the shared words, and each reference topic's cosine with its match
+    (``None`` for reference topics left unmatched when the model has fewer topics)."""
+    from ..errors import DPTopicError
+
+    vocab, ref_vocab = [str(w) for w in vocabulary], [str(w) for w in reference_vocabulary]
+    position = {w: i for i, w in enumerate(vocab)}
+    shared = [(position[w], j) for j, w in enumerate(ref_vocab) if w in position]
+    if len(shared) < 2:
+        raise DPTopicError(f"the two models share {len(shared)} vocabulary words; topics can only be compared over"
+                           " words both models know: compare models trained on the same or overlapping vocabularies.")
+    mine, theirs = (np.asarray(i, dtype=np.int64) for i in zip(*shared))
+    A = np.asarray(components, dtype=np.float64)[:, mine]
+    B = np.asarray(reference_components, dtype=np.float64)[:, theirs]
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
+        raise DPTopicError("topic weights must be finite numbers.")
+    a_norm = np.linalg.norm(A, axis=1, keepdims=True)
+    b_norm = np.linalg.norm(B, axis=1, keepdims=True)
+    sim = (B / np.where(b_norm > 0, b_norm, 1.0)) @ (A / np.where(a_norm > 0, a_norm, 1.0)).T
+    rows, cols = linear_sum_assignment(-sim)
+    per_topic: list = [None] * B.shape[0]
+    for r, c in zip(rows, cols):
+        per_topic[int(r)] = float(sim[r, c])
+    return {"match": float(sim[rows, cols].mean()), "matched": int(len(rows)), "shared_words": int(len(shared)),
+            "per_topic": per_topic}
