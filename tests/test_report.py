@@ -139,3 +139,14 @@ def test_model_json_carries_the_card_under_one_schema(tmp_path, saved_private):
     assert [c["schema"] for c in cards] == [CARD_SCHEMA, CARD_SCHEMA]
     assert cards[0]["guarantee"] == "full" and cards[1]["guarantee"] == "none"
     assert set(cards[0]) >= {"privacy_unit", "epsilon", "delta", "trust_model", "covered", "not_covered"}
+
+
+def test_cli_report_compare_to_adds_the_match_to_another_models_topics(tmp_path, saved_private):
+    out = tmp_path / "r.html"
+    r = _cli("report", "--model", str(saved_private), "--out", str(out), "--compare-to", str(saved_private))
+    assert r.returncode == 0, r.stderr
+    text = " ".join(out.read_text().split())
+    assert re.search(r"match to the topics of [^<]*1 = the same topics\)</th><td>1(\.0+)?</td>", text), text[-2000:]
+    r = _cli("report", "--model", str(saved_private), "--out", str(tmp_path / "x.html"), "--compare-to",
+             str(tmp_path / "missing"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr

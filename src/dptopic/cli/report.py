@@ -80,6 +80,14 @@ def cmd_report(a):
     if a.reference is not None:
         ref = load_corpus(a.reference, a.format, None, a.text_field, None, vocabulary=model.vocabulary_)
         evaluation = evaluate_on(model, ref, a.reference_public, a.reference)
+    if a.compare_to is not None:
+        from ..evaluation import topic_match
+
+        other = load(a.compare_to)
+        m = topic_match(model.components_, model.vocabulary_, other.components_, other.vocabulary_)
+        evaluation = evaluation or {"reference": "none given (the match below reads only the two models)"}
+        evaluation[f"match to the topics of {a.compare_to} (mean cosine of {m['matched']} Hungarian-matched pairs"
+                   f" over {m['shared_words']} shared words; 1 = the same topics)"] = m["match"]
     trainer = type(model).__name__
     card = privacy_card(getattr(model, "privacy_", None) or {}, trainer)
     topics = model.topic_words(a.top, weights=True)
@@ -103,6 +111,10 @@ def register(sub) -> None:
                    help="the reference corpus is public (else its figures are labelled outside the guarantee)")
     p.add_argument("--format", default="auto", choices=FORMATS, help="format of --reference (auto: by name)")
     p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text of --reference")
+    p.add_argument("--compare-to", default=None, metavar="MODEL",
+                   help="also report how close the topics are to another saved model's (one trained without privacy"
+                        " on public documents of the domain, say): NPMI alone cannot tell a corpus's own topics from"
+                        " general-language ones")
     p.add_argument("--audit", default=None, metavar="DIR", help="the folder 'dptopic audit --out' wrote for this model")
     p.add_argument("--top", type=positive_int, default=10, help="words shown per topic")
     p.add_argument("--title", default=None, help="the page title")
