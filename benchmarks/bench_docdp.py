@@ -14,6 +14,7 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py wordchoice --epsilons 1 4 --seeds 3  # three corpora
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py lift --seeds 3     # a third release (not kept)
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py dictionary --dictionaries DIR --seeds 3  # (not kept)
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py subspace --dictionaries DIR --seeds 3    # (an option?)
     (add --docs 5000 to train on the first 5,000 training documents)
 
 Train split, vocabulary of 2,000 words (``load_20newsgroups('train', max_vocab=2000)``), K = 20,
@@ -594,6 +595,77 @@ def dictionary(a):
                   f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
 
 
+def subspace(a):
+    """The co-occurrence release projected on a public subspace (docs/document_dp.md). After the model's first
+    release chooses ``--n-words`` words, E holds the ``--rank`` leading eigenvectors of the dictionary's co-occurrence
+    over them (public text and the released choice: no privacy cost). Each document's ``c c^T - diag(c)`` over the
+    kept words becomes ``E^T (c c^T - diag(c)) E``, scaled to Frobenius norm 1 (sensitivity 1, as before), and the
+    r x r sum gets the model's Gaussian noise: r^2 noisy cells instead of n_words^2. The topics are the NMF of
+    ``E B E^T`` (negative cells set to zero), with the model's background topics and tail."""
+    from unittest import mock
+
+    from dptopic import LDA
+    from dptopic.corpus import Corpus
+    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.models import docdp_cooc
+    from dptopic.recovery.cooccurrence import normalised_cooccurrence
+    import warnings
+    warnings.simplefilter("ignore", UserWarning)
+    texts = dictd_entries(a.dictionaries)
+    seen: dict = {}
+    factorise = docdp_cooc.topics_from_cooccurrence
+
+    def projected(bow, kept, V, n_jobs):
+        ptr, ids, counts = bow
+        X = sp.csr_matrix((counts.astype(np.float64), ids, ptr), shape=(len(ptr) - 1, V))[:, kept].tocsr()
+        w, U = np.linalg.eigh(normalised_cooccurrence(seen["public"], kept))
+        E = U[:, np.argsort(-np.abs(w), kind="stable")[:seen["rank"]]]
+        seen["E"] = E
+        B = np.zeros((E.shape[1], E.shape[1]))
+        for d in range(X.shape[0]):
+            lo, hi = X.indptr[d], X.indptr[d + 1]
+            if hi - lo < 2:
+                continue
+            Ed, c = E[X.indices[lo:hi]], X.data[lo:hi]
+            y = Ed.T @ c
+            P = np.outer(y, y) - (Ed * c[:, None]).T @ Ed
+            n = np.linalg.norm(P)
+            if n > 0:
+                B += P / n
+        return B
+
+    def from_projection(Q, K, method, noise_std, threshold):
+        E = seen["E"]
+        return factorise(E @ ((Q + Q.T) / 2.0) @ E.T, K, method, noise_std=0.0, threshold=0.0)
+
+    for name, train, test in three_corpora():
+        ref = test.to_bow()
+        public = sp.csr_matrix(Corpus.from_texts(texts, vocabulary=train.vocabulary).to_bow(), dtype=np.float64)
+        seen["public"] = public[np.asarray(public.sum(axis=1)).ravel() >= 3]
+        cgs = LDA(n_topics=a.topics, n_iter=300, seed=0, verbose=0).fit(train).components_
+        base = npmi(cgs, ref)
+        print(f"{name}: {train.n_docs} documents; CGS NPMI {base:.4f}", flush=True)
+        runs = [("default", None, None)] + [(f"n_words {n}, rank {r}", n, r) for n in a.subspace_words
+                                             for r in a.ranks]
+        for label, n_words, rank in runs:
+            betas = []
+            for s in range(a.seeds):
+                if n_words is None:
+                    m = docdp_cooc.DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, seed=s)
+                    betas.append(m.fit(train).components_)
+                    continue
+                seen["rank"] = rank
+                with mock.patch.object(docdp_cooc, "normalised_cooccurrence_bow", projected), \
+                        mock.patch.object(docdp_cooc, "topics_from_cooccurrence", from_projection):
+                    m = docdp_cooc.DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta,
+                                                     n_words=n_words, seed=s)
+                    betas.append(m.fit(train).components_)
+            scores = [npmi(b, ref) for b in betas]
+            print(f"  {label:24} NPMI {np.median(scores):.4f} (ratio {np.median(scores) / base:.2f})"
+                  f" match {np.median([topic_recovery(b, cgs) for b in betas]):.3f}"
+                  f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
+
+
 def X_sum(corpus):
     return corpus.to_bow().sum(axis=0)
 
@@ -601,7 +673,7 @@ def X_sum(corpus):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "sharpen", "setunion", "private", "candidates", "public",
-                                          "spectral", "wordchoice", "lift", "dictionary"])
+                                          "spectral", "wordchoice", "lift", "dictionary", "subspace"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
@@ -634,6 +706,9 @@ def main():
                     help="dictionary: a directory of dictd dictionaries (NAME.index + NAME.dict.dz)")
     ap.add_argument("--lambdas", type=float, nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.5],
                     help="dictionary: weights of the dictionary's co-occurrence beside the release")
+    ap.add_argument("--ranks", type=int, nargs="+", default=[200], help="subspace: dimensions of the public subspace")
+    ap.add_argument("--subspace-words", type=int, nargs="+", default=[800],
+                    help="subspace: words kept for the projected release (the model's n_words)")
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
                     help="public: how many training documents stand in for a public corpus")
@@ -654,10 +729,10 @@ def main():
         return word_choice(a)
     if a.route == "lift":
         return lift(a)
-    if a.route == "dictionary":
+    if a.route in ("dictionary", "subspace"):
         if not a.dictionaries:
-            raise SystemExit("dictionary needs --dictionaries DIR (dictd files: NAME.index and NAME.dict.dz)")
-        return dictionary(a)
+            raise SystemExit(f"{a.route} needs --dictionaries DIR (dictd files: NAME.index and NAME.dict.dz)")
+        return dictionary(a) if a.route == "dictionary" else subspace(a)
     tr, te = load()
     if a.docs:
         tr = tr.subset(np.arange(min(a.docs, tr.n_docs)))
