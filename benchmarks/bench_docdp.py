@@ -536,6 +536,16 @@ def dictd_entries(directory: str) -> list:
     return texts
 
 
+def dictionary_setting(texts: list, train, topics: int):
+    """The dictionary entries as documents on ``train``'s vocabulary (entries with fewer than 3 of its words dropped),
+    CGS on ``train`` (seed 0, 300 sweeps) and that model's NPMI reference: what the dictionary routes compare with."""
+    from dptopic import LDA
+    from dptopic.corpus import Corpus
+    public = sp.csr_matrix(Corpus.from_texts(texts, vocabulary=train.vocabulary).to_bow(), dtype=np.float64)
+    public = public[np.asarray(public.sum(axis=1)).ravel() >= 3]
+    return public, LDA(n_topics=topics, n_iter=300, seed=0, verbose=0).fit(train).components_
+
+
 def dictionary(a):
     """A general-domain public prior (not kept; docs/document_dp.md). The entries of public dictionaries
     (``--dictionaries``: WordNet, GCIDE and FOLDOC in dictd format), each a document on the corpus's vocabulary
@@ -547,7 +557,6 @@ def dictionary(a):
     from unittest import mock
 
     from dptopic import LDA
-    from dptopic.corpus import Corpus
     from dptopic.evaluation.recovery import topic_recovery
     from dptopic.models import docdp_cooc
     from dptopic.recovery.cooccurrence import normalised_cooccurrence
@@ -572,9 +581,7 @@ def dictionary(a):
 
     for name, train, test in three_corpora():
         ref = test.to_bow()
-        public = sp.csr_matrix(Corpus.from_texts(texts, vocabulary=train.vocabulary).to_bow(), dtype=np.float64)
-        seen["public"] = public[np.asarray(public.sum(axis=1)).ravel() >= 3]
-        cgs = LDA(n_topics=a.topics, n_iter=300, seed=0, verbose=0).fit(train).components_
+        seen["public"], cgs = dictionary_setting(texts, train, a.topics)
         base = npmi(cgs, ref)
         print(f"{name}: {train.n_docs} documents, {seen['public'].shape[0]} dictionary entries; CGS NPMI {base:.4f}",
               flush=True)
@@ -604,8 +611,6 @@ def subspace(a):
     ``E B E^T`` (negative cells set to zero), with the model's background topics and tail."""
     from unittest import mock
 
-    from dptopic import LDA
-    from dptopic.corpus import Corpus
     from dptopic.evaluation.recovery import topic_recovery
     from dptopic.models import docdp_cooc
     from dptopic.recovery.cooccurrence import normalised_cooccurrence
@@ -640,9 +645,7 @@ def subspace(a):
 
     for name, train, test in three_corpora():
         ref = test.to_bow()
-        public = sp.csr_matrix(Corpus.from_texts(texts, vocabulary=train.vocabulary).to_bow(), dtype=np.float64)
-        seen["public"] = public[np.asarray(public.sum(axis=1)).ravel() >= 3]
-        cgs = LDA(n_topics=a.topics, n_iter=300, seed=0, verbose=0).fit(train).components_
+        seen["public"], cgs = dictionary_setting(texts, train, a.topics)
         base = npmi(cgs, ref)
         print(f"{name}: {train.n_docs} documents; CGS NPMI {base:.4f}", flush=True)
         runs = [("default", None, None)] + [(f"n_words {n}, rank {r}", n, r) for n in a.subspace_words

@@ -6,7 +6,7 @@ import pytest
 
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
-from dptopic.evaluation import topic_match
+from dptopic.evaluation import match_models, topic_match
 
 
 def test_hand_computed_match_over_reordered_vocabularies():
@@ -66,3 +66,14 @@ def test_cli_evaluate_compare_to(tmp_path, capsys):
                  str(tmp_path / "missing")]) != 0
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_match_models_reads_two_fitted_models_and_zero_topics_score_zero():
+    class Fitted:
+        def __init__(self, components, vocabulary):
+            self.components_, self.vocabulary_ = components, vocabulary
+
+    a = Fitted(np.array([[0.0, 0.0], [1.0, 2.0]]), ["x", "y"])       # an all-zero topic: cosine 0, never NaN
+    b = Fitted(np.array([[2.0, 4.0], [1.0, 0.0]]), ["x", "y"])
+    m = match_models(a, b)
+    assert m["per_topic"] == pytest.approx([1.0, 0.0]) and m["match"] == pytest.approx(0.5)

@@ -3,7 +3,6 @@ what its privacy report claims (Manzonelli et al. 2024; Carlini et al. 2022)."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from ..errors import DPTopicError
 from ._common import add_corpus_args, corpus_from_args, make_console

@@ -81,10 +81,9 @@ def cmd_report(a):
         ref = load_corpus(a.reference, a.format, None, a.text_field, None, vocabulary=model.vocabulary_)
         evaluation = evaluate_on(model, ref, a.reference_public, a.reference)
     if a.compare_to is not None:
-        from ..evaluation import topic_match
+        from ..evaluation import match_models
 
-        other = load(a.compare_to)
-        m = topic_match(model.components_, model.vocabulary_, other.components_, other.vocabulary_)
+        m = match_models(model, load(a.compare_to))
         evaluation = evaluation or {"reference": "none given (the match below reads only the two models)"}
         evaluation[f"match to the topics of {a.compare_to} (mean cosine of {m['matched']} Hungarian-matched pairs"
                    f" over {m['shared_words']} shared words; 1 = the same topics)"] = m["match"]

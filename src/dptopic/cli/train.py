@@ -360,10 +360,9 @@ def cmd_evaluate(a):
     q["perplexity"], q["perplexity_mode"] = ppl, a.mode
     q["umass_mimno_sum"] = model.coherence(corpus, top_n=top_n) if hasattr(model, "coherence") else None
     if a.compare_to is not None:
-        from ..evaluation import topic_match
+        from ..evaluation import match_models
 
-        other = load(a.compare_to)
-        q["match"] = topic_match(model.components_, model.vocabulary_, other.components_, other.vocabulary_)
+        q["match"] = match_models(model, load(a.compare_to))
         q["match"]["reference_model"] = str(a.compare_to)
     private = bool(getattr(model, "privacy_", {}).get("private"))
     if private:

@@ -3,9 +3,9 @@ between two models' topics; log-likelihood."""
 from .coherence import umass_coherence
 from .likelihood import joint_log_likelihood
 from .perplexity import infer_theta, perplexity, split_completion
-from .recovery import cosine_matrix, topic_match, topic_recovery
+from .recovery import cosine_matrix, match_models, topic_match, topic_recovery
 from .topic_quality import cv_coherence, npmi_coherence, topic_diversity, topic_quality, umass_pairwise_mean
 
 __all__ = ["perplexity", "infer_theta", "split_completion", "umass_coherence", "topic_recovery", "topic_match",
-           "cosine_matrix", "joint_log_likelihood", "npmi_coherence", "cv_coherence", "topic_diversity",
-           "topic_quality", "umass_pairwise_mean"]
+           "match_models", "cosine_matrix", "joint_log_likelihood", "npmi_coherence", "cv_coherence",
+           "topic_diversity", "topic_quality", "umass_pairwise_mean"]

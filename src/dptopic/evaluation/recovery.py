@@ -6,9 +6,10 @@ from scipy.optimize import linear_sum_assignment
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a = a / np.linalg.norm(a, axis=1, keepdims=True)
-    b = b / np.linalg.norm(b, axis=1, keepdims=True)
-    return a @ b.T
+    """Cosine similarity of every row of ``a`` with every row of ``b`` (0 for an all-zero row)."""
+    na = np.linalg.norm(a, axis=1, keepdims=True)
+    nb = np.linalg.norm(b, axis=1, keepdims=True)
+    return (a / np.where(na > 0, na, 1.0)) @ (b / np.where(nb > 0, nb, 1.0)).T
 
 
 def topic_recovery(estimated: np.ndarray, true: np.ndarray, return_matching: bool = False):
@@ -42,12 +43,15 @@ def topic_match(components, vocabulary, reference_components, reference_vocabula
     B = np.asarray(reference_components, dtype=np.float64)[:, theirs]
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
         raise DPTopicError("topic weights must be finite numbers.")
-    a_norm = np.linalg.norm(A, axis=1, keepdims=True)
-    b_norm = np.linalg.norm(B, axis=1, keepdims=True)
-    sim = (B / np.where(b_norm > 0, b_norm, 1.0)) @ (A / np.where(a_norm > 0, a_norm, 1.0)).T
+    sim = cosine_matrix(B, A)
     rows, cols = linear_sum_assignment(-sim)
     per_topic: list = [None] * B.shape[0]
     for r, c in zip(rows, cols):
         per_topic[int(r)] = float(sim[r, c])
     return {"match": float(sim[rows, cols].mean()), "matched": int(len(rows)), "shared_words": int(len(shared)),
             "per_topic": per_topic}
+
+
+def match_models(model, reference) -> dict:
+    """:func:`topic_match` of two fitted models (anything with ``components_`` and ``vocabulary_``)."""
+    return topic_match(model.components_, model.vocabulary_, reference.components_, reference.vocabulary_)
