@@ -50,7 +50,7 @@ def test_umass_pairwise_mean_by_hand(ref):
 
 def test_cv_by_hand(ref):
     words = ["aaa", "bbb", "ccc"]
-    N, single, pair = 4.0, {}, {}
+    N = 4.0
     docs = [set(t.split()) for t in TEXTS]
     npmi = np.empty((3, 3))
     for i, j in itertools.product(range(3), range(3)):
@@ -102,7 +102,7 @@ def test_window_kernel_matches_the_python_reference(window):
 
 
 def test_matches_gensim_coherence_model():
-    gensim = pytest.importorskip("gensim")
+    pytest.importorskip("gensim")
     from gensim.corpora import Dictionary
     from gensim.models.coherencemodel import CoherenceModel
 

@@ -137,7 +137,7 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from dptopic import DPSVI, OnlineVB, load  # noqa: E402
 from dptopic.accounting import PrivacyLedger, compose_pld, compose_rdp  # noqa: E402
-from dptopic.accounting.gaussian import (SubsampledGaussianEvent, calibrate_noise_multiplier,  # noqa: E402
+from dptopic.accounting.gaussian import (SubsampledGaussianEvent,  # noqa: E402
                                          moments_accountant_epsilon, pld_epsilon, strong_composition_noise,
                                          svi_dp_event)
 from dptopic.corpus import lda_corpus  # noqa: E402

@@ -7,7 +7,6 @@ whoever sweeps the shard.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 

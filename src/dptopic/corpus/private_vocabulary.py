@@ -149,7 +149,6 @@ def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int | Non
     rho = dpsu_threshold(epsilon, delta, delta0, mechanism)
     scale = noise_scale(epsilon, delta, mechanism)
     gamma = rho + alpha * scale
-    V = corpus.vocab_size
     H = set_union_weights(corpus, gamma, delta0, order, 1 if mechanism == "laplace" else 2, rng)
     noisy = _noisy_weights(H, scale, mechanism, None if secure else rng, secure)
     chosen = np.flatnonzero((H > 0) & (noisy > rho))  # words nobody contributed have H = 0: never released

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import base64
 
-import asyncio
 import gc
 import hashlib
-import json
 import logging
 import re
 import threading
