@@ -86,7 +86,8 @@ def cmd_report(a):
         m = match_models(model, load(a.compare_to))
         evaluation = evaluation or {"reference": "none given (the match below reads only the two models)"}
         evaluation[f"match to the topics of {a.compare_to} (mean cosine of {m['matched']} Hungarian-matched pairs"
-                   f" over {m['shared_words']} shared words; 1 = the same topics)"] = m["match"]
+                   f" over {m['shared_words']} shared words; 1 = the same topics; reads only the two models, not the"
+                   " reference corpus)"] = m["match"]
     trainer = type(model).__name__
     card = privacy_card(getattr(model, "privacy_", None) or {}, trainer)
     topics = model.topic_words(a.top, weights=True)
