@@ -34,6 +34,7 @@ Starts (--init):
             factorised by recovery.topics_from_cooccurrence; the other words by their de-biased frequency
   lda       diagnostic, not a protocol (it reads the true words): centralized LDA's topics as the start,
             to see whether the reports keep good topics once they are found
+--average R releases the topics from the counts averaged over the last R rounds (post-processing).
 --trace R [R ...] prints the AUC after those rounds as well (the last one is --rounds).
 --report-words auto|all|N: the vocabulary's first words the reports range over (FedLDA's report_words; auto
 reproduces the experiment's default). --task autos-electronics and graphics-crypt are the two other 20 Newsgroups
@@ -173,7 +174,7 @@ def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
 
 def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=256, n_topics=20, beta=0.01,
         subset_size=0, shrink=0.5, data=None, init="random", alpha=0.1, trace=(), init_words=300,
-        leave_user_out=False, report_words="auto", npmi_out=None):
+        leave_user_out=False, report_words="auto", npmi_out=None, average=0):
     tr, te, ytr, yte = data if data is not None else task_corpora(task, 3000, seed)
     model = FedLDA(n_topics=n_topics, epsilon=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
                    n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0, alpha=alpha,
@@ -246,6 +247,11 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
                 counts = counts + shrink * np.bincount(z[z < K], minlength=K)[:, None] * background
         phi = counts + beta
         phi /= phi.sum(axis=1, keepdims=True)
+        if average and t >= rounds - average:
+            acc = counts / average if t == rounds - average else acc + counts / average
+    if average:  # the counts of the last rounds averaged (post-processing of the published counts)
+        phi = acc + beta
+        phi /= phi.sum(axis=1, keepdims=True)
     model.components_, model.vocabulary_ = full_vocabulary_topics(phi, tr.vocab_size), tr.vocabulary
     auc = classify(model, tr, te, ytr, yte, seed)["auc"]
     if npmi_out is not None:  # the topics' own quality: NPMI of the top 10 words on the test split
@@ -284,6 +290,8 @@ def main():
                          " over")
     ap.add_argument("--leave-user-out", action="store_true",
                     help="server expected: each user labels against the counts without its own last-round share")
+    ap.add_argument("--average", type=int, default=0,
+                    help="the released topics from the counts averaged over the last R rounds (0: the last round's)")
     a = ap.parse_args()
     if (a.server == "clean" and a.labels != "lda") or (a.labels == "lda" and a.server not in ("debias", "clean")):
         ap.error("--labels lda goes with --server debias or clean, and clean with --labels lda")
@@ -305,7 +313,7 @@ def main():
                             subset_size=a.subset_size, shrink=a.shrink, init=a.init, alpha=a.alpha,
                             trace=set(a.trace), init_words=a.init_words, leave_user_out=a.leave_user_out,
                             report_words=a.report_words if a.report_words in ("auto", "all")
-                            else int(a.report_words), npmi_out=npmis))
+                            else int(a.report_words), npmi_out=npmis, average=a.average))
         ref = [lda_scores(a.task, seed) for seed in a.seeds] if a.lda else None
     out = {**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4)}
     if npmis is not None:
