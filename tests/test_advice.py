@@ -43,7 +43,8 @@ def test_documents_needed_and_notes():
     assert low.trainer is None and low.expected_npmi_ratio is None
     assert any("no word-level trainer runs at epsilon 3" in n for n in low.notes)
     # even the smallest measured setting was useful: the documents needed are an upper bound, said so
-    assert (w.docs_for_useful, w.docs_for_useful_bound) == (334, "at most")          # 100 x 1000 / 300
+    # (100 x 1000 / 300 = 334 by eps x D, but no corpus under 1,000 documents was measured)
+    assert (w.docs_for_useful, w.docs_for_useful_bound) == (1000, "at most")
     assert r.docs_for_useful_bound is None
 
 
@@ -121,3 +122,33 @@ def test_the_word_unit_trains_what_the_table_measured(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "lies below every setting measured on public corpora: expect at most" in out
     assert dptopic.load(tmp_path / "m").privacy_["epsilon"] <= 800
+
+
+def test_the_verdict_and_the_documents_needed_never_contradict_the_table():
+    """Below every measured setting the figure is only an upper bound: the verdict says "unknown", not "useful";
+    the documents needed never go below the smallest corpus measured (eps x D says nothing of 1-document corpora),
+    and an upper bound on them is worded as one."""
+    from dptopic.advice import docs_needed_text, verdict
+
+    below = recommend("word", 300.0, 10, table=TABLE)               # W measured at eps x D = 100,000 only
+    assert below.extrapolated_side == "below" and below.expected_npmi_ratio >= 0.6
+    assert verdict(below) == "unknown (below every measured setting)"
+    assert verdict(recommend("document", 10.0, 1000, table=TABLE)) == "useful"
+    assert verdict(recommend("document", 1.0, 1000, table=TABLE)) == "NOT useful yet"
+    huge = recommend("document", 10 ** 6, 10, table=TABLE)          # eps x D far above: 1 document would do
+    assert huge.smallest_measured_docs == 1000
+    assert (huge.docs_for_useful, huge.docs_for_useful_bound) == (1000, "at most")
+    assert docs_needed_text(huge) == "1,000 or fewer"
+    assert docs_needed_text(recommend("document", 1.0, 1000, table=TABLE)).startswith("about ")
+
+
+def test_cli_words_the_bounds(capsys):
+    from dptopic.cli.main import main
+
+    assert main(["recommend", "--unit", "word", "--epsilon", "600", "--docs", "100"]) in (0, None)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "-> unknown (below every measured setting)" in out and "-> useful" not in out
+    assert main(["recommend", "--epsilon", "10000", "--docs", "100"]) in (0, None)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "5,000 or fewer" in out and "no corpus of fewer than 5,000 documents was measured" in out
+    assert "at most 1 " not in out

@@ -59,6 +59,9 @@ class Recommendation:
     docs_for_useful: int | None = None
     docs_for_useful_bound: str | None = None
     """``"at most"`` when even the smallest measured setting was useful (the true threshold lies below it)."""
+    smallest_measured_docs: int | None = None
+    """The fewest documents of any corpus measured: ``docs_for_useful`` never goes below it, since the table says
+    nothing of smaller corpora."""
     alternatives: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     source: str = ""
@@ -152,8 +155,11 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     rec.trainer, rec.expected_npmi_ratio, rec.extrapolated, rec.settings = best[1], round(best[0], 3), best[2], dict(best[3])
     rec.expected_range, rec.per_corpus = [round(v, 3) for v in best[5]], best[6]
     needed = [s[4] for s in scored if s[4] is not None]
+    rec.smallest_measured_docs = min(int(r["n_docs"]) for r in rows)
     if needed:                                              # with whichever trainer gets there first
         rec.docs_for_useful, at_most = min(needed)
+        if rec.docs_for_useful < rec.smallest_measured_docs:  # eps x D read beyond the corpora measured: no figure
+            rec.docs_for_useful, at_most = rec.smallest_measured_docs, True
         rec.docs_for_useful_bound = "at most" if at_most else None
     rec.alternatives = [{"trainer": s[1], "expected_npmi_ratio": round(s[0], 3)} for s in scored[1:]]
     if len(best[6]) > 1:
@@ -176,8 +182,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                              " lower bound on what to expect.")
     if rec.expected_npmi_ratio < USEFUL_RATIO:
         if rec.docs_for_useful is not None:
-            rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful (NPMI ratio >= {USEFUL_RATIO}) from about"
-                             f" {rec.docs_for_useful:,} documents.")
+            rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful (NPMI ratio >= {USEFUL_RATIO}) from"
+                             f" {docs_needed_text(rec)} documents.")
         else:
             rec.notes.append(f"no measured setting reaches an NPMI ratio of {USEFUL_RATIO} for {unit}-level DP.")
         if unit == "document":
@@ -191,9 +197,10 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                          " the NPMI ratio at epsilon 1 further, but lowered it on a corpus whose frequent words are"
                          " topical (docs/document_dp.md).")
         rec.notes.append("--word-choice repetition (word_choice='repetition') keeps the frequent words that repeat"
-                         " within documents: on 20 Newsgroups posts it raised the NPMI ratio from 0.59 to 0.65 at"
-                         " epsilon 1 and from 0.68 to 1.01 at epsilon 4, but lowered it on State of the Union"
-                         " paragraphs (0.75 to 0.67) and Reuters newswire (1.10 to 0.52); decide on a public corpus"
+                         " within documents: on 20 Newsgroups posts it raised the NPMI ratio from 0.60 to 0.67 at"
+                         " epsilon 1 and from 0.69 to 0.99 at epsilon 4, but lowered it on State of the Union"
+                         " paragraphs (0.81 to 0.61 at epsilon 1) and, in another run, on Reuters newswire (1.10 to"
+                         " 0.52); decide on a public corpus"
                          " like yours, since trying both on the private one spends the budget twice"
                          " (docs/document_dp.md).")
     if unit == "word":
@@ -201,6 +208,24 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(f"word-level: a document of L words is protected with L x epsilon (L = {L:g}: epsilon"
                          f" {L * epsilon:g}).")
     return rec
+
+
+def docs_needed_text(rec: Recommendation) -> str:
+    """``"about 9,370"``, or ``"9,370 or fewer"`` when the smallest measured setting was already useful (the table
+    cannot say how far below it the threshold lies)."""
+    if rec.docs_for_useful_bound == "at most":
+        return f"{rec.docs_for_useful:,} or fewer"
+    return f"about {rec.docs_for_useful:,}"
+
+
+def verdict(rec: Recommendation) -> str:
+    """One word on the expected topics: "useful", "NOT useful yet", or "unknown" where the figure is only the
+    upper bound read off the measured end (below every measured setting)."""
+    if rec.expected_npmi_ratio is None:
+        return "unknown"
+    if rec.expected_npmi_ratio < USEFUL_RATIO:
+        return "NOT useful yet"
+    return "unknown (below every measured setting)" if rec.extrapolated_side == "below" else "useful"
 
 
 def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None) -> str | None:
@@ -216,8 +241,7 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
         return (f"epsilon {epsilon:g} x {size} lies below every setting measured on public corpora: expect at most"
                 f" {rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI, possibly far less (see 'dptopic recommend')."
                 " Check the topics before using them.")
-    how = "at most" if rec.docs_for_useful_bound == "at most" else "about"
-    need = (f"topics become useful from {how} {rec.docs_for_useful:,} documents at this epsilon"
+    need = (f"topics become useful from {docs_needed_text(rec)} documents at this epsilon"
             if rec.docs_for_useful else "no measured corpus size makes them useful at this epsilon")
     return (f"at epsilon {epsilon:g} and {size} expect topics with"
             f" {'at most' if rec.extrapolated_side == 'below' else 'about'} {rec.expected_npmi_ratio:.0%} of non-private"

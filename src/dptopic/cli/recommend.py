@@ -7,7 +7,7 @@ from ._common import make_console, positive_float, positive_int
 
 
 def cmd_recommend(a):
-    from ..advice import USEFUL_RATIO, recommend
+    from ..advice import USEFUL_RATIO, docs_needed_text, recommend, verdict
 
     rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length)
     if a.json:
@@ -27,12 +27,13 @@ def cmd_recommend(a):
     bound = {"below": "at most ", "above": "at least "}.get(rec.extrapolated_side or "", "")
     con.print(f"expected NPMI, as a share of non-private LDA's: {bound}{rec.expected_npmi_ratio:.0%}{span}"
               + (" (outside the measured range: see below)" if rec.extrapolated else "")
-              + ("  -> useful" if rec.expected_npmi_ratio >= USEFUL_RATIO else "  -> NOT useful yet"))
+              + f"  -> {verdict(rec)}")
     if rec.docs_for_useful is not None:
-        how = "at most" if rec.docs_for_useful_bound == "at most" else "about"
-        con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon: {how}"
-                  f" {rec.docs_for_useful:,}" + (" (the smallest measured setting was already useful)"
-                                                 if how == "at most" else ""))
+        smallest = (f"; no corpus of fewer than {rec.smallest_measured_docs:,} documents was measured"
+                    if rec.docs_for_useful == rec.smallest_measured_docs else "")
+        con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon:"
+                  f" {docs_needed_text(rec)}" + (f" (the smallest measured setting was already useful{smallest})"
+                                                 if rec.docs_for_useful_bound == "at most" else ""))
     for alt in rec.alternatives:
         con.print(f"  alternative: {alt['trainer']} ({alt['expected_npmi_ratio']:.0%})")
     con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g} --topics {a.topics} --corpus FILE")

@@ -83,9 +83,9 @@ class DocDPCooccurrence(_DocumentDPModel):
         ``3 n_words`` most frequent words it keeps the ``n_words`` whose noisy count exceeds their noisy presence
         the most: words that come back within the documents that use them, as topical words do; the frequent words
         passed over join the background words (with background topics). It depends on the corpus: on 20 Newsgroups
-        posts it raised the NPMI ratio to non-private LDA from 0.59 to 0.65 at epsilon 1 and from 0.68 to 1.01 at 4,
-        on State of the Union paragraphs and Reuters newswire it lowered it (0.75 -> 0.67 and 1.10 -> 0.52 at
-        epsilon 1; ``docs/document_dp.md``). Decide on a public corpus like yours: trying both on the private one
+        posts it raised the NPMI ratio to non-private LDA from 0.60 to 0.67 at epsilon 1 and from 0.69 to 0.99 at
+        4, on State of the Union paragraphs it lowered it from 0.81 to 0.61 at epsilon 1 (the utility table's runs),
+        and on Reuters newswire from 1.10 to 0.52 (``docs/document_dp.md``). Decide on a public corpus like yours: trying both on the private one
         spends the budget twice.
     alpha : document-topic smoothing for ``transform`` and ``perplexity``.
     n_jobs : threads that share each pass over the documents (the sums are the same up to rounding).
