@@ -69,6 +69,13 @@ def test_privacy_calculators(capsys):
     (["topics", "--model", "/no/such/dir"], "does not exist"),
     (["privacy", "hdp", "--epsilon-inherent", "10", "--epsilon", "1", "--iterations", "100"], "budget too small"),
     (["train", "--algorithm", "hdp", "--budget", "600", "--clip", "5"], "drop --clip"),
+    (["train", "--algorithm", "hdp", "--budget", "600", "--epsilon", "2"], "not both"),
+    (["train", "--algorithm", "hdp", "--clip", "5", "--epsilon-inherent", "10"], "not both"),
+    (["train", "--unit", "document", "--epsilon", "1", "--budget", "4"],
+     "--budget has no effect with --unit document, which trains docdp-cooc: drop it, or drop --unit and use"
+     " --algorithm hdp"),
+    (["train", "--bogus-flag"], "dptopic train: unrecognized arguments: --bogus-flag (see 'dptopic train --help')"),
+    (["corpus", "info", "FILE", "--bogus"], "dptopic corpus info: unrecognized arguments: --bogus"),
     (["privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1", "--users", "10"], "at least two words"),
 ])
 def test_bad_input_is_one_line(args, msg, tmp_path):
@@ -88,3 +95,40 @@ def test_help_lists_commands():
     assert r.returncode == 0
     for cmd in ("train", "demo", "evaluate", "topics", "corpus", "privacy", "experiment"):
         assert cmd in r.stdout
+
+
+def test_unit_trains_the_measured_number_of_topics_and_says_so_only_when_valid(textfile, tmp_path, capsys):
+    """--unit defaults to the K of the utility table (20, as dptopic.for_unit); a refused flag prints nothing but the
+    error (no "training docdp-cooc" line first); the same warning is printed once per command."""
+    import dptopic
+
+    big = tmp_path / "big.txt"
+    words = [f"term{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]
+    big.write_text("\n".join(" ".join(words[(7 * d + j) % 60] for j in range(12)) for d in range(300)))
+    assert main(["train", "--corpus", str(big), "--unit", "document", "--epsilon", "1", "--out",
+                 str(tmp_path / "u"), "--quiet"]) == 0
+    assert dptopic.load(tmp_path / "u").n_topics == 20
+    capsys.readouterr()
+    assert main(["train", "--corpus", str(big), "--unit", "document", "--epsilon", "1", "--iterations", "5",
+                 "--out", str(tmp_path / "v")]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and "--iterations has no effect with --unit document" in cap.err
+
+
+def test_a_warning_is_printed_once_per_command(capsys):
+    import warnings
+
+    from dptopic.cli import main as cli_main
+
+    class Args:
+        @staticmethod
+        def func(a):
+            for _ in range(3):
+                warnings.warn("the same thing, again", UserWarning, stacklevel=1)
+            warnings.warn("another thing", UserWarning)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cli_main.ArgumentParser, "parse_args", lambda self, argv=None, ns=None: Args())
+        assert cli_main.main(["recommend"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["warning: the same thing, again", "warning: another thing"]

@@ -23,9 +23,23 @@ class ArgumentParser(argparse.ArgumentParser):
     pointing at its ``--help``, exit status 2. Sub-parsers inherit it (``add_subparsers`` uses the
     parent's class)."""
 
-    def error(self, message):
+    def error(self, message, prog=None):
         message = " ".join(str(message).split())
-        self.exit(2, f"error: {self.prog}: {message} (see '{self.prog} --help')\n")
+        prog = prog or self.prog
+        self.exit(2, f"error: {prog}: {message} (see '{prog} --help')\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        ns, extras = super().parse_known_args(args, namespace)
+        if getattr(ns, "_prog", None) is None:       # the deepest (sub)command parsed sets it first
+            ns._prog = self.prog
+        return ns, extras
+
+    def parse_args(self, args=None, namespace=None):
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:      # argparse would blame the top parser: name the subcommand that was given them
+            self.error(f"unrecognized arguments: {' '.join(extras)}", prog=ns._prog)
+        del ns._prog
+        return ns
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,9 +62,17 @@ def _run(argv) -> int:
     logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's numerical warnings are not for users
     # the command's warning settings end with it (a caller of main() in the same process keeps its own)
     with warnings.catch_warnings():
-        # a warning is one line on stderr, like an error: never Python's "file:line: UserWarning:" format
-        warnings.showwarning = lambda message, category, *rest, **kw: print(
-            f"warning: {' '.join(str(message).split())}", file=sys.stderr)
+        # a warning is one line on stderr, like an error: never Python's "file:line: UserWarning:" format; and once
+        # per command (several calls may raise the same one: perplexity and coherence over the same documents)
+        shown: set = set()
+
+        def show(message, category, *rest, **kw):
+            line = f"warning: {' '.join(str(message).split())}"
+            if line not in shown:
+                shown.add(line)
+                print(line, file=sys.stderr)
+
+        warnings.showwarning = show
         return _dispatch(a)
 
 

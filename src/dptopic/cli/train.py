@@ -13,6 +13,9 @@ from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
 DEFAULT_ITERATIONS = 200
+DEFAULT_TOPICS = 50             # the trainers' own default (dptopic.LDA, HDPLDA, ...)
+UNIT_TOPICS = 20                # --unit: dptopic.for_unit's default, the K of the utility table
+DEFAULT_EPSILON_INHERENT = 10.0
 _CENTRAL = ("cdp", "cdp+", "hdp")
 _FED = ("fed",)
 _SVI = ("svi",)
@@ -24,7 +27,7 @@ _ALGORITHM_ONLY = {
     "epsilon": (None, _CENTRAL + _FED + _SVI + _DOC), "budget": (None, ("hdp",)),
     "secure": (False, _CENTRAL + _SVI + _DOC),
     "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
-    "epsilon_inherent": (10.0, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + _DOC + ("lp", "olp")),
+    "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + _DOC + ("lp", "olp")),
     "noise": ("discrete", _CENTRAL),
     "reports": (None, ("lp", "olp", "ldp-doc")), "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
     "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
@@ -51,10 +54,25 @@ def _refuse_foreign_flags(a) -> None:
             flag = "--" + dest.replace("_", "-")
             hint = {"iterations": " (FedLDA: --rounds; svi/online-vb: --epochs)",
                     "corpus": " (lp/olp train on --reports written by 'dptopic randomize')"}.get(dest, "")
+            if a.unit is not None:      # the user never named the algorithm: say what --unit chose
+                which = f"--algorithm {algos[0]}" if len(algos) == 1 else f"one of {'/'.join(algos)} with --algorithm"
+                raise DPTopicError(f"{flag} has no effect with --unit {a.unit}, which trains {a.algorithm}: drop it,"
+                                   f" or drop --unit and use {which}.")
             raise DPTopicError(f"{flag} has no effect with --algorithm {a.algorithm}: it applies to"
                                f" {'/'.join(algos)} only{hint}; drop it or choose one of those algorithms.")
+    if a.algorithm == "hdp":
+        if a.budget is not None and a.epsilon is not None:
+            raise DPTopicError("give --budget (the whole run's epsilon; eps_L is solved from it) or --epsilon (eps_L"
+                               " per iteration), not both.")
+        if a.clip is not None and a.epsilon_inherent is not None:
+            raise DPTopicError("give --clip (the clip bound C; eps_I follows from it) or --epsilon-inherent (eps_I per"
+                               " iteration; C follows from it), not both.")
+    if a.epsilon_inherent is None and a.clip is None:
+        a.epsilon_inherent = DEFAULT_EPSILON_INHERENT
     if a.iterations is None:
         a.iterations = DEFAULT_ITERATIONS
+    if a.topics is None:                # --unit: the K the utility table measured, as dptopic.for_unit
+        a.topics = UNIT_TOPICS if a.unit is not None else DEFAULT_TOPICS
 
 
 def _resolve_seed(a):
@@ -148,9 +166,10 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     return HDPLDA(epsilon_laplace=eps_l, **common, **hdp_kw)
 
 
-def _train_eval_report(model, corpus, a, console, vocabulary=None):
+def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=True):
     train, test = corpus.train_test_split(a.test_size, seed=0)  # the same split whatever the training seed
-    console.print(corpus_line(corpus, train, test, model._private))
+    if show_corpus:
+        console.print(corpus_line(corpus, train, test, model._private))
     model.fit(train, vocabulary=vocabulary)
     ppl_c = model.perplexity(test, mode="completion")
     ppl_p = model.perplexity(test, mode="paper")
@@ -210,8 +229,8 @@ def _resolve_unit(a, console) -> None:
             from ..models.by_unit import WORD_ITERATIONS
 
             a.iterations = WORD_ITERATIONS
-    console.print(f"[bold]--unit {a.unit}[/]: training {a.algorithm} (the best {a.unit}-level trainer measured on public"
-                  " corpora; docs/choosing_a_guarantee.md)")
+    a.unit_note = (f"[bold]--unit {a.unit}[/]: training {a.algorithm} (the best {a.unit}-level trainer measured on"
+                   " public corpora; docs/choosing_a_guarantee.md)")
 
 
 def _warn_if_too_small(a, corpus, console) -> None:
@@ -259,6 +278,8 @@ def cmd_train(a):
     console = make_console()
     _resolve_unit(a, console)
     _refuse_foreign_flags(a)
+    if getattr(a, "unit_note", None):   # printed once every flag is known to apply
+        console.print(a.unit_note)
     check_out(a)
     if a.algorithm in SVI_ALGORITHMS + _DOC:
         if a.algorithm in _DOC:
@@ -331,7 +352,8 @@ def cmd_demo(a):
     _train_eval_report(private, corpus, a, console)
     baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs,
                    verbose=0 if a.quiet else 1)
-    _train_eval_report(baseline, corpus, a, console)
+    console.print("non-private reference: LDA on the same split")
+    _train_eval_report(baseline, corpus, a, console, show_corpus=False)
     print_topics(private, 8, max_topics=a.show_topics, console=console)
     _print_metrics(private, console, baseline.metrics_, saved=a.save_metrics)
     print_privacy(private.privacy_, console)
@@ -428,7 +450,9 @@ def register(sub) -> None:
     t.add_argument("--unit", choices=("document", "word"), default=None,
                    help="train the best measured private trainer for this privacy unit with --epsilon (the total"
                         " budget) and --delta; see 'dptopic recommend' and docs/choosing_a_guarantee.md")
-    t.add_argument("--topics", type=positive_int, default=50)
+    t.add_argument("--topics", type=positive_int, default=None,
+                   help=f"number of topics (default {DEFAULT_TOPICS}; with --unit {UNIT_TOPICS}, the number the utility"
+                        " table measured)")
     t.add_argument("--iterations", type=positive_int, default=None,
                    help=f"Gibbs sweeps (lda, hdp, cdp, cdp+, lp, olp; default {DEFAULT_ITERATIONS})")
     t.add_argument("--seed", type=seed_int, default=None,
@@ -438,18 +462,24 @@ def register(sub) -> None:
                    help="public vocabulary, one word per line: the corpus is restricted to it and no word is chosen"
                         " from the private data (overrides --max-vocab/--min-df); lp/olp: needed only if the"
                         " report file does not embed its vocabulary")
-    t.add_argument("--alpha", type=positive_float, default=None)
-    t.add_argument("--beta", type=positive_float, default=None)
+    t.add_argument("--alpha", type=positive_float, default=None,
+                   help="document-topic prior (default: the trainer's own, 0.1 for most)")
+    t.add_argument("--beta", type=positive_float, default=None,
+                   help="topic-word prior (default: the trainer's own, 0.01 for most)")
     t.add_argument("--epsilon", type=positive_float, default=None,
-                   help="cdp/cdp+: the paper's eps; hdp: eps_L per iteration (default 1); fed: eps per reported word (default 5); svi: total budget")
+                   help="with --unit, and for docdp/docdp-cooc/svi: the whole run's budget; cdp/cdp+: the paper's eps"
+                        " (default 1); hdp: eps_L per iteration (default 1; --budget gives the whole run's instead);"
+                        " fed: eps per reported word (default 5)")
     t.add_argument("--delta", type=unit_interval, default=1e-5, help="delta for the tight report (default 1e-5)")
-    t.add_argument("--epsilon-inherent", type=positive_float, default=10.0, help="hdp: eps_I per iteration")
+    t.add_argument("--epsilon-inherent", type=positive_float, default=None,
+                   help=f"hdp: eps_I per iteration (default {DEFAULT_EPSILON_INHERENT:g}; or give --clip)")
     t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I); svi: per-document Frobenius clip (default 50)")
     t.add_argument("--budget", type=positive_float, default=None,
                    help="hdp: total eps; eps_L is solved with the tight accountant")
     t.add_argument("--no-noise", action="store_true", help="hdp: 'limited inherent' (clipping only, not DP)")
     t.add_argument("--paper-literal", action="store_true", help="hdp: Algorithm 1 exactly as written (unsound)")
-    t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete")
+    t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete",
+                   help="hdp/cdp/cdp+: discrete (default) or continuous Laplace noise")
     t.add_argument("--secure", action="store_true", help="CSPRNG exact noise via OpenDP (refuses --seed)")
     t.add_argument("--private-vocabulary", type=eps_delta_pair, default=None, metavar="EPS_V,DELTA_V",
                    help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
@@ -478,7 +508,8 @@ def register(sub) -> None:
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
                         " words blocks swept diagonal by diagonal (no merge, the default)")
     add_cluster_args(t)
-    t.add_argument("--test-size", type=unit_interval, default=0.2)
+    t.add_argument("--test-size", type=unit_interval, default=0.2,
+                   help="share of the documents held out for evaluation (default 0.2)")
     add_out_args(t, "runs/model")
     t.add_argument("--save-metrics", action="store_true",
                    help="private algorithms: also save the evaluation metrics, labelled 'outside the guarantee'")

@@ -321,14 +321,14 @@ class Corpus:
                 except json.JSONDecodeError:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is not valid JSON.") from None
                 if not isinstance(rec, dict) or text_field not in rec:
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r}; set text_field.")
+                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r}; set text_field (CLI: --text-field).")
                 if not isinstance(rec[text_field], str):
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {text_field!r} is"
                                        f" {_json_kind(rec[text_field])}, not a string.")
                 texts.append(rec[text_field])
                 if label_field is not None:
                     if label_field not in rec:
-                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {label_field!r}; set label_field.")
+                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {label_field!r}; set label_field (CLI: --label-field).")
                     lab = rec[label_field]
                     if isinstance(lab, bool) or not isinstance(lab, (str, int, float)):
                         raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is"
