@@ -35,6 +35,24 @@ def test_audit_algorithm_writes_report(small, capsys):
     assert (out / "roc.png").stat().st_size > 1000
     printed = capsys.readouterr().out
     assert "empirical epsilon lower bound" in printed and "claimed epsilon" in printed
+    s = doc["attacks"]["lira_online"]                 # piped (not a terminal): the table is not cut at 80 columns
+    assert f"{s['auc']:.3f} ± {s['auc_se']:.3f}" in printed and "TPR@FPR=0.1%" in printed
+
+
+def test_tables_are_not_cut_off_a_terminal():
+    import io
+
+    from rich.console import Console
+
+    from dptopic.cli._common import print_table
+    from dptopic.cli.audit import results_table
+
+    row = {"auc": 0.576, "auc_se": 0.012, "tpr_at_fpr_0.01": 0.05, "tpr_at_fpr_0.001": 0.01, "tpr_at_fpr_0": 0.0}
+    console = Console(file=io.StringIO(), width=40, highlight=False)      # a file: not a terminal, 40 columns
+    print_table(console, results_table({"lira_online_fixed_variance": row, "huang_entropy": row}))
+    printed = console.file.getvalue()
+    assert printed.count("0.576 ± 0.012") == 2 and "TPR@FPR=0.1%" in printed and "…" not in printed
+    assert console.width == 40                                            # the console is left as it was
 
 
 def test_audit_saved_model(small):

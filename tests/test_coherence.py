@@ -144,3 +144,23 @@ def test_topic_quality_and_bad_input(ref):
     # a top word absent from the reference counts as never co-occurring
     empty_word = Corpus.from_token_ids([[0, 1], [1]], ["x", "y", "z"])
     assert npmi_coherence(np.array([[1.0, 0.5, 0.9]]), empty_word, top_n=2) == pytest.approx(-1.0)
+
+
+def test_reference_as_raw_texts_or_token_lists_is_read_in_the_model_vocabulary():
+    import dptopic
+
+    train = ["apple banana cherry apple", "river mountain valley river", "apple cherry banana",
+             "valley mountain river"] * 3
+    model = dptopic.LDA(n_topics=2, n_iter=10, seed=0).fit(Corpus.from_texts(train))
+    held = ["apple banana zebra", "river valley", "unknown words only", "cherry apple mountain"]
+    expected = topic_quality(model, Corpus.from_texts(held, vocabulary=model.vocabulary_), top_n=3)
+    assert topic_quality(model, held, top_n=3) == expected
+    assert topic_quality(model, [t.split() for t in held], top_n=3) == expected
+    assert npmi_coherence(model, held, 3) == expected["npmi"]
+    assert cv_coherence(model, held, 3) == expected["c_v"]
+    # a Corpus in another vocabulary is still refused, in one line that says how to fix it
+    with pytest.raises(DPTopicError, match=r"restrict\(model.vocabulary_\)") as e:
+        topic_quality(model, Corpus.from_texts(held, stop_words=None), top_n=3)
+    assert "\n" not in str(e.value)
+    with pytest.raises(DPTopicError, match="needs the fitted model"):
+        npmi_coherence(model.components_, held, 3)

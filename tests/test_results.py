@@ -80,10 +80,25 @@ def test_export_pyldavis_arrays_are_consistent(tmp_path, models):
     v = json.loads(out.read_text())
     phi, theta = np.array(v["topic_term_dists"]), np.array(v["doc_topic_dists"])
     assert phi.shape == (3, len(v["vocab"])) and np.allclose(phi.sum(axis=1), 1)
-    assert theta.shape == (2, 3) and v["doc_lengths"] == [4, 3]      # the empty document is left out
+    assert theta.shape == (3, 3) and v["doc_lengths"] == [4, 0, 3]   # one row per input document, the empty one too
+    assert "3 documents" in r.stdout
+    r = _cli("transform", "--model", str(d / "lda"), "--corpus", str(docs), "--out", str(tmp_path / "t.npy"))
+    assert r.returncode == 0 and np.allclose(theta, np.load(tmp_path / "t.npy"), atol=1e-6)   # transform's rows
     tf = dict(zip(v["vocab"], v["term_frequency"]))
     assert (tf[words[0]], tf[words[3]], tf[words[1]]) == (2, 2, 1) and sum(v["term_frequency"]) == 7
     assert "privacy_note" not in v
+
+
+def test_export_keeps_a_jsonl_document_with_no_known_word(tmp_path, models):
+    d, words = models
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"text": t}) + "\n" for t in DOCS.replace("w0", words[0]).replace(
+        "w3", words[3]).replace("w1", words[1]).replace("w2", words[2]).replace("w4", words[4]).splitlines()))
+    out = tmp_path / "vis.json"
+    r = _cli("export", "--to", "pyldavis", "--model", str(d / "lda"), "--corpus", str(docs), "--out", str(out))
+    assert r.returncode == 0 and "3 topics and 3 documents" in r.stdout, r.stderr
+    v = json.loads(out.read_text())
+    assert v["doc_lengths"] == [4, 0, 3] and np.allclose(v["doc_topic_dists"][1], 1 / 3, atol=1e-4)
 
 
 def test_export_of_a_private_model_says_what_is_not_covered(tmp_path, models):

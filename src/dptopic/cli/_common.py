@@ -16,6 +16,22 @@ def make_console(stderr=False):
     return Console(stderr=stderr, highlight=False)
 
 
+def print_table(console, table) -> None:
+    """Print a rich table. Off a terminal (a file, a pipe) rich assumes 80 columns and would cut cells with '…' or
+    split numbers: there the table gets its natural width (a column's ``max_width`` still wraps long prose)."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    from rich.measure import Measurement
+
+    width = console.width
+    console.width = max(width, Measurement.get(console, console.options.update_width(1 << 16), table).maximum)
+    try:
+        console.print(table)
+    finally:
+        console.width = width
+
+
 def _float_arg(check, what):
     def parse(s: str) -> float:
         try:
@@ -239,7 +255,7 @@ def print_topics(model, n=10, max_topics=None, console=None):
         if max_topics is not None and k >= max_topics:
             break
         t.add_row(str(k), " ".join(words))
-    console.print(t)
+    print_table(console, t)
 
 
 def print_privacy(report: dict, console=None):
@@ -248,7 +264,7 @@ def print_privacy(report: dict, console=None):
 
     t = Table(title="Privacy report", show_header=False)
     t.add_column("field", style="bold")
-    t.add_column("value")
+    t.add_column("value", max_width=100, overflow="fold")     # prose wraps, even in a file
     if not report.get("private"):
         t.add_row("private", "NO")
         for key in ("mode", "reason"):
@@ -328,7 +344,7 @@ def _report_tail(t, report, keys, console):
                       if isinstance(v, dict) else str(v))
     if report.get("noise_reproducible"):
         t.add_row("noise reproducible", "YES: an explicit seed was given")
-    console.print(t)
+    print_table(console, t)
     if report.get("noise_reproducible"):
         console.print(f"[bold red]warning[/]: {report.get('warning', 'the noise is reproducible from the seed.')}")
 

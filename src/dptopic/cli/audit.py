@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..errors import DPTopicError
-from ._common import add_corpus_args, corpus_from_args, make_console
+from ._common import add_corpus_args, corpus_from_args, make_console, print_table
 
 
 def _number(name, value, check, what):
@@ -107,6 +107,20 @@ def _check_coverage(model, corpus, restrict: bool):
     return corpus.restrict(model.vocabulary_)
 
 
+def results_table(summaries: dict):
+    """The table of each attack's AUC (± its standard error) and TPR at low FPR."""
+    from rich.table import Table
+
+    t = Table(title="Membership inference (higher = more leakage)")
+    for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
+        t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
+                     min_width=max(len(n) for n in summaries) if col == "attack" else None)
+    for name, s in summaries.items():
+        t.add_row(name, f"{s['auc']:.3f} ± {s['auc_se']:.3f}", f"{s['tpr_at_fpr_0.01']:.3%}",
+                  f"{s['tpr_at_fpr_0.001']:.3%}", f"{s['tpr_at_fpr_0']:.3%}")
+    return t
+
+
 def cmd_audit(a):
     from .._io import atomic_write_json
     from ..attacks.lira import claimed_epsilon, run_lira
@@ -138,16 +152,7 @@ def cmd_audit(a):
     atomic_write_json(out / "audit.json", doc)
     res.plot(out / "roc.png", attacks=list(res.summaries))  # every attack the table shows
     mark_output_folder(out, "audit", done=True)
-    from rich.table import Table
-
-    t = Table(title="Membership inference (higher = more leakage)")
-    for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
-        t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
-                     min_width=max(len(n) for n in res.summaries) if col == "attack" else None)
-    for name, s in res.summaries.items():
-        t.add_row(name, f"{s['auc']:.3f} ± {s['auc_se']:.3f}", f"{s['tpr_at_fpr_0.01']:.3%}",
-                  f"{s['tpr_at_fpr_0.001']:.3%}", f"{s['tpr_at_fpr_0']:.3%}")
-    console.print(t)
+    print_table(console, results_table(res.summaries))
     e = res.empirical_epsilon
     c = claimed_epsilon(res.claimed)
     rel = "for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else "for replacing a document"

@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 
 from ..errors import DPTopicError
-from ._common import FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, make_console, positive_int
+from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, make_console, positive_int,
+                      print_table)
 
 
 def _is_corpus(path) -> bool:
@@ -106,7 +107,7 @@ def cmd_corpus_info(a):
         t.add_column(col, justify="left" if col == "word" else "right")
     for w in info["top_words"]:
         t.add_row(w["word"], str(w["tokens"]), str(w["documents"]), f"{w['document_share']:.1%}")
-    con.print(t)
+    print_table(con, t)
     if "labels" in info:
         con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
     con.print("[dim]words in more than half of the documents are often filler: --max-df 0.5 drops them; "

@@ -89,18 +89,18 @@ def _csv_cell(s) -> str:
 
 def pyldavis_data(model, docs, theta=None) -> dict:
     """The five inputs of ``pyLDAvis.prepare``: topic-term and document-topic distributions, document lengths,
-    vocabulary and term frequencies (documents with no word of the vocabulary are left out, as pyLDAvis needs)."""
+    vocabulary and term frequencies; one row per document of ``docs``, so a document with no word of the vocabulary
+    has length 0 and the row ``transform`` gives it (the prior mean)."""
     import numpy as np
 
-    keep = docs.doc_lengths > 0
-    if not keep.any():
+    if not docs.n_tokens:
         raise DPTopicError("no document of --corpus has a word of the model's vocabulary: nothing to export.")
     phi = np.asarray(model.components_, dtype=np.float64)
     phi = phi / phi.sum(axis=1, keepdims=True)
-    theta = np.asarray(model.transform(docs) if theta is None else theta, dtype=np.float64)[keep]
+    theta = np.asarray(model.transform(docs) if theta is None else theta, dtype=np.float64)
     tf = np.bincount(docs.word_ids, minlength=docs.vocab_size)
     return {"topic_term_dists": phi.tolist(), "doc_topic_dists": theta.tolist(),
-            "doc_lengths": docs.doc_lengths[keep].astype(int).tolist(), "vocab": list(model.vocabulary_.words),
+            "doc_lengths": docs.doc_lengths.astype(int).tolist(), "vocab": list(model.vocabulary_.words),
             "term_frequency": tf.astype(int).tolist()}
 
 

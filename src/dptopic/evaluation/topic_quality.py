@@ -79,15 +79,27 @@ def _npmi_matrix(N, single, pair) -> np.ndarray:
     return out
 
 
-def _check_reference(reference, V: int):
-    if getattr(reference, "vocab_size", None) != V:
-        raise DPTopicError(f"the reference corpus must be read in the model's vocabulary ({V} words), got"
-                           f" {getattr(reference, 'vocab_size', None)}: load it with the model's vocabulary.")
+def _reference_corpus(model_or_components, reference):
+    """``reference`` as a Corpus in the topics' vocabulary: a Corpus read in it, or, with a fitted model, raw texts,
+    token lists or a document-term matrix, read in the model's vocabulary as ``transform`` reads them."""
+    from ..corpus import Corpus, as_corpus
+
+    V = _components(model_or_components).shape[1]
+    vocab = getattr(model_or_components, "vocabulary_", None)
+    if not isinstance(reference, Corpus):
+        if vocab is None:
+            raise DPTopicError("a reference given as texts needs the fitted model (its vocabulary reads them): pass"
+                               " the model, or a Corpus read in the topics' vocabulary.")
+        return as_corpus(reference, vocabulary=vocab)
+    if reference.vocab_size != V or (vocab is not None and reference.vocabulary.words != list(vocab)):
+        raise DPTopicError(f"the reference corpus is not in the model's vocabulary ({reference.vocab_size} words, the"
+                           f" model {V}): pass its raw texts instead, or reference.restrict(model.vocabulary_).")
+    return reference
 
 
 def _per_topic_stats(components, reference, top_n, window):
+    reference = _reference_corpus(components, reference)
     comp = _components(components)
-    _check_reference(reference, comp.shape[1])
     tops = top_words(comp, top_n)
     uniq, inv = np.unique(tops, return_inverse=True)
     N, single, pair = cooccurrence(reference, uniq, window)
@@ -143,6 +155,7 @@ def topic_diversity(components, top_n: int = 25) -> float:
 def topic_quality(model_or_components, reference, top_n: int = 10, window: int | None = None,
                   reference_name: str = "reference corpus") -> dict:
     """NPMI, C_v, diversity and UMass (gensim's pairwise mean) of a model's topics on ``reference``."""
+    reference = _reference_corpus(model_or_components, reference)
     comp = _components(model_or_components)
     npmi = npmi_coherence(comp, reference, top_n, window, per_topic=True)
     return {
