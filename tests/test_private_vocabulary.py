@@ -9,7 +9,7 @@ from dptopic.accounting import LaplaceEvent, PrivacyLedger
 from dptopic.accounting import ApproxDPEvent
 from dptopic.accounting.set_union import gaussian_sigma
 from dptopic.corpus import Corpus
-from dptopic.corpus.private_vocabulary import _water_fill, dp_set_union, dpsu_threshold, set_union_weights
+from dptopic.corpus.private_vocabulary import _l2_descent, _water_fill, dp_set_union, dpsu_threshold, set_union_weights
 from dptopic.errors import DPTopicError
 
 
@@ -27,10 +27,58 @@ def test_thresholds_hand_computed():
     assert dpsu_threshold(1.0, 1e-4, 1, "gaussian") == pytest.approx(1 + s * norm.isf(0.5e-4), rel=1e-9)
 
 
-def test_water_fill():
+def test_water_fill_and_l2_descent():
     np.testing.assert_allclose(_water_fill(np.array([0.2, 1.0, 1.0]), 1), [0.2, 0.4, 0.4])
-    np.testing.assert_allclose(_water_fill(np.array([5.0, 0.1, 5.0]), 2), [math.sqrt(0.495), 0.1, math.sqrt(0.495)])
     np.testing.assert_allclose(_water_fill(np.array([0.3, 0.2]), 1), [0.3, 0.2])  # everything fits
+    np.testing.assert_allclose(_l2_descent(np.array([3.0, 4.0])), [0.6, 0.8])    # a step of length 1 along the gaps
+    np.testing.assert_allclose(_l2_descent(np.array([0.3, 0.4])), [0.3, 0.4])    # shorter than 1: filled
+
+
+class _FixedOrder:
+    """The documents' order fixed (the added one inserted anywhere), and each document's own sample the same in
+    both runs: the coupling under which Gopi et al. bound the histogram's sensitivity."""
+
+    def __init__(self, order):
+        self.order = order
+
+    def permutation(self, n):
+        return np.asarray(self.order)
+
+    def choice(self, words, size, replace):
+        return np.random.default_rng(int(np.sum(np.asarray(words) * 7919)) % 2 ** 32).choice(words, size, replace)
+
+
+def _difference(docs, extra, at, gamma, delta0, order, p, V=None):
+    V = V or 1 + max(max(d) for d in docs + [extra])
+    words = [f"w{i}" for i in range(V)]
+    less = Corpus.from_token_ids(docs, words)
+    more = Corpus.from_token_ids(docs + [extra], words)
+    o = list(range(len(docs)))
+    o.insert(at, len(docs))
+    H = set_union_weights(less, gamma, delta0, order, p, _FixedOrder(list(range(len(docs)))))
+    H2 = set_union_weights(more, gamma, delta0, order, p, _FixedOrder(o))
+    return float(np.linalg.norm(H2 - H, ord=p))
+
+
+def test_one_document_moves_the_histogram_by_at_most_one():
+    """Gopi et al.'s Theorems 5.2 and 5.3 need each policy to be contractive. Two cases that broke it before: an L2
+    budget water-filled (1.066 in L2), and the cap delta0 applied after dropping the words others had filled, so a
+    document's kept words depended on the others (1.1 in L1); then a seeded search over small corpora."""
+    assert _difference([[2, 0], [3, 0], [1, 2]], [0, 3, 1, 2], 1, 1.5, 10, "gopi", 2) <= 1 + 1e-12
+    a, b, c, d = 0, 1, 2, 3
+    docs = [[c, c, c, b], [a, a, a, a, d, d], [d, c, c, a, a, a, a]]
+    assert _difference(docs, [d, c, c, c, a, a, a], 0, 1.1, 2, "frequency", 1) <= 1 + 1e-12
+    rng = np.random.default_rng(0)
+    worst = {}
+    for order, p in (("frequency", 1), ("gopi", 1), ("gopi", 2)):
+        for _ in range(1500):
+            V, n = int(rng.integers(2, 6)), int(rng.integers(1, 5))
+            docs = [list(rng.integers(0, V, size=rng.integers(1, 7))) for _ in range(n + 1)]
+            worst[order, p] = max(worst.get((order, p), 0.0),
+                                  _difference(docs[:-1], docs[-1], int(rng.integers(0, n + 1)),
+                                              float(rng.choice([0.6, 1.0, 1.1, 1.5, 2.0, 3.0])),
+                                              int(rng.integers(1, 4)), order, p, V))
+    assert max(worst.values()) <= 1 + 1e-12, worst
 
 
 def _toy():
@@ -43,8 +91,9 @@ def test_weights_frequency_order_by_hand():
     c = _toy()
     gamma = 1.5
     H = set_union_weights(c, gamma, delta0=1, order="frequency", rng=np.random.default_rng(0))
-    # delta0 = 1: each document feeds only its most frequent open word: a fills (1 + 0.5), then b fills, c gets 1
-    np.testing.assert_allclose(H, [1.5, 1.5, 1.0])
+    # delta0 = 1: each document keeps its most frequent word, a, whatever the others did: a fills (1 + 0.5), the
+    # other documents then have nothing open (b is never kept), c gets 1
+    np.testing.assert_allclose(H, [1.5, 0.0, 1.0])
     H = set_union_weights(c, 10.0, delta0=2, order="frequency", rng=np.random.default_rng(0))
     np.testing.assert_allclose(H, [10.0, 0.0, 1.0])  # the whole unit budget goes to "a" until it is full
     H = set_union_weights(c, 10.0, delta0=2, order="gopi", rng=np.random.default_rng(0))
@@ -55,7 +104,7 @@ def test_release_by_hand_and_event():
     c = _toy()
     # eps = 100: noise scale 0.01; rho = 1 + ln(500)/100 = 1.0621; Gamma = rho + 10 * 0.01
     vocab, ev = dp_set_union(c, 100.0, 1e-3, delta0=1, alpha=10.0, seed=0, mechanism="laplace", order="frequency")
-    assert vocab.words == ["a", "b"]  # "c" has weight 1 < rho: a single user's word is not released
+    assert vocab.words == ["a"]  # "c" has weight 1 < rho: a single user's word is not released; "b" is never kept
     assert isinstance(ev, ApproxDPEvent) and ev.epsilon == 100.0 and ev.delta == 1e-3 and ev.unit == "document"
     vocab, _ = dp_set_union(c, 100.0, 1e-3, delta0=2, alpha=10.0, seed=0, order="gopi", mechanism="gaussian")
     assert "c" not in vocab.words
