@@ -516,3 +516,28 @@ def test_tuning_tasks_are_20newsgroups_pairs_built_as_the_20ng_task():
     assert set(tr.labels) == set(te.labels) == {"comp.graphics", "sci.crypt"}
     assert tr.vocab_size == 1000 and te.n_docs == 750 and set(np.unique(ytr)) == {0, 1}
     assert te.vocabulary == tr.vocabulary and len(yte) == te.n_docs
+
+
+def test_a_user_without_report_words_or_tokens_takes_part_with_padding_only(tmp_path):
+    """Under the sound rule the number of users must not depend on their text: a user whose words all lie beyond
+    the report words, or who has no token at all, sends padding only, and the saved count is every user."""
+    import json
+
+    from dptopic.corpus import Corpus
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i:03d}" for i in range(40)][::-1]                 # most common first, not alphabetical
+    docs = [list(rng.integers(0, 40, 15)) for _ in range(20)]
+    rare_only = [list(rng.integers(25, 40, 15)) for _ in range(4)]  # beyond the first 20 words
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, epsilon=4.0, rounds=2, pad_length=8, report_words=20, seed=0, verbose=0)
+        m.fit(Corpus.from_token_ids(docs + rare_only, words))
+        assert m.n_clients_ == 24
+        m.save(tmp_path / "m")
+        assert json.loads((tmp_path / "m" / "model.json").read_text())["training"]["n_clients"] == 24
+        users = [Corpus.from_token_ids([d], words) for d in docs[:5]] + [Corpus.from_token_ids([[]], words)]
+        assert FedLDA(n_topics=2, epsilon=4.0, rounds=1, pad_length=8, seed=0, verbose=0).fit(users).n_clients_ == 6
+        # the floor and tail rules sample from a user's tokens: there an empty user still stays out
+        floor = FedLDA(n_topics=2, epsilon=4.0, rounds=1, pad_length=8, seed=0, verbose=0, exclusion="floor")
+        assert floor.fit(users).n_clients_ == 5

@@ -219,8 +219,10 @@ class FedLDA(GibbsTopicModel):
         if n == len(words):
             return corpora, n
         _warn_if_vocabulary_sorted(words)
-        kept = [c for c in (c.restrict(words[:n], drop_empty=False) for c in corpora) if c.n_tokens]
-        if not kept:
+        # a user left without any of them still takes part, with padding only: dropping it would make the number
+        # of users (which the server sees and the model saves) depend on whether its words are among the first n
+        kept = [c.restrict(words[:n], drop_empty=False) for c in corpora]
+        if not any(c.n_tokens for c in kept):
             raise DPTopicError(f"no user holds any of the vocabulary's first {n} words (report_words): list the"
                                " vocabulary most common first, or raise report_words.")
         return kept, n
@@ -233,14 +235,15 @@ class FedLDA(GibbsTopicModel):
                 if vocabulary_fingerprint(c.vocabulary.words) != fp:
                     raise DPTopicError(f"client {i} uses a vocabulary unknown to the server (differs from client 0's);"
                                        " map every client corpus onto one vocabulary with Corpus.restrict.")
-            clients = [c for c in X if c.n_tokens > 0]
-            if not clients:
+            if not any(c.n_tokens for c in X):
                 raise DPTopicError("every client corpus is empty: give at least one client with tokens.")
-            return clients
+            return list(X) if self.exclusion == "none" else [c for c in X if c.n_tokens > 0]
         corpus = as_corpus(X, vocabulary=vocabulary)
         n = corpus.n_docs if self.n_clients is None else min(self.n_clients, corpus.n_docs)
-        parts = [c for c in (corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)) if c.n_tokens]
-        return parts
+        parts = [corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)]
+        # exclusion="none": a user without tokens sends padding only, like anyone's reports (dropping it would
+        # make the number of users depend on its text); the floor and tail rules need tokens to sample from
+        return parts if self.exclusion == "none" else [c for c in parts if c.n_tokens]
 
     def _config(self) -> RRPConfig:
         return RRPConfig(self.n_topics, float(self.epsilon), float(self.delta), float(self.gamma), self.pad_length,
