@@ -32,6 +32,27 @@ def segment_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
     return cs[ptr[1:]] - cs[ptr[:-1]]
 
 
+def _word_hashes(words, key: int) -> np.ndarray:
+    """A keyed 64-bit hash of each word (BLAKE2b), so a document's hash is the sum over its tokens."""
+    import hashlib
+
+    k = str(key).encode()
+    return np.array([int.from_bytes(hashlib.blake2b(w.encode("utf-8"), digest_size=8, key=k).digest(), "little")
+                     for w in words], dtype=np.uint64)
+
+
+def _mix64(h: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: every bit of a sum of word hashes spreads over the whole output."""
+    h = np.asarray(h, dtype=np.uint64).copy()
+    with np.errstate(over="ignore"):
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    return h
+
+
 MAX_TOKENS = 2**31 - 1
 """Most tokens a corpus holds (token positions are indexed by int32 in the kernels' callers)."""
 
@@ -394,6 +415,40 @@ class Corpus:
             raise DPTopicError(f"invalid test_size={test_size!r}: must be a fraction in (0, 1) or a count in [1, {D - 1}] leaving both parts non-empty.")
         perm = _seed_generator(seed).permutation(D)
         return self.subset(np.sort(perm[n_test:])), self.subset(np.sort(perm[:n_test]))
+
+    def stable_split(self, test_size: float = 0.2, key: int = 0) -> tuple["Corpus", "Corpus"]:
+        """Split where each document's side depends on its own words alone: it goes to the test part when a keyed
+        hash of its bag of words, read as a number in [0, 1), is below ``test_size`` (a fraction).
+
+        Adding or removing one document therefore changes no other document's side, so a private trainer's
+        per-document guarantee on the training part carries over to the corpus given; a random permutation
+        (:meth:`train_test_split`) reshuffles every document when one is added. The parts' sizes are about, not
+        exactly, ``test_size``; the copies of one document are told apart by their rank among its copies. ``key``
+        (public) picks another split.
+        """
+        if isinstance(test_size, bool) or not isinstance(test_size, float) or not 0 < test_size < 1:
+            raise DPTopicError(f"invalid test_size={test_size!r}: a stable split needs a fraction in (0, 1).")
+        if self.n_docs < 2:
+            raise DPTopicError(f"cannot split a corpus of {self.n_docs} document(s) into train and test parts: give at"
+                               " least 2 documents.")
+        word_hash = _word_hashes(self.vocabulary.words, int(key))
+        cs = np.zeros(self.n_tokens + 1, dtype=np.uint64)
+        np.cumsum(word_hash[self.word_ids], out=cs[1:])            # sums modulo 2**64
+        h = _mix64(cs[self.doc_ptr[1:]] - cs[self.doc_ptr[:-1]])
+        # the k-th copy of a bag of words hashes with k: copies spread over both parts, and adding one more copy
+        # adds one document to one part (which copy is which does not matter: they are the same document)
+        _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+        order = np.argsort(inverse, kind="stable")
+        copy = np.empty(len(h), dtype=np.uint64)
+        copy[order] = np.arange(len(h), dtype=np.uint64) - np.repeat(
+            np.searchsorted(inverse[order], np.arange(len(first))), np.bincount(inverse)).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            u = (_mix64(h ^ (copy * np.uint64(0x9E3779B97F4A7C15))) >> np.uint64(11)) / float(2 ** 53)
+        test = u < test_size
+        if test.all() or not test.any():
+            raise DPTopicError(f"the split put all {self.n_docs} documents in one part: give more documents or another"
+                               " --test-size.")
+        return self.subset(np.flatnonzero(~test)), self.subset(np.flatnonzero(test))
 
     def restrict(self, vocabulary, drop_empty: bool = True) -> "Corpus":
         """Map onto another vocabulary; tokens whose word is missing there are dropped."""
