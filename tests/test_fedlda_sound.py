@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import warnings
 
 import numpy as np
@@ -18,6 +19,7 @@ from dptopic.federated import ClientUpdate, FedClient, FedServer, MessageError, 
 from dptopic.kernels import kernel_state, sample_labels, subset_local_sweep, subset_select, subset_theta_em
 from dptopic.kernels.rng import PyXorShift
 from dptopic.mechanisms.rrp import subset_frequencies, subset_report, subset_signal_counts
+from dptopic.errors import DPTopicError
 from dptopic.models import FedLDA
 
 
@@ -541,3 +543,21 @@ def test_a_user_without_report_words_or_tokens_takes_part_with_padding_only(tmp_
         # the floor and tail rules sample from a user's tokens: there an empty user still stays out
         floor = FedLDA(n_topics=2, epsilon=4.0, rounds=1, pad_length=8, seed=0, verbose=0, exclusion="floor")
         assert floor.fit(users).n_clients_ == 5
+
+
+def test_options_that_would_be_ignored_are_refused_in_one_line():
+    """Options of the sound rule's reports given to the floor or tail rule, more report words than the vocabulary
+    holds, and more simulated users than documents used to run silently with something else."""
+    c = _frequency_ordered(lda_corpus(n_docs=30, vocab_size=25, n_topics=2, doc_length=15, seed=4).corpus)
+    kw = dict(n_topics=2, epsilon=4.0, rounds=1, pad_length=12, seed=1, verbose=0)
+    cases = [(dict(exclusion="floor", subset_size=3), "subset_size=3 applies to exclusion='none' only"),
+             (dict(exclusion="tail", local_inference="gibbs"), "local_inference='gibbs' applies to exclusion='none'"),
+             (dict(report_words=500), "report_words=500 exceeds the vocabulary's 25 words"),
+             (dict(n_clients=31), "n_clients=31 exceeds the 30 documents")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for extra, msg in cases:
+            with pytest.raises(DPTopicError, match=re.escape(msg)) as e:
+                FedLDA(**kw, **extra).fit(c)
+            assert "\n" not in str(e.value)
+        assert FedLDA(**kw, n_clients=30).fit(c).n_clients_ == 30

@@ -388,3 +388,8 @@ def test_svi_experiment_writes_outputs(synth, tmp_path):
         assert (tmp_path / f).stat().st_size > 0
     assert len(s["checks"]) == 6 and isinstance(s["has_paper_shape"], bool)
     assert s["table_budget_epsilon"] == pytest.approx(pld_epsilon(1.0, 0.1, 10, 1e-5), rel=1e-6)
+    assert all(isinstance(v, bool) for v in s["checks"].values())
+    # one sampling rate: the claims about larger batches are not tested, not vacuously held
+    one = svi_tradeoff(train.subset(range(300)), test, tmp_path / "one", name="t", sigmas=(1.0,), sampling_rates=(0.2,),
+                       n_topics=4, clip=5.0, table_sigma=1.0, table_q=0.2)
+    assert [v for k, v in one["checks"].items() if "larger batches" in k] == [None, None]

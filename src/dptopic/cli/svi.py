@@ -126,7 +126,7 @@ def cmd_experiment_svi(a) -> None:
                                  progress=lambda msg: console.print(f"  {msg}"))
     console.print(f"top-word mass {s['top_word_mass']}, held-out coherence {s['coherence_test']}")
     for claim, ok in s["checks"].items():
-        console.print(f"  {'holds' if ok else 'FAILS'}: {claim}")
+        console.print(f"  {'not tested (one sampling rate)' if ok is None else 'holds' if ok else 'FAILS'}: {claim}")
     n = a.corpus
     print_verdict(console, s, Path(a.out), [f"svi_fig1_{n}.csv", f"svi_fig1_{n}.png", f"svi_table1_{n}.csv",
                                             f"svi_summary_{n}.json"])

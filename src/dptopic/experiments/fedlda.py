@@ -97,8 +97,8 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
                       n_iter_lda: int = 100, docs_per_user: int = 10, pad_length: int = 256, max_docs=None,
                       seed: int = 0, n_jobs: int = 1, figures: bool = True, progress=None,
                       rules=("none", "tail", "floor"), local_inference: str = "em", report_words="auto") -> dict:
-    """``rules``: the exclusion rules of the table (the figures always run all three); ``local_inference``
-    and ``pad_length`` are passed to every FedLDA fit, ``report_words`` to those of the ``none`` rule
+    """``rules``: the exclusion rules of the table (the figures always run all three); ``pad_length`` is passed
+    to every FedLDA fit, ``local_inference`` and ``report_words`` to those of the ``none`` rule
     (``docs/fedlda.md``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -109,7 +109,7 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
         tr = data[t][0]
         return _fit_fed(tr, n_topics=K, epsilon=eps, rounds=rounds, sample_ratio=ratio, pad_length=pad_length,
                         n_clients=max(1, tr.n_docs // docs_per_user), exclusion=exclusion, seed=seed, n_jobs=n_jobs,
-                        local_inference=local_inference,
+                        local_inference=local_inference if exclusion == "none" else "em",
                         report_words=report_words if exclusion == "none" else "all")
 
     def lda(t, K=n_topics):

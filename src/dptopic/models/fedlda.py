@@ -195,6 +195,11 @@ class FedLDA(GibbsTopicModel):
         if self.exclusion != "none" and self.report_words not in ("auto", "all"):
             raise DPTopicError(f"report_words={self.report_words!r} applies to exclusion='none' only: the floor and"
                                " tail rules replace words from the model over the whole vocabulary; drop it.")
+        if self.exclusion != "none":    # options of the sound rule's subset-selection reports only
+            for name, default in (("subset_size", 0), ("local_inference", "em")):
+                if getattr(self, name) != default:
+                    raise DPTopicError(f"{name}={getattr(self, name)!r} applies to exclusion='none' only (its"
+                                       f" randomized reports); the {self.exclusion} rule ignores it: drop it.")
 
     def _report_domain(self, vocab_size: int, n_users: int) -> int:
         """How many of the vocabulary's first words the reports range over (``report_words``)."""
@@ -204,7 +209,10 @@ class FedLDA(GibbsTopicModel):
         if self.report_words == "auto":  # never fewer than two words a topic, nor than a report's words + 1
             n = report_words_for(self.epsilon, vocab_size, n_users * self._config().n_entries)
             return min(vocab_size, max(n, 2 * K, s + 1))
-        n = min(int(self.report_words), vocab_size)
+        n = int(self.report_words)
+        if n > vocab_size:
+            raise DPTopicError(f"report_words={n} exceeds the vocabulary's {vocab_size} words: give at most"
+                               f" {vocab_size}, or 'all'.")
         if n < K or s >= n:
             more = f" and more than subset_size={s}" if s else ""
             raise DPTopicError(f"report_words={n} is too few: the reports need at least n_topics={K} words{more};"
@@ -239,7 +247,10 @@ class FedLDA(GibbsTopicModel):
                 raise DPTopicError("every client corpus is empty: give at least one client with tokens.")
             return list(X) if self.exclusion == "none" else [c for c in X if c.n_tokens > 0]
         corpus = as_corpus(X, vocabulary=vocabulary)
-        n = corpus.n_docs if self.n_clients is None else min(self.n_clients, corpus.n_docs)
+        if self.n_clients is not None and self.n_clients > corpus.n_docs:
+            raise DPTopicError(f"n_clients={self.n_clients} exceeds the {corpus.n_docs} documents: a simulated user"
+                               " holds at least one document; give fewer clients, or a list of user corpora.")
+        n = corpus.n_docs if self.n_clients is None else self.n_clients
         parts = [corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)]
         # exclusion="none": a user without tokens sends padding only, like anyone's reports (dropping it would
         # make the number of users depend on its text); the floor and tail rules need tokens to sample from
