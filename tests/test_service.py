@@ -39,6 +39,17 @@ def reports_body(words, texts, n=5, f=None, **kw) -> bytes:
     return rz.randomize([t.split() for t in texts[:n]]).to_bytes(include_vocabulary=False, **kw)
 
 
+def with_header_fields(body: bytes, **fields) -> bytes:
+    """A word-level report file whose JSON header gets ``fields`` added, checksum valid."""
+    import hashlib
+    import struct
+    (n,) = struct.unpack("<I", body[8:12])
+    head = {**json.loads(body[12:12 + n]), **fields}
+    h = json.dumps(head).encode()
+    core = body[:8] + struct.pack("<I", len(h)) + h + body[12 + n:-32]
+    return core + hashlib.sha256(core).digest()
+
+
 def assert_error(status, doc, want_status, want_code):
     assert status == want_status, doc
     assert set(doc) == {"error"} and set(doc["error"]) == {"code", "message"}
@@ -101,6 +112,7 @@ def test_bad_input_is_refused_with_one_line_and_storage_unchanged(env):
         (DocumentRandomizer(words, 8.0).randomize([texts[0].split()]).to_bytes(), {}, 422,
          "incompatible_reports"),                                                                 # another kind
         (with_format_version(good, 2), {}, 422, "incompatible_reports"),                         # another version
+        (with_header_fields(good, kind="document"), {}, 400, "malformed_reports"),               # inconsistent kind
         (good[:-9], {}, 400, "malformed_reports"),                                               # truncated
         (good[:20] + bytes([good[20] ^ 1]) + good[21:], {}, 400, "malformed_reports"),           # flipped byte
         (b"{not json", {}, 400, "malformed_reports"),
@@ -127,9 +139,19 @@ def test_bad_input_is_refused_with_one_line_and_storage_unchanged(env):
     status, _, data = http("POST", url + "/v1/reports", with_format_version(good, 2),
                            {"Content-Type": "application/octet-stream", "Idempotency-Key": "bad-input-version"})
     assert "format version 2" in json.loads(data)["error"]["message"]
+    # the reasons address the uploader
+    status, _, data = http("POST", url + "/v1/reports", with_header_fields(good, kind="document"),
+                           {"Content-Type": "application/octet-stream", "Idempotency-Key": "bad-input-kind"})
+    assert "word-level" in json.loads(data)["error"]["message"] and "'document'" in json.loads(data)["error"]["message"]
+    status, _, data = http("POST", url + "/v1/reports", reports_body(words, texts, 4, f=2 / (1 + np.exp(3.0))),
+                           {"Content-Type": "application/octet-stream", "Idempotency-Key": "bad-input-eps3"})
+    reason = json.loads(data)["error"]["message"]
+    assert status == 422 and "this server collects f=0.238406" in reason and "GET /v1/config" in reason
+    assert "train with" not in reason
     after = count_rows(env["db"])
     assert after["n_reports"] == before["n_reports"] and after["models"] == before["models"]
     assert after["submissions"] == before["submissions"]
+    assert post_reports(url, with_header_fields(good, kind="word"), "good-input-kind")[0] == 201  # consistent: stored
 
 
 def test_trainer_consumes_every_report_once_and_topics_appear(env):
@@ -161,7 +183,12 @@ def test_rotation_starts_a_new_model_at_the_cursor(env):
     status, info = admin(env["url"], "/v1/admin/rotate", {"note": "test"})
     assert status == 200 and info["starts_after_report"] == before["models"][-1]["last_report_id"]
     assert post_reports(env["url"], reports_body(env["words"], env["texts"][200:], 45), "rotate-000001")[0] == 201
+    # pending counts what the new model has not consumed (45), as /metrics does, not stored - used by the new model
+    topics = get_json(env["url"] + "/v1/topics")[1]
+    assert topics["reports_pending"] == 45 < topics["reports_stored"]
+    assert "dptopic_reports_pending 45.0" in http("GET", env["url"] + "/metrics")[2].decode()
     admin(env["url"], "/v1/admin/train", {"force": True})
+    assert get_json(env["url"] + "/v1/topics")[1]["reports_pending"] == 0
     rows = count_rows(env["db"])
     assert [m["status"] for m in rows["models"]][-2:] == ["retired", "active"]
     assert rows["models"][-1]["n_reports_used"] == 45
@@ -194,6 +221,15 @@ def test_fed_round_with_two_clients_and_stale_update_refused(env):
     status, _, data = http("POST", url + "/v1/fed/updates", stale,
                            {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-stale-0001"})
     assert_error(status, json.loads(data), 409, "stale_round")
+    assert "stale or replayed" in json.loads(data)["error"]["message"]
+    # an update for a future round is refused as such, not as stale
+    future = fc.run_round(ModelBroadcast(7, codec.fed_fingerprint(corpus_of(texts[:5], words).vocabulary),
+                                         codec.fed_phi(msg)).encode())
+    status, _, data = http("POST", url + "/v1/fed/updates", future,
+                           {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-future-0001"})
+    assert_error(status, json.loads(data), 409, "stale_round")
+    reason = json.loads(data)["error"]["message"]
+    assert "round 7" in reason and "from a future round" in reason and "stale" not in reason
     fresh = fc.run_round(msg)
     headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-fresh-0001"}
     assert http("POST", url + "/v1/fed/updates", fresh, headers)[0] == 201
@@ -205,6 +241,16 @@ def test_fed_round_with_two_clients_and_stale_update_refused(env):
                            {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-trunc-0001"})
     assert_error(status, json.loads(data), 400, "malformed_update")
     assert int(http("GET", url + "/v1/fed/round")[1]["dptopic-round"]) == 1
+
+
+def test_admin_train_refuses_unknown_keys(env):
+    before = count_rows(env["db"])
+    status, doc = admin(env["url"], "/v1/admin/train", {"forse": True})
+    assert_error(status, doc, 400, "bad_request")
+    msg = doc["error"]["message"]
+    assert "'forse'" in msg and "'force'" in msg and "'max_batches'" in msg
+    assert count_rows(env["db"]) == before
+    assert admin(env["url"], "/v1/admin/train", {"force": False, "max_batches": 3})[0] == 200
 
 
 def test_client_gives_one_line_error_on_refusal(env):

@@ -69,5 +69,11 @@ def test_submit_to_a_document_kind_server(tmp_path, capsys):
         out = capsys.readouterr().out
         assert "50 randomized reports" in out and "eps_doc=8 per document" in out and "eps_word" not in out
         assert count_rows(db)["n_reports"] == 50
+        # documents with fewer than two vocabulary words: the document-level note, not the word-level one
+        (tmp_path / "short.txt").write_text(f"{words[0]}\nnothing known here\n{texts[0]}\n")
+        assert main(["submit", "--server", srv.url, "--corpus", str(tmp_path / "short.txt")]) == 0
+        err = capsys.readouterr().err
+        assert "note: 2 of 3 documents have fewer than two vocabulary words; they report 'no pair'" in err
+        assert "contain no word of the vocabulary" not in err
     finally:
         srv.stop()

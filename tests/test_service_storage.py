@@ -40,6 +40,26 @@ def test_settings_are_bound_on_first_start(storage):
         storage.bind_settings({"vocabulary_sha256": "abc", "f": 0.3})
 
 
+def test_other_report_kind_is_refused_as_such_not_by_its_f(tmp_path):
+    """Real settings of each kind: the kind differs first, f then differs only as its consequence."""
+    from dptopic.service.app import Service
+    words, _ = make_data(tmp_path, vocab_size=30, n_docs=5, n_prior=5)
+    url = f"sqlite:///{tmp_path / 'k.db'}"
+    word = Service(ServiceConfig(words, 0.2, database=url), start_trainer=False)
+    doc = Service(ServiceConfig(words, None, database=url, report_kind="document", epsilon_doc=6.0),
+                  start_trainer=False)
+    word.preflight()
+    with pytest.raises(StorageError) as e:
+        doc.preflight()
+    msg = str(e.value)
+    assert "holds word-level reports" in msg and "document-level" in msg and "f=" not in msg and "\n" not in msg
+    url2 = f"sqlite:///{tmp_path / 'k2.db'}"
+    doc.cfg.database = word.cfg.database = url2
+    doc.preflight()
+    with pytest.raises(StorageError, match="holds document-level reports but the server was started for word-level"):
+        word.preflight()
+
+
 def test_group_commit_outcomes_in_one_transaction(storage):
     a = Submission("key-aaaaaaaa", "h1", "p", [b"\x01", b"\x02"])
     out = storage.store([a, Submission("key-aaaaaaaa", "h1", "p", [b"\x01", b"\x02"]),
@@ -79,6 +99,14 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
                  "--retries", "0", "--timeout", "2"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "running" in err
+    # FedLDA parameters with which an update would carry no entry: refused at start-up, before any database
+    db = tmp_path / "never.db"
+    assert main(["serve", "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--database",
+                 f"sqlite:///{db}", "--fed-epsilon", "5", "--fed-pad-length", "10", "--fed-sample-ratio",
+                 "0.0001"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "--fed-pad-length 10 is too small" in err
+    assert not db.exists()
 
 
 def test_writer_acknowledges_each_request_after_its_commit_with_one_loop_call_per_transaction(storage):

@@ -72,7 +72,8 @@ class FedServer:
         if msg.vocab != self.vocab:
             self._refuse(f"vocabulary fingerprint {msg.vocab} is not the server's {self.vocab}")
         if msg.round != self.round:
-            self._refuse(f"it is for round {msg.round} but the server is in round {self.round} (stale or replayed)")
+            why = "from a future round" if msg.round > self.round else "stale or replayed"
+            self._refuse(f"it is for round {msg.round} but the server is in round {self.round} ({why})")
         if msg.client not in self.clients:
             self._refuse(f"unknown client {msg.client!r}")
         if msg.client in self._pending:

@@ -38,6 +38,7 @@ API_VERSION = "v1"
 _KEY = re.compile(r"^[A-Za-z0-9_\-.:]{8,128}$")
 _PSEUDONYM = re.compile(r"^[A-Za-z0-9_\-.:]{1,128}$")
 _INLINE_DECODE_BYTES = 64 * 1024
+_TRAIN_KEYS = frozenset({"force", "max_batches"})
 
 
 class ApiError(Exception):
@@ -270,8 +271,11 @@ async def get_topics(request: Request):
     view = await run_in_threadpool(svc.model_view, n)
     counts = await run_in_threadpool(svc.storage.counts)
     most = await run_in_threadpool(svc.storage.max_reports_per_contributor)
+    # pending = what the active model has not consumed yet (as /metrics counts it): reports after its cursor; after a
+    # rotation the new model starts at the old one's cursor, so stored - used would count the retired model's reports
+    pending = await run_in_threadpool(svc.storage.count_reports, view["last_report_id"])
     doc = {**view, "reports_stored": counts["reports_stored"],
-           "reports_pending": counts["reports_stored"] - view["reports_used"],
+           "reports_pending": int(pending),
            "per_contributor": {"max_reports_from_one_contributor": most,
                                "privacy_of_that_contributor": svc.contributor_privacy(most) if most else None,
                                "note": "contributors are counted by the pseudonym their client sends; one person"
@@ -369,6 +373,11 @@ async def admin_train(request: Request):
     require_admin(request)
     svc: Service = request.app.state.service
     doc = await read_json(request, 64 * 1024)
+    unknown = sorted(set(doc) - _TRAIN_KEYS)
+    if unknown:
+        raise ApiError(400, "bad_request", f"unknown key(s) {', '.join(map(repr, unknown))}: the allowed keys are"
+                                           " 'force' (bool, default true) and 'max_batches' (int in [1, 10000],"
+                                           " default 100).")
     force = doc.get("force", True)
     max_batches = doc.get("max_batches", 100)
     if not isinstance(force, bool) or not isinstance(max_batches, int) or isinstance(max_batches, bool) \

@@ -148,6 +148,7 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     return {"reports": sent, "uploads": -(-reports.n_reports // per_request), "replayed_acks": replayed,
             "contributor": contributor, "report_kind": kind.name, **kind.epsilons(rz),
             "documents_without_vocabulary_words": int((local.doc_lengths == 0).sum()),
+            "documents_with_fewer_than_two_vocabulary_words": int((local.doc_lengths < 2).sum()),
             "vocab_size": len(vocab), "attempts": client.attempts}
 
 

@@ -97,6 +97,21 @@ def vocabulary_fingerprint(vocabulary) -> str:
     return fp(vocabulary)
 
 
+_NO_KIND = object()
+
+
+def _declared_kind(body: bytes):
+    """The ``kind`` a (checksummed, parsed) report file's JSON header declares; ``_NO_KIND`` when it declares none."""
+    import json
+
+    try:
+        (n,) = struct.unpack("<I", body[8:12])
+        head = json.loads(body[12:12 + n].decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, struct.error):
+        return _NO_KIND
+    return head.get("kind", _NO_KIND) if isinstance(head, dict) else _NO_KIND
+
+
 def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = None):
     """Parse an uploaded report file and check it against the server's vocabulary and ``f`` (``fingerprint``: the
     vocabulary's, when the caller has it already).
@@ -114,6 +129,17 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
         rs = ReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
         _refuse_other_version(body, "word", e)
+    declared = _declared_kind(body)
+    if declared is not _NO_KIND and declared != "word":
+        raise MalformedReports(f"uploaded reports are inconsistent: a word-level report file (format"
+                               f" {rs.header()['format']}) whose header declares kind {str(declared)[:20]!r}; re-create"
+                               " it with 'dptopic randomize'.")
+    if f is not None and not math.isclose(float(f), rs.f, rel_tol=1e-12, abs_tol=0.0):
+        from ..accounting.local import epsilon_from_f
+
+        raise IncompatibleReports(f"the reports were randomized with f={rs.f:.6g} (eps_word={rs.epsilon_word:.4g}) but"
+                                  f" this server collects f={float(f):.6g} (eps_word={epsilon_from_f(float(f)):.4g}):"
+                                  " randomize again with the server's settings (GET /v1/config).")
     try:
         if fingerprint is None:
             rs.check(vocabulary=vocabulary, f=f, where="uploaded reports")
@@ -291,8 +317,9 @@ def fed_check_update(body: bytes, vocabulary, rrp, round_: int, beta: float = 0.
     if not isinstance(msg, ClientUpdate):
         raise MalformedReports("expected a FedLDA client update, got a model broadcast.")
     if msg.round != round_:
-        raise StaleMessage(f"update refused: it is for round {msg.round} but round {round_} is open (stale or"
-                           " replayed); fetch /v1/fed/round and run the new round.")
+        why = "from a future round" if msg.round > round_ else "stale or replayed"
+        raise StaleMessage(f"update refused: it is for round {msg.round} but round {round_} is open ({why});"
+                           " fetch /v1/fed/round and run the open round.")
     try:
         _fed_server(vocabulary, rrp, beta, [msg.client], round_).receive(body)
     except DPTopicError as e:

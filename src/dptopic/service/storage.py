@@ -140,6 +140,11 @@ MIGRATIONS = [
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
+def _level(kind) -> str:
+    """``word`` -> ``word-level``: how refusals name a report kind."""
+    return f"{kind}-level" if kind in ("word", "document") else f"{kind!r}"
+
+
 class StorageError(DPTopicError):
     """The database refused or could not be reached."""
 
@@ -258,6 +263,12 @@ class Storage:
                 return expected
         stored = {k: json.loads(v) for k, v in rows.items()}
         stored.setdefault("report_kind", "word")  # databases from before report kinds hold word-level reports
+        kind, want = stored["report_kind"], expected.get("report_kind", "word")
+        if kind != want:  # checked first: the other settings (f, eps_doc, ...) of the other kind differ as a consequence
+            raise StorageError(f"the database holds {_level(kind)} reports but the server was started for"
+                               f" {_level(want)} reports (--report-kind {want}): a database created for one kind"
+                               f" refuses to be served for the other; start it with --report-kind {kind}, or use a"
+                               " new --database.")
         for k, v in expected.items():
             if k in stored and stored[k] != v:
                 raise StorageError(f"the database holds reports made with {k}={stored[k]!r} but the server was started"
