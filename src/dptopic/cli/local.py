@@ -57,12 +57,7 @@ def _randomize_documents(a) -> None:
     console.print(f"{reports.n_reports} document-level reports written to [bold]{out}[/] (V={rz.vocab_size},"
                   f" eps_doc={rz.epsilon:g} per document, {reports.subset_size} items per report; coins from the OS"
                   " CSPRNG)")
-    short = int((corpus.doc_lengths < 2).sum())
-    if short:
-        import sys
-
-        print(f"note: {short} of {corpus.n_docs} documents have fewer than two vocabulary words; they report 'no pair'"
-              " and are sent anyway, so that the number of reports reveals nothing about the text.", file=sys.stderr)
+    print_no_pair_note(int((corpus.doc_lengths < 2).sum()), corpus.n_docs)
 
 
 def _is_report_file(path) -> bool:
@@ -84,6 +79,15 @@ def print_empty_note(n_empty: int, n_docs: int) -> None:
         print(f"note: {n_empty} of {n_docs} documents contain no word of the vocabulary; their reports carry only"
               " noise and are sent anyway, so that the number of reports reveals nothing about the text.",
               file=sys.stderr)
+
+
+def print_no_pair_note(n_short: int, n_docs: int) -> None:
+    """The document-level twin of :func:`print_empty_note`: documents with fewer than two vocabulary words."""
+    if n_short:
+        import sys
+
+        print(f"note: {n_short} of {n_docs} documents have fewer than two vocabulary words; they report 'no pair'"
+              " and are sent anyway, so that the number of reports reveals nothing about the text.", file=sys.stderr)
 
 
 def register(sub) -> None:

@@ -129,17 +129,11 @@ def cmd_submit(a):
     corpus = _client_corpus(a)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = submit(a.server, corpus, contributor=a.contributor, client=client)
+    from .local import print_empty_note, print_no_pair_note
+
     if s["report_kind"] == "document":  # the note 'dptopic randomize --unit document' prints
-        short = s["documents_with_fewer_than_two_vocabulary_words"]
-        if short:
-            import sys
-
-            print(f"note: {short} of {s['reports']} documents have fewer than two vocabulary words; they report"
-                  " 'no pair' and are sent anyway, so that the number of reports reveals nothing about the text.",
-                  file=sys.stderr)
+        print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], s["reports"])
     else:
-        from .local import print_empty_note
-
         print_empty_note(s["documents_without_vocabulary_words"], s["reports"])
     make_console().print(f"{s['reports']} randomized reports uploaded to {a.server} in {s['uploads']} upload(s)"
                          f" (V={s['vocab_size']}; "
