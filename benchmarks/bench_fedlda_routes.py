@@ -293,6 +293,8 @@ def main():
     ap.add_argument("--average", type=int, default=0,
                     help="the released topics from the counts averaged over the last R rounds (0: the last round's)")
     a = ap.parse_args()
+    if not 0 <= a.average <= a.rounds or (a.average and a.server == "soft"):
+        ap.error("--average R needs 0 <= R <= --rounds, and a server other than soft")
     if (a.server == "clean" and a.labels != "lda") or (a.labels == "lda" and a.server not in ("debias", "clean")):
         ap.error("--labels lda goes with --server debias or clean, and clean with --labels lda")
     if a.server == "soft" and a.labels != "em":

@@ -47,6 +47,7 @@ def test_adding_a_document_moves_no_other_and_the_share_is_the_fraction():
 
 def test_bad_fractions_and_a_degenerate_split_are_one_line():
     c = _corpus(50)
+    assert c.stable_split(np.float32(0.2))[1].n_docs == c.stable_split(0.2)[1].n_docs   # any real fraction
     for bad in (0.0, 1.0, 3, True):
         with pytest.raises(DPTopicError, match="fraction"):
             c.stable_split(bad)

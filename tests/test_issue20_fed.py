@@ -257,6 +257,17 @@ def test_fed_client_summary_says_full_for_the_default_rule(fed_server):
     assert out["guarantee"] == "full" and "post-processing" in out["note"]
 
 
+def test_a_user_without_any_report_word_takes_part_with_padding(fed_server):
+    """Whether someone takes part must say nothing of their text: under the sound rule a user none of whose words
+    the rounds take still sends its update (padding only), as the simulation does."""
+    from dptopic.corpus import Corpus
+    from dptopic.service.client import fed_participate
+
+    url, words = fed_server["url"], fed_server["words"]
+    out = fed_participate(url, Corpus.from_token_ids([[]], words), rounds=1, poll=0.1, timeout=30)
+    assert out["guarantee"] == "full"
+
+
 def test_serve_with_a_per_user_budget_runs_rounds_at_the_chosen_split(tmp_path):
     pytest.importorskip("starlette")
     pytest.importorskip("sqlalchemy")

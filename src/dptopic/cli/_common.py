@@ -24,12 +24,12 @@ def print_table(console, table) -> None:
         return
     from rich.measure import Measurement
 
-    width = console.width
-    console.width = max(width, Measurement.get(console, console.options.update_width(1 << 16), table).maximum)
+    saved = console._width           # None: rich's own width (restored as it was, not pinned to a number)
+    console.width = max(console.width, Measurement.get(console, console.options.update_width(1 << 16), table).maximum)
     try:
         console.print(table)
     finally:
-        console.width = width
+        console._width = saved
 
 
 def _float_arg(check, what):

@@ -76,13 +76,13 @@ def _guard_out(name, func):
         from .._io import check_output_folder, mark_output_folder
 
         check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} results")
-        # an experiment fits many private models on the same documents on purpose: said once, not once a fit
-        for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
-            warnings.filterwarnings("ignore", message=text, category=UserWarning)
         print("note: an experiment fits several models on the same documents: their budgets add up, and its figures"
               " measure the trainers on this corpus; they are not a private release of it.", file=sys.stderr)
         mark_output_folder(a.out, f"experiment {name}")
-        result = func(a)
+        with warnings.catch_warnings():  # the per-fit reuse warnings, said once above, for this experiment only
+            for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
+                warnings.filterwarnings("ignore", message=text, category=UserWarning)
+            result = func(a)
         mark_output_folder(a.out, f"experiment {name}", done=True)
         return result
 

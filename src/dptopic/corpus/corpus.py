@@ -421,12 +421,16 @@ class Corpus:
         hash of its bag of words, read as a number in [0, 1), is below ``test_size`` (a fraction).
 
         Adding or removing one document therefore changes no other document's side, so a private trainer's
-        per-document guarantee on the training part carries over to the corpus given; a random permutation
+        per-document guarantee on the training part carries over to the corpus given, as long as the vocabulary
+        does not come from the documents (a public one, or one chosen with DP); a random permutation
         (:meth:`train_test_split`) reshuffles every document when one is added. The parts' sizes are about, not
         exactly, ``test_size``; the copies of one document are told apart by their rank among its copies. ``key``
         (public) picks another split.
         """
-        if isinstance(test_size, bool) or not isinstance(test_size, float) or not 0 < test_size < 1:
+        import numbers
+
+        if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or isinstance(test_size, numbers.Integral) \
+                or not 0 < test_size < 1:
             raise DPTopicError(f"invalid test_size={test_size!r}: a stable split needs a fraction in (0, 1).")
         if self.n_docs < 2:
             raise DPTopicError(f"cannot split a corpus of {self.n_docs} document(s) into train and test parts: give at"
@@ -446,8 +450,8 @@ class Corpus:
             u = (_mix64(h ^ (copy * np.uint64(0x9E3779B97F4A7C15))) >> np.uint64(11)) / float(2 ** 53)
         test = u < test_size
         if test.all() or not test.any():
-            raise DPTopicError(f"the split put all {self.n_docs} documents in one part: give more documents or another"
-                               " --test-size.")
+            raise DPTopicError(f"the split put all {self.n_docs} documents in one part: give more documents, or another"
+                               " --test-size (another key, in the API).")
         return self.subset(np.flatnonzero(~test)), self.subset(np.flatnonzero(test))
 
     def restrict(self, vocabulary, drop_empty: bool = True) -> "Corpus":

@@ -190,7 +190,7 @@ class FedLDA(GibbsTopicModel):
         super()._validate()
         if self.sample_ratio * self.pad_length < 0.5:
             raise DPTopicError(f"pad_length={self.pad_length} is too small for sample_ratio={self.sample_ratio:g}:"
-                               " an update would carry no entry; raise pad_length or sample_ratio.")
+                               " an update would round to no entry; raise pad_length or sample_ratio.")
         validate_value("epsilon", self.epsilon, [Real(0, None, "neither")])
         if self.exclusion != "none" and self.report_words not in ("auto", "all"):
             raise DPTopicError(f"report_words={self.report_words!r} applies to exclusion='none' only: the floor and"
@@ -221,7 +221,7 @@ class FedLDA(GibbsTopicModel):
 
     def _report_corpora(self, corpora: list[Corpus]) -> tuple[list[Corpus], int]:
         """The users' corpora restricted to the report words, and their number: entries are drawn from the first
-        ``n`` words only, and a user left without any of them sends nothing."""
+        ``n`` words only, and a user left without any of them sends padding only."""
         words = corpora[0].vocabulary.words
         n = self._report_domain(len(words), len(corpora))
         if n == len(words):
@@ -253,7 +253,8 @@ class FedLDA(GibbsTopicModel):
         n = corpus.n_docs if self.n_clients is None else self.n_clients
         parts = [corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)]
         # exclusion="none": a user without tokens sends padding only, like anyone's reports (dropping it would
-        # make the number of users depend on its text); the floor and tail rules need tokens to sample from
+        # make the number of users depend on its text); the floor and tail rules need tokens to sample from, so
+        # there an empty user stays out, and the count is as partial as those rules' guarantee (docs/fedlda.md)
         return parts if self.exclusion == "none" else [c for c in parts if c.n_tokens]
 
     def _config(self) -> RRPConfig:

@@ -375,7 +375,7 @@ async def admin_train(request: Request):
     doc = await read_json(request, 64 * 1024)
     unknown = sorted(set(doc) - _TRAIN_KEYS)
     if unknown:
-        raise ApiError(400, "bad_request", f"unknown key(s) {', '.join(map(repr, unknown))}: the allowed keys are"
+        raise ApiError(400, "bad_request", f"unknown key(s) {', '.join(repr(k[:20]) for k in unknown[:5])}: the allowed keys are"
                                            " 'force' (bool, default true) and 'max_batches' (int in [1, 10000],"
                                            " default 100).")
     force = doc.get("force", True)

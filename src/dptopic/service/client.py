@@ -164,10 +164,12 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     words = list(cfg["vocabulary"])
     vocab = Vocabulary(words[:int(cfg["fed"].get("report_words") or len(words))])  # FedLDA's report words
     local = corpus.restrict(vocab) if corpus.vocabulary != vocab else corpus
-    if local.n_tokens == 0:
+    rrp = codec.fed_config_from_dict(cfg["fed"])
+    if local.n_tokens == 0 and rrp.exclusion != "none":
         raise DPTopicError(f"none of your words is among the {len(vocab)} words this server's FedLDA rounds take: there"
                            " is nothing to report.")
-    rrp = codec.fed_config_from_dict(cfg["fed"])
+    # exclusion="none": a user without any of them still takes part, with padding only, so that whether someone
+    # takes part says nothing about their text
     fc = codec.fed_client(client_id or secrets.token_hex(8), local, rrp)
     done, last_round, deadline, sent = [], -1, time.monotonic() + timeout, 0
     while len(done) < rounds:

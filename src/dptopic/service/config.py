@@ -130,7 +130,7 @@ class ServiceConfig:
                                    f" (0, {EPSILON_MAX:g}] (the smallest that works depends on the vocabulary).")
             if self.fed_sample_ratio * self.fed_pad_length < 0.5:  # as FedLDA refuses it
                 raise DPTopicError(f"--fed-pad-length {self.fed_pad_length} is too small for --fed-sample-ratio"
-                                   f" {self.fed_sample_ratio:g}: an update would carry no entry; give --fed-pad-length"
+                                   f" {self.fed_sample_ratio:g}: an update would round to no entry; give --fed-pad-length"
                                    " * --fed-sample-ratio >= 0.5.")
 
 
