@@ -28,8 +28,8 @@ def test_thresholds_hand_computed():
 
 
 def test_water_fill_and_l2_descent():
-    np.testing.assert_allclose(_water_fill(np.array([0.2, 1.0, 1.0]), 1), [0.2, 0.4, 0.4])
-    np.testing.assert_allclose(_water_fill(np.array([0.3, 0.2]), 1), [0.3, 0.2])  # everything fits
+    np.testing.assert_allclose(_water_fill(np.array([0.2, 1.0, 1.0])), [0.2, 0.4, 0.4])
+    np.testing.assert_allclose(_water_fill(np.array([0.3, 0.2])), [0.3, 0.2])  # everything fits
     np.testing.assert_allclose(_l2_descent(np.array([3.0, 4.0])), [0.6, 0.8])    # a step of length 1 along the gaps
     np.testing.assert_allclose(_l2_descent(np.array([0.3, 0.4])), [0.3, 0.4])    # shorter than 1: filled
 

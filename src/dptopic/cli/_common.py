@@ -404,7 +404,9 @@ def experiment_seed(a, console) -> int:
 
 def print_verdict(console, s, out, files):
     verdict = "has" if s["has_paper_shape"] else "does NOT have"
-    console.print(f"The result {verdict} the paper's qualitative shape: {s['paper_shape_checks']}")
+    untested = sum(v is None for v in s["paper_shape_checks"].values())
+    note = f" ({untested} claim(s) not tested by this run)" if untested else ""
+    console.print(f"The result {verdict} the paper's qualitative shape{note}: {s['paper_shape_checks']}")
     console.print("written: " + ", ".join(str(Path(out) / f) for f in files))
 
 

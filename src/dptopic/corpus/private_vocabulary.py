@@ -80,19 +80,17 @@ def _l2_descent(gaps: np.ndarray) -> np.ndarray:
     return gaps * min(1.0, 1.0 / norm) if norm > 0 else gaps.copy()
 
 
-def _water_fill(gaps: np.ndarray, p: int) -> np.ndarray:
-    """Increments ``min(gap, level)`` with the largest level whose L_p norm is ≤ 1 (smallest gaps fill first).
-    Used with p = 1 (the Laplace policy's ``order="gopi"``)."""
+def _water_fill(gaps: np.ndarray) -> np.ndarray:
+    """The Laplace policy's ``order="gopi"`` step: increments ``min(gap, level)`` with the largest level whose sum
+    is ≤ 1 (smallest gaps fill first)."""
     g = np.sort(gaps)
     n = len(g)
-    used = 0.0  # sum of g_j^p over the gaps already filled
+    used = 0.0  # sum of the gaps already filled
     for j in range(n):
         rest = n - j  # items still rising together
-        need = used + rest * g[j] ** p
-        if need > 1.0:
-            level = ((1.0 - used) / rest) ** (1.0 / p)
-            return np.minimum(gaps, level)
-        used += g[j] ** p
+        if used + rest * g[j] > 1.0:
+            return np.minimum(gaps, (1.0 - used) / rest)
+        used += g[j]
     return gaps.copy()
 
 
@@ -121,7 +119,7 @@ def set_union_weights(corpus: Corpus, gamma: float, delta0: int, order: str = "f
                 if budget <= 0:
                     break
         else:
-            H[words] += _water_fill(gamma - H[words], 1) if p == 1 else _l2_descent(gamma - H[words])
+            H[words] += _water_fill(gamma - H[words]) if p == 1 else _l2_descent(gamma - H[words])
     return H
 
 
