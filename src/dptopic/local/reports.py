@@ -191,6 +191,9 @@ class ReportSet(FlipParameterMixin):
         if head.get("version") != VERSION:
             raise DPTopicError(f"{where} use format version {head.get('version')!r}; this dptopic reads version"
                                f" {VERSION}: upgrade dptopic or re-create the reports.")
+        if head.get("kind", "word") != "word":      # headers before report kinds carry none
+            raise DPTopicError(f"{bad} a word-level report file ({FORMAT}) whose header declares kind"
+                               f" {str(head.get('kind'))[:20]!r}; re-create it with 'dptopic randomize'.")
         try:
             V, n, nb = int(head["vocab_size"]), int(head["n_reports"]), int(head["bytes_per_report"])
             fp, fv = str(head["vocabulary_sha256"]), float(head["f"])

@@ -97,21 +97,6 @@ def vocabulary_fingerprint(vocabulary) -> str:
     return fp(vocabulary)
 
 
-_NO_KIND = object()
-
-
-def _declared_kind(body: bytes):
-    """The ``kind`` a (checksummed, parsed) report file's JSON header declares; ``_NO_KIND`` when it declares none."""
-    import json
-
-    try:
-        (n,) = struct.unpack("<I", body[8:12])
-        head = json.loads(body[12:12 + n].decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, struct.error):
-        return _NO_KIND
-    return head.get("kind", _NO_KIND) if isinstance(head, dict) else _NO_KIND
-
-
 def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = None):
     """Parse an uploaded report file and check it against the server's vocabulary and ``f`` (``fingerprint``: the
     vocabulary's, when the caller has it already).
@@ -129,22 +114,17 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
         rs = ReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
         _refuse_other_version(body, "word", e)
-    declared = _declared_kind(body)
-    if declared is not _NO_KIND and declared != "word":
-        raise MalformedReports(f"uploaded reports are inconsistent: a word-level report file (format"
-                               f" {rs.header()['format']}) whose header declares kind {str(declared)[:20]!r}; re-create"
-                               " it with 'dptopic randomize'.")
     if f is not None and not math.isclose(float(f), rs.f, rel_tol=1e-12, abs_tol=0.0):
         from ..accounting.local import epsilon_from_f
 
         raise IncompatibleReports(f"the reports were randomized with f={rs.f:.6g} (eps_word={rs.epsilon_word:.4g}) but"
                                   f" this server collects f={float(f):.6g} (eps_word={epsilon_from_f(float(f)):.4g}):"
                                   " randomize again with the server's settings (GET /v1/config).")
-    try:
+    try:  # f is checked above, in words for the uploader
         if fingerprint is None:
-            rs.check(vocabulary=vocabulary, f=f, where="uploaded reports")
+            rs.check(vocabulary=vocabulary, where="uploaded reports")
         else:
-            rs.check(vocabulary_sha256=fingerprint, vocab_size=len(vocabulary), f=f, where="uploaded reports")
+            rs.check(vocabulary_sha256=fingerprint, vocab_size=len(vocabulary), where="uploaded reports")
     except DPTopicError as e:
         raise IncompatibleReports(str(e)) from None
     if rs.n_reports == 0:
