@@ -65,6 +65,12 @@ class RRPConfig:
         return max(1, int(round(self.sample_ratio * self.pad_length)))
 
 
+def rounds_to_no_entry(pad_length: int, sample_ratio: float) -> bool:
+    """Whether ``sample_ratio * pad_length`` is too small to give an update one entry (``FedLDA`` and the service's
+    federated rounds refuse such parameters, each naming its own flags)."""
+    return sample_ratio * pad_length < 0.5
+
+
 LOCAL_INFERENCE = ("em", "gibbs")
 EM_MAX_ITER = 30  # EM iterations for a user's topic proportions, from the uniform start every round (early-stopped:
 #                   converged EM, 200 iterations, measured worse; docs/fedlda.md)

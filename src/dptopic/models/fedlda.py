@@ -21,7 +21,7 @@ from ..corpus import Corpus, as_corpus
 from ..errors import DPTopicError
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
 from ..federated.server import full_vocabulary_topics
-from ..federated.client import check_config
+from ..federated.client import check_config, rounds_to_no_entry
 from .base import GibbsTopicModel
 
 USER_RELATION = ("one user's reports: the words of all entries a user sends over all rounds, each entry's word"
@@ -188,7 +188,7 @@ class FedLDA(GibbsTopicModel):
 
     def _validate(self) -> None:
         super()._validate()
-        if self.sample_ratio * self.pad_length < 0.5:
+        if rounds_to_no_entry(self.pad_length, self.sample_ratio):
             raise DPTopicError(f"pad_length={self.pad_length} is too small for sample_ratio={self.sample_ratio:g}:"
                                " an update would round to no entry; raise pad_length or sample_ratio.")
         validate_value("epsilon", self.epsilon, [Real(0, None, "neither")])

@@ -128,7 +128,9 @@ class ServiceConfig:
             if not 0 < self.fed_epsilon <= EPSILON_MAX:
                 raise DPTopicError(f"invalid --fed-epsilon {self.fed_epsilon:g}: give a per-entry epsilon in"
                                    f" (0, {EPSILON_MAX:g}] (the smallest that works depends on the vocabulary).")
-            if self.fed_sample_ratio * self.fed_pad_length < 0.5:  # as FedLDA refuses it
+            from ..federated.client import rounds_to_no_entry
+
+            if rounds_to_no_entry(self.fed_pad_length, self.fed_sample_ratio):  # as FedLDA refuses it
                 raise DPTopicError(f"--fed-pad-length {self.fed_pad_length} is too small for --fed-sample-ratio"
                                    f" {self.fed_sample_ratio:g}: an update would round to no entry; give --fed-pad-length"
                                    " * --fed-sample-ratio >= 0.5.")
