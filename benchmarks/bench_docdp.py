@@ -716,6 +716,10 @@ def main():
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
                     help="public: how many training documents stand in for a public corpus")
     a = ap.parse_args()
+    import warnings
+    # a benchmark refits the same documents on purpose (seeds, settings): the library's warning that each fit spends
+    # its budget again is for users, not for these loops
+    warnings.filterwarnings("ignore", message=".*already used by an earlier private fit")
     if a.background_share == "off":
         a.background_share = None
     if a.n_words == "auto" and a.route != "cooc":

@@ -13,7 +13,7 @@ from ..errors import DPTopicError
 
 
 def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, delta0: int | None = None,
-                                   alpha: float = 3.0, mechanism: str = "gaussian", order: str | None = None, seed=None,
+                                   alpha: float | None = None, mechanism: str = "gaussian", order: str | None = None, seed=None,
                                    secure: bool = False) -> tuple:
     """``(corpus restricted to a DP set-union vocabulary, its (ε, δ) event)``; ``secure`` as in
     :func:`~dptopic.corpus.private_vocabulary.dp_set_union`."""
@@ -33,7 +33,7 @@ def compose_privacy(estimator, event) -> dict:
     return estimator.privacy_
 
 
-def fit_fdptm(estimator, X, epsilon_vocab: float, delta_vocab: float, delta0: int | None = None, alpha: float = 3.0,
+def fit_fdptm(estimator, X, epsilon_vocab: float, delta_vocab: float, delta0: int | None = None, alpha: float | None = None,
               mechanism: str = "gaussian", order: str | None = None, seed=None, secure: bool | None = None) -> tuple:
     """Select a private vocabulary from ``X`` and fit ``estimator`` on ``X`` restricted to it.
 
