@@ -121,7 +121,7 @@ def test_default_is_the_gaussian_policy_and_releases_more_words_than_the_laplace
     assert "gaussian" in ev.label and "gopi" in ev.label and "delta0=100" in ev.theorem
     laplace, ev_l = dp_set_union(c, 0.5, 1e-6, mechanism="laplace", seed=0)
     assert "frequency" in ev_l.label and "delta0=50" in ev_l.theorem
-    # the same (eps, delta): an L2 budget spreads each document's weight over its words (152 against 47)
+    # the same (eps, delta): an L2 budget spreads each document's weight over its words (148 against 47)
     assert len(default) >= 2 * len(laplace) > 0
     with pytest.raises(DPTopicError, match="order='frequency'"):
         dp_set_union(c, 0.5, 1e-6, order="frequency")
@@ -183,3 +183,19 @@ def test_cli_train_private_vocabulary(tmp_path):
     assert "laplace" in sel and "frequency" in sel
     assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--vocabulary-policy", "laplace",
                  "--out", str(tmp_path / "m3"), "--quiet"]) == 2          # a policy without --private-vocabulary
+
+
+def test_cut_off_defaults_by_policy_and_a_larger_gaussian_cut_off_releases_more_words():
+    from dptopic.corpus.private_vocabulary import noise_scale
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=3000, vocab_size=2000, n_topics=10, doc_length=60, seed=2).corpus
+    for mech, alpha in (("gaussian", 10.0), ("laplace", 3.0)):
+        _, ev = dp_set_union(c, 0.5, 1e-6, mechanism=mech, seed=0)
+        d0 = 100 if mech == "gaussian" else 50
+        gamma = dpsu_threshold(0.5, 1e-6, d0, mech) + alpha * noise_scale(0.5, 1e-6, mech)
+        assert f"Gamma={gamma:.4f}" in ev.theorem
+    # the same documents, order and noise (seed 0): only the cut-off differs
+    near = len(dp_set_union(c, 0.5, 1e-6, alpha=3.0, seed=0)[0])
+    default = len(dp_set_union(c, 0.5, 1e-6, seed=0)[0])
+    assert default > near > 0
