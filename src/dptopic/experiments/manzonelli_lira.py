@@ -187,6 +187,7 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
         ax.set_ylabel(yl)
         ax.legend(fontsize=7)
     fig.suptitle("Figs. 4-5: utility of FDPTM against eps_V")
+    fig.subplots_adjust(wspace=0.35)  # room for the right panel's label
     save_fig(fig, out / "fig4_5_coherence.png")
     plt.close(fig)
     if eps_t_grid:
