@@ -116,3 +116,15 @@ def test_gridsearch_on_a_private_model_warns_that_budgets_add():
     with pytest.warns(UserWarning, match="epsilons add up"):
         gs.fit(X)
     assert "epsilons add up" in gs.best_estimator_.privacy_["fits"]
+
+
+def test_a_fitted_model_is_never_pickled_an_unfitted_one_is():
+    import copy
+    import pickle
+
+    m = dptopic.HDPLDA(n_topics=2, n_iter=2, verbose=0)
+    assert pickle.loads(pickle.dumps(m)).get_params() == m.get_params()  # joblib's parallel search ships these
+    m.fit(_X())
+    for dump in (pickle.dumps, copy.deepcopy):
+        with pytest.raises(dptopic.DPTopicError, match="never pickled.*model.save"):
+            dump(m)

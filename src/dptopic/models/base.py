@@ -121,6 +121,17 @@ class TopicModel(TransformerMixin, BaseEstimator):
         nothing)."""
         return {k: getattr(self, k) for k in self._param_names()}
 
+    def __getstate__(self):
+        """Pickling (``pickle``, ``joblib.dump``, ``copy.deepcopy``) is refused once the model is fitted: its sampler
+        state holds the training documents, their topic assignments and noise-free counts, so a pickle of a private
+        model would publish the private data. An unfitted estimator (its parameters only) still pickles, as
+        scikit-learn's parallel search needs."""
+        fitted = [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]
+        if fitted:
+            raise DPTopicError(f"a fitted {type(self).__name__} is never pickled (its state holds the training documents):"
+                               " save it with model.save(DIR) and read it back with dptopic.load(DIR).")
+        return super().__getstate__()
+
     def set_params(self, **params):
         for k, v in params.items():
             if k not in self._param_names():
