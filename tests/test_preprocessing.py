@@ -114,3 +114,30 @@ def test_cli_preprocessing_errors(tmp_path):
     assert _cli("corpus", "prepare", "--corpus", str(src), "--out", str(out)).returncode == 0
     r = _cli("corpus", "info", str(out), "--no-lowercase")
     assert r.returncode == 2 and "raw text" in r.stderr
+
+
+def test_tokens_are_runs_of_letters_in_any_script():
+    from dptopic.corpus import Corpus
+
+    c = Corpus.from_texts(["Le café à Zürich, Straße 42", "café Zürich façade Straße", "Москва город Москва"],
+                          stop_words=None, min_df=1)
+    assert {"café", "zürich", "straße", "façade", "москва", "город"} <= set(c.vocabulary.words)
+    assert not any(ch.isdigit() for w in c.vocabulary.words for ch in w)
+
+
+def test_text_mapped_onto_a_vocabulary_keeps_its_stop_words_short_words_and_case():
+    import dptopic
+    from dptopic.corpus import Corpus
+
+    c = Corpus.from_texts(["the cat is on the mat"] * 3, vocabulary=["the", "is", "on", "cat"])
+    assert sorted(c.vocabulary.words[i] for i in c.doc(0)) == ["cat", "is", "on", "the", "the"]
+    texts = ["the cat and the dog", "the dog and a cat", "cat dog the and"] * 5
+    m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(Corpus.from_texts(texts, stop_words=None))
+    assert "the" in m.vocabulary_.words
+    m.transform(["the and the"])  # stop words of the model's own vocabulary count: no "none of the words" error
+    cased = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(
+        Corpus.from_texts(["Paris France wine", "Paris France cheese"] * 4, lowercase=False, stop_words=None))
+    assert not cased.vocabulary_.is_lowercase()
+    cased.transform(["Paris and France"])  # matched as written, not lowercased away
+    with pytest.raises(dptopic.DPTopicError, match="none of the input's words"):
+        cased.transform(["paris and france"])

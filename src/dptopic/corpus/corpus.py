@@ -170,7 +170,8 @@ class Corpus:
         ``min_df``/``max_df``: document-frequency bounds, each a count or (a float) a fraction of the documents;
         ``stop_words``: ``"english"``, ``None``, a file with one word per line, or a list of words;
         ``lowercase=False`` keeps case (``Paris`` and ``paris`` are two words). ``remove_stop_words=False`` is the
-        older spelling of ``stop_words=None``. With a ``vocabulary`` only tokenisation applies."""
+        older spelling of ``stop_words=None``. With a ``vocabulary`` only tokenisation (and ``lowercase``) applies:
+        the vocabulary decides which words count, so stop words and ``min_length`` are not applied again."""
         if isinstance(texts, (str, bytes)):
             raise DPTopicError("texts must be a list of strings (one per document), not a single string.")
         texts = list(texts)
@@ -182,8 +183,11 @@ class Corpus:
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         df_range(min_df, max_df, len(texts))
         validate_value("min_length", min_length, [Int(1, None)])
-        pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
-                           lowercase=bool(lowercase))
+        if vocabulary is not None:  # the vocabulary already holds (or leaves out) the stop words and short words
+            pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=bool(lowercase))
+        else:
+            pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
+                               lowercase=bool(lowercase))
         toks = [pre.tokenize(t) for t in texts]
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
 

@@ -1,6 +1,7 @@
 """Tokenisation and vocabulary construction (the setup of Zhao et al. 2020 Sec. VII-A, with the unstated details fixed as below).
 
-* lowercase (unless ``lowercase=False``), alphabetic tokens only, at least ``min_length`` letters;
+* lowercase (unless ``lowercase=False``), tokens are runs of letters (any script, no digits), at least ``min_length``
+  letters;
 * a stop-word list removed: scikit-learn's English list by default, a file or a list of the user's, or none;
 * vocabulary = the ``max_vocab`` most frequent words by total token count over
   the whole corpus (ties broken alphabetically), keeping words whose document
@@ -21,8 +22,8 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 
-_TOKEN = re.compile(r"[a-z]+")
-_TOKEN_CASED = re.compile(r"[A-Za-z]+")
+_TOKEN = re.compile(r"[^\W\d_]+")  # runs of letters, in any script ("café", "Zürich", "москва"), never digits or _
+_TOKEN_CASED = _TOKEN
 
 
 def stop_words() -> frozenset[str]:

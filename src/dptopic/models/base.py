@@ -195,9 +195,11 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if isinstance(X, Corpus):
             c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)
         elif isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
-            c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per text
+            c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False,  # one row per text
+                                  lowercase=self.vocabulary_.is_lowercase())
         elif is_text_column(X):
-            c = Corpus.from_texts([str(t) for t in X], vocabulary=self.vocabulary_, drop_empty=False)
+            c = Corpus.from_texts([str(t) for t in X], vocabulary=self.vocabulary_, drop_empty=False,
+                                  lowercase=self.vocabulary_.is_lowercase())
         elif is_token_lists(X):
             c = Corpus.from_tokens(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per document
         else:
