@@ -150,3 +150,20 @@ def test_cli_report_compare_to_adds_the_match_to_another_models_topics(tmp_path,
     r = _cli("report", "--model", str(saved_private), "--out", str(tmp_path / "x.html"), "--compare-to",
              str(tmp_path / "missing"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_cli_report_refuses_an_audit_of_another_claim(tmp_path, saved_private):
+    from dptopic import load
+    from dptopic.attacks.lira import claimed_epsilon
+
+    claim = claimed_epsilon(load(saved_private).privacy_)
+    audit = {"attacks": {"lira_online": {"auc": 0.5}}, "claimed_privacy": claim}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "audit.json").write_text(json.dumps(audit))
+    ok = _cli("report", "--model", str(saved_private), "--out", str(tmp_path / "ok.html"), "--audit", str(tmp_path / "a"))
+    assert ok.returncode == 0, ok.stderr
+    audit["claimed_privacy"] = {**claim, "epsilon": claim["epsilon"] / 4}   # another model's audit
+    (tmp_path / "a" / "audit.json").write_text(json.dumps(audit))
+    r = _cli("report", "--model", str(saved_private), "--out", str(tmp_path / "no.html"), "--audit", str(tmp_path / "a"))
+    assert r.returncode == 2 and "audit this model" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "no.html").exists()

@@ -38,6 +38,32 @@ def _read_audit(spec: str | None):
     return audit, (png.read_bytes() if png.is_file() else None)
 
 
+def _check_audit_matches(audit: dict, privacy, audit_spec: str, model_spec: str) -> None:
+    """An audit embedded in a model's report must be of a model making the same claim (private or not, epsilon,
+    delta, unit): otherwise the page would show one model's guarantee beside another's attack."""
+    import math
+
+    from ..attacks.lira import claimed_epsilon
+
+    mine, theirs = claimed_epsilon(privacy), audit.get("claimed_privacy")
+    if not isinstance(theirs, dict):
+        raise DPTopicError(f"--audit {audit_spec!r}: audit.json names no claimed privacy; run 'dptopic audit --model"
+                           f" {model_spec}' again.")
+
+    def same(x, y):
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)):
+            return (math.isinf(x) and math.isinf(y)) or math.isclose(x, y, rel_tol=1e-6, abs_tol=1e-12)
+        return x == y
+
+    for key in ("private", "epsilon", "delta", "unit"):
+        if not same(mine.get(key), theirs.get(key)):
+            def show(c):
+                return (f"epsilon {c.get('epsilon'):.4g} per {c.get('unit')}" if c.get("private") and
+                        isinstance(c.get("epsilon"), (int, float)) else "no guarantee")
+            raise DPTopicError(f"--audit {audit_spec!r} attacked a model claiming {show(theirs)}, but {model_spec}"
+                               f" claims {show(mine)}: audit this model with 'dptopic audit --model {model_spec}'.")
+
+
 def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
     """Evaluation figures of ``model`` on a reference corpus (already in the model's vocabulary)."""
     from ..evaluation import topic_diversity
@@ -76,6 +102,8 @@ def cmd_report(a):
         raise DPTopicError(f"--out {a.out!r} must end in .html: the report is one HTML file.")
     model = load(a.model)
     audit, roc = _read_audit(a.audit)
+    if audit is not None:
+        _check_audit_matches(audit, getattr(model, "privacy_", None), a.audit, a.model)
     evaluation = None
     if a.reference is not None:
         ref = load_corpus(a.reference, a.format, None, a.text_field, None, vocabulary=model.vocabulary_)
