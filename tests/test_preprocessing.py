@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from dptopic.corpus import Corpus
@@ -139,5 +140,23 @@ def test_text_mapped_onto_a_vocabulary_keeps_its_stop_words_short_words_and_case
         Corpus.from_texts(["Paris France wine", "Paris France cheese"] * 4, lowercase=False, stop_words=None))
     assert not cased.vocabulary_.is_lowercase()
     cased.transform(["Paris and France"])  # matched as written, not lowercased away
+    with pytest.warns(UserWarning, match="none of the input's words"):  # lowercase words are not this vocabulary's
+        assert np.allclose(cased.transform(["paris and france"]), 0.5)
     with pytest.raises(dptopic.DPTopicError, match="none of the input's words"):
-        cased.transform(["paris and france"])
+        cased.perplexity(["paris and france"])
+
+
+def test_transform_of_a_batch_without_vocabulary_words_gives_the_prior_as_inside_a_batch():
+    import scipy.sparse as sp
+
+    import dptopic
+
+    texts = ["apple banana cherry", "banana cherry apple", "river lake mountain", "lake river mountain"] * 5
+    m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(Corpus.from_texts(texts))
+    inside = m.transform(["apple banana", "zzzz qqqq"])[1]
+    with pytest.warns(UserWarning, match="every row is the prior alone"):
+        alone = m.transform(["zzzz qqqq"])
+    with pytest.warns(UserWarning, match="every row is the prior alone"):
+        zeros = m.transform(sp.csr_matrix((3, len(m.vocabulary_))))
+    np.testing.assert_allclose(alone[0], inside)
+    assert zeros.shape == (3, 2) and np.allclose(zeros, inside)

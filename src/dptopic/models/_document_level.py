@@ -20,7 +20,7 @@ class _FixedTopicsInference:
 
     def transform(self, X, seed=0) -> np.ndarray:
         """Document-topic proportions by the E-step with the released topics fixed."""
-        c = self._as_model_corpus(X)
+        c = self._as_model_corpus(X, allow_empty=True)
         ptr, ids, cts = tokens_to_bow(c.doc_ptr, c.word_ids, c.vocab_size)
         _, theta = normalised_statistic(ptr, ids, cts, self.components_, float(self.alpha),
                                         int(getattr(self, "inner", 30)), n_jobs=int(getattr(self, "n_jobs", 1)),

@@ -190,7 +190,10 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if not hasattr(self, "components_"):
             raise DPTopicError(f"this {type(self).__name__} is not fitted yet: call fit() or dptopic.load() first.")
 
-    def _as_model_corpus(self, X) -> Corpus:
+    def _as_model_corpus(self, X, allow_empty: bool = False) -> Corpus:
+        """``X`` read into the model's vocabulary, one row per input document. ``allow_empty`` (``transform``): input
+        without a single word of the vocabulary gives rows of the prior alone, with a warning, as each such row does
+        inside a larger batch; elsewhere (scores, perplexity) it is refused."""
         self._check_fitted()
         if isinstance(X, Corpus):
             c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)
@@ -207,10 +210,19 @@ class TopicModel(TransformerMixin, BaseEstimator):
                 raise DPTopicError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting"
                                    f" {len(self.vocabulary_)} features as input: its columns must be the words of the"
                                    " model's vocabulary, in its order (model.vocabulary_).")
-            c = as_corpus(X, vocabulary=self.vocabulary_.words)     # other array-likes: from_bow checks the width
+            if (allow_empty and (sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2 and X.shape[0] > 0
+                    and not X.sum()):
+                c = Corpus(np.zeros(X.shape[0] + 1, dtype=np.int64), np.zeros(0, dtype=np.int32), self.vocabulary_)
+            else:
+                c = as_corpus(X, vocabulary=self.vocabulary_.words)  # other array-likes: from_bow checks the width
         if c.n_tokens == 0:
-            raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would be"
-                               " the prior alone; give text in the language and domain of the training corpus.")
+            if not allow_empty:
+                raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would"
+                                   " be the prior alone; give text in the language and domain of the training corpus.")
+            import warnings
+
+            warnings.warn("none of the input's words is in the model's vocabulary: every row is the prior alone; give"
+                          " text in the language and domain of the training corpus.", UserWarning, stacklevel=3)
         n_seen = _private_training_documents(c) if self._private else 0
         if n_seen:
             import warnings
@@ -448,7 +460,7 @@ class GibbsTopicModel(TopicModel):
         trainers offer ``training_theta_`` instead, a post-processing of the released topic
         assignments (see ``docs/privacy.md``).
         """
-        c = self._as_model_corpus(X)
+        c = self._as_model_corpus(X, allow_empty=True)
         return infer_theta(self.components_, c.word_ids, c.doc_ptr, float(self.alpha), n_iter, burn_in, seed,
                            self._fold_in_jobs())
 

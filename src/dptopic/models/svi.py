@@ -119,7 +119,7 @@ class _VariationalLDA(TopicModel):
         return gamma / gamma.sum(axis=1, keepdims=True)
 
     def _gamma(self, X):
-        c = self._as_model_corpus(X)
+        c = self._as_model_corpus(X, allow_empty=True)
         ptr, ids, cts = self._bow(c)
         gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, None)
         return gamma
