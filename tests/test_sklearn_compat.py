@@ -128,3 +128,18 @@ def test_a_fitted_model_is_never_pickled_an_unfitted_one_is():
     for dump in (pickle.dumps, copy.deepcopy):
         with pytest.raises(dptopic.DPTopicError, match="never pickled.*model.save"):
             dump(m)
+
+
+def test_a_dataframe_at_transform_must_have_the_fitted_words_in_order():
+    pd = pytest.importorskip("pandas")
+    vec = dptopic.CountVectorizer()
+    X = vec.fit_transform(TEXTS)
+    df = pd.DataFrame(X.toarray(), columns=vec.get_feature_names_out())
+    m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(df)
+    assert m.transform(df.iloc[:3]).shape == (3, 2)
+    for bad, what in ((df.iloc[:3, ::-1], "another order"), (df.iloc[:3].rename(columns={df.columns[0]: "zzz"}), "'zzz'"),
+                      (df.iloc[:3, :4], "nothing")):
+        with pytest.raises(dptopic.DPTopicError, match=f"not the words LDA was fitted on.*{what}"):
+            m.transform(bad)
+    with pytest.raises(dptopic.DPTopicError, match=r"holds text, not counts.*df\['text'\]"):
+        dptopic.LDA(n_topics=2, n_iter=5, verbose=0).fit(pd.DataFrame({"text": TEXTS}))

@@ -258,12 +258,15 @@ class Corpus:
                     if X.ndim == 1 else "")
             raise DPTopicError(f"invalid document-term matrix: it has {X.ndim} dimension(s); give a 2-D documents × words"
                               f" array{hint}.")
+        if X.dtype.kind in "OUS" and not sp.issparse(X) and any(isinstance(v, (str, bytes)) for v in X.flat):
+            raise InputTypeError("invalid document-term matrix: it holds text, not counts; pass the column of texts itself"
+                                 " (df['text'], or a list of strings, one per document).")
         if X.dtype.kind == "O" and not sp.issparse(X):
             try:
                 X = X.astype(np.float64)
             except (TypeError, ValueError) as e:
-                raise InputTypeError(f"invalid document-term matrix: an entry is not a number ({e}); give integer"
-                                     " counts.") from None
+                raise InputTypeError(f"invalid document-term matrix: an entry is not a number ({str(e)[:60]}); give"
+                                     " integer counts.") from None
         if X.dtype.kind == "c":
             raise DPTopicError("Complex data not supported: a document-term matrix holds real, integer counts.")
         if X.dtype.kind not in "biuf":

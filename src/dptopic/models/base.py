@@ -206,6 +206,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         elif is_token_lists(X):
             c = Corpus.from_tokens(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per document
         else:
+            X = self._frame_in_model_order(X)
             if (sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2 and X.shape[1] != len(self.vocabulary_):
                 raise DPTopicError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting"
                                    f" {len(self.vocabulary_)} features as input: its columns must be the words of the"
@@ -315,6 +316,26 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
         return self.fit(X, **kw).transform(X)
+
+    def _frame_in_model_order(self, X):
+        """A DataFrame of counts at transform: its columns must be the words the model was fitted on, in that order
+        (``feature_names_in_``, else the vocabulary), as scikit-learn requires; then its values."""
+        cols = getattr(X, "columns", None)
+        if cols is None or not hasattr(X, "to_numpy"):
+            return X
+        names = [str(c) for c in cols]
+        expected = [str(w) for w in getattr(self, "feature_names_in_", self.vocabulary_.words)]
+        if names != expected:
+            if sorted(names) == sorted(expected):
+                what = "the same words in another order"
+            else:
+                i = next((j for j, (a, b) in enumerate(zip(names, expected)) if a != b), min(len(names), len(expected)))
+                got = repr(names[i]) if i < len(names) else "nothing"
+                what = f"column {i} is {got} where the model has {expected[i]!r}" if i < len(expected) else \
+                    f"{len(names)} columns for {len(expected)} words"
+            raise DPTopicError(f"X's columns are not the words {type(self).__name__} was fitted on ({what}): select them"
+                               " in the model's order, X[list(model.feature_names_in_)] (or model.vocabulary_.words).")
+        return X.to_numpy()
 
     def _as_input(self, X):
         """A DataFrame becomes its values, its columns the vocabulary (``feature_names_in_``); a count matrix from
