@@ -160,3 +160,16 @@ def test_transform_of_a_batch_without_vocabulary_words_gives_the_prior_as_inside
         zeros = m.transform(sp.csr_matrix((3, len(m.vocabulary_))))
     np.testing.assert_allclose(alone[0], inside)
     assert zeros.shape == (3, 2) and np.allclose(zeros, inside)
+
+
+def test_stop_words_english_plus_a_file_and_a_csv_with_a_byte_order_mark(tmp_path):
+    from dptopic.corpus.preprocess import resolve_stop_words, stop_words
+
+    f = tmp_path / "mine.txt"
+    f.write_text("zebra\nquagga\n")
+    both = resolve_stop_words(f"english+{f}")
+    assert both == stop_words() | {"zebra", "quagga"} and resolve_stop_words(str(f)) == {"zebra", "quagga"}
+    csv = tmp_path / "excel.csv"
+    csv.write_bytes("\ufeffbody,label\napple banana cherry,a\nbanana cherry apple,b\n".encode("utf-8"))
+    c = Corpus.from_csv(csv, text_column="body", label_column="label", min_df=1)  # "\ufeffbody" before the fix
+    assert c.n_docs == 2 and c.labels == ["a", "b"]

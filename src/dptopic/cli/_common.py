@@ -221,9 +221,9 @@ def add_preprocessing_args(p):
     g.add_argument("--max-df", type=df_arg, default=None, metavar="N|F",
                    help="drop words in more than N documents, or more than a fraction F of them (default: no limit;"
                         " 0.5 drops filler words that occur everywhere)")
-    g.add_argument("--stop-words", default=None, metavar="english|none|FILE",
-                   help="stop words to drop: scikit-learn's English list (default for text), none, or a file with one"
-                        " word per line")
+    g.add_argument("--stop-words", default=None, metavar="english|none|FILE|english+FILE",
+                   help="stop words to drop: scikit-learn's English list (default for text), none, a file with one"
+                        " word per line (instead of the English list), or english+FILE (both)")
     g.add_argument("--lowercase", default=None, action=argparse.BooleanOptionalAction,
                    help="fold raw text to lower case (default: yes)")
 

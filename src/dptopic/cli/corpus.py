@@ -111,7 +111,7 @@ def cmd_corpus_info(a):
     if "labels" in info:
         con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
     con.print("[dim]words in more than half of the documents are often filler: --max-df 0.5 drops them; "
-              "--stop-words FILE adds your own list[/]")
+              "--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)[/]")
 
 
 def register(sub) -> None:

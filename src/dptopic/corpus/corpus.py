@@ -574,8 +574,8 @@ def read_text_file(path) -> str:
 def _open_text(path) -> io.TextIOBase:
     path = _check_file(path)
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, "r", encoding="utf-8", errors="replace", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
+    return open(path, "r", encoding="utf-8-sig", errors="replace", newline="")  # -sig: a BOM (Excel) is not text
 
 
 def is_token_lists(data) -> bool:

@@ -35,7 +35,9 @@ def stop_words() -> frozenset[str]:
 
 def resolve_stop_words(spec) -> frozenset[str]:
     """The stop words named by ``spec``: ``"english"`` (scikit-learn's list), ``None`` or ``"none"`` (no
-    list), a path to a text file with one word per line, or an iterable of words."""
+    list), a path to a text file with one word per line, ``"english+FILE"`` (both), or an iterable of words."""
+    if isinstance(spec, str) and spec.lower().startswith("english+"):
+        return stop_words() | resolve_stop_words(spec[len("english+"):])
     if spec is None or (isinstance(spec, str) and spec.lower() == "none"):
         return frozenset()
     if isinstance(spec, str) and spec.lower() == "english":
