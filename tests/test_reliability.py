@@ -279,10 +279,12 @@ def test_raw_exceptions_become_dptopic_errors(corpus, call):
 def test_fitted_model_input_checks(small_model):
     m, _ = small_model
     for call in (lambda: m.transform(TEXTS[:2], seed="x"), lambda: m.topic_words(-3),
-                 lambda: m.transform(["zzzz qqqq xxxx", "wwww yyyy"])):
+                 lambda: m.perplexity(["zzzz qqqq xxxx", "wwww yyyy"])):
         with pytest.raises(DPTopicError) as e:
             call()
         one_line(e)
+    with pytest.warns(UserWarning, match="prior alone"):  # transform: rows of the prior, as inside a larger batch
+        m.transform(["zzzz qqqq xxxx", "wwww yyyy"])
 
 
 # ------------------------------------------------------------------ CLI input

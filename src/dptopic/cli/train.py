@@ -370,13 +370,9 @@ def cmd_evaluate(a):
     from ..models import load
 
     model = load(a.model)
-    for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df), ("--max-df", a.max_df)):
-        if v is not None:
-            raise DPTopicError(f"{flag} does not apply to evaluate: documents are always read in the model's own"
-                               f" vocabulary ({len(model.vocabulary_)} words); drop {flag}.")
-    # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish)
-    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_,
-                         stop_words=a.stop_words, lowercase=a.lowercase)
+    # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish); text is
+    # only tokenised, with the vocabulary's own case (docs/preprocessing.md)
+    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_)
     top_n = min(a.top_n, len(model.vocabulary_))
     ppl = model.perplexity(corpus, mode=a.mode, seed=a.seed)
     q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))
@@ -540,8 +536,8 @@ def register(sub) -> None:
     d.set_defaults(func=cmd_demo)
 
     e = sub.add_parser("evaluate", help="perplexity and coherence of a saved model on a corpus")
-    e.add_argument("--model", required=True)
-    add_corpus_args(e)
+    e.add_argument("--model", required=True, help="a saved model folder")
+    add_corpus_args(e, required=True, preprocessing=False)  # read in the model's own vocabulary: nothing to choose
     e.add_argument("--mode", choices=("paper", "completion"), default="completion",
                    help="perplexity: document completion (default) or the paper's mode / the variational bound")
     e.add_argument("--top-n", type=positive_int, default=10, help="top words per topic for coherence (default 10)")
