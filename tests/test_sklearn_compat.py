@@ -143,3 +143,17 @@ def test_a_dataframe_at_transform_must_have_the_fitted_words_in_order():
             m.transform(bad)
     with pytest.raises(dptopic.DPTopicError, match=r"holds text, not counts.*df\['text'\]"):
         dptopic.LDA(n_topics=2, n_iter=5, verbose=0).fit(pd.DataFrame({"text": TEXTS}))
+
+
+def test_n_jobs_follows_scikit_learns_convention():
+    import os
+
+    from dptopic._validation import resolve_n_jobs
+
+    assert resolve_n_jobs(None) == 1 and resolve_n_jobs(3) == 3
+    assert resolve_n_jobs(-1) == (os.cpu_count() or 1) and resolve_n_jobs(-1024) == 1
+    for n_jobs in (None, -1):
+        m = dptopic.LDA(n_topics=2, n_iter=3, seed=0, verbose=0, n_jobs=n_jobs).fit(_X())
+        assert m.get_params()["n_jobs"] == n_jobs and m._jobs == resolve_n_jobs(n_jobs)
+    with pytest.raises(dptopic.DPTopicError, match="invalid n_jobs=0"):
+        dptopic.LDA(n_topics=2, n_iter=3, verbose=0, n_jobs=0).fit(_X())

@@ -93,6 +93,17 @@ def Real(lo=None, hi=None, closed="both") -> Interval:
 
 
 SEED = [IsNone(), Int(0, None), IsType((np.random.Generator,), "a numpy Generator")]
+N_JOBS = [IsNone(), Int(-1024, -1), Int(1, 1024)]  # scikit-learn's convention: None is 1, -1 every core, -2 all but one
+
+
+def resolve_n_jobs(n_jobs) -> int:
+    """Threads for ``n_jobs`` under scikit-learn's convention: ``None`` is 1, ``-1`` every core, ``-2`` all but one."""
+    import os
+
+    if n_jobs is None:
+        return 1
+    n = int(n_jobs)
+    return max(1, (os.cpu_count() or 1) + 1 + n) if n < 0 else n
 
 
 def _show(value: Any) -> str:

@@ -23,7 +23,7 @@ class _FixedTopicsInference:
         c = self._as_model_corpus(X, allow_empty=True)
         ptr, ids, cts = tokens_to_bow(c.doc_ptr, c.word_ids, c.vocab_size)
         _, theta = normalised_statistic(ptr, ids, cts, self.components_, float(self.alpha),
-                                        int(getattr(self, "inner", 30)), n_jobs=int(getattr(self, "n_jobs", 1)),
+                                        int(getattr(self, "inner", 30)), n_jobs=self._jobs,
                                         want_theta=True)
         return theta / theta.sum(axis=1, keepdims=True)
 

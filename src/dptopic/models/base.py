@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from .. import __version__ as _version
 from .._io import load_bundle, save_bundle
 from .._progress import progress_bar
-from .._validation import SEED, Int, IsNone, IsType, Options, Real, validate_params, validate_value
+from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import is_text_column, is_token_lists
 from ..errors import CorruptModelError, DPTopicError
@@ -181,10 +181,16 @@ class TopicModel(TransformerMixin, BaseEstimator):
         return {"private": False}
 
     # --------------------------------------------------------------- inference
+    @property
+    def _jobs(self) -> int:
+        """``n_jobs`` as a number of threads (scikit-learn's convention: None is 1, -1 every core)."""
+        return resolve_n_jobs(getattr(self, "n_jobs", 1))
+
     def _fold_in_jobs(self) -> int:
         """Threads for fold-in inference: the model's ``n_jobs`` where it has one (the result does not depend on it)."""
         n = getattr(self, "n_jobs", 1)
-        return int(n) if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and 1 <= n <= 1024 else 1
+        ok = n is None or (isinstance(n, (int, np.integer)) and not isinstance(n, bool) and 1 <= abs(n) <= 1024)
+        return resolve_n_jobs(n) if ok else 1
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "components_"):
@@ -363,7 +369,7 @@ class GibbsTopicModel(TopicModel):
         "beta": [Real(MIN_PRIOR, 1e6, "both")],
         "n_iter": [Int(1, 10_000_000)],
         "seed": SEED,
-        "n_jobs": [Int(1, 256)],
+        "n_jobs": N_JOBS,
         "verbose": [Int(0, 2)],
         "backend": [Options(BACKENDS)],
         "parallel": [Options(("adlda", "partition"))],
@@ -402,7 +408,7 @@ class GibbsTopicModel(TopicModel):
         self.vocabulary_ = corpus.vocabulary
         K, V = self.n_topics, corpus.vocab_size
         rng = self._rng()
-        backend = self._backend_ = make_backend(self.backend, self.n_jobs, self.client, self.parallel)
+        backend = self._backend_ = make_backend(self.backend, self._jobs, self.client, self.parallel)
         self.n_replayed_ = 0
         want_release = callback is not None and getattr(callback, "needs_release", True)
         with backend, progress_bar(self.n_iter, f"{type(self).__name__} K={K}", self.verbose) as bar:

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .._validation import SEED, Int, IsNone, IsType, Options, Real
+from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
 from ..mechanisms import gaussian_mechanism
@@ -67,7 +67,7 @@ class DocDPEM(_DocumentDPModel):
     _parameter_constraints = {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, 500, "right")],
                               "delta": [Real(0, 1, "neither")], "n_iter": [Int(1, 1000)],
                               "threshold": [Real(0, 1e6)], "alpha": [Real(1e-8, 1e6)], "inner": [Int(1, 10000)],
-                              "secure": [Options((True, False))], "seed": SEED, "n_jobs": [Int(1, 256)],
+                              "secure": [Options((True, False))], "seed": SEED, "n_jobs": N_JOBS,
                               "verbose": [Int(0, 2)],
                               "init": [IsNone(), IsType((np.ndarray, list), "a K x V array of public topics")]}
 
@@ -106,7 +106,7 @@ class DocDPEM(_DocumentDPModel):
         ledger = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
                                budget=(float(self.epsilon), float(self.delta)))
         beta = self._start(K, vocab, rng)
-        with StatisticAccumulator(V, K, int(self.n_jobs)) as acc, ThreadPoolExecutor(1) as reader:
+        with StatisticAccumulator(V, K, self._jobs) as acc, ThreadPoolExecutor(1) as reader:
             for it in range(self.n_iter):
                 acc.reset()
                 beta_vk = np.ascontiguousarray(beta.T)

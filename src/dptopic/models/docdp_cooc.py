@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import SEED, Int, IsNone, Options, Real
+from .._validation import N_JOBS, SEED, Int, IsNone, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
 from ..errors import DPTopicError
@@ -100,7 +100,7 @@ class DocDPCooccurrence(_DocumentDPModel):
                               "tail": [IsNone(), Real(0, 1, "neither")],
                               "background_share": [IsNone(), Real(0, 1, "neither"), Options(("auto",))],
                               "n_background": [Int(1, 2)], "word_choice": [Options(("frequency", "repetition"))],
-                              "alpha": [Real(1e-8, 1e6)], "n_jobs": [Int(1, 1024)],
+                              "alpha": [Real(1e-8, 1e6)], "n_jobs": N_JOBS,
                               "secure": [Options((True, False))], "seed": SEED, "verbose": [Int(0, 2)]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int | str = "auto",
@@ -164,7 +164,7 @@ class DocDPCooccurrence(_DocumentDPModel):
             self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=label), 1),
                                   (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
             counted = share_rule or auto
-            stat = sum(document_frequency_bow(bow, V, self.n_jobs, with_document=counted, with_counts=repetition)
+            stat = sum(document_frequency_bow(bow, V, self._jobs, with_document=counted, with_counts=repetition)
                        for bow in passes())
             released = self._release(stat, sigma_rank, rng, label)
             if repetition:                      # undo the 1/sqrt(2) of both parts (post-processing)
@@ -194,7 +194,7 @@ class DocDPCooccurrence(_DocumentDPModel):
             kept = np.arange(V)
         stat, n_docs = 0.0, 0            # n_docs only decides the warning below: never saved or released
         for bow in passes():
-            stat = stat + normalised_cooccurrence_bow(bow, kept, V, self.n_jobs)
+            stat = stat + normalised_cooccurrence_bow(bow, kept, V, self._jobs)
             n_docs += len(bow[0]) - 1
         noisy = self._release(stat, sigma, rng, _COOC)
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)

@@ -289,7 +289,7 @@ class FedLDA(GibbsTopicModel):
                                      else USER_RELATION, theorem=event.theorem, discretization=1e-2)
         self.history_ = []
         test = None if heldout is None else as_corpus(heldout, vocabulary=self.vocabulary_.words)
-        with ThreadPoolExecutor(self.n_jobs) as pool, \
+        with ThreadPoolExecutor(self._jobs) as pool, \
                 progress_bar(self.rounds, f"FedLDA K={self.n_topics} users={len(clients)}", self.verbose) as bar:
             for r in range(self.rounds):
                 b = server.broadcast()

@@ -134,7 +134,7 @@ class OnlineLDA(GibbsTopicModel):
 
     def _gibbs(self, seed) -> _MatrixPriorGibbs:
         return _MatrixPriorGibbs(self.n_topics, self.alpha, self.beta, self.n_iter, seed=int(seed),
-                                 n_jobs=self.n_jobs, verbose=0)
+                                 n_jobs=self._jobs, verbose=0)
 
     def _ensure_started(self, vocabulary: Vocabulary) -> None:
         if hasattr(self, "prior_"):
@@ -147,7 +147,7 @@ class OnlineLDA(GibbsTopicModel):
         if self.prior_corpus is not None:
             d0 = self._check_corpus(self.prior_corpus, "prior corpus")
             seed = self._child_seeds()[0]
-            lda = LDA(K, alpha=self.alpha, beta=self.beta, n_iter=self.prior_iter, seed=int(seed), n_jobs=self.n_jobs,
+            lda = LDA(K, alpha=self.alpha, beta=self.beta, n_iter=self.prior_iter, seed=int(seed), n_jobs=self._jobs,
                       eval_every=0, verbose=self.verbose).fit(d0)
             prior += self.lam * lda.topic_word_counts_
             self.components_ = lda.components_

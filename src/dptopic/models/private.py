@@ -238,7 +238,7 @@ class HDPLDA(_PrivateGibbs):
         planned = self._events[0]
         noisy, ev = laplace_mechanism(nwk, self.epsilon_laplace, self._coins(rng), changes=planned.changes,
                                       discrete=self._discrete, secure=self.secure, label=planned.label,
-                                      workers=self.n_jobs)
+                                      workers=self._jobs)
         assert ev == planned, "the released noise must be the event the ledger planned"
         return noisy, ev
 
@@ -382,12 +382,12 @@ class CDPLDA(_PrivateGibbs):
             # With threads to spare, the two tables are noised at the same time: N_m^k on a helper thread (or
             # on the Dask workers), N_k^t here. Each has its own child stream, so the result does not depend
             # on which finishes first.
-            doc_share = self.n_jobs // 2
+            doc_share = self._jobs // 2
             doc_noise = _DocNoise(1.0 / self.epsilon, {**kw, "workers": max(doc_share, 1)})
             docs = _release_pool().submit(self._backend_.perturb_doc_counts, doc_noise, drng) if doc_share else None
             try:
                 _, ev = laplace_with_scale(arrays.nwk, 1.0 / self.epsilon, wrng, changes=(1, 1), out=arrays.nwk,
-                                           label="noisy N_k^t + Lap(1/eps)", workers=self.n_jobs - doc_share,
+                                           label="noisy N_k^t + Lap(1/eps)", workers=self._jobs - doc_share,
                                            **kw)  # noised in place
             finally:
                 if docs is None:
