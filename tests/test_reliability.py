@@ -514,3 +514,19 @@ def test_ints_beyond_the_float_range():
     assert Int(0, None).accepts(10**400)                  # a seed may be any non-negative integer
     with pytest.raises(DPTopicError):
         PrivacyLedger(budget=(10**400, 0.0))
+
+
+def test_atomic_writes_get_the_mode_of_a_plain_open_under_the_umask(tmp_path):
+    import os
+    import stat
+
+    from dptopic._io import atomic_write_bytes, save_bundle
+
+    old = os.umask(0o027)
+    try:
+        atomic_write_bytes(tmp_path / "page.html", b"<html></html>")
+        save_bundle(tmp_path / "bundle", {"kind": "test"}, {"a": np.zeros(2)})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "page.html").st_mode) == 0o640  # not mkstemp's private 0600
+    assert stat.S_IMODE(os.stat(tmp_path / "bundle").st_mode) == 0o750  # not mkdtemp's 0700

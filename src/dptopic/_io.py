@@ -73,11 +73,28 @@ def load_json(text, what: str = "JSON input"):
         raise DPTopicError(f"{what} nests arrays or objects too deeply: not a dptopic document.") from None
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux allows (``/proc/self/status``)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all (a temporary file in the same folder, then a rename). The file gets the
+    mode a plain ``open`` would give it (0666 less the umask), not the temporary file's private 0600."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -284,6 +301,7 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
     _remove_stale_temporaries(directory)
     tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
     try:
+        os.chmod(tmp, 0o777 & ~_umask())  # the mode mkdir would give the folder, not mkdtemp's private 0700
         for name, arr in arrays.items():
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
         meta = dict(meta)
