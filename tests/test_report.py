@@ -48,7 +48,14 @@ def test_every_trained_models_card_has_the_same_fields(planted):
     common = {"schema", "trainer", "guarantee", "privacy_unit", "epsilon", "delta", "dp_flavour", "trust_model",
               "accounting_method", "theorem", "figures", "covered", "not_covered", "implementation"}
     assert common <= set(a) and common <= set(b)
-    assert a["guarantee"] == "none" and b["guarantee"] == "full" and b["epsilon"] > 0
+    assert a["guarantee"] == "none" and b["epsilon"] > 0
+    # fitted without vocabulary=: the words are taken as chosen from the data and released outside epsilon
+    assert b["guarantee"] == "partial" and "vocabulary" in b["guarantee_note"] and "Vocabulary" in b["not_covered"]
+    given = dptopic.HDPLDA(n_topics=3, epsilon_laplace=1.0, epsilon_inherent=5.0, n_iter=3).fit(
+        planted.corpus, vocabulary=planted.corpus.vocabulary.words)
+    c = privacy_card(given.privacy_, "HDPLDA")
+    assert c["guarantee"] == "full" and "guarantee_note" not in c
+    assert c["figures"]["epsilon_paper"]["delta"] == 0.0  # Zhao et al.'s own figure is pure
 
 
 class _Refs(HTMLParser):
@@ -137,7 +144,7 @@ def test_model_json_carries_the_card_under_one_schema(tmp_path, saved_private):
     lda.save(tmp_path / "lda")
     cards = [json.loads((d / "model.json").read_text())["privacy_card"] for d in (saved_private, tmp_path / "lda")]
     assert [c["schema"] for c in cards] == [CARD_SCHEMA, CARD_SCHEMA]
-    assert cards[0]["guarantee"] == "full" and cards[1]["guarantee"] == "none"
+    assert cards[0]["guarantee"] == "partial" and cards[1]["guarantee"] == "none"  # saved_private: a vocabulary from its data
     assert set(cards[0]) >= {"privacy_unit", "epsilon", "delta", "trust_model", "covered", "not_covered"}
 
 

@@ -81,8 +81,11 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
     guarantee = "none" if not private else ("partial" if report.get("guarantee") == "partial" else "full")
     covered, not_covered = _split_scope(report.get("scope", ""))
     vocab = report.get("vocabulary")
-    if isinstance(vocab, str) and "not protected" in vocab.lower():
+    vocab_exposed = isinstance(vocab, str) and "not protected" in vocab.lower()
+    if vocab_exposed:
         not_covered = (not_covered + " " if not_covered else "") + "Vocabulary: " + vocab
+        if guarantee == "full":  # the released model names its words: a vocabulary read from the data is a release
+            guarantee = "partial"  # that no epsilon covers (docs/privacy.md)
     card = {
         "schema": CARD_SCHEMA,
         "trainer": trainer,
@@ -106,6 +109,12 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
     }
     if "epsilon_basic" in report:  # basic composition holds at its own delta (0 for pure events)
         card["figures"]["epsilon_basic"]["delta"] = _finite(report.get("delta_basic")) or 0.0
+    if "epsilon_paper" in report:  # the paper's figure is its own claim, pure unless the report says otherwise
+        card["figures"]["epsilon_paper"]["delta"] = _finite(report.get("delta_paper")) or 0.0
+    if vocab_exposed and private:
+        card["guarantee_note"] = ("partial: the vocabulary was chosen from the training documents and is released with"
+                                  " the model, outside the epsilon; give a public vocabulary (--vocabulary) or select"
+                                  " it privately (--private-vocabulary) for a full guarantee")
     if not private:
         card["reason"] = report.get("reason") or (which[len(NO_GUARANTEE):] if claims_no_guarantee(report) else
                                                   "the trainer claims no differential privacy guarantee")

@@ -71,6 +71,8 @@ def _privacy_section(card: dict) -> str:
         d = "" if card.get("delta") in (None, 0.0) else f", δ = {_fmt(card['delta'], 3)}"
         badge = (f'<div class="badge {g}">ε = {_fmt(card["epsilon"])}{d} per {escape(str(card.get("privacy_unit")))}'
                  f' ({"partial guarantee: see what is not covered" if g == "partial" else "guarantee"})</div>')
+        if card.get("guarantee_note"):
+            badge += f'<div class="warn">{escape(str(card["guarantee_note"]))}</div>'
     acc = card.get("accounting_method") or {}
     acc_html = "<br>".join(f"<b>{escape(str(k))}</b>: {escape(str(v))}" for k, v in acc.items()) if isinstance(acc, dict) \
         else escape(str(acc))
@@ -154,7 +156,7 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
 <div class="sub">{escape(trainer)} · {len(topics)} topics · {escape(source)} · generated {when} by dptopic</div>
 {_privacy_section(card)}
 <h2 id="topics">Topics</h2><p class="note">Top words of each topic with P(word | topic), read from the released
-model (post-processing of what the guarantee covers).</p>
+model{" (post-processing of what the guarantee covers)" if card.get("guarantee") != "none" else ""}.</p>
 <div class="topics">{cards}</div>
 {_evaluation_section(evaluation)}
 {_audit_section(audit, roc_png)}
