@@ -212,15 +212,15 @@ def add_corpus_args(p, required=False, preprocessing=True):
     p.add_argument("--format", default="auto", choices=FORMATS,
                    help="input format (auto: by name; text = one document per line)")
     p.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
-    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
+    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
     p.add_argument("--label-field", default=None, help="JSONL field / CSV column holding a label")
     if preprocessing:
         add_preprocessing_args(p)
 
 
 def add_preprocessing_args(p):
-    g = p.add_argument_group("preprocessing (a vocabulary built from the data is not private: for a private corpus"
-                             " give --vocabulary or a private vocabulary)")
+    g = p.add_argument_group("preprocessing (a vocabulary built from the data is not private: to train on a private"
+                             " corpus, 'dptopic train' takes --vocabulary FILE or --private-vocabulary)")
     g.add_argument("--max-vocab", type=_int_arg(2), default=None,
                    help="keep the most frequent words (default 1000; a prepared .npz is kept as saved unless given)")
     g.add_argument("--min-df", type=df_arg, default=None, metavar="N|F",

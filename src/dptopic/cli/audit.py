@@ -142,8 +142,12 @@ def cmd_audit(a):
     corpus = _audit_corpus(a, model)
     console.print(f"[bold]audit[/]: {desc}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
                   f" {a.shadows} shadow models on complementary halves")
-    res = run_lira(corpus, train_fn, n_shadows=a.shadows, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
-                   n_targets=a.targets, confidence=a.confidence)
+    import warnings
+
+    with warnings.catch_warnings():  # shadow models reuse the documents by design: an audit measures, releases nothing
+        warnings.filterwarnings("ignore", message=r".*already used by an earlier private fit", category=UserWarning)
+        res = run_lira(corpus, train_fn, n_shadows=a.shadows, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
+                       n_targets=a.targets, confidence=a.confidence)
     if model is not None:  # the saved model's own report is the claim being audited
         res.claimed = model.privacy_
     out = mark_output_folder(a.out, "audit")
@@ -175,8 +179,8 @@ def register(sub) -> None:
     add_corpus_args(p)
     p.add_argument("--topics", type=positive_int, default=None, help="number of topics (with --algorithm)")
     p.add_argument("--iterations", type=positive_int, default=None, help="training iterations (with --algorithm)")
-    p.add_argument("--alpha", type=float, default=None)
-    p.add_argument("--beta", type=float, default=None)
+    p.add_argument("--alpha", type=float, default=None, help="document-topic prior of the shadow models (default: the trainer's)")
+    p.add_argument("--beta", type=float, default=None, help="topic-word prior of the shadow models (default: the trainer's)")
     p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon; hdp: epsilon_laplace per iteration; lp/olp: epsilon_word; svi: the total budget)")
     p.add_argument("--delta", type=float, default=None, help="the trainer's delta")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
@@ -193,5 +197,5 @@ def register(sub) -> None:
                         " model's own vocabulary")
     p.add_argument("--out", default="runs/audit", help="a new or empty folder for audit.json and roc.png")
     p.add_argument("--overwrite", action="store_true", help="replace --out if an earlier audit wrote it")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_audit)

@@ -109,7 +109,7 @@ def register(sub) -> None:
     _flip_args(r)
     r.add_argument("--corpus", required=True, help="the documents: a path in any format the loaders read")
     r.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
-    r.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
+    r.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
     r.add_argument("--out", required=True, help="report file to write (a new file, or a report file with --overwrite)")
     r.add_argument("--overwrite", action="store_true", help="replace --out if it is a report file")
     r.set_defaults(func=cmd_randomize)

@@ -138,12 +138,12 @@ def register(sub) -> None:
     p.add_argument("--reference-public", action="store_true",
                    help="the reference corpus is public (else its figures are labelled outside the guarantee)")
     p.add_argument("--format", default="auto", choices=FORMATS, help="format of --reference (auto: by name)")
-    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text of --reference")
+    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text of --reference (default: text)")
     p.add_argument("--compare-to", default=None, metavar="MODEL",
                    help="also report how close the topics are to another saved model's (one trained without privacy"
                         " on public documents of the domain, say): NPMI alone cannot tell a corpus's own topics from"
                         " general-language ones")
     p.add_argument("--audit", default=None, metavar="DIR", help="the folder 'dptopic audit --out' wrote for this model")
-    p.add_argument("--top", type=positive_int, default=10, help="words shown per topic")
+    p.add_argument("--top", type=positive_int, default=10, help="words shown per topic (default 10)")
     p.add_argument("--title", default=None, help="the page title")
     p.set_defaults(func=cmd_report)

@@ -26,7 +26,7 @@ def _add_input_args(p, what: str) -> None:
     p.add_argument("--model", required=True, help="a saved model folder")
     p.add_argument("--corpus", required=True, help=f"the documents to {what} (read in the model's vocabulary)")
     p.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
-    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
+    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
     p.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
 
 

@@ -161,7 +161,7 @@ def _client_args(p):
     p.add_argument("--server", required=True, help="base URL of the server, e.g. http://127.0.0.1:8000")
     p.add_argument("--corpus", required=True, help="your documents (one per line for .txt, or any loader format)")
     p.add_argument("--format", default="auto", choices=FORMATS)
-    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text")
+    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
     p.add_argument("--timeout", type=positive_float, default=30.0, help="seconds per HTTP attempt")
     p.add_argument("--retries", type=int, default=8, help="retries per request (exponential backoff)")
 
@@ -187,7 +187,7 @@ def register(sub) -> None:
                    help="per-word local epsilon the contributors randomize with (Zhao et al. 2020, Thm 4)")
     s.add_argument("--prior", default=None, help="public prior corpus D_0 for OLP-LDA, disjoint from the contributors")
     s.add_argument("--format", default="auto", choices=FORMATS, help="format of --prior")
-    s.add_argument("--text-field", default="text")
+    s.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
     s.add_argument("--token-file", default=None, help="file holding the admin bearer token (admin endpoints off without)")
     s.add_argument("--topics", type=positive_int, default=20, help="OLP-LDA topics K")
     s.add_argument("--batch-size", type=positive_int, default=160, help="reports per OLP-LDA mini-batch")

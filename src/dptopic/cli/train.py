@@ -510,7 +510,7 @@ def register(sub) -> None:
     add_out_args(t, "runs/model")
     t.add_argument("--save-metrics", action="store_true",
                    help="private algorithms: also save the evaluation metrics, labelled 'outside the guarantee'")
-    t.add_argument("--quiet", action="store_true")
+    t.add_argument("--quiet", action="store_true", help="no progress bars")
     from .local import add_train_args
 
     add_train_args(t)
@@ -553,7 +553,7 @@ def register(sub) -> None:
     e.set_defaults(func=cmd_evaluate)
 
     tp = sub.add_parser("topics", help="show a saved model's topics and privacy report")
-    tp.add_argument("--model", required=True)
+    tp.add_argument("--model", required=True, help="a saved model folder")
     tp.add_argument("-n", type=positive_int, default=10, help="words per topic (default 10)")
     tp.add_argument("--format", choices=("table", "json", "csv"), default="table",
                     help="table (with the privacy report), json (topics, weights and the privacy card) or csv")

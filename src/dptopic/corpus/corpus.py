@@ -606,6 +606,8 @@ def as_corpus(data, vocabulary=None) -> Corpus:
     counts), a list of strings (tokenised here) or a list of lists of words (tokenised already)."""
     if isinstance(data, Corpus):
         return data.require_nonempty()
+    if isinstance(data, (list, tuple)) and not data:
+        raise DPTopicError("empty corpus: no documents were given; pass at least one document.")
     if is_text_column(data):                     # a NumPy array or pandas Series of texts (df["text"])
         return Corpus.from_texts([str(t) for t in data], vocabulary=vocabulary)
     if sp.issparse(data) or isinstance(data, np.ndarray):

@@ -92,8 +92,10 @@ def _reference_corpus(model_or_components, reference):
                                " the model, or a Corpus read in the topics' vocabulary.")
         return as_corpus(reference, vocabulary=vocab)
     if reference.vocab_size != V or (vocab is not None and reference.vocabulary.words != list(vocab)):
-        raise DPTopicError(f"the reference corpus is not in the model's vocabulary ({reference.vocab_size} words, the"
-                           f" model {V}): pass its raw texts instead, or reference.restrict(model.vocabulary_).")
+        what = (f"{reference.vocab_size} words, the model {V}" if reference.vocab_size != V else
+                f"the same number of words, {V}, but not the same words in the same order")
+        raise DPTopicError(f"the reference corpus is not in the model's vocabulary ({what}): pass its raw texts"
+                           f" instead, or reference.restrict(model.vocabulary_).")
     return reference
 
 
