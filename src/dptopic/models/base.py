@@ -223,13 +223,18 @@ class TopicModel(TransformerMixin, BaseEstimator):
             else:
                 c = as_corpus(X, vocabulary=self.vocabulary_.words)  # other array-likes: from_bow checks the width
         if c.n_tokens == 0:
+            hint = "give text in the language and domain of the training corpus."
+            odd = [w for w in self.vocabulary_.words[:2000] if not w.isalpha()]
+            if odd and len(odd) * 2 >= min(len(self.vocabulary_), 2000):  # a vectorizer's n-grams, digits, ...
+                hint = (f"the model's words were made by another tokeniser (e.g. {odd[0]!r}), which dptopic's never"
+                        " produces from text: pass counts made by the model's own vectorizer.")
             if not allow_empty:
                 raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would"
-                                   " be the prior alone; give text in the language and domain of the training corpus.")
+                                   f" be the prior alone; {hint}")
             import warnings
 
-            warnings.warn("none of the input's words is in the model's vocabulary: every row is the prior alone; give"
-                          " text in the language and domain of the training corpus.", UserWarning, stacklevel=3)
+            warnings.warn(f"none of the input's words is in the model's vocabulary: every row is the prior alone; {hint}",
+                          UserWarning, stacklevel=3)
         n_seen = _private_training_documents(c) if self._private else 0
         if n_seen:
             import warnings
