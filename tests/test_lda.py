@@ -80,6 +80,9 @@ def test_corrupt_model_files(planted, tmp_path):
     (d / "model.json").write_text("{not json")
     with pytest.raises(CorruptModelError, match="not valid JSON"):
         dptopic.load(d)
+    with pytest.raises(DPTopicError, match="does not hold a dptopic"):  # unreadable metadata: not provably ours
+        m.save(d)
+    d = tmp_path / "m2"
     m.save(d)
     np.save(d / "components.npy", np.ones((5, 3)))
     with pytest.raises(CorruptModelError, match="K×V"):

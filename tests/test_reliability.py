@@ -530,3 +530,21 @@ def test_atomic_writes_get_the_mode_of_a_plain_open_under_the_umask(tmp_path):
         os.umask(old)
     assert stat.S_IMODE(os.stat(tmp_path / "page.html").st_mode) == 0o640  # not mkstemp's private 0600
     assert stat.S_IMODE(os.stat(tmp_path / "bundle").st_mode) == 0o750  # not mkdtemp's 0700
+
+
+def test_overwrite_never_takes_a_users_folder_with_a_model_json_for_a_model(tmp_path):
+    import dptopic
+
+    mine = tmp_path / "ub"
+    mine.mkdir()
+    (mine / "model.json").write_text('{"my": "config"}')
+    np.save(mine / "precious.npy", np.arange(3))
+    m = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(["apple banana cherry", "river lake mountain"] * 4)
+    with pytest.raises(DPTopicError, match="does not hold a dptopic"):
+        m.save(mine)
+    assert (mine / "precious.npy").exists()
+    m.save(tmp_path / "real")
+    m.save(tmp_path / "real")  # a folder dptopic wrote may be replaced
+    np.save(tmp_path / "real" / "extra.npy", np.arange(2))  # ... but not once a user's array sits in it
+    with pytest.raises(DPTopicError, match="does not hold a dptopic"):
+        m.save(tmp_path / "real")

@@ -122,9 +122,25 @@ def _holds_bundle(directory: Path, meta_name: str) -> bool:
     except OSError:
         return False
     names = {e.name for e in entries}
-    return meta_name in names and (directory / meta_name).is_file() and all(
-        (e.name == meta_name or e.name.endswith(".npy") or (e.name.startswith(f".{meta_name}.") and e.name.endswith(".tmp")))
-        and e.is_file() and not e.is_symlink() for e in entries)
+    if not (meta_name in names and (directory / meta_name).is_file() and all(
+            (e.name == meta_name or e.name.endswith(".npy") or (e.name.startswith(f".{meta_name}.") and e.name.endswith(".tmp")))
+            and e.is_file() and not e.is_symlink() for e in entries)):
+        return False
+    # the metadata must be ours too: save_bundle lists its arrays, and they must be exactly the .npy files present
+    # (a user's folder that merely has a model.json and some .npy files is never taken for a bundle)
+    try:
+        meta_path = directory / meta_name
+        if meta_path.stat().st_size > 256 * 2 ** 20:
+            return False
+        meta = json.loads(meta_path.read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    arrays = meta.get("arrays") if isinstance(meta, dict) else None
+    if not isinstance(arrays, list) or not all(isinstance(a, str) for a in arrays):
+        return False
+    if meta_name == "model.json" and meta.get("format") != "dptopic-model":
+        return False
+    return set(arrays) == {n[:-4] for n in names if n.endswith(".npy")}
 
 
 def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: str = "--out",
