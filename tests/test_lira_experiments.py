@@ -45,3 +45,27 @@ def test_fdptm_experiment_writes_results(labelled, tmp_path):
     assert [r["config"] for r in rows] == ["public", "eps_V=5"]
     assert rows[1]["mean_vocab_size"] < rows[0]["mean_vocab_size"] == 80
     assert (tmp_path / "fig6_roc.png").exists() and (tmp_path / "fig4_5_coherence.png").exists()
+
+
+def test_classifier_attack_with_classes_a_shadow_never_sees_and_the_default_classes(tmp_path):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "dptopic", "experiment", "classifier-mia", "--corpus", "demo",
+                        "--subsample", "200", "--topics", "3", "--iterations", "5", "--shadows", "2",
+                        "--algorithms", "lda", "--seed", "0", "--out", str(tmp_path / "c")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-400:]   # every party of 200 paragraphs; a shadow's half misses some
+    assert (tmp_path / "c" / "fig7.csv").exists()
+
+
+def test_a_failed_experiment_leaves_no_marked_folder_behind(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "e"
+    for _ in range(2):  # the second run must not be refused as "already holds a dptopic ... results"
+        r = subprocess.run([sys.executable, "-m", "dptopic", "experiment", "svi", "--delta", "1", "--out", str(out)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 2 and "invalid delta" in r.stderr and "already holds" not in r.stderr
+        assert not out.exists()

@@ -28,19 +28,29 @@ class TopicClassifier:
     phi: np.ndarray
     clf: object
     privacy: dict | None = None
+    classes: np.ndarray | None = None  # every label of the attacked corpus: a shadow may miss some of them
+
 
     def features(self, corpus: Corpus) -> np.ndarray:
         K = self.phi.shape[0]
         return infer_theta(self.phi, corpus.word_ids, corpus.doc_ptr, 1.0 / K, 30, 10, 0)
 
     def predict_proba(self, corpus: Corpus) -> np.ndarray:
-        return self.clf.predict_proba(self.features(corpus))
+        """One column per label of ``classes`` (a label this classifier never saw gets probability 0), so every
+        shadow's prediction vectors have the same length."""
+        p = self.clf.predict_proba(self.features(corpus))
+        if self.classes is None:
+            return p
+        out = np.zeros((p.shape[0], len(self.classes)))
+        out[:, np.searchsorted(self.classes, self.clf.classes_)] = p
+        return out
 
     def predict(self, corpus: Corpus) -> np.ndarray:
-        return self.clf.classes_[np.argmax(self.predict_proba(corpus), axis=1)]
+        labels = self.clf.classes_ if self.classes is None else self.classes
+        return labels[np.argmax(self.predict_proba(corpus), axis=1)]
 
 
-def train_topic_classifier(corpus: Corpus, train_fn, rng: np.random.Generator) -> TopicClassifier:
+def train_topic_classifier(corpus: Corpus, train_fn, rng: np.random.Generator, classes=None) -> TopicClassifier:
     """Fit the topic model with ``train_fn`` (as in :mod:`dptopic.attacks.lira`) and a classifier on θ."""
     from sklearn.linear_model import LogisticRegression
 
@@ -49,7 +59,7 @@ def train_topic_classifier(corpus: Corpus, train_fn, rng: np.random.Generator) -
     phi, priv = phi_and_privacy(train_fn(corpus, rng))
     phi = np.maximum(np.asarray(phi, dtype=np.float64), 0)
     phi = phi / phi.sum(axis=1, keepdims=True)
-    tc = TopicClassifier(phi, None, priv)
+    tc = TopicClassifier(phi, None, priv, None if classes is None else np.asarray(sorted(classes)))
     tc.clf = LogisticRegression(max_iter=1000).fit(tc.features(corpus), np.asarray(corpus.labels))
     return tc
 
@@ -74,7 +84,8 @@ def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows:
         raise DPTopicError("the classifier attack needs a labelled corpus: give labels (e.g. --label-field).")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     train, test = corpus.train_test_split(test_size, seed=rng)
-    target = train_topic_classifier(train, train_fn, rng)
+    classes = sorted(set(corpus.labels))
+    target = train_topic_classifier(train, train_fn, rng, classes)
     y_test = np.asarray(test.labels)
     pred = target.predict(test)
     recs, lab, cls = [], [], []
@@ -82,7 +93,7 @@ def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows:
         for _ in range(n_shadows):
             perm = rng.permutation(corpus.n_docs)
             s_in, s_out = corpus.subset(np.sort(perm[: corpus.n_docs // 2])), corpus.subset(np.sort(perm[corpus.n_docs // 2:]))
-            sh = train_topic_classifier(s_in, train_fn, rng)
+            sh = train_topic_classifier(s_in, train_fn, rng, classes)
             for part, flag in ((s_in, 1), (s_out, 0)):
                 recs.append(_attack_features(sh.predict_proba(part)))
                 lab.append(np.full(part.n_docs, flag))

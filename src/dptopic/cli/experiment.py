@@ -75,14 +75,28 @@ def _guard_out(name, func):
 
         from .._io import check_output_folder, mark_output_folder
 
+        from pathlib import Path
+
+        from .._io import OUTPUT_MARKER
+
         check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} results")
         print("note: an experiment fits several models on the same documents: their budgets add up, and its figures"
               " measure the trainers on this corpus; they are not a private release of it.", file=sys.stderr)
+        out = Path(a.out)
+        existed = out.exists()
         mark_output_folder(a.out, f"experiment {name}")
-        with warnings.catch_warnings():  # the per-fit reuse warnings, said once above, for this experiment only
-            for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
-                warnings.filterwarnings("ignore", message=text, category=UserWarning)
-            result = func(a)
+        try:
+            with warnings.catch_warnings():  # the per-fit reuse warnings, said once above, for this experiment only
+                for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
+                    warnings.filterwarnings("ignore", message=text, category=UserWarning)
+                result = func(a)
+        except BaseException:
+            # a run that stopped before writing anything leaves no marked folder behind to block the next one
+            if [e.name for e in out.iterdir()] == [OUTPUT_MARKER]:
+                (out / OUTPUT_MARKER).unlink()
+                if not existed:
+                    out.rmdir()
+            raise
         mark_output_folder(a.out, f"experiment {name}", done=True)
         return result
 

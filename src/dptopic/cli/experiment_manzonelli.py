@@ -64,9 +64,11 @@ def cmd_classifier_mia(a):
     corpus = load_corpus(a.corpus, max_vocab=a.max_vocab)
     if corpus.labels is None:
         raise DPTopicError("the classifier attack needs labels: use 'demo' (party), '20newsgroups' or a labelled file.")
-    keep = np.flatnonzero(np.isin(np.asarray(corpus.labels), a.classes))
-    if len(set(np.asarray(corpus.labels)[keep])) < 2:
-        raise DPTopicError(f"--classes {' '.join(a.classes)} leaves fewer than two classes in the corpus.")
+    labels = np.asarray(corpus.labels)
+    keep = np.arange(corpus.n_docs) if a.classes is None else np.flatnonzero(np.isin(labels, a.classes))
+    if len(set(labels[keep])) < 2:
+        which = "the corpus has" if a.classes is None else f"--classes {' '.join(a.classes)} leaves"
+        raise DPTopicError(f"{which} fewer than two classes: the attack needs a labelled corpus of at least two.")
     corpus = _subsample(corpus.subset(keep), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents of classes {', '.join(sorted(set(corpus.labels)))}")
     s = ml.classifier_mia_experiment(corpus, Path(a.out), tuple(a.algorithms), tuple(a.eps_grid), a.topics,
@@ -110,7 +112,7 @@ def register_manzonelli(esub) -> None:
 
     c = esub.add_parser("classifier-mia", help="Zhao et al. Fig. 7: membership inference on a topic-model classifier")
     c.add_argument("--corpus", default="20newsgroups", help="'20newsgroups', 'demo' (party labels) or a path")
-    c.add_argument("--classes", nargs="+", default=None, help="the two (or more) labels kept")
+    c.add_argument("--classes", nargs="+", default=None, help="the two (or more) labels kept (default: every label)")
     c.add_argument("--subsample", type=positive_int, default=1800)
     c.add_argument("--max-vocab", type=positive_int, default=1000)
     c.add_argument("--algorithms", nargs="+", default=["lda", "cdp"])
