@@ -548,3 +548,24 @@ def test_overwrite_never_takes_a_users_folder_with_a_model_json_for_a_model(tmp_
     np.save(tmp_path / "real" / "extra.npy", np.arange(2))  # ... but not once a user's array sits in it
     with pytest.raises(DPTopicError, match="does not hold a dptopic"):
         m.save(tmp_path / "real")
+
+
+def test_json_with_a_number_of_more_than_4300_digits_is_a_one_line_error(tmp_path):
+    import struct
+    import zlib
+
+    from dptopic._io import load_json
+    from dptopic.corpus import Corpus
+    from dptopic.federated import messages
+
+    big = "1" + "0" * 5000
+    with pytest.raises(DPTopicError, match="number too long"):
+        load_json('{"a": %s}' % big, "the input")
+    p = tmp_path / "big.jsonl"
+    p.write_text('{"text": "apple banana"}\n{"text": "x", "n": %s}\n' % big)
+    with pytest.raises(DPTopicError, match="number too long"):
+        Corpus.from_jsonl(p)
+    head = ('{"arrays": [], "n": %s}' % big).encode()
+    body = messages.MAGIC + struct.pack("<BI", messages.VERSION, len(head)) + head
+    with pytest.raises(DPTopicError, match="number too long"):
+        messages.decode_message(body + struct.pack("<I", zlib.crc32(body)))

@@ -71,6 +71,10 @@ def load_json(text, what: str = "JSON input"):
         return json.loads(text)
     except RecursionError:
         raise DPTopicError(f"{what} nests arrays or objects too deeply: not a dptopic document.") from None
+    except json.JSONDecodeError:
+        raise  # callers name the file and line
+    except ValueError:  # an integer of more than 4,300 digits (Python's guard against quadratic parsing)
+        raise DPTopicError(f"{what} holds a number too long to read: not a dptopic document; check the input.") from None
 
 
 def _umask() -> int:

@@ -82,6 +82,8 @@ def _decode(data) -> tuple[dict, dict]:
         _fail("header is not UTF-8 JSON")
     except RecursionError:
         _fail("header JSON is nested too deeply")
+    except ValueError:  # an integer of more than 4,300 digits
+        _fail("header JSON holds a number too long to read")
     if not isinstance(header, dict) or not isinstance(header.get("arrays"), list):
         _fail("header has no 'arrays' list")
     pos, end, arrays = 9 + hlen, len(data) - 4, {}
