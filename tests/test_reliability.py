@@ -569,3 +569,16 @@ def test_json_with_a_number_of_more_than_4300_digits_is_a_one_line_error(tmp_pat
     body = messages.MAGIC + struct.pack("<BI", messages.VERSION, len(head)) + head
     with pytest.raises(DPTopicError, match="number too long"):
         messages.decode_message(body + struct.pack("<I", zlib.crc32(body)))
+
+
+def test_a_saved_lda_whose_report_is_edited_to_claim_a_guarantee_does_not_load(tmp_path):
+    import dptopic
+
+    m = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(["apple banana cherry", "river lake mountain"] * 4)
+    m.save(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    meta["privacy"] = {"private": True, "epsilon": 0.1, "delta": 0, "unit": "document", "epsilon_basic": 0.1}
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(DPTopicError, match="adds no noise and is never private") as e:
+        dptopic.load(tmp_path / "m")
+    one_line(e)

@@ -104,6 +104,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {"n_topics": [Int(1, 100_000)], "seed": SEED, "verbose": [Int(0, 2)]}
     _private = False
+    _never_private = False  # True for the trainers that add no noise: a saved report of theirs never claims a guarantee
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
@@ -584,6 +585,8 @@ def load(directory) -> TopicModel:
         raise bad("components.npy rows must be probability vectors (finite, non-negative, summing to 1)")
     model.components_ = comp
     model.privacy_ = _checked_privacy(meta.get("privacy", {}), bad)
+    if cls._never_private and model.privacy_.get("private"):
+        raise bad(f"its privacy report claims a guarantee, but {name} adds no noise and is never private")
     model._fit_params_ = dict(model.get_params())
     model.metrics_ = meta.get("metrics", {})
     model.log_likelihood_ = meta.get("log_likelihood", [])

@@ -38,6 +38,7 @@ class LDA(GibbsTopicModel):
     privacy_ : ``{"private": False, ...}``.
     """
 
+    _never_private = True
     _parameter_constraints = {**GibbsTopicModel._parameter_constraints,
                               "sampler": [Options(("auto", "sparse", "dense"))],
                               "eval_every": [Int(0, None)]}

@@ -25,6 +25,8 @@ class _LocalModel:
     """What the models trained from randomized reports share: f/epsilon_word, the report check,
     the privacy report, and never saving the seed."""
 
+    _never_private = False  # local DP: the randomized reports carry the guarantee
+
     def _expected_f(self):
         if self.f is not None and self.epsilon_word is not None:
             raise DPTopicError("give at most one of f and epsilon_word: they determine each other (f = 2/(1 + e^eps_word)).")

@@ -206,6 +206,7 @@ class OnlineVB(_VariationalLDA):
     perplexity_ : list of ``(epoch, bound)`` on ``eval_set`` when :meth:`fit` is given one.
     """
 
+    _never_private = True
     _parameter_constraints = {**_VariationalLDA._parameter_constraints,
                               "batch_size": [Int(1, None)], "n_epochs": [Int(1, 1_000_000)],
                               "shuffle": [Options((True, False))], "total_docs": [IsNone(), Int(1, None)]}
