@@ -582,3 +582,21 @@ def test_a_saved_lda_whose_report_is_edited_to_claim_a_guarantee_does_not_load(t
     with pytest.raises(DPTopicError, match="adds no noise and is never private") as e:
         dptopic.load(tmp_path / "m")
     one_line(e)
+
+
+def test_api_inputs_from_a_fuzz_run_give_one_line_errors(tmp_path):
+    from fractions import Fraction
+
+    import dptopic
+
+    texts = ["apple banana cherry", "river lake mountain"] * 3
+    for call, match in ((lambda: dptopic.LDA().fit([["a", "b", None], ["c", "d"]]), "holds None"),
+                        (lambda: dptopic.LDA(n_topics=2, alpha=Fraction(1, 10)).fit(texts), "invalid alpha")):
+        with pytest.raises(DPTopicError, match=match) as e:
+            call()
+        one_line(e)
+    m = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(texts)
+    for where, match in ((None, "invalid folder"), (123, "invalid folder"), ("/proc/x", "cannot write")):
+        with pytest.raises(DPTopicError, match=match) as e:
+            m.save(where)
+        one_line(e)

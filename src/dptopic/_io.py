@@ -308,6 +308,8 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
     ``.NAME.old``. A ``directory`` that exists but does not hold a bundle (a file, or a folder
     with other contents) is refused, never deleted.
     """
+    if not isinstance(directory, (str, os.PathLike)) or not str(directory).strip():
+        raise DPTopicError(f"invalid folder {directory!r}: give a path (a string or pathlib.Path) to save to.")
     directory = Path(os.path.abspath(os.fspath(directory)))
     for name in arrays:
         if not _PLAIN_NAME.fullmatch(name):
@@ -317,9 +319,13 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
     if directory.is_dir() and any(directory.iterdir()) and not _holds_bundle(directory, meta_name):
         raise DPTopicError(f"{str(directory)!r} is a folder that does not hold a dptopic bundle: refusing to replace"
                            f" its contents; save to a new or empty folder.")
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_temporaries(directory)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temporaries(directory)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    except OSError as e:
+        raise DPTopicError(f"cannot write to {str(directory)!r} ({e.strerror or type(e).__name__}): save to a writable"
+                           " folder.") from None
     try:
         os.chmod(tmp, 0o777 & ~_umask())  # the mode mkdir would give the folder, not mkdtemp's private 0700
         for name, arr in arrays.items():

@@ -29,6 +29,8 @@ class Interval:
         # checks as Python's; NaN and +-inf are never accepted; booleans are not numbers here.
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, self.kind):
             return False
+        if not isinstance(v, (int, float, np.integer, np.floating)):  # Fraction, Decimal-likes: the kernels take floats
+            return False
         try:
             if not math.isfinite(float(v)):
                 return False

@@ -209,10 +209,11 @@ class Corpus:
             if isinstance(d, (str, bytes)) or not isinstance(d, (list, tuple)):
                 raise DPTopicError(f"document {i} is a {type(d).__name__}, not a list of words: give one list of"
                                    " words per document (or one string per document for dptopic to tokenise).")
-            bad = next((w for w in d if not isinstance(w, str)), None)
-            if bad is not None:
-                raise DPTopicError(f"document {i} holds {bad!r} (type {type(bad).__name__}), not a word: every"
-                                   " token of a tokenised document must be a string.")
+            j = next((j for j, w in enumerate(d) if not isinstance(w, str)), None)  # the word may itself be None
+            if j is not None:
+                bad = d[j]
+                raise DPTopicError(f"document {i} holds {str(repr(bad))[:40]} (type {type(bad).__name__}), not a word:"
+                                   " every token of a tokenised document must be a string.")
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         df_range(min_df, max_df, len(docs))
         return cls._from_token_lists(docs, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
