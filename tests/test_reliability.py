@@ -600,3 +600,12 @@ def test_api_inputs_from_a_fuzz_run_give_one_line_errors(tmp_path):
         with pytest.raises(DPTopicError, match=match) as e:
             m.save(where)
         one_line(e)
+
+
+def test_a_uci_header_with_a_huge_document_count_is_refused_before_allocating(tmp_path):
+    from dptopic.corpus import Corpus
+
+    (tmp_path / "docword.x.txt").write_text("999999999999\n5\n2\n1 1 1\n2 2 1\n")
+    (tmp_path / "vocab.x.txt").write_text("a\nb\nc\nd\ne\n")
+    with pytest.raises(DPTopicError, match="D=999999999999 documents.*correct the first two lines"):
+        Corpus.from_uci(tmp_path / "docword.x.txt", tmp_path / "vocab.x.txt")

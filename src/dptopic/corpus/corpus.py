@@ -327,6 +327,9 @@ class Corpus:
                                f" (3 numbers), found {arr.shape[1]}.")
         if arr.shape[0] != NNZ:
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: header says NNZ={NNZ} but {arr.shape[0]} triples were read.")
+        if D > NNZ + 10 ** 7 or W > NNZ + 10 ** 7:  # sizes no entry supports: a wrong header, not 10 million empty rows
+            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: header says D={D} documents and W={W} words for"
+                               f" only {NNZ} entries; correct the first two lines.")
         d, w, c = arr[:, 0] - 1, arr[:, 1] - 1, arr[:, 2]
         if len(arr) and (d.min() < 0 or d.max() >= D):
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: document ids must lie in [1, {D}].")
