@@ -609,3 +609,13 @@ def test_a_uci_header_with_a_huge_document_count_is_refused_before_allocating(tm
     (tmp_path / "vocab.x.txt").write_text("a\nb\nc\nd\ne\n")
     with pytest.raises(DPTopicError, match="D=999999999999 documents.*correct the first two lines"):
         Corpus.from_uci(tmp_path / "docword.x.txt", tmp_path / "vocab.x.txt")
+
+
+def test_serve_names_a_malformed_host_before_the_remote_warning():
+    import subprocess
+    import sys
+
+    pytest.importorskip("uvicorn")
+    r = subprocess.run([sys.executable, "-m", "dptopic", "serve", "--host", "bad host", "--vocabulary", "/nonexistent"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "invalid --host 'bad host'" in r.stderr and len(r.stderr.strip().splitlines()) == 1

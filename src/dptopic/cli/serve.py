@@ -85,6 +85,16 @@ def cmd_serve(a):
 
     from ..service import create_app
 
+    import ipaddress
+    import re
+
+    try:
+        ipaddress.ip_address(a.host)
+    except ValueError:
+        if not re.fullmatch(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*",
+                            a.host):
+            raise DPTopicError(f"invalid --host {a.host!r}: give an IP address or a host name (127.0.0.1 by default)."
+                               ) from None
     if a.host not in ("127.0.0.1", "::1", "localhost") and not a.allow_remote:
         raise DPTopicError(f"--host {a.host} would expose the server beyond this machine: put it behind a TLS reverse"
                            " proxy and pass --allow-remote to confirm.")
