@@ -619,3 +619,16 @@ def test_serve_names_a_malformed_host_before_the_remote_warning():
     r = subprocess.run([sys.executable, "-m", "dptopic", "serve", "--host", "bad host", "--vocabulary", "/nonexistent"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "invalid --host 'bad host'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_tampered_svi_state_is_named_once(tmp_path):
+    import dptopic
+
+    m = dptopic.OnlineVB(n_topics=2, n_epochs=1, seed=0, verbose=0).fit(["apple banana cherry", "river lake mountain"] * 4)
+    m.save(tmp_path / "m")
+    for bad in (np.full(2, np.nan), np.array([-1, 3]), np.arange(5)):
+        np.save(tmp_path / "m" / "svi_state.npy", bad)
+        with pytest.raises(DPTopicError, match="svi_state.npy must hold") as e:
+            dptopic.load(tmp_path / "m")
+        one_line(e)
+        assert str(e.value).count("re-save the model") == 1

@@ -169,11 +169,12 @@ class _VariationalLDA(TopicModel):
 
         lam = np.asarray(arrays.get("lambda", np.empty(0)), dtype=np.float64)
         if lam.shape != self.components_.shape or not np.all(np.isfinite(lam)) or np.any(lam <= 0):
-            raise CorruptModelError("corrupt model: lambda.npy must be a positive K×V matrix; re-save the model.")
+            raise CorruptModelError("lambda.npy must be a positive, finite K×V matrix")
         self.lambda_ = lam
-        state = np.asarray(arrays.get("svi_state", np.zeros(2)), dtype=np.int64).ravel()
-        if state.size not in (1, 2):
-            raise CorruptModelError("corrupt model: svi_state.npy must hold 1 or 2 counters; re-save the model.")
+        raw = np.asarray(arrays.get("svi_state", np.zeros(2)))
+        if raw.dtype.kind not in "iu" or raw.size not in (1, 2) or np.any(raw < 0):
+            raise CorruptModelError("svi_state.npy must hold 1 or 2 non-negative integer counters")
+        state = raw.astype(np.int64).ravel()
         self.n_updates_ = int(state[0])
         if state.size == 2 and not self._private:  # a private model's count from an older version is not read
             self.n_docs_seen_ = int(state[1])
