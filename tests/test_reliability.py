@@ -632,3 +632,17 @@ def test_a_tampered_svi_state_is_named_once(tmp_path):
             dptopic.load(tmp_path / "m")
         one_line(e)
         assert str(e.value).count("re-save the model") == 1
+
+
+def test_a_device_or_pipe_as_a_corpus_is_named_as_such(tmp_path):
+    import os
+
+    from dptopic.corpus.corpus import _check_file
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for p in ("/dev/null", fifo):
+        with pytest.raises(DPTopicError, match="not a regular file"):
+            _check_file(p)
+    with pytest.raises(DPTopicError, match="does not exist"):
+        _check_file(tmp_path / "missing.txt")

@@ -557,6 +557,8 @@ def _check_file(path) -> Path:
     if path.is_dir():
         raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or --format dir for a folder of .txt files.")
     if not path.is_file():
+        if path.exists():  # /dev/null, a FIFO, a socket: nothing a corpus can be read from once and whole
+            raise DPTopicError(f"{str(path)!r} is not a regular file (a device, pipe or socket): give a corpus file.")
         raise DPTopicError(f"file {str(path)!r} does not exist.")
     return path
 
