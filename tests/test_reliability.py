@@ -646,3 +646,17 @@ def test_a_device_or_pipe_as_a_corpus_is_named_as_such(tmp_path):
             _check_file(p)
     with pytest.raises(DPTopicError, match="does not exist"):
         _check_file(tmp_path / "missing.txt")
+
+
+def test_a_saved_vocabulary_with_an_empty_word_or_a_line_break_is_refused(tmp_path):
+    import dptopic
+
+    dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(["apple banana cherry", "river lake mountain"] * 3).save(
+        tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    for word in ("", "a\nb"):
+        meta["vocabulary"][0] = word
+        (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+        with pytest.raises(DPTopicError, match="empty word or one with a line break") as e:
+            dptopic.load(tmp_path / "m")
+        one_line(e)
