@@ -63,16 +63,21 @@ class LaplaceEvent:
 
     def pld(self, discretization: float = DISCRETIZATION):
         plds = []
-        for c in self.changes:
-            if self.discrete:
-                plds.append(pldlib.from_discrete_laplace_mechanism(
-                    1.0 / self.scale, sensitivity=int(c), value_discretization_interval=discretization))
-            else:
-                plds.append(pldlib.from_laplace_mechanism(
-                    self.scale, sensitivity=c, value_discretization_interval=discretization))
-        out = plds[0]
-        for q in plds[1:]:
-            out = out.compose(q)
+        try:
+            for c in self.changes:
+                if self.discrete:
+                    plds.append(pldlib.from_discrete_laplace_mechanism(
+                        1.0 / self.scale, sensitivity=int(c), value_discretization_interval=discretization))
+                else:
+                    plds.append(pldlib.from_laplace_mechanism(
+                        self.scale, sensitivity=c, value_discretization_interval=discretization))
+            out = plds[0]
+            for q in plds[1:]:
+                out = out.compose(q)
+        except OverflowError:  # a composition so long that its grid step (about basic eps / 5e6) overflows exp()
+            raise DPTopicError(f"the composed epsilon is too large to compute (a Laplace event of epsilon"
+                               f" {self.epsilon:g} on a privacy-loss grid of step {discretization:g}): give fewer"
+                               f" events or a smaller epsilon.") from None
         return out
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:

@@ -126,7 +126,28 @@ def subset_report_variance(epsilon: float, vocab_size: int, s: int | None = None
     :func:`subset_inclusion` (Ye & Barg 2018; for ``s = 1`` the k-ary randomized response variance)."""
     s = subset_size(epsilon, vocab_size) if s is None else int(s)
     a, b = subset_inclusion(epsilon, vocab_size, s)
-    return float(b * (1.0 - b) / (a - b) ** 2)
+    gap = (a - b) ** 2
+    if not gap > 0:  # so small an epsilon that the true word is no likelier than any other (in floating point)
+        raise DPTopicError(f"epsilon={float(epsilon):g} is too small for a vocabulary of {int(vocab_size)} words: a report"
+                           " would say nothing about its word; use a larger epsilon.")
+    return float(b * (1.0 - b) / gap)
+
+
+INFORMATIVE_GAP = 1e-6
+"""The least margin by which the true word must be likelier than any other to be in a report (``FedLDA`` refuses
+an epsilon below it: the reports would carry nothing)."""
+
+
+def check_informative(epsilon: float, vocab_size: int) -> None:
+    """Refuse (one line) an epsilon so small that a ``"none"``-rule report over ``vocab_size`` words says almost
+    nothing about its word: the same test ``FedLDA`` applies before training."""
+    epsilon = check_epsilon(epsilon)
+    V = int(vocab_size)
+    a, b = subset_inclusion(epsilon, V, subset_size(epsilon, V))
+    if a - b < INFORMATIVE_GAP:
+        raise DPTopicError(f"epsilon={epsilon:g} is too small for a vocabulary of {V} words: a report would"
+                           " say almost nothing about its word (the true word is at most 1e-6 likelier to be"
+                           " in it than any other); use a larger epsilon.")
 
 
 ENTRY_EPSILON_GRID = np.round(np.arange(0.5, 40.0001, 0.01), 2)

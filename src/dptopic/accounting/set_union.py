@@ -73,6 +73,10 @@ def gaussian_sigma(epsilon: float, delta: float) -> float:
     from scipy.optimize import brentq
     from scipy.stats import norm
 
+    from .events import _check_event_eps
+
+    _check_event_eps(epsilon, "eps")  # the range every event accepts; beyond ~709, exp(eps) overflows below
+
     def excess(s):
         return norm.cdf(0.5 / s - epsilon * s) - math.exp(epsilon) * norm.cdf(-0.5 / s - epsilon * s) - delta
 

@@ -7,12 +7,33 @@ from ..errors import DPTopicError
 from ._common import positive_int
 
 
+MAX_LOCAL_WORKERS = 256  # --dask-local: worker processes on this one machine
+
+
+def _local_workers(s: str) -> int:
+    """``--dask-local N``: a whole number of worker processes in [1, MAX_LOCAL_WORKERS]."""
+    import argparse
+
+    n = positive_int(s)
+    if n > MAX_LOCAL_WORKERS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_LOCAL_WORKERS} worker processes on one machine (this"
+                                         " one has {} cores), got {}; for more, start a Dask cluster and give"
+                                         " --scheduler".format(_cores(), s))
+    return n
+
+
+def _cores() -> str:
+    import os
+
+    return str(os.cpu_count() or "an unknown number of")
+
+
 def add_cluster_args(p) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
                    help="train on this Dask cluster (needs dptopic[dask]); --corpus may then be a shard directory")
-    g.add_argument("--dask-local", type=positive_int, default=None, metavar="N",
-                   help="start a local Dask cluster of N worker processes and train on it")
+    g.add_argument("--dask-local", type=_local_workers, default=None, metavar="N",
+                   help=f"start a local Dask cluster of N worker processes (at most {MAX_LOCAL_WORKERS}) and train on it")
 
 
 def check_scheduler_address(address: str) -> str:
@@ -20,12 +41,12 @@ def check_scheduler_address(address: str) -> str:
     from urllib.parse import urlsplit
 
     text = str(address).strip()
-    parts = urlsplit(text if "://" in text else "tcp://" + text)
     try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if not text or parts.scheme not in ("tcp", "tls", "inproc", "ws", "wss") or not parts.hostname or port is None:
+        parts = urlsplit(text if "://" in text else "tcp://" + text)
+        scheme, hostname, port = parts.scheme, parts.hostname, parts.port
+    except ValueError:  # e.g. an unclosed IPv6 bracket, or a port out of range
+        scheme = hostname = port = None
+    if not text or scheme not in ("tcp", "tls", "inproc", "ws", "wss") or not hostname or port is None:
         raise DPTopicError(f"invalid --scheduler {address!r}: give the Dask scheduler's address as tcp://HOST:PORT"
                            " (e.g. tcp://10.0.0.5:8786).")
     return text

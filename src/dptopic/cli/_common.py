@@ -269,6 +269,8 @@ def print_privacy(report: dict, console=None):
     console = console or make_console()
     from rich.table import Table
 
+    if not isinstance(report, dict):
+        report = {}
     t = Table(title="Privacy report", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value", max_width=100, overflow="fold")     # prose wraps, even in a file
@@ -278,14 +280,20 @@ def print_privacy(report: dict, console=None):
             if key in report:
                 t.add_row(key, str(report[key]))
         if "claimed_by_paper" in report:
-            t.add_row("paper's claim (not proven)", f"eps = {report['claimed_by_paper']['epsilon']:.4g}")
+            claim = report["claimed_by_paper"]
+            t.add_row("paper's claim (not proven)",
+                      f"eps = {_g(claim.get('epsilon'))}" if isinstance(claim, dict) else _g(claim))
         if "epsilon_nominal" in report:
-            t.add_row("eps, paper's nominal count-release claim", f"{report['epsilon_nominal']:.4g}")
+            t.add_row("eps, paper's nominal count-release claim", _g(report["epsilon_nominal"]))
         part = report.get("count_release_epsilon")
         if part:
-            t.add_row("partial figure: count releases only (NOT the model)",
-                      f"eps basic {part['epsilon_basic']:.4g}, tight PLD {part['epsilon_pld']:.4g},"
-                      f" RDP {part['epsilon_rdp']:.4g} (delta={part['delta']:g}, {part['unit']}-level)")
+            if isinstance(part, dict):
+                t.add_row("partial figure: count releases only (NOT the model)",
+                          f"eps basic {_g(part.get('epsilon_basic'))}, tight PLD {_g(part.get('epsilon_pld'))},"
+                          f" RDP {_g(part.get('epsilon_rdp'))} (delta={_fmt_delta(part.get('delta'))},"
+                          f" {part.get('unit')}-level)")
+            else:
+                t.add_row("partial figure: count releases only (NOT the model)", str(part))
         _report_tail(t, report, ("scope", "vocabulary"), console)
         return
     t.add_row("private", "yes" + (" (partial: see scope)" if report.get("guarantee") == "partial" else ""))
@@ -305,28 +313,42 @@ def print_privacy(report: dict, console=None):
                                         " cross-checks")
     per = report.get("per_document")
     if per:
-        t.add_row("per document (word-level)", f"{per['rule']}: " + ", ".join(
-            f"L={L}: {e:.4g}" for L, e in per.get("examples", {}).items()))
+        if isinstance(per, dict):
+            ex = per.get("examples")
+            t.add_row("per document (word-level)", f"{per.get('rule')}: " + ", ".join(
+                f"L={L}: {_g(e)}" for L, e in (ex.items() if isinstance(ex, dict) else ())))
+        else:
+            t.add_row("per document (word-level)", str(per))
     if "epsilon_nominal" in report:
-        t.add_row("cross-check: paper's nominal claim", f"{report['epsilon_nominal']:.4g}")
+        t.add_row("cross-check: paper's nominal claim", _g(report["epsilon_nominal"]))
     if "epsilon_paper" in report:
-        t.add_row("cross-check: paper (T(eps_L+eps_I))", f"{report['epsilon_paper']:.4g}")
+        t.add_row("cross-check: paper (T(eps_L+eps_I))", _g(report["epsilon_paper"]))
     if "epsilon_basic" in report:
         t.add_row(f"cross-check: basic composition (delta={_fmt_delta(report.get('delta_basic', 0))})",
-                  f"{report['epsilon_basic']:.4g}")
+                  _g(report["epsilon_basic"]))
     for key, name in (("epsilon_pld", "tight PLD"), ("epsilon_pld_tight", "PLD over every event"),
                       ("epsilon_rdp", "RDP")):
         if key in report:
-            t.add_row(f"cross-check: {name} (delta={_fmt_delta(delta)})", f"{float(report[key]):.4g}")
+            t.add_row(f"cross-check: {name} (delta={_fmt_delta(delta)})", _g(report[key]))
     t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")
     _report_tail(t, report, ("parameters", "scope", "note", "report_words_note", "vocabulary", "randomness",
                                 "replayed_iterations"), console)
 
 
+def _g(x) -> str:
+    """A report figure for display: a number as ``.4g``, anything else (an edited model.json) as it is."""
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        return str(x)
+    try:
+        return f"{float(x):.4g}"
+    except (TypeError, ValueError, OverflowError):
+        return str(x)
+
+
 def _fmt_delta(d) -> str:
     try:
         return f"{float(d):g}"
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return "0"
 
 
@@ -335,14 +357,15 @@ def _report_number(report: dict, key: str) -> float:
     in one line rather than half-printed."""
     try:
         return float(report[key])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):
         raise DPTopicError(f"the privacy report says private but has no valid {key!r}: the model file was edited or"
                            f" is damaged; re-train or re-save the model.") from None
 
 
 def _report_tail(t, report, keys, console):
     """The descriptive rows, the table, then the seed warning (if any) in plain sight."""
-    for w in report.get("warnings", []):
+    warnings = report.get("warnings") or []
+    for w in (warnings if isinstance(warnings, (list, tuple)) else [warnings]):
         t.add_row("warning", str(w))
     for key in keys:
         if key in report:

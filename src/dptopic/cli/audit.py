@@ -7,6 +7,8 @@ import math
 from ..errors import DPTopicError
 from ._common import add_corpus_args, corpus_from_args, make_console, print_table
 
+MAX_SHADOWS = 10_000  # shadow models each train a topic model: more than this would never finish
+
 
 def _number(name, value, check, what):
     if value is None:
@@ -126,8 +128,9 @@ def cmd_audit(a):
     from ..attacks.lira import claimed_epsilon, run_lira
 
     console = make_console()
-    if a.shadows < 4 or a.shadows % 2:
-        raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number >= 4 (64 is typical).")
+    if a.shadows < 4 or a.shadows % 2 or a.shadows > MAX_SHADOWS:
+        raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number in [4, {MAX_SHADOWS:,}]"
+                           " (64 is typical).")
     _number("--epsilon", a.epsilon, lambda v: v > 0, "must be a number > 0")
     _number("--delta", a.delta, lambda v: 0 < v < 1, "must lie in (0, 1)")
     _number("--confidence", a.confidence, lambda v: 0 < v < 1, "must lie in (0, 1)")
@@ -185,7 +188,7 @@ def register(sub) -> None:
     p.add_argument("--delta", type=float, default=None, help="the trainer's delta")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
     p.add_argument("--restrict", action="store_true", help="with --model: drop corpus words the model does not know")
-    p.add_argument("--shadows", type=int, default=64, help="shadow models, even and >= 4 (default 64)")
+    p.add_argument("--shadows", type=int, default=64, help=f"shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--targets", type=positive_int, default=None,
                    help="how many shadow models serve in turn as the attacked target (default: all)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the epsilon lower bound")

@@ -63,14 +63,18 @@ def corpus_summary(corpus, top: int = 20) -> dict:
     X = corpus.to_bow()
     df = np.asarray((X > 0).sum(axis=0)).ravel()
     order = sorted(range(V), key=lambda i: (-tf[i], corpus.vocabulary.words[i]))[:top]
-    L = corpus.doc_lengths
+    L = np.asarray(corpus.doc_lengths)
+    n_docs = corpus.n_docs
+    if L.size:
+        lengths = {"min": int(L.min()), "median": float(np.median(L)), "mean": float(L.mean()), "max": int(L.max())}
+    else:  # a corpus of no documents: every figure is zero rather than a reduction over nothing
+        lengths = {"min": 0, "median": 0.0, "mean": 0.0, "max": 0}
     out = {
-        "documents": corpus.n_docs, "tokens": corpus.n_tokens, "vocabulary_size": V,
+        "documents": n_docs, "tokens": corpus.n_tokens, "vocabulary_size": V,
         "empty_documents_dropped": corpus.n_empty_dropped,
-        "document_length": {"min": int(L.min()), "median": float(np.median(L)), "mean": float(L.mean()),
-                            "max": int(L.max())},
+        "document_length": lengths,
         "top_words": [{"word": corpus.vocabulary.words[i], "tokens": int(tf[i]), "documents": int(df[i]),
-                       "document_share": float(df[i] / corpus.n_docs)} for i in order],
+                       "document_share": float(df[i] / n_docs) if n_docs else 0.0} for i in order],
         "words_in_no_document": int((tf == 0).sum()),
     }
     if corpus.labels is not None:

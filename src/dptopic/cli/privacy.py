@@ -79,10 +79,28 @@ def cmd_privacy_compose(a):
                          f"RDP cross-check:   eps = {rep['epsilon_rdp']:.6g} (delta = {a.delta:g})")
 
 
-def cmd_privacy_fed_report_words(a):
-    from ..accounting.fedlda import report_words_for, subset_report_variance, subset_size
+def _fed_epsilon(s: str) -> float:
+    """``fed-report-words --epsilon``: a number in (0, EPSILON_MAX], the range ``train --algorithm fed`` accepts."""
+    import argparse
+    import math
 
+    from ..accounting.events import EPSILON_MAX
+
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+    if not (0 < v <= EPSILON_MAX and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"an epsilon per entry must lie in (0, {EPSILON_MAX:g}], got {s}")
+    return v
+
+
+def cmd_privacy_fed_report_words(a):
+    from ..accounting.fedlda import check_informative, report_words_for, subset_report_variance, subset_size
+
+    check_informative(a.epsilon, a.vocab_size)  # the reports would carry nothing: FedLDA refuses such an epsilon
     n = report_words_for(a.epsilon, a.vocab_size, a.users * a.entries, a.z)
+    check_informative(a.epsilon, n)
     s = subset_size(a.epsilon, n)
     console = make_console()
     console.print(f"FedLDA (exclusion none), eps={a.epsilon:g} per entry, {a.users:,} users x {a.entries:,} entries:"
@@ -122,7 +140,7 @@ def register(sub) -> None:
     pc.set_defaults(func=cmd_privacy_compose)
     pf = psub.add_parser("fed-report-words", help="FedLDA: how many of the vocabulary's first words the reports should"
                                                   " range over (reads no data)")
-    pf.add_argument("--epsilon", type=positive_float, required=True, help="epsilon per entry")
+    pf.add_argument("--epsilon", type=_fed_epsilon, required=True, help="epsilon per entry, in (0, 500]")
     pf.add_argument("--vocab-size", type=positive_int, required=True, help="words in the public vocabulary")
     pf.add_argument("--users", type=positive_int, required=True, help="users expected to take part")
     pf.add_argument("--entries", type=positive_int, default=512, help="entries per user (pad_length x sample_ratio;"

@@ -40,13 +40,37 @@ def _model_and_docs(a):
     return model, docs
 
 
-def _is_ours_theta(path: Path) -> bool:
-    import numpy as np
+THETA_NPY_FORMAT = "dptopic-theta-npy"
 
-    if path.suffix == ".npy":
+
+def _theta_stamp(path: Path) -> Path:
+    """The hidden file beside a ``.npy`` table that ``transform`` wrote: it names the table's SHA-256, so only a file
+    byte for byte as this command wrote it is recognised as ours (any 2-D array could otherwise be a user's own)."""
+    return path.with_name(f".{path.name}.dptopic")
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _is_ours_theta(path: Path) -> bool:
+    if path.suffix.lower() == ".npy":
+        stamp = _theta_stamp(path)
         try:
-            a = np.load(path, allow_pickle=False, mmap_mode="r")
-            return a.ndim == 2 and a.dtype == np.float64
+            if stamp.is_symlink() or not stamp.is_file() or stamp.stat().st_size > 4096:
+                return False
+            meta = json.loads(stamp.read_text("utf-8"))
+            if not (isinstance(meta, dict) and meta.get("format") == THETA_NPY_FORMAT):
+                return False
+            import hashlib
+
+            h = hashlib.sha256()
+            with open(path, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            return meta.get("sha256") == h.hexdigest()
         except (OSError, ValueError):
             return False
     try:
@@ -61,15 +85,28 @@ def cmd_transform(a):
 
     import numpy as np
 
-    out = check_output_file(a.out, _is_ours_theta, overwrite=a.overwrite, what="document-topic table")
-    if out.suffix.lower() not in (".csv", ".npy"):
+    p = Path(a.out)
+    if p.suffix.lower() not in (".csv", ".npy"):
         raise DPTopicError(f"--out {a.out!r} must end in .csv or .npy.")
+    if (a.overwrite and p.suffix.lower() == ".npy" and p.is_file() and not p.is_symlink()
+            and not _is_ours_theta(p)):
+        raise DPTopicError(f"--out {a.out!r} is a .npy file that dptopic cannot tell it wrote (your own array, or a"
+                           " table from an older version): refusing to replace it; remove it yourself or choose"
+                           " another --out.")
+    out = check_output_file(a.out, _is_ours_theta, overwrite=a.overwrite, what="document-topic table")
+    stamp = _theta_stamp(out)
+    if out.suffix.lower() == ".npy" and (stamp.is_symlink() or (stamp.exists() and not stamp.is_file())):
+        raise DPTopicError(f"{str(stamp)!r} (where transform records the .npy tables it wrote) is not a plain file:"
+                           " remove it, or choose another --out.")
     model, docs = _model_and_docs(a)
     theta = np.asarray(model.transform(docs), dtype=np.float64)
     if out.suffix.lower() == ".npy":
         buf = io.BytesIO()
         np.save(buf, theta, allow_pickle=False)
-        atomic_write_bytes(out, buf.getvalue())
+        data = buf.getvalue()
+        atomic_write_bytes(out, data)
+        atomic_write_bytes(stamp, json.dumps({"format": THETA_NPY_FORMAT, "file": out.name,
+                                              "sha256": _sha256(data)}).encode("utf-8"))
     else:
         ids = docs.doc_ids or [f"doc{i}" for i in range(docs.n_docs)]
         lines = ["doc_id," + ",".join(f"topic_{k}" for k in range(theta.shape[1]))]
@@ -137,6 +174,37 @@ def cmd_pull(a):
                          f" {info['out']}: read it with 'dptopic topics', 'evaluate' or 'report'")
 
 
+MAX_TIMEOUT = 1e6    # seconds per request (about 11 days): beyond the platform's timer range a request fails
+MAX_RETRIES = 1000
+
+
+def _timeout_arg(s: str) -> float:
+    """``pull --timeout``: a finite number of seconds in (0, MAX_TIMEOUT]."""
+    import argparse
+    import math
+
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
+    if not (math.isfinite(v) and 0 < v <= MAX_TIMEOUT):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds in (0, {MAX_TIMEOUT:g}], got {s}")
+    return v
+
+
+def _retries_arg(s: str) -> int:
+    """``pull --retries``: a whole number in [0, MAX_RETRIES]."""
+    import argparse
+
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+    if not 0 <= v <= MAX_RETRIES:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to {MAX_RETRIES}, got {s}")
+    return v
+
+
 def register(sub) -> None:
     t = sub.add_parser("transform", help="document-topic proportions of documents under a saved model (CSV or .npy)")
     _add_input_args(t, "infer topic proportions for")
@@ -155,6 +223,8 @@ def register(sub) -> None:
     p.add_argument("--server", required=True, help="the server, e.g. http://127.0.0.1:8000")
     p.add_argument("--out", required=True, help="a new or empty folder for the model")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it already holds a dptopic model")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
-    p.add_argument("--retries", type=int, default=3, help="retries while the server is unavailable (default 3)")
+    p.add_argument("--timeout", type=_timeout_arg, default=30.0,
+                   help=f"seconds per request, in (0, {MAX_TIMEOUT:g}] (default 30)")
+    p.add_argument("--retries", type=_retries_arg, default=3,
+                   help=f"retries while the server is unavailable, 0 to {MAX_RETRIES} (default 3)")
     p.set_defaults(func=cmd_pull)

@@ -12,6 +12,20 @@ from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, corpus_line, 
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
+MAX_WINDOW = 10**9              # evaluate --window: far beyond any document, still a machine integer
+
+
+def _window_int(s: str) -> int:
+    """``evaluate --window``: an integer in [1, MAX_WINDOW] (a larger one overflows the coherence kernel)."""
+    import argparse
+
+    v = positive_int(s)
+    if v > MAX_WINDOW:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_WINDOW} tokens (a window longer than every document"
+                                         f" is the same as one of {MAX_WINDOW}), got {s}")
+    return v
+
+
 DEFAULT_ITERATIONS = 200
 DEFAULT_TOPICS = 50             # the trainers' own default (dptopic.LDA, HDPLDA, ...)
 UNIT_TOPICS = 20                # --unit: dptopic.for_unit's default, the K of the utility table
@@ -541,8 +555,8 @@ def register(sub) -> None:
     e.add_argument("--mode", choices=("paper", "completion"), default="completion",
                    help="perplexity: document completion (default) or the paper's mode / the variational bound")
     e.add_argument("--top-n", type=positive_int, default=10, help="top words per topic for coherence (default 10)")
-    e.add_argument("--window", type=positive_int, default=None,
-                   help="NPMI over sliding windows of this many tokens (default: boolean documents)")
+    e.add_argument("--window", type=_window_int, default=None,
+                   help="NPMI over sliding windows of this many tokens, at most 10**9 (default: boolean documents)")
     e.add_argument("--json", action="store_true", help="print the figures as JSON")
     e.add_argument("--seed", type=seed_int, default=None,
                    help="seed of the fold-in sampling (default: fresh OS entropy; give one to repeat a number exactly)")

@@ -32,7 +32,7 @@ _FIGURES = (("epsilon_pld", "tight: privacy loss distributions (PLD)"),
 def _finite(x):
     try:
         x = float(x)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return x if math.isfinite(x) else None
 

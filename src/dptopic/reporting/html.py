@@ -37,11 +37,18 @@ def _fmt(x, digits=4) -> str:
         return str(x)
     try:
         f = float(x)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return escape(str(x))
     if math.isinf(f):
         return "∞"
     return f"{f:.{digits}g}"
+
+
+def _as_list(x) -> list:
+    """A list field of an (edited) report: a list or tuple as it is, nothing for None, anything else as one item."""
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def _rows(pairs) -> str:
@@ -76,7 +83,8 @@ def _privacy_section(card: dict) -> str:
     acc = card.get("accounting_method") or {}
     acc_html = "<br>".join(f"<b>{escape(str(k))}</b>: {escape(str(v))}" for k, v in acc.items()) if isinstance(acc, dict) \
         else escape(str(acc))
-    impl = card.get("implementation", {})
+    impl = card.get("implementation")
+    impl = impl if isinstance(impl, dict) else {}
     rows = [("privacy unit", escape(str(card.get("privacy_unit")))),
             ("ε, δ (the guarantee)", f"{_fmt(card.get('epsilon'))}, {_fmt(card.get('delta'), 3)}"
                                      f" <span class='note'>({escape(str(card.get('epsilon_is')))})</span>"),
@@ -91,17 +99,20 @@ def _privacy_section(card: dict) -> str:
             ("what is covered", escape(str(card.get("covered") or "—"))),
             ("what is NOT covered", escape(str(card.get("not_covered") or "—")))]
     per = card.get("per_document")
-    if per:
-        ex = per.get("examples", {})
+    if isinstance(per, dict):
+        ex = per.get("examples")
         rows.append(("per document (word-level ε)", escape(str(per.get("rule", ""))) + "<br>" + ", ".join(
-            f"L = {escape(str(L))}: ε = {_fmt(e)}" for L, e in ex.items())))
-    figs = card.get("figures", {})
-    fig_rows = "".join(f"<tr><td>{escape(f['what'])}</td><td class='num'>{_fmt(f.get('epsilon'))}</td>"
+            f"L = {escape(str(L))}: ε = {_fmt(e)}" for L, e in (ex.items() if isinstance(ex, dict) else ()))))
+    elif per:
+        rows.append(("per document (word-level ε)", escape(str(per))))
+    figs = card.get("figures")
+    figs = figs if isinstance(figs, dict) else {}
+    fig_rows = "".join(f"<tr><td>{escape(str(f.get('what')))}</td><td class='num'>{_fmt(f.get('epsilon'))}</td>"
                        f"<td class='num'>{_fmt(f.get('delta', card.get('delta')), 3)}</td></tr>"
                        for f in figs.values() if isinstance(f, dict))
     fig_table = ("<h3>Composition figures side by side</h3><table><tr><th>method</th><th>ε</th><th>δ</th></tr>"
                  f"{fig_rows}</table>") if fig_rows else ""
-    warns = "".join(f'<div class="warn">{escape(str(w))}</div>' for w in card.get("warnings", []))
+    warns = "".join(f'<div class="warn">{escape(str(w))}</div>' for w in _as_list(card.get("warnings")))
     return f"<h2 id='privacy'>Privacy card</h2>{badge}{warns}<table>{_rows(rows)}</table>{fig_table}"
 
 
@@ -119,7 +130,9 @@ def _evaluation_section(evaluation: dict | None) -> str:
 def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     if not audit:
         return ""
-    claim = audit.get("claimed_privacy", {})
+    claim = audit.get("claimed_privacy")
+    if not isinstance(claim, dict):  # an edited audit.json: show the claim as missing rather than fail
+        claim = {}
     emp = audit.get("empirical_epsilon", {})
     emp_html = (", ".join(f"{escape(str(k))}: {_fmt(v)}" for k, v in emp.items()) if isinstance(emp, dict)
                 else _fmt(emp))
