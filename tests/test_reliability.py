@@ -530,6 +530,13 @@ def test_atomic_writes_get_the_mode_of_a_plain_open_under_the_umask(tmp_path):
         os.umask(old)
     assert stat.S_IMODE(os.stat(tmp_path / "page.html").st_mode) == 0o640  # not mkstemp's private 0600
     assert stat.S_IMODE(os.stat(tmp_path / "bundle").st_mode) == 0o750  # not mkdtemp's 0700
+    os.chmod(tmp_path / "page.html", 0o600)  # a file the user made private stays private when rewritten
+    atomic_write_bytes(tmp_path / "page.html", b"<html>2</html>")
+    assert stat.S_IMODE(os.stat(tmp_path / "page.html").st_mode) == 0o600
+    from dptopic.corpus import Corpus
+
+    Corpus.from_texts(["apple banana cherry", "river lake mountain"]).save(tmp_path / "c.npz")
+    assert stat.S_IMODE(os.stat(tmp_path / "c.npz").st_mode) == 0o600  # documents: owner only
 
 
 def test_overwrite_never_takes_a_users_folder_with_a_model_json_for_a_model(tmp_path):

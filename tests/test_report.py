@@ -174,3 +174,18 @@ def test_cli_report_refuses_an_audit_of_another_claim(tmp_path, saved_private):
     r = _cli("report", "--model", str(saved_private), "--out", str(tmp_path / "no.html"), "--audit", str(tmp_path / "a"))
     assert r.returncode == 2 and "audit this model" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "no.html").exists()
+
+
+def test_card_partial_rule_for_document_level_trainers_and_fdptm(planted):
+    from dptopic.models.fdptm import fit_fdptm
+
+    words = planted.corpus.vocabulary.words
+    for make in (lambda: dptopic.DocDPEM(n_topics=3, epsilon=5.0, verbose=0),
+                 lambda: dptopic.DocDPCooccurrence(n_topics=3, epsilon=5.0)):
+        data = privacy_card(make().fit(planted.corpus).privacy_, "x")
+        given = privacy_card(make().fit(planted.corpus, vocabulary=words).privacy_, "x")
+        assert data["guarantee"] == "partial" and "vocabulary" in data["guarantee_note"]
+        assert given["guarantee"] == "full" and "guarantee_note" not in given
+    m, _ = fit_fdptm(dptopic.HDPLDA(n_topics=3, n_iter=2, verbose=0), planted.corpus, 5.0, 1e-5)
+    card = privacy_card(m.privacy_, "HDPLDA")  # chosen privately: no note that it came from the data
+    assert m.privacy_["vocabulary_source"] == "private" and "guarantee_note" not in card

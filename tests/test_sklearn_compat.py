@@ -154,6 +154,6 @@ def test_n_jobs_follows_scikit_learns_convention():
     assert resolve_n_jobs(-1) == (os.cpu_count() or 1) and resolve_n_jobs(-1024) == 1
     for n_jobs in (None, -1):
         m = dptopic.LDA(n_topics=2, n_iter=3, seed=0, verbose=0, n_jobs=n_jobs).fit(_X())
-        assert m.get_params()["n_jobs"] == n_jobs and m._jobs == resolve_n_jobs(n_jobs)
+        assert m.get_params()["n_jobs"] == n_jobs and m._backend_.n_jobs == resolve_n_jobs(n_jobs)  # threads used
     with pytest.raises(dptopic.DPTopicError, match="invalid n_jobs=0"):
         dptopic.LDA(n_topics=2, n_iter=3, verbose=0, n_jobs=0).fit(_X())

@@ -86,19 +86,24 @@ def _umask() -> int:
                     return int(line.split()[1], 8)
     except (OSError, ValueError, IndexError):
         pass
-    mask = os.umask(0o022)
+    mask = os.umask(0o077)  # the probe can only make a file created meanwhile by another thread stricter
     os.umask(mask)
     return mask
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``path`` whole or not at all (a temporary file in the same folder, then a rename). The file gets the
-    mode a plain ``open`` would give it (0666 less the umask), not the temporary file's private 0600."""
+def atomic_write_bytes(path: Path, data: bytes, private: bool = False) -> None:
+    """Write ``path`` whole or not at all (a temporary file in the same folder, then a rename). A file that exists
+    keeps its mode, as with a plain ``open``; a new one gets 0666 less the umask, or 0600 when ``private`` (a private
+    corpus, say)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = 0o600 if private else os.stat(path).st_mode & 0o777
+    except OSError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -327,7 +332,10 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
         raise DPTopicError(f"cannot write to {str(directory)!r} ({e.strerror or type(e).__name__}): save to a writable"
                            " folder.") from None
     try:
-        os.chmod(tmp, 0o777 & ~_umask())  # the mode mkdir would give the folder, not mkdtemp's private 0700
+        try:  # a folder being replaced keeps its mode; a new one gets the mode mkdir would give, not mkdtemp's 0700
+            os.chmod(tmp, os.stat(directory).st_mode & 0o777 if directory.is_dir() else 0o777 & ~_umask())
+        except OSError:
+            pass
         for name, arr in arrays.items():
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
         meta = dict(meta)

@@ -95,7 +95,7 @@ def Real(lo=None, hi=None, closed="both") -> Interval:
 
 
 SEED = [IsNone(), Int(0, None), IsType((np.random.Generator,), "a numpy Generator")]
-N_JOBS = [IsNone(), Int(-1024, -1), Int(1, 1024)]  # scikit-learn's convention: None is 1, -1 every core, -2 all but one
+N_JOBS = [IsNone(), Int(-256, -1), Int(1, 256)]  # scikit-learn's convention: None is 1, -1 every core, -2 all but one
 
 
 def resolve_n_jobs(n_jobs) -> int:

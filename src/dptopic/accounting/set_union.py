@@ -22,15 +22,18 @@ def fdptm_report(vocab_event: ApproxDPEvent, trainer_report: dict, ledger=None) 
     composition is also computed tightly (PLD) with the vocabulary event added to it.
     """
     vocab = vocab_event.describe()
+    chosen = {"vocabulary_source": "private",
+              "vocabulary": "selected with differential privacy (DP set union, Manzonelli et al. 2024): inside the"
+                            " reported epsilon"}
     if not trainer_report.get("private"):
-        rep = dict(trainer_report)
+        rep = dict(trainer_report, **chosen)
         rep["vocabulary_selection"] = vocab
         rep["reason"] = (str(trainer_report.get("reason", "the topic model is not private")).rstrip(". ")
                          + "; the vocabulary was selected privately, the topic model was not")
         return rep
     eps_v, d_v = vocab_event.eps, vocab_event.delta
     d_t = float(trainer_report.get("delta") or 0.0)
-    rep = dict(trainer_report)
+    rep = dict(trainer_report, **chosen)
     rep.update({
         "theorem": FDPTM_THEOREM + "; topic model: " + str(trainer_report.get("theorem", "")),
         "delta": d_t + d_v,

@@ -26,6 +26,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .._progress import progress_bar
+from .._validation import resolve_n_jobs
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels.em import document_statistic
@@ -248,7 +249,7 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
             privacy.append(priv)
 
     with progress_bar(n_shadows, f"shadow models (D={corpus.n_docs})", verbose) as bar, \
-            ThreadPoolExecutor(max_workers=max(1, int(n_jobs))) as pool:
+            ThreadPoolExecutor(max_workers=resolve_n_jobs(n_jobs)) as pool:
         for f in [pool.submit(job, m) for m in range(n_shadows)]:
             f.result()
             bar.advance(1)

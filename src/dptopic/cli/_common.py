@@ -128,7 +128,8 @@ def df_arg(s: str):
 
 def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, text_field: str = "text",
                 label_field: str | None = None, max_vocab: int | None = None, min_df=None,
-                vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True):
+                vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
+                into_model: bool = False):
     """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text (or a
@@ -148,11 +149,12 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     given = max_vocab is not None or min_df is not None or max_df is not None or stop_words is not None
     max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
     min_df = 1 if min_df is None else min_df
-    # text read into a vocabulary is lowercased unless the vocabulary holds upper-case words (a model trained
-    # with --no-lowercase): Vocabulary.is_lowercase
-    text_lower = lowercase if lowercase is not None or vocabulary is None else vocabulary.is_lowercase()
     text_kw = dict(max_df=max_df, **({} if stop_words is None else {"stop_words": stop_words}),
-                   **({} if text_lower is None else {"lowercase": text_lower}))
+                   **({} if lowercase is None else {"lowercase": lowercase}))
+    if into_model:  # documents read into a fitted model's words: tokenised only (Corpus.from_texts, "match")
+        if vocabulary is None:
+            raise DPTopicError("internal: into_model needs the model's vocabulary.")
+        text_kw = dict(lowercase="match")
     if spec in (None, "demo", "sotu"):
         if vocabulary is not None:
             return load_sotu(vocabulary=vocabulary, min_df=1, **text_kw)

@@ -72,12 +72,9 @@ def _guard_out(name, func):
     def run(a):
         import sys
         import warnings
-
-        from .._io import check_output_folder, mark_output_folder
-
         from pathlib import Path
 
-        from .._io import OUTPUT_MARKER
+        from .._io import OUTPUT_MARKER, check_output_folder, mark_output_folder
 
         check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} results")
         print("note: an experiment fits several models on the same documents: their budgets add up, and its figures"

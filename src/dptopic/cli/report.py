@@ -106,7 +106,8 @@ def cmd_report(a):
         _check_audit_matches(audit, getattr(model, "privacy_", None), a.audit, a.model)
     evaluation = None
     if a.reference is not None:
-        ref = load_corpus(a.reference, a.format, None, a.text_field, None, vocabulary=model.vocabulary_)
+        ref = load_corpus(a.reference, a.format, None, a.text_field, None, vocabulary=model.vocabulary_,
+                          into_model=True)
         evaluation = evaluate_on(model, ref, a.reference_public, a.reference)
     if a.compare_to is not None:
         from ..evaluation import match_models

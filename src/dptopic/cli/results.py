@@ -36,7 +36,7 @@ def _model_and_docs(a):
 
     model = load(a.model)
     docs = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_,
-                       drop_empty=False)
+                       drop_empty=False, into_model=True)
     return model, docs
 
 

@@ -386,7 +386,7 @@ def cmd_evaluate(a):
     model = load(a.model)
     # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish); text is
     # only tokenised, with the vocabulary's own case (docs/preprocessing.md)
-    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_)
+    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_, into_model=True)
     top_n = min(a.top_n, len(model.vocabulary_))
     ppl = model.perplexity(corpus, mode=a.mode, seed=a.seed)
     q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))

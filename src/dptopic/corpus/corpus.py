@@ -170,8 +170,9 @@ class Corpus:
         ``min_df``/``max_df``: document-frequency bounds, each a count or (a float) a fraction of the documents;
         ``stop_words``: ``"english"``, ``None``, a file with one word per line, or a list of words;
         ``lowercase=False`` keeps case (``Paris`` and ``paris`` are two words). ``remove_stop_words=False`` is the
-        older spelling of ``stop_words=None``. With a ``vocabulary`` only tokenisation (and ``lowercase``) applies:
-        the vocabulary decides which words count, so stop words and ``min_length`` are not applied again."""
+        older spelling of ``stop_words=None``. ``lowercase="match"`` (with a ``vocabulary``; how text is read into a
+        fitted model's words): no stop-word list or length filter, and each token counts as written when the
+        vocabulary has it, else lowercased, so a vocabulary with "NASA" and "markets" reads "NASA" and "Markets"."""
         if isinstance(texts, (str, bytes)):
             raise DPTopicError("texts must be a list of strings (one per document), not a single string.")
         texts = list(texts)
@@ -183,11 +184,15 @@ class Corpus:
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         df_range(min_df, max_df, len(texts))
         validate_value("min_length", min_length, [Int(1, None)])
-        if vocabulary is not None:  # the vocabulary already holds (or leaves out) the stop words and short words
-            pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=bool(lowercase))
-        else:
-            pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
-                               lowercase=bool(lowercase))
+        if lowercase == "match":
+            if vocabulary is None:
+                raise DPTopicError("lowercase='match' reads text into a given vocabulary: pass vocabulary=.")
+            words = set(vocabulary.words if isinstance(vocabulary, Vocabulary) else vocabulary)
+            pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=False)
+            toks = [[t if t in words else t.lower() for t in pre.tokenize(x)] for x in texts]
+            return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
+        pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
+                           lowercase=bool(lowercase))
         toks = [pre.tokenize(t) for t in texts]
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
 
@@ -516,7 +521,7 @@ class Corpus:
         buf = io.BytesIO()
         np.savez(buf, doc_ptr=self.doc_ptr, word_ids=self.word_ids,
                  meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8))
-        atomic_write_bytes(path, buf.getvalue())
+        atomic_write_bytes(path, buf.getvalue(), private=True)  # documents: readable by their owner only (0600)
         return path
 
     @classmethod

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numbers
 import re
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +24,8 @@ from pathlib import Path
 from ..errors import DPTopicError
 
 _TOKEN = re.compile(r"[^\W\d_]+")  # runs of letters, in any script ("café", "Zürich", "москва"), never digits or _
-_TOKEN_CASED = _TOKEN
+# (after NFC composition, so a decomposed "zu\u0308rich" is one word; scripts that write vowels as combining marks,
+# such as Devanagari, are split at the marks: tokenise such text yourself and pass lists of words)
 
 
 def stop_words() -> frozenset[str]:
@@ -75,7 +77,9 @@ class Preprocessor:
         object.__setattr__(self, "_stop", resolve_stop_words(self.stop_words) if self.remove_stop_words else frozenset())
 
     def tokenize(self, text: str) -> list[str]:
-        toks = _TOKEN.findall(text.lower()) if self.lowercase else _TOKEN_CASED.findall(text)
+        if not text.isascii():
+            text = unicodedata.normalize("NFC", text)
+        toks = _TOKEN.findall(text.lower() if self.lowercase else text)
         sw, n = self._stop, self.min_length
         return [t for t in toks if len(t) >= n and t not in sw]
 

@@ -36,11 +36,6 @@ class Vocabulary:
     def __eq__(self, other) -> bool:
         return isinstance(other, Vocabulary) and self._words == other._words
 
-    def is_lowercase(self) -> bool:
-        """Whether no word has an upper-case letter: then text mapped onto this vocabulary is lowercased first (a
-        vocabulary built with ``lowercase=False`` keeps case, and text is matched as written)."""
-        return not any(w != w.lower() for w in self._words)
-
     def __repr__(self) -> str:
         head = ", ".join(self._words[:5])
         return f"Vocabulary({len(self)} words: {head}{', ...' if len(self) > 5 else ''})"

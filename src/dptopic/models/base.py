@@ -189,9 +189,10 @@ class TopicModel(TransformerMixin, BaseEstimator):
 
     def _fold_in_jobs(self) -> int:
         """Threads for fold-in inference: the model's ``n_jobs`` where it has one (the result does not depend on it)."""
-        n = getattr(self, "n_jobs", 1)
-        ok = n is None or (isinstance(n, (int, np.integer)) and not isinstance(n, bool) and 1 <= abs(n) <= 1024)
-        return resolve_n_jobs(n) if ok else 1
+        try:
+            return self._jobs
+        except (TypeError, ValueError):  # a value fit() would refuse: fold-in still runs, on one thread
+            return 1
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "components_"):
@@ -206,10 +207,10 @@ class TopicModel(TransformerMixin, BaseEstimator):
             c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)
         elif isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
             c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False,  # one row per text
-                                  lowercase=self.vocabulary_.is_lowercase())
+                                  lowercase="match")
         elif is_text_column(X):
             c = Corpus.from_texts([str(t) for t in X], vocabulary=self.vocabulary_, drop_empty=False,
-                                  lowercase=self.vocabulary_.is_lowercase())
+                                  lowercase="match")
         elif is_token_lists(X):
             c = Corpus.from_tokens(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per document
         else:
@@ -219,7 +220,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
                                    f" {len(self.vocabulary_)} features as input: its columns must be the words of the"
                                    " model's vocabulary, in its order (model.vocabulary_).")
             if (allow_empty and (sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2 and X.shape[0] > 0
-                    and not X.sum()):
+                    and (X.count_nonzero() == 0 if sp.issparse(X) else not np.any(X))):
                 c = Corpus(np.zeros(X.shape[0] + 1, dtype=np.int64), np.zeros(0, dtype=np.int32), self.vocabulary_)
             else:
                 c = as_corpus(X, vocabulary=self.vocabulary_.words)  # other array-likes: from_bow checks the width
@@ -336,7 +337,14 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if cols is None or not hasattr(X, "to_numpy"):
             return X
         names = [str(c) for c in cols]
-        expected = [str(w) for w in getattr(self, "feature_names_in_", self.vocabulary_.words)]
+        if not hasattr(self, "feature_names_in_"):  # fitted without column names: scikit-learn only warns
+            if names != [str(w) for w in self.vocabulary_.words]:
+                import warnings
+
+                warnings.warn(f"X has column names, but {type(self).__name__} was fitted without them: its columns are"
+                              " taken in order as the model's words.", UserWarning, stacklevel=4)
+            return X.to_numpy()
+        expected = [str(w) for w in self.feature_names_in_]
         if names != expected:
             if sorted(names) == sorted(expected):
                 what = "the same words in another order"

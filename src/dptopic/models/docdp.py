@@ -155,6 +155,7 @@ class DocDPEM(_DocumentDPModel):
             "parameters": {"noise_multiplier": self.noise_std_, "steps": int(self.n_iter), "sampling_rate": 1.0,
                            "l2_sensitivity": 1.0, "threshold": self.threshold,
                            "start": "random" if self.init is None else "public topics given by the user"},
+            "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
             "scope": ("covers every noisy release of the normalised expected word-topic counts, hence the released"
                       " topics (post-processing). NOT covered: "
                       + ("" if getattr(self, "_vocabulary_supplied", False) else

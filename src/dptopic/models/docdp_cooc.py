@@ -246,6 +246,7 @@ class DocDPCooccurrence(_DocumentDPModel):
                            "background_share": getattr(self, "background_share_", self.background_share),
                            "word_choice": getattr(self, "word_choice_", self.word_choice),
                            "background_topics": int(getattr(self, "n_background_topics_", 0))},
+            "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
             "scope": ("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
                       " the released topics (post-processing). NOT covered: "
                       + ("" if getattr(self, "_vocabulary_supplied", False) else

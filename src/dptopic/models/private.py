@@ -82,6 +82,7 @@ class _PrivateGibbs(GibbsTopicModel):
         rep["randomness"] = SECURE_COVERS if self.secure else STANDARD_COINS
         supplied = getattr(self, "_vocabulary_supplied", False)
         rep["vocabulary"] = VOCAB_SUPPLIED if supplied else VOCAB_FROM_DATA
+        rep["vocabulary_source"] = "supplied" if supplied else "data"
         note = (" Vocabulary treated as public (" + ("user-supplied" if supplied else "chosen from the training"
                 " corpus, not protected") + "); document count and lengths are public under word replacement.")
         rep["scope"] = rep.get("scope", "no differential privacy guarantee.") + note

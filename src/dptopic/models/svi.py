@@ -171,7 +171,7 @@ class _VariationalLDA(TopicModel):
         if lam.shape != self.components_.shape or not np.all(np.isfinite(lam)) or np.any(lam <= 0):
             raise CorruptModelError("lambda.npy must be a positive, finite K×V matrix")
         self.lambda_ = lam
-        raw = np.asarray(arrays.get("svi_state", np.zeros(2)))
+        raw = np.asarray(arrays.get("svi_state", np.zeros(2, dtype=np.int64)))
         if raw.dtype.kind not in "iu" or raw.size not in (1, 2) or np.any(raw < 0):
             raise CorruptModelError("svi_state.npy must hold 1 or 2 non-negative integer counters")
         state = raw.astype(np.int64).ravel()
@@ -463,6 +463,7 @@ class DPSVI(_VariationalLDA):
                                    "composition: the paper's baseline analysis (classic Gaussian per step at"
                                    " delta_step = 1e-6, amplification by subsampling, Dwork & Roth Thm 3.20) for the"
                                    " same noise. The guarantee claimed is epsilon_pld."),
+            "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
             "scope": ("covers every noisy sum of expected sufficient statistics, hence every lambda iterate and the"
                       " released topics (post-processing). NOT covered: "
                       + ("" if getattr(self, "_vocabulary_supplied", False) else

@@ -81,9 +81,14 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
     guarantee = "none" if not private else ("partial" if report.get("guarantee") == "partial" else "full")
     covered, not_covered = _split_scope(report.get("scope", ""))
     vocab = report.get("vocabulary")
-    vocab_exposed = isinstance(vocab, str) and "not protected" in vocab.lower()
+    # where the released words came from: "data" (read from the training documents: outside epsilon), "supplied"
+    # (public) or "private" (DP set union); reports saved before the field existed say it in their "vocabulary" text
+    source = report.get("vocabulary_source")
+    vocab_exposed = source == "data" if source is not None else (isinstance(vocab, str)
+                                                                 and "not protected" in vocab.lower())
     if vocab_exposed:
-        not_covered = (not_covered + " " if not_covered else "") + "Vocabulary: " + vocab
+        if isinstance(vocab, str) and vocab.lower() not in not_covered.lower():
+            not_covered = (not_covered + " " if not_covered else "") + "Vocabulary: " + vocab
         if guarantee == "full":  # the released model names its words: a vocabulary read from the data is a release
             guarantee = "partial"  # that no epsilon covers (docs/privacy.md)
     card = {
@@ -109,8 +114,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
     }
     if "epsilon_basic" in report:  # basic composition holds at its own delta (0 for pure events)
         card["figures"]["epsilon_basic"]["delta"] = _finite(report.get("delta_basic")) or 0.0
-    if "epsilon_paper" in report:  # the paper's figure is its own claim, pure unless the report says otherwise
-        card["figures"]["epsilon_paper"]["delta"] = _finite(report.get("delta_paper")) or 0.0
+    if "epsilon_paper" in report:  # Zhao et al.'s T(eps_L + eps_I), the only paper figure reported, is pure epsilon-DP
+        card["figures"]["epsilon_paper"]["delta"] = 0.0
     if vocab_exposed and private:
         card["guarantee_note"] = ("partial: the vocabulary was chosen from the training documents and is released with"
                                   " the model, outside the epsilon; give a public vocabulary (--vocabulary) or select"
