@@ -127,3 +127,10 @@ def test_topics_as_json_and_csv(models):
     assert lines[0] == "topic,rank,word,weight" and len(lines) == 1 + 3 * 2
     k, rank, word, weight = lines[1].split(",")
     assert (k, rank, word) == ("0", "1", dptopic.load(d / "lda").topic_words(1)[0][0]) and float(weight) > 0
+
+
+def test_the_cli_table_says_partial_where_the_card_does(models):
+    d, _ = models
+    r = _cli("topics", "--model", str(d / "hdp"))
+    assert r.returncode == 0, r.stderr
+    assert "partial: the vocabulary was read from the training documents" in " ".join(r.stdout.split())

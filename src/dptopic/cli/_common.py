@@ -298,7 +298,10 @@ def print_privacy(report: dict, console=None):
                 t.add_row("partial figure: count releases only (NOT the model)", str(part))
         _report_tail(t, report, ("scope", "vocabulary"), console)
         return
-    t.add_row("private", "yes" + (" (partial: see scope)" if report.get("guarantee") == "partial" else ""))
+    partial = ("partial: see scope" if report.get("guarantee") == "partial" else
+               "partial: the vocabulary was read from the training documents, outside epsilon (pass --vocabulary)"
+               if report.get("vocabulary_source") == "data" else "")  # the same rule as the privacy card's
+    t.add_row("private", "yes" + (f" ({partial})" if partial else ""))
     t.add_row("privacy unit", str(report.get("unit")))
     t.add_row("neighbouring relation", str(report.get("neighbouring_relation")))
     t.add_row("theorem", str(report.get("theorem")))
