@@ -49,10 +49,14 @@ def _theta_stamp(path: Path) -> Path:
     return path.with_name(f".{path.name}.dptopic")
 
 
-def _sha256(data: bytes) -> str:
+def _sha256(chunks) -> str:
+    """SHA-256 of the bytes in ``chunks`` (the table just written, or a file read 1 MiB at a time)."""
     import hashlib
 
-    return hashlib.sha256(data).hexdigest()
+    h = hashlib.sha256()
+    for chunk in chunks:
+        h.update(chunk)
+    return h.hexdigest()
 
 
 def _is_ours_theta(path: Path) -> bool:
@@ -64,13 +68,8 @@ def _is_ours_theta(path: Path) -> bool:
             meta = json.loads(stamp.read_text("utf-8"))
             if not (isinstance(meta, dict) and meta.get("format") == THETA_NPY_FORMAT):
                 return False
-            import hashlib
-
-            h = hashlib.sha256()
             with open(path, "rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-            return meta.get("sha256") == h.hexdigest()
+                return meta.get("sha256") == _sha256(iter(lambda: fh.read(1 << 20), b""))
         except (OSError, ValueError):
             return False
     try:
@@ -106,7 +105,7 @@ def cmd_transform(a):
         data = buf.getvalue()
         atomic_write_bytes(out, data)
         atomic_write_bytes(stamp, json.dumps({"format": THETA_NPY_FORMAT, "file": out.name,
-                                              "sha256": _sha256(data)}).encode("utf-8"))
+                                              "sha256": _sha256([data])}).encode("utf-8"))
     else:
         ids = docs.doc_ids or [f"doc{i}" for i in range(docs.n_docs)]
         lines = ["doc_id," + ",".join(f"topic_{k}" for k in range(theta.shape[1]))]
