@@ -25,8 +25,10 @@ def fdptm_report(vocab_event: ApproxDPEvent, trainer_report: dict, ledger=None) 
     chosen = {"vocabulary_source": "private",
               "vocabulary": "selected with differential privacy (DP set union, Manzonelli et al. 2024): inside the"
                             " reported epsilon"}
-    if not trainer_report.get("private"):
+    if not trainer_report.get("private"):  # no epsilon to be inside of: say only how the words were chosen
         rep = dict(trainer_report, **chosen)
+        rep["vocabulary"] = ("selected with differential privacy (DP set union, Manzonelli et al. 2024); the topic"
+                             " model itself is not private")
         rep["vocabulary_selection"] = vocab
         rep["reason"] = (str(trainer_report.get("reason", "the topic model is not private")).rstrip(". ")
                          + "; the vocabulary was selected privately, the topic model was not")
