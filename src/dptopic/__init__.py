@@ -4,14 +4,14 @@ __version__ = "0.1.0"
 # Names are imported on first use (PEP 562), so that `dptopic --help` and a Ctrl-C during the
 # start-up of the command line never wait on (or show a traceback from) numba and scipy imports.
 _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus", "DPTopicError": ".errors",
-            "SmallCorpusWarning": ".errors",
+            "SmallCorpusWarning": ".errors", "SeededNoiseWarning": ".errors",
             "LDA": ".models", "HDPLDA": ".models", "CDPLDA": ".models", "CDPLDAPlus": ".models", "load": ".models",
             "LPLDA": ".models", "OnlineLDA": ".models", "OLPLDA": ".models", "FedLDA": ".models",
             "OnlineVB": ".models", "DPSVI": ".models", "for_unit": ".models",
             "DocDPEM": ".models", "DocDPCooccurrence": ".models", "CountVectorizer": ".corpus.vectorizer"}
 
 __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "load", "DPTopicError",
-           "SmallCorpusWarning",
+           "SmallCorpusWarning", "SeededNoiseWarning",
            "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "for_unit", "CountVectorizer",
            "__version__"]
 

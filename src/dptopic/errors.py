@@ -30,3 +30,9 @@ class BudgetExceededError(DPTopicError):
 class SmallCorpusWarning(UserWarning):
     """Warned when, by the utility table measured on public corpora, the corpus is too small for useful topics at
     the budget: the model still trains, but its topics may be noise."""
+
+
+class SeededNoiseWarning(UserWarning):
+    """Warned when a private trainer or a local randomizer is given an explicit seed: whoever knows the seed can
+    regenerate the noise and remove it, so the guarantee holds only while the seed stays secret. Seeds are for tests
+    and reproduction; leave ``seed=None`` (fresh OS entropy) otherwise. Filter this class to silence it in tests."""

@@ -99,9 +99,10 @@ class DocumentRandomizer:
             raise DPTopicError("a seed makes the reports reproducible, so anyone who knows it can undo them: seeds are"
                                " for simulations only (simulation=True); real reports use the OS CSPRNG.")
         if seed is not None:
+            from ..errors import SeededNoiseWarning
             from .randomizer import SEED_WARNING
 
-            warnings.warn(SEED_WARNING, stacklevel=3)
+            warnings.warn(SEED_WARNING, SeededNoiseWarning, stacklevel=3)
         self.simulation = bool(simulation)
         self.secure = not simulation
         self._rng = (seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)) if simulation else None

@@ -64,7 +64,9 @@ class Randomizer(FlipParameterMixin):
                                " are for simulations only (simulation=True); real reports take their coins from the"
                                " operating system's CSPRNG.")
         if seed is not None:
-            warnings.warn(SEED_WARNING, stacklevel=2)
+            from ..errors import SeededNoiseWarning
+
+            warnings.warn(SEED_WARNING, SeededNoiseWarning, stacklevel=2)
         self.secure = secure
         self.simulation = bool(simulation)
         self.noise_reproducible = seed is not None

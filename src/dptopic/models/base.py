@@ -168,6 +168,14 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if self._private and isinstance(corpus, Corpus):
             _warn_if_documents_reused(type(self).__name__, corpus)
         self.privacy_ = self.privacy_report()
+        if self._private and getattr(self, "seed", None) is not None:
+            import warnings
+
+            from ..errors import SeededNoiseWarning
+
+            warnings.warn(f"{type(self).__name__} with an explicit seed: the privacy guarantee holds only while the seed"
+                          " stays secret (seeds are for tests and reproduction; leave seed=None otherwise).",
+                          SeededNoiseWarning, stacklevel=3)
         if self.privacy_.get("private"):
             self.privacy_["fits"] = ("this report covers this fit alone: every other private fit on the same documents"
                                      " (a refit, each candidate of a grid search) spends its own budget, and the"

@@ -366,8 +366,6 @@ class FedLDA(GibbsTopicModel):
         if self.seed is not None:
             rep["noise_reproducible"] = True
             rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"
-            warnings.warn("FedLDA with an explicit seed: the privacy guarantee holds only while the seed stays secret.",
-                          stacklevel=3)
         return rep
 
     def _load_extra(self, arrays) -> None:
