@@ -32,7 +32,27 @@ class ArgumentParser(argparse.ArgumentParser):
         ns, extras = super().parse_known_args(args, namespace)
         if getattr(ns, "_prog", None) is None:       # the deepest (sub)command parsed sets it first
             ns._prog = self.prog
+            ns._given = self._given_dests(args)
         return ns, extras
+
+    def _given_dests(self, args) -> frozenset:
+        """The options the user wrote on the command line, whatever their value: a flag given at its default value
+        is still given (``train`` refuses one that does not apply to the chosen trainer). Found by parsing the same
+        arguments again with every default suppressed, so abbreviations and ``--flag=value`` count as argparse
+        reads them."""
+        saved = [(action, action.default) for action in self._actions]
+        saved_defaults, self._defaults = self._defaults, {}
+        try:
+            for action, _ in saved:
+                action.default = argparse.SUPPRESS
+            again, _ = super().parse_known_args(args, None)
+        except SystemExit:      # cannot happen after a successful parse; keep the value check then
+            return frozenset()
+        finally:
+            for action, default in saved:
+                action.default = default
+            self._defaults = saved_defaults
+        return frozenset(vars(again))
 
     def parse_args(self, args=None, namespace=None):
         ns, extras = self.parse_known_args(args, namespace)

@@ -63,8 +63,10 @@ _ALGORITHM_ONLY = {
 
 
 def _refuse_foreign_flags(a) -> None:
+    given = getattr(a, "_given", None)      # the flags written on the command line (cli.main's parser)
     for dest, (default, algos) in _ALGORITHM_ONLY.items():
-        if a.algorithm not in algos and getattr(a, dest, default) != default:
+        written = dest in given if given is not None else getattr(a, dest, default) != default
+        if a.algorithm not in algos and written:
             flag = "--" + dest.replace("_", "-")
             hint = {"iterations": " (FedLDA: --rounds; svi/online-vb: --epochs)",
                     "corpus": " (lp/olp train on --reports written by 'dptopic randomize')"}.get(dest, "")
