@@ -460,6 +460,10 @@ def test_corpus_prepare_out_rules(textfile, tmp_path, capsys):
     assert main(["corpus", "prepare", "--corpus", str(textfile), "--out", str(npz)]) == 2
     assert "--overwrite" in err_line(capsys)
     assert main(["corpus", "prepare", "--corpus", str(textfile), "--out", str(npz), "--overwrite"]) == 0
+    # a name that --corpus would not read back as a prepared corpus (it tells formats by their names) is refused
+    for name in ("c.txt", "c"):
+        assert main(["corpus", "prepare", "--corpus", str(textfile), "--out", str(tmp_path / name)]) == 2
+        assert "is a .npz file" in err_line(capsys) and not (tmp_path / name).exists()
 
 
 def test_real_ctrl_c_at_startup(tmp_path, textfile):

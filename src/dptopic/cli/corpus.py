@@ -26,6 +26,12 @@ def cmd_corpus_prepare(a):
 
         check_output_folder(a.out, overwrite=a.overwrite, what="corpus shards")
     else:
+        from pathlib import Path
+
+        if Path(a.out).suffix.lower() != ".npz":     # --corpus tells formats by their names: it would not read it back
+            suggestion = Path(a.out).with_suffix(".npz") if Path(a.out).suffix else f"{a.out}.npz"
+            raise DPTopicError(f"--out {a.out}: a prepared corpus is a .npz file and is recognised by that name; write"
+                               f" it as {suggestion}")
         check_output_file(a.out, _is_corpus, overwrite=a.overwrite)
     corpus = corpus_from_args(a)
     if a.shards is not None:
