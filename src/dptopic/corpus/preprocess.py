@@ -28,6 +28,17 @@ _TOKEN = re.compile(r"[^\W\d_]+")  # runs of letters, in any script ("café", "Z
 # such as Devanagari, are split at the marks: tokenise such text yourself and pass lists of words)
 
 
+TOKENIZER_VERSION = 2
+"""Bumped whenever :meth:`Preprocessor.tokenize` would split or fold some text differently (2: NFC composition before
+the runs of letters). Saved in ``model.json``, so that text read into a model saved by another version warns."""
+
+
+def tokenizer_info() -> dict:
+    """What a saved model records about the tokeniser that made its words from text."""
+    return {"version": TOKENIZER_VERSION, "tokens": "runs of letters of any script after NFC composition, no digits"
+            " or underscores; lower-cased, stop words and short words dropped unless configured otherwise"}
+
+
 def stop_words() -> frozenset[str]:
     """scikit-learn's English stop-word list."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS

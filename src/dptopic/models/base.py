@@ -19,6 +19,7 @@ from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import is_text_column, is_token_lists
+from ..corpus.preprocess import TOKENIZER_VERSION, tokenizer_info
 from ..errors import CorruptModelError, DPTopicError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..backends import BACKENDS, make_backend, training_source
@@ -168,6 +169,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if self._private and isinstance(corpus, Corpus):
             _warn_if_documents_reused(type(self).__name__, corpus)
         self.privacy_ = self.privacy_report()
+        self.tokenizer_ = tokenizer_info()      # the tokeniser of this version of dptopic (a refit replaces a loaded one)
         if self._private and getattr(self, "seed", None) is not None:
             import warnings
 
@@ -206,6 +208,17 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if not hasattr(self, "components_"):
             raise DPTopicError(f"this {type(self).__name__} is not fitted yet: call fit() or dptopic.load() first.")
 
+    def _warn_if_other_tokenizer(self) -> None:
+        """Raw text read into a model whose words were saved by another version of the tokeniser: some words may be
+        split or folded differently, so say so (token lists and counts are read exactly)."""
+        saved = (getattr(self, "tokenizer_", None) or {}).get("version", TOKENIZER_VERSION)
+        if saved != TOKENIZER_VERSION:
+            import warnings
+
+            warnings.warn(f"this model was saved with tokeniser version {saved} and dptopic now reads text with version"
+                          f" {TOKENIZER_VERSION}: some words may be split differently than in training; pass lists of"
+                          " tokens made as the training text was to be exact.", UserWarning, stacklevel=4)
+
     def _as_model_corpus(self, X, allow_empty: bool = False) -> Corpus:
         """``X`` read into the model's vocabulary, one row per input document. ``allow_empty`` (``transform``): input
         without a single word of the vocabulary gives rows of the prior alone, with a warning, as each such row does
@@ -214,9 +227,11 @@ class TopicModel(TransformerMixin, BaseEstimator):
         if isinstance(X, Corpus):
             c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)
         elif isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
+            self._warn_if_other_tokenizer()
             c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False,  # one row per text
                                   lowercase="match")
         elif is_text_column(X):
+            self._warn_if_other_tokenizer()
             c = Corpus.from_texts([str(t) for t in X], vocabulary=self.vocabulary_, drop_empty=False,
                                   lowercase="match")
         elif is_token_lists(X):
@@ -299,7 +314,8 @@ class TopicModel(TransformerMixin, BaseEstimator):
                 "class": type(self).__name__, "params": params, "vocabulary": self.vocabulary_.words,
                 "metrics": metrics if keep_metrics else {}, "training": getattr(self, "_train_stats", {}),
                 "log_likelihood": list(getattr(self, "log_likelihood_", [])),
-                "privacy": self.privacy_}
+                "privacy": self.privacy_,
+                "tokenizer": getattr(self, "tokenizer_", None) or tokenizer_info()}
         from ..reporting import privacy_card
 
         meta["privacy_card"] = privacy_card(self.privacy_, type(self).__name__)  # one schema for every trainer
@@ -609,6 +625,11 @@ def load(directory) -> TopicModel:
     model.metrics_ = meta.get("metrics", {})
     model.log_likelihood_ = meta.get("log_likelihood", [])
     model._train_stats = meta.get("training", {})
+    tok = meta.get("tokenizer")     # absent in folders saved before it was recorded
+    if tok is not None and not (isinstance(tok, dict) and type(tok.get("version")) is int and tok["version"] >= 1):
+        raise bad("'tokenizer' must be an object with an integer 'version' of at least 1")
+    if tok is not None:
+        model.tokenizer_ = tok
     try:
         model._load_extra(arrays)
     except DPTopicError as e:
