@@ -245,3 +245,13 @@ def test_transform_keeps_a_users_npy(model_dir, tmp_path):
     np.save(out, np.full((2, 2), 0.5))
     _one_line_error(_cli("transform", "--model", model_dir, "--corpus", docs, "--out", out, "--overwrite"),
                     "refusing to replace")
+
+
+def test_transform_keeps_a_users_file_where_it_would_write_its_stamp(model_dir, tmp_path):
+    docs = tmp_path / "in.txt"
+    docs.write_text("apple banana cherry\ndog cat mouse\n")
+    stamp = tmp_path / ".t.npy.dptopic"
+    stamp.write_text("my notes")
+    line = _one_line_error(_cli("transform", "--model", model_dir, "--corpus", docs, "--out", tmp_path / "t.npy"),
+                           "did not write")
+    assert "another --out" in line and stamp.read_text() == "my notes" and not (tmp_path / "t.npy").exists()

@@ -59,15 +59,23 @@ def _sha256(chunks) -> str:
     return h.hexdigest()
 
 
+def _stamp_meta(stamp: Path):
+    """The record in a stamp file ``transform`` wrote, or None (missing, not a plain file, or not one of ours)."""
+    try:
+        if stamp.is_symlink() or not stamp.is_file() or stamp.stat().st_size > 4096:
+            return None
+        meta = json.loads(stamp.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) and meta.get("format") == THETA_NPY_FORMAT else None
+
+
 def _is_ours_theta(path: Path) -> bool:
     if path.suffix.lower() == ".npy":
-        stamp = _theta_stamp(path)
+        meta = _stamp_meta(_theta_stamp(path))
+        if meta is None:
+            return False
         try:
-            if stamp.is_symlink() or not stamp.is_file() or stamp.stat().st_size > 4096:
-                return False
-            meta = json.loads(stamp.read_text("utf-8"))
-            if not (isinstance(meta, dict) and meta.get("format") == THETA_NPY_FORMAT):
-                return False
             with open(path, "rb") as fh:
                 return meta.get("sha256") == _sha256(iter(lambda: fh.read(1 << 20), b""))
         except (OSError, ValueError):
@@ -97,6 +105,9 @@ def cmd_transform(a):
     if out.suffix.lower() == ".npy" and (stamp.is_symlink() or (stamp.exists() and not stamp.is_file())):
         raise DPTopicError(f"{str(stamp)!r} (where transform records the .npy tables it wrote) is not a plain file:"
                            " remove it, or choose another --out.")
+    if out.suffix.lower() == ".npy" and stamp.is_file() and _stamp_meta(stamp) is None:
+        raise DPTopicError(f"{str(stamp)!r} (where transform records the .npy tables it wrote) is a file dptopic did"
+                           " not write: refusing to replace it; remove it yourself, or choose another --out.")
     model, docs = _model_and_docs(a)
     theta = np.asarray(model.transform(docs), dtype=np.float64)
     if out.suffix.lower() == ".npy":
