@@ -104,6 +104,60 @@ def _nbytes(obj) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ compiling on the workers
+# Two worker processes on one machine that compile the same numba function at the same moment write its cache files
+# over each other, and a process that then loads them can crash (numba issue #4807; a worker died of SIGSEGV in a
+# test run this way, the first time two workers met the float-count sweep of a noisy-count trainer). So a worker
+# compiles (or loads) each kernel signature once, the first time it needs it, holding a lock file that every worker
+# process on the machine shares; later calls take no lock.
+_WARM: set = set()
+"""Keys of what this worker process has compiled or loaded under the lock."""
+
+
+def _compile_lock_path() -> str:
+    import tempfile
+
+    from .. import kernels
+
+    cache = os.path.join(os.path.dirname(kernels.__file__), "__pycache__")   # where numba writes the kernels' cache
+    return os.path.join(cache if os.access(cache, os.W_OK) else tempfile.gettempdir(), "dptopic-numba-compile.lock")
+
+
+def _first_time_locked(key, call):
+    """``call()``; the first time this process meets ``key``, under the machine-wide compile lock."""
+    if key in _WARM:
+        return call()
+    try:
+        import fcntl
+    except ImportError:             # no flock (Windows): compile unguarded
+        out = call()
+    else:
+        with open(_compile_lock_path(), "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                out = call()
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+    _WARM.add(key)
+    return out
+
+
+def _array_key(*arrays) -> tuple:
+    """What selects a compiled signature: each array's dtype, dimensions and C-contiguity (None stays None)."""
+    return tuple(None if a is None else (a.dtype.str, a.ndim, bool(a.flags.c_contiguous)) for a in arrays)
+
+
+def _warm_sweep(kind, word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, clip, state) -> None:
+    """Compile or load the sweep kernels for these arrays' types without sweeping: the same call on zero documents
+    (``doc_ptr[:1]``), on copies of everything a sweep writes, so nothing of the shard or its sampler state changes."""
+    key = ("sweep", kind, nk.shape[0]) + _array_key(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, state)  # K picks
+    # between two compiled dense kernels
+    if key in _WARM:
+        return
+    _first_time_locked(key, lambda: _run_kernel(kind, word_ids, doc_ptr[:1], z, ndk, word_table, nwk.copy(), nk.copy(),
+                                                alpha, beta, clip, state.copy()))
+
+
 def _narrow(z: np.ndarray, n_topics: int) -> np.ndarray:
     """Assignments in the smallest unsigned type that holds ``n_topics`` (checkpoint traffic)."""
     dtype = np.uint8 if n_topics <= 2**8 else np.uint16 if n_topics <= 2**16 else np.int32
@@ -135,7 +189,9 @@ class ShardActor:
         """Random start from ``rng``; returns this shard's ``(nwk, nk, checkpoint)``. ``secure_coins``:
         the sampler's state comes from this worker's OS CSPRNG instead of ``rng``."""
         self.z = rng.integers(0, self.K, size=self.word_ids.shape[0], dtype=np.int32)
-        self.ndk, nwk, nk = count_assignments(self.word_ids, self.doc_ptr, self.z, self.K, self.V)
+        self.ndk, nwk, nk = _first_time_locked(
+            ("count_assignments",) + _array_key(self.word_ids, self.doc_ptr, self.z),
+            lambda: count_assignments(self.word_ids, self.doc_ptr, self.z, self.K, self.V))
         self.state = kernel_state(None if secure_coins else rng)
         return nwk, nk, self.snapshot()
 
@@ -144,7 +200,8 @@ class ShardActor:
         z, ndk, ndk_dtype = ckpt
         self.z = z.astype(np.int32)
         if ndk is None:
-            ndk = count_assignments(self.word_ids, self.doc_ptr, self.z, self.K, self.V)[0]
+            ndk = _first_time_locked(("count_assignments",) + _array_key(self.word_ids, self.doc_ptr, self.z),
+                                     lambda: count_assignments(self.word_ids, self.doc_ptr, self.z, self.K, self.V))[0]
         self.ndk = np.array(ndk, dtype=ndk_dtype)
         self.noisy_ndk = ckpt[1] is not None
         self.state = kernel_state(None) if state is None else np.array(state)
@@ -172,6 +229,8 @@ class ShardActor:
                 self.base.reshape(-1)[update[1]] = update[2]
             work = self.base.copy()
         nk_work = np.array(nk)
+        _warm_sweep(self.kind, self.word_ids, self.doc_ptr, self.z, self.ndk, word_table, work, nk_work,
+                    alpha, beta, clip, self.state)
         _run_kernel(self.kind, self.word_ids, self.doc_ptr, self.z, self.ndk, word_table, work, nk_work,
                     alpha, beta, clip, self.state)
         out = pack_delta(work, self.base), nk_work - nk, (self.snapshot() if checkpoint else None)
@@ -186,7 +245,8 @@ class ShardActor:
         return self.snapshot()
 
     def perturb_ndk(self, fn, rng):
-        out = fn(self.ndk, rng)
+        out = _first_time_locked(("perturb_ndk", getattr(fn, "__qualname__", repr(fn))) + _array_key(self.ndk),
+                                 lambda: fn(self.ndk, rng))
         if out is not self.ndk:  # fn may noise the counts in place
             self.ndk[...] = out
         self.noisy_ndk = True
