@@ -8,24 +8,30 @@ from sklearn.feature_extraction.text import CountVectorizer as _SKCountVectorize
 
 
 class NamedCounts(sp.csr_matrix):
-    """A CSR document-term count matrix with ``feature_names`` (its columns' words)."""
+    """A CSR document-term count matrix with ``feature_names`` (its columns' words). ``public_vocabulary`` is True
+    only when the vectorizer was given its words (``CountVectorizer(vocabulary=...)``) rather than learning them
+    from the documents it was fitted on: a private trainer counts only such words as a supplied, public vocabulary."""
 
     feature_names: np.ndarray | None = None
+    public_vocabulary: bool = False
 
 
-def _named(X, names) -> NamedCounts:
+def _named(X, names, public: bool) -> NamedCounts:
     out = NamedCounts(X)
     out.feature_names = np.asarray(names, dtype=object)
+    out.public_vocabulary = bool(public)
     return out
 
 
 class CountVectorizer(_SKCountVectorizer):
     """Exactly scikit-learn's ``CountVectorizer`` (same parameters, same counts), except that ``fit_transform`` and
     ``transform`` return a :class:`NamedCounts` matrix: ``Pipeline([CountVectorizer(), LDA()])`` then keeps the
-    vectorizer's words in the model (``topic_words``, ``vocabulary_``, ``feature_names_in_``)."""
+    vectorizer's words in the model (``topic_words``, ``vocabulary_``, ``feature_names_in_``). Words it learned from the
+    documents are, for a private trainer, chosen from the data (not covered by the guarantee); give it a public word list
+    (``vocabulary=``) for a vocabulary the guarantee can treat as public."""
 
     def fit_transform(self, raw_documents, y=None):
-        return _named(super().fit_transform(raw_documents, y), self.get_feature_names_out())
+        return _named(super().fit_transform(raw_documents, y), self.get_feature_names_out(), self.vocabulary is not None)
 
     def transform(self, raw_documents):
-        return _named(super().transform(raw_documents), self.get_feature_names_out())
+        return _named(super().transform(raw_documents), self.get_feature_names_out(), self.vocabulary is not None)

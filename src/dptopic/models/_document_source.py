@@ -33,7 +33,7 @@ def document_source(model, X, vocabulary):
         return _batch_source(model, lambda: iter(items), vocab)
     X, names = model._as_input(X)
     src = training_source(X, vocabulary=vocab if vocab is not None else names)
-    model._vocabulary_supplied = vocab is not None or names is not None
+    model._vocabulary_supplied = vocab is not None or (names is not None and model._input_names_public)
     if isinstance(src, ShardSet):
         vocab = vocab if vocab is not None else src.vocabulary
         paths = list(src.paths)

@@ -386,12 +386,16 @@ class TopicModel(TransformerMixin, BaseEstimator):
         :class:`dptopic.corpus.CountVectorizer` brings its words along."""
         cols = getattr(X, "columns", None)
         self._input_names = None
+        # column names are a public vocabulary only when a vectorizer was given them: a DataFrame's columns, or the
+        # words a vectorizer learned, may come from the private documents (pass vocabulary= to state they are public)
+        self._input_names_public = False
         if cols is not None and hasattr(X, "to_numpy"):
             self._input_names = [str(c) for c in cols]
             return X.to_numpy(), self._input_names
         names = getattr(X, "feature_names", None)
         if names is not None and len(names) == X.shape[1]:
             self._input_names = [str(w) for w in names]
+            self._input_names_public = bool(getattr(X, "public_vocabulary", False))
             return X, self._input_names
         return X, None
 
@@ -434,6 +438,7 @@ class GibbsTopicModel(TopicModel):
         """
         self._validate()
         X, names = self._as_input(X)
+        supplied = vocabulary is not None or (names is not None and self._input_names_public)
         if names is not None and vocabulary is None:
             vocabulary = names
         corpus = training_source(X, vocabulary=vocabulary)
@@ -441,7 +446,7 @@ class GibbsTopicModel(TopicModel):
             vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
             if corpus.vocabulary != vocabulary:
                 corpus = corpus.restrict(vocabulary).require_nonempty()
-        self._vocabulary_supplied = vocabulary is not None
+        self._vocabulary_supplied = supplied
         check_topics_fit_vocabulary(self.n_topics, corpus.vocab_size)
         self.vocabulary_ = corpus.vocabulary
         K, V = self.n_topics, corpus.vocab_size

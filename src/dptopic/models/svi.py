@@ -412,7 +412,8 @@ class DPSVI(_VariationalLDA):
         the vocabulary; otherwise it is taken from ``X`` and is not covered by the guarantee."""
         self._validate()
         corpus = self._train_corpus(X, vocabulary)
-        self._vocabulary_supplied = vocabulary is not None
+        self._vocabulary_supplied = vocabulary is not None or (getattr(self, "_input_names", None) is not None
+                                                               and self._input_names_public)
         self.vocabulary_ = corpus.vocabulary
         rng = self._rng()
         self._init_state(corpus.vocab_size, rng)

@@ -1,0 +1,61 @@
+"""A vocabulary is "supplied" (public, outside what the guarantee must cover) only when the user gave it: words a
+vectorizer learned from the private documents, or a DataFrame's column names, are chosen from the data, and the
+privacy card says partial."""
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.pipeline import Pipeline
+
+import dptopic
+from dptopic.corpus import lda_corpus
+from dptopic.reporting import privacy_card
+
+pd = pytest.importorskip("pandas")
+
+
+@pytest.fixture(scope="module")
+def texts():
+    c = lda_corpus(n_docs=120, vocab_size=30, n_topics=2, doc_length=15, seed=4).corpus
+    return [" ".join(c.vocabulary.words[i] for i in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
+
+
+def _trainers():
+    return {"DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=2.0, verbose=0),
+            "HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0),
+            "DPSVI": lambda: dptopic.DPSVI.from_budget(2.0, 1e-5, n_topics=2, verbose=0)}
+
+
+def _fit(model, X, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(X, **kw)
+
+
+@pytest.mark.parametrize("name", sorted(_trainers()))
+def test_words_a_vectorizer_learned_are_data_and_given_words_are_supplied(texts, name):
+    make = _trainers()[name]
+    learned = Pipeline([("vec", dptopic.CountVectorizer()), ("m", make())])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        learned.fit(texts)
+    rep = learned[-1].privacy_
+    assert rep["vocabulary_source"] == "data"
+    assert privacy_card(rep, name)["guarantee"] == "partial"
+    public = sorted(set(" ".join(texts).split()))
+    given = Pipeline([("vec", dptopic.CountVectorizer(vocabulary=public)), ("m", make())])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        given.fit(texts)
+    assert given[-1].privacy_["vocabulary_source"] == "supplied"
+    assert privacy_card(given[-1].privacy_, name)["guarantee"] == "full"
+
+
+@pytest.mark.parametrize("name", sorted(_trainers()))
+def test_a_dataframes_columns_are_data_unless_passed_as_the_vocabulary(texts, name):
+    vec = dptopic.CountVectorizer()
+    X = vec.fit_transform(texts)
+    df = pd.DataFrame(X.toarray(), columns=vec.get_feature_names_out())
+    assert _fit(_trainers()[name](), df).privacy_["vocabulary_source"] == "data"
+    m = _fit(_trainers()[name](), df, vocabulary=list(df.columns))
+    assert m.privacy_["vocabulary_source"] == "supplied" and np.array_equal(m.vocabulary_.words, list(df.columns))
