@@ -59,3 +59,17 @@ def test_a_dataframes_columns_are_data_unless_passed_as_the_vocabulary(texts, na
     assert _fit(_trainers()[name](), df).privacy_["vocabulary_source"] == "data"
     m = _fit(_trainers()[name](), df, vocabulary=list(df.columns))
     assert m.privacy_["vocabulary_source"] == "supplied" and np.array_equal(m.vocabulary_.words, list(df.columns))
+
+
+@pytest.mark.parametrize("name", sorted(_trainers()))
+def test_a_private_vocabularys_report_does_not_say_the_vocabulary_is_uncovered(texts, name):
+    from dptopic.models.fdptm import fit_fdptm
+
+    plain = _fit(_trainers()[name](), [t.split() for t in texts]).privacy_["scope"]
+    assert "built from the training documents" in plain or "chosen from the training corpus, not protected" in plain
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m, _ = fit_fdptm(_trainers()[name](), dptopic.Corpus.from_tokens([t.split() for t in texts]), 8.0, 1e-5, delta0=1)
+    scope = m.privacy_["scope"]
+    assert m.privacy_["vocabulary_source"] == "private" and "DP set union" in scope
+    assert "built from the training documents" not in scope and "not protected" not in scope

@@ -10,6 +10,22 @@ from .ledger import name_guarantee
 DOCUMENT_RELATION = "document-level add/remove: D' is D with one document added or removed (each document one user)"
 
 
+VOCABULARY_NOT_COVERED = "the vocabulary (built from the training documents: pass a public vocabulary to cover it), "
+"""The clause of a document-level trainer's scope for a vocabulary read from its documents (the FDPTM report removes
+it: there the vocabulary is chosen privately)."""
+GIBBS_VOCABULARY_NOTES = (" Vocabulary treated as public (chosen from the training corpus, not protected);",
+                          " Vocabulary treated as public (user-supplied);")
+
+
+def _scope_with_private_vocabulary(scope: str, eps_v: float, delta_v: float) -> str:
+    """The trainer's scope, its vocabulary clause replaced: the words were chosen by DP set union, inside the total."""
+    scope = str(scope or "").replace(VOCABULARY_NOT_COVERED, "")
+    for note in GIBBS_VOCABULARY_NOTES:
+        scope = scope.replace(note, " Vocabulary selected privately (above);")
+    return (f"covers the vocabulary's selection by DP set union at (eps_V, delta_V) = ({eps_v:g}, {delta_v:g}), composed"
+            f" into the reported epsilon; topic model: {scope}")
+
+
 FDPTM_THEOREM = ("Manzonelli et al. 2024, Theorem 4.1: (eps_V, delta_V)-DP vocabulary selection followed by an"
                  " (eps_T, delta_T)-DP topic model on that vocabulary releases (S, Phi) with"
                  " (eps_V + eps_T, delta_V + delta_T)-DP (sequential composition)")
@@ -45,6 +61,7 @@ def fdptm_report(vocab_event: ApproxDPEvent, trainer_report: dict, ledger=None) 
         "epsilon_pld": eps_v + float(trainer_report["epsilon_pld"]),
         "epsilon_rdp": eps_v + float(trainer_report["epsilon_rdp"]),
         "vocabulary_selection": vocab,
+        "scope": _scope_with_private_vocabulary(trainer_report.get("scope"), eps_v, d_v),
         "topic_model": {k: trainer_report.get(k) for k in ("unit", "epsilon_basic", "epsilon_pld", "epsilon_rdp", "delta")},
         "neighbouring_relation": f"vocabulary: {vocab_event.relation}; topic model: {trainer_report.get('neighbouring_relation')}",
         "accounting": dict(trainer_report.get("accounting", {}),

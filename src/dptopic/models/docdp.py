@@ -19,6 +19,8 @@ epsilon = 1 is measured in that page; it is well below non-private LDA.
 """
 from __future__ import annotations
 
+from ..accounting.set_union import VOCABULARY_NOT_COVERED
+
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -159,7 +161,7 @@ class DocDPEM(_DocumentDPModel):
             "scope": ("covers every noisy release of the normalised expected word-topic counts, hence the released"
                       " topics (post-processing). NOT covered: "
                       + ("" if getattr(self, "_vocabulary_supplied", False) else
-                         "the vocabulary (built from the training documents: pass a public vocabulary to cover it), ")
+                         VOCABULARY_NOT_COVERED)
                       + "the choice of hyper-parameters, "
                       + ("" if self.init is None else
                          "the public starting topics (given, assumed to need no protection), ")

@@ -27,6 +27,8 @@ the data you fit.
 """
 from __future__ import annotations
 
+from ..accounting.set_union import VOCABULARY_NOT_COVERED
+
 import numpy as np
 
 from .._validation import N_JOBS, SEED, Int, IsNone, Options, Real
@@ -250,7 +252,7 @@ class DocDPCooccurrence(_DocumentDPModel):
             "scope": ("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
                       " the released topics (post-processing). NOT covered: "
                       + ("" if getattr(self, "_vocabulary_supplied", False) else
-                         "the vocabulary (built from the training documents: pass a public vocabulary to cover it), ")
+                         VOCABULARY_NOT_COVERED)
                       + "the choice of hyper-parameters, and any metric computed on the training documents."),
             "noise": "gaussian", "secure_noise": bool(self.secure),
         })

@@ -7,6 +7,8 @@ through a :class:`~dptopic.accounting.PrivacyLedger`.
 """
 from __future__ import annotations
 
+from ..accounting.set_union import VOCABULARY_NOT_COVERED
+
 import math
 
 import numpy as np
@@ -468,7 +470,7 @@ class DPSVI(_VariationalLDA):
             "scope": ("covers every noisy sum of expected sufficient statistics, hence every lambda iterate and the"
                       " released topics (post-processing). NOT covered: "
                       + ("" if getattr(self, "_vocabulary_supplied", False) else
-                         "the vocabulary (built from the training documents: pass a public vocabulary to cover it), ")
+                         VOCABULARY_NOT_COVERED)
                       + "the choice of hyper-parameters, and any metric computed on the training documents."),
             "outside_guarantee": {"clipped_fraction": getattr(self, "clipped_fraction_", None),
                                   "note": "computed from the private documents without noise; shown, never saved"},
