@@ -47,6 +47,10 @@ THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of
            " or n_words='auto' are in use, divided by its L2 norm; with word_choice='repetition' beside the word"
            " counts divided by their L2 norm, both halves scaled by 1/sqrt(2); the pair matrix c c^T - diag(c) scaled to Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
            " the topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
+THEOREM_ONE_RELEASE = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on one statistic of L2 sensitivity 1 under"
+                       " add/remove of one document (the pair matrix c c^T - diag(c) over every word of the vocabulary,"
+                       " scaled to Frobenius norm 1: the vocabulary was small enough that no words were chosen); the"
+                       " topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
 _RANKING = "noisy sum of per-document L2-normalised word-presence vectors"
 _RANKING_COUNTS = ("noisy sum of per-document L2-normalised word-presence and word-count vectors, each scaled by"
                    " 1/sqrt(2)")
@@ -249,13 +253,18 @@ class DocDPCooccurrence(_DocumentDPModel):
                            "word_choice": getattr(self, "word_choice_", self.word_choice),
                            "background_topics": int(getattr(self, "n_background_topics_", 0))},
             "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
-            "scope": ("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
-                      " the released topics (post-processing). NOT covered: "
+            "scope": (("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
+                       if self.ranking_noise_std_ is not None else
+                       "covers the noisy co-occurrence matrix of every word of the vocabulary (no word was chosen: one"
+                       " release), hence")
+                      + " the released topics (post-processing). NOT covered: "
                       + ("" if getattr(self, "_vocabulary_supplied", False) else
                          VOCABULARY_NOT_COVERED)
                       + "the choice of hyper-parameters, and any metric computed on the training documents."),
             "noise": "gaussian", "secure_noise": bool(self.secure),
         })
+        if self.ranking_noise_std_ is None:     # the ledger's theorem names the two releases of the usual run
+            rep["theorem"] = THEOREM_ONE_RELEASE
         return self._note_seed(rep)
 
 
