@@ -20,3 +20,19 @@ def test_the_cooccurrence_report_names_the_releases_it_made(vocab_size, releases
     assert len(rep["events"]) == releases
     assert ("two statistics" in rep["theorem"]) == (releases == 2)
     assert ("chose the kept words" in rep["scope"]) == (releases == 2)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
+    lambda: dptopic.DocDPEM(n_topics=2, epsilon=1.0, n_iter=2, verbose=0),
+    lambda: dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=2, verbose=0)])
+def test_document_level_reports_say_where_their_coins_come_from_and_name_group_privacy(make):
+    from dptopic.reporting import privacy_card
+
+    c = lda_corpus(n_docs=200, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
+    m = _quiet_fit(make(), c)
+    rep = m.privacy_
+    assert rep["randomness"].startswith("standard mode") and "floating-point" in rep["randomness"]
+    assert "k times epsilon" in rep["scope"] and rep["scope"].count("group privacy") == 1
+    card = privacy_card(rep, type(m).__name__)
+    assert card["implementation"]["randomness"] == rep["randomness"]

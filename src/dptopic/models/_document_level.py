@@ -13,6 +13,24 @@ from ..kernels.docdp import normalised_statistic, tokens_to_bow
 from .base import TopicModel
 
 SEED_WARNING = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
+GAUSSIAN_COINS = ("standard mode: the Gaussian noise and every other random choice flow from NumPy's PCG64 (fresh OS"
+                  " entropy unless a seed is given) through a textbook floating-point sampler, which does not resist"
+                  " floating-point attacks (Mironov 2012); secure=True hardens the noise (see docs/privacy.md).")
+GAUSSIAN_SECURE = ("secure mode: the Gaussian noise is drawn by OpenDP from the operating system's CSPRNG; the other"
+                   " random choices (a data-independent start; DPSVI's Poisson sampling of mini-batches) come from"
+                   " NumPy's PCG64 seeded from fresh OS entropy.")
+GROUP_PRIVACY = (" One document is the unit: a person who wrote k of the documents is protected only at k times epsilon"
+                 " (and delta grows to k e^((k-1) epsilon) delta; group privacy, Dwork & Roth 2014, Thm 2.2); where"
+                 " people write several documents, join each person's documents into one before training.")
+
+
+def document_level_notes(rep: dict, secure: bool) -> dict:
+    """What every document-level report says beside its figures: where its coins come from, and that the unit is one
+    document (group privacy for an author of several)."""
+    rep["randomness"] = GAUSSIAN_SECURE if secure else GAUSSIAN_COINS
+    if GROUP_PRIVACY not in str(rep.get("scope", "")):
+        rep["scope"] = str(rep.get("scope", "")) + GROUP_PRIVACY
+    return rep
 
 
 class _FixedTopicsInference:
@@ -53,4 +71,4 @@ class _DocumentDPModel(_FixedTopicsInference, TopicModel):
         if self.seed is not None:
             rep["noise_reproducible"] = True
             rep["warning"] = SEED_WARNING
-        return rep
+        return document_level_notes(rep, bool(self.secure))

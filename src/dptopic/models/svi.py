@@ -8,6 +8,7 @@ through a :class:`~dptopic.accounting.PrivacyLedger`.
 from __future__ import annotations
 
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
+from ._document_level import document_level_notes
 
 import math
 
@@ -480,6 +481,7 @@ class DPSVI(_VariationalLDA):
         if self.seed is not None:
             rep["noise_reproducible"] = True
             rep["warning"] = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
+        document_level_notes(rep, bool(self.secure))
         if getattr(self, "_budget", None):
             rep["budget"] = {"epsilon": self._budget[0], "delta": self._budget[1]}
         return rep
