@@ -36,3 +36,28 @@ def test_document_level_reports_say_where_their_coins_come_from_and_name_group_p
     assert "k times epsilon" in rep["scope"] and rep["scope"].count("group privacy") == 1
     card = privacy_card(rep, type(m).__name__)
     assert card["implementation"]["randomness"] == rep["randomness"]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
+    lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0),
+    lambda: dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=2, verbose=0)])
+def test_a_private_fit_on_a_vocabulary_from_its_documents_warns_and_a_public_one_does_not(make):
+    c = lda_corpus(n_docs=200, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("always", dptopic.DataVocabularyWarning)
+        with pytest.warns(dptopic.DataVocabularyWarning, match="chosen from the training documents"):
+            make().fit(c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("error", dptopic.DataVocabularyWarning)
+        m = make().fit(c, vocabulary=c.vocabulary.words)
+    assert m.privacy_["vocabulary_source"] == "supplied"
+
+
+def test_a_non_private_fit_does_not_warn_about_its_vocabulary():
+    c = lda_corpus(n_docs=50, vocab_size=20, n_topics=2, doc_length=10, seed=1).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dptopic.DataVocabularyWarning)
+        dptopic.LDA(n_topics=2, n_iter=2, verbose=0).fit(c)

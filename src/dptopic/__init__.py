@@ -5,13 +5,14 @@ __version__ = "0.1.0"
 # start-up of the command line never wait on (or show a traceback from) numba and scipy imports.
 _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus", "DPTopicError": ".errors",
             "SmallCorpusWarning": ".errors", "SeededNoiseWarning": ".errors",
+            "DataVocabularyWarning": ".errors",
             "LDA": ".models", "HDPLDA": ".models", "CDPLDA": ".models", "CDPLDAPlus": ".models", "load": ".models",
             "LPLDA": ".models", "OnlineLDA": ".models", "OLPLDA": ".models", "FedLDA": ".models",
             "OnlineVB": ".models", "DPSVI": ".models", "for_unit": ".models",
             "DocDPEM": ".models", "DocDPCooccurrence": ".models", "CountVectorizer": ".corpus.vectorizer"}
 
 __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "load", "DPTopicError",
-           "SmallCorpusWarning", "SeededNoiseWarning",
+           "SmallCorpusWarning", "SeededNoiseWarning", "DataVocabularyWarning",
            "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "for_unit", "CountVectorizer",
            "__version__"]
 

@@ -36,3 +36,8 @@ class SeededNoiseWarning(UserWarning):
     """Warned when a private trainer or a local randomizer is given an explicit seed: whoever knows the seed can
     regenerate the noise and remove it, so the guarantee holds only while the seed stays secret. Seeds are for tests
     and reproduction; leave ``seed=None`` (fresh OS entropy) otherwise. Filter this class to silence it in tests."""
+
+
+class DataVocabularyWarning(UserWarning):
+    """Warned when a private trainer's vocabulary was chosen from its training documents: which words it holds is not
+    covered by the guarantee (the privacy card says partial). Pass a public vocabulary, or choose one privately."""

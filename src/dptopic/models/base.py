@@ -178,6 +178,15 @@ class TopicModel(TransformerMixin, BaseEstimator):
             warnings.warn(f"{type(self).__name__} with an explicit seed: the privacy guarantee holds only while the seed"
                           " stays secret (seeds are for tests and reproduction; leave seed=None otherwise).",
                           SeededNoiseWarning, stacklevel=3)
+        if self._private and self.privacy_.get("vocabulary_source") == "data":
+            import warnings
+
+            from ..errors import DataVocabularyWarning
+
+            warnings.warn(f"{type(self).__name__}: the vocabulary was chosen from the training documents, so which words"
+                          " it holds is not covered by the guarantee (the privacy card says partial): pass a public"
+                          " vocabulary (vocabulary=, --vocabulary FILE) or choose one privately (--private-vocabulary).",
+                          DataVocabularyWarning, stacklevel=3)
         if self.privacy_.get("private"):
             self.privacy_["fits"] = ("this report covers this fit alone: every other private fit on the same documents"
                                      " (a refit, each candidate of a grid search) spends its own budget, and the"

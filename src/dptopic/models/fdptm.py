@@ -45,6 +45,12 @@ def fit_fdptm(estimator, X, epsilon_vocab: float, delta_vocab: float, delta0: in
     secure = bool(getattr(estimator, "secure", False)) if secure is None else secure
     restricted, event = restrict_to_private_vocabulary(X, epsilon_vocab, delta_vocab, delta0, alpha, mechanism,
                                                        order, seed, secure)
-    estimator.fit(restricted)
+    import warnings
+
+    from ..errors import DataVocabularyWarning
+
+    with warnings.catch_warnings():     # the restricted corpus's words were chosen privately: compose_privacy says so
+        warnings.simplefilter("ignore", DataVocabularyWarning)
+        estimator.fit(restricted)
     compose_privacy(estimator, event)
     return estimator, restricted
