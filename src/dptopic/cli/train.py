@@ -131,7 +131,9 @@ def _training_corpus(a, console):
                                                    seed=None if secure else a.seed, secure=secure)
     console.print(f"[bold]private vocabulary[/]: {corpus.vocab_size} words by DP set union"
                   f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {policy} policy)")
-    return corpus, None, event
+    # passed to fit as the vocabulary: chosen privately, so the fit must not treat (and warn about) it as chosen from
+    # the data; the composed report then names it as selected privately
+    return corpus, list(corpus.vocabulary.words), event
 
 
 def _compose_private_vocabulary(model, event, console) -> None:
