@@ -61,3 +61,15 @@ def test_a_non_private_fit_does_not_warn_about_its_vocabulary():
     with warnings.catch_warnings():
         warnings.simplefilter("error", dptopic.DataVocabularyWarning)
         dptopic.LDA(n_topics=2, n_iter=2, verbose=0).fit(c)
+
+
+def test_topic_quality_reads_texts_as_transform_and_evaluate_do():
+    from dptopic.evaluation import topic_quality
+
+    texts = ["The rocket reached orbit and the moon", "a doctor treats the disease of the patient",
+             "the moon and the rocket orbit", "the patient saw the doctor about a disease"] * 15
+    m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(dptopic.Corpus.from_texts(texts, stop_words=None))
+    assert "the" in m.vocabulary_.words          # a stop word the model kept: text must be read with it
+    ref = m._as_model_corpus(texts)
+    q_texts, q_corpus = topic_quality(m, texts), topic_quality(m, ref)
+    assert q_texts == q_corpus

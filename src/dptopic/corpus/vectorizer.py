@@ -25,7 +25,7 @@ def _named(X, names, public: bool) -> NamedCounts:
 
 class CountVectorizer(_SKCountVectorizer):
     """Exactly scikit-learn's ``CountVectorizer`` (same parameters, same counts), except that ``fit_transform`` and
-    ``transform`` return a :class:`NamedCounts` matrix: ``Pipeline([CountVectorizer(), LDA()])`` then keeps the
+    ``transform`` return a :class:`NamedCounts` matrix: ``make_pipeline(CountVectorizer(), LDA())`` then keeps the
     vectorizer's words in the model (``topic_words``, ``vocabulary_``, ``feature_names_in_``). Words it learned from the
     documents are, for a private trainer, chosen from the data (not covered by the guarantee); give it a public word list
     (``vocabulary=``) for a vocabulary the guarantee can treat as public."""

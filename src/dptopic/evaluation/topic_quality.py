@@ -90,6 +90,8 @@ def _reference_corpus(model_or_components, reference):
         if vocab is None:
             raise DPTopicError("a reference given as texts needs the fitted model (its vocabulary reads them): pass"
                                " the model, or a Corpus read in the topics' vocabulary.")
+        if hasattr(model_or_components, "_as_model_corpus"):   # exactly as transform (and `dptopic evaluate`) read text
+            return model_or_components._as_model_corpus(reference)
         return as_corpus(reference, vocabulary=vocab)
     if reference.vocab_size != V or (vocab is not None and reference.vocabulary.words != list(vocab)):
         what = (f"{reference.vocab_size} words, the model {V}" if reference.vocab_size != V else
