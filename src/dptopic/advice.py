@@ -200,7 +200,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                          " within documents: on 20 Newsgroups posts it raised the NPMI ratio from 0.60 to 0.67 at"
                          " epsilon 1 and from 0.69 to 0.99 at epsilon 4, but lowered it on State of the Union"
                          " paragraphs (0.81 to 0.61 at epsilon 1) and, in another run, on Reuters newswire (1.10 to"
-                         " 0.52); decide on a public corpus"
+                         " 0.52; each pair from one run, the default's ratio moving by about 0.02 between runs);"
+                         " decide on a public corpus"
                          " like yours, since trying both on the private one spends the budget twice"
                          " (docs/document_dp.md).")
     if unit == "word":
