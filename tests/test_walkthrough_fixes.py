@@ -73,3 +73,15 @@ def test_topic_quality_reads_texts_as_transform_and_evaluate_do():
     ref = m._as_model_corpus(texts)
     q_texts, q_corpus = topic_quality(m, texts), topic_quality(m, ref)
     assert q_texts == q_corpus
+
+
+def test_a_given_vocabulary_with_words_text_never_yields_warns():
+    texts = ["interest rates rise again", "the bank raised interest rates"]
+    with pytest.warns(UserWarning, match=r"1 stop word\(s\) \('interest'.*2 that the tokeniser never produces \('Bank', "
+                                         r"'money,debt'"):
+        c = dptopic.Corpus.from_texts(texts, vocabulary=["interest", "rates", "Bank", "money,debt", "raised"])
+    assert c.n_tokens == 3      # rates x2, raised
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dptopic.Corpus.from_texts(texts, vocabulary=["interest", "rates", "raised"], stop_words=None)
+        dptopic.Corpus.from_texts(texts, vocabulary=["rates", "Bank"], lowercase=False)

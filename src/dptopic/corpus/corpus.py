@@ -79,6 +79,32 @@ def _seed_generator(seed) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
+def _warn_unreachable_words(words, pre) -> None:
+    """Warn when words of a given vocabulary can never be counted in text read by ``pre``: a stop word, a word shorter
+    than its ``min_length``, or one that does not tokenise to itself (upper case under lower-casing, punctuation,
+    spaces). They stay in the vocabulary (and in a model's topics) without a single count."""
+    import warnings
+
+    stop, bad = [], []
+    for w in words:
+        w = str(w)
+        if w in pre._stop:
+            stop.append(w)
+        elif pre.tokenize(w) != [w]:
+            bad.append(w)
+    if stop or bad:
+        parts = []
+        if stop:
+            parts.append(f"{len(stop)} stop word(s) ({', '.join(map(repr, stop[:3]))}{', ...' if len(stop) > 3 else ''}:"
+                         " pass stop_words=None or --stop-words none to count them)")
+        if bad:
+            parts.append(f"{len(bad)} that the tokeniser never produces ({', '.join(map(repr, bad[:3]))}"
+                         f"{', ...' if len(bad) > 3 else ''}: upper case, punctuation, digits, spaces or fewer than"
+                         f" {pre.min_length} letters)")
+        warnings.warn("the given vocabulary holds words that are never counted in the training text: "
+                      + "; ".join(parts) + ". They stay in the model without counts.", UserWarning, stacklevel=3)
+
+
 class Corpus:
     """A tokenised corpus.
 
@@ -193,6 +219,8 @@ class Corpus:
             return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
                            lowercase=bool(lowercase))
+        if vocabulary is not None:
+            _warn_unreachable_words(vocabulary.words if isinstance(vocabulary, Vocabulary) else vocabulary, pre)
         toks = [pre.tokenize(t) for t in texts]
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
 
