@@ -85,3 +85,18 @@ def test_a_given_vocabulary_with_words_text_never_yields_warns():
         warnings.simplefilter("error")
         dptopic.Corpus.from_texts(texts, vocabulary=["interest", "rates", "raised"], stop_words=None)
         dptopic.Corpus.from_texts(texts, vocabulary=["rates", "Bank"], lowercase=False)
+
+
+@pytest.mark.parametrize("make", [lambda d: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, delta=d, verbose=0),
+                                  lambda d: dptopic.DPSVI.from_budget(1.0, d, n_topics=2, verbose=0)])
+def test_a_large_delta_warns(make):
+    c = lda_corpus(n_docs=100, vocab_size=30, n_topics=2, doc_length=20, seed=1).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("always", UserWarning)
+        with pytest.warns(UserWarning, match="delta = 0.5 is large"):
+            make(0.5).fit(c)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            make(1e-5).fit(c)
+    assert not [w for w in seen if "is large" in str(w.message)]

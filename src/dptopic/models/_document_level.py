@@ -24,6 +24,19 @@ GROUP_PRIVACY = (" One document is the unit: a person who wrote k of the documen
                  " people write several documents, join each person's documents into one before training.")
 
 
+LARGE_DELTA = 1e-3
+
+
+def warn_if_large_delta(delta) -> None:
+    """delta is the chance that the guarantee fails outright; above 1e-3 that is rarely a choice anyone means."""
+    if isinstance(delta, (int, float)) and delta > LARGE_DELTA:
+        import warnings
+
+        warnings.warn(f"delta = {delta:g} is large: (epsilon, delta)-DP allows a delta chance that a document is exposed"
+                      " outright; choose delta well below 1/(number of documents), e.g. 1e-5 or 1e-6.", UserWarning,
+                      stacklevel=4)
+
+
 def document_level_notes(rep: dict, secure: bool) -> dict:
     """What every document-level report says beside its figures: where its coins come from, and that the unit is one
     document (group privacy for an author of several)."""
@@ -66,6 +79,7 @@ class _DocumentDPModel(_FixedTopicsInference, TopicModel):
         super()._validate()
         if self.secure and self.seed is not None:
             raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed.")
+        warn_if_large_delta(self.delta)
 
     def _note_seed(self, rep: dict) -> dict:
         if self.seed is not None:

@@ -8,7 +8,7 @@ through a :class:`~dptopic.accounting.PrivacyLedger`.
 from __future__ import annotations
 
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
-from ._document_level import document_level_notes
+from ._document_level import document_level_notes, warn_if_large_delta
 
 import math
 
@@ -392,6 +392,7 @@ class DPSVI(_VariationalLDA):
         super()._validate()
         if self.secure and self.seed is not None:
             raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed (--seed).")
+        warn_if_large_delta(self.delta)
         if self.n_epochs / self.sampling_rate > MAX_COUNT:
             raise DPTopicError(f"n_epochs={self.n_epochs:g} at sampling_rate={self.sampling_rate:g} makes"
                                f" {self.n_epochs / self.sampling_rate:.3g} steps; at most {MAX_COUNT:,} are supported:"
