@@ -100,3 +100,18 @@ def test_a_large_delta_warns(make):
             warnings.simplefilter("always")
             make(1e-5).fit(c)
     assert not [w for w in seen if "is large" in str(w.message)]
+
+
+@pytest.mark.parametrize("eps, unit, weak", [(600.0, "word", True), (20.0, "document", True), (8.0, "document", False),
+                                             (16.0, "document", False)])
+def test_the_card_calls_a_large_epsilon_weak(eps, unit, weak):
+    from dptopic.reporting import privacy_card
+    from dptopic.reporting.html import _privacy_section
+
+    rep = {"private": True, "epsilon": eps, "delta": 1e-5, "epsilon_method": "PLD", "unit": unit,
+           "vocabulary_source": "supplied", "scope": "covers everything. NOT covered: nothing."}
+    card = privacy_card(rep, "X")
+    assert ("strength_note" in card) == weak
+    if weak:
+        assert "weak guarantee" in card["strength_note"] and ("per_document" in card["strength_note"]) == (unit == "word")
+        assert "weak guarantee" in _privacy_section(card)

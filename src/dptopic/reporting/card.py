@@ -13,6 +13,8 @@ import math
 from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
 
 CARD_SCHEMA = "dptopic-privacy-card/1"
+STRONG_EPSILON_LIMIT = 16.0
+"""Above this epsilon the card says the guarantee is weak (deployed systems state 0.1 to 16 per document or user)."""
 
 # trainers whose randomizer runs on the contributor's side (the server is not trusted)
 _LOCAL = {"LPLDA": "local: each contributor randomizes on their own device; the server sees only reports",
@@ -120,6 +122,14 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
         card["guarantee_note"] = ("partial: the vocabulary was chosen from the training documents and is released with"
                                   " the model, outside the epsilon; give a public vocabulary (--vocabulary) or select"
                                   " it privately (--private-vocabulary) for a full guarantee")
+    if private and eps > STRONG_EPSILON_LIMIT:
+        unit = report.get("unit") or "unit"
+        card["strength_note"] = (f"epsilon = {eps:.4g} per {unit} is a weak guarantee: it lets what an observer believes"
+                                 f" about one {unit} change by up to a factor e^epsilon"
+                                 + (f" (about 10^{eps / math.log(10):.0f})" if eps > 30 else f" ({math.exp(eps):.3g})")
+                                 + "; deployed systems state epsilon between about 0.1 and 16 per document or per user"
+                                 " and day (OpenDP deployments registry)"
+                                 + ("; per document it is larger still (per_document)" if unit == "word" else ""))
     if not private:
         card["reason"] = report.get("reason") or (which[len(NO_GUARANTEE):] if claims_no_guarantee(report) else
                                                   "the trainer claims no differential privacy guarantee")
