@@ -115,3 +115,19 @@ def test_the_card_calls_a_large_epsilon_weak(eps, unit, weak):
     if weak:
         assert "weak guarantee" in card["strength_note"] and ("per_document" in card["strength_note"]) == (unit == "word")
         assert "weak guarantee" in _privacy_section(card)
+
+
+def test_background_topics_are_named_and_labelled(tmp_path):
+    from dptopic.reporting import privacy_card
+    from dptopic.reporting.html import render_report
+
+    c = lda_corpus(n_docs=400, vocab_size=300, n_topics=10, doc_length=40, seed=2).corpus
+    m = _quiet_fit(dptopic.DocDPCooccurrence(n_topics=10, epsilon=4.0, verbose=0), c)
+    ids = m.background_topic_ids()
+    assert ids == list(range(10 - m.n_background_topics_, 10)) and len(ids) > 0
+    m.save(tmp_path / "m")
+    assert dptopic.load(tmp_path / "m").background_topic_ids() == ids      # from the saved report
+    assert _quiet_fit(dptopic.LDA(n_topics=3, n_iter=2, verbose=0), c).background_topic_ids() == []
+    page = render_report(title="t", trainer="DocDPCooccurrence", card=privacy_card(m.privacy_, "DocDPCooccurrence"),
+                         topics=m.topic_words(5, weights=True), background=ids)
+    assert page.count("(background: corpus-wide words)") == len(ids)

@@ -293,6 +293,18 @@ class TopicModel(TransformerMixin, BaseEstimator):
             out.append([(self.vocabulary_[i], float(row[i])) if weights else self.vocabulary_[i] for i in top])
         return out
 
+    def background_topic_ids(self) -> list:
+        """Indices of the topics that hold corpus-wide words rather than a theme (``DocDPCooccurrence``'s background
+        topics, its last ones); empty for every other model. Read from the fit, or from a saved model's report."""
+        self._check_fitted()
+        n = getattr(self, "n_background_topics_", None)
+        if n is None:
+            params = (getattr(self, "privacy_", None) or {}).get("parameters") or {}
+            n = params.get("background_topics") if isinstance(params, dict) else 0
+        K = self.components_.shape[0]
+        n = int(n) if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and 0 <= n < K else 0
+        return list(range(K - n, K))
+
     # ------------------------------------------------------------- persistence
     def _extra_arrays(self) -> dict:
         return {}

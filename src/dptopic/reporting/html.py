@@ -158,11 +158,13 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
 
 
 def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluation: dict | None = None,
-                  audit: dict | None = None, roc_png: bytes | None = None, source: str = "") -> str:
-    """The HTML page. ``topics`` is a list of ``[(word, weight), ...]`` per topic (weights: P(word | topic))."""
+                  audit: dict | None = None, roc_png: bytes | None = None, source: str = "", background=()) -> str:
+    """The HTML page. ``topics`` is a list of ``[(word, weight), ...]`` per topic (weights: P(word | topic));
+    ``background``: indices of background topics (``model.background_topic_ids()``), labelled as such."""
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    cards = "".join(f"<div class='topic'><h3>topic {k}</h3>{_topic_svg([w for w, _ in t], [p for _, p in t])}</div>"
-                    for k, t in enumerate(topics))
+    bg = set(background or ())
+    cards = "".join(f"<div class='topic'><h3>topic {k}{' (background: corpus-wide words)' if k in bg else ''}</h3>"
+                    f"{_topic_svg([w for w, _ in t], [p for _, p in t])}</div>" for k, t in enumerate(topics))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(title)}</title><style>{_CSS}</style></head>
