@@ -222,8 +222,11 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
     if floor > epsilon:
         raise DPTopicError(
             f"budget unreachable: epsilon={epsilon:g} at delta={delta:g} needs a noise multiplier above"
-            f" {max_noise_multiplier:g} for {steps} steps at sampling rate {sampling_rate:g}; the smallest"
-            f" reachable epsilon is {floor:.4g} (give a larger epsilon or delta, fewer epochs or a smaller sampling rate).")
+            f" {max_noise_multiplier:g} for "
+            + ("one release" if steps == 1 and sampling_rate >= 1 else
+               f"{steps} step{'s' if steps != 1 else ''} at sampling rate {sampling_rate:g}") + "; the smallest"
+            f" reachable epsilon is {floor:.4g} (give a larger epsilon or delta"
+            + (")." if steps == 1 and sampling_rate >= 1 else ", fewer epochs or a smaller sampling rate)."))
 
     coarse = GAUSSIAN_DISCRETIZATION
 
