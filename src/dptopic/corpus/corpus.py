@@ -468,8 +468,8 @@ class Corpus:
         per-document guarantee on the training part carries over to the corpus given, as long as the vocabulary
         does not come from the documents (a public one, or one chosen with DP); a random permutation
         (:meth:`train_test_split`) reshuffles every document when one is added. The parts' sizes are about, not
-        exactly, ``test_size``; all copies of one document go to the same part, so no held-out document is a copy of a
-        training one. ``key`` (public) picks another split.
+        exactly, ``test_size``; the copies of one document are told apart by their rank among its copies. ``key``
+        (public) picks another split.
         """
         import numbers
 
@@ -483,9 +483,15 @@ class Corpus:
         cs = np.zeros(self.n_tokens + 1, dtype=np.uint64)
         np.cumsum(word_hash[self.word_ids], out=cs[1:])            # sums modulo 2**64
         h = _mix64(cs[self.doc_ptr[1:]] - cs[self.doc_ptr[:-1]])
-        # every copy of a bag of words goes to the same side: a held-out document is never a copy of a training one
-        # (its metrics would read training words), and adding one more copy still adds one document to one part
-        u = (_mix64(h) >> np.uint64(11)) / float(2 ** 53)
+        # the k-th copy of a bag of words hashes with k: copies spread over both parts, and adding one more copy
+        # adds one document to one part (which copy is which does not matter: they are the same document)
+        _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+        order = np.argsort(inverse, kind="stable")
+        copy = np.empty(len(h), dtype=np.uint64)
+        copy[order] = np.arange(len(h), dtype=np.uint64) - np.repeat(
+            np.searchsorted(inverse[order], np.arange(len(first))), np.bincount(inverse)).astype(np.uint64)
+        with np.errstate(over="ignore"):
+            u = (_mix64(h ^ (copy * np.uint64(0x9E3779B97F4A7C15))) >> np.uint64(11)) / float(2 ** 53)
         test = u < test_size
         if test.all() or not test.any():
             raise DPTopicError(f"the split put all {self.n_docs} documents in one part: give more documents, or another"
