@@ -368,11 +368,15 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         directory = _old_name(directory)  # a save was interrupted between its two renames: the old bundle is whole
     if not directory.is_dir():
         what_is = "is a file, not a folder" if directory.exists() else "does not exist"
-        raise DPTopicError(f"{what} directory {str(directory)!r} {what_is}: pass the --out directory of a saved {what}.")
+        raise DPTopicError(f"{what} directory {str(directory)!r} {what_is}: pass the folder a saved {what} was written to"
+                           f" ({what}.save(folder), or the --out of dptopic train).")
     mpath = directory / meta_name
     try:
         meta = load_json(mpath.read_text("utf-8"), "model.json")
     except FileNotFoundError:
+        if not any(directory.glob("*.npy")):        # nothing of a saved model here: the wrong folder, not a broken one
+            raise CorruptModelError(f"{str(directory)!r} holds no saved {what} (no {meta_name}): pass the folder a {what}"
+                                    f" was saved to ({what}.save(folder), or the --out of dptopic train).") from None
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is missing; re-save the {what}.") from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is not valid JSON ({e.msg if hasattr(e, 'msg') else type(e).__name__}); re-save the {what}.") from None
