@@ -405,7 +405,7 @@ def test_cli_train_fed_report_words(tmp_path, capsys):
     capsys.readouterr()
     for bad, msg in ((["--report-words", "1"], "--report-words: must be auto or all or an integer >= 2, got 1"),
                      (["--report-words", "many"], "--report-words: must be auto or all or an integer >= 2, got many"),
-                     (["--report-words", "2", "--topics", "3"], "at least n_topics=3")):
+                     (["--report-words", "2", "--topics", "3"], "at least --topics 3")):
         try:
             rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--rounds", "1", "--quiet",
                        "--out", str(tmp_path / "x")] + bad)

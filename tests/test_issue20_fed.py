@@ -322,7 +322,7 @@ def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
     # the same database with another number of report words: refused at start-up, in one line
     again = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "3",
                    "--fed-report-words", "50")
-    with pytest.raises(RuntimeError, match="fed_report_words=40"):
+    with pytest.raises(RuntimeError, match="--fed-report-words 40"):
         again.start(timeout=60)
     # settings that cannot work: one line, before anything starts
     for extra, msg in ((["--fed-report-words", "40"], "no effect without FedLDA"),

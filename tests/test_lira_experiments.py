@@ -67,5 +67,5 @@ def test_a_failed_experiment_leaves_no_marked_folder_behind(tmp_path):
     for _ in range(2):  # the second run must not be refused as "already holds a dptopic ... results"
         r = subprocess.run([sys.executable, "-m", "dptopic", "experiment", "svi", "--delta", "1", "--out", str(out)],
                            capture_output=True, text=True, timeout=300)
-        assert r.returncode == 2 and "invalid delta" in r.stderr and "already holds" not in r.stderr
+        assert r.returncode == 2 and "invalid --delta" in r.stderr and "already holds" not in r.stderr
         assert not out.exists()

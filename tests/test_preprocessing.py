@@ -105,7 +105,7 @@ def test_cli_preprocessing_errors(tmp_path):
     src = tmp_path / "docs.txt"
     src.write_text("\n".join(TEXTS) + "\n")
     r = _cli("corpus", "info", str(src), "--min-df", "3", "--max-df", "2")
-    assert r.returncode == 2 and "max_df" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "--max-df 2" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     r = _cli("corpus", "info", str(src), "--max-df", "1.5")
     assert r.returncode == 2 and "(0, 1]" in r.stderr

@@ -47,6 +47,8 @@ def _float_arg(check, what):
 
 positive_float = _float_arg(lambda v: v > 0 and math.isfinite(v), "must be a finite number > 0")
 epsilon_value = _float_arg(lambda v: 1e-9 <= v <= 500, "an epsilon must lie in [1e-09, 500]")
+# an epsilon handed to the accountants as it is (the vocabulary's EPS_V): their range, (0, 500]
+epsilon_budget = _float_arg(lambda v: 0 < v <= 500, "an epsilon must lie in (0, 500]")
 unit_interval = _float_arg(lambda v: 0 < v < 1, "must lie in (0, 1)")
 
 
@@ -102,11 +104,11 @@ def check_out(a, *suffixes: str) -> None:
 
 
 def eps_delta_pair(s: str) -> tuple:
-    """``EPS,DELTA`` with EPS > 0 and DELTA in (0, 1)."""
+    """``EPS,DELTA`` with EPS in (0, 500] (the accountants' range) and DELTA in (0, 1)."""
     parts = s.split(",")
     if len(parts) != 2:
         raise argparse.ArgumentTypeError(f"expected EPS,DELTA (e.g. 1.0,1e-5), got {s!r}")
-    return positive_float(parts[0].strip()), unit_interval(parts[1].strip())
+    return epsilon_budget(parts[0].strip()), unit_interval(parts[1].strip())
 
 
 def df_arg(s: str):

@@ -6,6 +6,7 @@ import math
 
 from ..errors import DPTopicError
 from ._common import add_corpus_args, corpus_from_args, make_console, print_table
+from ._flags import CORPUS_FLAGS, CORPUS_RULES, epsilon_rules, epsilon_word_rules, flag_errors
 
 MAX_SHADOWS = 10_000  # shadow models each train a topic model: more than this would never finish
 
@@ -14,7 +15,7 @@ def _number(name, value, check, what):
     if value is None:
         return None
     if not (math.isfinite(value) and check(value)):
-        raise DPTopicError(f"invalid {name}={value:g}: {what}.")
+        raise DPTopicError(f"invalid {name} {value:g}: {what}.")
     return value
 
 
@@ -56,6 +57,7 @@ def _trainer_from_args(a):
         raise DPTopicError(f"unknown algorithm {a.algorithm!r}: choose one of {', '.join(ALGORITHMS)}.")
     cls = ALGORITHMS[a.algorithm]
     names = inspect.signature(cls.__init__).parameters
+    params_epsilon = epsilon_parameter(a.algorithm, required=False)
     params = {}
     for flag, keys in (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")),
                        ("alpha", ("alpha",)), ("beta", ("beta", "eta")),
@@ -75,7 +77,9 @@ def _trainer_from_args(a):
                                f" {'seed (use --seed)' if k == 'seed' else k}; drop it.")
     clash = sorted(set(extra) & set(params))
     if clash:
-        raise DPTopicError(f"--set {clash[0]}=... clashes with the flag that sets {clash[0]}: give it once.")
+        flag = next((f"--{f}" for f, keys in (*_FLAG_KEYS, ("epsilon", (params_epsilon,))) if clash[0] in keys),
+                    "the flag")
+        raise DPTopicError(f"--set {clash[0]}=... clashes with {flag}, which sets {clash[0]}: give it once.")
     params.update(extra)
     make_estimator(a.algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
     return estimator_trainer(a.algorithm, **params), None, f"{a.algorithm} {params}"
@@ -123,7 +127,40 @@ def results_table(summaries: dict):
     return t
 
 
+_FLAG_KEYS = (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")), ("alpha", ("alpha",)),
+              ("beta", ("beta", "eta")), ("delta", ("delta",)))
+
+
+def audit_flag_names(a) -> tuple:
+    """``(names, rules)`` for :func:`~dptopic.cli._flags.flag_errors`: with ``--algorithm``, the trainer's parameters
+    that the flags set (given or at the trainer's default), never one the user named in ``--set``; with ``--model`` the
+    saved model fixes them, so only the corpus flags are mapped."""
+    names, rules = dict(CORPUS_FLAGS), CORPUS_RULES
+    if a.model is None and a.algorithm is not None:
+        from ..models import ALGORITHMS
+
+        if a.algorithm in ALGORITHMS:
+            from ..attacks.lira import epsilon_parameter
+
+            key = epsilon_parameter(a.algorithm, required=False)
+            if key is not None:
+                names.update({key: "--epsilon", "epsilon": "--epsilon"})
+                rules = (epsilon_word_rules("--epsilon", a.epsilon) if key == "epsilon_word" else
+                         epsilon_rules("--epsilon")) + rules
+        for flag, keys in _FLAG_KEYS:
+            names.update({k: f"--{flag}" for k in keys})
+        for item in a.set or []:
+            names.pop(item.split("=", 1)[0].strip(), None)
+    return names, rules
+
+
 def cmd_audit(a):
+    # "LDA has no parameter 'foo'; valid: n_topics, ...": the names --set takes, kept as they are
+    with flag_errors(*audit_flag_names(a), keep=r"has no parameter"):
+        _audit(a)
+
+
+def _audit(a):
     from .._io import atomic_write_json
     from ..attacks.lira import claimed_epsilon, run_lira
 

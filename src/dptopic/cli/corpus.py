@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import DPTopicError
+from ._flags import CORPUS_FLAGS, CORPUS_RULES, with_flag_names
 from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, make_console, positive_int,
                       print_table)
 
@@ -18,6 +19,7 @@ def _is_corpus(path) -> bool:
     return True
 
 
+@with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
 def cmd_corpus_prepare(a):
     from .._io import check_output_file
 
@@ -91,6 +93,7 @@ def corpus_summary(corpus, top: int = 20) -> dict:
     return out
 
 
+@with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
 def cmd_corpus_info(a):
     import json
 

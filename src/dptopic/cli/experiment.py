@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._flags import CORPUS_RULES, JOBS_RULES, epsilon_rules, flag_errors
 from ._common import (add_common_experiment_args, epsilon_value, experiment_corpora, make_console, positive_int,
                       print_verdict)
 
@@ -66,6 +67,34 @@ EXPERIMENTS = [register_zhao_central, register_zhao_local, register_park_svi, re
                register_manzonelli]
 
 
+# The library parameters each experiment sets from its flags, for its errors (cli._flags).
+_TOPICS = {"n_topics": "--topics", "n_iter": "--iterations"}
+EXPERIMENT_FLAGS = {
+    "hdp-utility": {**_TOPICS, "epsilon_laplace": "--eps-grid"},
+    "topic-attack": {**_TOPICS, "n_targets": "--targets"},
+    "ldp-utility": {**_TOPICS, "epsilon_word": "--eps-grid"},
+    "olp": {**_TOPICS, "batch_size": "--batch-size", "n_batches": "--batches", "prior_size": "--prior-size"},
+    "svi": {"n_topics": "--topics", "noise_multiplier": "--sigmas", "sampling_rate": "--sampling-rates",
+            "n_epochs": "--epochs", "clip": "--clip", "delta": "--delta", "tau0": "--tau0"},
+    "fedlda": {"n_topics": "--topics", "epsilon": "--eps-table", "rounds": "--rounds", "pad_length": "--pad-length",
+               "report_words": "--report-words", "local_inference": "--local-inference", "n_jobs": "--jobs"},
+    "lira": {"n_topics": "--topics", "n_iter": "--cgs-iterations", "max_vocab": "--max-vocab", "n_jobs": "--jobs",
+             "n_targets": "--targets", "delta_vocab": "--delta-v"},
+    "classifier-mia": {**_TOPICS, "max_vocab": "--max-vocab", "epsilon": "--eps-grid"},
+}
+
+
+EXPERIMENT_RULES = {"classifier-mia": epsilon_rules("--eps-grid"), "ldp-utility": epsilon_rules("--eps-grid"),
+                    "hdp-utility": epsilon_rules("--eps-grid")}
+
+
+def experiment_flag_names(name: str, a) -> dict:
+    """The parameters :data:`EXPERIMENT_FLAGS` maps for experiment ``name``, less those the user named himself in a
+    ``NAME=VALUE`` option (``lira --dp-set``): an error about one of those keeps the name he typed."""
+    typed = {item.split("=", 1)[0].strip() for item in getattr(a, "dp_set", None) or []}
+    return {k: v for k, v in EXPERIMENT_FLAGS.get(name, {}).items() if k not in typed}
+
+
 def _guard_out(name, func):
     """The ``--out`` rule of every experiment: a new or empty folder, or one an experiment wrote (with
     ``--overwrite``); checked before any work, the folder marked as ours once it is created."""
@@ -86,7 +115,9 @@ def _guard_out(name, func):
             with warnings.catch_warnings():  # the per-fit reuse warnings, said once above, for this experiment only
                 for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
                     warnings.filterwarnings("ignore", message=text, category=UserWarning)
-                result = func(a)
+                with flag_errors(experiment_flag_names(name, a),
+                                 EXPERIMENT_RULES.get(name, ()) + CORPUS_RULES + JOBS_RULES):
+                    result = func(a)
         except BaseException:
             # a run that stopped before writing anything leaves no marked folder behind to block the next one
             if [e.name for e in out.iterdir()] == [OUTPUT_MARKER]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import epsilon_value, load_corpus, make_console, positive_float, positive_int, unit_interval
+from ._common import (_int_arg, epsilon_budget, epsilon_value, load_corpus, make_console, positive_float, positive_int,
+                      unit_interval)
 from .audit import parse_set
 
 
@@ -87,14 +88,14 @@ def register_manzonelli(esub) -> None:
     p.add_argument("--corpus", default="20newsgroups", help="'20newsgroups', 'demo' or a path")
     p.add_argument("--subsample", type=positive_int, default=4000, help="random documents kept (default 4000)")
     p.add_argument("--topics", type=positive_int, default=20)
-    p.add_argument("--max-vocab", type=positive_int, default=1000)
+    p.add_argument("--max-vocab", type=_int_arg(2), default=1000)
     p.add_argument("--shadows", type=int, default=64)
     p.add_argument("--trainer", choices=("sklearn", "cgs"), default="sklearn",
                    help="sklearn LatentDirichletAllocation (the paper's) or dptopic's collapsed Gibbs LDA")
     p.add_argument("--cgs-iterations", type=positive_int, default=100)
     p.add_argument("--targets", type=positive_int, default=None, help="shadows attacked in turn (default all)")
     p.add_argument("--k-grid", type=positive_int, nargs="+", default=None, help="Fig. 3: numbers of topics")
-    p.add_argument("--private-vocabulary", type=positive_float, nargs="+", default=None, metavar="EPS_V",
+    p.add_argument("--private-vocabulary", type=epsilon_budget, nargs="+", default=None, metavar="EPS_V",
                    help="Figs. 4-6: FDPTM with DP set union at each EPS_V")
     p.add_argument("--delta-v", type=unit_interval, default=1e-4)
     p.add_argument("--dp-algorithm", default=None,
@@ -114,7 +115,7 @@ def register_manzonelli(esub) -> None:
     c.add_argument("--corpus", default="20newsgroups", help="'20newsgroups', 'demo' (party labels) or a path")
     c.add_argument("--classes", nargs="+", default=None, help="the two (or more) labels kept (default: every label)")
     c.add_argument("--subsample", type=positive_int, default=1800)
-    c.add_argument("--max-vocab", type=positive_int, default=1000)
+    c.add_argument("--max-vocab", type=_int_arg(2), default=1000)
     c.add_argument("--algorithms", nargs="+", default=["lda", "cdp"])
     c.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.5, 1.0, 2.0, 5.0])
     c.add_argument("--topics", type=positive_int, default=50)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ._flags import epsilon_word_rules, flag_errors
 from ._common import (FORMATS, epsilon_value, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary)
 
@@ -16,6 +17,14 @@ def _flip_args(p):
 
 
 def cmd_randomize(a):
+    names = {"epsilon_word": "--epsilon-word", "f": "--f", "epsilon_doc": "--epsilon-doc"}
+    if a.unit == "document":    # DocumentRandomizer(vocabulary, epsilon)
+        names["epsilon"] = "--epsilon-doc"
+    with flag_errors(names, epsilon_word_rules("--epsilon-word", a.epsilon_word)):
+        _randomize(a)
+
+
+def _randomize(a):
     from ..local import Randomizer
 
     from .._io import check_output_file

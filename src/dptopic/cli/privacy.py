@@ -3,8 +3,23 @@ from __future__ import annotations
 
 from ..errors import DPTopicError
 from ._common import make_console, positive_float, positive_int, unit_interval
+from ._flags import CLIP_RULES, flag_errors, with_flag_names
 
 
+MAX_TOKEN_COUNT = 10**15    # the accountants' bound on a word's count
+
+
+def _token_count(s: str) -> int:
+    """``privacy inherent --n-t/--max-n-tprime``: a whole number in [1, MAX_TOKEN_COUNT]."""
+    import argparse
+
+    v = positive_int(s)
+    if v > MAX_TOKEN_COUNT:
+        raise argparse.ArgumentTypeError(f"must be a count of at most {MAX_TOKEN_COUNT:g} tokens, got {s}")
+    return v
+
+
+@with_flag_names({"beta": "--beta", "cmax": "--cmax", "n_iter": "--iterations"})
 def cmd_privacy_inherent(a):
     import numpy as np
 
@@ -19,7 +34,17 @@ def cmd_privacy_inherent(a):
     console.print("[dim]These bounds use the private counts (see docs/privacy.md): monitoring numbers, not DP guarantees.[/]")
 
 
+HDP_FLAGS = {"beta": "--beta", "clip": "--clip", "epsilon_inherent": "--epsilon-inherent", "epsilon": "--epsilon",
+             "epsilon_laplace": "--epsilon-laplace", "delta": "--delta", "n_iter": "--iterations",
+             "iterations": "--iterations"}
+
+
 def cmd_privacy_hdp(a):
+    with flag_errors(HDP_FLAGS, CLIP_RULES if a.clip is not None else ()):
+        _privacy_hdp(a)
+
+
+def _privacy_hdp(a):
     from ..accounting import (hdp_clip_bound, hdp_epsilon_inherent, hdp_total_epsilon, solve_epsilon_laplace)
 
     console = make_console()
@@ -95,6 +120,7 @@ def _fed_epsilon(s: str) -> float:
     return v
 
 
+@with_flag_names({"epsilon": "--epsilon", "vocab_size": "--vocab-size", "z": "--z"})
 def cmd_privacy_fed_report_words(a):
     from ..accounting.fedlda import check_informative, report_words_for, subset_report_variance, subset_size
 
@@ -117,8 +143,8 @@ def register(sub) -> None:
     psub = pr.add_subparsers(dest="privacy_command", required=True, metavar="CALCULATOR")
     pi = psub.add_parser("inherent", help="inherent privacy of plain CGS (Zhao et al. Prop. 2, Thm 1-2, static form)")
     pi.add_argument("--beta", type=positive_float, default=0.01)
-    pi.add_argument("--n-t", type=positive_int, required=True, help="total count of the replaced word t")
-    pi.add_argument("--max-n-tprime", type=positive_int, required=True, help="largest total count of any other word")
+    pi.add_argument("--n-t", type=_token_count, required=True, help="total count of the replaced word t")
+    pi.add_argument("--max-n-tprime", type=_token_count, required=True, help="largest total count of any other word")
     pi.add_argument("--cmax", type=positive_float, default=None, help="upper bound on max n_k^t' (default: max count)")
     pi.add_argument("--iterations", type=positive_int, default=1)
     pi.set_defaults(func=cmd_privacy_inherent)

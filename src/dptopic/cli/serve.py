@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import FORMATS, load_corpus, make_console, positive_float, positive_int, unit_interval
+from ._common import FORMATS, _int_arg, load_corpus, make_console, positive_float, positive_int, unit_interval
+from ._flags import CORPUS_RULES, epsilon_word_rules, flag_errors
+from .results import MAX_RETRIES, MAX_TIMEOUT, _retries_arg, _timeout_arg
 
 
 def _port(text: str) -> int:
@@ -77,7 +79,61 @@ def build_config(a):
                          admin_token=token, fed_epsilon=a.fed_epsilon, **{f"fed_{k}": v for k, v in fed.items()})
 
 
+# ServiceConfig's parameters (and FedLDA's, checked by federated.client.check_config) as serve's flags (cli._flags)
+SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc", "database": "--database",
+               "n_topics": "--topics", "batch_size": "--batch-size", "n_iter": "--iterations", "lam": "--lam",
+               "omega": "--omega", "prior_iter": "--prior-iterations", "delta": "--delta",
+               "train_interval": "--train-interval", "max_body_bytes": "--max-body-bytes",
+               "max_reports_per_request": "--max-reports-per-request", "admin_token": "--token-file",
+               "fed_epsilon": "--fed-epsilon", "fed_topics": "--fed-topics", "fed_failure_rate": "--fed-failure-rate",
+               "fed_pad_length": "--fed-pad-length", "fed_sample_ratio": "--fed-sample-ratio",
+               "fed_min_updates": "--fed-min-updates", "fed_report_words": "--fed-report-words",
+               "user_epsilon": "--fed-user-budget",
+               # FedLDA's own names (RRPConfig, FedLDA.from_user_budget)
+               "epsilon": "--fed-epsilon", "pad_length": "--fed-pad-length", "sample_ratio": "--fed-sample-ratio",
+               "report_words": "--fed-report-words"}
+
+
+def _other_epsilon_word(m) -> str:
+    """The stored reports' flip parameter f and the server's, as the --epsilon-word each comes from."""
+    import math
+
+    def eps(f):
+        try:
+            return f"--epsilon-word {math.log(2.0 / float(f) - 1.0):.4g}"
+        except (ValueError, ZeroDivisionError, OverflowError):
+            return f"f = {f}"
+    return f"made with {eps(m.group(1))} but the server was started with {eps(m.group(2))}:"
+
+
+# The settings a database is bound to (Service.settings), as the flags that set them
+SETTINGS_RULES = (
+    (r"made with f=(\S+) but the server was started with f=(\S+):", _other_epsilon_word),
+    (r"made with vocabulary_sha256='?([0-9a-f]{12})[0-9a-f]*'? but the server was started with"
+     r" vocabulary_sha256='?([0-9a-f]{12})[0-9a-f]*'?:",
+     r"made with another --vocabulary (SHA-256 \1...) than the server was started with (SHA-256 \2...):"),
+    (r"made with vocab_size=(\d+) but the server was started with vocab_size=(\d+):",
+     r"made with a --vocabulary of \1 words but the server was started with one of \2 words:"),
+)
+
+
+def serve_flag_names(a) -> tuple:
+    """``(names, rules)`` for :func:`~dptopic.cli._flags.flag_errors` (``--fed-user-budget`` chooses the epsilon per
+    entry and the entries itself: an error about either is about it)."""
+    from .fed import user_budget_rules
+
+    rules = epsilon_word_rules("--epsilon-word", a.epsilon_word)
+    if a.fed_user_budget is not None:
+        rules = user_budget_rules("--fed-user-budget", a.fed_user_budget) + rules
+    return SERVE_FLAGS, rules + SETTINGS_RULES + CORPUS_RULES
+
+
 def cmd_serve(a):
+    with flag_errors(*serve_flag_names(a)):
+        _serve(a)
+
+
+def _serve(a):
     _need_service_extra()
     import logging
 
@@ -172,8 +228,10 @@ def _client_args(p):
     p.add_argument("--corpus", required=True, help="your documents (one per line for .txt, or any loader format)")
     p.add_argument("--format", default="auto", choices=FORMATS)
     p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
-    p.add_argument("--timeout", type=positive_float, default=30.0, help="seconds per HTTP attempt")
-    p.add_argument("--retries", type=int, default=8, help="retries per request (exponential backoff)")
+    p.add_argument("--timeout", type=_timeout_arg, default=30.0,
+                   help=f"seconds per HTTP attempt, in (0, {MAX_TIMEOUT:g}] (default 30)")
+    p.add_argument("--retries", type=_retries_arg, default=8,
+                   help=f"retries per request (exponential backoff), 0 to {MAX_RETRIES} (default 8)")
 
 
 def register(sub) -> None:
@@ -222,7 +280,7 @@ def register(sub) -> None:
     s.add_argument("--fed-sample-ratio", type=float, default=None, help="FedLDA share of entries sent (default 1)")
     s.add_argument("--fed-min-updates", type=int, default=None,
                    help="close a FedLDA round after this many updates (0: only by the admin; default 2)")
-    s.add_argument("--fed-report-words", type=positive_int, default=None, metavar="N",
+    s.add_argument("--fed-report-words", type=_int_arg(2), default=None, metavar="N",
                    help="FedLDA reports range over the vocabulary's first N words (listed most common first; default:"
                         " every word); 'dptopic privacy fed-report-words' gives N for the users you expect")
     s.add_argument("--quiet", action="store_true", help="no access log")
@@ -241,8 +299,10 @@ def register(sub) -> None:
     _client_args(f)
     f.add_argument("--rounds", type=positive_int, default=1, help="rounds to take part in")
     f.add_argument("--client-id", default=None, help="pseudonym (default: a fresh random one)")
-    f.add_argument("--poll", type=positive_float, default=1.0, help="seconds between looks for the next round")
-    f.add_argument("--round-timeout", type=positive_float, default=600.0, help="give up waiting for a round after this")
+    f.add_argument("--poll", type=_timeout_arg, default=1.0,
+                   help=f"seconds between looks for the next round, in (0, {MAX_TIMEOUT:g}]")
+    f.add_argument("--round-timeout", type=_timeout_arg, default=600.0,
+                   help=f"give up waiting for a round after this many seconds, in (0, {MAX_TIMEOUT:g}]")
     f.set_defaults(func=cmd_fed_client)
 
 

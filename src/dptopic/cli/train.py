@@ -5,6 +5,8 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, JOBS_RULES, epsilon_rules, flag_errors,
+                     with_flag_names)
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
@@ -293,9 +295,69 @@ def _share_or_off(v: str):
     return v if v in ("off", "auto") else unit_interval(v)
 
 
+# Parameters the trainers' errors name, and the train flags that set them (cli._flags); per algorithm below.
+_COMMON_FLAGS = {"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--jobs", "seed": "--seed",
+                 "alpha": "--alpha", "beta": "--beta", "parallel": "--parallel", "test_size": "--test-size",
+                 "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS}
+_ALGORITHM_FLAGS = {
+    "cdp": {"epsilon": "--epsilon", "delta": "--delta", "noise": "--noise", "secure": "--secure"},
+    "hdp": {"epsilon_laplace": "--epsilon", "epsilon_inherent": "--epsilon-inherent", "clip": "--clip",
+            "delta": "--delta", "noise": "--noise", "secure": "--secure", "paper_literal": "--paper-literal"},
+    # FedLDA's delta is Theorem 1's failure rate; the delta of its tight report is report_delta
+    "fed": {"epsilon": "--epsilon", "delta": "--failure-rate", "report_delta": "--delta", "gamma": "--gamma",
+            "rounds": "--rounds", "sample_ratio": "--sample-ratio", "pad_length": "--pad-length",
+            "n_clients": "--clients", "variant": "--variant", "exclusion": "--exclusion",
+            "replacement": "--replacement",
+            "subset_size": "--subset-size", "local_inference": "--local-inference", "report_words": "--report-words",
+            "user_epsilon": "--user-budget"},
+    "svi": {"epsilon": "--epsilon", "delta": "--delta", "noise_multiplier": "--noise-multiplier",
+            "sampling_rate": "--sampling-rate", "n_epochs": "--epochs", "clip": "--clip",
+            "max_doc_len": "--max-doc-len",
+            "eta": "--beta", "secure": "--secure"},
+    "online-vb": {"n_epochs": "--epochs", "batch_size": "--batch-size", "eta": "--beta"},
+    "docdp": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure"},
+    "docdp-cooc": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
+                   "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice"},
+    "lp": {"delta": "--delta"},
+    "olp": {"delta": "--delta", "lam": "--lam", "omega": "--omega", "sigma2": "--sigma2", "batch_size": "--batch-size",
+            "alg2_literal": "--alg2-literal", "prior": "--prior"},
+}
+_ALGORITHM_FLAGS["cdp+"] = _ALGORITHM_FLAGS["cdp"]
+
+# Sentences a rename alone would leave wrong (run before the renaming).
+TRAINER_RULES = (epsilon_rules("--epsilon") + CORPUS_RULES + JOBS_RULES + (
+    (r"raise n_topics or lower n_background\.$", "raise --topics or give --background-share off."),
+    (r"^give exactly one of omega and sigma2 \(set omega=None when you give sigma2\)",
+     "give --omega or --sigma2, not both"),
+))
+
+
+def train_flag_names(a) -> tuple:
+    """``(names, rules)`` for :func:`~dptopic.cli._flags.flag_errors`: the library's parameter names as the flags of
+    this ``train`` run (``--algorithm``/``--unit`` already resolved)."""
+    names = {**_COMMON_FLAGS, **_ALGORITHM_FLAGS.get(a.algorithm, {})}
+    rules = TRAINER_RULES
+    if a.algorithm == "hdp":
+        # HDPLDA.from_budget(epsilon, ...) takes the whole run's epsilon (--budget; --epsilon with --unit word), HDPLDA
+        # an epsilon per iteration (--epsilon)
+        names["epsilon"] = "--budget" if a.budget is not None and a.unit is None else "--epsilon"
+        if a.clip is not None:      # eps_I follows from --clip
+            rules = CLIP_RULES + rules
+    if a.algorithm == "fed" and getattr(a, "user_budget", None) is not None:
+        from .fed import user_budget_rules
+
+        rules = user_budget_rules("--user-budget", a.user_budget) + rules
+    return names, rules
+
+
 def cmd_train(a):
     console = make_console()
     _resolve_unit(a, console)
+    with flag_errors(*train_flag_names(a)):
+        _train(a, console)
+
+
+def _train(a, console):
     _refuse_foreign_flags(a)
     if getattr(a, "unit_note", None):   # printed once every flag is known to apply
         console.print(a.unit_note)
@@ -357,6 +419,9 @@ def cmd_train(a):
     console.print(f"model written to [bold]{out}[/]")
 
 
+@with_flag_names({"n_topics": "--topics", "n_iter": "--iterations", "epsilon_laplace": "--epsilon-laplace",
+                  "epsilon": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "n_jobs": "--jobs",
+                  "seed": "--seed"}, JOBS_RULES)
 def cmd_demo(a):
     from ..models import HDPLDA, LDA
 
@@ -381,6 +446,7 @@ def cmd_demo(a):
     console.print(f"private model written to [bold]{out}[/] (non-private reference beside it, suffix -nonprivate)")
 
 
+@with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
 def cmd_evaluate(a):
     import json
 
