@@ -245,12 +245,15 @@ def corpus_from_args(a):
                        lowercase=getattr(a, "lowercase", None))
 
 
-def corpus_line(corpus, train, test, private: bool) -> str:
+def corpus_line(corpus, train, test, private: bool, word_level: bool = False) -> str:
     """The corpus summary printed before training; for a private trainer its exact sizes are labelled as what
-    they are: statistics of the private corpus that the guarantee does not cover (printed, never saved)."""
+    they are: under word-level DP public (a replacement changes neither; model.json keeps them), otherwise
+    statistics of the private corpus that the guarantee does not cover (printed, never saved)."""
     line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
             f" ({corpus.n_empty_dropped} empty documents dropped); train {train.n_docs} / test {test.n_docs}")
-    if private:
+    if private and word_level:
+        line += " [yellow](sizes are public under word-level DP: a word replacement changes neither)[/]"
+    elif private:
         line += " [yellow](exact sizes of the private corpus: outside the guarantee; shown here, not saved)[/]"
     return line
 
@@ -262,10 +265,11 @@ def print_topics(model, n=10, max_topics=None, console=None):
     t = Table(title=f"Top {n} words per topic", show_lines=False)
     t.add_column("topic", justify="right")
     t.add_column("words")
+    background = set(model.background_topic_ids()) if hasattr(model, "background_topic_ids") else set()
     for k, words in enumerate(model.topic_words(n)):
         if max_topics is not None and k >= max_topics:
             break
-        t.add_row(str(k), " ".join(words))
+        t.add_row(f"{k} (background)" if k in background else str(k), " ".join(words))
     print_table(console, t)
 
 
@@ -318,6 +322,11 @@ def print_privacy(report: dict, console=None):
         t.add_row("[bold]GUARANTEE[/]", f"[bold]epsilon = {eps:.4g} at delta = {_fmt_delta(delta)}[/]"
                                         f" ({report.get('epsilon_method', 'as reported')}); the rows below are"
                                         " cross-checks")
+        from ..reporting import privacy_card
+
+        note = privacy_card(report).get("strength_note")      # the card's rule: above epsilon 16, weak
+        if note:
+            t.add_row("[bold yellow]strength[/]", str(note))
     per = report.get("per_document")
     if per:
         if isinstance(per, dict):

@@ -32,7 +32,8 @@ def cmd_recommend(a):
         smallest = (f"; no corpus of fewer than {rec.smallest_measured_docs:,} documents was measured"
                     if rec.docs_for_useful == rec.smallest_measured_docs else "")
         con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon:"
-                  f" {docs_needed_text(rec)}" + (f" (the smallest measured setting was already useful{smallest})"
+                  f" {docs_needed_text(rec)}" + (f" (on some measured corpus the smallest setting measured was already"
+                                                   f" useful, so fewer may do{smallest})"
                                                  if rec.docs_for_useful_bound == "at most" else ""))
     for alt in rec.alternatives:
         con.print(f"  alternative: {alt['trainer']} ({alt['expected_npmi_ratio']:.0%})")

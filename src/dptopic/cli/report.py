@@ -121,7 +121,8 @@ def cmd_report(a):
     card = privacy_card(getattr(model, "privacy_", None) or {}, trainer)
     topics = model.topic_words(a.top, weights=True)
     html = render_report(title=a.title or f"{trainer} topic model", trainer=trainer, card=card, topics=topics,
-                         evaluation=evaluation, audit=audit, roc_png=roc, source=str(a.model))
+                         evaluation=evaluation, audit=audit, roc_png=roc, source=str(a.model),
+                         background=model.background_topic_ids() if hasattr(model, "background_topic_ids") else ())
     html = html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1)
     atomic_write_bytes(out, html.encode("utf-8"))
     if evaluation and "note" in evaluation:

@@ -86,6 +86,9 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
     train, test = corpus.stable_split(a.test_size)  # a document's side depends on its own words only
     console.print(corpus_line(corpus, train, test, model._private))
+    from .train import _without_copies_of
+
+    test = _without_copies_of(test, train, console)
     model.fit(train, vocabulary=vocabulary)
     if after_fit is not None:
         after_fit(model)

@@ -190,7 +190,10 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
     # each document's side depends on its own words only: adding one document moves no other (Corpus.stable_split)
     train, test = corpus.stable_split(a.test_size)
     if show_corpus:
-        console.print(corpus_line(corpus, train, test, model._private))
+        from ..models import CDPLDA, HDPLDA
+
+        console.print(corpus_line(corpus, train, test, model._private, isinstance(model, (HDPLDA, CDPLDA))))
+    test = _without_copies_of(test, train, console)
     model.fit(train, vocabulary=vocabulary)
     ppl_c = model.perplexity(test, mode="completion")
     ppl_p = model.perplexity(test, mode="paper")
@@ -199,6 +202,23 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
     model.metrics_ = {"perplexity_completion": ppl_c, "perplexity_paper": ppl_p, "umass_coherence_top10": coh,
                       "n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **_npmi_and_diversity(model, test)}
     return train, test
+
+
+def _without_copies_of(test, train, console):
+    """The held-out documents that repeat no training document (a file may hold the same text several times, and the
+    split sends copies to both sides): evaluated on, a copy would read training words. All of them if none is left."""
+    import numpy as np
+
+    def bags(c):
+        return [np.sort(c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]).tobytes() for d in range(c.n_docs)]
+
+    seen = set(bags(train))
+    keep = [d for d, b in enumerate(bags(test)) if b not in seen]
+    if not keep or len(keep) == test.n_docs:
+        return test
+    console.print(f"held-out: {test.n_docs - len(keep)} of the {test.n_docs} held-out documents repeat a training"
+                  " document and are left out of the evaluation")
+    return test.subset(keep)
 
 
 def _npmi_and_diversity(model, test) -> dict:
@@ -529,8 +549,9 @@ def register(sub) -> None:
     t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "ldp-doc", "fed") + SVI_ALGORITHMS + _DOC,
                    default=None, help="the trainer (default lda, not private); or give --unit instead")
     t.add_argument("--unit", choices=("document", "word"), default=None,
-                   help="train the best measured private trainer for this privacy unit with --epsilon (the total"
-                        " budget) and --delta; see 'dptopic recommend' and docs/choosing_a_guarantee.md")
+                   help="train the best measured private trainer for this privacy unit with --epsilon (the whole"
+                        " run's budget; --private-vocabulary EPS_V,DELTA_V adds its own, and the report prints the"
+                        " composed total) and --delta; see 'dptopic recommend' and docs/choosing_a_guarantee.md")
     t.add_argument("--topics", type=positive_int, default=None,
                    help=f"number of topics (default {DEFAULT_TOPICS}; with --unit {UNIT_TOPICS}, the number the utility"
                         " table measured)")
@@ -628,8 +649,9 @@ def register(sub) -> None:
     e.add_argument("--window", type=_window_int, default=None,
                    help="NPMI over sliding windows of this many tokens, at most 10**9 (default: boolean documents)")
     e.add_argument("--json", action="store_true", help="print the figures as JSON")
-    e.add_argument("--seed", type=seed_int, default=None,
-                   help="seed of the fold-in sampling (default: fresh OS entropy; give one to repeat a number exactly)")
+    e.add_argument("--seed", type=seed_int, default=0,
+                   help="seed of the fold-in sampling (default 0, as the Python API, so that the same model and file"
+                        " give the same figures; it adds no privacy noise)")
     e.add_argument("--compare-to", metavar="MODEL", default=None,
                    help="also print how close the topics are to another saved model's (for instance one trained"
                         " without privacy, or on public documents of the domain): NPMI alone cannot tell a corpus's"
