@@ -33,6 +33,12 @@ def _lock_is_held() -> bool:
         return False
 
 
+@pytest.fixture(autouse=True)
+def own_lock_file(tmp_path, monkeypatch):
+    """A lock file of this test's own: another process (a concurrent run) holding the machine's would look held."""
+    monkeypatch.setattr(dask_backend, "_LOCK_PATH", [str(tmp_path / "compile.lock")])
+
+
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
 def test_the_first_sweep_of_a_signature_compiles_under_the_lock_and_changes_nothing(shard, kind, monkeypatch):
     c, z, ndk, nwk, nk, state = shard
@@ -54,6 +60,33 @@ def test_the_first_sweep_of_a_signature_compiles_under_the_lock_and_changes_noth
     dask_backend._warm_sweep(kind, c.word_ids, c.doc_ptr, z, ndk, None, nwk, nk, 0.1, 0.01, np.inf, state)
     assert held == [(0, True)]      # once per signature and process
     assert os.path.exists(dask_backend._compile_lock_path())
+
+
+def test_noise_objects_of_the_same_kind_share_one_key(monkeypatch):
+    monkeypatch.setattr(dask_backend, "_WARM", set())
+
+    class Noise:
+        def __init__(self, scale):
+            self.scale = scale
+
+        def __call__(self, ndk, rng):
+            return ndk
+
+    calls = []
+    real = dask_backend._first_time_locked
+    monkeypatch.setattr(dask_backend, "_first_time_locked", lambda key, call: (calls.append(key), real(key, call))[1])
+    actor = dask_backend.ShardActor.__new__(dask_backend.ShardActor)
+    actor.ndk, actor.z, actor.K = np.zeros((3, 2), dtype=np.int32), np.zeros(4, dtype=np.int32), 2
+    for _ in range(3):
+        actor.perturb_ndk(Noise(1.0), None)
+    actor.perturb_ndk(Noise(2.0), None)
+    assert len(set(calls)) == 2 and len(dask_backend._WARM) == 2
+
+
+def test_an_unopenable_lock_file_compiles_without_the_lock(monkeypatch, tmp_path):
+    monkeypatch.setattr(dask_backend, "_WARM", set())
+    monkeypatch.setattr(dask_backend, "_LOCK_PATH", [str(tmp_path / "no" / "such" / "folder" / "x.lock")])
+    assert dask_backend._first_time_locked(("k2",), lambda: 5) == 5 and ("k2",) in dask_backend._WARM
 
 
 def test_an_error_releases_the_lock_and_is_tried_again(monkeypatch):

@@ -63,16 +63,21 @@ def test_a_non_private_fit_does_not_warn_about_its_vocabulary():
         dptopic.LDA(n_topics=2, n_iter=2, verbose=0).fit(c)
 
 
-def test_topic_quality_reads_texts_as_transform_and_evaluate_do():
+def test_topic_quality_reads_texts_as_evaluate_does(tmp_path):
     from dptopic.evaluation import topic_quality
 
     texts = ["The rocket reached orbit and the moon", "a doctor treats the disease of the patient",
              "the moon and the rocket orbit", "the patient saw the doctor about a disease"] * 15
     m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(dptopic.Corpus.from_texts(texts, stop_words=None))
     assert "the" in m.vocabulary_.words          # a stop word the model kept: text must be read with it
-    ref = m._as_model_corpus(texts)
-    q_texts, q_corpus = topic_quality(m, texts), topic_quality(m, ref)
-    assert q_texts == q_corpus
+    texts = texts + ["nothing here matches"] * 5  # documents with none of the model's words: dropped, as evaluate does
+    from dptopic.cli._common import load_corpus
+
+    f = tmp_path / "ref.txt"
+    f.write_text("\n".join(texts))
+    ref = load_corpus(str(f), "text", None, "text", None, vocabulary=m.vocabulary_, into_model=True)
+    assert ref.n_docs == 60
+    assert topic_quality(m, texts) == topic_quality(m, ref)
 
 
 def test_a_given_vocabulary_with_words_text_never_yields_warns():
@@ -131,3 +136,8 @@ def test_background_topics_are_named_and_labelled(tmp_path):
     page = render_report(title="t", trainer="DocDPCooccurrence", card=privacy_card(m.privacy_, "DocDPCooccurrence"),
                          topics=m.topic_words(5, weights=True), background=ids)
     assert page.count("(background: corpus-wide words)") == len(ids)
+
+
+def test_a_vocabulary_given_as_a_generator_is_read_once():
+    c = dptopic.Corpus.from_texts(["rates rise", "rates fall again"], vocabulary=(w for w in ["rates", "rise", "fall"]))
+    assert c.vocabulary.words == ["rates", "rise", "fall"] and c.n_tokens == 4

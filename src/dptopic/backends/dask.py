@@ -114,44 +114,60 @@ _WARM: set = set()
 """Keys of what this worker process has compiled or loaded under the lock."""
 
 
+_LOCK_PATH: list = []
+
+
 def _compile_lock_path() -> str:
-    import tempfile
+    """Chosen once per process: next to numba's cache of the kernels when that folder is writable, else in the
+    temporary folder under a name of this user's (another user's lock file may not be ours to open)."""
+    if not _LOCK_PATH:
+        import tempfile
 
-    from .. import kernels
+        from .. import kernels
 
-    cache = os.path.join(os.path.dirname(kernels.__file__), "__pycache__")   # where numba writes the kernels' cache
-    return os.path.join(cache if os.access(cache, os.W_OK) else tempfile.gettempdir(), "dptopic-numba-compile.lock")
+        cache = os.path.join(os.path.dirname(kernels.__file__), "__pycache__")   # where numba caches the kernels
+        if os.path.isdir(cache) and os.access(cache, os.W_OK):
+            _LOCK_PATH.append(os.path.join(cache, "dptopic-numba-compile.lock"))
+        else:
+            uid = os.getuid() if hasattr(os, "getuid") else "user"
+            _LOCK_PATH.append(os.path.join(tempfile.gettempdir(), f"dptopic-numba-compile-{uid}.lock"))
+    return _LOCK_PATH[0]
 
 
 def _first_time_locked(key, call):
-    """``call()``; the first time this process meets ``key``, under the machine-wide compile lock."""
+    """``call()``; the first time this process meets ``key``, under the machine-wide compile lock (without it where
+    the lock cannot be had: no flock on this system, or a lock file this process may not open)."""
     if key in _WARM:
         return call()
     try:
         import fcntl
-    except ImportError:             # no flock (Windows): compile unguarded
+
+        fd = os.open(_compile_lock_path(), os.O_RDONLY | os.O_CREAT, 0o666)   # flock needs no write access
+    except (ImportError, OSError):
         out = call()
     else:
-        with open(_compile_lock_path(), "a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                out = call()
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            out = call()
+        finally:
+            os.close(fd)            # closing the descriptor releases the lock
     _WARM.add(key)
     return out
 
 
-def _array_key(*arrays) -> tuple:
-    """What selects a compiled signature: each array's dtype, dimensions and C-contiguity (None stays None)."""
-    return tuple(None if a is None else (a.dtype.str, a.ndim, bool(a.flags.c_contiguous)) for a in arrays)
+def _array_key(*values) -> tuple:
+    """What selects a compiled signature: numba's type of each value (dtype, dimensions, layout, read-only for an
+    array; int or float for a scalar)."""
+    from numba import typeof
+
+    return tuple(None if v is None else str(typeof(v)) for v in values)
 
 
 def _warm_sweep(kind, word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, clip, state) -> None:
     """Compile or load the sweep kernels for these arrays' types without sweeping: the same call on zero documents
     (``doc_ptr[:1]``), on copies of everything a sweep writes, so nothing of the shard or its sampler state changes."""
-    key = ("sweep", kind, nk.shape[0]) + _array_key(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, state)  # K picks
-    # between two compiled dense kernels
+    key = ("sweep", kind, nk.shape[0]) + _array_key(word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, beta, clip,
+                                                    state)  # K picks between two compiled dense kernels
     if key in _WARM:
         return
     _first_time_locked(key, lambda: _run_kernel(kind, word_ids, doc_ptr[:1], z, ndk, word_table, nwk.copy(), nk.copy(),
@@ -245,8 +261,11 @@ class ShardActor:
         return self.snapshot()
 
     def perturb_ndk(self, fn, rng):
-        out = _first_time_locked(("perturb_ndk", getattr(fn, "__qualname__", repr(fn))) + _array_key(self.ndk),
-                                 lambda: fn(self.ndk, rng))
+        # keyed by the noise's kind and settings, never by the object (a new one comes with every call)
+        settings = tuple(sorted((k, v) for k, v in getattr(fn, "__dict__", {}).items()
+                                if isinstance(v, (bool, int, float, str))))
+        kind = getattr(fn, "__qualname__", None) or type(fn).__module__ + "." + type(fn).__qualname__
+        out = _first_time_locked(("perturb_ndk", kind, settings) + _array_key(self.ndk), lambda: fn(self.ndk, rng))
         if out is not self.ndk:  # fn may noise the counts in place
             self.ndk[...] = out
         self.noisy_ndk = True

@@ -186,6 +186,10 @@ def _audit(a):
 
     with warnings.catch_warnings():  # shadow models reuse the documents by design: an audit measures, releases nothing
         warnings.filterwarnings("ignore", message=r".*already used by an earlier private fit", category=UserWarning)
+        from ..errors import DataVocabularyWarning, SeededNoiseWarning
+
+        for quiet in (SeededNoiseWarning, DataVocabularyWarning):   # the shadow models' own seeds and vocabulary
+            warnings.simplefilter("ignore", quiet)
         res = run_lira(corpus, train_fn, n_shadows=a.shadows, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
                        n_targets=a.targets, confidence=a.confidence)
     if model is not None:  # the saved model's own report is the claim being audited

@@ -115,6 +115,10 @@ def _guard_out(name, func):
             with warnings.catch_warnings():  # the per-fit reuse warnings, said once above, for this experiment only
                 for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
                     warnings.filterwarnings("ignore", message=text, category=UserWarning)
+                from ..errors import DataVocabularyWarning, SeededNoiseWarning
+
+                for quiet in (SeededNoiseWarning, DataVocabularyWarning):  # measurements with fixed seeds, no release
+                    warnings.simplefilter("ignore", quiet)
                 with flag_errors(experiment_flag_names(name, a),
                                  EXPERIMENT_RULES.get(name, ()) + CORPUS_RULES + JOBS_RULES):
                     result = func(a)

@@ -35,7 +35,7 @@ class ArgumentParser(argparse.ArgumentParser):
             ns._given = self._given_dests(args)
         return ns, extras
 
-    def _given_dests(self, args) -> frozenset:
+    def _given_dests(self, args):
         """The options the user wrote on the command line, whatever their value: a flag given at its default value
         is still given (``train`` refuses one that does not apply to the chosen trainer). Found by parsing the same
         arguments again with every default suppressed, so abbreviations and ``--flag=value`` count as argparse
@@ -47,7 +47,7 @@ class ArgumentParser(argparse.ArgumentParser):
                 action.default = argparse.SUPPRESS
             again, _ = super().parse_known_args(args, None)
         except SystemExit:      # cannot happen after a successful parse; keep the value check then
-            return frozenset()
+            return None
         finally:
             for action, default in saved:
                 action.default = default

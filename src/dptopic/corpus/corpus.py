@@ -220,6 +220,7 @@ class Corpus:
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
                            lowercase=bool(lowercase))
         if vocabulary is not None:
+            vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else list(vocabulary)  # read once, used twice
             _warn_unreachable_words(vocabulary.words if isinstance(vocabulary, Vocabulary) else vocabulary, pre)
         toks = [pre.tokenize(t) for t in texts]
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)

@@ -90,8 +90,10 @@ def _reference_corpus(model_or_components, reference):
         if vocab is None:
             raise DPTopicError("a reference given as texts needs the fitted model (its vocabulary reads them): pass"
                                " the model, or a Corpus read in the topics' vocabulary.")
-        if hasattr(model_or_components, "_as_model_corpus"):   # exactly as transform (and `dptopic evaluate`) read text
-            return model_or_components._as_model_corpus(reference)
+        if isinstance(reference, (list, tuple)) and reference and all(isinstance(t, str) for t in reference):
+            # as `dptopic evaluate` reads a file into a model: only tokenised (the vocabulary says which words count,
+            # each in its own case), and documents with none of its words dropped (NPMI counts documents)
+            return Corpus.from_texts(list(reference), vocabulary=vocab, lowercase="match")
         return as_corpus(reference, vocabulary=vocab)
     if reference.vocab_size != V or (vocab is not None and reference.vocabulary.words != list(vocab)):
         what = (f"{reference.vocab_size} words, the model {V}" if reference.vocab_size != V else

@@ -17,10 +17,12 @@ GAUSSIAN_COINS = ("standard mode: the Gaussian noise and every other random choi
                   " entropy unless a seed is given) through a textbook floating-point sampler, which does not resist"
                   " floating-point attacks (Mironov 2012); secure=True hardens the noise (see docs/privacy.md).")
 GAUSSIAN_SECURE = ("secure mode: the Gaussian noise is drawn by OpenDP from the operating system's CSPRNG; the other"
-                   " random choices (a data-independent start; DPSVI's Poisson sampling of mini-batches) come from"
+                   " random choices (a data-independent start; DPSVI's Poisson sampling of mini-batches, its random"
+                   " cap of long documents and its E-step starts) come from"
                    " NumPy's PCG64 seeded from fresh OS entropy.")
 GROUP_PRIVACY = (" One document is the unit: a person who wrote k of the documents is protected only at k times epsilon"
-                 " (and delta grows to k e^((k-1) epsilon) delta; group privacy, Dwork & Roth 2014, Thm 2.2); where"
+                 " and delta grows to k e^((k-1) epsilon) delta (group privacy: Dwork & Roth 2014, Thm 2.2 for pure"
+                 " DP, and its standard extension to (epsilon, delta)); where"
                  " people write several documents, join each person's documents into one before training.")
 
 

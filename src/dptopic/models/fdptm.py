@@ -21,8 +21,9 @@ def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, 
     vocab, event = dp_set_union(corpus, epsilon_vocab, delta_vocab, delta0=delta0, alpha=alpha,
                                 mechanism=mechanism, order=order, seed=seed, secure=secure)
     if len(vocab) < 2:
-        raise DPTopicError(f"the private vocabulary has {len(vocab)} word(s) at eps_V={epsilon_vocab:g}: raise eps_V (the"
-                           " first number of --private-vocabulary) or use a larger corpus.")
+        raise DPTopicError(f"the private vocabulary has {len(vocab)} word(s) at eps_V={epsilon_vocab:g}: raise eps_V"
+                           " (epsilon_vocab; the first number of --private-vocabulary) or delta_V, or use a larger"
+                           " corpus.")
     return corpus.restrict(vocab), event
 
 

@@ -123,12 +123,15 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
                                   " the model, outside the epsilon; give a public vocabulary (--vocabulary) or select"
                                   " it privately (--private-vocabulary) for a full guarantee")
     if private and eps > STRONG_EPSILON_LIMIT:
-        unit = report.get("unit") or "unit"
+        unit = str(report.get("unit") or "unit")
+        if isinstance(report.get("topic_model"), dict) or " + " in unit:   # a composed report: name no single unit
+            unit = "privacy unit"
         card["strength_note"] = (f"epsilon = {eps:.4g} per {unit} is a weak guarantee: it lets what an observer believes"
                                  f" about one {unit} change by up to a factor e^epsilon"
                                  + (f" (about 10^{eps / math.log(10):.0f})" if eps > 30 else f" ({math.exp(eps):.3g})")
-                                 + "; deployed systems state epsilon between about 0.1 and 16 per document or per user"
-                                 " and day (OpenDP deployments registry)"
+                                 + "; deployments mostly state single-digit or low double-digit epsilons per document"
+                                 " or per user (Apple's local DP: 2 to 16 per user and day; see the OpenDP deployments"
+                                 " registry)"
                                  + ("; per document it is larger still (per_document)" if unit == "word" else ""))
     if not private:
         card["reason"] = report.get("reason") or (which[len(NO_GUARANTEE):] if claims_no_guarantee(report) else
