@@ -22,15 +22,22 @@ def test_the_cooccurrence_report_names_the_releases_it_made(vocab_size, releases
     assert ("chose the kept words" in rep["scope"]) == (releases == 2)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
-    lambda: dptopic.DocDPEM(n_topics=2, epsilon=1.0, n_iter=2, verbose=0),
-    lambda: dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=2, verbose=0)])
-def test_document_level_reports_say_where_their_coins_come_from_and_name_group_privacy(make):
+TRAINERS = {"DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
+            "DocDPEM": lambda: dptopic.DocDPEM(n_topics=2, epsilon=1.0, n_iter=2, verbose=0),
+            "DPSVI": lambda: dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=2, verbose=0),
+            "HDPLDA": lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0)}
+
+
+@pytest.fixture(scope="module")
+def small():
+    return lda_corpus(n_docs=200, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
+
+
+@pytest.mark.parametrize("name", ["DocDPCooccurrence", "DocDPEM", "DPSVI"])
+def test_document_level_reports_say_where_their_coins_come_from_and_name_group_privacy(name, small):
     from dptopic.reporting import privacy_card
 
-    c = lda_corpus(n_docs=200, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
-    m = _quiet_fit(make(), c)
+    m = _quiet_fit(TRAINERS[name](), small)
     rep = m.privacy_
     assert rep["randomness"].startswith("standard mode") and "floating-point" in rep["randomness"]
     assert "k times epsilon" in rep["scope"] and rep["scope"].count("group privacy") == 1
@@ -38,12 +45,9 @@ def test_document_level_reports_say_where_their_coins_come_from_and_name_group_p
     assert card["implementation"]["randomness"] == rep["randomness"]
 
 
-@pytest.mark.parametrize("make", [
-    lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
-    lambda: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=3.0, verbose=0),
-    lambda: dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=2, verbose=0)])
-def test_a_private_fit_on_a_vocabulary_from_its_documents_warns_and_a_public_one_does_not(make):
-    c = lda_corpus(n_docs=200, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
+@pytest.mark.parametrize("name", ["DocDPCooccurrence", "HDPLDA", "DPSVI"])
+def test_a_private_fit_on_a_vocabulary_from_its_documents_warns_and_a_public_one_does_not(name, small):
+    make, c = TRAINERS[name], small
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", dptopic.DataVocabularyWarning)
