@@ -361,3 +361,11 @@ def test_experiment_flag_names_leave_dp_set_names_alone():
     names = experiment_flag_names("lira", a)
     assert names["n_iter"] == "--cgs-iterations" and "n_topics" not in names
     assert experiment_flag_names("fedlda", argparse.Namespace())["epsilon"] == "--eps-table"
+
+
+@pytest.mark.parametrize("argv", [["audit", "--model", "m", "--jobs", "100000"],
+                                  ["experiment", "lira", "--jobs", "100000"],
+                                  ["train", "--jobs", "257"], ["demo", "--jobs", "1000"],
+                                  ["experiment", "fedlda", "--jobs", "300"]])
+def test_jobs_beyond_the_librarys_bound_is_refused_by_the_flag(capsys, argv):
+    assert "--jobs: must be an integer from 1 to 256" in _error(capsys, *argv)

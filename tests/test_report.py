@@ -123,6 +123,25 @@ def test_cli_report_writes_once_and_never_replaces_a_users_file(tmp_path, saved_
     assert r.returncode == 2 and "audit.json" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+def test_a_report_with_figures_from_a_private_reference_is_readable_by_its_owner_only(tmp_path, saved_private,
+                                                                                       planted):
+    import os
+    import stat
+
+    ref = tmp_path / "ref.npz"
+    planted.corpus.save(ref)
+    old = os.umask(0o022)
+    try:
+        for name, extra, mode in (("a.html", [], 0o644), ("b.html", ["--reference", str(ref)], 0o600),
+                                  ("c.html", ["--reference", str(ref), "--reference-public"], 0o644)):
+            r = _cli("report", "--model", str(saved_private), "--out", str(tmp_path / name), *extra)
+            assert r.returncode == 0, r.stderr
+            assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == mode, name
+            assert ("readable by you only" in " ".join(r.stdout.split())) == (mode == 0o600)
+    finally:
+        os.umask(old)
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (make test installs Debian's chromium when it can)")
 def test_report_renders_in_headless_chromium_without_errors_or_requests(tmp_path, saved_private):
     out = tmp_path / "r.html"

@@ -134,3 +134,55 @@ def test_the_cli_table_says_partial_where_the_card_does(models):
     r = _cli("topics", "--model", str(d / "hdp"))
     assert r.returncode == 0, r.stderr
     assert "partial: the vocabulary was read from the training documents" in " ".join(r.stdout.split())
+
+
+def test_transform_writes_the_inputs_ids(tmp_path, models):
+    d, words = models
+    texts = [f"{words[0]} {words[1]}", "nothing known", f"{words[3]} {words[4]}"]
+    jl = tmp_path / "docs.jsonl"
+    jl.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(["a,1", 7, "c"], texts)))
+    r = _cli("transform", "--model", str(d / "lda"), "--corpus", str(jl), "--out", str(tmp_path / "j.csv"))
+    assert r.returncode == 0, r.stderr
+    assert [ln.split(",")[0] for ln in (tmp_path / "j.csv").read_text().splitlines()[1:]] == ['"a', "7", "c"]
+    cv = tmp_path / "docs.csv"
+    cv.write_text("key,text\n" + "".join(f"k{i},{t}\n" for i, t in enumerate(texts)))
+    r = _cli("transform", "--model", str(d / "lda"), "--corpus", str(cv), "--out", str(tmp_path / "c.csv"),
+             "--id-field", "key")
+    assert r.returncode == 0, r.stderr
+    assert [ln.split(",")[0] for ln in (tmp_path / "c.csv").read_text().splitlines()[1:]] == ["k0", "k1", "k2"]
+    # without the default field on every record: row names; a named field that some record lacks: refused
+    jl.write_text("".join(json.dumps({"id": 1, "text": texts[0]}) + "\n" + json.dumps({"text": t}) + "\n"
+                          for t in texts[1:2]))
+    r = _cli("transform", "--model", str(d / "lda"), "--corpus", str(jl), "--out", str(tmp_path / "k.csv"))
+    assert r.returncode == 0 and (tmp_path / "k.csv").read_text().splitlines()[1].startswith("doc0,"), r.stderr
+    r = _cli("transform", "--model", str(d / "lda"), "--corpus", str(jl), "--out", str(tmp_path / "m.csv"),
+             "--id-field", "id")
+    assert r.returncode == 2 and "record 2 has no id field 'id'" in r.stderr and not (tmp_path / "m.csv").exists()
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_outputs_computed_from_documents_are_readable_by_their_owner_only(tmp_path, models):
+    import os
+    import stat
+
+    d, words = models
+    docs = _docs(tmp_path, words)
+    old = os.umask(0o022)
+    try:
+        for out, args in (("t.csv", ["transform"]), ("t.npy", ["transform"]),
+                          ("v.json", ["export", "--to", "pyldavis"]),
+                          ("p.json", ["export", "--to", "pyldavis", "--corpus-public"])):
+            r = _cli(*args, "--model", str(d / "hdp"), "--corpus", str(docs), "--out", str(tmp_path / out))
+            assert r.returncode == 0, r.stderr
+            mode = stat.S_IMODE(os.stat(tmp_path / out).st_mode)
+            assert mode == (0o644 if "--corpus-public" in args else 0o600), (out, oct(mode))
+            assert ("readable by you only" in " ".join(r.stdout.split())) == (mode == 0o600)
+    finally:
+        os.umask(old)
+
+
+def test_export_writes_json_only(tmp_path, models):
+    d, words = models
+    r = _cli("export", "--to", "pyldavis", "--model", str(d / "lda"), "--corpus", str(_docs(tmp_path, words)),
+             "--out", str(tmp_path / "vis.html"))
+    assert r.returncode == 2 and "must end in .json" in r.stderr and not (tmp_path / "vis.html").exists()

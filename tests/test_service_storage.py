@@ -88,6 +88,13 @@ def test_config_refuses_a_short_admin_token():
         ServiceConfig(["a", "b"], 0.2, admin_token="short")
 
 
+@pytest.mark.parametrize("key, value", [("fed_pad_length", 10**11), ("fed_topics", 10**6), ("train_interval", 1e300),
+                                        ("n_iter", 10**9), ("fed_report_words", 10**10)])
+def test_config_bounds_what_would_exhaust_memory_or_timers(key, value):
+    with pytest.raises(Exception, match=f"invalid {key}"):
+        ServiceConfig(["a", "b"], 0.2, **{key: value})
+
+
 def test_cli_errors_are_one_line(tmp_path, capsys):
     make_data(tmp_path)
     args = ["serve", "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--host", "0.0.0.0"]

@@ -50,3 +50,29 @@ def test_a_malformed_tokenizer_version_is_refused_at_load(saved, bad):
     _edit(saved, bad)
     with pytest.raises(DPTopicError, match="'tokenizer'"):
         dptopic.load(saved)
+
+
+def test_the_cli_warns_when_it_reads_text_into_a_model_of_another_tokenizer(saved, tmp_path):
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs.txt"
+    docs.write_text("a rocket in orbit\na doctor\n")
+    prepared = tmp_path / "docs.npz"
+    dptopic.Corpus.from_texts(docs.read_text().splitlines()).save(prepared)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True)
+
+    cases = [("transform", "--model", saved, "--corpus", docs, "--out", tmp_path / "t.csv"),
+             ("evaluate", "--model", saved, "--corpus", docs),
+             ("report", "--model", saved, "--reference", docs, "--out", tmp_path / "r.html")]
+    for argv in cases:
+        r = run(*argv)
+        assert r.returncode == 0 and "tokeniser version" not in r.stderr, r.stderr          # same version: silent
+    _edit(saved, TOKENIZER_VERSION + 1)
+    for argv in cases:
+        r = run(*argv, "--overwrite") if argv[0] != "evaluate" else run(*argv)
+        assert r.returncode == 0 and f"tokeniser version {TOKENIZER_VERSION + 1}" in r.stderr, (argv[0], r.stderr)
+    r = run("transform", "--model", saved, "--corpus", prepared, "--out", tmp_path / "p.csv")  # tokens: exact
+    assert r.returncode == 0 and "tokeniser version" not in r.stderr, r.stderr

@@ -145,3 +145,25 @@ def test_background_topics_are_named_and_labelled(tmp_path):
 def test_a_vocabulary_given_as_a_generator_is_read_once():
     c = dptopic.Corpus.from_texts(["rates rise", "rates fall again"], vocabulary=(w for w in ["rates", "rise", "fall"]))
     assert c.vocabulary.words == ["rates", "rise", "fall"] and c.n_tokens == 4
+
+
+@pytest.mark.parametrize("name", ["DocDPCooccurrence", "HDPLDA", "DPSVI"])
+def test_a_corpus_built_on_a_given_vocabulary_counts_as_supplied_until_pruned(name, small, tmp_path):
+    words = small.vocabulary.words
+    docs = [small.doc_words(d) for d in range(small.n_docs)]
+    given = dptopic.Corpus.from_tokens(docs, vocabulary=words)
+    saved = dptopic.Corpus.load(given.save(tmp_path / "c.npz"))
+    restricted = dptopic.Corpus.from_tokens(docs).restrict(words)
+    for c in (given, saved, restricted):
+        assert c.vocabulary_supplied
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            warnings.simplefilter("error", dptopic.DataVocabularyWarning)
+            assert TRAINERS[name]().fit(c).privacy_["vocabulary_source"] == "supplied"
+    for c in (dptopic.Corpus.from_tokens(docs), given.prune(max_vocab=30)):  # built from, or chosen by, the counts
+        assert not c.vocabulary_supplied
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            warnings.simplefilter("always", dptopic.DataVocabularyWarning)
+            with pytest.warns(dptopic.DataVocabularyWarning):
+                TRAINERS[name]().fit(c)

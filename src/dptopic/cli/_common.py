@@ -52,14 +52,15 @@ epsilon_budget = _float_arg(lambda v: 0 < v <= 500, "an epsilon must lie in (0, 
 unit_interval = _float_arg(lambda v: 0 < v < 1, "must lie in (0, 1)")
 
 
-def _int_arg(lo: int):
+def _int_arg(lo: int, hi: int | None = None):
     def parse(s: str) -> int:
         try:
             v = int(s)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{s!r} is not an integer") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {s}")
+        if v < lo or (hi is not None and v > hi):
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, got {s}" if hi is None else
+                                             f"must be an integer from {lo} to {hi}, got {s}")
         return v
 
     return parse
@@ -67,6 +68,8 @@ def _int_arg(lo: int):
 
 positive_int = _int_arg(1)
 seed_int = _int_arg(0)
+MAX_JOBS = 256          # the library's bound on n_jobs (dptopic._validation.N_JOBS)
+jobs_int = _int_arg(1, MAX_JOBS)
 
 
 def words_or(*keywords: str):
@@ -128,10 +131,17 @@ def df_arg(s: str):
     return v
 
 
+def owner_only_note(source_flag: str, public_flag: str | None = None) -> str:
+    """Said after a file written with mode 0600 because it holds figures computed from the documents of
+    ``source_flag``, which may be private (they are outside any model's guarantee)."""
+    return (f" (readable by you only: it holds figures computed from the documents of {source_flag}"
+            + (f"; pass {public_flag} when they are public" if public_flag else "; change its mode to share it") + ")")
+
+
 def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, text_field: str = "text",
                 label_field: str | None = None, max_vocab: int | None = None, min_df=None,
                 vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
-                into_model: bool = False):
+                into_model: bool = False, id_field: str | None = None, require_ids: bool = True, tokenizer=None):
     """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text (or a
@@ -141,6 +151,9 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     ``vocabulary`` (a public word list) replaces them all: text is tokenised against it and every other
     format is restricted to it, so no word is chosen from the data. ``drop_empty=False`` keeps documents that
     preprocessing leaves empty (one row per input document), for files read in a model's vocabulary.
+    ``id_field`` names the JSONL field / CSV column of document ids (``require_ids=False``: used when present).
+    ``tokenizer`` (a saved model's ``tokenizer_``): raw text read into that model warns when another version of the
+    tokeniser made its words, as the model's own ``transform`` of texts does.
     """
     from ..corpus import Corpus, Vocabulary
     from ..datasets import load_20newsgroups, load_sotu
@@ -157,6 +170,10 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is None:
             raise DPTopicError("internal: into_model needs the model's vocabulary.")
         text_kw = dict(lowercase="match")
+    if into_model and tokenizer is not None and not _tokenised(spec, fmt):
+        from ..corpus.preprocess import warn_if_other_tokenizer
+
+        warn_if_other_tokenizer(tokenizer)
     if spec in (None, "demo", "sotu"):
         if vocabulary is not None:
             return load_sotu(vocabulary=vocabulary, min_df=1, **text_kw)
@@ -184,10 +201,11 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if given or fmt == "uci":
             return c.prune(max_vocab=max_vocab, min_df=min_df, max_df=max_df, stop_words=stop_words)
         return c
+    ids = dict(require_ids=require_ids) if id_field is not None else {}
     if fmt == "jsonl":
-        return Corpus.from_jsonl(p, text_field=text_field, label_field=label_field, **kw)
+        return Corpus.from_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids, **kw)
     if fmt == "csv":
-        return Corpus.from_csv(p, text_column=text_field, label_column=label_field, **kw)
+        return Corpus.from_csv(p, text_column=text_field, label_column=label_field, id_column=id_field, **ids, **kw)
     if fmt == "dir":
         return Corpus.from_directory(p, **kw)
     from ..corpus.corpus import read_text_file
@@ -196,6 +214,16 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     if not lines:
         raise DPTopicError(f"empty corpus: {spec!r} has no non-blank lines; give one document per line.")
     return Corpus.from_texts(lines, **kw)
+
+
+def _tokenised(spec, fmt: str) -> bool:
+    """True when ``--corpus`` holds words already tokenised (a prepared ``.npz``, a UCI bag of words), not raw text."""
+    if fmt != "auto":
+        return fmt in ("npz", "uci")
+    if spec in (None, "demo", "sotu", "20newsgroups"):
+        return False
+    name = Path(spec).name.lower()
+    return not Path(spec).is_dir() and (name.endswith(".npz") or name.startswith("docword"))
 
 
 def _load_uci(Corpus, p, vocab):

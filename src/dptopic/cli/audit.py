@@ -214,7 +214,7 @@ def _audit(a):
 
 
 def register(sub) -> None:
-    from ._common import positive_int
+    from ._common import jobs_int, positive_int
 
     p = sub.add_parser("audit", help="attack a model's training procedure (LiRA) and compare with its privacy claim")
     src = p.add_mutually_exclusive_group()
@@ -235,7 +235,7 @@ def register(sub) -> None:
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the epsilon lower bound")
     p.add_argument("--seed", type=int, default=None,
                    help="seed (>= 0) for the shadow splits and training (default: fresh OS entropy)")
-    p.add_argument("--jobs", type=positive_int, default=2, help="worker threads training shadows")
+    p.add_argument("--jobs", type=jobs_int, default=2, help="worker threads training shadows")
     p.add_argument("--vocabulary", default=None, metavar="FILE",
                    help="a public vocabulary (one word per line), as for train; with --model the default is the"
                         " model's own vocabulary")

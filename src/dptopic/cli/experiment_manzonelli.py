@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import (_int_arg, epsilon_budget, epsilon_value, load_corpus, make_console, positive_float, positive_int,
+from ._common import (_int_arg, jobs_int, epsilon_budget, epsilon_value, load_corpus, make_console, positive_float, positive_int,
                       unit_interval)
 from .audit import parse_set
 
@@ -106,7 +106,7 @@ def register_manzonelli(esub) -> None:
     p.add_argument("--dp-set", action="append", metavar="NAME=VALUE",
                    help="another parameter of the --dp-algorithm trainer, e.g. sampling_rate=0.2 (repeatable)")
     add_seed_arg(p)
-    p.add_argument("--jobs", type=positive_int, default=2)
+    p.add_argument("--jobs", type=jobs_int, default=2)
     p.add_argument("--out", default="runs/lira")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_lira)

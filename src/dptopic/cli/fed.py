@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import positive_float, positive_int, unit_interval, words_or
+from ._common import jobs_int, positive_float, positive_int, unit_interval, words_or
 
 
 def add_fed_args(t) -> None:
@@ -122,7 +122,7 @@ def register_fedlda_experiment(esub) -> None:
     p.add_argument("--report-words", type=words_or("auto", "all"), default="auto", metavar="N|auto|all",
                    help="words the none rule's reports range over (default auto; docs/fedlda.md)")
     add_seed_arg(p)
-    p.add_argument("--jobs", type=positive_int, default=1)
+    p.add_argument("--jobs", type=jobs_int, default=1)
     p.add_argument("--no-figures", action="store_true", help="only the table")
     p.add_argument("--out", default="docs/figures")
     p.set_defaults(func=cmd_fedlda_experiment)

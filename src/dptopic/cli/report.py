@@ -95,7 +95,7 @@ def cmd_report(a):
     from .. import load
     from .._io import atomic_write_bytes, check_output_file
     from ..reporting import privacy_card, render_report
-    from ._common import load_corpus
+    from ._common import load_corpus, owner_only_note
 
     out = check_output_file(a.out, _is_report, overwrite=a.overwrite, what="report")
     if out.suffix.lower() not in (".html", ".htm"):
@@ -107,7 +107,7 @@ def cmd_report(a):
     evaluation = None
     if a.reference is not None:
         ref = load_corpus(a.reference, a.format, None, a.text_field, None, vocabulary=model.vocabulary_,
-                          into_model=True)
+                          into_model=True, tokenizer=getattr(model, "tokenizer_", None))
         evaluation = evaluate_on(model, ref, a.reference_public, a.reference)
     if a.compare_to is not None:
         from ..evaluation import match_models
@@ -124,10 +124,12 @@ def cmd_report(a):
                          evaluation=evaluation, audit=audit, roc_png=roc, source=str(a.model),
                          background=model.background_topic_ids() if hasattr(model, "background_topic_ids") else ())
     html = html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1)
-    atomic_write_bytes(out, html.encode("utf-8"))
+    # figures read from a reference corpus not declared public stay readable by their owner only (0600)
+    private = a.reference is not None and not a.reference_public
+    atomic_write_bytes(out, html.encode("utf-8"), private=private)
     if evaluation and "note" in evaluation:
         print(f"warning: {evaluation['note']}", file=sys.stderr)
-    make_console().print(f"report written to {out}")
+    make_console().print(f"report written to {out}" + (owner_only_note("--reference", "--reference-public") if private else ""))
 
 
 def register(sub) -> None:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import FORMATS, make_console
+from ._common import FORMATS, make_console, owner_only_note
 
 PRIVATE_INPUT_NOTE = ("the model is private, but these figures are computed from the documents of --corpus: they are"
                       " NOT covered by its privacy report (if --corpus holds private documents, treat the output as"
@@ -35,9 +35,14 @@ def _model_and_docs(a):
     from ._common import load_corpus
 
     model = load(a.model)
+    given = getattr(a, "id_field", None)
     docs = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_,
-                       drop_empty=False, into_model=True)
+                       drop_empty=False, into_model=True, id_field=given or DEFAULT_ID_FIELD,
+                       require_ids=given is not None, tokenizer=getattr(model, "tokenizer_", None))
     return model, docs
+
+
+DEFAULT_ID_FIELD = "id"     # transform's doc_id column: this JSONL field / CSV column when every record has it
 
 
 THETA_NPY_FORMAT = "dptopic-theta-npy"
@@ -114,19 +119,20 @@ def cmd_transform(a):
         buf = io.BytesIO()
         np.save(buf, theta, allow_pickle=False)
         data = buf.getvalue()
-        atomic_write_bytes(out, data)
+        atomic_write_bytes(out, data, private=True)     # one row per document of --corpus: readable by its owner
         atomic_write_bytes(stamp, json.dumps({"format": THETA_NPY_FORMAT, "file": out.name,
                                               "sha256": _sha256([data])}).encode("utf-8"))
     else:
         ids = docs.doc_ids or [f"doc{i}" for i in range(docs.n_docs)]
         lines = ["doc_id," + ",".join(f"topic_{k}" for k in range(theta.shape[1]))]
         lines += [_csv_cell(i) + "," + ",".join(f"{x:.6g}" for x in row) for i, row in zip(ids, theta)]
-        atomic_write_bytes(out, ("\n".join(lines) + "\n").encode("utf-8"))
+        atomic_write_bytes(out, ("\n".join(lines) + "\n").encode("utf-8"), private=True)
     if getattr(model, "privacy_", {}).get("private"):
         print(f"warning: {private_input_note(model)}.", file=sys.stderr)
     empty = int((docs.doc_lengths == 0).sum())
     make_console().print(f"{docs.n_docs} documents x {theta.shape[1]} topics written to {out}"
-                         + (f" ({empty} with no word of the model's vocabulary: their rows are the prior mean)" if empty else ""))
+                         + owner_only_note("--corpus")
+                         + (f"; {empty} with no word of the model's vocabulary: their rows are the prior mean" if empty else ""))
 
 
 def _csv_cell(s) -> str:
@@ -160,6 +166,8 @@ def cmd_export(a):
         except (OSError, ValueError, AttributeError):
             return False
 
+    if Path(a.out).suffix.lower() != ".json":
+        raise DPTopicError(f"--out {a.out!r} must end in .json: the export is one JSON file.")
     out = check_output_file(a.out, ours, overwrite=a.overwrite, what="pyLDAvis export")
     model, docs = _model_and_docs(a)
     doc = {"format": "dptopic-pyldavis", "version": 1,
@@ -171,9 +179,10 @@ def cmd_export(a):
                                " --corpus and are NOT covered by the model's privacy report; only topic_term_dists"
                                " and vocab are released under it")
         print(f"warning: {doc['privacy_note']} (pass --corpus-public if --corpus is a public corpus).", file=sys.stderr)
-    atomic_write_bytes(out, json.dumps(doc).encode("utf-8"))
+    atomic_write_bytes(out, json.dumps(doc).encode("utf-8"), private=not a.corpus_public)
     make_console().print(f"pyLDAvis data for {model.components_.shape[0]} topics and {len(doc['doc_lengths'])}"
-                         f" documents written to {out}")
+                         f" documents written to {out}" + ("" if a.corpus_public else
+                                                           owner_only_note("--corpus", "--corpus-public")))
 
 
 def cmd_pull(a):
@@ -218,6 +227,9 @@ def _retries_arg(s: str) -> int:
 def register(sub) -> None:
     t = sub.add_parser("transform", help="document-topic proportions of documents under a saved model (CSV or .npy)")
     _add_input_args(t, "infer topic proportions for")
+    t.add_argument("--id-field", default=None, metavar="NAME",
+                   help="JSONL field / CSV column holding each document's id, written in the doc_id column (default:"
+                        f" {DEFAULT_ID_FIELD!r} when the records have it; a folder's file names; otherwise doc0, doc1, ...)")
     t.add_argument("--out", required=True, help="theta.csv (with a doc_id column) or theta.npy (D x K)")
     t.add_argument("--overwrite", action="store_true", help="replace --out if it is a table this command wrote")
     t.set_defaults(func=cmd_transform)

@@ -9,7 +9,7 @@ from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, JOBS_RULES, epsilon
                      with_flag_names)
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
-                      load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
+                      jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary, seed_int, unit_interval, words_or)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
@@ -476,7 +476,8 @@ def cmd_evaluate(a):
     model = load(a.model)
     # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish); text is
     # only tokenised, with the vocabulary's own case (docs/preprocessing.md)
-    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_, into_model=True)
+    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_, into_model=True,
+                         tokenizer=getattr(model, "tokenizer_", None))
     top_n = min(a.top_n, len(model.vocabulary_))
     ppl = model.perplexity(corpus, mode=a.mode, seed=a.seed)
     q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))
@@ -605,7 +606,7 @@ def register(sub) -> None:
                         " that use them: it helped on 20 Newsgroups posts and hurt on State of the Union paragraphs"
                         " and Reuters newswire, so choose it on a public corpus like yours; no extra budget;"
                         " docs/document_dp.md)")
-    t.add_argument("--jobs", type=positive_int, default=1, help="threads (AD-LDA shards)")
+    t.add_argument("--jobs", type=jobs_int, default=1, help="threads (AD-LDA shards)")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
                         " words blocks swept diagonal by diagonal (no merge, the default)")
@@ -634,7 +635,7 @@ def register(sub) -> None:
                         " default: fresh OS entropy")
     d.add_argument("--save-metrics", action="store_true",
                    help="also save the private model's metrics, labelled 'outside the guarantee'")
-    d.add_argument("--jobs", type=positive_int, default=min(2, os.cpu_count() or 1))
+    d.add_argument("--jobs", type=jobs_int, default=min(2, os.cpu_count() or 1))
     d.add_argument("--show-topics", type=positive_int, default=20)
     add_out_args(d, "runs/demo")
     d.add_argument("--quiet", action="store_true")

@@ -105,6 +105,9 @@ def _warn_unreachable_words(words, pre) -> None:
                       + "; ".join(parts) + ". They stay in the model without counts.", UserWarning, stacklevel=3)
 
 
+VOCABULARY_SOURCE = "vocabulary_source"    # metadata key: "supplied" (the caller's word list) or "data"
+
+
 class Corpus:
     """A tokenised corpus.
 
@@ -255,6 +258,7 @@ class Corpus:
     @classmethod
     def _from_token_lists(cls, toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty):
         """Checked lists of words: build (or apply) the vocabulary, map words to ids, drop the rest."""
+        given = vocabulary is not None
         if vocabulary is None:
             vocabulary = Vocabulary(build_vocabulary(toks, max_vocab=max_vocab, min_df=min_df, max_df=max_df))
         elif not isinstance(vocabulary, Vocabulary):
@@ -263,7 +267,8 @@ class Corpus:
         docs = [[index[w] for w in ts if w in index] for ts in toks]
         labels = None if labels is None else list(labels)
         doc_ids = list(doc_ids) if doc_ids is not None else [f"doc{i}" for i in range(len(docs))]
-        return cls._finish(docs, vocabulary, labels, doc_ids, drop_empty)
+        return cls._finish(docs, vocabulary, labels, doc_ids, drop_empty,
+                           metadata={VOCABULARY_SOURCE: "supplied" if given else "data"})
 
     @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None) -> "Corpus":
@@ -376,8 +381,12 @@ class Corpus:
         return c.drop_empty()
 
     @classmethod
-    def from_jsonl(cls, path, text_field: str = "text", label_field: str | None = None, **kw) -> "Corpus":
-        texts, labels = [], []
+    def from_jsonl(cls, path, text_field: str = "text", label_field: str | None = None, id_field: str | None = None,
+                   require_ids: bool = True, **kw) -> "Corpus":
+        """One JSON object per line; ``id_field`` names the field holding each document's id (``doc_ids``, which
+        ``dptopic transform`` writes beside its rows). Every record must have it, unless ``require_ids=False``: then
+        the ids are used only when every record has one, and are ``doc0, doc1, ...`` otherwise."""
+        texts, labels, ids = [], [], []
         with _open_text(path) as fh:
             for n, line in enumerate(fh, 1):
                 if not line.strip():
@@ -400,21 +409,36 @@ class Corpus:
                         raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is"
                                            f" {_json_kind(lab)}; labels must be strings or numbers.")
                     labels.append(lab)
-        return cls.from_texts(texts, labels=labels if label_field else None, **kw)
+                if id_field is not None:
+                    ids.append(_record_id(rec.get(id_field), f"bad JSONL file {str(path)!r}: line {n}", id_field,
+                                          "field"))
+        return cls.from_texts(texts, labels=labels if label_field else None,
+                              doc_ids=_ids_or_none(ids, id_field, require_ids, f"JSONL file {str(path)!r}", "field",
+                                                   "id_field"), **kw)
 
     @classmethod
-    def from_csv(cls, path, text_column: str = "text", label_column: str | None = None, **kw) -> "Corpus":
+    def from_csv(cls, path, text_column: str = "text", label_column: str | None = None, id_column: str | None = None,
+                 require_ids: bool = True, **kw) -> "Corpus":
+        """A CSV file with a header row; ``id_column`` names the column of document ids (``doc_ids``). Every row must
+        have one, unless ``require_ids=False``: then the ids are used only when every row has one, and are
+        ``doc0, doc1, ...`` otherwise."""
         csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
         with _open_text(path) as fh:
             reader = csv.DictReader(fh)
             cols = reader.fieldnames or []
-            for col in (text_column, label_column):
+            if id_column is not None and id_column not in cols and not require_ids:
+                id_column = None
+            for col in (text_column, label_column, id_column):
                 if col is not None and col not in cols:
                     raise DPTopicError(f"bad CSV file {str(path)!r}: no column {col!r} (columns: {', '.join(cols)}).")
             rows = list(reader)
         texts = [r[text_column] or "" for r in rows]
         labels = [r[label_column] for r in rows] if label_column else None
-        return cls.from_texts(texts, labels=labels, **kw)
+        ids = None
+        if id_column is not None:
+            ids = _ids_or_none([_record_id(r[id_column] or None, "", id_column, "column") for r in rows], id_column,
+                               require_ids, f"CSV file {str(path)!r}", "column", "id_column")
+        return cls.from_texts(texts, labels=labels, doc_ids=ids, **kw)
 
     @classmethod
     def from_directory(cls, path, pattern: str = "*.txt", **kw) -> "Corpus":
@@ -508,7 +532,8 @@ class Corpus:
         ptr = np.zeros(self.n_docs + 1, dtype=np.int64)
         np.cumsum(segment_sums(keep_tok, self.doc_ptr), out=ptr[1:])
         out = Corpus(ptr, new[keep_tok].astype(np.int32), vocabulary, labels=self.labels,
-                     doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped, metadata=self.metadata)
+                     doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped,
+                     metadata={**self.metadata, VOCABULARY_SOURCE: "supplied"})   # the caller's word list
         return out.drop_empty() if drop_empty else out
 
     def prune(self, max_vocab: int | None = 1000, min_df=1, max_df=None, remove_stop_words: bool = False,
@@ -530,7 +555,17 @@ class Corpus:
         if len(cands) < 2:
             raise DPTopicError(f"vocabulary too small: {len(cands)} word(s) pass min_df={min_df}, max_df={max_df} and the"
                                f" stop-word list; at least 2 are needed.")
-        return self.restrict([words[i] for i in cands])
+        out = self.restrict([words[i] for i in cands])
+        out.metadata[VOCABULARY_SOURCE] = "data"        # chosen by the documents' counts
+        return out
+
+    @property
+    def vocabulary_supplied(self) -> bool:
+        """True when the vocabulary was given by the caller (``vocabulary=`` of :meth:`from_texts`,
+        :meth:`from_tokens` and the loaders, or :meth:`restrict`) rather than chosen from these documents' counts
+        (built from them, or :meth:`prune`). Private trainers then record it as supplied (public), as they do with
+        ``fit(vocabulary=...)``; corpora saved before this was recorded count as chosen from the data."""
+        return self.metadata.get(VOCABULARY_SOURCE) == "supplied"
 
     def to_bow(self) -> sp.csr_matrix:
         """Document-term count matrix (scipy.sparse CSR, ``D × V``)."""
@@ -584,6 +619,30 @@ class Corpus:
                        n_empty_dropped=n_drop, metadata=extra)
         except DPTopicError as e:
             raise DPTopicError(f"{bad}: {str(e).rstrip('.')}; {fix}.") from None
+
+
+def _record_id(value, where: str, name: str, kind: str):
+    """A document id read from a record: a string or a number, or None when the record lacks it."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise DPTopicError(f"{where}: id {kind} {name!r} is {_json_kind(value)}; ids must be strings or numbers.")
+    return str(value)
+
+
+def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str):
+    """The ids read from the records; None when ``name`` is None, or with ``require_ids=False`` when a record has
+    none; with ``require_ids=True`` a record without one is refused."""
+    if name is None:
+        return None
+    missing = [i for i, v in enumerate(ids) if v is None]
+    if not missing:
+        return ids
+    if not require_ids:
+        return None
+    raise DPTopicError(f"bad {what}: record {missing[0] + 1} has no id {kind} {name!r} (records {len(ids) - len(missing)}"
+                       f" of {len(ids)} have one): give every record an id, or set {param} (CLI: --id-field) to the {kind}"
+                       " that holds them.")
 
 
 def _check_file(path) -> Path:

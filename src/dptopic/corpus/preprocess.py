@@ -39,6 +39,19 @@ def tokenizer_info() -> dict:
             " or underscores; lower-cased, stop words and short words dropped unless configured otherwise"}
 
 
+def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2) -> None:
+    """Raw text about to be read into a model whose words were made by another version of the tokeniser (``saved``:
+    the model's ``tokenizer_``): some words may be split or folded differently, so say so. Token lists and counts are
+    read exactly and need no warning."""
+    version = (saved or {}).get("version", TOKENIZER_VERSION)
+    if version != TOKENIZER_VERSION:
+        import warnings
+
+        warnings.warn(f"this model was saved with tokeniser version {version} and dptopic now reads text with version"
+                      f" {TOKENIZER_VERSION}: some words may be split differently than in training; pass lists of"
+                      " tokens made as the training text was to be exact.", UserWarning, stacklevel=stacklevel + 1)
+
+
 def stop_words() -> frozenset[str]:
     """scikit-learn's English stop-word list."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS

@@ -16,6 +16,7 @@ from ..backends import ShardSet, training_source
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..kernels.docdp import tokens_to_bow
+from .base import vocabulary_given
 
 
 def document_source(model, X, vocabulary):
@@ -33,7 +34,8 @@ def document_source(model, X, vocabulary):
         return _batch_source(model, lambda: iter(items), vocab)
     X, names = model._as_input(X)
     src = training_source(X, vocabulary=vocab if vocab is not None else names)
-    model._vocabulary_supplied = vocab is not None or (names is not None and model._input_names_public)
+    model._vocabulary_supplied = (vocab is not None or (names is not None and model._input_names_public)
+                                  or vocabulary_given(X))
     if isinstance(src, ShardSet):
         vocab = vocab if vocab is not None else src.vocabulary
         paths = list(src.paths)

@@ -19,7 +19,7 @@ from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import is_text_column, is_token_lists
-from ..corpus.preprocess import TOKENIZER_VERSION, tokenizer_info
+from ..corpus.preprocess import tokenizer_info, warn_if_other_tokenizer
 from ..errors import CorruptModelError, DPTopicError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..backends import BACKENDS, make_backend, training_source
@@ -68,6 +68,12 @@ READS_TRAINING_DOCUMENTS = ("{name}: {n} of these {total} documents trained a pr
 
 MIN_PRIOR = 1e-8
 """Smallest Dirichlet prior (alpha, beta, eta) accepted: smaller ones make sampling weights and digammas overflow."""
+
+
+def vocabulary_given(X) -> bool:
+    """A :class:`Corpus` whose vocabulary its maker supplied (``Corpus.vocabulary_supplied``): a private fit on it
+    records the vocabulary as supplied, as ``fit(vocabulary=...)`` does."""
+    return isinstance(X, Corpus) and X.vocabulary_supplied
 
 
 def check_topics_fit_vocabulary(n_topics: int, vocab_size: int) -> None:
@@ -221,13 +227,7 @@ class TopicModel(TransformerMixin, BaseEstimator):
     def _warn_if_other_tokenizer(self) -> None:
         """Raw text read into a model whose words were saved by another version of the tokeniser: some words may be
         split or folded differently, so say so (token lists and counts are read exactly)."""
-        saved = (getattr(self, "tokenizer_", None) or {}).get("version", TOKENIZER_VERSION)
-        if saved != TOKENIZER_VERSION:
-            import warnings
-
-            warnings.warn(f"this model was saved with tokeniser version {saved} and dptopic now reads text with version"
-                          f" {TOKENIZER_VERSION}: some words may be split differently than in training; pass lists of"
-                          " tokens made as the training text was to be exact.", UserWarning, stacklevel=4)
+        warn_if_other_tokenizer(getattr(self, "tokenizer_", None), stacklevel=4)
 
     def _as_model_corpus(self, X, allow_empty: bool = False) -> Corpus:
         """``X`` read into the model's vocabulary, one row per input document. ``allow_empty`` (``transform``): input
@@ -460,7 +460,7 @@ class GibbsTopicModel(TopicModel):
         """
         self._validate()
         X, names = self._as_input(X)
-        supplied = vocabulary is not None or (names is not None and self._input_names_public)
+        supplied = vocabulary is not None or (names is not None and self._input_names_public) or vocabulary_given(X)
         if names is not None and vocabulary is None:
             vocabulary = names
         corpus = training_source(X, vocabulary=vocabulary)

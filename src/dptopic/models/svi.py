@@ -25,7 +25,7 @@ from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..kernels.vb import cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep
 from ..mechanisms import gaussian_mechanism
-from .base import MIN_PRIOR, TopicModel, check_topics_fit_vocabulary
+from .base import MIN_PRIOR, TopicModel, check_topics_fit_vocabulary, vocabulary_given
 
 ESTEP_MAX_ITER = 100   # Hoffman et al.'s code: at most 100 inner iterations ...
 ESTEP_TOL = 1e-3       # ... until the mean absolute change of gamma is below 1e-3
@@ -416,8 +416,8 @@ class DPSVI(_VariationalLDA):
         the vocabulary; otherwise it is taken from ``X`` and is not covered by the guarantee."""
         self._validate()
         corpus = self._train_corpus(X, vocabulary)
-        self._vocabulary_supplied = vocabulary is not None or (getattr(self, "_input_names", None) is not None
-                                                               and self._input_names_public)
+        self._vocabulary_supplied = (vocabulary is not None or vocabulary_given(X)
+                                     or (getattr(self, "_input_names", None) is not None and self._input_names_public))
         self.vocabulary_ = corpus.vocabulary
         rng = self._rng()
         self._init_state(corpus.vocab_size, rng)

@@ -70,24 +70,24 @@ class ServiceConfig:
     _parameter_constraints = {
         "f": [IsNone(), Real(0, 1, "neither")],
         "epsilon_doc": [Real(0, 50, "right")],
-        "n_topics": [Int(2, None)],
-        "batch_size": [Int(1, None)],
-        "n_iter": [Int(1, None)],
+        "n_topics": [Int(2, 100_000)],
+        "batch_size": [Int(1, 1_000_000_000)],
+        "n_iter": [Int(1, 10_000_000)],
         "lam": [Real(0, 1, "both")],
         "omega": [Real(0, 1, "both")],
-        "prior_iter": [Int(1, None)],
+        "prior_iter": [Int(1, 10_000_000)],
         "delta": [Real(0, 1, "neither")],
-        "train_interval": [Real(0, None, "left")],
+        "train_interval": [Real(0, 1e6, "left")],   # beyond ~11 days a timer fails
         "max_body_bytes": [Int(64, None)],
-        "max_reports_per_request": [Int(1, None)],
+        "max_reports_per_request": [Int(1, 1_000_000_000)],
         "fed_epsilon": [IsNone(), Real(0, None, "neither")],
-        "fed_topics": [Int(2, None)],
+        "fed_topics": [Int(2, 100_000)],
         "fed_failure_rate": [Real(0, 1, "neither")],
         "fed_gamma": [Real(1, None, "left")],
-        "fed_pad_length": [Int(1, None)],
+        "fed_pad_length": [Int(1, 10_000_000)],     # as FedLDA(pad_length=)
         "fed_sample_ratio": [Real(0, 1, "right")],
-        "fed_min_updates": [Int(0, None)],
-        "fed_report_words": [IsNone(), Int(2, None)],
+        "fed_min_updates": [Int(0, 1_000_000_000)],
+        "fed_report_words": [IsNone(), Int(2, 1_000_000_000)],
     }
 
     def __post_init__(self):
