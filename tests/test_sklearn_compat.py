@@ -157,3 +157,25 @@ def test_n_jobs_follows_scikit_learns_convention():
         assert m.get_params()["n_jobs"] == n_jobs and m._backend_.n_jobs == resolve_n_jobs(n_jobs)  # threads used
     with pytest.raises(dptopic.DPTopicError, match="invalid n_jobs=0"):
         dptopic.LDA(n_topics=2, n_iter=3, verbose=0, n_jobs=0).fit(_X())
+
+
+@pytest.mark.parametrize("make", [lambda **kw: dptopic.LDA(n_iter=5, verbose=0, **kw),
+                                  lambda **kw: dptopic.DocDPCooccurrence(epsilon=2.0, verbose=0, **kw),
+                                  lambda **kw: dptopic.DPSVI.from_budget(2.0, 1e-5, verbose=0, **kw)])
+def test_n_components_is_scikit_learns_name_for_n_topics(make):
+    import inspect
+
+    from sklearn.base import clone
+
+    m = make(n_components=3)
+    assert m.n_topics == 3 and m.n_components == 3 and "n_components" not in m.get_params()
+    assert clone(m).n_topics == 3
+    m.set_params(n_components=4)
+    assert m.get_params()["n_topics"] == 4
+    m.n_components = 5
+    assert m.n_topics == 5
+    assert "n_topics" in inspect.signature(type(m)).parameters          # what scikit-learn's checks read
+    with pytest.raises(dptopic.DPTopicError, match="not both"):
+        make(n_components=3, n_topics=3)
+    with pytest.raises(dptopic.DPTopicError, match="not both"):
+        m.set_params(n_components=3, n_topics=3)

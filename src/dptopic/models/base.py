@@ -102,7 +102,20 @@ class IterationInfo:
     release: np.ndarray | None
 
 
-class TopicModel(TransformerMixin, BaseEstimator):
+class _AcceptsSklearnNames(type):
+    """``LDA(n_components=20)`` means ``LDA(n_topics=20)``: scikit-learn's name for the number of topics is taken at
+    construction and stored under dptopic's, so ``get_params``, ``clone`` and saved models keep one name."""
+
+    def __call__(cls, *args, **kw):
+        if "n_components" in kw and "n_topics" in cls._param_names():
+            if "n_topics" in kw:
+                raise DPTopicError(f"{cls.__name__}: give n_topics or scikit-learn's name for it, n_components, not"
+                                   " both.")
+            kw["n_topics"] = kw.pop("n_components")
+        return super().__call__(*args, **kw)
+
+
+class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames):
     """What every dptopic estimator answers, Gibbs and variational alike, with scikit-learn's conventions:
     ``fit``, ``transform``, ``fit_transform``, ``score`` (higher is better), ``perplexity(X, mode=...)``,
     ``components_`` (K x V, rows sum to 1), ``get_feature_names_out``, ``get_params(deep=True)``/``set_params``
@@ -116,6 +129,11 @@ class TopicModel(TransformerMixin, BaseEstimator):
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         _REGISTRY[cls.__name__] = cls
+        import inspect
+
+        # inspect.signature(cls) would read the metaclass's (*args, **kw): state the constructor's own parameters
+        sig = inspect.signature(cls.__init__)
+        cls.__signature__ = sig.replace(parameters=[p for n, p in sig.parameters.items() if n != "self"])
 
     # ------------------------------------------------------------------ params
     @classmethod
@@ -140,7 +158,24 @@ class TopicModel(TransformerMixin, BaseEstimator):
                                " save it with model.save(DIR) and read it back with dptopic.load(DIR).")
         return super().__getstate__()
 
+    @property
+    def n_components(self) -> int:
+        """scikit-learn's name for ``n_topics`` (read, set, and accepted by the constructor and ``set_params``)."""
+        try:
+            return self.n_topics
+        except AttributeError:
+            raise AttributeError(f"{type(self).__name__} has no number of topics (n_topics)") from None
+
+    @n_components.setter
+    def n_components(self, value) -> None:
+        self.set_params(n_components=value)
+
     def set_params(self, **params):
+        if "n_components" in params and "n_topics" in self._param_names():
+            if "n_topics" in params:
+                raise DPTopicError(f"{type(self).__name__}: give n_topics or scikit-learn's name for it, n_components,"
+                                   " not both.")
+            params["n_topics"] = params.pop("n_components")
         for k, v in params.items():
             if k not in self._param_names():
                 raise DPTopicError(f"unknown parameter {k!r} for {type(self).__name__}; valid: {', '.join(self._param_names())}.")
