@@ -36,6 +36,11 @@ Starts (--init):
             to see whether the reports keep good topics once they are found
 --average R releases the topics from the counts averaged over the last R rounds (post-processing).
 --trace R [R ...] prints the AUC after those rounds as well (the last one is --rounds).
+--temper B (exploratory, --labels em): tempered EM (Hofmann 1999) on the client: the report likelihoods are raised
+to the power B in the E-step, both in the fit of the user's proportions (the same EM as subset_theta_em: alpha prior,
+uniform start, EM_MAX_ITER iterations, EM_TOL, here in NumPy with the kernel's order of sums) and in the label draw
+(theta_c lik[i, c]**B by the compiled sample_labels, from the client's own kernel state). Without the option the
+clients run unchanged; --temper 1.0 runs the NumPy path and reproduces the default exactly.
 --report-words auto|all|N: the vocabulary's first words the reports range over (FedLDA's report_words; auto
 reproduces the experiment's default). --task autos-electronics and graphics-crypt are the two other 20 Newsgroups
 pairs report_words' rule was set on; --lda adds centralized LDA's AUC and the loss in points.
@@ -59,7 +64,7 @@ from dptopic.evaluation import npmi_coherence
 from dptopic.experiments.fedlda import classify, task_corpora
 from dptopic.federated import FedClient
 from dptopic.federated.server import full_vocabulary_topics
-from dptopic.kernels import kernel_state
+from dptopic.kernels import kernel_state, sample_labels
 from dptopic.mechanisms.rrp import subset_frequencies, subset_signal_counts
 from dptopic.models import FedLDA
 from dptopic.recovery.factorize import topics_from_cooccurrence
@@ -96,6 +101,55 @@ def soft_counts(sets, user, phi, eps, alpha, n_iter):
         weight = e1 * phi[k, sets] * (r[:, k] / lik[:, k])[:, None]
         np.add.at(counts[k], sets.ravel(), weight.ravel())
     return counts
+
+
+def tempered_theta_em(lik, alpha, max_iter, tol):
+    """``subset_theta_em``'s EM on a given ``lik`` (``n x (K+1)``), in NumPy with the kernel's order of sums
+    (sequential over components and over entries), so that it returns the kernel's proportions bit for bit."""
+    n, C = lik.shape
+    theta = np.full(C, 1.0 / C)
+    for _ in range(max_iter):
+        w = theta * lik
+        tot = w[:, 0].copy()
+        for c in range(1, C):
+            tot += w[:, c]
+        acc = np.add.accumulate(np.vstack([np.full((1, C), alpha), w / tot[:, None]]), axis=0)[-1]
+        norm = acc[0]
+        for c in range(1, C):
+            norm += acc[c]
+        new = acc / norm
+        moved = float(np.abs(new - theta).max())
+        theta = new
+        if moved <= tol:
+            break
+    return theta
+
+
+def tempered_local_sampling(power):
+    """Route ``--temper B``: a ``FedClient.local_sampling`` for ``local_inference="em"`` whose E-step (proportions
+    and label draw) uses ``lik ** B``; the same random stream as the client's (one kernel state per round)."""
+    original = FedClient.local_sampling
+
+    def local_sampling(self, phi):
+        if self.config.exclusion != "none" or self.config.local_inference != "em":
+            return original(self, phi)
+        state = kernel_state(self._rng)
+        K, V, s = self.config.n_topics, phi.shape[1], self.sets.shape[1]
+        e1 = math.expm1(min(self.config.epsilon, 700.0))
+        phi_wk = np.ascontiguousarray(phi.T)
+        f = phi_wk[self.sets[:, 0]].copy()  # the kernel's sum over the set, word by word
+        for j in range(1, s):
+            f += phi_wk[self.sets[:, j]]
+        lik = np.empty((self.sets.shape[0], K + 1))
+        lik[:, :K] = 1.0 + e1 * f
+        lik[:, K] = 1.0 + e1 * s / V
+        lik = np.ascontiguousarray(lik ** power)
+        self.theta_reports = tempered_theta_em(lik, float(self.config.alpha), fed_client.EM_MAX_ITER,
+                                               fed_client.EM_TOL)
+        sample_labels(lik, self.theta_reports, state, self.rz)
+        self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int64)
+
+    return local_sampling
 
 
 def cooccurrence_start(sets, user, V, eps, K, n_words=300):
@@ -290,6 +344,9 @@ def main():
                          " over")
     ap.add_argument("--leave-user-out", action="store_true",
                     help="server expected: each user labels against the counts without its own last-round share")
+    ap.add_argument("--temper", type=float, default=None,
+                    help="tempered EM on the clients (--labels em): the E-step uses the report likelihoods to the"
+                         " power B (exploratory; 1.0 runs the NumPy path and reproduces the default)")
     ap.add_argument("--average", type=int, default=0,
                     help="the released topics from the counts averaged over the last R rounds (0: the last round's)")
     a = ap.parse_args()
@@ -299,6 +356,8 @@ def main():
         ap.error("--labels lda goes with --server debias or clean, and clean with --labels lda")
     if a.server == "soft" and a.labels != "em":
         ap.error("--server soft goes with --labels em")
+    if a.temper is not None and (a.labels != "em" or a.server == "soft" or not a.temper > 0):
+        ap.error("--temper B needs B > 0, --labels em and a server other than soft")
     if a.labels == "lda" and a.init != "random":
         ap.error("--init applies to the protocol's rounds, not to --labels lda")
     if a.user_budget is not None:
@@ -307,6 +366,8 @@ def main():
 
         a.eps, a.pad_length = entries_for_user_budget(a.user_budget, task_corpora(a.task)[0].vocab_size)
     fed_client.EM_MAX_ITER = a.em_iter
+    if a.temper is not None:
+        FedClient.local_sampling = tempered_local_sampling(a.temper)
     t0, aucs, npmis = time.time(), [], ([] if a.npmi else None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # fixed seeds: reproduction only
