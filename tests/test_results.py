@@ -186,3 +186,13 @@ def test_export_writes_json_only(tmp_path, models):
     r = _cli("export", "--to", "pyldavis", "--model", str(d / "lda"), "--corpus", str(_docs(tmp_path, words)),
              "--out", str(tmp_path / "vis.html"))
     assert r.returncode == 2 and "must end in .json" in r.stderr and not (tmp_path / "vis.html").exists()
+
+
+def test_ids_that_are_not_strings_or_numbers(tmp_path):
+    jl = tmp_path / "d.jsonl"
+    jl.write_text(json.dumps({"id": {"x": 1}, "text": "apple river"}) + "\n" + json.dumps({"id": 2, "text": "river"}) + "\n")
+    with pytest.raises(dptopic.DPTopicError, match="id field 'id' is an object"):
+        dptopic.Corpus.from_jsonl(jl, id_field="id")
+    c = dptopic.Corpus.from_jsonl(jl, id_field="id", require_ids=False)     # lenient: row names
+    assert c.doc_ids == ["doc0", "doc1"]
+    assert dptopic.Corpus.from_jsonl(jl, id_field="nope", require_ids=False).doc_ids == ["doc0", "doc1"]

@@ -170,10 +170,14 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is None:
             raise DPTopicError("internal: into_model needs the model's vocabulary.")
         text_kw = dict(lowercase="match")
-    if into_model and tokenizer is not None and not _tokenised(spec, fmt):
-        from ..corpus.preprocess import warn_if_other_tokenizer
+    def reading_text():     # raw text into a saved model: as the model's own transform of texts, say when it was
+        if into_model and tokenizer is not None:      # made by another version of the tokeniser
+            from ..corpus.preprocess import warn_if_other_tokenizer
 
-        warn_if_other_tokenizer(tokenizer)
+            warn_if_other_tokenizer(tokenizer, stacklevel=3)
+
+    if spec in (None, "demo", "sotu", "20newsgroups"):
+        reading_text()
     if spec in (None, "demo", "sotu"):
         if vocabulary is not None:
             return load_sotu(vocabulary=vocabulary, min_df=1, **text_kw)
@@ -190,6 +194,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                else "csv" if ".csv" in name else "uci" if name.startswith("docword") else "text")
     kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(max_vocab=max_vocab, min_df=min_df)
     kw.update(text_kw, **({} if drop_empty else {"drop_empty": False}))
+    if fmt not in ("npz", "uci"):           # words already tokenised are read exactly
+        reading_text()
     if fmt in ("npz", "uci"):
         if lowercase is not None:
             raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
@@ -214,16 +220,6 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     if not lines:
         raise DPTopicError(f"empty corpus: {spec!r} has no non-blank lines; give one document per line.")
     return Corpus.from_texts(lines, **kw)
-
-
-def _tokenised(spec, fmt: str) -> bool:
-    """True when ``--corpus`` holds words already tokenised (a prepared ``.npz``, a UCI bag of words), not raw text."""
-    if fmt != "auto":
-        return fmt in ("npz", "uci")
-    if spec in (None, "demo", "sotu", "20newsgroups"):
-        return False
-    name = Path(spec).name.lower()
-    return not Path(spec).is_dir() and (name.endswith(".npz") or name.startswith("docword"))
 
 
 def _load_uci(Corpus, p, vocab):

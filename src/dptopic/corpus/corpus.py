@@ -411,7 +411,7 @@ class Corpus:
                     labels.append(lab)
                 if id_field is not None:
                     ids.append(_record_id(rec.get(id_field), f"bad JSONL file {str(path)!r}: line {n}", id_field,
-                                          "field"))
+                                          "field", require_ids))
         return cls.from_texts(texts, labels=labels if label_field else None,
                               doc_ids=_ids_or_none(ids, id_field, require_ids, f"JSONL file {str(path)!r}", "field",
                                                    "id_field"), **kw)
@@ -621,11 +621,14 @@ class Corpus:
             raise DPTopicError(f"{bad}: {str(e).rstrip('.')}; {fix}.") from None
 
 
-def _record_id(value, where: str, name: str, kind: str):
-    """A document id read from a record: a string or a number, or None when the record lacks it."""
+def _record_id(value, where: str, name: str, kind: str, strict: bool = True):
+    """A document id read from a record: a string or a number, or None when the record lacks it (or, unless
+    ``strict``, holds something else: the ids are then not used)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        if not strict:
+            return None
         raise DPTopicError(f"{where}: id {kind} {name!r} is {_json_kind(value)}; ids must be strings or numbers.")
     return str(value)
 
@@ -640,9 +643,9 @@ def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str)
         return ids
     if not require_ids:
         return None
-    raise DPTopicError(f"bad {what}: record {missing[0] + 1} has no id {kind} {name!r} (records {len(ids) - len(missing)}"
-                       f" of {len(ids)} have one): give every record an id, or set {param} (CLI: --id-field) to the {kind}"
-                       " that holds them.")
+    raise DPTopicError(f"bad {what}: record {missing[0] + 1} has no id {kind} {name!r} ({len(ids) - len(missing)} of"
+                       f" {len(ids)} records have one): give every record an id, or set {param} (CLI: --id-field) to the"
+                       f" {kind} that holds them.")
 
 
 def _check_file(path) -> Path:
