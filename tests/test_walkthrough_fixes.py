@@ -167,3 +167,31 @@ def test_a_corpus_built_on_a_given_vocabulary_counts_as_supplied_until_pruned(na
             warnings.simplefilter("always", dptopic.DataVocabularyWarning)
             with pytest.warns(dptopic.DataVocabularyWarning):
                 TRAINERS[name]().fit(c)
+
+
+def test_corpus_prepare_on_a_public_vocabulary_is_remembered_by_files_and_shards(tmp_path, small):
+    from dptopic.backends import ShardSet
+    from dptopic.cli.main import main
+
+    words = ["word" + "".join(chr(97 + int(c)) for c in str(i)) for i in range(small.vocab_size)]  # letters only
+    (tmp_path / "docs.txt").write_text("\n".join(" ".join(words[w] for w in small.doc(d)) for d in range(small.n_docs))
+                                       + "\n")
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
+    base = ["corpus", "prepare", "--corpus", str(tmp_path / "docs.txt"), "--stop-words", "none"]
+    assert main(base + ["--out", str(tmp_path / "data.npz")]) == 0
+    assert not dptopic.Corpus.load(tmp_path / "data.npz").vocabulary_supplied
+    given = ["corpus", "prepare", "--corpus", str(tmp_path / "docs.txt"), "--vocabulary", str(tmp_path / "vocab.txt")]
+    assert main(given + ["--out", str(tmp_path / "given.npz")]) == 0
+    c = dptopic.Corpus.load(tmp_path / "given.npz")
+    assert c.vocabulary_supplied and c.vocabulary.words == words
+    assert main(given + ["--shards", "2", "--out", str(tmp_path / "shards")]) == 0
+    assert main(base + ["--shards", "2", "--out", str(tmp_path / "data-shards")]) == 0
+    assert ShardSet(sorted((tmp_path / "shards").glob("shard-*.npz"))).vocabulary_supplied
+    assert not ShardSet(sorted((tmp_path / "data-shards").glob("shard-*.npz"))).vocabulary_supplied
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for src, source in ((tmp_path / "shards", "supplied"), (tmp_path / "data-shards", "data")):
+            assert TRAINERS["DocDPCooccurrence"]().fit(str(src)).privacy_["vocabulary_source"] == source
+            assert TRAINERS["HDPLDA"]().fit(str(src)).privacy_["vocabulary_source"] == source
+    assert main(given + ["--max-vocab", "10", "--out", str(tmp_path / "x.npz")]) == 2
+    assert not (tmp_path / "x.npz").exists()

@@ -45,7 +45,9 @@ def _read_header(path: Path):
         raise DPTopicError(f"corrupt corpus shard {str(path)!r}: {type(e).__name__}; re-create it with 'dptopic corpus prepare --shards N'.") from None
     if meta.get("format") != "dptopic-corpus":
         raise DPTopicError(f"corrupt corpus shard {str(path)!r}: not a dptopic corpus; re-create it with 'dptopic corpus prepare --shards N'.")
-    return meta["vocabulary"], np.diff(ptr)
+    extra = meta.get("metadata")
+    supplied = isinstance(extra, dict) and extra.get("vocabulary_source") == "supplied"
+    return meta["vocabulary"], np.diff(ptr), supplied
 
 
 class ShardSet:
@@ -57,16 +59,20 @@ class ShardSet:
             raise DPTopicError("no corpus shards given: write them with 'dptopic corpus prepare --shards N --out DIR'.")
         lengths = []
         words = None
+        supplied = True
         for p in self.paths:
             if not p.is_file():
                 raise DPTopicError(f"corpus shard {str(p)!r} does not exist.")
-            w, lens = _read_header(p)
+            w, lens, given = _read_header(p)
+            supplied = supplied and given
             if words is None:
                 words = w
             elif w != words:
                 raise DPTopicError(f"corpus shard {str(p)!r} has a different vocabulary from {str(self.paths[0])!r}: write all shards in one 'corpus prepare' run.")
             lengths.append(lens)
         self.vocabulary = Vocabulary(words)
+        # every shard was prepared on a given word list (Corpus.vocabulary_supplied)
+        self.vocabulary_supplied = bool(supplied)
         self.shard_doc_lengths = lengths
         self.doc_lengths = np.concatenate(lengths)
 

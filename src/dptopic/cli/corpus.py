@@ -5,8 +5,8 @@ import sys
 
 from ..errors import DPTopicError
 from ._flags import CORPUS_FLAGS, CORPUS_RULES, with_flag_names
-from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, make_console, positive_int,
-                      print_table)
+from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
+                      positive_int, print_table, read_vocabulary)
 
 
 def _is_corpus(path) -> bool:
@@ -17,6 +17,20 @@ def _is_corpus(path) -> bool:
     except DPTopicError:
         return False
     return True
+
+
+def _prepared_corpus(a):
+    """``--vocabulary FILE``: the corpus on that public word list, which it remembers (a private fit then records
+    the vocabulary as supplied); otherwise the vocabulary options choose the words from the data."""
+    if a.vocabulary is None:
+        return corpus_from_args(a)
+    chosen = [flag for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df), ("--max-df", a.max_df),
+                                   ("--stop-words", a.stop_words)) if v is not None]
+    if chosen:
+        raise DPTopicError(f"--vocabulary gives the words, so {' / '.join(chosen)} (which choose words from the data)"
+                           " cannot apply: drop one or the other.")
+    return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, lowercase=a.lowercase,
+                       vocabulary=read_vocabulary(a.vocabulary))
 
 
 @with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
@@ -35,7 +49,7 @@ def cmd_corpus_prepare(a):
             raise DPTopicError(f"--out {a.out}: a prepared corpus is a .npz file and is recognised by that name; write"
                                f" it as {suggestion}")
         check_output_file(a.out, _is_corpus, overwrite=a.overwrite)
-    corpus = corpus_from_args(a)
+    corpus = _prepared_corpus(a)
     if a.shards is not None:
         from ..backends import write_shards
 
@@ -134,6 +148,9 @@ def register(sub) -> None:
     add_corpus_args(cp)
     cp.add_argument("--out", required=True,
                     help="the .npz file to write (a new file, or a corpus with --overwrite); with --shards: a directory")
+    cp.add_argument("--vocabulary", default=None, metavar="FILE",
+                    help="a public word list (one word per line) instead of words chosen from the data: the corpus"
+                         " keeps it, and a private model trained on it records the vocabulary as supplied (public)")
     cp.add_argument("--overwrite", action="store_true", help="replace --out if it already holds a dptopic corpus")
     cp.add_argument("--shards", type=positive_int, default=None, metavar="N",
                     help="write N shard files (shard-00000.npz, ...) of about equal token counts into --out,"

@@ -35,7 +35,7 @@ def document_source(model, X, vocabulary):
     X, names = model._as_input(X)
     src = training_source(X, vocabulary=vocab if vocab is not None else names)
     model._vocabulary_supplied = (vocab is not None or (names is not None and model._input_names_public)
-                                  or vocabulary_given(X))
+                                  or (vocab is None and names is None and vocabulary_given(src)))
     if isinstance(src, ShardSet):
         vocab = vocab if vocab is not None else src.vocabulary
         paths = list(src.paths)

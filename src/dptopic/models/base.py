@@ -71,9 +71,11 @@ MIN_PRIOR = 1e-8
 
 
 def vocabulary_given(X) -> bool:
-    """A :class:`Corpus` whose vocabulary its maker supplied (``Corpus.vocabulary_supplied``): a private fit on it
-    records the vocabulary as supplied, as ``fit(vocabulary=...)`` does."""
-    return isinstance(X, Corpus) and X.vocabulary_supplied
+    """A :class:`Corpus` (or shard set) whose vocabulary its maker supplied (``vocabulary_supplied``): a private fit
+    on it records the vocabulary as supplied, as ``fit(vocabulary=...)`` does."""
+    from ..backends import ShardSet
+
+    return isinstance(X, (Corpus, ShardSet)) and X.vocabulary_supplied
 
 
 def check_topics_fit_vocabulary(n_topics: int, vocab_size: int) -> None:
@@ -495,10 +497,12 @@ class GibbsTopicModel(TopicModel):
         """
         self._validate()
         X, names = self._as_input(X)
-        supplied = vocabulary is not None or (names is not None and self._input_names_public) or vocabulary_given(X)
+        supplied = vocabulary is not None or (names is not None and self._input_names_public)
         if names is not None and vocabulary is None:
             vocabulary = names
         corpus = training_source(X, vocabulary=vocabulary)
+        # a Corpus or shard set given as such may remember the word list it was built on
+        supplied = supplied or (vocabulary is None and vocabulary_given(corpus))
         if vocabulary is not None and isinstance(corpus, Corpus):
             vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
             if corpus.vocabulary != vocabulary:
