@@ -91,8 +91,8 @@ class LaplaceEvent:
 
     def describe(self) -> dict:
         return {"type": "discrete_laplace" if self.discrete else "laplace", "label": self.label,
-                "scale": self.scale, "l1_sensitivity": self.l1_sensitivity, "epsilon": self.epsilon,
-                "relation": self.relation}
+                "scale": self.scale, "changes": list(self.changes), "l1_sensitivity": self.l1_sensitivity,
+                "epsilon": self.epsilon, "relation": self.relation}
 
 
 @dataclass(frozen=True)

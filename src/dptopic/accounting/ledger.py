@@ -228,6 +228,9 @@ class PrivacyLedger:
                 "rdp": "Renyi DP (Mironov 2017) converted by dp_accounting.rdp.compute_epsilon",
             },
             "events": [dict(ev.describe(), count=n) for ev, n in self._groups.items()],
+            # the grid the PLD figure was computed on, so that the figures can be recomputed from the events
+            # (accounting.verify)
+            "pld_discretization": effective_discretization(self.groups(), self.discretization),
         }
         approx, d_events = self._approximate_groups(), self.delta_basic()
         if approx or d_events > 0:

@@ -348,7 +348,7 @@ def print_privacy(report: dict, console=None):
                                         " cross-checks")
         from ..reporting import privacy_card
 
-        note = privacy_card(report).get("strength_note")      # the card's rule: above epsilon 16, weak
+        note = privacy_card(report, check=False).get("strength_note")      # the card's rule: above epsilon 16, weak
         if note:
             t.add_row("[bold yellow]strength[/]", str(note))
     per = report.get("per_document")

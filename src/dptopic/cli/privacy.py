@@ -138,6 +138,58 @@ def cmd_privacy_fed_report_words(a):
                   f" dptopic serve --fed-epsilon {a.epsilon:g} --fed-report-words {n} (docs/fedlda.md)")
 
 
+def _saved_report(path: str) -> dict:
+    """The privacy report of a saved model folder, or of a JSON file holding a model's ``model.json`` or a report."""
+    import os
+
+    from .._io import load_bundle, load_json
+
+    if os.path.isdir(path):
+        meta, _ = load_bundle(path)
+    else:
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read(64 << 20).decode("utf-8")
+        except FileNotFoundError:
+            raise DPTopicError(f"{path!r} does not exist: pass a saved model's folder (the --out of dptopic train) or a"
+                               " JSON privacy report.") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise DPTopicError(f"cannot read {path!r} ({getattr(e, 'strerror', None) or type(e).__name__}): pass a saved"
+                               " model's folder or a JSON privacy report.") from None
+        meta = load_json(text, path)
+    rep = meta.get("privacy", meta) if isinstance(meta, dict) else None
+    if not isinstance(rep, dict) or "private" not in rep:
+        raise DPTopicError(f"{path!r} holds no privacy report: pass a saved model's folder (the --out of dptopic train)"
+                           " or a JSON privacy report (a model's privacy_).")
+    return rep
+
+
+def cmd_privacy_verify(a):
+    from rich.table import Table
+
+    from ..accounting.verify import verify_report
+    from ._common import print_table
+
+    rep = _saved_report(a.model)
+    check = verify_report(rep)
+    console = make_console()
+    if check.figures:
+        t = Table(title=f"privacy report of {a.model}: stated and recomputed from its {len(rep.get('events', []))}"
+                        " event(s)")
+        for col in ("figure", "stated", "recomputed", ""):
+            t.add_column(col, justify="left" if col == "figure" else "right")
+        for key, f in check.figures.items():
+            stated, again = f["stated"], f["recomputed"]
+            same = (stated is None and again is None) or (
+                stated is not None and again is not None and abs(stated - again) <= 1e-4 * max(abs(again), 1e-12))
+            mark = "ok" if same else ("BELOW" if stated is None or again is None or stated < again else "looser")
+            t.add_row(key, "-" if stated is None else f"{stated:.6g}", "-" if again is None else f"{again:.6g}", mark)
+        print_table(console, t)
+    if check.status == "failed":
+        raise DPTopicError(f"the privacy report does not match its own events: {check.detail}.")
+    console.print(f"{check.status}: {check.detail}")
+
+
 def register(sub) -> None:
     pr = sub.add_parser("privacy", help="privacy calculators")
     psub = pr.add_subparsers(dest="privacy_command", required=True, metavar="CALCULATOR")
@@ -174,3 +226,7 @@ def register(sub) -> None:
     pf.add_argument("--z", type=positive_float, default=1.0, help="standard errors a kept word's share must reach"
                                                                    " (default 1, docs/fedlda.md)")
     pf.set_defaults(func=cmd_privacy_fed_report_words)
+    pv = psub.add_parser("verify", help="recompute a saved model's privacy figures from the events its report lists,"
+                                        " and check that the guarantee it claims is not below them (reads no data)")
+    pv.add_argument("model", help="a saved model's folder (the --out of dptopic train) or a JSON privacy report")
+    pv.set_defaults(func=cmd_privacy_verify)

@@ -129,7 +129,11 @@ def cmd_report(a):
     atomic_write_bytes(out, html.encode("utf-8"), private=private)
     if evaluation and "note" in evaluation:
         print(f"warning: {evaluation['note']}", file=sys.stderr)
-    make_console().print(f"report written to {out}" + (owner_only_note("--reference", "--reference-public") if private else ""))
+    console = make_console()
+    check = card.get("ledger_check")
+    if isinstance(check, dict):     # the card's figures recomputed from the report's events (dptopic privacy verify)
+        console.print(f"privacy figures recomputed from the report's events: {check.get('status')}")
+    console.print(f"report written to {out}" + (owner_only_note("--reference", "--reference-public") if private else ""))
 
 
 def register(sub) -> None:

@@ -623,6 +623,12 @@ def _checked_privacy(rep, bad) -> dict:
         if not (ok_eps and ok_delta) and not claims_no_guarantee(rep):
             raise bad("its privacy report says private but names no valid epsilon and delta (the file was edited or"
                       " damaged)")
+        from ..accounting.verify import verify_report
+
+        check = verify_report(rep)      # the figures recomputed from the report's own events
+        if check.status == "failed":
+            raise bad(f"its privacy report does not match its own events ({check.detail}): the file was edited or"
+                      " damaged")
     elif rep.get("private") not in (False, None):
         raise bad("'private' in the privacy report must be true or false")
     return rep

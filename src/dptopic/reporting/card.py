@@ -71,8 +71,11 @@ def _flavour(delta) -> str:
     return "pure epsilon-DP" if d in (None, 0.0) else "approximate (epsilon, delta)-DP"
 
 
-def privacy_card(report: dict, trainer: str = "", version: str | None = None) -> dict:
-    """The card for a model's privacy report (``model.privacy_``); ``trainer`` is the estimator's class name."""
+def privacy_card(report: dict, trainer: str = "", version: str | None = None, check: bool = True) -> dict:
+    """The card for a model's privacy report (``model.privacy_``); ``trainer`` is the estimator's class name.
+
+    ``check``: recompute the report's figures from the events it lists (``ledger_check``,
+    :func:`~dptopic.accounting.verify.verify_report`)."""
     from .. import __version__
 
     report = dict(report or {})
@@ -140,6 +143,11 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None) ->
         card["per_document"] = report.get("per_document") or {
             "rule": "group privacy: a document of L words is protected with L x epsilon",
             "examples": {str(L): eps * L for L in (10, 100, 1000)}}
+    if check and report.get("private") is True:
+        from ..accounting.verify import verify_report
+
+        check = verify_report(report)   # the figures recomputed from the events the report lists
+        card["ledger_check"] = {"status": check.status, "detail": check.detail}
     for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note"):
         if key in report:
             card[key] = report[key]

@@ -70,6 +70,18 @@ def _topic_svg(words, weights, width=230, bar_h=15) -> str:
     return "".join(parts)
 
 
+def _ledger_check(check) -> str:
+    """The card's ``ledger_check``: whether the figures recompute from the events the report lists."""
+    if not isinstance(check, dict):
+        return "—"
+    status = str(check.get("status", ""))
+    label = {"verified": "verified", "looser": "valid, looser than its events", "failed": "FAILED",
+             "not_recomputable": "not recomputable"}.get(status, status)
+    cls = "warn" if status == "failed" else "note"
+    return (f"<b>{escape(label)}</b>: <span class='{cls}'>{escape(str(check.get('detail', '')))}</span>"
+            " <span class='note'>(dptopic privacy verify)</span>")
+
+
 def _privacy_section(card: dict) -> str:
     g = card["guarantee"]
     if g == "none":
@@ -98,6 +110,7 @@ def _privacy_section(card: dict) -> str:
             ("implementation", escape(f"{impl.get('library')} {impl.get('version')}; noise: {impl.get('noise')}"
                                       f"{' (secure, OS CSPRNG)' if impl.get('secure_noise') else ''}")),
             ("randomness", escape(str(impl.get("randomness") or "—"))),
+            ("recomputed from its events", _ledger_check(card.get("ledger_check"))),
             ("what is covered", escape(str(card.get("covered") or "—"))),
             ("what is NOT covered", escape(str(card.get("not_covered") or "—")))]
     per = card.get("per_document")

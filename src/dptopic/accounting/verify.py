@@ -1,0 +1,238 @@
+"""Recompute a saved privacy report from its own events.
+
+A privacy report lists every event its run spent, each with the parameters of its mechanism (the Laplace scale
+and the cells a neighbour changes, the Gaussian noise multiplier and sampling rate, the flip probability, the
+epsilon a theorem gives) and how many times it was spent. :func:`verify_report` rebuilds each event from that
+description, composes them again with the same accountants (basic composition, PLD, RDP) at the report's delta,
+names the guarantee again, and compares: a report whose claimed epsilon is below what its own events support
+fails. It reads the report and nothing else, so a reviewer can run it on a model folder they were handed.
+
+What it does not check: that the events are the ones the run really spent (that the noise was drawn at the
+scale the events describe is the code's job, tested in ``tests/``), and figures that are not compositions of the
+events (a paper's own accounting, the moments accountant's, FedLDA's nominal claim): those stay cross-checks.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from ..errors import DPTopicError
+
+RTOL = 1e-4
+"""Relative tolerance of the comparison: the figures are recomputed with the same code and grid, so they agree
+to rounding; a report whose claim is looser than its events by more is reported as such, not as a failure."""
+
+COMPARED = ("epsilon_basic", "delta_basic", "epsilon_pld", "epsilon_rdp", "epsilon_pld_tight", "epsilon")
+
+
+class NotRecomputable(DPTopicError):
+    """The report does not carry what its figures would be recomputed from."""
+
+
+def _num(d: dict, key: str, what: str) -> float:
+    v = d.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise NotRecomputable(f"{what}: its {key!r} is missing or not a finite number")
+    return float(v)
+
+
+def event_from_description(d: dict):
+    """The event a report's ``events`` entry describes (``count`` aside); its own ``epsilon`` must agree."""
+    from .events import ApproxDPEvent, LaplaceEvent, PureDPEvent
+    from .gaussian import SubsampledGaussianEvent
+    from .local import RandomizedResponseEvent
+
+    if not isinstance(d, dict):
+        raise NotRecomputable(f"an event must be an object, got {type(d).__name__}")
+    kind = d.get("type")
+    what = f"event {d.get('label', kind)!r}"
+    common = {k: d[k] for k in ("label", "relation") if isinstance(d.get(k), str)}
+    if kind in ("laplace", "discrete_laplace"):
+        changes = d.get("changes")
+        if not isinstance(changes, list) or not changes:
+            raise NotRecomputable(f"{what}: saved before the changed cells of a Laplace release were recorded (only"
+                                  " their sum is), so its PLD cannot be rebuilt exactly")
+        ev = LaplaceEvent(scale=_num(d, "scale", what), changes=tuple(changes), discrete=kind == "discrete_laplace",
+                          **common)
+    elif kind == "pure_dp":
+        ev = PureDPEvent(_num(d, "epsilon", what), theorem=str(d.get("theorem", "")), **common)
+    elif kind == "approximate_dp":
+        ev = ApproxDPEvent(_num(d, "epsilon", what), _num(d, "delta", what), theorem=str(d.get("theorem", "")),
+                           unit=str(d.get("unit", "word")), **common)
+    elif kind == "poisson_subsampled_gaussian":
+        ev = SubsampledGaussianEvent(_num(d, "noise_multiplier", what), _num(d, "sampling_rate", what), **common)
+    elif kind == "randomized_response":
+        n_bits = d.get("n_bits")
+        if isinstance(n_bits, bool) or not isinstance(n_bits, int) or n_bits < 1:
+            raise NotRecomputable(f"{what}: its 'n_bits' must be a whole number >= 1")
+        ev = RandomizedResponseEvent(_num(d, "f", what), n_bits, **common)
+    else:
+        raise NotRecomputable(f"{what}: unknown event type {kind!r}")
+    stated = d.get("epsilon")
+    if isinstance(stated, (int, float)) and not isinstance(stated, bool) and math.isfinite(stated) \
+            and math.isfinite(ev.epsilon) and not math.isclose(stated, ev.epsilon, rel_tol=RTOL, abs_tol=1e-12):
+        raise _Mismatch(f"{what} states epsilon {stated:.6g}, but its own parameters give {ev.epsilon:.6g}")
+    return ev
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def _count(d: dict, what: str) -> int:
+    n = d.get("count")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise NotRecomputable(f"{what}: its 'count' must be a whole number >= 1")
+    return n
+
+
+def _discretization(rep: dict) -> float | None:
+    """The PLD grid the report was computed on: its own field, or (reports saved before it) the step its
+    accounting text names; None to let the ledger choose, as it did."""
+    step = rep.get("pld_discretization")
+    if isinstance(step, (int, float)) and not isinstance(step, bool) and 0 < step <= 1:
+        return float(step)
+    acc = rep.get("accounting")
+    m = re.search(r"discretisation ([0-9.eE+-]+)", str(acc.get("pld", "")) if isinstance(acc, dict) else "")
+    try:
+        return float(m.group(1)) if m else None
+    except ValueError:
+        return None
+
+
+def _ledger_report(rep: dict, events: list, delta: float) -> dict:
+    from .ledger import PrivacyLedger
+
+    groups = []
+    for i, d in enumerate(events):
+        what = f"event {i + 1}"
+        groups.append((event_from_description(d), _count(d, what)))
+    step = _discretization(rep)
+    if step is not None:    # a very long composition was put on a grid coarser than 1; the ledger coarsens it again
+        step = min(step, 1.0)
+    ledger = PrivacyLedger(unit=str(rep.get("unit", "")), relation=str(rep.get("neighbouring_relation", "")),
+                           theorem=str(rep.get("theorem", "")), **({"discretization": step} if step else {}))
+    for ev, n in groups:
+        ledger.spend(ev, n)
+    return ledger, ledger.report(delta)
+
+
+def recompute_report(rep: dict) -> dict:
+    """The report's composition figures (``epsilon_basic``, ``delta_basic``, ``epsilon_pld``, ``epsilon_rdp``,
+    ``epsilon_pld_tight`` and the guarantee ``epsilon``/``delta``) recomputed from its events alone.
+
+    Raises :class:`NotRecomputable` when the report lacks what they would be rebuilt from."""
+    if not isinstance(rep, dict) or rep.get("private") is not True:
+        raise NotRecomputable("the report claims no privacy guarantee, so there is nothing to recompute")
+    events = rep.get("events")
+    if not isinstance(events, list) or not events:
+        raise NotRecomputable("the report lists no events")
+    vocab = rep.get("vocabulary_selection")
+    topic = rep.get("topic_model")
+    if isinstance(vocab, dict) and isinstance(topic, dict):   # FDPTM: DP set union composed with a trainer
+        from .set_union import fdptm_report
+
+        d_t = _num(topic, "delta", "the topic model's report")
+        trainer_rep = dict(rep)
+        for k in ("vocabulary_selection", "topic_model", "epsilon_pld_tight", "delta_requested"):
+            trainer_rep.pop(k, None)
+        ledger, trainer = _ledger_report(trainer_rep, events, d_t)   # the topic model's own figures, at its delta
+        trainer = dict({k: v for k, v in trainer_rep.items() if k not in COMPARED},
+                       **{k: v for k, v in trainer.items() if k in COMPARED and v is not None})
+        trainer["delta"] = d_t
+        out = fdptm_report(event_from_description(vocab), trainer, ledger)
+    else:
+        delta = rep.get("delta_requested", rep.get("delta"))
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+            raise NotRecomputable("the report's delta is missing or not in (0, 1)")
+        _, out = _ledger_report(rep, events, float(delta))
+    return {k: out.get(k) for k in COMPARED + ("delta", "epsilon_method")}
+
+
+@dataclass
+class Verification:
+    """The outcome of :func:`verify_report`.
+
+    ``status``: ``"verified"`` (every figure the report states agrees with its events), ``"looser"`` (the claim is
+    above what its events support: valid, not tight), ``"failed"`` (the claim, or a figure, is below what its events
+    support, or an event's own epsilon disagrees with its parameters), ``"not_recomputable"`` (the report lacks what
+    the figures would be rebuilt from) or ``"no_claim"`` (the report claims no guarantee)."""
+
+    status: str
+    detail: str
+    figures: dict = field(default_factory=dict)   # key -> {"stated": x, "recomputed": y}
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("verified", "looser", "no_claim")
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "detail": self.detail, "figures": self.figures}
+
+
+def _close(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return math.isclose(a, b, rel_tol=RTOL, abs_tol=1e-12)
+
+
+def _as_float(x):
+    """A figure as a number: saved reports write infinity as the string ``"inf"``; anything else that is not a
+    number (an edited or damaged field) is None, i.e. not stated."""
+    if isinstance(x, str) and x.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or x != x:
+        return None
+    return float(x)
+
+
+def verify_report(rep: dict) -> Verification:
+    """Recompute a privacy report's figures from its events and compare them with what it states."""
+    if not isinstance(rep, dict) or rep.get("private") is not True:
+        return Verification("no_claim", "the report claims no differential privacy guarantee: nothing to verify")
+    try:
+        new = recompute_report(rep)
+    except NotRecomputable as e:
+        return Verification("not_recomputable", str(e))
+    except _Mismatch as e:
+        return Verification("failed", str(e))
+    except DPTopicError as e:   # an event whose parameters no mechanism or accountant accepts
+        return Verification("failed", f"its events cannot be composed as described: {e}")
+    figures, below, above = {}, [], []
+    for key in COMPARED:
+        if key not in rep:
+            continue
+        stated, again = _as_float(rep.get(key)), _as_float(new.get(key))
+        figures[key] = {"stated": stated, "recomputed": again}
+        if _close(stated, again):
+            continue
+        if stated is None:          # not stated (or unreadable): the report claims less, never more
+            above.append(f"{key} not stated as a number (events: {again if again is None else f'{again:.6g}'})")
+        elif again is None:         # a figure the events do not give at all
+            below.append(f"{key} is stated as {stated:.6g} but its events give none")
+        elif stated < again:
+            below.append(f"{key} is stated as {stated:.6g} but its events give {again:.6g}")
+        else:
+            above.append(f"{key} {stated:.6g} (events: {again:.6g})")
+    d_stated, d_again = _as_float(rep.get("delta")), _as_float(new.get("delta"))
+    figures["delta"] = {"stated": d_stated, "recomputed": d_again}
+    claim = _as_float(rep.get("epsilon"))
+    if claim is not None and not _close(d_stated, d_again) and (d_stated is None or d_again is None
+                                                               or d_stated < d_again):
+        # an epsilon at a smaller delta than its events give is a stronger claim than they support
+        below.append(f"the guarantee's delta is stated as {rep.get('delta')!r} but its events give {d_again!r}")
+    elif not _close(d_stated, d_again):
+        above.append(f"delta {rep.get('delta')!r} (events: {d_again!r})")
+    if below:
+        return Verification("failed", "; ".join(below), figures)
+    n = sum(1 for k in figures if k != "delta")
+    if above:
+        return Verification("looser", "valid but looser than its events support: " + "; ".join(above), figures)
+    eps = figures.get("epsilon", {}).get("recomputed")
+    return Verification("verified", f"{n} figures recomputed from the report's {len(rep['events'])} event"
+                                    f"{'s' if len(rep['events']) != 1 else ''}"
+                                    + (f" agree (epsilon = {eps:.6g})" if eps is not None else
+                                       " agree (no (epsilon, delta) guarantee follows from them)"), figures)

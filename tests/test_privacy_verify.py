@@ -1,0 +1,177 @@
+"""A saved privacy report recomputed from its own events (``accounting.verify``, ``dptopic privacy verify``)."""
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import dptopic
+from dptopic.accounting import ApproxDPEvent, LaplaceEvent, PureDPEvent, RandomizedResponseEvent
+from dptopic.accounting.gaussian import SubsampledGaussianEvent
+from dptopic.accounting.verify import event_from_description, recompute_report, verify_report
+from dptopic.errors import CorruptModelError
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def _cli(*args):
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=180)
+
+
+@pytest.mark.parametrize("event", [
+    LaplaceEvent(scale=2.0, changes=(1, 1), discrete=True, label="counts"),
+    LaplaceEvent(scale=0.5, changes=(0.5, 0.25)),
+    PureDPEvent(1.3, label="exp", theorem="Thm X"),
+    ApproxDPEvent(0.4, 5e-6, label="set union", unit="document"),
+    SubsampledGaussianEvent(1.7, 0.02, label="sgd"),
+    RandomizedResponseEvent(0.3, 12),
+])
+def test_every_event_is_rebuilt_from_its_description(event):
+    d = json.loads(json.dumps(event.describe()))     # as a saved report holds it
+    assert event_from_description(d) == event
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return dptopic.lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
+
+
+def _trainers(corpus):
+    from dptopic.local import Randomizer
+    from dptopic.models.fdptm import fit_fdptm
+
+    reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield dptopic.HDPLDA(n_topics=4, n_iter=4, epsilon_laplace=1, verbose=0).fit(corpus)
+        yield dptopic.DPSVI.from_budget(1, 1e-5, n_topics=4, verbose=0).fit(corpus)
+        yield dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
+        yield dptopic.DocDPEM(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
+        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, verbose=0).fit(corpus)
+        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, exclusion="tail", verbose=0).fit(corpus)
+        yield dptopic.LPLDA(n_topics=4, n_iter=3, epsilon_word=3, verbose=0).fit(reports)
+        yield fit_fdptm(dptopic.HDPLDA(n_topics=4, n_iter=3, epsilon_laplace=1, verbose=0), corpus, 0.5, 5e-6)[0]
+        yield fit_fdptm(dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0), corpus, 0.5, 5e-6)[0]
+
+
+@pytest.fixture(scope="module")
+def models(corpus):
+    return list(_trainers(corpus))
+
+
+def test_every_trainer_report_verifies_before_and_after_saving(models, tmp_path):
+    for i, m in enumerate(models):
+        v = verify_report(m.privacy_)
+        assert v.status == "verified", (type(m).__name__, v.detail)
+        assert "epsilon_pld" in v.figures and v.figures["epsilon_pld"]["stated"] == pytest.approx(
+            v.figures["epsilon_pld"]["recomputed"], rel=1e-9)
+        m.save(tmp_path / str(i))
+        back = dptopic.load(tmp_path / str(i))
+        assert verify_report(back.privacy_).status == "verified", type(m).__name__
+
+
+def test_private_vocabulary_composition_is_recomputed(models):
+    rep = models[-1].privacy_
+    new = recompute_report(rep)
+    assert rep["epsilon_pld_tight"] == pytest.approx(new["epsilon_pld_tight"], rel=1e-9)
+    assert rep["delta"] == pytest.approx(1e-5 + 5e-6)
+    assert new["epsilon_basic"] == pytest.approx(0.5 + rep["topic_model"]["epsilon_basic"], rel=1e-9)
+
+
+def _edited(rep, **changes):
+    rep = json.loads(json.dumps(rep))
+    rep.update(changes)
+    return rep
+
+
+def test_a_claim_below_its_events_fails(models):
+    rep = models[1].privacy_                                   # DP-SVI at (1, 1e-5)
+    v = verify_report(_edited(rep, epsilon_pld=rep["epsilon_pld"] * 0.9))
+    assert v.status == "failed" and "epsilon_pld" in v.detail
+    v = verify_report(_edited(rep, epsilon=0.5))
+    assert v.status == "failed" and "epsilon " in v.detail
+    v = verify_report(_edited(rep, delta_requested=1e-9))     # the same epsilon at a smaller delta: not supported
+    assert v.status == "failed"
+
+
+def test_events_edited_to_more_noise_or_fewer_steps_are_caught(models):
+    rep = json.loads(json.dumps(models[1].privacy_))
+    rep["events"][0]["count"] += 5                            # more steps than the figures were computed for
+    assert verify_report(rep).status == "failed"
+    hdp = json.loads(json.dumps(models[0].privacy_))
+    hdp["events"][0]["scale"] *= 2                            # the event's own epsilon no longer follows from it
+    v = verify_report(hdp)
+    assert v.status == "failed" and "its own parameters" in v.detail
+
+
+def test_a_looser_or_unreadable_figure_is_valid_not_failed(models):
+    rep = models[2].privacy_
+    assert verify_report(_edited(rep, epsilon_rdp=rep["epsilon_rdp"] * 2)).status == "looser"
+    assert verify_report(_edited(rep, epsilon_rdp="abc")).status == "looser"
+    assert verify_report({"private": False}).status == "no_claim"
+
+
+def test_a_report_without_what_it_is_rebuilt_from(models):
+    rep = json.loads(json.dumps(models[0].privacy_))          # HDP-LDA's Laplace event, as saved before 'changes'
+    del rep["events"][0]["changes"]
+    v = verify_report(rep)
+    assert v.status == "not_recomputable" and "changed cells" in v.detail
+    assert verify_report(_edited(rep, events=[])).status == "not_recomputable"
+
+
+def test_load_refuses_a_report_that_claims_more_than_its_events(models, tmp_path):
+    d = tmp_path / "m"
+    models[2].save(d)
+    meta = json.loads((d / "model.json").read_text())
+    meta["privacy"]["epsilon_pld"] = meta["privacy"]["epsilon_pld"] / 2
+    (d / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(CorruptModelError, match="does not match its own events"):
+        dptopic.load(d)
+
+
+def test_card_and_html_show_the_check(models):
+    from dptopic.reporting import privacy_card, render_report
+
+    card = privacy_card(models[2].privacy_, "DocDPCooccurrence")
+    assert card["ledger_check"]["status"] == "verified"
+    assert "ledger_check" not in privacy_card(models[2].privacy_, "DocDPCooccurrence", check=False)
+    html = render_report(title="t", trainer="DocDPCooccurrence", card=card, topics=[[("a", 1.0)]])
+    assert "recomputed from its events" in html and "verified" in html
+
+
+def test_cli_verify(models, tmp_path):
+    d = tmp_path / "m"
+    models[0].save(d)
+    r = _cli("privacy", "verify", d)
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    assert "verified:" in out and "epsilon_pld" in out
+    r = _cli("report", "--model", d, "--out", tmp_path / "r.html")
+    assert r.returncode == 0, r.stderr
+    assert "recomputed from the report's events: verified" in " ".join(r.stdout.split())
+    report = tmp_path / "report.json"                         # a bare report (model.privacy_) as JSON
+    report.write_text(json.dumps(_edited(models[0].privacy_, epsilon_pld=1.0)))
+    r = _cli("privacy", "verify", report)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "does not match its own events" in lines[0]
+    assert "BELOW" in r.stdout
+    r = _cli("privacy", "verify", tmp_path / "missing")
+    assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
+    (tmp_path / "plain.json").write_text("[1, 2]")
+    r = _cli("privacy", "verify", tmp_path / "plain.json")
+    assert r.returncode == 2 and "holds no privacy report" in r.stderr
+
+
+def test_a_composition_long_enough_for_a_coarse_grid_recomputes():
+    from dptopic.accounting import f_from_epsilon, local_privacy_report
+
+    # a contributor's 1,400 whole-document reports over 1,500 words: basic epsilon 6e6, PLD grid step above 1
+    rep = local_privacy_report(f_from_epsilon(3), 1500, reports_per_contributor=1400)
+    assert rep["pld_discretization"] > 1
+    assert verify_report(rep).status == "verified"
