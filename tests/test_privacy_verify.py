@@ -161,6 +161,11 @@ def test_cli_verify(models, tmp_path):
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "does not match its own events" in lines[0]
     assert "BELOW" in r.stdout
+    r = _cli("privacy", "verify", report, "--format", "json")
+    assert r.returncode == 2 and json.loads(r.stdout)["status"] == "failed"
+    r = _cli("privacy", "verify", d, "--format", "json")
+    got = json.loads(r.stdout)
+    assert r.returncode == 0 and got["status"] == "verified" and got["figures"]["epsilon_pld"]["recomputed"] > 0
     r = _cli("privacy", "verify", tmp_path / "missing")
     assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
     (tmp_path / "plain.json").write_text("[1, 2]")

@@ -172,6 +172,15 @@ def cmd_privacy_verify(a):
 
     rep = _saved_report(a.model)
     check = verify_report(rep)
+    if a.format == "json":          # for a script or a review board's records; the exit status still says failed
+        import json
+
+        from .._io import _jsonable
+
+        print(json.dumps(_jsonable(check.to_dict()), indent=2))      # infinity written "inf", as model.json does
+        if check.status == "failed":
+            raise DPTopicError(f"the privacy report does not match its own events: {check.detail}.")
+        return
     console = make_console()
     if check.figures:
         t = Table(title=f"privacy report of {a.model}: stated and recomputed from its {len(rep.get('events', []))}"
@@ -229,4 +238,6 @@ def register(sub) -> None:
     pv = psub.add_parser("verify", help="recompute a saved model's privacy figures from the events its report lists,"
                                         " and check that the guarantee it claims is not below them (reads no data)")
     pv.add_argument("model", help="a saved model's folder (the --out of dptopic train) or a JSON privacy report")
+    pv.add_argument("--format", choices=("table", "json"), default="table",
+                    help="table (default) or json: the status, the reason and every figure stated and recomputed")
     pv.set_defaults(func=cmd_privacy_verify)
