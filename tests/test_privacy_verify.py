@@ -121,7 +121,47 @@ def test_a_report_without_what_it_is_rebuilt_from(models):
     del rep["events"][0]["changes"]
     v = verify_report(rep)
     assert v.status == "not_recomputable" and "changed cells" in v.detail
-    assert verify_report(_edited(rep, events=[])).status == "not_recomputable"
+
+
+@pytest.mark.parametrize("edit", [
+    {"events": []}, {"events": {"a": 1}}, {"events": [5]}, {"delta": 0}, {"delta": "1e-5"}, {"private": "yes"},
+    "count as text", "count as float", "unknown type", "bare",
+])
+def test_a_damaged_report_fails(models, edit):
+    rep = json.loads(json.dumps(models[2].privacy_))          # DocDPCooccurrence: a Gaussian release
+    if edit == "count as text":
+        rep["events"][0]["count"] = "1"
+    elif edit == "count as float":
+        rep["events"][0]["count"] = 1.0
+    elif edit == "unknown type":
+        rep["events"][0]["type"] = "bogus"
+    elif edit == "bare":
+        rep = {"private": True}
+    else:
+        rep.update(edit)
+    v = verify_report(rep)
+    assert v.status == "failed", v.detail
+    assert not v.detail.endswith(".")
+
+
+def test_the_saved_claim_is_checked_before_load_names_it_again(models, tmp_path):
+    d = tmp_path / "m"
+    models[0].save(d)                                         # HDP-LDA, word level
+    meta = json.loads((d / "model.json").read_text())
+    meta["privacy"]["epsilon"] = meta["privacy"]["epsilon"] / 2
+    (d / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(CorruptModelError, match="epsilon is stated as"):
+        dptopic.load(d)
+    old = json.loads(json.dumps(models[0].privacy_))         # a report saved before 'epsilon' named the guarantee
+    del old["epsilon"], old["epsilon_method"]
+    assert verify_report(old).status == "verified"
+
+
+def test_the_topic_models_own_figures_of_a_private_vocabulary_are_checked(models):
+    rep = json.loads(json.dumps(models[-1].privacy_))
+    rep["topic_model"]["epsilon_pld"] /= 6
+    v = verify_report(rep)
+    assert v.status == "failed" and "topic_model.epsilon_pld" in v.detail
 
 
 def test_load_refuses_a_report_that_claims_more_than_its_events(models, tmp_path):
@@ -166,6 +206,20 @@ def test_cli_verify(models, tmp_path):
     r = _cli("privacy", "verify", d, "--format", "json")
     got = json.loads(r.stdout)
     assert r.returncode == 0 and got["status"] == "verified" and got["figures"]["epsilon_pld"]["recomputed"] > 0
+    meta = json.loads((d / "model.json").read_text())
+    meta["privacy_card"]["epsilon"] = 0.001                   # the card a reader of the file sees
+    (tmp_path / "card.json").write_text(json.dumps(meta))
+    r = _cli("privacy", "verify", tmp_path / "card.json")
+    assert r.returncode == 2 and "privacy card saved in model.json" in r.stderr
+    old = _edited(models[0].privacy_)
+    del old["events"][0]["changes"]
+    (tmp_path / "old.json").write_text("\ufeff" + json.dumps(old))     # a byte-order mark is read as text
+    r = _cli("privacy", "verify", tmp_path / "old.json")
+    assert r.returncode == 2 and "cannot be verified" in r.stderr and "Traceback" not in r.stderr
+    for name, text in (("bad.json", "{bad"), ("empty.json", ""), ("lines.jsonl", '{"text": "a"}\n{"text": "b"}\n')):
+        (tmp_path / name).write_text(text)
+        r = _cli("privacy", "verify", tmp_path / name)
+        assert r.returncode == 2 and "not valid JSON" in r.stderr and "Traceback" not in r.stderr, r.stderr
     r = _cli("privacy", "verify", tmp_path / "missing")
     assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
     (tmp_path / "plain.json").write_text("[1, 2]")

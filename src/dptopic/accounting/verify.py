@@ -24,16 +24,22 @@ RTOL = 1e-4
 to rounding; a report whose claim is looser than its events by more is reported as such, not as a failure."""
 
 COMPARED = ("epsilon_basic", "delta_basic", "epsilon_pld", "epsilon_rdp", "epsilon_pld_tight", "epsilon")
+TOPIC_MODEL_FIGURES = ("epsilon_basic", "epsilon_pld", "epsilon_rdp", "delta")
+"""The topic model's own figures that a report with a private vocabulary keeps (``topic_model``)."""
 
 
 class NotRecomputable(DPTopicError):
-    """The report does not carry what its figures would be recomputed from."""
+    """A report in an earlier format that does not carry what a figure would be recomputed from."""
+
+
+class Damaged(DPTopicError):
+    """The report's events or delta are missing or malformed: every report the library writes lists them whole."""
 
 
 def _num(d: dict, key: str, what: str) -> float:
     v = d.get(key)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise NotRecomputable(f"{what}: its {key!r} is missing or not a finite number")
+        raise Damaged(f"{what}: its {key!r} is missing or not a finite number")
     return float(v)
 
 
@@ -44,7 +50,7 @@ def event_from_description(d: dict):
     from .local import RandomizedResponseEvent
 
     if not isinstance(d, dict):
-        raise NotRecomputable(f"an event must be an object, got {type(d).__name__}")
+        raise Damaged(f"an event must be an object, got {type(d).__name__}")
     kind = d.get("type")
     what = f"event {d.get('label', kind)!r}"
     common = {k: d[k] for k in ("label", "relation") if isinstance(d.get(k), str)}
@@ -65,25 +71,21 @@ def event_from_description(d: dict):
     elif kind == "randomized_response":
         n_bits = d.get("n_bits")
         if isinstance(n_bits, bool) or not isinstance(n_bits, int) or n_bits < 1:
-            raise NotRecomputable(f"{what}: its 'n_bits' must be a whole number >= 1")
+            raise Damaged(f"{what}: its 'n_bits' must be a whole number >= 1")
         ev = RandomizedResponseEvent(_num(d, "f", what), n_bits, **common)
     else:
-        raise NotRecomputable(f"{what}: unknown event type {kind!r}")
+        raise Damaged(f"{what}: unknown event type {kind!r}")
     stated = d.get("epsilon")
     if isinstance(stated, (int, float)) and not isinstance(stated, bool) and math.isfinite(stated) \
             and math.isfinite(ev.epsilon) and not math.isclose(stated, ev.epsilon, rel_tol=RTOL, abs_tol=1e-12):
-        raise _Mismatch(f"{what} states epsilon {stated:.6g}, but its own parameters give {ev.epsilon:.6g}")
+        raise Damaged(f"{what} states epsilon {stated:.6g}, but its own parameters give {ev.epsilon:.6g}")
     return ev
-
-
-class _Mismatch(Exception):
-    pass
 
 
 def _count(d: dict, what: str) -> int:
     n = d.get("count")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise NotRecomputable(f"{what}: its 'count' must be a whole number >= 1")
+        raise Damaged(f"{what}: its 'count' must be a whole number >= 1")
     return n
 
 
@@ -124,10 +126,10 @@ def recompute_report(rep: dict) -> dict:
 
     Raises :class:`NotRecomputable` when the report lacks what they would be rebuilt from."""
     if not isinstance(rep, dict) or rep.get("private") is not True:
-        raise NotRecomputable("the report claims no privacy guarantee, so there is nothing to recompute")
+        raise DPTopicError("the report claims no privacy guarantee, so there is nothing to recompute")
     events = rep.get("events")
     if not isinstance(events, list) or not events:
-        raise NotRecomputable("the report lists no events")
+        raise Damaged("the report lists no events")
     vocab = rep.get("vocabulary_selection")
     topic = rep.get("topic_model")
     if isinstance(vocab, dict) and isinstance(topic, dict):   # FDPTM: DP set union composed with a trainer
@@ -142,12 +144,13 @@ def recompute_report(rep: dict) -> dict:
                        **{k: v for k, v in trainer.items() if k in COMPARED and v is not None})
         trainer["delta"] = d_t
         out = fdptm_report(event_from_description(vocab), trainer, ledger)
+        out = dict(out, **{f"topic_model.{k}": trainer.get(k) for k in TOPIC_MODEL_FIGURES})
     else:
         delta = rep.get("delta_requested", rep.get("delta"))
         if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
-            raise NotRecomputable("the report's delta is missing or not in (0, 1)")
+            raise Damaged("the report's delta is missing or not in (0, 1)")
         _, out = _ledger_report(rep, events, float(delta))
-    return {k: out.get(k) for k in COMPARED + ("delta", "epsilon_method")}
+    return {k: v for k, v in out.items() if k in COMPARED + ("delta", "epsilon_method") or k.startswith("topic_model.")}
 
 
 @dataclass
@@ -189,23 +192,46 @@ def _as_float(x):
     return float(x)
 
 
+def _stated(rep: dict) -> dict:
+    """The figures a report states, by the keys :func:`recompute_report` returns. A report saved before the
+    guarantee was named in one field (``epsilon``) gets it as ``dptopic.load`` names it."""
+    out = {k: rep[k] for k in COMPARED if k in rep}
+    if "epsilon" not in rep:
+        from .ledger import name_guarantee
+
+        named = name_guarantee(dict(rep))
+        if "epsilon" in named:
+            out["epsilon"] = named["epsilon"]
+    topic = rep.get("topic_model")
+    if isinstance(topic, dict) and isinstance(rep.get("vocabulary_selection"), dict):
+        out.update({f"topic_model.{k}": topic[k] for k in TOPIC_MODEL_FIGURES if k in topic})
+    return out
+
+
+def _sentence(e: Exception) -> str:
+    return str(e).rstrip(". ")
+
+
 def verify_report(rep: dict) -> Verification:
     """Recompute a privacy report's figures from its events and compare them with what it states."""
-    if not isinstance(rep, dict) or rep.get("private") is not True:
+    from .ledger import claims_no_guarantee
+
+    if not isinstance(rep, dict) or rep.get("private") is False or "private" not in rep:
         return Verification("no_claim", "the report claims no differential privacy guarantee: nothing to verify")
+    if rep.get("private") is not True:
+        return Verification("failed", f"its 'private' is {rep.get('private')!r}, not true or false")
     try:
         new = recompute_report(rep)
     except NotRecomputable as e:
-        return Verification("not_recomputable", str(e))
-    except _Mismatch as e:
-        return Verification("failed", str(e))
+        return Verification("not_recomputable", _sentence(e))
+    except Damaged as e:
+        return Verification("failed", _sentence(e))
     except DPTopicError as e:   # an event whose parameters no mechanism or accountant accepts
-        return Verification("failed", f"its events cannot be composed as described: {e}")
+        return Verification("failed", f"its events cannot be composed as described: {_sentence(e)}")
+    stated_figures = _stated(rep)
     figures, below, above = {}, [], []
-    for key in COMPARED:
-        if key not in rep:
-            continue
-        stated, again = _as_float(rep.get(key)), _as_float(new.get(key))
+    for key, raw in stated_figures.items():
+        stated, again = _as_float(raw), _as_float(new.get(key))
         figures[key] = {"stated": stated, "recomputed": again}
         if _close(stated, again):
             continue
@@ -217,9 +243,11 @@ def verify_report(rep: dict) -> Verification:
             below.append(f"{key} is stated as {stated:.6g} but its events give {again:.6g}")
         else:
             above.append(f"{key} {stated:.6g} (events: {again:.6g})")
+    claim = _as_float(stated_figures.get("epsilon"))
+    if claim is None and not claims_no_guarantee(rep):
+        below.append("it says private but states no epsilon (and does not say that none follows from its events)")
     d_stated, d_again = _as_float(rep.get("delta")), _as_float(new.get("delta"))
     figures["delta"] = {"stated": d_stated, "recomputed": d_again}
-    claim = _as_float(rep.get("epsilon"))
     if claim is not None and not _close(d_stated, d_again) and (d_stated is None or d_again is None
                                                                or d_stated < d_again):
         # an epsilon at a smaller delta than its events give is a stronger claim than they support
@@ -236,3 +264,17 @@ def verify_report(rep: dict) -> Verification:
                                     f"{'s' if len(rep['events']) != 1 else ''}"
                                     + (f" agree (epsilon = {eps:.6g})" if eps is not None else
                                        " agree (no (epsilon, delta) guarantee follows from them)"), figures)
+
+
+def check_saved_card(card: dict | None, check: Verification) -> Verification:
+    """``check`` with the privacy card saved beside the report (``model.json``'s ``privacy_card``) compared too: the
+    card must not state a smaller epsilon than the events give. (The command line and ``dptopic report`` build their
+    card afresh from the report; a reader of the file sees the saved one.)"""
+    if not isinstance(card, dict) or check.status not in ("verified", "looser"):
+        return check
+    stated, again = _as_float(card.get("epsilon")), check.figures.get("epsilon", {}).get("recomputed")
+    check.figures["privacy_card.epsilon"] = {"stated": stated, "recomputed": again}
+    if stated is not None and again is not None and stated < again and not _close(stated, again):
+        return Verification("failed", f"the privacy card saved in model.json states epsilon {stated:.6g} but the"
+                                      f" events give {again:.6g}", check.figures)
+    return check

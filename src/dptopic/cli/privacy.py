@@ -138,8 +138,10 @@ def cmd_privacy_fed_report_words(a):
                   f" dptopic serve --fed-epsilon {a.epsilon:g} --fed-report-words {n} (docs/fedlda.md)")
 
 
-def _saved_report(path: str) -> dict:
-    """The privacy report of a saved model folder, or of a JSON file holding a model's ``model.json`` or a report."""
+def _saved_report(path: str) -> tuple[dict, dict | None]:
+    """The privacy report of a saved model folder, or of a JSON file holding a model's ``model.json`` or a report;
+    and the privacy card saved beside it (``model.json``'s ``privacy_card``), if any."""
+    import json
     import os
 
     from .._io import load_bundle, load_json
@@ -149,37 +151,41 @@ def _saved_report(path: str) -> dict:
     else:
         try:
             with open(path, "rb") as fh:
-                text = fh.read(64 << 20).decode("utf-8")
+                text = fh.read(64 << 20).decode("utf-8-sig")
         except FileNotFoundError:
             raise DPTopicError(f"{path!r} does not exist: pass a saved model's folder (the --out of dptopic train) or a"
                                " JSON privacy report.") from None
         except (OSError, UnicodeDecodeError) as e:
             raise DPTopicError(f"cannot read {path!r} ({getattr(e, 'strerror', None) or type(e).__name__}): pass a saved"
                                " model's folder or a JSON privacy report.") from None
-        meta = load_json(text, path)
+        try:
+            meta = load_json(text, path)
+        except json.JSONDecodeError as e:
+            raise DPTopicError(f"{path!r} is not valid JSON ({e.msg}, line {e.lineno}): pass a saved model's folder or"
+                               " a JSON privacy report.") from None
     rep = meta.get("privacy", meta) if isinstance(meta, dict) else None
     if not isinstance(rep, dict) or "private" not in rep:
         raise DPTopicError(f"{path!r} holds no privacy report: pass a saved model's folder (the --out of dptopic train)"
                            " or a JSON privacy report (a model's privacy_).")
-    return rep
+    card = meta.get("privacy_card") if rep is not meta else None
+    return rep, card if isinstance(card, dict) else None
 
 
 def cmd_privacy_verify(a):
     from rich.table import Table
 
-    from ..accounting.verify import verify_report
+    from ..accounting.verify import check_saved_card, verify_report
     from ._common import print_table
 
-    rep = _saved_report(a.model)
-    check = verify_report(rep)
+    rep, card = _saved_report(a.model)
+    check = check_saved_card(card, verify_report(rep))
     if a.format == "json":          # for a script or a review board's records; the exit status still says failed
         import json
 
         from .._io import _jsonable
 
         print(json.dumps(_jsonable(check.to_dict()), indent=2))      # infinity written "inf", as model.json does
-        if check.status == "failed":
-            raise DPTopicError(f"the privacy report does not match its own events: {check.detail}.")
+        _exit_unless_checked(check)
         return
     console = make_console()
     if check.figures:
@@ -194,9 +200,17 @@ def cmd_privacy_verify(a):
             mark = "ok" if same else ("BELOW" if stated is None or again is None or stated < again else "looser")
             t.add_row(key, "-" if stated is None else f"{stated:.6g}", "-" if again is None else f"{again:.6g}", mark)
         print_table(console, t)
+    if check.status in ("verified", "looser", "no_claim"):
+        console.print(f"{check.status}: {check.detail}")
+    _exit_unless_checked(check)
+
+
+def _exit_unless_checked(check) -> None:
+    """Exit status 2 (a one-line error) unless the figures were checked and hold (so `verify && ship` is safe)."""
     if check.status == "failed":
         raise DPTopicError(f"the privacy report does not match its own events: {check.detail}.")
-    console.print(f"{check.status}: {check.detail}")
+    if check.status == "not_recomputable":
+        raise DPTopicError(f"the privacy report cannot be verified: {check.detail}.")
 
 
 def register(sub) -> None:
@@ -236,7 +250,11 @@ def register(sub) -> None:
                                                                    " (default 1, docs/fedlda.md)")
     pf.set_defaults(func=cmd_privacy_fed_report_words)
     pv = psub.add_parser("verify", help="recompute a saved model's privacy figures from the events its report lists,"
-                                        " and check that the guarantee it claims is not below them (reads no data)")
+                                        " and check that the guarantee it claims is not below them (reads no data)",
+                         description="Recompute a saved model's privacy figures from the events its report lists."
+                                     " Exit status 0: verified, looser (valid, not tight) or no claim; 2: failed (a"
+                                     " figure below what the events support, or a damaged report) or not"
+                                     " recomputable (a report saved by an earlier version). docs/privacy.md.")
     pv.add_argument("model", help="a saved model's folder (the --out of dptopic train) or a JSON privacy report")
     pv.add_argument("--format", choices=("table", "json"), default="table",
                     help="table (default) or json: the status, the reason and every figure stated and recomputed")

@@ -557,7 +557,8 @@ def register(sub) -> None:
                    help=f"number of topics (default {DEFAULT_TOPICS}; with --unit {UNIT_TOPICS}, the number the utility"
                         " table measured)")
     t.add_argument("--iterations", type=positive_int, default=None,
-                   help=f"Gibbs sweeps (lda, hdp, cdp, cdp+, lp, olp; default {DEFAULT_ITERATIONS})")
+                   help=f"Gibbs sweeps (lda, hdp, cdp, cdp+, lp, olp; default {DEFAULT_ITERATIONS}; with --unit word"
+                        " the number the utility table measured, docs/choosing_a_guarantee.md)")
     t.add_argument("--seed", type=seed_int, default=None,
                    help="random seed (default: fresh OS entropy; for a private algorithm a given seed is for tests"
                         " only: whoever knows it can remove the noise; not allowed with --secure)")

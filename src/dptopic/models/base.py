@@ -615,7 +615,7 @@ def _checked_privacy(rep, bad) -> dict:
     if not isinstance(rep, dict):
         raise bad("'privacy' in model.json must be an object")
     if rep.get("private") is True:
-        rep = name_guarantee(dict(rep))
+        saved, rep = rep, name_guarantee(dict(rep))
         eps, delta = rep.get("epsilon"), rep.get("delta")
         ok_eps = isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps >= 0
         ok_delta = isinstance(delta, (int, float)) and not isinstance(delta, bool) and 0 <= delta < 1
@@ -625,7 +625,7 @@ def _checked_privacy(rep, bad) -> dict:
                       " damaged)")
         from ..accounting.verify import verify_report
 
-        check = verify_report(rep)      # the figures recomputed from the report's own events
+        check = verify_report(saved)    # the figures as saved, recomputed from the report's own events
         if check.status == "failed":
             raise bad(f"its privacy report does not match its own events ({check.detail}): the file was edited or"
                       " damaged")
@@ -690,9 +690,9 @@ def load(directory) -> TopicModel:
     if not np.all(np.isfinite(comp)) or np.any(comp < 0) or not np.allclose(comp.sum(axis=1), 1.0, atol=1e-6):
         raise bad("components.npy rows must be probability vectors (finite, non-negative, summing to 1)")
     model.components_ = comp
-    model.privacy_ = _checked_privacy(meta.get("privacy", {}), bad)
-    if cls._never_private and model.privacy_.get("private"):
+    if cls._never_private and isinstance(meta.get("privacy"), dict) and meta["privacy"].get("private"):
         raise bad(f"its privacy report claims a guarantee, but {name} adds no noise and is never private")
+    model.privacy_ = _checked_privacy(meta.get("privacy", {}), bad)
     model._fit_params_ = dict(model.get_params())
     model.metrics_ = meta.get("metrics", {})
     model.log_likelihood_ = meta.get("log_likelihood", [])
