@@ -93,6 +93,7 @@ def test_a_claim_below_its_events_fails(models):
     rep = models[1].privacy_                                   # DP-SVI at (1, 1e-5)
     v = verify_report(_edited(rep, epsilon_pld=rep["epsilon_pld"] * 0.9))
     assert v.status == "failed" and "epsilon_pld" in v.detail
+    assert v.figures["epsilon_pld"]["verdict"] == "BELOW" and v.figures["epsilon_rdp"]["verdict"] == "agrees"
     v = verify_report(_edited(rep, epsilon=0.5))
     assert v.status == "failed" and "epsilon " in v.detail
     v = verify_report(_edited(rep, delta_requested=1e-9))     # the same epsilon at a smaller delta: not supported

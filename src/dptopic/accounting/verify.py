@@ -164,7 +164,7 @@ class Verification:
 
     status: str
     detail: str
-    figures: dict = field(default_factory=dict)   # key -> {"stated": x, "recomputed": y}
+    figures: dict = field(default_factory=dict)   # key -> {"stated": x, "recomputed": y, "verdict": ...}
 
     @property
     def ok(self) -> bool:
@@ -232,7 +232,7 @@ def verify_report(rep: dict) -> Verification:
     figures, below, above = {}, [], []
     for key, raw in stated_figures.items():
         stated, again = _as_float(raw), _as_float(new.get(key))
-        figures[key] = {"stated": stated, "recomputed": again}
+        figures[key] = {"stated": stated, "recomputed": again, "verdict": "agrees"}
         if _close(stated, again):
             continue
         if stated is None:          # not stated (or unreadable): the report claims less, never more
@@ -243,17 +243,20 @@ def verify_report(rep: dict) -> Verification:
             below.append(f"{key} is stated as {stated:.6g} but its events give {again:.6g}")
         else:
             above.append(f"{key} {stated:.6g} (events: {again:.6g})")
+        figures[key]["verdict"] = "looser" if stated is None or (again is not None and stated > again) else "BELOW"
     claim = _as_float(stated_figures.get("epsilon"))
     if claim is None and not claims_no_guarantee(rep):
         below.append("it says private but states no epsilon (and does not say that none follows from its events)")
     d_stated, d_again = _as_float(rep.get("delta")), _as_float(new.get("delta"))
-    figures["delta"] = {"stated": d_stated, "recomputed": d_again}
+    figures["delta"] = {"stated": d_stated, "recomputed": d_again, "verdict": "agrees"}
     if claim is not None and not _close(d_stated, d_again) and (d_stated is None or d_again is None
                                                                or d_stated < d_again):
         # an epsilon at a smaller delta than its events give is a stronger claim than they support
         below.append(f"the guarantee's delta is stated as {rep.get('delta')!r} but its events give {d_again!r}")
+        figures["delta"]["verdict"] = "BELOW"
     elif not _close(d_stated, d_again):
         above.append(f"delta {rep.get('delta')!r} (events: {d_again!r})")
+        figures["delta"]["verdict"] = "looser"
     if below:
         return Verification("failed", "; ".join(below), figures)
     n = sum(1 for k in figures if k != "delta")
@@ -273,8 +276,10 @@ def check_saved_card(card: dict | None, check: Verification) -> Verification:
     if not isinstance(card, dict) or check.status not in ("verified", "looser"):
         return check
     stated, again = _as_float(card.get("epsilon")), check.figures.get("epsilon", {}).get("recomputed")
-    check.figures["privacy_card.epsilon"] = {"stated": stated, "recomputed": again}
-    if stated is not None and again is not None and stated < again and not _close(stated, again):
+    below = stated is not None and again is not None and stated < again and not _close(stated, again)
+    check.figures["privacy_card.epsilon"] = {"stated": stated, "recomputed": again,
+                                             "verdict": "BELOW" if below else "agrees"}
+    if below:
         return Verification("failed", f"the privacy card saved in model.json states epsilon {stated:.6g} but the"
                                       f" events give {again:.6g}", check.figures)
     return check
