@@ -607,7 +607,8 @@ MODEL_FORMAT_VERSION = 1
 def _checked_privacy(rep, bad) -> dict:
     """A saved privacy report as input: an object; a private one must carry a finite epsilon at a delta in [0, 1)
     (named by :func:`~dptopic.accounting.ledger.name_guarantee` for reports saved before it existed), or say
-    that none follows from its events (their deltas add to 1 or more)."""
+    that none follows from its events (their deltas add to 1 or more); and the figures as saved must not claim
+    more than those events give (:func:`~dptopic.accounting.verify.verify_report`)."""
     import math
 
     from ..accounting.ledger import claims_no_guarantee, name_guarantee

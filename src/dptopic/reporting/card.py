@@ -146,8 +146,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     if check and report.get("private") is True:
         from ..accounting.verify import verify_report
 
-        check = verify_report(report)   # the figures recomputed from the events the report lists
-        card["ledger_check"] = {"status": check.status, "detail": check.detail}
+        outcome = verify_report(report)     # the figures recomputed from the events the report lists
+        card["ledger_check"] = {"status": outcome.status, "detail": outcome.detail}
     for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note"):
         if key in report:
             card[key] = report[key]
