@@ -235,3 +235,84 @@ def test_a_composition_long_enough_for_a_coarse_grid_recomputes():
     rep = local_privacy_report(f_from_epsilon(3), 1500, reports_per_contributor=1400)
     assert rep["pld_discretization"] > 1
     assert verify_report(rep).status == "verified"
+
+
+def _recomputed_consistently(rep):
+    """``rep`` with every figure recomputed from its (edited) events, as someone editing a report would."""
+    new = recompute_report(rep)
+    rep.update({k: v for k, v in new.items() if k in rep or k in ("epsilon", "delta")})
+    return rep
+
+
+def test_every_trainer_report_matches_what_its_parameters_plan(models):
+    from dptopic.models.base import planned_spend_check
+
+    checked = set()
+    for m in models:
+        v = planned_spend_check(verify_report(m.privacy_), m, m.privacy_)
+        assert v.status == "verified", (type(m).__name__, v.detail)
+        if m._planned_spend(m.privacy_) is not None:
+            checked.add(type(m).__name__)
+            assert "match what" in v.detail
+    # the trainers whose events follow from their parameters (local reports carry their own events)
+    assert checked == {"HDPLDA", "DPSVI", "DocDPCooccurrence", "DocDPEM", "FedLDA"}
+
+
+@pytest.mark.parametrize("i, what", [(0, "fewer iterations"), (1, "fewer steps"), (3, "more noise"),
+                                     (4, "fewer entries")])
+def test_events_edited_with_their_figures_are_caught_by_the_plan(models, tmp_path, i, what):
+    # an edit that recomputes every figure from the edited events passes the recomputation; the plan catches it
+    m = models[i]
+    rep = json.loads(json.dumps(m.privacy_))
+    if what == "more noise":
+        rep["events"][0]["noise_multiplier"] *= 1.5
+    else:
+        rep["events"][0]["count"] = max(1, rep["events"][0]["count"] // 2)
+    rep = _recomputed_consistently(rep)
+    assert verify_report(rep).status == "verified"
+    d = tmp_path / "m"
+    m.save(d)
+    meta = json.loads((d / "model.json").read_text())
+    meta["privacy"] = rep
+    meta.pop("privacy_card", None)
+    (d / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(CorruptModelError, match="do not match the run its parameters describe"):
+        dptopic.load(d)
+    r = _cli("privacy", "verify", d)
+    assert r.returncode == 2 and "parameters plan" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "differs" in r.stdout
+
+
+def test_a_run_over_its_budget_and_parameters_edited_down_are_caught(models, tmp_path):
+    d = tmp_path / "m"
+    models[3].save(d)                                          # DocDPEM at (1, 1e-5)
+    meta = json.loads((d / "model.json").read_text())
+    meta["params"]["epsilon"] = 0.5                            # the parameters claim a smaller budget than was spent
+    (d / "model.json").write_text(json.dumps(meta))
+    r = _cli("privacy", "verify", d, "--format", "json")
+    got = json.loads(r.stdout)
+    assert r.returncode == 2 and got["status"] == "failed"
+    assert "asked for epsilon 0.5" in got["detail"] and got["figures"]["budget epsilon (requested)"]["verdict"] == "exceeds"
+    d2 = tmp_path / "m2"
+    models[0].save(d2)                                         # HDP-LDA, 4 iterations
+    meta = json.loads((d2 / "model.json").read_text())
+    meta["params"]["n_iter"] = 40
+    (d2 / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(CorruptModelError, match="plan 40"):
+        dptopic.load(d2)
+
+
+def test_the_plan_matches_the_ledgers_reservation():
+    from dptopic.accounting.verify import RunPlan, Verification, check_run
+
+    lap = LaplaceEvent(scale=2.0, changes=(1, 1), label="a")
+    rep = {"events": [dict(lap.describe(), count=3)]}
+    ok = Verification("verified", "x", {})
+    assert check_run(ok, RunPlan(events=[(lap, 2), (lap, 1)]), rep).status == "verified"   # equal events add up
+    v = check_run(Verification("verified", "x", {}), RunPlan(events=[(lap, 3), (PureDPEvent(1.0), 3)]), rep)
+    assert v.status == "failed" and "its events list 0" in v.detail
+    v = check_run(Verification("verified", "x", {}), RunPlan(events=[(LaplaceEvent(scale=2.0, changes=(1, 0.5)), 3)]),
+                  rep)
+    assert v.status == "failed" and "do not plan" in v.detail
+    assert check_run(Verification("failed", "y", {}), RunPlan(events=[]), rep).detail == "y"   # failed stays failed
+    assert check_run(ok, None, rep) is ok

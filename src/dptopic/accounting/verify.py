@@ -6,8 +6,9 @@ epsilon a theorem gives) and how many times it was spent. :func:`verify_report` 
 description, composes them again with the same accountants (basic composition, PLD, RDP) at the report's delta,
 names the guarantee again, and compares: a report whose claimed epsilon is below what its own events support
 fails. It reads the report and nothing else, so a reviewer can run it on a model folder they were handed.
+:func:`check_run` then compares the events with what the trainer's parameters plan (:class:`RunPlan`).
 
-What it does not check: that the events are the ones the run really spent (that the noise was drawn at the
+What it does not check: that the noise was really drawn at the
 scale the events describe is the code's job, tested in ``tests/``), and figures that are not compositions of the
 events (a paper's own accounting, the moments accountant's, FedLDA's nominal claim): those stay cross-checks.
 """
@@ -283,3 +284,103 @@ def check_saved_card(card: dict | None, check: Verification) -> Verification:
         return Verification("failed", f"the privacy card saved in model.json states epsilon {stated:.6g} but the"
                                       f" events give {again:.6g}", check.figures)
     return check
+
+
+@dataclass
+class RunPlan:
+    """What a trainer's parameters make one fit spend, to check a saved report's events against
+    (:func:`check_run`): ``events``, the ``(event, count)`` pairs its ledger reserves before the fit, and
+    ``budget``, the ``(epsilon, delta)`` its noise was calibrated to. Either may be None where the parameters alone
+    do not fix it (a noisy word count that chose how many words to release, reports randomized by contributors)."""
+
+    events: list | None = None
+    budget: tuple | None = None
+
+
+_NOT_MECHANISM = ("label", "relation", "theorem", "count", "dp_accounting_event", "pld_discretization", "unit")
+"""Fields of an event's description that name or explain it; the rest are its mechanism's parameters."""
+
+
+def _mechanism(desc: dict) -> dict:
+    return {k: v for k, v in desc.items() if k not in _NOT_MECHANISM}
+
+
+def _same_mechanism(a: dict, b: dict) -> bool:
+    if a.keys() != b.keys():
+        return False
+    for k, x in a.items():
+        y = b[k]
+        if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+            if len(x) != len(y) or not all(_close(_as_float(p), _as_float(q)) for p, q in zip(x, y)):
+                return False
+        elif _as_float(x) is not None or _as_float(y) is not None:
+            if not _close(_as_float(x), _as_float(y)):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def _event_name(desc: dict) -> str:
+    return str(desc.get("label") or desc.get("type"))
+
+
+def check_run(check: Verification, plan: RunPlan | None, rep: dict, who: str = "the trainer") -> Verification:
+    """``check`` with the report's events compared with what ``who``'s parameters make a fit spend (``plan``).
+
+    The recomputation of :func:`verify_report` shows that the claim follows from the events the report lists; this
+    shows that those events are the ones its trainer's parameters plan: every planned event listed with its planned
+    count (a report that lists fewer releases, or less noise, than its iterations and noise parameters imply
+    fails), nothing listed that was not planned, and a guarantee within the budget the noise was calibrated to.
+    A report whose trainer's parameters do not fix its events (``plan`` None) is left as it is."""
+    if plan is None or check.status not in ("verified", "looser"):
+        return check
+    problems = []
+    events = rep.get("events") or []
+    if plan.events is not None:
+        merged: list[list] = []                         # equal events planned twice (a last release) add up
+        for ev, n in plan.events:
+            desc = ev.describe()
+            for m in merged:
+                if _same_mechanism(m[0], _mechanism(desc)):
+                    m[1] += int(n)
+                    break
+            else:
+                merged.append([_mechanism(desc), int(n), _event_name(desc)])
+        listed = [[_mechanism(d), int(d.get("count", 1)), _event_name(d), False] for d in events]
+        for mech, n, name in merged:
+            got = 0
+            for row in listed:
+                if not row[3] and _same_mechanism(row[0], mech):
+                    got, row[3] = got + row[1], True
+            if got != n:
+                problems.append(f"{who}'s parameters plan {n} × {name!r}, its events list {got}"
+                                + ("" if got else " with these parameters"))
+        problems += [f"its events list {row[1]} × {row[2]!r}, which {who}'s parameters do not plan"
+                     for row in listed if not row[3]]
+        check.figures["events (as planned)"] = {
+            "stated": float(sum(r[1] for r in listed)), "recomputed": float(sum(m[1] for m in merged)),
+            "verdict": "agrees" if not problems else "differs"}
+    if plan.budget is not None:
+        eps_b, delta_b = (float(x) for x in plan.budget)
+        fig = {k: f.get("recomputed") for k, f in check.figures.items()}
+        if isinstance(rep.get("vocabulary_selection"), dict) and isinstance(rep.get("topic_model"), dict):
+            # a private vocabulary was paid for beside the budget: the trainer's own figures stay within it
+            tight = [fig.get(f"topic_model.{k}") for k in ("epsilon_pld", "epsilon_rdp")]
+            tight = [x for x in tight if x is not None]
+            eps, delta = (min(tight) if tight else None), fig.get("topic_model.delta")
+        else:
+            eps, delta = fig.get("epsilon"), fig.get("delta")
+        over = eps is not None and eps > eps_b and not _close(eps, eps_b)
+        over_d = delta is not None and delta > delta_b and not _close(delta, delta_b)
+        check.figures["budget epsilon (requested)"] = {"stated": eps_b, "recomputed": eps,
+                                                       "verdict": "exceeds" if over else "agrees"}
+        if over:
+            problems.append(f"{who} was asked for epsilon {eps_b:.6g} but its events give {eps:.6g}")
+        if over_d:
+            problems.append(f"{who} was asked for delta {delta_b:.3g} but its events give {delta:.3g}")
+    if problems:
+        return Verification("failed", "its events do not match the run its parameters describe: "
+                            + "; ".join(problems), check.figures)
+    return Verification(check.status, check.detail + (f", and match what {who}'s parameters plan"
+                                                      if check.status == "verified" else ""), check.figures)

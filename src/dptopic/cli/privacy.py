@@ -138,9 +138,10 @@ def cmd_privacy_fed_report_words(a):
                   f" dptopic serve --fed-epsilon {a.epsilon:g} --fed-report-words {n} (docs/fedlda.md)")
 
 
-def _saved_report(path: str) -> tuple[dict, dict | None]:
+def _saved_report(path: str) -> tuple[dict, dict | None, dict | None]:
     """The privacy report of a saved model folder, or of a JSON file holding a model's ``model.json`` or a report;
-    and the privacy card saved beside it (``model.json``'s ``privacy_card``), if any."""
+    the privacy card saved beside it (``model.json``'s ``privacy_card``), if any; and the whole ``model.json`` when
+    the report came from one (its class and parameters say what the run should have spent)."""
     import json
     import os
 
@@ -168,7 +169,7 @@ def _saved_report(path: str) -> tuple[dict, dict | None]:
         raise DPTopicError(f"{path!r} holds no privacy report: pass a saved model's folder (the --out of dptopic train)"
                            " or a JSON privacy report (a model's privacy_).")
     card = meta.get("privacy_card") if rep is not meta else None
-    return rep, card if isinstance(card, dict) else None
+    return rep, card if isinstance(card, dict) else None, meta if rep is not meta else None
 
 
 def cmd_privacy_verify(a):
@@ -177,8 +178,12 @@ def cmd_privacy_verify(a):
     from ..accounting.verify import check_saved_card, verify_report
     from ._common import print_table
 
-    rep, card = _saved_report(a.model)
+    rep, card, meta = _saved_report(a.model)
     check = check_saved_card(card, verify_report(rep))
+    if meta is not None:            # a model folder: its events against what its trainer's parameters plan
+        from ..models.base import verify_saved
+
+        check = verify_saved(meta, check)
     if a.format == "json":          # for a script or a review board's records; the exit status still says failed
         import json
 
@@ -249,9 +254,10 @@ def register(sub) -> None:
     pf.set_defaults(func=cmd_privacy_fed_report_words)
     pv = psub.add_parser("verify", help="recompute a saved model's privacy figures from the events its report lists,"
                                         " and check that the guarantee it claims is not below them (reads no data)",
-                         description="Recompute a saved model's privacy figures from the events its report lists."
-                                     " Exit status 0: verified, looser (valid, not tight) or no claim; 2: failed (a"
-                                     " figure below what the events support, or a damaged report) or not"
+                         description="Recompute a saved model's privacy figures from the events its report lists"
+                                     " and, for a model folder, compare the events with what its trainer's"
+                                     " parameters plan. Exit status 0: verified, looser (valid, not tight) or no claim; 2: failed (a"
+                                     " figure below what the events support, events that do not match the parameters, or a damaged report) or not"
                                      " recomputable (a report saved by an earlier version). docs/privacy.md.")
     pv.add_argument("model", help="a saved model's folder (the --out of dptopic train) or a JSON privacy report")
     pv.add_argument("--format", choices=("table", "json"), default="table",

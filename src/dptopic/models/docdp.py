@@ -89,6 +89,14 @@ class DocDPEM(_DocumentDPModel):
         self.verbose = verbose
         self.init = init
 
+    def _planned_spend(self, report: dict):
+        from ..accounting.gaussian import SubsampledGaussianEvent
+        from ..accounting.verify import RunPlan
+
+        sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, int(self.n_iter))
+        return RunPlan(events=[(SubsampledGaussianEvent(sigma, 1.0), int(self.n_iter))],
+                       budget=(self.epsilon, self.delta))
+
     def fit(self, X, y=None, *, vocabulary=None):
         """Fit on documents held in memory or streamed from disk.
 

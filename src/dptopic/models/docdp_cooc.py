@@ -136,6 +136,13 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.ledger_.spend(event)
         return noisy
 
+    def _planned_spend(self, report: dict):
+        from ..accounting.verify import RunPlan
+
+        # how the budget is split between the word ranking and the co-occurrence depends on how many words were
+        # chosen; the whole must stay within the budget the noise was calibrated to
+        return RunPlan(budget=(self.epsilon, self.delta))
+
     def fit(self, X, y=None, *, vocabulary=None):
         """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, corpus shards on disk (a
         directory written by ``dptopic corpus prepare --shards N``, a shard ``.npz`` or a list of them), or

@@ -262,6 +262,15 @@ class FedLDA(GibbsTopicModel):
                          float(self.sample_ratio), float(self.alpha), self.local_iter, self.variant, self.exclusion,
                          self.replacement, int(self.subset_size), self.local_inference)
 
+    def _planned_spend(self, report: dict):
+        from ..accounting.verify import RunPlan
+
+        n_report = (report.get("parameters") or {}).get("report_words")   # names eta in the label only
+        if self.exclusion == "none" and (isinstance(n_report, bool) or not isinstance(n_report, int)):
+            return None                 # a report from before the reports' words were recorded
+        event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion, vocab_size=n_report)
+        return RunPlan(events=[(event, user_spend(self.exclusion, self._config().n_entries, self.rounds))])
+
     # ------------------------------------------------------------- training
     def fit(self, X, y=None, *, vocabulary=None, heldout=None, callback=None):
         """Simulate the protocol over a list of client corpora, or one corpus split into users.

@@ -224,16 +224,26 @@ class HDPLDA(_PrivateGibbs):
         super()._start(arrays, corpus, rng)
         self.log_likelihood_ = []
         if self.epsilon_laplace is not None:
-            lap, inh = hdp_iteration_events(self.epsilon_laplace, self.epsilon_inherent_, self._discrete)
-            self._events = (lap, inh)
-            extra = [(lap, 1)] if self.final_release == "fresh" else []
-            self.ledger_.reserve([(lap, self.n_iter), (inh, self.n_iter)] + extra)
+            plan = self._plan()
+            self._events = (plan[0][0], plan[1][0])
+            self.ledger_.reserve(plan)
         if self.paper_literal:
             # Algorithm 1 keeps (noisy) counts in place: float or int64 live counts
             dtype = np.int64 if self._discrete else np.float64
             arrays.nwk = arrays.nwk.astype(dtype)
             arrays.nk = arrays.nwk.sum(axis=0)
         self._last_release = None
+
+    def _plan(self) -> list:
+        """The events a fit spends: per iteration a Laplace release and the clipped sampling step, and one more
+        release with ``final_release="fresh"``."""
+        lap, inh = hdp_iteration_events(self.epsilon_laplace, self.epsilon_inherent_, self._discrete)
+        return [(lap, self.n_iter), (inh, self.n_iter)] + ([(lap, 1)] if self.final_release == "fresh" else [])
+
+    def _planned_spend(self, report: dict):
+        from ..accounting.verify import RunPlan
+
+        return None if self.epsilon_laplace is None else RunPlan(events=self._plan())
 
     def _release(self, nwk, rng):
         planned = self._events[0]
@@ -300,7 +310,8 @@ class HDPLDA(_PrivateGibbs):
                                      " (hence training_theta_), and the released Phi (post-processing of "
                                      + ("one more fresh release" if self.final_release == "fresh" else "S_T") + ")."
                                      " Not covered: transform() or perplexity() on training documents, which read"
-                                     " their private words again."})
+                                     " their private words again, and the choice of hyper-parameters (a search on"
+                                     " the private corpus spends a budget per candidate)."})
         if getattr(self, "_budget", None):
             rep["budget"] = {"epsilon": self._budget[0], "delta": self._budget[1]}
         return rep

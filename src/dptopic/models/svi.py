@@ -383,6 +383,13 @@ class DPSVI(_VariationalLDA):
     def n_steps(self) -> int:
         return self._n_steps(self.n_epochs, self.sampling_rate)
 
+    def _planned_spend(self, report: dict):
+        from ..accounting.gaussian import SubsampledGaussianEvent
+        from ..accounting.verify import RunPlan
+
+        event = SubsampledGaussianEvent(float(self.noise_multiplier), float(self.sampling_rate))
+        return RunPlan(events=[(event, self.n_steps)])
+
     @property
     def sensitivity_(self) -> float:
         """L2 sensitivity of the batch sum: ``clip``, or ``max_doc_len`` without clipping."""
