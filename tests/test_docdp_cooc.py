@@ -173,7 +173,7 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
     # 96 training documents at epsilon 1: far below any measured setting, so the figure is only an upper bound
     captured = capsys.readouterr()
     printed = " ".join(captured.out.split())
-    assert "expect topics with at most" in printed
+    assert "expect topics with less than" in printed and "fewer documents give less" in printed
     assert "DocDPCooccurrence: at epsilon" not in captured.err      # the model's own warning is not repeated
     # NPMI is read from held-out documents of the private corpus: said beside it, and not saved
     assert "NPMI and perplexity are computed on held-out documents of the private corpus: outside the guarantee" \
@@ -193,7 +193,7 @@ def test_a_corpus_too_small_for_useful_topics_warns_from_the_api():
     # the utility table: 20 Newsgroups at epsilon 1 (11,287 documents) is useful, 500 documents are not
     assert too_small_message("document", 1.0, 11_287, 20) is None
     msg = too_small_message("document", 1.0, 500, 20)
-    assert "500 documents" in msg and "become useful from" in msg
+    assert "500 documents" in msg and "useful by" in msg and "or fewer" not in msg
     X = lda_corpus(n_docs=300, n_topics=4, vocab_size=300, doc_length=30, seed=0).corpus
     with pytest.warns(dptopic.SmallCorpusWarning, match="300 documents expect topics"):
         DocDPCooccurrence(n_topics=20, epsilon=1.0, seed=0).fit(X)

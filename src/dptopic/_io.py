@@ -30,6 +30,21 @@ def _jsonable(obj):
     return obj
 
 
+_NONFINITE = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
+
+
+def restore_nonfinite(obj):
+    """The inverse of :func:`_jsonable` for the numbers JSON cannot hold: the strings ``"inf"``, ``"-inf"`` and
+    ``"nan"`` it wrote for a float become that float again (a saved report's epsilon of a non-private run)."""
+    if isinstance(obj, dict):
+        return {k: restore_nonfinite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [restore_nonfinite(v) for v in obj]
+    if isinstance(obj, str) and obj in _NONFINITE:
+        return _NONFINITE[obj]
+    return obj
+
+
 MAX_JSON_DEPTH = 64
 """Deepest nesting of arrays/objects any JSON input may have (ours never exceeds a handful of levels)."""
 

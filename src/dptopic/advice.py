@@ -242,12 +242,18 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
         return (f"epsilon {epsilon:g} x {size} lies below every setting measured on public corpora: expect at most"
                 f" {rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI, possibly far less (see 'dptopic recommend')."
                 " Check the topics before using them.")
-    need = (f"topics become useful from {docs_needed_text(rec)} documents at this epsilon"
-            if rec.docs_for_useful else "no measured corpus size makes them useful at this epsilon")
-    return (f"at epsilon {epsilon:g} and {size} expect topics with"
-            f" {'at most' if rec.extrapolated_side == 'below' else 'about'} {rec.expected_npmi_ratio:.0%} of non-private"
-            f" LDA's NPMI ({need}; measured on public corpora, see 'dptopic recommend'). Check the topics before"
-            " using them.")
+    if not rec.docs_for_useful:
+        need = "no measured corpus size makes them useful at this epsilon"
+    elif rec.docs_for_useful_bound == "at most":     # the threshold lies at or below what was measured
+        need = (f"topics are useful by {rec.docs_for_useful:,} documents at this epsilon, perhaps from fewer (the"
+                " measurements cannot say how far below)")
+    else:
+        need = f"topics become useful from {docs_needed_text(rec)} documents at this epsilon"
+    ratio = (f"less than {rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI (the figure at the smallest"
+             " epsilon x documents measured; fewer documents give less)" if rec.extrapolated_side == "below" else
+             f"about {rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI")
+    return (f"at epsilon {epsilon:g} and {size} expect topics with {ratio}: {need} (measured on public corpora,"
+            " see 'dptopic recommend'). Check the topics before using them.")
 
 
 def plot_table(path, table=None) -> None:

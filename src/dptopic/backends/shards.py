@@ -118,6 +118,10 @@ def training_source(X, vocabulary=None):
                 raise DPTopicError(f"{str(p)!r} holds no {SHARD_PATTERN} files: write them with 'dptopic corpus prepare --shards N --out {p}'.")
             return ShardSet(paths)
         if not p.is_file():
+            if isinstance(X, str) and (any(c.isspace() for c in X) or not X.lower().endswith(".npz")):
+                raise DPTopicError(f"a single string is read as a corpus path, and {X[:40]!r} is none: pass texts as a"
+                                   " list of strings (one per document), or the path of a corpus .npz or shard"
+                                   " directory.")
             raise DPTopicError(f"corpus {str(p)!r} not found: give a corpus .npz, a shard directory or a list of shard files.")
         return ShardSet([p])
     return ShardSet(X)

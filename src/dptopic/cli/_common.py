@@ -174,7 +174,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if into_model and tokenizer is not None:      # made by another version of the tokeniser
             from ..corpus.preprocess import warn_if_other_tokenizer
 
-            warn_if_other_tokenizer(tokenizer, stacklevel=3)
+            warn_if_other_tokenizer(tokenizer, stacklevel=3, words=vocabulary.words)
 
     if spec in (None, "demo", "sotu", "20newsgroups"):
         reading_text()

@@ -137,8 +137,13 @@ def cmd_corpus_info(a):
     print_table(con, t)
     if "labels" in info:
         con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
-    con.print("[dim]words in more than half of the documents are often filler: --max-df 0.5 drops them; "
-              "--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)[/]")
+    hints = []
+    if getattr(a, "max_df", None) is None:       # a hint for what the user has not set already
+        hints.append("words in more than half of the documents are often filler: --max-df 0.5 drops them")
+    if getattr(a, "stop_words", None) is None:
+        hints.append("--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)")
+    if hints:
+        con.print("[dim]" + "; ".join(hints) + "[/]")
 
 
 def register(sub) -> None:

@@ -287,7 +287,17 @@ class Corpus:
 
     @classmethod
     def from_bow(cls, X, vocabulary=None) -> "Corpus":
-        """From a document-term count matrix (scipy.sparse or dense), as scikit-learn users pass."""
+        """From a document-term count matrix (scipy.sparse or dense), as scikit-learn users pass. A matrix that
+        carries its columns' words (:class:`dptopic.corpus.CountVectorizer`'s) must carry ``vocabulary``'s."""
+        words = getattr(X, "feature_names", None) if sp.issparse(X) else None
+        if words is not None and vocabulary is not None and len(words) == X.shape[1]:
+            given = list(vocabulary.words if isinstance(vocabulary, Vocabulary) else vocabulary)
+            if [str(w) for w in words] != [str(w) for w in given]:
+                i = next((j for j, (a, b) in enumerate(zip(words, given)) if str(a) != str(b)), min(len(words), len(given)))
+                what = (f"column {i} is {str(words[i])!r} where the vocabulary has {str(given[i])!r}"
+                        if i < len(words) and i < len(given) else f"{len(words)} columns for {len(given)} words")
+                raise DPTopicError(f"the count matrix's columns are the words of another vectorizer ({what}): count the"
+                                   " texts with the vectorizer the model was fitted after, or pass the texts themselves.")
         if not sp.issparse(X):
             try:
                 X = np.asarray(X)
@@ -332,6 +342,8 @@ class Corpus:
         cols = np.repeat(X.indices.astype(np.int32), counts)
         ptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
         np.cumsum(segment_sums(counts, X.indptr), out=ptr[1:])
+        if vocabulary is None and words is not None and len(words) == X.shape[1]:
+            vocabulary = [str(w) for w in words]          # the vectorizer's words, not placeholders
         vocab = vocabulary if vocabulary is not None else [f"w{i}" for i in range(X.shape[1])]
         if len(vocab) != X.shape[1]:
             raise DPTopicError(f"vocabulary has {len(vocab)} words but the matrix has {X.shape[1]} columns: they must match.")
@@ -716,6 +728,11 @@ def as_corpus(data, vocabulary=None) -> Corpus:
         return Corpus.from_bow(data, vocabulary=vocabulary)
     if isinstance(data, (list, tuple)) and data and all(isinstance(t, str) for t in data):
         return Corpus.from_texts(data, vocabulary=vocabulary)
+    if (isinstance(data, (list, tuple)) and any(isinstance(t, str) for t in data)
+            and all(isinstance(t, str) or t is None or (isinstance(t, float) and t != t) for t in data)):
+        bad = next(i for i, t in enumerate(data) if not isinstance(t, str))      # a missing text (None, NaN)
+        raise DPTopicError(f"document {bad} of the list is {data[bad]!r}, not a string: give a string for every"
+                           " document ('' for an empty one), or drop the missing ones.")
     if is_token_lists(data):
         return Corpus.from_tokens(data, vocabulary=vocabulary)
     if hasattr(data, "__array__") or (isinstance(data, (list, tuple)) and data

@@ -33,16 +33,41 @@ TOKENIZER_VERSION = 2
 the runs of letters). Saved in ``model.json``, so that text read into a model saved by another version warns."""
 
 
-def tokenizer_info() -> dict:
-    """What a saved model records about the tokeniser that made its words from text."""
+COUNT_MATRIX = "count matrix"
+"""``tokenizer_["source"]`` of a model fitted on a count matrix that carried its words (a DataFrame's columns, a
+vectorizer's): those words were not made by this tokeniser."""
+
+
+def tokenizer_info(source: str | None = None) -> dict:
+    """What a saved model records about the tokeniser that made its words from text; ``source=COUNT_MATRIX`` when
+    the words came with a count matrix instead."""
+    if source == COUNT_MATRIX:
+        return {"version": TOKENIZER_VERSION, "source": COUNT_MATRIX,
+                "tokens": "the columns of the count matrix the model was fitted on (a vectorizer's or a DataFrame's"
+                          " words), not made by dptopic's tokeniser; raw text is read with dptopic's, which may not"
+                          " produce some of them"}
     return {"version": TOKENIZER_VERSION, "tokens": "runs of letters of any script after NFC composition, no digits"
             " or underscores; lower-cased, stop words and short words dropped unless configured otherwise"}
 
 
-def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2) -> None:
+def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None) -> None:
     """Raw text about to be read into a model whose words were made by another version of the tokeniser (``saved``:
     the model's ``tokenizer_``): some words may be split or folded differently, so say so. Token lists and counts are
-    read exactly and need no warning."""
+    read exactly and need no warning. ``words`` (the model's vocabulary): a model whose words came with a count
+    matrix warns only when some of them are not runs of letters, which the tokeniser cannot make."""
+    if (saved or {}).get("source") == COUNT_MATRIX:
+        import warnings
+
+        odd = None if words is None else [w for w in words if not str(w).isalpha()]
+        if odd == []:
+            return
+        example = f" (e.g. {', '.join(repr(w) for w in odd[:3])})" if odd else ""
+        warnings.warn(f"this model's words{example} came with the count matrix it was fitted on (a vectorizer's or a"
+                      " DataFrame's columns), not from dptopic's tokeniser, which reads this text: words it does not"
+                      " make (numbers, words with digits or apostrophes) are never counted; count the texts with the"
+                      " same vectorizer (pipeline.transform(texts)) to be exact.", UserWarning,
+                      stacklevel=stacklevel + 1)
+        return
     version = (saved or {}).get("version", TOKENIZER_VERSION)
     if version != TOKENIZER_VERSION:
         import warnings
@@ -89,7 +114,8 @@ def resolve_stop_words(spec) -> frozenset[str]:
 @dataclass(frozen=True)
 class Preprocessor:
     """Turns a text into its list of tokens. ``stop_words`` as in :func:`resolve_stop_words`;
-    ``remove_stop_words=False`` is the older spelling of ``stop_words=None``."""
+    ``remove_stop_words=False`` is the older spelling of ``stop_words=None``. With ``lowercase`` the stop words are
+    lower-cased too, as the tokens they are matched against (``"The"`` removes ``the``)."""
 
     min_length: int = 3
     remove_stop_words: bool = True
@@ -98,7 +124,10 @@ class Preprocessor:
     _stop: frozenset = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "_stop", resolve_stop_words(self.stop_words) if self.remove_stop_words else frozenset())
+        stop = resolve_stop_words(self.stop_words) if self.remove_stop_words else frozenset()
+        if self.lowercase is True and not all(w.islower() or not w.isalpha() for w in stop):
+            stop = frozenset(w.lower() for w in stop)
+        object.__setattr__(self, "_stop", stop)
 
     def tokenize(self, text: str) -> list[str]:
         if not text.isascii():

@@ -13,12 +13,19 @@ import numpy as np
 from ..errors import DPTopicError
 
 
-def umass_coherence(components: np.ndarray, corpus, top_n: int = 10, variant: str = "mimno",
-                    per_topic: bool = False):
-    """Average (or per-topic) UMass coherence of topics (K×V) on ``corpus`` (the reference documents)."""
+def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno", per_topic: bool = False):
+    """Average (or per-topic) UMass coherence of topics on ``corpus`` (the reference documents).
+
+    ``components``: a fitted model, or its K×V topic-word matrix. ``corpus``: as for
+    :func:`~dptopic.evaluation.npmi_coherence`: a Corpus in the topics' vocabulary, or, with a fitted model, texts,
+    token lists or a count matrix read in its vocabulary. With a model the corpus's words are checked against the
+    model's; a bare matrix carries no words, so only their number can be."""
+    from .topic_quality import _components, _reference_corpus
+
     if variant not in ("mimno", "authors"):
         raise DPTopicError(f"invalid variant={variant!r}: must be 'mimno' or 'authors'.")
-    components = np.asarray(components)
+    corpus = _reference_corpus(components, corpus)
+    components = _components(components)
     if components.shape[1] != corpus.vocab_size:
         raise DPTopicError(f"vocabulary mismatch: topics have {components.shape[1]} words, the corpus {corpus.vocab_size}.")
     if not (isinstance(top_n, int) and 2 <= top_n <= components.shape[1]):

@@ -93,6 +93,9 @@ def _reference_corpus(model_or_components, reference):
         if isinstance(reference, (list, tuple)) and reference and all(isinstance(t, str) for t in reference):
             # as `dptopic evaluate` reads a file into a model: only tokenised (the vocabulary says which words count,
             # each in its own case), and documents with none of its words dropped (NPMI counts documents)
+            from ..corpus.preprocess import warn_if_other_tokenizer
+
+            warn_if_other_tokenizer(getattr(model_or_components, "tokenizer_", None), stacklevel=4, words=vocab)
             return Corpus.from_texts(list(reference), vocabulary=vocab, lowercase="match")
         return as_corpus(reference, vocabulary=vocab)
     if reference.vocab_size != V or (vocab is not None and reference.vocabulary.words != list(vocab)):

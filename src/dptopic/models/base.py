@@ -14,12 +14,12 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from .. import __version__ as _version
-from .._io import load_bundle, save_bundle
+from .._io import load_bundle, restore_nonfinite, save_bundle
 from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import is_text_column, is_token_lists
-from ..corpus.preprocess import tokenizer_info, warn_if_other_tokenizer
+from ..corpus.preprocess import COUNT_MATRIX, tokenizer_info, warn_if_other_tokenizer
 from ..errors import CorruptModelError, DPTopicError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..backends import BACKENDS, make_backend, training_source
@@ -128,6 +128,12 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     _private = False
     _never_private = False  # True for the trainers that add no noise: a saved report of theirs never claims a guarantee
 
+    def _planned_spend(self, report: dict):
+        """What a fit with these parameters spends (:class:`~dptopic.accounting.verify.RunPlan`), to check a saved
+        report's events against; None where the parameters do not fix it. ``report`` gives what the fit chose
+        and the report records as public (a vocabulary size), never a figure to be checked."""
+        return None
+
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         _REGISTRY[cls.__name__] = cls
@@ -212,7 +218,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         if self._private and isinstance(corpus, Corpus):
             _warn_if_documents_reused(type(self).__name__, corpus)
         self.privacy_ = self.privacy_report()
-        self.tokenizer_ = tokenizer_info()      # the tokeniser of this version of dptopic (a refit replaces a loaded one)
+        # the tokeniser of this version of dptopic (a refit replaces a loaded one), or the words of a count matrix
+        self.tokenizer_ = tokenizer_info(COUNT_MATRIX if getattr(self, "_input_names", None) is not None else None)
         if self._private and getattr(self, "seed", None) is not None:
             import warnings
 
@@ -222,6 +229,9 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                           " the seed, so any privacy it gives holds only while the seed stays secret (seeds are for"
                           " tests and reproduction; leave seed=None otherwise).",
                           SeededNoiseWarning, stacklevel=3)
+        if self.privacy_.get("private"):     # the guarantee's extent in one field, as the privacy card names it
+            partial = self.privacy_.get("vocabulary_source") == "data" or self.privacy_.get("guarantee") == "partial"
+            self.privacy_["guarantee"] = "partial" if partial else self.privacy_.get("guarantee", "full")
         if self.privacy_.get("private") and self.privacy_.get("vocabulary_source") == "data":
             import warnings
 
@@ -264,20 +274,23 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     def _warn_if_other_tokenizer(self) -> None:
         """Raw text read into a model whose words were saved by another version of the tokeniser: some words may be
         split or folded differently, so say so (token lists and counts are read exactly)."""
-        warn_if_other_tokenizer(getattr(self, "tokenizer_", None), stacklevel=4)
+        warn_if_other_tokenizer(getattr(self, "tokenizer_", None), stacklevel=4, words=self.vocabulary_.words)
 
     def _as_model_corpus(self, X, allow_empty: bool = False) -> Corpus:
         """``X`` read into the model's vocabulary, one row per input document. ``allow_empty`` (``transform``): input
         without a single word of the vocabulary gives rows of the prior alone, with a warning, as each such row does
         inside a larger batch; elsewhere (scores, perplexity) it is refused."""
         self._check_fitted()
+        text = False                    # read from raw text (a tokeniser chose the words), not counts or tokens
         if isinstance(X, Corpus):
             c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)
         elif isinstance(X, (list, tuple)) and X and all(isinstance(t, str) for t in X):
+            text = True
             self._warn_if_other_tokenizer()
             c = Corpus.from_texts(X, vocabulary=self.vocabulary_, drop_empty=False,  # one row per text
                                   lowercase="match")
         elif is_text_column(X):
+            text = True
             self._warn_if_other_tokenizer()
             c = Corpus.from_texts([str(t) for t in X], vocabulary=self.vocabulary_, drop_empty=False,
                                   lowercase="match")
@@ -295,9 +308,11 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
             else:
                 c = as_corpus(X, vocabulary=self.vocabulary_.words)  # other array-likes: from_bow checks the width
         if c.n_tokens == 0:
-            hint = "give text in the language and domain of the training corpus."
+            hint = ("give text in the language and domain of the training corpus." if text else
+                    "its counts are all zero (or its tokens all outside the vocabulary); give documents with words"
+                    " of the model's vocabulary.")
             odd = [w for w in self.vocabulary_.words[:2000] if not w.isalpha()]
-            if odd and len(odd) * 2 >= min(len(self.vocabulary_), 2000):  # a vectorizer's n-grams, digits, ...
+            if text and odd and len(odd) * 2 >= min(len(self.vocabulary_), 2000):  # a vectorizer's n-grams, digits
                 hint = (f"the model's words were made by another tokeniser (e.g. {odd[0]!r}), which dptopic's never"
                         " produces from text: pass counts made by the model's own vectorizer.")
             if not allow_empty:
@@ -414,19 +429,29 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         return self.fit(X, **kw).transform(X)
 
     def _frame_in_model_order(self, X):
-        """A DataFrame of counts at transform: its columns must be the words the model was fitted on, in that order
+        """A DataFrame of counts, or a count matrix of :class:`dptopic.corpus.CountVectorizer` (which carries its
+        words), at transform: its columns must be the words the model was fitted on, in that order
         (``feature_names_in_``, else the vocabulary), as scikit-learn requires; then its values."""
         cols = getattr(X, "columns", None)
-        if cols is None or not hasattr(X, "to_numpy"):
+        frame = cols is not None and hasattr(X, "to_numpy")
+        words = None if frame or not sp.issparse(X) else getattr(X, "feature_names", None)
+        if not frame and (words is None or len(words) != X.shape[1]):
+            if hasattr(self, "feature_names_in_") and (sp.issparse(X) or isinstance(X, np.ndarray)):
+                import warnings     # as scikit-learn: the columns are taken in order as the model's words
+
+                warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was fitted with feature"
+                              " names: its columns are taken in order as the model's words.", UserWarning,
+                              stacklevel=4)
             return X
-        names = [str(c) for c in cols]
+        names = [str(c) for c in (cols if frame else words)]
+        values = X.to_numpy() if frame else X
         if not hasattr(self, "feature_names_in_"):  # fitted without column names: scikit-learn only warns
             if names != [str(w) for w in self.vocabulary_.words]:
                 import warnings
 
                 warnings.warn(f"X has column names, but {type(self).__name__} was fitted without them: its columns are"
                               " taken in order as the model's words.", UserWarning, stacklevel=4)
-            return X.to_numpy()
+            return values
         expected = [str(w) for w in self.feature_names_in_]
         if names != expected:
             if sorted(names) == sorted(expected):
@@ -436,9 +461,13 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                 got = repr(names[i]) if i < len(names) else "nothing"
                 what = f"column {i} is {got} where the model has {expected[i]!r}" if i < len(expected) else \
                     f"{len(names)} columns for {len(expected)} words"
+            if not frame:
+                raise DPTopicError(f"X's columns are the words of another vectorizer, not those {type(self).__name__}"
+                                   f" was fitted on ({what}): count the texts with the vectorizer the model was"
+                                   " fitted after (pipeline[0].transform(texts)), or pass the texts themselves.")
             raise DPTopicError(f"X's columns are not the words {type(self).__name__} was fitted on ({what}): select them"
                                " in the model's order, X[list(model.feature_names_in_)] (or model.vocabulary_.words).")
-        return X.to_numpy()
+        return values
 
     def _as_input(self, X):
         """A DataFrame becomes its values, its columns the vocabulary (``feature_names_in_``); a count matrix from
@@ -604,11 +633,36 @@ class GibbsTopicModel(TopicModel):
 MODEL_FORMAT_VERSION = 1
 
 
-def _checked_privacy(rep, bad) -> dict:
+def planned_spend_check(check, model, rep):
+    """``check`` (:func:`~dptopic.accounting.verify.verify_report` of ``rep``) with the report's events compared
+    with what ``model``'s parameters make a fit spend (:func:`~dptopic.accounting.verify.check_run`)."""
+    from ..accounting.verify import check_run
+
+    return check_run(check, model._planned_spend(rep), rep, who=type(model).__name__)
+
+
+def verify_saved(meta: dict, check):
+    """``check`` of the privacy report in a model folder's ``model.json`` (``meta``), with its events compared
+    with what the saved class and parameters plan; left as it is when those do not name a trainer this dptopic
+    can build (``dptopic load`` refuses such a folder with its own reason)."""
+    cls = _REGISTRY.get(meta.get("class")) if isinstance(meta.get("class"), str) else None
+    params = meta.get("params")
+    if cls is None or not isinstance(params, dict) or not isinstance(meta.get("privacy"), dict):
+        return check
+    try:
+        model = cls(**params)
+        model._validate()
+    except (DPTopicError, TypeError):
+        return check
+    return planned_spend_check(check, model, meta["privacy"])
+
+
+def _checked_privacy(rep, bad, model=None) -> dict:
     """A saved privacy report as input: an object; a private one must carry a finite epsilon at a delta in [0, 1)
     (named by :func:`~dptopic.accounting.ledger.name_guarantee` for reports saved before it existed), or say
-    that none follows from its events (their deltas add to 1 or more); and the figures as saved must not claim
-    more than those events give (:func:`~dptopic.accounting.verify.verify_report`)."""
+    that none follows from its events (their deltas add to 1 or more); the figures as saved must not claim
+    more than those events give (:func:`~dptopic.accounting.verify.verify_report`), and the events must be
+    those ``model``'s parameters plan (:func:`~dptopic.accounting.verify.check_run`)."""
     import math
 
     from ..accounting.ledger import claims_no_guarantee, name_guarantee
@@ -627,6 +681,8 @@ def _checked_privacy(rep, bad) -> dict:
         from ..accounting.verify import verify_report
 
         check = verify_report(saved)    # the figures as saved, recomputed from the report's own events
+        if model is not None:
+            check = planned_spend_check(check, model, saved)
         if check.status == "failed":
             raise bad(f"its privacy report does not match its own events ({check.detail}): the file was edited or"
                       " damaged")
@@ -693,9 +749,9 @@ def load(directory) -> TopicModel:
     model.components_ = comp
     if cls._never_private and isinstance(meta.get("privacy"), dict) and meta["privacy"].get("private"):
         raise bad(f"its privacy report claims a guarantee, but {name} adds no noise and is never private")
-    model.privacy_ = _checked_privacy(meta.get("privacy", {}), bad)
+    model.privacy_ = restore_nonfinite(_checked_privacy(meta.get("privacy", {}), bad, model))
     model._fit_params_ = dict(model.get_params())
-    model.metrics_ = meta.get("metrics", {})
+    model.metrics_ = restore_nonfinite(meta.get("metrics", {}))
     model.log_likelihood_ = meta.get("log_likelihood", [])
     model._train_stats = meta.get("training", {})
     tok = meta.get("tokenizer")     # absent in folders saved before it was recorded
