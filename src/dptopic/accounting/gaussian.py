@@ -226,7 +226,8 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
             + ("one release" if steps == 1 and sampling_rate >= 1 else
                f"{steps} step{'s' if steps != 1 else ''} at sampling rate {sampling_rate:g}") + "; the smallest"
             f" reachable epsilon is {floor:.4g} (give a larger epsilon or delta"
-            + (")." if steps == 1 and sampling_rate >= 1 else ", fewer epochs or a smaller sampling rate)."))
+            + (")." if steps == 1 and sampling_rate >= 1 else ", or fewer iterations)." if sampling_rate >= 1
+               else ", fewer epochs or a smaller sampling rate)."))
 
     coarse = GAUSSIAN_DISCRETIZATION
 

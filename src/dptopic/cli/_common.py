@@ -13,7 +13,12 @@ FORMATS = ("auto", "uci", "jsonl", "csv", "dir", "text", "npz")
 def make_console(stderr=False):
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:   # the reader went away (`| head`): exit as every other output does
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _Console(stderr=stderr, highlight=False)
 
 
 def print_table(console, table) -> None:
@@ -328,9 +333,9 @@ def print_privacy(report: dict, console=None):
                 t.add_row("partial figure: count releases only (NOT the model)", str(part))
         _report_tail(t, report, ("scope", "vocabulary"), console)
         return
-    partial = ("partial: see scope" if report.get("guarantee") == "partial" else
-               "partial: the vocabulary was read from the training documents, outside epsilon (pass --vocabulary)"
-               if report.get("vocabulary_source") == "data" else "")  # the same rule as the privacy card's
+    partial = ("partial: the vocabulary was read from the training documents, outside epsilon (pass --vocabulary)"
+               if report.get("vocabulary_source") == "data" else
+               "partial: see scope" if report.get("guarantee") == "partial" else "")  # the privacy card's rule
     t.add_row("private", "yes" + (f" ({partial})" if partial else ""))
     t.add_row("privacy unit", str(report.get("unit")))
     t.add_row("neighbouring relation", str(report.get("neighbouring_relation")))

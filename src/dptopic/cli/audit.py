@@ -92,9 +92,9 @@ def _audit_corpus(a, model):
 
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
     if model is not None and vocab is None:
-        if a.restrict or a.max_vocab is not None or a.min_df is not None or a.max_df is not None:
-            raise DPTopicError("with --model the corpus is read in the model's own vocabulary: drop --restrict,"
-                               " --max-vocab, --min-df and --max-df (or give --vocabulary FILE).")
+        if a.max_vocab is not None or a.min_df is not None or a.max_df is not None:
+            raise DPTopicError("with --model the corpus is read in the model's own vocabulary: drop --max-vocab,"
+                               " --min-df and --max-df (or give --vocabulary FILE).")
         vocab = model.vocabulary_
     if vocab is None:
         return corpus_from_args(a)
@@ -228,7 +228,8 @@ def register(sub) -> None:
     p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon; hdp: epsilon_laplace per iteration; lp/olp: epsilon_word; svi: the total budget)")
     p.add_argument("--delta", type=float, default=None, help="the trainer's delta")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
-    p.add_argument("--restrict", action="store_true", help="with --model: drop corpus words the model does not know")
+    p.add_argument("--restrict", action="store_true", help="with --model: drop corpus words the model does not know"
+                                                            " (what --model does anyway unless --vocabulary is given)")
     p.add_argument("--shadows", type=int, default=64, help=f"shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--targets", type=positive_int, default=None,
                    help="how many shadow models serve in turn as the attacked target (default: all)")

@@ -7,8 +7,12 @@ from ._common import make_console, positive_float, positive_int
 
 
 def cmd_recommend(a):
+    from .._validation import Int, Real, validate_value
     from ..advice import USEFUL_RATIO, docs_needed_text, recommend, verdict
 
+    # the bounds `dptopic train --unit` takes (dptopic.for_unit), so the command it suggests runs
+    validate_value("epsilon", a.epsilon, [Real(0, 500 if a.unit != "word" else 1e7, "right")])
+    validate_value("topics", a.topics, [Int(1, 100_000)])
     rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length)
     if a.json:
         print(json.dumps(rec.to_dict(), indent=2))

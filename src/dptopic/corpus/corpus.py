@@ -267,6 +267,10 @@ class Corpus:
         docs = [[index[w] for w in ts if w in index] for ts in toks]
         labels = None if labels is None else list(labels)
         doc_ids = list(doc_ids) if doc_ids is not None else [f"doc{i}" for i in range(len(docs))]
+        if given and drop_empty and toks and not any(docs) and any(toks):
+            raise DPTopicError(f"empty corpus: none of the {len(docs)} documents has a word of the given vocabulary"
+                               f" ({len(vocabulary)} words, e.g. {', '.join(repr(w) for w in vocabulary.words[:3])}):"
+                               " give documents in the vocabulary's language and domain.")
         return cls._finish(docs, vocabulary, labels, doc_ids, drop_empty,
                            metadata={VOCABULARY_SOURCE: "supplied" if given else "data"})
 
@@ -459,6 +463,10 @@ class Corpus:
             raise DPTopicError(f"{str(path)!r} is not a directory: pass a folder with one .txt file per document.")
         files = sorted(path.rglob(pattern))
         if not files:
+            if any(Path(path).glob("shard-*.npz")):       # written by dptopic corpus prepare --shards
+                raise DPTopicError(f"{str(path)!r} is a folder of corpus shards, not of {pattern} files: train reads it"
+                                   " as it is (--corpus FOLDER); to look at one part, pass one of its shard-*.npz"
+                                   " files.")
             raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
         texts = [read_text_file(f) for f in files]
         labels = [f.parent.name for f in files] if any(f.parent != path for f in files) else None
@@ -678,18 +686,89 @@ def read_text_file(path) -> str:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
     except (OSError, EOFError) as e:
         raise DPTopicError(f"cannot read {str(path)!r} ({type(e).__name__}): give a plain or gzipped text file.") from None
-    text = data.decode("utf-8", errors="replace")
-    if b"\x00" in data[:65536] or text.count("\ufffd") > max(8, len(text) // 100):
-        raise DPTopicError(f"{str(path)!r} looks like a binary file, not UTF-8 text: give a text file (one document"
-                           f" per line) or pick its format with --format.")
-    return text
+    _refuse_utf16(path, data[:2])
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        text = data.decode("utf-8", errors="replace")
+        if b"\x00" in data[:65536] or text.count("\ufffd") > max(8, len(text) // 100):
+            raise DPTopicError(f"{str(path)!r} looks like a binary file, not UTF-8 text: give a text file (one"
+                               " document per line), or a corpus in another format (--format).") from None
+        raise _not_utf8(path, data[e.start], data[:e.start].count(b"\n") + 1) from None
 
 
-def _open_text(path) -> io.TextIOBase:
+def _refuse_utf16(path, start: bytes) -> None:
+    if start in (b"\xff\xfe", b"\xfe\xff"):
+        raise DPTopicError(f"{str(path)!r} is UTF-16 text: save it as UTF-8 (for example iconv -f UTF-16 -t UTF-8"
+                           f" {Path(path).name} > utf8-{Path(path).name}).")
+
+
+def _not_utf8(path, byte: int, line: int) -> DPTopicError:
+    """Text that is not UTF-8 is refused rather than read with its accented letters lost ('café' as 'caf')."""
+    where = f" on line {line}" if line else ""
+    return DPTopicError(f"{str(path)!r} is not UTF-8 text: byte 0x{byte:02x}{where} is not valid UTF-8 (a"
+                        f" Latin-1 or Windows-1252 file?); save it as UTF-8 (for example iconv -f WINDOWS-1252 -t"
+                        f" UTF-8 {Path(path).name} > utf8-{Path(path).name}).")
+
+
+class _CheckedText:
+    """A text stream of a corpus file that turns a byte that is not UTF-8 into a one-line error naming the file and
+    line, wherever the reader meets it (``csv``, line by line, or all at once)."""
+
+    def __init__(self, fh, path):
+        self._fh, self._path = fh, path
+
+    def _fail(self, e: UnicodeDecodeError):
+        # the stream decodes ahead in chunks, so find the line again in the raw bytes (on this error path only)
+        opener = gzip.open if Path(self._path).suffix == ".gz" else open
+        with opener(self._path, "rb") as raw:
+            for i, line in enumerate(raw):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    return _not_utf8(self._path, line[bad.start], i + 1)
+        return _not_utf8(self._path, e.object[e.start], 0)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return next(self._fh)
+        except UnicodeDecodeError as e:
+            raise self._fail(e) from None
+
+    def read(self, *a):
+        try:
+            return self._fh.read(*a)
+        except UnicodeDecodeError as e:
+            raise self._fail(e) from None
+
+    def readline(self, *a):
+        try:
+            return self._fh.readline(*a)
+        except UnicodeDecodeError as e:
+            raise self._fail(e) from None
+
+    def close(self):
+        self._fh.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _open_text(path) -> _CheckedText:
     path = _check_file(path)
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
-    return open(path, "r", encoding="utf-8-sig", errors="replace", newline="")  # -sig: a BOM (Excel) is not text
+        fh = io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig")
+    else:
+        with open(path, "rb") as raw:
+            _refuse_utf16(path, raw.read(2))
+        fh = open(path, "r", encoding="utf-8-sig", newline="")   # -sig: a BOM (Excel) is not text
+    return _CheckedText(fh, path)
 
 
 def is_token_lists(data) -> bool:

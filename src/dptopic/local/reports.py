@@ -175,6 +175,9 @@ class ReportSet(FlipParameterMixin):
         """Parse :meth:`to_bytes` output; refuse bad magic, version, length, checksum, vocabulary or f."""
         data = bytes(data)
         bad = f"corrupt {where}:"
+        if data[:8] == b"DPTLDPD\n":       # local.document's format: whole-document reports
+            raise DPTopicError(f"{where} holds document-level reports (dptopic randomize --unit document): train on them"
+                               " with --algorithm ldp-doc (LocalDocumentLDA), not a word-level trainer.")
         if len(data) < len(MAGIC) + 4 + _DIGEST or data[:len(MAGIC)] != MAGIC:
             raise DPTopicError(f"{bad} not a dptopic report file (bad magic or too short); re-create it with 'dptopic randomize'.")
         (H,) = struct.unpack("<I", data[8:12])

@@ -79,18 +79,47 @@ class ServiceClient:
         raise ServerError(f"{method} {path} failed after {self.retries + 1} attempts ({last}); is the server at"
                           f" {self.server} running?")
 
+    def _json_object(self, method: str, path: str, data: bytes) -> dict:
+        """A reply's body as the JSON object every dptopic endpoint answers with; anything else (a proxy's HTML
+        page, a cut-off body) is one line naming what came back."""
+        from .._io import load_json
+
+        try:
+            doc = load_json(data.decode("utf-8"), f"the reply to {method} {path}")
+        except (UnicodeDecodeError, ValueError):
+            start = data[:40].decode("utf-8", errors="replace").split()
+            raise ServerError(f"{self.server} answered {method} {path} with something that is not JSON"
+                              f" ({' '.join(start)[:40]!r}...): is it a dptopic server, or a proxy's page?") from None
+        if not isinstance(doc, dict):
+            raise ServerError(f"{self.server} answered {method} {path} with a JSON {type(doc).__name__}, not an"
+                              " object: is it a dptopic server?")
+        return doc
+
     def get_json(self, path: str) -> dict:
         _, _, data = self.request("GET", path)
-        return json.loads(data)
+        return self._json_object("GET", path, data)
 
     def post_bytes(self, path: str, body: bytes, key: str, extra: dict | None = None) -> dict:
         headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": key, **(extra or {})}
         _, _, data = self.request("POST", path, body, headers)
-        return json.loads(data)
+        return self._json_object("POST", path, data)
 
     def config(self) -> dict:
+        """The server's ``/v1/config``, with every field a contributor relies on checked."""
         cfg = self.get_json("/v1/config")
-        got = cfg.get("report_format", {})
+        got = cfg.get("report_format")
+        if not isinstance(got, dict):
+            raise DPTopicError(f"the configuration of {self.server} names no report format (report_format): is it a"
+                               " dptopic collection server?")
+        words = cfg.get("vocabulary")
+        if not isinstance(words, list) or len(words) < 2 or not all(isinstance(w, str) for w in words):
+            raise DPTopicError(f"the configuration of {self.server} has no vocabulary (a list of at least 2 words):"
+                               " is it a dptopic collection server?")
+        for key in ("max_reports_per_request", "max_body_bytes"):
+            v = cfg.get(key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise DPTopicError(f"the configuration of {self.server} has no valid {key!r} (a positive integer):"
+                                   " upgrade dptopic (or the server).")
         kind = cfg.get("report_kind", "word")
         if kind not in kinds.NAMES:
             raise DPTopicError(f"the server takes reports of kind {str(kind)[:20]!r}, which this dptopic cannot write:"
@@ -99,7 +128,7 @@ class ServiceClient:
         if got.get("name") != expected["name"] or got.get("version") != expected["version"]:
             raise DPTopicError(f"the server speaks report format {got.get('name')!r} v{got.get('version')} but this"
                                f" dptopic writes v{expected['version']}: upgrade dptopic (or the server).")
-        if codec.vocabulary_fingerprint(cfg["vocabulary"]) != cfg["vocabulary_sha256"]:
+        if codec.vocabulary_fingerprint(words) != cfg.get("vocabulary_sha256"):
             raise DPTopicError("the server's vocabulary does not match its fingerprint: refusing to randomize with it.")
         return cfg
 
@@ -143,7 +172,11 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     for a, b in _chunks(reports.n_reports, per_request):
         body = codec.encode_reports(reports[a:b])
         ack = client.post_bytes("/v1/reports", body, new_key(), {"Dptopic-Contributor": contributor})
-        sent += ack["reports"]
+        n = ack.get("reports")
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise ServerError(f"{client.server} acknowledged an upload without a count of reports: is it a dptopic"
+                              f" collection server? ({sent} reports acknowledged before it)")
+        sent += n
         replayed += bool(ack.get("replayed"))
     return {"reports": sent, "uploads": -(-reports.n_reports // per_request), "replayed_acks": replayed,
             "contributor": contributor, "report_kind": kind.name, **kind.epsilons(rz),
@@ -164,7 +197,16 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     words = list(cfg["vocabulary"])
     vocab = Vocabulary(words[:int(cfg["fed"].get("report_words") or len(words))])  # FedLDA's report words
     local = corpus.restrict(vocab) if corpus.vocabulary != vocab else corpus
-    rrp = codec.fed_config_from_dict(cfg["fed"])
+    if not isinstance(cfg["fed"], dict):
+        raise DPTopicError(f"the FedLDA configuration of {client.server} is not an object: upgrade dptopic (or the"
+                           " server).")
+    try:
+        rrp = codec.fed_config_from_dict(cfg["fed"])
+    except (KeyError, TypeError, ValueError) as e:
+        if isinstance(e, DPTopicError):
+            raise
+        raise DPTopicError(f"the FedLDA configuration of {client.server} lacks or mistypes a field"
+                           f" ({type(e).__name__}: {str(e)[:40]}): upgrade dptopic (or the server).") from None
     if local.n_tokens == 0 and rrp.exclusion != "none":
         raise DPTopicError(f"none of your words is among the {len(vocab)} words this server's FedLDA rounds take: there"
                            " is nothing to report.")
@@ -174,7 +216,11 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     done, last_round, deadline, sent = [], -1, time.monotonic() + timeout, 0
     while len(done) < rounds:
         _, headers, msg = client.request("GET", "/v1/fed/round")
-        rnd = int({k.lower(): v for k, v in headers.items()}["dptopic-round"])
+        try:
+            rnd = int({k.lower(): v for k, v in headers.items()}["dptopic-round"])
+        except (KeyError, ValueError):
+            raise ServerError(f"{client.server} sent a FedLDA round without a round number (Dptopic-Round): is it"
+                              " a dptopic server?") from None
         if rnd <= last_round:
             if time.monotonic() > deadline:
                 raise DPTopicError(f"round {last_round + 1} did not open within {timeout:g} s: other clients or the"
@@ -220,7 +266,17 @@ def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None
     except (KeyError, TypeError, AttributeError, binascii.Error, ValueError):
         raise DPTopicError(f"the server at {client.server} sent a malformed model (no model_json/arrays); is it a"
                            f" dptopic server?") from None
-    model = codec.model_from_blobs(meta, arrays)
+    if not isinstance(meta, str):
+        raise DPTopicError(f"the server at {client.server} sent a malformed model (model_json is not the text of a"
+                           " model.json); is it a dptopic server?")
+    from ..errors import CorruptModelError
+
+    try:
+        model = codec.model_from_blobs(meta, arrays)
+    except CorruptModelError as e:   # its reason, without the temporary folder it was checked in
+        why = str(e).split(": ", 1)[-1].removesuffix("; re-save the model.").rstrip(".")
+        raise DPTopicError(f"the server at {client.server} sent a model that does not load ({why}): its database"
+                           " may be damaged; tell the server's operator.") from None
     path = model.save(out)
     return {"model_id": doc.get("model_id"), "model_version": doc.get("model_version"), "out": str(path),
             "class": type(model).__name__}

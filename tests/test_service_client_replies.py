@@ -1,0 +1,108 @@
+"""The contributor-side commands (`submit`, `pull`, `fed-client`) against a server whose replies are not what a
+dptopic server sends (a proxy's page, a cut-off body, missing fields): one line, exit 2, never a traceback. A real
+HTTP server on 127.0.0.1 answers with canned bodies."""
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+@pytest.fixture
+def canned():
+    bodies: dict = {}
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def _send(self):
+            b = bodies.get(self.path.split("?")[0], "{}")
+            b = b.encode() if isinstance(b, str) else json.dumps(b).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(b)))
+            self.end_headers()
+            self.wfile.write(b)
+
+        def do_GET(self):
+            self._send()
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self._send()
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}", bodies
+    srv.shutdown()
+    srv.server_close()
+
+
+def _cli(*args, cwd):
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=120, cwd=cwd)
+
+
+def _valid_config():
+    from dptopic.service import codec
+
+    words = ["alpha", "beta", "gamma", "delta"]
+    return {"api_version": "v1", "report_format": codec.report_format("word"), "report_kind": "word",
+            "vocabulary": words, "vocabulary_sha256": codec.vocabulary_fingerprint(words), "f": 0.9,
+            "max_reports_per_request": 100, "max_body_bytes": 1 << 20}
+
+
+@pytest.mark.parametrize("config, expect", [
+    ("<html><body>proxy login</body></html>", "not JSON"),
+    ('{"api_version": "v1", ', "not JSON"),
+    ("[1, 2]", "JSON list, not an object"),
+    ({"api_version": "v1", "report_format": "word-report"}, "names no report format"),
+    ({"api_version": "v1", "report_format": {"name": "x", "version": 1}, "vocabulary": 5}, "has no vocabulary"),
+    ("no max", "max_reports_per_request"),
+])
+def test_submit_reads_a_bad_configuration_in_one_line(canned, tmp_path, config, expect):
+    url, bodies = canned
+    if config == "no max":
+        config = _valid_config()
+        del config["max_reports_per_request"]
+    bodies["/v1/config"] = config
+    (tmp_path / "docs.txt").write_text("alpha beta gamma\nbeta delta alpha\n")
+    r = _cli("submit", "--server", url, "--corpus", "docs.txt", "--retries", "0", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and expect in lines[0], r.stderr
+
+
+def test_submit_reads_a_bad_acknowledgement_in_one_line(canned, tmp_path):
+    url, bodies = canned
+    bodies["/v1/config"] = _valid_config()
+    (tmp_path / "docs.txt").write_text("alpha beta gamma\nbeta delta alpha\n")
+    for ack, expect in (("<html>ok</html>", "not JSON"), ({"ok": True}, "without a count of reports")):
+        bodies["/v1/reports"] = ack
+        r = _cli("submit", "--server", url, "--corpus", "docs.txt", "--retries", "0", cwd=tmp_path)
+        assert r.returncode == 2 and "Traceback" not in r.stderr and expect in r.stderr, r.stderr
+    bodies["/v1/reports"] = {"reports": 2}
+    r = _cli("submit", "--server", url, "--corpus", "docs.txt", "--retries", "0", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr                         # the canned server is otherwise good enough
+
+
+def test_pull_reads_a_malformed_or_damaged_model_in_one_line(canned, tmp_path):
+    url, bodies = canned
+    bodies["/v1/config"] = {"api_version": "v1"}
+    bodies["/v1/model"] = {"model_json": {"a": 1}, "arrays": {}}
+    r = _cli("pull", "--server", url, "--out", "m", "--retries", "0", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "malformed model" in r.stderr, r.stderr
+    bodies["/v1/model"] = {"model_json": json.dumps({"format": "dptopic-model", "version": 1}), "arrays": {}}
+    r = _cli("pull", "--server", url, "--out", "m", "--retries", "0", cwd=tmp_path)
+    assert r.returncode == 2 and "does not load" in r.stderr and "dptopic-model-" not in r.stderr, r.stderr
+    assert not (tmp_path / "m").exists()
+    bodies["/v1/config"] = "<html/>"
+    r = _cli("pull", "--server", url, "--out", "m", "--retries", "0", cwd=tmp_path)
+    assert r.returncode == 2 and "not JSON" in r.stderr and "Traceback" not in r.stderr, r.stderr
