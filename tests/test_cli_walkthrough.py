@@ -88,9 +88,12 @@ def test_report_files_of_the_other_kind_name_the_right_trainer(model, tmp_path):
 
 
 def test_recommend_suggests_only_what_train_accepts():
-    _one_line(_cli("recommend", "--unit", "document", "--epsilon", "1e308", "--docs", "100"), "epsilon", "500")
-    _one_line(_cli("recommend", "--unit", "document", "--epsilon", "1", "--docs", "100", "--topics", "100000000"),
-              "topics")
+    for extra in (["--epsilon", "1e308"], ["--epsilon", "1", "--topics", "100000000"]):
+        r = _cli("recommend", "--unit", "document", "--docs", "100", *extra)
+        out = " ".join(r.stdout.split())
+        assert r.returncode == 0 and "train it: not at these settings" in out and "--corpus FILE" not in out, r.stderr
+    r = _cli("recommend", "--unit", "document", "--epsilon", "1", "--docs", "100")
+    assert "train it: dptopic train --unit document --epsilon 1 --topics 20 --corpus FILE" in " ".join(r.stdout.split())
 
 
 def test_a_shard_folder_given_to_corpus_info_is_named(model, tmp_path):

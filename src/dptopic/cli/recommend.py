@@ -7,12 +7,8 @@ from ._common import make_console, positive_float, positive_int
 
 
 def cmd_recommend(a):
-    from .._validation import Int, Real, validate_value
     from ..advice import USEFUL_RATIO, docs_needed_text, recommend, verdict
 
-    # the bounds `dptopic train --unit` takes (dptopic.for_unit), so the command it suggests runs
-    validate_value("epsilon", a.epsilon, [Real(0, 500 if a.unit != "word" else 1e7, "right")])
-    validate_value("topics", a.topics, [Int(1, 100_000)])
     rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length)
     if a.json:
         print(json.dumps(rec.to_dict(), indent=2))
@@ -41,7 +37,13 @@ def cmd_recommend(a):
                                                  if rec.docs_for_useful_bound == "at most" else ""))
     for alt in rec.alternatives:
         con.print(f"  alternative: {alt['trainer']} ({alt['expected_npmi_ratio']:.0%})")
-    con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g} --topics {a.topics} --corpus FILE")
+    top = 500 if a.unit != "word" else 1e7      # the bounds `dptopic train --unit` takes (dptopic.for_unit)
+    if a.epsilon > top or a.topics > 100_000:
+        con.print(f"train it: not at these settings: dptopic train --unit {a.unit} takes epsilon up to {top:g}"
+                  + (" (a document-level budget above it protects nothing)" if a.unit != "word" else "")
+                  + " and up to 100,000 topics")
+    else:
+        con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g} --topics {a.topics} --corpus FILE")
     for n in rec.notes:
         con.print(f"- {n}")
     con.print(f"[dim]source: {rec.source}; see docs/choosing_a_guarantee.md[/]")

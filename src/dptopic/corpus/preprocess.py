@@ -125,7 +125,7 @@ class Preprocessor:
 
     def __post_init__(self):
         stop = resolve_stop_words(self.stop_words) if self.remove_stop_words else frozenset()
-        if self.lowercase is True and not all(w.islower() or not w.isalpha() for w in stop):
+        if self.lowercase is True:
             stop = frozenset(w.lower() for w in stop)
         object.__setattr__(self, "_stop", stop)
 

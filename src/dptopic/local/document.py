@@ -263,8 +263,8 @@ class DocumentReportSet:
     def from_bytes(cls, data: bytes, vocabulary=None, epsilon=None, where: str = "reports") -> "DocumentReportSet":
         bad = f"{where}:"
         if isinstance(data, (bytes, bytearray)) and data[:8] == b"DPTLDPR\n":    # local.reports' format
-            raise DPTopicError(f"{where} holds word-level reports (dptopic randomize, --unit word): train on them with"
-                               " --algorithm lp or olp, not ldp-doc.")
+            raise DPTopicError(f"{where} holds word-level reports (dptopic randomize, --unit word), not a"
+                               " document-report file: train on them with --algorithm lp or olp, not ldp-doc.")
         if not isinstance(data, (bytes, bytearray)) or len(data) < len(MAGIC) + 4 + 32 or data[:8] != MAGIC:
             raise DPTopicError(f"{bad} not a dptopic document-report file (bad magic or too short); re-create it with"
                                " 'dptopic randomize --unit document'.")

@@ -446,7 +446,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         names = [str(c) for c in (cols if frame else words)]
         values = X.to_numpy() if frame else X
         if not hasattr(self, "feature_names_in_"):  # fitted without column names: scikit-learn only warns
-            if names != [str(w) for w in self.vocabulary_.words]:
+            # (a vectorizer's matrix is checked against the vocabulary when it is read: Corpus.from_bow)
+            if frame and names != [str(w) for w in self.vocabulary_.words]:
                 import warnings
 
                 warnings.warn(f"X has column names, but {type(self).__name__} was fitted without them: its columns are"
