@@ -296,10 +296,8 @@ class Corpus:
         words = getattr(X, "feature_names", None) if sp.issparse(X) else None
         if words is not None and vocabulary is not None and len(words) == X.shape[1]:
             given = list(vocabulary.words if isinstance(vocabulary, Vocabulary) else vocabulary)
-            if [str(w) for w in words] != [str(w) for w in given]:
-                i = next((j for j, (a, b) in enumerate(zip(words, given)) if str(a) != str(b)), min(len(words), len(given)))
-                what = (f"column {i} is {str(words[i])!r} where the vocabulary has {str(given[i])!r}"
-                        if i < len(words) and i < len(given) else f"{len(words)} columns for {len(given)} words")
+            what = column_difference(words, given, "the vocabulary")
+            if what:
                 raise DPTopicError(f"the count matrix's columns are the words of another vectorizer ({what}): count the"
                                    " texts with the vectorizer the model was fitted after, or pass the texts themselves.")
         if not sp.issparse(X):
@@ -666,6 +664,20 @@ def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str)
     raise DPTopicError(f"bad {what}: record {missing[0] + 1} has no id {kind} {name!r} ({len(ids) - len(missing)} of"
                        f" {len(ids)} records have one): give every record an id, or set {param} (CLI: --id-field) to the"
                        f" {kind} that holds them.")
+
+
+def column_difference(names, expected, whose: str = "the model") -> str | None:
+    """Where a matrix's column words first differ from ``expected`` (``"column 3 is 'tax' where the model has
+    'war'"``), for an error that names it; None when they are the same words in the same order."""
+    names, expected = [str(w) for w in names], [str(w) for w in expected]
+    if names == expected:
+        return None
+    if sorted(names) == sorted(expected):
+        return "the same words in another order"
+    i = next((j for j, (a, b) in enumerate(zip(names, expected)) if a != b), min(len(names), len(expected)))
+    if i >= len(expected):
+        return f"{len(names)} columns for {len(expected)} words"
+    return f"column {i} is {repr(names[i]) if i < len(names) else 'nothing'} where {whose} has {expected[i]!r}"
 
 
 def _check_file(path) -> Path:

@@ -18,7 +18,7 @@ from .._io import load_bundle, restore_nonfinite, save_bundle
 from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..corpus.corpus import is_text_column, is_token_lists
+from ..corpus.corpus import column_difference, is_text_column, is_token_lists
 from ..corpus.preprocess import COUNT_MATRIX, tokenizer_info, warn_if_other_tokenizer
 from ..errors import CorruptModelError, DPTopicError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
@@ -453,15 +453,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                 warnings.warn(f"X has column names, but {type(self).__name__} was fitted without them: its columns are"
                               " taken in order as the model's words.", UserWarning, stacklevel=4)
             return values
-        expected = [str(w) for w in self.feature_names_in_]
-        if names != expected:
-            if sorted(names) == sorted(expected):
-                what = "the same words in another order"
-            else:
-                i = next((j for j, (a, b) in enumerate(zip(names, expected)) if a != b), min(len(names), len(expected)))
-                got = repr(names[i]) if i < len(names) else "nothing"
-                what = f"column {i} is {got} where the model has {expected[i]!r}" if i < len(expected) else \
-                    f"{len(names)} columns for {len(expected)} words"
+        what = column_difference(names, self.feature_names_in_)
+        if what:
             if not frame:
                 raise DPTopicError(f"X's columns are the words of another vectorizer, not those {type(self).__name__}"
                                    f" was fitted on ({what}): count the texts with the vectorizer the model was"
