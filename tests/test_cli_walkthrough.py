@@ -111,3 +111,155 @@ def test_a_full_batch_budget_too_small_names_iterations_not_epochs():
     assert "epochs" not in str(e.value)
     with pytest.raises(DPTopicError, match="fewer epochs or a smaller sampling rate"):
         calibrate_noise_multiplier(1e-300, 1e-5, 0.1, 30)
+
+
+# ---- flags that did nothing, values changed silently, inputs read loosely (the list left at stop 39)
+def test_a_field_flag_on_a_format_without_fields_is_refused(tmp_path):
+    (tmp_path / "a.txt").write_text("hello world again\nfoo bar baz\n")
+    _one_line(_cli("corpus", "info", tmp_path / "a.txt", "--text-field", "body"),
+              "--text-field names a JSONL field or CSV column", "file of one document per line", "drop it")
+    _one_line(_cli("corpus", "info", "demo", "--label-field", "party"), "--label-field", "the built-in corpus")
+    (tmp_path / "a.jsonl").write_text('{"body": "hello world again"}\n')   # where the flag applies, it still works
+    r = _cli("corpus", "info", tmp_path / "a.jsonl", "--text-field", "body", "--stop-words", "none")
+    assert r.returncode == 0, r.stderr
+
+
+def test_report_refuses_reference_flags_without_a_reference(model, tmp_path):
+    for flag in (("--format", "csv"), ("--reference-public",), ("--text-field", "body")):
+        _one_line(_cli("report", "--model", model / "m", "--out", tmp_path / "r.html", *flag),
+                  f"{flag[0]} describe", "add --reference CORPUS")
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_privacy_hdp_takes_one_question_at_a_time():
+    _one_line(_cli("privacy", "hdp", "--clip", "10", "--epsilon", "2000", "--epsilon-laplace", "0.1"),
+              "give at most one of --epsilon", "--epsilon-laplace")
+    r = _cli("privacy", "hdp", "--clip", "10")
+    assert r.returncode == 0 and "give --epsilon to split" in " ".join(r.stdout.split()), r.stdout
+
+
+def test_audit_refuses_more_targets_than_shadows(model):
+    _one_line(_cli("audit", "--algorithm", "lda", "--corpus", model / "docs.txt", "--shadows", "4", "--targets", "9",
+                   "--out", model / "audit"), "invalid --targets 9", "at most --shadows (4)")
+
+
+def test_lira_records_the_targets_it_attacked():
+    import numpy as np
+
+    from dptopic.attacks.lira import ShadowScores, run_lira
+    from dptopic.corpus import Corpus
+
+    rng = np.random.default_rng(0)
+    n, d = 4, 6
+    members = np.zeros((n, d), bool)
+    members[0::2, :3] = members[1::2, 3:] = True
+    shadows = ShadowScores(scores=rng.normal(size=(n, d)), members=members, huang={}, privacy=None, n_excluded=0)
+    corpus = Corpus.from_texts(["tax war"] * d, stop_words=None)
+    res = run_lira(corpus, None, shadows=shadows, n_targets=99)
+    assert res.settings["n_targets"] == n
+
+
+def test_train_says_save_metrics_changes_nothing_without_privacy(model, tmp_path):
+    r = _cli("train", "--corpus", model / "docs.txt", "--algorithm", "lda", "--topics", "2", "--iterations", "2",
+             "--out", tmp_path / "m", "--quiet", "--save-metrics")
+    assert r.returncode == 0, r.stderr
+    assert "--save-metrics changes nothing here" in " ".join(r.stdout.split())
+
+
+def test_svi_budget_beyond_the_least_noise_warns_with_what_it_spends():
+    import dptopic
+
+    with pytest.warns(UserWarning, match=r"spends epsilon = 50\.4\d, below the budget"):
+        m = dptopic.DPSVI.from_budget(1e308, 1e-5, n_topics=3)
+    assert m.noise_multiplier == 0.25
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # a budget the noise can meet says nothing
+        dptopic.DPSVI.from_budget(1.0, 1e-5, n_topics=3)
+
+
+@pytest.mark.parametrize("data, phrase", [(bytes(range(256)) * 8, "binary file"), ("café\n".encode("latin-1"), "not UTF-8")])
+def test_stop_word_and_vocabulary_files_are_read_as_strict_utf8(tmp_path, data, phrase):
+    (tmp_path / "w.txt").write_bytes(data)
+    _one_line(_cli("corpus", "info", "demo", "--stop-words", tmp_path / "w.txt"), phrase)
+    _one_line(_cli("train", "--corpus", "demo", "--vocabulary", tmp_path / "w.txt", "--out", tmp_path / "m"), phrase)
+
+
+def test_a_corpus_of_another_format_version_is_refused(tmp_path):
+    import io
+    import json
+
+    import numpy as np
+
+    from dptopic.corpus import Corpus
+    from dptopic.errors import DPTopicError
+
+    Corpus.from_texts(["tax budget deficit", "army navy war"], stop_words=None).save(tmp_path / "c.npz")
+    with np.load(tmp_path / "c.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["meta"].tobytes().decode())
+    assert meta["version"] == 1
+    meta["version"] = 2
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    (tmp_path / "c.npz").write_bytes(buf.getvalue())
+    with pytest.raises(DPTopicError, match="format version 2, and this dptopic reads version 1"):
+        Corpus.load(tmp_path / "c.npz")
+
+
+def test_records_sharing_an_id_are_refused(tmp_path):
+    from dptopic.corpus import Corpus
+    from dptopic.errors import DPTopicError
+
+    (tmp_path / "d.jsonl").write_text('{"id": "a", "text": "hello world again"}\n{"id": "b", "text": "x y z"}\n'
+                                      '{"id": "a", "text": "foo bar baz"}\n')
+    with pytest.raises(DPTopicError, match="records 1 and 3 share the id 'a'"):
+        Corpus.from_jsonl(tmp_path / "d.jsonl", id_field="id")
+    assert Corpus.from_jsonl(tmp_path / "d.jsonl", id_field="id", require_ids=False, stop_words=None).doc_ids[0] == "doc0"
+    (tmp_path / "d.csv").write_text("id,text\n1,hello world\n1,foo bar\n")
+    with pytest.raises(DPTopicError, match="records 1 and 2 share the id '1'"):
+        Corpus.from_csv(tmp_path / "d.csv", id_column="id")
+
+
+def test_a_database_other_than_sqlite_or_postgresql_is_named_not_left_to_a_missing_driver():
+    from dptopic.service.storage import Storage, StorageError
+
+    for url in ("mysql://u@localhost/x", "mssql+pyodbc://u@dsn"):
+        with pytest.raises(StorageError, match=r"is not supported: the service stores its data in SQLite"):
+            Storage(url)
+
+
+def test_one_attempt_is_not_plural():
+    import socket
+
+    from dptopic.service.client import ServerError, ServiceClient
+
+    with socket.socket() as s:          # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ServerError, match=r"failed after 1 attempt \("):
+        ServiceClient(f"http://127.0.0.1:{port}", retries=0, timeout=2).request("GET", "/v1/config")
+    with pytest.raises(ServerError, match=r"failed after 2 attempts \("):
+        ServiceClient(f"http://127.0.0.1:{port}", retries=1, timeout=2, backoff=0.01).request("GET", "/v1/config")
+
+
+@pytest.mark.parametrize("rows, where", [("1 1 x\n", "line 4, field 3 is 'x', not a whole number"),
+                                         ("1 1 2\n1 2 2.5\n", "line 5, field 3 is '2.5', not a whole number"),
+                                         ("1 1 2\n2 2\n", "line 5 has 2 fields, not 3")])
+def test_a_bad_uci_line_is_named_by_its_line_in_the_file(tmp_path, rows, where):
+    (tmp_path / "vocab.x.txt").write_text("a\nb\nc\nd\n")
+    (tmp_path / "docword.x.txt").write_text(f"3\n4\n{rows.count(chr(10))}\n{rows}")
+    _one_line(_cli("corpus", "info", tmp_path / "docword.x.txt", "--vocab", tmp_path / "vocab.x.txt"), where)
+
+
+def test_a_model_folder_may_be_given_as_privacy_verify_takes_it(model):
+    m = model / "m"
+    a, b = _cli("topics", m, "--format", "csv"), _cli("topics", "--model", m, "--format", "csv")
+    assert a.returncode == 0 and a.stdout == b.stdout and a.stdout.startswith("topic,rank,word,weight"), a.stderr
+    r = _cli("evaluate", m, "--corpus", model / "docs.txt", "--json")
+    assert r.returncode == 0 and '"npmi"' in r.stdout, r.stderr
+    _one_line(_cli("topics"), "no model given", "dptopic topics MODEL, or --model MODEL")
+    _one_line(_cli("topics", m, "--model", model / "other"), "two models given")
+    assert _cli("topics", m, "--model", m, "--format", "csv").stdout == a.stdout     # the same folder twice is fine

@@ -208,3 +208,16 @@ def test_card_partial_rule_for_document_level_trainers_and_fdptm(planted):
     m, _ = fit_fdptm(dptopic.HDPLDA(n_topics=3, n_iter=2, verbose=0), planted.corpus, 5.0, 1e-5)
     card = privacy_card(m.privacy_, "HDPLDA")  # chosen privately: no note that it came from the data
     assert m.privacy_["vocabulary_source"] == "private" and "guarantee_note" not in card
+
+
+def test_card_names_a_pure_guarantee_at_almost_the_headline_epsilon():
+    # HDP-LDA's Laplace and inherent steps compose to a pure epsilon that PLD beats only in the last digits at delta > 0
+    near = dict(WORD_REPORT, epsilon_basic=17.3874, epsilon_pld=17.3872, epsilon_rdp=17.3874, epsilon_paper=17.3874)
+    card = privacy_card(near, "HDPLDA")
+    assert card["epsilon"] == 17.3872 and card["delta"] == 1e-5
+    assert "pure epsilon-DP (delta = 0) at epsilon = 17.39" in card["pure_note"]
+    assert "pure epsilon-DP (delta = 0)" in render_report(title="t", trainer="HDPLDA", card=card, topics=[[("tax", 0.5)]])
+    # where the delta buys a real saving (WORD_REPORT: 599.9 against 617.9), nothing is said
+    assert "pure_note" not in privacy_card(WORD_REPORT, "HDPLDA")
+    # a report whose basic figure holds only at a delta > 0 is not pure
+    assert "pure_note" not in privacy_card(dict(near, delta_basic=1e-6), "HDPLDA")

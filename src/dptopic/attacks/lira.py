@@ -387,7 +387,7 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
                 "n_docs_audited": shadows.members.shape[1],
                 "halves": ("equal: every training set holds half of the audited documents"
                            + (" (one random document of the odd corpus sat the audit out)" if shadows.n_excluded else "")),
-                "n_targets": n_targets or shadows.n_shadows,
+                "n_targets": shadows.n_shadows if n_targets is None else min(int(n_targets), shadows.n_shadows),
                 "trainer": getattr(train_fn, "description", getattr(train_fn, "__name__", "custom")),
                 "evaluation": "each target is one shadow model, attacked with the others except its complementary partner; scores pooled over targets"}
     return LiRAResult(summaries, emp, claimed, pooled, settings)

@@ -181,7 +181,17 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
 
             warn_if_other_tokenizer(tokenizer, stacklevel=3, words=vocabulary.words)
 
+    def fields_apply(kind: str):   # --text-field/--label-field/--id-field name a JSONL field or CSV column
+        given_fields = [flag for flag, v, default in (("--text-field", text_field, "text"), ("--label-field", label_field, None),
+                                                      ("--id-field", id_field if require_ids else None, None))
+                        if v != default]   # an id field looked for only when present (transform's "id") is no flag
+        if given_fields:
+            raise DPTopicError(f"{'/'.join(given_fields)} name{'s' if len(given_fields) == 1 else ''} a JSONL field or CSV"
+                               f" column, and {kind} has none: drop {'it' if len(given_fields) == 1 else 'them'}, or give a"
+                               " .jsonl/.csv file (or --format jsonl/csv).")
+
     if spec in (None, "demo", "sotu", "20newsgroups"):
+        fields_apply("the built-in corpus")
         reading_text()
     if spec in (None, "demo", "sotu"):
         if vocabulary is not None:
@@ -197,6 +207,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         name = p.name.lower()
         fmt = ("dir" if p.is_dir() else "npz" if name.endswith(".npz") else "jsonl" if ".jsonl" in name
                else "csv" if ".csv" in name else "uci" if name.startswith("docword") else "text")
+    if fmt not in ("jsonl", "csv"):
+        fields_apply(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
     kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(max_vocab=max_vocab, min_df=min_df)
     kw.update(text_kw, **({} if drop_empty else {"drop_empty": False}))
     if fmt not in ("npz", "uci"):           # words already tokenised are read exactly
@@ -249,6 +261,27 @@ def add_corpus_args(p, required=False, preprocessing=True):
     p.add_argument("--label-field", default=None, help="JSONL field / CSV column holding a label")
     if preprocessing:
         add_preprocessing_args(p)
+
+
+def add_model_arg(p, help: str = "a saved model folder") -> None:
+    """The model folder, as ``dptopic CMD MODEL`` (as ``privacy verify`` takes it) or ``--model MODEL``; resolved into
+    ``a.model`` by :func:`resolve_model_arg` before the command runs."""
+    p.add_argument("model_pos", nargs="?", default=None, metavar="MODEL", help=f"{help} (or --model MODEL)")
+    p.add_argument("--model", default=None, help=help)
+    p.set_defaults(_model_of=p.prog)
+
+
+def resolve_model_arg(a) -> None:
+    """``a.model`` from the positional MODEL or ``--model`` (one of them; both only when they agree)."""
+    prog = getattr(a, "_model_of", None)
+    if prog is None:
+        return
+    pos, opt = a.model_pos, a.model
+    if pos is not None and opt is not None and pos != opt:
+        raise DPTopicError(f"two models given, {pos!r} and --model {opt!r}: give one ({prog} MODEL or --model MODEL).")
+    a.model = opt if opt is not None else pos
+    if a.model is None:
+        raise DPTopicError(f"no model given: name a saved model folder ({prog} MODEL, or --model MODEL).")
 
 
 def add_preprocessing_args(p):
@@ -353,7 +386,10 @@ def print_privacy(report: dict, console=None):
                                         " cross-checks")
         from ..reporting import privacy_card
 
-        note = privacy_card(report, check=False).get("strength_note")      # the card's rule: above epsilon 16, weak
+        card = privacy_card(report, check=False)
+        if card.get("pure_note"):           # the same events as pure DP at almost the same epsilon
+            t.add_row("pure DP", str(card["pure_note"]))
+        note = card.get("strength_note")      # the card's rule: above epsilon 16, weak
         if note:
             t.add_row("[bold yellow]strength[/]", str(note))
     per = report.get("per_document")
@@ -431,7 +467,9 @@ def read_vocabulary(path):
     p = Path(path)
     if not p.is_file():
         raise DPTopicError(f"vocabulary file {str(path)!r} not found: give a text file with one word per line.")
-    words = [ln.strip() for ln in p.read_text("utf-8", errors="replace").splitlines() if ln.strip()]
+    from ..corpus.corpus import read_text_file   # strict UTF-8: a Latin-1 'café' must not become another word
+
+    words = [ln.strip() for ln in read_text_file(p, "a text file with one word per line").splitlines() if ln.strip()]
     if len(words) < 2:
         raise DPTopicError(f"vocabulary file {str(path)!r} has {len(words)} word(s): a vocabulary needs at least 2, one per line.")
     return Vocabulary(words)

@@ -168,6 +168,9 @@ def _audit(a):
     if a.shadows < 4 or a.shadows % 2 or a.shadows > MAX_SHADOWS:
         raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number in [4, {MAX_SHADOWS:,}]"
                            " (64 is typical).")
+    if a.targets is not None and a.targets > a.shadows:
+        raise DPTopicError(f"invalid --targets {a.targets}: at most --shadows ({a.shadows}) models can serve as the"
+                           " attacked target; lower --targets or leave it out to attack every shadow.")
     _number("--epsilon", a.epsilon, lambda v: v > 0, "must be a number > 0")
     _number("--delta", a.delta, lambda v: 0 < v < 1, "must lie in (0, 1)")
     _number("--confidence", a.confidence, lambda v: 0 < v < 1, "must lie in (0, 1)")

@@ -97,7 +97,10 @@ def _run(argv) -> int:
 
 
 def _dispatch(a) -> int:
+    from ._common import resolve_model_arg
+
     try:
+        resolve_model_arg(a)
         a.func(a)
     except DPTopicError as e:
         print(f"error: {e}", file=sys.stderr)

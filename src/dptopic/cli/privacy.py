@@ -50,6 +50,9 @@ def _privacy_hdp(a):
     console = make_console()
     if (a.clip is None) == (a.epsilon_inherent is None):
         raise DPTopicError("give exactly one of --clip or --epsilon-inherent.")
+    if a.epsilon is not None and a.epsilon_laplace is not None:
+        raise DPTopicError("give at most one of --epsilon (a total budget to split) or --epsilon-laplace (a per-iteration"
+                           " eps_L to compose); the calculator answers one question at a time.")
     eps_i = a.epsilon_inherent if a.clip is None else hdp_epsilon_inherent(a.clip, a.beta)
     C = a.clip if a.clip is not None else hdp_clip_bound(a.epsilon_inherent, a.beta)
     console.print(f"beta={a.beta:g}: clip C = {C:.6g}  <->  eps_I = 2 log(C/beta + 1) = {eps_i:.6g} per iteration")
@@ -61,6 +64,8 @@ def _privacy_hdp(a):
         tight = hdp_total_epsilon(a.epsilon_laplace, eps_i, a.iterations, a.delta, discretization=1e-4)
         console.print(f"T={a.iterations}, eps_L={a.epsilon_laplace:g}: basic eps = {a.iterations * (a.epsilon_laplace + eps_i):.6g},"
                       f" tight PLD eps({a.delta:g}) = {tight:.6g}")
+    else:
+        console.print("[dim]give --epsilon to split a total budget, or --epsilon-laplace to compose one per iteration.[/]")
 
 
 def _pairs(a, flag: str, zero_ok: bool):

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import FORMATS, make_console, positive_int
+from ._common import FORMATS, add_model_arg, make_console, positive_int
 
 MARKER = '<meta name="generator" content="dptopic report">'
 
@@ -100,6 +100,12 @@ def cmd_report(a):
     out = check_output_file(a.out, _is_report, overwrite=a.overwrite, what="report")
     if out.suffix.lower() not in (".html", ".htm"):
         raise DPTopicError(f"--out {a.out!r} must end in .html: the report is one HTML file.")
+    if a.reference is None:
+        idle = [flag for flag, on in (("--format", a.format != "auto"), ("--text-field", a.text_field != "text"),
+                                      ("--reference-public", a.reference_public)) if on]
+        if idle:
+            raise DPTopicError(f"{'/'.join(idle)} describe{'s' if len(idle) == 1 else ''} the --reference corpus, and"
+                               f" none was given: add --reference CORPUS, or drop {'/'.join(idle)}.")
     model = load(a.model)
     audit, roc = _read_audit(a.audit)
     if audit is not None:
@@ -138,7 +144,7 @@ def cmd_report(a):
 
 def register(sub) -> None:
     p = sub.add_parser("report", help="one self-contained HTML report: topics, evaluation, privacy card, audit")
-    p.add_argument("--model", required=True, help="a saved model folder")
+    add_model_arg(p)
     p.add_argument("--out", required=True, help="the .html file to write (a new file, or a report with --overwrite)")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it is a dptopic report")
     p.add_argument("--reference", default=None, metavar="CORPUS",

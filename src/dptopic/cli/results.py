@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import FORMATS, make_console, owner_only_note
+from ._common import FORMATS, add_model_arg, make_console, owner_only_note
 
 PRIVATE_INPUT_NOTE = ("the model is private, but these figures are computed from the documents of --corpus: they are"
                       " NOT covered by its privacy report (if --corpus holds private documents, treat the output as"
@@ -23,7 +23,7 @@ def private_input_note(model) -> str:
 
 
 def _add_input_args(p, what: str) -> None:
-    p.add_argument("--model", required=True, help="a saved model folder")
+    add_model_arg(p)
     p.add_argument("--corpus", required=True, help=f"the documents to {what} (read in the model's vocabulary)")
     p.add_argument("--format", default="auto", choices=FORMATS, help="input format (auto: by name)")
     p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")

@@ -8,7 +8,7 @@ from ..errors import DPTopicError
 from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, JOBS_RULES, epsilon_rules, flag_errors,
                      with_flag_names)
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
-from ._common import (NO_VOCAB_CAP, add_corpus_args, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
+from ._common import (NO_VOCAB_CAP, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary, seed_int, unit_interval, words_or)
 from .fed import add_fed_args
@@ -436,6 +436,8 @@ def _train(a, console):
         _print_metrics(model, console, saved=a.save_metrics or not model._private)
     print_privacy(model.privacy_, console)
     out = model.save(a.out, save_metrics=a.save_metrics or None)
+    if a.save_metrics and not model._private:
+        console.print("note: --save-metrics changes nothing here: a model trained without privacy always saves its metrics.")
     console.print(f"model written to [bold]{out}[/]")
 
 
@@ -643,7 +645,7 @@ def register(sub) -> None:
     d.set_defaults(func=cmd_demo)
 
     e = sub.add_parser("evaluate", help="perplexity and coherence of a saved model on a corpus")
-    e.add_argument("--model", required=True, help="a saved model folder")
+    add_model_arg(e)
     add_corpus_args(e, required=True, preprocessing=False)  # read in the model's own vocabulary: nothing to choose
     e.add_argument("--mode", choices=("paper", "completion"), default="completion",
                    help="perplexity: document completion (default) or the paper's mode / the variational bound")
@@ -661,7 +663,7 @@ def register(sub) -> None:
     e.set_defaults(func=cmd_evaluate)
 
     tp = sub.add_parser("topics", help="show a saved model's topics and privacy report")
-    tp.add_argument("--model", required=True, help="a saved model folder")
+    add_model_arg(tp)
     tp.add_argument("-n", type=positive_int, default=10, help="words per topic (default 10)")
     tp.add_argument("--format", choices=("table", "json", "csv"), default="table",
                     help="table (with the privacy report), json (topics, weights and the privacy card) or csv")

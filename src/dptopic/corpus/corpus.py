@@ -10,6 +10,7 @@ import gzip
 import io
 import json
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -55,6 +56,7 @@ def _mix64(h: np.ndarray) -> np.ndarray:
 
 MAX_TOKENS = 2**31 - 1
 """Most tokens a corpus holds (token positions are indexed by int32 in the kernels' callers)."""
+CORPUS_FORMAT_VERSION = 1   # of the .npz header that Corpus.save writes and Corpus.load reads
 
 
 def _index_array(name: str, x, dtype) -> np.ndarray:
@@ -374,7 +376,8 @@ class Corpus:
                 warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
                 arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
         except ValueError as e:
-            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count' ({e}).") from None
+            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
+                               f" ({_uci_row_error(str(e))}).") from None
         if arr.shape[1:] != (3,) and len(arr):
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
                                f" (3 numbers), found {arr.shape[1]}.")
@@ -399,7 +402,8 @@ class Corpus:
                    require_ids: bool = True, **kw) -> "Corpus":
         """One JSON object per line; ``id_field`` names the field holding each document's id (``doc_ids``, which
         ``dptopic transform`` writes beside its rows). Every record must have it, unless ``require_ids=False``: then
-        the ids are used only when every record has one, and are ``doc0, doc1, ...`` otherwise."""
+        the ids are used only when every record has one, and are ``doc0, doc1, ...`` otherwise. Two records with the
+        same id are refused (used as ``doc0, ...`` with ``require_ids=False``)."""
         texts, labels, ids = [], [], []
         with _open_text(path) as fh:
             for n, line in enumerate(fh, 1):
@@ -435,7 +439,8 @@ class Corpus:
                  require_ids: bool = True, **kw) -> "Corpus":
         """A CSV file with a header row; ``id_column`` names the column of document ids (``doc_ids``). Every row must
         have one, unless ``require_ids=False``: then the ids are used only when every row has one, and are
-        ``doc0, doc1, ...`` otherwise."""
+        ``doc0, doc1, ...`` otherwise. Two rows with the same id are refused (used as ``doc0, ...`` with
+        ``require_ids=False``)."""
         csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
         with _open_text(path) as fh:
             reader = csv.DictReader(fh)
@@ -597,7 +602,7 @@ class Corpus:
     def save(self, path: str | os.PathLike) -> Path:
         """Write a single ``.npz`` (arrays + a JSON header), atomically and without pickle."""
         path = Path(path)
-        meta = {"format": "dptopic-corpus", "version": 1, "vocabulary": self.vocabulary.words,
+        meta = {"format": "dptopic-corpus", "version": CORPUS_FORMAT_VERSION, "vocabulary": self.vocabulary.words,
                 "labels": self.labels, "doc_ids": self.doc_ids, "n_empty_dropped": self.n_empty_dropped,
                 "metadata": self.metadata}
         buf = io.BytesIO()
@@ -622,6 +627,11 @@ class Corpus:
             raise DPTopicError(f"{bad}: {type(e).__name__}; {fix}.") from None
         if not isinstance(meta, dict) or meta.get("format") != "dptopic-corpus":
             raise DPTopicError(f"{bad}: not a dptopic corpus; {fix}.")
+        version = meta.get("version", 1)
+        if version != CORPUS_FORMAT_VERSION:
+            raise DPTopicError(f"corpus file {str(path)!r} has format version {version!r}, and this dptopic reads version"
+                               f" {CORPUS_FORMAT_VERSION}: re-create it with this version's 'dptopic corpus prepare'"
+                               " (or read it with the dptopic that wrote it).")
         vocab = meta.get("vocabulary")
         if not isinstance(vocab, list) or not all(isinstance(w, str) for w in vocab):
             raise DPTopicError(f"{bad}: its header has no 'vocabulary' list of words; {fix}.")
@@ -651,6 +661,18 @@ def _record_id(value, where: str, name: str, kind: str, strict: bool = True):
     return str(value)
 
 
+def _uci_row_error(message: str) -> str:
+    """NumPy's loadtxt error in the file's own terms: lines counted from 1 with the 3 header lines, no NumPy words
+    (``could not convert string 'x' to int64 at row 0, column 3.`` → ``line 4, field 3 is 'x', not a whole number``)."""
+    m = re.search(r"string '(.*)' to \w+ at row (\d+), column (\d+)", message)
+    if m:
+        return f"line {int(m.group(2)) + 4}, field {m.group(3)} is {m.group(1)!r}, not a whole number"
+    m = re.search(r"columns changed from (\d+) to (\d+) at row (\d+)", message)
+    if m:
+        return f"line {int(m.group(3)) + 3} has {m.group(2)} fields, not {m.group(1)}"
+    return message.rstrip(".")
+
+
 def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str):
     """The ids read from the records; None when ``name`` is None, or with ``require_ids=False`` when a record has
     none; with ``require_ids=True`` a record without one is refused."""
@@ -658,6 +680,15 @@ def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str)
         return None
     missing = [i for i, v in enumerate(ids) if v is None]
     if not missing:
+        first: dict = {}
+        for i, v in enumerate(ids):
+            if str(v) in first:     # rows written beside the ids could not be joined back to their records
+                if not require_ids:
+                    return None
+                raise DPTopicError(f"bad {what}: records {first[str(v)] + 1} and {i + 1} share the id {str(v)!r}: give"
+                                   f" every record its own id, or set {param} (CLI: --id-field) to a {kind} that has"
+                                   " one per record.")
+            first[str(v)] = i
         return ids
     if not require_ids:
         return None
@@ -691,8 +722,9 @@ def _check_file(path) -> Path:
     return path
 
 
-def read_text_file(path) -> str:
-    """A text file's contents (UTF-8, ``.gz`` transparently); binary files are refused, not tokenised."""
+def read_text_file(path, want: str = "a text file (one document per line), or a corpus in another format (--format)") -> str:
+    """A text file's contents (UTF-8, ``.gz`` transparently); binary files are refused, not tokenised. ``want`` ends
+    the message that refuses a binary file: what to give instead."""
     path = _check_file(path)
     try:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
@@ -704,8 +736,7 @@ def read_text_file(path) -> str:
     except UnicodeDecodeError as e:
         text = data.decode("utf-8", errors="replace")
         if b"\x00" in data[:65536] or text.count("\ufffd") > max(8, len(text) // 100):
-            raise DPTopicError(f"{str(path)!r} looks like a binary file, not UTF-8 text: give a text file (one"
-                               " document per line), or a corpus in another format (--format).") from None
+            raise DPTopicError(f"{str(path)!r} looks like a binary file, not UTF-8 text: give {want}.") from None
         raise _not_utf8(path, data[e.start], data[:e.start].count(b"\n") + 1) from None
 
 

@@ -101,7 +101,9 @@ def resolve_stop_words(spec) -> frozenset[str]:
         if not p.is_file():
             raise DPTopicError(f"unknown stop-word list {str(spec)!r}: give 'english', 'none' or an existing text file"
                                f" with one word per line.")
-        return frozenset(w.strip() for w in p.read_text("utf-8", errors="replace").splitlines() if w.strip())
+        from .corpus import read_text_file   # strict UTF-8; a binary file is refused, not read as words
+
+        return frozenset(w.strip() for w in read_text_file(p, "a text file with one stop word per line").splitlines() if w.strip())
     try:
         words = frozenset(spec)
     except TypeError:

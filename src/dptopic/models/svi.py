@@ -371,6 +371,16 @@ class DPSVI(_VariationalLDA):
                                f" steps; at most {MAX_COUNT:,} are supported: raise sampling_rate or lower n_epochs.")
         steps = cls._n_steps(n_epochs, sampling_rate)
         sigma = calibrate_noise_multiplier(float(epsilon), float(delta), float(sampling_rate), steps)
+        if sigma <= MIN_NOISE_MULTIPLIER:
+            import warnings
+
+            from ..accounting.gaussian import pld_epsilon
+
+            spent = pld_epsilon(sigma, float(sampling_rate), steps, float(delta))
+            if spent < float(epsilon):
+                warnings.warn(f"DPSVI.from_budget: epsilon={float(epsilon):g} allows less noise than the smallest noise"
+                              f" multiplier supported ({MIN_NOISE_MULTIPLIER:g}); the run uses {MIN_NOISE_MULTIPLIER:g}"
+                              f" and spends epsilon = {spent:.4g}, below the budget.", UserWarning, stacklevel=2)
         m = cls(noise_multiplier=sigma, sampling_rate=sampling_rate, n_epochs=n_epochs, delta=delta, **kw)
         m._budget = (float(epsilon), float(delta))
         return m

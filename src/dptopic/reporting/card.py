@@ -66,6 +66,9 @@ def _split_scope(scope: str) -> tuple[str, str]:
     return scope[:i].strip().rstrip(".;") + ".", scope[i:].strip()
 
 
+PURE_NOTE_TOLERANCE = 0.01   # basic composition's pure epsilon this close to the headline is worth naming
+
+
 def _flavour(delta) -> str:
     d = _finite(delta)
     return "pure epsilon-DP" if d in (None, 0.0) else "approximate (epsilon, delta)-DP"
@@ -119,6 +122,13 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     }
     if "epsilon_basic" in report:  # basic composition holds at its own delta (0 for pure events)
         card["figures"]["epsilon_basic"]["delta"] = _finite(report.get("delta_basic")) or 0.0
+    basic = card["figures"].get("epsilon_basic", {})
+    if (private and card["delta"] and basic.get("delta") == 0.0 and isinstance(basic.get("epsilon"), float)
+            and basic["epsilon"] <= eps * (1 + PURE_NOTE_TOLERANCE)):
+        # the headline is the smallest epsilon, here at a delta > 0; the same events are pure DP at almost the same one
+        card["pure_note"] = (f"the same events are also pure epsilon-DP (delta = 0) at epsilon = {basic['epsilon']:.4g}"
+                             f" by basic composition, within {PURE_NOTE_TOLERANCE:.0%} of the headline's"
+                             f" {eps:.4g} at delta = {card['delta']:g}: a review may state the pure guarantee instead")
     if "epsilon_paper" in report:  # Zhao et al.'s T(eps_L + eps_I), the only paper figure reported, is pure epsilon-DP
         card["figures"]["epsilon_paper"]["delta"] = 0.0
     if vocab_exposed and private:

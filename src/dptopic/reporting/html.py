@@ -92,6 +92,8 @@ def _privacy_section(card: dict) -> str:
                  f' ({"partial guarantee: see what is not covered" if g == "partial" else "guarantee"})</div>')
         if card.get("guarantee_note"):
             badge += f'<div class="warn">{escape(str(card["guarantee_note"]))}</div>'
+        if card.get("pure_note"):
+            badge += f'<div class="note">{escape(str(card["pure_note"]))}</div>'
         if card.get("strength_note"):
             badge += f'<div class="warn">{escape(str(card["strength_note"]))}</div>'
     acc = card.get("accounting_method") or {}

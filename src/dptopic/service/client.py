@@ -76,7 +76,7 @@ class ServiceClient:
                 last = f"{status} {code}: {msg}"
             if attempt < self.retries:
                 time.sleep(min(self.max_backoff, self.backoff * 2 ** attempt) * (0.5 + random.random() / 2))
-        raise ServerError(f"{method} {path} failed after {self.retries + 1} attempts ({last}); is the server at"
+        raise ServerError(f"{method} {path} failed after {self.retries + 1} attempt{'s' if self.retries else ''} ({last}); is the server at"
                           f" {self.server} running?")
 
     def _json_object(self, method: str, path: str, data: bytes) -> dict:

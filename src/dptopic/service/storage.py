@@ -159,11 +159,26 @@ class Submission:
     rows: list  # packed bits, one bytes per report
 
 
+def check_backend(url: str) -> None:
+    """Only SQLite and PostgreSQL are supported (and tested): any other database is refused by name, before a driver
+    that is not installed answers for it."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        backend = make_url(url).get_backend_name()
+    except Exception:       # an unparsable URL: create_engine's own message says why
+        return
+    if backend not in ("sqlite", "postgresql"):
+        raise StorageError(f"database {backend!r} is not supported: the service stores its data in SQLite"
+                           " (sqlite:///PATH, the default) or PostgreSQL (postgresql+psycopg://USER@HOST/DB).")
+
+
 def foreign_tables(url: str) -> list[str]:
     """Tables in the database at ``url`` that are not the service's (a user's own SQLite file, say); [] for a new
     database. Read before the service creates anything."""
     from sqlalchemy import inspect
 
+    check_backend(url)
     try:
         engine = create_engine(url)
         try:
@@ -180,6 +195,7 @@ class Storage:
 
     def __init__(self, url: str, echo: bool = False):
         self.url = url
+        check_backend(url)
         try:
             if url.startswith("sqlite"):
                 self.engine = create_engine(url, echo=echo, connect_args={"timeout": 30, "check_same_thread": False})
