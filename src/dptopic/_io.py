@@ -88,6 +88,9 @@ def load_json(text, what: str = "JSON input"):
         raise DPTopicError(f"{what} nests arrays or objects too deeply: not a dptopic document.") from None
     except json.JSONDecodeError:
         raise  # callers name the file and line
+    except UnicodeDecodeError as e:  # bytes that are not UTF-8 (a UnicodeDecodeError is a ValueError too)
+        raise DPTopicError(f"{what} is not UTF-8: byte 0x{e.object[e.start]:02x} at offset {e.start} cannot be read;"
+                           " send UTF-8 JSON.") from None
     except ValueError:  # an integer of more than 4,300 digits (Python's guard against quadratic parsing)
         raise DPTopicError(f"{what} holds a number too long to read: not a dptopic document; check the input.") from None
 

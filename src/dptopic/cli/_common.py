@@ -143,6 +143,12 @@ def owner_only_note(source_flag: str, public_flag: str | None = None) -> str:
             + (f"; pass {public_flag} when they are public" if public_flag else "; change its mode to share it") + ")")
 
 
+#: ``stop_words`` where documents are read into a public vocabulary a server published (randomize, submit, fed-client,
+#: a prior corpus): the vocabulary alone says which words count, so that a word it holds, stop word or not, is counted
+#: on every contributor's device as on the server
+PUBLIC_VOCABULARY_DECIDES = "none"
+
+
 def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, text_field: str = "text",
                 label_field: str | None = None, max_vocab: int | None = None, min_df=None,
                 vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,

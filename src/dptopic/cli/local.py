@@ -5,7 +5,7 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import epsilon_word_rules, flag_errors
-from ._common import (FORMATS, epsilon_value, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
+from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, epsilon_value, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary)
 
 
@@ -44,7 +44,8 @@ def _randomize(a):
     vocab = read_vocabulary(a.vocabulary)
     # one report per input document, those with no vocabulary word included: dropping them would make the number
     # of reports an exact function of the raw text
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False)
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False,
+                         stop_words=PUBLIC_VOCABULARY_DECIDES)
     rz = Randomizer(vocab, epsilon_word=a.epsilon_word, f=a.f)  # OS CSPRNG; no seed, ever
     reports = rz.randomize(corpus)
     out = reports.save(a.out)
@@ -59,7 +60,8 @@ def _randomize_documents(a) -> None:
 
     console = make_console(stderr=True)
     vocab = read_vocabulary(a.vocabulary)
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False)
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False,
+                         stop_words=PUBLIC_VOCABULARY_DECIDES)
     rz = DocumentRandomizer(vocab, 8.0 if a.epsilon_doc is None else a.epsilon_doc)  # OS CSPRNG; no seed, ever
     reports = rz.randomize(corpus)
     out = reports.save(a.out)
@@ -190,7 +192,8 @@ def train_local(a, console) -> None:
         if a.prior == "none":
             prior = "none"
         else:
-            prior = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab)
+            prior = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab,
+                                stop_words=PUBLIC_VOCABULARY_DECIDES)
         omega = a.omega if a.omega is not None else (None if a.sigma2 is not None else 0.4)
         batch_size = a.batch_size or 160
         model = OLPLDA(prior, omega=omega, sigma2=a.sigma2, lam=a.lam, batch_size=batch_size,

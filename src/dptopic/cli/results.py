@@ -241,7 +241,10 @@ def register(sub) -> None:
     e.add_argument("--out", required=True, help="the JSON file to write")
     e.add_argument("--overwrite", action="store_true", help="replace --out if it is an export this command wrote")
     e.set_defaults(func=cmd_export)
-    p = sub.add_parser("pull", help="fetch a collection server's current model into a model folder")
+    p = sub.add_parser("pull", help="fetch a collection server's current model into a model folder",
+                       description="Fetch the active model of a 'dptopic serve' server (its topics and privacy report,"
+                                   " as public as /v1/topics) into a new model folder that 'dptopic topics', 'report'"
+                                   " and 'privacy verify' read.")
     p.add_argument("--server", required=True, help="the server, e.g. http://127.0.0.1:8000")
     p.add_argument("--out", required=True, help="a new or empty folder for the model")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it already holds a dptopic model")

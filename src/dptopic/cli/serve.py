@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import FORMATS, _int_arg, load_corpus, make_console, positive_float, positive_int, unit_interval
+from ._common import FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, positive_float, positive_int, unit_interval
 from ._flags import CORPUS_RULES, epsilon_word_rules, flag_errors
 from .results import MAX_RETRIES, MAX_TIMEOUT, _retries_arg, _timeout_arg
 
@@ -41,7 +41,8 @@ def build_config(a):
     vocab = read_vocabulary(a.vocabulary)
     prior = None
     if a.prior is not None:
-        prior = load_corpus(a.prior, a.format, None, a.text_field, None, max_vocab=None, min_df=1)
+        prior = load_corpus(a.prior, a.format, None, a.text_field, None, max_vocab=None, min_df=1,
+                            stop_words=PUBLIC_VOCABULARY_DECIDES)
         if prior.vocabulary != vocab:
             prior = prior.restrict(vocab)
     token = read_token_file(a.token_file) if a.token_file else None
@@ -186,7 +187,8 @@ def _serve(a):
 
 def _client_corpus(a):
     # every document stays, even one that tokenisation empties: one report per document, whatever the text
-    return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1, drop_empty=False)
+    return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1, drop_empty=False,
+                       stop_words=PUBLIC_VOCABULARY_DECIDES)
 
 
 def cmd_submit(a):
@@ -295,7 +297,11 @@ def register(sub) -> None:
                    help="pseudonym under which the server tallies your epsilon (default: a fresh random one)")
     u.set_defaults(func=cmd_submit)
 
-    f = sub.add_parser("fed-client", help="take part in FedLDA rounds with your documents (kept local)")
+    f = sub.add_parser("fed-client", help="take part in FedLDA rounds with your documents (kept local)",
+                       description="Take part in a 'dptopic serve --fed-epsilon' server's FedLDA rounds: your"
+                                   " documents, topic assignments and proportions stay on this machine; each round"
+                                   " sends one update of randomized reports (docs/fedlda.md), and the epsilon spent is"
+                                   " printed, also when the server refuses an update.")
     _client_args(f)
     f.add_argument("--rounds", type=positive_int, default=1, help="rounds to take part in")
     f.add_argument("--client-id", default=None, help="pseudonym (default: a fresh random one)")

@@ -36,7 +36,7 @@ from .._io import atomic_write_bytes
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..mechanisms.frequency_oracle import subset_selection, subset_selection_estimate, subset_size
-from .reports import vocabulary_fingerprint
+from .reports import HeaderFieldError, header_field, vocabulary_fingerprint
 
 MAGIC = b"DPTLDPD\n"
 FORMAT = "dptopic-ldp-document-reports"
@@ -286,10 +286,10 @@ class DocumentReportSet:
             raise DPTopicError(f"{bad} format version {str(head.get('version'))[:10]!r}; this dptopic reads version"
                                f" {VERSION}.")
         try:
-            V, eps, n, k = int(head["vocab_size"]), float(head["epsilon"]), int(head["n_reports"]), int(head["subset_size"])
-            sha = str(head["vocabulary_sha256"])
-        except (KeyError, TypeError, ValueError):
-            raise DPTopicError(f"{bad} the header misses a field; re-create it.") from None
+            V, n, k = (header_field(head, key, "count") for key in ("vocab_size", "n_reports", "subset_size"))
+            eps, sha = header_field(head, "epsilon", "real"), header_field(head, "vocabulary_sha256", "text")
+        except HeaderFieldError as e:
+            raise DPTopicError(f"{bad} {e}; re-create it with 'dptopic randomize --unit document'.") from None
         payload = bytes(data[12 + hl:-32])
         if n < 0 or k < 1 or len(payload) != 4 * n * k:
             raise DPTopicError(f"{bad} payload of {len(payload)} bytes does not hold {n} reports of {k} items.")

@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_write_bytes, load_json
-from ..accounting.local import FlipParameterMixin, RandomizedResponseEvent, _check_f, local_privacy_report
+from ..accounting.local import (FlipParameterMixin, RandomizedResponseEvent, _check_f, epsilon_from_f,
+                                local_privacy_report)
 from ..corpus import Vocabulary
 from ..errors import DPTopicError
 from ..kernels.randomized_response import last_byte_mask, packed_column_sums
@@ -52,6 +53,27 @@ def vocabulary_fingerprint(vocabulary) -> str:
     words = vocabulary.words if isinstance(vocabulary, Vocabulary) else [str(w) for w in vocabulary]
     return hashlib.sha256(json.dumps(words, ensure_ascii=False, separators=(",", ":")).encode("utf-8")).hexdigest()
 
+
+
+class HeaderFieldError(ValueError):
+    """A report header's field is missing or of another JSON type than the format's."""
+
+
+def header_field(head: dict, key: str, kind: str):
+    """A report header's field of exactly its JSON type: ``"count"`` (an integer, not a boolean), ``"real"`` (a
+    finite number, not a boolean, as a float) or ``"text"``; :class:`HeaderFieldError` naming it otherwise ("150"
+    and true are not counts: a header that mistypes a field was not written by dptopic)."""
+    if key not in head:
+        raise HeaderFieldError(f"the header has no field {key!r}")
+    v = head[key]
+    if kind == "count" and isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if kind == "real" and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        return float(v)
+    if kind == "text" and isinstance(v, str):
+        return v
+    want = {"count": "a whole number", "real": "a finite number", "text": "a string"}[kind]
+    raise HeaderFieldError(f"the header's field {key!r} is {json.dumps(v)[:20]}, not {want}")
 
 class ReportSet(FlipParameterMixin):
     """Randomized presence reports of many documents, bit-packed, with what they were made with.
@@ -198,10 +220,14 @@ class ReportSet(FlipParameterMixin):
             raise DPTopicError(f"{bad} a word-level report file ({FORMAT}) whose header declares kind"
                                f" {str(head.get('kind'))[:20]!r}; re-create it with 'dptopic randomize'.")
         try:
-            V, n, nb = int(head["vocab_size"]), int(head["n_reports"]), int(head["bytes_per_report"])
-            fp, fv = str(head["vocabulary_sha256"]), float(head["f"])
-        except (KeyError, TypeError, ValueError):
-            raise DPTopicError(f"{bad} the header misses a field; re-create it with 'dptopic randomize'.") from None
+            V, n, nb = (header_field(head, k, "count") for k in ("vocab_size", "n_reports", "bytes_per_report"))
+            fp, fv = header_field(head, "vocabulary_sha256", "text"), header_field(head, "f", "real")
+            eps_w = header_field(head, "epsilon_word", "real") if "epsilon_word" in head else None
+        except HeaderFieldError as e:
+            raise DPTopicError(f"{bad} {e}; re-create it with 'dptopic randomize'.") from None
+        if eps_w is not None and not (0 < fv < 1 and math.isclose(eps_w, epsilon_from_f(fv), rel_tol=1e-9)):
+            raise DPTopicError(f"{bad} its header states epsilon_word {eps_w:g}, which its f = {fv:g} does not give;"
+                               " re-create it with 'dptopic randomize'.")
         payload = data[12 + H:-_DIGEST]
         if V < 1 or n < 0 or nb != (V + 7) // 8 or len(payload) != n * nb:
             raise DPTopicError(f"{bad} payload of {len(payload)} bytes does not hold {n} reports of V={V} words;"

@@ -92,6 +92,15 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         self.epsilon_doc_ = float(self.privacy_["epsilon_doc"])
         self.n_reports_ = self.n_docs_seen_ = int(self._train_stats.get("n_reports", 0))
 
+    def for_contributors(self, reports: int) -> None:
+        """State the guarantee for contributors who sent up to ``reports`` reports each: sets
+        ``reports_per_contributor`` (never lowering it) and the report (``dptopic serve`` calls it before every save)."""
+        reports = int(reports)
+        if reports < 1:
+            raise DPTopicError(f"invalid reports={reports!r}: a contributor sends at least 1 report.")
+        self.reports_per_contributor = max(reports, int(self.reports_per_contributor))
+        self.privacy_ = self.privacy_report()
+
     def privacy_report(self) -> dict:
         rep = document_privacy_report(self.epsilon_doc_, len(self.vocabulary_), int(self.reports_per_contributor))
         rep["mode"] = "document-level local DP (server side)"

@@ -55,11 +55,28 @@ class _LocalModel:
         params["seed"] = None  # never saved (a private model's seed stays with its owner)
         return params
 
+    def for_contributors(self, reports: int) -> None:
+        """State the guarantee for contributors who sent up to ``reports`` reports each (their events compose): what
+        a collection server knows of its store (``dptopic serve`` calls it before every save). Only ever raised:
+        the figure a fitted model reports stays at least the largest it was given."""
+        reports = int(reports)
+        if reports < 1:
+            raise DPTopicError(f"invalid reports={reports!r}: a contributor sends at least 1 report.")
+        self._reports_per_contributor = max(reports, self._contributor_reports())
+        self.privacy_ = self.privacy_report()
+
+    def _contributor_reports(self) -> int:
+        given = getattr(self, "_reports_per_contributor", None)     # set by for_contributors, or read back from
+        if given is None:                                            # the saved report (privacy_) of a loaded model
+            given = (getattr(self, "privacy_", None) or {}).get("reports_per_contributor", 1)
+        return int(given) if isinstance(given, (int, float)) and given >= 1 else 1
+
     def _local_report(self, server_steps, scope: str = "") -> dict:
         f = getattr(self, "f_", None) or self._expected_f()
         if f is None:
             raise DPTopicError("no reports seen yet: the privacy report needs f; train on reports first.")
-        rep = local_privacy_report(f, len(self.vocabulary_), self.delta, server_steps=server_steps, scope=scope)
+        rep = local_privacy_report(f, len(self.vocabulary_), self.delta, reports_per_contributor=self._contributor_reports(),
+                                   server_steps=server_steps, scope=scope)
         if self.seed is not None:
             rep["server_seed"] = SERVER_SEED_NOTE
         return rep

@@ -18,7 +18,7 @@ STRONG_EPSILON_LIMIT = 16.0
 
 # trainers whose randomizer runs on the contributor's side (the server is not trusted)
 _LOCAL = {"LPLDA": "local: each contributor randomizes on their own device; the server sees only reports",
-          "OnlineLDA": "local: each contributor randomizes on their own device; the server sees only reports",
+          "LocalDocumentLDA": "local: each contributor randomizes on their own device; the server sees only reports",
           "OLPLDA": "local: each contributor randomizes on their own device; the server sees only reports",
           "FedLDA": "federated with local DP: each client perturbs its own updates (RRP) before they leave it"}
 _CENTRAL = "central: a trusted curator holds the raw documents and releases only the trained model"

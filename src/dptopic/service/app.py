@@ -10,6 +10,7 @@ import base64
 
 import gc
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -35,8 +36,9 @@ from .._io import load_json
 
 log = logging.getLogger("dptopic.service")
 API_VERSION = "v1"
+#: model arrays the server keeps for itself: OLP-LDA's word-presence rows of the prior documents (its overlap check)
+SERVER_ONLY_ARRAYS = frozenset({"prior_presence"})
 _KEY = re.compile(r"^[A-Za-z0-9_\-.:]{8,128}$")
-_PSEUDONYM = re.compile(r"^[A-Za-z0-9_\-.:]{1,128}$")
 _INLINE_DECODE_BYTES = 64 * 1024
 _TRAIN_KEYS = frozenset({"force", "max_batches"})
 
@@ -233,9 +235,8 @@ async def post_reports(request: Request):
     require_octet_stream(request)
     key = idempotency_key(request)
     contributor = request.headers.get("dptopic-contributor")
-    if contributor is not None and not _PSEUDONYM.match(contributor):
-        raise ApiError(400, "bad_contributor", "the Dptopic-Contributor pseudonym must be 1-128 characters of"
-                                               " A-Z a-z 0-9 _ - . :")
+    if contributor is not None and not codec.PSEUDONYM.match(contributor):
+        raise ApiError(400, "bad_contributor", f"the Dptopic-Contributor pseudonym must be {codec.PSEUDONYM_RULE}")
     body = await read_body(request, svc.cfg.max_body_bytes)
     try:
         if len(body) <= _INLINE_DECODE_BYTES:  # small uploads: parsing costs less than a hop to the thread pool
@@ -262,10 +263,10 @@ async def post_reports(request: Request):
 
 async def get_topics(request: Request):
     svc: Service = request.app.state.service
-    try:
-        n = int(request.query_params.get("words", "10"))
-    except ValueError:
-        raise ApiError(400, "bad_request", "words must be an integer.") from None
+    raw = request.query_params.get("words", "10")
+    if not re.fullmatch(r"[0-9]{1,3}", raw):    # int() would also take " 5", "1_0" and other scripts' digits
+        raise ApiError(400, "bad_request", "words must be an integer.")
+    n = int(raw)
     if not 1 <= n <= 100:
         raise ApiError(400, "bad_request", "words must lie in [1, 100].")
     view = await run_in_threadpool(svc.model_view, n)
@@ -289,10 +290,19 @@ async def get_model(request: Request):
     svc: Service = request.app.state.service
     row = await run_in_threadpool(svc.storage.active_model)
     if not row["meta_json"]:
-        raise ApiError(404, "no_model", "no model has been trained yet: wait for the first mini-batch.")
+        raise ApiError(404, "no_model", f"no model has been trained yet{' since the last rotation' if row['id'] > 1 else ''}:"
+                                        f" the next mini-batch of {svc.cfg.batch_size} reports trains one (an admin can"
+                                        " train on fewer with POST /v1/admin/train).")
     arrays = await run_in_threadpool(svc.storage.model_arrays, row["id"])
+    meta_json = row["meta_json"]
+    held = sorted(set(arrays) & SERVER_ONLY_ARRAYS)
+    if held:    # the prior documents' word-presence rows stay on the server: not every consented corpus is public
+        meta = json.loads(meta_json)
+        meta["arrays"] = [a for a in meta.get("arrays", []) if a not in SERVER_ONLY_ARRAYS]
+        meta_json = json.dumps(meta)
+        arrays = {k: v for k, v in arrays.items() if k not in SERVER_ONLY_ARRAYS}
     return JSONResponse({"api_version": API_VERSION, "model_id": int(row["id"]), "model_version": int(row["version"]),
-                         "model_json": row["meta_json"],
+                         "model_json": meta_json,
                          "arrays": {name: base64.b64encode(data).decode("ascii") for name, data in arrays.items()}})
 
 

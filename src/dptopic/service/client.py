@@ -188,6 +188,9 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
 def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, timeout: float = 600.0,
                     client_id: str | None = None, client: ServiceClient | None = None, on_round=None) -> dict:
     """Take part in ``rounds`` FedLDA rounds with ``corpus`` (the user's documents, kept local)."""
+    if client_id is not None and not codec.PSEUDONYM.match(str(client_id)):
+        raise DPTopicError(f"invalid client id {str(client_id)[:40]!r}: it must be {codec.PSEUDONYM_RULE}; leave it out"
+                           " for a random one.")
     client = client or ServiceClient(server)
     cfg = client.config()
     if not cfg.get("fed"):
@@ -233,7 +236,10 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
             ack = client.post_bytes("/v1/fed/updates", update, new_key())
         except ServerError as e:
             if e.code != "stale_round":
-                raise
+                spent = codec.fed_privacy(rrp, sent, vocab_size=len(vocab))
+                raise ServerError(f"{e} (spent so far: epsilon {spent['epsilon_basic']:.4g} by basic composition over"
+                                  f" {sent} update{'s' if sent != 1 else ''} that left this device, whether or not the"
+                                  " server kept them)", e.status, e.code) from None
             continue  # the round closed while we sampled: take part in the next one
         last_round = rnd
         done.append({"round": rnd, "bytes_sent": len(update), "round_closed": ack.get("round_closed", False)})

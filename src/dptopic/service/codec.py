@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import struct
 import tempfile
 from pathlib import Path
@@ -18,6 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DPTopicError
+
+#: a contributor's pseudonym (the Dptopic-Contributor header) and a FedLDA client's id: stored, so bounded
+PSEUDONYM = re.compile(r"^[A-Za-z0-9_\-.:]{1,128}$")
+PSEUDONYM_RULE = "1-128 characters of A-Z a-z 0-9 _ - . :"
 
 
 class MalformedReports(DPTopicError):
@@ -57,7 +62,9 @@ def _other_version(body: bytes, kind: str):
     except (DPTopicError, ValueError, UnicodeDecodeError):
         return None
     version = head.get("version") if isinstance(head, dict) and head.get("format") == module.FORMAT else None
-    return None if version is None or version == module.VERSION else version
+    if isinstance(version, bool) or not isinstance(version, int):   # "1" is a mistyped header, not another version
+        return None
+    return None if version == module.VERSION else version
 
 
 def _refuse_other_version(body: bytes, kind: str, error: DPTopicError):
@@ -296,6 +303,9 @@ def fed_check_update(body: bytes, vocabulary, rrp, round_: int, beta: float = 0.
         raise MalformedReports(str(e)) from None
     if not isinstance(msg, ClientUpdate):
         raise MalformedReports("expected a FedLDA client update, got a model broadcast.")
+    if not PSEUDONYM.match(msg.client):
+        raise IncompatibleReports(f"update refused: its client id must be {PSEUDONYM_RULE} (got {len(msg.client)}"
+                                  " characters); take part again with such an id.")
     if msg.round != round_:
         why = "from a future round" if msg.round > round_ else "stale or replayed"
         raise StaleMessage(f"update refused: it is for round {msg.round} but round {round_} is open ({why});"

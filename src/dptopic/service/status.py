@@ -7,6 +7,9 @@ from html import escape
 from . import kinds
 
 
+SHOWN = 25    # contributors listed on the page, most reports first
+
+
 def _fmt(x, digits=4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
@@ -15,7 +18,7 @@ def render_status(service) -> str:
     cfg, storage = service.cfg, service.storage
     view = service.model_view(10)
     counts = storage.counts()
-    contributors = storage.contributors(25)
+    contributors = storage.contributors(SHOWN)
     fed = storage.fed_participation(25) if service.rrp is not None else []
     rows_topics = "".join(
         f"<tr><td>{t['topic']}</td><td class='words'>{escape(' '.join(t['words']))}</td></tr>" for t in view["topics"])
@@ -23,20 +26,28 @@ def render_status(service) -> str:
         rows_topics = ("<tr><td colspan='2'>No topics yet: the first mini-batch of "
                        f"{cfg.batch_size} reports has not been trained.</td></tr>")
     rows_contrib = ""
-    for c in contributors:
+    for rank, c in enumerate(contributors, 1):   # pseudonyms are not shown: this page is public
         p = service.contributor_privacy(c["reports"])
-        name = "(no pseudonym)" if c["contributor"] is None else escape(c["contributor"][:12])
-        rows_contrib += (f"<tr><td>{name}</td><td>{c['reports']}</td><td>{_fmt(p['epsilon_contributor_word_basic'])}</td>"
+        who = f"{rank}" + (" (one upload without a pseudonym)" if c["contributor"] is None else "")
+        rows_contrib += (f"<tr><td>{who}</td><td>{c['reports']}</td><td>{_fmt(p['epsilon_contributor_word_basic'])}</td>"
                          f"<td>{_fmt(p['epsilon_contributor_doc_basic'])}</td></tr>")
-    rows_fed = "".join(f"<tr><td>{escape(f['client'][:12])}</td><td>{f['rounds']}</td></tr>" for f in fed) \
+    n_all = counts["contributors"] + counts["anonymous_uploads"]
+    shown = (f"The {len(contributors)} with the most reports of {n_all}" if n_all > len(contributors)
+             else f"All {n_all}")
+    rows_fed = "".join(f"<tr><td>{rank}</td><td>{f['rounds']}</td></tr>" for rank, f in enumerate(fed, 1)) \
         or "<tr><td colspan='2'>No update received yet.</td></tr>"
     fed_html = ""
     if service.rrp is not None:
         rnd, _ = storage.fed_round()
         fed_html = (f"<h2>FedLDA</h2><p>Open round: <b id='fed-round'>{rnd}</b>; per-entry epsilon"
-                    f" {_fmt(service.rrp.epsilon)}, {service.rrp.n_entries} entries per update.</p>"
-                    "<table><tr><th>client</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
+                    f" {_fmt(service.rrp.epsilon)}, {service.rrp.n_entries} entries per update: epsilon"
+                    f" {_fmt(service.rrp.epsilon * service.rrp.n_entries)} per user (basic composition), spent once"
+                    " whatever the number of rounds.</p>"
+                    "<table><tr><th>client (ranked; ids not shown)</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
     kind = kinds.get(cfg.report_kind)
+    prior_html = ("" if getattr(cfg, "prior", None) is None else
+                  " and of the prior corpus, which it uses in the clear and no epsilon covers (it must be public or"
+                  " consented data)")
     privacy_html, model_name = kind.privacy_line(cfg, _fmt), kind.model_name
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="30">
@@ -47,14 +58,16 @@ td.words{{font-family:monospace}}.note{{color:#555;font-size:90%}}</style></head
 <body>
 <h1>dptopic collection service</h1>
 <p>Reports received: <b id="reports-stored">{counts['reports_stored']}</b> in {counts['submissions']} uploads
-from {counts['contributors']} pseudonymous contributors; used for training: <b id="reports-used">{view['reports_used']}</b>
+from {counts['contributors']} pseudonymous contributors and {counts['anonymous_uploads']} uploads without a pseudonym;
+used for training: <b id="reports-used">{view['reports_used']}</b>
 in {view['batches']} mini-batches (model {view['model_id']}, version {view['model_version']}).</p>
 <p>{privacy_html}
-Everything this server computes is post-processing of the randomized reports.</p>
+Everything this server computes is post-processing of the randomized reports{prior_html}.</p>
 <h2>Topics ({model_name})</h2>
 <table id="topics"><tr><th>topic</th><th>top words</th></tr>{rows_topics}</table>
 <h2>Epsilon per contributor</h2>
-<p class="note">Per pseudonym; a contributor's reports compose (basic composition, pure DP; tight accounting can only
+<p class="note">{shown} contributors, by reports sent (pseudonyms are not shown; an upload without one counts as a
+contributor of its own); a contributor's reports compose (basic composition, pure DP; tight accounting can only
 be smaller). Word level: each of the contributor's documents differs in the presence of one word. Document level: any
 change of all their documents.</p>
 <table id="contributors"><tr><th>contributor</th><th>reports</th><th>eps, word level</th><th>eps, document level</th></tr>

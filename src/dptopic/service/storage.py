@@ -343,28 +343,42 @@ class Storage:
             n_reports = conn.execute(select(func.count()).select_from(reports)).scalar()
             n_sub = conn.execute(select(func.count()).select_from(submissions)).scalar()
             n_contrib = conn.execute(select(func.count(func.distinct(submissions.c.contributor)))).scalar()
+            n_anon = conn.execute(select(func.count()).select_from(submissions)
+                                  .where(submissions.c.contributor.is_(None))).scalar()
             n_batches = conn.execute(select(func.count()).select_from(train_batches)
                                      .where(train_batches.c.status == "trained")).scalar()
             n_skipped = conn.execute(select(func.count()).select_from(train_batches)
                                      .where(train_batches.c.status == "skipped")).scalar()
         return {"reports_stored": int(n_reports), "submissions": int(n_sub), "contributors": int(n_contrib),
-                "batches_trained": int(n_batches), "batches_skipped": int(n_skipped)}
+                "anonymous_uploads": int(n_anon), "batches_trained": int(n_batches), "batches_skipped": int(n_skipped)}
 
     def contributors(self, limit: int = 50) -> list[dict]:
-        """Reports per contributor pseudonym, most first (anonymous uploads grouped as ``None``)."""
+        """Reports per contributor, most first, at most ``limit``: per pseudonym, and every upload without one as a
+        contributor of its own (``contributor`` None): nothing says two anonymous uploads came from one person, nor
+        from different ones, and grouping them would describe no one."""
         with self.read() as conn:
-            rows = conn.execute(
+            named = conn.execute(
                 select(submissions.c.contributor, func.sum(submissions.c.n_reports).label("n"),
-                       func.count().label("uploads"))
+                       func.count().label("uploads")).where(submissions.c.contributor.is_not(None))
                 .group_by(submissions.c.contributor).order_by(func.sum(submissions.c.n_reports).desc())
                 .limit(limit)).all()
-        return [{"contributor": c, "reports": int(n), "uploads": int(u)} for c, n, u in rows]
+            anonymous = conn.execute(
+                select(submissions.c.n_reports).where(submissions.c.contributor.is_(None))
+                .order_by(submissions.c.n_reports.desc()).limit(limit)).scalars().all()
+        rows = ([{"contributor": c, "reports": int(n), "uploads": int(u)} for c, n, u in named]
+                + [{"contributor": None, "reports": int(n), "uploads": 1} for n in anonymous])
+        return sorted(rows, key=lambda r: -r["reports"])[:limit]
 
     def max_reports_per_contributor(self) -> int:
+        """The most reports one contributor may have sent: the largest total of one pseudonym, or the largest upload
+        without one (each counted as its own contributor, as :meth:`contributors` lists them)."""
         with self.read() as conn:
             sub = (select(func.sum(submissions.c.n_reports).label("n")).where(submissions.c.contributor.is_not(None))
                    .group_by(submissions.c.contributor).subquery())
-            return int(conn.execute(select(func.max(sub.c.n))).scalar() or 0)
+            named = conn.execute(select(func.max(sub.c.n))).scalar() or 0
+            anonymous = conn.execute(select(func.max(submissions.c.n_reports))
+                                     .where(submissions.c.contributor.is_(None))).scalar() or 0
+            return int(max(named, anonymous))
 
     # ------------------------------------------------------------------ models
     def active_model(self) -> dict:

@@ -58,6 +58,9 @@ class Trainer:
             status, note, meta, arrays = "trained", None, None, None
             try:
                 codec.train_batch(self._model, reports, self.cfg.vocabulary)
+                # the saved report states the guarantee of the contributor with the most reports in the store, not
+                # of one report: a model pulled from the server must not claim less epsilon than /v1/topics shows
+                self._model.for_contributors(max(1, self.storage.max_reports_per_contributor()))
                 meta, arrays = codec.model_to_blobs(self._model)
             except DPTopicError as e:  # a batch the model refuses is consumed and logged, never retried forever
                 status, note = "skipped", str(e)

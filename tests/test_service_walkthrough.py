@@ -1,0 +1,139 @@
+"""What a deployment walk-through of the collection service found (2026-11-23), each pinned against a real
+``dptopic serve`` on 127.0.0.1: the released model states the worst contributor, not one report; uploads without a
+pseudonym count one by one; the public page names no pseudonym; mistyped report headers are malformed, not another
+version; FedLDA client ids are checked before they reach the database."""
+from __future__ import annotations
+
+import base64
+import json
+import struct
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("uvicorn")
+
+from dptopic.local import DocumentRandomizer, Randomizer  # noqa: E402
+
+from service_helpers import (TOKEN, Server, admin, get_json, http, make_data, post_reports)  # noqa: E402
+
+
+def _rewrite_header(body: bytes, **fields) -> bytes:
+    """A report file whose header fields are replaced, checksum valid (what a foreign client could send)."""
+    import hashlib
+
+    (n,) = struct.unpack("<I", body[8:12])
+    head = json.loads(body[12:12 + n])
+    head.update(fields)
+    h = json.dumps(head).encode()
+    core = body[:8] + struct.pack("<I", len(h)) + h + body[12 + n:-32]
+    return core + hashlib.sha256(core).digest()
+
+
+def _post(url, body, key, contributor=None):
+    headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": key}
+    if contributor:
+        headers["Dptopic-Contributor"] = contributor
+    status, _, data = http("POST", url + "/v1/reports", body, headers)
+    return status, json.loads(data)
+
+
+@pytest.mark.filterwarnings("ignore:an explicit seed")
+def test_document_server_releases_the_worst_contributors_epsilon_and_names_no_pseudonym(tmp_path):
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=300)
+    db = f"sqlite:///{tmp_path / 'doc.db'}"
+    srv = Server(tmp_path, db, "--train-interval", "0", document=True).start()
+    try:
+        rz = DocumentRandomizer(words, 8.0)
+
+        def body(docs):
+            return rz.randomize([t.split() for t in docs]).to_bytes(include_vocabulary=False)
+
+        assert post_reports(srv.url, body(texts[:40]), "walk-upload-0001", "contributor-0001")[0] == 201
+        assert post_reports(srv.url, body(texts[40:60]), "walk-upload-0002", "contributor-0002")[0] == 201
+        # one upload of 90 documents without a pseudonym, one of 10: each is a contributor of its own
+        assert post_reports(srv.url, body(texts[60:150]), "walk-upload-0003")[0] == 201
+        assert post_reports(srv.url, body(texts[150:160]), "walk-upload-0004")[0] == 201
+        per = get_json(srv.url + "/v1/topics")[1]["per_contributor"]
+        assert per["max_reports_from_one_contributor"] == 90     # not the 40 of the largest pseudonym
+        assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
+        status, doc = get_json(srv.url + "/v1/model")
+        assert status == 200
+        privacy = json.loads(doc["model_json"])["privacy"]
+        # the model pulled from the server states what /v1/topics states: 90 reports of eps_doc 8, composed
+        assert privacy["reports_per_contributor"] == 90 and privacy["epsilon_contributor"] == pytest.approx(720.0)
+        assert privacy["epsilon"] == pytest.approx(720.0, rel=1e-3) and privacy["epsilon_doc"] == 8.0
+        card = json.loads(doc["model_json"])["privacy_card"]
+        assert card["trust_model"].startswith("local") and card["epsilon"] == pytest.approx(720.0, rel=1e-3)
+        page = http("GET", srv.url + "/")[2].decode()
+        assert "contributor-" not in page                          # pseudonyms are not published
+        assert "2 pseudonymous contributors and 2 uploads without a pseudonym" in " ".join(page.split())
+        assert "(one upload without a pseudonym)" in page and "All 4 contributors" in " ".join(page.split())
+        # a header that mistypes a field is malformed (400), not "another version" (422), and nothing is stored
+        good = body(texts[160:170])
+        before = get_json(srv.url + "/v1/topics")[1]["reports_stored"]
+        for i, fields in enumerate(({"version": "1"}, {"n_reports": "10"}, {"n_reports": True}, {"epsilon": "8"},
+                                    {"subset_size": 4.0})):
+            status, err = _post(srv.url, _rewrite_header(good, **fields), f"walk-bad-{i:04d}")
+            assert status == 400 and err["error"]["code"] == "malformed_reports", (fields, err)
+            assert "\n" not in err["error"]["message"]
+        assert get_json(srv.url + "/v1/topics")[1]["reports_stored"] == before
+        # an admin body that is not UTF-8 is named as such
+        status, _, data = http("POST", srv.url + "/v1/admin/train", b'{"force":"\xff"}',
+                               {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+        assert status == 400 and "not UTF-8" in json.loads(data)["error"]["message"]
+    finally:
+        srv.stop()
+
+
+@pytest.mark.filterwarnings("ignore:an explicit seed")
+def test_word_server_keeps_the_prior_documents_rows_and_mistyped_headers_are_malformed(tmp_path):
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=120, n_prior=40)
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'w.db'}", "--train-interval", "0").start()
+    try:
+        rz = Randomizer(words, epsilon_word=2.0)
+        good = rz.randomize([t.split() for t in texts[:50]]).to_bytes(include_vocabulary=False)
+        for i, fields in enumerate(({"n_reports": "50"}, {"version": "1"}, {"epsilon_word": 5.0}, {"f": True})):
+            status, err = _post(srv.url, _rewrite_header(good, **fields), f"word-bad-{i:04d}")
+            assert status == 400 and err["error"]["code"] == "malformed_reports", (fields, err)
+        assert post_reports(srv.url, good, "word-good-0001", "wendy")[0] == 201
+        assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
+        doc = get_json(srv.url + "/v1/model")[1]
+        meta = json.loads(doc["model_json"])
+        assert "prior_presence" not in doc["arrays"] and "prior_presence" not in meta["arrays"]
+        assert meta["privacy"]["reports_per_contributor"] == 50
+        arrays = {k: np.frombuffer(base64.b64decode(v), np.uint8) for k, v in doc["arrays"].items()}
+        assert set(arrays) == set(meta["arrays"])                   # what is listed is what is sent
+        page = " ".join(http("GET", srv.url + "/")[2].decode().split())
+        assert "of the prior corpus, which it uses in the clear and no epsilon covers" in page
+    finally:
+        srv.stop()
+
+
+def test_a_fedlda_client_id_outside_the_pseudonym_rule_is_refused_before_storage():
+    from dptopic.federated import ClientUpdate
+    from dptopic.service import codec
+    from dptopic.service.client import fed_participate
+    from dptopic.errors import DPTopicError
+
+    t, w = np.zeros(3, np.int32), np.zeros(3, np.int32)
+    for bad in ("x" * 200, "a\x00b", "name with spaces"):
+        msg = ClientUpdate(0, bad, "v", t, w).encode()
+        with pytest.raises(codec.IncompatibleReports, match="client id must be 1-128 characters"):
+            codec.fed_check_update(msg, None, None, 0)
+        with pytest.raises(DPTopicError, match="invalid client id"):     # the CLI's --client-id, before any request
+            fed_participate("http://127.0.0.1:9", None, client_id=bad)
+
+
+def test_topics_words_takes_ascii_digits_only(tmp_path):
+    make_data(tmp_path, vocab_size=60, n_docs=10, n_prior=10)
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'q.db'}", "--train-interval", "0", document=True).start()
+    try:
+        assert http("GET", srv.url + "/v1/topics?words=5")[0] == 200
+        for bad in ("%D9%A1%D9%A0", "1_0", "%205", "-1", "0", "101", "x"):
+            status, _, data = http("GET", srv.url + f"/v1/topics?words={bad}")
+            assert status == 400 and json.loads(data)["error"]["code"] == "bad_request", bad
+    finally:
+        srv.stop()
