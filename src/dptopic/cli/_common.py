@@ -375,7 +375,12 @@ def print_privacy(report: dict, console=None):
     partial = ("partial: the vocabulary was read from the training documents, outside epsilon (pass --vocabulary)"
                if report.get("vocabulary_source") == "data" else
                "partial: see scope" if report.get("guarantee") == "partial" else "")  # the privacy card's rule
-    t.add_row("private", "yes" + (f" ({partial})" if partial else ""))
+    from ..accounting.ledger import claims_no_guarantee as _claims_none
+
+    if _claims_none(report):    # noise was added, but its events add up to no guarantee: the card says none too
+        t.add_row("private", "noise added, but no guarantee (see GUARANTEE below)")
+    else:
+        t.add_row("private", "yes" + (f" ({partial})" if partial else ""))
     t.add_row("privacy unit", str(report.get("unit")))
     t.add_row("neighbouring relation", str(report.get("neighbouring_relation")))
     t.add_row("theorem", str(report.get("theorem")))

@@ -43,11 +43,11 @@ def cmd_topic_attack(a):
 
 def register_zhao_central(esub) -> None:
     u = esub.add_parser("hdp-utility", help="Zhao et al. Fig. 5: perplexity against eps_L (HDP-LDA, CDP-LDA+)")
-    add_common_experiment_args(u)
+    add_common_experiment_args(u, out="runs/hdp-utility")
     u.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.1, 0.3, 1.0, 3.0, 10.0])
     u.set_defaults(func=cmd_hdp_utility)
     t = esub.add_parser("topic-attack", help="Zhao et al. Fig. 4: topic-based attack against iterations")
-    add_common_experiment_args(t)
+    add_common_experiment_args(t, out="runs/topic-attack")
     t.add_argument("--targets", type=positive_int, default=20, help="target tokens per run")
     t.set_defaults(func=cmd_topic_attack)
 
@@ -105,7 +105,7 @@ def _guard_out(name, func):
 
         from .._io import OUTPUT_MARKER, check_output_folder, mark_output_folder
 
-        check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} results")
+        check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} result set")
         print("note: an experiment fits several models on the same documents: their budgets add up, and its figures"
               " measure the trainers on this corpus; they are not a private release of it.", file=sys.stderr)
         out = Path(a.out)

@@ -124,5 +124,5 @@ def register_fedlda_experiment(esub) -> None:
     add_seed_arg(p)
     p.add_argument("--jobs", type=jobs_int, default=1)
     p.add_argument("--no-figures", action="store_true", help="only the table")
-    p.add_argument("--out", default="docs/figures")
+    p.add_argument("--out", default="runs/fedlda", help="results folder (default runs/fedlda; the docs' figures were written with --out docs/figures)")
     p.set_defaults(func=cmd_fedlda_experiment)

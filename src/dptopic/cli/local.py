@@ -264,7 +264,7 @@ def register_zhao_local(esub) -> None:
     o.add_argument("--topics", type=positive_int, default=50)
     o.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch")
     o.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
-    o.add_argument("--out", default="runs/olp")
+    o.add_argument("--out", default="runs/olp-experiment", help="results folder (default runs/olp-experiment)")
     o.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[1.0, 3.0, 5.0, 8.0])
     o.add_argument("--batch-size", type=positive_int, default=160)
     o.add_argument("--batches", type=positive_int, default=15)

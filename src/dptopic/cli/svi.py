@@ -142,7 +142,7 @@ def register_svi_experiment(esub) -> None:
     e.add_argument("--topics", type=positive_int, default=20)
     e.add_argument("--seeds", type=positive_int, default=1)
     e.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
-    e.add_argument("--out", default="docs/figures")
+    e.add_argument("--out", default="runs/svi-experiment", help="results folder (default runs/svi-experiment)")
     e.add_argument("--sigmas", type=positive_float, nargs="+", default=[1.0, 1.24, 1.5, 2.0])
     e.add_argument("--sampling-rates", type=positive_float, nargs="+", default=[0.02, 0.05, 0.1])
     e.add_argument("--epochs", type=positive_float, default=1.0)

@@ -9,7 +9,7 @@ One source, several compiled specialisations:
   ``nwk`` the true counts, which only feed the next release.
 
 The conditional for token ``i`` (word ``w``, document ``d``), with ``¬i`` counts:
-``p_k ∝ (min(max(T[w,k],0),clip) + β) / (max(n_k,0) + Vβ) · (max(n_dk,0) + α)`` (spec eq. 1).
+``p_k ∝ (min(max(T[w,k],0),clip) + β) / (max(n_k,0) + Vβ) · (max(n_dk,0) + α)``: the collapsed Gibbs conditional (Griffiths & Steyvers 2004) with the noisy, clamped counts of HDP-LDA (Zhao et al. 2020).
 """
 from __future__ import annotations
 

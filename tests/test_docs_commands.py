@@ -1,0 +1,41 @@
+"""What a documentation walk-through found (2026-11-23): shell blocks a user pastes must run as written, and the
+commands the README lists one after another must not collide on their default output folders."""
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _shell_blocks(text: str):
+    return re.findall(r"```(?:bash|sh|shell)?\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+def test_no_shell_line_continues_after_a_comment(path):
+    # "cmd \   # comment": the backslash escapes a space, not the newline, and the command stops there
+    for block in _shell_blocks(path.read_text("utf-8")):
+        for line in block.splitlines():
+            assert not re.search(r"\\\s+#", line), f"{path.name}: {line.strip()}"
+
+
+def test_experiments_have_their_own_default_folders():
+    from dptopic.cli.main import build_parser
+
+    parser = build_parser()
+    outs = {}
+    for name in ("hdp-utility", "topic-attack", "ldp-utility", "olp", "fedlda", "svi"):
+        a = parser.parse_args(["experiment", name])
+        outs[name] = a.out
+    assert len(set(outs.values())) == len(outs), outs
+    assert not any(str(o).startswith("docs") for o in outs.values()), outs   # never into the checkout's docs
+    assert outs["olp"] != "runs/olp"       # the README trains --out runs/olp just before suggesting the experiment
+
+
+def test_no_user_facing_text_cites_the_spec():
+    for path in [*DOCS, *sorted((ROOT / "src" / "dptopic").rglob("*.py"))]:
+        text = path.read_text("utf-8")
+        for pat in (r"\.\./shared", r"ALGORITHMS\.md", r"\bspec eq", r"\(spec [§0-9]", r"\bthe spec\b"):
+            assert not re.search(pat, text), f"{path.relative_to(ROOT)}: {pat}"
