@@ -217,7 +217,9 @@ def test_records_sharing_an_id_are_refused(tmp_path):
                                       '{"id": "a", "text": "foo bar baz"}\n')
     with pytest.raises(DPTopicError, match="records 1 and 3 share the id 'a'"):
         Corpus.from_jsonl(tmp_path / "d.jsonl", id_field="id")
-    assert Corpus.from_jsonl(tmp_path / "d.jsonl", id_field="id", require_ids=False, stop_words=None).doc_ids[0] == "doc0"
+    with pytest.warns(UserWarning, match=r"records 1 and 3 share the field 'id' value 'a', so the documents are named doc0"):
+        c = Corpus.from_jsonl(tmp_path / "d.jsonl", id_field="id", require_ids=False, stop_words=None)
+    assert c.doc_ids[0] == "doc0"
     (tmp_path / "d.csv").write_text("id,text\n1,hello world\n1,foo bar\n")
     with pytest.raises(DPTopicError, match="records 1 and 2 share the id '1'"):
         Corpus.from_csv(tmp_path / "d.csv", id_column="id")
@@ -263,3 +265,13 @@ def test_a_model_folder_may_be_given_as_privacy_verify_takes_it(model):
     _one_line(_cli("topics"), "no model given", "dptopic topics MODEL, or --model MODEL")
     _one_line(_cli("topics", m, "--model", model / "other"), "two models given")
     assert _cli("topics", m, "--model", m, "--format", "csv").stdout == a.stdout     # the same folder twice is fine
+
+
+def test_a_bad_uci_line_after_blank_lines_is_still_named_by_its_line(tmp_path):
+    (tmp_path / "vocab.x.txt").write_text("a\nb\nc\nd\n")
+    (tmp_path / "docword.x.txt").write_text("2\n4\n3\n1 1 2\n\n1 2 1\n2 3 x\n")
+    _one_line(_cli("corpus", "info", tmp_path / "docword.x.txt", "--vocab", tmp_path / "vocab.x.txt"),
+              "line 7, field 3 is 'x'")
+    (tmp_path / "docword.y.txt").write_text("2\n4\n3\n1 1 2\n\n\n2 3\n")
+    _one_line(_cli("corpus", "info", tmp_path / "docword.y.txt", "--vocab", tmp_path / "vocab.x.txt"),
+              "line 7 has 2 fields, not 3")

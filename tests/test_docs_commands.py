@@ -10,7 +10,18 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def _shell_blocks(text: str):
-    return re.findall(r"```(?:bash|sh|shell)?\n(.*?)```", text, flags=re.S)
+    """The bodies of fenced blocks with no language or a shell one, fences matched line by line (a ```python block
+    must not pair its closing fence with the next block's opening one)."""
+    blocks = re.findall(r"^```(\w*)[^\n]*\n(.*?)^```", text, flags=re.S | re.M)
+    return [body for lang, body in blocks if lang in ("", "bash", "sh", "shell", "console")]
+
+
+def test_every_shell_block_is_found():
+    text = "```python\nx = 1\n```\nprose\n```bash\ndptopic a \\   # bad\n```\n```\nplain\n```\n"
+    assert _shell_blocks(text) == ["dptopic a \\   # bad\n", "plain\n"]
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert sum("dptopic privacy fed-report-words" in b for b in _shell_blocks(readme)) == 1
+    assert len(_shell_blocks(readme)) >= 5                 # every bash block of the README is read
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)

@@ -137,3 +137,87 @@ def test_topics_words_takes_ascii_digits_only(tmp_path):
             assert status == 400 and json.loads(data)["error"]["code"] == "bad_request", bad
     finally:
         srv.stop()
+
+
+def _planted_docs(words, n_docs=200):
+    from dptopic.corpus import lda_corpus
+
+    c = lda_corpus(n_docs=n_docs, vocab_size=len(words), n_topics=3, doc_length=20, seed=1).corpus
+    return [[words[i] for i in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]] for d in range(c.n_docs)]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("kind", ["document", "word"])
+def test_a_stated_reports_per_contributor_survives_save_load_and_more_training(tmp_path, kind):
+    import dptopic
+    from dptopic.models import OLPLDA, LocalDocumentLDA
+
+    from service_helpers import make_words
+
+    words = make_words(50)
+    docs = _planted_docs(words)
+    if kind == "document":
+        rz = DocumentRandomizer(words, 8.0)
+        m = LocalDocumentLDA(n_topics=3).fit(rz.randomize(docs[:100]))
+    else:
+        rz = Randomizer(words, epsilon_word=2.0)
+        m = OLPLDA(prior_corpus="none", n_topics=3, n_iter=3, batch_size=100).partial_fit(rz.randomize(docs[:100]))
+    m.for_contributors(9)
+    stated = m.privacy_["epsilon"]
+    m.save(tmp_path / "m")
+    back = dptopic.load(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    if kind == "document":       # the saved parameters agree with the report
+        assert meta["params"]["reports_per_contributor"] == 9
+    back.partial_fit(rz.randomize(docs[100:]))
+    assert back.privacy_["reports_per_contributor"] == 9 and back.privacy_["epsilon"] == pytest.approx(stated)
+    back.for_contributors(2)                                        # never lowered
+    assert back.privacy_["reports_per_contributor"] == 9
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_failed_store_read_leaves_the_batch_untrained_not_logged_as_skipped(tmp_path):
+    import hashlib
+    import secrets
+
+    from dptopic.service import ServiceConfig, codec
+    from dptopic.service.app import Service
+    from dptopic.service.storage import StorageError, Submission
+
+    from service_helpers import make_words
+
+    words = make_words(50)
+    docs = _planted_docs(words, 100)
+    cfg = ServiceConfig(words, None, database=f"sqlite:///{tmp_path / 't.db'}", report_kind="document",
+                        epsilon_doc=8.0, batch_size=50)
+    svc = Service(cfg, start_trainer=False)
+    svc.open()
+    rz = DocumentRandomizer(words, 8.0)
+    for i in range(2):
+        body = codec.encode_reports(rz.randomize(docs[i * 50:(i + 1) * 50]))
+        rows = codec.report_rows(svc.kind.decode(body, cfg, svc.fingerprint))
+        svc.storage.store([Submission(secrets.token_hex(8), hashlib.sha256(body).hexdigest(), f"c{i}", rows)])
+    real, calls = svc.storage.max_reports_per_contributor, []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            raise StorageError("database error: connection reset (simulated)")
+        return real()
+
+    svc.storage.max_reports_per_contributor = flaky
+    with pytest.raises(StorageError):
+        svc.trainer.step()
+    assert svc.trainer.step()["status"] == "trained" and svc.trainer.step()["status"] == "trained"
+    assert [b["status"] for b in svc.storage.batches()] == ["trained", "trained"]
+    row = svc.storage.active_model()
+    assert codec.model_from_blobs(row["meta_json"], svc.storage.model_arrays(row["id"])).n_reports_ == 100
+
+
+def test_a_pseudonym_with_a_final_newline_is_refused():
+    from dptopic.service import codec
+
+    assert codec.PSEUDONYM.fullmatch("alice") and not codec.PSEUDONYM.fullmatch("alice\n")
+    with pytest.raises(codec.IncompatibleReports):
+        codec.fed_check_update(__import__("dptopic.federated", fromlist=["ClientUpdate"]).ClientUpdate(
+            0, "alice\n", "v", np.zeros(3, np.int32), np.zeros(3, np.int32)).encode(), None, None, 0)

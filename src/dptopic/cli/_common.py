@@ -375,9 +375,9 @@ def print_privacy(report: dict, console=None):
     partial = ("partial: the vocabulary was read from the training documents, outside epsilon (pass --vocabulary)"
                if report.get("vocabulary_source") == "data" else
                "partial: see scope" if report.get("guarantee") == "partial" else "")  # the privacy card's rule
-    from ..accounting.ledger import claims_no_guarantee as _claims_none
+    from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
 
-    if _claims_none(report):    # noise was added, but its events add up to no guarantee: the card says none too
+    if claims_no_guarantee(report):    # noise was added, but its events add up to no guarantee: the card says none too
         t.add_row("private", "noise added, but no guarantee (see GUARANTEE below)")
     else:
         t.add_row("private", "yes" + (f" ({partial})" if partial else ""))
@@ -385,7 +385,6 @@ def print_privacy(report: dict, console=None):
     t.add_row("neighbouring relation", str(report.get("neighbouring_relation")))
     t.add_row("theorem", str(report.get("theorem")))
     delta = report.get("delta")
-    from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
 
     if claims_no_guarantee(report):
         t.add_row("[bold]GUARANTEE[/]", f"[bold red]NONE[/] ({report['epsilon_method'][len(NO_GUARANTEE):]}); the rows"

@@ -377,7 +377,7 @@ class Corpus:
                 arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
         except ValueError as e:
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
-                               f" ({_uci_row_error(str(e))}).") from None
+                               f" ({_uci_row_error(str(e), docword)}).") from None
         if arr.shape[1:] != (3,) and len(arr):
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
                                f" (3 numbers), found {arr.shape[1]}.")
@@ -661,15 +661,28 @@ def _record_id(value, where: str, name: str, kind: str, strict: bool = True):
     return str(value)
 
 
-def _uci_row_error(message: str) -> str:
-    """NumPy's loadtxt error in the file's own terms: lines counted from 1 with the 3 header lines, no NumPy words
-    (``could not convert string 'x' to int64 at row 0, column 3.`` → ``line 4, field 3 is 'x', not a whole number``)."""
+def _uci_row_error(message: str, docword) -> str:
+    """NumPy's loadtxt error in the file's own terms, no NumPy words (``could not convert string 'x' to int64 at row
+    0, column 3.`` → ``line 4, field 3 is 'x', not a whole number``): NumPy counts the data rows it read, blank lines
+    not included, so the line is found again in the file."""
+    def line_of(row: int):      # the file line (from 1) of the data row ``row`` (from 0), after the 3 header lines
+        seen = -1
+        with _open_text(docword) as fh:
+            for n, text in enumerate(fh, 1):
+                if n > 3 and text.strip():
+                    seen += 1
+                    if seen == row:
+                        return n
+        return None
+
     m = re.search(r"string '(.*)' to \w+ at row (\d+), column (\d+)", message)
-    if m:
-        return f"line {int(m.group(2)) + 4}, field {m.group(3)} is {m.group(1)!r}, not a whole number"
+    if m:                                        # this message counts rows from 0
+        where = line_of(int(m.group(2)))
+        return f"{'line ' + str(where) if where else 'a line'}, field {m.group(3)} is {m.group(1)!r}, not a whole number"
     m = re.search(r"columns changed from (\d+) to (\d+) at row (\d+)", message)
-    if m:
-        return f"line {int(m.group(3)) + 3} has {m.group(2)} fields, not {m.group(1)}"
+    if m:                                        # and this one from 1
+        where = line_of(int(m.group(3)) - 1)
+        return f"{'line ' + str(where) if where else 'a line'} has {m.group(2)} fields, not {m.group(1)}"
     return message.rstrip(".")
 
 
@@ -684,6 +697,9 @@ def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str)
         for i, v in enumerate(ids):
             if str(v) in first:     # rows written beside the ids could not be joined back to their records
                 if not require_ids:
+                    warnings.warn(f"{what}: records {first[str(v)] + 1} and {i + 1} share the {kind} {name!r} value"
+                                  f" {str(v)!r}, so the documents are named doc0, doc1, ... in their order instead;"
+                                  f" give every record its own id to keep them.", UserWarning, stacklevel=4)
                     return None
                 raise DPTopicError(f"bad {what}: records {first[str(v)] + 1} and {i + 1} share the id {str(v)!r}: give"
                                    f" every record its own id, or set {param} (CLI: --id-field) to a {kind} that has"

@@ -98,11 +98,19 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         reports = int(reports)
         if reports < 1:
             raise DPTopicError(f"invalid reports={reports!r}: a contributor sends at least 1 report.")
-        self.reports_per_contributor = max(reports, int(self.reports_per_contributor))
+        self.reports_per_contributor = max(reports, self._contributor_reports())
+        if isinstance(getattr(self, "_fit_params_", None), dict):   # what save() writes as the model's parameters
+            self._fit_params_["reports_per_contributor"] = self.reports_per_contributor
         self.privacy_ = self.privacy_report()
 
+    def _contributor_reports(self) -> int:
+        """``reports_per_contributor``, or the larger figure a saved report already states (never lowered)."""
+        stated = (getattr(self, "privacy_", None) or {}).get("reports_per_contributor", 1)
+        stated = stated if isinstance(stated, int) and not isinstance(stated, bool) and stated >= 1 else 1
+        return max(int(self.reports_per_contributor), stated)
+
     def privacy_report(self) -> dict:
-        rep = document_privacy_report(self.epsilon_doc_, len(self.vocabulary_), int(self.reports_per_contributor))
+        rep = document_privacy_report(self.epsilon_doc_, len(self.vocabulary_), self._contributor_reports())
         rep["mode"] = "document-level local DP (server side)"
         rep["server_steps"] = {"pair counts": "post-processing", "NMF topics": "post-processing"}
         return rep

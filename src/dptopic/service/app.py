@@ -235,7 +235,7 @@ async def post_reports(request: Request):
     require_octet_stream(request)
     key = idempotency_key(request)
     contributor = request.headers.get("dptopic-contributor")
-    if contributor is not None and not codec.PSEUDONYM.match(contributor):
+    if contributor is not None and not codec.PSEUDONYM.fullmatch(contributor):
         raise ApiError(400, "bad_contributor", f"the Dptopic-Contributor pseudonym must be {codec.PSEUDONYM_RULE}")
     body = await read_body(request, svc.cfg.max_body_bytes)
     try:

@@ -188,7 +188,7 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
 def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, timeout: float = 600.0,
                     client_id: str | None = None, client: ServiceClient | None = None, on_round=None) -> dict:
     """Take part in ``rounds`` FedLDA rounds with ``corpus`` (the user's documents, kept local)."""
-    if client_id is not None and not codec.PSEUDONYM.match(str(client_id)):
+    if client_id is not None and not codec.PSEUDONYM.fullmatch(str(client_id)):
         raise DPTopicError(f"invalid client id {str(client_id)[:40]!r}: it must be {codec.PSEUDONYM_RULE}; leave it out"
                            " for a random one.")
     client = client or ServiceClient(server)

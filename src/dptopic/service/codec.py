@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import DPTopicError
 
 #: a contributor's pseudonym (the Dptopic-Contributor header) and a FedLDA client's id: stored, so bounded
-PSEUDONYM = re.compile(r"^[A-Za-z0-9_\-.:]{1,128}$")
+PSEUDONYM = re.compile(r"[A-Za-z0-9_\-.:]{1,128}")     # used with fullmatch: "$" would let a final newline in
 PSEUDONYM_RULE = "1-128 characters of A-Z a-z 0-9 _ - . :"
 
 
@@ -303,7 +303,7 @@ def fed_check_update(body: bytes, vocabulary, rrp, round_: int, beta: float = 0.
         raise MalformedReports(str(e)) from None
     if not isinstance(msg, ClientUpdate):
         raise MalformedReports("expected a FedLDA client update, got a model broadcast.")
-    if not PSEUDONYM.match(msg.client):
+    if not PSEUDONYM.fullmatch(msg.client):
         raise IncompatibleReports(f"update refused: its client id must be {PSEUDONYM_RULE} (got {len(msg.client)}"
                                   " characters); take part again with such an id.")
     if msg.round != round_:

@@ -167,12 +167,10 @@ def read_token_file(path) -> str:
     if not p.is_file():
         raise DPTopicError(f"token file {str(path)!r} {'is a directory' if p.is_dir() else 'does not exist'}:"
                            " give a file holding a long random token.")
-    try:
-        lines = p.read_text("utf-8").strip().splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise DPTopicError(f"token file {str(path)!r} cannot be read as UTF-8 text ({type(e).__name__}): write a long"
-                           " random token into it, for example with: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
-                           f" > {p.name}") from None
+    from ..corpus.corpus import read_text_file     # strict UTF-8, a binary file refused in one line
+
+    lines = read_text_file(p, "a text file holding a long random token (python -c 'import secrets;"
+                              " print(secrets.token_urlsafe(32))')").strip().splitlines()
     token = lines[0].strip() if lines else ""
     if not token:
         raise DPTopicError(f"token file {str(path)!r} is empty: write a long random token into it.")

@@ -54,13 +54,14 @@ class Trainer:
                 return None
             first, last = rows[0][0], rows[-1][0]
             reports = kinds.get(self.cfg.report_kind).from_rows([p for _, p in rows], self.cfg)
+            # the saved report states the guarantee of the contributor with the most reports in the store, not of
+            # one report (read before training: a failed read must not log a batch the model took as skipped)
+            most = max(1, self.storage.max_reports_per_contributor())
             t0 = time.perf_counter()
             status, note, meta, arrays = "trained", None, None, None
             try:
                 codec.train_batch(self._model, reports, self.cfg.vocabulary)
-                # the saved report states the guarantee of the contributor with the most reports in the store, not
-                # of one report: a model pulled from the server must not claim less epsilon than /v1/topics shows
-                self._model.for_contributors(max(1, self.storage.max_reports_per_contributor()))
+                self._model.for_contributors(most)
                 meta, arrays = codec.model_to_blobs(self._model)
             except DPTopicError as e:  # a batch the model refuses is consumed and logged, never retried forever
                 status, note = "skipped", str(e)
