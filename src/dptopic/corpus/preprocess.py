@@ -24,13 +24,19 @@ from pathlib import Path
 from ..errors import DPTopicError
 
 _TOKEN = re.compile(r"[^\W\d_]+")  # runs of letters, in any script ("café", "Zürich", "москва"), never digits or _
-# (after NFC composition, so a decomposed "zu\u0308rich" is one word; scripts that write vowels as combining marks,
-# such as Devanagari, are split at the marks: tokenise such text yourself and pass lists of words)
+# (after NFKC normalisation, so a decomposed "zu\u0308rich" is one word and a full-width "ｗｏｒｄ" is "word"; scripts
+# that write vowels as combining marks, such as Devanagari, are split at the marks: tokenise such text yourself and
+# pass lists of words)
+
+_CJK = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+")
+"""Runs of Han ideographs, hiragana and katakana: Chinese and Japanese, written without spaces between words."""
 
 
-TOKENIZER_VERSION = 2
+TOKENIZER_VERSION = 3
 """Bumped whenever :meth:`Preprocessor.tokenize` would split or fold some text differently (2: NFC composition before
-the runs of letters). Saved in ``model.json``, so that text read into a model saved by another version warns."""
+the runs of letters; 3: NFKC instead of NFC, case folding instead of lower-casing, Chinese and Japanese read as
+overlapping character pairs). ASCII text is tokenised as by version 2. Saved in ``model.json``, so that text read into
+a model saved by another version warns."""
 
 
 COUNT_MATRIX = "count matrix"
@@ -46,8 +52,9 @@ def tokenizer_info(source: str | None = None) -> dict:
                 "tokens": "the columns of the count matrix the model was fitted on (a vectorizer's or a DataFrame's"
                           " words), not made by dptopic's tokeniser; raw text is read with dptopic's, which may not"
                           " produce some of them"}
-    return {"version": TOKENIZER_VERSION, "tokens": "runs of letters of any script after NFC composition, no digits"
-            " or underscores; lower-cased, stop words and short words dropped unless configured otherwise"}
+    return {"version": TOKENIZER_VERSION, "tokens": "runs of letters of any script after NFKC normalisation, no digits"
+            " or underscores, Chinese and Japanese as overlapping character pairs; case-folded, stop words and short"
+            " words dropped unless configured otherwise"}
 
 
 def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None) -> None:
@@ -128,15 +135,45 @@ class Preprocessor:
     def __post_init__(self):
         stop = resolve_stop_words(self.stop_words) if self.remove_stop_words else frozenset()
         if self.lowercase is True:
-            stop = frozenset(w.lower() for w in stop)
+            stop = frozenset(fold_case(w) for w in stop)
         object.__setattr__(self, "_stop", stop)
 
     def tokenize(self, text: str) -> list[str]:
-        if not text.isascii():
-            text = unicodedata.normalize("NFC", text)
-        toks = _TOKEN.findall(text.lower() if self.lowercase else text)
         sw, n = self._stop, self.min_length
-        return [t for t in toks if len(t) >= n and t not in sw]
+        if text.isascii():                   # the common case: nothing to normalise, and lower() is case folding
+            return [t for t in _TOKEN.findall(text.lower() if self.lowercase else text) if len(t) >= n and t not in sw]
+        text = unicodedata.normalize("NFKC", text)
+        out = []
+        for t in _TOKEN.findall(text.casefold() if self.lowercase else text):
+            if _CJK.search(t) is None:
+                if len(t) >= n and t not in sw:
+                    out.append(t)
+                continue
+            for part in _split_cjk(t):       # a Chinese or Japanese pair is kept whatever min_length (it is 2 long)
+                if (len(part) >= n or _CJK.match(part)) and part not in sw:
+                    out.append(part)
+        return out
+
+
+def fold_case(word: str) -> str:
+    """Case folding as the tokeniser does it (``str.casefold``: "Straße" and "STRASSE" are both "strasse")."""
+    return word.lower() if word.isascii() else word.casefold()
+
+
+def _split_cjk(token: str) -> list[str]:
+    """A run of letters holding Chinese or Japanese characters, as its other letters' runs and overlapping pairs of
+    the CJK characters (a lone character stays one token): "東京大学" gives "東京", "京大", "大学", the way search
+    engines index text without spaces. A word segmenter (jieba, MeCab) gives better words: pass its tokens instead."""
+    out, at = [], 0
+    for m in _CJK.finditer(token):
+        if m.start() > at:
+            out.append(token[at:m.start()])
+        run = m.group()
+        out.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
+        at = m.end()
+    if at < len(token):
+        out.append(token[at:])
+    return out
 
 
 def _df_bound(name: str, v, n_docs: int) -> int:
