@@ -58,6 +58,9 @@ def test_document_server_releases_the_worst_contributors_epsilon_and_names_no_ps
         assert post_reports(srv.url, body(texts[150:160]), "walk-upload-0004")[0] == 201
         per = get_json(srv.url + "/v1/topics")[1]["per_contributor"]
         assert per["max_reports_from_one_contributor"] == 90     # not the 40 of the largest pseudonym
+        assert "each upload without one counts as a contributor of its own" in per["note"]
+        for path in ("/v1/config", "/v1/topics", "/healthz"):   # HEAD is answered where GET is, with no body
+            assert http("HEAD", srv.url + path)[::2] == (200, b"")
         assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
         status, doc = get_json(srv.url + "/v1/model")
         assert status == 200
@@ -89,7 +92,8 @@ def test_document_server_releases_the_worst_contributors_epsilon_and_names_no_ps
 
 
 @pytest.mark.filterwarnings("ignore:an explicit seed")
-def test_word_server_keeps_the_prior_documents_rows_and_mistyped_headers_are_malformed(tmp_path):
+def test_word_server_keeps_the_prior_documents_rows_and_mistyped_headers_are_malformed(tmp_path, capsys):
+    from dptopic.cli.main import main
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=120, n_prior=40)
     srv = Server(tmp_path, f"sqlite:///{tmp_path / 'w.db'}", "--train-interval", "0").start()
     try:
@@ -108,6 +112,12 @@ def test_word_server_keeps_the_prior_documents_rows_and_mistyped_headers_are_mal
         assert set(arrays) == set(meta["arrays"])                   # what is listed is what is sent
         page = " ".join(http("GET", srv.url + "/")[2].decode().split())
         assert "of the prior corpus, which it uses in the clear and no epsilon covers" in page
+        # submit's summary composes both guarantees a word-level report gives, not only the nominal document one
+        (tmp_path / "mine.txt").write_text("\n".join(texts[50:53]) + "\n")
+        assert main(["submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--retries", "0"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert "eps_word=2, eps_doc=120 per document" in out
+        assert "3 documents compose to eps_word=6 for one word's presence in each and eps=360 for the documents" in out
     finally:
         srv.stop()
 
@@ -173,6 +183,21 @@ def test_a_stated_reports_per_contributor_survives_save_load_and_more_training(t
     assert back.privacy_["reports_per_contributor"] == 9 and back.privacy_["epsilon"] == pytest.approx(stated)
     back.for_contributors(2)                                        # never lowered
     assert back.privacy_["reports_per_contributor"] == 9
+    back.for_contributors(np.int64(12))                             # a count from NumPy or SQL is a count
+    assert back.privacy_["reports_per_contributor"] == 12
+    for bad in (0, 2.5, True, "3", None):                           # the same one-line refusal in both classes
+        with pytest.raises(dptopic.DPTopicError, match="invalid reports"):
+            back.for_contributors(bad)
+    assert back.privacy_["reports_per_contributor"] == 12
+
+
+def test_a_stated_fraction_of_reports_is_read_up_never_down():
+    from dptopic.models._contributors import stated_reports
+
+    assert stated_reports({"reports_per_contributor": 2.5}) == 3 and stated_reports({"reports_per_contributor": 4}) == 4
+    for junk in ({}, None, {"reports_per_contributor": True}, {"reports_per_contributor": "9"},
+                 {"reports_per_contributor": 0}, {"reports_per_contributor": float("nan")}):
+        assert stated_reports(junk) == 1
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -207,8 +207,10 @@ def cmd_submit(a):
                          f" (V={s['vocab_size']}; "
                          + ("" if s["epsilon_word"] is None else f"eps_word={s['epsilon_word']:.4g}, ")
                          + f"eps_doc={s['epsilon_doc']:.4g} per document; {s['reports']} documents compose to"
-                           f" eps={s['reports'] * s['epsilon_doc']:.4g} by basic composition). Raw text never left"
-                           " this machine.")
+                           + ("" if s["epsilon_word"] is None else
+                              f" eps_word={s['reports'] * s['epsilon_word']:.4g} for one word's presence in each and")
+                         + f" eps={s['reports'] * s['epsilon_doc']:.4g} for the documents, by basic composition). Raw"
+                           " text never left this machine.")
 
 
 def cmd_fed_client(a):

@@ -15,6 +15,7 @@ from .._validation import Int, Real
 from ..errors import DPTopicError
 from ..local.document import DocumentReportSet, cooccurrence_from_counts, document_privacy_report, domain_size
 from ..recovery import topics_from_cooccurrence
+from ._contributors import checked_reports, stated_reports
 from ._document_level import _FixedTopicsInference
 from .base import TopicModel
 
@@ -95,19 +96,14 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
     def for_contributors(self, reports: int) -> None:
         """State the guarantee for contributors who sent up to ``reports`` reports each: sets
         ``reports_per_contributor`` (never lowering it) and the report (``dptopic serve`` calls it before every save)."""
-        reports = int(reports)
-        if reports < 1:
-            raise DPTopicError(f"invalid reports={reports!r}: a contributor sends at least 1 report.")
-        self.reports_per_contributor = max(reports, self._contributor_reports())
+        self.reports_per_contributor = max(checked_reports(reports), self._contributor_reports())
         if isinstance(getattr(self, "_fit_params_", None), dict):   # what save() writes as the model's parameters
             self._fit_params_["reports_per_contributor"] = self.reports_per_contributor
         self.privacy_ = self.privacy_report()
 
     def _contributor_reports(self) -> int:
         """``reports_per_contributor``, or the larger figure a saved report already states (never lowered)."""
-        stated = (getattr(self, "privacy_", None) or {}).get("reports_per_contributor", 1)
-        stated = stated if isinstance(stated, int) and not isinstance(stated, bool) and stated >= 1 else 1
-        return max(int(self.reports_per_contributor), stated)
+        return max(int(self.reports_per_contributor), stated_reports(getattr(self, "privacy_", None)))
 
     def privacy_report(self) -> dict:
         rep = document_privacy_report(self.epsilon_doc_, len(self.vocabulary_), self._contributor_reports())

@@ -15,6 +15,7 @@ from ..errors import DPTopicError
 from ..local import ReportSet
 from ..local.estimation import (bits_to_corpus, integer_targets, moment_estimate, reconstruct, variance_exact,
                                 variance_paper)
+from ._contributors import checked_reports, stated_reports
 from .lda import LDA
 
 SERVER_SEED_NOTE = ("the seed drives only the server's post-processing (reconstruction and sampling); the"
@@ -59,17 +60,12 @@ class _LocalModel:
         """State the guarantee for contributors who sent up to ``reports`` reports each (their events compose): what
         a collection server knows of its store (``dptopic serve`` calls it before every save). Only ever raised:
         the figure a fitted model reports stays at least the largest it was given."""
-        reports = int(reports)
-        if reports < 1:
-            raise DPTopicError(f"invalid reports={reports!r}: a contributor sends at least 1 report.")
-        self._reports_per_contributor = max(reports, self._contributor_reports())
+        self._reports_per_contributor = max(checked_reports(reports), self._contributor_reports())
         self.privacy_ = self.privacy_report()
 
     def _contributor_reports(self) -> int:
         given = getattr(self, "_reports_per_contributor", None)     # set by for_contributors, or read back from
-        if given is None:                                            # the saved report (privacy_) of a loaded model
-            given = (getattr(self, "privacy_", None) or {}).get("reports_per_contributor", 1)
-        return int(given) if isinstance(given, (int, float)) and given >= 1 else 1
+        return given if given is not None else stated_reports(getattr(self, "privacy_", None))  # the saved report
 
     def _local_report(self, server_steps, scope: str = "") -> dict:
         f = getattr(self, "f_", None) or self._expected_f()

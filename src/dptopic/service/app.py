@@ -279,8 +279,9 @@ async def get_topics(request: Request):
            "reports_pending": int(pending),
            "per_contributor": {"max_reports_from_one_contributor": most,
                                "privacy_of_that_contributor": svc.contributor_privacy(most) if most else None,
-                               "note": "contributors are counted by the pseudonym their client sends; one person"
-                                       " using several pseudonyms is counted several times"}}
+                               "note": "contributors are counted by the pseudonym their client sends, and each"
+                                       " upload without one counts as a contributor of its own; one person using"
+                                       " several pseudonyms is counted several times"}}
     return JSONResponse(doc)
 
 
