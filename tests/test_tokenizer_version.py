@@ -43,6 +43,9 @@ def test_text_into_a_model_of_another_tokenizer_warns_and_tokens_do_not(saved):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         m.transform([["rocket", "orbit"]])                         # token lists are read exactly
+    _edit(saved, 2)                                                # version 2 split ASCII text as version 3 does
+    with pytest.warns(UserWarning, match=r"version 2 .*\(ASCII text is read as it was then; other text may not be\)"):
+        dptopic.load(saved).transform(["a rocket in orbit"])
 
 
 @pytest.mark.parametrize("bad", [0, "2", None, 1.5])

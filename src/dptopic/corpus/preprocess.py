@@ -79,9 +79,11 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
     if version != TOKENIZER_VERSION:
         import warnings
 
+        same_ascii = " (ASCII text is read as it was then; other text may not be)" if version == 2 else ""
         warnings.warn(f"this model was saved with tokeniser version {version} and dptopic now reads text with version"
-                      f" {TOKENIZER_VERSION}: some words may be split differently than in training; pass lists of"
-                      " tokens made as the training text was to be exact.", UserWarning, stacklevel=stacklevel + 1)
+                      f" {TOKENIZER_VERSION}: some words may be split differently than in training{same_ascii}; pass"
+                      " lists of tokens made as the training text was to be exact.", UserWarning,
+                      stacklevel=stacklevel + 1)
 
 
 def stop_words() -> frozenset[str]:
