@@ -114,3 +114,37 @@ def test_tiny_noise_multiplier_is_a_one_line_error_not_a_crash():
         SubsampledGaussianEvent(0.0, 0.1)
     with pytest.raises(DPTopicError, match="sampling_rate"):
         SubsampledGaussianEvent(1.0, 1.5)
+
+
+def test_the_pld_memo_answers_only_the_same_composition_and_never_a_mutable_event():
+    """compose_pld remembers earlier answers by the events' whole frozen description: an equal composition gets the
+    same figure, a different one (count, sigma, delta) its own, and an event that could change is always composed."""
+    from dptopic.accounting import ledger
+    from dptopic.accounting.gaussian import SubsampledGaussianEvent
+
+    ev = SubsampledGaussianEvent(2.0, 0.1)
+    a = ledger.compose_pld([(ev, 10)], 1e-5)
+    assert ledger.compose_pld([(SubsampledGaussianEvent(2.0, 0.1), 10)], 1e-5) == a
+    assert ledger.compose_pld([(ev, 20)], 1e-5) > a
+    assert ledger.compose_pld([(SubsampledGaussianEvent(2.5, 0.1), 10)], 1e-5) < a
+    assert ledger.compose_pld([(ev, 10)], 1e-3) < a
+    ledger._PLD_MEMO.clear()
+    assert ledger.compose_pld([(ev, 10)], 1e-5) == a                    # recomputed, the same
+
+    class Mutable:                                                      # a user's event: never remembered
+        def __init__(self, eps):
+            self.epsilon = eps
+
+        def pld(self, d):
+            return PureDPEvent(self.epsilon).pld(d)
+
+        def rdp(self, orders):
+            return PureDPEvent(self.epsilon).rdp(orders)
+
+        def describe(self):
+            return {"type": "mutable", "epsilon": self.epsilon}
+
+    m = Mutable(1.0)
+    one = ledger.compose_pld([(m, 3)], 1e-5)
+    m.epsilon = 2.0
+    assert ledger.compose_pld([(m, 3)], 1e-5) > one

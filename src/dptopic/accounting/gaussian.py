@@ -15,6 +15,7 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -109,6 +110,7 @@ def svi_dp_event(noise_multiplier: float, sampling_rate: float, steps: int) -> d
     return dp_event.SelfComposedDpEvent(SubsampledGaussianEvent(noise_multiplier, sampling_rate).dp_event(), steps)
 
 
+@functools.lru_cache(maxsize=1024)      # a pure function of its numbers, asked again by every report and calibration
 def pld_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float,
                 discretization: float = GAUSSIAN_DISCRETIZATION) -> float:
     """ε(δ) of ``steps`` subsampled Gaussian steps by dp-accounting's PLD accountant (add/remove)."""
@@ -207,6 +209,7 @@ def strong_composition_for_sigma(noise_multiplier: float, sampling_rate: float, 
 
 
 # ------------------------------------------------------------------ calibration
+@functools.lru_cache(maxsize=256)       # a pure function of its numbers: the same budget is calibrated once
 def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: float, steps: int,
                                max_noise_multiplier: float = MAX_NOISE_MULTIPLIER) -> float:
     """Smallest σ whose ``steps``-fold subsampled Gaussian is (ε, δ)-DP by PLD; never overshoots.

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -55,13 +56,48 @@ def _check_groups(groups) -> list:
 
 
 def compose_pld(groups, delta: float, discretization: float = DISCRETIZATION) -> float:
-    """Tight ε(δ) of the composition of ``[(event, count), ...]`` via privacy loss distributions."""
+    """Tight ε(δ) of the composition of ``[(event, count), ...]`` via privacy loss distributions.
+
+    The same composition asked again (a model's report rebuilt on load, on save, by its card) is answered from a small
+    memo of earlier answers, but only for events that are frozen dataclasses: their fields are their whole
+    description, so equal events have equal privacy loss distributions."""
     groups, delta = _check_groups(groups), _check_delta(delta)
     validate_value("discretization", discretization, [Real(1e-8, 1)])
     discretization = effective_discretization(groups, discretization)
+    key = _memo_key(groups, delta, discretization)
+    if key is not None:
+        with _PLD_MEMO_LOCK:
+            if key in _PLD_MEMO:
+                _PLD_MEMO.move_to_end(key)
+                return _PLD_MEMO[key]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _compose_pld(groups, delta, discretization)
+        value = _compose_pld(groups, delta, discretization)
+    if key is not None:
+        with _PLD_MEMO_LOCK:
+            _PLD_MEMO[key] = value
+            while len(_PLD_MEMO) > PLD_MEMO_SIZE:
+                _PLD_MEMO.popitem(last=False)
+    return value
+
+
+PLD_MEMO_SIZE = 512
+_PLD_MEMO: OrderedDict = OrderedDict()
+_PLD_MEMO_LOCK = threading.Lock()
+
+
+def _memo_key(groups, delta: float, discretization: float):
+    """The memo's key, or None where an event could change after it was composed (not a frozen dataclass)."""
+    from dataclasses import is_dataclass
+
+    if not all(is_dataclass(e) and e.__dataclass_params__.frozen for e, _ in groups):
+        return None
+    key = (tuple((type(e), e, n) for e, n in groups), float(delta), float(discretization))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 PLD_MAX_POINTS = 5e6
