@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 from dptopic.accounting.fedlda import krr_eta, rrp_event, subset_inclusion, subset_size, user_spend
+import dptopic
+from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.evaluation import topic_recovery
 from dptopic.federated import ClientUpdate, FedClient, FedServer, MessageError, RRPConfig, decode_message
@@ -200,7 +202,7 @@ def test_default_report_is_full_and_does_not_grow_with_rounds():
         for ex in ("none", "floor"):
             for rounds in (1, 3):
                 m = FedLDA(n_topics=2, epsilon=3.0, rounds=rounds, pad_length=16, n_clients=4, exclusion=ex,
-                           seed=0, verbose=0).fit(c)
+                           seed=0, verbose=0).fit(c, vocabulary=c.vocabulary.words)    # a public word list
                 reps[ex, rounds] = m.privacy_
     assert reps["none", 1]["epsilon_basic"] == pytest.approx(16 * 3.0) == reps["none", 3]["epsilon_basic"]
     assert reps["floor", 3]["epsilon_basic"] == pytest.approx(3 * reps["floor", 1]["epsilon_basic"])
@@ -208,6 +210,11 @@ def test_default_report_is_full_and_does_not_grow_with_rounds():
     assert r["guarantee"] == "full" and "post-processing" in r["note"] and "NOT covered" in r["scope"]
     assert "subset selection" in r["events"][0]["theorem"] or "subset selection" in str(r)
     assert reps["floor", 3]["guarantee"] == "partial"
+    # a vocabulary read from the users' own documents is released with the model outside epsilon: partial, and said
+    with pytest.warns(dptopic.DataVocabularyWarning):
+        m = FedLDA(n_topics=2, epsilon=3.0, rounds=1, pad_length=16, n_clients=4, seed=0, verbose=0).fit(
+            Corpus.from_tokens([["a", "b", "c"], ["b", "c", "d"]] * 4))
+    assert m.privacy_["guarantee"] == "partial" and m.privacy_["vocabulary_source"] == "data"
     assert user_spend("none", 16, 0) == 0 and user_spend("tail", 16, 5) == 80
     assert rrp_event(3.0, 0.1, exclusion="none").epsilon == 3.0
 
@@ -336,7 +343,7 @@ def test_both_local_inference_rules_run_and_a_bad_one_is_one_line():
         warnings.simplefilter("ignore")
         for rule in ("em", "gibbs"):
             m = FedLDA(n_topics=2, epsilon=3.0, rounds=2, pad_length=16, n_clients=4, local_inference=rule, seed=0,
-                       verbose=0).fit(c)
+                       verbose=0).fit(c, vocabulary=c.vocabulary.words)
             p = m.privacy_["parameters"]
             assert p["local_inference"] == rule and p["words_per_report"] == subset_size(3.0, 30)
             assert m.privacy_["guarantee"] == "full" and np.allclose(m.components_.sum(axis=1), 1)
@@ -393,7 +400,7 @@ def test_from_user_budget_builds_a_model_that_spends_exactly_the_total():
     m.set_params(seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rep = m.fit(c).privacy_
+        rep = m.fit(c, vocabulary=c.vocabulary.words).privacy_
     assert rep["epsilon_basic"] == pytest.approx(40.0) and rep["guarantee"] == "full"
     assert rep["budget"]["epsilon_per_user"] == 40.0 and "note" not in rep["budget"]
     assert rep["epsilon_per_entry"] == pytest.approx(m.epsilon)
@@ -496,11 +503,15 @@ def test_report_words_auto_saves_and_loads_and_bad_values_are_one_line(tmp_path)
         assert "\n" not in str(e.value)
 
 
-def test_report_words_warns_on_an_alphabetical_vocabulary():
+def test_report_words_refuses_an_alphabetical_vocabulary_and_warns_on_unnamed_columns():
     c = lda_corpus(n_docs=60, vocab_size=40, n_topics=2, doc_length=30, seed=6).corpus
     alpha = c.restrict(sorted(c.vocabulary.words))
-    with pytest.warns(UserWarning, match="alphabetical order"):
+    with pytest.raises(DPTopicError, match="alphabetical order .*report_words='all'"):
         FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=30, verbose=0).fit(alpha)
+    FedLDA(n_topics=2, rounds=1, pad_length=8, report_words="all", verbose=0).fit(alpha)   # every word: no order
+    X = c.to_bow()      # a count matrix with no words: whatever order its columns are in, no one can tell
+    with pytest.warns(UserWarning, match="carry no words, so their order cannot be checked"):
+        FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=30, verbose=0).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)   # the library's own order: no warning
         FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=30, verbose=0, seed=None).fit(_frequency_ordered(c))

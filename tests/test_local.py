@@ -155,7 +155,7 @@ def test_rr_event_pld_rdp_and_report():
     assert tight == pytest.approx(one.pld().self_compose(50).get_epsilon_for_delta(1e-5), abs=0.01)
     assert np.allclose(doc.rdp(np.array([2.0, 8.0])), 50 * one.rdp(np.array([2.0, 8.0])))
     rep = local_privacy_report(f, 50)
-    assert rep["unit"] == "local DP, per contributor's document"
+    assert rep["unit"] == "document (local DP)"
     assert rep["epsilon_word"] == pytest.approx(1.0) and rep["epsilon_doc"] == pytest.approx(50.0)
     assert rep["epsilon_basic"] == pytest.approx(50.0)
     assert rep["epsilon_pld"] <= rep["epsilon_basic"] and rep["epsilon_rdp"] <= rep["epsilon_basic"]

@@ -174,7 +174,7 @@ def test_server_model_learns_planted_topics_and_saves(tmp_path):
     rs = rz.randomize(s.corpus)
     m = LocalDocumentLDA(n_topics=3, reports_per_contributor=2).fit(rs)
     assert topic_recovery(m.components_, s.phi) > 0.85
-    assert m.privacy_["epsilon"] == pytest.approx(16.0) and m.privacy_["unit"] == "document (local)"
+    assert m.privacy_["epsilon"] == pytest.approx(16.0) and m.privacy_["unit"] == "contributor (local DP, 2 documents)"
     m.save(tmp_path / "m")
     m2 = dptopic.load(tmp_path / "m")
     assert np.array_equal(m2.components_, m.components_) and m2.privacy_["epsilon_doc"] == 8.0
@@ -230,6 +230,6 @@ def test_partial_fit_equals_one_fit_and_survives_a_save(tmp_path):
     assert m.n_reports_ == whole.n_reports_ == 1300
     other = DocumentRandomizer.for_simulation(VOCAB, 8.0, seed=0).randomize([["tax", "war"]])
     before = m.components_.copy()
-    with pytest.raises(DPTopicError, match="another vocabulary or epsilon"):
+    with pytest.raises(DPTopicError, match="made at eps_doc=8, the model.s at 4"):
         m.partial_fit(other)
     np.testing.assert_array_equal(m.components_, before)

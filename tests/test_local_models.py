@@ -84,7 +84,7 @@ def test_lplda_fit_estimates_privacy_and_save(data, tmp_path):
     assert np.array_equal(est["target"], integer_targets(moment_estimate(rs.column_sums(), 480, rs.f), 480))
     assert np.all(est["variance_paper"] >= est["variance_exact"])
     p = m.privacy_
-    assert p["private"] and p["unit"] == "local DP, per contributor's document"
+    assert p["private"] and p["unit"] == "document (local DP)"
     assert p["epsilon_word"] == pytest.approx(3.0) and p["epsilon_doc"] == pytest.approx(360.0)
     assert all("post-processing" in v for v in p["server_steps"].values())
     assert np.isfinite(m.perplexity(test))

@@ -22,7 +22,14 @@ from ._lazy import pldlib
 from ..errors import DPTopicError
 from .events import DISCRETIZATION, PureDPEvent
 
-LOCAL_UNIT = "local DP, per contributor's document"
+LOCAL_UNIT = "document (local DP)"
+
+
+def local_unit(reports_per_contributor: int) -> str:
+    """What a local report's headline epsilon protects: one document, or all of one contributor's reports when
+    they compose (it reads in "epsilon = 80 per contributor (local DP, 10 documents)")."""
+    m = int(reports_per_contributor)
+    return LOCAL_UNIT if m == 1 else f"contributor (local DP, {m} documents)"
 DOCUMENT_RELATION = ("any two documents of one contributor (local DP: every input pair); documents are"
                      " reduced to word-presence vectors over the public vocabulary, so word counts and order"
                      " are never reported")
@@ -150,7 +157,8 @@ def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports
     """
     from .ledger import PrivacyLedger
 
-    ledger = PrivacyLedger(unit=LOCAL_UNIT, relation=DOCUMENT_RELATION, theorem=LOCAL_THEOREM)
+    ledger = PrivacyLedger(unit=local_unit(reports_per_contributor), relation=DOCUMENT_RELATION,
+                           theorem=LOCAL_THEOREM)
     ledger.spend(RandomizedResponseEvent(f, vocab_size), reports_per_contributor)
     rep = ledger.report(delta)
     eps_w = epsilon_from_f(f)
@@ -165,6 +173,9 @@ def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports
         "vocab_size": vocab_size,
         "reports_per_contributor": reports_per_contributor,
         "noise": "randomized response on the contributors' devices",
+        "randomness": ("the reports were drawn on the contributors' devices (dptopic randomize and submit take their"
+                       " coins from the operating system's CSPRNG; Randomizer(secure=False) is for simulations); the"
+                       " server adds no randomness the guarantee rests on"),
         "server_steps": {s: POST_PROCESSING for s in server_steps},
         "scope": scope or ("covers everything the server computes from the randomized reports (post-processing)."
                            " NOT covered: the public vocabulary, any data the server holds in the clear, and"

@@ -132,7 +132,7 @@ def add_train_args(t) -> None:
     t.add_argument("--prior", default=None, help="olp: public prior corpus D_0, disjoint from the contributors")
     t.add_argument("--batch-size", type=positive_int, default=None,
                    help="olp: reports per mini-batch (default 160); online-vb: documents per mini-batch (default 256)")
-    t.add_argument("--lam", type=float, default=0.5, help="olp: correlation factor lambda in [0, 1]")
+    t.add_argument("--lam", type=float, default=0.5, help="olp: correlation factor lambda in [0, 1] (default 0.5)")
     t.add_argument("--omega", type=float, default=None, help="olp: prior weight omega (default 0.4)")
     t.add_argument("--sigma2", type=positive_float, default=None, help="olp: prior variance (omega from Thm 6)")
     t.add_argument("--alg2-literal", action="store_true", help="olp: Algorithm 2 exactly as printed")

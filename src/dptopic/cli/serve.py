@@ -265,7 +265,7 @@ def register(sub) -> None:
     s.add_argument("--batch-size", type=positive_int, default=160, help="reports per OLP-LDA mini-batch")
     s.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch")
     s.add_argument("--prior-iterations", type=positive_int, default=200, help="Gibbs sweeps on the prior corpus")
-    s.add_argument("--lam", type=float, default=0.5, help="OLP-LDA correlation factor lambda in [0, 1]")
+    s.add_argument("--lam", type=float, default=0.5, help="OLP-LDA correlation factor lambda in [0, 1] (default 0.5)")
     s.add_argument("--omega", type=float, default=0.4, help="OLP-LDA prior weight omega in [0, 1]")
     s.add_argument("--delta", type=unit_interval, default=1e-5, help="delta of the tight epsilon(delta) reports")
     s.add_argument("--train-interval", type=float, default=2.0, help="seconds between trainer passes (0: admin only)")

@@ -41,7 +41,7 @@ _CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC
 # silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
 _ALGORITHM_ONLY = {
     "epsilon": (None, _CENTRAL + _FED + _SVI + _DOC), "budget": (None, ("hdp",)),
-    "secure": (False, _CENTRAL + _SVI + _DOC),
+    "secure": (False, _CENTRAL + _FED + _SVI + _DOC),
     "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
     "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + _DOC + ("lp", "olp")),
     "noise": ("discrete", _CENTRAL),
@@ -329,7 +329,7 @@ _ALGORITHM_FLAGS = {
             "n_clients": "--clients", "variant": "--variant", "exclusion": "--exclusion",
             "replacement": "--replacement",
             "subset_size": "--subset-size", "local_inference": "--local-inference", "report_words": "--report-words",
-            "user_epsilon": "--user-budget"},
+            "user_epsilon": "--user-budget", "secure": "--secure"},
     "svi": {"epsilon": "--epsilon", "delta": "--delta", "noise_multiplier": "--noise-multiplier",
             "sampling_rate": "--sampling-rate", "n_epochs": "--epochs", "clip": "--clip",
             "max_doc_len": "--max-doc-len",
@@ -586,7 +586,8 @@ def register(sub) -> None:
     t.add_argument("--paper-literal", action="store_true", help="hdp: Algorithm 1 exactly as written (unsound)")
     t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete",
                    help="hdp/cdp/cdp+: discrete (default) or continuous Laplace noise")
-    t.add_argument("--secure", action="store_true", help="CSPRNG exact noise via OpenDP (refuses --seed)")
+    t.add_argument("--secure", action="store_true",
+                   help="noise from the OS CSPRNG (OpenDP's exact samplers; fed: the reports), refuses --seed")
     t.add_argument("--private-vocabulary", type=eps_delta_pair, default=None, metavar="EPS_V,DELTA_V",
                    help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
                         " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df are then ignored")

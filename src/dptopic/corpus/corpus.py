@@ -103,8 +103,8 @@ def _warn_unreachable_words(words, pre) -> None:
             parts.append(f"{len(bad)} that the tokeniser never produces ({', '.join(map(repr, bad[:3]))}"
                          f"{', ...' if len(bad) > 3 else ''}: upper case, punctuation, digits, spaces or fewer than"
                          f" {pre.min_length} letters)")
-        warnings.warn("the given vocabulary holds words that are never counted in the training text: "
-                      + "; ".join(parts) + ". They stay in the model without counts.", UserWarning, stacklevel=3)
+        warnings.warn("the given vocabulary holds words that are never counted in text read with these options: "
+                      + "; ".join(parts) + ". They stay in the vocabulary without counts.", UserWarning, stacklevel=3)
 
 
 VOCABULARY_SOURCE = "vocabulary_source"    # metadata key: "supplied" (the caller's word list) or "data"

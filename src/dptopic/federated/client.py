@@ -134,7 +134,14 @@ def check_broadcast_phi(phi: np.ndarray, shape: tuple, who: str = "the client") 
 class FedClient:
     """One user. Holds ``corpus`` (its documents), ``z`` and ``ndk``; only perturbed updates leave it."""
 
-    def __init__(self, client_id: str, corpus: Corpus, config: RRPConfig, rng: np.random.Generator):
+    def __init__(self, client_id: str, corpus: Corpus, config: RRPConfig, rng: np.random.Generator,
+                 secure: bool = False):
+        """``secure=True``: the reports' coins come from the operating system's CSPRNG (the ``"none"`` rule only);
+        ``rng`` then drives only what the guarantee does not rest on (which entries are sampled, the labels)."""
+        if secure and config.exclusion != "none":
+            raise DPTopicError("secure reports are drawn by subset selection, the 'none' rule's randomizer: the floor"
+                               " and tail rules have no secure sampler; use exclusion='none'.")
+        self.secure = bool(secure)
         if corpus.n_tokens == 0 and config.exclusion != "none":
             raise DPTopicError(f"client {client_id!r} has no tokens; drop empty users before training.")
         # exclusion="none": a user without tokens pads every entry, so its reports look like anyone's
@@ -163,7 +170,8 @@ class FedClient:
         _, words = self.build_update()
         V = self.corpus.vocab_size
         s = self.config.report_size(V)
-        self.sets, _event = subset_report(words, V, self.config.epsilon, self._rng, s)
+        self.sets, _event = subset_report(words, V, self.config.epsilon, None if self.secure else self._rng, s,
+                                          secure=self.secure)
         K = self.config.n_topics
         n = self.sets.shape[0]
         self.rz = self._rng.integers(0, K + 1, size=n, dtype=np.int32)  # data-independent start

@@ -175,8 +175,13 @@ class DocumentRandomizer:
                                        else "coins from the operating system's CSPRNG (secrets)")
 
 
+SERVER_SIDE_COINS = ("the reports were drawn on the contributors' devices (dptopic randomize and submit take their"
+                     " coins from the operating system's CSPRNG; DocumentRandomizer.for_simulation does not); the"
+                     " server adds no randomness the guarantee rests on")
+
+
 def document_privacy_report(epsilon: float, vocab_size: int, reports_per_contributor: int = 1,
-                            randomness: str = "") -> dict:
+                            randomness: str = SERVER_SIDE_COINS) -> dict:
     """The guarantee of document-level reports: per document, and per contributor by basic composition."""
     from ..accounting import PrivacyLedger
     from ..mechanisms.frequency_oracle import LOCAL_RELATION, THEOREM
@@ -185,7 +190,9 @@ def document_privacy_report(epsilon: float, vocab_size: int, reports_per_contrib
     if not (isinstance(reports_per_contributor, (int, np.integer)) and reports_per_contributor >= 1):
         raise DPTopicError(f"invalid reports_per_contributor={reports_per_contributor!r}: must be an integer >= 1.")
     D = domain_size(vocab_size)
-    ledger = PrivacyLedger(unit="document (local)", relation=LOCAL_RELATION, theorem=THEOREM)
+    from ..accounting.local import local_unit
+
+    ledger = PrivacyLedger(unit=local_unit(reports_per_contributor), relation=LOCAL_RELATION, theorem=THEOREM)
     ledger.spend(PureDPEvent(float(epsilon), label=f"one document's pair by k-subset selection (D={D})",
                              theorem=THEOREM, relation=LOCAL_RELATION), int(reports_per_contributor))
     rep = ledger.report(1e-5)
@@ -195,6 +202,7 @@ def document_privacy_report(epsilon: float, vocab_size: int, reports_per_contrib
         "reports_per_contributor": int(reports_per_contributor), "vocab_size": int(vocab_size),
         "domain_size": D, "subset_size": subset_size(D, float(epsilon)),
         "mechanism": "one uniformly sampled word pair per document, reported by k-subset selection",
+        "noise": "k-subset selection on the contributors' devices",
         "randomness": randomness,
         "scope": ("covers everything the server computes from the reports (post-processing), for any two documents"
                   " of a contributor (eps_doc) and all of a contributor's reports together (eps_contributor, basic"
@@ -317,6 +325,10 @@ class DocumentReportSet:
         sets = list(sets)
         if not sets:
             raise DPTopicError("nothing to concatenate: give at least one DocumentReportSet.")
+        other = next((s for s in sets if not isinstance(s, DocumentReportSet)), None)
+        if other is not None:
+            raise DPTopicError(f"cannot concatenate a {type(other).__name__} with document-level reports: reports of"
+                               " one kind only (word-level sets: ReportSet.concatenate).")
         a = sets[0]
         for s in sets[1:]:
             if (s.vocab_size, s.vocabulary_sha256, s.epsilon) != (a.vocab_size, a.vocabulary_sha256, a.epsilon):

@@ -155,6 +155,10 @@ class ReportSet(FlipParameterMixin):
         sets = list(sets)
         if not sets:
             raise DPTopicError("nothing to concatenate: give at least one ReportSet.")
+        other = next((s for s in sets if not isinstance(s, ReportSet)), None)
+        if other is not None:
+            raise DPTopicError(f"cannot concatenate a {type(other).__name__} with word-level ReportSets: reports of"
+                               " one kind only (document-level sets: DocumentReportSet.concatenate).")
         for s in sets[1:]:
             sets[0].compatible(s)
         vocab = next((s.vocabulary for s in sets if s.vocabulary is not None), None)
@@ -167,13 +171,13 @@ class ReportSet(FlipParameterMixin):
             vocab_size = len(vocabulary)
             vocabulary_sha256 = vocabulary_fingerprint(vocabulary)
         if vocab_size is not None and vocab_size != self.vocab_size:
-            raise DPTopicError(f"{where} were made for a vocabulary of {self.vocab_size} words but {vocab_size} are"
+            raise DPTopicError(f"{where}: made for a vocabulary of {self.vocab_size} words but {vocab_size} are"
                                " expected: use the vocabulary the reports were randomized with.")
         if vocabulary_sha256 is not None and vocabulary_sha256 != self.vocabulary_sha256:
-            raise DPTopicError(f"{where} were made with another vocabulary (fingerprint {self.vocabulary_sha256[:12]}"
+            raise DPTopicError(f"{where}: made with another vocabulary (fingerprint {self.vocabulary_sha256[:12]}"
                                f" != {vocabulary_sha256[:12]}): use the vocabulary the reports were randomized with.")
         if f is not None and not math.isclose(float(f), self.f, rel_tol=1e-12, abs_tol=0.0):
-            raise DPTopicError(f"{where} were randomized with f={self.f:.6g} (eps_word={self.epsilon_word:.4g}) but"
+            raise DPTopicError(f"{where}: randomized with f={self.f:.6g} (eps_word={self.epsilon_word:.4g}) but"
                                f" f={float(f):.6g} is expected: train with the reports' own f or re-collect.")
         return self
 
@@ -214,7 +218,7 @@ class ReportSet(FlipParameterMixin):
         except (ValueError, UnicodeDecodeError, AttributeError):
             raise DPTopicError(f"{bad} the header is not a dptopic report header; re-create it with 'dptopic randomize'.") from None
         if head.get("version") != VERSION:
-            raise DPTopicError(f"{where} use format version {head.get('version')!r}; this dptopic reads version"
+            raise DPTopicError(f"{where}: format version {head.get('version')!r}; this dptopic reads version"
                                f" {VERSION}: upgrade dptopic or re-create the reports.")
         if head.get("kind", "word") != "word":      # headers before report kinds carry none
             raise DPTopicError(f"{bad} a word-level report file ({FORMAT}) whose header declares kind"

@@ -142,17 +142,22 @@ def rrp_perturb(words, Q, epsilon: float, delta: float, gamma: float = 1.0, rng:
     return out, rrp_event(epsilon, delta, gamma, variant, exclusion, vocab_size=V if none else None)
 
 
-def subset_report(words, vocab_size: int, epsilon: float, rng: np.random.Generator, s: int | None = None):
+def subset_report(words, vocab_size: int, epsilon: float, rng: np.random.Generator | None, s: int | None = None,
+                  secure: bool = False):
     """Randomize each entry once by subset selection: returns ``(sets, event)``, ``sets`` ``n × s`` word ids.
 
     ``words``: ids in ``[0, V)``, ``-1`` for padding (a uniform set). Each row is sorted: the report is
     the set, and nothing in its layout depends on which word was true. ``s`` defaults to
     :func:`~dptopic.accounting.fedlda.subset_size`; ``s = 1`` is k-ary randomized response. Pure
     ``epsilon``-LDP per entry (the ``"none"`` rule of ``docs/fedlda.md``).
+
+    ``secure=True`` (what a real participant uses, ``dptopic fed-client``) takes every coin from the operating
+    system's CSPRNG (``secrets``) and refuses a Generator: the true word is kept when a uniform 53-bit integer is
+    below ``floor(A 2^53)``, so the realised ratio never exceeds ``e^epsilon``
+    (:func:`dptopic.mechanisms.frequency_oracle.keep_threshold`). Otherwise ``rng`` drives the compiled sampler
+    (xorshift128+ seeded from it): simulations only.
     """
     epsilon = check_epsilon(epsilon)
-    if rng is None:
-        raise DPTopicError("a numpy Generator is required for the subset randomizer.")
     V = int(vocab_size)
     s = subset_size(epsilon, V) if s is None else int(s)
     a, _ = subset_inclusion(epsilon, V, s)
@@ -160,10 +165,37 @@ def subset_report(words, vocab_size: int, epsilon: float, rng: np.random.Generat
     if words.ndim != 1 or (words.size and (words.min() < -1 or words.max() >= V)):
         raise DPTopicError(f"invalid words: ids must be in [0, {V}) or -1 for padding.")
     out = np.empty((words.shape[0], s), dtype=np.int32)
-    subset_select(words, V, s, a, kernel_state(rng), out)
+    if secure:
+        if rng is not None:
+            raise DPTopicError("secure=True takes its coins from the operating system's CSPRNG: pass no Generator.")
+        _secure_subsets(words, V, s, epsilon, out)
+    else:
+        if rng is None:
+            raise DPTopicError("a numpy Generator is required for the subset randomizer (or secure=True).")
+        subset_select(words, V, s, a, kernel_state(rng), out)
     # the sampler writes a kept true word first: sort, so that a report is the set alone and its order says nothing
     out.sort(axis=1)
     return out, rrp_event(epsilon, 0.1, 1.0, exclusion="none", vocab_size=V)
+
+
+def _secure_subsets(words, V: int, s: int, epsilon: float, out) -> None:
+    """Subset selection with the OS CSPRNG's coins: a padding entry (``-1``) gets ``s`` uniform words; a word
+    is kept with probability ``floor(A 2^53) / 2^53`` and joined by ``s - 1`` uniform others, else replaced by ``s``
+    uniform others."""
+    import secrets
+
+    from .frequency_oracle import COIN_BITS, keep_threshold
+
+    sysrand = secrets.SystemRandom()
+    T = keep_threshold(V, min(float(epsilon), 50.0), s) if V >= 2 else 0
+    for i, x in enumerate(words.tolist()):
+        if x < 0:
+            row = sysrand.sample(range(V), s)
+        else:
+            keep = secrets.randbits(COIN_BITS) < T
+            others = [w + (w >= x) for w in sysrand.sample(range(V - 1), s - 1 if keep else s)]
+            row = others + [x] if keep else others
+        out[i] = row
 
 
 def subset_frequencies(sets, vocab_size: int, epsilon: float) -> np.ndarray:

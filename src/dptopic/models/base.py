@@ -40,14 +40,17 @@ def _document_keys(corpus: Corpus, skip_empty: bool = False):
             for d in range(corpus.n_docs) if not skip_empty or ptr[d + 1] > ptr[d])
 
 
-def _warn_if_documents_reused(name: str, corpus: Corpus) -> None:
+def _warn_if_documents_reused(name: str, corpus) -> None:
+    """``corpus``: a Corpus, or a list of them (FedLDA's users)."""
     import warnings
 
-    seen = set(_document_keys(corpus))
+    parts = corpus if isinstance(corpus, (list, tuple)) else [corpus]
+    seen = {k for c in parts for k in _document_keys(c)}
+    n_docs = sum(c.n_docs for c in parts)
     again = len(seen & _PRIVATE_DOCS)
     _PRIVATE_DOCS.update(seen)
     if again:
-        warnings.warn(f"{name}: {again} of these {corpus.n_docs} training documents were already used by an earlier"
+        warnings.warn(f"{name}: {again} of these {n_docs} training documents were already used by an earlier"
                       " private fit in this process (a refit, or another candidate of a grid search): each fit spends"
                       " its budget again, and the epsilons add up; the report of each fit covers that fit alone.",
                       UserWarning, stacklevel=4)
@@ -215,7 +218,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         """End of a successful fit: the privacy report, and the parameters that produced this state (a later
         ``set_params`` changes the next fit, never what ``save`` writes for this one). A private fit on documents
         that an earlier private fit in this process already used (a refit, a grid search) warns: the budgets add."""
-        if self._private and isinstance(corpus, Corpus):
+        if self._private and (isinstance(corpus, Corpus) or isinstance(corpus, list)
+                              and all(isinstance(c, Corpus) for c in corpus)):
             _warn_if_documents_reused(type(self).__name__, corpus)
         self.privacy_ = self.privacy_report()
         # the tokeniser of this version of dptopic (a refit replaces a loaded one), or the words of a count matrix
@@ -230,8 +234,11 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                           " tests and reproduction; leave seed=None otherwise).",
                           SeededNoiseWarning, stacklevel=3)
         if self.privacy_.get("private"):     # the guarantee's extent in one field, as the privacy card names it
+            from ..accounting.ledger import claims_no_guarantee
+
             partial = self.privacy_.get("vocabulary_source") == "data" or self.privacy_.get("guarantee") == "partial"
-            self.privacy_["guarantee"] = "partial" if partial else self.privacy_.get("guarantee", "full")
+            self.privacy_["guarantee"] = ("none" if claims_no_guarantee(self.privacy_) else "partial" if partial
+                                          else self.privacy_.get("guarantee", "full"))
         if self.privacy_.get("private") and self.privacy_.get("vocabulary_source") == "data":
             import warnings
 

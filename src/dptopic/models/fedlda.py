@@ -11,6 +11,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
@@ -22,7 +23,7 @@ from ..errors import DPTopicError
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
 from ..federated.server import full_vocabulary_topics
 from ..federated.client import check_config, rounds_to_no_entry
-from .base import GibbsTopicModel
+from .base import GibbsTopicModel, vocabulary_given
 
 USER_RELATION = ("one user's reports: the words of all entries a user sends over all rounds, each entry's word"
                  " replaced by any other word (including rare words and padding); topic labels held fixed")
@@ -50,12 +51,41 @@ PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries
 
 
 
-def _warn_if_vocabulary_sorted(words) -> None:
-    """``report_words`` takes the vocabulary's first words as its most common: an alphabetical list is a mistake."""
+def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
+    """``report_words`` takes the vocabulary's first words as its most common: an alphabetical list (what
+    scikit-learn's and dptopic's ``CountVectorizer`` learn) would keep the words that sort first, so it is refused;
+    columns that carry no words at all have an order no one can check, so they warn."""
     if len(words) > 20 and all(a <= b for a, b in zip(words, words[1:])):
-        warnings.warn("FedLDA report_words keeps the vocabulary's first words as its most common, but this vocabulary"
-                      " is in alphabetical order: list it most common first (as Corpus.prune does), or pass"
-                      " report_words='all'.", UserWarning, stacklevel=3)
+        raise DPTopicError(f"FedLDA report_words keeps the vocabulary's first {n} words as its most common, but this"
+                           " vocabulary is in alphabetical order (as a CountVectorizer learns it): list it most common"
+                           " first (Corpus.prune; CountVectorizer(vocabulary=words_most_common_first)), or pass"
+                           " report_words='all' (--report-words all).")
+    if unnamed:
+        warnings.warn(f"FedLDA report_words keeps the first {n} columns as the most common words, but X's columns"
+                      " carry no words, so their order cannot be checked (scikit-learn's CountVectorizer sorts them"
+                      " alphabetically): pass vocabulary= listed most common first, or report_words='all'.",
+                      UserWarning, stacklevel=4)
+
+
+FED_SECURE = ("secure mode: every report's coins come from the operating system's CSPRNG (secrets), with the true"
+              " word kept on a 53-bit integer coin so the realised ratio never exceeds e^epsilon; which entries a user"
+              " samples and the labels (which the guarantee does not rest on) come from NumPy's PCG64")
+FED_SIMULATION = ("SIMULATION: the reports' coins come from xorshift128+ seeded from NumPy's PCG64 (fresh OS entropy"
+                  " unless a seed is given), not a cryptographic generator; secure=True (--secure) draws them from the"
+                  " OS CSPRNG, as dptopic fed-client does on a participant's device")
+FED_RRP_COINS = ("SIMULATION: the replacement coins come from xorshift128+ seeded from NumPy's PCG64, not a"
+                 " cryptographic generator; the floor and tail rules have no secure sampler")
+
+
+def _refuse_user_lists_of_texts(X) -> None:
+    """``fit([texts_user0, texts_user1])`` reads as lists of tokens, one per document: a "token" holding a space is
+    a text, and the users were meant as corpora."""
+    if isinstance(X, (list, tuple)) and X and all(isinstance(d, (list, tuple)) for d in X):
+        spaced = next((t for d in X for t in d if isinstance(t, str) and any(ch.isspace() for ch in t)), None)
+        if spaced is not None:
+            raise DPTopicError(f"a token holds spaces ({spaced[:40]!r}...): a list of lists is read as tokenised"
+                               " documents; to give one list of texts per user, pass a list of corpora built on one"
+                               " vocabulary, [Corpus.from_texts(texts, vocabulary=V) for texts in users].")
 
 
 def coverage(replacement: str, exclusion: str = "floor") -> dict:
@@ -112,6 +142,9 @@ class FedLDA(GibbsTopicModel):
         at eps = 5, all 1,000 for 300 users at 7.5); ``"all"``: every word; or a number. See
         ``docs/fedlda.md``, "Fewer words in each report".
     report_delta : δ at which the tight (PLD) ε of the per-user composition is reported.
+    secure : ``"none"`` rule: draw every report from the operating system's CSPRNG (refuses a seed), as
+        ``dptopic fed-client`` does on a participant's device; the default draws from a fast simulation generator,
+        and ``privacy_["randomness"]`` says which.
     seed : None (default, OS entropy). An explicit seed makes the noise reproducible — tests only.
     n_jobs : worker threads for the clients.
     """
@@ -124,6 +157,7 @@ class FedLDA(GibbsTopicModel):
         "exclusion": [Options(("none", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
         "local_iter": [Int(1, 100_000)], "subset_size": [Int(0, 1_000_000_000)], "report_delta": [Real(0, 1, "neither")],
         "local_inference": [Options(("em", "gibbs"))], "report_words": [Int(2, 1_000_000_000), Options(("auto", "all"))],
+        "secure": [Options((True, False))],
     }
     _private = True
 
@@ -131,7 +165,8 @@ class FedLDA(GibbsTopicModel):
                  rounds: int = 50, sample_ratio: float = 1.0, pad_length: int = 512, n_clients: int | None = None,
                  alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "none",
                  replacement: str = "mixture", local_iter: int = 1, subset_size: int = 0, report_delta: float = 1e-5, seed=None,
-                 n_jobs: int = 1, verbose: int = 1, local_inference: str = "em", report_words: int | str = "auto"):
+                 n_jobs: int = 1, verbose: int = 1, local_inference: str = "em", report_words: int | str = "auto",
+                 secure: bool = False):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -150,6 +185,7 @@ class FedLDA(GibbsTopicModel):
         self.local_inference = local_inference
         self.report_words = report_words
         self.report_delta = report_delta
+        self.secure = secure
         self.seed = seed
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -192,6 +228,12 @@ class FedLDA(GibbsTopicModel):
             raise DPTopicError(f"pad_length={self.pad_length} is too small for sample_ratio={self.sample_ratio:g}:"
                                " an update would round to no entry; raise pad_length or sample_ratio.")
         validate_value("epsilon", self.epsilon, [Real(0, None, "neither")])
+        if self.secure and self.seed is not None:
+            raise DPTopicError("secure=True draws the reports from the operating system's CSPRNG and refuses a seed:"
+                               " remove seed (--seed).")
+        if self.secure and self.exclusion != "none":
+            raise DPTopicError("secure=True draws the reports by subset selection, the 'none' rule's randomizer: the"
+                               " floor and tail rules have no secure sampler; use exclusion='none'.")
         if self.exclusion != "none" and self.report_words not in ("auto", "all"):
             raise DPTopicError(f"report_words={self.report_words!r} applies to exclusion='none' only: the floor and"
                                " tail rules replace words from the model over the whole vocabulary; drop it.")
@@ -226,7 +268,7 @@ class FedLDA(GibbsTopicModel):
         n = self._report_domain(len(words), len(corpora))
         if n == len(words):
             return corpora, n
-        _warn_if_vocabulary_sorted(words)
+        _check_vocabulary_order(words, getattr(self, "_columns_unnamed", False), n)
         # a user left without any of them still takes part, with padding only: dropping it would make the number
         # of users (which the server sees and the model saves) depend on whether its words are among the first n
         kept = [c.restrict(words[:n], drop_empty=False) for c in corpora]
@@ -238,6 +280,15 @@ class FedLDA(GibbsTopicModel):
     # ------------------------------------------------------------- clients
     def _client_corpora(self, X, vocabulary=None) -> list[Corpus]:
         if isinstance(X, (list, tuple)) and X and all(isinstance(c, Corpus) for c in X):
+            if vocabulary is not None:
+                raise DPTopicError("vocabulary= applies to one corpus split into users; a list of user corpora"
+                                   " carries its own: build each with Corpus.from_texts(..., vocabulary=V).")
+            if self.n_clients is not None and self.n_clients != len(X):
+                raise DPTopicError(f"n_clients={self.n_clients} but {len(X)} user corpora were given: each corpus of"
+                                   " the list is one user; drop n_clients (--clients).")
+            self._columns_unnamed = False
+            # the users' shared word list is public only when each corpus was built on a supplied one
+            self._vocabulary_supplied = all(vocabulary_given(c) for c in X)
             fp = vocabulary_fingerprint(X[0].vocabulary.words)
             for i, c in enumerate(X):
                 if vocabulary_fingerprint(c.vocabulary.words) != fp:
@@ -246,7 +297,13 @@ class FedLDA(GibbsTopicModel):
             if not any(c.n_tokens for c in X):
                 raise DPTopicError("every client corpus is empty: give at least one client with tokens.")
             return list(X) if self.exclusion == "none" else [c for c in X if c.n_tokens > 0]
-        corpus = as_corpus(X, vocabulary=vocabulary)
+        _refuse_user_lists_of_texts(X)
+        X, names = self._as_input(X)
+        self._columns_unnamed = (vocabulary is None and names is None
+                                 and (sp.issparse(X) or isinstance(X, np.ndarray) or hasattr(X, "__array__")))
+        supplied = vocabulary is not None or (names is not None and self._input_names_public)
+        corpus = as_corpus(X, vocabulary=vocabulary if vocabulary is not None else names)
+        self._vocabulary_supplied = supplied or (vocabulary is None and names is None and vocabulary_given(corpus))
         if self.n_clients is not None and self.n_clients > corpus.n_docs:
             raise DPTopicError(f"n_clients={self.n_clients} exceeds the {corpus.n_docs} documents: a simulated user"
                                " holds at least one document; give fewer clients, or a list of user corpora.")
@@ -281,6 +338,7 @@ class FedLDA(GibbsTopicModel):
         """
         self._validate()
         corpora = self._client_corpora(X, vocabulary)
+        users = list(corpora)       # the users' documents as given: a later transform of them warns
         self.vocabulary_ = corpora[0].vocabulary
         V = len(self.vocabulary_)
         cfg = self._config()
@@ -291,7 +349,7 @@ class FedLDA(GibbsTopicModel):
         rng = self._rng()
         ids = [f"user{i}" for i in range(len(corpora))]
         client_rngs = rng.spawn(len(corpora) + 1)
-        clients = [FedClient(i, c, cfg, r) for i, c, r in zip(ids, corpora, client_rngs[1:])]
+        clients = [FedClient(i, c, cfg, r, secure=self.secure) for i, c, r in zip(ids, corpora, client_rngs[1:])]
         server = FedServer.from_config(corpora[0].vocabulary, cfg, ids, self.beta, rng=client_rngs[0])
         event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion, vocab_size=n_report)
         self.ledger_ = PrivacyLedger(unit="user", relation=USER_RELATION_NONE if self.exclusion == "none"
@@ -324,7 +382,7 @@ class FedLDA(GibbsTopicModel):
         self.components_ = full_vocabulary_topics(server.phi, V)
         self.n_truncated_ = int(sum(c.n_truncated for c in clients))
         self.n_clients_ = len(clients)
-        self._set_fitted()
+        self._set_fitted(users)
         # public quantities only: the exact document and token counts are what the padding hides
         self._train_stats = {"n_clients": len(clients), "vocab_size": len(self.vocabulary_),
                              "entries_per_update": cfg.n_entries, "report_words": n_report,
@@ -348,7 +406,9 @@ class FedLDA(GibbsTopicModel):
             **coverage(self.replacement, self.exclusion),
             "noise": ("subset selection (one word: k-ary randomized response), once per entry" if none
                       else "RRP word replacement"),
-            "secure_noise": False,
+            "secure_noise": bool(self.secure),
+            "randomness": (FED_SECURE if self.secure else FED_SIMULATION) if none else FED_RRP_COINS,
+            "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
         })
         budget = getattr(self, "_user_budget", None)
         if budget is not None:

@@ -55,8 +55,10 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         ``fit`` on all of them). A refused set leaves the model unchanged."""
         self._validate()
         if not isinstance(reports, DocumentReportSet):
+            got = ("word-level reports (train those with OLPLDA or LPLDA)" if type(reports).__name__ == "ReportSet"
+                   else f"a {type(reports).__name__}")
             raise DPTopicError("LocalDocumentLDA fits document-level reports (a DocumentReportSet from"
-                               " DocumentRandomizer or 'dptopic randomize --unit document'), not raw documents.")
+                               f" DocumentRandomizer or 'dptopic randomize --unit document'), not {got}.")
         if reports.vocabulary is None:
             raise DPTopicError("these reports carry no vocabulary: load them with the vocabulary they were made with.")
         if reports.n_reports == 0:
@@ -64,8 +66,12 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         if self.n_topics > reports.vocab_size:
             raise DPTopicError(f"n_topics={self.n_topics} exceeds the {reports.vocab_size} words of the reports.")
         if hasattr(self, "pair_counts_"):
-            if reports.vocabulary != self.vocabulary_ or reports.epsilon != self.epsilon_doc_:
-                raise DPTopicError("these reports were made with another vocabulary or epsilon than the model's.")
+            if reports.vocabulary != self.vocabulary_:
+                raise DPTopicError(f"these reports were made with another vocabulary ({reports.vocab_size} words) than"
+                                   f" the model's ({len(self.vocabulary_)} words): randomize with the model's.")
+            if reports.epsilon != self.epsilon_doc_:
+                raise DPTopicError(f"these reports were made at eps_doc={reports.epsilon:g}, the model's at"
+                                   f" {self.epsilon_doc_:g}: one model takes reports of one epsilon.")
             counts, n = self.pair_counts_ + reports.inclusion_counts(), self.n_reports_ + reports.n_reports
         else:
             counts, n = reports.inclusion_counts(), reports.n_reports

@@ -14,7 +14,7 @@ from scipy import stats
 
 from .._progress import progress_bar
 from .._validation import IsNone, Int, Options, Real
-from ..corpus import Corpus, Vocabulary
+from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..kernels import count_assignments
 from ..local import ReportSet
@@ -171,6 +171,17 @@ class OnlineLDA(GibbsTopicModel):
             raise DPTopicError(f"empty {what}: it holds no tokens; skip it or send documents.")
         return corpus
 
+    def _as_batch(self, X, what: str) -> Corpus:
+        """A mini-batch in any form ``fit`` takes (a Corpus, a count matrix, a DataFrame, texts, token lists), on the
+        model's vocabulary once it has one (the prior corpus's, or the first batch's)."""
+        if not isinstance(X, Corpus):
+            vocab = getattr(self, "vocabulary_", None)
+            if vocab is None and isinstance(self.prior_corpus, Corpus):
+                vocab = self.prior_corpus.vocabulary
+            X, names = self._as_input(X)
+            X = as_corpus(X, vocabulary=vocab.words if vocab is not None else names)
+        return self._check_corpus(X, what)
+
     def _train_batch(self, corpus: Corpus, seed) -> None:
         g = self._gibbs(seed).fit_with_prior(corpus, self.prior_)
         self.components_ = g.components_
@@ -181,9 +192,10 @@ class OnlineLDA(GibbsTopicModel):
 
     # ------------------------------------------------------------ public API
     def partial_fit(self, X, y=None):
-        """Train on one mini-batch (a :class:`Corpus`). A bad batch raises and changes nothing."""
+        """Train on one mini-batch (a :class:`Corpus`, a count matrix with the model's columns, texts or token
+        lists, read into the model's vocabulary once it has one). A bad batch raises and changes nothing."""
         def work():
-            corpus = self._check_corpus(X, "mini-batch")
+            corpus = self._as_batch(X, "mini-batch")
             self._ensure_started(corpus.vocabulary)
             seeds = self._child_seeds()
             self._train_batch(corpus, seeds[0])
@@ -193,9 +205,10 @@ class OnlineLDA(GibbsTopicModel):
         return self._transaction(work)
 
     def fit(self, X, y=None, **kw):
-        """Reset and stream ``X`` (a :class:`Corpus`) in mini-batches of ``batch_size`` documents."""
+        """Reset and stream ``X`` (a :class:`Corpus`, count matrix, texts or token lists) in mini-batches of
+        ``batch_size`` documents."""
         self._reset()
-        X = self._check_corpus(X, "corpus")
+        X = self._as_batch(X, "corpus")
         starts = range(0, X.n_docs, self.batch_size)
         with progress_bar(len(starts), f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
             for a in starts:
@@ -434,8 +447,8 @@ class OLPLDA(_LocalModel, OnlineLDA):
         rep = self._local_report(
             ["Bayesian denoising, Zhao et al. Theorem 6 / eq. (19)", "prior-mean update, eq. (21)",
              "reconstruction, Steps 3-5", "online Gibbs sampling, eq. (10)-(13)"],
-            scope="covers everything the server computes from the randomized reports. NOT covered: the prior"
-                  " corpus D_0, which is used in the clear and must be public or consented data disjoint from the"
+            scope="covers everything the server computes from the randomized reports. NOT covered: the public"
+                  " vocabulary; the prior corpus D_0, which is used in the clear and must be public or consented data disjoint from the"
                   " contributors; contributors who report in several windows (their epsilons add).")
         rep["mode"] = "Algorithm 2 as printed" if self.alg2_literal else "reconciled Algorithm 2 (eq. 21 prior mean)"
         rep["prior_data"] = "none" if self._no_prior() else "public prior corpus D_0"

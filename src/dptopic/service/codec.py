@@ -356,14 +356,16 @@ def fed_privacy(rrp, rounds: int, delta: float = 1e-5, vocab_size: int | None = 
     rep = ledger.report(delta)
     rep["rounds"] = rounds
     rep["entries_per_round"] = rrp.n_entries
-    from ..models.fedlda import coverage
+    from ..models.fedlda import FED_RRP_COINS, FED_SECURE, coverage
 
     rep.update(coverage(rrp.replacement, rrp.exclusion))  # topic labels go out in the clear: partial
+    rep["randomness"] = FED_SECURE if rrp.exclusion == "none" else FED_RRP_COINS   # as fed_client draws them
     return rep
 
 
 def fed_client(client_id: str, corpus, rrp):
-    """A FedLDA participant holding ``corpus``; fresh OS entropy (no seed)."""
+    """A FedLDA participant holding ``corpus``: its reports' coins come from the operating system's CSPRNG, the rest
+    (which entries are sampled, the labels) from fresh OS entropy (no seed)."""
     from ..federated import FedClient
 
-    return FedClient(client_id, corpus, rrp, np.random.default_rng())
+    return FedClient(client_id, corpus, rrp, np.random.default_rng(), secure=rrp.exclusion == "none")
