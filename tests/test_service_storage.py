@@ -170,3 +170,12 @@ def test_writer_acknowledges_each_request_after_its_commit_with_one_loop_call_pe
     with storage.read() as c:
         from dptopic.service.storage import submissions
         assert {r.idempotency_key for r in c.execute(submissions.select())} >= {f"k-key-{i:04d}" for i in range(20)}
+
+
+def test_fed_report_words_refuse_an_alphabetical_vocabulary():
+    """The first N words must be the most common: an alphabetical --vocabulary would keep those that sort first."""
+    words = [f"{c}{d}" for c in "abcdefgh" for d in "xyz"]                  # 24 words in alphabetical order
+    with pytest.raises(Exception, match="--vocabulary is in alphabetical order"):
+        ServiceConfig(words, 0.2, fed_epsilon=5.0, fed_topics=2, fed_report_words=10)
+    ServiceConfig(words[::-1], 0.2, fed_epsilon=5.0, fed_topics=2, fed_report_words=10)    # another order: taken
+    ServiceConfig(words, 0.2, fed_epsilon=5.0, fed_topics=2)                # every word: the order does not matter
