@@ -18,7 +18,7 @@ from .._progress import progress_bar
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..evaluation import infer_theta
-from .lira import phi_and_privacy
+from .lira import _check_corpus, check_phi, outside_guarantee_label, phi_and_privacy, shadow_claim
 
 
 @dataclass
@@ -57,7 +57,7 @@ def train_topic_classifier(corpus: Corpus, train_fn, rng: np.random.Generator, c
     if corpus.labels is None:
         raise DPTopicError("the classifier attack needs a labelled corpus: give labels (e.g. --label-field).")
     phi, priv = phi_and_privacy(train_fn(corpus, rng))
-    phi = np.maximum(np.asarray(phi, dtype=np.float64), 0)
+    phi = check_phi(phi, corpus.vocab_size)
     phi = phi / phi.sum(axis=1, keepdims=True)
     tc = TopicClassifier(phi, None, priv, None if classes is None else np.asarray(sorted(classes)))
     tc.clf = LogisticRegression(max_iter=1000).fit(tc.features(corpus), np.asarray(corpus.labels))
@@ -78,8 +78,9 @@ def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows:
     from sklearn.ensemble import GradientBoostingClassifier
     from sklearn.metrics import accuracy_score, f1_score
 
-    if n_shadows < 1:
-        raise DPTopicError(f"invalid n_shadows={n_shadows}: need at least 1 shadow classifier.")
+    _check_corpus(corpus)
+    if isinstance(n_shadows, bool) or not isinstance(n_shadows, (int, np.integer)) or n_shadows < 1:
+        raise DPTopicError(f"invalid n_shadows={n_shadows!r}: need a whole number >= 1 of shadow classifiers.")
     if corpus.labels is None:
         raise DPTopicError("the classifier attack needs a labelled corpus: give labels (e.g. --label-field).")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -120,4 +121,5 @@ def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows:
     return {"attack_accuracy": acc, "attack_accuracy_se": float(np.sqrt(acc * (1 - acc) / n_eval)),
             "n_eval": n_eval, "target_accuracy": float(accuracy_score(y_test, pred)),
             "target_f1_macro": float(f1_score(y_test, pred, average="macro")), "n_shadows": n_shadows,
-            "claimed_privacy": target.privacy}
+            "claimed_privacy": shadow_claim(target.privacy),   # the audit seeded the target itself
+            "metrics_guarantee": outside_guarantee_label()}

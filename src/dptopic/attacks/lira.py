@@ -111,6 +111,10 @@ def estimator_trainer(algorithm, **params):
 
     from ..models import ALGORITHMS
 
+    if isinstance(algorithm, str) and algorithm not in ALGORITHMS:
+        raise DPTopicError(f"unknown algorithm {algorithm!r}: choose one of {', '.join(ALGORITHMS)}.")
+    if not isinstance(algorithm, (str, type)):
+        raise DPTopicError(f"invalid algorithm {algorithm!r}: give a name ({', '.join(ALGORITHMS)}) or an estimator class.")
     cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
     calibrated = []  # a budget-calibrated trainer (DP-SVI) is calibrated once, not once per shadow
 
@@ -162,8 +166,21 @@ def sklearn_trainer(n_topics: int = 20, **params):
     given), as in Manzonelli et al.'s experiments; Φ = ``components_`` normalised by row."""
     from sklearn.decomposition import LatentDirichletAllocation
 
+    if isinstance(n_topics, bool) or not isinstance(n_topics, (int, np.integer)) or n_topics < 1:
+        raise DPTopicError(f"invalid n_topics={n_topics!r}: give a whole number >= 1.")
+    valid = [k for k in inspect.signature(LatentDirichletAllocation.__init__).parameters
+             if k not in ("self", "n_components", "random_state")]
+    unknown = [k for k in params if k not in valid]
+    if unknown:
+        raise DPTopicError(f"LatentDirichletAllocation has no parameter {unknown[0]!r} (n_components and random_state"
+                           f" are set by the audit); valid: {', '.join(valid)}.")
+    try:
+        LatentDirichletAllocation(n_components=int(n_topics), **params)._validate_params()
+    except (ValueError, TypeError) as e:
+        raise DPTopicError(f"sklearn_trainer: {' '.join(str(e).split())}") from None
+
     def train(corpus: Corpus, rng: np.random.Generator):
-        lda = LatentDirichletAllocation(n_components=n_topics, random_state=int(rng.integers(2**31 - 1)), **params)
+        lda = LatentDirichletAllocation(n_components=int(n_topics), random_state=int(rng.integers(2**31 - 1)), **params)
         return lda.fit(corpus.to_bow())
 
     train.description = f"sklearn LatentDirichletAllocation(n_components={n_topics}, {params})"
@@ -177,6 +194,33 @@ def phi_and_privacy(result) -> tuple[np.ndarray, dict | None]:
     if not hasattr(result, "components_"):
         raise DPTopicError(f"the training function returned a {type(result).__name__}: return Phi (K x V) or a fitted estimator with components_.")
     return np.asarray(result.components_), getattr(result, "privacy_", None)
+
+
+def check_phi(phi, vocab_size: int) -> np.ndarray:
+    """Φ as float (K × V), refused in one line when it cannot be a topic matrix: not 2-D, another vocabulary
+    size, or a row with a NaN, an infinity, a negative entry or no mass (such a Φ would score every document
+    alike, an AUC of 0.5 that reads as "no leakage")."""
+    try:
+        phi = np.asarray(phi, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DPTopicError("the trainer returned a Phi that is not numeric: return a K x V array of topic-word"
+                           " weights.") from None
+    if phi.ndim != 2 or phi.shape[0] < 1:
+        raise DPTopicError(f"the trainer returned Phi of shape {phi.shape}: return a K x V array (one row per topic).")
+    if phi.shape[1] != vocab_size:
+        raise DPTopicError(f"the trainer returned Phi with {phi.shape[1]} columns for a vocabulary of {vocab_size} words.")
+    bad = ~np.isfinite(phi).all(axis=1)
+    if bad.any():
+        raise DPTopicError(f"the trainer returned Phi whose topic {int(np.flatnonzero(bad)[0])} holds NaN or infinite"
+                           " weights: return finite, non-negative topic-word weights.")
+    if (phi < 0).any():
+        raise DPTopicError(f"the trainer returned Phi with negative weights (topic {int(np.flatnonzero((phi < 0).any(axis=1))[0])}):"
+                           " return non-negative topic-word weights (clip noisy counts at 0).")
+    empty = phi.sum(axis=1) <= 0
+    if empty.any():
+        raise DPTopicError(f"the trainer returned Phi whose topic {int(np.flatnonzero(empty)[0])} has no weight on any"
+                           " word: every row needs positive mass.")
+    return phi
 
 
 # ------------------------------------------------------------------ shadows
@@ -208,6 +252,27 @@ def complementary_halves(n_docs: int, n_shadows: int, rng: np.random.Generator) 
     return m
 
 
+def _check_corpus(corpus) -> None:
+    if not isinstance(corpus, Corpus):
+        raise DPTopicError(f"the audit needs a dptopic Corpus, got a {type(corpus).__name__}: build one with"
+                           " Corpus.from_texts(texts) (or dptopic.load_corpus).")
+
+
+def _whole(name, value, least, what):
+    """A whole number (an int or NumPy integer, never a float or bool) at least ``least``, else one line."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise DPTopicError(f"invalid {name}={value!r}: need {what}.")
+    return int(value)
+
+
+def _check_jobs(n_jobs):
+    if n_jobs is None:
+        return None
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise DPTopicError(f"invalid n_jobs={n_jobs!r}: give a whole number >= 1 of threads, or -1 for every core.")
+    return int(n_jobs)
+
+
 def _keep_columns(X, keep):
     Y = X.multiply(keep[None, :].astype(X.dtype)).tocsr()
     Y.eliminate_zeros()
@@ -220,6 +285,12 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
 
     Only the (M × D) statistics are kept, never the shadow models themselves.
     """
+    _check_corpus(corpus)
+    n_shadows = _whole("n_shadows", n_shadows, 4, "an even number >= 4 (64 is typical)")
+    n_jobs = _check_jobs(n_jobs)
+    if not callable(train_fn):
+        raise DPTopicError(f"invalid train_fn {type(train_fn).__name__}: give a function train_fn(corpus, rng) returning"
+                           " Phi or a fitted estimator (estimator_trainer('lda', ...) builds one).")
     corpus.require_nonempty()
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     n_excluded = corpus.n_docs % 2
@@ -236,8 +307,7 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
 
     def job(m):
         phi, priv = phi_and_privacy(train_fn(corpus.subset(np.flatnonzero(members[m])), rngs[m]))
-        if phi.shape[1] != corpus.vocab_size:
-            raise DPTopicError(f"the trainer returned Phi with {phi.shape[1]} columns for a vocabulary of {corpus.vocab_size} words.")
+        phi = check_phi(phi, corpus.vocab_size)
         present = phi.sum(axis=0) > 0
         # a word outside the released vocabulary (e.g. FDPTM's private vocabulary): the attacker scores the
         # document restricted to the released words
@@ -322,40 +392,173 @@ def leave_one_out(shadows: ShadowScores, n_targets: int | None = None) -> dict:
     return {k: (np.concatenate(s), np.concatenate(y)) for k, (s, y) in pooled.items()}
 
 
+VERDICTS = ("exceeds the claim", "consistent with the claim", "units differ", "no claim")
+"""What an audit says of a claim: its lower bound refutes it, does not refute it, is not comparable (the claim
+protects a smaller unit than the document the attack tests), or there was no claim to compare with."""
+
+COMPARABLE_UNITS = ("document", "user")
+
+SHADOW_SEED_NOTE = ("the audit seeds its own shadow models (for reproduction); the claim is stated without the"
+                    " seed disclosure that a released model trained with an explicit seed would carry")
+
+
+def outside_guarantee_label() -> str:
+    """The label of every figure an attack computes from the audited documents (they are the private data)."""
+    from ..models.base import OUTSIDE_GUARANTEE
+
+    return OUTSIDE_GUARANTEE
+
+
+def shadow_claim(privacy: dict | None) -> dict | None:
+    """A shadow model's privacy report as the claim of the procedure the audit re-runs: without
+    ``noise_reproducible`` and the seed warning (the audit gave the shadows their seeds; a release made with
+    fresh entropy carries neither), with a note saying so; ``guarantee`` kept (a partial claim stays partial)."""
+    if not isinstance(privacy, dict):
+        return privacy
+    out = {k: v for k, v in privacy.items() if k != "noise_reproducible"}
+    if privacy.get("noise_reproducible") and "seed" in str(privacy.get("warning", "")):
+        out.pop("warning", None)
+    out.setdefault("guarantee", _guarantee(privacy))
+    out["audit_note"] = SHADOW_SEED_NOTE
+    return out
+
+
+def _guarantee(privacy: dict | None) -> str:
+    """``full``, ``partial`` or ``none``, as the privacy card states it (a vocabulary read from the data is partial)."""
+    if not isinstance(privacy, dict):
+        return "none"
+    from ..reporting.card import privacy_card
+
+    return privacy_card(privacy, check=False)["guarantee"]
+
+
+def _finite_or_none(x):
+    try:
+        x = float(x)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return x if np.isfinite(x) else None
+
+
+def claim_delta(privacy: dict | None) -> float:
+    """The delta at which the empirical bound is set beside ``privacy``'s claim: the claim's own delta (0 for a
+    pure claim); for a report that claims nothing, the delta it states if any, else 0 (a pure-epsilon bound)."""
+    if not isinstance(privacy, dict) or not privacy.get("private"):
+        return 0.0
+    from ..reporting.card import claimed
+
+    eps, delta, which = claimed(privacy)
+    if eps is None:
+        delta = privacy.get("delta")
+    if eps is not None and "pure" in str(which):
+        return 0.0
+    d = _finite_or_none(delta)
+    return d if d is not None and 0 <= d < 1 else 0.0
+
+
+def _composes_more(privacy: dict) -> bool:
+    """The claim composes a step besides the topic model (a private vocabulary selection: FDPTM)."""
+    return privacy.get("vocabulary_source") == "private" or isinstance(privacy.get("topic_model"), dict) \
+        or isinstance(privacy.get("vocabulary_selection"), dict)
+
+
+def claimed_epsilon(privacy: dict | None) -> dict:
+    """The model's own claim, in the fields a reader compares with the empirical bound: ``epsilon`` is the
+    report's guarantee (:func:`dptopic.reporting.card.claimed`), None when nothing is claimed."""
+    if not privacy:
+        return {"private": False, "guarantee": "none", "epsilon": None,
+                "note": "the trainer reports no privacy guarantee"}
+    if not privacy.get("private"):
+        return {"private": False, "guarantee": "none", "epsilon": None, "unit": privacy.get("unit"),
+                "reason": privacy.get("reason", "no differential privacy guarantee is claimed")}
+    from ..reporting.card import claimed
+
+    eps, delta, which = claimed(privacy)
+    unit = privacy.get("unit")
+    out = {"private": True, "guarantee": _guarantee(privacy) if eps is not None else "none",
+           "epsilon": _finite_or_none(eps), "delta": _finite_or_none(delta) if eps is not None else None,
+           "epsilon_is": which, "unit": unit, "neighbouring_relation": privacy.get("neighbouring_relation"),
+           "theorem": privacy.get("theorem")}
+    notes = []
+    if eps is None:
+        out["reason"] = "no guarantee claimed: " + str(which).removeprefix("none: ")
+    else:
+        if out["guarantee"] == "partial":
+            notes.append("the claim is partial: part of the release (e.g. a vocabulary read from the training"
+                         " documents) is outside its epsilon; see the privacy card")
+        if unit not in (None, *COMPARABLE_UNITS):
+            out["note"] = (f"the guarantee protects one {unit}, the attack tests whole documents; for a document of"
+                           " L such units group privacy gives L times epsilon, so the bound is not comparable with"
+                           " the claim as it stands")
+            notes.append(out["note"])
+    if _composes_more(privacy):
+        notes.append("the claim composes a private vocabulary selection with the topic model; the shadow models"
+                     " train on the released vocabulary and do not re-run that selection, so the audit tests the"
+                     " topic model's part only")
+    if privacy.get("audit_note"):
+        notes.append(str(privacy["audit_note"]))
+    if notes:
+        out["notes"] = notes
+    return out
+
+
+def verdict(claim: dict, bound: float) -> tuple[str, str]:
+    """``(verdict, sentence)`` of an empirical lower bound set beside a claim (:func:`claimed_epsilon`)."""
+    eps = claim.get("epsilon")
+    if eps is None:
+        return "no claim", ("no guarantee claimed: the bound measures the leakage of a procedure that promises"
+                            " nothing" if claim.get("private") else "the model is not private: the bound measures its"
+                            " leakage")
+    if claim.get("unit") not in (None, *COMPARABLE_UNITS):
+        return "units differ", (f"the claim protects one {claim.get('unit')}, the attack tests whole documents: the"
+                                " bound is not comparable without group privacy")
+    if bound > eps:
+        return "exceeds the claim", (f"the measured lower bound {bound:.3g} exceeds the claimed epsilon {eps:.4g}:"
+                                     " the training procedure leaks more than it claims (at the bound's nominal"
+                                     " confidence; see docs/auditing.md)")
+    return "consistent with the claim", (f"the measured lower bound {bound:.3g} does not exceed the claimed epsilon"
+                                         f" {eps:.4g}; an audit can refute a claim, never prove it")
+
+
+def _nonfinite_to_none(obj):
+    if isinstance(obj, dict):
+        return {k: _nonfinite_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_nonfinite_to_none(v) for v in obj]
+    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
+        return None
+    return obj
+
+
 @dataclass
 class LiRAResult:
-    """Per-attack metrics, the empirical ε lower bound, and the claimed guarantee."""
+    """Per-attack metrics, the empirical ε lower bound, the claimed guarantee and the verdict comparing them."""
 
     summaries: dict
     empirical_epsilon: dict
     claimed: dict | None
     pooled: dict = field(repr=False, default_factory=dict)
     settings: dict = field(default_factory=dict)
+    verdict: str = "no claim"
+    verdict_note: str = ""
 
     def to_json(self) -> dict:
-        return {"attacks": self.summaries, "empirical_epsilon": self.empirical_epsilon,
-                "claimed_privacy": claimed_epsilon(self.claimed), "settings": self.settings}
+        """Every figure, as JSON (an infinite or undefined number is null)."""
+        return _nonfinite_to_none({
+            "attacks": self.summaries, "empirical_epsilon": self.empirical_epsilon,
+            "claimed_privacy": claimed_epsilon(self.claimed), "verdict": self.verdict,
+            "verdict_note": self.verdict_note, "metrics_guarantee": outside_guarantee_label(),
+            "settings": self.settings})
 
     def plot(self, path, title="LiRA against a topic model (log-log ROC)", attacks=None):
+        if attacks is not None and (isinstance(attacks, str) or not all(isinstance(a, str) for a in attacks)):
+            raise DPTopicError(f"invalid attacks={attacks!r}: give a list of attack names, e.g. ['lira_online'].")
+        unknown = [a for a in (attacks or ()) if a not in self.pooled]
+        if unknown:
+            raise DPTopicError(f"unknown attack {unknown[0]!r}: choose among {', '.join(self.pooled)}.")
         names = attacks or [a for a in ("lira_online", "lira_offline", "huang_entropy", "huang_std", "huang_max")
                             if a in self.pooled]
         return metrics.plot_roc({a: self.pooled[a] for a in names}, path, title)
-
-
-def claimed_epsilon(privacy: dict | None) -> dict:
-    """The model's own claim, in the fields a reader compares with the empirical bound."""
-    if not privacy:
-        return {"private": False, "epsilon": float("inf"), "note": "the trainer reports no privacy guarantee"}
-    if not privacy.get("private"):
-        return {"private": False, "epsilon": float("inf"), "unit": privacy.get("unit"),
-                "reason": privacy.get("reason", "no differential privacy guarantee is claimed")}
-    eps = privacy.get("epsilon_pld", privacy.get("epsilon_basic", privacy.get("epsilon")))
-    out = {"private": True, "epsilon": eps, "delta": privacy.get("delta"), "unit": privacy.get("unit"),
-           "theorem": privacy.get("theorem")}
-    if privacy.get("unit") not in (None, "document", "user"):
-        out["note"] = (f"the guarantee protects one {privacy.get('unit')}, the attack tests whole documents;"
-                       " for a document of L such units group privacy gives L times epsilon")
-    return out
 
 
 def claim_relation(privacy: dict | None) -> str:
@@ -367,20 +570,27 @@ def claim_relation(privacy: dict | None) -> str:
 
 def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: int = 1, verbose: int = 1,
              n_targets: int | None = None, confidence: float = 0.95, tol: float = 1e-4,
-             shadows: ShadowScores | None = None) -> LiRAResult:
+             shadows: ShadowScores | None = None, claim: dict | None = None) -> LiRAResult:
     """Train shadows, attack every shadow in turn with the others (leave-one-out), and summarise.
 
-    The empirical ε lower bound uses online LiRA's scores at δ = the claimed δ (0 if none).
+    ``claim``: the privacy report being audited (a saved model's ``privacy_``); by default the shadow models' own
+    report. The empirical ε lower bound uses online LiRA's scores at the claim's δ and neighbouring relation, and
+    the result's ``verdict`` sets it beside the claimed ε.
     """
-    if not 0 < confidence < 1:
+    _check_corpus(corpus)
+    if not isinstance(confidence, (int, float, np.floating)) or isinstance(confidence, bool) \
+            or not 0 < confidence < 1:
         raise DPTopicError(f"invalid confidence={confidence!r}: must lie in (0, 1).")
+    if n_targets is not None:
+        n_targets = _whole("n_targets", n_targets, 1, "a whole number >= 1 of attacked targets, or None for all")
+    if claim is not None and not isinstance(claim, dict):
+        raise DPTopicError(f"invalid claim of type {type(claim).__name__}: give a privacy report (a model's privacy_).")
     if shadows is None:
         shadows = train_shadows(corpus, train_fn, n_shadows, seed, n_jobs, verbose, tol)
     pooled = leave_one_out(shadows, n_targets)
     summaries = {k: metrics.summarize(*v) for k, v in pooled.items()}
-    claimed = shadows.privacy
-    delta = float((claimed or {}).get("delta") or 0.0) if (claimed or {}).get("private") else 0.0
-    emp = metrics.empirical_epsilon(*pooled["lira_online"], delta=delta, confidence=confidence,
+    claimed = claim if claim is not None else shadow_claim(shadows.privacy)
+    emp = metrics.empirical_epsilon(*pooled["lira_online"], delta=claim_delta(claimed), confidence=confidence,
                                     relation=claim_relation(claimed))
     emp["attack"] = "lira_online"
     settings = {"n_shadows": shadows.n_shadows, "n_docs": corpus.n_docs, "vocab_size": corpus.vocab_size,
@@ -389,5 +599,7 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
                            + (" (one random document of the odd corpus sat the audit out)" if shadows.n_excluded else "")),
                 "n_targets": shadows.n_shadows if n_targets is None else min(int(n_targets), shadows.n_shadows),
                 "trainer": getattr(train_fn, "description", getattr(train_fn, "__name__", "custom")),
+                "claim_from": "the audited model's report" if claim is not None else "the shadow models' report",
                 "evaluation": "each target is one shadow model, attacked with the others except its complementary partner; scores pooled over targets"}
-    return LiRAResult(summaries, emp, claimed, pooled, settings)
+    v, note = verdict(claimed_epsilon(claimed), emp["epsilon_lower_bound"])
+    return LiRAResult(summaries, emp, claimed, pooled, settings, v, note)

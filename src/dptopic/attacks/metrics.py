@@ -162,6 +162,8 @@ def plot_roc(curves: dict, path, title: str = "ROC (log-log)") -> Path:
 
     from .._io import save_fig
 
+    if not isinstance(curves, dict) or not curves:
+        raise DPTopicError("plot_roc needs at least one curve: give {name: (scores, labels)}.")
     fig, ax = plt.subplots(figsize=(5, 5))
     lo = 1.0
     for name, (s, y) in curves.items():
@@ -179,8 +181,13 @@ def plot_roc(curves: dict, path, title: str = "ROC (log-log)") -> Path:
     ax.set_ylabel("true positive rate")
     ax.set_title(title)
     ax.legend(loc="lower right", fontsize=8)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_fig(fig, path)
-    plt.close(fig)
+    try:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_fig(fig, path)
+    except (OSError, TypeError) as e:
+        raise DPTopicError(f"cannot write the ROC plot to {str(path)!r}"
+                           f" ({getattr(e, 'strerror', None) or e}): give a path in a folder you can write.") from None
+    finally:
+        plt.close(fig)
     return path

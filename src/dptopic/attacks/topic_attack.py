@@ -73,11 +73,48 @@ def choose_targets(corpus, n_targets: int, rng: np.random.Generator) -> np.ndarr
     return np.concatenate([[last], others])
 
 
+SUPPORTED = "LDA, CDPLDA, CDPLDAPlus and HDPLDA"
+
+
+def _check_model(model) -> None:
+    """The attack reads the word-topic counts each iteration releases and the topic sampled for each token: only the
+    central collapsed Gibbs samplers have both."""
+    from ..models.base import GibbsTopicModel
+    from ..models.fedlda import FedLDA
+    from ..models.lplda import _LocalModel
+
+    if not isinstance(model, GibbsTopicModel) or isinstance(model, (_LocalModel, FedLDA)):
+        raise DPTopicError(f"the topic-based attack supports the central collapsed Gibbs samplers ({SUPPORTED}), which"
+                           " release word-topic counts and sample a topic for every token each iteration;"
+                           f" make_model returned a {type(model).__name__}, which does neither.")
+
+
 def run_topic_attack(make_model, corpus, seeds=range(10), n_targets: int = 20, beta_a: float | None = None) -> AttackResult:
-    """Train ``make_model(seed)`` on ``corpus`` once per seed while attacking ``n_targets`` tokens."""
+    """Train ``make_model(seed)`` on ``corpus`` once per seed while attacking ``n_targets`` tokens
+    (``make_model`` builds one of the collapsed Gibbs samplers: LDA, CDPLDA, CDPLDAPlus, HDPLDA)."""
+    from ..corpus import Corpus
+
+    if not isinstance(corpus, Corpus):
+        raise DPTopicError(f"the attack needs a dptopic Corpus, got a {type(corpus).__name__}: build one with"
+                           " Corpus.from_texts(texts).")
+    corpus.require_nonempty()
+    if isinstance(n_targets, bool) or not isinstance(n_targets, (int, np.integer)) or n_targets < 1:
+        raise DPTopicError(f"invalid n_targets={n_targets!r}: need a whole number >= 1 of target tokens.")
+    if beta_a is not None and not (isinstance(beta_a, (int, float, np.floating)) and np.isfinite(beta_a) and beta_a > 0):
+        raise DPTopicError(f"invalid beta_a={beta_a!r}: give a number > 0 (or None for the model's beta).")
+    try:
+        seeds = [int(s) for s in seeds]
+    except (TypeError, ValueError):
+        raise DPTopicError(f"invalid seeds={seeds!r}: give whole numbers, e.g. range(10).") from None
+    if not seeds:
+        raise DPTopicError("no seeds given: the attack trains one model per seed; give at least one, e.g. range(10).")
+    if not callable(make_model):
+        raise DPTopicError("invalid make_model: give a function make_model(seed) returning an unfitted LDA, CDPLDA,"
+                           " CDPLDAPlus or HDPLDA.")
     probs, tops = [], []
     for s in seeds:
         model = make_model(s)
+        _check_model(model)
         rng = np.random.default_rng([int(s), 7])
         targets = choose_targets(corpus, n_targets, rng)
         atk = TopicAttack(targets, corpus.word_ids[targets], corpus.vocab_size,

@@ -16,8 +16,8 @@ import numpy as np
 
 from .._io import atomic_write_json
 from ..attacks import metrics
-from ..attacks.lira import (epsilon_parameter, estimator_trainer, make_estimator, phi_and_privacy, run_lira,
-                            sklearn_trainer, train_shadows)
+from ..attacks.lira import (epsilon_parameter, estimator_trainer, make_estimator, outside_guarantee_label,
+                            phi_and_privacy, run_lira, sklearn_trainer, train_shadows)
 from ..evaluation import umass_coherence
 from ._output import save_fig, write_csv
 
@@ -61,7 +61,7 @@ def lira_experiment(corpus, out, trainer="sklearn", n_topics=20, n_shadows=64, s
     for h in ("huang_entropy", "huang_std", "huang_max"):
         checks[f"online LiRA TPR@0.1% > {h}"] = bool(on["tpr_at_fpr_0.001"] > attacks[h]["tpr_at_fpr_0.001"])
     summary = {"attacks": attacks, "published_reference": PUBLISHED, "checks": checks,
-               "empirical_epsilon": res.empirical_epsilon,
+               "empirical_epsilon": res.empirical_epsilon, "metrics_guarantee": outside_guarantee_label(),
                "settings": dict(res.settings, n_topics=n_topics, trainer=trainer, seed=seed, n_jobs=n_jobs,
                                 cgs_iterations=cgs_iterations if trainer == "cgs" else None),
                "seconds": seconds}
@@ -194,7 +194,7 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
         _plot_fig5(rows, eps_v_grid, eps_t_grid, dp_algorithm, trainer, out / "fig5_coherence_vs_eps_t.png")
     summary = {"rows": [dict(zip(header, r)) for r in rows], "delta_V": delta_v, "n_shadows": n_shadows,
                "n_topics": n_topics, "trainer": trainer, "dp_algorithm": dp_algorithm,
-               "dp_params": dict(dp_params or {})}
+               "dp_params": dict(dp_params or {}), "metrics_guarantee": outside_guarantee_label()}
     atomic_write_json(out / "fdptm_results.json", summary)
     return summary
 
@@ -273,6 +273,7 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
                          r["target_f1_macro"]])
     header = write_fig7(rows, algorithms, out)
     summary = {"rows": [dict(zip(header, r)) for r in rows], "n_docs": corpus.n_docs, "n_topics": n_topics,
-               "n_iter": n_iter, "n_shadows": n_shadows, "labels": sorted(set(corpus.labels))}
+               "n_iter": n_iter, "n_shadows": n_shadows, "labels": sorted(set(corpus.labels)),
+               "metrics_guarantee": outside_guarantee_label()}
     atomic_write_json(out / "fig7_results.json", summary)
     return summary

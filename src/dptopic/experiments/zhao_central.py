@@ -16,6 +16,7 @@ import numpy as np
 
 from .._io import atomic_write_json
 from ..attacks import run_topic_attack
+from ..models.base import OUTSIDE_GUARANTEE
 from ..models import HDPLDA, LDA, CDPLDAPlus
 from ._output import save_fig as _save_fig, write_csv as _write_csv
 
@@ -135,6 +136,7 @@ def topic_attack_experiment(corpus, out_dir, n_topics: int = 50, n_iter: int = 1
                "n_targets": n_targets, "final_p_true": final, "first_p_true": first,
                "paper_shape_checks": checks, "has_paper_shape": bool(all(checks.values())),
                "note": "eps for CDP-LDA+ is its nominal per-iteration value; HDP-LDA's 10 is the per-iteration"
-                       " inherent level eps_I (see docs/experiments.md): the budgets are not comparable."}
+                       " inherent level eps_I (see docs/experiments.md): the budgets are not comparable.",
+               "metrics_guarantee": OUTSIDE_GUARANTEE}
     atomic_write_json(out / "topic_attack_summary.json", summary)
     return summary

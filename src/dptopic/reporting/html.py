@@ -153,10 +153,31 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     emp = audit.get("empirical_epsilon", {})
     emp_html = (", ".join(f"{escape(str(k))}: {_fmt(v)}" for k, v in emp.items()) if isinstance(emp, dict)
                 else _fmt(emp))
-    head = ("<h2 id='audit'>Audit: membership inference</h2><table>"
-            + _rows([("claimed ε", f"{_fmt(claim.get('epsilon'))} (δ = {_fmt(claim.get('delta'), 3)},"
-                                   f" unit {escape(str(claim.get('unit')))})"),
-                     ("empirical ε lower bound", emp_html)]) + "</table>")
+    if claim.get("epsilon") is None and claim.get("private"):
+        claim_html = f"none: no guarantee claimed ({escape(str(claim.get('reason', '')))})"
+    elif claim.get("epsilon") is None:
+        claim_html = "none (not private)" if claim else "—"
+    else:
+        claim_html = (f"{_fmt(claim.get('epsilon'))} (δ = {_fmt(claim.get('delta'), 3)},"
+                      f" unit {escape(str(claim.get('unit')))}"
+                      + (f", {escape(str(claim['guarantee']))} guarantee" if claim.get("guarantee") else "") + ")")
+    rows = [("claimed ε", claim_html), ("empirical ε lower bound", emp_html)]
+    verdict = audit.get("verdict")
+    if verdict:
+        rows.append(("verdict", f"<b>{escape(str(verdict))}</b>"
+                                + (f": {escape(str(audit.get('verdict_note')))}" if audit.get("verdict_note") else "")))
+    head = "<h2 id='audit'>Audit: membership inference</h2>"
+    if verdict == "exceeds the claim":
+        head += (f"<div class='warn'><b>The audit measured more leakage than the model claims:</b>"
+                 f" {escape(str(audit.get('verdict_note', '')))}</div>")
+    head += f"<table>{_rows(rows)}</table>"
+    notes = claim.get("notes") if isinstance(claim.get("notes"), list) else ([claim["note"]] if claim.get("note") else [])
+    for n in notes:
+        cls = "warn" if "group privacy" in str(n) or "partial" in str(n) else "note"
+        head += f"<div class='{cls}'>{escape(str(n))}</div>"
+    label = audit.get("metrics_guarantee")
+    if label:
+        head += f"<div class='warn'>The attack figures below are {escape(str(label))}.</div>"
     attacks = audit.get("attacks", {})
     if isinstance(attacks, dict) and attacks:
         keys = sorted({k for v in attacks.values() if isinstance(v, dict) for k in v
