@@ -85,32 +85,94 @@ def _trainer_from_args(a):
     return estimator_trainer(a.algorithm, **params), None, f"{a.algorithm} {params}"
 
 
+COVERAGE_LIMIT = 0.10
+"""With ``--model`` and without ``--restrict``, an audit refuses a corpus more than this share of whose tokens are
+words the model does not know (counted in the corpus's most frequent words, as many as the model has): the audit
+would attack documents other than the ones the model saw, with those tokens silently dropped. A model trained on a
+given word list leaves most tokens out by design; such a corpus passes when its documents hold as many of the
+model's words as the training documents did (within the same share)."""
+
+
 def _audit_corpus(a, model):
-    """The audited documents: in the saved model's own vocabulary by default (a model trained with --vocabulary
-    included), in ``--vocabulary FILE`` when given, else built from the corpus as ``train`` builds it."""
+    """``(corpus, note)``: the audited documents, in the saved model's own vocabulary by default (a model trained
+    with --vocabulary included), in ``--vocabulary FILE`` when given, else built from the corpus as ``train`` builds
+    it; ``note`` says how many tokens a restriction to the model's vocabulary dropped (None when none)."""
     from ._common import load_corpus, read_vocabulary
 
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
-    if model is not None and vocab is None:
+    if model is None:
+        if a.restrict:
+            raise DPTopicError("--restrict applies with --model only (it drops words the saved model does not know);"
+                               " drop it.")
+        if vocab is None:
+            return corpus_from_args(a), None
+        return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
+                           stop_words=a.stop_words, lowercase=a.lowercase), None
+    if vocab is None:
         if a.max_vocab is not None or a.min_df is not None or a.max_df is not None:
             raise DPTopicError("with --model the corpus is read in the model's own vocabulary: drop --max-vocab,"
                                " --min-df and --max-df (or give --vocabulary FILE).")
-        vocab = model.vocabulary_
-    if vocab is None:
-        return corpus_from_args(a)
-    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
-                         stop_words=a.stop_words, lowercase=a.lowercase)
-    return corpus if model is None else _check_coverage(model, corpus, True)
+        # the corpus as train would read it at the model's vocabulary size: the words it would use
+        reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field,
+                                max_vocab=max(2, len(model.vocabulary_)),
+                                stop_words=a.stop_words, lowercase=a.lowercase)
+        share = _outside_share(model, reference)
+        try:
+            corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=model.vocabulary_,
+                                 stop_words=a.stop_words, lowercase=a.lowercase)
+        except DPTopicError:        # no document holds a word of the model: say how foreign the corpus is
+            _check_coverage(share, a.restrict, reference.vocab_size)
+            raise
+        empty = (f"; {corpus.n_empty_dropped} documents held none of its words and were left out"
+                 if getattr(corpus, "n_empty_dropped", 0) else "")
+        if share > COVERAGE_LIMIT and _as_dense_as_training(model, corpus):
+            # a vocabulary given to train (a public word list) leaves most tokens out by design: the documents hold
+            # as many of the model's words as its training documents did, so they are no stranger to it
+            return corpus, (f"{share:.1%} of the tokens of the corpus's {reference.vocab_size} most frequent words are"
+                            " outside the model's vocabulary (its training documents held as many of its words per"
+                            f" document) and were dropped{empty}")
+        note = _check_coverage(share, a.restrict, reference.vocab_size)
+        return corpus, (note + empty if note else (empty[2:] if empty else None))
+    reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
+                            stop_words=a.stop_words, lowercase=a.lowercase)
+    note = _check_coverage(_outside_share(model, reference), a.restrict, None)
+    return reference.restrict(model.vocabulary_).require_nonempty(), note
 
 
-def _check_coverage(model, corpus, restrict: bool):
+def _as_dense_as_training(model, corpus) -> bool:
+    """Whether ``corpus`` (read in the model's vocabulary) holds at least 1 - :data:`COVERAGE_LIMIT` times as many of
+    the model's tokens per document as the model's training documents did (a saved Gibbs model records them)."""
+    stats = getattr(model, "_train_stats", None)
+    try:
+        trained = float(stats["n_tokens"]) / float(stats["n_docs"])
+    except (TypeError, KeyError, ValueError, ZeroDivisionError):
+        return False
+    return corpus.n_docs > 0 and trained > 0 and corpus.n_tokens / corpus.n_docs >= (1 - COVERAGE_LIMIT) * trained
+
+
+def _outside_share(model, corpus) -> float:
+    """The share of ``corpus``'s tokens whose word the model's vocabulary lacks."""
+    import numpy as np
+
+    if corpus.n_tokens == 0:
+        return 0.0
     words = set(model.vocabulary_.words)
-    missing = [w for w in corpus.vocabulary.words if w not in words]
-    if missing and not restrict:
-        raise DPTopicError(f"the model's vocabulary does not cover the corpus: {len(missing)} of {corpus.vocab_size} corpus"
-                           f" words are unknown to it (e.g. {missing[0]!r}); audit on the corpus the model was trained on,"
-                           " or pass --restrict to drop those words.")
-    return corpus.restrict(model.vocabulary_)
+    known = np.fromiter((w in words for w in corpus.vocabulary.words), dtype=bool, count=corpus.vocab_size)
+    return float(1.0 - known[corpus.word_ids].mean())
+
+
+def _check_coverage(share: float, restrict: bool, top: int | None):
+    """Refuse (without ``--restrict``) a corpus more than :data:`COVERAGE_LIMIT` of whose tokens the model does not
+    know; otherwise the note to print (None when every token is known)."""
+    where = f"of the tokens of its {top} most frequent words" if top else "of its tokens"
+    if share > COVERAGE_LIMIT and not restrict:
+        raise DPTopicError(f"{share:.0%} {where} are outside the model's vocabulary (more than"
+                           f" {COVERAGE_LIMIT:.0%}): audit on the corpus the model was trained on, or pass --restrict"
+                           " to drop those words and audit what remains.")
+    if share <= 0:
+        return None
+    return (f"{share:.1%} {where} are outside the model's vocabulary and were dropped"
+            + (" (--restrict)" if restrict else ""))
 
 
 def results_table(summaries: dict):
@@ -162,7 +224,7 @@ def cmd_audit(a):
 
 def _audit(a):
     from .._io import atomic_write_json
-    from ..attacks.lira import claimed_epsilon, run_lira
+    from ..attacks.lira import run_lira
 
     console = make_console()
     if a.shadows < 4 or a.shadows % 2 or a.shadows > MAX_SHADOWS:
@@ -180,11 +242,14 @@ def _audit(a):
         raise DPTopicError(f"invalid --seed {a.seed}: give an integer >= 0, or leave it out for fresh OS entropy.")
     from .._io import check_output_folder, mark_output_folder
 
+    _refuse_other_writer(a.out)
     check_output_folder(a.out, overwrite=a.overwrite, what="audit")
     train_fn, model, desc = _trainer_from_args(a)
-    corpus = _audit_corpus(a, model)
+    corpus, coverage_note = _audit_corpus(a, model)
     console.print(f"[bold]audit[/]: {desc}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
                   f" {a.shadows} shadow models on complementary halves")
+    if coverage_note:
+        console.print(f"[yellow]note: {coverage_note}[/]")
     import warnings
 
     with warnings.catch_warnings():  # shadow models reuse the documents by design: an audit measures, releases nothing
@@ -194,26 +259,54 @@ def _audit(a):
         for quiet in (SeededNoiseWarning, DataVocabularyWarning):   # the shadow models' own seeds and vocabulary
             warnings.simplefilter("ignore", quiet)
         res = run_lira(corpus, train_fn, n_shadows=a.shadows, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
-                       n_targets=a.targets, confidence=a.confidence)
-    if model is not None:  # the saved model's own report is the claim being audited
-        res.claimed = model.privacy_
+                       n_targets=a.targets, confidence=a.confidence,
+                       claim=None if model is None else dict(getattr(model, "privacy_", None) or {"private": False}))
     out = mark_output_folder(a.out, "audit")
     doc = res.to_json()
     doc["settings"]["seed"] = a.seed
+    if coverage_note:
+        doc["settings"]["coverage"] = coverage_note
     atomic_write_json(out / "audit.json", doc)
     res.plot(out / "roc.png", attacks=list(res.summaries))  # every attack the table shows
     mark_output_folder(out, "audit", done=True)
     print_table(console, results_table(res.summaries))
     e = res.empirical_epsilon
-    c = claimed_epsilon(res.claimed)
+    c = doc["claimed_privacy"]
     rel = "for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else "for replacing a document"
     console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; online LiRA, delta={e['delta']:g},"
                   f" nominal {e['confidence']:.0%} confidence, see docs/auditing.md): {e['epsilon_lower_bound']:.3f}")
-    claim = f"{c['epsilon']:.4g}" if math.isfinite(c["epsilon"]) else "none (not private)"
-    console.print(f"[bold]claimed epsilon[/]: {claim}" + (f" (unit: {c.get('unit')}, delta={c.get('delta')})" if c.get("private") else ""))
-    if c.get("note"):
-        console.print(f"note: {c['note']}")
+    if c.get("epsilon") is not None:
+        claim = f"{c['epsilon']:.4g} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
+    elif c.get("private"):
+        claim = f"none: no guarantee claimed ({c.get('reason', '')})"
+    else:
+        claim = "none (not private)"
+    console.print(f"[bold]claimed epsilon[/]: {claim}")
+    colour = {"exceeds the claim": "bold red", "consistent with the claim": "green"}.get(res.verdict, "yellow")
+    console.print(f"[{colour}]{'WARNING: ' if res.verdict == 'exceeds the claim' else ''}verdict: {res.verdict}[/]"
+                  f" ({res.verdict_note})")
+    for n in c.get("notes", []):
+        console.print(f"note: {n}")
+    console.print(f"note: {doc['metrics_guarantee']}")
     console.print(f"written: {out / 'audit.json'}, {out / 'roc.png'}")
+
+
+def _refuse_other_writer(path) -> None:
+    """``--out`` holding results of another dptopic command (its marker names it) is never replaced by an audit:
+    the audit would leave that command's files beside its own, listed as the audit's."""
+    import json
+    from pathlib import Path
+
+    from .._io import OUTPUT_MARKER
+
+    try:
+        mark = json.loads((Path(path) / OUTPUT_MARKER).read_text("utf-8"))
+    except (OSError, ValueError):
+        return
+    who = mark.get("written_by") if isinstance(mark, dict) else None
+    if isinstance(who, str) and who != "dptopic audit":
+        raise DPTopicError(f"--out {str(path)!r} holds results written by '{who}', not by 'dptopic audit': refusing to"
+                           " replace them; choose another --out.")
 
 
 def register(sub) -> None:
@@ -231,19 +324,20 @@ def register(sub) -> None:
     p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon; hdp: epsilon_laplace per iteration; lp/olp: epsilon_word; svi: the total budget)")
     p.add_argument("--delta", type=float, default=None, help="the trainer's delta")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
-    p.add_argument("--restrict", action="store_true", help="with --model: drop corpus words the model does not know"
-                                                            " (what --model does anyway unless --vocabulary is given)")
+    p.add_argument("--restrict", action="store_true",
+                   help="with --model: drop corpus words the model does not know and audit the rest (without it, a"
+                        f" corpus more than {COVERAGE_LIMIT:.0%} of whose tokens the model does not know is refused)")
     p.add_argument("--shadows", type=int, default=64, help=f"shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--targets", type=positive_int, default=None,
                    help="how many shadow models serve in turn as the attacked target (default: all)")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the epsilon lower bound")
+    p.add_argument("--confidence", type=float, default=0.95, help="nominal confidence of the epsilon lower bound (default 0.95)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed (>= 0) for the shadow splits and training (default: fresh OS entropy)")
-    p.add_argument("--jobs", type=jobs_int, default=2, help="worker threads training shadows")
+    p.add_argument("--jobs", type=jobs_int, default=2, help="worker threads training shadows (default 2)")
     p.add_argument("--vocabulary", default=None, metavar="FILE",
                    help="a public vocabulary (one word per line), as for train; with --model the default is the"
                         " model's own vocabulary")
     p.add_argument("--out", default="runs/audit", help="a new or empty folder for audit.json and roc.png")
-    p.add_argument("--overwrite", action="store_true", help="replace --out if an earlier audit wrote it")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if an earlier 'dptopic audit' wrote it (results of another command are never replaced)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_audit)
