@@ -308,6 +308,8 @@ def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
     from dptopic.service.client import fed_participate
 
     words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
+    words = words[::-1]             # the helper's words are alphabetical, which --fed-report-words refuses
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
     db = f"sqlite:///{tmp_path / 'service.db'}"
     srv = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "3",
                  "--fed-pad-length", "32", "--fed-min-updates", "1", "--fed-report-words", "40").start()

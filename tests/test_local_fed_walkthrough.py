@@ -168,3 +168,56 @@ def test_experiment_targets_are_in_points_by_epsilon():
              {"task": "t", "epsilon_per_word": 5.0, "auc": 0.86, "exclusion": "none"}]
     out = auc_losses(table)["t none eps=5"]
     assert out["points"] == pytest.approx(4.0) and out["target_points"] == 5.0
+
+
+# ------------------------------------------------------------------------------------ after the diff review
+def test_fedlda_maps_a_corpus_onto_a_given_vocabulary_before_calling_it_supplied(planted):
+    words = planted.vocabulary.words[:8]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, n_clients=4, **QUIET).fit(planted, vocabulary=words)
+    assert m.vocabulary_.words == list(words) and m.components_.shape == (2, 8)     # trained on the list given
+    assert m.privacy_["vocabulary_source"] == "supplied"
+
+
+def test_a_refused_refit_leaves_a_fitted_fedlda_as_it_was(planted, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, n_clients=4, report_words=10, **QUIET).fit(planted, vocabulary=planted.vocabulary.words)
+    state = (list(m.vocabulary_.words), m.components_.copy(), dict(m.privacy_))
+    alpha = planted.restrict(sorted(planted.vocabulary.words)[:25])
+    with pytest.raises(DPTopicError, match="alphabetical order"):
+        m.fit(alpha)
+    assert (list(m.vocabulary_.words), dict(m.privacy_)) == (state[0], state[2])
+    assert np.array_equal(m.components_, state[1])
+    m.save(tmp_path / "m")
+    from dptopic import load
+    assert load(tmp_path / "m").components_.shape == state[1].shape
+
+
+def test_fedlda_fit_transform_of_user_corpora_gives_every_users_rows(planted):
+    users = [planted.subset(range(0, 15)), planted.subset(range(15, 40))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theta = FedLDA(n_topics=2, **QUIET).fit_transform(users)
+    assert theta.shape == (40, 2) and np.allclose(theta.sum(axis=1), 1)
+
+
+def test_a_phrase_is_a_token_and_a_sentence_is_not():
+    docs = [["new york", "budget", "tax"], ["new york", "war", "peace"]] * 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        FedLDA(n_topics=2, n_clients=2, **QUIET).fit(docs)
+    with pytest.raises(DPTopicError, match="a token holds spaces"):
+        FedLDA(n_topics=2, **QUIET).fit([["the budget of the nation is large"], ["war and peace"]])
+
+
+def test_online_lda_checks_a_later_frames_columns_and_keeps_its_own():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(np.random.default_rng(0).poisson(1, (30, 6)), columns=list("abcdef"))
+    m = OnlineLDA(n_topics=2, n_iter=3, batch_size=10, seed=0, verbose=0).fit(X)
+    with pytest.raises(DPTopicError, match="columns are not the words"):
+        m.partial_fit(X[list("fedcba")])
+    m.partial_fit(X.iloc[:5])
+    m.partial_fit([["a", "b", "c"]])                   # token lists read into its words; its columns stay
+    assert list(m.feature_names_in_) == list("abcdef")

@@ -192,12 +192,15 @@ def test_a_stated_reports_per_contributor_survives_save_load_and_more_training(t
 
 
 def test_a_stated_fraction_of_reports_is_read_up_never_down():
+    import dptopic
     from dptopic.models._contributors import stated_reports
 
     assert stated_reports({"reports_per_contributor": 2.5}) == 3 and stated_reports({"reports_per_contributor": 4}) == 4
     for junk in ({}, None, {"reports_per_contributor": True}, {"reports_per_contributor": "9"},
                  {"reports_per_contributor": 0}, {"reports_per_contributor": float("nan")}):
         assert stated_reports(junk) == 1
+    with pytest.raises(dptopic.DPTopicError, match="not a count"):
+        stated_reports({"reports_per_contributor": float("inf")})
 
 
 @pytest.mark.filterwarnings("ignore")

@@ -22,7 +22,7 @@ import scipy.sparse as sp
 from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError, InputTypeError
-from .preprocess import Preprocessor, build_vocabulary, df_range, fold_case, resolve_stop_words
+from .preprocess import Preprocessor, build_vocabulary, df_range, resolve_stop_words
 from .vocabulary import Vocabulary
 
 
@@ -203,7 +203,7 @@ class Corpus:
         ``lowercase=False`` keeps case (``Paris`` and ``paris`` are two words). ``remove_stop_words=False`` is the
         older spelling of ``stop_words=None``. ``lowercase="match"`` (with a ``vocabulary``; how text is read into a
         fitted model's words): no stop-word list or length filter, and each token counts as written when the
-        vocabulary has it, else case-folded, so a vocabulary with "NASA" and "markets" reads "NASA" and "Markets"."""
+        vocabulary has it, else lowercased, so a vocabulary with "NASA" and "markets" reads "NASA" and "Markets"."""
         if isinstance(texts, (str, bytes)):
             raise DPTopicError("texts must be a list of strings (one per document), not a single string.")
         texts = list(texts)
@@ -220,7 +220,7 @@ class Corpus:
                 raise DPTopicError("lowercase='match' reads text into a given vocabulary: pass vocabulary=.")
             words = set(vocabulary.words if isinstance(vocabulary, Vocabulary) else vocabulary)
             pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=False)
-            toks = [[t if t in words else fold_case(t) for t in pre.tokenize(x)] for x in texts]
+            toks = [[t if t in words else t.lower() for t in pre.tokenize(x)] for x in texts]
             return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
                            lowercase=bool(lowercase))

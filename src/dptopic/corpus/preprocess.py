@@ -34,9 +34,8 @@ _CJK = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\
 
 TOKENIZER_VERSION = 3
 """Bumped whenever :meth:`Preprocessor.tokenize` would split or fold some text differently (2: NFC composition before
-the runs of letters; 3: NFKC instead of NFC, case folding instead of lower-casing, Chinese and Japanese read as
-overlapping character pairs). ASCII text is tokenised as by version 2. Saved in ``model.json``, so that text read into
-a model saved by another version warns."""
+the runs of letters; 3: NFKC instead of NFC, Chinese and Japanese read as overlapping character pairs). ASCII text is
+tokenised as by version 2. Saved in ``model.json``, so that text read into a model saved by another version warns."""
 
 
 COUNT_MATRIX = "count matrix"
@@ -53,7 +52,7 @@ def tokenizer_info(source: str | None = None) -> dict:
                           " words), not made by dptopic's tokeniser; raw text is read with dptopic's, which may not"
                           " produce some of them"}
     return {"version": TOKENIZER_VERSION, "tokens": "runs of letters of any script after NFKC normalisation, no digits"
-            " or underscores, Chinese and Japanese as overlapping character pairs; case-folded, stop words and short"
+            " or underscores, Chinese and Japanese as overlapping character pairs; lower-cased, stop words and short"
             " words dropped unless configured otherwise"}
 
 
@@ -137,16 +136,18 @@ class Preprocessor:
     def __post_init__(self):
         stop = resolve_stop_words(self.stop_words) if self.remove_stop_words else frozenset()
         if self.lowercase is True:
-            stop = frozenset(fold_case(w) for w in stop)
+            stop = frozenset(w.lower() for w in stop)
         object.__setattr__(self, "_stop", stop)
 
     def tokenize(self, text: str) -> list[str]:
         sw, n = self._stop, self.min_length
-        if text.isascii():                   # the common case: nothing to normalise, and lower() is case folding
+        if text.isascii():                   # the common case: nothing to normalise
             return [t for t in _TOKEN.findall(text.lower() if self.lowercase else text) if len(t) >= n and t not in sw]
         text = unicodedata.normalize("NFKC", text)
         out = []
-        for t in _TOKEN.findall(text.casefold() if self.lowercase else text):
+        # lower(), not casefold(): folding would turn "straße" into "strasse" and a final "ς" into "σ", so words of a
+        # public vocabulary spelt as written could never be counted
+        for t in _TOKEN.findall(text.lower() if self.lowercase else text):
             if _CJK.search(t) is None:
                 if len(t) >= n and t not in sw:
                     out.append(t)
@@ -155,11 +156,6 @@ class Preprocessor:
                 if (len(part) >= n or _CJK.match(part)) and part not in sw:
                     out.append(part)
         return out
-
-
-def fold_case(word: str) -> str:
-    """Case folding as the tokeniser does it (``str.casefold``: "Straße" and "STRASSE" are both "strasse")."""
-    return word.lower() if word.isascii() else word.casefold()
 
 
 def _split_cjk(token: str) -> list[str]:

@@ -3,6 +3,7 @@
 retrained or re-saved model never states fewer reports (hence a smaller epsilon) than it once did."""
 from __future__ import annotations
 
+import math
 import numbers
 
 from ..errors import DPTopicError
@@ -23,5 +24,8 @@ def stated_reports(privacy: dict | None) -> int:
     stated = (privacy or {}).get("reports_per_contributor", 1)
     if isinstance(stated, bool) or not isinstance(stated, (int, float)) or not stated >= 1:
         return 1
+    if not math.isfinite(stated):       # an edited report: no count of reports is infinite
+        raise DPTopicError(f"the saved report states reports_per_contributor={stated!r}, not a count: the model folder"
+                           " was edited; re-create it.")
     # a figure of 2.5 reports is read as 3: a count is never rounded down into a smaller epsilon
     return int(-(-stated // 1))

@@ -18,7 +18,7 @@ from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
 from ..accounting.fedlda import entries_for_user_budget, krr_eta, report_words_for, subset_inclusion, user_spend
 from ..accounting.events import EPSILON_MAX
-from ..corpus import Corpus, as_corpus
+from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
 from ..federated.server import full_vocabulary_topics
@@ -59,7 +59,7 @@ def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
         raise DPTopicError(f"FedLDA report_words keeps the vocabulary's first {n} words as its most common, but this"
                            " vocabulary is in alphabetical order (as a CountVectorizer learns it): list it most common"
                            " first (Corpus.prune; CountVectorizer(vocabulary=words_most_common_first)), or pass"
-                           " report_words='all' (--report-words all).")
+                           " report_words='all'.")
     if unnamed:
         warnings.warn(f"FedLDA report_words keeps the first {n} columns as the most common words, but X's columns"
                       " carry no words, so their order cannot be checked (scikit-learn's CountVectorizer sorts them"
@@ -78,10 +78,10 @@ FED_RRP_COINS = ("SIMULATION: the replacement coins come from xorshift128+ seede
 
 
 def _refuse_user_lists_of_texts(X) -> None:
-    """``fit([texts_user0, texts_user1])`` reads as lists of tokens, one per document: a "token" holding a space is
-    a text, and the users were meant as corpora."""
+    """``fit([texts_user0, texts_user1])`` reads as lists of tokens, one per document: a "token" of more than three
+    words is a text, and the users were meant as corpora (a phrase such as "new york" is a token)."""
     if isinstance(X, (list, tuple)) and X and all(isinstance(d, (list, tuple)) for d in X):
-        spaced = next((t for d in X for t in d if isinstance(t, str) and any(ch.isspace() for ch in t)), None)
+        spaced = next((t for d in X for t in d if isinstance(t, str) and len(t.split()) > 3), None)
         if spaced is not None:
             raise DPTopicError(f"a token holds spaces ({spaced[:40]!r}...): a list of lists is read as tokenised"
                                " documents; to give one list of texts per user, pass a list of corpora built on one"
@@ -229,10 +229,10 @@ class FedLDA(GibbsTopicModel):
                                " an update would round to no entry; raise pad_length or sample_ratio.")
         validate_value("epsilon", self.epsilon, [Real(0, None, "neither")])
         if self.secure and self.seed is not None:
-            raise DPTopicError("secure=True draws the reports from the operating system's CSPRNG and refuses a seed:"
+            raise DPTopicError("secure mode draws the reports from the operating system's CSPRNG and refuses a seed:"
                                " remove seed (--seed).")
         if self.secure and self.exclusion != "none":
-            raise DPTopicError("secure=True draws the reports by subset selection, the 'none' rule's randomizer: the"
+            raise DPTopicError("secure mode draws the reports by subset selection, the 'none' rule's randomizer: the"
                                " floor and tail rules have no secure sampler; use exclusion='none'.")
         if self.exclusion != "none" and self.report_words not in ("auto", "all"):
             raise DPTopicError(f"report_words={self.report_words!r} applies to exclusion='none' only: the floor and"
@@ -286,7 +286,7 @@ class FedLDA(GibbsTopicModel):
             if self.n_clients is not None and self.n_clients != len(X):
                 raise DPTopicError(f"n_clients={self.n_clients} but {len(X)} user corpora were given: each corpus of"
                                    " the list is one user; drop n_clients (--clients).")
-            self._columns_unnamed = False
+            self._columns_unnamed, self._input_names, self._input_names_public = False, None, False
             # the users' shared word list is public only when each corpus was built on a supplied one
             self._vocabulary_supplied = all(vocabulary_given(c) for c in X)
             fp = vocabulary_fingerprint(X[0].vocabulary.words)
@@ -303,6 +303,10 @@ class FedLDA(GibbsTopicModel):
                                  and (sp.issparse(X) or isinstance(X, np.ndarray) or hasattr(X, "__array__")))
         supplied = vocabulary is not None or (names is not None and self._input_names_public)
         corpus = as_corpus(X, vocabulary=vocabulary if vocabulary is not None else names)
+        if vocabulary is not None:      # a Corpus comes back as built: map it onto the list, as every trainer does
+            given = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(list(vocabulary))
+            if corpus.vocabulary != given:
+                corpus = corpus.restrict(given).require_nonempty()
         self._vocabulary_supplied = supplied or (vocabulary is None and names is None and vocabulary_given(corpus))
         if self.n_clients is not None and self.n_clients > corpus.n_docs:
             raise DPTopicError(f"n_clients={self.n_clients} exceeds the {corpus.n_docs} documents: a simulated user"
@@ -334,8 +338,25 @@ class FedLDA(GibbsTopicModel):
 
         ``heldout`` (a corpus): held-out perplexity after each round, in ``history_`` (computed by the
         analyst from the released Φ; outside the guarantee and not saved unless asked).
-        ``callback(round_info: dict)`` is called after each round.
+        ``callback(round_info: dict)`` is called after each round. A refused or failed fit leaves a fitted model
+        as it was.
         """
+        before = dict(self.__dict__)
+        try:
+            return self._fit(X, vocabulary, heldout, callback)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def fit_transform(self, X, y=None, **kw) -> np.ndarray:
+        """``fit(X).transform(X)``; for a list of user corpora, the rows of every user's documents in turn."""
+        if isinstance(X, (list, tuple)) and X and all(isinstance(c, Corpus) for c in X):
+            self.fit(X, **kw)
+            return np.vstack([self.transform(c) for c in X])
+        return super().fit_transform(X, y, **kw)
+
+    def _fit(self, X, vocabulary, heldout, callback):
         self._validate()
         corpora = self._client_corpora(X, vocabulary)
         users = list(corpora)       # the users' documents as given: a later transform of them warns

@@ -178,8 +178,17 @@ class OnlineLDA(GibbsTopicModel):
             vocab = getattr(self, "vocabulary_", None)
             if vocab is None and isinstance(self.prior_corpus, Corpus):
                 vocab = self.prior_corpus.vocabulary
-            X, names = self._as_input(X)
-            X = as_corpus(X, vocabulary=vocab.words if vocab is not None else names)
+            if vocab is None:                       # the first batch names the model's words (its columns, if any)
+                X, names = self._as_input(X)
+                X = as_corpus(X, vocabulary=names)
+            else:                                   # later batches are read into them, their columns checked
+                cols = getattr(X, "columns", None)
+                if cols is not None and hasattr(X, "to_numpy"):
+                    if [str(c) for c in cols] != list(vocab.words):
+                        raise DPTopicError(f"X's columns are not the words the model was fitted on: select them in"
+                                           " the model's order, X[list(model.vocabulary_.words)].")
+                    X = X.to_numpy()
+                X = as_corpus(X, vocabulary=vocab.words)
         return self._check_corpus(X, what)
 
     def _train_batch(self, corpus: Corpus, seed) -> None:
@@ -208,6 +217,7 @@ class OnlineLDA(GibbsTopicModel):
         """Reset and stream ``X`` (a :class:`Corpus`, count matrix, texts or token lists) in mini-batches of
         ``batch_size`` documents."""
         self._reset()
+        self._input_names = None                    # a refit forgets the columns of an earlier one
         X = self._as_batch(X, "corpus")
         starts = range(0, X.n_docs, self.batch_size)
         with progress_bar(len(starts), f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
