@@ -260,6 +260,13 @@ def test_cli_overwrite_never_replaces_another_commands_folder(files, capsys):
                  "--shadows", "4", "--quiet", "--out", str(other), "--overwrite"]) == 2
     assert "experiment classifier-mia" in _err(capsys) and (other / "fig7.csv").exists()
     assert not (other / "audit.json").exists()
+    # and an experiment never replaces an audit's folder (or another experiment's)
+    audited = d / "audited"
+    audited.mkdir()
+    (audited / "audit.json").write_text("{}")
+    mark_output_folder(audited, "audit", done=True)
+    assert main(["experiment", "topic-attack", "--out", str(audited), "--overwrite"]) == 2
+    assert "written by 'dptopic audit'" in _err(capsys) and (audited / "audit.json").read_text() == "{}"
 
 
 def test_cli_prints_a_loud_verdict(files, capsys, monkeypatch):

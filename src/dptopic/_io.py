@@ -225,6 +225,22 @@ def _holds_our_results(p: Path) -> bool:
     return {e.name for e in p.iterdir()} <= set(listed) | {OUTPUT_MARKER}
 
 
+def refuse_other_writer(path, command: str) -> None:
+    """``path`` holding results another dptopic command wrote (its marker names it) is never replaced by ``command``
+    (e.g. ``"audit"``, ``"experiment lira"``): the other command's files would stay beside the new ones, listed as
+    the new command's."""
+    import json
+
+    try:
+        mark = json.loads((Path(path) / OUTPUT_MARKER).read_text("utf-8"))
+    except (OSError, ValueError):
+        return
+    who = mark.get("written_by") if isinstance(mark, dict) else None
+    if isinstance(who, str) and who != f"dptopic {command}":
+        raise DPTopicError(f"--out {str(path)!r} holds results written by '{who}', not by 'dptopic {command}': refusing"
+                           " to replace them; choose another --out.")
+
+
 def mark_output_folder(path, command: str, done: bool = False) -> Path:
     """Create ``path`` (if needed) and mark it as written by ``dptopic COMMAND``; with ``done=True`` (when the
     command has finished) the marker also lists the files it left there."""

@@ -240,9 +240,9 @@ def _audit(a):
         raise DPTopicError("give exactly one of --model DIR (audit a saved model's training settings) or --algorithm NAME.")
     if a.seed is not None and a.seed < 0:
         raise DPTopicError(f"invalid --seed {a.seed}: give an integer >= 0, or leave it out for fresh OS entropy.")
-    from .._io import check_output_folder, mark_output_folder
+    from .._io import check_output_folder, mark_output_folder, refuse_other_writer
 
-    _refuse_other_writer(a.out)
+    refuse_other_writer(a.out, "audit")
     check_output_folder(a.out, overwrite=a.overwrite, what="audit")
     train_fn, model, desc = _trainer_from_args(a)
     corpus, coverage_note = _audit_corpus(a, model)
@@ -289,24 +289,6 @@ def _audit(a):
         console.print(f"note: {n}")
     console.print(f"note: {doc['metrics_guarantee']}")
     console.print(f"written: {out / 'audit.json'}, {out / 'roc.png'}")
-
-
-def _refuse_other_writer(path) -> None:
-    """``--out`` holding results of another dptopic command (its marker names it) is never replaced by an audit:
-    the audit would leave that command's files beside its own, listed as the audit's."""
-    import json
-    from pathlib import Path
-
-    from .._io import OUTPUT_MARKER
-
-    try:
-        mark = json.loads((Path(path) / OUTPUT_MARKER).read_text("utf-8"))
-    except (OSError, ValueError):
-        return
-    who = mark.get("written_by") if isinstance(mark, dict) else None
-    if isinstance(who, str) and who != "dptopic audit":
-        raise DPTopicError(f"--out {str(path)!r} holds results written by '{who}', not by 'dptopic audit': refusing to"
-                           " replace them; choose another --out.")
 
 
 def register(sub) -> None:

@@ -103,9 +103,10 @@ def _guard_out(name, func):
         import warnings
         from pathlib import Path
 
-        from .._io import OUTPUT_MARKER, check_output_folder, mark_output_folder
+        from .._io import OUTPUT_MARKER, check_output_folder, mark_output_folder, refuse_other_writer
 
         check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} result set")
+        refuse_other_writer(a.out, f"experiment {name}")
         print("note: an experiment fits several models on the same documents: their budgets add up, and its figures"
               " measure the trainers on this corpus; they are not a private release of it.", file=sys.stderr)
         out = Path(a.out)

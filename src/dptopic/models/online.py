@@ -185,7 +185,7 @@ class OnlineLDA(GibbsTopicModel):
                 cols = getattr(X, "columns", None)
                 if cols is not None and hasattr(X, "to_numpy"):
                     if [str(c) for c in cols] != list(vocab.words):
-                        raise DPTopicError(f"X's columns are not the words the model was fitted on: select them in"
+                        raise DPTopicError("X's columns are not the words the model was fitted on: select them in"
                                            " the model's order, X[list(model.vocabulary_.words)].")
                     X = X.to_numpy()
                 X = as_corpus(X, vocabulary=vocab.words)
