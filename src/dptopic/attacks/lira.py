@@ -433,11 +433,10 @@ def _guarantee(privacy: dict | None) -> str:
 
 
 def _finite_or_none(x):
-    try:
-        x = float(x)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return x if np.isfinite(x) else None
+    """``x`` as a finite float, else None (as the privacy card reads its figures)."""
+    from ..reporting.card import _finite
+
+    return _finite(x)
 
 
 def claim_delta(privacy: dict | None) -> float:
