@@ -184,6 +184,13 @@ REPORT_WORDS_Z = 1.0
 pairs other than the ``experiment fedlda`` task: docs/fedlda.md, "Fewer words in each report")."""
 
 
+def listed_alphabetically(words) -> bool:
+    """Whether a vocabulary of more than 20 words is in alphabetical order (what a ``CountVectorizer`` learns): then
+    its first words are not its most common, as the report-words rule (:func:`report_words_for`) takes them."""
+    words = list(words)
+    return len(words) > 20 and all(a <= b for a, b in zip(words, words[1:]))
+
+
 def report_words_for(epsilon: float, vocab_size: int, total_entries: int, z: float = REPORT_WORDS_Z) -> int:
     """How many of the vocabulary's first words the ``"none"`` rule's reports should range over.
 

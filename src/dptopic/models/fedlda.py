@@ -16,7 +16,8 @@ import scipy.sparse as sp
 from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
-from ..accounting.fedlda import entries_for_user_budget, krr_eta, report_words_for, subset_inclusion, user_spend
+from ..accounting.fedlda import (entries_for_user_budget, krr_eta, listed_alphabetically, report_words_for,
+                                 subset_inclusion, user_spend)
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
@@ -55,7 +56,7 @@ def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
     """``report_words`` takes the vocabulary's first words as its most common: an alphabetical list (what
     scikit-learn's and dptopic's ``CountVectorizer`` learn) would keep the words that sort first, so it is refused;
     columns that carry no words at all have an order no one can check, so they warn."""
-    if len(words) > 20 and all(a <= b for a, b in zip(words, words[1:])):
+    if listed_alphabetically(words):
         raise DPTopicError(f"FedLDA report_words keeps the vocabulary's first {n} words as its most common, but this"
                            " vocabulary is in alphabetical order (as a CountVectorizer learns it): list it most common"
                            " first (Corpus.prune; CountVectorizer(vocabulary=words_most_common_first)), or pass"

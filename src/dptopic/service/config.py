@@ -122,8 +122,9 @@ class ServiceConfig:
             if not self.fed_topics <= self.fed_report_words <= V:
                 raise DPTopicError(f"--fed-report-words {self.fed_report_words} must lie between --fed-topics"
                                    f" ({self.fed_topics}) and the vocabulary size ({V}).")
-            words = list(self.vocabulary)
-            if self.fed_report_words < V and V > 20 and all(a <= b for a, b in zip(words, words[1:])):
+            from ..accounting.fedlda import listed_alphabetically
+
+            if self.fed_report_words < V and listed_alphabetically(self.vocabulary):
                 raise DPTopicError(f"--fed-report-words {self.fed_report_words} keeps the vocabulary's first words as"
                                    " its most common, but --vocabulary is in alphabetical order: list it most common"
                                    " first (dptopic corpus prepare writes it so), or drop --fed-report-words.")
