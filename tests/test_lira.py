@@ -45,6 +45,18 @@ def test_metrics_on_known_scores():
     assert metrics.empirical_epsilon(np.zeros(200), y)["epsilon_lower_bound"] == 0.0
 
 
+def test_nan_scores_are_refused_and_infinities_keep_their_order():
+    y = np.array([1] * 50 + [0] * 50)
+    s = np.concatenate([np.arange(50) + 50.0, np.arange(50.0)])
+    s[3] = np.nan       # read as the lowest score, a NaN member would have lowered the AUC below 1
+    for f in (metrics.summarize, metrics.empirical_epsilon, metrics.roc):
+        with pytest.raises(DPTopicError, match="1 of the 100 scores are NaN"):
+            f(s, y)
+    s[3] = np.inf       # an infinite score is still a score: the highest
+    s[60] = -np.inf
+    assert metrics.summarize(s, y)["auc"] == 1.0
+
+
 def test_complementary_halves_and_bad_input():
     m = lira.complementary_halves(11, 8, np.random.default_rng(1))
     assert (m.sum(axis=0) == 4).all()

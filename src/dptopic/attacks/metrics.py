@@ -23,8 +23,12 @@ def _check(scores, labels):
         raise DPTopicError(f"scores ({s.size}) and labels ({y.size}) differ in length: give one label per score.")
     if y.all() or (~y).all():
         raise DPTopicError("an attack needs both members and non-members to be scored; got only one kind.")
+    n_nan = int(np.isnan(s).sum())
+    if n_nan:
+        # a NaN is not a score: read as the lowest, it would count as "non-member" and move the ROC and the bound
+        raise DPTopicError(f"{n_nan} of the {s.size} scores are NaN: score every document, or drop the NaN scores"
+                           " together with their labels.")
     if not np.all(np.isfinite(s)):
-        s = np.nan_to_num(s, nan=-np.inf)
         s = np.clip(s, -np.finfo(float).max, np.finfo(float).max)
     return s, y
 
