@@ -172,8 +172,12 @@ def test_cli_train_private_vocabulary(tmp_path):
     out = tmp_path / "m"
     assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--topics", "3", "--iterations", "2",
                  "--private-vocabulary", "1.0,1e-5", "--out", str(out), "--quiet", "--seed", "0"]) == 0
-    rep = json.loads((out / "model.json").read_text())["privacy"]
+    meta = json.loads((out / "model.json").read_text())
+    rep = meta["privacy"]
     assert rep["vocabulary_selection"]["epsilon"] == 1.0 and rep["warnings"]
+    # the vocabulary protects a whole document (add/remove): the exact corpus sizes would undo that, so only the
+    # released vocabulary size is saved
+    assert meta["training"] == {"vocab_size": len(meta["vocabulary"])}
     assert "gaussian" in json.dumps(rep["vocabulary_selection"])          # the default policy
     out2 = tmp_path / "m2"
     assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--topics", "3", "--iterations", "2",

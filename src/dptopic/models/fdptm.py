@@ -31,6 +31,11 @@ def compose_privacy(estimator, event) -> dict:
     """Replace a fitted estimator's ``privacy_`` by the FDPTM composition with the vocabulary event."""
     estimator.vocabulary_event_ = event
     estimator.privacy_ = fdptm_report(event, estimator.privacy_, getattr(estimator, "ledger_", None))
+    # the vocabulary's guarantee protects a whole document (add/remove): the exact number of documents and tokens
+    # would undo it, so model.json keeps only the (released) vocabulary size, as the document-level trainers do
+    stats = getattr(estimator, "_train_stats", None)
+    if isinstance(stats, dict):
+        estimator._train_stats = {k: v for k, v in stats.items() if k not in ("n_docs", "n_tokens")}
     return estimator.privacy_
 
 
