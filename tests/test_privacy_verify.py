@@ -316,3 +316,31 @@ def test_the_plan_matches_the_ledgers_reservation():
     assert v.status == "failed" and "do not plan" in v.detail
     assert check_run(Verification("failed", "y", {}), RunPlan(events=[]), rep).detail == "y"   # failed stays failed
     assert check_run(ok, None, rep) is ok
+
+
+@pytest.mark.parametrize("i, field, value", [
+    (0, "unit", "document"),                          # HDP-LDA: word-level, edited to claim a whole document
+    (0, "neighbouring_relation", "add/remove one document"),
+    (1, "unit", "user"),                              # DP-SVI: document-level, edited to a user
+    (2, "neighbouring_relation", "replace one user's documents"),
+    (4, "unit", "document"),                          # FedLDA: per user
+    (7, "unit", "document"),                          # HDP-LDA on a private vocabulary: "document + word" edited
+    (7, "topic_model.unit", "document"),
+])
+def test_a_unit_or_relation_edited_away_from_the_trainers_is_refused(models, tmp_path, i, field, value):
+    # the figures still recompute from the events (they carry no unit), so only the trainer's own unit catches this
+    d = tmp_path / "m"
+    models[i].save(d)
+    meta = json.loads((d / "model.json").read_text())
+    rep = meta["privacy"]
+    dptopic.load(d)                                   # as saved, it loads
+    if "." in field:
+        rep["topic_model"]["unit"] = value
+    else:
+        assert rep[field] != value
+        rep[field] = value
+    meta.pop("privacy_card", None)
+    (d / "model.json").write_text(json.dumps(meta))
+    assert verify_report(rep).status == "verified"
+    with pytest.raises(CorruptModelError, match="names the (unit|neighbouring relation)"):
+        dptopic.load(d)

@@ -291,10 +291,14 @@ class RunPlan:
     """What a trainer's parameters make one fit spend, to check a saved report's events against
     (:func:`check_run`): ``events``, the ``(event, count)`` pairs its ledger reserves before the fit, and
     ``budget``, the ``(epsilon, delta)`` its noise was calibrated to. Either may be None where the parameters alone
-    do not fix it (a noisy word count that chose how many words to release, reports randomized by contributors)."""
+    do not fix it (a noisy word count that chose how many words to release, reports randomized by contributors).
+    ``unit`` and ``relation``: what its ledger protects (one word, document or user, and the neighbouring
+    relation), which the report must name as they are: a figure is only as good as the unit it is stated for."""
 
     events: list | None = None
     budget: tuple | None = None
+    unit: str | None = None
+    relation: str | None = None
 
 
 _NOT_MECHANISM = ("label", "relation", "theorem", "count", "dp_accounting_event", "pld_discretization", "unit")
@@ -325,6 +329,31 @@ def _event_name(desc: dict) -> str:
     return str(desc.get("label") or desc.get("type"))
 
 
+def _unit_problems(plan: RunPlan, rep: dict, who: str) -> list:
+    """The report's unit and neighbouring relation against those ``who``'s ledger names; with a private vocabulary
+    (:func:`~dptopic.accounting.set_union.fdptm_report`) the topic model's part must be the trainer's."""
+    problems = []
+    vocab, topic = rep.get("vocabulary_selection"), rep.get("topic_model")
+    composed = isinstance(vocab, dict) and isinstance(topic, dict)
+    if plan.unit is not None:
+        unit = rep.get("unit")
+        if composed:
+            v_unit = vocab.get("unit")
+            want = plan.unit if v_unit == plan.unit else f"{v_unit} (vocabulary) + {plan.unit} (topic model)"
+            ok = topic.get("unit") == plan.unit and unit == want
+        else:
+            want, ok = plan.unit, unit == plan.unit
+        if not ok:
+            problems.append(f"its report names the unit {str(unit)[:60]!r}, but {who} protects one {want}")
+    if plan.relation is not None:
+        relation = rep.get("neighbouring_relation")
+        want = (f"vocabulary: {vocab.get('relation')}; topic model: {plan.relation}" if composed else plan.relation)
+        if relation != want:
+            problems.append(f"its report names the neighbouring relation {str(relation)[:60]!r}, but {who}'s is"
+                            f" {want!r}")
+    return problems
+
+
 def check_run(check: Verification, plan: RunPlan | None, rep: dict, who: str = "the trainer") -> Verification:
     """``check`` with the report's events compared with what ``who``'s parameters make a fit spend (``plan``).
 
@@ -335,7 +364,7 @@ def check_run(check: Verification, plan: RunPlan | None, rep: dict, who: str = "
     A report whose trainer's parameters do not fix its events (``plan`` None) is left as it is."""
     if plan is None or check.status not in ("verified", "looser"):
         return check
-    problems = []
+    problems = _unit_problems(plan, rep, who)
     events = rep.get("events") or []
     if plan.events is not None:
         merged: list[list] = []                         # equal events planned twice (a last release) add up

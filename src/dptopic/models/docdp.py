@@ -95,7 +95,7 @@ class DocDPEM(_DocumentDPModel):
 
         sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, int(self.n_iter))
         return RunPlan(events=[(SubsampledGaussianEvent(sigma, 1.0), int(self.n_iter))],
-                       budget=(self.epsilon, self.delta))
+                       budget=(self.epsilon, self.delta), unit="document", relation=DOCUMENT_RELATION)
 
     def fit(self, X, y=None, *, vocabulary=None):
         """Fit on documents held in memory or streamed from disk.

@@ -141,7 +141,7 @@ class DocDPCooccurrence(_DocumentDPModel):
 
         # how the budget is split between the word ranking and the co-occurrence depends on how many words were
         # chosen; the whole must stay within the budget the noise was calibrated to
-        return RunPlan(budget=(self.epsilon, self.delta))
+        return RunPlan(budget=(self.epsilon, self.delta), unit="document", relation=DOCUMENT_RELATION)
 
     def fit(self, X, y=None, *, vocabulary=None):
         """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, corpus shards on disk (a

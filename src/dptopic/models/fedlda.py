@@ -331,7 +331,8 @@ class FedLDA(GibbsTopicModel):
         if self.exclusion == "none" and (isinstance(n_report, bool) or not isinstance(n_report, int)):
             return None                 # a report from before the reports' words were recorded
         event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion, vocab_size=n_report)
-        return RunPlan(events=[(event, user_spend(self.exclusion, self._config().n_entries, self.rounds))])
+        return RunPlan(events=[(event, user_spend(self.exclusion, self._config().n_entries, self.rounds))],
+                       unit="user", relation=USER_RELATION_NONE if self.exclusion == "none" else USER_RELATION)
 
     # ------------------------------------------------------------- training
     def fit(self, X, y=None, *, vocabulary=None, heldout=None, callback=None):

@@ -243,7 +243,7 @@ class HDPLDA(_PrivateGibbs):
     def _planned_spend(self, report: dict):
         from ..accounting.verify import RunPlan
 
-        return None if self.epsilon_laplace is None else RunPlan(events=self._plan())
+        return None if self.epsilon_laplace is None else RunPlan(events=self._plan(), unit="word", relation=WORD_RELATION)
 
     def _release(self, nwk, rng):
         planned = self._events[0]

@@ -398,7 +398,7 @@ class DPSVI(_VariationalLDA):
         from ..accounting.verify import RunPlan
 
         event = SubsampledGaussianEvent(float(self.noise_multiplier), float(self.sampling_rate))
-        return RunPlan(events=[(event, self.n_steps)])
+        return RunPlan(events=[(event, self.n_steps)], unit="document", relation=DOCUMENT_RELATION)
 
     @property
     def sensitivity_(self) -> float:
