@@ -275,3 +275,31 @@ def test_a_bad_uci_line_after_blank_lines_is_still_named_by_its_line(tmp_path):
     (tmp_path / "docword.y.txt").write_text("2\n4\n3\n1 1 2\n\n\n2 3\n")
     _one_line(_cli("corpus", "info", tmp_path / "docword.y.txt", "--vocab", tmp_path / "vocab.x.txt"),
               "line 7 has 2 fields, not 3")
+
+
+def test_train_on_a_word_list_counts_stop_words_and_case_when_told_and_refuses_data_cuts(tmp_path):
+    # (walk-through, 2026-11-24) with --vocabulary, --stop-words and --no-lowercase were silently ignored, so the
+    # warning's own advice ("pass --stop-words none to count them") could not be followed; --max-vocab was ignored
+    import random
+
+    rnd = random.Random(7)
+    words = "The the apple Apple banana BANANA cherry grape of and".split()
+    (tmp_path / "t.txt").write_text("\n".join(" ".join(rnd.choices(words, k=8)) for _ in range(40)) + "\n")
+    (tmp_path / "v.txt").write_text("the\nThe\napple\nApple\nbanana\ncherry\n")
+    base = ["train", "--corpus", tmp_path / "t.txt", "--vocabulary", tmp_path / "v.txt", "--topics", "2",
+            "--iterations", "2", "--seed", "0", "--quiet"]
+
+    def tokens(out, *extra):
+        r = _cli(*base, *extra, "--out", tmp_path / out)
+        assert r.returncode == 0, r.stderr
+        return " ".join(r.stdout.split())
+
+    plain, counted = tokens("a"), tokens("b", "--stop-words", "none", "--no-lowercase")
+    text = (tmp_path / "t.txt").read_text().split()
+    exact = sum(w in {"the", "The", "apple", "Apple", "banana", "cherry"} for w in text)
+    assert f"{exact} tokens" in counted and f"{exact} tokens" not in plain
+    _one_line(_cli(*base, "--max-vocab", "3", "--out", tmp_path / "c"), "--vocabulary gives the words", "--max-vocab")
+    r = _cli("train", "--corpus", tmp_path / "t.txt", "--unit", "document", "--epsilon", "1", "--delta", "1e-5",
+             "--private-vocabulary", "5,1e-3", "--max-df", "0.5", "--out", tmp_path / "d")
+    _one_line(r, "--private-vocabulary chooses the words", "--max-df")
+    assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()

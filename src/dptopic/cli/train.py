@@ -113,9 +113,21 @@ def _training_corpus(a, console):
     """
     if a.vocabulary is not None and a.private_vocabulary is not None:
         raise DPTopicError("give --vocabulary (a public word list) or --private-vocabulary (chosen with DP), not both.")
+    if a.vocabulary is not None or a.private_vocabulary is not None:
+        # the words come from the list or from DP set union: a cut that chooses words from the data cannot apply
+        cuts = [flag for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df),
+                                     ("--max-df", getattr(a, "max_df", None))) if v is not None]
+        if cuts:
+            given = "--vocabulary gives the words" if a.vocabulary is not None else \
+                "--private-vocabulary chooses the words by DP set union"
+            raise DPTopicError(f"{given}, so {' / '.join(cuts)} (which choose words from the data) cannot apply:"
+                               " drop one or the other.")
+    # stop words (a fixed list, not read from the data) and lower-casing apply to the text whatever chose the words
+    text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None))
     if a.vocabulary is not None:
         vocab = read_vocabulary(a.vocabulary)
-        return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab), vocab, None
+        return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw),
+                vocab, None)
     if a.private_vocabulary is None:
         if getattr(a, "vocabulary_policy", None) is not None:
             raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
@@ -125,7 +137,8 @@ def _training_corpus(a, console):
 
     eps_v, delta_v = a.private_vocabulary
     # no data-dependent cut (it would leak): DP set union alone decides which words are kept
-    full = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP, min_df=1)
+    full = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP, min_df=1,
+                       **text_kw)
     # the selection's noise comes from fresh OS entropy unless --seed is given explicitly
     secure = bool(getattr(a, "secure", False))  # --secure: the selection's noise is OpenDP's too
     policy = getattr(a, "vocabulary_policy", None) or "gaussian"
@@ -590,7 +603,8 @@ def register(sub) -> None:
                    help="noise from the OS CSPRNG (OpenDP's exact samplers; fed: the reports), refuses --seed")
     t.add_argument("--private-vocabulary", type=eps_delta_pair, default=None, metavar="EPS_V,DELTA_V",
                    help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
-                        " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df are then ignored")
+                        " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df/--max-df then do not"
+                        " apply (--stop-words and --lowercase do)")
     t.add_argument("--vocabulary-policy", choices=("gaussian", "laplace"), default=None,
                    help="with --private-vocabulary: 'gaussian' (default: Gopi et al.'s Gaussian policy, cap 100;"
                         " several times more words at the same budget) or 'laplace' (Manzonelli et al.'s setting:"
