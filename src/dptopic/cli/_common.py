@@ -208,11 +208,14 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                                  **({"min_df": min_df} if given or vocabulary is not None else {}), **text_kw)
     p = Path(spec)
     if not p.exists():
-        raise DPTopicError(f"corpus {spec!r} not found: give 'demo', '20newsgroups' or an existing path.")
+        from ..corpus.corpus import broken_link
+
+        raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give 'demo', '20newsgroups' or an existing path.")
+    name = p.name.lower()
     if fmt == "auto":
-        name = p.name.lower()
-        fmt = ("dir" if p.is_dir() else "npz" if name.endswith(".npz") else "jsonl" if ".jsonl" in name
-               else "csv" if ".csv" in name else "uci" if name.startswith("docword") else "text")
+        fmt = ("dir" if p.is_dir() else "npz" if name.endswith(".npz") else "jsonl" if ".jsonl" in name or ".ndjson" in name
+               else "csv" if ".csv" in name or ".tsv" in name else "uci" if name.startswith("docword")
+               else _json_format(p) if name.endswith((".json", ".json.gz")) else "text")
     if fmt not in ("jsonl", "csv"):
         fields_apply(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
     kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(max_vocab=max_vocab, min_df=min_df)
@@ -223,7 +226,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if lowercase is not None:
             raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
                                f" already tokenised: drop the flag, or prepare the corpus again from its text.")
-        c = Corpus.load(p) if fmt == "npz" else _load_uci(Corpus, p, vocab)
+        c = Corpus.load(p) if fmt == "npz" else _load_uci(Corpus, p, vocab, drop_empty)
         if vocabulary is not None:
             c = c.restrict(vocabulary, drop_empty=drop_empty)
             return c.require_nonempty() if drop_empty else c
@@ -234,24 +237,47 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     if fmt == "jsonl":
         return Corpus.from_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids, **kw)
     if fmt == "csv":
-        return Corpus.from_csv(p, text_column=text_field, label_column=label_field, id_column=id_field, **ids, **kw)
+        return Corpus.from_csv(p, text_column=text_field, label_column=label_field, id_column=id_field, **ids,
+                               **({"delimiter": "\t"} if ".tsv" in name else {}), **kw)
     if fmt == "dir":
         return Corpus.from_directory(p, **kw)
-    from ..corpus.corpus import read_text_file
+    from ..corpus.corpus import read_lines
 
-    lines = [ln for ln in read_text_file(p).splitlines() if ln.strip()]
-    if not lines:
+    lines = read_lines(p)
+    if not any(ln.strip() for ln in lines):
         raise DPTopicError(f"empty corpus: {spec!r} has no non-blank lines; give one document per line.")
     return Corpus.from_texts(lines, **kw)
 
 
-def _load_uci(Corpus, p, vocab):
+def _json_format(p) -> str:
+    """``jsonl`` for a ``.json`` file whose first non-blank line is a JSON object (one object per line, JSONL saved
+    under another name); any other ``.json`` file (one array, an object over several lines) is refused."""
+    from ..corpus.corpus import _open_text
+
+    with _open_text(p) as fh:
+        first = next((ln.strip() for ln in fh if ln.strip()), "")
+    try:
+        import json
+
+        if isinstance(json.loads(first), dict):
+            return "jsonl"
+    except ValueError:
+        pass
+    raise DPTopicError(f"{str(p)!r} is JSON {'holding an array' if first.startswith('[') else 'that is not one object per line'}:"
+                       " dptopic reads JSONL, one JSON object per line with the text in a field (for example"
+                       " jq -c '.[]' for a file that is one array), or pass --format text for plain text.")
+
+
+def _load_uci(Corpus, p, vocab, drop_empty: bool = True):
     if vocab is None:
+        if "docword" not in p.name:
+            raise DPTopicError(f"a UCI corpus needs its vocabulary file, and {p.name!r} is not named docword.*, so"
+                               " no vocab.* file can be found beside it: pass --vocab FILE.")
         guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
         if not guess.is_file():
             raise DPTopicError(f"UCI corpus needs its vocabulary file: pass --vocab (looked for {guess.name}).")
         vocab = guess
-    return Corpus.from_uci(p, vocab)
+    return Corpus.from_uci(p, vocab, drop_empty=drop_empty)
 
 
 def add_corpus_args(p, required=False, preprocessing=True):

@@ -50,6 +50,8 @@ def cmd_corpus_prepare(a):
                                f" it as {suggestion}")
         check_output_file(a.out, _is_corpus, overwrite=a.overwrite)
     corpus = _prepared_corpus(a)
+    if a.private:
+        corpus.metadata["private"] = True      # every shard too: each is a part of the private corpus
     if a.shards is not None:
         from ..backends import write_shards
 
@@ -57,16 +59,19 @@ def cmd_corpus_prepare(a):
 
         from .._io import mark_output_folder
         from ..backends.shards import SHARD_PATTERN
+        from ..corpus import Corpus
 
         for old in Path(a.out).glob(SHARD_PATTERN) if Path(a.out).is_dir() else ():
             old.unlink()  # ours (the folder is marked): a smaller --shards must not leave stale shards behind
         paths = write_shards(corpus, mark_output_folder(a.out, "corpus prepare --shards"), a.shards)
+        if corpus.n_empty_dropped:      # the first shard counts the documents dropped, so the shards' counts add up
+            first = Corpus.load(paths[0])
+            first.n_empty_dropped = corpus.n_empty_dropped
+            first.save(paths[0])
         mark_output_folder(a.out, "corpus prepare --shards", done=True)
-        make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size} written"
-                             f" as {len(paths)} shards to {a.out}")
+        make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
+                             f" ({corpus.n_empty_dropped} empty dropped) written as {len(paths)} shards to {a.out}")
         return
-    if a.private:
-        corpus.metadata["private"] = True
     out = corpus.save(a.out)
     make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size} "
                          f"({corpus.n_empty_dropped} empty dropped) written to {out}")

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import warnings
+import zlib
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -73,6 +74,24 @@ def _index_array(name: str, x, dtype) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype)
 
 
+def _names(name: str, values) -> list[str] | None:
+    """Labels or document ids as strings, one per document; a missing one (None) is refused rather than written as
+    'None', and so is a single string (which would be read letter by letter)."""
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)):
+        raise DPTopicError(f"{name} must be a list with one entry per document, not a single string.")
+    try:
+        values = list(values)
+    except TypeError:
+        raise DPTopicError(f"{name} must be a list with one entry per document, not a {type(values).__name__}.") from None
+    bad = next((i for i, x in enumerate(values) if x is None), None)
+    if bad is not None:
+        raise DPTopicError(f"{name}[{bad}] is None: give every document a {name[:-1].replace('_', ' ')}"
+                           f" (or pass {name}=None for none).")
+    return [str(x) for x in values]
+
+
 def _json_kind(v) -> str:
     return {dict: "an object", list: "a list", type(None): "null", bool: "true/false"}.get(type(v), "a number")
 
@@ -126,8 +145,8 @@ class Corpus:
         self.doc_ptr = _index_array("doc_ptr", doc_ptr, np.int64)
         self.word_ids = _index_array("word_ids", word_ids, np.int32)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
-        self.labels = None if labels is None else [str(x) for x in labels]
-        self.doc_ids = None if doc_ids is None else [str(x) for x in doc_ids]
+        self.labels = _names("labels", labels)
+        self.doc_ids = _names("doc_ids", doc_ids)
         self.n_empty_dropped = int(n_empty_dropped)
         self.metadata = dict(metadata or {})
         self._check()
@@ -206,7 +225,10 @@ class Corpus:
         vocabulary has it, else lowercased, so a vocabulary with "NASA" and "markets" reads "NASA" and "Markets"."""
         if isinstance(texts, (str, bytes)):
             raise DPTopicError("texts must be a list of strings (one per document), not a single string.")
-        texts = list(texts)
+        try:
+            texts = list(texts)
+        except TypeError:
+            raise DPTopicError(f"texts must be a list of strings (one per document), not {type(texts).__name__}.") from None
         if not texts:
             raise DPTopicError("empty corpus: no documents were given; pass at least one non-empty text.")
         bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
@@ -215,18 +237,19 @@ class Corpus:
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         df_range(min_df, max_df, len(texts))
         validate_value("min_length", min_length, [Int(1, None)])
+        if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
+            vocabulary = Vocabulary(vocabulary)                 # read once, used twice
         if lowercase == "match":
             if vocabulary is None:
                 raise DPTopicError("lowercase='match' reads text into a given vocabulary: pass vocabulary=.")
-            words = set(vocabulary.words if isinstance(vocabulary, Vocabulary) else vocabulary)
+            words = set(vocabulary.words)
             pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=False)
             toks = [[t if t in words else t.lower() for t in pre.tokenize(x)] for x in texts]
             return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
                            lowercase=bool(lowercase))
         if vocabulary is not None:
-            vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else list(vocabulary)  # read once, used twice
-            _warn_unreachable_words(vocabulary.words if isinstance(vocabulary, Vocabulary) else vocabulary, pre)
+            _warn_unreachable_words(vocabulary.words, pre)
         toks = [pre.tokenize(t) for t in texts]
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
 
@@ -267,8 +290,7 @@ class Corpus:
             vocabulary = Vocabulary(vocabulary)
         index = vocabulary._index
         docs = [[index[w] for w in ts if w in index] for ts in toks]
-        labels = None if labels is None else list(labels)
-        doc_ids = list(doc_ids) if doc_ids is not None else [f"doc{i}" for i in range(len(docs))]
+        doc_ids = doc_ids if doc_ids is not None else [f"doc{i}" for i in range(len(docs))]
         if given and drop_empty and toks and not any(docs) and any(toks):
             raise DPTopicError(f"empty corpus: none of the {len(docs)} documents has a word of the given vocabulary"
                                f" ({len(vocabulary)} words, e.g. {', '.join(repr(w) for w in vocabulary.words[:3])}):"
@@ -278,8 +300,15 @@ class Corpus:
 
     @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None) -> "Corpus":
-        if labels is not None and len(labels) != len(docs):
-            raise DPTopicError(f"labels has {len(labels)} entries but there are {len(docs)} documents: give one per document.")
+        labels, doc_ids = _names("labels", labels), _names("doc_ids", doc_ids)
+        for name, vals in (("labels", labels), ("doc_ids", doc_ids)):
+            if vals is not None and len(vals) != len(docs):
+                raise DPTopicError(f"{name} has {len(vals)} entries but there are {len(docs)} documents: give one per"
+                                   " document.")
+        if doc_ids is not None and len(set(doc_ids)) != len(doc_ids):
+            seen: set = set()
+            dup = next(x for x in doc_ids if x in seen or seen.add(x))
+            raise DPTopicError(f"doc_ids holds {dup!r} more than once: give every document its own id.")
         keep = [i for i, d in enumerate(docs) if len(d) > 0] if drop_empty else list(range(len(docs)))
         n_drop = len(docs) - len(keep)
         if not keep:
@@ -357,12 +386,19 @@ class Corpus:
         return c
 
     @classmethod
-    def from_uci(cls, docword: str | os.PathLike, vocab: str | os.PathLike) -> "Corpus":
-        """Read the UCI bag-of-words format (``docword.*.txt[.gz]`` + ``vocab.*.txt``)."""
-        words = [w.strip() for w in _open_text(vocab).read().splitlines() if w.strip()]
+    def from_uci(cls, docword: str | os.PathLike, vocab: str | os.PathLike, drop_empty: bool = True) -> "Corpus":
+        """Read the UCI bag-of-words format (``docword.*.txt[.gz]`` + ``vocab.*.txt``). Each document's id
+        (``doc_ids``) is its UCI document number (``"1"``, ``"2"``, ...), so the documents that have no entry, which
+        are dropped (counted in ``n_empty_dropped``), show as missing numbers; ``drop_empty=False`` keeps them as
+        empty documents (one per document number, as ``dptopic transform`` reads them)."""
+        if vocab is None:
+            raise DPTopicError(f"the UCI corpus {str(docword)!r} needs its vocabulary file: pass vocab= the path of its"
+                               " vocab.*.txt (one word per line).")
+        with _open_text(vocab) as fh:
+            words = [w.strip() for w in fh.read().split("\n") if w.strip()]
         fh = _open_text(docword)
+        header = [fh.readline().strip() for _ in range(3)]
         try:
-            header = [fh.readline().strip() for _ in range(3)]
             D, W, NNZ = (int(h) for h in header)
         except ValueError:
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: the first three lines must be D, W and NNZ.") from None
@@ -375,6 +411,8 @@ class Corpus:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
                 arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
+        except DPTopicError:        # the file itself cannot be read (a truncated .gz): said as it is
+            raise
         except ValueError as e:
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
                                f" ({_uci_row_error(str(e), docword)}).") from None
@@ -395,7 +433,8 @@ class Corpus:
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: counts must be positive.")
         X = sp.csr_matrix((c, (d, w)), shape=(D, W))
         c = cls.from_bow(X, vocabulary=words)
-        return c.drop_empty()
+        c = cls(c.doc_ptr, c.word_ids, c.vocabulary, doc_ids=[str(i) for i in range(1, D + 1)])
+        return c.drop_empty() if drop_empty else c
 
     @classmethod
     def from_jsonl(cls, path, text_field: str = "text", label_field: str | None = None, id_field: str | None = None,
@@ -404,6 +443,8 @@ class Corpus:
         ``dptopic transform`` writes beside its rows). Every record must have it, unless ``require_ids=False``: then
         the ids are used only when every record has one, and are ``doc0, doc1, ...`` otherwise. Two records with the
         same id are refused (used as ``doc0, ...`` with ``require_ids=False``)."""
+        _check_field_names(("text_field", text_field, False), ("label_field", label_field, True),
+                           ("id_field", id_field, True))
         texts, labels, ids = [], [], []
         with _open_text(path) as fh:
             for n, line in enumerate(fh, 1):
@@ -412,7 +453,19 @@ class Corpus:
                 try:
                     rec = load_json(line, f"line {n} of {str(path)!r}")
                 except json.JSONDecodeError:
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is not valid JSON.") from None
+                    hint = (": it looks like pretty-printed JSON; a JSONL file holds one JSON object per line (for"
+                            " example jq -c '.[]' for a file that is one array)") if line.strip() in ("[", "{") else ""
+                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is not valid JSON{hint}.") from None
+                if isinstance(rec, list):
+                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is a JSON array, not an object: a JSONL"
+                                       " file holds one JSON object per line (write each element of the array on its"
+                                       " own line, for example with jq -c '.[]').")
+                for key in (label_field, id_field) if isinstance(rec, dict) else ():   # both are written out
+                    v = rec.get(key)
+                    if isinstance(v, str) and not _is_utf8(v):
+                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {key!r} holds a lone"
+                                           " surrogate (an escape such as \\udc00 that is half of a character), which"
+                                           " no UTF-8 output can hold: fix the value.")
                 if not isinstance(rec, dict) or text_field not in rec:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r}; set text_field (CLI: --text-field).")
                 if not isinstance(rec[text_field], str):
@@ -436,26 +489,41 @@ class Corpus:
 
     @classmethod
     def from_csv(cls, path, text_column: str = "text", label_column: str | None = None, id_column: str | None = None,
-                 require_ids: bool = True, **kw) -> "Corpus":
+                 require_ids: bool = True, delimiter: str = ",", **kw) -> "Corpus":
         """A CSV file with a header row; ``id_column`` names the column of document ids (``doc_ids``). Every row must
         have one, unless ``require_ids=False``: then the ids are used only when every row has one, and are
         ``doc0, doc1, ...`` otherwise. Two rows with the same id are refused (used as ``doc0, ...`` with
-        ``require_ids=False``)."""
-        csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-        with _open_text(path) as fh:
-            reader = csv.DictReader(fh)
-            cols = reader.fieldnames or []
-            if id_column is not None and id_column not in cols and not require_ids:
-                id_column = None
-            for col in (text_column, label_column, id_column):
-                if col is not None and col not in cols:
-                    raise DPTopicError(f"bad CSV file {str(path)!r}: no column {col!r} (columns: {', '.join(cols)}).")
-            rows = list(reader)
-        texts = [r[text_column] or "" for r in rows]
-        labels = [r[label_column] for r in rows] if label_column else None
+        ``require_ids=False``). ``delimiter``: the character between fields (``"\\t"`` for tab-separated values)."""
+        _check_field_names(("text_column", text_column, False), ("label_column", label_column, True),
+                           ("id_column", id_column, True))
+        if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+            raise DPTopicError(f"invalid delimiter={delimiter!r}: give one character, such as ',' or '\\t'.")
+        cols, rows, lines = _read_csv(path, delimiter)
+        bad = f"bad CSV file {str(path)!r}"
+        if not cols:
+            raise DPTopicError(f"{bad}: it is empty; give a header row naming the columns ({text_column!r}, ...) and one"
+                               " row per document.")
+        if id_column is not None and id_column not in cols and not require_ids:
+            id_column = None
+        for col in (text_column, label_column, id_column):
+            if col is not None and col not in cols:
+                raise DPTopicError(f"{bad}: no column {col!r} (columns: {', '.join(cols)}){_other_delimiter(cols, delimiter)}.")
+            if col is not None and cols.count(col) > 1:
+                raise DPTopicError(f"{bad}: the header names the column {col!r} {cols.count(col)} times: rename all but"
+                                   " one, so that it says which to read.")
+        at = {col: cols.index(col) for col in (text_column, label_column, id_column) if col is not None}
+        for col in (text_column, label_column):       # a row too short to reach the column: refused, not "" or 'None'
+            short = next((i for i, r in enumerate(rows) if col is not None and len(r) <= at[col]), None)
+            if short is not None:
+                raise DPTopicError(f"{bad}: the row on line {lines[short]} has {len(rows[short])} field(s), so no"
+                                   f" {col!r} (column {at[col] + 1} of {len(cols)}): give every row a field for"
+                                   " each column of the header (an empty field is fine).")
+        texts = [r[at[text_column]] for r in rows]
+        labels = [r[at[label_column]] for r in rows] if label_column else None
         ids = None
         if id_column is not None:
-            ids = _ids_or_none([_record_id(r[id_column] or None, "", id_column, "column") for r in rows], id_column,
+            ids = _ids_or_none([_record_id(r[at[id_column]] if len(r) > at[id_column] and r[at[id_column]] else None,
+                                           "", id_column, "column") for r in rows], id_column,
                                require_ids, f"CSV file {str(path)!r}", "column", "id_column")
         return cls.from_texts(texts, labels=labels, doc_ids=ids, **kw)
 
@@ -464,6 +532,9 @@ class Corpus:
         path = Path(path)
         if not path.is_dir():
             raise DPTopicError(f"{str(path)!r} is not a directory: pass a folder with one .txt file per document.")
+        if not isinstance(pattern, str) or not pattern or Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+            raise DPTopicError(f"invalid pattern={pattern!r}: give a file pattern inside the folder, such as '*.txt' or"
+                               " 'news/*.txt' (not an absolute path, and no '..').")
         files = sorted(path.rglob(pattern))
         if not files:
             if any(Path(path).glob("shard-*.npz")):       # written by dptopic corpus prepare --shards
@@ -471,7 +542,8 @@ class Corpus:
                                    " as it is (--corpus FOLDER); to look at one part, pass one of its shard-*.npz"
                                    " files.")
             raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
-        texts = [read_text_file(f) for f in files]
+        texts = [read_text_file(f, f"a folder of UTF-8 text files, one document each: move {f.name!r} out of the"
+                                    f" folder, or pass a pattern that leaves it out") for f in files]
         labels = [f.parent.name for f in files] if any(f.parent != path for f in files) else None
         return cls.from_texts(texts, labels=labels, doc_ids=[str(f.relative_to(path)) for f in files], **kw)
 
@@ -564,6 +636,7 @@ class Corpus:
         """Keep the ``max_vocab`` most frequent words (by token count) whose document frequency lies in
         ``[min_df, max_df]`` (counts, or fractions of the documents) and that are not stop words
         (``stop_words`` as in :meth:`from_texts`; ``remove_stop_words=True`` means ``"english"``)."""
+        validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         lo, hi = df_range(min_df, max_df, self.n_docs)
         V = self.vocab_size
         tf = np.bincount(self.word_ids, minlength=V)
@@ -602,6 +675,9 @@ class Corpus:
     def save(self, path: str | os.PathLike) -> Path:
         """Write a single ``.npz`` (arrays + a JSON header), atomically and without pickle."""
         path = Path(path)
+        if path.is_dir():
+            raise DPTopicError(f"{str(path)!r} is a folder: give the name of the .npz file to write (for example"
+                               f" {str(path / 'corpus.npz')!r}).")
         meta = {"format": "dptopic-corpus", "version": CORPUS_FORMAT_VERSION, "vocabulary": self.vocabulary.words,
                 "labels": self.labels, "doc_ids": self.doc_ids, "n_empty_dropped": self.n_empty_dropped,
                 "metadata": self.metadata}
@@ -647,6 +723,23 @@ class Corpus:
                        n_empty_dropped=n_drop, metadata=extra)
         except DPTopicError as e:
             raise DPTopicError(f"{bad}: {str(e).rstrip('.')}; {fix}.") from None
+
+
+def _is_utf8(s: str) -> bool:
+    """Whether ``s`` can be written as UTF-8 (holds no lone surrogate such as JSON's ``"\\udc00"``)."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_field_names(*specs) -> None:
+    """Each ``(parameter, value, may_be_none)`` names a JSONL field or CSV column: a string (or None where allowed)."""
+    for name, v, none_ok in specs:
+        if not isinstance(v, str) and not (none_ok and v is None):
+            raise DPTopicError(f"invalid {name}={v!r}: give the name of a JSONL field or CSV column as a string"
+                               + (", or None." if none_ok else "."))
 
 
 def _record_id(value, where: str, name: str, kind: str, strict: bool = True):
@@ -713,6 +806,46 @@ def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str)
                        f" {kind} that holds them.")
 
 
+def _read_csv(path, delimiter: str):
+    """The header, the rows (blank lines skipped) and the line each row ends on. A quote that is never closed would
+    make the rest of the file one field, and is refused; other quoting that Python's strict reader refuses (a space
+    after a closing quote) is read as its lenient reader reads it."""
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    for strict in (True, False):
+        with _open_text(path) as fh:
+            reader = csv.reader(fh, delimiter=delimiter, strict=strict)
+            rows, lines, start = [], [], 1
+            try:
+                for row in reader:
+                    if row:
+                        rows.append(row)
+                        lines.append(reader.line_num)
+                    start = reader.line_num + 1
+            except csv.Error as e:
+                if str(e).startswith("unexpected end of data"):
+                    raise DPTopicError(f"bad CSV file {str(path)!r}: a quote in the row from line {start} on is never"
+                                       " closed, so the rest of the file would be one field: close it (a quote inside a"
+                                       ' field is written as two, "").') from None
+                if strict:
+                    continue
+                raise DPTopicError(f"bad CSV file {str(path)!r}: line {reader.line_num}: {e}.") from None
+        return (rows[0] if rows else []), rows[1:], lines[1:]
+
+
+def _other_delimiter(cols, delimiter: str) -> str:
+    """A hint for a header read as one column because the file separates its fields with another character."""
+    if len(cols) != 1:
+        return ""
+    other = next((c for c in (";", "\t", "|", ",") if c != delimiter and c in cols[0]), None)
+    if other is None:
+        return ""
+    name = "tabs" if other == "\t" else repr(other)
+    how = ("name it .tsv (read with tabs), or in Python pass delimiter='\\t'" if other == "\t" else
+           "name it .csv (read with commas), or in Python pass delimiter=','" if other == "," else
+           f"save it with commas between the fields, or in Python pass delimiter={other!r}")
+    return f"; the file looks delimited by {name}, not {delimiter!r}: {how}"
+
+
 def column_difference(names, expected, whose: str = "the model") -> str | None:
     """Where a matrix's column words first differ from ``expected`` (``"column 3 is 'tax' where the model has
     'war'"``), for an error that names it; None when they are the same words in the same order."""
@@ -728,14 +861,43 @@ def column_difference(names, expected, whose: str = "the model") -> str | None:
 
 
 def _check_file(path) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise DPTopicError(f"expected the path of a corpus file, got {type(path).__name__}: give a file name.")
     path = Path(path)
     if path.is_dir():
         raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or --format dir for a folder of .txt files.")
     if not path.is_file():
         if path.exists():  # /dev/null, a FIFO, a socket: nothing a corpus can be read from once and whole
             raise DPTopicError(f"{str(path)!r} is not a regular file (a device, pipe or socket): give a corpus file.")
-        raise DPTopicError(f"file {str(path)!r} does not exist.")
+        raise DPTopicError(f"file {str(path)!r} does not exist{broken_link(path)}.")
     return path
+
+
+def broken_link(path) -> str:
+    """What to add to "does not exist" when ``path`` is a symbolic link whose target is missing."""
+    path = Path(path)
+    if not path.is_symlink():
+        return ""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return " (it is a broken symbolic link)"
+    return f" (it is a symbolic link to {target!r}, which does not exist)"
+
+
+def _gzip_error(path, e: BaseException) -> DPTopicError:
+    """A ``.gz`` file that cannot be decompressed, in one line naming it: cut short, not gzip at all, or damaged."""
+    name = str(path)
+    if isinstance(e, EOFError):
+        return DPTopicError(f"{name!r} is truncated: its gzip data ends before the end of the compressed stream (an"
+                            " interrupted download or copy?); fetch or compress it again.")
+    if isinstance(e, gzip.BadGzipFile) and str(e).startswith("Not a gzipped file"):
+        return DPTopicError(f"{name!r} is not gzip data although its name ends in .gz: rename it without .gz if it is"
+                            " plain text, or compress it with gzip.")
+    return DPTopicError(f"{name!r} is corrupt gzip data ({str(e) or type(e).__name__}); fetch or compress it again.")
+
+
+_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
 def read_text_file(path, want: str = "a text file (one document per line), or a corpus in another format (--format)") -> str:
@@ -744,9 +906,11 @@ def read_text_file(path, want: str = "a text file (one document per line), or a 
     path = _check_file(path)
     try:
         data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    except (OSError, EOFError) as e:
+    except _GZIP_ERRORS as e:
+        raise _gzip_error(path, e) from None
+    except OSError as e:
         raise DPTopicError(f"cannot read {str(path)!r} ({type(e).__name__}): give a plain or gzipped text file.") from None
-    _refuse_utf16(path, data[:2])
+    _refuse_utf16(path, data[:4096])
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -756,9 +920,30 @@ def read_text_file(path, want: str = "a text file (one document per line), or a 
         raise _not_utf8(path, data[e.start], data[:e.start].count(b"\n") + 1) from None
 
 
+def read_lines(path) -> list[str]:
+    """The lines of a text file of one document per line: split at line feeds only (a trailing carriage return
+    dropped), so that line ``n`` is document ``n - 1`` (``doc{n-1}``), blank lines included. Form feeds, U+0085,
+    U+2028 and the other separators that :meth:`str.splitlines` also splits at stay inside their line."""
+    text = read_text_file(path)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":        # the line feed that ends the last line starts no document
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
 def _refuse_utf16(path, start: bytes) -> None:
-    if start in (b"\xff\xfe", b"\xfe\xff"):
-        raise DPTopicError(f"{str(path)!r} is UTF-16 text: save it as UTF-8 (for example iconv -f UTF-16 -t UTF-8"
+    """Refuse UTF-16 text: with its byte-order mark, or without one when every other byte of ``start`` (the file's
+    first bytes) is NUL and the bytes between are not, as in UTF-16 text of Latin letters (which would otherwise be
+    read as single letters and give an empty corpus)."""
+    even, odd = start[0::2], start[1::2]
+    enc = "UTF-16" if start[:2] in (b"\xff\xfe", b"\xfe\xff") else None
+    if enc is None and len(start) >= 4:
+        for nul, other, name in ((odd, even, "UTF-16LE"), (even, odd, "UTF-16BE")):
+            if nul.count(0) >= 0.9 * len(nul) and other.count(0) <= 0.1 * len(other):
+                enc = name
+    if enc is not None:
+        how = "" if enc == "UTF-16" else " without a byte-order mark (every other byte is NUL)"
+        raise DPTopicError(f"{str(path)!r} is UTF-16 text{how}: save it as UTF-8 (for example iconv -f {enc} -t UTF-8"
                            f" {Path(path).name} > utf8-{Path(path).name}).")
 
 
@@ -796,18 +981,24 @@ class _CheckedText:
             return next(self._fh)
         except UnicodeDecodeError as e:
             raise self._fail(e) from None
+        except _GZIP_ERRORS as e:
+            raise _gzip_error(self._path, e) from None
 
     def read(self, *a):
         try:
             return self._fh.read(*a)
         except UnicodeDecodeError as e:
             raise self._fail(e) from None
+        except _GZIP_ERRORS as e:
+            raise _gzip_error(self._path, e) from None
 
     def readline(self, *a):
         try:
             return self._fh.readline(*a)
         except UnicodeDecodeError as e:
             raise self._fail(e) from None
+        except _GZIP_ERRORS as e:
+            raise _gzip_error(self._path, e) from None
 
     def close(self):
         self._fh.close()
@@ -825,7 +1016,7 @@ def _open_text(path) -> _CheckedText:
         fh = io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig")
     else:
         with open(path, "rb") as raw:
-            _refuse_utf16(path, raw.read(2))
+            _refuse_utf16(path, raw.read(4096))
         fh = open(path, "r", encoding="utf-8-sig", newline="")   # -sig: a BOM (Excel) is not text
     return _CheckedText(fh, path)
 

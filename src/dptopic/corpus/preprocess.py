@@ -102,6 +102,8 @@ def resolve_stop_words(spec) -> frozenset[str]:
     if isinstance(spec, str) and spec.lower() == "english":
         return stop_words()
     if isinstance(spec, (str, Path)):
+        if not str(spec).strip():
+            raise DPTopicError("empty stop-word list name: give 'english', 'none' or a text file with one word per line.")
         p = Path(spec)
         if p.is_dir():
             raise DPTopicError(f"stop-word list {str(spec)!r} is a directory: give 'english', 'none' or a text file"

@@ -10,7 +10,13 @@ class Vocabulary:
     __slots__ = ("_words", "_index")
 
     def __init__(self, words: Iterable[str]):
-        self._words: list[str] = [str(w) for w in words]
+        if isinstance(words, (str, bytes)):       # iterated, it would be a vocabulary of its letters
+            raise DPTopicError(f"a vocabulary is a list of words, not a single string ({str(words)[:40]!r}): give a"
+                               " list of words.")
+        try:
+            self._words: list[str] = [str(w) for w in words]
+        except TypeError:
+            raise DPTopicError(f"a vocabulary is a list of words, not a {type(words).__name__}.") from None
         self._index = {w: i for i, w in enumerate(self._words)}
         if len(self._index) != len(self._words):
             seen, dup = set(), None

@@ -1,0 +1,222 @@
+"""Findings of a walk-through of the corpus loaders: each input below was read wrongly or crashed with a traceback."""
+import gzip
+import json
+import os
+
+import numpy as np
+import pytest
+
+from dptopic.cli.main import main
+from dptopic.corpus import Corpus
+from dptopic.errors import DPTopicError
+
+WORDS = "apple banana cherry grape lemon mango".split()
+
+
+def _uci(tmp_path, name="docword.x.txt"):
+    """Five UCI documents of which 2 and 4 have no entry."""
+    dw = tmp_path / name
+    dw.write_text("5\n4\n6\n1 1 2\n1 2 1\n3 2 3\n3 3 1\n5 4 2\n5 1 1\n")
+    (tmp_path / "vocab.x.txt").write_text("apple\nbanana\ncherry\ngrape\n")
+    return dw
+
+
+def _error(capsys, argv) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    return err
+
+
+# ---------------------------------------------------------------- 1. UCI documents keep their numbers
+def test_uci_documents_are_named_by_their_numbers_and_transform_keeps_every_one(tmp_path, capsys):
+    import dptopic
+
+    dw = _uci(tmp_path)
+    c = Corpus.from_uci(dw, tmp_path / "vocab.x.txt")
+    assert c.doc_ids == ["1", "3", "5"] and c.n_empty_dropped == 2
+    every = Corpus.from_uci(dw, tmp_path / "vocab.x.txt", drop_empty=False)
+    assert every.n_docs == 5 and every.doc_ids == ["1", "2", "3", "4", "5"]
+    assert list(every.doc_lengths) == [3, 0, 4, 0, 3]
+    dptopic.LDA(n_topics=2, n_iter=3, seed=0).fit(c).save(tmp_path / "m")
+    assert main(["transform", str(tmp_path / "m"), "--corpus", str(dw), "--out", str(tmp_path / "t.csv")]) == 0
+    rows = (tmp_path / "t.csv").read_text().splitlines()[1:]
+    assert [r.split(",")[0] for r in rows] == ["1", "2", "3", "4", "5"]
+
+
+# ---------------------------------------------------------------- 2. damaged .gz files
+@pytest.mark.parametrize("damage, says", [(lambda data: data[: len(data) // 2], "truncated"),
+                                          (lambda data: b"not gzip at all\n", "not gzip")])
+@pytest.mark.parametrize("name", ["d.jsonl.gz", "d.csv.gz", "d.txt.gz", "docword.d.txt.gz"])
+def test_truncated_or_fake_gzip_is_one_line_naming_the_file(tmp_path, capsys, name, damage, says):
+    body = ("200\n4\n400\n" + "".join(f"{d} {w} 1\n" for d in range(1, 201) for w in (1, 2)) if name.startswith("docword")
+            else "text\n" + "apple banana cherry\n" * 200 if ".csv" in name
+            else "".join(json.dumps({"text": "apple banana cherry " * 5}) + "\n" for _ in range(200))
+            if ".jsonl" in name else "apple banana cherry grape\n" * 200)
+    (tmp_path / "vocab.d.txt").write_text("apple\nbanana\ncherry\ngrape\n")
+    p = tmp_path / name
+    p.write_bytes(damage(gzip.compress(body.encode())))
+    err = _error(capsys, ["corpus", "info", str(p)])
+    assert str(p) in err and says in err.replace(str(p), ""), err    # (the test's folder is named ..._truncated_...)
+
+
+# ---------------------------------------------------------------- 3. lone surrogates in labels and ids
+@pytest.mark.parametrize("field", ["label", "id"])
+def test_a_lone_surrogate_in_a_label_or_id_is_refused_with_its_line(tmp_path, field):
+    p = tmp_path / "s.jsonl"
+    p.write_text('{"text": "apple banana", "label": "a", "id": "x"}\n'
+                 f'{{"text": "cherry apple", "label": "b", "id": "y", "{field}": "\\udc00"}}\n')
+    with pytest.raises(DPTopicError, match=f"line 2 field '{field}' holds a lone surrogate"):
+        Corpus.from_jsonl(p, label_field="label", id_field="id")
+
+
+# ---------------------------------------------------------------- 4. one document per line means "\n"
+def test_text_lines_split_at_line_feeds_only_and_blank_lines_count(tmp_path, capsys):
+    p = tmp_path / "docs.txt"
+    p.write_bytes("apple banana\x0ccherry grape\r\n\nlemon mango\u2028apple banana\n  \ncherry lemon\n".encode())
+    assert main(["corpus", "prepare", "--corpus", str(p), "--out", str(tmp_path / "c.npz")]) == 0
+    c = Corpus.load(tmp_path / "c.npz")
+    assert c.n_docs == 3 and c.n_empty_dropped == 2           # lines 2 and 4 are blank: empty documents, dropped
+    assert c.doc_ids == ["doc0", "doc2", "doc4"]              # docN is line N+1
+    assert sorted(c.doc_words(0)) == ["apple", "banana", "cherry", "grape"]
+
+
+# ---------------------------------------------------------------- 5. CSV
+@pytest.mark.parametrize("body, match", [
+    ('text,label\n"apple banana,a\ncherry apple,b\ngrape lemon,c\n', "line 2 on is never closed"),
+    ("text,label\napple banana,a\ncherry apple\n", "line 3 has 1 field"),
+    ("text,text,label\napple banana,cherry grape,a\nlemon apple,mango banana,b\n", "names the column 'text' 2 times"),
+])
+def test_csv_unclosed_quote_missing_label_and_duplicate_column_are_refused(tmp_path, body, match):
+    p = tmp_path / "c.csv"
+    p.write_text(body)
+    with pytest.raises(DPTopicError, match=match):
+        Corpus.from_csv(p, label_column="label")
+
+
+def test_csv_sloppy_but_closed_quotes_read_as_before(tmp_path):
+    p = tmp_path / "c.csv"
+    p.write_text('text,label\n"apple ""banana""" ,a\ncherry apple,b\n')
+    c = Corpus.from_csv(p, label_column="label")
+    assert c.labels == ["a", "b"] and sorted(c.doc_words(0)) == ["apple", "banana"]
+
+
+# ---------------------------------------------------------------- 6. .json / .ndjson / .tsv
+@pytest.mark.parametrize("name", ["d.json", "d.ndjson"])
+def test_json_lines_under_other_names_are_read_as_jsonl(tmp_path, capsys, name):
+    (tmp_path / name).write_text("".join(json.dumps({"text": t, "label": "x"}) + "\n"
+                                         for t in ("apple banana", "cherry apple")))
+    assert main(["corpus", "info", str(tmp_path / name), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert {w["word"] for w in info["top_words"]} == {"apple", "banana", "cherry"}   # no 'text' or 'label'
+
+
+def test_a_json_array_file_is_refused_in_one_line(tmp_path, capsys):
+    (tmp_path / "a.json").write_text(json.dumps([{"text": "apple banana"}, {"text": "cherry apple"}]))
+    assert "one JSON object per line" in _error(capsys, ["corpus", "info", str(tmp_path / "a.json")])
+
+
+def test_tsv_is_read_with_tabs(tmp_path, capsys):
+    (tmp_path / "d.tsv").write_text("id\ttext\n1\tapple banana\n2\tcherry apple\n")
+    assert main(["corpus", "info", str(tmp_path / "d.tsv"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["documents"] == 2
+
+
+# ---------------------------------------------------------------- 7. Python API input checks
+@pytest.mark.parametrize("call, match", [
+    (lambda c, d: Corpus.from_texts(["apple banana", "cherry apple"], doc_ids=["a"]), "doc_ids has 1 entries"),
+    (lambda c, d: Corpus.from_texts(["apple banana", "cherry apple"], doc_ids=["a", "a"]), "'a' more than once"),
+    (lambda c, d: Corpus.from_texts(["apple banana", "cherry apple"], labels=[None, "x"]), r"labels\[0\] is None"),
+    (lambda c, d: c.prune(max_vocab=-1), "max_vocab"),
+    (lambda c, d: c.prune(max_vocab=True), "max_vocab"),
+    (lambda c, d: c.prune(max_vocab=2.5), "max_vocab"),
+    (lambda c, d: c.prune(max_vocab="3"), "max_vocab"),
+    (lambda c, d: Corpus.from_csv(d / "c.csv", text_column=None), "text_column=None"),
+    (lambda c, d: Corpus.from_uci(d / "docword.x.txt", None), "needs its vocabulary file"),
+    (lambda c, d: Corpus.from_jsonl(d / "j.jsonl", label_field=["label"]), "label_field="),
+    (lambda c, d: Corpus.from_texts(None), "not NoneType"),
+    (lambda c, d: Corpus.from_texts(["apple banana", "cherry apple"], vocabulary="apple"), "not a single string"),
+    (lambda c, d: c.save(d), "is a folder"),
+    (lambda c, d: Corpus.from_directory(d / "f", pattern=str(d / "*.txt")), "invalid pattern"),
+    (lambda c, d: Corpus.from_directory(d / "f", pattern="../*.txt"), "invalid pattern"),
+])
+def test_bad_api_input_is_one_dptopic_error(tmp_path, call, match):
+    _uci(tmp_path)
+    (tmp_path / "c.csv").write_text("text\napple banana\ncherry apple\n")
+    (tmp_path / "j.jsonl").write_text('{"text": "apple banana", "label": "a"}\n')
+    (tmp_path / "f").mkdir()
+    (tmp_path / "f" / "a.txt").write_text("apple banana")
+    (tmp_path / "outside.txt").write_text("cherry grape")
+    c = Corpus.from_texts(["apple banana cherry", "banana cherry grape", "grape apple"])
+    with pytest.raises(DPTopicError, match=match):
+        call(c, tmp_path)
+
+
+# ---------------------------------------------------------------- 8. shards keep the private mark and the count
+def test_private_shards_are_marked_and_count_the_dropped_documents(tmp_path):
+    p = tmp_path / "docs.txt"
+    p.write_text("apple banana cherry\nthe and of\ncherry grape apple\nbanana grape lemon\nlemon apple mango\n")
+    assert main(["corpus", "prepare", "--corpus", str(p), "--shards", "2", "--private", "--out", str(tmp_path / "s")]) == 0
+    shards = [Corpus.load(f) for f in sorted((tmp_path / "s").glob("shard-*.npz"))]
+    assert len(shards) == 2 and all(s.metadata.get("private") for s in shards)
+    assert sum(s.n_empty_dropped for s in shards) == 1
+
+
+# ---------------------------------------------------------------- 9. --format uci without a docword name
+def test_uci_format_on_another_name_asks_for_vocab(tmp_path, capsys):
+    dw = _uci(tmp_path, "counts.txt")
+    err = _error(capsys, ["corpus", "info", str(dw), "--format", "uci"])
+    assert "--vocab" in err
+    assert main(["corpus", "info", str(dw), "--format", "uci", "--vocab", str(tmp_path / "vocab.x.txt")]) == 0
+
+
+# ---------------------------------------------------------------- 10. messages that said something else
+def _empty_csv(d):
+    (d / "e.csv").write_text("")
+    return ["corpus", "info", str(d / "e.csv")]
+
+
+def _semicolons(d):
+    (d / "s.csv").write_text("id;text\n1;apple banana\n2;cherry apple\n")
+    return ["corpus", "info", str(d / "s.csv")]
+
+
+def _empty_stop_words(d):
+    (d / "d.txt").write_text("apple banana cherry\ncherry grape apple\n")
+    return ["corpus", "info", str(d / "d.txt"), "--stop-words", ""]
+
+
+def _utf16_without_bom(d):
+    (d / "u.txt").write_bytes("apple banana cherry\ncherry grape apple\n".encode("utf-16-le"))
+    return ["corpus", "info", str(d / "u.txt")]
+
+
+def _broken_link(d):
+    os.symlink(d / "gone.txt", d / "link.txt")
+    return ["corpus", "info", str(d / "link.txt")]
+
+
+def _binary_in_folder(d):
+    (d / "f").mkdir()
+    (d / "f" / "a.txt").write_text("apple banana cherry")
+    (d / "f" / "b.txt").write_bytes(bytes(range(256)) * 8)
+    return ["corpus", "info", str(d / "f")]
+
+
+def _array_jsonl(d):
+    (d / "a.jsonl").write_text(json.dumps([{"text": "apple"}]) + "\n")
+    return ["corpus", "info", str(d / "a.jsonl")]
+
+
+@pytest.mark.parametrize("make, says, not_says", [
+    (_empty_csv, "is empty", "(columns: )"),
+    (_semicolons, "delimited by ';'", None),
+    (_empty_stop_words, "empty stop-word list", "directory"),
+    (_utf16_without_bom, "UTF-16", "empty corpus"),
+    (_broken_link, "symbolic link", None),
+    (_binary_in_folder, "move 'b.txt' out of the folder", "one document per line"),
+    (_array_jsonl, "JSON array", "has no field"),
+])
+def test_messages_say_what_is_wrong(tmp_path, capsys, make, says, not_says):
+    err = _error(capsys, make(tmp_path))
+    assert says in err and (not_says is None or not_says not in err), err
