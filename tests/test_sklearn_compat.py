@@ -118,6 +118,36 @@ def test_gridsearch_on_a_private_model_warns_that_budgets_add():
     assert "epsilons add up" in gs.best_estimator_.privacy_["fits"]
 
 
+def test_a_parallel_search_on_a_private_model_warns_in_the_calling_process():
+    # (walk-through, 2026-11-24) with n_jobs > 1 the fits run in worker processes, whose record of used documents
+    # starts empty, so the re-use warning never fired; the clone, made in the calling process, now warns once
+    X = _X()
+    gs = GridSearchCV(dptopic.DocDPCooccurrence(n_topics=2, epsilon=1, delta=1e-5, verbose=0),
+                      {"n_topics": [2, 3]}, cv=2, n_jobs=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gs.fit(X)
+    assert sum("was cloned" in str(w.message) for w in caught) == 1
+    with warnings.catch_warnings(record=True) as caught:       # a non-private estimator's clone says nothing
+        warnings.simplefilter("always")
+        clone(dptopic.LDA(n_topics=2, verbose=0))
+    assert not caught
+
+
+def test_clones_of_a_private_trainer_seeded_with_a_generator_draw_their_own_noise():
+    # scikit-learn's clone deep-copies a Generator, so every clone drew the same noise: two releases on overlapping
+    # documents with equal noise show the difference of their data exactly. A private trainer's clones now get
+    # streams spawned from it (still reproducible from the one Generator); a non-private one keeps the copy
+    X = _X()
+    m = dptopic.DocDPCooccurrence(n_topics=2, epsilon=1, delta=1e-5, seed=np.random.default_rng(3), verbose=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a, b = clone(m), clone(m)
+        assert a.seed is not b.seed and not np.array_equal(a.fit(X).components_, b.fit(X).components_)
+        c = dptopic.LDA(n_topics=2, n_iter=10, seed=np.random.default_rng(3), verbose=0)
+        assert np.array_equal(clone(c).fit(X).components_, clone(c).fit(X).components_)
+
+
 def test_a_fitted_model_is_never_pickled_an_unfitted_one_is():
     import copy
     import pickle

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import weakref
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -26,6 +28,9 @@ from ..backends import BACKENDS, make_backend, training_source
 from ..kernels import SweepArrays
 
 _REGISTRY: dict[str, type] = {}
+
+_CLONED_PRIVATE = weakref.WeakSet()
+"""Private estimators cloned in this process (each warns once: :meth:`TopicModel.__sklearn_clone__`)."""
 
 _PRIVATE_DOCS: set = set()
 """Fingerprints of the documents private fits in this process have trained on (to warn about re-use)."""
@@ -157,6 +162,39 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         """The constructor parameters (scikit-learn's ``get_params``; no estimator is nested, so ``deep`` changes
         nothing)."""
         return {k: getattr(self, k) for k in self._param_names()}
+
+    def __sklearn_clone__(self):
+        """scikit-learn's ``clone``, with two rules for a private trainer (model selection and cross-validation clone
+        the estimator in the calling process before any fit, also when the fits run in other processes):
+
+        - a ``numpy.random.Generator`` given as ``seed`` is not copied but spawned, so that two clones fitted on
+          overlapping documents never draw the same noise (a difference of two releases with equal noise shows the
+          difference of their data exactly);
+        - the first clone of an estimator warns that every fit of a clone spends the budget again: with
+          ``n_jobs > 1`` the fits run in other processes, which the warning on re-used documents does not see.
+        """
+        import warnings
+
+        if not self._private:
+            return super().__sklearn_clone__()
+        seed = self.seed
+        if isinstance(seed, np.random.Generator):
+            self.seed = None                     # not deep-copied: the clone gets its own stream below
+        try:
+            twin = super().__sklearn_clone__()
+        finally:
+            self.seed = seed
+        if isinstance(seed, np.random.Generator):
+            twin.seed = seed.spawn(1)[0]
+        warned = self in _CLONED_PRIVATE
+        _CLONED_PRIVATE.add(self)
+        _CLONED_PRIVATE.add(twin)                # a clone's clones (a search clones its copy again) say it once
+        if not warned:
+            warnings.warn(f"{type(self).__name__} was cloned (a grid search or cross-validation): every fit of a clone"
+                          " on the private documents spends its budget again and the epsilons add up; fits in other"
+                          " processes (n_jobs > 1) are not seen by the warning on re-used documents. Choose"
+                          " hyper-parameters on public data (docs/sklearn.md).", UserWarning, stacklevel=3)
+        return twin
 
     def __getstate__(self):
         """Pickling (``pickle``, ``joblib.dump``, ``copy.deepcopy``) is refused once the model is fitted: its sampler
