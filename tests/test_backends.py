@@ -88,6 +88,22 @@ def test_backend_errors(planted, tmp_path):
         ShardSet([p1, p2])
 
 
+def test_a_dask_client_is_shared_by_clones_and_anything_else_is_refused_in_one_line(planted, fresh):
+    # (walk-through, 2026-11-24) clone deep-copied the client (TypeError: cannot pickle 'socket'), so a grid search
+    # failed; an address string and a closed client ended in AttributeError and RuntimeError
+    from sklearn.base import clone
+
+    m = LDA(n_topics=3, n_iter=2, backend="dask", client=fresh, verbose=0)
+    twin = clone(m)
+    assert twin.client is fresh and twin.get_params()["n_topics"] == 3
+    with pytest.raises(DPTopicError, match="takes a distributed.Client, not the address"):
+        LDA(n_topics=3, n_iter=2, backend="dask", client="tcp://127.0.0.1:1", verbose=0).fit(planted.corpus)
+    closed = distributed.Client(fresh.scheduler.address, set_as_default=False)
+    closed.close()
+    with pytest.raises(DPTopicError, match="client is closed"):
+        LDA(n_topics=3, n_iter=2, backend="dask", client=closed, verbose=0).fit(planted.corpus)
+
+
 def test_thread_backend_checkpoint_restore(planted):
     b = ThreadBackend(2)
     arrays = b.open(planted.corpus, 4, np.random.default_rng(0), "sparse")

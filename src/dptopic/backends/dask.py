@@ -297,6 +297,16 @@ class DaskBackend(Backend):
         _require_distributed()
         if client is None:
             raise DPTopicError("backend='dask' needs client=distributed.Client(...) (or --scheduler/--dask-local on the CLI).")
+        from distributed import Client
+
+        if not isinstance(client, Client):
+            what = f"the address {client!r}" if isinstance(client, str) else f"a {type(client).__name__}"
+            raise DPTopicError(f"client= takes a distributed.Client, not {what}: pass client=distributed.Client("
+                               f"{client if isinstance(client, str) else 'ADDRESS'!r}) (or --scheduler ADDRESS on the"
+                               " CLI).")
+        if client.status in ("closing", "closed"):
+            raise DPTopicError("the Dask client is closed: open a new one (distributed.Client(ADDRESS)) and pass it"
+                               " as client=.")
         self.client = client
         self._n_shards = n_shards
         self.checkpoint_every = checkpoint_every or self.CHECKPOINT_EVERY

@@ -164,7 +164,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         return {k: getattr(self, k) for k in self._param_names()}
 
     def __sklearn_clone__(self):
-        """scikit-learn's ``clone``, with two rules for a private trainer (model selection and cross-validation clone
+        """scikit-learn's ``clone``, sharing a Dask ``client`` (a connection, which cannot be copied), with two rules
+        for a private trainer (model selection and cross-validation clone
         the estimator in the calling process before any fit, also when the fits run in other processes):
 
         - a ``numpy.random.Generator`` given as ``seed`` is not copied but spawned, so that two clones fitted on
@@ -175,17 +176,27 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         """
         import warnings
 
-        if not self._private:
-            return super().__sklearn_clone__()
-        seed = self.seed
-        if isinstance(seed, np.random.Generator):
+        # a Dask client (a connection) is shared, never copied: scikit-learn's clone would deep-copy it and fail
+        client = getattr(self, "client", None)
+        seed = getattr(self, "seed", None)
+        spawn = self._private and isinstance(seed, np.random.Generator)
+        if client is not None:
+            self.client = None
+        if spawn:
             self.seed = None                     # not deep-copied: the clone gets its own stream below
         try:
             twin = super().__sklearn_clone__()
         finally:
-            self.seed = seed
-        if isinstance(seed, np.random.Generator):
+            if client is not None:
+                self.client = client
+            if spawn:
+                self.seed = seed
+        if client is not None:
+            twin.client = client
+        if spawn:
             twin.seed = seed.spawn(1)[0]
+        if not self._private:
+            return twin
         warned = self in _CLONED_PRIVATE
         _CLONED_PRIVATE.add(self)
         _CLONED_PRIVATE.add(twin)                # a clone's clones (a search clones its copy again) say it once
