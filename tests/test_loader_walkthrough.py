@@ -220,3 +220,44 @@ def _array_jsonl(d):
 def test_messages_say_what_is_wrong(tmp_path, capsys, make, says, not_says):
     err = _error(capsys, make(tmp_path))
     assert says in err and (not_says is None or not_says not in err), err
+
+
+# ---------------------------------------------------------------- 11. tokeniser version 4
+@pytest.mark.parametrize("text, tokens", [
+    ("İstanbul İZMİR", ["istanbul", "izmir"]),                       # not "stanbul": İ lower-cases to i
+    ("co\u00adoperation", ["cooperation"]),                          # a soft hyphen splits no word
+    ("می\u200cخواهم", ["می\u200cخواهم"]),                            # Persian: the non-joiner stays in the word
+    ("학교 에 가요", ["학교", "가요"]),                                 # Korean words of two syllables are kept
+])
+def test_tokeniser_v4_keeps_these_words_whole(text, tokens):
+    from dptopic.corpus.preprocess import Preprocessor
+
+    assert Preprocessor(stop_words=None).tokenize(text) == tokens
+
+
+def test_tokeniser_v4_reads_ascii_as_before_and_text_into_a_model_with_the_same_lower_casing():
+    import random
+    import re
+    import string
+
+    from dptopic.corpus.preprocess import TOKENIZER_VERSION, Preprocessor
+
+    assert TOKENIZER_VERSION == 4
+    p, rng = Preprocessor(stop_words=None), random.Random(0)
+    for _ in range(300):
+        text = "".join(rng.choice(string.printable) for _ in range(60))
+        assert p.tokenize(text) == [t for t in re.findall(r"[^\W\d_]+", text.lower()) if len(t) >= 3]
+    c = Corpus.from_texts(["İstanbul Ankara"], vocabulary=["istanbul", "ankara"], lowercase="match")
+    assert sorted(c.doc_words(0)) == ["ankara", "istanbul"]
+
+
+def test_a_model_of_tokeniser_v3_warns_that_only_ascii_reads_as_then(tmp_path):
+    import dptopic
+
+    m = dptopic.LDA(n_topics=2, n_iter=3, seed=0).fit(["rocket orbit moon launch", "doctor disease clinic patient"] * 5)
+    m.save(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    meta["tokenizer"]["version"] = 3
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    with pytest.warns(UserWarning, match=r"version 3 .*\(ASCII text is read as it was then"):
+        dptopic.load(tmp_path / "m").transform(["a rocket in orbit"])

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError, InputTypeError
-from .preprocess import Preprocessor, build_vocabulary, df_range, resolve_stop_words
+from .preprocess import Preprocessor, build_vocabulary, df_range, lower_word, resolve_stop_words
 from .vocabulary import Vocabulary
 
 
@@ -244,7 +244,7 @@ class Corpus:
                 raise DPTopicError("lowercase='match' reads text into a given vocabulary: pass vocabulary=.")
             words = set(vocabulary.words)
             pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=False)
-            toks = [[t if t in words else t.lower() for t in pre.tokenize(x)] for x in texts]
+            toks = [[t if t in words else lower_word(t) for t in pre.tokenize(x)] for x in texts]
             return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
                            lowercase=bool(lowercase))

@@ -23,7 +23,9 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 
-_TOKEN = re.compile(r"[^\W\d_]+")  # runs of letters, in any script ("café", "Zürich", "москва"), never digits or _
+# runs of letters, in any script ("café", "Zürich", "москва"), never digits or _; a zero-width non-joiner or joiner
+# between two letters stays in the word (Persian "می‌خواهم" is one word)
+_TOKEN = re.compile(r"[^\W\d_]+(?:[\u200c\u200d][^\W\d_]+)*")
 # (after NFKC normalisation, so a decomposed "zu\u0308rich" is one word and a full-width "ｗｏｒｄ" is "word"; scripts
 # that write vowels as combining marks, such as Devanagari, are split at the marks: tokenise such text yourself and
 # pass lists of words)
@@ -31,11 +33,27 @@ _TOKEN = re.compile(r"[^\W\d_]+")  # runs of letters, in any script ("café", "Z
 _CJK = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+")
 """Runs of Han ideographs, hiragana and katakana: Chinese and Japanese, written without spaces between words."""
 
+_HANGUL = re.compile("[\uac00-\ud7a3]{2,}")
+"""Korean words of two syllables or more: a Hangul syllable packs two or three letters, so such a word is kept
+whatever ``min_length``."""
 
-TOKENIZER_VERSION = 3
+
+TOKENIZER_VERSION = 4
 """Bumped whenever :meth:`Preprocessor.tokenize` would split or fold some text differently (2: NFC composition before
-the runs of letters; 3: NFKC instead of NFC, Chinese and Japanese read as overlapping character pairs). ASCII text is
-tokenised as by version 2. Saved in ``model.json``, so that text read into a model saved by another version warns."""
+the runs of letters; 3: NFKC instead of NFC, Chinese and Japanese read as overlapping character pairs; 4: Turkish
+"İ" lower-cased to "i" rather than "i" and a combining dot, which split the word; soft hyphens removed and zero-width
+(non-)joiners kept inside words, where they split them; Korean words of two syllables kept whatever ``min_length``).
+ASCII text is tokenised as by version 2. Saved in ``model.json``, so that text read into a model saved by another
+version warns."""
+
+SAME_ASCII_VERSIONS = (2, 3)
+"""Earlier versions that tokenised ASCII text exactly as this one does."""
+
+
+def lower_word(text: str) -> str:
+    """``str.lower`` but for Turkish dotted capital "İ", which becomes "i" (``lower`` gives "i" and a combining dot
+    above, which is no letter and would split "İstanbul" into "i" and "stanbul")."""
+    return text.replace("\u0130", "i").lower()
 
 
 COUNT_MATRIX = "count matrix"
@@ -53,7 +71,7 @@ def tokenizer_info(source: str | None = None) -> dict:
                           " produce some of them"}
     return {"version": TOKENIZER_VERSION, "tokens": "runs of letters of any script after NFKC normalisation, no digits"
             " or underscores, Chinese and Japanese as overlapping character pairs; lower-cased, stop words and short"
-            " words dropped unless configured otherwise"}
+            " words dropped unless configured otherwise (Korean words from two syllables)"}
 
 
 def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None) -> None:
@@ -78,7 +96,8 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
     if version != TOKENIZER_VERSION:
         import warnings
 
-        same_ascii = " (ASCII text is read as it was then; other text may not be)" if version == 2 else ""
+        same_ascii = (" (ASCII text is read as it was then; other text may not be)" if version in SAME_ASCII_VERSIONS
+                      else "")
         warnings.warn(f"this model was saved with tokeniser version {version} and dptopic now reads text with version"
                       f" {TOKENIZER_VERSION}: some words may be split differently than in training{same_ascii}; pass"
                       " lists of tokens made as the training text was to be exact.", UserWarning,
@@ -138,20 +157,20 @@ class Preprocessor:
     def __post_init__(self):
         stop = resolve_stop_words(self.stop_words) if self.remove_stop_words else frozenset()
         if self.lowercase is True:
-            stop = frozenset(w.lower() for w in stop)
+            stop = frozenset(lower_word(w) for w in stop)
         object.__setattr__(self, "_stop", stop)
 
     def tokenize(self, text: str) -> list[str]:
         sw, n = self._stop, self.min_length
         if text.isascii():                   # the common case: nothing to normalise
             return [t for t in _TOKEN.findall(text.lower() if self.lowercase else text) if len(t) >= n and t not in sw]
-        text = unicodedata.normalize("NFKC", text)
+        text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")   # a soft hyphen is no break in a word
         out = []
         # lower(), not casefold(): folding would turn "straße" into "strasse" and a final "ς" into "σ", so words of a
         # public vocabulary spelt as written could never be counted
-        for t in _TOKEN.findall(text.lower() if self.lowercase else text):
+        for t in _TOKEN.findall(lower_word(text) if self.lowercase else text):
             if _CJK.search(t) is None:
-                if len(t) >= n and t not in sw:
+                if (len(t) >= n or _HANGUL.fullmatch(t)) and t not in sw:
                     out.append(t)
                 continue
             for part in _split_cjk(t):       # a Chinese or Japanese pair is kept whatever min_length (it is 2 long)
@@ -166,13 +185,13 @@ def _split_cjk(token: str) -> list[str]:
     engines index text without spaces. A word segmenter (jieba, MeCab) gives better words: pass its tokens instead."""
     out, at = [], 0
     for m in _CJK.finditer(token):
-        if m.start() > at:
-            out.append(token[at:m.start()])
+        if token[at:m.start()].strip("\u200c\u200d"):       # a joiner beside a CJK character is no word of its own
+            out.append(token[at:m.start()].strip("\u200c\u200d"))
         run = m.group()
         out.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
         at = m.end()
-    if at < len(token):
-        out.append(token[at:])
+    if token[at:].strip("\u200c\u200d"):
+        out.append(token[at:].strip("\u200c\u200d"))
     return out
 
 
