@@ -228,3 +228,14 @@ def test_matrix_prior_gibbs_with_flat_prior_is_plain_lda(data):
     g = _MatrixPriorGibbs(4, alpha=0.5, beta=0.05, n_iter=10, seed=3).fit_with_prior(stream, np.full((4, 120), 0.05))
     assert np.array_equal(g.topic_word_counts_, lda.topic_word_counts_)
     np.testing.assert_allclose(g.components_, lda.components_, rtol=1e-12)
+
+
+def test_fit_transform_of_reports_says_what_to_do_instead(data):
+    # (walk-through, 2026-11-24) it failed with "cannot use a ReportSet as a corpus" after fitting
+    _, stream, _ = data
+    rs = _seeded(stream.vocabulary, epsilon_word=3.0, seed=5).randomize(stream)
+    m = LPLDA(n_topics=4, n_iter=3, seed=0, verbose=0)
+    with pytest.raises(DPTopicError, match=r"randomized reports, not documents: call fit\(reports\)"):
+        m.fit_transform(rs)
+    assert not hasattr(m, "components_")                     # refused before any fit
+    assert m.fit(rs).transform(stream.subset(np.arange(5))).shape == (5, 4)

@@ -482,6 +482,13 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         return float(-c.n_tokens * math.log(self.perplexity(c, mode="paper")))
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
+        from ..local.document import DocumentReportSet
+        from ..local.reports import ReportSet
+
+        if isinstance(X, (ReportSet, DocumentReportSet)):   # before fit: a refused call changes nothing
+            raise DPTopicError(f"fit_transform needs documents, and {type(X).__name__} holds randomized reports, not"
+                               f" documents: call fit(reports), then transform(documents) where the documents are"
+                               " (on the contributor's side, since their topic proportions read their words).")
         return self.fit(X, **kw).transform(X)
 
     def _frame_in_model_order(self, X):
