@@ -68,7 +68,8 @@ ESTIMATORS = [counting(dptopic.LDA)(n_topics=2, n_iter=10, seed=0, verbose=0),
               counting(dptopic.OnlineVB)(n_topics=2, n_epochs=1, seed=0, verbose=0),
               counting(dptopic.DPSVI)(n_topics=2, seed=0, verbose=0),
               counting(dptopic.DocDPCooccurrence)(n_topics=2, epsilon=100.0, seed=0),
-              counting(dptopic.DocDPEM)(n_topics=2, epsilon=100.0, seed=0)]
+              counting(dptopic.DocDPEM)(n_topics=2, epsilon=100.0, seed=0),
+              counting(dptopic.OnlineLDA)(n_topics=2, n_iter=5, batch_size=64, seed=0, verbose=0)]
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import stats
 
 from .._progress import progress_bar
@@ -188,6 +189,11 @@ class OnlineLDA(GibbsTopicModel):
                         raise DPTopicError("X's columns are not the words the model was fitted on: select them in"
                                            " the model's order, X[list(model.vocabulary_.words)].")
                     X = X.to_numpy()
+                shape = getattr(X, "shape", None)
+                if (sp.issparse(X) or isinstance(X, np.ndarray)) and len(shape) == 2 and shape[1] != len(vocab):
+                    raise DPTopicError(f"X has {shape[1]} features, but {type(self).__name__} is expecting {len(vocab)}"
+                                       " features as input: its columns must be the words of the model's vocabulary,"
+                                       " in its order (model.vocabulary_).")
                 X = as_corpus(X, vocabulary=vocab.words)
         return self._check_corpus(X, what)
 
