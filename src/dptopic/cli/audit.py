@@ -308,7 +308,7 @@ def register(sub) -> None:
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
     p.add_argument("--restrict", action="store_true",
                    help="with --model: drop corpus words the model does not know and audit the rest (without it, a"
-                        f" corpus more than {COVERAGE_LIMIT:.0%} of whose tokens the model does not know is refused)")
+                        f" corpus more than {COVERAGE_LIMIT:.0%}% of whose tokens the model does not know is refused)")
     p.add_argument("--shadows", type=int, default=64, help=f"shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--targets", type=positive_int, default=None,
                    help="how many shadow models serve in turn as the attacked target (default: all)")
