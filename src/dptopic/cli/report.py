@@ -120,9 +120,13 @@ def cmd_report(a):
 
         m = match_models(model, load(a.compare_to))
         evaluation = evaluation or {"reference": "none given (the match below reads only the two models)"}
+        # the other model is no part of this one's release: if it was trained on private documents without a
+        # guarantee, the match carries what it learnt from them
+        outside = (" outside the guarantee: it also reads the other model, which this model's privacy report does not"
+                   " cover;" if getattr(model, "privacy_", {}).get("private") else "")
         evaluation[f"match to the topics of {a.compare_to} (mean cosine of {m['matched']} Hungarian-matched pairs"
-                   f" over {m['shared_words']} shared words; 1 = the same topics; reads only the two models, not the"
-                   " reference corpus)"] = m["match"]
+                   f" over {m['shared_words']} shared words; 1 = the same topics;{outside} reads only the two models,"
+                   " not the reference corpus)"] = m["match"]
     trainer = type(model).__name__
     card = privacy_card(getattr(model, "privacy_", None) or {}, trainer)
     topics = model.topic_words(a.top, weights=True)
@@ -130,8 +134,11 @@ def cmd_report(a):
                          evaluation=evaluation, audit=audit, roc_png=roc, source=str(a.model),
                          background=model.background_topic_ids() if hasattr(model, "background_topic_ids") else ())
     html = html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1)
-    # figures read from a reference corpus not declared public stay readable by their owner only (0600)
-    private = a.reference is not None and not a.reference_public
+    # figures read from a reference corpus not declared public, or an audit's attack figures (computed from the
+    # documents of the audited corpus), stay readable by their owner only (0600)
+    sources = [flag for flag, on in (("--reference", a.reference is not None and not a.reference_public),
+                                     ("the corpus 'dptopic audit' read (--audit)", audit is not None)) if on]
+    private = bool(sources)
     atomic_write_bytes(out, html.encode("utf-8"), private=private)
     if evaluation and "note" in evaluation:
         print(f"warning: {evaluation['note']}", file=sys.stderr)
@@ -139,7 +146,8 @@ def cmd_report(a):
     check = card.get("ledger_check")
     if isinstance(check, dict):     # the card's figures recomputed from the report's events (dptopic privacy verify)
         console.print(f"privacy figures recomputed from the report's events: {check.get('status')}")
-    console.print(f"report written to {out}" + (owner_only_note("--reference", "--reference-public") if private else ""))
+    console.print(f"report written to {out}" + (owner_only_note(
+        " and of ".join(sources), "--reference-public" if sources == ["--reference"] else None) if private else ""))
 
 
 def register(sub) -> None:

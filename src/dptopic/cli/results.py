@@ -157,6 +157,33 @@ def pyldavis_data(model, docs, theta=None) -> dict:
             "term_frequency": tf.astype(int).tolist()}
 
 
+def export_privacy(model) -> tuple[dict, str]:
+    """What an export says of its model's guarantee, from the model's privacy card: the headline (guarantee, epsilon,
+    delta, unit) as a dict the file carries, so that it says what it is when passed on alone, and one sentence on what
+    of the file that guarantee covers."""
+    from ..reporting.card import epsilon_text, privacy_card
+
+    card = privacy_card(getattr(model, "privacy_", None) or {}, type(model).__name__, check=False)
+    head = {k: card.get(k) for k in ("guarantee", "epsilon", "delta", "privacy_unit", "epsilon_is", "dp_flavour")}
+    head.update({k: card[k] for k in ("reason", "not_covered", "vocabulary_source", "noise_reproducible",
+                                      "seed_warning") if card.get(k)})
+    head["card_schema"] = card["schema"]
+    g = card["guarantee"]
+    if g == "none":
+        return head, ("the model claims no differential privacy guarantee (" + str(card.get("reason") or "")
+                      + "): nothing in this file is covered")
+    claim = (f"epsilon = {epsilon_text(card['epsilon'])}, delta = {card['delta'] or 0:g} per {card['privacy_unit']}"
+             + (", only while the seed stays secret (noise reproducible)" if card.get("noise_reproducible") else ""))
+    if g == "full":
+        return head, f"topic_term_dists and vocab are released under the model's privacy guarantee ({claim})"
+    if card.get("vocabulary_source") == "data":
+        return head, (f"topic_term_dists is released under the model's PARTIAL guarantee ({claim}); vocab is NOT"
+                      " covered: the model's vocabulary was chosen from its training documents (privacy.not_covered"
+                      " lists what else is not)")
+    return head, (f"topic_term_dists and vocab are released under the model's PARTIAL guarantee ({claim}): what it"
+                  " does not cover is in privacy.not_covered")
+
+
 def cmd_export(a):
     from .._io import atomic_write_bytes, check_output_file
 
@@ -174,10 +201,12 @@ def cmd_export(a):
            "usage": "pyLDAvis.prepare(**{k: d[k] for k in ('topic_term_dists', 'doc_topic_dists', 'doc_lengths',"
                     " 'vocab', 'term_frequency')})", **pyldavis_data(model, docs)}
     private = bool(getattr(model, "privacy_", {}).get("private"))
+    doc["privacy"], released = export_privacy(model)
+    if private:
+        doc["privacy_note"] = released + ("" if a.corpus_public else "; doc_topic_dists, doc_lengths and"
+                                          " term_frequency are computed from the documents of --corpus and are NOT"
+                                          " covered by the model's privacy report")
     if private and not a.corpus_public:
-        doc["privacy_note"] = ("doc_topic_dists, doc_lengths and term_frequency are computed from the documents of"
-                               " --corpus and are NOT covered by the model's privacy report; only topic_term_dists"
-                               " and vocab are released under it")
         print(f"warning: {doc['privacy_note']} (pass --corpus-public if --corpus is a public corpus).", file=sys.stderr)
     atomic_write_bytes(out, json.dumps(doc).encode("utf-8"), private=not a.corpus_public)
     make_console().print(f"pyLDAvis data for {model.components_.shape[0]} topics and {len(doc['doc_lengths'])}"

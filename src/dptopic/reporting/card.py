@@ -19,16 +19,66 @@ STRONG_EPSILON_LIMIT = 16.0
 # trainers whose randomizer runs on the contributor's side (the server is not trusted)
 _LOCAL = {"LPLDA": "local: each contributor randomizes on their own device; the server sees only reports",
           "LocalDocumentLDA": "local: each contributor randomizes on their own device; the server sees only reports",
-          "OLPLDA": "local: each contributor randomizes on their own device; the server sees only reports",
-          "FedLDA": "federated with local DP: each client perturbs its own updates (RRP) before they leave it"}
+          "OLPLDA": "local: each contributor randomizes on their own device; the server sees only reports"}
 _CENTRAL = "central: a trusted curator holds the raw documents and releases only the trained model"
 
-_FIGURES = (("epsilon_pld", "tight: privacy loss distributions (PLD)"),
-            ("epsilon_pld_tight", "tight: PLD over every event, vocabulary included"),
-            ("epsilon_rdp", "cross-check: Renyi DP"),
-            ("epsilon_basic", "basic sequential composition"),
-            ("epsilon_paper", "the paper's own accounting"),
-            ("epsilon_nominal", "the paper's nominal claim (not proven)"))
+# (report key, what the figure is, the delta it holds at: "report" (the report's delta), "basic" (delta_basic, else
+# 0), "pure" (0), or None (no delta of its own: the "what" says what the figure means))
+_FIGURES = (("epsilon_pld", "tight: privacy loss distributions (PLD)", "report"),
+            ("epsilon_pld_tight", "tight: PLD over every event, vocabulary included", "report"),
+            ("epsilon_rdp", "cross-check: Renyi DP", "report"),
+            ("epsilon_basic", "basic sequential composition", "basic"),
+            ("epsilon_paper", "the paper's own accounting", "pure"),
+            ("epsilon_moments_accountant_paper", "the paper's figure: moments accountant (Abadi et al. 2016) over the"
+                                                 " orders Park et al.'s code used; a cross-check, not the guarantee",
+             "report"),
+            ("epsilon_moments_accountant", "moments accountant (Abadi et al. 2016), integer orders 1..64; a"
+                                           " cross-check, not the guarantee", "report"),
+            ("epsilon_strong_composition", "the paper's baseline: strong composition (Dwork & Roth Thm 3.20) of the"
+                                           " subsampled Gaussian steps at delta_step = 1e-6; a cross-check, not the"
+                                           " guarantee", "report"),
+            ("epsilon_nominal", "the paper's nominal claim (not proven)", None))
+
+
+def _fed_trust_model(report: dict) -> str:
+    """FedLDA's trust model, from its report: ``FedLDA.fit`` runs every client in one process (a simulation)."""
+    noise = str(report.get("noise") or "the report's randomizer")
+    coins = str(report.get("randomness") or "")
+    return ("federated with local DP, simulated: FedLDA.fit held every client's documents in one process and"
+            f" randomized each client's updates there ({noise}) before aggregating them, so whoever ran it saw the raw"
+            " documents" + ("; the coins came from a simulation generator, not a cryptographic one"
+                            if coins.startswith("SIMULATION") else "")
+            + ". In a deployment (dptopic serve with dptopic fed-client) each client randomizes on its own device"
+              " and the server sees only the randomized updates")
+
+
+def _trust_model(trainer: str, report: dict) -> str:
+    if trainer == "FedLDA":
+        return _fed_trust_model(report)
+    return _LOCAL.get(trainer, _CENTRAL)
+
+
+def ceil_epsilon(x, digits: int = 4):
+    """``x`` rounded up at ``digits`` significant digits, so that an epsilon shown is never below the one computed
+    (0.99994 reads 1, not 0.9999); None for anything but a finite number."""
+    from decimal import ROUND_CEILING, Context, Decimal
+
+    x = _finite(x)
+    if x is None:
+        return None
+    return float(Context(prec=digits, rounding=ROUND_CEILING).plus(Decimal(repr(x))))
+
+
+def epsilon_text(x, digits: int = 4) -> str:
+    """An epsilon for display: rounded up at ``digits`` significant digits (:func:`ceil_epsilon`); infinity as
+    "inf"; "—" for anything else."""
+    f = _finite(x)
+    if f is None:
+        try:
+            return "inf" if float(x) == math.inf else "—"
+        except (TypeError, ValueError, OverflowError):
+            return "—"
+    return f"{ceil_epsilon(f, digits):.{digits}g}"
 
 
 def _finite(x):
@@ -103,34 +153,30 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         "schema": CARD_SCHEMA,
         "trainer": trainer,
         "guarantee": guarantee,
-        "privacy_unit": report.get("unit"),
-        "neighbouring_relation": report.get("neighbouring_relation"),
+        "privacy_unit": report.get("unit") if private else None,    # no guarantee: no unit it protects
+        "neighbouring_relation": report.get("neighbouring_relation") if private else None,
         "epsilon": eps,
         "delta": _finite(delta) if private else None,
         "epsilon_is": which,
         "dp_flavour": _flavour(delta) if private else "none",
-        "trust_model": _LOCAL.get(trainer, _CENTRAL),
+        "trust_model": _trust_model(trainer, report),
         "accounting_method": report.get("accounting") or {},
         "theorem": report.get("theorem"),
-        "figures": {key: {"epsilon": _finite(report[key]), "what": what}
-                    for key, what in _FIGURES if key in report},
+        "figures": _figures(report),
         "covered": covered,
         "not_covered": not_covered,
         "implementation": {"library": "dptopic", "version": version or __version__,
                            "noise": report.get("noise"), "secure_noise": bool(report.get("secure_noise")),
                            "randomness": report.get("randomness")},
     }
-    if "epsilon_basic" in report:  # basic composition holds at its own delta (0 for pure events)
-        card["figures"]["epsilon_basic"]["delta"] = _finite(report.get("delta_basic")) or 0.0
     basic = card["figures"].get("epsilon_basic", {})
     if (private and card["delta"] and basic.get("delta") == 0.0 and isinstance(basic.get("epsilon"), float)
             and basic["epsilon"] <= eps * (1 + PURE_NOTE_TOLERANCE)):
         # the headline is the smallest epsilon, here at a delta > 0; the same events are pure DP at almost the same one
-        card["pure_note"] = (f"the same events are also pure epsilon-DP (delta = 0) at epsilon = {basic['epsilon']:.4g}"
-                             f" by basic composition, within {PURE_NOTE_TOLERANCE:.0%} of the headline's"
-                             f" {eps:.4g} at delta = {card['delta']:g}: a review may state the pure guarantee instead")
-    if "epsilon_paper" in report:  # Zhao et al.'s T(eps_L + eps_I), the only paper figure reported, is pure epsilon-DP
-        card["figures"]["epsilon_paper"]["delta"] = 0.0
+        card["pure_note"] = (f"the same events are also pure epsilon-DP (delta = 0) at epsilon ="
+                             f" {epsilon_text(basic['epsilon'])} by basic composition, within"
+                             f" {PURE_NOTE_TOLERANCE:.0%} of the headline's {epsilon_text(eps)} at delta ="
+                             f" {card['delta']:g}: a review may state the pure guarantee instead")
     if vocab_exposed and private:
         card["guarantee_note"] = ("partial: the vocabulary was chosen from the training documents and is released with"
                                   " the model, outside the epsilon; give a public vocabulary (--vocabulary) or select"
@@ -139,8 +185,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         unit = str(report.get("unit") or "unit")
         if isinstance(report.get("topic_model"), dict) or " + " in unit:   # a composed report: name no single unit
             unit = "privacy unit"
-        card["strength_note"] = (f"epsilon = {eps:.4g} per {unit} is a weak guarantee: it lets what an observer believes"
-                                 f" about one {unit} change by up to a factor e^epsilon"
+        card["strength_note"] = (f"epsilon = {epsilon_text(eps)} per {unit} is a weak guarantee: it lets what an"
+                                 f" observer believes about one {unit} change by up to a factor e^epsilon"
                                  + (f" (about 10^{eps / math.log(10):.0f})" if eps > 30 else f" ({math.exp(eps):.3g})")
                                  + "; deployments mostly state single-digit or low double-digit epsilons per document"
                                  " or per user (Apple's local DP: 2 to 16 per user and day; see the OpenDP deployments"
@@ -158,7 +204,45 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
 
         outcome = verify_report(report)     # the figures recomputed from the events the report lists
         card["ledger_check"] = {"status": outcome.status, "detail": outcome.detail}
-    for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note"):
+    for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note", "fits"):
         if key in report:
             card[key] = report[key]
+    if "paper_figures_note" in report:
+        card["figures_note"] = report["paper_figures_note"]
+    if source is not None or vocab_exposed:
+        card["vocabulary_source"] = source if source is not None else "data"
+    if report.get("noise_reproducible"):    # a seed was given: whoever knows it can regenerate every noise draw
+        card["noise_reproducible"] = True
+        card["seed_warning"] = str(report.get("warning") or SEED_WARNING)
     return card
+
+
+SEED_WARNING = ("an explicit seed was given: the noise is reproducible from it, so the guarantee holds only while the"
+                " seed stays secret")
+
+
+def _figures(report: dict) -> dict:
+    """Every composition figure the report carries, each with the delta it holds at (None where it has none of its
+    own: its ``what`` says what it means) and what it is."""
+    figures = {}
+    for key, what, at in _FIGURES:
+        if key not in report:
+            continue
+        if key == "epsilon_nominal" and "epsilon_per_entry" in report:   # FedLDA: the poster's budget per entry
+            what = ("the poster's budget per reported entry (one word), not per user: the headline composes a user's"
+                    " entries")
+        delta = {"report": _finite(report.get("delta")), "basic": _finite(report.get("delta_basic")) or 0.0,
+                 "pure": 0.0}.get(at)
+        figures[key] = {"epsilon": _finite(report[key]), "delta": delta, "what": what}
+    if _finite(report.get("epsilon_word")) is not None:    # local DP: one presence bit, randomized response (pure)
+        figures["epsilon_word"] = {"epsilon": _finite(report["epsilon_word"]), "delta": 0.0,
+                                   "what": "per vocabulary word (randomized response on one presence bit): "
+                                           + str(report.get("epsilon_word_relation") or "word-level local DP")}
+    part = report.get("count_release_epsilon")
+    if isinstance(part, dict):      # CDP-LDA(+): the corrected figure for the count releases alone
+        pure = "pure" in str(part.get("epsilon_method", ""))
+        figures["count_release_epsilon"] = {
+            "epsilon": _finite(part.get("epsilon")), "delta": 0.0 if pure else _finite(part.get("delta")),
+            "what": str(part.get("label") or "partial figure: the count releases only, NOT the model")
+                    + f" ({part.get('epsilon_method', 'as reported')}, L1 sensitivity corrected)"}
+    return figures

@@ -6,7 +6,10 @@ import base64
 import datetime as _dt
 import json
 import math
+import unicodedata
 from html import escape
+
+from .card import epsilon_text
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -44,6 +47,33 @@ def _fmt(x, digits=4) -> str:
     return f"{f:.{digits}g}"
 
 
+def _fmt_eps(x, digits=4) -> str:
+    """An epsilon: rounded up at ``digits`` significant digits, never down
+    (:func:`~dptopic.reporting.card.epsilon_text`)."""
+    if x is None:
+        return "—"
+    text = epsilon_text(x, digits)
+    return "∞" if text == "inf" else text
+
+
+def _fmt_lower(x, digits=3) -> str:
+    """A lower bound (the audit's empirical epsilon): rounded down at ``digits`` significant digits, never up."""
+    from decimal import ROUND_FLOOR, Context, Decimal
+
+    try:
+        f = float(x)
+    except (TypeError, ValueError, OverflowError):
+        return "—" if x is None else escape(str(x))
+    if not math.isfinite(f):
+        return _fmt(f, digits)
+    return f"{float(Context(prec=digits, rounding=ROUND_FLOOR).plus(Decimal(repr(f)))):.{digits}g}"
+
+
+def _text(x) -> str:
+    """A card field as text: "—" where it is missing."""
+    return "—" if x is None or x == "" else escape(str(x))
+
+
 def _as_list(x) -> list:
     """A list field of an (edited) report: a list or tuple as it is, nothing for None, anything else as one item."""
     if x is None:
@@ -55,16 +85,42 @@ def _rows(pairs) -> str:
     return "".join(f"<tr><th>{escape(str(k))}</th><td>{v}</td></tr>" for k, v in pairs)
 
 
+LABEL_UNITS = 14
+"""A topic chart shows this many characters of a word (a wide CJK character counts two); a longer word is cut at
+the end with an ellipsis, and its tooltip (an SVG <title>) holds it whole."""
+UNIT_PX = 6.6   # about one character of the 11 px label font
+
+
+def _units(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in ("W", "F") else 1 for c in text)
+
+
+def _label(word: str) -> str:
+    """``word`` as a chart shows it: at most LABEL_UNITS units, the last of them an ellipsis when it is cut."""
+    if _units(word) <= LABEL_UNITS:
+        return word
+    out = ""
+    for c in word:
+        if _units(out + c) > LABEL_UNITS - 1:
+            break
+        out += c
+    return out + "…"
+
+
 def _topic_svg(words, weights, width=230, bar_h=15) -> str:
     top = max(weights) if len(weights) and max(weights) > 0 else 1.0
-    label_w, gap = 92, 2
+    labels = [_label(str(w)) for w in words]
+    # the label column fits the longest label shown (bounded: LABEL_UNITS); labels start at its left edge, so a
+    # label in a font wider than UNIT_PX runs into its bar rather than losing its first letters
+    label_w, gap = min(LABEL_UNITS, max([_units(t) for t in labels] or [1])) * UNIT_PX + 8, 2
     h = len(words) * (bar_h + gap)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" role="img">']
-    for i, (w, p) in enumerate(zip(words, weights)):
+    for i, (w, shown, p) in enumerate(zip(words, labels, weights)):
         y = i * (bar_h + gap)
         bw = max(1.0, (width - label_w - 44) * float(p) / top)
-        parts.append(f'<text x="{label_w - 4}" y="{y + bar_h - 4}" font-size="11" text-anchor="end">{escape(w)}</text>'
-                     f'<rect x="{label_w}" y="{y}" width="{bw:.1f}" height="{bar_h}" fill="#4c78a8"/>'
+        parts.append(f'<text x="2" y="{y + bar_h - 4}" font-size="11"><title>{escape(str(w))}</title>{escape(shown)}'
+                     '</text>'
+                     f'<rect x="{label_w:.1f}" y="{y}" width="{bw:.1f}" height="{bar_h}" fill="#4c78a8"/>'
                      f'<text x="{label_w + bw + 3:.1f}" y="{y + bar_h - 4}" font-size="10" fill="#5b6672">{float(p):.3f}</text>')
     parts.append("</svg>")
     return "".join(parts)
@@ -84,51 +140,73 @@ def _ledger_check(check) -> str:
 
 def _privacy_section(card: dict) -> str:
     g = card["guarantee"]
+    seeded = bool(card.get("noise_reproducible"))
     if g == "none":
         badge = f'<div class="badge none">No differential privacy guarantee: {escape(str(card.get("reason", "")))}</div>'
     else:
         d = "" if card.get("delta") in (None, 0.0) else f", δ = {_fmt(card['delta'], 3)}"
-        badge = (f'<div class="badge {g}">ε = {_fmt(card["epsilon"])}{d} per {escape(str(card.get("privacy_unit")))}'
-                 f' ({"partial guarantee: see what is not covered" if g == "partial" else "guarantee"})</div>')
+        what = "partial guarantee: see what is not covered" if g == "partial" else "guarantee"
+        if seeded:      # whoever knows the seed can regenerate the noise: not a clean guarantee
+            what += ", only while the seed stays secret: the noise is reproducible from it"
+        badge = (f'<div class="badge {"partial" if seeded else g}">ε = {_fmt_eps(card["epsilon"])}{d} per'
+                 f' {escape(str(card.get("privacy_unit")))} ({what})</div>')
         if card.get("guarantee_note"):
             badge += f'<div class="warn">{escape(str(card["guarantee_note"]))}</div>'
         if card.get("pure_note"):
             badge += f'<div class="note">{escape(str(card["pure_note"]))}</div>'
         if card.get("strength_note"):
             badge += f'<div class="warn">{escape(str(card["strength_note"]))}</div>'
+    if seeded:
+        badge += (f'<div class="warn"><b>Noise reproducible:</b> {escape(str(card.get("seed_warning") or ""))}'
+                  '</div>')
     acc = card.get("accounting_method") or {}
     acc_html = "<br>".join(f"<b>{escape(str(k))}</b>: {escape(str(v))}" for k, v in acc.items()) if isinstance(acc, dict) \
         else escape(str(acc))
     impl = card.get("implementation")
     impl = impl if isinstance(impl, dict) else {}
-    rows = [("privacy unit", escape(str(card.get("privacy_unit")))),
-            ("ε, δ (the guarantee)", f"{_fmt(card.get('epsilon'))}, {_fmt(card.get('delta'), 3)}"
-                                     f" <span class='note'>({escape(str(card.get('epsilon_is')))})</span>"),
-            ("DP flavour", escape(str(card.get("dp_flavour")))),
-            ("trust model", escape(str(card.get("trust_model")))),
-            ("neighbouring relation", escape(str(card.get("neighbouring_relation")))),
-            ("theorem", escape(str(card.get("theorem")))),
+    noise = impl.get("noise")
+    if g == "none":
+        unit = "none: no differential privacy guarantee"
+        why = str(card.get("epsilon_is") or "none")
+        guarantee = "none" + ("" if why == "none" else f" <span class='note'>({escape(why)})</span>")
+    else:
+        unit = _text(card.get("privacy_unit"))
+        guarantee = (f"{_fmt_eps(card.get('epsilon'))}, {_fmt(card.get('delta'), 3)}"
+                     f" <span class='note'>({escape(str(card.get('epsilon_is')))})</span>")
+    rows = [("privacy unit", unit),
+            ("ε, δ (the guarantee)", guarantee),
+            ("DP flavour", _text(card.get("dp_flavour"))),
+            ("trust model", _text(card.get("trust_model"))),
+            ("neighbouring relation", _text(card.get("neighbouring_relation"))),
+            ("theorem", _text(card.get("theorem"))),
             ("accounting method", acc_html),
-            ("implementation", escape(f"{impl.get('library')} {impl.get('version')}; noise: {impl.get('noise')}"
+            ("implementation", escape(f"{impl.get('library')} {impl.get('version')}; noise: "
+                                      f"{'none added' if noise is None else noise}"
                                       f"{' (secure, OS CSPRNG)' if impl.get('secure_noise') else ''}")),
-            ("randomness", escape(str(impl.get("randomness") or "—"))),
+            ("randomness", _text(impl.get("randomness"))),
+            ("noise reproducible", "<b>YES</b>: an explicit seed was given" if seeded else "no"),
             ("recomputed from its events", _ledger_check(card.get("ledger_check"))),
-            ("what is covered", escape(str(card.get("covered") or "—"))),
-            ("what is NOT covered", escape(str(card.get("not_covered") or "—")))]
+            ("what is covered", _text(card.get("covered"))),
+            ("what is NOT covered", _text(card.get("not_covered")))]
+    if card.get("fits"):
+        rows.append(("other fits", _text(card.get("fits"))))
     per = card.get("per_document")
     if isinstance(per, dict):
         ex = per.get("examples")
         rows.append(("per document (word-level ε)", escape(str(per.get("rule", ""))) + "<br>" + ", ".join(
-            f"L = {escape(str(L))}: ε = {_fmt(e)}" for L, e in (ex.items() if isinstance(ex, dict) else ()))))
+            f"L = {escape(str(L))}: ε = {_fmt_eps(e)}" for L, e in (ex.items() if isinstance(ex, dict) else ()))))
     elif per:
         rows.append(("per document (word-level ε)", escape(str(per))))
     figs = card.get("figures")
     figs = figs if isinstance(figs, dict) else {}
-    fig_rows = "".join(f"<tr><td>{escape(str(f.get('what')))}</td><td class='num'>{_fmt(f.get('epsilon'))}</td>"
-                       f"<td class='num'>{_fmt(f.get('delta', card.get('delta')), 3)}</td></tr>"
+    # each figure at its own delta; "—" where it has none (its "what" says what it is): never the headline's
+    fig_rows = "".join(f"<tr><td>{escape(str(f.get('what')))}</td><td class='num'>{_fmt_eps(f.get('epsilon'))}</td>"
+                       f"<td class='num'>{_fmt(f.get('delta'), 3)}</td></tr>"
                        for f in figs.values() if isinstance(f, dict))
     fig_table = ("<h3>Composition figures side by side</h3><table><tr><th>method</th><th>ε</th><th>δ</th></tr>"
                  f"{fig_rows}</table>") if fig_rows else ""
+    if fig_rows and card.get("figures_note"):
+        fig_table += f"<div class='note'>{escape(str(card['figures_note']))}</div>"
     warns = "".join(f'<div class="warn">{escape(str(w))}</div>' for w in _as_list(card.get("warnings")))
     return f"<h2 id='privacy'>Privacy card</h2>{badge}{warns}<table>{_rows(rows)}</table>{fig_table}"
 
@@ -144,6 +222,26 @@ def _evaluation_section(evaluation: dict | None) -> str:
             + (f'<div class="warn">{escape(str(note))}</div>' if note else "") + f"<table>{_rows(rows)}</table>")
 
 
+_EMPIRICAL = (("relation", "neighbouring relation"), ("delta", "at δ"), ("confidence", "nominal confidence"),
+              ("confidence_note", "confidence note"), ("attack", "attack"), ("threshold", "score threshold"),
+              ("n_members", "members scored"), ("n_nonmembers", "non-members scored"),
+              ("epsilon_lower_bound_replace_one", "lower bound for replacing a document"), ("method", "method"))
+
+
+def _empirical(emp: dict) -> str:
+    """The audit's empirical epsilon: the lower bound (rounded down), then what it was computed from, one per line."""
+    lines = [f"<b>{_fmt_lower(emp.get('epsilon_lower_bound'))}</b>"]
+    for key, name in _EMPIRICAL:
+        if key in emp:
+            v = emp[key]
+            shown = (_fmt_lower(v) if key.startswith("epsilon") else _fmt(v) if isinstance(v, (int, float))
+                     and not isinstance(v, bool) else _text(v))
+            lines.append(f"<span class='note'>{escape(name)}: {shown}</span>")
+    lines += [f"<span class='note'>{escape(str(k))}: {_text(v)}</span>" for k, v in emp.items()
+              if k != "epsilon_lower_bound" and k not in dict(_EMPIRICAL)]
+    return "<br>".join(lines)
+
+
 def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     if not audit:
         return ""
@@ -151,14 +249,13 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     if not isinstance(claim, dict):  # an edited audit.json: show the claim as missing rather than fail
         claim = {}
     emp = audit.get("empirical_epsilon", {})
-    emp_html = (", ".join(f"{escape(str(k))}: {_fmt(v)}" for k, v in emp.items()) if isinstance(emp, dict)
-                else _fmt(emp))
+    emp_html = _empirical(emp) if isinstance(emp, dict) else _fmt_lower(emp)
     if claim.get("epsilon") is None and claim.get("private"):
         claim_html = f"none: no guarantee claimed ({escape(str(claim.get('reason', '')))})"
     elif claim.get("epsilon") is None:
         claim_html = "none (not private)" if claim else "—"
     else:
-        claim_html = (f"{_fmt(claim.get('epsilon'))} (δ = {_fmt(claim.get('delta'), 3)},"
+        claim_html = (f"{_fmt_eps(claim.get('epsilon'))} (δ = {_fmt(claim.get('delta'), 3)},"
                       f" unit {escape(str(claim.get('unit')))}"
                       + (f", {escape(str(claim['guarantee']))} guarantee" if claim.get("guarantee") else "") + ")")
     rows = [("claimed ε", claim_html), ("empirical ε lower bound", emp_html)]
@@ -170,14 +267,14 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     if verdict == "exceeds the claim":
         head += (f"<div class='warn'><b>The audit measured more leakage than the model claims:</b>"
                  f" {escape(str(audit.get('verdict_note', '')))}</div>")
+    label = audit.get("metrics_guarantee")
+    if label:       # the empirical bound, the attacks and the ROC alike
+        head += f"<div class='warn'>The audit's figures below are {escape(str(label))}.</div>"
     head += f"<table>{_rows(rows)}</table>"
     notes = claim.get("notes") if isinstance(claim.get("notes"), list) else ([claim["note"]] if claim.get("note") else [])
     for n in notes:
         cls = "warn" if "group privacy" in str(n) or "partial" in str(n) else "note"
         head += f"<div class='{cls}'>{escape(str(n))}</div>"
-    label = audit.get("metrics_guarantee")
-    if label:
-        head += f"<div class='warn'>The attack figures below are {escape(str(label))}.</div>"
     attacks = audit.get("attacks", {})
     if isinstance(attacks, dict) and attacks:
         keys = sorted({k for v in attacks.values() if isinstance(v, dict) for k in v
@@ -187,6 +284,11 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
             f"<td class='num'>{_fmt(v.get(k))}</td>" for k in keys) + "</tr>"
             for name, v in attacks.items() if isinstance(v, dict))
         head += f"<h3>Attacks</h3><table><tr><th>attack</th>{th}</tr>{body}</table>"
+    settings = audit.get("settings")
+    if isinstance(settings, dict) and settings:
+        head += "<h3>Audit settings</h3><table>" + _rows(
+            (k.replace("_", " "), _fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else _text(v))
+            for k, v in settings.items() if not isinstance(v, (dict, list))) + "</table>"
     if roc_png:
         head += ("<h3>ROC (log-log)</h3><img alt='ROC curves of the attacks' src='data:image/png;base64,"
                  + base64.b64encode(roc_png).decode("ascii") + "'>")
@@ -214,6 +316,6 @@ model{" (post-processing of what the guarantee covers)" if card.get("guarantee")
 {_evaluation_section(evaluation)}
 {_audit_section(audit, roc_png)}
 <h2 id="card-json">The privacy card as JSON</h2>
-<details><summary>schema {escape(card.get('schema', ''))}</summary><pre>{escape(json.dumps(card, indent=2, default=str))}</pre></details>
+<details><summary>schema {escape(card.get('schema', ''))}</summary><pre>{escape(json.dumps(card, indent=2, default=str, ensure_ascii=False))}</pre></details>
 </main></body></html>
 """
