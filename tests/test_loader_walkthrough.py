@@ -261,3 +261,15 @@ def test_a_model_of_tokeniser_v3_warns_that_only_ascii_reads_as_then(tmp_path):
     (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
     with pytest.warns(UserWarning, match=r"version 3 .*\(ASCII text is read as it was then"):
         dptopic.load(tmp_path / "m").transform(["a rocket in orbit"])
+
+
+@pytest.mark.parametrize("bad", ["\n\n", "", " ", "a\tb", "new\nyork"])
+def test_a_token_no_saved_model_could_read_back_is_refused_at_fit(bad, tmp_path):
+    # (walk-through, 2026-11-24) such a token trained and saved, and then dptopic.load refused the folder for ever
+    import dptopic
+
+    with pytest.raises(DPTopicError, match="empty or holds a line break or tab"):
+        dptopic.LDA(n_topics=2, n_iter=2, verbose=0).fit([["apple", bad, "banana"]] * 10)
+    m = dptopic.LDA(n_topics=2, n_iter=2, verbose=0).fit([["apple", "new york", "banana"]] * 10)   # a phrase reads back
+    m.save(tmp_path / "m")
+    assert "new york" in dptopic.load(tmp_path / "m").vocabulary_.words
