@@ -303,3 +303,16 @@ def test_train_on_a_word_list_counts_stop_words_and_case_when_told_and_refuses_d
              "--private-vocabulary", "5,1e-3", "--max-df", "0.5", "--out", tmp_path / "d")
     _one_line(r, "--private-vocabulary chooses the words", "--max-df")
     assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()
+
+
+def test_corpus_prepare_on_a_word_list_counts_stop_words_when_told(tmp_path):
+    (tmp_path / "t.txt").write_text("the apple banana the cherry\nthe apple the banana\n")
+    (tmp_path / "v.txt").write_text("the\napple\nbanana\ncherry\n")
+    r = _cli("corpus", "prepare", "--corpus", tmp_path / "t.txt", "--vocabulary", tmp_path / "v.txt", "--stop-words",
+             "none", "--out", tmp_path / "c.npz")
+    assert r.returncode == 0, r.stderr
+    from dptopic.corpus import Corpus
+
+    assert Corpus.load(tmp_path / "c.npz").n_tokens == 9        # "the" counted four times
+    _one_line(_cli("corpus", "prepare", "--corpus", tmp_path / "t.txt", "--vocabulary", tmp_path / "v.txt",
+                   "--min-df", "2", "--out", tmp_path / "d.npz"), "--vocabulary gives the words", "--min-df")

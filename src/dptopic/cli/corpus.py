@@ -24,13 +24,14 @@ def _prepared_corpus(a):
     the vocabulary as supplied); otherwise the vocabulary options choose the words from the data."""
     if a.vocabulary is None:
         return corpus_from_args(a)
-    chosen = [flag for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df), ("--max-df", a.max_df),
-                                   ("--stop-words", a.stop_words)) if v is not None]
+    chosen = [flag for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df), ("--max-df", a.max_df))
+              if v is not None]
     if chosen:
         raise DPTopicError(f"--vocabulary gives the words, so {' / '.join(chosen)} (which choose words from the data)"
                            " cannot apply: drop one or the other.")
+    # stop words are a fixed list, not read from the data: as for dptopic train, they apply to the text
     return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, lowercase=a.lowercase,
-                       vocabulary=read_vocabulary(a.vocabulary))
+                       stop_words=a.stop_words, vocabulary=read_vocabulary(a.vocabulary))
 
 
 @with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
