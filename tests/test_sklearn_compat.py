@@ -209,3 +209,14 @@ def test_n_components_is_scikit_learns_name_for_n_topics(make):
         make(n_components=3, n_topics=3)
     with pytest.raises(dptopic.DPTopicError, match="not both"):
         m.set_params(n_components=3, n_topics=3)
+
+
+def test_a_model_used_before_fit_raises_scikit_learns_not_fitted_error():
+    from sklearn.exceptions import NotFittedError
+
+    from dptopic.errors import DPTopicError
+
+    for m in (dptopic.LDA(n_topics=2), dptopic.DocDPCooccurrence(n_topics=2)):
+        with pytest.raises(NotFittedError, match="not fitted yet") as e:
+            m.transform(_X())
+        assert isinstance(e.value, DPTopicError)           # still one line on the command line

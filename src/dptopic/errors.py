@@ -5,6 +5,7 @@ Every problem a user can cause (bad parameter, bad file, bad corpus) raises a
 how to fix it. The CLI prints that line and exits with status 2, never a
 traceback.
 """
+from sklearn.exceptions import NotFittedError as _SklearnNotFitted
 
 
 class DPTopicError(ValueError):
@@ -17,6 +18,11 @@ class DPTopicError(ValueError):
 class InputTypeError(DPTopicError, TypeError):
     """Input of the wrong type (an entry of a count matrix that is not a number): a :class:`DPTopicError` that is
     also a ``TypeError``, as Python and scikit-learn raise for it."""
+
+
+class NotFittedError(DPTopicError, _SklearnNotFitted):
+    """A model used before ``fit``: a :class:`DPTopicError` that is also scikit-learn's ``NotFittedError``, so
+    ``except sklearn.exceptions.NotFittedError`` catches it as it does for scikit-learn's own estimators."""
 
 
 class CorruptModelError(DPTopicError):

@@ -22,7 +22,7 @@ from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real, reso
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import column_difference, is_text_column, is_token_lists
 from ..corpus.preprocess import COUNT_MATRIX, tokenizer_info, warn_if_other_tokenizer
-from ..errors import CorruptModelError, DPTopicError
+from ..errors import CorruptModelError, DPTopicError, NotFittedError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..backends import BACKENDS, make_backend, training_source
 from ..kernels import SweepArrays
@@ -325,7 +325,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "components_"):
-            raise DPTopicError(f"this {type(self).__name__} is not fitted yet: call fit() or dptopic.load() first.")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit() or dptopic.load() first.")
 
     def _warn_if_other_tokenizer(self) -> None:
         """Raw text read into a model whose words were saved by another version of the tokeniser: some words may be
