@@ -33,6 +33,8 @@ def test_audit_algorithm_writes_report(small, capsys):
     assert claim["private"] and claim["epsilon"] == pytest.approx(2 * (0.5 + 1.0), rel=0.05)
     assert doc["empirical_epsilon"]["epsilon_lower_bound"] <= claim["epsilon"]
     assert (out / "roc.png").stat().st_size > 1000
+    # figures computed from the corpus's documents: owner-only whatever the umask (they were 0644)
+    assert all((out / f).stat().st_mode & 0o777 == 0o600 for f in ("audit.json", "roc.png"))
     printed = capsys.readouterr().out
     assert "empirical epsilon lower bound" in printed and "claimed epsilon" in printed
     s = doc["attacks"]["lira_online"]                 # piped (not a terminal): the table is not cut at 80 columns

@@ -133,8 +133,8 @@ def atomic_write_bytes(path: Path, data: bytes, private: bool = False) -> None:
         raise
 
 
-def atomic_write_json(path: Path, obj) -> None:
-    atomic_write_bytes(path, json.dumps(_jsonable(obj), indent=2).encode("utf-8"))
+def atomic_write_json(path: Path, obj, private: bool = False) -> None:
+    atomic_write_bytes(path, json.dumps(_jsonable(obj), indent=2).encode("utf-8"), private=private)
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -450,10 +450,10 @@ def write_csv(path, header, rows) -> None:
     atomic_write_bytes(Path(path), buf.getvalue().encode())
 
 
-def save_fig(fig, path) -> None:
-    """A matplotlib figure written atomically as PNG."""
+def save_fig(fig, path, private: bool = False) -> None:
+    """A matplotlib figure written atomically as PNG (0600 when ``private``: drawn from private documents)."""
     import io
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
-    atomic_write_bytes(Path(path), buf.getvalue())
+    atomic_write_bytes(Path(path), buf.getvalue(), private=private)

@@ -549,7 +549,7 @@ class LiRAResult:
             "verdict_note": self.verdict_note, "metrics_guarantee": outside_guarantee_label(),
             "settings": self.settings})
 
-    def plot(self, path, title="LiRA against a topic model (log-log ROC)", attacks=None):
+    def plot(self, path, title="LiRA against a topic model (log-log ROC)", attacks=None, private: bool = False):
         if attacks is not None and (isinstance(attacks, str) or not all(isinstance(a, str) for a in attacks)):
             raise DPTopicError(f"invalid attacks={attacks!r}: give a list of attack names, e.g. ['lira_online'].")
         unknown = [a for a in (attacks or ()) if a not in self.pooled]
@@ -557,7 +557,7 @@ class LiRAResult:
             raise DPTopicError(f"unknown attack {unknown[0]!r}: choose among {', '.join(self.pooled)}.")
         names = attacks or [a for a in ("lira_online", "lira_offline", "huang_entropy", "huang_std", "huang_max")
                             if a in self.pooled]
-        return metrics.plot_roc({a: self.pooled[a] for a in names}, path, title)
+        return metrics.plot_roc({a: self.pooled[a] for a in names}, path, title, private=private)
 
 
 def claim_relation(privacy: dict | None) -> str:

@@ -157,8 +157,8 @@ def summarize(scores, labels) -> dict:
     return out
 
 
-def plot_roc(curves: dict, path, title: str = "ROC (log-log)") -> Path:
-    """Write a log–log ROC plot: ``curves`` maps a name to ``(scores, labels)``."""
+def plot_roc(curves: dict, path, title: str = "ROC (log-log)", private: bool = False) -> Path:
+    """Write a log–log ROC plot: ``curves`` maps a name to ``(scores, labels)``; ``private``: owner-only (0600)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -188,7 +188,7 @@ def plot_roc(curves: dict, path, title: str = "ROC (log-log)") -> Path:
     try:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        save_fig(fig, path)
+        save_fig(fig, path, private=private)
     except (OSError, TypeError) as e:
         raise DPTopicError(f"cannot write the ROC plot to {str(path)!r}"
                            f" ({getattr(e, 'strerror', None) or e}): give a path in a folder you can write.") from None

@@ -266,8 +266,9 @@ def _audit(a):
     doc["settings"]["seed"] = a.seed
     if coverage_note:
         doc["settings"]["coverage"] = coverage_note
-    atomic_write_json(out / "audit.json", doc)
-    res.plot(out / "roc.png", attacks=list(res.summaries))  # every attack the table shows
+    # figures computed from the documents of the (possibly private) corpus: owner-only, as every such file is
+    atomic_write_json(out / "audit.json", doc, private=True)
+    res.plot(out / "roc.png", attacks=list(res.summaries), private=True)  # every attack the table shows
     mark_output_folder(out, "audit", done=True)
     print_table(console, results_table(res.summaries))
     e = res.empirical_epsilon
