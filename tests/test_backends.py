@@ -156,3 +156,20 @@ def test_killed_worker_loses_nothing_and_the_replay_is_on_the_ledger(planted, fr
     np.testing.assert_array_equal(m._backend_.arrays.nwk, nwk)
     np.testing.assert_array_equal(m._backend_.arrays.nk, nk)
     assert np.allclose(m.components_.sum(axis=1), 1.0)
+
+
+def test_a_scheduler_lost_mid_run_is_named_in_one_line(capsys, monkeypatch):
+    # (walk-through, 2026-11-24) the CLI printed "error: CommClosedError: ConnectionPool closing."
+    import argparse
+
+    from distributed.comm.core import CommClosedError
+
+    from dptopic.cli import _common, main as cli_main
+
+    def lost(a):
+        raise CommClosedError("ConnectionPool closing.")
+
+    monkeypatch.setattr(_common, "resolve_model_arg", lambda a: None)
+    assert cli_main._dispatch(argparse.Namespace(func=lost)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: lost the connection to the Dask scheduler")

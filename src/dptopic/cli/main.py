@@ -111,6 +111,10 @@ def _dispatch(a) -> int:
         return 141
     except (OSError, MemoryError) as e:
         detail = getattr(e, "strerror", None) or str(e) or "out of memory"
+        if type(e).__name__ == "CommClosedError":     # distributed's: the scheduler went away mid-run
+            print(f"error: lost the connection to the Dask scheduler ({' '.join(str(detail).split())[:120]}): check"
+                  " that it is still running, then run the command again.", file=sys.stderr)
+            return 2
         where = f" ({e.filename})" if getattr(e, "filename", None) else ""
         print(f"error: {type(e).__name__}: {' '.join(str(detail).split())}{where}", file=sys.stderr)
         return 2
