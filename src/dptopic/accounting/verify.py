@@ -29,6 +29,13 @@ TOPIC_MODEL_FIGURES = ("epsilon_basic", "epsilon_pld", "epsilon_rdp", "delta")
 """The topic model's own figures that a report with a private vocabulary keeps (``topic_model``)."""
 
 
+def rounded_up(x: float, digits: int) -> float:
+    """``x`` rounded up at ``digits`` significant digits: an epsilon shown is never below the one computed."""
+    from decimal import ROUND_CEILING, Context, Decimal
+
+    return float(Context(prec=digits, rounding=ROUND_CEILING).plus(Decimal(repr(float(x)))))
+
+
 class NotRecomputable(DPTopicError):
     """A report in an earlier format that does not carry what a figure would be recomputed from."""
 
@@ -266,7 +273,7 @@ def verify_report(rep: dict) -> Verification:
     eps = figures.get("epsilon", {}).get("recomputed")
     return Verification("verified", f"{n} figures recomputed from the report's {len(rep['events'])} event"
                                     f"{'s' if len(rep['events']) != 1 else ''}"
-                                    + (f" agree (epsilon = {eps:.6g})" if eps is not None else
+                                    + (f" agree (epsilon = {rounded_up(eps, 6):.6g})" if eps is not None else
                                        " agree (no (epsilon, delta) guarantee follows from them)"), figures)
 
 

@@ -417,7 +417,7 @@ def print_privacy(report: dict, console=None):
                                         " below are what the events give, not a guarantee")
     else:
         eps = _report_number(report, "epsilon")
-        t.add_row("[bold]GUARANTEE[/]", f"[bold]epsilon = {eps:.4g} at delta = {_fmt_delta(delta)}[/]"
+        t.add_row("[bold]GUARANTEE[/]", f"[bold]epsilon = {_g(eps)} at delta = {_fmt_delta(delta)}[/]"
                                         f" ({report.get('epsilon_method', 'as reported')}); the rows below are"
                                         " cross-checks")
         from ..reporting import privacy_card
@@ -453,11 +453,14 @@ def print_privacy(report: dict, console=None):
 
 
 def _g(x) -> str:
-    """A report figure for display: a number as ``.4g``, anything else (an edited model.json) as it is."""
+    """An epsilon of a report for display: a number rounded UP at 4 significant digits (never shown below the one
+    computed, as the privacy card does), anything else (an edited model.json) as it is."""
+    from ..reporting.card import epsilon_text
+
     if isinstance(x, bool) or not isinstance(x, (int, float, str)):
         return str(x)
     try:
-        return f"{float(x):.4g}"
+        return epsilon_text(float(x))
     except (TypeError, ValueError, OverflowError):
         return str(x)
 

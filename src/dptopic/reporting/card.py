@@ -61,12 +61,10 @@ def _trust_model(trainer: str, report: dict) -> str:
 def ceil_epsilon(x, digits: int = 4):
     """``x`` rounded up at ``digits`` significant digits, so that an epsilon shown is never below the one computed
     (0.99994 reads 1, not 0.9999); None for anything but a finite number."""
-    from decimal import ROUND_CEILING, Context, Decimal
+    from ..accounting.verify import rounded_up
 
     x = _finite(x)
-    if x is None:
-        return None
-    return float(Context(prec=digits, rounding=ROUND_CEILING).plus(Decimal(repr(x))))
+    return None if x is None else rounded_up(x, digits)
 
 
 def epsilon_text(x, digits: int = 4) -> str:
