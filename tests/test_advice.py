@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from dptopic.advice import load_table, recommend
@@ -60,10 +61,14 @@ def test_corpora_are_read_one_at_a_time_and_the_median_is_reported():
     assert any("median over the measured corpora" in n for n in r.notes)
     # documents for 0.6: small at 10**3.5, mid at 10**4, large never: the median of the three is mid's
     assert r.docs_for_useful == pytest.approx(10 ** 4, rel=1e-3)
-    # a corpus whose range does not cover eps * D is left out while another covers it
+    # a corpus whose range does not cover eps * D is kept, held at its measured end: an upper bound there, so the
+    # median is one too (leaving it out would let the answer rest on whichever corpora cover the point)
     rows.append({"unit": "document", "trainer": "A", "corpus": "far", "n_docs": 10 ** 6, "n_topics": 20,
                  "epsilon": 1, "npmi_ratio": 0.99})
-    assert "far" not in recommend("document", 1.0, 10 ** 3.5, table={"rows": rows}).per_corpus
+    r = recommend("document", 1.0, 10 ** 3.5, table={"rows": rows})
+    assert r.per_corpus["far"] == 0.99 and r.corpus_sides == {"small": None, "mid": None, "large": None, "far": "below"}
+    assert r.expected_npmi_ratio == pytest.approx(0.5) and r.extrapolated_side == "below"
+    assert any("lies below the settings measured on far" in n and "upper bound" in n for n in r.notes)
 
 
 def test_bad_input():
@@ -130,7 +135,7 @@ def test_the_verdict_and_the_documents_needed_never_contradict_the_table():
     and an upper bound on them is worded as one."""
     from dptopic.advice import docs_needed_text, verdict
 
-    below = recommend("word", 300.0, 10, table=TABLE)               # W measured at eps x D = 100,000 only
+    below = recommend("word", 100.0, 10, table=TABLE)       # W measured at epsilon 100 per word on 1,000 documents
     assert below.extrapolated_side == "below" and below.expected_npmi_ratio >= 0.6
     assert verdict(below) == "unknown (below every measured setting)"
     assert verdict(recommend("document", 10.0, 1000, table=TABLE)) == "useful"
@@ -152,3 +157,44 @@ def test_cli_words_the_bounds(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "5,000 or fewer" in out and "no corpus of fewer than 5,000 documents was measured" in out
     assert "at most 1 " not in out
+
+
+def test_the_prediction_never_grows_as_the_corpus_or_the_budget_shrinks():
+    """More documents or a larger epsilon never lower the expected ratio or the verdict, and every measured corpus is
+    behind every answer: dropping the corpora whose range did not cover epsilon x documents left only the most
+    favourable one near the low end (epsilon 1: 65% at 5,643 documents, 61% at 6,000, 60% "useful" at 4,000)."""
+    from dptopic.advice import verdict
+
+    table = load_table()
+    rank = {"NOT useful yet": 0, "useful": 2}
+    docs = sorted(set(np.geomspace(10, 10 ** 7, 40).astype(int).tolist() + [4000, 5643, 5644, 6000, 9369, 9370]))
+    for unit, epsilons in (("document", np.geomspace(0.01, 500, 20)), ("word", np.geomspace(501, 1e7, 12))):
+        corpora = {r["corpus"] for r in table["rows"] if r["unit"] == unit}
+        grid = [[recommend(unit, float(e), d, table=table) for d in docs] for e in epsilons]
+        for r in (r for row in grid for r in row):
+            assert set(r.per_corpus) == corpora
+        for line in grid + [list(col) for col in zip(*grid)]:       # along D at each epsilon, along epsilon at each D
+            ratios = [r.expected_npmi_ratio for r in line]
+            verdicts = [rank.get(verdict(r), 1) for r in line]
+            assert ratios == sorted(ratios) and verdicts == sorted(verdicts), (unit, line[0].epsilon, line[0].n_docs)
+    # below the settings some corpora measured, the figure leans on their measured ends: an upper bound, said so
+    r = recommend("document", 1.0, 4000, table=table)
+    assert r.extrapolated_side == "below" and verdict(r).startswith("unknown")
+    assert any("upper bound" in n for n in r.notes)
+
+
+def test_fewer_topics_than_measured_claim_no_direction():
+    r = recommend("document", 1.0, 10_000, 3)
+    note = [n for n in r.notes if "K = 3" in n]
+    assert note and "expect less" not in note[0] and "higher or lower" in note[0]
+    assert any("expect less at K = 50" in n for n in recommend("document", 1.0, 10_000, 50).notes)
+
+
+def test_a_tiny_epsilon_or_a_huge_corpus_is_answered():
+    r = recommend("document", 1e-305, 10)
+    assert r.docs_for_useful is None and r.docs_for_useful_beyond
+    assert any("more than 1,000,000,000,000 documents" in n for n in r.notes)
+    assert recommend("document", 5e-324, 1).expected_npmi_ratio is not None
+    assert recommend("document", 1e308, 10 ** 12).extrapolated_side == "above"
+    with pytest.raises(DPTopicError, match="at most 1,000,000,000,000"):
+        recommend("document", 1.0, 10 ** 400)

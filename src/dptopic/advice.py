@@ -8,9 +8,19 @@ with the number of documents D and its noise falls with epsilon, so utility is r
 1/epsilon). Each trainer's measured NPMI ratios (to non-private CGS on the same corpus and vocabulary) are
 interpolated in ``log(epsilon * D)``, monotonically, *one corpus at a time*: ``epsilon * D`` does not carry over
 exactly between corpora (20 Newsgroups at epsilon 1 with 11,287 documents scores below its own first 5,000
-documents at epsilon 2), so pooling the corpora into one curve would report the most favourable corpus. The
-answer is the median over the corpora whose measured range covers ``epsilon * D``, with their range beside it;
-when none covers it, the nearest end of each corpus's curve is used and the answer says it is an extrapolation.
+documents at epsilon 2), so pooling the corpora into one curve would report the most favourable corpus. Outside a
+corpus's measured range its curve is held at its end, never extended: below the range that end is an upper bound
+for the corpus (less signal never gave more), above it a lower bound. The answer is the median over *every*
+measured corpus, whichever of them cover the point, with their range beside it: leaving out the corpora that do not
+cover it would let the answer rest on whichever corpus happens to be measured there (near the low end, the most
+favourable one), and would let it rise as the corpus shrinks. The median of non-decreasing curves is
+non-decreasing, so the answer never grows as epsilon or D falls; when it leans on held ends it says so, and is then
+an upper (or lower) bound.
+
+Word-level trainers are read off epsilon per word instead: their measured ratio is flat from 600 on (the Laplace
+noise is small beside the counts; the 50 sweeps limit the topics), so ``epsilon * D`` would call the same budget
+noise on one corpus size and useful on another. Fewer documents than a corpus measured make its figure an upper
+bound.
 Nothing here reads the user's data: the answer is free of privacy cost.
 """
 from __future__ import annotations
@@ -27,6 +37,16 @@ from .errors import DPTopicError
 TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6
 """The NPMI ratio (to non-private CGS) from which we call topics useful."""
+MAX_DOCS = 10 ** 12
+"""More documents than any corpus holds: beyond it the documents needed are not given as a number."""
+WORD_ITERATIONS = 50
+"""The iterations of the word-level trainer (HDPLDA.from_budget) that the utility table measured, and that
+``dptopic.for_unit("word", ...)`` and ``dptopic train --unit word`` run."""
+WORD_EPSILON_INHERENT = 10.0
+"""HDPLDA's inherent part per iteration (its default): ``WORD_ITERATIONS`` of them cost 500 before any noise."""
+UNIT_EPSILON_MAX = {"document": 500.0, "word": 1e7}
+"""The largest epsilon ``dptopic.for_unit`` and ``dptopic train --unit`` take: a document-level budget above 500
+protects nothing; a word-level one is per word and starts in the hundreds."""
 
 
 def load_table(path=None) -> dict:
@@ -53,12 +73,18 @@ class Recommendation:
     expected_range: list | None = None
     """[lowest, highest] of the per-corpus predictions behind ``expected_npmi_ratio`` (their median)."""
     per_corpus: dict = field(default_factory=dict)
+    corpus_sides: dict = field(default_factory=dict)
+    """Per corpus: ``"below"`` (its figure is its measured end, an upper bound), ``"above"`` (a lower bound),
+    ``"both"`` (neither) or None (measured)."""
     extrapolated: bool = False
     extrapolated_side: str | None = None
-    """``"below"`` (the figure is an upper bound) or ``"above"`` (a lower bound) the measured range."""
+    """``"below"`` (the figure is an upper bound), ``"above"`` (a lower bound) or ``"both"`` (neither): some corpus
+    behind the figure was not measured at this point; None when every one was."""
     docs_for_useful: int | None = None
     docs_for_useful_bound: str | None = None
     """``"at most"`` when even the smallest measured setting was useful (the true threshold lies below it)."""
+    docs_for_useful_beyond: bool = False
+    """True when the documents needed are more than :data:`MAX_DOCS` (``docs_for_useful`` is then None)."""
     smallest_measured_docs: int | None = None
     """The fewest documents of any corpus measured: ``docs_for_useful`` never goes below it, since the table says
     nothing of smaller corpora."""
@@ -70,52 +96,109 @@ class Recommendation:
         return dict(self.__dict__)
 
 
-def _curve(rows):
-    """(log(eps*D), median ratio) points of one trainer, sorted, made non-decreasing (more budget never hurts)."""
-    pts = sorted((math.log(r["epsilon"] * r["n_docs"]), float(r["npmi_ratio"])) for r in rows)
+def _axis(r, unit: str) -> float:
+    """Where a measured row lies: ``log(epsilon * D)`` for a document-level trainer, ``log(epsilon)`` per word for a
+    word-level one (whose ratio is flat in epsilon from 600 on, whatever the corpus size)."""
+    return math.log(float(r["epsilon"])) + (math.log(float(r["n_docs"])) if unit == "document" else 0.0)
+
+
+def _curve(rows, unit: str = "document"):
+    """(axis, median ratio) points of one trainer on one corpus, sorted, made non-decreasing (more budget never
+    hurts)."""
+    pts = sorted((_axis(r, unit), float(r["npmi_ratio"])) for r in rows)
     x = np.array([p[0] for p in pts])
     y = np.maximum.accumulate(np.array([p[1] for p in pts]))
     return x, y
 
 
-def _predict(x, y, q) -> tuple[float, bool]:
-    return float(np.interp(q, x, y)), bool(q < x[0] or q > x[-1])
+def _predict(x, y, q) -> tuple[float, str | None]:
+    """The curve at ``q``, held at its measured end outside the range (never extended), and where ``q`` lies:
+    ``"below"`` the range (the figure is an upper bound), ``"above"`` (a lower bound) or None (measured)."""
+    return float(np.interp(q, x, y)), "below" if q < x[0] else "above" if q > x[-1] else None
 
 
-def _trainer_prediction(rows, q, epsilon):
-    """One trainer: per-corpus predictions at ``q = log(eps * D)``; returns (median, [min, max], per corpus,
-    extrapolated, documents needed for a useful ratio (median over the corpora, None when most never get there),
-    the settings measured nearest to ``q``)."""
+def _combine(sides) -> str | None:
+    """One side for several: None when every one was measured, ``"both"`` when upper and lower bounds are mixed."""
+    found = {s for s in sides if s is not None}
+    return None if not found else found.pop() if len(found) == 1 else "both"
+
+
+def _median_needed(needed) -> tuple[float, bool]:
+    """The median of per-corpus ``(documents, at most)`` (None: never useful in the measured range, counted as
+    infinitely many), and whether it is only an upper bound."""
+    needed = sorted((math.inf, False) if n is None else n for n in needed)
+    middle = needed[(len(needed) - 1) // 2: len(needed) // 2 + 1]          # one element, or the two middle ones
+    return float(np.mean([d for d, _ in middle])), any(bound for _, bound in middle)
+
+
+def _trainer_prediction(rows, unit, epsilon, n_docs) -> dict:
+    """One trainer: the median of the per-corpus predictions over *every* measured corpus (each held at its measured
+    end outside its range), their range, the side of each corpus's range the point lies on, the documents needed for
+    a useful ratio (median over the corpora; a float, infinite when most never get there) and the settings measured
+    nearest to the point."""
+    q = math.log(epsilon) + (math.log(n_docs) if unit == "document" else 0.0)
     by_corpus: dict = {}
     for r in rows:
         by_corpus.setdefault(r.get("corpus"), []).append(r)
-    preds = {}
+    preds, sides, needed = {}, {}, []
     for corpus, rs in by_corpus.items():
-        x, y = _curve(rs)
-        ratio, extra = _predict(x, y, q)
-        preds[corpus] = (ratio, extra, _docs_needed(x, y, epsilon, USEFUL_RATIO))
-    covering = [c for c, p in preds.items() if not p[1]]
-    used = covering or list(preds)
-    ratios = [preds[c][0] for c in used]
-    needed = sorted((math.inf, False) if preds[c][2] is None else preds[c][2] for c in preds)
-    middle = needed[(len(needed) - 1) // 2: len(needed) // 2 + 1]          # one element, or the two middle ones
-    mid_needed = float(np.mean([d for d, _ in middle]))
-    at_most = any(bound for _, bound in middle)
-    near = min(rows, key=lambda r: abs(math.log(r["epsilon"] * r["n_docs"]) - q))
-    return (float(np.median(ratios)), [min(ratios), max(ratios)],
-            {str(c): round(preds[c][0], 3) for c in used if c is not None}, not covering,
-            None if math.isinf(mid_needed) else (int(math.ceil(mid_needed)), at_most), near.get("settings", {}))
+        x, y = _curve(rs, unit)
+        preds[corpus], sides[corpus] = _predict(x, y, q)
+        if unit == "document":
+            needed.append(_docs_needed(x, y, epsilon, USEFUL_RATIO))
+            continue
+        measured_docs = min(int(r["n_docs"]) for r in rs)
+        if n_docs < measured_docs:      # fewer documents than the corpus measured never gave more
+            sides[corpus] = "both" if sides[corpus] == "above" else "below"
+        # at an epsilon it measured, a corpus whose ratio was useful says: that many documents or fewer
+        needed.append((float(measured_docs), True) if q >= x[0] and preds[corpus] >= USEFUL_RATIO else None)
+    ratios = list(preds.values())
+    near = min(rows, key=lambda r: abs(_axis(r, unit) - q))
+    return {"ratio": float(np.median(ratios)), "range": [min(ratios), max(ratios)],
+            "per_corpus": {str(c): round(v, 3) for c, v in preds.items() if c is not None},
+            "sides": {str(c): s for c, s in sides.items() if c is not None}, "side": _combine(sides.values()),
+            "needed": _median_needed(needed), "settings": near.get("settings", {})}
 
 
-def _docs_needed(x, y, epsilon, target) -> tuple[int, bool] | None:
-    """Smallest D with predicted ratio >= target at ``epsilon``, and whether that is only an upper bound (the
-    smallest measured setting already reaches it); None when no measured point reaches it."""
+def _docs_needed(x, y, epsilon, target) -> tuple[float, bool] | None:
+    """Smallest D with predicted ratio >= target at ``epsilon`` (a float: at a tiny epsilon it may exceed any integer
+    a float holds), and whether that is only an upper bound (the smallest measured setting already reaches it); None
+    when no measured point reaches it."""
     ok = np.flatnonzero(y >= target)
     if not len(ok):
         return None
     i = ok[0]
     q = x[i] if i == 0 else x[i - 1] + (target - y[i - 1]) * (x[i] - x[i - 1]) / max(y[i] - y[i - 1], 1e-12)
-    return int(math.ceil(math.exp(q) / epsilon)), bool(i == 0)
+    return math.exp(min(q - math.log(epsilon), 700.0)), bool(i == 0)     # beyond e^700: more than MAX_DOCS anyway
+
+
+def _outside_notes(rec: Recommendation, unit: str, rows) -> list:
+    """What the figure is when the point lies outside some corpus's measured range."""
+    sides = rec.corpus_sides
+    if unit == "document":
+        point = f"epsilon x documents ({rec.epsilon * rec.n_docs:,.0f})"
+        start = f"from {min(r['epsilon'] * r['n_docs'] for r in rows):,.0f}"
+    else:
+        point = f"epsilon {rec.epsilon:g} per word on {rec.n_docs:,} documents"
+        start = (f"epsilon from {min(r['epsilon'] for r in rows):g}, corpora from"
+                 f" {min(int(r['n_docs']) for r in rows):,} documents")
+    below = [c for c, s in sides.items() if s in ("below", "both")]
+    above = [c for c, s in sides.items() if s in ("above", "both")]
+    if rec.extrapolated_side == "below" and (len(below) == len(sides) or not sides):
+        return [f"{point} lies below every measured setting ({start}): the figure is the measured end, an upper bound"
+                " on what to expect" + ("; topics from this little signal are likely noise." if unit == "document"
+                                       else ".")]
+    if rec.extrapolated_side == "above" and (len(above) == len(sides) or not sides):
+        return [f"{point} lies above the measured range: the figure is the measured end, a lower bound on what to"
+                " expect."]
+    if rec.extrapolated_side == "below":
+        return [f"{point} lies below the settings measured on {', '.join(below)}: there the figure is the measured"
+                " end, an upper bound, so the median above is an upper bound on what to expect."]
+    if rec.extrapolated_side == "above":
+        return [f"{point} lies above the settings measured on {', '.join(above)}: there the figure is the measured"
+                " end, a lower bound, so the median above is a lower bound on what to expect."]
+    return [f"{point} lies outside the settings measured on {', '.join(sorted(set(below + above)))} (below some,"
+            " above others): their measured ends are upper and lower bounds, so the figure is neither."]
 
 
 def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000, n_topics: int = 20,
@@ -125,8 +208,12 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     if unit not in ("document", "word"):
         raise DPTopicError(f"invalid unit {unit!r}: give 'document' or 'word'.")
     for name, v, lo in (("epsilon", epsilon, 0.0), ("n_docs", n_docs, 0), ("n_topics", n_topics, 0)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= lo:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)) \
+                or v <= lo:
             raise DPTopicError(f"invalid {name}={v!r}: give a finite number > {lo:g}.")
+    if n_docs > MAX_DOCS:
+        raise DPTopicError(f"invalid n_docs={n_docs!r}: give at most {MAX_DOCS:,} (more documents than any corpus"
+                           " holds).")
     doc = table if isinstance(table, dict) else load_table(table)
     rows = [r for r in doc["rows"] if r.get("unit") == unit and r.get("trainer")]
     rec = Recommendation(unit, float(epsilon), int(n_docs), int(n_topics), None, source=doc.get("source", ""))
@@ -134,58 +221,61 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(f"the utility table has no {unit}-level measurements yet.")
         return rec
     lowest_eps = min(float(r["epsilon"]) for r in rows)
-    if unit == "word" and epsilon < lowest_eps:
-        # the word-level trainers cannot run at all below their inherent cost: no figure to extrapolate to
+    inherent = WORD_ITERATIONS * WORD_EPSILON_INHERENT
+    if unit == "word" and epsilon <= inherent and epsilon < lowest_eps:
+        # the word-level trainer cannot run at all within its inherent cost: no figure to extrapolate to
         rec.notes.append(f"no word-level trainer runs at epsilon {epsilon:g} per word: HDPLDA's inherent part alone costs"
-                         f" epsilon_inherent (10) per iteration, and the smallest budget measured is {lowest_eps:g}"
-                         " (50 iterations). Word-level guarantees are stated in the hundreds per word"
+                         f" epsilon_inherent ({WORD_EPSILON_INHERENT:g}) per iteration, {inherent:g} over the"
+                         f" {WORD_ITERATIONS} iterations measured, so it needs more than {inherent:g}; the smallest"
+                         f" budget measured is {lowest_eps:g}. Word-level guarantees are stated in the hundreds per word"
                          " (docs/choosing_a_guarantee.md); at this budget state a document-level guarantee instead"
                          " (dptopic recommend --unit document).")
         return rec
-    q = math.log(epsilon * n_docs)
     by_trainer: dict = {}
     for r in rows:
         by_trainer.setdefault(r["trainer"], []).append(r)
-    scored = []
-    for name, rs in by_trainer.items():
-        ratio, span, per, extra, needed, settings = _trainer_prediction(rs, q, epsilon)
-        scored.append((ratio, name, extra, settings, needed, span, per))
-    scored.sort(key=lambda s: -s[0])
-    best = scored[0]
-    rec.trainer, rec.expected_npmi_ratio, rec.extrapolated, rec.settings = best[1], round(best[0], 3), best[2], dict(best[3])
-    rec.expected_range, rec.per_corpus = [round(v, 3) for v in best[5]], best[6]
-    needed = [s[4] for s in scored if s[4] is not None]
+    scored = sorted(((name, _trainer_prediction(rs, unit, epsilon, n_docs)) for name, rs in by_trainer.items()),
+                    key=lambda s: -s[1]["ratio"])
+    name, best = scored[0]
+    rec.trainer, rec.expected_npmi_ratio, rec.settings = name, round(best["ratio"], 3), dict(best["settings"])
+    rec.expected_range, rec.per_corpus = [round(v, 3) for v in best["range"]], best["per_corpus"]
+    rec.corpus_sides, rec.extrapolated_side = best["sides"], best["side"]
+    rec.extrapolated = rec.extrapolated_side is not None
     rec.smallest_measured_docs = min(int(r["n_docs"]) for r in rows)
-    if needed:                                              # with whichever trainer gets there first
-        rec.docs_for_useful, at_most = min(needed)
+    needed = min(s[1]["needed"] for s in scored)            # with whichever trainer gets there first
+    if needed[0] > MAX_DOCS:
+        rec.docs_for_useful_beyond = not math.isinf(needed[0])
+    else:
+        rec.docs_for_useful, at_most = int(math.ceil(needed[0])), needed[1]
         if rec.docs_for_useful < rec.smallest_measured_docs:  # eps x D read beyond the corpora measured: no figure
             rec.docs_for_useful, at_most = rec.smallest_measured_docs, True
         rec.docs_for_useful_bound = "at most" if at_most else None
-    rec.alternatives = [{"trainer": s[1], "expected_npmi_ratio": round(s[0], 3)} for s in scored[1:]]
-    if len(best[6]) > 1:
+    rec.alternatives = [{"trainer": s[0], "expected_npmi_ratio": round(s[1]["ratio"], 3)} for s in scored[1:]]
+    if len(rec.per_corpus) > 1:
+        bound = {"below": "at most ", "above": "at least ", "both": "about "}
         rec.notes.append("the expected ratio is the median over the measured corpora ("
-                         + ", ".join(f"{c} {v:.0%}" for c, v in best[6].items())
+                         + ", ".join(f"{c} {bound.get(rec.corpus_sides.get(c), '')}{v:.0%}"
+                                     for c, v in rec.per_corpus.items())
                          + "); the same budget and size gave different ratios on different corpora.")
     tested = sorted({r["n_topics"] for r in rows if "n_topics" in r})
-    if tested and n_topics not in tested:
+    if tested and n_topics > max(tested):
         rec.notes.append(f"measured at K = {', '.join(map(str, tested))}; more topics split the same signal, so expect"
                          f" less at K = {n_topics} than the figure above.")
+    elif tested and n_topics not in tested:
+        rec.notes.append(f"measured at K = {', '.join(map(str, tested))} only: at K = {n_topics} the ratio may be higher"
+                         " or lower than the figure above (not measured).")
     if rec.extrapolated:
-        lowest = min(math.log(r["epsilon"] * r["n_docs"]) for r in by_trainer[rec.trainer])
-        rec.extrapolated_side = "below" if q < lowest else "above"
-        if q < lowest:
-            rec.notes.append(f"epsilon x documents ({epsilon * n_docs:,.0f}) lies below every measured setting (from"
-                             f" {math.exp(lowest):,.0f}): the figure is the measured end, an upper bound on what to"
-                             " expect; topics from this little signal are likely noise.")
-        else:
-            rec.notes.append("epsilon x documents lies above the measured range: the figure is the measured end, a"
-                             " lower bound on what to expect.")
+        rec.notes.extend(_outside_notes(rec, unit, by_trainer[rec.trainer]))
     if rec.expected_npmi_ratio < USEFUL_RATIO:
         if rec.docs_for_useful is not None:
             rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful (NPMI ratio >= {USEFUL_RATIO}) from"
                              f" {docs_needed_text(rec)} documents.")
+        elif rec.docs_for_useful_beyond:
+            rec.notes.append(f"at epsilon = {epsilon:g}, topics would need more than {MAX_DOCS:,} documents to become"
+                             f" useful (NPMI ratio >= {USEFUL_RATIO}): give a larger epsilon.")
         else:
-            rec.notes.append(f"no measured setting reaches an NPMI ratio of {USEFUL_RATIO} for {unit}-level DP.")
+            rec.notes.append(f"no measured setting reaches an NPMI ratio of {USEFUL_RATIO} for {unit}-level DP at this"
+                             " epsilon.")
         if unit == "document":
             rec.notes.append("with fewer documents, a word-level guarantee (dptopic recommend --unit word) protects each"
                              " word rather than each document: a document of L words then has L x epsilon; local DP"
@@ -219,39 +309,65 @@ def docs_needed_text(rec: Recommendation) -> str:
     return f"about {rec.docs_for_useful:,}"
 
 
+def _below_every(rec: Recommendation) -> bool:
+    """Whether every corpus behind the figure was measured only above the point (the figure is their measured end)."""
+    return rec.extrapolated_side == "below" and all(s in ("below", "both") for s in rec.corpus_sides.values())
+
+
+def _outside_corpora(rec: Recommendation) -> str:
+    return ", ".join(c for c, s in rec.corpus_sides.items() if s is not None)
+
+
 def verdict(rec: Recommendation) -> str:
-    """One word on the expected topics: "useful", "NOT useful yet", or "unknown" where the figure is only the
-    upper bound read off the measured end (below every measured setting)."""
+    """One word on the expected topics: "useful", "NOT useful yet", or "unknown" where the figure is only an upper
+    bound read off the measured end of some corpus (below its measured settings) or neither bound."""
     if rec.expected_npmi_ratio is None:
         return "unknown"
     if rec.expected_npmi_ratio < USEFUL_RATIO:
-        return "NOT useful yet"
-    return "unknown (below every measured setting)" if rec.extrapolated_side == "below" else "useful"
+        return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "NOT useful yet"
+    if rec.extrapolated_side == "below":
+        return ("unknown (below every measured setting)" if _below_every(rec) else
+                "unknown (below the settings measured on some corpora)")
+    return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "useful"
 
 
-def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None) -> str | None:
+def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None,
+                      what: str = "documents") -> str | None:
     """The warning for a corpus too small for useful topics at ``epsilon`` (None when the table expects useful
     topics): the NPMI ratio to expect and the size from which topics become useful, both read from the utility table
-    measured on public corpora."""
+    measured on public corpora. ``what`` names the documents counted (``"training documents"``)."""
     rec = recommend(unit, epsilon, max(int(n_docs), 1), n_topics, table=table)
-    if rec.expected_npmi_ratio is None or (rec.expected_npmi_ratio >= USEFUL_RATIO
-                                            and rec.extrapolated_side != "below"):
-        return None             # below every measured setting the figure is only an upper bound: always warn there
-    size = f"{int(n_docs):,} documents"
-    if rec.expected_npmi_ratio >= USEFUL_RATIO:
-        return (f"epsilon {epsilon:g} x {size} lies below every setting measured on public corpora: expect at most"
-                f" {rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI, possibly far less (see 'dptopic recommend')."
-                " Check the topics before using them.")
-    if not rec.docs_for_useful:
+    upper = rec.extrapolated_side in ("below", "both")
+    if rec.expected_npmi_ratio is None or (rec.expected_npmi_ratio >= USEFUL_RATIO and not upper):
+        return None     # where the figure leans on a corpus measured only above the point it is no more than a bound
+    size = f"{int(n_docs):,} {what}"
+    if rec.docs_for_useful_beyond:
+        need = f"topics would need more than {MAX_DOCS:,} documents at this epsilon"
+    elif not rec.docs_for_useful:
         need = "no measured corpus size makes them useful at this epsilon"
     elif rec.docs_for_useful_bound == "at most":     # the threshold lies at or below what was measured
         need = (f"topics are useful by {rec.docs_for_useful:,} documents at this epsilon, perhaps from fewer (the"
                 " measurements cannot say how far below)")
     else:
         need = f"topics become useful from {docs_needed_text(rec)} documents at this epsilon"
-    ratio = (f"less than {rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI (the figure at the smallest"
-             " epsilon x documents measured; fewer documents give less)" if rec.extrapolated_side == "below" else
-             f"about {rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI")
+    share = f"{rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI"
+    if rec.expected_npmi_ratio >= USEFUL_RATIO:
+        point = f"epsilon {epsilon:g} x {size}" if unit == "document" else f"epsilon {epsilon:g} per word on {size}"
+        if rec.extrapolated_side == "both":
+            where, expect = (f"lies outside the settings measured on some public corpora ({_outside_corpora(rec)})",
+                             f"about {share}, a figure that is neither an upper nor a lower bound")
+        elif _below_every(rec):
+            where, expect = "lies below every setting measured on public corpora", f"at most {share}, possibly far less"
+        else:
+            where, expect = (f"lies below the settings measured on some public corpora ({_outside_corpora(rec)})",
+                             f"at most {share}")
+        return f"{point} {where}: expect {expect}; {need} (see 'dptopic recommend'). Check the topics before using them."
+    if _below_every(rec):
+        ratio = f"less than {share} (the figure at the smallest setting measured; fewer documents give less)"
+    elif rec.extrapolated_side == "below":
+        ratio = f"at most {share} (some corpora were measured only at more signal than this)"
+    else:
+        ratio = f"about {share}"
     return (f"at epsilon {epsilon:g} and {size} expect topics with {ratio}: {need} (measured on public corpora,"
             " see 'dptopic recommend'). Check the topics before using them.")
 

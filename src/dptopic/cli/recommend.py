@@ -4,12 +4,14 @@ from __future__ import annotations
 import json
 
 from ._common import make_console, positive_float, positive_int
+from ._flags import flag_errors
 
 
 def cmd_recommend(a):
-    from ..advice import USEFUL_RATIO, docs_needed_text, recommend, verdict
+    from ..advice import MAX_DOCS, UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text, recommend, verdict
 
-    rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length)
+    with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon"}):
+        rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length)
     if a.json:
         print(json.dumps(rec.to_dict(), indent=2))
         return
@@ -26,7 +28,7 @@ def cmd_recommend(a):
     span = f" ({lo:.0%} to {hi:.0%} across {len(rec.per_corpus)} corpora)" if len(rec.per_corpus) > 1 else ""
     bound = {"below": "at most ", "above": "at least "}.get(rec.extrapolated_side or "", "")
     con.print(f"expected NPMI, as a share of non-private LDA's: {bound}{rec.expected_npmi_ratio:.0%}{span}"
-              + (" (outside the measured range: see below)" if rec.extrapolated else "")
+              + (" (outside some corpus's measured range: see below)" if rec.extrapolated else "")
               + f"  -> {verdict(rec)}")
     if rec.docs_for_useful is not None:
         smallest = (f"; no corpus of fewer than {rec.smallest_measured_docs:,} documents was measured"
@@ -35,9 +37,11 @@ def cmd_recommend(a):
                   f" {docs_needed_text(rec)}" + (f" (on some measured corpus the smallest setting measured was already"
                                                    f" useful, so fewer may do{smallest})"
                                                  if rec.docs_for_useful_bound == "at most" else ""))
+    elif rec.docs_for_useful_beyond:
+        con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon: more than {MAX_DOCS:,}")
     for alt in rec.alternatives:
         con.print(f"  alternative: {alt['trainer']} ({alt['expected_npmi_ratio']:.0%})")
-    top = 500 if a.unit != "word" else 1e7      # the bounds `dptopic train --unit` takes (dptopic.for_unit)
+    top = UNIT_EPSILON_MAX[a.unit]      # the bounds `dptopic train --unit` takes (dptopic.for_unit)
     if a.epsilon > top or a.topics > 100_000:
         con.print(f"train it: not at these settings: dptopic train --unit {a.unit} takes epsilon up to {top:g}"
                   + (" (a document-level budget above it protects nothing)" if a.unit != "word" else "")
