@@ -57,6 +57,8 @@ _ALGORITHM_ONLY = {
     "vocabulary_policy": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
     "dask_local": (None, ("lda",) + _CENTRAL),
+    # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior
+    "beta": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + ("lp", "olp", "ldp-doc")),
     # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
     "iterations": (None, ("lda",) + _CENTRAL + ("lp", "olp")),
     # lp/olp train on randomized reports (--reports), never on a corpus
@@ -78,6 +80,15 @@ def _refuse_foreign_flags(a) -> None:
                                    f" or drop --unit and use {which}.")
             raise DPTopicError(f"{flag} has no effect with --algorithm {a.algorithm}: it applies to"
                                f" {'/'.join(algos)} only{hint}; drop it or choose one of those algorithms.")
+    if a.unit == "word":        # --unit word promises a word-level guarantee for the whole run's --epsilon
+        for flag, given, why in (
+                ("--paper-literal", a.paper_literal, "Algorithm 1 exactly as written has no guarantee"),
+                ("--no-noise", a.no_noise, "clipping alone, without noise, has no guarantee"),
+                ("--clip", a.clip is not None, "eps_L is solved from --epsilon for --epsilon-inherent, which sets the"
+                                               " inherent part instead")):
+            if given:
+                raise DPTopicError(f"{flag} does not apply to --unit word ({why}): drop it, or drop --unit and use"
+                                   " --algorithm hdp.")
     if a.algorithm == "hdp":
         if a.budget is not None and a.epsilon is not None:
             raise DPTopicError("give --budget (the whole run's epsilon; eps_L is solved from it) or --epsilon (eps_L"
@@ -191,7 +202,8 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
         hdp_kw["epsilon_inherent"] = a.epsilon_inherent
     if a.budget is not None:
         if a.clip is not None or a.no_noise:
-            raise DPTopicError("--budget solves eps_L for a given --epsilon-inherent: drop --clip/--no-noise.")
+            given = "/".join(f for f, v in (("--clip", a.clip is not None), ("--no-noise", a.no_noise)) if v)
+            raise DPTopicError(f"--budget solves eps_L for a given --epsilon-inherent: drop {given}.")
         return HDPLDA.from_budget(a.budget, a.delta, n_iter, epsilon_inherent=a.epsilon_inherent,
                                   **{k: v for k, v in common.items() if k != "n_iter"},
                                   paper_literal=a.paper_literal, noise=a.noise, secure=a.secure)
@@ -274,6 +286,13 @@ def _resolve_unit(a, console) -> None:
         raise DPTopicError("--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand.")
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
+    from ..advice import UNIT_EPSILON_MAX
+
+    top = UNIT_EPSILON_MAX[a.unit]      # as dptopic.for_unit
+    if a.epsilon > top:
+        raise DPTopicError(f"invalid --epsilon {a.epsilon:g}: --unit {a.unit} takes a budget up to {top:g}"
+                           + (" (a document-level budget above it protects nothing)." if a.unit == "document" else
+                              " per word, as dptopic.for_unit."))
     a.algorithm = UNIT_TRAINERS[a.unit]
     if a.unit == "word":  # HDP-LDA's --epsilon is per iteration: the whole-run budget is --budget
         if a.budget is not None:
@@ -290,17 +309,31 @@ def _resolve_unit(a, console) -> None:
 def _warn_if_too_small(a, corpus, console) -> None:
     """A private model of noise is never presented as a result without a warning: from the utility table measured on
     public corpora, the size at which topics become useful at this epsilon (the count is the user's own data; it is
-    printed to them, never saved). The trainer's own warning (``SmallCorpusWarning``) would repeat it: it is silenced
-    for the rest of the command."""
+    printed to them, never saved, as the corpus line prints the split's sizes). The count is that of the documents the
+    model trains on: the training split of a corpus file (``Corpus.stable_split``), every document of a shard folder.
+    The trainer's own warning (``SmallCorpusWarning``) would repeat it: it is silenced for the rest of the command."""
     import warnings
 
     from ..advice import too_small_message
     from ..errors import SmallCorpusWarning
 
     warnings.filterwarnings("ignore", category=SmallCorpusWarning)
-    msg = too_small_message(a.unit, a.epsilon if a.unit == "document" else a.budget, corpus.n_docs, a.topics)
+    if hasattr(corpus, "stable_split"):     # a corpus file: the model trains on its training split
+        n_docs, what = corpus.stable_split(a.test_size)[0].n_docs, "training documents"
+    else:
+        n_docs, what = corpus.n_docs, "documents"
+    msg = too_small_message(a.unit, a.epsilon if a.unit == "document" else a.budget, n_docs, a.topics, what=what)
     if msg is not None:
         console.print(f"[bold yellow]warning[/]: {msg}")
+
+
+def _check_document_budget(model) -> None:
+    """A document-level trainer calibrates its noise in ``fit``; a budget that no noise reaches is refused before the
+    corpus is read. The calibration is the one ``fit`` makes (and is kept for it): one release for docdp-cooc (its
+    two releases start from it), ``n_iter`` full-batch ones for docdp."""
+    from ..accounting.gaussian import calibrate_noise_multiplier
+
+    calibrate_noise_multiplier(float(model.epsilon), float(model.delta), 1.0, int(getattr(model, "n_iter", 1)))
 
 
 def _refuse_vocabulary_flags_for_shards(a) -> None:
@@ -359,6 +392,11 @@ _ALGORITHM_FLAGS["cdp+"] = _ALGORITHM_FLAGS["cdp"]
 
 # Sentences a rename alone would leave wrong (run before the renaming).
 TRAINER_RULES = (epsilon_rules("--epsilon") + CORPUS_RULES + JOBS_RULES + (
+    # no noise at all reaches a finite epsilon: the delta, not the epsilon, is what to change
+    (r"^budget unreachable: epsilon=\S+ at delta=(\S+) needs a noise multiplier above .*; the smallest reachable epsilon"
+     r" is inf \(.*\)\.$",
+     r"budget unreachable: delta=\1 is too small for the privacy accountant (no noise reaches a finite epsilon at it);"
+     r" give a larger --delta (the default is 1e-5)."),
     (r"raise n_topics or lower n_background\.$", "raise --topics or give --background-share off."),
     (r"^give exactly one of omega and sigma2 \(set omega=None when you give sigma2\)",
      "give --omega or --sigma2, not both"),
@@ -401,7 +439,7 @@ def _train(a, console):
 
             if a.epsilon is None:
                 raise DPTopicError(f"{a.algorithm} needs --epsilon, the budget of the whole run (and --delta).")
-            extra = {}
+            extra = {} if a.alpha is None else {"alpha": a.alpha}   # the prior with which documents are folded in
             if a.algorithm == "docdp-cooc":     # flags given override the model's defaults
                 if a.background_share is not None:
                     extra["background_share"] = None if a.background_share == "off" else a.background_share
@@ -412,6 +450,7 @@ def _train(a, console):
             model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
                                                         seed=_resolve_seed(a), verbose=0 if a.quiet else 1, **extra)
             model._validate()
+            _check_document_budget(model)
             if shard_dir(a.corpus) is not None:
                 return _train_document_level_on_shards(model, a, console)
         else:
@@ -428,6 +467,12 @@ def _train(a, console):
     seed = _resolve_seed(a)
     with cluster_from_args(a) as (backend, client):
         model = _build_model(a, a.topics, a.iterations, seed, backend, client)  # bad parameters fail first
+        if a.algorithm == "hdp" and a.budget is not None:
+            from ..models.by_unit import unspent_budget_note
+
+            note = unspent_budget_note(model, a.budget, "--epsilon" if a.unit is not None else "--budget")
+            if note is not None:
+                console.print(f"[bold yellow]warning[/]: {note}")
         if shard_dir(a.corpus) is not None:
             _refuse_vocabulary_flags_for_shards(a)
             if getattr(a, "user_budget", None) is not None:

@@ -5,27 +5,58 @@ The choice and the defaults come from public corpora (``benchmarks/bench_utility
 """
 from __future__ import annotations
 
+import warnings
+
 from .._validation import Int, Real, validate_value
+from ..advice import UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..errors import DPTopicError
 
 # unit -> (algorithm name, how it is built from (epsilon, delta, n_topics, **kw))
 UNIT_TRAINERS = {"document": "docdp-cooc", "word": "hdp"}  # docdp-cooc: NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups (docs/document_dp.md)
-WORD_ITERATIONS = 50   # as measured for the utility table (benchmarks/bench_utility.py): HDPLDA needs epsilon > 500
 
 
-def for_unit(unit: str, epsilon: float, delta: float = 1e-5, n_topics: int = 20, **kw):
+def for_unit(unit: str, epsilon: float, delta: float = 1e-5, n_topics: int | None = None, **kw):
     """An unfitted estimator whose whole run is (epsilon, delta)-DP for one ``unit`` ("document": one document added
-    or removed; "word": one token's word replaced), the best trainer measured for that unit, with its defaults."""
-    # a document-level budget above 500 protects nothing; a word-level one is per word and starts in the hundreds
-    validate_value("epsilon", epsilon, [Real(0, 500 if unit != "word" else 1e7, "right")])
-    validate_value("delta", delta, [Real(0, 1, "neither")])
-    validate_value("n_topics", n_topics, [Int(1, 100_000)])
+    or removed; "word": one token's word replaced), the best trainer measured for that unit, with its defaults.
+    ``n_topics`` (or scikit-learn's name for it, ``n_components``) defaults to 20, the K the utility table measured."""
+    if "n_components" in kw:
+        if n_topics is not None:
+            raise DPTopicError("give n_topics or scikit-learn's name for it, n_components, not both.")
+        n_topics = kw.pop("n_components")
+    n_topics = 20 if n_topics is None else n_topics
     if unit not in UNIT_TRAINERS:
         raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed) or 'word' (one"
                            " token's word replaced); for local DP see dptopic.local.")
+    # a document-level budget above 500 protects nothing; a word-level one is per word and starts in the hundreds
+    validate_value("epsilon", epsilon, [Real(0, UNIT_EPSILON_MAX[unit], "right")])
+    validate_value("delta", delta, [Real(0, 1, "neither")])
+    validate_value("n_topics", n_topics, [Int(1, 100_000)])
     from . import ALGORITHMS
 
     cls = ALGORITHMS[UNIT_TRAINERS[unit]]
     if unit == "word":
-        return cls.from_budget(epsilon, delta, kw.pop("n_iter", WORD_ITERATIONS), n_topics=n_topics, **kw)
+        model = cls.from_budget(epsilon, delta, kw.pop("n_iter", WORD_ITERATIONS), n_topics=n_topics, **kw)
+        note = unspent_budget_note(model, epsilon)
+        if note is not None:
+            warnings.warn(note, UserWarning, stacklevel=2)
+        return model
     return cls.from_budget(epsilon, delta, n_topics=n_topics, **kw)
+
+
+def unspent_budget_note(model, epsilon: float, flag: str = "epsilon") -> str | None:
+    """``HDPLDA.from_budget`` gives each iteration's Laplace release at most the epsilon the accountants support
+    (``EPSILON_MAX``): a budget above what the run then spends is not all spent. The sentence that says so (``flag``
+    names the budget: ``--epsilon``, ``--budget``), or None when the budget is all spent."""
+    from ..accounting.budget import hdp_total_epsilon
+    from ..accounting.events import EPSILON_MAX
+
+    if model.epsilon_laplace is None or model.epsilon_laplace < EPSILON_MAX:
+        return None
+    spent = hdp_total_epsilon(EPSILON_MAX, model.epsilon_inherent_, int(model.n_iter), float(model.delta),
+                              model.noise == "discrete", extra_laplace=1 if model.final_release == "fresh" else 0)
+    if spent >= epsilon:
+        return None
+    return (f"{flag} {epsilon:g} is not all spent: each iteration's noisy release takes at most epsilon_L ="
+            f" {EPSILON_MAX:g} (the accountants' limit), so the {int(model.n_iter)} iterations spend about {spent:,.6g}"
+            f" per word; any budget from there up trains the same model, and the privacy report states what it"
+            " spends.")
