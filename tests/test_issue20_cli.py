@@ -46,7 +46,8 @@ def test_audit_model_trained_with_vocabulary_plots_every_variant(small, tmp_path
     src, vocab, model, _ = small
     plotted = {}
     real = metrics.plot_roc
-    monkeypatch.setattr(metrics, "plot_roc", lambda curves, path, title="": plotted.update(curves) or real(curves, path, title))
+    monkeypatch.setattr(metrics, "plot_roc", lambda curves, path, title="", **kw: plotted.update(curves)
+                        or real(curves, path, title, **kw))
     out = tmp_path / "a"
     assert main(["audit", "--model", str(model), "--corpus", str(src), "--shadows", "4", "--seed", "1",
                  "--out", str(out), "--quiet"]) == 0  # the model's own vocabulary, by default
