@@ -5,7 +5,6 @@ Every problem a user can cause (bad parameter, bad file, bad corpus) raises a
 how to fix it. The CLI prints that line and exits with status 2, never a
 traceback.
 """
-from sklearn.exceptions import NotFittedError as _SklearnNotFitted
 
 
 class DPTopicError(ValueError):
@@ -18,11 +17,6 @@ class DPTopicError(ValueError):
 class InputTypeError(DPTopicError, TypeError):
     """Input of the wrong type (an entry of a count matrix that is not a number): a :class:`DPTopicError` that is
     also a ``TypeError``, as Python and scikit-learn raise for it."""
-
-
-class NotFittedError(DPTopicError, _SklearnNotFitted):
-    """A model used before ``fit``: a :class:`DPTopicError` that is also scikit-learn's ``NotFittedError``, so
-    ``except sklearn.exceptions.NotFittedError`` catches it as it does for scikit-learn's own estimators."""
 
 
 class CorruptModelError(DPTopicError):
@@ -47,3 +41,18 @@ class SeededNoiseWarning(UserWarning):
 class DataVocabularyWarning(UserWarning):
     """Warned when a private trainer's vocabulary was chosen from its training documents: which words it holds is not
     covered by the guarantee (the privacy card says partial). Pass a public vocabulary, or choose one privately."""
+
+
+def __getattr__(name):
+    """``NotFittedError``, made on first use (importing scikit-learn here would make ``dptopic``'s command line slow
+    to start): a model used before ``fit`` raises a :class:`DPTopicError` that is also scikit-learn's
+    ``NotFittedError``, so ``except sklearn.exceptions.NotFittedError`` catches it as for scikit-learn's own
+    estimators."""
+    if name == "NotFittedError":
+        from sklearn.exceptions import NotFittedError as sklearn_not_fitted
+
+        cls = type("NotFittedError", (DPTopicError, sklearn_not_fitted), {"__module__": __name__,
+                                                                         "__doc__": __getattr__.__doc__})
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
