@@ -198,8 +198,7 @@ def test_the_audit_section_lists_its_bound_and_settings_one_per_line():
 
 
 # ---------------------------------------------------------------- the command line
-TRAIN = ["apple banana cherry apple", "banana cherry apple", "river mountain valley river", "mountain valley river",
-         "apple cherry banana", "valley mountain river mountain"] * 5
+from test_results import TRAIN  # noqa: E402  (the same small corpus as the results tests)
 
 
 @pytest.fixture(scope="module")
