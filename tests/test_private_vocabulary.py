@@ -203,3 +203,19 @@ def test_cut_off_defaults_by_policy_and_a_larger_gaussian_cut_off_releases_more_
     near = len(dp_set_union(c, 0.5, 1e-6, alpha=3.0, seed=0)[0])
     default = len(dp_set_union(c, 0.5, 1e-6, seed=0)[0])
     assert default > near > 0
+
+
+def test_a_private_vocabularys_scope_and_corpus_line_do_not_call_the_corpus_sizes_public(tmp_path, capsys):
+    # (review, 2026-11-24) the sizes are no longer saved, but the scope still said they were public under word
+    # replacement and the corpus line labelled them so: the vocabulary's guarantee protects whole documents
+    from dptopic.cli.main import main
+    from dptopic.datasets import sotu_texts
+
+    src = tmp_path / "docs.txt"
+    src.write_text("\n".join(t.replace("\n", " ") for t in sotu_texts()[0][:1500]))
+    assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--topics", "3", "--iterations", "2",
+                 "--private-vocabulary", "1.0,1e-5", "--out", str(tmp_path / "m"), "--quiet", "--seed", "0"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "sizes are public" not in printed and "outside the guarantee; shown here, not saved" in printed
+    scope = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]["scope"]
+    assert "public under word replacement" not in scope and "count and lengths are not saved" in scope

@@ -134,6 +134,22 @@ def test_the_card_shows_the_figures_the_docs_promise(planted):
     assert word["epsilon"] == 3.0 and word["delta"] == 0.0 and "presence of one vocabulary word" in word["what"]
 
 
+def test_a_private_vocabularys_card_marks_the_trainers_own_figures_as_the_topic_model_alone(planted):
+    # (review, 2026-11-24) DP-SVI's moments-accountant figure, without epsilon_V, stood beside the composed guarantee
+    # at the composed delta, below the headline as if it covered the whole release
+    from dptopic.models.fdptm import fit_fdptm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svi, _ = fit_fdptm(dptopic.DPSVI(n_topics=3, noise_multiplier=2.0, sampling_rate=0.02, verbose=0),
+                           planted.corpus, 1.0, 1e-6)
+    rep = svi.privacy_
+    figures = privacy_card(rep, "DPSVI")["figures"]
+    own = figures["epsilon_moments_accountant"]
+    assert "topic model ALONE" in own["what"] and own["delta"] == rep["topic_model"]["delta"] != rep["delta"]
+    assert "ALONE" not in figures["epsilon_pld"]["what"] and figures["epsilon_pld"]["delta"] == rep["delta"]
+
+
 def test_no_guarantee_names_no_unit_and_no_noise():
     card = privacy_card({"private": False, "epsilon": float("inf"), "unit": "word", "neighbouring_relation": "word-level",
                          "reason": "plain CGS"}, "LDA")

@@ -15,6 +15,8 @@ VOCABULARY_NOT_COVERED = "the vocabulary (built from the training documents: pas
 it: there the vocabulary is chosen privately)."""
 GIBBS_VOCABULARY_NOTES = (" Vocabulary treated as public (chosen from the training corpus, not protected);",
                           " Vocabulary treated as public (user-supplied);")
+SIZES_PUBLIC_UNDER_WORD_DP = " document count and lengths are public under word replacement."
+"""The end of a word-level Gibbs trainer's scope; the FDPTM report replaces it (its vocabulary protects documents)."""
 
 
 def _scope_with_private_vocabulary(scope: str, eps_v: float, delta_v: float) -> str:
@@ -22,6 +24,9 @@ def _scope_with_private_vocabulary(scope: str, eps_v: float, delta_v: float) -> 
     scope = str(scope or "").replace(VOCABULARY_NOT_COVERED, "")
     for note in GIBBS_VOCABULARY_NOTES:
         scope = scope.replace(note, " Vocabulary selected privately (above);")
+    # the vocabulary protects whole documents (add/remove), so the corpus sizes are no longer public: not saved
+    scope = scope.replace(SIZES_PUBLIC_UNDER_WORD_DP, " the document count and lengths are not saved (the vocabulary's"
+                                                      " guarantee protects whole documents).")
     return (f"covers the vocabulary's selection by DP set union at (eps_V, delta_V) = ({eps_v:g}, {delta_v:g}), composed"
             f" into the reported epsilon; topic model: {scope}")
 

@@ -341,7 +341,7 @@ def corpus_from_args(a):
 
 def corpus_line(corpus, train, test, private: bool, word_level: bool = False) -> str:
     """The corpus summary printed before training; for a private trainer its exact sizes are labelled as what
-    they are: under word-level DP public (a replacement changes neither; model.json keeps them), otherwise
+    they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
     statistics of the private corpus that the guarantee does not cover (printed, never saved)."""
     line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
             f" ({corpus.n_empty_dropped} empty documents dropped); train {train.n_docs} / test {test.n_docs}")

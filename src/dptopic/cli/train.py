@@ -217,7 +217,9 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
     if show_corpus:
         from ..models import CDPLDA, HDPLDA
 
-        console.print(corpus_line(corpus, train, test, model._private, isinstance(model, (HDPLDA, CDPLDA))))
+        # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
+        word_level = isinstance(model, (HDPLDA, CDPLDA)) and getattr(a, "private_vocabulary", None) is None
+        console.print(corpus_line(corpus, train, test, model._private, word_level))
     test = _without_copies_of(test, train, console)
     model.fit(train, vocabulary=vocabulary)
     ppl_c = model.perplexity(test, mode="completion")

@@ -14,6 +14,7 @@ import numpy as np
 from .._validation import IsNone, Options, Real, validate_value
 from ..accounting import (WORD_RELATION, PrivacyLedger, non_private_report, hdp_clip_bound, hdp_epsilon_inherent,
                           hdp_iteration_events, solve_epsilon_laplace)
+from ..accounting.set_union import SIZES_PUBLIC_UNDER_WORD_DP
 from ..errors import DPTopicError
 from ..mechanisms import clamp, laplace_mechanism, laplace_with_scale, normalize_rows
 from .base import GibbsTopicModel
@@ -84,7 +85,7 @@ class _PrivateGibbs(GibbsTopicModel):
         rep["vocabulary"] = VOCAB_SUPPLIED if supplied else VOCAB_FROM_DATA
         rep["vocabulary_source"] = "supplied" if supplied else "data"
         note = (" Vocabulary treated as public (" + ("user-supplied" if supplied else "chosen from the training"
-                " corpus, not protected") + "); document count and lengths are public under word replacement.")
+                " corpus, not protected") + ");" + SIZES_PUBLIC_UNDER_WORD_DP)
         rep["scope"] = rep.get("scope", "no differential privacy guarantee.") + note
         return rep
 

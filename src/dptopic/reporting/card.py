@@ -40,6 +40,10 @@ _FIGURES = (("epsilon_pld", "tight: privacy loss distributions (PLD)", "report")
             ("epsilon_nominal", "the paper's nominal claim (not proven)", None))
 
 
+_COMPOSED_FIGURES = ("epsilon_pld", "epsilon_pld_tight", "epsilon_rdp", "epsilon_basic")
+"""The figures a private vocabulary's composition states anew, epsilon_V included; the others are the trainer's."""
+
+
 def _fed_trust_model(report: dict) -> str:
     """FedLDA's trust model, from its report: ``FedLDA.fit`` runs every client in one process (a simulation)."""
     noise = str(report.get("noise") or "the report's randomizer")
@@ -223,6 +227,8 @@ def _figures(report: dict) -> dict:
     """Every composition figure the report carries, each with the delta it holds at (None where it has none of its
     own: its ``what`` says what it means) and what it is."""
     figures = {}
+    topic = report.get("topic_model")
+    composed = isinstance(report.get("vocabulary_selection"), dict) and isinstance(topic, dict)
     for key, what, at in _FIGURES:
         if key not in report:
             continue
@@ -231,6 +237,11 @@ def _figures(report: dict) -> dict:
                     " entries")
         delta = {"report": _finite(report.get("delta")), "basic": _finite(report.get("delta_basic")) or 0.0,
                  "pure": 0.0}.get(at)
+        if composed and key not in _COMPOSED_FIGURES:
+            # a trainer's own figure kept by the composition (accounting.set_union.fdptm_report): the topic model
+            # alone, at its own delta, without the vocabulary selection's epsilon_V
+            what += "; the topic model ALONE, without the private vocabulary's epsilon_V"
+            delta = _finite(topic.get("delta")) if at == "report" else delta
         figures[key] = {"epsilon": _finite(report[key]), "delta": delta, "what": what}
     if _finite(report.get("epsilon_word")) is not None:    # local DP: one presence bit, randomized response (pure)
         figures["epsilon_word"] = {"epsilon": _finite(report["epsilon_word"]), "delta": 0.0,
