@@ -273,3 +273,21 @@ def test_a_token_no_saved_model_could_read_back_is_refused_at_fit(bad, tmp_path)
     m = dptopic.LDA(n_topics=2, n_iter=2, verbose=0).fit([["apple", "new york", "banana"]] * 10)   # a phrase reads back
     m.save(tmp_path / "m")
     assert "new york" in dptopic.load(tmp_path / "m").vocabulary_.words
+
+
+def test_blank_lines_do_not_count_in_a_fraction_of_documents_and_a_cr_only_file_splits(tmp_path):
+    # (review, 2026-11-24) after blank lines became numbered documents, a file of paragraphs set apart by blank lines
+    # counted them in --max-df 0.5's denominator and kept a word in 90% of the paragraphs; a file with classic Mac
+    # line endings (carriage returns only) became one document
+    from dptopic.cli._common import load_corpus
+
+    words = "tax budget war peace health school river mountain valley ocean forest desert".split()
+    rng = np.random.default_rng(0)
+    paras = [" ".join(rng.choice(words, 8)) + (" government" if i % 10 else "") for i in range(100)]
+    (tmp_path / "p.txt").write_text("\n\n".join(paras) + "\n")
+    c = load_corpus(str(tmp_path / "p.txt"), max_df=0.5)
+    assert "government" not in c.vocabulary.words                      # in 90 of the 100 documents
+    assert c.n_docs + c.n_empty_dropped == 199 and all(int(i[3:]) % 2 == 0 for i in c.doc_ids)   # line numbers
+    assert load_corpus(str(tmp_path / "p.txt"), vocabulary=c.vocabulary.words, drop_empty=False).n_docs == 199
+    (tmp_path / "cr.txt").write_text("\r".join(paras[:30]) + "\r", newline="")
+    assert load_corpus(str(tmp_path / "cr.txt")).n_docs == 30

@@ -244,9 +244,16 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     from ..corpus.corpus import read_lines
 
     lines = read_lines(p)
-    if not any(ln.strip() for ln in lines):
+    keep = [i for i, ln in enumerate(lines) if ln.strip()]
+    if not keep:
         raise DPTopicError(f"empty corpus: {spec!r} has no non-blank lines; give one document per line.")
-    return Corpus.from_texts(lines, **kw)
+    if not drop_empty or len(keep) == len(lines):
+        return Corpus.from_texts(lines, **kw)
+    # blank lines (paragraphs apart) are no documents: left out before the vocabulary is built, so that a fraction
+    # --min-df/--max-df counts the documents only, yet the ids keep their line numbers and the blanks are counted
+    c = Corpus.from_texts([lines[i] for i in keep], doc_ids=[f"doc{i}" for i in keep], **kw)
+    c.n_empty_dropped += len(lines) - len(keep)
+    return c
 
 
 def _json_format(p) -> str:

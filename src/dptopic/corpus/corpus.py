@@ -923,9 +923,10 @@ def read_text_file(path, want: str = "a text file (one document per line), or a 
 def read_lines(path) -> list[str]:
     """The lines of a text file of one document per line: split at line feeds only (a trailing carriage return
     dropped), so that line ``n`` is document ``n - 1`` (``doc{n-1}``), blank lines included. Form feeds, U+0085,
-    U+2028 and the other separators that :meth:`str.splitlines` also splits at stay inside their line."""
+    U+2028 and the other separators that :meth:`str.splitlines` also splits at stay inside their line. A file with
+    carriage returns and no line feed at all (classic Mac OS line endings) is split at its carriage returns."""
     text = read_text_file(path)
-    lines = text.split("\n")
+    lines = text.split("\r" if "\n" not in text and "\r" in text else "\n")
     if lines and lines[-1] == "":        # the line feed that ends the last line starts no document
         lines.pop()
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
