@@ -235,6 +235,14 @@ def test_tokeniser_v4_keeps_these_words_whole(text, tokens):
     assert Preprocessor(stop_words=None).tokenize(text) == tokens
 
 
+def test_a_korean_syllable_counts_as_two_letters_against_min_length():
+    # (review, 2026-11-24) every Hangul word of two syllables or more was kept whatever min_length
+    from dptopic.corpus.preprocess import Preprocessor
+
+    assert Preprocessor(stop_words=None, min_length=8).tokenize("대한민국 학교 사람들아요") == ["대한민국", "사람들아요"]
+    assert Preprocessor(stop_words=None, min_length=10).tokenize("대한민국 학교 사람들아요") == ["사람들아요"]
+
+
 def test_tokeniser_v4_reads_ascii_as_before_and_text_into_a_model_with_the_same_lower_casing():
     import random
     import re

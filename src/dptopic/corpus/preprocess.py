@@ -33,16 +33,17 @@ _TOKEN = re.compile(r"[^\W\d_]+(?:[\u200c\u200d][^\W\d_]+)*")
 _CJK = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]+")
 """Runs of Han ideographs, hiragana and katakana: Chinese and Japanese, written without spaces between words."""
 
-_HANGUL = re.compile("[\uac00-\ud7a3]{2,}")
-"""Korean words of two syllables or more: a Hangul syllable packs two or three letters, so such a word is kept
-whatever ``min_length``."""
+_HANGUL = re.compile("[\uac00-\ud7a3]+")
+"""Korean words: a Hangul syllable packs two or three letters, so it counts as two against ``min_length`` (a word of
+two syllables is kept at the default of 3, one of four needs ``min_length`` 8 or less)."""
 
 
 TOKENIZER_VERSION = 4
 """Bumped whenever :meth:`Preprocessor.tokenize` would split or fold some text differently (2: NFC composition before
 the runs of letters; 3: NFKC instead of NFC, Chinese and Japanese read as overlapping character pairs; 4: Turkish
 "İ" lower-cased to "i" rather than "i" and a combining dot, which split the word; soft hyphens removed and zero-width
-(non-)joiners kept inside words, where they split them; Korean words of two syllables kept whatever ``min_length``).
+(non-)joiners kept inside words, where they split them; a Korean syllable counted as two letters against
+``min_length``).
 ASCII text is tokenised as by version 2. Saved in ``model.json``, so that text read into a model saved by another
 version warns."""
 
@@ -71,7 +72,7 @@ def tokenizer_info(source: str | None = None) -> dict:
                           " produce some of them"}
     return {"version": TOKENIZER_VERSION, "tokens": "runs of letters of any script after NFKC normalisation, no digits"
             " or underscores, Chinese and Japanese as overlapping character pairs; lower-cased, stop words and short"
-            " words dropped unless configured otherwise (Korean words from two syllables)"}
+             " words dropped unless configured otherwise (a Korean syllable counts as two letters)"}
 
 
 def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None) -> None:
@@ -170,7 +171,7 @@ class Preprocessor:
         # public vocabulary spelt as written could never be counted
         for t in _TOKEN.findall(lower_word(text) if self.lowercase else text):
             if _CJK.search(t) is None:
-                if (len(t) >= n or _HANGUL.fullmatch(t)) and t not in sw:
+                if (len(t) >= n or (_HANGUL.fullmatch(t) and 2 * len(t) >= n)) and t not in sw:
                     out.append(t)
                 continue
             for part in _split_cjk(t):       # a Chinese or Japanese pair is kept whatever min_length (it is 2 long)
