@@ -668,6 +668,6 @@ def test_a_saved_vocabulary_with_an_empty_word_or_a_line_break_is_refused(tmp_pa
     for word in ("", "a\nb"):
         meta["vocabulary"][0] = word
         (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
-        with pytest.raises(DPTopicError, match="empty word or one with a line break") as e:
+        with pytest.raises(DPTopicError, match="is empty or holds a line break or tab") as e:
             dptopic.load(tmp_path / "m")
         one_line(e)

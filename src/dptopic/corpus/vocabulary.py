@@ -19,8 +19,8 @@ class Vocabulary:
             raise DPTopicError(f"a vocabulary is a list of words, not a {type(words).__name__}.") from None
         for w in self._words:       # a model's word file holds one word per line: such a word could never be read back
             if not w.strip() or "\n" in w or "\r" in w or "\t" in w:
-                raise DPTopicError(f"the word {w[:40]!r} is empty or holds a line break or tab: drop whitespace tokens"
-                                   " before training (spaCy: skip tokens with token.is_space).")
+                raise DPTopicError(f"the word {w[:40]!r} is empty or holds a line break or tab, which no word list"
+                                   " can hold: drop whitespace tokens (spaCy: skip tokens with token.is_space).")
         self._index = {w: i for i, w in enumerate(self._words)}
         if len(self._index) != len(self._words):
             seen, dup = set(), None

@@ -786,8 +786,6 @@ def load(directory) -> TopicModel:
     vocab = meta.get("vocabulary")
     if not isinstance(vocab, list) or len(vocab) < 2 or not all(isinstance(w, str) for w in vocab):
         raise bad("'vocabulary' must be a list of at least 2 words (strings)")
-    if not all(w.strip() and not any(c in w for c in "\r\n\t") for w in vocab):  # a word file holds one per line
-        raise bad("'vocabulary' holds an empty word or one with a line break or tab")
     try:
         model = cls(**params)
         model._validate()  # the constructor's rules, exactly as fit() applies them
