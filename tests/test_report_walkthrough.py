@@ -175,6 +175,11 @@ def test_an_epsilon_shown_is_never_rounded_down():
 
     assert (_g(0.99994), _g(2089.156), _g(float("inf")), _g("edited")) == ("1", "2090", "inf", "edited")
     assert rounded_up(2089.1551, 6) == 2089.16
+    # a delta shown is never below the one proven either: delta_T + delta_V = 1.0333e-5 read 1.03e-05
+    card = privacy_card({"private": True, "unit": "document", "delta": 1.0333e-5, "epsilon_pld": 1.5,
+                         "epsilon_basic": 3.0, "scope": "covers it."}, "DPSVI", check=False)
+    page = render_report(title="t", trainer="DPSVI", card=card, topics=[[("tax", 0.5)]]).split('<h2 id="card-json">')[0]
+    assert "1.04e-05" in page and "1.03e-05" not in page
 
 
 def test_the_embedded_card_json_keeps_non_ascii_text_readable_and_escaped():

@@ -29,11 +29,12 @@ TOPIC_MODEL_FIGURES = ("epsilon_basic", "epsilon_pld", "epsilon_rdp", "delta")
 """The topic model's own figures that a report with a private vocabulary keeps (``topic_model``)."""
 
 
-def rounded_up(x: float, digits: int) -> float:
-    """``x`` rounded up at ``digits`` significant digits: an epsilon shown is never below the one computed."""
-    from decimal import ROUND_CEILING, Context, Decimal
+def rounded_up(x: float, digits: int, down: bool = False) -> float:
+    """``x`` rounded up at ``digits`` significant digits: an epsilon or delta shown is never below the one computed
+    (``down``: rounded down instead, for a lower bound such as an audit's)."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 
-    return float(Context(prec=digits, rounding=ROUND_CEILING).plus(Decimal(repr(float(x)))))
+    return float(Context(prec=digits, rounding=ROUND_FLOOR if down else ROUND_CEILING).plus(Decimal(repr(float(x)))))
 
 
 class NotRecomputable(DPTopicError):

@@ -277,7 +277,9 @@ def _audit(a):
     console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; online LiRA, delta={e['delta']:g},"
                   f" nominal {e['confidence']:.0%} confidence, see docs/auditing.md): {e['epsilon_lower_bound']:.3f}")
     if c.get("epsilon") is not None:
-        claim = f"{c['epsilon']:.4g} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
+        from ..reporting.card import epsilon_text
+
+        claim = f"{epsilon_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
     elif c.get("private"):
         claim = f"none: no guarantee claimed ({c.get('reason', '')})"
     else:

@@ -203,7 +203,10 @@ def train_local(a, console) -> None:
     print_topics(model, 10, console=console)
     print_privacy(model.privacy_, console)
     p = model.privacy_
-    console.print(f"eps_word = {p['epsilon_word']:.4g} ({p['epsilon_word_relation']}); eps_doc = {p['epsilon_doc']:.4g}"
+    from ..reporting.card import epsilon_text
+
+    console.print(f"eps_word = {epsilon_text(p['epsilon_word'])} ({p['epsilon_word_relation']});"
+                  f" eps_doc = {epsilon_text(p['epsilon_doc'])}"
                   " (any two documents). Server steps are post-processing.")
     if a.seed is not None:
         console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.")

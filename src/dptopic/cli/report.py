@@ -58,7 +58,9 @@ def _check_audit_matches(audit: dict, privacy, audit_spec: str, model_spec: str)
     for key in ("private", "epsilon", "delta", "unit"):
         if not same(mine.get(key), theirs.get(key)):
             def show(c):
-                return (f"epsilon {c.get('epsilon'):.4g} per {c.get('unit')}" if c.get("private") and
+                from ..reporting.card import epsilon_text
+
+                return (f"epsilon {epsilon_text(c.get('epsilon'))} per {c.get('unit')}" if c.get("private") and
                         isinstance(c.get("epsilon"), (int, float)) else "no guarantee")
             raise DPTopicError(f"--audit {audit_spec!r} attacked a model claiming {show(theirs)}, but {model_spec}"
                                f" claims {show(mine)}: audit this model with 'dptopic audit --model {model_spec}'.")

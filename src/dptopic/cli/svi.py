@@ -70,12 +70,14 @@ def print_svi_privacy(rep: dict, console) -> None:
                   f" {p['steps']} steps, L2 sensitivity {p['l2_sensitivity']:g}")
     if "epsilon_moments_accountant" not in rep:
         return
+    from ..reporting.card import epsilon_text
+
     ma = rep.get("epsilon_moments_accountant_paper")
     sc = rep.get("epsilon_strong_composition")
     console.print("for comparison (same noise): moments accountant as in Park et al.'s code "
-                  + ("n/a (sigma < 1 or q >= 1/(16 sigma))" if ma is None else f"eps = {ma:.4g}")
-                  + f"; orders 1..64: eps = {rep['epsilon_moments_accountant']:.4g}; strong composition baseline: "
-                  + ("n/a" if sc is None else f"eps = {sc:.4g}"))
+                  + ("n/a (sigma < 1 or q >= 1/(16 sigma))" if ma is None else f"eps = {epsilon_text(ma)}")
+                  + f"; orders 1..64: eps = {epsilon_text(rep['epsilon_moments_accountant'])}; strong composition"
+                  + " baseline: " + ("n/a" if sc is None else f"eps = {epsilon_text(sc)}"))
     og = rep.get("outside_guarantee", {})
     if og.get("clipped_fraction") is not None:
         console.print(f"clipped documents: {100 * og['clipped_fraction']:.1f}% (outside the guarantee: computed from"

@@ -56,9 +56,14 @@ def _fmt_eps(x, digits=4) -> str:
     return "∞" if text == "inf" else text
 
 
+def _fmt_delta(x, digits=3) -> str:
+    """A delta: rounded up, as an epsilon is (a delta shown is never smaller than the one proven)."""
+    return "0" if x == 0 else _fmt_eps(x, digits)
+
+
 def _fmt_lower(x, digits=3) -> str:
     """A lower bound (the audit's empirical epsilon): rounded down at ``digits`` significant digits, never up."""
-    from decimal import ROUND_FLOOR, Context, Decimal
+    from ..accounting.verify import rounded_up
 
     try:
         f = float(x)
@@ -66,7 +71,7 @@ def _fmt_lower(x, digits=3) -> str:
         return "—" if x is None else escape(str(x))
     if not math.isfinite(f):
         return _fmt(f, digits)
-    return f"{float(Context(prec=digits, rounding=ROUND_FLOOR).plus(Decimal(repr(f)))):.{digits}g}"
+    return f"{rounded_up(f, digits, down=True):.{digits}g}"
 
 
 def _text(x) -> str:
@@ -144,7 +149,7 @@ def _privacy_section(card: dict) -> str:
     if g == "none":
         badge = f'<div class="badge none">No differential privacy guarantee: {escape(str(card.get("reason", "")))}</div>'
     else:
-        d = "" if card.get("delta") in (None, 0.0) else f", δ = {_fmt(card['delta'], 3)}"
+        d = "" if card.get("delta") in (None, 0.0) else f", δ = {_fmt_delta(card['delta'])}"
         what = "partial guarantee: see what is not covered" if g == "partial" else "guarantee"
         if seeded:      # whoever knows the seed can regenerate the noise: not a clean guarantee
             what += ", only while the seed stays secret: the noise is reproducible from it"
@@ -171,7 +176,7 @@ def _privacy_section(card: dict) -> str:
         guarantee = "none" + ("" if why == "none" else f" <span class='note'>({escape(why)})</span>")
     else:
         unit = _text(card.get("privacy_unit"))
-        guarantee = (f"{_fmt_eps(card.get('epsilon'))}, {_fmt(card.get('delta'), 3)}"
+        guarantee = (f"{_fmt_eps(card.get('epsilon'))}, {_fmt_delta(card.get('delta'))}"
                      f" <span class='note'>({escape(str(card.get('epsilon_is')))})</span>")
     rows = [("privacy unit", unit),
             ("ε, δ (the guarantee)", guarantee),
@@ -201,7 +206,7 @@ def _privacy_section(card: dict) -> str:
     figs = figs if isinstance(figs, dict) else {}
     # each figure at its own delta; "—" where it has none (its "what" says what it is): never the headline's
     fig_rows = "".join(f"<tr><td>{escape(str(f.get('what')))}</td><td class='num'>{_fmt_eps(f.get('epsilon'))}</td>"
-                       f"<td class='num'>{_fmt(f.get('delta'), 3)}</td></tr>"
+                       f"<td class='num'>{_fmt_delta(f.get('delta'))}</td></tr>"
                        for f in figs.values() if isinstance(f, dict))
     fig_table = ("<h3>Composition figures side by side</h3><table><tr><th>method</th><th>ε</th><th>δ</th></tr>"
                  f"{fig_rows}</table>") if fig_rows else ""
@@ -255,7 +260,7 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     elif claim.get("epsilon") is None:
         claim_html = "none (not private)" if claim else "—"
     else:
-        claim_html = (f"{_fmt_eps(claim.get('epsilon'))} (δ = {_fmt(claim.get('delta'), 3)},"
+        claim_html = (f"{_fmt_eps(claim.get('epsilon'))} (δ = {_fmt_delta(claim.get('delta'))},"
                       f" unit {escape(str(claim.get('unit')))}"
                       + (f", {escape(str(claim['guarantee']))} guarantee" if claim.get("guarantee") else "") + ")")
     rows = [("claimed ε", claim_html), ("empirical ε lower bound", emp_html)]
