@@ -219,3 +219,25 @@ def test_a_private_vocabularys_scope_and_corpus_line_do_not_call_the_corpus_size
     assert "sizes are public" not in printed and "outside the guarantee; shown here, not saved" in printed
     scope = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]["scope"]
     assert "public under word replacement" not in scope and "count and lengths are not saved" in scope
+
+
+def test_a_private_vocabulary_beside_a_trainer_with_no_guarantee_composes_to_none(tmp_path):
+    # (review, 2026-11-24) FedLDA's tail rule gives no (epsilon, delta); composing a private vocabulary with it crashed
+    # in dp_accounting (IndexError) at fit, and the recomputation at load did too
+    import warnings
+
+    import dptopic
+    from dptopic.accounting.verify import verify_report
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.models.fdptm import fit_fdptm
+
+    corpus = lda_corpus(n_docs=300, vocab_size=60, n_topics=3, doc_length=30, seed=0).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m, _ = fit_fdptm(dptopic.FedLDA(n_topics=3, rounds=2, n_clients=10, exclusion="tail", verbose=0), corpus,
+                         1.0, 1e-6)
+    p = m.privacy_
+    assert p["epsilon"] is None and p["guarantee"] == "none" and p["epsilon_method"].startswith("none")
+    assert verify_report(p).status == "verified"
+    m.save(tmp_path / "m")
+    assert dptopic.load(tmp_path / "m").privacy_["guarantee"] == "none"

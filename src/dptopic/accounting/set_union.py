@@ -5,7 +5,7 @@ import copy
 import math
 
 from .events import ApproxDPEvent
-from .ledger import name_guarantee
+from .ledger import claims_no_guarantee, name_guarantee
 
 DOCUMENT_RELATION = "document-level add/remove: D' is D with one document added or removed (each document one user)"
 
@@ -74,7 +74,9 @@ def fdptm_report(vocab_event: ApproxDPEvent, trainer_report: dict, ledger=None) 
                                  " topic model's basic delta"),
         "composition": "Theorem 4.1 (eps and delta add); epsilon_pld/rdp add eps_V to the trainer's eps at its delta",
     })
-    if ledger is not None:
+    if claims_no_guarantee(trainer_report):    # no (epsilon, delta) follows from the trainer's events: none after
+        rep["epsilon_pld_tight"] = math.inf     # adding eps_V either (and the PLD of such events cannot be built)
+    elif ledger is not None:
         led = copy.deepcopy(ledger)
         led.budget = None
         led.spend(vocab_event)
@@ -91,7 +93,10 @@ def fdptm_report(vocab_event: ApproxDPEvent, trainer_report: dict, ledger=None) 
         rep["warnings"] = warnings
     for k in ("epsilon", "epsilon_method", "per_document"):
         rep.pop(k, None)  # the trainer's claim alone; named again for the composition
-    return name_guarantee(rep)
+    rep = name_guarantee(rep)
+    if claims_no_guarantee(rep):
+        rep["guarantee"] = "none"           # as a trainer's own report says when no (epsilon, delta) follows
+    return rep
 
 
 def gaussian_sigma(epsilon: float, delta: float) -> float:

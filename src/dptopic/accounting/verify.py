@@ -149,8 +149,12 @@ def recompute_report(rep: dict) -> dict:
         for k in ("vocabulary_selection", "topic_model", "epsilon_pld_tight", "delta_requested"):
             trainer_rep.pop(k, None)
         ledger, trainer = _ledger_report(trainer_rep, events, d_t)   # the topic model's own figures, at its delta
+        from .ledger import claims_no_guarantee
+
+        none = claims_no_guarantee(trainer)     # the trainer's events give no (epsilon, delta): neither does the whole
         trainer = dict({k: v for k, v in trainer_rep.items() if k not in COMPARED},
-                       **{k: v for k, v in trainer.items() if k in COMPARED and v is not None})
+                       **{k: v for k, v in trainer.items() if k in COMPARED and v is not None},
+                       **({"epsilon": None, "epsilon_method": trainer["epsilon_method"]} if none else {}))
         trainer["delta"] = d_t
         out = fdptm_report(event_from_description(vocab), trainer, ledger)
         out = dict(out, **{f"topic_model.{k}": trainer.get(k) for k in TOPIC_MODEL_FIGURES})
