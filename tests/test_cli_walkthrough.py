@@ -320,9 +320,13 @@ def test_corpus_prepare_on_a_word_list_counts_stop_words_when_told(tmp_path):
 
 def test_stop_words_beside_a_word_list_on_a_prepared_corpus_are_refused(tmp_path):
     # (review, 2026-11-24) they were silently ignored there, while text read with them drops the list's stop words
-    (tmp_path / "t.txt").write_text("the apple banana the cherry\nthe apple the banana\n")
+    (tmp_path / "t.txt").write_text("the apple banana the cherry\nthe apple the banana\ncherry the apple\n" * 10)
     (tmp_path / "v.txt").write_text("the\napple\nbanana\ncherry\n")
     assert _cli("corpus", "prepare", "--corpus", tmp_path / "t.txt", "--stop-words", "none", "--out",
                 tmp_path / "c.npz").returncode == 0
     _one_line(_cli("train", "--corpus", tmp_path / "c.npz", "--vocabulary", tmp_path / "v.txt", "--stop-words",
                    "english", "--topics", "2", "--out", tmp_path / "m"), "--stop-words applies to raw text")
+    # no stop words ("none", also what randomize and serve ask for) removes nothing, so it stays allowed
+    r = _cli("train", "--corpus", tmp_path / "c.npz", "--vocabulary", tmp_path / "v.txt", "--stop-words", "none",
+             "--topics", "2", "--iterations", "2", "--out", tmp_path / "m2", "--quiet")
+    assert r.returncode == 0, r.stderr

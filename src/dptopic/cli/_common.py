@@ -226,7 +226,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if lowercase is not None:
             raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
                                f" already tokenised: drop the flag, or prepare the corpus again from its text.")
-        if vocabulary is not None and stop_words is not None and not into_model:
+        if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
             raise DPTopicError(f"--stop-words applies to raw text, and a {fmt} corpus restricted to --vocabulary keeps"
                                " every word of the list: take the stop words out of the list instead.")
         c = Corpus.load(p) if fmt == "npz" else _load_uci(Corpus, p, vocab, drop_empty)
