@@ -343,6 +343,16 @@ def add_preprocessing_args(p):
                    help="fold raw text to lower case (default: yes)")
 
 
+def refuse_data_cuts(a, given: str) -> None:
+    """With the words given (``--vocabulary``) or chosen by DP set union (``--private-vocabulary``), the cuts that
+    choose words from the data cannot apply: refused in one line (``given`` says what chose the words)."""
+    cuts = [flag for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df),
+                                 ("--max-df", getattr(a, "max_df", None))) if v is not None]
+    if cuts:
+        raise DPTopicError(f"{given}, so {' / '.join(cuts)} (which choose words from the data) cannot apply: drop one"
+                           " or the other.")
+
+
 def corpus_from_args(a):
     return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df,
                        max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),

@@ -6,7 +6,7 @@ import sys
 from ..errors import DPTopicError
 from ._flags import CORPUS_FLAGS, CORPUS_RULES, with_flag_names
 from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
-                      positive_int, print_table, read_vocabulary)
+                      positive_int, print_table, read_vocabulary, refuse_data_cuts)
 
 
 def _is_corpus(path) -> bool:
@@ -24,11 +24,7 @@ def _prepared_corpus(a):
     the vocabulary as supplied); otherwise the vocabulary options choose the words from the data."""
     if a.vocabulary is None:
         return corpus_from_args(a)
-    chosen = [flag for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df), ("--max-df", a.max_df))
-              if v is not None]
-    if chosen:
-        raise DPTopicError(f"--vocabulary gives the words, so {' / '.join(chosen)} (which choose words from the data)"
-                           " cannot apply: drop one or the other.")
+    refuse_data_cuts(a, "--vocabulary gives the words")
     # stop words are a fixed list, not read from the data: as for dptopic train, they apply to the text
     return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, lowercase=a.lowercase,
                        stop_words=a.stop_words, vocabulary=read_vocabulary(a.vocabulary))

@@ -10,7 +10,7 @@ from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, JOBS_RULES, epsilon
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
-                      read_vocabulary, seed_int, unit_interval, words_or)
+                      read_vocabulary, refuse_data_cuts, seed_int, unit_interval, words_or)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
@@ -124,15 +124,10 @@ def _training_corpus(a, console):
     """
     if a.vocabulary is not None and a.private_vocabulary is not None:
         raise DPTopicError("give --vocabulary (a public word list) or --private-vocabulary (chosen with DP), not both.")
-    if a.vocabulary is not None or a.private_vocabulary is not None:
-        # the words come from the list or from DP set union: a cut that chooses words from the data cannot apply
-        cuts = [flag for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df),
-                                     ("--max-df", getattr(a, "max_df", None))) if v is not None]
-        if cuts:
-            given = "--vocabulary gives the words" if a.vocabulary is not None else \
-                "--private-vocabulary chooses the words by DP set union"
-            raise DPTopicError(f"{given}, so {' / '.join(cuts)} (which choose words from the data) cannot apply:"
-                               " drop one or the other.")
+    if a.vocabulary is not None:
+        refuse_data_cuts(a, "--vocabulary gives the words")
+    elif a.private_vocabulary is not None:
+        refuse_data_cuts(a, "--private-vocabulary chooses the words by DP set union")
     # stop words (a fixed list, not read from the data) and lower-casing apply to the text whatever chose the words
     text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None))
     if a.vocabulary is not None:
