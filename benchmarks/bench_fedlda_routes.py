@@ -183,6 +183,23 @@ def cooccurrence_start(sets, user, V, eps, K, n_words=300):
     return phi / phi.sum(axis=1, keepdims=True)
 
 
+def post_process(phi, post, counts, background, beta):
+    """Route ``--post KIND:X`` on the released topics (post-processing of the published counts):
+    ``sharpen:g`` Phi ** g renormalised; ``floor:c`` the counts minus c x (the topic's mass) x the de-biased
+    background frequencies, clipped at 0; ``lift:g`` Phi x (Phi / mean topic) ** g."""
+    kind, x = post.split(":")
+    x = float(x)
+    if kind == "sharpen":
+        out = phi ** x
+    elif kind == "floor":
+        out = np.maximum(counts - x * counts.sum(axis=1, keepdims=True) * background[None, :], 0.0) + beta
+    elif kind == "lift":
+        out = phi * (phi / phi.mean(axis=0, keepdims=True)) ** x
+    else:
+        raise SystemExit(f"--post: unknown kind {kind!r}")
+    return out / out.sum(axis=1, keepdims=True)
+
+
 def pick_words(client, phi, e1, K):
     """The "gibbs" kernel's pick for EM labels: a word of the set with weight e1 phi[k, w], or none (1)."""
     z, S = client.rz, client.sets
@@ -228,7 +245,7 @@ def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
 
 def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=256, n_topics=20, beta=0.01,
         subset_size=0, shrink=0.5, data=None, init="random", alpha=0.1, trace=(), init_words=300,
-        leave_user_out=False, report_words="auto", npmi_out=None, average=0):
+        leave_user_out=False, report_words="auto", npmi_out=None, average=0, post=None):
     tr, te, ytr, yte = data if data is not None else task_corpora(task, 3000, seed)
     model = FedLDA(n_topics=n_topics, epsilon=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
                    n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0, alpha=alpha,
@@ -306,6 +323,8 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
     if average:  # the counts of the last rounds averaged (post-processing of the published counts)
         phi = acc + beta
         phi /= phi.sum(axis=1, keepdims=True)
+    if post is not None:  # post-processing of the released topics (exploratory)
+        phi = post_process(phi, post, counts, background, beta)
     model.components_, model.vocabulary_ = full_vocabulary_topics(phi, tr.vocab_size), tr.vocabulary
     auc = classify(model, tr, te, ytr, yte, seed)["auc"]
     if npmi_out is not None:  # the topics' own quality: NPMI of the top 10 words on the test split
@@ -349,6 +368,8 @@ def main():
                          " power B (exploratory; 1.0 runs the NumPy path and reproduces the default)")
     ap.add_argument("--average", type=int, default=0,
                     help="the released topics from the counts averaged over the last R rounds (0: the last round's)")
+    ap.add_argument("--post", default=None,
+                    help="exploratory post-processing of the released topics: sharpen:G, floor:C or lift:G")
     a = ap.parse_args()
     if not 0 <= a.average <= a.rounds or (a.average and a.server == "soft"):
         ap.error("--average R needs 0 <= R <= --rounds, and a server other than soft")
@@ -376,7 +397,8 @@ def main():
                             subset_size=a.subset_size, shrink=a.shrink, init=a.init, alpha=a.alpha,
                             trace=set(a.trace), init_words=a.init_words, leave_user_out=a.leave_user_out,
                             report_words=a.report_words if a.report_words in ("auto", "all")
-                            else int(a.report_words), npmi_out=npmis, average=a.average))
+                            else int(a.report_words), npmi_out=npmis, average=a.average,
+                            post=a.post))
         ref = [lda_scores(a.task, seed) for seed in a.seeds] if a.lda else None
     out = {**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4)}
     if npmis is not None:
