@@ -211,6 +211,78 @@ def test_scheduler_cli_malformed(tmp_path):
                          "tcp://[::1:5", "--out", tmp_path / "x"), "invalid --scheduler")
 
 
+class _Listener:
+    """A TCP listener on 127.0.0.1 that accepts connections, greets each with ``greeting`` (bytes, maybe none) and,
+    with ``hang_up``, closes it at once."""
+
+    def __init__(self, greeting=b"", hang_up=False):
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.address = "tcp://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.greeting, self.hang_up, self.held = greeting, hang_up, []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.greeting:
+                conn.sendall(self.greeting)
+            if self.hang_up:
+                conn.close()
+            else:
+                self.held.append(conn)
+
+    def close(self):
+        self.sock.close()
+        for c in self.held:
+            c.close()
+
+
+@pytest.mark.parametrize("greeting, hang_up, what", [(b"", False, "sent no greeting"),
+                                                     (b"SSH-2.0-OpenSSH_9.2\r\n", False, "another protocol"),
+                                                     (b"HTTP/1.1", True, "closed the connection")])
+def test_scheduler_address_held_by_another_service_is_refused_not_waited_on(greeting, hang_up, what):
+    # distributed.Client waits for a scheduler's handshake without a time limit, so a port held by a web server
+    # hung `--scheduler` for good; the probe refuses it in one line
+    from dptopic.cli._cluster import probe_scheduler
+
+    srv = _Listener(greeting, hang_up)
+    try:
+        with pytest.raises(DPTopicError, match=what):
+            probe_scheduler(srv.address, seconds=0.5)
+    finally:
+        srv.close()
+
+
+def test_scheduler_probe_passes_a_dask_greeting_and_leaves_a_closed_port_to_the_client():
+    import struct
+
+    from dptopic.cli._cluster import probe_scheduler
+
+    srv = _Listener(struct.pack("<QQQ", 58, 1, 42) + b"x" * 42)
+    try:
+        probe_scheduler(srv.address, seconds=0.5)  # no error
+    finally:
+        srv.close()
+    probe_scheduler(srv.address, seconds=0.5)  # nothing listens any more: Client's own error names it
+
+
+def test_scheduler_cli_refuses_a_web_server_in_one_line(tmp_path):
+    srv = _Listener()
+    try:
+        r = _cli("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--scheduler", srv.address,
+                 "--out", tmp_path / "x", timeout=60)
+    finally:
+        srv.close()
+    _one_line_error(r, "not a Dask scheduler", "sent no greeting")
+    assert not (tmp_path / "x").exists()
+
+
 def test_dask_local_is_bounded(tmp_path):
     _one_line_error(_cli("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--dask-local",
                          "99999999999999999999", "--out", tmp_path / "x", timeout=60), "--dask-local")

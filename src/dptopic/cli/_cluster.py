@@ -52,6 +52,50 @@ def check_scheduler_address(address: str) -> str:
     return text
 
 
+#: how long a TCP scheduler address may take to send its greeting before it is refused (seconds)
+PROBE_SECONDS = 10.0
+
+
+def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> None:
+    """Refuse, in one line, a ``tcp://`` address whose listener is not a Dask scheduler.
+
+    A Dask scheduler greets every new connection at once with its handshake, a framed message: the message's
+    length and then its number of frames, each an 8-byte little-endian integer. ``distributed.Client`` waits for that greeting without a time limit, so a
+    port held by another service (a web server, the dashboard's port, SSH) would hang the command. Other schemes
+    (TLS, websockets, in-process) are left to ``Client``'s own timeout. An address that refuses the connection is
+    left to ``Client`` too, whose error names it."""
+    import socket
+    import struct
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else "tcp://" + address)
+    if parts.scheme != "tcp":
+        return
+    try:
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=seconds)
+    except OSError:
+        return
+    greeting = b""
+    try:
+        sock.settimeout(seconds)
+        while len(greeting) < 16:
+            chunk = sock.recv(16 - len(greeting))
+            if not chunk:
+                break
+            greeting += chunk
+    except OSError:  # includes the time-out
+        pass
+    finally:
+        sock.close()
+    length, n_frames = struct.unpack("<QQ", greeting) if len(greeting) == 16 else (0, 0)
+    if not (8 <= length < 1 << 30 and 1 <= n_frames <= 64):
+        what = ("sent no greeting" if not greeting else "closed the connection" if len(greeting) < 16
+                else "answered in another protocol")
+        raise DPTopicError(f"{address} accepted the connection but {what} within {seconds:g} s: it is not a Dask"
+                           " scheduler; give the scheduler's address (tcp://HOST:PORT, port 8786 by default, not the"
+                           " dashboard's 8787).")
+
+
 @contextmanager
 def cluster_from_args(a):
     """Yield ``(backend, client)`` for the model: ``("threads", None)`` unless a cluster was asked for."""
@@ -64,6 +108,7 @@ def cluster_from_args(a):
         raise DPTopicError("--scheduler/--dask-local need the 'distributed' package: pip install 'dptopic[dask]'.") from None
     if a.scheduler is not None:
         address = check_scheduler_address(a.scheduler)
+        probe_scheduler(address)
         try:
             client = Client(address, timeout="20s")
         except (OSError, ValueError, TypeError) as e:  # refused, timed out, or an address distributed cannot parse
