@@ -101,6 +101,20 @@ def test_csv_sloppy_but_closed_quotes_read_as_before(tmp_path):
     assert c.labels == ["a", "b"] and sorted(c.doc_words(0)) == ["apple", "banana"]
 
 
+def test_csv_row_with_more_fields_than_the_header_is_refused_not_cut(tmp_path, capsys):
+    # an unquoted comma inside the text made a third field, and the words after it were dropped without a word
+    p = tmp_path / "c.csv"
+    p.write_text("id,text\n1,apple banana\n2,cherry apple, grape lemon mango\n")
+    with pytest.raises(DPTopicError, match=r"line 3 has 3 fields where the header names 2: a field that holds ','"
+                                           r" must be quoted"):
+        Corpus.from_csv(p, id_column="id")
+    assert main(["corpus", "info", str(p)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "line 3 has 3 fields" in err
+    p.write_text('id,text\n1,apple banana\n2,"cherry apple, grape lemon mango"\n')  # quoted: read whole
+    assert sorted(Corpus.from_csv(p, id_column="id").doc_words(1)) == ["apple", "cherry", "grape", "lemon", "mango"]
+
+
 # ---------------------------------------------------------------- 6. .json / .ndjson / .tsv
 @pytest.mark.parametrize("name", ["d.json", "d.ndjson"])
 def test_json_lines_under_other_names_are_read_as_jsonl(tmp_path, capsys, name):

@@ -512,6 +512,11 @@ class Corpus:
                 raise DPTopicError(f"{bad}: the header names the column {col!r} {cols.count(col)} times: rename all but"
                                    " one, so that it says which to read.")
         at = {col: cols.index(col) for col in (text_column, label_column, id_column) if col is not None}
+        long = next((i for i, r in enumerate(rows) if len(r) > len(cols)), None)
+        if long is not None:  # an unquoted delimiter inside a field: the words after it would be lost unseen
+            raise DPTopicError(f"{bad}: the row on line {lines[long]} has {len(rows[long])} fields where the header names"
+                               f" {len(cols)}: a field that holds {delimiter!r} must be quoted (\"like{delimiter} this\"),"
+                               f" or add the missing column names to the header.")
         for col in (text_column, label_column):       # a row too short to reach the column: refused, not "" or 'None'
             short = next((i for i, r in enumerate(rows) if col is not None and len(r) <= at[col]), None)
             if short is not None:
