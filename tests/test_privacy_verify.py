@@ -254,8 +254,9 @@ def test_every_trainer_report_matches_what_its_parameters_plan(models):
         if m._planned_spend(m.privacy_) is not None:
             checked.add(type(m).__name__)
             assert "match what" in v.detail
-    # the trainers whose events follow from their parameters (local reports carry their own events)
-    assert checked == {"HDPLDA", "DPSVI", "DocDPCooccurrence", "DocDPEM", "FedLDA"}
+    # the trainers whose events follow from their parameters, and LP-LDA, whose plan fixes only its unit and
+    # relation (local reports carry their own events)
+    assert checked == {"HDPLDA", "DPSVI", "DocDPCooccurrence", "DocDPEM", "FedLDA", "LPLDA"}
 
 
 @pytest.mark.parametrize("i, what", [(0, "fewer iterations"), (1, "fewer steps"), (3, "more noise"),
@@ -324,6 +325,8 @@ def test_the_plan_matches_the_ledgers_reservation():
     (1, "unit", "user"),                              # DP-SVI: document-level, edited to a user
     (2, "neighbouring_relation", "replace one user's documents"),
     (4, "unit", "document"),                          # FedLDA: per user
+    (6, "unit", "word"),                              # LP-LDA: local, per document, edited to one word
+    (6, "neighbouring_relation", "add/remove one document"),
     (7, "unit", "document"),                          # HDP-LDA on a private vocabulary: "document + word" edited
     (7, "topic_model.unit", "document"),
 ])
@@ -342,5 +345,29 @@ def test_a_unit_or_relation_edited_away_from_the_trainers_is_refused(models, tmp
     meta.pop("privacy_card", None)
     (d / "model.json").write_text(json.dumps(meta))
     assert verify_report(rep).status == "verified"
+    with pytest.raises(CorruptModelError, match="names the (unit|neighbouring relation)"):
+        dptopic.load(d)
+
+
+@pytest.mark.filterwarnings("ignore:an explicit seed")
+@pytest.mark.parametrize("field, value", [("unit", "word"), ("unit", "document"),
+                                          ("neighbouring_relation", "add/remove one document")])
+def test_a_document_level_local_models_unit_edited_is_refused(tmp_path, field, value):
+    # local models had no run plan, so an edited unit or relation loaded as it was
+    from dptopic.local.document import DocumentRandomizer
+    from dptopic.models import LocalDocumentLDA
+
+    s = dptopic.lda_corpus(n_docs=400, vocab_size=30, n_topics=3, doc_length=12, seed=2)
+    rs = DocumentRandomizer.for_simulation(s.corpus.vocabulary, 8.0, seed=0).randomize(s.corpus)
+    m = LocalDocumentLDA(n_topics=3, reports_per_contributor=2).fit(rs)
+    d = tmp_path / "m"
+    m.save(d)
+    dptopic.load(d)                                   # as saved, it loads
+    meta = json.loads((d / "model.json").read_text())
+    assert meta["privacy"][field] != value
+    meta["privacy"][field] = value
+    meta.pop("privacy_card", None)
+    (d / "model.json").write_text(json.dumps(meta))
+    assert verify_report(meta["privacy"]).status == "verified"
     with pytest.raises(CorruptModelError, match="names the (unit|neighbouring relation)"):
         dptopic.load(d)

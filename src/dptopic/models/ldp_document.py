@@ -107,6 +107,15 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
             self._fit_params_["reports_per_contributor"] = self.reports_per_contributor
         self.privacy_ = self.privacy_report()
 
+    def _planned_spend(self, report: dict):
+        """The unit and relation a document-level local report must name: one document, or one contributor's
+        reports when the report states several, under the local relation (every pair of inputs)."""
+        from ..accounting.local import local_unit
+        from ..accounting.verify import RunPlan
+        from ..mechanisms.frequency_oracle import LOCAL_RELATION
+
+        return RunPlan(unit=local_unit(stated_reports(report)), relation=LOCAL_RELATION)
+
     def _contributor_reports(self) -> int:
         """``reports_per_contributor``, or the larger figure a saved report already states (never lowered)."""
         return max(int(self.reports_per_contributor), stated_reports(getattr(self, "privacy_", None)))

@@ -63,6 +63,15 @@ class _LocalModel:
         self._reports_per_contributor = max(checked_reports(reports), self._contributor_reports())
         self.privacy_ = self.privacy_report()
 
+    def _planned_spend(self, report: dict):
+        """The unit and relation a local report must name: one document, or one contributor's reports when the
+        report states several (their count is what the server knew of its store, public), under the local
+        relation."""
+        from ..accounting.local import DOCUMENT_RELATION, local_unit
+        from ..accounting.verify import RunPlan
+
+        return RunPlan(unit=local_unit(stated_reports(report)), relation=DOCUMENT_RELATION)
+
     def _contributor_reports(self) -> int:
         given = getattr(self, "_reports_per_contributor", None)     # set by for_contributors, or read back from
         return given if given is not None else stated_reports(getattr(self, "privacy_", None))  # the saved report
