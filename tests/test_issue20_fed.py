@@ -334,3 +334,88 @@ def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
                             "--epsilon-word", "2", "--database", f"sqlite:///{tmp_path / 'other.db'}", *extra],
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr
+
+
+# ------------------------------------------------------------------ a user's reports kept between runs (--state)
+def _capturing_client(url):
+    from dptopic.service.client import ServiceClient
+
+    class Capturing(ServiceClient):
+        updates: list = []
+
+        def _once(self, method, path, body, headers):
+            if path == "/v1/fed/updates":
+                type(self).updates.append(body)
+            return super()._once(method, path, body, headers)
+
+    Capturing.updates = []
+    return Capturing(url, retries=2, backoff=0.01)
+
+
+def test_fed_client_state_reuses_the_reports_drawn_once_across_runs(fed_server, tmp_path):
+    # each run drew new reports under the "spent once" claim: three runs spent three times m x eps
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    state = tmp_path / "fed-state.json"
+    c1 = _capturing_client(url)
+    out1 = fed_participate(url, corpus_of(texts[50:60], words), rounds=1, poll=0.1, timeout=30, client=c1, state=state)
+    assert state.is_file() and (state.stat().st_mode & 0o777) == 0o600 and out1["reused_reports"] is False
+    saved = json.loads(state.read_text())
+    assert saved["client"] == out1["client"]
+    c2 = _capturing_client(url)
+    # other documents on the second run: the reports of the first are what is sent
+    out2 = fed_participate(url, corpus_of(texts[60:70], words), rounds=1, poll=0.1, timeout=30, client=c2, state=state)
+    assert out2["reused_reports"] is True and out2["client"] == out1["client"]
+    assert json.loads(state.read_text()) == saved
+    sent = [decode_message(b) for b in c1.updates[-1:] + c2.updates[-1:]]
+    np.testing.assert_array_equal(sent[0].words, np.asarray(saved["reports"]))
+    np.testing.assert_array_equal(sent[1].words, sent[0].words)
+    assert out2["epsilon_basic"] == pytest.approx(out1["epsilon_basic"])  # once, whatever the runs
+    # without --state a run draws anew (what the status page now says costs the per-user epsilon again)
+    c3 = _capturing_client(url)
+    fed_participate(url, corpus_of(texts[50:60], words), rounds=1, poll=0.1, timeout=30, client=c3)
+    assert not np.array_equal(decode_message(c3.updates[-1]).words, sent[0].words)
+
+
+def test_fed_client_state_of_another_client_or_server_is_refused_before_anything_is_sent(fed_server, tmp_path):
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    state = tmp_path / "s.json"
+    fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client_id="alice",
+                    state=state)
+    c = _capturing_client(url)
+    with pytest.raises(DPTopicError, match="belongs to client 'alice', not 'bob'"):
+        fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client_id="bob",
+                        client=c, state=state)
+    doc = json.loads(state.read_text())
+    doc["server"]["epsilon"] = 7.5
+    state.write_text(json.dumps(doc))
+    with pytest.raises(DPTopicError, match="another server configuration"):
+        fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client=c, state=state)
+    doc["server"]["epsilon"] = 5.0
+    doc["reports"] = [row[:-1] + [row[-1] + 10 ** 6] for row in doc["reports"]]   # a word id past the vocabulary
+    state.write_text(json.dumps(doc))
+    with pytest.raises(DPTopicError, match="sorted sets of"):
+        fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client=c, state=state)
+    state.write_text("[1, 2]")
+    with pytest.raises(DPTopicError, match="not a FedLDA state file"):
+        fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client=c, state=state)
+    assert c.updates == []
+
+
+def test_fed_client_refuses_a_server_asking_for_more_than_the_users_limit(fed_server):
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    c = _capturing_client(url)
+    with pytest.raises(DPTopicError, match=r"epsilon per entry = 5, above your limit of 4 .*nothing was randomized"):
+        fed_participate(url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30, client=c, max_epsilon=4)
+    assert c.updates == []

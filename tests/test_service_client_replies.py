@@ -106,3 +106,60 @@ def test_pull_reads_a_malformed_or_damaged_model_in_one_line(canned, tmp_path):
     bodies["/v1/config"] = "<html/>"
     r = _cli("pull", "--server", url, "--out", "m", "--retries", "0", cwd=tmp_path)
     assert r.returncode == 2 and "not JSON" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def _posting_client(url):
+    from dptopic.service.client import ServiceClient
+
+    class Counting(ServiceClient):
+        posts = 0
+
+        def post_bytes(self, path, body, key, extra=None):
+            type(self).posts += 1
+            return super().post_bytes(path, body, key, extra)
+
+    return Counting(url, retries=0)
+
+
+def test_submit_refuses_a_server_asking_for_reports_above_the_contributors_limit(canned):
+    # a server is not trusted: at eps_word = 40 the "randomized" presence vectors went out exact, and were sent
+    import math
+
+    from dptopic.corpus import Corpus
+    from dptopic.errors import DPTopicError
+    from dptopic.service.client import submit
+
+    url, bodies = canned
+    cfg = _valid_config()
+    bodies["/v1/config"] = dict(cfg, f=2 / (1 + math.exp(40)))
+    bodies["/v1/reports"] = {"reports": 2}   # the canned acknowledgement of the one upload
+    docs = Corpus.from_texts(["alpha beta", "gamma delta"], vocabulary=cfg["vocabulary"], max_vocab=None)
+    c = _posting_client(url)
+    with pytest.raises(DPTopicError, match=r"eps_word \(per word\) = 40, above your limit of 16 .*nothing was"
+                                           r" randomized or sent"):
+        submit(url, docs, client=c)
+    assert c.posts == 0
+    assert submit(url, docs, client=c, max_epsilon=50)["reports"] == 2 and c.posts == 1   # the user's own choice
+    bodies["/v1/config"] = cfg                                                             # f = 0.9: eps_word 0.2
+    with pytest.raises(DPTopicError, match="above your limit of 0.1"):
+        submit(url, docs, client=c, max_epsilon=0.1)
+    for bad in (0, -1, float("nan"), float("inf"), True, "16"):
+        with pytest.raises(DPTopicError, match="invalid max_epsilon"):
+            submit(url, docs, client=c, max_epsilon=bad)
+    assert c.posts == 1
+
+
+@pytest.mark.parametrize("name", ["bob smith/ü", "", "x" * 129])
+def test_submit_checks_the_pseudonym_before_asking_the_server_anything(name):
+    # the reports were randomized and sent, then refused with 400 bad_contributor; "" silently became a random one
+    from dptopic.corpus import Corpus
+    from dptopic.errors import DPTopicError
+    from dptopic.service.client import ServiceClient, submit
+
+    class NoNetwork(ServiceClient):
+        def request(self, *a, **k):
+            raise AssertionError("no request may be made")
+
+    docs = Corpus.from_texts(["alpha beta"], vocabulary=["alpha", "beta"], max_vocab=None)
+    with pytest.raises(DPTopicError, match="invalid pseudonym"):
+        submit("http://127.0.0.1:9", docs, contributor=name, client=NoNetwork("http://127.0.0.1:9"))

@@ -51,6 +51,9 @@ def test_document_kind_server_stores_trains_and_refuses_the_other_kind(tmp_path)
         assert topics["per_contributor"]["privacy_of_that_contributor"]["epsilon_contributor_doc_basic"] == 8.0 * 600
         page = http("GET", srv.url + "/")[2].decode()
         assert "eps_doc = 8 per document" in page and "LocalDocumentLDA" in page
+        # no word-level wording or column on a document-level server's page
+        assert "eps, word level" not in page and "presence of one word" not in page
+        assert "Each report protects one whole document" in page
     finally:
         srv.stop()
     # the same database refuses to be served for word-level reports

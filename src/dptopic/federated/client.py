@@ -135,9 +135,12 @@ class FedClient:
     """One user. Holds ``corpus`` (its documents), ``z`` and ``ndk``; only perturbed updates leave it."""
 
     def __init__(self, client_id: str, corpus: Corpus, config: RRPConfig, rng: np.random.Generator,
-                 secure: bool = False):
+                 secure: bool = False, reports: np.ndarray | None = None):
         """``secure=True``: the reports' coins come from the operating system's CSPRNG (the ``"none"`` rule only);
-        ``rng`` then drives only what the guarantee does not rest on (which entries are sampled, the labels)."""
+        ``rng`` then drives only what the guarantee does not rest on (which entries are sampled, the labels).
+        ``reports`` (the ``"none"`` rule): the randomized reports this user drew before (``sets`` of an earlier
+        client, kept on its device), reused instead of randomizing anew, so that taking part again spends
+        nothing more; they are checked for shape and range, never for agreement with ``corpus``."""
         if secure and config.exclusion != "none":
             raise DPTopicError("secure reports are drawn by subset selection, the 'none' rule's randomizer: the floor"
                                " and tail rules have no secure sampler; use exclusion='none'.")
@@ -157,8 +160,30 @@ class FedClient:
         self.ndk = np.zeros((corpus.n_docs, K), dtype=np.int32)
         np.add.at(self.ndk, (doc_of, self.z), 1)
         self.n_truncated = 0
-        if config.exclusion == "none":
+        if reports is not None:
+            if config.exclusion != "none":
+                raise DPTopicError("only the 'none' rule randomizes its reports once: the floor and tail rules"
+                                   " draw new entries every round and take no saved reports.")
+            self._reuse_reports(reports)
+        elif config.exclusion == "none":
             self._randomize_once()
+
+    def _reuse_reports(self, reports) -> None:
+        """``sets`` from reports drawn before (see ``__init__``), with labels from a data-independent start."""
+        V, s, n = self.corpus.vocab_size, self.config.report_size(self.corpus.vocab_size), self.config.n_entries
+        sets = np.asarray(reports)
+        ok = (sets.shape == (n, s) and np.issubdtype(sets.dtype, np.integer) and sets.size > 0
+              and int(sets.min()) >= 0 and int(sets.max()) < V
+              and bool(np.all(np.diff(sets, axis=1) > 0)))
+        if not ok:
+            raise DPTopicError(f"the saved reports are not {n} sorted sets of {s} distinct word ids below {V}, as this"
+                               " server's rounds take: they were drawn for another configuration; delete the state"
+                               " file to draw new ones (which spends the per-user epsilon again).")
+        self.sets = np.ascontiguousarray(sets, dtype=np.int32)
+        K = self.config.n_topics
+        self.rz = self._rng.integers(0, K + 1, size=n, dtype=np.int32)  # data-independent start
+        self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int64)
+        self.pick = np.full(n, -1, dtype=np.int64)
 
     def _randomize_once(self) -> None:
         """Pad, sample and randomize the entries once (subset selection over the client's vocabulary).

@@ -150,24 +150,60 @@ def _chunks(n: int, size: int):
         yield a, min(n, a + size)
 
 
+#: the largest epsilon per report a contributor accepts by default (per word for word-level reports, per document for
+#: document-level ones, per entry for FedLDA): deployed local DP states 2 to 16 (docs/local_dp.md)
+DEFAULT_MAX_EPSILON = 16.0
+
+
+def check_max_epsilon(max_epsilon) -> float:
+    import math
+
+    if isinstance(max_epsilon, bool) or not isinstance(max_epsilon, (int, float)) or not (
+            max_epsilon > 0 and math.isfinite(max_epsilon)):
+        raise DPTopicError(f"invalid max_epsilon={max_epsilon!r}: give the largest epsilon per report you accept, a"
+                           " positive number.")
+    return float(max_epsilon)
+
+
+def _refuse_above(asked: float, limit: float, what: str, server: str) -> None:
+    """The contributor's own limit: a server is not trusted, so it does not choose how little the reports hide."""
+    if asked > limit * (1 + 1e-12):
+        raise DPTopicError(f"{server} asks for reports at {what} = {asked:.4g}, above your limit of {limit:g}"
+                           " (max_epsilon, CLI --max-epsilon): reports at that epsilon hide little of your text;"
+                           " nothing was randomized or sent. Raise the limit only if you accept it.")
+
+
 def submit(server: str, corpus, contributor: str | None = None, chunk_reports: int | None = None,
-           client: ServiceClient | None = None) -> dict:
+           client: ServiceClient | None = None, max_epsilon: float = DEFAULT_MAX_EPSILON) -> dict:
     """Randomize ``corpus`` (a :class:`~dptopic.corpus.Corpus` of the contributor's documents)
-    locally and upload the reports; returns a summary (reports sent, epsilon per document, ...)."""
+    locally and upload the reports; returns a summary (reports sent, epsilon per document, ...).
+
+    ``max_epsilon``: the largest epsilon per report the contributor accepts (per word for word-level reports, per
+    document for document-level ones); a server that asks for more is refused before anything is randomized.
+    ``contributor``: the pseudonym (checked before anything is randomized; None: a fresh random one)."""
     from ..corpus import Vocabulary
 
+    limit = check_max_epsilon(max_epsilon)
+    if contributor is not None and not codec.PSEUDONYM.fullmatch(str(contributor)):
+        raise DPTopicError(f"invalid pseudonym {str(contributor)[:40]!r}: it must be {codec.PSEUDONYM_RULE}; leave it"
+                           " out for a random one.")
     client = client or ServiceClient(server)
     cfg = client.config()
     vocab = Vocabulary(cfg["vocabulary"])
     kind = kinds.get(cfg.get("report_kind", "word"))
     rz = kind.randomizer(vocab, cfg)
+    eps = kind.epsilons(rz)
+    if eps["epsilon_word"] is not None:
+        _refuse_above(eps["epsilon_word"], limit, "eps_word (per word)", client.server)
+    else:
+        _refuse_above(eps["epsilon_doc"], limit, "eps_doc (per document)", client.server)
     local = corpus if corpus.vocabulary == vocab else corpus.restrict(vocab, drop_empty=False)
     reports = rz.randomize(local)  # one report per document, the empty ones included
     nb = kind.bytes_per_report(reports)
     per_request = min(cfg["max_reports_per_request"], max(1, (cfg["max_body_bytes"] - 4096) // nb))
     if chunk_reports:
         per_request = min(per_request, chunk_reports)
-    contributor = contributor or secrets.token_hex(8)
+    contributor = secrets.token_hex(8) if contributor is None else str(contributor)
     sent = replayed = 0
     for a, b in _chunks(reports.n_reports, per_request):
         body = codec.encode_reports(reports[a:b])
@@ -185,12 +221,88 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
             "vocab_size": len(vocab), "attempts": client.attempts}
 
 
+FED_STATE_FORMAT = "dptopic-fed-client-state"
+FED_STATE_VERSION = 1
+
+
+def _fed_state_key(rrp, vocab_sha: str) -> dict:
+    """What reports drawn once must agree on to be reused: the vocabulary they range over and the randomizer."""
+    return {"vocabulary_sha256": vocab_sha, "epsilon": float(rrp.epsilon), "entries": int(rrp.n_entries),
+            "exclusion": str(rrp.exclusion)}
+
+
+def _load_fed_state(path, key: dict, client_id: str | None):
+    """The client id and randomized reports a FedLDA state file holds (None when there is no file), checked
+    against the server's configuration; a one-line error otherwise."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from .._io import load_json
+
+    p = Path(path)
+    if not p.exists():
+        return None
+    if not p.is_file():
+        raise DPTopicError(f"--state {str(p)!r} is not a file: give the path of a FedLDA state file (it is created on"
+                           " the first run).")
+    try:
+        doc = load_json(p.read_text(encoding="utf-8"), f"FedLDA state file {str(p)!r}")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DPTopicError(f"cannot read the FedLDA state file {str(p)!r} ({type(e).__name__}): check it, or give"
+                           " another --state.") from None
+    if not isinstance(doc, dict) or doc.get("format") != FED_STATE_FORMAT or doc.get("version") != FED_STATE_VERSION:
+        raise DPTopicError(f"{str(p)!r} is not a FedLDA state file of this dptopic (format {FED_STATE_FORMAT!r}"
+                           f" v{FED_STATE_VERSION}): give another --state.")
+    if doc.get("server") != key:
+        raise DPTopicError(f"the FedLDA state file {str(p)!r} holds reports drawn for another server configuration"
+                           " (vocabulary, epsilon or entries): give another --state for this server; reports drawn"
+                           " for it anew spend its per-user epsilon again.")
+    saved_id = doc.get("client")
+    if not isinstance(saved_id, str) or not codec.PSEUDONYM.fullmatch(saved_id):
+        raise DPTopicError(f"the FedLDA state file {str(p)!r} has no valid client id: it was edited; give another"
+                           " --state.")
+    if client_id is not None and str(client_id) != saved_id:
+        raise DPTopicError(f"the FedLDA state file {str(p)!r} belongs to client {saved_id!r}, not"
+                           f" {str(client_id)[:40]!r}: leave out the client id, or give another --state.")
+    reports = doc.get("reports")
+    try:
+        sets = np.asarray(reports, dtype=np.int64)
+    except (TypeError, ValueError, OverflowError):
+        sets = None
+    if sets is None or sets.ndim != 2 or not isinstance(reports, list):
+        raise DPTopicError(f"the FedLDA state file {str(p)!r} holds no table of reports: it was edited; give another"
+                           " --state.")
+    return saved_id, sets
+
+
+def _save_fed_state(path, key: dict, client_id: str, sets) -> None:
+    from pathlib import Path
+
+    from .._io import atomic_write_json
+
+    atomic_write_json(Path(path), {"format": FED_STATE_FORMAT, "version": FED_STATE_VERSION, "server": key,
+                                   "client": client_id, "reports": [[int(w) for w in row] for row in sets],
+                                   "note": "randomized reports, drawn once on this device and sent every round;"
+                                           " reusing them spends no more epsilon, drawing new ones spends it again"},
+                      private=True)
+
+
 def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, timeout: float = 600.0,
-                    client_id: str | None = None, client: ServiceClient | None = None, on_round=None) -> dict:
-    """Take part in ``rounds`` FedLDA rounds with ``corpus`` (the user's documents, kept local)."""
+                    client_id: str | None = None, client: ServiceClient | None = None, on_round=None,
+                    state=None, max_epsilon: float = DEFAULT_MAX_EPSILON) -> dict:
+    """Take part in ``rounds`` FedLDA rounds with ``corpus`` (the user's documents, kept local).
+
+    ``state`` (a file path): where this user's randomized reports are kept between runs. The reports of the
+    ``"none"`` rule are drawn once and their per-user epsilon is spent once; a second run that drew them anew
+    would spend it again. With ``state``, the first run saves its client id and reports there (before the first
+    update leaves the device), and later runs reuse them, whatever documents they are given. Without it every
+    run draws new reports under a new id. ``max_epsilon``: the largest epsilon per entry the user accepts (a
+    server that asks for more is refused before anything is randomized)."""
     if client_id is not None and not codec.PSEUDONYM.fullmatch(str(client_id)):
         raise DPTopicError(f"invalid client id {str(client_id)[:40]!r}: it must be {codec.PSEUDONYM_RULE}; leave it out"
                            " for a random one.")
+    limit = check_max_epsilon(max_epsilon)
     client = client or ServiceClient(server)
     cfg = client.config()
     if not cfg.get("fed"):
@@ -210,12 +322,25 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
             raise
         raise DPTopicError(f"the FedLDA configuration of {client.server} lacks or mistypes a field"
                            f" ({type(e).__name__}: {str(e)[:40]}): upgrade dptopic (or the server).") from None
+    _refuse_above(float(rrp.epsilon), limit, "epsilon per entry", client.server)
     if local.n_tokens == 0 and rrp.exclusion != "none":
         raise DPTopicError(f"none of your words is among the {len(vocab)} words this server's FedLDA rounds take: there"
                            " is nothing to report.")
     # exclusion="none": a user without any of them still takes part, with padding only, so that whether someone
     # takes part says nothing about their text
-    fc = codec.fed_client(client_id or secrets.token_hex(8), local, rrp)
+    key = _fed_state_key(rrp, codec.vocabulary_fingerprint(list(vocab.words)))
+    saved = None
+    if state is not None:
+        if rrp.exclusion != "none":
+            raise DPTopicError("--state keeps reports drawn once, which only the 'none' rule does: this server's rule"
+                               f" {rrp.exclusion!r} draws new entries every round.")
+        saved = _load_fed_state(state, key, client_id)
+    if saved is not None:
+        fc = codec.fed_client(saved[0], local, rrp, reports=saved[1])
+    else:
+        fc = codec.fed_client(client_id or secrets.token_hex(8), local, rrp)
+        if state is not None:  # kept before anything leaves the device
+            _save_fed_state(state, key, fc.client_id, fc.sets)
     done, last_round, deadline, sent = [], -1, time.monotonic() + timeout, 0
     while len(done) < rounds:
         _, headers, msg = client.request("GET", "/v1/fed/round")
@@ -246,7 +371,8 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         if on_round is not None:
             on_round(done[-1])
     priv = codec.fed_privacy(rrp, sent, vocab_size=len(vocab))
-    return {"client": fc.client_id, "rounds": done, "updates_sent": sent, "epsilon_basic": priv["epsilon_basic"],
+    return {"client": fc.client_id, "reused_reports": saved is not None, "state": None if state is None else str(state),
+            "rounds": done, "updates_sent": sent, "epsilon_basic": priv["epsilon_basic"],
             "epsilon_pld": priv.get("epsilon_pld"), "epsilon": priv.get("epsilon"), "delta": priv["delta"],
             "guarantee": priv.get("guarantee"), "note": priv.get("note")}
 

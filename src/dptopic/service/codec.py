@@ -92,7 +92,8 @@ def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint
         raise IncompatibleReports("uploaded reports were made with another vocabulary: use the one /v1/config lists.")
     if not math.isclose(rs.epsilon, float(epsilon), rel_tol=1e-12):
         raise IncompatibleReports(f"uploaded reports were made at eps_doc={rs.epsilon:g} but this server takes"
-                                  f" {float(epsilon):g}.")
+                                  f" {float(epsilon):g}: randomize again with the server's settings (GET /v1/config"
+                                  " epsilon_doc).")
     if rs.n_reports == 0:
         raise MalformedReports("uploaded reports: the file holds no reports; send at least one.")
     return rs
@@ -363,9 +364,10 @@ def fed_privacy(rrp, rounds: int, delta: float = 1e-5, vocab_size: int | None = 
     return rep
 
 
-def fed_client(client_id: str, corpus, rrp):
+def fed_client(client_id: str, corpus, rrp, reports=None):
     """A FedLDA participant holding ``corpus``: its reports' coins come from the operating system's CSPRNG, the rest
-    (which entries are sampled, the labels) from fresh OS entropy (no seed)."""
+    (which entries are sampled, the labels) from fresh OS entropy (no seed). ``reports``: the randomized reports
+    it drew in an earlier run, reused (nothing is randomized again)."""
     from ..federated import FedClient
 
-    return FedClient(client_id, corpus, rrp, np.random.default_rng(), secure=rrp.exclusion == "none")
+    return FedClient(client_id, corpus, rrp, np.random.default_rng(), secure=rrp.exclusion == "none", reports=reports)

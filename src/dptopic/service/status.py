@@ -25,11 +25,18 @@ def render_status(service) -> str:
     if not rows_topics:
         rows_topics = ("<tr><td colspan='2'>No topics yet: the first mini-batch of "
                        f"{cfg.batch_size} reports has not been trained.</td></tr>")
+    document_kind = cfg.report_kind == "document"
+    units_note = ("Each report protects one whole document (eps_doc); a contributor's reports compose over all their"
+                  " documents." if document_kind else
+                  "Word level: each of the contributor's documents differs in the presence of one word. Document"
+                  " level: any change of all their documents.")
+    word_header = "" if document_kind else "<th>eps, word level</th>"
     rows_contrib = ""
     for rank, c in enumerate(contributors, 1):   # pseudonyms are not shown: this page is public
         p = service.contributor_privacy(c["reports"])
         who = f"{rank}" + (" (one upload without a pseudonym)" if c["contributor"] is None else "")
-        rows_contrib += (f"<tr><td>{who}</td><td>{c['reports']}</td><td>{_fmt(p['epsilon_contributor_word_basic'])}</td>"
+        word_cell = "" if document_kind else f"<td>{_fmt(p['epsilon_contributor_word_basic'])}</td>"
+        rows_contrib += (f"<tr><td>{who}</td><td>{c['reports']}</td>{word_cell}"
                          f"<td>{_fmt(p['epsilon_contributor_doc_basic'])}</td></tr>")
     n_all = counts["contributors"] + counts["anonymous_uploads"]
     shown = (f"The {len(contributors)} with the most reports of {n_all}" if n_all > len(contributors)
@@ -42,7 +49,9 @@ def render_status(service) -> str:
         fed_html = (f"<h2>FedLDA</h2><p>Open round: <b id='fed-round'>{rnd}</b>; per-entry epsilon"
                     f" {_fmt(service.rrp.epsilon)}, {service.rrp.n_entries} entries per update: epsilon"
                     f" {_fmt(service.rrp.epsilon * service.rrp.n_entries)} per user (basic composition), spent once"
-                    " whatever the number of rounds.</p>"
+                    " whatever the number of rounds as long as the user keeps the reports it drew (dptopic"
+                    " fed-client keeps them in its --state file); a user who draws new reports spends it again, and"
+                    " this server cannot tell.</p>"
                     "<table><tr><th>client (ranked; ids not shown)</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
     kind = kinds.get(cfg.report_kind)
     prior_html = ("" if getattr(cfg, "prior", None) is None else
@@ -68,9 +77,8 @@ Everything this server computes is post-processing of the randomized reports{pri
 <h2>Epsilon per contributor</h2>
 <p class="note">{shown} contributors, by reports sent (pseudonyms are not shown; an upload without one counts as a
 contributor of its own); a contributor's reports compose (basic composition, pure DP; tight accounting can only
-be smaller). Word level: each of the contributor's documents differs in the presence of one word. Document level: any
-change of all their documents.</p>
-<table id="contributors"><tr><th>contributor</th><th>reports</th><th>eps, word level</th><th>eps, document level</th></tr>
+be smaller). {units_note}</p>
+<table id="contributors"><tr><th>contributor</th><th>reports</th>{word_header}<th>eps, document level</th></tr>
 {rows_contrib}</table>
 {fed_html}
 <p class="note">Read-only page, generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}.
