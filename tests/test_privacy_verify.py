@@ -284,6 +284,45 @@ def test_events_edited_with_their_figures_are_caught_by_the_plan(models, tmp_pat
     assert "differs" in r.stdout
 
 
+@pytest.mark.parametrize("break_params", ["unknown class", "unknown parameter", "invalid parameters"])
+def test_events_edited_with_their_figures_fail_verify_when_the_parameters_cannot_be_planned(models, tmp_path,
+                                                                                             break_params):
+    # with the trainer's parameters made unusable, the plan was skipped and `privacy verify` said "verified" (exit 0)
+    # on events edited down with their figures
+    m = models[0]                                              # HDP-LDA
+    rep = json.loads(json.dumps(m.privacy_))
+    rep["events"][0]["count"] = max(1, rep["events"][0]["count"] // 2)
+    rep = _recomputed_consistently(rep)
+    d = tmp_path / "m"
+    m.save(d)
+    meta = json.loads((d / "model.json").read_text())
+    meta["privacy"] = rep
+    meta.pop("privacy_card", None)
+    if break_params == "unknown class":
+        meta["class"] = "Foo"
+    elif break_params == "unknown parameter":
+        meta["params"]["colour"] = "red"
+    else:
+        meta["params"]["n_iter"] = -3
+    (d / "model.json").write_text(json.dumps(meta))
+    r = _cli("privacy", "verify", d)
+    assert r.returncode == 2 and "cannot be compared with what the trainer" in r.stderr, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+
+
+def test_a_model_whose_figures_cannot_be_recomputed_loads_with_a_warning(models, tmp_path):
+    # its figures were shown as saved, with no word that nothing had checked them
+    d = tmp_path / "m"
+    models[0].save(d)
+    meta = json.loads((d / "model.json").read_text())
+    del meta["privacy"]["events"][0]["changes"]
+    (d / "model.json").write_text(json.dumps(meta))
+    with pytest.warns(UserWarning, match="cannot be recomputed from its events .*unchecked"):
+        dptopic.load(d)
+    r = _cli("topics", "--model", d)
+    assert r.returncode == 0 and "unchecked" in " ".join(r.stderr.split()), r.stderr
+
+
 def test_a_run_over_its_budget_and_parameters_edited_down_are_caught(models, tmp_path):
     d = tmp_path / "m"
     models[3].save(d)                                          # DocDPEM at (1, 1e-5)

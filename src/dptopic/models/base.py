@@ -702,16 +702,31 @@ def verify_saved(meta: dict, check):
     """``check`` of the privacy report in a model folder's ``model.json`` (``meta``), with its events compared
     with what the saved class and parameters plan; left as it is when those do not name a trainer this dptopic
     can build (``dptopic load`` refuses such a folder with its own reason)."""
+    if not isinstance(meta.get("privacy"), dict):
+        return check
     cls = _REGISTRY.get(meta.get("class")) if isinstance(meta.get("class"), str) else None
     params = meta.get("params")
-    if cls is None or not isinstance(params, dict) or not isinstance(meta.get("privacy"), dict):
+    why = None
+    if cls is None:
+        why = f"names the class {str(meta.get('class'))[:40]!r}, which is no trainer of this dptopic"
+    elif not isinstance(params, dict):
+        why = "has no parameters (params)"
+    else:
+        try:
+            model = cls(**params)
+            model._validate()
+        except (DPTopicError, TypeError) as e:
+            why = f"has parameters {cls.__name__} does not accept ({' '.join(str(e).split())[:120].rstrip('.')})"
+    if why is None:
+        return planned_spend_check(check, model, meta["privacy"])
+    if check.status not in ("verified", "looser"):
         return check
-    try:
-        model = cls(**params)
-        model._validate()
-    except (DPTopicError, TypeError):
-        return check
-    return planned_spend_check(check, model, meta["privacy"])
+    # the recomputation alone holds for whatever events the report lists: without the trainer's plan, events edited
+    # together with their figures (fewer iterations, less noise) would pass
+    from ..accounting.verify import Verification
+
+    return Verification("failed", f"model.json {why}, so its events cannot be compared with what the trainer's"
+                                  " parameters plan (dptopic load refuses it too)", check.figures)
 
 
 def _checked_privacy(rep, bad, model=None) -> dict:
@@ -743,6 +758,13 @@ def _checked_privacy(rep, bad, model=None) -> dict:
         if check.status == "failed":
             raise bad(f"its privacy report does not match its own events ({check.detail}): the file was edited or"
                       " damaged")
+        if check.status == "not_recomputable":
+            import warnings
+
+            warnings.warn(f"the privacy figures of this model cannot be recomputed from its events ({check.detail}):"
+                          " they are shown as saved, unchecked ('dptopic privacy verify' fails on them); this dptopic"
+                          " saves every figure recomputable, so the model was saved by an older version or edited:"
+                          " train it again for checked figures.", UserWarning, stacklevel=3)
     elif rep.get("private") not in (False, None):
         raise bad("'private' in the privacy report must be true or false")
     return rep
