@@ -173,6 +173,17 @@ def check_backend(url: str) -> None:
                            " (sqlite:///PATH, the default) or PostgreSQL (postgresql+psycopg://USER@HOST/DB).")
 
 
+def safe_url(url: str) -> str:
+    """``url`` as messages show it: scheme, user, host, port and database, with any password masked (``***``, as
+    SQLAlchemy renders it); ``<database>`` for a URL SQLAlchemy cannot parse (it could hold a password anywhere)."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - only used in messages
+        return "<database>"
+
+
 def foreign_tables(url: str) -> list[str]:
     """Tables in the database at ``url`` that are not the service's (a user's own SQLite file, say); [] for a new
     database. Read before the service creates anything."""
@@ -186,7 +197,7 @@ def foreign_tables(url: str) -> list[str]:
         finally:
             engine.dispose()
     except Exception as e:  # a bad URL or an unreachable server: Storage() reports it in one line
-        raise StorageError(f"cannot use database {url.split('@')[-1]!r}: {_one_line(e)}") from None
+        raise StorageError(f"cannot use database {safe_url(url)!r}: {_one_line(e)}") from None
     return sorted(set(names) - set(metadata.tables))
 
 
@@ -210,12 +221,7 @@ class Storage:
     @property
     def safe_url(self) -> str:
         """The URL with any password hidden (for logs and errors)."""
-        try:
-            from sqlalchemy.engine import make_url
-
-            return make_url(self.url).render_as_string(hide_password=True)
-        except Exception:  # noqa: BLE001 - only used in messages
-            return "<database>"
+        return safe_url(self.url)
 
     # ------------------------------------------------------------ transactions
     @contextmanager
