@@ -41,6 +41,7 @@ SERVER_ONLY_ARRAYS = frozenset({"prior_presence"})
 _KEY = re.compile(r"^[A-Za-z0-9_\-.:]{8,128}$")
 _INLINE_DECODE_BYTES = 64 * 1024
 _TRAIN_KEYS = frozenset({"force", "max_batches"})
+MAX_TOPIC_WORDS = 100   # GET /v1/topics?words=N
 
 
 class ApiError(Exception):
@@ -161,7 +162,23 @@ class Service:
 
 
 # ----------------------------------------------------------------------------- helpers
+def require_identity_encoding(request: Request) -> None:
+    """Refuse a body sent with a Content-Encoding (gzip, br, ...): the server does not decode one, and storing the
+    bytes as they came would store something other than what the client meant."""
+    raw = request.headers.get("content-encoding")
+    if raw is None:
+        return
+    codings = [c.strip().lower() for c in raw.split(",") if c.strip()]
+    other = [c for c in codings if c != "identity"]
+    if other:
+        shown = ", ".join(other)[:40]
+        raise ApiError(415, "unsupported_content_encoding", f"the body is sent with Content-Encoding {shown}, which this"
+                                                            " server does not decode: send it uncompressed (no"
+                                                            " Content-Encoding header, or identity).")
+
+
 async def read_body(request: Request, limit: int) -> bytes:
+    require_identity_encoding(request)
     cl = request.headers.get("content-length")
     if cl is not None:
         try:
@@ -264,11 +281,14 @@ async def post_reports(request: Request):
 async def get_topics(request: Request):
     svc: Service = request.app.state.service
     raw = request.query_params.get("words", "10")
-    if not re.fullmatch(r"[0-9]{1,3}", raw):    # int() would also take " 5", "1_0" and other scripts' digits
-        raise ApiError(400, "bad_request", "words must be an integer.")
-    n = int(raw)
-    if not 1 <= n <= 100:
-        raise ApiError(400, "bad_request", "words must lie in [1, 100].")
+    # ASCII digits only: int() would also take " 5", "1_0" and other scripts' digits
+    if not re.fullmatch(r"[+-]?[0-9]+", raw):
+        raise ApiError(400, "bad_request", f"words must be an integer from 1 to {MAX_TOPIC_WORDS}, not"
+                                           f" {raw[:20]!r}{'...' if len(raw) > 20 else ''}.")
+    n = int(raw) if len(raw.lstrip("+-0")) <= 12 else None    # more digits: out of range whatever they are
+    if n is None or not 1 <= n <= MAX_TOPIC_WORDS:
+        raise ApiError(400, "bad_request", f"words={raw[:20]}{'...' if len(raw) > 20 else ''} is out of range: give"
+                                           f" a number of words per topic from 1 to {MAX_TOPIC_WORDS}.")
     view = await run_in_threadpool(svc.model_view, n)
     counts = await run_in_threadpool(svc.storage.counts)
     most = await run_in_threadpool(svc.storage.max_reports_per_contributor)
