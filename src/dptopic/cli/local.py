@@ -5,8 +5,52 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import epsilon_word_rules, flag_errors
-from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, epsilon_value, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
-                      read_vocabulary)
+from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, epsilon_value, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics)
+from ._common import read_vocabulary as _read_vocabulary_file
+
+# A UCI corpus read by a command that has no --vocab (randomize, serve --prior, submit, fed-client): the loader's
+# "pass --vocab" names an option these commands do not have
+UCI_VOCAB_RULES = (
+    (r"^a UCI corpus needs its vocabulary file, and ('.*') is not named docword\.\*, so no vocab\.\* file can be found"
+     r" beside it: pass --vocab FILE\.$",
+     r"a UCI corpus is read with the vocab.* file beside its docword.* file, and \1 is not named docword.*: name the"
+     r" pair docword.NAME.txt and vocab.NAME.txt (this command has no --vocab; --vocabulary is the public word list"
+     r" the documents are read into), or give the documents as text (--format text, one document per line)."),
+    (r"^UCI corpus needs its vocabulary file: pass --vocab \(looked for (.*)\)\.$",
+     r"a UCI corpus is read with the vocab.* file beside its docword.* file, and there is no \1 beside it: put it"
+     r" there (this command has no --vocab; --vocabulary is the public word list the documents are read into)."),
+)
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 report``, ``2 reports``."""
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+def read_vocabulary(path):
+    """The public vocabulary file of ``--vocabulary`` (:func:`._common.read_vocabulary`), a folder refused as one."""
+    if Path(path).is_dir():
+        raise DPTopicError(f"--vocabulary {str(path)!r} is a folder: give the vocabulary file itself, a text file with"
+                           " one word per line.")
+    return _read_vocabulary_file(path)
+
+
+def check_corpus_file(spec, fmt: str, flag: str = "--corpus") -> None:
+    """Refuse a file read as a prepared ``.npz`` corpus (``--format npz``, or a ``.npz`` name) that is no zip archive,
+    naming what it is not, before the loader calls it corrupt."""
+    p = Path(str(spec))
+    if not p.is_file() or not (fmt == "npz" or (fmt == "auto" and p.name.lower().endswith(".npz"))):
+        return
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        return      # the loader says why it cannot be read
+    if head != b"PK\x03\x04":
+        how = "--format npz reads" if fmt == "npz" else "a .npz name is read as"
+        raise DPTopicError(f"{flag} {str(spec)!r} is not an .npz corpus ({how} a corpus written by 'dptopic corpus"
+                           " prepare'): give --format for what the file holds (text: one document per line, jsonl,"
+                           " csv), or prepare it with 'dptopic corpus prepare'.")
 
 
 def _flip_args(p):
@@ -20,7 +64,7 @@ def cmd_randomize(a):
     names = {"epsilon_word": "--epsilon-word", "f": "--f", "epsilon_doc": "--epsilon-doc"}
     if a.unit == "document":    # DocumentRandomizer(vocabulary, epsilon)
         names["epsilon"] = "--epsilon-doc"
-    with flag_errors(names, epsilon_word_rules("--epsilon-word", a.epsilon_word)):
+    with flag_errors(names, epsilon_word_rules("--epsilon-word", a.epsilon_word) + UCI_VOCAB_RULES):
         _randomize(a)
 
 
@@ -32,12 +76,15 @@ def _randomize(a):
     if a.unit == "document":
         if a.epsilon_word is not None or a.f is not None:
             raise DPTopicError("--unit document takes --epsilon-doc (per document); --epsilon-word/--f are for --unit word.")
+    elif a.epsilon_doc is not None:     # the flag given for the other unit first: it says what was meant
+        raise DPTopicError("--epsilon-doc is for --unit document; --unit word takes --epsilon-word (or --f)"
+                           + (": add --unit document for a per-document guarantee." if a.epsilon_word is None
+                              and a.f is None else "."))
     elif a.epsilon_word is None and a.f is None:
         raise DPTopicError("--unit word needs --epsilon-word (or --f); for a per-document guarantee use --unit document"
                            " --epsilon-doc 8.")
-    elif a.epsilon_doc is not None:
-        raise DPTopicError("--epsilon-doc is for --unit document; --unit word takes --epsilon-word (or --f).")
     check_output_file(a.out, _is_report_file, overwrite=a.overwrite, what="report file")
+    check_corpus_file(a.corpus, a.format)
     if a.unit == "document":
         return _randomize_documents(a)
     console = make_console(stderr=True)
@@ -49,7 +96,7 @@ def _randomize(a):
     rz = Randomizer(vocab, epsilon_word=a.epsilon_word, f=a.f)  # OS CSPRNG; no seed, ever
     reports = rz.randomize(corpus)
     out = reports.save(a.out)
-    console.print(f"{reports.n_reports} randomized reports written to [bold]{out}[/] (V={rz.vocab_size},"
+    console.print(f"{plural(reports.n_reports, 'randomized report')} written to [bold]{out}[/] (V={rz.vocab_size},"
                   f" f={rz.f:.6g}; eps_word={rz.epsilon_word:.4g} per word, eps_doc={rz.epsilon_doc:.4g} per"
                   " document; coins from the OS CSPRNG)")
     print_empty_note(int((corpus.doc_lengths == 0).sum()), corpus.n_docs)
@@ -63,12 +110,50 @@ def _randomize_documents(a) -> None:
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False,
                          stop_words=PUBLIC_VOCABULARY_DECIDES)
     rz = DocumentRandomizer(vocab, 8.0 if a.epsilon_doc is None else a.epsilon_doc)  # OS CSPRNG; no seed, ever
+    warn_large_document_reports(rz.vocab_size, rz.epsilon, corpus.n_docs)
     reports = rz.randomize(corpus)
     out = reports.save(a.out)
-    console.print(f"{reports.n_reports} document-level reports written to [bold]{out}[/] (V={rz.vocab_size},"
-                  f" eps_doc={rz.epsilon:g} per document, {reports.subset_size} items per report; coins from the OS"
-                  " CSPRNG)")
+    console.print(f"{plural(reports.n_reports, 'document-level report')} written to [bold]{out}[/] (V={rz.vocab_size},"
+                  f" eps_doc={rz.epsilon:g} per document, {plural(reports.subset_size, 'item')} per report; coins from"
+                  " the OS CSPRNG)")
     print_no_pair_note(int((corpus.doc_lengths < 2).sum()), corpus.n_docs)
+
+
+LARGE_REPORT_BYTES = 1_000_000     # a document-level report above this size gets a warning before randomizing
+_ITEM_BYTES = 4                     # each item of a document-level report is a uint32
+
+
+def _size(n_bytes: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{int(n_bytes)} bytes"
+
+
+def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) -> None:
+    """Warn once, before randomizing, when a document-level report exceeds :data:`LARGE_REPORT_BYTES`: at a small
+    epsilon k-subset selection sends most of the V(V+1)/2 word pairs, so every document costs megabytes. Says the
+    size per document, the total, and the --epsilon-doc or vocabulary size that keep a report under the limit; the
+    mechanism is unchanged."""
+    import math
+    import sys
+
+    from ..local.document import domain_size
+    from ..mechanisms.frequency_oracle import subset_size
+
+    per_doc = _ITEM_BYTES * subset_size(domain_size(vocab_size), epsilon)
+    if per_doc <= LARGE_REPORT_BYTES:
+        return
+    # smallest epsilon (2 decimals, rounded up) whose reports stay under the limit: k = D/(e^eps + 1)
+    eps_min = math.ceil(100 * math.log(_ITEM_BYTES * domain_size(vocab_size) / LARGE_REPORT_BYTES - 1)) / 100
+    while _ITEM_BYTES * subset_size(domain_size(vocab_size), eps_min) > LARGE_REPORT_BYTES:
+        eps_min += 0.01
+    v_max = next((v for v in range(vocab_size - 1, 1, -1)
+                  if _ITEM_BYTES * subset_size(domain_size(v), epsilon) <= LARGE_REPORT_BYTES), 2)
+    print(f"warning: at --epsilon-doc {epsilon:g} over {vocab_size} words each document-level report holds"
+          f" {per_doc // _ITEM_BYTES:,} items ({_size(per_doc)} per document), so {plural(n_docs, 'document')} will"
+          f" write {_size(per_doc * n_docs)}: --epsilon-doc {eps_min:.2f} or more, or a --vocabulary of at most"
+          f" {v_max} words, keeps each report under {LARGE_REPORT_BYTES / 1e6:g} MB.", file=sys.stderr, flush=True)
 
 
 def _is_report_file(path) -> bool:

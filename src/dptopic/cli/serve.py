@@ -19,6 +19,48 @@ def _port(text: str) -> int:
     return v
 
 
+def check_port_free(host: str, port: int) -> None:
+    """Refuse, in one line, a ``--port`` that ``--host`` cannot listen on (another server holds it, or it needs
+    privileges): checked before the database is created or changed, so that a failed start leaves nothing behind.
+
+    Binds each address ``host`` resolves to as uvicorn's event loop will (``SO_REUSEADDR``, IPv6 sockets IPv6-only; an
+    address family this machine lacks is skipped), then lets go at once."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise DPTopicError(f"--host {host} does not resolve ({e.strerror}): give an IP address or a host name this"
+                           " machine knows (127.0.0.1 by default).") from None
+    seen = set()
+    for family, kind, proto, _, addr in infos:
+        if (family, addr[:2]) in seen:
+            continue
+        seen.add((family, addr[:2]))
+        try:
+            sock = socket.socket(family, kind, proto)
+        except OSError:     # an address family this machine does not offer: the server skips it too
+            continue
+        with sock:
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                sock.bind(addr)
+            except OSError as e:
+                if e.errno == errno.EADDRNOTAVAIL:
+                    continue
+                if e.errno == errno.EADDRINUSE:
+                    raise DPTopicError(f"port {port} on {host} is in use (another program listens there): choose another"
+                                       " --port, or stop the program that holds it.") from None
+                if e.errno in (errno.EACCES, errno.EPERM):
+                    raise DPTopicError(f"port {port} on {host} needs privileges to listen on (ports below 1024 do):"
+                                       " choose another --port, 1024 or above.") from None
+                raise DPTopicError(f"cannot listen on port {port} on {host} ({(e.strerror or str(e)).lower()}): choose"
+                                   " another --port or --host.") from None
+
+
 def _need_service_extra():
     try:
         import sqlalchemy  # noqa: F401
@@ -36,11 +78,12 @@ def build_config(a):
     from ..accounting.local import f_from_epsilon
     from ..service import ServiceConfig
     from ..service.config import read_token_file
-    from .local import read_vocabulary
+    from .local import check_corpus_file, read_vocabulary
 
     vocab = read_vocabulary(a.vocabulary)
     prior = None
     if a.prior is not None:
+        check_corpus_file(a.prior, a.format, "--prior")
         prior = load_corpus(a.prior, a.format, None, a.text_field, None, max_vocab=None, min_df=1,
                             stop_words=PUBLIC_VOCABULARY_DECIDES)
         if prior.vocabulary != vocab:
@@ -126,7 +169,9 @@ def serve_flag_names(a) -> tuple:
     rules = epsilon_word_rules("--epsilon-word", a.epsilon_word)
     if a.fed_user_budget is not None:
         rules = user_budget_rules("--fed-user-budget", a.fed_user_budget) + rules
-    return SERVE_FLAGS, rules + SETTINGS_RULES + CORPUS_RULES
+    from .local import UCI_VOCAB_RULES
+
+    return SERVE_FLAGS, rules + SETTINGS_RULES + CORPUS_RULES + UCI_VOCAB_RULES
 
 
 def cmd_serve(a):
@@ -164,6 +209,7 @@ def _serve(a):
     from ..service.app import Service
     from ..service.storage import foreign_tables
 
+    check_port_free(a.host, a.port)     # before the database is touched: a failed start creates nothing
     foreign = foreign_tables(cfg.database)
     if foreign and not a.allow_foreign_tables:
         raise DPTopicError(f"--database {a.database!r} already holds tables that are not dptopic's ({', '.join(foreign[:5])}"
@@ -186,9 +232,13 @@ def _serve(a):
 
 
 def _client_corpus(a):
+    from .local import UCI_VOCAB_RULES, check_corpus_file
+
+    check_corpus_file(a.corpus, a.format)
     # every document stays, even one that tokenisation empties: one report per document, whatever the text
-    return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1, drop_empty=False,
-                       stop_words=PUBLIC_VOCABULARY_DECIDES)
+    with flag_errors({}, UCI_VOCAB_RULES):
+        return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1, drop_empty=False,
+                           stop_words=PUBLIC_VOCABULARY_DECIDES)
 
 
 def cmd_submit(a):
@@ -197,16 +247,17 @@ def cmd_submit(a):
     corpus = _client_corpus(a)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = submit(a.server, corpus, contributor=a.contributor, client=client)
-    from .local import print_empty_note, print_no_pair_note
+    from .local import plural, print_empty_note, print_no_pair_note
 
     if s["report_kind"] == "document":  # the note 'dptopic randomize --unit document' prints
         print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], s["reports"])
     else:
         print_empty_note(s["documents_without_vocabulary_words"], s["reports"])
-    make_console().print(f"{s['reports']} randomized reports uploaded to {a.server} in {s['uploads']} upload(s)"
-                         f" (V={s['vocab_size']}; "
+    make_console().print(f"{plural(s['reports'], 'randomized report')} uploaded to {a.server} in"
+                         f" {plural(s['uploads'], 'upload')} (V={s['vocab_size']}; "
                          + ("" if s["epsilon_word"] is None else f"eps_word={s['epsilon_word']:.4g}, ")
-                         + f"eps_doc={s['epsilon_doc']:.4g} per document; {s['reports']} documents compose to"
+                         + f"eps_doc={s['epsilon_doc']:.4g} per document; {plural(s['reports'], 'document')}"
+                           f" compose{'s' if s['reports'] == 1 else ''} to"
                            + ("" if s["epsilon_word"] is None else
                               f" eps_word={s['reports'] * s['epsilon_word']:.4g} for one word's presence in each and")
                          + f" eps={s['reports'] * s['epsilon_doc']:.4g} for the documents, by basic composition). Raw"
@@ -244,7 +295,8 @@ def register(sub) -> None:
                                    " train OLP-LDA on them exactly once, and run FedLDA rounds. See docs/service.md.")
     s.add_argument("--database", default="sqlite:///dptopic-service.db",
                    help="SQLAlchemy URL: sqlite:///PATH (default) or postgresql+psycopg://USER@HOST/DB")
-    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1, this machine only; another needs --allow-remote)")
     s.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535 (default 8000)")
     s.add_argument("--allow-foreign-tables", action="store_true",
                    help="let --database be a database that already holds other tables (the service adds its own)")
@@ -261,16 +313,21 @@ def register(sub) -> None:
     s.add_argument("--format", default="auto", choices=FORMATS, help="format of --prior")
     s.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
     s.add_argument("--token-file", default=None, help="file holding the admin bearer token (admin endpoints off without)")
-    s.add_argument("--topics", type=positive_int, default=20, help="OLP-LDA topics K")
-    s.add_argument("--batch-size", type=positive_int, default=160, help="reports per OLP-LDA mini-batch")
-    s.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch")
-    s.add_argument("--prior-iterations", type=positive_int, default=200, help="Gibbs sweeps on the prior corpus")
+    s.add_argument("--topics", type=positive_int, default=20,
+                   help="topics K of the model the server trains (OLP-LDA, or LocalDocumentLDA for --report-kind"
+                        " document; default 20)")
+    s.add_argument("--batch-size", type=positive_int, default=160, help="reports per OLP-LDA mini-batch (default 160)")
+    s.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch (default 50)")
+    s.add_argument("--prior-iterations", type=positive_int, default=200, help="Gibbs sweeps on the prior corpus (default 200)")
     s.add_argument("--lam", type=float, default=0.5, help="OLP-LDA correlation factor lambda in [0, 1] (default 0.5)")
-    s.add_argument("--omega", type=float, default=0.4, help="OLP-LDA prior weight omega in [0, 1]")
-    s.add_argument("--delta", type=unit_interval, default=1e-5, help="delta of the tight epsilon(delta) reports")
-    s.add_argument("--train-interval", type=float, default=2.0, help="seconds between trainer passes (0: admin only)")
-    s.add_argument("--max-body-bytes", type=positive_int, default=4 * 1024 * 1024)
-    s.add_argument("--max-reports-per-request", type=positive_int, default=10_000)
+    s.add_argument("--omega", type=float, default=0.4, help="OLP-LDA prior weight omega in [0, 1] (default 0.4)")
+    s.add_argument("--delta", type=unit_interval, default=1e-5, help="delta of the tight epsilon(delta) reports (default 1e-5)")
+    s.add_argument("--train-interval", type=float, default=2.0, help="seconds between trainer passes (0: admin only; default 2)")
+    s.add_argument("--max-body-bytes", type=positive_int, default=4 * 1024 * 1024,
+                   help="largest request body accepted, in bytes; a larger upload is refused with 413 (default"
+                        " 4194304, 4 MiB)")
+    s.add_argument("--max-reports-per-request", type=positive_int, default=10_000,
+                   help="most reports in one upload; more are refused with 413 (default 10000)")
     s.add_argument("--fed-epsilon", type=positive_float, default=None,
                    help="enable FedLDA rounds with this per-entry epsilon (Wang et al. 2020, Thm 1)")
     s.add_argument("--fed-user-budget", type=positive_float, default=None, metavar="EPS_USER",
