@@ -120,7 +120,7 @@ def test_save_load_roundtrip_and_corrupt(tmp_path):
     d = Corpus.load(p)
     assert np.array_equal(d.word_ids, c.word_ids) and d.vocabulary == c.vocabulary and d.labels == c.labels
     (tmp_path / "bad.npz").write_bytes(b"not a zip file")
-    with pytest.raises(DPTopicError, match="corrupt corpus file"):
+    with pytest.raises(DPTopicError, match="is not an .npz corpus"):
         Corpus.load(tmp_path / "bad.npz")
 
 

@@ -419,3 +419,36 @@ def test_fed_client_refuses_a_server_asking_for_more_than_the_users_limit(fed_se
     with pytest.raises(DPTopicError, match=r"epsilon per entry = 5, above your limit of 4 .*nothing was randomized"):
         fed_participate(url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30, client=c, max_epsilon=4)
     assert c.updates == []
+
+
+def test_fed_client_cli_keeps_its_reports_in_the_state_folder_by_default(fed_server, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    url, texts = fed_server["url"], fed_server["texts"]
+    (tmp_path / "docs.txt").write_text("\n".join(texts[80:90]) + "\n")
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"),
+               PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+
+    def run(*extra):
+        r = subprocess.run([sys.executable, "-m", "dptopic", "fed-client", "--server", url, "--corpus", "docs.txt",
+                            "--poll", "0.1", "--round-timeout", "60", *extra], capture_output=True, text=True,
+                           env=env, cwd=tmp_path, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return " ".join(r.stdout.split())
+
+    first = run()
+    files = list((tmp_path / "state" / "dptopic").glob("fed-*.json"))
+    assert len(files) == 1 and "drawn once and kept in" in first, (first, list((tmp_path / "state").rglob("*")))
+    assert (files[0].stat().st_mode & 0o777) == 0o600 and ((tmp_path / "state" / "dptopic").stat().st_mode & 0o777) == 0o700
+    client = json.loads(files[0].read_text())["client"]
+    second = run()
+    assert f"as {client};" in second and "reused the reports drawn before" in second and "spent nothing more" in second
+    third = run("--state", "none")
+    assert "drawn anew for this run" in third and f"as {client};" not in third
+    r = subprocess.run([sys.executable, "-m", "dptopic", "fed-client", "--server", url, "--corpus", "docs.txt",
+                        "--max-epsilon", "2", "--retries", "0"], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode == 2 and "above your limit of 2" in r.stderr and "Traceback" not in r.stderr

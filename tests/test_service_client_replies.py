@@ -163,3 +163,12 @@ def test_submit_checks_the_pseudonym_before_asking_the_server_anything(name):
     docs = Corpus.from_texts(["alpha beta"], vocabulary=["alpha", "beta"], max_vocab=None)
     with pytest.raises(DPTopicError, match="invalid pseudonym"):
         submit("http://127.0.0.1:9", docs, contributor=name, client=NoNetwork("http://127.0.0.1:9"))
+
+
+def test_submit_cli_max_epsilon(canned, tmp_path):
+    url, bodies = canned
+    bodies["/v1/config"] = _valid_config()                        # f = 0.9: eps_word 0.2 per word
+    (tmp_path / "docs.txt").write_text("alpha beta\ngamma delta\n")
+    r = _cli("submit", "--server", url, "--corpus", "docs.txt", "--retries", "0", "--max-epsilon", "0.1", cwd=tmp_path)
+    err = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.returncode == 2 and len(err) == 1 and "above your limit of 0.1" in err[0], r.stderr

@@ -155,12 +155,12 @@ def test_randomize_of_a_uci_corpus_names_no_missing_option(files, capsys):
     # randomize has no --vocab: the message does not send the user to one
     code, _, err = _cli(capsys, "randomize", "--format", "uci", "--vocabulary", str(files / "v.txt"),
                         "--epsilon-word", "2", "--corpus", str(files / "docs.txt"), "--out", str(files / "r.bin"))
-    assert code == 2 and "pass --vocab" not in err and "no --vocab" in err and "--vocabulary" in err, err
-    assert "docword.NAME.txt and vocab.NAME.txt" in err
+    assert code == 2 and "pass --vocab" not in err and "reads the UCI vocabulary from there" in err, err
+    assert "--vocabulary is the public word list" in err and "docword.NAME.txt and vocab.NAME.txt" in err
     (files / "docword.x.txt").write_text("2\n5\n1\n1 1 1\n")
     code, _, err = _cli(capsys, "randomize", "--corpus", str(files / "docword.x.txt"), "--vocabulary",
                         str(files / "v.txt"), "--epsilon-word", "2", "--out", str(files / "r.bin"))
-    assert code == 2 and "pass --vocab" not in err and "no vocab.x.txt beside it" in err, err
+    assert code == 2 and "pass --vocab" not in err and "no vocab.x.txt beside 'docword.x.txt'" in err, err
 
 
 def test_randomize_says_a_text_file_is_not_an_npz_corpus(files, capsys):
@@ -168,7 +168,7 @@ def test_randomize_says_a_text_file_is_not_an_npz_corpus(files, capsys):
         path.write_text("apple banana\n")
         code, _, err = _cli(capsys, "randomize", "--format", fmt, "--corpus", str(path), "--vocabulary",
                             str(files / "v.txt"), "--epsilon-word", "2", "--out", str(files / "r.bin"))
-        assert code == 2 and f"--corpus '{path}' is not an .npz corpus" in err, err
+        assert code == 2 and f"'{path}' is not an .npz corpus" in err, err
         assert "ValueError" not in err and "corrupt" not in err and "--format" in err
 
 

@@ -152,7 +152,8 @@ PUBLIC_VOCABULARY_DECIDES = "none"
 def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, text_field: str = "text",
                 label_field: str | None = None, max_vocab: int | None = None, min_df=None,
                 vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
-                into_model: bool = False, id_field: str | None = None, require_ids: bool = True, tokenizer=None):
+                into_model: bool = False, id_field: str | None = None, require_ids: bool = True, tokenizer=None,
+                vocab_flag: str | None = "--vocab"):
     """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text (or a
@@ -164,7 +165,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     preprocessing leaves empty (one row per input document), for files read in a model's vocabulary.
     ``id_field`` names the JSONL field / CSV column of document ids (``require_ids=False``: used when present).
     ``tokenizer`` (a saved model's ``tokenizer_``): raw text read into that model warns when another version of the
-    tokeniser made its words, as the model's own ``transform`` of texts does.
+    tokeniser made its words, as the model's own ``transform`` of texts does. ``vocab_flag``: the option that names a
+    UCI file's vocabulary (``vocab``), None for a command that has none.
     """
     from ..corpus import Corpus, Vocabulary
     from ..datasets import load_20newsgroups, load_sotu
@@ -229,7 +231,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
             raise DPTopicError(f"--stop-words applies to raw text, and a {fmt} corpus restricted to --vocabulary keeps"
                                " every word of the list: take the stop words out of the list instead.")
-        c = Corpus.load(p) if fmt == "npz" else _load_uci(Corpus, p, vocab, drop_empty)
+        c = Corpus.load(p) if fmt == "npz" else _load_uci(Corpus, p, vocab, drop_empty, vocab_flag)
         if vocabulary is not None:
             c = c.restrict(vocabulary, drop_empty=drop_empty)
             return c.require_nonempty() if drop_empty else c
@@ -278,14 +280,20 @@ def _json_format(p) -> str:
                        " jq -c '.[]' for a file that is one array), or pass --format text for plain text.")
 
 
-def _load_uci(Corpus, p, vocab, drop_empty: bool = True):
+def _load_uci(Corpus, p, vocab, drop_empty: bool = True, vocab_flag: str | None = "--vocab"):
+    """A UCI bag-of-words file; its vocabulary from ``vocab``, else the vocab.* file beside it. ``vocab_flag``: the
+    option that names the vocabulary file, None for a command that has none (it reads the file beside)."""
     if vocab is None:
+        how = (f"pass {vocab_flag} FILE" if vocab_flag else
+               "name the pair docword.NAME.txt and vocab.NAME.txt, side by side (this command reads the UCI"
+               " vocabulary from there; --vocabulary is the public word list the documents are read into)")
         if "docword" not in p.name:
             raise DPTopicError(f"a UCI corpus needs its vocabulary file, and {p.name!r} is not named docword.*, so"
-                               " no vocab.* file can be found beside it: pass --vocab FILE.")
+                               f" no vocab.* file can be found beside it: {how}.")
         guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
         if not guess.is_file():
-            raise DPTopicError(f"UCI corpus needs its vocabulary file: pass --vocab (looked for {guess.name}).")
+            raise DPTopicError(f"a UCI corpus needs its vocabulary file, and there is no {guess.name} beside"
+                               f" {p.name!r}: " + (f"pass {vocab_flag} FILE." if vocab_flag else "put it there."))
         vocab = guess
     return Corpus.from_uci(p, vocab, drop_empty=drop_empty)
 
@@ -524,6 +532,9 @@ def read_vocabulary(path):
     from ..corpus import Vocabulary
 
     p = Path(path)
+    if p.is_dir():
+        raise DPTopicError(f"--vocabulary {str(path)!r} is a folder: give the vocabulary file itself, a text file with"
+                           " one word per line.")
     if not p.is_file():
         raise DPTopicError(f"vocabulary file {str(path)!r} not found: give a text file with one word per line.")
     from ..corpus.corpus import read_text_file   # strict UTF-8: a Latin-1 'café' must not become another word

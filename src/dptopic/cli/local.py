@@ -5,52 +5,11 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import epsilon_word_rules, flag_errors
-from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, epsilon_value, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics)
-from ._common import read_vocabulary as _read_vocabulary_file
-
-# A UCI corpus read by a command that has no --vocab (randomize, serve --prior, submit, fed-client): the loader's
-# "pass --vocab" names an option these commands do not have
-UCI_VOCAB_RULES = (
-    (r"^a UCI corpus needs its vocabulary file, and ('.*') is not named docword\.\*, so no vocab\.\* file can be found"
-     r" beside it: pass --vocab FILE\.$",
-     r"a UCI corpus is read with the vocab.* file beside its docword.* file, and \1 is not named docword.*: name the"
-     r" pair docword.NAME.txt and vocab.NAME.txt (this command has no --vocab; --vocabulary is the public word list"
-     r" the documents are read into), or give the documents as text (--format text, one document per line)."),
-    (r"^UCI corpus needs its vocabulary file: pass --vocab \(looked for (.*)\)\.$",
-     r"a UCI corpus is read with the vocab.* file beside its docword.* file, and there is no \1 beside it: put it"
-     r" there (this command has no --vocab; --vocabulary is the public word list the documents are read into)."),
-)
-
-
+from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, epsilon_value, load_corpus, make_console, positive_float,
+                      positive_int, print_privacy, print_topics, read_vocabulary)
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``1 report``, ``2 reports``."""
     return f"{n} {word if n == 1 else (words or word + 's')}"
-
-
-def read_vocabulary(path):
-    """The public vocabulary file of ``--vocabulary`` (:func:`._common.read_vocabulary`), a folder refused as one."""
-    if Path(path).is_dir():
-        raise DPTopicError(f"--vocabulary {str(path)!r} is a folder: give the vocabulary file itself, a text file with"
-                           " one word per line.")
-    return _read_vocabulary_file(path)
-
-
-def check_corpus_file(spec, fmt: str, flag: str = "--corpus") -> None:
-    """Refuse a file read as a prepared ``.npz`` corpus (``--format npz``, or a ``.npz`` name) that is no zip archive,
-    naming what it is not, before the loader calls it corrupt."""
-    p = Path(str(spec))
-    if not p.is_file() or not (fmt == "npz" or (fmt == "auto" and p.name.lower().endswith(".npz"))):
-        return
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(4)
-    except OSError:
-        return      # the loader says why it cannot be read
-    if head != b"PK\x03\x04":
-        how = "--format npz reads" if fmt == "npz" else "a .npz name is read as"
-        raise DPTopicError(f"{flag} {str(spec)!r} is not an .npz corpus ({how} a corpus written by 'dptopic corpus"
-                           " prepare'): give --format for what the file holds (text: one document per line, jsonl,"
-                           " csv), or prepare it with 'dptopic corpus prepare'.")
 
 
 def _flip_args(p):
@@ -64,7 +23,7 @@ def cmd_randomize(a):
     names = {"epsilon_word": "--epsilon-word", "f": "--f", "epsilon_doc": "--epsilon-doc"}
     if a.unit == "document":    # DocumentRandomizer(vocabulary, epsilon)
         names["epsilon"] = "--epsilon-doc"
-    with flag_errors(names, epsilon_word_rules("--epsilon-word", a.epsilon_word) + UCI_VOCAB_RULES):
+    with flag_errors(names, epsilon_word_rules("--epsilon-word", a.epsilon_word)):
         _randomize(a)
 
 
@@ -84,14 +43,13 @@ def _randomize(a):
         raise DPTopicError("--unit word needs --epsilon-word (or --f); for a per-document guarantee use --unit document"
                            " --epsilon-doc 8.")
     check_output_file(a.out, _is_report_file, overwrite=a.overwrite, what="report file")
-    check_corpus_file(a.corpus, a.format)
     if a.unit == "document":
         return _randomize_documents(a)
     console = make_console(stderr=True)
     vocab = read_vocabulary(a.vocabulary)
     # one report per input document, those with no vocabulary word included: dropping them would make the number
     # of reports an exact function of the raw text
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False,
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False, vocab_flag=None,
                          stop_words=PUBLIC_VOCABULARY_DECIDES)
     rz = Randomizer(vocab, epsilon_word=a.epsilon_word, f=a.f)  # OS CSPRNG; no seed, ever
     reports = rz.randomize(corpus)
@@ -107,7 +65,7 @@ def _randomize_documents(a) -> None:
 
     console = make_console(stderr=True)
     vocab = read_vocabulary(a.vocabulary)
-    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False,
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=vocab, drop_empty=False, vocab_flag=None,
                          stop_words=PUBLIC_VOCABULARY_DECIDES)
     rz = DocumentRandomizer(vocab, 8.0 if a.epsilon_doc is None else a.epsilon_doc)  # OS CSPRNG; no seed, ever
     warn_large_document_reports(rz.vocab_size, rz.epsilon, corpus.n_docs)

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, positive_float, positive_int, unit_interval
+from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, positive_float, positive_int,
+                      read_vocabulary, unit_interval)
 from ._flags import CORPUS_RULES, epsilon_word_rules, flag_errors
 from .results import MAX_RETRIES, MAX_TIMEOUT, _retries_arg, _timeout_arg
 
@@ -78,14 +79,12 @@ def build_config(a):
     from ..accounting.local import f_from_epsilon
     from ..service import ServiceConfig
     from ..service.config import read_token_file
-    from .local import check_corpus_file, read_vocabulary
 
     vocab = read_vocabulary(a.vocabulary)
     prior = None
     if a.prior is not None:
-        check_corpus_file(a.prior, a.format, "--prior")
         prior = load_corpus(a.prior, a.format, None, a.text_field, None, max_vocab=None, min_df=1,
-                            stop_words=PUBLIC_VOCABULARY_DECIDES)
+                            stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None)
         if prior.vocabulary != vocab:
             prior = prior.restrict(vocab)
     token = read_token_file(a.token_file) if a.token_file else None
@@ -169,9 +168,7 @@ def serve_flag_names(a) -> tuple:
     rules = epsilon_word_rules("--epsilon-word", a.epsilon_word)
     if a.fed_user_budget is not None:
         rules = user_budget_rules("--fed-user-budget", a.fed_user_budget) + rules
-    from .local import UCI_VOCAB_RULES
-
-    return SERVE_FLAGS, rules + SETTINGS_RULES + CORPUS_RULES + UCI_VOCAB_RULES
+    return SERVE_FLAGS, rules + SETTINGS_RULES + CORPUS_RULES
 
 
 def cmd_serve(a):
@@ -232,13 +229,9 @@ def _serve(a):
 
 
 def _client_corpus(a):
-    from .local import UCI_VOCAB_RULES, check_corpus_file
-
-    check_corpus_file(a.corpus, a.format)
     # every document stays, even one that tokenisation empties: one report per document, whatever the text
-    with flag_errors({}, UCI_VOCAB_RULES):
-        return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1, drop_empty=False,
-                           stop_words=PUBLIC_VOCABULARY_DECIDES)
+    return load_corpus(a.corpus, a.format, None, a.text_field, None, max_vocab=None, min_df=1, drop_empty=False,
+                       stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None)
 
 
 def cmd_submit(a):
@@ -246,7 +239,7 @@ def cmd_submit(a):
 
     corpus = _client_corpus(a)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    s = submit(a.server, corpus, contributor=a.contributor, client=client)
+    s = submit(a.server, corpus, contributor=a.contributor, client=client, **_limit(a))
     from .local import plural, print_empty_note, print_no_pair_note
 
     if s["report_kind"] == "document":  # the note 'dptopic randomize --unit document' prints
@@ -264,17 +257,33 @@ def cmd_submit(a):
                            " text never left this machine.")
 
 
+def _limit(a) -> dict:
+    """``max_epsilon`` for the library call: the contributor's --max-epsilon, else the library's default."""
+    return {} if a.max_epsilon is None else {"max_epsilon": a.max_epsilon}
+
+
 def cmd_fed_client(a):
-    from ..service.client import ServiceClient, fed_participate
+    from ..service.client import ServiceClient, default_state_folder, fed_participate
 
     console = make_console()
     corpus = _client_corpus(a)
+    if a.state is None:
+        state = default_state_folder()
+    else:
+        state = None if a.state.strip().lower() == "none" else a.state
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = fed_participate(a.server, corpus, rounds=a.rounds, poll=a.poll, timeout=a.round_timeout,
-                        client_id=a.client_id, client=client,
+                        client_id=a.client_id, client=client, state=state, **_limit(a),
                         on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
-    console.print(f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon spent (this user):"
-                  f" {s['epsilon_basic']:.4g} basic, {s['epsilon_pld']:.4g} PLD at delta={s['delta']:g}.")
+    if s["state"] is None:
+        kept = "reports drawn anew for this run (--state none): a later run that draws again spends its epsilon again"
+    elif s["reused_reports"]:
+        kept = f"reused the reports drawn before and kept in {s['state']}: this run spent nothing more"
+    else:
+        kept = (f"reports drawn once and kept in {s['state']} (readable by you only): later runs reuse them and spend"
+                " nothing more")
+    console.print(f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon of your reports (this user):"
+                  f" {s['epsilon_basic']:.4g} basic, {s['epsilon_pld']:.4g} PLD at delta={s['delta']:g}; {kept}.")
     console.print(f"[yellow]{s['note']}[/]")
 
 
@@ -287,6 +296,10 @@ def _client_args(p):
                    help=f"seconds per HTTP attempt, in (0, {MAX_TIMEOUT:g}] (default 30)")
     p.add_argument("--retries", type=_retries_arg, default=8,
                    help=f"retries per request (exponential backoff), 0 to {MAX_RETRIES} (default 8)")
+    p.add_argument("--max-epsilon", type=positive_float, default=None, metavar="EPS",
+                   help="the largest epsilon per report you accept (per word for word-level reports, per document for"
+                        " document-level ones, per entry for FedLDA; default 16): a server asking for more is refused"
+                        " before anything is randomized")
 
 
 def register(sub) -> None:
@@ -363,7 +376,13 @@ def register(sub) -> None:
                                    " printed, also when the server refuses an update.")
     _client_args(f)
     f.add_argument("--rounds", type=positive_int, default=1, help="rounds to take part in")
-    f.add_argument("--client-id", default=None, help="pseudonym (default: a fresh random one)")
+    f.add_argument("--client-id", default=None,
+                   help="pseudonym (default: the one kept with your reports, else a fresh random one)")
+    f.add_argument("--state", default=None, metavar="FILE",
+                   help="where your randomized reports are kept between runs, so that taking part again spends"
+                        " nothing more (a file, or a folder; default: $XDG_STATE_HOME/dptopic or"
+                        " ~/.local/state/dptopic); 'none' draws new reports every run, which spends the per-user"
+                        " epsilon again")
     f.add_argument("--poll", type=_timeout_arg, default=1.0,
                    help=f"seconds between looks for the next round, in (0, {MAX_TIMEOUT:g}]")
     f.add_argument("--round-timeout", type=_timeout_arg, default=600.0,

@@ -701,6 +701,15 @@ class Corpus:
         bad = f"corrupt corpus file {str(path)!r}"
         fix = "re-create it with 'dptopic corpus prepare'"
         try:
+            with open(path, "rb") as fh:
+                zipped = fh.read(4) == b"PK\x03\x04"
+        except OSError as e:
+            raise DPTopicError(f"cannot read corpus file {str(path)!r} ({type(e).__name__}): check its permissions.") from None
+        if not zipped:  # a text, JSONL or CSV file given to the .npz reader
+            raise DPTopicError(f"{str(path)!r} is not an .npz corpus (a file written by 'dptopic corpus prepare'): give"
+                               " --format for what it holds (text: one document per line, jsonl, csv), or prepare it"
+                               " with 'dptopic corpus prepare'.")
+        try:
             with np.load(path, allow_pickle=False) as z:
                 meta = load_json(z["meta"].tobytes().decode("utf-8"), "the corpus header")
                 ptr, ids = z["doc_ptr"], z["word_ids"]

@@ -276,6 +276,35 @@ def _load_fed_state(path, key: dict, client_id: str | None):
     return saved_id, sets
 
 
+def fed_state_path(state, key: dict, client_id: str | None):
+    """``state`` itself, or for a folder the file in it for reports that agree on ``key`` (and ``client_id``)."""
+    import hashlib
+    from pathlib import Path
+
+    p = Path(state)
+    if not p.is_dir():
+        return p
+    tag = json.dumps({"server": key, "client": client_id}, sort_keys=True).encode()
+    return p / f"fed-{hashlib.sha256(tag).hexdigest()[:16]}.json"
+
+
+def default_state_folder():
+    """Where ``dptopic fed-client`` keeps its reports unless told otherwise: ``$XDG_STATE_HOME/dptopic``, else
+    ``~/.local/state/dptopic`` (created readable by its owner only)."""
+    import os
+    from pathlib import Path
+
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    folder = Path(base) / "dptopic"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as e:
+        raise DPTopicError(f"cannot create {str(folder)!r} to keep your randomized reports ({type(e).__name__}): give"
+                           " --state FILE (or --state none to draw new reports every run, which spends the per-user"
+                           " epsilon again).") from None
+    return folder
+
+
 def _save_fed_state(path, key: dict, client_id: str, sets) -> None:
     from pathlib import Path
 
@@ -293,11 +322,12 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
                     state=None, max_epsilon: float = DEFAULT_MAX_EPSILON) -> dict:
     """Take part in ``rounds`` FedLDA rounds with ``corpus`` (the user's documents, kept local).
 
-    ``state`` (a file path): where this user's randomized reports are kept between runs. The reports of the
-    ``"none"`` rule are drawn once and their per-user epsilon is spent once; a second run that drew them anew
-    would spend it again. With ``state``, the first run saves its client id and reports there (before the first
-    update leaves the device), and later runs reuse them, whatever documents they are given. Without it every
-    run draws new reports under a new id. ``max_epsilon``: the largest epsilon per entry the user accepts (a
+    ``state`` (a file path, or a folder): where this user's randomized reports are kept between runs. The reports
+    of the ``"none"`` rule are drawn once and their per-user epsilon is spent once; a second run that drew them
+    anew would spend it again. With ``state``, the first run saves its client id and reports there (before the
+    first update leaves the device), and later runs reuse them, whatever documents they are given. In a folder,
+    the file is named from what the reports must agree on (the vocabulary, epsilon, entries, rule and the client
+    id if given), so one folder serves every server. Without it every run draws new reports under a new id. ``max_epsilon``: the largest epsilon per entry the user accepts (a
     server that asks for more is refused before anything is randomized)."""
     if client_id is not None and not codec.PSEUDONYM.fullmatch(str(client_id)):
         raise DPTopicError(f"invalid client id {str(client_id)[:40]!r}: it must be {codec.PSEUDONYM_RULE}; leave it out"
@@ -334,6 +364,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         if rrp.exclusion != "none":
             raise DPTopicError("--state keeps reports drawn once, which only the 'none' rule does: this server's rule"
                                f" {rrp.exclusion!r} draws new entries every round.")
+        state = fed_state_path(state, key, client_id)
         saved = _load_fed_state(state, key, client_id)
     if saved is not None:
         fc = codec.fed_client(saved[0], local, rrp, reports=saved[1])
