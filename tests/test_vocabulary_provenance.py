@@ -73,3 +73,30 @@ def test_a_private_vocabularys_report_does_not_say_the_vocabulary_is_uncovered(t
     scope = m.privacy_["scope"]
     assert m.privacy_["vocabulary_source"] == "private" and "DP set union" in scope
     assert "built from the training documents" not in scope and "not protected" not in scope
+
+
+@pytest.mark.parametrize("name", sorted(_trainers()))
+def test_rows_of_a_named_count_matrix_keep_its_words_and_their_provenance(texts, name):
+    # X[:n] and the folds of GridSearchCV came back without their words: a public vocabulary read as "data"
+    public = sorted(set(" ".join(texts).split()))
+    X = dptopic.CountVectorizer(vocabulary=public).fit_transform(texts)
+    for rows in (X[:80], X[np.arange(0, 120, 2)], X[np.arange(120) % 3 > 0]):
+        assert list(rows.feature_names) == public and rows.public_vocabulary is True
+        m = _fit(_trainers()[name](), rows)
+        assert m.privacy_["vocabulary_source"] == "supplied" and list(m.vocabulary_.words) == public
+    assert X.copy().public_vocabulary is True
+    assert getattr(X[:, :5], "feature_names", None) is None      # other columns: which words, not tracked
+
+
+def test_cross_validation_on_a_public_vocabularys_counts_fits_its_folds_on_those_words(texts):
+    from sklearn.model_selection import cross_validate
+
+    public = sorted(set(" ".join(texts).split()))
+    X = dptopic.CountVectorizer(vocabulary=public).fit_transform(texts)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = cross_validate(dptopic.DocDPCooccurrence(n_topics=2, epsilon=2.0, verbose=0), X, cv=2,
+                             return_estimator=True)
+    assert not [w for w in seen if "feature names" in str(w.message)]
+    for m in out["estimator"]:      # each fold's model: the public words, supplied (not "w0, w1, ..." from data)
+        assert list(m.vocabulary_.words) == public and m.privacy_["vocabulary_source"] == "supplied"

@@ -15,6 +15,22 @@ class NamedCounts(sp.csr_matrix):
     feature_names: np.ndarray | None = None
     public_vocabulary: bool = False
 
+    def _keep_names(self, out):
+        """``out`` with this matrix's words when it has the same columns (a row selection: the folds of
+        ``GridSearchCV``, ``X[:1500]``), as a plain matrix otherwise."""
+        if isinstance(out, NamedCounts) and out.ndim == 2 and out.shape[1] == self.shape[1]:
+            out.feature_names, out.public_vocabulary = self.feature_names, self.public_vocabulary
+        return out
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)
+        if isinstance(out, NamedCounts) and out.ndim == 2 and out.shape[1] != self.shape[1]:
+            return sp.csr_matrix(out)   # columns selected: which words they are is not tracked
+        return self._keep_names(out)
+
+    def copy(self):
+        return self._keep_names(super().copy())
+
 
 def _named(X, names, public: bool) -> NamedCounts:
     out = NamedCounts(X)
