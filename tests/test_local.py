@@ -208,3 +208,24 @@ def test_report_file_refuses_corruption_and_mismatch(reports, tmp_path):
         ReportSet(rs.packed[:, :1], 13, rs.vocabulary_sha256, rs.f)
     with pytest.raises(DPTopicError, match="does not exist"):
         ReportSet.load(tmp_path / "missing.bin")
+
+
+@pytest.mark.parametrize("cmd", ["randomize", "serve"])
+def test_a_per_word_epsilon_above_50_is_refused_as_no_protection(tmp_path, capsys, cmd):
+    # eps_word 500 gave f = 1.4e-217: "randomized" reports that are the presence vectors themselves
+    from dptopic.accounting.local import f_from_epsilon
+    from dptopic.cli.main import main
+
+    with pytest.raises(DPTopicError, match=r"must be a number in \(0, 50\]"):
+        f_from_epsilon(500)
+    with pytest.raises(DPTopicError, match="eps_word above 50"):
+        Randomizer(["a", "b"], f=1e-30)
+    assert Randomizer(["a", "b"], epsilon_word=50).epsilon_word == pytest.approx(50)
+    (tmp_path / "v.txt").write_text("apple\nbanana\n")
+    (tmp_path / "d.txt").write_text("apple banana\n")
+    args = (["randomize", "--corpus", str(tmp_path / "d.txt"), "--out", str(tmp_path / "r.dpr")] if cmd == "randomize"
+            else ["serve", "--database", f"sqlite:///{tmp_path / 's.db'}", "--topics", "2"])
+    assert main([*args, "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "500"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--epsilon-word" in err and "(0, 50]" in err, err
+    assert not (tmp_path / "s.db").exists() and not (tmp_path / "r.dpr").exists()
