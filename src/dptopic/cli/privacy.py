@@ -9,6 +9,21 @@ from ._flags import CLIP_RULES, flag_errors, with_flag_names
 MAX_TOKEN_COUNT = 10**15    # the accountants' bound on a word's count
 
 
+def _up(x: float) -> str:
+    """An epsilon (an upper bound) shown at 6 significant digits, rounded up: never below the one computed."""
+    from ..accounting.verify import rounded_up
+
+    return f"{rounded_up(x, 6):.6g}"
+
+
+def _down(x: float) -> str:
+    """A largest allowed value (an epsilon_L within a budget, a clip for an eps_I) at 6 significant digits, rounded
+    down: using the figure shown never spends more than asked."""
+    from ..accounting.verify import rounded_up
+
+    return f"{rounded_up(x, 6, down=True):.6g}"
+
+
 def _token_count(s: str) -> int:
     """``privacy inherent --n-t/--max-n-tprime``: a whole number in [1, MAX_TOKEN_COUNT]."""
     import argparse
@@ -28,9 +43,9 @@ def cmd_privacy_inherent(a):
     console = make_console()
     n_tok = np.array([a.n_t, a.max_n_tprime], float)
     per = eps_iter_static(n_tok, a.beta, 0, cmax=a.cmax)
-    console.print(f"Prop. 2, per related token and iteration: eps = 2 log(1 + 1/beta) = {eps_related(a.beta):.4f}")
-    console.print(f"Thm 1 (static), per iteration: eps_i <= {per:.6g}")
-    console.print(f"Thm 2 (static), over {a.iterations} iterations: eps <= {a.iterations * per:.6g}")
+    console.print(f"Prop. 2, per related token and iteration: eps = 2 log(1 + 1/beta) = {_up(eps_related(a.beta))}")
+    console.print(f"Thm 1 (static), per iteration: eps_i <= {_up(per)}")
+    console.print(f"Thm 2 (static), over {a.iterations} iterations: eps <= {_up(a.iterations * per)}")
     console.print("[dim]These bounds use the private counts (see docs/privacy.md): monitoring numbers, not DP guarantees.[/]")
 
 
@@ -55,15 +70,19 @@ def _privacy_hdp(a):
                            " eps_L to compose); the calculator answers one question at a time.")
     eps_i = a.epsilon_inherent if a.clip is None else hdp_epsilon_inherent(a.clip, a.beta)
     C = a.clip if a.clip is not None else hdp_clip_bound(a.epsilon_inherent, a.beta)
-    console.print(f"beta={a.beta:g}: clip C = {C:.6g}  <->  eps_I = 2 log(C/beta + 1) = {eps_i:.6g} per iteration")
+    # a clip computed from --epsilon-inherent is shown rounded down (a smaller clip gives a smaller eps_I), an eps_I
+    # computed from --clip rounded up; one given is shown as given
+    shown_c = f"{C:.6g}" if a.clip is not None else _down(C)
+    shown_i = f"{eps_i:.6g}" if a.clip is None else _up(eps_i)
+    console.print(f"beta={a.beta:g}: clip C = {shown_c}  <->  eps_I = 2 log(C/beta + 1) = {shown_i} per iteration")
     if a.epsilon is not None:
         eps_l = solve_epsilon_laplace(a.epsilon, a.delta, a.iterations, eps_i)
-        console.print(f"budget (eps={a.epsilon:g}, delta={a.delta:g}) over T={a.iterations}: largest eps_L = {eps_l:.6g}"
-                      f" per iteration (tight PLD); paper's basic total T(eps_L+eps_I) = {a.iterations * (eps_l + eps_i):.6g}")
+        console.print(f"budget (eps={a.epsilon:g}, delta={a.delta:g}) over T={a.iterations}: largest eps_L = {_down(eps_l)}"
+                      f" per iteration (tight PLD); paper's basic total T(eps_L+eps_I) = {_up(a.iterations * (eps_l + eps_i))}")
     elif a.epsilon_laplace is not None:
         tight = hdp_total_epsilon(a.epsilon_laplace, eps_i, a.iterations, a.delta, discretization=1e-4)
-        console.print(f"T={a.iterations}, eps_L={a.epsilon_laplace:g}: basic eps = {a.iterations * (a.epsilon_laplace + eps_i):.6g},"
-                      f" tight PLD eps({a.delta:g}) = {tight:.6g}")
+        console.print(f"T={a.iterations}, eps_L={a.epsilon_laplace:g}: basic eps = {_up(a.iterations * (a.epsilon_laplace + eps_i))},"
+                      f" tight PLD eps({a.delta:g}) = {_up(tight)}")
     else:
         console.print("[dim]give --epsilon to split a total budget, or --epsilon-laplace to compose one per iteration.[/]")
 
@@ -104,9 +123,9 @@ def cmd_privacy_compose(a):
     if led.n_events == 0:
         raise DPTopicError("nothing to compose: give --laplace EPS COUNT and/or --pure EPS COUNT.")
     rep = led.report(a.delta)
-    make_console().print(f"basic composition: eps = {rep['epsilon_basic']:.6g} (delta = 0)\n"
-                         f"tight PLD:         eps = {rep['epsilon_pld']:.6g} (delta = {a.delta:g})\n"
-                         f"RDP cross-check:   eps = {rep['epsilon_rdp']:.6g} (delta = {a.delta:g})")
+    make_console().print(f"basic composition: eps = {_up(rep['epsilon_basic'])} (delta = 0)\n"
+                         f"tight PLD:         eps = {_up(rep['epsilon_pld'])} (delta = {a.delta:g})\n"
+                         f"RDP cross-check:   eps = {_up(rep['epsilon_rdp'])} (delta = {a.delta:g})")
 
 
 def _fed_epsilon(s: str) -> float:
@@ -205,7 +224,9 @@ def cmd_privacy_verify(a):
             t.add_column(col, justify="left" if col == "figure" else "right")
         for key, f in check.figures.items():
             stated, again = f["stated"], f["recomputed"]
-            t.add_row(key, "-" if stated is None else f"{stated:.6g}", "-" if again is None else f"{again:.6g}",
+            # epsilons and deltas are upper bounds: shown rounded up (a count of events as it is)
+            show = (lambda x: f"{x:.6g}") if key == "events (as planned)" else _up
+            t.add_row(key, "-" if stated is None else show(stated), "-" if again is None else show(again),
                       f["verdict"])
         print_table(console, t)
     if check.status == "verified" and check.figures:

@@ -1,0 +1,92 @@
+"""What a user's walk-through of the privacy calculators, `recommend` and the experiments found, each pinned: the
+calculators' defaults and figures as the trainers report them, epsilons never shown below the figure computed,
+claims a run cannot test stored as null, and one-line errors for inputs the commands cannot serve."""
+import inspect
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = str(ROOT / "src")
+ENV = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def _cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "dptopic.cli.main", *map(str, args)], capture_output=True, text=True,
+                          env=ENV, timeout=timeout)
+
+
+def _out(r) -> str:
+    """stdout with Rich's line wrapping undone."""
+    assert r.returncode == 0, r.stderr
+    return " ".join(r.stdout.split())
+
+
+def _one_line(r, *phrases):
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    for p in phrases:
+        assert p in lines[0], lines[0]
+    return lines[0]
+
+
+def _up(x):
+    from dptopic.accounting.verify import rounded_up
+
+    return f"{rounded_up(x, 6):.6g}"
+
+
+def _tiny_corpus():
+    from dptopic.corpus.synthetic import lda_corpus
+
+    return lda_corpus(n_docs=30, vocab_size=40, n_topics=2, doc_length=20, seed=0).corpus
+
+
+def _hdp(n_iter=20):
+    from dptopic.models import HDPLDA
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return HDPLDA(n_topics=2, clip=147.4, epsilon_laplace=1.0, n_iter=n_iter, verbose=0).fit(_tiny_corpus())
+
+
+# ---------------------------------------------------------------- 2. epsilons rounded up in every display
+def test_calculators_round_epsilon_up_never_to_nearest():
+    out = _out(_cli("privacy", "hdp", "--beta", "1", "--epsilon-inherent", "10", "--epsilon-laplace", "1",
+                    "--iterations", "2"))
+    assert "tight PLD eps(1e-05) = 22" in out and "21.9999" not in out                # 21.99993...
+    out = _out(_cli("privacy", "compose", "--laplace", "1", "10"))
+    assert "tight PLD: eps = 9.98997 " in out and "9.98996" not in out                 # 9.98996232...
+    out = _out(_cli("privacy", "inherent", "--beta", "0.01", "--n-t", "5", "--max-n-tprime", "10"))
+    assert "2 log(1 + 1/beta) = 9.23025" in out                                       # 9.230241..., not 9.2302
+
+
+def test_hdp_budget_split_shows_the_largest_epsilon_l_rounded_down():
+    from dptopic.accounting import solve_epsilon_laplace
+    from dptopic.accounting.verify import rounded_up
+
+    eps_l = solve_epsilon_laplace(1100.0, 1e-5, 100, 10.0)            # 1.5592575...: to nearest 1.55926, above it
+    out = _out(_cli("privacy", "hdp", "--epsilon-inherent", "10", "--epsilon", "1100", "--iterations", "100"))
+    assert f"largest eps_L = {rounded_up(eps_l, 6, down=True):.6g} per iteration" in out
+    assert f"{eps_l:.6g}" not in out
+
+
+def test_verify_table_rounds_epsilon_up(tmp_path):
+    m = _hdp()
+    m.save(tmp_path / "m")
+    basic = m.privacy_["epsilon_basic"]                    # 219.99645...: to nearest 219.996, below the figure
+    assert f"{basic:.6g}" != _up(basic)
+    out = _out(_cli("privacy", "verify", tmp_path / "m"))
+    assert f"epsilon_basic │ {_up(basic)} │ {_up(basic)} │" in out
+    assert f"{basic:.6g}" not in out
+
+
