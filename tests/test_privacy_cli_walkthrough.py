@@ -59,6 +59,21 @@ def _hdp(n_iter=20):
         return HDPLDA(n_topics=2, clip=147.4, epsilon_laplace=1.0, n_iter=n_iter, verbose=0).fit(_tiny_corpus())
 
 
+# ---------------------------------------------------------------- 1. privacy hdp's beta is the trainer's
+def test_hdp_calculator_default_beta_is_hdplda_s_and_gives_the_trained_model_s_figures():
+    from dptopic.cli.privacy import HDP_DEFAULT_BETA
+    from dptopic.models import HDPLDA
+
+    assert inspect.signature(HDPLDA).parameters["beta"].default == HDP_DEFAULT_BETA == 1.0
+    assert "default 1" in " ".join(_cli("privacy", "hdp", "--help").stdout.split())
+    m = _hdp()
+    out = _out(_cli("privacy", "hdp", "--clip", "147.4", "--epsilon-laplace", "1", "--iterations", "20"))
+    assert f"eps_I = 2 log(C/beta + 1) = {_up(m.epsilon_inherent_)} per iteration" in out
+    assert m.privacy_["epsilon_method"] == "PLD"
+    assert f"tight PLD eps(1e-05) = {_up(m.privacy_['epsilon'])}" in out           # 215.994, not 307.854
+    assert f"basic eps = {_up(m.privacy_['epsilon_basic'])}" in out
+
+
 # ---------------------------------------------------------------- 2. epsilons rounded up in every display
 def test_calculators_round_epsilon_up_never_to_nearest():
     out = _out(_cli("privacy", "hdp", "--beta", "1", "--epsilon-inherent", "10", "--epsilon-laplace", "1",

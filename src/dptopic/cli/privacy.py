@@ -7,6 +7,7 @@ from ._flags import CLIP_RULES, flag_errors, with_flag_names
 
 
 MAX_TOKEN_COUNT = 10**15    # the accountants' bound on a word's count
+HDP_DEFAULT_BETA = 1.0      # HDPLDA's default beta (dptopic.models.private.HDPLDA), the calculator's default too
 
 
 def _up(x: float) -> str:
@@ -255,7 +256,8 @@ def register(sub) -> None:
     pi.add_argument("--iterations", type=positive_int, default=1)
     pi.set_defaults(func=cmd_privacy_inherent)
     ph = psub.add_parser("hdp", help="HDP-LDA: clip <-> eps_I, and budget splitting")
-    ph.add_argument("--beta", type=positive_float, default=0.1)
+    ph.add_argument("--beta", type=positive_float, default=HDP_DEFAULT_BETA,
+                    help=f"topic-word smoothing beta (default {HDP_DEFAULT_BETA:g}, HDPLDA's and train's)")
     ph.add_argument("--clip", type=positive_float, default=None)
     ph.add_argument("--epsilon-inherent", type=positive_float, default=None)
     ph.add_argument("--epsilon", type=positive_float, default=None, help="total budget to split")
