@@ -105,3 +105,9 @@ def test_verify_table_rounds_epsilon_up(tmp_path):
     assert f"{basic:.6g}" not in out
 
 
+# ---------------------------------------------------------------- 6. a subnormal EPS names its flag
+def test_compose_subnormal_laplace_epsilon_is_one_line_naming_the_flag():
+    _one_line(_cli("privacy", "compose", "--laplace", "1e-320", "1"), "--laplace 1e-320 1", "at least 1e-308")
+    assert _cli("privacy", "compose", "--laplace", "1e-308", "1").returncode == 0
+
+

@@ -90,6 +90,8 @@ def _privacy_hdp(a):
 
 def _pairs(a, flag: str, zero_ok: bool):
     """The ``EPS COUNT`` pairs of ``--laplace``/``--pure``, parsed and checked (one-line errors)."""
+    import math
+
     from ..accounting.events import EPSILON_MAX
     from ..accounting.ledger import MAX_COUNT
 
@@ -99,9 +101,13 @@ def _pairs(a, flag: str, zero_ok: bool):
             e = float(eps)
         except ValueError:
             e = None
-        if e is None or not (0 <= e <= EPSILON_MAX) or (e == 0 and not zero_ok) or 1.0 / max(e, 1e-300) > 1e300:
+        if e is None or not (0 <= e <= EPSILON_MAX) or (e == 0 and not zero_ok):
             rng = f"{'[' if zero_ok else '('}0, {EPSILON_MAX:g}]"
             raise DPTopicError(f"--{flag} {eps} {n}: EPS must be a number in {rng}.")
+        if flag == "laplace" and not math.isfinite(1.0 / e):
+            # a subnormal EPS: its Laplace scale 1/EPS is not a finite number (the mechanism takes none)
+            raise DPTopicError(f"--{flag} {eps} {n}: EPS is so small that the Laplace scale 1/EPS overflows; give EPS of"
+                               " at least 1e-308 (an epsilon that small adds next to nothing).")
         try:
             k = int(n)
         except ValueError:
