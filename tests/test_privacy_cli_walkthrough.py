@@ -111,3 +111,15 @@ def test_compose_subnormal_laplace_epsilon_is_one_line_naming_the_flag():
     assert _cli("privacy", "compose", "--laplace", "1e-308", "1").returncode == 0
 
 
+# ---------------------------------------------------------------- 10. privacy inherent's inputs
+def test_inherent_refuses_iterations_beyond_the_accountant_and_cmax_above_the_counts():
+    _one_line(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10", "--iterations",
+                   "99999999999999999999"), "--iterations", "1e+09")
+    _one_line(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10", "--cmax", "100"),
+              "--cmax 100 is larger than --max-n-tprime 10")
+    out = _out(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10", "--cmax", "10"))
+    assert "over 1 iteration:" in out
+    assert "over 1000000000 iterations:" in _out(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10",
+                                                      "--iterations", "1000000000"))
+
+

@@ -7,6 +7,7 @@ from ._flags import CLIP_RULES, flag_errors, with_flag_names
 
 
 MAX_TOKEN_COUNT = 10**15    # the accountants' bound on a word's count
+MAX_ITERATIONS = 10**9      # the inherent-privacy accountant's bound on the iterations (eps_total_static)
 HDP_DEFAULT_BETA = 1.0      # HDPLDA's default beta (dptopic.models.private.HDPLDA), the calculator's default too
 
 
@@ -25,6 +26,10 @@ def _down(x: float) -> str:
     return f"{rounded_up(x, 6, down=True):.6g}"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def _token_count(s: str) -> int:
     """``privacy inherent --n-t/--max-n-tprime``: a whole number in [1, MAX_TOKEN_COUNT]."""
     import argparse
@@ -35,18 +40,34 @@ def _token_count(s: str) -> int:
     return v
 
 
+def _inherent_iterations(s: str) -> int:
+    """``privacy inherent --iterations``: a whole number in [1, MAX_ITERATIONS], the range the accountant takes."""
+    import argparse
+
+    v = positive_int(s)
+    if v > MAX_ITERATIONS:
+        raise argparse.ArgumentTypeError(f"must be an integer in [1, {MAX_ITERATIONS:.0e}] (the accountant's limit),"
+                                         f" got {s}")
+    return v
+
+
 @with_flag_names({"beta": "--beta", "cmax": "--cmax", "n_iter": "--iterations"})
 def cmd_privacy_inherent(a):
     import numpy as np
 
     from ..accounting import eps_related, eps_iter_static
 
+    if a.cmax is not None and a.cmax > a.max_n_tprime:
+        # n_k^t' (word t' in topic k) never exceeds t''s total count, and no other word's total exceeds --max-n-tprime
+        raise DPTopicError(f"--cmax {a.cmax:g} is larger than --max-n-tprime {a.max_n_tprime}: it bounds the count of"
+                           " another word in one topic, which never exceeds that word's total; give --cmax at most"
+                           f" {a.max_n_tprime} or leave it out.")
     console = make_console()
     n_tok = np.array([a.n_t, a.max_n_tprime], float)
     per = eps_iter_static(n_tok, a.beta, 0, cmax=a.cmax)
     console.print(f"Prop. 2, per related token and iteration: eps = 2 log(1 + 1/beta) = {_up(eps_related(a.beta))}")
     console.print(f"Thm 1 (static), per iteration: eps_i <= {_up(per)}")
-    console.print(f"Thm 2 (static), over {a.iterations} iterations: eps <= {_up(a.iterations * per)}")
+    console.print(f"Thm 2 (static), over {_plural(a.iterations, 'iteration')}: eps <= {_up(a.iterations * per)}")
     console.print("[dim]These bounds use the private counts (see docs/privacy.md): monitoring numbers, not DP guarantees.[/]")
 
 
@@ -259,7 +280,7 @@ def register(sub) -> None:
     pi.add_argument("--n-t", type=_token_count, required=True, help="total count of the replaced word t")
     pi.add_argument("--max-n-tprime", type=_token_count, required=True, help="largest total count of any other word")
     pi.add_argument("--cmax", type=positive_float, default=None, help="upper bound on max n_k^t' (default: max count)")
-    pi.add_argument("--iterations", type=positive_int, default=1)
+    pi.add_argument("--iterations", type=_inherent_iterations, default=1, help="iterations (default 1, at most 1e9)")
     pi.set_defaults(func=cmd_privacy_inherent)
     ph = psub.add_parser("hdp", help="HDP-LDA: clip <-> eps_I, and budget splitting")
     ph.add_argument("--beta", type=positive_float, default=HDP_DEFAULT_BETA,
