@@ -111,6 +111,59 @@ def test_compose_subnormal_laplace_epsilon_is_one_line_naming_the_flag():
     assert _cli("privacy", "compose", "--laplace", "1e-308", "1").returncode == 0
 
 
+# ---------------------------------------------------------------- 7. fed-report-words: fast, same answers
+def _old_report_words_for(epsilon, vocab_size, total_entries, z=1.0):
+    """The loop report_words_for ran before it was vectorised (kept here as the reference)."""
+    from dptopic.accounting.fedlda import check_epsilon, subset_report_variance
+
+    epsilon = check_epsilon(epsilon)
+    V, M = int(vocab_size), int(total_entries)
+    harmonic, keep = 1.0, 2
+    for n in range(2, V + 1):
+        harmonic += 1.0 / n
+        p = 1.0 / (n * harmonic)
+        if p < z * math.sqrt((p + subset_report_variance(epsilon, n)) / M):
+            break
+        keep = n
+    return keep
+
+
+def _answer(f, *args):
+    from dptopic.errors import DPTopicError
+
+    try:
+        return f(*args)
+    except DPTopicError as e:
+        return f"error: {e}"
+
+
+def test_report_words_for_equals_the_old_loop_on_a_grid():
+    import numpy as np
+
+    from dptopic.accounting.fedlda import report_words_for
+
+    cases = [(eps, V, M, z) for eps in (0.05, 0.3, 1.0, 2.5, 5.0, 7.5, 9.2, 12.0, 40.0, 701.0, math.inf)
+             for V in (2, 3, 17, 1000, 5000) for M in (1, 10, 1000, 10**5, 10**7, 10**12) for z in (0.5, 1.0, 3.0)]
+    rng = np.random.default_rng(1)
+    cases += [(float(np.exp(rng.uniform(np.log(0.05), np.log(60)))), int(rng.integers(2, 4000)),
+               int(np.exp(rng.uniform(0, 35))), float(rng.uniform(0.2, 4))) for _ in range(400)]
+    kinds = set()
+    for c in cases:
+        old = _answer(_old_report_words_for, *c)
+        assert _answer(report_words_for, *c) == old, c
+        kinds.add("error" if isinstance(old, str) else "2" if old == 2 else "V" if old == c[1] else "between")
+    assert kinds >= {"2", "V", "between"}          # the grid reaches every kind of answer
+
+
+def test_fed_report_words_on_a_huge_vocabulary_is_fast_or_refused():
+    t = time.perf_counter()
+    out = _out(_cli("privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "100000000", "--users",
+                    "1000000000000000", "--entries", "100000000", timeout=60))
+    assert time.perf_counter() - t < 30 and "first 100,000,000 of 100,000,000 words" in out
+    _one_line(_cli("privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000000000", "--users", "10"),
+              "--vocab-size", "at most 1e+08")
+
+
 # ---------------------------------------------------------------- 10. privacy inherent's inputs
 def test_inherent_refuses_iterations_beyond_the_accountant_and_cmax_above_the_counts():
     _one_line(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10", "--iterations",

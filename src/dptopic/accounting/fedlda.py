@@ -211,14 +211,46 @@ def report_words_for(epsilon: float, vocab_size: int, total_entries: int, z: flo
         raise DPTopicError(f"invalid total_entries={total_entries!r}: the number of reports must be at least 1.")
     if not (_num(z) and z > 0):
         raise DPTopicError(f"invalid z={z!r}: must be a number > 0 (standard errors).")
-    harmonic, keep = 1.0, 2
-    for n in range(2, V + 1):
-        harmonic += 1.0 / n
-        p = 1.0 / (n * harmonic)
-        if p < z * math.sqrt((p + subset_report_variance(epsilon, n)) / M):
-            break
-        keep = n
-    return keep
+    # The answer is the word before the first N that fails (2 at least; V when none fails), exactly as a loop over
+    # N = 2, 3, ... would find it. The loop runs in numpy blocks: the harmonic numbers are summed in the same order
+    # (a cumulative sum adds left to right) and p_N with the same operations, so they are the loop's to the bit; v_N
+    # is computed with x * x where the loop's subset_report_variance squares with pow, which can differ in the last
+    # bit, so every N whose verdict lies within 1e-12 of the threshold (or whose v_N is not a positive finite number)
+    # is decided again by subset_report_variance itself, which also raises its own error where the loop would have.
+    try:
+        m = float(M)
+    except OverflowError:       # more reports than a float holds: the noise term is nil
+        m = math.inf
+    big = epsilon > 700                                     # subset_size's and subset_inclusion's own branch
+    e = 0.0 if big else math.exp(epsilon)
+    harmonic, start, block = 1.0, 2, 1024
+    while start <= V:
+        stop = min(V, start + block - 1)
+        n = np.arange(start, stop + 1, dtype=np.float64)   # exact: V is far below 2**53
+        h = np.cumsum(np.concatenate(([harmonic], 1.0 / n)))[1:]
+        p = 1.0 / (n * h)
+        with np.errstate(all="ignore"):
+            if big:
+                a, b = np.ones_like(n), np.zeros_like(n)
+            else:
+                size = np.minimum(n - 1.0, np.maximum(1.0, np.rint(n / (e + 1.0))))
+                a = size * e / (size * e + n - size)
+                b = (a * (size - 1.0) + (1.0 - a) * size) / (n - 1.0)
+            gap = (a - b) * (a - b)
+            v = b * (1.0 - b) / gap
+            rhs = z * np.sqrt((p + v) / m)
+            fails = p < rhs
+            unsure = (~(np.isfinite(v) & (gap > 1e-250) & np.isfinite(rhs))
+                      | (np.abs(p - rhs) <= 1e-12 * np.maximum(p, rhs)))
+        for i in np.flatnonzero(fails | unsure):
+            k = int(n[i])
+            if unsure[i]:           # decided as the loop decides it
+                pk = float(p[i])
+                if not pk < z * math.sqrt((pk + subset_report_variance(epsilon, k)) / m):
+                    continue
+            return max(2, k - 1)
+        harmonic, start, block = float(h[-1]), stop + 1, min(block * 4, 1 << 20)
+    return V
 
 
 def effective_epsilon(epsilon: float, eta_: float, variant: str = "another") -> float:

@@ -156,6 +156,21 @@ def cmd_privacy_compose(a):
                          f"RDP cross-check:   eps = {_up(rep['epsilon_rdp'])} (delta = {a.delta:g})")
 
 
+MAX_VOCAB_SIZE = 10**8      # fed-report-words --vocab-size: beyond any vocabulary; the rule walks its words in order
+
+
+def _vocab_size(s: str) -> int:
+    """``fed-report-words --vocab-size``: a whole number of at most MAX_VOCAB_SIZE (fewer than 2: the library's
+    error)."""
+    import argparse
+
+    v = positive_int(s)
+    if v > MAX_VOCAB_SIZE:
+        raise argparse.ArgumentTypeError(f"must be a number of words of at most {MAX_VOCAB_SIZE:.0e} (more than any"
+                                         f" vocabulary holds), got {s}")
+    return v
+
+
 def _fed_epsilon(s: str) -> float:
     """``fed-report-words --epsilon``: a number in (0, EPSILON_MAX], the range ``train --algorithm fed`` accepts."""
     import argparse
@@ -302,7 +317,7 @@ def register(sub) -> None:
     pf = psub.add_parser("fed-report-words", help="FedLDA: how many of the vocabulary's first words the reports should"
                                                   " range over (reads no data)")
     pf.add_argument("--epsilon", type=_fed_epsilon, required=True, help="epsilon per entry, in (0, 500]")
-    pf.add_argument("--vocab-size", type=positive_int, required=True, help="words in the public vocabulary")
+    pf.add_argument("--vocab-size", type=_vocab_size, required=True, help="words in the public vocabulary (at most 1e8)")
     pf.add_argument("--users", type=positive_int, required=True, help="users expected to take part")
     pf.add_argument("--entries", type=positive_int, default=512, help="entries per user (pad_length x sample_ratio;"
                                                                       " default 512)")
