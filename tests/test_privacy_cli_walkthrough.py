@@ -176,3 +176,18 @@ def test_inherent_refuses_iterations_beyond_the_accountant_and_cmax_above_the_co
                                                       "--iterations", "1000000000"))
 
 
+# ---------------------------------------------------------------- 11. verify reads model.json alone
+def test_verify_reads_a_folder_s_model_json_alone(tmp_path):
+    m = _hdp(n_iter=3)
+    m.save(tmp_path / "m")
+    only = tmp_path / "only"
+    only.mkdir()
+    shutil.copy(tmp_path / "m" / "model.json", only / "model.json")     # handed over without its arrays
+    whole, alone = _out(_cli("privacy", "verify", tmp_path / "m")), _out(_cli("privacy", "verify", only))
+    assert alone.startswith("verified") or "verified: every row of the table holds" in alone
+    assert whole.split("verified:")[1] == alone.split("verified:")[1]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _one_line(_cli("privacy", "verify", empty), "holds no model.json")
+    text = " ".join((ROOT / "docs" / "privacy.md").read_text().split())
+    assert "from a model folder, its `model.json` alone" in text

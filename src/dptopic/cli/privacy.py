@@ -211,26 +211,33 @@ def _saved_report(path: str) -> tuple[dict, dict | None, dict | None]:
     the report came from one (its class and parameters say what the run should have spent)."""
     import json
     import os
+    from pathlib import Path
 
-    from .._io import load_bundle, load_json
+    from .._io import _old_name, load_json
 
-    if os.path.isdir(path):
-        meta, _ = load_bundle(path)
-    else:
-        try:
-            with open(path, "rb") as fh:
-                text = fh.read(64 << 20).decode("utf-8-sig")
-        except FileNotFoundError:
-            raise DPTopicError(f"{path!r} does not exist: pass a saved model's folder (the --out of dptopic train) or a"
-                               " JSON privacy report.") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise DPTopicError(f"cannot read {path!r} ({getattr(e, 'strerror', None) or type(e).__name__}): pass a saved"
-                               " model's folder or a JSON privacy report.") from None
-        try:
-            meta = load_json(text, path)
-        except json.JSONDecodeError as e:
-            raise DPTopicError(f"{path!r} is not valid JSON ({e.msg}, line {e.lineno}): pass a saved model's folder or"
-                               " a JSON privacy report.") from None
+    folder = os.path.isdir(path)
+    if not folder and not os.path.exists(path) and os.path.isdir(_old_name(Path(path))):
+        path, folder = str(_old_name(Path(path))), True   # a save interrupted between its two renames: the old one
+    # a folder: its model.json alone (the report, the card, the trainer's class and parameters are all there); the
+    # arrays beside it are never read, so a folder handed over without them verifies as model.json itself would
+    source = os.path.join(path, "model.json") if folder else path
+    try:
+        with open(source, "rb") as fh:
+            text = fh.read(-1 if folder else 64 << 20).decode("utf-8-sig")     # a model.json as loading reads it
+    except FileNotFoundError:
+        if folder:
+            raise DPTopicError(f"{path!r} holds no model.json: pass a saved model's folder (the --out of dptopic"
+                               " train) or a JSON privacy report.") from None
+        raise DPTopicError(f"{path!r} does not exist: pass a saved model's folder (the --out of dptopic train) or a"
+                           " JSON privacy report.") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise DPTopicError(f"cannot read {source!r} ({getattr(e, 'strerror', None) or type(e).__name__}): pass a saved"
+                           " model's folder or a JSON privacy report.") from None
+    try:
+        meta = load_json(text, source)
+    except json.JSONDecodeError as e:
+        raise DPTopicError(f"{source!r} is not valid JSON ({e.msg}, line {e.lineno}): pass a saved model's folder or"
+                           " a JSON privacy report.") from None
     rep = meta.get("privacy", meta) if isinstance(meta, dict) else None
     if not isinstance(rep, dict) or "private" not in rep:
         raise DPTopicError(f"{path!r} holds no privacy report: pass a saved model's folder (the --out of dptopic train)"
