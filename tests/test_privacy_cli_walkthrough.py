@@ -105,6 +105,16 @@ def test_verify_table_rounds_epsilon_up(tmp_path):
     assert f"{basic:.6g}" not in out
 
 
+# ---------------------------------------------------------------- 5. docs: RDP is not always above PLD
+def test_privacy_doc_no_longer_claims_rdp_is_always_above_pld():
+    text = (ROOT / "docs" / "privacy.md").read_text()
+    assert "RDP ≥ PLD always" not in text and "neither is always the smaller" in text
+    out = _out(_cli("privacy", "compose", "--laplace", "500", "1000000"))
+    pld = float(out.split("tight PLD: eps = ")[1].split()[0])
+    rdp = float(out.split("RDP cross-check: eps = ")[1].split()[0])
+    assert rdp < pld                                # the counterexample the doc gives
+
+
 # ---------------------------------------------------------------- 6. a subnormal EPS names its flag
 def test_compose_subnormal_laplace_epsilon_is_one_line_naming_the_flag():
     _one_line(_cli("privacy", "compose", "--laplace", "1e-320", "1"), "--laplace 1e-320 1", "at least 1e-308")
