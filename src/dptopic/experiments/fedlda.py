@@ -143,10 +143,14 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
     cols = ["task", "model", "epsilon_per_word", "exclusion", "report_words", "precision", "recall", "f1", "auc", "perplexity"]
     write_csv(out / "fedlda_table.csv", cols, [[r[c] for c in cols] for r in table])
     auc_loss = auc_losses(table)
-    holds = {k: v["points"] < 3.0 for k, v in auc_loss.items()}
+    # each run against the target its epsilon is held to (loss_target: < 3 points at 7.5, < 5 at 5), the one the
+    # command line prints; None where no target applies (below 5)
+    meets = {k: None if v["target_points"] is None else v["points"] < v["target_points"] for k, v in auc_loss.items()}
+    # the poster's "AUC loss < 3" for its own (tail) rule; None (not tested) when no tail run was made
+    tail = [v["points"] < 3.0 for k, v in auc_loss.items() if " tail " in k]
     summary = {"tasks": {t: TASKS[t][0] for t in tasks}, "table": table, "auc_loss": auc_loss,
-               "auc_loss_below_3_points": holds,
-               "poster_claim_holds_for_tail_rule": all(v for k, v in holds.items() if " tail " in k),
+               "auc_loss_meets_target": meets,
+               "poster_claim_holds_for_tail_rule": all(tail) if tail else None,
                "sound_default_losses_points": {k: v["points"] for k, v in auc_loss.items() if " none " in k},
                "settings": {"n_topics": n_topics, "rounds": rounds, "docs_per_user": docs_per_user,
                             "pad_length": pad_length, "max_docs": max_docs, "seed": seed,
