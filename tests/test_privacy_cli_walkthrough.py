@@ -145,6 +145,47 @@ def test_fedlda_summary_holds_each_epsilon_to_its_own_target(tmp_path, monkeypat
     assert s["poster_claim_holds_for_tail_rule"] is True
 
 
+# ---------------------------------------------------------------- 4. one-value grids: not tested
+def test_olp_one_value_grids_leave_the_trend_claims_untested(tmp_path):
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.experiments import olp_experiment
+
+    c = lda_corpus(n_docs=140, vocab_size=40, n_topics=2, doc_length=20, seed=1).corpus
+    train, test = c.subset(range(120)), c.subset(range(120, 140))
+    s = olp_experiment(train, test, tmp_path, eps_grid=(3.0,), n_topics=2, n_iter=2, prior_iter=2, batch_size=20,
+                       n_batches=2, prior_size=20, prior_sizes=(20,), batch_sizes=(20,), seed=0)
+    checks = s["paper_shape_checks"]
+    for k in ("fig9_larger_prior_better", "fig10_no_prior_improves_with_batch_size",
+              "fig10_olda_improves_with_batch_size", "fig8_lower_epsilon_higher_perplexity"):
+        assert checks[k] is None, k
+    assert isinstance(checks["fig10_no_prior_worst"], bool)
+    assert s["has_paper_shape"] == all(v for v in checks.values() if v is not None)
+    assert json.loads((tmp_path / "olp_summary.json").read_text())["paper_shape_checks"]["fig9_larger_prior_better"] \
+        is None
+
+
+def test_hdp_utility_with_one_epsilon_does_not_claim_the_trend(tmp_path):
+    from dptopic.experiments import hdp_utility
+
+    c = _tiny_corpus()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = hdp_utility(c.subset(range(20)), c.subset(range(20, 30)), tmp_path, eps_grid=(1.0,), n_topics=2, n_iter=2,
+                        seeds=(0,))
+    assert s["paper_shape_checks"]["hdp_perplexity_falls_as_epsilon_grows"] is None
+    assert s["has_paper_shape"] == all(v for v in s["paper_shape_checks"].values() if v is not None)
+
+
+def test_ldp_checks_with_one_epsilon_and_an_unsorted_grid():
+    from dptopic.experiments.zhao_local import ldp_checks
+
+    one = ldp_checks([500.0], [400.0], 300.0, 320.0, eps_grid=[1.0])
+    assert one["lp_lda_falls_as_epsilon_grows"] is None and one["cdp_lda_falls_as_epsilon_grows"] is None
+    # a grid given largest first is read in ascending epsilon
+    assert ldp_checks([300.0, 500.0], [350.0, 400.0], 290.0, 300.0, eps_grid=[8.0, 1.0]) == \
+        ldp_checks([500.0, 300.0], [400.0, 350.0], 290.0, 300.0, eps_grid=[1.0, 8.0])
+
+
 # ---------------------------------------------------------------- 5. docs: RDP is not always above PLD
 def test_privacy_doc_no_longer_claims_rdp_is_always_above_pld():
     text = (ROOT / "docs" / "privacy.md").read_text()
