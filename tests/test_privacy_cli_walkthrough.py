@@ -255,6 +255,46 @@ def test_fed_report_words_on_a_huge_vocabulary_is_fast_or_refused():
               "--vocab-size", "at most 1e+08")
 
 
+# ---------------------------------------------------------------- 8. recommend
+def test_recommend_says_an_unreachable_document_epsilon_cannot_be_trained():
+    from dptopic.accounting.gaussian import calibrate_noise_multiplier
+    from dptopic.advice import unreachable_epsilon
+    from dptopic.errors import DPTopicError
+
+    out = _out(_cli("recommend", "--unit", "document", "--epsilon", "1e-12", "--docs", "1000"))
+    assert "dptopic train --unit document --epsilon 1e-12" not in out
+    assert "train it: not at epsilon 1e-12: dptopic train --unit document cannot reach it" in out
+    floor = unreachable_epsilon("document", 1e-12)
+    with pytest.raises(DPTopicError, match=f"smallest reachable epsilon is {floor:.4g}"):
+        calibrate_noise_multiplier(1e-12, 1e-5, 1.0, 1)     # what train --unit document runs into
+    assert f"the smallest reachable epsilon at its default delta 1e-05 is {floor:.3g}" in out
+    assert unreachable_epsilon("document", floor) is None and unreachable_epsilon("document", 1.0) is None
+    calibrate_noise_multiplier(floor, 1e-5, 1.0, 1)          # reachable there
+    out = _out(_cli("recommend", "--unit", "document", "--epsilon", "1", "--docs", "1000"))
+    assert "train it: dptopic train --unit document --epsilon 1 --topics 20" in out
+
+
+def test_recommend_refuses_doc_length_with_document_unit_and_in_the_library():
+    from dptopic.advice import recommend
+    from dptopic.errors import DPTopicError
+
+    _one_line(_cli("recommend", "--unit", "document", "--epsilon", "1", "--docs", "1000", "--doc-length", "50"),
+              "--doc-length is for --unit word")
+    with pytest.raises(DPTopicError, match="doc_length is for unit='word'"):
+        recommend("document", 1.0, 1000, doc_length=50)
+    assert any("L = 50" in n for n in recommend("word", 1000.0, 1000, doc_length=50).notes)
+
+
+def test_recommend_notes_the_measured_k_and_counts_in_the_singular():
+    out = _out(_cli("recommend", "--unit", "word", "--epsilon", "1", "--docs", "1", "--topics", "1"))
+    assert "1 document, 1 topic " in out and "1 documents" not in out
+    assert "taken at K = 20, not at K = 1" in out
+    out = _out(_cli("recommend", "--unit", "word", "--epsilon", "1", "--docs", "1", "--topics", "100000"))
+    assert "not at K = 100000" in out
+    out = _out(_cli("recommend", "--unit", "document", "--epsilon", "1", "--docs", "1000", "--topics", "20"))
+    assert "1,000 documents, 20 topics" in out and "K = 20" not in out.split("source:")[0]
+
+
 # ---------------------------------------------------------------- 10. privacy inherent's inputs
 def test_inherent_refuses_iterations_beyond_the_accountant_and_cmax_above_the_counts():
     _one_line(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10", "--iterations",

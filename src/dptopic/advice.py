@@ -45,8 +45,44 @@ WORD_ITERATIONS = 50
 WORD_EPSILON_INHERENT = 10.0
 """HDPLDA's inherent part per iteration (its default): ``WORD_ITERATIONS`` of them cost 500 before any noise."""
 UNIT_EPSILON_MAX = {"document": 500.0, "word": 1e7}
+TRAIN_DELTA = 1e-5
+"""The delta ``dptopic train`` and ``dptopic.for_unit`` use by default (``--delta``)."""
 """The largest epsilon ``dptopic.for_unit`` and ``dptopic train --unit`` take: a document-level budget above 500
 protects nothing; a word-level one is per word and starts in the hundreds."""
+
+
+def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA) -> float | None:
+    """The smallest epsilon ``dptopic train --unit document`` (``dptopic.for_unit``) reaches at ``delta`` when
+    ``epsilon`` lies below it, else None. Its trainer's Gaussian releases are calibrated by
+    ``calibrate_noise_multiplier`` (one full-batch release), which refuses a budget below the epsilon of its largest
+    noise multiplier; the floor is computed as it computes it. None for the word unit (no such floor: below its
+    inherent cost :func:`recommend` says no trainer runs)."""
+    if unit != "document":
+        return None
+    from .accounting.gaussian import GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER
+
+    # the classic Gaussian mechanism at that multiplier is (c, delta)-DP for c = sqrt(2 ln(1.25/delta)) / sigma when
+    # c < 1 (Dwork & Roth 2014, Thm A.1), and the floor exceeds the true epsilon by at most a few of its PLD's grid
+    # steps: an epsilon far above both is reachable without loading the accountant
+    c = math.sqrt(2 * math.log(1.25 / delta)) / MAX_NOISE_MULTIPLIER
+    if c < 1 and epsilon >= 10 * (c + GAUSSIAN_DISCRETIZATION):
+        return None
+    from .accounting.gaussian import pld_epsilon
+
+    floor = float(pld_epsilon(MAX_NOISE_MULTIPLIER, 1.0, 1, delta))
+    return floor if epsilon < floor else None
+
+
+def topics_note(n_topics: int, tested) -> str | None:
+    """The note that the table was measured at other numbers of topics than ``n_topics`` (None when it was not)."""
+    tested = sorted(tested)
+    if tested and n_topics > max(tested):
+        return (f"measured at K = {', '.join(map(str, tested))}; more topics split the same signal, so expect less at"
+                f" K = {n_topics} than the figure above.")
+    if tested and n_topics not in tested:
+        return (f"measured at K = {', '.join(map(str, tested))} only: at K = {n_topics} the ratio may be higher or lower"
+                " than the figure above (not measured).")
+    return None
 
 
 def load_table(path=None) -> dict:
@@ -214,6 +250,12 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     if n_docs > MAX_DOCS:
         raise DPTopicError(f"invalid n_docs={n_docs!r}: give at most {MAX_DOCS:,} (more documents than any corpus"
                            " holds).")
+    if doc_length is not None and unit != "word":
+        raise DPTopicError(f"doc_length is for unit='word' (a document of L words then has L x epsilon); a {unit}-level"
+                           " guarantee already covers the whole document: leave doc_length out.")
+    if doc_length is not None and (isinstance(doc_length, bool) or not isinstance(doc_length, (int, float))
+                                   or not math.isfinite(doc_length) or doc_length <= 0):
+        raise DPTopicError(f"invalid doc_length={doc_length!r}: give a finite number of words > 0.")
     doc = table if isinstance(table, dict) else load_table(table)
     rows = [r for r in doc["rows"] if r.get("unit") == unit and r.get("trainer")]
     rec = Recommendation(unit, float(epsilon), int(n_docs), int(n_topics), None, source=doc.get("source", ""))
@@ -230,6 +272,10 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                          f" budget measured is {lowest_eps:g}. Word-level guarantees are stated in the hundreds per word"
                          " (docs/choosing_a_guarantee.md); at this budget state a document-level guarantee instead"
                          " (dptopic recommend --unit document).")
+        tested = sorted({r["n_topics"] for r in rows if "n_topics" in r})
+        if tested and n_topics not in tested:
+            rec.notes.append(f"the word-level measurements (budgets from {lowest_eps:g}) were taken at K ="
+                             f" {', '.join(map(str, tested))}, not at K = {n_topics}.")
         return rec
     by_trainer: dict = {}
     for r in rows:
@@ -257,13 +303,14 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                          + ", ".join(f"{c} {bound.get(rec.corpus_sides.get(c), '')}{v:.0%}"
                                      for c, v in rec.per_corpus.items())
                          + "); the same budget and size gave different ratios on different corpora.")
-    tested = sorted({r["n_topics"] for r in rows if "n_topics" in r})
-    if tested and n_topics > max(tested):
-        rec.notes.append(f"measured at K = {', '.join(map(str, tested))}; more topics split the same signal, so expect"
-                         f" less at K = {n_topics} than the figure above.")
-    elif tested and n_topics not in tested:
-        rec.notes.append(f"measured at K = {', '.join(map(str, tested))} only: at K = {n_topics} the ratio may be higher"
-                         " or lower than the figure above (not measured).")
+    note = topics_note(int(n_topics), {r["n_topics"] for r in rows if "n_topics" in r})
+    if note is not None:
+        rec.notes.append(note)
+    floor = unreachable_epsilon(unit, epsilon)
+    if floor is not None:
+        rec.notes.append(f"dptopic train --unit {unit} (dptopic.for_unit) cannot reach epsilon = {epsilon:g}: the"
+                         f" smallest reachable epsilon at its default delta {TRAIN_DELTA:g} is {_up(floor, 4):g}; give"
+                         " at least that.")
     if rec.extrapolated:
         rec.notes.extend(_outside_notes(rec, unit, by_trainer[rec.trainer]))
     if rec.expected_npmi_ratio < USEFUL_RATIO:
@@ -299,6 +346,12 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(f"word-level: a document of L words is protected with L x epsilon (L = {L:g}: epsilon"
                          f" {L * epsilon:g}).")
     return rec
+
+
+def _up(x: float, digits: int) -> float:
+    from .accounting.verify import rounded_up
+
+    return rounded_up(x, digits)
 
 
 def docs_needed_text(rec: Recommendation) -> str:

@@ -8,15 +8,21 @@ from ._flags import flag_errors
 
 
 def cmd_recommend(a):
-    from ..advice import MAX_DOCS, UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text, recommend, verdict
+    from ..advice import (MAX_DOCS, UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text, recommend,
+                          unreachable_epsilon, verdict)
+    from ..errors import DPTopicError
 
-    with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon"}):
+    if a.doc_length is not None and a.unit != "word":
+        raise DPTopicError(f"--doc-length is for --unit word (a document of L words then has L x epsilon); a {a.unit}-level"
+                           " guarantee already covers the whole document: leave --doc-length out.")
+    with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length"}):
         rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length)
     if a.json:
         print(json.dumps(rec.to_dict(), indent=2))
         return
     con = make_console()
-    con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {a.docs:,} documents, {a.topics} topics[/]"
+    con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {a.docs:,} document{'' if a.docs == 1 else 's'},"
+              f" {a.topics} topic{'' if a.topics == 1 else 's'}[/]"
               " (this advice reads no data and costs no privacy)")
     if rec.trainer is None:
         for n in rec.notes:
@@ -42,7 +48,9 @@ def cmd_recommend(a):
     for alt in rec.alternatives:
         con.print(f"  alternative: {alt['trainer']} ({alt['expected_npmi_ratio']:.0%})")
     top = UNIT_EPSILON_MAX[a.unit]      # the bounds `dptopic train --unit` takes (dptopic.for_unit)
-    if a.epsilon > top or a.topics > 100_000:
+    if unreachable_epsilon(a.unit, a.epsilon) is not None:     # train refuses the budget as unreachable
+        con.print(f"train it: not at epsilon {a.epsilon:g}: dptopic train --unit {a.unit} cannot reach it (see below)")
+    elif a.epsilon > top or a.topics > 100_000:
         con.print(f"train it: not at these settings: dptopic train --unit {a.unit} takes epsilon up to {top:g}"
                   + (" (a document-level budget above it protects nothing)" if a.unit != "word" else "")
                   + " and up to 100,000 topics")
