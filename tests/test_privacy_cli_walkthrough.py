@@ -295,6 +295,22 @@ def test_recommend_notes_the_measured_k_and_counts_in_the_singular():
     assert "1,000 documents, 20 topics" in out and "K = 20" not in out.split("source:")[0]
 
 
+# ---------------------------------------------------------------- 9. lira: this run's time is this run's
+def test_lira_prints_the_run_time_apart_from_the_published_figures(monkeypatch, capsys, tmp_path):
+    import dptopic.experiments.manzonelli_lira as ml
+    from dptopic.cli.main import main
+
+    attack = {"auc": 0.7, "auc_se": 0.01, "tpr_at_fpr_0.01": 0.1, "tpr_at_fpr_0.001": 0.03}
+    monkeypatch.setattr(ml, "lira_experiment", lambda *a, **k: {"attacks": {"online LiRA": attack}, "seconds": 42.0,
+                                                                 "checks": {}})
+    rc = main(["experiment", "lira", "--corpus", "demo", "--subsample", "20", "--shadows", "4", "--seed", "0",
+               "--out", str(tmp_path / "l")])
+    assert rc in (0, None)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "for comparison, the published code's figures: AUC 0.75, TPR@1% 12%, TPR@0.1% 4%" in out
+    assert "this run took 42 s" in out and "4%; 42 s" not in out
+
+
 # ---------------------------------------------------------------- 10. privacy inherent's inputs
 def test_inherent_refuses_iterations_beyond_the_accountant_and_cmax_above_the_counts():
     _one_line(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10", "--iterations",
