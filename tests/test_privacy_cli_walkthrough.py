@@ -338,3 +338,16 @@ def test_verify_reads_a_folder_s_model_json_alone(tmp_path):
     _one_line(_cli("privacy", "verify", empty), "holds no model.json")
     text = " ".join((ROOT / "docs" / "privacy.md").read_text().split())
     assert "from a model folder, its `model.json` alone" in text
+
+
+def test_a_run_that_tests_no_claim_gives_no_verdict(capsys):
+    # every check null (one-value grids) made has_paper_shape true and the line read "has the paper's shape"
+    from dptopic.cli._common import make_console, print_verdict
+    from dptopic.experiments.zhao_local import paper_shape
+
+    checks = {"a": None, "b": None}
+    assert paper_shape(checks) is None and paper_shape({"a": None, "b": True}) is True
+    assert paper_shape({"a": False, "b": True}) is False
+    print_verdict(make_console(), {"paper_shape_checks": checks, "has_paper_shape": paper_shape(checks)}, ".", [])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "tests none of the paper's qualitative claims" in out and "has the paper" not in out

@@ -586,10 +586,15 @@ def experiment_seed(a, console) -> int:
 
 
 def print_verdict(console, s, out, files):
-    verdict = "has" if s["has_paper_shape"] else "does NOT have"
-    untested = sum(v is None for v in s["paper_shape_checks"].values())
-    note = f" ({untested} claim(s) not tested by this run)" if untested else ""
-    console.print(f"The result {verdict} the paper's qualitative shape{note}: {s['paper_shape_checks']}")
+    checks = s["paper_shape_checks"]
+    untested = sum(v is None for v in checks.values())
+    if checks and untested == len(checks):   # nothing tested: no verdict either way
+        console.print(f"This run tests none of the paper's qualitative claims (give grids of two values or more):"
+                      f" {checks}")
+    else:
+        verdict = "has" if s["has_paper_shape"] else "does NOT have"
+        note = f" ({untested} claim(s) not tested by this run)" if untested else ""
+        console.print(f"The result {verdict} the paper's qualitative shape{note}: {checks}")
     console.print("written: " + ", ".join(str(Path(out) / f) for f in files))
 
 

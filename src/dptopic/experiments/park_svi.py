@@ -22,6 +22,7 @@ from ..accounting.gaussian import moments_accountant_epsilon, strong_composition
 from ..evaluation import cosine_matrix
 from ..models import DPSVI, OnlineVB
 from ._output import save_fig, write_csv
+from .zhao_local import paper_shape
 
 
 def _strong_sigma(eps, q, steps, delta, delta_step):
@@ -145,7 +146,7 @@ def svi_tradeoff(train, test, out_dir, name="demo", sigmas=(1.0, 1.24, 1.5, 2.0)
                "tau0": tau0, "kappa": kappa, "seeds": list(seeds), "table_budget_epsilon": table_eps,
                "table_sigma_tight": table_sigma, "table_sampling_rate": table_q,
                "top_word_mass": top_mass, "coherence_test": coherence, "non_private_perplexity": nonpriv,
-               "checks": checks, "has_paper_shape": all(v for v in checks.values() if v is not None),
+               "checks": checks, "has_paper_shape": paper_shape(checks),
                "paper_shape_checks": checks}
     atomic_write_json(out / f"svi_summary_{name}.json", summary)
     return summary

@@ -48,9 +48,10 @@ def untested_if(condition: bool, value):
     return None if condition else bool(value)
 
 
-def paper_shape(checks: dict) -> bool:
-    """Whether every claim the run tested holds (claims not tested, None, are left out)."""
-    return bool(all(v for v in checks.values() if v is not None))
+def paper_shape(checks: dict) -> bool | None:
+    """Whether every claim the run tested holds (claims not tested, None, are left out); None when it tested none."""
+    tested = [v for v in checks.values() if v is not None]
+    return bool(all(tested)) if tested else None
 
 
 def _ascending(grid, *series):
