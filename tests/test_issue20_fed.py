@@ -452,3 +452,76 @@ def test_fed_client_cli_keeps_its_reports_in_the_state_folder_by_default(fed_ser
                         "--max-epsilon", "2", "--retries", "0"], capture_output=True, text=True, env=env,
                        cwd=tmp_path, timeout=120)
     assert r.returncode == 2 and "above your limit of 2" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the_open_one(tmp_path):
+    # a rerun with the kept client id met its own update of the still-open round: 409 duplicate_update, a hard error
+    import threading
+
+    pytest.importorskip("starlette")
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("uvicorn")
+    from service_helpers import Server, corpus_of, make_data
+
+    from dptopic.service.client import fed_participate
+
+    words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'service.db'}", "--train-interval", "0", "--fed-epsilon", "5",
+                 "--fed-topics", "3", "--fed-pad-length", "16", "--fed-min-updates", "2").start()
+    try:
+        folder = tmp_path / "state"
+        folder.mkdir()
+        first = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30, state=folder)
+        rnd = first["rounds"][0]["round"]
+        out = {}
+
+        def rerun():
+            try:
+                out["ok"] = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=60,
+                                            state=folder)
+            except Exception as e:  # noqa: BLE001 - reported below
+                out["error"] = e
+
+        t = threading.Thread(target=rerun)
+        t.start()
+        import time
+
+        time.sleep(1.0)    # the rerun meets round rnd, which its reports already joined, and waits
+        fed_participate(srv.url, corpus_of(texts[20:30], words), rounds=1, poll=0.1, timeout=30)  # closes rnd
+        t.join(90)
+        assert "error" not in out, out.get("error")
+        assert out["ok"]["reused_reports"] is True and out["ok"]["client"] == first["client"]
+        assert [r["round"] for r in out["ok"]["rounds"]] == [rnd + 1]
+    finally:
+        srv.stop()
+
+
+def test_a_state_folder_holds_one_set_of_reports_per_server_whatever_the_client_id(fed_server, tmp_path):
+    # the file was named from the client id too, so a run with --client-id after one without drew (and spent) again
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    folder = tmp_path / "st"
+    folder.mkdir()
+    a = fed_participate(url, corpus_of(texts[90:100], words), rounds=1, poll=0.1, timeout=30, client_id="alice",
+                        state=folder)
+    b = fed_participate(url, corpus_of(texts[90:100], words), rounds=1, poll=0.1, timeout=30, state=folder)
+    assert a["reused_reports"] is False and b["reused_reports"] is True and b["client"] == "alice"
+    assert len(list(folder.glob("fed-*.json"))) == 1
+    with pytest.raises(DPTopicError, match="belongs to client 'alice', not 'bob'"):
+        fed_participate(url, corpus_of(texts[90:100], words), rounds=1, poll=0.1, timeout=30, client_id="bob",
+                        state=folder)
+
+
+def test_two_first_runs_at_once_keep_one_set_of_reports(tmp_path):
+    from dptopic.service.client import _create_fed_state, _load_fed_state
+
+    key = {"vocabulary_sha256": "x", "epsilon": 5.0, "entries": 2, "words_per_report": 1, "exclusion": "none"}
+    p = tmp_path / "s.json"
+    assert _create_fed_state(p, key, "first", [[1], [2]]) is True
+    assert _create_fed_state(p, key, "second", [[3], [4]]) is False     # the later run finds the first's reports
+    cid, sets = _load_fed_state(p, key, None)
+    assert cid == "first" and sets.tolist() == [[1], [2]]
+    assert (p.stat().st_mode & 0o777) == 0o600 and [q.name for q in tmp_path.iterdir()] == ["s.json"]

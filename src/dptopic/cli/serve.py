@@ -278,7 +278,9 @@ def cmd_fed_client(a):
     if s["state"] is None:
         kept = "reports drawn anew for this run (--state none): a later run that draws again spends its epsilon again"
     elif s["reused_reports"]:
-        kept = f"reused the reports drawn before and kept in {s['state']}: this run spent nothing more"
+        kept = (f"reused the reports drawn before and kept in {s['state']}: this run spent nothing more, and it did not"
+                " read the documents given to it (the kept reports stand for the documents of the run that drew them;"
+                " new documents need new reports: --state none, or another --state, at a new cost)")
     else:
         kept = (f"reports drawn once and kept in {s['state']} (readable by you only): later runs reuse them and spend"
                 " nothing more")
@@ -377,7 +379,8 @@ def register(sub) -> None:
     _client_args(f)
     f.add_argument("--rounds", type=positive_int, default=1, help="rounds to take part in")
     f.add_argument("--client-id", default=None,
-                   help="pseudonym (default: the one kept with your reports, else a fresh random one)")
+                   help="pseudonym (default: the one kept with your reports, else a fresh random one; a run naming"
+                        " another id than the kept one is refused)")
     f.add_argument("--state", default=None, metavar="FILE",
                    help="where your randomized reports are kept between runs, so that taking part again spends"
                         " nothing more (a file, or a folder; default: $XDG_STATE_HOME/dptopic or"

@@ -225,10 +225,10 @@ FED_STATE_FORMAT = "dptopic-fed-client-state"
 FED_STATE_VERSION = 1
 
 
-def _fed_state_key(rrp, vocab_sha: str) -> dict:
+def _fed_state_key(rrp, vocab_sha: str, vocab_size: int) -> dict:
     """What reports drawn once must agree on to be reused: the vocabulary they range over and the randomizer."""
     return {"vocabulary_sha256": vocab_sha, "epsilon": float(rrp.epsilon), "entries": int(rrp.n_entries),
-            "exclusion": str(rrp.exclusion)}
+            "words_per_report": int(rrp.report_size(vocab_size)), "exclusion": str(rrp.exclusion)}
 
 
 def _load_fed_state(path, key: dict, client_id: str | None):
@@ -276,15 +276,24 @@ def _load_fed_state(path, key: dict, client_id: str | None):
     return saved_id, sets
 
 
-def fed_state_path(state, key: dict, client_id: str | None):
-    """``state`` itself, or for a folder the file in it for reports that agree on ``key`` (and ``client_id``)."""
+def fed_state_path(state, key: dict):
+    """``state`` itself, or for a folder (one that exists, or a path ending in a separator, created owner-only) the
+    file in it for reports that agree on ``key``: one per server configuration, whatever client id a run names
+    (the id is kept inside, and a run naming another is refused), so that no run draws a second set unnoticed."""
     import hashlib
+    import os
     from pathlib import Path
 
     p = Path(state)
+    if str(state).endswith(("/", os.sep)) and not p.exists():
+        try:
+            p.mkdir(mode=0o700, parents=True)
+        except OSError as e:
+            raise DPTopicError(f"cannot create the folder --state {str(state)!r} ({type(e).__name__}): give a folder you"
+                               " can write to.") from None
     if not p.is_dir():
         return p
-    tag = json.dumps({"server": key, "client": client_id}, sort_keys=True).encode()
+    tag = json.dumps(key, sort_keys=True).encode()
     return p / f"fed-{hashlib.sha256(tag).hexdigest()[:16]}.json"
 
 
@@ -305,16 +314,36 @@ def default_state_folder():
     return folder
 
 
-def _save_fed_state(path, key: dict, client_id: str, sets) -> None:
+def _create_fed_state(path, key: dict, client_id: str, sets) -> bool:
+    """Write the state file, owner-only, whole and only if no file is there yet (two first runs at once: the second
+    finds the first's file); False when another run created it first."""
+    import os
+    import secrets as _secrets
     from pathlib import Path
 
-    from .._io import atomic_write_json
-
-    atomic_write_json(Path(path), {"format": FED_STATE_FORMAT, "version": FED_STATE_VERSION, "server": key,
-                                   "client": client_id, "reports": [[int(w) for w in row] for row in sets],
-                                   "note": "randomized reports, drawn once on this device and sent every round;"
-                                           " reusing them spends no more epsilon, drawing new ones spends it again"},
-                      private=True)
+    path = Path(path)
+    data = json.dumps({"format": FED_STATE_FORMAT, "version": FED_STATE_VERSION, "server": key, "client": client_id,
+                       "reports": [[int(w) for w in row] for row in sets],
+                       "note": "randomized reports, drawn once on this device and sent every round; reusing them"
+                               " spends no more epsilon, drawing new ones spends it again"}).encode("utf-8")
+    tmp = path.with_name(f".{path.name}.{_secrets.token_hex(6)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)            # atomic, and fails if the file exists
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(tmp)
+    except OSError as e:
+        raise DPTopicError(f"cannot write the FedLDA state file {str(path)!r} ({type(e).__name__}): give --state a path"
+                           " you can write to, or --state none.") from None
+    return True
 
 
 def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, timeout: float = 600.0,
@@ -325,9 +354,11 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     ``state`` (a file path, or a folder): where this user's randomized reports are kept between runs. The reports
     of the ``"none"`` rule are drawn once and their per-user epsilon is spent once; a second run that drew them
     anew would spend it again. With ``state``, the first run saves its client id and reports there (before the
-    first update leaves the device), and later runs reuse them, whatever documents they are given. In a folder,
-    the file is named from what the reports must agree on (the vocabulary, epsilon, entries, rule and the client
-    id if given), so one folder serves every server. Without it every run draws new reports under a new id. ``max_epsilon``: the largest epsilon per entry the user accepts (a
+    first update leaves the device), and later runs reuse them under the same client id, whatever documents they
+    are given (those are not read). In a folder, the file is named from what the reports must agree on (the
+    vocabulary, epsilon, entries, words per report and rule), so one folder serves every server; a run that names
+    another client id than the kept one is refused. A run whose kept reports already took part in the open round
+    waits for the next. Without ``state`` every run draws new reports under a new id. ``max_epsilon``: the largest epsilon per entry the user accepts (a
     server that asks for more is refused before anything is randomized)."""
     if client_id is not None and not codec.PSEUDONYM.fullmatch(str(client_id)):
         raise DPTopicError(f"invalid client id {str(client_id)[:40]!r}: it must be {codec.PSEUDONYM_RULE}; leave it out"
@@ -358,20 +389,21 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
                            " is nothing to report.")
     # exclusion="none": a user without any of them still takes part, with padding only, so that whether someone
     # takes part says nothing about their text
-    key = _fed_state_key(rrp, codec.vocabulary_fingerprint(list(vocab.words)))
+    key = _fed_state_key(rrp, codec.vocabulary_fingerprint(list(vocab.words)), len(vocab))
     saved = None
     if state is not None:
         if rrp.exclusion != "none":
             raise DPTopicError("--state keeps reports drawn once, which only the 'none' rule does: this server's rule"
                                f" {rrp.exclusion!r} draws new entries every round.")
-        state = fed_state_path(state, key, client_id)
+        state = fed_state_path(state, key)
         saved = _load_fed_state(state, key, client_id)
+    if saved is None:
+        fc = codec.fed_client(client_id or secrets.token_hex(8), local, rrp)
+        # kept before anything leaves the device; a run that started at the same time and kept its reports first wins
+        if state is not None and not _create_fed_state(state, key, fc.client_id, fc.sets):
+            saved = _load_fed_state(state, key, client_id)
     if saved is not None:
         fc = codec.fed_client(saved[0], local, rrp, reports=saved[1])
-    else:
-        fc = codec.fed_client(client_id or secrets.token_hex(8), local, rrp)
-        if state is not None:  # kept before anything leaves the device
-            _save_fed_state(state, key, fc.client_id, fc.sets)
     done, last_round, deadline, sent = [], -1, time.monotonic() + timeout, 0
     while len(done) < rounds:
         _, headers, msg = client.request("GET", "/v1/fed/round")
@@ -391,11 +423,17 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         try:
             ack = client.post_bytes("/v1/fed/updates", update, new_key())
         except ServerError as e:
+            if e.code == "duplicate_update" and saved is not None:
+                # an earlier run with these same reports already took part in this round: wait for the next one
+                last_round = rnd
+                continue
             if e.code != "stale_round":
                 spent = codec.fed_privacy(rrp, sent, vocab_size=len(vocab))
-                raise ServerError(f"{e} (spent so far: epsilon {spent['epsilon_basic']:.4g} by basic composition over"
-                                  f" {sent} update{'s' if sent != 1 else ''} that left this device, whether or not the"
-                                  " server kept them)", e.status, e.code) from None
+                how = (f"your reports, drawn in an earlier run, spend epsilon {spent['epsilon_basic']:.4g} by basic"
+                       " composition in all; this run spent nothing more" if saved is not None else
+                       f"spent so far: epsilon {spent['epsilon_basic']:.4g} by basic composition over {sent}"
+                       f" update{'s' if sent != 1 else ''} that left this device, whether or not the server kept them")
+                raise ServerError(f"{e} ({how})", e.status, e.code) from None
             continue  # the round closed while we sampled: take part in the next one
         last_round = rnd
         done.append({"round": rnd, "bytes_sent": len(update), "round_closed": ack.get("round_closed", False)})
