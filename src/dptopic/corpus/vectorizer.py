@@ -16,16 +16,19 @@ class NamedCounts(sp.csr_matrix):
     public_vocabulary: bool = False
 
     def _keep_names(self, out):
-        """``out`` with this matrix's words when it has the same columns (a row selection: the folds of
-        ``GridSearchCV``, ``X[:1500]``), as a plain matrix otherwise."""
+        """``out`` (a matrix with this one's columns, in order) with this matrix's words."""
         if isinstance(out, NamedCounts) and out.ndim == 2 and out.shape[1] == self.shape[1]:
             out.feature_names, out.public_vocabulary = self.feature_names, self.public_vocabulary
         return out
 
     def __getitem__(self, key):
         out = super().__getitem__(key)
-        if isinstance(out, NamedCounts) and out.ndim == 2 and out.shape[1] != self.shape[1]:
-            return sp.csr_matrix(out)   # columns selected: which words they are is not tracked
+        # only a selection of rows keeps the columns as they are (X[:n], the folds of cross-validation); any column
+        # key, even one that keeps their number (a permutation, a repeat), may change which word a column is
+        rows_only = not isinstance(key, tuple) or len(key) == 1 or (
+            len(key) == 2 and isinstance(key[1], slice) and key[1] == slice(None))
+        if not rows_only:
+            return sp.csr_matrix(out) if isinstance(out, NamedCounts) else out
         return self._keep_names(out)
 
     def copy(self):
