@@ -90,6 +90,7 @@ def test_rows_of_a_named_count_matrix_keep_its_words_and_their_provenance(texts,
     for cols in (X[:, ::-1], X[:, list(range(n))[::-1]], X[:, [0] * n], X[np.ix_([0, 1], list(range(n))[::-1])]):
         assert getattr(cols, "feature_names", None) is None        # as many columns, other words: names dropped
     assert list(X[:, :].feature_names) == public and list(X[3].feature_names) == public
+    assert list(X[np.array([0, 2]), ...].feature_names) == public      # scikit-learn's _safe_indexing key
 
 
 def test_cross_validation_on_a_public_vocabularys_counts_fits_its_folds_on_those_words(texts):

@@ -25,8 +25,8 @@ class NamedCounts(sp.csr_matrix):
         out = super().__getitem__(key)
         # only a selection of rows keeps the columns as they are (X[:n], the folds of cross-validation); any column
         # key, even one that keeps their number (a permutation, a repeat), may change which word a column is
-        rows_only = not isinstance(key, tuple) or len(key) == 1 or (
-            len(key) == 2 and isinstance(key[1], slice) and key[1] == slice(None))
+        rows_only = not isinstance(key, tuple) or len(key) == 1 or (len(key) == 2 and (
+            key[1] is Ellipsis or (isinstance(key[1], slice) and key[1] == slice(None))))
         if not rows_only:
             return sp.csr_matrix(out) if isinstance(out, NamedCounts) else out
         return self._keep_names(out)
