@@ -216,10 +216,13 @@ def test_a_per_word_epsilon_above_50_is_refused_as_no_protection(tmp_path, capsy
     from dptopic.accounting.local import f_from_epsilon
     from dptopic.cli.main import main
 
-    with pytest.raises(DPTopicError, match=r"must be a number in \(0, 50\]"):
-        f_from_epsilon(500)
-    with pytest.raises(DPTopicError, match="eps_word above 50"):
+    with pytest.raises(DPTopicError, match=r"must be a number in \(0, 50\] for reports"):
+        Randomizer(["a", "b"], epsilon_word=500)
+    with pytest.raises(DPTopicError, match=r"must be a number in \(0, 50\] for reports"):
         Randomizer(["a", "b"], f=1e-30)
+    # reports and models made before the limit still account: the accountants take eps_word up to 500
+    assert epsilon_from_f(f_from_epsilon(500)) == pytest.approx(500)
+    assert local_privacy_report(f_from_epsilon(100), 3)["epsilon_word"] == pytest.approx(100)
     assert Randomizer(["a", "b"], epsilon_word=50).epsilon_word == pytest.approx(50)
     (tmp_path / "v.txt").write_text("apple\nbanana\n")
     (tmp_path / "d.txt").write_text("apple banana\n")

@@ -40,26 +40,39 @@ POST_PROCESSING = ("post-processing (Dwork & Roth 2014, Prop. 2.1): computed fro
                    " only, no further privacy cost")
 
 
-#: the largest per-word epsilon a randomizer takes: above it a bit is flipped with probability under 2e-22, so the
-#: report is the document's presence vector itself (the per-document reports' limit is 50 too)
+#: the largest per-word epsilon a randomizer (and a collection server) takes: above it a bit is flipped with
+#: probability under 2e-22, so the report is the document's presence vector itself (the per-document reports' limit
+#: is 50 too). Reports and models made before the limit still account and verify up to the accountants' limit.
 EPSILON_WORD_MAX = 50.0
 
 
 def _check_f(f) -> float:
+    from .events import EPSILON_MAX
+
     if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)) or not 0 < f < 1:
         raise DPTopicError(f"invalid f={f!r}: the flip parameter must lie in (0, 1) (f = 2/(1 + e^eps_word)).")
-    if math.log((2.0 - f) / f) > EPSILON_WORD_MAX * (1 + 1e-12) if f > 1e-300 else True:
-        raise DPTopicError(f"invalid f={f!r}: so small a flip parameter gives eps_word above {EPSILON_WORD_MAX:g} per"
-                           " word, and the reports are the presence vectors themselves; give f >="
-                           f" {2.0 / (1.0 + math.exp(EPSILON_WORD_MAX)):.3g} or use --epsilon-word.")
+    if math.log((2.0 - f) / f) > EPSILON_MAX if f > 1e-300 else True:
+        raise DPTopicError(f"invalid f={f!r}: so small a flip parameter gives eps_word above {EPSILON_MAX:g} per word, which"
+                           f" protects nothing; give f >= {2.0 / (1.0 + math.exp(EPSILON_MAX)):.3g} or use --epsilon-word.")
     return float(f)
 
 
 def _check_eps(eps) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (0 < eps <= EPSILON_WORD_MAX):
-        raise DPTopicError(f"invalid epsilon_word={eps!r}: must be a number in (0, {EPSILON_WORD_MAX:g}] (above it a"
-                           " bit is flipped with probability under 2e-22: the report is the document itself).")
+    from .events import EPSILON_MAX
+
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (0 < eps <= EPSILON_MAX):
+        raise DPTopicError(f"invalid epsilon_word={eps!r}: must be a number in (0, {EPSILON_MAX:g}].")
     return float(eps)
+
+
+def check_reporting_f(f: float) -> float:
+    """``f`` for new reports (a randomizer, a server's configuration): its eps_word at most :data:`EPSILON_WORD_MAX`."""
+    eps = epsilon_from_f(f)
+    if eps > EPSILON_WORD_MAX * (1 + 1e-12):
+        raise DPTopicError(f"invalid epsilon_word={eps:.6g}: must be a number in (0, {EPSILON_WORD_MAX:g}] for reports"
+                           f" (above it a bit is flipped with probability under 2e-22, so the report is the document"
+                           f" itself; f must be at least {2.0 / (1.0 + math.exp(EPSILON_WORD_MAX)):.3g}).")
+    return f
 
 
 def epsilon_from_f(f: float) -> float:

@@ -76,7 +76,7 @@ FED_DEFAULTS = {"topics": 20, "failure_rate": 0.1, "pad_length": 512, "sample_ra
 
 
 def build_config(a):
-    from ..accounting.local import f_from_epsilon
+    from ..accounting.local import check_reporting_f, f_from_epsilon
     from ..service import ServiceConfig
     from ..service.config import read_token_file
 
@@ -114,7 +114,7 @@ def build_config(a):
                                " --epsilon-doc).")
         if a.epsilon_doc is not None:
             raise DPTopicError("--epsilon-doc is for --report-kind document; word-level reports take --epsilon-word.")
-        f, kind = f_from_epsilon(a.epsilon_word), {}
+        f, kind = check_reporting_f(f_from_epsilon(a.epsilon_word)), {}
     return ServiceConfig(vocab, f, database=a.database, prior=prior, **kind,
                          n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations, lam=a.lam, omega=a.omega,
                          prior_iter=a.prior_iterations, delta=a.delta, train_interval=a.train_interval,

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 
 from .._validation import SEED, validate_value
-from ..accounting.local import FlipParameterMixin, local_privacy_report, resolve_f
+from ..accounting.local import FlipParameterMixin, check_reporting_f, local_privacy_report, resolve_f
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..mechanisms.randomized_response import randomized_response
@@ -49,7 +49,7 @@ class Randomizer(FlipParameterMixin):
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         if len(self.vocabulary) < 1:
             raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
-        self.f = resolve_f(f, epsilon_word)
+        self.f = check_reporting_f(resolve_f(f, epsilon_word))
         validate_value("seed", seed, SEED)
         if simulation not in (True, False) or secure not in (True, False, None):
             raise DPTopicError(f"invalid secure={secure!r} / simulation={simulation!r}: each must be True or False.")
