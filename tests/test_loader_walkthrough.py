@@ -113,6 +113,8 @@ def test_csv_row_with_more_fields_than_the_header_is_refused_not_cut(tmp_path, c
     assert len(err.splitlines()) == 1 and "line 3 has 3 fields" in err
     p.write_text('id,text\n1,apple banana\n2,"cherry apple, grape lemon mango"\n')  # quoted: read whole
     assert sorted(Corpus.from_csv(p, id_column="id").doc_words(1)) == ["apple", "cherry", "grape", "lemon", "mango"]
+    p.write_text("id,text\n1,apple banana,\n2,cherry apple, \n")   # a spreadsheet's trailing commas: empty fields
+    assert sorted(Corpus.from_csv(p, id_column="id").doc_words(1)) == ["apple", "cherry"]
 
 
 # ---------------------------------------------------------------- 6. .json / .ndjson / .tsv

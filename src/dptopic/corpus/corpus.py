@@ -512,7 +512,10 @@ class Corpus:
                 raise DPTopicError(f"{bad}: the header names the column {col!r} {cols.count(col)} times: rename all but"
                                    " one, so that it says which to read.")
         at = {col: cols.index(col) for col in (text_column, label_column, id_column) if col is not None}
-        long = next((i for i, r in enumerate(rows) if len(r) > len(cols)), None)
+        # a row with more fields than the header: refused unless the extra ones are empty (a spreadsheet's trailing
+        # comma, "hello world,a,")
+        long = next((i for i, r in enumerate(rows) if len(r) > len(cols) and any(f.strip() for f in r[len(cols):])),
+                    None)
         if long is not None:  # an unquoted delimiter inside a field: the words after it would be lost unseen
             raise DPTopicError(f"{bad}: the row on line {lines[long]} has {len(rows[long])} fields where the header names"
                                f" {len(cols)}: a field that holds {delimiter!r} must be quoted (\"like{delimiter} this\"),"
