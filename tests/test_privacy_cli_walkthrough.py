@@ -85,6 +85,30 @@ def test_calculators_round_epsilon_up_never_to_nearest():
     assert "2 log(1 + 1/beta) = 9.23025" in out                                       # 9.230241..., not 9.2302
 
 
+def test_floating_point_noise_is_not_rounded_up_into_a_visible_bump(tmp_path):
+    from dptopic.accounting import PrivacyLedger
+    from dptopic.accounting.events import PureDPEvent
+    from dptopic.accounting.verify import rounded_up
+
+    assert rounded_up(0.1 * 3, 6) == 0.3 and rounded_up(2.0000000000000004, 6) == 2.0
+    assert rounded_up(0.29999999999999993, 6, down=True) == 0.3
+    # a value genuinely above (below) is still rounded up (down)
+    assert rounded_up(21.99993, 6) == 22.0 and rounded_up(9.98996232, 6) == 9.98997
+    assert rounded_up(0.3000001, 6) == 0.300001 and rounded_up(0.2999999, 6, down=True) == 0.299999
+    assert rounded_up(2089.1551, 6) == 2089.16 and rounded_up(float("inf"), 6) == float("inf")
+    out = _out(_cli("privacy", "compose", "--pure", "0.1", "3"))
+    assert "basic composition: eps = 0.3 (delta = 0)" in out and "0.300001" not in out
+    ledger = PrivacyLedger(unit="document")
+    ledger.spend(PureDPEvent(0.1, label="a"))
+    ledger.spend(PureDPEvent(0.2, label="b"))
+    rep = ledger.report(1e-5)
+    assert rep["epsilon_basic"] == 0.30000000000000004
+    rep["epsilon_basic"] = 0.3                          # as stated by a report rounded to its figure
+    (tmp_path / "r.json").write_text(json.dumps(rep))
+    out = _out(_cli("privacy", "verify", tmp_path / "r.json"))
+    assert "epsilon_basic │ 0.3 │ 0.3 │" in out and "0.300001" not in out
+
+
 def test_hdp_budget_split_shows_the_largest_epsilon_l_rounded_down():
     from dptopic.accounting import solve_epsilon_laplace
     from dptopic.accounting.verify import rounded_up
@@ -186,6 +210,20 @@ def test_ldp_checks_with_one_epsilon_and_an_unsorted_grid():
         ldp_checks([500.0, 300.0], [400.0, 350.0], 290.0, 300.0, eps_grid=[1.0, 8.0])
 
 
+def test_ldp_checks_crossover_is_untested_with_one_epsilon():
+    """With one epsilon, cdp_better_at_smallest_epsilon and lp_better_at_largest_epsilon compared the same point and
+    contradicted each other, so has_paper_shape was always false."""
+    from dptopic.experiments.zhao_local import ldp_checks, paper_shape
+
+    for lp, cdp in (([500.0], [400.0]), ([400.0], [500.0])):
+        one = ldp_checks(lp, cdp, 300.0, 320.0, eps_grid=[1.0])
+        assert one["cdp_better_at_smallest_epsilon"] is None and one["lp_better_at_largest_epsilon"] is None
+    one = ldp_checks([300.0], [400.0], 300.0, 320.0, eps_grid=[1.0])
+    assert paper_shape(one) is True                      # the claims tested hold
+    two = ldp_checks([500.0, 300.0], [400.0, 350.0], 290.0, 300.0, eps_grid=[1.0, 8.0])
+    assert two["cdp_better_at_smallest_epsilon"] is True and two["lp_better_at_largest_epsilon"] is True
+
+
 # ---------------------------------------------------------------- 5. docs: RDP is not always above PLD
 def test_privacy_doc_no_longer_claims_rdp_is_always_above_pld():
     text = (ROOT / "docs" / "privacy.md").read_text()
@@ -257,7 +295,8 @@ def test_fed_report_words_on_a_huge_vocabulary_is_fast_or_refused():
 
 # ---------------------------------------------------------------- 8. recommend
 def test_recommend_says_an_unreachable_document_epsilon_cannot_be_trained():
-    from dptopic.accounting.gaussian import calibrate_noise_multiplier
+    from dptopic.accounting.gaussian import calibrate_gaussian_pair
+    from dptopic.accounting.verify import rounded_up
     from dptopic.advice import unreachable_epsilon
     from dptopic.errors import DPTopicError
 
@@ -265,13 +304,107 @@ def test_recommend_says_an_unreachable_document_epsilon_cannot_be_trained():
     assert "dptopic train --unit document --epsilon 1e-12" not in out
     assert "train it: not at epsilon 1e-12: dptopic train --unit document cannot reach it" in out
     floor = unreachable_epsilon("document", 1e-12)
-    with pytest.raises(DPTopicError, match=f"smallest reachable epsilon is {floor:.4g}"):
-        calibrate_noise_multiplier(1e-12, 1e-5, 1.0, 1)     # what train --unit document runs into
-    assert f"the smallest reachable epsilon at its default delta 1e-05 is {floor:.3g}" in out
+    with pytest.raises(DPTopicError, match="smallest reachable epsilon is"):
+        calibrate_gaussian_pair(1e-12, 1e-5, 3.0)            # what train --unit document runs into
+    assert f"the smallest epsilon they reach at its default delta 1e-05 is {rounded_up(floor, 4):g}" in out
     assert unreachable_epsilon("document", floor) is None and unreachable_epsilon("document", 1.0) is None
-    calibrate_noise_multiplier(floor, 1e-5, 1.0, 1)          # reachable there
+    calibrate_gaussian_pair(floor, 1e-5, 3.0)                # reachable there
     out = _out(_cli("recommend", "--unit", "document", "--epsilon", "1", "--docs", "1000"))
     assert "train it: dptopic train --unit document --epsilon 1 --topics 20" in out
+
+
+def _wide_counts(n_docs=60, vocab_size=260, seed=0):
+    """A count matrix whose vocabulary (over 200 words) makes DocDPCooccurrence's n_words='auto' release twice."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return rng.poisson(0.1, size=(n_docs, vocab_size)) + np.eye(n_docs, vocab_size, dtype=int), \
+        [f"w{i}" for i in range(vocab_size)]
+
+
+def _for_unit_fits(epsilon) -> bool:
+    import dptopic
+    from dptopic.errors import DPTopicError
+
+    X, vocab = _wide_counts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            dptopic.for_unit("document", epsilon=epsilon, n_topics=2, seed=0).fit(X, vocabulary=vocab)
+        except DPTopicError:
+            return False
+    return True
+
+
+def test_recommend_floor_is_the_two_releases_of_for_unit_document():
+    """recommend's floor was one release's (0.00198 at delta 1e-5), but for_unit("document") calibrates two
+    (calibrate_gaussian_pair): recommend suggested train at 0.003 and 0.005, which then failed on 'invalid
+    noise_multiplier=2.19e+03'."""
+    from dptopic.accounting.verify import rounded_up
+    from dptopic.advice import recommend, unreachable_epsilon
+
+    for e in (0.003, 0.005):                             # the repro: recommend and for_unit now agree
+        assert not _for_unit_fits(e) and unreachable_epsilon("document", e) is not None
+    from dptopic.advice import document_epsilon_floor
+
+    floor = document_epsilon_floor()
+    assert 0.007 < floor < 0.008
+    for e in (0.003, 0.005, floor * (1 - 1e-4), rounded_up(floor, 4), 0.01):
+        says_no = unreachable_epsilon("document", e) is not None
+        assert says_no == (e < floor), e
+        assert says_no == any("cannot reach" in n for n in recommend("document", e, 18788, 2).notes), e
+        assert says_no == (not _for_unit_fits(e)), e
+    out = _out(_cli("recommend", "--unit", "document", "--epsilon", "0.003", "--docs", "18788", "--topics", "2"))
+    assert "train it: not at epsilon 0.003" in out and "dptopic train --unit document --epsilon 0.003" not in out
+    assert f"smallest epsilon they reach at its default delta 1e-05 is {rounded_up(floor, 4):g}" in out
+
+
+def test_train_unit_document_refuses_the_two_releases_floor_before_reading_the_corpus(tmp_path):
+    from dptopic.accounting.verify import rounded_up
+
+    absent = tmp_path / "absent.txt"             # never reached: the budget is refused first
+    _one_line(_cli("train", "--unit", "document", "--epsilon", "0.005", "--corpus", absent, "--topics", "2", "--out",
+                   tmp_path / "m"), "budget unreachable: --epsilon 0.005")
+    from dptopic.advice import document_epsilon_floor
+
+    for e, extra, ratio in (("0.005", (), 3.0), ("0.004", ("--word-choice", "repetition"), 2.0)):
+        line = _one_line(_cli("train", "--unit", "document", "--epsilon", e, "--corpus", absent, "--topics", "2",
+                              "--out", tmp_path / "m", *extra),
+                         f"budget unreachable: --epsilon {e}", "two releases",
+                         f"the smallest reachable epsilon is {rounded_up(document_epsilon_floor(1e-5, ratio), 4):.4g}")
+        assert "not found" not in line and "invalid noise_multiplier" not in line
+    # above the floor the budget passes the check and the absent corpus is what is refused
+    line = _one_line(_cli("train", "--unit", "document", "--epsilon", "0.01", "--corpus", absent, "--topics", "2",
+                          "--out", tmp_path / "m"))
+    assert "not found" in line
+
+
+def test_advice_constants_are_for_unit_s_defaults_and_documented_in_order():
+    import ast
+
+    import dptopic.advice as advice
+    from dptopic.models.by_unit import for_unit
+    from dptopic.models.docdp_cooc import resolve_ranking_noise
+
+    body = ast.parse(Path(advice.__file__).read_text("utf-8")).body
+    docs = {a.targets[0].id: b.value.value for a, b in zip(body, body[1:])
+            if isinstance(a, ast.Assign) and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant)}
+    assert "largest epsilon" in docs["UNIT_EPSILON_MAX"] and "delta" in docs["TRAIN_DELTA"]
+    assert "two noise multipliers" in docs["DOCUMENT_RANKING_NOISE"]
+    assert inspect.signature(for_unit).parameters["delta"].default == advice.TRAIN_DELTA
+    model = for_unit("document", epsilon=1.0)
+    assert resolve_ranking_noise(model.ranking_noise, model.word_choice) == advice.DOCUMENT_RANKING_NOISE
+
+
+def test_one_plural_helper_and_one_rounding_wrapper():
+    import dptopic.advice as advice
+    import dptopic.cli.privacy as privacy
+    import dptopic.cli.recommend as recommend
+    from dptopic.cli.local import plural
+
+    assert not hasattr(privacy, "_plural") and privacy.plural is plural and recommend.plural is plural
+    assert not hasattr(advice, "_up")
+    assert "over 1 iteration:" in _out(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10"))
 
 
 def test_recommend_refuses_doc_length_with_document_unit_and_in_the_library():

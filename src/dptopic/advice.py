@@ -25,6 +25,7 @@ Nothing here reads the user's data: the answer is free of privacy cost.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -45,32 +46,83 @@ WORD_ITERATIONS = 50
 WORD_EPSILON_INHERENT = 10.0
 """HDPLDA's inherent part per iteration (its default): ``WORD_ITERATIONS`` of them cost 500 before any noise."""
 UNIT_EPSILON_MAX = {"document": 500.0, "word": 1e7}
-TRAIN_DELTA = 1e-5
-"""The delta ``dptopic train`` and ``dptopic.for_unit`` use by default (``--delta``)."""
 """The largest epsilon ``dptopic.for_unit`` and ``dptopic train --unit`` take: a document-level budget above 500
 protects nothing; a word-level one is per word and starts in the hundreds."""
+TRAIN_DELTA = 1e-5
+"""The delta ``dptopic train`` and ``dptopic.for_unit`` use by default (``--delta``). ``for_unit``'s own default
+(``models/by_unit.py``) is the same number, not read from here: that module imports scikit-learn, which this one
+(imported by ``dptopic recommend``) does not; ``tests/test_privacy_cli_walkthrough.py`` checks that they agree."""
+DOCUMENT_RANKING_NOISE = 3.0
+"""The ratio of the two noise multipliers of ``dptopic.for_unit("document")`` (``DocDPCooccurrence`` with its
+defaults, ``ranking_noise="auto"`` and ``word_choice="frequency"``: ``resolve_ranking_noise`` in
+``models/docdp_cooc.py``, which imports scikit-learn); ``tests/test_privacy_cli_walkthrough.py`` checks that they
+agree."""
 
 
-def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA) -> float | None:
-    """The smallest epsilon ``dptopic train --unit document`` (``dptopic.for_unit``) reaches at ``delta`` when
-    ``epsilon`` lies below it, else None. Its trainer's Gaussian releases are calibrated by
-    ``calibrate_noise_multiplier`` (one full-batch release), which refuses a budget below the epsilon of its largest
-    noise multiplier; the floor is computed as it computes it. None for the word unit (no such floor: below its
-    inherent cost :func:`recommend` says no trainer runs)."""
+def _document_releases_fit(epsilon: float, delta: float, ratio: float) -> bool:
+    """Whether ``DocDPCooccurrence.fit`` reaches ``(epsilon, delta)``: its two releases calibrated by
+    ``calibrate_gaussian_pair`` (the word ranking with ``ratio`` times the co-occurrence's noise multiplier), each
+    multiplier within what the accountant handles, and the pair within the budget of its ledger, as ``fit`` reserves
+    it."""
+    from .accounting import DOCUMENT_RELATION, PrivacyLedger
+    from .accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
+
+    try:
+        sigma_rank, sigma = calibrate_gaussian_pair(float(epsilon), float(delta), float(ratio))
+        PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, budget=(float(epsilon), float(delta))).reserve(
+            [(SubsampledGaussianEvent(sigma_rank, 1.0), 1), (SubsampledGaussianEvent(sigma, 1.0), 1)])
+    except DPTopicError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=64)
+def document_epsilon_floor(delta: float = TRAIN_DELTA, ratio: float = DOCUMENT_RANKING_NOISE) -> float:
+    """The smallest epsilon (to a relative 1e-5, from above) that ``dptopic.for_unit("document")`` (``dptopic train
+    --unit document``) reaches at ``delta``: its two releases (:func:`_document_releases_fit`) are tried from the
+    floor of one release (``calibrate_noise_multiplier``'s, from which ``calibrate_gaussian_pair`` starts) up, then
+    bisected. ``inf`` when no noise reaches a finite epsilon at ``delta``. (With a vocabulary of at most 200 words and
+    fewer than 10 topics ``DocDPCooccurrence`` makes one release only, and reaches down to that lower floor.)"""
+    from .accounting.gaussian import MAX_NOISE_MULTIPLIER, pld_epsilon
+
+    lo = float(pld_epsilon(MAX_NOISE_MULTIPLIER, 1.0, 1, delta))
+    if not math.isfinite(lo) or _document_releases_fit(lo, delta, ratio):
+        return lo
+    hi = lo * 1.25
+    while not _document_releases_fit(hi, delta, ratio):
+        lo, hi = hi, hi * 1.25
+        if hi > UNIT_EPSILON_MAX["document"]:
+            return math.inf
+    while hi - lo > 1e-5 * hi:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if _document_releases_fit(mid, delta, ratio) else (mid, hi)
+    return hi
+
+
+def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
+                        ratio: float = DOCUMENT_RANKING_NOISE) -> float | None:
+    """The smallest epsilon ``dptopic train --unit document`` (``dptopic.for_unit``) reaches at ``delta``
+    (:func:`document_epsilon_floor`) when ``epsilon`` lies below it, else None. Its trainer, ``DocDPCooccurrence``,
+    calibrates two Gaussian releases (``calibrate_gaussian_pair``, the first with ``ratio`` times the second's noise
+    multiplier), and refuses a budget that needs a multiplier above the accountant's largest; whether ``epsilon`` is
+    reached is decided by that calibration itself. None for the word unit (no such floor: below its inherent cost
+    :func:`recommend` says no trainer runs)."""
     if unit != "document":
         return None
     from .accounting.gaussian import GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER
 
-    # the classic Gaussian mechanism at that multiplier is (c, delta)-DP for c = sqrt(2 ln(1.25/delta)) / sigma when
-    # c < 1 (Dwork & Roth 2014, Thm A.1), and the floor exceeds the true epsilon by at most a few of its PLD's grid
-    # steps: an epsilon far above both is reachable without loading the accountant
-    c = math.sqrt(2 * math.log(1.25 / delta)) / MAX_NOISE_MULTIPLIER
-    if c < 1 and epsilon >= 10 * (c + GAUSSIAN_DISCRETIZATION):
+    # calibrate_gaussian_pair starts from one release's multiplier times sqrt(1 + 1/ratio^2), and the larger of the
+    # pair must stay within MAX_NOISE_MULTIPLIER: the pair reaches what one release reaches at MAX_NOISE_MULTIPLIER
+    # divided by `scale`. The classic Gaussian mechanism at that multiplier is (c, delta)-DP for
+    # c = sqrt(2 ln(1.25/delta)) / multiplier when c < 1 (Dwork & Roth 2014, Thm A.1), and the floor exceeds the true
+    # epsilon by at most a few PLD grid steps: an epsilon far above both is reachable without loading the accountant
+    scale = max(ratio, 1.0) * math.sqrt(1.0 + 1.0 / ratio ** 2)
+    c = math.sqrt(2 * math.log(1.25 / delta)) * scale / MAX_NOISE_MULTIPLIER
+    if c < 1 and epsilon >= 10 * (c + 2 * GAUSSIAN_DISCRETIZATION):
         return None
-    from .accounting.gaussian import pld_epsilon
-
-    floor = float(pld_epsilon(MAX_NOISE_MULTIPLIER, 1.0, 1, delta))
-    return floor if epsilon < floor else None
+    if _document_releases_fit(epsilon, delta, ratio):
+        return None
+    return document_epsilon_floor(float(delta), float(ratio))
 
 
 def topics_note(n_topics: int, tested) -> str | None:
@@ -308,9 +360,12 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(note)
     floor = unreachable_epsilon(unit, epsilon)
     if floor is not None:
-        rec.notes.append(f"dptopic train --unit {unit} (dptopic.for_unit) cannot reach epsilon = {epsilon:g}: the"
-                         f" smallest reachable epsilon at its default delta {TRAIN_DELTA:g} is {_up(floor, 4):g}; give"
-                         " at least that.")
+        from .accounting.verify import rounded_up
+
+        rec.notes.append(f"dptopic train --unit {unit} (dptopic.for_unit) cannot reach epsilon = {epsilon:g}: its"
+                         f" trainer makes two Gaussian releases (the word ranking with {DOCUMENT_RANKING_NOISE:g} times"
+                         " the co-occurrence's noise), and the smallest epsilon they reach at its default delta"
+                         f" {TRAIN_DELTA:g} is {rounded_up(floor, 4):g}; give at least that.")
     if rec.extrapolated:
         rec.notes.extend(_outside_notes(rec, unit, by_trainer[rec.trainer]))
     if rec.expected_npmi_ratio < USEFUL_RATIO:
@@ -346,12 +401,6 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(f"word-level: a document of L words is protected with L x epsilon (L = {L:g}: epsilon"
                          f" {L * epsilon:g}).")
     return rec
-
-
-def _up(x: float, digits: int) -> float:
-    from .accounting.verify import rounded_up
-
-    return rounded_up(x, digits)
 
 
 def docs_needed_text(rec: Recommendation) -> str:

@@ -29,12 +29,25 @@ TOPIC_MODEL_FIGURES = ("epsilon_basic", "epsilon_pld", "epsilon_rdp", "delta")
 """The topic model's own figures that a report with a private vocabulary keeps (``topic_model``)."""
 
 
+ROUNDING_RTOL = 1e-12
+"""A figure within this relative distance below (``down``: above) a value at ``digits`` significant digits is shown
+as that value: floating-point noise (0.1 * 3 = 0.30000000000000004) is no excess over it. The accountants compute to
+far coarser precision (their PLD grids), so the figure shown stays an upper (lower) bound at their precision."""
+
+
 def rounded_up(x: float, digits: int, down: bool = False) -> float:
     """``x`` rounded up at ``digits`` significant digits: an epsilon or delta shown is never below the one computed
-    (``down``: rounded down instead, for a lower bound such as an audit's)."""
+    (``down``: rounded down instead, for a lower bound such as an audit's). An excess within a relative
+    :data:`ROUNDING_RTOL` is floating-point noise, not rounded up (0.30000000000000004 is shown as 0.3, not
+    0.300001)."""
     from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 
-    return float(Context(prec=digits, rounding=ROUND_FLOOR if down else ROUND_CEILING).plus(Decimal(repr(float(x)))))
+    d = Decimal(repr(float(x)))
+    if not d.is_finite():
+        return float(x)
+    slack = abs(d) * Decimal(repr(ROUNDING_RTOL))
+    return float(Context(prec=digits, rounding=ROUND_FLOOR if down else ROUND_CEILING).plus(
+        d + slack if down else d - slack))
 
 
 class NotRecomputable(DPTopicError):

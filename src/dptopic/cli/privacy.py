@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..errors import DPTopicError
 from ._common import make_console, positive_float, positive_int, unit_interval
 from ._flags import CLIP_RULES, flag_errors, with_flag_names
+from .local import plural
 
 
 MAX_TOKEN_COUNT = 10**15    # the accountants' bound on a word's count
@@ -24,10 +25,6 @@ def _down(x: float) -> str:
     from ..accounting.verify import rounded_up
 
     return f"{rounded_up(x, 6, down=True):.6g}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _token_count(s: str) -> int:
@@ -67,7 +64,7 @@ def cmd_privacy_inherent(a):
     per = eps_iter_static(n_tok, a.beta, 0, cmax=a.cmax)
     console.print(f"Prop. 2, per related token and iteration: eps = 2 log(1 + 1/beta) = {_up(eps_related(a.beta))}")
     console.print(f"Thm 1 (static), per iteration: eps_i <= {_up(per)}")
-    console.print(f"Thm 2 (static), over {_plural(a.iterations, 'iteration')}: eps <= {_up(a.iterations * per)}")
+    console.print(f"Thm 2 (static), over {plural(a.iterations, 'iteration')}: eps <= {_up(a.iterations * per)}")
     console.print("[dim]These bounds use the private counts (see docs/privacy.md): monitoring numbers, not DP guarantees.[/]")
 
 

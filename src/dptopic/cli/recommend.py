@@ -5,6 +5,7 @@ import json
 
 from ._common import make_console, positive_float, positive_int
 from ._flags import flag_errors
+from .local import plural
 
 
 def cmd_recommend(a):
@@ -21,8 +22,9 @@ def cmd_recommend(a):
         print(json.dumps(rec.to_dict(), indent=2))
         return
     con = make_console()
-    con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {a.docs:,} document{'' if a.docs == 1 else 's'},"
-              f" {a.topics} topic{'' if a.topics == 1 else 's'}[/]"
+    # plural() writes the count as str() does: the documents' count is written with thousands separators here
+    docs = f"{a.docs:,} {'document' if a.docs == 1 else 'documents'}"
+    con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {docs}, {plural(a.topics, 'topic')}[/]"
               " (this advice reads no data and costs no privacy)")
     if rec.trainer is None:
         for n in rec.notes:
