@@ -8,14 +8,14 @@ from __future__ import annotations
 import warnings
 
 from .._validation import Int, Real, validate_value
-from ..advice import UNIT_EPSILON_MAX, WORD_ITERATIONS
+from ..advice import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..errors import DPTopicError
 
 # unit -> (algorithm name, how it is built from (epsilon, delta, n_topics, **kw))
 UNIT_TRAINERS = {"document": "docdp-cooc", "word": "hdp"}  # docdp-cooc: NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups (docs/document_dp.md)
 
 
-def for_unit(unit: str, epsilon: float, delta: float = 1e-5, n_topics: int | None = None, **kw):
+def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: int | None = None, **kw):
     """An unfitted estimator whose whole run is (epsilon, delta)-DP for one ``unit`` ("document": one document added
     or removed; "word": one token's word replaced), the best trainer measured for that unit, with its defaults.
     ``n_topics`` (or scikit-learn's name for it, ``n_components``) defaults to 20, the K the utility table measured."""
