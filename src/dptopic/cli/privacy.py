@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import make_console, positive_float, positive_int, unit_interval
+from ._common import _int_arg, make_console, positive_float, positive_int, unit_interval
 from ._flags import CLIP_RULES, flag_errors, with_flag_names
 from .local import plural
 
@@ -34,17 +34,6 @@ def _token_count(s: str) -> int:
     v = positive_int(s)
     if v > MAX_TOKEN_COUNT:
         raise argparse.ArgumentTypeError(f"must be a count of at most {MAX_TOKEN_COUNT:g} tokens, got {s}")
-    return v
-
-
-def _inherent_iterations(s: str) -> int:
-    """``privacy inherent --iterations``: a whole number in [1, MAX_ITERATIONS], the range the accountant takes."""
-    import argparse
-
-    v = positive_int(s)
-    if v > MAX_ITERATIONS:
-        raise argparse.ArgumentTypeError(f"must be an integer in [1, {MAX_ITERATIONS:.0e}] (the accountant's limit),"
-                                         f" got {s}")
     return v
 
 
@@ -154,18 +143,6 @@ def cmd_privacy_compose(a):
 
 
 MAX_VOCAB_SIZE = 10**8      # fed-report-words --vocab-size: beyond any vocabulary; the rule walks its words in order
-
-
-def _vocab_size(s: str) -> int:
-    """``fed-report-words --vocab-size``: a whole number of at most MAX_VOCAB_SIZE (fewer than 2: the library's
-    error)."""
-    import argparse
-
-    v = positive_int(s)
-    if v > MAX_VOCAB_SIZE:
-        raise argparse.ArgumentTypeError(f"must be a number of words of at most {MAX_VOCAB_SIZE:.0e} (more than any"
-                                         f" vocabulary holds), got {s}")
-    return v
 
 
 def _fed_epsilon(s: str) -> float:
@@ -299,7 +276,7 @@ def register(sub) -> None:
     pi.add_argument("--n-t", type=_token_count, required=True, help="total count of the replaced word t")
     pi.add_argument("--max-n-tprime", type=_token_count, required=True, help="largest total count of any other word")
     pi.add_argument("--cmax", type=positive_float, default=None, help="upper bound on max n_k^t' (default: max count)")
-    pi.add_argument("--iterations", type=_inherent_iterations, default=1, help="iterations (default 1, at most 1e9)")
+    pi.add_argument("--iterations", type=_int_arg(1, MAX_ITERATIONS), default=1, help="iterations (default 1, at most 1e9)")
     pi.set_defaults(func=cmd_privacy_inherent)
     ph = psub.add_parser("hdp", help="HDP-LDA: clip <-> eps_I, and budget splitting")
     ph.add_argument("--beta", type=positive_float, default=HDP_DEFAULT_BETA,
@@ -321,7 +298,7 @@ def register(sub) -> None:
     pf = psub.add_parser("fed-report-words", help="FedLDA: how many of the vocabulary's first words the reports should"
                                                   " range over (reads no data)")
     pf.add_argument("--epsilon", type=_fed_epsilon, required=True, help="epsilon per entry, in (0, 500]")
-    pf.add_argument("--vocab-size", type=_vocab_size, required=True, help="words in the public vocabulary (at most 1e8)")
+    pf.add_argument("--vocab-size", type=_int_arg(1, MAX_VOCAB_SIZE), required=True, help="words in the public vocabulary (at most 1e8)")
     pf.add_argument("--users", type=positive_int, required=True, help="users expected to take part")
     pf.add_argument("--entries", type=positive_int, default=512, help="entries per user (pad_length x sample_ratio;"
                                                                       " default 512)")
