@@ -359,6 +359,33 @@ def test_recommend_floor_is_the_two_releases_of_for_unit_document():
     assert f"smallest epsilon they reach at its default delta 1e-05 is {rounded_up(floor, 4):g}" in out
 
 
+def test_recommend_delta_decides_the_floor_as_train_delta_does():
+    """recommend had no --delta: it judged every budget at train's default delta 1e-5, so at delta 1e-8 it suggested
+    a run (epsilon 0.008) that train --delta 1e-8 then refused."""
+    import dptopic
+    from dptopic.accounting.verify import rounded_up
+    from dptopic.advice import document_epsilon_floor, recommend
+    from dptopic.errors import DPTopicError
+
+    X, vocab = _wide_counts()
+    floor8 = document_epsilon_floor(1e-8)
+    assert document_epsilon_floor() < 0.008 < floor8
+    with pytest.raises(DPTopicError):
+        dptopic.for_unit("document", epsilon=0.008, delta=1e-8, n_topics=2, seed=0).fit(X, vocabulary=vocab)
+    out = _out(_cli("recommend", "--epsilon", "0.008", "--docs", "10000", "--delta", "1e-8"))
+    assert "train it: not at epsilon 0.008" in out
+    assert f"the smallest epsilon they reach at delta 1e-08 is {rounded_up(floor8, 4):g}" in out
+    out = _out(_cli("recommend", "--epsilon", "1", "--docs", "10000", "--delta", "1e-3"))
+    assert "train it: dptopic train --unit document --epsilon 1 --delta 0.001 --topics 20" in out
+    assert "measured at delta = 1e-05; at delta = 0.001 the same epsilon needs less noise" in out
+    assert not any("measured at delta" in n for n in recommend("document", 1.0, 10_000).notes)
+    assert any("may be optimistic" in n for n in recommend("document", 1.0, 10_000, delta=1e-7).notes)
+    for bad in (0, 1, True, "1e-5"):
+        with pytest.raises(DPTopicError, match="invalid delta"):
+            recommend("document", 1.0, 10_000, delta=bad)
+    _one_line(_cli("recommend", "--epsilon", "1", "--docs", "10", "--delta", "1.5"), "--delta", "must lie in (0, 1)")
+
+
 def test_train_unit_document_refuses_the_two_releases_floor_before_reading_the_corpus(tmp_path):
     from dptopic.accounting.verify import rounded_up
 

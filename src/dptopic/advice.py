@@ -290,15 +290,19 @@ def _outside_notes(rec: Recommendation, unit: str, rows) -> list:
 
 
 def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000, n_topics: int = 20,
-              doc_length: float | None = None, table=None) -> Recommendation:
+              doc_length: float | None = None, table=None, delta: float = TRAIN_DELTA) -> Recommendation:
     """Which trainer to use for ``unit`` ("document" or "word") at ``epsilon`` on a corpus of ``n_docs``
-    documents, and the NPMI ratio to expect. Reads no data."""
+    documents, and the NPMI ratio to expect. Reads no data. ``delta`` is the delta the run will be given (``dptopic
+    train --delta``): it decides whether the document-level trainer reaches ``epsilon`` at all; the expected ratios
+    were measured at delta = 1e-5 (the utility table's), and a note says so when ``delta`` differs."""
     if unit not in ("document", "word"):
         raise DPTopicError(f"invalid unit {unit!r}: give 'document' or 'word'.")
     for name, v, lo in (("epsilon", epsilon, 0.0), ("n_docs", n_docs, 0), ("n_topics", n_topics, 0)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)) \
                 or v <= lo:
             raise DPTopicError(f"invalid {name}={v!r}: give a finite number > {lo:g}.")
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise DPTopicError(f"invalid delta={delta!r}: give a number strictly between 0 and 1.")
     if n_docs > MAX_DOCS:
         raise DPTopicError(f"invalid n_docs={n_docs!r}: give at most {MAX_DOCS:,} (more documents than any corpus"
                            " holds).")
@@ -358,14 +362,20 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     note = topics_note(int(n_topics), {r["n_topics"] for r in rows if "n_topics" in r})
     if note is not None:
         rec.notes.append(note)
-    floor = unreachable_epsilon(unit, epsilon)
+    floor = unreachable_epsilon(unit, epsilon, float(delta))
     if floor is not None:
         from .accounting.verify import rounded_up
 
+        at = "its default delta" if float(delta) == TRAIN_DELTA else "delta"
         rec.notes.append(f"dptopic train --unit {unit} (dptopic.for_unit) cannot reach epsilon = {epsilon:g}: its"
                          f" trainer makes two Gaussian releases (the word ranking with {DOCUMENT_RANKING_NOISE:g} times"
-                         " the co-occurrence's noise), and the smallest epsilon they reach at its default delta"
-                         f" {TRAIN_DELTA:g} is {rounded_up(floor, 4):g}; give at least that.")
+                         f" the co-occurrence's noise), and the smallest epsilon they reach at {at}"
+                         f" {float(delta):g} is {rounded_up(floor, 4):g}; give at least that (or a larger delta).")
+    if unit == "document" and float(delta) != TRAIN_DELTA:
+        rec.notes.append(f"the expected ratios were measured at delta = {TRAIN_DELTA:g}; at delta = {float(delta):g}"
+                         " the same epsilon needs "
+                         + ("less noise, so the figures above are conservative." if delta > TRAIN_DELTA else
+                            "more noise, so the figures above may be optimistic."))
     if rec.extrapolated:
         rec.notes.extend(_outside_notes(rec, unit, by_trainer[rec.trainer]))
     if rec.expected_npmi_ratio < USEFUL_RATIO:

@@ -3,21 +3,22 @@ from __future__ import annotations
 
 import json
 
-from ._common import make_console, positive_float, positive_int
+from ._common import make_console, positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 from .local import plural
 
 
 def cmd_recommend(a):
-    from ..advice import (MAX_DOCS, UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text, recommend,
+    from ..advice import (MAX_DOCS, TRAIN_DELTA, UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text, recommend,
                           unreachable_epsilon, verdict)
     from ..errors import DPTopicError
 
     if a.doc_length is not None and a.unit != "word":
         raise DPTopicError(f"--doc-length is for --unit word (a document of L words then has L x epsilon); a {a.unit}-level"
                            " guarantee already covers the whole document: leave --doc-length out.")
-    with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length"}):
-        rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length)
+    with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
+                      "delta": "--delta"}):
+        rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length, delta=a.delta)
     if a.json:
         print(json.dumps(rec.to_dict(), indent=2))
         return
@@ -50,14 +51,16 @@ def cmd_recommend(a):
     for alt in rec.alternatives:
         con.print(f"  alternative: {alt['trainer']} ({alt['expected_npmi_ratio']:.0%})")
     top = UNIT_EPSILON_MAX[a.unit]      # the bounds `dptopic train --unit` takes (dptopic.for_unit)
-    if unreachable_epsilon(a.unit, a.epsilon) is not None:     # train refuses the budget as unreachable
+    delta_flag = "" if a.delta == TRAIN_DELTA else f" --delta {a.delta:g}"
+    if unreachable_epsilon(a.unit, a.epsilon, a.delta) is not None:     # train refuses the budget as unreachable
         con.print(f"train it: not at epsilon {a.epsilon:g}: dptopic train --unit {a.unit} cannot reach it (see below)")
     elif a.epsilon > top or a.topics > 100_000:
         con.print(f"train it: not at these settings: dptopic train --unit {a.unit} takes epsilon up to {top:g}"
                   + (" (a document-level budget above it protects nothing)" if a.unit != "word" else "")
                   + " and up to 100,000 topics")
     else:
-        con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g} --topics {a.topics} --corpus FILE")
+        con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g}{delta_flag} --topics {a.topics}"
+                  " --corpus FILE")
     for n in rec.notes:
         con.print(f"- {n}")
     con.print(f"[dim]source: {rec.source}; see docs/choosing_a_guarantee.md[/]")
@@ -70,6 +73,8 @@ def register(sub) -> None:
     p.add_argument("--epsilon", type=positive_float, required=True, help="the privacy budget")
     p.add_argument("--docs", type=positive_int, required=True, help="about how many documents the corpus has")
     p.add_argument("--topics", type=positive_int, default=20, help="number of topics (default 20)")
+    p.add_argument("--delta", type=unit_interval, default=1e-5,
+                   help="the delta you will train with (document level; default 1e-5, as dptopic train)")
     p.add_argument("--doc-length", type=positive_float, default=None, help="typical words per document (word level)")
     p.add_argument("--json", action="store_true", help="print the advice as JSON")
     p.set_defaults(func=cmd_recommend)
