@@ -476,9 +476,16 @@ def test_inherent_refuses_iterations_beyond_the_accountant_and_cmax_above_the_co
     _one_line(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10", "--iterations",
                    "99999999999999999999"), "--iterations", "from 1 to 1000000000")
     _one_line(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10", "--cmax", "100"),
-              "--cmax 100 is larger than --max-n-tprime 10")
+              "--cmax 100 is larger than both --n-t 5 and --max-n-tprime 10", "at most 10")
     out = _out(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10", "--cmax", "10"))
     assert "over 1 iteration:" in out
+    # --cmax bounds the count of t in a topic too (the log ratio's absolute value): with t's total 50 above every other
+    # word's 10, a topic may hold 30 of t, and that --cmax was refused
+    from dptopic.accounting import eps_iter_static
+
+    out = _out(_cli("privacy", "inherent", "--n-t", "50", "--max-n-tprime", "10", "--cmax", "30"))
+    assert f"eps_i <= {_up(eps_iter_static([50, 10], 0.01, 0, cmax=30))}" in out
+    _one_line(_cli("privacy", "inherent", "--n-t", "50", "--max-n-tprime", "10", "--cmax", "51"), "at most 50")
     assert "over 1000000000 iterations:" in _out(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10",
                                                       "--iterations", "1000000000"))
 

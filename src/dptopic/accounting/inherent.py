@@ -78,7 +78,9 @@ def eps_iter_state(N_kt, n_tok, t: int, beta: float) -> float:
 
 
 def eps_iter_static(n_tok, beta: float, t: int, cmax: float | None = None) -> float:
-    """Theorem 1, second inequality: needs only word totals (and ``cmax ≥ max n_k^{t'}``)."""
+    """Theorem 1, second inequality: needs only word totals, and ``cmax`` at least every topic's count of ``t`` and of
+    every other word, ``max_k max(n_k^t, n_k^{t'})``: the absolute log ratio of the first inequality can be dominated
+    by either (default: the largest total, which bounds both)."""
     _pos("beta", beta, BETA_MAX)
     n_tok = _counts("n_tok", n_tok, 1, 2)
     validate_value("t", t, [Int(0, len(n_tok) - 1)])

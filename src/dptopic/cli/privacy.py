@@ -43,11 +43,13 @@ def cmd_privacy_inherent(a):
 
     from ..accounting import eps_related, eps_iter_static
 
-    if a.cmax is not None and a.cmax > a.max_n_tprime:
-        # n_k^t' (word t' in topic k) never exceeds t''s total count, and no other word's total exceeds --max-n-tprime
-        raise DPTopicError(f"--cmax {a.cmax:g} is larger than --max-n-tprime {a.max_n_tprime}: it bounds the count of"
-                           " another word in one topic, which never exceeds that word's total; give --cmax at most"
-                           f" {a.max_n_tprime} or leave it out.")
+    most = max(a.n_t, a.max_n_tprime)
+    if a.cmax is not None and a.cmax > most:
+        # the bound's first term is 2 max_k |log((n_k^t' + beta) / (n_k^t + beta))|, so --cmax must bound the count of
+        # t and of another word t' in any one topic: neither exceeds its word's total, hence the larger of the two
+        raise DPTopicError(f"--cmax {a.cmax:g} is larger than both --n-t {a.n_t} and --max-n-tprime {a.max_n_tprime}:"
+                           " it bounds the count of t or of another word in one topic, which never exceeds that word's"
+                           f" total; give --cmax at most {most} or leave it out.")
     console = make_console()
     n_tok = np.array([a.n_t, a.max_n_tprime], float)
     per = eps_iter_static(n_tok, a.beta, 0, cmax=a.cmax)
@@ -275,7 +277,8 @@ def register(sub) -> None:
     pi.add_argument("--beta", type=positive_float, default=0.01)
     pi.add_argument("--n-t", type=_token_count, required=True, help="total count of the replaced word t")
     pi.add_argument("--max-n-tprime", type=_token_count, required=True, help="largest total count of any other word")
-    pi.add_argument("--cmax", type=positive_float, default=None, help="upper bound on max n_k^t' (default: max count)")
+    pi.add_argument("--cmax", type=positive_float, default=None, help="upper bound on any one topic's count of t or of another word,"
+                    " max over k of n_k^t and n_k^t' (default: the larger of --n-t and --max-n-tprime)")
     pi.add_argument("--iterations", type=_int_arg(1, MAX_ITERATIONS), default=1, help="iterations (default 1, at most 1e9)")
     pi.set_defaults(func=cmd_privacy_inherent)
     ph = psub.add_parser("hdp", help="HDP-LDA: clip <-> eps_I, and budget splitting")
