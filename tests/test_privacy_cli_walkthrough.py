@@ -432,6 +432,8 @@ def test_one_plural_helper_and_one_rounding_wrapper():
     assert not hasattr(privacy, "_plural") and privacy.plural is plural and recommend.plural is plural
     assert not hasattr(advice, "_up")
     assert "over 1 iteration:" in _out(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10"))
+    assert plural(1, "report") == "1 report" and plural(12_345, "report") == "12,345 reports"
+    assert plural(2, "entry", "entries") == "2 entries"
 
 
 def test_recommend_refuses_doc_length_with_document_unit_and_in_the_library():
@@ -486,7 +488,7 @@ def test_inherent_refuses_iterations_beyond_the_accountant_and_cmax_above_the_co
     out = _out(_cli("privacy", "inherent", "--n-t", "50", "--max-n-tprime", "10", "--cmax", "30"))
     assert f"eps_i <= {_up(eps_iter_static([50, 10], 0.01, 0, cmax=30))}" in out
     _one_line(_cli("privacy", "inherent", "--n-t", "50", "--max-n-tprime", "10", "--cmax", "51"), "at most 50")
-    assert "over 1000000000 iterations:" in _out(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10",
+    assert "over 1,000,000,000 iterations:" in _out(_cli("privacy", "inherent", "--n-t", "5", "--max-n-tprime", "10",
                                                       "--iterations", "1000000000"))
 
 

@@ -8,8 +8,9 @@ from ._flags import epsilon_word_rules, flag_errors
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, epsilon_value, load_corpus, make_console, positive_float,
                       positive_int, print_privacy, print_topics, read_vocabulary)
 def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 report``, ``2 reports``."""
-    return f"{n} {word if n == 1 else (words or word + 's')}"
+    """``1 report``, ``2 reports``, ``1,000 reports`` (whole counts with thousands separators)."""
+    count = f"{n:,}" if isinstance(n, int) else f"{n}"
+    return f"{count} {word if n == 1 else (words or word + 's')}"
 
 
 def _flip_args(p):

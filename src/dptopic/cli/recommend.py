@@ -23,9 +23,8 @@ def cmd_recommend(a):
         print(json.dumps(rec.to_dict(), indent=2))
         return
     con = make_console()
-    # plural() writes the count as str() does: the documents' count is written with thousands separators here
-    docs = f"{a.docs:,} {'document' if a.docs == 1 else 'documents'}"
-    con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {docs}, {plural(a.topics, 'topic')}[/]"
+    con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {plural(a.docs, 'document')},"
+              f" {plural(a.topics, 'topic')}[/]"
               " (this advice reads no data and costs no privacy)")
     if rec.trainer is None:
         for n in rec.notes:
