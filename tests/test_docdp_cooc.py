@@ -547,3 +547,20 @@ def test_repetition_with_nothing_passed_over_keeps_topics_finite():
 def test_word_choice_bad_input():
     with pytest.raises(DPTopicError, match="word_choice"):
         DocDPCooccurrence(n_topics=2, word_choice="burstiness").fit(sp.csr_matrix(np.ones((3, 6))))
+
+
+def test_rank_deficient_release_gives_finite_deterministic_topics():
+    """A thresholded release of rank below K made scikit-learn's NNDSVDa start divide by zero norms: every topic NaN,
+    with no error, and the model saved and loaded them (a walk-through found it in 3 of 60 fits on a 4 x 4 matrix)."""
+    import warnings
+
+    from dptopic.recovery import topics_from_cooccurrence
+
+    Q = np.zeros((4, 4))
+    Q[2, 2] = 4.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        T = topics_from_cooccurrence(Q, 2, noise_std=1.0, threshold=1.0)
+    assert np.all(np.isfinite(T)) and np.allclose(T.sum(axis=1), 1.0) and np.all(T.argmax(axis=1) == 2)
+    assert np.array_equal(T, topics_from_cooccurrence(Q, 2, noise_std=1.0, threshold=1.0))
+    assert np.allclose(topics_from_cooccurrence(np.zeros((4, 4)), 2), 0.25)

@@ -32,12 +32,21 @@ def _symmetrise(Q) -> np.ndarray:
 
 
 def _nmf(Q: np.ndarray, K: int, max_iter: int) -> np.ndarray:
+    """The K rows of ``H`` in ``Q ~ W H``, from the deterministic NNDSVDa start. When the thresholded matrix has rank
+    below K, that start divides by zero norms and gives NaN (scikit-learn's SVD-based starts all do): the factorisation
+    is then run again from scikit-learn's random start with a fixed state, so the topics stay a deterministic function
+    of the matrix."""
     from sklearn.decomposition import NMF
     from sklearn.exceptions import ConvergenceWarning
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        H = NMF(n_components=K, init="nndsvda", max_iter=max_iter, random_state=0).fit(Q).components_
-    return H
+
+    for init in ("nndsvda", "random"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)     # NNDSVDa's division by zero norms, handled below
+            H = NMF(n_components=K, init=init, max_iter=max_iter, random_state=0).fit(Q).components_
+        if np.all(np.isfinite(H)):
+            return H
+    raise DPTopicError("the co-occurrence matrix could not be factorised (non-finite topics); use fewer topics.")
 
 
 def _anchor_rows(Qbar: np.ndarray, candidates: np.ndarray, K: int) -> np.ndarray:
