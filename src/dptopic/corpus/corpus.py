@@ -1062,6 +1062,21 @@ def is_text_column(data) -> bool:
     return bad is None
 
 
+def refuse_gensim_bow(data) -> None:
+    """gensim's bag-of-words corpus (a list of documents, each a list of ``(word_id, count)`` pairs) is neither a
+    count matrix nor token lists: refuse it in one line that says how to convert it, rather than reading it as a
+    3-D array. (Its width, the number of ``Dictionary`` entries, is not in the pairs: converting it here could
+    drop the last words.)"""
+    if not (isinstance(data, (list, tuple)) and data and all(isinstance(d, (list, tuple)) for d in data)):
+        return
+    pairs = [p for d in data for p in d]
+    if pairs and all(isinstance(p, (list, tuple)) and len(p) == 2 and not isinstance(p[0], str) for p in pairs):
+        raise DPTopicError("this looks like gensim's bag-of-words corpus (lists of (word_id, count) pairs): pass the"
+                           " tokenised documents (lists of words), or the count matrix"
+                           " gensim.matutils.corpus2csc(bow, num_terms=len(dictionary)).T with"
+                           " vocabulary=[dictionary[i] for i in range(len(dictionary))].")
+
+
 def as_corpus(data, vocabulary=None) -> Corpus:
     """Accept a :class:`Corpus`, a scipy.sparse/dense document-term matrix (or an array-like, nested lists of
     counts), a list of strings (tokenised here) or a list of lists of words (tokenised already)."""
@@ -1082,6 +1097,7 @@ def as_corpus(data, vocabulary=None) -> Corpus:
                            " document ('' for an empty one), or drop the missing ones.")
     if is_token_lists(data):
         return Corpus.from_tokens(data, vocabulary=vocabulary)
+    refuse_gensim_bow(data)
     if hasattr(data, "__array__") or (isinstance(data, (list, tuple)) and data
                                       and all(isinstance(r, (list, tuple, np.ndarray)) for r in data)):
         return Corpus.from_bow(data, vocabulary=vocabulary)      # an array-like or nested lists of counts

@@ -62,9 +62,19 @@ COUNT_MATRIX = "count matrix"
 vectorizer's): those words were not made by this tokeniser."""
 
 
+TOKEN_LISTS = "token lists"
+"""``tokenizer_["source"]`` of a model fitted on documents tokenised by the caller (lists of words, as gensim and
+tomotopy take them): those words were not made by this tokeniser either."""
+
+
 def tokenizer_info(source: str | None = None) -> dict:
     """What a saved model records about the tokeniser that made its words from text; ``source=COUNT_MATRIX`` when
-    the words came with a count matrix instead."""
+    the words came with a count matrix instead, ``source=TOKEN_LISTS`` when they came as tokenised documents."""
+    if source == TOKEN_LISTS:
+        return {"version": TOKENIZER_VERSION, "source": TOKEN_LISTS,
+                "tokens": "the tokens of the tokenised documents the model was fitted on (lists of words made by the"
+                          " caller's tokeniser), not made by dptopic's; raw text is read with dptopic's, which may"
+                          " split or fold them differently"}
     if source == COUNT_MATRIX:
         return {"version": TOKENIZER_VERSION, "source": COUNT_MATRIX,
                 "tokens": "the columns of the count matrix the model was fitted on (a vectorizer's or a DataFrame's"
@@ -80,13 +90,21 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
     the model's ``tokenizer_``): some words may be split or folded differently, so say so. Token lists and counts are
     read exactly and need no warning. ``words`` (the model's vocabulary): a model whose words came with a count
     matrix warns only when some of them are not runs of letters, which the tokeniser cannot make."""
-    if (saved or {}).get("source") == COUNT_MATRIX:
+    source = (saved or {}).get("source")
+    if source in (COUNT_MATRIX, TOKEN_LISTS):
         import warnings
 
-        odd = None if words is None else [w for w in words if not str(w).isalpha()]
+        # dptopic's tokeniser makes lower-case runs of letters: a word of another kind is never counted from text
+        odd = None if words is None else [w for w in words if not (str(w).isalpha() and str(w) == str(w).lower())]
         if odd == []:
             return
         example = f" (e.g. {', '.join(repr(w) for w in odd[:3])})" if odd else ""
+        if source == TOKEN_LISTS:
+            warnings.warn(f"this model's words{example} came from the tokenised documents it was fitted on, not from"
+                          " dptopic's tokeniser, which reads this text (lower-case runs of letters): words it does not"
+                          " make are never counted; pass the texts tokenised as the training documents were (lists of"
+                          " words) to be exact.", UserWarning, stacklevel=stacklevel + 1)
+            return
         warnings.warn(f"this model's words{example} came with the count matrix it was fitted on (a vectorizer's or a"
                       " DataFrame's columns), not from dptopic's tokeniser, which reads this text: words it does not"
                       " make (numbers, words with digits or apostrophes) are never counted; count the texts with the"

@@ -21,7 +21,7 @@ from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import column_difference, is_text_column, is_token_lists
-from ..corpus.preprocess import COUNT_MATRIX, tokenizer_info, warn_if_other_tokenizer
+from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, tokenizer_info, warn_if_other_tokenizer
 from ..errors import CorruptModelError, DPTopicError, NotFittedError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..backends import BACKENDS, make_backend, training_source
@@ -271,8 +271,10 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                               and all(isinstance(c, Corpus) for c in corpus)):
             _warn_if_documents_reused(type(self).__name__, corpus)
         self.privacy_ = self.privacy_report()
-        # the tokeniser of this version of dptopic (a refit replaces a loaded one), or the words of a count matrix
-        self.tokenizer_ = tokenizer_info(COUNT_MATRIX if getattr(self, "_input_names", None) is not None else None)
+        # the tokeniser of this version of dptopic (a refit replaces a loaded one), the words of a count matrix, or the
+        # caller's tokens
+        self.tokenizer_ = tokenizer_info(COUNT_MATRIX if getattr(self, "_input_names", None) is not None else
+                                         TOKEN_LISTS if getattr(self, "_input_tokens", False) else None)
         if self._private and getattr(self, "seed", None) is not None:
             import warnings
 
@@ -531,6 +533,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         :class:`dptopic.corpus.CountVectorizer` brings its words along."""
         cols = getattr(X, "columns", None)
         self._input_names = None
+        self._input_tokens = is_token_lists(X)          # documents tokenised by the caller (gensim's, tomotopy's way)
         # column names are a public vocabulary only when a vectorizer was given them: a DataFrame's columns, or the
         # words a vectorizer learned, may come from the private documents (pass vocabulary= to state they are public)
         self._input_names_public = False

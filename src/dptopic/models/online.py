@@ -224,6 +224,7 @@ class OnlineLDA(GibbsTopicModel):
         ``batch_size`` documents."""
         self._reset()
         self._input_names = None                    # a refit forgets the columns of an earlier one
+        self._input_tokens = False
         X = self._as_batch(X, "corpus")
         starts = range(0, X.n_docs, self.batch_size)
         with progress_bar(len(starts), f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
@@ -249,6 +250,12 @@ class OnlineLDA(GibbsTopicModel):
         return params
 
     def save(self, directory, **kw) -> str:
+        """Write the stream's state into ``directory`` (``model.json`` + ``.npy`` arrays, atomically, no
+        pickle): Φ, the matrix prior ``B`` and the last batch's counts ``N^l``, the numbers of batches and
+        documents seen, and for OLP-LDA its prior-mean state (μ, η, the ω history). ``dptopic.load(directory)``
+        reads it back, and :meth:`partial_fit` then continues the stream. ``prior_corpus`` is not saved
+        (it is consumed into ``B``); OLP-LDA never saves its seed. ``save_metrics`` as for every model
+        (:meth:`TopicModel.save <dptopic.models.base.TopicModel.save>`)."""
         self._check_fitted()
         self._train_stats = {"n_batches": self.n_batches_, "n_docs_seen": self.n_docs_seen_}
         return super().save(directory, **kw)
@@ -300,7 +307,13 @@ class OLPLDA(_LocalModel, OnlineLDA):
     omega : fixed prior weight ω (paper: 0.4); give ``omega=None`` and ``sigma2`` to derive ω
         from the prior variance by Theorem 6 for every batch size.
     lam, n_iter, batch_size, prior_iter, n_topics, alpha, beta : as :class:`OnlineLDA`.
+    alg2_literal : False (default): the reconciled Algorithm 2 (steps 1-4 above); True: Algorithm 2
+        as printed (above). ``privacy_["mode"]`` says which ran.
     delta : delta for the tight epsilon(delta) of the per-document guarantee.
+    seed : None (default: fresh OS entropy) or a seed for reproducing the server's post-processing
+        (reconstruction and sampling); the randomization happened on the contributors' devices and is
+        not reproducible from it. Never saved.
+    n_jobs, verbose : as :class:`OnlineLDA` (threads for the Gibbs sweeps; 0 silences the progress bar).
     """
 
     _parameter_constraints = {**OnlineLDA._parameter_constraints,

@@ -1,0 +1,49 @@
+"""A new user's walk-through of the Python API, as a gensim or tomotopy user (2026-11-24): what it found."""
+import warnings
+
+import numpy as np
+import pytest
+
+import dptopic
+from dptopic.errors import DPTopicError
+
+DOCS = [["Running", "e-mail", "C++", "writes:", "runs"], ["apple", "pear", "runs"]] * 5
+
+
+def _lda(X):
+    return dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(X)
+
+
+def test_token_lists_are_recorded_as_the_caller_s_tokens_and_raw_text_warns(tmp_path):
+    """A model fitted on token lists recorded dptopic's tokeniser ('runs of letters ... lower-cased') as the maker of
+    its words, and raw text read into it (which never yields 'Running' or 'C++') gave proportions without a word."""
+    m = _lda(DOCS)
+    assert m.tokenizer_["source"] == "token lists" and "caller's tokeniser" in m.tokenizer_["tokens"]
+    with pytest.warns(UserWarning, match=r"'C\+\+'.*came from the tokenised documents"):
+        m.transform(["Running e-mail C++ writes: it runs"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.transform([["Running", "C++"]])                       # tokens are read exactly: no warning
+    m.save(tmp_path / "m")
+    loaded = dptopic.load(tmp_path / "m")
+    assert loaded.tokenizer_["source"] == "token lists"
+    with pytest.warns(UserWarning, match="came from the tokenised documents"):
+        loaded.transform(["Running e-mail"])
+    plain = _lda([["running", "apple"], ["pear", "runs"]] * 5)    # words dptopic's tokeniser makes: nothing to say
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain.transform(["running apple"])
+    assert "source" not in _lda(["running apple", "pear runs"] * 5).tokenizer_
+
+
+@pytest.mark.parametrize("bow", [[[(0, 2), (1, 1)], [(2, 3), (3, 1)], [(1, 1)]],
+                                 [[(0, 2), (1, 1)], [(2, 3), (3, 1)]]])
+def test_gensim_bag_of_words_is_refused_with_the_conversion(bow):
+    """gensim's corpus (lists of (id, count) pairs) was read as an array: 'give a 2-D array of counts' or 'it has 3
+    dimension(s)', with no word of the format or of what to pass."""
+    with pytest.raises(DPTopicError, match=r"gensim's bag-of-words corpus.*corpus2csc\(bow, num_terms"):
+        _lda(bow)
+    m = _lda([["apple", "pear"], ["runs", "pear"]] * 3)
+    with pytest.raises(DPTopicError, match="gensim's bag-of-words corpus"):
+        m.transform(bow)
+    assert _lda([[0, 2, 1], [3, 0, 1]]).components_.shape == (2, 3)     # a count matrix of nested lists still reads
