@@ -47,3 +47,25 @@ def test_gensim_bag_of_words_is_refused_with_the_conversion(bow):
     with pytest.raises(DPTopicError, match="gensim's bag-of-words corpus"):
         m.transform(bow)
     assert _lda([[0, 2, 1], [3, 0, 1]]).components_.shape == (2, 3)     # a count matrix of nested lists still reads
+
+
+def test_score_on_private_training_documents_warns_once():
+    """score() read X and then handed the corpus it made to perplexity(), which read it again: the warning that the
+    documents trained a private model came twice."""
+    from dptopic.corpus import lda_corpus
+
+    corpus = lda_corpus(n_docs=30, vocab_size=20, n_topics=2, doc_length=15, seed=0).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = dptopic.HDPLDA(n_topics=2, n_iter=3, epsilon_inherent=10.0, epsilon_laplace=5.0, verbose=0).fit(
+            corpus, vocabulary=corpus.vocabulary)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m.score(corpus)
+    said = [w for w in caught if "trained a private model in this process" in str(w.message)]
+    assert len(said) == 1, [str(w.message) for w in caught]
+    assert not hasattr(m, "_scoring_corpus")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m.perplexity(corpus)                                        # a later call on the same corpus still says it
+    assert sum("trained a private model" in str(w.message) for w in caught) == 1

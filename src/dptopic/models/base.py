@@ -380,7 +380,9 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
 
             warnings.warn(f"none of the input's words is in the model's vocabulary: every row is the prior alone; {hint}",
                           UserWarning, stacklevel=3)
-        n_seen = _private_training_documents(c) if self._private else 0
+        # score() has read X already (and warned) and hands the corpus it made to perplexity(): say it once
+        again = X is getattr(self, "_scoring_corpus", None)
+        n_seen = _private_training_documents(c) if self._private and not again else 0
         if n_seen:
             import warnings
 
@@ -481,7 +483,11 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         import math
 
         c = self._as_model_corpus(X)
-        return float(-c.n_tokens * math.log(self.perplexity(c, mode="paper")))
+        self._scoring_corpus = c
+        try:
+            return float(-c.n_tokens * math.log(self.perplexity(c, mode="paper")))
+        finally:
+            del self._scoring_corpus
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
         from ..local.document import DocumentReportSet
