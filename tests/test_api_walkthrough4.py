@@ -69,3 +69,31 @@ def test_score_on_private_training_documents_warns_once():
         warnings.simplefilter("always")
         m.perplexity(corpus)                                        # a later call on the same corpus still says it
     assert sum("trained a private model" in str(w.message) for w in caught) == 1
+
+
+def test_perplexity_refuses_topics_that_are_not_distributions():
+    """An all-ones topic matrix gave perplexity 1.0 and a doubled one 186.7 instead of 404: nothing checked the rows."""
+    from dptopic.corpus import lda_corpus
+    from dptopic.evaluation import perplexity
+
+    c = lda_corpus(n_docs=20, vocab_size=10, n_topics=2, doc_length=10, seed=0).corpus
+    for phi, said in ((np.ones((2, 10)), "sums to 10"), (np.full((2, 10), 0.2), "sums to 2"),
+                      (np.full((2, 10), np.nan), "sums to nan"), (-np.full((2, 10), 0.1), "non-negative"),
+                      (np.full(10, 0.1), "K x V")):
+        with pytest.raises(DPTopicError, match=said):
+            perplexity(phi, c, 0.1)
+    assert perplexity(np.full((2, 10), 0.1, dtype=np.float32), c, 0.1) == pytest.approx(10.0, rel=1e-6)
+
+
+def test_evaluate_says_when_top_n_is_cut_to_the_vocabulary(tmp_path, capsys):
+    from dptopic.cli.main import main
+
+    texts = tmp_path / "t.txt"
+    texts.write_text("\n".join(["apple pear banana fruit", "engine wheel brake car", "apple fruit pear",
+                                "car engine brake"] * 10))
+    assert main(["train", "--algorithm", "lda", "--corpus", str(texts), "--topics", "2", "--iterations", "5",
+                 "--seed", "0", "--out", str(tmp_path / "m")]) in (0, None)
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "m"), "--corpus", str(texts), "--top-n", "5000"]) in (0, None)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--top-n 5000 is more than the model's 8 words: the top 8 are used" in out and "NPMI (top 8," in out

@@ -569,6 +569,9 @@ def cmd_evaluate(a):
         print(json.dumps(q, indent=2))
         return
     console = make_console()
+    if top_n < a.top_n:
+        console.print(f"--top-n {a.top_n} is more than the model's {len(model.vocabulary_)} words: the top {top_n} are"
+                      " used")
     console.print(f"reference: {q['reference']} (read in the model's vocabulary)")
     console.print(f"perplexity ({a.mode}): {ppl:.2f}")
     console.print(f"NPMI (top {top_n}, {q['npmi_reference']}): {q['npmi']:.4f}")

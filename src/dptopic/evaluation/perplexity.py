@@ -71,6 +71,14 @@ def perplexity(phi: np.ndarray, corpus, alpha: float, mode: str = "paper", n_ite
     if mode not in ("paper", "completion"):
         raise DPTopicError(f"invalid mode={mode!r}: must be 'paper' or 'completion'.")
     phi = np.asarray(phi, dtype=np.float64)
+    if phi.ndim != 2 or phi.shape[0] == 0:
+        raise DPTopicError(f"the topics must be a K x V array (one row per topic); got shape {phi.shape}.")
+    sums = phi.sum(axis=1)
+    if not np.all(np.isfinite(phi)) or np.any(phi < 0) or not np.allclose(sums, 1.0, rtol=0, atol=1e-4):
+        raise DPTopicError("the topics must be distributions over the words: each row finite, non-negative and summing"
+                           " to 1 (a row sums to"
+                           f" {sums[np.argmax(np.abs(sums - 1))] if np.all(np.isfinite(sums)) else float('nan'):.6g});"
+                           " normalise them first: phi / phi.sum(axis=1, keepdims=True).")
     if phi.shape[1] != corpus.vocab_size:
         raise DPTopicError(f"vocabulary mismatch: the model has {phi.shape[1]} words but the corpus has {corpus.vocab_size}; restrict the corpus to the model's vocabulary.")
     corpus.require_nonempty("evaluation corpus")
