@@ -248,6 +248,10 @@ class DocumentReportSet:
     def __len__(self) -> int:
         return self.n_reports
 
+    def __repr__(self) -> str:
+        return (f"DocumentReportSet({self.n_reports} reports, V={self.vocab_size}, eps_doc={self.epsilon:.4g},"
+                f" subset_size={self.subset_size})")
+
     def __getitem__(self, idx) -> "DocumentReportSet":
         """A slice (or index array) of the reports, as a report set."""
         R = self.reports[idx]

@@ -89,6 +89,20 @@ def _refuse_user_lists_of_texts(X) -> None:
                                " vocabulary, [Corpus.from_texts(texts, vocabulary=V) for texts in users].")
 
 
+def _refuse_user_lists_of_matrices(X) -> None:
+    """``fit([X_user0, X_user1])`` with count matrices: a list is read as users only when it holds corpora, whose
+    vocabulary (its words and their order, which ``report_words`` relies on) travels with them."""
+    if not (isinstance(X, (list, tuple)) and X):
+        return
+    kinds = [type(u).__name__ for u in X if sp.issparse(u) or getattr(u, "ndim", None) == 2
+             or (hasattr(u, "columns") and hasattr(u, "to_numpy"))]
+    if kinds:
+        raise DPTopicError(f"fit got a list holding {len(kinds)} count matri{'x' if len(kinds) == 1 else 'ces'}"
+                           f" ({kinds[0]}): a list is read as one user each only when it holds dptopic Corpus objects"
+                           " on one vocabulary, e.g. [Corpus.from_bow(X_u, vocabulary=words) for X_u in users],"
+                           " with words naming the columns, most common first.")
+
+
 def coverage(replacement: str, exclusion: str = "floor") -> dict:
     """``guarantee`` ("partial": topic labels go out in the clear), ``note`` and ``scope`` of a FedLDA report."""
     if exclusion == "none":
@@ -117,6 +131,9 @@ class FedLDA(GibbsTopicModel):
         (always replaced, so indistinguishable from words); a user with more reports a uniform sample of L.
     n_clients : when ``fit`` gets one corpus, split its documents into this many users (contiguous blocks);
         default one user per document. Ignored for a list of client corpora.
+    alpha : symmetric Dirichlet prior on each user's local θ (default 0.1): the users' local sampling
+        ``p(k) ∝ Φ[k, w] (n_dk + α)`` (floor/tail) and the labelling of the randomized reports (``"none"``).
+    beta : the server's prior on the topics (default 0.01): ``Φ = (N + β) / rowsum(N + β)`` each round.
     variant : ``"another"`` (default: a perturbed word is always a different word) or ``"coincide"``.
     exclusion : ``"none"`` (default, sound, full): no word excluded; each entry's word is randomized once by
         subset selection (one word: k-ary randomized response) and labelled every round from the randomized
@@ -148,6 +165,7 @@ class FedLDA(GibbsTopicModel):
         and ``privacy_["randomness"]`` says which.
     seed : None (default, OS entropy). An explicit seed makes the noise reproducible — tests only.
     n_jobs : worker threads for the clients.
+    verbose : 0 silences the progress bar (default 1).
     """
 
     _parameter_constraints = {
@@ -288,6 +306,7 @@ class FedLDA(GibbsTopicModel):
                 raise DPTopicError(f"n_clients={self.n_clients} but {len(X)} user corpora were given: each corpus of"
                                    " the list is one user; drop n_clients (--clients).")
             self._columns_unnamed, self._input_names, self._input_names_public = False, None, False
+            self._input_tokens = False
             # the users' shared word list is public only when each corpus was built on a supplied one
             self._vocabulary_supplied = all(vocabulary_given(c) for c in X)
             fp = vocabulary_fingerprint(X[0].vocabulary.words)
@@ -298,6 +317,7 @@ class FedLDA(GibbsTopicModel):
             if not any(c.n_tokens for c in X):
                 raise DPTopicError("every client corpus is empty: give at least one client with tokens.")
             return list(X) if self.exclusion == "none" else [c for c in X if c.n_tokens > 0]
+        _refuse_user_lists_of_matrices(X)
         _refuse_user_lists_of_texts(X)
         X, names = self._as_input(X)
         self._columns_unnamed = (vocabulary is None and names is None
@@ -336,16 +356,37 @@ class FedLDA(GibbsTopicModel):
 
     # ------------------------------------------------------------- training
     def fit(self, X, y=None, *, vocabulary=None, heldout=None, callback=None):
-        """Simulate the protocol over a list of client corpora, or one corpus split into users.
+        """Simulate the protocol over a list of client corpora (dptopic :class:`Corpus` objects on one vocabulary,
+        one per user), or one corpus split into users (``n_clients``): a Corpus, a count matrix, texts or token
+        lists.
 
         ``heldout`` (a corpus): held-out perplexity after each round, in ``history_`` (computed by the
         analyst from the released Φ; outside the guarantee and not saved unless asked).
         ``callback(round_info: dict)`` is called after each round. A refused or failed fit leaves a fitted model
         as it was.
         """
+        # the steps that warn (report_words, a seed, a vocabulary from the data, re-used documents) are called from
+        # this frame, not from a helper: their stacklevels then name the caller's line, as for every other trainer
         before = dict(self.__dict__)
         try:
-            return self._fit(X, vocabulary, heldout, callback)
+            self._validate()
+            corpora = self._client_corpora(X, vocabulary)
+            users = list(corpora)       # the users' documents as given: a later transform of them warns
+            self.vocabulary_ = corpora[0].vocabulary
+            V = len(self.vocabulary_)
+            cfg = self._config()
+            check_config(cfg, V)  # K <= V and a realizable epsilon, before any work
+            corpora, n_report = self._report_corpora(corpora)
+            self.report_words_ = n_report
+            check_config(cfg, n_report)
+            self._run_rounds(corpora, cfg, n_report, V, heldout, callback)
+            self._set_fitted(users)
+            # public quantities only: the exact document and token counts are what the padding hides
+            self._train_stats = {"n_clients": self.n_clients_, "vocab_size": V,
+                                 "entries_per_update": cfg.n_entries, "report_words": n_report,
+                                 "rounds": [{k: v for k, v in h.items() if k != "heldout_perplexity"}
+                                            for h in self.history_]}
+            return self
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(before)
@@ -358,17 +399,8 @@ class FedLDA(GibbsTopicModel):
             return np.vstack([self.transform(c) for c in X])
         return super().fit_transform(X, y, **kw)
 
-    def _fit(self, X, vocabulary, heldout, callback):
-        self._validate()
-        corpora = self._client_corpora(X, vocabulary)
-        users = list(corpora)       # the users' documents as given: a later transform of them warns
-        self.vocabulary_ = corpora[0].vocabulary
-        V = len(self.vocabulary_)
-        cfg = self._config()
-        check_config(cfg, V)  # K <= V and a realizable epsilon, before any work
-        corpora, n_report = self._report_corpora(corpora)
-        self.report_words_ = n_report
-        check_config(cfg, n_report)
+    def _run_rounds(self, corpora, cfg, n_report, V, heldout, callback) -> None:
+        """The simulated protocol: ``rounds`` rounds of broadcast, local work, reports and aggregation."""
         rng = self._rng()
         ids = [f"user{i}" for i in range(len(corpora))]
         client_rngs = rng.spawn(len(corpora) + 1)
@@ -405,13 +437,6 @@ class FedLDA(GibbsTopicModel):
         self.components_ = full_vocabulary_topics(server.phi, V)
         self.n_truncated_ = int(sum(c.n_truncated for c in clients))
         self.n_clients_ = len(clients)
-        self._set_fitted(users)
-        # public quantities only: the exact document and token counts are what the padding hides
-        self._train_stats = {"n_clients": len(clients), "vocab_size": len(self.vocabulary_),
-                             "entries_per_update": cfg.n_entries, "report_words": n_report,
-                             "rounds": [{k: v for k, v in h.items() if k != "heldout_perplexity"}
-                                        for h in self.history_]}
-        return self
 
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(self.report_delta)

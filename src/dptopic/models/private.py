@@ -110,11 +110,15 @@ class HDPLDA(_PrivateGibbs):
 
     Parameters
     ----------
+    n_topics : number of topics K (default 50).
     epsilon_laplace : ε_L per iteration; ``None`` gives "limited inherent" (clipping only,
         no noise, **no** DP guarantee — Fig. 5's comparison curve).
     epsilon_inherent, clip : give one; ``C = β(e^{ε_I/2} − 1)``. Default ``ε_I = 10``.
+    alpha : symmetric Dirichlet prior on θ (default 0.1).
     beta : default 1.0, the "larger β" of the paper's HDP-LDA runs (value not reported): with ε_I = 10 it gives
         C ≈ 147; β = 0.1 (C ≈ 15) saturates every frequent word and the topics collapse.
+    n_iter : number of Gibbs sweeps T (default 100); each one is a release, so ε grows with it
+        (:meth:`from_budget` picks ε_L for a given T).
     paper_literal : reproduce Algorithm 1 as written (noise accumulated in place into live
         counts, live updates). Its privacy claim does not hold (``docs/privacy.md``); reported as such.
     final_release : ``"last"`` (Φ from S_T, free) or ``"fresh"`` (one more ε_L release, accounted,
@@ -128,6 +132,8 @@ class HDPLDA(_PrivateGibbs):
     delta : δ at which the tight ε(δ) is reported.
     sampler : ``"auto"`` (sound mode: exact rejection sampler against the frozen factor,
         :func:`~dptopic.kernels.frozen_sweep`) or ``"dense"`` (the reference dense sweep).
+    n_jobs : threads (see ``parallel``).
+    verbose : 0 silences the progress bar (default 1).
     parallel : ``"partition"`` (default) or ``"adlda"``: how ``n_jobs`` threads split a sweep (see
         :class:`~dptopic.LDA`); either way the released table stays frozen for the whole sweep.
     backend, client : ``"threads"`` (``n_jobs`` threads) or ``"dask"`` with a ``distributed.Client``; on Dask only
@@ -338,16 +344,40 @@ class _DocNoise:
 class CDPLDA(_PrivateGibbs):
     """CDP-LDA and CDP-LDA+ baselines (Zhao et al. 2020 Sec. VII-A, after Foulds et al. 2016).
 
-    ``Lap(1/ε)`` noise is added to ``N_k^t`` and ``N_m^k`` in the first iteration
-    (CDP-LDA) or in every iteration (``every_iteration=True``: CDP-LDA+); the noise
+    Noise of scale ``1/ε`` is added to ``N_k^t`` and ``N_m^k`` in the first iteration
+    (CDP-LDA) or in every iteration (``every_iteration=True``: CDP-LDA+): by default
+    (``noise="discrete"``) discrete Laplace noise, ``P(x) ∝ exp(−ε|x|)`` on the integers, so the
+    counts stay integers; ``noise="continuous"`` adds the paper's ``Lap(1/ε)``. The noise
     persists in the counts, negative counts are clamped to 0 where they enter the
     conditional. The report gives the paper's nominal ε and the corrected ε
-    (word replacement changes two cells of ``N_k^t``: L1 sensitivity 2, so ``Lap(1/ε)``
-    is 2ε-DP per release). Neither baseline protects the sampled topics or the final Φ, so the
-    report says ``private: false`` and gives the count-release ε only as a separately labelled
-    partial figure (``privacy_["count_release_epsilon"]``). ``training_theta_`` (θ of the training
-    documents from the final z) exists as for :class:`HDPLDA`, but here z is not covered.
-    ``backend``/``client``/``parallel`` as in :class:`HDPLDA` (``docs/scaling.md``).
+    (word replacement changes two cells of ``N_k^t``: L1 sensitivity 2, so noise of scale ``1/ε``
+    is 2ε-DP per release; ``docs/privacy.md``, "CDP-LDA and CDP-LDA+"). Neither baseline protects
+    the sampled topics or the final Φ, so the report says ``private: false`` and gives the
+    count-release ε only as a separately labelled partial figure
+    (``privacy_["count_release_epsilon"]``). ``training_theta_`` (θ of the training documents from
+    the final z) exists as for :class:`HDPLDA`, but here z is not covered.
+
+    Parameters
+    ----------
+    n_topics : number of topics K (default 50).
+    epsilon : the paper's nominal ε per release (default 1.0): the noise scale is ``1/ε``. With the
+        corrected sensitivity each release is 2ε-DP for the counts alone (``count_release_epsilon``).
+    every_iteration : False (default, CDP-LDA): noise once, before the first sweep; True (CDP-LDA+,
+        :class:`CDPLDAPlus`): fresh noise before every sweep, added to the already noisy counts.
+    alpha, beta : symmetric Dirichlet priors on θ and Φ (defaults 0.1 and 0.01).
+    n_iter : number of Gibbs sweeps (default 100).
+    delta : δ at which the tight ε(δ) of ``count_release_epsilon`` is reported (default 1e-5).
+    noise : ``"discrete"`` (default: discrete Laplace, i.e. two-sided geometric, integer counts) or
+        ``"continuous"`` (Laplace).
+    secure : draw the noise with OpenDP's exact samplers and seed the topic sampler from the OS
+        CSPRNG (no seed allowed); ``privacy_["randomness"]`` says what that covers.
+    seed : None (default: fresh OS entropy). An explicit seed makes the noise reproducible by
+        whoever knows it: for tests only; the report then says ``noise_reproducible: true``.
+        The seed is never saved.
+    n_jobs : threads (see ``parallel``); with two or more, the two count tables are noised at the
+        same time.
+    verbose : 0 silences the progress bar (default 1).
+    backend, client, parallel : as in :class:`HDPLDA` (``docs/scaling.md``).
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
@@ -437,7 +467,25 @@ class CDPLDA(_PrivateGibbs):
 
 
 class CDPLDAPlus(CDPLDA):
-    """CDP-LDA+: :class:`CDPLDA` with fresh noise in every iteration."""
+    """CDP-LDA+: :class:`CDPLDA` with fresh noise in every iteration (Zhao et al. 2020 Sec. VII-A).
+
+    Like :class:`CDPLDA`, ``private: false``: only the noisy count releases are covered
+    (``privacy_["count_release_epsilon"]``, one release per sweep), not the topics or Φ
+    (``docs/privacy.md``, "CDP-LDA and CDP-LDA+").
+
+    Parameters
+    ----------
+    n_topics : number of topics K (default 50).
+    epsilon : the paper's nominal ε per release (default 1.0): noise of scale ``1/ε`` before every
+        sweep; each release is 2ε-DP for the counts alone, and the releases compose over ``n_iter``.
+    every_iteration : True (default; what makes CDP-LDA+). False gives :class:`CDPLDA`.
+    alpha, beta : symmetric Dirichlet priors on θ and Φ (defaults 0.1 and 0.01).
+    n_iter : number of Gibbs sweeps, hence of noisy releases (default 100).
+    delta : δ at which the tight ε(δ) of ``count_release_epsilon`` is reported (default 1e-5).
+    noise : ``"discrete"`` (default: discrete Laplace, i.e. two-sided geometric, integer counts) or
+        ``"continuous"`` (Laplace).
+    secure, seed, n_jobs, verbose, backend, client, parallel : as in :class:`CDPLDA`.
+    """
 
     def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = True, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",

@@ -312,6 +312,7 @@ class DPSVI(_VariationalLDA):
 
     Parameters
     ----------
+    n_topics : number of topics K (default 50).
     noise_multiplier : σ; the noise std is σ times the L2 sensitivity (``clip``). See :meth:`from_budget`.
     sampling_rate : q ∈ (0, 1].   n_epochs : expected passes (steps = round(n_epochs / q)).
     clip : per-document Frobenius bound ``a``; ``None``: no clipping, sensitivity ``max_doc_len``
@@ -322,6 +323,7 @@ class DPSVI(_VariationalLDA):
     secure : the noise comes from OpenDP's Gaussian (OS CSPRNG); refuses a seed.
     seed : for tests and reproduction only: default None (fresh OS entropy). A seeded run is marked
         ``noise_reproducible`` (the guarantee holds only while the seed stays secret); it is never saved.
+    verbose : 0 silences the progress bar (default 1).
     """
 
     _private = True
