@@ -97,3 +97,28 @@ def test_evaluate_says_when_top_n_is_cut_to_the_vocabulary(tmp_path, capsys):
     assert main(["evaluate", str(tmp_path / "m"), "--corpus", str(texts), "--top-n", "5000"]) in (0, None)
     out = " ".join(capsys.readouterr().out.split())
     assert "--top-n 5000 is more than the model's 8 words: the top 8 are used" in out and "NPMI (top 8," in out
+
+
+def test_warnings_name_the_user_s_line_through_fit_transform_and_transform():
+    """Each warning's stacklevel was counted for one call path: through fit_transform (which calls fit) it named
+    base.py, and through scikit-learn's set_output wrapper of transform it named sklearn/utils/_set_output.py."""
+    from dptopic.corpus import lda_corpus
+    from dptopic.errors import SeededNoiseWarning
+
+    corpus = lda_corpus(n_docs=30, vocab_size=20, n_topics=2, doc_length=15, seed=1).corpus
+
+    def hdp():
+        return dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_inherent=10.0, epsilon_laplace=5.0, verbose=0, seed=0)
+
+    for call in (lambda: hdp().fit_transform(corpus, vocabulary=corpus.vocabulary),
+                 lambda: hdp().fit(corpus, vocabulary=corpus.vocabulary)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m = call()
+        seeded = [w for w in caught if issubclass(w.category, SeededNoiseWarning)]
+        assert seeded and all(w.filename == __file__ for w in seeded), [(w.filename, w.lineno) for w in seeded]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m.transform(corpus)
+    reads = [w for w in caught if "trained a private model" in str(w.message)]
+    assert reads and all(w.filename == __file__ for w in reads), [(w.filename, w.lineno) for w in reads]

@@ -7,6 +7,31 @@ traceback.
 """
 
 
+import os
+import sys
+
+_INTERNAL = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` (called by the function that calls this) that names the first frame
+    outside dptopic and scikit-learn's wrappers (``set_output`` wraps ``transform``; a search calls ``fit``): the
+    user's line, however many of our own calls lie between (``fit_transform`` calls ``fit``, which calls the step
+    that warns). The last frame when every frame is ours (the CLI)."""
+    global _INTERNAL
+    if len(_INTERNAL) == 1:
+        try:
+            import sklearn
+
+            _INTERNAL = _INTERNAL + (os.path.dirname(os.path.abspath(sklearn.__file__)) + os.sep,)
+        except ImportError:
+            pass
+    f, level = sys._getframe(1), 1
+    while f.f_back is not None and os.path.abspath(f.f_code.co_filename).startswith(_INTERNAL):
+        f, level = f.f_back, level + 1
+    return level
+
+
 class DPTopicError(ValueError):
     """A user error with a one-line, actionable message."""
 

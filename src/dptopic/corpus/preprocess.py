@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, user_stacklevel
 
 # runs of letters, in any script ("café", "Zürich", "москва"), never digits or _; a zero-width non-joiner or joiner
 # between two letters stays in the word (Persian "می‌خواهم" is one word)
@@ -103,13 +103,13 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
             warnings.warn(f"this model's words{example} came from the tokenised documents it was fitted on, not from"
                           " dptopic's tokeniser, which reads this text (lower-case runs of letters): words it does not"
                           " make are never counted; pass the texts tokenised as the training documents were (lists of"
-                          " words) to be exact.", UserWarning, stacklevel=stacklevel + 1)
+                          " words) to be exact.", UserWarning, stacklevel=user_stacklevel())
             return
         warnings.warn(f"this model's words{example} came with the count matrix it was fitted on (a vectorizer's or a"
                       " DataFrame's columns), not from dptopic's tokeniser, which reads this text: words it does not"
                       " make (numbers, words with digits or apostrophes) are never counted; count the texts with the"
                       " same vectorizer (pipeline.transform(texts)) to be exact.", UserWarning,
-                      stacklevel=stacklevel + 1)
+                      stacklevel=user_stacklevel())
         return
     version = (saved or {}).get("version", TOKENIZER_VERSION)
     if version != TOKENIZER_VERSION:
@@ -120,7 +120,7 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
         warnings.warn(f"this model was saved with tokeniser version {version} and dptopic now reads text with version"
                       f" {TOKENIZER_VERSION}: some words may be split differently than in training{same_ascii}; pass"
                       " lists of tokens made as the training text was to be exact.", UserWarning,
-                      stacklevel=stacklevel + 1)
+                      stacklevel=user_stacklevel())
 
 
 def stop_words() -> frozenset[str]:
