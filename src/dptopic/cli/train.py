@@ -206,9 +206,20 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     return HDPLDA(epsilon_laplace=eps_l, **common, **hdp_kw)
 
 
+def _split(corpus, a, model):
+    """The training and held-out parts. A word-level trainer's neighbours replace one token's word: a document's side
+    then depends on its position alone (``Corpus.position_split``), since a split by its words could move it, and
+    the training part would differ by a whole document. Otherwise by its own words, so that adding one document
+    moves no other (``Corpus.stable_split``)."""
+    from ..models import CDPLDA, HDPLDA
+
+    if isinstance(model, (HDPLDA, CDPLDA)):
+        return corpus.position_split(a.test_size)
+    return corpus.stable_split(a.test_size)
+
+
 def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=True):
-    # each document's side depends on its own words only: adding one document moves no other (Corpus.stable_split)
-    train, test = corpus.stable_split(a.test_size)
+    train, test = _split(corpus, a, model)
     if show_corpus:
         from ..models import CDPLDA, HDPLDA
 
@@ -307,7 +318,7 @@ def _warn_if_too_small(a, corpus, console) -> None:
     """A private model of noise is never presented as a result without a warning: from the utility table measured on
     public corpora, the size at which topics become useful at this epsilon (the count is the user's own data; it is
     printed to them, never saved, as the corpus line prints the split's sizes). The count is that of the documents the
-    model trains on: the training split of a corpus file (``Corpus.stable_split``), every document of a shard folder.
+    model trains on: the training split of a corpus file (``_split``), every document of a shard folder.
     The trainer's own warning (``SmallCorpusWarning``) would repeat it: it is silenced for the rest of the command."""
     import warnings
 
@@ -316,7 +327,8 @@ def _warn_if_too_small(a, corpus, console) -> None:
 
     warnings.filterwarnings("ignore", category=SmallCorpusWarning)
     if hasattr(corpus, "stable_split"):     # a corpus file: the model trains on its training split
-        n_docs, what = corpus.stable_split(a.test_size)[0].n_docs, "training documents"
+        n_docs, what = (corpus.position_split if a.unit == "word" else corpus.stable_split)(a.test_size)[0].n_docs, \
+            "training documents"
     else:
         n_docs, what = corpus.n_docs, "documents"
     msg = too_small_message(a.unit, a.epsilon if a.unit == "document" else a.budget, n_docs, a.topics, what=what)

@@ -626,6 +626,32 @@ class Corpus:
                                " --test-size (another key, in the API).")
         return self.subset(np.flatnonzero(~test)), self.subset(np.flatnonzero(test))
 
+    def position_split(self, test_size: float = 0.2, key: int = 0) -> tuple["Corpus", "Corpus"]:
+        """Split where each document's side depends on its position alone: it goes to the test part when a keyed
+        hash of its index, read as a number in [0, 1), is below ``test_size``.
+
+        The split for word-level guarantees: their neighbours replace one token's word by another word of the
+        vocabulary, which moves no document here, while :meth:`stable_split` hashes a document's words, so one
+        replaced word can move the whole document to the other part (and change the training part's size). Adding or
+        removing a document shifts the positions after it: for document-level guarantees use :meth:`stable_split`.
+        ``key`` (public) picks another split."""
+        import numbers
+
+        if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or isinstance(test_size, numbers.Integral) \
+                or not 0 < test_size < 1:
+            raise DPTopicError(f"invalid test_size={test_size!r}: a split needs a fraction in (0, 1).")
+        if self.n_docs < 2:
+            raise DPTopicError(f"cannot split a corpus of {self.n_docs} document(s) into train and test parts: give at"
+                               " least 2 documents.")
+        with np.errstate(over="ignore"):
+            h = _mix64(np.arange(self.n_docs, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                       + _mix64(np.array([int(key) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)))
+        test = ((h >> np.uint64(11)) / float(2 ** 53)) < test_size
+        if test.all() or not test.any():
+            raise DPTopicError(f"the split put all {self.n_docs} documents in one part: give more documents, or another"
+                               " --test-size (another key, in the API).")
+        return self.subset(np.flatnonzero(~test)), self.subset(np.flatnonzero(test))
+
     def restrict(self, vocabulary, drop_empty: bool = True) -> "Corpus":
         """Map onto another vocabulary; tokens whose word is missing there are dropped."""
         vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
