@@ -66,3 +66,30 @@ def test_word_level_training_split_does_not_depend_on_a_replaced_word(tmp_path, 
         stats.append((json.loads((tmp_path / name / "model.json").read_text())["training"], line.split(")")[1]))
     assert stats[0][0]["n_docs"] == stats[1][0]["n_docs"] and stats[0][0]["n_tokens"] == stats[1][0]["n_tokens"]
     assert stats[0][1] == stats[1][1]                                          # "train N / test M" alike
+
+
+def test_demo_reference_trains_on_the_private_model_s_split(monkeypatch):
+    """The demo's non-private reference is 'LDA on the same split': it must take the word-level model's split."""
+    import dptopic.cli.train as train
+
+    seen = []
+    monkeypatch.setattr(train, "_split", lambda corpus, a, model: seen.append(type(model).__name__) or (corpus, corpus))
+
+    class Stop(Exception):
+        pass
+
+    def fake_fit(self, *args, **kw):
+        raise Stop
+
+    from dptopic.models import LDA
+
+    monkeypatch.setattr(LDA, "fit", fake_fit)
+    from types import SimpleNamespace
+
+    from dptopic.models import HDPLDA
+
+    corpus = Corpus.from_texts(_docs(10), vocabulary=WORDS)
+    with pytest.raises(Stop):
+        train._train_eval_report(LDA(n_topics=2), corpus, SimpleNamespace(test_size=0.2), None, show_corpus=False,
+                                 split_as=HDPLDA(n_topics=2))
+    assert seen == ["HDPLDA"]

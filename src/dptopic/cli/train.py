@@ -218,8 +218,10 @@ def _split(corpus, a, model):
     return corpus.stable_split(a.test_size)
 
 
-def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=True):
-    train, test = _split(corpus, a, model)
+def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=True, split_as=None):
+    """Fit ``model`` on the training part and evaluate it on the held-out part; ``split_as``: another model whose
+    split to use (the demo's non-private reference trains on the private model's split)."""
+    train, test = _split(corpus, a, split_as if split_as is not None else model)
     if show_corpus:
         from ..models import CDPLDA, HDPLDA
 
@@ -542,7 +544,7 @@ def cmd_demo(a):
     baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs,
                    verbose=0 if a.quiet else 1)
     console.print("non-private reference: LDA on the same split")
-    _train_eval_report(baseline, corpus, a, console, show_corpus=False)
+    _train_eval_report(baseline, corpus, a, console, show_corpus=False, split_as=private)
     print_topics(private, 8, max_topics=a.show_topics, console=console)
     _print_metrics(private, console, baseline.metrics_, saved=a.save_metrics)
     print_privacy(private.privacy_, console)
