@@ -93,3 +93,41 @@ def test_demo_reference_trains_on_the_private_model_s_split(monkeypatch):
         train._train_eval_report(LDA(n_topics=2), corpus, SimpleNamespace(test_size=0.2), None, show_corpus=False,
                                  split_as=HDPLDA(n_topics=2))
     assert seen == ["HDPLDA"]
+
+
+def test_builtin_corpus_keeps_one_row_per_paragraph_for_transform(tmp_path):
+    """transform --corpus demo wrote 23,280 rows for 23,431 paragraphs: the built-in corpora ignored drop_empty."""
+    from dptopic.cli._common import load_corpus
+    from dptopic.datasets import load_sotu
+
+    full = load_sotu(max_vocab=None, min_df=1, stop_words=None)
+    vocab = load_sotu().vocabulary
+    kept = load_corpus("demo", vocabulary=vocab, into_model=True, drop_empty=False)
+    assert kept.n_docs == full.n_docs + full.n_empty_dropped
+    assert load_corpus("demo", vocabulary=vocab, into_model=True).n_docs < kept.n_docs
+
+
+def test_vocab_is_refused_where_it_names_no_uci_word_list(tmp_path, capsys):
+    """--vocab (a UCI file's word list) was silently ignored for other formats: a user who meant --vocabulary got a
+    vocabulary chosen from the data and a partial guarantee."""
+    f = tmp_path / "t.jsonl"
+    f.write_text("\n".join(json.dumps({"text": d}) for d in _docs(20)) + "\n")
+    (tmp_path / "v.txt").write_text("\n".join(WORDS) + "\n")
+    for corpus in (str(f), "demo"):
+        assert main(["train", "--algorithm", "lda", "--corpus", corpus, "--vocab", str(tmp_path / "v.txt"),
+                     "--topics", "2", "--iterations", "2", "--seed", "0", "--out", str(tmp_path / "m")]) == 2
+        err = capsys.readouterr().err
+        assert "--vocab names the word list of a UCI bag-of-words file" in err and "--vocabulary FILE" in err
+        assert len([ln for ln in err.splitlines() if ln.strip()]) == 1
+
+
+def test_text_folder_leaves_hidden_files_and_folders_out(tmp_path):
+    """A notebook's .ipynb_checkpoints/ copy of a text became a second document (one person's document twice)."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "one.txt").write_text("apple pear fruit")
+    (tmp_path / "a" / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "a" / ".ipynb_checkpoints" / "one-checkpoint.txt").write_text("apple pear fruit")
+    (tmp_path / ".hidden.txt").write_text("engine wheel")
+    (tmp_path / "b.txt").write_text("engine wheel brake")
+    c = Corpus.from_directory(tmp_path, max_vocab=None, min_df=1, stop_words=None)
+    assert c.n_docs == 2 and sorted(c.doc_ids) == ["a/one.txt", "b.txt"]

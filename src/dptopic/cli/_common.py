@@ -201,13 +201,23 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     if spec in (None, "demo", "sotu", "20newsgroups"):
         fields_apply("the built-in corpus")
         reading_text()
+    def vocab_applies(kind: str):  # --vocab is a UCI file's word list, easily taken for --vocabulary (a public one)
+        if vocab is not None and vocab_flag is not None:
+            raise DPTopicError(f"{vocab_flag} names the word list of a UCI bag-of-words file (docword.*.txt), and"
+                               f" {kind} is not one: for a public vocabulary give --vocabulary FILE, or drop"
+                               f" {vocab_flag}.")
+
+    if spec in (None, "demo", "sotu", "20newsgroups"):
+        vocab_applies("the built-in corpus")
+    keep_rows = {} if drop_empty else {"drop_empty": False}      # one row per input document (transform, export)
     if spec in (None, "demo", "sotu"):
         if vocabulary is not None:
-            return load_sotu(vocabulary=vocabulary, min_df=1, **text_kw)
-        return load_sotu(max_vocab=max_vocab, **({"min_df": min_df} if given else {}), **text_kw)
+            return load_sotu(vocabulary=vocabulary, min_df=1, **text_kw, **keep_rows)
+        return load_sotu(max_vocab=max_vocab, **({"min_df": min_df} if given else {}), **text_kw, **keep_rows)
     if spec == "20newsgroups":
         return load_20newsgroups("train", max_vocab=max_vocab, vocabulary=vocabulary,
-                                 **({"min_df": min_df} if given or vocabulary is not None else {}), **text_kw)
+                                 **({"min_df": min_df} if given or vocabulary is not None else {}), **text_kw,
+                                 **keep_rows)
     p = Path(spec)
     if not p.exists():
         from ..corpus.corpus import broken_link
@@ -218,6 +228,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         fmt = ("dir" if p.is_dir() else "npz" if name.endswith(".npz") else "jsonl" if ".jsonl" in name or ".ndjson" in name
                else "csv" if ".csv" in name or ".tsv" in name else "uci" if name.startswith("docword")
                else _json_format(p) if name.endswith((".json", ".json.gz")) else "text")
+    if fmt != "uci":
+        vocab_applies(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
     if fmt not in ("jsonl", "csv"):
         fields_apply(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
     kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(max_vocab=max_vocab, min_df=min_df)

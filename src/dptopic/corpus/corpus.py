@@ -537,13 +537,18 @@ class Corpus:
 
     @classmethod
     def from_directory(cls, path, pattern: str = "*.txt", **kw) -> "Corpus":
+        """One document per file matching ``pattern`` in the folder and its sub-folders (a sub-folder's name is its
+        files' label), in sorted order; hidden files and folders (names starting with '.') are left out."""
         path = Path(path)
         if not path.is_dir():
             raise DPTopicError(f"{str(path)!r} is not a directory: pass a folder with one .txt file per document.")
         if not isinstance(pattern, str) or not pattern or Path(pattern).is_absolute() or ".." in Path(pattern).parts:
             raise DPTopicError(f"invalid pattern={pattern!r}: give a file pattern inside the folder, such as '*.txt' or"
                                " 'news/*.txt' (not an absolute path, and no '..').")
-        files = sorted(path.rglob(pattern))
+        # hidden files and folders (.ipynb_checkpoints/, .git/, editors' backups) are no documents: a checkpoint's
+        # copy of a text would count one person's document twice
+        files = sorted(f for f in path.rglob(pattern)
+                       if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts))
         if not files:
             if any(Path(path).glob("shard-*.npz")):       # written by dptopic corpus prepare --shards
                 raise DPTopicError(f"{str(path)!r} is a folder of corpus shards, not of {pattern} files: train reads it"
