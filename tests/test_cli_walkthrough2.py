@@ -131,3 +131,35 @@ def test_text_folder_leaves_hidden_files_and_folders_out(tmp_path):
     (tmp_path / "b.txt").write_text("engine wheel brake")
     c = Corpus.from_directory(tmp_path, max_vocab=None, min_df=1, stop_words=None)
     assert c.n_docs == 2 and sorted(c.doc_ids) == ["a/one.txt", "b.txt"]
+
+
+def test_local_trainers_refuse_corpus_flags_they_never_read(tmp_path, capsys):
+    """lp, olp and ldp-doc accepted --test-size, --text-field, --stop-words and --jobs and did nothing with them."""
+    for algo, flags, said in (("lp", ["--test-size", "0.3"], "--test-size has no effect with --algorithm lp"),
+                              ("lp", ["--stop-words", "none"], "--stop-words has no effect with --algorithm lp"),
+                              ("lp", ["--text-field", "body"], "--text-field has no effect with --algorithm lp"),
+                              ("ldp-doc", ["--jobs", "2"], "--jobs has no effect with --algorithm ldp-doc"),
+                              ("olp", ["--lowercase"], "--lowercase has no effect with --algorithm olp")):
+        assert main(["train", "--algorithm", algo, "--reports", str(tmp_path / "r.bin"), *flags,
+                     "--out", str(tmp_path / "m")]) == 2, (algo, flags)
+        err = capsys.readouterr().err
+        assert said in err and len([ln for ln in err.splitlines() if ln.strip()]) == 1, err
+
+
+def test_document_level_trainer_takes_jobs(tmp_path, monkeypatch):
+    """--jobs was silently ignored by docdp/docdp-cooc, whose E-step takes n_jobs threads."""
+    import dptopic.cli.train as train
+
+    seen = {}
+    real = train._check_document_budget
+
+    def spy(model):
+        seen["n_jobs"] = model.n_jobs
+        real(model)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(train, "_check_document_budget", spy)
+    with pytest.raises(SystemExit):
+        main(["train", "--algorithm", "docdp-cooc", "--epsilon", "1", "--corpus", "demo", "--jobs", "2",
+              "--out", str(tmp_path / "m")])
+    assert seen == {"n_jobs": 2}

@@ -379,16 +379,18 @@ def corpus_from_args(a):
                        lowercase=getattr(a, "lowercase", None))
 
 
-def corpus_line(corpus, train, test, private: bool, word_level: bool = False) -> str:
+def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False) -> str:
     """The corpus summary printed before training; for a private trainer its exact sizes are labelled as what
     they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
-    statistics of the private corpus that the guarantee does not cover (printed, never saved)."""
+    statistics of the private corpus that the guarantee does not cover (printed, saved only with the metrics that
+    ``--save-metrics`` asks for: ``saved``)."""
     line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
             f" ({corpus.n_empty_dropped} empty documents dropped); train {train.n_docs} / test {test.n_docs}")
     if private and word_level:
         line += " [yellow](sizes are public under word-level DP: a word replacement changes neither)[/]"
     elif private:
-        line += " [yellow](exact sizes of the private corpus: outside the guarantee; shown here, not saved)[/]"
+        line += (" [yellow](exact sizes of the private corpus: outside the guarantee; "
+                 + ("saved with the metrics, as --save-metrics asks)[/]" if saved else "shown here, not saved)[/]"))
     return line
 
 

@@ -87,7 +87,7 @@ def print_svi_privacy(rep: dict, console) -> None:
 def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
     train, test = corpus.stable_split(a.test_size)  # a document's side depends on its own words only
-    console.print(corpus_line(corpus, train, test, model._private))
+    console.print(corpus_line(corpus, train, test, model._private, saved=bool(getattr(a, "save_metrics", False))))
     from .train import _without_copies_of
 
     test = _without_copies_of(test, train, console)

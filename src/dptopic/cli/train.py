@@ -62,7 +62,14 @@ _ALGORITHM_ONLY = {
     # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
     "iterations": (None, ("lda",) + _CENTRAL + ("lp", "olp")),
     # lp/olp train on randomized reports (--reports), never on a corpus
-    **{k: (None, _CORPUS_ALGOS) for k in ("corpus", "max_vocab", "min_df", "max_df", "label_field")},
+    **{k: (None, _CORPUS_ALGOS) for k in ("corpus", "max_vocab", "min_df", "max_df", "label_field", "stop_words",
+                                          "lowercase")},
+    "test_size": (0.2, _CORPUS_ALGOS),
+    # olp reads its --prior corpus with them
+    "text_field": ("text", _CORPUS_ALGOS + ("olp",)), "format": ("auto", _CORPUS_ALGOS + ("olp",)),
+    "vocab": (None, _CORPUS_ALGOS + ("olp",)),
+    # threads: the Gibbs trainers' shards, FedLDA's clients, the document-level trainers' E-step; not the SVI trainers
+    "jobs": (1, ("lda",) + _CENTRAL + _FED + _DOC + ("lp", "olp")),
 }
 
 
@@ -227,7 +234,8 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
 
         # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
         word_level = isinstance(model, (HDPLDA, CDPLDA)) and getattr(a, "private_vocabulary", None) is None
-        console.print(corpus_line(corpus, train, test, model._private, word_level))
+        console.print(corpus_line(corpus, train, test, model._private, word_level,
+                                  saved=bool(getattr(a, "save_metrics", False))))
     test = _without_copies_of(test, train, console)
     model.fit(train, vocabulary=vocabulary)
     ppl_c = model.perplexity(test, mode="completion")
@@ -475,7 +483,8 @@ def _train(a, console):
                 if a.word_choice is not None:
                     extra["word_choice"] = a.word_choice
             model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
-                                                        seed=_resolve_seed(a), verbose=0 if a.quiet else 1, **extra)
+                                                        seed=_resolve_seed(a), verbose=0 if a.quiet else 1,
+                                                        n_jobs=a.jobs, **extra)
             model._validate()
             _check_document_budget(model)
             if shard_dir(a.corpus) is not None:
@@ -699,7 +708,9 @@ def register(sub) -> None:
                         " that use them: it helped on 20 Newsgroups posts and hurt on State of the Union paragraphs"
                         " and Reuters newswire, so choose it on a public corpus like yours; no extra budget;"
                         " docs/document_dp.md)")
-    t.add_argument("--jobs", type=jobs_int, default=1, help="threads (AD-LDA shards)")
+    t.add_argument("--jobs", type=jobs_int, default=1,
+                   help="threads: the Gibbs trainers' shards (AD-LDA), FedLDA's clients, the document-level trainers'"
+                        " E-step (not svi/online-vb)")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
                         " words blocks swept diagonal by diagonal (no merge, the default)")
