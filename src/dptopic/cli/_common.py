@@ -203,9 +203,10 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         reading_text()
     def vocab_applies(kind: str):  # --vocab is a UCI file's word list, easily taken for --vocabulary (a public one)
         if vocab is not None and vocab_flag is not None:
+            instead = ("" if vocabulary is not None or into_model else
+                       " for a public vocabulary give --vocabulary FILE, or")
             raise DPTopicError(f"{vocab_flag} names the word list of a UCI bag-of-words file (docword.*.txt), and"
-                               f" {kind} is not one: for a public vocabulary give --vocabulary FILE, or drop"
-                               f" {vocab_flag}.")
+                               f" {kind} is not one:{instead} drop {vocab_flag}.")
 
     if spec in (None, "demo", "sotu", "20newsgroups"):
         vocab_applies("the built-in corpus")
@@ -314,8 +315,9 @@ def add_corpus_args(p, required=False, preprocessing=True):
     """``--corpus`` and how to read it; ``preprocessing=False`` where documents are read into a model's vocabulary
     (nothing is chosen from them, so the vocabulary options do not apply)."""
     p.add_argument("--corpus", default=None, required=required,
-                   help="'demo' (State of the Union paragraphs), '20newsgroups', or a path" if required else
-                   "'demo' (State of the Union paragraphs, default), '20newsgroups', or a path")
+                   help="'demo' (State of the Union paragraphs), '20newsgroups' (its training split), or a path"
+                   if required else "'demo' (State of the Union paragraphs, default), '20newsgroups' (its training"
+                   " split), or a path")
     p.add_argument("--format", default="auto", choices=FORMATS,
                    help="input format (auto: by name; text = one document per line)")
     p.add_argument("--vocab", default=None, help="UCI vocab file (default: next to the docword file)")
