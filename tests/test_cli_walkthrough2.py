@@ -163,3 +163,22 @@ def test_document_level_trainer_takes_jobs(tmp_path, monkeypatch):
         main(["train", "--algorithm", "docdp-cooc", "--epsilon", "1", "--corpus", "demo", "--jobs", "2",
               "--out", str(tmp_path / "m")])
     assert seen == {"n_jobs": 2}
+
+
+def test_word_cuts_on_a_corpus_prepared_on_a_public_vocabulary_are_refused(tmp_path, capsys):
+    """--max-vocab on a .npz prepared with --vocabulary chose words from the data and turned the guarantee partial
+    with only a warning, where docs/preprocessing.md says such cuts are refused beside a given vocabulary."""
+    f = tmp_path / "t.jsonl"
+    f.write_text("\n".join(json.dumps({"text": d}) for d in _docs(40)) + "\n")
+    (tmp_path / "v.txt").write_text("\n".join(WORDS) + "\n")
+    assert main(["corpus", "prepare", "--corpus", str(f), "--vocabulary", str(tmp_path / "v.txt"),
+                 "--out", str(tmp_path / "pub.npz")]) in (0, None)
+    capsys.readouterr()
+    for cut in (["--max-vocab", "1000"], ["--min-df", "2"], ["--max-df", "0.9"]):
+        assert main(["train", "--corpus", str(tmp_path / "pub.npz"), "--algorithm", "hdp", *cut, "--topics", "2",
+                     "--iterations", "2", "--out", str(tmp_path / "m")]) == 2
+        err = capsys.readouterr().err
+        assert f"was prepared on a public vocabulary (--vocabulary), and {cut[0]} would choose words" in err, err
+    assert main(["train", "--corpus", str(tmp_path / "pub.npz"), "--algorithm", "hdp", "--topics", "2",
+                 "--iterations", "2", "--quiet", "--out", str(tmp_path / "m")]) in (0, None)
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]["guarantee"] == "full"

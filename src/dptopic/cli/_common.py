@@ -175,6 +175,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         max_vocab = min_df = max_df = None  # nothing is chosen from the data
     given = max_vocab is not None or min_df is not None or max_df is not None or stop_words is not None
+    cuts = [f for f, v in (("--max-vocab", max_vocab), ("--min-df", min_df), ("--max-df", max_df)) if v is not None]
     max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
     min_df = 1 if min_df is None else min_df
     text_kw = dict(max_df=max_df, **({} if stop_words is None else {"stop_words": stop_words}),
@@ -248,6 +249,11 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is not None:
             c = c.restrict(vocabulary, drop_empty=drop_empty)
             return c.require_nonempty() if drop_empty else c
+        if fmt == "npz" and cuts and c.metadata.get("vocabulary_source") == "supplied":
+            raise DPTopicError(f"{spec!r} was prepared on a public vocabulary (--vocabulary), and {' / '.join(cuts)}"
+                               " would choose words from the data, which the guarantee does not cover: drop"
+                               f" {'it' if len(cuts) == 1 else 'them'}, or prepare the corpus again with a smaller"
+                               " word list.")
         if given or fmt == "uci":
             return c.prune(max_vocab=max_vocab, min_df=min_df, max_df=max_df, stop_words=stop_words)
         return c
