@@ -122,3 +122,21 @@ def test_warnings_name_the_user_s_line_through_fit_transform_and_transform():
         m.transform(corpus)
     reads = [w for w in caught if "trained a private model" in str(w.message)]
     assert reads and all(w.filename == __file__ for w in reads), [(w.filename, w.lineno) for w in reads]
+
+
+def test_hdp_warns_when_its_clip_bound_is_under_one_token():
+    """--unit word's budget error advised a smaller --epsilon-inherent; at 0.5 the clip bound is 0.284 and every
+    topic came out the same, without a word."""
+    from dptopic.accounting import hdp_epsilon_inherent
+    from dptopic.corpus import lda_corpus
+
+    corpus = lda_corpus(n_docs=30, vocab_size=20, n_topics=2, doc_length=15, seed=2).corpus
+    with pytest.warns(UserWarning, match=r"clip bound C = 0.284 .* under one token.*at least 1.386"):
+        dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_inherent=0.5, epsilon_laplace=5.0, beta=1.0,
+                       verbose=0).fit(corpus, vocabulary=corpus.vocabulary)
+    assert hdp_epsilon_inherent(1.0, 1.0) == pytest.approx(1.386, abs=1e-3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_inherent=1.4, epsilon_laplace=5.0, beta=1.0,
+                       verbose=0).fit(corpus, vocabulary=corpus.vocabulary)
+    assert not any("under one token" in str(w.message) for w in caught)

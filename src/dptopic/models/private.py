@@ -230,6 +230,18 @@ class HDPLDA(_PrivateGibbs):
     def _start(self, arrays, corpus, rng) -> None:
         super()._start(arrays, corpus, rng)
         self.log_likelihood_ = []
+        C = self.clip_
+        if C < 1:
+            import warnings
+
+            from ..errors import user_stacklevel
+
+            need = hdp_epsilon_inherent(1.0, self.beta)
+            warnings.warn(f"HDPLDA: the clip bound C = {C:.3g} (from epsilon_inherent={self.epsilon_inherent_:g} and"
+                          f" beta={self.beta:g}) is under one token: every topic's count of a word is clamped below 1,"
+                          " so the topics can hardly differ from one another; give epsilon_inherent of at least"
+                          f" {need:.4g} (C >= 1; C = beta(e^(eps_I/2) - 1)), or a larger budget.", UserWarning,
+                          stacklevel=user_stacklevel())
         if self.epsilon_laplace is not None:
             plan = self._plan()
             self._events = (plan[0][0], plan[1][0])
