@@ -18,8 +18,11 @@ fitted estimator with ``components_`` (and, if it is private, ``privacy_``). See
 from __future__ import annotations
 
 import inspect
+import re
+import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -106,11 +109,26 @@ def epsilon_parameter(algorithm, required=True):
     return key
 
 
+NOT_AUDITED = {"ldp-doc": "LocalDocumentLDA"}
+"""Trainers the audit cannot re-run (their name in ``dptopic train`` -> class name)."""
+
+
+def not_audited_reason(name: str) -> str:
+    """One line: why the audit does not attack ``name`` (``ldp-doc`` or ``LocalDocumentLDA``)."""
+    return (f"dptopic audit cannot attack {name}: LocalDocumentLDA learns from document-level local reports (one"
+            " randomized word pair per document, 'dptopic randomize --unit document'), and the audit simulates only the"
+            " word-level randomizer (lp, olp); its guarantee is the randomizer's local epsilon per document, which holds"
+            " whatever the server does (docs/local_dp.md).")
+
+
 def estimator_trainer(algorithm, **params):
     """``train_fn`` that fits a dptopic estimator (``"lda"``, ``"hdp"``, ... or a class) with ``params``."""
 
     from ..models import ALGORITHMS
 
+    if isinstance(algorithm, str) and algorithm in NOT_AUDITED or \
+            isinstance(algorithm, type) and algorithm.__name__ in NOT_AUDITED.values():
+        raise DPTopicError(not_audited_reason(algorithm if isinstance(algorithm, str) else algorithm.__name__))
     if isinstance(algorithm, str) and algorithm not in ALGORITHMS:
         raise DPTopicError(f"unknown algorithm {algorithm!r}: choose one of {', '.join(ALGORITHMS)}.")
     if not isinstance(algorithm, (str, type)):
@@ -129,13 +147,68 @@ def estimator_trainer(algorithm, **params):
         return est
 
     def train(corpus: Corpus, rng: np.random.Generator):
-        est = build(rng)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # e.g. "noise reproducible from the seed": shadows are not released
-            return _fit(est, corpus, rng)
+        with quiet_shadow_warnings():  # e.g. "noise reproducible from the seed": shadows are not released
+            return _fit(build(rng), corpus, rng)
 
     train.description = f"{algorithm if isinstance(algorithm, str) else algorithm.__name__} {params}"
+    train.quiet_warnings = True     # train_shadows keeps the filters up while all shadows train
     return train
+
+
+SHADOW_WARNING_MESSAGES = (r".*already used by an earlier private fit", r".*trained a private model in this process")
+"""Messages of a private fit's warnings about reusing documents: shadow models reuse them by design."""
+
+_quiet_lock = threading.Lock()
+_quiet_state = {"depth": 0, "added": []}
+
+
+def _shadow_filters() -> list:
+    from ..errors import DataVocabularyWarning, SeededNoiseWarning, SmallCorpusWarning
+
+    return ([("ignore", None, c, None, 0) for c in (SeededNoiseWarning, DataVocabularyWarning, SmallCorpusWarning)]
+            + [("ignore", re.compile(m, re.I), UserWarning, None, 0) for m in SHADOW_WARNING_MESSAGES])
+
+
+@contextmanager
+def quiet_shadow_warnings():
+    """Silence what a shadow model's fit warns about its own seed, its vocabulary read from the data, a small corpus,
+    or documents reused by an earlier private fit (shadows are never released), and nothing else.
+
+    ``warnings.catch_warnings`` is not thread-safe: shadows fitted in parallel threads would restore one another's
+    filters and let those warnings through. Here the filters are added once, under a lock, by the first fit that
+    starts, and removed (only those added) when the last one ends. :func:`train_shadows` holds them around its whole
+    pool of threads, so that a ``catch_warnings`` inside a fit never restores a list from before or after them."""
+    with _quiet_lock:
+        if _quiet_state["depth"] == 0:
+            present = list(warnings.filters)
+            added = [f for f in _shadow_filters() if not any(_same_filter(f, g) for g in present)]
+            warnings.filters[:0] = added
+            _quiet_state["added"] = added
+            _filters_changed()
+        _quiet_state["depth"] += 1
+    try:
+        yield
+    finally:
+        with _quiet_lock:
+            _quiet_state["depth"] -= 1
+            if _quiet_state["depth"] == 0:
+                added = _quiet_state["added"]
+                warnings.filters[:] = [f for f in warnings.filters if not any(f is a for a in added)]
+                _quiet_state["added"] = []
+                _filters_changed()
+
+
+def _same_filter(a, b) -> bool:
+    pat = lambda m: getattr(m, "pattern", m)  # noqa: E731
+    return a[0] == b[0] and pat(a[1]) == pat(b[1]) and a[2] is b[2] and pat(a[3]) == pat(b[3]) and a[4] == b[4]
+
+
+def _filters_changed() -> None:
+    """Tell the warnings machinery its filters changed (as ``warnings.filterwarnings`` does), so that a warning it
+    already showed once is judged by the new filters."""
+    changed = getattr(warnings, "_filters_mutated", None)
+    if changed is not None:
+        changed()
 
 
 LOCAL_DEFAULT_EPSILON_WORD = 3.0
@@ -255,7 +328,18 @@ def complementary_halves(n_docs: int, n_shadows: int, rng: np.random.Generator) 
 def _check_corpus(corpus) -> None:
     if not isinstance(corpus, Corpus):
         raise DPTopicError(f"the audit needs a dptopic Corpus, got a {type(corpus).__name__}: build one with"
-                           " Corpus.from_texts(texts) (or dptopic.load_corpus).")
+                           " dptopic.Corpus.from_texts(texts), Corpus.from_jsonl(path) or dptopic.corpus.as_corpus(data).")
+
+
+def _check_seed(seed):
+    """``seed`` as the audit takes it: None (fresh OS entropy), a whole number >= 0, or a NumPy Generator or
+    SeedSequence; anything else refused in one line (NumPy's own TypeError/ValueError otherwise)."""
+    if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise DPTopicError(f"invalid seed={seed!r}: give a whole number >= 0, a numpy Generator, or None for fresh OS"
+                           " entropy.")
+    return int(seed)
 
 
 def _whole(name, value, least, what):
@@ -292,6 +376,7 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
         raise DPTopicError(f"invalid train_fn {type(train_fn).__name__}: give a function train_fn(corpus, rng) returning"
                            " Phi or a fitted estimator (estimator_trainer('lda', ...) builds one).")
     corpus.require_nonempty()
+    seed = _check_seed(seed)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     n_excluded = corpus.n_docs % 2
     if n_excluded:
@@ -318,7 +403,8 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
         if priv is not None and not privacy:
             privacy.append(priv)
 
-    with progress_bar(n_shadows, f"shadow models (D={corpus.n_docs})", verbose) as bar, \
+    quiet = quiet_shadow_warnings() if getattr(train_fn, "quiet_warnings", False) else nullcontext()
+    with quiet, progress_bar(n_shadows, f"shadow models (D={corpus.n_docs})", verbose) as bar, \
             ThreadPoolExecutor(max_workers=resolve_n_jobs(n_jobs)) as pool:
         for f in [pool.submit(job, m) for m in range(n_shadows)]:
             f.result()
@@ -392,14 +478,74 @@ def leave_one_out(shadows: ShadowScores, n_targets: int | None = None) -> dict:
     return {k: (np.concatenate(s), np.concatenate(y)) for k, (s, y) in pooled.items()}
 
 
+JACKKNIFE_GROUPS = 16
+"""At most this many groups of complementary shadow pairs in :func:`model_jackknife_se` (one recomputation each)."""
+
+AUC_SE_METHOD = ("documents and models: a bootstrap over the audited documents ({n_boot} resamples with replacement, each"
+                 " keeping all its scores; Davison & Hinkley 1997, Sec. 3.8) for the spread due to which documents were"
+                 " drawn, and a delete-a-group jackknife over complementary shadow pairs ({groups} groups, each left out"
+                 " as target and as shadow in turn; Efron & Stein 1981, Kott 2001) for the spread due to the random"
+                 " training of the models; their variances are added (conservative: each also holds part of the other)")
+
+
+def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
+                       max_groups: int = JACKKNIFE_GROUPS) -> tuple[dict, int]:
+    """``({attack: SE of its pooled AUC}, groups)`` from the randomness of the models' training: the complementary
+    shadow pairs are split into up to ``max_groups`` groups, each group is left out in turn (as target and as shadow)
+    and the attack pooled again; the delete-a-group jackknife variance is ``(G-1)/G Σ (AUC_(-g) - mean)²``. Every
+    document is scored with the same shadows, so one unusual shadow model moves many documents' scores together: a
+    bootstrap over documents cannot see that. ``({}, 0)`` when fewer than 3 pairs leave none to spare."""
+    from sklearn.metrics import roc_auc_score
+
+    P = shadows.n_shadows // 2
+    if P < 3:
+        return {}, 0
+    T = shadows.n_shadows if n_targets is None else min(int(n_targets), shadows.n_shadows)
+    G = min(P, int(max_groups))
+    pair = np.arange(shadows.n_shadows) // 2
+    aucs: dict = {}
+    for g in range(G):
+        keep = pair % G != g
+        t = int(keep[:T].sum())
+        if t == 0:
+            continue
+        sub = ShadowScores(shadows.scores[keep], shadows.members[keep], {k: v[keep] for k, v in shadows.huang.items()})
+        for k, (sc, y) in leave_one_out(sub, t).items():
+            aucs.setdefault(k, []).append(float(roc_auc_score(*metrics._check(sc, y)[::-1])))
+    out = {}
+    for k, v in aucs.items():
+        v = np.asarray(v)
+        n = len(v)
+        out[k] = float(np.sqrt((n - 1) / n * ((v - v.mean()) ** 2).sum())) if n >= 2 else float("nan")
+    return out, G
+
+
 VERDICTS = ("exceeds the claim", "consistent with the claim", "units differ", "no claim")
 """What an audit says of a claim: its lower bound refutes it, does not refute it, is not comparable (the claim
 protects a smaller unit than the document the attack tests), or there was no claim to compare with."""
 
-COMPARABLE_UNITS = ("document", "user")
+COMPARABLE_UNITS = ("document", "user", "contributor")
+"""Privacy units at least as large as the document the attack tests: a guarantee for one of them covers a document
+(one document's change is a change of its user's or contributor's data), with or without a qualifier such as
+"document (local DP)" or "contributor (local DP, 10 documents)"."""
 
-SHADOW_SEED_NOTE = ("the audit seeds its own shadow models (for reproduction); the claim is stated without the"
-                    " seed disclosure that a released model trained with an explicit seed would carry")
+
+def unit_covers_document(unit) -> bool:
+    """Whether a claim for ``unit`` covers replacing one document (None: unstated, taken as the document). A word or
+    token is smaller: the claim then covers a document only by group privacy."""
+    if unit is None:
+        return True
+    u = str(unit).strip().lower()
+    m = re.match(r"(?:local dp,\s*per\s+)?([a-z]+)", u)
+    return bool(m) and m.group(1) in COMPARABLE_UNITS
+
+
+SHADOW_SEED_NOTE = ("the audit seeds its own shadow models (their noise is the audit's, not a release's); the claim is"
+                    " stated without the seed disclosure that a released model trained with an explicit seed would carry")
+
+SEEDED_NOTE = ("the audited model was trained with an explicit seed, so its noise is reproducible: whoever knows the seed"
+               " can regenerate and remove it, and the claim holds only while the seed stays secret (see its privacy"
+               " card)")
 
 
 def outside_guarantee_label() -> str:
@@ -485,7 +631,7 @@ def claimed_epsilon(privacy: dict | None) -> dict:
         if out["guarantee"] == "partial":
             notes.append("the claim is partial: part of the release (e.g. a vocabulary read from the training"
                          " documents) is outside its epsilon; see the privacy card")
-        if unit not in (None, *COMPARABLE_UNITS):
+        if not unit_covers_document(unit):
             out["note"] = (f"the guarantee protects one {unit}, the attack tests whole documents; for a document of"
                            " L such units group privacy gives L times epsilon, so the bound is not comparable with"
                            " the claim as it stands")
@@ -494,11 +640,29 @@ def claimed_epsilon(privacy: dict | None) -> dict:
         notes.append("the claim composes a private vocabulary selection with the topic model; the shadow models"
                      " train on the released vocabulary and do not re-run that selection, so the audit tests the"
                      " topic model's part only")
+    if privacy.get("noise_reproducible"):   # a saved model trained with a seed (shadow claims drop the flag)
+        out["noise_reproducible"] = True
+        notes.append(SEEDED_NOTE)
     if privacy.get("audit_note"):
         notes.append(str(privacy["audit_note"]))
     if notes:
         out["notes"] = notes
     return out
+
+
+def claim_text(eps) -> str:
+    """A claimed epsilon for display, rounded up (never shown smaller than it is), as every claim is printed."""
+    from ..reporting.card import epsilon_text
+
+    return epsilon_text(eps)
+
+
+def bound_text(bound) -> str:
+    """An empirical lower bound for display, rounded down at 3 significant digits (never shown larger than it is)."""
+    from ..accounting.verify import rounded_up
+
+    b = _finite_or_none(bound)
+    return "inf" if b is None and bound is not None and float(bound) > 0 else f"{rounded_up(b or 0.0, 3, down=True):.3g}"
 
 
 def verdict(claim: dict, bound: float) -> tuple[str, str]:
@@ -508,15 +672,23 @@ def verdict(claim: dict, bound: float) -> tuple[str, str]:
         return "no claim", ("no guarantee claimed: the bound measures the leakage of a procedure that promises"
                             " nothing" if claim.get("private") else "the model is not private: the bound measures its"
                             " leakage")
-    if claim.get("unit") not in (None, *COMPARABLE_UNITS):
+    if not unit_covers_document(claim.get("unit")):
         return "units differ", (f"the claim protects one {claim.get('unit')}, the attack tests whole documents: the"
                                 " bound is not comparable without group privacy")
+    seeded = "; the claim holds only while the training seed stays secret" if claim.get("noise_reproducible") else ""
     if bound > eps:
-        return "exceeds the claim", (f"the measured lower bound {bound:.3g} exceeds the claimed epsilon {eps:.4g}:"
-                                     " the training procedure leaks more than it claims (at the bound's nominal"
-                                     " confidence; see docs/auditing.md)")
-    return "consistent with the claim", (f"the measured lower bound {bound:.3g} does not exceed the claimed epsilon"
-                                         f" {eps:.4g}; an audit can refute a claim, never prove it")
+        return "exceeds the claim", (f"the measured lower bound {bound_text(bound)} exceeds the claimed epsilon"
+                                     f" {claim_text(eps)}: the training procedure leaks more than it claims (at the"
+                                     " bound's nominal confidence; see docs/auditing.md)")
+    return "consistent with the claim", (f"the measured lower bound {bound_text(bound)} does not exceed the claimed"
+                                         f" epsilon {claim_text(eps)}; an audit can refute a claim, never prove it"
+                                         + seeded)
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return str(__version__)
 
 
 def _nonfinite_to_none(obj):
@@ -549,7 +721,15 @@ class LiRAResult:
             "verdict_note": self.verdict_note, "metrics_guarantee": outside_guarantee_label(),
             "settings": self.settings})
 
-    def plot(self, path, title="LiRA against a topic model (log-log ROC)", attacks=None, private: bool = False):
+    def plot(self, path, title=None, attacks=None, private: bool = True):
+        """The log-log ROC curves of ``attacks`` (default: online and offline LiRA and Huang et al.'s baselines).
+
+        ``title``: by default "LiRA against a topic model (log-log ROC)" and a second line naming what was attacked
+        (the trainer, and the audited model or corpus when the settings name them). The figure is computed from the
+        audited documents (outside the guarantee), so the file is created readable by its owner only (0600, as
+        ``dptopic audit`` writes it) unless ``private=False``."""
+        if title is None:
+            title = "LiRA against a topic model (log-log ROC)\n" + attacked_caption(self.settings)
         if attacks is not None and (isinstance(attacks, str) or not all(isinstance(a, str) for a in attacks)):
             raise DPTopicError(f"invalid attacks={attacks!r}: give a list of attack names, e.g. ['lira_online'].")
         unknown = [a for a in (attacks or ()) if a not in self.pooled]
@@ -558,6 +738,45 @@ class LiRAResult:
         names = attacks or [a for a in ("lira_online", "lira_offline", "huang_entropy", "huang_std", "huang_max")
                             if a in self.pooled]
         return metrics.plot_roc({a: self.pooled[a] for a in names}, path, title, private=private)
+
+
+def attacked_caption(settings: dict, width: int = 60) -> str:
+    """What an audit attacked, for a figure's title: the model (``settings["audited"]``, by folder name) or trainer on
+    one line, the corpus (by file name) and the number of audited documents on the next; audit.json has them whole."""
+    from pathlib import PurePath
+
+    def short(text) -> str:
+        text = str(text)
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    audited = settings.get("audited") if isinstance(settings.get("audited"), dict) else {}
+    params = audited.get("params") if isinstance(audited.get("params"), dict) else {}
+    key = ", ".join(f"{k}={params[k]:g}" if isinstance(params[k], (int, float)) else f"{k}={params[k]}"
+                    for k in ("n_topics", "n_components", "epsilon", "epsilon_laplace", "epsilon_word", "delta")
+                    if params.get(k) is not None)
+    if audited.get("model"):
+        what = (f"{audited.get('class', 'model')} from {PurePath(str(audited['model'])).name or audited['model']}"
+                + (f" ({str(audited['fingerprint'])[:19]}…)" if audited.get("fingerprint") else ""))
+    elif audited.get("algorithm"):
+        what = f"{audited['algorithm']} ({audited.get('class')}{': ' + key if key else ''})"
+    else:
+        what = str(settings.get("trainer", "custom trainer"))
+    corpus = settings.get("corpus") if isinstance(settings.get("corpus"), dict) else {}
+    spec = corpus.get("spec")
+    where = (f"on {PurePath(str(spec)).name or spec}, " if spec else "") + f"{settings.get('n_docs_audited', '?')} documents"
+    return short(what) + "\n" + short(where)
+
+
+def _bootstrap_seed(seed) -> int | None:
+    """The seed of the AUC bootstrap, derived from the audit's own ``seed`` (a separate stream, so a seeded audit stays
+    byte-identical and the resamples do not reuse the shadow splits' draws); None (fresh entropy) without a seed."""
+    if seed is None:
+        return None
+    if isinstance(seed, np.random.Generator):
+        return int(seed.spawn(1)[0].integers(2 ** 63))
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(int(seed))
+    return int(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, 0xA0C)).generate_state(2, np.uint64)[0]
+               >> np.uint64(1))
 
 
 def claim_relation(privacy: dict | None) -> str:
@@ -584,10 +803,27 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
         n_targets = _whole("n_targets", n_targets, 1, "a whole number >= 1 of attacked targets, or None for all")
     if claim is not None and not isinstance(claim, dict):
         raise DPTopicError(f"invalid claim of type {type(claim).__name__}: give a privacy report (a model's privacy_).")
+    seed = _check_seed(seed)
     if shadows is None:
         shadows = train_shadows(corpus, train_fn, n_shadows, seed, n_jobs, verbose, tol)
     pooled = leave_one_out(shadows, n_targets)
-    summaries = {k: metrics.summarize(*v) for k, v in pooled.items()}
+    # each document is scored under every target, and the targets are one another's shadows: the AUC's standard error
+    # resamples documents (all of a document's scores together), not the pooled scores as independent trials, and adds
+    # the spread due to the models' random training (a jackknife over shadow pairs)
+    boot = _bootstrap_seed(seed)
+    summaries = {k: metrics.summarize(s, y, groups=np.arange(len(s)) % shadows.members.shape[1], seed=boot)
+                 for k, (s, y) in pooled.items()}
+    jack, groups = model_jackknife_se(shadows, n_targets)
+    for k, v in summaries.items():
+        v.pop("auc_se_method", None)    # one estimator for every attack: named once, in the settings
+        v["auc_se_documents"] = v["auc_se"]
+        m = jack.get(k)
+        if m is not None and np.isfinite(m):
+            v["auc_se_models"] = m
+            v["auc_se"] = float(np.hypot(v["auc_se_documents"], m))
+    se_method = (AUC_SE_METHOD.format(n_boot=metrics.AUC_BOOTSTRAP, groups=groups) if groups else
+                 metrics.AUC_SE_BOOTSTRAP + "; the spread due to the models' training is not included (it needs at"
+                 " least 6 shadow models)")
     claimed = claim if claim is not None else shadow_claim(shadows.privacy)
     emp = metrics.empirical_epsilon(*pooled["lira_online"], delta=claim_delta(claimed), confidence=confidence,
                                     relation=claim_relation(claimed))
@@ -599,6 +835,7 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
                 "n_targets": shadows.n_shadows if n_targets is None else min(int(n_targets), shadows.n_shadows),
                 "trainer": getattr(train_fn, "description", getattr(train_fn, "__name__", "custom")),
                 "claim_from": "the audited model's report" if claim is not None else "the shadow models' report",
+                "auc_se": se_method, "dptopic_version": _version(),
                 "evaluation": "each target is one shadow model, attacked with the others except its complementary partner; scores pooled over targets"}
     v, note = verdict(claimed_epsilon(claimed), emp["epsilon_lower_bound"])
     return LiRAResult(summaries, emp, claimed, pooled, settings, v, note)

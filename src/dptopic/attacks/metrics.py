@@ -48,10 +48,66 @@ def tpr_at_fpr(fpr, tpr, target: float) -> float:
 
 
 def auc_standard_error(auc: float, n_pos: int, n_neg: int) -> float:
-    """Standard error of the AUC (Hanley & McNeil 1982, eq. 2)."""
+    """Standard error of the AUC (Hanley & McNeil 1982, eq. 2). It assumes every score an independent trial: pooled
+    attack scores (a document scored under many models) are not, and :func:`auc_bootstrap_se` is the honest figure
+    for them."""
     q1, q2 = auc / (2 - auc), 2 * auc * auc / (1 + auc)
     var = (auc * (1 - auc) + (n_pos - 1) * (q1 - auc * auc) + (n_neg - 1) * (q2 - auc * auc)) / (n_pos * n_neg)
     return float(np.sqrt(max(var, 0.0)))
+
+
+AUC_BOOTSTRAP = 200
+"""Resamples of the AUC's bootstrap over documents (:func:`auc_bootstrap_se`)."""
+
+AUC_SE_BOOTSTRAP = (f"bootstrap over documents ({AUC_BOOTSTRAP} resamples of the audited documents with replacement,"
+                    " each keeping all its scores; Davison & Hinkley 1997, Sec. 3.8)")
+AUC_SE_HANLEY_MCNEIL = "Hanley & McNeil (1982): assumes every score an independent trial"
+
+
+def _weighted_auc_parts(s, y):
+    """What :func:`_weighted_auc` needs, computed once: the scores' order, and for each score in that order the index
+    ``2 * (its tie group) + (1 if a member)`` (tie groups numbered in ascending order), and the number of groups."""
+    order = np.argsort(s, kind="stable")
+    ss = s[order]
+    tie = np.cumsum(np.r_[True, ss[1:] != ss[:-1]]) - 1
+    return order, 2 * tie + y[order].astype(np.int64), int(tie[-1]) + 1 if len(tie) else 0
+
+
+def _weighted_auc(slot, n_ties, w_sorted) -> float:
+    """The AUC (ties counted one half) when the score in ``slot`` (from :func:`_weighted_auc_parts`) counts
+    ``w_sorted`` times; NaN without both kinds."""
+    counts = np.bincount(slot, w_sorted, 2 * n_ties).reshape(n_ties, 2)
+    wn, wp = counts[:, 0], counts[:, 1]
+    P, N = wp.sum(), wn.sum()
+    if P <= 0 or N <= 0:
+        return float("nan")
+    below = np.cumsum(wn) - wn
+    return float((wp * (below + 0.5 * wn)).sum() / (P * N))
+
+
+def auc_bootstrap_se(scores, labels, groups, n_boot: int = AUC_BOOTSTRAP, seed=None) -> float:
+    """Standard error of the AUC by a bootstrap over ``groups`` (Davison & Hinkley 1997, Sec. 3.8, resampling
+    clusters): the groups (an attack's documents) are drawn with replacement, each bringing all its scores, and the
+    AUC recomputed; the SE is the spread of those AUCs. Scores of one document under many models are correlated, and
+    the models are one another's shadows, so unlike :func:`auc_standard_error` this counts the documents, not the
+    scores, as the independent units. ``seed``: an int or a Generator (the resamples are drawn from it)."""
+    s, y = _check(scores, labels)
+    g = np.asarray(groups).ravel()
+    if g.shape != s.shape:
+        raise DPTopicError(f"groups ({g.size}) and scores ({s.size}) differ in length: give one group per score.")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 2:
+        raise DPTopicError(f"invalid n_boot={n_boot!r}: give a whole number >= 2 of bootstrap resamples.")
+    _, gi = np.unique(g, return_inverse=True)
+    G = int(gi.max()) + 1
+    if G < 2:
+        raise DPTopicError("a bootstrap over groups needs at least 2 groups (documents).")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    order, slot, n_ties = _weighted_auc_parts(s, y)
+    gs = gi[order]
+    aucs = np.array([_weighted_auc(slot, n_ties, np.bincount(rng.integers(G, size=G), minlength=G)[gs]
+                                   .astype(np.float64)) for _ in range(int(n_boot))])
+    aucs = aucs[np.isfinite(aucs)]
+    return float(np.std(aucs, ddof=1)) if len(aucs) >= 2 else float("nan")
 
 
 def clopper_pearson(k, n, alpha: float):
@@ -143,14 +199,25 @@ def empirical_epsilon(scores, labels, delta: float = 0.0, confidence: float = 0.
                       " (Jagielski et al. 2020; Nasr et al. 2021)"}
 
 
-def summarize(scores, labels) -> dict:
-    """AUC (with its standard error) and TPR at FPR = 1%, 0.1% and 0."""
+def summarize(scores, labels, groups=None, n_boot: int = AUC_BOOTSTRAP, seed=None) -> dict:
+    """AUC (with its standard error) and TPR at FPR = 1%, 0.1% and 0.
+
+    ``groups`` (one per score: the document it scores) gives the AUC's standard error by a bootstrap over the groups
+    (:func:`auc_bootstrap_se`, ``n_boot`` resamples from ``seed``), as pooled attack scores need; without it the
+    standard error is Hanley & McNeil's, which assumes independent scores. ``auc_se_method`` names the estimator.
+    """
     from sklearn.metrics import roc_auc_score
 
     s, y = _check(scores, labels)
     fpr, tpr, _ = roc(s, y)
     auc = float(roc_auc_score(y, s))
-    out = {"auc": auc, "auc_se": auc_standard_error(auc, int(y.sum()), int((~y).sum()))}
+    if groups is None:
+        out = {"auc": auc, "auc_se": auc_standard_error(auc, int(y.sum()), int((~y).sum())),
+               "auc_se_method": AUC_SE_HANLEY_MCNEIL}
+    else:
+        method = AUC_SE_BOOTSTRAP if n_boot == AUC_BOOTSTRAP else AUC_SE_BOOTSTRAP.replace(
+            f"({AUC_BOOTSTRAP} resamples", f"({int(n_boot)} resamples")
+        out = {"auc": auc, "auc_se": auc_bootstrap_se(s, y, groups, n_boot, seed), "auc_se_method": method}
     for f in FPR_TARGETS:
         out[f"tpr_at_fpr_{f:g}"] = tpr_at_fpr(fpr, tpr, f)
     out["n_members"], out["n_nonmembers"] = int(y.sum()), int((~y).sum())

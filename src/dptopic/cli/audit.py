@@ -36,10 +36,12 @@ def parse_set(items, flag: str = "--set"):
 
 
 def _trainer_from_args(a):
-    """``(train_fn, claimed privacy or None, description)`` from ``--model`` or ``--algorithm``."""
+    """``(train_fn, saved model or None, description)`` from ``--model`` or ``--algorithm``; ``train_fn.audited`` is
+    what ``audit.json`` records of the attacked model or procedure (:mod:`dptopic.attacks.provenance`)."""
     import inspect
 
-    from ..attacks.lira import epsilon_parameter, estimator_trainer, make_estimator
+    from ..attacks.lira import NOT_AUDITED, epsilon_parameter, estimator_trainer, make_estimator, not_audited_reason
+    from ..attacks.provenance import audited_model, audited_procedure
     from ..models import ALGORITHMS
 
     if a.model is not None:
@@ -52,7 +54,11 @@ def _trainer_from_args(a):
                                " settings; use --algorithm NAME to audit other settings.")
         model = load(a.model)
         params = {k: v for k, v in model.get_params().items() if k not in ("seed", "verbose", "n_jobs", "secure")}
-        return estimator_trainer(type(model), **params), model, f"{type(model).__name__} from {a.model}"
+        train_fn = estimator_trainer(type(model), **params)
+        train_fn.audited = audited_model(model, a.model)
+        return train_fn, model, f"{type(model).__name__} from {a.model}"
+    if a.algorithm in NOT_AUDITED:
+        raise DPTopicError(not_audited_reason(f"--algorithm {a.algorithm}"))
     if a.algorithm not in ALGORITHMS:
         raise DPTopicError(f"unknown algorithm {a.algorithm!r}: choose one of {', '.join(ALGORITHMS)}.")
     cls = ALGORITHMS[a.algorithm]
@@ -81,72 +87,170 @@ def _trainer_from_args(a):
                     "the flag")
         raise DPTopicError(f"--set {clash[0]}=... clashes with {flag}, which sets {clash[0]}: give it once.")
     params.update(extra)
-    make_estimator(a.algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
-    return estimator_trainer(a.algorithm, **params), None, f"{a.algorithm} {params}"
+    est = make_estimator(a.algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
+    train_fn = estimator_trainer(a.algorithm, **params)
+    train_fn.audited = audited_procedure(a.algorithm, est)
+    return train_fn, None, f"{a.algorithm} {params}"
 
 
 COVERAGE_LIMIT = 0.10
-"""With ``--model`` and without ``--restrict``, an audit refuses a corpus more than this share of whose tokens are
-words the model does not know (counted in the corpus's most frequent words, as many as the model has): the audit
-would attack documents other than the ones the model saw, with those tokens silently dropped. A model trained on a
-given word list leaves most tokens out by design; such a corpus passes when its documents hold as many of the
-model's words as the training documents did (within the same share)."""
+"""With ``--model`` and without ``--restrict``, an audit refuses a corpus that does not look like the one the model was
+trained on, where the audit would attack other documents than the model saw, with their unknown words dropped:
+
+* a vocabulary chosen from the training data as its most frequent words: more than this share of the tokens of the
+  corpus's own most frequent words (as many as the model has, read as the model's were) are words it does not know;
+* a vocabulary selected privately from the training documents (FDPTM: each of its words occurs there): more than this
+  share of the model's words do not occur in the corpus;
+* a vocabulary given to ``train`` as a word list (most tokens left out by design): when the model recorded how many
+  of its words its training documents held, the corpus's documents hold fewer than (1 - this share) times as many."""
+
+FREQUENCY_CUT_OVERLAP = 0.5
+"""A data-chosen vocabulary with fewer than this share of its words among the corpus's most frequent ones (as many as
+it has) is taken for a word list given to ``train``: a saved non-private model does not record which it was."""
+
+
+def _prepared(a) -> bool:
+    """Whether ``--corpus`` is a prepared (.npz) or UCI corpus, whose words are tokenised already."""
+    from pathlib import Path
+
+    if a.format in ("npz", "uci"):
+        return True
+    name = Path(str(a.corpus)).name.lower()
+    return a.format == "auto" and (name.endswith(".npz") or name.startswith("docword"))
+
+
+def _model_reading(model, a) -> dict:
+    """How ``train`` read the model's training corpus, as far as its vocabulary tells (model.json does not record the
+    stop words or the case folding): stop words dropped unless the vocabulary holds English stop words, text lower-cased
+    unless it holds a capital letter."""
+    from ..corpus.preprocess import resolve_stop_words
+
+    words = list(model.vocabulary_.words)
+    english = resolve_stop_words("english")
+    kw = {"stop_words": "none" if any(w in english for w in words) else "english"}
+    if not _prepared(a) and any(w != w.lower() for w in words):
+        kw["lowercase"] = False
+    return kw
 
 
 def _audit_corpus(a, model):
-    """``(corpus, note)``: the audited documents, in the saved model's own vocabulary by default (a model trained
-    with --vocabulary included), in ``--vocabulary FILE`` when given, else built from the corpus as ``train`` builds
-    it; ``note`` says how many tokens a restriction to the model's vocabulary dropped (None when none)."""
+    """``(corpus, note, read)``: the audited documents and how they were read (``read``, for ``audit.json``). With
+    ``--model`` they are read into the saved model's vocabulary as ``dptopic evaluate`` reads them (only tokenised, in
+    the vocabulary's own case), or in ``--vocabulary FILE`` restricted to the model's words; otherwise built from the
+    corpus as ``train`` builds it. ``note`` says what the reading dropped (None when nothing)."""
     from ._common import load_corpus, read_vocabulary
 
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
+    cuts = {"max_vocab": a.max_vocab, "min_df": a.min_df, "max_df": a.max_df, "stop_words": a.stop_words,
+            "lowercase": a.lowercase}
     if model is None:
         if a.restrict:
             raise DPTopicError("--restrict applies with --model only (it drops words the saved model does not know);"
                                " drop it.")
         if vocab is None:
-            return corpus_from_args(a), None
-        return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
-                           stop_words=a.stop_words, lowercase=a.lowercase), None
+            return corpus_from_args(a), None, {"read": "built as 'dptopic train' builds it", **cuts}
+        return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
+                            stop_words=a.stop_words, lowercase=a.lowercase), None,
+                {"read": f"in --vocabulary {a.vocabulary}", "stop_words": a.stop_words, "lowercase": a.lowercase})
     if vocab is None:
-        if a.max_vocab is not None or a.min_df is not None or a.max_df is not None:
-            raise DPTopicError("with --model the corpus is read in the model's own vocabulary: drop --max-vocab,"
-                               " --min-df and --max-df (or give --vocabulary FILE).")
-        # the corpus as train would read it at the model's vocabulary size: the words it would use
-        reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field,
-                                max_vocab=max(2, len(model.vocabulary_)),
-                                stop_words=a.stop_words, lowercase=a.lowercase)
-        share = _outside_share(model, reference)
-        try:
-            corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=model.vocabulary_,
-                                 stop_words=a.stop_words, lowercase=a.lowercase)
-        except DPTopicError:        # no document holds a word of the model: say how foreign the corpus is
-            _check_coverage(share, a.restrict, reference.vocab_size)
-            raise
-        empty = (f"; {corpus.n_empty_dropped} documents held none of its words and were left out"
-                 if getattr(corpus, "n_empty_dropped", 0) else "")
-        if share > COVERAGE_LIMIT and _as_dense_as_training(model, corpus):
-            # a vocabulary given to train (a public word list) leaves most tokens out by design: the documents hold
-            # as many of the model's words as its training documents did, so they are no stranger to it
-            return corpus, (f"{share:.1%} of the tokens of the corpus's {reference.vocab_size} most frequent words are"
-                            " outside the model's vocabulary (its training documents held as many of its words per"
-                            f" document) and were dropped{empty}")
-        note = _check_coverage(share, a.restrict, reference.vocab_size)
-        return corpus, (note + empty if note else (empty[2:] if empty else None))
+        given = [f for f, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df), ("--max-df", a.max_df),
+                                ("--stop-words", a.stop_words), ("--lowercase/--no-lowercase", a.lowercase))
+                 if v is not None]
+        if given:
+            raise DPTopicError(f"with --model the corpus is read into the model's own vocabulary, as 'dptopic evaluate'"
+                               f" reads it: drop {', '.join(given)} (or give --vocabulary FILE).")
+        return _into_model(a, model)
     reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
                             stop_words=a.stop_words, lowercase=a.lowercase)
     note = _check_coverage(_outside_share(model, reference), a.restrict, None)
-    return reference.restrict(model.vocabulary_).require_nonempty(), note
+    corpus = reference.restrict(model.vocabulary_, drop_empty=False)
+    keep = corpus.doc_lengths > 0
+    n_read = reference.n_docs + reference.n_empty_dropped
+    if not keep.any():
+        raise DPTopicError(f"no document holds a word of both --vocabulary {a.vocabulary} and the model: give the"
+                           " model's own vocabulary (leave --vocabulary out) or a list that shares its words.")
+    corpus = corpus.drop_empty()
+    n_model = len(model.vocabulary_)
+    shared = len(set(vocab.words) & set(model.vocabulary_.words))
+    parts = [note] if note else []
+    if shared < n_model:
+        parts.append(f"--vocabulary {a.vocabulary} holds {shared} of the model's {n_model} words: only those are"
+                     " audited")
+    left_out = reference.n_empty_dropped + int((~keep).sum())
+    if left_out:
+        parts.append(f"{_documents(left_out)} of the {n_read} held none of them and {'was' if left_out == 1 else 'were'}"
+                     " left out")
+    return corpus, "; ".join(parts) or None, {"read": f"in --vocabulary {a.vocabulary}, restricted to the model's"
+                                                      " vocabulary", "stop_words": a.stop_words, "lowercase": a.lowercase}
 
 
-def _as_dense_as_training(model, corpus) -> bool:
+def _into_model(a, model):
+    """The corpus read into the model's vocabulary, and whether it is a corpus the model could have been trained on
+    (:data:`COVERAGE_LIMIT`)."""
+    import numpy as np
+
+    from ._common import load_corpus
+
+    read = {"read": "into the model's vocabulary, as 'dptopic evaluate' reads it"}
+    n_model = len(model.vocabulary_)
+    source = (getattr(model, "privacy_", None) or {}).get("vocabulary_source")
+    # the corpus as train would read it at the model's vocabulary size: the words a frequency cut would choose
+    reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=max(2, n_model),
+                            **_model_reading(model, a))
+    share = _outside_share(model, reference)
+    top = f"of the tokens of the corpus's {reference.vocab_size} most frequent words"
+    try:
+        corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=model.vocabulary_,
+                             into_model=True, tokenizer=getattr(model, "tokenizer_", None))
+    except DPTopicError:        # no document holds a word of the model: say how foreign the corpus is
+        _check_coverage(share, a.restrict, reference.vocab_size)
+        raise
+    n_empty = getattr(corpus, "n_empty_dropped", 0)
+    empty = (f"; {_documents(n_empty)} held none of its words and {'was' if n_empty == 1 else 'were'} left out"
+             if n_empty else "")
+    if source == "private":
+        # selected by DP set union from the training documents: every word occurs there, yet it is not the corpus's
+        # most frequent words, so the frequency comparison does not apply; the words themselves are the check
+        absent = float((np.bincount(corpus.word_ids, minlength=n_model) == 0).mean())
+        if absent > COVERAGE_LIMIT and not a.restrict:
+            raise DPTopicError(f"{absent:.0%} of the model's {n_model} words, selected privately from its training"
+                               " documents (each occurs there), do not occur in this corpus (more than"
+                               f" {COVERAGE_LIMIT:.0%}): audit on the corpus the model was trained on, or pass --restrict"
+                               " to audit this one.")
+        note = (f"the model's vocabulary was selected privately (not as the corpus's most frequent words):"
+                f" {1 - absent:.0%} of its {n_model} words occur in the corpus; {share:.1%} {top} are outside it and"
+                " were dropped" + (" (--restrict)" if a.restrict else ""))
+        return corpus, note + empty, read
+    overlap = len(set(model.vocabulary_.words) & set(reference.vocabulary.words)) / max(1, n_model)
+    word_list = source == "supplied" or (source is None or source == "data") and overlap < FREQUENCY_CUT_OVERLAP
+    if share > COVERAGE_LIMIT and word_list:
+        # a vocabulary given to train (a public word list) leaves most tokens out by design: the documents hold as
+        # many of the model's words as its training documents did, so they are no stranger to it
+        dense = _as_dense_as_training(model, corpus)
+        if dense:
+            return corpus, (f"{share:.1%} {top} are outside the model's vocabulary (a word list: its training documents"
+                            f" held as many of its words per document) and were dropped{empty}"), read
+        if dense is None and source == "supplied":
+            return corpus, (f"{share:.1%} {top} are outside the model's vocabulary (the word list it was trained on)"
+                            " and were dropped; the model records no figure of its training documents to compare"
+                            f" with, so whether this is its training corpus is not checked{empty}"), read
+    note = _check_coverage(share, a.restrict, reference.vocab_size, top)
+    return corpus, (note + empty if note else (empty[2:] if empty else None)), read
+
+
+def _documents(n: int) -> str:
+    return f"{n} document" + ("" if n == 1 else "s")
+
+
+def _as_dense_as_training(model, corpus):
     """Whether ``corpus`` (read in the model's vocabulary) holds at least 1 - :data:`COVERAGE_LIMIT` times as many of
-    the model's tokens per document as the model's training documents did (a saved Gibbs model records them)."""
+    the model's tokens per document as the model's training documents did; None when the model does not record them
+    (a saved Gibbs model does; a private model whose sizes its guarantee does not cover does not)."""
     stats = getattr(model, "_train_stats", None)
     try:
         trained = float(stats["n_tokens"]) / float(stats["n_docs"])
     except (TypeError, KeyError, ValueError, ZeroDivisionError):
-        return False
+        return None
     return corpus.n_docs > 0 and trained > 0 and corpus.n_tokens / corpus.n_docs >= (1 - COVERAGE_LIMIT) * trained
 
 
@@ -161,10 +265,10 @@ def _outside_share(model, corpus) -> float:
     return float(1.0 - known[corpus.word_ids].mean())
 
 
-def _check_coverage(share: float, restrict: bool, top: int | None):
+def _check_coverage(share: float, restrict: bool, top: int | None, where: str | None = None):
     """Refuse (without ``--restrict``) a corpus more than :data:`COVERAGE_LIMIT` of whose tokens the model does not
     know; otherwise the note to print (None when every token is known)."""
-    where = f"of the tokens of its {top} most frequent words" if top else "of its tokens"
+    where = where or (f"of the tokens of its {top} most frequent words" if top else "of its tokens")
     if share > COVERAGE_LIMIT and not restrict:
         raise DPTopicError(f"{share:.0%} {where} are outside the model's vocabulary (more than"
                            f" {COVERAGE_LIMIT:.0%}): audit on the corpus the model was trained on, or pass --restrict"
@@ -179,7 +283,11 @@ def results_table(summaries: dict):
     """The table of each attack's AUC (± its standard error) and TPR at low FPR."""
     from rich.table import Table
 
-    t = Table(title="Membership inference (higher = more leakage)")
+    models = any("auc_se_models" in s for s in summaries.values())
+    t = Table(title="Membership inference (higher = more leakage)",
+              caption="AUC ± its standard error over " + ("documents and shadow models" if models else
+                                                          "documents only (too few shadows for the models' part)")
+              + " (see docs/auditing.md)")
     for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
         t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
                      min_width=max(len(n) for n in summaries) if col == "attack" else None)
@@ -224,7 +332,7 @@ def cmd_audit(a):
 
 def _audit(a):
     from .._io import atomic_write_json
-    from ..attacks.lira import run_lira
+    from ..attacks.lira import bound_text, claim_text, run_lira
 
     console = make_console()
     if a.shadows < 4 or a.shadows % 2 or a.shadows > MAX_SHADOWS:
@@ -245,7 +353,8 @@ def _audit(a):
     refuse_other_writer(a.out, "audit")
     check_output_folder(a.out, overwrite=a.overwrite, what="audit")
     train_fn, model, desc = _trainer_from_args(a)
-    corpus, coverage_note = _audit_corpus(a, model)
+    audited = getattr(train_fn, "audited", None)
+    corpus, coverage_note, read = _audit_corpus(a, model)
     console.print(f"[bold]audit[/]: {desc}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
                   f" {a.shadows} shadow models on complementary halves")
     if coverage_note:
@@ -253,19 +362,31 @@ def _audit(a):
     import warnings
 
     with warnings.catch_warnings():  # shadow models reuse the documents by design: an audit measures, releases nothing
-        warnings.filterwarnings("ignore", message=r".*already used by an earlier private fit", category=UserWarning)
+        from ..attacks.lira import SHADOW_WARNING_MESSAGES
         from ..errors import DataVocabularyWarning, SeededNoiseWarning
 
+        for message in SHADOW_WARNING_MESSAGES:
+            warnings.filterwarnings("ignore", message=message, category=UserWarning)
         for quiet in (SeededNoiseWarning, DataVocabularyWarning):   # the shadow models' own seeds and vocabulary
             warnings.simplefilter("ignore", quiet)
         res = run_lira(corpus, train_fn, n_shadows=a.shadows, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
                        n_targets=a.targets, confidence=a.confidence,
                        claim=None if model is None else dict(getattr(model, "privacy_", None) or {"private": False}))
     out = mark_output_folder(a.out, "audit")
-    doc = res.to_json()
-    doc["settings"]["seed"] = a.seed
+    from ..attacks.provenance import describe
+
+    # what was attacked, so that the figures are never shown beside another model's claim (dptopic report --audit)
+    corpus_rec = {"spec": a.corpus or "demo", "format": a.format, "text_field": a.text_field, **read}
+    if a.vocab:
+        corpus_rec["uci_vocab"] = a.vocab
+    res.settings.update({"audited": audited, "corpus": corpus_rec, "attacked": describe(audited, corpus_rec),
+                         "seed": a.seed,
+                         "reproducible": (f"yes: run again with --seed {a.seed}" if a.seed is not None else
+                                          "no: no --seed was given, so the shadow splits and training drew fresh OS"
+                                          " entropy")})
     if coverage_note:
-        doc["settings"]["coverage"] = coverage_note
+        res.settings["coverage"] = coverage_note
+    doc = res.to_json()
     # figures computed from the documents of the (possibly private) corpus: owner-only, as every such file is
     atomic_write_json(out / "audit.json", doc, private=True)
     res.plot(out / "roc.png", attacks=list(res.summaries), private=True)  # every attack the table shows
@@ -275,11 +396,9 @@ def _audit(a):
     c = doc["claimed_privacy"]
     rel = "for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else "for replacing a document"
     console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; online LiRA, delta={e['delta']:g},"
-                  f" nominal {e['confidence']:.0%} confidence, see docs/auditing.md): {e['epsilon_lower_bound']:.3f}")
+                  f" nominal {e['confidence']:.0%} confidence, see docs/auditing.md): {bound_text(e['epsilon_lower_bound'])}")
     if c.get("epsilon") is not None:
-        from ..reporting.card import epsilon_text
-
-        claim = f"{epsilon_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
+        claim = f"{claim_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
     elif c.get("private"):
         claim = f"none: no guarantee claimed ({c.get('reason', '')})"
     else:
@@ -300,7 +419,7 @@ def register(sub) -> None:
     p = sub.add_parser("audit", help="attack a model's training procedure (LiRA) and compare with its privacy claim")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--model", default=None, help="a saved model directory: its class and settings are audited")
-    src.add_argument("--algorithm", default=None, help="a trainer name (lda, hdp, cdp, ...; see 'dptopic train --help')")
+    src.add_argument("--algorithm", default=None, help="a trainer name (lda, hdp, cdp, ...; every one 'dptopic train --help' lists but ldp-doc)")
     add_corpus_args(p)
     p.add_argument("--topics", type=positive_int, default=None, help="number of topics (with --algorithm)")
     p.add_argument("--iterations", type=positive_int, default=None, help="training iterations (with --algorithm)")

@@ -38,13 +38,18 @@ def _read_audit(spec: str | None):
     return audit, (png.read_bytes() if png.is_file() else None)
 
 
-def _check_audit_matches(audit: dict, privacy, audit_spec: str, model_spec: str) -> None:
-    """An audit embedded in a model's report must be of a model making the same claim (private or not, epsilon,
-    delta, unit): otherwise the page would show one model's guarantee beside another's attack."""
+def _check_audit_matches(audit: dict, model, audit_spec: str, model_spec: str) -> str | None:
+    """An audit embedded in a model's report must be an audit of that model: of the same saved model (its
+    fingerprint) when it was run with ``--model``, of the same trainer and parameters when run with ``--algorithm``,
+    and in any case of a model making the same claim (private or not, epsilon, delta, unit); otherwise the page
+    would show one model's guarantee beside another's attack. An audit.json from before dptopic recorded what it
+    attacked is shown with a warning (its claim still has to match): the warning is returned (None otherwise)."""
     import math
 
     from ..attacks.lira import claimed_epsilon
+    from ..attacks.provenance import mismatch
 
+    privacy = getattr(model, "privacy_", None)
     mine, theirs = claimed_epsilon(privacy), audit.get("claimed_privacy")
     if not isinstance(theirs, dict):
         raise DPTopicError(f"--audit {audit_spec!r}: audit.json names no claimed privacy; run 'dptopic audit --model"
@@ -64,6 +69,25 @@ def _check_audit_matches(audit: dict, privacy, audit_spec: str, model_spec: str)
                         isinstance(c.get("epsilon"), (int, float)) else "no guarantee")
             raise DPTopicError(f"--audit {audit_spec!r} attacked a model claiming {show(theirs)}, but {model_spec}"
                                f" claims {show(mine)}: audit this model with 'dptopic audit --model {model_spec}'.")
+
+    # the claims match: now the model or procedure the audit attacked
+    settings = audit.get("settings") if isinstance(audit.get("settings"), dict) else {}
+    audited = settings.get("audited")
+    if isinstance(audited, dict):
+        why = mismatch(audited, model)
+        if why:
+            raise DPTopicError(f"--audit {audit_spec!r} is not an audit of {model_spec}: {why}; audit this model with"
+                               f" 'dptopic audit --model {model_spec} --corpus CORPUS' (its training corpus).")
+    elif "audited" in settings or "dptopic_version" in settings:
+        # written by a dptopic that records what it attacked, but the record is missing or damaged
+        raise DPTopicError(f"--audit {audit_spec!r}: audit.json does not say which model or procedure it attacked"
+                           " (settings.audited is missing or damaged; an audit run from Python with run_lira records"
+                           f" none): run 'dptopic audit --model {model_spec}' to audit this model.")
+    else:
+        return (f"warning: --audit {audit_spec!r} was written by an earlier dptopic that did not record which model it"
+                f" attacked: only its claim is checked against {model_spec}; run 'dptopic audit --model {model_spec}'"
+                " again to tie the audit to this model.")
+    return None
 
 
 def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
@@ -110,8 +134,11 @@ def cmd_report(a):
                                f" none was given: add --reference CORPUS, or drop {'/'.join(idle)}.")
     model = load(a.model)
     audit, roc = _read_audit(a.audit)
-    if audit is not None:
-        _check_audit_matches(audit, getattr(model, "privacy_", None), a.audit, a.model)
+    audit_warning = None if audit is None else _check_audit_matches(audit, model, a.audit, a.model)
+    if audit_warning:   # the page says so too, in the audit's settings
+        settings = audit.get("settings") if isinstance(audit.get("settings"), dict) else {}
+        audit = {**audit, "settings": {**settings, "attacked": "not recorded (an audit.json of an earlier dptopic):"
+                                       " only its claim was checked against this model's"}}
     evaluation = None
     if a.reference is not None:
         ref = load_corpus(a.reference, a.format, None, a.text_field, None, vocabulary=model.vocabulary_,
@@ -144,6 +171,8 @@ def cmd_report(a):
     atomic_write_bytes(out, html.encode("utf-8"), private=private)
     if evaluation and "note" in evaluation:
         print(f"warning: {evaluation['note']}", file=sys.stderr)
+    if audit_warning:
+        print(audit_warning, file=sys.stderr)
     console = make_console()
     check = card.get("ledger_check")
     if isinstance(check, dict):     # the card's figures recomputed from the report's events (dptopic privacy verify)
