@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 import threading
-import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -70,8 +69,9 @@ def compose_pld(groups, delta: float, discretization: float = DISCRETIZATION) ->
             if key in _PLD_MEMO:
                 _PLD_MEMO.move_to_end(key)
                 return _PLD_MEMO[key]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+    # numpy's floating-point state is per thread, where warnings.catch_warnings is not (a private fit inside an
+    # audit's thread pool left an 'ignore' filter behind for the whole process)
+    with np.errstate(all="ignore"):
         value = _compose_pld(groups, delta, discretization)
     if key is not None:
         with _PLD_MEMO_LOCK:
