@@ -182,3 +182,20 @@ def test_word_cuts_on_a_corpus_prepared_on_a_public_vocabulary_are_refused(tmp_p
     assert main(["train", "--corpus", str(tmp_path / "pub.npz"), "--algorithm", "hdp", "--topics", "2",
                  "--iterations", "2", "--quiet", "--out", str(tmp_path / "m")]) in (0, None)
     assert json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]["guarantee"] == "full"
+
+
+def test_report_reads_a_uci_reference_with_its_vocab(tmp_path, capsys):
+    """report --reference docword.*.txt without a vocab file beside it said 'pass --vocab FILE', a flag report had
+    not: a dead end."""
+    (tmp_path / "docword.x.txt").write_text("3\n4\n7\n1 1 2\n1 2 1\n2 3 3\n2 4 1\n3 1 1\n3 2 2\n3 4 1\n")
+    (tmp_path / "words.txt").write_text("apple\npear\nengine\nwheel\n")
+    assert main(["train", "--algorithm", "lda", "--corpus", str(tmp_path / "docword.x.txt"), "--vocab",
+                 str(tmp_path / "words.txt"), "--topics", "2", "--iterations", "2", "--seed", "0", "--test-size", "0.3",
+                 "--quiet", "--out", str(tmp_path / "m")]) in (0, None)
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "m"), "--reference", str(tmp_path / "docword.x.txt"),
+                 "--out", str(tmp_path / "r.html")]) == 2
+    assert "pass --vocab FILE" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "m"), "--reference", str(tmp_path / "docword.x.txt"), "--vocab",
+                 str(tmp_path / "words.txt"), "--out", str(tmp_path / "r.html")]) in (0, None)
+    assert (tmp_path / "r.html").exists()

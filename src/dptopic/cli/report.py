@@ -111,9 +111,10 @@ def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
 def _topic_quality(model, reference) -> dict:
     from ..evaluation import topic_quality
 
-    q = topic_quality(model, reference, top_n=10)
-    return {f"NPMI (top 10, {q.get('npmi_reference', 'document co-occurrence')})": q["npmi"],
-            "C_v (top 10)": q.get("c_v"),
+    top = min(10, len(model.vocabulary_))      # as evaluate: a vocabulary of fewer words gives them all
+    q = topic_quality(model, reference, top_n=top)
+    return {f"NPMI (top {top}, {q.get('npmi_reference', 'document co-occurrence')})": q["npmi"],
+            f"C_v (top {top})": q.get("c_v"),
             "UMass, mean over word pairs": q.get("umass_pairwise_mean")}
 
 
@@ -141,7 +142,7 @@ def cmd_report(a):
                                        " only its claim was checked against this model's"}}
     evaluation = None
     if a.reference is not None:
-        ref = load_corpus(a.reference, a.format, None, a.text_field, None, vocabulary=model.vocabulary_,
+        ref = load_corpus(a.reference, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_,
                           into_model=True, tokenizer=getattr(model, "tokenizer_", None))
         evaluation = evaluate_on(model, ref, a.reference_public, a.reference)
     if a.compare_to is not None:
@@ -191,6 +192,8 @@ def register(sub) -> None:
     p.add_argument("--reference-public", action="store_true",
                    help="the reference corpus is public (else its figures are labelled outside the guarantee)")
     p.add_argument("--format", default="auto", choices=FORMATS, help="format of --reference (auto: by name)")
+    p.add_argument("--vocab", default=None, metavar="FILE",
+                   help="the vocabulary file of a UCI --reference (default: next to its docword file)")
     p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text of --reference (default: text)")
     p.add_argument("--compare-to", default=None, metavar="MODEL",
                    help="also report how close the topics are to another saved model's (one trained without privacy"
