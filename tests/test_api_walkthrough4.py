@@ -16,7 +16,8 @@ def _lda(X):
 
 def test_token_lists_are_recorded_as_the_caller_s_tokens_and_raw_text_warns(tmp_path):
     """A model fitted on token lists recorded dptopic's tokeniser ('runs of letters ... lower-cased') as the maker of
-    its words, and raw text read into it (which never yields 'Running' or 'C++') gave proportions without a word."""
+    its words, and raw text read into it (which never yields 'C++' or 'e-mail') gave proportions without a word. Words
+    of letters in any case are read in the vocabulary's own case, so they are not named."""
     m = _lda(DOCS)
     assert m.tokenizer_["source"] == "token lists" and "caller's tokeniser" in m.tokenizer_["tokens"]
     with pytest.warns(UserWarning, match=r"'C\+\+'.*came from the tokenised documents"):
@@ -29,10 +30,11 @@ def test_token_lists_are_recorded_as_the_caller_s_tokens_and_raw_text_warns(tmp_
     assert loaded.tokenizer_["source"] == "token lists"
     with pytest.warns(UserWarning, match="came from the tokenised documents"):
         loaded.transform(["Running e-mail"])
-    plain = _lda([["running", "apple"], ["pear", "runs"]] * 5)    # words dptopic's tokeniser makes: nothing to say
+    plain = _lda([["NASA", "apple"], ["pear", "runs"]] * 5)       # words dptopic's tokeniser reads: nothing to say
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        plain.transform(["running apple"])
+        theta = plain.transform(["NASA apple"])
+    assert not np.allclose(theta, plain.transform(["pear runs"]))   # 'NASA' is counted, as written
     assert "source" not in _lda(["running apple", "pear runs"] * 5).tokenizer_
 
 

@@ -68,30 +68,35 @@ def test_word_level_training_split_does_not_depend_on_a_replaced_word(tmp_path, 
     assert stats[0][1] == stats[1][1]                                          # "train N / test M" alike
 
 
-def test_demo_reference_trains_on_the_private_model_s_split(monkeypatch):
+def test_demo_reference_trains_on_the_private_model_s_split(monkeypatch, tmp_path):
     """The demo's non-private reference is 'LDA on the same split': it must take the word-level model's split."""
     import dptopic.cli.train as train
 
-    seen = []
-    monkeypatch.setattr(train, "_split", lambda corpus, a, model: seen.append(type(model).__name__) or (corpus, corpus))
+    calls = []
 
     class Stop(Exception):
         pass
 
-    def fake_fit(self, *args, **kw):
-        raise Stop
+    def record(model, corpus, a, console, vocabulary=None, show_corpus=True, split_as=None):
+        calls.append((type(model).__name__, type(split_as).__name__ if split_as is not None else None))
+        if len(calls) == 2:
+            raise Stop
 
-    from dptopic.models import LDA
-
-    monkeypatch.setattr(LDA, "fit", fake_fit)
+    monkeypatch.setattr(train, "_train_eval_report", record)
+    with pytest.raises(Stop):
+        main(["demo", "--out", str(tmp_path / "d"), "--quiet"])
+    assert calls == [("HDPLDA", None), ("LDA", "HDPLDA")]
+    seen = []
+    monkeypatch.undo()
+    monkeypatch.setattr(train, "_split", lambda corpus, a, model: seen.append(type(model).__name__) or (corpus, corpus))
     from types import SimpleNamespace
 
-    from dptopic.models import HDPLDA
+    from dptopic.models import HDPLDA, LDA
 
-    corpus = Corpus.from_texts(_docs(10), vocabulary=WORDS)
+    monkeypatch.setattr(LDA, "fit", lambda self, *a, **k: (_ for _ in ()).throw(Stop()))
     with pytest.raises(Stop):
-        train._train_eval_report(LDA(n_topics=2), corpus, SimpleNamespace(test_size=0.2), None, show_corpus=False,
-                                 split_as=HDPLDA(n_topics=2))
+        train._train_eval_report(LDA(n_topics=2), Corpus.from_texts(_docs(10), vocabulary=WORDS),
+                                 SimpleNamespace(test_size=0.2), None, show_corpus=False, split_as=HDPLDA(n_topics=2))
     assert seen == ["HDPLDA"]
 
 
@@ -178,7 +183,7 @@ def test_word_cuts_on_a_corpus_prepared_on_a_public_vocabulary_are_refused(tmp_p
         assert main(["train", "--corpus", str(tmp_path / "pub.npz"), "--algorithm", "hdp", *cut, "--topics", "2",
                      "--iterations", "2", "--out", str(tmp_path / "m")]) == 2
         err = capsys.readouterr().err
-        assert f"was prepared on a public vocabulary (--vocabulary), and {cut[0]} would choose words" in err, err
+        assert f"was prepared on a public vocabulary (--vocabulary), and {cut[0]} would prune it by the data" in err, err
     assert main(["train", "--corpus", str(tmp_path / "pub.npz"), "--algorithm", "hdp", "--topics", "2",
                  "--iterations", "2", "--quiet", "--out", str(tmp_path / "m")]) in (0, None)
     assert json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]["guarantee"] == "full"
@@ -199,3 +204,39 @@ def test_report_reads_a_uci_reference_with_its_vocab(tmp_path, capsys):
     assert main(["report", str(tmp_path / "m"), "--reference", str(tmp_path / "docword.x.txt"), "--vocab",
                  str(tmp_path / "words.txt"), "--out", str(tmp_path / "r.html")]) in (0, None)
     assert (tmp_path / "r.html").exists()
+
+
+def test_public_vocabulary_npz_is_read_as_prepared_by_audit_and_refuses_stop_words(tmp_path, capsys):
+    """The refusal of word cuts on a corpus prepared on a public vocabulary fired on the commands' own settings
+    (audit --model reads a reference with max_vocab, submit with min_df=1); --stop-words alone still pruned it."""
+    f = tmp_path / "t.jsonl"
+    f.write_text("\n".join(json.dumps({"text": d}) for d in _docs(40)) + "\n")
+    (tmp_path / "v.txt").write_text("\n".join(WORDS) + "\n")
+    pub = str(tmp_path / "pub.npz")
+    assert main(["corpus", "prepare", "--corpus", str(f), "--vocabulary", str(tmp_path / "v.txt"), "--out", pub]) \
+        in (0, None)
+    assert main(["train", "--corpus", pub, "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--seed", "0",
+                 "--quiet", "--out", str(tmp_path / "m")]) in (0, None)
+    capsys.readouterr()
+    assert main(["audit", "--model", str(tmp_path / "m"), "--corpus", pub, "--shadows", "4", "--seed", "0",
+                 "--out", str(tmp_path / "a")]) in (0, None), capsys.readouterr().err
+    from dptopic.cli._common import load_corpus
+
+    assert load_corpus(pub, max_vocab=None, min_df=1).vocab_size == len(WORDS)       # serve/submit's reading
+    assert main(["train", "--corpus", pub, "--algorithm", "hdp", "--stop-words", "english", "--topics", "2",
+                 "--iterations", "2", "--out", str(tmp_path / "h")]) == 2
+    assert "and --stop-words would prune it by the data" in capsys.readouterr().err
+    assert main(["train", "--corpus", pub, "--algorithm", "hdp", "--stop-words", "none", "--topics", "2",
+                 "--iterations", "2", "--quiet", "--out", str(tmp_path / "h")]) in (0, None)
+    assert json.loads((tmp_path / "h" / "model.json").read_text())["privacy"]["guarantee"] == "full"
+
+
+def test_a_composite_unit_is_not_taken_for_the_document():
+    """'document (vocabulary) + word (topic model)' (a private vocabulary composed with a word-level trainer) was read
+    as a document-level claim by its first word, so a document-level attack could 'refute' a word-level guarantee."""
+    from dptopic.attacks.lira import unit_covers_document
+
+    assert not unit_covers_document("document (vocabulary) + word (topic model)")
+    assert not unit_covers_document("word")
+    for u in ("document", "user", "document (local DP)", "contributor (local DP, 10 documents)", None):
+        assert unit_covers_document(u), u

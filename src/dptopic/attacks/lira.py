@@ -485,7 +485,8 @@ AUC_SE_METHOD = ("documents and models: a bootstrap over the audited documents (
                  " keeping all its scores; Davison & Hinkley 1997, Sec. 3.8) for the spread due to which documents were"
                  " drawn, and a delete-a-group jackknife over complementary shadow pairs ({groups} groups, each left out"
                  " as target and as shadow in turn; Efron & Stein 1981, Kott 2001) for the spread due to the random"
-                 " training of the models; their variances are added (conservative: each also holds part of the other)")
+                 " training of the models; their variances are added (conservative: each"
+                 " includes the document x model interaction, which is then counted twice)")
 
 
 def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
@@ -536,7 +537,9 @@ def unit_covers_document(unit) -> bool:
     if unit is None:
         return True
     u = str(unit).strip().lower()
-    m = re.match(r"(?:local dp,\s*per\s+)?([a-z]+)", u)
+    # the whole unit, with at most one qualifier in brackets: a composite ("document (vocabulary) + word (topic
+    # model)") is as small as its smallest part
+    m = re.fullmatch(r"(?:local dp,\s*per\s+)?([a-z]+)(?:\s*\([^()]*\))?", u)
     return bool(m) and m.group(1) in COMPARABLE_UNITS
 
 

@@ -153,7 +153,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                 label_field: str | None = None, max_vocab: int | None = None, min_df=None,
                 vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
                 into_model: bool = False, id_field: str | None = None, require_ids: bool = True, tokenizer=None,
-                vocab_flag: str | None = "--vocab"):
+                vocab_flag: str | None = "--vocab", user_cuts: bool = False):
     """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text (or a
@@ -166,7 +166,9 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     ``id_field`` names the JSONL field / CSV column of document ids (``require_ids=False``: used when present).
     ``tokenizer`` (a saved model's ``tokenizer_``): raw text read into that model warns when another version of the
     tokeniser made its words, as the model's own ``transform`` of texts does. ``vocab_flag``: the option that names a
-    UCI file's vocabulary (``vocab``), None for a command that has none.
+    UCI file's vocabulary (``vocab``), None for a command that has none. ``user_cuts``: ``max_vocab``, ``min_df``,
+    ``max_df`` and ``stop_words`` are the user's flags (``corpus_from_args``), so on a corpus prepared on a public
+    vocabulary, where they would choose words from the data, they are refused (internal readers pass their own).
     """
     from ..corpus import Corpus, Vocabulary
     from ..datasets import load_20newsgroups, load_sotu
@@ -205,9 +207,9 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     def vocab_applies(kind: str):  # --vocab is a UCI file's word list, easily taken for --vocabulary (a public one)
         if vocab is not None and vocab_flag is not None:
             instead = ("" if vocabulary is not None or into_model else
-                       " for a public vocabulary give --vocabulary FILE, or")
+                       " (a public word list for any format is --vocabulary FILE, where the command takes one)")
             raise DPTopicError(f"{vocab_flag} names the word list of a UCI bag-of-words file (docword.*.txt), and"
-                               f" {kind} is not one:{instead} drop {vocab_flag}.")
+                               f" {kind} is not one: drop {vocab_flag}{instead}.")
 
     if spec in (None, "demo", "sotu", "20newsgroups"):
         vocab_applies("the built-in corpus")
@@ -249,11 +251,16 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is not None:
             c = c.restrict(vocabulary, drop_empty=drop_empty)
             return c.require_nonempty() if drop_empty else c
-        if fmt == "npz" and cuts and c.metadata.get("vocabulary_source") == "supplied":
+        if user_cuts and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
+            cuts = cuts + ["--stop-words"]    # a prune, which also chooses words by the data (drops unseen ones)
+        if user_cuts and fmt == "npz" and cuts and c.metadata.get("vocabulary_source") == "supplied":
             raise DPTopicError(f"{spec!r} was prepared on a public vocabulary (--vocabulary), and {' / '.join(cuts)}"
-                               " would choose words from the data, which the guarantee does not cover: drop"
+                               " would prune it by the data (a prune keeps only words the documents hold), which the"
+                               " guarantee does not cover: drop"
                                f" {'it' if len(cuts) == 1 else 'them'}, or prepare the corpus again with a smaller"
-                               " word list.")
+                               " word list (without the stop words).")
+        if user_cuts and fmt == "npz" and c.metadata.get("vocabulary_source") == "supplied":
+            return c                    # the public word list as prepared ('--stop-words none' asks for nothing)
         if given or fmt == "uci":
             return c.prune(max_vocab=max_vocab, min_df=min_df, max_df=max_df, stop_words=stop_words)
         return c
@@ -384,7 +391,7 @@ def refuse_data_cuts(a, given: str) -> None:
 def corpus_from_args(a):
     return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df,
                        max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
-                       lowercase=getattr(a, "lowercase", None))
+                       lowercase=getattr(a, "lowercase", None), user_cuts=True)
 
 
 def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False) -> str:
@@ -398,7 +405,7 @@ def corpus_line(corpus, train, test, private: bool, word_level: bool = False, sa
         line += " [yellow](sizes are public under word-level DP: a word replacement changes neither)[/]"
     elif private:
         line += (" [yellow](exact sizes of the private corpus: outside the guarantee; "
-                 + ("saved with the metrics, as --save-metrics asks)[/]" if saved else "shown here, not saved)[/]"))
+                 + ("its document counts are saved with the metrics, as --save-metrics asks)[/]" if saved else "shown here, not saved)[/]"))
     return line
 
 

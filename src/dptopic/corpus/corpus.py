@@ -1100,8 +1100,9 @@ def refuse_gensim_bow(data) -> None:
     drop the last words.)"""
     if not (isinstance(data, (list, tuple)) and data and all(isinstance(d, (list, tuple)) for d in data)):
         return
-    pairs = [p for d in data for p in d]
-    if pairs and all(isinstance(p, (list, tuple)) and len(p) == 2 and not isinstance(p[0], str) for p in pairs):
+    pairs = (p for d in data for p in d)            # stops at the first item that is no pair (a row of counts)
+    if any(len(d) for d in data) and all(isinstance(p, (list, tuple)) and len(p) == 2 and not isinstance(p[0], str)
+                                         for p in pairs):
         raise DPTopicError("this looks like gensim's bag-of-words corpus (lists of (word_id, count) pairs): pass the"
                            " tokenised documents (lists of words), or the count matrix"
                            " gensim.matutils.corpus2csc(bow, num_terms=len(dictionary)).T with"

@@ -94,14 +94,15 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
     if source in (COUNT_MATRIX, TOKEN_LISTS):
         import warnings
 
-        # dptopic's tokeniser makes lower-case runs of letters: a word of another kind is never counted from text
-        odd = None if words is None else [w for w in words if not (str(w).isalpha() and str(w) == str(w).lower())]
+        # dptopic's tokeniser makes runs of letters (read into a model in the vocabulary's own case): a word of
+        # another kind is never counted from text
+        odd = None if words is None else [w for w in words if not str(w).isalpha()]
         if odd == []:
             return
         example = f" (e.g. {', '.join(repr(w) for w in odd[:3])})" if odd else ""
         if source == TOKEN_LISTS:
             warnings.warn(f"this model's words{example} came from the tokenised documents it was fitted on, not from"
-                          " dptopic's tokeniser, which reads this text (lower-case runs of letters): words it does not"
+                          " dptopic's tokeniser, which reads this text (runs of letters): words it does not"
                           " make are never counted; pass the texts tokenised as the training documents were (lists of"
                           " words) to be exact.", UserWarning, stacklevel=user_stacklevel())
             return

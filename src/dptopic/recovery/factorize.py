@@ -40,9 +40,9 @@ def _nmf(Q: np.ndarray, K: int, max_iter: int) -> np.ndarray:
     from sklearn.exceptions import ConvergenceWarning
 
     for init in ("nndsvda", "random"):
-        with warnings.catch_warnings():
+        # NNDSVDa's division by zero norms (handled below) is numpy's, whose error state is per thread
+        with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
             warnings.simplefilter("ignore", ConvergenceWarning)
-            warnings.simplefilter("ignore", RuntimeWarning)     # NNDSVDa's division by zero norms, handled below
             H = NMF(n_components=K, init=init, max_iter=max_iter, random_state=0).fit(Q).components_
         if np.all(np.isfinite(H)):
             return H
