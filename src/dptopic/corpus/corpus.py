@@ -604,14 +604,7 @@ class Corpus:
         exactly, ``test_size``; the copies of one document are told apart by their rank among its copies. ``key``
         (public) picks another split.
         """
-        import numbers
-
-        if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or isinstance(test_size, numbers.Integral) \
-                or not 0 < test_size < 1:
-            raise DPTopicError(f"invalid test_size={test_size!r}: a stable split needs a fraction in (0, 1).")
-        if self.n_docs < 2:
-            raise DPTopicError(f"cannot split a corpus of {self.n_docs} document(s) into train and test parts: give at"
-                               " least 2 documents.")
+        self._check_split(test_size, "a stable split")
         word_hash = _word_hashes(self.vocabulary.words, int(key))
         cs = np.zeros(self.n_tokens + 1, dtype=np.uint64)
         np.cumsum(word_hash[self.word_ids], out=cs[1:])            # sums modulo 2**64
@@ -625,11 +618,7 @@ class Corpus:
             np.searchsorted(inverse[order], np.arange(len(first))), np.bincount(inverse)).astype(np.uint64)
         with np.errstate(over="ignore"):
             u = (_mix64(h ^ (copy * np.uint64(0x9E3779B97F4A7C15))) >> np.uint64(11)) / float(2 ** 53)
-        test = u < test_size
-        if test.all() or not test.any():
-            raise DPTopicError(f"the split put all {self.n_docs} documents in one part: give more documents, or another"
-                               " --test-size (another key, in the API).")
-        return self.subset(np.flatnonzero(~test)), self.subset(np.flatnonzero(test))
+        return self._parts(u < test_size)
 
     def position_split(self, test_size: float = 0.2, key: int = 0) -> tuple["Corpus", "Corpus"]:
         """Split where each document's side depends on its position alone: it goes to the test part when a keyed
@@ -640,18 +629,25 @@ class Corpus:
         replaced word can move the whole document to the other part (and change the training part's size). Adding or
         removing a document shifts the positions after it: for document-level guarantees use :meth:`stable_split`.
         ``key`` (public) picks another split."""
+        self._check_split(test_size, "a split")
+        with np.errstate(over="ignore"):
+            h = _mix64(np.arange(self.n_docs, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                       + _mix64(np.array([int(key) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)))
+        return self._parts(((h >> np.uint64(11)) / float(2 ** 53)) < test_size)
+
+    def _check_split(self, test_size, what: str) -> None:
+        """The checks of :meth:`stable_split` and :meth:`position_split`: a fraction, and two documents to split."""
         import numbers
 
         if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or isinstance(test_size, numbers.Integral) \
                 or not 0 < test_size < 1:
-            raise DPTopicError(f"invalid test_size={test_size!r}: a split needs a fraction in (0, 1).")
+            raise DPTopicError(f"invalid test_size={test_size!r}: {what} needs a fraction in (0, 1).")
         if self.n_docs < 2:
             raise DPTopicError(f"cannot split a corpus of {self.n_docs} document(s) into train and test parts: give at"
                                " least 2 documents.")
-        with np.errstate(over="ignore"):
-            h = _mix64(np.arange(self.n_docs, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-                       + _mix64(np.array([int(key) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)))
-        test = ((h >> np.uint64(11)) / float(2 ** 53)) < test_size
+
+    def _parts(self, test: np.ndarray) -> tuple["Corpus", "Corpus"]:
+        """``(train, test)`` from a boolean mask of the test documents, neither part empty."""
         if test.all() or not test.any():
             raise DPTopicError(f"the split put all {self.n_docs} documents in one part: give more documents, or another"
                                " --test-size (another key, in the API).")
