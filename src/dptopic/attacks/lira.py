@@ -485,40 +485,60 @@ AUC_SE_METHOD = ("documents and models: a bootstrap over the audited documents (
                  " keeping all its scores; Davison & Hinkley 1997, Sec. 3.8) for the spread due to which documents were"
                  " drawn, and a delete-a-group jackknife over complementary shadow pairs ({groups} groups, each left out"
                  " as target and as shadow in turn; Efron & Stein 1981, Kott 2001) for the spread due to the random"
-                 " training of the models; their variances are added (conservative: each"
-                 " includes the document x model interaction, which is then counted twice)")
+                 " training of the models (weighted for groups of unequal size: Busing, Meijer & van der Leeden 1999);"
+                 " their variances are added (conservative: each includes the document x model interaction, which is"
+                 " then counted twice)")
+
+TARGETS_NOT_COVERED = ("; the jackknife leaves out only groups without an attacked target (one group holds them all),"
+                       " so the spread due to the targets' own training is not included: attack more targets"
+                       " (n_targets, --targets) to include it")
 
 
 def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
-                       max_groups: int = JACKKNIFE_GROUPS) -> tuple[dict, int]:
-    """``({attack: SE of its pooled AUC}, groups)`` from the randomness of the models' training: the complementary
-    shadow pairs are split into up to ``max_groups`` groups, each group is left out in turn (as target and as shadow)
-    and the attack pooled again; the delete-a-group jackknife variance is ``(G-1)/G Σ (AUC_(-g) - mean)²``. Every
-    document is scored with the same shadows, so one unusual shadow model moves many documents' scores together: a
-    bootstrap over documents cannot see that. ``({}, 0)`` when fewer than 3 pairs leave none to spare."""
+                       max_groups: int = JACKKNIFE_GROUPS) -> tuple[dict, int, bool]:
+    """``({attack: SE of its pooled AUC}, groups, targets_covered)`` from the randomness of the models' training: the
+    complementary shadow pairs are split into up to ``max_groups`` groups, each group is left out in turn (as target
+    and as shadow) and the attack pooled again. Every document is scored with the same shadows, so one unusual shadow
+    model moves many documents' scores together: a bootstrap over documents cannot see that.
+
+    Groups differ in size by one pair when the pairs do not divide evenly, so the variance is the weighted
+    delete-a-group jackknife's (Busing, Meijer & van der Leeden 1999): with n pairs, group g of m_g pairs,
+    h_g = n / m_g and pseudo-values ``h_g AUC - (h_g - 1) AUC_(-g)``, it is ``1/G Σ (pseudo_g - mean)² / (h_g - 1)``,
+    which is ``(G-1)/G Σ (AUC_(-g) - mean)²`` for equal groups. A group that holds every attacked target cannot be
+    left out (no target would remain): then only the groups without targets are left out, the spread due to the
+    targets' own training is not included, and ``targets_covered`` is False. ``({}, 0, False)`` when fewer than 3
+    pairs, or fewer than 2 groups that can be left out, leave none to spare."""
     from sklearn.metrics import roc_auc_score
 
     P = shadows.n_shadows // 2
     if P < 3:
-        return {}, 0
+        return {}, 0, False
     T = shadows.n_shadows if n_targets is None else min(int(n_targets), shadows.n_shadows)
     G = min(P, int(max_groups))
     pair = np.arange(shadows.n_shadows) // 2
-    aucs: dict = {}
+    group = pair % G
+    sizes = np.bincount(group[::2][:P], minlength=G)           # pairs per group
+    full = {k: float(roc_auc_score(*metrics._check(sc, y)[::-1])) for k, (sc, y) in leave_one_out(shadows, T).items()}
+    left: dict = {}
+    used, covered = [], True
     for g in range(G):
-        keep = pair % G != g
+        keep = group != g
         t = int(keep[:T].sum())
-        if t == 0:
+        if t == 0:                      # every target is in this group: it cannot be left out
+            covered = False
             continue
+        used.append(g)
         sub = ShadowScores(shadows.scores[keep], shadows.members[keep], {k: v[keep] for k, v in shadows.huang.items()})
         for k, (sc, y) in leave_one_out(sub, t).items():
-            aucs.setdefault(k, []).append(float(roc_auc_score(*metrics._check(sc, y)[::-1])))
+            left.setdefault(k, []).append(float(roc_auc_score(*metrics._check(sc, y)[::-1])))
+    if len(used) < 2:
+        return {}, 0, False
+    h = P / sizes[used]
     out = {}
-    for k, v in aucs.items():
-        v = np.asarray(v)
-        n = len(v)
-        out[k] = float(np.sqrt((n - 1) / n * ((v - v.mean()) ** 2).sum())) if n >= 2 else float("nan")
-    return out, G
+    for k, v in left.items():
+        pseudo = h * full[k] - (h - 1) * np.asarray(v)
+        out[k] = float(np.sqrt(np.sum((pseudo - pseudo.mean()) ** 2 / (h - 1)) / len(used)))
+    return out, len(used), covered
 
 
 VERDICTS = ("exceeds the claim", "consistent with the claim", "units differ", "no claim")
@@ -816,7 +836,7 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
     boot = _bootstrap_seed(seed)
     summaries = {k: metrics.summarize(s, y, groups=np.arange(len(s)) % shadows.members.shape[1], seed=boot)
                  for k, (s, y) in pooled.items()}
-    jack, groups = model_jackknife_se(shadows, n_targets)
+    jack, groups, targets_covered = model_jackknife_se(shadows, n_targets)
     for k, v in summaries.items():
         v.pop("auc_se_method", None)    # one estimator for every attack: named once, in the settings
         v["auc_se_documents"] = v["auc_se"]
@@ -824,7 +844,8 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
         if m is not None and np.isfinite(m):
             v["auc_se_models"] = m
             v["auc_se"] = float(np.hypot(v["auc_se_documents"], m))
-    se_method = (AUC_SE_METHOD.format(n_boot=metrics.AUC_BOOTSTRAP, groups=groups) if groups else
+    se_method = (AUC_SE_METHOD.format(n_boot=metrics.AUC_BOOTSTRAP, groups=groups)
+                 + ("" if targets_covered else TARGETS_NOT_COVERED) if groups else
                  metrics.AUC_SE_BOOTSTRAP + "; the spread due to the models' training is not included (it needs at"
                  " least 6 shadow models)")
     claimed = claim if claim is not None else shadow_claim(shadows.privacy)
