@@ -14,7 +14,8 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py wordchoice --epsilons 1 4 --seeds 3  # three corpora
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py lift --seeds 3     # a third release (not kept)
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py dictionary --dictionaries DIR --seeds 3  # (not kept)
-    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py subspace --dictionaries DIR --seeds 3    # (an option?)
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py subspace --dictionaries DIR --seeds 3    # (not kept)
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py dictstart --dictionaries DIR --seeds 3   # (not kept?)
     (add --docs 5000 to train on the first 5,000 training documents)
 
 Train split, vocabulary of 2,000 words (``load_20newsgroups('train', max_vocab=2000)``), K = 20,
@@ -669,6 +670,42 @@ def subspace(a):
                   f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
 
 
+def dictstart(a):
+    """A general-domain public start for noisy EM (not kept; docs/document_dp.md). LDA (CGS, 150 sweeps, seed s) on
+    the entries of public dictionaries (``--dictionaries``), as documents on the corpus's vocabulary, never reads the
+    corpus; ``DocDPEM(init=those topics, n_iter=--n-iter)`` then spends the whole budget on releases over the private
+    training documents, as the ``public`` route does with documents of the domain. Beside it: the dictionary's topics
+    alone and ``DocDPCooccurrence`` with its defaults."""
+    from dptopic import LDA
+    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.models.docdp import DocDPEM
+    from dptopic.models.docdp_cooc import DocDPCooccurrence
+    import warnings
+    warnings.simplefilter("ignore", UserWarning)
+    texts = dictd_entries(a.dictionaries)
+    for name, train, test in three_corpora():
+        ref = test.to_bow()
+        public, cgs = dictionary_setting(texts, train, a.topics)
+        base = npmi(cgs, ref)
+        print(f"{name}: {train.n_docs} documents, {public.shape[0]} dictionary entries; CGS NPMI {base:.4f}",
+              flush=True)
+        starts = [LDA(n_topics=a.topics, n_iter=150, seed=s, verbose=0).fit(public).components_
+                  for s in range(a.seeds)]
+        rows = {"dictionary's topics alone": starts}
+        for n_iter in a.iters:
+            rows[f"+ DocDPEM(init, n_iter={n_iter}) eps {a.epsilon:g}"] = [
+                DocDPEM(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, n_iter=n_iter, init=start,
+                        seed=s).fit(train).components_ for s, start in enumerate(starts)]
+        rows[f"DocDPCooccurrence eps {a.epsilon:g}"] = [
+            DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, seed=s).fit(train).components_
+            for s in range(a.seeds)]
+        for label, betas in rows.items():
+            scores = [npmi(b, ref) for b in betas]
+            print(f"  {label:38} NPMI {np.median(scores):.4f} (ratio {np.median(scores) / base:.2f})"
+                  f" match {np.median([topic_recovery(b, cgs) for b in betas]):.3f}"
+                  f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
+
+
 def X_sum(corpus):
     return corpus.to_bow().sum(axis=0)
 
@@ -676,7 +713,7 @@ def X_sum(corpus):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "sharpen", "setunion", "private", "candidates", "public",
-                                          "spectral", "wordchoice", "lift", "dictionary", "subspace"])
+                                          "spectral", "wordchoice", "lift", "dictionary", "subspace", "dictstart"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
@@ -712,6 +749,8 @@ def main():
     ap.add_argument("--ranks", type=int, nargs="+", default=[200], help="subspace: dimensions of the public subspace")
     ap.add_argument("--subspace-words", type=int, nargs="+", default=[800],
                     help="subspace: words kept for the projected release (the model's n_words)")
+    ap.add_argument("--iters", type=int, nargs="+", default=[1, 2],
+                    help="dictstart: the numbers of private EM releases after the dictionary's start")
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
                     help="public: how many training documents stand in for a public corpus")
@@ -736,10 +775,10 @@ def main():
         return word_choice(a)
     if a.route == "lift":
         return lift(a)
-    if a.route in ("dictionary", "subspace"):
+    if a.route in ("dictionary", "subspace", "dictstart"):
         if not a.dictionaries:
             raise SystemExit(f"{a.route} needs --dictionaries DIR (dictd files: NAME.index and NAME.dict.dz)")
-        return dictionary(a) if a.route == "dictionary" else subspace(a)
+        return {"dictionary": dictionary, "subspace": subspace, "dictstart": dictstart}[a.route](a)
     tr, te = load()
     if a.docs:
         tr = tr.subset(np.arange(min(a.docs, tr.n_docs)))

@@ -177,7 +177,13 @@ def quiet_shadow_warnings():
     ``warnings.catch_warnings`` is not thread-safe: shadows fitted in parallel threads would restore one another's
     filters and let those warnings through. Here the filters are added once, under a lock, by the first fit that
     starts, and removed (only those added) when the last one ends. :func:`train_shadows` holds them around its whole
-    pool of threads, so that a ``catch_warnings`` inside a fit never restores a list from before or after them."""
+    pool of threads, so that a ``catch_warnings`` inside a fit never restores a list from before or after them.
+
+    What it does not protect: the filters are the process's, so while any shadow fit runs the same four warnings
+    raised by other code in the process (another thread fitting a model of its own) are silenced too; and a
+    ``catch_warnings`` block in another thread that began before the first shadow fit and ends during one restores
+    the list it saved, which lets the shadows' warnings through for the rest of that pool of fits (a nuisance,
+    never a silenced warning of another kind)."""
     with _quiet_lock:
         if _quiet_state["depth"] == 0:
             present = list(warnings.filters)
