@@ -324,11 +324,12 @@ def _resolve_unit(a, console) -> None:
                    " public corpora; docs/choosing_a_guarantee.md)")
 
 
-def _warn_if_too_small(a, corpus, console) -> None:
+def _warn_if_too_small(a, corpus, console, model=None) -> None:
     """A private model of noise is never presented as a result without a warning: from the utility table measured on
     public corpora, the size at which topics become useful at this epsilon (the count is the user's own data; it is
     printed to them, never saved, as the corpus line prints the split's sizes). The count is that of the documents the
-    model trains on: the training split of a corpus file (``_split``), every document of a shard folder.
+    model trains on: the training split of a corpus file (``_split``, as ``model`` will be split), every document of a
+    shard folder.
     The trainer's own warning (``SmallCorpusWarning``) would repeat it: it is silenced for the rest of the command."""
     import warnings
 
@@ -337,8 +338,7 @@ def _warn_if_too_small(a, corpus, console) -> None:
 
     warnings.filterwarnings("ignore", category=SmallCorpusWarning)
     if hasattr(corpus, "stable_split"):     # a corpus file: the model trains on its training split
-        n_docs, what = (corpus.position_split if a.unit == "word" else corpus.stable_split)(a.test_size)[0].n_docs, \
-            "training documents"
+        n_docs, what = _split(corpus, a, model)[0].n_docs, "training documents"
     else:
         n_docs, what = corpus.n_docs, "documents"
     msg = too_small_message(a.unit, a.epsilon if a.unit == "document" else a.budget, n_docs, a.topics, what=what)
@@ -493,7 +493,7 @@ def _train(a, console):
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
         corpus, vocab, event = _training_corpus(a, console)
         if a.unit is not None:
-            _warn_if_too_small(a, corpus, console)
+            _warn_if_too_small(a, corpus, console, model)
         return train_svi(model, corpus, vocab, a, console,
                          after_fit=lambda m: _compose_private_vocabulary(m, event, console))
     if a.algorithm in ("lp", "olp", "ldp-doc"):
@@ -518,7 +518,7 @@ def _train(a, console):
         else:
             corpus, vocab, event = _training_corpus(a, console)
             if a.unit is not None:
-                _warn_if_too_small(a, corpus, console)
+                _warn_if_too_small(a, corpus, console, model)
             if a.algorithm == "fed":
                 from .fed import apply_user_budget
 
