@@ -200,6 +200,7 @@ def register(sub) -> None:
                         " on public documents of the domain, say): NPMI alone cannot tell a corpus's own topics from"
                         " general-language ones")
     p.add_argument("--audit", default=None, metavar="DIR", help="the folder 'dptopic audit --out' wrote for this model")
-    p.add_argument("--top", type=positive_int, default=10, help="words shown per topic (default 10)")
+    p.add_argument("--top", "--top-n", "-n", dest="top", type=positive_int, default=10,
+                   help="words shown per topic (default 10; also spelt --top-n or -n)")
     p.add_argument("--title", default=None, help="the page title")
     p.set_defaults(func=cmd_report)

@@ -750,7 +750,8 @@ def register(sub) -> None:
     add_corpus_args(e, required=True, preprocessing=False)  # read in the model's own vocabulary: nothing to choose
     e.add_argument("--mode", choices=("paper", "completion"), default="completion",
                    help="perplexity: document completion (default) or the paper's mode / the variational bound")
-    e.add_argument("--top-n", type=positive_int, default=10, help="top words per topic for coherence (default 10)")
+    e.add_argument("--top-n", "--top", "-n", dest="top_n", type=positive_int, default=10,
+                   help="top words per topic for coherence (default 10; also spelt --top or -n)")
     e.add_argument("--window", type=_window_int, default=None,
                    help="NPMI over sliding windows of this many tokens, at most 10**9 (default: boolean documents)")
     e.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -765,7 +766,8 @@ def register(sub) -> None:
 
     tp = sub.add_parser("topics", help="show a saved model's topics and privacy report")
     add_model_arg(tp)
-    tp.add_argument("-n", type=positive_int, default=10, help="words per topic (default 10)")
+    tp.add_argument("-n", "--top-n", "--top", dest="n", type=positive_int, default=10,
+                    help="words per topic (default 10; -n, --top-n and --top are one flag, as in evaluate and report)")
     tp.add_argument("--format", choices=("table", "json", "csv"), default="table",
                     help="table (with the privacy report), json (topics, weights and the privacy card) or csv")
     tp.set_defaults(func=cmd_topics)
