@@ -15,7 +15,7 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py lift --seeds 3     # a third release (not kept)
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py dictionary --dictionaries DIR --seeds 3  # (not kept)
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py subspace --dictionaries DIR --seeds 3    # (not kept)
-    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py dictstart --dictionaries DIR --seeds 3   # (not kept?)
+    PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py dictstart --dictionaries DIR --seeds 3   # (not kept)
     (add --docs 5000 to train on the first 5,000 training documents)
 
 Train split, vocabulary of 2,000 words (``load_20newsgroups('train', max_vocab=2000)``), K = 20,
