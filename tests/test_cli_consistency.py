@@ -28,3 +28,28 @@ def test_words_per_topic_take_every_spelling(model, flag, capsys):
     assert json.loads(capsys.readouterr().out)["top_n"] == 4
     assert main(["report", str(model / "m"), "--out", str(model / f"r{flag}.html"), flag, "2"]) in (0, None)
     assert (model / f"r{flag}.html").exists()
+
+
+def test_model_json_records_how_text_was_read_and_the_audit_reads_it(tmp_path, capsys):
+    """model.json did not record the stop words or the case folding, so the audit guessed them from the vocabulary:
+    a stop-word file of the user's own was taken for English's list, and its words came back into the coverage
+    check's reference. The reading is now recorded (settings, not data) and read back."""
+    from argparse import Namespace
+
+    from dptopic.cli.audit import _model_reading
+    from dptopic.models.base import load as load_model
+
+    stop = tmp_path / "stop.txt"
+    stop.write_text("apple\npear\n")
+    docs = [" ".join(WORDS[(i * 5 + j) % len(WORDS)] for j in range(10)) + " The Apple" for i in range(40)]
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in docs))
+    assert main(["train", "--algorithm", "lda", "--corpus", str(tmp_path / "c.jsonl"), "--topics", "2", "--iterations",
+                 "2", "--seed", "0", "--quiet", "--stop-words", f"english+{stop}", "--no-lowercase",
+                 "--out", str(tmp_path / "m")]) in (0, None)
+    saved = json.loads((tmp_path / "m" / "model.json").read_text())["tokenizer"]["reading"]
+    assert saved == {"stop_words": f"english+{stop}", "lowercase": False, "min_length": 3}
+    model = load_model(tmp_path / "m")
+    a = Namespace(format="auto", corpus=str(tmp_path / "c.jsonl"))
+    assert _model_reading(model, a) == {"stop_words": f"english+{stop}", "lowercase": False}
+    stop.unlink()       # the file is gone: back to what the vocabulary tells
+    assert _model_reading(model, a)["stop_words"] in ("english", "none")

@@ -96,6 +96,25 @@ def _json_kind(v) -> str:
     return {dict: "an object", list: "a list", type(None): "null", bool: "true/false"}.get(type(v), "a number")
 
 
+def _stop_words_name(spec) -> str:
+    """A stop-word setting as text: ``"english"``, ``"none"``, a file's name, or how many words a list held."""
+    if spec is None:
+        return "none"
+    if isinstance(spec, (str, os.PathLike)):
+        return str(spec)
+    try:
+        return f"a list of {len(set(spec))} words"
+    except TypeError:
+        return "a list of words"
+
+
+def reading_of(stop_words, lowercase: bool, min_length: int) -> dict:
+    """How raw text was read into words, as a corpus's metadata and a fitted model's ``tokenizer_["reading"]``
+    record it: the stop words removed (``"english"``, ``"none"``, a file, or a list's size), the case folding and the
+    shortest word kept. Settings, not data: they say how to read more text the same way."""
+    return {"stop_words": _stop_words_name(stop_words), "lowercase": bool(lowercase), "min_length": int(min_length)}
+
+
 def _seed_generator(seed) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
@@ -127,6 +146,7 @@ def _warn_unreachable_words(words, pre) -> None:
 
 
 VOCABULARY_SOURCE = "vocabulary_source"    # metadata key: "supplied" (the caller's word list) or "data"
+READING = "reading"     # metadata key: how raw text was tokenised (lowercase, stop words, min_length); see reading_of
 
 
 class Corpus:
@@ -251,7 +271,9 @@ class Corpus:
         if vocabulary is not None:
             _warn_unreachable_words(vocabulary.words, pre)
         toks = [pre.tokenize(t) for t in texts]
-        return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
+        return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
+                                     reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
+                                                        min_length))
 
     @classmethod
     def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,
@@ -281,8 +303,10 @@ class Corpus:
         return cls._from_token_lists(docs, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
 
     @classmethod
-    def _from_token_lists(cls, toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty):
-        """Checked lists of words: build (or apply) the vocabulary, map words to ids, drop the rest."""
+    def _from_token_lists(cls, toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
+                          reading=None):
+        """Checked lists of words: build (or apply) the vocabulary, map words to ids, drop the rest. ``reading``: how
+        the words were made from text (:func:`reading_of`), kept in the metadata."""
         given = vocabulary is not None
         if vocabulary is None:
             vocabulary = Vocabulary(build_vocabulary(toks, max_vocab=max_vocab, min_df=min_df, max_df=max_df))
@@ -296,7 +320,8 @@ class Corpus:
                                f" ({len(vocabulary)} words, e.g. {', '.join(repr(w) for w in vocabulary.words[:3])}):"
                                " give documents in the vocabulary's language and domain.")
         return cls._finish(docs, vocabulary, labels, doc_ids, drop_empty,
-                           metadata={VOCABULARY_SOURCE: "supplied" if given else "data"})
+                           metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
+                                     **({} if reading is None else {READING: reading})})
 
     @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None) -> "Corpus":
@@ -688,6 +713,10 @@ class Corpus:
                                f" stop-word list; at least 2 are needed.")
         out = self.restrict([words[i] for i in cands])
         out.metadata[VOCABULARY_SOURCE] = "data"        # chosen by the documents' counts
+        if sw and isinstance(out.metadata.get(READING), dict):    # stop words pruned after tokenising
+            out.metadata[READING] = {**out.metadata[READING],
+                                     "stop_words_pruned": _stop_words_name("english" if stop_words is None
+                                                                           else stop_words)}
         return out
 
     @property

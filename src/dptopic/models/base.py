@@ -20,7 +20,7 @@ from .._io import load_bundle, restore_nonfinite, save_bundle
 from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params, validate_value
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..corpus.corpus import column_difference, is_text_column, is_token_lists
+from ..corpus.corpus import READING, column_difference, is_text_column, is_token_lists
 from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, tokenizer_info, warn_if_other_tokenizer
 from ..errors import CorruptModelError, DPTopicError, NotFittedError, user_stacklevel
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
@@ -275,6 +275,9 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         # caller's tokens
         self.tokenizer_ = tokenizer_info(COUNT_MATRIX if getattr(self, "_input_names", None) is not None else
                                          TOKEN_LISTS if getattr(self, "_input_tokens", False) else None)
+        reading = getattr(corpus, "metadata", {}).get(READING) if isinstance(corpus, Corpus) else None
+        if isinstance(reading, dict) and "source" not in self.tokenizer_:
+            self.tokenizer_["reading"] = dict(reading)     # how the training text was read (settings, not data)
         if self._private and getattr(self, "seed", None) is not None:
             import warnings
 
