@@ -53,3 +53,17 @@ def test_model_json_records_how_text_was_read_and_the_audit_reads_it(tmp_path, c
     assert _model_reading(model, a) == {"stop_words": f"english+{stop}", "lowercase": False}
     stop.unlink()       # the file is gone: back to what the vocabulary tells
     assert _model_reading(model, a)["stop_words"] in ("english", "none")
+
+
+def test_randomizers_say_which_budget_they_take():
+    """Randomizer takes epsilon_word and DocumentRandomizer epsilon: the other's spelling was a bare TypeError."""
+    from dptopic.errors import DPTopicError
+    from dptopic.local import DocumentRandomizer, Randomizer
+
+    with pytest.raises(DPTopicError, match=r"per word: give epsilon_word=.*DocumentRandomizer"):
+        Randomizer(["a", "b"], epsilon=2.0)
+    with pytest.raises(DPTopicError, match=r"per document: give epsilon=.*Randomizer\(vocabulary, epsilon_word"):
+        DocumentRandomizer(["a", "b"], epsilon_word=2.0)
+    with pytest.raises(DPTopicError, match="unexpected argument"):
+        Randomizer(["a", "b"], epsilon_word=2.0, colour="red")
+    assert Randomizer(["a", "b"], epsilon_word=2.0).f > 0

@@ -90,7 +90,14 @@ class DocumentRandomizer:
     simulation : ``True`` uses a NumPy Generator (for experiments only); only then is ``seed`` accepted.
     """
 
-    def __init__(self, vocabulary, epsilon: float = DEFAULT_EPSILON, seed=None, simulation: bool = False):
+    def __init__(self, vocabulary, epsilon: float = DEFAULT_EPSILON, seed=None, simulation: bool = False, **unknown):
+        if "epsilon_word" in unknown or "f" in unknown:     # Randomizer's spellings: say which budget this one takes
+            raise DPTopicError("DocumentRandomizer's budget is per document: give epsilon= (the whole report's"
+                               " epsilon); for word-presence reports with a budget per word use"
+                               " Randomizer(vocabulary, epsilon_word=...).")
+        if unknown:
+            raise DPTopicError(f"DocumentRandomizer got unexpected argument(s) {', '.join(sorted(unknown))}: it takes"
+                               " vocabulary, epsilon, seed and simulation.")
         self.vocabulary = _check_vocabulary(vocabulary)
         self.epsilon = _check_epsilon(epsilon)
         if simulation not in (True, False):

@@ -45,7 +45,14 @@ class Randomizer(FlipParameterMixin):
     """
 
     def __init__(self, vocabulary, epsilon_word: float | None = None, f: float | None = None, seed=None,
-                 secure: bool | None = None, simulation: bool = False):
+                 secure: bool | None = None, simulation: bool = False, **unknown):
+        if "epsilon" in unknown:        # DocumentRandomizer's spelling: say which budget this one takes
+            raise DPTopicError("Randomizer's budget is per word: give epsilon_word= (a report then costs V x"
+                               " epsilon_word for the whole document); for a budget per document use"
+                               " DocumentRandomizer(vocabulary, epsilon=...).")
+        if unknown:
+            raise DPTopicError(f"Randomizer got unexpected argument(s) {', '.join(sorted(unknown))}: it takes"
+                               " vocabulary, epsilon_word or f, seed, secure and simulation.")
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         if len(self.vocabulary) < 1:
             raise DPTopicError("empty vocabulary: give at least one word (one word per line in --vocabulary).")
