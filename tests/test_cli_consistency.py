@@ -67,3 +67,42 @@ def test_randomizers_say_which_budget_they_take():
     with pytest.raises(DPTopicError, match="unexpected argument"):
         Randomizer(["a", "b"], epsilon_word=2.0, colour="red")
     assert Randomizer(["a", "b"], epsilon_word=2.0).f > 0
+
+
+def test_serve_holds_its_port_from_the_check_to_the_start(tmp_path, monkeypatch):
+    """serve checked that its port was free, let go of it, built the database, then let uvicorn bind: another
+    program could take the port in between and the server died after creating its database. The checked sockets are
+    now the ones the server listens on."""
+    import socket
+
+    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("sqlalchemy")
+    from dptopic.cli.serve import check_port_free
+
+    held = check_port_free("127.0.0.1", 0, keep=True)        # port 0: any free port, for the check itself
+    assert held and all(s.fileno() >= 0 for s in held)
+    for s in held:
+        s.close()
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+
+    seen = {}
+
+    def serve(self, sockets=None):
+        seen["sockets"], seen["ports"] = sockets, [s.getsockname()[1] for s in sockets]
+        other = socket.socket()
+        try:                                  # while the server starts, nobody else can bind its port
+            other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            with pytest.raises(OSError):
+                other.bind(("127.0.0.1", port))
+        finally:
+            other.close()
+
+    monkeypatch.setattr(uvicorn.Server, "run", serve)
+    (tmp_path / "v.txt").write_text("\n".join(WORDS) + "\n")
+    assert main(["serve", "--vocabulary", str(tmp_path / "v.txt"), "--database", f"sqlite:///{tmp_path / 's.db'}",
+                 "--topics", "2", "--epsilon-word", "1", "--port", str(port), "--quiet"]) in (0, None)
+    assert seen["ports"] == [port]
+    assert all(s.fileno() == -1 for s in seen["sockets"])        # let go once the server stops

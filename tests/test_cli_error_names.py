@@ -266,6 +266,7 @@ def no_serving(monkeypatch):
         raise AssertionError("a bad flag value reached uvicorn.run")
 
     monkeypatch.setattr(uvicorn, "run", refuse)
+    monkeypatch.setattr(uvicorn.Server, "run", refuse)
 
 
 @pytest.mark.parametrize("extra, flags, absent", [
@@ -296,7 +297,7 @@ def test_serve_names_its_flags(capsys, tmp_path, vocab, no_serving, extra, flags
 def test_serve_database_bound_to_other_settings_names_the_flags(capsys, tmp_path, vocab, monkeypatch):
     uvicorn = pytest.importorskip("uvicorn")
     pytest.importorskip("sqlalchemy")
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)   # the first start binds the database, serves nothing
+    monkeypatch.setattr(uvicorn.Server, "run", lambda *a, **k: None)   # the first start binds the database, serves nothing
     base = ["serve", "--vocabulary", vocab, "--database", f"sqlite:///{tmp_path / 's.db'}", "--topics", 2]
     assert _run(base + ["--epsilon-word", 1]) == 0
     capsys.readouterr()

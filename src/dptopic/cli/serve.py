@@ -20,12 +20,14 @@ def _port(text: str) -> int:
     return v
 
 
-def check_port_free(host: str, port: int) -> None:
+def check_port_free(host: str, port: int, keep: bool = False) -> list:
     """Refuse, in one line, a ``--port`` that ``--host`` cannot listen on (another server holds it, or it needs
     privileges): checked before the database is created or changed, so that a failed start leaves nothing behind.
 
-    Binds each address ``host`` resolves to as uvicorn's event loop will (``SO_REUSEADDR``, IPv6 sockets IPv6-only; an
-    address family this machine lacks is skipped), then lets go at once."""
+    Binds each address ``host`` resolves to as uvicorn's event loop would (``SO_REUSEADDR``, IPv6 sockets IPv6-only; an
+    address family this machine lacks is skipped). ``keep``: the sockets listen at once and are returned for the
+    server to serve on, so that no other program can take the port between this check and the start (a client that
+    connects meanwhile waits in the queue); otherwise they are let go at once (and ``[]`` is returned)."""
     import errno
     import socket
 
@@ -34,22 +36,24 @@ def check_port_free(host: str, port: int) -> None:
     except socket.gaierror as e:
         raise DPTopicError(f"--host {host} does not resolve ({e.strerror}): give an IP address or a host name this"
                            " machine knows (127.0.0.1 by default).") from None
-    seen = set()
-    for family, kind, proto, _, addr in infos:
-        if (family, addr[:2]) in seen:
-            continue
-        seen.add((family, addr[:2]))
-        try:
-            sock = socket.socket(family, kind, proto)
-        except OSError:     # an address family this machine does not offer: the server skips it too
-            continue
-        with sock:
+    seen, bound = set(), []
+    try:
+        for family, kind, proto, _, addr in infos:
+            if (family, addr[:2]) in seen:
+                continue
+            seen.add((family, addr[:2]))
+            try:
+                sock = socket.socket(family, kind, proto)
+            except OSError:     # an address family this machine does not offer: the server skips it too
+                continue
+            bound.append(sock)
             try:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
                     sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
                 sock.bind(addr)
             except OSError as e:
+                bound.pop().close()
                 if e.errno == errno.EADDRNOTAVAIL:
                     continue
                 if e.errno == errno.EADDRINUSE:
@@ -60,6 +64,28 @@ def check_port_free(host: str, port: int) -> None:
                                        " choose another --port, 1024 or above.") from None
                 raise DPTopicError(f"cannot listen on port {port} on {host} ({(e.strerror or str(e)).lower()}): choose"
                                    " another --port or --host.") from None
+    except BaseException:
+        close_all(bound)
+        raise
+    if not keep:
+        close_all(bound)
+        return []
+    if not bound:
+        raise DPTopicError(f"no address of --host {host} can be listened on here: give an IP address of this machine"
+                           " (127.0.0.1 by default).")
+    try:    # listening holds the port (a bound socket alone lets another SO_REUSEADDR socket bind it); clients queue
+        for sock in bound:
+            sock.listen(2048)
+    except OSError as e:
+        close_all(bound)
+        raise DPTopicError(f"cannot listen on port {port} on {host} ({(e.strerror or str(e)).lower()}): choose another"
+                           " --port or --host.") from None
+    return bound
+
+
+def close_all(sockets) -> None:
+    for sock in sockets:
+        sock.close()
 
 
 def _need_service_extra():
@@ -178,8 +204,6 @@ def cmd_serve(a):
 
 def _serve(a):
     _need_service_extra()
-    import logging
-
     import uvicorn
 
     from ..service import create_app
@@ -203,10 +227,20 @@ def _serve(a):
         from ..service import codec
 
         check_config(codec.fed_config(cfg), len(cfg.fed_vocabulary))
+    # before the database is touched: a failed start creates nothing; the port stays held until the server listens
+    sockets = check_port_free(a.host, a.port, keep=True)
+    try:
+        _serve_on(sockets, a, cfg, create_app, uvicorn)
+    finally:
+        close_all(sockets)
+
+
+def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:
+    import logging
+
     from ..service.app import Service
     from ..service.storage import foreign_tables
 
-    check_port_free(a.host, a.port)     # before the database is touched: a failed start creates nothing
     foreign = foreign_tables(cfg.database)
     if foreign and not a.allow_foreign_tables:
         raise DPTopicError(f"--database {a.database!r} already holds tables that are not dptopic's ({', '.join(foreign[:5])}"
@@ -224,8 +258,9 @@ def _serve(a):
                   f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
     from ..service.http import server_options
 
-    uvicorn.run(create_app(cfg), host=a.host, port=a.port, log_level="warning" if a.quiet else "info",
-                access_log=not a.quiet, timeout_graceful_shutdown=10, **server_options())
+    config = uvicorn.Config(create_app(cfg), host=a.host, port=a.port, log_level="warning" if a.quiet else "info",
+                            access_log=not a.quiet, timeout_graceful_shutdown=10, **server_options())
+    uvicorn.Server(config).run(sockets=sockets)
 
 
 def _client_corpus(a):
