@@ -106,3 +106,26 @@ def test_serve_holds_its_port_from_the_check_to_the_start(tmp_path, monkeypatch)
                  "--topics", "2", "--epsilon-word", "1", "--port", str(port), "--quiet"]) in (0, None)
     assert seen["ports"] == [port]
     assert all(s.fileno() == -1 for s in seen["sockets"])        # let go once the server stops
+
+
+@pytest.mark.parametrize("algorithm, extra", [("lda", ["--iterations", "2", "--seed", "0"]),
+                                              ("svi", ["--epsilon", "1", "--epochs", "1"])])
+def test_test_size_zero_trains_on_every_document(tmp_path, capsys, algorithm, extra):
+    """--test-size had to lie in (0, 1): every model the CLI trained left a fifth of the documents out, as no
+    scikit-learn, gensim or tomotopy fit does. 0 now trains on all of them and skips the held-out evaluation."""
+    docs = [" ".join(WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(10)) for i in range(40)]
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in docs))
+    for size, out in (("0", "all"), ("0.2", "part")):
+        assert main(["train", "--algorithm", algorithm, "--corpus", str(tmp_path / "c.jsonl"), "--topics", "2",
+                     "--test-size", size, "--quiet", "--out", str(tmp_path / out), *extra]) in (0, None)
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "train on all 40 (--test-size 0: no held-out part" in printed
+    whole = json.loads((tmp_path / "all" / "model.json").read_text())
+    part = json.loads((tmp_path / "part" / "model.json").read_text())
+    if algorithm == "lda":      # a private model does not save the corpus's size
+        assert whole["training"]["n_docs"] == 40 and part["training"]["n_docs"] < 40
+    assert not whole.get("metrics") and "train 3" in printed
+    with pytest.raises(SystemExit):
+        main(["train", "--algorithm", algorithm, "--corpus", str(tmp_path / "c.jsonl"), "--topics", "2",
+              "--test-size", "1", "--out", str(tmp_path / "x"), *extra])
+    assert "must lie in [0, 1)" in capsys.readouterr().err

@@ -55,6 +55,7 @@ epsilon_value = _float_arg(lambda v: 1e-9 <= v <= 500, "an epsilon must lie in [
 # an epsilon handed to the accountants as it is (the vocabulary's EPS_V): their range, (0, 500]
 epsilon_budget = _float_arg(lambda v: 0 < v <= 500, "an epsilon must lie in (0, 500]")
 unit_interval = _float_arg(lambda v: 0 < v < 1, "must lie in (0, 1)")
+held_out_share = _float_arg(lambda v: 0 <= v < 1, "must lie in [0, 1) (0: train on every document, no held-out part)")
 
 
 def _int_arg(lo: int, hi: int | None = None):
@@ -395,12 +396,16 @@ def corpus_from_args(a):
 
 
 def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False) -> str:
-    """The corpus summary printed before training; for a private trainer its exact sizes are labelled as what
+    """The corpus summary printed before training (``test`` None: no held-out part); for a private trainer its exact
+    sizes are labelled as what
     they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
     statistics of the private corpus that the guarantee does not cover (printed, saved only with the metrics that
     ``--save-metrics`` asks for: ``saved``)."""
     line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
-            f" ({corpus.n_empty_dropped} empty documents dropped); train {train.n_docs} / test {test.n_docs}")
+            f" ({corpus.n_empty_dropped} empty documents dropped); "
+            + (f"train {train.n_docs} / test {test.n_docs}" if test is not None else
+               f"train on all {train.n_docs} (--test-size 0: no held-out part, so no held-out evaluation; run"
+               " 'dptopic evaluate' on documents kept aside)"))
     if private and word_level:
         line += " [yellow](sizes are public under word-level DP: a word replacement changes neither)[/]"
     elif private:

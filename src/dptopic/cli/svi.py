@@ -86,15 +86,19 @@ def print_svi_privacy(rep: dict, console) -> None:
 
 def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
-    train, test = corpus.stable_split(a.test_size)  # a document's side depends on its own words only
-    console.print(corpus_line(corpus, train, test, model._private, saved=bool(getattr(a, "save_metrics", False))))
-    from .train import _without_copies_of
+    from .train import _split, _without_copies_of
 
-    test = _without_copies_of(test, train, console)
+    train, test = _split(corpus, a, model)  # a document's side depends on its own words only
+    console.print(corpus_line(corpus, train, test, model._private, saved=bool(getattr(a, "save_metrics", False))))
+    if test is not None:
+        test = _without_copies_of(test, train, console)
     model.fit(train, vocabulary=vocabulary)
     if after_fit is not None:
         after_fit(model)
     print_topics(model, 10, console=console)
+    if test is None:            # --test-size 0
+        model.metrics_ = {}
+        return _finish_svi(model, a, console)
     ppl = model.perplexity(test)
     saved = a.save_metrics or not model._private
     from .train import _npmi_and_diversity
@@ -109,6 +113,10 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
                       " outside the guarantee;[/] " + ("saved in model.json, labelled as such." if saved else
                                                        "not saved (pass --save-metrics to save them, labelled as"
                                                        " such)."))
+    _finish_svi(model, a, console)
+
+
+def _finish_svi(model, a, console) -> None:
     print_svi_privacy(model.privacy_, console)
     out = model.save(a.out, save_metrics=a.save_metrics or None)
     console.print(f"model written to [bold]{out}[/]")

@@ -8,7 +8,7 @@ from ..errors import DPTopicError
 from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, JOBS_RULES, epsilon_rules, flag_errors,
                      with_flag_names)
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
-from ._common import (NO_VOCAB_CAP, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
+from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary, refuse_data_cuts, seed_int, unit_interval, words_or)
 from .fed import add_fed_args
@@ -217,9 +217,11 @@ def _split(corpus, a, model):
     """The training and held-out parts. A word-level trainer's neighbours replace one token's word: a document's side
     then depends on its position alone (``Corpus.position_split``), since a split by its words could move it, and
     the training part would differ by a whole document. Otherwise by its own words, so that adding one document
-    moves no other (``Corpus.stable_split``)."""
+    moves no other (``Corpus.stable_split``). ``--test-size 0``: ``(corpus, None)``."""
     from ..models import CDPLDA, HDPLDA
 
+    if not a.test_size:         # --test-size 0: every document trains, none is held out
+        return corpus, None
     if isinstance(model, (HDPLDA, CDPLDA)):
         return corpus.position_split(a.test_size)
     return corpus.stable_split(a.test_size)
@@ -236,6 +238,10 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
         word_level = isinstance(model, (HDPLDA, CDPLDA)) and getattr(a, "private_vocabulary", None) is None
         console.print(corpus_line(corpus, train, test, model._private, word_level,
                                   saved=bool(getattr(a, "save_metrics", False))))
+    if test is None:
+        model.fit(train, vocabulary=vocabulary)
+        model.metrics_ = {}
+        return train, None
     test = _without_copies_of(test, train, console)
     model.fit(train, vocabulary=vocabulary)
     ppl_c = model.perplexity(test, mode="completion")
@@ -715,8 +721,9 @@ def register(sub) -> None:
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
                         " words blocks swept diagonal by diagonal (no merge, the default)")
     add_cluster_args(t)
-    t.add_argument("--test-size", type=unit_interval, default=0.2,
-                   help="share of the documents held out for evaluation (default 0.2)")
+    t.add_argument("--test-size", type=held_out_share, default=0.2,
+                   help="share of the documents held out for evaluation (default 0.2); 0 trains on every document"
+                        " and skips the held-out evaluation")
     add_out_args(t, "runs/model")
     t.add_argument("--save-metrics", action="store_true",
                    help="private algorithms: also save the evaluation metrics, labelled 'outside the guarantee'")
