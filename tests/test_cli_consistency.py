@@ -129,3 +129,19 @@ def test_test_size_zero_trains_on_every_document(tmp_path, capsys, algorithm, ex
         main(["train", "--algorithm", algorithm, "--corpus", str(tmp_path / "c.jsonl"), "--topics", "2",
               "--test-size", "1", "--out", str(tmp_path / "x"), *extra])
     assert "must lie in [0, 1)" in capsys.readouterr().err
+
+
+def test_randomizer_takes_a_count_matrix_as_every_estimator_does():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dptopic.errors import DPTopicError
+    from dptopic.local import Randomizer
+
+    X = np.array([[1, 0, 2], [0, 0, 0], [0, 3, 0]])
+    rz = Randomizer(["a", "b", "c"], f=1e-9, simulation=True, seed=0)       # f tiny: reports are the presence bits
+    for m in (X, sp.csr_matrix(X)):
+        r = rz.randomize(m)
+        assert r.n_reports == 3 and np.array_equal(r.bits(), X > 0)
+    with pytest.raises(DPTopicError, match="2 columns but the vocabulary has 3 words"):
+        rz.randomize(X[:, :2])

@@ -101,13 +101,21 @@ class Randomizer(FlipParameterMixin):
         return rep
 
     def _as_csr(self, docs) -> tuple[np.ndarray, np.ndarray]:
+        import scipy.sparse as sp
+
+        if sp.issparse(docs) or (isinstance(docs, np.ndarray) and docs.ndim == 2):   # a count matrix, one row each
+            if docs.shape[1] != self.vocab_size:
+                raise DPTopicError(f"the count matrix has {docs.shape[1]} columns but the vocabulary has"
+                                   f" {self.vocab_size} words: give one column per vocabulary word, in its order"
+                                   " (or a Corpus, which is mapped onto the vocabulary by its words).")
+            docs = Corpus.from_bow(docs, vocabulary=self.vocabulary)
         if isinstance(docs, Corpus):
             if docs.vocabulary != self.vocabulary:
                 docs = docs.restrict(self.vocabulary, drop_empty=False)
             return docs.word_ids, docs.doc_ptr
         if isinstance(docs, (str, bytes)) or not hasattr(docs, "__iter__"):
-            raise DPTopicError(f"cannot randomize a {type(docs).__name__}: pass a Corpus or a list of documents"
-                               " (each a list of words or of word ids).")
+            raise DPTopicError(f"cannot randomize a {type(docs).__name__}: pass a Corpus, a count matrix (one column"
+                               " per vocabulary word) or a list of documents (each a list of words or of word ids).")
         V, ids, ptr = self.vocab_size, [], [0]
         for doc in docs:
             if isinstance(doc, str):
