@@ -101,6 +101,8 @@ def test_serve_holds_its_port_from_the_check_to_the_start(tmp_path, monkeypatch)
             other.close()
 
     monkeypatch.setattr(uvicorn.Server, "run", serve)
+    monkeypatch.setattr(uvicorn.Server, "__init__", lambda self, config: None)
+    monkeypatch.setattr(uvicorn, "Config", lambda app, **kw: None)     # the real one sets up logging on pytest's stderr
     (tmp_path / "v.txt").write_text("\n".join(WORDS) + "\n")
     assert main(["serve", "--vocabulary", str(tmp_path / "v.txt"), "--database", f"sqlite:///{tmp_path / 's.db'}",
                  "--topics", "2", "--epsilon-word", "1", "--port", str(port), "--quiet"]) in (0, None)

@@ -266,7 +266,16 @@ def no_serving(monkeypatch):
         raise AssertionError("a bad flag value reached uvicorn.run")
 
     monkeypatch.setattr(uvicorn, "run", refuse)
+    monkeypatch.setattr(uvicorn, "Config", _NoLoggingConfig)   # uvicorn's Config sets up logging on pytest's stderr
     monkeypatch.setattr(uvicorn.Server, "run", refuse)
+
+
+class _NoLoggingConfig:
+    """Stands in for ``uvicorn.Config`` in tests that stop before serving: the real one configures logging handlers on
+    the ``sys.stderr`` of the moment (pytest's capture), which later tests then find closed."""
+
+    def __init__(self, app, **kw):
+        self.app, self.kw = app, kw
 
 
 @pytest.mark.parametrize("extra, flags, absent", [
@@ -298,6 +307,7 @@ def test_serve_database_bound_to_other_settings_names_the_flags(capsys, tmp_path
     uvicorn = pytest.importorskip("uvicorn")
     pytest.importorskip("sqlalchemy")
     monkeypatch.setattr(uvicorn.Server, "run", lambda *a, **k: None)   # the first start binds the database, serves nothing
+    monkeypatch.setattr(uvicorn, "Config", _NoLoggingConfig)
     base = ["serve", "--vocabulary", vocab, "--database", f"sqlite:///{tmp_path / 's.db'}", "--topics", 2]
     assert _run(base + ["--epsilon-word", 1]) == 0
     capsys.readouterr()
