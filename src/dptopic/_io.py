@@ -170,6 +170,23 @@ def _holds_bundle(directory: Path, meta_name: str) -> bool:
     return set(arrays) == {n[:-4] for n in names if n.endswith(".npy")}
 
 
+def _bundle_strangers(directory: Path, meta_name: str) -> list[str]:
+    """The names in a folder refused as a bundle that dptopic did not write there: beside readable metadata of ours,
+    what it does not list; without it, everything (empty when that cannot be told: the refusal then names nothing)."""
+    try:
+        names = sorted(e.name for e in directory.iterdir())
+        meta = json.loads((directory / meta_name).read_text("utf-8")) if (directory / meta_name).is_file() else None
+    except (OSError, ValueError, RecursionError):
+        return []
+    if meta is None:
+        return names
+    arrays = meta.get("arrays") if isinstance(meta, dict) else None
+    if not isinstance(arrays, list) or (meta_name == "model.json" and meta.get("format") != "dptopic-model"):
+        return []   # a metadata file that is not ours (or is broken): say nothing more than the refusal
+    ours = {meta_name} | {f"{a}.npy" for a in arrays if isinstance(a, str)}
+    return [n for n in names if n not in ours and not (n.startswith(f".{meta_name}.") and n.endswith(".tmp"))]
+
+
 def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: str = "--out",
                      meta_name: str = "model.json", holds_ours=None) -> Path:
     """Check, before any work, that a bundle may be written to ``path``; return it resolved.
@@ -195,6 +212,13 @@ def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: s
             raise DPTopicError(f"{flag} {str(path)!r} cannot be read ({e.strerror}); choose another {flag}.") from None
         if not empty:
             ours = holds_ours(p) if holds_ours is not None else _holds_bundle(p, meta_name)
+            strangers = _bundle_strangers(p, meta_name) if holds_ours is None and not ours else []
+            if strangers:
+                shown, it = _name_list(strangers)
+                has = ("holds a dptopic {what} and also" if (p / meta_name).is_file() else
+                       "is a folder that does not hold a dptopic {what}: it holds").format(what=what)
+                raise DPTopicError(f"{flag} {str(path)!r} {has} {shown}, which dptopic did not write: refusing to"
+                                   f" replace the folder; move {it} or choose a new or empty folder.")
             _may_replace(ours, overwrite, path, what, flag, "is a folder that does")
     _check_writable(p.parent, flag, path)
     return p
@@ -202,55 +226,211 @@ def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: s
 
 OUTPUT_MARKER = ".dptopic-output"
 """The file a command writes into an ``--out`` folder of results (audit, experiments, shards) so that a later run
-recognises the folder as its own: one ``--out`` rule for every command (see :func:`check_output_folder`)."""
+recognises the folder as its own: one ``--out`` rule for every command (see :func:`check_output_folder`).
+
+It lists, per command (``runs``), the files that command's last run wrote there, so that several commands can share
+one folder (``docs/figures`` holds the experiments' figures): ``--overwrite`` makes a command delete the files its own
+earlier run listed before it writes, never another command's. ``kept`` lists files no command claims (put there by
+hand, or listed by the marker of an older dptopic that did not say which command wrote each file): the folder accepts
+them and no command deletes them. Any other file in the folder is the user's, and the folder is refused."""
+
+MARKER_FORMAT = "dptopic-output"
+MARKER_VERSION = 2
+_MARKER_NOTE = ("written by dptopic: 'runs' lists the files each command's last run wrote here; with --overwrite a"
+                " command deletes the files its own earlier run listed before it writes, never another command's."
+                " 'kept' lists files no command claims (put here by hand, or listed by an older dptopic's marker that"
+                " did not say which command wrote them): no command deletes them. A file listed nowhere makes dptopic"
+                " refuse this folder.")
+# the hidden temporary file of an atomic write killed before its rename (tempfile.mkstemp: 8 random characters)
+_STALE_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 
 
-def check_output_folder(path, overwrite: bool = False, what: str = "results", flag: str = "--out") -> Path:
+def _signature(path: Path) -> str:
+    """What changes whenever a file is written (an atomic write gives it a new inode; any write a new time)."""
+    st = os.lstat(path)
+    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+
+
+def _folder_names(p: Path) -> list[str]:
+    """The names in folder ``p`` other than the marker."""
+    return sorted(e.name for e in p.iterdir() if e.name != OUTPUT_MARKER)
+
+
+def _read_marker(p: Path):
+    """The marker of folder ``p``, normalised: ``{"runs": {command: {"files": [...]} or {"before": {...}}}, "kept":
+    [...] or None, "legacy": None or the command an older marker names}``; None when there is no readable marker.
+
+    A marker of an older dptopic (``{"written_by": ..., "files": [...]}``) listed every file present when its run
+    ended, whichever command wrote it: its files become ``kept`` (accepted, never deleted); one written when its run
+    started and never completed (no ``files``) accepted the whole folder, and still does (``kept`` None)."""
+    try:
+        path = p / OUTPUT_MARKER
+        if path.is_symlink() or path.stat().st_size > 64 * 2 ** 20:
+            return None
+        raw = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(raw, dict):
+        return None
+    strings = lambda v: [x for x in v if isinstance(x, str)] if isinstance(v, list) else []  # noqa: E731
+    if raw.get("format") == MARKER_FORMAT:
+        runs = {}
+        for cmd, run in (raw.get("runs") if isinstance(raw.get("runs"), dict) else {}).items():
+            if not isinstance(run, dict):
+                continue
+            if isinstance(run.get("before"), dict) and "files" not in run:   # a run under way (or killed)
+                runs[cmd] = {"before": {k: v for k, v in run["before"].items() if isinstance(v, str)}}
+            else:
+                runs[cmd] = {"files": strings(run.get("files"))}
+        return {"runs": runs, "kept": strings(raw.get("kept")), "legacy": None}
+    who = raw.get("written_by")
+    if not isinstance(who, str):
+        return None
+    return {"runs": {}, "kept": strings(raw["files"]) if isinstance(raw.get("files"), list) else None, "legacy": who}
+
+
+def _owners(p: Path, mark) -> dict:
+    """``{name: command}`` for each file in ``p`` the marker accounts for (``None`` for a kept file)."""
+    present = set(_folder_names(p))
+    owners = {n: None for n in (present if mark["kept"] is None else mark["kept"]) if n in present}
+    for cmd, run in mark["runs"].items():
+        if "files" in run:
+            names = run["files"]
+        else:    # a run under way, or killed: the files created or rewritten since it started
+            names = [n for n in present if run["before"].get(n) != _signature(p / n)]
+        owners.update({n: cmd for n in names if n in present})
+    return owners
+
+
+def _name_list(names) -> tuple[str, str]:
+    """``("a.txt, b.txt and 3 more", "them")`` for a message (at most three names shown)."""
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return shown, "it" if len(names) == 1 else "them"
+
+
+def check_output_folder(path, overwrite: bool = False, what: str = "results", flag: str = "--out",
+                        command: str | None = None) -> Path:
     """The ``--out`` rule for a folder of results, checked before any work: a new or empty folder; or, with
-    ``overwrite=True``, a folder that a dptopic command wrote (it holds :data:`OUTPUT_MARKER` and nothing the
-    marked run did not list). A folder with anything else in it belongs to the user and is refused."""
-    return check_output_dir(path, overwrite=overwrite, what=what, flag=flag, holds_ours=_holds_our_results)
+    ``overwrite=True``, a folder whose every file its :data:`OUTPUT_MARKER` accounts for (written by dptopic
+    commands, or kept). A file the marker does not list belongs to the user: the folder is refused, naming it.
+    ``command`` (e.g. ``"experiment lira"``) makes the message say whose results the folder holds."""
+    p = check_output_dir(path, overwrite=True, what=what, flag=flag, holds_ours=lambda q: True)
+    if not p.is_dir() or not any(p.iterdir()):
+        return p
+    mark = _read_marker(p)
+    if mark is None:
+        names = sorted(e.name for e in p.iterdir())
+        shown, it = _name_list(names)
+        why = (f"its {OUTPUT_MARKER} marker cannot be read" if OUTPUT_MARKER in names else
+               f"the folder has no {OUTPUT_MARKER} marker")
+        raise DPTopicError(f"{flag} {str(path)!r} holds {shown}, which dptopic did not write ({why}): refusing to"
+                           f" replace {it}; move {it} or choose a new or empty folder for {flag}.")
+    owners = _owners(p, mark)
+    blockers = [n for n in _folder_names(p) if n not in owners and not _STALE_TEMPORARY.fullmatch(n)]
+    if blockers:
+        shown, it = _name_list(blockers)
+        raise DPTopicError(f"{flag} {str(path)!r} holds {shown}, which dptopic did not write (its {OUTPUT_MARKER}"
+                           f" marker does not list {it}): refusing to replace the folder; move {it} or choose another"
+                           f" {flag}.")
+    if not overwrite:
+        writers = sorted({o for o in owners.values() if o} | ({mark["legacy"]} if mark["legacy"] else set()))
+        if command is None or f"dptopic {command}" in writers or not writers:
+            raise DPTopicError(f"{flag} {str(path)!r} already holds a dptopic {what}: pass --overwrite to replace it,"
+                               f" or choose another {flag}.")
+        raise DPTopicError(f"{flag} {str(path)!r} already holds results of {', '.join(writers)}: pass --overwrite to"
+                           f" write this run's beside them (nothing they wrote is deleted), or choose another {flag}.")
+    return p
 
 
-def _holds_our_results(p: Path) -> bool:
-    """The folder carries our marker and nothing but the files the marked run listed (a file the user added
-    since makes it the user's again)."""
-    try:
-        mark = json.loads((p / OUTPUT_MARKER).read_text("utf-8"))
-        listed = mark.get("files")
-    except (OSError, ValueError, AttributeError):
-        return False
-    if not isinstance(listed, list):
-        return True  # marked when the run started; it listed nothing yet
-    return {e.name for e in p.iterdir()} <= set(listed) | {OUTPUT_MARKER}
-
-
-def refuse_other_writer(path, command: str) -> None:
+def refuse_other_writer(path, command: str, share_with: str | None = None) -> None:
     """``path`` holding results another dptopic command wrote (its marker names it) is never replaced by ``command``
-    (e.g. ``"audit"``, ``"experiment lira"``): the other command's files would stay beside the new ones, listed as
-    the new command's."""
-    import json
-
-    try:
-        mark = json.loads((Path(path) / OUTPUT_MARKER).read_text("utf-8"))
-    except (OSError, ValueError):
+    (e.g. ``"audit"``, ``"experiment lira"``), unless both commands start with ``share_with`` (``"experiment "``: the
+    experiments share a folder of figures, each deleting only its own files)."""
+    p = Path(path)
+    mark = _read_marker(p) if p.is_dir() else None
+    if mark is None:
         return
-    who = mark.get("written_by") if isinstance(mark, dict) else None
-    if isinstance(who, str) and who != f"dptopic {command}":
+    writers = {o for o in _owners(p, mark).values() if o}
+    if mark["legacy"]:
+        writers.add(mark["legacy"])
+    for who in sorted(writers):
+        if who == f"dptopic {command}" or (share_with and who.startswith(f"dptopic {share_with}")
+                                            and command.startswith(share_with)):
+            continue
         raise DPTopicError(f"--out {str(path)!r} holds results written by '{who}', not by 'dptopic {command}': refusing"
                            " to replace them; choose another --out.")
 
 
-def mark_output_folder(path, command: str, done: bool = False) -> Path:
-    """Create ``path`` (if needed) and mark it as written by ``dptopic COMMAND``; with ``done=True`` (when the
-    command has finished) the marker also lists the files it left there."""
+def mark_output_folder(path, command: str, done: bool = False, failed: bool = False) -> Path:
+    """Create ``path`` (if needed) and record in its marker that ``dptopic COMMAND`` writes there.
+
+    When a run starts (``done=False``), the files the command's earlier run listed there are deleted first (the
+    caller checked the folder with :func:`check_output_folder`, so a folder with files is only reached with
+    ``--overwrite``), and the folder's state is noted; when it ends (``done=True``; ``failed=True`` for a run that
+    stopped on an error) the marker lists the files the run created or rewrote, as this command's alone. Other
+    commands' files and kept files are never deleted (one a run rewrites becomes that run's)."""
     p = Path(path)
     p.mkdir(parents=True, exist_ok=True)
-    mark = {"written_by": f"dptopic {command}", "note": "results of a dptopic command; --overwrite may replace them"}
+    key = f"dptopic {command}"
+    mark = _read_marker(p) or {"runs": {}, "kept": [], "legacy": None}
+    owners = _owners(p, mark)
+    own = mark["runs"].get(key, {})
+    if not done:
+        if "files" in own:  # the earlier run of this command: its files go (a killed run's stay, kept)
+            for n in own["files"]:
+                if owners.get(n) == key and not (p / n).is_dir():
+                    (p / n).unlink(missing_ok=True)
+                    del owners[n]
+        for n in _folder_names(p):
+            if _STALE_TEMPORARY.fullmatch(n) and (p / n).is_file() and not (p / n).is_symlink():
+                (p / n).unlink(missing_ok=True)
+        entry = {"before": {n: _signature(p / n) for n in _folder_names(p)}}
+    else:
+        if "before" in own:
+            written = {n for n in _folder_names(p) if own["before"].get(n) != _signature(p / n)}
+        else:  # finished without a recorded start: every file no other command claims
+            written = {n for n in _folder_names(p) if owners.get(n, key) == key}
+        entry = {"files": sorted(written)}
+        if failed:
+            entry["finished"] = False
     if done:
-        mark["files"] = sorted(e.name for e in p.iterdir() if e.name != OUTPUT_MARKER)
-    atomic_write_json(p / OUTPUT_MARKER, mark)
+        owners = {n: o for n, o in owners.items() if n not in entry["files"]}
+    runs = {}
+    for n, o in owners.items():
+        if o is not None and o != key:
+            runs.setdefault(o, []).append(n)
+    runs = {c: {"files": sorted(f)} for c, f in sorted(runs.items())}
+    if not (done and failed and not entry["files"]):   # a failed run that wrote nothing leaves no entry
+        runs[key] = entry
+    marker = {"format": MARKER_FORMAT, "version": MARKER_VERSION, "note": _MARKER_NOTE, "runs": runs,
+              "kept": sorted(n for n, o in owners.items() if o is None or (o == key and not done))}
+    atomic_write_json(p / OUTPUT_MARKER, marker)
     return p
+
+
+def unmark_failed_run(path, command: str, created: bool) -> None:
+    """After a run of ``dptopic COMMAND`` stopped on an error: the files it wrote are listed as its own (unfinished),
+    so a later ``--overwrite`` replaces them; a run that wrote nothing leaves no trace, and a folder it ``created``
+    that holds nothing else is removed, so that it blocks no later run."""
+    p = Path(path)
+    mark = _read_marker(p) if p.is_dir() else None
+    if mark is None:
+        return
+    own = mark["runs"].get(f"dptopic {command}", {})
+    wrote = "before" in own and any(own["before"].get(n) != _signature(p / n) for n in _folder_names(p))
+    if wrote:
+        mark_output_folder(p, command, done=True, failed=True)
+        return
+    others = {o for o in _owners(p, mark).values()} - {f"dptopic {command}"}
+    if not others and not _folder_names(p):
+        (p / OUTPUT_MARKER).unlink(missing_ok=True)
+        if created:
+            try:
+                p.rmdir()
+            except OSError:
+                pass
+        return
+    mark_output_folder(p, command, done=True, failed=True)
 
 
 def _out_path(path, flag: str, what: str, kind: str) -> Path:

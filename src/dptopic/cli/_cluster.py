@@ -56,14 +56,15 @@ def check_scheduler_address(address: str) -> str:
 PROBE_SECONDS = 10.0
 
 
-def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> None:
+def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> str | None:
     """Refuse, in one line, a ``tcp://`` address whose listener is not a Dask scheduler.
 
     A Dask scheduler greets every new connection at once with its handshake, a framed message: the message's
     length and then its number of frames, each an 8-byte little-endian integer. ``distributed.Client`` waits for that greeting without a time limit, so a
     port held by another service (a web server, the dashboard's port, SSH) would hang the command. Other schemes
-    (TLS, websockets, in-process) are left to ``Client``'s own timeout. An address that refuses the connection is
-    left to ``Client`` too, whose error names it."""
+    (TLS, websockets, in-process) are left to ``Client``'s own timeout. An address that refuses the connection
+    (nothing listens on the port) is reported by returning ``"refused"``, at once (``Client`` would retry it for its
+    whole timeout); any other failure to connect is left to ``Client``, whose error names it."""
     import socket
     import struct
     from urllib.parse import urlsplit
@@ -73,8 +74,10 @@ def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> None:
         return
     try:
         sock = socket.create_connection((parts.hostname, parts.port), timeout=seconds)
+    except ConnectionRefusedError:
+        return "refused"
     except OSError:
-        return
+        return None
     greeting = b""
     try:
         sock.settimeout(seconds)
@@ -88,12 +91,13 @@ def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> None:
     finally:
         sock.close()
     length, n_frames = struct.unpack("<QQ", greeting) if len(greeting) == 16 else (0, 0)
-    if not (8 <= length < 1 << 30 and 1 <= n_frames <= 64):
-        what = ("sent no greeting" if not greeting else "closed the connection" if len(greeting) < 16
-                else "answered in another protocol")
-        raise DPTopicError(f"{address} accepted the connection but {what} within {seconds:g} s: it is not a Dask"
-                           " scheduler; give the scheduler's address (tcp://HOST:PORT, port 8786 by default, not the"
-                           " dashboard's 8787).")
+    if 8 <= length < 1 << 30 and 1 <= n_frames <= 64:
+        return None
+    what = ("sent no greeting" if not greeting else "closed the connection" if len(greeting) < 16
+            else "answered in another protocol")
+    raise DPTopicError(f"{address} accepted the connection but {what} within {seconds:g} s: it is not a Dask"
+                       " scheduler; give the scheduler's address (tcp://HOST:PORT, port 8786 by default, not the"
+                       " dashboard's 8787).")
 
 
 @contextmanager
@@ -108,13 +112,17 @@ def cluster_from_args(a):
         raise DPTopicError("--scheduler/--dask-local need the 'distributed' package: pip install 'dptopic[dask]'.") from None
     if a.scheduler is not None:
         address = check_scheduler_address(a.scheduler)
-        probe_scheduler(address)
+
+        def unreachable(detail):
+            return DPTopicError(f"cannot reach the Dask scheduler at {a.scheduler} ({detail}); check the address"
+                                " (tcp://HOST:PORT) and that the scheduler is running.")
+
+        if probe_scheduler(address) == "refused":  # nothing listens there: say so now, not after Client's 20 s
+            raise unreachable("connection refused: nothing listens on that port")
         try:
             client = Client(address, timeout="20s")
         except (OSError, ValueError, TypeError) as e:  # refused, timed out, or an address distributed cannot parse
-            detail = " ".join(str(e).split())[:160] or type(e).__name__
-            raise DPTopicError(f"cannot reach the Dask scheduler at {a.scheduler} ({detail}); check the address"
-                               " (tcp://HOST:PORT) and that the scheduler is running.") from None
+            raise unreachable(" ".join(str(e).split())[:160] or type(e).__name__) from None
         with client:
             yield "dask", client
         return

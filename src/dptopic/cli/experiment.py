@@ -25,6 +25,8 @@ def cmd_hdp_utility(a):
     for e, h, c in zip(s["eps_grid"], s["hdp"], s["cdp_plus"]):
         console.print(f"eps_L={e:g}: HDP-LDA {h:.1f}  CDP-LDA+ {c:.1f}")
     print_verdict(console, s, out, ["hdp_utility.csv", "hdp_utility.png", "hdp_utility_summary.json"])
+    if s.get("short_run_note"):
+        console.print(f"[yellow]note[/]: {s['short_run_note']}")
 
 
 def cmd_topic_attack(a):
@@ -36,9 +38,12 @@ def cmd_topic_attack(a):
     s = experiments.topic_attack_experiment(train, out, n_topics=a.topics, n_iter=a.iterations,
                                             seeds=list(range(a.seeds)), n_targets=a.targets,
                                             progress=lambda n: console.print(f"  {n} done"))
+    guess = s["uniform_guess_p_true"]
     for n, v in s["final_p_true"].items():
-        console.print(f"{n}: P(true word) after {a.iterations} iterations = {v:.4f}")
+        console.print(f"{n}: P(true word) after {a.iterations} iterations = {v:.4f} (uniform guess 1/V = {guess:.4f})")
     print_verdict(console, s, out, ["topic_attack.csv", "topic_attack.png", "topic_attack_summary.json"])
+    if s.get("short_run_note"):
+        console.print(f"[yellow]note[/]: {s['short_run_note']}")
 
 
 def register_zhao_central(esub) -> None:
@@ -95,23 +100,45 @@ def experiment_flag_names(name: str, a) -> dict:
     return {k: v for k, v in EXPERIMENT_FLAGS.get(name, {}).items() if k not in typed}
 
 
+def _check_svi(a) -> None:
+    """``experiment svi``: every (sigma, q) of the grid builds a valid DP-SVI before the corpus is read."""
+    from ..experiments.park_svi import check_svi_grid
+
+    check_svi_grid(a.sigmas, a.sampling_rates, n_topics=a.topics, n_epochs=a.epochs, clip=a.clip, delta=a.delta,
+                   tau0=a.tau0)
+
+
+def _experiment_checks() -> dict:
+    """The argument checks each experiment makes before any work (before its folder is written or its corpus read)."""
+    from .experiment_manzonelli import check_classifier_mia_args, check_lira_args
+
+    return {"svi": _check_svi, "lira": check_lira_args, "classifier-mia": check_classifier_mia_args}
+
+
 def _guard_out(name, func):
-    """The ``--out`` rule of every experiment: a new or empty folder, or one an experiment wrote (with
-    ``--overwrite``); checked before any work, the folder marked as ours once it is created."""
+    """The ``--out`` rule of every experiment: a new or empty folder, or one dptopic commands wrote (with
+    ``--overwrite``), checked before any work once the arguments are; the folder's marker then lists the files
+    this run wrote, and ``--overwrite`` deletes only the files this experiment's earlier run listed there."""
     def run(a):
         import sys
         import warnings
         from pathlib import Path
 
-        from .._io import OUTPUT_MARKER, check_output_folder, mark_output_folder, refuse_other_writer
+        from .._io import check_output_folder, mark_output_folder, refuse_other_writer, unmark_failed_run
 
-        check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} result set")
-        refuse_other_writer(a.out, f"experiment {name}")
+        command = f"experiment {name}"
+        check = _experiment_checks().get(name)
+        if check is not None:
+            with flag_errors(experiment_flag_names(name, a), EXPERIMENT_RULES.get(name, ()) + CORPUS_RULES + JOBS_RULES):
+                check(a)
+        check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} result set", command=command)
+        # experiments share a folder (docs/figures holds all their figures); an audit's or a shard set's is refused
+        refuse_other_writer(a.out, command, share_with="experiment ")
         print("note: an experiment fits several models on the same documents: their budgets add up, and its figures"
               " measure the trainers on this corpus; they are not a private release of it.", file=sys.stderr)
         out = Path(a.out)
         existed = out.exists()
-        mark_output_folder(a.out, f"experiment {name}")
+        mark_output_folder(a.out, command)
         try:
             with warnings.catch_warnings():  # the per-fit reuse warnings, said once above, for this experiment only
                 for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
@@ -124,16 +151,45 @@ def _guard_out(name, func):
                                  EXPERIMENT_RULES.get(name, ()) + CORPUS_RULES + JOBS_RULES):
                     result = func(a)
         except BaseException:
-            # a run that stopped before writing anything leaves no marked folder behind to block the next one
-            if [e.name for e in out.iterdir()] == [OUTPUT_MARKER]:
-                (out / OUTPUT_MARKER).unlink()
-                if not existed:
-                    out.rmdir()
+            # the files a failed run wrote are listed as its own (unfinished); a run that wrote nothing leaves no
+            # marked folder behind to block the next one
+            unmark_failed_run(a.out, command, created=not existed)
             raise
-        mark_output_folder(a.out, f"experiment {name}", done=True)
+        mark_output_folder(a.out, command, done=True)
         return result
 
     return run
+
+
+# Help for the experiment flags registered without one (several experiments share their names and meaning).
+_FLAG_HELP = {
+    "corpus": "'demo' (State of the Union paragraphs) or '20newsgroups' (needs 'make data') (default: %(default)s)",
+    "topics": "number of topics K (default %(default)s)",
+    "iterations": "Gibbs sweeps of every model (default %(default)s)",
+    "seeds": "how many seeds: the run repeats with seeds 0, 1, ..., N-1 and reports the means (default %(default)s)",
+    "out": "results folder: new or empty, or one dptopic experiments wrote (then --overwrite) (default %(default)s)",
+    "max_test_docs": "use only the first N held-out documents (default: all)",
+    # svi
+    "sigmas": "DP-SVI noise multipliers sigma of the grid (default %(default)s)",
+    "sampling_rates": "Poisson sampling rates q of the grid, each in (0, 1] (default %(default)s)",
+    "epochs": "expected passes over the training documents (default %(default)s)",
+    "clip": "per-document Frobenius-norm bound on the expected sufficient statistics; the noise std is sigma x clip"
+            " (default %(default)s)",
+    "delta": "the delta at which every run's epsilon is reported, in (0, 1) (default %(default)s)",
+    "tau0": "learning-rate delay tau0 of the SVI step size (default %(default)s)",
+    # olp
+    "batch_size": "Figs. 8-9: documents per mini-batch (default %(default)s)",
+    "batches": "Figs. 8-10: mini-batches in the stream (default %(default)s)",
+    "prior_size": "Figs. 8 and 10: public prior documents D_0 (default %(default)s)",
+    "prior_sizes": "Fig. 9: the prior sizes compared (default %(default)s)",
+    "batch_sizes": "Fig. 10: the mini-batch sizes compared (default %(default)s)",
+}
+_EPS_GRID_HELP = {
+    "hdp-utility": "eps_L values (the Laplace part, per iteration) of the x axis (default %(default)s)",
+    "ldp-utility": "eps values of the x axis: LP-LDA's per-word eps_word and CDP-LDA's nominal eps (default"
+                   " %(default)s)",
+    "olp": "Fig. 8: the per-word eps_word values of OLP-LDA (default %(default)s)",
+}
 
 
 def register(sub) -> None:
@@ -142,5 +198,12 @@ def register(sub) -> None:
     for reg in EXPERIMENTS:
         reg(esub)
     for name, p in esub.choices.items():
-        p.add_argument("--overwrite", action="store_true", help="replace --out if an earlier experiment wrote it")
+        p.add_argument("--overwrite", action="store_true",
+                       help="write into an --out that dptopic commands wrote: the files this experiment's earlier run"
+                            " listed there are deleted first, other experiments' files are kept")
+        for act in p._actions:
+            if act.help is None and act.dest in _FLAG_HELP:
+                act.help = _FLAG_HELP[act.dest]
+            elif act.help is None and act.dest == "eps_grid" and name in _EPS_GRID_HELP:
+                act.help = _EPS_GRID_HELP[name]
         p.set_defaults(func=_guard_out(name, p.get_default("func")))

@@ -19,15 +19,57 @@ def _subsample(corpus, n, seed):
     return corpus
 
 
-def cmd_lira(a):
-    from ..experiments import manzonelli_lira as ml
-    from ._common import experiment_seed
-
-    console = make_console()
+def check_lira_args(a) -> None:
+    """``experiment lira``'s arguments, checked before the corpus is read or any folder written."""
     if a.shadows < 4 or a.shadows % 2:
         raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number >= 4 (64 is typical).")
     if (a.dp_algorithm or a.eps_t_grid or a.dp_set) and not a.private_vocabulary:
         raise DPTopicError("--dp-algorithm, --eps-t-grid and --dp-set belong to the FDPTM sweep: add --private-vocabulary EPS_V ...")
+    if bool(a.eps_t_grid) != bool(a.dp_algorithm):
+        raise DPTopicError("the eps_T sweep needs both a private trainer (--dp-algorithm, e.g. svi) and --eps-t-grid.")
+    if a.dp_algorithm:  # a private trainer with valid parameters
+        from ..attacks.lira import epsilon_parameter, make_estimator
+
+        make_estimator(a.dp_algorithm, n_topics=a.topics, **{epsilon_parameter(a.dp_algorithm): a.eps_t_grid[0]},
+                       **parse_set(a.dp_set, "--dp-set"))
+
+
+def check_classifier_mia_args(a) -> None:
+    """``experiment classifier-mia``'s trainers, checked before the corpus is read or any folder written."""
+    from ..attacks.lira import NOT_AUDITED, not_audited_reason
+    from ..models import ALGORITHMS
+
+    for algo in a.algorithms:
+        if algo in NOT_AUDITED:
+            raise DPTopicError(not_audited_reason(algo))
+        if algo not in ALGORITHMS:
+            raise DPTopicError(f"unknown algorithm {algo!r} in --algorithms: choose among {', '.join(ALGORITHMS)}.")
+
+
+def print_checks(console, checks: dict, untested: dict) -> None:
+    """One line per claim: yes / NO / not tested (with the reason), then the count of claims tested."""
+    for c, ok in checks.items():
+        if ok is None:
+            console.print(f"  [yellow]not tested[/] {c}: {untested.get(c, 'this run cannot test it')}")
+        else:
+            console.print(f"  [{'green' if ok else 'red'}]{'yes' if ok else 'NO'}[/] {c}")
+    tested = [v for v in checks.values() if v is not None]
+    if not tested:
+        console.print("This run tests none of these claims.")
+    else:
+        console.print(f"{sum(tested)} of {len(tested)} claim(s) tested hold"
+                      + (f"; {len(checks) - len(tested)} not tested by this run." if len(tested) < len(checks) else "."))
+
+
+def cmd_lira(a):
+    import time
+
+    from ..experiments import manzonelli_lira as ml
+    from ._common import experiment_seed
+
+    started = time.perf_counter()
+    console = make_console()
+    check_lira_args(a)
     corpus = _subsample(load_corpus(a.corpus, max_vocab=a.max_vocab), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
                   f" trainer {a.trainer}, k={a.topics}, {a.shadows} shadow models")
@@ -44,15 +86,15 @@ def cmd_lira(a):
                       + (", fig5_coherence_vs_eps_t.png" if a.eps_t_grid else ""))
         return
     s = ml.lira_experiment(corpus, out, a.trainer, a.topics, a.shadows, a.seed, a.jobs, tuple(a.k_grid or ()),
-                           a.cgs_iterations, a.targets, verbose=0 if a.quiet else 1)
+                           a.cgs_iterations, a.targets, verbose=0 if a.quiet else 1, started=started)
     for name, v in s["attacks"].items():
         console.print(f"{name:>24}: AUC {v['auc']:.3f} ± {v['auc_se']:.3f}, TPR@1% {v['tpr_at_fpr_0.01']:.2%},"
                       f" TPR@0.1% {v['tpr_at_fpr_0.001']:.2%}")
     console.print(f"for comparison, the published code's figures: AUC {ml.PUBLISHED['auc']},"
-                  f" TPR@1% {ml.PUBLISHED['tpr_at_fpr_0.01']:.0%}, TPR@0.1% {ml.PUBLISHED['tpr_at_fpr_0.001']:.0%}")
-    console.print(f"this run took {s['seconds']:.0f} s")
-    for c, ok in s["checks"].items():
-        console.print(f"  [{'green' if ok else 'red'}]{'yes' if ok else 'NO'}[/] {c}")
+                  f" TPR@1% {ml.PUBLISHED['tpr_at_fpr_0.01']:.0%}, TPR@0.1% {ml.PUBLISHED['tpr_at_fpr_0.001']:.0%}"
+                  f" (64 shadows; this run: {a.shadows}, {s['n_scores']['non_members']} non-member scores)")
+    console.print(f"this run took {s['seconds']:.1f} s")
+    print_checks(console, s["checks"], s["untested"])
     console.print(f"written: {out / 'results.json'}, table1.csv, fig2_roc.png" + (", fig3_tpr_vs_k.png" if a.k_grid else ""))
 
 
@@ -63,15 +105,25 @@ def cmd_classifier_mia(a):
     from ._common import experiment_seed
 
     console = make_console()
+    check_classifier_mia_args(a)
     corpus = load_corpus(a.corpus, text_field=a.text_field, label_field=a.label_field, max_vocab=a.max_vocab)
     if corpus.labels is None:
         raise DPTopicError("the classifier attack needs labels: use 'demo' (party), '20newsgroups', or a JSONL/CSV file"
                            " with --label-field NAME (the field or column holding each document's label).")
-    labels = np.asarray(corpus.labels)
+    labels = np.asarray([str(x) for x in corpus.labels])   # --classes are typed as text
+    present = sorted(set(labels.tolist()))
+    if a.classes is not None:
+        unknown = [c for c in a.classes if c not in set(present)]
+        if unknown:
+            shown = ", ".join(present[:30]) + (f" and {len(present) - 30} more" if len(present) > 30 else "")
+            which = "that label" if len(unknown) == 1 else "these labels"
+            raise DPTopicError(f"--classes {' '.join(unknown)}: no document of the corpus has {which}; its classes are"
+                               f" {shown}.")
     keep = np.arange(corpus.n_docs) if a.classes is None else np.flatnonzero(np.isin(labels, a.classes))
     if len(set(labels[keep])) < 2:
         which = "the corpus has" if a.classes is None else f"--classes {' '.join(a.classes)} leaves"
-        raise DPTopicError(f"{which} fewer than two classes: the attack needs a labelled corpus of at least two.")
+        raise DPTopicError(f"{which} fewer than two classes: the attack needs a labelled corpus of at least two"
+                           f" (its classes: {', '.join(present[:30])}).")
     corpus = _subsample(corpus.subset(keep), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents of classes {', '.join(sorted(set(corpus.labels)))}")
     s = ml.classifier_mia_experiment(corpus, Path(a.out), tuple(a.algorithms), tuple(a.eps_grid), a.topics,
@@ -80,6 +132,8 @@ def cmd_classifier_mia(a):
         console.print(f"{r['algorithm']:>6} eps={r['epsilon']}: attack accuracy {r['attack_accuracy']:.3f}"
                       f" ± {r['attack_accuracy_se']:.3f}, target accuracy {r['target_accuracy']:.3f},"
                       f" F1 {r['target_f1_macro']:.3f}")
+    console.print("Zhao et al. Fig. 7's claims (docs/experiments.md); " + s["checks_note"] + ":")
+    print_checks(console, s["paper_shape_checks"], s["untested"])
     console.print(f"written: {Path(a.out) / 'fig7_results.json'}, fig7.csv, fig7.png")
 
 

@@ -125,7 +125,9 @@ def cmd_transform(a):
     else:
         ids = docs.doc_ids or [f"doc{i}" for i in range(docs.n_docs)]
         lines = ["doc_id," + ",".join(f"topic_{k}" for k in range(theta.shape[1]))]
-        lines += [_csv_cell(i) + "," + ",".join(f"{x:.6g}" for x in row) for i, row in zip(ids, theta)]
+        # every digit of each proportion (repr: the shortest text that reads back as the same float), so a row read
+        # back sums to 1 as closely as the array does
+        lines += [_csv_cell(i) + "," + ",".join(repr(float(x)) for x in row) for i, row in zip(ids, theta)]
         atomic_write_bytes(out, ("\n".join(lines) + "\n").encode("utf-8"), private=True)
     if getattr(model, "privacy_", {}).get("private"):
         print(f"warning: {private_input_note(model)}.", file=sys.stderr)
@@ -135,8 +137,17 @@ def cmd_transform(a):
                          + (f"; {empty} with no word of the model's vocabulary: their rows are the prior mean" if empty else ""))
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""The first characters that make a spreadsheet read a cell as a formula (OWASP, "CSV injection")."""
+
+
 def _csv_cell(s) -> str:
+    """One CSV cell for a document id: an id that begins like a formula (=, +, -, @, a tab or a carriage return) gets
+    a leading single quote, so that a spreadsheet shows it as text instead of running it (the OWASP rule for CSV
+    injection); then quoted where CSV needs it."""
     s = str(s)
+    if s.startswith(FORMULA_STARTS):
+        s = "'" + s
     return '"' + s.replace('"', '""') + '"' if any(c in s for c in ',"\n\r') else s
 
 
@@ -259,7 +270,10 @@ def register(sub) -> None:
     t.add_argument("--id-field", default=None, metavar="NAME",
                    help="JSONL field / CSV column holding each document's id, written in the doc_id column (default:"
                         f" {DEFAULT_ID_FIELD!r} when the records have it; a folder's file names; otherwise doc0, doc1, ...)")
-    t.add_argument("--out", required=True, help="theta.csv (with a doc_id column) or theta.npy (D x K)")
+    t.add_argument("--out", required=True,
+                   help="theta.csv (with a doc_id column) or theta.npy (D x K); in the CSV, an id that begins with =, +,"
+                        " -, @, a tab or a carriage return is written with a leading ' so that spreadsheets do not run"
+                        " it as a formula (strip it to get the id back), and proportions carry every digit")
     t.add_argument("--overwrite", action="store_true", help="replace --out if it is a table this command wrote")
     t.set_defaults(func=cmd_transform)
     e = sub.add_parser("export", help="export a saved model for other tools (pyLDAvis)")

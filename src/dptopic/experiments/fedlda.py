@@ -94,6 +94,28 @@ def auc_losses(table) -> dict:
     return out
 
 
+PERPLEXITY_CAVEAT = (
+    "held-out perplexity is over the whole vocabulary; under the 'none' rule, when its reports cover fewer than the"
+    " V words (report_words < V), the other words get the same Zipf weights 1/(r H_V) in every topic by their rank r"
+    " in the vocabulary (federated.server.full_vocabulary_topics), and in this simulation that order comes from the"
+    " corpus's own word frequencies, which the reports never sent: such a run's perplexity is not comparable"
+    " with centralized LDA's or the other rules' (a 'none' run below the LDA line does not show that privacy costs"
+    " nothing; docs/fedlda.md)")
+
+
+def perplexity_caveat(table, data) -> dict | None:
+    """The caveat on the ``none`` rule's perplexity (:data:`PERPLEXITY_CAVEAT`) with, per ``none`` run of the table,
+    how many of the V words lay outside its reports; None when no ``none`` run was made."""
+    outside = {}
+    for r in table:
+        if r["exclusion"] == "none":
+            V = data[r["task"]][0].vocab_size
+            n = r.get("report_words")
+            outside[f"{r['task']} none eps={r['epsilon_per_word']:g}"] = {
+                "vocab_size": V, "words_outside_reports": None if n is None else max(0, V - int(n))}
+    return {"note": PERPLEXITY_CAVEAT, "table_runs": outside} if outside else None
+
+
 def _fit_fed(train, **kw):
     with warnings.catch_warnings():  # a fixed seed is used for reproduction only
         warnings.simplefilter("ignore")
@@ -157,6 +179,11 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
                             "local_inference": local_inference, "report_words": report_words,
                             "n_docs": {t: [data[t][0].n_docs, data[t][1].n_docs] for t in tasks}},
                "poster_table_auc": POSTER_TABLE}
+    caveat = perplexity_caveat(table, data)
+    if caveat or figures:   # the figures always run the none rule
+        summary["perplexity_caveat"] = caveat or {"note": PERPLEXITY_CAVEAT, "table_runs": {}}
+        if figures or any(v["words_outside_reports"] != 0 for v in caveat["table_runs"].values()):
+            say(f"note: {PERPLEXITY_CAVEAT}.")
 
     if figures:
         t = tasks[0]
@@ -214,5 +241,8 @@ def _plot(out, rows, ref):
             ax.set_xlabel(xlabel)
             ax.legend(fontsize=8)
         fig.suptitle(f"FedLDA (Wang, Tong & Shi 2020): varying {xlabel}")
+        fig.text(0.5, -0.04, "FedLDA none: the words outside its reports get Zipf weights by their rank in a vocabulary"
+                 " ordered by the corpus's own frequencies,\nso its perplexity is not comparable with the others'"
+                 " (docs/experiments.md)", ha="center", va="top", fontsize=8)
         save_fig(fig, out / f"fedlda_{fig_name}.png")
         plt.close(fig)

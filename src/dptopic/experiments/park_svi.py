@@ -29,11 +29,27 @@ def _strong_sigma(eps, q, steps, delta, delta_step):
     return strong_composition_noise(eps, q, steps, delta=delta, delta_step=delta_step)["noise_multiplier"]
 
 
+def check_svi_grid(sigmas, sampling_rates, n_topics=20, n_epochs=1.0, clip=10.0, max_doc_len=500, delta=1e-5,
+                   tau0=64.0, kappa=0.7) -> None:
+    """A one-line error, before any training, when a point of the grid is not a valid DP-SVI (a sampling rate
+    outside (0, 1], a delta outside (0, 1), too many steps, ...): each (sigma, q) is built and checked, none fitted."""
+    from ..errors import DPTopicError
+
+    if not len(sigmas) or not len(sampling_rates):
+        raise DPTopicError("the grid is empty: give at least one noise multiplier (sigmas) and one sampling rate.")
+    for q in sampling_rates:
+        for sigma in sigmas:
+            DPSVI(noise_multiplier=float(sigma), sampling_rate=q, n_topics=n_topics, n_epochs=n_epochs, clip=clip,
+                  max_doc_len=max_doc_len, delta=delta, tau0=tau0, kappa=kappa, verbose=0)._validate()
+
+
 def svi_tradeoff(train, test, out_dir, name="demo", sigmas=(1.0, 1.24, 1.5, 2.0), sampling_rates=(0.02, 0.05, 0.1),
                  n_topics=20, n_epochs=1.0, clip=10.0, max_doc_len=500, delta=1e-5, delta_step=1e-7, tau0=64.0,
                  kappa=0.7, seeds=(0,), table_sigma=1.24, table_q=0.05, n_words=10, n_table_topics=3,
                  progress=None) -> dict:
     """Run the Fig. 1 grid and the Table 1 comparison on ``(train, test)``; return the summary."""
+    check_svi_grid(sigmas, sampling_rates, n_topics=n_topics, n_epochs=n_epochs, clip=clip, max_doc_len=max_doc_len,
+                   delta=delta, tau0=tau0, kappa=kappa)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     common = dict(n_topics=n_topics, n_epochs=n_epochs, clip=clip, max_doc_len=max_doc_len, delta=delta, tau0=tau0,

@@ -29,6 +29,11 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
     threshold : co-occurrence cells under ``threshold`` noise standard deviations are set to zero.
     reports_per_contributor : how many reports one contributor may have sent (their epsilons add).
     alpha : document-topic smoothing for ``transform`` and ``perplexity``.
+
+    It takes no ``seed``: it has no randomness of its own. The noise is drawn by the contributors
+    (:class:`~dptopic.local.document.DocumentRandomizer`, which takes a seed in simulations), and the topics are a
+    fixed function of the reports (pair counts, then NMF from a deterministic start); ``perplexity(X, seed=...)``
+    seeds its fold-in sampler.
     """
 
     _private = True
@@ -37,12 +42,28 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
                               "verbose": [Int(0, 2)]}
 
     def __init__(self, n_topics: int = 20, threshold: float = 1.0, reports_per_contributor: int = 1,
-                 alpha: float = 0.1, verbose: int = 0):
+                 alpha: float = 0.1, verbose: int = 0, **unknown):
+        if "seed" in unknown:   # every other estimator takes one: say why this one does not
+            raise DPTopicError("LocalDocumentLDA takes no seed: it has no randomness of its own (the noise is drawn by"
+                               " the contributors' DocumentRandomizer, which takes the seed in simulations, and the"
+                               " topics are a fixed function of the reports); leave seed out, and seed"
+                               " perplexity(X, seed=...) for its fold-in sampler.")
+        if unknown:
+            raise DPTopicError(f"LocalDocumentLDA got unexpected argument(s) {', '.join(sorted(unknown))}: it takes"
+                               " n_topics, threshold, reports_per_contributor, alpha and verbose.")
         self.n_topics = n_topics
         self.threshold = threshold
         self.reports_per_contributor = reports_per_contributor
         self.alpha = alpha
         self.verbose = verbose
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        # the parameters of the signature, less ``**unknown`` (there only to refuse a seed in one line)
+        import inspect
+
+        return [n for n, p in inspect.signature(cls.__init__).parameters.items()
+                if n != "self" and p.kind is not p.VAR_KEYWORD]
 
     def fit(self, reports, y=None):
         """Fit on a :class:`~dptopic.local.document.DocumentReportSet` (with its vocabulary)."""
