@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write_bytes
+from .._io import atomic_write_bytes, load_json
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..mechanisms.frequency_oracle import subset_selection, subset_selection_estimate, subset_size
@@ -292,18 +292,24 @@ class DocumentReportSet:
         (hl,) = struct.unpack("<I", data[8:12])
         if 12 + hl > len(data) - 32:
             raise DPTopicError(f"{bad} the header runs past the end; re-create it.")
-        try:
-            head = json.loads(bytes(data[12:12 + hl]).decode("utf-8"))
+        try:    # nesting bounded before parsing (as the word-level format): no header can exhaust the stack
+            head = load_json(bytes(data[12:12 + hl]).decode("utf-8"), "the header")
             if not isinstance(head, dict):
                 raise ValueError
+        except DPTopicError as e:
+            raise DPTopicError(f"{bad} {e}") from None
         except (ValueError, UnicodeDecodeError):
             raise DPTopicError(f"{bad} the header is not a JSON object; re-create it.") from None
         if head.get("format") != FORMAT or head.get("kind") != KIND:
             raise DPTopicError(f"{bad} reports of kind {str(head.get('kind'))[:20]!r} ({str(head.get('format'))[:40]}),"
                                f" not {KIND!r}; give document-level reports ('dptopic randomize --unit document').")
-        if head.get("version") != VERSION:
-            raise DPTopicError(f"{bad} format version {str(head.get('version'))[:10]!r}; this dptopic reads version"
-                               f" {VERSION}.")
+        try:    # an integer: true and 1.0 equal 1 in Python, "1" is a mistyped header, none of them dptopic's
+            version = header_field(head, "version", "count")
+        except HeaderFieldError as e:
+            raise DPTopicError(f"{bad} {e}; re-create it with 'dptopic randomize --unit document'.") from None
+        if version != VERSION:
+            raise DPTopicError(f"{bad} format version {version}; this dptopic reads version {VERSION}: upgrade"
+                               " dptopic or re-create the reports.")
         try:
             V, n, k = (header_field(head, key, "count") for key in ("vocab_size", "n_reports", "subset_size"))
             eps, sha = header_field(head, "epsilon", "real"), header_field(head, "vocabulary_sha256", "text")

@@ -68,8 +68,13 @@ def header_field(head: dict, key: str, kind: str):
     v = head[key]
     if kind == "count" and isinstance(v, int) and not isinstance(v, bool):
         return v
-    if kind == "real" and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-        return float(v)
+    if kind == "real" and isinstance(v, (int, float)) and not isinstance(v, bool):
+        try:
+            x = float(v)
+        except OverflowError:   # an integer beyond a float's range (JSON integers have no bound)
+            x = math.inf
+        if math.isfinite(x):
+            return x
     if kind == "text" and isinstance(v, str):
         return v
     want = {"count": "a whole number", "real": "a finite number", "text": "a string"}[kind]
@@ -217,8 +222,12 @@ class ReportSet(FlipParameterMixin):
                 raise ValueError
         except (ValueError, UnicodeDecodeError, AttributeError):
             raise DPTopicError(f"{bad} the header is not a dptopic report header; re-create it with 'dptopic randomize'.") from None
-        if head.get("version") != VERSION:
-            raise DPTopicError(f"{where}: format version {head.get('version')!r}; this dptopic reads version"
+        try:    # an integer: true and 1.0 equal 1 in Python, "1" is a mistyped header, none of them dptopic's
+            version = header_field(head, "version", "count")
+        except HeaderFieldError as e:
+            raise DPTopicError(f"{bad} {e}; re-create it with 'dptopic randomize'.") from None
+        if version != VERSION:
+            raise DPTopicError(f"{where}: format version {version}; this dptopic reads version"
                                f" {VERSION}: upgrade dptopic or re-create the reports.")
         if head.get("kind", "word") != "word":      # headers before report kinds carry none
             raise DPTopicError(f"{bad} a word-level report file ({FORMAT}) whose header declares kind"

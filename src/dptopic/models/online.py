@@ -476,9 +476,13 @@ class OLPLDA(_LocalModel, OnlineLDA):
         rep = self._local_report(
             ["Bayesian denoising, Zhao et al. Theorem 6 / eq. (19)", "prior-mean update, eq. (21)",
              "reconstruction, Steps 3-5", "online Gibbs sampling, eq. (10)-(13)"],
-            scope="covers everything the server computes from the randomized reports. NOT covered: the public"
-                  " vocabulary; the prior corpus D_0, which is used in the clear and must be public or consented data disjoint from the"
-                  " contributors; contributors who report in several windows (their epsilons add).")
+            scope="covers everything the server computes from the randomized reports, for all of a contributor's"
+                  " reports together, up to reports_per_contributor of them in all, whichever mini-batches and"
+                  " windows they fall in (their epsilons add; dptopic serve states the most reports one pseudonym"
+                  " has in its store). NOT covered: the public vocabulary; how many reports a contributor sends and"
+                  " when; the prior corpus D_0, which is used in the clear and must be public or consented data"
+                  " disjoint from the contributors; contributors who send more than reports_per_contributor reports"
+                  " in all (one person under several pseudonyms counts as several contributors).")
         rep["mode"] = "Algorithm 2 as printed" if self.alg2_literal else "reconciled Algorithm 2 (eq. 21 prior mean)"
         rep["prior_data"] = "none" if self._no_prior() else "public prior corpus D_0"
         return rep

@@ -41,6 +41,7 @@ SERVER_ONLY_ARRAYS = frozenset({"prior_presence"})
 _KEY = re.compile(r"^[A-Za-z0-9_\-.:]{8,128}$")
 _INLINE_DECODE_BYTES = 64 * 1024
 _TRAIN_KEYS = frozenset({"force", "max_batches"})
+_ROTATE_KEYS = frozenset({"note"})
 MAX_TOPIC_WORDS = 100   # GET /v1/topics?words=N
 
 
@@ -73,12 +74,27 @@ class Service:
         self.started_at = time.time()
 
     def settings(self) -> dict:
-        """What stored reports are made with: a database serves one vocabulary, one f and one format."""
+        """What stored reports are made with: a database serves one vocabulary, one f and one format; and FedLDA on
+        or off, with one protocol (:meth:`fed_settings`)."""
         cfg = self.cfg
         return {"vocabulary_sha256": self.fingerprint, "vocab_size": cfg.vocab_size, "f": cfg.f,
                 "fed_report_words": cfg.fed_report_words,
                 "report_format": self.kind.report_format()["version"], "report_kind": cfg.report_kind,
-                **self.kind.settings(cfg)}
+                **self.kind.settings(cfg), **self.fed_settings()}
+
+    def fed_settings(self) -> dict:
+        """FedLDA's protocol, bound to the database like the vocabulary (``storage._check_fed``): the per-entry
+        epsilon, K, the failure rate (delta), the entries per update and the rule that randomizes them, which the open
+        round's model, the stored updates and the epsilon the users spent depend on. ``fed_epsilon`` is ``None`` with
+        FedLDA off. ``fed_min_updates`` is not bound: when a round closes changes neither."""
+        rrp = self.rrp
+        if rrp is None:
+            return {"fed_epsilon": None}
+        return {"fed_epsilon": float(rrp.epsilon), "fed_topics": int(rrp.n_topics),
+                "fed_failure_rate": float(rrp.delta), "fed_gamma": float(rrp.gamma),
+                "fed_pad_length": int(rrp.pad_length), "fed_sample_ratio": float(rrp.sample_ratio),
+                "fed_variant": rrp.variant, "fed_exclusion": rrp.exclusion, "fed_replacement": rrp.replacement,
+                "fed_subset_size": int(rrp.subset_size)}
 
     def preflight(self) -> None:
         """Open the database once before serving, so that a bad URL, a newer schema or settings that differ from
@@ -228,6 +244,17 @@ def require_octet_stream(request: Request) -> None:
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype != "application/octet-stream":
         raise ApiError(415, "unsupported_media_type", f"send the body as application/octet-stream, not {ctype or 'nothing'}.")
+
+
+def refuse_unknown_keys(doc: dict, allowed: frozenset, described: str | None) -> None:
+    """400 for a JSON body with keys the endpoint does not read (a misspelt option must not be ignored silently);
+    ``described``: the allowed keys in words, ``None`` for an endpoint that takes none."""
+    unknown = sorted(set(doc) - allowed)
+    if unknown:
+        shown = ", ".join(repr(k[:20]) for k in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        raise ApiError(400, "bad_request", f"unknown key(s) {shown}: " + (f"the allowed keys are {described}." if described
+                                                                         else "this endpoint takes no keys; send an"
+                                                                              " empty body or {}."))
 
 
 def require_admin(request: Request) -> None:
@@ -404,11 +431,8 @@ async def admin_train(request: Request):
     require_admin(request)
     svc: Service = request.app.state.service
     doc = await read_json(request, 64 * 1024)
-    unknown = sorted(set(doc) - _TRAIN_KEYS)
-    if unknown:
-        raise ApiError(400, "bad_request", f"unknown key(s) {', '.join(repr(k[:20]) for k in unknown[:5])}: the allowed keys are"
-                                           " 'force' (bool, default true) and 'max_batches' (int in [1, 10000],"
-                                           " default 100).")
+    refuse_unknown_keys(doc, _TRAIN_KEYS, "'force' (bool, default true) and 'max_batches' (int in [1, 10000],"
+                                          " default 100)")
     force = doc.get("force", True)
     max_batches = doc.get("max_batches", 100)
     if not isinstance(force, bool) or not isinstance(max_batches, int) or isinstance(max_batches, bool) \
@@ -422,6 +446,7 @@ async def admin_rotate(request: Request):
     require_admin(request)
     svc: Service = request.app.state.service
     doc = await read_json(request, 64 * 1024)
+    refuse_unknown_keys(doc, _ROTATE_KEYS, "'note' (a string of at most 500 characters, default \"rotated by admin\")")
     note = doc.get("note", "rotated by admin")
     if not isinstance(note, str) or len(note) > 500:
         raise ApiError(400, "bad_request", "note must be a string of at most 500 characters.")
@@ -433,7 +458,7 @@ async def admin_close_round(request: Request):
     svc: Service = request.app.state.service
     if svc.rrp is None:
         raise ApiError(404, "fed_disabled", "FedLDA rounds are disabled on this server (start it with --fed-epsilon).")
-    await read_json(request, 64 * 1024)
+    refuse_unknown_keys(await read_json(request, 64 * 1024), frozenset(), None)
 
     def aggregate(round_, bodies, broadcast):
         return codec.fed_aggregate(svc.cfg.fed_vocabulary, svc.rrp, round_, bodies, broadcast=broadcast)

@@ -46,9 +46,10 @@ def _kind_of(body: bytes) -> str | None:
     return kinds.of_body(body)
 
 
-def _other_version(body: bytes, kind: str):
-    """The format version a checksummed report file of ``kind`` declares, when it is not the version this server
-    reads; ``None`` otherwise (then the file is simply malformed). Called only after the parser refused the file."""
+def _checked_header(body: bytes, kind: str) -> dict | None:
+    """The header of a checksummed report file of ``kind`` in its format, or ``None`` (then the file is simply
+    malformed). Called only after the parser refused the file, to tell a file made with other settings from a broken
+    one."""
     from .._io import load_json
     from . import kinds
 
@@ -61,19 +62,78 @@ def _other_version(body: bytes, kind: str):
         head = load_json(data[12:12 + n].decode("utf-8"), "the report header") if 12 + n <= len(data) - 32 else None
     except (DPTopicError, ValueError, UnicodeDecodeError):
         return None
-    version = head.get("version") if isinstance(head, dict) and head.get("format") == module.FORMAT else None
-    if isinstance(version, bool) or not isinstance(version, int):   # "1" is a mistyped header, not another version
-        return None
-    return None if version == module.VERSION else version
+    return head if isinstance(head, dict) and head.get("format") == module.FORMAT else None
 
 
-def _refuse_other_version(body: bytes, kind: str, error: DPTopicError):
+def _count(head: dict, key: str):
+    """``head[key]`` when it is a JSON integer (not a boolean), else ``None``."""
+    v = head.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _other_version(body: bytes, kind: str):
+    """The format version a checksummed report file of ``kind`` declares, when it is not the version this server
+    reads; ``None`` otherwise (then the file is simply malformed). Called only after the parser refused the file."""
+    from . import kinds
+
+    head = _checked_header(body, kind)
+    version = None if head is None else _count(head, "version")  # "1" is a mistyped header, not another version
+    return None if version is None or version == kinds.get(kind).module.VERSION else version
+
+
+def _refuse_other_version(body: bytes, kind: str, error: DPTopicError, vocab_size: int | None = None,
+                          f: float | None = None, epsilon: float | None = None):
+    """Raise :class:`IncompatibleReports` for a refused file whose header declares another format version, another
+    V (``vocab_size``), another ``f`` (word level) or another ``epsilon`` (document level) than the server's: made
+    with other settings, which is what the uploader must change first (the parser's consistency checks come after: a
+    header for another V fails the padding check too, and an f no server takes fails the range check). Else
+    :class:`MalformedReports` with the parser's message."""
     version = _other_version(body, kind)
-    if version is None:
-        raise MalformedReports(str(error)) from None
-    raise IncompatibleReports(f"uploaded reports use {kind}-level report format version {str(version)[:10]} but"
-                              f" this server takes version {report_format(kind)['version']} (see /v1/config"
-                              " report_format): randomize again with this server's dptopic version.") from None
+    if version is not None:
+        raise IncompatibleReports(f"uploaded reports use {kind}-level report format version {str(version)[:10]} but"
+                                  f" this server takes version {report_format(kind)['version']} (see /v1/config"
+                                  " report_format): randomize again with this server's dptopic version.") from None
+    head = _checked_header(body, kind)
+    if head is not None and _count(head, "version") is not None:
+        V = _count(head, "vocab_size")
+        if vocab_size is not None and V is not None and V >= 1 and V != vocab_size:
+            raise _other_vocab_size(V, vocab_size) from None
+        for name, want, top in (("f", f, 1.0), ("epsilon", epsilon, math.inf)):
+            got = _real(head.get(name))  # a flip parameter in (0, 1), an epsilon > 0; anything else: a broken header
+            if want is None or got is None or not 0 < got < top \
+                    or math.isclose(got, float(want), rel_tol=1e-12, abs_tol=0.0):
+                continue
+            shown, server = _differing(got, float(want)), _differing(float(want), got)
+            if name == "f":
+                raise IncompatibleReports(f"uploaded reports: randomized with f={shown} but this server collects"
+                                          f" f={server} (eps_word={_eps_word(want):.4g}): randomize again with the"
+                                          " server's settings (GET /v1/config).") from None
+            raise IncompatibleReports(f"uploaded reports were made at eps_doc={shown} but this server takes {server}:"
+                                      " randomize again with the server's settings (GET /v1/config epsilon_doc).") \
+                from None
+    raise MalformedReports(str(error)) from None
+
+
+def _other_vocab_size(V: int, server: int) -> IncompatibleReports:
+    return IncompatibleReports(f"uploaded reports: made for a vocabulary of {V} words but this server's has {server}:"
+                               " randomize again with the vocabulary /v1/config lists.")
+
+
+def _real(v) -> float | None:
+    """A header's JSON number as a finite float, or ``None`` (not a number, a boolean, or beyond a float's range)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        v = float(v)
+    except OverflowError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _eps_word(f: float) -> float:
+    from ..accounting.local import epsilon_from_f
+
+    return epsilon_from_f(float(f))
 
 
 def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint: str):
@@ -87,16 +147,25 @@ def decode_document_reports(body: bytes, vocabulary, epsilon: float, fingerprint
     try:
         rs = DocumentReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
-        _refuse_other_version(body, "document", e)
+        _refuse_other_version(body, "document", e, vocab_size=len(vocabulary), epsilon=epsilon)
     if rs.vocab_size != len(vocabulary) or rs.vocabulary_sha256 != fingerprint:
         raise IncompatibleReports("uploaded reports were made with another vocabulary: use the one /v1/config lists.")
     if not math.isclose(rs.epsilon, float(epsilon), rel_tol=1e-12):
-        raise IncompatibleReports(f"uploaded reports were made at eps_doc={rs.epsilon:g} but this server takes"
-                                  f" {float(epsilon):g}: randomize again with the server's settings (GET /v1/config"
-                                  " epsilon_doc).")
+        raise IncompatibleReports(f"uploaded reports were made at eps_doc={_differing(rs.epsilon, float(epsilon))}"
+                                  f" but this server takes {_differing(float(epsilon), rs.epsilon)}: randomize again"
+                                  " with the server's settings (GET /v1/config epsilon_doc).")
     if rs.n_reports == 0:
         raise MalformedReports("uploaded reports: the file holds no reports; send at least one.")
     return rs
+
+
+def _differing(x: float, other: float) -> str:
+    """``x`` with as few significant digits as show it differs from ``other`` (``8.0000000001`` against 8, not both
+    ``8``); all 17 when no fewer do."""
+    for digits in (6, 9, 12, 15):
+        if f"{x:.{digits}g}" != f"{other:.{digits}g}":
+            return f"{x:.{digits}g}"
+    return repr(float(x))
 
 
 def vocabulary_fingerprint(vocabulary) -> str:
@@ -121,14 +190,17 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
     try:
         rs = ReportSet.from_bytes(body, where="uploaded reports")
     except DPTopicError as e:
-        _refuse_other_version(body, "word", e)
+        _refuse_other_version(body, "word", e, vocab_size=len(vocabulary), f=f)
     if f is not None and not math.isclose(float(f), rs.f, rel_tol=1e-12, abs_tol=0.0):
         from ..accounting.local import epsilon_from_f
 
-        raise IncompatibleReports(f"the reports were randomized with f={rs.f:.6g} (eps_word={rs.epsilon_word:.4g}) but"
-                                  f" this server collects f={float(f):.6g} (eps_word={epsilon_from_f(float(f)):.4g}):"
+        raise IncompatibleReports(f"the reports were randomized with f={_differing(rs.f, float(f))}"
+                                  f" (eps_word={rs.epsilon_word:.4g}) but this server collects"
+                                  f" f={_differing(float(f), rs.f)} (eps_word={epsilon_from_f(float(f)):.4g}):"
                                   " randomize again with the server's settings (GET /v1/config).")
-    try:  # f is checked above, in words for the uploader
+    if rs.vocab_size != len(vocabulary):    # as a refused file is answered (_refuse_other_version)
+        raise _other_vocab_size(rs.vocab_size, len(vocabulary))
+    try:  # f and V are checked above, in words for the uploader
         if fingerprint is None:
             rs.check(vocabulary=vocabulary, where="uploaded reports")
         else:

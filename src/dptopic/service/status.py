@@ -14,6 +14,12 @@ def _fmt(x, digits=4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
+def _plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 entry``, ``2 entries``, ``1,000 uploads`` (as ``dptopic.cli.local.plural``; the service does not import
+    the command line)."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
 def render_status(service) -> str:
     cfg, storage = service.cfg, service.storage
     view = service.model_view(10)
@@ -47,7 +53,8 @@ def render_status(service) -> str:
     if service.rrp is not None:
         rnd, _ = storage.fed_round()
         fed_html = (f"<h2>FedLDA</h2><p>Open round: <b id='fed-round'>{rnd}</b>; per-entry epsilon"
-                    f" {_fmt(service.rrp.epsilon)}, {service.rrp.n_entries} entries per update: epsilon"
+                    f" {_fmt(service.rrp.epsilon)}, {_plural(service.rrp.n_entries, 'entry', 'entries')} per update:"
+                    " epsilon"
                     f" {_fmt(service.rrp.epsilon * service.rrp.n_entries)} per user (basic composition), spent once"
                     " whatever the number of rounds as long as the user keeps the reports it drew (dptopic"
                     " fed-client keeps them in its --state file); a user who draws new reports spends it again, and"
@@ -66,10 +73,10 @@ table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;paddi
 td.words{{font-family:monospace}}.note{{color:#555;font-size:90%}}</style></head>
 <body>
 <h1>dptopic collection service</h1>
-<p>Reports received: <b id="reports-stored">{counts['reports_stored']}</b> in {counts['submissions']} uploads
-from {counts['contributors']} pseudonymous contributors and {counts['anonymous_uploads']} uploads without a pseudonym;
-used for training: <b id="reports-used">{view['reports_used']}</b>
-in {view['batches']} mini-batches (model {view['model_id']}, version {view['model_version']}).</p>
+<p>Reports received: <b id="reports-stored">{counts['reports_stored']}</b> in {_plural(counts['submissions'], 'upload')}
+from {_plural(counts['contributors'], 'pseudonymous contributor')} and {_plural(counts['anonymous_uploads'], 'upload')}
+without a pseudonym; used for training: <b id="reports-used">{view['reports_used']}</b>
+in {_plural(view['batches'], 'mini-batch', 'mini-batches')} (model {view['model_id']}, version {view['model_version']}).</p>
 <p>{privacy_html}
 Everything this server computes is post-processing of the randomized reports{prior_html}.</p>
 <h2>Topics ({model_name})</h2>

@@ -149,6 +149,52 @@ class StorageError(DPTopicError):
     """The database refused or could not be reached."""
 
 
+FED_PREFIX = "fed_"
+#: FedLDA's settings that a flag of ``dptopic serve`` sets (the others are fixed by dptopic), in the order refusals
+#: list them
+FED_FLAG_SETTINGS = ("fed_epsilon", "fed_topics", "fed_failure_rate", "fed_pad_length", "fed_sample_ratio",
+                     "fed_report_words")
+
+
+def _settings_list(values: dict, keys) -> str:
+    return ", ".join(f"{k}={values[k]!r}" for k in keys)
+
+
+def _check_fed(stored: dict, expected: dict, rounds_exist) -> None:
+    """Refuse, in one line naming every FedLDA setting that differs, a start whose FedLDA settings are not those the
+    database is bound to: the open round's model, the updates stored for it and the epsilon the users spent were made
+    with them (another K leaves the round stuck; another epsilon would debias updates with the wrong epsilon and
+    understate what the users spent). ``fed_epsilon`` is ``None`` with FedLDA off.
+
+    A database that holds no record of ``fed_epsilon`` (made by a dptopic that bound only ``fed_report_words``) ran
+    FedLDA if it records ``fed_report_words`` or holds a FedLDA round (``rounds_exist()``)."""
+    now_on = expected.get("fed_epsilon") is not None
+    if "fed_epsilon" in stored:
+        was_on = stored["fed_epsilon"] is not None
+    else:
+        was_on = stored.get("fed_report_words") is not None or rounds_exist()
+    if was_on and not now_on:
+        known = [k for k in FED_FLAG_SETTINGS if stored.get(k) is not None]
+        ran = f" with {_settings_list(stored, known)}" if known else ""
+        raise StorageError(f"the database ran FedLDA rounds{ran} but the server was started without FedLDA (no"
+                           " fed_epsilon): FedLDA is off now, while the database's open round and the epsilon its"
+                           " users spent are bound to those settings; start it with the same FedLDA flags, or use a"
+                           " new --database.")
+    differ = sorted((k for k, v in expected.items() if k.startswith(FED_PREFIX) and k in stored and stored[k] != v),
+                    key=lambda k: FED_FLAG_SETTINGS.index(k) if k in FED_FLAG_SETTINGS else len(FED_FLAG_SETTINGS))
+    if not differ:
+        return
+    if not was_on:
+        raise StorageError(f"the database was made without FedLDA ({_settings_list(stored, differ)}) but the server was"
+                           f" started with FedLDA ({_settings_list(expected, differ)}): FedLDA's settings are bound to"
+                           " a database on its first start; start it without FedLDA, or use a new --database for"
+                           " FedLDA rounds.")
+    raise StorageError(f"the database's FedLDA rounds were run with {_settings_list(stored, differ)} but the server was"
+                       f" started with {_settings_list(expected, differ)}: FedLDA's settings are bound to a database"
+                       " on its first start (the open round's model and the epsilon its users spent depend on them);"
+                       " start it with the same FedLDA flags, or use a new --database.")
+
+
 @dataclass
 class Submission:
     """One validated upload waiting to be stored."""
@@ -277,26 +323,41 @@ class Storage:
 
     # ---------------------------------------------------------------- settings
     def bind_settings(self, expected: dict) -> dict:
-        """Store ``expected`` on first use; afterwards refuse to serve with other settings."""
+        """Store ``expected`` on first use; afterwards refuse to serve with other settings.
+
+        A setting the database has no record of (a database made by a dptopic that did not bind it yet) is recorded
+        with the value the server is started with, and bound from then on. FedLDA's settings (the keys starting with
+        ``fed_``; ``fed_epsilon`` is ``None`` with FedLDA off) are checked together, so that one line names every
+        FedLDA flag that differs (:func:`_check_fed`).
+        """
         with self.write() as conn:
+            self._lock(conn)
             rows = dict(conn.execute(select(settings.c.key, settings.c.value)).all())
             if not rows:
                 conn.execute(settings.insert(), [{"key": k, "value": json.dumps(v)} for k, v in expected.items()])
                 return expected
-        stored = {k: json.loads(v) for k, v in rows.items()}
-        stored.setdefault("report_kind", "word")  # databases from before report kinds hold word-level reports
-        kind, want = stored["report_kind"], expected.get("report_kind", "word")
-        if kind != want:  # checked first: the other settings (f, eps_doc, ...) of the other kind differ as a consequence
-            raise StorageError(f"the database holds {_level(kind)} reports but the server was started for"
-                               f" {_level(want)} reports (--report-kind {want}): a database created for one kind"
-                               f" refuses to be served for the other; start it with --report-kind {kind}, or use a"
-                               " new --database.")
-        for k, v in expected.items():
-            if k in stored and stored[k] != v:
-                raise StorageError(f"the database holds reports made with {k}={stored[k]!r} but the server was started"
-                                   f" with {k}={v!r}: start it with the same --vocabulary, --report-kind, epsilon and"
-                                   " --fed-report-words, or use a new --database.")
-        return stored
+            stored = {k: json.loads(v) for k, v in rows.items()}
+            stored.setdefault("report_kind", "word")  # databases from before report kinds hold word-level reports
+            kind, want = stored["report_kind"], expected.get("report_kind", "word")
+            if kind != want:  # checked first: the other settings (f, eps_doc, ...) of the other kind differ as a consequence
+                raise StorageError(f"the database holds {_level(kind)} reports but the server was started for"
+                                   f" {_level(want)} reports (--report-kind {want}): a database created for one kind"
+                                   f" refuses to be served for the other; start it with --report-kind {kind}, or use a"
+                                   " new --database.")
+            for k, v in expected.items():
+                if k.startswith(FED_PREFIX):
+                    continue
+                if k in stored and stored[k] != v:
+                    raise StorageError(f"the database holds reports made with {k}={stored[k]!r} but the server was"
+                                       f" started with {k}={v!r}: start it with the same --vocabulary, --report-kind and"
+                                       " epsilon, or use a new --database.")
+            if any(k.startswith(FED_PREFIX) for k in expected):
+                _check_fed(stored, expected, lambda: conn.execute(select(func.count()).select_from(fed_rounds))
+                           .scalar() > 0)
+            missing = [k for k in expected if k not in rows]
+            if missing:     # a database from before these settings were bound: bound from this start on
+                conn.execute(settings.insert(), [{"key": k, "value": json.dumps(expected[k])} for k in missing])
+        return {**stored, **{k: expected[k] for k in missing}}
 
     # ----------------------------------------------------------------- reports
     def store(self, batch: list[Submission]) -> list[tuple[str, dict]]:
