@@ -16,6 +16,13 @@ except ImportError:
     pass
 
 
+@pytest.fixture(autouse=True)
+def _own_state_folder(tmp_path_factory, monkeypatch):
+    """Every test keeps contributor state (submit's and fed-client's kept reports and pseudonyms) in a folder of its
+    own, never in the user's ~/.local/state, so that no test finds another's (or a person's) kept reports."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+
+
 @pytest.fixture(scope="session")
 def planted():
     """A small synthetic LDA corpus with well-separated topics."""

@@ -193,7 +193,11 @@ def serve_flag_names(a) -> tuple:
 
     rules = epsilon_word_rules("--epsilon-word", a.epsilon_word)
     if a.fed_user_budget is not None:
-        rules = user_budget_rules("--fed-user-budget", a.fed_user_budget) + rules
+        rules = user_budget_rules("--fed-user-budget", a.fed_user_budget) + rules + (
+            # the database's FedLDA settings name the per-entry epsilon and the entries, which the budget chose
+            (r"start it with the same FedLDA flags,",
+             f"start it with the same FedLDA flags (--fed-user-budget {a.fed_user_budget:g} chose --fed-epsilon and"
+             " --fed-pad-length here),"),)
     return SERVE_FLAGS, rules + SETTINGS_RULES + CORPUS_RULES
 
 
@@ -227,12 +231,24 @@ def _serve(a):
         from ..service import codec
 
         check_config(codec.fed_config(cfg), len(cfg.fed_vocabulary))
+    warn_unreachable_vocabulary(cfg.vocabulary)
     # before the database is touched: a failed start creates nothing; the port stays held until the server listens
     sockets = check_port_free(a.host, a.port, keep=True)
     try:
         _serve_on(sockets, a, cfg, create_app, uvicorn)
     finally:
         close_all(sockets)
+
+
+def warn_unreachable_vocabulary(vocabulary) -> None:
+    """Warn (as ``dptopic randomize`` does) about vocabulary words that the contributors' clients never count: their
+    tokeniser (``submit``, ``fed-client``, ``randomize``: no stop words, lower case, at least 3 letters) never produces
+    a word with a space, upper case or fewer than 3 letters, so every report carries pure noise for it. A warning, not
+    a refusal: the list is public and the server still works."""
+    from ..corpus.corpus import _warn_unreachable_words
+    from ..corpus.preprocess import Preprocessor
+
+    _warn_unreachable_words(vocabulary.words, Preprocessor(stop_words=PUBLIC_VOCABULARY_DECIDES))
 
 
 def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:
@@ -272,15 +288,29 @@ def _client_corpus(a):
 def cmd_submit(a):
     from ..service.client import ServiceClient, submit
 
+    from ..service.client import default_state_folder
+
     corpus = _client_corpus(a)
+    state = default_state_folder() if a.state is None else None if a.state.strip().lower() == "none" else a.state
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    s = submit(a.server, corpus, contributor=a.contributor, client=client, **_limit(a))
+    s = submit(a.server, corpus, contributor=a.contributor, client=client, state=state, **_limit(a))
     from .local import plural, print_empty_note, print_no_pair_note
 
+    n = s["n_documents"]
     if s["report_kind"] == "document":  # the note 'dptopic randomize --unit document' prints
-        print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], s["reports"])
+        print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], n)
     else:
-        print_empty_note(s["documents_without_vocabulary_words"], s["reports"])
+        print_empty_note(s["documents_without_vocabulary_words"], n)
+    console = make_console()
+    if s["already_acknowledged"]:
+        console.print(f"{plural(s['already_acknowledged'], 'report')} of these documents had been acknowledged by an"
+                      f" earlier run (kept in {s['state']}): not randomized or sent again.")
+    kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
+            " running it again, without randomizing again" if s["state"] else
+            "reports not kept (--state none): a later run on these documents randomizes them again, at a new cost")
+    console.print(f"contributor pseudonym {s['contributor']} (pass --contributor {s['contributor']} to be tallied as"
+                  f" one contributor on another machine); {kept}.")
+    s = {**s, "reports": n}
     make_console().print(f"{plural(s['reports'], 'randomized report')} uploaded to {a.server} in"
                          f" {plural(s['uploads'], 'upload')} (V={s['vocab_size']}; "
                          + ("" if s["epsilon_word"] is None else f"eps_word={s['epsilon_word']:.4g}, ")
@@ -403,7 +433,12 @@ def register(sub) -> None:
                                    " retries that never count twice. Raw text never leaves the process.")
     _client_args(u)
     u.add_argument("--contributor", default=None,
-                   help="pseudonym under which the server tallies your epsilon (default: a fresh random one)")
+                   help="pseudonym under which the server tallies your epsilon (default: the one kept for this server"
+                        " in the --state folder, else a fresh random one, printed)")
+    u.add_argument("--state", default=None, metavar="FILE",
+                   help="where your randomized reports are kept until the server acknowledges them, so that a run"
+                        " stopped part-way is finished by running it again without randomizing again (a file, or a"
+                        " folder; default: $XDG_STATE_HOME/dptopic or ~/.local/state/dptopic); 'none' keeps nothing")
     u.set_defaults(func=cmd_submit)
 
     f = sub.add_parser("fed-client", help="take part in FedLDA rounds with your documents (kept local)",

@@ -14,6 +14,7 @@ import secrets
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from ..errors import DPTopicError
 from . import codec, kinds
@@ -174,13 +175,24 @@ def _refuse_above(asked: float, limit: float, what: str, server: str) -> None:
 
 
 def submit(server: str, corpus, contributor: str | None = None, chunk_reports: int | None = None,
-           client: ServiceClient | None = None, max_epsilon: float = DEFAULT_MAX_EPSILON) -> dict:
+           client: ServiceClient | None = None, max_epsilon: float = DEFAULT_MAX_EPSILON, state=None) -> dict:
     """Randomize ``corpus`` (a :class:`~dptopic.corpus.Corpus` of the contributor's documents)
     locally and upload the reports; returns a summary (reports sent, epsilon per document, ...).
 
     ``max_epsilon``: the largest epsilon per report the contributor accepts (per word for word-level reports, per
     document for document-level ones); a server that asks for more is refused before anything is randomized.
-    ``contributor``: the pseudonym (checked before anything is randomized; None: a fresh random one)."""
+    ``contributor``: the pseudonym (checked before anything is randomized; None: the one kept in ``state`` for this
+    server, else a fresh random one).
+
+    ``state`` (a file, or a folder): where the randomized reports are kept, with each upload's idempotency key and
+    whether the server acknowledged it, before the first upload leaves the device. A run stopped part-way (a server
+    that went away, a killed process) is finished by running it again on the same documents: the kept reports are
+    sent under their kept keys (the server answers an upload it stored before as a replay), and nothing is
+    randomized again, which would spend the documents' epsilon a second time. A run on documents whose reports were
+    all acknowledged sends nothing. In a folder the file is named from the server, its report settings and a hash of
+    the documents (one file per set of documents), and the folder also keeps one pseudonym per server, so that
+    later runs are tallied under the same contributor. Without ``state`` every run randomizes anew under a fresh
+    pseudonym."""
     from ..corpus import Vocabulary
 
     limit = check_max_epsilon(max_epsilon)
@@ -198,27 +210,197 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     else:
         _refuse_above(eps["epsilon_doc"], limit, "eps_doc (per document)", client.server)
     local = corpus if corpus.vocabulary == vocab else corpus.restrict(vocab, drop_empty=False)
-    reports = rz.randomize(local)  # one report per document, the empty ones included
-    nb = kind.bytes_per_report(reports)
-    per_request = min(cfg["max_reports_per_request"], max(1, (cfg["max_body_bytes"] - 4096) // nb))
-    if chunk_reports:
-        per_request = min(per_request, chunk_reports)
-    contributor = secrets.token_hex(8) if contributor is None else str(contributor)
-    sent = replayed = 0
-    for a, b in _chunks(reports.n_reports, per_request):
-        body = codec.encode_reports(reports[a:b])
-        ack = client.post_bytes("/v1/reports", body, new_key(), {"Dptopic-Contributor": contributor})
+    kept = None
+    if state is not None:
+        key = _submit_state_key(client.server, cfg, kind.name, eps, local)
+        path = _submit_state_path(state, key)
+        kept = _load_submit_state(path, key, contributor)
+        if contributor is None and kept is None:
+            contributor = _kept_pseudonym(state, client.server)
+    if kept is None:
+        reports = rz.randomize(local)  # one report per document, the empty ones included
+        nb = kind.bytes_per_report(reports)
+        per_request = min(cfg["max_reports_per_request"], max(1, (cfg["max_body_bytes"] - 4096) // nb))
+        if chunk_reports:
+            per_request = min(per_request, chunk_reports)
+        contributor = secrets.token_hex(8) if contributor is None else str(contributor)
+        kept = {"contributor": contributor, "n_reports": int(reports.n_reports),
+                "uploads": [{"reports": b - a, "key": new_key(), "acknowledged": False,
+                             "body": codec.encode_reports(reports[a:b])}
+                            for a, b in _chunks(reports.n_reports, per_request)]}
+        if state is not None:          # kept before anything leaves the device
+            _write_submit_state(path, key, kept)
+            if Path(state).is_dir():
+                _keep_pseudonym(state, client.server, contributor)
+    contributor = kept["contributor"]
+    sent = replayed = already = 0
+    for i, up in enumerate(kept["uploads"]):
+        if up["acknowledged"]:
+            already += up["reports"]
+            continue
+        try:
+            ack = client.post_bytes("/v1/reports", up["body"], up["key"], {"Dptopic-Contributor": contributor})
+        except DPTopicError as e:
+            raise type(e)(_interrupted(str(e), sent + already, kept["n_reports"], state is not None and path)) from None
         n = ack.get("reports")
         if isinstance(n, bool) or not isinstance(n, int):
             raise ServerError(f"{client.server} acknowledged an upload without a count of reports: is it a dptopic"
-                              f" collection server? ({sent} reports acknowledged before it)")
+                              f" collection server? ({sent + already} reports acknowledged before it)")
         sent += n
         replayed += bool(ack.get("replayed"))
-    return {"reports": sent, "uploads": -(-reports.n_reports // per_request), "replayed_acks": replayed,
+        if state is not None:
+            up["acknowledged"] = True
+            _write_submit_state(path, key, kept)
+    return {"reports": sent, "uploads": len(kept["uploads"]), "replayed_acks": replayed,
+            "already_acknowledged": already, "n_documents": kept["n_reports"],
             "contributor": contributor, "report_kind": kind.name, **kind.epsilons(rz),
+            "state": None if state is None else str(path),
             "documents_without_vocabulary_words": int((local.doc_lengths == 0).sum()),
             "documents_with_fewer_than_two_vocabulary_words": int((local.doc_lengths < 2).sum()),
             "vocab_size": len(vocab), "attempts": client.attempts}
+
+
+def _interrupted(message: str, acknowledged: int, total: int, path) -> str:
+    """An upload failed part-way: say what the server holds, and whether running again would spend epsilon again."""
+    message = message.rstrip().rstrip(".")
+    if path:
+        return (f"{message}; {acknowledged} of the {total} reports were acknowledged before it. Run the same command"
+                f" again to send the rest: the reports kept in {str(path)!r} are sent again under their keys, nothing"
+                " is randomized again.")
+    return (f"{message}; {acknowledged} of the {total} reports were acknowledged before it, and the rest were not kept"
+            " (--state none): running submit again randomizes all these documents anew, which spends their epsilon"
+            " again and counts the acknowledged ones twice.")
+
+
+SUBMIT_STATE_FORMAT = "dptopic-submit-state"
+SUBMIT_STATE_VERSION = 1
+
+
+def _submit_state_key(server: str, cfg: dict, kind: str, eps: dict, local) -> dict:
+    """What kept reports must agree on to be sent again: the server, its vocabulary and report settings, and the
+    documents (a hash of their words, kept on this device only)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in (local.doc_ptr, local.word_ids):
+        h.update(a.astype("<i8").tobytes())
+    return {"server": server, "vocabulary_sha256": cfg["vocabulary_sha256"], "report_kind": kind,
+            "epsilon_word": eps["epsilon_word"], "epsilon_doc": eps["epsilon_doc"],
+            "documents_sha256": h.hexdigest()}
+
+
+def _submit_state_path(state, key: dict):
+    """``state`` itself, or for a folder (one that exists, or a path ending in a separator, created owner-only) the
+    file in it for these documents and this server."""
+    import hashlib
+    import os
+
+    p = Path(state)
+    if str(state).endswith(("/", os.sep)) and not p.exists():
+        try:
+            p.mkdir(mode=0o700, parents=True)
+        except OSError as e:
+            raise DPTopicError(f"cannot create the folder --state {str(state)!r} ({type(e).__name__}): give a folder you"
+                               " can write to.") from None
+    if not p.is_dir():
+        return p
+    return p / f"submit-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]}.json"
+
+
+def _load_submit_state(path, key: dict, contributor):
+    """The kept uploads for ``key`` (None when there is no file); a one-line error for a file of another kind, for
+    other documents or another server, or for a pseudonym other than the kept one."""
+    import base64
+
+    from .._io import load_json
+
+    if not path.exists():
+        return None
+    if not path.is_file():
+        raise DPTopicError(f"--state {str(path)!r} is not a file: give the path of a submit state file (it is created"
+                           " on the first run), or a folder.")
+    try:
+        doc = load_json(path.read_text(encoding="utf-8"), f"submit state file {str(path)!r}")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DPTopicError(f"cannot read the submit state file {str(path)!r} ({type(e).__name__}): check it, or give"
+                           " another --state.") from None
+    if not isinstance(doc, dict) or doc.get("format") != SUBMIT_STATE_FORMAT \
+            or doc.get("version") != SUBMIT_STATE_VERSION:
+        raise DPTopicError(f"{str(path)!r} is not a submit state file of this dptopic (format"
+                           f" {SUBMIT_STATE_FORMAT!r} v{SUBMIT_STATE_VERSION}): give another --state.")
+    if doc.get("key") != key:
+        raise DPTopicError(f"the submit state file {str(path)!r} keeps the reports of other documents or of another"
+                           " server: give a folder as --state (one file per set of documents), or another file.")
+    saved = doc.get("contributor")
+    ups = doc.get("uploads")
+    try:
+        uploads = [{"reports": int(u["reports"]), "key": str(u["key"]), "acknowledged": u["acknowledged"] is True,
+                    "body": base64.b64decode(u["body"], validate=True)} for u in ups]
+    except (KeyError, TypeError, ValueError):
+        uploads = None
+    if not isinstance(saved, str) or not codec.PSEUDONYM.fullmatch(saved) or uploads is None \
+            or sum(u["reports"] for u in uploads) != doc.get("n_reports"):
+        raise DPTopicError(f"the submit state file {str(path)!r} was edited or is damaged: give another --state (a"
+                           " run that randomizes these documents again spends their epsilon again).")
+    if contributor is not None and str(contributor) != saved:
+        raise DPTopicError(f"the reports kept in {str(path)!r} were sent as {saved!r}, not {str(contributor)[:40]!r}:"
+                           " leave out --contributor to finish sending them as before.")
+    return {"contributor": saved, "n_reports": int(doc["n_reports"]), "uploads": uploads}
+
+
+def _write_submit_state(path, key: dict, kept: dict) -> None:
+    import base64
+
+    from .._io import atomic_write_bytes
+
+    doc = {"format": SUBMIT_STATE_FORMAT, "version": SUBMIT_STATE_VERSION, "key": key,
+           "contributor": kept["contributor"], "n_reports": kept["n_reports"],
+           "note": "randomized reports, drawn once on this device; sending them again spends no more epsilon,"
+                   " randomizing the documents again spends it again",
+           "uploads": [{"reports": u["reports"], "key": u["key"], "acknowledged": u["acknowledged"],
+                        "body": base64.b64encode(u["body"]).decode("ascii")} for u in kept["uploads"]]}
+    try:
+        atomic_write_bytes(Path(path), json.dumps(doc).encode("utf-8"), private=True)
+    except OSError as e:
+        raise DPTopicError(f"cannot write the submit state file {str(path)!r} ({type(e).__name__}): give --state a"
+                           " path you can write to, or --state none.") from None
+
+
+PSEUDONYMS_FILE = "submit-pseudonyms.json"
+
+
+def _kept_pseudonym(state, server: str):
+    """The pseudonym a state folder keeps for ``server`` (None when none is kept, or ``state`` is a file)."""
+    from .._io import load_json
+
+    p = Path(state) / PSEUDONYMS_FILE
+    if not Path(state).is_dir() or not p.is_file():
+        return None
+    try:
+        doc = load_json(p.read_text(encoding="utf-8"), str(p))
+    except (OSError, UnicodeDecodeError, DPTopicError):
+        return None
+    name = doc.get(server) if isinstance(doc, dict) else None
+    return name if isinstance(name, str) and codec.PSEUDONYM.fullmatch(name) else None
+
+
+def _keep_pseudonym(state, server: str, contributor: str) -> None:
+    from .._io import atomic_write_bytes, load_json
+
+    p = Path(state) / PSEUDONYMS_FILE
+    doc = {}
+    if p.is_file():
+        try:
+            doc = load_json(p.read_text(encoding="utf-8"), str(p))
+        except (OSError, UnicodeDecodeError, DPTopicError):
+            doc = {}
+    if not isinstance(doc, dict) or doc.get(server) == contributor:
+        return
+    doc[server] = contributor
+    try:
+        atomic_write_bytes(p, json.dumps(doc, indent=1).encode("utf-8"), private=True)
+    except OSError:
+        pass        # the reports are kept; only the next run's default pseudonym is not
 
 
 FED_STATE_FORMAT = "dptopic-fed-client-state"
