@@ -147,3 +147,20 @@ def test_randomizer_takes_a_count_matrix_as_every_estimator_does():
         assert r.n_reports == 3 and np.array_equal(r.bits(), X > 0)
     with pytest.raises(DPTopicError, match="2 columns but the vocabulary has 3 words"):
         rz.randomize(X[:, :2])
+
+
+def test_document_randomizer_takes_a_count_matrix():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dptopic.errors import DPTopicError
+    from dptopic.local import DocumentRandomizer
+
+    X = np.array([[1, 0, 2, 0], [0, 3, 0, 1], [0, 0, 0, 0]])
+    tokens = [["a", "c", "c"], ["b", "b", "b", "d"], []]
+    for m in (X, sp.csr_matrix(X)):
+        got = DocumentRandomizer(["a", "b", "c", "d"], epsilon=4.0, seed=1, simulation=True).randomize(m)
+        want = DocumentRandomizer(["a", "b", "c", "d"], epsilon=4.0, seed=1, simulation=True).randomize(tokens)
+        assert got.n_reports == 3 and got.to_bytes() == want.to_bytes()
+    with pytest.raises(DPTopicError, match="3 columns but the vocabulary has 4 words"):
+        DocumentRandomizer(["a", "b", "c", "d"], epsilon=4.0).randomize(X[:, :3])

@@ -125,13 +125,21 @@ class DocumentRandomizer:
         return len(self.vocabulary)
 
     def _token_lists(self, docs) -> list[np.ndarray]:
+        import scipy.sparse as sp
+
+        if sp.issparse(docs) or (isinstance(docs, np.ndarray) and docs.ndim == 2):   # a count matrix, one row each
+            if docs.shape[1] != self.vocab_size:
+                raise DPTopicError(f"the count matrix has {docs.shape[1]} columns but the vocabulary has"
+                                   f" {self.vocab_size} words: give one column per vocabulary word, in its order"
+                                   " (or a Corpus, which is mapped onto the vocabulary by its words).")
+            docs = Corpus.from_bow(docs, vocabulary=self.vocabulary)
         if isinstance(docs, Corpus):
             c = docs if docs.vocabulary == self.vocabulary else docs.restrict(self.vocabulary, drop_empty=False)
             ids, ptr = c.word_ids, c.doc_ptr
             return [ids[ptr[d]:ptr[d + 1]] for d in range(len(ptr) - 1)]
         if isinstance(docs, (str, bytes)) or not hasattr(docs, "__iter__"):
-            raise DPTopicError(f"cannot randomize a {type(docs).__name__}: pass a Corpus or a list of documents (each a"
-                               " list of words).")
+            raise DPTopicError(f"cannot randomize a {type(docs).__name__}: pass a Corpus, a count matrix (one column per"
+                               " vocabulary word) or a list of documents (each a list of words).")
         out = []
         for doc in docs:
             if isinstance(doc, str):
