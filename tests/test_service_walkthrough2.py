@@ -132,8 +132,8 @@ def test_submit_counts_one_document_in_the_singular(live, tmp_path, capsys):
     code, out, err = _cli(capsys, "submit", "--server", srv.url, "--corpus", str(tmp_path / "one.txt"),
                           "--retries", "0")
     assert code == 0, err
-    assert f"1 randomized report uploaded to {srv.url} in 1 upload (" in out, out
-    assert "1 document composes to" in out and "1 randomized reports" not in out
+    assert f"1 randomized report uploaded to {srv.url} in 1 upload." in out, out
+    assert "Privacy of these 1 document" not in out and "1 randomized reports" not in out
 
 
 # ----------------------------------------------------------------------------- C: randomize's messages

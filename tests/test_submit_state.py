@@ -97,7 +97,8 @@ def test_one_pseudonym_per_server_across_runs_and_documents(env, tmp_path, capsy
     before = stored(env)
     assert main(["submit", "--server", env["url"], "--corpus", str(tmp_path / "a.txt"), "--format", "text"]) in (0, None)
     out = " ".join(capsys.readouterr().out.split())
-    assert "had been acknowledged by an earlier run" in out and stored(env) == before
+    assert "had been acknowledged by an earlier run" in out and "nothing was sent, nothing more spent" in out
+    assert "uploaded to" not in out and stored(env) == before
     # --state none: a fresh pseudonym, said so
     assert main(["submit", "--server", env["url"], "--corpus", str(tmp_path / "a.txt"), "--format", "text",
                  "--state", "none"]) in (0, None)
@@ -110,9 +111,49 @@ def test_a_state_file_of_other_documents_is_refused(env, tmp_path):
     state = tmp_path / "one.json"
     submit(env["url"], corpus_of(env["texts"][:3], env["words"]), state=state)
     doc = json.loads(state.read_text())
-    assert doc["format"] == "dptopic-submit-state" and all(u["acknowledged"] for u in doc["uploads"])
+    assert doc["format"] == "dptopic-submit-state" and doc["acknowledged"][env["url"]] == [0]
+    assert set(doc["contributors"]) == {env["url"]} and len(doc["salt"]) == 32
     assert oct(state.stat().st_mode & 0o777) == "0o600"
-    with pytest.raises(DPTopicError, match="other documents or of another server"):
+    with pytest.raises(DPTopicError, match="other documents or of other report settings"):
         submit(env["url"], corpus_of(env["texts"][3:6], env["words"]), state=state)
-    with pytest.raises(DPTopicError, match="were sent as"):
+    with pytest.raises(DPTopicError, match="were sent to http://127.0.0.1:[0-9]+ as"):
         submit(env["url"], corpus_of(env["texts"][:3], env["words"]), state=state, contributor="someone-else")
+
+
+def test_the_same_server_under_another_name_gets_the_kept_reports_again(env, tmp_path):
+    """The reports were kept per server address: 127.0.0.1 and localhost gave two files, two randomizations and
+    twice the epsilon. They are kept per documents and settings now; another address replays the same bytes under
+    the same keys, which the server does not store twice."""
+    docs = corpus_of(env["texts"][100:104], env["words"])
+    state = tmp_path / "state"
+    state.mkdir()
+    before = stored(env)
+    first = submit(env["url"], docs, state=state)
+    alias = env["url"].replace("127.0.0.1", "localhost")
+    second = submit(alias, docs, state=state)
+    assert stored(env) == before + 4
+    assert second["replayed_acks"] == 1 and second["reports"] == 4
+    assert len(list(state.glob("submit-*.json"))) == 1
+    assert first["reports"] == 4 and first["replayed_acks"] == 0
+
+
+def test_two_first_runs_share_one_randomization(env, tmp_path, monkeypatch):
+    """Two runs that start together on the same documents: the second to keep its reports sends the first's."""
+    from dptopic.service import client as client_module
+
+    docs = corpus_of(env["texts"][110:113], env["words"])
+    state = tmp_path / "state"
+    state.mkdir()
+    real = client_module._create_submit_state
+    seen = {}
+
+    def racing(path, kept):                 # another run keeps its reports in the same file just before this one
+        other = dict(kept, uploads=[dict(u, key="race-" + u["key"][:20]) for u in kept["uploads"]])
+        assert real(path, other) is None
+        seen["key"] = other["uploads"][0]["key"]
+        return real(path, kept)
+
+    monkeypatch.setattr(client_module, "_create_submit_state", racing)
+    s = submit(env["url"], docs, state=state)
+    doc = json.loads(next(state.glob("submit-*.json")).read_text())
+    assert doc["uploads"][0]["key"] == seen["key"] and s["reports"] == 3

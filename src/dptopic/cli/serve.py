@@ -286,9 +286,7 @@ def _client_corpus(a):
 
 
 def cmd_submit(a):
-    from ..service.client import ServiceClient, submit
-
-    from ..service.client import default_state_folder
+    from ..service.client import ServiceClient, default_state_folder, submit
 
     corpus = _client_corpus(a)
     state = default_state_folder() if a.state is None else None if a.state.strip().lower() == "none" else a.state
@@ -302,24 +300,26 @@ def cmd_submit(a):
     else:
         print_empty_note(s["documents_without_vocabulary_words"], n)
     console = make_console()
-    if s["already_acknowledged"]:
-        console.print(f"{plural(s['already_acknowledged'], 'report')} of these documents had been acknowledged by an"
-                      f" earlier run (kept in {s['state']}): not randomized or sent again.")
     kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
             " running it again, without randomizing again" if s["state"] else
             "reports not kept (--state none): a later run on these documents randomizes them again, at a new cost")
     console.print(f"contributor pseudonym {s['contributor']} (pass --contributor {s['contributor']} to be tallied as"
                   f" one contributor on another machine); {kept}.")
-    s = {**s, "reports": n}
-    make_console().print(f"{plural(s['reports'], 'randomized report')} uploaded to {a.server} in"
-                         f" {plural(s['uploads'], 'upload')} (V={s['vocab_size']}; "
-                         + ("" if s["epsilon_word"] is None else f"eps_word={s['epsilon_word']:.4g}, ")
-                         + f"eps_doc={s['epsilon_doc']:.4g} per document; {plural(s['reports'], 'document')}"
-                           f" compose{'s' if s['reports'] == 1 else ''} to"
-                           + ("" if s["epsilon_word"] is None else
-                              f" eps_word={s['reports'] * s['epsilon_word']:.4g} for one word's presence in each and")
-                         + f" eps={s['reports'] * s['epsilon_doc']:.4g} for the documents, by basic composition). Raw"
-                           " text never left this machine.")
+    if s["already_acknowledged"]:
+        console.print(f"{plural(s['already_acknowledged'], 'report')} of these documents had been acknowledged by an"
+                      " earlier run: not randomized or sent again" + ("." if s["reports"] else
+                                                                       "; nothing was sent, nothing more spent."))
+    if s["reports"] or not s["already_acknowledged"]:
+        console.print(f"{plural(s['reports'], 'randomized report')} uploaded to {a.server} in"
+                      f" {plural(s['uploads'], 'upload')}.")
+    these = "this document" if n == 1 else f"these {plural(n, 'document')}"
+    console.print(f"Privacy of {these} (V={s['vocab_size']}; "
+                  + ("" if s["epsilon_word"] is None else f"eps_word={s['epsilon_word']:.4g}, ")
+                  + f"eps_doc={s['epsilon_doc']:.4g} per document; together"
+                  + ("" if s["epsilon_word"] is None else
+                     f" eps_word={n * s['epsilon_word']:.4g} for one word's presence in each and")
+                  + f" eps={n * s['epsilon_doc']:.4g} for the documents, by basic composition, spent once however"
+                    " often the kept reports are sent). Raw text never left this machine.")
 
 
 def _limit(a) -> dict:
@@ -436,9 +436,12 @@ def register(sub) -> None:
                    help="pseudonym under which the server tallies your epsilon (default: the one kept for this server"
                         " in the --state folder, else a fresh random one, printed)")
     u.add_argument("--state", default=None, metavar="FILE",
-                   help="where your randomized reports are kept until the server acknowledges them, so that a run"
-                        " stopped part-way is finished by running it again without randomizing again (a file, or a"
-                        " folder; default: $XDG_STATE_HOME/dptopic or ~/.local/state/dptopic); 'none' keeps nothing")
+                   help="where your randomized reports are kept, with which uploads each server acknowledged, so that"
+                        " a run stopped part-way is finished by running it again without randomizing again (a file,"
+                        " or a folder; default: $XDG_STATE_HOME/dptopic or ~/.local/state/dptopic); the folder also"
+                        " keeps one pseudonym per server, so your runs are tallied as one contributor, and the files"
+                        " hold a salted digest of your documents (readable by you only); 'none' keeps nothing and"
+                        " takes a fresh pseudonym every run")
     u.set_defaults(func=cmd_submit)
 
     f = sub.add_parser("fed-client", help="take part in FedLDA rounds with your documents (kept local)",

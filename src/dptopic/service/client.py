@@ -181,18 +181,18 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
 
     ``max_epsilon``: the largest epsilon per report the contributor accepts (per word for word-level reports, per
     document for document-level ones); a server that asks for more is refused before anything is randomized.
-    ``contributor``: the pseudonym (checked before anything is randomized; None: the one kept in ``state`` for this
-    server, else a fresh random one).
+    ``contributor``: the pseudonym (checked before anything is randomized; None: the one kept for this server in
+    ``state``, else a fresh random one).
 
     ``state`` (a file, or a folder): where the randomized reports are kept, with each upload's idempotency key and
-    whether the server acknowledged it, before the first upload leaves the device. A run stopped part-way (a server
-    that went away, a killed process) is finished by running it again on the same documents: the kept reports are
-    sent under their kept keys (the server answers an upload it stored before as a replay), and nothing is
-    randomized again, which would spend the documents' epsilon a second time. A run on documents whose reports were
-    all acknowledged sends nothing. In a folder the file is named from the server, its report settings and a hash of
-    the documents (one file per set of documents), and the folder also keeps one pseudonym per server, so that
-    later runs are tallied under the same contributor. Without ``state`` every run randomizes anew under a fresh
-    pseudonym."""
+    which servers acknowledged it, before the first upload leaves the device. A run stopped part-way (a server that
+    went away, a killed process) is finished by running it again on the same documents: the kept reports are sent
+    under their kept keys (the server answers an upload it stored before as a replay), and nothing is randomized
+    again, which would spend the documents' epsilon a second time. A run on documents whose reports a server
+    acknowledged sends it nothing. The reports are kept per set of documents and report settings, whatever the
+    server's address (``localhost`` and ``127.0.0.1`` are one server: the kept bytes and keys are replayed), and a
+    pseudonym is kept per server address, so that later runs are tallied under the same contributor. Without
+    ``state`` every run randomizes anew under a fresh pseudonym."""
     from ..corpus import Vocabulary
 
     limit = check_max_epsilon(max_epsilon)
@@ -210,60 +210,84 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     else:
         _refuse_above(eps["epsilon_doc"], limit, "eps_doc (per document)", client.server)
     local = corpus if corpus.vocabulary == vocab else corpus.restrict(vocab, drop_empty=False)
-    kept = None
+    settings = {"vocabulary_sha256": cfg["vocabulary_sha256"], "report_kind": kind.name,
+                "epsilon_word": eps["epsilon_word"], "epsilon_doc": eps["epsilon_doc"]}
+    kept = path = None
     if state is not None:
-        key = _submit_state_key(client.server, cfg, kind.name, eps, local)
-        path = _submit_state_path(state, key)
-        kept = _load_submit_state(path, key, contributor)
-        if contributor is None and kept is None:
-            contributor = _kept_pseudonym(state, client.server)
+        path, kept = _find_submit_state(state, settings, local)
     if kept is None:
         reports = rz.randomize(local)  # one report per document, the empty ones included
         nb = kind.bytes_per_report(reports)
         per_request = min(cfg["max_reports_per_request"], max(1, (cfg["max_body_bytes"] - 4096) // nb))
         if chunk_reports:
             per_request = min(per_request, chunk_reports)
-        contributor = secrets.token_hex(8) if contributor is None else str(contributor)
-        kept = {"contributor": contributor, "n_reports": int(reports.n_reports),
-                "uploads": [{"reports": b - a, "key": new_key(), "acknowledged": False,
-                             "body": codec.encode_reports(reports[a:b])}
+        kept = {"settings": settings, "salt": secrets.token_hex(16), "n_reports": int(reports.n_reports),
+                "acknowledged": {}, "contributors": {},
+                "uploads": [{"reports": b - a, "key": new_key(), "body": codec.encode_reports(reports[a:b])}
                             for a, b in _chunks(reports.n_reports, per_request)]}
-        if state is not None:          # kept before anything leaves the device
-            _write_submit_state(path, key, kept)
-            if Path(state).is_dir():
-                _keep_pseudonym(state, client.server, contributor)
-    contributor = kept["contributor"]
-    sent = replayed = already = 0
-    for i, up in enumerate(kept["uploads"]):
-        if up["acknowledged"]:
-            already += up["reports"]
-            continue
-        try:
+        if state is not None:          # kept before anything leaves the device; a run that kept its reports first wins
+            kept["documents"] = _documents_digest(local, kept["salt"])
+            other = _create_submit_state(path, kept)
+            if other is not None:
+                kept = other
+    here = client.server
+    saved_name = kept["contributors"].get(here)
+    if contributor is not None and saved_name is not None and str(contributor) != saved_name:
+        raise DPTopicError(f"the reports kept in {str(path)!r} were sent to {here} as {saved_name!r}, not"
+                           f" {str(contributor)[:40]!r}: leave out --contributor to finish sending them as before.")
+    contributor = saved_name or (str(contributor) if contributor is not None else
+                                 (state is not None and _kept_pseudonym(state, here)) or secrets.token_hex(8))
+    if state is not None and kept["contributors"].get(here) != contributor:
+        kept["contributors"][here] = contributor
+        _write_submit_state(path, kept)
+        if Path(state).is_dir():
+            _keep_pseudonym(state, here, contributor)
+    acked = set(kept["acknowledged"].get(here, []))
+    sent = replayed = already = uploads = 0
+    last_write = time.monotonic()
+    try:
+        for i, up in enumerate(kept["uploads"]):
+            if i in acked:
+                already += up["reports"]
+                continue
             ack = client.post_bytes("/v1/reports", up["body"], up["key"], {"Dptopic-Contributor": contributor})
-        except DPTopicError as e:
-            raise type(e)(_interrupted(str(e), sent + already, kept["n_reports"], state is not None and path)) from None
-        n = ack.get("reports")
-        if isinstance(n, bool) or not isinstance(n, int):
-            raise ServerError(f"{client.server} acknowledged an upload without a count of reports: is it a dptopic"
-                              f" collection server? ({sent + already} reports acknowledged before it)")
-        sent += n
-        replayed += bool(ack.get("replayed"))
+            n = ack.get("reports")
+            if isinstance(n, bool) or not isinstance(n, int):
+                raise ServerError(f"{client.server} acknowledged an upload without a count of reports: is it a"
+                                  " dptopic collection server?")
+            sent += n
+            uploads += 1
+            replayed += bool(ack.get("replayed"))
+            acked.add(i)
+            if state is not None and time.monotonic() - last_write > STATE_WRITE_INTERVAL:
+                kept["acknowledged"][here] = sorted(acked)
+                _write_submit_state(path, kept)
+                last_write = time.monotonic()
+    except DPTopicError as e:
         if state is not None:
-            up["acknowledged"] = True
-            _write_submit_state(path, key, kept)
-    return {"reports": sent, "uploads": len(kept["uploads"]), "replayed_acks": replayed,
-            "already_acknowledged": already, "n_documents": kept["n_reports"],
-            "contributor": contributor, "report_kind": kind.name, **kind.epsilons(rz),
-            "state": None if state is None else str(path),
+            kept["acknowledged"][here] = sorted(acked)
+            _write_submit_state(path, kept)
+        raise type(e)(_interrupted(str(e), sent + already, kept["n_reports"], path)) from None
+    if state is not None and uploads:
+        kept["acknowledged"][here] = sorted(acked)
+        _write_submit_state(path, kept)
+    return {"reports": sent, "uploads": uploads, "replayed_acks": replayed, "already_acknowledged": already,
+            "n_documents": kept["n_reports"], "contributor": contributor, "report_kind": kind.name,
+            **kind.epsilons(rz), "state": None if path is None else str(path),
             "documents_without_vocabulary_words": int((local.doc_lengths == 0).sum()),
             "documents_with_fewer_than_two_vocabulary_words": int((local.doc_lengths < 2).sum()),
             "vocab_size": len(vocab), "attempts": client.attempts}
 
 
+STATE_WRITE_INTERVAL = 10.0
+"""Seconds between rewrites of the submit state file while uploading (and once at the end, or on an error): a run
+killed meanwhile sends the last uploads again under their keys, which the server answers as replays."""
+
+
 def _interrupted(message: str, acknowledged: int, total: int, path) -> str:
     """An upload failed part-way: say what the server holds, and whether running again would spend epsilon again."""
     message = message.rstrip().rstrip(".")
-    if path:
+    if path is not None:
         return (f"{message}; {acknowledged} of the {total} reports were acknowledged before it. Run the same command"
                 f" again to send the rest: the reports kept in {str(path)!r} are sent again under their keys, nothing"
                 " is randomized again.")
@@ -276,23 +300,23 @@ SUBMIT_STATE_FORMAT = "dptopic-submit-state"
 SUBMIT_STATE_VERSION = 1
 
 
-def _submit_state_key(server: str, cfg: dict, kind: str, eps: dict, local) -> dict:
-    """What kept reports must agree on to be sent again: the server, its vocabulary and report settings, and the
-    documents (a hash of their words, kept on this device only)."""
+def _documents_digest(local, salt: str) -> str:
+    """A salted digest of the documents (their word ids over the server's vocabulary), to find their kept reports: the
+    salt is the state file's own, so files cannot be matched across folders, but whoever holds a file can test a
+    guessed set of documents against it (it lives beside the raw text, readable by its owner only)."""
     import hashlib
+    import hmac
 
-    h = hashlib.sha256()
+    h = hmac.new(bytes.fromhex(salt), digestmod=hashlib.sha256)
     for a in (local.doc_ptr, local.word_ids):
         h.update(a.astype("<i8").tobytes())
-    return {"server": server, "vocabulary_sha256": cfg["vocabulary_sha256"], "report_kind": kind,
-            "epsilon_word": eps["epsilon_word"], "epsilon_doc": eps["epsilon_doc"],
-            "documents_sha256": h.hexdigest()}
+    return h.hexdigest()
 
 
-def _submit_state_path(state, key: dict):
-    """``state`` itself, or for a folder (one that exists, or a path ending in a separator, created owner-only) the
-    file in it for these documents and this server."""
-    import hashlib
+def _find_submit_state(state, settings: dict, local):
+    """``(path, kept)``: the state file holding these documents' reports under ``settings`` (``kept`` None when there
+    is none yet, ``path`` then the file to create). ``state``: a file, or a folder (one that exists, or a path
+    ending in a separator, created owner-only) searched for such a file."""
     import os
 
     p = Path(state)
@@ -303,19 +327,30 @@ def _submit_state_path(state, key: dict):
             raise DPTopicError(f"cannot create the folder --state {str(state)!r} ({type(e).__name__}): give a folder you"
                                " can write to.") from None
     if not p.is_dir():
-        return p
-    return p / f"submit-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]}.json"
+        kept = _load_submit_state(p) if p.exists() else None
+        if kept is not None and (kept["settings"] != settings
+                                 or kept["documents"] != _documents_digest(local, kept["salt"])):
+            raise DPTopicError(f"the submit state file {str(p)!r} keeps the reports of other documents or of other"
+                               " report settings: give a folder as --state (one file per set of documents), or"
+                               " another file.")
+        return p, kept
+    for f in sorted(p.glob("submit-*.json")):
+        try:
+            kept = _load_submit_state(f)
+        except DPTopicError:
+            continue                # another version's or a damaged file: not these documents' reports
+        if kept["settings"] == settings and kept["documents"] == _documents_digest(local, kept["salt"]):
+            return f, kept
+    return p / f"submit-{secrets.token_hex(8)}.json", None
 
 
-def _load_submit_state(path, key: dict, contributor):
-    """The kept uploads for ``key`` (None when there is no file); a one-line error for a file of another kind, for
-    other documents or another server, or for a pseudonym other than the kept one."""
+def _load_submit_state(path):
+    """The kept reports, keys, acknowledgements and pseudonyms of a submit state file; a one-line error for a file
+    of another kind or an edited one."""
     import base64
 
     from .._io import load_json
 
-    if not path.exists():
-        return None
     if not path.is_file():
         raise DPTopicError(f"--state {str(path)!r} is not a file: give the path of a submit state file (it is created"
                            " on the first run), or a folder.")
@@ -328,45 +363,76 @@ def _load_submit_state(path, key: dict, contributor):
             or doc.get("version") != SUBMIT_STATE_VERSION:
         raise DPTopicError(f"{str(path)!r} is not a submit state file of this dptopic (format"
                            f" {SUBMIT_STATE_FORMAT!r} v{SUBMIT_STATE_VERSION}): give another --state.")
-    if doc.get("key") != key:
-        raise DPTopicError(f"the submit state file {str(path)!r} keeps the reports of other documents or of another"
-                           " server: give a folder as --state (one file per set of documents), or another file.")
-    saved = doc.get("contributor")
-    ups = doc.get("uploads")
     try:
-        uploads = [{"reports": int(u["reports"]), "key": str(u["key"]), "acknowledged": u["acknowledged"] is True,
-                    "body": base64.b64decode(u["body"], validate=True)} for u in ups]
-    except (KeyError, TypeError, ValueError):
-        uploads = None
-    if not isinstance(saved, str) or not codec.PSEUDONYM.fullmatch(saved) or uploads is None \
-            or sum(u["reports"] for u in uploads) != doc.get("n_reports"):
+        uploads = [{"reports": int(u["reports"]), "key": str(u["key"]),
+                    "body": base64.b64decode(u["body"], validate=True)} for u in doc["uploads"]]
+        acked = {str(k): sorted({int(i) for i in v}) for k, v in doc["acknowledged"].items()}
+        names = {str(k): str(v) for k, v in doc["contributors"].items()}
+        ok = (isinstance(doc["settings"], dict) and isinstance(doc["salt"], str) and isinstance(doc["documents"], str)
+              and sum(u["reports"] for u in uploads) == doc["n_reports"]
+              and all(codec.PSEUDONYM.fullmatch(n) for n in names.values())
+              and all(0 <= i < len(uploads) for v in acked.values() for i in v))
+        bytes.fromhex(doc["salt"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        ok = False
+    if not ok:
         raise DPTopicError(f"the submit state file {str(path)!r} was edited or is damaged: give another --state (a"
                            " run that randomizes these documents again spends their epsilon again).")
-    if contributor is not None and str(contributor) != saved:
-        raise DPTopicError(f"the reports kept in {str(path)!r} were sent as {saved!r}, not {str(contributor)[:40]!r}:"
-                           " leave out --contributor to finish sending them as before.")
-    return {"contributor": saved, "n_reports": int(doc["n_reports"]), "uploads": uploads}
+    return {"settings": doc["settings"], "salt": doc["salt"], "documents": doc["documents"],
+            "n_reports": int(doc["n_reports"]), "acknowledged": acked, "contributors": names, "uploads": uploads}
 
 
-def _write_submit_state(path, key: dict, kept: dict) -> None:
+def _submit_state_bytes(kept: dict) -> bytes:
     import base64
 
+    return json.dumps({
+        "format": SUBMIT_STATE_FORMAT, "version": SUBMIT_STATE_VERSION, "settings": kept["settings"],
+        "salt": kept["salt"], "documents": kept["documents"], "n_reports": kept["n_reports"],
+        "acknowledged": kept["acknowledged"], "contributors": kept["contributors"],
+        "note": "randomized reports, drawn once on this device; sending them again, to any server, spends no more"
+                " epsilon, randomizing the documents again spends it again. 'documents' is a salted digest of the"
+                " documents: whoever holds this file can test a guessed set of documents against it",
+        "uploads": [{"reports": u["reports"], "key": u["key"], "body": base64.b64encode(u["body"]).decode("ascii")}
+                    for u in kept["uploads"]]}).encode("utf-8")
+
+
+def _create_submit_state(path, kept: dict):
+    """Write a new state file, owner-only, whole and only if no file is there yet; None when written, else the
+    reports another run kept there first (two first runs at once: both send the first one's)."""
+    import os
+
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        try:
+            os.write(fd, _submit_state_bytes(kept))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)            # atomic, and fails if the file exists
+        except FileExistsError:
+            return _load_submit_state(path)
+        finally:
+            os.unlink(tmp)
+    except OSError as e:
+        raise DPTopicError(f"cannot write the submit state file {str(path)!r} ({type(e).__name__}): give --state a"
+                           " path you can write to, or --state none.") from None
+    return None
+
+
+def _write_submit_state(path, kept: dict) -> None:
     from .._io import atomic_write_bytes
 
-    doc = {"format": SUBMIT_STATE_FORMAT, "version": SUBMIT_STATE_VERSION, "key": key,
-           "contributor": kept["contributor"], "n_reports": kept["n_reports"],
-           "note": "randomized reports, drawn once on this device; sending them again spends no more epsilon,"
-                   " randomizing the documents again spends it again",
-           "uploads": [{"reports": u["reports"], "key": u["key"], "acknowledged": u["acknowledged"],
-                        "body": base64.b64encode(u["body"]).decode("ascii")} for u in kept["uploads"]]}
     try:
-        atomic_write_bytes(Path(path), json.dumps(doc).encode("utf-8"), private=True)
+        atomic_write_bytes(Path(path), _submit_state_bytes(kept), private=True)
     except OSError as e:
         raise DPTopicError(f"cannot write the submit state file {str(path)!r} ({type(e).__name__}): give --state a"
                            " path you can write to, or --state none.") from None
 
 
-PSEUDONYMS_FILE = "submit-pseudonyms.json"
+PSEUDONYMS_FILE = "contributor-pseudonyms.json"
 
 
 def _kept_pseudonym(state, server: str):
