@@ -47,12 +47,18 @@ def test_model_json_records_how_text_was_read_and_the_audit_reads_it(tmp_path, c
                  "2", "--seed", "0", "--quiet", "--stop-words", f"english+{stop}", "--no-lowercase",
                  "--out", str(tmp_path / "m")]) in (0, None)
     saved = json.loads((tmp_path / "m" / "model.json").read_text())["tokenizer"]["reading"]
-    assert saved == {"stop_words": f"english+{stop}", "lowercase": False, "min_length": 3}
+    # the file by its name only: its folders may name people or clients, and a model is meant to be shared
+    assert saved == {"stop_words": "english+stop.txt", "lowercase": False, "min_length": 3}
+    assert str(tmp_path) not in (tmp_path / "m" / "model.json").read_text()
     model = load_model(tmp_path / "m")
     a = Namespace(format="auto", corpus=str(tmp_path / "c.jsonl"))
-    assert _model_reading(model, a) == {"stop_words": f"english+{stop}", "lowercase": False}
-    stop.unlink()       # the file is gone: back to what the vocabulary tells
-    assert _model_reading(model, a)["stop_words"] in ("english", "none")
+    assert _model_reading(model, a)["stop_words"] in ("english", "none")     # its words unknown: the vocabulary tells
+    plain = [" ".join(WORDS[(i * 5 + j) % len(WORDS)] for j in range(10)) for i in range(40)]   # no stop word
+    (tmp_path / "c2.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in plain))
+    assert main(["train", "--algorithm", "lda", "--corpus", str(tmp_path / "c2.jsonl"), "--topics", "2", "--iterations",
+                 "2", "--seed", "0", "--quiet", "--stop-words", "none", "--out", str(tmp_path / "m2")]) in (0, None)
+    # recorded "none": read so, though the vocabulary (no English stop word in it) would suggest "english"
+    assert _model_reading(load_model(tmp_path / "m2"), a) == {"stop_words": "none"}
 
 
 def test_randomizers_say_which_budget_they_take():

@@ -121,20 +121,18 @@ def _prepared(a) -> bool:
 
 def _model_reading(model, a) -> dict:
     """How ``train`` read the model's training corpus: as its ``model.json`` records it (``tokenizer.reading``: the
-    stop words and the case folding), or, for a model saved before that was recorded (or whose stop words were a list
-    given in Python), as far as its vocabulary tells: stop words dropped unless the vocabulary holds English stop
+    stop words and the case folding), or, for a model saved before that was recorded (or whose stop words were a file
+    of the user's, recorded by name only, or a list given in Python), as far as its vocabulary tells: stop words dropped unless the vocabulary holds English stop
     words, text lower-cased unless it holds a capital letter."""
     from ..corpus.preprocess import resolve_stop_words
 
     reading = (getattr(model, "tokenizer_", None) or {}).get("reading")
     if isinstance(reading, dict) and isinstance(reading.get("stop_words"), str) \
             and not reading["stop_words"].startswith("a list of") and isinstance(reading.get("lowercase"), bool):
-        from pathlib import Path
-
         # a prepared corpus was tokenised when it was prepared: only a later prune (train --stop-words) applies again
         spec = reading.get("stop_words_pruned", "none") if _prepared(a) else reading["stop_words"]
-        files = [f for f in str(spec).split("+") if f.lower() not in ("english", "none")]
-        if isinstance(spec, str) and all(Path(f).is_file() for f in files):     # a stop-word file may be gone
+        # a stop-word file is recorded by its name only (its folders stay private): its words are not known here
+        if isinstance(spec, str) and all(f.lower() in ("english", "none") for f in spec.split("+")):
             kw = {"stop_words": spec}
             if not _prepared(a) and not reading["lowercase"]:
                 kw["lowercase"] = False

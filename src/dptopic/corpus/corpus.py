@@ -97,11 +97,13 @@ def _json_kind(v) -> str:
 
 
 def _stop_words_name(spec) -> str:
-    """A stop-word setting as text: ``"english"``, ``"none"``, a file's name, or how many words a list held."""
+    """A stop-word setting as text: ``"english"``, ``"none"``, a file's name (without its folders, which may name
+    people or clients: a saved model is meant to be shared), or how many words a list held."""
     if spec is None:
         return "none"
     if isinstance(spec, (str, os.PathLike)):
-        return str(spec)
+        return "+".join(part if part.lower() in ("english", "none") else Path(part).name
+                        for part in str(spec).split("+"))
     try:
         return f"a list of {len(set(spec))} words"
     except TypeError:
