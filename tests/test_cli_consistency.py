@@ -98,6 +98,7 @@ def test_serve_holds_its_port_from_the_check_to_the_start(tmp_path, monkeypatch)
 
     def serve(self, sockets=None):
         seen["sockets"], seen["ports"] = sockets, [s.getsockname()[1] for s in sockets]
+        self.started = True
         other = socket.socket()
         try:                                  # while the server starts, nobody else can bind its port
             other.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -170,3 +171,34 @@ def test_document_randomizer_takes_a_count_matrix():
         assert got.n_reports == 3 and got.to_bytes() == want.to_bytes()
     with pytest.raises(DPTopicError, match="3 columns but the vocabulary has 4 words"):
         DocumentRandomizer(["a", "b", "c", "d"], epsilon=4.0).randomize(X[:, :3])
+
+
+def test_serve_stopped_with_ctrl_c_exits_cleanly(tmp_path, monkeypatch):
+    """uvicorn re-raises the Ctrl-C it shut down on, and uvicorn.run caught it: serving on the checked sockets
+    through uvicorn.Server lost that, and a clean stop exited 130 with 'interrupted'."""
+    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("sqlalchemy")
+
+    def stopped(self, sockets=None):
+        self.started = True
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(uvicorn.Server, "run", stopped)
+    monkeypatch.setattr(uvicorn.Server, "__init__", lambda self, config: None)
+    monkeypatch.setattr(uvicorn, "Config", lambda app, **kw: None)
+    import socket
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    (tmp_path / "v.txt").write_text("\n".join(WORDS) + "\n")
+    args = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--database", f"sqlite:///{tmp_path / 's.db'}",
+            "--topics", "2", "--epsilon-word", "1", "--port", str(port), "--quiet"]
+    assert main(args) in (0, None)
+
+    def failed(self, sockets=None):
+        self.started = False
+
+    monkeypatch.setattr(uvicorn.Server, "run", failed)
+    assert main(args) == 2

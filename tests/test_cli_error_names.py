@@ -306,7 +306,7 @@ def test_serve_names_its_flags(capsys, tmp_path, vocab, no_serving, extra, flags
 def test_serve_database_bound_to_other_settings_names_the_flags(capsys, tmp_path, vocab, monkeypatch):
     uvicorn = pytest.importorskip("uvicorn")
     pytest.importorskip("sqlalchemy")
-    monkeypatch.setattr(uvicorn.Server, "run", lambda *a, **k: None)   # the first start binds the database, serves nothing
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, **k: setattr(self, "started", True))   # binds, serves nothing
     monkeypatch.setattr(uvicorn, "Config", _NoLoggingConfig)
     base = ["serve", "--vocabulary", vocab, "--database", f"sqlite:///{tmp_path / 's.db'}", "--topics", 2]
     assert _run(base + ["--epsilon-word", 1]) == 0

@@ -464,13 +464,14 @@ def test_lira_prints_the_run_time_apart_from_the_published_figures(monkeypatch, 
 
     attack = {"auc": 0.7, "auc_se": 0.01, "tpr_at_fpr_0.01": 0.1, "tpr_at_fpr_0.001": 0.03}
     monkeypatch.setattr(ml, "lira_experiment", lambda *a, **k: {"attacks": {"online LiRA": attack}, "seconds": 42.0,
-                                                                 "checks": {}})
+                                                                 "checks": {}, "untested": {},
+                                                                 "n_scores": {"members": 40, "non_members": 40}})
     rc = main(["experiment", "lira", "--corpus", "demo", "--subsample", "20", "--shadows", "4", "--seed", "0",
                "--out", str(tmp_path / "l")])
     assert rc in (0, None)
     out = " ".join(capsys.readouterr().out.split())
     assert "for comparison, the published code's figures: AUC 0.75, TPR@1% 12%, TPR@0.1% 4%" in out
-    assert "this run took 42 s" in out and "4%; 42 s" not in out
+    assert "this run took 42.0 s" in out and "4%; 42" not in out and "this run: 4, 40 non-member scores" in out
 
 
 # ---------------------------------------------------------------- 10. privacy inherent's inputs

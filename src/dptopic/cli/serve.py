@@ -276,7 +276,13 @@ def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:
 
     config = uvicorn.Config(create_app(cfg), host=a.host, port=a.port, log_level="warning" if a.quiet else "info",
                             access_log=not a.quiet, timeout_graceful_shutdown=10, **server_options())
-    uvicorn.Server(config).run(sockets=sockets)
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=sockets)
+    except KeyboardInterrupt:       # Ctrl-C: uvicorn shut down gracefully, then re-raised it (uvicorn.run catches it)
+        pass
+    if not getattr(server, "started", False):
+        raise DPTopicError("the server did not start (uvicorn's message above says why): nothing was served.")
 
 
 def _client_corpus(a):
