@@ -47,11 +47,20 @@ def test_unequal_groups_are_weighted():
     v, sizes = _left_out(sh, 10, 3)
     assert list(sizes) == [2, 2, 1] and G == 3 and covered
     full = _auc(sh, 10)
-    h = 5 / sizes
-    pseudo = h * full - (h - 1) * v
-    expected = np.sqrt(np.sum((pseudo - pseudo.mean()) ** 2 / (h - 1)) / 3)
+    # Busing, Meijer & van der Leeden (1999), written out term by term: n = 5 pairs, g = 3 groups of m_j pairs
+    n, g = 5, 3
+    theta_j = g * full - sum((1 - sizes[j] / n) * v[j] for j in range(g))
+    var = 0.0
+    for j in range(g):
+        h_j = n / sizes[j]
+        pseudo_j = h_j * full - (h_j - 1) * v[j]
+        var += (pseudo_j - theta_j) ** 2 / (h_j - 1)
+    expected = np.sqrt(var / g)
     assert se["lira_online"] == pytest.approx(expected, rel=1e-12)
     assert not np.isclose(expected, np.sqrt(2 / 3 * ((v - v.mean()) ** 2).sum()), rtol=1e-3)
+    h_all = 5 / sizes
+    pseudo = h_all * full - (h_all - 1) * v       # centring on the pseudo-values' plain mean is another estimator
+    assert not np.isclose(expected, np.sqrt(np.sum((pseudo - pseudo.mean()) ** 2 / (h_all - 1)) / 3), rtol=1e-4)
 
 
 def test_one_target_is_said_to_leave_its_own_training_out():

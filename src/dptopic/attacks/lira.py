@@ -509,8 +509,9 @@ def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
 
     Groups differ in size by one pair when the pairs do not divide evenly, so the variance is the weighted
     delete-a-group jackknife's (Busing, Meijer & van der Leeden 1999): with n pairs, group g of m_g pairs,
-    h_g = n / m_g and pseudo-values ``h_g AUC - (h_g - 1) AUC_(-g)``, it is ``1/G Σ (pseudo_g - mean)² / (h_g - 1)``,
-    which is ``(G-1)/G Σ (AUC_(-g) - mean)²`` for equal groups. A group that holds every attacked target cannot be
+    h_g = n / m_g, pseudo-values ``h_g AUC - (h_g - 1) AUC_(-g)`` and the jackknife estimate
+    ``AUC_J = G AUC - Σ (1 - m_g/n) AUC_(-g)``, it is ``1/G Σ (pseudo_g - AUC_J)² / (h_g - 1)``, which is
+    ``(G-1)/G Σ (AUC_(-g) - mean)²`` for equal groups. A group that holds every attacked target cannot be
     left out (no target would remain): then only the groups without targets are left out, the spread due to the
     targets' own training is not included, and ``targets_covered`` is False. ``({}, 0, False)`` when fewer than 3
     pairs, or fewer than 2 groups that can be left out, leave none to spare."""
@@ -539,11 +540,16 @@ def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
             left.setdefault(k, []).append(float(roc_auc_score(*metrics._check(sc, y)[::-1])))
     if len(used) < 2:
         return {}, 0, False
-    h = P / sizes[used]
+    m = sizes[used]
+    h = P / m
     out = {}
     for k, v in left.items():
-        pseudo = h * full[k] - (h - 1) * np.asarray(v)
-        out[k] = float(np.sqrt(np.sum((pseudo - pseudo.mean()) ** 2 / (h - 1)) / len(used)))
+        v = np.asarray(v)
+        # Busing et al.'s centre: G AUC - sum_g (1 - m_g / n) AUC_(-g), the mean of the pseudo-values only when the
+        # groups are equal
+        centre = len(used) * full[k] - np.sum((1 - m / P) * v)
+        pseudo = h * full[k] - (h - 1) * v
+        out[k] = float(np.sqrt(np.sum((pseudo - centre) ** 2 / (h - 1)) / len(used)))
     return out, len(used), covered
 
 
