@@ -256,14 +256,15 @@ def test_transform_csv_neutralises_formulas_and_keeps_every_digit(tmp_path, caps
 
     texts = ["game team win score", "vote party law senate", "game score team", "law vote senate party"] * 5
     LDA(n_topics=3, n_iter=5, seed=0, verbose=0).fit(texts).save(tmp_path / "m")
-    ids = ["=HYPERLINK(\"http://x\")", "+1", "-2", "@sum", "\tt", "plain"]
+    ids = ["=HYPERLINK(\"http://x\")", "+1x", "-2+3", "@sum", "\tt", "plain", "-1", "+4.5"]
     docs = tmp_path / "d.jsonl"
     docs.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in zip(ids, texts)))
     assert main(["transform", "--model", str(tmp_path / "m"), "--corpus", str(docs), "--out",
                  str(tmp_path / "t.csv")]) == 0
     with open(tmp_path / "t.csv", newline="") as fh:
         rows = list(csv.reader(fh))[1:]
-    assert [r[0] for r in rows] == ["'" + i for i in ids[:5]] + ["plain"]
+    # plain signed numbers run nothing in a spreadsheet and stay as written, so joins on them hold
+    assert [r[0] for r in rows] == ["'" + i for i in ids[:5]] + ["plain", "-1", "+4.5"]
     sums = np.array([sum(float(x) for x in r[1:]) for r in rows])
     assert np.all(np.abs(sums - 1.0) < 1e-9)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -140,13 +141,17 @@ def cmd_transform(a):
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """The first characters that make a spreadsheet read a cell as a formula (OWASP, "CSV injection")."""
 
+_PLAIN_NUMBER = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
+"""An id that is a signed number: a spreadsheet reads it as that number, no formula, so it is kept as written (joins on
+it hold)."""
+
 
 def _csv_cell(s) -> str:
-    """One CSV cell for a document id: an id that begins like a formula (=, +, -, @, a tab or a carriage return) gets
-    a leading single quote, so that a spreadsheet shows it as text instead of running it (the OWASP rule for CSV
+    """One CSV cell for a document id: an id that begins like a formula (=, +, -, @, a tab or a carriage return) and is
+    not a plain signed number gets a leading single quote, so that a spreadsheet shows it as text instead of running it (the OWASP rule for CSV
     injection); then quoted where CSV needs it."""
     s = str(s)
-    if s.startswith(FORMULA_STARTS):
+    if s.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(s):    # "-1" runs nothing
         s = "'" + s
     return '"' + s.replace('"', '""') + '"' if any(c in s for c in ',"\n\r') else s
 
@@ -272,7 +277,8 @@ def register(sub) -> None:
                         f" {DEFAULT_ID_FIELD!r} when the records have it; a folder's file names; otherwise doc0, doc1, ...)")
     t.add_argument("--out", required=True,
                    help="theta.csv (with a doc_id column) or theta.npy (D x K); in the CSV, an id that begins with =, +,"
-                        " -, @, a tab or a carriage return is written with a leading ' so that spreadsheets do not run"
+                        " -, @, a tab or a carriage return (and is not a plain number such as -1) is written with a leading '"
+                        " so that spreadsheets do not run"
                         " it as a formula (strip it to get the id back), and proportions carry every digit")
     t.add_argument("--overwrite", action="store_true", help="replace --out if it is a table this command wrote")
     t.set_defaults(func=cmd_transform)
