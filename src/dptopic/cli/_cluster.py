@@ -55,6 +55,10 @@ def check_scheduler_address(address: str) -> str:
 #: how long a TCP scheduler address may take to send its greeting before it is refused (seconds)
 PROBE_SECONDS = 10.0
 
+#: how long a refused connection is tried again before the address is reported unreachable (seconds): a scheduler
+#: started just before the command may not listen yet
+REFUSED_GRACE = 3.0
+
 
 def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> str | None:
     """Refuse, in one line, a ``tcp://`` address whose listener is not a Dask scheduler.
@@ -63,8 +67,8 @@ def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> str | None:
     length and then its number of frames, each an 8-byte little-endian integer. ``distributed.Client`` waits for that greeting without a time limit, so a
     port held by another service (a web server, the dashboard's port, SSH) would hang the command. Other schemes
     (TLS, websockets, in-process) are left to ``Client``'s own timeout. An address that refuses the connection
-    (nothing listens on the port) is reported by returning ``"refused"``, at once (``Client`` would retry it for its
-    whole timeout); any other failure to connect is left to ``Client``, whose error names it."""
+    (nothing listens on the port) is tried again for :data:`REFUSED_GRACE` seconds, then reported by returning
+    ``"refused"`` (``Client`` would retry it for its whole timeout); any other failure to connect is left to ``Client``, whose error names it."""
     import socket
     import struct
     from urllib.parse import urlsplit
@@ -72,12 +76,19 @@ def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> str | None:
     parts = urlsplit(address if "://" in address else "tcp://" + address)
     if parts.scheme != "tcp":
         return
-    try:
-        sock = socket.create_connection((parts.hostname, parts.port), timeout=seconds)
-    except ConnectionRefusedError:
-        return "refused"
-    except OSError:
-        return None
+    import time
+
+    deadline = time.monotonic() + REFUSED_GRACE
+    while True:     # a scheduler started a moment ago may not listen yet: a refusal is final after a short grace
+        try:
+            sock = socket.create_connection((parts.hostname, parts.port), timeout=seconds)
+            break
+        except ConnectionRefusedError:
+            if time.monotonic() >= deadline:
+                return "refused"
+            time.sleep(0.25)
+        except OSError:
+            return None
     greeting = b""
     try:
         sock.settimeout(seconds)
