@@ -202,3 +202,21 @@ def test_serve_stopped_with_ctrl_c_exits_cleanly(tmp_path, monkeypatch):
 
     monkeypatch.setattr(uvicorn.Server, "run", failed)
     assert main(args) == 2
+
+
+def test_audit_table_marks_a_tpr_its_scores_cannot_resolve():
+    """The experiments mark TPR@0.1% untestable with fewer than 1,000 non-member scores; the audit's table printed it
+    (the TPR at FPR 0 under another name)."""
+    from rich.console import Console
+
+    from dptopic.cli.audit import results_table
+
+    row = {"auc": 0.7, "auc_se": 0.01, "tpr_at_fpr_0.01": 0.2, "tpr_at_fpr_0.001": 0.1, "tpr_at_fpr_0": 0.1}
+    console = Console(width=200, record=True)
+    console.print(results_table({"lira_online": {**row, "n_nonmembers": 500}}))
+    text = " ".join(console.export_text().split())
+    assert "20.000%" in text and "n/r" in text and "fewer non-member scores than 1/FPR" in text
+    console = Console(width=200, record=True)
+    console.print(results_table({"lira_online": {**row, "n_nonmembers": 5000}}))
+    text = console.export_text()
+    assert "n/r" not in text and "10.000%" in text

@@ -292,7 +292,8 @@ def _check_coverage(share: float, restrict: bool, top: int | None, where: str | 
 
 
 def results_table(summaries: dict):
-    """The table of each attack's AUC (± its standard error) and TPR at low FPR."""
+    """The table of each attack's AUC (± its standard error) and TPR at low FPR; a TPR at an FPR below the resolution
+    of the non-member scores (fewer than 1/FPR of them) is shown as n/r."""
     from rich.table import Table
 
     models = any("auc_se_models" in s for s in summaries.values())
@@ -303,9 +304,20 @@ def results_table(summaries: dict):
     for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
         t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
                      min_width=max(len(n) for n in summaries) if col == "attack" else None)
+    def tpr(s, f):
+        n = s.get("n_nonmembers")
+        if n is not None and n * f < 1 - 1e-9:      # no ROC point between FPR 0 and f: it would be the TPR at FPR 0
+            return "n/r"
+        return f"{s[f'tpr_at_fpr_{f:g}']:.3%}"
+
+    unresolved = False
     for name, s in summaries.items():
-        t.add_row(name, f"{s['auc']:.3f} ± {s['auc_se']:.3f}", f"{s['tpr_at_fpr_0.01']:.3%}",
-                  f"{s['tpr_at_fpr_0.001']:.3%}", f"{s['tpr_at_fpr_0']:.3%}")
+        row = [tpr(s, 0.01), tpr(s, 0.001)]
+        unresolved |= "n/r" in row
+        t.add_row(name, f"{s['auc']:.3f} ± {s['auc_se']:.3f}", *row, f"{s['tpr_at_fpr_0']:.3%}")
+    if unresolved:
+        t.caption += ("; n/r: fewer non-member scores than 1/FPR, so no threshold has an FPR between 0 and that rate"
+                      " (audit more documents or shadows to resolve it)")
     return t
 
 
