@@ -1,14 +1,18 @@
 """Atomic, pickle-free file I/O: JSON plus ``.npy`` (``allow_pickle=False``)."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
+import errno
 import json
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -228,40 +232,73 @@ OUTPUT_MARKER = ".dptopic-output"
 """The file a command writes into an ``--out`` folder of results (audit, experiments, shards) so that a later run
 recognises the folder as its own: one ``--out`` rule for every command (see :func:`check_output_folder`).
 
-It lists, per command (``runs``), the files that command's last run wrote there, so that several commands can share
-one folder (``docs/figures`` holds the experiments' figures): ``--overwrite`` makes a command delete the files its own
-earlier run listed before it writes, never another command's. ``kept`` lists files no command claims (put there by
-hand, or listed by the marker of an older dptopic that did not say which command wrote each file): the folder accepts
-them and no command deletes them. Any other file in the folder is the user's, and the folder is refused."""
+It lists, per command (``runs``), the files that command's runs wrote there, so that several commands can share one
+folder (``docs/figures`` holds the experiments' figures): ``files`` are the ones its last finished run wrote,
+``earlier`` the ones an earlier run of it wrote that the last one did not write again, ``unfinished`` the ones a run
+of it wrote that stopped on an error, and ``before`` (while a run is under way, or after one was killed) the state
+of the folder when that run started. ``--overwrite`` lets a run write over files listed there; no listed file is
+ever deleted (a rerun of one corpus leaves the other corpus's figures, listed as ``earlier``). ``kept`` lists files
+no command claims (put there by hand, or listed by the marker of an older dptopic that did not say which command
+wrote each file). Any other file in the folder is the user's, and the folder is refused.
+
+Which files a run wrote is told by their change since it started (inode, time, size): a file another run or the
+user wrote into the folder meanwhile is listed as this run's too. The marker is read and rewritten under a lock
+(:data:`MARKER_LOCK`), so that runs ending at once keep each other's entries."""
 
 MARKER_FORMAT = "dptopic-output"
-MARKER_VERSION = 2
-_MARKER_NOTE = ("written by dptopic: 'runs' lists the files each command's last run wrote here; with --overwrite a"
-                " command deletes the files its own earlier run listed before it writes, never another command's."
-                " 'kept' lists files no command claims (put here by hand, or listed by an older dptopic's marker that"
-                " did not say which command wrote them): no command deletes them. A file listed nowhere makes dptopic"
-                " refuse this folder.")
-# the hidden temporary file of an atomic write killed before its rename (tempfile.mkstemp: 8 random characters)
-_STALE_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+MARKER_VERSION = 3
+MARKER_LOCK = OUTPUT_MARKER + ".lock"
+"""The file locked (``flock``) while the marker is read and rewritten; removed when the lock is released."""
+_MARKER_NOTE = ("written by dptopic: 'runs' lists, per command, the files its last finished run wrote here ('files'),"
+                " the files its earlier runs wrote that the last one did not write again ('earlier'), and those of a run"
+                " that stopped on an error ('unfinished'); 'before' is the folder as a run under way (or killed) found"
+                " it. With --overwrite a command writes over files listed here; none is deleted. 'kept' lists files no"
+                " command claims (put here by hand, or listed by an older dptopic's marker that did not say which"
+                " command wrote them). A file listed nowhere makes dptopic refuse this folder.")
+STALE_TEMPORARY_AGE = 600
+"""Seconds after which a hidden temporary of one of dptopic's atomic writes (``.NAME.<8 characters>.tmp``, NAME
+listed by the marker) counts as left by a killed write, and a run starting in the folder removes it."""
+# tempfile.mkstemp's name in atomic_write_bytes: the prefix ".NAME.", 8 characters of tempfile's alphabet, ".tmp"
+_TEMPORARY_TAIL = re.compile(r"\.[a-z0-9_]{8}\.tmp")
 
 
-def _signature(path: Path) -> str:
-    """What changes whenever a file is written (an atomic write gives it a new inode; any write a new time)."""
-    st = os.lstat(path)
-    return f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+def _temporary_target(name: str) -> str | None:
+    """The name of the file a temporary of :func:`atomic_write_bytes` named ``name`` was to become, or None when
+    ``name`` is not of that form (``.NAME.<8 characters>.tmp``)."""
+    if len(name) < 15 or not name.startswith(".") or not _TEMPORARY_TAIL.fullmatch(name[-13:]):
+        return None
+    return name[1:-13]
 
 
-def _folder_names(p: Path) -> list[str]:
-    """The names in folder ``p`` other than the marker."""
-    return sorted(e.name for e in p.iterdir() if e.name != OUTPUT_MARKER)
+def _internal(name: str) -> bool:
+    """The marker's own files: the marker, its lock, and a temporary of the marker's atomic write."""
+    return name in (OUTPUT_MARKER, MARKER_LOCK) or _temporary_target(name) == OUTPUT_MARKER
+
+
+def _scan(p: Path) -> dict:
+    """``{name: signature}`` for each entry of folder ``p`` but the marker's own files. The signature changes whenever
+    a file is written (an atomic write gives it a new inode; any write a new time). An entry removed while the folder
+    is read (another run's temporary, renamed into place) is skipped."""
+    found = {}
+    for name in os.listdir(p):
+        if _internal(name):
+            continue
+        try:
+            st = os.lstat(p / name)
+        except FileNotFoundError:
+            continue
+        found[name] = f"{st.st_ino}:{st.st_mtime_ns}:{st.st_size}"
+    return dict(sorted(found.items()))
 
 
 def _read_marker(p: Path):
-    """The marker of folder ``p``, normalised: ``{"runs": {command: {"files": [...]} or {"before": {...}}}, "kept":
-    [...] or None, "legacy": None or the command an older marker names}``; None when there is no readable marker.
+    """The marker of folder ``p``, normalised: ``{"runs": {command: {"files": [...], "earlier": [...], "unfinished":
+    [...], "before": {...} or None}}, "kept": [...] or None, "legacy": None or the command an older marker names}``;
+    None when there is no readable marker.
 
-    A marker of an older dptopic (``{"written_by": ..., "files": [...]}``) listed every file present when its run
-    ended, whichever command wrote it: its files become ``kept`` (accepted, never deleted); one written when its run
+    Version 2 (``runs`` of ``{"files": [...]}``, ``"finished": false`` for a failed run, or ``{"before": {...}}``)
+    reads as it was meant. A marker of an older dptopic (``{"written_by": ..., "files": [...]}``) listed every file
+    present when its run ended, whichever command wrote it: its files become ``kept``; one written when its run
     started and never completed (no ``files``) accepted the whole folder, and still does (``kept`` None)."""
     try:
         path = p / OUTPUT_MARKER
@@ -278,10 +315,14 @@ def _read_marker(p: Path):
         for cmd, run in (raw.get("runs") if isinstance(raw.get("runs"), dict) else {}).items():
             if not isinstance(run, dict):
                 continue
-            if isinstance(run.get("before"), dict) and "files" not in run:   # a run under way (or killed)
-                runs[cmd] = {"before": {k: v for k, v in run["before"].items() if isinstance(v, str)}}
-            else:
-                runs[cmd] = {"files": strings(run.get("files"))}
+            before = run.get("before")
+            entry = {"files": strings(run.get("files")), "earlier": strings(run.get("earlier")),
+                     "unfinished": strings(run.get("unfinished")),
+                     "before": {k: v for k, v in before.items() if isinstance(v, str)} if isinstance(before, dict)
+                     else None}
+            if run.get("finished") is False:    # version 2: the files of a run that stopped on an error
+                entry["unfinished"], entry["files"] = sorted(set(entry["unfinished"]) | set(entry["files"])), []
+            runs[cmd] = entry
         return {"runs": runs, "kept": strings(raw.get("kept")), "legacy": None}
     who = raw.get("written_by")
     if not isinstance(who, str):
@@ -289,17 +330,99 @@ def _read_marker(p: Path):
     return {"runs": {}, "kept": strings(raw["files"]) if isinstance(raw.get("files"), list) else None, "legacy": who}
 
 
-def _owners(p: Path, mark) -> dict:
-    """``{name: command}`` for each file in ``p`` the marker accounts for (``None`` for a kept file)."""
-    present = set(_folder_names(p))
-    owners = {n: None for n in (present if mark["kept"] is None else mark["kept"]) if n in present}
+def _listed(mark, scan) -> set:
+    """The names the marker lists (any command's ``files``, ``earlier``, ``unfinished``, and ``kept``)."""
+    names = set(scan) if mark["kept"] is None else set(mark["kept"])
+    for run in mark["runs"].values():
+        names.update(run["files"], run["earlier"], run["unfinished"])
+    return names
+
+
+def _claims(mark, scan) -> dict:
+    """``{name: {command, ...}}`` for each file of the folder (``scan``) the marker accounts for (``None`` stands for
+    kept). A file no list names is claimed by each run under way (or killed) that it changed after: its ``before``."""
+    claims = {}
+    for n in (scan if mark["kept"] is None else mark["kept"]):
+        if n in scan:
+            claims.setdefault(n, set()).add(None)
     for cmd, run in mark["runs"].items():
-        if "files" in run:
-            names = run["files"]
-        else:    # a run under way, or killed: the files created or rewritten since it started
-            names = [n for n in present if run["before"].get(n) != _signature(p / n)]
-        owners.update({n: cmd for n in names if n in present})
-    return owners
+        for n in (*run["files"], *run["earlier"], *run["unfinished"]):
+            if n in scan:
+                claims.setdefault(n, set()).add(cmd)
+    listed = set(claims)
+    for cmd, run in mark["runs"].items():
+        if run["before"] is not None:
+            for n, sig in scan.items():
+                if n not in listed and run["before"].get(n) != sig:
+                    claims.setdefault(n, set()).add(cmd)
+    return claims
+
+
+def _stale_temporaries(p: Path, mark, scan) -> list[str]:
+    """The hidden temporaries in ``p`` that a killed atomic write of dptopic left: named ``.NAME.<8 characters>.tmp``
+    as :func:`atomic_write_bytes` names them, NAME a file the marker lists (or the marker itself), a plain file, last
+    written over :data:`STALE_TEMPORARY_AGE` seconds ago. Anything else hidden is a file like any other."""
+    targets = _listed(mark, scan) | {OUTPUT_MARKER}
+    now = time.time()
+    stale = []
+    for name in os.listdir(p):
+        if _temporary_target(name) not in targets:
+            continue
+        try:
+            st = os.lstat(p / name)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(st.st_mode) and now - st.st_mtime > STALE_TEMPORARY_AGE:
+            stale.append(name)
+    return sorted(stale)
+
+
+@contextlib.contextmanager
+def _marker_lock(p: Path):
+    """Hold an exclusive ``flock`` on ``p/.dptopic-output.lock`` while the marker is read and rewritten, so that two
+    runs ending at once do not lose each other's entries. The lock file is removed on release (a waiter that then
+    holds a removed file's lock tries again); where the file system has no ``flock``, nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:      # not a POSIX system
+        fcntl = None
+    if fcntl is None:
+        yield
+        return
+    lock = p / MARKER_LOCK
+    fd = None
+    while fd is None:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                         0o666)
+        except OSError as e:
+            raise DPTopicError(f"cannot lock {str(lock)!r} ({e.strerror}): remove it if it is not dptopic's, and check"
+                               " that the folder is writable.") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                fd = -1      # no flock here: go on unlocked
+                break
+            raise
+        try:
+            st = os.lstat(lock)
+            same = (st.st_ino, st.st_dev) == (os.fstat(fd).st_ino, os.fstat(fd).st_dev)
+        except FileNotFoundError:
+            same = False
+        if not same:         # the holder before us removed the file we waited on: lock the one there now
+            os.close(fd)
+            fd = None
+    try:
+        yield
+    finally:
+        if fd >= 0:
+            try:
+                os.unlink(lock)
+            except FileNotFoundError:
+                pass
+            os.close(fd)
 
 
 def _name_list(names) -> tuple[str, str]:
@@ -312,8 +435,9 @@ def check_output_folder(path, overwrite: bool = False, what: str = "results", fl
                         command: str | None = None) -> Path:
     """The ``--out`` rule for a folder of results, checked before any work: a new or empty folder; or, with
     ``overwrite=True``, a folder whose every file its :data:`OUTPUT_MARKER` accounts for (written by dptopic
-    commands, or kept). A file the marker does not list belongs to the user: the folder is refused, naming it.
-    ``command`` (e.g. ``"experiment lira"``) makes the message say whose results the folder holds."""
+    commands, or kept). A file the marker does not list belongs to the user (a hidden one too, unless it is a stale
+    temporary of dptopic's own, see :func:`_stale_temporaries`): the folder is refused, naming it. ``command``
+    (e.g. ``"experiment lira"``) makes the message say whose results the folder holds."""
     p = check_output_dir(path, overwrite=True, what=what, flag=flag, holds_ours=lambda q: True)
     if not p.is_dir() or not any(p.iterdir()):
         return p
@@ -325,32 +449,35 @@ def check_output_folder(path, overwrite: bool = False, what: str = "results", fl
                f"the folder has no {OUTPUT_MARKER} marker")
         raise DPTopicError(f"{flag} {str(path)!r} holds {shown}, which dptopic did not write ({why}): refusing to"
                            f" replace {it}; move {it} or choose a new or empty folder for {flag}.")
-    owners = _owners(p, mark)
-    blockers = [n for n in _folder_names(p) if n not in owners and not _STALE_TEMPORARY.fullmatch(n)]
+    scan = _scan(p)
+    claims = _claims(mark, scan)
+    stale = set(_stale_temporaries(p, mark, scan))
+    blockers = [n for n in scan if n not in claims and n not in stale]
     if blockers:
         shown, it = _name_list(blockers)
         raise DPTopicError(f"{flag} {str(path)!r} holds {shown}, which dptopic did not write (its {OUTPUT_MARKER}"
                            f" marker does not list {it}): refusing to replace the folder; move {it} or choose another"
                            f" {flag}.")
     if not overwrite:
-        writers = sorted({o for o in owners.values() if o} | ({mark["legacy"]} if mark["legacy"] else set()))
+        writers = sorted({c for cs in claims.values() for c in cs if c} |
+                         ({mark["legacy"]} if mark["legacy"] else set()))
         if command is None or f"dptopic {command}" in writers or not writers:
-            raise DPTopicError(f"{flag} {str(path)!r} already holds a dptopic {what}: pass --overwrite to replace it,"
-                               f" or choose another {flag}.")
+            raise DPTopicError(f"{flag} {str(path)!r} already holds a dptopic {what}: pass --overwrite to write this"
+                               f" run's files over it, or choose another {flag}.")
         raise DPTopicError(f"{flag} {str(path)!r} already holds results of {', '.join(writers)}: pass --overwrite to"
                            f" write this run's beside them (nothing they wrote is deleted), or choose another {flag}.")
     return p
 
 
 def refuse_other_writer(path, command: str, share_with: str | None = None) -> None:
-    """``path`` holding results another dptopic command wrote (its marker names it) is never replaced by ``command``
-    (e.g. ``"audit"``, ``"experiment lira"``), unless both commands start with ``share_with`` (``"experiment "``: the
-    experiments share a folder of figures, each deleting only its own files)."""
+    """``path`` holding results another dptopic command wrote (its marker names it) is never written into by
+    ``command`` (e.g. ``"audit"``, ``"experiment lira"``), unless both commands start with ``share_with``
+    (``"experiment "``: the experiments share a folder of figures, none deleting another's files)."""
     p = Path(path)
     mark = _read_marker(p) if p.is_dir() else None
     if mark is None:
         return
-    writers = {o for o in _owners(p, mark).values() if o}
+    writers = {c for cs in _claims(mark, _scan(p)).values() for c in cs if c}
     if mark["legacy"]:
         writers.add(mark["legacy"])
     for who in sorted(writers):
@@ -362,75 +489,91 @@ def refuse_other_writer(path, command: str, share_with: str | None = None) -> No
 
 
 def mark_output_folder(path, command: str, done: bool = False, failed: bool = False) -> Path:
-    """Create ``path`` (if needed) and record in its marker that ``dptopic COMMAND`` writes there.
+    """Create ``path`` (if needed) and record in its marker that ``dptopic COMMAND`` writes there; nothing listed is
+    deleted.
 
-    When a run starts (``done=False``), the files the command's earlier run listed there are deleted first (the
-    caller checked the folder with :func:`check_output_folder`, so a folder with files is only reached with
-    ``--overwrite``), and the folder's state is noted; when it ends (``done=True``; ``failed=True`` for a run that
-    stopped on an error) the marker lists the files the run created or rewrote, as this command's alone. Other
-    commands' files and kept files are never deleted (one a run rewrites becomes that run's)."""
+    When a run starts (``done=False``) the folder's state is noted (and stale temporaries of dptopic's own atomic
+    writes, see :func:`_stale_temporaries`, are removed). When it ends (``done=True``) the files it created or
+    rewrote since become the command's ``files``; the files its earlier runs wrote that this one did not write
+    again stay, listed as ``earlier``. A run that stopped on an error (``failed=True``) leaves every listing as it
+    was and adds the files it created to ``unfinished``. The marker is rewritten under a lock (:data:`MARKER_LOCK`)."""
     p = Path(path)
     p.mkdir(parents=True, exist_ok=True)
-    key = f"dptopic {command}"
-    mark = _read_marker(p) or {"runs": {}, "kept": [], "legacy": None}
-    owners = _owners(p, mark)
-    own = mark["runs"].get(key, {})
-    if not done:
-        if "files" in own:  # the earlier run of this command: its files go (a killed run's stay, kept)
-            for n in own["files"]:
-                if owners.get(n) == key and not (p / n).is_dir():
-                    (p / n).unlink(missing_ok=True)
-                    del owners[n]
-        for n in _folder_names(p):
-            if _STALE_TEMPORARY.fullmatch(n) and (p / n).is_file() and not (p / n).is_symlink():
-                (p / n).unlink(missing_ok=True)
-        entry = {"before": {n: _signature(p / n) for n in _folder_names(p)}}
-    else:
-        if "before" in own:
-            written = {n for n in _folder_names(p) if own["before"].get(n) != _signature(p / n)}
-        else:  # finished without a recorded start: every file no other command claims
-            written = {n for n in _folder_names(p) if owners.get(n, key) == key}
-        entry = {"files": sorted(written)}
-        if failed:
-            entry["finished"] = False
-    if done:
-        owners = {n: o for n, o in owners.items() if n not in entry["files"]}
-    runs = {}
-    for n, o in owners.items():
-        if o is not None and o != key:
-            runs.setdefault(o, []).append(n)
-    runs = {c: {"files": sorted(f)} for c, f in sorted(runs.items())}
-    if not (done and failed and not entry["files"]):   # a failed run that wrote nothing leaves no entry
-        runs[key] = entry
-    marker = {"format": MARKER_FORMAT, "version": MARKER_VERSION, "note": _MARKER_NOTE, "runs": runs,
-              "kept": sorted(n for n, o in owners.items() if o is None or (o == key and not done))}
-    atomic_write_json(p / OUTPUT_MARKER, marker)
+    with _marker_lock(p):
+        _update_marker(p, f"dptopic {command}", done, failed)
     return p
 
 
-def unmark_failed_run(path, command: str, created: bool) -> None:
-    """After a run of ``dptopic COMMAND`` stopped on an error: the files it wrote are listed as its own (unfinished),
-    so a later ``--overwrite`` replaces them; a run that wrote nothing leaves no trace, and a folder it ``created``
-    that holds nothing else is removed, so that it blocks no later run."""
-    p = Path(path)
-    mark = _read_marker(p) if p.is_dir() else None
-    if mark is None:
-        return
-    own = mark["runs"].get(f"dptopic {command}", {})
-    wrote = "before" in own and any(own["before"].get(n) != _signature(p / n) for n in _folder_names(p))
-    if wrote:
-        mark_output_folder(p, command, done=True, failed=True)
-        return
-    others = {o for o in _owners(p, mark).values()} - {f"dptopic {command}"}
-    if not others and not _folder_names(p):
-        (p / OUTPUT_MARKER).unlink(missing_ok=True)
-        if created:
+def _update_marker(p: Path, key: str, done: bool, failed: bool) -> None:
+    """:func:`mark_output_folder`'s read-modify-write of the marker (the caller holds the lock)."""
+    mark = _read_marker(p) or {"runs": {}, "kept": [], "legacy": None}
+    if not done:
+        for n in _stale_temporaries(p, mark, _scan(p)):
             try:
-                p.rmdir()
-            except OSError:
+                os.unlink(p / n)
+            except FileNotFoundError:
                 pass
+    scan = _scan(p)
+    kept = set(scan) if mark["kept"] is None else set(mark["kept"])
+    listed = _listed(mark, scan)
+    runs = mark["runs"]
+    entry = runs.setdefault(key, {"files": [], "earlier": [], "unfinished": [], "before": None})
+    own = set(entry["files"]) | set(entry["earlier"]) | set(entry["unfinished"])
+    if not done:
+        if entry["before"] is not None:   # a run of this command that never finished: what it wrote stays listed
+            left = {n for n, s in scan.items() if entry["before"].get(n) != s and n not in listed}
+            entry["unfinished"] = sorted(set(entry["unfinished"]) | left)
+        entry["before"] = dict(scan)
+    else:
+        if entry["before"] is not None:
+            written = {n for n, s in scan.items() if entry["before"].get(n) != s}
+        else:   # finished without a recorded start: the files no other command claims, and none kept
+            claims = _claims(mark, scan)
+            written = {n for n in scan if claims.get(n, {key}) == {key}}
+        entry["before"] = None
+        if failed:      # every listing as it was; what it created is listed as unfinished
+            entry["unfinished"] = sorted(set(entry["unfinished"]) | (written - listed))
+        else:
+            entry["files"], entry["earlier"], entry["unfinished"] = sorted(written), sorted(own - written), []
+            kept -= written
+    out = {}
+    for cmd, run in sorted(runs.items()):
+        e = {"files": [n for n in run["files"] if n in scan]}
+        for part in ("earlier", "unfinished"):
+            names = [n for n in run[part] if n in scan]
+            if names:
+                e[part] = names
+        if run["before"] is not None:
+            e["before"] = run["before"]
+        if len(e) > 1 or e["files"] or (cmd == key and done and not failed):
+            out[cmd] = e     # an entry listing nothing present, with no run under way, goes (but this finished run's)
+    marker = {"format": MARKER_FORMAT, "version": MARKER_VERSION, "note": _MARKER_NOTE, "runs": out,
+              "kept": sorted(kept & set(scan))}
+    atomic_write_json(p / OUTPUT_MARKER, marker)
+
+
+def unmark_failed_run(path, command: str, created: bool) -> None:
+    """After a run of ``dptopic COMMAND`` stopped on an error: every file and listing stays as it was, and the files
+    it created are listed as ``unfinished`` (``mark_output_folder(done=True, failed=True)``); a folder left holding
+    nothing but a marker that lists nothing loses the marker, and is removed when this run ``created`` it, so that it
+    blocks no later run."""
+    p = Path(path)
+    if not p.is_dir():
         return
-    mark_output_folder(p, command, done=True, failed=True)
+    empty = False
+    with _marker_lock(p):
+        if _read_marker(p) is None:
+            return
+        _update_marker(p, f"dptopic {command}", done=True, failed=True)
+        mark = _read_marker(p)
+        if mark is not None and not mark["runs"] and not mark["kept"] and not _scan(p):
+            (p / OUTPUT_MARKER).unlink(missing_ok=True)
+            empty = True
+    if empty and created:
+        try:
+            p.rmdir()
+        except OSError:
+            pass
 
 
 def _out_path(path, flag: str, what: str, kind: str) -> Path:

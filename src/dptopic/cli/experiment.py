@@ -118,7 +118,9 @@ def _experiment_checks() -> dict:
 def _guard_out(name, func):
     """The ``--out`` rule of every experiment: a new or empty folder, or one dptopic commands wrote (with
     ``--overwrite``), checked before any work once the arguments are; the folder's marker then lists the files
-    this run wrote, and ``--overwrite`` deletes only the files this experiment's earlier run listed there."""
+    this run wrote. ``--overwrite`` lets the run write over files; nothing is deleted: the files this experiment's
+    earlier runs wrote that this one did not write again stay, listed as ``earlier``, and a run that fails leaves
+    every file and listing as it was."""
     def run(a):
         import sys
         import warnings
@@ -199,8 +201,8 @@ def register(sub) -> None:
         reg(esub)
     for name, p in esub.choices.items():
         p.add_argument("--overwrite", action="store_true",
-                       help="write into an --out that dptopic commands wrote: the files this experiment's earlier run"
-                            " listed there are deleted first, other experiments' files are kept")
+                       help="write into an --out that dptopic commands wrote, over the files this run writes again;"
+                            " nothing is deleted (the other files stay, listed in the folder's .dptopic-output)")
         for act in p._actions:
             if act.help is None and act.dest in _FLAG_HELP:
                 act.help = _FLAG_HELP[act.dest]
