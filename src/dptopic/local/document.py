@@ -125,14 +125,9 @@ class DocumentRandomizer:
         return len(self.vocabulary)
 
     def _token_lists(self, docs) -> list[np.ndarray]:
-        import scipy.sparse as sp
+        from .randomizer import count_matrix_corpus
 
-        if sp.issparse(docs) or (isinstance(docs, np.ndarray) and docs.ndim == 2):   # a count matrix, one row each
-            if docs.shape[1] != self.vocab_size:
-                raise DPTopicError(f"the count matrix has {docs.shape[1]} columns but the vocabulary has"
-                                   f" {self.vocab_size} words: give one column per vocabulary word, in its order"
-                                   " (or a Corpus, which is mapped onto the vocabulary by its words).")
-            docs = Corpus.from_bow(docs, vocabulary=self.vocabulary)
+        docs = count_matrix_corpus(docs, self.vocabulary)
         if isinstance(docs, Corpus):
             c = docs if docs.vocabulary == self.vocabulary else docs.restrict(self.vocabulary, drop_empty=False)
             ids, ptr = c.word_ids, c.doc_ptr

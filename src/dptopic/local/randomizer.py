@@ -16,6 +16,20 @@ SEED_WARNING = ("an explicit seed makes the randomization reproducible: anyone w
                 " Use seeds for tests only and keep them secret; leave seed=None for real reports.")
 
 
+def count_matrix_corpus(docs, vocabulary):
+    """A count matrix (scipy.sparse or a 2-D array, one row per document and one column per word of ``vocabulary``)
+    as a :class:`Corpus` that keeps every row; anything else unchanged."""
+    import scipy.sparse as sp
+
+    if sp.issparse(docs) or (isinstance(docs, np.ndarray) and docs.ndim == 2):
+        if docs.shape[1] != len(vocabulary):
+            raise DPTopicError(f"the count matrix has {docs.shape[1]} columns but the vocabulary has {len(vocabulary)}"
+                               " words: give one column per vocabulary word, in its order (or a Corpus, which is"
+                               " mapped onto the vocabulary by its words).")
+        return Corpus.from_bow(docs, vocabulary=vocabulary)
+    return docs
+
+
 class Randomizer(FlipParameterMixin):
     """Turn documents into randomized word-presence reports (local DP; Zhao et al. 2020, Thm 4).
 
@@ -101,14 +115,7 @@ class Randomizer(FlipParameterMixin):
         return rep
 
     def _as_csr(self, docs) -> tuple[np.ndarray, np.ndarray]:
-        import scipy.sparse as sp
-
-        if sp.issparse(docs) or (isinstance(docs, np.ndarray) and docs.ndim == 2):   # a count matrix, one row each
-            if docs.shape[1] != self.vocab_size:
-                raise DPTopicError(f"the count matrix has {docs.shape[1]} columns but the vocabulary has"
-                                   f" {self.vocab_size} words: give one column per vocabulary word, in its order"
-                                   " (or a Corpus, which is mapped onto the vocabulary by its words).")
-            docs = Corpus.from_bow(docs, vocabulary=self.vocabulary)
+        docs = count_matrix_corpus(docs, self.vocabulary)
         if isinstance(docs, Corpus):
             if docs.vocabulary != self.vocabulary:
                 docs = docs.restrict(self.vocabulary, drop_empty=False)

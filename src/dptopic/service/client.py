@@ -296,6 +296,45 @@ def _interrupted(message: str, acknowledged: int, total: int, path) -> str:
             " again and counts the acknowledged ones twice.")
 
 
+def _state_folder_or_file(state) -> Path:
+    """``state`` as a path; one ending in a separator that does not exist yet is created as a folder, owner-only."""
+    import os
+
+    p = Path(state)
+    if str(state).endswith(("/", os.sep)) and not p.exists():
+        try:
+            p.mkdir(mode=0o700, parents=True)
+        except OSError as e:
+            raise DPTopicError(f"cannot create the folder --state {str(state)!r} ({type(e).__name__}): give a folder you"
+                               " can write to.") from None
+    return p
+
+
+def _create_exclusive(path: Path, data: bytes, what: str) -> bool:
+    """Write ``data`` to ``path``, owner-only, whole and only if no file is there yet (two first runs at once: the
+    second finds the first's file); False when another run created it first."""
+    import os
+
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)            # atomic, and fails if the file exists
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(tmp)
+    except OSError as e:
+        raise DPTopicError(f"cannot write the {what} {str(path)!r} ({type(e).__name__}): give --state a path you can"
+                           " write to, or --state none.") from None
+    return True
+
+
 SUBMIT_STATE_FORMAT = "dptopic-submit-state"
 SUBMIT_STATE_VERSION = 1
 
@@ -317,15 +356,7 @@ def _find_submit_state(state, settings: dict, local):
     """``(path, kept)``: the state file holding these documents' reports under ``settings`` (``kept`` None when there
     is none yet, ``path`` then the file to create). ``state``: a file, or a folder (one that exists, or a path
     ending in a separator, created owner-only) searched for such a file."""
-    import os
-
-    p = Path(state)
-    if str(state).endswith(("/", os.sep)) and not p.exists():
-        try:
-            p.mkdir(mode=0o700, parents=True)
-        except OSError as e:
-            raise DPTopicError(f"cannot create the folder --state {str(state)!r} ({type(e).__name__}): give a folder you"
-                               " can write to.") from None
+    p = _state_folder_or_file(state)
     if not p.is_dir():
         kept = _load_submit_state(p) if p.exists() else None
         if kept is not None and (kept["settings"] != settings
@@ -397,29 +428,10 @@ def _submit_state_bytes(kept: dict) -> bytes:
 
 
 def _create_submit_state(path, kept: dict):
-    """Write a new state file, owner-only, whole and only if no file is there yet; None when written, else the
-    reports another run kept there first (two first runs at once: both send the first one's)."""
-    import os
-
+    """Write a new state file, whole and only if no file is there yet; None when written, else the reports another
+    run kept there first (two first runs at once: both send the first one's)."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        try:
-            os.write(fd, _submit_state_bytes(kept))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(tmp, path)            # atomic, and fails if the file exists
-        except FileExistsError:
-            return _load_submit_state(path)
-        finally:
-            os.unlink(tmp)
-    except OSError as e:
-        raise DPTopicError(f"cannot write the submit state file {str(path)!r} ({type(e).__name__}): give --state a"
-                           " path you can write to, or --state none.") from None
-    return None
+    return None if _create_exclusive(path, _submit_state_bytes(kept), "submit state file") else _load_submit_state(path)
 
 
 def _write_submit_state(path, kept: dict) -> None:
@@ -529,16 +541,8 @@ def fed_state_path(state, key: dict):
     file in it for reports that agree on ``key``: one per server configuration, whatever client id a run names
     (the id is kept inside, and a run naming another is refused), so that no run draws a second set unnoticed."""
     import hashlib
-    import os
-    from pathlib import Path
 
-    p = Path(state)
-    if str(state).endswith(("/", os.sep)) and not p.exists():
-        try:
-            p.mkdir(mode=0o700, parents=True)
-        except OSError as e:
-            raise DPTopicError(f"cannot create the folder --state {str(state)!r} ({type(e).__name__}): give a folder you"
-                               " can write to.") from None
+    p = _state_folder_or_file(state)
     if not p.is_dir():
         return p
     tag = json.dumps(key, sort_keys=True).encode()
@@ -565,33 +569,11 @@ def default_state_folder():
 def _create_fed_state(path, key: dict, client_id: str, sets) -> bool:
     """Write the state file, owner-only, whole and only if no file is there yet (two first runs at once: the second
     finds the first's file); False when another run created it first."""
-    import os
-    import secrets as _secrets
-    from pathlib import Path
-
-    path = Path(path)
     data = json.dumps({"format": FED_STATE_FORMAT, "version": FED_STATE_VERSION, "server": key, "client": client_id,
                        "reports": [[int(w) for w in row] for row in sets],
                        "note": "randomized reports, drawn once on this device and sent every round; reusing them"
                                " spends no more epsilon, drawing new ones spends it again"}).encode("utf-8")
-    tmp = path.with_name(f".{path.name}.{_secrets.token_hex(6)}.tmp")
-    try:
-        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(tmp, path)            # atomic, and fails if the file exists
-        except FileExistsError:
-            return False
-        finally:
-            os.unlink(tmp)
-    except OSError as e:
-        raise DPTopicError(f"cannot write the FedLDA state file {str(path)!r} ({type(e).__name__}): give --state a path"
-                           " you can write to, or --state none.") from None
-    return True
+    return _create_exclusive(Path(path), data, "FedLDA state file")
 
 
 def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, timeout: float = 600.0,
