@@ -116,8 +116,8 @@ def test_word_server_keeps_the_prior_documents_rows_and_mistyped_headers_are_mal
         (tmp_path / "mine.txt").write_text("\n".join(texts[50:53]) + "\n")
         assert main(["submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--retries", "0"]) == 0
         out = " ".join(capsys.readouterr().out.split())
-        assert "eps_word=2, eps_doc=120 per document" in out
-        assert "3 documents compose to eps_word=6 for one word's presence in each and eps=360 for the documents" in out
+        assert ("Privacy of these 3 documents (V=60; eps_word=2, eps_doc=120 per document; together eps_word=6 for one"
+                " word's presence in each and eps=360 for the documents") in out
     finally:
         srv.stop()
 

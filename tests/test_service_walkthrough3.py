@@ -100,10 +100,10 @@ def _settings(db: Path) -> dict:
 # ============================================================================ 1/11: FedLDA bound to the database
 class _NoServer:
     def __init__(self, config):
-        pass
+        self.started = False
 
     def run(self, sockets=None):
-        pass
+        self.started = True         # as if it served and was stopped
 
 
 @pytest.fixture
