@@ -335,6 +335,25 @@ def _create_exclusive(path: Path, data: bytes, what: str) -> bool:
     return True
 
 
+def _read_state_file(path: Path, what: str, fmt: str, version: int, alternative: str = "") -> dict:
+    """The JSON object of a contributor's state file (``what``: its name in messages), checked to be a file of
+    format ``fmt`` and ``version``; a one-line error otherwise."""
+    from .._io import load_json
+
+    if not path.is_file():
+        raise DPTopicError(f"--state {str(path)!r} is not a file: give the path of a {what} (it is created on the"
+                           f" first run){alternative}.")
+    try:
+        doc = load_json(path.read_text(encoding="utf-8"), f"{what} {str(path)!r}")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DPTopicError(f"cannot read the {what} {str(path)!r} ({type(e).__name__}): check it, or give another"
+                           " --state.") from None
+    if not isinstance(doc, dict) or doc.get("format") != fmt or doc.get("version") != version:
+        raise DPTopicError(f"{str(path)!r} is not a {what} of this dptopic (format {fmt!r} v{version}): give another"
+                           " --state.")
+    return doc
+
+
 SUBMIT_STATE_FORMAT = "dptopic-submit-state"
 SUBMIT_STATE_VERSION = 1
 
@@ -380,20 +399,7 @@ def _load_submit_state(path):
     of another kind or an edited one."""
     import base64
 
-    from .._io import load_json
-
-    if not path.is_file():
-        raise DPTopicError(f"--state {str(path)!r} is not a file: give the path of a submit state file (it is created"
-                           " on the first run), or a folder.")
-    try:
-        doc = load_json(path.read_text(encoding="utf-8"), f"submit state file {str(path)!r}")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DPTopicError(f"cannot read the submit state file {str(path)!r} ({type(e).__name__}): check it, or give"
-                           " another --state.") from None
-    if not isinstance(doc, dict) or doc.get("format") != SUBMIT_STATE_FORMAT \
-            or doc.get("version") != SUBMIT_STATE_VERSION:
-        raise DPTopicError(f"{str(path)!r} is not a submit state file of this dptopic (format"
-                           f" {SUBMIT_STATE_FORMAT!r} v{SUBMIT_STATE_VERSION}): give another --state.")
+    doc = _read_state_file(path, "submit state file", SUBMIT_STATE_FORMAT, SUBMIT_STATE_VERSION, ", or a folder")
     try:
         uploads = [{"reports": int(u["reports"]), "key": str(u["key"]),
                     "body": base64.b64decode(u["body"], validate=True)} for u in doc["uploads"]]
@@ -498,22 +504,10 @@ def _load_fed_state(path, key: dict, client_id: str | None):
 
     import numpy as np
 
-    from .._io import load_json
-
     p = Path(path)
     if not p.exists():
         return None
-    if not p.is_file():
-        raise DPTopicError(f"--state {str(p)!r} is not a file: give the path of a FedLDA state file (it is created on"
-                           " the first run).")
-    try:
-        doc = load_json(p.read_text(encoding="utf-8"), f"FedLDA state file {str(p)!r}")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DPTopicError(f"cannot read the FedLDA state file {str(p)!r} ({type(e).__name__}): check it, or give"
-                           " another --state.") from None
-    if not isinstance(doc, dict) or doc.get("format") != FED_STATE_FORMAT or doc.get("version") != FED_STATE_VERSION:
-        raise DPTopicError(f"{str(p)!r} is not a FedLDA state file of this dptopic (format {FED_STATE_FORMAT!r}"
-                           f" v{FED_STATE_VERSION}): give another --state.")
+    doc = _read_state_file(p, "FedLDA state file", FED_STATE_FORMAT, FED_STATE_VERSION)
     if doc.get("server") != key:
         raise DPTopicError(f"the FedLDA state file {str(p)!r} holds reports drawn for another server configuration"
                            " (vocabulary, epsilon or entries): give another --state for this server; reports drawn"
