@@ -172,3 +172,32 @@ def test_submit_cli_max_epsilon(canned, tmp_path):
     r = _cli("submit", "--server", url, "--corpus", "docs.txt", "--retries", "0", "--max-epsilon", "0.1", cwd=tmp_path)
     err = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert r.returncode == 2 and len(err) == 1 and "above your limit of 0.1" in err[0], r.stderr
+
+
+def test_a_server_url_with_a_path_gets_a_hint_on_404(tmp_path):
+    # `submit --server http://host:port/v1` asked for /v1/v1/config: the 404 alone did not say what was wrong
+    class NotFound(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            b = json.dumps({"error": "not_found", "detail": "no such endpoint"}).encode()
+            self.send_response(404)
+            self.send_header("Content-Length", str(len(b)))
+            self.end_headers()
+            self.wfile.write(b)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotFound)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        root = f"http://127.0.0.1:{srv.server_address[1]}"
+        (tmp_path / "docs.txt").write_text("alpha beta gamma\n")
+        r = _cli("submit", "--server", root + "/v1", "--corpus", "docs.txt", "--retries", "0", cwd=tmp_path)
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert r.returncode == 2 and len(lines) == 1 and "404" in lines[0], r.stderr
+        assert f"--server {root}" in " ".join(lines[0].split()), r.stderr
+        r = _cli("submit", "--server", root, "--corpus", "docs.txt", "--retries", "0", cwd=tmp_path)
+        assert r.returncode == 2 and "404" in r.stderr and "has a path" not in r.stderr, r.stderr
+    finally:
+        srv.shutdown()
+        srv.server_close()

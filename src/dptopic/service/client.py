@@ -50,6 +50,17 @@ class ServiceClient:
         self.timeout, self.retries, self.backoff, self.max_backoff = timeout, retries, backoff, max_backoff
         self.attempts = 0
 
+    def _path_hint(self, status: int) -> str:
+        """For a 404 from a server URL that carries a path (``http://host:8000/v1``): the endpoints already start
+        with ``/v1``, so say which URL to give instead."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.server)
+        if status != 404 or parts.path in ("", "/"):
+            return ""
+        return (f" (the server URL has a path, {parts.path!r}; give the server's root, e.g. --server"
+                f" {parts.scheme}://{parts.netloc}, unless a proxy serves dptopic under that path)")
+
     def _once(self, method: str, path: str, body: bytes | None, headers: dict):
         req = urllib.request.Request(self.server + path, data=body, method=method, headers=headers)
         self.attempts += 1
@@ -73,7 +84,8 @@ class ServiceClient:
                     return status, rh, data
                 code, msg = _error_of(data, status)
                 if status not in RETRY_STATUS:
-                    raise ServerError(f"the server refused {method} {path}: {status} {code}: {msg}", status, code)
+                    raise ServerError(f"the server refused {method} {path}: {status} {code}: {msg}"
+                                      f"{self._path_hint(status)}", status, code)
                 last = f"{status} {code}: {msg}"
             if attempt < self.retries:
                 time.sleep(min(self.max_backoff, self.backoff * 2 ** attempt) * (0.5 + random.random() / 2))
