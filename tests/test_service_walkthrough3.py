@@ -206,6 +206,27 @@ def test_an_older_database_records_the_fed_settings_of_its_next_start_and_is_bou
     assert "--fed-epsilon 5.0" in line and "--fed-epsilon 2.0" in line, line
 
 
+def test_an_older_database_that_ran_fedlda_is_held_to_the_k_of_its_rounds_model(capsys, tmp_path, serve_cli):
+    # an older database did not record fed_topics: its first start under this version must not record another K,
+    # which would leave its open round (a K x V model) stuck
+    from dptopic.accounting.local import f_from_epsilon
+    from dptopic.service.app import Service
+    from dptopic.service.config import ServiceConfig
+
+    base, db = serve_cli
+    words = (tmp_path / "vocab.txt").read_text().split()
+    svc = Service(ServiceConfig(words, f_from_epsilon(2.0), database=f"sqlite:///{db}", n_topics=3,
+                                fed_epsilon=5.0, fed_topics=3, fed_pad_length=32), start_trainer=False)
+    svc.open()
+    svc.close()
+    _as_before_fed_binding(db)
+    line = _one_error(capsys, base + ["--fed-epsilon", 5, "--fed-topics", 4, "--fed-pad-length", 32])
+    assert "--fed-topics 3" in line and "--fed-topics 4" in line, line
+    assert "fed_topics" not in _settings(db)                       # refused: nothing recorded
+    _ok(capsys, base + FED)                                        # the K of its rounds: opens and records it
+    assert _settings(db)["fed_topics"] == 3
+
+
 def test_an_older_database_with_fed_report_words_restarted_without_fedlda_says_fedlda_is_off(capsys, serve_cli):
     base, db = serve_cli
     _ok(capsys, base + FED + ["--fed-report-words", 30])

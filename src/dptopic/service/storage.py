@@ -352,12 +352,31 @@ class Storage:
                                        f" started with {k}={v!r}: start it with the same --vocabulary, --report-kind and"
                                        " epsilon, or use a new --database.")
             if any(k.startswith(FED_PREFIX) for k in expected):
+                if "fed_topics" not in stored and expected.get("fed_topics") is not None:
+                    k_stored = self._broadcast_topics(conn)
+                    if k_stored is not None:    # an older database: its rounds' model says which K it ran with
+                        stored["fed_topics"] = k_stored
                 _check_fed(stored, expected, lambda: conn.execute(select(func.count()).select_from(fed_rounds))
                            .scalar() > 0)
             missing = [k for k in expected if k not in rows]
             if missing:     # a database from before these settings were bound: bound from this start on
                 conn.execute(settings.insert(), [{"key": k, "value": json.dumps(expected[k])} for k in missing])
         return {**stored, **{k: expected[k] for k in missing}}
+
+    @staticmethod
+    def _broadcast_topics(conn) -> int | None:
+        """The number of topics of the newest FedLDA round's published model, or None without a round (or with a
+        message this version cannot read): what an older database, which did not record ``fed_topics``, ran with."""
+        from ..federated.messages import ModelBroadcast, decode_message
+
+        row = conn.execute(select(fed_rounds.c.message).order_by(fed_rounds.c["round"].desc()).limit(1)).first()
+        if row is None:
+            return None
+        try:
+            msg = decode_message(bytes(row[0]))
+        except DPTopicError:
+            return None
+        return int(msg.phi.shape[0]) if isinstance(msg, ModelBroadcast) else None
 
     # ----------------------------------------------------------------- reports
     def store(self, batch: list[Submission]) -> list[tuple[str, dict]]:
