@@ -706,6 +706,108 @@ def dictstart(a):
                   f" diversity {np.median([diversity(b) for b in betas]):.2f}", flush=True)
 
 
+def dictionary_embeddings(public: sp.csr_matrix, dim: int) -> np.ndarray:
+    """Word vectors from public text: positive PMI of word pairs that share a dictionary entry, truncated SVD to ``dim``
+    dimensions (rows of U sqrt(S)), each row scaled to unit length (a word never paired stays zero)."""
+    P = (public > 0).astype(np.float64)
+    C = (P.T @ P).toarray()
+    np.fill_diagonal(C, 0.0)
+    rows = C.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pmi = np.log(C * C.sum() / np.outer(rows, rows))
+    pmi = np.where(np.isfinite(pmi) & (pmi > 0), pmi, 0.0)
+    U, S, _ = np.linalg.svd(pmi)
+    E = U[:, :dim] * np.sqrt(S[:dim])
+    norms = np.linalg.norm(E, axis=1, keepdims=True)
+    return E / np.where(norms > 0, norms, 1.0)
+
+
+def embedcluster(a):
+    """Documents clustered by DP k-means in a public embedding space, then one release of each cluster's words (not
+    kept; docs/document_dp.md). Word vectors come from public dictionaries (``dictionary_embeddings``); a document is
+    the unit-length sum of its distinct words' vectors. Releases, each of L2 sensitivity 1 under add/remove of one
+    document, composed by PLD with shares of the precision (``calibrate_gaussian_split``): (1) the sum of
+    ``[e_d, 1] / sqrt(2)`` (the mean used to centre the embeddings, 2%); (2) the words' presence counts, each document's
+    0/1 vector divided by its L2 norm (choose the 1,000 most frequent words, 10%); (3) ``--kmeans-steps`` spherical
+    k-means steps from centres found by k-means on the dictionary entries' own embeddings (public), each releasing the
+    K x dim matrix of per-cluster sums of unit vectors (a document adds to one row: sensitivity 1), ``--kmeans-share``
+    each; (4) the rest: the K x 1,000 per-cluster sums of the documents' normalised presence vectors (one row per
+    document again). Topics: cells under 2 noise std set to zero, minus each row's share of the column totals
+    (the background), clipped at zero. ``--kmeans-steps 0 --clean-clusters`` is the diagnostic ceiling: k-means
+    without noise on the private embeddings (NOT private), only the last release noisy."""
+    from sklearn.cluster import KMeans
+
+    from dptopic.evaluation.recovery import topic_recovery
+    import warnings
+    warnings.simplefilter("ignore", UserWarning)
+    texts = dictd_entries(a.dictionaries)
+    tr, te = load()
+    ref = te.to_bow()
+    public, cgs = dictionary_setting(texts, tr, a.topics)
+    base = npmi(cgs, ref)
+    X = tr.to_bow()
+    K, V = a.topics, X.shape[1]
+    presence = (sp.csr_matrix(X) > 0).astype(np.float64)
+    norms = np.sqrt(np.asarray(presence.sum(axis=1)).ravel())
+    Xn = sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ presence
+
+    def embed(M, E):
+        Y = (sp.csr_matrix(M) > 0).astype(np.float64) @ E
+        n = np.linalg.norm(Y, axis=1, keepdims=True)
+        return Y / np.where(n > 0, n, 1.0), n.ravel() > 0
+
+    print(f"20 Newsgroups: {tr.n_docs} documents, {public.shape[0]} dictionary entries; CGS NPMI {base:.4f}", flush=True)
+    for dim in a.dims:
+        E = dictionary_embeddings(public, dim)
+        Y0, has = embed(X, E)
+        Yp0, has_p = embed(public, E)
+        for steps in a.kmeans_steps:
+            shares = [0.02, 0.10] + [a.kmeans_share] * steps + [1.0 - 0.12 - a.kmeans_share * steps]
+            sig = calibrate_gaussian_split(a.epsilon, a.delta, shares)
+            rows = []
+            for seed in range(a.seeds):
+                rng = np.random.default_rng(seed)
+                m = np.concatenate([Y0[has].sum(axis=0), [has.sum()]]) / np.sqrt(2.0) + rng.normal(0, sig[0], dim + 1)
+                mu = m[:-1] / max(m[-1], 1.0)
+                Y = Y0 - mu
+                Y /= np.maximum(np.linalg.norm(Y, axis=1, keepdims=True), 1e-12)
+                Yp = Yp0[has_p] - mu
+                Yp /= np.maximum(np.linalg.norm(Yp, axis=1, keepdims=True), 1e-12)
+                if a.clean_clusters:
+                    assign = KMeans(K, n_init=3, random_state=seed).fit_predict(Y[has])
+                    labels = np.full(len(Y), -1)
+                    labels[has] = assign
+                else:
+                    C = KMeans(K, n_init=3, random_state=seed).fit(Yp).cluster_centers_
+                    for i in range(steps):
+                        labels = np.argmax(Y @ C.T, axis=1)
+                        S = np.zeros_like(C)
+                        np.add.at(S, labels[has], Y[has])
+                        S += rng.normal(0, sig[2 + i], S.shape)
+                        C = S / np.maximum(np.linalg.norm(S, axis=1, keepdims=True), 1e-12)
+                    labels = np.where(has, np.argmax(Y @ C.T, axis=1), -1)
+                counts = np.asarray(Xn.sum(axis=0)).ravel() + rng.normal(0, sig[1], V)
+                words = np.argsort(-counts, kind="stable")[:1000]
+                M = np.zeros((K, V))
+                for k in range(K):
+                    M[k] = np.asarray(Xn[np.flatnonzero(labels == k)].sum(axis=0)).ravel()
+                M = M[:, words] + rng.normal(0, sig[-1], (K, len(words)))
+                M = np.where(M < 2.0 * sig[-1], 0.0, M)
+                g = M.sum(axis=0) / max(M.sum(), 1e-300)
+                T = np.maximum(M - M.sum(axis=1, keepdims=True) * g[None], 0.0)
+                beta = np.full((K, V), 1e-12)
+                beta[:, words] += T
+                beta /= beta.sum(axis=1, keepdims=True)
+                rows.append((npmi(beta, ref), topic_recovery(beta, cgs), diversity(beta)))
+            r = np.median(np.array(rows), axis=0)
+            label = ("clean k-means (NOT private)" if a.clean_clusters else
+                     f"{steps} DP k-means steps x {a.kmeans_share:g}")
+            print(f"  dim {dim}, {label:30} NPMI {r[0]:.4f} (ratio {r[0] / base:.2f}) match {r[1]:.3f}"
+                  f" diversity {r[2]:.2f}", flush=True)
+            if a.clean_clusters:
+                break
+
+
 def X_sum(corpus):
     return corpus.to_bow().sum(axis=0)
 
@@ -713,7 +815,7 @@ def X_sum(corpus):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "sharpen", "setunion", "private", "candidates", "public",
-                                          "spectral", "wordchoice", "lift", "dictionary", "subspace", "dictstart"])
+                                          "spectral", "wordchoice", "lift", "dictionary", "subspace", "dictstart", "embedcluster"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
@@ -751,6 +853,12 @@ def main():
                     help="subspace: words kept for the projected release (the model's n_words)")
     ap.add_argument("--iters", type=int, nargs="+", default=[1, 2],
                     help="dictstart: the numbers of private EM releases after the dictionary's start")
+    ap.add_argument("--dims", type=int, nargs="+", default=[20, 50], help="embedcluster: embedding dimensions")
+    ap.add_argument("--kmeans-steps", type=int, nargs="+", default=[3, 6], help="embedcluster: DP k-means steps")
+    ap.add_argument("--kmeans-share", type=float, default=0.03,
+                    help="embedcluster: each k-means step's share of the precision")
+    ap.add_argument("--clean-clusters", action="store_true",
+                    help="embedcluster diagnostic (NOT private): k-means without noise, only the word release noisy")
     ap.add_argument("--docs", type=int, default=None, help="train on the first N training documents only")
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
                     help="public: how many training documents stand in for a public corpus")
@@ -775,10 +883,11 @@ def main():
         return word_choice(a)
     if a.route == "lift":
         return lift(a)
-    if a.route in ("dictionary", "subspace", "dictstart"):
+    if a.route in ("dictionary", "subspace", "dictstart", "embedcluster"):
         if not a.dictionaries:
             raise SystemExit(f"{a.route} needs --dictionaries DIR (dictd files: NAME.index and NAME.dict.dz)")
-        return {"dictionary": dictionary, "subspace": subspace, "dictstart": dictstart}[a.route](a)
+        return {"dictionary": dictionary, "subspace": subspace, "dictstart": dictstart,
+                "embedcluster": embedcluster}[a.route](a)
     tr, te = load()
     if a.docs:
         tr = tr.subset(np.arange(min(a.docs, tr.n_docs)))
