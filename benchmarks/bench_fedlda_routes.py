@@ -245,8 +245,12 @@ def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
 
 def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=256, n_topics=20, beta=0.01,
         subset_size=0, shrink=0.5, data=None, init="random", alpha=0.1, trace=(), init_words=300,
-        leave_user_out=False, report_words="auto", npmi_out=None, average=0, post=None):
+        leave_user_out=False, report_words="auto", npmi_out=None, average=0, post=None, skip_top=0):
     tr, te, ytr, yte = data if data is not None else task_corpora(task, 3000, seed)
+    if skip_top:  # the vocabulary's first skip_top words moved to its end: the reports range over the next ones
+        words = list(tr.vocabulary.words)
+        words = words[skip_top:] + words[:skip_top]
+        tr, te = tr.restrict(words, drop_empty=False), te.restrict(words, drop_empty=False)
     model = FedLDA(n_topics=n_topics, epsilon=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
                    n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0, alpha=alpha,
                    local_inference="em" if labels == "lda" else labels,
@@ -366,6 +370,9 @@ def main():
     ap.add_argument("--temper", type=float, default=None,
                     help="tempered EM on the clients (--labels em): the E-step uses the report likelihoods to the"
                          " power B (exploratory; 1.0 runs the NumPy path and reproduces the default)")
+    ap.add_argument("--skip-top", type=int, default=0,
+                    help="exploratory: the reports leave out the vocabulary's first W words (most common first; they"
+                         " get the same weight in every topic) and range over the words after them")
     ap.add_argument("--average", type=int, default=0,
                     help="the released topics from the counts averaged over the last R rounds (0: the last round's)")
     ap.add_argument("--post", default=None,
@@ -398,7 +405,7 @@ def main():
                             trace=set(a.trace), init_words=a.init_words, leave_user_out=a.leave_user_out,
                             report_words=a.report_words if a.report_words in ("auto", "all")
                             else int(a.report_words), npmi_out=npmis, average=a.average,
-                            post=a.post))
+                            post=a.post, skip_top=a.skip_top))
         ref = [lda_scores(a.task, seed) for seed in a.seeds] if a.lda else None
     out = {**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4)}
     if npmis is not None:
