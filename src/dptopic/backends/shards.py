@@ -20,19 +20,53 @@ from .._io import load_json
 SHARD_PATTERN = "shard-*.npz"
 
 
-def write_shards(corpus: Corpus, directory, n_shards: int) -> list[Path]:
-    """Split ``corpus`` into ``n_shards`` blocks of documents with about equal token counts; save each."""
+SHARD_RECORD = "shard"
+"""Corpus metadata key of a shard written by :func:`write_shards`: ``{"index": j, "count": n, "set": ID}``, its place
+in the set, the set's size and an id shared by the shards of one run, so that a reader can tell a complete set from
+a partial or mixed one."""
+_STAGED = ".shard-*.npz.partial"   # a shard being written: hidden, and no match for SHARD_PATTERN
+
+
+def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False) -> list[Path]:
+    """Split ``corpus`` into ``n_shards`` blocks of documents with about equal token counts; save each (the first
+    also counts the documents ``corpus`` dropped as empty, so that the shards' counts add up).
+
+    The shards are written under hidden temporary names and renamed into place only once every one is written, so a
+    run that fails part-way leaves the folder's shards as they were. ``replace=True`` lets the new set take the place
+    of shards already there (the extra ones of a larger earlier set are removed at the end); otherwise a folder that
+    holds shards is refused."""
+    import secrets
+
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise DPTopicError(f"--out {str(directory)!r} is a file: with --shards give a directory to write the shards into.")
     directory.mkdir(parents=True, exist_ok=True)
-    stale = sorted(directory.glob(SHARD_PATTERN))
-    if stale:
+    existing = sorted(directory.glob(SHARD_PATTERN))
+    if existing and not replace:
         raise DPTopicError(f"{str(directory)!r} already holds shard files: give an empty directory.")
+    for left in directory.glob(_STAGED):       # a killed run's temporaries
+        left.unlink(missing_ok=True)
+    blocks = make_shards(corpus.doc_ptr, n_shards)
+    run = secrets.token_hex(8)
+    staged: list[Path] = []
+    try:
+        for j, sh in enumerate(blocks):
+            part = corpus.subset(np.arange(sh.doc_start, sh.doc_stop))
+            part.n_empty_dropped = corpus.n_empty_dropped if j == 0 else 0
+            part.metadata[SHARD_RECORD] = {"index": j, "count": len(blocks), "set": run}
+            staged.append(directory / f".shard-{j:05d}.npz.partial")
+            part.save(staged[-1])
+    except BaseException:
+        for tmp in staged:
+            tmp.unlink(missing_ok=True)
+        raise
     paths = []
-    for j, sh in enumerate(make_shards(corpus.doc_ptr, n_shards)):
-        part = corpus.subset(np.arange(sh.doc_start, sh.doc_stop))
-        paths.append(part.save(directory / f"shard-{j:05d}.npz"))
+    for j, tmp in enumerate(staged):    # the complete set: now it replaces the old one
+        paths.append(directory / f"shard-{j:05d}.npz")
+        os.replace(tmp, paths[-1])
+    for old in existing:
+        if old not in paths:            # a smaller set must not leave the old set's extra shards behind
+            old.unlink(missing_ok=True)
     return paths
 
 
@@ -43,33 +77,64 @@ def _read_header(path: Path):
             ptr = z["doc_ptr"]
     except Exception as e:
         raise DPTopicError(f"corrupt corpus shard {str(path)!r}: {type(e).__name__}; re-create it with 'dptopic corpus prepare --shards N'.") from None
-    if meta.get("format") != "dptopic-corpus":
+    if not isinstance(meta, dict) or meta.get("format") != "dptopic-corpus":
         raise DPTopicError(f"corrupt corpus shard {str(path)!r}: not a dptopic corpus; re-create it with 'dptopic corpus prepare --shards N'.")
     extra = meta.get("metadata")
     supplied = isinstance(extra, dict) and extra.get("vocabulary_source") == "supplied"
-    return meta["vocabulary"], np.diff(ptr), supplied
+    record = extra.get(SHARD_RECORD) if isinstance(extra, dict) else None
+    if not (isinstance(record, dict) and isinstance(record.get("set"), str)
+            and all(isinstance(record.get(k), int) and not isinstance(record.get(k), bool) for k in ("index", "count"))):
+        record = None
+    return meta["vocabulary"], np.diff(ptr), supplied, record
+
+
+def _check_complete(folder: Path, paths: list[Path], records: list) -> None:
+    """Refuse a shard folder that does not hold exactly one complete set written by one 'corpus prepare --shards' run:
+    fewer shards than the run wrote (a run that stopped part-way), or shards of two runs. Shards written before each
+    recorded its place in the set are accepted unless the folder's marker shows that run did not finish."""
+    redo = f"re-create it with 'dptopic corpus prepare --shards N --out {folder} --overwrite'"
+    if all(r is None for r in records):
+        from .._io import _read_marker
+
+        mark = _read_marker(folder)
+        run = (mark or {}).get("runs", {}).get("dptopic corpus prepare --shards")
+        if run is not None and (run["before"] is not None or run["unfinished"]):
+            raise DPTopicError(f"corpus shard folder {str(folder)!r} may be incomplete: the 'corpus prepare --shards'"
+                               f" run that wrote it did not finish; {redo}.")
+        return
+    if any(r is None for r in records) or len({r["set"] for r in records}) > 1:
+        raise DPTopicError(f"corpus shard folder {str(folder)!r} holds shards of more than one 'corpus prepare --shards'"
+                           f" run (one that stopped part-way?): {redo}.")
+    count = records[0]["count"]
+    if len(paths) != count or [r["index"] for r in records] != list(range(count)):
+        raise DPTopicError(f"corpus shard folder {str(folder)!r} is incomplete: it holds {len(paths)} of the {count}"
+                           f" shards its 'corpus prepare --shards' run wrote; {redo}.")
 
 
 class ShardSet:
     """A corpus stored as shard files. Holds the shared vocabulary and document lengths, not the tokens."""
 
-    def __init__(self, paths):
+    def __init__(self, paths, folder=None):
+        """``folder``: the shard folder the paths were found in, which must then hold one complete set."""
         self.paths = [Path(p) for p in paths]
         if not self.paths:
             raise DPTopicError("no corpus shards given: write them with 'dptopic corpus prepare --shards N --out DIR'.")
-        lengths = []
-        words = None
-        supplied = True
         for p in self.paths:
             if not p.is_file():
                 raise DPTopicError(f"corpus shard {str(p)!r} does not exist.")
-            w, lens, given = _read_header(p)
-            supplied = supplied and given
-            if words is None:
-                words = w
-            elif w != words:
+        headers = [_read_header(p) for p in self.paths]
+        records = [h[3] for h in headers]
+        if folder is not None:        # one complete set, before anything else is said about its shards
+            _check_complete(Path(folder), self.paths, records)
+        elif len({r["set"] for r in records if r is not None}) > 1:
+            raise DPTopicError("the corpus shards given come from more than one 'corpus prepare --shards' run: give the"
+                               " shards of one run (or its folder).")
+        words = headers[0][0]
+        for p, (w, _, _, _) in zip(self.paths, headers):
+            if w != words:
                 raise DPTopicError(f"corpus shard {str(p)!r} has a different vocabulary from {str(self.paths[0])!r}: write all shards in one 'corpus prepare' run.")
-            lengths.append(lens)
+        lengths = [h[1] for h in headers]
+        supplied = all(h[2] for h in headers)
         self.vocabulary = Vocabulary(words)
         # every shard was prepared on a given word list (Corpus.vocabulary_supplied)
         self.vocabulary_supplied = bool(supplied)
@@ -116,7 +181,7 @@ def training_source(X, vocabulary=None):
             paths = sorted(p.glob(SHARD_PATTERN))
             if not paths:
                 raise DPTopicError(f"{str(p)!r} holds no {SHARD_PATTERN} files: write them with 'dptopic corpus prepare --shards N --out {p}'.")
-            return ShardSet(paths)
+            return ShardSet(paths, folder=p)
         if not p.is_file():
             if isinstance(X, str) and (any(c.isspace() for c in X) or not X.lower().endswith(".npz")):
                 raise DPTopicError(f"a single string is read as a corpus path, and {X[:40]!r} is none: pass texts as a"

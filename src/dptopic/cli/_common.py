@@ -157,8 +157,9 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                 vocab_flag: str | None = "--vocab", user_cuts: bool = False):
     """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
 
-    ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text (or a
-    UCI file is read), and "keep as saved" for a prepared ``.npz``, which is pruned only when they are given.
+    ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text, and "keep as given"
+    for a prepared ``.npz`` or a UCI file, whose vocabulary is pruned only by the cuts given (a UCI file's words that
+    occur in no document are left out).
     ``max_df`` (None: no upper bound) and ``stop_words`` (None: ``"english"`` for text, none for a prepared
     corpus) prune likewise; ``lowercase`` (None: True) applies to raw text only.
     ``vocabulary`` (a public word list) replaces them all: text is tokenised against it and every other
@@ -178,6 +179,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         max_vocab = min_df = max_df = None  # nothing is chosen from the data
     given = max_vocab is not None or min_df is not None or max_df is not None or stop_words is not None
+    cap_given = max_vocab is not None       # the default cap is for a vocabulary built from text only
     cuts = [f for f, v in (("--max-vocab", max_vocab), ("--min-df", min_df), ("--max-df", max_df)) if v is not None]
     max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
     min_df = 1 if min_df is None else min_df
@@ -223,6 +225,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         return load_20newsgroups("train", max_vocab=max_vocab, vocabulary=vocabulary,
                                  **({"min_df": min_df} if given or vocabulary is not None else {}), **text_kw,
                                  **keep_rows)
+    if not isinstance(spec, str) or not spec.strip():      # Path("") is the current folder
+        raise DPTopicError("the corpus path is empty: give 'demo', '20newsgroups' or the path of a corpus.")
     p = Path(spec)
     if not p.exists():
         from ..corpus.corpus import broken_link
@@ -263,7 +267,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if user_cuts and fmt == "npz" and c.metadata.get("vocabulary_source") == "supplied":
             return c                    # the public word list as prepared ('--stop-words none' asks for nothing)
         if given or fmt == "uci":
-            return c.prune(max_vocab=max_vocab, min_df=min_df, max_df=max_df, stop_words=stop_words)
+            return c.prune(max_vocab=max_vocab if cap_given else None, min_df=min_df, max_df=max_df,
+                           stop_words=stop_words)
         return c
     ids = dict(require_ids=require_ids) if id_field is not None else {}
     if fmt == "jsonl":
@@ -366,7 +371,8 @@ def add_preprocessing_args(p):
     g = p.add_argument_group("preprocessing (a vocabulary built from the data is not private: to train on a private"
                              " corpus, 'dptopic train' takes --vocabulary FILE or --private-vocabulary)")
     g.add_argument("--max-vocab", type=_int_arg(2), default=None,
-                   help="keep the most frequent words (default 1000; a prepared .npz is kept as saved unless given)")
+                   help="keep the N most frequent words (default 1000 for text; a prepared .npz or a UCI file keeps"
+                        " its own words unless given)")
     g.add_argument("--min-df", type=df_arg, default=None, metavar="N|F",
                    help="keep words in at least N documents, or a fraction F of them (default 1)")
     g.add_argument("--max-df", type=df_arg, default=None, metavar="N|F",
@@ -390,9 +396,32 @@ def refuse_data_cuts(a, given: str) -> None:
 
 
 def corpus_from_args(a):
-    return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df,
-                       max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
-                       lowercase=getattr(a, "lowercase", None), user_cuts=True)
+    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df,
+                         max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
+                         lowercase=getattr(a, "lowercase", None), user_cuts=True)
+    if getattr(a, "max_vocab", None) is None:
+        note_vocabulary_cut(corpus)
+    return corpus
+
+
+def vocabulary_cut_note(corpus) -> str | None:
+    """One line saying how many words and what share of the tokens the default ``--max-vocab`` kept, when it left
+    words out of a vocabulary built from text; None when it left none out."""
+    cut = getattr(corpus, "_vocabulary_cut", None)
+    if not cut:
+        return None
+    share = corpus.n_tokens / cut["tokens_read"] if cut["tokens_read"] else 1.0
+    return (f"note: --max-vocab {cut['max_vocab']} (the default) kept the {cut['max_vocab']} most frequent of"
+            f" {cut['words']} words, {share:.0%} of the {cut['tokens_read']} tokens read; --max-vocab N keeps more"
+            f" (--max-vocab {cut['words']} keeps them all).")
+
+
+def note_vocabulary_cut(corpus) -> None:
+    import sys
+
+    line = vocabulary_cut_note(corpus)
+    if line:
+        print(line, file=sys.stderr)
 
 
 def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False) -> str:

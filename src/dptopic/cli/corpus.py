@@ -46,26 +46,29 @@ def cmd_corpus_prepare(a):
             raise DPTopicError(f"--out {a.out}: a prepared corpus is a .npz file and is recognised by that name; write"
                                f" it as {suggestion}")
         check_output_file(a.out, _is_corpus, overwrite=a.overwrite)
-    corpus = _prepared_corpus(a)
+    from ..corpus.corpus import tokenising_progress
+
+    with tokenising_progress():
+        corpus = _prepared_corpus(a)
     if a.private:
         corpus.metadata["private"] = True      # every shard too: each is a part of the private corpus
     if a.shards is not None:
-        from ..backends import write_shards
-
         from pathlib import Path
 
-        from .._io import mark_output_folder
-        from ..backends.shards import SHARD_PATTERN
-        from ..corpus import Corpus
+        from .._io import mark_output_folder, unmark_failed_run
+        from ..backends import write_shards
 
-        for old in Path(a.out).glob(SHARD_PATTERN) if Path(a.out).is_dir() else ():
-            old.unlink()  # ours (the folder is marked): a smaller --shards must not leave stale shards behind
-        paths = write_shards(corpus, mark_output_folder(a.out, "corpus prepare --shards"), a.shards)
-        if corpus.n_empty_dropped:      # the first shard counts the documents dropped, so the shards' counts add up
-            first = Corpus.load(paths[0])
-            first.n_empty_dropped = corpus.n_empty_dropped
-            first.save(paths[0])
-        mark_output_folder(a.out, "corpus prepare --shards", done=True)
+        command = "corpus prepare --shards"
+        existed = Path(a.out).exists()
+        mark_output_folder(a.out, command)
+        try:
+            # the new set is written under temporary names and takes the old one's place only once complete: a run
+            # that fails part-way leaves the shards there as they were
+            paths = write_shards(corpus, a.out, a.shards, replace=True)
+        except BaseException:
+            unmark_failed_run(a.out, command, created=not existed)     # listed as unfinished; nothing is deleted
+            raise
+        mark_output_folder(a.out, command, done=True)
         make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
                              f" ({corpus.n_empty_dropped} empty dropped) written as {len(paths)} shards to {a.out}")
         return
@@ -106,6 +109,9 @@ def corpus_summary(corpus, top: int = 20) -> dict:
         out["labels"] = {str(k): int(n) for k, n in zip(labs, counts)}
     if corpus.metadata:
         out["metadata"] = {k: v for k, v in corpus.metadata.items() if isinstance(v, (str, int, float, bool))}
+        for key in ("reading", "vocabulary_cuts"):       # how the text was read and the words chosen: settings
+            if isinstance(corpus.metadata.get(key), dict):
+                out["metadata"][key] = corpus.metadata[key]
     return out
 
 
@@ -113,7 +119,10 @@ def corpus_summary(corpus, top: int = 20) -> dict:
 def cmd_corpus_info(a):
     import json
 
-    corpus = corpus_from_args(a)
+    from ..corpus.corpus import tokenising_progress
+
+    with tokenising_progress():
+        corpus = corpus_from_args(a)
     info = corpus_summary(corpus, a.top)
     private = bool(corpus.metadata.get("private")) or a.private
     if private:
@@ -161,7 +170,8 @@ def register(sub) -> None:
     cp.add_argument("--overwrite", action="store_true", help="replace --out if it already holds a dptopic corpus")
     cp.add_argument("--shards", type=positive_int, default=None, metavar="N",
                     help="write N shard files (shard-00000.npz, ...) of about equal token counts into --out,"
-                         " for training on a Dask cluster (each worker reads its own shards)")
+                         " for training on a Dask cluster (each worker reads its own shards; like every corpus file"
+                         " they are readable by their owner only, mode 0600)")
     cp.add_argument("--private", action="store_true",
                     help="mark the corpus as private: 'corpus info' then warns that its statistics are not protected")
     cp.set_defaults(func=cmd_corpus_prepare)

@@ -5,6 +5,8 @@ tokens of document ``d`` are ``word_ids[doc_ptr[d]:doc_ptr[d+1]]``.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
 import gzip
 import io
@@ -117,6 +119,43 @@ def reading_of(stop_words, lowercase: bool, min_length: int) -> dict:
     return {"stop_words": _stop_words_name(stop_words), "lowercase": bool(lowercase), "min_length": int(min_length)}
 
 
+def _cuts(max_vocab, min_df, max_df) -> dict:
+    """The settings that chose a vocabulary from the data (:data:`VOCABULARY_CUTS`; None: no limit)."""
+    as_number = lambda v: None if v is None else (float(v) if isinstance(v, (float, np.floating)) else int(v))  # noqa: E731
+    return {"max_vocab": as_number(max_vocab), "min_df": as_number(min_df), "max_df": as_number(max_df)}
+
+
+_TOKENISING_PROGRESS = contextvars.ContextVar("dptopic_tokenising_progress", default=False)
+PROGRESS_MIN_DOCS = 20_000
+"""Fewest documents for which :func:`tokenising_progress` shows a bar (a smaller input is read in a moment)."""
+
+
+@contextlib.contextmanager
+def tokenising_progress():
+    """Within this block, :meth:`Corpus.from_texts` shows a progress bar on stderr while it tokenises a large input
+    (``dptopic corpus prepare`` and ``corpus info``); the Python API stays silent elsewhere."""
+    token = _TOKENISING_PROGRESS.set(True)
+    try:
+        yield
+    finally:
+        _TOKENISING_PROGRESS.reset(token)
+
+
+def _tokenize_all(pre, texts) -> list:
+    """``pre.tokenize`` of every text, with a progress bar inside :func:`tokenising_progress` for a large input."""
+    if not _TOKENISING_PROGRESS.get() or len(texts) < PROGRESS_MIN_DOCS:
+        return [pre.tokenize(t) for t in texts]
+    from .._progress import progress_bar
+
+    out: list = []
+    step = max(1000, len(texts) // 200)
+    with progress_bar(len(texts), "tokenising") as bar:
+        for start in range(0, len(texts), step):
+            out.extend(pre.tokenize(t) for t in texts[start:start + step])
+            bar.advance(min(step, len(texts) - start))
+    return out
+
+
 def _seed_generator(seed) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
@@ -149,6 +188,9 @@ def _warn_unreachable_words(words, pre) -> None:
 
 VOCABULARY_SOURCE = "vocabulary_source"    # metadata key: "supplied" (the caller's word list) or "data"
 READING = "reading"     # metadata key: how raw text was tokenised (lowercase, stop words, min_length); see reading_of
+# metadata key: the max_vocab, min_df and max_df that chose a vocabulary from the data (settings, not data), and under
+# "pruned" those of a later prune
+VOCABULARY_CUTS = "vocabulary_cuts"
 
 
 class Corpus:
@@ -171,6 +213,7 @@ class Corpus:
         self.doc_ids = _names("doc_ids", doc_ids)
         self.n_empty_dropped = int(n_empty_dropped)
         self.metadata = dict(metadata or {})
+        self._vocabulary_cut = None     # {"max_vocab", "words", "tokens_read"}: a max_vocab that cut words (from_texts)
         self._check()
 
     # ------------------------------------------------------------------ basics
@@ -259,6 +302,9 @@ class Corpus:
         validate_value("max_vocab", max_vocab, [IsNone(), Int(2, None)])
         df_range(min_df, max_df, len(texts))
         validate_value("min_length", min_length, [Int(1, None)])
+        if not (isinstance(lowercase, (bool, np.bool_)) or (isinstance(lowercase, str) and lowercase == "match")):
+            raise DPTopicError(f"invalid lowercase={lowercase!r}: give True or False (or 'match', with a vocabulary,"
+                               " to read text into its words).")
         if vocabulary is not None and not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary(vocabulary)                 # read once, used twice
         if lowercase == "match":
@@ -272,7 +318,7 @@ class Corpus:
                            lowercase=bool(lowercase))
         if vocabulary is not None:
             _warn_unreachable_words(vocabulary.words, pre)
-        toks = [pre.tokenize(t) for t in texts]
+        toks = _tokenize_all(pre, texts)
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
                                      reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
                                                         min_length))
@@ -310,8 +356,13 @@ class Corpus:
         """Checked lists of words: build (or apply) the vocabulary, map words to ids, drop the rest. ``reading``: how
         the words were made from text (:func:`reading_of`), kept in the metadata."""
         given = vocabulary is not None
+        cut = None
         if vocabulary is None:
-            vocabulary = Vocabulary(build_vocabulary(toks, max_vocab=max_vocab, min_df=min_df, max_df=max_df))
+            words = build_vocabulary(toks, max_vocab=None, min_df=min_df, max_df=max_df)   # by frequency
+            if max_vocab is not None and len(words) > max_vocab:
+                cut = (max_vocab, len(words))       # the words that pass the other filters, and how many were kept
+                words = words[:max_vocab]
+            vocabulary = Vocabulary(words)
         elif not isinstance(vocabulary, Vocabulary):
             vocabulary = Vocabulary(vocabulary)
         index = vocabulary._index
@@ -321,9 +372,13 @@ class Corpus:
             raise DPTopicError(f"empty corpus: none of the {len(docs)} documents has a word of the given vocabulary"
                                f" ({len(vocabulary)} words, e.g. {', '.join(repr(w) for w in vocabulary.words[:3])}):"
                                " give documents in the vocabulary's language and domain.")
-        return cls._finish(docs, vocabulary, labels, doc_ids, drop_empty,
-                           metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
-                                     **({} if reading is None else {READING: reading})})
+        out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty,
+                          metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
+                                    **({} if reading is None else {READING: reading}),
+                                    **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
+        if cut is not None:     # for the CLI's note (not saved: figures of the documents, not settings)
+            out._vocabulary_cut = {"max_vocab": cut[0], "words": cut[1], "tokens_read": sum(len(t) for t in toks)}
+        return out
 
     @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None) -> "Corpus":
@@ -352,6 +407,11 @@ class Corpus:
         """From a document-term count matrix (scipy.sparse or dense), as scikit-learn users pass. A matrix that
         carries its columns' words (:class:`dptopic.corpus.CountVectorizer`'s) must carry ``vocabulary``'s."""
         words = getattr(X, "feature_names", None) if sp.issparse(X) else None
+        if getattr(X, "columns", None) is not None and hasattr(X, "to_numpy"):
+            # a pandas DataFrame: its column names are the words, as a model's fit reads them (feature_names_in_)
+            words, X = [str(c) for c in X.columns], X.to_numpy()
+            if vocabulary is not None:
+                words = None                      # the words given replace the column names
         if words is not None and vocabulary is not None and len(words) == X.shape[1]:
             given = list(vocabulary.words if isinstance(vocabulary, Vocabulary) else vocabulary)
             what = column_difference(words, given, "the vocabulary")
@@ -422,27 +482,35 @@ class Corpus:
             raise DPTopicError(f"the UCI corpus {str(docword)!r} needs its vocabulary file: pass vocab= the path of its"
                                " vocab.*.txt (one word per line).")
         with _open_text(vocab) as fh:
-            words = [w.strip() for w in fh.read().split("\n") if w.strip()]
-        fh = _open_text(docword)
-        header = [fh.readline().strip() for _ in range(3)]
-        try:
-            D, W, NNZ = (int(h) for h in header)
-        except ValueError:
-            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: the first three lines must be D, W and NNZ.") from None
-        for name, v, lo in (("D", D, 1), ("W", W, 2), ("NNZ", NNZ, 0)):
-            if v < lo:
-                raise DPTopicError(f"bad UCI docword file {str(docword)!r}: header {name}={v} must be at least {lo}.")
-        if W != len(words):
-            raise DPTopicError(f"UCI files disagree: docword says W={W} but {str(vocab)!r} has {len(words)} words.")
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
-                arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
-        except DPTopicError:        # the file itself cannot be read (a truncated .gz): said as it is
-            raise
-        except ValueError as e:
-            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
-                               f" ({_uci_row_error(str(e), docword)}).") from None
+            lines = [w.strip() for w in fh.read().split("\n")]
+        while lines and not lines[-1]:          # blank lines at the end name no word
+            lines.pop()
+        blank = next((n for n, w in enumerate(lines, 1) if not w), None)
+        if blank is not None:   # line n is word n: a blank line would shift every word after it onto another id
+            raise DPTopicError(f"bad UCI vocabulary file {str(vocab)!r}: line {blank} is blank, and in the UCI format line"
+                               f" n names word n, so every word after it would take the next one's id: remove the line"
+                               f" (or put the missing word there).")
+        words = lines
+        with _open_text(docword) as fh:
+            header = [fh.readline().strip() for _ in range(3)]
+            try:
+                D, W, NNZ = (int(h) for h in header)
+            except ValueError:
+                raise DPTopicError(f"bad UCI docword file {str(docword)!r}: the first three lines must be D, W and NNZ.") from None
+            for name, v, lo in (("D", D, 1), ("W", W, 2), ("NNZ", NNZ, 0)):
+                if v < lo:
+                    raise DPTopicError(f"bad UCI docword file {str(docword)!r}: header {name}={v} must be at least {lo}.")
+            if W != len(words):
+                raise DPTopicError(f"UCI files disagree: docword says W={W} but {str(vocab)!r} has {len(words)} words.")
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
+                    arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
+            except DPTopicError:        # the file itself cannot be read (a truncated .gz): said as it is
+                raise
+            except ValueError as e:
+                raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
+                                   f" ({_uci_row_error(str(e), docword)}).") from None
         if arr.shape[1:] != (3,) and len(arr):
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
                                f" (3 numbers), found {arr.shape[1]}.")
@@ -453,11 +521,25 @@ class Corpus:
                                f" only {NNZ} entries; correct the first two lines.")
         d, w, c = arr[:, 0] - 1, arr[:, 1] - 1, arr[:, 2]
         if len(arr) and (d.min() < 0 or d.max() >= D):
-            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: document ids must lie in [1, {D}].")
+            row = int(np.flatnonzero((d < 0) | (d >= D))[0])
+            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: line {_uci_line(docword, row)} has document id"
+                               f" {int(arr[row, 0])}, and ids must lie in [1, {D}] (the header's D): correct the id or"
+                               f" the first line.")
         if len(arr) and (w.min() < 0 or w.max() >= W):
             raise DPTopicError(f"unknown word id {int(w.max() + 1 if w.max() >= W else w.min() + 1)} in {str(docword)!r}: ids must lie in [1, {W}].")
         if len(arr) and c.min() < 1:
             raise DPTopicError(f"bad UCI docword file {str(docword)!r}: counts must be positive.")
+        if len(arr) > 1:        # an entry given twice (a broken export) would silently add its counts up
+            key = d * W + w
+            order = np.argsort(key, kind="stable")
+            same = np.flatnonzero(key[order][1:] == key[order][:-1])
+            if len(same):
+                j = same[np.argmin(order[same + 1])]       # the first line that repeats an earlier one
+                first, again = int(order[j]), int(order[j + 1])
+                raise DPTopicError(f"bad UCI docword file {str(docword)!r}: line {_uci_line(docword, again)} repeats the"
+                                   f" entry of line {_uci_line(docword, first)} (document {int(arr[again, 0])}, word"
+                                   f" {int(arr[again, 1])}); each pair is listed once with its count: merge the two"
+                                   " lines into one.")
         X = sp.csr_matrix((c, (d, w)), shape=(D, W))
         c = cls.from_bow(X, vocabulary=words)
         c = cls(c.doc_ptr, c.word_ids, c.vocabulary, doc_ids=[str(i) for i in range(1, D + 1)])
@@ -493,7 +575,11 @@ class Corpus:
                         raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {key!r} holds a lone"
                                            " surrogate (an escape such as \\udc00 that is half of a character), which"
                                            " no UTF-8 output can hold: fix the value.")
-                if not isinstance(rec, dict) or text_field not in rec:
+                if not isinstance(rec, dict):       # a number, a string, null, true/false
+                    kind = "a string" if isinstance(rec, str) else _json_kind(rec)
+                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is {kind}, not a JSON object: a JSONL"
+                                       f" file holds one JSON object per line, the text in a field ({text_field!r}).")
+                if text_field not in rec:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r}; set text_field (CLI: --text-field).")
                 if not isinstance(rec[text_field], str):
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {text_field!r} is"
@@ -510,6 +596,9 @@ class Corpus:
                 if id_field is not None:
                     ids.append(_record_id(rec.get(id_field), f"bad JSONL file {str(path)!r}: line {n}", id_field,
                                           "field", require_ids))
+        if not texts:
+            raise DPTopicError(f"empty corpus: JSONL file {str(path)!r} holds no records; give one JSON object per line,"
+                               f" the text in a field ({text_field!r}).")
         return cls.from_texts(texts, labels=labels if label_field else None,
                               doc_ids=_ids_or_none(ids, id_field, require_ids, f"JSONL file {str(path)!r}", "field",
                                                    "id_field"), **kw)
@@ -530,6 +619,9 @@ class Corpus:
         if not cols:
             raise DPTopicError(f"{bad}: it is empty; give a header row naming the columns ({text_column!r}, ...) and one"
                                " row per document.")
+        if not rows:
+            raise DPTopicError(f"empty corpus: CSV file {str(path)!r} has a header but no rows; give one row per"
+                               " document below it.")
         if id_column is not None and id_column not in cols and not require_ids:
             id_column = None
         for col in (text_column, label_column, id_column):
@@ -565,7 +657,10 @@ class Corpus:
     @classmethod
     def from_directory(cls, path, pattern: str = "*.txt", **kw) -> "Corpus":
         """One document per file matching ``pattern`` in the folder and its sub-folders (a sub-folder's name is its
-        files' label), in sorted order; hidden files and folders (names starting with '.') are left out."""
+        files' label, and when there are sub-folders a file directly in the folder gets the folder's own name), in
+        sorted order; hidden files and folders (names starting with '.') are left out."""
+        if isinstance(path, (str, os.PathLike)) and not os.fspath(path).strip():     # Path("") is the current folder
+            raise DPTopicError("the corpus path is empty: give a folder of .txt files.")
         path = Path(path)
         if not path.is_dir():
             raise DPTopicError(f"{str(path)!r} is not a directory: pass a folder with one .txt file per document.")
@@ -688,9 +783,10 @@ class Corpus:
         keep_tok = new >= 0
         ptr = np.zeros(self.n_docs + 1, dtype=np.int64)
         np.cumsum(segment_sums(keep_tok, self.doc_ptr), out=ptr[1:])
+        kept = {k: v for k, v in self.metadata.items() if k != VOCABULARY_CUTS}    # no cut chose these words
         out = Corpus(ptr, new[keep_tok].astype(np.int32), vocabulary, labels=self.labels,
                      doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped,
-                     metadata={**self.metadata, VOCABULARY_SOURCE: "supplied"})   # the caller's word list
+                     metadata={**kept, VOCABULARY_SOURCE: "supplied"})   # the caller's word list
         return out.drop_empty() if drop_empty else out
 
     def prune(self, max_vocab: int | None = 1000, min_df=1, max_df=None, remove_stop_words: bool = False,
@@ -719,6 +815,9 @@ class Corpus:
             out.metadata[READING] = {**out.metadata[READING],
                                      "stop_words_pruned": _stop_words_name("english" if stop_words is None
                                                                            else stop_words)}
+        built = self.metadata.get(VOCABULARY_CUTS)      # the cuts of this prune, beside those that built it
+        out.metadata[VOCABULARY_CUTS] = {**(built if isinstance(built, dict) else {}),
+                                         "pruned": _cuts(max_vocab, min_df, max_df)}
         return out
 
     @property
@@ -829,19 +928,25 @@ def _record_id(value, where: str, name: str, kind: str, strict: bool = True):
     return str(value)
 
 
+def _uci_line(docword, row: int):
+    """The file line (from 1) of the UCI data row ``row`` (from 0; blank lines are no rows), after the 3 header lines;
+    None when the file has fewer rows."""
+    seen = -1
+    with _open_text(docword) as fh:
+        for n, text in enumerate(fh, 1):
+            if n > 3 and text.strip():
+                seen += 1
+                if seen == row:
+                    return n
+    return None
+
+
 def _uci_row_error(message: str, docword) -> str:
     """NumPy's loadtxt error in the file's own terms, no NumPy words (``could not convert string 'x' to int64 at row
     0, column 3.`` → ``line 4, field 3 is 'x', not a whole number``): NumPy counts the data rows it read, blank lines
     not included, so the line is found again in the file."""
-    def line_of(row: int):      # the file line (from 1) of the data row ``row`` (from 0), after the 3 header lines
-        seen = -1
-        with _open_text(docword) as fh:
-            for n, text in enumerate(fh, 1):
-                if n > 3 and text.strip():
-                    seen += 1
-                    if seen == row:
-                        return n
-        return None
+    def line_of(row: int):
+        return _uci_line(docword, row)
 
     m = re.search(r"string '(.*)' to \w+ at row (\d+), column (\d+)", message)
     if m:                                        # this message counts rows from 0
@@ -938,6 +1043,8 @@ def column_difference(names, expected, whose: str = "the model") -> str | None:
 def _check_file(path) -> Path:
     if not isinstance(path, (str, os.PathLike)):
         raise DPTopicError(f"expected the path of a corpus file, got {type(path).__name__}: give a file name.")
+    if not os.fspath(path).strip():     # Path("") is the current folder
+        raise DPTopicError("the corpus path is empty: give a file name.")
     path = Path(path)
     if path.is_dir():
         raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or --format dir for a folder of .txt files.")
