@@ -252,7 +252,9 @@ MARKER_LOCK = OUTPUT_MARKER + ".lock"
 _MARKER_NOTE = ("written by dptopic: 'runs' lists, per command, the files its last finished run wrote here ('files'),"
                 " the files its earlier runs wrote that the last one did not write again ('earlier'), and those of a run"
                 " that stopped on an error ('unfinished'); 'before' is the folder as a run under way (or killed) found"
-                " it. With --overwrite a command writes over files listed here; none is deleted. 'kept' lists files no"
+                " it. With --overwrite a command writes over files listed here and deletes none, except that 'corpus"
+                " prepare --shards' replaces its own shard set, removing the extra shards of a larger earlier set."
+                " 'kept' lists files no"
                 " command claims (put here by hand, or listed by an older dptopic's marker that did not say which"
                 " command wrote them). A file listed nowhere makes dptopic refuse this folder.")
 STALE_TEMPORARY_AGE = 600
