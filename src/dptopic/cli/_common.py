@@ -399,8 +399,8 @@ def corpus_from_args(a):
     corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df,
                          max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
                          lowercase=getattr(a, "lowercase", None), user_cuts=True)
-    if getattr(a, "max_vocab", None) is None:
-        note_vocabulary_cut(corpus)
+    if getattr(a, "max_vocab", None) is None and a.corpus not in (None, "demo", "sotu", "20newsgroups"):
+        note_vocabulary_cut(corpus)     # a user's text (the built-in corpora are documented with their cap)
     return corpus
 
 
