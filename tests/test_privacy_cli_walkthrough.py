@@ -375,7 +375,7 @@ def test_recommend_delta_decides_the_floor_as_train_delta_does():
     out = _out(_cli("recommend", "--epsilon", "0.008", "--docs", "10000", "--delta", "1e-8"))
     assert "train it: not at epsilon 0.008" in out
     assert f"the smallest epsilon they reach at delta 1e-08 is {rounded_up(floor8, 4):g}" in out
-    out = _out(_cli("recommend", "--epsilon", "1", "--docs", "10000", "--delta", "1e-3"))
+    out = _out(_cli("recommend", "--epsilon", "1", "--docs", "100", "--delta", "1e-3"))  # delta < 1/docs
     assert "train it: dptopic train --unit document --epsilon 1 --delta 0.001 --topics 20" in out
     assert "measured at delta = 1e-05; at delta = 0.001 the same epsilon needs less noise" in out
     assert not any("measured at delta" in n for n in recommend("document", 1.0, 10_000).notes)

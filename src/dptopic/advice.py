@@ -52,6 +52,9 @@ TRAIN_DELTA = 1e-5
 """The delta ``dptopic train`` and ``dptopic.for_unit`` use by default (``--delta``). ``for_unit``'s own default
 (``models/by_unit.py``) is the same number, not read from here: that module imports scikit-learn, which this one
 (imported by ``dptopic recommend``) does not; ``tests/test_privacy_cli_walkthrough.py`` checks that they agree."""
+LARGE_DELTA = 1e-3
+"""Above this delta ``recommend`` warns, as the document-level trainers' ``fit`` does (``LARGE_DELTA`` in
+``models/_document_level.py``, not imported: it imports scikit-learn); so it does from 1/(number of documents) on."""
 DOCUMENT_RANKING_NOISE = 3.0
 """The ratio of the two noise multipliers of ``dptopic.for_unit("document")`` (``DocDPCooccurrence`` with its
 defaults, ``ranking_noise="auto"`` and ``word_choice="frequency"``: ``resolve_ranking_noise`` in
@@ -123,6 +126,17 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
     if _document_releases_fit(epsilon, delta, ratio):
         return None
     return document_epsilon_floor(float(delta), float(ratio))
+
+
+def large_delta(delta: float, n_docs: int) -> bool:
+    """Whether ``delta`` is too large to mean anything for ``n_docs`` documents: above :data:`LARGE_DELTA`, or at least
+    1/``n_docs``, where (epsilon, delta)-DP allows exposing a document outright (Dwork & Roth 2014, Sec. 2.3)."""
+    return float(delta) > LARGE_DELTA or float(delta) * int(n_docs) >= 1
+
+
+def count_text(x: float) -> str:
+    """A large product for display: ``1,234,567``, or ``1.23e+300`` from 10^15 on (never hundreds of digits)."""
+    return f"{x:,.0f}" if x < 1e15 else f"{x:.3g}"
 
 
 def topics_note(n_topics: int, tested) -> str | None:
@@ -213,10 +227,13 @@ def _combine(sides) -> str | None:
 
 def _median_needed(needed) -> tuple[float, bool]:
     """The median of per-corpus ``(documents, at most)`` (None: never useful in the measured range, counted as
-    infinitely many), and whether it is only an upper bound."""
+    infinitely many), and whether it is only an upper bound. Of two middle figures where either is a bound, the larger:
+    still an upper bound on the median, and one a corpus gave (a word-level corpus's measured size), not the mean of two
+    sizes that no corpus had."""
     needed = sorted((math.inf, False) if n is None else n for n in needed)
     middle = needed[(len(needed) - 1) // 2: len(needed) // 2 + 1]          # one element, or the two middle ones
-    return float(np.mean([d for d, _ in middle])), any(bound for _, bound in middle)
+    bound = any(b for _, b in middle)
+    return (max(d for d, _ in middle) if bound else float(np.mean([d for d, _ in middle]))), bound
 
 
 def _trainer_prediction(rows, unit, epsilon, n_docs) -> dict:
@@ -264,8 +281,8 @@ def _outside_notes(rec: Recommendation, unit: str, rows) -> list:
     """What the figure is when the point lies outside some corpus's measured range."""
     sides = rec.corpus_sides
     if unit == "document":
-        point = f"epsilon x documents ({rec.epsilon * rec.n_docs:,.0f})"
-        start = f"from {min(r['epsilon'] * r['n_docs'] for r in rows):,.0f}"
+        point = f"epsilon x documents ({count_text(rec.epsilon * rec.n_docs)})"
+        start = f"from {count_text(min(r['epsilon'] * r['n_docs'] for r in rows))}"
     else:
         point = f"epsilon {rec.epsilon:g} per word on {rec.n_docs:,} documents"
         start = (f"epsilon from {min(r['epsilon'] for r in rows):g}, corpora from"
@@ -371,7 +388,12 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                          f" trainer makes two Gaussian releases (the word ranking with {DOCUMENT_RANKING_NOISE:g} times"
                          f" the co-occurrence's noise), and the smallest epsilon they reach at {at}"
                          f" {float(delta):g} is {rounded_up(floor, 4):g}; give at least that (or a larger delta).")
-    if unit == "document" and float(delta) != TRAIN_DELTA:
+    if large_delta(delta, n_docs):
+        rec.notes.append(f"delta = {float(delta):g} is large for {int(n_docs):,} documents: (epsilon, delta)-DP allows a"
+                         f" delta chance that a {unit} is exposed outright, so the guarantee means little whatever"
+                         " epsilon is; choose delta well below 1/(number of documents), e.g. 1e-5 or 1e-6 (Dwork &"
+                         " Roth 2014, Sec. 2.3).")
+    elif unit == "document" and float(delta) != TRAIN_DELTA:
         rec.notes.append(f"the expected ratios were measured at delta = {TRAIN_DELTA:g}; at delta = {float(delta):g}"
                          " the same epsilon needs "
                          + ("less noise, so the figures above are conservative." if delta > TRAIN_DELTA else
@@ -435,6 +457,9 @@ def verdict(rec: Recommendation) -> str:
     bound read off the measured end of some corpus (below its measured settings) or neither bound."""
     if rec.expected_npmi_ratio is None:
         return "unknown"
+    top = UNIT_EPSILON_MAX.get(rec.unit, math.inf)
+    if rec.epsilon > top:       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
+        return f"outside what dptopic train --unit {rec.unit} accepts (epsilon up to {top:g})"
     if rec.expected_npmi_ratio < USEFUL_RATIO:
         return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "NOT useful yet"
     if rec.extrapolated_side == "below":

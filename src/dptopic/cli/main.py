@@ -23,6 +23,15 @@ class ArgumentParser(argparse.ArgumentParser):
     pointing at its ``--help``, exit status 2. Sub-parsers inherit it (``add_subparsers`` uses the
     parent's class)."""
 
+    def __init__(self, *a, **kw):
+        import re
+
+        super().__init__(*a, **kw)
+        # '-1e-5', '-inf' are values that the range checks then refuse in one line; argparse's own pattern knows only
+        # '-1' and '-0.5', and took '--delta -1e-5' for a flag without its value
+        self._negative_number_matcher = re.compile(
+            r"^-(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$|^-(?:inf|infinity|nan)$", re.I)
+
     def error(self, message, prog=None):
         message = " ".join(str(message).split())
         prog = prog or self.prog

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ._common import _int_arg, make_console, positive_float, positive_int, unit_interval
+from ._common import _int_arg, epsilon_budget, make_console, positive_float, positive_int, unit_interval
 from ._flags import CLIP_RULES, flag_errors, with_flag_names
 from .local import plural
 
@@ -10,6 +10,8 @@ from .local import plural
 MAX_TOKEN_COUNT = 10**15    # the accountants' bound on a word's count
 MAX_ITERATIONS = 10**9      # the inherent-privacy accountant's bound on the iterations (eps_total_static)
 HDP_DEFAULT_BETA = 1.0      # HDPLDA's default beta (dptopic.models.private.HDPLDA), the calculator's default too
+MAX_HDP_ITERATIONS = 10**7  # the PLD accountant's bound on an event's count (accounting.ledger.MAX_COUNT)
+COMPOSE_UNITS = ("word", "document", "user")   # what `privacy compose` states its figures per
 
 
 def _up(x: float) -> str:
@@ -72,7 +74,6 @@ def cmd_privacy_hdp(a):
 def _privacy_hdp(a):
     from ..accounting import (hdp_clip_bound, hdp_epsilon_inherent, hdp_total_epsilon, solve_epsilon_laplace)
 
-    console = make_console()
     if (a.clip is None) == (a.epsilon_inherent is None):
         raise DPTopicError("give exactly one of --clip or --epsilon-inherent.")
     if a.epsilon is not None and a.epsilon_laplace is not None:
@@ -80,21 +81,30 @@ def _privacy_hdp(a):
                            " eps_L to compose); the calculator answers one question at a time.")
     eps_i = a.epsilon_inherent if a.clip is None else hdp_epsilon_inherent(a.clip, a.beta)
     C = a.clip if a.clip is not None else hdp_clip_bound(a.epsilon_inherent, a.beta)
+    # every figure is computed (and every input checked) before anything is printed: a bad input gives one line
+    lines = []
+    if a.epsilon is not None:
+        eps_l = solve_epsilon_laplace(a.epsilon, a.delta, a.iterations, eps_i)
+        lines.append(f"budget (eps={a.epsilon:g}, delta={a.delta:g}) over T={a.iterations}: largest eps_L = {_down(eps_l)}"
+                     f" per iteration (tight PLD); paper's basic total T(eps_L+eps_I) = {_up(a.iterations * (eps_l + eps_i))}")
+    elif a.epsilon_laplace is not None:
+        tight = hdp_total_epsilon(a.epsilon_laplace, eps_i, a.iterations, a.delta, discretization=1e-4)
+        lines.append(f"T={a.iterations}, eps_L={a.epsilon_laplace:g}: basic eps = {_up(a.iterations * (a.epsilon_laplace + eps_i))},"
+                     f" tight PLD eps({a.delta:g}) = {_up(tight)} (discrete Laplace noise, train's default)")
+    else:
+        lines.append("[dim]give --epsilon to split a total budget, or --epsilon-laplace to compose one per iteration.[/]")
+    if C < 1:   # as HDPLDA.fit warns: every topic's count of a word is clamped below one token
+        lines.append(f"warning: a clip C = {C:.3g} under one token clamps every topic's count of a word below 1, so the"
+                     f" topics can hardly differ; C >= 1 needs eps_I >= {_up(hdp_epsilon_inherent(1.0, a.beta))} at"
+                     f" beta={a.beta:g} (docs/privacy.md).")
+    console = make_console()
     # a clip computed from --epsilon-inherent is shown rounded down (a smaller clip gives a smaller eps_I), an eps_I
     # computed from --clip rounded up; one given is shown as given
     shown_c = f"{C:.6g}" if a.clip is not None else _down(C)
     shown_i = f"{eps_i:.6g}" if a.clip is None else _up(eps_i)
     console.print(f"beta={a.beta:g}: clip C = {shown_c}  <->  eps_I = 2 log(C/beta + 1) = {shown_i} per iteration")
-    if a.epsilon is not None:
-        eps_l = solve_epsilon_laplace(a.epsilon, a.delta, a.iterations, eps_i)
-        console.print(f"budget (eps={a.epsilon:g}, delta={a.delta:g}) over T={a.iterations}: largest eps_L = {_down(eps_l)}"
-                      f" per iteration (tight PLD); paper's basic total T(eps_L+eps_I) = {_up(a.iterations * (eps_l + eps_i))}")
-    elif a.epsilon_laplace is not None:
-        tight = hdp_total_epsilon(a.epsilon_laplace, eps_i, a.iterations, a.delta, discretization=1e-4)
-        console.print(f"T={a.iterations}, eps_L={a.epsilon_laplace:g}: basic eps = {_up(a.iterations * (a.epsilon_laplace + eps_i))},"
-                      f" tight PLD eps({a.delta:g}) = {_up(tight)}")
-    else:
-        console.print("[dim]give --epsilon to split a total budget, or --epsilon-laplace to compose one per iteration.[/]")
+    for line in lines:
+        console.print(line)
 
 
 def _pairs(a, flag: str, zero_ok: bool):
@@ -131,7 +141,7 @@ def cmd_privacy_compose(a):
     from ..accounting import LaplaceEvent, PrivacyLedger, PureDPEvent
 
     laplace, pure = _pairs(a, "laplace", False), _pairs(a, "pure", True)
-    led = PrivacyLedger(unit=a.unit)
+    led = PrivacyLedger(unit=a.unit)     # the unit the figures are stated per: argparse allows COMPOSE_UNITS
     for eps, n in laplace:
         led.spend(LaplaceEvent(scale=1.0 / eps), n)
     for eps, n in pure:
@@ -139,7 +149,8 @@ def cmd_privacy_compose(a):
     if led.n_events == 0:
         raise DPTopicError("nothing to compose: give --laplace EPS COUNT and/or --pure EPS COUNT.")
     rep = led.report(a.delta)
-    make_console().print(f"basic composition: eps = {_up(rep['epsilon_basic'])} (delta = 0)\n"
+    make_console().print(f"per {a.unit}:\n"
+                         f"basic composition: eps = {_up(rep['epsilon_basic'])} (delta = 0)\n"
                          f"tight PLD:         eps = {_up(rep['epsilon_pld'])} (delta = {a.delta:g})\n"
                          f"RDP cross-check:   eps = {_up(rep['epsilon_rdp'])} (delta = {a.delta:g})")
 
@@ -172,7 +183,8 @@ def cmd_privacy_fed_report_words(a):
     check_informative(a.epsilon, n)
     s = subset_size(a.epsilon, n)
     console = make_console()
-    console.print(f"FedLDA (exclusion none), eps={a.epsilon:g} per entry, {a.users:,} users x {a.entries:,} entries:"
+    who = f"{plural(a.users, 'user')} x {plural(a.entries, 'entry', 'entries')}"
+    console.print(f"FedLDA (exclusion none), eps={a.epsilon:g} per entry, {who}:"
                   f" reports over the first {n:,} of {a.vocab_size:,} words (those whose share the reports can tell"
                   f" from zero at z={a.z:g}; the vocabulary listed most common first)")
     console.print(f"  {s} word(s) per report; randomization variance summed over the words: {n * subset_report_variance(a.epsilon, n):.3g}"
@@ -274,29 +286,42 @@ def register(sub) -> None:
     pr = sub.add_parser("privacy", help="privacy calculators")
     psub = pr.add_subparsers(dest="privacy_command", required=True, metavar="CALCULATOR")
     pi = psub.add_parser("inherent", help="inherent privacy of plain CGS (Zhao et al. Prop. 2, Thm 1-2, static form)")
-    pi.add_argument("--beta", type=positive_float, default=0.01)
+    pi.add_argument("--beta", type=positive_float, default=0.01,
+                    help="topic-word smoothing beta of the plain CGS run (default 0.01, LDA's; any number > 0)")
     pi.add_argument("--n-t", type=_token_count, required=True, help="total count of the replaced word t")
     pi.add_argument("--max-n-tprime", type=_token_count, required=True, help="largest total count of any other word")
     pi.add_argument("--cmax", type=positive_float, default=None, help="upper bound on any one topic's count of t or of another word,"
                     " max over k of n_k^t and n_k^t' (default: the larger of --n-t and --max-n-tprime)")
     pi.add_argument("--iterations", type=_int_arg(1, MAX_ITERATIONS), default=1, help="iterations (default 1, at most 1e9)")
     pi.set_defaults(func=cmd_privacy_inherent)
-    ph = psub.add_parser("hdp", help="HDP-LDA: clip <-> eps_I, and budget splitting")
+    ph = psub.add_parser("hdp", help="HDP-LDA: clip <-> eps_I, and budget splitting",
+                         description="HDP-LDA's per-iteration inherent loss eps_I = 2 log(C/beta + 1) for a clip C"
+                                     " (Zhao et al. 2020, Thm 3), and the tight PLD composition of T iterations of"
+                                     " Laplace noise eps_L plus eps_I. The PLD figures assume discrete Laplace noise,"
+                                     " train's default (--noise discrete); docs/privacy.md.")
     ph.add_argument("--beta", type=positive_float, default=HDP_DEFAULT_BETA,
-                    help=f"topic-word smoothing beta (default {HDP_DEFAULT_BETA:g}, HDPLDA's and train's)")
-    ph.add_argument("--clip", type=positive_float, default=None)
-    ph.add_argument("--epsilon-inherent", type=positive_float, default=None)
-    ph.add_argument("--epsilon", type=positive_float, default=None, help="total budget to split")
-    ph.add_argument("--epsilon-laplace", type=positive_float, default=None, help="per-iteration eps_L to compose")
-    ph.add_argument("--delta", type=unit_interval, default=1e-5)
-    ph.add_argument("--iterations", type=positive_int, default=100)
+                    help=f"topic-word smoothing beta, > 0 (default {HDP_DEFAULT_BETA:g}, HDPLDA's and train's)")
+    ph.add_argument("--clip", type=positive_float, default=None,
+                    help="clip bound C on a topic's count of a word (> 0; give this or --epsilon-inherent)")
+    ph.add_argument("--epsilon-inherent", type=epsilon_budget, default=None,
+                    help="per-iteration inherent loss eps_I, in (0, 500] (give this or --clip; HDPLDA's default is 10)")
+    ph.add_argument("--epsilon", type=positive_float, default=None,
+                    help="total budget to split over the iterations (> 0): the largest eps_L it allows")
+    ph.add_argument("--epsilon-laplace", type=epsilon_budget, default=None,
+                    help="per-iteration Laplace eps_L to compose, in (0, 500]")
+    ph.add_argument("--delta", type=unit_interval, default=1e-5,
+                    help="delta of the PLD figures, in (0, 1) (default 1e-5)")
+    ph.add_argument("--iterations", type=_int_arg(1, MAX_HDP_ITERATIONS), default=100,
+                    help="iterations T (default 100, at most 1e7)")
     ph.set_defaults(func=cmd_privacy_hdp)
     pc = psub.add_parser("compose", help="compose Laplace and pure-eps events: basic vs tight")
     pc.add_argument("--laplace", nargs=2, action="append", metavar=("EPS", "COUNT"),
                     help="COUNT Laplace mechanisms at EPS each (sensitivity 1)")
     pc.add_argument("--pure", nargs=2, action="append", metavar=("EPS", "COUNT"), help="COUNT pure EPS-DP steps")
-    pc.add_argument("--delta", type=unit_interval, default=1e-5)
-    pc.add_argument("--unit", default="word")
+    pc.add_argument("--delta", type=unit_interval, default=1e-5,
+                    help="delta of the PLD and RDP figures, in (0, 1) (default 1e-5)")
+    pc.add_argument("--unit", default="word", choices=COMPOSE_UNITS,
+                    help="what the events protect, printed with the figures (default word)")
     pc.set_defaults(func=cmd_privacy_compose)
     pf = psub.add_parser("fed-report-words", help="FedLDA: how many of the vocabulary's first words the reports should"
                                                   " range over (reads no data)")

@@ -9,8 +9,8 @@ from .local import plural
 
 
 def cmd_recommend(a):
-    from ..advice import (MAX_DOCS, TRAIN_DELTA, UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text, recommend,
-                          unreachable_epsilon, verdict)
+    from ..advice import (MAX_DOCS, TRAIN_DELTA, UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text, large_delta,
+                          recommend, unreachable_epsilon, verdict)
     from ..errors import DPTopicError
 
     if a.doc_length is not None and a.unit != "word":
@@ -57,6 +57,9 @@ def cmd_recommend(a):
         con.print(f"train it: not at these settings: dptopic train --unit {a.unit} takes epsilon up to {top:g}"
                   + (" (a document-level budget above it protects nothing)" if a.unit != "word" else "")
                   + " and up to 100,000 topics")
+    elif large_delta(a.delta, a.docs):
+        con.print(f"train it: not with --delta {a.delta:g}, too large for {plural(a.docs, 'document')} (see below):"
+                  f" give a delta well below 1/{a.docs:,}")
     else:
         con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g}{delta_flag} --topics {a.topics}"
                   " --corpus FILE")
@@ -68,12 +71,18 @@ def cmd_recommend(a):
 def register(sub) -> None:
     p = sub.add_parser("recommend", help="which trainer and settings for a guarantee, and the topic quality to expect"
                                           " (reads no data)")
-    p.add_argument("--unit", default="document", choices=("document", "word"), help="what one person's change is")
-    p.add_argument("--epsilon", type=positive_float, required=True, help="the privacy budget")
-    p.add_argument("--docs", type=positive_int, required=True, help="about how many documents the corpus has")
-    p.add_argument("--topics", type=positive_int, default=20, help="number of topics (default 20)")
+    p.add_argument("--unit", default="document", choices=("document", "word"),
+                   help="what one person's change is (default document)")
+    p.add_argument("--epsilon", type=positive_float, required=True,
+                   help="the privacy budget, > 0 (dptopic train takes up to 500 per document, 1e7 per word)")
+    p.add_argument("--docs", type=positive_int, required=True,
+                   help="about how many documents the corpus has (at most 1e12)")
+    p.add_argument("--topics", type=positive_int, default=20,
+                   help="number of topics (default 20; train takes up to 100,000)")
     p.add_argument("--delta", type=unit_interval, default=1e-5,
-                   help="the delta you will train with (document level; default 1e-5, as dptopic train)")
-    p.add_argument("--doc-length", type=positive_float, default=None, help="typical words per document (word level)")
+                   help="the delta you will train with, in (0, 1) (default 1e-5, as dptopic train; warned about from"
+                        " 1/--docs or 1e-3 on)")
+    p.add_argument("--doc-length", type=positive_float, default=None,
+                   help="typical words per document, > 0 (word level; default 100 in the advice)")
     p.add_argument("--json", action="store_true", help="print the advice as JSON")
     p.set_defaults(func=cmd_recommend)

@@ -37,23 +37,26 @@ _PRIVATE_DOCS: set = set()
 
 
 def _document_keys(corpus: Corpus, skip_empty: bool = False):
-    """A short hash of each document's words (in order), to recognise the same document later in this process."""
+    """A short hash of each document's bag of words (its word ids with their counts, in any order: a Corpus read
+    from text and the same documents as a count matrix agree), to recognise the same document later in this process."""
     import hashlib
 
     ptr, ids = corpus.doc_ptr, corpus.word_ids
-    return (hashlib.blake2b(ids[ptr[d]:ptr[d + 1]].tobytes(), digest_size=12).digest()
+    doc = np.repeat(np.arange(corpus.n_docs), np.diff(ptr))
+    bags = ids[np.lexsort((ids, doc))].astype(np.int32, copy=False)   # each document's ids in increasing order
+    return (hashlib.blake2b(bags[ptr[d]:ptr[d + 1]].tobytes(), digest_size=12).digest()
             for d in range(corpus.n_docs) if not skip_empty or ptr[d + 1] > ptr[d])
 
 
 def _warn_if_documents_reused(name: str, corpus) -> None:
-    """``corpus``: a Corpus, or a list of them (FedLDA's users)."""
+    """``corpus``: a Corpus, or a list of them (FedLDA's users). Counts documents, a duplicate each time it occurs."""
     import warnings
 
     parts = corpus if isinstance(corpus, (list, tuple)) else [corpus]
-    seen = {k for c in parts for k in _document_keys(c)}
+    keys = [k for c in parts for k in _document_keys(c, skip_empty=True)]
     n_docs = sum(c.n_docs for c in parts)
-    again = len(seen & _PRIVATE_DOCS)
-    _PRIVATE_DOCS.update(seen)
+    again = sum(k in _PRIVATE_DOCS for k in keys)
+    _PRIVATE_DOCS.update(keys)
     if again:
         warnings.warn(f"{name}: {again} of these {n_docs} training documents were already used by an earlier"
                       " private fit in this process (a refit, or another candidate of a grid search): each fit spends"
@@ -69,9 +72,9 @@ def _private_training_documents(corpus: Corpus) -> int:
 
 
 READS_TRAINING_DOCUMENTS = ("{name}: {n} of these {total} documents trained a private model in this process (the"
-                            " same words in the same order: a duplicate counts); what is computed from them here"
-                            " (topic proportions, perplexity, coherence) reads their private words and is outside the"
-                            " model's guarantee: treat it as private data{theta}")
+                            " same words with the same counts, in any order: a duplicate counts); what is computed"
+                            " from them here (topic proportions, perplexity, coherence) reads their private words and"
+                            " is outside the model's guarantee: treat it as private data{theta}")
 
 
 MIN_PRIOR = 1e-8
@@ -135,6 +138,10 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     _parameter_constraints: dict = {"n_topics": [Int(1, 100_000)], "seed": SEED, "verbose": [Int(0, 2)]}
     _private = False
     _never_private = False  # True for the trainers that add no noise: a saved report of theirs never claims a guarantee
+    # True where a fit spends a privacy budget on the data it is given (a central private trainer): a refit or a clone's
+    # fit spends it again. A class that sets _private gets the same value unless it sets this too (LocalDocumentLDA:
+    # private, but it fits reports whose noise the contributors drew, so refitting them is post-processing)
+    _spends_budget = False
 
     def _planned_spend(self, report: dict):
         """What a fit with these parameters spends (:class:`~dptopic.accounting.verify.RunPlan`), to check a saved
@@ -145,6 +152,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         _REGISTRY[cls.__name__] = cls
+        if "_private" in vars(cls) and "_spends_budget" not in vars(cls):
+            cls._spends_budget = cls._private
         import inspect
 
         # inspect.signature(cls) would read the metaclass's (*args, **kw): state the constructor's own parameters
@@ -171,8 +180,9 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         - a ``numpy.random.Generator`` given as ``seed`` is not copied but spawned, so that two clones fitted on
           overlapping documents never draw the same noise (a difference of two releases with equal noise shows the
           difference of their data exactly);
-        - the first clone of an estimator warns that every fit of a clone spends the budget again: with
-          ``n_jobs > 1`` the fits run in other processes, which the warning on re-used documents does not see.
+        - the first clone of an estimator whose fit spends a budget (``_spends_budget``) warns that every fit of a
+          clone spends the budget again: with ``n_jobs > 1`` the fits run in other processes, which the warning on
+          re-used documents does not see.
         """
         import warnings
 
@@ -195,7 +205,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
             twin.client = client
         if spawn:
             twin.seed = seed.spawn(1)[0]
-        if not self._private:
+        if not self._spends_budget:
             return twin
         warned = self in _CLONED_PRIVATE
         _CLONED_PRIVATE.add(self)
@@ -210,11 +220,14 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     def __getstate__(self):
         """Pickling (``pickle``, ``joblib.dump``, ``copy.deepcopy``) is refused once the model is fitted: its sampler
         state holds the training documents, their topic assignments and noise-free counts, so a pickle of a private
-        model would publish the private data. An unfitted estimator (its parameters only) still pickles, as
+        model would publish the private data (a trainer of randomized reports, LocalDocumentLDA, holds no documents
+        and is refused for consistency). An unfitted estimator (its parameters only) still pickles, as
         scikit-learn's parallel search needs."""
         fitted = [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]
         if fitted:
-            raise DPTopicError(f"a fitted {type(self).__name__} is never pickled (its state holds the training documents):"
+            why = ("its state holds the training documents" if self._spends_budget or not self._private else
+                   "dptopic keeps fitted models in checked model folders, not pickles")  # reports only: no documents
+            raise DPTopicError(f"a fitted {type(self).__name__} is never pickled ({why}):"
                                " save it with model.save(DIR) and read it back with dptopic.load(DIR).")
         return super().__getstate__()
 
@@ -267,8 +280,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         """End of a successful fit: the privacy report, and the parameters that produced this state (a later
         ``set_params`` changes the next fit, never what ``save`` writes for this one). A private fit on documents
         that an earlier private fit in this process already used (a refit, a grid search) warns: the budgets add."""
-        if self._private and (isinstance(corpus, Corpus) or isinstance(corpus, list)
-                              and all(isinstance(c, Corpus) for c in corpus)):
+        if self._spends_budget and (isinstance(corpus, Corpus) or isinstance(corpus, list)
+                                    and all(isinstance(c, Corpus) for c in corpus)):
             _warn_if_documents_reused(type(self).__name__, corpus)
         self.privacy_ = self.privacy_report()
         # the tokeniser of this version of dptopic (a refit replaces a loaded one), the words of a count matrix, or the
@@ -475,8 +488,22 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         self.n_features_in_ = len(self.vocabulary_)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
-        """Names of ``transform``'s columns, one per topic: ``topic0``, ``topic1``, ..."""
+        """Names of ``transform``'s columns, one per topic: ``topic0``, ``topic1``, ... ``input_features``, if given,
+        must be the model's input columns, as scikit-learn checks them (``feature_names_in_`` where the fit had names,
+        else as many names as the vocabulary has words)."""
         self._check_fitted()
+        if input_features is not None:
+            given = np.asarray(input_features, dtype=object)
+            names = getattr(self, "feature_names_in_", None)
+            if given.ndim != 1 or len(given) != len(self.vocabulary_):
+                raise DPTopicError(f"input_features should have length equal to number of features"
+                                   f" ({len(self.vocabulary_)}, the words of the model's vocabulary), got"
+                                   f" {len(given) if given.ndim == 1 else f'shape {given.shape}'}: leave it out, or"
+                                   " pass the model's input columns, one name each.")
+            if names is not None and not np.array_equal(given, names):
+                raise DPTopicError(f"input_features is not equal to feature_names_in_"
+                                   f" ({column_difference(given, names)}): pass model.feature_names_in_, or leave"
+                                   " input_features out.")
         return np.asarray([f"topic{k}" for k in range(self.components_.shape[0])], dtype=object)
 
     def score(self, X, y=None) -> float:

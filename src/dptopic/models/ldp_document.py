@@ -37,6 +37,7 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
     """
 
     _private = True
+    _spends_budget = False   # it fits reports whose noise the contributors drew: refitting them is post-processing
     _parameter_constraints = {"n_topics": [Int(1, 100_000)], "threshold": [Real(0, 1e6)],
                               "reports_per_contributor": [Int(1, 10 ** 9)], "alpha": [Real(1e-8, 1e6)],
                               "verbose": [Int(0, 2)]}

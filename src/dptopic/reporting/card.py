@@ -15,6 +15,9 @@ from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
 CARD_SCHEMA = "dptopic-privacy-card/1"
 STRONG_EPSILON_LIMIT = 16.0
 """Above this epsilon the card says the guarantee is weak (deployed systems state 0.1 to 16 per document or user)."""
+LARGE_DELTA = 1e-3
+"""Above this delta the card says the guarantee is weak too, as the document-level trainers' ``fit`` warns
+(``models/_document_level.py``): the card reads no data, so it cannot compare delta with 1/(number of documents)."""
 
 # trainers whose randomizer runs on the contributor's side (the server is not trusted)
 _LOCAL = {"LPLDA": "local: each contributor randomizes on their own device; the server sees only reports",
@@ -183,10 +186,10 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         card["guarantee_note"] = ("partial: the vocabulary was chosen from the training documents and is released with"
                                   " the model, outside the epsilon; give a public vocabulary (--vocabulary) or select"
                                   " it privately (--private-vocabulary) for a full guarantee")
+    unit = str(report.get("unit") or "unit")
+    if isinstance(report.get("topic_model"), dict) or " + " in unit:   # a composed report: name no single unit
+        unit = "privacy unit"
     if private and eps > STRONG_EPSILON_LIMIT:
-        unit = str(report.get("unit") or "unit")
-        if isinstance(report.get("topic_model"), dict) or " + " in unit:   # a composed report: name no single unit
-            unit = "privacy unit"
         card["strength_note"] = (f"epsilon = {epsilon_text(eps)} per {unit} is a weak guarantee: it lets what an"
                                  f" observer believes about one {unit} change by up to a factor e^epsilon"
                                  + (f" (about 10^{eps / math.log(10):.0f})" if eps > 30 else f" ({math.exp(eps):.3g})")
@@ -194,6 +197,11 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
                                  " or per user (Apple's local DP: 2 to 16 per user and day; see the OpenDP deployments"
                                  " registry)"
                                  + ("; per document it is larger still (per_document)" if unit == "word" else ""))
+    if private and (card["delta"] or 0.0) > LARGE_DELTA:   # a delta chance of failing outright: weak at any epsilon
+        note = (f"delta = {card['delta']:g} is large: (epsilon, delta)-DP allows a delta chance that one {unit} is"
+                f" exposed outright; a meaningful delta lies well below 1/(number of {unit}s), e.g. 1e-5 or 1e-6"
+                " (Dwork & Roth 2014, Sec. 2.3)")
+        card["strength_note"] = card["strength_note"] + "; " + note if "strength_note" in card else note
     if not private:
         card["reason"] = report.get("reason") or (which[len(NO_GUARANTEE):] if claims_no_guarantee(report) else
                                                   "the trainer claims no differential privacy guarantee")
