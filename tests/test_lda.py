@@ -85,6 +85,11 @@ def test_corrupt_model_files(planted, tmp_path):
     d = tmp_path / "m2"
     m.save(d)
     np.save(d / "components.npy", np.ones((5, 3)))
+    with pytest.raises(CorruptModelError, match="not the file this model.json was saved with"):
+        dptopic.load(d)                     # model.json records each array file's digest
+    meta = json.loads((d / "model.json").read_text())
+    del meta["array_sha256"]                # as a folder saved before digests were recorded: the shape is checked
+    (d / "model.json").write_text(json.dumps(meta))
     with pytest.raises(CorruptModelError, match="K×V"):
         dptopic.load(d)
     with pytest.raises(DPTopicError, match="does not exist"):

@@ -223,3 +223,29 @@ def test_calculator_help_names_defaults_ranges_and_the_noise(capsys):
 def test_a_negative_number_in_exponent_form_reaches_the_range_check(capsys):
     line = _error(capsys, "privacy", "compose", "--laplace", "1", "10", "--delta", "-1e-5")
     assert "must lie in (0, 1), got -1e-5" in line
+
+
+def test_a_non_private_models_topics_copied_into_a_private_folder_are_refused(tmp_path, capsys):
+    # walk C, finding 2: components.npy was not tied to model.json; a swapped file loaded, and verified, under the
+    # private model's card
+    import shutil
+
+    import numpy as np
+
+    from dptopic.cli.main import main
+    from dptopic.errors import CorruptModelError
+
+    X = np.random.default_rng(0).poisson(1.0, size=(60, 12))
+    words = [f"w{i}" for i in range(12)]
+    dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(X, vocabulary=words).save(tmp_path / "plain")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, seed=0).fit(X, vocabulary=words).save(tmp_path / "priv")
+    assert main(["privacy", "verify", str(tmp_path / "priv")]) in (0, None)
+    capsys.readouterr()
+    shutil.copy(tmp_path / "plain" / "components.npy", tmp_path / "priv" / "components.npy")
+    with pytest.raises(CorruptModelError, match="components.npy is not the file this model.json was saved with"):
+        dptopic.load(tmp_path / "priv")
+    assert main(["privacy", "verify", str(tmp_path / "priv")]) == 2
+    err = capsys.readouterr().err
+    assert "components.npy" in err and "does not describe the topics" in err and len(err.strip().splitlines()) == 1

@@ -662,6 +662,36 @@ def _remove_stale_temporaries(directory: Path) -> None:
             shutil.rmtree(e, ignore_errors=True)
 
 
+ARRAY_DIGESTS = "array_sha256"
+"""``model.json``'s record of each array file's SHA-256 (hex), written by :func:`save_bundle` and checked by
+:func:`load_bundle`; folders saved before it was written have none and load as before."""
+
+
+def _file_sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def mismatched_arrays(directory, meta: dict) -> list[str]:
+    """The array files of the bundle at ``directory`` whose SHA-256 differs from the one its ``meta`` records (files
+    that are absent, and folders saved before digests were recorded, are not compared)."""
+    digests = meta.get(ARRAY_DIGESTS) if isinstance(meta, dict) else None
+    if not isinstance(digests, dict):
+        return []
+    out = []
+    for name, digest in sorted(digests.items()):
+        p = Path(directory) / f"{name}.npy"
+        if isinstance(name, str) and _PLAIN_NAME.fullmatch(name) and p.is_file() and not p.is_symlink():
+            if _file_sha256(p) != digest:
+                out.append(f"{name}.npy")
+    return out
+
+
 def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray],
                 meta_name: str = "model.json") -> Path:
     """Write ``meta`` as JSON and each array as ``NAME.npy`` into ``directory``, atomically.
@@ -699,6 +729,9 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
         meta = dict(meta)
         meta["arrays"] = sorted(arrays)
+        # each array file's digest ties it to this model.json: a file copied in from another folder, or edited, is
+        # refused on load (an accident caught, not a forgery: whoever can write the folder can rewrite both)
+        meta[ARRAY_DIGESTS] = {name: _file_sha256(tmp / f"{name}.npy") for name in sorted(arrays)}
         atomic_write_json(tmp / meta_name, meta)
         if directory.exists():
             if _exchange(tmp, directory):   # no instant without a complete bundle at `directory`
@@ -743,6 +776,10 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} cannot be read ({e.strerror}); re-save the {what}.") from None
     if not isinstance(meta, dict) or not isinstance(meta.get("arrays"), list):
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} has no 'arrays' list; re-save the {what}.")
+    digests = meta.get(ARRAY_DIGESTS)
+    if digests is not None and not (isinstance(digests, dict) and all(isinstance(v, str) for v in digests.values())):
+        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name}'s {ARRAY_DIGESTS!r} is not an object"
+                                f" of digests; re-save the {what}.")
     arrays = {}
     for name in meta["arrays"]:
         if not isinstance(name, str) or not _PLAIN_NAME.fullmatch(name):
@@ -760,6 +797,10 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         if not isinstance(arrays[name], np.ndarray) or arrays[name].dtype.kind not in "biuf":
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy holds {getattr(arrays[name], 'dtype', 'no array')} values,"
                                     f" not real numbers; re-save the {what}.")
+        if digests is not None and digests.get(name) != _file_sha256(p):
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is not the file this {meta_name} was"
+                                    f" saved with (its SHA-256 differs from the one recorded): the folder's files were"
+                                    f" mixed with another {what}'s or edited; restore the folder, or re-save the {what}.")
     return meta, arrays
 
 

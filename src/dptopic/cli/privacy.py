@@ -246,6 +246,15 @@ def cmd_privacy_verify(a):
         from ..models.base import verify_saved
 
         check = verify_saved(meta, check)
+        import os
+
+        from .._io import mismatched_arrays
+
+        swapped = mismatched_arrays(a.model, meta) if os.path.isdir(a.model) else []
+        if swapped:                 # the report may hold, but not for the topics beside it
+            raise DPTopicError(f"{', '.join(swapped)} in {a.model!r} {'is' if len(swapped) == 1 else 'are'} not the"
+                               " file(s) this model.json was saved with (SHA-256 differs): the privacy report does not"
+                               " describe the topics in this folder; restore the folder, or re-save the model.")
     if a.format == "json":          # for a script or a review board's records; the exit status still says failed
         import json
 
