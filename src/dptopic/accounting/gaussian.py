@@ -149,14 +149,18 @@ def moments_accountant_epsilon(noise_multiplier: float, sampling_rate: float, st
     eqs. 10-12), α(λ) = log max(E1, E2) for the subsampled Gaussian.
 
     ``code_cap=True`` restricts λ to ``1..⌊σ² ln(1/(qσ))⌋`` as the authors' code does (the range of
-    Abadi et al.'s asymptotic bound; it gives a larger, looser ε). Otherwise ``λ ≤ max_order``.
+    Abadi et al.'s asymptotic bound, their Lemma 3, stated for σ ≥ 1 and q < 1/(16σ); it gives a larger, looser ε).
+    Outside that stated range (σ < 1, q ≥ 1/(16σ), or a cap below 1) it raises :class:`DPTopicError`: the figure
+    is the paper's, and the paper's range does not cover those settings. Otherwise ``λ ≤ max_order``.
     """
     q, s = float(sampling_rate), float(noise_multiplier)
     if code_cap:
-        top = int(math.floor(s * s * math.log(1.0 / (q * s)))) if q * s < 1 else 0
+        in_range = s >= 1 and q * s < 1 / 16     # Abadi et al. 2016, Lemma 3: sigma >= 1, q < 1/(16 sigma)
+        top = int(math.floor(s * s * math.log(1.0 / (q * s)))) if in_range else 0
         if top < 1:
-            raise DPTopicError(f"the authors' order cap floor(sigma^2 ln(1/(q sigma))) is < 1 for sigma={s:g},"
-                               f" q={q:g}: it needs sigma >= 1 and q < 1/(16 sigma); use code_cap=False.")
+            raise DPTopicError(f"the authors' order cap floor(sigma^2 ln(1/(q sigma))) comes from Abadi et al. 2016,"
+                               f" Lemma 3, stated for sigma >= 1 and q < 1/(16 sigma), and sigma={s:g}, q={q:g} lie"
+                               " outside it (or give a cap < 1); use code_cap=False.")
     else:
         top = int(max_order)
     best = math.inf

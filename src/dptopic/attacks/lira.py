@@ -150,7 +150,11 @@ def estimator_trainer(algorithm, **params):
         with quiet_shadow_warnings():  # e.g. "noise reproducible from the seed": shadows are not released
             return _fit(build(rng), corpus, rng)
 
-    train.description = f"{algorithm if isinstance(algorithm, str) else algorithm.__name__} {params}"
+    from .provenance import settings_text
+
+    # readable, as the report shows it: "DocDPCooccurrence: alpha = 0.1, epsilon = 1, ..." (never a dict's repr)
+    train.description = (f"{algorithm if isinstance(algorithm, str) else algorithm.__name__}:"
+                         f" {settings_text(params)}")
     train.quiet_warnings = True     # train_shadows keeps the filters up while all shadows train
     return train
 
@@ -759,12 +763,16 @@ class LiRAResult:
     def plot(self, path, title=None, attacks=None, private: bool = True):
         """The log-log ROC curves of ``attacks`` (default: online and offline LiRA and Huang et al.'s baselines).
 
-        ``title``: by default "LiRA against a topic model (log-log ROC)" and a second line naming what was attacked
-        (the trainer, and the audited model or corpus when the settings name them). The figure is computed from the
+        ``title``: by default "LiRA against shadow models ... (log-log ROC)" and lines naming what was audited (the
+        trainer, or the saved model whose training procedure was retrained, and the corpus when the settings name
+        them; a saved model itself is never scored). The figure is computed from the
         audited documents (outside the guarantee), so the file is created readable by its owner only (0600, as
         ``dptopic audit`` writes it) unless ``private=False``."""
         if title is None:
-            title = "LiRA against a topic model (log-log ROC)\n" + attacked_caption(self.settings)
+            audited = self.settings.get("audited") if isinstance(self.settings.get("audited"), dict) else {}
+            title = ("LiRA against retrained shadow models, not the saved model (log-log ROC)" if audited.get("model")
+                     else "LiRA against shadow models of a training procedure (log-log ROC)")
+            title += "\n" + attacked_caption(self.settings)
         if attacks is not None and (isinstance(attacks, str) or not all(isinstance(a, str) for a in attacks)):
             raise DPTopicError(f"invalid attacks={attacks!r}: give a list of attack names, e.g. ['lira_online'].")
         unknown = [a for a in (attacks or ()) if a not in self.pooled]
@@ -776,8 +784,9 @@ class LiRAResult:
 
 
 def attacked_caption(settings: dict, width: int = 60) -> str:
-    """What an audit attacked, for a figure's title: the model (``settings["audited"]``, by folder name) or trainer on
-    one line, the corpus (by file name) and the number of audited documents on the next; audit.json has them whole."""
+    """What an audit audited, for a figure's title: the training procedure of a saved model (``settings["audited"]``,
+    by folder name) or the trainer on one line, the corpus (by file name) and the number of audited documents on the
+    next; audit.json has them whole."""
     from pathlib import PurePath
 
     def short(text) -> str:
@@ -790,8 +799,9 @@ def attacked_caption(settings: dict, width: int = 60) -> str:
                     for k in ("n_topics", "n_components", "epsilon", "epsilon_laplace", "epsilon_word", "delta")
                     if params.get(k) is not None)
     if audited.get("model"):
-        what = (f"{audited.get('class', 'model')} from {PurePath(str(audited['model'])).name or audited['model']}"
-                + (f" ({str(audited['fingerprint'])[:19]}…)" if audited.get("fingerprint") else ""))
+        what = (f"procedure of {PurePath(str(audited['model'])).name or audited['model']}"
+                f" ({audited.get('class', 'model')}"
+                + (f", {str(audited['fingerprint'])[:19]}…" if audited.get("fingerprint") else "") + ")")
     elif audited.get("algorithm"):
         what = f"{audited['algorithm']} ({audited.get('class')}{': ' + key if key else ''})"
     else:

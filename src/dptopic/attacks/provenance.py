@@ -1,8 +1,9 @@
-"""What an audit attacked, recorded so that its figures can never be shown beside another model's claim.
+"""What an audit audited, recorded so that its figures can never be shown beside another model's claim.
 
-An audit re-runs a training procedure (LiRA's shadow models) on a corpus. ``audit.json`` names the procedure (the
-trainer's class and parameters), the saved model it was read from with a fingerprint of that model, the corpus and
-how it was read, and the dptopic version; ``dptopic report --audit`` compares them with the model it reports.
+An audit re-runs a training procedure (LiRA's shadow models) on a corpus and attacks the shadow models; a released
+model is never scored. ``audit.json`` names the procedure (the trainer's class and parameters), the saved model it
+was read from with a fingerprint of that model, the corpus and how it was read, and the dptopic version;
+``dptopic report --audit`` compares them with the model it reports.
 """
 from __future__ import annotations
 
@@ -63,19 +64,37 @@ def audited_procedure(algorithm: str, estimator) -> dict:
             "params": procedure_params(estimator)}
 
 
-def describe(audited: dict | None, corpus: dict | None) -> str:
-    """One line: what was attacked, on which corpus (``settings["attacked"]``, shown by ``dptopic report``)."""
+def settings_text(params) -> str:
+    """A trainer's parameters as readable text, ``n_topics = 20, epsilon = 1, ...`` (sorted by name), never a
+    dict's repr; "its defaults" when there are none."""
+    if not isinstance(params, dict) or not params:
+        return "its defaults"
+
+    def value(v):
+        if isinstance(v, float):
+            return f"{v:g}"
+        return "none" if v is None else " ".join(str(v).split())
+
+    return ", ".join(f"{k} = {value(params[k])}" for k in sorted(params))
+
+
+def describe(audited: dict | None, corpus: dict | None, n_shadows: int | None = None) -> str:
+    """One line: what was audited and how, on which corpus (``settings["attacked"]``, shown by ``dptopic report``).
+
+    An audit never scores a released model: it retrains shadow models with the procedure (class and parameters) and
+    attacks those. With ``--model`` the procedure is the saved model's, and the line says that the saved model itself
+    was not scored."""
     audited = audited or {}
+    shadows = f"{n_shadows} shadow models" if n_shadows else "shadow models"
+    on = f" on the corpus {corpus.get('spec')} ({corpus.get('read')})" if corpus else ""
     if audited.get("model"):
-        what = (f"the saved model {audited['model']} ({audited.get('class')},"
-                f" {str(audited.get('fingerprint', ''))[:19]}…)")
-    elif audited:
-        what = f"the training procedure {audited.get('algorithm')} ({audited.get('class')} {audited.get('params')})"
-    else:
-        what = "a custom training function"
-    if corpus:
-        what += f" on the corpus {corpus.get('spec')} ({corpus.get('read')})"
-    return what
+        return (f"the training procedure of the saved model {audited['model']} ({audited.get('class')},"
+                f" {str(audited.get('fingerprint', ''))[:19]}…): its class and parameters, by retraining {shadows}"
+                f"{on}; the released model itself was not scored")
+    if audited:
+        return (f"the training procedure {audited.get('algorithm')} ({audited.get('class')}:"
+                f" {settings_text(audited.get('params'))}), by training {shadows}{on}")
+    return f"a custom training function, by training {shadows}{on}"
 
 
 def mismatch(audited: dict, model) -> str | None:
@@ -83,14 +102,15 @@ def mismatch(audited: dict, model) -> str | None:
     if audited.get("fingerprint"):
         mine = model_fingerprint(model)
         if audited["fingerprint"] != mine:
-            return (f"it attacked the saved model {audited.get('model')} ({audited.get('class')},"
-                    f" {audited['fingerprint'][:19]}…), not this one ({type(model).__name__}, {mine[:19]}…)")
+            return (f"it audited the training procedure of the saved model {audited.get('model')}"
+                    f" ({audited.get('class')}, {audited['fingerprint'][:19]}…), not of this one"
+                    f" ({type(model).__name__}, {mine[:19]}…)")
         return None
     if audited.get("class") != type(model).__name__:
-        return (f"it attacked the procedure of {audited.get('class')} ({audited.get('algorithm')}), and this model is a"
+        return (f"it audited the procedure of {audited.get('class')} ({audited.get('algorithm')}), and this model is a"
                 f" {type(model).__name__}")
     theirs, mine = audited.get("params") or {}, procedure_params(model)
     for k in sorted(set(theirs) | set(mine)):
         if k in theirs and k in mine and theirs[k] != mine[k]:
-            return f"it attacked {audited.get('class')} with {k}={theirs[k]!r}, and this model has {k}={mine[k]!r}"
+            return f"it audited {audited.get('class')} with {k}={theirs[k]!r}, and this model has {k}={mine[k]!r}"
     return None

@@ -56,7 +56,8 @@ def _trainer_from_args(a):
         params = {k: v for k, v in model.get_params().items() if k not in ("seed", "verbose", "n_jobs", "secure")}
         train_fn = estimator_trainer(type(model), **params)
         train_fn.audited = audited_model(model, a.model)
-        return train_fn, model, f"{type(model).__name__} from {a.model}"
+        return train_fn, model, (f"the training procedure of {a.model} ({type(model).__name__} and its parameters;"
+                                 " the saved model itself is not scored)")
     if a.algorithm in NOT_AUDITED:
         raise DPTopicError(not_audited_reason(f"--algorithm {a.algorithm}"))
     if a.algorithm not in ALGORITHMS:
@@ -403,7 +404,7 @@ def _audit(a):
     corpus_rec = {"spec": a.corpus or "demo", "format": a.format, "text_field": a.text_field, **read}
     if a.vocab:
         corpus_rec["uci_vocab"] = a.vocab
-    res.settings.update({"audited": audited, "corpus": corpus_rec, "attacked": describe(audited, corpus_rec),
+    res.settings.update({"audited": audited, "corpus": corpus_rec, "attacked": describe(audited, corpus_rec, a.shadows),
                          "seed": a.seed,
                          "reproducible": (f"yes: run again with --seed {a.seed}" if a.seed is not None else
                                           "no: no --seed was given, so the shadow splits and training drew fresh OS"
@@ -440,9 +441,12 @@ def _audit(a):
 def register(sub) -> None:
     from ._common import jobs_int, positive_int
 
-    p = sub.add_parser("audit", help="attack a model's training procedure (LiRA) and compare with its privacy claim")
+    p = sub.add_parser("audit", help="attack shadow models retrained with a model's training procedure (LiRA) and"
+                                     " compare with its privacy claim")
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--model", default=None, help="a saved model directory: its class and settings are audited")
+    src.add_argument("--model", default=None,
+                     help="a saved model directory: its training procedure (class and parameters) is audited by"
+                          " retraining shadow models on --corpus; the saved model itself is not scored")
     src.add_argument("--algorithm", default=None, help="a trainer name (lda, hdp, cdp, ...; every one 'dptopic train --help' lists but ldp-doc)")
     add_corpus_args(p)
     p.add_argument("--topics", type=positive_int, default=None, help="number of topics (with --algorithm)")

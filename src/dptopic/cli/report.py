@@ -67,8 +67,8 @@ def _check_audit_matches(audit: dict, model, audit_spec: str, model_spec: str) -
 
                 return (f"epsilon {epsilon_text(c.get('epsilon'))} per {c.get('unit')}" if c.get("private") and
                         isinstance(c.get("epsilon"), (int, float)) else "no guarantee")
-            raise DPTopicError(f"--audit {audit_spec!r} attacked a model claiming {show(theirs)}, but {model_spec}"
-                               f" claims {show(mine)}: audit this model with 'dptopic audit --model {model_spec}'.")
+            raise DPTopicError(f"--audit {audit_spec!r} audited the procedure of a model claiming {show(theirs)}, but"
+                               f" {model_spec} claims {show(mine)}: audit this model with 'dptopic audit --model {model_spec}'.")
 
     # the claims match: now the model or procedure the audit attacked
     settings = audit.get("settings") if isinstance(audit.get("settings"), dict) else {}
@@ -80,12 +80,12 @@ def _check_audit_matches(audit: dict, model, audit_spec: str, model_spec: str) -
                                f" 'dptopic audit --model {model_spec} --corpus CORPUS' (its training corpus).")
     elif "audited" in settings or "dptopic_version" in settings:
         # written by a dptopic that records what it attacked, but the record is missing or damaged
-        raise DPTopicError(f"--audit {audit_spec!r}: audit.json does not say which model or procedure it attacked"
+        raise DPTopicError(f"--audit {audit_spec!r}: audit.json does not say which model or procedure it audited"
                            " (settings.audited is missing or damaged; an audit run from Python with run_lira records"
                            f" none): run 'dptopic audit --model {model_spec}' to audit this model.")
     else:
         return (f"warning: --audit {audit_spec!r} was written by an earlier dptopic that did not record which model it"
-                f" attacked: only its claim is checked against {model_spec}; run 'dptopic audit --model {model_spec}'"
+                f" audited: only its claim is checked against {model_spec}; run 'dptopic audit --model {model_spec}'"
                 " again to tie the audit to this model.")
     return None
 
@@ -98,14 +98,26 @@ def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
     quality = _topic_quality(model, reference)
     ev.update(quality)
     ev["topic diversity (top 25)"] = topic_diversity(model.components_, 25)
+    # "perplexity on the reference corpus", never "held-out": nothing here knows whether the reference documents
+    # were held out of training (the training corpus itself can be given), as dptopic evaluate says "perplexity"
     try:
-        ev["held-out perplexity (document completion)"] = float(model.perplexity(reference, mode="completion"))
+        ev[PERPLEXITY_LABEL + " (document completion)"] = float(model.perplexity(reference, mode="completion"))
     except (TypeError, DPTopicError):
-        ev["held-out perplexity"] = float(model.perplexity(reference))
+        ev[PERPLEXITY_LABEL] = float(model.perplexity(reference))
     if getattr(model, "privacy_", {}).get("private") and not public:
-        ev["note"] = ("outside the guarantee: these figures read the reference documents, which are not covered by the"
-                      " privacy report; pass --reference-public when the reference corpus is public")
+        ev["note"] = reference_note("the reference documents", "--reference-public")
     return ev
+
+
+PERPLEXITY_LABEL = "perplexity on the reference corpus"
+
+
+def reference_note(documents: str, flag: str) -> str:
+    """The note on figures of a private model computed from a corpus not declared public (``report --reference``,
+    ``evaluate --corpus``): which figures read the documents, and that topic diversity does not."""
+    return (f"outside the guarantee: NPMI, C_v, UMass and perplexity read {documents}, which the model's privacy"
+            " report does not cover (topic diversity reads only the released topics, post-processing of the"
+            f" release); pass {flag} when that corpus is public")
 
 
 def _topic_quality(model, reference) -> dict:
@@ -188,7 +200,9 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="the .html file to write (a new file, or a report with --overwrite)")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it is a dptopic report")
     p.add_argument("--reference", default=None, metavar="CORPUS",
-                   help="held-out documents for NPMI, C_v, diversity and perplexity (read in the model's vocabulary)")
+                   help="documents for NPMI, C_v, diversity and perplexity, read in the model's vocabulary (held-out"
+                        " or public documents of the domain: the page cannot tell whether they were held out of"
+                        " training, so it says 'perplexity on the reference corpus')")
     p.add_argument("--reference-public", action="store_true",
                    help="the reference corpus is public (else its figures are labelled outside the guarantee)")
     p.add_argument("--format", default="auto", choices=FORMATS, help="format of --reference (auto: by name)")

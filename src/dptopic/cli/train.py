@@ -590,10 +590,13 @@ def cmd_evaluate(a):
 
         q["match"] = match_models(model, load(a.compare_to))
         q["match"]["reference_model"] = str(a.compare_to)
-    private = bool(getattr(model, "privacy_", {}).get("private"))
+    # a private model's figures that read the documents of --corpus lie outside its guarantee, unless that corpus is
+    # public (--reference-public, as for report); topic diversity reads only the released topics
+    private = bool(getattr(model, "privacy_", {}).get("private")) and not a.corpus_public
     if private:
-        q["note"] = ("outside the guarantee: these figures read the documents of --corpus, which the model's privacy"
-                     " report does not cover")
+        from .report import reference_note
+
+        q["note"] = reference_note("the documents of --corpus", "--reference-public")
     if a.json:
         print(json.dumps(q, indent=2))
         return
@@ -761,6 +764,10 @@ def register(sub) -> None:
                    help="top words per topic for coherence (default 10; also spelt --top or -n)")
     e.add_argument("--window", type=_window_int, default=None,
                    help="NPMI over sliding windows of this many tokens, at most 10**9 (default: boolean documents)")
+    e.add_argument("--reference-public", "--corpus-public", dest="corpus_public", action="store_true",
+                   help="--corpus is a public corpus (as for 'dptopic report --reference-public'; also spelt"
+                        " --corpus-public): a private model's figures on it are then not labelled outside the"
+                        " guarantee")
     e.add_argument("--json", action="store_true", help="print the figures as JSON")
     e.add_argument("--seed", type=seed_int, default=0,
                    help="seed of the fold-in sampling (default 0, as the Python API, so that the same model and file"

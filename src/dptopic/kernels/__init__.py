@@ -1,16 +1,101 @@
 """Compiled (numba) sampling kernels. Pure functions over arrays plus an RNG state."""
-from .counts import count_assignments
-from .dense import dense_sweep
-from .em import document_statistic, max_doc_loglik
-from .engine import ShardedSweeper, Shard, SweepArrays, make_shards, sweep_shard
-from .frozen import frozen_sweep
-from .foldin import fold_in, token_log_likelihood
-from .local import local_sweep
-from .noise import add_discrete_laplace, discrete_laplace_threshold
-from .randomized_response import packed_column_sums, presence_packed, randomize_presence
-from .rrp import rrp_replace, sample_labels, subset_local_sweep, subset_select, subset_theta_em
-from .rng import kernel_state, next_uniform
-from .sparse import sparse_sweep
+import os as _os
+
+
+def _writable(folder: str) -> bool:
+    """Whether a file can be created in ``folder`` (made if missing): the test numba's cache locators make."""
+    import tempfile
+
+    try:
+        _os.makedirs(folder, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError:
+        return False
+    return True
+
+
+def _private_folder(parent: str, name: str) -> str | None:
+    """``parent/name``, a folder only this user can use (made with mode 0700; an existing one must be a real folder
+    owned by this user that no one else can reach, or it is not used); None where it cannot be had."""
+    import stat
+
+    path = _os.path.join(parent, name)
+    try:
+        _os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        st = _os.lstat(path)
+    except OSError:
+        return None
+    if (not stat.S_ISDIR(st.st_mode) or st.st_uid != _os.getuid() or st.st_mode & 0o077
+            or not _writable(path)):
+        return None
+    return path
+
+
+def numba_cache_dir(kernels_dir: str, user_cache_dir, environ=None) -> str | None:
+    """The folder to give numba as ``NUMBA_CACHE_DIR`` before the kernels (``@njit(cache=True)``) compile, or None
+    where numba can cache as it is: ``NUMBA_CACHE_DIR`` is set, or the kernels' own ``__pycache__`` or numba's
+    user-wide cache folder (``user_cache_dir()``, called only when needed) is writable. Otherwise numba would stop
+    every command with a traceback ("cannot cache function ...: no locator available"), as for a service account
+    whose HOME and installed package are read-only: the kernels then cache in a private folder (0700) of the
+    temporary directory, ``dptopic-numba-UID``, reused by later runs, or a fresh one from ``tempfile.mkdtemp``
+    when that name is taken by someone else. Raises :class:`~dptopic.errors.DPTopicError` when no folder at all
+    can be written."""
+    import tempfile
+
+    environ = _os.environ if environ is None else environ
+    if environ.get("NUMBA_CACHE_DIR") or _writable(_os.path.join(kernels_dir, "__pycache__")):
+        return None
+    try:
+        user = user_cache_dir()
+    except Exception:       # numba's AppDirs finds no home: treat as not writable
+        user = None
+    if user and _writable(user):
+        return None
+    tmp = tempfile.gettempdir()
+    uid = getattr(_os, "getuid", None)
+    folder = _private_folder(tmp, f"dptopic-numba-{uid()}") if uid is not None else None
+    if folder is None:
+        try:
+            folder = tempfile.mkdtemp(prefix="dptopic-numba-")     # mode 0700
+        except OSError:
+            from ..errors import DPTopicError
+
+            raise DPTopicError(f"numba cannot cache dptopic's compiled kernels: neither {kernels_dir}, numba's user"
+                               f" cache folder ({user or 'none: no home folder'}) nor the temporary folder {tmp}"
+                               " is writable; set NUMBA_CACHE_DIR to a writable folder.") from None
+    return folder
+
+
+def _user_cache_dir() -> str:
+    from numba.misc.appdirs import AppDirs       # where numba's user-wide locator caches
+
+    return AppDirs(appname="numba", appauthor=False).user_cache_dir
+
+
+_cache = numba_cache_dir(_os.path.dirname(_os.path.abspath(__file__)), _user_cache_dir)
+if _cache is not None:       # before the first @njit(cache=True) below looks for a cache locator
+    import numba.core.config as _numba_config
+
+    _os.environ["NUMBA_CACHE_DIR"] = _cache
+    _numba_config.CACHE_DIR = _cache
+
+from .counts import count_assignments  # noqa: E402
+from .dense import dense_sweep  # noqa: E402
+from .em import document_statistic, max_doc_loglik  # noqa: E402
+from .engine import ShardedSweeper, Shard, SweepArrays, make_shards, sweep_shard  # noqa: E402
+from .frozen import frozen_sweep  # noqa: E402
+from .foldin import fold_in, token_log_likelihood  # noqa: E402
+from .local import local_sweep  # noqa: E402
+from .noise import add_discrete_laplace, discrete_laplace_threshold  # noqa: E402
+from .randomized_response import packed_column_sums, presence_packed, randomize_presence  # noqa: E402
+from .rrp import rrp_replace, sample_labels, subset_local_sweep, subset_select, subset_theta_em  # noqa: E402
+from .rng import kernel_state, next_uniform  # noqa: E402
+from .sparse import sparse_sweep  # noqa: E402
 
 __all__ = ["dense_sweep", "document_statistic", "max_doc_loglik", "sparse_sweep", "frozen_sweep", "count_assignments", "fold_in", "token_log_likelihood", "sweep_shard",
            "ShardedSweeper", "Shard", "SweepArrays", "make_shards", "kernel_state", "next_uniform",

@@ -41,10 +41,12 @@ USER_RELATION_NONE = ("one user's reports: the randomized reports of the entries
                       " labels are computed from the randomized reports and the public model only")
 SCOPE_NONE = ("covers everything one user sends: the randomized report of each of its entries (subset selection,"
               " once; one word: k-ary randomized response) and the topic labels, which are post-processing of those"
-              " reports and the broadcast model; word-level per entry, composed over the user's entries. NOT covered:"
-              " a user's text beyond the per-entry composition (a user changing all its words pays entries x"
-              " epsilon), the server's held-out perplexity and anything computed by the analyst from data other"
-              " than the reports.")
+              " reports and the broadcast model. The epsilon per user is already the whole user's: the per-entry"
+              " epsilon composed over all of the user's entries, so it covers a user whose every word changes (a"
+              " text longer than the pad length sends a sample of its tokens and nothing else); there is no further"
+              " cost. NOT covered: reports randomized again (a client that does not keep the reports it drew spends"
+              " the per-user epsilon again each time, docs/fedlda.md), the server's held-out perplexity and anything"
+              " computed by the analyst from data other than the reports.")
 FULL_NOTE = ("full guarantee for what a user sends: each entry's word is randomized once and the topic labels are"
              " post-processing of the randomized reports and the public model (docs/fedlda.md)")
 PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries only; the topic labels go out"

@@ -20,14 +20,25 @@ h1{font-size:26px;margin:8px 0 4px}h2{font-size:20px;margin:34px 0 10px;border-b
 .full{background:#e3f4e8;color:#17632f;border:1px solid #9fd6af}.partial{background:#fff4d6;color:#7a5a00;border:1px solid #f0d27a}
 .none{background:#fde4e4;color:#8a1c1c;border:1px solid #f0a8a8}
 table{border-collapse:collapse;width:100%;background:#fff;font-size:14px}
-td,th{border:1px solid #dde2e8;padding:6px 9px;text-align:left;vertical-align:top}th{background:#eef1f5;width:26%}
+td,th{border:1px solid #dde2e8;padding:6px 9px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#eef1f5;width:26%}
+table.wide{table-layout:fixed;font-size:13px}table.wide th{width:auto}table.wide td,table.wide th{padding:5px 6px}
 .num{text-align:right;font-variant-numeric:tabular-nums}
 .topics{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:12px}
 .topic{background:#fff;border:1px solid #dde2e8;border-radius:6px;padding:8px 10px}
 .topic h3{font-size:14px;margin:0 0 4px}.note{font-size:13px;color:#5b6672}
 .warn{background:#fff4d6;border-left:4px solid #e0b400;padding:8px 12px;margin:10px 0;font-size:14px}
-pre{background:#fff;border:1px solid #dde2e8;padding:10px;overflow:auto;font-size:12px}
+pre{background:#fff;border:1px solid #dde2e8;padding:10px;overflow:auto;font-size:12px;white-space:pre-wrap;
+overflow-wrap:anywhere}
 img{max-width:100%;background:#fff;border:1px solid #dde2e8}
+.badge,.warn,.full,.partial,.none,th{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+.print-only{display:none}
+@media print{
+body{background:#fff}main{max-width:none;padding:0}
+details{display:none}.print-only{display:block}
+h2,h3{break-after:avoid}tr,.topic,.badge,.warn,img{break-inside:avoid}
+table{font-size:12px}
+}
 """
 
 
@@ -247,6 +258,54 @@ def _empirical(emp: dict) -> str:
     return "<br>".join(lines)
 
 
+_ATTACK_COLUMNS = {"auc": "AUC", "auc_se": "AUC standard error", "auc_se_documents": "AUC SE over documents",
+                   "auc_se_models": "AUC SE over models", "n_members": "members scored",
+                   "n_nonmembers": "non-members scored"}
+
+
+def attack_column(key: str) -> str:
+    """A column of the audit's attack table in words: ``tpr_at_fpr_0.001`` is "TPR at FPR 0.1%"."""
+    key = str(key)
+    if key in _ATTACK_COLUMNS:
+        return _ATTACK_COLUMNS[key]
+    if key.startswith("tpr_at_fpr_"):
+        try:
+            fpr = float(key[len("tpr_at_fpr_"):])
+        except ValueError:
+            pass
+        else:
+            return f"TPR at FPR {100 * fpr:g}%" if fpr > 0 else "TPR at FPR 0"
+    return key.replace("_", " ")
+
+
+_SETTING_NAMES = {"attacked": "what was audited"}   # the audit attacks shadow models, never the saved one
+
+
+def _trainer_text(settings: dict) -> str | None:
+    """The audited trainer's settings as ``Class: name = value, ...`` from ``settings["audited"]`` (an audit.json's
+    ``trainer`` line of an earlier dptopic is a Python dict's repr); None where the audit does not record them."""
+    from ..attacks.provenance import settings_text
+
+    audited = settings.get("audited")
+    if not isinstance(audited, dict) or not isinstance(audited.get("params"), dict):
+        return None
+    name = audited.get("class") or audited.get("algorithm") or "trainer"
+    return f"{name}: {settings_text(audited['params'])}"
+
+
+def _audited_text(settings: dict) -> str | None:
+    """What the audit audited, in words, rebuilt from its record (``settings["audited"]``, ``["corpus"]``): the
+    training procedure, by retraining shadow models, never the saved model itself; None without a record."""
+    from ..attacks.provenance import describe
+
+    audited, corpus = settings.get("audited"), settings.get("corpus")
+    if not isinstance(audited, dict) or not audited:
+        return None
+    shadows = settings.get("n_shadows")
+    return describe(audited, corpus if isinstance(corpus, dict) else None,
+                    shadows if isinstance(shadows, int) and not isinstance(shadows, bool) else None)
+
+
 def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     if not audit:
         return ""
@@ -284,16 +343,25 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     if isinstance(attacks, dict) and attacks:
         keys = sorted({k for v in attacks.values() if isinstance(v, dict) for k in v
                        if not isinstance(v[k], (dict, list))})
-        th = "".join(f"<th>{escape(k)}</th>" for k in keys)
+        # readable column names; the audit.json key stays in the tooltip
+        th = "".join(f"<th title='{escape(k, quote=True)}'>{escape(attack_column(k))}</th>" for k in keys)
         body = "".join("<tr><td>" + escape(str(name)) + "</td>" + "".join(
             f"<td class='num'>{_fmt(v.get(k))}</td>" for k in keys) + "</tr>"
             for name, v in attacks.items() if isinstance(v, dict))
-        head += f"<h3>Attacks</h3><table><tr><th>attack</th>{th}</tr>{body}</table>"
+        head += f"<h3>Attacks</h3><table class='wide'><tr><th>attack</th>{th}</tr>{body}</table>"
     settings = audit.get("settings")
     if isinstance(settings, dict) and settings:
+        shown = dict(settings)
+        trainer = _trainer_text(settings)
+        if trainer is not None:
+            shown["trainer"] = trainer
+        audited = _audited_text(settings)
+        if audited is not None:     # an audit.json of an earlier dptopic said it "attacked the saved model"
+            shown["attacked"] = audited
         head += "<h3>Audit settings</h3><table>" + _rows(
-            (k.replace("_", " "), _fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else _text(v))
-            for k, v in settings.items() if not isinstance(v, (dict, list))) + "</table>"
+            (_SETTING_NAMES.get(k, k.replace("_", " ")),
+             _fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else _text(v))
+            for k, v in shown.items() if not isinstance(v, (dict, list))) + "</table>"
     if roc_png:
         head += ("<h3>ROC (log-log)</h3><img alt='ROC curves of the attacks' src='data:image/png;base64,"
                  + base64.b64encode(roc_png).decode("ascii") + "'>")
@@ -306,6 +374,7 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
     ``background``: indices of background topics (``model.background_topic_ids()``), labelled as such."""
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     bg = set(background or ())
+    card_json = escape(json.dumps(card, indent=2, default=str, ensure_ascii=False))   # in the page and in print
     cards = "".join(f"<div class='topic'><h3>topic {k}{' (background: corpus-wide words)' if k in bg else ''}</h3>"
                     f"{_topic_svg([w for w, _ in t], [p for _, p in t])}</div>" for k, t in enumerate(topics))
     return f"""<!DOCTYPE html>
@@ -321,6 +390,8 @@ model{" (post-processing of what the guarantee covers)" if card.get("guarantee")
 {_evaluation_section(evaluation)}
 {_audit_section(audit, roc_png)}
 <h2 id="card-json">The privacy card as JSON</h2>
-<details><summary>schema {escape(card.get('schema', ''))}</summary><pre>{escape(json.dumps(card, indent=2, default=str, ensure_ascii=False))}</pre></details>
+<details><summary>schema {escape(card.get('schema', ''))}</summary><pre>{card_json}</pre></details>
+<div class="print-only"><p class="note">schema {escape(card.get('schema', ''))} (printed in full)</p>
+<pre>{card_json}</pre></div>
 </main></body></html>
 """
