@@ -279,3 +279,34 @@ def test_an_earlier_audit_json_is_shown_as_an_audit_of_the_procedure():
     row = re.search(r"<tr><th>what was audited</th><td>(.*?)</td></tr>", html).group(1)
     assert row.startswith("the training procedure of the saved model m_doc") and "4 shadow models" in row
     assert "not scored" in row
+
+
+def test_edited_text_claims_of_a_saved_report_are_refused(tmp_path):
+    # walk C, finding 1: guarantee/vocabulary_source/secure_noise edited in model.json went onto the card as stored
+    import json as _json
+    import warnings as _warnings
+
+    import numpy as np
+
+    import dptopic
+    from dptopic.errors import CorruptModelError
+
+    X = np.random.default_rng(0).poisson(1.0, size=(60, 12))
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore")
+        dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, seed=0).fit(X).save(tmp_path / "m")   # data vocabulary
+    meta = _json.loads((tmp_path / "m" / "model.json").read_text())
+    assert meta["privacy"]["vocabulary_source"] == "data" and meta["privacy"]["guarantee"] == "partial"
+    edits = {"full, supplied": lambda p: p.update(guarantee="full", vocabulary_source="supplied"),
+             "full": lambda p: p.update(guarantee="full"),
+             "private source": lambda p: p.update(vocabulary_source="private"),
+             "odd source": lambda p: p.update(vocabulary_source="public"),
+             "secure": lambda p: p.update(secure_noise=True)}
+    for name, edit in edits.items():
+        bad = _json.loads(_json.dumps(meta))
+        edit(bad["privacy"])
+        (tmp_path / "m" / "model.json").write_text(_json.dumps(bad))
+        with pytest.raises(CorruptModelError, match="the file was edited|vocabulary source"):
+            dptopic.load(tmp_path / "m")
+    (tmp_path / "m" / "model.json").write_text(_json.dumps(meta))
+    dptopic.load(tmp_path / "m")                                   # as saved: loads

@@ -768,6 +768,35 @@ def verify_saved(meta: dict, check):
                                   " parameters plan (dptopic load refuses it too)", check.figures)
 
 
+def _check_stated_claims(rep: dict, model, bad) -> None:
+    """The privacy report's words that the privacy card shows beside its checked figures, held to what the rest of
+    the folder says: the source of the vocabulary (``data``, ``supplied`` or ``private``) against the report's own
+    vocabulary and scope text, the guarantee's extent against that source, and ``secure_noise`` against the saved
+    ``secure`` parameter. Edited wording that agrees with everything else (a rewritten theorem) cannot be told from
+    the original: the card says its text rows are shown as stored."""
+    from ..accounting.set_union import VOCABULARY_NOT_COVERED
+
+    source = rep.get("vocabulary_source")
+    if source not in (None, "data", "supplied", "private"):
+        raise bad(f"its privacy report names the vocabulary source {str(source)[:30]!r} (one of 'data', 'supplied',"
+                  " 'private' expected)")
+    words = str(rep.get("vocabulary") or "").lower()
+    from_data = "not protected" in words or VOCABULARY_NOT_COVERED.lower() in str(rep.get("scope") or "").lower()
+    if source in ("supplied", "private") and from_data:
+        raise bad(f"its privacy report says the vocabulary is {source} but its own text says it was chosen from the"
+                  " training documents (the file was edited)")
+    if source == "private" and not isinstance(rep.get("vocabulary_selection"), dict):
+        raise bad("its privacy report says the vocabulary was chosen privately but lists no vocabulary selection event"
+                  " (the file was edited)")
+    if rep.get("guarantee") == "full" and (source == "data" or (source is None and from_data)):
+        raise bad("its privacy report claims a full guarantee for a vocabulary chosen from the training documents"
+                  " (the file was edited)")
+    secure = getattr(model, "secure", None) if model is not None else None
+    if isinstance(secure, bool) and "secure_noise" in rep and bool(rep["secure_noise"]) != secure:
+        raise bad(f"its privacy report says secure_noise={bool(rep['secure_noise'])} but its parameters say"
+                  f" secure={secure} (the file was edited)")
+
+
 def _checked_privacy(rep, bad, model=None) -> dict:
     """A saved privacy report as input: an object; a private one must carry a finite epsilon at a delta in [0, 1)
     (named by :func:`~dptopic.accounting.ledger.name_guarantee` for reports saved before it existed), or say
@@ -789,6 +818,7 @@ def _checked_privacy(rep, bad, model=None) -> dict:
         if not (ok_eps and ok_delta) and not claims_no_guarantee(rep):
             raise bad("its privacy report says private but names no valid epsilon and delta (the file was edited or"
                       " damaged)")
+        _check_stated_claims(saved, model, bad)
         from ..accounting.verify import verify_report
 
         check = verify_report(saved)    # the figures as saved, recomputed from the report's own events

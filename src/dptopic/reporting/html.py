@@ -151,7 +151,9 @@ def _ledger_check(check) -> str:
              "not_recomputable": "not recomputable"}.get(status, status)
     cls = "warn" if status == "failed" else "note"
     return (f"<b>{escape(label)}</b>: <span class='{cls}'>{escape(str(check.get('detail', '')))}</span>"
-            " <span class='note'>(dptopic privacy verify)</span>")
+            " <span class='note'>(dptopic privacy verify; what is checked: the figures, recomputed from the events,"
+            " and the vocabulary's source and secure noise against the rest of the folder; the theorem and scope text"
+            " are shown as stored)</span>")
 
 
 def _privacy_section(card: dict) -> str:
