@@ -221,7 +221,10 @@ def check_output_dir(path, overwrite: bool = False, what: str = "model", flag: s
                 shown, it = _name_list(strangers)
                 has = ("holds a dptopic {what} and also" if (p / meta_name).is_file() else
                        "is a folder that does not hold a dptopic {what}: it holds").format(what=what)
-                raise DPTopicError(f"{flag} {str(path)!r} {has} {shown}, which dptopic did not write: refusing to"
+                marked = (p / OUTPUT_MARKER).is_file()     # another dptopic command's results (an audit, ...)
+                whose = (f"which a {what} does not hold (its {OUTPUT_MARKER} marks it as another dptopic command's"
+                         " output folder)" if marked else "which dptopic did not write")
+                raise DPTopicError(f"{flag} {str(path)!r} {has} {shown}, {whose}: refusing to"
                                    f" replace the folder; move {it} or choose a new or empty folder.")
             _may_replace(ours, overwrite, path, what, flag, "is a folder that does")
     _check_writable(p.parent, flag, path)
