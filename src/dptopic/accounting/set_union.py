@@ -71,7 +71,12 @@ def fdptm_report(vocab_event: ApproxDPEvent, trainer_report: dict, ledger=None) 
         "neighbouring_relation": f"vocabulary: {vocab_event.relation}; topic model: {trainer_report.get('neighbouring_relation')}",
         "accounting": dict(trainer_report.get("accounting", {}),
                            basic="eps_V plus the topic model's basic-composition eps; delta_basic = delta_V plus the"
-                                 " topic model's basic delta"),
+                                 " topic model's basic delta",
+                           pld_over_every_event="epsilon_pld_tight: the vocabulary selection's (eps_V, delta_V) as an"
+                                                " approximate-DP privacy loss distribution composed with every event"
+                                                " of the topic model (Koskela et al. 2020), at delta = delta_V plus"
+                                                " the topic model's delta: the tightest figure, and the claim when"
+                                                " it is the smallest"),
         "composition": "Theorem 4.1 (eps and delta add); epsilon_pld/rdp add eps_V to the trainer's eps at its delta",
     })
     if claims_no_guarantee(trainer_report):    # no (epsilon, delta) follows from the trainer's events: none after

@@ -534,8 +534,10 @@ def print_privacy(report: dict, console=None):
     if "epsilon_basic" in report:
         t.add_row(f"cross-check: basic composition (delta={_fmt_delta(report.get('delta_basic', 0))})",
                   _g(report["epsilon_basic"]))
-    for key, name in (("epsilon_pld", "tight PLD"), ("epsilon_pld_tight", "PLD over every event"),
-                      ("epsilon_rdp", "RDP")):
+    added = isinstance(report.get("vocabulary_selection"), dict) and isinstance(report.get("topic_model"), dict)
+    for key, name in (("epsilon_pld", "eps_V + topic model's PLD (Thm 4.1)" if added else "tight PLD"),
+                      ("epsilon_pld_tight", "tight PLD over every event"),
+                      ("epsilon_rdp", "eps_V + topic model's RDP (Thm 4.1)" if added else "RDP")):
         if key in report:
             t.add_row(f"cross-check: {name} (delta={_fmt_delta(delta)})", _g(report[key]))
     t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")

@@ -45,6 +45,13 @@ _FIGURES = (("epsilon_pld", "tight: privacy loss distributions (PLD)", "report")
 
 _COMPOSED_FIGURES = ("epsilon_pld", "epsilon_pld_tight", "epsilon_rdp", "epsilon_basic")
 """The figures a private vocabulary's composition states anew, epsilon_V included; the others are the trainer's."""
+_ADDED_FIGURES = {
+    "epsilon_pld": "epsilon_V added to the topic model's PLD figure (Manzonelli et al. 2024, Thm 4.1: epsilons add);"
+                   " looser than the PLD over every event",
+    "epsilon_rdp": "epsilon_V added to the topic model's Renyi DP figure (Thm 4.1); a cross-check",
+    "epsilon_pld_tight": "tight: PLD over every event, the vocabulary selection's (epsilon_V, delta_V) included as an"
+                         " approximate-DP privacy loss distribution"}
+"""What a private vocabulary's report means by the figures it states anew (``accounting.set_union.fdptm_report``)."""
 
 
 def _fed_trust_model(report: dict) -> str:
@@ -245,6 +252,8 @@ def _figures(report: dict) -> dict:
                     " entries")
         delta = {"report": _finite(report.get("delta")), "basic": _finite(report.get("delta_basic")) or 0.0,
                  "pure": 0.0}.get(at)
+        if composed and key in _ADDED_FIGURES:      # Theorem 4.1's addition, not a composition of the events
+            what = _ADDED_FIGURES[key]
         if composed and key not in _COMPOSED_FIGURES:
             # a trainer's own figure kept by the composition (accounting.set_union.fdptm_report): the topic model
             # alone, at its own delta, without the vocabulary selection's epsilon_V
