@@ -240,3 +240,18 @@ def test_tokenising_progress_shows_a_bar_only_inside_the_block(monkeypatch, caps
     with C.tokenising_progress():
         c = Corpus.from_texts(texts)
     assert "tokenising" in capsys.readouterr().err and c.n_docs == 50
+
+
+def test_a_model_folder_records_the_vocabulary_cuts_that_built_its_words(tmp_path):
+    # walk B, finding 6: model.json kept stop words, lowercase and min_length but not --max-vocab/--min-df/--max-df
+    import json
+
+    import dptopic
+    from dptopic.cli.main import main
+
+    (tmp_path / "pp.txt").write_text("apple banana cherry\nbanana cherry durian\napple durian cherry fig\nelder fig\n")
+    assert main(["train", "--corpus", str(tmp_path / "pp.txt"), "--max-df", "3", "--max-vocab", "50", "--topics", "2",
+                 "--iterations", "3", "--out", str(tmp_path / "m")]) in (0, None)
+    tok = json.loads((tmp_path / "m" / "model.json").read_text())["tokenizer"]
+    assert tok["vocabulary_cuts"] == {"max_vocab": 50, "min_df": 1, "max_df": 3}
+    assert dptopic.load(tmp_path / "m").tokenizer_["vocabulary_cuts"]["max_df"] == 3

@@ -122,6 +122,13 @@ def _resolve_seed(a):
 
 
 def _training_corpus(a, console):
+    from ..corpus.corpus import tokenising_progress
+
+    with tokenising_progress():      # a progress bar while a large text input is tokenised
+        return _read_training_corpus(a, console)
+
+
+def _read_training_corpus(a, console):
     """``(corpus, public vocabulary or None, vocabulary event or None)``: the corpus to train on.
 
     ``--vocabulary``: restricted to that public word list, no word chosen from the data.

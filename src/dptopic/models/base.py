@@ -291,6 +291,11 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         reading = getattr(corpus, "metadata", {}).get(READING) if isinstance(corpus, Corpus) else None
         if isinstance(reading, dict) and "source" not in self.tokenizer_:
             self.tokenizer_["reading"] = dict(reading)     # how the training text was read (settings, not data)
+        from ..corpus.corpus import VOCABULARY_CUTS
+
+        cuts = getattr(corpus, "metadata", {}).get(VOCABULARY_CUTS) if isinstance(corpus, Corpus) else None
+        if isinstance(cuts, dict):      # the settings that chose the vocabulary from the data (max_vocab, min_df, ...)
+            self.tokenizer_[VOCABULARY_CUTS] = dict(cuts)
         if self._private and getattr(self, "seed", None) is not None:
             import warnings
 
