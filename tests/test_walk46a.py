@@ -249,3 +249,11 @@ def test_a_non_private_models_topics_copied_into_a_private_folder_are_refused(tm
     assert main(["privacy", "verify", str(tmp_path / "priv")]) == 2
     err = capsys.readouterr().err
     assert "components.npy" in err and "does not describe the topics" in err and len(err.strip().splitlines()) == 1
+
+
+def test_random_state_is_named_in_one_line():
+    # walk A, finding 10: LDA(random_state=0) raised a raw TypeError
+    with pytest.raises(DPTopicError, match="takes seed=, not scikit-learn's random_state="):
+        dptopic.LDA(random_state=0)
+    with pytest.raises(DPTopicError, match="random_state"):
+        dptopic.DocDPCooccurrence(random_state=0)

@@ -125,6 +125,9 @@ class _AcceptsSklearnNames(type):
                 raise DPTopicError(f"{cls.__name__}: give n_topics or scikit-learn's name for it, n_components, not"
                                    " both.")
             kw["n_topics"] = kw.pop("n_components")
+        if "random_state" in kw and "random_state" not in cls._param_names():
+            raise DPTopicError(f"{cls.__name__} takes seed=, not scikit-learn's random_state= (a private trainer's seed"
+                               " is for tests and reproduction only: leave it unset there); see docs/sklearn.md.")
         return super().__call__(*args, **kw)
 
 
