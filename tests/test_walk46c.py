@@ -340,3 +340,18 @@ def test_a_private_vocabularys_card_labels_the_added_figures_as_theorem_4_1_and_
     assert "every event" in f["epsilon_pld_tight"]["what"] and "Thm 4.1" in f["epsilon_rdp"]["what"]
     plain = _figures({"delta": 1e-5, "epsilon_pld": 1.0})
     assert plain["epsilon_pld"]["what"].startswith("tight")
+
+
+def test_a_report_without_a_reference_still_shows_topic_diversity(tmp_path):
+    # walk C, finding 7: diversity reads only the released topics, yet the page asked for --reference to show it
+    import numpy as np
+
+    import dptopic
+    from dptopic.cli.main import main
+
+    X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
+    dptopic.LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(X, vocabulary=[f"w{i}" for i in range(12)]).save(
+        tmp_path / "m")
+    assert main(["report", str(tmp_path / "m"), "--out", str(tmp_path / "r.html")]) in (0, None)
+    page = (tmp_path / "r.html").read_text()
+    assert "topic diversity (top 25)" in page and "No evaluation was given" not in page

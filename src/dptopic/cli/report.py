@@ -169,6 +169,12 @@ def cmd_report(a):
         evaluation[f"match to the topics of {a.compare_to} (mean cosine of {m['matched']} Hungarian-matched pairs"
                    f" over {m['shared_words']} shared words; 1 = the same topics;{outside} reads only the two models,"
                    " not the reference corpus)"] = m["match"]
+    if evaluation is None:          # diversity reads only the released topics: shown without a reference corpus too
+        from ..evaluation import topic_diversity
+
+        evaluation = {"reference": "none given: only topic diversity, which reads the released topics alone (add"
+                                   " --reference FILE with held-out documents for NPMI, C_v and perplexity)",
+                      "topic diversity (top 25)": topic_diversity(model.components_, 25)}
     trainer = type(model).__name__
     card = privacy_card(getattr(model, "privacy_", None) or {}, trainer)
     topics = model.topic_words(a.top, weights=True)
