@@ -734,7 +734,7 @@ def embedcluster(a):
     each; (4) the rest: the K x 1,000 per-cluster sums of the documents' normalised presence vectors (one row per
     document again). Topics: cells under 2 noise std set to zero, minus each row's share of the column totals
     (the background), clipped at zero. ``--kmeans-steps 0 --clean-clusters`` is the diagnostic ceiling: k-means
-    without noise on the private embeddings (NOT private), only the last release noisy."""
+    without noise on the private embeddings (NOT private); the mean, ranking and word releases stay noisy."""
     from sklearn.cluster import KMeans
 
     from dptopic.evaluation.recovery import topic_recovery
@@ -756,6 +756,9 @@ def embedcluster(a):
         n = np.linalg.norm(Y, axis=1, keepdims=True)
         return Y / np.where(n > 0, n, 1.0), n.ravel() > 0
 
+    if not (0 < a.kmeans_share and 0.12 + a.kmeans_share * max(a.kmeans_steps) < 1):
+        raise SystemExit("--kmeans-share x --kmeans-steps must leave part of the precision for the word release"
+                         " (0.12 goes to the mean and the ranking)")
     print(f"20 Newsgroups: {tr.n_docs} documents, {public.shape[0]} dictionary entries; CGS NPMI {base:.4f}", flush=True)
     for dim in a.dims:
         E = dictionary_embeddings(public, dim)

@@ -257,3 +257,13 @@ def test_random_state_is_named_in_one_line():
         dptopic.LDA(random_state=0)
     with pytest.raises(DPTopicError, match="random_state"):
         dptopic.DocDPCooccurrence(random_state=0)
+
+
+def test_recommend_at_the_default_delta_for_many_documents_suggests_a_smaller_delta_not_a_refusal(capsys):
+    # review: at 100,000 documents recommend said "not with --delta 1e-05" (never given) and offered 1e-5 as the fix
+    out = _out(capsys, "recommend", "--epsilon", "1", "--docs", "100000")
+    assert "not with --delta" not in out and "--delta 1e-06 --topics 20 --corpus FILE" in out
+    assert "the default delta is not below 1/100,000" in out and "e.g. 1e-06" in out and "e.g. 1e-5" not in out
+    from dptopic.advice import suggested_delta
+
+    assert [suggested_delta(n) for n in (100, 10_000, 100_000, 10 ** 6)] == [1e-5, 1e-5, 1e-6, 1e-7]

@@ -803,7 +803,7 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         if digests is not None and digests.get(name) != _file_sha256(p):
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is not the file this {meta_name} was"
                                     f" saved with (its SHA-256 differs from the one recorded): the folder's files were"
-                                    f" mixed with another {what}'s or edited; restore the folder, or re-save the {what}.")
+                                    f" mixed with another {what}'s or edited; restore the folder from its source, or train the {what} again.")
     return meta, arrays
 
 

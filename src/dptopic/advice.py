@@ -128,6 +128,14 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
     return document_epsilon_floor(float(delta), float(ratio))
 
 
+def suggested_delta(n_docs: int) -> float:
+    """A delta to suggest for ``n_docs`` documents: the power of ten at most 1/(10 n_docs), and no larger than the
+    trainers' default (:data:`TRAIN_DELTA`)."""
+    import math
+
+    return min(TRAIN_DELTA, 10.0 ** math.floor(math.log10(1.0 / (10.0 * max(int(n_docs), 1)))))
+
+
 def large_delta(delta: float, n_docs: int) -> bool:
     """Whether ``delta`` is too large to mean anything for ``n_docs`` documents: above :data:`LARGE_DELTA`, or at least
     1/``n_docs``, where (epsilon, delta)-DP allows exposing a document outright (Dwork & Roth 2014, Sec. 2.3)."""
@@ -391,8 +399,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     if large_delta(delta, n_docs):
         rec.notes.append(f"delta = {float(delta):g} is large for {int(n_docs):,} documents: (epsilon, delta)-DP allows a"
                          f" delta chance that a {unit} is exposed outright, so the guarantee means little whatever"
-                         " epsilon is; choose delta well below 1/(number of documents), e.g. 1e-5 or 1e-6 (Dwork &"
-                         " Roth 2014, Sec. 2.3).")
+                         f" epsilon is; choose delta well below 1/(number of documents), e.g. {suggested_delta(n_docs):g}"
+                         " (Dwork & Roth 2014, Sec. 2.3).")
     elif unit == "document" and float(delta) != TRAIN_DELTA:
         rec.notes.append(f"the expected ratios were measured at delta = {TRAIN_DELTA:g}; at delta = {float(delta):g}"
                          " the same epsilon needs "

@@ -9,7 +9,8 @@ from .local import plural
 
 
 def cmd_recommend(a):
-    from ..advice import (MAX_DOCS, TRAIN_DELTA, UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text, large_delta,
+    from ..advice import (LARGE_DELTA, MAX_DOCS, TRAIN_DELTA, UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text,
+                          large_delta, suggested_delta,
                           recommend, unreachable_epsilon, verdict)
     from ..errors import DPTopicError
 
@@ -57,9 +58,14 @@ def cmd_recommend(a):
         con.print(f"train it: not at these settings: dptopic train --unit {a.unit} takes epsilon up to {top:g}"
                   + (" (a document-level budget above it protects nothing)" if a.unit != "word" else "")
                   + " and up to 100,000 topics")
-    elif large_delta(a.delta, a.docs):
+    elif large_delta(a.delta, a.docs) and a.delta > LARGE_DELTA:
         con.print(f"train it: not with --delta {a.delta:g}, too large for {plural(a.docs, 'document')} (see below):"
                   f" give a delta well below 1/{a.docs:,}")
+    elif large_delta(a.delta, a.docs):      # train's own default is too large for this many documents: a smaller one
+        given = "the default delta" if a.delta == TRAIN_DELTA else f"--delta {a.delta:g}"
+        con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g} --delta"
+                  f" {suggested_delta(a.docs):g} --topics {a.topics} --corpus FILE ({given} is not below"
+                  f" 1/{a.docs:,}: see below)")
     else:
         con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g}{delta_flag} --topics {a.topics}"
                   " --corpus FILE")

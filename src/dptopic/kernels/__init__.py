@@ -56,11 +56,16 @@ def numba_cache_dir(kernels_dir: str, user_cache_dir, environ=None) -> str | Non
         user = None
     if user and _writable(user):
         return None
-    tmp = tempfile.gettempdir()
+    try:
+        tmp = tempfile.gettempdir()     # raises when no temporary folder is usable at all
+    except OSError:
+        tmp = None
     uid = getattr(_os, "getuid", None)
-    folder = _private_folder(tmp, f"dptopic-numba-{uid()}") if uid is not None else None
+    folder = _private_folder(tmp, f"dptopic-numba-{uid()}") if uid is not None and tmp is not None else None
     if folder is None:
         try:
+            if tmp is None:
+                raise OSError("no temporary folder")
             folder = tempfile.mkdtemp(prefix="dptopic-numba-")     # mode 0700
         except OSError:
             from ..errors import DPTopicError
