@@ -516,6 +516,9 @@ def _train(a, console):
     seed = _resolve_seed(a)
     with cluster_from_args(a) as (backend, client):
         model = _build_model(a, a.topics, a.iterations, seed, backend, client)  # bad parameters fail first
+        from .._validation import validate_params
+
+        validate_params(model.get_params(), model._parameter_constraints)     # before the corpus loads, not in fit
         if a.algorithm == "hdp" and a.budget is not None:
             from ..models.by_unit import unspent_budget_note
 

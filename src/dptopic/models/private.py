@@ -14,6 +14,7 @@ import numpy as np
 from .._validation import IsNone, Options, Real, validate_value
 from ..accounting import (WORD_RELATION, PrivacyLedger, non_private_report, hdp_clip_bound, hdp_epsilon_inherent,
                           hdp_iteration_events, solve_epsilon_laplace)
+from ..accounting.events import EPSILON_MAX
 from ..accounting.set_union import SIZES_PUBLIC_UNDER_WORD_DP
 from ..errors import DPTopicError
 from ..mechanisms import clamp, laplace_mechanism, laplace_with_scale, normalize_rows
@@ -150,7 +151,9 @@ class HDPLDA(_PrivateGibbs):
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
-                              "epsilon_laplace": [IsNone(), Real(0, None, "neither")],
+                              # per iteration, at most what one Laplace event may spend (EPSILON_MAX): refused before
+                              # the fit starts rather than when its first event is made
+                              "epsilon_laplace": [IsNone(), Real(0, EPSILON_MAX, "right")],
                               "epsilon_inherent": [IsNone(), Real(0, None, "neither")],
                               "clip": [IsNone(), Real(0, None, "neither")],
                               "paper_literal": [Options((True, False))],
