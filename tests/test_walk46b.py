@@ -233,13 +233,29 @@ def test_corpus_records_the_vocabulary_cuts_and_info_shows_them(tmp_path, capsys
 def test_tokenising_progress_shows_a_bar_only_inside_the_block(monkeypatch, capsys):
     import dptopic.corpus.corpus as C
 
+    import contextlib
+
+    import dptopic._progress as P
+
+    bars = []
+    real = P.progress_bar
+
+    @contextlib.contextmanager
+    def recording(total, description, verbose=1, transient=False):
+        bars.append((total, description, transient))
+        with real(total, description, verbose, transient) as bar:
+            yield bar
+
+    monkeypatch.setattr(P, "progress_bar", recording)
     monkeypatch.setattr(C, "PROGRESS_MIN_DOCS", 10)
     texts = ["apple banana cherry"] * 50
     Corpus.from_texts(texts)
-    assert "tokenising" not in capsys.readouterr().err
+    assert bars == []
     with C.tokenising_progress():
         c = Corpus.from_texts(texts)
-    assert "tokenising" in capsys.readouterr().err and c.n_docs == 50
+    # transient: shown on a terminal while it runs, no line left behind (a later one-line error stays one line)
+    assert bars == [(50, "tokenising", True)] and c.n_docs == 50
+    assert "tokenising" not in capsys.readouterr().err
 
 
 def test_a_model_folder_records_the_vocabulary_cuts_that_built_its_words(tmp_path):

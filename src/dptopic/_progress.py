@@ -19,8 +19,9 @@ class _RichBar:
 
 
 @contextlib.contextmanager
-def progress_bar(total: int, description: str, verbose: int = 1):
-    """Yield an object with ``advance(n, **fields)``; a no-op when ``verbose`` is 0."""
+def progress_bar(total: int, description: str, verbose: int = 1, transient: bool = False):
+    """Yield an object with ``advance(n, **fields)``; a no-op when ``verbose`` is 0. ``transient``: the bar is shown
+    while the work runs (on a terminal) and leaves no line behind."""
     if not verbose:
         yield _NullBar()
         return
@@ -31,6 +32,6 @@ def progress_bar(total: int, description: str, verbose: int = 1):
     console = Console(file=sys.stderr)
     cols = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[info]}")]
-    with Progress(*cols, console=console, transient=False) as p:
+    with Progress(*cols, console=console, transient=transient) as p:
         task = p.add_task(description, total=total, info="")
         yield _RichBar(p, task)

@@ -149,7 +149,8 @@ def _tokenize_all(pre, texts) -> list:
 
     out: list = []
     step = max(1000, len(texts) // 200)
-    with progress_bar(len(texts), "tokenising") as bar:
+    with progress_bar(len(texts), "tokenising", transient=True) as bar:     # no line left behind (stderr stays
+        # the command's own: a one-line error after it stays one line)
         for start in range(0, len(texts), step):
             out.extend(pre.tokenize(t) for t in texts[start:start + step])
             bar.advance(min(step, len(texts) - start))
