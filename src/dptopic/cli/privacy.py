@@ -254,7 +254,7 @@ def cmd_privacy_verify(a):
         if swapped:                 # the report may hold, but not for the topics beside it
             raise DPTopicError(f"{', '.join(swapped)} in {a.model!r} {'is' if len(swapped) == 1 else 'are'} not the"
                                " file(s) this model.json was saved with (SHA-256 differs): the privacy report does not"
-                               " describe the topics in this folder; restore the folder, or re-save the model.")
+                               " describe the topics in this folder; restore the folder from its source, or train the model again.")
     if a.format == "json":          # for a script or a review board's records; the exit status still says failed
         import json
 

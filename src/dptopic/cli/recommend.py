@@ -58,7 +58,7 @@ def cmd_recommend(a):
         con.print(f"train it: not at these settings: dptopic train --unit {a.unit} takes epsilon up to {top:g}"
                   + (" (a document-level budget above it protects nothing)" if a.unit != "word" else "")
                   + " and up to 100,000 topics")
-    elif large_delta(a.delta, a.docs) and a.delta > LARGE_DELTA:
+    elif a.delta > LARGE_DELTA:             # too large for any corpus: no command
         con.print(f"train it: not with --delta {a.delta:g}, too large for {plural(a.docs, 'document')} (see below):"
                   f" give a delta well below 1/{a.docs:,}")
     elif large_delta(a.delta, a.docs):      # train's own default is too large for this many documents: a smaller one
