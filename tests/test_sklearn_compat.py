@@ -220,3 +220,13 @@ def test_a_model_used_before_fit_raises_scikit_learns_not_fitted_error():
         with pytest.raises(NotFittedError, match="not fitted yet") as e:
             m.transform(_X())
         assert isinstance(e.value, DPTopicError)           # still one line on the command line
+
+
+def test_report_trained_estimators_do_not_claim_matrix_input():
+    # LPLDA, OLPLDA and LocalDocumentLDA fit randomized reports, never a count matrix: their tags must not say
+    # that fit takes a (sparse) 2-D array, as the matrix-trained estimators' do
+    for m in (dptopic.LPLDA(n_topics=2), dptopic.OLPLDA(n_topics=2), dptopic.LocalDocumentLDA(n_topics=2)):
+        tags = m.__sklearn_tags__()
+        assert not tags.input_tags.sparse and not tags.input_tags.two_d_array, type(m).__name__
+    assert not dptopic.LocalDocumentLDA(n_topics=2).__sklearn_tags__().non_deterministic
+    assert dptopic.LDA(n_topics=2).__sklearn_tags__().input_tags.sparse

@@ -58,6 +58,15 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         self.alpha = alpha
         self.verbose = verbose
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # fit takes document-level reports (a DocumentReportSet), never a document-term matrix, and the topics are a
+        # fixed function of them (no randomness of its own)
+        tags.input_tags.sparse = False
+        tags.input_tags.two_d_array = False
+        tags.non_deterministic = False
+        return tags
+
     @classmethod
     def _param_names(cls) -> list[str]:
         # the parameters of the signature, less ``**unknown`` (there only to refuse a seed in one line)

@@ -28,6 +28,13 @@ class _LocalModel:
 
     _never_private = False  # local DP: the randomized reports carry the guarantee
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # fit takes randomized reports (a ReportSet), never a document-term matrix; transform still takes counts
+        tags.input_tags.sparse = False
+        tags.input_tags.two_d_array = False
+        return tags
+
     def _expected_f(self):
         if self.f is not None and self.epsilon_word is not None:
             raise DPTopicError("give at most one of f and epsilon_word: they determine each other (f = 2/(1 + e^eps_word)).")
