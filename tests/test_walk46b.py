@@ -271,3 +271,22 @@ def test_a_model_folder_records_the_vocabulary_cuts_that_built_its_words(tmp_pat
     tok = json.loads((tmp_path / "m" / "model.json").read_text())["tokenizer"]
     assert tok["vocabulary_cuts"] == {"max_vocab": 50, "min_df": 1, "max_df": 3}
     assert dptopic.load(tmp_path / "m").tokenizer_["vocabulary_cuts"]["max_df"] == 3
+
+
+def test_jsonl_refuses_a_repeated_field_and_a_non_finite_label(tmp_path):
+    # json.loads keeps the last of two equal keys and reads NaN/Infinity: a record with two texts, or a label that
+    # would be read as the class "nan", must be refused in one line rather than read silently
+    words = "galaxy orbit rocket launch galaxy orbit"
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text(json.dumps({"text": words}) + "\n" + '{"text": "%s", "text": "moon"}\n' % words)
+    with pytest.raises(DPTopicError, match=r"line 2 has the field 'text' more than once"):
+        Corpus.from_jsonl(dup)
+    for bad in ("NaN", "Infinity", "-Infinity"):
+        f = tmp_path / f"{bad}.jsonl"
+        f.write_text('{"text": "%s", "label": 1}\n{"text": "%s", "label": %s}\n' % (words, words, bad))
+        with pytest.raises(DPTopicError, match=r"line 2 label 'label' is .*not a finite number"):
+            Corpus.from_jsonl(f, label_field="label")
+    # a repeated field that is not read, and finite numeric labels, stay accepted
+    ok = tmp_path / "ok.jsonl"
+    ok.write_text('{"text": "%s", "x": 1, "x": 2, "label": 1.5}\n{"text": "%s", "label": 2}\n' % (words, words))
+    assert list(Corpus.from_jsonl(ok, label_field="label").labels) == ["1.5", "2"]

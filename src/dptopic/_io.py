@@ -80,14 +80,15 @@ def json_depth_exceeds(text, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
-def load_json(text, what: str = "JSON input"):
+def load_json(text, what: str = "JSON input", object_pairs_hook=None):
     """``json.loads`` for input from outside: nesting bounded before parsing, so no input can exhaust the stack;
-    a ``ValueError`` (:class:`DPTopicError`) for anything that is not valid JSON within the bound."""
+    a ``ValueError`` (:class:`DPTopicError`) for anything that is not valid JSON within the bound.
+    ``object_pairs_hook`` as in ``json.loads``."""
     if json_depth_exceeds(text):
         raise DPTopicError(f"{what} nests arrays or objects deeper than {MAX_JSON_DEPTH} levels: not a dptopic"
                            " document; check the input.")
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
     except RecursionError:
         raise DPTopicError(f"{what} nests arrays or objects too deeply: not a dptopic document.") from None
     except json.JSONDecodeError:

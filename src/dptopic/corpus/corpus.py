@@ -11,6 +11,7 @@ import csv
 import gzip
 import io
 import json
+import math
 import os
 import re
 import sys
@@ -92,6 +93,19 @@ def _names(name: str, values) -> list[str] | None:
         raise DPTopicError(f"{name}[{bad}] is None: give every document a {name[:-1].replace('_', ' ')}"
                            f" (or pass {name}=None for none).")
     return [str(x) for x in values]
+
+
+def _pairs_noting_repeats(repeated: set):
+    """A ``json.loads`` ``object_pairs_hook`` that builds the dict as usual (the last value of a key wins) and adds
+    every key seen twice in one object to ``repeated``."""
+    def hook(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                repeated.add(k)
+            seen.add(k)
+        return dict(pairs)
+    return hook
 
 
 def _json_kind(v) -> str:
@@ -560,8 +574,9 @@ class Corpus:
             for n, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
+                repeated: set = set()
                 try:
-                    rec = load_json(line, f"line {n} of {str(path)!r}")
+                    rec = load_json(line, f"line {n} of {str(path)!r}", _pairs_noting_repeats(repeated))
                 except json.JSONDecodeError:
                     hint = (": it looks like pretty-printed JSON; a JSONL file holds one JSON object per line (for"
                             " example jq -c '.[]' for a file that is one array)") if line.strip() in ("[", "{") else ""
@@ -580,6 +595,10 @@ class Corpus:
                     kind = "a string" if isinstance(rec, str) else _json_kind(rec)
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is {kind}, not a JSON object: a JSONL"
                                        f" file holds one JSON object per line, the text in a field ({text_field!r}).")
+                twice = [k for k in (text_field, label_field, id_field) if k is not None and k in repeated]
+                if twice:   # json.loads would keep the last value silently
+                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has the field {twice[0]!r} more than"
+                                       " once; keep one value per field.")
                 if text_field not in rec:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r}; set text_field (CLI: --text-field).")
                 if not isinstance(rec[text_field], str):
@@ -593,6 +612,9 @@ class Corpus:
                     if isinstance(lab, bool) or not isinstance(lab, (str, int, float)):
                         raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is"
                                            f" {_json_kind(lab)}; labels must be strings or numbers.")
+                    if isinstance(lab, float) and not math.isfinite(lab):   # NaN, Infinity: not standard JSON
+                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is {lab!r},"
+                                           " not a finite number; labels must be strings or finite numbers.")
                     labels.append(lab)
                 if id_field is not None:
                     ids.append(_record_id(rec.get(id_field), f"bad JSONL file {str(path)!r}: line {n}", id_field,
