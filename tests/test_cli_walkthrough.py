@@ -1,5 +1,6 @@
 """What a fuzzing walk-through of the command line found (2026-11-23), each pinned: one line, exit 2, no traceback,
 and an exit status a shell pipeline can read."""
+import json
 import os
 import subprocess
 import sys
@@ -96,10 +97,19 @@ def test_recommend_suggests_only_what_train_accepts():
     assert "train it: dptopic train --unit document --epsilon 1 --topics 20 --corpus FILE" in " ".join(r.stdout.split())
 
 
-def test_a_shard_folder_given_to_corpus_info_is_named(model, tmp_path):
-    r = _cli("corpus", "prepare", "--corpus", model / "docs.txt", "--shards", "2", "--out", tmp_path / "sh")
-    assert r.returncode == 0, r.stderr
-    _one_line(_cli("corpus", "info", tmp_path / "sh"), "folder of corpus shards")
+def test_corpus_info_summarises_a_shard_folder_as_the_one_file_corpus(model, tmp_path):
+    # the shards are read one at a time; the summary is the one of the same corpus prepared as one file (bar the
+    # shards' own record), and options that would read text again are refused in one line
+    for out, extra in ((tmp_path / "sh", ["--shards", "3"]), (tmp_path / "one.npz", [])):
+        r = _cli("corpus", "prepare", "--corpus", model / "docs.txt", "--out", out, *extra)
+        assert r.returncode == 0, r.stderr
+    sharded, whole = (_cli("corpus", "info", p, "--json", "--top", "50") for p in (tmp_path / "sh", tmp_path / "one.npz"))
+    assert sharded.returncode == 0 and whole.returncode == 0, sharded.stderr + whole.stderr
+    a, b = json.loads(sharded.stdout), json.loads(whole.stdout)
+    a.pop("metadata", None), b.pop("metadata", None)
+    assert a == b and a["documents"] > 3 and len(a["top_words"]) > 5
+    _one_line(_cli("corpus", "info", tmp_path / "sh", "--max-vocab", "5"), "folder of corpus shards",
+              "--max-vocab does not apply")
 
 
 def test_a_full_batch_budget_too_small_names_iterations_not_epochs():

@@ -83,36 +83,76 @@ PRIVATE_STATS_WARNING = ("these statistics are computed from private documents a
 
 def corpus_summary(corpus, top: int = 20) -> dict:
     """Size, document lengths, the most frequent words (token and document counts) and label counts."""
+    return _summary_of_parts([corpus], corpus.vocabulary.words, corpus.doc_lengths, top)
+
+
+def _summary_of_parts(parts, words, doc_lengths, top: int = 20) -> dict:
+    """:func:`corpus_summary` over parts of one corpus (one vocabulary ``words``; the shards of a folder, read one
+    at a time), with every document's length ``doc_lengths``."""
     import numpy as np
 
-    V = corpus.vocab_size
-    tf = np.bincount(corpus.word_ids, minlength=V)
-    X = corpus.to_bow()
-    df = np.asarray((X > 0).sum(axis=0)).ravel()
-    order = sorted(range(V), key=lambda i: (-tf[i], corpus.vocabulary.words[i]))[:top]
-    L = np.asarray(corpus.doc_lengths)
-    n_docs = corpus.n_docs
+    V = len(words)
+    tf, df = np.zeros(V, dtype=np.int64), np.zeros(V, dtype=np.int64)
+    labels: dict = {}
+    n_empty, metadata, any_labels = 0, {}, False
+    for j, part in enumerate(parts):
+        tf += np.bincount(part.word_ids, minlength=V)
+        df += np.asarray((part.to_bow() > 0).sum(axis=0)).ravel().astype(np.int64)
+        n_empty += part.n_empty_dropped
+        if j == 0:
+            metadata = part.metadata
+        if part.labels is not None:
+            any_labels = True
+            labs, counts = np.unique(np.asarray(part.labels), return_counts=True)
+            for k, n in zip(labs, counts):
+                labels[str(k)] = labels.get(str(k), 0) + int(n)
+    order = sorted(range(V), key=lambda i: (-tf[i], words[i]))[:top]
+    L = np.asarray(doc_lengths)
+    n_docs = int(L.size)
     if L.size:
         lengths = {"min": int(L.min()), "median": float(np.median(L)), "mean": float(L.mean()), "max": int(L.max())}
     else:  # a corpus of no documents: every figure is zero rather than a reduction over nothing
         lengths = {"min": 0, "median": 0.0, "mean": 0.0, "max": 0}
     out = {
-        "documents": n_docs, "tokens": corpus.n_tokens, "vocabulary_size": V,
-        "empty_documents_dropped": corpus.n_empty_dropped,
+        "documents": n_docs, "tokens": int(L.sum()), "vocabulary_size": V,
+        "empty_documents_dropped": int(n_empty),
         "document_length": lengths,
-        "top_words": [{"word": corpus.vocabulary.words[i], "tokens": int(tf[i]), "documents": int(df[i]),
+        "top_words": [{"word": words[i], "tokens": int(tf[i]), "documents": int(df[i]),
                        "document_share": float(df[i] / n_docs) if n_docs else 0.0} for i in order],
         "words_in_no_document": int((tf == 0).sum()),
     }
-    if corpus.labels is not None:
-        labs, counts = np.unique(np.asarray(corpus.labels), return_counts=True)
-        out["labels"] = {str(k): int(n) for k, n in zip(labs, counts)}
-    if corpus.metadata:
-        out["metadata"] = {k: v for k, v in corpus.metadata.items() if isinstance(v, (str, int, float, bool))}
+    if any_labels:
+        out["labels"] = dict(sorted(labels.items()))
+    if metadata:
+        out["metadata"] = {k: v for k, v in metadata.items() if isinstance(v, (str, int, float, bool))}
         for key in ("reading", "vocabulary_cuts"):       # how the text was read and the words chosen: settings
-            if isinstance(corpus.metadata.get(key), dict):
-                out["metadata"][key] = corpus.metadata[key]
+            if isinstance(metadata.get(key), dict):
+                out["metadata"][key] = metadata[key]
     return out
+
+
+def _shard_summary(a):
+    """The summary of a folder of corpus shards, read one shard at a time, or ``None`` when ``a.corpus`` is not one.
+    Shards are summarised as prepared: options that would read text or cut the vocabulary are refused."""
+    from pathlib import Path
+
+    from ..backends.shards import SHARD_PATTERN, ShardSet
+    from ..corpus import Corpus
+
+    p = Path(a.corpus) if isinstance(a.corpus, str) else None
+    if p is None or a.format not in ("auto", "dir") or not p.is_dir() or not any(p.glob(SHARD_PATTERN)):
+        return None
+    given = [flag for flag, v, default in (("--vocab", a.vocab, None), ("--text-field", a.text_field, "text"),
+                                           ("--label-field", a.label_field, None),
+                                           ("--max-vocab", a.max_vocab, None), ("--min-df", a.min_df, None),
+                                           ("--max-df", a.max_df, None), ("--stop-words", a.stop_words, None),
+                                           ("--lowercase/--no-lowercase", a.lowercase, None)) if v != default]
+    if given:
+        raise DPTopicError(f"{a.corpus!r} is a folder of corpus shards, summarised as 'corpus prepare' wrote them:"
+                           f" {given[0]} does not apply to it; drop it, or prepare the shards again with it.")
+    shards = ShardSet(sorted(p.glob(SHARD_PATTERN)), folder=p)
+    return _summary_of_parts((Corpus.load(q) for q in shards.paths), shards.vocabulary.words, shards.doc_lengths,
+                             a.top)
 
 
 @with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
@@ -121,10 +161,13 @@ def cmd_corpus_info(a):
 
     from ..corpus.corpus import tokenising_progress
 
-    with tokenising_progress():
-        corpus = corpus_from_args(a)
-    info = corpus_summary(corpus, a.top)
-    private = bool(corpus.metadata.get("private")) or a.private
+    info = _shard_summary(a)
+    sharded = info is not None
+    if not sharded:
+        with tokenising_progress():
+            corpus = corpus_from_args(a)
+        info = corpus_summary(corpus, a.top)
+    private = bool(info.get("metadata", {}).get("private")) or a.private
     if private:
         info["warning"] = PRIVATE_STATS_WARNING
         print(f"warning: {PRIVATE_STATS_WARNING}.", file=sys.stderr)
@@ -149,12 +192,13 @@ def cmd_corpus_info(a):
     if "labels" in info:
         con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
     hints = []
+    # the cuts of a shard folder were made when it was prepared: the hints below are for 'corpus prepare' then
     if getattr(a, "max_df", None) is None:       # a hint for what the user has not set already
         hints.append("words in more than half of the documents are often filler: --max-df 0.5 drops them")
     if getattr(a, "stop_words", None) is None:
         hints.append("--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)")
     if hints:
-        con.print("[dim]" + "; ".join(hints) + "[/]")
+        con.print("[dim]" + ("when preparing the shards: " if sharded else "") + "; ".join(hints) + "[/]")
 
 
 def register(sub) -> None:
