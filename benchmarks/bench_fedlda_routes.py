@@ -41,6 +41,8 @@ to the power B in the E-step, both in the fit of the user's proportions (the sam
 uniform start, EM_MAX_ITER iterations, EM_TOL, here in NumPy with the kernel's order of sums) and in the label draw
 (theta_c lik[i, c]**B by the compiled sample_labels, from the client's own kernel state). Without the option the
 clients run unchanged; --temper 1.0 runs the NumPy path and reproduces the default exactly.
+--cap-repeats C (exploratory): each user's entries are drawn from its tokens with a word's repeats within a document
+cut to C (1: word presence).
 --report-words auto|all|N: the vocabulary's first words the reports range over (FedLDA's report_words; auto
 reproduces the experiment's default). --task autos-electronics and graphics-crypt are the two other 20 Newsgroups
 pairs report_words' rule was set on; --lda adds centralized LDA's AUC and the loss in points.
@@ -200,6 +202,23 @@ def post_process(phi, post, counts, background, beta):
     return out / out.sum(axis=1, keepdims=True)
 
 
+def capped_repeats(corpus, cap):
+    """The corpus with each word's tokens in each document cut to at most ``cap`` (order kept)."""
+    from dptopic.corpus import Corpus
+
+    docs = []
+    for d in range(corpus.n_docs):
+        w = corpus.doc(d)
+        seen = {}
+        keep = []
+        for x in w.tolist():
+            seen[x] = seen.get(x, 0) + 1
+            if seen[x] <= cap:
+                keep.append(x)
+        docs.append(keep)
+    return Corpus.from_token_ids(docs, corpus.vocabulary)
+
+
 def pick_words(client, phi, e1, K):
     """The "gibbs" kernel's pick for EM labels: a word of the set with weight e1 phi[k, w], or none (1)."""
     z, S = client.rz, client.sets
@@ -245,7 +264,7 @@ def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
 
 def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=256, n_topics=20, beta=0.01,
         subset_size=0, shrink=0.5, data=None, init="random", alpha=0.1, trace=(), init_words=300,
-        leave_user_out=False, report_words="auto", npmi_out=None, average=0, post=None, skip_top=0):
+        leave_user_out=False, report_words="auto", npmi_out=None, average=0, post=None, skip_top=0, cap_repeats=0):
     tr, te, ytr, yte = data if data is not None else task_corpora(task, 3000, seed)
     if skip_top:  # the vocabulary's first skip_top words moved to its end: the reports range over the next ones
         words = list(tr.vocabulary.words)
@@ -262,6 +281,8 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
         model.vocabulary_ = tr.vocabulary
         return classify(model, tr, te, ytr, yte, seed)["auc"]
     corpora, n_report = model._report_corpora(model._client_corpora(tr))  # as FedLDA.fit
+    if cap_repeats:  # exploratory: a word repeated within a document gives at most cap_repeats of its tokens
+        corpora = [capped_repeats(c, cap_repeats) for c in corpora]
     cfg = model._config()
     rngs = model._rng().spawn(len(corpora) + 1)  # as FedLDA.fit: one stream per client, one for the server
     clients = [FedClient(f"user{i}", c, cfg, r) for i, (c, r) in enumerate(zip(corpora, rngs[1:]))]
@@ -373,6 +394,9 @@ def main():
     ap.add_argument("--skip-top", type=int, default=0,
                     help="exploratory: the reports leave out the vocabulary's first W words (most common first; they"
                          " get the same weight in every topic) and range over the words after them")
+    ap.add_argument("--cap-repeats", type=int, default=0,
+                    help="exploratory: a word repeated within a document gives at most C of its tokens to the user's"
+                         " pool the entries are drawn from (0: every token)")
     ap.add_argument("--average", type=int, default=0,
                     help="the released topics from the counts averaged over the last R rounds (0: the last round's)")
     ap.add_argument("--post", default=None,
@@ -405,7 +429,7 @@ def main():
                             trace=set(a.trace), init_words=a.init_words, leave_user_out=a.leave_user_out,
                             report_words=a.report_words if a.report_words in ("auto", "all")
                             else int(a.report_words), npmi_out=npmis, average=a.average,
-                            post=a.post, skip_top=a.skip_top))
+                            post=a.post, skip_top=a.skip_top, cap_repeats=a.cap_repeats))
         ref = [lda_scores(a.task, seed) for seed in a.seeds] if a.lda else None
     out = {**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4)}
     if npmis is not None:
