@@ -141,6 +141,19 @@ def test_default_max_vocab_says_how_much_it_kept(tmp_path, capsys):
     assert "--max-vocab" not in capsys.readouterr().err
 
 
+def test_the_max_vocab_note_is_dropped_when_the_command_then_fails(tmp_path, capsys):
+    # the note waits for the command's end: an error after the corpus loaded stays one line on stderr
+    words = [f"w{chr(97 + i // 676)}{chr(97 + i // 26 % 26)}{chr(97 + i % 26)}" for i in range(1200)]
+    (tmp_path / "t.txt").write_text("".join(" ".join(words[i:i + 60]) + "\n" for i in range(0, 1200, 60)))
+    assert main(["train", "--corpus", str(tmp_path / "t.txt"), "--topics", "1500", "--iterations", "2",
+                 "--out", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "exceeds the vocabulary size 1000" in err and "note:" not in err, err
+    # and a later command that succeeds does not print the failed one's note
+    assert main(["corpus", "info", str(tmp_path / "t.txt"), "--json", "--max-vocab", "2000"]) == 0
+    assert "note:" not in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- 3. from_uci closes its docword file
 def test_from_uci_closes_the_docword_file(tmp_path):
     dw = _uci_big(tmp_path)

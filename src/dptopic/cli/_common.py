@@ -416,11 +416,22 @@ def vocabulary_cut_note(corpus) -> str | None:
             f" (--max-vocab {cut['words']} keeps them all).")
 
 
+_PENDING_NOTES: list = []   # notes for stderr, printed once the command has succeeded (an error stays one line)
+
+
 def note_vocabulary_cut(corpus) -> None:
+    line = vocabulary_cut_note(corpus)
+    if line and line not in _PENDING_NOTES:
+        _PENDING_NOTES.append(line)
+
+
+def flush_notes(show: bool = True) -> None:
+    """Print the pending notes to stderr (``show=False``: drop them, as when the command ends in an error)."""
     import sys
 
-    line = vocabulary_cut_note(corpus)
-    if line:
+    lines = list(_PENDING_NOTES)
+    _PENDING_NOTES.clear()
+    for line in lines if show else ():
         print(line, file=sys.stderr)
 
 

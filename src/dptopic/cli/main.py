@@ -106,12 +106,14 @@ def _run(argv) -> int:
 
 
 def _dispatch(a) -> int:
-    from ._common import resolve_model_arg
+    from ._common import flush_notes, resolve_model_arg
 
+    flush_notes(show=False)
     try:
         resolve_model_arg(a)
         a.func(a)
     except DPTopicError as e:
+        flush_notes(show=False)     # an error is one line: the notes of a command that failed are dropped
         print(f"error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (`dptopic ... | head`): stop quietly, as a shell tool does
@@ -119,6 +121,7 @@ def _dispatch(a) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except (OSError, MemoryError) as e:
+        flush_notes(show=False)
         detail = getattr(e, "strerror", None) or str(e) or "out of memory"
         if type(e).__name__ == "CommClosedError":     # distributed's: the scheduler went away mid-run
             print(f"error: lost the connection to the Dask scheduler ({' '.join(str(detail).split())[:120]}): check"
@@ -127,6 +130,10 @@ def _dispatch(a) -> int:
         where = f" ({e.filename})" if getattr(e, "filename", None) else ""
         print(f"error: {type(e).__name__}: {' '.join(str(detail).split())}{where}", file=sys.stderr)
         return 2
+    except BaseException:
+        flush_notes(show=False)
+        raise
+    flush_notes()
     return 0
 
 
