@@ -1,12 +1,24 @@
 """Collection-service ingest throughput: randomized reports stored per second, over loopback HTTP.
 
-A real ``dptopic serve`` (uvicorn, one process) on 127.0.0.1; ``--clients`` concurrent client
-threads (keep-alive connections) post pre-randomized uploads of ``--reports-per-request`` reports
-at V=1000 for ``--seconds`` seconds; every upload is acknowledged only after its transaction
-committed (SQLite: WAL + synchronous=FULL; PostgreSQL: synchronous_commit=on). Printed: reports/s
-stored (counted in the database afterwards), requests/s, p50/p99 latency, and the ratio against a
-peer run in the same process: the same rows written straight into an empty database of the same
-kind with SQLAlchemy ``executemany`` (no HTTP, no validation), one transaction per upload size.
+A real ``dptopic serve`` (uvicorn, one process, trainer off: ``--train-interval 0``) on 127.0.0.1;
+``--clients`` concurrent client threads (keep-alive connections) post pre-randomized uploads of
+``--reports-per-request`` reports at V=1000 for ``--seconds`` seconds; every upload is acknowledged
+only after its transaction committed (SQLite: WAL + synchronous=FULL; PostgreSQL:
+synchronous_commit=on). With the trainer on, training competes with ingest for the same cores.
+
+Printed, one row per database and upload size, columns in this order:
+
+* ``reports/request``, ``clients``: the upload size and the number of client threads;
+* ``reports/s stored``: reports counted in the database afterwards, per second of the run;
+* ``requests/s``, ``p50 ms``, ``p99 ms``: uploads answered per second and their latency percentiles;
+* ``errors``: uploads not answered 201 (a refusal or a connection error);
+* ``floor requests/s``: the same client against a bare uvicorn + Starlette server that stores nothing
+  (benchmarks/_floor_app.py), run first for each upload size: the HTTP stack's ceiling on this machine;
+* ``ratio to floor``: ``requests/s`` divided by ``floor requests/s``;
+* ``direct SQL reports/s``: the same rows written straight into an empty database of the same kind
+  with SQLAlchemy (no HTTP, no validation, no group commit), one transaction per upload: what storing
+  one upload per transaction costs, which the service's group commit beats under concurrency.
+
 Target: >= 2,000 reports/s stored on SQLite at V=1000.
 
 Run:  python benchmarks/bench_service.py [--seconds 10] [--clients 8] [--reports-per-request 1 25] [--no-postgres]
@@ -183,10 +195,15 @@ def bench_backend(name, make_db, words, args, floor):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, default=10.0)
-    ap.add_argument("--clients", type=int, default=8)
-    ap.add_argument("--reports-per-request", type=int, nargs="+", default=[1, 25, 100])
-    ap.add_argument("--no-postgres", action="store_true")
+    ap.add_argument("--seconds", type=float, default=10.0,
+                    help="seconds each run posts uploads for (default 10; the direct SQL run takes at most 5)")
+    ap.add_argument("--clients", type=int, default=8,
+                    help="concurrent client threads, each on its own keep-alive connection (default 8)")
+    ap.add_argument("--reports-per-request", type=int, nargs="+", default=[1, 25, 100], metavar="N",
+                    help="reports in each upload; one run per value given, for each database (default 1 25 100)")
+    ap.add_argument("--no-postgres", action="store_true",
+                    help="SQLite only; by default PostgreSQL is measured too when its server binaries are installed"
+                         " (a throwaway cluster in a temporary folder)")
     args = ap.parse_args()
     words = vocabulary()
     print(f"machine: {machine()}; V={V}, {args.clients} client threads, {args.seconds:g} s per run, loopback HTTP")

@@ -231,6 +231,8 @@ def _serve(a):
         from ..service import codec
 
         check_config(codec.fed_config(cfg), len(cfg.fed_vocabulary))
+    check_body_limit(cfg)
+    warn_above_client_limit(cfg, a)
     warn_unreachable_vocabulary(cfg.vocabulary)
     # before the database is touched: a failed start creates nothing; the port stays held until the server listens
     sockets = check_port_free(a.host, a.port, keep=True)
@@ -238,6 +240,64 @@ def _serve(a):
         _serve_on(sockets, a, cfg, create_app, uvicorn)
     finally:
         close_all(sockets)
+
+
+def smallest_upload(cfg) -> int:
+    """Bytes of the smallest upload of reports this server takes: one report of its kind for its vocabulary, with the
+    file's header (without the word list, as ``dptopic submit`` sends it) and checksum; every upload is at least this
+    long."""
+    import numpy as np
+
+    from ..service import codec
+
+    fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
+    V = cfg.vocab_size
+    if cfg.report_kind == "document":
+        from ..local.document import DocumentReportSet, domain_size, subset_size
+
+        k = subset_size(domain_size(V), float(cfg.epsilon_doc))
+        one = DocumentReportSet(np.arange(k, dtype=np.uint32)[None, :], V, fingerprint, float(cfg.epsilon_doc))
+    else:
+        from ..local import ReportSet
+
+        one = ReportSet(np.zeros((1, (V + 7) // 8), dtype=np.uint8), V, fingerprint, cfg.f)
+    return len(codec.encode_reports(one))
+
+
+def check_body_limit(cfg) -> None:
+    """Refuse a ``--max-body-bytes`` below the smallest upload of one report: the server would start and answer every
+    upload with 413."""
+    need = smallest_upload(cfg)
+    if cfg.max_body_bytes < need:
+        raise DPTopicError(f"--max-body-bytes {cfg.max_body_bytes} is smaller than the smallest upload this server"
+                           f" takes ({need} bytes: one {cfg.report_kind}-level report for a vocabulary of"
+                           f" {cfg.vocab_size} words, with its header and checksum): every upload would be refused with"
+                           f" 413; give at least {need} (uploads of many reports need more; default 4194304).")
+
+
+def warn_above_client_limit(cfg, a) -> None:
+    """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
+    default (``--max-epsilon``, 16): contributors who keep their default refuse to send anything. A warning, not a
+    refusal: a contributor may raise the limit."""
+    import warnings
+
+    from ..service.client import DEFAULT_MAX_EPSILON as LIMIT
+
+    asked = []
+    if cfg.report_kind == "document":
+        asked.append(("--epsilon-doc", cfg.epsilon_doc, "dptopic submit"))
+    else:
+        asked.append(("--epsilon-word", cfg.epsilon_word, "dptopic submit"))
+    if cfg.fed_epsilon is not None:
+        flag = "--fed-epsilon" if a.fed_user_budget is None else \
+            f"--fed-epsilon (chosen by --fed-user-budget {a.fed_user_budget:g})"
+        asked.append((flag, cfg.fed_epsilon, "dptopic fed-client"))
+    for flag, eps, client in asked:
+        if eps > LIMIT * (1 + 1e-12):
+            warnings.warn(f"{flag} {eps:.4g} is above {LIMIT:g}, the largest epsilon per report that {client} accepts"
+                          f" by default (--max-epsilon): contributors who keep that default will refuse to randomize"
+                          f" or send anything; they must pass --max-epsilon {eps:.4g} or more to take part.",
+                          UserWarning, stacklevel=2)
 
 
 def warn_unreachable_vocabulary(vocabulary) -> None:

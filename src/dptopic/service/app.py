@@ -30,7 +30,7 @@ from .config import ServiceConfig
 from .ingest import GroupCommitWriter
 from .metrics import Metrics
 from .status import render_status
-from .storage import Storage, StorageError, Submission
+from .storage import Storage, StorageError, StoragePermissionError, Submission
 from .trainer import Trainer
 from .._io import load_json
 
@@ -55,6 +55,34 @@ def error_response(status: int, code: str, message: str, headers=None) -> JSONRe
     return JSONResponse({"error": {"code": code, "message": " ".join(str(message).split())}}, status, headers=headers)
 
 
+class LogThrottle:
+    """Logs the first of a run of like errors at once, then at most one per ``every`` seconds, saying how many were
+    left out meanwhile: a database outage under load would otherwise write one ERROR line per refused request."""
+
+    def __init__(self, logger: logging.Logger, every: float = 10.0, clock=time.monotonic):
+        self.logger, self.every, self.clock = logger, float(every), clock
+        self._lock = threading.Lock()
+        self._state: dict[str, tuple[float, int]] = {}    # key -> (time of the last line logged, lines left out since)
+
+    def log(self, key: str, level: int, msg: str, *args) -> bool:
+        """Log ``msg % args`` unless a line of ``key`` was logged less than ``every`` seconds ago; True if logged."""
+        now = self.clock()
+        with self._lock:
+            last, skipped = self._state.get(key, (None, 0))
+            if last is not None and now - last < self.every:
+                self._state[key] = (last, skipped + 1)
+                return False
+            self._state[key] = (now, 0)
+        if skipped:
+            msg += f" ({skipped} more like it in the last {now - last:.0f} s were not logged)"
+        self.logger.log(level, msg, *args)
+        return True
+
+
+#: seconds for which /healthz reports the database's refusal of this server's writes after the last one
+WRITE_REFUSED_HEALTH_S = 60.0
+
+
 class Service:
     """What the endpoints share: configuration, storage, writer, trainer, metrics, caches."""
 
@@ -72,6 +100,8 @@ class Service:
         self.fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
         self.rrp = codec.fed_config(cfg) if cfg.fed_epsilon is not None else None
         self.started_at = time.time()
+        self.storage_log = LogThrottle(log)
+        self.write_refused_at: float | None = None    # time.monotonic() of the last permission error of a request
 
     def settings(self) -> dict:
         """What stored reports are made with: a database serves one vocabulary, one f and one format; and FedLDA on
@@ -97,10 +127,12 @@ class Service:
                 "fed_subset_size": int(rrp.subset_size)}
 
     def preflight(self) -> None:
-        """Open the database once before serving, so that a bad URL, a newer schema or settings that differ from
-        the stored reports' fail at start-up in one line instead of inside the server."""
+        """Open the database once before serving, so that a bad URL, a newer schema, settings that differ from
+        the stored reports' or a database role (or file) that may not write fail at start-up in one line instead of
+        inside the server."""
         storage = Storage(self.cfg.database)
         try:
+            storage.check_writable()
             storage.bind_settings(self.settings())
         finally:
             storage.close()
@@ -300,6 +332,8 @@ async def post_reports(request: Request):
         raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
                                                       " body: use a fresh key for new reports.")
     svc.metrics.upload(outcome, len(sub.rows))
+    if outcome == "stored":
+        svc.write_refused_at = None     # the database took a write again
     status = 201 if outcome == "stored" else 200
     return JSONResponse({**ack, "replayed": outcome == "replayed"}, status,
                         headers={"Idempotent-Replayed": "true"} if outcome == "replayed" else None)
@@ -342,16 +376,46 @@ async def get_model(request: Request):
                                         f" the next mini-batch of {svc.cfg.batch_size} reports trains one (an admin can"
                                         " train on fewer with POST /v1/admin/train).")
     arrays = await run_in_threadpool(svc.storage.model_arrays, row["id"])
-    meta_json = row["meta_json"]
-    held = sorted(set(arrays) & SERVER_ONLY_ARRAYS)
-    if held:    # the prior documents' word-presence rows stay on the server: not every consented corpus is public
-        meta = json.loads(meta_json)
-        meta["arrays"] = [a for a in meta.get("arrays", []) if a not in SERVER_ONLY_ARRAYS]
-        meta_json = json.dumps(meta)
-        arrays = {k: v for k, v in arrays.items() if k not in SERVER_ONLY_ARRAYS}
+    meta_json, arrays = public_model(row["meta_json"], arrays)
     return JSONResponse({"api_version": API_VERSION, "model_id": int(row["id"]), "model_version": int(row["version"]),
                          "model_json": meta_json,
                          "arrays": {name: base64.b64encode(data).decode("ascii") for name, data in arrays.items()}})
+
+
+def public_model(meta_json: str, arrays: dict[str, bytes]) -> tuple[str, dict[str, bytes]]:
+    """The model folder ``/v1/model`` publishes: without what the server keeps for its overlap check on the prior
+    documents (not every consented corpus is public). The prior documents' word-presence rows
+    (:data:`SERVER_ONLY_ARRAYS`) are dropped with their names in ``arrays`` and their SHA-256 in ``array_sha256`` (an
+    unsalted digest of the prior, against which a guessed prior corpus could be tested); ``stream_state``'s overlap
+    threshold and rate, computed from the prior documents, are blanked (NaN: a pulled model has no prior rows to
+    check against anyway) and its digest recomputed, so that the folder loads and verifies as saved."""
+    import io
+
+    import numpy as np
+
+    held = set(arrays) & SERVER_ONLY_ARRAYS
+    state = arrays.get("stream_state")
+    if not held and state is None:
+        return meta_json, arrays
+    meta = json.loads(meta_json)
+    arrays = {k: v for k, v in arrays.items() if k not in SERVER_ONLY_ARRAYS}
+    meta["arrays"] = [a for a in meta.get("arrays", []) if a not in SERVER_ONLY_ARRAYS]
+    digests = meta.get("array_sha256")
+    if isinstance(digests, dict):
+        digests = {k: v for k, v in digests.items() if k not in SERVER_ONLY_ARRAYS}
+    if state is not None:
+        values = np.load(io.BytesIO(state), allow_pickle=False)
+        if values.ndim == 1 and values.shape[0] >= 4 and np.isfinite(values[2:4]).any():
+            values = values.copy()
+            values[2:4] = np.nan    # [prior size, f, overlap threshold, overlap rate] (OLPLDA._extra_arrays)
+            buf = io.BytesIO()
+            np.save(buf, values, allow_pickle=False)
+            arrays["stream_state"] = buf.getvalue()
+            if isinstance(digests, dict) and "stream_state" in digests:
+                digests["stream_state"] = hashlib.sha256(arrays["stream_state"]).hexdigest()
+    if isinstance(digests, dict):
+        meta["array_sha256"] = digests
+    return json.dumps(meta), arrays
 
 
 async def get_fed_round(request: Request):
@@ -401,6 +465,8 @@ def _fed_ack(svc, key: str, outcome: str, info: dict):
         raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
                                                       " body: use a fresh key.")
     svc.metrics.fed_update(outcome)
+    if outcome == "stored":
+        svc.write_refused_at = None     # the database took a write again
     return JSONResponse({**info, "replayed": outcome == "replayed"}, 201 if outcome == "stored" else 200)
 
 
@@ -410,8 +476,13 @@ async def healthz(request: Request):
         return error_response(503, "starting", "the server is starting.")
     try:
         version = await run_in_threadpool(svc.storage.schema_version)
-    except StorageError as e:
-        return error_response(503, "storage_unavailable", str(e))
+    except StorageError as e:   # unauthenticated: the database's host, port and driver message stay in the log
+        svc.storage_log.log("healthz", logging.ERROR, "healthz: %s", e)
+        return error_response(503, "storage_unavailable", "database unavailable.")
+    refused = svc.write_refused_at
+    if refused is not None and time.monotonic() - refused < WRITE_REFUSED_HEALTH_S:
+        return error_response(500, "storage_misconfigured", "the database refuses this server's writes; see the"
+                                                            " server log.")
     return JSONResponse({"status": "ok", "schema_version": version, "database": svc.storage.dialect})
 
 
@@ -491,8 +562,21 @@ async def _http_error(request: Request, exc: HTTPException):
 
 
 async def _storage_error(request: Request, exc: StorageError):
-    request.app.state.service.metrics.error("storage_unavailable")
-    log.error("storage: %s", exc)
+    svc: Service = request.app.state.service
+    if isinstance(exc, StoragePermissionError):
+        # a permanent misconfiguration (the role may not write, a read-only file): a retry would fail the same way,
+        # so no 503 and no Retry-After; the operator learns what to grant from the log
+        svc.write_refused_at = time.monotonic()
+        svc.metrics.error("storage_misconfigured")
+        svc.storage_log.log("permission", logging.ERROR, "storage: the database refuses this server's writes (%s):"
+                            " grant the server's database role INSERT, UPDATE and DELETE on the service's tables"
+                            " (and USAGE on their sequences), or make the database file writable; dptopic serve"
+                            " checks this at start-up", exc)
+        return error_response(500, "storage_misconfigured", "the server's database refuses to store this (a"
+                                                            " permission error on the server): retrying will not help"
+                                                            " until its operator fixes it.")
+    svc.metrics.error("storage_unavailable")
+    svc.storage_log.log("unavailable", logging.ERROR, "storage: %s", exc)
     return error_response(503, "storage_unavailable", "the database is unavailable; retry later.",
                           headers={"Retry-After": "1"})
 

@@ -20,6 +20,10 @@ from ..errors import DPTopicError
 from . import codec, kinds
 
 RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
+#: error codes of a retryable status that retrying cannot cure (the server's database refuses its writes)
+PERMANENT_CODES = frozenset({"storage_misconfigured"})
+#: OpenSSL's reasons for a TLS handshake answered in plain HTTP
+_PLAIN_HTTP_SSL_REASONS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"})
 
 
 class ServerError(DPTopicError):
@@ -71,26 +75,48 @@ class ServiceClient:
             return e.code, dict(e.headers or {}), e.read()
 
     def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None):
-        """Send with retries on connection errors and 408/429/5xx; raise :class:`ServerError` on 4xx."""
+        """Send with retries on connection errors and 408/429/5xx; raise :class:`ServerError` on 4xx, and on a 5xx
+        whose code says that retrying cannot help (``storage_misconfigured``)."""
         headers = dict(headers or {})
-        last = "no attempt"
+        last, answered, error = "no attempt", None, None
         for attempt in range(self.retries + 1):
             try:
                 status, rh, data = self._once(method, path, body, headers)
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as e:
-                last = f"{type(e).__name__}: {getattr(e, 'reason', e)}"
+                last, answered, error = f"{type(e).__name__}: {getattr(e, 'reason', e)}", None, e
             else:
                 if status < 400:
                     return status, rh, data
                 code, msg = _error_of(data, status)
-                if status not in RETRY_STATUS:
+                if status not in RETRY_STATUS or code in PERMANENT_CODES:
                     raise ServerError(f"the server refused {method} {path}: {status} {code}: {msg}"
                                       f"{self._path_hint(status)}", status, code)
-                last = f"{status} {code}: {msg}"
+                last, answered, error = f"{status} {code}: {msg}", status, None
             if attempt < self.retries:
                 time.sleep(min(self.max_backoff, self.backoff * 2 ** attempt) * (0.5 + random.random() / 2))
-        raise ServerError(f"{method} {path} failed after {self.retries + 1} attempt{'s' if self.retries else ''} ({last}); is the server at"
-                          f" {self.server} running?")
+        tried = f"{method} {path} failed after {self.retries + 1} attempt{'s' if self.retries else ''}"
+        if answered is not None:    # it is running: say what it answered, not "is it running?"
+            raise ServerError(f"{tried}: the server at {self.server} answered {last} (it is running but could not"
+                              " serve the request: try again later, or ask its operator).", answered,
+                              _error_of_last(last))
+        if self._plain_http(error):
+            plain = "http://" + self.server[len("https://"):]
+            raise ServerError(f"{tried} ({last}): the server at {self.server} speaks plain HTTP, not TLS: use"
+                              f" --server {plain} (or put it behind a TLS reverse proxy).")
+        raise ServerError(f"{tried} ({last}); is the server at {self.server} running?")
+
+    def _plain_http(self, error) -> bool:
+        """Whether ``error`` (the last attempt's) is a TLS handshake that got a plain-HTTP reply: an https:// URL for
+        a server that speaks HTTP (OpenSSL says WRONG_VERSION_NUMBER; newer releases, record layer failure or packet
+        length too long)."""
+        import ssl
+
+        reason = getattr(error, "reason", error)
+        if not self.server.startswith("https://") or not isinstance(reason, ssl.SSLError):
+            return False
+        name = str(getattr(reason, "reason", "") or "").upper()
+        text = str(reason).lower()
+        return name in _PLAIN_HTTP_SSL_REASONS or "wrong version number" in text or "record layer failure" in text
 
     def _json_object(self, method: str, path: str, data: bytes) -> dict:
         """A reply's body as the JSON object every dptopic endpoint answers with; anything else (a proxy's HTML
@@ -152,6 +178,12 @@ def _error_of(data: bytes, status: int) -> tuple[str, str]:
         return str(err["code"]), str(err["message"])
     except (ValueError, KeyError, TypeError):
         return "http_error", f"HTTP {status}"
+
+
+def _error_of_last(last: str) -> str | None:
+    """The error code in a ``"503 storage_unavailable: message"`` summary of a reply."""
+    parts = last.split(" ", 2)
+    return parts[1].rstrip(":") if len(parts) > 1 else None
 
 
 def new_key() -> str:

@@ -200,13 +200,13 @@ def decode_reports(body: bytes, vocabulary, f: float, fingerprint: str | None = 
                                   " randomize again with the server's settings (GET /v1/config).")
     if rs.vocab_size != len(vocabulary):    # as a refused file is answered (_refuse_other_version)
         raise _other_vocab_size(rs.vocab_size, len(vocabulary))
-    try:  # f and V are checked above, in words for the uploader
-        if fingerprint is None:
-            rs.check(vocabulary=vocabulary, where="uploaded reports")
-        else:
-            rs.check(vocabulary_sha256=fingerprint, vocab_size=len(vocabulary), where="uploaded reports")
-    except DPTopicError as e:
-        raise IncompatibleReports(str(e)) from None
+    # f and V are checked above, the words here, each in words for the uploader (ReportSet.check's advice is for
+    # someone training on a report file: "use the vocabulary the reports were randomized with")
+    want = fingerprint if fingerprint is not None else vocabulary_fingerprint(vocabulary)
+    if rs.vocabulary_sha256 != want:
+        raise IncompatibleReports(f"uploaded reports: made with another vocabulary of the same size ({rs.vocab_size}"
+                                  f" words; fingerprint {str(rs.vocabulary_sha256)[:12]} but this server's is"
+                                  f" {want[:12]}): randomize again with the vocabulary /v1/config lists.")
     if rs.n_reports == 0:
         raise MalformedReports("uploaded reports: the file holds no reports; send at least one.")
     return rs
@@ -267,16 +267,28 @@ def new_trainer(cfg):
     return kinds.get(cfg.report_kind).new_model(cfg)
 
 
-def train_batch(model, reports, vocabulary) -> None:
-    """One OLP-LDA step (``partial_fit``); transactional: on error the model is unchanged."""
+def train_batch(model, reports, vocabulary) -> list[str]:
+    """One OLP-LDA step (``partial_fit``); transactional: on error the model is unchanged.
+
+    Returns the warnings the step raised, each as one line, in order and without repeats: above all OLP-LDA's
+    prior-overlap check ("the prior corpus seems to overlap the stream"), the only safeguard on the ``--prior``
+    documents. The trainer records them in the batch's ``note`` and logs them (:meth:`Trainer.step`); they are not
+    printed to the server's stderr.
+    """
     import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the overlap heuristic's warning is surfaced in the batch log instead
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")   # every batch is checked again: "once" would hide a later batch's overlap
         if hasattr(reports, "packed"):
             model.partial_fit(reports, vocabulary=vocabulary)
         else:
             model.partial_fit(reports)
+    out: list[str] = []
+    for w in caught:
+        line = " ".join(str(w.message).split())
+        if line and line not in out:
+            out.append(line)
+    return out
 
 
 def model_summary(model) -> dict:

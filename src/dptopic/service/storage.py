@@ -149,6 +149,44 @@ class StorageError(DPTopicError):
     """The database refused or could not be reached."""
 
 
+class StoragePermissionError(StorageError):
+    """The database refused a statement for lack of privileges (PostgreSQL SQLSTATE 42501, a read-only transaction
+    25006, a read-only SQLite file): a misconfiguration that retrying does not cure, unlike a lost connection."""
+
+
+#: what the service does to each of its tables (PostgreSQL privileges): checked at start-up (:meth:`Storage.check_writable`)
+TABLE_PRIVILEGES = {
+    "dptopic_schema": ("SELECT",),
+    "service_settings": ("SELECT", "INSERT"),
+    "submissions": ("SELECT", "INSERT"),
+    "reports": ("SELECT", "INSERT"),
+    "models": ("SELECT", "INSERT", "UPDATE"),
+    "model_arrays": ("SELECT", "INSERT", "DELETE"),
+    "train_batches": ("SELECT", "INSERT"),
+    "fed_rounds": ("SELECT", "INSERT", "UPDATE"),
+    "fed_updates": ("SELECT", "INSERT"),
+}
+_PG_PERMISSION_STATES = frozenset({"42501", "25006"})   # insufficient_privilege, read_only_sql_transaction
+_SQLITE_PERMISSION_CODES = frozenset({3, 8, 23})        # SQLITE_PERM, SQLITE_READONLY (and its extended codes), SQLITE_AUTH
+
+
+def is_permission_error(e: BaseException) -> bool:
+    """Whether the driver's error behind ``e`` (a SQLAlchemy error) is a refusal for lack of privileges."""
+    orig = getattr(e, "orig", None) or e
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if state is not None:
+        return str(state) in _PG_PERMISSION_STATES
+    code = getattr(orig, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in _SQLITE_PERMISSION_CODES
+    return "readonly database" in str(orig)
+
+
+def _database_error(e: BaseException) -> StorageError:
+    cls = StoragePermissionError if is_permission_error(e) else StorageError
+    return cls(f"database error: {_one_line(e)}")
+
+
 FED_PREFIX = "fed_"
 #: FedLDA's settings that a flag of ``dptopic serve`` sets (the others are fixed by dptopic), in the order refusals
 #: list them
@@ -279,7 +317,7 @@ class Storage:
                 with conn.begin():
                     yield conn
         except SQLAlchemyError as e:
-            raise StorageError(f"database error: {_one_line(e)}") from e
+            raise _database_error(e) from e
 
     @contextmanager
     def read(self):
@@ -287,7 +325,66 @@ class Storage:
             with self.engine.connect() as conn:
                 yield conn
         except SQLAlchemyError as e:
-            raise StorageError(f"database error: {_one_line(e)}") from e
+            raise _database_error(e) from e
+
+    def check_writable(self) -> None:
+        """Refuse, in one line naming the table and the grant that fixes it, a database this server may read but not
+        write: a role with SELECT only (PostgreSQL), a read-only file or connection (SQLite ``mode=ro``). Such a
+        server would start healthy and then refuse every upload. Nothing is written: PostgreSQL's privileges are
+        read from its catalog, then one submission row is inserted in a transaction that is rolled back (which also
+        catches a read-only transaction or replica)."""
+        missing: dict[str, list[str]] = {}
+        user = schema = None
+        try:
+            with self.engine.connect() as conn:
+                if self.dialect == "postgresql":
+                    user, schema = conn.execute(text(
+                        "SELECT current_user, (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON"
+                        " n.oid = c.relnamespace WHERE c.oid = to_regclass('submissions'))")).one()
+                    for table, privileges in TABLE_PRIVILEGES.items():
+                        if conn.execute(text("SELECT to_regclass(:t) IS NULL"), {"t": table}).scalar():
+                            continue    # not created yet: migrate() reports that
+                        for privilege in privileges:
+                            if not conn.execute(text("SELECT has_table_privilege(:t, :p)"),
+                                                {"t": table, "p": privilege}).scalar():
+                                missing.setdefault(privilege, []).append(table)
+                        seq = conn.execute(text("SELECT pg_get_serial_sequence(:t, 'id')"), {"t": table}).scalar() \
+                            if "id" in metadata.tables[table].c else None
+                        if seq is not None and not conn.execute(
+                                text("SELECT has_sequence_privilege(:s, 'USAGE') OR has_sequence_privilege(:s, 'UPDATE')"),
+                                {"s": seq}).scalar():
+                            missing.setdefault("USAGE", []).append(seq)
+                    conn.rollback()
+                if not missing:
+                    conn = conn.execution_options(dptopic_write=True)
+                    tx = conn.begin()
+                    try:
+                        conn.execute(submissions.insert().values(
+                            idempotency_key="dptopic-start-up-write-check", body_sha256="0" * 64, contributor=None,
+                            n_reports=0, received_at=time.time()))
+                    finally:
+                        tx.rollback()
+        except SQLAlchemyError as e:
+            if not is_permission_error(e):
+                raise StorageError(f"database error: {_one_line(e)}") from e
+            missing.setdefault("INSERT", []).append("submissions")
+            cause = f" ({_one_line(e)})"
+        else:
+            cause = ""
+        if not missing:
+            return
+        what = "; ".join(f"{p} on {', '.join(ts)}" for p, ts in missing.items())
+        if self.dialect == "postgresql":
+            where = schema or "public"
+            raise StoragePermissionError(
+                f"the database role {user!r} may read but not write the service's tables in {self.safe_url!r}: it"
+                f" lacks {what}{cause}, so every upload would be refused: grant them (GRANT SELECT, INSERT, UPDATE,"
+                f" DELETE ON ALL TABLES IN SCHEMA {where} TO {user}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA {where} TO"
+                f" {user}), or start the server as the role that owns the tables.")
+        raise StoragePermissionError(
+            f"this server may read but not write the database {self.safe_url!r}: an INSERT into table submissions"
+            f" failed{cause}, so every upload would be refused: give it a database file it may write (and the file's"
+            " folder, for the journal), opened read-write.")
 
     # --------------------------------------------------------------- migration
     def migrate(self) -> int:

@@ -60,7 +60,9 @@ class Trainer:
             t0 = time.perf_counter()
             status, note, meta, arrays = "trained", None, None, None
             try:
-                codec.train_batch(self._model, reports, self.cfg.vocabulary)
+                # the step's warnings (OLP-LDA's prior-overlap check above all) become the batch's note: stored with
+                # the batch row (GET /v1/admin/models) and logged once per batch below
+                note = "; ".join(codec.train_batch(self._model, reports, self.cfg.vocabulary)) or None
                 self._model.for_contributors(most)
                 meta, arrays = codec.model_to_blobs(self._model)
             except DPTopicError as e:  # a batch the model refuses is consumed and logged, never retried forever
@@ -75,6 +77,9 @@ class Trainer:
                     self._row = self._model = None  # memory is ahead of the database: reload next time
             if not ok:
                 return None
+            if note:
+                log.warning("trainer: the batch of reports %d-%d (model %d) was %s: %s", first, last, row["id"],
+                            "trained with a warning" if status == "trained" else "skipped", note)
             self._row = {**row, "version": row["version"] + 1, "last_report_id": last}
             done = {"model": row["id"], "version": row["version"] + 1, "first_report_id": first,
                     "last_report_id": last, "reports": len(rows), "status": status, "note": note,
