@@ -225,6 +225,16 @@ def test_serve_refuses_a_read_only_sqlite_database_in_one_line(capsys, tmp_path,
     assert db.stat().st_size == size
 
 
+def test_serve_names_a_missing_folder_of_the_sqlite_database(capsys, tmp_path, no_uvicorn):
+    # SQLite alone says "unable to open database file"; the folder that is missing is named, and nothing is created
+    words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
+    missing = tmp_path / "no" / "such"
+    line = _one_error(capsys, ["serve", "--vocabulary", tmp_path / "vocab.txt", "--epsilon-word", 2, "--topics", 3,
+                               "--port", free_port(), "--database", f"sqlite:///{missing / 's.db'}"])
+    assert f"the folder {str(missing)!r} does not exist" in line, line
+    assert not (tmp_path / "no").exists()
+
+
 def test_a_write_refused_while_serving_is_500_not_a_retryable_503(tmp_path):
     from dptopic.service.app import Service
 

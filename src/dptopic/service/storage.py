@@ -255,6 +255,28 @@ def check_backend(url: str) -> None:
     if backend not in ("sqlite", "postgresql"):
         raise StorageError(f"database {backend!r} is not supported: the service stores its data in SQLite"
                            " (sqlite:///PATH, the default) or PostgreSQL (postgresql+psycopg://USER@HOST/DB).")
+    if backend == "sqlite":
+        _check_sqlite_folder(url)
+
+
+def _check_sqlite_folder(url: str) -> None:
+    """A SQLite file in a folder that does not exist is named (SQLite itself says only "unable to open database
+    file")."""
+    import os
+
+    from sqlalchemy.engine import make_url
+
+    try:
+        u = make_url(url)
+    except Exception:  # noqa: BLE001 - create_engine's own message says why
+        return
+    path = u.database
+    if not path or path == ":memory:" or path.startswith("file:") or u.query.get("uri"):
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise StorageError(f"cannot use database {safe_url(url)!r}: the folder {folder!r} does not exist; create it"
+                           " (mkdir -p) or give a --database path in an existing folder.")
 
 
 def safe_url(url: str) -> str:
