@@ -299,6 +299,10 @@ def test_jsonl_refuses_a_repeated_field_and_a_non_finite_label(tmp_path):
         f.write_text('{"text": "%s", "label": 1}\n{"text": "%s", "label": %s}\n' % (words, words, bad))
         with pytest.raises(DPTopicError, match=r"line 2 label 'label' is .*not a finite number"):
             Corpus.from_jsonl(f, label_field="label")
+    # a key repeated inside a nested object is not a repeated field of the record
+    nested = tmp_path / "nested.jsonl"
+    nested.write_text('{"text": "%s", "meta": {"text": "a", "text": "b"}}\n' % words)
+    assert Corpus.from_jsonl(nested).n_docs == 1
     # a repeated field that is not read, and finite numeric labels, stay accepted
     ok = tmp_path / "ok.jsonl"
     ok.write_text('{"text": "%s", "x": 1, "x": 2, "label": 1.5}\n{"text": "%s", "label": 2}\n' % (words, words))

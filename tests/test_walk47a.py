@@ -225,6 +225,25 @@ def test_serve_refuses_a_read_only_sqlite_database_in_one_line(capsys, tmp_path,
     assert db.stat().st_size == size
 
 
+def test_the_write_probe_cannot_collide_with_an_upload_and_survives_a_row_with_its_key(tmp_path):
+    # the start-up write check inserts (and rolls back) one submission row: an upload's Idempotency-Key must never be
+    # able to take its key, and a constraint that refuses the probe row still shows the INSERT is allowed (the first
+    # version used a key any client could send, after which every start-up failed)
+    import re
+
+    from dptopic.service.storage import WRITE_PROBE_KEY, Storage, submissions
+
+    assert not re.fullmatch(r"[A-Za-z0-9_\-.:]{8,128}", WRITE_PROBE_KEY)
+    st = Storage(f"sqlite:///{tmp_path / 's.db'}")
+    try:
+        with st.write() as conn:
+            conn.execute(submissions.insert().values(idempotency_key=WRITE_PROBE_KEY, body_sha256="0" * 64,
+                                                     contributor=None, n_reports=0, received_at=0.0))
+        st.check_writable()         # the unique key refuses the probe: still writable
+    finally:
+        st.close()
+
+
 def test_serve_names_a_missing_folder_of_the_sqlite_database(capsys, tmp_path, no_uvicorn):
     # SQLite alone says "unable to open database file"; the folder that is missing is named, and nothing is created
     words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)

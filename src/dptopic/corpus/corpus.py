@@ -96,9 +96,11 @@ def _names(name: str, values) -> list[str] | None:
 
 
 def _pairs_noting_repeats(repeated: set):
-    """A ``json.loads`` ``object_pairs_hook`` that builds the dict as usual (the last value of a key wins) and adds
-    every key seen twice in one object to ``repeated``."""
+    """A ``json.loads`` ``object_pairs_hook`` that builds the dict as usual (the last value of a key wins) and leaves
+    in ``repeated`` the keys the outermost object (the record) holds twice; nested objects are not its fields."""
     def hook(pairs):
+        # called for every object, innermost first: what is left after the last (outermost) call is its own
+        repeated.clear()
         seen = set()
         for k, _ in pairs:
             if k in seen:
@@ -387,6 +389,11 @@ class Corpus:
             raise DPTopicError(f"empty corpus: none of the {len(docs)} documents has a word of the given vocabulary"
                                f" ({len(vocabulary)} words, e.g. {', '.join(repr(w) for w in vocabulary.words[:3])}):"
                                " give documents in the vocabulary's language and domain.")
+        if reading is not None and drop_empty and toks and not any(toks):     # the tokenizer itself kept nothing
+            from .preprocess import no_words_message
+
+            raise DPTopicError(no_words_message(len(toks), reading.get("min_length", 3),
+                                                reading.get("stop_words", "english")))
         out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty,
                           metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
                                     **({} if reading is None else {READING: reading}),
@@ -699,6 +706,9 @@ class Corpus:
                 raise DPTopicError(f"{str(path)!r} is a folder of corpus shards, not of {pattern} files: train reads it"
                                    " as it is (--corpus FOLDER); to look at one part, pass one of its shard-*.npz"
                                    " files.")
+            from ..backends.shards import check_unfinished_shard_folder     # a killed 'corpus prepare --shards'
+
+            check_unfinished_shard_folder(path)
             raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
         texts = [read_text_file(f, f"a folder of UTF-8 text files, one document each: move {f.name!r} out of the"
                                     f" folder, or pass a pattern that leaves it out") for f in files]

@@ -390,6 +390,7 @@ class OLPLDA(_LocalModel, OnlineLDA):
         about 5% of a disjoint batch falls below it. A batch with far more (binomial tail
         below 1e-4) is flagged: the prior corpus seems to contain the contributors' documents.
         """
+        self._overlap_note = None       # the last batch's finding, one line (the service keeps it as the batch note)
         P = getattr(self, "_prior_presence", None)
         if P is None or len(P) < 20:
             return
@@ -405,9 +406,10 @@ class OLPLDA(_LocalModel, OnlineLDA):
         thr, rate = self._overlap_thr
         hits = overlap_count(reports.packed, P, thr)
         if hits > stats.binom.ppf(1 - 1e-4, reports.n_reports, rate):
-            warnings.warn(f"{hits} of {reports.n_reports} reports lie as close to a prior document as at most"
-                          f" {rate:.0%} of non-members would: the prior corpus seems to overlap the stream. It must"
-                          " be public data disjoint from the contributors.", stacklevel=4)
+            self._overlap_note = (f"{hits} of {reports.n_reports} reports lie as close to a prior document as at most"
+                                  f" {rate:.0%} of non-members would: the prior corpus seems to overlap the stream."
+                                  " It must be public data disjoint from the contributors.")
+            warnings.warn(self._overlap_note, stacklevel=4)
 
     def partial_fit(self, X, y=None, *, vocabulary=None):
         """Train on one mini-batch of randomized reports (a :class:`ReportSet`). A bad batch raises

@@ -270,25 +270,24 @@ def new_trainer(cfg):
 def train_batch(model, reports, vocabulary) -> list[str]:
     """One OLP-LDA step (``partial_fit``); transactional: on error the model is unchanged.
 
-    Returns the warnings the step raised, each as one line, in order and without repeats: above all OLP-LDA's
-    prior-overlap check ("the prior corpus seems to overlap the stream"), the only safeguard on the ``--prior``
-    documents. The trainer records them in the batch's ``note`` and logs them (:meth:`Trainer.step`); they are not
-    printed to the server's stderr.
+    Returns the notes of the step, each one line: OLP-LDA's prior-overlap finding ("the prior corpus seems to overlap
+    the stream"), the only safeguard on the ``--prior`` documents, read from the model (not from the warnings system,
+    which is process-wide). The trainer records it in the batch's ``note`` and logs it (:meth:`Trainer.step`); the
+    model's warnings are not printed to the server's stderr.
     """
     import warnings
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")   # every batch is checked again: "once" would hide a later batch's overlap
+    model.__dict__.pop("_overlap_note", None)
+    with warnings.catch_warnings():
+        # the model's warnings are not printed by the server; the one it must keep is read from the model below
+        # (recording warnings here would also catch other threads' while a batch trains)
+        warnings.simplefilter("ignore")
         if hasattr(reports, "packed"):
             model.partial_fit(reports, vocabulary=vocabulary)
         else:
             model.partial_fit(reports)
-    out: list[str] = []
-    for w in caught:
-        line = " ".join(str(w.message).split())
-        if line and line not in out:
-            out.append(line)
-    return out
+    note = getattr(model, "_overlap_note", None)
+    return [" ".join(note.split())] if note else []
 
 
 def model_summary(model) -> dict:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import (BigInteger, Column, Float, ForeignKey, Integer, LargeBinary, MetaData, String, Table, Text,
                         UniqueConstraint, create_engine, event, func, select, text)
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from ..errors import DPTopicError
 
@@ -166,8 +166,12 @@ TABLE_PRIVILEGES = {
     "fed_rounds": ("SELECT", "INSERT", "UPDATE"),
     "fed_updates": ("SELECT", "INSERT"),
 }
-_PG_PERMISSION_STATES = frozenset({"42501", "25006"})   # insufficient_privilege, read_only_sql_transaction
+# insufficient_privilege only: read_only_sql_transaction (25006) is what a PostgreSQL failover answers for a while,
+# so it stays a retryable 503
+_PG_PERMISSION_STATES = frozenset({"42501"})
 _SQLITE_PERMISSION_CODES = frozenset({3, 8, 23})        # SQLITE_PERM, SQLITE_READONLY (and its extended codes), SQLITE_AUTH
+# SQLITE_READONLY_RECOVERY and SQLITE_READONLY_CANTLOCK pass once another connection finishes: retryable
+_SQLITE_TRANSIENT_READONLY = frozenset({8 | (1 << 8), 8 | (2 << 8)})
 
 
 def is_permission_error(e: BaseException) -> bool:
@@ -178,7 +182,7 @@ def is_permission_error(e: BaseException) -> bool:
         return str(state) in _PG_PERMISSION_STATES
     code = getattr(orig, "sqlite_errorcode", None)
     if isinstance(code, int):
-        return (code & 0xFF) in _SQLITE_PERMISSION_CODES
+        return (code & 0xFF) in _SQLITE_PERMISSION_CODES and code not in _SQLITE_TRANSIENT_READONLY
     return "readonly database" in str(orig)
 
 
@@ -307,6 +311,11 @@ def foreign_tables(url: str) -> list[str]:
     return sorted(set(names) - set(metadata.tables))
 
 
+#: the Idempotency-Key of the row :meth:`Storage.check_writable` inserts and rolls back: outside the alphabet an upload
+#: may use (spaces, '#'), so no contributor's key can collide with it
+WRITE_PROBE_KEY = "# dptopic start-up write check #"
+
+
 class Storage:
     """The service's database (thread-safe: one SQLAlchemy engine, connections from its pool)."""
 
@@ -352,9 +361,10 @@ class Storage:
     def check_writable(self) -> None:
         """Refuse, in one line naming the table and the grant that fixes it, a database this server may read but not
         write: a role with SELECT only (PostgreSQL), a read-only file or connection (SQLite ``mode=ro``). Such a
-        server would start healthy and then refuse every upload. Nothing is written: PostgreSQL's privileges are
-        read from its catalog, then one submission row is inserted in a transaction that is rolled back (which also
-        catches a read-only transaction or replica)."""
+        server would start healthy and then refuse every upload. No row is left: PostgreSQL's privileges are read from
+        its catalog, then one submission row is inserted in a transaction that is rolled back (which also catches a
+        read-only transaction or replica); on PostgreSQL that uses up one id of the submissions sequence, which is
+        never shown."""
         missing: dict[str, list[str]] = {}
         user = schema = None
         try:
@@ -381,9 +391,13 @@ class Storage:
                     conn = conn.execution_options(dptopic_write=True)
                     tx = conn.begin()
                     try:
+                        # a key no upload can send (spaces and '#' are outside the Idempotency-Key alphabet), so
+                        # no contributor's row can collide with the probe
                         conn.execute(submissions.insert().values(
-                            idempotency_key="dptopic-start-up-write-check", body_sha256="0" * 64, contributor=None,
-                            n_reports=0, received_at=time.time()))
+                            idempotency_key=WRITE_PROBE_KEY, body_sha256="0" * 64,
+                            contributor=None, n_reports=0, received_at=time.time()))
+                    except IntegrityError:
+                        pass        # a constraint refused the row: the INSERT itself was allowed
                     finally:
                         tx.rollback()
         except SQLAlchemyError as e:
