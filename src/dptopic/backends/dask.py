@@ -278,6 +278,17 @@ def _is_lost_worker(exc: BaseException) -> bool:
         or type(exc).__name__ in ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError")
 
 
+def _on_worker(e: Exception, worker) -> Exception:
+    """A worker's error, as the driver reports it: a missing OpenDP names the worker that lacks it (the driver may
+    well have it); any other error unchanged."""
+    if isinstance(e, DPTopicError) and str(e).startswith("secure mode needs OpenDP"):
+        where = f" {worker}" if worker else ""
+        return DPTopicError(f"secure mode needs OpenDP on every Dask worker, and worker{where} lacks it (it draws"
+                            " noise for its shards): install dptopic[secure] (pip install 'dptopic[secure]') on every"
+                            " worker, then run the command again.")
+    return e
+
+
 class DaskBackend(Backend):
     """Shards as Dask actors on the workers of ``client`` (a ``distributed.Client``).
 
@@ -387,7 +398,7 @@ class DaskBackend(Backend):
                 out[j] = call.result()
             except Exception as e:
                 if not _is_lost_worker(e):
-                    raise
+                    raise _on_worker(e, self.where[j] if j < len(self.where) else None) from None
                 lost.append(j)
         for j in lost:
             # back to the checkpoint: the sweeps since then (and this one) are to be done again

@@ -88,17 +88,36 @@ def _read_header(path: Path):
     return meta["vocabulary"], np.diff(ptr), supplied, record
 
 
+def _shard_run_unfinished(folder: Path) -> bool:
+    """Whether the folder's marker records a 'corpus prepare --shards' run that did not finish (killed, or stopped on
+    an error)."""
+    from .._io import _read_marker
+
+    mark = _read_marker(folder)
+    run = (mark or {}).get("runs", {}).get("dptopic corpus prepare --shards")
+    return run is not None and (run["before"] is not None or bool(run["unfinished"]))
+
+
+def check_unfinished_shard_folder(folder) -> None:
+    """Refuse, in one line, a folder that holds no shard yet but was left by a 'corpus prepare --shards' run that did
+    not finish: only its hidden ``.shard-*.npz.partial`` files (or nothing) and the marker of the unfinished run. Such a
+    folder is no folder of text files, and is not to be read as one."""
+    folder = Path(folder)
+    if not folder.is_dir() or any(folder.glob(SHARD_PATTERN)):
+        return
+    if any(folder.glob(_STAGED)) or _shard_run_unfinished(folder):
+        raise DPTopicError(f"corpus shard folder {str(folder)!r} is incomplete: its 'corpus prepare --shards' run did"
+                           f" not finish; re-run it with --overwrite ('dptopic corpus prepare --shards N --out {folder}"
+                           f" --overwrite').")
+
+
 def _check_complete(folder: Path, paths: list[Path], records: list) -> None:
     """Refuse a shard folder that does not hold exactly one complete set written by one 'corpus prepare --shards' run:
     fewer shards than the run wrote (a run that stopped part-way), or shards of two runs. Shards written before each
     recorded its place in the set are accepted unless the folder's marker shows that run did not finish."""
     redo = f"re-create it with 'dptopic corpus prepare --shards N --out {folder} --overwrite'"
     if all(r is None for r in records):
-        from .._io import _read_marker
-
-        mark = _read_marker(folder)
-        run = (mark or {}).get("runs", {}).get("dptopic corpus prepare --shards")
-        if run is not None and (run["before"] is not None or run["unfinished"]):
+        if _shard_run_unfinished(folder):
             raise DPTopicError(f"corpus shard folder {str(folder)!r} may be incomplete: the 'corpus prepare --shards'"
                                f" run that wrote it did not finish; {redo}.")
         return
@@ -180,6 +199,7 @@ def training_source(X, vocabulary=None):
         if p.is_dir():
             paths = sorted(p.glob(SHARD_PATTERN))
             if not paths:
+                check_unfinished_shard_folder(p)
                 raise DPTopicError(f"{str(p)!r} holds no {SHARD_PATTERN} files: write them with 'dptopic corpus prepare --shards N --out {p}'.")
             return ShardSet(paths, folder=p)
         if not p.is_file():

@@ -111,6 +111,34 @@ def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> str | None:
                        " dashboard's 8787).")
 
 
+#: the loggers whose records a CLI run on a cluster keeps off stderr: worker restarts, failed broadcasts and reconnect
+#: attempts are distributed's to log, and the CLI says what matters in its own lines (an error, a replay warning)
+QUIET_LOGGERS = ("distributed", "tornado")
+
+
+@contextmanager
+def quiet_cluster_logs(level: int | None = None):
+    """Raise the level of ``distributed``'s (and tornado's) loggers, and of every child logger that sets its own,
+    to CRITICAL for the block; the levels are put back after it."""
+    import logging
+
+    level = logging.CRITICAL if level is None else level
+    manager = logging.Logger.manager
+    saved = []
+    names = [n for n in list(manager.loggerDict)
+             if any(n == root or n.startswith(root + ".") for root in QUIET_LOGGERS)]
+    for name in sorted(set(names) | set(QUIET_LOGGERS)):
+        logger = logging.getLogger(name)
+        if name in QUIET_LOGGERS or logger.level != logging.NOTSET:
+            saved.append((logger, logger.level))
+            logger.setLevel(level)
+    try:
+        yield
+    finally:
+        for logger, old in saved:
+            logger.setLevel(old)
+
+
 @contextmanager
 def cluster_from_args(a):
     """Yield ``(backend, client)`` for the model: ``("threads", None)`` unless a cluster was asked for."""
@@ -121,6 +149,15 @@ def cluster_from_args(a):
         from distributed import Client, LocalCluster
     except ImportError:
         raise DPTopicError("--scheduler/--dask-local need the 'distributed' package: pip install 'dptopic[dask]'.") from None
+    with quiet_cluster_logs():
+        with _cluster(a, Client, LocalCluster) as pair:
+            yield pair
+
+
+@contextmanager
+def _cluster(a, Client, LocalCluster):
+    import logging
+
     if a.scheduler is not None:
         address = check_scheduler_address(a.scheduler)
 
@@ -137,7 +174,9 @@ def cluster_from_args(a):
         with client:
             yield "dask", client
         return
-    with LocalCluster(n_workers=a.dask_local, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+    # silence_logs: the worker processes' own log level (their restarts are distributed's to log)
+    with LocalCluster(n_workers=a.dask_local, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.CRITICAL) as cl, \
             Client(cl) as client:
         yield "dask", client
 

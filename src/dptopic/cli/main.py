@@ -111,6 +111,10 @@ def _dispatch(a) -> int:
     flush_notes(show=False)
     try:
         resolve_model_arg(a)
+        if getattr(a, "secure", False) is True:     # before any corpus is read (the trainers check again in fit)
+            from ..mechanisms.laplace import require_opendp
+
+            require_opendp()
         a.func(a)
     except DPTopicError as e:
         flush_notes(show=False)     # an error is one line: the notes of a command that failed are dropped
@@ -122,8 +126,9 @@ def _dispatch(a) -> int:
         return 141
     except (OSError, MemoryError) as e:
         flush_notes(show=False)
-        detail = getattr(e, "strerror", None) or str(e) or "out of memory"
-        if type(e).__name__ == "CommClosedError":     # distributed's: the scheduler went away mid-run
+        detail = getattr(e, "strerror", None) or str(e) or ("out of memory" if isinstance(e, MemoryError)
+                                                             else type(e).__name__)
+        if _scheduler_lost(a, e):     # distributed's: the scheduler went away mid-run
             print(f"error: lost the connection to the Dask scheduler ({' '.join(str(detail).split())[:120]}): check"
                   " that it is still running, then run the command again.", file=sys.stderr)
             return 2
@@ -135,6 +140,21 @@ def _dispatch(a) -> int:
         raise
     flush_notes()
     return 0
+
+
+def _scheduler_lost(a, e) -> bool:
+    """Whether ``e`` says the Dask scheduler went away: distributed's ``CommClosedError``, any OSError of
+    distributed's own, or the plain ``OSError`` / ``TimeoutError`` it raises once its reconnect time-out is over
+    ("Timed out trying to connect to tcp://..."), when this command trains on a cluster."""
+    if not isinstance(e, OSError):
+        return False
+    if type(e).__name__ == "CommClosedError" or type(e).__module__.startswith("distributed"):
+        return True
+    on_cluster = getattr(a, "scheduler", None) is not None or getattr(a, "dask_local", None) is not None
+    text = str(e)
+    if "Timed out trying to connect" in text and "://" in text:
+        return True
+    return on_cluster and ("://" in text or isinstance(e, TimeoutError))
 
 
 def _interrupt_hook(previous):

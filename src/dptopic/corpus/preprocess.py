@@ -199,6 +199,15 @@ class Preprocessor:
         return out
 
 
+def no_words_message(n_docs: int, min_length: int = 3, stop_words: str = "english") -> str:
+    """The empty-corpus error when the tokenizer itself kept no word of any document (before any vocabulary cut)."""
+    sw = "" if str(stop_words) == "none" else ", and stop words are dropped (--stop-words)"
+    return (f"empty corpus: the tokenizer kept no word of the {n_docs} document(s): tokens are runs of"
+            f" {min_length} or more letters, digits and '_' split words (so 'w1500' is read as 'w', which is too"
+            f" short){sw}; see docs/preprocessing.md. Give text made of words, or tokenise it yourself and pass each"
+            f" document as a list of words.")
+
+
 def _split_cjk(token: str) -> list[str]:
     """A run of letters holding Chinese or Japanese characters, as its other letters' runs and overlapping pairs of
     the CJK characters (a lone character stays one token): "東京大学" gives "東京", "京大", "大学", the way search

@@ -15,10 +15,9 @@ from ..errors import DPTopicError
 
 
 def _opendp_gaussian(values: np.ndarray, std: float) -> np.ndarray:
-    try:
-        import opendp.prelude as dp
-    except ImportError:
-        raise DPTopicError("secure mode needs OpenDP: pip install 'dptopic[secure]' (or pip install opendp).") from None
+    from .laplace import require_opendp
+
+    dp = require_opendp()
     dp.enable_features("contrib")
     meas = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float),
                               scale=float(std))

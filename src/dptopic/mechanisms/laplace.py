@@ -26,6 +26,19 @@ def _check_eps(epsilon):
         raise DPTopicError(f"invalid epsilon={epsilon!r}: must be a finite number > 0.")
 
 
+OPENDP_MISSING = "secure mode needs OpenDP: pip install 'dptopic[secure]' (or pip install opendp)."
+
+
+def require_opendp():
+    """OpenDP's ``prelude``, or one line saying how to install it. A secure fit calls this first, so a missing OpenDP
+    is reported before any pass over the data, not at the first noise draw."""
+    try:
+        import opendp.prelude as dp
+    except ImportError:
+        raise DPTopicError(OPENDP_MISSING) from None
+    return dp
+
+
 def _opendp_release(values: np.ndarray, scale: float, integer: bool) -> np.ndarray:
     """OpenDP's Laplace measurement applied to ``values`` themselves (not noise added afterwards).
 
@@ -34,10 +47,7 @@ def _opendp_release(values: np.ndarray, scale: float, integer: bool) -> np.ndarr
     floating-point arithmetic. Adding float noise to the values in NumPy instead would undo that
     protection (Mironov 2012), so the values are handed to the measurement.
     """
-    try:
-        import opendp.prelude as dp
-    except ImportError:
-        raise DPTopicError("secure mode needs OpenDP: pip install 'dptopic[secure]' (or pip install opendp).") from None
+    dp = require_opendp()
     dp.enable_features("contrib")
     T = "i64" if integer else float
     atom = dp.atom_domain(T=T) if integer else dp.atom_domain(T=float, nan=False)

@@ -16,10 +16,25 @@ SEED_WARNING = "an explicit seed makes the noise reproducible: the guarantee hol
 GAUSSIAN_COINS = ("standard mode: the Gaussian noise and every other random choice flow from NumPy's PCG64 (fresh OS"
                   " entropy unless a seed is given) through a textbook floating-point sampler, which does not resist"
                   " floating-point attacks (Mironov 2012); secure=True hardens the noise (see docs/privacy.md).")
-GAUSSIAN_SECURE = ("secure mode: the Gaussian noise is drawn by OpenDP from the operating system's CSPRNG; the other"
-                   " random choices (a data-independent start; DPSVI's Poisson sampling of mini-batches, its random"
-                   " cap of long documents and its E-step starts) come from"
-                   " NumPy's PCG64 seeded from fresh OS entropy.")
+GAUSSIAN_SECURE_BY_TRAINER = {
+    "DocDPEM": ("secure mode: the Gaussian noise of every release is drawn by OpenDP from the operating system's"
+                " CSPRNG. DocDPEM's one other random choice, its data-independent start (a Dirichlet draw of the"
+                " starting topics; none when init gives public topics), comes from NumPy's PCG64 seeded from fresh OS"
+                " entropy, not from the CSPRNG; it reads no document."),
+    "DocDPCooccurrence": ("secure mode: the Gaussian noise of both releases (the noisy word counts that choose the"
+                          " words, and the co-occurrence statistic) is drawn by OpenDP from the operating system's"
+                          " CSPRNG. DocDPCooccurrence draws nothing else at random: its topics are recovered from the"
+                          " released statistics by a deterministic factorisation (post-processing)."),
+    "DPSVI": ("secure mode: the Gaussian noise of every step is drawn by OpenDP from the operating system's CSPRNG."
+              " DPSVI's other random choices come from NumPy's PCG64 seeded from fresh OS entropy, not from the"
+              " CSPRNG: the Poisson sampling of each mini-batch, the random cap of long documents (max_doc_len), the"
+              " E-step starts and the random start of lambda. The amplification by subsampling that its epsilon rests"
+              " on assumes the sampling coins are random and unseen: in secure mode those coins come from PCG64,"
+              " which is not a cryptographic generator (see docs/privacy.md)."),
+}
+GAUSSIAN_SECURE = ("secure mode: the Gaussian noise is drawn by OpenDP from the operating system's CSPRNG; the"
+                   " trainer's other random choices come from NumPy's PCG64 seeded from fresh OS entropy.")
+"""The text of a trainer not in :data:`GAUSSIAN_SECURE_BY_TRAINER`."""
 GROUP_PRIVACY = (" One document is the unit: a person who wrote k of the documents is protected only at k times epsilon"
                  " and delta grows to k e^((k-1) epsilon) delta (group privacy: Dwork & Roth 2014, Thm 2.2 for pure"
                  " DP, and its standard extension to (epsilon, delta)); where"
@@ -39,10 +54,13 @@ def warn_if_large_delta(delta) -> None:
                       stacklevel=4)
 
 
-def document_level_notes(rep: dict, secure: bool) -> dict:
-    """What every document-level report says beside its figures: where its coins come from, and that the unit is one
-    document (group privacy for an author of several)."""
-    rep["randomness"] = GAUSSIAN_SECURE if secure else GAUSSIAN_COINS
+def document_level_notes(rep: dict, secure: bool, trainer: str = "", reproducible: bool = False) -> dict:
+    """What every document-level report says beside its figures: where its coins come from (the text of ``trainer``,
+    a class name, in secure mode), whether its noise can be regenerated (``noise_reproducible``: true only with a
+    seed, as in the Gibbs trainers' reports), and that the unit is one document (group privacy for an author of
+    several)."""
+    rep["randomness"] = GAUSSIAN_SECURE_BY_TRAINER.get(trainer, GAUSSIAN_SECURE) if secure else GAUSSIAN_COINS
+    rep["noise_reproducible"] = bool(reproducible)
     if GROUP_PRIVACY not in str(rep.get("scope", "")):
         rep["scope"] = str(rep.get("scope", "")) + GROUP_PRIVACY
     return rep
@@ -85,6 +103,5 @@ class _DocumentDPModel(_FixedTopicsInference, TopicModel):
 
     def _note_seed(self, rep: dict) -> dict:
         if self.seed is not None:
-            rep["noise_reproducible"] = True
             rep["warning"] = SEED_WARNING
-        return document_level_notes(rep, bool(self.secure))
+        return document_level_notes(rep, bool(self.secure), type(self).__name__, reproducible=self.seed is not None)

@@ -6,6 +6,7 @@ Subclasses plug in what differs between algorithms through three hooks
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -278,6 +279,14 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         params = self.get_params()
         validate_params(params, self._parameter_constraints)
         self._params_at_validate = dict(params)  # what the fit about to start is trained with
+
+    def _require_secure_noise(self) -> None:
+        """A secure fit checks, before it reads any data, that OpenDP (which draws its noise) imports: a missing
+        OpenDP is then one line at once, not after a pass over the corpus."""
+        if getattr(self, "secure", False) is True:
+            from ..mechanisms.laplace import require_opendp
+
+            require_opendp()
 
     def _set_fitted(self, corpus=None) -> None:
         """End of a successful fit: the privacy report, and the parameters that produced this state (a later
@@ -592,6 +601,18 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         return X, None
 
 
+def replay_budget_message(n_replays: int, detail: str) -> str:
+    """The error of a run whose replays, after a lost Dask worker, would spend past its privacy budget."""
+    detail = detail.split(";")[0].removeprefix("privacy budget exceeded: ")
+    return (f"privacy budget exceeded after a Dask worker was lost: {n_replays} replayed sweep(s) of its shards are"
+            f" new noisy releases, and with them the run would exceed its budget ({detail}). A run trained to a"
+            f" budget (--budget,"
+            f" from_budget, --unit word) spends all of it on the planned iterations and has no headroom for replays:"
+            f" leave headroom (plan the run below the budget you can spend: --algorithm hdp --epsilon, eps_L per"
+            f" iteration, whose replays raise the reported epsilon instead of stopping the run), or train on threads"
+            f" (see docs/scaling.md, Recovery).")
+
+
 class GibbsTopicModel(TopicModel):
     """The collapsed-Gibbs estimators' training loop and fold-in inference. Not used directly: see :class:`LDA`,
     :class:`HDPLDA`, :class:`CDPLDA`."""
@@ -629,6 +650,7 @@ class GibbsTopicModel(TopicModel):
         ``needs_z = False`` spares gathering the topic assignments.
         """
         self._validate()
+        self._require_secure_noise()
         X, names = self._as_input(X)
         supplied = vocabulary is not None or (names is not None and self._input_names_public)
         if names is not None and vocabulary is None:
@@ -648,7 +670,8 @@ class GibbsTopicModel(TopicModel):
         backend = self._backend_ = make_backend(self.backend, self._jobs, self.client, self.parallel)
         self.n_replayed_ = 0
         want_release = callback is not None and getattr(callback, "needs_release", True)
-        with backend, progress_bar(self.n_iter, f"{type(self).__name__} K={K}", self.verbose) as bar:
+        with backend, progress_bar(self.n_iter, f"{type(self).__name__} K={K}", self.verbose) as bar, \
+                self._replays_explained():
             # secure mode: the samplers' coins come from the OS CSPRNG, not from rng
             arrays = backend.open(corpus, K, rng, self._kernel, secure_coins=self._coins(rng) is None)
             self._start(arrays, corpus, rng)
@@ -671,15 +694,42 @@ class GibbsTopicModel(TopicModel):
         self._set_fitted(corpus)
         if self.backend != "threads":
             self.privacy_["replayed_iterations"] = self.n_replayed_
+            if self.n_replayed_ and getattr(self, "ledger_", None) is not None:
+                import warnings
+
+                eps = self.privacy_.get("epsilon")
+                eps = f" ({eps:.4g})" if isinstance(eps, (int, float)) and np.isfinite(eps) else ""
+                warnings.warn(f"{type(self).__name__}: a Dask worker was lost and {self.n_replayed_} sweep(s) were"
+                              f" replayed from a checkpoint; each replay is a new noisy release, and the reported"
+                              f" epsilon{eps} includes them.", UserWarning, stacklevel=user_stacklevel())
         self._train_stats = {"n_docs": corpus.n_docs, "n_tokens": corpus.n_tokens, "vocab_size": V}
         return self
+
+    @contextmanager
+    def _replays_explained(self):
+        """A budget exceeded once sweeps were replayed (the replays took what the planned iterations needed) is
+        reported as the lost worker's doing, not the user's."""
+        from ..errors import BudgetExceededError
+
+        try:
+            yield
+        except BudgetExceededError as e:
+            if self.n_replayed_ and "a Dask worker was lost" not in str(e):
+                raise BudgetExceededError(replay_budget_message(self.n_replayed_, str(e))) from None
+            raise
 
     def _replay(self, backend, it, arrays, rng, todo) -> None:
         """Shards lost with a worker restarted from their checkpoint: sweep them ``todo[j]`` times to catch up.
         Each replayed sweep is another release (fresh noise, on the ledger) for a private trainer."""
+        from ..errors import BudgetExceededError
+
         alpha, beta = float(self.alpha), float(self.beta)
         while todo:
-            table, clip, _ = self._before_sweep(it, arrays, rng, False)
+            try:
+                table, clip, _ = self._before_sweep(it, arrays, rng, False)
+            except BudgetExceededError as e:
+                raise BudgetExceededError(replay_budget_message(self.n_replayed_ + max(todo.values()), str(e))) \
+                    from None
             self.n_replayed_ += 1
             again = backend.sweep(alpha, beta, word_table=table, clip=clip, shards=sorted(todo))
             todo = {j: n - 1 for j, n in todo.items() if n > 1}

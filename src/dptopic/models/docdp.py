@@ -108,6 +108,7 @@ class DocDPEM(_DocumentDPModel):
         (``vocabulary=``), or chosen privately beforehand and paid for separately; the number of documents is
         never used."""
         self._validate()
+        self._require_secure_noise()
         source, vocab, corpus = document_source(self, X, vocabulary)
         V, K = len(vocab), self.n_topics
         check_topics_fit_vocabulary(K, V)

@@ -152,6 +152,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         vocabulary must be public (``vocabulary=``), or chosen privately beforehand and paid for separately; the
         exact number of documents is never used (``n_words="auto"`` reads the noisy one of the first release)."""
         self._validate()
+        self._require_secure_noise()
         passes, vocab, corpus = document_source(self, X, vocabulary)
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
         V, K = len(vocab), int(self.n_topics)

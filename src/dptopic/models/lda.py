@@ -26,7 +26,9 @@ class LDA(GibbsTopicModel):
     parallel : how ``n_jobs > 1`` threads split the work: ``"partition"`` (default: documents × words
         blocks swept one diagonal at a time, Yan et al. 2009; threads never write the same counts and
         nothing is merged; measured faster than AD-LDA, see ``docs/scaling.md``) or ``"adlda"`` (above).
-        Both are bit-identical for a fixed seed and ``n_jobs``.
+        Both are bit-identical for a fixed seed and ``n_jobs``. The threads backend only: with
+        ``backend="dask"`` each shard is swept by its worker as in AD-LDA, and ``parallel`` (saved as given)
+        has no effect.
     sampler : ``"sparse"`` (SparseLDA bucket decomposition), ``"dense"``, or ``"auto"`` (sparse).
     eval_every : record the joint log-likelihood every this many sweeps (0: never).
     verbose : 0 silences the progress bar.

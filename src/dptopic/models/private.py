@@ -88,6 +88,10 @@ class _PrivateGibbs(GibbsTopicModel):
         note = (" Vocabulary treated as public (" + ("user-supplied" if supplied else "chosen from the training"
                 " corpus, not protected") + ");" + SIZES_PUBLIC_UNDER_WORD_DP)
         rep["scope"] = rep.get("scope", "no differential privacy guarantee.") + note
+        if getattr(self, "backend", "threads") == "dask":
+            rep["scope"] += (" Trained on a Dask cluster: the workers read the documents, and the driver and the"
+                             " workers exchange exact counts and topic assignments over Dask's transport, which no"
+                             " guarantee here covers: secure the cluster (TLS, trusted workers; docs/privacy.md).")
         return rep
 
     def _start(self, arrays, corpus, rng) -> None:

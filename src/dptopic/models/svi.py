@@ -434,6 +434,7 @@ class DPSVI(_VariationalLDA):
         """Train with ``n_steps`` Poisson-sampled private steps. ``vocabulary`` (public word list) fixes
         the vocabulary; otherwise it is taken from ``X`` and is not covered by the guarantee."""
         self._validate()
+        self._require_secure_noise()
         corpus = self._train_corpus(X, vocabulary)
         self._vocabulary_supplied = (vocabulary is not None or vocabulary_given(X)
                                      or (getattr(self, "_input_names", None) is not None and self._input_names_public))
@@ -500,9 +501,8 @@ class DPSVI(_VariationalLDA):
             "noise": "gaussian",
         })
         if self.seed is not None:
-            rep["noise_reproducible"] = True
             rep["warning"] = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
-        document_level_notes(rep, bool(self.secure))
+        document_level_notes(rep, bool(self.secure), "DPSVI", reproducible=self.seed is not None)
         if getattr(self, "_budget", None):
             rep["budget"] = {"epsilon": self._budget[0], "delta": self._budget[1]}
         return rep
