@@ -500,9 +500,11 @@ def print_privacy(report: dict, console=None):
                 t.add_row("partial figure: count releases only (NOT the model)", str(part))
         _report_tail(t, report, ("scope", "vocabulary"), console)
         return
-    partial = ("partial: the vocabulary was read from the training documents, outside epsilon (pass --vocabulary)"
-               if report.get("vocabulary_source") == "data" else
-               "partial: see scope" if report.get("guarantee") == "partial" else "")  # the privacy card's rule
+    from ..reporting import privacy_card
+
+    headline = privacy_card(report, check=False)   # the card's rule: the trainer's own reasons first, then the vocabulary
+    partial = (headline.get("guarantee_note") or ("partial: see scope" if headline["guarantee"] == "partial" else "")
+               if headline["guarantee"] == "partial" else "")
     from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
 
     if claims_no_guarantee(report):    # noise was added, but its events add up to no guarantee: the card says none too
@@ -538,8 +540,11 @@ def print_privacy(report: dict, console=None):
                 f"L={L}: {_g(e)}" for L, e in (ex.items() if isinstance(ex, dict) else ())))
         else:
             t.add_row("per document (word-level)", str(per))
+    if headline.get("fed_composition"):
+        t.add_row("per-user epsilon (FedLDA)", str(headline["fed_composition"]))
     if "epsilon_nominal" in report:
-        t.add_row("cross-check: paper's nominal claim", _g(report["epsilon_nominal"]))
+        t.add_row("epsilon per entry" if "epsilon_per_entry" in report else "cross-check: paper's nominal claim",
+                  _g(report["epsilon_nominal"]))
     if "epsilon_paper" in report:
         t.add_row("cross-check: paper (T(eps_L+eps_I))", _g(report["epsilon_paper"]))
     if "epsilon_basic" in report:

@@ -37,7 +37,7 @@ def cmd_corpus_prepare(a):
     if a.shards is not None:  # a new or empty folder, or (with --overwrite) the shards an earlier run wrote
         from .._io import check_output_folder
 
-        check_output_folder(a.out, overwrite=a.overwrite, what="corpus shards")
+        check_output_folder(a.out, overwrite=a.overwrite, what="corpus shard set")
     else:
         from pathlib import Path
 
@@ -213,9 +213,11 @@ def register(sub) -> None:
                          " keeps it, and a private model trained on it records the vocabulary as supplied (public)")
     cp.add_argument("--overwrite", action="store_true", help="replace --out if it already holds a dptopic corpus")
     cp.add_argument("--shards", type=positive_int, default=None, metavar="N",
-                    help="write N shard files (shard-00000.npz, ...) of about equal token counts into --out,"
-                         " for training on a Dask cluster (each worker reads its own shards; like every corpus file"
-                         " they are readable by their owner only, mode 0600)")
+                    help="write N shard files (shard-00000.npz, ...) of about equal token counts into --out:"
+                         " the document-level trainers (--unit document, docdp, docdp-cooc) stream such a folder"
+                         " in flat memory, one shard at a time; on a Dask cluster each worker reads its own shards;"
+                         " the Gibbs trainers on threads load every shard into memory. Like every corpus file they"
+                         " are readable by their owner only (mode 0600)")
     cp.add_argument("--private", action="store_true",
                     help="mark the corpus as private: 'corpus info' then warns that its statistics are not protected")
     cp.set_defaults(func=cmd_corpus_prepare)

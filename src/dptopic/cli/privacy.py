@@ -260,13 +260,16 @@ def cmd_privacy_verify(a):
 
         from .._io import _jsonable
 
-        print(json.dumps(_jsonable(check.to_dict()), indent=2))      # infinity written "inf", as model.json does
+        out = _jsonable(check.to_dict())
+        if _no_guarantee(rep) and check.status == "verified":
+            out["guarantee"] = "none"
+        print(json.dumps(out, indent=2))      # infinity written "inf", as model.json does
         _exit_unless_checked(check)
+        _exit_if_no_guarantee(rep, check)
         return
     console = make_console()
     if check.figures:
-        t = Table(title=f"privacy report of {a.model}: stated and recomputed from its {len(rep.get('events', []))}"
-                        " event(s)")
+        t = Table(title=f"privacy report of {a.model}: stated and recomputed from its {_events_text(rep)}")
         for col in ("figure", "stated", "recomputed", ""):
             t.add_column(col, justify="left" if col == "figure" else "right")
         for key, f in check.figures.items():
@@ -276,11 +279,44 @@ def cmd_privacy_verify(a):
             t.add_row(key, "-" if stated is None else show(stated), "-" if again is None else show(again),
                       f["verdict"])
         print_table(console, t)
-    if check.status == "verified" and check.figures:
+    none = _no_guarantee(rep) and check.status == "verified"
+    if none:    # the figures hold, but they add up to no guarantee: not "verified" as if all were well
+        console.print(f"consistent, but NO (epsilon, delta) guarantee: every row of the table holds, and the events"
+                      f" add up to no differential privacy guarantee (exit status {NO_GUARANTEE_EXIT}); {check.detail}")
+    elif check.status == "verified" and check.figures:
         console.print(f"verified: every row of the table holds; {check.detail}")
     elif check.status in ("verified", "looser", "no_claim"):
         console.print(f"{check.status}: {check.detail}")
     _exit_unless_checked(check)
+    _exit_if_no_guarantee(rep, check)
+
+
+NO_GUARANTEE_EXIT = 3
+"""``privacy verify``'s exit status for a report whose figures hold but whose events give no guarantee."""
+
+
+def _no_guarantee(rep: dict) -> bool:
+    from ..accounting.ledger import claims_no_guarantee
+
+    return bool(rep.get("private")) and claims_no_guarantee(rep)
+
+
+def _exit_if_no_guarantee(rep: dict, check) -> None:
+    if _no_guarantee(rep) and check.status == "verified":
+        raise SystemExit(NO_GUARANTEE_EXIT)
+
+
+def _events_text(rep: dict) -> str:
+    """The events of a report as the table counts them: "1 event repeated 256 times", "3 kinds of event (512 in
+    all)"."""
+    events = [e for e in (rep.get("events") or []) if isinstance(e, dict)]
+    counts = [e.get("count") for e in events]
+    if not all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
+        return f"{len(events)} event(s)"
+    total = sum(counts)
+    if len(events) == 1:
+        return "1 event" if total == 1 else f"1 event repeated {total} times"
+    return f"{len(events)} kinds of event ({total} in all)"
 
 
 def _exit_unless_checked(check) -> None:
@@ -348,7 +384,9 @@ def register(sub) -> None:
                                      " and, for a model folder, compare the events with what its trainer's"
                                      " parameters plan. Exit status 0: verified, looser (valid, not tight) or no claim; 2: failed (a"
                                      " figure below what the events support, events that do not match the parameters, or a damaged report) or not"
-                                     " recomputable (a report saved by an earlier version). docs/privacy.md.")
+                                     " recomputable (a report saved by an earlier version); 3: consistent, but the"
+                                     " events add up to NO (epsilon, delta) guarantee (noise was added, e.g. FedLDA's"
+                                     " tail rule). docs/auditing.md.")
     pv.add_argument("model", help="a saved model's folder (the --out of dptopic train) or a JSON privacy report")
     pv.add_argument("--format", choices=("table", "json"), default="table",
                     help="table (default) or json: the status, the reason and every figure stated and recomputed")

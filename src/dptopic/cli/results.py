@@ -218,6 +218,12 @@ def cmd_export(a):
                     " 'vocab', 'term_frequency')})", **pyldavis_data(model, docs)}
     private = bool(getattr(model, "privacy_", {}).get("private"))
     doc["privacy"], released = export_privacy(model)
+    from .train import learned_words
+
+    learned = learned_words(model)      # FedLDA: the words past report_words are a shared fill, not learned
+    if learned:
+        doc.update(learned)
+        released += "; " + learned["report_words_note"]
     if private:
         doc["privacy_note"] = released + ("" if a.corpus_public else "; doc_topic_dists, doc_lengths and"
                                           " term_frequency are computed from the documents of --corpus and are NOT"

@@ -87,6 +87,21 @@ def _refuse_foreign_flags(a) -> None:
                                    f" or drop --unit and use {which}.")
             raise DPTopicError(f"{flag} has no effect with --algorithm {a.algorithm}: it applies to"
                                f" {'/'.join(algos)} only{hint}; drop it or choose one of those algorithms.")
+    def written(dest, default):
+        return dest in given if given is not None else getattr(a, dest, default) != default
+
+    if a.algorithm == "fed" and getattr(a, "exclusion", "none") == "none":
+        # the floor and tail rules' RRP parameters: the 'none' rule's subset-selection reports read none of them
+        for dest, default in (("replacement", "mixture"), ("variant", "another"), ("failure_rate", 0.1)):
+            if written(dest, default):
+                flag = "--" + dest.replace("_", "-")
+                raise DPTopicError(f"{flag} applies to --exclusion floor/tail only: the 'none' rule (the default)"
+                                   f" randomizes each entry by subset selection and ignores it; drop it or choose"
+                                   " --exclusion floor or tail.")
+    if written("parallel", None) and (getattr(a, "scheduler", None) is not None
+                                      or getattr(a, "dask_local", None) is not None):
+        raise DPTopicError("--parallel has no effect on a Dask cluster (--scheduler/--dask-local): the Dask backend"
+                           " always runs AD-LDA, one actor per shard (docs/scaling.md); drop --parallel.")
     if a.unit == "word":        # --unit word promises a word-level guarantee for the whole run's --epsilon
         for flag, given, why in (
                 ("--paper-literal", a.paper_literal, "Algorithm 1 exactly as written has no guarantee"),
@@ -245,6 +260,9 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
         word_level = isinstance(model, (HDPLDA, CDPLDA)) and getattr(a, "private_vocabulary", None) is None
         console.print(corpus_line(corpus, train, test, model._private, word_level,
                                   saved=bool(getattr(a, "save_metrics", False))))
+        note = pad_length_note(model, train, a)
+        if note:
+            console.print(note)
     if test is None:
         model.fit(train, vocabulary=vocabulary)
         model.metrics_ = {}
@@ -258,6 +276,34 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
     model.metrics_ = {"perplexity_completion": ppl_c, "perplexity_paper": ppl_p, "umass_coherence_top10": coh,
                       "n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **_npmi_and_diversity(model, test)}
     return train, test
+
+
+PAD_LENGTH_FACTOR = 4
+"""train notes a FedLDA --pad-length above this many times the typical user's length."""
+
+
+def pad_length_note(model, train, a) -> str | None:
+    """FedLDA: one note when --pad-length is far above the typical simulated user's length: each user then sends
+    mostly padding, and its epsilon (per entry x entries) grows with the pad length. The typical length is a
+    statistic of the private corpus, labelled as the corpus line labels its sizes (shown here, not saved)."""
+    import numpy as np
+
+    from ..models import FedLDA
+
+    if not isinstance(model, FedLDA) or getattr(a, "user_budget", None) is not None or not train.n_docs:
+        return None
+    if model.n_clients is None:     # one user per document
+        typical = float(np.median(np.diff(np.asarray(train.doc_ptr))))
+    else:
+        typical = float(np.median([b.sum() for b in np.array_split(np.diff(np.asarray(train.doc_ptr)),
+                                                                   min(model.n_clients, train.n_docs))]))
+    L = int(model.pad_length)
+    if typical <= 0 or L <= PAD_LENGTH_FACTOR * typical:
+        return None
+    return (f"[bold yellow]note[/]: --pad-length {L} is far above the typical user's {typical:.0f} tokens (median;"
+            " [yellow]a statistic of the private corpus: outside the guarantee, shown here, not saved[/]): each user"
+            f" sends {L} entries, mostly padding, and its epsilon (per entry x entries) grows with them; a pad length"
+            " near the typical user's length costs far less (docs/fedlda.md).")
 
 
 def _without_copies_of(test, train, console):
@@ -635,6 +681,7 @@ def cmd_topics(a):
     import csv
     import io
     import json
+    import sys
 
     from ..models import load
 
@@ -651,15 +698,49 @@ def cmd_topics(a):
                "topics": [{"topic": k, "words": [w for w, _ in t], "weights": [float(p) for _, p in t]}
                           for k, t in enumerate(topics)],
                "privacy_card": privacy_card(model.privacy_, type(model).__name__)}
+        learned = learned_words(model)
+        if learned:
+            doc.update(learned)
         print(json.dumps(doc, indent=2))
         return
     buf = io.StringIO()
+    card = privacy_card_line(model, a.model)
+    if card:        # the CSV carries no card: say where it is, as the JSON carries it
+        print(card, file=sys.stderr)
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["topic", "rank", "word", "weight"])
     for k, t in enumerate(topics):
         for r, (word, p) in enumerate(t):
             w.writerow([k, r + 1, word, f"{p:.6g}"])
     print(buf.getvalue(), end="")
+
+
+def learned_words(model) -> dict:
+    """FedLDA with fewer report words than words: which words were learned (the vocabulary's first ``report_words``)
+    and a note that the others are a shared Zipf fill; empty for every other model."""
+    n = getattr(model, "report_words_", None)
+    V = len(model.vocabulary_)
+    if not isinstance(n, int) or n >= V:
+        return {}
+    return {"report_words": n,
+            "report_words_note": f"only the vocabulary's first {n} of {V} words (report_words) were learned from the"
+                                 f" users' reports; the other {V - n} get the same Zipf-law weights in every topic"
+                                 " (a shared fill, not learned)"}
+
+
+def privacy_card_line(model, path) -> str:
+    """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full)."""
+    from ..reporting import privacy_card
+    from ..reporting.card import epsilon_text
+
+    rep = getattr(model, "privacy_", None) or {}
+    card = privacy_card(rep, type(model).__name__, check=False)
+    g = card["guarantee"]
+    what = ("no differential privacy guarantee" if g == "none" else
+            f"{g} guarantee, epsilon = {epsilon_text(card['epsilon'])} per {card['privacy_unit']}")
+    note = learned_words(model).get("report_words_note")
+    return (f"note: these topics come with the model's privacy card ({what}): see 'dptopic topics --model {path}'"
+            " or --format json" + (f"; {note}" if note else "") + ".")
 
 
 def register(sub) -> None:
@@ -728,8 +809,9 @@ def register(sub) -> None:
                         " and Reuters newswire, so choose it on a public corpus like yours; no extra budget;"
                         " docs/document_dp.md)")
     t.add_argument("--jobs", type=jobs_int, default=1,
-                   help="threads: the Gibbs trainers' shards (AD-LDA), FedLDA's clients, the document-level trainers'"
-                        " E-step (not svi/online-vb)")
+                   help="threads: the Gibbs trainers' sweep (split as --parallel says: documents x words blocks by"
+                        " default, or AD-LDA shards), FedLDA's clients, the document-level trainers' E-step (not"
+                        " svi/online-vb); on a Dask cluster, the threads of the held-out evaluation only")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
                         " words blocks swept diagonal by diagonal (no merge, the default)")
@@ -748,7 +830,9 @@ def register(sub) -> None:
     add_svi_args(t)
     t.set_defaults(func=cmd_train)
 
-    d = sub.add_parser("demo", help="the main job: private HDP-LDA on the demo corpus, with a non-private reference")
+    d = sub.add_parser("demo", help="the main job: private HDP-LDA (hybrid differentially private LDA, Zhao et al.;"
+                                    " not a Hierarchical Dirichlet Process) on the demo corpus, with a non-private"
+                                    " reference")
     d.add_argument("--topics", type=positive_int, default=20)
     # 50 sweeps: half the word-level epsilon of 100 sweeps (531 vs 1053 by PLD) for +2% perplexity
     d.add_argument("--iterations", type=positive_int, default=50)

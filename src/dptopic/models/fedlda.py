@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
-from ..accounting.fedlda import (entries_for_user_budget, krr_eta, listed_alphabetically, report_words_for,
+from ..accounting.fedlda import (entries_for_user_budget, listed_alphabetically, report_words_for,
                                  subset_inclusion, user_spend)
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, Vocabulary, as_corpus
@@ -116,6 +116,17 @@ def coverage(replacement: str, exclusion: str = "floor") -> dict:
         note += ("; tail exclusion: the poster's (eps, 2 delta)-LDP per entry holds only if the model's word"
                  " probabilities follow Zipf's law with exponent gamma; not verified by construction")
     return {"guarantee": "partial", "note": note, "scope": SCOPE if mixture else SCOPE_TOPIC}
+
+
+def _floor_fits(cfg, V: int, delta: float) -> bool:
+    """Whether the floor rule's 'another word' replacement fits ``V`` words at ``cfg``'s epsilon with failure rate
+    ``delta``."""
+    from dataclasses import replace
+
+    from ..federated.client import _cap_fits
+
+    c = replace(cfg, delta=float(delta))
+    return _cap_fits(c.epsilon, c, V)
 
 
 class FedLDA(GibbsTopicModel):
@@ -255,6 +266,14 @@ class FedLDA(GibbsTopicModel):
         if self.secure and self.exclusion != "none":
             raise DPTopicError("secure mode draws the reports by subset selection, the 'none' rule's randomizer: the"
                                " floor and tail rules have no secure sampler; use exclusion='none'.")
+        # the failure rate alone makes eta round to 1 (at the poster's 0.1 it would not): every word replaced
+        if (self.exclusion != "none" and _eta(self.epsilon, self.delta, self.gamma, self.variant) > 1 - 1e-6
+                and _eta(self.epsilon, max(0.1, float(self.delta)), self.gamma, self.variant) <= 1 - 1e-6):
+            d0 = _delta0(self.delta, self.gamma)
+            raise DPTopicError(f"delta={self.delta:g} (the failure rate) is too small at epsilon={self.epsilon:g}: it"
+                               f" leaves delta0 = {d0:.3g}, so eta rounds to 1 and every entry's word would be replaced:"
+                               " the reports would carry nothing about the users' words; raise it (the poster's is"
+                               " 0.1) or epsilon.")
         if self.exclusion != "none" and self.report_words not in ("auto", "all"):
             raise DPTopicError(f"report_words={self.report_words!r} applies to exclusion='none' only: the floor and"
                                " tail rules replace words from the model over the whole vocabulary; drop it.")
@@ -377,7 +396,7 @@ class FedLDA(GibbsTopicModel):
             self.vocabulary_ = corpora[0].vocabulary
             V = len(self.vocabulary_)
             cfg = self._config()
-            check_config(cfg, V)  # K <= V and a realizable epsilon, before any work
+            self._check_config(cfg, V)  # K <= V and a realizable epsilon, before any work
             corpora, n_report = self._report_corpora(corpora)
             self.report_words_ = n_report
             check_config(cfg, n_report)
@@ -393,6 +412,20 @@ class FedLDA(GibbsTopicModel):
             self.__dict__.clear()
             self.__dict__.update(before)
             raise
+
+    def _check_config(self, cfg, V: int) -> None:
+        """``check_config``, with the failure rate named as the other lever when the floor rule's epsilon is too
+        small for the vocabulary and the poster's failure rate (0.1) would fit at this epsilon."""
+        try:
+            check_config(cfg, V)
+        except DPTopicError as e:
+            msg = str(e)
+            if (self.exclusion != "floor" or "variant='coincide'" not in msg or float(self.delta) >= 0.1
+                    or not _floor_fits(cfg, V, 0.1)):
+                raise
+            d0 = _delta0(self.delta, self.gamma)
+            raise DPTopicError(msg.rstrip(".") + f", or raise delta={self.delta:g} (the failure rate: it sets the floor"
+                               f" delta0 = {d0:.3g}, and at delta=0.1 this epsilon fits).") from None
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
         """``fit(X).transform(X)``; for a list of user corpora, the rows of every user's documents in turn."""
@@ -444,15 +477,18 @@ class FedLDA(GibbsTopicModel):
         rep = self.ledger_.report(self.report_delta)
         none = self.exclusion == "none"
         n_report = int(getattr(self, "report_words_", len(self.vocabulary_)))
-        e = krr_eta(self.epsilon, n_report) if none else _eta(self.epsilon, self.delta, self.gamma,
-                                                                            self.variant)
+        e = None if none else _eta(self.epsilon, self.delta, self.gamma, self.variant)
         rep.update({
             "epsilon_nominal": float(self.epsilon),
             "epsilon_per_entry": float(rep["events"][0]["epsilon"]) if rep["events"] else float(self.epsilon),
-            "parameters": {"eta": e, "delta0": _delta0(self.delta, self.gamma), "failure_rate_delta": self.delta,
-                           "gamma": self.gamma, "variant": self.variant, "exclusion": self.exclusion,
-                           "replacement": self.replacement, "entries_per_round": self._config().n_entries,
-                           "rounds": self.rounds},
+            # the 'none' rule's reports use none of the floor and tail rules' RRP parameters (eta, delta0, the
+            # failure rate, gamma, variant, replacement): the card lists only what the rule read
+            "parameters": ({"exclusion": self.exclusion, "entries_per_round": self._config().n_entries,
+                            "rounds": self.rounds, "vocab_size": len(self.vocabulary_)} if none else
+                           {"eta": e, "delta0": _delta0(self.delta, self.gamma), "failure_rate_delta": self.delta,
+                            "gamma": self.gamma, "variant": self.variant, "exclusion": self.exclusion,
+                            "replacement": self.replacement, "entries_per_round": self._config().n_entries,
+                            "rounds": self.rounds}),
             **coverage(self.replacement, self.exclusion),
             "noise": ("subset selection (one word: k-ary randomized response), once per entry" if none
                       else "RRP word replacement"),

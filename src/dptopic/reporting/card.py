@@ -149,6 +149,7 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     if private and "pure" in str(which):  # the claim is pure epsilon-DP: it holds with delta = 0
         delta = 0.0
     guarantee = "none" if not private else ("partial" if report.get("guarantee") == "partial" else "full")
+    events_only = bool(report.get("private")) and claims_no_guarantee(report) and report.get("unit") is not None
     covered, not_covered = _split_scope(report.get("scope", ""))
     vocab = report.get("vocabulary")
     # where the released words came from: "data" (read from the training documents: outside epsilon), "supplied"
@@ -165,8 +166,11 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         "schema": CARD_SCHEMA,
         "trainer": trainer,
         "guarantee": guarantee,
-        "privacy_unit": report.get("unit") if private else None,    # no guarantee: no unit it protects
-        "neighbouring_relation": report.get("neighbouring_relation") if private else None,
+        # no guarantee: no unit it protects; but where noise was added and its events add up to no guarantee, the
+        # events' unit and relation are shown (privacy_unit_note says that they carry no guarantee), as the terminal
+        # card shows them
+        "privacy_unit": report.get("unit") if private or events_only else None,
+        "neighbouring_relation": report.get("neighbouring_relation") if private or events_only else None,
         "epsilon": eps,
         "delta": _finite(delta) if private else None,
         "epsilon_is": which,
@@ -189,10 +193,20 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
                              f" {epsilon_text(basic['epsilon'])} by basic composition, within"
                              f" {PURE_NOTE_TOLERANCE:.0%} of the headline's {epsilon_text(eps)} at delta ="
                              f" {card['delta']:g}: a review may state the pure guarantee instead")
+    if events_only:
+        card["privacy_unit_note"] = ("the unit and neighbouring relation of the events the noise was accounted for;"
+                                     " NO (epsilon, delta) guarantee holds for them")
+    reasons = partial_reasons(report) if guarantee == "partial" else []
     if vocab_exposed and private:
-        card["guarantee_note"] = ("partial: the vocabulary was chosen from the training documents and is released with"
-                                  " the model, outside the epsilon; give a public vocabulary (--vocabulary) or select"
-                                  " it privately (--private-vocabulary) for a full guarantee")
+        reasons.append("the vocabulary was chosen from the training documents and is released with the model, outside"
+                       " the epsilon; give a public vocabulary (--vocabulary) or select it privately"
+                       " (--private-vocabulary)" + ("" if len(reasons) else " for a full guarantee"))
+    if reasons:
+        card["partial_reasons"] = reasons
+        card["guarantee_note"] = "partial: " + "; ".join(reasons)
+    fed = fed_composition(report)
+    if fed:
+        card["fed_composition"] = fed
     unit = str(report.get("unit") or "unit")
     if isinstance(report.get("topic_model"), dict) or " + " in unit:   # a composed report: name no single unit
         unit = "privacy unit"
@@ -234,6 +248,50 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     return card
 
 
+def partial_reasons(report: dict) -> list:
+    """The trainer's own reasons for a partial guarantee, most serious first (the vocabulary's source is added by
+    :func:`privacy_card`): for FedLDA's floor and tail rules, the Zipf assumption of the tail rule and the topic
+    labels sent in the clear (``docs/fedlda.md``)."""
+    params = report.get("parameters") if isinstance(report.get("parameters"), dict) else {}
+    rule = params.get("exclusion")
+    if "epsilon_per_entry" not in report or rule not in ("floor", "tail"):
+        return []
+    out = []
+    if rule == "tail":
+        out.append("the tail rule's bound holds only if the model's word probabilities follow Zipf's law (exponent"
+                   " gamma), which is not verified")
+    out.append("each entry's topic label is sent in the clear (it depends on the user's text)")
+    if params.get("replacement") == "mixture":
+        out.append("replacement='mixture' draws replacement words from the user's own topic mixture")
+    return out
+
+
+def fed_composition(report: dict) -> str | None:
+    """FedLDA's arithmetic from per-entry to per-user epsilon, in one line: epsilon per entry x entries per user
+    (once for the 'none' rule, whose reports are reused in every round; again every round for floor and tail), the
+    words in each report and the words the reports range over; None for another trainer's report."""
+    params = report.get("parameters") if isinstance(report.get("parameters"), dict) else {}
+    e = _finite(report.get("epsilon_per_entry"))
+    m, rounds = params.get("entries_per_round"), params.get("rounds")
+    if e is None or not isinstance(m, int) or not isinstance(rounds, int):
+        return None
+    rule = params.get("exclusion")
+    if rule == "none":
+        line = (f"epsilon {epsilon_text(e)} per entry x {m} entries per user = {epsilon_text(e * m)} per user (basic"
+                f" composition), paid once whatever the {rounds} rounds: the reports are randomized once and reused")
+    else:
+        line = (f"epsilon {epsilon_text(e)} per entry x {m} entries per round x {rounds} rounds ="
+                f" {epsilon_text(e * m * rounds)} per user (basic composition): the {rule} rule randomizes again every"
+                " round")
+    size, n, vocab = params.get("words_per_report"), params.get("report_words"), params.get("vocab_size")
+    if isinstance(size, int):
+        line += f"; {size} word{'s' if size != 1 else ''} per report"
+    if isinstance(n, int):
+        line += f"; reports range over the vocabulary's first {n}" + (f" of {vocab}" if isinstance(vocab, int) else "") \
+                + " words (report_words)"
+    return line
+
+
 SEED_WARNING = ("an explicit seed was given: the noise is reproducible from it, so the guarantee holds only while the"
                 " seed stays secret")
 
@@ -247,9 +305,15 @@ def _figures(report: dict) -> dict:
     for key, what, at in _FIGURES:
         if key not in report:
             continue
-        if key == "epsilon_nominal" and "epsilon_per_entry" in report:   # FedLDA: the poster's budget per entry
-            what = ("the poster's budget per reported entry (one word), not per user: the headline composes a user's"
-                    " entries")
+        if key == "epsilon_nominal" and "epsilon_per_entry" in report:   # FedLDA: the budget per entry
+            params = report.get("parameters") if isinstance(report.get("parameters"), dict) else {}
+            if params.get("exclusion") == "none":   # this library's rule: a report holds a subset of words
+                what = ("epsilon per reported entry (one randomized report of"
+                        f" {params.get('words_per_report', 'one or more')} word(s) by subset selection; this library's"
+                        " rule, not the poster's), not per user: the headline composes a user's entries")
+            else:
+                what = ("the poster's budget per reported entry (one word), not per user: the headline composes a"
+                        " user's entries")
         delta = {"report": _finite(report.get("delta")), "basic": _finite(report.get("delta_basic")) or 0.0,
                  "pure": 0.0}.get(at)
         if composed and key in _ADDED_FIGURES:      # Theorem 4.1's addition, not a composition of the events

@@ -183,7 +183,12 @@ def _privacy_section(card: dict) -> str:
     impl = card.get("implementation")
     impl = impl if isinstance(impl, dict) else {}
     noise = impl.get("noise")
-    if g == "none":
+    if g == "none" and card.get("privacy_unit"):     # the events' unit: shown as the terminal card does, labelled
+        unit = (f"{_text(card.get('privacy_unit'))} <span class='note'>("
+                f"{escape(str(card.get('privacy_unit_note') or 'no differential privacy guarantee'))})</span>")
+        why = str(card.get("epsilon_is") or "none")
+        guarantee = "none" + ("" if why == "none" else f" <span class='note'>({escape(why)})</span>")
+    elif g == "none":
         unit = "none: no differential privacy guarantee"
         why = str(card.get("epsilon_is") or "none")
         guarantee = "none" + ("" if why == "none" else f" <span class='note'>({escape(why)})</span>")
@@ -206,6 +211,10 @@ def _privacy_section(card: dict) -> str:
             ("recomputed from its events", _ledger_check(card.get("ledger_check"))),
             ("what is covered", _text(card.get("covered"))),
             ("what is NOT covered", _text(card.get("not_covered")))]
+    if card.get("fed_composition"):     # FedLDA: per entry x entries (x rounds) = per user, visibly
+        rows.insert(2, ("per-user ε (FedLDA)", _text(card.get("fed_composition"))))
+    if card.get("report_words_note"):
+        rows.append(("report words", _text(card.get("report_words_note"))))
     if card.get("fits"):
         rows.append(("other fits", _text(card.get("fits"))))
     per = card.get("per_document")
