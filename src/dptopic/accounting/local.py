@@ -186,6 +186,10 @@ def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports
         "epsilon_word_relation": WORD_RELATION_LOCAL,
         "epsilon_doc": vocab_size * eps_w,
         "epsilon_doc_relation": DOCUMENT_RELATION,
+        # the word-level figure for a whole contributor: one word changed in each of its reports, composed (basic)
+        "epsilon_word_contributor": reports_per_contributor * eps_w,
+        "epsilon_word_contributor_relation": (f"one word changed in each of a contributor's {reports_per_contributor}"
+                                              " report(s), basic composition over them"),
         "vocab_size": vocab_size,
         "reports_per_contributor": reports_per_contributor,
         "noise": "randomized response on the contributors' devices",
