@@ -179,3 +179,26 @@ def test_gensim_coherence_recipe(none_model):
     for measure in ("c_v", "c_npmi"):
         cm = CoherenceModel(topics=topics, texts=texts, dictionary=dictionary, coherence=measure)
         assert len(cm.get_coherence_per_topic()) == len(topics) and gensim.__version__
+
+
+def test_demo_help_describes_every_option_and_topic_tables_name_their_model(capsys):
+    from dptopic.cli.main import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["demo", "--help"])
+    assert e.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "hybrid differentially private LDA" in out and "non-private LDA on the same split" in out
+    for flag, phrase in (("--topics", "topics K"), ("--iterations", "Gibbs sweeps"), ("--epsilon-laplace", "eps_L"),
+                         ("--epsilon-inherent", "eps_I"), ("--jobs", "threads"), ("--show-topics", "private topics"),
+                         ("--quiet", "no progress bars")):
+        assert phrase in out, flag
+    import numpy as np
+
+    from dptopic import LDA
+    from dptopic.cli._common import make_console, print_topics
+
+    X = np.array([[3, 0, 1], [0, 2, 2], [1, 1, 0]])
+    m = LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(X, vocabulary=["apple", "berry", "cherry"])
+    print_topics(m, 2, console=make_console())
+    assert "words per topic of LDA" in " ".join(capsys.readouterr().out.split())

@@ -458,7 +458,7 @@ def print_topics(model, n=10, max_topics=None, console=None):
     console = console or make_console()
     from rich.table import Table
 
-    t = Table(title=f"Top {n} words per topic", show_lines=False)
+    t = Table(title=f"Top {n} words per topic of {type(model).__name__}", show_lines=False)
     t.add_column("topic", justify="right")
     t.add_column("words")
     background = set(model.background_topic_ids()) if hasattr(model, "background_topic_ids") else set()

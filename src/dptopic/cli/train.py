@@ -622,6 +622,9 @@ def cmd_demo(a):
     out = private.save(a.out, save_metrics=a.save_metrics)
     baseline.save(Path(a.out).with_name(Path(a.out).name + "-nonprivate"))
     console.print(f"private model written to [bold]{out}[/] (non-private reference beside it, suffix -nonprivate)")
+    console.print(f"next: [bold]dptopic report --model {out} --out demo.html[/] (the topics and the privacy card as"
+                  " a page a review board can file), [bold]dptopic topics --model " f"{out}[/], or train on your own"
+                  " text: dptopic train --help")
 
 
 @with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
@@ -832,21 +835,30 @@ def register(sub) -> None:
 
     d = sub.add_parser("demo", help="the main job: private HDP-LDA (hybrid differentially private LDA, Zhao et al.;"
                                     " not a Hierarchical Dirichlet Process) on the demo corpus, with a non-private"
-                                    " reference")
-    d.add_argument("--topics", type=positive_int, default=20)
+                                    " reference",
+                       description="Train private HDP-LDA (hybrid differentially private LDA, Zhao et al. 2021: a"
+                                   " word-level guarantee) on the State of the Union paragraphs, and non-private LDA"
+                                   " on the same split as the reference; print both models' held-out figures, the"
+                                   " private topics and the privacy card, and save both models.")
+    d.add_argument("--topics", type=positive_int, default=20, help="topics K (default 20)")
     # 50 sweeps: half the word-level epsilon of 100 sweeps (531 vs 1053 by PLD) for +2% perplexity
-    d.add_argument("--iterations", type=positive_int, default=50)
-    d.add_argument("--epsilon-laplace", type=positive_float, default=1.0)
-    d.add_argument("--epsilon-inherent", type=positive_float, default=10.0)
+    d.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps of both models (default 50)")
+    d.add_argument("--epsilon-laplace", type=positive_float, default=1.0,
+                   help="HDP-LDA's Laplace epsilon per sweep, eps_L (default 1; '--epsilon' in 'train --algorithm"
+                        " hdp')")
+    d.add_argument("--epsilon-inherent", type=positive_float, default=10.0,
+                   help="HDP-LDA's bound on the sampler's inherent privacy, eps_I (default 10)")
     d.add_argument("--seed", type=seed_int, default=None,
                    help="seed both models (tests only: whoever knows it can remove the private model's noise);"
                         " default: fresh OS entropy")
     d.add_argument("--save-metrics", action="store_true",
                    help="also save the private model's metrics, labelled 'outside the guarantee'")
-    d.add_argument("--jobs", type=jobs_int, default=min(2, os.cpu_count() or 1))
-    d.add_argument("--show-topics", type=positive_int, default=20)
+    d.add_argument("--jobs", type=jobs_int, default=min(2, os.cpu_count() or 1),
+                   help="threads (default: 2, or 1 on one core)")
+    d.add_argument("--show-topics", type=positive_int, default=20, help="how many private topics to print (default"
+                                                                        " 20)")
     add_out_args(d, "runs/demo")
-    d.add_argument("--quiet", action="store_true")
+    d.add_argument("--quiet", action="store_true", help="no progress bars")
     d.set_defaults(func=cmd_demo)
 
     e = sub.add_parser("evaluate", help="perplexity and coherence of a saved model on a corpus")
