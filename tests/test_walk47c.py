@@ -202,3 +202,19 @@ def test_demo_help_describes_every_option_and_topic_tables_name_their_model(caps
     m = LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(X, vocabulary=["apple", "berry", "cherry"])
     print_topics(m, 2, console=make_console())
     assert "words per topic of LDA" in " ".join(capsys.readouterr().out.split())
+
+
+def test_train_says_how_the_held_out_part_was_chosen(tmp_path, capsys):
+    # word-level trainers hold out by position, the others by each document's words: two runs a user compares may
+    # then hold out different documents, and the corpus line says which split each used
+    from dptopic.cli.main import main
+
+    f = tmp_path / "d.txt"
+    f.write_text("".join(f"galaxy orbit rocket launch planet{'s' * (i % 3)} moon crater\n" for i in range(30)))
+    said = {}
+    for algo in ("lda", "hdp"):
+        assert main(["train", "--algorithm", algo, "--corpus", str(f), "--topics", "2", "--iterations", "2",
+                     "--quiet", "--out", str(tmp_path / algo)]) in (0, None)
+        said[algo] = " ".join(capsys.readouterr().out.split())
+    assert "held out by each document's words" in said["lda"] and "held out by position" not in said["lda"]
+    assert "held out by position, as the word-level trainers split" in said["hdp"]

@@ -435,7 +435,12 @@ def flush_notes(show: bool = True) -> None:
         print(line, file=sys.stderr)
 
 
-def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False) -> str:
+SPLIT_NAMES = {"position": "held out by position, as the word-level trainers split",
+               "stable": "held out by each document's words, as the other trainers split"}
+
+
+def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False,
+                split: str | None = None) -> str:
     """The corpus summary printed before training (``test`` None: no held-out part); for a private trainer its exact
     sizes are labelled as what
     they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
@@ -443,7 +448,9 @@ def corpus_line(corpus, train, test, private: bool, word_level: bool = False, sa
     ``--save-metrics`` asks for: ``saved``)."""
     line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
             f" ({corpus.n_empty_dropped} empty documents dropped); "
-            + (f"train {train.n_docs} / test {test.n_docs}" if test is not None else
+            + (f"train {train.n_docs} / test {test.n_docs}" + (f" ({SPLIT_NAMES[split]}: compare held-out figures"
+                                                                 " only between runs split alike)" if split else "")
+               if test is not None else
                f"train on all {train.n_docs} (--test-size 0: no held-out part, so no held-out evaluation; run"
                " 'dptopic evaluate' on documents kept aside)"))
     if private and word_level:
