@@ -67,8 +67,7 @@ def test_a_replay_is_warned_with_its_count_and_the_epsilon_includes_it(tiny, los
     assert not [w for w in rec if "replayed" in str(w.message)]
 
 
-@pytest.mark.parametrize("exc", [OSError("Timed out trying to connect to tcp://127.0.0.1:18786 after 20 s"),
-                                 TimeoutError()])
+@pytest.mark.parametrize("exc", [OSError("Timed out trying to connect to tcp://127.0.0.1:18786 after 20 s")])
 def test_a_scheduler_lost_after_the_reconnect_timeout_is_one_line(capsys, monkeypatch, exc):
     # item 2: distributed raises a plain OSError once its reconnect time-out is over; the CLI printed
     # "error: OSError: Timed out trying to connect ..." instead of its scheduler-lost line
@@ -81,6 +80,21 @@ def test_a_scheduler_lost_after_the_reconnect_timeout_is_one_line(capsys, monkey
     assert cli_main._dispatch(argparse.Namespace(func=lost, scheduler="tcp://127.0.0.1:18786", dask_local=None)) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: lost the connection to the Dask scheduler")
+
+
+@pytest.mark.parametrize("exc", [FileNotFoundError(2, "No such file or directory", "s3://bucket/x.npz"),
+                                 TimeoutError("lock timed out")])
+def test_an_ordinary_os_error_on_a_cluster_run_keeps_its_own_line(capsys, monkeypatch, exc):
+    # a missing file whose name holds "://", or a time-out of something else, is not a lost scheduler
+    from dptopic.cli import _common, main as cli_main
+
+    def fails(a):
+        raise exc
+
+    monkeypatch.setattr(_common, "resolve_model_arg", lambda a: None)
+    assert cli_main._dispatch(argparse.Namespace(func=fails, scheduler="tcp://127.0.0.1:18786", dask_local=None)) == 2
+    err = capsys.readouterr().err.strip()
+    assert "Dask scheduler" not in err and err.startswith(f"error: {type(exc).__name__}"), err
 
 
 def test_an_os_error_off_the_cluster_keeps_its_own_line(capsys, monkeypatch):
@@ -186,13 +200,20 @@ def test_secure_document_level_trainers_check_opendp_before_reading_data(tiny, m
             m.fit(tiny.corpus)
 
 
-def test_the_cli_checks_opendp_before_the_command_runs(capsys, monkeypatch):
-    from dptopic.cli import _common, main as cli_main
+def test_train_checks_opendp_after_its_flags_and_before_the_corpus(capsys, monkeypatch, tmp_path):
+    # a missing OpenDP is one line before any corpus is read, but only once the flags are known to apply: a flag
+    # refusal (--secure with --seed, --secure on a trainer that takes none) keeps its own message
+    from dptopic.cli import train as cli_train
+    from dptopic.cli.main import main
 
     _no_opendp(monkeypatch)
-    monkeypatch.setattr(_common, "resolve_model_arg", lambda a: None)
-    assert cli_main._dispatch(argparse.Namespace(func=_touched, secure=True)) == 2
+    monkeypatch.setattr(cli_train, "_training_corpus", lambda *a, **k: _touched(None))
+    missing = tmp_path / "never-read.txt"
+    argv = ["train", "--corpus", str(missing), "--topics", "2", "--iterations", "2", "--out", str(tmp_path / "m")]
+    assert main(argv + ["--algorithm", "hdp", "--secure"]) == 2
     assert capsys.readouterr().err.strip().startswith("error: secure mode needs OpenDP")
+    assert main(argv + ["--algorithm", "hdp", "--secure", "--seed", "1"]) == 2
+    assert "refuses a seed" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- items 8 and 9: the document-level reports

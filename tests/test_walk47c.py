@@ -156,29 +156,30 @@ def test_verify_on_no_guarantee_is_not_verified(tmp_path, capsys):
     m = _fit("tail", epsilon=5.0, pad_length_=60)
     assert claims_no_guarantee(m.privacy_)      # 120 entries' own deltas add up past 1
     m.save(tmp_path / "t")
-    with pytest.raises(SystemExit) as e:
-        main(["privacy", "verify", str(tmp_path / "t")])
+    assert main(["privacy", "verify", str(tmp_path / "t")]) == NO_GUARANTEE_EXIT == 3
     out = _flat(capsys.readouterr().out)
-    assert e.value.code == NO_GUARANTEE_EXIT == 3
     assert "consistent, but NO (epsilon, delta) guarantee" in out and "verified:" not in out
     assert "1 event repeated 120 times" in out
 
 
 # 6d -----------------------------------------------------------------------------------------------------------
-def test_gensim_coherence_recipe(none_model):
-    gensim = pytest.importorskip("gensim")
-    from gensim.corpora import Dictionary
-    from gensim.models import CoherenceModel
+def test_gensim_coherence_recipe_runs_as_written(tmp_path, monkeypatch, capsys):
+    # the recipe of docs/results.md ("Coming from gensim"), executed as the page prints it, on a saved model
+    pytest.importorskip("gensim")
+    from pathlib import Path
 
-    # the recipe of docs/results.md ("gensim"), on a dptopic model
-    words = none_model.vocabulary_.words
-    topics = [[words[i] for i in row.argsort()[::-1][:5]] for row in none_model.components_]
-    texts = [words[:8], words[4:12], words[8:20], words[::2]]
-    dictionary = Dictionary(texts)
-    topics = [[w for w in t if w in dictionary.token2id] or [texts[0][0]] for t in topics]
-    for measure in ("c_v", "c_npmi"):
-        cm = CoherenceModel(topics=topics, texts=texts, dictionary=dictionary, coherence=measure)
-        assert len(cm.get_coherence_per_topic()) == len(topics) and gensim.__version__
+    from dptopic import LDA
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "results.md").read_text()
+    block = page.split("### Coming from gensim", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    lines = [f"galaxy orbit rocket launch moon crater planet {'star' if i % 2 else 'comet'}" if i % 3 else
+             f"senate vote bill law congress court judge {'tax' if i % 2 else 'budget'}" for i in range(40)]
+    monkeypatch.chdir(tmp_path)
+    LDA(n_topics=2, n_iter=30, seed=0, verbose=0).fit(lines[:30]).save("runs/demo")
+    Path("heldout.txt").write_text("\n".join(lines[30:]) + "\n")
+    exec(compile(block, "docs/results.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert out.count("c_v ") == 1 and out.count("c_npmi ") == 1, out
 
 
 def test_demo_help_describes_every_option_and_topic_tables_name_their_model(capsys):
@@ -218,3 +219,17 @@ def test_train_says_how_the_held_out_part_was_chosen(tmp_path, capsys):
         said[algo] = " ".join(capsys.readouterr().out.split())
     assert "held out by each document's words" in said["lda"] and "held out by position" not in said["lda"]
     assert "held out by position, as the word-level trainers split" in said["hdp"]
+
+
+def test_local_reports_state_the_word_level_figure_of_a_whole_contributor():
+    # R reports of one contributor, one presence bit changed in each: R x eps_word by basic composition, labelled as
+    # the word-level relation and as not the document-level guarantee
+    import math
+
+    from dptopic.accounting.local import f_from_epsilon, local_privacy_report
+
+    rep = local_privacy_report(f_from_epsilon(3.0), 500, reports_per_contributor=7)
+    assert math.isclose(rep["epsilon_word_contributor"], 7 * 3.0, rel_tol=1e-9)
+    rel = rep["epsilon_word_contributor_relation"]
+    assert "presence of one vocabulary word" in rel and "not the document-level guarantee" in rel
+    assert rep["epsilon_doc"] > rep["epsilon_word_contributor"]

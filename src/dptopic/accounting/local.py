@@ -186,10 +186,13 @@ def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports
         "epsilon_word_relation": WORD_RELATION_LOCAL,
         "epsilon_doc": vocab_size * eps_w,
         "epsilon_doc_relation": DOCUMENT_RELATION,
-        # the word-level figure for a whole contributor: one word changed in each of its reports, composed (basic)
+        # the word-level figure for a whole contributor: the presence of one word changed in each of its reports,
+        # composed (basic); NOT the document-level guarantee, which is epsilon_doc per report
         "epsilon_word_contributor": reports_per_contributor * eps_w,
-        "epsilon_word_contributor_relation": (f"one word changed in each of a contributor's {reports_per_contributor}"
-                                              " report(s), basic composition over them"),
+        "epsilon_word_contributor_relation": (f"each of a contributor's {reports_per_contributor} report(s) differs in"
+                                              " the presence of one vocabulary word (a replaced word changes two"
+                                              " presence bits: twice this), basic composition over the reports; not"
+                                              " the document-level guarantee (epsilon_doc per report)"),
         "vocab_size": vocab_size,
         "reports_per_contributor": reports_per_contributor,
         "noise": "randomized response on the contributors' devices",

@@ -106,16 +106,12 @@ def _run(argv) -> int:
 
 
 def _dispatch(a) -> int:
-    from ._common import flush_notes, resolve_model_arg
+    from ._common import ExitStatus, flush_notes, resolve_model_arg
 
     flush_notes(show=False)
     try:
         resolve_model_arg(a)
-        if getattr(a, "secure", False) is True:     # before any corpus is read (the trainers check again in fit)
-            from ..mechanisms.laplace import require_opendp
-
-            require_opendp()
-        a.func(a)
+        rc = a.func(a)
     except DPTopicError as e:
         flush_notes(show=False)     # an error is one line: the notes of a command that failed are dropped
         print(f"error: {e}", file=sys.stderr)
@@ -139,7 +135,7 @@ def _dispatch(a) -> int:
         flush_notes(show=False)
         raise
     flush_notes()
-    return 0
+    return int(rc) if isinstance(rc, ExitStatus) else 0     # a command may end with a status of its own
 
 
 def _scheduler_lost(a, e) -> bool:
@@ -150,11 +146,12 @@ def _scheduler_lost(a, e) -> bool:
         return False
     if type(e).__name__ == "CommClosedError" or type(e).__module__.startswith("distributed"):
         return True
+    if getattr(e, "filename", None):        # a file that could not be opened, whatever its name holds
+        return False
     on_cluster = getattr(a, "scheduler", None) is not None or getattr(a, "dask_local", None) is not None
     text = str(e)
-    if "Timed out trying to connect" in text and "://" in text:
-        return True
-    return on_cluster and ("://" in text or isinstance(e, TimeoutError))
+    # what distributed raises once its reconnect time-out is over: "Timed out trying to connect to tcp://..."
+    return on_cluster and "Timed out trying to connect" in text and "://" in text
 
 
 def _interrupt_hook(previous):

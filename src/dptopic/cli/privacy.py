@@ -261,12 +261,11 @@ def cmd_privacy_verify(a):
         from .._io import _jsonable
 
         out = _jsonable(check.to_dict())
-        if _no_guarantee(rep) and check.status == "verified":
+        if _no_guarantee(rep) and check.status in ("verified", "looser"):
             out["guarantee"] = "none"
         print(json.dumps(out, indent=2))      # infinity written "inf", as model.json does
         _exit_unless_checked(check)
-        _exit_if_no_guarantee(rep, check)
-        return
+        return _exit_if_no_guarantee(rep, check)
     console = make_console()
     if check.figures:
         t = Table(title=f"privacy report of {a.model}: stated and recomputed from its {_events_text(rep)}")
@@ -279,7 +278,7 @@ def cmd_privacy_verify(a):
             t.add_row(key, "-" if stated is None else show(stated), "-" if again is None else show(again),
                       f["verdict"])
         print_table(console, t)
-    none = _no_guarantee(rep) and check.status == "verified"
+    none = _no_guarantee(rep) and check.status in ("verified", "looser")
     if none:    # the figures hold, but they add up to no guarantee: not "verified" as if all were well
         console.print(f"consistent, but NO (epsilon, delta) guarantee: every row of the table holds, and the events"
                       f" add up to no differential privacy guarantee (exit status {NO_GUARANTEE_EXIT}); {check.detail}")
@@ -288,7 +287,7 @@ def cmd_privacy_verify(a):
     elif check.status in ("verified", "looser", "no_claim"):
         console.print(f"{check.status}: {check.detail}")
     _exit_unless_checked(check)
-    _exit_if_no_guarantee(rep, check)
+    return _exit_if_no_guarantee(rep, check)
 
 
 NO_GUARANTEE_EXIT = 3
@@ -301,9 +300,12 @@ def _no_guarantee(rep: dict) -> bool:
     return bool(rep.get("private")) and claims_no_guarantee(rep)
 
 
-def _exit_if_no_guarantee(rep: dict, check) -> None:
-    if _no_guarantee(rep) and check.status == "verified":
-        raise SystemExit(NO_GUARANTEE_EXIT)
+def _exit_if_no_guarantee(rep: dict, check):
+    """The command's exit status once the figures were checked: 3 when they hold (or are looser than the events
+    allow) but add up to no guarantee, else 0."""
+    from ._common import ExitStatus
+
+    return ExitStatus(NO_GUARANTEE_EXIT if _no_guarantee(rep) and check.status in ("verified", "looser") else 0)
 
 
 def _events_text(rep: dict) -> str:

@@ -526,6 +526,11 @@ def cmd_train(a):
 
 def _train(a, console):
     _refuse_foreign_flags(a)
+    if getattr(a, "secure", False) is True:   # once the flags are known to apply, before any corpus is read
+        from ..mechanisms.laplace import require_opendp
+
+        _resolve_seed(a)        # --secure with --seed: that refusal first
+        require_opendp()
     if getattr(a, "unit_note", None):   # printed once every flag is known to apply
         console.print(a.unit_note)
     check_out(a)

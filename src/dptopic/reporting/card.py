@@ -275,14 +275,20 @@ def fed_composition(report: dict) -> str | None:
     m, rounds = params.get("entries_per_round"), params.get("rounds")
     if e is None or not isinstance(m, int) or not isinstance(rounds, int):
         return None
+    from ..accounting.ledger import claims_no_guarantee
+
     rule = params.get("exclusion")
     if rule == "none":
         line = (f"epsilon {epsilon_text(e)} per entry x {m} entries per user = {epsilon_text(e * m)} per user (basic"
-                f" composition), paid once whatever the {rounds} rounds: the reports are randomized once and reused")
+                f" composition, an upper bound: the headline's tighter figure is what the model claims), paid once"
+                f" whatever the {rounds} rounds: the reports are randomized once and reused")
     else:
         line = (f"epsilon {epsilon_text(e)} per entry x {m} entries per round x {rounds} rounds ="
-                f" {epsilon_text(e * m * rounds)} per user (basic composition): the {rule} rule randomizes again every"
-                " round")
+                f" {epsilon_text(e * m * rounds)} per user (basic composition"
+                + (f", with each entry's own delta adding up over the {m * rounds} entries" if rule == "tail" else "")
+                + f"): the {rule} rule randomizes again every round")
+    if claims_no_guarantee(report):     # the arithmetic of the events, not a guarantee: say so first
+        line = "NO (epsilon, delta) guarantee holds; the events' arithmetic only: " + line
     size, n, vocab = params.get("words_per_report"), params.get("report_words"), params.get("vocab_size")
     if isinstance(size, int):
         line += f"; {size} word{'s' if size != 1 else ''} per report"
