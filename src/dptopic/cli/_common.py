@@ -536,9 +536,7 @@ def print_privacy(report: dict, console=None):
         t.add_row("[bold]GUARANTEE[/]", f"[bold]epsilon = {_g(eps)} at delta = {_fmt_delta(delta)}[/]"
                                         f" ({report.get('epsilon_method', 'as reported')}); the rows below are"
                                         " cross-checks")
-        from ..reporting import privacy_card
-
-        card = privacy_card(report, check=False)
+        card = headline                     # the card built above
         if card.get("pure_note"):           # the same events as pure DP at almost the same epsilon
             t.add_row("pure DP", str(card["pure_note"]))
         note = card.get("strength_note")      # the card's rule: above epsilon 16, weak

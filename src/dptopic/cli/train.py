@@ -749,7 +749,10 @@ def privacy_card_line(model, path) -> str:
     what = ("no differential privacy guarantee" if g == "none" else
             f"{g} guarantee, epsilon = {epsilon_text(card['epsilon'])} per {card['privacy_unit']}")
     note = learned_words(model).get("report_words_note")
-    return (f"note: these topics come with the model's privacy card ({what}): see 'dptopic topics --model {path}'"
+    import shlex
+
+    return (f"note: these topics come with the model's privacy card ({what}): see 'dptopic topics --model"
+            f" {shlex.quote(str(path))}'"
             " or --format json" + (f"; {note}" if note else "") + ".")
 
 
