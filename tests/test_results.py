@@ -133,7 +133,7 @@ def test_the_cli_table_says_partial_where_the_card_does(models):
     d, _ = models
     r = _cli("topics", "--model", str(d / "hdp"))
     assert r.returncode == 0, r.stderr
-    assert "partial: the vocabulary was read from the training documents" in " ".join(r.stdout.split())
+    assert "partial: the vocabulary was chosen from the training documents" in " ".join(r.stdout.split())
 
 
 def test_transform_writes_the_inputs_ids(tmp_path, models):
