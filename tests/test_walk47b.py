@@ -294,3 +294,12 @@ def test_a_dask_trained_model_says_its_transport_must_be_secured(tiny, lossy):
         warnings.simplefilter("ignore")
         threads = HDPLDA(n_topics=3, epsilon_laplace=1.0, n_iter=2, verbose=0).fit(tiny.corpus)
     assert "Dask" not in threads.privacy_["scope"]
+
+
+def test_the_terminal_card_of_a_report_without_a_guarantee_shows_replayed_sweeps(capsys):
+    # CDP-LDA+'s report (no proven guarantee) took a branch of print_privacy that left replayed_iterations out
+    from dptopic.cli._common import make_console, print_privacy
+
+    print_privacy({"private": False, "mode": "CDP-LDA+", "scope": "s", "replayed_iterations": 2},
+                  make_console())
+    assert "replayed_iterations 2" in " ".join(capsys.readouterr().out.replace("│", " ").split())

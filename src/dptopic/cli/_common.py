@@ -510,7 +510,7 @@ def print_privacy(report: dict, console=None):
                           f" {part.get('unit')}-level)")
             else:
                 t.add_row("partial figure: count releases only (NOT the model)", str(part))
-        _report_tail(t, report, ("scope", "vocabulary"), console)
+        _report_tail(t, report, ("scope", "vocabulary", "replayed_iterations"), console)
         return
     from ..reporting import privacy_card
 
