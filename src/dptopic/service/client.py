@@ -78,7 +78,7 @@ class ServiceClient:
         """Send with retries on connection errors and 408/429/5xx; raise :class:`ServerError` on 4xx, and on a 5xx
         whose code says that retrying cannot help (``storage_misconfigured``)."""
         headers = dict(headers or {})
-        last, answered, error = "no attempt", None, None
+        last, answered, error = "no attempt", None, None     # answered: (status, code) of the last reply
         for attempt in range(self.retries + 1):
             try:
                 status, rh, data = self._once(method, path, body, headers)
@@ -91,14 +91,13 @@ class ServiceClient:
                 if status not in RETRY_STATUS or code in PERMANENT_CODES:
                     raise ServerError(f"the server refused {method} {path}: {status} {code}: {msg}"
                                       f"{self._path_hint(status)}", status, code)
-                last, answered, error = f"{status} {code}: {msg}", status, None
+                last, answered, error = f"{status} {code}: {msg}", (status, code), None
             if attempt < self.retries:
                 time.sleep(min(self.max_backoff, self.backoff * 2 ** attempt) * (0.5 + random.random() / 2))
         tried = f"{method} {path} failed after {self.retries + 1} attempt{'s' if self.retries else ''}"
         if answered is not None:    # it is running: say what it answered, not "is it running?"
             raise ServerError(f"{tried}: the server at {self.server} answered {last} (it is running but could not"
-                              " serve the request: try again later, or ask its operator).", answered,
-                              _error_of_last(last))
+                              " serve the request: try again later, or ask its operator).", *answered)
         if self._plain_http(error):
             plain = "http://" + self.server[len("https://"):]
             raise ServerError(f"{tried} ({last}): the server at {self.server} speaks plain HTTP, not TLS: use"
@@ -178,12 +177,6 @@ def _error_of(data: bytes, status: int) -> tuple[str, str]:
         return str(err["code"]), str(err["message"])
     except (ValueError, KeyError, TypeError):
         return "http_error", f"HTTP {status}"
-
-
-def _error_of_last(last: str) -> str | None:
-    """The error code in a ``"503 storage_unavailable: message"`` summary of a reply."""
-    parts = last.split(" ", 2)
-    return parts[1].rstrip(":") if len(parts) > 1 else None
 
 
 def new_key() -> str:

@@ -267,10 +267,10 @@ def new_trainer(cfg):
     return kinds.get(cfg.report_kind).new_model(cfg)
 
 
-def train_batch(model, reports, vocabulary) -> list[str]:
+def train_batch(model, reports, vocabulary) -> str | None:
     """One OLP-LDA step (``partial_fit``); transactional: on error the model is unchanged.
 
-    Returns the notes of the step, each one line: OLP-LDA's prior-overlap finding ("the prior corpus seems to overlap
+    Returns the step's note, one line, or None: OLP-LDA's prior-overlap finding ("the prior corpus seems to overlap
     the stream"), the only safeguard on the ``--prior`` documents, read from the model (not from the warnings system,
     which is process-wide). The trainer records it in the batch's ``note`` and logs it (:meth:`Trainer.step`); the
     model's warnings are not printed to the server's stderr.
@@ -287,7 +287,7 @@ def train_batch(model, reports, vocabulary) -> list[str]:
         else:
             model.partial_fit(reports)
     note = getattr(model, "_overlap_note", None)
-    return [" ".join(note.split())] if note else []
+    return " ".join(note.split()) if note else None
 
 
 def model_summary(model) -> dict:

@@ -60,9 +60,9 @@ class Trainer:
             t0 = time.perf_counter()
             status, note, meta, arrays = "trained", None, None, None
             try:
-                # the step's warnings (OLP-LDA's prior-overlap check above all) become the batch's note: stored with
-                # the batch row (GET /v1/admin/models) and logged once per batch below
-                note = "; ".join(codec.train_batch(self._model, reports, self.cfg.vocabulary)) or None
+                # OLP-LDA's prior-overlap finding becomes the batch's note: stored with the batch row
+                # (GET /v1/admin/models) and logged once per batch below
+                note = codec.train_batch(self._model, reports, self.cfg.vocabulary)
                 self._model.for_contributors(most)
                 meta, arrays = codec.model_to_blobs(self._model)
             except DPTopicError as e:  # a batch the model refuses is consumed and logged, never retried forever
