@@ -29,7 +29,7 @@ from . import codec, kinds
 from .config import ServiceConfig
 from .ingest import GroupCommitWriter
 from .metrics import Metrics
-from .status import render_status
+from .status import render_status, render_unavailable
 from .storage import Storage, StorageError, StoragePermissionError, Submission
 from .trainer import Trainer
 from .._io import load_json
@@ -494,7 +494,15 @@ async def metrics(request: Request):
 
 async def status_page(request: Request):
     svc: Service = request.app.state.service
-    html = await run_in_threadpool(render_status, svc)
+    if svc.storage is None:
+        return HTMLResponse(render_unavailable("the server is starting."), 503, headers={"Retry-After": "1"})
+    try:
+        html = await run_in_threadpool(render_status, svc)
+    except StorageError as e:   # a person reads this page: an HTML answer, the database's detail only in the log
+        svc.metrics.error("storage_unavailable")
+        svc.storage_log.log("unavailable", logging.ERROR, "status page: %s", e)
+        return HTMLResponse(render_unavailable("the server cannot read its database; it is probably restarting or"
+                                               " unreachable."), 503, headers={"Retry-After": "1"})
     return HTMLResponse(html)
 
 

@@ -20,6 +20,28 @@ def _plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
+_STYLE = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;color:#222}"
+          "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}"
+          "td.words{font-family:monospace}.note{color:#555;font-size:90%}")
+
+
+def render_unavailable(reason: str) -> str:
+    """The page at ``/`` while the database cannot be read: a person's browser gets a page, not a JSON error, and
+    it reloads itself, so it shows the status again once the database is back."""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="10">
+<title>dptopic collection service: unavailable</title>
+<style>{_STYLE}</style></head>
+<body>
+<h1>dptopic collection service</h1>
+<p><b>The status is unavailable right now:</b> {escape(reason)}</p>
+<p class="note">This page reloads itself every 10 seconds. Reports sent meanwhile are refused with HTTP 503 and
+nothing of them is stored, so a contributor's client may send them again later; the server's operator finds the
+cause in the server log. Generated {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}.</p>
+</body></html>
+"""
+
+
 def render_status(service) -> str:
     cfg, storage = service.cfg, service.storage
     view = service.model_view(10)
@@ -68,9 +90,7 @@ def render_status(service) -> str:
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="30">
 <title>dptopic collection service</title>
-<style>body{{font-family:sans-serif;max-width:60em;margin:2em auto;color:#222}}
-table{{border-collapse:collapse;margin:1em 0}}td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:left}}
-td.words{{font-family:monospace}}.note{{color:#555;font-size:90%}}</style></head>
+<style>{_STYLE}</style></head>
 <body>
 <h1>dptopic collection service</h1>
 <p>Reports received: <b id="reports-stored">{counts['reports_stored']}</b> in {_plural(counts['submissions'], 'upload')}
