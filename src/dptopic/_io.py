@@ -5,6 +5,8 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
+import hashlib
+import io
 import json
 import os
 import re
@@ -792,19 +794,24 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         p = directory / f"{name}.npy"
         if p.is_symlink():
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is a symbolic link; re-save the {what}.")
-        try:
-            arrays[name] = np.load(p, allow_pickle=False)
+        try:    # read once: the bytes checked against the digest are the bytes parsed
+            raw = p.read_bytes()
         except FileNotFoundError:
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is missing; re-save the {what}.") from None
-        except Exception as e:  # numpy's header parser raises ValueError, SyntaxError, tokenize errors...
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({type(e).__name__}); re-save the {what}.") from None
-        if not isinstance(arrays[name], np.ndarray) or arrays[name].dtype.kind not in "biuf":
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy holds {getattr(arrays[name], 'dtype', 'no array')} values,"
-                                    f" not real numbers; re-save the {what}.")
-        if digests is not None and digests.get(name) != _file_sha256(p):
+        except OSError as e:
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({e.strerror}); re-save the {what}.") from None
+        if digests is not None and digests.get(name) != hashlib.sha256(raw).hexdigest():
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is not the file this {meta_name} was"
                                     f" saved with (its SHA-256 differs from the one recorded): the folder's files were"
                                     f" mixed with another {what}'s or edited; restore the folder from its source, or train the {what} again.")
+        try:
+            arrays[name] = np.load(io.BytesIO(raw), allow_pickle=False)
+        except Exception as e:  # numpy's header parser raises ValueError, SyntaxError, tokenize errors...
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({type(e).__name__}); re-save the {what}.") from None
+        del raw
+        if not isinstance(arrays[name], np.ndarray) or arrays[name].dtype.kind not in "biuf":
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy holds {getattr(arrays[name], 'dtype', 'no array')} values,"
+                                    f" not real numbers; re-save the {what}.")
     return meta, arrays
 
 
