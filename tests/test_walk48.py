@@ -45,3 +45,24 @@ def test_load_reads_each_array_file_once_and_checks_the_bytes_it_parses(tmp_path
     np.save(target, np.load(target) * 1.0 + 1e-3)
     with pytest.raises(Exception, match="SHA-256 differs"):
         LDA.load(folder)
+
+
+def test_a_model_fitted_on_uci_files_records_that_its_words_came_with_the_counts(tmp_path):
+    from dptopic import LDA
+    from dptopic.corpus import Corpus
+    from dptopic.corpus.preprocess import BAG_OF_WORDS_FILE
+
+    (tmp_path / "vocab.txt").write_text("apple\npear\nplum\nfig\n")
+    rows = [(d, w, 1 + (d + w) % 3) for d in range(1, 9) for w in range(1, 5) if (d + w) % 2]
+    (tmp_path / "docword.txt").write_text(f"8\n4\n{len(rows)}\n" + "".join(f"{d} {w} {c}\n" for d, w, c in rows))
+    c = Corpus.from_uci(tmp_path / "docword.txt", tmp_path / "vocab.txt")
+    m = LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(c)
+    assert m.tokenizer_["source"] == BAG_OF_WORDS_FILE and "UCI vocab file" in m.tokenizer_["tokens"]
+    m.save(tmp_path / "m")
+    assert LDA.load(tmp_path / "m").tokenizer_["source"] == BAG_OF_WORDS_FILE
+    c.save(tmp_path / "c")          # the corpus keeps it through a save (dptopic corpus prepare)
+    assert LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(Corpus.load(tmp_path / "c")).tokenizer_["source"] \
+        == BAG_OF_WORDS_FILE
+    # text still records dptopic's own tokeniser
+    assert "source" not in LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(
+        Corpus.from_texts(["apple pear plum fig", "fig plum pear apple"] * 4)).tokenizer_

@@ -204,6 +204,7 @@ def _warn_unreachable_words(words, pre) -> None:
 
 
 VOCABULARY_SOURCE = "vocabulary_source"    # metadata key: "supplied" (the caller's word list) or "data"
+TOKENS_SOURCE = "tokens_source"   # metadata key: set when the words came with counts, not from dptopic's tokeniser
 READING = "reading"     # metadata key: how raw text was tokenised (lowercase, stop words, min_length); see reading_of
 # metadata key: the max_vocab, min_df and max_df that chose a vocabulary from the data (settings, not data), and under
 # "pruned" those of a later prune
@@ -489,7 +490,9 @@ class Corpus:
         vocab = vocabulary if vocabulary is not None else [f"w{i}" for i in range(X.shape[1])]
         if len(vocab) != X.shape[1]:
             raise DPTopicError(f"vocabulary has {len(vocab)} words but the matrix has {X.shape[1]} columns: they must match.")
-        c = cls(ptr, cols, vocab)
+        from .preprocess import BAG_OF_WORDS_FILE
+
+        c = cls(ptr, cols, vocab, metadata={TOKENS_SOURCE: BAG_OF_WORDS_FILE})
         if c.n_tokens == 0:
             raise DPTopicError("empty corpus: the document-term matrix has no counts.")
         return c
@@ -564,7 +567,7 @@ class Corpus:
                                    " lines into one.")
         X = sp.csr_matrix((c, (d, w)), shape=(D, W))
         c = cls.from_bow(X, vocabulary=words)
-        c = cls(c.doc_ptr, c.word_ids, c.vocabulary, doc_ids=[str(i) for i in range(1, D + 1)])
+        c = cls(c.doc_ptr, c.word_ids, c.vocabulary, doc_ids=[str(i) for i in range(1, D + 1)], metadata=c.metadata)
         return c.drop_empty() if drop_empty else c
 
     @classmethod

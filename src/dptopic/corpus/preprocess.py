@@ -67,6 +67,11 @@ TOKEN_LISTS = "token lists"
 tomotopy take them): those words were not made by this tokeniser either."""
 
 
+BAG_OF_WORDS_FILE = "bag-of-words file"
+"""``tokenizer_["source"]`` of a model fitted on a bag-of-words file (UCI ``docword``/``vocab``, or a count matrix
+made into a :class:`~dptopic.corpus.Corpus` by ``Corpus.from_bow``): its words came with the counts."""
+
+
 def tokenizer_info(source: str | None = None) -> dict:
     """What a saved model records about the tokeniser that made its words from text; ``source=COUNT_MATRIX`` when
     the words came with a count matrix instead, ``source=TOKEN_LISTS`` when they came as tokenised documents."""
@@ -75,6 +80,11 @@ def tokenizer_info(source: str | None = None) -> dict:
                 "tokens": "the tokens of the tokenised documents the model was fitted on (lists of words made by the"
                           " caller's tokeniser), not made by dptopic's; raw text is read with dptopic's, which may"
                           " split or fold them differently"}
+    if source == BAG_OF_WORDS_FILE:
+        return {"version": TOKENIZER_VERSION, "source": BAG_OF_WORDS_FILE,
+                "tokens": "the words of the bag-of-words counts the model was fitted on (a UCI vocab file, or the"
+                          " vocabulary given with a count matrix), not made by dptopic's tokeniser; raw text is read"
+                          " with dptopic's, which may not produce some of them"}
     if source == COUNT_MATRIX:
         return {"version": TOKENIZER_VERSION, "source": COUNT_MATRIX,
                 "tokens": "the columns of the count matrix the model was fitted on (a vectorizer's or a DataFrame's"
@@ -91,7 +101,7 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
     read exactly and need no warning. ``words`` (the model's vocabulary): a model whose words came with a count
     matrix warns only when some of them are not runs of letters, which the tokeniser cannot make."""
     source = (saved or {}).get("source")
-    if source in (COUNT_MATRIX, TOKEN_LISTS):
+    if source in (COUNT_MATRIX, TOKEN_LISTS, BAG_OF_WORDS_FILE):
         import warnings
 
         # dptopic's tokeniser makes runs of letters (read into a model in the vocabulary's own case): a word of
@@ -106,8 +116,10 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
                           " make are never counted; pass the texts tokenised as the training documents were (lists of"
                           " words) to be exact.", UserWarning, stacklevel=user_stacklevel())
             return
-        warnings.warn(f"this model's words{example} came with the count matrix it was fitted on (a vectorizer's or a"
-                      " DataFrame's columns), not from dptopic's tokeniser, which reads this text: words it does not"
+        came = ("the bag-of-words counts it was fitted on (a UCI vocab file, or the vocabulary given with a count"
+                " matrix)" if source == BAG_OF_WORDS_FILE else
+                "the count matrix it was fitted on (a vectorizer's or a DataFrame's columns)")
+        warnings.warn(f"this model's words{example} came with {came}, not from dptopic's tokeniser, which reads this text: words it does not"
                       " make (numbers, words with digits or apostrophes) are never counted; count the texts with the"
                       " same vectorizer (pipeline.transform(texts)) to be exact.", UserWarning,
                       stacklevel=user_stacklevel())

@@ -298,8 +298,11 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         self.privacy_ = self.privacy_report()
         # the tokeniser of this version of dptopic (a refit replaces a loaded one), the words of a count matrix, or the
         # caller's tokens
+        from ..corpus.corpus import TOKENS_SOURCE
+
+        came_with = getattr(corpus, "metadata", {}).get(TOKENS_SOURCE) if isinstance(corpus, Corpus) else None
         self.tokenizer_ = tokenizer_info(COUNT_MATRIX if getattr(self, "_input_names", None) is not None else
-                                         TOKEN_LISTS if getattr(self, "_input_tokens", False) else None)
+                                         TOKEN_LISTS if getattr(self, "_input_tokens", False) else came_with)
         reading = getattr(corpus, "metadata", {}).get(READING) if isinstance(corpus, Corpus) else None
         if isinstance(reading, dict) and "source" not in self.tokenizer_:
             self.tokenizer_["reading"] = dict(reading)     # how the training text was read (settings, not data)
