@@ -66,3 +66,27 @@ def test_a_model_fitted_on_uci_files_records_that_its_words_came_with_the_counts
     # text still records dptopic's own tokeniser
     assert "source" not in LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(
         Corpus.from_texts(["apple pear plum fig", "fig plum pear apple"] * 4)).tokenizer_
+
+
+def test_a_loaded_model_checks_a_dataframes_columns_as_the_fitted_one_does(tmp_path):
+    pd = pytest.importorskip("pandas")
+    import dptopic
+    from dptopic.errors import DPTopicError
+
+    df = pd.DataFrame(np.random.default_rng(0).poisson(1.0, (60, 6)), columns=list("abcdef"))
+    m = dptopic.LDA(n_topics=2, n_iter=10, seed=0, verbose=0).fit(df)
+    m.save(tmp_path / "m")
+    loaded = dptopic.load(tmp_path / "m")
+    np.testing.assert_array_equal(loaded.feature_names_in_, m.feature_names_in_)
+    assert loaded.n_features_in_ == 6
+    reordered = df[df.columns[::-1]]
+    for model in (m, loaded):
+        with pytest.raises(DPTopicError, match="columns"):
+            model.transform(reordered[:1])
+        with pytest.raises(DPTopicError, match="feature_names_in_"):
+            model.get_feature_names_out(list("fedcba"))
+    np.testing.assert_allclose(loaded.transform(df[:3]), m.transform(df[:3]))
+    # a model fitted without column names stays without them after a load
+    m2 = dptopic.LDA(n_topics=2, n_iter=10, seed=0, verbose=0).fit(df.to_numpy())
+    m2.save(tmp_path / "m2")
+    assert not hasattr(dptopic.load(tmp_path / "m2"), "feature_names_in_")

@@ -486,6 +486,10 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                 "log_likelihood": list(getattr(self, "log_likelihood_", [])),
                 "privacy": self.privacy_,
                 "tokenizer": getattr(self, "tokenizer_", None) or tokenizer_info()}
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:   # fitted on a DataFrame: a loaded model checks columns at transform as this one does
+            meta["feature_names_in"] = ([str(n) for n in names] if [str(n) for n in names] != list(self.vocabulary_.words)
+                                        else True)
         from ..reporting import privacy_card
 
         meta["privacy_card"] = privacy_card(self.privacy_, type(self).__name__)  # one schema for every trainer
@@ -961,6 +965,14 @@ def load(directory) -> TopicModel:
     model.metrics_ = restore_nonfinite(meta.get("metrics", {}))
     model.log_likelihood_ = meta.get("log_likelihood", [])
     model._train_stats = meta.get("training", {})
+    model.n_features_in_ = V
+    names = meta.get("feature_names_in")      # absent: fitted without column names (or saved before they were kept)
+    if names is True:
+        model.feature_names_in_ = np.asarray(list(model.vocabulary_.words), dtype=object)
+    elif names is not None:
+        if not (isinstance(names, list) and len(names) == V and all(isinstance(n, str) for n in names)):
+            raise bad(f"'feature_names_in' must be true or a list of {V} column names (one per word)")
+        model.feature_names_in_ = np.asarray(names, dtype=object)
     tok = meta.get("tokenizer")     # absent in folders saved before it was recorded
     if tok is not None and not (isinstance(tok, dict) and type(tok.get("version")) is int and tok["version"] >= 1):
         raise bad("'tokenizer' must be an object with an integer 'version' of at least 1")
