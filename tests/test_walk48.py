@@ -90,3 +90,25 @@ def test_a_loaded_model_checks_a_dataframes_columns_as_the_fitted_one_does(tmp_p
     m2 = dptopic.LDA(n_topics=2, n_iter=10, seed=0, verbose=0).fit(df.to_numpy())
     m2.save(tmp_path / "m2")
     assert not hasattr(dptopic.load(tmp_path / "m2"), "feature_names_in_")
+
+
+def test_the_pipeline_saving_recipe_of_the_sklearn_page_runs_as_written(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from sklearn.pipeline import Pipeline
+
+    import dptopic
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "sklearn.md").read_text()
+    block = page.split("### Saving a fitted pipeline", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    rng = np.random.default_rng(0)
+    words = ["apple", "pear", "plum", "kiwi", "fig", "lime", "rock", "sand", "clay", "stone", "the", "and"]
+    texts = [" ".join(rng.choice(words[:6] if i % 2 else words[6:], 15)) for i in range(60)]
+    pipe = Pipeline([("vec", dptopic.CountVectorizer(min_df=2, stop_words="english")),
+                     ("lda", dptopic.LDA(n_topics=2, n_iter=20, seed=0, verbose=0))]).fit(texts)
+    before = pipe.transform(texts)
+    monkeypatch.chdir(tmp_path)
+    scope = {"pipe": pipe, "texts": texts}
+    exec(compile(block, "docs/sklearn.md", "exec"), scope)
+    np.testing.assert_allclose(scope["theta"], before)
+    assert scope["pipe"] is not pipe and "the" not in scope["lda"].vocabulary_.words
