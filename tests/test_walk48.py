@@ -112,3 +112,27 @@ def test_the_pipeline_saving_recipe_of_the_sklearn_page_runs_as_written(tmp_path
     exec(compile(block, "docs/sklearn.md", "exec"), scope)
     np.testing.assert_allclose(scope["theta"], before)
     assert scope["pipe"] is not pipe and "the" not in scope["lda"].vocabulary_.words
+
+
+@pytest.mark.parametrize("cls, other, ours", [("LDA", "max_iter", "n_iter"), ("LDA", "doc_topic_prior", "alpha"),
+                                               ("LDA", "topic_word_prior", "beta"), ("OnlineVB", "topic_word_prior", "eta"),
+                                               ("OnlineVB", "max_iter", "n_epochs"), ("OnlineVB", "learning_decay", "kappa"),
+                                               ("FedLDA", "max_iter", "rounds"), ("LDA", "num_topics", "n_topics"),
+                                               ("LDA", "evaluate_every", "eval_every")])
+def test_another_librarys_parameter_name_is_answered_with_dptopics(cls, other, ours):
+    import dptopic
+    from dptopic.errors import DPTopicError
+
+    with pytest.raises(DPTopicError, match=f"takes {ours}=, not {other}="):
+        getattr(dptopic, cls)(**{other: 3})
+
+
+def test_an_option_dptopic_does_not_have_is_named_with_the_parameters_it_has():
+    import dptopic
+    from dptopic.errors import DPTopicError
+
+    with pytest.raises(DPTopicError, match="LDA has no learning_decay= .*n_topics, alpha, beta, n_iter"):
+        dptopic.LDA(learning_decay=0.7)
+    with pytest.raises(DPTopicError, match="LDA has no learning_method="):
+        dptopic.LDA(learning_method="online")
+    assert dptopic.OnlineVB(kappa=0.7).kappa == 0.7 and dptopic.LDA(eval_every=5).eval_every == 5

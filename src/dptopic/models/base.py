@@ -116,6 +116,17 @@ class IterationInfo:
     release: np.ndarray | None
 
 
+# other libraries' names for a parameter, and dptopic's candidates for it (the first that the class takes is named)
+_OTHER_NAMES = {
+    "max_iter": ("n_iter", "n_epochs", "rounds"), "iterations": ("n_iter", "n_epochs", "rounds"),
+    "passes": ("n_epochs", "n_iter"), "doc_topic_prior": ("alpha",), "topic_word_prior": ("beta", "eta"),
+    "num_topics": ("n_topics",), "k": ("n_topics",), "learning_decay": ("kappa",), "decay": ("kappa",),
+    "learning_offset": ("tau0",), "offset": ("tau0",), "total_samples": ("total_docs",),
+    "evaluate_every": ("eval_every",), "eval_every": ("eval_every",), "random_seed": ("seed",),
+    "chunksize": ("batch_size",), "learning_method": (), "perp_tol": (), "mean_change_tol": (),
+    "max_doc_update_iter": (), "minimum_probability": ()}
+
+
 class _AcceptsSklearnNames(type):
     """``LDA(n_components=20)`` means ``LDA(n_topics=20)``: scikit-learn's name for the number of topics is taken at
     construction and stored under dptopic's, so ``get_params``, ``clone`` and saved models keep one name."""
@@ -129,6 +140,16 @@ class _AcceptsSklearnNames(type):
         if "random_state" in kw and "random_state" not in cls._param_names():
             raise DPTopicError(f"{cls.__name__} takes seed=, not scikit-learn's random_state= (a private trainer's seed"
                                " is for tests and reproduction only: leave it unset there); see docs/sklearn.md.")
+        names = cls._param_names()
+        for other in kw:            # a name from scikit-learn, gensim or tomotopy: say which one dptopic uses
+            if other in names or other not in _OTHER_NAMES:
+                continue
+            ours = next((n for n in _OTHER_NAMES[other] if n in names), None)
+            if ours is not None:
+                raise DPTopicError(f"{cls.__name__} takes {ours}=, not {other}= (another library's name for it); see"
+                                   f" help(dptopic.{cls.__name__}) for its parameters.")
+            raise DPTopicError(f"{cls.__name__} has no {other}= (another library's option); its parameters are"
+                               f" {', '.join(names)}.")
         return super().__call__(*args, **kw)
 
 
