@@ -136,3 +136,21 @@ def test_an_option_dptopic_does_not_have_is_named_with_the_parameters_it_has():
     with pytest.raises(DPTopicError, match="LDA has no learning_method="):
         dptopic.LDA(learning_method="online")
     assert dptopic.OnlineVB(kappa=0.7).kappa == 0.7 and dptopic.LDA(eval_every=5).eval_every == 5
+
+
+def test_a_column_selection_of_a_vectorizer_matrix_keeps_its_words():
+    import dptopic
+
+    texts = ["apple pear plum rock", "rock sand clay apple", "pear plum fig sand", "clay stone rock fig"] * 5
+    X = dptopic.CountVectorizer().fit_transform(texts)
+    words = list(X.feature_names)
+    for cols in ([5, 1, 4], slice(None, None, -1), np.array([True, False] * (len(words) // 2) + [True] * (len(words) % 2))):
+        sub = X[:, cols]
+        assert list(sub.feature_names) == list(np.asarray(words, dtype=object)[cols])
+        np.testing.assert_array_equal(sub.toarray(), X.toarray()[:, cols])
+        assert sub.public_vocabulary is False
+        m = dptopic.LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(sub)
+        assert list(m.vocabulary_.words) == list(sub.feature_names)
+    assert list(X[2:5, :].feature_names) == words         # rows only: unchanged
+    pub = dptopic.CountVectorizer(vocabulary=words).fit_transform(texts)
+    assert pub.public_vocabulary and not pub[:, [0, 1]].public_vocabulary   # a selection may come from the data

@@ -23,13 +23,33 @@ class NamedCounts(sp.csr_matrix):
 
     def __getitem__(self, key):
         out = super().__getitem__(key)
-        # only a selection of rows keeps the columns as they are (X[:n], the folds of cross-validation); any column
-        # key, even one that keeps their number (a permutation, a repeat), may change which word a column is
+        # a selection of rows keeps the columns as they are (X[:n], the folds of cross-validation); a selection of
+        # columns (a permutation, feature selection) is named by the words of the columns it holds
         rows_only = not isinstance(key, tuple) or len(key) == 1 or (len(key) == 2 and (
             key[1] is Ellipsis or (isinstance(key[1], slice) and key[1] == slice(None))))
         if not rows_only:
-            return sp.csr_matrix(out) if isinstance(out, NamedCounts) else out
+            return self._selected_columns(out, key[1])
         return self._keep_names(out)
+
+    def _selected_columns(self, out, cols):
+        """``out`` (``X[rows, cols]``) named by the words of the columns it holds, when that selection can be read
+        (a slice, integers, a boolean mask); otherwise a plain matrix, whose columns a model names ``w0, w1, ...``.
+        The selection may have been made from the documents (feature selection), so its words no longer count as a
+        supplied, public vocabulary."""
+        if not isinstance(out, sp.spmatrix) or out.ndim != 2 or self.feature_names is None:
+            return out
+        try:
+            idx = np.arange(self.shape[1])[cols]
+        except (IndexError, TypeError, ValueError):
+            idx = None
+        idx = None if idx is None else np.atleast_1d(idx)
+        if idx is None or idx.ndim != 1 or len(idx) != out.shape[1] or len(np.unique(idx)) != len(idx):
+            # a column repeated would name two columns by one word, which no vocabulary holds
+            return sp.csr_matrix(out)
+        named = out if isinstance(out, NamedCounts) else NamedCounts(out)
+        named.feature_names = np.asarray(self.feature_names, dtype=object)[idx]
+        named.public_vocabulary = False
+        return named
 
     def copy(self):
         return self._keep_names(super().copy())
