@@ -196,9 +196,10 @@ def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports
         "vocab_size": vocab_size,
         "reports_per_contributor": reports_per_contributor,
         "noise": "randomized response on the contributors' devices",
-        "randomness": ("the reports were drawn on the contributors' devices (dptopic randomize and submit take their"
-                       " coins from the operating system's CSPRNG; Randomizer(secure=False) is for simulations); the"
-                       " server adds no randomness the guarantee rests on"),
+        "randomness": ("the guarantee assumes each report was drawn with fresh coins on its contributor's device (dptopic"
+                       " randomize and submit take them from the operating system's CSPRNG); the server cannot check this:"
+                       " reports made with a seed (Randomizer.for_simulation, a test) protect nothing from whoever knows the"
+                       " seed. The server adds no randomness the guarantee rests on"),
         "server_steps": {s: POST_PROCESSING for s in server_steps},
         "scope": scope or ("covers everything the server computes from the randomized reports (post-processing)."
                            " NOT covered: the public vocabulary, any data the server holds in the clear, and"

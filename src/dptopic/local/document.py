@@ -185,9 +185,10 @@ class DocumentRandomizer:
                                        else "coins from the operating system's CSPRNG (secrets)")
 
 
-SERVER_SIDE_COINS = ("the reports were drawn on the contributors' devices (dptopic randomize and submit take their"
-                     " coins from the operating system's CSPRNG; DocumentRandomizer.for_simulation does not); the"
-                     " server adds no randomness the guarantee rests on")
+SERVER_SIDE_COINS = ("the guarantee assumes each report was drawn with fresh coins on its contributor's device (dptopic"
+                     " randomize and submit take them from the operating system's CSPRNG); the server cannot check this:"
+                     " reports made with a seed (DocumentRandomizer.for_simulation, a test) protect nothing from whoever knows the"
+                     " seed. The server adds no randomness the guarantee rests on")
 
 
 def document_privacy_report(epsilon: float, vocab_size: int, reports_per_contributor: int = 1,
