@@ -154,3 +154,31 @@ def test_a_column_selection_of_a_vectorizer_matrix_keeps_its_words():
     assert list(X[2:5, :].feature_names) == words         # rows only: unchanged
     pub = dptopic.CountVectorizer(vocabulary=words).fit_transform(texts)
     assert pub.public_vocabulary and not pub[:, [0, 1]].public_vocabulary   # a selection may come from the data
+
+
+def test_fedlda_warns_when_the_vocabulary_is_not_listed_most_common_first():
+    import warnings
+
+    from dptopic import FedLDA
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=120, vocab_size=60, n_topics=3, doc_length=30, seed=0).corpus
+    counts = np.bincount(c.word_ids, minlength=c.vocab_size)
+    words = np.asarray(c.vocabulary.words, dtype=object)
+    by_count = list(words[np.argsort(-counts, kind="stable")])
+    shuffled = list(np.random.default_rng(1).permutation(by_count))
+
+    def users(order):
+        r = c.restrict(order, drop_empty=False)
+        return [r.subset(range(i, i + 10)) for i in range(0, 120, 10)]
+
+    def fit(order):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            FedLDA(n_topics=3, epsilon=5.0, rounds=1, pad_length=16, report_words=15, seed=0,
+                   verbose=0).fit(users(order))
+        return [str(w.message) for w in seen if "most common first" in str(w.message)]
+
+    assert fit(by_count) == []
+    said = fit(shuffled)
+    assert len(said) == 1 and "first 15 words" in said[0] and "outside the guarantee" in said[0], said

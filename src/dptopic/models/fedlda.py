@@ -70,6 +70,31 @@ def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
                       UserWarning, stacklevel=4)
 
 
+MOST_COMMON_FIRST_SHARE = 0.8   # the first n words hold less than this share of what the n most common hold: warn
+
+
+def _warn_if_not_most_common_first(corpora: list, n: int) -> None:
+    """A vocabulary in neither alphabetical nor frequency order (shuffled, or sorted by some other key) passes the
+    check above, and its first ``n`` words are then a haphazard sample: the reports miss most of the users' tokens
+    (in a measured case, held-out perplexity 1,825 against 714). In a simulation the analyst holds the documents, so
+    compare the first ``n`` words' tokens with those of the ``n`` most common and warn. This reads the training
+    documents (a warning to their holder, outside the guarantee); a deployment's server holds no documents and
+    publishes the vocabulary's order instead."""
+    counts = np.zeros(len(corpora[0].vocabulary), dtype=np.int64)
+    for c in corpora:
+        if c.n_tokens:
+            counts += np.bincount(c.word_ids, minlength=len(counts))
+    best = np.sort(counts)[::-1][:n].sum()
+    first = counts[:n].sum()
+    if best > 0 and first < MOST_COMMON_FIRST_SHARE * best:
+        warnings.warn(f"FedLDA report_words keeps the vocabulary's first {n} words as its most common, but they hold"
+                      f" {first / counts.sum():.0%} of the users' tokens where the {n} most common hold"
+                      f" {best / counts.sum():.0%}: the vocabulary is not listed most common first, so most tokens"
+                      " never reach the reports. List it most common first (Corpus.prune), or pass report_words='all'."
+                      " (This check read the training documents: a warning to whoever holds them, outside the"
+                      " guarantee.)", UserWarning, stacklevel=4)
+
+
 FED_SECURE = ("secure mode: every report's coins come from the operating system's CSPRNG (secrets), with the true"
               " word kept on a 53-bit integer coin so the realised ratio never exceeds e^epsilon; which entries a user"
               " samples and the labels (which the guarantee does not rest on) come from NumPy's PCG64")
@@ -311,6 +336,7 @@ class FedLDA(GibbsTopicModel):
         _check_vocabulary_order(words, getattr(self, "_columns_unnamed", False), n)
         # a user left without any of them still takes part, with padding only: dropping it would make the number
         # of users (which the server sees and the model saves) depend on whether its words are among the first n
+        _warn_if_not_most_common_first(corpora, n)
         kept = [c.restrict(words[:n], drop_empty=False) for c in corpora]
         if not any(c.n_tokens for c in kept):
             raise DPTopicError(f"no user holds any of the vocabulary's first {n} words (report_words): list the"
