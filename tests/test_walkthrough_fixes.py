@@ -122,7 +122,7 @@ def test_the_card_calls_a_large_epsilon_weak(eps, unit, weak):
     card = privacy_card(rep, "X")
     assert ("strength_note" in card) == weak
     if weak:
-        assert "weak guarantee" in card["strength_note"] and ("per_document" in card["strength_note"]) == (unit == "word")
+        assert "weak guarantee" in card["strength_note"] and ("per-document row" in card["strength_note"]) == (unit == "word")
         assert "weak guarantee" in _privacy_section(card)
 
 

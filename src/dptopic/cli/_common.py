@@ -524,7 +524,8 @@ def print_privacy(report: dict, console=None):
     else:
         t.add_row("private", "yes" + (f" ({partial})" if partial else ""))
     t.add_row("privacy unit", str(report.get("unit")))
-    t.add_row("neighbouring relation", str(report.get("neighbouring_relation")))
+    # the card's relation: a local report composing a contributor's reports names the contributor's, as its epsilon
+    t.add_row("neighbouring relation", str(headline.get("neighbouring_relation") or report.get("neighbouring_relation")))
     t.add_row("theorem", str(report.get("theorem")))
     delta = report.get("delta")
 
@@ -533,9 +534,15 @@ def print_privacy(report: dict, console=None):
                                         " below are what the events give, not a guarantee")
     else:
         eps = _report_number(report, "epsilon")
-        t.add_row("[bold]GUARANTEE[/]", f"[bold]epsilon = {_g(eps)} at delta = {_fmt_delta(delta)}[/]"
-                                        f" ({report.get('epsilon_method', 'as reported')}); the rows below are"
-                                        " cross-checks")
+        from ..reporting.card import PURE_METHOD
+
+        method = str(headline.get("epsilon_is") or report.get("epsilon_method", "as reported"))
+        if headline.get("delta") == 0.0:    # the card's rule: a pure headline holds with delta = 0, and says so
+            head = f"epsilon = {_g(eps)}, {PURE_METHOD}"
+            method = method.replace(f"; {PURE_METHOD}", "").replace(PURE_METHOD, "") or "as reported"
+        else:
+            head = f"epsilon = {_g(eps)} at delta = {_fmt_delta(delta)}"
+        t.add_row("[bold]GUARANTEE[/]", f"[bold]{head}[/] ({method}); the rows below are cross-checks")
         card = headline                     # the card built above
         if card.get("pure_note"):           # the same events as pure DP at almost the same epsilon
             t.add_row("pure DP", str(card["pure_note"]))
@@ -552,6 +559,11 @@ def print_privacy(report: dict, console=None):
             t.add_row("per document (word-level)", str(per))
     if headline.get("fed_composition"):
         t.add_row("per-user epsilon (FedLDA)", str(headline["fed_composition"]))
+    figures = headline.get("figures") if isinstance(headline.get("figures"), dict) else {}
+    for key, name in (("epsilon_word_contributor", "eps per contributor, word level"),
+                      ("epsilon_word", "eps per report, word level"), ("epsilon_doc", "eps per report, document level")):
+        if isinstance(figures.get(key), dict):     # local DP: the word- and report-level figures beside the headline
+            t.add_row(name, f"{_g(figures[key]['epsilon'])} (delta=0): {str(figures[key]['what']).split(': ', 1)[-1]}")
     if "epsilon_per_entry" in report:
         t.add_row("epsilon per entry", _g(report["epsilon_per_entry"]))
     elif "epsilon_nominal" in report:

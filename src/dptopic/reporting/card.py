@@ -9,6 +9,7 @@ report (``model.privacy_``) and nothing else: it reads no data.
 from __future__ import annotations
 
 import math
+import re
 
 from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
 
@@ -136,6 +137,41 @@ def _flavour(delta) -> str:
     return "pure epsilon-DP" if d in (None, 0.0) else "approximate (epsilon, delta)-DP"
 
 
+PURE_METHOD = "pure epsilon-DP: delta = 0"
+"""How the card names a pure headline's delta (the report's ``epsilon_method`` says "holds with delta = 0 too")."""
+
+
+def _epsilon_is(which: str) -> str:
+    """The report's ``epsilon_method`` as the card states it: a pure headline reads "basic composition; pure
+    epsilon-DP: delta = 0", without the report's nested parenthesis."""
+    which = str(which)
+    if "pure" not in which:
+        return which
+    base = re.sub(r"\s*\(pure epsilon-DP[^()]*\)", "", which).strip()
+    return f"{base}; {PURE_METHOD}" if base and "pure" not in base else (base or PURE_METHOD)
+
+
+def _local_reports(report: dict) -> int | None:
+    """How many reports of one contributor a local-DP report composes, when more than one (its headline is then per
+    contributor, not per report); None otherwise."""
+    m = report.get("reports_per_contributor")
+    if report.get("model") != "local" or isinstance(m, bool) or not isinstance(m, int) or m < 2:
+        return None
+    return m
+
+
+def _relation(report: dict) -> str | None:
+    """The neighbouring relation of the card's headline. A local-DP report that composes a contributor's reports
+    names the relation of one report; its headline epsilon is per contributor, so the card states the contributor's
+    relation and gives the report's after it."""
+    relation = report.get("neighbouring_relation")
+    m = _local_reports(report)
+    if relation is None or m is None:
+        return relation
+    return (f"any two sets of up to {m} documents of one contributor (local DP: each of the contributor's {m} reports"
+            f" may come from any other input; docs/local_dp.md). One report alone: {relation}")
+
+
 def privacy_card(report: dict, trainer: str = "", version: str | None = None, check: bool = True) -> dict:
     """The card for a model's privacy report (``model.privacy_``); ``trainer`` is the estimator's class name.
 
@@ -158,7 +194,10 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     vocab_exposed = source == "data" if source is not None else (isinstance(vocab, str)
                                                                  and "not protected" in vocab.lower())
     if vocab_exposed:
-        if isinstance(vocab, str) and vocab.lower() not in not_covered.lower():
+        low = not_covered.lower()
+        # the scope may already say it (HDP: "Vocabulary treated as public (chosen from the training corpus, not
+        # protected)"): state it once
+        if isinstance(vocab, str) and vocab.lower() not in low and not ("vocabulary" in low and "not protected" in low):
             not_covered = (not_covered + " " if not_covered else "") + "Vocabulary: " + vocab
         if guarantee == "full":  # the released model names its words: a vocabulary read from the data is a release
             guarantee = "partial"  # that no epsilon covers (docs/privacy.md)
@@ -170,17 +209,18 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         # events' unit and relation are shown (privacy_unit_note says that they carry no guarantee), as the terminal
         # card shows them
         "privacy_unit": report.get("unit") if private or events_only else None,
-        "neighbouring_relation": report.get("neighbouring_relation") if private or events_only else None,
+        "neighbouring_relation": _relation(report) if private or events_only else None,
         "epsilon": eps,
         "delta": _finite(delta) if private else None,
-        "epsilon_is": which,
+        "epsilon_is": _epsilon_is(which) if private else which,
         "dp_flavour": _flavour(delta) if private else "none",
         "trust_model": _trust_model(trainer, report),
         "accounting_method": report.get("accounting") or {},
         "theorem": report.get("theorem"),
         "figures": _figures(report),
-        "covered": covered,
-        "not_covered": not_covered,
+        # no guarantee: nothing is covered, and "—" would read as if nothing were left out
+        "covered": covered or ("" if private else "nothing: no differential privacy guarantee"),
+        "not_covered": not_covered or ("" if private else "everything: no differential privacy guarantee"),
         "implementation": {"library": "dptopic", "version": version or __version__,
                            "noise": report.get("noise"), "secure_noise": bool(report.get("secure_noise")),
                            "randomness": report.get("randomness")},
@@ -217,7 +257,9 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
                                  + "; deployments mostly state single-digit or low double-digit epsilons per document"
                                  " or per user (Apple's local DP: 2 to 16 per user and day; see the OpenDP deployments"
                                  " registry)"
-                                 + ("; per document it is larger still (per_document)" if unit == "word" else ""))
+                                 + ("; per document it is larger still: a document of L words is protected"
+                                    " with L x epsilon (group privacy; see the per-document row)"
+                                    if unit == "word" else ""))
     if private and (card["delta"] or 0.0) > LARGE_DELTA:   # a delta chance of failing outright: weak at any epsilon
         note = (f"delta = {card['delta']:g} is large: (epsilon, delta)-DP allows a delta chance that one {unit} is"
                 f" exposed outright; a meaningful delta lies well below 1/(number of {unit}s), e.g. 1e-5 or 1e-6"
@@ -330,10 +372,26 @@ def _figures(report: dict) -> dict:
             what += "; the topic model ALONE, without the private vocabulary's epsilon_V"
             delta = _finite(topic.get("delta")) if at == "report" else delta
         figures[key] = {"epsilon": _finite(report[key]), "delta": delta, "what": what}
-    if _finite(report.get("epsilon_word")) is not None:    # local DP: one presence bit, randomized response (pure)
-        figures["epsilon_word"] = {"epsilon": _finite(report["epsilon_word"]), "delta": 0.0,
-                                   "what": "per vocabulary word (randomized response on one presence bit): "
+    word, word_m = _finite(report.get("epsilon_word")), _finite(report.get("epsilon_word_contributor"))
+    if word_m is not None and word_m != word:    # local DP: the word-level figure of all of a contributor's reports
+        figures["epsilon_word_contributor"] = {
+            "epsilon": word_m, "delta": 0.0,
+            "what": "per contributor, word level: "
+                    + str(report.get("epsilon_word_contributor_relation") or "one word in each of the reports")}
+    if word is not None:    # local DP: one presence bit of one report, randomized response (pure)
+        figures["epsilon_word"] = {"epsilon": word, "delta": 0.0,
+                                   "what": "per report and vocabulary word (randomized response on one presence bit"
+                                           " of one report): "
                                            + str(report.get("epsilon_word_relation") or "word-level local DP")}
+    doc = _finite(report.get("epsilon_doc"))
+    if doc is not None and report.get("model") == "local":  # local DP: one report of one document (pure)
+        how = report.get("mechanism") or ("randomized response on all its V presence bits: V x epsilon_word"
+                                          if word is not None else None)
+        figures["epsilon_doc"] = {"epsilon": doc, "delta": 0.0,
+                                  "what": "per report, document level: the report of one document"
+                                          + (f" ({how})" if how else "") + "; "
+                                          + str(report.get("epsilon_doc_relation")
+                                                or "any two documents (local DP: every input pair)")}
     part = report.get("count_release_epsilon")
     if isinstance(part, dict):      # CDP-LDA(+): the corrected figure for the count releases alone
         pure = "pure" in str(part.get("epsilon_method", ""))

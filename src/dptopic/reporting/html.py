@@ -9,7 +9,7 @@ import math
 import unicodedata
 from html import escape
 
-from .card import epsilon_text
+from .card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -18,11 +18,13 @@ h1{font-size:26px;margin:8px 0 4px}h2{font-size:20px;margin:34px 0 10px;border-b
 .sub{color:#5b6672;font-size:14px}
 .badge{display:inline-block;padding:10px 16px;border-radius:8px;margin:14px 0;font-size:18px;font-weight:600}
 .full{background:#e3f4e8;color:#17632f;border:1px solid #9fd6af}.partial{background:#fff4d6;color:#7a5a00;border:1px solid #f0d27a}
+.weak{background:#fff4d6;color:#7a5a00;border:1px solid #f0d27a}
 .none{background:#fde4e4;color:#8a1c1c;border:1px solid #f0a8a8}
 table{border-collapse:collapse;width:100%;background:#fff;font-size:14px}
 td,th{border:1px solid #dde2e8;padding:6px 9px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-th{background:#eef1f5;width:26%}
-table.wide{table-layout:fixed;font-size:13px}table.wide th{width:auto}table.wide td,table.wide th{padding:5px 6px}
+th{background:#eef1f5;width:26%;min-width:7.5em;overflow-wrap:normal;word-break:normal;hyphens:manual}
+table.wide{table-layout:fixed;font-size:13px}table.wide th{width:auto;min-width:0;overflow-wrap:anywhere}
+table.wide td,table.wide th{padding:5px 6px}
 .num{text-align:right;font-variant-numeric:tabular-nums}
 .topics{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:12px}
 .topic{background:#fff;border:1px solid #dde2e8;border-radius:6px;padding:8px 10px}
@@ -31,7 +33,7 @@ table.wide{table-layout:fixed;font-size:13px}table.wide th{width:auto}table.wide
 pre{background:#fff;border:1px solid #dde2e8;padding:10px;overflow:auto;font-size:12px;white-space:pre-wrap;
 overflow-wrap:anywhere}
 img{max-width:100%;background:#fff;border:1px solid #dde2e8}
-.badge,.warn,.full,.partial,.none,th{-webkit-print-color-adjust:exact;print-color-adjust:exact}
+.badge,.warn,.full,.partial,.weak,.none,th{-webkit-print-color-adjust:exact;print-color-adjust:exact}
 .print-only{display:none}
 @media print{
 body{background:#fff}main{max-width:none;padding:0}
@@ -104,7 +106,8 @@ def _rows(pairs) -> str:
 LABEL_UNITS = 14
 """A topic chart shows this many characters of a word (a wide CJK character counts two); a longer word is cut at
 the end with an ellipsis, and its tooltip (an SVG <title>) holds it whole."""
-UNIT_PX = 6.6   # about one character of the 11 px label font
+UNIT_PX = 7.0   # about one character of the 11 px label font (a little over its average: "m" and "w" are wide)
+LABEL_GAP = 8   # px between the label column and the bars: a label in a wider font does not touch its bar
 
 
 def _units(text: str) -> int:
@@ -128,7 +131,7 @@ def _topic_svg(words, weights, width=230, bar_h=15) -> str:
     labels = [_label(str(w)) for w in words]
     # the label column fits the longest label shown (bounded: LABEL_UNITS); labels start at its left edge, so a
     # label in a font wider than UNIT_PX runs into its bar rather than losing its first letters
-    label_w, gap = min(LABEL_UNITS, max([_units(t) for t in labels] or [1])) * UNIT_PX + 8, 2
+    label_w, gap = min(LABEL_UNITS, max([_units(t) for t in labels] or [1])) * UNIT_PX + 2 + LABEL_GAP, 2
     h = len(words) * (bar_h + gap)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" role="img">']
     for i, (w, shown, p) in enumerate(zip(words, labels, weights)):
@@ -156,17 +159,32 @@ def _ledger_check(check) -> str:
             " are shown as stored)</span>")
 
 
+def _weak(card: dict) -> bool:
+    """Whether the card's headline lies outside the range it calls meaningful: epsilon above
+    :data:`~dptopic.reporting.card.STRONG_EPSILON_LIMIT` or delta above :data:`~dptopic.reporting.card.LARGE_DELTA`,
+    the card's own rule for its strength note."""
+    try:
+        eps, delta = float(card.get("epsilon")), float(card.get("delta") or 0.0)
+    except (TypeError, ValueError, OverflowError):
+        return bool(card.get("strength_note"))
+    return not eps <= STRONG_EPSILON_LIMIT or delta > LARGE_DELTA or bool(card.get("strength_note"))
+
+
 def _privacy_section(card: dict) -> str:
     g = card["guarantee"]
     seeded = bool(card.get("noise_reproducible"))
     if g == "none":
         badge = f'<div class="badge none">No differential privacy guarantee: {escape(str(card.get("reason", "")))}</div>'
     else:
-        d = "" if card.get("delta") in (None, 0.0) else f", δ = {_fmt_delta(card['delta'])}"
+        d = "" if card.get("delta") is None else f", δ = {_fmt_delta(card['delta'])}"
         what = "partial guarantee: see what is not covered" if g == "partial" else "guarantee"
+        weak = _weak(card)
+        if weak:        # the card's strength note says why (above epsilon 16 or delta 1e-3 it calls a guarantee weak)
+            what += ("; " if g == "partial" else ", ") + "weak: see the note below"
         if seeded:      # whoever knows the seed can regenerate the noise: not a clean guarantee
             what += ", only while the seed stays secret: the noise is reproducible from it"
-        badge = (f'<div class="badge {"partial" if seeded else g}">ε = {_fmt_eps(card["epsilon"])}{d} per'
+        cls = "partial" if seeded or g == "partial" else "weak" if weak else g
+        badge = (f'<div class="badge {cls}">ε = {_fmt_eps(card["epsilon"])}{d} per'
                  f' {escape(str(card.get("privacy_unit")))} ({what})</div>')
         if card.get("guarantee_note"):
             badge += f'<div class="warn">{escape(str(card["guarantee_note"]))}</div>'
@@ -180,6 +198,7 @@ def _privacy_section(card: dict) -> str:
     acc = card.get("accounting_method") or {}
     acc_html = "<br>".join(f"<b>{escape(str(k))}</b>: {escape(str(v))}" for k, v in acc.items()) if isinstance(acc, dict) \
         else escape(str(acc))
+    acc_html = acc_html or "—"
     impl = card.get("implementation")
     impl = impl if isinstance(impl, dict) else {}
     noise = impl.get("noise")
@@ -211,6 +230,8 @@ def _privacy_section(card: dict) -> str:
             ("recomputed from its events", _ledger_check(card.get("ledger_check"))),
             ("what is covered", _text(card.get("covered"))),
             ("what is NOT covered", _text(card.get("not_covered")))]
+    if noise is None and not seeded:    # no noise was added: there is nothing to reproduce
+        rows = [r for r in rows if r[0] != "noise reproducible"]
     if card.get("fed_composition"):     # FedLDA: per entry x entries (x rounds) = per user, visibly
         rows.insert(2, ("per-user ε (FedLDA)", _text(card.get("fed_composition"))))
     if card.get("report_words_note"):
@@ -289,6 +310,37 @@ def attack_column(key: str) -> str:
     return key.replace("_", " ")
 
 
+UNRESOLVED = "n/r"
+"""A TPR at an FPR the non-member scores cannot resolve, as ``dptopic audit`` prints it (docs/auditing.md)."""
+
+
+def _tpr_fpr(key: str) -> float | None:
+    """The FPR of a ``tpr_at_fpr_X`` column; None for another column."""
+    if not str(key).startswith("tpr_at_fpr_"):
+        return None
+    try:
+        return float(str(key)[len("tpr_at_fpr_"):])
+    except ValueError:
+        return None
+
+
+def _attack_cell(row: dict, key: str) -> str:
+    """One cell of the attack table. A TPR is a percentage, as the terminal prints it; at an FPR below the
+    resolution of the non-member scores (fewer than 1/FPR of them: no threshold has an FPR between 0 and it) it is
+    n/r, the terminal's rule (``cli.audit.results_table``)."""
+    v, fpr = row.get(key), _tpr_fpr(key)
+    if fpr is None:
+        return _fmt(v)
+    n = row.get("n_nonmembers")
+    if fpr > 0 and isinstance(n, (int, float)) and not isinstance(n, bool) and n * fpr < 1 - 1e-9:
+        return UNRESOLVED
+    try:
+        f = float(v)
+    except (TypeError, ValueError, OverflowError):
+        return _fmt(v)
+    return f"{f:.3%}" if math.isfinite(f) else _fmt(f)
+
+
 _SETTING_NAMES = {"attacked": "what was audited"}   # the audit attacks shadow models, never the saved one
 
 
@@ -356,10 +408,14 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
                        if not isinstance(v[k], (dict, list))})
         # readable column names; the audit.json key stays in the tooltip
         th = "".join(f"<th title='{escape(k, quote=True)}'>{escape(attack_column(k))}</th>" for k in keys)
+        cells = {name: [_attack_cell(v, k) for k in keys] for name, v in attacks.items() if isinstance(v, dict)}
         body = "".join("<tr><td>" + escape(str(name)) + "</td>" + "".join(
-            f"<td class='num'>{_fmt(v.get(k))}</td>" for k in keys) + "</tr>"
-            for name, v in attacks.items() if isinstance(v, dict))
+            f"<td class='num'>{c}</td>" for c in row) + "</tr>" for name, row in cells.items())
         head += f"<h3>Attacks</h3><table class='wide'><tr><th>attack</th>{th}</tr>{body}</table>"
+        if any(c == UNRESOLVED for row in cells.values() for c in row):
+            head += ("<div class='note'>n/r (not resolved): fewer non-member scores than 1/FPR, so no threshold has an"
+                     " FPR between 0 and that rate; audit.json keeps the value, which is then the TPR at FPR 0 (audit"
+                     " more documents or shadows to resolve it; see docs/auditing.md).</div>")
     settings = audit.get("settings")
     if isinstance(settings, dict) and settings:
         shown = dict(settings)
