@@ -26,6 +26,7 @@ Run:  python benchmarks/bench_service.py [--seconds 10] [--clients 8] [--reports
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import http.client
 import shutil
@@ -60,23 +61,36 @@ def prepare(tmp: Path) -> list[str]:
     return words
 
 
-def bodies(words, per_request: int, n: int = 64) -> list[bytes]:
+def bodies(words, per_request: int, seconds: float) -> list[bytes]:
+    """Distinct upload bodies, more than the clients can send in ``seconds`` (the server refuses a body it already
+    stored under another key): upload s holds reports s .. s + per_request - 1 of one randomized set, so n uploads
+    need only n + per_request - 1 reports."""
+    n = int(seconds * REQUESTS_PER_SECOND_CAP / max(1, per_request) ** 0.4)
     rng = np.random.default_rng(0)
     rz = Randomizer(words, epsilon_word=2.0, secure=True)
-    docs = [[words[j] for j in rng.integers(0, V, 40)] for _ in range(per_request * n)]
+    docs = [[words[j] for j in rng.integers(0, V, 40)] for _ in range(n + per_request - 1)]
     rs = rz.randomize(docs)
-    return [rs[i * per_request:(i + 1) * per_request].to_bytes(include_vocabulary=False) for i in range(n)]
+    return list(dict.fromkeys(rs[i:i + per_request].to_bytes(include_vocabulary=False) for i in range(n)))
 
 
-def run_clients(port: int, payloads: list[bytes], clients: int, seconds: float):
+REQUESTS_PER_SECOND_CAP = 8000   # single-report uploads per second no stored run here comes near (SQLite: about
+# 2,200; the floor, which stores nothing, cycles through its bodies)
+
+
+def run_clients(port: int, payloads: list[bytes], clients: int, seconds: float, cycle: bool = False):
+    """``clients`` threads posting ``payloads`` for ``seconds``; ``cycle``: a client starts its bodies again when it
+    has sent them all (the floor stores nothing, so a repeated body costs it the same), else it stops."""
     lat, lock, stop = [], threading.Lock(), time.monotonic() + seconds
-    errors = [0]
+    errors, exhausted = [0], [False]
 
     def worker(c):
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        mine, i = [], 0
+        mine, i, own = [], 0, payloads[c::clients]   # every request a body of its own
         while time.monotonic() < stop:
-            body = payloads[(c * 7 + i) % len(payloads)]
+            if i == len(own) and not cycle:
+                exhausted[0] = True
+                break
+            body = own[i % len(own)]
             headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": f"bench-{port}-{c}-{i:08d}"}
             t = time.perf_counter()
             try:
@@ -102,6 +116,9 @@ def run_clients(port: int, payloads: list[bytes], clients: int, seconds: float):
         t.start()
     for t in threads:
         t.join()
+    if exhausted[0]:
+        print("  warning: a client ran out of distinct bodies before the time was up; raise REQUESTS_PER_SECOND_CAP",
+              flush=True)
     return time.perf_counter() - t0, np.asarray(lat), errors[0]
 
 
@@ -112,9 +129,9 @@ def peer_direct(database: str, payload_rows: list[list[bytes]], seconds: float) 
     st = Storage(database)
     n, i, stop = 0, 0, time.monotonic() + seconds
     t0 = time.perf_counter()
-    while time.monotonic() < stop:
-        rows = payload_rows[i % len(payload_rows)]
-        st.store([Submission(f"peer-{i:09d}", "0" * 64, None, rows)])
+    while time.monotonic() < stop and i < len(payload_rows):
+        digest, rows = payload_rows[i]
+        st.store([Submission(f"peer-{i:09d}", digest, None, rows)])
         n += len(rows)
         i += 1
     el = time.perf_counter() - t0
@@ -155,7 +172,8 @@ def bench_floor(words, args) -> dict:
     for per in args.reports_per_request:
         srv = FloorServer().start()
         try:
-            elapsed, lat, errors = run_clients(srv.port, bodies(words, per), args.clients, args.seconds)
+            elapsed, lat, errors = run_clients(srv.port, bodies(words, per, args.seconds), args.clients, args.seconds,
+                                                  cycle=True)
         finally:
             srv.stop()
         out[per] = (len(lat) / elapsed, np.percentile(lat, 99) * 1e3)
@@ -172,14 +190,15 @@ def bench_backend(name, make_db, words, args, floor):
         srv = Server(tmp, db, "--train-interval", "0",
                      "--max-reports-per-request", "10000").start()
         try:
-            payloads = bodies(words, per)
+            payloads = bodies(words, per, args.seconds)
             elapsed, lat, errors = run_clients(srv.port, payloads, args.clients, args.seconds)
         finally:
             srv.stop()
         stored = count_rows(db)["n_reports"]
         peer_db, peer_cleanup = make_db(tmp, f"peer{per}")
         from dptopic.local import ReportSet
-        rows = [[r.tobytes() for r in ReportSet.from_bytes(b).packed] for b in payloads]
+        rows = [(hashlib.sha256(b).hexdigest(), [r.tobytes() for r in ReportSet.from_bytes(b).packed])
+                for b in payloads]
         peer = peer_direct(peer_db, rows, min(args.seconds, 5.0))
         cleanup()
         peer_cleanup()

@@ -146,7 +146,7 @@ def test_writer_acknowledges_each_request_after_its_commit_with_one_loop_call_pe
         backend.fail = fail
         writer = GroupCommitWriter(backend).start()
         try:
-            subs = [Submission(f"{'f' if fail else 'k'}-key-{i:04d}", "0" * 64, None, [bytes([i])]) for i in range(20)]
+            subs = [Submission(f"{'f' if fail else 'k'}-key-{i:04d}", f"{i:064x}", None, [bytes([i])]) for i in range(20)]
             futs = [writer.submit_async(s) for s in subs]
 
             async def acked(sub, fut):

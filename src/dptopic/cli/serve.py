@@ -369,15 +369,21 @@ def cmd_submit(a):
     kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
             " running it again, without randomizing again" if s["state"] else
             "reports not kept (--state none): a later run on these documents randomizes them again, at a new cost")
-    console.print(f"contributor pseudonym {s['contributor']} (pass --contributor {s['contributor']} to be tallied as"
-                  f" one contributor on another machine); {kept}.")
+    held = " (the one the server holds for these reports)" if s.get("contributor_from_server") else ""
+    console.print(f"contributor pseudonym {s['contributor']}{held} (pass --contributor {s['contributor']} to be"
+                  f" tallied as one contributor on another machine); {kept}.")
     if s["already_acknowledged"]:
         console.print(f"{plural(s['already_acknowledged'], 'report')} of these documents had been acknowledged by an"
                       " earlier run: not randomized or sent again" + ("." if s["reports"] else
                                                                        "; nothing was sent, nothing more spent."))
-    if s["reports"] or not s["already_acknowledged"]:
-        console.print(f"{plural(s['reports'], 'randomized report')} uploaded to {a.server} in"
-                      f" {plural(s['uploads'], 'upload')}.")
+    if s.get("replayed_reports"):
+        console.print(f"{plural(s['replayed_reports'], 'report')} had already been stored by {a.server} (an earlier"
+                      " run, perhaps under another address of this server): replayed, nothing new stored, nothing"
+                      " more spent.")
+    stored = s.get("stored_reports", s["reports"])
+    if stored or not (s["already_acknowledged"] or s.get("replayed_reports")):
+        console.print(f"{plural(stored, 'randomized report')} uploaded to {a.server} in"
+                      f" {plural(s['uploads'] - s['replayed_acks'], 'upload')}.")
     these = "this document" if n == 1 else f"these {plural(n, 'document')}"
     console.print(f"Privacy of {these} (V={s['vocab_size']}; "
                   + ("" if s["epsilon_word"] is None else f"eps_word={s['epsilon_word']:.4g}, ")

@@ -331,12 +331,23 @@ async def post_reports(request: Request):
     if outcome == "conflict":
         raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"
                                                       " body: use a fresh key for new reports.")
+    if outcome == "duplicate":
+        raise ApiError(409, "duplicate_body", duplicate_body_message(ack))
     svc.metrics.upload(outcome, len(sub.rows))
     if outcome == "stored":
         svc.write_refused_at = None     # the database took a write again
     status = 201 if outcome == "stored" else 200
     return JSONResponse({**ack, "replayed": outcome == "replayed"}, status,
                         headers={"Idempotent-Replayed": "true"} if outcome == "replayed" else None)
+
+
+def duplicate_body_message(info: dict) -> str:
+    """The refusal of a body already stored under another Idempotency-Key: when, and how many reports, but neither
+    that upload's key nor its pseudonym (whoever holds the bytes, not only their uploader, gets this answer)."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(info["stored_at"]))
+    return (f"these {info['reports']} reports were already stored (an upload of the same bytes at {when}, under"
+            " another Idempotency-Key): nothing was stored. A retry must reuse its Idempotency-Key (it is then"
+            " answered as a replay); storing the same randomized reports twice would count them twice.")
 
 
 async def get_topics(request: Request):

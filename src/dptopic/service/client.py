@@ -228,7 +228,12 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     again, which would spend the documents' epsilon a second time. A run on documents whose reports a server
     acknowledged sends it nothing. The reports are kept per set of documents and report settings, whatever the
     server's address (``localhost`` and ``127.0.0.1`` are one server: the kept bytes and keys are replayed), and a
-    pseudonym is kept per server address, so that later runs are tallied under the same contributor. Without
+    pseudonym is kept per server address, so that later runs are tallied under the same contributor. A replayed
+    upload is answered with the pseudonym the server holds for it (only the uploader, who holds its key and bytes,
+    gets a replay): when that differs from the one sent (the reports went to this server before under another
+    address), it becomes this run's and this address's pseudonym, so the rest is sent under it and the summary's
+    ``contributor`` is the one the server tallies (``contributor_from_server`` says so). ``replayed_reports``: those
+    of ``reports`` the server had stored before (it stored nothing for them); ``stored_reports``: the rest. Without
     ``state`` every run randomizes anew under a fresh pseudonym."""
     from ..corpus import Vocabulary
 
@@ -280,7 +285,8 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
         if Path(state).is_dir():
             _keep_pseudonym(state, here, contributor)
     acked = set(kept["acknowledged"].get(here, []))
-    sent = replayed = already = uploads = 0
+    sent = replayed = replayed_reports = already = uploads = 0
+    held_by_server = False
     last_write = time.monotonic()
     try:
         for i, up in enumerate(kept["uploads"]):
@@ -294,7 +300,20 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
                                   " dptopic collection server?")
             sent += n
             uploads += 1
-            replayed += bool(ack.get("replayed"))
+            if ack.get("replayed"):
+                replayed += 1
+                replayed_reports += n
+                held = ack.get("contributor")
+                # an earlier run stored these reports (through another address of this server, say) under the
+                # pseudonym the server answers with: that is the one they are tallied under, so it is the one to
+                # keep, print and send the rest under, or one person would be tallied as two contributors
+                if isinstance(held, str) and codec.PSEUDONYM.fullmatch(held) and held != contributor:
+                    contributor, held_by_server = held, True
+                    if state is not None:
+                        kept["contributors"][here] = contributor
+                        _write_submit_state(path, kept)
+                        if Path(state).is_dir():
+                            _keep_pseudonym(state, here, contributor)
             acked.add(i)
             if state is not None and time.monotonic() - last_write > STATE_WRITE_INTERVAL:
                 kept["acknowledged"][here] = sorted(acked)
@@ -308,8 +327,10 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     if state is not None and uploads:
         kept["acknowledged"][here] = sorted(acked)
         _write_submit_state(path, kept)
-    return {"reports": sent, "uploads": uploads, "replayed_acks": replayed, "already_acknowledged": already,
-            "n_documents": kept["n_reports"], "contributor": contributor, "report_kind": kind.name,
+    return {"reports": sent, "uploads": uploads, "replayed_acks": replayed, "replayed_reports": replayed_reports,
+            "stored_reports": sent - replayed_reports, "already_acknowledged": already,
+            "n_documents": kept["n_reports"], "contributor": contributor,
+            "contributor_from_server": held_by_server, "report_kind": kind.name,
             **kind.epsilons(rz), "state": None if path is None else str(path),
             "documents_without_vocabulary_words": int((local.doc_lengths == 0).sum()),
             "documents_with_fewer_than_two_vocabulary_words": int((local.doc_lengths < 2).sum()),

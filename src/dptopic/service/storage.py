@@ -15,6 +15,8 @@ Tables (migration 1 unless noted)
 ``model_arrays``      the model's ``.npy`` arrays (bytes; read back with ``allow_pickle=False``).
 ``train_batches``     one row per consumed mini-batch (report id range, trained or skipped, why).
 ``fed_rounds``, ``fed_updates`` (migration 2)  FedLDA rounds and the clients' perturbed updates.
+``ix_submissions_body_sha256`` (migration 3)  a (non-unique) index of ``submissions.body_sha256``: an upload whose
+                      body was already stored under another key is refused (:meth:`Storage.store`).
 
 Exactly-once training: a mini-batch is the reports with ``last_report_id < id <= new cursor``;
 the trainer writes the new model state, the new cursor and the batch row in ONE transaction,
@@ -136,6 +138,10 @@ MIGRATIONS = [
     (1, "reports, submissions, models, model arrays, training batches",
      _create(settings, submissions, reports, models, model_arrays, train_batches)),
     (2, "FedLDA rounds and updates", _create(fed_rounds, fed_updates)),
+    # not unique: a database that stored one body twice (before this check existed) must still open
+    (3, "index of submissions by body SHA-256 (byte-identical uploads under new keys are refused)",
+     lambda conn: conn.execute(text("CREATE INDEX IF NOT EXISTS ix_submissions_body_sha256"
+                                    " ON submissions (body_sha256)"))),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -516,8 +522,14 @@ class Storage:
         """Store many submissions in ONE transaction (group commit).
 
         Returns one ``(outcome, info)`` per submission: ``("stored", ack)``, ``("replayed", ack)``
-        for a key already stored with the same body, ``("conflict", ack)`` for a key already
-        used with another body. Nothing is acknowledged before the commit returns.
+        for a key already stored with the same body (its ack names the pseudonym the reports are
+        tallied under: only the uploader knows the key), ``("conflict", ack)`` for a key already
+        used with another body, ``("duplicate", info)`` for a new key whose body (SHA-256) was
+        already stored under another key, or earlier in this batch (``info``: when it was stored and
+        how many reports; not its key nor its pseudonym, which whoever holds the bytes must not
+        learn). Nothing is acknowledged before the commit returns. The lookups run inside the
+        write transaction, under the lock that serializes writers across processes, so two uploads
+        of one body at once, even to two servers on one database, store it once.
         """
         now = time.time()
         out: list[tuple[str, dict] | None] = [None] * len(batch)
@@ -526,16 +538,33 @@ class Storage:
             keys = [s.idempotency_key for s in batch]
             known = {r.idempotency_key: r for r in conn.execute(
                 select(submissions).where(submissions.c.idempotency_key.in_(set(keys))))}
+            shas = {s.body_sha256 for s in batch if s.idempotency_key not in known}
+            bodies: dict[str, _Row] = {}
+            if shas:
+                for r in conn.execute(select(submissions.c.idempotency_key, submissions.c.body_sha256,
+                                             submissions.c.n_reports, submissions.c.received_at)
+                                      .where(submissions.c.body_sha256.in_(shas))
+                                      .order_by(submissions.c.id)):
+                    bodies.setdefault(r.body_sha256, _Row(r.idempotency_key, r.body_sha256, r.n_reports,
+                                                          r.received_at))
             fresh = []
             for i, s in enumerate(batch):
                 prev = known.get(s.idempotency_key)
                 if prev is not None:
                     ack = _ack(prev.idempotency_key, prev.n_reports, prev.received_at)
-                    out[i] = ("replayed", ack) if prev.body_sha256 == s.body_sha256 else ("conflict", ack)
+                    if prev.body_sha256 == s.body_sha256:
+                        out[i] = ("replayed", {**ack, "contributor": prev.contributor})
+                    else:
+                        out[i] = ("conflict", ack)
                     continue
-                known[s.idempotency_key] = _Row(s.idempotency_key, s.body_sha256, len(s.rows), now)
+                same = bodies.get(s.body_sha256)
+                if same is not None:
+                    out[i] = ("duplicate", {"reports": int(same.n_reports), "stored_at": float(same.received_at)})
+                    continue
+                row = _Row(s.idempotency_key, s.body_sha256, len(s.rows), now, s.contributor)
+                known[s.idempotency_key] = bodies[s.body_sha256] = row
                 fresh.append(i)
-                out[i] = ("stored", _ack(s.idempotency_key, len(s.rows), now))
+                out[i] = ("stored", {**_ack(s.idempotency_key, len(s.rows), now), "contributor": s.contributor})
             if fresh:
                 # one INSERT ... RETURNING for every new submission (ids in parameter order), one for all reports
                 ids = conn.execute(
@@ -780,6 +809,7 @@ class _Row:
     body_sha256: str
     n_reports: int
     received_at: float
+    contributor: str | None = None
 
 
 def _ack(key: str, n: int, at: float) -> dict:

@@ -1,0 +1,239 @@
+"""Stop 48, walk-through C (#5, #6, #11): a byte-identical upload under a new Idempotency-Key is refused (409
+``duplicate_body``, nothing stored, race-free across servers on one database); ``submit`` through another address of
+the same server reports the pseudonym the server holds and that nothing new was stored; protocol-level 400s are
+counted in ``/metrics``."""
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("uvicorn")
+
+from dptopic.cli.main import main  # noqa: E402
+from dptopic.service.client import submit  # noqa: E402
+
+from service_helpers import PG_BIN, PostgresServer, corpus_of, count_rows, post_reports  # noqa: E402
+from test_walk47a import InProcessServer, _body, _cfg, http, make_data  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
+
+
+def _metric(url: str, name: str, code: str) -> float:
+    text = http("GET", url + "/metrics")[2].decode()
+    m = re.search(rf'^{name}\{{code="{code}"\}} ([0-9.e+]+)$', text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+# ============================================================================ #5: the same body under a new key
+def test_the_same_body_under_a_new_key_is_refused_and_nothing_is_stored(tmp_path):
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
+    db = f"sqlite:///{tmp_path / 'd.db'}"
+    body = _body(words, texts[:20])
+    with InProcessServer(_cfg(words, db)) as srv:
+        assert post_reports(srv.url, body, "walk48-carol-0001", "carol")[0] == 201
+        before = count_rows(db)
+        status, doc = post_reports(srv.url, body, "walk48-carol-0002", "carol")
+        assert status == 409 and doc["error"]["code"] == "duplicate_body", doc
+        msg = doc["error"]["message"]
+        assert "\n" not in msg and "nothing was stored" in msg and "reuse its Idempotency-Key" in msg
+        assert "20 reports" in msg and "walk48-carol-0001" not in msg and "carol" not in msg
+        # another pseudonym (or none) does not make the same randomized reports new
+        assert post_reports(srv.url, body, "walk48-mallory-0003", "mallory")[0] == 409
+        assert post_reports(srv.url, body, "walk48-anon-000004")[0] == 409
+        assert count_rows(db) == before                 # the database is unchanged
+        assert _metric(srv.url, "dptopic_errors_total", "duplicate_body") == 3
+        # the retry under the first key is still a replay, answered as before, with the pseudonym it is tallied under
+        status, ack = post_reports(srv.url, body, "walk48-carol-0001", "carol")
+        assert status == 200 and ack["replayed"] is True and ack["reports"] == 20 and ack["contributor"] == "carol"
+        # new reports (randomized anew) are stored as ever
+        assert post_reports(srv.url, _body(words, texts[:20]), "walk48-carol-0005", "carol")[0] == 201
+        assert count_rows(db)["n_reports"] == before["n_reports"] + 20
+
+
+def test_storage_refuses_a_stored_body_inside_its_transaction_and_within_one_batch(tmp_path):
+    from dptopic.service.storage import Storage, Submission
+
+    st = Storage(f"sqlite:///{tmp_path / 's.db'}")
+    try:
+        a = Submission("walk48-k-000001", "a" * 64, "p1", [b"\x01"])
+        b = Submission("walk48-k-000002", "a" * 64, "p2", [b"\x01"])      # same body, another key, in one batch
+        c = Submission("walk48-k-000003", "c" * 64, None, [b"\x03"])
+        out = st.store([a, b, c])
+        assert [o for o, _ in out] == ["stored", "duplicate", "stored"]
+        assert out[1][1]["reports"] == 1 and "idempotency_key" not in out[1][1] and "contributor" not in out[1][1]
+        assert [o for o, _ in st.store([b, a])] == ["duplicate", "replayed"]
+        assert st.store([a])[0][1]["contributor"] == "p1"
+        assert st.counts()["reports_stored"] == 2 and st.counts()["submissions"] == 2
+    finally:
+        st.close()
+
+
+def test_a_database_that_stored_a_body_twice_still_opens_and_refuses_a_third_copy(tmp_path):
+    """A database from before the check (schema 2) may hold duplicate bodies: the migration adds a plain index, not
+    a unique one, so it opens; from then on that body is refused under any new key."""
+    from sqlalchemy import create_engine, text
+
+    from dptopic.service.storage import SCHEMA_VERSION, Storage, Submission
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    Storage(url).close()
+    eng = create_engine(url)
+    with eng.begin() as c:          # back to schema 2, with one body stored twice
+        c.execute(text("DROP INDEX ix_submissions_body_sha256"))
+        c.execute(text("DELETE FROM dptopic_schema WHERE version > 2"))
+        for i in (1, 2):
+            c.execute(text("INSERT INTO submissions (idempotency_key, body_sha256, contributor, n_reports,"
+                           " received_at) VALUES (:k, :s, 'p', 1, 0)"), {"k": f"walk48-old-{i:04d}", "s": "b" * 64})
+    eng.dispose()
+    st = Storage(url)
+    try:
+        assert st.schema_version() == SCHEMA_VERSION >= 3
+        assert st.store([Submission("walk48-old-0003", "b" * 64, "p", [b"\x01"])])[0][0] == "duplicate"
+        assert st.store([Submission("walk48-old-0001", "b" * 64, "p", [b"\x01"])])[0][0] == "replayed"
+        assert st.counts()["submissions"] == 2
+    finally:
+        st.close()
+    eng = create_engine(url)
+    with eng.connect() as c:
+        assert c.execute(text("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ix_submissions_body_sha256'")).scalar()
+    eng.dispose()
+
+
+def _race(urls, body, n_per_server: int = 6):
+    """Post ``body`` under a new key from many threads at once, spread over ``urls``; the statuses."""
+    start = threading.Barrier(len(urls) * n_per_server)
+    statuses = []
+
+    def one(url, i):
+        start.wait()
+        statuses.append(post_reports(url, body, f"walk48-race-{i:06d}", f"racer{i}")[0])
+
+    threads = [threading.Thread(target=one, args=(u, j * len(urls) + k)) for j in range(n_per_server)
+               for k, u in enumerate(urls)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return sorted(statuses)
+
+
+def test_concurrent_copies_to_two_servers_on_one_sqlite_database_are_stored_once(tmp_path):
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    body = _body(words, texts[:10])
+    with InProcessServer(_cfg(words, db)) as one, InProcessServer(_cfg(words, db)) as two:
+        assert _race([one.url, two.url], body) == [201] + [409] * 11
+    rows = count_rows(db)
+    assert len(rows["submissions"]) == 1 and rows["n_reports"] == 10
+
+
+@pytest.fixture(scope="module")
+def pg():
+    if PG_BIN is None:
+        pytest.skip("PostgreSQL server binaries not installed")
+    pytest.importorskip("psycopg")
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_concurrent_copies_to_two_servers_on_one_postgres_database_are_stored_once(tmp_path, pg):
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
+    body = _body(words, texts[:10])
+    with InProcessServer(_cfg(words, pg.url)) as one, InProcessServer(_cfg(words, pg.url)) as two:
+        assert _race([one.url, two.url], body) == [201] + [409] * 11
+        rows = count_rows(pg.url)
+        assert len(rows["submissions"]) == 1 and rows["n_reports"] == 10
+        (key,) = rows["submissions"]
+        for url in (one.url, two.url):      # the winner's retry is a replay on either server
+            status, ack = post_reports(url, body, key, "racer" + str(int(key.rsplit("-", 1)[1])))
+            assert status == 200 and ack["replayed"] is True and ack["contributor"] == "racer" + str(int(key[-6:]))
+    assert count_rows(pg.url) == rows
+
+
+# ============================================================================ #6: submit through another address
+def test_submit_through_another_address_keeps_the_pseudonym_the_server_holds(tmp_path, capsys):
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
+    db = f"sqlite:///{tmp_path / 'a.db'}"
+    (tmp_path / "alice.txt").write_text("\n".join(texts[:12]) + "\n")
+    state = tmp_path / "state"
+    state.mkdir()
+    with InProcessServer(_cfg(words, db)) as srv:
+        alias = srv.url.replace("127.0.0.1", "localhost")
+        first = submit(srv.url, corpus_of(texts[:12], words), state=state)
+        before = count_rows(db)
+        second = submit(alias, corpus_of(texts[:12], words), state=state)
+        assert count_rows(db) == before                         # nothing stored: the server replayed
+        assert second["contributor"] == first["contributor"] and second["contributor_from_server"] is True
+        assert first["stored_reports"] == 12 and first["replayed_reports"] == 0
+        assert second["replayed_reports"] == 12 and second["stored_reports"] == 0
+        kept = json.loads((state / "contributor-pseudonyms.json").read_text())
+        assert kept[alias] == kept[srv.url] == first["contributor"]
+        # the CLI prints the pseudonym the server holds (the one to pass on another machine)
+        (state / "contributor-pseudonyms.json").unlink()
+        for f in state.glob("submit-*.json"):
+            doc = json.loads(f.read_text())
+            doc["contributors"].pop(alias)
+            doc["acknowledged"].pop(alias)
+            f.write_text(json.dumps(doc))
+        assert main(["submit", "--server", alias, "--corpus", str(tmp_path / "alice.txt"), "--format", "text",
+                     "--state", str(state)]) in (0, None)
+        out = " ".join(capsys.readouterr().out.split())
+        name = first["contributor"]
+        assert out.split("contributor pseudonym ")[1].split()[0] == name and f"pass --contributor {name} " in out
+        assert "(the one the server holds for these reports)" in out
+        assert "12 reports had already been stored by" in out and "replayed, nothing new stored" in out
+        assert "uploaded to" not in out     # nothing new was stored: no upload is claimed
+        assert count_rows(db) == before
+        tally = json.loads(http("GET", srv.url + "/v1/topics")[2])["per_contributor"]
+        assert tally["max_reports_from_one_contributor"] == 12
+
+
+# ============================================================================ #11: protocol-level 400s are counted
+class _ServedLikeServe(InProcessServer):
+    """The app under uvicorn with the protocol class ``dptopic serve`` uses (httptools' or h11's)."""
+
+    def __init__(self, cfg, fast: bool):
+        import uvicorn
+
+        from dptopic.service import create_app
+        from dptopic.service.http import server_options
+        from service_helpers import free_port
+
+        self.app = create_app(cfg, start_trainer=False, freeze_gc=False)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        opts = {**server_options(fast), "loop": "asyncio"}
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
+                                                    log_level="warning", access_log=False, lifespan="on", **opts))
+
+
+def _raw(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(data)
+        got = b""
+        while chunk := s.recv(4096):
+            got += chunk
+    return got
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["httptools", "h11"])
+def test_protocol_level_400s_are_counted_as_bad_request(tmp_path, fast):
+    if fast:
+        pytest.importorskip("httptools")
+    words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
+    with _ServedLikeServe(_cfg(words, f"sqlite:///{tmp_path / 'm.db'}"), fast) as srv:
+        before = _metric(srv.url, "dptopic_errors_total", "bad_request")
+        for raw in (b"POST /v1/reports HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+                    b"GARBAGE\r\n\r\n"):
+            head, _, body = _raw(srv.port, raw).partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 400") and json.loads(body)["error"]["code"] == "bad_request"
+        assert _metric(srv.url, "dptopic_errors_total", "bad_request") == before + 2
