@@ -455,6 +455,10 @@ def check_output_folder(path, overwrite: bool = False, what: str = "results", fl
         shown, it = _name_list(names)
         why = (f"its {OUTPUT_MARKER} marker cannot be read" if OUTPUT_MARKER in names else
                f"the folder has no {OUTPUT_MARKER} marker")
+        if "model.json" in names and OUTPUT_MARKER not in names:
+            raise DPTopicError(f"{flag} {str(path)!r} is a saved model folder (it holds model.json, as 'dptopic train'"
+                               f" writes it): a model folder is never replaced by another command's results; choose"
+                               f" another {flag}.")
         raise DPTopicError(f"{flag} {str(path)!r} holds {shown}, which dptopic did not write ({why}): refusing to"
                            f" replace {it}; move {it} or choose a new or empty folder for {flag}.")
     scan = _scan(p)

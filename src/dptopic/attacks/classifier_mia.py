@@ -118,8 +118,31 @@ def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows:
         correct.append(guess == flag)
     acc = float(np.mean(np.concatenate(correct)))
     n_eval = 2 * n
+    target_acc = float(accuracy_score(y_test, pred))
+    _, counts = np.unique(y_test, return_counts=True)
+    chance = float(counts.max() / len(y_test))      # always guessing the test set's most frequent class
     return {"attack_accuracy": acc, "attack_accuracy_se": float(np.sqrt(acc * (1 - acc) / n_eval)),
-            "n_eval": n_eval, "target_accuracy": float(accuracy_score(y_test, pred)),
-            "target_f1_macro": float(f1_score(y_test, pred, average="macro")), "n_shadows": n_shadows,
+            "n_eval": n_eval, "target_accuracy": target_acc,
+            "target_accuracy_se": float(np.sqrt(target_acc * (1 - target_acc) / len(y_test))),
+            "target_f1_macro": float(f1_score(y_test, pred, average="macro")),
+            "target_f1_macro_se": _f1_bootstrap_se(y_test, pred, rng), "n_test": int(len(y_test)),
+            "chance_accuracy": chance, "n_shadows": n_shadows,
             "claimed_privacy": shadow_claim(target.privacy),   # the audit seeded the target itself
             "metrics_guarantee": outside_guarantee_label()}
+
+
+F1_BOOTSTRAP = 200
+"""Resamples of the test documents for the standard error of the target's macro F1."""
+
+
+def _f1_bootstrap_se(y_true, y_pred, rng, n_boot: int = F1_BOOTSTRAP) -> float:
+    """Standard error of the macro F1 by a bootstrap over the test documents (its spread over resamples)."""
+    from sklearn.metrics import f1_score
+
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    n = len(y_true)
+    if n < 2:
+        return float("nan")
+    vals = [f1_score(y_true[i], y_pred[i], average="macro", zero_division=0)
+            for i in (rng.integers(n, size=n) for _ in range(n_boot))]
+    return float(np.std(vals, ddof=1))

@@ -414,7 +414,7 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
             privacy.append(priv)
 
     quiet = quiet_shadow_warnings() if getattr(train_fn, "quiet_warnings", False) else nullcontext()
-    with quiet, progress_bar(n_shadows, f"shadow models (D={corpus.n_docs})", verbose) as bar, \
+    with quiet, progress_bar(n_shadows, f"shadow models ({corpus.n_docs:,} documents)", verbose) as bar, \
             ThreadPoolExecutor(max_workers=resolve_n_jobs(n_jobs)) as pool:
         for f in [pool.submit(job, m) for m in range(n_shadows)]:
             f.result()
@@ -468,13 +468,14 @@ def attack_target(target_scores, target_huang, shadows: ShadowScores, exclude=()
     return out
 
 
-def leave_one_out(shadows: ShadowScores, n_targets: int | None = None) -> dict:
+def leave_one_out(shadows: ShadowScores, n_targets: int | None = None, advance=None) -> dict:
     """Pool every attack over targets: each target is one shadow model, attacked with the others
     except its complementary partner (whose membership is the exact complement of the target's, and
     would make the IN/OUT sample sizes depend on the answer). Every document then stays IN for exactly
     half of the shadows used.
 
-    Returns ``{attack: (scores, labels)}`` pooled over ``n_targets`` targets (all by default).
+    Returns ``{attack: (scores, labels)}`` pooled over ``n_targets`` targets (all by default). ``advance``: called
+    once per target attacked (a progress bar's).
     """
     T = shadows.n_shadows if n_targets is None else min(int(n_targets), shadows.n_shadows)
     pooled: dict = {}
@@ -485,6 +486,8 @@ def leave_one_out(shadows: ShadowScores, n_targets: int | None = None) -> dict:
             pooled.setdefault(k, ([], []))
             pooled[k][0].append(v)
             pooled[k][1].append(shadows.members[t])
+        if advance is not None:
+            advance()
     return {k: (np.concatenate(s), np.concatenate(y)) for k, (s, y) in pooled.items()}
 
 
@@ -505,7 +508,7 @@ TARGETS_NOT_COVERED = ("; the jackknife leaves out only groups without an attack
 
 
 def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
-                       max_groups: int = JACKKNIFE_GROUPS) -> tuple[dict, int, bool]:
+                       max_groups: int = JACKKNIFE_GROUPS, advance=None) -> tuple[dict, int, bool]:
     """``({attack: SE of its pooled AUC}, groups, targets_covered)`` from the randomness of the models' training: the
     complementary shadow pairs are split into up to ``max_groups`` groups, each group is left out in turn (as target
     and as shadow) and the attack pooled again. Every document is scored with the same shadows, so one unusual shadow
@@ -518,7 +521,8 @@ def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
     ``(G-1)/G Σ (AUC_(-g) - mean)²`` for equal groups. A group that holds every attacked target cannot be
     left out (no target would remain): then only the groups without targets are left out, the spread due to the
     targets' own training is not included, and ``targets_covered`` is False. ``({}, 0, False)`` when fewer than 3
-    pairs, or fewer than 2 groups that can be left out, leave none to spare."""
+    pairs, or fewer than 2 groups that can be left out, leave none to spare. ``advance``: called once per group (a
+    progress bar's)."""
     from sklearn.metrics import roc_auc_score
 
     P = shadows.n_shadows // 2
@@ -535,6 +539,8 @@ def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
     for g in range(G):
         keep = group != g
         t = int(keep[:T].sum())
+        if advance is not None:
+            advance()
         if t == 0:                      # every target is in this group: it cannot be left out
             covered = False
             continue
@@ -772,7 +778,7 @@ class LiRAResult:
             audited = self.settings.get("audited") if isinstance(self.settings.get("audited"), dict) else {}
             title = ("LiRA against retrained shadow models, not the saved model (log-log ROC)" if audited.get("model")
                      else "LiRA against shadow models of a training procedure (log-log ROC)")
-            title += "\n" + attacked_caption(self.settings)
+            title += "\n" + attacked_caption(self.settings, claim=self.claimed if self.claimed is not None else "none")
         if attacks is not None and (isinstance(attacks, str) or not all(isinstance(a, str) for a in attacks)):
             raise DPTopicError(f"invalid attacks={attacks!r}: give a list of attack names, e.g. ['lira_online'].")
         unknown = [a for a in (attacks or ()) if a not in self.pooled]
@@ -783,10 +789,25 @@ class LiRAResult:
         return metrics.plot_roc({a: self.pooled[a] for a in names}, path, title, private=private)
 
 
-def attacked_caption(settings: dict, width: int = 60) -> str:
+def claim_caption(claim: dict | None) -> str:
+    """The claimed guarantee in a few words, from the privacy report (``claimed_epsilon``): "claimed ε = 1 per document,
+    δ = 1e-05", "no guarantee claimed" or "not private"; never from the trainer's parameters (DP-SVI's hold its noise
+    multiplier, HDP-LDA's a per-iteration epsilon)."""
+    if not isinstance(claim, dict):
+        return "no privacy report"
+    c = claimed_epsilon(claim)
+    if c.get("epsilon") is None:
+        return "no guarantee claimed" if c.get("private") else "not private"
+    delta = c.get("delta")
+    return (f"claimed ε = {claim_text(c['epsilon'])}" + (f" per {c['unit']}" if c.get("unit") else "")
+            + (f", δ = {delta:g}" if isinstance(delta, (int, float)) and delta else ""))
+
+
+def attacked_caption(settings: dict, width: int = 60, claim: dict | None = None) -> str:
     """What an audit audited, for a figure's title: the training procedure of a saved model (``settings["audited"]``,
-    by folder name) or the trainer on one line, the corpus (by file name) and the number of audited documents on the
-    next; audit.json has them whole."""
+    by folder name) or the trainer on one line; the claimed ε (from ``claim``, the privacy report audited, when given:
+    :func:`claim_caption`) and the number of shadow models on the next; the corpus (by file name) and the number of
+    audited documents on the last; audit.json has them whole."""
     from pathlib import PurePath
 
     def short(text) -> str:
@@ -809,7 +830,10 @@ def attacked_caption(settings: dict, width: int = 60) -> str:
     corpus = settings.get("corpus") if isinstance(settings.get("corpus"), dict) else {}
     spec = corpus.get("spec")
     where = (f"on {PurePath(str(spec)).name or spec}, " if spec else "") + f"{settings.get('n_docs_audited', '?')} documents"
-    return short(what) + "\n" + short(where)
+    shadows = settings.get("n_shadows")
+    middle = "; ".join(([claim_caption(claim)] if claim is not None else [])
+                       + ([f"{shadows} shadow models"] if shadows else []))
+    return short(what) + ("\n" + short(middle) if middle else "") + "\n" + short(where)
 
 
 def _bootstrap_seed(seed) -> int | None:
@@ -837,8 +861,12 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
     """Train shadows, attack every shadow in turn with the others (leave-one-out), and summarise.
 
     ``claim``: the privacy report being audited (a saved model's ``privacy_``); by default the shadow models' own
-    report. The empirical ε lower bound uses online LiRA's scores at the claim's δ and neighbouring relation, and
-    the result's ``verdict`` sets it beside the claimed ε.
+    report. The empirical ε lower bound is the largest of the attacks' bounds at the claim's δ and neighbouring
+    relation, each computed at confidence ``1 - (1 - confidence) / m`` for the ``m`` attacks (Bonferroni), so that the
+    largest holds at ``confidence`` although it was chosen among them (:func:`strongest_bound`); the result's
+    ``verdict`` sets it beside the claimed ε. An audit with fewer than :data:`MIN_DOCUMENTS` documents or
+    :data:`MIN_SHADOWS` shadow models warns (:class:`~dptopic.errors.SmallCorpusWarning`) that its standard errors
+    and bound mean little.
     """
     _check_corpus(corpus)
     if not isinstance(confidence, (int, float, np.floating)) or isinstance(confidence, bool) \
@@ -851,14 +879,33 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
     seed = _check_seed(seed)
     if shadows is None:
         shadows = train_shadows(corpus, train_fn, n_shadows, seed, n_jobs, verbose, tol)
-    pooled = leave_one_out(shadows, n_targets)
+    T = shadows.n_shadows if n_targets is None else min(int(n_targets), shadows.n_shadows)
+    P = shadows.n_shadows // 2
+    n_groups = min(P, JACKKNIFE_GROUPS) if P >= 3 else 0
+    n_attacks = 4 + len(shadows.huang)
+    # the scoring after the shadows' bar: every target attacked, each attack's AUC bootstrapped, the jackknife's
+    # groups, the bounds; it grows with documents x shadows, so it has a bar of its own
+    with progress_bar(T + n_attacks + n_groups + 1,
+                      f"scoring the attacks ({T} targets x {shadows.members.shape[1]:,} documents)", verbose) as bar:
+        res = _score(corpus, train_fn, shadows, n_targets, T, seed, confidence, claim, lambda: bar.advance(1))
+    if res.settings.get("small_audit"):     # after the bar, so that the line is not drawn over
+        from ..errors import SmallCorpusWarning
+
+        warnings.warn(res.settings["small_audit"], SmallCorpusWarning, stacklevel=2)
+    return res
+
+
+def _score(corpus, train_fn, shadows, n_targets, T, seed, confidence, claim, advance) -> LiRAResult:
+    pooled = leave_one_out(shadows, n_targets, advance)
     # each document is scored under every target, and the targets are one another's shadows: the AUC's standard error
     # resamples documents (all of a document's scores together), not the pooled scores as independent trials, and adds
     # the spread due to the models' random training (a jackknife over shadow pairs)
     boot = _bootstrap_seed(seed)
-    summaries = {k: metrics.summarize(s, y, groups=np.arange(len(s)) % shadows.members.shape[1], seed=boot)
-                 for k, (s, y) in pooled.items()}
-    jack, groups, targets_covered = model_jackknife_se(shadows, n_targets)
+    summaries = {}
+    for k, (s, y) in pooled.items():
+        summaries[k] = metrics.summarize(s, y, groups=np.arange(len(s)) % shadows.members.shape[1], seed=boot)
+        advance()
+    jack, groups, targets_covered = model_jackknife_se(shadows, n_targets, advance=advance)
     for k, v in summaries.items():
         v.pop("auc_se_method", None)    # one estimator for every attack: named once, in the settings
         v["auc_se_documents"] = v["auc_se"]
@@ -871,17 +918,66 @@ def run_lira(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jobs: i
                  metrics.AUC_SE_BOOTSTRAP + "; the spread due to the models' training is not included (it needs at"
                  " least 6 shadow models)")
     claimed = claim if claim is not None else shadow_claim(shadows.privacy)
-    emp = metrics.empirical_epsilon(*pooled["lira_online"], delta=claim_delta(claimed), confidence=confidence,
-                                    relation=claim_relation(claimed))
-    emp["attack"] = "lira_online"
+    emp = strongest_bound(pooled, delta=claim_delta(claimed), confidence=confidence, relation=claim_relation(claimed))
+    advance()
     settings = {"n_shadows": shadows.n_shadows, "n_docs": corpus.n_docs, "vocab_size": corpus.vocab_size,
                 "n_docs_audited": shadows.members.shape[1],
                 "halves": ("equal: every training set holds half of the audited documents"
                            + (" (one random document of the odd corpus sat the audit out)" if shadows.n_excluded else "")),
-                "n_targets": shadows.n_shadows if n_targets is None else min(int(n_targets), shadows.n_shadows),
+                "n_targets": T,
                 "trainer": getattr(train_fn, "description", getattr(train_fn, "__name__", "custom")),
                 "claim_from": "the audited model's report" if claim is not None else "the shadow models' report",
                 "auc_se": se_method, "dptopic_version": _version(),
                 "evaluation": "each target is one shadow model, attacked with the others except its complementary partner; scores pooled over targets"}
+    small = small_audit_warning(shadows.members.shape[1], shadows.n_shadows)
+    if small:
+        settings["small_audit"] = small
     v, note = verdict(claimed_epsilon(claimed), emp["epsilon_lower_bound"])
     return LiRAResult(summaries, emp, claimed, pooled, settings, v, note)
+
+
+MIN_DOCUMENTS = 100
+"""Fewer audited documents than this, and the bootstrap over documents and the bound's Clopper-Pearson intervals rest
+on too few documents to mean much (docs/auditing.md, "How large an audit")."""
+
+MIN_SHADOWS = 16
+"""Fewer shadow models than this, and the jackknife over shadow pairs has under 8 pairs (none below 6 models), each
+document's IN and OUT Gaussians are fitted to under 7 scores each, and the spread due to training is poorly known."""
+
+
+def small_audit_warning(n_docs: int, n_shadows: int) -> str | None:
+    """One line when an audit of ``n_docs`` documents and ``n_shadows`` shadow models is below :data:`MIN_DOCUMENTS`
+    or :data:`MIN_SHADOWS`; None otherwise."""
+    few = [f"{n_docs:,} documents (fewer than {MIN_DOCUMENTS})" if n_docs < MIN_DOCUMENTS else None,
+           f"{n_shadows} shadow models (fewer than {MIN_SHADOWS})" if n_shadows < MIN_SHADOWS else None]
+    few = [f for f in few if f]
+    if not few:
+        return None
+    return (f"this audit is too small to mean much: {' and '.join(few)}; its AUC standard errors and epsilon lower"
+            f" bound are not reliable (an AUC of 1.000 +- 0.000 or 0.5 can be chance); audit at least"
+            f" {MIN_DOCUMENTS} documents with at least {MIN_SHADOWS} shadow models (docs/auditing.md)")
+
+
+BOUND_SELECTION = ("the largest of the {m} attacks' bounds, each computed at confidence 1 - (1 - {c:g})/{m} = {each:.4g}"
+                   " (Bonferroni), so that the largest holds at the nominal {c:g} although it was chosen among them")
+
+
+def strongest_bound(pooled: dict, delta: float, confidence: float, relation: str) -> dict:
+    """The empirical ε lower bound of the strongest attack: every attack's bound (:func:`metrics.empirical_epsilon`)
+    at confidence ``1 - (1 - confidence) / m`` for the ``m`` attacks, and the largest of them, which then holds at
+    ``confidence`` (Bonferroni: the m bounds hold together with probability at least ``confidence``, whatever their
+    dependence). ``attack`` names the attack that gave it (online LiRA on a tie, e.g. when every bound is 0);
+    ``per_attack`` holds every attack's bound at that confidence."""
+    names = list(pooled)
+    if "lira_online" in names:       # first, so that it is the one named on a tie
+        names.remove("lira_online")
+        names.insert(0, "lira_online")
+    m = len(names)
+    each = 1 - (1 - confidence) / m
+    bounds = {k: metrics.empirical_epsilon(*pooled[k], delta=delta, confidence=each, relation=relation) for k in names}
+    best = max(names, key=lambda k: bounds[k]["epsilon_lower_bound"])
+    emp = dict(bounds[best])
+    emp.update({"confidence": confidence, "attack": best, "per_attack_confidence": each, "n_attacks": m,
+                "selection": BOUND_SELECTION.format(m=m, c=confidence, each=each),
+                "per_attack": {k: bounds[k]["epsilon_lower_bound"] for k in names}})
+    return emp

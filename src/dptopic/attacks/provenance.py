@@ -78,15 +78,20 @@ def settings_text(params) -> str:
     return ", ".join(f"{k} = {value(params[k])}" for k in sorted(params))
 
 
-def describe(audited: dict | None, corpus: dict | None, n_shadows: int | None = None) -> str:
+def describe(audited: dict | None, corpus: dict | None, n_shadows: int | None = None, claim=None) -> str:
     """One line: what was audited and how, on which corpus (``settings["attacked"]``, shown by ``dptopic report``).
 
     An audit never scores a released model: it retrains shadow models with the procedure (class and parameters) and
     attacks those. With ``--model`` the procedure is the saved model's, and the line says that the saved model itself
-    was not scored."""
+    was not scored. ``claim``: the privacy report audited (a model's ``privacy_``); its claimed epsilon and unit are
+    named (a trainer's parameters need not hold them: DP-SVI's hold its noise multiplier)."""
     audited = audited or {}
     shadows = f"{n_shadows} shadow models" if n_shadows else "shadow models"
     on = f" on the corpus {corpus.get('spec')} ({corpus.get('read')})" if corpus else ""
+    if claim is not None:
+        from .lira import claim_caption
+
+        on += f"; {claim_caption(claim)}"
     if audited.get("model"):
         return (f"the training procedure of the saved model {audited['model']} ({audited.get('class')},"
                 f" {str(audited.get('fingerprint', ''))[:19]}…): its class and parameters, by retraining {shadows}"

@@ -50,8 +50,9 @@ def _trainer_from_args(a):
         given = [f"--{f}" for f in ("topics", "iterations", "alpha", "beta", "epsilon", "delta")
                  if getattr(a, f) is not None] + (["--set"] if a.set else [])
         if given:
-            raise DPTopicError(f"{', '.join(given)} do(es) not apply with --model: the saved model fixes its trainer's"
-                               " settings; use --algorithm NAME to audit other settings.")
+            names = given[0] if len(given) == 1 else ", ".join(given[:-1]) + " and " + given[-1]
+            raise DPTopicError(f"{names} {'does' if len(given) == 1 else 'do'} not apply with --model: the saved model"
+                               " fixes its trainer's settings; use --algorithm NAME to audit other settings.")
         model = load(a.model)
         params = {k: v for k, v in model.get_params().items() if k not in ("seed", "verbose", "n_jobs", "secure")}
         train_fn = estimator_trainer(type(model), **params)
@@ -161,7 +162,18 @@ def _audit_corpus(a, model):
             raise DPTopicError("--restrict applies with --model only (it drops words the saved model does not know);"
                                " drop it.")
         if vocab is None:
-            return corpus_from_args(a), None, {"read": "built as 'dptopic train' builds it", **cuts}
+            corpus = corpus_from_args(a)
+            if a.max_vocab is None:     # the value used: train's default cut for a vocabulary built from text
+                cut = getattr(corpus, "_vocabulary_cut", None)
+                if cut:
+                    cuts["max_vocab"] = cut["max_vocab"]
+                elif not _prepared(a):
+                    from ._common import DEFAULT_MAX_VOCAB
+
+                    cuts["max_vocab"] = DEFAULT_MAX_VOCAB
+                if cuts["max_vocab"] is not None:
+                    cuts["max_vocab_is"] = "the default (no --max-vocab given)"
+            return corpus, None, {"read": "built as 'dptopic train' builds it", **cuts}
         return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
                             stop_words=a.stop_words, lowercase=a.lowercase), None,
                 {"read": f"in --vocabulary {a.vocabulary}", "stop_words": a.stop_words, "lowercase": a.lowercase})
@@ -404,7 +416,8 @@ def _audit(a):
     corpus_rec = {"spec": a.corpus or "demo", "format": a.format, "text_field": a.text_field, **read}
     if a.vocab:
         corpus_rec["uci_vocab"] = a.vocab
-    res.settings.update({"audited": audited, "corpus": corpus_rec, "attacked": describe(audited, corpus_rec, a.shadows),
+    res.settings.update({"audited": audited, "corpus": corpus_rec,
+                         "attacked": describe(audited, corpus_rec, a.shadows, claim=res.claimed),
                          "seed": a.seed,
                          "reproducible": (f"yes: run again with --seed {a.seed}" if a.seed is not None else
                                           "no: no --seed was given, so the shadow splits and training drew fresh OS"
@@ -420,8 +433,10 @@ def _audit(a):
     e = res.empirical_epsilon
     c = doc["claimed_privacy"]
     rel = "for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else "for replacing a document"
-    console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; online LiRA, delta={e['delta']:g},"
-                  f" nominal {e['confidence']:.0%} confidence, see docs/auditing.md): {bound_text(e['epsilon_lower_bound'])}")
+    console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; delta={e['delta']:g}, nominal {e['confidence']:.0%}"
+                  f" confidence, see docs/auditing.md): {bound_text(e['epsilon_lower_bound'])}, from {e['attack']}, the"
+                  f" strongest of {e['n_attacks']} attacks, each bounded at {e['per_attack_confidence']:.4g} confidence"
+                  " (Bonferroni) so that the largest holds at the stated one")
     if c.get("epsilon") is not None:
         claim = f"{claim_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
     elif c.get("private"):
@@ -469,7 +484,8 @@ def register(sub) -> None:
     p.add_argument("--vocabulary", default=None, metavar="FILE",
                    help="a public vocabulary (one word per line), as for train; with --model the default is the"
                         " model's own vocabulary")
-    p.add_argument("--out", default="runs/audit", help="a new or empty folder for audit.json and roc.png")
+    p.add_argument("--out", default="runs/audit",
+                   help="a new or empty folder for audit.json and roc.png (default: runs/audit)")
     p.add_argument("--overwrite", action="store_true", help="replace --out if an earlier 'dptopic audit' wrote it (results of another command are never replaced)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_audit)

@@ -49,8 +49,11 @@ def check_classifier_mia_args(a) -> None:
 def print_checks(console, checks: dict, untested: dict) -> None:
     """One line per claim: yes / NO / not tested (with the reason), then the count of claims tested."""
     for c, ok in checks.items():
-        if ok is None:
-            console.print(f"  [yellow]not tested[/] {c}: {untested.get(c, 'this run cannot test it')}")
+        why = str(untested.get(c, "this run cannot test it"))
+        if ok is None and why.startswith("inconclusive"):     # within the standard errors: neither holds nor fails
+            console.print(f"  [yellow]inconclusive[/] {c}: {why.split(': ', 1)[-1]}")
+        elif ok is None:
+            console.print(f"  [yellow]not tested[/] {c}: {why}")
         else:
             console.print(f"  [{'green' if ok else 'red'}]{'yes' if ok else 'NO'}[/] {c}")
     tested = [v for v in checks.values() if v is not None]
@@ -130,8 +133,9 @@ def cmd_classifier_mia(a):
                                      a.iterations, a.shadows, a.seed, verbose=0 if a.quiet else 1)
     for r in s["rows"]:
         console.print(f"{r['algorithm']:>6} eps={r['epsilon']}: attack accuracy {r['attack_accuracy']:.3f}"
-                      f" ± {r['attack_accuracy_se']:.3f}, target accuracy {r['target_accuracy']:.3f},"
-                      f" F1 {r['target_f1_macro']:.3f}")
+                      f" ± {r['attack_accuracy_se']:.3f}, target accuracy {r['target_accuracy']:.3f}"
+                      f" ± {r['target_accuracy_se']:.3f} (most frequent class: {r['chance_accuracy']:.3f}),"
+                      f" F1 {r['target_f1_macro']:.3f} ± {r['target_f1_macro_se']:.3f}")
     console.print("Zhao et al. Fig. 7's claims (docs/experiments.md); " + s["checks_note"] + ":")
     print_checks(console, s["paper_shape_checks"], s["untested"])
     console.print(f"written: {Path(a.out) / 'fig7_results.json'}, fig7.csv, fig7.png")

@@ -14,13 +14,34 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write_json
+from .. import _io
 from ..attacks import metrics
 from ..attacks.lira import (epsilon_parameter, estimator_trainer, make_estimator, outside_guarantee_label,
                             phi_and_privacy, run_lira, sklearn_trainer, train_shadows)
 from ..evaluation import umass_coherence
-from ._output import save_fig, write_csv
 from .zhao_local import paper_shape
+
+
+# Every file these experiments write is computed from the attacked documents (the private data, outside the
+# guarantee): created readable by its owner only (0600), as dptopic audit writes audit.json and roc.png.
+def atomic_write_json(path, obj) -> None:
+    _io.atomic_write_json(Path(path), obj, private=True)
+
+
+def save_fig(fig, path) -> None:
+    _io.save_fig(fig, path, private=True)
+
+
+def write_csv(path, header, rows) -> None:
+    """A CSV file written atomically, owner-only (0600)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(header)
+    w.writerows(rows)
+    _io.atomic_write_bytes(Path(path), buf.getvalue().encode(), private=True)
 
 # Manzonelli et al.'s published attack code on 20 Newsgroups (sklearn LDA, k=20, V=1000, 64 shadows,
 # a 4,000-document subsample of the training set, targets in a random half).
@@ -96,7 +117,8 @@ def lira_experiment(corpus, out, trainer="sklearn", n_topics=20, n_shadows=64, s
     res = run_lira(corpus, fn, n_shadows=n_shadows, seed=seed, n_jobs=n_jobs, verbose=verbose, n_targets=n_targets)
     attacks = {k: {m: v[m] for m in REPORTED} for k, v in res.summaries.items()}
     write_csv(out / "table1.csv", ["attack", *REPORTED], [[k, *(v[m] for m in REPORTED)] for k, v in attacks.items()])
-    res.plot(out / "fig2_roc.png", f"LiRA vs Huang et al., {corpus.n_docs} docs, k={n_topics}, {trainer}")
+    res.plot(out / "fig2_roc.png", f"LiRA vs Huang et al., {corpus.n_docs} docs, k={n_topics}, {trainer}",
+             private=True)
     labels = np.asarray(res.pooled["lira_online"][1]).astype(bool)
     n_members, n_nonmembers = int(labels.sum()), int((~labels).sum())
     checks, untested = lira_checks(attacks, n_nonmembers)
@@ -211,7 +233,7 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
     header = ["config", "eps_V", "eps_T", "mean_vocab_size", "umass_coherence", "auc", "tpr_at_fpr_0.01",
               "tpr_at_fpr_0.001"]
     write_csv(out / "fdptm.csv", header, rows)
-    metrics.plot_roc(curves, out / "fig6_roc.png", "Fig. 6: online LiRA against FDPTM")
+    metrics.plot_roc(curves, out / "fig6_roc.png", "Fig. 6: online LiRA against FDPTM", private=True)
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
     for et in [None, *eps_t_grid]:
@@ -265,31 +287,81 @@ def _plot_fig5(rows, eps_v_grid, eps_t_grid, dp_algorithm, trainer, path):
     plt.close(fig)
 
 
-FIG7_HEADER = ["algorithm", "epsilon", "attack_accuracy", "attack_accuracy_se", "target_accuracy", "target_f1_macro"]
+FIG7_HEADER = ["algorithm", "epsilon", "attack_accuracy", "attack_accuracy_se", "target_accuracy", "target_f1_macro",
+               "target_accuracy_se", "target_f1_macro_se", "chance_accuracy"]
+"""The columns of fig7.csv: the first six are the figure's; then the standard errors of the target's accuracy
+(binomial) and macro F1 (bootstrap over test documents), and the accuracy of always guessing the most frequent class."""
+
+SIGNIFICANCE_Z = 1.96
+"""A difference counts only beyond this many standard errors of the difference (two-sided 95% for independent
+estimates); within it a claim's check is inconclusive."""
+
+_SE_OF = {"attack_accuracy": "attack_accuracy_se", "target_accuracy": "target_accuracy_se",
+          "target_f1_macro": "target_f1_macro_se"}
+
+
+def _se(point: dict, col: str):
+    v = point.get(_SE_OF.get(col, ""))
+    return float(v) if isinstance(v, (int, float)) and np.isfinite(v) else None
+
+
+def compare(x, se_x, y, se_y) -> tuple[int, str]:
+    """``(sign, text)``: +1 when ``x`` is significantly above ``y`` (by more than :data:`SIGNIFICANCE_Z` standard errors
+    of the difference), -1 significantly below, 0 within; with a standard error unknown (None), the point estimates
+    decide. ``text`` gives the difference and its threshold."""
+    d = float(x) - float(y)
+    if se_x is None or se_y is None:
+        return (d > 0) - (d < 0), f"a difference of {d:+.3f} (no standard error recorded)"
+    t = SIGNIFICANCE_Z * float(np.hypot(se_x, se_y))
+    return (1 if d > t else -1 if d < -t else 0), f"a difference of {d:+.3f} against {SIGNIFICANCE_Z:g} standard errors {t:.3f}"
+
+
+def at_chance(acc, se, chance=0.5) -> bool:
+    """Whether an accuracy ``acc`` ± ``se`` is within :data:`SIGNIFICANCE_Z` standard errors of ``chance`` (or below)."""
+    return se is not None and acc <= chance + SIGNIFICANCE_Z * se
 
 
 def write_fig7(rows, algorithms, out, title=None) -> list:
-    """``fig7.csv`` and ``fig7.png`` from rows in :data:`FIG7_HEADER` order (a non-private trainer drawn flat);
-    ``title``: the settings, printed above the panels."""
+    """``fig7.csv`` and ``fig7.png`` from rows in :data:`FIG7_HEADER` order (a non-private trainer drawn flat, with a
+    band of ±1 standard error); error bars are ±1 standard error, panel (a) has the 0.5 chance line and panel (b) the
+    accuracy of always guessing the most frequent class; ``title``: the settings, printed above the panels."""
     write_csv(Path(out) / "fig7.csv", FIG7_HEADER, rows)
     plt = _plt()
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.5))
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8))
     eps = sorted({r[1] for r in rows if r[1] is not None})
+    span = (min(eps), max(eps)) if eps else (1.0, 1.0)
     for i, algo in enumerate(algorithms):
-        pts = [r for r in rows if r[0] == algo]
-        for ax, col in zip(axes, (2, 4, 5)):
-            if pts[0][1] is None:
-                ax.axhline(pts[0][col], color="k", ls="--", label=f"{algo} (non-private)")
+        pts = [dict(zip(FIG7_HEADER, r)) for r in rows if r[0] == algo]
+        if not pts:
+            continue
+        for ax, col in zip(axes, ("attack_accuracy", "target_accuracy", "target_f1_macro")):
+            if pts[0]["epsilon"] is None:
+                y, se = pts[0][col], _se(pts[0], col)
+                ax.axhline(y, color="k", ls="--", label=f"{algo} (non-private)")
+                if se:
+                    ax.axhspan(y - se, y + se, color="k", alpha=0.1, lw=0)
             else:
-                ax.plot([p[1] for p in pts], [p[col] for p in pts], marker="o", color=f"C{i}", label=algo)
+                ses = [_se(p, col) for p in pts]
+                ax.errorbar([p["epsilon"] for p in pts], [p[col] for p in pts],
+                            yerr=None if any(v is None for v in ses) else ses, marker="o", color=f"C{i}", capsize=3,
+                            label=algo)
+    axes[0].axhline(0.5, color="0.4", ls=":", lw=1, label="chance (0.5)")
+    chance = [r[8] for r in rows if len(r) > 8 and r[8] is not None]
+    if chance:
+        axes[1].axhline(max(chance), color="0.4", ls=":", lw=1, label="most frequent class")
+    lo = min([0.45] + [r[2] - (r[3] or 0) for r in rows])
+    hi = max([0.55] + [r[2] + (r[3] or 0) for r in rows])
+    axes[0].set_ylim(lo - 0.01, hi + 0.01)     # never zoomed so far that noise around 0.5 looks like a trend
     for ax, t in zip(axes, ("(a) attack accuracy", "(b) prediction accuracy", "(c) prediction F1 (macro)")):
         ax.set_xscale("log")
         if eps:
             ax.set_xticks(eps, [f"{e:g}" for e in eps])
             ax.minorticks_off()
+            ax.set_xlim(span[0] / 1.5, span[1] * 1.5)
         ax.set_xlabel("epsilon")
         ax.set_title(t)
         ax.legend(fontsize=7)
+    fig.text(0.5, -0.06, "error bars and grey bands: ±1 standard error", ha="center", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
         fig.subplots_adjust(top=0.78)
@@ -301,13 +373,20 @@ def write_fig7(rows, algorithms, out, title=None) -> list:
 FIG7_BASELINE = "lda"
 """The non-private trainer the Fig. 7 claims compare the private ones with (collapsed Gibbs sampling, the paper's CGS)."""
 
+INCONCLUSIVE = "inconclusive (not significant)"
+"""How a claim whose difference lies within the standard errors is reported (its reason in ``untested`` starts with
+this, and ``inconclusive`` lists it)."""
+
 
 def fig7_checks(rows, algorithms) -> tuple[dict, dict]:
     """``(checks, untested)`` for the claims docs/experiments.md lists for Zhao et al.'s Fig. 7, each ``True``/
-    ``False``, or ``None`` where this run cannot test it (``untested`` says why): the private trainers' attack accuracy
-    below non-private CGS's; attack accuracy, prediction accuracy and F1 growing with eps (compared at the largest and
-    the smallest eps of the grid); LP-LDA approaching CGS as eps grows; LP-LDA beating CDP-LDA at weak privacy.
-    Each compares point estimates of one replicate: a difference within the standard errors is not significant."""
+    ``False`` where the difference it reads is significant (beyond :data:`SIGNIFICANCE_Z` standard errors of the
+    difference: :func:`compare`), or ``None`` where this run cannot test it or the difference is within the standard
+    errors (``untested`` says why; an inconclusive one's reason starts with :data:`INCONCLUSIVE`): the private
+    trainers' attack accuracy below non-private CGS's (inconclusive while CGS's own attack is at chance: there is no
+    leakage to reduce); attack accuracy, prediction accuracy and F1 growing with eps (compared at the largest and the
+    smallest eps of the grid); LP-LDA approaching CGS as eps grows; LP-LDA beating CDP-LDA at weak privacy. A row
+    without standard errors is compared by its point estimates."""
     by = {}
     for r in rows:
         by.setdefault(r[0], {})[r[1]] = dict(zip(FIG7_HEADER, r))
@@ -316,9 +395,12 @@ def fig7_checks(rows, algorithms) -> tuple[dict, dict]:
     checks, untested = {}, {}
 
     def claim(name, value, reason):
-        checks[name] = None if reason else bool(value)
+        checks[name] = None if reason or value is None else bool(value)
         if reason:
             untested[name] = reason
+
+    def verdict(sign, text):   # a claim that the first is higher: True, False, or inconclusive (None, reason)
+        return (True, None) if sign > 0 else (False, None) if sign < 0 else (None, f"{INCONCLUSIVE}: {text}")
 
     no_private = "--algorithms has no private trainer (e.g. cdp, lp)"
     if not private:
@@ -326,35 +408,107 @@ def fig7_checks(rows, algorithms) -> tuple[dict, dict]:
                      "(a) attack accuracy grows with eps", "(b) prediction accuracy grows with eps",
                      "(c) prediction F1 grows with eps"):
             claim(name, None, no_private)
+    base_se = _se(base, "attack_accuracy") if base else None
+    base_chance = base is not None and at_chance(base["attack_accuracy"], base_se)
     for a in private:
         pts = by[a]
         lo, hi = min(pts), max(pts)
-        claim(f"(a) {a}: attack accuracy below non-private CGS ({FIG7_BASELINE}) at every eps",
-              base is not None and all(p["attack_accuracy"] < base["attack_accuracy"] for p in pts.values()),
-              None if base is not None else f"--algorithms has no {FIG7_BASELINE} (non-private CGS) to compare with")
+        name = f"(a) {a}: attack accuracy below non-private CGS ({FIG7_BASELINE}) at every eps"
+        if base is None:
+            claim(name, None, f"--algorithms has no {FIG7_BASELINE} (non-private CGS) to compare with")
+        elif base_chance:
+            claim(name, None, f"{INCONCLUSIVE}: the non-private attack is at chance ({base['attack_accuracy']:.3f}"
+                              f" ± {base_se:.3f}): there is no measured leakage for DP to reduce")
+        else:
+            signs = {e: compare(base["attack_accuracy"], base_se, p["attack_accuracy"], _se(p, "attack_accuracy"))
+                     for e, p in pts.items()}
+            if all(sg > 0 for sg, _ in signs.values()):
+                claim(name, True, None)
+            elif any(sg < 0 for sg, _ in signs.values()):
+                claim(name, False, None)
+            else:
+                e, (_, text) = next((e, v) for e, v in signs.items() if v[0] == 0)
+                claim(name, None, f"{INCONCLUSIVE}: at eps={e:g}, {text}")
         one = None if hi > lo else "--eps-grid has one value: a trend needs two or more"
         for tag, col, what in (("(a)", "attack_accuracy", "attack accuracy"),
                                ("(b)", "target_accuracy", "prediction accuracy"),
                                ("(c)", "target_f1_macro", "prediction F1 (macro)")):
-            claim(f"{tag} {a}: {what} grows with eps (higher at the largest eps than at the smallest)",
-                  pts[hi][col] > pts[lo][col], one)
+            name = f"{tag} {a}: {what} grows with eps (higher at the largest eps than at the smallest)"
+            if one:
+                claim(name, None, one)
+                continue
+            ok, why = verdict(*compare(pts[hi][col], _se(pts[hi], col), pts[lo][col], _se(pts[lo], col)))
+            claim(name, ok, why and f"{why} (eps {hi:g} against eps {lo:g})")
     lp, cdp = by.get("lp"), by.get("cdp")
     name = ("LP-LDA approaches CGS as eps grows (its prediction-accuracy gap to CGS shrinks from the smallest eps to"
             " the largest)")
     reason = ("--algorithms has no lp" if lp is None else f"--algorithms has no {FIG7_BASELINE}" if base is None else
               "--eps-grid has one value: a trend needs two or more" if len(lp) < 2 else None)
-    claim(name, reason is None and abs(lp[max(lp)]["target_accuracy"] - base["target_accuracy"])
-          < abs(lp[min(lp)]["target_accuracy"] - base["target_accuracy"]), reason)
+    if reason:
+        claim(name, None, reason)
+    else:
+        far, near = lp[min(lp)], lp[max(lp)]
+        ok, why = verdict(*compare(abs(far["target_accuracy"] - base["target_accuracy"]), _se(far, "target_accuracy"),
+                                   abs(near["target_accuracy"] - base["target_accuracy"]), _se(near, "target_accuracy")))
+        claim(name, ok, why and f"{why} (the gap at the smallest eps against the gap at the largest)")
     name = "LP-LDA beats CDP-LDA at weak privacy (prediction accuracy at the largest eps)"
     reason = "--algorithms has no lp" if lp is None else "--algorithms has no cdp" if cdp is None else None
-    claim(name, reason is None and lp[max(lp)]["target_accuracy"] > cdp[max(cdp)]["target_accuracy"], reason)
+    if reason:
+        claim(name, None, reason)
+    else:
+        a_, b_ = lp[max(lp)], cdp[max(cdp)]
+        ok, why = verdict(*compare(a_["target_accuracy"], _se(a_, "target_accuracy"), b_["target_accuracy"],
+                                   _se(b_, "target_accuracy")))
+        claim(name, ok, why)
     return checks, untested
+
+
+def fig7_shape(checks: dict, untested: dict) -> bool | None:
+    """``has_paper_shape`` of Fig. 7: False when a claim tested is contradicted; None (never True) when one is
+    inconclusive or none was tested; True only when every claim tested holds and none is inconclusive."""
+    tested = [v for v in checks.values() if v is not None]
+    if any(v is False for v in tested):
+        return False
+    if any(str(untested.get(c, "")).startswith(INCONCLUSIVE) for c, v in checks.items() if v is None):
+        return None
+    return paper_shape(checks)
+
+
+def chance_warnings(rows) -> list[str]:
+    """One line for each thing at chance that makes the Fig. 7 claims meaningless: a non-private trainer's attack
+    (no leakage measured, so none for DP to reduce) and target classifiers no better than always guessing the most
+    frequent class."""
+    out = []
+    for r in (dict(zip(FIG7_HEADER, r)) for r in rows):
+        if r["epsilon"] is None and at_chance(r["attack_accuracy"], r["attack_accuracy_se"]):
+            out.append(f"the attack on the non-private {r['algorithm']} is at chance (accuracy {r['attack_accuracy']:.3f}"
+                       f" ± {r['attack_accuracy_se']:.3f}, chance 0.5): this run measures no leakage, so it cannot show"
+                       " that DP reduces it; use more documents, iterations or shadows, or fewer classes (--classes)")
+    weak = [dict(zip(FIG7_HEADER, r)) for r in rows]
+    weak = [r for r in weak if r.get("chance_accuracy") is not None
+            and at_chance(r["target_accuracy"], r.get("target_accuracy_se"), r["chance_accuracy"])]
+    if weak and len(weak) == len(rows):
+        out.append(f"the target classifiers are at chance (prediction accuracy"
+                   f" {min(r['target_accuracy'] for r in weak):.3f}-{max(r['target_accuracy'] for r in weak):.3f},"
+                   f" always guessing the most frequent class gives {max(r['chance_accuracy'] for r in weak):.3f}):"
+                   " an attack on a classifier that learned nothing measures nothing; use more documents or"
+                   " iterations, or fewer classes (--classes)")
+    elif weak:
+        out.append(f"{len(weak)} of the {len(rows)} target classifiers are at chance ("
+                   + ", ".join(f"{r['algorithm']}" + (f" eps={r['epsilon']:g}" if r["epsilon"] is not None else "")
+                               for r in weak)
+                   + "): their attack accuracy measures nothing")
+    return out
 
 
 def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(0.5, 1.0, 2.0, 5.0), n_topics=50,
                               n_iter=100, n_shadows=5, seed=0, verbose=1) -> dict:
     """Zhao et al. Fig. 7: attack accuracy, target accuracy and F1 against eps for each trainer
-    (non-private trainers are run once and drawn flat), and a verdict on the figure's claims (:func:`fig7_checks`)."""
+    (non-private trainers are run once and drawn flat), and a verdict on the figure's claims (:func:`fig7_checks`,
+    :func:`fig7_shape`); each of :func:`chance_warnings` is warned (UserWarning) and kept in ``warnings``. Every file
+    is written owner-only (0600): the figures are computed from the documents."""
+    import warnings as _warnings
+
     from ..attacks.classifier_mia import classifier_mia
 
     out = Path(out)
@@ -369,17 +523,23 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
             r = classifier_mia(corpus, estimator_trainer(algo, **params), n_shadows=n_shadows, seed=seed,
                                verbose=verbose)
             rows.append([algo, e, r["attack_accuracy"], r["attack_accuracy_se"], r["target_accuracy"],
-                         r["target_f1_macro"]])
+                         r["target_f1_macro"], r["target_accuracy_se"], r["target_f1_macro_se"], r["chance_accuracy"]])
     labels = sorted(set(corpus.labels))
     title = (f"Zhao et al. Fig. 7: membership inference on a topic-model classifier\n{corpus.n_docs} docs,"
              f" {len(labels)} classes, k={n_topics}, {n_iter} iterations, {n_shadows} shadow classifiers, seed {seed}")
     header = write_fig7(rows, algorithms, out, title=title)
     checks, untested = fig7_checks(rows, algorithms)
+    found = chance_warnings(rows)
+    for w in found:
+        _warnings.warn(w, UserWarning, stacklevel=2)
+    inconclusive = [c for c, v in checks.items() if v is None and str(untested.get(c, "")).startswith(INCONCLUSIVE)]
     summary = {"rows": [dict(zip(header, r)) for r in rows], "n_docs": corpus.n_docs, "n_topics": n_topics,
                "n_iter": n_iter, "n_shadows": n_shadows, "seed": seed, "labels": labels,
-               "paper_shape_checks": checks, "untested": untested, "has_paper_shape": paper_shape(checks),
-               "checks_note": "each check compares point estimates of one replicate: a difference within the standard"
-                              " errors (attack_accuracy_se) is not significant",
+               "paper_shape_checks": checks, "untested": untested, "inconclusive": inconclusive,
+               "has_paper_shape": fig7_shape(checks, untested), "warnings": found,
+               "checks_note": (f"a claim holds (or fails) only when its difference exceeds {SIGNIFICANCE_Z:g} standard"
+                               " errors of the difference; within them it is inconclusive (not significant) and"
+                               " counts as not tested"),
                "metrics_guarantee": outside_guarantee_label()}
     atomic_write_json(out / "fig7_results.json", summary)
     return summary

@@ -15,11 +15,59 @@ guarantee (Dwork & Roth 2014, Prop. 2.1).
 """
 from __future__ import annotations
 
+import re
+import threading
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
 from ..errors import DPTopicError
+
+NMF_CAP_NOTE = ("the factorisation stops at its iteration cap (max_iter, 400 by default); where it reaches the cap the"
+                " topics are those of its last iteration, a deterministic function of the released matrix like any"
+                " other, so the privacy guarantee is unchanged")
+"""What reaching NMF's iteration cap means: scikit-learn's ConvergenceWarning ("Maximum number of iterations ... reached.
+Increase it to improve convergence.") is not shown, since no dptopic option acts on it."""
+
+_cap_lock = threading.Lock()
+_cap_state: dict = {"depth": 0, "filter": None}
+
+
+@contextmanager
+def _quiet_nmf_cap():
+    """Silence scikit-learn's NMF warning that it reached ``max_iter`` (and nothing else), thread-safely.
+
+    ``warnings.catch_warnings`` is not thread-safe: NMFs fitted in parallel threads (an audit's shadow models) would
+    restore one another's filters and let the warning through. One filter, matching only that message from
+    ``sklearn.decomposition._nmf``, is added under a lock by the first fit that starts and removed by the last one to
+    end (as :func:`dptopic.attacks.lira.quiet_shadow_warnings` does)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    with _cap_lock:
+        if _cap_state["depth"] == 0:
+            f = ("ignore", re.compile(r"Maximum number of iterations", re.I), ConvergenceWarning,
+                 re.compile(r"sklearn\.decomposition\._nmf"), 0)
+            warnings.filters.insert(0, f)
+            _cap_state["filter"] = f
+            _filters_changed()
+        _cap_state["depth"] += 1
+    try:
+        yield
+    finally:
+        with _cap_lock:
+            _cap_state["depth"] -= 1
+            if _cap_state["depth"] == 0:
+                f = _cap_state["filter"]
+                warnings.filters[:] = [g for g in warnings.filters if g is not f]
+                _cap_state["filter"] = None
+                _filters_changed()
+
+
+def _filters_changed() -> None:
+    changed = getattr(warnings, "_filters_mutated", None)
+    if changed is not None:
+        changed()
 
 
 def _symmetrise(Q) -> np.ndarray:
@@ -35,14 +83,12 @@ def _nmf(Q: np.ndarray, K: int, max_iter: int) -> np.ndarray:
     """The K rows of ``H`` in ``Q ~ W H``, from the deterministic NNDSVDa start. When the thresholded matrix has rank
     below K, that start divides by zero norms and gives NaN (scikit-learn's SVD-based starts all do): the factorisation
     is then run again from scikit-learn's random start with a fixed state, so the topics stay a deterministic function
-    of the matrix."""
+    of the matrix. Reaching ``max_iter`` is not reported (:data:`NMF_CAP_NOTE`)."""
     from sklearn.decomposition import NMF
-    from sklearn.exceptions import ConvergenceWarning
 
     for init in ("nndsvda", "random"):
         # NNDSVDa's division by zero norms (handled below) is numpy's, whose error state is per thread
-        with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        with _quiet_nmf_cap(), np.errstate(divide="ignore", invalid="ignore"):
             H = NMF(n_components=K, init=init, max_iter=max_iter, random_state=0).fit(Q).components_
         if np.all(np.isfinite(H)):
             return H
