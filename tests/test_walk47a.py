@@ -447,13 +447,15 @@ def test_serve_refuses_a_body_limit_below_the_smallest_upload(capsys, tmp_path, 
     from dptopic.local.document import DocumentRandomizer
 
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
-    # the smallest upload is one report's file as the client sends it
-    one = _body(words, texts[:1])
+    from dptopic.service import codec
+
+    # the smallest upload is one report's file as the client sends it (with its upload nonce)
+    one = codec.encode_reports(Randomizer(words, epsilon_word=2.0, secure=True).randomize([texts[0].split()]))
     need = smallest_upload(_cfg(words, "sqlite:///x.db"))
-    assert need == len(one)
+    assert need == len(one) == len(_body(words, texts[:1])) + 50
     doc_cfg = ServiceConfig(words, None, report_kind="document", epsilon_doc=8.0, n_topics=3)
-    assert smallest_upload(doc_cfg) == len(DocumentRandomizer(words, 8.0).randomize([texts[0].split()]).to_bytes(
-        include_vocabulary=False))
+    assert smallest_upload(doc_cfg) == len(codec.encode_reports(DocumentRandomizer(words, 8.0).randomize(
+        [texts[0].split()])))
     base = ["serve", "--vocabulary", tmp_path / "vocab.txt", "--epsilon-word", 2, "--topics", 3, "--port", free_port()]
     db = tmp_path / "b.db"
     line = _one_error(capsys, base + ["--database", f"sqlite:///{db}", "--max-body-bytes", 100])

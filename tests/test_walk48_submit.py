@@ -1,5 +1,6 @@
-"""Stop 48, walk-through C (#5, #6, #11): a byte-identical upload under a new Idempotency-Key is refused (409
-``duplicate_body``, nothing stored, race-free across servers on one database); ``submit`` through another address of
+"""Stop 48, walk-through C (#5, #6, #11): an upload carrying an upload nonce whose bytes were already stored under
+another Idempotency-Key is refused (409 ``duplicate_body``, nothing stored, race-free across servers on one database),
+while two honest nonce-less uploads that coincide byte for byte are both stored; ``submit`` through another address of
 the same server reports the pseudonym the server holds and that nothing new was stored; protocol-level 400s are
 counted in ``/metrics``."""
 from __future__ import annotations
@@ -19,7 +20,16 @@ from dptopic.cli.main import main  # noqa: E402
 from dptopic.service.client import submit  # noqa: E402
 
 from service_helpers import PG_BIN, PostgresServer, corpus_of, count_rows, post_reports  # noqa: E402
-from test_walk47a import InProcessServer, _body, _cfg, http, make_data  # noqa: E402
+from test_walk47a import InProcessServer, _cfg, http, make_data  # noqa: E402
+from test_walk47a import _body as _plain_body  # noqa: E402
+
+
+def _body(words, texts, eps: float = 2.0) -> bytes:
+    """An upload as ``dptopic submit`` builds it: with a fresh upload nonce."""
+    from dptopic.local import Randomizer
+    from dptopic.service import codec
+
+    return codec.encode_reports(Randomizer(words, epsilon_word=eps, secure=True).randomize([t.split() for t in texts]))
 
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
 
@@ -61,9 +71,9 @@ def test_storage_refuses_a_stored_body_inside_its_transaction_and_within_one_bat
 
     st = Storage(f"sqlite:///{tmp_path / 's.db'}")
     try:
-        a = Submission("walk48-k-000001", "a" * 64, "p1", [b"\x01"])
-        b = Submission("walk48-k-000002", "a" * 64, "p2", [b"\x01"])      # same body, another key, in one batch
-        c = Submission("walk48-k-000003", "c" * 64, None, [b"\x03"])
+        a = Submission("walk48-k-000001", "a" * 64, "p1", [b"\x01"], unique_body=True)
+        b = Submission("walk48-k-000002", "a" * 64, "p2", [b"\x01"], unique_body=True)      # same body, another key, in one batch
+        c = Submission("walk48-k-000003", "c" * 64, None, [b"\x03"], unique_body=True)
         out = st.store([a, b, c])
         assert [o for o, _ in out] == ["stored", "duplicate", "stored"]
         assert out[1][1]["reports"] == 1 and "idempotency_key" not in out[1][1] and "contributor" not in out[1][1]
@@ -72,6 +82,69 @@ def test_storage_refuses_a_stored_body_inside_its_transaction_and_within_one_bat
         assert st.counts()["reports_stored"] == 2 and st.counts()["submissions"] == 2
     finally:
         st.close()
+
+
+def test_two_honest_uploads_that_coincide_byte_for_byte_are_both_stored(tmp_path):
+    """Without an upload nonce (a file from 'dptopic randomize', an older client) two contributors' single reports
+    coincide often at a large epsilon: the server cannot tell a copy from a coincidence, so it stores both."""
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
+    db = f"sqlite:///{tmp_path / 'h.db'}"
+    body = _plain_body(words, texts[:1])
+    with InProcessServer(_cfg(words, db)) as srv:
+        assert post_reports(srv.url, body, "walk48-alice-0001", "alice")[0] == 201
+        assert post_reports(srv.url, body, "walk48-bob-00001", "bob")[0] == 201      # the same bytes, honestly
+        assert count_rows(db)["n_reports"] == 2
+        # a nonce makes uploads of the same reports differ, and the refusal applies to those only
+        from dptopic.local import ReportSet
+        from dptopic.service import codec
+
+        rs = ReportSet.from_bytes(body)
+        one, two = codec.encode_reports(rs), codec.encode_reports(rs)
+        assert one != two and ReportSet.from_bytes(one).upload_nonce != ReportSet.from_bytes(two).upload_nonce
+        assert post_reports(srv.url, one, "walk48-alice-0002", "alice")[0] == 201
+        assert post_reports(srv.url, two, "walk48-bob-00002", "bob")[0] == 201
+        assert post_reports(srv.url, one, "walk48-bob-00003", "bob")[0] == 409
+
+
+def test_a_bad_upload_nonce_is_refused_in_one_line():
+    from dptopic.errors import DPTopicError
+    from dptopic.local import ReportSet, Randomizer
+
+    rs = Randomizer(["a", "b", "c"], epsilon_word=2.0, secure=True).randomize([["a"]])
+    with pytest.raises(DPTopicError, match="upload_nonce is not 32 lowercase hex digits"):
+        rs.to_bytes(nonce="XYZ")
+    raw = rs.to_bytes(nonce="0" * 32)
+    assert ReportSet.from_bytes(raw).upload_nonce == "0" * 32 and ReportSet.from_bytes(rs.to_bytes()).upload_nonce is None
+
+
+def test_submit_stops_for_good_on_a_copied_state_folder(tmp_path):
+    """A copy of a state folder submitted under other keys: the server refuses the copied bytes, and submit says
+    that running again cannot help (not "run the same command again")."""
+    import shutil
+
+    from dptopic.errors import DPTopicError
+
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
+    db = f"sqlite:///{tmp_path / 'c.db'}"
+    state = tmp_path / "state"
+    state.mkdir()
+    with InProcessServer(_cfg(words, db)) as srv:
+        submit(srv.url, corpus_of(texts[:6], words), state=state)
+        copy = tmp_path / "copy"
+        shutil.copytree(state, copy)
+        for f in copy.glob("submit-*.json"):        # as if the copy had never been acknowledged, under new keys
+            doc = json.loads(f.read_text())
+            doc["acknowledged"] = {}
+            for u in doc["uploads"]:
+                u["key"] = "walk48-copy-" + u["key"][-12:]
+            f.write_text(json.dumps(doc))
+        before = count_rows(db)
+        with pytest.raises(DPTopicError) as e:
+            submit(srv.url, corpus_of(texts[:6], words), state=copy)
+        msg = str(e.value)
+        assert "duplicate_body" in msg and "running again gets the same answer" in msg and "\n" not in msg
+        assert "Run the same command again" not in msg
+        assert count_rows(db) == before
 
 
 def test_a_database_that_stored_a_body_twice_still_opens_and_refuses_a_third_copy(tmp_path):
@@ -94,8 +167,8 @@ def test_a_database_that_stored_a_body_twice_still_opens_and_refuses_a_third_cop
     st = Storage(url)
     try:
         assert st.schema_version() == SCHEMA_VERSION >= 3
-        assert st.store([Submission("walk48-old-0003", "b" * 64, "p", [b"\x01"])])[0][0] == "duplicate"
-        assert st.store([Submission("walk48-old-0001", "b" * 64, "p", [b"\x01"])])[0][0] == "replayed"
+        assert st.store([Submission("walk48-old-0003", "b" * 64, "p", [b"\x01"], unique_body=True)])[0][0] == "duplicate"
+        assert st.store([Submission("walk48-old-0001", "b" * 64, "p", [b"\x01"], unique_body=True)])[0][0] == "replayed"
         assert st.counts()["submissions"] == 2
     finally:
         st.close()

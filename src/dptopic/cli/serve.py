@@ -244,8 +244,8 @@ def _serve(a):
 
 def smallest_upload(cfg) -> int:
     """Bytes of the smallest upload of reports this server takes: one report of its kind for its vocabulary, with the
-    file's header (without the word list, as ``dptopic submit`` sends it) and checksum; every upload is at least this
-    long."""
+    file's header (without the word list, with an upload nonce, as ``dptopic submit`` sends it) and checksum; every
+    upload ``dptopic submit`` sends is at least this long (a nonce-less file posted by hand is 50 bytes shorter)."""
     import numpy as np
 
     from ..service import codec

@@ -277,8 +277,18 @@ class DocumentReportSet:
             h["vocabulary"] = list(self.vocabulary.words)
         return h
 
-    def to_bytes(self, include_vocabulary: bool = True) -> bytes:
-        head = json.dumps(self.header(include_vocabulary), separators=(",", ":")).encode("utf-8")
+    upload_nonce: str | None = None
+    """The ``upload_nonce`` of the bytes this set was read from (None when they had none; see
+    :mod:`dptopic.local.reports`)."""
+
+    def to_bytes(self, include_vocabulary: bool = True, nonce: str | None = None) -> bytes:
+        """The file format above; ``nonce``: an ``upload_nonce`` for the header (one upload's bytes made unique)."""
+        from .reports import UPLOAD_NONCE, upload_nonce_of
+
+        h = self.header(include_vocabulary)
+        if nonce is not None:
+            h[UPLOAD_NONCE] = upload_nonce_of({UPLOAD_NONCE: nonce}, "upload nonce:")
+        head = json.dumps(h, separators=(",", ":")).encode("utf-8")
         body = MAGIC + struct.pack("<I", len(head)) + head + self.reports.astype("<u4").tobytes()
         return body + hashlib.sha256(body).digest()
 
@@ -323,7 +333,11 @@ class DocumentReportSet:
         if n < 0 or k < 1 or len(payload) != 4 * n * k:
             raise DPTopicError(f"{bad} payload of {len(payload)} bytes does not hold {n} reports of {k} items.")
         vocab = head.get("vocabulary") if vocabulary is None else vocabulary
+        from .reports import upload_nonce_of
+
+        nonce = upload_nonce_of(head, bad)
         rs = cls(np.frombuffer(payload, dtype="<u4").astype(np.uint32).reshape(n, k), V, sha, eps, vocab)
+        rs.upload_nonce = nonce
         if rs.subset_size != k:
             raise DPTopicError(f"{bad} subset size {k} does not match {V} words at epsilon {eps:g}.")
         if epsilon is not None and not math.isclose(float(epsilon), eps, rel_tol=1e-12):

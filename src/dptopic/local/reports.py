@@ -18,7 +18,10 @@ id order), ``f`` (the flip parameter, a float), ``epsilon_word``, ``n_reports``,
 ``bytes_per_report`` (``ceil(V/8)``), ``bit_order`` (``"little"``: word ``j`` is bit
 ``j % 8`` of byte ``j // 8``; padding bits are 0), and optionally ``vocabulary`` (the
 word list itself, which must match the fingerprint; a single contributor's upload
-leaves it out).
+leaves it out), and optionally ``upload_nonce`` (32 lowercase hex digits drawn from the OS
+CSPRNG for one upload by ``dptopic submit``: it makes honest uploads distinct byte for
+byte, so that the server can refuse the same upload stored twice; it is independent of
+the data).
 
 A reader checks the magic, the version, the length, the checksum and the padding, and,
 when told what to expect, the vocabulary fingerprint and ``f``; it refuses anything else
@@ -43,6 +46,26 @@ from ..errors import DPTopicError
 from ..kernels.randomized_response import last_byte_mask, packed_column_sums
 
 MAGIC = b"DPTLDPR\n"
+
+UPLOAD_NONCE = "upload_nonce"
+"""The optional header field that makes one upload's bytes unique (see the module docstring)."""
+
+
+def new_upload_nonce() -> str:
+    """A fresh upload nonce: 128 bits from the OS CSPRNG, as 32 lowercase hex digits."""
+    import secrets
+
+    return secrets.token_hex(16)
+
+
+def upload_nonce_of(head: dict, bad: str) -> str | None:
+    """The header's ``upload_nonce`` (None when absent); anything but 32 lowercase hex digits is refused."""
+    v = head.get(UPLOAD_NONCE)
+    if v is None:
+        return None
+    if not isinstance(v, str) or len(v) != 32 or any(c not in "0123456789abcdef" for c in v):
+        raise DPTopicError(f"{bad} the header's {UPLOAD_NONCE} is not 32 lowercase hex digits; re-create it.")
+    return v
 FORMAT = "dptopic-ldp-reports"
 VERSION = 1
 _DIGEST = 32
@@ -192,11 +215,17 @@ class ReportSet(FlipParameterMixin):
                 "vocabulary_sha256": self.vocabulary_sha256, "f": self.f, "epsilon_word": self.epsilon_word,
                 "n_reports": self.n_reports, "bytes_per_report": self.packed.shape[1], "bit_order": "little"}
 
-    def to_bytes(self, include_vocabulary: bool = True) -> bytes:
-        """The file format above; the word list is embedded when known and ``include_vocabulary``."""
+    upload_nonce: str | None = None
+    """The ``upload_nonce`` of the bytes this set was read from (None when they had none)."""
+
+    def to_bytes(self, include_vocabulary: bool = True, nonce: str | None = None) -> bytes:
+        """The file format above; the word list is embedded when known and ``include_vocabulary``; ``nonce``: an
+        ``upload_nonce`` for the header (:func:`new_upload_nonce`)."""
         head = self.header()
         if include_vocabulary and self.vocabulary is not None:
             head["vocabulary"] = self.vocabulary.words
+        if nonce is not None:
+            head[UPLOAD_NONCE] = upload_nonce_of({UPLOAD_NONCE: nonce}, "upload nonce:")
         head = json.dumps(head, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         body = MAGIC + struct.pack("<I", len(head)) + head + self.packed.tobytes()
         return body + hashlib.sha256(body).digest()
@@ -250,7 +279,9 @@ class ReportSet(FlipParameterMixin):
         words = head.get("vocabulary")
         if words is not None and (not isinstance(words, list) or vocabulary_fingerprint(words) != fp):
             raise DPTopicError(f"{bad} the embedded vocabulary does not match its fingerprint; re-create it.")
+        nonce = upload_nonce_of(head, bad)
         rs = cls(np.frombuffer(payload, dtype=np.uint8).reshape(n, nb).copy(), V, fp, fv, words)
+        rs.upload_nonce = nonce
         return rs.check(vocabulary=vocabulary, f=f, where=where)
 
     def save(self, path) -> Path:

@@ -326,7 +326,8 @@ async def post_reports(request: Request):
     if rs.n_reports > svc.cfg.max_reports_per_request:
         raise ApiError(413, "too_many_reports", f"{rs.n_reports} reports in one upload, more than the limit of"
                                                 f" {svc.cfg.max_reports_per_request}: split it.")
-    sub = Submission(key, hashlib.sha256(body).hexdigest(), contributor, codec.report_rows(rs))
+    sub = Submission(key, hashlib.sha256(body).hexdigest(), contributor, codec.report_rows(rs),
+                     unique_body=getattr(rs, "upload_nonce", None) is not None)
     outcome, ack = await svc.writer.submit_async(sub)
     if outcome == "conflict":
         raise ApiError(409, "idempotency_key_reused", f"the Idempotency-Key {key!r} was already used for a different"

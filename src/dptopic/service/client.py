@@ -323,6 +323,14 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
         if state is not None:
             kept["acknowledged"][here] = sorted(acked)
             _write_submit_state(path, kept)
+        if getattr(e, "code", None) == "duplicate_body":
+            # these bytes (with their upload nonce) were stored under another key: a copy of the kept reports was
+            # uploaded by someone else or another state folder; sending them again cannot help, nor can the run
+            raise ServerError(f"{str(e).rstrip().rstrip('.')}; {sent + already} of the {kept['n_reports']} reports"
+                              " were acknowledged before it. These kept reports were already uploaded under other"
+                              " keys (a copy of the state folder, or of its reports, was submitted): running again"
+                              " gets the same answer; submit the documents from one state folder only.",
+                              e.status, e.code) from None
         raise type(e)(_interrupted(str(e), sent + already, kept["n_reports"], path)) from None
     if state is not None and uploads:
         kept["acknowledged"][here] = sorted(acked)

@@ -247,8 +247,12 @@ def rows_to_reports(rows, vocabulary, f: float):
 
 
 def encode_reports(reports) -> bytes:
-    """The upload body for a report set of any kind (the vocabulary is never embedded)."""
-    return reports.to_bytes(include_vocabulary=False)
+    """The upload body for a report set of any kind (the vocabulary is never embedded), with a fresh
+    ``upload_nonce``: honest uploads never share their bytes, so the server can refuse one upload stored twice
+    under two keys without refusing two contributors whose reports happen to coincide."""
+    from ..local.reports import new_upload_nonce
+
+    return reports.to_bytes(include_vocabulary=False, nonce=new_upload_nonce())
 
 
 def randomizer(vocabulary, f: float):

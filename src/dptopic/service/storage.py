@@ -16,7 +16,8 @@ Tables (migration 1 unless noted)
 ``train_batches``     one row per consumed mini-batch (report id range, trained or skipped, why).
 ``fed_rounds``, ``fed_updates`` (migration 2)  FedLDA rounds and the clients' perturbed updates.
 ``ix_submissions_body_sha256`` (migration 3)  a (non-unique) index of ``submissions.body_sha256``: an upload whose
-                      body was already stored under another key is refused (:meth:`Storage.store`).
+                      body carries an ``upload_nonce`` and was already stored under another key is refused
+                      (:meth:`Storage.store`).
 
 Exactly-once training: a mini-batch is the reports with ``last_report_id < id <= new cursor``;
 the trainer writes the new model state, the new cursor and the batch row in ONE transaction,
@@ -251,6 +252,9 @@ class Submission:
     body_sha256: str
     contributor: str | None
     rows: list  # packed bits, one bytes per report
+    unique_body: bool = False
+    """Whether the body carries an ``upload_nonce``: only such a body is refused when stored before under another
+    key (two contributors' nonce-less uploads may coincide byte for byte, honestly)."""
 
 
 def check_backend(url: str) -> None:
@@ -524,8 +528,8 @@ class Storage:
         Returns one ``(outcome, info)`` per submission: ``("stored", ack)``, ``("replayed", ack)``
         for a key already stored with the same body (its ack names the pseudonym the reports are
         tallied under: only the uploader knows the key), ``("conflict", ack)`` for a key already
-        used with another body, ``("duplicate", info)`` for a new key whose body (SHA-256) was
-        already stored under another key, or earlier in this batch (``info``: when it was stored and
+        used with another body, ``("duplicate", info)`` for a new key whose body carries an upload nonce
+        (``Submission.unique_body``) and (its SHA-256) was already stored under another key, or earlier in this batch (``info``: when it was stored and
         how many reports; not its key nor its pseudonym, which whoever holds the bytes must not
         learn). Nothing is acknowledged before the commit returns. The lookups run inside the
         write transaction, under the lock that serializes writers across processes, so two uploads
@@ -538,7 +542,7 @@ class Storage:
             keys = [s.idempotency_key for s in batch]
             known = {r.idempotency_key: r for r in conn.execute(
                 select(submissions).where(submissions.c.idempotency_key.in_(set(keys))))}
-            shas = {s.body_sha256 for s in batch if s.idempotency_key not in known}
+            shas = {s.body_sha256 for s in batch if s.idempotency_key not in known and s.unique_body}
             bodies: dict[str, _Row] = {}
             if shas:
                 for r in conn.execute(select(submissions.c.idempotency_key, submissions.c.body_sha256,
@@ -557,12 +561,14 @@ class Storage:
                     else:
                         out[i] = ("conflict", ack)
                     continue
-                same = bodies.get(s.body_sha256)
+                same = bodies.get(s.body_sha256) if s.unique_body else None
                 if same is not None:
                     out[i] = ("duplicate", {"reports": int(same.n_reports), "stored_at": float(same.received_at)})
                     continue
                 row = _Row(s.idempotency_key, s.body_sha256, len(s.rows), now, s.contributor)
-                known[s.idempotency_key] = bodies[s.body_sha256] = row
+                known[s.idempotency_key] = row
+                if s.unique_body:
+                    bodies[s.body_sha256] = row
                 fresh.append(i)
                 out[i] = ("stored", {**_ack(s.idempotency_key, len(s.rows), now), "contributor": s.contributor})
             if fresh:
