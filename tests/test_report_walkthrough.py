@@ -68,7 +68,11 @@ def test_a_seeded_fit_says_on_the_card_and_the_page_that_its_noise_is_reproducib
                     planted.corpus, vocabulary=words)
     card = privacy_card(unseeded.privacy_, "HDPLDA")
     assert "noise_reproducible" not in card
-    assert '<div class="badge full">' in render_report(title="t", trainer="HDPLDA", card=card, topics=[[("tax", 0.5)]])
+    page = render_report(title="t", trainer="HDPLDA", card=card, topics=[[("tax", 0.5)]])
+    # unseeded, but a word-level epsilon: never the green box, which is kept for a strong per-document (or larger)
+    # guarantee; the badge says what a whole document gets
+    badge = re.search(r'<div class="badge (\w+)">(.*?)</div>', page)
+    assert badge.group(1) == "weak" and "per word only" in badge.group(2) and "seed" not in badge.group(2)
 
 
 PURE_USER_REPORT = {"private": True, "unit": "user", "neighbouring_relation": "one user's reports", "theorem": "t",

@@ -214,3 +214,15 @@ def test_labels_wrap_at_word_boundaries_and_bars_keep_a_gap():
     rect_x = float(re.search(r'<rect x="([\d.]+)"', page).group(1))
     # "commerce" in Chromium's default sans at 11 px is about 58 px wide (7.2 px a letter), starting at x = 2
     assert rect_x - (2 + 8 * 7.2) >= 6
+
+
+def test_a_word_level_headline_is_never_the_green_box():
+    """ε = 8 per word is 800 for a document of 100 words: the range the green box stands for is per document or
+    larger, so a word-level headline takes the warning colour and says so, however small its epsilon."""
+    report = {"private": True, "unit": "word", "epsilon": 8.0, "delta": 1e-6, "epsilon_method": "PLD",
+              "vocabulary_source": "supplied", "scope": "covers everything. NOT covered: nothing."}
+    card = privacy_card(report, check=False)
+    assert card["guarantee"] == "full" and "strength_note" not in card
+    cls, text = _badge(_page(card))
+    assert cls == "weak" and "per word only" in text and "L × ε" in text
+    assert _badge(_page(privacy_card(dict(report, unit="document"), check=False)))[0] == "full"

@@ -179,8 +179,13 @@ def _privacy_section(card: dict) -> str:
         d = "" if card.get("delta") is None else f", δ = {_fmt_delta(card['delta'])}"
         what = "partial guarantee: see what is not covered" if g == "partial" else "guarantee"
         weak = _weak(card)
+        per_word = str(card.get("privacy_unit") or "").startswith("word")
         if weak:        # the card's strength note says why (above epsilon 16 or delta 1e-3 it calls a guarantee weak)
             what += ("; " if g == "partial" else ", ") + "weak: see the note below"
+        elif per_word:  # the range above is stated per document or per user; one word's epsilon is not one of those
+            what += ("; " if g == "partial" else ", ") + ("per word only: a document of L words is protected at"
+                                                          " L × ε (group privacy; see the per-document row)")
+            weak = True
         if seeded:      # whoever knows the seed can regenerate the noise: not a clean guarantee
             what += ", only while the seed stays secret: the noise is reproducible from it"
         cls = "partial" if seeded or g == "partial" else "weak" if weak else g
