@@ -174,16 +174,30 @@ def test_nmf_iteration_cap_warning_does_not_leak_from_threads():
     rng = np.random.default_rng(0)
     Q = rng.random((30, 30))
     Q = Q @ Q.T
-    seen = []
-    before = len(warnings.filters)
+    import sklearn.decomposition
+
+    from dptopic.recovery import factorize
+
+    seen, during = [], []
+    real_fit = sklearn.decomposition.NMF.fit
+
+    def fit(self, *a, **k):         # the filters while a fit runs: dptopic's one cap filter is in place, once
+        during.append(sum(1 for f in warnings.filters if f is factorize._cap_state["filter"]))
+        return real_fit(self, *a, **k)
+
+    before = list(warnings.filters)
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.showwarning = lambda message, *a, **k: seen.append(str(message))
-        with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda i: topics_from_cooccurrence(Q, 5, max_iter=2), range(600)))
-        inside = len(warnings.filters)
+        sklearn.decomposition.NMF.fit = fit
+        try:
+            with ThreadPoolExecutor(8) as pool:
+                list(pool.map(lambda i: topics_from_cooccurrence(Q, 5, max_iter=2), range(600)))
+        finally:
+            sklearn.decomposition.NMF.fit = real_fit
     assert not [m for m in seen if "Maximum number of iterations" in m]
-    assert inside == before + 1 and len(warnings.filters) == before     # the filter added once, removed after
+    assert during and set(during) == {1}                      # every fit ran under exactly one cap filter
+    assert warnings.filters == before and factorize._cap_state == {"depth": 0, "filter": None}   # removed after
 
 
 # ---- 5, 6: a too-small audit warns; the scoring phase has its own progress bar; the shadow bar names documents

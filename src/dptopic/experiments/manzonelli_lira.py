@@ -539,7 +539,9 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
                "has_paper_shape": fig7_shape(checks, untested), "warnings": found,
                "checks_note": (f"a claim holds (or fails) only when its difference exceeds {SIGNIFICANCE_Z:g} standard"
                                " errors of the difference; within them it is inconclusive (not significant) and"
-                               " counts as not tested"),
+                               " counts as not tested. The standard errors are those of one replicate's evaluation"
+                               " (the documents scored), not of the models' training and noise, which only replicates"
+                               " over seeds measure: a claim significant here may not be across seeds"),
                "metrics_guarantee": outside_guarantee_label()}
     atomic_write_json(out / "fig7_results.json", summary)
     return summary
