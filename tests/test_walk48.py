@@ -17,27 +17,29 @@ def _small_model(tmp_path):
 
 
 def test_load_reads_each_array_file_once_and_checks_the_bytes_it_parses(tmp_path, monkeypatch):
-    from pathlib import Path
-
     import dptopic._io as io_mod
     from dptopic import LDA
 
     m, folder = _small_model(tmp_path)
-    reads = []
-    real = Path.read_bytes
+    hashed = []
+    real = io_mod._HashingReader.hexdigest
 
-    def counting(self):
-        reads.append(self.name)
+    def spy(self):              # every array's digest comes from the reader that fed numpy its bytes
+        hashed.append(self)
         return real(self)
 
     def no_second_pass(path):
         raise AssertionError(f"{path} hashed by a second read")
 
-    monkeypatch.setattr(Path, "read_bytes", counting)
+    def no_whole_file(self):
+        raise AssertionError(f"{self} read whole into memory beside its array")
+
+    monkeypatch.setattr(io_mod._HashingReader, "hexdigest", spy)
     monkeypatch.setattr(io_mod, "_file_sha256", no_second_pass)
+    from pathlib import Path
+    monkeypatch.setattr(Path, "read_bytes", no_whole_file)
     loaded = LDA.load(folder)
-    npy = [r for r in reads if r.endswith(".npy")]
-    assert npy and len(npy) == len(set(npy))
+    assert len(hashed) == len(list(folder.glob("*.npy"))) and len(set(map(id, hashed))) == len(hashed)
     np.testing.assert_array_equal(loaded.components_, m.components_)
     monkeypatch.undo()
     # an edited array is still refused by its digest
@@ -63,6 +65,16 @@ def test_a_model_fitted_on_uci_files_records_that_its_words_came_with_the_counts
     c.save(tmp_path / "c")          # the corpus keeps it through a save (dptopic corpus prepare)
     assert LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(Corpus.load(tmp_path / "c")).tokenizer_["source"] \
         == BAG_OF_WORDS_FILE
+    # reading text into it warns with advice for a bag-of-words file (there is no vectorizer to reuse)
+    import warnings
+
+    from dptopic.corpus.preprocess import warn_if_other_tokenizer
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        warn_if_other_tokenizer(m.tokenizer_, words=["apple", "w1500"])
+    (msg,) = [str(w.message) for w in seen]
+    assert "bag-of-words file was counted" in msg and "pipeline.transform" not in msg and "'w1500'" in msg
     # text still records dptopic's own tokeniser
     assert "source" not in LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(
         Corpus.from_texts(["apple pear plum fig", "fig plum pear apple"] * 4)).tokenizer_

@@ -6,7 +6,7 @@ import ctypes
 import ctypes.util
 import errno
 import hashlib
-import io
+
 import json
 import os
 import re
@@ -798,25 +798,55 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         p = directory / f"{name}.npy"
         if p.is_symlink():
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is a symbolic link; re-save the {what}.")
-        try:    # read once: the bytes checked against the digest are the bytes parsed
-            raw = p.read_bytes()
+        # read once, hashing as it is parsed: the bytes checked against the digest are the bytes parsed, and the
+        # file is never held twice in memory (the array, plus numpy's read chunk)
+        try:
+            with open(p, "rb") as fh:
+                reader = _HashingReader(fh)
+                try:
+                    array = np.lib.format.read_array(reader, allow_pickle=False)
+                    parsed = None
+                except OSError:
+                    raise
+                except Exception as e:  # numpy's header parser raises ValueError, SyntaxError, tokenize errors...
+                    array, parsed = None, type(e).__name__
+                reader.read()           # the rest of the file (trailing bytes too) belongs to the digest
         except FileNotFoundError:
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is missing; re-save the {what}.") from None
         except OSError as e:
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({e.strerror}); re-save the {what}.") from None
-        if digests is not None and digests.get(name) != hashlib.sha256(raw).hexdigest():
+        if digests is not None and digests.get(name) != reader.hexdigest():
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is not the file this {meta_name} was"
                                     f" saved with (its SHA-256 differs from the one recorded): the folder's files were"
                                     f" mixed with another {what}'s or edited; restore the folder from its source, or train the {what} again.")
-        try:
-            arrays[name] = np.load(io.BytesIO(raw), allow_pickle=False)
-        except Exception as e:  # numpy's header parser raises ValueError, SyntaxError, tokenize errors...
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({type(e).__name__}); re-save the {what}.") from None
-        del raw
+        if parsed is not None:
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({parsed}); re-save the {what}.")
+        arrays[name] = array
         if not isinstance(arrays[name], np.ndarray) or arrays[name].dtype.kind not in "biuf":
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy holds {getattr(arrays[name], 'dtype', 'no array')} values,"
                                     f" not real numbers; re-save the {what}.")
     return meta, arrays
+
+
+class _HashingReader:
+    """A read-only file wrapper that hashes (SHA-256) every byte read through it. It has no ``fileno``, so numpy's
+    ``read_array`` reads it in bounded chunks instead of ``fromfile``, and every byte parsed passes through the hash."""
+
+    def __init__(self, fh):
+        self._fh, self._h = fh, hashlib.sha256()
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._fh.read(n)
+        self._h.update(data)
+        return data
+
+    def readinto(self, buf) -> int:
+        n = self._fh.readinto(buf)
+        self._h.update(memoryview(buf)[:n])
+        return n
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
 
 
 def write_csv(path, header, rows) -> None:

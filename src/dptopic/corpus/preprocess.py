@@ -119,10 +119,12 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
         came = ("the bag-of-words counts it was fitted on (a UCI vocab file, or the vocabulary given with a count"
                 " matrix)" if source == BAG_OF_WORDS_FILE else
                 "the count matrix it was fitted on (a vectorizer's or a DataFrame's columns)")
+        how = ("count the texts as the bag-of-words file was counted and pass the counts over the model's words (or"
+               " the texts as lists of tokens)" if source == BAG_OF_WORDS_FILE else
+               "count the texts with the same vectorizer (pipeline.transform(texts))")
         warnings.warn(f"this model's words{example} came with {came}, not from dptopic's tokeniser, which reads this text: words it does not"
-                      " make (numbers, words with digits or apostrophes) are never counted; count the texts with the"
-                      " same vectorizer (pipeline.transform(texts)) to be exact.", UserWarning,
-                      stacklevel=user_stacklevel())
+                      f" make (numbers, words with digits or apostrophes) are never counted; {how} to be exact.",
+                      UserWarning, stacklevel=user_stacklevel())
         return
     version = (saved or {}).get("version", TOKENIZER_VERSION)
     if version != TOKENIZER_VERSION:
