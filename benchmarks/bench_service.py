@@ -8,7 +8,8 @@ synchronous_commit=on). With the trainer on, training competes with ingest for t
 
 Printed, one row per database and upload size, columns in this order:
 
-* ``reports/request``, ``clients``: the upload size and the number of client threads;
+* ``reports/request``, ``clients``: the upload size and the number of client threads (each upload built as
+  ``dptopic submit`` builds it, with its own upload nonce, so the server checks it against the stored uploads);
 * ``reports/s stored``: reports counted in the database afterwards, per second of the run;
 * ``requests/s``, ``p50 ms``, ``p99 ms``: uploads answered per second and their latency percentiles;
 * ``errors``: uploads not answered 201 (a refusal or a connection error);
@@ -62,15 +63,17 @@ def prepare(tmp: Path) -> list[str]:
 
 
 def bodies(words, per_request: int, seconds: float) -> list[bytes]:
-    """Distinct upload bodies, more than the clients can send in ``seconds`` (the server refuses a body it already
-    stored under another key): upload s holds reports s .. s + per_request - 1 of one randomized set, so n uploads
-    need only n + per_request - 1 reports."""
+    """Upload bodies as ``dptopic submit`` builds them (each with its own upload nonce, so the server runs its
+    duplicate-body lookup on every one), more than the clients can send in ``seconds``: upload s holds reports
+    s .. s + per_request - 1 of one randomized set, so n uploads need only n + per_request - 1 reports."""
+    from dptopic.service import codec
+
     n = int(seconds * REQUESTS_PER_SECOND_CAP / max(1, per_request) ** 0.4)
     rng = np.random.default_rng(0)
     rz = Randomizer(words, epsilon_word=2.0, secure=True)
     docs = [[words[j] for j in rng.integers(0, V, 40)] for _ in range(n + per_request - 1)]
     rs = rz.randomize(docs)
-    return list(dict.fromkeys(rs[i:i + per_request].to_bytes(include_vocabulary=False) for i in range(n)))
+    return [codec.encode_reports(rs[i:i + per_request]) for i in range(n)]
 
 
 REQUESTS_PER_SECOND_CAP = 8000   # single-report uploads per second no stored run here comes near (SQLite: about
