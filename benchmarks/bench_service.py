@@ -134,7 +134,7 @@ def peer_direct(database: str, payload_rows: list[list[bytes]], seconds: float) 
     t0 = time.perf_counter()
     while time.monotonic() < stop and i < len(payload_rows):
         digest, rows = payload_rows[i]
-        st.store([Submission(f"peer-{i:09d}", digest, None, rows)])
+        st.store([Submission(f"peer-{i:09d}", digest, None, rows, unique_body=True)])   # the same lookup
         n += len(rows)
         i += 1
     el = time.perf_counter() - t0

@@ -33,7 +33,7 @@ def test_sixty_seconds_of_steady_load(tmp_path):
     db = f"sqlite:///{tmp_path / 'soak.db'}"
     srv = Server(tmp_path, db, "--train-interval", "1").start()
     rz = Randomizer(words, epsilon_word=2.0)
-    # one body per request: the server refuses a body it already stored under another key (409 duplicate_body);
+    # one body per request, as real contributors send (only bodies with an upload nonce are refused when repeated);
     # one randomization of many documents, cut into single-report uploads, any repeated body dropped
     many = rz.randomize([texts[i % len(texts)].split() for i in range(240_000)])
     bodies = list(dict.fromkeys(many[i:i + 1].to_bytes(include_vocabulary=False) for i in range(240_000)))

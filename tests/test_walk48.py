@@ -34,17 +34,44 @@ def test_load_reads_each_array_file_once_and_checks_the_bytes_it_parses(tmp_path
     def no_whole_file(self):
         raise AssertionError(f"{self} read whole into memory beside its array")
 
+    opened = []
+    real_open = open
+
+    def counting_open(file, *a, **k):
+        if str(file).endswith(".npy"):
+            opened.append(str(file))
+        return real_open(file, *a, **k)
+
+    def no_np_load(*a, **k):
+        raise AssertionError("np.load reads the file again, apart from the bytes hashed")
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    monkeypatch.setattr(np, "load", no_np_load)
     monkeypatch.setattr(io_mod._HashingReader, "hexdigest", spy)
     monkeypatch.setattr(io_mod, "_file_sha256", no_second_pass)
     from pathlib import Path
     monkeypatch.setattr(Path, "read_bytes", no_whole_file)
     loaded = LDA.load(folder)
-    assert len(hashed) == len(list(folder.glob("*.npy"))) and len(set(map(id, hashed))) == len(hashed)
+    files = sorted(str(p) for p in folder.glob("*.npy"))
+    assert len(hashed) == len(files) and len(set(map(id, hashed))) == len(hashed)
+    assert sorted(opened) == files                   # each array file opened once
     np.testing.assert_array_equal(loaded.components_, m.components_)
     monkeypatch.undo()
     # an edited array is still refused by its digest
     target = sorted(folder.glob("*.npy"))[0]
     np.save(target, np.load(target) * 1.0 + 1e-3)
+    with pytest.raises(Exception, match="SHA-256 differs"):
+        LDA.load(folder)
+
+
+def test_load_refuses_bytes_appended_to_an_array_file(tmp_path):
+    """The digest covers the whole file: bytes after the array (which numpy would not read) are still refused."""
+    from dptopic import LDA
+
+    _, folder = _small_model(tmp_path)
+    target = sorted(folder.glob("*.npy"))[0]
+    with open(target, "ab") as f:
+        f.write(b"\x00" * 3)
     with pytest.raises(Exception, match="SHA-256 differs"):
         LDA.load(folder)
 

@@ -149,7 +149,8 @@ def test_submit_stops_for_good_on_a_copied_state_folder(tmp_path):
 
 def test_a_database_that_stored_a_body_twice_still_opens_and_refuses_a_third_copy(tmp_path):
     """A database from before the check (schema 2) may hold duplicate bodies: the migration adds a plain index, not
-    a unique one, so it opens; from then on that body is refused under any new key."""
+    a unique one, so it opens. Such bodies predate upload nonces, so a re-post of one is stored as before; a body that
+    carries a nonce (``unique_body``) is refused under a new key even where its digest is stored twice."""
     from sqlalchemy import create_engine, text
 
     from dptopic.service.storage import SCHEMA_VERSION, Storage, Submission
@@ -170,6 +171,9 @@ def test_a_database_that_stored_a_body_twice_still_opens_and_refuses_a_third_cop
         assert st.store([Submission("walk48-old-0003", "b" * 64, "p", [b"\x01"], unique_body=True)])[0][0] == "duplicate"
         assert st.store([Submission("walk48-old-0001", "b" * 64, "p", [b"\x01"], unique_body=True)])[0][0] == "replayed"
         assert st.counts()["submissions"] == 2
+        # the old nonce-less body posted again under a new key is stored, as before the check
+        assert st.store([Submission("walk48-old-0004", "b" * 64, "p", [b"\x01"])])[0][0] == "stored"
+        assert st.counts()["submissions"] == 3
     finally:
         st.close()
     eng = create_engine(url)

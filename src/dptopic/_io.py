@@ -810,7 +810,8 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
                     raise
                 except Exception as e:  # numpy's header parser raises ValueError, SyntaxError, tokenize errors...
                     array, parsed = None, type(e).__name__
-                reader.read()           # the rest of the file (trailing bytes too) belongs to the digest
+                while reader.read(1 << 20):     # the rest of the file (trailing bytes too) belongs to the digest
+                    pass
         except FileNotFoundError:
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is missing; re-save the {what}.") from None
         except OSError as e:
@@ -842,7 +843,7 @@ class _HashingReader:
 
     def readinto(self, buf) -> int:
         n = self._fh.readinto(buf)
-        self._h.update(memoryview(buf)[:n])
+        self._h.update(memoryview(buf).cast("B")[:n])
         return n
 
     def hexdigest(self) -> str:

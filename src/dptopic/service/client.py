@@ -327,9 +327,9 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
             # these bytes (with their upload nonce) were stored under another key: a copy of the kept reports was
             # uploaded by someone else or another state folder; sending them again cannot help, nor can the run
             raise ServerError(f"{str(e).rstrip().rstrip('.')}; {sent + already} of the {kept['n_reports']} reports"
-                              " were acknowledged before it. These kept reports were already uploaded under other"
-                              " keys (a copy of the state folder, or of its reports, was submitted): running again"
-                              " gets the same answer; submit the documents from one state folder only.",
+                              " were acknowledged before it. These kept bytes were already posted under another key"
+                              " (taken from this state file, or with its keys edited, and posted by another client):"
+                              " running again gets the same answer; nothing more can be sent from this state file.",
                               e.status, e.code) from None
         raise type(e)(_interrupted(str(e), sent + already, kept["n_reports"], path)) from None
     if state is not None and uploads:
