@@ -761,6 +761,10 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
     return directory
 
 
+MAX_META_BYTES = 256 * 2 ** 20
+"""The largest model.json read (as :func:`is_bundle` bounds it): a model's metadata is far smaller."""
+
+
 def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
                 what: str = "model") -> tuple[dict, dict[str, np.ndarray]]:
     if not isinstance(directory, (str, os.PathLike)) or not str(directory).strip():
@@ -773,6 +777,20 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         raise DPTopicError(f"{what} directory {str(directory)!r} {what_is}: pass the folder a saved {what} was written to"
                            f" ({what}.save(folder), or the --out of dptopic train).")
     mpath = directory / meta_name
+    import stat as _stat
+
+    try:    # a regular file of bounded size: a FIFO would block, /dev/zero behind a link would fill the memory
+        st = os.stat(mpath)
+        if not _stat.S_ISREG(st.st_mode) or st.st_size > MAX_META_BYTES:
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is "
+                                    + ("not a regular file" if not _stat.S_ISREG(st.st_mode) else
+                                       f"larger than {MAX_META_BYTES // 2 ** 20} MiB")
+                                    + f"; re-save the {what}.")
+    except FileNotFoundError:
+        pass                # answered below, as before
+    except OSError as e:
+        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} cannot be read ({e.strerror});"
+                                f" re-save the {what}.") from None
     try:
         meta = load_json(mpath.read_text("utf-8"), "model.json")
     except FileNotFoundError:
@@ -798,6 +816,8 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         p = directory / f"{name}.npy"
         if p.is_symlink():
             raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is a symbolic link; re-save the {what}.")
+        if p.exists() and not p.is_file():      # a FIFO or a device would block or never end
+            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is not a regular file; re-save the {what}.")
         # read once, hashing as it is parsed: the bytes checked against the digest are the bytes parsed, and the
         # file is never held twice in memory (the array, plus numpy's read chunk)
         try:

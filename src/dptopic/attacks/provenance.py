@@ -108,7 +108,7 @@ def mismatch(audited: dict, model) -> str | None:
         mine = model_fingerprint(model)
         if audited["fingerprint"] != mine:
             return (f"it audited the training procedure of the saved model {audited.get('model')}"
-                    f" ({audited.get('class')}, {audited['fingerprint'][:19]}…), not of this one"
+                    f" ({audited.get('class')}, {str(audited['fingerprint'])[:19]}…), not of this one"
                     f" ({type(model).__name__}, {mine[:19]}…)")
         return None
     if audited.get("class") != type(model).__name__:

@@ -301,11 +301,11 @@ def _json_format(p) -> str:
     with _open_text(p) as fh:
         first = next((ln.strip() for ln in fh if ln.strip()), "")
     try:
-        import json
+        from .._io import load_json
 
-        if isinstance(json.loads(first), dict):
+        if isinstance(load_json(first, f"{str(p)!r}"), dict):     # nesting bounded: never a RecursionError
             return "jsonl"
-    except ValueError:
+    except ValueError:          # not JSON, or too deeply nested (DPTopicError is a ValueError)
         pass
     raise DPTopicError(f"{str(p)!r} is JSON {'holding an array' if first.startswith('[') else 'that is not one object per line'}:"
                        " dptopic reads JSONL, one JSON object per line with the text in a field (for example"

@@ -1,7 +1,6 @@
 """``report``: one self-contained HTML file (topics, evaluation, privacy card, audit) a review board can file."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -29,8 +28,10 @@ def _read_audit(spec: str | None):
         raise DPTopicError(f"--audit {spec!r} has no audit.json: give the folder 'dptopic audit --out' wrote, or its"
                            f" audit.json.")
     try:
-        audit = json.loads(js.read_text("utf-8"))
-    except (OSError, ValueError):
+        from .._io import load_json
+
+        audit = load_json(js.read_text("utf-8"), "audit.json")
+    except (OSError, ValueError):   # DPTopicError (too deeply nested, not UTF-8) is a ValueError too
         raise DPTopicError(f"--audit {spec!r}: audit.json is not valid JSON; run 'dptopic audit' again.") from None
     if not isinstance(audit, dict) or "attacks" not in audit:
         raise DPTopicError(f"--audit {spec!r}: audit.json is not a dptopic audit (no 'attacks'); run 'dptopic audit' again.")

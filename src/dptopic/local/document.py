@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write_bytes, load_json
+from .._io import atomic_write_bytes
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..mechanisms.frequency_oracle import subset_selection, subset_selection_estimate, subset_size
@@ -295,6 +295,8 @@ class DocumentReportSet:
     @classmethod
     def from_bytes(cls, data: bytes, vocabulary=None, epsilon=None, where: str = "reports") -> "DocumentReportSet":
         bad = f"{where}:"
+        if isinstance(data, memoryview):
+            data = data.tobytes()
         if isinstance(data, (bytes, bytearray)) and data[:8] == b"DPTLDPR\n":    # local.reports' format
             raise DPTopicError(f"{where} holds word-level reports (dptopic randomize, --unit word), not a"
                                " document-report file: train on them with --algorithm lp or olp, not ldp-doc.")
@@ -306,14 +308,13 @@ class DocumentReportSet:
         (hl,) = struct.unpack("<I", data[8:12])
         if 12 + hl > len(data) - 32:
             raise DPTopicError(f"{bad} the header runs past the end; re-create it.")
-        try:    # nesting bounded before parsing (as the word-level format): no header can exhaust the stack
-            head = load_json(bytes(data[12:12 + hl]).decode("utf-8"), "the header")
-            if not isinstance(head, dict):
-                raise ValueError
-        except DPTopicError as e:
-            raise DPTopicError(f"{bad} {e}") from None
-        except (ValueError, UnicodeDecodeError):
+        from .reports import parse_header
+
+        try:    # nesting bounded before parsing (as the word-level format); no field given twice
+            text = bytes(data[12:12 + hl]).decode("utf-8")
+        except UnicodeDecodeError:
             raise DPTopicError(f"{bad} the header is not a JSON object; re-create it.") from None
+        head = parse_header(text, bad, "re-create it with 'dptopic randomize --unit document'")
         if head.get("format") != FORMAT or head.get("kind") != KIND:
             raise DPTopicError(f"{bad} reports of kind {str(head.get('kind'))[:20]!r} ({str(head.get('format'))[:40]}),"
                                f" not {KIND!r}; give document-level reports ('dptopic randomize --unit document').")

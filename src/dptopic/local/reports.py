@@ -58,6 +58,47 @@ def new_upload_nonce() -> str:
     return secrets.token_hex(16)
 
 
+MAX_REPORT_VOCAB = 2 ** 24
+"""The largest vocabulary a report file may declare (2 MiB of bits per report); a header beyond it is corrupt."""
+
+
+def parse_header(text: str, bad: str, again: str) -> dict:
+    """A report file's JSON header: nesting bounded, a JSON object, and no field given twice (a reader that kept the
+    first value would read another file than one that keeps the last); one-line errors start with ``bad`` and end
+    with ``again`` (how to re-create the file)."""
+    repeated: set = set()
+
+    def hook(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                repeated.add(k)
+            seen.add(k)
+        return dict(pairs)
+
+    try:
+        head = load_json(text, "the report header", object_pairs_hook=hook)
+    except DPTopicError as e:
+        raise DPTopicError(f"{bad} {e}".rstrip(".") + f"; {again}.") from None
+    except ValueError:
+        raise DPTopicError(f"{bad} the header is not JSON; {again}.") from None
+    if not isinstance(head, dict):
+        raise DPTopicError(f"{bad} the header is not a JSON object; {again}.")
+    if repeated:
+        raise DPTopicError(f"{bad} the header gives the field(s) {', '.join(sorted(map(repr, repeated)))[:80]} more"
+                           f" than once; {again}.")
+    return head
+
+
+def report_bytes(data, where: str) -> bytes:
+    """``data`` as bytes (bytes, bytearray or memoryview); anything else is refused in one line."""
+    if isinstance(data, memoryview):
+        return data.tobytes()
+    if not isinstance(data, (bytes, bytearray)):
+        raise DPTopicError(f"{where}: expected the bytes of a report file, got {type(data).__name__}.")
+    return bytes(data)
+
+
 def upload_nonce_of(head: dict, bad: str) -> str | None:
     """The header's ``upload_nonce`` (None when absent); anything but 32 lowercase hex digits is refused."""
     v = head.get(UPLOAD_NONCE)
@@ -233,7 +274,7 @@ class ReportSet(FlipParameterMixin):
     @classmethod
     def from_bytes(cls, data: bytes, vocabulary=None, f=None, where: str = "reports") -> "ReportSet":
         """Parse :meth:`to_bytes` output; refuse bad magic, version, length, checksum, vocabulary or f."""
-        data = bytes(data)
+        data = report_bytes(data, where)
         bad = f"corrupt {where}:"
         if data[:8] == b"DPTLDPD\n":       # local.document's format: whole-document reports
             raise DPTopicError(f"{where} holds document-level reports (dptopic randomize --unit document): train on them"
@@ -246,11 +287,12 @@ class ReportSet(FlipParameterMixin):
         if hashlib.sha256(data[:-_DIGEST]).digest() != data[-_DIGEST:]:
             raise DPTopicError(f"{bad} checksum mismatch (truncated or modified); re-send or re-create it.")
         try:
-            head = load_json(data[12:12 + H].decode("utf-8"), "the report header")
-            if head.get("format") != FORMAT:
-                raise ValueError
-        except (ValueError, UnicodeDecodeError, AttributeError):
+            text = data[12:12 + H].decode("utf-8")
+        except UnicodeDecodeError:
             raise DPTopicError(f"{bad} the header is not a dptopic report header; re-create it with 'dptopic randomize'.") from None
+        head = parse_header(text, bad, "re-create it with 'dptopic randomize'")
+        if head.get("format") != FORMAT:
+            raise DPTopicError(f"{bad} the header is not a dptopic report header; re-create it with 'dptopic randomize'.")
         try:    # an integer: true and 1.0 equal 1 in Python, "1" is a mistyped header, none of them dptopic's
             version = header_field(head, "version", "count")
         except HeaderFieldError as e:
@@ -270,6 +312,9 @@ class ReportSet(FlipParameterMixin):
         if eps_w is not None and not (0 < fv < 1 and math.isclose(eps_w, epsilon_from_f(fv), rel_tol=1e-9)):
             raise DPTopicError(f"{bad} its header states epsilon_word {eps_w:g}, which its f = {fv:g} does not give;"
                                " re-create it with 'dptopic randomize'.")
+        if not 1 <= V <= MAX_REPORT_VOCAB:
+            raise DPTopicError(f"{bad} vocab_size {V} is out of range (1 to {MAX_REPORT_VOCAB:,}); re-create it with"
+                               " 'dptopic randomize'.")
         payload = data[12 + H:-_DIGEST]
         if V < 1 or n < 0 or nb != (V + 7) // 8 or len(payload) != n * nb:
             raise DPTopicError(f"{bad} payload of {len(payload)} bytes does not hold {n} reports of V={V} words;"

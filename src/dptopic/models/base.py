@@ -1001,6 +1001,17 @@ def load(directory) -> TopicModel:
         model.tokenizer_ = tok
     try:
         model._load_extra(arrays)
-    except DPTopicError as e:
-        raise bad(str(e).rstrip(".")) from None
+    except DPTopicError as e:   # said once: "corrupt model at X: what; re-save the model."
+        msg = str(e).rstrip(".")
+        msg = msg[len("corrupt model: "):] if msg.startswith("corrupt model: ") else msg
+        msg = msg[:-len("; re-save the model")] if msg.endswith("; re-save the model") else msg
+        raise bad(msg) from None
+    except KeyError as e:       # an array or a model.json field the estimator needs is not there
+        raise bad(f"{str(e.args[0] if e.args else e)[:60]!r} is missing (an array listed in model.json, or a field of"
+                  f" it, that {name} needs)") from None
+    except (TypeError, ValueError, IndexError, AttributeError, OverflowError) as e:
+        # an array of the wrong shape or type, or a field of the wrong JSON type: never a traceback
+        why = " ".join(str(e).split())[:120]
+        raise bad(f"an array or model.json field {name} needs has the wrong type or shape ({type(e).__name__}: {why})"
+                  ) from None
     return model

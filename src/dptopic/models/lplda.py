@@ -196,6 +196,19 @@ class LPLDA(_LocalModel, LDA):
     def _load_extra(self, arrays) -> None:
         super()._load_extra(arrays)
         if "estimates" in arrays:
+            V = len(self.vocabulary_)
+            for name in ("noisy_counts", "estimates", "targets", "variance_paper"):
+                a = arrays[name]
+                if a.shape != (V,) or a.dtype.kind not in "iuf" or not np.all(np.isfinite(a)):
+                    from ..errors import CorruptModelError
+                    raise CorruptModelError(f"corrupt model: {name}.npy must hold {V} finite numbers (one per word),"
+                                            f" not {a.dtype} {a.shape}; re-save the model.")
+            stats = np.asarray(arrays["report_stats"])
+            if stats.shape != (3,) or stats.dtype.kind not in "iuf" or not np.all(np.isfinite(stats)) \
+                    or not 0 < stats[0] < 1 or stats[1] < 0 or stats[1] != int(stats[1]):
+                from ..errors import CorruptModelError
+                raise CorruptModelError("corrupt model: report_stats.npy must hold f (between 0 and 1), the number of"
+                                        " reports and the exact variance; re-save the model.")
             self.noisy_counts_ = arrays["noisy_counts"]
             self.estimates_ = arrays["estimates"]
             self.targets_ = arrays["targets"]

@@ -269,6 +269,12 @@ class OnlineLDA(GibbsTopicModel):
         if self.prior_.shape != self.components_.shape:
             from ..errors import CorruptModelError
             raise CorruptModelError("corrupt model: prior.npy must have the shape of components.npy; re-save the model.")
+        for key in ("n_batches", "n_docs_seen"):
+            v = self._train_stats.get(key, 0)
+            if type(v) is not int or v < 0:
+                from ..errors import CorruptModelError
+                raise CorruptModelError(f"corrupt model: training.{key} in model.json must be a whole number of at"
+                                        f" least 0, not {str(v)[:20]!r}; re-save the model.")
         self.n_batches_ = int(self._train_stats.get("n_batches", 0))
         self.n_docs_seen_ = int(self._train_stats.get("n_docs_seen", 0))
 
@@ -511,7 +517,12 @@ class OLPLDA(_LocalModel, OnlineLDA):
         self.eta_ = arrays["eta"].astype(np.float64) if "eta" in arrays else None
         if "prior_presence" in arrays:
             self._prior_presence = arrays["prior_presence"]
-        size_prev, f, thr, rate = arrays["stream_state"]
+        state = np.asarray(arrays["stream_state"], dtype=np.float64)
+        if state.shape != (4,) or not np.isfinite(state[0]) or state[0] < 0:
+            from ..errors import CorruptModelError
+            raise CorruptModelError("corrupt model: stream_state.npy must hold 4 numbers, the first a finite count;"
+                                    " re-save the model.")
+        size_prev, f, thr, rate = state
         self._overlap_thr = (float(thr), float(rate)) if np.isfinite(thr) else None
         self.size_prev_ = int(size_prev)
         if np.isfinite(f):
