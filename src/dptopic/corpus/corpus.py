@@ -990,8 +990,12 @@ def _uci_row_error(message: str, docword) -> str:
         return f"{'line ' + str(where) if where else 'a line'}, field {m.group(3)} is {m.group(1)!r}, not a whole number"
     m = re.search(r"columns changed from (\d+) to (\d+) at row (\d+)", message)
     if m:                                        # and this one from 1
-        where = line_of(int(m.group(3)) - 1)
-        return f"{'line ' + str(where) if where else 'a line'} has {m.group(2)} fields, not {m.group(1)}"
+        # NumPy takes the first data line's field count as the rule: when that line is the odd one, it blames the next
+        if m.group(1) != "3":
+            where, got = line_of(0), m.group(1)
+        else:
+            where, got = line_of(int(m.group(3)) - 1), m.group(2)
+        return f"{'line ' + str(where) if where else 'a line'} has {got} fields, not 3 ('docID wordID count')"
     return message.rstrip(".")
 
 

@@ -98,6 +98,8 @@ def _decode(data) -> tuple[dict, dict]:
                 or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= end for s in shape)):
             _fail(f"bad array description (a shape is a list of at most {_MAX_NDIM} sizes, each no larger than"
                   " the message)")
+        if name in arrays:      # two arrays of one name: a reader keeping the first would read another message
+            _fail(f"the array {name[:20]!r} is listed twice")
         shape = tuple(shape)
         n = math.prod(shape) * dt.itemsize  # exact (Python ints): no overflow before the size check
         if pos + n > end:
@@ -120,6 +122,10 @@ def _str(header, key):
     v = header.get(key)
     if not isinstance(v, str) or not v or len(v) > 256:
         _fail(f"field {key!r} must be a non-empty string")
+    try:        # a JSON escape of a lone surrogate ("\ud800") is no Unicode text: nothing could store or echo it
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        _fail(f"field {key!r} holds a lone surrogate escape, not Unicode text")
     return v
 
 
@@ -157,6 +163,10 @@ def decode_message(data) -> ModelBroadcast | ClientUpdate:
     """Parse bytes into a message; raise :class:`MessageError` (one line) if anything is malformed."""
     header, arrays = _decode(data)
     kind = header.get("kind")
+    expected = {"broadcast": {"phi"}, "update": {"topics", "words"}}.get(kind)
+    if expected is not None and set(arrays) - expected:
+        _fail(f"a{'n' if kind == 'update' else ''} {kind} carries the arrays {', '.join(sorted(expected))} only, not"
+              f" {', '.join(repr(a[:20]) for a in sorted(set(arrays) - expected))}")
     if kind == "broadcast":
         phi = arrays.get("phi")
         if phi is None or phi.ndim != 2 or phi.dtype != np.float64:

@@ -45,14 +45,20 @@ _ROTATE_KEYS = frozenset({"note"})
 MAX_TOPIC_WORDS = 100   # GET /v1/topics?words=N
 
 
+def _one_line(message) -> str:
+    """One line of valid UTF-8: whitespace runs folded, and a lone surrogate a client's JSON escape put into an echoed
+    value (``"\\ud800"``) written as its escape, so that answering it can never fail."""
+    return " ".join(str(message).split()).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class ApiError(Exception):
     def __init__(self, status: int, code: str, message: str):
         super().__init__(message)
-        self.status, self.code, self.message = status, code, " ".join(str(message).split())
+        self.status, self.code, self.message = status, code, _one_line(message)
 
 
 def error_response(status: int, code: str, message: str, headers=None) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": " ".join(str(message).split())}}, status, headers=headers)
+    return JSONResponse({"error": {"code": code, "message": _one_line(message)}}, status, headers=headers)
 
 
 class LogThrottle:
@@ -213,9 +219,10 @@ class Service:
 def require_identity_encoding(request: Request) -> None:
     """Refuse a body sent with a Content-Encoding (gzip, br, ...): the server does not decode one, and storing the
     bytes as they came would store something other than what the client meant."""
-    raw = request.headers.get("content-encoding")
-    if raw is None:
+    values = request.headers.getlist("content-encoding")   # several headers are one list of codings (RFC 9110)
+    if not values:
         return
+    raw = ",".join(values)
     codings = [c.strip().lower() for c in raw.split(",") if c.strip()]
     other = [c for c in codings if c != "identity"]
     if other:
@@ -227,7 +234,7 @@ def require_identity_encoding(request: Request) -> None:
 
 async def read_body(request: Request, limit: int) -> bytes:
     require_identity_encoding(request)
-    cl = request.headers.get("content-length")
+    cl = single_header(request, "content-length")
     if cl is not None:
         try:
             n = int(cl)
@@ -259,11 +266,25 @@ async def read_json(request: Request, limit: int) -> dict:
         raise ApiError(400, "bad_json", f"the body is not valid JSON ({' '.join(str(e).split())}).") from None
     if not isinstance(doc, dict):
         raise ApiError(400, "bad_json", "the JSON body must be an object.")
+    try:        # JSON may escape a lone surrogate ("\ud800"), which is no Unicode text: nothing can store or echo it
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(400, "bad_json", "the JSON body holds a lone surrogate escape (such as \\ud800), which is not"
+                                        " Unicode text: send valid UTF-8 strings.") from None
     return doc
 
 
+def single_header(request: Request, name: str, default=None):
+    """The one value of a request header; 400 when it is sent more than once (two Idempotency-Keys or two pseudonyms
+    would be read as whichever came first, and a proxy that reorders headers would change what is stored)."""
+    values = request.headers.getlist(name)
+    if len(values) > 1:
+        raise ApiError(400, "bad_request", f"the {name} header is sent {len(values)} times: send it once.")
+    return values[0] if values else default
+
+
 def idempotency_key(request: Request) -> str:
-    key = request.headers.get("idempotency-key")
+    key = single_header(request, "idempotency-key")
     if key is None:
         raise ApiError(400, "missing_idempotency_key", "send an Idempotency-Key header (a fresh random string per"
                                                        " upload, reused on retries).")
@@ -273,7 +294,7 @@ def idempotency_key(request: Request) -> str:
 
 
 def require_octet_stream(request: Request) -> None:
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    ctype = single_header(request, "content-type", "").split(";")[0].strip().lower()
     if ctype != "application/octet-stream":
         raise ApiError(415, "unsupported_media_type", f"send the body as application/octet-stream, not {ctype or 'nothing'}.")
 
@@ -293,7 +314,7 @@ def require_admin(request: Request) -> None:
     svc: Service = request.app.state.service
     if svc.cfg.admin_token is None:
         raise ApiError(403, "admin_disabled", "admin endpoints are disabled: start the server with --token-file.")
-    auth = request.headers.get("authorization", "")
+    auth = single_header(request, "authorization", "")
     scheme, _, token = auth.partition(" ")
     if scheme.lower() != "bearer" or not token:
         raise ApiError(401, "missing_token", "send 'Authorization: Bearer TOKEN' (the token from --token-file).")
@@ -310,7 +331,7 @@ async def post_reports(request: Request):
     svc: Service = request.app.state.service
     require_octet_stream(request)
     key = idempotency_key(request)
-    contributor = request.headers.get("dptopic-contributor")
+    contributor = single_header(request, "dptopic-contributor")
     if contributor is not None and not codec.PSEUDONYM.fullmatch(contributor):
         raise ApiError(400, "bad_contributor", f"the Dptopic-Contributor pseudonym must be {codec.PSEUDONYM_RULE}")
     body = await read_body(request, svc.cfg.max_body_bytes)
