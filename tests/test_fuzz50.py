@@ -120,3 +120,12 @@ def test_a_uci_line_with_the_wrong_number_of_fields_is_the_one_named(tmp_path, f
     (tmp_path / "docword.txt").write_text(f"3\n5\n5\n{first}\n{then}\n2 3 1\n3 4 2\n3 5 1\n")
     with pytest.raises(DPTopicError, match=rf"line {line} has {got} fields, not 3 \('docID wordID count'\)"):
         Corpus.from_uci(tmp_path / "docword.txt", tmp_path / "vocab.txt")
+
+
+def test_a_query_parameter_given_twice_is_refused(served):
+    srv, *_ = served
+    for query in ("words=abc&words=5", "words=5&words=abc", "words=5&words=5"):
+        status, _, data = request("GET", srv.url + "/v1/topics?" + query)
+        doc = json.loads(data)
+        assert status == 400 and "words is given 2 times" in doc["error"]["message"], (query, doc)
+    assert request("GET", srv.url + "/v1/topics?words=5")[0] in (200, 404)

@@ -374,7 +374,10 @@ def duplicate_body_message(info: dict) -> str:
 
 async def get_topics(request: Request):
     svc: Service = request.app.state.service
-    raw = request.query_params.get("words", "10")
+    given = request.query_params.getlist("words")
+    if len(given) > 1:      # as a header sent twice: which one was meant is not for the server to guess
+        raise ApiError(400, "bad_request", f"words is given {len(given)} times: give it once.")
+    raw = given[0] if given else "10"
     # ASCII digits only: int() would also take " 5", "1_0" and other scripts' digits
     if not re.fullmatch(r"[+-]?[0-9]+", raw):
         raise ApiError(400, "bad_request", f"words must be an integer from 1 to {MAX_TOPIC_WORDS}, not"
