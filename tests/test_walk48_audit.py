@@ -182,7 +182,7 @@ def test_nmf_iteration_cap_warning_does_not_leak_from_threads():
     real_fit = sklearn.decomposition.NMF.fit
 
     def fit(self, *a, **k):         # the filters while a fit runs: dptopic's one cap filter is in place, once
-        during.append(sum(1 for f in warnings.filters if f is factorize._cap_state["filter"]))
+        during.append(sum(1 for f in warnings.filters if any(f is a for a in factorize._quiet_nmf_cap.added)))
         return real_fit(self, *a, **k)
 
     before = list(warnings.filters)
@@ -197,7 +197,8 @@ def test_nmf_iteration_cap_warning_does_not_leak_from_threads():
             sklearn.decomposition.NMF.fit = real_fit
     assert not [m for m in seen if "Maximum number of iterations" in m]
     assert during and set(during) == {1}                      # every fit ran under exactly one cap filter
-    assert warnings.filters == before and factorize._cap_state == {"depth": 0, "filter": None}   # removed after
+    assert warnings.filters == before and factorize._quiet_nmf_cap.depth == 0       # removed after
+    assert factorize._quiet_nmf_cap.added == []
 
 
 # ---- 5, 6: a too-small audit warns; the scoring phase has its own progress bar; the shadow bar names documents

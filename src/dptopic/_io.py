@@ -82,6 +82,21 @@ def json_depth_exceeds(text, limit: int = MAX_JSON_DEPTH) -> bool:
     return False
 
 
+def pairs_noting_repeats(repeated: set):
+    """A ``json.loads`` ``object_pairs_hook`` that builds the dict as usual (the last value of a key wins) and leaves
+    in ``repeated`` the keys the outermost object (the record) holds twice; nested objects are not its fields."""
+    def hook(pairs):
+        # called for every object, innermost first: what is left after the last (outermost) call is its own
+        repeated.clear()
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                repeated.add(k)
+            seen.add(k)
+        return dict(pairs)
+    return hook
+
+
 def load_json(text, what: str = "JSON input", object_pairs_hook=None):
     """``json.loads`` for input from outside: nesting bounded before parsing, so no input can exhaust the stack;
     a ``ValueError`` (:class:`DPTopicError`) for anything that is not valid JSON within the bound.

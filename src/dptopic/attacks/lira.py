@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
@@ -29,6 +28,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .._progress import progress_bar
+from .._shared_filters import SharedFilters
 from .._validation import resolve_n_jobs
 from ..corpus import Corpus
 from ..errors import DPTopicError
@@ -162,15 +162,15 @@ def estimator_trainer(algorithm, **params):
 SHADOW_WARNING_MESSAGES = (r".*already used by an earlier private fit", r".*trained a private model in this process")
 """Messages of a private fit's warnings about reusing documents: shadow models reuse them by design."""
 
-_quiet_lock = threading.Lock()
-_quiet_state = {"depth": 0, "added": []}
-
 
 def _shadow_filters() -> list:
     from ..errors import DataVocabularyWarning, SeededNoiseWarning, SmallCorpusWarning
 
     return ([("ignore", None, c, None, 0) for c in (SeededNoiseWarning, DataVocabularyWarning, SmallCorpusWarning)]
             + [("ignore", re.compile(m, re.I), UserWarning, None, 0) for m in SHADOW_WARNING_MESSAGES])
+
+
+_QUIET = SharedFilters(_shadow_filters)
 
 
 @contextmanager
@@ -188,37 +188,8 @@ def quiet_shadow_warnings():
     ``catch_warnings`` block in another thread that began before the first shadow fit and ends during one restores
     the list it saved, which lets the shadows' warnings through for the rest of that pool of fits (a nuisance,
     never a silenced warning of another kind)."""
-    with _quiet_lock:
-        if _quiet_state["depth"] == 0:
-            present = list(warnings.filters)
-            added = [f for f in _shadow_filters() if not any(_same_filter(f, g) for g in present)]
-            warnings.filters[:0] = added
-            _quiet_state["added"] = added
-            _filters_changed()
-        _quiet_state["depth"] += 1
-    try:
+    with _QUIET():
         yield
-    finally:
-        with _quiet_lock:
-            _quiet_state["depth"] -= 1
-            if _quiet_state["depth"] == 0:
-                added = _quiet_state["added"]
-                warnings.filters[:] = [f for f in warnings.filters if not any(f is a for a in added)]
-                _quiet_state["added"] = []
-                _filters_changed()
-
-
-def _same_filter(a, b) -> bool:
-    pat = lambda m: getattr(m, "pattern", m)  # noqa: E731
-    return a[0] == b[0] and pat(a[1]) == pat(b[1]) and a[2] is b[2] and pat(a[3]) == pat(b[3]) and a[4] == b[4]
-
-
-def _filters_changed() -> None:
-    """Tell the warnings machinery its filters changed (as ``warnings.filterwarnings`` does), so that a warning it
-    already showed once is judged by the new filters."""
-    changed = getattr(warnings, "_filters_mutated", None)
-    if changed is not None:
-        changed()
 
 
 LOCAL_DEFAULT_EPSILON_WORD = 3.0

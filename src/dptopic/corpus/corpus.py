@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .._io import atomic_write_bytes, load_json
+from .._io import atomic_write_bytes, load_json, pairs_noting_repeats
 from .._validation import Int, IsNone, validate_value
 from ..errors import DPTopicError, InputTypeError
 from .preprocess import Preprocessor, build_vocabulary, df_range, lower_word, resolve_stop_words
@@ -93,21 +93,6 @@ def _names(name: str, values) -> list[str] | None:
         raise DPTopicError(f"{name}[{bad}] is None: give every document a {name[:-1].replace('_', ' ')}"
                            f" (or pass {name}=None for none).")
     return [str(x) for x in values]
-
-
-def _pairs_noting_repeats(repeated: set):
-    """A ``json.loads`` ``object_pairs_hook`` that builds the dict as usual (the last value of a key wins) and leaves
-    in ``repeated`` the keys the outermost object (the record) holds twice; nested objects are not its fields."""
-    def hook(pairs):
-        # called for every object, innermost first: what is left after the last (outermost) call is its own
-        repeated.clear()
-        seen = set()
-        for k, _ in pairs:
-            if k in seen:
-                repeated.add(k)
-            seen.add(k)
-        return dict(pairs)
-    return hook
 
 
 def _json_kind(v) -> str:
@@ -586,7 +571,7 @@ class Corpus:
                     continue
                 repeated: set = set()
                 try:
-                    rec = load_json(line, f"line {n} of {str(path)!r}", _pairs_noting_repeats(repeated))
+                    rec = load_json(line, f"line {n} of {str(path)!r}", pairs_noting_repeats(repeated))
                 except json.JSONDecodeError:
                     hint = (": it looks like pretty-printed JSON; a JSONL file holds one JSON object per line (for"
                             " example jq -c '.[]' for a file that is one array)") if line.strip() in ("[", "{") else ""

@@ -36,7 +36,8 @@ from .._io import atomic_write_bytes
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..mechanisms.frequency_oracle import subset_selection, subset_selection_estimate, subset_size
-from .reports import HeaderFieldError, header_field, vocabulary_fingerprint
+from .reports import (UPLOAD_NONCE, HeaderFieldError, header_field, parse_header, report_bytes, upload_nonce_of,
+                      vocabulary_fingerprint)
 
 MAGIC = b"DPTLDPD\n"
 FORMAT = "dptopic-ldp-document-reports"
@@ -283,8 +284,6 @@ class DocumentReportSet:
 
     def to_bytes(self, include_vocabulary: bool = True, nonce: str | None = None) -> bytes:
         """The file format above; ``nonce``: an ``upload_nonce`` for the header (one upload's bytes made unique)."""
-        from .reports import UPLOAD_NONCE, upload_nonce_of
-
         h = self.header(include_vocabulary)
         if nonce is not None:
             h[UPLOAD_NONCE] = upload_nonce_of({UPLOAD_NONCE: nonce}, "upload nonce:")
@@ -295,12 +294,11 @@ class DocumentReportSet:
     @classmethod
     def from_bytes(cls, data: bytes, vocabulary=None, epsilon=None, where: str = "reports") -> "DocumentReportSet":
         bad = f"{where}:"
-        if isinstance(data, memoryview):
-            data = data.tobytes()
-        if isinstance(data, (bytes, bytearray)) and data[:8] == b"DPTLDPR\n":    # local.reports' format
+        data = report_bytes(data, where)
+        if data[:8] == b"DPTLDPR\n":    # local.reports' format
             raise DPTopicError(f"{where} holds word-level reports (dptopic randomize, --unit word), not a"
                                " document-report file: train on them with --algorithm lp or olp, not ldp-doc.")
-        if not isinstance(data, (bytes, bytearray)) or len(data) < len(MAGIC) + 4 + 32 or data[:8] != MAGIC:
+        if len(data) < len(MAGIC) + 4 + 32 or data[:8] != MAGIC:
             raise DPTopicError(f"{bad} not a dptopic document-report file (bad magic or too short); re-create it with"
                                " 'dptopic randomize --unit document'.")
         if hashlib.sha256(data[:-32]).digest() != data[-32:]:
@@ -308,8 +306,6 @@ class DocumentReportSet:
         (hl,) = struct.unpack("<I", data[8:12])
         if 12 + hl > len(data) - 32:
             raise DPTopicError(f"{bad} the header runs past the end; re-create it.")
-        from .reports import parse_header
-
         try:    # nesting bounded before parsing (as the word-level format); no field given twice
             text = bytes(data[12:12 + hl]).decode("utf-8")
         except UnicodeDecodeError:
@@ -334,8 +330,6 @@ class DocumentReportSet:
         if n < 0 or k < 1 or len(payload) != 4 * n * k:
             raise DPTopicError(f"{bad} payload of {len(payload)} bytes does not hold {n} reports of {k} items.")
         vocab = head.get("vocabulary") if vocabulary is None else vocabulary
-        from .reports import upload_nonce_of
-
         nonce = upload_nonce_of(head, bad)
         rs = cls(np.frombuffer(payload, dtype="<u4").astype(np.uint32).reshape(n, k), V, sha, eps, vocab)
         rs.upload_nonce = nonce

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write_bytes, load_json
+from .._io import atomic_write_bytes, load_json, pairs_noting_repeats
 from ..accounting.local import (FlipParameterMixin, RandomizedResponseEvent, _check_f, epsilon_from_f,
                                 local_privacy_report)
 from ..corpus import Vocabulary
@@ -67,17 +67,8 @@ def parse_header(text: str, bad: str, again: str) -> dict:
     first value would read another file than one that keeps the last); one-line errors start with ``bad`` and end
     with ``again`` (how to re-create the file)."""
     repeated: set = set()
-
-    def hook(pairs):
-        seen = set()
-        for k, _ in pairs:
-            if k in seen:
-                repeated.add(k)
-            seen.add(k)
-        return dict(pairs)
-
     try:
-        head = load_json(text, "the report header", object_pairs_hook=hook)
+        head = load_json(text, "the report header", object_pairs_hook=pairs_noting_repeats(repeated))
     except DPTopicError as e:
         raise DPTopicError(f"{bad} {e}".rstrip(".") + f"; {again}.") from None
     except ValueError:

@@ -16,12 +16,10 @@ guarantee (Dwork & Roth 2014, Prop. 2.1).
 from __future__ import annotations
 
 import re
-import threading
-import warnings
-from contextlib import contextmanager
 
 import numpy as np
 
+from .._shared_filters import SharedFilters
 from ..errors import DPTopicError
 
 NMF_CAP_NOTE = ("the factorisation stops at its iteration cap (max_iter, 400 by default); where it reaches the cap the"
@@ -30,44 +28,18 @@ NMF_CAP_NOTE = ("the factorisation stops at its iteration cap (max_iter, 400 by 
 """What reaching NMF's iteration cap means: scikit-learn's ConvergenceWarning ("Maximum number of iterations ... reached.
 Increase it to improve convergence.") is not shown, since no dptopic option acts on it."""
 
-_cap_lock = threading.Lock()
-_cap_state: dict = {"depth": 0, "filter": None}
 
-
-@contextmanager
-def _quiet_nmf_cap():
-    """Silence scikit-learn's NMF warning that it reached ``max_iter`` (and nothing else), thread-safely.
-
-    ``warnings.catch_warnings`` is not thread-safe: NMFs fitted in parallel threads (an audit's shadow models) would
-    restore one another's filters and let the warning through. One filter, matching only that message from
-    ``sklearn.decomposition._nmf``, is added under a lock by the first fit that starts and removed by the last one to
-    end (as :func:`dptopic.attacks.lira.quiet_shadow_warnings` does)."""
+def _nmf_cap_filters() -> list:
     from sklearn.exceptions import ConvergenceWarning
 
-    with _cap_lock:
-        if _cap_state["depth"] == 0:
-            f = ("ignore", re.compile(r"Maximum number of iterations", re.I), ConvergenceWarning,
-                 re.compile(r"sklearn\.decomposition\._nmf"), 0)
-            warnings.filters.insert(0, f)
-            _cap_state["filter"] = f
-            _filters_changed()
-        _cap_state["depth"] += 1
-    try:
-        yield
-    finally:
-        with _cap_lock:
-            _cap_state["depth"] -= 1
-            if _cap_state["depth"] == 0:
-                f = _cap_state["filter"]
-                warnings.filters[:] = [g for g in warnings.filters if g is not f]
-                _cap_state["filter"] = None
-                _filters_changed()
+    return [("ignore", re.compile(r"Maximum number of iterations", re.I), ConvergenceWarning,
+             re.compile(r"sklearn\.decomposition\._nmf"), 0)]
 
 
-def _filters_changed() -> None:
-    changed = getattr(warnings, "_filters_mutated", None)
-    if changed is not None:
-        changed()
+_quiet_nmf_cap = SharedFilters(_nmf_cap_filters)
+"""Silences scikit-learn's NMF warning that it reached ``max_iter`` (and nothing else), thread-safely: NMFs fitted in
+parallel threads (an audit's shadow models) would restore one another's ``catch_warnings`` lists and let it
+through."""
 
 
 def _symmetrise(Q) -> np.ndarray:
