@@ -196,6 +196,30 @@ READING = "reading"     # metadata key: how raw text was tokenised (lowercase, s
 VOCABULARY_CUTS = "vocabulary_cuts"
 
 
+def data_cut_of(corpus) -> str | None:
+    """The cut, if any, that chose ``corpus``'s words from its own documents' counts in a way one document can change
+    (a ``max_vocab`` that bound, a ``min_df`` above one document, a ``max_df`` below all of them, at build time or in a
+    later prune), as a phrase for an error; None when none did or none is recorded. DP set union needs its candidate
+    words to be each document's own: with such a cut, adding one document can push another's word off the list."""
+    if corpus.metadata.get(VOCABULARY_SOURCE) == "supplied":
+        return None                                     # the caller's word list, not chosen from these counts
+    cuts = corpus.metadata.get(VOCABULARY_CUTS)
+    if not isinstance(cuts, dict):
+        return None
+    found = []
+    for where, c in (("built with", cuts), ("pruned with", cuts.get("pruned"))):
+        if not isinstance(c, dict):
+            continue
+        max_vocab, min_df, max_df = c.get("max_vocab"), c.get("min_df"), c.get("max_df")
+        if max_vocab is not None and corpus.vocab_size >= max_vocab:     # fewer words than the cap: it left none out
+            found.append(f"{where} max_vocab={max_vocab}")
+        if min_df is not None and (min_df > 1 if isinstance(min_df, int) else min_df > 0):
+            found.append(f"{where} min_df={min_df}")
+        if max_df is not None and (isinstance(max_df, int) or max_df < 1):
+            found.append(f"{where} max_df={max_df}")
+    return ", ".join(found) or None
+
+
 class Corpus:
     """A tokenised corpus.
 
@@ -1268,26 +1292,28 @@ def refuse_gensim_bow(data) -> None:
                            " vocabulary=[dictionary[i] for i in range(len(dictionary))].")
 
 
-def as_corpus(data, vocabulary=None) -> Corpus:
+def as_corpus(data, vocabulary=None, uncut: bool = False) -> Corpus:
     """Accept a :class:`Corpus`, a scipy.sparse/dense document-term matrix (or an array-like, nested lists of
-    counts), a list of strings (tokenised here) or a list of lists of words (tokenised already)."""
+    counts), a list of strings (tokenised here) or a list of lists of words (tokenised already). ``uncut``: a
+    vocabulary built here from texts or words keeps every word (no ``max_vocab``), as DP set union needs."""
     if isinstance(data, Corpus):
         return data.require_nonempty()
     if isinstance(data, (list, tuple)) and not data:
         raise DPTopicError("empty corpus: no documents were given; pass at least one document.")
+    cap = {"max_vocab": None} if uncut and vocabulary is None else {}
     if is_text_column(data):                     # a NumPy array or pandas Series of texts (df["text"])
-        return Corpus.from_texts([str(t) for t in data], vocabulary=vocabulary)
+        return Corpus.from_texts([str(t) for t in data], vocabulary=vocabulary, **cap)
     if sp.issparse(data) or isinstance(data, np.ndarray):
         return Corpus.from_bow(data, vocabulary=vocabulary)
     if isinstance(data, (list, tuple)) and data and all(isinstance(t, str) for t in data):
-        return Corpus.from_texts(data, vocabulary=vocabulary)
+        return Corpus.from_texts(data, vocabulary=vocabulary, **cap)
     if (isinstance(data, (list, tuple)) and any(isinstance(t, str) for t in data)
             and all(isinstance(t, str) or t is None or (isinstance(t, float) and t != t) for t in data)):
         bad = next(i for i, t in enumerate(data) if not isinstance(t, str))      # a missing text (None, NaN)
         raise DPTopicError(f"document {bad} of the list is {data[bad]!r}, not a string: give a string for every"
                            " document ('' for an empty one), or drop the missing ones.")
     if is_token_lists(data):
-        return Corpus.from_tokens(data, vocabulary=vocabulary)
+        return Corpus.from_tokens(data, vocabulary=vocabulary, **cap)
     refuse_gensim_bow(data)
     if hasattr(data, "__array__") or (isinstance(data, (list, tuple)) and data
                                       and all(isinstance(r, (list, tuple, np.ndarray)) for r in data)):

@@ -32,7 +32,7 @@ from .._validation import Int, IsNone, Options, Real, validate_params
 from ..accounting.events import ApproxDPEvent
 from ..accounting.set_union import DOCUMENT_RELATION, gaussian_sigma
 from ..errors import DPTopicError
-from .corpus import Corpus
+from .corpus import Corpus, data_cut_of
 from .vocabulary import Vocabulary
 
 _CONSTRAINTS = {"epsilon": [Real(0, None, "neither")], "delta": [Real(0, 1, "neither")],
@@ -167,6 +167,13 @@ def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int | Non
     order = DEFAULT_ORDER[mechanism] if order is None else order
     if order == "frequency" and mechanism == "gaussian":
         raise DPTopicError("order='frequency' (Carvalho et al.) is defined for the Laplace policy: use mechanism='laplace' or order='gopi'.")
+    cut = data_cut_of(corpus)
+    if cut is not None:
+        raise DPTopicError(f"DP set union needs every word of the documents as a candidate, and this corpus's words"
+                           f" were cut by their counts ({cut}): one document could push another's word off the list,"
+                           " which the guarantee does not cover. Keep every word: train on the text itself, or"
+                           " prepare it with a word cap above its number of distinct words and no document-frequency"
+                           " bounds.")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     rho = dpsu_threshold(epsilon, delta, delta0, mechanism)
     scale = noise_scale(epsilon, delta, mechanism)

@@ -173,6 +173,9 @@ def fdptm_trainer(base_fn, eps_v, delta_v, record: list):
     from ..models.fdptm import restrict_to_private_vocabulary
 
     def train(corpus, rng):
+        # the candidate words are the pool's, cut once before any shadow is drawn: for a shadow, whose documents are a
+        # random half of the pool, they are a fixed list whichever documents it holds (the caller's, as a public one)
+        corpus = corpus.restrict(corpus.vocabulary, drop_empty=False)
         # the paper's setting: Laplace policy, frequency order, cap 50 (the library's default is the Gaussian policy)
         restricted, _ = restrict_to_private_vocabulary(corpus, eps_v, delta_v, delta0=50, mechanism="laplace",
                                                        order="frequency", seed=rng)

@@ -17,7 +17,7 @@ def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, 
                                    secure: bool = False) -> tuple:
     """``(corpus restricted to a DP set-union vocabulary, its (ε, δ) event)``; ``secure`` as in
     :func:`~dptopic.corpus.private_vocabulary.dp_set_union`."""
-    corpus: Corpus = as_corpus(X)
+    corpus: Corpus = as_corpus(X, uncut=True)     # texts and words: every word a candidate, no top-N cut
     vocab, event = dp_set_union(corpus, epsilon_vocab, delta_vocab, delta0=delta0, alpha=alpha,
                                 mechanism=mechanism, order=order, seed=seed, secure=secure)
     if len(vocab) < 2:

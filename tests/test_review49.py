@@ -1,0 +1,95 @@
+"""Privacy review 49: DP set union never starts from a word list that the documents' counts already cut."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dptopic.cli.main import main
+from dptopic.corpus import Corpus, as_corpus
+from dptopic.corpus.corpus import data_cut_of
+from dptopic.corpus.private_vocabulary import dp_set_union
+from dptopic.errors import DPTopicError
+from dptopic.models.fdptm import restrict_to_private_vocabulary
+
+
+def _neighbours():
+    """D and D + u where a top-1,000 cut built from the documents holds 'target' under D and drops it under D + u
+    (u's word outranks it): the candidate list itself would differ between the neighbours."""
+    fill = [[f"filler{i:03d}"] * 201 for i in range(998)]
+    D = fill + [["anchor", "anchor"] for _ in range(200)] + [["target"] for _ in range(200)]
+    return D, D + [["intruder"] * 201]
+
+
+def test_the_private_vocabulary_of_texts_or_words_starts_from_every_word():
+    D, Dp = _neighbours()
+    # the default cut of a vocabulary built from words is what the review showed would break the guarantee
+    assert "target" in as_corpus(D).vocabulary.words and "target" not in as_corpus(Dp).vocabulary.words
+    assert data_cut_of(as_corpus(Dp)) == "built with max_vocab=1000"
+    for data in (D, Dp):
+        full = as_corpus(data, uncut=True)
+        assert "target" in full.vocabulary.words and data_cut_of(full) is None
+    # 'target' (200 documents) is released from both neighbours, as set union's stability promises at this size
+    for data in (D, Dp):
+        restricted, event = restrict_to_private_vocabulary(data, 1.0, 1e-5, seed=0)
+        assert "target" in restricted.vocabulary.words and event.epsilon == 1.0
+
+
+@pytest.mark.parametrize("build, cut", [
+    (lambda docs: Corpus.from_tokens(docs, max_vocab=3), "built with max_vocab=3"),
+    (lambda docs: Corpus.from_tokens(docs, max_vocab=None, min_df=2), "built with min_df=2"),
+    (lambda docs: Corpus.from_tokens(docs, max_vocab=None, min_df=0.2), "built with min_df=0.2"),
+    (lambda docs: Corpus.from_tokens(docs, max_vocab=None, max_df=0.9), "built with max_df=0.9"),
+    (lambda docs: Corpus.from_tokens(docs, max_vocab=None).prune(max_vocab=3), "pruned with max_vocab=3"),
+])
+def test_set_union_refuses_a_corpus_whose_words_were_cut_by_their_counts(build, cut):
+    docs = [["alpha", "beta", "gamma"], ["alpha", "delta"], ["beta", "epsilon", "alpha"], ["gamma", "beta"]] * 5
+    corpus = build(docs)
+    assert data_cut_of(corpus) == cut
+    with pytest.raises(DPTopicError, match="cut by their counts") as e:
+        dp_set_union(corpus, 1.0, 1e-5, seed=0)
+    assert cut in str(e.value) and "\n" not in str(e.value)
+
+
+def test_cuts_that_left_no_word_out_or_a_public_list_are_accepted():
+    docs = [["alpha", "beta", "gamma"], ["alpha", "delta"], ["beta", "epsilon", "alpha"]] * 5
+    for corpus in (Corpus.from_tokens(docs),                        # the default cap of 1,000 above its 5 words
+                   Corpus.from_tokens(docs, max_vocab=None, min_df=1, max_df=1.0),
+                   Corpus.from_tokens(docs, max_vocab=2).restrict(["alpha", "beta", "zeta"]),   # a caller's list
+                   Corpus.from_bow(np.array([[1, 2, 0], [0, 1, 3]]))):     # a matrix's columns: the caller's
+        assert data_cut_of(corpus) is None
+        dp_set_union(corpus, 1.0, 1e-5, seed=0)
+
+
+def test_train_refuses_a_prepared_corpus_cut_by_its_counts_in_one_line(tmp_path, capsys):
+    texts = tmp_path / "docs.txt"
+    rng = np.random.default_rng(0)
+    words = [f"word{c}" for c in "abcdefghij"]
+    texts.write_text("\n".join(" ".join(rng.choice(words, 6)) for _ in range(60)) + "\n")
+    prepared = tmp_path / "cut.npz"
+    assert main(["corpus", "prepare", "--corpus", str(texts), "--max-vocab", "4", "--out", str(prepared)]) == 0
+    capsys.readouterr()
+    try:
+        rc = main(["train", "--algorithm", "docdp-cooc", "--epsilon", "2", "--topics", "2", "--corpus", str(prepared),
+                   "--private-vocabulary", "1,1e-5", "--out", str(tmp_path / "m"), "--test-size", "0"])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("error")]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err
+    assert "built with --max-vocab 4" in lines[0] and not (tmp_path / "m").exists()
+
+
+def test_the_fdptm_experiment_runs_on_a_pool_cut_once_before_its_shadows(tmp_path):
+    """The experiment's pool is cut by its counts once (its --max-vocab); a shadow's candidates are that fixed list
+    whichever half of the pool it holds, so the shadows' set union runs (it refused the cut pool before)."""
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.experiments import fdptm_experiment
+
+    c, _, theta, _ = lda_corpus(n_docs=120, vocab_size=400, n_topics=3, doc_length=30, alpha=0.2, seed=5)
+    pool = Corpus.from_tokens([c.doc_words(d) for d in range(c.n_docs)], max_vocab=30,
+                              labels=[str(int(np.argmax(t) % 2)) for t in theta])
+    assert data_cut_of(pool) == "built with max_vocab=30"
+    s = fdptm_experiment(pool, tmp_path, eps_v_grid=(5.0,), trainer="cgs", n_topics=3, n_shadows=4,
+                         cgs_iterations=3, verbose=0)
+    assert [r["config"] for r in s["rows"]] == ["public", "eps_V=5"]
+    assert 0 < s["rows"][1]["mean_vocab_size"] <= 30
