@@ -93,3 +93,52 @@ def test_the_fdptm_experiment_runs_on_a_pool_cut_once_before_its_shadows(tmp_pat
                          cgs_iterations=3, verbose=0)
     assert [r["config"] for r in s["rows"]] == ["public", "eps_V=5"]
     assert 0 < s["rows"][1]["mean_vocab_size"] <= 30
+
+
+# ------------------------------------------------------------------ walk-through 49: recommend's advice
+def _recommend(capsys, *argv) -> str:
+    assert main(["recommend", *map(str, argv)]) in (0, None)
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_recommend_suggests_a_command_whose_guarantee_is_full_and_says_what_without_it(capsys):
+    out = _recommend(capsys, "--unit", "document", "--epsilon", 1, "--docs", 400, "--topics", 5)
+    assert "train it: dptopic train --unit document --epsilon 1 --topics 5 --corpus FILE --vocabulary PUBLIC_WORDS.txt" in out
+    assert "--private-vocabulary EPS_V,DELTA_V chooses them by DP set union inside the budget" in out
+    assert "the guarantee is partial" in out
+    word = _recommend(capsys, "--unit", "word", "--epsilon", 1000, "--docs", 10_000)
+    assert "--corpus FILE --vocabulary PUBLIC_WORDS.txt" in word and "the guarantee is partial" in word
+
+
+def test_recommend_bounds_the_alternatives_as_it_bounds_the_headline(capsys):
+    from dptopic.advice import recommend
+
+    rec = recommend("document", 1.0, 400, 5)
+    assert rec.extrapolated_side == "below" and rec.alternatives
+    assert all(alt["extrapolated_side"] == "below" for alt in rec.alternatives)
+    out = _recommend(capsys, "--epsilon", 1, "--docs", 400, "--topics", 5)
+    assert all(f"alternative: {alt['trainer']} (at most {alt['expected_npmi_ratio']:.0%})" in out
+               for alt in rec.alternatives)
+    inside = recommend("document", 1.0, 20_000, 20)          # measured there: plain figures
+    assert all(alt["extrapolated_side"] is None for alt in inside.alternatives)
+
+
+def test_recommend_at_an_unreachable_epsilon_offers_no_corpus_size(capsys):
+    out = _recommend(capsys, "--epsilon", 0.005, "--docs", 1000)
+    assert "documents for useful topics" not in out and "topics become useful" not in out
+    assert "train it: not at epsilon 0.005" in out
+    reachable = _recommend(capsys, "--epsilon", 0.01, "--docs", 1000)
+    assert "documents for useful topics" in reachable
+
+
+@pytest.mark.parametrize("given, n", [("1e12", 10 ** 12), ("1.5e3", 1500), ("2000", 2000)])
+def test_recommend_takes_a_document_count_in_scientific_notation(capsys, given, n):
+    assert f"{n:,} document" in _recommend(capsys, "--epsilon", 1, "--docs", given)
+
+
+@pytest.mark.parametrize("given", ["1.5", "0", "-3", "nan", "inf", "1e400", "ten"])
+def test_recommend_refuses_a_document_count_that_is_not_a_whole_number(capsys, given):
+    with pytest.raises(SystemExit) as e:
+        main(["recommend", "--epsilon", "1", "--docs", given])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "--docs" in err[0]

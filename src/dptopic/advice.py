@@ -377,7 +377,9 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         if rec.docs_for_useful < rec.smallest_measured_docs:  # eps x D read beyond the corpora measured: no figure
             rec.docs_for_useful, at_most = rec.smallest_measured_docs, True
         rec.docs_for_useful_bound = "at most" if at_most else None
-    rec.alternatives = [{"trainer": s[0], "expected_npmi_ratio": round(s[1]["ratio"], 3)} for s in scored[1:]]
+    # each alternative's figure is bounded as the headline's is when the point lies outside its measured range
+    rec.alternatives = [{"trainer": s[0], "expected_npmi_ratio": round(s[1]["ratio"], 3),
+                         "extrapolated_side": s[1]["side"]} for s in scored[1:]]
     if len(rec.per_corpus) > 1:
         bound = {"below": "at most ", "above": "at least ", "both": "about "}
         rec.notes.append("the expected ratio is the median over the measured corpora ("
@@ -390,6 +392,9 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     floor = unreachable_epsilon(unit, epsilon, float(delta))
     if floor is not None:
         from .accounting.verify import rounded_up
+
+        # no number of documents brings the trainer to this epsilon: a count "for useful topics" would mislead
+        rec.docs_for_useful, rec.docs_for_useful_bound, rec.docs_for_useful_beyond = None, None, False
 
         at = "its default delta" if float(delta) == TRAIN_DELTA else "delta"
         rec.notes.append(f"dptopic train --unit {unit} (dptopic.for_unit) cannot reach epsilon = {epsilon:g}: its"
@@ -408,7 +413,7 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                             "more noise, so the figures above may be optimistic."))
     if rec.extrapolated:
         rec.notes.extend(_outside_notes(rec, unit, by_trainer[rec.trainer]))
-    if rec.expected_npmi_ratio < USEFUL_RATIO:
+    if rec.expected_npmi_ratio < USEFUL_RATIO and floor is None:
         if rec.docs_for_useful is not None:
             rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful (NPMI ratio >= {USEFUL_RATIO}) from"
                              f" {docs_needed_text(rec)} documents.")
@@ -422,6 +427,7 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
             rec.notes.append("with fewer documents, a word-level guarantee (dptopic recommend --unit word) protects each"
                              " word rather than each document: a document of L words then has L x epsilon; local DP"
                              " needs far more contributors still (docs/choosing_a_guarantee.md).")
+    rec.notes.append(vocabulary_note(unit))
     if rec.trainer == "docdp-cooc":
         rec.notes.append("docdp-cooc sets words in more than 25% of documents aside in background topics by default;"
                          " if the vocabulary keeps many stop-word-like words (no stop list: 'writes', 'don', 'just'),"
@@ -441,6 +447,23 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(f"word-level: a document of L words is protected with L x epsilon (L = {L:g}: epsilon"
                          f" {L * epsilon:g}).")
     return rec
+
+
+PUBLIC_WORDS = "PUBLIC_WORDS.txt"
+"""The placeholder for a public word list in the suggested ``dptopic train`` command."""
+
+
+def vocabulary_note(unit: str) -> str:
+    """What keeps the vocabulary inside the guarantee the advice is about (the suggested command names a public list)."""
+    if unit == "word":
+        return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words"
+                " out of the private data; without it they are chosen from the private documents and the guarantee"
+                " is partial (docs/privacy.md).")
+    return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words out"
+            " of the private data; without a public list, --private-vocabulary EPS_V,DELTA_V chooses them by DP set"
+            " union inside the budget (e.g. --epsilon 0.6 --delta 5e-6 --private-vocabulary 0.4,5e-6 for a total of"
+            " epsilon 1, delta 1e-5: the trainer then has less, so expect less than the figure above); with neither,"
+            " the words are chosen from the private documents and the guarantee is partial (docs/privacy.md).")
 
 
 def docs_needed_text(rec: Recommendation) -> str:

@@ -9,7 +9,8 @@ from .local import plural
 
 
 def cmd_recommend(a):
-    from ..advice import (LARGE_DELTA, MAX_DOCS, TRAIN_DELTA, UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text,
+    from ..advice import (LARGE_DELTA, MAX_DOCS, PUBLIC_WORDS, TRAIN_DELTA, UNIT_EPSILON_MAX, USEFUL_RATIO,
+                          docs_needed_text,
                           large_delta, suggested_delta,
                           recommend, unreachable_epsilon, verdict)
     from ..errors import DPTopicError
@@ -49,7 +50,8 @@ def cmd_recommend(a):
     elif rec.docs_for_useful_beyond:
         con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon: more than {MAX_DOCS:,}")
     for alt in rec.alternatives:
-        con.print(f"  alternative: {alt['trainer']} ({alt['expected_npmi_ratio']:.0%})")
+        side = {"below": "at most ", "above": "at least "}.get(alt.get("extrapolated_side") or "", "")
+        con.print(f"  alternative: {alt['trainer']} ({side}{alt['expected_npmi_ratio']:.0%})")
     top = UNIT_EPSILON_MAX[a.unit]      # the bounds `dptopic train --unit` takes (dptopic.for_unit)
     delta_flag = "" if a.delta == TRAIN_DELTA else f" --delta {a.delta:g}"
     if unreachable_epsilon(a.unit, a.epsilon, a.delta) is not None:     # train refuses the budget as unreachable
@@ -64,14 +66,31 @@ def cmd_recommend(a):
     elif large_delta(a.delta, a.docs):      # train's own default is too large for this many documents: a smaller one
         given = "the default delta" if a.delta == TRAIN_DELTA else f"--delta {a.delta:g}"
         con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g} --delta"
-                  f" {suggested_delta(a.docs):g} --topics {a.topics} --corpus FILE ({given} is not below"
-                  f" 1/{a.docs:,}: see below)")
+                  f" {suggested_delta(a.docs):g} --topics {a.topics} --corpus FILE --vocabulary {PUBLIC_WORDS}"
+                  f" ({given} is not below 1/{a.docs:,}: see below)")
     else:
         con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g}{delta_flag} --topics {a.topics}"
-                  " --corpus FILE")
+                  f" --corpus FILE --vocabulary {PUBLIC_WORDS}")
     for n in rec.notes:
         con.print(f"- {n}")
     con.print(f"[dim]source: {rec.source}; see docs/choosing_a_guarantee.md[/]")
+
+
+def _doc_count(s: str) -> int:
+    """A positive whole number of documents, also written as ``1e6`` (an estimate is often given so)."""
+    import argparse
+    import math
+
+    try:
+        return positive_int(s)
+    except argparse.ArgumentTypeError:
+        try:
+            v = float(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a number of documents") from None
+        if not math.isfinite(v) or v != int(v) or v < 1:
+            raise argparse.ArgumentTypeError(f"must be a whole number of documents >= 1, got {s}") from None
+        return int(v)
 
 
 def register(sub) -> None:
@@ -81,7 +100,7 @@ def register(sub) -> None:
                    help="what one person's change is (default document)")
     p.add_argument("--epsilon", type=positive_float, required=True,
                    help="the privacy budget, > 0 (dptopic train takes up to 500 per document, 1e7 per word)")
-    p.add_argument("--docs", type=positive_int, required=True,
+    p.add_argument("--docs", type=_doc_count, required=True,
                    help="about how many documents the corpus has (at most 1e12)")
     p.add_argument("--topics", type=positive_int, default=20,
                    help="number of topics (default 20; train takes up to 100,000)")
