@@ -142,3 +142,41 @@ def test_recommend_refuses_a_document_count_that_is_not_a_whole_number(capsys, g
         main(["recommend", "--epsilon", "1", "--docs", given])
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1 and "--docs" in err[0]
+
+
+def test_corpus_info_names_the_filler_words_only_when_there_are_some(tmp_path, capsys):
+    filler = tmp_path / "fill.txt"
+    filler.write_text("the cat sat on a mat today\nthe dog ran far away today\nthe bird flew high above\n"
+                      "fish swim deep below\n")
+    assert main(["corpus", "info", str(filler), "--stop-words", "none"]) in (0, None)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 word is in more than half of the documents (the), often filler: --max-df 0.5 drops it" in out
+    assert main(["corpus", "info", str(filler), "--stop-words", "none", "--json"]) in (0, None)
+    import json
+
+    assert json.loads(capsys.readouterr().out)["words_in_most_documents"] == ["the"]
+    none = tmp_path / "none.txt"
+    none.write_text("alpha beta\ngamma delta\nepsilon zeta\n")
+    assert main(["corpus", "info", str(none)]) in (0, None)
+    assert "--max-df 0.5" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("word_choice, background_share, counted, counts", [
+    ("frequency", "auto", True, False), ("repetition", "auto", True, True), ("frequency", None, False, False),
+    ("repetition", None, False, True)])
+def test_the_cooccurrence_theorem_names_the_ranking_statistic_released(word_choice, background_share, counted,
+                                                                       counts):
+    import warnings
+
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.models import DocDPCooccurrence
+
+    c, *_ = lda_corpus(n_docs=200, vocab_size=300, n_topics=3, doc_length=30, alpha=0.2, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DocDPCooccurrence(n_topics=12, epsilon=2.0, delta=1e-5, n_words=50, word_choice=word_choice,
+                              background_share=background_share, verbose=0).fit(c, vocabulary=c.vocabulary.words)
+    theorem = m.privacy_["theorem"]
+    assert m.privacy_["parameters"]["word_choice"] == word_choice
+    assert ("last entry 1 for the document" in theorem) == counted
+    assert ("and the word counts" in theorem) == counts and "repetition" not in theorem

@@ -120,6 +120,9 @@ def _summary_of_parts(parts, words, doc_lengths, top: int = 20) -> dict:
         "top_words": [{"word": words[i], "tokens": int(tf[i]), "documents": int(df[i]),
                        "document_share": float(df[i] / n_docs) if n_docs else 0.0} for i in order],
         "words_in_no_document": int((tf == 0).sum()),
+        # the words in more than half of the documents (often filler), most documents first
+        "words_in_most_documents": [words[i] for i in sorted(np.flatnonzero(df * 2 > n_docs).tolist(),
+                                                             key=lambda i: (-df[i], words[i]))] if n_docs else [],
     }
     if any_labels:
         out["labels"] = dict(sorted(labels.items()))
@@ -193,8 +196,11 @@ def cmd_corpus_info(a):
         con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
     hints = []
     # the cuts of a shard folder were made when it was prepared: the hints below are for 'corpus prepare' then
-    if getattr(a, "max_df", None) is None:       # a hint for what the user has not set already
-        hints.append("words in more than half of the documents are often filler: --max-df 0.5 drops them")
+    most = info["words_in_most_documents"]
+    if most and getattr(a, "max_df", None) is None:       # a hint for what the user has not set already
+        hints.append(f"{len(most)} word{'s are' if len(most) > 1 else ' is'} in more than half of the documents"
+                     f" ({', '.join(most[:5])}{', ...' if len(most) > 5 else ''}), often filler: --max-df 0.5"
+                     f" drops {'them' if len(most) > 1 else 'it'}")
     if getattr(a, "stop_words", None) is None:
         hints.append("--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)")
     if hints:

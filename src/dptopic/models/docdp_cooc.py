@@ -42,11 +42,21 @@ from ._document_source import document_source
 from ._document_level import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
 
-THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of L2 sensitivity 1 under add/remove"
-           " of one document (a presence vector, with a last entry 1 for the document when background topics"
-           " or n_words='auto' are in use, divided by its L2 norm; with word_choice='repetition' beside the word"
-           " counts divided by their L2 norm, both halves scaled by 1/sqrt(2); the pair matrix c c^T - diag(c) scaled to Frobenius norm 1), composed by privacy loss distributions (Koskela et al. 2020); the word selection and"
-           " the topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
+def two_release_theorem(counted: bool, repetition: bool) -> str:
+    """The theorem of the usual run (a word ranking, then the co-occurrence), naming the ranking statistic released:
+    ``counted``, a last entry 1 for the document (background topics or ``n_words="auto"``); ``repetition``,
+    ``word_choice="repetition"``'s word counts beside the presence vector."""
+    ranking = ("a presence vector" + (" with a last entry 1 for the document" if counted else "")
+               + (" and the word counts, each divided by its L2 norm and scaled by 1/sqrt(2)" if repetition
+                  else ", divided by its L2 norm"))
+    return ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on two statistics of L2 sensitivity 1 under add/remove"
+            f" of one document ({ranking}; the pair matrix c c^T - diag(c) scaled to Frobenius norm 1), composed by"
+            " privacy loss distributions (Koskela et al. 2020); the word selection and the topics are post-processing"
+            " (Dwork & Roth 2014, Prop 2.1)")
+
+
+THEOREM = two_release_theorem(True, False)
+"""The default run's theorem (background topics and ``n_words="auto"``, ``word_choice="frequency"``)."""
 THEOREM_ONE_RELEASE = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on one statistic of L2 sensitivity 1 under"
                        " add/remove of one document (the pair matrix c c^T - diag(c) over every word of the vocabulary,"
                        " scaled to Frobenius norm 1: the vocabulary was small enough that no words were chosen); the"
@@ -167,7 +177,8 @@ class DocDPCooccurrence(_DocumentDPModel):
             raise DPTopicError(f"n_topics={K} leaves no topic beside the {n_bg} background topics: raise n_topics or"
                                " lower n_background.")
         rng = self._rng()
-        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
+        theorem = two_release_theorem(share_rule or auto, self.word_choice == "repetition")
+        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=theorem,
                                      budget=(float(self.epsilon), float(self.delta)))
         background = np.zeros(0, dtype=np.int64)
         if n_words < V or share_rule or (auto and V > AUTO_WORDS[0]):
