@@ -259,7 +259,7 @@ def test_every_trainer_report_matches_what_its_parameters_plan(models):
     assert checked == {"HDPLDA", "DPSVI", "DocDPCooccurrence", "DocDPEM", "FedLDA", "LPLDA"}
 
 
-@pytest.mark.parametrize("i, what", [(0, "fewer iterations"), (1, "fewer steps"), (3, "more noise"),
+@pytest.mark.parametrize("i, what", [(0, "fewer iterations"), (1, "fewer steps"), (2, "more noise"), (3, "more noise"),
                                      (4, "fewer entries")])
 def test_events_edited_with_their_figures_are_caught_by_the_plan(models, tmp_path, i, what):
     # an edit that recomputes every figure from the edited events passes the recomputation; the plan catches it

@@ -180,3 +180,53 @@ def test_the_cooccurrence_theorem_names_the_ranking_statistic_released(word_choi
     assert m.privacy_["parameters"]["word_choice"] == word_choice
     assert ("last entry 1 for the document" in theorem) == counted
     assert ("and the word counts" in theorem) == counts and "repetition" not in theorem
+
+
+@pytest.mark.parametrize("word_choice", ["frequency", "repetition"])
+def test_the_cooccurrence_trainers_two_releases_are_checked_against_its_parameters(word_choice):
+    """`privacy verify` compared only DocDPCooccurrence's budget, not its events: a report whose ranking noise was
+    edited (figures recomputed from the edit) passed. Both releases' noise now follows from epsilon, delta and
+    ranking_noise, and whether the ranking came first from the report's public settings."""
+    import json
+    import warnings
+
+    from dptopic.accounting.verify import recompute_report, verify_report
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.models import DocDPCooccurrence
+    from dptopic.models.base import planned_spend_check
+
+    c, *_ = lda_corpus(n_docs=200, vocab_size=300, n_topics=3, doc_length=30, alpha=0.2, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DocDPCooccurrence(n_topics=4, epsilon=1.0, delta=1e-5, n_words=50, word_choice=word_choice,
+                              verbose=0).fit(c, vocabulary=c.vocabulary.words)
+    rep = m.privacy_
+    assert len(rep["events"]) == 2 and rep["parameters"]["ranking_noise_multiplier"] is not None
+    ok = planned_spend_check(verify_report(rep), m, rep)
+    assert ok.status == "verified" and "match what" in ok.detail
+    for i in (0, 1):
+        edited = json.loads(json.dumps(rep))
+        edited["events"][i]["noise_multiplier"] *= 1.5 if i == 0 else 0.9
+        new = recompute_report(edited)
+        edited.update({k: v for k, v in new.items() if k in edited or k in ("epsilon", "delta")})
+        assert verify_report(edited).status == "verified"          # consistent with itself
+        v = planned_spend_check(verify_report(edited), m, edited)
+        assert v.status == "failed" and "parameters plan" in v.detail
+
+
+def test_the_document_randomizer_refuses_a_corpus_that_left_out_its_empty_documents():
+    """One report per document, an empty one included: a corpus that already dropped documents with no vocabulary
+    word would send fewer reports, by a number read from the text."""
+    from dptopic.local.document import DocumentRandomizer
+
+    words = ["fever", "cough", "rash", "pain"]
+    texts = ["fever cough today", "nothing here at all", "rash and pain"]
+    r = DocumentRandomizer.for_simulation(words, 4.0, seed=0)
+    dropped = Corpus.from_texts(texts, vocabulary=words)
+    assert dropped.n_docs == 2 and dropped.n_empty_dropped == 1
+    with pytest.raises(DPTopicError, match="left out 1 document") as e:
+        r.randomize(dropped)
+    assert "drop_empty=False" in str(e.value) and "\n" not in str(e.value)
+    kept = Corpus.from_texts(texts, vocabulary=words, drop_empty=False)
+    assert len(r.sample_pairs(kept)) == 3
+    assert len(r.sample_pairs([t.split() for t in texts])) == 3

@@ -129,6 +129,12 @@ class DocumentRandomizer:
         from .randomizer import count_matrix_corpus
 
         docs = count_matrix_corpus(docs, self.vocabulary)
+        if isinstance(docs, Corpus) and docs.n_empty_dropped:
+            # every document sends exactly one report (one with no vocabulary word sends "no pair"): reports from a
+            # corpus that left such documents out would be fewer by how many held none of the words
+            raise DPTopicError(f"this corpus left out {docs.n_empty_dropped} document(s) with no vocabulary word, and"
+                               " every document must send one report (an empty one sends 'no pair') so that their"
+                               " number says nothing of the text: build it with drop_empty=False.")
         if isinstance(docs, Corpus):
             c = docs if docs.vocabulary == self.vocabulary else docs.restrict(self.vocabulary, drop_empty=False)
             ids, ptr = c.word_ids, c.doc_ptr

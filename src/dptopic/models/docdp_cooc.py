@@ -147,11 +147,23 @@ class DocDPCooccurrence(_DocumentDPModel):
         return noisy
 
     def _planned_spend(self, report: dict):
+        from ..accounting.gaussian import calibrate_noise_multiplier
         from ..accounting.verify import RunPlan
 
-        # how the budget is split between the word ranking and the co-occurrence depends on how many words were
-        # chosen; the whole must stay within the budget the noise was calibrated to
-        return RunPlan(budget=(self.epsilon, self.delta), unit="document", relation=DOCUMENT_RELATION)
+        # whether a word ranking came first follows from public settings (the vocabulary size, n_topics, n_words,
+        # background_share), which the report records as its ranking noise; the noise of each release then follows
+        # from epsilon, delta and ranking_noise alone
+        ranked = (report.get("parameters") or {}).get("ranking_noise_multiplier") is not None
+        if ranked:
+            label = _RANKING_COUNTS if self.word_choice == "repetition" else _RANKING
+            sigma_rank, sigma = calibrate_gaussian_pair(float(self.epsilon), float(self.delta),
+                                                        resolve_ranking_noise(self.ranking_noise, self.word_choice))
+            events = [(SubsampledGaussianEvent(sigma_rank, 1.0, label=label), 1),
+                      (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)]
+        else:
+            sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
+            events = [(SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)]
+        return RunPlan(events=events, budget=(self.epsilon, self.delta), unit="document", relation=DOCUMENT_RELATION)
 
     def fit(self, X, y=None, *, vocabulary=None):
         """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, corpus shards on disk (a
