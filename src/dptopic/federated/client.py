@@ -18,6 +18,7 @@ post-processing and covered by the per-entry guarantee; the true words, their do
 from __future__ import annotations
 
 import math
+import secrets
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,6 +155,9 @@ class FedClient:
         check_config(config, corpus.vocab_size)
         self.vocab = vocabulary_fingerprint(corpus.vocabulary.words)
         self._rng = rng
+        # the labels sent every round: in secure mode from a generator of their own, seeded from OS entropy, which no
+        # draw whose number depends on the user's text (its token count: the start, the entries' sample) has moved
+        self._label_rng = np.random.default_rng(secrets.randbits(128)) if self.secure else rng
         K = config.n_topics
         self.z = rng.integers(0, K, size=corpus.n_tokens, dtype=np.int32)  # data-independent start
         doc_of = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
@@ -181,7 +185,7 @@ class FedClient:
                                " file to draw new ones (which spends the per-user epsilon again).")
         self.sets = np.ascontiguousarray(sets, dtype=np.int32)
         K = self.config.n_topics
-        self.rz = self._rng.integers(0, K + 1, size=n, dtype=np.int32)  # data-independent start
+        self.rz = self._label_rng.integers(0, K + 1, size=n, dtype=np.int32)  # data-independent start
         self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int64)
         self.pick = np.full(n, -1, dtype=np.int64)
 
@@ -199,7 +203,7 @@ class FedClient:
                                           secure=self.secure)
         K = self.config.n_topics
         n = self.sets.shape[0]
-        self.rz = self._rng.integers(0, K + 1, size=n, dtype=np.int32)  # data-independent start
+        self.rz = self._label_rng.integers(0, K + 1, size=n, dtype=np.int32)  # data-independent start
         self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int64)
         self.pick = np.full(n, -1, dtype=np.int64)
 
@@ -214,7 +218,7 @@ class FedClient:
         return c / c.sum()
 
     def local_sampling(self, phi: np.ndarray) -> None:
-        state = kernel_state(self._rng)
+        state = kernel_state(self._label_rng)
         if self.config.exclusion == "none":  # on the randomized reports and public phi only
             V, s = phi.shape[1], self.sets.shape[1]
             e1 = math.expm1(min(self.config.epsilon, 700.0))

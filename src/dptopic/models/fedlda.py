@@ -97,7 +97,9 @@ def _warn_if_not_most_common_first(corpora: list, n: int) -> None:
 
 FED_SECURE = ("secure mode: every report's coins come from the operating system's CSPRNG (secrets), with the true"
               " word kept on a 53-bit integer coin so the realised ratio never exceeds e^epsilon; which entries a user"
-              " samples and the labels (which the guarantee does not rest on) come from NumPy's PCG64")
+              " samples and the labels (which the guarantee does not rest on) come from NumPy's PCG64, the labels from a"
+              " generator of their own seeded from OS entropy, which no draw whose number depends on the text has"
+              " moved")
 FED_SIMULATION = ("SIMULATION: the reports' coins come from xorshift128+ seeded from NumPy's PCG64 (fresh OS entropy"
                   " unless a seed is given), not a cryptographic generator; secure=True (--secure) draws them from the"
                   " OS CSPRNG, as dptopic fed-client does on a participant's device")
