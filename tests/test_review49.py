@@ -255,3 +255,76 @@ def test_a_secure_fedlda_clients_labels_come_from_a_generator_no_text_dependent_
     # a simulation (no secure) keeps one seeded stream, as before: its figures reproduce
     c = FedClient("c", short, cfg, np.random.default_rng(7))
     assert c._label_rng is c._rng
+
+
+# ------------------------------------------------------------------ fuzz 49: a shard set replaced atomically
+_KILL_AT = r'''
+import os, sys
+K = int(sys.argv[1]); n = [0]
+def hook(ev, args):
+    if ev in ("os.rename", "os.remove") and "shard-" in os.fsdecode(args[0]) and not os.fsdecode(args[0]).endswith(".tmp"):
+        n[0] += 1
+        if n[0] == K:
+            os._exit(137)           # as a SIGKILL: no handler, no clean-up
+sys.addaudithook(hook)
+from dptopic.cli.main import main
+sys.exit(main(sys.argv[2:]))
+'''
+
+
+def _texts(path, seed):
+    rng = np.random.default_rng(seed)
+    words = "apple banana cherry dog elephant fish grape house igloo jungle kite lemon".split()
+    path.write_text("\n".join(" ".join(rng.choice(words, 20)) for _ in range(60)) + "\n")
+
+
+@pytest.mark.parametrize("kill_at", [1, 2, 3])
+def test_a_shard_set_killed_among_its_renames_is_never_a_mix_of_two_runs(tmp_path, kill_at):
+    """`corpus prepare --shards N --overwrite` replaced the old set one file at a time: killed between two renames,
+    the folder held shards of both runs and every read refused it (the old corpus lost). The complete new set is now
+    committed first, and the next reader finishes its renames."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from dptopic.backends.shards import ShardSet, folder_shards
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    _texts(tmp_path / "docs.txt", 0)
+    (tmp_path / "kill.py").write_text(_KILL_AT)
+    prep = ["corpus", "prepare", "--corpus", str(tmp_path / "docs.txt"), "--out", str(tmp_path / "sh"),
+            "--stop-words", "none"]
+    assert main(prep + ["--shards", "3"]) in (0, None)
+    old = ShardSet(folder_shards(tmp_path / "sh"), folder=tmp_path / "sh")
+    assert old.vocab_size == 12 and len(old.paths) == 3
+    r = subprocess.run([sys.executable, str(tmp_path / "kill.py"), str(kill_at), *prep, "--shards", "2",
+                        "--max-vocab", "5", "--overwrite"], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 137, r.stderr[-500:]
+    new = ShardSet(folder_shards(tmp_path / "sh"), folder=tmp_path / "sh")     # read: the replacement is finished
+    assert new.vocab_size == 5 and len(new.paths) == 2 and new.n_docs == 60
+    assert sorted(p.name for p in (tmp_path / "sh").iterdir() if p.name.startswith((".shard", "shard"))) == [
+        "shard-00000.npz", "shard-00001.npz"]
+    # and the folder takes another run as before
+    assert main(prep + ["--shards", "4", "--overwrite"]) in (0, None)
+    assert len(ShardSet(folder_shards(tmp_path / "sh"), folder=tmp_path / "sh").paths) == 4
+
+
+def test_a_shard_run_killed_before_its_set_is_complete_leaves_the_old_set(tmp_path, monkeypatch):
+    from dptopic.backends import shards as shards_module
+    from dptopic.backends.shards import ShardSet, folder_shards, write_shards
+
+    c = Corpus.from_tokens([["a", "b", "c"], ["b", "c"], ["c", "d"], ["a", "d"]] * 5)
+    write_shards(c, tmp_path / "sh", 3)
+    import dptopic._io as io_module
+
+    def killed(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(io_module, "atomic_write_json", killed)      # stopped just before the commit
+    with pytest.raises(KeyboardInterrupt):
+        write_shards(c.subset(np.arange(10)), tmp_path / "sh", 2, replace=True)
+    monkeypatch.undo()
+    back = ShardSet(folder_shards(tmp_path / "sh"), folder=tmp_path / "sh")
+    assert back.n_docs == 20 and len(back.paths) == 3
+    assert not (tmp_path / "sh" / shards_module._COMMIT).exists()

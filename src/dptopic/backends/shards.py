@@ -25,6 +25,53 @@ SHARD_RECORD = "shard"
 in the set, the set's size and an id shared by the shards of one run, so that a reader can tell a complete set from
 a partial or mixed one."""
 _STAGED = ".shard-*.npz.partial"   # a shard being written: hidden, and no match for SHARD_PATTERN
+_COMMIT = ".shards-commit.json"
+"""Written (atomically) once a new set is completely staged, removed once it is in place: while it exists the folder
+is between two sets, and whoever reads or writes the folder next finishes the replacement it records
+(:func:`finish_replacement`), so a run killed among its renames leaves the new set, never a mix of two."""
+
+
+def finish_replacement(folder) -> bool:
+    """Complete the replacement of a shard set that :data:`_COMMIT` records (a run killed after staging its whole set):
+    move the staged shards still hidden into place and remove the old set's extra shards. Idempotent, and safe beside
+    a run finishing the same replacement. True when there was one to finish."""
+    folder = Path(folder)
+    commit = folder / _COMMIT
+    if not commit.is_file():
+        return False
+    redo = f"re-create it with 'dptopic corpus prepare --shards N --out {folder} --overwrite'"
+    try:
+        rec = load_json(commit.read_text(encoding="utf-8"), "the shard set's commit record")
+    except (OSError, UnicodeDecodeError, DPTopicError):
+        raise DPTopicError(f"corpus shard folder {str(folder)!r} holds an unreadable {_COMMIT}: {redo}.") from None
+    count, remove = (rec.get("count"), rec.get("remove")) if isinstance(rec, dict) else (None, None)
+    names = {f"shard-{j:05d}.npz" for j in range(count)} if isinstance(count, int) and 0 < count <= 10**6 else None
+    if names is None or not isinstance(remove, list) or not all(
+            isinstance(n, str) and Path(n).name == n and n.startswith("shard-") and n.endswith(".npz")
+            and n not in names for n in remove):
+        raise DPTopicError(f"corpus shard folder {str(folder)!r} holds a malformed {_COMMIT}: {redo}.")
+    try:
+        for j in range(count):
+            staged = folder / f".shard-{j:05d}.npz.partial"
+            try:
+                os.replace(staged, folder / f"shard-{j:05d}.npz")
+            except FileNotFoundError:      # already in place (by the run itself, or another reader)
+                pass
+        for n in remove:
+            (folder / n).unlink(missing_ok=True)
+        commit.unlink(missing_ok=True)
+    except OSError as e:
+        raise DPTopicError(f"corpus shard folder {str(folder)!r} holds a new shard set whose replacement of the old one"
+                           f" was interrupted, and it cannot be finished here ({e.strerror or type(e).__name__}): read"
+                           f" it once with write access to the folder, or {redo}.") from None
+    return True
+
+
+def folder_shards(folder) -> list[Path]:
+    """The shard files of ``folder`` (sorted), after finishing a replacement a killed run left (:data:`_COMMIT`)."""
+    folder = Path(folder)
+    finish_replacement(folder)
+    return sorted(folder.glob(SHARD_PATTERN))
 
 
 def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False) -> list[Path]:
@@ -41,7 +88,7 @@ def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False
     if directory.exists() and not directory.is_dir():
         raise DPTopicError(f"--out {str(directory)!r} is a file: with --shards give a directory to write the shards into.")
     directory.mkdir(parents=True, exist_ok=True)
-    existing = sorted(directory.glob(SHARD_PATTERN))
+    existing = folder_shards(directory)         # a replacement a killed run committed is finished first
     if existing and not replace:
         raise DPTopicError(f"{str(directory)!r} already holds shard files: give an empty directory.")
     for left in directory.glob(_STAGED):       # a killed run's temporaries
@@ -60,13 +107,15 @@ def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False
         for tmp in staged:
             tmp.unlink(missing_ok=True)
         raise
-    paths = []
-    for j, tmp in enumerate(staged):    # the complete set: now it replaces the old one
-        paths.append(directory / f"shard-{j:05d}.npz")
-        os.replace(tmp, paths[-1])
-    for old in existing:
-        if old not in paths:            # a smaller set must not leave the old set's extra shards behind
-            old.unlink(missing_ok=True)
+    from .._io import atomic_write_json
+
+    paths = [directory / f"shard-{j:05d}.npz" for j in range(len(staged))]
+    # the complete set is committed, then replaces the old one: a run killed among the renames below leaves the commit
+    # record, and the next reader or writer of the folder finishes them; a smaller set must not leave the old set's
+    # extra shards behind
+    atomic_write_json(directory / _COMMIT, {"set": run, "count": len(staged),
+                                            "remove": [q.name for q in existing if q not in paths]})
+    finish_replacement(directory)
     return paths
 
 
@@ -103,7 +152,7 @@ def check_unfinished_shard_folder(folder) -> None:
     not finish: only its hidden ``.shard-*.npz.partial`` files (or nothing) and the marker of the unfinished run. Such a
     folder is no folder of text files, and is not to be read as one."""
     folder = Path(folder)
-    if not folder.is_dir() or any(folder.glob(SHARD_PATTERN)):
+    if not folder.is_dir() or folder_shards(folder):
         return
     if any(folder.glob(_STAGED)) or _shard_run_unfinished(folder):
         raise DPTopicError(f"corpus shard folder {str(folder)!r} is incomplete: its 'corpus prepare --shards' run did"
@@ -197,7 +246,7 @@ def training_source(X, vocabulary=None):
     if isinstance(X, (str, os.PathLike)):
         p = Path(X)
         if p.is_dir():
-            paths = sorted(p.glob(SHARD_PATTERN))
+            paths = folder_shards(p)
             if not paths:
                 check_unfinished_shard_folder(p)
                 raise DPTopicError(f"{str(p)!r} holds no {SHARD_PATTERN} files: write them with 'dptopic corpus prepare --shards N --out {p}'.")

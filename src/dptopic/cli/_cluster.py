@@ -185,12 +185,12 @@ def shard_dir(spec):
     """``spec`` if it names a directory of corpus shards (``corpus prepare --shards``), else None."""
     from pathlib import Path
 
-    from ..backends.shards import SHARD_PATTERN
+    from ..backends.shards import folder_shards
 
     if spec is None:
         return None
     p = Path(spec)
-    return p if p.is_dir() and any(p.glob(SHARD_PATTERN)) else None
+    return p if p.is_dir() and folder_shards(p) else None
 
 
 def fit_shards(model, a, console) -> None:

@@ -139,11 +139,11 @@ def _shard_summary(a):
     Shards are summarised as prepared: options that would read text or cut the vocabulary are refused."""
     from pathlib import Path
 
-    from ..backends.shards import SHARD_PATTERN, ShardSet
+    from ..backends.shards import ShardSet, folder_shards
     from ..corpus import Corpus
 
     p = Path(a.corpus) if isinstance(a.corpus, str) else None
-    if p is None or a.format not in ("auto", "dir") or not p.is_dir() or not any(p.glob(SHARD_PATTERN)):
+    if p is None or a.format not in ("auto", "dir") or not p.is_dir() or not folder_shards(p):
         return None
     given = [flag for flag, v, default in (("--vocab", a.vocab, None), ("--text-field", a.text_field, "text"),
                                            ("--label-field", a.label_field, None),
@@ -153,7 +153,7 @@ def _shard_summary(a):
     if given:
         raise DPTopicError(f"{a.corpus!r} is a folder of corpus shards, summarised as 'corpus prepare' wrote them:"
                            f" {given[0]} does not apply to it; drop it, or prepare the shards again with it.")
-    shards = ShardSet(sorted(p.glob(SHARD_PATTERN)), folder=p)
+    shards = ShardSet(folder_shards(p), folder=p)
     return _summary_of_parts((Corpus.load(q) for q in shards.paths), shards.vocabulary.words, shards.doc_lengths,
                              a.top)
 
