@@ -328,3 +328,58 @@ def test_a_shard_run_killed_before_its_set_is_complete_leaves_the_old_set(tmp_pa
     back = ShardSet(folder_shards(tmp_path / "sh"), folder=tmp_path / "sh")
     assert back.n_docs == 20 and len(back.paths) == 3
     assert not (tmp_path / "sh" / shards_module._COMMIT).exists()
+
+
+# ------------------------------------------------------------------ fuzz 49: coherence on a foreign reference
+def test_topics_whose_top_words_occur_nowhere_in_the_reference_are_never_scored_best():
+    """C_v scored 1.0 and Mimno's UMass 0.0 (each measure's best) for topics whose top words occur in no reference
+    document: a reference from another domain made any topics look perfect."""
+    import warnings
+
+    from dptopic.evaluation import cv_coherence, topic_quality, umass_coherence
+
+    words = [f"w{i}" for i in range(20)]
+    comp = np.full((2, 20), 1e-3)
+    comp[0, :10] = np.linspace(1, 0.5, 10)         # topic 0: w0..w9; topic 1: w10..w19
+    comp[1, 10:] = np.linspace(1, 0.5, 10)
+    rng = np.random.default_rng(0)
+    foreign = Corpus.from_tokens([list(rng.choice(words[10:], 8)) for _ in range(30)], vocabulary=words)
+    with pytest.warns(UserWarning, match="1 of 2 topics have top words that occur in no reference document"):
+        per = cv_coherence(comp, foreign, 10, per_topic=False)
+    assert np.isfinite(per)
+    cv = cv_coherence(comp, foreign, 10, per_topic=True)
+    assert np.isnan(cv[0]) and np.isfinite(cv[1])
+    um = umass_coherence(comp, foreign, 10, per_topic=True)
+    assert np.isnan(um[0]) and np.isfinite(um[1]) and um[1] < 0
+    only = Corpus.from_tokens([list(rng.choice(words[10:], 8)) for _ in range(30)], vocabulary=words)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isnan(cv_coherence(comp[:1], only, 10)) and np.isnan(umass_coherence(comp[:1], only, 10))
+        q = topic_quality(comp[:1], only, 10)
+    assert q["c_v"] is None and q["npmi"] == pytest.approx(-1.0) and "1 of 1 topics" in q["absent_top_words"]
+    # one absent word among present ones: left out of the others' context vectors (their shared -1 entries for it
+    # made them look alike), its own cosine 0: C_v is the 9 words' own C_v times 9/10, lower, never higher
+    partial = Corpus.from_tokens([list(rng.choice(words[:9], 6)) for _ in range(40)], vocabulary=words)
+    with_absent = cv_coherence(comp[:1], partial, 10, per_topic=True)[0]
+    without = cv_coherence(comp[:1, :9], Corpus.from_tokens([partial.doc_words(d) for d in range(partial.n_docs)],
+                                                            vocabulary=words[:9]), 9, per_topic=True)[0]
+    assert with_absent == pytest.approx(without * 9 / 10, rel=1e-9) and with_absent < without
+
+
+def test_evaluate_says_undefined_rather_than_best_on_a_foreign_reference(tmp_path, capsys):
+    import json
+
+    import dptopic
+
+    words = [f"word{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(30)]     # letters: the tokeniser keeps them
+    rng = np.random.default_rng(1)
+    train = Corpus.from_tokens([list(rng.choice(words[:12], 20)) for _ in range(60)], vocabulary=words)
+    dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(train).save(tmp_path / "m")
+    (tmp_path / "ref.txt").write_text("\n".join(" ".join(rng.choice(words[20:], 10)) for _ in range(5)) + "\n")
+    assert main(["evaluate", str(tmp_path / "m"), "--corpus", str(tmp_path / "ref.txt")]) in (0, None)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "C_v (top 10, sliding windows of 110 tokens): undefined" in out and "C_v (top 10, sliding windows of 110 tokens): 1.0000" not in out
+    assert "Mimno et al. define it: undefined" in out and "2 of 2 topics have top words" in out
+    assert main(["evaluate", str(tmp_path / "m"), "--corpus", str(tmp_path / "ref.txt"), "--json"]) in (0, None)
+    q = json.loads(capsys.readouterr().out)            # valid JSON: null, never NaN
+    assert q["c_v"] is None and q["umass_mimno_sum"] is None

@@ -650,7 +650,16 @@ def cmd_evaluate(a):
     ppl = model.perplexity(corpus, mode=a.mode, seed=a.seed)
     q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))
     q["perplexity"], q["perplexity_mode"] = ppl, a.mode
-    q["umass_mimno_sum"] = model.coherence(corpus, top_n=top_n) if hasattr(model, "coherence") else None
+    if hasattr(model, "coherence"):
+        import math
+        import warnings
+
+        with warnings.catch_warnings():     # absent top words are said once, by absent_top_words below
+            warnings.filterwarnings("ignore", message=r".*occur in no reference document", category=UserWarning)
+            mimno = model.coherence(corpus, top_n=top_n)
+        q["umass_mimno_sum"] = None if math.isnan(mimno) else mimno
+    else:
+        q["umass_mimno_sum"] = None
     if a.compare_to is not None:
         from ..evaluation import match_models
 
@@ -673,11 +682,17 @@ def cmd_evaluate(a):
     console.print(f"reference: {q['reference']} (read in the model's vocabulary)")
     console.print(f"perplexity ({a.mode}): {ppl:.2f}")
     console.print(f"NPMI (top {top_n}, {q['npmi_reference']}): {q['npmi']:.4f}")
-    console.print(f"C_v (top {top_n}, {q['c_v_reference']}): {q['c_v']:.4f}")
+    console.print(f"C_v (top {top_n}, {q['c_v_reference']}): "
+                  + ("undefined (no topic has 2 top words in the reference)" if q["c_v"] is None else f"{q['c_v']:.4f}"))
     console.print(f"topic diversity (unique share of the top 25 words): {q['diversity']:.3f}")
     console.print(f"UMass (top {top_n}), mean over word pairs as gensim reports it: {q['umass_pairwise_mean']:.4f}")
     if q["umass_mimno_sum"] is not None:
         console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: {q['umass_mimno_sum']:.4f}")
+    elif hasattr(model, "coherence"):
+        console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: undefined (every topic has"
+                      " a ranked top word in no reference document)")
+    if "absent_top_words" in q:
+        console.print(f"[yellow]note[/]: {q['absent_top_words']}")
     if "match" in q:
         m = q["match"]
         console.print(f"match to the topics of {a.compare_to}: {m['match']:.3f} (mean cosine of {m['matched']}"

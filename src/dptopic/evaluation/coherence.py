@@ -41,9 +41,14 @@ def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno",
         for m in range(1, top_n):
             for l in range(m):
                 denom = df[l] if variant == "mimno" else df[m]
-                if denom == 0:
-                    continue
+                if denom == 0:      # a word in no reference document: log((0 + 1) / 0), undefined for the topic
+                    s = np.nan      # (skipping its pairs scored such a topic 0, the best value)
+                    break
                 s += np.log((co[m, l] + 1.0) / denom)
+            if np.isnan(s):
+                break
         scores.append(s)
-    scores = np.array(scores)
-    return scores if per_topic else float(scores.mean())
+    scores = np.array(scores, dtype=np.float64)
+    from .topic_quality import defined_mean
+
+    return scores if per_topic else defined_mean(scores, "UMass")

@@ -21,7 +21,9 @@ slides out even if it occurs again inside the window; here a word counts while a
   log((D(w_m, w_l)/D + ε) / (D(w_l)/D)) over boolean documents.
 
 A top word absent from the reference corpus has P(w) = 0; its pairs get NPMI −1 (the value for words that never
-co-occur) instead of gensim's division by zero.
+co-occur) instead of gensim's division by zero. For C_v such a word has no context: it is left out of the other words'
+vectors and its own cosine counts as 0; a topic with fewer than 2 top words in the reference has none; Mimno's UMass of a topic whose ranked word w_l occurs nowhere is
+undefined (log of 1/0). Those topics are left out of the means, with a warning, rather than scored best.
 """
 from __future__ import annotations
 
@@ -124,18 +126,50 @@ def npmi_coherence(components, reference, top_n: int = 10, window: int | None = 
 
 
 def cv_coherence(components, reference, top_n: int = 10, window: int | None = 110, per_topic: bool = False):
-    """C_v: mean over each topic's top words of cos(v(w), Σ_{w' in topic} v(w')), v(w) = NPMI(w, ·) over the top words."""
-    _, idx, M, _ = _per_topic_stats(components, reference, top_n, window)
+    """C_v: mean over each topic's top words of cos(v(w), Σ_{w' in topic} v(w')), v(w) = NPMI(w, ·) over the top
+    words. A top word in no reference document has no context: it is left out of the vectors and its cosine counts as
+    0; a topic with fewer than 2 top words in the reference has no C_v (NaN per topic; the mean is over the others,
+    with a warning)."""
+    _, idx, M, (_, single, _) = _per_topic_stats(components, reference, top_n, window)
     scores = []
     for ix in idx:
-        V = M[np.ix_(ix, ix)]             # row i: the context vector of word i over the topic's words
+        present = single[ix] > 0
+        if present.sum() < 2:             # no context to compare: C_v says nothing of this topic
+            scores.append(math.nan)
+            continue
+        # an absent word has no context (its NPMIs are all the -1 of "never seen"): it is left out of the context
+        # vectors, whose shared -1 entries for it would make every pair of them look alike, and its own cosine
+        # counts as 0, never the perfect agreement a set of identical -1 vectors would give
+        seen = ix[present]
+        V = M[np.ix_(seen, seen)]         # row i: the context vector of word i over the topic's words seen
         total = V.sum(axis=0)
         norms = np.linalg.norm(V, axis=1) * np.linalg.norm(total)
         with np.errstate(invalid="ignore", divide="ignore"):
             cos = (V @ total) / norms
-        scores.append(float(np.nan_to_num(cos, nan=0.0).mean()))
+        scores.append(float(np.nan_to_num(cos, nan=0.0).sum() / len(ix)))
     scores = np.array(scores)
-    return scores if per_topic else float(scores.mean())
+    return scores if per_topic else defined_mean(scores, "C_v")
+
+
+def defined_mean(scores: np.ndarray, what: str) -> float:
+    """The mean over the topics whose score is defined (NaN: some top word occurs in no reference document, so the
+    measure says nothing of that topic), with a warning naming how many were left out; NaN when none is defined."""
+    undefined = int(np.isnan(scores).sum())
+    if undefined:
+        import warnings
+
+        rest = "the mean is over the others" if undefined < len(scores) else "so is the mean"
+        warnings.warn(f"{undefined} of {len(scores)} topics have top words that occur in no reference document: their"
+                      f" {what} is undefined and {rest} (a reference corpus from another domain?).", UserWarning,
+                      stacklevel=3)
+    return float(np.nanmean(scores)) if undefined < len(scores) else math.nan
+
+
+def absent_top_word_topics(components, reference, top_n: int = 10) -> int:
+    """How many topics have a top word that occurs in no document of ``reference`` (a Corpus in their vocabulary)."""
+    tops = top_words(components, top_n)
+    df = np.asarray((reference.to_bow() > 0).sum(axis=0)).ravel()
+    return int((df[tops] == 0).any(axis=1).sum())
 
 
 def umass_pairwise_mean(components, reference, top_n: int = 10, per_topic: bool = False):
@@ -167,11 +201,17 @@ def topic_quality(model_or_components, reference, top_n: int = 10, window: int |
     reference = _reference_corpus(model_or_components, reference)
     comp = _components(model_or_components)
     npmi = npmi_coherence(comp, reference, top_n, window, per_topic=True)
-    return {
+    import warnings
+
+    with warnings.catch_warnings():         # said once below, as a field, rather than as a warning per measure
+        warnings.filterwarnings("ignore", message=r".*occur in no reference document", category=UserWarning)
+        cv = cv_coherence(comp, reference, top_n, 110)
+    absent = absent_top_word_topics(comp, reference, top_n)
+    out = {
         "npmi": float(npmi.mean()),
         "npmi_per_topic": [float(x) for x in npmi],
         "npmi_reference": "boolean documents" if window is None else f"sliding windows of {window} tokens",
-        "c_v": cv_coherence(comp, reference, top_n, 110),
+        "c_v": None if math.isnan(cv) else cv,
         "c_v_reference": "sliding windows of 110 tokens",
         "diversity": topic_diversity(comp, 25),
         "umass_pairwise_mean": umass_pairwise_mean(comp, reference, top_n),
@@ -179,3 +219,9 @@ def topic_quality(model_or_components, reference, top_n: int = 10, window: int |
         "top_n": int(top_n),
         "reference": f"{reference_name}: {reference.n_docs} documents, {reference.n_tokens} tokens",
     }
+    if absent:
+        out["absent_top_words"] = (f"{absent} of {comp.shape[0]} topics have top words that occur in no reference"
+                                   " document: NPMI counts their pairs as never co-occurring (-1), C_v leaves those"
+                                   " words out (a topic with fewer than 2 left has none: null if no topic has), and"
+                                   " the reference may be from another domain")
+    return out
