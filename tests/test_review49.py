@@ -383,3 +383,69 @@ def test_evaluate_says_undefined_rather_than_best_on_a_foreign_reference(tmp_pat
     assert main(["evaluate", str(tmp_path / "m"), "--corpus", str(tmp_path / "ref.txt"), "--json"]) in (0, None)
     q = json.loads(capsys.readouterr().out)            # valid JSON: null, never NaN
     assert q["c_v"] is None and q["umass_mimno_sum"] is None
+
+
+# ------------------------------------------------------------------ fuzz 49: bounds and one-line errors
+def _error_line(capsys, argv) -> str:
+    try:
+        rc = main([str(x) for x in argv])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("error") and "Traceback" not in err, (rc, err)
+    return lines[0]
+
+
+@pytest.mark.parametrize("budget", ["1e12", "1e30", "1e300"])
+def test_a_huge_user_budget_is_refused_at_once(capsys, budget):
+    """`--user-budget 1e30` spun for hours in a one-step search before the size check."""
+    import dptopic
+
+    line = _error_line(capsys, ["train", "--algorithm", "fed", "--user-budget", budget, "--corpus", "demo",
+                                "--topics", "3", "--out", "unused"])
+    assert f"--user-budget {float(budget):g} is too large" in line and "more than the 1e+07 an update may hold" in line
+    with pytest.raises(DPTopicError, match="invalid pad_length="):
+        dptopic.FedLDA.from_user_budget(float(budget), 26)
+
+
+@pytest.mark.parametrize("server", ["http://a b:8000", "http://127.0.0.1:9/x\ny", "http://" + "a" * 64 + ".example:8000"])
+@pytest.mark.parametrize("command", [["pull", "--out", "p"], ["submit", "--corpus", "docs.txt"],
+                                     ["fed-client", "--corpus", "docs.txt"]])
+def test_a_server_url_http_refuses_is_one_line(tmp_path, monkeypatch, capsys, server, command):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs.txt").write_text("apple banana cherry\ndog elephant fish\n")
+    line = _error_line(capsys, [*command, "--server", server, "--retries", "0", "--timeout", "1"])
+    assert "invalid server URL" in line
+
+
+def test_a_server_url_with_credentials_is_refused_without_echoing_them():
+    from dptopic.service.client import ServiceClient
+
+    with pytest.raises(DPTopicError) as e:
+        ServiceClient("http://alice:s3cret@127.0.0.1:9")
+    assert "s3cret" not in str(e.value) and "USER:PASSWORD@HOST" in str(e.value)
+    assert ServiceClient("http://bücher.example:80").server == "http://bücher.example:80"
+
+
+@pytest.mark.parametrize("epochs", ["inf", "1e309"])
+def test_online_vb_refuses_infinite_epochs_in_one_line(capsys, epochs):
+    assert "invalid --epochs inf for online-vb" in _error_line(
+        capsys, ["train", "--algorithm", "online-vb", "--epochs", epochs, "--corpus", "demo", "--out", "unused"])
+
+
+@pytest.mark.parametrize("argv", [
+    ["experiment", "hdp-utility", "--seeds", str(2 ** 63)], ["experiment", "topic-attack", "--seeds", "300000000"],
+    ["experiment", "ldp-utility", "--seeds", "1001"], ["experiment", "svi", "--seeds", "300000000"],
+    ["experiment", "lira", "--shadows", str(2 ** 63)], ["experiment", "lira", "--shadows", "10002"],
+    ["experiment", "lira", "--k-grid", "2", "999999999"], ["experiment", "classifier-mia", "--shadows", "99999999"]])
+def test_experiment_counts_that_would_never_finish_are_refused_before_any_work(tmp_path, capsys, argv):
+    line = _error_line(capsys, [*argv, "--out", str(tmp_path / "out")])
+    assert "--seeds" in line or "--shadows" in line or "--k-grid" in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_experiments_note_leaves_standard_error_to_the_error(tmp_path, capsys):
+    line = _error_line(capsys, ["experiment", "hdp-utility", "--topics", "200000", "--iterations", "1", "--seeds", "1",
+                                "--out", str(tmp_path / "out")])
+    assert "200000" in line or "200,000" in line

@@ -74,6 +74,8 @@ def _int_arg(lo: int, hi: int | None = None):
 
 positive_int = _int_arg(1)
 seed_int = _int_arg(0)
+MAX_SEEDS = 1000            # an experiment's runs (--seeds N: seeds 0..N-1); more would never finish
+seeds_int = _int_arg(1, MAX_SEEDS)
 MAX_JOBS = 256          # the library's bound on n_jobs (dptopic._validation.N_JOBS)
 jobs_int = _int_arg(1, MAX_JOBS)
 
@@ -668,7 +670,7 @@ def add_common_experiment_args(p, topics=50, iterations=100, seeds=3, out="runs/
     p.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
     p.add_argument("--topics", type=positive_int, default=topics)
     p.add_argument("--iterations", type=positive_int, default=iterations)
-    p.add_argument("--seeds", type=positive_int, default=seeds)
+    p.add_argument("--seeds", type=seeds_int, default=seeds)
     p.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
     p.add_argument("--out", default=out)
 

@@ -122,7 +122,6 @@ def _guard_out(name, func):
     earlier runs wrote that this one did not write again stay, listed as ``earlier``, and a run that fails leaves
     every file and listing as it was."""
     def run(a):
-        import sys
         import warnings
         from pathlib import Path
 
@@ -136,8 +135,9 @@ def _guard_out(name, func):
         check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} result set", command=command)
         # experiments share a folder (docs/figures holds all their figures); an audit's or a shard set's is refused
         refuse_other_writer(a.out, command, share_with="experiment ")
+        # on standard output: an error the run stops on later is then the one line on standard error
         print("note: an experiment fits several models on the same documents: their budgets add up, and its figures"
-              " measure the trainers on this corpus; they are not a private release of it.", file=sys.stderr)
+              " measure the trainers on this corpus; they are not a private release of it.")
         out = Path(a.out)
         existed = out.exists()
         mark_output_folder(a.out, command)
@@ -168,7 +168,8 @@ _FLAG_HELP = {
     "corpus": "'demo' (State of the Union paragraphs) or '20newsgroups' (needs 'make data') (default: %(default)s)",
     "topics": "number of topics K (default %(default)s)",
     "iterations": "Gibbs sweeps of every model (default %(default)s)",
-    "seeds": "how many seeds: the run repeats with seeds 0, 1, ..., N-1 and reports the means (default %(default)s)",
+    "seeds": "how many seeds: the run repeats with seeds 0, 1, ..., N-1 and reports the means (default %(default)s;"
+             " at most 1,000)",
     "out": "results folder: new or empty, or one dptopic experiments wrote (then --overwrite) (default %(default)s)",
     "max_test_docs": "use only the first N held-out documents (default: all)",
     # svi

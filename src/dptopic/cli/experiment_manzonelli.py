@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import DPTopicError
 from ._common import (_int_arg, jobs_int, epsilon_budget, epsilon_value, load_corpus, make_console, positive_float, positive_int,
                       unit_interval)
-from .audit import parse_set
+from .audit import MAX_SHADOWS, parse_set
 
 
 def _subsample(corpus, n, seed):
@@ -21,8 +21,9 @@ def _subsample(corpus, n, seed):
 
 def check_lira_args(a) -> None:
     """``experiment lira``'s arguments, checked before the corpus is read or any folder written."""
-    if a.shadows < 4 or a.shadows % 2:
-        raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number >= 4 (64 is typical).")
+    if a.shadows < 4 or a.shadows % 2 or a.shadows > MAX_SHADOWS:
+        raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number in [4, {MAX_SHADOWS:,}] (64 is"
+                           " typical).")
     if (a.dp_algorithm or a.eps_t_grid or a.dp_set) and not a.private_vocabulary:
         raise DPTopicError("--dp-algorithm, --eps-t-grid and --dp-set belong to the FDPTM sweep: add --private-vocabulary EPS_V ...")
     if bool(a.eps_t_grid) != bool(a.dp_algorithm):
@@ -149,13 +150,14 @@ def register_manzonelli(esub) -> None:
     p.add_argument("--subsample", type=positive_int, default=4000, help="random documents kept (default 4000)")
     p.add_argument("--topics", type=positive_int, default=20, help="number of topics k (default 20)")
     p.add_argument("--max-vocab", type=_int_arg(2), default=1000, help="most frequent words kept (default 1000)")
-    p.add_argument("--shadows", type=int, default=64, help="shadow models, even, >= 4 (default 64)")
+    p.add_argument("--shadows", type=int, default=64, help=f"shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--trainer", choices=("sklearn", "cgs"), default="sklearn",
                    help="sklearn LatentDirichletAllocation (the paper's) or dptopic's collapsed Gibbs LDA (default sklearn)")
     p.add_argument("--cgs-iterations", type=positive_int, default=100,
                    help="Gibbs sweeps of the cgs trainer (default 100)")
     p.add_argument("--targets", type=positive_int, default=None, help="shadows attacked in turn (default all)")
-    p.add_argument("--k-grid", type=positive_int, nargs="+", default=None, help="Fig. 3: numbers of topics")
+    p.add_argument("--k-grid", type=_int_arg(1, 100_000), nargs="+", default=None,
+                   help="Fig. 3: numbers of topics (each at most 100,000)")
     p.add_argument("--private-vocabulary", type=epsilon_budget, nargs="+", default=None, metavar="EPS_V",
                    help="Figs. 4-6: FDPTM with DP set union at each EPS_V")
     p.add_argument("--delta-v", type=unit_interval, default=1e-4,
@@ -189,7 +191,8 @@ def register_manzonelli(esub) -> None:
                    help="epsilon values of the private trainers (default 0.5 1 2 5)")
     c.add_argument("--topics", type=positive_int, default=50, help="number of topics (default 50)")
     c.add_argument("--iterations", type=positive_int, default=100, help="training iterations (default 100)")
-    c.add_argument("--shadows", type=positive_int, default=5, help="shadow classifiers (default 5)")
+    c.add_argument("--shadows", type=_int_arg(1, MAX_SHADOWS), default=5,
+                   help=f"shadow classifiers (default 5; at most {MAX_SHADOWS:,})")
     add_seed_arg(c)
     c.add_argument("--out", default="runs/classifier-mia",
                    help="a new or empty folder for the results (default runs/classifier-mia)")

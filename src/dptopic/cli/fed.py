@@ -62,7 +62,7 @@ def user_budget_rules(flag: str, value: float) -> tuple:
     entries per user from ``flag`` (``--user-budget``, ``--fed-user-budget``); an error about either is about it."""
     v = f"{value:g}"
     return (
-        (r"^invalid pad_length=(\d+): must be an integer in \[1, ([^\]]+)\]\.$",
+        (r"^invalid pad_length=([\d.e+]+): must be an integer in \[1, ([^\]]+)\]\.$",
          rf"{flag} {v} is too large: it would give each user \1 entries, more than the \2 an update may hold; give a"
          rf" smaller {flag}."),
         (r"^epsilon=(\S+) is too small for a vocabulary of (\d+) words: (.*); use a larger epsilon\.$",

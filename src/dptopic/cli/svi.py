@@ -1,8 +1,11 @@
 """``train --algorithm svi|online-vb``: stochastic variational inference, private (Park et al. 2016) or not."""
 from __future__ import annotations
 
+import math
+
 from ..errors import DPTopicError
-from ._common import corpus_line, make_console, positive_float, positive_int, print_privacy, print_topics
+from ._common import (corpus_line, make_console, positive_float, positive_int, print_privacy, print_topics,
+                      seeds_int)
 
 SVI_ALGORITHMS = ("svi", "online-vb")
 
@@ -46,7 +49,7 @@ def build_svi_model(a):
     if a.beta is not None:
         common["eta"] = a.beta
     if a.algorithm == "online-vb":
-        if a.epochs is not None and a.epochs != int(a.epochs):
+        if a.epochs is not None and (not math.isfinite(a.epochs) or a.epochs != int(a.epochs)):
             raise DPTopicError(f"invalid --epochs {a.epochs:g} for online-vb: it makes whole passes over the corpus; give"
                                " an integer >= 1 (svi takes fractional epochs: steps = round(epochs / q)).")
         return OnlineVB(batch_size=a.batch_size or 256, n_epochs=int(a.epochs or 10), **common)
@@ -150,7 +153,7 @@ def register_svi_experiment(esub) -> None:
                                     " composition")
     e.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
     e.add_argument("--topics", type=positive_int, default=20)
-    e.add_argument("--seeds", type=positive_int, default=1)
+    e.add_argument("--seeds", type=seeds_int, default=1)
     e.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
     e.add_argument("--out", default="runs/svi-experiment", help="results folder (default runs/svi-experiment)")
     e.add_argument("--sigmas", type=positive_float, nargs="+", default=[1.0, 1.24, 1.5, 2.0])

@@ -71,6 +71,7 @@ def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
 
 
 MOST_COMMON_FIRST_SHARE = 0.8   # the first n words hold less than this share of what the n most common hold: warn
+MAX_PAD_LENGTH = 10_000_000  # entries an update may hold at most (pad_length)
 
 
 def _warn_if_not_most_common_first(corpora: list, n: int) -> None:
@@ -211,7 +212,7 @@ class FedLDA(GibbsTopicModel):
     _parameter_constraints = {
         **{k: v for k, v in GibbsTopicModel._parameter_constraints.items() if k != "n_iter"},
         "epsilon": [Real(0, EPSILON_MAX, "right")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
-        "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, 10_000_000)],
+        "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, MAX_PAD_LENGTH)],
         "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
         "exclusion": [Options(("none", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
         "local_iter": [Int(1, 100_000)], "subset_size": [Int(0, 1_000_000_000)], "report_delta": [Real(0, 1, "neither")],
@@ -271,6 +272,10 @@ class FedLDA(GibbsTopicModel):
             raise DPTopicError(f"invalid sample_ratio={ratio!r}: must lie in (0, 1].")
         kw.setdefault("report_words", "all")  # the split is chosen for the whole vocabulary
         eps, entries = entries_for_user_budget(user_epsilon, vocab_size)
+        if entries / ratio > MAX_PAD_LENGTH:     # before the search below, whose steps of one would take forever
+            pad = entries / ratio
+            raise DPTopicError(f"invalid pad_length={int(math.ceil(pad - 1e-9)) if pad < 1e15 else format(pad, '.3g')}:"
+                               f" must be an integer in [1, {MAX_PAD_LENGTH:g}].")
         pad = max(1, int(math.ceil(entries / ratio - 1e-9)))
         while pad > 1 and max(1, int(round(ratio * (pad - 1)))) >= entries:
             pad -= 1

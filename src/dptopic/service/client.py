@@ -46,8 +46,17 @@ class ServiceClient:
         try:
             parts = urlsplit(server)
             ok = bool(parts.hostname) and (parts.port is None or parts.port > 0)
-        except ValueError:  # e.g. a malformed IPv6 host or a port that is not a number
-            ok = False
+            credentials = parts.username is not None or parts.password is not None
+            # a space or control character (http.client refuses them), and a host name that cannot be a DNS name
+            # (a label over 63 characters): refused here, in one line, rather than by the first request
+            ok = ok and not any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in server)
+            if ok:
+                parts.hostname.encode("idna")
+        except (ValueError, UnicodeError):  # a malformed IPv6 host, a port that is not a number, a bad host name
+            ok, credentials = False, "@" in server
+        if credentials:         # never echoed: the part before '@' may be a password
+            raise DPTopicError("invalid server URL: it carries a user name or password (USER:PASSWORD@HOST), which"
+                               " dptopic does not send; use http://HOST:PORT or https://HOST:PORT.")
         if not ok:
             raise DPTopicError(f"invalid server URL {server!r}: use http://HOST:PORT or https://HOST:PORT.")
         self.server = server.rstrip("/")
