@@ -193,7 +193,8 @@ def _empty_csv(d):
 
 
 def _semicolons(d):
-    (d / "s.csv").write_text("id;text\n1;apple banana\n2;cherry apple\n")
+    # read with ';' when that finds the text column (tests/test_review49.py); here it does not: the hint names ';'
+    (d / "s.csv").write_text("id;body\n1;apple banana\n2;cherry apple\n")
     return ["corpus", "info", str(d / "s.csv")]
 
 

@@ -449,3 +449,52 @@ def test_an_experiments_note_leaves_standard_error_to_the_error(tmp_path, capsys
     line = _error_line(capsys, ["experiment", "hdp-utility", "--topics", "200000", "--iterations", "1", "--seeds", "1",
                                 "--out", str(tmp_path / "out")])
     assert "200000" in line or "200,000" in line
+
+
+# ------------------------------------------------------------------ fuzz 49: messages
+def test_a_semicolon_csv_is_read_with_semicolons_when_that_finds_its_columns(tmp_path):
+    p = tmp_path / "semi.csv"
+    p.write_text("id;text;label\n1;apple banana cherry;a\n2;dog elephant fish;b\n")
+    with pytest.warns(UserWarning, match="read with ';' between the fields"):
+        c = Corpus.from_csv(p, label_column="label", id_column="id")
+    assert c.n_docs == 2 and c.labels == ["a", "b"] and c.doc_ids == ["1", "2"]
+    q = tmp_path / "commas.csv"             # a comma file is read as before, without a word
+    q.write_text("id,text\n1,apple; banana\n")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Corpus.from_csv(q, id_column="id").n_docs == 1
+
+
+def test_a_csv_without_its_text_column_names_a_short_column_list(tmp_path):
+    p = tmp_path / "doc.csv"
+    p.write_text("x" * 5000 + " private words, and more\nsecond document\n")
+    with pytest.raises(DPTopicError) as e:
+        Corpus.from_csv(p)
+    msg = str(e.value)
+    assert len(msg) < 300 and "no column 'text'" in msg and "x" * 50 not in msg
+    wide = tmp_path / "wide.csv"
+    wide.write_text(",".join(f"c{i}" for i in range(50)) + "\n" + ",".join("v" for _ in range(50)) + "\n")
+    with pytest.raises(DPTopicError, match=r"c7, \.\.\. \(50 columns\)"):
+        Corpus.from_csv(wide)
+
+
+def test_hints_name_only_what_the_command_has(tmp_path, capsys):
+    from dptopic.models import LDA
+
+    words = ["apple", "banana", "cherry", "grape"]
+    LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(
+        Corpus.from_tokens([["apple", "banana"], ["cherry", "grape"]] * 5)).save(tmp_path / "m")
+    (tmp_path / "empty.jsonl").write_text('{"text": ""}\n{"text": "  "}\n')
+    line = _error_line(capsys, ["evaluate", str(tmp_path / "m"), "--corpus", str(tmp_path / "empty.jsonl")])
+    assert "none of the 2 documents holds any word" in line and "min_df" not in line and "min-df" not in line
+    (tmp_path / "d").mkdir()
+    (tmp_path / "docs.txt").write_text(" ".join(words) + "\n")
+    line = _error_line(capsys, ["corpus", "info", "--format", "uci", "--vocab", str(tmp_path / "d"),
+                                str(tmp_path / "docs.txt")])
+    assert "UCI vocabulary" in line and "--format dir" not in line
+    (tmp_path / "x.json").write_text('{"a": 1}')
+    assert "model's privacy_)" not in _error_line(capsys, ["privacy", "verify", str(tmp_path / "x.json")])
+    line = _error_line(capsys, ["corpus", "prepare", "--corpus", str(tmp_path / "docs.txt"), "--out", "bad\nname"])
+    assert "write it as 'bad\\nname.npz'" in line

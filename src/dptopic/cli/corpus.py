@@ -43,8 +43,8 @@ def cmd_corpus_prepare(a):
 
         if Path(a.out).suffix.lower() != ".npz":     # --corpus tells formats by their names: it would not read it back
             suggestion = Path(a.out).with_suffix(".npz") if Path(a.out).suffix else f"{a.out}.npz"
-            raise DPTopicError(f"--out {a.out}: a prepared corpus is a .npz file and is recognised by that name; write"
-                               f" it as {suggestion}")
+            raise DPTopicError(f"--out {a.out!r}: a prepared corpus is a .npz file and is recognised by that name;"
+                               f" write it as {str(suggestion)!r}")
         check_output_file(a.out, _is_corpus, overwrite=a.overwrite)
     from ..corpus.corpus import tokenising_progress
 

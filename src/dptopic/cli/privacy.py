@@ -229,7 +229,8 @@ def _saved_report(path: str) -> tuple[dict, dict | None, dict | None]:
     rep = meta.get("privacy", meta) if isinstance(meta, dict) else None
     if not isinstance(rep, dict) or "private" not in rep:
         raise DPTopicError(f"{path!r} holds no privacy report: pass a saved model's folder (the --out of dptopic train)"
-                           " or a JSON privacy report (a model's privacy_).")
+                           " or a JSON privacy report (the \"privacy\" object of a model.json, or a model's"
+                           " privacy_ attribute saved as JSON).")
     card = meta.get("privacy_card") if rep is not meta else None
     return rep, card if isinstance(card, dict) else None, meta if rep is not meta else None
 

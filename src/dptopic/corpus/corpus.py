@@ -404,6 +404,9 @@ class Corpus:
 
             raise DPTopicError(no_words_message(len(toks), reading.get("min_length", 3),
                                                 reading.get("stop_words", "english")))
+        if given and drop_empty and toks and not any(toks):     # no text at all, whatever the vocabulary
+            raise DPTopicError(f"empty corpus: none of the {len(toks)} documents holds any word (each text is empty,"
+                               " blank or punctuation only): give documents with text.")
         out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty,
                           metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
                                     **({} if reading is None else {READING: reading}),
@@ -515,6 +518,9 @@ class Corpus:
         if vocab is None:
             raise DPTopicError(f"the UCI corpus {str(docword)!r} needs its vocabulary file: pass vocab= the path of its"
                                " vocab.*.txt (one word per line).")
+        if isinstance(vocab, (str, os.PathLike)) and os.fspath(vocab).strip() and Path(vocab).is_dir():
+            raise DPTopicError(f"the UCI vocabulary {str(vocab)!r} is a folder, not a file: give its vocab.*.txt (one"
+                               " word per line).")
         with _open_text(vocab) as fh:
             lines = [w.strip() for w in fh.read().split("\n")]
         while lines and not lines[-1]:          # blank lines at the end name no word
@@ -657,6 +663,19 @@ class Corpus:
         if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
             raise DPTopicError(f"invalid delimiter={delimiter!r}: give one character, such as ',' or '\\t'.")
         cols, rows, lines = _read_csv(path, delimiter)
+        wanted = [c for c in (text_column, label_column, id_column if require_ids else None) if c is not None]
+        other = _other_delimiter_char(cols, delimiter)
+        if other is not None and any(c not in cols for c in wanted):
+            # a header read as one field that holds another separator (';' from a spreadsheet in many locales): read
+            # with it when that finds the columns asked for, and say so; otherwise the error below names it
+            o_cols, o_rows, o_lines = _read_csv(path, other)
+            if all(c in o_cols for c in wanted):
+                import warnings
+
+                warnings.warn(f"CSV file {str(path)!r}: its header has no {delimiter!r} but {other!r} between the"
+                              f" column names, so it was read with {other!r} between the fields.", UserWarning,
+                              stacklevel=2)
+                cols, rows, lines, delimiter = o_cols, o_rows, o_lines, other
         bad = f"bad CSV file {str(path)!r}"
         if not cols:
             raise DPTopicError(f"{bad}: it is empty; give a header row naming the columns ({text_column!r}, ...) and one"
@@ -668,7 +687,8 @@ class Corpus:
             id_column = None
         for col in (text_column, label_column, id_column):
             if col is not None and col not in cols:
-                raise DPTopicError(f"{bad}: no column {col!r} (columns: {', '.join(cols)}){_other_delimiter(cols, delimiter)}.")
+                raise DPTopicError(f"{bad}: no column {col!r} (columns: {_column_list(cols)})"
+                                   f"{_other_delimiter(cols, delimiter)}.")
             if col is not None and cols.count(col) > 1:
                 raise DPTopicError(f"{bad}: the header names the column {col!r} {cols.count(col)} times: rename all but"
                                    " one, so that it says which to read.")
@@ -723,7 +743,7 @@ class Corpus:
             check_unfinished_shard_folder(path)
             raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
         texts = [read_text_file(f, f"a folder of UTF-8 text files, one document each: move {f.name!r} out of the"
-                                    f" folder, or pass a pattern that leaves it out") for f in files]
+                                    " folder (in Python, from_directory's pattern= can leave it out)") for f in files]
         labels = [f.parent.name for f in files] if any(f.parent != path for f in files) else None
         return cls.from_texts(texts, labels=labels, doc_ids=[str(f.relative_to(path)) for f in files], **kw)
 
@@ -1061,11 +1081,24 @@ def _read_csv(path, delimiter: str):
         return (rows[0] if rows else []), rows[1:], lines[1:]
 
 
+def _column_list(cols, limit: int = 8, width: int = 40) -> str:
+    """The header's column names for an error line: at most ``limit`` names of at most ``width`` characters (a first
+    line that is a document, not a header, would otherwise put its whole text in the message)."""
+    shown = [c if len(c) <= width else c[:width - 3] + "..." for c in cols[:limit]]
+    text = ", ".join(" ".join(repr(c)[1:-1].split()) for c in shown)
+    return text + (f", ... ({len(cols)} columns)" if len(cols) > limit else "")
+
+
+def _other_delimiter_char(cols, delimiter: str) -> str | None:
+    """The separator a header read as one column holds instead of ``delimiter``, if any."""
+    if len(cols) != 1:
+        return None
+    return next((c for c in (";", "\t", "|", ",") if c != delimiter and c in cols[0]), None)
+
+
 def _other_delimiter(cols, delimiter: str) -> str:
     """A hint for a header read as one column because the file separates its fields with another character."""
-    if len(cols) != 1:
-        return ""
-    other = next((c for c in (";", "\t", "|", ",") if c != delimiter and c in cols[0]), None)
+    other = _other_delimiter_char(cols, delimiter)
     if other is None:
         return ""
     name = "tabs" if other == "\t" else repr(other)
