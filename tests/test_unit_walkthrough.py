@@ -54,8 +54,9 @@ def test_a_tiny_epsilon_is_answered_in_one_line(capsys, tmp_path):
     """recommend --epsilon 1e-305 and train --unit document --epsilon 1e-310 raised OverflowError."""
     assert main(["recommend", "--epsilon", "1e-305", "--docs", "10"]) in (0, None)
     out = " ".join(capsys.readouterr().out.split())
-    assert "NOT useful yet" in out and "more than 1,000,000,000,000" in out
-    assert "more than 1,000,000,000,000 documents" in too_small_message("document", 1e-310, 10, 20)
+    # the trainer cannot reach 1e-305 at all: no corpus size is offered (walk-through 49), the floor is named
+    assert "NOT useful yet" in out and "cannot reach epsilon = 1e-305" in out and "documents for useful" not in out
+    assert "no number of documents helps" in too_small_message("document", 1e-310, 10, 20)
     # the budget is refused before the corpus is read: a corpus that is not there is never reached
     line = _error(capsys, "train", "--unit", "document", "--epsilon", "1e-310", "--corpus", tmp_path / "absent.txt",
                   "--out", tmp_path / "m")

@@ -511,6 +511,9 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
     size = f"{int(n_docs):,} {what}"
     if rec.docs_for_useful_beyond:
         need = f"topics would need more than {MAX_DOCS:,} documents at this epsilon"
+    elif not rec.docs_for_useful and unreachable_epsilon(unit, epsilon, TRAIN_DELTA) is not None:
+        need = (f"no number of documents helps: dptopic train --unit {unit} cannot reach this epsilon at its default"
+                " delta")
     elif not rec.docs_for_useful:
         need = "no measured corpus size makes them useful at this epsilon"
     elif rec.docs_for_useful_bound == "at most":     # the threshold lies at or below what was measured

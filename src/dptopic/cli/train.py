@@ -274,7 +274,11 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
     ppl_c = model.perplexity(test, mode="completion")
     ppl_p = model.perplexity(test, mode="paper")
     # held-out documents: never statistics of the training split
-    coh = model.coherence(test, top_n=min(10, len(model.vocabulary_)))
+    import warnings
+
+    with warnings.catch_warnings():     # a small held-out split may lack some top words: the figure says "undefined"
+        warnings.filterwarnings("ignore", message=r".*occur in no reference document", category=UserWarning)
+        coh = model.coherence(test, top_n=min(10, len(model.vocabulary_)))
     model.metrics_ = {"perplexity_completion": ppl_c, "perplexity_paper": ppl_p, "umass_coherence_top10": coh,
                       "n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **_npmi_and_diversity(model, test)}
     return train, test
@@ -340,7 +344,7 @@ def _print_metrics(model, console, baseline=None, saved=True):
                   f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
     console.print(f"[bold]held-out perplexity[/]: {m['perplexity_completion']:.1f} (document completion), "
                   f"{m['perplexity_paper']:.1f} (paper mode)   [bold]held-out UMass coherence[/] (top 10, Mimno's"
-                  f" sum): {m['umass_coherence_top10']:.3f}")
+                  f" sum): {_umass_text(m['umass_coherence_top10'])}")
     if model._private:
         console.print("[yellow]NPMI, perplexity and UMass are computed on held-out documents of the private corpus:"
                       " outside the guarantee (diversity reads only the released topics);[/] "
@@ -350,7 +354,15 @@ def _print_metrics(model, console, baseline=None, saved=True):
         console.print(f"[bold]non-private reference[/]: NPMI {baseline['npmi_top10']:.3f} (ratio"
                       f" {m['npmi_top10'] / baseline['npmi_top10']:.2f}), diversity"
                       f" {baseline['topic_diversity_top25']:.3f}, perplexity {baseline['perplexity_completion']:.1f}"
-                      f" (completion), UMass {baseline['umass_coherence_top10']:.3f}")
+                      f" (completion), UMass {_umass_text(baseline['umass_coherence_top10'])}")
+
+
+def _umass_text(v) -> str:
+    """Mimno's UMass sum for the terminal: "undefined" when every topic has a ranked top word in no held-out
+    document (the mean over the others otherwise)."""
+    import math
+
+    return "undefined (top words absent from the held-out documents)" if v is None or math.isnan(v) else f"{v:.3f}"
 
 
 # ---------------------------------------------------------------- commands
