@@ -498,3 +498,88 @@ def test_hints_name_only_what_the_command_has(tmp_path, capsys):
     assert "model's privacy_)" not in _error_line(capsys, ["privacy", "verify", str(tmp_path / "x.json")])
     line = _error_line(capsys, ["corpus", "prepare", "--corpus", str(tmp_path / "docs.txt"), "--out", "bad\nname"])
     assert "write it as 'bad\\nname.npz'" in line
+
+
+# ------------------------------------------------------------------ walk-through 49: audits and experiments
+def _tiny_jsonl(path, n=120, seed=0):
+    import json
+
+    rng = np.random.default_rng(seed)
+    themes = [["apple", "banana", "cherry", "grape", "melon"], ["engine", "wheel", "brake", "motor", "piston"],
+              ["violin", "piano", "cello", "flute", "drums"]]
+    path.write_text("\n".join(json.dumps({"text": " ".join(rng.choice(themes[i % 3], 12))}) for i in range(n)) + "\n")
+
+
+def test_a_model_trained_on_dask_is_audited_with_its_shadows_on_threads(tmp_path, capsys):
+    """audit --model of a Dask-trained model failed: the shadows took backend='dask' with no client, and the error
+    named flags audit does not have. Where shadows run is no part of the procedure audited."""
+    import json
+
+    import dptopic
+
+    _tiny_jsonl(tmp_path / "d.jsonl")
+    assert main(["train", "--corpus", str(tmp_path / "d.jsonl"), "--topics", "3", "--iterations", "3", "--seed", "1",
+                 "--quiet", "--out", str(tmp_path / "m")]) in (0, None)
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    meta["params"]["backend"] = "dask"              # as a model trained with --dask-local records it
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    assert dptopic.load(tmp_path / "m").backend == "dask"
+    capsys.readouterr()
+    rc = main(["audit", "--model", str(tmp_path / "m"), "--corpus", str(tmp_path / "d.jsonl"), "--shadows", "4",
+               "--seed", "1", "--quiet", "--out", str(tmp_path / "a")])
+    out = " ".join(capsys.readouterr().out.split())
+    assert rc in (0, None) and (tmp_path / "a" / "audit.json").exists()
+    assert "trained on a Dask cluster, its shadows run on threads here" in out
+
+
+def test_experiment_lira_shows_an_unresolved_tpr_as_nr_and_leaves_its_cell_empty(tmp_path, capsys):
+    import csv
+
+    rc = main(["experiment", "lira", "--corpus", "demo", "--subsample", "150", "--topics", "3", "--shadows", "4",
+               "--trainer", "cgs", "--cgs-iterations", "3", "--seed", "1", "--quiet", "--out", str(tmp_path / "l")])
+    out = " ".join(capsys.readouterr().out.split())
+    assert rc in (0, None)
+    assert "TPR@0.1% n/r" in out and "n/r: fewer non-member scores than 1/FPR" in out
+    assert "empirical epsilon lower bound" in out
+    rows = list(csv.DictReader((tmp_path / "l" / "table1.csv").open()))
+    assert rows and all(r["tpr_at_fpr_0.001"] == "" and r["tpr_at_fpr_0.01"] != "" for r in rows)
+
+
+def test_topic_attack_over_one_seed_has_no_standard_error_and_owner_only_files(tmp_path):
+    import csv
+    import stat
+
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.experiments import topic_attack_experiment
+
+    c, *_ = lda_corpus(n_docs=40, vocab_size=60, n_topics=3, doc_length=20, alpha=0.2, seed=2)
+    topic_attack_experiment(c, tmp_path, n_topics=3, n_iter=2, seeds=[0], n_targets=3)
+    rows = list(csv.DictReader((tmp_path / "topic_attack.csv").open()))
+    assert rows and all(r["p_true_stderr"] == "" for r in rows)
+    for name in ("topic_attack.csv", "topic_attack.png", "topic_attack_summary.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, name
+
+
+def test_the_lp_audit_on_a_corpus_cut_vocabulary_claims_a_partial_guarantee(tmp_path, capsys):
+    _tiny_jsonl(tmp_path / "d.jsonl")
+    rc = main(["audit", "--algorithm", "lp", "--epsilon", "3", "--iterations", "2", "--topics", "3", "--corpus",
+               str(tmp_path / "d.jsonl"), "--shadows", "4", "--seed", "5", "--quiet", "--out", str(tmp_path / "a")])
+    out = " ".join(capsys.readouterr().out.split())
+    assert rc in (0, None) and "partial guarantee" in out and "full guarantee" not in out
+
+
+def test_corpus_prepare_says_why_it_wrote_fewer_shards(tmp_path, capsys):
+    (tmp_path / "d.txt").write_text("\n".join(f"apple banana cherry {i}" for i in range(6)) + "\n")
+    assert main(["corpus", "prepare", "--corpus", str(tmp_path / "d.txt"), "--shards", "10", "--out",
+                 str(tmp_path / "sh")]) in (0, None)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "fewer than the 10 asked" in out
+
+
+def test_the_report_puts_a_small_audits_warning_beside_its_bound():
+    from dptopic.reporting.html import _audit_section
+
+    audit = {"claimed_privacy": {"private": False}, "empirical_epsilon": {"epsilon_lower_bound": 2.1},
+             "settings": {"small_audit": "this audit is too small to mean much: 4 shadow models", "n_shadows": 4}}
+    page = _audit_section(audit, None)
+    assert page.index("too small to mean much") < page.index("empirical ε lower bound")

@@ -93,7 +93,7 @@ def test_classifier_mia_experiment_writes_owner_only_and_records_the_standard_er
         s = classifier_mia_experiment(labelled, tmp_path, algorithms=("lda",), n_topics=3, n_iter=5, n_shadows=1,
                                       seed=0, verbose=0)
     row = s["rows"][0]
-    assert {"target_accuracy_se", "target_f1_macro_se", "chance_accuracy"} <= set(row)
+    assert {"target_accuracy_se", "target_f1_macro_se", "target_majority_class_accuracy"} <= set(row)
     assert "has_paper_shape" in s and "inconclusive" in s
     for f in ("fig7.csv", "fig7.png", "fig7_results.json"):
         assert (tmp_path / f).stat().st_mode & 0o777 == 0o600       # were 0644

@@ -885,8 +885,9 @@ class _HashingReader:
         return self._h.hexdigest()
 
 
-def write_csv(path, header, rows) -> None:
-    """A CSV file written atomically (experiments' and benchmarks' tables)."""
+def write_csv(path, header, rows, private: bool = False) -> None:
+    """A CSV file written atomically (experiments' and benchmarks' tables); 0600 when ``private`` (figures computed
+    from private documents)."""
     import csv
     import io
 
@@ -894,7 +895,7 @@ def write_csv(path, header, rows) -> None:
     w = csv.writer(buf)
     w.writerow(header)
     w.writerows(rows)
-    atomic_write_bytes(Path(path), buf.getvalue().encode())
+    atomic_write_bytes(Path(path), buf.getvalue().encode(), private=private)
 
 
 def save_fig(fig, path, private: bool = False) -> None:

@@ -126,7 +126,7 @@ def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows:
             "target_accuracy_se": float(np.sqrt(target_acc * (1 - target_acc) / len(y_test))),
             "target_f1_macro": float(f1_score(y_test, pred, average="macro")),
             "target_f1_macro_se": _f1_bootstrap_se(y_test, pred, rng), "n_test": int(len(y_test)),
-            "chance_accuracy": chance, "n_shadows": n_shadows,
+            "target_majority_class_accuracy": chance, "n_shadows": n_shadows,
             "claimed_privacy": shadow_claim(target.privacy),   # the audit seeded the target itself
             "metrics_guarantee": outside_guarantee_label()}
 

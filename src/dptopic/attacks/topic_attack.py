@@ -61,7 +61,8 @@ class AttackResult:
 
     def stderr_prob(self) -> np.ndarray:
         n = self.prob_true.shape[0]
-        return self.prob_true.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(self.prob_true.shape[1])
+        # one seed has no spread to estimate: NaN (undefined), never a standard error of 0
+        return self.prob_true.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full(self.prob_true.shape[1], np.nan)
 
 
 def choose_targets(corpus, n_targets: int, rng: np.random.Generator) -> np.ndarray:

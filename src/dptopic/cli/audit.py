@@ -54,11 +54,18 @@ def _trainer_from_args(a):
             raise DPTopicError(f"{names} {'does' if len(given) == 1 else 'do'} not apply with --model: the saved model"
                                " fixes its trainer's settings; use --algorithm NAME to audit other settings.")
         model = load(a.model)
-        params = {k: v for k, v in model.get_params().items() if k not in ("seed", "verbose", "n_jobs", "secure")}
+        # where the shadows run is no part of the procedure audited: a model trained on a Dask cluster (backend,
+        # client) has its shadows retrained on this machine's threads, as n_jobs is this machine's
+        saved = model.get_params()
+        params = {k: v for k, v in saved.items()
+                  if k not in ("seed", "verbose", "n_jobs", "secure", "backend", "client")}
         train_fn = estimator_trainer(type(model), **params)
         train_fn.audited = audited_model(model, a.model)
+        on_dask = saved.get("backend") not in (None, "threads")
         return train_fn, model, (f"the training procedure of {a.model} ({type(model).__name__} and its parameters;"
-                                 " the saved model itself is not scored)")
+                                 " the saved model itself is not scored"
+                                 + ("; trained on a Dask cluster, its shadows run on threads here: the same trainer"
+                                    " and parameters, sweeps partitioned otherwise" if on_dask else "") + ")")
     if a.algorithm in NOT_AUDITED:
         raise DPTopicError(not_audited_reason(f"--algorithm {a.algorithm}"))
     if a.algorithm not in ALGORITHMS:

@@ -69,8 +69,11 @@ def cmd_corpus_prepare(a):
             unmark_failed_run(a.out, command, created=not existed)     # listed as unfinished; nothing is deleted
             raise
         mark_output_folder(a.out, command, done=True)
+        fewer = (f" (fewer than the {a.shards} asked: each shard holds whole documents, about equal in tokens, and"
+                 f" {corpus.n_docs} documents split into {len(paths)} such blocks)" if len(paths) < a.shards else "")
         make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
-                             f" ({corpus.n_empty_dropped} empty dropped) written as {len(paths)} shards to {a.out}")
+                             f" ({corpus.n_empty_dropped} empty dropped) written as {len(paths)} shards to {a.out}"
+                             + fewer)
         return
     out = corpus.save(a.out)
     make_console().print(f"{corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size} "

@@ -10,6 +10,15 @@ from ._common import (_int_arg, jobs_int, epsilon_budget, epsilon_value, load_co
 from .audit import MAX_SHADOWS, parse_set
 
 
+NOT_RESOLVED = ("n/r: fewer non-member scores than 1/FPR, so no threshold has an FPR between 0 and that rate (an empty"
+                " cell in the CSV files; more documents or more attacked targets resolve it)")
+
+
+def _tpr(v, digits: int = 2) -> str:
+    """A TPR at a low FPR for the terminal; None (not resolved by the run's non-member scores) is "n/r"."""
+    return "n/r" if v is None else f"{v:.{digits}%}"
+
+
 def _subsample(corpus, n, seed):
     import numpy as np
 
@@ -84,16 +93,25 @@ def cmd_lira(a):
                                 dp_params=parse_set(a.dp_set, "--dp-set"), verbose=0 if a.quiet else 1)
         for r in s["rows"]:
             console.print(f"{r['config']:>24}: vocabulary {r['mean_vocab_size']:.0f}, coherence {r['umass_coherence']:.3f},"
-                          f" online LiRA AUC {r['auc']:.3f}, TPR@1% {r['tpr_at_fpr_0.01']:.3%},"
-                          f" TPR@0.1% {r['tpr_at_fpr_0.001']:.3%}")
+                          f" online LiRA AUC {r['auc']:.3f}, TPR@1% {_tpr(r['tpr_at_fpr_0.01'], 3)},"
+                          f" TPR@0.1% {_tpr(r['tpr_at_fpr_0.001'], 3)}")
+        if any(r["tpr_at_fpr_0.01"] is None or r["tpr_at_fpr_0.001"] is None for r in s["rows"]):
+            console.print(NOT_RESOLVED)
         console.print(f"written: {out / 'fdptm_results.json'}, fdptm.csv, fig4_5_coherence.png, fig6_roc.png"
                       + (", fig5_coherence_vs_eps_t.png" if a.eps_t_grid else ""))
         return
     s = ml.lira_experiment(corpus, out, a.trainer, a.topics, a.shadows, a.seed, a.jobs, tuple(a.k_grid or ()),
                            a.cgs_iterations, a.targets, verbose=0 if a.quiet else 1, started=started)
     for name, v in s["attacks"].items():
-        console.print(f"{name:>24}: AUC {v['auc']:.3f} ± {v['auc_se']:.3f}, TPR@1% {v['tpr_at_fpr_0.01']:.2%},"
-                      f" TPR@0.1% {v['tpr_at_fpr_0.001']:.2%}")
+        console.print(f"{name:>24}: AUC {v['auc']:.3f} ± {v['auc_se']:.3f}, TPR@1% {_tpr(v['tpr_at_fpr_0.01'])},"
+                      f" TPR@0.1% {_tpr(v['tpr_at_fpr_0.001'])}")
+    if any(v["tpr_at_fpr_0.01"] is None or v["tpr_at_fpr_0.001"] is None for v in s["attacks"].values()):
+        console.print(NOT_RESOLVED)
+    eps = s.get("empirical_epsilon") or {}
+    if isinstance(eps, dict) and eps.get("epsilon_lower_bound") is not None:
+        console.print(f"empirical epsilon lower bound (nominal {eps.get('confidence', 0.95):.0%} confidence, the"
+                      f" strongest of {eps.get('n_attacks', '?')} attacks, Bonferroni; see docs/auditing.md):"
+                      f" {eps['epsilon_lower_bound']:.3g}" + (f", from {eps['attack']}" if eps.get("attack") else ""))
     console.print(f"for comparison, the published code's figures: AUC {ml.PUBLISHED['auc']},"
                   f" TPR@1% {ml.PUBLISHED['tpr_at_fpr_0.01']:.0%}, TPR@0.1% {ml.PUBLISHED['tpr_at_fpr_0.001']:.0%}"
                   f" (64 shadows; this run: {a.shadows}, {s['n_scores']['non_members']} non-member scores)")
@@ -135,7 +153,7 @@ def cmd_classifier_mia(a):
     for r in s["rows"]:
         console.print(f"{r['algorithm']:>6} eps={r['epsilon']}: attack accuracy {r['attack_accuracy']:.3f}"
                       f" ± {r['attack_accuracy_se']:.3f}, target accuracy {r['target_accuracy']:.3f}"
-                      f" ± {r['target_accuracy_se']:.3f} (most frequent class: {r['chance_accuracy']:.3f}),"
+                      f" ± {r['target_accuracy_se']:.3f} (most frequent class: {r['target_majority_class_accuracy']:.3f}),"
                       f" F1 {r['target_f1_macro']:.3f} ± {r['target_f1_macro_se']:.3f}")
     console.print("Zhao et al. Fig. 7's claims (docs/experiments.md); " + s["checks_note"] + ":")
     print_checks(console, s["paper_shape_checks"], s["untested"])

@@ -76,6 +76,18 @@ def resolvable(n_nonmembers: int, fpr: float) -> bool:
     return n_nonmembers * fpr >= 1 - 1e-9
 
 
+def _n_nonmembers(res) -> int:
+    """The non-member scores behind a run's pooled ROC curves."""
+    return int((~np.asarray(res.pooled["lira_online"][1]).astype(bool)).sum())
+
+
+def resolved(summary: dict, n_nonmembers: int) -> dict:
+    """``summary`` with each TPR at a false-positive rate its ``n_nonmembers`` scores cannot resolve set to None (an
+    empty cell in a CSV, "n/r" on the terminal, as ``dptopic audit`` shows it): with fewer than ``1/FPR`` non-member
+    scores that figure would be the TPR at FPR 0."""
+    return {m: (None if m in LOW_FPRS and not resolvable(n_nonmembers, LOW_FPRS[m]) else v) for m, v in summary.items()}
+
+
 def lira_checks(attacks: dict, n_nonmembers: int) -> tuple[dict, dict]:
     """``(checks, untested)``: the published figures and the Huang et al. baselines against online LiRA, each
     ``True``/``False``, or ``None`` where the run cannot test it (fewer non-member scores than ``1/FPR``); ``untested``
@@ -115,12 +127,12 @@ def lira_experiment(corpus, out, trainer="sklearn", n_topics=20, n_shadows=64, s
     t0 = time.perf_counter() if started is None else started
     fn = make_trainer(trainer, n_topics, cgs_iterations)
     res = run_lira(corpus, fn, n_shadows=n_shadows, seed=seed, n_jobs=n_jobs, verbose=verbose, n_targets=n_targets)
-    attacks = {k: {m: v[m] for m in REPORTED} for k, v in res.summaries.items()}
+    labels = np.asarray(res.pooled["lira_online"][1]).astype(bool)
+    n_members, n_nonmembers = int(labels.sum()), int((~labels).sum())
+    attacks = {k: resolved({m: v[m] for m in REPORTED}, n_nonmembers) for k, v in res.summaries.items()}
     write_csv(out / "table1.csv", ["attack", *REPORTED], [[k, *(v[m] for m in REPORTED)] for k, v in attacks.items()])
     res.plot(out / "fig2_roc.png", f"LiRA vs Huang et al., {corpus.n_docs} docs, k={n_topics}, {trainer}",
              private=True)
-    labels = np.asarray(res.pooled["lira_online"][1]).astype(bool)
-    n_members, n_nonmembers = int(labels.sum()), int((~labels).sum())
     checks, untested = lira_checks(attacks, n_nonmembers)
     summary = {"attacks": attacks, "published_reference": PUBLISHED, "checks": checks, "paper_shape_checks": checks,
                "untested": untested, "has_paper_shape": paper_shape(checks),
@@ -129,15 +141,15 @@ def lira_experiment(corpus, out, trainer="sklearn", n_topics=20, n_shadows=64, s
                "settings": dict(res.settings, n_topics=n_topics, trainer=trainer, seed=seed, n_jobs=n_jobs,
                                 cgs_iterations=cgs_iterations if trainer == "cgs" else None)}
     if k_grid:
-        rows = [[n_topics, a, res.summaries[a]["auc"], res.summaries[a]["tpr_at_fpr_0.01"],
-                 res.summaries[a]["tpr_at_fpr_0.001"]] for a in ("lira_online", "lira_offline")]
+        rows = [[n_topics, a, attacks[a]["auc"], attacks[a]["tpr_at_fpr_0.01"], attacks[a]["tpr_at_fpr_0.001"]]
+                for a in ("lira_online", "lira_offline")]
         for k in k_grid:
             if k == n_topics:  # the main run is the k = n_topics point
                 continue
             r = run_lira(corpus, make_trainer(trainer, k, cgs_iterations), n_shadows=n_shadows, seed=seed,
                          n_jobs=n_jobs, verbose=verbose, n_targets=n_targets)
             for a in ("lira_online", "lira_offline"):
-                s = r.summaries[a]
+                s = resolved(r.summaries[a], _n_nonmembers(r))
                 rows.append([k, a, s["auc"], s["tpr_at_fpr_0.01"], s["tpr_at_fpr_0.001"]])
         summary["fig3"] = write_fig3(rows, out)
     summary["seconds"] = time.perf_counter() - t0   # the whole run: every model trained and scored, files written
@@ -156,8 +168,9 @@ def write_fig3(rows, out) -> list:
     fig, ax = plt.subplots(figsize=(5, 4))
     for a in ("lira_online", "lira_offline"):
         for col, fpr, ls in ((3, "1%", "-"), (4, "0.1%", "--")):
-            pts = [(r[0], r[col]) for r in rows if r[1] == a]
-            ax.plot(*zip(*pts), ls, marker="o", label=f"{a} TPR@FPR={fpr}")
+            pts = [(r[0], r[col]) for r in rows if r[1] == a and r[col] is not None]    # None: not resolved
+            if pts:
+                ax.plot(*zip(*pts), ls, marker="o", label=f"{a} TPR@FPR={fpr}")
     ax.set_xlabel("number of topics k")
     ax.set_ylabel("TPR")
     ax.set_title("Fig. 3: TPR at low FPR against k")
@@ -227,8 +240,8 @@ def fdptm_experiment(corpus, out, eps_v_grid, delta_v=1e-4, trainer="sklearn", n
                 _r.append({"vocab_size": c.vocab_size, "coherence": umass_coherence(phi, c, 10)})
                 return phi
         sh = train_shadows(corpus, fn, n_shadows, seed, n_jobs, verbose, huang=False)
-        res = run_lira(corpus, fn, shadows=sh)
-        s = res.summaries["lira_online"]
+        res = run_lira(corpus, fn, shadows=sh, verbose=verbose)
+        s = resolved(res.summaries["lira_online"], _n_nonmembers(res))
         vs = float(np.mean([r["vocab_size"] for r in record]))
         coh = float(np.nanmean([r["coherence"] for r in record]))
         rows.append([name, ev, et, vs, coh, s["auc"], s["tpr_at_fpr_0.01"], s["tpr_at_fpr_0.001"]])
@@ -291,7 +304,7 @@ def _plot_fig5(rows, eps_v_grid, eps_t_grid, dp_algorithm, trainer, path):
 
 
 FIG7_HEADER = ["algorithm", "epsilon", "attack_accuracy", "attack_accuracy_se", "target_accuracy", "target_f1_macro",
-               "target_accuracy_se", "target_f1_macro_se", "chance_accuracy"]
+               "target_accuracy_se", "target_f1_macro_se", "target_majority_class_accuracy"]
 """The columns of fig7.csv: the first six are the figure's; then the standard errors of the target's accuracy
 (binomial) and macro F1 (bootstrap over test documents), and the accuracy of always guessing the most frequent class."""
 
@@ -488,12 +501,12 @@ def chance_warnings(rows) -> list[str]:
                        f" ± {r['attack_accuracy_se']:.3f}, chance 0.5): this run measures no leakage, so it cannot show"
                        " that DP reduces it; use more documents, iterations or shadows, or fewer classes (--classes)")
     weak = [dict(zip(FIG7_HEADER, r)) for r in rows]
-    weak = [r for r in weak if r.get("chance_accuracy") is not None
-            and at_chance(r["target_accuracy"], r.get("target_accuracy_se"), r["chance_accuracy"])]
+    weak = [r for r in weak if r.get("target_majority_class_accuracy") is not None
+            and at_chance(r["target_accuracy"], r.get("target_accuracy_se"), r["target_majority_class_accuracy"])]
     if weak and len(weak) == len(rows):
         out.append(f"the target classifiers are at chance (prediction accuracy"
                    f" {min(r['target_accuracy'] for r in weak):.3f}-{max(r['target_accuracy'] for r in weak):.3f},"
-                   f" always guessing the most frequent class gives {max(r['chance_accuracy'] for r in weak):.3f}):"
+                   f" always guessing the most frequent class gives {max(r['target_majority_class_accuracy'] for r in weak):.3f}):"
                    " an attack on a classifier that learned nothing measures nothing; use more documents or"
                    " iterations, or fewer classes (--classes)")
     elif weak:
@@ -526,7 +539,7 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
             r = classifier_mia(corpus, estimator_trainer(algo, **params), n_shadows=n_shadows, seed=seed,
                                verbose=verbose)
             rows.append([algo, e, r["attack_accuracy"], r["attack_accuracy_se"], r["target_accuracy"],
-                         r["target_f1_macro"], r["target_accuracy_se"], r["target_f1_macro_se"], r["chance_accuracy"]])
+                         r["target_f1_macro"], r["target_accuracy_se"], r["target_f1_macro_se"], r["target_majority_class_accuracy"]])
     labels = sorted(set(corpus.labels))
     title = (f"Zhao et al. Fig. 7: membership inference on a topic-model classifier\n{corpus.n_docs} docs,"
              f" {len(labels)} classes, k={n_topics}, {n_iter} iterations, {n_shadows} shadow classifiers, seed {seed}")

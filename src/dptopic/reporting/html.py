@@ -399,6 +399,10 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     if verdict == "exceeds the claim":
         head += (f"<div class='warn'><b>The audit measured more leakage than the model claims:</b>"
                  f" {escape(str(audit.get('verdict_note', '')))}</div>")
+    settings = audit.get("settings")
+    small = settings.get("small_audit") if isinstance(settings, dict) else None
+    if small:       # beside the headline bound it qualifies, not only in the settings table below
+        head += f"<div class='warn'><b>Small audit:</b> {escape(str(small))}</div>"
     label = audit.get("metrics_guarantee")
     if label:       # the empirical bound, the attacks and the ROC alike
         head += f"<div class='warn'>The audit's figures below are {escape(str(label))}.</div>"
@@ -421,7 +425,6 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
             head += ("<div class='note'>n/r (not resolved): fewer non-member scores than 1/FPR, so no threshold has an"
                      " FPR between 0 and that rate; audit.json keeps the value, which is then the TPR at FPR 0 (audit"
                      " more documents or shadows to resolve it; see docs/auditing.md).</div>")
-    settings = audit.get("settings")
     if isinstance(settings, dict) and settings:
         shown = dict(settings)
         trainer = _trainer_text(settings)
