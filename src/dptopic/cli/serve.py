@@ -322,7 +322,8 @@ def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:
         raise DPTopicError(f"--database {a.database!r} already holds tables that are not dptopic's ({', '.join(foreign[:5])}"
                            f"{', ...' if len(foreign) > 5 else ''}): give a new database, or pass --allow-foreign-tables"
                            " to add the service's tables beside them.")
-    Service(cfg, start_trainer=False).preflight()  # bad URL, newer schema, other vocabulary: one line, before serving
+    probe = Service(cfg, start_trainer=False)
+    probe.preflight()  # bad URL, newer schema, other vocabulary: one line, before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     console = make_console(stderr=True)
     reports_line = (f"document-level reports, eps_doc={cfg.epsilon_doc:g}, LocalDocumentLDA K={cfg.n_topics}"
@@ -332,6 +333,13 @@ def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:
                   f" batch={cfg.batch_size}, prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
                   f" FedLDA {'off' if cfg.fed_epsilon is None else f'eps={cfg.fed_epsilon:g} over {len(cfg.fed_vocabulary)} words'},"
                   f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
+    kept = probe.settings_kept_by_model()
+    if kept:    # a restart with other trainer flags: the model already trained keeps its own, said in one line
+        held = ", ".join(("a prior corpus" if v else "no prior corpus") if k == "prior" else f"{k}={v:g}"
+                         if isinstance(v, float) else f"{k}={v}" for k, v, _ in kept)
+        flags = ", ".join(("--prior" if k == "prior" else SERVE_FLAGS.get(k, k)) for k, _, _ in kept)
+        console.print(f"[bold yellow]warning[/]: the database's active model keeps {held}: {flags} of this start"
+                      " apply to a new model only (POST /v1/admin/rotate starts one), not to the one trained so far.")
     from ..service.http import server_options
 
     config = uvicorn.Config(create_app(cfg), host=a.host, port=a.port, log_level="warning" if a.quiet else "info",

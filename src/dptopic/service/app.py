@@ -89,6 +89,14 @@ class LogThrottle:
 WRITE_REFUSED_HEALTH_S = 60.0
 
 
+def _used_prior(privacy) -> bool | None:
+    """Whether a model's report records a prior corpus used in the clear (OLP-LDA's ``prior_data``); None when the
+    report does not say (a model without a prior step)."""
+    if not isinstance(privacy, dict) or "prior_data" not in privacy:
+        return None
+    return privacy.get("prior_data") not in (None, "none")
+
+
 class Service:
     """What the endpoints share: configuration, storage, writer, trainer, metrics, caches."""
 
@@ -182,6 +190,31 @@ class Service:
             self._view_key, self._view = key, view
         return view
 
+    # the trainer settings a stored model keeps over this start's flags (its own were fixed when it was created)
+    _KEPT = ("n_topics", "n_iter", "prior_iter", "lam", "omega", "delta")
+
+    def settings_kept_by_model(self) -> list[tuple[str, object, object]]:
+        """``(parameter, the active model's value, this start's value)`` for each trainer setting this start gives
+        otherwise than the model already trained holds (a restart with other --topics, --delta, --prior, ...): the
+        model keeps its own until an admin rotates it (``POST /v1/admin/rotate``); ``prior`` stands for whether a
+        prior corpus was used. Empty when no model has been trained yet."""
+        storage = self.storage if self.storage is not None else Storage(self.cfg.database)   # before open()
+        try:
+            row = storage.active_model()
+            if not row["meta_json"]:
+                return []
+            model = codec.model_from_blobs(row["meta_json"], storage.model_arrays(row["id"]))
+        finally:
+            if storage is not self.storage:
+                storage.close()
+        fresh = codec.new_trainer(self.cfg).get_params()
+        held = model.get_params()
+        out = [(k, held[k], fresh[k]) for k in self._KEPT if k in held and k in fresh and held[k] != fresh[k]]
+        used = _used_prior(getattr(model, "privacy_", None))
+        if used is not None and used != (getattr(self.cfg, "prior", None) is not None):
+            out.append(("prior", used, not used))
+        return out
+
     def contributor_privacy(self, n_reports: int) -> dict:
         """Guarantee for one contributor who sent ``n_reports`` reports: their events compose.
 
@@ -209,9 +242,14 @@ class Service:
                               " reuse it, with the same body, on every retry",
                "fed": None}
         if self.rrp is not None:
-            doc["fed"] = {**codec.fed_config_dict(self.rrp), "report_words": len(cfg.fed_vocabulary),
+            V = len(cfg.fed_vocabulary)
+            doc["fed"] = {**codec.fed_config_dict(self.rrp), "report_words": V,
+                          # subset_size 0 means "the error-optimal size": the size every client then uses
+                          "words_per_report": self.rrp.report_size(V),
                           "vocabulary_fingerprint": codec.fed_fingerprint(cfg.fed_vocabulary),
                           "min_updates_per_round": cfg.fed_min_updates}
+            if self.rrp.exclusion == "none":    # the floor and tail rules' settings, kept for the clients' config
+                doc["fed"]["unused_by_this_rule"] = ["delta", "gamma", "variant", "replacement"]
         return doc
 
 
@@ -472,6 +510,18 @@ async def post_fed_update(request: Request):
     sha = hashlib.sha256(body).hexdigest()
     # a retry (same key) is answered from what was stored before anything else: its round may have closed since
     known = await run_in_threadpool(svc.storage.fed_replay, key, sha)
+    if known is not None and known[0] == "conflict":
+        # another body under a used key: a body the server would refuse anyway gets that refusal first, as on
+        # /v1/reports (a stale round is no reason to refuse it here: the key's conflict is answered)
+        rnd, _ = await run_in_threadpool(svc.storage.fed_round)
+        try:
+            await run_in_threadpool(codec.fed_check_update, body, svc.cfg.fed_vocabulary, svc.rrp, rnd)
+        except codec.MalformedReports as e:
+            raise ApiError(400, "malformed_update", str(e)) from None
+        except codec.IncompatibleReports as e:
+            raise ApiError(422, "incompatible_update", str(e)) from None
+        except codec.StaleMessage:
+            pass
     if known is not None:
         return _fed_ack(svc, key, *known)
     rnd, _ = await run_in_threadpool(svc.storage.fed_round)

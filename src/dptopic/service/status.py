@@ -83,7 +83,14 @@ def render_status(service) -> str:
                     " this server cannot tell.</p>"
                     "<table><tr><th>client (ranked; ids not shown)</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
     kind = kinds.get(cfg.report_kind)
-    prior_html = ("" if getattr(cfg, "prior", None) is None else
+    from .app import _used_prior
+
+    # the active model's own record decides (a restart without --prior keeps the prior it was started from); before
+    # any model, this start's --prior
+    used = _used_prior(view.get("privacy"))
+    if used is None:
+        used = getattr(cfg, "prior", None) is not None
+    prior_html = ("" if not used else
                   " and of the prior corpus, which it uses in the clear and no epsilon covers (it must be public or"
                   " consented data)")
     privacy_html, model_name = kind.privacy_line(cfg, _fmt), kind.model_name
