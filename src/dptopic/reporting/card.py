@@ -222,7 +222,11 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         "covered": covered or ("" if private else "nothing: no differential privacy guarantee"),
         "not_covered": not_covered or ("" if private else "everything: no differential privacy guarantee"),
         "implementation": {"library": "dptopic", "version": version or __version__,
-                           "noise": report.get("noise"), "secure_noise": bool(report.get("secure_noise")),
+                           # null where the trainer draws no noise of its own (a local-DP model: the contributors'
+                           # randomizers drew it, their reports say how), never a "false" that reads as insecure
+                           "noise": report.get("noise"),
+                           "secure_noise": (None if report.get("secure_noise") is None
+                                            else bool(report.get("secure_noise"))),
                            "randomness": report.get("randomness")},
     }
     basic = card["figures"].get("epsilon_basic", {})
