@@ -583,3 +583,17 @@ def test_the_report_puts_a_small_audits_warning_beside_its_bound():
              "settings": {"small_audit": "this audit is too small to mean much: 4 shadow models", "n_shadows": 4}}
     page = _audit_section(audit, None)
     assert page.index("too small to mean much") < page.index("empirical ε lower bound")
+
+
+def test_a_model_trained_from_shards_records_how_its_text_was_read_and_its_words_chosen(tmp_path):
+    import dptopic
+    from dptopic.backends.shards import write_shards
+
+    texts = [f"apple banana cherry grape {w}" for w in ("melon", "lemon", "peach", "plum")] * 10
+    c = Corpus.from_texts(texts, max_vocab=6)
+    write_shards(c, tmp_path / "sh", 3)
+    from_npz = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(c)
+    from_shards = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(str(tmp_path / "sh"))
+    for key in ("reading", "vocabulary_cuts"):
+        assert from_shards.tokenizer_.get(key) == from_npz.tokenizer_.get(key) is not None, key
+    assert "shard" not in from_shards.tokenizer_.get("vocabulary_cuts", {})

@@ -134,7 +134,7 @@ def _read_header(path: Path):
     if not (isinstance(record, dict) and isinstance(record.get("set"), str)
             and all(isinstance(record.get(k), int) and not isinstance(record.get(k), bool) for k in ("index", "count"))):
         record = None
-    return meta["vocabulary"], np.diff(ptr), supplied, record
+    return meta["vocabulary"], np.diff(ptr), supplied, record, (extra if isinstance(extra, dict) else {})
 
 
 def _shard_run_unfinished(folder: Path) -> bool:
@@ -198,12 +198,15 @@ class ShardSet:
             raise DPTopicError("the corpus shards given come from more than one 'corpus prepare --shards' run: give the"
                                " shards of one run (or its folder).")
         words = headers[0][0]
-        for p, (w, _, _, _) in zip(self.paths, headers):
+        for p, (w, *_) in zip(self.paths, headers):
             if w != words:
                 raise DPTopicError(f"corpus shard {str(p)!r} has a different vocabulary from {str(self.paths[0])!r}: write all shards in one 'corpus prepare' run.")
         lengths = [h[1] for h in headers]
         supplied = all(h[2] for h in headers)
         self.vocabulary = Vocabulary(words)
+        # how the text was read and the words chosen (settings, as a Corpus keeps them), from the first shard; a
+        # shard's own place in the set is no part of it
+        self.metadata = {k: v for k, v in headers[0][4].items() if k != SHARD_RECORD}
         # every shard was prepared on a given word list (Corpus.vocabulary_supplied)
         self.vocabulary_supplied = bool(supplied)
         self.shard_doc_lengths = lengths

@@ -321,15 +321,17 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         # caller's tokens
         from ..corpus.corpus import TOKENS_SOURCE
 
-        came_with = getattr(corpus, "metadata", {}).get(TOKENS_SOURCE) if isinstance(corpus, Corpus) else None
+        # a Corpus, or a shard set (whose first shard's metadata it keeps)
+        described = isinstance(corpus, Corpus) or isinstance(getattr(corpus, "metadata", None), dict)
+        came_with = corpus.metadata.get(TOKENS_SOURCE) if described else None
         self.tokenizer_ = tokenizer_info(COUNT_MATRIX if getattr(self, "_input_names", None) is not None else
                                          TOKEN_LISTS if getattr(self, "_input_tokens", False) else came_with)
-        reading = getattr(corpus, "metadata", {}).get(READING) if isinstance(corpus, Corpus) else None
+        reading = corpus.metadata.get(READING) if described else None
         if isinstance(reading, dict) and "source" not in self.tokenizer_:
             self.tokenizer_["reading"] = dict(reading)     # how the training text was read (settings, not data)
         from ..corpus.corpus import VOCABULARY_CUTS
 
-        cuts = getattr(corpus, "metadata", {}).get(VOCABULARY_CUTS) if isinstance(corpus, Corpus) else None
+        cuts = corpus.metadata.get(VOCABULARY_CUTS) if described else None
         if isinstance(cuts, dict):      # the settings that chose the vocabulary from the data (max_vocab, min_df, ...)
             self.tokenizer_[VOCABULARY_CUTS] = dict(cuts)
         if self._private and getattr(self, "seed", None) is not None:
