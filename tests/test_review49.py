@@ -50,23 +50,33 @@ def test_set_union_refuses_a_corpus_whose_words_were_cut_by_their_counts(build, 
     assert cut in str(e.value) and "\n" not in str(e.value)
 
 
-def test_cuts_that_left_no_word_out_or_a_public_list_are_accepted():
+def test_only_a_corpus_with_every_word_or_a_public_list_is_accepted():
     docs = [["alpha", "beta", "gamma"], ["alpha", "delta"], ["beta", "epsilon", "alpha"]] * 5
-    for corpus in (Corpus.from_tokens(docs),                        # the default cap of 1,000 above its 5 words
-                   Corpus.from_tokens(docs, max_vocab=None, min_df=1, max_df=1.0),
+    for corpus in (Corpus.from_tokens(docs, max_vocab=None),
+                   Corpus.from_tokens(docs, max_vocab=2**31 - 1, min_df=1, max_df=1.0),   # --max-vocab all
                    Corpus.from_tokens(docs, max_vocab=2).restrict(["alpha", "beta", "zeta"]),   # a caller's list
                    Corpus.from_bow(np.array([[1, 2, 0], [0, 1, 3]]))):     # a matrix's columns: the caller's
         assert data_cut_of(corpus) is None
         dp_set_union(corpus, 1.0, 1e-5, seed=0)
+    # a cap that left nothing out of this corpus still binds on one a document away (a document with 996 new words
+    # pushes the rarest of these out of the top 1,000): refused as well, as is a count max_df at any value
+    assert data_cut_of(Corpus.from_tokens(docs)) == "built with max_vocab=1000"
+    assert data_cut_of(Corpus.from_tokens(docs, max_vocab=None, max_df=100)) == "built with max_df=100"
+    # a cap hidden by a later prune that records none (stop words only) is still seen
+    hidden = Corpus.from_tokens(docs, max_vocab=4).prune(max_vocab=None, stop_words=["zeta"])
+    assert data_cut_of(hidden) == "built with max_vocab=4"
 
 
 def test_train_refuses_a_prepared_corpus_cut_by_its_counts_in_one_line(tmp_path, capsys):
     texts = tmp_path / "docs.txt"
     rng = np.random.default_rng(0)
     words = [f"word{c}" for c in "abcdefghij"]
-    texts.write_text("\n".join(" ".join(rng.choice(words, 6)) for _ in range(60)) + "\n")
+    texts.write_text("\n".join(" ".join(rng.choice(words, 6)) for _ in range(600)) + "\n")
     prepared = tmp_path / "cut.npz"
     assert main(["corpus", "prepare", "--corpus", str(texts), "--max-vocab", "4", "--out", str(prepared)]) == 0
+    every = tmp_path / "all.npz"       # the way the message names: every word kept
+    assert main(["corpus", "prepare", "--corpus", str(texts), "--max-vocab", "all", "--out", str(every)]) == 0
+    assert data_cut_of(Corpus.load(every)) is None and Corpus.load(every).vocab_size == 10
     capsys.readouterr()
     try:
         rc = main(["train", "--algorithm", "docdp-cooc", "--epsilon", "2", "--topics", "2", "--corpus", str(prepared),
@@ -76,7 +86,9 @@ def test_train_refuses_a_prepared_corpus_cut_by_its_counts_in_one_line(tmp_path,
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.startswith("error")]
     assert rc == 2 and len(lines) == 1 and "Traceback" not in err
-    assert "built with --max-vocab 4" in lines[0] and not (tmp_path / "m").exists()
+    assert "built with --max-vocab 4" in lines[0] and "--max-vocab all" in lines[0] and not (tmp_path / "m").exists()
+    assert main(["train", "--algorithm", "docdp-cooc", "--epsilon", "2", "--topics", "2", "--corpus", str(every),
+                 "--private-vocabulary", "8,1e-5", "--out", str(tmp_path / "m2"), "--test-size", "0", "--quiet"]) == 0
 
 
 def test_the_fdptm_experiment_runs_on_a_pool_cut_once_before_its_shadows(tmp_path):
@@ -597,3 +609,75 @@ def test_a_model_trained_from_shards_records_how_its_text_was_read_and_its_words
     for key in ("reading", "vocabulary_cuts"):
         assert from_shards.tokenizer_.get(key) == from_npz.tokenizer_.get(key) is not None, key
     assert "shard" not in from_shards.tokenizer_.get("vocabulary_cuts", {})
+
+
+# ------------------------------------------------------------------ review 49 of the day's change
+def test_privacy_verify_of_a_report_whose_parameters_are_not_an_object_is_one_line(tmp_path):
+    import json
+    import warnings
+
+    from dptopic.accounting.verify import verify_report
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.models import DocDPCooccurrence
+    from dptopic.models.base import planned_spend_check
+
+    c, *_ = lda_corpus(n_docs=100, vocab_size=50, n_topics=3, doc_length=20, alpha=0.2, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DocDPCooccurrence(n_topics=3, epsilon=1.0, delta=1e-5, verbose=0).fit(c, vocabulary=c.vocabulary.words)
+    rep = json.loads(json.dumps(m.privacy_))
+    rep["parameters"] = ["edited"]
+    v = planned_spend_check(verify_report(rep), m, rep)       # no AttributeError: checked against the budget only
+    assert v.status in ("verified", "looser", "failed")
+
+
+def test_the_small_corpus_warning_reads_the_models_delta():
+    from dptopic.advice import too_small_message, unreachable_epsilon
+
+    assert unreachable_epsilon("document", 0.005, 1e-5) is not None
+    assert unreachable_epsilon("document", 0.005, 0.05) is None
+    assert "no number of documents helps" in too_small_message("document", 0.005, 300, 20)
+    assert "no number of documents helps" not in (too_small_message("document", 0.005, 300, 20, delta=0.05) or "")
+
+
+def test_the_authors_umass_variant_still_skips_unseen_pairs_as_their_code_does():
+    from dptopic.evaluation import umass_coherence
+
+    words = [f"w{i}" for i in range(6)]
+    comp = np.array([[6.0, 5, 3, 4, 2, 1]])        # top 4: w0, w1, w3, w2; w3 occurs nowhere
+    ref = Corpus.from_tokens([["w0", "w1"], ["w1", "w2"], ["w0", "w2"]], vocabulary=words)
+    assert np.isfinite(umass_coherence(comp, ref, 4, variant="authors", per_topic=True)[0])
+    assert np.isnan(umass_coherence(comp, ref, 4, variant="mimno", per_topic=True)[0])
+
+
+def test_recommends_private_vocabulary_example_splits_the_budget_asked_for(capsys):
+    out = _recommend(capsys, "--epsilon", 2, "--docs", 5000, "--delta", "1e-6")
+    assert "--epsilon 1.2 --delta 5e-07 --private-vocabulary 0.8,5e-07 for a total of epsilon 2, delta 1e-06" in out
+
+
+def test_an_explicit_csv_delimiter_is_never_replaced(tmp_path):
+    p = tmp_path / "semi.csv"
+    p.write_text("id;text\n1;apple banana\n")
+    with pytest.raises(DPTopicError, match="no column 'text'"):
+        Corpus.from_csv(p, delimiter=",")
+
+
+def test_a_stale_commit_record_never_renames_another_runs_staged_shards(tmp_path):
+    """A commit record names its set: staged shards of another run are left alone (and the reader then refuses the
+    folder), never moved in as if they were the committed set's."""
+    import json
+
+    from dptopic.backends import shards as sh
+
+    c = Corpus.from_tokens([["a", "b", "c"], ["b", "c"], ["c", "d"], ["a", "d"]] * 5)
+    sh.write_shards(c, tmp_path / "s", 2)
+    before = sorted(p.name for p in (tmp_path / "s").iterdir())
+    staged = tmp_path / "s" / ".shard-00000.npz.partial"
+    part = c.subset(np.arange(5))
+    part.metadata[sh.SHARD_RECORD] = {"index": 0, "count": 1, "set": "other-run"}
+    part.save(staged)
+    (tmp_path / "s" / sh._COMMIT).write_text(json.dumps({"set": "stale", "count": 1, "remove": ["shard-00001.npz"]}))
+    assert sh.finish_replacement(tmp_path / "s") is True
+    assert staged.exists()                                  # not renamed over the live shard 0
+    assert not (tmp_path / "s" / sh._COMMIT).exists()
+    assert "shard-00000.npz" in before and (tmp_path / "s" / "shard-00000.npz").exists()

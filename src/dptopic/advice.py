@@ -427,7 +427,7 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
             rec.notes.append("with fewer documents, a word-level guarantee (dptopic recommend --unit word) protects each"
                              " word rather than each document: a document of L words then has L x epsilon; local DP"
                              " needs far more contributors still (docs/choosing_a_guarantee.md).")
-    rec.notes.append(vocabulary_note(unit))
+    rec.notes.append(vocabulary_note(unit, float(epsilon), float(delta)))
     if rec.trainer == "docdp-cooc":
         rec.notes.append("docdp-cooc sets words in more than 25% of documents aside in background topics by default;"
                          " if the vocabulary keeps many stop-word-like words (no stop list: 'writes', 'don', 'just'),"
@@ -453,17 +453,20 @@ PUBLIC_WORDS = "PUBLIC_WORDS.txt"
 """The placeholder for a public word list in the suggested ``dptopic train`` command."""
 
 
-def vocabulary_note(unit: str) -> str:
-    """What keeps the vocabulary inside the guarantee the advice is about (the suggested command names a public list)."""
+def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA) -> str:
+    """What keeps the vocabulary inside the guarantee the advice is about (the suggested command names a public list);
+    the private-vocabulary example splits this ``epsilon`` and ``delta`` 60/40 and in halves."""
     if unit == "word":
         return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words"
                 " out of the private data; without it they are chosen from the private documents and the guarantee"
                 " is partial (docs/privacy.md).")
+    e_t, e_v, half = 0.6 * epsilon, 0.4 * epsilon, delta / 2
     return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words out"
             " of the private data; without a public list, --private-vocabulary EPS_V,DELTA_V chooses them by DP set"
-            " union inside the budget (e.g. --epsilon 0.6 --delta 5e-6 --private-vocabulary 0.4,5e-6 for a total of"
-            " epsilon 1, delta 1e-5: the trainer then has less, so expect less than the figure above); with neither,"
-            " the words are chosen from the private documents and the guarantee is partial (docs/privacy.md).")
+            f" union inside the budget (e.g. --epsilon {e_t:.3g} --delta {half:.3g} --private-vocabulary"
+            f" {e_v:.3g},{half:.3g} for a total of epsilon {epsilon:g}, delta {delta:g}: the trainer then has less,"
+            " so expect less than the figure above); with neither, the words are chosen from the private documents"
+            " and the guarantee is partial (docs/privacy.md).")
 
 
 def docs_needed_text(rec: Recommendation) -> str:
@@ -500,20 +503,20 @@ def verdict(rec: Recommendation) -> str:
 
 
 def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None,
-                      what: str = "documents") -> str | None:
+                      what: str = "documents", delta: float = TRAIN_DELTA) -> str | None:
     """The warning for a corpus too small for useful topics at ``epsilon`` (None when the table expects useful
     topics): the NPMI ratio to expect and the size from which topics become useful, both read from the utility table
     measured on public corpora. ``what`` names the documents counted (``"training documents"``)."""
-    rec = recommend(unit, epsilon, max(int(n_docs), 1), n_topics, table=table)
+    rec = recommend(unit, epsilon, max(int(n_docs), 1), n_topics, table=table, delta=delta)
     upper = rec.extrapolated_side in ("below", "both")
     if rec.expected_npmi_ratio is None or (rec.expected_npmi_ratio >= USEFUL_RATIO and not upper):
         return None     # where the figure leans on a corpus measured only above the point it is no more than a bound
     size = f"{int(n_docs):,} {what}"
     if rec.docs_for_useful_beyond:
         need = f"topics would need more than {MAX_DOCS:,} documents at this epsilon"
-    elif not rec.docs_for_useful and unreachable_epsilon(unit, epsilon, TRAIN_DELTA) is not None:
-        need = (f"no number of documents helps: dptopic train --unit {unit} cannot reach this epsilon at its default"
-                " delta")
+    elif not rec.docs_for_useful and unreachable_epsilon(unit, epsilon, delta) is not None:
+        need = (f"no number of documents helps: dptopic train --unit {unit} cannot reach this epsilon at delta"
+                f" {delta:g}")
     elif not rec.docs_for_useful:
         need = "no measured corpus size makes them useful at this epsilon"
     elif rec.docs_for_useful_bound == "at most":     # the threshold lies at or below what was measured

@@ -262,3 +262,9 @@ def plot_roc(curves: dict, path, title: str = "ROC (log-log)", private: bool = F
     finally:
         plt.close(fig)
     return path
+
+
+def resolvable(n_nonmembers: int, fpr: float) -> bool:
+    """Whether ``n_nonmembers`` scores can resolve a false-positive rate ``fpr``: at least ``1/fpr`` of them (with
+    fewer, the smallest FPR above 0 is already above ``fpr``, and "TPR at ``fpr``" is the TPR at FPR 0)."""
+    return n_nonmembers * fpr >= 1 - 1e-9

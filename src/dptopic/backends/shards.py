@@ -33,30 +33,43 @@ is between two sets, and whoever reads or writes the folder next finishes the re
 
 def finish_replacement(folder) -> bool:
     """Complete the replacement of a shard set that :data:`_COMMIT` records (a run killed after staging its whole set):
-    move the staged shards still hidden into place and remove the old set's extra shards. Idempotent, and safe beside
-    a run finishing the same replacement. True when there was one to finish."""
+    move the staged shards of that set still hidden into place and remove the old set's extra shards. Under the
+    folder's lock, the record read again there: idempotent, and safe beside a run or another reader finishing the same
+    replacement. True when there was one to finish."""
+    from .._io import _marker_lock
+
     folder = Path(folder)
+    if not (folder / _COMMIT).is_file():
+        return False
+    with _marker_lock(folder):
+        return _finish_locked(folder)
+
+
+def _finish_locked(folder: Path) -> bool:
+    """:func:`finish_replacement`'s work; the caller holds the folder's lock."""
     commit = folder / _COMMIT
-    if not commit.is_file():
+    if not commit.is_file():            # finished meanwhile by whoever held the lock before
         return False
     redo = f"re-create it with 'dptopic corpus prepare --shards N --out {folder} --overwrite'"
     try:
         rec = load_json(commit.read_text(encoding="utf-8"), "the shard set's commit record")
     except (OSError, UnicodeDecodeError, DPTopicError):
         raise DPTopicError(f"corpus shard folder {str(folder)!r} holds an unreadable {_COMMIT}: {redo}.") from None
-    count, remove = (rec.get("count"), rec.get("remove")) if isinstance(rec, dict) else (None, None)
+    count, remove, run = (rec.get("count"), rec.get("remove"), rec.get("set")) if isinstance(rec, dict) else (None,) * 3
     names = {f"shard-{j:05d}.npz" for j in range(count)} if isinstance(count, int) and 0 < count <= 10**6 else None
-    if names is None or not isinstance(remove, list) or not all(
+    if names is None or not isinstance(run, str) or not isinstance(remove, list) or not all(
             isinstance(n, str) and Path(n).name == n and n.startswith("shard-") and n.endswith(".npz")
             and n not in names for n in remove):
         raise DPTopicError(f"corpus shard folder {str(folder)!r} holds a malformed {_COMMIT}: {redo}.")
     try:
         for j in range(count):
             staged = folder / f".shard-{j:05d}.npz.partial"
-            try:
-                os.replace(staged, folder / f"shard-{j:05d}.npz")
-            except FileNotFoundError:      # already in place (by the run itself, or another reader)
-                pass
+            if not staged.is_file():    # already in place
+                continue
+            record = _read_header(staged)[3]
+            if not (isinstance(record, dict) and record.get("set") == run):
+                continue                # not the committed set's: left for the reader's checks to refuse
+            os.replace(staged, folder / f"shard-{j:05d}.npz")
         for n in remove:
             (folder / n).unlink(missing_ok=True)
         commit.unlink(missing_ok=True)
@@ -113,9 +126,12 @@ def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False
     # the complete set is committed, then replaces the old one: a run killed among the renames below leaves the commit
     # record, and the next reader or writer of the folder finishes them; a smaller set must not leave the old set's
     # extra shards behind
-    atomic_write_json(directory / _COMMIT, {"set": run, "count": len(staged),
-                                            "remove": [q.name for q in existing if q not in paths]})
-    finish_replacement(directory)
+    from .._io import _marker_lock
+
+    with _marker_lock(directory):
+        atomic_write_json(directory / _COMMIT, {"set": run, "count": len(staged),
+                                                "remove": [q.name for q in existing if q not in paths]})
+        _finish_locked(directory)
     return paths
 
 

@@ -95,7 +95,14 @@ def words_or(*keywords: str):
 
     return parse
 DEFAULT_MAX_VOCAB = 1000
-NO_VOCAB_CAP = 2**31 - 1  # max_vocab that keeps every word
+NO_VOCAB_CAP = 2**31 - 1  # max_vocab that keeps every word (corpus.corpus.NO_CAP)
+
+
+def max_vocab_arg(s: str) -> int:
+    """``--max-vocab``: an integer >= 2, or ``all`` (no cap: every word, as DP set union needs)."""
+    if s.strip().lower() == "all":
+        return NO_VOCAB_CAP
+    return _int_arg(2)(s)
 
 
 def add_out_args(p, default: str, what: str = "model") -> None:
@@ -372,9 +379,9 @@ def resolve_model_arg(a) -> None:
 def add_preprocessing_args(p):
     g = p.add_argument_group("preprocessing (a vocabulary built from the data is not private: to train on a private"
                              " corpus, 'dptopic train' takes --vocabulary FILE or --private-vocabulary)")
-    g.add_argument("--max-vocab", type=_int_arg(2), default=None,
-                   help="keep the N most frequent words (default 1000 for text; a prepared .npz or a UCI file keeps"
-                        " its own words unless given)")
+    g.add_argument("--max-vocab", type=max_vocab_arg, default=None, metavar="N|all",
+                   help="keep the N most frequent words, or all of them (default 1000 for text; a prepared .npz or a"
+                        " UCI file keeps its own words unless given)")
     g.add_argument("--min-df", type=df_arg, default=None, metavar="N|F",
                    help="keep words in at least N documents, or a fraction F of them (default 1)")
     g.add_argument("--max-df", type=df_arg, default=None, metavar="N|F",
@@ -415,7 +422,7 @@ def vocabulary_cut_note(corpus) -> str | None:
     share = corpus.n_tokens / cut["tokens_read"] if cut["tokens_read"] else 1.0
     return (f"note: --max-vocab {cut['max_vocab']} (the default) kept the {cut['max_vocab']} most frequent of"
             f" {cut['words']} words, {share:.0%} of the {cut['tokens_read']} tokens read; --max-vocab N keeps more"
-            f" (--max-vocab {cut['words']} keeps them all).")
+            f" (--max-vocab all keeps them all).")
 
 
 class ExitStatus(int):

@@ -324,9 +324,11 @@ def results_table(summaries: dict):
     for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
         t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
                      min_width=max(len(n) for n in summaries) if col == "attack" else None)
+    from ..attacks.metrics import resolvable
+
     def tpr(s, f):
         n = s.get("n_nonmembers")
-        if n is not None and n * f < 1 - 1e-9:      # no ROC point between FPR 0 and f: it would be the TPR at FPR 0
+        if n is not None and not resolvable(n, f):  # no ROC point between FPR 0 and f: it would be the TPR at FPR 0
             return "n/r"
         return f"{s[f'tpr_at_fpr_{f:g}']:.3%}"
 

@@ -107,11 +107,13 @@ def cmd_lira(a):
                       f" TPR@0.1% {_tpr(v['tpr_at_fpr_0.001'])}")
     if any(v["tpr_at_fpr_0.01"] is None or v["tpr_at_fpr_0.001"] is None for v in s["attacks"].values()):
         console.print(NOT_RESOLVED)
+    from ..attacks.lira import bound_text
+
     eps = s.get("empirical_epsilon") or {}
     if isinstance(eps, dict) and eps.get("epsilon_lower_bound") is not None:
         console.print(f"empirical epsilon lower bound (nominal {eps.get('confidence', 0.95):.0%} confidence, the"
                       f" strongest of {eps.get('n_attacks', '?')} attacks, Bonferroni; see docs/auditing.md):"
-                      f" {eps['epsilon_lower_bound']:.3g}" + (f", from {eps['attack']}" if eps.get("attack") else ""))
+                      f" {bound_text(eps['epsilon_lower_bound'])}" + (f", from {eps['attack']}" if eps.get("attack") else ""))
     console.print(f"for comparison, the published code's figures: AUC {ml.PUBLISHED['auc']},"
                   f" TPR@1% {ml.PUBLISHED['tpr_at_fpr_0.01']:.0%}, TPR@0.1% {ml.PUBLISHED['tpr_at_fpr_0.001']:.0%}"
                   f" (64 shadows; this run: {a.shadows}, {s['n_scores']['non_members']} non-member scores)")

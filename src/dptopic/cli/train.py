@@ -274,12 +274,19 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
     ppl_c = model.perplexity(test, mode="completion")
     ppl_p = model.perplexity(test, mode="paper")
     # held-out documents: never statistics of the training split
-    import warnings
+    import numpy as np
 
-    with warnings.catch_warnings():     # a small held-out split may lack some top words: the figure says "undefined"
-        warnings.filterwarnings("ignore", message=r".*occur in no reference document", category=UserWarning)
-        coh = model.coherence(test, top_n=min(10, len(model.vocabulary_)))
+    from ..evaluation import umass_coherence
+    from ..evaluation.topic_quality import quiet_absent_words
+
+    # a small held-out split may lack some top words: those topics have no UMass, and the figure says over how many
+    with quiet_absent_words():
+        per = umass_coherence(model.components_, model._as_model_corpus(test), min(10, len(model.vocabulary_)),
+                              per_topic=True)
+    scored = int(np.isfinite(per).sum())
+    coh = float(np.nanmean(per)) if scored else float("nan")
     model.metrics_ = {"perplexity_completion": ppl_c, "perplexity_paper": ppl_p, "umass_coherence_top10": coh,
+                      **({} if scored == len(per) else {"umass_topics_scored": scored}),
                       "n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **_npmi_and_diversity(model, test)}
     return train, test
 
@@ -344,7 +351,9 @@ def _print_metrics(model, console, baseline=None, saved=True):
                   f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
     console.print(f"[bold]held-out perplexity[/]: {m['perplexity_completion']:.1f} (document completion), "
                   f"{m['perplexity_paper']:.1f} (paper mode)   [bold]held-out UMass coherence[/] (top 10, Mimno's"
-                  f" sum): {_umass_text(m['umass_coherence_top10'])}")
+                  f" sum): {_umass_text(m['umass_coherence_top10'])}"
+                  + (f" (over {m['umass_topics_scored']} of {model.n_topics} topics: the others' top words are absent"
+                     " from the held-out documents)" if "umass_topics_scored" in m and m["umass_topics_scored"] else ""))
     if model._private:
         console.print("[yellow]NPMI, perplexity and UMass are computed on held-out documents of the private corpus:"
                       " outside the guarantee (diversity reads only the released topics);[/] "
@@ -414,7 +423,9 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
         n_docs, what = _split(corpus, a, model)[0].n_docs, "training documents"
     else:
         n_docs, what = corpus.n_docs, "documents"
-    msg = too_small_message(a.unit, a.epsilon if a.unit == "document" else a.budget, n_docs, a.topics, what=what)
+    delta = getattr(a, "delta", None)
+    msg = too_small_message(a.unit, a.epsilon if a.unit == "document" else a.budget, n_docs, a.topics, what=what,
+                            **({} if delta is None else {"delta": float(delta)}))
     if msg is not None:
         console.print(f"[bold yellow]warning[/]: {msg}")
 
@@ -664,10 +675,10 @@ def cmd_evaluate(a):
     q["perplexity"], q["perplexity_mode"] = ppl, a.mode
     if hasattr(model, "coherence"):
         import math
-        import warnings
 
-        with warnings.catch_warnings():     # absent top words are said once, by absent_top_words below
-            warnings.filterwarnings("ignore", message=r".*occur in no reference document", category=UserWarning)
+        from ..evaluation.topic_quality import quiet_absent_words
+
+        with quiet_absent_words():      # absent top words are said once, by absent_top_words below
             mimno = model.coherence(corpus, top_n=top_n)
         q["umass_mimno_sum"] = None if math.isnan(mimno) else mimno
     else:

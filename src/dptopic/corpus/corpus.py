@@ -196,11 +196,18 @@ READING = "reading"     # metadata key: how raw text was tokenised (lowercase, s
 VOCABULARY_CUTS = "vocabulary_cuts"
 
 
+NO_CAP = 2**31 - 1
+"""A ``max_vocab`` at least this large keeps every word (the CLI's ``--max-vocab all``)."""
+
+
 def data_cut_of(corpus) -> str | None:
-    """The cut, if any, that chose ``corpus``'s words from its own documents' counts in a way one document can change
-    (a ``max_vocab`` that bound, a ``min_df`` above one document, a ``max_df`` below all of them, at build time or in a
+    """The recorded cut, if any, that chose ``corpus``'s words by its own documents' counts (at build time or in a
     later prune), as a phrase for an error; None when none did or none is recorded. DP set union needs its candidate
-    words to be each document's own: with such a cut, adding one document can push another's word off the list."""
+    words to be each document's own, whatever the neighbouring corpus: a word cap binds on some corpus one document
+    away even where it left nothing out of this one (a document with new words pushes the rarest out), and document
+    frequency bounds move with one document too. So every finite ``max_vocab``, an integer ``min_df`` above 1, any
+    fractional ``min_df`` above 0 (its count grows with the corpus) and any ``max_df`` but a fraction of at least 1
+    counts."""
     if corpus.metadata.get(VOCABULARY_SOURCE) == "supplied":
         return None                                     # the caller's word list, not chosen from these counts
     cuts = corpus.metadata.get(VOCABULARY_CUTS)
@@ -211,7 +218,7 @@ def data_cut_of(corpus) -> str | None:
         if not isinstance(c, dict):
             continue
         max_vocab, min_df, max_df = c.get("max_vocab"), c.get("min_df"), c.get("max_df")
-        if max_vocab is not None and corpus.vocab_size >= max_vocab:     # fewer words than the cap: it left none out
+        if max_vocab is not None and max_vocab < NO_CAP:
             found.append(f"{where} max_vocab={max_vocab}")
         if min_df is not None and (min_df > 1 if isinstance(min_df, int) else min_df > 0):
             found.append(f"{where} min_df={min_df}")
@@ -653,18 +660,22 @@ class Corpus:
 
     @classmethod
     def from_csv(cls, path, text_column: str = "text", label_column: str | None = None, id_column: str | None = None,
-                 require_ids: bool = True, delimiter: str = ",", **kw) -> "Corpus":
+                 require_ids: bool = True, delimiter: str | None = None, **kw) -> "Corpus":
         """A CSV file with a header row; ``id_column`` names the column of document ids (``doc_ids``). Every row must
         have one, unless ``require_ids=False``: then the ids are used only when every row has one, and are
         ``doc0, doc1, ...`` otherwise. Two rows with the same id are refused (used as ``doc0, ...`` with
-        ``require_ids=False``). ``delimiter``: the character between fields (``"\\t"`` for tab-separated values)."""
+        ``require_ids=False``). ``delimiter``: the character between fields (``"\\t"`` for tab-separated values); by
+        default ``","``, or the ``";"``, ``"|"`` or tab a header without a comma holds between the columns asked for
+        (with a warning); a delimiter given is never replaced."""
         _check_field_names(("text_column", text_column, False), ("label_column", label_column, True),
                            ("id_column", id_column, True))
+        guess = delimiter is None           # the default, ',': another one seen in the header may replace it
+        delimiter = "," if delimiter is None else delimiter
         if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
             raise DPTopicError(f"invalid delimiter={delimiter!r}: give one character, such as ',' or '\\t'.")
         cols, rows, lines = _read_csv(path, delimiter)
         wanted = [c for c in (text_column, label_column, id_column if require_ids else None) if c is not None]
-        other = _other_delimiter_char(cols, delimiter)
+        other = _other_delimiter_char(cols, delimiter) if guess else None
         if other is not None and any(c not in cols for c in wanted):
             # a header read as one field that holds another separator (';' from a spreadsheet in many locales): read
             # with it when that finds the columns asked for, and say so; otherwise the error below names it

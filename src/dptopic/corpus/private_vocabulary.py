@@ -171,9 +171,9 @@ def dp_set_union(corpus: Corpus, epsilon: float, delta: float, delta0: int | Non
     if cut is not None:
         raise DPTopicError(f"DP set union needs every word of the documents as a candidate, and this corpus's words"
                            f" were cut by their counts ({cut}): one document could push another's word off the list,"
-                           " which the guarantee does not cover. Keep every word: train on the text itself, or"
-                           " prepare it with a word cap above its number of distinct words and no document-frequency"
-                           " bounds.")
+                           " which the guarantee does not cover. Keep every word: build it with max_vocab=None and"
+                           " no document-frequency bounds (CLI: train on the text itself, or prepare it with"
+                           " --max-vocab all).")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     rho = dpsu_threshold(epsilon, delta, delta0, mechanism)
     scale = noise_scale(epsilon, delta, mechanism)

@@ -4,7 +4,9 @@
 words in decreasing probability. ``variant="mimno"`` divides by the document
 frequency of the higher-ranked word ``v_l`` (default); ``variant="authors"``
 divides by the lower-ranked ``v_m`` and skips pairs with ``D(v_m) = 0``, as the
-code behind Manzonelli et al. does.
+code behind Manzonelli et al. does. Under ``"mimno"`` a topic whose ranked word ``v_l`` occurs in no reference
+document has no score (NaN per topic; the mean is over the others, with a warning): skipping its pairs would score it
+0, the best value.
 """
 from __future__ import annotations
 
@@ -41,6 +43,8 @@ def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno",
         for m in range(1, top_n):
             for l in range(m):
                 denom = df[l] if variant == "mimno" else df[m]
+                if denom == 0 and variant == "authors":
+                    continue        # the code behind Manzonelli et al. skips the pair, reproduced as it is
                 if denom == 0:      # a word in no reference document: log((0 + 1) / 0), undefined for the topic
                     s = np.nan      # (skipping its pairs scored such a topic 0, the best value)
                     break

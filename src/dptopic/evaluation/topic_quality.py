@@ -165,6 +165,21 @@ def defined_mean(scores: np.ndarray, what: str) -> float:
     return float(np.nanmean(scores)) if undefined < len(scores) else math.nan
 
 
+def quiet_absent_words():
+    """A context in which :func:`defined_mean`'s warning on top words absent from the reference is not shown: for a
+    caller that says it itself (``topic_quality``'s ``absent_top_words``, ``evaluate``'s note, ``train``'s figure)."""
+    import contextlib
+    import warnings
+
+    @contextlib.contextmanager
+    def quiet():
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*occur in no reference document", category=UserWarning)
+            yield
+
+    return quiet()
+
+
 def absent_top_word_topics(components, reference, top_n: int = 10) -> int:
     """How many topics have a top word that occurs in no document of ``reference`` (a Corpus in their vocabulary)."""
     tops = top_words(components, top_n)
@@ -201,10 +216,7 @@ def topic_quality(model_or_components, reference, top_n: int = 10, window: int |
     reference = _reference_corpus(model_or_components, reference)
     comp = _components(model_or_components)
     npmi = npmi_coherence(comp, reference, top_n, window, per_topic=True)
-    import warnings
-
-    with warnings.catch_warnings():         # said once below, as a field, rather than as a warning per measure
-        warnings.filterwarnings("ignore", message=r".*occur in no reference document", category=UserWarning)
+    with quiet_absent_words():              # said once below, as a field, rather than as a warning per measure
         cv = cv_coherence(comp, reference, top_n, 110)
     absent = absent_top_word_topics(comp, reference, top_n)
     out = {

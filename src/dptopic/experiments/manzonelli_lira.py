@@ -70,12 +70,6 @@ LOW_FPRS = {"tpr_at_fpr_0.01": 0.01, "tpr_at_fpr_0.001": 0.001}
 """The low false-positive rates the checks read, by the key of their TPR."""
 
 
-def resolvable(n_nonmembers: int, fpr: float) -> bool:
-    """Whether ``n_nonmembers`` scores can resolve a false-positive rate ``fpr``: at least ``1/fpr`` of them (with
-    fewer, the smallest FPR above 0 is already above ``fpr``, and "TPR at ``fpr``" is the TPR at FPR 0)."""
-    return n_nonmembers * fpr >= 1 - 1e-9
-
-
 def _n_nonmembers(res) -> int:
     """The non-member scores behind a run's pooled ROC curves."""
     return int((~np.asarray(res.pooled["lira_online"][1]).astype(bool)).sum())
@@ -85,7 +79,7 @@ def resolved(summary: dict, n_nonmembers: int) -> dict:
     """``summary`` with each TPR at a false-positive rate its ``n_nonmembers`` scores cannot resolve set to None (an
     empty cell in a CSV, "n/r" on the terminal, as ``dptopic audit`` shows it): with fewer than ``1/FPR`` non-member
     scores that figure would be the TPR at FPR 0."""
-    return {m: (None if m in LOW_FPRS and not resolvable(n_nonmembers, LOW_FPRS[m]) else v) for m, v in summary.items()}
+    return {m: (None if m in LOW_FPRS and not metrics.resolvable(n_nonmembers, LOW_FPRS[m]) else v) for m, v in summary.items()}
 
 
 def lira_checks(attacks: dict, n_nonmembers: int) -> tuple[dict, dict]:
@@ -97,7 +91,7 @@ def lira_checks(attacks: dict, n_nonmembers: int) -> tuple[dict, dict]:
 
     def why(m):
         fpr = LOW_FPRS.get(m)
-        if fpr is None or resolvable(n_nonmembers, fpr):
+        if fpr is None or metrics.resolvable(n_nonmembers, fpr):
             return None
         return (f"{n_nonmembers} non-member scores cannot resolve FPR {fpr:.1%}: it needs at least {round(1 / fpr):,}"
                 " (more documents, or more attacked targets: --targets up to --shadows)")

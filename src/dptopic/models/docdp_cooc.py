@@ -153,7 +153,10 @@ class DocDPCooccurrence(_DocumentDPModel):
         # whether a word ranking came first follows from public settings (the vocabulary size, n_topics, n_words,
         # background_share), which the report records as its ranking noise; the noise of each release then follows
         # from epsilon, delta and ranking_noise alone
-        ranked = (report.get("parameters") or {}).get("ranking_noise_multiplier") is not None
+        params = report.get("parameters")
+        if not isinstance(params, dict):      # an edited report: its events are then checked against no plan
+            return RunPlan(budget=(self.epsilon, self.delta), unit="document", relation=DOCUMENT_RELATION)
+        ranked = params.get("ranking_noise_multiplier") is not None
         if ranked:
             label = _RANKING_COUNTS if self.word_choice == "repetition" else _RANKING
             sigma_rank, sigma = calibrate_gaussian_pair(float(self.epsilon), float(self.delta),
@@ -269,7 +272,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.vocabulary_ = vocab
         self._set_fitted(corpus)
         self._train_stats = {"vocab_size": V}
-        _warn_if_too_small(float(self.epsilon), n_docs, K)
+        _warn_if_too_small(float(self.epsilon), n_docs, K, float(self.delta))
         return self
 
     def privacy_report(self) -> dict:
@@ -304,7 +307,7 @@ AUTO_SHARE, AUTO_SHARE_MIN_TOPICS = 0.25, 10   # background_share="auto"
 AUTO_RANKING_NOISE = {"frequency": 3.0, "repetition": 2.0}
 
 
-def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int) -> None:
+def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int, delta: float = 1e-5) -> None:
     """A model of noise is never presented without a warning: when the utility table (public corpora) expects
     topics below the useful ratio at this budget and corpus size, say so, and from which size topics become useful.
     The count is shown to the data holder in this process only, as ``dptopic train`` prints it; it is not saved."""
@@ -313,7 +316,7 @@ def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int) -> None:
     from ..advice import too_small_message
     from ..errors import SmallCorpusWarning
 
-    msg = too_small_message("document", epsilon, n_docs, n_topics)
+    msg = too_small_message("document", epsilon, n_docs, n_topics, delta=delta)
     if msg is not None:
         warnings.warn(f"DocDPCooccurrence: {msg}", SmallCorpusWarning, stacklevel=3)
 

@@ -337,7 +337,9 @@ def _attack_cell(row: dict, key: str) -> str:
     if fpr is None:
         return _fmt(v)
     n = row.get("n_nonmembers")
-    if fpr > 0 and isinstance(n, (int, float)) and not isinstance(n, bool) and n * fpr < 1 - 1e-9:
+    from ..attacks.metrics import resolvable
+
+    if fpr > 0 and isinstance(n, (int, float)) and not isinstance(n, bool) and not resolvable(n, fpr):
         return UNRESOLVED
     try:
         f = float(v)

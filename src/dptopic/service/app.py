@@ -249,7 +249,8 @@ class Service:
                           "vocabulary_fingerprint": codec.fed_fingerprint(cfg.fed_vocabulary),
                           "min_updates_per_round": cfg.fed_min_updates}
             if self.rrp.exclusion == "none":    # the floor and tail rules' settings, kept for the clients' config
-                doc["fed"]["unused_by_this_rule"] = ["delta", "gamma", "variant", "replacement"]
+                doc["fed"]["unused_by_this_rule"] = (["delta", "gamma", "variant", "replacement"]
+                                                     + (["local_iter"] if self.rrp.local_inference == "em" else []))
         return doc
 
 
@@ -513,26 +514,10 @@ async def post_fed_update(request: Request):
     if known is not None and known[0] == "conflict":
         # another body under a used key: a body the server would refuse anyway gets that refusal first, as on
         # /v1/reports (a stale round is no reason to refuse it here: the key's conflict is answered)
-        rnd, _ = await run_in_threadpool(svc.storage.fed_round)
-        try:
-            await run_in_threadpool(codec.fed_check_update, body, svc.cfg.fed_vocabulary, svc.rrp, rnd)
-        except codec.MalformedReports as e:
-            raise ApiError(400, "malformed_update", str(e)) from None
-        except codec.IncompatibleReports as e:
-            raise ApiError(422, "incompatible_update", str(e)) from None
-        except codec.StaleMessage:
-            pass
+        await _checked_fed_update(svc, body, stale_refused=False)
     if known is not None:
         return _fed_ack(svc, key, *known)
-    rnd, _ = await run_in_threadpool(svc.storage.fed_round)
-    try:
-        client, _ = await run_in_threadpool(codec.fed_check_update, body, svc.cfg.fed_vocabulary, svc.rrp, rnd)
-    except codec.StaleMessage as e:
-        raise ApiError(409, "stale_round", str(e)) from None
-    except codec.MalformedReports as e:
-        raise ApiError(400, "malformed_update", str(e)) from None
-    except codec.IncompatibleReports as e:
-        raise ApiError(422, "incompatible_update", str(e)) from None
+    rnd, client = await _checked_fed_update(svc, body, stale_refused=True)
 
     def aggregate(round_, bodies, broadcast):
         return codec.fed_aggregate(svc.cfg.fed_vocabulary, svc.rrp, round_, bodies, broadcast=broadcast)
@@ -544,6 +529,23 @@ async def post_fed_update(request: Request):
     if outcome == "duplicate":
         raise ApiError(409, "duplicate_update", f"client {client!r} already sent its update for round {rnd}.")
     return _fed_ack(svc, key, outcome, info)
+
+
+async def _checked_fed_update(svc, body: bytes, stale_refused: bool):
+    """``(open round, client id)`` of a FedLDA update checked against the open round, or its refusal as an
+    :class:`ApiError` (400 malformed, 422 incompatible, 409 stale unless ``stale_refused`` is False)."""
+    rnd, _ = await run_in_threadpool(svc.storage.fed_round)
+    try:
+        client, _ = await run_in_threadpool(codec.fed_check_update, body, svc.cfg.fed_vocabulary, svc.rrp, rnd)
+    except codec.StaleMessage as e:
+        if stale_refused:
+            raise ApiError(409, "stale_round", str(e)) from None
+        return rnd, None
+    except codec.MalformedReports as e:
+        raise ApiError(400, "malformed_update", str(e)) from None
+    except codec.IncompatibleReports as e:
+        raise ApiError(422, "incompatible_update", str(e)) from None
+    return rnd, client
 
 
 def _fed_ack(svc, key: str, outcome: str, info: dict):
