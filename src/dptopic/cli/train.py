@@ -276,13 +276,11 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
     # held-out documents: never statistics of the training split
     import numpy as np
 
-    from ..evaluation import umass_coherence
     from ..evaluation.topic_quality import quiet_absent_words
 
     # a small held-out split may lack some top words: those topics have no UMass, and the figure says over how many
     with quiet_absent_words():
-        per = umass_coherence(model.components_, model._as_model_corpus(test), min(10, len(model.vocabulary_)),
-                              per_topic=True)
+        per = np.asarray(model.coherence(test, top_n=min(10, len(model.vocabulary_)), per_topic=True), dtype=float)
     scored = int(np.isfinite(per).sum())
     coh = float(np.nanmean(per)) if scored else float("nan")
     model.metrics_ = {"perplexity_completion": ppl_c, "perplexity_paper": ppl_p, "umass_coherence_top10": coh,

@@ -451,9 +451,10 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                                                           theta=theta), UserWarning, stacklevel=user_stacklevel())
         return c
 
-    def coherence(self, X, top_n: int = 10, variant: str = "mimno") -> float:
-        """Average UMass coherence of the topics on ``X`` (Mimno et al. 2011)."""
-        return umass_coherence(self.components_, self._as_model_corpus(X), top_n, variant)
+    def coherence(self, X, top_n: int = 10, variant: str = "mimno", per_topic: bool = False):
+        """Average UMass coherence of the topics on ``X`` (Mimno et al. 2011); ``per_topic``: one value per topic
+        (NaN where a ranked top word occurs in no document of ``X``, which the average leaves out with a warning)."""
+        return umass_coherence(self.components_, self._as_model_corpus(X), top_n, variant, per_topic=per_topic)
 
     def topic_words(self, n: int = 10, weights: bool = False) -> list:
         """The ``n`` most probable words of each topic."""
