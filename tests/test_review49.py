@@ -681,3 +681,12 @@ def test_a_stale_commit_record_never_renames_another_runs_staged_shards(tmp_path
     assert staged.exists()                                  # not renamed over the live shard 0
     assert not (tmp_path / "s" / sh._COMMIT).exists()
     assert "shard-00000.npz" in before and (tmp_path / "s" / "shard-00000.npz").exists()
+
+
+def test_the_clis_no_cap_is_the_corpus_no_cap():
+    """--max-vocab all stands for the cap data_cut_of takes as none (the CLI keeps its own copy of the number so that
+    its light imports stay light)."""
+    from dptopic.cli._common import NO_VOCAB_CAP, max_vocab_arg
+    from dptopic.corpus.corpus import NO_CAP
+
+    assert NO_VOCAB_CAP == NO_CAP == max_vocab_arg("all")
