@@ -95,7 +95,7 @@ def words_or(*keywords: str):
 
     return parse
 DEFAULT_MAX_VOCAB = 1000
-NO_VOCAB_CAP = 2**31 - 1  # max_vocab that keeps every word: corpus.corpus.NO_CAP, kept here so the CLI imports stay light
+NO_VOCAB_CAP = 2**31 - 1  # max_vocab that keeps every word: corpus.corpus.NO_CAP (a copy: CLI imports stay light)
 
 
 def max_vocab_arg(s: str) -> int:
