@@ -400,7 +400,8 @@ def refuse_data_cuts(a, given: str) -> None:
     cuts = [flag for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df),
                                  ("--max-df", getattr(a, "max_df", None))) if v is not None]
     if cuts:
-        raise DPTopicError(f"{given}, so {' / '.join(cuts)} (which choose words from the data) cannot apply: drop one"
+        verb = "chooses" if len(cuts) == 1 else "choose"
+        raise DPTopicError(f"{given}, so {' / '.join(cuts)} (which {verb} words from the data) cannot apply: drop one"
                            " or the other.")
 
 
@@ -578,7 +579,9 @@ def print_privacy(report: dict, console=None):
     elif "epsilon_nominal" in report:
         t.add_row("cross-check: paper's nominal claim", _g(report["epsilon_nominal"]))
     if "epsilon_paper" in report:
-        t.add_row("cross-check: paper (T(eps_L+eps_I))", _g(report["epsilon_paper"]))
+        fresh = (report.get("parameters") or {}).get("final_release") == "fresh"
+        t.add_row("cross-check: paper (T(eps_L+eps_I)" + (" + eps_L, the final release)" if fresh else ")"),
+                  _g(report["epsilon_paper"]))
     if "epsilon_basic" in report:
         t.add_row(f"cross-check: basic composition (delta={_fmt_delta(report.get('delta_basic', 0))})",
                   _g(report["epsilon_basic"]))
