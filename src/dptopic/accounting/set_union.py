@@ -88,10 +88,17 @@ def fdptm_report(vocab_event: ApproxDPEvent, trainer_report: dict, ledger=None) 
         rep["epsilon_pld_tight"] = led.epsilon_tight(d_t + d_v)
     warnings = list(trainer_report.get("warnings", []))
     if trainer_report.get("unit") != vocab_event.unit:
+        t_unit = trainer_report.get("unit")
+        if t_unit in _UNITS_HOLDING_DOCUMENTS:
+            # a user holds several documents: there the vocabulary's per-document guarantee is the one that grows
+            grows = (f"for a {t_unit} of L {vocab_event.unit}s the vocabulary's part grows to L times epsilon_V, its"
+                     f" delta_V to L e^((L-1) epsilon_V) delta_V, by group privacy")
+        else:
+            grows = (f"for a {vocab_event.unit} of L {t_unit}s the topic model's part grows to L times its epsilon by"
+                     f" group privacy")
         warnings.append(f"different privacy units: the vocabulary protects one {vocab_event.unit}, the topic model one"
-                        f" {trainer_report.get('unit')}; Theorem 4.1 needs the same adjacency, so the composed figure"
-                        f" holds for neither unit as such (for a {vocab_event.unit} of L {trainer_report.get('unit')}s"
-                        f" the topic model's part grows to L times its epsilon by group privacy)")
+                        f" {t_unit}; Theorem 4.1 needs the same adjacency, so the composed figure holds for neither"
+                        f" unit as such ({grows})")
         rep["guarantee"] = "partial"
         rep["unit"] = f"{vocab_event.unit} (vocabulary) + {trainer_report.get('unit')} (topic model)"
     if warnings:
@@ -102,6 +109,10 @@ def fdptm_report(vocab_event: ApproxDPEvent, trainer_report: dict, ledger=None) 
     if claims_no_guarantee(rep):
         rep["guarantee"] = "none"           # as a trainer's own report says when no (epsilon, delta) follows
     return rep
+
+
+_UNITS_HOLDING_DOCUMENTS = ("user",)
+"""Trainer units made of documents (FedLDA's user holds one or more), not parts of one document (a word)."""
 
 
 def gaussian_sigma(epsilon: float, delta: float) -> float:

@@ -493,6 +493,11 @@ class OLPLDA(_LocalModel, OnlineLDA):
                   " in all (one person under several pseudonyms counts as several contributors).")
         rep["mode"] = "Algorithm 2 as printed" if self.alg2_literal else "reconciled Algorithm 2 (eq. 21 prior mean)"
         rep["prior_data"] = "none" if self._no_prior() else "public prior corpus D_0"
+        if getattr(self, "_prior_presence", None) is not None:
+            rep["scope"] += (" A saved model folder also holds the prior documents' word-presence rows"
+                             " (prior_presence.npy, read by the overlap check when training resumes): publish the"
+                             " folder only where the prior corpus itself may be published (dptopic serve's /v1/model"
+                             " leaves them out).")
         return rep
 
     def _saved_params(self) -> dict:

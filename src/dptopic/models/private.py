@@ -315,13 +315,16 @@ class HDPLDA(_PrivateGibbs):
     def privacy_report(self) -> dict:
         eps_i, C, T = self.epsilon_inherent_, self.clip_, self.n_iter
         params = {"epsilon_laplace": self.epsilon_laplace, "epsilon_inherent": eps_i, "clip": C, "beta": self.beta,
-                  "n_iter": T}
+                  "n_iter": T, "final_release": self.final_release}
         if self.epsilon_laplace is None:
             return self._finalize(non_private_report(
                 "clipping without Laplace noise bounds only the replaced token's sampling step; the exact counts"
                 " still drive the sampler, so related tokens leak (Zhao et al. Prop. 2) and no DP guarantee holds.",
                 mode="limited-inherent", parameters=params))
         paper_eps = T * (self.epsilon_laplace + eps_i)
+        if self.final_release == "fresh" and not self.paper_literal:
+            # the paper's accounting applied to every release of this run: Phi from one more eps_L release
+            paper_eps += self.epsilon_laplace
         if self.paper_literal:
             return self._finalize(non_private_report(
                 "Algorithm 1 as written accumulates the noise in the live counts and updates them within the sweep,"

@@ -483,12 +483,13 @@ class DPSVI(_VariationalLDA):
             "epsilon_moments_accountant": moments_accountant_epsilon(s, q, T, d, max_order=64),
             "epsilon_strong_composition": strong_composition_for_sigma(s, q, T, d, 1e-6) if d > T * q * 1e-6 else None,
             "paper_figures_note": ("epsilon_moments_accountant_paper: log moments over integer orders up to"
-                                   " floor(sigma^2 ln(1/(q sigma))) as in Park et al.'s code; None outside the range"
-                                   " that cap comes from (Abadi et al. 2016, Lemma 3: sigma >= 1 and q < 1/(16"
-                                   " sigma)); epsilon_moments_accountant: orders 1..64; epsilon_strong_"
+                                   " floor(sigma^2 ln(1/(q sigma))) as in Park et al.'s code; not computed (null)"
+                                   " outside the range that cap comes from (Abadi et al. 2016, Lemma 3: sigma >= 1"
+                                   " and q < 1/(16 sigma)); epsilon_moments_accountant: orders 1..64; epsilon_strong_"
                                    "composition: the paper's baseline analysis (classic Gaussian per step at"
                                    " delta_step = 1e-6, amplification by subsampling, Dwork & Roth Thm 3.20) for the"
-                                   " same noise. The guarantee claimed is epsilon_pld."),
+                                   " same noise. These are cross-checks, not the guarantee: that is the report's"
+                                   " epsilon, the figure its epsilon_method names."),
             "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
             "scope": ("covers every noisy sum of expected sufficient statistics, hence every lambda iterate and the"
                       " released topics (post-processing). NOT covered: "

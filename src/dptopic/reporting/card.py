@@ -284,6 +284,11 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note", "fits"):
         if key in report:
             card[key] = report[key]
+    if (isinstance(card.get("budget"), dict) and isinstance(report.get("vocabulary_selection"), dict)
+            and isinstance(report.get("topic_model"), dict)):
+        # the trainer's budget, kept by the private vocabulary's composition: below the headline, which adds eps_V
+        card["budget"] = dict(card["budget"], covers="the topic model alone: the private vocabulary's (epsilon_V,"
+                                                     " delta_V) is spent on top of it, and the headline composes both")
     if "paper_figures_note" in report:
         card["figures_note"] = report["paper_figures_note"]
     if source is not None or vocab_exposed:
