@@ -135,3 +135,25 @@ def test_cli_table_names_the_fresh_final_release_in_the_paper_cross_check(small)
         texts.append(" ".join(con.export_text().split()))
     assert "+ eps_L, the final release" in texts[0]
     assert "+ eps_L, the final release" not in texts[1] and "T(eps_L+eps_I)" in texts[1]
+
+
+def test_fed_with_a_private_vocabulary_reports_over_every_word_and_refuses_a_frequency_cut(tmp_path, capsys):
+    """A DP set union vocabulary is alphabetical and carries no frequency order the guarantee covers: the CLI's
+    FedLDA ranges its reports over all of it by default, and refuses --report-words auto or N in one line."""
+    import json
+
+    from dptopic.cli.main import main
+
+    texts = tmp_path / "t.txt"
+    words = ["apple", "berry", "cherry", "delta", "eagle", "falcon", "grape", "hazel", "iris", "juniper", "kiwi",
+             "lemon"]
+    texts.write_text("\n".join(" ".join(words[(i + j) % 12] for j in range(8)) for i in range(400)) + "\n")
+    base = ["train", "--algorithm", "fed", "--corpus", str(texts), "--format", "text", "--private-vocabulary",
+            "2,1e-4", "--epsilon", "5", "--topics", "2", "--rounds", "1", "--clients", "20", "--pad-length", "8",
+            "--quiet"]
+    assert main([*base, "--report-words", "auto", "--out", str(tmp_path / "a")]) != 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--report-words auto" in err and "--report-words all" in err and "Traceback" not in err
+    assert main([*base, "--out", str(tmp_path / "m")]) == 0
+    params = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]["parameters"]
+    assert params["report_words_rule"] == "all" and params["report_words"] == 12

@@ -29,10 +29,11 @@ def add_fed_args(t) -> None:
     g.add_argument("--local-inference", choices=("em", "gibbs"), default="em",
                    help="fed, exclusion none: clients label their reports by EM of their topic proportions (default)"
                         " or by a Gibbs chain")
-    g.add_argument("--report-words", type=words_or("auto", "all"), default="auto", metavar="N|auto|all",
+    g.add_argument("--report-words", type=words_or("auto", "all"), default=None, metavar="N|auto|all",
                    help="fed, exclusion none: reports range over the vocabulary's first N words (its most common);"
                         " auto (default) keeps those the reports can estimate, from epsilon, the vocabulary size and"
-                        " the number of reports (docs/fedlda.md)")
+                        " the number of reports (docs/fedlda.md); all with --private-vocabulary, whose words have no"
+                        " order the guarantee covers")
     g.add_argument("--replacement", choices=("mixture", "topic"), default="mixture",
                    help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
 
@@ -48,10 +49,19 @@ def build_fedlda(a, common: dict):
     if a.user_budget is not None and a.exclusion != "none":
         raise DPTopicError("--user-budget needs --exclusion none (entries randomized once); the floor and tail rules"
                            " randomize again every round.")
+    report_words = a.report_words
+    if getattr(a, "private_vocabulary", None) is not None:
+        if report_words not in (None, "all"):
+            raise DPTopicError(f"--report-words {report_words} keeps the vocabulary's most common words, but a"
+                               " vocabulary chosen by --private-vocabulary has no frequency order its guarantee covers"
+                               " (ordering it by the documents' counts would spend data outside it): use --report-words"
+                               " all (the default with --private-vocabulary), or a public --vocabulary listed most"
+                               " common first.")
+        report_words = "all"
     model = FedLDA(epsilon=a.epsilon if a.epsilon is not None else 5.0, delta=a.failure_rate, gamma=a.gamma,
                    rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
                    variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
-                   subset_size=a.subset_size, local_inference=a.local_inference, report_words=a.report_words,
+                   subset_size=a.subset_size, local_inference=a.local_inference, report_words=report_words or "auto",
                    secure=bool(getattr(a, "secure", False)), seed=a.seed, **kw)
     model._validate()  # refuse bad parameters before loading the corpus
     return model

@@ -49,7 +49,7 @@ _ALGORITHM_ONLY = {
     "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
     "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
     "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "user_budget": (None, _FED), "variant": ("another", _FED),
-    "exclusion": ("none", _FED), "subset_size": (0, _FED), "report_words": ("auto", _FED), "replacement": ("mixture", _FED),
+    "exclusion": ("none", _FED), "subset_size": (0, _FED), "report_words": (None, _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
