@@ -179,11 +179,15 @@ class Service:
         with self._view_lock:
             if key == self._view_key:
                 return self._view
+        arrays = None
+        if row["meta_json"]:    # model.json and arrays of one version (a step may have been committed meanwhile)
+            row, arrays = self.storage.active_model_with_arrays()
+            key = (row["id"], row["version"], n_words)
         view = {"model_id": int(row["id"]), "model_version": int(row["version"]),
                 "reports_used": int(row["n_reports_used"]), "batches": int(row["n_batches"]),
                 "last_report_id": int(row["last_report_id"]), "topics": [], "privacy": None}
         if row["meta_json"]:
-            model = codec.model_from_blobs(row["meta_json"], self.storage.model_arrays(row["id"]))
+            model = codec.model_from_blobs(row["meta_json"], arrays)
             view["topics"] = codec.topics(model, n_words)
             view["privacy"] = model.privacy_
         with self._view_lock:
@@ -200,10 +204,10 @@ class Service:
         prior corpus was used. Empty when no model has been trained yet."""
         storage = self.storage if self.storage is not None else Storage(self.cfg.database)   # before open()
         try:
-            row = storage.active_model()
+            row, arrays = storage.active_model_with_arrays()
             if not row["meta_json"]:
                 return []
-            model = codec.model_from_blobs(row["meta_json"], storage.model_arrays(row["id"]))
+            model = codec.model_from_blobs(row["meta_json"], arrays)
         finally:
             if storage is not self.storage:
                 storage.close()
@@ -445,12 +449,11 @@ async def get_model(request: Request):
     """The active model as the files of a model folder (``model.json`` and base64 ``.npy``), for ``dptopic pull``:
     the released topics, as public as ``/v1/topics``."""
     svc: Service = request.app.state.service
-    row = await run_in_threadpool(svc.storage.active_model)
+    row, arrays = await run_in_threadpool(svc.storage.active_model_with_arrays)     # one snapshot of both
     if not row["meta_json"]:
         raise ApiError(404, "no_model", f"no model has been trained yet{' since the last rotation' if row['id'] > 1 else ''}:"
                                         f" the next mini-batch of {svc.cfg.batch_size} reports trains one (an admin can"
                                         " train on fewer with POST /v1/admin/train).")
-    arrays = await run_in_threadpool(svc.storage.model_arrays, row["id"])
     meta_json, arrays = public_model(row["meta_json"], arrays)
     return JSONResponse({"api_version": API_VERSION, "model_id": int(row["id"]), "model_version": int(row["version"]),
                          "model_json": meta_json,
@@ -517,7 +520,17 @@ async def post_fed_update(request: Request):
         await _checked_fed_update(svc, body, stale_refused=False)
     if known is not None:
         return _fed_ack(svc, key, *known)
-    rnd, client = await _checked_fed_update(svc, body, stale_refused=True)
+    try:
+        rnd, client = await _checked_fed_update(svc, body, stale_refused=True)
+    except ApiError as e:
+        if e.code != "stale_round":
+            raise
+        # a retry racing its original: the original may have been stored (and closed the round) since the lookup
+        # above; it is then answered as a replay, as it would be a moment later
+        known = await run_in_threadpool(svc.storage.fed_replay, key, sha)
+        if known is None:
+            raise
+        return _fed_ack(svc, key, *known)
 
     def aggregate(round_, bodies, broadcast):
         return codec.fed_aggregate(svc.cfg.fed_vocabulary, svc.rrp, round_, bodies, broadcast=broadcast)
@@ -563,6 +576,7 @@ async def healthz(request: Request):
     if svc.storage is None:
         return error_response(503, "starting", "the server is starting.")
     try:
+        svc.storage.check_file()    # a removed SQLite file still answers reads through the handles open on it
         version = await run_in_threadpool(svc.storage.schema_version)
     except StorageError as e:   # unauthenticated: the database's host, port and driver message stay in the log
         svc.storage_log.log("healthz", logging.ERROR, "healthz: %s", e)

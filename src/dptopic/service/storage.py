@@ -29,6 +29,7 @@ lock on PostgreSQL across processes).
 from __future__ import annotations
 
 import json
+import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -345,7 +346,9 @@ class Storage:
         self._placeholder = "?" if self.dialect == "sqlite" else "%s"
         #: the driver's own error class: what those statements raise (SQLAlchemy wraps only what it runs itself)
         self._driver_error = self.engine.dialect.loaded_dbapi.Error
+        self._sqlite_file = None
         self.migrate()
+        self._sqlite_file = _sqlite_file_identity(self.engine)
 
     @property
     def safe_url(self) -> str:
@@ -359,10 +362,38 @@ class Storage:
         try:
             with self.engine.connect() as conn:
                 conn = conn.execution_options(dptopic_write=True)
-                with conn.begin():
-                    yield conn
+                try:
+                    with conn.begin():
+                        yield conn
+                        self.check_file()   # before the commit: nothing is acknowledged into a removed file
+                except (SQLAlchemyError, self._driver_error) as e:
+                    if self.dialect == "sqlite" and is_permission_error(e):
+                        # a connection SQLite opened while the file could not be written stays read-only for good,
+                        # and so would every other one the pool opened meanwhile: discard them all, so that the
+                        # server writes again as soon as the file is writable (not only after a restart)
+                        conn.invalidate()
+                        self.engine.dispose()
+                    raise
         except (SQLAlchemyError, self._driver_error) as e:
             raise _database_error(e) from e
+
+    def check_file(self) -> None:
+        """Refuse (:class:`StorageError`) when the SQLite file this server opened is no longer at its path (the file
+        or its folder was removed, or another file was put in its place): SQLite would go on committing into the
+        unlinked file through its open handles, and every upload acknowledged then would be lost with it. Nothing on
+        PostgreSQL or for an in-memory database."""
+        if self._sqlite_file is None:
+            return
+        path, identity = self._sqlite_file
+        try:
+            st = os.stat(path)
+            now = (st.st_dev, st.st_ino)
+        except OSError:
+            now = None
+        if now != identity:
+            raise StorageError(f"the database file {path!r} was {'removed' if now is None else 'replaced'} while this"
+                               " server was using it: nothing more is stored into the old file; restore the file and"
+                               " restart the server.")
 
     @contextmanager
     def read(self):
@@ -661,12 +692,30 @@ class Storage:
         if row is not None:
             return dict(row)
         with self.write() as conn:
+            self._lock(conn)    # two servers starting at once on PostgreSQL must not both create one
             row = conn.execute(select(models).where(models.c.status == "active")).mappings().first()
             if row is None:
                 last = conn.execute(select(func.max(models.c.last_report_id))).scalar() or 0
                 self._new_model(conn, last, "first model")
                 row = conn.execute(select(models).where(models.c.status == "active")).mappings().first()
         return dict(row)
+
+    def active_model_with_arrays(self) -> tuple[dict, dict[str, bytes]]:
+        """The active model's row and its arrays, read in ONE statement: one snapshot on SQLite and on PostgreSQL
+        (whose default isolation gives each statement its own), so that a training step committed meanwhile cannot
+        pair this version's ``model.json`` with the next version's arrays (which the model's digests then refuse as a
+        corrupt model)."""
+        q = (select(models, model_arrays.c.name.label("array_name"), model_arrays.c.data.label("array_data"))
+             .select_from(models.outerjoin(model_arrays, model_arrays.c.model_id == models.c.id))
+             .where(models.c.status == "active"))
+        for _ in range(10):
+            with self.read() as conn:
+                rows = conn.execute(q).mappings().all()
+            if rows:
+                row = {c.name: rows[0][c.name] for c in models.c}
+                return row, {r["array_name"]: bytes(r["array_data"]) for r in rows if r["array_name"] is not None}
+            self.active_model()     # none yet: the first one is created on first use
+        raise StorageError("no active model could be read: another process keeps rotating it.")
 
     def _new_model(self, conn, start: int, note: str) -> int:
         now = time.time()
@@ -690,8 +739,10 @@ class Storage:
         """
         now = time.time()
         with self.write() as conn:
+            # FOR UPDATE (PostgreSQL; SQLite's BEGIN IMMEDIATE already serializes): another server's trainer that
+            # commits this version meanwhile must be waited for and seen, or both would commit the same batch
             cur = conn.execute(select(models.c.version, models.c.status, models.c.last_report_id)
-                               .where(models.c.id == model_id)).first()
+                               .where(models.c.id == model_id).with_for_update()).first()
             if cur is None or cur.version != version or cur.status != "active" or cur.last_report_id >= last_id:
                 return False
             values = dict(version=version + 1, last_report_id=last_id, n_reports_used=models.c.n_reports_used + n_reports,
@@ -710,7 +761,8 @@ class Storage:
     def rotate(self, note: str) -> dict:
         """Retire the active model and start a new one at its cursor (no report lost, none reused)."""
         with self.write() as conn:
-            cur = conn.execute(select(models).where(models.c.status == "active")).mappings().first()
+            self._lock(conn)    # one rotation at a time across servers, and the cursor of a step committed meanwhile
+            cur = conn.execute(select(models).where(models.c.status == "active").with_for_update()).mappings().first()
             start = cur["last_report_id"] if cur is not None else 0
             if cur is not None:
                 conn.execute(models.update().where(models.c.id == cur["id"])
@@ -844,6 +896,22 @@ def _ack(key: str, n: int, at: float) -> dict:
 def _one_line(e: BaseException) -> str:
     msg = str(getattr(e, "orig", None) or e)
     return " ".join(msg.split())[:300]
+
+
+def _sqlite_file_identity(engine):
+    """``(absolute path, (device, inode))`` of the SQLite file behind ``engine``; None for another database, an
+    in-memory one or a URI filename."""
+    if engine.dialect.name != "sqlite":
+        return None
+    path = engine.url.database
+    if not path or path == ":memory:" or path.startswith("file:") or engine.url.query.get("uri"):
+        return None
+    path = os.path.abspath(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return path, (st.st_dev, st.st_ino)
 
 
 def _sqlite_setup(engine) -> None:

@@ -38,8 +38,11 @@ class Trainer:
         row = self.storage.active_model()
         if self._row is not None and row["id"] == self._row["id"] and row["version"] == self._row["version"]:
             return
+        arrays = None
         if row["meta_json"]:
-            self._model = codec.model_from_blobs(row["meta_json"], self.storage.model_arrays(row["id"]))
+            row, arrays = self.storage.active_model_with_arrays()   # model.json and arrays of one version
+        if row["meta_json"]:
+            self._model = codec.model_from_blobs(row["meta_json"], arrays)
         else:
             self._model = codec.new_trainer(self.cfg)
         self._row = row
