@@ -113,8 +113,8 @@ def test_olp_scope_says_a_saved_folder_holds_the_prior_documents_presence_rows()
         warnings.simplefilter("ignore")
         with_prior = OLPLDA(prior, n_topics=3, n_iter=2, prior_iter=3, verbose=0).partial_fit(rs)
         without = OLPLDA(prior_corpus="none", n_topics=3, n_iter=2, verbose=0).partial_fit(rs)
-    assert "prior_presence.npy" in with_prior.privacy_["scope"]
-    assert "prior_presence" not in without.privacy_["scope"]
+    assert "prior documents' word-presence rows" in with_prior.privacy_["scope"]
+    assert "word-presence rows" not in without.privacy_["scope"]
 
 
 def test_cli_table_names_the_fresh_final_release_in_the_paper_cross_check(small):

@@ -483,6 +483,12 @@ class Corpus:
             raise DPTopicError("Complex data not supported: a document-term matrix holds real, integer counts.")
         if X.dtype.kind not in "biuf":
             raise DPTopicError(f"invalid document-term matrix: its dtype is {X.dtype}; give real-valued (integer) counts.")
+        if X.dtype == np.float16:               # scipy.sparse holds no float16: read it as float32 (every value kept)
+            X = X.astype(np.float32)
+        elif sp.issparse(X) and X.dtype.kind in "iu" and X.dtype.itemsize < 8:
+            # a COO matrix's repeated entries are added up in its own dtype, where int8/uint8/int16 sums wrap
+            # (200 + 200 as uint8 is 144, 100 + 100 as int8 is -56): add them up as int64
+            X = X.astype(np.int64)
         X = sp.csr_matrix(X)
         if X.shape[1] < 2:
             raise DPTopicError(f"vocabulary too small: the document-term matrix has {X.shape[1]} feature(s)"
@@ -496,7 +502,8 @@ class Corpus:
             raise DPTopicError("Negative values in data: a document-term matrix holds non-negative integer counts.")
         if len(data) and np.any(data != np.round(data)):
             raise DPTopicError("invalid document-term matrix: entries must be finite, non-negative integer counts.")
-        total = float(data.sum()) if len(data) else 0.0
+        # summed as float64: an integer sum wraps (uint64 or int64 counts near 2**63 would look small, or negative)
+        total = float(data.sum(dtype=np.float64)) if len(data) else 0.0
         if total > MAX_TOKENS:
             raise DPTopicError(f"document-term matrix holds {total:.3g} tokens, more than the {MAX_TOKENS:.3g} a corpus"
                                f" supports: check the counts, or split the corpus.")

@@ -398,6 +398,10 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         without a single word of the vocabulary gives rows of the prior alone, with a warning, as each such row does
         inside a larger batch; elsewhere (scores, perplexity) it is refused."""
         self._check_fitted()
+        # the parameters inference reads (the document-topic prior, DocDPEM's inner iterations): one changed by
+        # set_params since the fit is checked as fit checks it, not turned into NaN proportions or a ZeroDivisionError
+        validate_params({k: v for k, v in self.get_params().items() if k in ("alpha", "inner")},
+                        self._parameter_constraints)
         text = False                    # read from raw text (a tokeniser chose the words), not counts or tokens
         if isinstance(X, Corpus):
             c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)

@@ -76,10 +76,15 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
                 if n != "self" and p.kind is not p.VAR_KEYWORD]
 
     def fit(self, reports, y=None):
-        """Fit on a :class:`~dptopic.local.document.DocumentReportSet` (with its vocabulary)."""
-        for attr in ("components_", "pair_counts_", "n_reports_"):
-            self.__dict__.pop(attr, None)
-        return self.partial_fit(reports)
+        """Fit on a :class:`~dptopic.local.document.DocumentReportSet` (with its vocabulary). A refused set (or
+        parameter) leaves an already fitted model as it was."""
+        kept = {attr: self.__dict__.pop(attr) for attr in ("components_", "pair_counts_", "n_reports_")
+                if attr in self.__dict__}
+        try:
+            return self.partial_fit(reports)
+        except BaseException:
+            self.__dict__.update(kept)          # partial_fit changes nothing when it refuses: put back what fit took
+            raise
 
     def partial_fit(self, reports, y=None):
         """Add a set of reports to those seen so far and re-estimate the topics (the result is the same as one

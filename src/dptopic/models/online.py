@@ -128,6 +128,29 @@ class OnlineLDA(GibbsTopicModel):
             self._restore(snap)
             raise
 
+    def _refit(self, work):
+        """``fit``'s transaction: validate the parameters, then run ``work`` (which resets the stream and trains
+        from scratch); on any error (a bad parameter, a bad corpus, a bad batch half-way through) the model is put
+        back exactly as it was before, fitted or not, and the error re-raised."""
+        before = dict(vars(self))
+        gen_state = self._gen.bit_generator.state if hasattr(self, "_gen") else None
+        try:
+            self._validate()                        # before a single batch: batch_size=-1 would train on none
+            return work()
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(before)
+            if gen_state is not None:
+                self._gen.bit_generator.state = gen_state
+            raise
+
+    def _check_stream_topics(self) -> None:
+        """A stream under way keeps its K: ``set_params(n_topics=...)`` changes the next ``fit``, not the stream."""
+        prior = getattr(self, "prior_", None)
+        if isinstance(prior, np.ndarray) and prior.ndim == 2 and prior.shape[0] != self.n_topics:
+            raise DPTopicError(f"n_topics={self.n_topics}, but the stream under way has {prior.shape[0]} topics:"
+                               f" partial_fit continues it; fit() starts a new stream with n_topics={self.n_topics}.")
+
     def _child_seeds(self) -> np.ndarray:
         if not hasattr(self, "_gen"):
             self._gen = self._rng()
@@ -210,6 +233,8 @@ class OnlineLDA(GibbsTopicModel):
         """Train on one mini-batch (a :class:`Corpus`, a count matrix with the model's columns, texts or token
         lists, read into the model's vocabulary once it has one). A bad batch raises and changes nothing."""
         def work():
+            self._validate()                        # a set_params since the last batch is checked, as fit checks it
+            self._check_stream_topics()
             corpus = self._as_batch(X, "mini-batch")
             self._ensure_started(corpus.vocabulary)
             seeds = self._child_seeds()
@@ -222,16 +247,19 @@ class OnlineLDA(GibbsTopicModel):
     def fit(self, X, y=None, **kw):
         """Reset and stream ``X`` (a :class:`Corpus`, count matrix, texts or token lists) in mini-batches of
         ``batch_size`` documents."""
-        self._reset()
-        self._input_names = None                    # a refit forgets the columns of an earlier one
-        self._input_tokens = False
-        X = self._as_batch(X, "corpus")
-        starts = range(0, X.n_docs, self.batch_size)
-        with progress_bar(len(starts), f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
-            for a in starts:
-                self.partial_fit(X.subset(np.arange(a, min(X.n_docs, a + self.batch_size))))
-                bar.advance(1, info="")
-        return self
+        def work():
+            self._reset()
+            self._input_names = None                    # a refit forgets the columns of an earlier one
+            self._input_tokens = False
+            corpus = self._as_batch(X, "corpus")
+            starts = range(0, corpus.n_docs, self.batch_size)
+            with progress_bar(len(starts), f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
+                for a in starts:
+                    self.partial_fit(corpus.subset(np.arange(a, min(corpus.n_docs, a + self.batch_size))))
+                    bar.advance(1, info="")
+            return self
+
+        return self._refit(work)
 
     def state_nbytes(self) -> int:
         """Bytes held by the model's arrays (constant in the number of batches)."""
@@ -422,6 +450,7 @@ class OLPLDA(_LocalModel, OnlineLDA):
         and leaves the model exactly as it was."""
         def work():
             self._validate()
+            self._check_stream_topics()
             if not hasattr(self, "prior_") and self.prior_corpus is None:
                 self._ensure_started(None)
             vocab = vocabulary if vocabulary is not None else getattr(self, "vocabulary_", None)
@@ -462,16 +491,22 @@ class OLPLDA(_LocalModel, OnlineLDA):
         return self._transaction(work)
 
     def fit(self, X, y=None, **kw):
-        """Reset and stream a :class:`ReportSet` in mini-batches of ``batch_size`` reports."""
-        self._reset()
-        if not isinstance(X, ReportSet):
-            self._check_reports(X)
-        n = -(-X.n_reports // self.batch_size)
-        with progress_bar(n, f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
-            for batch in X.batches(self.batch_size):
-                self.partial_fit(batch, vocabulary=kw.get("vocabulary"))
-                bar.advance(1, info=f"omega={self.omega_history_[-1]:.3g}")
-        return self
+        """Reset and stream a :class:`ReportSet` in mini-batches of ``batch_size`` reports. A refused parameter or
+        report set (or a batch refused half-way) leaves the model as it was."""
+        def work():
+            self._reset()
+            if not isinstance(X, ReportSet):
+                self._check_reports(X)
+            if X.n_reports == 0:
+                raise DPTopicError("empty batch: the report set holds no reports.")
+            n = -(-X.n_reports // self.batch_size)
+            with progress_bar(n, f"{type(self).__name__} K={self.n_topics}", self.verbose) as bar:
+                for batch in X.batches(self.batch_size):
+                    self.partial_fit(batch, vocabulary=kw.get("vocabulary"))
+                    bar.advance(1, info=f"omega={self.omega_history_[-1]:.3g}")
+            return self
+
+        return self._refit(work)
 
     def implied_sigma2(self, M: int | None = None) -> float:
         """The prior variance σ² a fixed ω implies for batches of ``M`` reports (Theorem 6)."""
@@ -494,10 +529,10 @@ class OLPLDA(_LocalModel, OnlineLDA):
         rep["mode"] = "Algorithm 2 as printed" if self.alg2_literal else "reconciled Algorithm 2 (eq. 21 prior mean)"
         rep["prior_data"] = "none" if self._no_prior() else "public prior corpus D_0"
         if getattr(self, "_prior_presence", None) is not None:
-            rep["scope"] += (" A saved model folder also holds the prior documents' word-presence rows"
-                             " (prior_presence.npy, read by the overlap check when training resumes): publish the"
-                             " folder only where the prior corpus itself may be published (dptopic serve's /v1/model"
-                             " leaves them out).")
+            rep["scope"] += (" A model folder saved by save() also holds the prior documents' word-presence rows"
+                             " (an array read by the overlap check when training resumes): publish such a folder"
+                             " only where the prior corpus itself may be published (dptopic serve's /v1/model leaves"
+                             " them out).")
         return rep
 
     def _saved_params(self) -> dict:

@@ -53,12 +53,19 @@ class _VariationalLDA(TopicModel):
     }
 
     @property
+    def _n_topics_state(self) -> int:
+        """K of the variational state (``lambda_``) once there is one, else ``n_topics``: a ``set_params(n_topics=...)``
+        after a fit changes the next ``fit``, never the K that ``transform`` and ``partial_fit`` work with."""
+        lam = getattr(self, "lambda_", None)
+        return int(lam.shape[0]) if isinstance(lam, np.ndarray) and lam.ndim == 2 else int(self.n_topics)
+
+    @property
     def alpha_(self) -> float:
-        return 1.0 / self.n_topics if self.alpha is None else float(self.alpha)
+        return 1.0 / self._n_topics_state if self.alpha is None else float(self.alpha)
 
     @property
     def eta_(self) -> float:
-        return 1.0 / self.n_topics if self.eta is None else float(self.eta)
+        return 1.0 / self._n_topics_state if self.eta is None else float(self.eta)
 
     # ------------------------------------------------------------------ data
     @staticmethod
@@ -87,9 +94,9 @@ class _VariationalLDA(TopicModel):
         """E-step on one batch: ``(gamma, sstats K×V, norms)``. ``rng=None`` starts every document from γ = 1 (as
         scikit-learn's ``transform`` does), so each document's γ depends on its own words only."""
         eb = np.ascontiguousarray(np.exp(dirichlet_expectation(lam)).T)
-        n_docs = len(ptr) - 1
-        gamma = (np.ones((n_docs, self.n_topics)) if rng is None
-                 else rng.gamma(_INIT_SHAPE, 1.0 / _INIT_SHAPE, size=(n_docs, self.n_topics)))
+        n_docs, K = len(ptr) - 1, lam.shape[0]      # λ's K: the kernel sizes its buffers by it, and writes K of γ
+        gamma = (np.ones((n_docs, K)) if rng is None
+                 else rng.gamma(_INIT_SHAPE, 1.0 / _INIT_SHAPE, size=(n_docs, K)))
         ss = np.zeros_like(eb)
         norms = np.zeros(n_docs)
         vb_estep(ptr, ids, cts, eb, self.alpha_, gamma, ESTEP_MAX_ITER, ESTEP_TOL, float(clip), ss, norms)
@@ -277,6 +284,10 @@ class OnlineVB(_VariationalLDA):
             self._init_state(corpus.vocab_size, rng)
             self.n_docs_seen_ = 0
         else:
+            if self.lambda_.shape[0] != self.n_topics:
+                raise DPTopicError(f"n_topics={self.n_topics}, but the model being trained has {self.lambda_.shape[0]}"
+                                   f" topics: partial_fit continues the fitted model; fit() starts a new one with"
+                                   f" n_topics={self.n_topics}.")
             corpus = self._as_model_corpus(X).require_nonempty("mini-batch")
             vocab = self.vocabulary_
             rng = getattr(self, "_rng_state", None) or self._rng()
