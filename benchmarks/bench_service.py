@@ -17,8 +17,9 @@ Printed, one row per database and upload size, columns in this order:
   (benchmarks/_floor_app.py), run first for each upload size: the HTTP stack's ceiling on this machine;
 * ``ratio to floor``: ``requests/s`` divided by ``floor requests/s``;
 * ``direct SQL reports/s``: the same rows written straight into an empty database of the same kind
-  with SQLAlchemy (no HTTP, no validation, no group commit), one transaction per upload: what storing
-  one upload per transaction costs, which the service's group commit beats under concurrency.
+  with the service's own ``Storage.store`` (no HTTP, no validation, no group commit), one transaction per
+  upload: what storing one upload per transaction costs, which the service's group commit beats under
+  concurrency.
 
 Target: >= 2,000 reports/s stored on SQLite at V=1000.
 
@@ -126,7 +127,7 @@ def run_clients(port: int, payloads: list[bytes], clients: int, seconds: float, 
 
 
 def peer_direct(database: str, payload_rows: list[list[bytes]], seconds: float) -> float:
-    """Reports/s written straight into the database with SQLAlchemy (no HTTP), one transaction per upload."""
+    """Reports/s written straight into the database with ``Storage.store`` (no HTTP), one transaction per upload."""
     from dptopic.service.storage import Storage, Submission
 
     st = Storage(database)
