@@ -265,3 +265,40 @@ def test_a_fedlda_retry_racing_its_original_that_closed_the_round_is_a_replay(tm
         assert not armed, "the hook did not run"
         assert status == 200, data      # before: 409 stale_round for an update that was stored
         assert json.loads(data)["replayed"] is True and json.loads(data)["round"] == rnd
+
+
+# ================================================================ a body that stops arriving
+def test_a_body_that_stops_arriving_is_refused_with_408_and_nothing_stored(tmp_path):
+    """A client that sends fewer bytes than its Content-Length held the request (and what it sent) for as long as
+    it liked: after --body-timeout seconds without a byte the server answers 408 in one line and stores nothing,
+    and an upload sent whole is still taken."""
+    import socket
+    import time as _time
+
+    words, texts = make_data(tmp_path)
+    database = f"sqlite:///{tmp_path / 'svc.db'}"
+    srv = Server(tmp_path, database, "--train-interval", "0", "--body-timeout", "0.5").start()
+    try:
+        body = Randomizer(words, epsilon_word=2.0, secure=True).randomize([texts[0].split()]).to_bytes(
+            include_vocabulary=False, nonce=new_upload_nonce())
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+            s.sendall(b"POST /v1/reports HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                      b"Idempotency-Key: stalled-00000001\r\nContent-Length: " + str(len(body)).encode()
+                      + b"\r\n\r\n" + body[:len(body) // 2])
+            t0 = _time.monotonic()
+            reply = b""
+            while b"\r\n\r\n" not in reply or not reply.rstrip().endswith(b"}"):
+                part = s.recv(65536)
+                if not part:
+                    break
+                reply += part
+            waited = _time.monotonic() - t0
+        head, _, payload = reply.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408"), reply[:200]
+        doc = json.loads(payload)
+        assert doc["error"]["code"] == "body_timeout" and "\n" not in doc["error"]["message"]
+        assert 0.4 < waited < 8
+        assert count_rows(database)["n_reports"] == 0
+        assert _upload(srv.url, words, texts)[1] == 201
+    finally:
+        srv.stop()

@@ -144,7 +144,8 @@ def build_config(a):
     return ServiceConfig(vocab, f, database=a.database, prior=prior, **kind,
                          n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations, lam=a.lam, omega=a.omega,
                          prior_iter=a.prior_iterations, delta=a.delta, train_interval=a.train_interval,
-                         max_body_bytes=a.max_body_bytes, max_reports_per_request=a.max_reports_per_request,
+                         max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout,
+                         max_reports_per_request=a.max_reports_per_request,
                          admin_token=token, fed_epsilon=a.fed_epsilon, **{f"fed_{k}": v for k, v in fed.items()})
 
 
@@ -152,7 +153,7 @@ def build_config(a):
 SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc", "database": "--database",
                "n_topics": "--topics", "batch_size": "--batch-size", "n_iter": "--iterations", "lam": "--lam",
                "omega": "--omega", "prior_iter": "--prior-iterations", "delta": "--delta",
-               "train_interval": "--train-interval", "max_body_bytes": "--max-body-bytes",
+               "train_interval": "--train-interval", "max_body_bytes": "--max-body-bytes", "body_timeout": "--body-timeout",
                "max_reports_per_request": "--max-reports-per-request", "admin_token": "--token-file",
                "fed_epsilon": "--fed-epsilon", "fed_topics": "--fed-topics", "fed_failure_rate": "--fed-failure-rate",
                "fed_pad_length": "--fed-pad-length", "fed_sample_ratio": "--fed-sample-ratio",
@@ -486,6 +487,9 @@ def register(sub) -> None:
     s.add_argument("--max-body-bytes", type=positive_int, default=4 * 1024 * 1024,
                    help="largest request body accepted, in bytes; a larger upload is refused with 413 (default"
                         " 4194304, 4 MiB)")
+    s.add_argument("--body-timeout", type=positive_float, default=30.0, metavar="SECONDS",
+                   help="a request body that goes this long without a byte arriving is refused with 408 (default 30;"
+                        " at most 3600)")
     s.add_argument("--max-reports-per-request", type=positive_int, default=10_000,
                    help="most reports in one upload; more are refused with 413 (default 10000)")
     s.add_argument("--fed-epsilon", type=positive_float, default=None,

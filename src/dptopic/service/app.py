@@ -6,8 +6,8 @@ checked. See ``docs/service.md`` for the endpoints.
 """
 from __future__ import annotations
 
+import asyncio
 import base64
-
 import gc
 import hashlib
 import json
@@ -287,15 +287,24 @@ async def read_body(request: Request, limit: int) -> bytes:
             raise ApiError(413, "body_too_large", f"the body has {n} bytes, more than the limit of {limit}: split the"
                                                   " upload into smaller requests.")
     chunks, n = [], 0
+    idle = request.app.state.service.cfg.body_timeout
+    loop = asyncio.get_running_loop()
     try:
-        async for chunk in request.stream():
-            n += len(chunk)
-            if n > limit:
-                raise ApiError(413, "body_too_large", f"the body exceeds the limit of {limit} bytes: split the upload"
-                                                      " into smaller requests.")
-            chunks.append(chunk)
+        # an idle timeout, moved on at every chunk: a client that stops sending before its Content-Length (or its
+        # last chunk) would otherwise hold the request, and the memory of what it sent, for as long as it likes
+        async with asyncio.timeout(idle) as deadline:
+            async for chunk in request.stream():
+                deadline.reschedule(loop.time() + idle)
+                n += len(chunk)
+                if n > limit:
+                    raise ApiError(413, "body_too_large", f"the body exceeds the limit of {limit} bytes: split the"
+                                                          " upload into smaller requests.")
+                chunks.append(chunk)
     except ClientDisconnect:
         raise ApiError(400, "truncated_body", "the client disconnected before sending the whole body.") from None
+    except TimeoutError:
+        raise ApiError(408, "body_timeout", f"no byte of the body arrived for {idle:g} s: send the whole body at"
+                                            " once (the server's --body-timeout).") from None
     return b"".join(chunks)
 
 
