@@ -164,3 +164,19 @@ def test_a_refused_refit_of_local_document_lda_leaves_the_fitted_model(corpus, c
     with pytest.raises(DPTopicError, match="invalid n_topics"):
         m.fit(reports)
     assert _state(m) == before
+
+
+@pytest.mark.parametrize("make", ["word", "document"])
+def test_randomizers_refuse_a_one_dimensional_array_and_a_number_as_a_document_in_one_line(make):
+    import numpy as np
+
+    from dptopic.local import DocumentRandomizer, Randomizer
+
+    words = [f"w{i}" for i in range(10)]
+    r = (Randomizer(words, epsilon_word=2.0, secure=True) if make == "word" else DocumentRandomizer(words, epsilon=4.0))
+    X = np.ones((3, 10), dtype=int)
+    assert r.randomize(X).n_reports == 3
+    for bad, says in ((X[0], "X.reshape(1, -1)"), (np.array(5), "2-D"), ([1, 2, 3], "not a int")):
+        with pytest.raises(DPTopicError, match=None) as e:
+            r.randomize(bad)
+        assert says in str(e.value) and "\n" not in str(e.value)

@@ -126,7 +126,7 @@ class DocumentRandomizer:
         return len(self.vocabulary)
 
     def _token_lists(self, docs) -> list[np.ndarray]:
-        from .randomizer import count_matrix_corpus
+        from .randomizer import count_matrix_corpus, not_a_document
 
         docs = count_matrix_corpus(docs, self.vocabulary)
         if isinstance(docs, Corpus) and docs.n_empty_dropped:
@@ -144,9 +144,8 @@ class DocumentRandomizer:
                                " vocabulary word) or a list of documents (each a list of words).")
         out = []
         for doc in docs:
-            if isinstance(doc, str):
-                raise DPTopicError("documents must be token lists, not strings: tokenize first (e.g. text.split()) or"
-                                   " pass a Corpus.")
+            if (err := not_a_document(doc)) is not None:
+                raise err
             ids = []
             for w in doc:
                 if not isinstance(w, str):

@@ -27,7 +27,21 @@ def count_matrix_corpus(docs, vocabulary):
                                " words: give one column per vocabulary word, in its order (or a Corpus, which is"
                                " mapped onto the vocabulary by its words).")
         return Corpus.from_bow(docs, vocabulary=vocabulary)
+    if isinstance(docs, np.ndarray) and docs.dtype.kind in "biuf":
+        raise DPTopicError(f"a count matrix is 2-D (one row per document), but this array has shape {docs.shape}: for"
+                           " one document's counts pass X.reshape(1, -1) (or the row as X[[i]]).")
     return docs
+
+
+def not_a_document(doc) -> DPTopicError | None:
+    """The one-line refusal of a list item that is no document (a number, or a string to tokenise), else None."""
+    if isinstance(doc, (str, bytes)):
+        return DPTopicError("documents must be token lists, not strings: tokenize first (e.g. text.split()) or pass a"
+                            " Corpus.")
+    if not hasattr(doc, "__iter__"):
+        return DPTopicError(f"a document is a list of words, not a {type(doc).__name__}: pass a list of documents"
+                            " (each a list of words), a Corpus, or a 2-D count matrix.")
+    return None
 
 
 class Randomizer(FlipParameterMixin):
@@ -125,9 +139,8 @@ class Randomizer(FlipParameterMixin):
                                " per vocabulary word) or a list of documents (each a list of words or of word ids).")
         V, ids, ptr = self.vocab_size, [], [0]
         for doc in docs:
-            if isinstance(doc, str):
-                raise DPTopicError("documents must be token lists, not strings: tokenize first (e.g. text.split())"
-                                   " or pass a Corpus.")
+            if (err := not_a_document(doc)) is not None:
+                raise err
             for w in doc:
                 if isinstance(w, str):
                     j = self.vocabulary.get(w)
