@@ -17,6 +17,10 @@ def test_experiments_write_csv_png_and_verdict(planted, tmp_path):
     a = experiments.topic_attack_experiment(tr, tmp_path / "a", n_topics=5, n_iter=10, seeds=range(2), n_targets=5)
     saved = json.loads((tmp_path / "a" / "topic_attack_summary.json").read_text())
     assert saved["final_p_true"] == a["final_p_true"] and len(a["final_p_true"]) == 3
+    # the summaries say which corpus the figures come from (a --max-docs cut shows in its size)
+    assert (saved["n_docs"], saved["vocab_size"]) == (tr.n_docs, tr.vocab_size)
+    fig5 = json.loads((tmp_path / "u" / "hdp_utility_summary.json").read_text())
+    assert (fig5["n_train_docs"], fig5["n_test_docs"], fig5["vocab_size"]) == (tr.n_docs, te.n_docs, tr.vocab_size)
 
 
 @pytest.mark.slow

@@ -91,7 +91,8 @@ def hdp_utility(train, test, out_dir, eps_grid=(0.1, 0.3, 1.0, 3.0, 10.0), n_top
         # one epsilon cannot show a trend: None (not tested), left out of the verdict
         "hdp_perplexity_falls_as_epsilon_grows": untested_if(min(grid) == max(grid), hdp[large] <= hdp[small]),
     }
-    summary = {"figure": "Zhao et al. Fig. 5", "perplexity_mode": mode, "n_topics": n_topics, "n_iter": n_iter,
+    summary = {"figure": "Zhao et al. Fig. 5", "n_train_docs": train.n_docs, "n_test_docs": test.n_docs,
+               "vocab_size": train.vocab_size, "perplexity_mode": mode, "n_topics": n_topics, "n_iter": n_iter,
                "seeds": list(seeds), "eps_grid": list(eps_grid), "non_private": np_ppl, "limited_inherent": li_ppl,
                "hdp": hdp, "cdp_plus": cdp, "paper_shape_checks": checks,
                "has_paper_shape": paper_shape(checks)}
@@ -159,7 +160,8 @@ def topic_attack_experiment(corpus, out_dir, n_topics: int = 50, n_iter: int = 1
         "cdp_plus_rises_with_iterations": untested_if(n_iter < 2, final[names[1]] > first[names[1]]),
         "hdp_lowest_at_last_iteration": bool(final[names[2]] < min(final[names[0]], final[names[1]])),
     }
-    summary = {"figure": "Zhao et al. Fig. 4", "n_topics": n_topics, "n_iter": n_iter, "seeds": list(seeds),
+    summary = {"figure": "Zhao et al. Fig. 4", "n_docs": corpus.n_docs, "vocab_size": corpus.vocab_size,
+               "n_topics": n_topics, "n_iter": n_iter, "seeds": list(seeds),
                "n_targets": n_targets, "final_p_true": final, "first_p_true": first,
                # eq. 24 is normalised over the vocabulary: a guess that knows nothing scores 1/V
                "uniform_guess_p_true": 1.0 / corpus.vocab_size,
