@@ -239,3 +239,17 @@ def check_exactly_once(rows: dict) -> None:
             assert mine[-1][2] == m["last_report_id"]
         consumed = ids[(ids > m["first_report_id"]) & (ids <= m["last_report_id"])]
         assert len(consumed) == m["n_reports_used"], "a report below the cursor was skipped"
+
+
+def throwaway_postgres_url():
+    """A module-scoped fixture body: the URL of a throwaway PostgreSQL cluster, or a skip saying why there is none."""
+    import pytest
+
+    if PG_BIN is None:
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed: apt-get install postgresql")
+    try:
+        server = PostgresServer().start()
+    except Exception as e:  # noqa: BLE001 - report why, then skip
+        pytest.skip(f"could not start a throwaway PostgreSQL server: {' '.join(str(e).split())[:200]}")
+    yield server.url
+    server.stop()

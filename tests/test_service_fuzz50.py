@@ -34,7 +34,7 @@ from dptopic.local.reports import new_upload_nonce  # noqa: E402
 from dptopic.service import codec  # noqa: E402
 from dptopic.service.storage import Storage, Submission, models, train_batches  # noqa: E402
 
-from service_helpers import PG_BIN, PostgresServer, Server, count_rows, http, make_data  # noqa: E402
+from service_helpers import Server, count_rows, http, make_data, throwaway_postgres_url  # noqa: E402
 from test_walk47a import InProcessServer, _cfg  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
@@ -157,14 +157,7 @@ def test_a_step_committed_between_the_reads_never_mixes_two_versions(tmp_path):
 # ================================================================ 4. two servers' trainers on one PostgreSQL
 @pytest.fixture(scope="module")
 def pg_url():
-    if PG_BIN is None:
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed: apt-get install postgresql")
-    try:
-        server = PostgresServer().start()
-    except Exception as e:  # noqa: BLE001 - report why, then skip
-        pytest.skip(f"could not start a throwaway PostgreSQL server: {' '.join(str(e).split())[:200]}")
-    yield server.url
-    server.stop()
+    yield from throwaway_postgres_url()
 
 
 @pytest.fixture()

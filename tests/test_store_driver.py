@@ -11,19 +11,12 @@ from sqlalchemy import select  # noqa: E402
 
 from dptopic.service.storage import Storage, StorageError, Submission, reports, submissions  # noqa: E402
 
-from service_helpers import PG_BIN, PostgresServer  # noqa: E402
+from service_helpers import throwaway_postgres_url  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def pg_url():
-    if PG_BIN is None:
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed: apt-get install postgresql")
-    try:
-        server = PostgresServer().start()
-    except Exception as e:  # noqa: BLE001 - report why, then skip
-        pytest.skip(f"could not start a throwaway PostgreSQL server: {' '.join(str(e).split())[:200]}")
-    yield server.url
-    server.stop()
+    yield from throwaway_postgres_url()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
