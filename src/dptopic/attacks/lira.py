@@ -530,13 +530,17 @@ def model_jackknife_se(shadows: ShadowScores, n_targets: int | None = None,
     if len(used) < 2:
         return {}, 0, False
     m = sizes[used]
-    h = P / m
+    # n: the pairs in the groups left out in turn (all P when the targets are covered). With the targets' group
+    # kept, the jackknife runs over the other groups only, and n = P would centre it off by about AUC/G: a spread
+    # of ~AUC/(G sqrt(G-1)) even when every AUC_(-g) equals the AUC
+    n = int(m.sum())
+    h = n / m
     out = {}
     for k, v in left.items():
         v = np.asarray(v)
         # Busing et al.'s centre: G AUC - sum_g (1 - m_g / n) AUC_(-g), the mean of the pseudo-values only when the
         # groups are equal
-        centre = len(used) * full[k] - np.sum((1 - m / P) * v)
+        centre = len(used) * full[k] - np.sum((1 - m / n) * v)
         pseudo = h * full[k] - (h - 1) * v
         out[k] = float(np.sqrt(np.sum((pseudo - centre) ** 2 / (h - 1)) / len(used)))
     return out, len(used), covered

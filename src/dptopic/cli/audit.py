@@ -442,9 +442,11 @@ def _audit(a):
     e = res.empirical_epsilon
     c = doc["claimed_privacy"]
     rel = "for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else "for replacing a document"
-    console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; delta={e['delta']:g}, nominal {e['confidence']:.0%}"
-                  f" confidence, see docs/auditing.md): {bound_text(e['epsilon_lower_bound'])}, from {e['attack']}, the"
-                  f" strongest of {e['n_attacks']} attacks, each bounded at {e['per_attack_confidence']:.4g} confidence"
+    # the confidences to 6 digits (":.0%" printed --confidence 0.999 as "100%" and 0.975 as "98%")
+    console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; delta={e['delta']:g}, nominal"
+                  f" {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
+                  f" {bound_text(e['epsilon_lower_bound'])}, from {e['attack']}, the"
+                  f" strongest of {e['n_attacks']} attacks, each bounded at {e['per_attack_confidence']:.6g} confidence"
                   " (Bonferroni) so that the largest holds at the stated one")
     if c.get("epsilon") is not None:
         claim = f"{claim_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
