@@ -217,7 +217,7 @@ def test_the_audit_section_lists_its_bound_and_settings_one_per_line():
     html = render_report(title="t", trainer="HDPLDA", card=privacy_card({}, "LDA"), topics=[[("tax", 0.5)]], audit=audit)
     section = html.split("<h2 id='audit'>")[1]
     assert "<b>0.123</b>" in section                    # a lower bound, rounded down
-    assert "relation: replace_one, confidence" not in section and "nominal confidence: 0.95" in section
+    assert "relation: replace_one, confidence" not in section and "confidence (see the note): 0.95" in section
     assert "Audit settings" in section and "<th>n shadows</th><td>64</td>" in section
     assert section.index("outside the guarantee") < section.index("empirical ε lower bound")
 

@@ -901,7 +901,9 @@ def _score(corpus, train_fn, shadows, n_targets, T, seed, confidence, claim, adv
                  metrics.AUC_SE_BOOTSTRAP + "; the spread due to the models' training is not included (it needs at"
                  " least 6 shadow models)")
     claimed = claim if claim is not None else shadow_claim(shadows.privacy)
-    emp = strongest_bound(pooled, delta=claim_delta(claimed), confidence=confidence, relation=claim_relation(claimed))
+    n_docs = shadows.members.shape[1]      # leave_one_out pools every document's score under each target in turn
+    emp = strongest_bound(pooled, delta=claim_delta(claimed), confidence=confidence, relation=claim_relation(claimed),
+                          groups=np.arange(len(next(iter(pooled.values()))[0])) // n_docs)
     advance()
     settings = {"n_shadows": shadows.n_shadows, "n_docs": corpus.n_docs, "vocab_size": corpus.vocab_size,
                 "n_docs_audited": shadows.members.shape[1],
@@ -945,7 +947,7 @@ BOUND_SELECTION = ("the largest of the {m} attacks' bounds, each computed at con
                    " (Bonferroni), so that the largest holds at the nominal {c:g} although it was chosen among them")
 
 
-def strongest_bound(pooled: dict, delta: float, confidence: float, relation: str) -> dict:
+def strongest_bound(pooled: dict, delta: float, confidence: float, relation: str, groups=None) -> dict:
     """The empirical ε lower bound of the strongest attack: every attack's bound (:func:`metrics.empirical_epsilon`)
     at confidence ``1 - (1 - confidence) / m`` for the ``m`` attacks, and the largest of them, which then holds at
     ``confidence`` (Bonferroni: the m bounds hold together with probability at least ``confidence``, whatever their
@@ -957,7 +959,8 @@ def strongest_bound(pooled: dict, delta: float, confidence: float, relation: str
         names.insert(0, "lira_online")
     m = len(names)
     each = 1 - (1 - confidence) / m
-    bounds = {k: metrics.empirical_epsilon(*pooled[k], delta=delta, confidence=each, relation=relation) for k in names}
+    bounds = {k: metrics.empirical_epsilon(*pooled[k], delta=delta, confidence=each, relation=relation, groups=groups)
+              for k in names}
     best = max(names, key=lambda k: bounds[k]["epsilon_lower_bound"])
     emp = dict(bounds[best])
     emp.update({"confidence": confidence, "attack": best, "per_attack_confidence": each, "n_attacks": m,

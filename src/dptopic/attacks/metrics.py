@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy.stats import beta as _beta
+from scipy.stats import t as _student
 
 from ..errors import DPTopicError
 
@@ -158,8 +159,53 @@ def _eps_bounds(s, y, thresholds, delta, alpha, relation="replace_one"):
     return np.fmax(a, b)
 
 
+def clustered_clopper_pearson(k_g, n_g, alpha: float):
+    """One-sided Clopper–Pearson bounds at level ``alpha`` for successes ``k_g`` of ``n_g`` trials in G clusters
+    (rows; columns: several events at once), whose trials within a cluster may be correlated: the bounds of the
+    pooled rate at the effective sample size ``n / deff`` (Korn & Graubard 1998), where the design effect ``deff``
+    (at least 1) is the cluster-robust variance of the pooled rate over its binomial variance, and the
+    degrees-of-freedom factor ``(t_{n-1} / t_{G-1})^2`` of the 1 − alpha quantiles widens them further when there
+    are few clusters. Returns ``(lower, upper)``."""
+    k_g, n_g = np.asarray(k_g, float), np.asarray(n_g, float)
+    k, n = k_g.sum(0), n_g.sum(0)
+    G = k_g.shape[0]
+    p = k / n
+    v = G / (G - 1) * ((k_g - p * n_g) ** 2).sum(0) / n ** 2
+    vs = p * (1 - p) / n
+    deff = np.where(vs > 0, np.maximum(v / np.where(vs > 0, vs, 1.0), 1.0), 1.0)
+    df = (_student.ppf(1 - alpha, n - 1) / _student.ppf(1 - alpha, G - 1)) ** 2
+    n_eff = np.minimum(n / deff * df, n)
+    k_eff = p * n_eff
+    lo = np.where(k_eff > 0, _beta.ppf(alpha, np.maximum(k_eff, 1e-300), n_eff - k_eff + 1), 0.0)
+    hi = np.where(k_eff < n_eff, _beta.ppf(1 - alpha, k_eff + 1, np.maximum(n_eff - k_eff, 1e-300)), 1.0)
+    return lo, hi
+
+
+def _eps_bounds_clustered(s, y, g, thresholds, delta, alpha, relation="replace_one"):
+    """:func:`_eps_bounds` with the trials clustered by ``g`` (:func:`clustered_clopper_pearson`)."""
+    groups = np.unique(g)
+    tp, fp, npos, nneg = [], [], [], []
+    for c in groups:
+        mine = g == c
+        ps, ns = np.sort(s[mine & y]), np.sort(s[mine & ~y])
+        tp.append(len(ps) - np.searchsorted(ps, thresholds, side="left"))
+        fp.append(len(ns) - np.searchsorted(ns, thresholds, side="left"))
+        npos.append(np.full(len(thresholds), len(ps)))
+        nneg.append(np.full(len(thresholds), len(ns)))
+    tpr_lo, _ = clustered_clopper_pearson(np.array(tp), np.array(npos), alpha)
+    _, fpr_hi = clustered_clopper_pearson(np.array(fp), np.array(nneg), alpha)
+    a = epsilon_from_rates(tpr_lo, fpr_hi, delta, relation)
+    b = epsilon_from_rates(1 - fpr_hi, 1 - tpr_lo, delta, relation)
+    return np.fmax(a, b)
+
+
+MIN_BOUND_CLUSTERS = 4
+"""Fewer models (clusters) than this, and :func:`empirical_epsilon` cannot split them into two halves of two: it then
+treats the scores as independent trials (its confidence nominal)."""
+
+
 def empirical_epsilon(scores, labels, delta: float = 0.0, confidence: float = 0.95, seed=0,
-                      relation: str = "replace_one") -> dict:
+                      relation: str = "replace_one", groups=None) -> dict:
     """A lower bound on ε from the attack's scores (Jagielski et al. 2020; Nasr et al. 2021).
 
     A threshold test turns its rates into a bound (:func:`epsilon_from_rates`); TPR is bounded below and
@@ -169,9 +215,12 @@ def empirical_epsilon(scores, labels, delta: float = 0.0, confidence: float = 0.
     training sets (random halves) differ by one document replaced, so an ``add_remove`` claim is compared
     through group privacy.
 
-    The confidence is exact only if the scored trials are independent. Scores pooled from one attack
-    (many documents per model, models reused as one another's shadows) are not, so for them
-    ``confidence`` is nominal: see ``docs/auditing.md``.
+    The confidence is exact only if the scored trials are independent. Scores pooled from one attack are not: a
+    model that fits its documents more sharply shifts all of their scores together. ``groups`` (the model each score
+    comes from) makes the bound account for that: the threshold is chosen on half of the models and the bound
+    evaluated on the others, with Clopper–Pearson bounds at the effective sample size of scores clustered by model
+    (:func:`clustered_clopper_pearson`). That confidence is approximate: it leaves out that the models are one
+    another's shadows and score the same documents (``docs/auditing.md``). Without ``groups`` it is nominal.
     """
     if not 0 < confidence < 1:
         raise DPTopicError(f"invalid confidence={confidence!r}: must lie in (0, 1).")
@@ -181,22 +230,47 @@ def empirical_epsilon(scores, labels, delta: float = 0.0, confidence: float = 0.
         raise DPTopicError(f"invalid relation={relation!r}: choose one of {', '.join(RELATIONS)}.")
     s, y = _check(scores, labels)
     rng = np.random.default_rng(seed)
-    sel = rng.random(len(s)) < 0.5
+    g = None
+    if groups is not None:
+        g = np.asarray(groups).ravel()
+        if len(g) != len(s):
+            raise DPTopicError(f"groups has {len(g)} entries for {len(s)} scores: give the model of every score.")
+        _, g = np.unique(g, return_inverse=True)
+        if g.max() + 1 < MIN_BOUND_CLUSTERS:
+            g = None
+    if g is None:
+        sel = rng.random(len(s)) < 0.5
+    else:
+        G = int(g.max()) + 1
+        sel = (rng.permutation(G) < G // 2)[g]       # the threshold's half: half of the models, all their scores
     alpha = (1 - confidence) / 2
     if y[sel].all() or (~y[sel]).all() or y[~sel].all() or (~y[~sel]).all():
         raise DPTopicError("too few scores for an epsilon lower bound: score more members and non-members.")
     cands = np.unique(s[sel])
-    eb = _eps_bounds(s[sel], y[sel], cands, delta, alpha, relation)
+    if g is None:
+        eb = _eps_bounds(s[sel], y[sel], cands, delta, alpha, relation)
+        bound = lambda rel: float(_eps_bounds(s[~sel], y[~sel], np.array([t]), delta, alpha, rel)[0])  # noqa: E731
+    else:
+        eb = _eps_bounds_clustered(s[sel], y[sel], g[sel], cands, delta, alpha, relation)
+        bound = lambda rel: float(_eps_bounds_clustered(s[~sel], y[~sel], g[~sel], np.array([t]), delta,  # noqa: E731
+                                                        alpha, rel)[0])
     t = cands[int(np.argmax(eb))]
-    held = (s[~sel], y[~sel], np.array([t]), delta, alpha)
-    eps = float(_eps_bounds(*held, relation)[0])
-    return {"epsilon_lower_bound": eps, "relation": relation, "confidence": confidence,
-            "confidence_note": "nominal: exact for independent trials; pooled attack scores share models",
-            "epsilon_lower_bound_replace_one": float(_eps_bounds(*held, "replace_one")[0]),
-            "delta": delta, "threshold": float(t),
-            "n_members": int(y[~sel].sum()), "n_nonmembers": int((~y[~sel]).sum()),
-            "method": "Clopper-Pearson bounds on TPR and FPR at one threshold chosen on a held-out half"
-                      " (Jagielski et al. 2020; Nasr et al. 2021)"}
+    out = {"epsilon_lower_bound": bound(relation), "relation": relation, "confidence": confidence,
+           "epsilon_lower_bound_replace_one": bound("replace_one"),
+           "delta": delta, "threshold": float(t),
+           "n_members": int(y[~sel].sum()), "n_nonmembers": int((~y[~sel]).sum())}
+    if g is None:
+        out["confidence_note"] = "nominal: exact for independent trials; pooled attack scores share models"
+        out["method"] = ("Clopper-Pearson bounds on TPR and FPR at one threshold chosen on a held-out half"
+                         " (Jagielski et al. 2020; Nasr et al. 2021)")
+    else:
+        out["confidence_note"] = ("approximate: the scores' clustering by model is accounted for; that the models"
+                                  " are one another's shadows and score the same documents is not")
+        out["method"] = ("Clopper-Pearson bounds on TPR and FPR at the effective sample size of scores clustered by"
+                         " model (Korn & Graubard 1998), at one threshold chosen on half of the models and evaluated"
+                         " on the other half (Jagielski et al. 2020; Nasr et al. 2021)")
+        out["n_models"] = int(len(np.unique(g[~sel])))
+    return out
 
 
 def summarize(scores, labels, groups=None, n_boot: int = AUC_BOOTSTRAP, seed=None) -> dict:

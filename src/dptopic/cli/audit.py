@@ -443,7 +443,8 @@ def _audit(a):
     c = doc["claimed_privacy"]
     rel = "for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else "for replacing a document"
     # the confidences to 6 digits (":.0%" printed --confidence 0.999 as "100%" and 0.975 as "98%")
-    console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; delta={e['delta']:g}, nominal"
+    kind = "approximate" if str(e.get("confidence_note", "")).startswith("approximate") else "nominal"
+    console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; delta={e['delta']:g}, {kind}"
                   f" {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
                   f" {bound_text(e['epsilon_lower_bound'])}, from {e['attack']}, the"
                   f" strongest of {e['n_attacks']} attacks, each bounded at {e['per_attack_confidence']:.6g} confidence"
@@ -488,7 +489,7 @@ def register(sub) -> None:
     p.add_argument("--shadows", type=int, default=64, help=f"shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--targets", type=positive_int, default=None,
                    help="how many shadow models serve in turn as the attacked target (default: all)")
-    p.add_argument("--confidence", type=float, default=0.95, help="nominal confidence of the epsilon lower bound (default 0.95)")
+    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the epsilon lower bound, approximate (docs/auditing.md; default 0.95)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed (>= 0) for the shadow splits and training (default: fresh OS entropy)")
     p.add_argument("--jobs", type=jobs_int, default=2, help="worker threads training shadows (default 2)")

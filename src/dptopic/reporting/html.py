@@ -275,7 +275,7 @@ def _evaluation_section(evaluation: dict | None) -> str:
             + (f'<div class="warn">{escape(str(note))}</div>' if note else "") + f"<table>{_rows(rows)}</table>")
 
 
-_EMPIRICAL = (("relation", "neighbouring relation"), ("delta", "at δ"), ("confidence", "nominal confidence"),
+_EMPIRICAL = (("relation", "neighbouring relation"), ("delta", "at δ"), ("confidence", "confidence (see the note)"),
               ("confidence_note", "confidence note"), ("attack", "attack"), ("threshold", "score threshold"),
               ("n_members", "members scored"), ("n_nonmembers", "non-members scored"),
               ("epsilon_lower_bound_replace_one", "lower bound for replacing a document"), ("method", "method"))
