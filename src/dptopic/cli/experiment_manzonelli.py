@@ -111,7 +111,8 @@ def cmd_lira(a):
 
     eps = s.get("empirical_epsilon") or {}
     if isinstance(eps, dict) and eps.get("epsilon_lower_bound") is not None:
-        console.print(f"empirical epsilon lower bound (nominal {eps.get('confidence', 0.95):.0%} confidence, the"
+        kind = "approximate" if str(eps.get("confidence_note", "")).startswith("approximate") else "nominal"
+        console.print(f"empirical epsilon lower bound ({kind} {100 * eps.get('confidence', 0.95):.6g}% confidence, the"
                       f" strongest of {eps.get('n_attacks', '?')} attacks, Bonferroni; see docs/auditing.md):"
                       f" {bound_text(eps['epsilon_lower_bound'])}" + (f", from {eps['attack']}" if eps.get("attack") else ""))
     console.print(f"for comparison, the published code's figures: AUC {ml.PUBLISHED['auc']},"
