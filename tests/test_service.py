@@ -172,6 +172,8 @@ def test_trainer_consumes_every_report_once_and_topics_appear(env):
     status, _, page = http("GET", env["url"] + "/")
     page = page.decode()
     assert status == 200 and topics["topics"][0]["words"][0] in page and "Epsilon per contributor" in page
+    # a refusal of its own, so that this test does not lean on another's having run in the same server
+    assert http("POST", env["url"] + "/v1/admin/train", b"{}", {"Authorization": "Bearer not-the-token-at-all"})[0] == 403
     status, _, metrics = http("GET", env["url"] + "/metrics")
     text = metrics.decode()
     assert f"dptopic_reports_stored {float(rows['n_reports'])}" in text
