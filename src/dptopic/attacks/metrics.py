@@ -165,20 +165,26 @@ def clustered_clopper_pearson(k_g, n_g, alpha: float):
     pooled rate at the effective sample size ``n / deff`` (Korn & Graubard 1998), where the design effect ``deff``
     (at least 1) is the cluster-robust variance of the pooled rate over its binomial variance, and the
     degrees-of-freedom factor ``(t_{n-1} / t_{G-1})^2`` of the 1 − alpha quantiles widens them further when there
-    are few clusters. Returns ``(lower, upper)``."""
+    are few clusters. G counts the clusters holding trials; with fewer than two the bounds are ``(0, 1)``. Returns
+    ``(lower, upper)``."""
     k_g, n_g = np.asarray(k_g, float), np.asarray(n_g, float)
     k, n = k_g.sum(0), n_g.sum(0)
-    G = k_g.shape[0]
-    p = k / n
-    v = G / (G - 1) * ((k_g - p * n_g) ** 2).sum(0) / n ** 2
-    vs = p * (1 - p) / n
+    # G: the clusters that hold trials of the event (a model with no members says nothing of the members' rate).
+    # With fewer than two, the spread between clusters cannot be estimated (the cluster-robust variance would be 0
+    # and the bound that of independent trials): the bounds are then the trivial [0, 1]
+    G = np.count_nonzero(n_g > 0, axis=0)
+    ok = G >= 2
+    Gs, ns = np.where(ok, G, 2), np.where(ok, n, 2.0)
+    p = np.where(ok, k / ns, 0.5)
+    v = Gs / (Gs - 1) * ((k_g - p * n_g) ** 2).sum(0) / ns ** 2
+    vs = p * (1 - p) / ns
     deff = np.where(vs > 0, np.maximum(v / np.where(vs > 0, vs, 1.0), 1.0), 1.0)
-    df = (_student.ppf(1 - alpha, n - 1) / _student.ppf(1 - alpha, G - 1)) ** 2
-    n_eff = np.minimum(n / deff * df, n)
+    df = (_student.ppf(1 - alpha, ns - 1) / _student.ppf(1 - alpha, Gs - 1)) ** 2
+    n_eff = np.minimum(ns / deff * df, ns)
     k_eff = p * n_eff
     lo = np.where(k_eff > 0, _beta.ppf(alpha, np.maximum(k_eff, 1e-300), n_eff - k_eff + 1), 0.0)
     hi = np.where(k_eff < n_eff, _beta.ppf(1 - alpha, k_eff + 1, np.maximum(n_eff - k_eff, 1e-300)), 1.0)
-    return lo, hi
+    return np.where(ok, lo, 0.0), np.where(ok, hi, 1.0)
 
 
 def _eps_bounds_clustered(s, y, g, thresholds, delta, alpha, relation="replace_one"):
