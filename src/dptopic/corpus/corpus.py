@@ -485,9 +485,10 @@ class Corpus:
             raise DPTopicError(f"invalid document-term matrix: its dtype is {X.dtype}; give real-valued (integer) counts.")
         if X.dtype == np.float16:               # scipy.sparse holds no float16: read it as float32 (every value kept)
             X = X.astype(np.float32)
-        elif sp.issparse(X) and X.dtype.kind in "iu" and X.dtype.itemsize < 8:
+        elif sp.issparse(X) and (X.dtype.kind == "b" or (X.dtype.kind in "iu" and X.dtype.itemsize < 8)):
             # a COO matrix's repeated entries are added up in its own dtype, where int8/uint8/int16 sums wrap
-            # (200 + 200 as uint8 is 144, 100 + 100 as int8 is -56): add them up as int64
+            # (200 + 200 as uint8 is 144, 100 + 100 as int8 is -56) and booleans are OR-ed (True + True is True):
+            # add them up as int64
             X = X.astype(np.int64)
         X = sp.csr_matrix(X)
         if X.shape[1] < 2:
