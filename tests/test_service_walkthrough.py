@@ -238,8 +238,8 @@ def test_a_failed_store_read_leaves_the_batch_untrained_not_logged_as_skipped(tm
         svc.trainer.step()
     assert svc.trainer.step()["status"] == "trained" and svc.trainer.step()["status"] == "trained"
     assert [b["status"] for b in svc.storage.batches()] == ["trained", "trained"]
-    row = svc.storage.active_model()
-    assert codec.model_from_blobs(row["meta_json"], svc.storage.model_arrays(row["id"])).n_reports_ == 100
+    row, arrays = svc.storage.active_model_with_arrays()
+    assert codec.model_from_blobs(row["meta_json"], arrays).n_reports_ == 100
 
 
 def test_a_pseudonym_with_a_final_newline_is_refused():

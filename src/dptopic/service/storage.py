@@ -723,12 +723,6 @@ class Storage:
             status="active", version=0, first_report_id=start, last_report_id=start, n_reports_used=0, n_batches=0,
             meta_json=None, created_at=now, updated_at=now, note=note).returning(models.c.id)).scalar_one()
 
-    def model_arrays(self, model_id: int) -> dict[str, bytes]:
-        with self.read() as conn:
-            rows = conn.execute(select(model_arrays.c.name, model_arrays.c.data)
-                                .where(model_arrays.c.model_id == model_id)).all()
-        return {n: bytes(d) for n, d in rows}
-
     def commit_batch(self, model_id: int, version: int, first_id: int, last_id: int, n_reports: int,
                      meta_json: str | None, arrays: dict[str, bytes] | None, status: str, note: str | None,
                      seconds: float) -> bool:
