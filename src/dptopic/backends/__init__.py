@@ -10,7 +10,13 @@ BACKENDS = ("threads", "dask")
 
 
 def make_backend(name: str, n_jobs: int = 1, client=None, parallel: str = "adlda") -> Backend:
-    """The backend a trainer's ``backend``/``client``/``n_jobs`` parameters ask for."""
+    """The backend a trainer's ``backend``/``client``/``n_jobs`` parameters ask for. A ``client`` is a Dask
+    client, so it is refused with any other backend rather than silently left unused."""
+    if client is not None and name != "dask":
+        from ..errors import DPTopicError
+
+        raise DPTopicError(f"client= is a Dask client, used only with backend='dask' (this model has backend={name!r}):"
+                           " pass backend='dask' to train on that cluster, or drop client.")
     if name == "dask":
         from .dask import DaskBackend
 

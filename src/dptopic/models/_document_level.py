@@ -73,15 +73,17 @@ class _FixedTopicsInference:
         """Document-topic proportions by the E-step with the released topics fixed."""
         c = self._as_model_corpus(X, allow_empty=True)
         ptr, ids, cts = tokens_to_bow(c.doc_ptr, c.word_ids, c.vocab_size)
-        _, theta = normalised_statistic(ptr, ids, cts, self.components_, float(self.alpha),
-                                        int(getattr(self, "inner", 30)), n_jobs=self._jobs,
+        _, theta = normalised_statistic(ptr, ids, cts, self.components_, float(self._fitted_value("alpha")),
+                                        int(self._fitted_value("inner") if hasattr(self, "inner") else 30),
+                                        n_jobs=self._jobs,
                                         want_theta=True)
         return theta / theta.sum(axis=1, keepdims=True)
 
     def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
         """Held-out perplexity with fold-in Gibbs sampling under the released topics (as for the Gibbs trainers)."""
         c = self._as_model_corpus(X)
-        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed, self._fold_in_jobs())
+        return _perplexity(self.components_, c, float(self._fitted_value("alpha")), mode, n_iter, burn_in, seed,
+                           self._fold_in_jobs())
 
 
 class _DocumentDPModel(_FixedTopicsInference, TopicModel):

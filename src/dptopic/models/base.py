@@ -486,6 +486,24 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     def _extra_arrays(self) -> dict:
         return {}
 
+    def _fitted_value(self, name: str):
+        """A constructor parameter as the model was fitted with it. Inference (``transform``, ``perplexity``) reads
+        this one, so a ``set_params`` after a fit changes the next fit only, as scikit-learn's LDA keeps its fitted
+        ``doc_topic_prior_``, and a model answers the same in process and after ``save``/``load`` (which writes
+        these values)."""
+        params = None if getattr(self, "_scoring_mid_fit", False) else getattr(self, "_fit_params_", None)
+        return params[name] if params and name in params else getattr(self, name)
+
+    @contextmanager
+    def _mid_fit_scoring(self):
+        """Inside a fit (a per-epoch held-out score): inference reads the parameters this fit trains with, not those
+        of the fit before it."""
+        self._scoring_mid_fit = True
+        try:
+            yield
+        finally:
+            self._scoring_mid_fit = False
+
     def _saved_params(self) -> dict:
         """The constructor parameters written to model.json; subclasses drop what must not be saved.
 
@@ -810,13 +828,14 @@ class GibbsTopicModel(TopicModel):
         assignments (see ``docs/privacy.md``).
         """
         c = self._as_model_corpus(X, allow_empty=True)
-        return infer_theta(self.components_, c.word_ids, c.doc_ptr, float(self.alpha), n_iter, burn_in, seed,
+        return infer_theta(self.components_, c.word_ids, c.doc_ptr, float(self._fitted_value("alpha")), n_iter, burn_in, seed,
                            self._fold_in_jobs())
 
     def perplexity(self, X, mode: str = "paper", n_iter: int = 100, burn_in: int = 50, seed=0) -> float:
         """Held-out perplexity (Zhao et al. 2020 Sec. VII-A; Wallach et al. 2009 document completion); ``mode`` is ``"paper"`` or ``"completion"``."""
         c = self._as_model_corpus(X)
-        return _perplexity(self.components_, c, float(self.alpha), mode, n_iter, burn_in, seed, self._fold_in_jobs())
+        return _perplexity(self.components_, c, float(self._fitted_value("alpha")), mode, n_iter, burn_in, seed,
+                           self._fold_in_jobs())
 
 
 MODEL_FORMAT_VERSION = 1

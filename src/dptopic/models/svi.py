@@ -64,6 +64,12 @@ class _VariationalLDA(TopicModel):
         return 1.0 / self._n_topics_state if self.alpha is None else float(self.alpha)
 
     @property
+    def _inference_alpha(self) -> float:
+        """α for ``transform``/``perplexity``: the fitted one (:meth:`_fitted_value`), not a later ``set_params``."""
+        alpha = self._fitted_value("alpha")
+        return 1.0 / self._n_topics_state if alpha is None else float(alpha)
+
+    @property
     def eta_(self) -> float:
         return 1.0 / self._n_topics_state if self.eta is None else float(self.eta)
 
@@ -90,7 +96,7 @@ class _VariationalLDA(TopicModel):
         self.n_updates_ = 0
 
     # ------------------------------------------------------------------ maths glue
-    def _estep(self, lam, ptr, ids, cts, rng, clip=np.inf):
+    def _estep(self, lam, ptr, ids, cts, rng, clip=np.inf, alpha=None):
         """E-step on one batch: ``(gamma, sstats K×V, norms)``. ``rng=None`` starts every document from γ = 1 (as
         scikit-learn's ``transform`` does), so each document's γ depends on its own words only."""
         eb = np.ascontiguousarray(np.exp(dirichlet_expectation(lam)).T)
@@ -99,7 +105,8 @@ class _VariationalLDA(TopicModel):
                  else rng.gamma(_INIT_SHAPE, 1.0 / _INIT_SHAPE, size=(n_docs, K)))
         ss = np.zeros_like(eb)
         norms = np.zeros(n_docs)
-        vb_estep(ptr, ids, cts, eb, self.alpha_, gamma, ESTEP_MAX_ITER, ESTEP_TOL, float(clip), ss, norms)
+        alpha = self.alpha_ if alpha is None else alpha
+        vb_estep(ptr, ids, cts, eb, alpha, gamma, ESTEP_MAX_ITER, ESTEP_TOL, float(clip), ss, norms)
         ss *= eb
         return gamma, ss.T, norms
 
@@ -131,7 +138,7 @@ class _VariationalLDA(TopicModel):
     def _gamma(self, X):
         c = self._as_model_corpus(X, allow_empty=True)
         ptr, ids, cts = self._bow(c)
-        gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, None)
+        gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, None, alpha=self._inference_alpha)
         return gamma
 
     def perplexity(self, X, mode: str = "paper", seed=0) -> float:
@@ -154,7 +161,7 @@ class _VariationalLDA(TopicModel):
             (w_inf, p_inf), (w_ev, p_ev) = split_completion(c.word_ids, c.doc_ptr, rng)
             first = Corpus(p_inf, w_inf, c.vocabulary)
             ptr, ids, cts = self._bow(first)
-            gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, rng)
+            gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, rng, alpha=self._inference_alpha)
             theta = gamma / gamma.sum(axis=1, keepdims=True)
             ll, n = token_log_likelihood(np.ascontiguousarray(w_ev, dtype=np.int32), p_ev, theta,
                                          np.ascontiguousarray(self.components_.T))
@@ -164,9 +171,10 @@ class _VariationalLDA(TopicModel):
         ptr, ids, cts = self._bow(c)
         if cts.sum() == 0:
             raise DPTopicError("perplexity needs at least one token of the model's vocabulary in X.")
-        gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, rng)
+        alpha = self._inference_alpha
+        gamma, _, _ = self._estep(self.lambda_, ptr, ids, cts, rng, alpha=alpha)
         out = np.zeros(len(ptr) - 1)
-        doc_elbo(ptr, ids, cts, np.ascontiguousarray(dirichlet_expectation(self.lambda_).T), self.alpha_, gamma, out)
+        doc_elbo(ptr, ids, cts, np.ascontiguousarray(dirichlet_expectation(self.lambda_).T), alpha, gamma, out)
         return float(math.exp(-out.sum() / cts.sum()))
 
     # ------------------------------------------------------------------ persistence
@@ -265,7 +273,8 @@ class OnlineVB(_VariationalLDA):
                     bar.advance(1)
                 if eval_set is not None:
                     self._finish_fit()
-                    self.perplexity_.append((epoch + 1, self.perplexity(eval_set)))
+                    with self._mid_fit_scoring():
+                        self.perplexity_.append((epoch + 1, self.perplexity(eval_set)))
         self.n_docs_seen_ = D * self.n_epochs
         self._finish_fit()
         self._set_fitted()
@@ -474,7 +483,8 @@ class DPSVI(_VariationalLDA):
         self.clipped_fraction_ = n_clipped / n_seen if n_seen else 0.0
         self._finish_fit()
         if eval_set is not None:
-            self.perplexity_.append((T, self.perplexity(eval_set)))
+            with self._mid_fit_scoring():
+                self.perplexity_.append((T, self.perplexity(eval_set)))
         self._set_fitted(corpus)
         self._train_stats = {"vocab_size": corpus.vocab_size}
         return self
