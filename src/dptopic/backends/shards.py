@@ -70,6 +70,15 @@ def _finish_locked(folder: Path) -> bool:
             if not (isinstance(record, dict) and record.get("set") == run):
                 continue                # not the committed set's: left for the reader's checks to refuse
             os.replace(staged, folder / f"shard-{j:05d}.npz")
+        if not _set_in_place(folder, count, run):
+            # a stale or hand-made record (no run of ours leaves its set incomplete once committed): removing the
+            # shards it names would lose data, so the record alone goes, and the readers check the shards as they are
+            import warnings
+
+            warnings.warn(f"corpus shard folder {str(folder)!r}: ignored a stale {_COMMIT} whose shard set is not in"
+                          " place; no shard was removed.", UserWarning, stacklevel=2)
+            commit.unlink(missing_ok=True)
+            return True
         for n in remove:
             (folder / n).unlink(missing_ok=True)
         commit.unlink(missing_ok=True)
@@ -77,6 +86,20 @@ def _finish_locked(folder: Path) -> bool:
         raise DPTopicError(f"corpus shard folder {str(folder)!r} holds a new shard set whose replacement of the old one"
                            f" was interrupted, and it cannot be finished here ({e.strerror or type(e).__name__}): read"
                            f" it once with write access to the folder, or {redo}.") from None
+    return True
+
+
+def _set_in_place(folder: Path, count: int, run: str) -> bool:
+    """Every shard 0..count-1 of the run ``run`` is in place: what a commit record promises before it removes the old
+    set's extra shards."""
+    for j in range(count):
+        path = folder / f"shard-{j:05d}.npz"
+        try:
+            record = _read_header(path)[3] if path.is_file() else None
+        except DPTopicError:
+            return False
+        if not (isinstance(record, dict) and record.get("set") == run):
+            return False
     return True
 
 
