@@ -476,12 +476,12 @@ def register(sub) -> None:
                           " retraining shadow models on --corpus; the saved model itself is not scored")
     src.add_argument("--algorithm", default=None, help="a trainer name (lda, hdp, cdp, ...; every one 'dptopic train --help' lists but ldp-doc)")
     add_corpus_args(p)
-    p.add_argument("--topics", type=positive_int, default=None, help="number of topics (with --algorithm)")
-    p.add_argument("--iterations", type=positive_int, default=None, help="training iterations (with --algorithm)")
+    p.add_argument("--topics", type=positive_int, default=None, help="number of topics (with --algorithm; default: the trainer's own: 50 for lda, hdp and cdp, 20 for docdp and docdp-cooc)")
+    p.add_argument("--iterations", type=positive_int, default=None, help="training iterations (with --algorithm; default: the trainer's own: 200 for lda, 100 for hdp and cdp)")
     p.add_argument("--alpha", type=float, default=None, help="document-topic prior of the shadow models (default: the trainer's)")
     p.add_argument("--beta", type=float, default=None, help="topic-word prior of the shadow models (default: the trainer's)")
-    p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon; hdp: epsilon_laplace per iteration; lp/olp: epsilon_word; svi: the total budget)")
-    p.add_argument("--delta", type=float, default=None, help="the trainer's delta")
+    p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon; hdp: epsilon_laplace per iteration; lp/olp: epsilon_word; svi: the total budget; default: the trainer's own)")
+    p.add_argument("--delta", type=float, default=None, help="the trainer's delta (default: the trainer's own, 1e-5 for most)")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
     p.add_argument("--restrict", action="store_true",
                    help="with --model: drop corpus words the model does not know and audit the rest (without it, a"

@@ -53,7 +53,7 @@ def register_zhao_central(esub) -> None:
     u.set_defaults(func=cmd_hdp_utility)
     t = esub.add_parser("topic-attack", help="Zhao et al. Fig. 4: topic-based attack against iterations")
     add_common_experiment_args(t, out="runs/topic-attack")
-    t.add_argument("--targets", type=positive_int, default=20, help="target tokens per run")
+    t.add_argument("--targets", type=positive_int, default=20, help="target tokens per run (default 20)")
     t.set_defaults(func=cmd_topic_attack)
 
 

@@ -309,7 +309,7 @@ def register_zhao_local(esub) -> None:
     o = esub.add_parser("olp", help="Zhao et al. Figs. 8-10: OLP-LDA against batches, prior size, batch size")
     o.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
     o.add_argument("--topics", type=positive_int, default=50)
-    o.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch")
+    o.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps per mini-batch (default 50)")
     o.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
     o.add_argument("--out", default="runs/olp-experiment", help="results folder (default runs/olp-experiment)")
     o.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[1.0, 3.0, 5.0, 8.0])

@@ -686,6 +686,9 @@ def cmd_evaluate(a):
 
         q["match"] = match_models(model, load(a.compare_to))
         q["match"]["reference_model"] = str(a.compare_to)
+        if getattr(model, "privacy_", {}).get("private"):     # as 'dptopic report --compare-to' labels it
+            q["match"]["note"] = ("outside the guarantee: it also reads the other model, which this model's privacy"
+                                  " report does not cover")
     # a private model's figures that read the documents of --corpus lie outside its guarantee, unless that corpus is
     # public (--reference-public, as for report); topic diversity reads only the released topics
     private = bool(getattr(model, "privacy_", {}).get("private")) and not a.corpus_public
@@ -719,6 +722,8 @@ def cmd_evaluate(a):
         console.print(f"match to the topics of {a.compare_to}: {m['match']:.3f} (mean cosine of {m['matched']}"
                       f" Hungarian-matched topic pairs over {m['shared_words']} shared words; 1 = the same topics,"
                       " random topics near 0; reads only the two models)")
+        if "note" in m:
+            console.print(f"[yellow]match: {m['note']}[/]")
     if private:
         console.print(f"[yellow]{q['note']}[/]")
 
@@ -860,7 +865,7 @@ def register(sub) -> None:
     t.add_argument("--jobs", type=jobs_int, default=1,
                    help="threads: the Gibbs trainers' sweep (split as --parallel says: documents x words blocks by"
                         " default, or AD-LDA shards), FedLDA's clients, the document-level trainers' E-step (not"
-                        " svi/online-vb); on a Dask cluster, the threads of the held-out evaluation only")
+                        " svi/online-vb); on a Dask cluster, the threads of the held-out evaluation only (default 1)")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
                         " words blocks swept diagonal by diagonal (no merge, the default)")

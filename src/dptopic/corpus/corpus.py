@@ -706,8 +706,13 @@ class Corpus:
             id_column = None
         for col in (text_column, label_column, id_column):
             if col is not None and col not in cols:
-                raise DPTopicError(f"{bad}: no column {col!r} (columns: {_column_list(cols)})"
-                                   f"{_other_delimiter(cols, delimiter)}.")
+                hint = _other_delimiter(cols, delimiter)
+                if not hint:       # name the setting that picks the column, as the JSONL reader does
+                    param, flag = (("text_column", "--text-field") if col == text_column else
+                                   ("label_column", "--label-field") if col == label_column else
+                                   ("id_column", "--id-field"))
+                    hint = f"; set {param} (CLI: {flag}) to the column that holds it"
+                raise DPTopicError(f"{bad}: no column {col!r} (columns: {_column_list(cols)}){hint}.")
             if col is not None and cols.count(col) > 1:
                 raise DPTopicError(f"{bad}: the header names the column {col!r} {cols.count(col)} times: rename all but"
                                    " one, so that it says which to read.")
@@ -1300,9 +1305,21 @@ def _open_text(path) -> _CheckedText:
         fh = io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig")
     else:
         with open(path, "rb") as raw:
-            _refuse_utf16(path, raw.read(4096))
+            start = raw.read(4096)
+        _refuse_utf16(path, start)
+        _refuse_binary(path, start)
         fh = open(path, "r", encoding="utf-8-sig", newline="")   # -sig: a BOM (Excel) is not text
     return _CheckedText(fh, path)
+
+
+def _refuse_binary(path, start: bytes) -> None:
+    """Refuse a binary file given as text (a prepared ``.npz`` read with ``--format jsonl``, say) in one line that
+    names it, rather than as text that is "not UTF-8" with advice to convert it from Windows-1252."""
+    zipped = start[:4] == b"PK\x03\x04"
+    if zipped or (b"\x00" in start and start[:-4].decode("utf-8", errors="replace").count("\ufffd") > 8):
+        what = " (a zip archive, such as a corpus .npz that 'dptopic corpus prepare' writes)" if zipped else ""
+        raise DPTopicError(f"{str(path)!r} is a binary file{what}, not UTF-8 text: read a prepared .npz with --format"
+                           " npz or auto (Corpus.load in Python), and give JSONL, CSV or text files as UTF-8 text.")
 
 
 def is_token_lists(data) -> bool:

@@ -150,6 +150,16 @@ class _AcceptsSklearnNames(type):
                                    f" help(dptopic.{cls.__name__}) for its parameters.")
             raise DPTopicError(f"{cls.__name__} has no {other}= (another library's option); its parameters are"
                                f" {', '.join(names)}.")
+        unknown = [k for k in kw if k not in names]
+        if unknown and not cls._takes_any_keyword():     # a misspelt name: one line that names the right one
+            import difflib
+
+            from ..errors import InputTypeError
+
+            close = difflib.get_close_matches(unknown[0], names, n=1)
+            raise InputTypeError(f"{cls.__name__} has no parameter {unknown[0]!r}"
+                                 + (f" (did you mean {close[0]}=?)" if close else "")
+                                 + f"; its parameters are {', '.join(names)}.")
         return super().__call__(*args, **kw)
 
 
@@ -191,6 +201,13 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         import inspect
 
         return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+    @classmethod
+    def _takes_any_keyword(cls) -> bool:
+        """Whether ``__init__`` has a ``**kwargs`` of its own (which then says what it refuses)."""
+        import inspect
+
+        return any(p.kind == p.VAR_KEYWORD for p in inspect.signature(cls.__init__).parameters.values())
 
     def get_params(self, deep: bool = True) -> dict:
         """The constructor parameters (scikit-learn's ``get_params``; no estimator is nested, so ``deep`` changes

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
@@ -117,7 +118,8 @@ class DocDPEM(_DocumentDPModel):
         ledger = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
                                budget=(float(self.epsilon), float(self.delta)))
         beta = self._start(K, vocab, rng)
-        with StatisticAccumulator(V, K, self._jobs) as acc, ThreadPoolExecutor(1) as reader:
+        with StatisticAccumulator(V, K, self._jobs) as acc, ThreadPoolExecutor(1) as reader, \
+                progress_bar(int(self.n_iter), f"DocDPEM K={K}", self.verbose) as bar:
             for it in range(self.n_iter):
                 acc.reset()
                 beta_vk = np.ascontiguousarray(beta.T)
@@ -132,6 +134,7 @@ class DocDPEM(_DocumentDPModel):
                                                   secure=bool(self.secure), label=_RELEASE)
                 ledger.spend(event)
                 beta = denoise(noisy, sigma, self.threshold)
+                bar.advance()
         self.ledger_ = ledger
         self.components_ = beta
         self.noise_std_ = float(sigma)
