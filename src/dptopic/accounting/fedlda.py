@@ -328,3 +328,48 @@ def rrp_event(epsilon: float, delta: float, gamma: float = 1.0, variant: str = "
     return PureDPEvent(effective_epsilon(epsilon, e, variant), label=f"RRP report (eta={e:.4g}, {variant})",
                        theorem=THEOREM1 + " with the floor rule of docs/fedlda.md: pure eps-LDP per entry",
                        relation=RRP_RELATION)
+
+
+USER_RELATION = ("one user's reports: the words of all entries a user sends over all rounds, each entry's word"
+                 " replaced by any other word (including rare words and padding); topic labels held fixed")
+USER_RELATION_NONE = ("one user's reports: the randomized reports of the entries a user sends (randomized once,"
+                      " reused in every round), each entry's word replaced by any other word or by padding; the topic"
+                      " labels are computed from the randomized reports and the public model only")
+
+
+def user_relation(exclusion: str) -> str:
+    """The neighbouring relation of a FedLDA user's guarantee under the rule ``exclusion``."""
+    return USER_RELATION_NONE if exclusion == "none" else USER_RELATION
+
+
+def user_ledger(event, exclusion: str):
+    """An empty per-user ledger for a FedLDA run whose entries are ``event`` (:func:`rrp_event`): the one
+    ``FedLDA.fit`` fills round by round (:func:`spend_round`) and the one a deployment's released model
+    carries (:func:`user_ledger_after`), so both report the same figures."""
+    from .ledger import PrivacyLedger
+
+    return PrivacyLedger(unit="user", relation=user_relation(exclusion), theorem=event.theorem, discretization=1e-2)
+
+
+def spend_round(ledger, event, exclusion: str, entries_per_round: int, round_index: int) -> int:
+    """Record in ``ledger`` what one user spends in round ``round_index`` (0-based): the events of
+    :func:`user_spend` after this round less those after the previous one. Returns that number."""
+    spent = (user_spend(exclusion, entries_per_round, round_index + 1)
+             - user_spend(exclusion, entries_per_round, round_index))
+    if spent:
+        ledger.spend(event, spent)
+    return spent
+
+
+def user_ledger_after(epsilon: float, delta: float, gamma: float, variant: str, exclusion: str,
+                      report_words: int, entries_per_round: int, rounds: int):
+    """``(ledger, event)``: the per-user ledger after ``rounds`` rounds of a federation with these protocol
+    settings, for a user who took part in every round (the most any user can have spent: one update per user
+    and round). Reads no data: the same events, in the same groups, as ``FedLDA.fit`` records round by round
+    (a ledger merges equal events, so spending a round's events at once gives the same report)."""
+    event = rrp_event(epsilon, delta, gamma, variant, exclusion, vocab_size=report_words)
+    ledger = user_ledger(event, exclusion)
+    total = user_spend(exclusion, entries_per_round, rounds)
+    if total:
+        ledger.spend(event, total)
+    return ledger, event

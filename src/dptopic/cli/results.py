@@ -239,7 +239,12 @@ def cmd_export(a):
 def cmd_pull(a):
     from ..service.client import ServiceClient, pull
 
-    info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries))
+    info = pull(a.server, a.out, overwrite=a.overwrite, client=ServiceClient(a.server, timeout=a.timeout, retries=a.retries),
+                fed=a.fed)
+    if a.fed:
+        make_console().print(f"FedLDA model of round {info['round']} written to {info['out']}: read it with 'dptopic"
+                             " topics', 'transform' or 'report'")
+        return
     make_console().print(f"model {info['model_id']} (version {info['model_version']}, {info['class']}) written to"
                          f" {info['out']}: read it with 'dptopic topics', 'evaluate' or 'report'")
 
@@ -303,6 +308,9 @@ def register(sub) -> None:
     p.add_argument("--server", required=True, help="the server, e.g. http://127.0.0.1:8000")
     p.add_argument("--out", required=True, help="a new or empty folder for the model")
     p.add_argument("--overwrite", action="store_true", help="replace --out if it already holds a dptopic model")
+    p.add_argument("--fed", action="store_true",
+                   help="fetch the FedLDA model instead (GET /v1/fed/model): the broadcast of the latest closed round,"
+                        " with its per-user privacy report (servers started with --fed-epsilon)")
     p.add_argument("--timeout", type=_timeout_arg, default=30.0,
                    help=f"seconds per request, in (0, {MAX_TIMEOUT:g}] (default 30)")
     p.add_argument("--retries", type=_retries_arg, default=3,

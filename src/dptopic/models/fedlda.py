@@ -15,9 +15,10 @@ import scipy.sparse as sp
 
 from .._progress import progress_bar
 from .._validation import Int, IsNone, Options, Real, validate_value
-from ..accounting import PrivacyLedger, delta0 as _delta0, eta as _eta, rrp_event
-from ..accounting.fedlda import (entries_for_user_budget, listed_alphabetically, report_words_for,
-                                 subset_inclusion, user_spend)
+from ..accounting import delta0 as _delta0, eta as _eta, rrp_event
+from ..accounting.fedlda import (USER_RELATION, USER_RELATION_NONE, entries_for_user_budget,  # noqa: F401
+                                 listed_alphabetically, report_words_for, spend_round, subset_inclusion,
+                                 user_ledger, user_ledger_after, user_relation, user_spend)
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
@@ -26,8 +27,6 @@ from ..federated.server import full_vocabulary_topics
 from ..federated.client import check_config, rounds_to_no_entry
 from .base import GibbsTopicModel, vocabulary_given
 
-USER_RELATION = ("one user's reports: the words of all entries a user sends over all rounds, each entry's word"
-                 " replaced by any other word (including rare words and padding); topic labels held fixed")
 SCOPE = ("covers the word of every entry one user reports, composed over all entries and rounds. NOT covered:"
          " the topic label of each entry (sent as sampled; it depends on the user's text), the dependence of the"
          " replacement distribution on the user's local theta (replacement='mixture'), the server's held-out"
@@ -36,9 +35,6 @@ SCOPE_TOPIC = ("covers the word of every entry one user reports, composed over a
                " the topic label of each entry (sent as sampled; it depends on the user's text; with"
                " replacement='topic' the replacement words depend on nothing else), the server's held-out"
                " perplexity, and any guarantee for a whole document or user beyond this composition.")
-USER_RELATION_NONE = ("one user's reports: the randomized reports of the entries a user sends (randomized once,"
-                      " reused in every round), each entry's word replaced by any other word or by padding; the topic"
-                      " labels are computed from the randomized reports and the public model only")
 SCOPE_NONE = ("covers everything one user sends: the randomized report of each of its entries (subset selection,"
               " once; one word: k-ary randomized response) and the topic labels, which are post-processing of those"
               " reports and the broadcast model. The epsilon per user is already the whole user's: the per-entry"
@@ -286,6 +282,58 @@ class FedLDA(GibbsTopicModel):
         m._user_budget = (float(user_epsilon), int(vocab_size))
         return m
 
+    @classmethod
+    def from_broadcast(cls, phi, vocabulary, config: RRPConfig, rounds: int, *, beta: float = 0.01,
+                       report_words: int | str = "all", report_delta: float = 1e-5, training: dict | None = None,
+                       deployment: str | None = None) -> "FedLDA":
+        """The fitted FedLDA a deployment released: the broadcast Φ after ``rounds`` closed rounds of a federation
+        whose clients share ``config`` (an :class:`~dptopic.federated.RRPConfig`), with nothing else from the users.
+
+        ``phi``: the broadcast's K × N topics over the vocabulary's first N words (the words the reports range
+        over: ``report_words``, a number, or ``"all"`` for every word); ``vocabulary``: the whole public vocabulary,
+        most common first. The components are :func:`~dptopic.federated.server.full_vocabulary_topics`, as
+        ``fit`` releases them; the privacy report is the one ``fit`` builds for these settings (the same per-user
+        ledger, :func:`~dptopic.accounting.fedlda.user_ledger_after`, for a user who took part in every round),
+        with ``deployment`` (the trust model, in words) added. The clients' reports are taken as drawn by
+        ``dptopic fed-client`` (``secure``: the OS CSPRNG for the ``"none"`` rule). ``training``: what the
+        collector itself knows (how many clients, updates per round), saved as the model's training record; what
+        only a simulation knows (the users' documents, a per-round history) is absent. No seed."""
+        from ..corpus import Vocabulary
+
+        phi = np.asarray(phi, dtype=np.float64)
+        words = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(list(vocabulary))
+        V = len(words)
+        if phi.ndim != 2 or phi.shape[0] != int(config.n_topics) or not 2 <= phi.shape[1] <= V:
+            raise DPTopicError(f"a FedLDA broadcast of shape {phi.shape} does not fit {config.n_topics} topics over at"
+                               f" most the {V} words of the vocabulary.")
+        N = int(phi.shape[1])
+        if (report_words == "all" and N != V) or (report_words != "all" and report_words != N):
+            raise DPTopicError(f"the broadcast ranges over {N} words but report_words is {report_words!r}.")
+        if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
+            raise DPTopicError(f"invalid rounds={rounds!r}: a released model follows at least one closed round.")
+        none = config.exclusion == "none"
+        m = cls(n_topics=int(config.n_topics), epsilon=float(config.epsilon), delta=float(config.delta),
+                gamma=float(config.gamma), rounds=int(rounds), sample_ratio=float(config.sample_ratio),
+                pad_length=int(config.pad_length), alpha=float(config.alpha), beta=float(beta),
+                variant=config.variant, exclusion=config.exclusion, replacement=config.replacement,
+                local_iter=int(config.local_iter), subset_size=int(config.subset_size),
+                local_inference=config.local_inference, report_words=report_words, report_delta=report_delta,
+                secure=none, seed=None, verbose=0)
+        m._validate()
+        check_config(config, N)
+        m.vocabulary_ = words
+        m.report_words_ = N
+        m._vocabulary_supplied = True      # a deployment's vocabulary is published before any user reports
+        m._columns_unnamed, m._input_names, m._input_names_public, m._input_tokens = False, None, False, False
+        m.ledger_, _ = user_ledger_after(m.epsilon, m.delta, m.gamma, m.variant, m.exclusion, N,
+                                         config.n_entries, int(rounds))
+        m.components_ = full_vocabulary_topics(phi, V)
+        m._deployment = deployment
+        m._set_fitted(None)
+        m._train_stats = {**(training or {}), "vocab_size": V, "entries_per_update": config.n_entries,
+                          "report_words": N}
+        return m
+
     def _validate(self) -> None:
         super()._validate()
         if rounds_to_no_entry(self.pad_length, self.sample_ratio):
@@ -406,7 +454,7 @@ class FedLDA(GibbsTopicModel):
             return None                 # a report from before the reports' words were recorded
         event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion, vocab_size=n_report)
         return RunPlan(events=[(event, user_spend(self.exclusion, self._config().n_entries, self.rounds))],
-                       unit="user", relation=USER_RELATION_NONE if self.exclusion == "none" else USER_RELATION)
+                       unit="user", relation=user_relation(self.exclusion))
 
     # ------------------------------------------------------------- training
     def fit(self, X, y=None, *, vocabulary=None, heldout=None, callback=None):
@@ -475,8 +523,7 @@ class FedLDA(GibbsTopicModel):
         clients = [FedClient(i, c, cfg, r, secure=self.secure) for i, c, r in zip(ids, corpora, client_rngs[1:])]
         server = FedServer.from_config(corpora[0].vocabulary, cfg, ids, self.beta, rng=client_rngs[0])
         event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion, vocab_size=n_report)
-        self.ledger_ = PrivacyLedger(unit="user", relation=USER_RELATION_NONE if self.exclusion == "none"
-                                     else USER_RELATION, theorem=event.theorem, discretization=1e-2)
+        self.ledger_ = user_ledger(event, self.exclusion)
         self.history_ = []
         test = None if heldout is None else as_corpus(heldout, vocabulary=self.vocabulary_.words)
         with ThreadPoolExecutor(self._jobs) as pool, \
@@ -487,9 +534,7 @@ class FedLDA(GibbsTopicModel):
                 for u in updates:
                     server.receive(u)
                 server.aggregate()
-                spent = user_spend(self.exclusion, cfg.n_entries, r + 1) - user_spend(self.exclusion, cfg.n_entries, r)
-                if spent:
-                    self.ledger_.spend(event, spent)
+                spend_round(self.ledger_, event, self.exclusion, cfg.n_entries, r)
                 info = {"round": r + 1, "epsilon_per_entry": event.epsilon,
                         "epsilon_user_basic": self.ledger_.epsilon_basic(),
                         "epsilon_user_pld": self.ledger_.epsilon_tight(self.report_delta),
@@ -497,7 +542,8 @@ class FedLDA(GibbsTopicModel):
                         "broadcast_bytes": len(b)}
                 if test is not None:
                     self.components_ = full_vocabulary_topics(server.phi, V)
-                    info["heldout_perplexity"] = self.perplexity(test, mode="completion", n_iter=30, burn_in=15)
+                    with self._mid_fit_scoring():
+                        info["heldout_perplexity"] = self.perplexity(test, mode="completion", n_iter=30, burn_in=15)
                 self.history_.append(info)
                 if callback is not None:
                     callback(info)
@@ -529,6 +575,8 @@ class FedLDA(GibbsTopicModel):
             "randomness": (FED_SECURE if self.secure else FED_SIMULATION) if none else FED_RRP_COINS,
             "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
         })
+        if getattr(self, "_deployment", None):     # released by a deployment (from_broadcast), not simulated by fit
+            rep["deployment"] = str(self._deployment)
         budget = getattr(self, "_user_budget", None)
         if budget is not None:
             rep["budget"] = {"epsilon_per_user": budget[0], "vocab_size": budget[1],

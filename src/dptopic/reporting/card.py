@@ -56,8 +56,11 @@ _ADDED_FIGURES = {
 
 
 def _fed_trust_model(report: dict) -> str:
-    """FedLDA's trust model, from its report: ``FedLDA.fit`` runs every client in one process (a simulation)."""
+    """FedLDA's trust model, from its report: ``FedLDA.fit`` runs every client in one process (a simulation); a
+    model a deployment released (``FedLDA.from_broadcast``, ``GET /v1/fed/model``) says so in ``deployment``."""
     noise = str(report.get("noise") or "the report's randomizer")
+    if report.get("deployment"):
+        return f"federated with local DP, deployed: {' '.join(str(report['deployment']).split())}"
     coins = str(report.get("randomness") or "")
     return ("federated with local DP, simulated: FedLDA.fit held every client's documents in one process and"
             f" randomized each client's updates there ({noise}) before aggregating them, so whoever ran it saw the raw"

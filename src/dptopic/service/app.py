@@ -110,6 +110,7 @@ class Service:
         self._view_key = None
         self._view = None
         self._view_lock = threading.Lock()
+        self._fed_model_key = self._fed_model_doc = None
         self.kind = kinds.get(cfg.report_kind)
         self.fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
         self.rrp = codec.fed_config(cfg) if cfg.fed_epsilon is not None else None
@@ -193,6 +194,26 @@ class Service:
         with self._view_lock:
             self._view_key, self._view = key, view
         return view
+
+    def fed_model_doc(self) -> dict | None:
+        """``GET /v1/fed/model``'s answer: the model the latest closed FedLDA round released, as model-folder files
+        (:func:`codec.fed_model`, written by the model's own ``save``), cached per closed round; None before the first
+        round closes."""
+        released = self.storage.fed_released()
+        if released is None:
+            return None
+        key = (released["round"], released["n_clients"])
+        with self._view_lock:
+            if self._fed_model_key == key:
+                return self._fed_model_doc
+        model = codec.fed_model(self.cfg, self.rrp, released)
+        meta_json, arrays = codec.model_to_blobs(model)
+        doc = {"api_version": API_VERSION, "round": int(released["round"]), "rounds_closed": int(released["rounds"]),
+               "model_json": meta_json,
+               "arrays": {name: base64.b64encode(data).decode("ascii") for name, data in arrays.items()}}
+        with self._view_lock:
+            self._fed_model_key, self._fed_model_doc = key, doc
+        return doc
 
     # the trainer settings a stored model keeps over this start's flags (its own were fixed when it was created)
     _KEPT = ("n_topics", "n_iter", "prior_iter", "lam", "omega", "delta")
@@ -513,6 +534,28 @@ async def get_fed_round(request: Request):
     return Response(msg, media_type="application/octet-stream", headers={"Dptopic-Round": str(rnd)})
 
 
+FED_DISABLED = "FedLDA rounds are disabled on this server (start it with --fed-epsilon)."
+
+
+async def get_fed_model(request: Request):
+    """The FedLDA model the latest closed round released, as the files of a model folder (the wire shape of
+    ``/v1/model``, plus ``round``), for ``dptopic pull --fed``: built from that round's broadcast, the public settings
+    and the server's own counts only (:func:`codec.fed_model`). 404 ``fed_disabled`` with FedLDA off, 404
+    ``no_fed_model`` before the first round closes."""
+    svc: Service = request.app.state.service
+    if svc.rrp is None:
+        raise ApiError(404, "fed_disabled", FED_DISABLED)
+    doc = await run_in_threadpool(svc.fed_model_doc)
+    if doc is None:
+        rnd, _ = await run_in_threadpool(svc.storage.fed_round)
+        when = (f"once {svc.cfg.fed_min_updates} updates arrived (--fed-min-updates), or " if svc.cfg.fed_min_updates
+                else "")
+        raise ApiError(404, "no_fed_model", f"no FedLDA round has closed yet (round {rnd if rnd is not None else 0} is"
+                                            f" open): a model is released when a round closes, {when}when an admin"
+                                            " closes it (POST /v1/admin/fed/close-round).")
+    return JSONResponse(doc)
+
+
 async def post_fed_update(request: Request):
     svc: Service = request.app.state.service
     if svc.rrp is None:
@@ -743,6 +786,7 @@ def create_app(cfg: ServiceConfig, start_trainer: bool = True, freeze_gc: bool =
         Route("/v1/model", get_model, methods=["GET"]),
         Route("/v1/fed/round", get_fed_round, methods=["GET"]),
         Route("/v1/fed/updates", post_fed_update, methods=["POST"]),
+        Route("/v1/fed/model", get_fed_model, methods=["GET"]),
         Route("/v1/admin/train", admin_train, methods=["POST"]),
         Route("/v1/admin/rotate", admin_rotate, methods=["POST"]),
         Route("/v1/admin/fed/close-round", admin_close_round, methods=["POST"]),

@@ -745,9 +745,12 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
             "guarantee": priv.get("guarantee"), "note": priv.get("note")}
 
 
-def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None = None) -> dict:
+def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None = None, fed: bool = False) -> dict:
     """Fetch the server's active model into the model folder ``out`` (checked before any request; written
-    atomically by the model's own ``save``, so a failure leaves nothing half-written)."""
+    atomically by the model's own ``save``, so a failure leaves nothing half-written).
+
+    ``fed=True``: the FedLDA model instead (``GET /v1/fed/model``): the broadcast of the latest closed round, with the
+    privacy report of a FedLDA with the server's protocol settings; ``round`` in the summary is that round's number."""
     import base64
     import binascii
 
@@ -759,7 +762,11 @@ def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None
     if not isinstance(cfg, dict) or cfg.get("api_version") != "v1":
         raise DPTopicError(f"the server at {client.server} speaks API {cfg.get('api_version') if isinstance(cfg, dict) else None!r},"
                            f" this dptopic speaks 'v1': upgrade dptopic (or the server).")
-    doc = client.get_json("/v1/model")
+    if fed and not cfg.get("fed"):
+        raise DPTopicError(f"the server at {client.server} runs no FedLDA rounds (it was started without"
+                           " --fed-epsilon): there is no FedLDA model to pull; drop --fed for its local-DP model.")
+    path = "/v1/fed/model" if fed else "/v1/model"
+    doc = client.get_json(path)
     try:
         meta = doc["model_json"]
         arrays = {str(k): base64.b64decode(v, validate=True) for k, v in doc["arrays"].items()}
@@ -777,6 +784,13 @@ def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None
         why = str(e).split(": ", 1)[-1].removesuffix("; re-save the model.").rstrip(".")
         raise DPTopicError(f"the server at {client.server} sent a model that does not load ({why}): its database"
                            " may be damaged; tell the server's operator.") from None
+    if fed and type(model).__name__ != "FedLDA":
+        raise DPTopicError(f"the server at {client.server} answered {path} with a {type(model).__name__} model, not a"
+                           " FedLDA one: is it a dptopic server?")
     path = model.save(out)
+    if fed:
+        rnd = doc.get("round")
+        return {"round": rnd if isinstance(rnd, int) and not isinstance(rnd, bool) else None, "out": str(path),
+                "class": type(model).__name__}
     return {"model_id": doc.get("model_id"), "model_version": doc.get("model_version"), "out": str(path),
             "class": type(model).__name__}

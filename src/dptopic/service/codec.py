@@ -431,6 +431,33 @@ def fed_phi(message: bytes):
     return decode_message(message).phi
 
 
+FED_DEPLOYMENT = ("dptopic serve collected the updates: each client (dptopic fed-client) randomized its reports on its own"
+                  " device, and the server saw only the randomized updates; this model is the server's broadcast after"
+                  " round {round} (post-processing of those updates and the public vocabulary). The per-user epsilon is"
+                  " that of a client that took part in all {rounds} closed round(s)")
+
+
+def fed_model(cfg, rrp, released: dict, beta: float = 0.01):
+    """The FedLDA model a server with configuration ``cfg`` released: :meth:`~dptopic.models.FedLDA.from_broadcast`
+    of the broadcast that the latest closed round produced (``released``: :meth:`Storage.fed_released`). Built from
+    that broadcast, the public settings and the collector's own counts (clients, updates per round) only."""
+    from ..federated import decode_message
+    from ..models.fedlda import FedLDA
+
+    msg = decode_message(released["message"])
+    rounds = int(released["rounds"])
+    training = {"n_clients": int(released["n_clients"]),
+                "clients_note": "distinct client ids that sent an update to a closed round, as the server counts them:"
+                                " a user that took part without keeping its reports (fed-client --state) counts once"
+                                " per run",
+                "rounds": [{"round": int(r), "updates": int(n)} for r, n in released["updates"]],
+                "released_round": int(released["round"])}
+    return FedLDA.from_broadcast(msg.phi, cfg.vocabulary, rrp, rounds, beta=beta,
+                                 report_words="all" if cfg.fed_report_words is None else int(cfg.fed_report_words),
+                                 training=training,
+                                 deployment=FED_DEPLOYMENT.format(round=int(released["round"]), rounds=rounds))
+
+
 def fed_privacy(rrp, rounds: int, delta: float = 1e-5, vocab_size: int | None = None) -> dict:
     """Per-user guarantee after taking part in ``rounds`` rounds (through the ledger)."""
     from ..accounting import PrivacyLedger, rrp_event

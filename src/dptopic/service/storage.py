@@ -864,6 +864,27 @@ class Storage:
         conn.execute(fed_rounds.insert().values(round=round_ + 1, status="open", message=msg, n_updates=0,
                                                 opened_at=now))
 
+    def fed_released(self) -> dict | None:
+        """What the latest closed FedLDA round released, or None when no round has closed: ``round`` (the latest
+        closed round's number), ``rounds`` (how many have closed), ``message`` (the broadcast that round's close
+        produced, which opened the next), ``n_clients`` (distinct client ids with an update in a closed round) and
+        ``updates`` (``(round, updates)`` of each closed round). Every row read is final once its round closed, so
+        the reads agree even where each statement sees its own snapshot (PostgreSQL)."""
+        with self.read() as conn:
+            closed = conn.execute(select(fed_rounds.c.round, fed_rounds.c.n_updates)
+                                  .where(fed_rounds.c.status == "closed").order_by(fed_rounds.c.round)).all()
+            if not closed:
+                return None
+            last = int(closed[-1][0])
+            msg = conn.execute(select(fed_rounds.c.message).where(fed_rounds.c.round == last + 1)).scalar()
+            n_clients = conn.execute(select(func.count(func.distinct(fed_updates.c.client)))
+                                     .where(fed_updates.c.round <= last)).scalar()
+        if msg is None:
+            raise StorageError(f"FedLDA round {last} is closed but the round it opened is missing: the database is"
+                               " damaged.")
+        return {"round": last, "rounds": len(closed), "message": bytes(msg), "n_clients": int(n_clients or 0),
+                "updates": [(int(r), int(n)) for r, n in closed]}
+
     def fed_participation(self, limit: int = 50) -> list[dict]:
         with self.read() as conn:
             rows = conn.execute(select(fed_updates.c.client, func.count().label("n")).group_by(fed_updates.c.client)
