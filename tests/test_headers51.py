@@ -72,3 +72,88 @@ def test_a_long_url_counts_towards_the_limit(tmp_path):
     with _ServedLikeServe(_cfg(words, f"sqlite:///{tmp_path / 'm.db'}"), True) as srv:
         got = _send(srv.port, [b"GET /healthz?" + b"q" * (MAX_HEADER_BYTES + 10) + b" HTTP/1.1\r\nHost: x\r\n\r\n"])
         assert got.startswith(b"HTTP/1.1 431"), got[:200]
+
+
+# ------------------------------------------------------------------ the header deadline (slowloris)
+class _Timed(_ServedLikeServe):
+    def __init__(self, cfg, fast, header_timeout):
+        import uvicorn
+
+        from dptopic.service.http import server_options
+        super().__init__(cfg, fast)
+        opts = {**server_options(fast, header_timeout=header_timeout), "loop": "asyncio"}
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
+                                                    log_level="warning", access_log=False, lifespan="on", **opts))
+
+
+def _wait_answer(sock, limit: float):
+    """(bytes the server sent before closing, seconds it took); None when still open after ``limit``."""
+    import time
+    t0 = time.monotonic()
+    sock.settimeout(0.2)
+    got = b""
+    while time.monotonic() - t0 < limit:
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except ConnectionResetError:
+            return got, time.monotonic() - t0
+        if not chunk:
+            return got, time.monotonic() - t0
+        got += chunk
+    return None
+
+
+def _one_response(sock) -> bytes:
+    """One whole response (head and Content-Length bytes of body) from a kept-alive connection."""
+    got = b""
+    while b"\r\n\r\n" not in got:
+        got += sock.recv(4096)
+    head, _, body = got.partition(b"\r\n\r\n")
+    length = int([ln.split(b":", 1)[1] for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length:")][0])
+    while len(body) < length:
+        body += sock.recv(4096)
+    return head + b"\r\n\r\n" + body
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["httptools", "h11"])
+def test_slow_or_silent_connections_are_closed_at_the_header_deadline(tmp_path, fast):
+    import time
+    if fast:
+        pytest.importorskip("httptools")
+    words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
+    with _Timed(_cfg(words, f"sqlite:///{tmp_path / 'm.db'}"), fast, header_timeout=1.0) as srv:
+        silent = socket.create_connection(("127.0.0.1", srv.port))
+        slow = socket.create_connection(("127.0.0.1", srv.port))
+        slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        # a slow drip keeps sending, a byte every 0.3 s: the deadline counts from the request's start, not per byte
+        t0 = time.monotonic()
+        drip = socket.create_connection(("127.0.0.1", srv.port))
+        drip.sendall(b"GET /healthz HTTP/1.1\r\n")
+        closed = None
+        while time.monotonic() - t0 < 4:
+            try:
+                drip.sendall(b"X")
+            except OSError:
+                closed = time.monotonic() - t0
+                break
+            time.sleep(0.3)
+        got, took = _wait_answer(silent, 5)
+        assert got == b"" and took < 3                      # nothing sent: closed without an answer
+        got, took = _wait_answer(slow, 5)
+        head, _, body = got.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408"), head
+        assert json.loads(body)["error"]["code"] == "header_timeout"
+        drip_answer = _wait_answer(drip, 5)
+        assert closed is not None or (drip_answer is not None and drip_answer[0].startswith(b"HTTP/1.1 408"))
+        assert _metric(srv.url, "dptopic_errors_total", "header_timeout") == 2
+        for s in (silent, slow, drip):
+            s.close()
+        # a request that sends its headers at once is served, and keeps its kept-alive connection past the deadline
+        with socket.create_connection(("127.0.0.1", srv.port)) as ok:
+            ok.settimeout(3)
+            for _ in range(2):      # the second request on the same connection, after the deadline has passed
+                ok.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                assert _one_response(ok).startswith(b"HTTP/1.1 200")
+                time.sleep(1.5)

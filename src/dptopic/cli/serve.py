@@ -344,7 +344,8 @@ def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:
     from ..service.http import server_options
 
     config = uvicorn.Config(create_app(cfg), host=a.host, port=a.port, log_level="warning" if a.quiet else "info",
-                            access_log=not a.quiet, timeout_graceful_shutdown=10, **server_options())
+                            access_log=not a.quiet, timeout_graceful_shutdown=10,
+                            **server_options(header_timeout=a.header_timeout))
     server = uvicorn.Server(config)
     try:
         server.run(sockets=sockets)
@@ -450,6 +451,20 @@ def _client_args(p):
                         " before anything is randomized")
 
 
+def _header_timeout(text: str) -> float:
+    """``serve --header-timeout``: seconds in (0, 3600]."""
+    import argparse
+    import math
+
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not (0 < v <= 3600):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: give seconds in (0, 3600], e.g. 30")
+    return v
+
+
 def register(sub) -> None:
     s = sub.add_parser("serve", help="run the collection server (local-DP reports, OLP-LDA, FedLDA rounds)",
                        description="Collect randomized reports over HTTP, store them durably (SQLite or PostgreSQL),"
@@ -490,6 +505,10 @@ def register(sub) -> None:
     s.add_argument("--body-timeout", type=positive_float, default=30.0, metavar="SECONDS",
                    help="a request body that goes this long without a byte arriving is refused with 408 (default 30;"
                         " at most 3600)")
+    s.add_argument("--header-timeout", type=_header_timeout, default=30.0, metavar="SECONDS",
+                   help="a request's line and headers must arrive within this many seconds of the connection (or of"
+                        " the request's first byte): slower ones get 408 and a connection that sends nothing is"
+                        " closed (default 30; at most 3600)")
     s.add_argument("--max-reports-per-request", type=positive_int, default=10_000,
                    help="most reports in one upload; more are refused with 413 (default 10000)")
     s.add_argument("--fed-epsilon", type=positive_float, default=None,

@@ -7,6 +7,13 @@ own, so a client could otherwise send headers without end and the server would k
 limit the httptools protocol answers 431 ``headers_too_large`` (JSON, connection closed, the app never called); h11
 bounds the same bytes itself and answers 400.
 
+They must also arrive in time (``header_timeout``, :data:`HEADER_TIMEOUT` by default; ``dptopic serve
+--header-timeout``): uvicorn arms no timer until a first response, so a client that connects and sends nothing, or
+sends its headers a byte at a time, would otherwise hold a connection for ever (the "slowloris" attack). A connection
+that sent nothing is closed; one whose headers are incomplete gets 408 ``header_timeout``. The deadline counts from
+the connection (or from the first byte of a later request on a kept-alive one) to the end of the headers, whatever
+the pace of the bytes in between; a body has its own timeout (``--body-timeout``).
+
 :func:`server_options` picks the fastest implementation installed: httptools' parser and uvloop's event loop (both in
 the ``service`` extra), else h11 and asyncio.
 """
@@ -16,6 +23,48 @@ import json
 
 MAX_HEADER_BYTES = 64 * 1024
 """The most bytes a request line and its headers may take (URL, names and values; separators not counted)."""
+HEADER_TIMEOUT = 30.0
+"""Seconds a request's line and headers may take to arrive, from the connection or the request's first byte."""
+
+
+def _raw_error(status: int, code: str, msg: str, default_headers=()) -> bytes:
+    reason = {400: b"Bad Request", 408: b"Request Timeout", 431: b"Request Header Fields Too Large"}[status]
+    body = _error_body(msg, code)
+    content = [b"HTTP/1.1 %d %s\r\n" % (status, reason)]
+    for name, value in default_headers:
+        content.extend([name, b": ", value, b"\r\n"])
+    content.extend([b"content-type: application/json\r\n",
+                    b"content-length: " + str(len(body)).encode("ascii") + b"\r\n",
+                    b"connection: close\r\n", b"\r\n", body])
+    return b"".join(content)
+
+
+class _HeaderDeadline:
+    """The header deadline, shared by both protocols: ``_headers_pending()`` says whether bytes of a request whose
+    headers are incomplete have arrived."""
+
+    header_timeout: float = HEADER_TIMEOUT
+    _header_timer = None
+
+    def _arm_header_deadline(self) -> None:
+        if self._header_timer is None and self.header_timeout:
+            self._header_timer = self.loop.call_later(self.header_timeout, self._header_deadline_passed)
+
+    def _disarm_header_deadline(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_deadline_passed(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing():
+            return
+        if self._headers_pending():
+            _count_bad_request(self.app, "header_timeout")
+            self.transport.write(_raw_error(
+                408, "header_timeout", f"the request line and headers did not arrive within {self.header_timeout:g}"
+                " s: send a request's headers at once.", self.server_state.default_headers))
+        self.transport.close()      # a connection that sent nothing is closed without an answer
 
 
 def _error_body(msg: str, code: str = "bad_request") -> bytes:
@@ -43,7 +92,25 @@ def _h11_protocol():
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class JSONErrorH11Protocol(H11Protocol):
+    class JSONErrorH11Protocol(_HeaderDeadline, H11Protocol):
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._arm_header_deadline()
+
+        def connection_lost(self, exc) -> None:
+            self._disarm_header_deadline()
+            super().connection_lost(exc)
+
+        def _headers_pending(self) -> bool:
+            return self.conn.their_state is h11.IDLE and bool(self.conn.trailing_data[0])
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.conn.their_state is not h11.IDLE:        # the headers are in
+                self._disarm_header_deadline()
+            elif self.conn.trailing_data[0]:                 # a request has begun and its headers are not complete
+                self._arm_header_deadline()
+
         def send_400_response(self, msg: str) -> None:
             _count_bad_request(self.app)
             body = _error_body(msg)
@@ -58,30 +125,37 @@ def _h11_protocol():
 
 
 def _httptools_protocol():
-    from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    class JSONErrorHttpToolsProtocol(HttpToolsProtocol):
+    class JSONErrorHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
         _header_bytes = 0
         _too_large = False
+        _in_headers = False
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._arm_header_deadline()
+
+        def connection_lost(self, exc) -> None:
+            self._disarm_header_deadline()
+            super().connection_lost(exc)
+
+        def _headers_pending(self) -> bool:
+            return self._in_headers
 
         def send_400_response(self, msg: str) -> None:
             self._send_error(400, "bad_request", msg)
 
         def _send_error(self, status: int, code: str, msg: str) -> None:
             _count_bad_request(self.app, code)
-            body = _error_body(msg, code)
-            content = [STATUS_LINE[status]]
-            for name, value in self.server_state.default_headers:
-                content.extend([name, b": ", value, b"\r\n"])
-            content.extend([b"content-type: application/json\r\n",
-                            b"content-length: " + str(len(body)).encode("ascii") + b"\r\n",
-                            b"connection: close\r\n", b"\r\n", body])
-            self.transport.write(b"".join(content))
+            self.transport.write(_raw_error(status, code, msg, self.server_state.default_headers))
             self.transport.close()
 
         # the request line and headers, counted as the parser hands them over; past the limit nothing more is kept
         def on_message_begin(self) -> None:
             self._header_bytes = 0
+            self._in_headers = True
+            self._arm_header_deadline()
             super().on_message_begin()
 
         def _count(self, n: int) -> bool:
@@ -99,6 +173,8 @@ def _httptools_protocol():
                 super().on_header(name, value)
 
         def on_headers_complete(self) -> None:
+            self._in_headers = False
+            self._disarm_header_deadline()
             if not self._too_large:      # a request past the limit never reaches the app
                 super().on_headers_complete()
 
@@ -122,14 +198,18 @@ def _httptools_protocol():
     return JSONErrorHttpToolsProtocol
 
 
-def server_options(fast: bool = True) -> dict:
-    """``uvicorn.run`` keyword arguments: the HTTP protocol class (with JSON 400s) and the event loop."""
-    opts = {"http": _h11_protocol(), "loop": "asyncio", "h11_max_incomplete_event_size": MAX_HEADER_BYTES}
+def server_options(fast: bool = True, header_timeout: float = HEADER_TIMEOUT) -> dict:
+    """``uvicorn.run`` keyword arguments: the HTTP protocol class (JSON 400s, bounded headers, the header deadline
+    ``header_timeout`` seconds; 0 turns it off) and the event loop."""
+    def timed(cls):
+        return type(cls.__name__, (cls,), {"header_timeout": float(header_timeout)})
+
+    opts = {"http": timed(_h11_protocol()), "loop": "asyncio", "h11_max_incomplete_event_size": MAX_HEADER_BYTES}
     if fast:
         try:
             import httptools  # noqa: F401
 
-            opts["http"] = _httptools_protocol()
+            opts["http"] = timed(_httptools_protocol())
         except ImportError:
             pass
         try:
