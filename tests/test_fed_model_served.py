@@ -83,6 +83,8 @@ def fed(tmp_path_factory):
         assert status == 200, served
         r = run_cli("pull", "--server", srv.url, "--out", str(tmp / "model"), "--fed")
         assert r.returncode == 0, r.stderr
+        page = http("GET", srv.url + "/")[2].decode()
+        assert "/v1/fed/model" in page and "dptopic pull --fed" in page      # the status page says where it is
         yield {"tmp": tmp, "url": srv.url, "words": words, "texts": texts, "users": users, "before": before,
                "pull_before": pull_before, "message": message, "served": served, "folder": tmp / "model",
                "participants": out, "cli": r}
@@ -144,7 +146,10 @@ def test_privacy_report_is_an_in_process_fedldas(fed):
                    verbose=0).fit(fed["users"]).privacy_
     assert set(served) - set(local) == {"deployment"} and set(local) <= set(served)
     differ = [k for k in local if served[k] != local[k]]
-    assert differ == [], {k: (served[k], local[k]) for k in differ}
+    # the two texts worded for a simulation say what a deployment does instead
+    assert sorted(differ) == ["fits", "report_words_note"], {k: (served[k], local[k]) for k in differ}
+    assert "federation" in served["fits"] and "published by the server" in served["report_words_note"]
+    assert "simulation" in local["report_words_note"] and "simulation" not in served["report_words_note"]
     # and the figures computed independently of both
     entries = PAD                                          # sample_ratio 1: every padded entry is sent
     assert served["unit"] == "user"

@@ -330,6 +330,10 @@ class FedLDA(GibbsTopicModel):
         m.components_ = full_vocabulary_topics(phi, V)
         m._deployment = deployment
         m._set_fitted(None)
+        if "fits" in m.privacy_:
+            m.privacy_["fits"] = ("this report covers this federation's closed rounds alone: a user who also takes part"
+                                  " in another federation (another server or database) spends its budget again, and"
+                                  " the epsilons add up (basic composition)")
         m._train_stats = {**(training or {}), "vocab_size": V, "entries_per_update": config.n_entries,
                           "report_words": N}
         return m
@@ -597,8 +601,10 @@ class FedLDA(GibbsTopicModel):
                                             f" {len(self.vocabulary_)} words (taken as its most common); a user's other"
                                             " words are never sent, and every topic gives them the same weights, by"
                                             " Zipf's law over the vocabulary order. The vocabulary and its order are"
-                                            " public inputs: built from the training documents (a simulation), they"
-                                            " are not covered")
+                                            + (" public inputs, published by the server before any report"
+                                               if getattr(self, "_deployment", None) else
+                                               " public inputs: built from the training documents (a simulation),"
+                                               " they are not covered"))
         if self.seed is not None:
             rep["noise_reproducible"] = True
             rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"
