@@ -434,7 +434,9 @@ def fed_phi(message: bytes):
 FED_DEPLOYMENT = ("dptopic serve collected the updates: each client (dptopic fed-client) randomized its reports on its own"
                   " device, and the server saw only the randomized updates; this model is the server's broadcast after"
                   " round {round} (post-processing of those updates and the public vocabulary). The per-user epsilon is"
-                  " that of a client that took part in all {rounds} closed round(s)")
+                  " that of a client that took part in all {rounds} closed round(s). The guarantee assumes each client"
+                  " drew its reports with fresh coins from its operating system (as dptopic fed-client does) and kept"
+                  " them for later rounds; the server cannot check either")
 
 
 def fed_model(cfg, rrp, released: dict, beta: float = 0.01):
