@@ -147,3 +147,28 @@ def test_a_misspelt_parameter_is_one_line_that_names_the_right_one(make, suggest
     assert isinstance(e.value, TypeError)          # still what Python and scikit-learn raise for it
     with pytest.raises(TypeError, match="its parameters are"):
         dptopic.for_unit("document", 1, algorithm="docdp")
+
+
+# ------------------------------------------------------------------ left by the walk-through, fixed after it
+def test_prepare_shards_into_a_name_ending_npz_is_refused_before_any_work(tmp_path, capsys):
+    from dptopic.cli.main import main
+
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(f"apple banana cherry {i}" for i in range(20)) + "\n")
+    code = main(["corpus", "prepare", "--corpus", str(docs), "--out", str(tmp_path / "shards.npz"), "--shards", "2"])
+    err = capsys.readouterr().err
+    assert code == 2 and "names a .npz file" in err and "--out" in err
+    assert len([ln for ln in err.strip().splitlines() if ln.strip()]) == 1
+    assert not (tmp_path / "shards.npz").exists()
+    assert main(["corpus", "prepare", "--corpus", str(docs), "--out", str(tmp_path / "shards"), "--shards", "2"]) in (0, None)
+
+
+def test_help_states_the_topics_format_and_fedlda_max_docs_defaults(capsys):
+    from dptopic.cli.main import main
+
+    for argv, needle in ((["topics", "--help"], "the default"), (["experiment", "fedlda", "--help"], "default 3000")):
+        try:
+            main(argv)
+        except SystemExit:
+            pass
+        assert needle in " ".join(capsys.readouterr().out.split())

@@ -35,7 +35,15 @@ def cmd_corpus_prepare(a):
     from .._io import check_output_file
 
     if a.shards is not None:  # a new or empty folder, or (with --overwrite) the shards an earlier run wrote
+        from pathlib import Path
+
         from .._io import check_output_folder
+
+        out = Path(a.out)
+        if out.suffix.lower() == ".npz" and not out.is_dir():   # a file's name for what will be a folder
+            raise DPTopicError(f"--out {a.out!r} names a .npz file, but --shards {a.shards} writes a folder of shard"
+                               f" files: give a folder name such as --out {str(out.with_suffix('')) or 'shards'}/"
+                               " (or drop --shards for one .npz file).")
 
         check_output_folder(a.out, overwrite=a.overwrite, what="corpus shard set")
     else:

@@ -127,7 +127,7 @@ def register_fedlda_experiment(esub) -> None:
                    help="epsilons per entry to run (default 7.5 5: the poster's and the harder one)")
     p.add_argument("--topics", type=positive_int, default=20, help="topics K (default 20)")
     p.add_argument("--rounds", type=positive_int, default=20, help="FedLDA rounds (default 20)")
-    p.add_argument("--max-docs", type=positive_int, default=3000, help="training documents per task (test: a quarter)")
+    p.add_argument("--max-docs", type=positive_int, default=3000, help="training documents per task (test: a quarter; default 3000)")
     p.add_argument("--rules", nargs="+", choices=("none", "tail", "floor"), default=["none", "tail", "floor"],
                    help="exclusion rules of the table (default all three; the figures always run all three)")
     p.add_argument("--pad-length", type=positive_int, default=256, help="entries per user (L; default 256)")

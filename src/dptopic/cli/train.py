@@ -940,5 +940,5 @@ def register(sub) -> None:
     tp.add_argument("-n", "--top-n", "--top", dest="n", type=positive_int, default=10,
                     help="words per topic (default 10; -n, --top-n and --top are one flag, as in evaluate and report)")
     tp.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                    help="table (with the privacy report), json (topics, weights and the privacy card) or csv")
+                    help="table (with the privacy report; the default), json (topics, weights and the privacy card) or csv")
     tp.set_defaults(func=cmd_topics)
