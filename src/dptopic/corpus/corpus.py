@@ -755,8 +755,13 @@ class Corpus:
                                " 'news/*.txt' (not an absolute path, and no '..').")
         # hidden files and folders (.ipynb_checkpoints/, .git/, editors' backups) are no documents: a checkpoint's
         # copy of a text would count one person's document twice
-        files = sorted(f for f in path.rglob(pattern)
-                       if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts))
+        found = [f for f in path.rglob(pattern) if not any(part.startswith(".") for part in f.relative_to(path).parts)]
+        broken = sorted(str(f.relative_to(path)) for f in found if f.is_symlink() and not f.exists())
+        if broken:      # a document whose file is gone: leaving it out would train on fewer documents unawares
+            raise DPTopicError(f"{str(path)!r} holds {len(broken)} broken link{'s' if len(broken) > 1 else ''}"
+                               f" ({', '.join(broken[:3])}{', ...' if len(broken) > 3 else ''}) whose target is"
+                               " missing: restore the file or remove the link.")
+        files = sorted(f for f in found if f.is_file())
         if not files:
             if any(Path(path).glob("shard-*.npz")):       # written by dptopic corpus prepare --shards
                 raise DPTopicError(f"{str(path)!r} is a folder of corpus shards, not of {pattern} files: train reads it"
