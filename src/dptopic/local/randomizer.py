@@ -130,6 +130,14 @@ class Randomizer(FlipParameterMixin):
 
     def _as_csr(self, docs) -> tuple[np.ndarray, np.ndarray]:
         docs = count_matrix_corpus(docs, self.vocabulary)
+        if isinstance(docs, Corpus) and docs.n_empty_dropped and not self.simulation:
+            # every document sends exactly one report (one with no vocabulary word sends pure noise): real reports
+            # from a corpus that left such documents out would be fewer by how many held none of the words, an exact
+            # function of the text that no epsilon covers (DocumentRandomizer refuses it too). A simulation
+            # randomizes the documents it was given (experiments and audits on a prepared corpus).
+            raise DPTopicError(f"this corpus left out {docs.n_empty_dropped} document(s) with no vocabulary word, and"
+                               " every document must send one report (an empty one sends pure noise) so that their"
+                               " number says nothing of the text: build it with drop_empty=False.")
         if isinstance(docs, Corpus):
             if docs.vocabulary != self.vocabulary:
                 docs = docs.restrict(self.vocabulary, drop_empty=False)
