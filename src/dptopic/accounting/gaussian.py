@@ -265,12 +265,15 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
     while lo > MIN_NOISE_MULTIPLIER and eps(lo) <= epsilon:
         lo = max(lo / 2, MIN_NOISE_MULTIPLIER)
     if lo == MIN_NOISE_MULTIPLIER and eps(lo) <= epsilon:
-        return lo  # the budget allows less noise than we ever use
-    while eps(hi) > epsilon:
-        lo, hi = hi, min(hi * 2, max_noise_multiplier)
-    sigma = mechanism_calibration.calibrate_dp_mechanism(fresh, lambda s: svi_dp_event(s, sampling_rate, steps), epsilon, delta,
-                                   mechanism_calibration.ExplicitBracketInterval(lo, hi), tol=1e-3 * lo)
-    sigma = float(min(max(sigma, lo), max_noise_multiplier))
+        sigma = lo  # the budget allows less noise than we ever use (still checked as the ledger will, below)
+    else:
+        while eps(hi) > epsilon:
+            lo, hi = hi, min(hi * 2, max_noise_multiplier)
+        sigma = mechanism_calibration.calibrate_dp_mechanism(fresh, lambda s: svi_dp_event(s, sampling_rate, steps),
+                                                             epsilon, delta,
+                                                             mechanism_calibration.ExplicitBracketInterval(lo, hi),
+                                                             tol=1e-3 * lo)
+        sigma = float(min(max(sigma, lo), max_noise_multiplier))
     # the check that counts is the one the ledger makes when the run spends: its own PLD composition, with the
     # ledger's budget tolerance (dp-accounting's accountant and the ledger's self-composition differ in the last digits)
     from .ledger import compose_pld
