@@ -107,13 +107,17 @@ def _wait_answer(sock, limit: float):
 
 def _one_response(sock) -> bytes:
     """One whole response (head and Content-Length bytes of body) from a kept-alive connection."""
+    def more() -> bytes:
+        chunk = sock.recv(4096)
+        assert chunk, "the server closed the connection"
+        return chunk
     got = b""
     while b"\r\n\r\n" not in got:
-        got += sock.recv(4096)
+        got += more()
     head, _, body = got.partition(b"\r\n\r\n")
     length = int([ln.split(b":", 1)[1] for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length:")][0])
     while len(body) < length:
-        body += sock.recv(4096)
+        body += more()
     return head + b"\r\n\r\n" + body
 
 
@@ -157,3 +161,27 @@ def test_slow_or_silent_connections_are_closed_at_the_header_deadline(tmp_path, 
                 ok.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
                 assert _one_response(ok).startswith(b"HTTP/1.1 200")
                 time.sleep(1.5)
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["httptools", "h11"])
+def test_a_later_request_on_a_kept_alive_connection_gets_its_own_full_deadline(tmp_path, fast):
+    """One timer per connection: when it fires during a later request's headers it re-arms for that request's own
+    time, so the request is refused a whole deadline after its first byte, not when the connection's timer fires."""
+    import time
+    if fast:
+        pytest.importorskip("httptools")
+    words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
+    with _Timed(_cfg(words, f"sqlite:///{tmp_path / 'm.db'}"), fast, header_timeout=1.0) as srv:
+        with socket.create_connection(("127.0.0.1", srv.port)) as s:
+            s.settimeout(5)
+            t0 = time.monotonic()
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert _one_response(s).startswith(b"HTTP/1.1 200")
+            time.sleep(0.7)
+            begun = time.monotonic()
+            s.sendall(b"GET /healthz HTTP/1.1\r\n")          # and its headers never finish
+            got = _wait_answer(s, 5)
+            refused = time.monotonic()
+        assert got is not None and got[0].startswith(b"HTTP/1.1 408")
+        assert refused - begun >= 0.95, (refused - begun, begun - t0)      # not at the connection timer's 1.0 s
+        assert refused - begun < 3.0

@@ -40,31 +40,49 @@ def _raw_error(status: int, code: str, msg: str, default_headers=()) -> bytes:
 
 
 class _HeaderDeadline:
-    """The header deadline, shared by both protocols: ``_headers_pending()`` says whether bytes of a request whose
-    headers are incomplete have arrived."""
+    """The header deadline, shared by both protocols. One timer per connection, not per request: when it fires it
+    checks the request whose headers are pending (if any) and re-arms for what is left of that request's time, so a
+    kept-alive connection's fast requests cost no timer of their own."""
 
     header_timeout: float = HEADER_TIMEOUT
     _header_timer = None
+    _pending_since = None      # loop time of the first byte of the request whose headers are not complete
+    _requests_begun = 0
 
-    def _arm_header_deadline(self) -> None:
+    def _arm_header_deadline(self, delay: float) -> None:
         if self._header_timer is None and self.header_timeout:
-            self._header_timer = self.loop.call_later(self.header_timeout, self._header_deadline_passed)
+            self._header_timer = self.loop.call_later(delay, self._header_deadline_passed)
 
     def _disarm_header_deadline(self) -> None:
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
 
+    def _headers_begin(self) -> None:
+        self._pending_since = self.loop.time()
+        self._requests_begun += 1
+        self._arm_header_deadline(self.header_timeout)
+
+    def _headers_end(self) -> None:
+        self._pending_since = None
+
     def _header_deadline_passed(self) -> None:
         self._header_timer = None
         if self.transport.is_closing():
             return
-        if self._headers_pending():
+        if self._pending_since is not None:
+            left = self._pending_since + self.header_timeout - self.loop.time()
+            if left > 0:                 # a later request, begun after the timer was armed: its own time is left
+                self._arm_header_deadline(left)
+                return
             _count_bad_request(self.app, "header_timeout")
             self.transport.write(_raw_error(
                 408, "header_timeout", f"the request line and headers did not arrive within {self.header_timeout:g}"
                 " s: send a request's headers at once.", self.server_state.default_headers))
-        self.transport.close()      # a connection that sent nothing is closed without an answer
+            self.transport.close()
+        elif self._requests_begun == 0:  # connected and sent nothing: closed without an answer
+            self.transport.close()
+        # otherwise the connection is between requests: uvicorn's keep-alive timeout closes it when idle
 
 
 def _error_body(msg: str, code: str = "bad_request") -> bytes:
@@ -95,21 +113,19 @@ def _h11_protocol():
     class JSONErrorH11Protocol(_HeaderDeadline, H11Protocol):
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
-            self._arm_header_deadline()
+            self._arm_header_deadline(self.header_timeout)
 
         def connection_lost(self, exc) -> None:
             self._disarm_header_deadline()
             super().connection_lost(exc)
 
-        def _headers_pending(self) -> bool:
-            return self.conn.their_state is h11.IDLE and bool(self.conn.trailing_data[0])
-
         def handle_events(self) -> None:
             super().handle_events()
-            if self.conn.their_state is not h11.IDLE:        # the headers are in
-                self._disarm_header_deadline()
-            elif self.conn.trailing_data[0]:                 # a request has begun and its headers are not complete
-                self._arm_header_deadline()
+            if self.conn.their_state is not h11.IDLE:        # the headers are in (perhaps all in this one call)
+                self._headers_end()
+                self._requests_begun = self._requests_begun or 1
+            elif self.conn.trailing_data[0] and self._pending_since is None:   # a request's first bytes
+                self._headers_begin()
 
         def send_400_response(self, msg: str) -> None:
             _count_bad_request(self.app)
@@ -130,18 +146,14 @@ def _httptools_protocol():
     class JSONErrorHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
         _header_bytes = 0
         _too_large = False
-        _in_headers = False
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
-            self._arm_header_deadline()
+            self._arm_header_deadline(self.header_timeout)
 
         def connection_lost(self, exc) -> None:
             self._disarm_header_deadline()
             super().connection_lost(exc)
-
-        def _headers_pending(self) -> bool:
-            return self._in_headers
 
         def send_400_response(self, msg: str) -> None:
             self._send_error(400, "bad_request", msg)
@@ -154,8 +166,7 @@ def _httptools_protocol():
         # the request line and headers, counted as the parser hands them over; past the limit nothing more is kept
         def on_message_begin(self) -> None:
             self._header_bytes = 0
-            self._in_headers = True
-            self._arm_header_deadline()
+            self._headers_begin()
             super().on_message_begin()
 
         def _count(self, n: int) -> bool:
@@ -173,8 +184,7 @@ def _httptools_protocol():
                 super().on_header(name, value)
 
         def on_headers_complete(self) -> None:
-            self._in_headers = False
-            self._disarm_header_deadline()
+            self._headers_end()
             if not self._too_large:      # a request past the limit never reaches the app
                 super().on_headers_complete()
 
