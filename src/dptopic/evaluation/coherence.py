@@ -30,7 +30,7 @@ def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno",
     components = _components(components)
     if components.shape[1] != corpus.vocab_size:
         raise DPTopicError(f"vocabulary mismatch: topics have {components.shape[1]} words, the corpus {corpus.vocab_size}.")
-    if not (isinstance(top_n, int) and 2 <= top_n <= components.shape[1]):
+    if not (isinstance(top_n, (int, np.integer)) and not isinstance(top_n, bool) and 2 <= top_n <= components.shape[1]):
         raise DPTopicError(f"invalid top_n={top_n!r}: must be an integer in [2, {components.shape[1]}].")
     B = (corpus.to_bow() > 0).astype(np.float64).tocsc()
     scores = []

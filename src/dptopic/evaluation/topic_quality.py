@@ -20,6 +20,8 @@ slides out even if it occurs again inside the window; here a word counts while a
 * UMass (gensim's ``u_mass``): mean over pairs (w_m, w_l), l < m in rank order, of
   log((D(w_m, w_l)/D + ε) / (D(w_l)/D)) over boolean documents.
 
+Two words that occur in every reference document (or window) get NPMI 1, complete co-occurrence, where gensim's
+ε-smoothed formula gives −1 (log(1 + ε) / −log(1 + ε)), the value of words that never co-occur.
 A top word absent from the reference corpus has P(w) = 0; its pairs get NPMI −1 (the value for words that never
 co-occur) instead of gensim's division by zero. For C_v such a word has no context: it is left out of the other words'
 vectors and its own cosine counts as 0; a topic with fewer than 2 top words in the reference has none; Mimno's UMass of a topic whose ranked word w_l occurs nowhere is
@@ -78,6 +80,10 @@ def _npmi_matrix(N, single, pair) -> np.ndarray:
         pmi = np.log((p12 + EPS) / np.outer(p1, p1))
         out = pmi / -np.log(p12 + EPS)
     out[(p1[:, None] == 0) | (p1[None, :] == 0)] = -1.0
+    # both words in every document (window): complete co-occurrence, NPMI's upper bound 1 (the limit as P(w, w') =
+    # P(w) = P(w') -> 1, and the value of NPMI(w, w) for every other word). The smoothed ratio above reads
+    # log(1 + eps) / -log(1 + eps) = -1 there, the value of words that never co-occur (gensim's c_npmi does too)
+    out[pair >= N] = 1.0
     return out
 
 

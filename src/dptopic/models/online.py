@@ -476,6 +476,8 @@ class OLPLDA(_LocalModel, OnlineLDA):
             else:
                 mu = prior_mean_update(self.mu_, self.eta_, M, self.size_prev_)   # eq. (21)
             eta = bayes_estimate(n_t, M, f, mu, w)                                # eq. (19)
+            if self.mu_ is None:    # no prior data: this batch's estimate is also the prior mean it leaves, so the next
+                mu = eta            # batch's eq. (21) averages estimates, not an estimate with the 0 placeholder above
             bits = reconstruct(reports.bits(), integer_targets(eta, M), np.random.default_rng(int(seeds[1])))
             corpus = bits_to_corpus(bits, vocab)
             if corpus.n_tokens == 0:
