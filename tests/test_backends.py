@@ -173,3 +173,12 @@ def test_a_scheduler_lost_mid_run_is_named_in_one_line(capsys, monkeypatch):
     assert cli_main._dispatch(argparse.Namespace(func=lost)) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: lost the connection to the Dask scheduler")
+
+
+def test_the_drivers_global_counts_on_dask_are_int64(planted, fresh):
+    """Each shard counts in int32; a shard set may hold more than 2**31 tokens, so the driver's sum must not be int32
+    (it would wrap to negative topic totals without a word)."""
+    m = LDA(n_topics=5, n_iter=2, seed=1, verbose=0, backend="dask", client=fresh).fit(planted.corpus)
+    arrays = m._backend_.arrays
+    assert arrays.nwk.dtype == np.int64 and arrays.nk.dtype == np.int64
+    assert int(arrays.nk.sum()) == planted.corpus.n_tokens

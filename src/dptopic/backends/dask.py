@@ -440,8 +440,10 @@ class DaskBackend(Backend):
         else:
             raise DPTopicError("could not start the corpus shards on the Dask workers: check the cluster.")
         self._pending = {}
-        nwk = sum(parts[j][0] for j in range(n))
-        nk = sum(parts[j][1] for j in range(n))
+        # each shard counts in int32; their sum is int64, since a shard set (unlike one corpus in memory) may hold more
+        # than 2**31 tokens, where an int32 sum would wrap to negative topic totals without a word
+        nwk = sum(parts[j][0].astype(np.int64) for j in range(n))
+        nk = sum(parts[j][1].astype(np.int64) for j in range(n))
         for j in range(n):
             self._ckpt[j] = parts[j][2]
         self.arrays = SweepArrays(None, None, None, None, nwk, nk)
