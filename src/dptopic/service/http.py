@@ -4,8 +4,8 @@ counted in ``/metrics`` as ``dptopic_errors_total{code="bad_request"}`` like the
 
 The request line and headers together are bounded by :data:`MAX_HEADER_BYTES`: httptools' parser has no limit of its
 own, so a client could otherwise send headers without end and the server would keep them all in memory. Past the
-limit the httptools protocol answers 431 ``headers_too_large`` (JSON, connection closed, the app never called); h11
-bounds the same bytes itself and answers 400.
+limit the server answers 431 ``headers_too_large`` (JSON, connection closed, the app never called): httptools' protocol
+counts the bytes itself, h11 bounds its buffer to the same size.
 
 They must also arrive in time (``header_timeout``, :data:`HEADER_TIMEOUT` by default; ``dptopic serve
 --header-timeout``): uvicorn arms no timer until a first response, so a client that connects and sends nothing, or
@@ -128,6 +128,14 @@ def _h11_protocol():
                 self._headers_begin()
 
         def send_400_response(self, msg: str) -> None:
+            if self.conn.their_state is h11.ERROR and len(self.conn.trailing_data[0]) > MAX_HEADER_BYTES:
+                # h11 gave up on headers past its buffer limit (its error hint is 431): the same answer as httptools'
+                _count_bad_request(self.app, "headers_too_large")
+                self.transport.write(_raw_error(
+                    431, "headers_too_large", f"the request line and headers take more than {MAX_HEADER_BYTES} bytes:"
+                    " send shorter headers (a report goes in the body).", self.server_state.default_headers))
+                self.transport.close()
+                return
             _count_bad_request(self.app)
             body = _error_body(msg)
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
