@@ -363,7 +363,7 @@ def spend_round(ledger, event, exclusion: str, entries_per_round: int, round_ind
 
 def user_ledger_after(epsilon: float, delta: float, gamma: float, variant: str, exclusion: str,
                       report_words: int, entries_per_round: int, rounds: int):
-    """``(ledger, event)``: the per-user ledger after ``rounds`` rounds of a federation with these protocol
+    """The per-user ledger after ``rounds`` rounds of a federation with these protocol
     settings, for a user who took part in every round (the most any user can have spent: one update per user
     and round). Reads no data: the same events, in the same groups, as ``FedLDA.fit`` records round by round
     (a ledger merges equal events, so spending a round's events at once gives the same report)."""
@@ -372,4 +372,4 @@ def user_ledger_after(epsilon: float, delta: float, gamma: float, variant: str, 
     total = user_spend(exclusion, entries_per_round, rounds)
     if total:
         ledger.spend(event, total)
-    return ledger, event
+    return ledger

@@ -325,8 +325,8 @@ class FedLDA(GibbsTopicModel):
         m.report_words_ = N
         m._vocabulary_supplied = True      # a deployment's vocabulary is published before any user reports
         m._columns_unnamed, m._input_names, m._input_names_public, m._input_tokens = False, None, False, False
-        m.ledger_, _ = user_ledger_after(m.epsilon, m.delta, m.gamma, m.variant, m.exclusion, N,
-                                         config.n_entries, int(rounds))
+        m.ledger_ = user_ledger_after(m.epsilon, m.delta, m.gamma, m.variant, m.exclusion, N,
+                                      config.n_entries, int(rounds))
         m.components_ = full_vocabulary_topics(phi, V)
         m._deployment = deployment
         m._set_fitted(None)

@@ -49,6 +49,24 @@ class _HeaderDeadline:
     _pending_since = None      # loop time of the first byte of the request whose headers are not complete
     _requests_begun = 0
 
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self._arm_header_deadline(self.header_timeout)
+
+    def connection_lost(self, exc) -> None:
+        self._disarm_header_deadline()
+        super().connection_lost(exc)
+
+    def _send_error(self, status: int, code: str, msg: str) -> None:
+        """Answer with the service's JSON error and close the connection (counted in ``/metrics`` under ``code``)."""
+        _count_bad_request(self.app, code)
+        self.transport.write(_raw_error(status, code, msg, self.server_state.default_headers))
+        self.transport.close()
+
+    def _send_headers_too_large(self) -> None:
+        self._send_error(431, "headers_too_large", f"the request line and headers take more than {MAX_HEADER_BYTES}"
+                         " bytes: send shorter headers (a report goes in the body).")
+
     def _arm_header_deadline(self, delay: float) -> None:
         if self._header_timer is None and self.header_timeout:
             self._header_timer = self.loop.call_later(delay, self._header_deadline_passed)
@@ -75,11 +93,8 @@ class _HeaderDeadline:
             if left > 0:                 # a later request, begun after the timer was armed: its own time is left
                 self._arm_header_deadline(left)
                 return
-            _count_bad_request(self.app, "header_timeout")
-            self.transport.write(_raw_error(
-                408, "header_timeout", f"the request line and headers did not arrive within {self.header_timeout:g}"
-                " s: send a request's headers at once.", self.server_state.default_headers))
-            self.transport.close()
+            self._send_error(408, "header_timeout", f"the request line and headers did not arrive within"
+                             f" {self.header_timeout:g} s: send a request's headers at once.")
         elif self._requests_begun == 0:  # connected and sent nothing: closed without an answer
             self.transport.close()
         # otherwise the connection is between requests: uvicorn's keep-alive timeout closes it when idle
@@ -111,14 +126,6 @@ def _h11_protocol():
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class JSONErrorH11Protocol(_HeaderDeadline, H11Protocol):
-        def connection_made(self, transport) -> None:
-            super().connection_made(transport)
-            self._arm_header_deadline(self.header_timeout)
-
-        def connection_lost(self, exc) -> None:
-            self._disarm_header_deadline()
-            super().connection_lost(exc)
-
         def handle_events(self) -> None:
             super().handle_events()
             if self.conn.their_state is not h11.IDLE:        # the headers are in (perhaps all in this one call)
@@ -129,21 +136,9 @@ def _h11_protocol():
 
         def send_400_response(self, msg: str) -> None:
             if self.conn.their_state is h11.ERROR and len(self.conn.trailing_data[0]) > MAX_HEADER_BYTES:
-                # h11 gave up on headers past its buffer limit (its error hint is 431): the same answer as httptools'
-                _count_bad_request(self.app, "headers_too_large")
-                self.transport.write(_raw_error(
-                    431, "headers_too_large", f"the request line and headers take more than {MAX_HEADER_BYTES} bytes:"
-                    " send shorter headers (a report goes in the body).", self.server_state.default_headers))
-                self.transport.close()
-                return
-            _count_bad_request(self.app)
-            body = _error_body(msg)
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                       (b"connection", b"close")]
-            for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"), h11.Data(data=body),
-                          h11.EndOfMessage()):
-                self.transport.write(self.conn.send(event))
-            self.transport.close()
+                self._send_headers_too_large()  # h11 gave up at its buffer limit (its own hint is 431)
+            else:
+                self._send_error(400, "bad_request", msg)
 
     return JSONErrorH11Protocol
 
@@ -155,21 +150,8 @@ def _httptools_protocol():
         _header_bytes = 0
         _too_large = False
 
-        def connection_made(self, transport) -> None:
-            super().connection_made(transport)
-            self._arm_header_deadline(self.header_timeout)
-
-        def connection_lost(self, exc) -> None:
-            self._disarm_header_deadline()
-            super().connection_lost(exc)
-
         def send_400_response(self, msg: str) -> None:
             self._send_error(400, "bad_request", msg)
-
-        def _send_error(self, status: int, code: str, msg: str) -> None:
-            _count_bad_request(self.app, code)
-            self.transport.write(_raw_error(status, code, msg, self.server_state.default_headers))
-            self.transport.close()
 
         # the request line and headers, counted as the parser hands them over; past the limit nothing more is kept
         def on_message_begin(self) -> None:
@@ -209,9 +191,7 @@ def _httptools_protocol():
                 return
             super().data_received(data)
             if self._too_large and not self.transport.is_closing():
-                self._send_error(431, "headers_too_large",
-                                 f"the request line and headers take more than {MAX_HEADER_BYTES} bytes: send"
-                                 " shorter headers (a report goes in the body).")
+                self._send_headers_too_large()
 
     return JSONErrorHttpToolsProtocol
 
