@@ -6,6 +6,7 @@ import pytest
 
 from dptopic.corpus import Corpus
 from dptopic.evaluation import npmi_coherence, topic_quality
+from test_coherence import _topic  # a K = 1 topic whose ranking is the words given
 
 # "aaa" and "bbb" occur in every document; "ccc" and "eee" never occur together
 TEXTS = ["aaa bbb ccc", "aaa bbb ddd", "aaa bbb eee", "aaa bbb ccc ddd"]
@@ -14,13 +15,6 @@ TEXTS = ["aaa bbb ccc", "aaa bbb ddd", "aaa bbb eee", "aaa bbb ccc ddd"]
 @pytest.fixture
 def ref():
     return Corpus.from_texts(TEXTS, stop_words=None, max_vocab=None)
-
-
-def _topic(ref, words):
-    comp = np.full((1, ref.vocab_size), 1e-6)
-    for r, w in enumerate(words):
-        comp[0, ref.vocabulary.get(w)] = 1.0 - 0.1 * r
-    return comp
 
 
 @pytest.mark.parametrize("window", [None, 110])
