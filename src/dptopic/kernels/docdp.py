@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from ._bow import canonical_bow
 from .engine import make_shards
 
 TINY = 1e-300
@@ -143,11 +144,16 @@ class StatisticAccumulator:
         self.buffers[:] = 0.0
 
     def add(self, ptr, ids, cts, beta_vk, alpha: float, inner: int, theta_out=None) -> None:
-        """Add the documents of one bag-of-words block (``theta_out``: D x K, optional, receives their theta)."""
-        ptr = np.ascontiguousarray(ptr, dtype=np.int64)
+        """Add the documents of one bag-of-words block (``theta_out``: D x K, optional, receives their theta).
+
+        The block may be any CSR ``(indptr, indices, data)``: one whose documents repeat a word or hold explicit
+        zeros is read as its canonical copy (:func:`~dptopic.kernels._bow.canonical_bow`), since the kernel's norm
+        (hence the bound of one document's contribution) assumes one entry per distinct word; word ids outside the
+        vocabulary and negative or non-finite counts are refused in one line."""
+        beta_vk = np.ascontiguousarray(beta_vk, dtype=np.float64)
+        ptr, ids, cts = canonical_bow(ptr, ids, cts, beta_vk.shape[0])
         ids = np.ascontiguousarray(ids, dtype=np.int32)
         cts = np.ascontiguousarray(cts, dtype=np.float64)
-        beta_vk = np.ascontiguousarray(beta_vk, dtype=np.float64)
         th = np.zeros((0, beta_vk.shape[1])) if theta_out is None else theta_out
         blocks = make_shards(ptr, self.n_jobs) if len(ptr) > 1 else []
 

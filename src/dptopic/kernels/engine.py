@@ -182,7 +182,11 @@ class ShardedSweeper:
 
     def sweep(self, alpha: float, beta: float, states: list[np.ndarray], word_table=None,
               clip: float = np.inf) -> None:
-        """One full sweep. ``states[j]`` is the kernel RNG state of shard ``j`` (advanced in place)."""
+        """One full sweep. ``states[j]`` is the kernel RNG state of shard ``j`` (advanced in place).
+
+        With several shards, one that fails (an error in its thread) leaves ``z``, ``ndk``, ``nwk`` and ``nk`` as
+        they were before the sweep, and ``states`` too (the others' changes are rolled back once every thread has
+        stopped), and the error is raised: a retry makes the sweep the failure interrupted."""
         a = self.arrays
         if self._pool is None:
             wid, ptr, z, ndk = _shard_views(a, self.shards[0])
@@ -197,6 +201,7 @@ class ShardedSweeper:
         # snapshot and return deltas, merged once all shards are done (AD-LDA). Same result as
         # giving every shard a copy, with one copy, one subtraction and one merge fewer.
         snap_nwk, snap_nk = a.nwk.copy(), a.nk.copy()
+        saved = a.z.copy(), a.ndk.copy(), [st.copy() for st in states]   # a failing shard changes nothing (< 1%)
 
         def work(j):
             wid, ptr, z, ndk = _shard_views(a, self.shards[j])
@@ -209,7 +214,13 @@ class ShardedSweeper:
             nk -= snap_nk
             return nwk, nk
 
-        deltas = self._run(work, [(j,) for j in range(len(self.shards))])
+        try:
+            deltas = self._run(work, [(j,) for j in range(len(self.shards))])
+        except BaseException:
+            a.z[...], a.ndk[...], a.nwk[...], a.nk[...] = saved[0], saved[1], snap_nwk, snap_nk
+            for st, old in zip(states, saved[2]):
+                st[...] = old
+            raise
         for delta in deltas[1:]:
             a.nwk += delta[0]
             a.nk += delta[1]
@@ -222,6 +233,9 @@ class ShardedSweeper:
         if self._zp is None:
             self._zp = a.z[part.order]
         z = self._zp
+        saved = z.copy(), a.ndk.copy(), a.nwk.copy(), a.nk.copy()   # restored if a cell fails (< 1% of a sweep)
+        saved_states = [st.copy() for st in states]
+        saved_lists = None if self._lists is None else [x.copy() for x in self._lists]
 
         def work(p, r):
             start, stop, ptr, d0, d1 = part.cells[p, (p + r) % P]
@@ -231,10 +245,19 @@ class ShardedSweeper:
                             a.nwk, nk, alpha, beta, clip, states[p], self._lists)
             return nk
 
-        for r in range(P):
-            base = a.nk.copy()
-            for nk in self._run(work, [(p, r) for p in range(P)]):
-                a.nk += nk - base
+        try:
+            for r in range(P):
+                base = a.nk.copy()
+                for nk in self._run(work, [(p, r) for p in range(P)]):
+                    a.nk += nk - base
+        except BaseException:
+            z[...], a.ndk[...], a.nwk[...], a.nk[...] = saved
+            for st, old in zip(states, saved_states):
+                st[...] = old
+            if saved_lists is not None:   # the sparse sampler's word lists (their order decides the draws)
+                for x, old in zip(self._lists, saved_lists):
+                    x[...] = old
+            raise
 
     def _run(self, work, args):
         """``[work(*a) for a in args]``, the first on the calling thread and the rest on the pool: one

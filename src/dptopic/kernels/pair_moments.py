@@ -12,6 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from ._bow import canonical_bow
+
 
 @njit(cache=True, nogil=True)
 def cooccurrence_block(ptr, ids, cts, d0, d1, slot, out):
@@ -102,9 +104,11 @@ def blocks(ptr, n_jobs: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:]) if b > a]
 
 
-def _run(kernel, bow, shape, n_jobs, extra=()):
-    ptr, ids, cts = bow
-    ptr = np.asarray(ptr, dtype=np.int64)
+def _run(kernel, bow, shape, n_jobs, extra=(), vocab_size=None):
+    # the kernels read a document's entries as its distinct words: a CSR with a word repeated in a document or an
+    # explicit zero is read as its canonical copy (a zero entry followed by the same word's count would otherwise be
+    # listed twice by cooccurrence_block, and the document's contribution exceed norm 1)
+    ptr, ids, cts = canonical_bow(*bow, vocab_size)
     parts = blocks(ptr, max(1, int(n_jobs)))
     outs = [np.zeros(shape) for _ in parts]
     if len(parts) <= 1:
@@ -123,7 +127,7 @@ def normalised_cooccurrence_bow(bow, columns, vocab_size: int, n_jobs: int = 1) 
     columns = np.asarray(columns, dtype=np.int64)
     slot = np.full(int(vocab_size), -1, dtype=np.int64)
     slot[columns] = np.arange(len(columns))
-    return _run(cooccurrence_block, bow, (len(columns), len(columns)), n_jobs, (slot,))
+    return _run(cooccurrence_block, bow, (len(columns), len(columns)), n_jobs, (slot,), int(vocab_size))
 
 
 def document_frequency_bow(bow, vocab_size: int, n_jobs: int = 1, with_document: bool = False,
@@ -136,4 +140,4 @@ def document_frequency_bow(bow, vocab_size: int, n_jobs: int = 1, with_document:
     most 1 in L2 norm."""
     extra = 1 if with_document else 0
     size = (2 if with_counts else 1) * int(vocab_size) + extra
-    return _run(presence_block, bow, (size,), n_jobs, (extra, 1 if with_counts else 0))
+    return _run(presence_block, bow, (size,), n_jobs, (extra, 1 if with_counts else 0), int(vocab_size))

@@ -22,6 +22,7 @@ from numba import njit
 from scipy.special import psi
 
 from ..corpus.corpus import segment_sums
+from ._bow import canonical_bow
 
 # Reassociation lets LLVM vectorise the sums over topics (~2x); no flag that assumes finite values
 # ('nnan', 'ninf'), since clip may be +inf.
@@ -175,14 +176,17 @@ def doc_elbo(doc_ptr, word_ids, counts, elog_beta_vk, alpha, gamma, out):
         out[d] = score
 
 
-def gather_rows(indptr, indices, data, rows):
-    """The CSR sub-matrix of ``rows`` (in that order) as ``(doc_ptr, word_ids, counts)``."""
+def gather_rows(indptr, indices, data, rows, vocab_size=None):
+    """The CSR sub-matrix of ``rows`` (in that order) as ``(doc_ptr, word_ids, counts)``, one entry per distinct word
+    of each document (:func:`vb_estep`'s norm ``||s_d||_F``, which the private trainer clips, is summed over entries):
+    a matrix whose rows repeat a word or hold explicit zeros gives its canonical copy
+    (:func:`~dptopic.kernels._bow.canonical_bow`; ``vocab_size``, when given, bounds the word ids)."""
     rows = np.asarray(rows, dtype=np.int64)
     starts, lens = indptr[rows], indptr[rows + 1] - indptr[rows]
     ptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lens, out=ptr[1:])
     pos = np.repeat(starts - ptr[:-1], lens) + np.arange(ptr[-1])
-    return ptr, indices[pos], data[pos].astype(np.float64)
+    return canonical_bow(ptr, indices[pos], data[pos].astype(np.float64), vocab_size)
 
 
 def cap_lengths(doc_ptr, counts, max_len: int, rng: np.random.Generator) -> np.ndarray:
