@@ -272,6 +272,10 @@ class ShardActor:
         return self.snapshot()
 
 
+#: the actor methods that change a shard's state: one failing among several leaves the shards out of step
+_CHANGES_STATE = frozenset({"sweep", "perturb_ndk", "cast_ndk"})
+
+
 def _is_lost_worker(exc: BaseException) -> bool:
     """A failure of the worker holding an actor (not an error raised by the actor's own code)."""
     return isinstance(exc, OSError) or (isinstance(exc, RuntimeError) and "lost" in str(exc).lower()) \
@@ -323,6 +327,8 @@ class DaskBackend(Backend):
         self.checkpoint_every = checkpoint_every or self.CHECKPOINT_EVERY
         self.n_restarts = 0
         self._actors = []
+        #: why the shards are out of step with the driver's counts (a shard failed mid-change), else None
+        self._broken = None
         #: array bytes sent to and received from the actors by sweeps (a measure of the per-iteration traffic)
         self.traffic = {"to_workers": 0, "from_workers": 0, "sweeps": 0}
         #: per full sweep: (seconds on the driver, seconds of the slowest actor's own work)
@@ -382,6 +388,8 @@ class DaskBackend(Backend):
         """Call ``method(*args[j])`` on every shard ``j`` in ``args`` at once; return ``{j: result}``
         for the shards whose worker answered. The others are restarted from their checkpoints
         (:meth:`restore`), and are left out; ``in_flight``: the call was a sweep, to be replayed too."""
+        if self._broken:
+            raise DPTopicError(self._broken)
         calls, out = {}, {}
         for j, a in args.items():
             try:
@@ -398,6 +406,10 @@ class DaskBackend(Backend):
                 out[j] = call.result()
             except Exception as e:
                 if not _is_lost_worker(e):
+                    if method in _CHANGES_STATE:
+                        # the other shards may have changed already, and their changes are not in the driver's counts
+                        self._broken = ("the Dask shards are out of step with the counts after a shard failed in"
+                                        f" {method} ({type(e).__name__}): fit again, which opens the shards anew.")
                     raise _on_worker(e, self.where[j] if j < len(self.where) else None) from None
                 lost.append(j)
         for j in lost:
@@ -430,6 +442,7 @@ class DaskBackend(Backend):
         self.where, self._futures, self._actors = [None] * n, [None] * n, [None] * n
         self._ckpt, self._since, self._since_n = [None] * n, [[] for _ in range(n)], [0] * n
         self._pending, self._mirror, self._synced, self._collected = {}, None, [False] * n, None
+        self._broken = None
         for j in range(n):
             self._place(j)
         parts = {}
