@@ -307,6 +307,8 @@ class DaskBackend(Backend):
 
     #: default sweeps between checkpoints
     CHECKPOINT_EVERY = 5
+    #: why the shards are out of step with the driver's counts (a shard failed mid-change), else None
+    _broken = None
 
     def __init__(self, client, n_shards: int | None = None, checkpoint_every: int | None = None):
         _require_distributed()
@@ -327,8 +329,6 @@ class DaskBackend(Backend):
         self.checkpoint_every = checkpoint_every or self.CHECKPOINT_EVERY
         self.n_restarts = 0
         self._actors = []
-        #: why the shards are out of step with the driver's counts (a shard failed mid-change), else None
-        self._broken = None
         #: array bytes sent to and received from the actors by sweeps (a measure of the per-iteration traffic)
         self.traffic = {"to_workers": 0, "from_workers": 0, "sweeps": 0}
         #: per full sweep: (seconds on the driver, seconds of the slowest actor's own work)
