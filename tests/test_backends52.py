@@ -40,3 +40,20 @@ def test_a_failing_dask_shard_stops_the_backend_in_one_line(monkeypatch):
         b.collect()
         assert int(a.nk.sum()) == c.n_tokens
         b.close()
+
+
+def test_secure_mechanisms_refuse_a_generator_in_one_line():
+    """Secure mode's noise comes from the OS CSPRNG; a Generator given beside secure=True used to be ignored silently
+    (a caller would believe it had seeded the noise)."""
+    from dptopic.mechanisms.gaussian import gaussian_mechanism
+    from dptopic.mechanisms.laplace import laplace_mechanism, laplace_with_scale
+    rng = np.random.default_rng(0)
+    calls = [lambda: laplace_mechanism(np.zeros(3, dtype=np.int64), 1.0, rng, secure=True),
+             lambda: laplace_with_scale(np.zeros(3), 1.0, rng, discrete=False, secure=True),
+             lambda: gaussian_mechanism(np.zeros(3), 1.0, 1.0, rng, secure=True)]
+    for call in calls:
+        with pytest.raises(DPTopicError, match="refuses a numpy Generator") as e:
+            call()
+        assert "\n" not in str(e.value)
+    with pytest.raises(DPTopicError, match="Generator is required"):
+        gaussian_mechanism(np.zeros(3), 1.0, 1.0, None)

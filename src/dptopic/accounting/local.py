@@ -115,6 +115,11 @@ class FlipParameterMixin:
         return self.f / 2.0
 
 
+TINY_MASS = 1e-300
+"""Outcomes of the composed bits with probability at most this are not put on the PLD grid: their total (bounded by
+this per outcome) is counted as infinite loss instead."""
+
+
 @dataclass(frozen=True)
 class RandomizedResponseEvent:
     """Randomized response on ``n_bits`` presence bits of one document, each flipped with prob. ``f/2``.
@@ -128,6 +133,14 @@ class RandomizedResponseEvent:
     n_bits: int = 1
     label: str = "randomized response on word-presence bits"
     relation: str = DOCUMENT_RELATION
+
+    def __post_init__(self):
+        from .._validation import Int, validate_value
+
+        _check_f(self.f)
+        # n_bits = 0 claimed epsilon 0 and a negative count a negative one (or crashed the PLD): a report has one bit
+        # per vocabulary word, at least one
+        validate_value("n_bits", self.n_bits, [Int(1, None)])
 
     @property
     def epsilon_word(self) -> float:
@@ -146,13 +159,16 @@ class RandomizedResponseEvent:
         from scipy import stats
 
         pmf = stats.binom.pmf(j, n, self.f / 2.0)
-        keep = pmf > 1e-300
+        keep = pmf > TINY_MASS
         losses = np.ceil(e * (n - 2 * j[keep]) / discretization - 1e-9).astype(np.int64)  # pessimistic rounding
         mass = {}
         for k, m in zip(losses.tolist(), pmf[keep].tolist()):
             mass[k] = mass.get(k, 0.0) + m
+        # the outcomes left out (each of mass at most TINY_MASS, underflowed ones included) may carry the largest
+        # losses (J = 0 when f is near 1): their mass goes to the infinite loss, pessimistically, not away
+        dropped = TINY_MASS * float(np.count_nonzero(~keep))
         return pldlib.PrivacyLossDistribution.create_from_rounded_probability(
-            mass, 0.0, discretization, pessimistic_estimate=True)
+            mass, dropped, discretization, pessimistic_estimate=True)
 
     def rdp(self, orders: np.ndarray) -> np.ndarray:
         # bits are independent: Renyi divergences add; one bit is binary RR with eps_word

@@ -21,8 +21,15 @@ from dataclasses import dataclass, field
 from ..errors import DPTopicError
 
 RTOL = 1e-4
-"""Relative tolerance of the comparison: the figures are recomputed with the same code and grid, so they agree
-to rounding; a report whose claim is looser than its events by more is reported as such, not as a failure."""
+"""Relative tolerance of the comparison on the safe side: a stated figure (an epsilon or a delta, both upper bounds)
+at most this much *above* what its events give agrees with them; above by more, the report is ``looser``. Below is
+another matter: see :data:`BELOW_RTOL`."""
+
+BELOW_RTOL = 1e-9
+"""How far (relatively) a stated figure may lie *below* what its events give and still agree: floating-point noise
+only. The figures are recomputed with the same code and grid, so an honest report agrees far closer than this; a
+claim below its events by more is stronger than they support and fails, however small the gap (a tolerance of
+:data:`RTOL` both ways let a report state an epsilon 1e-4 below its own events and pass as verified)."""
 
 COMPARED = ("epsilon_basic", "delta_basic", "epsilon_pld", "epsilon_rdp", "epsilon_pld_tight", "epsilon")
 TOPIC_MODEL_FIGURES = ("epsilon_basic", "epsilon_pld", "epsilon_rdp", "delta")
@@ -208,6 +215,19 @@ def _close(a, b) -> bool:
     return math.isclose(a, b, rel_tol=RTOL, abs_tol=1e-12)
 
 
+def _below(stated, again) -> bool:
+    """Whether a stated upper bound lies below what the events give by more than floating-point noise
+    (:data:`BELOW_RTOL`): a claim stronger than the events support."""
+    if stated is None or again is None or math.isinf(stated) or math.isinf(again):
+        return stated is not None and again is not None and stated < again
+    return stated < again and not math.isclose(stated, again, rel_tol=BELOW_RTOL, abs_tol=1e-300)
+
+
+def _agrees(stated, again) -> bool:
+    """Within :data:`RTOL` above, or within :data:`BELOW_RTOL` below, what the events give."""
+    return _close(stated, again) and not _below(stated, again)
+
+
 def _as_float(x):
     """A figure as a number: saved reports write infinity as the string ``"inf"``; anything else that is not a
     number (an edited or damaged field) is None, i.e. not stated."""
@@ -259,7 +279,7 @@ def verify_report(rep: dict) -> Verification:
     for key, raw in stated_figures.items():
         stated, again = _as_float(raw), _as_float(new.get(key))
         figures[key] = {"stated": stated, "recomputed": again, "verdict": "agrees"}
-        if _close(stated, again):
+        if _agrees(stated, again):
             continue
         if stated is None:          # not stated (or unreadable): the report claims less, never more
             above.append(f"{key} not stated as a number (events: {again if again is None else f'{again:.6g}'})")
@@ -275,12 +295,12 @@ def verify_report(rep: dict) -> Verification:
         below.append("it says private but states no epsilon (and does not say that none follows from its events)")
     d_stated, d_again = _as_float(rep.get("delta")), _as_float(new.get("delta"))
     figures["delta"] = {"stated": d_stated, "recomputed": d_again, "verdict": "agrees"}
-    if claim is not None and not _close(d_stated, d_again) and (d_stated is None or d_again is None
-                                                               or d_stated < d_again):
+    if claim is not None and not _agrees(d_stated, d_again) and (d_stated is None or d_again is None
+                                                                or d_stated < d_again):
         # an epsilon at a smaller delta than its events give is a stronger claim than they support
         below.append(f"the guarantee's delta is stated as {rep.get('delta')!r} but its events give {d_again!r}")
         figures["delta"]["verdict"] = "BELOW"
-    elif not _close(d_stated, d_again):
+    elif not _agrees(d_stated, d_again):
         above.append(f"delta {rep.get('delta')!r} (events: {d_again!r})")
         figures["delta"]["verdict"] = "looser"
     if below:
@@ -302,7 +322,7 @@ def check_saved_card(card: dict | None, check: Verification) -> Verification:
     if not isinstance(card, dict) or check.status not in ("verified", "looser"):
         return check
     stated, again = _as_float(card.get("epsilon")), check.figures.get("epsilon", {}).get("recomputed")
-    below = stated is not None and again is not None and stated < again and not _close(stated, again)
+    below = _below(stated, again)
     check.figures["privacy_card.epsilon"] = {"stated": stated, "recomputed": again,
                                              "verdict": "BELOW" if below else "agrees"}
     if below:

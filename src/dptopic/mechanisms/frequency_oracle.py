@@ -34,9 +34,10 @@ THEOREM = ("k-subset selection is eps-LDP: a subset's probability is e^eps/Z or 
 
 
 def _check(domain_size, epsilon) -> tuple[int, float]:
-    if not (isinstance(domain_size, (int, np.integer)) and domain_size >= 2):
+    if isinstance(domain_size, (bool, np.bool_)) or not (isinstance(domain_size, (int, np.integer)) and domain_size >= 2):
         raise DPTopicError(f"invalid domain_size={domain_size!r}: must be an integer >= 2.")
-    if not (isinstance(epsilon, (int, float, np.floating)) and 0 < epsilon <= 50 and math.isfinite(epsilon)):
+    if isinstance(epsilon, (bool, np.bool_)) or not (isinstance(epsilon, (int, float, np.integer, np.floating))
+                                                     and 0 < epsilon <= 50 and math.isfinite(epsilon)):
         raise DPTopicError(f"invalid epsilon={epsilon!r}: must be a number in (0, 50].")
     return int(domain_size), float(epsilon)
 
@@ -123,6 +124,11 @@ def subset_selection_estimate(inclusions, n_reports: int, domain_size: int, epsi
     c = np.asarray(inclusions, dtype=np.float64)
     if c.shape != (D,) or not np.all(np.isfinite(c)) or np.any(c < 0):
         raise DPTopicError(f"inclusion counts must be {D} finite non-negative numbers.")
+    if isinstance(n_reports, (bool, np.bool_)) or not isinstance(n_reports, (int, float, np.integer, np.floating)) \
+            or not (math.isfinite(n_reports) and n_reports >= 0 and float(n_reports).is_integer()) \
+            or (c.size and c.max() > n_reports):
+        raise DPTopicError(f"invalid n_reports={n_reports!r}: must be a whole number >= 0, at least every item's"
+                           " inclusion count.")
     n = int(n_reports)
     p, q = inclusion_probabilities(D, eps)
     est = (c - n * q) / (p - q)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..accounting.gaussian import SubsampledGaussianEvent
 from ..errors import DPTopicError
+from .laplace import check_coins
 
 
 def _opendp_gaussian(values: np.ndarray, std: float) -> np.ndarray:
@@ -35,19 +36,21 @@ def gaussian_mechanism(values: np.ndarray, noise_multiplier: float, l2_sensitivi
     independently with that probability (Poisson sampling, done by the caller), which the returned
     :class:`~dptopic.accounting.gaussian.SubsampledGaussianEvent` records for the accountant.
     """
-    if not (isinstance(noise_multiplier, (int, float, np.floating)) and noise_multiplier > 0
+    if isinstance(noise_multiplier, (bool, np.bool_)) or not (
+            isinstance(noise_multiplier, (int, float, np.integer, np.floating)) and noise_multiplier > 0
             and math.isfinite(noise_multiplier)):
         raise DPTopicError(f"invalid noise_multiplier={noise_multiplier!r}: must be a finite number > 0.")
-    if not (l2_sensitivity > 0 and math.isfinite(l2_sensitivity)):
+    if not (isinstance(l2_sensitivity, (int, float, np.integer, np.floating)) and l2_sensitivity > 0
+            and math.isfinite(l2_sensitivity)) or isinstance(l2_sensitivity, (bool, np.bool_)):
         raise DPTopicError(f"invalid l2_sensitivity={l2_sensitivity!r}: must be a finite number > 0.")
-    if not 0 < sampling_rate <= 1:
+    if isinstance(sampling_rate, (bool, np.bool_)) or not (isinstance(sampling_rate, (int, float, np.integer, np.floating))
+                                                           and 0 < sampling_rate <= 1):
         raise DPTopicError(f"invalid sampling_rate={sampling_rate!r}: must be in (0, 1].")
+    check_coins(rng, secure)
     std = float(noise_multiplier) * float(l2_sensitivity)
     values = np.asarray(values, dtype=np.float64)
     if secure:
         noisy = _opendp_gaussian(values, std)
     else:
-        if rng is None:
-            raise DPTopicError("a numpy Generator is required unless secure=True.")
         noisy = values + rng.normal(0.0, std, size=values.shape)
     return noisy, SubsampledGaussianEvent(float(noise_multiplier), float(sampling_rate), label=label)

@@ -26,6 +26,17 @@ def _check_eps(epsilon):
         raise DPTopicError(f"invalid epsilon={epsilon!r}: must be a finite number > 0.")
 
 
+def check_coins(rng, secure: bool) -> None:
+    """A mechanism's coins: a numpy Generator, or in secure mode none at all (the OS CSPRNG's, through OpenDP). A
+    Generator given with ``secure=True`` would be ignored, and a caller reading the call would think it seeded the
+    noise: refused in one line, as secure trainers refuse a seed."""
+    if secure and rng is not None:
+        raise DPTopicError("secure=True takes its noise from the operating system's CSPRNG and refuses a numpy"
+                           " Generator: pass rng=None.")
+    if not secure and rng is None:
+        raise DPTopicError("a numpy Generator is required unless secure=True.")
+
+
 OPENDP_MISSING = "secure mode needs OpenDP: pip install 'dptopic[secure]' (or pip install opendp)."
 
 
@@ -179,8 +190,7 @@ def laplace_mechanism(values: np.ndarray, epsilon: float, rng: np.random.Generat
     values = np.asarray(values)
     if discrete is None:
         discrete = np.issubdtype(values.dtype, np.integer)
-    if not secure and rng is None:
-        raise DPTopicError("a numpy Generator is required unless secure=True.")
+    check_coins(rng, secure)
     l1 = float(sum(changes))
     scale = l1 / epsilon
     if not scale <= MAX_SCALE:
@@ -199,8 +209,7 @@ def laplace_with_scale(values: np.ndarray, scale: float, rng, changes=(1,), disc
     values = np.asarray(values)
     if discrete is None:
         discrete = np.issubdtype(values.dtype, np.integer)
-    if not secure and rng is None:
-        raise DPTopicError("a numpy Generator is required unless secure=True.")
+    check_coins(rng, secure)
     noisy = _release(values, scale, rng, discrete, secure, workers, out)
     return noisy, LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label,
                                relation=relation)

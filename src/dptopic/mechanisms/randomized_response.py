@@ -35,6 +35,28 @@ def secure_flip_mask(n_docs: int, vocab_size: int, threshold: int) -> np.ndarray
     return out
 
 
+def _check_csr(word_ids, doc_ptr, vocab_size):
+    """The corpus as contiguous arrays, refused in one line unless ``doc_ptr`` runs from 0 to ``len(word_ids)`` without
+    decreasing and every word id lies in ``[0, vocab_size)``: the compiled kernels index with them unchecked (an id out
+    of range was silently dropped or written past the report, a bad pointer read past the corpus)."""
+    from .._validation import Int, validate_value
+
+    validate_value("vocab_size", vocab_size, [Int(1, None)])
+    try:
+        w = np.asarray(word_ids)
+        p = np.asarray(doc_ptr)
+    except (TypeError, ValueError):
+        w = p = None
+    if w is None or w.ndim != 1 or p.ndim != 1 or p.size < 1 or (w.size and w.dtype.kind not in "iu") \
+            or p.dtype.kind not in "iu":
+        raise DPTopicError("invalid corpus: give word_ids and doc_ptr as 1-D integer arrays (CSR, doc_ptr[0] = 0).")
+    if w.size and (int(w.min()) < 0 or int(w.max()) >= vocab_size):
+        raise DPTopicError(f"invalid word_ids: every id must lie in [0, {int(vocab_size)}).")
+    if int(p[0]) != 0 or int(p[-1]) != w.size or np.any(np.diff(p) < 0):
+        raise DPTopicError("invalid doc_ptr: it must start at 0, never decrease and end at len(word_ids).")
+    return np.ascontiguousarray(w, dtype=np.int32), np.ascontiguousarray(p, dtype=np.int64)
+
+
 def randomized_response(word_ids, doc_ptr, vocab_size: int, f: float, rng: np.random.Generator | None = None,
                         secure: bool = False):
     """Randomize the presence vector of every document of a CSR corpus.
@@ -43,8 +65,7 @@ def randomized_response(word_ids, doc_ptr, vocab_size: int, f: float, rng: np.ra
     each document being a different contributor's.
     """
     f = _check_f(f)
-    word_ids = np.ascontiguousarray(word_ids, dtype=np.int32)
-    doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
+    word_ids, doc_ptr = _check_csr(word_ids, doc_ptr, vocab_size)
     T = flip_threshold(f / 2.0)
     if secure:
         if rng is not None:

@@ -155,12 +155,12 @@ def subset_report(words, vocab_size: int, epsilon: float, rng: np.random.Generat
     system's CSPRNG (``secrets``) and refuses a Generator: the true word is kept when a uniform 53-bit integer is
     below ``floor(A 2^53)``, so the realised ratio never exceeds ``e^epsilon``
     (:func:`dptopic.mechanisms.frequency_oracle.keep_threshold`). Otherwise ``rng`` drives the compiled sampler
-    (xorshift128+ seeded from it): simulations only.
+    (xorshift128+ seeded from it) with the same keep probability ``floor(A 2^53) / 2^53``: simulations only.
     """
     epsilon = check_epsilon(epsilon)
     V = int(vocab_size)
     s = subset_size(epsilon, V) if s is None else int(s)
-    a, _ = subset_inclusion(epsilon, V, s)
+    subset_inclusion(epsilon, V, s)        # refuses a subset size outside [1, V - 1]
     words = np.ascontiguousarray(words, dtype=np.int32)
     if words.ndim != 1 or (words.size and (words.min() < -1 or words.max() >= V)):
         raise DPTopicError(f"invalid words: ids must be in [0, {V}) or -1 for padding.")
@@ -172,10 +172,24 @@ def subset_report(words, vocab_size: int, epsilon: float, rng: np.random.Generat
     else:
         if rng is None:
             raise DPTopicError("a numpy Generator is required for the subset randomizer (or secure=True).")
-        subset_select(words, V, s, a, kernel_state(rng), out)
+        # the kernel keeps the true word when a uniform multiple of 2^-53 is below its p_in: p_in = floor(A 2^53) / 2^53
+        # (exact in float64) realises exactly that keep probability, never above A, as the secure sampler does;
+        # comparing with the float A itself realised ceil(A 2^53) / 2^53, above A, and at a large epsilon, where
+        # A rounds to 1.0, kept the true word always (an unbounded ratio behind a finite claim)
+        subset_select(words, V, s, _keep_probability(V, epsilon, s), kernel_state(rng), out)
     # the sampler writes a kept true word first: sort, so that a report is the set alone and its order says nothing
     out.sort(axis=1)
     return out, rrp_event(epsilon, 0.1, 1.0, exclusion="none", vocab_size=V)
+
+
+def _keep_probability(V: int, epsilon: float, s: int) -> float:
+    """The realised probability that a report keeps its true word: ``floor(A 2^53) / 2^53`` with ``A`` of
+    :func:`~dptopic.accounting.fedlda.subset_inclusion` at ``min(epsilon, 50)`` (computed with 60 significant digits
+    by :func:`~dptopic.mechanisms.frequency_oracle.keep_threshold`); never above ``A``, so every likelihood ratio
+    stays within ``e^epsilon``. The same coin as the secure sampler's."""
+    from .frequency_oracle import COIN_BITS, keep_threshold
+
+    return keep_threshold(V, min(float(epsilon), 50.0), s) / float(1 << COIN_BITS)
 
 
 def _secure_subsets(words, V: int, s: int, epsilon: float, out) -> None:
