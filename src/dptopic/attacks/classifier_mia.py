@@ -60,7 +60,15 @@ def train_topic_classifier(corpus: Corpus, train_fn, rng: np.random.Generator, c
     phi = check_phi(phi, corpus.vocab_size)
     phi = phi / phi.sum(axis=1, keepdims=True)
     tc = TopicClassifier(phi, None, priv, None if classes is None else np.asarray(sorted(classes)))
-    tc.clf = LogisticRegression(max_iter=1000).fit(tc.features(corpus), np.asarray(corpus.labels))
+    y = np.asarray(corpus.labels)
+    if len(np.unique(y)) < 2:
+        # a random half of a small or skewed corpus may hold one class only: logistic regression cannot fit it (a
+        # ValueError), and the classifier that sees one class predicts it with probability 1
+        from sklearn.dummy import DummyClassifier
+
+        tc.clf = DummyClassifier(strategy="prior").fit(tc.features(corpus), y)
+    else:
+        tc.clf = LogisticRegression(max_iter=1000).fit(tc.features(corpus), y)
     return tc
 
 
@@ -86,6 +94,13 @@ def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows:
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     train, test = corpus.train_test_split(test_size, seed=rng)
     classes = sorted(set(corpus.labels))
+    if len(classes) < 2:
+        raise DPTopicError(f"the classifier attack needs at least two classes; every document is labelled"
+                           f" {classes[0]!r}: give a corpus with documents of two or more labels.")
+    if len(set(train.labels)) < 2:
+        raise DPTopicError(f"the target classifier's training split ({train.n_docs} of the {corpus.n_docs} documents,"
+                           f" drawn at random) holds only class {train.labels[0]!r}: give more documents of every"
+                           " class (a larger corpus or --subsample, or --classes with more even classes).")
     target = train_topic_classifier(train, train_fn, rng, classes)
     y_test = np.asarray(test.labels)
     pred = target.predict(test)

@@ -367,6 +367,9 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
     corpus.require_nonempty()
     seed = _check_seed(seed)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if corpus.n_docs < 4:   # before an odd corpus loses a document: the count said is the corpus's own
+        raise DPTopicError(f"corpus too small for LiRA: {corpus.n_docs} document{'' if corpus.n_docs == 1 else 's'};"
+                           " need at least 4.")
     n_excluded = corpus.n_docs % 2
     if n_excluded:
         # an odd corpus has halves of unequal size, so IN and OUT training sets would differ by more than one

@@ -33,6 +33,9 @@ def check_lira_args(a) -> None:
     if a.shadows < 4 or a.shadows % 2 or a.shadows > MAX_SHADOWS:
         raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number in [4, {MAX_SHADOWS:,}] (64 is"
                            " typical).")
+    if a.targets is not None and a.targets > a.shadows:
+        raise DPTopicError(f"invalid --targets {a.targets}: at most --shadows ({a.shadows}) models can serve as the"
+                           " attacked target; lower --targets or leave it out to attack every shadow.")
     if (a.dp_algorithm or a.eps_t_grid or a.dp_set) and not a.private_vocabulary:
         raise DPTopicError("--dp-algorithm, --eps-t-grid and --dp-set belong to the FDPTM sweep: add --private-vocabulary EPS_V ...")
     if bool(a.eps_t_grid) != bool(a.dp_algorithm):
@@ -86,6 +89,15 @@ def cmd_lira(a):
     corpus = _subsample(load_corpus(a.corpus, max_vocab=a.max_vocab), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
                   f" trainer {a.trainer}, k={a.topics}, {a.shadows} shadow models")
+    if a.trainer == "cgs" and not a.private_vocabulary:
+        # dptopic's Gibbs LDA takes at most V topics: say so before the first run, naming the flag that asked for more
+        # (a --k-grid value would otherwise fail after the whole --topics run, reported as --topics)
+        for flag, ks in (("--topics", [a.topics]), ("--k-grid", a.k_grid or [])):
+            over = [k for k in ks if k > corpus.vocab_size]
+            if over:
+                raise DPTopicError(f"{flag} {' '.join(map(str, over))} exceeds the vocabulary size {corpus.vocab_size}"
+                                   f" of the corpus read: the cgs trainer takes at most {corpus.vocab_size} topics;"
+                                   " give fewer, a corpus with more distinct words, or --trainer sklearn.")
     out = Path(a.out)
     if a.private_vocabulary:
         s = ml.fdptm_experiment(corpus, out, a.private_vocabulary, a.delta_v, a.trainer, a.topics, a.shadows, a.seed,

@@ -52,7 +52,8 @@ def hdp_utility(train, test, out_dir, eps_grid=(0.1, 0.3, 1.0, 3.0, 10.0), n_top
             vals.append(m.perplexity(test, mode=mode, seed=s))
             if progress:
                 progress(name, eps, s)
-        rows.append((name, eps, float(np.mean(vals)), float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0))
+        # one seed has no spread to estimate: an empty cell, never a standard deviation of 0
+        rows.append((name, eps, float(np.mean(vals)), float(np.std(vals, ddof=1)) if len(vals) > 1 else None))
         return float(np.mean(vals))
 
     common = dict(n_topics=n_topics, n_iter=n_iter, alpha=alpha, verbose=verbose)

@@ -95,7 +95,7 @@ def ldp_utility(train, test, out_dir, eps_grid=(0.5, 1.0, 2.0, 3.0, 5.0, 8.0), n
             if progress:
                 progress(name, eps, s)
         rows.append((name, "" if eps is None else eps, float(np.mean(vals)),
-                     float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0))
+                     float(np.std(vals, ddof=1)) if len(vals) > 1 else None))   # one seed: an empty cell, not 0
         return float(np.mean(vals))
 
     binary = _binarized(train)
