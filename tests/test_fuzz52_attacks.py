@@ -128,3 +128,21 @@ def test_fedlda_undefined_auc_loss_is_not_tested_rather_than_not_met(tmp_path, m
                                      figures=False, rules=("tail",), seed=0)
     assert s["auc_loss_meets_target"] == {"sotu tail eps=5": None}
     assert s["poster_claim_holds_for_tail_rule"] is None
+
+
+def test_experiment_fedlda_prints_an_undefined_loss_as_not_tested(tmp_path, monkeypatch, capsys):
+    """The command line printed "target < 5 points: NOT met" and "nan% relative" for a loss that is undefined (NaN)
+    or relative to a centralized AUC of 0; the saved summary already said None (not tested)."""
+    import dptopic.experiments as experiments
+    from dptopic.cli.main import main
+
+    nan = float("nan")
+    summary = {"auc_loss": {"sotu none eps=5": {"points": nan, "relative_pct": nan, "target_points": 5.0},
+                            "sotu none eps=7.5": {"points": 1.0, "relative_pct": nan, "target_points": 3.0}},
+               "auc_loss_meets_target": {"sotu none eps=5": None, "sotu none eps=7.5": True}}
+    monkeypatch.setattr(experiments, "fedlda_experiment", lambda *a, **k: summary)
+    assert main(["experiment", "fedlda", "--no-figures", "--seed", "0", "--out", str(tmp_path / "o")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "AUC loss sotu none eps=5: undefined" in out and "target not tested" in out
+    assert "NOT met" not in out and "nan" not in out
+    assert "AUC loss sotu none eps=7.5: 1.0 points -> target < 3 points: met" in out

@@ -681,7 +681,7 @@ def add_common_experiment_args(p, topics=50, iterations=100, seeds=3, out="runs/
     p.add_argument("--topics", type=positive_int, default=topics)
     p.add_argument("--iterations", type=positive_int, default=iterations)
     p.add_argument("--seeds", type=seeds_int, default=seeds)
-    p.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents")
+    p.add_argument("--max-docs", type=positive_int, default=None, help="use only the first N training documents (default: all of them)")
     p.add_argument("--out", default=out)
 
 

@@ -107,10 +107,15 @@ def cmd_fedlda_experiment(a):
                           rules=tuple(dict.fromkeys(a.rules)), pad_length=a.pad_length,
                           local_inference=a.local_inference, report_words=a.report_words)
     for key, v in s["auc_loss"].items():
-        target = v.get("target_points")
-        mark = ("" if target is None else
-                f" -> target < {target:g} points: {'met' if v['points'] < target else 'NOT met'}")
-        console.print(f"AUC loss {key}: {v['points']:.1f} points ({v['relative_pct']:.1f}% relative){mark}")
+        target, meets = v.get("target_points"), s["auc_loss_meets_target"].get(key)
+        if v["points"] != v["points"]:      # NaN: a test set of one class has no AUC
+            console.print(f"AUC loss {key}: undefined (a test set of one class has no AUC; give more documents with"
+                          " --max-docs) -> target not tested")
+            continue
+        mark = "" if target is None else f" -> target < {target:g} points: {'met' if meets else 'NOT met'}"
+        rel = v["relative_pct"]
+        rel = "" if rel != rel else f" ({rel:.1f}% relative)"
+        console.print(f"AUC loss {key}: {v['points']:.1f} points{rel}{mark}")
     files = ["fedlda_table.csv", "fedlda_summary.json"] + ([] if a.no_figures else [
         "fedlda_figures.csv", "fedlda_budget.png", "fedlda_topics.png", "fedlda_ratio.png"])
     console.print("written: " + ", ".join(str(Path(a.out) / f) for f in files))
