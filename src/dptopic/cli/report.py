@@ -94,9 +94,11 @@ def _check_audit_matches(audit: dict, model, audit_spec: str, model_spec: str) -
 def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
     """Evaluation figures of ``model`` on a reference corpus (already in the model's vocabulary)."""
     from ..evaluation import topic_diversity
+    from ..evaluation.topic_quality import size_text
 
-    ev = {"reference": f"{reference_name}: {reference.n_docs} documents, {reference.n_tokens} tokens"}
+    ev = {"reference": f"{reference_name}: {size_text(reference)}"}
     quality = _topic_quality(model, reference)
+    absent = quality.pop("absent_top_words", None)
     ev.update(quality)
     ev["topic diversity (top 25)"] = topic_diversity(model.components_, 25)
     # "perplexity on the reference corpus", never "held-out": nothing here knows whether the reference documents
@@ -107,6 +109,8 @@ def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
         ev[PERPLEXITY_LABEL] = float(model.perplexity(reference))
     if getattr(model, "privacy_", {}).get("private") and not public:
         ev["note"] = reference_note("the reference documents", "--reference-public")
+    if absent:      # as dptopic evaluate prints it: NPMI's -1 pairs and a missing C_v are explained on the page too
+        ev["absent_top_words"] = absent
     return ev
 
 
@@ -126,9 +130,12 @@ def _topic_quality(model, reference) -> dict:
 
     top = min(10, len(model.vocabulary_))      # as evaluate: a vocabulary of fewer words gives them all
     q = topic_quality(model, reference, top_n=top)
-    return {f"NPMI (top {top}, {q.get('npmi_reference', 'document co-occurrence')})": q["npmi"],
-            f"C_v (top {top})": q.get("c_v"),
-            "UMass, mean over word pairs": q.get("umass_pairwise_mean")}
+    out = {f"NPMI (top {top}, {q.get('npmi_reference', 'document co-occurrence')})": q["npmi"],
+           f"C_v (top {top})": q.get("c_v"),
+           "UMass, mean over word pairs": q.get("umass_pairwise_mean")}
+    if q.get("absent_top_words"):   # the caller shows it as a note, not as a figure
+        out["absent_top_words"] = q["absent_top_words"]
+    return out
 
 
 def cmd_report(a):
@@ -162,7 +169,11 @@ def cmd_report(a):
         from ..evaluation import match_models
 
         m = match_models(model, load(a.compare_to))
-        evaluation = evaluation or {"reference": "none given (the match below reads only the two models)"}
+        if evaluation is None:      # diversity reads only the released topics: shown as without --compare-to
+            from ..evaluation import topic_diversity
+
+            evaluation = {"reference": "none given (the match below reads only the two models)",
+                          "topic diversity (top 25)": topic_diversity(model.components_, 25)}
         # the other model is no part of this one's release: if it was trained on private documents without a
         # guarantee, the match carries what it learnt from them
         outside = (" outside the guarantee: it also reads the other model, which this model's privacy report does not"

@@ -43,6 +43,11 @@ def _components(model_or_components) -> np.ndarray:
     comp = np.asarray(comp, dtype=np.float64)
     if comp.ndim != 2 or comp.shape[0] < 1 or comp.shape[1] < 2:
         raise DPTopicError("topics must be a fitted model or a K x V topic-word matrix with at least 2 words.")
+    if not np.all(np.isfinite(comp)):
+        # a NaN sorts last and an inf first: the top words, and every measure read from them, would be arbitrary
+        bad = int((~np.isfinite(comp)).any(axis=1).sum())
+        raise DPTopicError(f"topic weights must be finite numbers: {bad} of {comp.shape[0]} topics hold NaN or"
+                           " infinity, so their top words are undefined.")
     return comp
 
 
@@ -211,9 +216,19 @@ def umass_pairwise_mean(components, reference, top_n: int = 10, per_topic: bool 
 def topic_diversity(components, top_n: int = 25) -> float:
     """Share of distinct words among all topics' top ``top_n`` words (1: no word shared; Dieng et al. 2020)."""
     comp = _components(components)
+    if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)) or top_n < 1:
+        # int() would read True as 1 and 2.5 as 2, and fail on NaN with a bare ValueError
+        raise DPTopicError(f"invalid top_n={top_n!r}: must be an integer >= 1 (more than the {comp.shape[1]} words"
+                           " of the vocabulary reads them all).")
     top_n = min(int(top_n), comp.shape[1])
     tops = top_words(comp, top_n, least=1)
     return float(len(np.unique(tops)) / tops.size)
+
+
+def size_text(reference) -> str:
+    """A reference corpus's size in words: "1 document, 2 tokens", "400 documents, 12338 tokens"."""
+    d, t = int(reference.n_docs), int(reference.n_tokens)
+    return f"{d} document{'' if d == 1 else 's'}, {t} token{'' if t == 1 else 's'}"
 
 
 def topic_quality(model_or_components, reference, top_n: int = 10, window: int | None = None,
@@ -235,7 +250,7 @@ def topic_quality(model_or_components, reference, top_n: int = 10, window: int |
         "umass_pairwise_mean": umass_pairwise_mean(comp, reference, top_n),
         "umass_form": "mean over ranked word pairs, as gensim's u_mass (boolean documents)",
         "top_n": int(top_n),
-        "reference": f"{reference_name}: {reference.n_docs} documents, {reference.n_tokens} tokens",
+        "reference": f"{reference_name}: {size_text(reference)}",
     }
     if absent:
         out["absent_top_words"] = (f"{absent} of {comp.shape[0]} topics have top words that occur in no reference"

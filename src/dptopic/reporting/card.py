@@ -221,8 +221,12 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         "accounting_method": report.get("accounting") or {},
         "theorem": report.get("theorem"),
         "figures": _figures(report),
-        # no guarantee: nothing is covered, and "—" would read as if nothing were left out
-        "covered": covered or ("" if private else "nothing: no differential privacy guarantee"),
+        # no guarantee: nothing is covered, and "—" would read as if nothing were left out; where noise was added but
+        # its events add up to no guarantee, the scope's "covers ..." names what the events were accounted for, which
+        # no (epsilon, delta) covers either
+        "covered": (f"nothing: NO (epsilon, delta) guarantee follows from the events; they were accounted for: {covered}"
+                    if events_only and covered else covered or ("" if private else
+                                                                "nothing: no differential privacy guarantee")),
         "not_covered": not_covered or ("" if private else "everything: no differential privacy guarantee"),
         "implementation": {"library": "dptopic", "version": version or __version__,
                            # null where the trainer draws no noise of its own (a local-DP model: the contributors'

@@ -57,6 +57,8 @@ def _fmt(x, digits=4) -> str:
         return escape(str(x))
     if math.isinf(f):
         return "∞"
+    if math.isnan(f):   # never "nan" on a page a review board files
+        return "undefined"
     return f"{f:.{digits}g}"
 
 
@@ -269,10 +271,17 @@ def _evaluation_section(evaluation: dict | None) -> str:
         return ("<h2 id='evaluation'>Evaluation</h2><p class='note'>No evaluation was given: run <code>dptopic report"
                 " --reference FILE</code> with held-out documents to add NPMI, diversity and perplexity.</p>")
     ref = evaluation.get("reference", "")
-    note = evaluation.get("note")
-    rows = [(k, _fmt(v)) for k, v in evaluation.items() if k not in ("reference", "note") and not isinstance(v, (dict, list))]
+    notes = "".join(f'<div class="warn">{escape(str(evaluation[k]))}</div>' for k in _EVALUATION_NOTES
+                    if evaluation.get(k))
+    rows = [(k, _fmt(v)) for k, v in evaluation.items()
+            if k != "reference" and k not in _EVALUATION_NOTES and not isinstance(v, (dict, list))]
     return (f"<h2 id='evaluation'>Evaluation</h2><p class='note'>reference corpus: {escape(str(ref))}</p>"
-            + (f'<div class="warn">{escape(str(note))}</div>' if note else "") + f"<table>{_rows(rows)}</table>")
+            + notes + f"<table>{_rows(rows)}</table>")
+
+
+_EVALUATION_NOTES = ("note", "absent_top_words")
+"""Fields of the evaluation shown as notes above its figures: "outside the guarantee", and top words that occur in
+no reference document (NPMI counts their pairs as -1, C_v leaves them out), as ``dptopic evaluate`` prints them."""
 
 
 _EMPIRICAL = (("relation", "neighbouring relation"), ("delta", "at δ"), ("confidence", "confidence (see the note)"),
