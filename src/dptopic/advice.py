@@ -39,6 +39,8 @@ TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6
 """The NPMI ratio (to non-private CGS) from which we call topics useful."""
 MAX_DOCS = 10 ** 12
+MAX_DOC_LENGTH = 10 ** 9
+"""The longest document (in words) the word-level advice reads."""
 """More documents than any corpus holds: beyond it the documents needed are not given as a number."""
 WORD_ITERATIONS = 50
 """The iterations of the word-level trainer (HDPLDA.from_budget) that the utility table measured, and that
@@ -144,6 +146,8 @@ def large_delta(delta: float, n_docs: int) -> bool:
 
 def count_text(x: float) -> str:
     """A large product for display: ``1,234,567``, or ``1.23e+300`` from 10^15 on (never hundreds of digits)."""
+    if math.isinf(x):      # a product past the largest float (epsilon 1e308 x 10 documents)
+        return "above 1.8e+308"
     return f"{x:,.0f}" if x < 1e15 else f"{x:.3g}"
 
 
@@ -335,8 +339,9 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         raise DPTopicError(f"doc_length is for unit='word' (a document of L words then has L x epsilon); a {unit}-level"
                            " guarantee already covers the whole document: leave doc_length out.")
     if doc_length is not None and (isinstance(doc_length, bool) or not isinstance(doc_length, (int, float))
-                                   or not math.isfinite(doc_length) or doc_length <= 0):
-        raise DPTopicError(f"invalid doc_length={doc_length!r}: give a finite number of words > 0.")
+                                   or not math.isfinite(doc_length) or not 0 < doc_length <= MAX_DOC_LENGTH):
+        raise DPTopicError(f"invalid doc_length={doc_length!r}: give a number of words > 0 and at most"
+                           f" {MAX_DOC_LENGTH:,}.")
     doc = table if isinstance(table, dict) else load_table(table)
     rows = [r for r in doc["rows"] if r.get("unit") == unit and r.get("trainer")]
     rec = Recommendation(unit, float(epsilon), int(n_docs), int(n_topics), None, source=doc.get("source", ""))
@@ -460,6 +465,10 @@ def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA)
         return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words"
                 " out of the private data; without it they are chosen from the private documents and the guarantee"
                 " is partial (docs/privacy.md).")
+    if epsilon > UNIT_EPSILON_MAX["document"]:    # no example of a split that train would refuse
+        return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words"
+                " out of the private data; --private-vocabulary EPS_V,DELTA_V chooses them by DP set union inside a"
+                f" budget of at most {UNIT_EPSILON_MAX['document']:g} (docs/privacy.md).")
     e_t, e_v, half = 0.6 * epsilon, 0.4 * epsilon, delta / 2
     return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words out"
             " of the private data; without a public list, --private-vocabulary EPS_V,DELTA_V chooses them by DP set"

@@ -231,8 +231,9 @@ def cmd_export(a):
     if private and not a.corpus_public:
         print(f"warning: {doc['privacy_note']} (pass --corpus-public if --corpus is a public corpus).", file=sys.stderr)
     atomic_write_bytes(out, json.dumps(doc).encode("utf-8"), private=not a.corpus_public)
-    make_console().print(f"pyLDAvis data for {model.components_.shape[0]} topics and {len(doc['doc_lengths'])}"
-                         f" documents written to {out}" + ("" if a.corpus_public else
+    n_docs = len(doc["doc_lengths"])
+    make_console().print(f"pyLDAvis data for {model.components_.shape[0]} topics and {n_docs}"
+                         f" document{'' if n_docs == 1 else 's'} written to {out}" + ("" if a.corpus_public else
                                                            owner_only_note("--corpus", "--corpus-public")))
 
 
