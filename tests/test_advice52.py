@@ -1,6 +1,5 @@
-"""recommend with huge figures: epsilon x documents printed as inf, a document length overflowed, and the private-vocabulary example
-split an epsilon train refuses; a one-document export says '1 document'."""
-import numpy as np
+"""recommend with huge figures: epsilon x documents printed as inf, a document length overflowed, and the
+private-vocabulary example split an epsilon train refuses; a one-document export says '1 document'."""
 import pytest
 
 from dptopic.advice import recommend
