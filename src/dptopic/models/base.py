@@ -536,10 +536,13 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
 
         A private model's evaluation metrics (``metrics_``, computed from the private corpus
         outside the ledger) are written only with ``save_metrics=True``, and then labelled as
-        outside the guarantee. Non-private models save their metrics by default.
+        outside the guarantee; a model is private here when it is a private trainer or its privacy
+        report claims a guarantee (LPLDA, OLPLDA). Non-private models save their metrics by default.
         """
         self._check_fitted()
-        private = self._private
+        # a trainer of randomized reports (LPLDA, OLPLDA) is not a central private trainer (_private), but its report
+        # claims a guarantee all the same: metrics computed beside it are outside that guarantee too
+        private = self._private or bool((getattr(self, "privacy_", None) or {}).get("private"))
         params = self._saved_params()
         metrics = getattr(self, "metrics_", {})
         keep_metrics = (not private) if save_metrics is None else bool(save_metrics)

@@ -447,8 +447,11 @@ class DPSVI(_VariationalLDA):
                                        self.sampling_rate, self.secure, label=_RELEASE)
         if ledger is not None:
             ledger.spend(ev)
-        s_tilde = np.maximum(noisy / (self.sampling_rate * D), 0.0)   # normalise by the expected batch size qD
-        return self._svi_update(lam, s_tilde, D, t), norms
+        # Park et al.'s step adds D times the noisy sum normalised by the expected batch size qD: D cancels, and is
+        # cancelled here before any arithmetic, so the exact number of training documents (which moves with one
+        # document) never enters lambda, not even through the rounding of x / (qD) * D
+        s_tilde = np.maximum(noisy / self.sampling_rate, 0.0)
+        return self._svi_update(lam, s_tilde, 1.0, t), norms
 
     def fit(self, X, y=None, *, vocabulary=None, eval_set=None):
         """Train with ``n_steps`` Poisson-sampled private steps. ``vocabulary`` (public word list) fixes
