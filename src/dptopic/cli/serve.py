@@ -327,12 +327,14 @@ def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:
     probe.preflight()  # bad URL, newer schema, other vocabulary: one line, before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     console = make_console(stderr=True)
-    reports_line = (f"document-level reports, eps_doc={cfg.epsilon_doc:g}, LocalDocumentLDA K={cfg.n_topics}"
+    from ..service.status import fmt_epsilon as eps     # an epsilon shown is rounded up
+
+    reports_line = (f"document-level reports, eps_doc={eps(cfg.epsilon_doc, 6)}, LocalDocumentLDA K={cfg.n_topics}"
                     if cfg.report_kind == "document" else
-                    f"eps_word={cfg.epsilon_word:.4g} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")
+                    f"eps_word={eps(cfg.epsilon_word)} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")
     console.print(f"dptopic serve: V={cfg.vocab_size}, {reports_line}"
                   f" batch={cfg.batch_size}, prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
-                  f" FedLDA {'off' if cfg.fed_epsilon is None else f'eps={cfg.fed_epsilon:g} over {len(cfg.fed_vocabulary)} words'},"
+                  f" FedLDA {'off' if cfg.fed_epsilon is None else f'eps={eps(cfg.fed_epsilon, 6)} over {len(cfg.fed_vocabulary)} words'},"
                   f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
     kept = probe.settings_kept_by_model()
     if kept:    # a restart with other trainer flags: the model already trained keeps its own, said in one line
@@ -394,13 +396,15 @@ def cmd_submit(a):
     if stored or not (s["already_acknowledged"] or s.get("replayed_reports")):
         console.print(f"{plural(stored, 'randomized report')} uploaded to {a.server} in"
                       f" {plural(s['uploads'] - s['replayed_acks'], 'upload')}.")
+    from ..service.status import fmt_epsilon as eps     # rounded up: never below what was spent
+
     these = "this document" if n == 1 else f"these {plural(n, 'document')}"
     console.print(f"Privacy of {these} (V={s['vocab_size']}; "
-                  + ("" if s["epsilon_word"] is None else f"eps_word={s['epsilon_word']:.4g}, ")
-                  + f"eps_doc={s['epsilon_doc']:.4g} per document; together"
+                  + ("" if s["epsilon_word"] is None else f"eps_word={eps(s['epsilon_word'])}, ")
+                  + f"eps_doc={eps(s['epsilon_doc'])} per document; together"
                   + ("" if s["epsilon_word"] is None else
-                     f" eps_word={n * s['epsilon_word']:.4g} for one word's presence in each and")
-                  + f" eps={n * s['epsilon_doc']:.4g} for the documents, by basic composition, spent once however"
+                     f" eps_word={eps(n * s['epsilon_word'])} for one word's presence in each and")
+                  + f" eps={eps(n * s['epsilon_doc'])} for the documents, by basic composition, spent once however"
                     " often the kept reports are sent). Raw text never left this machine.")
 
 
@@ -431,8 +435,10 @@ def cmd_fed_client(a):
     else:
         kept = (f"reports drawn once and kept in {s['state']} (readable by you only): later runs reuse them and spend"
                 " nothing more")
+    from ..service.status import fmt_epsilon as eps     # rounded up: never below what was spent
+
     console.print(f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon of your reports (this user):"
-                  f" {s['epsilon_basic']:.4g} basic, {s['epsilon_pld']:.4g} PLD at delta={s['delta']:g}; {kept}.")
+                  f" {eps(s['epsilon_basic'])} basic, {eps(s['epsilon_pld'])} PLD at delta={s['delta']:g}; {kept}.")
     console.print(f"[yellow]{s['note']}[/]")
 
 

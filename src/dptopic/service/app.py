@@ -32,7 +32,7 @@ from .metrics import Metrics
 from .status import render_status, render_unavailable
 from .storage import Storage, StorageError, StoragePermissionError, Submission
 from .trainer import Trainer
-from .._io import load_json
+from .._io import load_json, pairs_noting_repeats
 
 log = logging.getLogger("dptopic.service")
 API_VERSION = "v1"
@@ -296,8 +296,24 @@ def require_identity_encoding(request: Request) -> None:
                                                             " Content-Encoding header, or identity).")
 
 
+def require_plain_transfer(request: Request) -> None:
+    """Refuse a body sent with a transfer coding other than ``chunked`` (``Transfer-Encoding: gzip, chunked``): the
+    HTTP layer takes the chunks apart but decodes no other coding, so the app would read the coded bytes as the body
+    (and a client that names a coding it did not apply would have its bytes stored as they came). The h11 parser
+    refuses such a request itself (400); httptools passes it on, so the app refuses it here, also with 400."""
+    values = request.headers.getlist("transfer-encoding")
+    codings = [c.strip().lower() for c in ",".join(values).split(",") if c.strip()]
+    other = [c for c in codings if c != "chunked"]
+    if other:
+        shown = ", ".join(other)[:40]
+        raise ApiError(400, "bad_request", f"the body is sent with Transfer-Encoding {shown}, which this server does"
+                                           " not decode: send it as it is, with a Content-Length (or"
+                                           " Transfer-Encoding: chunked alone).")
+
+
 async def read_body(request: Request, limit: int) -> bytes:
     require_identity_encoding(request)
+    require_plain_transfer(request)
     cl = single_header(request, "content-length")
     if cl is not None:
         try:
@@ -333,12 +349,16 @@ async def read_json(request: Request, limit: int) -> dict:
     body = await read_body(request, limit)
     if not body.strip():
         return {}
+    repeated: set = set()
     try:
-        doc = load_json(body, "the body")
+        doc = load_json(body, "the body", object_pairs_hook=pairs_noting_repeats(repeated))
     except (ValueError, UnicodeDecodeError) as e:
         raise ApiError(400, "bad_json", f"the body is not valid JSON ({' '.join(str(e).split())}).") from None
     if not isinstance(doc, dict):
         raise ApiError(400, "bad_json", "the JSON body must be an object.")
+    if repeated:    # which value counts is a parser's choice (Python's keeps the last, others the first): not ours
+        shown = ", ".join(repr(k[:20]) for k in sorted(repeated)[:5])
+        raise ApiError(400, "bad_json", f"the JSON body gives the key(s) {shown} more than once: give each once.")
     try:        # JSON may escape a lone surrogate ("\ud800"), which is no Unicode text: nothing can store or echo it
         json.dumps(doc, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from . import codec, kinds
+from .status import fmt_epsilon
 
 RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 #: error codes of a retryable status that retrying cannot cure (the server's database refuses its writes)
@@ -728,9 +729,10 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
                 continue
             if e.code != "stale_round":
                 spent = codec.fed_privacy(rrp, sent, vocab_size=len(vocab))
-                how = (f"your reports, drawn in an earlier run, spend epsilon {spent['epsilon_basic']:.4g} by basic"
+                eps = fmt_epsilon(spent["epsilon_basic"])   # rounded up: never below what was spent
+                how = (f"your reports, drawn in an earlier run, spend epsilon {eps} by basic"
                        " composition in all; this run spent nothing more" if saved is not None else
-                       f"spent so far: epsilon {spent['epsilon_basic']:.4g} by basic composition over {sent}"
+                       f"spent so far: epsilon {eps} by basic composition over {sent}"
                        f" update{'s' if sent != 1 else ''} that left this device, whether or not the server kept them")
                 raise ServerError(f"{e} ({how})", e.status, e.code) from None
             continue  # the round closed while we sampled: take part in the next one

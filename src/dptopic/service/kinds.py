@@ -72,8 +72,9 @@ class ReportKind(ABC):
         """The guarantee of one contributor who sent ``n`` reports (their events compose)."""
 
     @abstractmethod
-    def privacy_line(self, cfg, fmt=str) -> str:
-        """The status page's sentence on the privacy of every report."""
+    def privacy_line(self, cfg, fmt=str, fmt_eps=None) -> str:
+        """The status page's sentence on the privacy of every report (``fmt`` formats its numbers, ``fmt_eps`` its
+        epsilons, which the status page rounds up; ``fmt`` when None)."""
 
     # -------------------------------------------------------------- contributor
     @abstractmethod
@@ -128,9 +129,10 @@ class WordReports(ReportKind):
                 "epsilon_contributor_word_basic": n * cfg.epsilon_word,
                 "delta": 0.0, "unit": _UNIT, "accounting": _BASIC}
 
-    def privacy_line(self, cfg, fmt=str):
-        return (f"Local privacy of every report (Zhao et al. 2020, Theorem 4): eps_word = {fmt(cfg.epsilon_word)}"
-                f" per word, eps_doc = {fmt(cfg.vocab_size * cfg.epsilon_word)} per document"
+    def privacy_line(self, cfg, fmt=str, fmt_eps=None):
+        fmt_eps = fmt_eps or fmt
+        return (f"Local privacy of every report (Zhao et al. 2020, Theorem 4): eps_word = {fmt_eps(cfg.epsilon_word)}"
+                f" per word, eps_doc = {fmt_eps(cfg.vocab_size * cfg.epsilon_word)} per document"
                 f" (V = {cfg.vocab_size}, f = {fmt(cfg.f)}).")
 
     def randomizer(self, vocabulary, config_doc):
@@ -190,9 +192,9 @@ class DocumentReports(ReportKind):
         return {"reports": n, "epsilon_doc": cfg.epsilon_doc, "epsilon_contributor_doc_basic": n * cfg.epsilon_doc,
                 "epsilon_contributor_word_basic": None, "delta": 0.0, "unit": _UNIT, "accounting": _BASIC}
 
-    def privacy_line(self, cfg, fmt=str):
+    def privacy_line(self, cfg, fmt=str, fmt_eps=None):
         return (f"Local privacy of every report (k-subset selection of one word pair per document):"
-                f" eps_doc = {fmt(cfg.epsilon_doc)} per document (V = {cfg.vocab_size}).")
+                f" eps_doc = {(fmt_eps or fmt)(cfg.epsilon_doc)} per document (V = {cfg.vocab_size}).")
 
     def randomizer(self, vocabulary, config_doc):
         from ..local import DocumentRandomizer

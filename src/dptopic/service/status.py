@@ -14,6 +14,17 @@ def _fmt(x, digits=4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
+def fmt_epsilon(x, digits: int = 4) -> str:
+    """An epsilon as the service shows it: rounded *up* at ``digits`` significant digits, so that the figure a
+    contributor reads is never below the guarantee computed (round-to-nearest showed eps_word = 1.23444 as 1.234);
+    floating-point noise above a round value is not rounded up (:func:`~dptopic.accounting.verify.rounded_up`)."""
+    if x is None:
+        return "-"
+    from ..accounting.verify import rounded_up
+
+    return f"{rounded_up(float(x), digits):.{digits}g}"
+
+
 def _plural(n: int, word: str, words: str | None = None) -> str:
     """``1 entry``, ``2 entries``, ``1,000 uploads`` (as ``dptopic.cli.local.plural``; the service does not import
     the command line)."""
@@ -63,9 +74,9 @@ def render_status(service) -> str:
     for rank, c in enumerate(contributors, 1):   # pseudonyms are not shown: this page is public
         p = service.contributor_privacy(c["reports"])
         who = f"{rank}" + (" (one upload without a pseudonym)" if c["contributor"] is None else "")
-        word_cell = "" if document_kind else f"<td>{_fmt(p['epsilon_contributor_word_basic'])}</td>"
+        word_cell = "" if document_kind else f"<td>{fmt_epsilon(p['epsilon_contributor_word_basic'])}</td>"
         rows_contrib += (f"<tr><td>{who}</td><td>{c['reports']}</td>{word_cell}"
-                         f"<td>{_fmt(p['epsilon_contributor_doc_basic'])}</td></tr>")
+                         f"<td>{fmt_epsilon(p['epsilon_contributor_doc_basic'])}</td></tr>")
     n_all = counts["contributors"] + counts["anonymous_uploads"]
     shown = (f"The {len(contributors)} with the most reports of {n_all}" if n_all > len(contributors)
              else f"All {n_all}")
@@ -75,9 +86,10 @@ def render_status(service) -> str:
     if service.rrp is not None:
         rnd, _ = storage.fed_round()
         fed_html = (f"<h2>FedLDA</h2><p>Open round: <b id='fed-round'>{rnd}</b>; per-entry epsilon"
-                    f" {_fmt(service.rrp.epsilon)}, {_plural(service.rrp.n_entries, 'entry', 'entries')} per update:"
-                    " epsilon"
-                    f" {_fmt(service.rrp.epsilon * service.rrp.n_entries)} per user (basic composition), spent once"
+                    f" {fmt_epsilon(service.rrp.epsilon)}, {_plural(service.rrp.n_entries, 'entry', 'entries')}"
+                    " per update: epsilon"
+                    f" {fmt_epsilon(service.rrp.epsilon * service.rrp.n_entries)} per user (basic composition),"
+                    " spent once"
                     " whatever the number of rounds as long as the user keeps the reports it drew (dptopic"
                     " fed-client keeps them in its --state file); a user who draws new reports spends it again, and"
                     " this server cannot tell. The model of the latest closed round, with its privacy report:"
@@ -94,7 +106,7 @@ def render_status(service) -> str:
     prior_html = ("" if not used else
                   " and of the prior corpus, which it uses in the clear and no epsilon covers (it must be public or"
                   " consented data)")
-    privacy_html, model_name = kind.privacy_line(cfg, _fmt), kind.model_name
+    privacy_html, model_name = kind.privacy_line(cfg, _fmt, fmt_epsilon), kind.model_name
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="30">
 <title>dptopic collection service</title>
