@@ -232,3 +232,26 @@ def test_local_frequency_estimators_are_unbiased():
     ests = np.array(ests)
     z = (ests.mean(0) - np.bincount(ids, minlength=5)) / (ests.std(0, ddof=1) / math.sqrt(R))
     assert np.all(np.abs(z) < 4)
+
+
+def test_a_fedlda_message_header_with_a_repeated_key_is_refused():
+    """FedLDA message headers took the last of two values of a key (report headers refuse that): a reader that keeps
+    the first would read another round or client from the same bytes."""
+    import struct
+    import zlib
+
+    from dptopic.federated.messages import ClientUpdate, MessageError, decode_message
+
+    u = ClientUpdate(3, "alice", "abcd", np.array([0, 1], np.int32), np.array([2, 3], np.int32))
+    data = u.encode()
+    assert decode_message(data).round == 3
+    hlen = struct.unpack("<I", data[5:9])[0]
+    head = data[9:9 + hlen]
+    for doctored in (head.replace(b'"round":3', b'"round":3,"round":4'),
+                     head.replace(b'"name":"topics"', b'"name":"topics","name":"words"')):
+        assert doctored != head
+        body = data[:5] + struct.pack("<I", len(doctored)) + doctored + data[9 + hlen:-4]
+        bad = body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)
+        with pytest.raises(MessageError, match="more than once") as e:
+            decode_message(bad)
+        assert "\n" not in str(e.value)

@@ -62,6 +62,21 @@ def _fail(why: str):
     raise MessageError(f"malformed message: {why}; the sender must re-encode it with dptopic.federated.messages.")
 
 
+class _RepeatedKey(Exception):
+    pass
+
+
+def _once_each(pairs) -> dict:
+    """A JSON object whose keys are all distinct: which of two values a reader keeps is its parser's choice (Python's
+    the last, others the first), so a message read by two of them could say two things; report headers refuse it
+    too."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen = set()
+        raise _RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return out
+
+
 def _decode(data) -> tuple[dict, dict]:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         _fail(f"expected bytes, got {type(data).__name__}")
@@ -77,7 +92,9 @@ def _decode(data) -> tuple[dict, dict]:
     if hlen > _MAX_HEADER or 9 + hlen > len(data) - 4:
         _fail("header length out of range")
     try:
-        header = json.loads(data[9:9 + hlen].decode("utf-8"))
+        header = json.loads(data[9:9 + hlen].decode("utf-8"), object_pairs_hook=_once_each)
+    except _RepeatedKey as e:
+        _fail(f"header gives the key {str(e)[:40]!r} more than once")
     except (UnicodeDecodeError, json.JSONDecodeError):
         _fail("header is not UTF-8 JSON")
     except RecursionError:
