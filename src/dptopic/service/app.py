@@ -381,7 +381,7 @@ def idempotency_key(request: Request) -> str:
     if key is None:
         raise ApiError(400, "missing_idempotency_key", "send an Idempotency-Key header (a fresh random string per"
                                                        " upload, reused on retries).")
-    if not _KEY.match(key):
+    if not _KEY.fullmatch(key):
         raise ApiError(400, "bad_idempotency_key", "the Idempotency-Key must be 8-128 characters of A-Z a-z 0-9 _ - . :")
     return key
 
