@@ -6,6 +6,7 @@ runs the compiled E-step with them fixed, ``perplexity`` folds held-out document
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import TransformerMixin
 
 from ..errors import DPTopicError
 from ..evaluation import perplexity as _perplexity
@@ -66,8 +67,13 @@ def document_level_notes(rep: dict, secure: bool, trainer: str = "", reproducibl
     return rep
 
 
-class _FixedTopicsInference:
-    """``transform`` and ``perplexity`` under ``components_`` (mixed into a :class:`TopicModel`)."""
+class _FixedTopicsInference(TransformerMixin):
+    """``transform`` and ``perplexity`` under ``components_`` (mixed into a :class:`TopicModel`).
+
+    A :class:`~sklearn.base.TransformerMixin` itself, so that scikit-learn wraps the ``transform`` defined here for
+    ``set_output(transform="pandas")`` (it wraps only the methods a transformer class defines, and the trainers
+    that mix this in inherit ``transform`` from here, so theirs was never wrapped: ``transform`` gave an array
+    where ``fit_transform`` gave a DataFrame)."""
 
     def transform(self, X, seed=0) -> np.ndarray:
         """Document-topic proportions by the E-step with the released topics fixed."""

@@ -58,9 +58,30 @@ class _PrivateGibbs(GibbsTopicModel):
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
         """Fit, then return ``training_theta_``: θ of the training documents from the final topic
         assignments, not fold-in on their private words (which ``transform`` would do, outside the
-        report's scope). One row per document of the training corpus (documents left empty by
-        preprocessing are dropped)."""
-        return self.fit(X, **kw).training_theta_
+        report's scope). One row per input document, as scikit-learn's ``fit_transform`` returns: a text (or
+        token list) that reading left empty (no word of the vocabulary) trained nothing and gets the prior's
+        row, uniform, as ``transform`` gives it; ``training_theta_`` keeps the rows of the documents trained on."""
+        theta = self.fit(X, **kw).training_theta_
+        return self._row_per_input(X, theta)
+
+    def _row_per_input(self, X, theta: np.ndarray) -> np.ndarray:
+        """``theta`` (one row per training document) with a uniform row put back for each input text or token list
+        that reading dropped as empty (found by the names reading gave the documents it kept, ``doc<i>``)."""
+        kept = getattr(self, "_kept_doc_ids", None)
+        from ..corpus import Corpus
+
+        # texts or token lists (a list, an array or a column of strings); a Corpus's documents are the samples as given
+        if kept is None or isinstance(X, Corpus) or not hasattr(X, "__len__") or getattr(X, "ndim", 1) != 1:
+            return theta
+        import re
+
+        rows = [int(d[3:]) for d in kept if isinstance(d, str) and re.fullmatch(r"doc\d+", d)]
+        n = len(X)
+        if len(rows) != len(kept) or len(rows) != theta.shape[0] or not rows or max(rows) >= n or n == len(rows):
+            return theta
+        full = np.full((n, theta.shape[1]), 1.0 / theta.shape[1])
+        full[rows] = theta
+        return full
 
     def _training_theta(self, arrays) -> np.ndarray:
         """θ of the training documents from the final topic assignments z (not from noisy counts),
@@ -95,6 +116,9 @@ class _PrivateGibbs(GibbsTopicModel):
         return rep
 
     def _start(self, arrays, corpus, rng) -> None:
+        # the documents that reading kept, when it dropped empty ones (fit_transform gives every input its row)
+        self._kept_doc_ids = (list(corpus.doc_ids) if getattr(corpus, "n_empty_dropped", 0)
+                              and getattr(corpus, "doc_ids", None) is not None else None)
         self.ledger_ = PrivacyLedger(unit="word", relation=WORD_RELATION, theorem=self._theorem,
                                      budget=getattr(self, "_budget", None))
 
