@@ -121,3 +121,16 @@ def test_fit_transform_of_a_corpus_or_a_matrix_is_unchanged():
     X = CountVectorizer().fit_transform(WITH_EMPTY)
     assert WORD_LEVEL["HDPLDA"]().fit_transform(X).shape == (len(WITH_EMPTY), 2)
     assert WORD_LEVEL["HDPLDA"]().fit_transform(TEXTS).shape == (len(TEXTS), 2)   # nothing dropped: as before
+
+
+def test_fedlda_report_says_whether_its_noise_is_reproducible_like_every_private_trainer():
+    """An unseeded FedLDA's report had no noise_reproducible field, where every other private trainer says false."""
+    from dptopic.corpus import lda_corpus
+    from dptopic.models import FedLDA
+
+    c = lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=20, seed=0).corpus
+    m = FedLDA(n_topics=2, epsilon=5.0, rounds=2, pad_length=16, n_clients=4).fit(c)
+    assert m.privacy_["noise_reproducible"] is False
+    with pytest.warns(UserWarning):
+        seeded = FedLDA(n_topics=2, epsilon=5.0, rounds=2, pad_length=16, n_clients=4, seed=1).fit(c)
+    assert seeded.privacy_["noise_reproducible"] is True

@@ -605,8 +605,9 @@ class FedLDA(GibbsTopicModel):
                                                if getattr(self, "_deployment", None) else
                                                " public inputs: built from the training documents (a simulation),"
                                                " they are not covered"))
+        # as every private trainer's report says: whether the reports' noise can be regenerated (only from a seed)
+        rep["noise_reproducible"] = self.seed is not None
         if self.seed is not None:
-            rep["noise_reproducible"] = True
             rep["warning"] = "an explicit seed was given: the guarantee holds only while the seed stays secret"
         return rep
 
