@@ -168,15 +168,24 @@ def _warn_unreachable_words(words, pre) -> None:
     spaces). They stay in the vocabulary (and in a model's topics) without a single count."""
     import warnings
 
-    stop, bad = [], []
+    import unicodedata
+
+    stop, bad, unnormal = [], [], []
     for w in words:
         w = str(w)
         if w in pre._stop:
             stop.append(w)
         elif pre.tokenize(w) != [w]:
-            bad.append(w)
-    if stop or bad:
+            # a decomposed accent or a ligature: text is read in NFKC form, where this spelling never occurs
+            (unnormal if pre.tokenize(unicodedata.normalize("NFKC", w)) == [unicodedata.normalize("NFKC", w)]
+             else bad).append(w)
+    if stop or bad or unnormal:
         parts = []
+        if unnormal:
+            parts.append(f"{len(unnormal)} not in Unicode NFKC form ({', '.join(map(repr, unnormal[:3]))}"
+                         f"{', ...' if len(unnormal) > 3 else ''}: a decomposed accent, a ligature or full-width"
+                         " letters, while text is read in NFKC form, where 'cafe' and a combining accent is 'café':"
+                         " normalise the word list, e.g. with unicodedata.normalize('NFKC', word))")
         if stop:
             parts.append(f"{len(stop)} stop word(s) ({', '.join(map(repr, stop[:3]))}{', ...' if len(stop) > 3 else ''}:"
                          " pass stop_words=None or --stop-words none to count them)")
@@ -546,6 +555,13 @@ class Corpus:
                                f" n names word n, so every word after it would take the next one's id: remove the line"
                                f" (or put the missing word there).")
         words = lines
+        seen: dict = {}
+        for n, w in enumerate(words, 1):    # two ids for one word: its counts would be split between them
+            if w in seen:
+                raise DPTopicError(f"bad UCI vocabulary file {str(vocab)!r}: line {n} repeats the word {w[:40]!r} of line"
+                                   f" {seen[w]}, and each line names one word id: merge the two words' counts in the"
+                                   " docword file and remove one line.")
+            seen[w] = n
         with _open_text(docword) as fh:
             header = [fh.readline().strip() for _ in range(3)]
             try:
@@ -707,6 +723,16 @@ class Corpus:
         for col in (text_column, label_column, id_column):
             if col is not None and col not in cols:
                 hint = _other_delimiter(cols, delimiter)
+                near = [c for c in cols if c.strip().casefold() == col.strip().casefold()]
+                if not hint and near:      # "text " or "Text": the list of columns below shows no difference
+                    param, flag = (("text_column", "--text-field") if col == text_column else
+                                   ("label_column", "--label-field") if col == label_column else
+                                   ("id_column", "--id-field"))
+                    how = ("case" if near[0].strip() == near[0] else "spaces around it"
+                           if near[0].strip() == col.strip() else "case and spaces around it")
+                    raise DPTopicError(f"{bad}: no column {col!r}, but the header has {near[0]!r}, which differs in"
+                                       f" {how}: set {param} (CLI: {flag}) to {near[0]!r}, or write the header as"
+                                       f" {col!r}.")
                 if not hint:       # name the setting that picks the column, as the JSONL reader does
                     param, flag = (("text_column", "--text-field") if col == text_column else
                                    ("label_column", "--label-field") if col == label_column else
@@ -742,7 +768,8 @@ class Corpus:
 
     @classmethod
     def from_directory(cls, path, pattern: str = "*.txt", **kw) -> "Corpus":
-        """One document per file matching ``pattern`` in the folder and its sub-folders (a sub-folder's name is its
+        """One document per file matching ``pattern`` (the default ``*.txt`` in any case: ``NOTES.TXT`` too) in the
+        folder and its sub-folders (a sub-folder's name is its
         files' label, and when there are sub-folders a file directly in the folder gets the folder's own name), in
         sorted order; hidden files and folders (names starting with '.') are left out."""
         if isinstance(path, (str, os.PathLike)) and not os.fspath(path).strip():     # Path("") is the current folder
@@ -755,13 +782,32 @@ class Corpus:
                                " 'news/*.txt' (not an absolute path, and no '..').")
         # hidden files and folders (.ipynb_checkpoints/, .git/, editors' backups) are no documents: a checkpoint's
         # copy of a text would count one person's document twice
-        found = [f for f in path.rglob(pattern) if not any(part.startswith(".") for part in f.relative_to(path).parts)]
+        found = list(path.rglob(pattern))
+        if pattern == "*.txt":      # NOTES.TXT (as Windows tools name files) is a text file too, not left out unseen
+            found = sorted(set(found) | {f for f in path.rglob("*.[tT][xX][tT]") if f.suffix.lower() == ".txt"})
+        found = [f for f in found if not any(part.startswith(".") for part in f.relative_to(path).parts)]
+        linked = sorted(str(f.relative_to(path)) for f in path.rglob("*") if f.is_symlink() and f.is_dir()
+                        and next(f.rglob(pattern), None) is not None and not any(part.startswith(".") for part in f.relative_to(path).parts))
+        if linked:      # never descended into (a link may loop, or repeat the folder's files): its files would be lost
+            raise DPTopicError(f"{str(path)!r} holds {len(linked)} link{'s' if len(linked) > 1 else ''} to a folder"
+                               f" ({', '.join(linked[:3])}{', ...' if len(linked) > 3 else ''}), whose files are not"
+                               " read: copy the folder in instead of the link, or remove the link.")
         broken = sorted(str(f.relative_to(path)) for f in found if f.is_symlink() and not f.exists())
         if broken:      # a document whose file is gone: leaving it out would train on fewer documents unawares
             raise DPTopicError(f"{str(path)!r} holds {len(broken)} broken link{'s' if len(broken) > 1 else ''}"
                                f" ({', '.join(broken[:3])}{', ...' if len(broken) > 3 else ''}) whose target is"
                                " missing: restore the file or remove the link.")
         files = sorted(f for f in found if f.is_file())
+        first: dict = {}
+        for f in files:     # a link to another file of the folder: one person's document is read twice
+            real = f.resolve()
+            if real in first:
+                a, b = sorted((first[real], f), key=lambda g: (not g.is_symlink(), g))
+                warnings.warn(f"{str(path)!r}: {str(a.relative_to(path))!r} is a link to {str(b.relative_to(path))!r},"
+                              " which the folder holds too, so that document is read twice: remove the link unless"
+                              " that is meant.", UserWarning,
+                              stacklevel=2)
+            first[real] = f
         if not files:
             if any(Path(path).glob("shard-*.npz")):       # written by dptopic corpus prepare --shards
                 raise DPTopicError(f"{str(path)!r} is a folder of corpus shards, not of {pattern} files: train reads it"
@@ -896,6 +942,10 @@ class Corpus:
         df = np.asarray((X > 0).sum(axis=0)).ravel()
         sw = resolve_stop_words("english" if remove_stop_words and stop_words is None else stop_words)
         words = self.vocabulary.words
+        if sw:      # a word of a UCI vocab file may be written decomposed: matched in the NFKC form, as text is read
+            import unicodedata
+
+            sw = sw | {w for w in words if not w.isascii() and unicodedata.normalize("NFKC", w) in sw}
         cands = [i for i in range(V) if lo <= df[i] <= hi and tf[i] > 0 and words[i] not in sw]
         cands.sort(key=lambda i: (-tf[i], words[i]))
         if max_vocab is not None:
@@ -963,11 +1013,26 @@ class Corpus:
             raise DPTopicError(f"{str(path)!r} is not an .npz corpus (a file written by 'dptopic corpus prepare'): give"
                                " --format for what it holds (text: one document per line, jsonl, csv), or prepare it"
                                " with 'dptopic corpus prepare'.")
+        import zipfile
+
         try:
             with np.load(path, allow_pickle=False) as z:
+                missing = [k for k in ("meta", "doc_ptr", "word_ids") if k not in z.files]
+                if missing:     # another program's .npz (or an array saved with np.savez): say what it holds
+                    held = ", ".join(z.files[:5]) + (", ..." if len(z.files) > 5 else "") if z.files else "none"
+                    raise DPTopicError(f"{str(path)!r} is not a dptopic corpus: it has no {missing[0]!r} array"
+                                       f" (arrays: {held}); give a .npz written by 'dptopic corpus prepare'.")
                 meta = load_json(z["meta"].tobytes().decode("utf-8"), "the corpus header")
                 ptr, ids = z["doc_ptr"], z["word_ids"]
-        except Exception as e:  # zipfile/KeyError/ValueError/JSON all mean the same thing to a user
+        except DPTopicError:
+            raise
+        except (zipfile.BadZipFile, EOFError, zlib.error, OSError) as e:    # cut short or damaged
+            raise DPTopicError(f"{bad}: the archive is truncated or damaged ({type(e).__name__}: an interrupted copy or"
+                               f" write?); {fix}.") from None
+        except Exception as e:  # KeyError/ValueError/JSON
+            if "allow_pickle" in str(e):
+                raise DPTopicError(f"{bad}: it holds pickled Python objects, which dptopic never loads (they can run"
+                                   f" code); {fix}.") from None
             raise DPTopicError(f"{bad}: {type(e).__name__}; {fix}.") from None
         if not isinstance(meta, dict) or meta.get("format") != "dptopic-corpus":
             raise DPTopicError(f"{bad}: not a dptopic corpus; {fix}.")
@@ -1185,6 +1250,15 @@ def _gzip_error(path, e: BaseException) -> DPTopicError:
         return DPTopicError(f"{name!r} is truncated: its gzip data ends before the end of the compressed stream (an"
                             " interrupted download or copy?); fetch or compress it again.")
     if isinstance(e, gzip.BadGzipFile) and str(e).startswith("Not a gzipped file"):
+        try:
+            with open(path, "rb") as fh:
+                gzipped = fh.read(2) == b"\x1f\x8b"
+        except OSError:
+            gzipped = False
+        if gzipped:     # a gzip stream followed by bytes that start none (zero padding, a damaged copy)
+            return DPTopicError(f"{name!r} holds gzip data followed by bytes that are not gzip data (padding, or"
+                                " a damaged or appended-to copy?): fetch or compress it again (zcat FILE | gzip >"
+                                " NEW.gz keeps the readable part).")
         return DPTopicError(f"{name!r} is not gzip data although its name ends in .gz: rename it without .gz if it is"
                             " plain text, or compress it with gzip.")
     return DPTopicError(f"{name!r} is corrupt gzip data ({str(e) or type(e).__name__}); fetch or compress it again.")

@@ -166,14 +166,35 @@ def resolve_stop_words(spec) -> frozenset[str]:
                                f" with one word per line.")
         from .corpus import read_text_file   # strict UTF-8; a binary file is refused, not read as words
 
-        return frozenset(w.strip() for w in read_text_file(p, "a text file with one stop word per line").splitlines() if w.strip())
+        lines = read_text_file(p, "a text file with one stop word per line").splitlines()
+        words = [w.strip() for w in lines if w.strip()]
+        if not words:       # an empty file would silently replace the English list with nothing
+            raise DPTopicError(f"stop-word file {str(spec)!r} holds no words: give one stop word per line, or 'none'"
+                               " instead of the file for no stop words.")
+        n, several = next(((n, w) for n, w in enumerate(lines, 1) if _SEVERAL_WORDS.search(w.strip())), (0, None))
+        if several is not None:     # "the, and, of" is one stop word that no token ever equals: nothing is removed
+            raise DPTopicError(f"stop-word file {str(spec)!r}: line {n} holds {several.strip()[:40]!r}, more than one"
+                               " word: put one stop word per line.")
+        return _normalised(words)
     try:
         words = frozenset(spec)
     except TypeError:
         raise DPTopicError(f"invalid stop_words={spec!r}: give 'english', None, a file path or a list of words.") from None
     if not all(isinstance(w, str) for w in words):
         raise DPTopicError("invalid stop_words: every stop word must be a string.")
-    return words
+    return _normalised(words)
+
+
+_SEVERAL_WORDS = re.compile(r"[\s,;]")
+"""What separates words in a line of a stop-word file that holds several (``the, and, of``)."""
+
+
+def _normalised(words) -> frozenset[str]:
+    """The stop words, each also in the NFKC form tokens are read in (soft hyphens removed, as in
+    :meth:`Preprocessor.tokenize`): a word list saved with decomposed accents ("cafe" and a combining acute, as macOS
+    writes file names) removes "café" from the text as the composed one does."""
+    words = frozenset(words)
+    return words | frozenset(unicodedata.normalize("NFKC", w).replace("\u00ad", "") for w in words if not w.isascii())
 
 
 @dataclass(frozen=True)
