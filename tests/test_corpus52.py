@@ -177,3 +177,17 @@ def test_same_documents_as_jsonl_csv_text_and_folder_give_one_corpus(tmp_path):
     # one entry each for the NFC/NFD/upper-case spellings, the ligature and the full-width letters, Turkish İ
     assert words.count("café") == 1 and "istanbul" in words and "finance" in words and "word" in words
     assert "straße" in words and "große" in words   # str.lower, not case folding (docs/preprocessing.md)
+
+
+def test_a_nullable_frame_with_missing_counts_is_named_in_one_line():
+    """A pandas Int64 frame with NA said "... not a real number, not 'NAT); give integer counts." (the type name cut)."""
+    pd = pytest.importorskip("pandas")
+    from dptopic import LDA
+    from dptopic.errors import DPTopicError
+
+    df = pd.DataFrame({"a": [1, None, 2], "b": [0, 1, 1]}, dtype="Int64")
+    with pytest.raises(DPTopicError, match="missing") as e:
+        LDA(n_topics=2, n_iter=2, seed=0).fit(df)
+    assert "\n" not in str(e.value) and "'NAT" not in str(e.value)
+    with pytest.raises(DPTopicError, match="not a number \\(of type object\\)"):
+        LDA(n_topics=2, n_iter=2, seed=0).fit(np.array([[1, object()], [2, 3]], dtype=object))

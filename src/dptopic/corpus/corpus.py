@@ -236,6 +236,14 @@ def data_cut_of(corpus) -> str | None:
     return ", ".join(found) or None
 
 
+def _is_number(v) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 class Corpus:
     """A tokenised corpus.
 
@@ -485,9 +493,12 @@ class Corpus:
         if X.dtype.kind == "O" and not sp.issparse(X):
             try:
                 X = X.astype(np.float64)
-            except (TypeError, ValueError) as e:
-                raise InputTypeError(f"invalid document-term matrix: an entry is not a number ({str(e)[:60]}); give"
-                                     " integer counts.") from None
+            except (TypeError, ValueError):
+                bad = next((v for v in X.flat if not _is_number(v)), None)
+                what = ("is missing (None, or pandas NA in a nullable column): fill or drop the missing counts"
+                        if bad is None or type(bad).__name__ in ("NAType", "NaTType", "NoneType") else
+                        f"is not a number (of type {type(bad).__name__}): give integer counts")
+                raise InputTypeError(f"invalid document-term matrix: an entry {what}.") from None
         if X.dtype.kind == "c":
             raise DPTopicError("Complex data not supported: a document-term matrix holds real, integer counts.")
         if X.dtype.kind not in "biuf":
