@@ -13,6 +13,13 @@ def plural(n: int, word: str, words: str | None = None) -> str:
     return f"{count} {word if n == 1 else (words or word + 's')}"
 
 
+def _eps(x) -> str:
+    """An epsilon as printed: rounded up at 4 significant digits, never below the figure spent."""
+    from ..reporting.card import epsilon_text
+
+    return epsilon_text(x)
+
+
 def _flip_args(p):
     g = p.add_mutually_exclusive_group()
     g.add_argument("--epsilon-word", type=positive_float, default=None,
@@ -55,9 +62,13 @@ def _randomize(a):
     rz = Randomizer(vocab, epsilon_word=a.epsilon_word, f=a.f)  # OS CSPRNG; no seed, ever
     reports = rz.randomize(corpus)
     out = reports.save(a.out)
-    console.print(f"{plural(reports.n_reports, 'randomized report')} written to [bold]{out}[/] (V={rz.vocab_size},"
-                  f" f={rz.f:.6g}; eps_word={rz.epsilon_word:.4g} per word, eps_doc={rz.epsilon_doc:.4g} per"
-                  " document; coins from the OS CSPRNG)")
+    n = reports.n_reports
+    console.print(f"{plural(n, 'randomized report')} written to [bold]{out}[/] (V={rz.vocab_size},"
+                  f" f={rz.f:.6g}; eps_word={_eps(rz.epsilon_word)} per word, eps_doc={_eps(rz.epsilon_doc)} per"
+                  " document" + ("" if n == 1 else f"; together eps_word={_eps(n * rz.epsilon_word)} for one word's"
+                                 f" presence in each and eps={_eps(n * rz.epsilon_doc)} for all {n:,} documents, by"
+                                 " basic composition, if one person wrote them all")
+                  + "; coins from the OS CSPRNG)")
     print_empty_note(int((corpus.doc_lengths == 0).sum()), corpus.n_docs)
 
 
@@ -72,9 +83,12 @@ def _randomize_documents(a) -> None:
     warn_large_document_reports(rz.vocab_size, rz.epsilon, corpus.n_docs)
     reports = rz.randomize(corpus)
     out = reports.save(a.out)
-    console.print(f"{plural(reports.n_reports, 'document-level report')} written to [bold]{out}[/] (V={rz.vocab_size},"
-                  f" eps_doc={rz.epsilon:g} per document, {plural(reports.subset_size, 'item')} per report; coins from"
-                  " the OS CSPRNG)")
+    n = reports.n_reports
+    console.print(f"{plural(n, 'document-level report')} written to [bold]{out}[/] (V={rz.vocab_size},"
+                  f" eps_doc={_eps(rz.epsilon)} per document, {plural(reports.subset_size, 'item')} per report"
+                  + ("" if n == 1 else f"; together eps={_eps(n * rz.epsilon)} for all {n:,} documents, by basic"
+                                       " composition, if one person wrote them all")
+                  + "; coins from the OS CSPRNG)")
     print_no_pair_note(int((corpus.doc_lengths < 2).sum()), corpus.n_docs)
 
 
@@ -193,11 +207,11 @@ def _train_document_reports(a, console) -> None:
     if reports.vocabulary is None:
         raise DPTopicError("the report file does not embed its vocabulary: give --vocabulary FILE (the public word list).")
     console.print(f"[bold]reports[/]: {reports.n_reports} document-level reports, V={reports.vocab_size},"
-                  f" eps_doc={reports.epsilon:g}")
+                  f" eps_doc={_eps(reports.epsilon)}")
     model = LocalDocumentLDA(n_topics=a.topics, verbose=0 if a.quiet else 1).fit(reports)
     print_topics(model, 10, console=console)
     print_privacy(model.privacy_, console)
-    console.print(f"eps_doc = {model.privacy_['epsilon_doc']:g} for any two documents of a contributor; every server"
+    console.print(f"eps_doc = {_eps(model.privacy_['epsilon_doc'])} for any two documents of a contributor; every server"
                   " step is post-processing.")
     out = model.save(a.out)
     console.print(f"model written to [bold]{out}[/]")
@@ -224,7 +238,7 @@ def train_local(a, console) -> None:
         if getattr(a, k) is not None:
             common[k] = getattr(a, k)
     console.print(f"[bold]reports[/]: {reports.n_reports} reports, V={reports.vocab_size}, f={reports.f:.6g}"
-                  f" (eps_word={reports.epsilon_word:.4g})")
+                  f" (eps_word={_eps(reports.epsilon_word)})")
     if a.algorithm == "lp":
         if a.prior is not None:
             raise DPTopicError("--prior is for --algorithm olp; LP-LDA uses the reports alone.")

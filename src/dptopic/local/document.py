@@ -91,26 +91,32 @@ class DocumentRandomizer:
     simulation : ``True`` uses a NumPy Generator (for experiments only); only then is ``seed`` accepted.
     """
 
-    def __init__(self, vocabulary, epsilon: float = DEFAULT_EPSILON, seed=None, simulation: bool = False, **unknown):
+    def __init__(self, vocabulary, epsilon: float = DEFAULT_EPSILON, seed=None, simulation: bool = False,
+                 secure: bool | None = None, **unknown):
         if "epsilon_word" in unknown or "f" in unknown:     # Randomizer's spellings: say which budget this one takes
             raise DPTopicError("DocumentRandomizer's budget is per document: give epsilon= (the whole report's"
                                " epsilon); for word-presence reports with a budget per word use"
                                " Randomizer(vocabulary, epsilon_word=...).")
         if unknown:
             raise DPTopicError(f"DocumentRandomizer got unexpected argument(s) {', '.join(sorted(unknown))}: it takes"
-                               " vocabulary, epsilon, seed and simulation.")
+                               " vocabulary, epsilon, seed, simulation and secure.")
         self.vocabulary = _check_vocabulary(vocabulary)
         self.epsilon = _check_epsilon(epsilon)
-        if simulation not in (True, False):
-            raise DPTopicError(f"invalid simulation={simulation!r}: must be True or False.")
+        if simulation not in (True, False) or secure not in (True, False, None):
+            raise DPTopicError(f"invalid secure={secure!r} / simulation={simulation!r}: each must be True or False.")
+        if secure and simulation:       # as Randomizer: the two name opposite sources of coins
+            raise DPTopicError("simulation=True draws from a NumPy Generator, not the OS CSPRNG: drop secure=True.")
+        if secure is False and not simulation:
+            raise DPTopicError("only a simulation draws its coins from a NumPy Generator: pass simulation=True for a"
+                               " simulation, or keep the default (OS CSPRNG) for real reports.")
         if seed is not None and not simulation:
             raise DPTopicError("a seed makes the reports reproducible, so anyone who knows it can undo them: seeds are"
                                " for simulations only (simulation=True); real reports use the OS CSPRNG.")
         if seed is not None:
-            from ..errors import SeededNoiseWarning
+            from ..errors import SeededNoiseWarning, user_stacklevel
             from .randomizer import SEED_WARNING
 
-            warnings.warn(SEED_WARNING, SeededNoiseWarning, stacklevel=3)
+            warnings.warn(SEED_WARNING, SeededNoiseWarning, stacklevel=user_stacklevel())
         self.simulation = bool(simulation)
         self.secure = not simulation
         self._rng = (seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)) if simulation else None
@@ -249,9 +255,12 @@ class DocumentReportSet:
         self.reports = R
         self.vocabulary_sha256 = str(vocabulary_sha256)
         self.vocabulary = None if vocabulary is None else _check_vocabulary(vocabulary)
-        if self.vocabulary is not None and vocabulary_fingerprint(self.vocabulary) != self.vocabulary_sha256:
-            raise DPTopicError("the vocabulary does not match the reports' fingerprint; use the vocabulary they were"
-                               " made with.")
+        if self.vocabulary is not None and (len(self.vocabulary) != self.vocab_size
+                                            or vocabulary_fingerprint(self.vocabulary) != self.vocabulary_sha256):
+            sizes = ("" if len(self.vocabulary) == self.vocab_size else
+                     f" (it has {len(self.vocabulary)} words, the reports {self.vocab_size})")
+            raise DPTopicError(f"the vocabulary does not match the reports' fingerprint{sizes}; use the vocabulary they"
+                               " were made with.")
 
     @property
     def n_reports(self) -> int:
@@ -334,7 +343,12 @@ class DocumentReportSet:
         payload = bytes(data[12 + hl:-32])
         if n < 0 or k < 1 or len(payload) != 4 * n * k:
             raise DPTopicError(f"{bad} payload of {len(payload)} bytes does not hold {n} reports of {k} items.")
-        vocab = head.get("vocabulary") if vocabulary is None else vocabulary
+        words = head.get("vocabulary")
+        if words is not None and (not isinstance(words, list) or len(words) != V
+                                  or vocabulary_fingerprint(words) != sha):
+            raise DPTopicError(f"{bad} the embedded vocabulary does not match its fingerprint and size; re-create it"
+                               " with 'dptopic randomize --unit document'.")
+        vocab = words if vocabulary is None else vocabulary
         nonce = upload_nonce_of(head, bad)
         rs = cls(np.frombuffer(payload, dtype="<u4").astype(np.uint32).reshape(n, k), V, sha, eps, vocab)
         rs.upload_nonce = nonce

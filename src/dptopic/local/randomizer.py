@@ -10,7 +10,7 @@ from ..accounting.local import FlipParameterMixin, check_reporting_f, local_priv
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..mechanisms.randomized_response import randomized_response
-from .reports import ReportSet, vocabulary_fingerprint
+from .reports import WORD_SCOPE, ReportSet, vocabulary_fingerprint
 
 SEED_WARNING = ("an explicit seed makes the randomization reproducible: anyone who knows the seed can undo it."
                 " Use seeds for tests only and keep them secret; leave seed=None for real reports.")
@@ -99,9 +99,9 @@ class Randomizer(FlipParameterMixin):
                                " are for simulations only (simulation=True); real reports take their coins from the"
                                " operating system's CSPRNG.")
         if seed is not None:
-            from ..errors import SeededNoiseWarning
+            from ..errors import SeededNoiseWarning, user_stacklevel
 
-            warnings.warn(SEED_WARNING, SeededNoiseWarning, stacklevel=2)
+            warnings.warn(SEED_WARNING, SeededNoiseWarning, stacklevel=user_stacklevel())
         self.secure = secure
         self.simulation = bool(simulation)
         self.noise_reproducible = seed is not None
@@ -118,7 +118,7 @@ class Randomizer(FlipParameterMixin):
         return len(self.vocabulary)
 
     def privacy_report(self, delta: float = 1e-5) -> dict:
-        rep = local_privacy_report(self.f, self.vocab_size, delta)
+        rep = local_privacy_report(self.f, self.vocab_size, delta, scope=WORD_SCOPE)
         rep["secure_noise"] = self.secure
         rep["randomness"] = ("coins from the operating system's CSPRNG (os.urandom)" if self.secure else
                              "SIMULATION: coins from xorshift128+ seeded from NumPy's PCG64, not cryptographic; not for"

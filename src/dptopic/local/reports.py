@@ -100,6 +100,19 @@ def upload_nonce_of(head: dict, bad: str) -> str | None:
     return v
 FORMAT = "dptopic-ldp-reports"
 VERSION = 1
+
+WORD_SCOPE = ("covers everything the server computes from the randomized reports (post-processing), for any two"
+              " documents of a contributor (eps_doc = V x eps_word per report) and all of a contributor's reports"
+              " together, up to reports_per_contributor of them (their epsilons add, basic composition). NOT covered:"
+              " the public vocabulary; how many reports a contributor sends and when; contributors who send more than"
+              " reports_per_contributor reports in all (one person under several pseudonyms counts as several"
+              " contributors).")
+"""What word-level reports cover and what they do not (docs/local_dp.md, "The guarantee")."""
+
+REFIT_NOTE = ("this report covers every fit on these reports: fitting the same reports again (a refit, each candidate"
+              " of a grid search, another trainer) is post-processing and spends nothing more; only new reports spend"
+              " (documents randomized again are new reports, and a contributor's reports add up, basic composition)")
+"""The ``fits`` field of a model trained from randomized reports (a central fit's says that refits add up)."""
 _DIGEST = 32
 
 
@@ -186,7 +199,7 @@ class ReportSet(FlipParameterMixin):
         return RandomizedResponseEvent(self.f, self.vocab_size)
 
     def privacy_report(self, delta: float = 1e-5) -> dict:
-        return local_privacy_report(self.f, self.vocab_size, delta)
+        return local_privacy_report(self.f, self.vocab_size, delta, scope=WORD_SCOPE)
 
     def bits(self) -> np.ndarray:
         """Unpacked reports, ``(n_reports, V)`` boolean."""

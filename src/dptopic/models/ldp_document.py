@@ -14,6 +14,7 @@ import numpy as np
 from .._validation import Int, Real
 from ..errors import DPTopicError
 from ..local.document import DocumentReportSet, cooccurrence_from_counts, document_privacy_report, domain_size
+from ..local.reports import REFIT_NOTE
 from ..recovery import topics_from_cooccurrence
 from ._contributors import checked_reports, stated_reports
 from ._document_level import _FixedTopicsInference
@@ -119,6 +120,7 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         self.epsilon_doc_ = reports.epsilon
         self.n_docs_seen_ = int(n)
         self._set_fitted(None)
+        self.privacy_["fits"] = REFIT_NOTE      # the central trainers' note (refits add up) does not hold for reports
         self._train_stats = {"vocab_size": reports.vocab_size, "n_reports": int(n)}
         return self
 
@@ -160,4 +162,5 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         rep = document_privacy_report(self.epsilon_doc_, len(self.vocabulary_), self._contributor_reports())
         rep["mode"] = "document-level local DP (server side)"
         rep["server_steps"] = {"pair counts": "post-processing", "NMF topics": "post-processing"}
+        rep["fits"] = REFIT_NOTE
         return rep

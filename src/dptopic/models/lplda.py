@@ -13,6 +13,7 @@ from ..accounting.local import f_from_epsilon, local_privacy_report
 from ..corpus import Vocabulary
 from ..errors import DPTopicError
 from ..local import ReportSet
+from ..local.reports import REFIT_NOTE, WORD_SCOPE
 from ..local.estimation import (bits_to_corpus, integer_targets, moment_estimate, reconstruct, variance_exact,
                                 variance_paper)
 from ._contributors import checked_reports, stated_reports
@@ -88,10 +89,16 @@ class _LocalModel:
         if f is None:
             raise DPTopicError("no reports seen yet: the privacy report needs f; train on reports first.")
         rep = local_privacy_report(f, len(self.vocabulary_), self.delta, reports_per_contributor=self._contributor_reports(),
-                                   server_steps=server_steps, scope=scope)
+                                   server_steps=server_steps, scope=scope or WORD_SCOPE)
         if self.seed is not None:
             rep["server_seed"] = SERVER_SEED_NOTE
+        rep["fits"] = REFIT_NOTE
         return rep
+
+    def _set_fitted(self, *args, **kwargs) -> None:
+        super()._set_fitted(*args, **kwargs)
+        if self.privacy_.get("private"):    # the central trainers' note (refits add up) does not hold for reports
+            self.privacy_["fits"] = REFIT_NOTE
 
 
 class LPLDA(_LocalModel, LDA):
