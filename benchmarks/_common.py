@@ -23,6 +23,26 @@ def median_time(step, n: int) -> float:
     return float(np.median(ts))
 
 
+class IterationClock:
+    """A fit callback that times each iteration and gathers nothing (no counts, no assignments).
+
+    ``times`` holds the wall time of every iteration whose index is at least ``start`` (compile and warm-up sweeps
+    before it are left out); ``t`` may be reset just before the fit starts.
+    """
+
+    needs_release = False  # a timer reads neither the counts nor the assignments:
+    needs_z = False        # the trainer need not copy or gather them for it
+
+    def __init__(self, start: int = 0):
+        self.start, self.times, self.t = start, [], time.perf_counter()
+
+    def __call__(self, info):
+        now = time.perf_counter()
+        if info.iteration >= self.start:
+            self.times.append(now - self.t)
+        self.t = now
+
+
 def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 

@@ -9,7 +9,8 @@ hook, so its figure is its total fit time / ITERS). Quality = held-out perplexit
 (document completion, the same dptopic fold-in applied to every system's Phi) and
 topic recovery (mean cosine to the true topics after Hungarian matching; K=50 only).
 
-Run:  python benchmarks/bench_cgs.py [--iters 200] [--timed 10] [--topics 50 200] [--no-lda]
+Run:  python benchmarks/bench_cgs.py [--iters 200] [--timed 10] [--topics 50 200] [--no-lda] [--docs 5000]
+Smoke run (seconds, figures meaningless):  bench_cgs.py --docs 200 --iters 4 --timed 2 --topics 10 --no-lda
 """
 from __future__ import annotations
 
@@ -22,15 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import machine, median_time, table
+from _common import IterationClock, machine, median_time, table
 
 from dptopic.corpus import lda_corpus
 from dptopic.evaluation import perplexity, topic_recovery
-from dptopic.kernels import ShardedSweeper, SweepArrays, kernel_state
 
 
-def build(seed=2024):
-    s = lda_corpus(n_docs=5000, vocab_size=5000, n_topics=50, doc_length=200, alpha=0.1, beta=0.01, seed=seed)
+def build(seed=2024, n_docs=5000):
+    s = lda_corpus(n_docs=n_docs, vocab_size=5000, n_topics=50, doc_length=200, alpha=0.1, beta=0.01, seed=seed)
     train, test = s.corpus.train_test_split(0.2, seed=0)
     return s, train, test
 
@@ -39,28 +39,14 @@ def run_dptopic(train, K, iters, timed, n_jobs, alpha, beta):
     from dptopic import LDA
 
     # time sweeps through the estimator's own engine: fit for iters-timed sweeps, then time the rest one by one
-    times = []
-
-    class Clock:
-        needs_release = False  # a timer: the trainer need not copy the counts for it,
-        needs_z = False        # nor gather the assignments (tomotopy's timing has no such step either)
-
-        def __init__(self):
-            self.t = time.perf_counter()
-
-        def __call__(self, info):
-            now = time.perf_counter()
-            if info.iteration >= iters - timed:
-                times.append(now - self.t)
-            self.t = now
-
+    # (the clock gathers neither counts nor assignments; tomotopy's timing has no such step either)
     m = LDA(K, alpha=alpha, beta=beta, n_iter=1, seed=0, n_jobs=n_jobs, verbose=0, eval_every=0)
-    m.fit(train.subset(range(50)))  # compile outside the timing
-    clock = Clock()
+    m.fit(train.subset(range(min(50, train.n_docs))))  # compile outside the timing
+    clock = IterationClock(start=iters - timed)
     m.set_params(n_iter=iters)
     clock.t = time.perf_counter()
     m.fit(train, callback=clock)
-    return train.n_tokens / float(np.median(times)), m.components_
+    return train.n_tokens / float(np.median(clock.times)), m.components_
 
 
 def run_tomotopy(train, K, iters, timed, workers, alpha, beta):
@@ -161,20 +147,33 @@ print(base, status('VmHWM'), c.n_tokens, c.n_docs, c.vocab_size)
     return (peak - base - counts - lists - outputs) / n, (peak - base) / n, counts + lists + outputs
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--timed", type=int, default=10)
     ap.add_argument("--topics", type=int, nargs="+", default=[50, 200])
     ap.add_argument("--no-lda", action="store_true", help="skip the (slow) lda package")
+    ap.add_argument("--docs", type=int, default=5000, help="documents of the synthetic corpus (default 5000: 1M tokens)")
     ap.add_argument("--json", default=None, help="also write the results as JSON here")
     ap.add_argument("--whole-fit", type=int, default=0, metavar="REPS",
                     help="instead: time REPS whole fits of --iters sweeps per system (median), burn-in included")
-    a = ap.parse_args()
-    s, train, test = build()
+    a = ap.parse_args(argv)
+    try:
+        import tomotopy  # noqa: F401
+    except ImportError:
+        print("bench_cgs: the peer tomotopy is not installed (pip install 'dptopic[bench]'): skipped")
+        return 0
+    if not a.no_lda:
+        try:
+            import lda  # noqa: F401
+        except ImportError:
+            print("the lda package is not installed (pip install 'dptopic[bench]'): its rows are skipped")
+            a.no_lda = True
+    s, train, test = build(n_docs=a.docs)
     if a.whole_fit:
         print(f"machine: {machine()}")
-        print(f"corpus: synthetic LDA, train {train.n_tokens} tokens, V=5000, true K=50; whole fit of {a.iters} sweeps"
+        print(f"corpus: synthetic LDA, {s.corpus.n_docs} docs, train {train.n_tokens} tokens, V=5000, true K=50;"
+              f" K={' '.join(map(str, a.topics))}; whole fit of {a.iters} sweeps"
               f" from a random start (compile excluded), median of {a.whole_fit}, systems interleaved\n")
         for K in a.topics:
             med, all_times = whole_fit(train, K, a.iters, a.whole_fit, 0.1, 0.01)
@@ -193,7 +192,8 @@ def main():
     print(f"machine: {machine()}")
     print(f"corpus: synthetic LDA, {s.corpus.n_docs} docs, {s.corpus.n_tokens} tokens, V=5000, true K=50, "
           f"alpha=0.1, beta=0.01; train {train.n_tokens} tokens, test {test.n_docs} docs")
-    print(f"{a.iters} sweeps per system; throughput = median of the last {a.timed} sweeps\n")
+    print(f"K={' '.join(map(str, a.topics))}; {a.iters} sweeps per system; throughput = median of the last {a.timed}"
+          " sweeps\n")
     results = []
     for K in a.topics:
         rows, res = [], {}

@@ -2,16 +2,20 @@
 
     PYTHONPATH=src python benchmarks/bench_cooccurrence.py speed             # 20 Newsgroups, every trainer, 2 threads
     PYTHONPATH=src python benchmarks/bench_cooccurrence.py scale --docs 1000000   # synthetic shards on disk
+    PYTHONPATH=src python benchmarks/bench_cooccurrence.py speed --max-docs 500 --repeats 1   # smoke runs (seconds)
+    PYTHONPATH=src python benchmarks/bench_cooccurrence.py scale --docs 2000 --shard-docs 200
 
 ``speed``: 20 Newsgroups train (11,287 documents, V = 2,000, K = 20, 2 threads): seconds per pass over the corpus
 of DocDPCooccurrence (its two passes: the word counts and the co-occurrence matrix; and the whole fit, NMF
 included), DocDPEM (one EM iteration), OnlineVB and scikit-learn's online LDA (one epoch each), and BigARTM 0.9.2
 (one offline pass, C++; run in a separate virtual environment given by ``--artm-python``, with
-PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python). Ratios to BigARTM are printed.
+PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python). Ratios to scikit-learn's epoch (measured in the same run) and to
+BigARTM (when it runs) are printed.
 
 ``scale``: a synthetic LDA corpus (V = 2,000, K = 20, 100 tokens per document, seed 0) written as shards of 100,000
 documents; DocDPCooccurrence (epsilon 1) streams them with 2 threads in a fresh process, for 10% of the documents
-and for all of them: time and peak resident memory of each, so that the memory stays flat as documents grow.
+and for all of them: time and peak resident memory of each, so that the memory stays flat as documents grow (the
+ratio of the two peaks is printed).
 """
 from __future__ import annotations
 
@@ -41,6 +45,8 @@ def speed(a):
     from dptopic.kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
     warnings.filterwarnings("ignore")
     tr, _ = load()
+    if a.max_docs:
+        tr = tr.subset(range(min(a.max_docs, tr.n_docs)))
     X = tr.to_bow().tocsr()
     K, V, T = 20, tr.vocab_size, a.threads
     rows = []
@@ -80,9 +86,10 @@ def speed(a):
             else:
                 print("BigARTM failed:", r.stderr.strip().splitlines()[-1:])
     print(f"machine: {machine()}; 20 Newsgroups train {tr.n_docs} documents, {tr.n_tokens} tokens, V={V}, K={K},"
-          f" {T} threads")
-    table([[n, f"{s:.3f}", "-" if artm is None else f"{s / artm:.2f}"] for n, s in rows],
-          ["trainer", "seconds", "ratio to BigARTM pass"])
+          f" {T} threads; passes: mean of {a.repeats} repeats, the rest one run each (EM 1 iteration, online 1 epoch)")
+    sk = dict(rows)["scikit-learn online LDA, one epoch"]
+    table([[n, f"{s:.3f}", f"{s / sk:.2f}", "-" if artm is None else f"{s / artm:.2f}"] for n, s in rows],
+          ["trainer", "seconds", "ratio to scikit-learn epoch", "ratio to BigARTM pass"])
     if artm is None:
         print("BigARTM not run (give --artm-python, a python with bigartm 0.9.2 installed)")
 
@@ -126,14 +133,14 @@ def scale(a):
     with tempfile.TemporaryDirectory(prefix="dptopic-scale-") as tmp:
         d = Path(tmp)
         t = time.perf_counter()
-        n_shards = synthetic_shards(d, a.docs)
+        n_shards = synthetic_shards(d, a.docs, per_shard=a.shard_docs)
         print(f"machine: {machine()}; synthetic corpus: {a.docs:,} documents x 100 tokens, V=2000, K=20,"
               f" {n_shards} shards (written in {time.perf_counter() - t:.0f} s); {a.threads} threads")
         paths = sorted(str(p) for p in d.glob("shard-*.npz"))
         rows = []
         for share in (0.1, 1.0):
             use = paths[:max(1, round(share * len(paths)))]
-            n = min(a.docs, len(use) * 100_000)
+            n = min(a.docs, len(use) * a.shard_docs)
             r = subprocess.run([sys.executable, "-c", CHILD, str(a.threads), *use], capture_output=True, text=True,
                                env={**os.environ, "PYTHONPATH": SRC})
             if r.returncode != 0:
@@ -143,16 +150,21 @@ def scale(a):
                          f"{int(rss_kb) / 1024:.0f}"])
         table(rows, ["documents", "tokens", "seconds (whole fit: 2 passes + NMF)", "M tokens/s",
                      "peak memory MiB"])
+        (n0, m0), (n1, m1) = [(int(r[0].replace(",", "")), float(r[4])) for r in (rows[0], rows[-1])]
+        print(f"peak memory {n1:,} / {n0:,} documents: {m1 / m0:.2f}x for {n1 / n0:.0f}x the documents")
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("what", choices=["speed", "scale"])
-    ap.add_argument("--docs", type=int, default=1_000_000)
+    ap.add_argument("--docs", type=int, default=1_000_000, help="scale: documents of the synthetic corpus")
+    ap.add_argument("--shard-docs", type=int, default=100_000, help="scale: documents per shard")
+    ap.add_argument("--max-docs", type=int, default=None,
+                    help="speed: use only the first N training documents (a smoke run; default: all)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--artm-python", default="/tmp/artmvenv/bin/python")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     speed(a) if a.what == "speed" else scale(a)
 
 

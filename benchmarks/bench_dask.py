@@ -15,6 +15,8 @@ checkpoints: the backend's own cost) is printed too, with the array bytes sent p
 as its peer the round trip of a bare Dask actor call to both workers carrying the same bytes.
 
 Run:  python benchmarks/bench_dask.py [--docs 5000] [--topics 50] [--iters 30] [--warm 5] [--repeats 3] [--algorithm lda|hdp]
+Smoke run (seconds, figures meaningless):  bench_dask.py --docs 300 --iters 8 --warm 2 --repeats 1
+Needs the optional package ``distributed`` (pip install 'dptopic[dask]'); without it the script says so and exits.
 """
 from __future__ import annotations
 
@@ -24,23 +26,7 @@ import time
 
 import numpy as np
 
-from _common import machine
-
-
-class Clock:
-    """Times each iteration (gathers nothing: no counts, no assignments)."""
-
-    needs_release = False
-    needs_z = False
-
-    def __init__(self, warm):
-        self.warm, self.times, self.t = warm, [], time.perf_counter()
-
-    def __call__(self, info):
-        now = time.perf_counter()
-        if info.iteration >= self.warm:
-            self.times.append(now - self.t)
-        self.t = now
+from _common import IterationClock as Clock, machine  # times each iteration, gathers nothing
 
 
 class Echo:
@@ -64,7 +50,7 @@ def actor_round_trip(client, nbytes: int, repeats: int = 30) -> float:
     return float(np.median(times[3:]))
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=5000)
     ap.add_argument("--topics", type=int, default=50)
@@ -72,9 +58,13 @@ def main():
     ap.add_argument("--warm", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--algorithm", choices=("lda", "hdp"), default="lda")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
 
-    from distributed import Client, LocalCluster
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        print("bench_dask: the optional package 'distributed' is not installed (pip install 'dptopic[dask]'): skipped")
+        return 0
 
     from dptopic import HDPLDA, LDA
     from dptopic.backends import write_shards

@@ -10,7 +10,8 @@ alternating which goes first; the figure is the median of the per-round ratios v
 the vector kernel is faster). ``--threads 2`` runs the two word halves of the vocabulary at once on two
 threads (each with its own copy of the document counts), the shape of a partition round.
 
-Run:  python benchmarks/bench_dense.py [--topics 50 64 20] [--rounds 20] [--threads 1]
+Run:  python benchmarks/bench_dense.py [--topics 50 64 20] [--rounds 20] [--threads 1] [--docs 5000]
+Smoke run (seconds, figures meaningless):  bench_dense.py --docs 200 --topics 50 --rounds 2
 """
 from __future__ import annotations
 
@@ -57,13 +58,14 @@ def cells(train, threads):
     return out
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--topics", type=int, nargs="+", default=[50, 64, 20])
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--threads", type=int, choices=(1, 2), default=1)
-    args = ap.parse_args()
-    _, train, _ = build()
+    ap.add_argument("--docs", type=int, default=5000, help="documents of the synthetic corpus (default 5000)")
+    args = ap.parse_args(argv)
+    _, train, _ = build(n_docs=args.docs)
     V, alpha, beta = train.vocab_size, 0.1, 0.01
     print(f"machine: {machine()}")
     print(f"corpus: synthetic LDA, {train.n_tokens} training tokens, V={V}; noisy float64 counts; {args.rounds} rounds"
@@ -96,7 +98,7 @@ def main():
                 times[name].append(sweep(name))
         v, s = np.array(times["vector"]), np.array(times["scalar"])
         note = "" if 33 <= K <= 64 else "  (outside 33-64 topics dense_sweep uses the scalar kernel)"
-        print(f"K={K:3d}: vector {np.median(v) * 1e3:6.1f} ms, scalar {np.median(s) * 1e3:6.1f} ms per sweep (medians);"
+        print(f"K={K:3d}, {args.rounds} rounds: vector {np.median(v) * 1e3:6.1f} ms, scalar {np.median(s) * 1e3:6.1f} ms per sweep (medians);"
               f" median ratio vector/scalar {np.median(v / s):.3f}{note}")
 
 

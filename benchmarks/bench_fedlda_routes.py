@@ -49,6 +49,9 @@ pairs report_words' rule was set on; --lda adds centralized LDA's AUC and the lo
 
 Run:  python benchmarks/bench_fedlda_routes.py --labels em --server expected --task 20ng --eps 5 --seeds 0 1 2
       (em/expected reproduces the "none" rows of `dptopic experiment fedlda --no-figures --seed S`)
+      add --lda (and --npmi) for the peer measured in the same run: centralized non-private LDA (K = 20, 100 sweeps)
+      on the same split: loss_points (AUC) and npmi_ratio in the JSON line
+Smoke run (seconds):  bench_fedlda_routes.py --task sotu --seeds 0 --rounds 2 --lda --npmi
 """
 from __future__ import annotations
 
@@ -359,7 +362,7 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
     return auc
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--labels", choices=("em", "gibbs", "lda"), default="em")
     ap.add_argument("--server", choices=("expected", "picks", "debias", "shrink", "clean", "soft"), default="expected")
@@ -401,7 +404,7 @@ def main():
                     help="the released topics from the counts averaged over the last R rounds (0: the last round's)")
     ap.add_argument("--post", default=None,
                     help="exploratory post-processing of the released topics: sharpen:G, floor:C or lift:G")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if not 0 <= a.average <= a.rounds or (a.average and a.server == "soft"):
         ap.error("--average R needs 0 <= R <= --rounds, and a server other than soft")
     if (a.server == "clean" and a.labels != "lda") or (a.labels == "lda" and a.server not in ("debias", "clean")):
@@ -431,7 +434,7 @@ def main():
                             else int(a.report_words), npmi_out=npmis, average=a.average,
                             post=a.post, skip_top=a.skip_top, cap_repeats=a.cap_repeats))
         ref = [lda_scores(a.task, seed) for seed in a.seeds] if a.lda else None
-    out = {**vars(a), "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4)}
+    out = {**vars(a), "n_topics": 20, "auc": [round(x, 3) for x in aucs], "mean": round(float(np.mean(aucs)), 4)}
     if npmis is not None:
         out.update(npmi=[round(x, 3) for x in npmis], npmi_mean=round(float(np.mean(npmis)), 4))
     if ref is not None:

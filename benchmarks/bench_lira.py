@@ -8,7 +8,9 @@ LDA, SparseLDA kernel). Peers, timed in the same run on the same machine:
 * training: one scikit-learn LatentDirichletAllocation shadow (default learning parameters) against
   one dptopic shadow.
 
-Usage: PYTHONPATH=src python benchmarks/bench_lira.py [--shadows 64] [--iterations 50] [--jobs 2]
+Usage: PYTHONPATH=src python benchmarks/bench_lira.py [--shadows 64] [--iterations 50] [--jobs 2] [--max-docs N]
+Smoke run (seconds; the target line is then meaningless):
+       bench_lira.py --shadows 4 --iterations 5 --max-docs 400 --slsqp-docs 20 --jobs 1  (shadows: even, >= 4)
 The machine may be shared: wall-clock times are then noisy; the script prints the load average.
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 from _common import machine, table
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--shadows", type=int, default=64)
     ap.add_argument("--topics", type=int, default=20)
@@ -29,7 +31,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--max-docs", type=int, default=None)
     ap.add_argument("--slsqp-docs", type=int, default=200, help="documents scored by the SLSQP peer")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
 
     from scipy.optimize import minimize
 

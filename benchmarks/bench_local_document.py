@@ -4,6 +4,8 @@ frequency oracle.
     PYTHONPATH=src nice -n 10 python benchmarks/bench_local_document.py                 # eps_doc 8, V' 100, 200 and 400
     PYTHONPATH=src nice -n 10 python benchmarks/bench_local_document.py --epsilon 8 4 2 --contributors 100000 400000
     PYTHONPATH=src nice -n 10 python benchmarks/bench_local_document.py --mode oracles --epsilon 8 4 2
+    PYTHONPATH=src python benchmarks/bench_local_document.py --words 50 --contributors 1000 --max-docs 1000 \
+        --cgs-iterations 20 --out /tmp/bld                                                 # smoke run (seconds)
 
 ``curve`` (default): each contributor holds one document of the 20 Newsgroups training split (11,287; larger
 numbers of contributors are simulated by drawing documents with replacement, which repeats documents but not their
@@ -62,10 +64,13 @@ def curve(a):
     from dptopic.models import LocalDocumentLDA
     from dptopic.recovery import topics_from_cooccurrence
     tr, te = load()
+    if a.max_docs:
+        tr = tr.subset(range(min(a.max_docs, tr.n_docs)))
     ref, V, K = te.to_bow(), tr.vocab_size, a.topics
-    cgs = LDA(n_topics=K, n_iter=300, seed=0, verbose=0).fit(tr).components_
+    cgs = LDA(n_topics=K, n_iter=a.cgs_iterations, seed=0, verbose=0).fit(tr).components_
     base = npmi(cgs, ref)
-    print(f"20 Newsgroups train {tr.n_docs} documents, V=2000, K={K}; non-private CGS NPMI {base:.4f}")
+    print(f"20 Newsgroups train {tr.n_docs} documents, V=2000, K={K}; non-private CGS ({a.cgs_iterations} sweeps,"
+          f" seed 0, this run) NPMI {base:.4f}; ratio = NPMI / that")
     print(f"{'eps_doc':>7} {'V_prime':>7} {'contributors':>12} {'k':>5} {'NPMI':>7} {'ratio':>6} {'divers.':>7}"
           f" {'match':>6} {'s':>5}")
 
@@ -87,7 +92,8 @@ def curve(a):
         null = row("-", Vp, "null", "-", np.random.default_rng(0).dirichlet(np.full(Vp, 0.1), K), t)
         t = time.time()
         row("-", Vp, "clear LDA", "-",
-            LDA(n_topics=K, n_iter=300, seed=0, verbose=0).fit(tr.restrict(words, drop_empty=True)).components_, t)
+            LDA(n_topics=K, n_iter=a.cgs_iterations, seed=0, verbose=0).fit(tr.restrict(words, drop_empty=True))
+            .components_, t)
         refs[Vp] = (ceiling, null)
         for eps in a.epsilon:
             for n in a.contributors:
@@ -232,7 +238,7 @@ def oracles(a):
                       f" {dt:9.3f} {dt / res['k-subset selection']:8.2g}x {est[0] / a.reports:13.3f}", flush=True)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=("curve", "oracles"), default="curve")
     ap.add_argument("--epsilon", type=float, nargs="+", default=[8.0])
@@ -241,7 +247,10 @@ def main():
     ap.add_argument("--reports", type=int, default=20_000, help="oracles: reports per oracle")
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--out", default="runs/bench_local_document")
-    a = ap.parse_args()
+    ap.add_argument("--max-docs", type=int, default=None,
+                    help="curve: the first N training documents only (a smoke run; default: all 11,287)")
+    ap.add_argument("--cgs-iterations", type=int, default=300, help="curve: sweeps of the non-private CGS models")
+    a = ap.parse_args(argv)
     warnings.filterwarnings("ignore", message="an explicit seed")
     (curve if a.mode == "curve" else oracles)(a)
 

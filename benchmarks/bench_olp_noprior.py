@@ -7,6 +7,7 @@ the held-out split for each seed, their median, and its ratio to non-private col
 2,400 documents (K = 50, 100 sweeps, seed 0), trained in the same run.
 
     PYTHONPATH=src python benchmarks/bench_olp_noprior.py [--corpus demo|20newsgroups] [--seeds 0 1 2]
+    PYTHONPATH=src python benchmarks/bench_olp_noprior.py --seeds 0          # smoke run (seconds)
 """
 import argparse
 import time
@@ -15,11 +16,11 @@ import warnings
 import numpy as np
 
 
-def main() -> None:
+def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    a = p.parse_args()
+    a = p.parse_args(argv)
     warnings.simplefilter("ignore")
     from dptopic.cli._common import experiment_corpora
     from dptopic.evaluation.topic_quality import npmi_coherence

@@ -12,7 +12,8 @@ Targets (issue 12): HDP-LDA and CDP-LDA+ on 2 threads >= 1.8x tomotopy's 1-worke
 Secure mode: cost of one iteration's noise at V=1000, K=50 (50,000 discrete-Laplace draws) with
 OpenDP's CSPRNG exact sampler, against numpy's seeded sampler.
 
-Run:  python benchmarks/bench_private.py [--iters 30] [--timed 10] [--reps 3]
+Run:  python benchmarks/bench_private.py [--iters 30] [--timed 10] [--reps 3] [--docs 5000]
+Smoke run (seconds, figures meaningless):  bench_private.py --docs 200 --iters 3 --timed 2 --reps 1
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import time
 
 import numpy as np
 
-from _common import machine, median_time, table
+from _common import IterationClock, machine, median_time, table
 from bench_cgs import build, run_tomotopy
 
 from dptopic import HDPLDA, CDPLDAPlus
@@ -29,35 +30,27 @@ from dptopic.mechanisms import laplace_mechanism
 
 
 def run_private(model, train, timed):
-    times = []
-
-    class Clock:
-        needs_release = False  # a timer reads neither the counts nor the assignments:
-        needs_z = False        # the trainer need not copy or gather them for it
-
-        def __init__(self):
-            self.t = time.perf_counter()
-
-        def __call__(self, info):
-            now = time.perf_counter()
-            times.append(now - self.t)
-            self.t = now
-
     warm = model.get_params()
-    type(model)(**{**warm, "n_iter": 1, "verbose": 0}).fit(train.subset(range(50)))  # compile
-    clock = Clock()
+    type(model)(**{**warm, "n_iter": 1, "verbose": 0}).fit(train.subset(range(min(50, train.n_docs))))  # compile
+    clock = IterationClock()
     clock.t = time.perf_counter()
     model.fit(train, callback=clock)
-    return train.n_tokens / float(np.median(times[-timed:]))
+    return train.n_tokens / float(np.median(clock.times[-timed:]))
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--timed", type=int, default=10)
     ap.add_argument("--reps", type=int, default=3)
-    a = ap.parse_args()
-    s, train, test = build()
+    ap.add_argument("--docs", type=int, default=5000, help="documents of the synthetic corpus (default 5000: 1M tokens)")
+    a = ap.parse_args(argv)
+    try:
+        import tomotopy  # noqa: F401
+    except ImportError:
+        print("bench_private: the peer tomotopy is not installed (pip install 'dptopic[bench]'): skipped")
+        return 0
+    s, train, test = build(n_docs=a.docs)
     K = 50
     print(f"machine: {machine()}")
     print(f"corpus: synthetic LDA, {train.n_docs} train docs, {train.n_tokens} tokens, V={train.vocab_size}; K={K}; "

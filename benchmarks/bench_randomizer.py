@@ -13,6 +13,7 @@ Then end to end, as a contributor runs it: ``dptopic randomize`` (read, tokenise
 words.
 
 Run:  NUMBA_NUM_THREADS=1 python benchmarks/bench_randomizer.py [--docs 200000] [--epsilon-word 3] [--repeats 5]
+Smoke run (seconds):  bench_randomizer.py --docs 5000 --repeats 1
 """
 from __future__ import annotations
 
@@ -33,12 +34,12 @@ def numpy_baseline(bits: np.ndarray, f: float, rng: np.random.Generator) -> np.n
     return np.packbits(bits ^ flips, axis=1, bitorder="little")
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=200_000)
     ap.add_argument("--epsilon-word", type=float, default=3.0)
     ap.add_argument("--repeats", type=int, default=5)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     base = load_sotu(max_vocab=1000)
     reps = -(-a.docs // base.n_docs)
     corpus = base.subset(np.tile(np.arange(base.n_docs), reps)[:a.docs])

@@ -24,6 +24,7 @@ Printed, one row per database and upload size, columns in this order:
 Target: >= 2,000 reports/s stored on SQLite at V=1000.
 
 Run:  python benchmarks/bench_service.py [--seconds 10] [--clients 8] [--reports-per-request 1 25] [--no-postgres]
+Smoke run (seconds):  bench_service.py --seconds 1 --clients 2 --reports-per-request 1 --no-postgres
 """
 from __future__ import annotations
 
@@ -216,7 +217,7 @@ def bench_backend(name, make_db, words, args, floor):
     return out
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=10.0,
                     help="seconds each run posts uploads for (default 10; the direct SQL run takes at most 5)")
@@ -227,11 +228,20 @@ def main():
     ap.add_argument("--no-postgres", action="store_true",
                     help="SQLite only; by default PostgreSQL is measured too when its server binaries are installed"
                          " (a throwaway cluster in a temporary folder)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as e:
+        print(f"bench_service: the service's optional packages are not installed ({e.name}; pip install"
+              " 'dptopic[service]'): skipped")
+        return 0
     words = vocabulary()
     print(f"machine: {machine()}; V={V}, {args.clients} client threads, {args.seconds:g} s per run, loopback HTTP")
     floor = bench_floor(words, args)
     rows = bench_backend("sqlite", lambda tmp, n: (f"sqlite:///{tmp / (n + '.db')}", lambda: None), words, args, floor)
+    if not args.no_postgres and PG_BIN is None:
+        print("PostgreSQL: no server binaries under /usr/lib/postgresql: skipped (SQLite only)", flush=True)
     if not args.no_postgres and PG_BIN is not None:
         pg = PostgresServer().start()
         from sqlalchemy import create_engine, text

@@ -25,7 +25,8 @@ The table gives the median fit time and the mean +- sd of the held-out bound ove
 --replay adds one run of OnlineVB's kernel and update fed scikit-learn's own random draws (order of run 0).
 
 Run:  python benchmarks/bench_svi.py [--epochs 3] [--seeds 3] [--corpora synthetic 20newsgroups] [--no-gensim]
-      [--replay]
+      [--replay] [--max-docs N]
+Smoke run (seconds, figures meaningless):  bench_svi.py --corpora 20newsgroups --max-docs 600 --epochs 1 --seeds 1
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ from dptopic.models.svi import ESTEP_MAX_ITER, ESTEP_TOL
 K, TAU0, KAPPA, BATCH = 50, 10.0, 0.7, 256
 
 
-def corpora(names):
+def corpora(names, max_docs=None):
     for name in names:
         if name == "synthetic":
             s = lda_corpus(n_docs=5000, vocab_size=5000, n_topics=50, doc_length=200, alpha=0.1, beta=0.01, seed=2024)
@@ -54,6 +55,10 @@ def corpora(names):
 
             train = load_20newsgroups("train", max_vocab=2000)
             test = load_20newsgroups("test", vocabulary=train.vocabulary).drop_empty()
+        if max_docs:
+            # a random subset (the 20 Newsgroups files are sorted by newsgroup), the same for every system
+            keep = lambda c: c.subset(np.sort(np.random.default_rng(0).permutation(c.n_docs)[:max_docs]))  # noqa: E731
+            train, test = keep(train), keep(test)
         yield name, train, test
 
 
@@ -135,17 +140,19 @@ def run_gensim(train, test, epochs, seed):
     return dt, m.state.get_lambda(), None
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--corpora", nargs="+", default=["synthetic", "20newsgroups"])
     ap.add_argument("--seeds", type=int, default=3, help="runs per system (seeds 0..n-1)")
     ap.add_argument("--no-gensim", action="store_true")
     ap.add_argument("--replay", action="store_true", help="also replay scikit-learn's random draws through OnlineVB")
-    a = ap.parse_args()
+    ap.add_argument("--max-docs", type=int, default=None,
+                    help="use a random N training and N test documents of each corpus (a smoke run; default: all)")
+    a = ap.parse_args(argv)
     print(f"machine: {machine()}; K={K}, epochs={a.epochs}, batch={BATCH}, tau0={TAU0}, kappa={KAPPA}")
     print("NOTE: the machine may be shared with other jobs: wall times are noisy; ratios come from this one run.")
-    for name, train, test in corpora(a.corpora):
+    for name, train, test in corpora(a.corpora, a.max_docs):
         tokens = train.n_tokens * a.epochs
         print(f"\n== {name}: train {train.n_docs} docs / {train.n_tokens} tokens, test {test.n_docs} docs,"
               f" V={train.vocab_size}")
