@@ -204,3 +204,16 @@ def test_document_randomizer_takes_secure_as_its_docstring_and_randomizer_do():
     with pytest.warns(SeededNoiseWarning):                                 # allowed in a simulation, with a warning
         sim = DocumentRandomizer(WORDS, 4.0, secure=False, simulation=True, seed=1)
     assert not sim.secure and sim.simulation
+
+
+def test_the_rebuilt_report_of_a_collection_server_keeps_naming_its_guarantee():
+    """for_contributors (what serve calls before every save) rebuilt privacy_ without the 'guarantee' field the fitted
+    report had (full, partial or none), so a served model's report lost it."""
+    from dptopic.models import LPLDA, LocalDocumentLDA
+
+    lp = LPLDA(n_topics=2, n_iter=3, verbose=0).fit(Randomizer(WORDS, epsilon_word=2.0).randomize(_docs()))
+    doc = LocalDocumentLDA(n_topics=2).fit(DocumentRandomizer(WORDS, 4.0).randomize(_docs()))
+    for m in (lp, doc):
+        before = m.privacy_["guarantee"]
+        m.for_contributors(3)
+        assert m.privacy_["guarantee"] == before == "full"

@@ -218,7 +218,8 @@ def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports
                        " seed. The server adds no randomness the guarantee rests on"),
         "server_steps": {s: POST_PROCESSING for s in server_steps},
         "scope": scope or ("covers everything the server computes from the randomized reports (post-processing)."
-                           " NOT covered: the public vocabulary, any data the server holds in the clear, and"
-                           " contributors who send more than reports_per_contributor reports."),
+                           " NOT covered: the public vocabulary, any data the server holds in the clear, how many"
+                           " reports a contributor sends and when, and contributors who send more than"
+                           " reports_per_contributor reports."),
     })
     return rep

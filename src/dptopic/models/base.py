@@ -326,6 +326,16 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
 
             require_opendp()
 
+    def _name_guarantee(self) -> None:
+        """The guarantee's extent in one field of ``privacy_`` (``full``, ``partial`` or ``none``), as the privacy card
+        names it; called whenever the report is (re)built."""
+        if self.privacy_.get("private"):
+            from ..accounting.ledger import claims_no_guarantee
+
+            partial = self.privacy_.get("vocabulary_source") == "data" or self.privacy_.get("guarantee") == "partial"
+            self.privacy_["guarantee"] = ("none" if claims_no_guarantee(self.privacy_) else "partial" if partial
+                                          else self.privacy_.get("guarantee", "full"))
+
     def _set_fitted(self, corpus=None) -> None:
         """End of a successful fit: the privacy report, and the parameters that produced this state (a later
         ``set_params`` changes the next fit, never what ``save`` writes for this one). A private fit on documents
@@ -360,12 +370,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                           " the seed, so any privacy it gives holds only while the seed stays secret (seeds are for"
                           " tests and reproduction; leave seed=None otherwise).",
                           SeededNoiseWarning, stacklevel=user_stacklevel())
-        if self.privacy_.get("private"):     # the guarantee's extent in one field, as the privacy card names it
-            from ..accounting.ledger import claims_no_guarantee
-
-            partial = self.privacy_.get("vocabulary_source") == "data" or self.privacy_.get("guarantee") == "partial"
-            self.privacy_["guarantee"] = ("none" if claims_no_guarantee(self.privacy_) else "partial" if partial
-                                          else self.privacy_.get("guarantee", "full"))
+        self._name_guarantee()
         if self.privacy_.get("private") and self.privacy_.get("vocabulary_source") == "data":
             import warnings
 

@@ -144,6 +144,7 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         if isinstance(getattr(self, "_fit_params_", None), dict):   # what save() writes as the model's parameters
             self._fit_params_["reports_per_contributor"] = self.reports_per_contributor
         self.privacy_ = self.privacy_report()
+        self._name_guarantee()      # the rebuilt report names its extent, as the fitted one did
 
     def _planned_spend(self, report: dict):
         """The unit and relation a document-level local report must name: one document, or one contributor's

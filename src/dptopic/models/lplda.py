@@ -70,6 +70,7 @@ class _LocalModel:
         the figure a fitted model reports stays at least the largest it was given."""
         self._reports_per_contributor = max(checked_reports(reports), self._contributor_reports())
         self.privacy_ = self.privacy_report()
+        self._name_guarantee()      # the rebuilt report names its extent, as the fitted one did
 
     def _planned_spend(self, report: dict):
         """The unit and relation a local report must name: one document, or one contributor's reports when the
