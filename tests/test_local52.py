@@ -217,3 +217,32 @@ def test_the_rebuilt_report_of_a_collection_server_keeps_naming_its_guarantee():
         before = m.privacy_["guarantee"]
         m.for_contributors(3)
         assert m.privacy_["guarantee"] == before == "full"
+
+
+def test_train_states_the_guarantee_for_several_reports_per_contributor(tmp_path, capsys):
+    """The API could state a report for contributors who sent several reports (for_contributors); train could not."""
+    import json
+
+    from dptopic.cli.main import main
+    from dptopic.local.reports import ReportSet
+
+    words = [f"word{c}" for c in "abcdefghijkl"]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(words) + "\n")
+    texts = tmp_path / "docs.txt"
+    texts.write_text("\n".join(" ".join(words[WORDS.index(w)] for w in d) for d in _docs(30)) + "\n")
+    out = tmp_path / "w.dpr"
+    assert main(["randomize", "--vocabulary", str(vocab), "--epsilon-word", "1", "--corpus", str(texts),
+                 "--out", str(out)]) == 0
+    eps_doc = ReportSet.load(out).privacy_report()["epsilon_doc"]
+    for algo, extra in (("lp", ["--iterations", "2"]), ("olp", ["--prior", "none", "--iterations", "2"])):
+        m = tmp_path / algo
+        assert main(["train", "--algorithm", algo, "--reports", str(out), "--topics", "2", "--out", str(m),
+                     "--reports-per-contributor", "3"] + extra) == 0
+        rep = json.loads((m / "model.json").read_text())["privacy"]
+        assert rep.get("reports_per_contributor") == 3 and rep["epsilon_basic"] == pytest.approx(3 * eps_doc), rep
+        assert eps_doc < rep["epsilon"] <= rep["epsilon_basic"], rep         # tight composition, below the sum
+    capsys.readouterr()
+    assert main(["train", "--algorithm", "lda", "--corpus", str(texts), "--topics", "2", "--iterations", "2",
+                 "--out", str(tmp_path / "x"), "--reports-per-contributor", "3"]) == 2
+    assert "--reports-per-contributor" in capsys.readouterr().err

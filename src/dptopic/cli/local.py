@@ -194,6 +194,16 @@ def add_train_args(t) -> None:
     t.add_argument("--omega", type=float, default=None, help="olp: prior weight omega (default 0.4)")
     t.add_argument("--sigma2", type=positive_float, default=None, help="olp: prior variance (omega from Thm 6)")
     t.add_argument("--alg2-literal", action="store_true", help="olp: Algorithm 2 exactly as printed")
+    t.add_argument("--reports-per-contributor", type=positive_int, default=None, metavar="N",
+                   help="lp/olp/ldp-doc: state the guarantee for contributors who sent up to N reports each (their"
+                        " epsilons add, basic composition; default 1: one report per contributor). A public figure"
+                        " the server knows of its store, as dptopic serve states it")
+
+
+def _per_contributor(model, a) -> None:
+    """``--reports-per-contributor N``: the model's report states the guarantee for N reports per contributor."""
+    if getattr(a, "reports_per_contributor", None) is not None:
+        model.for_contributors(a.reports_per_contributor)
 
 
 def _train_document_reports(a, console) -> None:
@@ -209,6 +219,7 @@ def _train_document_reports(a, console) -> None:
     console.print(f"[bold]reports[/]: {reports.n_reports} document-level reports, V={reports.vocab_size},"
                   f" eps_doc={_eps(reports.epsilon)}")
     model = LocalDocumentLDA(n_topics=a.topics, verbose=0 if a.quiet else 1).fit(reports)
+    _per_contributor(model, a)
     print_topics(model, 10, console=console)
     print_privacy(model.privacy_, console)
     console.print(f"eps_doc = {_eps(model.privacy_['epsilon_doc'])} for any two documents of a contributor; every server"
@@ -258,6 +269,7 @@ def train_local(a, console) -> None:
                        alg2_literal=a.alg2_literal, **common)
         model.fit(reports, vocabulary=vocab)
         console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {batch_size} reports")
+    _per_contributor(model, a)
     print_topics(model, 10, console=console)
     print_privacy(model.privacy_, console)
     p = model.privacy_
