@@ -246,3 +246,25 @@ def test_train_states_the_guarantee_for_several_reports_per_contributor(tmp_path
     assert main(["train", "--algorithm", "lda", "--corpus", str(texts), "--topics", "2", "--iterations", "2",
                  "--out", str(tmp_path / "x"), "--reports-per-contributor", "3"]) == 2
     assert "--reports-per-contributor" in capsys.readouterr().err
+
+
+def test_corpus_info_describes_a_report_file(tmp_path, capsys):
+    """'dptopic corpus info reports.dpr' said the file looked binary: a contributor could not check what it wrote."""
+    import json
+
+    from dptopic.cli.main import main
+
+    w, d = tmp_path / "w.dpr", tmp_path / "d.dpr"
+    Randomizer(WORDS, epsilon_word=0.5).randomize(_docs(20)).save(w)
+    DocumentRandomizer(WORDS, 4.0).randomize(_docs(25)).save(d)
+    assert main(["corpus", "info", str(w)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "20 randomized word-level reports" in out and "vocabulary of 12 words" in out, out
+    assert "eps_word=0.5 per word, eps_doc=6 per report" in out and "binary" not in out, out
+    assert main(["corpus", "info", str(d), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["kind"] == "document-level reports" and info["reports"] == 25 and info["epsilon_doc"] == 4.0
+    d.write_bytes(d.read_bytes()[:-7])           # truncated: the loader's one-line refusal
+    assert main(["corpus", "info", str(d)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err

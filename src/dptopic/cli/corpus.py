@@ -170,11 +170,57 @@ def _shard_summary(a):
 
 
 @with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
+def _report_file_summary(path) -> dict | None:
+    """What a file of randomized reports (``dptopic randomize``'s output) holds, read from its header and checked as
+    the trainers check it; None for any other file. Such a file is no corpus, so 'corpus info' describes it rather
+    than calling it binary."""
+    import os
+
+    from ..local.document import MAGIC as DOCUMENT_MAGIC
+    from ..local.reports import MAGIC as WORD_MAGIC
+
+    if not os.path.isfile(path):
+        return None
+    with open(path, "rb") as fh:
+        head = fh.read(len(WORD_MAGIC))
+    if head not in (WORD_MAGIC, DOCUMENT_MAGIC):
+        return None
+    from ..reporting.card import epsilon_text
+
+    if head == WORD_MAGIC:
+        from ..local import ReportSet
+
+        r = ReportSet.load(path)
+        out = {"kind": "word-level reports", "reports": r.n_reports, "vocabulary_size": r.vocab_size, "f": r.f,
+               "epsilon_word": r.epsilon_word, "epsilon_doc": r.vocab_size * r.epsilon_word}
+        what = (f"eps_word={epsilon_text(r.epsilon_word)} per word, eps_doc={epsilon_text(out['epsilon_doc'])} per"
+                " report; train with --algorithm lp or olp")
+    else:
+        from ..local import DocumentReportSet
+
+        r = DocumentReportSet.load(path)
+        out = {"kind": "document-level reports", "reports": r.n_reports, "vocabulary_size": r.vocab_size,
+               "epsilon_doc": r.epsilon}
+        what = f"eps_doc={epsilon_text(r.epsilon)} per report; train with --algorithm ldp-doc"
+    out.update(vocabulary_embedded=r.vocabulary is not None, vocabulary_sha256=r.vocabulary_sha256)
+    out["summary"] = (f"{path}: {r.n_reports} randomized {out['kind']} (dptopic randomize), vocabulary of"
+                      f" {r.vocab_size} words ({'embedded' if r.vocabulary is not None else 'not embedded'}), {what}."
+                      " Not a corpus: it holds randomized reports, not documents.")
+    return out
+
+
 def cmd_corpus_info(a):
     import json
 
     from ..corpus.corpus import tokenising_progress
 
+    reports = _report_file_summary(a.corpus)
+    if reports is not None:
+        if a.json:
+            print(json.dumps(reports, indent=2))
+        else:
+            make_console().print(reports["summary"])
+        return
     info = _shard_summary(a)
     sharded = info is not None
     if not sharded:
