@@ -1,23 +1,34 @@
-"""Privacy accounting: events, the ledger, tight composition, and the paper calculators."""
-from .budget import hdp_iteration_events, hdp_total_epsilon, smallest_hdp_budget, solve_epsilon_laplace
-from .events import LaplaceEvent, PureDPEvent
-from .inherent import (eps_iter_state, eps_iter_static, eps_related, eps_replaced_state, eps_total,
-                       eps_total_static, hdp_clip_bound, hdp_epsilon_inherent)
-from .events import ApproxDPEvent
-from .fedlda import delta0, effective_epsilon, eta, rrp_event, theorem2_error_bound
-from .local import RandomizedResponseEvent, epsilon_from_f, f_from_epsilon, local_privacy_report
-from .set_union import fdptm_report
-from .ledger import WORD_RELATION, PrivacyLedger, compose_pld, compose_rdp, non_private_report
+"""Privacy accounting: events, the ledger, tight composition, and the paper calculators.
 
-__all__ = ["ApproxDPEvent", "fdptm_report", "LaplaceEvent", "PureDPEvent", "PrivacyLedger", "WORD_RELATION", "non_private_report", "compose_pld", "compose_rdp",
-           "eps_replaced_state", "eps_related", "eps_iter_state", "eps_iter_static", "eps_total",
-           "eps_total_static", "hdp_epsilon_inherent", "hdp_clip_bound", "hdp_iteration_events",
-           "hdp_total_epsilon", "smallest_hdp_budget", "solve_epsilon_laplace",
-           "RandomizedResponseEvent", "epsilon_from_f", "f_from_epsilon", "local_privacy_report",
-           "ApproxDPEvent", "delta0", "eta", "effective_epsilon", "rrp_event", "theorem2_error_bound"]
-from .gaussian import (DOCUMENT_RELATION, SubsampledGaussianEvent, calibrate_noise_multiplier,  # noqa: E402
-                       moments_accountant_epsilon, strong_composition_epsilon, strong_composition_for_sigma,
-                       strong_composition_noise)
+The names below are imported on first use (PEP 562): the Gaussian accountant pulls in much of SciPy, and a
+contributor's ``dptopic randomize`` needs only the local events (``dptopic.accounting.local``)."""
+import importlib
 
-__all__ += ["SubsampledGaussianEvent", "DOCUMENT_RELATION", "calibrate_noise_multiplier", "moments_accountant_epsilon",
-            "strong_composition_epsilon", "strong_composition_noise", "strong_composition_for_sigma"]
+_WHERE = {
+    **dict.fromkeys(("hdp_iteration_events", "hdp_total_epsilon", "smallest_hdp_budget", "solve_epsilon_laplace"),
+                    "budget"),
+    **dict.fromkeys(("LaplaceEvent", "PureDPEvent", "ApproxDPEvent"), "events"),
+    **dict.fromkeys(("eps_iter_state", "eps_iter_static", "eps_related", "eps_replaced_state", "eps_total",
+                     "eps_total_static", "hdp_clip_bound", "hdp_epsilon_inherent"), "inherent"),
+    **dict.fromkeys(("delta0", "effective_epsilon", "eta", "rrp_event", "theorem2_error_bound"), "fedlda"),
+    **dict.fromkeys(("RandomizedResponseEvent", "epsilon_from_f", "f_from_epsilon", "local_privacy_report"), "local"),
+    "fdptm_report": "set_union",
+    **dict.fromkeys(("WORD_RELATION", "PrivacyLedger", "compose_pld", "compose_rdp", "non_private_report"), "ledger"),
+    **dict.fromkeys(("DOCUMENT_RELATION", "SubsampledGaussianEvent", "calibrate_noise_multiplier",
+                     "moments_accountant_epsilon", "strong_composition_epsilon", "strong_composition_for_sigma",
+                     "strong_composition_noise"), "gaussian"),
+}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -89,23 +89,31 @@ if _cache is not None:       # before the first @njit(cache=True) below looks fo
     _os.environ["NUMBA_CACHE_DIR"] = _cache
     _numba_config.CACHE_DIR = _cache
 
-from .counts import count_assignments  # noqa: E402
-from .dense import dense_sweep  # noqa: E402
-from .em import document_statistic, max_doc_loglik  # noqa: E402
-from .engine import ShardedSweeper, Shard, SweepArrays, make_shards, sweep_shard  # noqa: E402
-from .frozen import frozen_sweep  # noqa: E402
-from .foldin import fold_in, token_log_likelihood  # noqa: E402
-from .local import local_sweep  # noqa: E402
-from .noise import add_discrete_laplace, discrete_laplace_threshold  # noqa: E402
-from .randomized_response import packed_column_sums, presence_packed, randomize_presence  # noqa: E402
-from .rrp import rrp_replace, sample_labels, subset_local_sweep, subset_select, subset_theta_em  # noqa: E402
-from .rng import kernel_state, next_uniform  # noqa: E402
-from .sparse import sparse_sweep  # noqa: E402
+# The kernels are imported on first use (PEP 562): a contributor's ``dptopic randomize`` loads the one it needs, not
+# every sampler. Any import of a kernel module runs this file first, so the cache folder above is always set in time.
+import importlib as _importlib  # noqa: E402
 
-__all__ = ["dense_sweep", "document_statistic", "max_doc_loglik", "sparse_sweep", "frozen_sweep", "count_assignments", "fold_in", "token_log_likelihood", "sweep_shard",
-           "ShardedSweeper", "Shard", "SweepArrays", "make_shards", "kernel_state", "next_uniform",
-           "randomize_presence", "presence_packed", "packed_column_sums",
-           "local_sweep", "rrp_replace", "subset_select", "subset_local_sweep", "subset_theta_em", "sample_labels", "add_discrete_laplace", "discrete_laplace_threshold"]
-from .vb import dirichlet_expectation, doc_elbo, vb_estep  # noqa: E402
+_WHERE = {
+    "count_assignments": "counts", "dense_sweep": "dense", "document_statistic": "em", "max_doc_loglik": "em",
+    **dict.fromkeys(("ShardedSweeper", "Shard", "SweepArrays", "make_shards", "sweep_shard"), "engine"),
+    "frozen_sweep": "frozen", "fold_in": "foldin", "token_log_likelihood": "foldin", "local_sweep": "local",
+    "add_discrete_laplace": "noise", "discrete_laplace_threshold": "noise",
+    **dict.fromkeys(("packed_column_sums", "presence_packed", "randomize_presence"), "randomized_response"),
+    **dict.fromkeys(("rrp_replace", "sample_labels", "subset_local_sweep", "subset_select", "subset_theta_em"), "rrp"),
+    "kernel_state": "rng", "next_uniform": "rng", "sparse_sweep": "sparse",
+    **dict.fromkeys(("dirichlet_expectation", "doc_elbo", "vb_estep"), "vb"),
+}
 
-__all__ += ["vb_estep", "doc_elbo", "dirichlet_expectation"]
+__all__ = list(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        value = getattr(_importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

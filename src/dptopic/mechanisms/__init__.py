@@ -1,9 +1,25 @@
-"""Noise mechanisms. Each returns its output together with the privacy event it spent."""
-from .gaussian import gaussian_mechanism
-from .clipping import clamp, normalize_rows
-from .rrp import replacement_table, rrp_perturb
-from .laplace import discrete_laplace_pmf, laplace_mechanism, laplace_noise, laplace_with_scale
-from .randomized_response import randomized_response
+"""Noise mechanisms. Each returns its output together with the privacy event it spent.
+
+The names below are imported on first use (PEP 562), so that a contributor's ``dptopic randomize``, which needs only
+the local randomizers, does not load the Gaussian and Laplace samplers and their compiled kernels."""
+import importlib
+
+_WHERE = {"gaussian_mechanism": "gaussian", "clamp": "clipping", "normalize_rows": "clipping",
+          "replacement_table": "rrp", "rrp_perturb": "rrp", "discrete_laplace_pmf": "laplace",
+          "laplace_mechanism": "laplace", "laplace_noise": "laplace", "laplace_with_scale": "laplace",
+          "randomized_response": "randomized_response"}
 
 __all__ = ["laplace_mechanism", "laplace_with_scale", "laplace_noise", "discrete_laplace_pmf", "clamp",
            "normalize_rows", "randomized_response", "rrp_perturb", "replacement_table", "gaussian_mechanism"]
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
