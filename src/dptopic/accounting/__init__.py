@@ -2,7 +2,7 @@
 
 The names below are imported on first use (PEP 562): the Gaussian accountant pulls in much of SciPy, and a
 contributor's ``dptopic randomize`` needs only the local events (``dptopic.accounting.local``)."""
-import importlib
+from .._lazy_names import lazy_names
 
 _WHERE = {
     **dict.fromkeys(("hdp_iteration_events", "hdp_total_epsilon", "smallest_hdp_budget", "solve_epsilon_laplace"),
@@ -22,13 +22,4 @@ _WHERE = {
 __all__ = list(_WHERE)
 
 
-def __getattr__(name):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

@@ -91,7 +91,7 @@ if _cache is not None:       # before the first @njit(cache=True) below looks fo
 
 # The kernels are imported on first use (PEP 562): a contributor's ``dptopic randomize`` loads the one it needs, not
 # every sampler. Any import of a kernel module runs this file first, so the cache folder above is always set in time.
-import importlib as _importlib  # noqa: E402
+from .._lazy_names import lazy_names  # noqa: E402
 
 _WHERE = {
     "count_assignments": "counts", "dense_sweep": "dense", "document_statistic": "em", "max_doc_loglik": "em",
@@ -107,13 +107,4 @@ _WHERE = {
 __all__ = list(_WHERE)
 
 
-def __getattr__(name):
-    if name in _WHERE:
-        value = getattr(_importlib.import_module(f".{_WHERE[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

@@ -2,7 +2,7 @@
 
 The names below are imported on first use (PEP 562), so that a contributor's ``dptopic randomize``, which needs only
 the local randomizers, does not load the Gaussian and Laplace samplers and their compiled kernels."""
-import importlib
+from .._lazy_names import lazy_names
 
 _WHERE = {"gaussian_mechanism": "gaussian", "clamp": "clipping", "normalize_rows": "clipping",
           "replacement_table": "rrp", "rrp_perturb": "rrp", "discrete_laplace_pmf": "laplace",
@@ -13,13 +13,4 @@ __all__ = ["laplace_mechanism", "laplace_with_scale", "laplace_noise", "discrete
            "normalize_rows", "randomized_response", "rrp_perturb", "replacement_table", "gaussian_mechanism"]
 
 
-def __getattr__(name):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())

@@ -1,0 +1,31 @@
+"""The packages that import their names on first use export exactly what they did when they imported them all."""
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+EXPORTS = {
+    "dptopic.kernels": ["dense_sweep", "sparse_sweep", "fold_in", "vb_estep", "kernel_state", "subset_select",
+                        "ShardedSweeper", "randomize_presence", "add_discrete_laplace", "count_assignments"],
+    "dptopic.accounting": ["PrivacyLedger", "SubsampledGaussianEvent", "RandomizedResponseEvent", "fdptm_report",
+                           "hdp_total_epsilon", "eps_total", "rrp_event", "LaplaceEvent", "compose_pld"],
+    "dptopic.mechanisms": ["gaussian_mechanism", "laplace_mechanism", "randomized_response", "rrp_perturb", "clamp"],
+}
+
+
+@pytest.mark.parametrize("package", sorted(EXPORTS))
+def test_every_exported_name_resolves(package):
+    mod = importlib.import_module(package)
+    for name in mod.__all__:
+        assert getattr(mod, name) is not None, name
+    assert set(EXPORTS[package]) <= set(mod.__all__) and set(mod.__all__) <= set(dir(mod))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        getattr(mod, "nope")
+
+
+def test_the_local_randomizers_load_without_the_gaussian_accountant_or_the_samplers():
+    code = ("import sys, dptopic.local; bad = [m for m in ('dptopic.accounting.gaussian', 'dptopic.kernels.sparse',"
+            " 'dptopic.kernels.dense', 'dptopic.mechanisms.laplace') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
