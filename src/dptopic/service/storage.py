@@ -327,6 +327,20 @@ def foreign_tables(url: str) -> list[str]:
 WRITE_PROBE_KEY = "# dptopic start-up write check #"
 
 
+#: seconds a new PostgreSQL connection may take (libpq's connect_timeout) unless the URL gives its own
+PG_CONNECT_TIMEOUT = 10
+
+
+def _pg_connect_args(url: str) -> dict:
+    from sqlalchemy.engine import make_url
+
+    try:
+        query = make_url(url).query
+    except Exception:  # noqa: BLE001 - create_engine's own message says why
+        return {}
+    return {} if "connect_timeout" in query else {"connect_timeout": PG_CONNECT_TIMEOUT}
+
+
 class Storage:
     """The service's database (thread-safe: one SQLAlchemy engine, connections from its pool)."""
 
@@ -338,7 +352,17 @@ class Storage:
                 self.engine = create_engine(url, echo=echo, connect_args={"timeout": 30, "check_same_thread": False})
                 _sqlite_setup(self.engine)
             else:
-                self.engine = create_engine(url, echo=echo, pool_size=12, max_overflow=8, pool_pre_ping=True)
+                # READ COMMITTED whatever the database's default_transaction_isolation says: the writers take the
+                # advisory lock and only then look up the stored keys and bodies (store), the rounds (fed_store_update)
+                # or the active model (rotate), and those lookups must see what the previous lock holder committed.
+                # Under REPEATABLE READ or SERIALIZABLE the snapshot is taken by the lock statement itself, before the
+                # wait: a nonce-carrying body committed meanwhile by another server would be stored twice, and a
+                # retried key would hit the unique index (503) instead of being answered as a replay.
+                # connect_timeout: a database host that accepts the connection but never answers (or drops its
+                # packets) would otherwise hold start-up, and every upload behind the writer thread, for ever; the
+                # URL's own ?connect_timeout= wins.
+                self.engine = create_engine(url, echo=echo, pool_size=12, max_overflow=8, pool_pre_ping=True,
+                                            isolation_level="READ COMMITTED", connect_args=_pg_connect_args(url))
         except (SQLAlchemyError, ImportError, ValueError) as e:
             raise StorageError(f"cannot use database {self.safe_url!r}: {_one_line(e)}") from None
         self.dialect = self.engine.dialect.name
@@ -480,14 +504,23 @@ class Storage:
         for version, description, run in MIGRATIONS:
             if version <= done:
                 continue
-            with self.write() as conn:
-                self._lock(conn)
-                current = conn.execute(select(func.max(schema_table.c.version))).scalar() or 0
-                if current >= version:  # another process applied it meanwhile
-                    continue
-                run(conn)
-                conn.execute(schema_table.insert().values(version=version, description=description,
-                                                          applied_at=time.time()))
+            try:
+                with self.write() as conn:
+                    self._lock(conn)
+                    current = conn.execute(select(func.max(schema_table.c.version))).scalar() or 0
+                    if current >= version:  # another process applied it meanwhile
+                        continue
+                    run(conn)
+                    conn.execute(schema_table.insert().values(version=version, description=description,
+                                                              applied_at=time.time()))
+            except StoragePermissionError as e:
+                # a role that may write the tables but does not own them (PostgreSQL: only the owner may change a
+                # table): say that it is the upgrade that needs the owner, not the serving
+                raise StoragePermissionError(
+                    f"cannot upgrade the database {self.safe_url!r} from schema version {done} to {SCHEMA_VERSION}"
+                    f" (migration {version}: {description}): {str(e).removeprefix('database error: ')}; start"
+                    " dptopic serve once as the role that owns the tables (or a superuser) to upgrade it, then as"
+                    " this one.") from e
         return self.schema_version()
 
     def schema_version(self) -> int:

@@ -62,28 +62,36 @@ class Trainer:
             most = max(1, self.storage.max_reports_per_contributor())
             t0 = time.perf_counter()
             status, note, meta, arrays = "trained", None, None, None
-            try:
-                # OLP-LDA's prior-overlap finding becomes the batch's note: stored with the batch row
-                # (GET /v1/admin/models) and logged once per batch below
-                note = codec.train_batch(self._model, reports, self.cfg.vocabulary)
-                self._model.for_contributors(most)
-                meta, arrays = codec.model_to_blobs(self._model)
-            except DPTopicError as e:  # a batch the model refuses is consumed and logged, never retried forever
-                status, note = "skipped", str(e)
-            seconds = time.perf_counter() - t0
             ok = False
             try:
+                try:
+                    # OLP-LDA's prior-overlap finding becomes the batch's note: stored with the batch row
+                    # (GET /v1/admin/models) and logged once per batch below
+                    note = codec.train_batch(self._model, reports, self.cfg.vocabulary)
+                    self._model.for_contributors(most)
+                    meta, arrays = codec.model_to_blobs(self._model)
+                except DPTopicError as e:  # a batch the model refuses is consumed and logged, never retried forever
+                    status, note = "skipped", str(e)
+                seconds = time.perf_counter() - t0
                 ok = self.storage.commit_batch(row["id"], row["version"], first, last, len(rows), meta, arrays,
                                                status, note, seconds)
             finally:
                 if not ok:
-                    self._row = self._model = None  # memory is ahead of the database: reload next time
+                    # memory may be ahead of the database (the model took this batch, then saving it or the commit
+                    # failed, or it was another trainer's): reload next time, or the batch would be trained into the
+                    # in-memory model again on the next try and the model saved then would hold it twice
+                    self._row = self._model = None
             if not ok:
                 return None
             if note:
                 log.warning("trainer: the batch of reports %d-%d (model %d) was %s: %s", first, last, row["id"],
                             "trained with a warning" if status == "trained" else "skipped", note)
             self._row = {**row, "version": row["version"] + 1, "last_report_id": last}
+            if status == "skipped":
+                # the refusal may have come after the model took the batch (saving it, restating its guarantee):
+                # the database holds the model without it, and so must memory, or the next trained batch would
+                # save a model holding reports recorded as skipped
+                self._row = self._model = None
             done = {"model": row["id"], "version": row["version"] + 1, "first_report_id": first,
                     "last_report_id": last, "reports": len(rows), "status": status, "note": note,
                     "seconds": round(seconds, 4)}
