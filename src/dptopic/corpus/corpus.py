@@ -493,11 +493,12 @@ class Corpus:
         if X.dtype.kind == "O" and not sp.issparse(X):
             try:
                 X = X.astype(np.float64)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError) as e:
                 bad = next((v for v in X.flat if not _is_number(v)), None)
+                # numpy's own reason in full (scikit-learn's checks read it): cut, it ended "not 'NAT)"
                 what = ("is missing (None, or pandas NA in a nullable column): fill or drop the missing counts"
                         if bad is None or type(bad).__name__ in ("NAType", "NaTType", "NoneType") else
-                        f"is not a number (of type {type(bad).__name__}): give integer counts")
+                        f"is not a number ({' '.join(str(e).split())[:120]}): give integer counts")
                 raise InputTypeError(f"invalid document-term matrix: an entry {what}.") from None
         if X.dtype.kind == "c":
             raise DPTopicError("Complex data not supported: a document-term matrix holds real, integer counts.")
