@@ -1066,3 +1066,52 @@ def load(directory) -> TopicModel:
         raise bad(f"an array or model.json field {name} needs has the wrong type or shape ({type(e).__name__}: {why})"
                   ) from None
     return model
+
+
+# ------------------------------------------------------------------ streaming trainers: transactions and RNG state
+@contextmanager
+def unchanged_on_error(model):
+    """Run a block that changes ``model``; on any error (a refused batch, a kernel failing half-way, Ctrl-C) put every
+    attribute back and the state of every numpy Generator it holds (``seed`` included: a failed step has not drawn
+    from it), then re-raise. The trainers assign new arrays rather than writing into the old ones, so a shallow copy
+    of the attributes is the whole state."""
+    before = dict(vars(model))
+    gens = {id(g): g for g in before.values() if isinstance(g, np.random.Generator)}
+    states = [(g, g.bit_generator.state) for g in gens.values()]
+    try:
+        yield
+    except BaseException:
+        vars(model).clear()
+        vars(model).update(before)
+        for g, s in states:
+            g.bit_generator.state = s
+        raise
+
+
+_U64 = (1 << 64) - 1
+
+
+def generator_state_array(gen) -> np.ndarray | None:
+    """A PCG64 Generator's state (what ``default_rng`` makes) as 6 uint64 (state, inc as high/low halves, has_uint32,
+    uinteger), for a non-private streaming trainer's save: ``partial_fit`` after ``load`` then draws what it would have
+    drawn without the save. ``None`` for no Generator or another bit generator (the stream then restarts from seed)."""
+    if not isinstance(gen, np.random.Generator) or not isinstance(gen.bit_generator, np.random.PCG64):
+        return None
+    st = gen.bit_generator.state
+    s, inc = int(st["state"]["state"]), int(st["state"]["inc"])
+    return np.array([s >> 64, s & _U64, inc >> 64, inc & _U64, int(st["has_uint32"]), int(st["uinteger"])],
+                    dtype=np.uint64)
+
+
+def generator_from_state_array(arr) -> np.random.Generator:
+    """The Generator :func:`generator_state_array` wrote; a malformed array is a :class:`CorruptModelError`."""
+    a = np.asarray(arr)
+    if a.shape != (6,) or a.dtype != np.uint64 or int(a[4]) not in (0, 1) or int(a[5]) > 0xFFFFFFFF \
+            or not int(a[3]) & 1:
+        raise CorruptModelError("corrupt model: rng_state.npy must hold a PCG64 state (6 unsigned 64-bit integers);"
+                                " re-save the model.")
+    g = np.random.Generator(np.random.PCG64())
+    g.bit_generator.state = {"bit_generator": "PCG64",
+                             "state": {"state": (int(a[0]) << 64) | int(a[1]), "inc": (int(a[2]) << 64) | int(a[3])},
+                             "has_uint32": int(a[4]), "uinteger": int(a[5])}
+    return g

@@ -22,7 +22,8 @@ from ..local import ReportSet
 from ..local.estimation import (bayes_estimate, bits_to_corpus, document_frequencies, integer_targets,
                                 omega_from_sigma2, overlap_count, overlap_threshold, presence_bits,
                                 prior_mean_update, reconstruct, sigma2_from_omega)
-from .base import GibbsTopicModel, check_topics_fit_vocabulary
+from .base import (GibbsTopicModel, check_topics_fit_vocabulary, generator_from_state_array, generator_state_array,
+                   unchanged_on_error)
 from .lda import LDA
 from .lplda import _LocalModel
 
@@ -99,20 +100,6 @@ class OnlineLDA(GibbsTopicModel):
     _STATE = ("prior_", "privacy_", "components_", "topic_word_counts_", "vocabulary_", "n_batches_", "n_docs_seen_",
               "_gen")
 
-    def _snapshot(self) -> dict:
-        snap = {k: getattr(self, k) for k in self._STATE if hasattr(self, k)}
-        snap["_gen_state"] = self._gen.bit_generator.state if hasattr(self, "_gen") else None
-        return snap
-
-    def _restore(self, snap: dict) -> None:
-        for k in self._STATE:
-            if k in snap:
-                setattr(self, k, snap[k])
-            elif hasattr(self, k):
-                delattr(self, k)
-        if snap["_gen_state"] is not None:
-            self._gen.bit_generator.state = snap["_gen_state"]
-
     def _reset(self) -> None:
         """Forget the stream (``fit`` starts over)."""
         for k in self._STATE:
@@ -120,29 +107,18 @@ class OnlineLDA(GibbsTopicModel):
                 delattr(self, k)
 
     def _transaction(self, work, *args):
-        """Run ``work``; on any error restore the model exactly and re-raise."""
-        snap = self._snapshot()
-        try:
+        """Run ``work``; on any error restore the model exactly (every attribute, not only the stream's ``_STATE``:
+        the parameters the failed batch validated, its overlap note; and the random stream) and re-raise."""
+        with unchanged_on_error(self):
             return work(*args)
-        except BaseException:
-            self._restore(snap)
-            raise
 
     def _refit(self, work):
         """``fit``'s transaction: validate the parameters, then run ``work`` (which resets the stream and trains
         from scratch); on any error (a bad parameter, a bad corpus, a bad batch half-way through) the model is put
         back exactly as it was before, fitted or not, and the error re-raised."""
-        before = dict(vars(self))
-        gen_state = self._gen.bit_generator.state if hasattr(self, "_gen") else None
-        try:
+        with unchanged_on_error(self):
             self._validate()                        # before a single batch: batch_size=-1 would train on none
             return work()
-        except BaseException:
-            vars(self).clear()
-            vars(self).update(before)
-            if gen_state is not None:
-                self._gen.bit_generator.state = gen_state
-            raise
 
     def _check_stream_topics(self) -> None:
         """A stream under way keeps its K: ``set_params(n_topics=...)`` changes the next ``fit``, not the stream."""
@@ -281,15 +257,23 @@ class OnlineLDA(GibbsTopicModel):
         """Write the stream's state into ``directory`` (``model.json`` + ``.npy`` arrays, atomically, no
         pickle): Φ, the matrix prior ``B`` and the last batch's counts ``N^l``, the numbers of batches and
         documents seen, and for OLP-LDA its prior-mean state (μ, η, the ω history). ``dptopic.load(directory)``
-        reads it back, and :meth:`partial_fit` then continues the stream. ``prior_corpus`` is not saved
-        (it is consumed into ``B``); OLP-LDA never saves its seed. ``save_metrics`` as for every model
+        reads it back, and :meth:`partial_fit` then continues the stream. O-LDA also saves the state of its random
+        stream, so the batches after ``load`` give exactly what they would have given without the save; OLP-LDA
+        never saves its seed nor that state (after ``load`` its post-processing draws fresh randomness: a valid
+        continuation, not the same one). ``prior_corpus`` is not saved (it is consumed into ``B``). ``save_metrics`` as for every model
         (:meth:`TopicModel.save <dptopic.models.base.TopicModel.save>`)."""
         self._check_fitted()
         self._train_stats = {"n_batches": self.n_batches_, "n_docs_seen": self.n_docs_seen_}
         return super().save(directory, **kw)
 
     def _extra_arrays(self) -> dict:
-        return {"prior": self.prior_, "topic_word_counts": self.topic_word_counts_}
+        out = {"prior": self.prior_, "topic_word_counts": self.topic_word_counts_}
+        state = generator_state_array(getattr(self, "_gen", None)) if self._saves_stream_rng else None
+        if state is not None:       # partial_fit after load draws the seeds it would have drawn without the save
+            out["rng_state"] = state
+        return out
+
+    _saves_stream_rng = True        # O-LDA is not private: its random stream protects nothing (OLP-LDA: False)
 
     def _load_extra(self, arrays) -> None:
         self.prior_ = np.asarray(arrays["prior"], dtype=np.float64)
@@ -305,6 +289,8 @@ class OnlineLDA(GibbsTopicModel):
                                         f" least 0, not {str(v)[:20]!r}; re-save the model.")
         self.n_batches_ = int(self._train_stats.get("n_batches", 0))
         self.n_docs_seen_ = int(self._train_stats.get("n_docs_seen", 0))
+        if self._saves_stream_rng and "rng_state" in arrays:   # absent in older folders: the stream restarts from seed
+            self._gen = generator_from_state_array(arrays["rng_state"])
 
 
 class OLPLDA(_LocalModel, OnlineLDA):
@@ -371,6 +357,8 @@ class OLPLDA(_LocalModel, OnlineLDA):
         self.sigma2 = sigma2
         self.alg2_literal = alg2_literal
         self.delta = delta
+
+    _saves_stream_rng = False   # like its seed, never saved: it would reproduce the server's post-processing draws
 
     _STATE = OnlineLDA._STATE + ("mu_", "eta_", "size_prev_", "f_", "omega_history_", "_prior_presence",
                                    "_overlap_thr")

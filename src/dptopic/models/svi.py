@@ -25,7 +25,8 @@ from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..kernels.vb import cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep
 from ..mechanisms import gaussian_mechanism
-from .base import MIN_PRIOR, TopicModel, check_topics_fit_vocabulary, vocabulary_given
+from .base import (MIN_PRIOR, TopicModel, check_topics_fit_vocabulary, generator_from_state_array,
+                   generator_state_array, unchanged_on_error, vocabulary_given)
 
 ESTEP_MAX_ITER = 100   # Hoffman et al.'s code: at most 100 inner iterations ...
 ESTEP_TOL = 1e-3       # ... until the mean absolute change of gamma is below 1e-3
@@ -252,7 +253,13 @@ class OnlineVB(_VariationalLDA):
 
     def fit(self, X, y=None, *, vocabulary=None, eval_set=None):
         """Train from scratch for ``n_epochs`` passes. ``eval_set`` (held-out documents) records the
-        perplexity bound after every epoch in ``perplexity_``."""
+        perplexity bound after every epoch in ``perplexity_``. A fit that fails (a refused corpus, an error or an
+        interrupt half-way) leaves the model as it was; :meth:`partial_fit` afterwards continues this fit's random
+        stream."""
+        with unchanged_on_error(self):
+            return self._fit(X, vocabulary, eval_set)
+
+    def _fit(self, X, vocabulary, eval_set):
         self._validate()
         corpus = self._train_corpus(X, vocabulary)
         self.vocabulary_ = corpus.vocabulary
@@ -276,6 +283,7 @@ class OnlineVB(_VariationalLDA):
                     with self._mid_fit_scoring():
                         self.perplexity_.append((epoch + 1, self.perplexity(eval_set)))
         self.n_docs_seen_ = D * self.n_epochs
+        self._rng_state = rng           # partial_fit continues this fit's stream (not an earlier stream's Generator)
         self._finish_fit()
         self._set_fitted()
         self._train_stats = {"n_docs": D, "n_tokens": corpus.n_tokens, "vocab_size": corpus.vocab_size}
@@ -283,7 +291,12 @@ class OnlineVB(_VariationalLDA):
 
     def partial_fit(self, X, y=None, *, vocabulary=None):
         """One SVI step on the mini-batch ``X`` (all of it). The first call fixes the vocabulary;
-        a failing batch leaves the model unchanged."""
+        a failing batch (refused, or an error half-way through the step) leaves the model unchanged, its random
+        stream included, so the next batch gives what it would have given without the failed one."""
+        with unchanged_on_error(self):
+            return self._partial_fit(X, vocabulary)
+
+    def _partial_fit(self, X, vocabulary):
         self._validate()
         if not hasattr(self, "lambda_"):
             corpus = self._train_corpus(X, vocabulary).require_nonempty("mini-batch")
@@ -312,6 +325,18 @@ class OnlineVB(_VariationalLDA):
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
         return self.fit(X, **kw).transform(X)
+
+    def _extra_arrays(self) -> dict:
+        out = super()._extra_arrays()
+        state = generator_state_array(getattr(self, "_rng_state", None))    # non-private: its draws protect nothing
+        if state is not None:       # partial_fit after load draws what it would have drawn without the save
+            out["rng_state"] = state
+        return out
+
+    def _load_extra(self, arrays) -> None:
+        super()._load_extra(arrays)
+        if "rng_state" in arrays:   # absent in older folders (the stream then restarts from the seed)
+            self._rng_state = generator_from_state_array(arrays["rng_state"])
 
     def privacy_report(self) -> dict:
         return non_private_report("online variational Bayes adds no noise: the topics depend on every document.",
@@ -455,7 +480,15 @@ class DPSVI(_VariationalLDA):
 
     def fit(self, X, y=None, *, vocabulary=None, eval_set=None):
         """Train with ``n_steps`` Poisson-sampled private steps. ``vocabulary`` (public word list) fixes
-        the vocabulary; otherwise it is taken from ``X`` and is not covered by the guarantee."""
+        the vocabulary; otherwise it is taken from ``X`` and is not covered by the guarantee.
+
+        A fit that fails or is interrupted half-way leaves the model exactly as it was: nothing of the aborted run
+        (its noisy λ iterates, its ledger) is kept, released or saved, so the earlier fit's ``lambda_`` and
+        ``privacy_`` still describe each other."""
+        with unchanged_on_error(self):
+            return self._fit(X, vocabulary, eval_set)
+
+    def _fit(self, X, vocabulary, eval_set):
         self._validate()
         self._require_secure_noise()
         corpus = self._train_corpus(X, vocabulary)
