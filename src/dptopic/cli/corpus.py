@@ -169,7 +169,6 @@ def _shard_summary(a):
                              a.top)
 
 
-@with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
 def _report_file_summary(path) -> dict | None:
     """What a file of randomized reports (``dptopic randomize``'s output) holds, read from its header and checked as
     the trainers check it; None for any other file. Such a file is no corpus, so 'corpus info' describes it rather
@@ -209,6 +208,7 @@ def _report_file_summary(path) -> dict | None:
     return out
 
 
+@with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
 def cmd_corpus_info(a):
     import json
 
