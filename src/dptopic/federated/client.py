@@ -51,6 +51,11 @@ class RRPConfig:
     subset_size: int = 0
     local_inference: str = "em"
 
+    def __post_init__(self):
+        # every setting in the range FedLDA takes, at construction: a participant builds this from the /v1/config of
+        # a server it does not trust, and sizes memory, entries and its epsilon from it before any FedClient exists
+        check_protocol(self)
+
     @property
     def words_per_report(self) -> int:
         """``"none"`` rule: words per randomized entry (``subset_size``, or 0 for the error-optimal size)."""
@@ -82,10 +87,41 @@ def entries_per_update(pad_length: int, sample_ratio: float) -> int:
     return RRPConfig(1, 1.0, pad_length=pad_length, sample_ratio=sample_ratio).n_entries
 
 
+def _protocol_rules() -> dict:
+    """``FedLDA._parameter_constraints`` for the fields of :class:`RRPConfig` (a test keeps them equal), without
+    importing the models, which a participant does not otherwise load."""
+    from .._validation import Int, Options, Real
+    from ..accounting.events import EPSILON_MAX
+
+    return {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, EPSILON_MAX, "right")], "delta": [Real(0, 1, "neither")],
+            "gamma": [Real(1, 1e6)], "pad_length": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")],
+            "alpha": [Real(1e-8, 1e6, "both")], "local_iter": [Int(1, 100_000)],
+            "variant": [Options(("another", "coincide"))], "exclusion": [Options(("none", "floor", "tail"))],
+            "replacement": [Options(("mixture", "topic"))], "subset_size": [Int(0, 1_000_000_000)],
+            "local_inference": [Options(LOCAL_INFERENCE)]}
+
+
+def check_protocol(config: RRPConfig) -> None:
+    """Refuse (one line) a setting outside the range ``FedLDA`` takes for it (an integer ``pad_length`` in [1, 10^7],
+    a ``sample_ratio`` in (0, 1], a known ``exclusion``, ...), before anything is drawn. A participant's settings come
+    from a server it does not trust (``/v1/config``): without this, a malformed one failed deep inside NumPy with a
+    traceback (``sample_ratio`` 2, ``pad_length`` 0, ``n_topics`` 0) or exhausted the device's memory
+    (``pad_length`` 10^9); a fractional ``subset_size`` was truncated, a negative ``alpha`` taken."""
+    from .._validation import validate_value
+
+    for name, rules in _protocol_rules().items():
+        validate_value(name, getattr(config, name), rules)
+    if rounds_to_no_entry(config.pad_length, config.sample_ratio):
+        raise DPTopicError(f"pad_length={config.pad_length} is too small for sample_ratio={config.sample_ratio:g}:"
+                           " an update would round to no entry; raise pad_length or sample_ratio.")
+
+
 def check_config(config: RRPConfig, vocab_size: int) -> None:
     """Refuse (one line) a configuration the protocol cannot run on a vocabulary of ``vocab_size`` words:
-    more topics than words, or an ``epsilon`` so small that no replacement distribution keeps every
-    likelihood ratio within ``e^epsilon`` (``variant="another"``, ``exclusion="floor"``)."""
+    a setting out of its range (:func:`check_protocol`), more topics than words, or an ``epsilon`` so small that no
+    replacement distribution keeps every likelihood ratio within ``e^epsilon`` (``variant="another"``,
+    ``exclusion="floor"``)."""
+    check_protocol(config)
     K, V = int(config.n_topics), int(vocab_size)
     if config.local_inference not in LOCAL_INFERENCE:
         raise DPTopicError(f"invalid local_inference={config.local_inference!r}: must be one of"
@@ -142,6 +178,7 @@ class FedClient:
         ``reports`` (the ``"none"`` rule): the randomized reports this user drew before (``sets`` of an earlier
         client, kept on its device), reused instead of randomizing anew, so that taking part again spends
         nothing more; they are checked for shape and range, never for agreement with ``corpus``."""
+        check_protocol(config)  # first: the settings may come from an untrusted server's /v1/config
         if secure and config.exclusion != "none":
             raise DPTopicError("secure reports are drawn by subset selection, the 'none' rule's randomizer: the floor"
                                " and tail rules have no secure sampler; use exclusion='none'.")

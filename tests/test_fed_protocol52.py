@@ -1,0 +1,120 @@
+"""Protocol review 52 of the FedLDA participant: the settings a ``dptopic fed-client`` takes from a server it does not
+trust (``/v1/config``'s ``fed``) are checked against the ranges ``FedLDA`` takes, in one line, before anything is
+randomized, kept or sent. Before, ``sample_ratio`` 2 or ``n_topics`` 0 failed inside NumPy with a traceback after the
+reports were drawn, ``pad_length`` 10^9 exhausted the device's memory, and a negative ``alpha`` or a fractional
+``subset_size`` was taken as it came."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dptopic
+from dptopic.errors import DPTopicError
+from dptopic.federated import FedClient, RRPConfig
+
+from service_helpers import Server, corpus_of, get_json, make_data, make_words
+
+SRC = str(Path(dptopic.__file__).resolve().parents[1])     # the dptopic under test, in the CLI too
+
+BAD = [("sample_ratio", 2.0), ("sample_ratio", -1.0), ("pad_length", 0), ("pad_length", 10 ** 7 + 1),
+       ("pad_length", 8.5), ("n_topics", 0), ("alpha", -1.0), ("alpha", float("nan")), ("subset_size", 2.5), ("subset_size", True),
+       ("local_iter", 0), ("exclusion", "bogus"), ("variant", "bogus")]
+
+
+@pytest.mark.parametrize("name,value", BAD)
+def test_a_setting_out_of_range_is_refused_in_one_line_before_anything_is_drawn(name, value):
+    words = make_words(10)
+    c = corpus_of([" ".join(words[:8])], words)
+    kw = {"n_topics": 2, "epsilon": 3.0, "pad_length": 8, name: value}
+    with pytest.raises(DPTopicError, match=f"^invalid {name}=") as e:
+        FedClient("u", c, RRPConfig(**kw), np.random.default_rng(0), secure=True)
+    assert "\n" not in str(e.value)
+
+
+def test_the_participants_ranges_are_fedlda_s():
+    from dptopic.federated.client import _protocol_rules
+    from dptopic.models.fedlda import FedLDA
+
+    rules = _protocol_rules()
+    assert set(rules) == {"n_topics", "epsilon", "delta", "gamma", "pad_length", "sample_ratio", "alpha", "local_iter",
+                          "variant", "exclusion", "replacement", "subset_size", "local_inference"}
+    for name, r in rules.items():
+        assert r == FedLDA._parameter_constraints[name], name
+
+
+class _Fake(BaseHTTPRequestHandler):
+    """A server that answers ``/v1/config`` with a stored document and records every request."""
+
+    doc: dict = {}
+    seen: list = []
+
+    def _answer(self):
+        type(self).seen.append((self.command, self.path))
+        n = int(self.headers.get("Content-Length") or 0)
+        if n:
+            self.rfile.read(n)
+        body = json.dumps(self.doc).encode() if self.path == "/v1/config" else b'{"error": {"code": "x"}}'
+        self.send_response(200 if self.path == "/v1/config" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _answer
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fed52")
+    words, texts = make_data(tmp, vocab_size=30, n_docs=20, n_prior=10)
+    (tmp / "mine.txt").write_text("\n".join(texts[:4]) + "\n")
+    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon", "3",
+                 "--fed-topics", "2", "--fed-pad-length", "8", "--fed-min-updates", "1").start()
+    try:
+        status, cfg = get_json(srv.url + "/v1/config")
+        assert status == 200 and cfg["fed"]
+        r = _fed_client(srv.url, tmp / "mine.txt", tmp / "state")     # the server's own settings are taken
+        assert r.returncode == 0 and "took part in 1 round(s)" in " ".join(r.stdout.split()), r.stderr
+        yield {"tmp": tmp, "url": srv.url, "config": cfg}
+    finally:
+        srv.stop()
+
+
+def _fed_client(url, corpus, state):
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "dptopic", "fed-client", "--server", url, "--corpus", str(corpus),
+                           "--state", str(state), "--rounds", "1", "--poll", "0.05", "--retries", "0"],
+                          capture_output=True, text=True, timeout=60, env=env)
+
+
+@pytest.mark.parametrize("name,value", [("sample_ratio", 2.0), ("n_topics", 0), ("alpha", -1.0),
+                                        ("subset_size", 2.5)])
+def test_fed_client_refuses_a_servers_malformed_setting_in_one_line_and_sends_nothing(served, tmp_path, name, value):
+    doc = json.loads(json.dumps(served["config"]))
+    doc["fed"][name] = value
+    handler = type("Fake", (_Fake,), {"doc": doc, "seen": []})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        state = tmp_path / "state"
+        r = _fed_client(f"http://127.0.0.1:{httpd.server_address[1]}", served["tmp"] / "mine.txt", state)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: invalid {name}="), r.stderr
+    assert handler.seen == [("GET", "/v1/config")]             # no round fetched, no update sent
+    assert not state.exists()                                 # no reports drawn and kept
