@@ -91,10 +91,10 @@ def served(tmp_path_factory):
         srv.stop()
 
 
-def _fed_client(url, corpus, state):
+def _fed_client(url, corpus, state, *extra):
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-m", "dptopic", "fed-client", "--server", url, "--corpus", str(corpus),
-                           "--state", str(state), "--rounds", "1", "--poll", "0.05", "--retries", "0"],
+                           "--state", str(state), "--rounds", "1", "--poll", "0.05", "--retries", "0", *extra],
                           capture_output=True, text=True, timeout=60, env=env)
 
 
@@ -118,3 +118,35 @@ def test_fed_client_refuses_a_servers_malformed_setting_in_one_line_and_sends_no
     assert len(lines) == 1 and lines[0].startswith(f"error: invalid {name}="), r.stderr
     assert handler.seen == [("GET", "/v1/config")]             # no round fetched, no update sent
     assert not state.exists()                                 # no reports drawn and kept
+
+
+def test_fed_client_refuses_a_per_user_epsilon_above_its_limit_before_drawing(served, tmp_path):
+    """--max-epsilon bounds one entry only, and the server chooses how many entries an update holds: a server asking
+    for 8 entries at epsilon 3 per entry took a per-user epsilon of 24 from a user with no way to cap it."""
+    handler = type("Fake", (_Fake,), {"doc": json.loads(json.dumps(served["config"])), "seen": []})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        state = tmp_path / "state"
+        r = _fed_client(f"http://127.0.0.1:{httpd.server_address[1]}", served["tmp"] / "mine.txt", state,
+                        "--max-user-epsilon", "20")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "per-user epsilon" in lines[0] and "= 24" in lines[0], r.stderr
+    assert "--max-user-epsilon" in lines[0] and "limit of 20" in lines[0], r.stderr
+    assert handler.seen == [("GET", "/v1/config")] and not state.exists()
+
+
+def test_a_user_without_a_report_word_takes_part_with_padding_only(served):
+    """docs/fedlda.md: a user with none of the report words takes part and sends padding only (so taking part says
+    nothing about the text); fed_participate restricted the documents with drop_empty and refused the empty corpus."""
+    from dptopic.corpus import Corpus
+    from dptopic.service.client import fed_participate
+
+    outside = Corpus.from_texts(["zebra xylophone quokka", "quokka zebra yak"], max_vocab=None)
+    s = fed_participate(served["url"], outside, rounds=1, poll=0.05, timeout=30, state=None)
+    assert len(s["rounds"]) == 1 and s["epsilon_basic"] > 0

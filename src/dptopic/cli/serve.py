@@ -424,7 +424,8 @@ def cmd_fed_client(a):
         state = None if a.state.strip().lower() == "none" else a.state
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = fed_participate(a.server, corpus, rounds=a.rounds, poll=a.poll, timeout=a.round_timeout,
-                        client_id=a.client_id, client=client, state=state, **_limit(a),
+                        client_id=a.client_id, client=client, state=state, max_user_epsilon=a.max_user_epsilon,
+                        **_limit(a),
                         on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
     if s["state"] is None:
         kept = "reports drawn anew for this run (--state none): a later run that draws again spends its epsilon again"
@@ -560,6 +561,10 @@ def register(sub) -> None:
                                    " printed, also when the server refuses an update.")
     _client_args(f)
     f.add_argument("--rounds", type=positive_int, default=1, help="rounds to take part in")
+    f.add_argument("--max-user-epsilon", type=positive_float, default=None, metavar="EPS",
+                   help="refuse, before anything is randomized, a server whose rounds would spend more than EPS for"
+                        " you in all (epsilon per entry x entries, basic composition): --max-epsilon limits one entry"
+                        " only, and the server chooses how many entries an update holds (default: no such limit)")
     f.add_argument("--client-id", default=None,
                    help="pseudonym (default: the one kept with your reports, else a fresh random one; a run naming"
                         " another id than the kept one is refused)")

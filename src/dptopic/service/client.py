@@ -213,11 +213,12 @@ def check_max_epsilon(max_epsilon) -> float:
     return float(max_epsilon)
 
 
-def _refuse_above(asked: float, limit: float, what: str, server: str) -> None:
+def _refuse_above(asked: float, limit: float, what: str, server: str,
+                  names: str = "max_epsilon, CLI --max-epsilon") -> None:
     """The contributor's own limit: a server is not trusted, so it does not choose how little the reports hide."""
     if asked > limit * (1 + 1e-12):
         raise DPTopicError(f"{server} asks for reports at {what} = {asked:.4g}, above your limit of {limit:g}"
-                           " (max_epsilon, CLI --max-epsilon): reports at that epsilon hide little of your text;"
+                           f" ({names}): reports at that epsilon hide little of your text;"
                            " nothing was randomized or sent. Raise the limit only if you accept it.")
 
 
@@ -648,7 +649,7 @@ def _create_fed_state(path, key: dict, client_id: str, sets) -> bool:
 
 def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, timeout: float = 600.0,
                     client_id: str | None = None, client: ServiceClient | None = None, on_round=None,
-                    state=None, max_epsilon: float = DEFAULT_MAX_EPSILON) -> dict:
+                    state=None, max_epsilon: float = DEFAULT_MAX_EPSILON, max_user_epsilon: float | None = None) -> dict:
     """Take part in ``rounds`` FedLDA rounds with ``corpus`` (the user's documents, kept local).
 
     ``state`` (a file path, or a folder): where this user's randomized reports are kept between runs. The reports
@@ -659,7 +660,9 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     vocabulary, epsilon, entries, words per report and rule), so one folder serves every server; a run that names
     another client id than the kept one is refused. A run whose kept reports already took part in the open round
     waits for the next. Without ``state`` every run draws new reports under a new id. ``max_epsilon``: the largest epsilon per entry the user accepts (a
-    server that asks for more is refused before anything is randomized)."""
+    server that asks for more is refused before anything is randomized). ``max_user_epsilon``: the largest per-user
+    epsilon (basic composition over every entry of the ``rounds`` updates) the user accepts: the server chooses the
+    number of entries, so a limit per entry alone does not bound the total; None: no such limit."""
     if client_id is not None and not codec.PSEUDONYM.fullmatch(str(client_id)):
         raise DPTopicError(f"invalid client id {str(client_id)[:40]!r}: it must be {codec.PSEUDONYM_RULE}; leave it out"
                            " for a random one.")
@@ -672,7 +675,9 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
 
     words = list(cfg["vocabulary"])
     vocab = Vocabulary(words[:int(cfg["fed"].get("report_words") or len(words))])  # FedLDA's report words
-    local = corpus.restrict(vocab) if corpus.vocabulary != vocab else corpus
+    # documents left without a report word stay (drop_empty=False): under the "none" rule such a user takes part with
+    # padding only, and restricting used to drop them and then refuse the empty corpus
+    local = corpus.restrict(vocab, drop_empty=False) if corpus.vocabulary != vocab else corpus
     if not isinstance(cfg["fed"], dict):
         raise DPTopicError(f"the FedLDA configuration of {client.server} is not an object: upgrade dptopic (or the"
                            " server).")
@@ -684,6 +689,11 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         raise DPTopicError(f"the FedLDA configuration of {client.server} lacks or mistypes a field"
                            f" ({type(e).__name__}: {str(e)[:40]}): upgrade dptopic (or the server).") from None
     _refuse_above(float(rrp.epsilon), limit, "epsilon per entry", client.server)
+    if max_user_epsilon is not None:    # the total this run may spend, before anything is drawn
+        total = codec.fed_privacy(rrp, rounds, vocab_size=len(vocab))["epsilon_basic"]
+        _refuse_above(float(total), check_max_epsilon(max_user_epsilon),
+                      f"a per-user epsilon (basic composition, {rounds} round{'s' if rounds != 1 else ''})", client.server,
+                      "max_user_epsilon, CLI --max-user-epsilon")
     if local.n_tokens == 0 and rrp.exclusion != "none":
         raise DPTopicError(f"none of your words is among the {len(vocab)} words this server's FedLDA rounds take: there"
                            " is nothing to report.")
