@@ -283,17 +283,18 @@ class Service:
 def require_identity_encoding(request: Request) -> None:
     """Refuse a body sent with a Content-Encoding (gzip, br, ...): the server does not decode one, and storing the
     bytes as they came would store something other than what the client meant."""
-    values = request.headers.getlist("content-encoding")   # several headers are one list of codings (RFC 9110)
-    if not values:
-        return
-    raw = ",".join(values)
-    codings = [c.strip().lower() for c in raw.split(",") if c.strip()]
-    other = [c for c in codings if c != "identity"]
-    if other:
-        shown = ", ".join(other)[:40]
+    shown = _codings_other_than(request, "content-encoding", "identity")
+    if shown:
         raise ApiError(415, "unsupported_content_encoding", f"the body is sent with Content-Encoding {shown}, which this"
                                                             " server does not decode: send it uncompressed (no"
                                                             " Content-Encoding header, or identity).")
+
+
+def _codings_other_than(request: Request, header: str, allowed: str) -> str:
+    """The codings ``header`` names besides ``allowed``, shown (at most 40 characters); several headers are one list
+    of codings (RFC 9110). Empty when there are none."""
+    codings = [c.strip().lower() for c in ",".join(request.headers.getlist(header)).split(",") if c.strip()]
+    return ", ".join(c for c in codings if c != allowed)[:40]
 
 
 def require_plain_transfer(request: Request) -> None:
@@ -301,11 +302,8 @@ def require_plain_transfer(request: Request) -> None:
     HTTP layer takes the chunks apart but decodes no other coding, so the app would read the coded bytes as the body
     (and a client that names a coding it did not apply would have its bytes stored as they came). The h11 parser
     refuses such a request itself (400); httptools passes it on, so the app refuses it here, also with 400."""
-    values = request.headers.getlist("transfer-encoding")
-    codings = [c.strip().lower() for c in ",".join(values).split(",") if c.strip()]
-    other = [c for c in codings if c != "chunked"]
-    if other:
-        shown = ", ".join(other)[:40]
+    shown = _codings_other_than(request, "transfer-encoding", "chunked")
+    if shown:
         raise ApiError(400, "bad_request", f"the body is sent with Transfer-Encoding {shown}, which this server does"
                                            " not decode: send it as it is, with a Content-Length (or"
                                            " Transfer-Encoding: chunked alone).")
