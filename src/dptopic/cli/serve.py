@@ -274,6 +274,18 @@ def check_body_limit(cfg) -> None:
                            f" takes ({need} bytes: one {cfg.report_kind}-level report for a vocabulary of"
                            f" {cfg.vocab_size} words, with its header and checksum): every upload would be refused with"
                            f" 413; give at least {need} (uploads of many reports need more; default 4194304).")
+    if cfg.fed_epsilon is not None:
+        # a participant draws its reports, and spends their epsilon, before it uploads: an update the server would
+        # refuse as too large spends for nothing
+        from ..service import codec
+
+        words = len(cfg.fed_vocabulary)
+        update = codec.fed_largest_update(codec.fed_config(cfg), words)
+        if cfg.max_body_bytes < update:
+            raise DPTopicError(f"--max-body-bytes {cfg.max_body_bytes} is smaller than a FedLDA update at these settings"
+                               f" (up to {update} bytes: {codec.fed_config(cfg).n_entries} entries of reports over"
+                               f" {words} words): participants would draw, and spend, then be refused with 413; raise"
+                               " --max-body-bytes or lower --fed-pad-length.")
 
 
 def warn_above_client_limit(cfg, a) -> None:

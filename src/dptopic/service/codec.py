@@ -377,6 +377,19 @@ def fed_initial_broadcast(vocabulary, rrp, beta: float = 0.01) -> bytes:
     return _fed_server(vocabulary, rrp, beta, [], 0).broadcast()
 
 
+def fed_largest_update(rrp, vocab_size: int) -> int:
+    """Bytes of the largest update a participant sends to a server with these settings (``vocab_size``: the words
+    reports range over): every entry a report of the resolved size, the longest client id allowed. Data-independent,
+    so ``serve`` can check it against its body limit before any participant draws (and spends) anything."""
+    import numpy as np
+
+    from ..federated import ClientUpdate
+
+    m, s = rrp.n_entries, max(1, rrp.report_size(vocab_size))
+    words = np.zeros((m, s) if rrp.exclusion == "none" else (m,), np.int32)
+    return len(ClientUpdate(0, "x" * 128, "0" * 16, np.zeros(m, np.int32), words).encode()) + 64   # round, digits
+
+
 def fed_check_update(body: bytes, vocabulary, rrp, round_: int, beta: float = 0.01):
     """Validate one encoded update for the open round; returns ``(client id, round)``.
 
