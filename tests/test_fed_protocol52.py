@@ -178,3 +178,35 @@ def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, ca
     client = FedClient("c" * 128, corpus, rrp, np.random.default_rng(1))
     update = client.run_round(server.broadcast())
     assert len(update) <= codec.fed_largest_update(rrp, 10)
+
+
+def test_a_failure_after_an_update_left_says_what_was_spent(served, monkeypatch):
+    """Only a refused upload said what the run had spent; a failure after an update had left (here: the next
+    round's broadcast refused, as for a server that changed its vocabulary) did not."""
+    from dptopic.corpus import Corpus
+    from dptopic.errors import DPTopicError
+    from dptopic.service import client as service_client
+    from dptopic.service import codec
+
+    real = codec.fed_client
+
+    def fed_client(*a, **k):
+        fc = real(*a, **k)
+        first = fc.run_round
+        calls = []
+
+        def run_round(msg):
+            calls.append(1)
+            if len(calls) > 1:
+                raise DPTopicError("the broadcast's vocabulary is not this client's")
+            return first(msg)
+        fc.run_round = run_round
+        return fc
+
+    monkeypatch.setattr(codec, "fed_client", fed_client)
+    texts = (served["tmp"] / "mine.txt").read_text().splitlines()
+    corpus = Corpus.from_texts(texts, max_vocab=None)
+    with pytest.raises(DPTopicError) as e:
+        service_client.fed_participate(served["url"], corpus, rounds=2, poll=0.05, timeout=30, state=None)
+    msg = str(e.value)
+    assert "not this client's" in msg and "spent so far: epsilon 24 by basic composition over 1 update" in msg, msg

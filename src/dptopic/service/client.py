@@ -715,41 +715,54 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     if saved is not None:
         fc = codec.fed_client(saved[0], local, rrp, reports=saved[1])
     done, last_round, deadline, sent = [], -1, time.monotonic() + timeout, 0
-    while len(done) < rounds:
-        _, headers, msg = client.request("GET", "/v1/fed/round")
-        try:
-            rnd = int({k.lower(): v for k, v in headers.items()}["dptopic-round"])
-        except (KeyError, ValueError):
-            raise ServerError(f"{client.server} sent a FedLDA round without a round number (Dptopic-Round): is it"
-                              " a dptopic server?") from None
-        if rnd <= last_round:
-            if time.monotonic() > deadline:
-                raise DPTopicError(f"round {last_round + 1} did not open within {timeout:g} s: other clients or the"
-                                   " admin must close the current round.")
-            time.sleep(poll)
-            continue
-        update = fc.run_round(msg)
-        sent += 1  # it leaves the device now: its privacy cost counts whether or not the server keeps it
-        try:
-            ack = client.post_bytes("/v1/fed/updates", update, new_key())
-        except ServerError as e:
-            if e.code == "duplicate_update" and saved is not None:
-                # an earlier run with these same reports already took part in this round: wait for the next one
-                last_round = rnd
+
+    def spent_text() -> str:
+        """What this run has spent, for an error after an update left the device (rounded up, never below)."""
+        eps = fmt_epsilon(codec.fed_privacy(rrp, sent, vocab_size=len(vocab))["epsilon_basic"])
+        if saved is not None:
+            return (f"your reports, drawn in an earlier run, spend epsilon {eps} by basic composition in all; this run"
+                    " spent nothing more")
+        return (f"spent so far: epsilon {eps} by basic composition over {sent} update{'s' if sent != 1 else ''} that"
+                " left this device, whether or not the server kept them")
+
+    try:
+        while len(done) < rounds:
+            _, headers, msg = client.request("GET", "/v1/fed/round")
+            try:
+                rnd = int({k.lower(): v for k, v in headers.items()}["dptopic-round"])
+            except (KeyError, ValueError):
+                raise ServerError(f"{client.server} sent a FedLDA round without a round number (Dptopic-Round): is it"
+                                  " a dptopic server?") from None
+            if rnd <= last_round:
+                if time.monotonic() > deadline:
+                    raise DPTopicError(f"round {last_round + 1} did not open within {timeout:g} s: other clients or the"
+                                       " admin must close the current round.")
+                time.sleep(poll)
                 continue
-            if e.code != "stale_round":
-                spent = codec.fed_privacy(rrp, sent, vocab_size=len(vocab))
-                eps = fmt_epsilon(spent["epsilon_basic"])   # rounded up: never below what was spent
-                how = (f"your reports, drawn in an earlier run, spend epsilon {eps} by basic"
-                       " composition in all; this run spent nothing more" if saved is not None else
-                       f"spent so far: epsilon {eps} by basic composition over {sent}"
-                       f" update{'s' if sent != 1 else ''} that left this device, whether or not the server kept them")
-                raise ServerError(f"{e} ({how})", e.status, e.code) from None
-            continue  # the round closed while we sampled: take part in the next one
-        last_round = rnd
-        done.append({"round": rnd, "bytes_sent": len(update), "round_closed": ack.get("round_closed", False)})
-        if on_round is not None:
-            on_round(done[-1])
+            update = fc.run_round(msg)
+            sent += 1  # it leaves the device now: its privacy cost counts whether or not the server keeps it
+            try:
+                ack = client.post_bytes("/v1/fed/updates", update, new_key())
+            except ServerError as e:
+                if e.code == "duplicate_update" and saved is not None:
+                    # an earlier run with these same reports already took part in this round: wait for the next one
+                    last_round = rnd
+                    continue
+                if e.code != "stale_round":
+                    raise
+                continue  # the round closed while we sampled: take part in the next one
+            last_round = rnd
+            done.append({"round": rnd, "bytes_sent": len(update), "round_closed": ack.get("round_closed", False)})
+            if on_round is not None:
+                on_round(done[-1])
+    except DPTopicError as e:
+        # any failure once an update has left (a refused upload, a round that does not open, a broadcast of another
+        # vocabulary, a server gone) says what was spent: the participant's privacy cost is not undone by the failure
+        if sent == 0:
+            raise
+        if isinstance(e, ServerError):
+            raise ServerError(f"{e} ({spent_text()})", e.status, e.code) from None
+        raise DPTopicError(f"{e} ({spent_text()})") from None
     priv = codec.fed_privacy(rrp, sent, vocab_size=len(vocab))
     return {"client": fc.client_id, "reused_reports": saved is not None, "state": None if state is None else str(state),
             "rounds": done, "updates_sent": sent, "epsilon_basic": priv["epsilon_basic"],
