@@ -129,6 +129,7 @@ PRIVACY = {
     "epsilon_word_contributor", "epsilon_word_contributor_relation", "epsilon_contributor", "f", "flip_probability",
     "reports_per_contributor", "vocab_size", "domain_size", "subset_size", "mechanism", "server_steps",
     "server_seed", "prior_data",
+    "stream",   # OLP-LDA: batches and reports taken (the server sees every report), and the per-contributor figures
 }
 # privacy["parameters"]: settings given or calibrated from them (a), or read from a noisy release (n_words) (b)
 PARAMETERS = {

@@ -78,20 +78,65 @@ def _attack_features(proba: np.ndarray) -> np.ndarray:
     return np.column_stack([np.sort(p, axis=1)[:, ::-1], -(p * np.log(p)).sum(axis=1)])
 
 
+SE_SINGLE = ("one replicate (one target split, one target, one set of shadows): attack_accuracy_se and"
+             " target_accuracy_se are binomial, sqrt(p(1 - p)/n) over the records scored (n_eval, n_test), and"
+             " target_f1_macro_se a bootstrap over the test documents; they leave out the spread from drawing the"
+             " split and training the target and the shadows (their sampling and noise), which only independent"
+             " replicates measure (n_replicates >= 2)")
+"""What the standard errors of a single-replicate attack count (``se_method`` of its result)."""
+
+SE_REPLICATES = ("{r} independent replicates (each a fresh target split, target, shadows and scored records, from its"
+                 " own child of the seed): each figure is their mean, its standard error their sample standard"
+                 " deviation / sqrt({r}), which counts the spread from training as well as from the records scored")
+"""What the standard errors of a replicated attack count (``se_method`` of its result)."""
+
+_REPLICATED = ("attack_accuracy", "target_accuracy", "target_f1_macro")
+
+
 def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows: int = 10, seed=None,
-                   verbose: int = 1) -> dict:
+                   verbose: int = 1, n_replicates: int = 1) -> dict:
     """Target on a train/test split, ``n_shadows`` shadow classifiers on random halves of the whole corpus,
     per-class attack models; returns attack accuracy on a balanced member/non-member set, with the target's
-    test accuracy and macro F1."""
-    from sklearn.ensemble import GradientBoostingClassifier
-    from sklearn.metrics import accuracy_score, f1_score
+    test accuracy and macro F1.
 
+    ``n_replicates=1`` (default): one attack; its standard errors are those of the records scored only
+    (``se_method`` says so: :data:`SE_SINGLE`). ``n_replicates >= 2``: the whole attack repeated on independent
+    child streams of ``seed``; each figure is the replicates' mean with the standard error of their spread
+    (:data:`SE_REPLICATES`), and ``replicates`` lists every replicate's own figures."""
     _check_corpus(corpus)
     if isinstance(n_shadows, bool) or not isinstance(n_shadows, (int, np.integer)) or n_shadows < 1:
         raise DPTopicError(f"invalid n_shadows={n_shadows!r}: need a whole number >= 1 of shadow classifiers.")
+    if isinstance(n_replicates, bool) or not isinstance(n_replicates, (int, np.integer)) or n_replicates < 1:
+        raise DPTopicError(f"invalid n_replicates={n_replicates!r}: need a whole number >= 1 of replicates of the"
+                           " attack (2 or more for a standard error that counts training).")
     if corpus.labels is None:
         raise DPTopicError("the classifier attack needs a labelled corpus: give labels (e.g. --label-field).")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if n_replicates == 1:
+        out = _one_attack(corpus, train_fn, test_size, n_shadows, rng, verbose)
+        out.update({"n_replicates": 1, "se_method": SE_SINGLE})
+        return out
+    runs = [_one_attack(corpus, train_fn, test_size, n_shadows, child, verbose)
+            for child in rng.spawn(int(n_replicates))]
+    out = dict(runs[0])
+    for key in _REPLICATED:
+        vals = np.array([r[key] for r in runs], dtype=np.float64)
+        out[key] = float(vals.mean())
+        out[key + "_se"] = float(vals.std(ddof=1) / np.sqrt(len(vals)))
+    out["target_majority_class_accuracy"] = float(np.mean([r["target_majority_class_accuracy"] for r in runs]))
+    out["replicates"] = [{k: r[k] for k in ("attack_accuracy", "attack_accuracy_se", "target_accuracy",
+                                             "target_accuracy_se", "target_f1_macro", "target_f1_macro_se")}
+                         for r in runs]
+    out.update({"n_replicates": int(n_replicates), "se_method": SE_REPLICATES.format(r=int(n_replicates))})
+    return out
+
+
+def _one_attack(corpus: Corpus, train_fn, test_size: float, n_shadows: int, rng: np.random.Generator,
+                verbose: int) -> dict:
+    """One replicate of :func:`classifier_mia`, every draw from ``rng``."""
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.metrics import accuracy_score, f1_score
+
     train, test = corpus.train_test_split(test_size, seed=rng)
     classes = sorted(set(corpus.labels))
     if len(classes) < 2:

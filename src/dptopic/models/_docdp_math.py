@@ -66,13 +66,29 @@ def per_document_statistic(x: np.ndarray, beta: np.ndarray, alpha: float, inner:
     return normalised_statistic(sp.csr_matrix(np.asarray(x, dtype=np.float64)[None, :]), beta, alpha, inner)[0]
 
 
-def denoise(release: np.ndarray, noise_std: float, threshold: float, floor: float = 1e-3) -> np.ndarray:
+#: the floor every cell of a denoised release gets, in noise standard deviations (see :func:`denoise`)
+FLOOR_PER_NOISE_STD = 1e-3
+
+
+def denoise(release: np.ndarray, noise_std: float, threshold: float) -> np.ndarray:
     """Topic-word distributions from a noisy release only (post-processing).
 
-    Cells below ``threshold * noise_std`` are set to zero (they are indistinguishable from noise),
-    a small ``floor`` keeps every word possible, rows are renormalised.
+    Cells below ``threshold * noise_std`` are set to zero (they are indistinguishable from noise); every cell then
+    gets the floor ``FLOOR_PER_NOISE_STD * noise_std`` (one thousandth of the noise standard deviation), which keeps
+    every word possible, and rows are renormalised. The floor reads only the public noise scale, never the data.
+    Being in units of the noise, it makes the topics depend on the release only through ``release / noise_std``
+    (the signal-to-noise ratio of each cell): a cell that passed the threshold outweighs a floored one by at least
+    ``threshold / FLOOR_PER_NOISE_STD`` (2,000 at the default threshold 2) at every noise level, and under extreme
+    noise (a tiny epsilon) the few cells that pass by chance do not take a topic's whole mass, as a fixed floor,
+    vanishing beside a huge noise scale, let them (:class:`~dptopic.models.docdp_cooc.DocDPCooccurrence` floors its
+    weights the same way). A row with no weight at all (only with ``noise_std = 0``) comes out uniform.
     """
     N = np.array(release, dtype=np.float64)
-    N[N < threshold * noise_std] = 0.0
-    N += floor
-    return N / N.sum(axis=1, keepdims=True)
+    scale = float(noise_std)
+    N[N < threshold * scale] = 0.0
+    N += FLOOR_PER_NOISE_STD * scale
+    total = N.sum(axis=1, keepdims=True)
+    empty = ~(total[:, 0] > 0)
+    N[empty] = 1.0
+    total[empty] = N.shape[1]
+    return N / total

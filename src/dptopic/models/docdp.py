@@ -51,7 +51,9 @@ class DocDPEM(_DocumentDPModel):
     n_topics : K.
     epsilon, delta : the guarantee for adding or removing one whole document (the whole run).
     n_iter : noisy EM iterations (each a release; fewer iterations means less noise per release).
-    threshold : cells of a release below ``threshold`` noise standard deviations are set to zero (post-processing).
+    threshold : cells of a release below ``threshold`` noise standard deviations are set to zero, then every cell gets
+        a floor of a thousandth of the noise standard deviation (post-processing,
+        :func:`~dptopic.models._docdp_math.denoise`).
     alpha : document-topic smoothing in the E-step.
     inner : fixed-point iterations of the E-step per document.
     secure : the Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.

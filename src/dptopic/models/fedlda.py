@@ -422,7 +422,7 @@ class FedLDA(GibbsTopicModel):
                                        " map every client corpus onto one vocabulary with Corpus.restrict.")
             if not any(c.n_tokens for c in X):
                 raise DPTopicError("every client corpus is empty: give at least one client with tokens.")
-            return list(X) if self.exclusion == "none" else [c for c in X if c.n_tokens > 0]
+            return list(X)
         _refuse_user_lists_of_matrices(X)
         _refuse_user_lists_of_texts(X)
         X, names = self._as_input(X)
@@ -439,11 +439,15 @@ class FedLDA(GibbsTopicModel):
             raise DPTopicError(f"n_clients={self.n_clients} exceeds the {corpus.n_docs} documents: a simulated user"
                                " holds at least one document; give fewer clients, or a list of user corpora.")
         n = corpus.n_docs if self.n_clients is None else self.n_clients
-        parts = [corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)]
-        # exclusion="none": a user without tokens sends padding only, like anyone's reports (dropping it would
-        # make the number of users depend on its text); the floor and tail rules need tokens to sample from, so
-        # there an empty user stays out, and the count is as partial as those rules' guarantee (docs/fedlda.md)
-        return parts if self.exclusion == "none" else [c for c in parts if c.n_tokens]
+        # every user given: see _senders for who sends under each rule
+        return [corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)]
+
+    def _senders(self, corpora: list[Corpus]) -> list[Corpus]:
+        """The users who send updates. exclusion="none": every user (one without tokens sends padding only, like
+        anyone's reports). The floor and tail rules draw a user's entries from its tokens, so a user without any
+        sends nothing; the model still counts every user given (``n_clients_``, public: the caller chose them),
+        never the number who had tokens, which would depend on their text."""
+        return list(corpora) if self.exclusion == "none" else [c for c in corpora if c.n_tokens]
 
     def _config(self) -> RRPConfig:
         return RRPConfig(self.n_topics, float(self.epsilon), float(self.delta), float(self.gamma), self.pad_length,
@@ -485,7 +489,8 @@ class FedLDA(GibbsTopicModel):
             corpora, n_report = self._report_corpora(corpora)
             self.report_words_ = n_report
             check_config(cfg, n_report)
-            self._run_rounds(corpora, cfg, n_report, V, heldout, callback)
+            self._run_rounds(self._senders(corpora), cfg, n_report, V, heldout, callback)
+            self.n_clients_ = len(users)    # every user given (public), whoever of them had tokens to send
             self._set_fitted(users)
             # public quantities only: the exact document and token counts are what the padding hides
             self._train_stats = {"n_clients": self.n_clients_, "vocab_size": V,
@@ -554,7 +559,6 @@ class FedLDA(GibbsTopicModel):
                 bar.advance(1, info=f"eps/user {info['epsilon_user_basic']:.4g}")
         self.components_ = full_vocabulary_topics(server.phi, V)
         self.n_truncated_ = int(sum(c.n_truncated for c in clients))
-        self.n_clients_ = len(clients)
 
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(self.report_delta)

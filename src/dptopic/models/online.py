@@ -317,6 +317,9 @@ class OLPLDA(_LocalModel, OnlineLDA):
     no averaging, no rescaling by batch size) and ``μ^0 = Σ_k N^0_{k,t}`` (token counts of
     ``D_0``, line 2-3).
 
+    ``privacy_["stream"]`` names the mini-batches and reports taken so far (over every ``partial_fit``, and across a
+    save and load) and what a contributor with a report in each of those batches has spent (its events composed).
+
     Parameters
     ----------
     prior_corpus : ``D_0`` (a :class:`Corpus` over the public vocabulary), or ``"none"`` for
@@ -518,12 +521,35 @@ class OLPLDA(_LocalModel, OnlineLDA):
                   " in all (one person under several pseudonyms counts as several contributors).")
         rep["mode"] = "Algorithm 2 as printed" if self.alg2_literal else "reconciled Algorithm 2 (eq. 21 prior mean)"
         rep["prior_data"] = "none" if self._no_prior() else "public prior corpus D_0"
+        rep["stream"] = self._stream_report(rep)
         if getattr(self, "_prior_presence", None) is not None:
             rep["scope"] += (" A model folder saved by save() also holds the prior documents' word-presence rows"
                              " (an array read by the overlap check when training resumes): publish such a folder"
                              " only where the prior corpus itself may be published (dptopic serve's /v1/model leaves"
                              " them out).")
         return rep
+
+    def _stream_report(self, rep: dict) -> dict:
+        """How many mini-batches and reports the model took, and what a contributor with a report in every one of
+        those batches has spent: each report is one randomized-response event on its contributor's device, so such
+        a contributor's events compose over the batches (basic composition of pure epsilons, Dwork & Roth 2014
+        Thm 3.16), never fewer than the ``reports_per_contributor`` the headline figure states."""
+        batches = int(getattr(self, "n_batches_", 0) or 0)
+        every = max(batches, int(rep["reports_per_contributor"]))
+        return {
+            "n_batches": batches,
+            "n_reports": int(getattr(self, "n_docs_seen_", 0) or 0),
+            "reports_per_contributor_stated": int(rep["reports_per_contributor"]),
+            "epsilon_doc_contributor_in_every_batch": every * float(rep["epsilon_doc"]),
+            "epsilon_word_contributor_in_every_batch": every * float(rep["epsilon_word"]),
+            "composition": (f"the headline epsilon covers a contributor with up to {rep['reports_per_contributor']}"
+                            f" report(s) in all, whichever of the {batches} mini-batch(es) they fall in; the"
+                            f" *_in_every_batch figures cover {every} report(s) (one in every batch, or the stated"
+                            " count if larger) by basic composition of one randomized-response event per report"
+                            " (pure epsilon, delta = 0; Dwork & Roth 2014 Thm 3.16); batches made of"
+                            " different contributors' reports do not compose (each report is randomized once, on its"
+                            " own device)"),
+        }
 
     def _saved_params(self) -> dict:
         params = super()._saved_params()
