@@ -19,6 +19,7 @@ the client perturbs its entries once and reuses them in every round (Erlingsson,
 from __future__ import annotations
 
 import math
+from decimal import ROUND_CEILING, Decimal, localcontext
 
 import numpy as np
 
@@ -90,6 +91,46 @@ def krr_eta(epsilon: float, vocab_size: int) -> float:
     if epsilon > 700:
         return 0.0
     return float(V / (math.expm1(epsilon) + V))
+
+
+COIN_BITS = 53
+"""The RRP kernel's coin is a uniform multiple of 2^-53 in [0, 1): an entry is kept when the coin is at least the
+replacement probability it is handed, so it realises the multiple of 2^-53 at or above that probability."""
+
+
+def realised_eta(epsilon: float, delta: float = 0.1, gamma: float = 1.0, variant: str = "another",
+                 exclusion: str = "floor", vocab_size: int | None = None) -> float:
+    """The replacement probability :func:`~dptopic.mechanisms.rrp.rrp_perturb` realises: ``ceil(eta 2^53) / 2^53``,
+    ``eta`` computed with 60 significant digits (:func:`eta` from the floating-point ``delta0`` the replacement table
+    uses, or :func:`krr_eta` from ``vocab_size`` with ``exclusion="none"``). Never below ``eta``: a larger
+    replacement probability only lowers the ratio ``e^eps`` bounds (a word reported as itself against another word
+    reported as it), where the float ``eta`` compared with the coin realised up to one part in 2^53 less, and at
+    ``epsilon > 700``, where ``eta`` underflows to 0, never replaced a kept word (an unbounded ratio). The ratios
+    it raises instead (``eta / (1 - eta)`` of ``variant="another"``) are charged by :func:`rrp_event`, which
+    computes :func:`effective_epsilon` from this value."""
+    epsilon = check_epsilon(epsilon)
+    if exclusion == "none":
+        V = int(vocab_size) if vocab_size is not None else 0
+        if V < 2:
+            raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give at least two words.")
+    else:
+        if variant not in VARIANTS:
+            raise DPTopicError(f"invalid variant={variant!r}: must be one of {', '.join(VARIANTS)}.")
+        d0 = delta0(delta, gamma)
+    if math.isinf(epsilon):
+        return 0.0
+    with localcontext() as ctx:
+        ctx.prec = 60
+        # beyond e^10000 every eta is below 2^-53 (delta0 is a positive float), so it realises 2^-53 either way
+        e = Decimal(min(epsilon, 1e4)).exp()
+        if exclusion == "none":
+            x = V / (e + V - 1)
+        elif variant == "another":
+            x = 1 / (Decimal(d0) * e + 1)
+        else:
+            x = 1 / (1 + Decimal(d0) * (e - 1))
+        k = int((x * (1 << COIN_BITS)).to_integral_value(rounding=ROUND_CEILING))
+    return k / float(1 << COIN_BITS)        # exact: k <= 2^53
 
 
 def subset_size(epsilon: float, vocab_size: int) -> int:
@@ -165,7 +206,8 @@ def entries_for_user_budget(user_epsilon: float, vocab_size: int) -> tuple[float
     large epsilon spend the total on words a user repeats, many at a small one drown each word in noise. The
     minimiser depends on ``V`` only (about 9 for V = 1,000, 10 for 2,000, 11 for 5,000); the entries are
     ``floor(user_epsilon / eps*)`` (at least 1) and the per-entry epsilon is then ``user_epsilon /
-    entries``, so the total is spent exactly. Reads no data (``docs/fedlda.md``).
+    entries`` (one floating-point step lower where the quotient rounds up), so the total is spent exactly and never
+    exceeded. Reads no data (``docs/fedlda.md``).
     """
     if not (_num(user_epsilon) and 0 < user_epsilon < math.inf):
         raise DPTopicError(f"invalid user_epsilon={user_epsilon!r}: must be a finite number > 0 (the per-user"
@@ -176,7 +218,10 @@ def entries_for_user_budget(user_epsilon: float, vocab_size: int) -> tuple[float
     cost = [e * (1.0 / V + subset_report_variance(float(e), V)) for e in ENTRY_EPSILON_GRID]
     best = float(ENTRY_EPSILON_GRID[int(np.argmin(cost))])
     entries = max(1, int(math.floor(float(user_epsilon) / best + 1e-9)))
-    return float(user_epsilon) / entries, entries
+    eps = float(user_epsilon) / entries
+    while eps * entries > float(user_epsilon):     # the quotient rounded up: the safe side is one step below
+        eps = math.nextafter(eps, 0.0)
+    return eps, entries
 
 
 REPORT_WORDS_Z = 1.0
@@ -263,12 +308,21 @@ def effective_epsilon(epsilon: float, eta_: float, variant: str = "another") -> 
     epsilon = check_epsilon(epsilon)
     if variant == "coincide" or eta_ <= 0:
         return epsilon
-    terms = [epsilon, math.log(1.0 / eta_)]
-    if eta_ < 1:
-        terms.append(math.log(eta_ / (1.0 - eta_)))
-    else:
-        terms.append(math.inf)
+    if eta_ >= 1:
+        return math.inf
+    # the logarithms rounded up, never below the ratio they bound (exact rational arithmetic on the float eta)
+    x = Decimal(float(eta_))
+    terms = [epsilon, _log_up(1 / x), _log_up(x / (1 - x))]
     return float(max(terms))
+
+
+def _log_up(r: Decimal) -> float:
+    """``ln(r)`` (``r > 0``, 60 significant digits) as the nearest float at or above it."""
+    with localcontext() as ctx:
+        ctx.prec = 60
+        v = r.ln()
+        f = float(v)
+        return math.nextafter(f, math.inf) if Decimal(f) < v else f
 
 
 def theorem2_error_bound(eta_: float, ranks) -> np.ndarray:
@@ -325,7 +379,9 @@ def rrp_event(epsilon: float, delta: float, gamma: float = 1.0, variant: str = "
                              relation=RRP_RELATION)
     if exclusion != "floor":
         raise DPTopicError(f"invalid exclusion={exclusion!r}: must be one of {', '.join(EXCLUSIONS)}.")
-    return PureDPEvent(effective_epsilon(epsilon, e, variant), label=f"RRP report (eta={e:.4g}, {variant})",
+    # the ratios are those of the replacement probability the kernel realises (realised_eta), not of the float eta
+    eps_entry = effective_epsilon(epsilon, realised_eta(epsilon, delta, gamma, variant), variant)
+    return PureDPEvent(eps_entry, label=f"RRP report (eta={e:.4g}, {variant})",
                        theorem=THEOREM1 + " with the floor rule of docs/fedlda.md: pure eps-LDP per entry",
                        relation=RRP_RELATION)
 

@@ -58,7 +58,12 @@ class SubsampledGaussianEvent:
 
     def _check_accountable(self) -> None:
         """The PLD/RDP of a step with very little noise would need an astronomically fine grid: refuse it."""
-        if not MIN_NOISE_MULTIPLIER <= self.noise_multiplier <= MAX_NOISE_MULTIPLIER:
+        if self.noise_multiplier > MAX_NOISE_MULTIPLIER:
+            raise DPTopicError(
+                f"invalid noise_multiplier={self.noise_multiplier:.3g}: the accountant handles"
+                f" [{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}]; give at most {MAX_NOISE_MULTIPLIER:g} (more"
+                " noise than that leaves nothing of the signal).")
+        if not MIN_NOISE_MULTIPLIER <= self.noise_multiplier:
             raise DPTopicError(
                 f"invalid noise_multiplier={self.noise_multiplier:.3g}: the accountant handles"
                 f" [{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}] (below {MIN_NOISE_MULTIPLIER:g} a single"
@@ -196,6 +201,9 @@ def strong_composition_noise(target_epsilon: float, sampling_rate: float, steps:
             raise DPTopicError(f"strong composition cannot reach epsilon={target_epsilon:g}.")
     eps_it = optimize.brentq(lambda e: strong_composition_epsilon(e, sampling_rate, steps, slack) - target_epsilon,
                              lo, hi, xtol=1e-12)
+    # brentq stops within xtol of the root, on either side: step to the side whose total is within the target
+    while strong_composition_epsilon(eps_it, sampling_rate, steps, slack) > target_epsilon and eps_it > 0:
+        eps_it = max(eps_it - 1e-12 * max(1.0, eps_it), 0.0)
     return {"epsilon_step": eps_it, "delta_step": delta_step, "delta_slack": slack,
             "noise_multiplier": math.sqrt(2 * math.log(1.25 / delta_step)) / eps_it,
             "classic_valid": eps_it < 1}
@@ -284,6 +292,10 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
 
     while spent(sigma) > epsilon and sigma < max_noise_multiplier:
         sigma = min(sigma * 1.001 + 1e-4, max_noise_multiplier)
+    if spent(sigma) > epsilon:      # the safe side or nothing: never a noise whose epsilon exceeds the budget
+        raise DPTopicError(f"budget unreachable: epsilon={epsilon:g} at delta={delta:g} needs a noise multiplier above"
+                           f" {max_noise_multiplier:g} by the ledger's accountant (it gives {spent(sigma):.6g} there);"
+                           " give a larger epsilon or delta.")
     return sigma
 
 
@@ -305,6 +317,9 @@ def calibrate_gaussian_pair(epsilon: float, delta: float, ratio: float) -> tuple
         return compose_pld([(SubsampledGaussianEvent(ratio * s2, 1.0), 1), (SubsampledGaussianEvent(s2, 1.0), 1)],
                            delta)
 
-    while spent(s) > epsilon * (1 + 1e-9) and s < MAX_NOISE_MULTIPLIER:
-        s = min(s * 1.001 + 1e-4, MAX_NOISE_MULTIPLIER)
+    while spent(s) > epsilon and s < MAX_NOISE_MULTIPLIER:    # the safe side: never above the budget, not even
+        s = min(s * 1.001 + 1e-4, MAX_NOISE_MULTIPLIER)        # by floating-point noise
+    if spent(s) > epsilon:
+        raise DPTopicError(f"budget unreachable: epsilon={epsilon:g} at delta={delta:g} needs noise multipliers above"
+                           f" {MAX_NOISE_MULTIPLIER:g} for the two releases; give a larger epsilon or delta.")
     return ratio * s, s

@@ -117,7 +117,7 @@ _UNITS_HOLDING_DOCUMENTS = ("user",)
 
 def gaussian_sigma(epsilon: float, delta: float) -> float:
     """Smallest σ for which the Gaussian mechanism with L2 sensitivity 1 is (ε, δ)-DP
-    (analytic Gaussian mechanism, Balle & Wang 2018, Thm 8)."""
+    (analytic Gaussian mechanism, Balle & Wang 2018, Thm 8); never below it (its δ(ε) is at most ``delta``)."""
     from scipy.optimize import brentq
     from scipy.stats import norm
 
@@ -131,4 +131,8 @@ def gaussian_sigma(epsilon: float, delta: float) -> float:
     hi = 1.0
     while excess(hi) > 0:
         hi *= 2
-    return brentq(excess, 1e-6, hi, xtol=1e-12)
+    sigma = brentq(excess, 1e-6, hi, xtol=1e-12)
+    # brentq stops within xtol of the root, on either side: step up to the noise whose delta is within the budget
+    while excess(sigma) > 0:
+        sigma += 1e-12 * max(1.0, sigma)
+    return sigma

@@ -28,13 +28,19 @@ def _opendp_gaussian(values: np.ndarray, std: float) -> np.ndarray:
 
 def gaussian_mechanism(values: np.ndarray, noise_multiplier: float, l2_sensitivity: float,
                        rng: np.random.Generator | None = None, sampling_rate: float = 1.0, secure: bool = False,
-                       label: str = "Gaussian noise on a clipped sum"):
+                       label: str = "Gaussian noise on a clipped sum", accounted: bool = True):
     """Release ``values + N(0, (σ·Δ₂)²)`` i.i.d. per entry.
 
     ``l2_sensitivity`` (Δ₂) bounds the L2 change of ``values`` when one record is added or removed
     (per-record clipping guarantees it). ``sampling_rate`` says how the records were chosen: each
     independently with that probability (Poisson sampling, done by the caller), which the returned
     :class:`~dptopic.accounting.gaussian.SubsampledGaussianEvent` records for the accountant.
+
+    A noise multiplier outside the range the accountant handles (``[0.25, 1000]``,
+    :data:`~dptopic.accounting.gaussian.MIN_NOISE_MULTIPLIER`) is refused before any noise is drawn, with the
+    ledger's own message: the ledger could not account for the release afterwards. ``accounted=False`` is for a
+    caller that accounts for the release by its own theorem and discards the event (DP set union's Gaussian
+    policy, Gopi et al. 2020), which needs no such range.
     """
     if isinstance(noise_multiplier, (bool, np.bool_)) or not (
             isinstance(noise_multiplier, (int, float, np.integer, np.floating)) and noise_multiplier > 0
@@ -46,6 +52,9 @@ def gaussian_mechanism(values: np.ndarray, noise_multiplier: float, l2_sensitivi
     if isinstance(sampling_rate, (bool, np.bool_)) or not (isinstance(sampling_rate, (int, float, np.integer, np.floating))
                                                            and 0 < sampling_rate <= 1):
         raise DPTopicError(f"invalid sampling_rate={sampling_rate!r}: must be in (0, 1].")
+    event = SubsampledGaussianEvent(float(noise_multiplier), float(sampling_rate), label=label)
+    if accounted:
+        event._check_accountable()      # before the noise: a release the ledger then refuses has already happened
     check_coins(rng, secure)
     std = float(noise_multiplier) * float(l2_sensitivity)
     values = np.asarray(values, dtype=np.float64)
@@ -53,4 +62,4 @@ def gaussian_mechanism(values: np.ndarray, noise_multiplier: float, l2_sensitivi
         noisy = _opendp_gaussian(values, std)
     else:
         noisy = values + rng.normal(0.0, std, size=values.shape)
-    return noisy, SubsampledGaussianEvent(float(noise_multiplier), float(sampling_rate), label=label)
+    return noisy, event

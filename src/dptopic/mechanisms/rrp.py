@@ -3,7 +3,10 @@
 With probability ``eta`` a reported word is replaced by a word drawn from the current model, with the
 rare words excluded; a padding entry is always replaced, and so (with the default ``"floor"`` rule)
 is a rare word, which can then never be reported as itself. :func:`replacement_table` builds the kept sets and their distributions, :func:`rrp_perturb`
-applies the compiled kernel and returns ``(reported_words, event)``.
+applies the compiled kernel and returns ``(reported_words, event)``. The kernel's coin is a uniform multiple of
+2^-53, and the replacement probability handed to it is ``ceil(eta 2^53) / 2^53``
+(:func:`~dptopic.accounting.fedlda.realised_eta`): realised exactly, never below ``eta``, so a word is never kept
+more often than the guarantee allows.
 
 Rare-word exclusion (``exclusion``):
 
@@ -25,8 +28,8 @@ import math
 
 import numpy as np
 
-from ..accounting.fedlda import (EXCLUSIONS, VARIANTS, check_epsilon, delta0 as _delta0, eta as _eta, krr_eta,
-                                 rrp_event, subset_inclusion, subset_size)
+from ..accounting.fedlda import (EXCLUSIONS, VARIANTS, check_epsilon, delta0 as _delta0, realised_eta, rrp_event,
+                                 subset_inclusion, subset_size)
 from ..errors import DPTopicError
 from ..kernels import kernel_state, rrp_replace, subset_select
 
@@ -64,7 +67,7 @@ def replacement_table(Q, epsilon: float, delta: float, gamma: float = 1.0, varia
         kept_cdf[:, -1] = 1.0
         return (kept_words, kept_cdf, np.full(R, V, dtype=np.int64), np.ones((R, V), dtype=np.bool_), kept_prob)
     d0 = _delta0(delta, gamma)
-    e = _eta(epsilon, delta, gamma, variant)
+    e = realised_eta(epsilon, delta, gamma, variant)     # the probability the kernel realises (see rrp_perturb)
     order = np.argsort(-Q, axis=1, kind="stable")
     qs = np.take_along_axis(Q, order, axis=1)
     qs /= qs.sum(axis=1, keepdims=True)
@@ -134,7 +137,11 @@ def rrp_perturb(words, Q, epsilon: float, delta: float, gamma: float = 1.0, rng:
     if rows.shape != words.shape or (rows.size and (rows.min() < 0 or rows.max() >= kept_mask.shape[0])):
         raise DPTopicError("invalid rows: need one replacement-distribution row per word.")
     none = exclusion == "none"
-    e = krr_eta(epsilon, V) if none else _eta(epsilon, delta, gamma, variant)
+    # the kernel keeps an entry when a uniform multiple of 2^-53 is at least e: e = ceil(eta 2^53) / 2^53 (exact in
+    # float64) realises exactly that replacement probability, never below eta, so the keep probability never
+    # exceeds 1 - eta and every ratio the rule's guarantee bounds stays within e^epsilon; the float eta realised
+    # up to one part in 2^53 less (and 0, never replacing a kept word, at epsilon > 700)
+    e = realised_eta(epsilon, delta, gamma, variant, exclusion, vocab_size=V)
     out = np.empty_like(words)
     flags = np.empty(words.shape[0], dtype=np.uint8) if replaced is None else replaced
     rrp_replace(words, rows, kept_words, kept_cdf, kept_len, kept_mask, e, variant == "another" and not none,

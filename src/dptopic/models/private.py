@@ -293,7 +293,8 @@ class HDPLDA(_PrivateGibbs):
     def _planned_spend(self, report: dict):
         from ..accounting.verify import RunPlan
 
-        return None if self.epsilon_laplace is None else RunPlan(events=self._plan(), unit="word", relation=WORD_RELATION)
+        return None if self.epsilon_laplace is None else RunPlan(events=self._plan(), budget=getattr(self, "_budget", None),
+                                                                 unit="word", relation=WORD_RELATION)
 
     def _release(self, nwk, rng):
         planned = self._events[0]

@@ -445,7 +445,8 @@ class DPSVI(_VariationalLDA):
         from ..accounting.verify import RunPlan
 
         event = SubsampledGaussianEvent(float(self.noise_multiplier), float(self.sampling_rate))
-        return RunPlan(events=[(event, self.n_steps)], unit="document", relation=DOCUMENT_RELATION)
+        return RunPlan(events=[(event, self.n_steps)], budget=getattr(self, "_budget", None), unit="document",
+                       relation=DOCUMENT_RELATION)
 
     @property
     def sensitivity_(self) -> float:
