@@ -145,6 +145,7 @@ def build_config(a):
                          n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations, lam=a.lam, omega=a.omega,
                          prior_iter=a.prior_iterations, delta=a.delta, train_interval=a.train_interval,
                          max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout,
+                         database_timeout=a.database_timeout,
                          max_reports_per_request=a.max_reports_per_request,
                          admin_token=token, fed_epsilon=a.fed_epsilon, **{f"fed_{k}": v for k, v in fed.items()})
 
@@ -154,6 +155,7 @@ SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc",
                "n_topics": "--topics", "batch_size": "--batch-size", "n_iter": "--iterations", "lam": "--lam",
                "omega": "--omega", "prior_iter": "--prior-iterations", "delta": "--delta",
                "train_interval": "--train-interval", "max_body_bytes": "--max-body-bytes", "body_timeout": "--body-timeout",
+               "database_timeout": "--database-timeout",
                "max_reports_per_request": "--max-reports-per-request", "admin_token": "--token-file",
                "fed_epsilon": "--fed-epsilon", "fed_topics": "--fed-topics", "fed_failure_rate": "--fed-failure-rate",
                "fed_pad_length": "--fed-pad-length", "fed_sample_ratio": "--fed-sample-ratio",
@@ -470,8 +472,8 @@ def _client_args(p):
                         " before anything is randomized")
 
 
-def _header_timeout(text: str) -> float:
-    """``serve --header-timeout``: seconds in (0, 3600]."""
+def _seconds_arg(text: str) -> float:
+    """``serve --header-timeout`` and ``--database-timeout``: seconds in (0, 3600]."""
     import argparse
     import math
 
@@ -524,10 +526,14 @@ def register(sub) -> None:
     s.add_argument("--body-timeout", type=positive_float, default=30.0, metavar="SECONDS",
                    help="a request body that goes this long without a byte arriving is refused with 408 (default 30;"
                         " at most 3600)")
-    s.add_argument("--header-timeout", type=_header_timeout, default=30.0, metavar="SECONDS",
+    s.add_argument("--header-timeout", type=_seconds_arg, default=30.0, metavar="SECONDS",
                    help="a request's line and headers must arrive within this many seconds of the connection (or of"
                         " the request's first byte): slower ones get 408 and a connection that sends nothing is"
                         " closed (default 30; at most 3600)")
+    s.add_argument("--database-timeout", type=_seconds_arg, default=15.0, metavar="SECONDS",
+                   help="PostgreSQL: an upload (or any request) whose database work takes longer is refused with 503,"
+                        " so a database that stopped answering is not waited on for ever; the trainer's commit gets"
+                        " ten times as long, at least 300 s (default 15; at most 3600)")
     s.add_argument("--max-reports-per-request", type=positive_int, default=10_000,
                    help="most reports in one upload; more are refused with 413 (default 10000)")
     s.add_argument("--fed-epsilon", type=positive_float, default=None,

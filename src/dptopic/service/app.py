@@ -30,7 +30,7 @@ from .config import ServiceConfig
 from .ingest import GroupCommitWriter
 from .metrics import Metrics
 from .status import render_status, render_unavailable
-from .storage import Storage, StorageError, StoragePermissionError, Submission
+from .storage import Storage, StorageError, StoragePermissionError, StorageTimeout, Submission
 from .trainer import Trainer
 from .._io import load_json, pairs_noting_repeats
 
@@ -145,7 +145,7 @@ class Service:
         """Open the database once before serving, so that a bad URL, a newer schema, settings that differ from
         the stored reports' or a database role (or file) that may not write fail at start-up in one line instead of
         inside the server."""
-        storage = Storage(self.cfg.database)
+        storage = Storage(self.cfg.database, timeout=self.cfg.database_timeout)
         try:
             storage.check_writable()
             storage.bind_settings(self.settings())
@@ -154,7 +154,7 @@ class Service:
 
     def open(self) -> None:
         cfg = self.cfg
-        self.storage = Storage(cfg.database)
+        self.storage = Storage(cfg.database, timeout=cfg.database_timeout)
         self.storage.bind_settings(self.settings())
         self.storage.active_model()
         if self.rrp is not None:
@@ -223,7 +223,8 @@ class Service:
         otherwise than the model already trained holds (a restart with other --topics, --delta, --prior, ...): the
         model keeps its own until an admin rotates it (``POST /v1/admin/rotate``); ``prior`` stands for whether a
         prior corpus was used. Empty when no model has been trained yet."""
-        storage = self.storage if self.storage is not None else Storage(self.cfg.database)   # before open()
+        storage = (self.storage if self.storage is not None       # before open()
+                   else Storage(self.cfg.database, timeout=self.cfg.database_timeout))
         try:
             row, arrays = storage.active_model_with_arrays()
             if not row["meta_json"]:
@@ -757,6 +758,10 @@ async def _storage_error(request: Request, exc: StorageError):
                                                             " until its operator fixes it.")
     svc.metrics.error("storage_unavailable")
     svc.storage_log.log("unavailable", logging.ERROR, "storage: %s", exc)
+    if isinstance(exc, StorageTimeout):     # nothing was stored (a retry under the same key is safe either way)
+        return error_response(503, "storage_unavailable", f"the database did not answer within"
+                                                          f" {svc.cfg.database_timeout:g} s; retry later.",
+                              headers={"Retry-After": "1"})
     return error_response(503, "storage_unavailable", "the database is unavailable; retry later.",
                           headers={"Retry-After": "1"})
 

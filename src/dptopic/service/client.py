@@ -23,6 +23,14 @@ from .status import fmt_epsilon
 RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 #: error codes of a retryable status that retrying cannot cure (the server's database refuses its writes)
 PERMANENT_CODES = frozenset({"storage_misconfigured"})
+#: a FedLDA update refused as ``stale_round`` (its round closed while it was computed) is redone for the next round at
+#: most this many times in a row, after pauses of STALE_PAUSE, 2 STALE_PAUSE, ... (at most STALE_MAX_PAUSE) seconds,
+#: each shortened by a random factor in [0.5, 1] (OS entropy: the clients that missed one round do not all come back
+#: at once); then the participant gives up in one line. Every redone update is a new one: it spends epsilon too.
+STALE_RETRIES = 5
+STALE_PAUSE = 0.5
+STALE_MAX_PAUSE = 8.0
+_JITTER = random.SystemRandom()     # the OS's entropy: no generator that draws privacy noise is touched
 #: OpenSSL's reasons for a TLS handshake answered in plain HTTP
 _PLAIN_HTTP_SSL_REASONS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"})
 
@@ -714,7 +722,8 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
             saved = _load_fed_state(state, key, client_id)
     if saved is not None:
         fc = codec.fed_client(saved[0], local, rrp, reports=saved[1])
-    done, last_round, deadline, sent = [], -1, time.monotonic() + timeout, 0
+    done, last_round, deadline, sent, stale = [], -1, time.monotonic() + timeout, 0, 0
+    user_limit = None if max_user_epsilon is None else check_max_epsilon(max_user_epsilon)
 
     def spent_text() -> str:
         """What this run has spent, for an error after an update left the device (rounded up, never below)."""
@@ -739,6 +748,14 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
                                        " admin must close the current round.")
                 time.sleep(poll)
                 continue
+            if user_limit is not None and sent >= rounds:
+                # updates redone after a stale_round refusal: the limit was checked for `rounds` updates up front
+                total = float(codec.fed_privacy(rrp, sent + 1, vocab_size=len(vocab))["epsilon_basic"])
+                if total > user_limit:
+                    raise DPTopicError(f"another update for round {rnd} (updates refused as stale_round were redone)"
+                                       f" would bring this run's spend to epsilon {fmt_epsilon(total)}, above your"
+                                       f" limit {user_limit:g} (max_user_epsilon, CLI --max-user-epsilon): stopped"
+                                       " before sending it.")
             update = fc.run_round(msg)
             sent += 1  # it leaves the device now: its privacy cost counts whether or not the server keeps it
             try:
@@ -750,7 +767,17 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
                     continue
                 if e.code != "stale_round":
                     raise
-                continue  # the round closed while we sampled: take part in the next one
+                # the round closed while we sampled: take part in the next one, after a pause that grows with each
+                # refusal in a row (rounds that close faster than this client answers are not chased without end)
+                if stale >= STALE_RETRIES:
+                    raise ServerError(f"the open round closed before this client's update arrived, {stale + 1} times"
+                                      f" in a row (lastly round {rnd}): the rounds close faster than this client can"
+                                      " answer (other clients fill them first); run it again later, or ask the"
+                                      " operator to raise --fed-min-updates.", e.status, e.code) from None
+                time.sleep(min(STALE_MAX_PAUSE, STALE_PAUSE * 2 ** stale) * (0.5 + _JITTER.random() / 2))
+                stale += 1
+                continue
+            stale = 0
             last_round = rnd
             done.append({"round": rnd, "bytes_sent": len(update), "round_closed": ack.get("round_closed", False)})
             if on_round is not None:

@@ -31,6 +31,9 @@ class ServiceConfig:
     train_interval : seconds between the trainer's looks at the report table (0: only on demand).
     max_body_bytes : largest request body accepted (413 above).
     body_timeout : seconds a request body may go without a byte arriving before it is refused (408).
+    database_timeout : seconds a request's transaction or read may take on PostgreSQL before it is refused (503):
+        a database that stopped answering is not waited on for ever (the trainer's commit gets ten times as long,
+        at least 5 minutes; :class:`~dptopic.service.storage.Storage`).
     max_reports_per_request : most reports in one upload.
     admin_token : bearer token of the admin endpoints (``None``: admin endpoints disabled).
     fed_epsilon : per-entry epsilon of FedLDA's RRP perturbation; ``None`` disables the FedLDA endpoints.
@@ -58,6 +61,7 @@ class ServiceConfig:
     train_interval: float = 2.0
     max_body_bytes: int = 4 * 1024 * 1024
     body_timeout: float = 30.0
+    database_timeout: float = 15.0
     max_reports_per_request: int = 10_000
     admin_token: str | None = field(default=None, repr=False)
     fed_epsilon: float | None = None
@@ -82,6 +86,7 @@ class ServiceConfig:
         "train_interval": [Real(0, 1e6, "left")],   # beyond ~11 days a timer fails
         "max_body_bytes": [Int(64, None)],
         "body_timeout": [Real(0, 3600, "right")],
+        "database_timeout": [Real(0, 3600, "right")],
         "max_reports_per_request": [Int(1, 1_000_000_000)],
         "fed_epsilon": [IsNone(), Real(0, None, "neither")],
         "fed_topics": [Int(2, 100_000)],

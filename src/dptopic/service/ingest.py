@@ -6,12 +6,17 @@ each upload's future, so an acknowledgement always follows a durable commit. One
 serves many clients, and report ids are assigned in commit order (the trainer's cursor relies
 on it). Requests of the event loop wait on asyncio futures (:meth:`GroupCommitWriter.submit_async`),
 resolved after the commit by one call into the loop per transaction, not one per request.
+
+A transaction must end within the storage's ``timeout`` (PostgreSQL, ``dptopic serve --database-timeout``) counted
+from when its oldest upload was queued, so an upload behind a transaction that waits for a database that stopped
+answering is refused (503) within that time too, not after its own transaction waited as long again.
 """
 from __future__ import annotations
 
 import asyncio
 import queue
 import threading
+import time
 from concurrent.futures import Future
 
 from .storage import Storage, Submission
@@ -39,7 +44,7 @@ class GroupCommitWriter:
         if self._stop.is_set():
             fut.set_exception(RuntimeError("the server is shutting down"))
         else:
-            self._q.put((sub, fut, None))
+            self._q.put((sub, fut, None, time.monotonic()))
         return fut
 
     def submit_async(self, sub: Submission) -> asyncio.Future:
@@ -49,7 +54,7 @@ class GroupCommitWriter:
         if self._stop.is_set():
             fut.set_exception(RuntimeError("the server is shutting down"))
         else:
-            self._q.put((sub, fut, loop))
+            self._q.put((sub, fut, loop, time.monotonic()))
         return fut
 
     def _take(self):
@@ -73,12 +78,18 @@ class GroupCommitWriter:
             if not items:
                 continue
             # a request whose client went away before its turn is not stored
-            live = [(s, f, loop) for s, f, loop in items
-                    if (not f.cancelled() if loop is not None else f.set_running_or_notify_cancel())]
-            if not live:
+            kept = [item for item in items
+                    if (not item[1].cancelled() if item[2] is not None else item[1].set_running_or_notify_cancel())]
+            if not kept:
                 continue
+            live = [(s, f, loop) for s, f, loop, _ in kept]
+            timeout = getattr(self.storage, "timeout", None)
             try:
-                results = self.storage.store([s for s, _, _ in live])
+                if timeout:
+                    results = self.storage.store([s for s, _, _ in live],
+                                                 deadline=min(t for *_, t in kept) + timeout)
+                else:
+                    results = self.storage.store([s for s, _, _ in live])
             except BaseException as e:  # noqa: BLE001 - every waiting request learns the failure
                 self._settle(live, [None] * len(live), e)
                 continue

@@ -25,11 +25,21 @@ guarded by ``version``, so a crash at any point either commits all three or none
 must become visible in increasing order for the cursor to be safe: inserts are serialized (one
 writer thread per process, plus ``BEGIN IMMEDIATE`` on SQLite and a transaction-scoped advisory
 lock on PostgreSQL across processes).
+
+Time limits (PostgreSQL): every transaction and read of a request must end within ``timeout`` seconds
+(``dptopic serve --database-timeout``, :data:`DEFAULT_TIMEOUT`), or it is refused with :class:`StorageTimeout` (the
+request gets 503). The server enforces it per statement (``statement_timeout``, ``lock_timeout``); this process
+enforces it too, for a server that stopped answering at all (a stopped postmaster, a half-open connection: the
+kernel still acknowledges the packets, so no TCP timeout fires and no server-side limit runs): a watchdog shuts the
+connection's socket down at the deadline (:class:`_Watchdog`). The trainer's commit, a rotation, a FedLDA round's
+close (which aggregates) and the model's arrays get ``long_timeout``; the migrations have no limit.
 """
 from __future__ import annotations
 
 import json
 import os
+import socket
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -157,6 +167,13 @@ class StorageError(DPTopicError):
     """The database refused or could not be reached."""
 
 
+class StorageTimeout(StorageError):
+    """The database did not answer within the time limit (:data:`DEFAULT_TIMEOUT`, ``--database-timeout``): it is
+    stopped, overloaded, or the network to it is gone. Retryable: the transaction was not committed (unless the
+    limit struck while its COMMIT was on the way, in which case a retry under the same Idempotency-Key is answered
+    as a replay)."""
+
+
 class StoragePermissionError(StorageError):
     """The database refused a statement for lack of privileges (PostgreSQL SQLSTATE 42501, a read-only transaction
     25006, a read-only SQLite file): a misconfiguration that retrying does not cure, unlike a lost connection."""
@@ -194,7 +211,25 @@ def is_permission_error(e: BaseException) -> bool:
     return "readonly database" in str(orig)
 
 
+# query_canceled (statement_timeout), lock_not_available (lock_timeout)
+_PG_TIMEOUT_STATES = frozenset({"57014", "55P03"})
+
+
+def is_timeout_error(e: BaseException) -> bool:
+    """Whether the driver's error behind ``e`` is a time limit: this process's (:class:`_Watchdog`) or the server's
+    ``statement_timeout`` / ``lock_timeout``."""
+    orig = getattr(e, "orig", None) or e
+    if isinstance(orig, _DeadlineExceeded) or getattr(orig, "dptopic_deadline", False):
+        return True
+    if type(orig).__name__ == "ConnectionTimeout":     # psycopg: libpq's connect_timeout
+        return True
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    return state is not None and str(state) in _PG_TIMEOUT_STATES
+
+
 def _database_error(e: BaseException) -> StorageError:
+    if is_timeout_error(e):
+        return StorageTimeout(f"database timeout: {_one_line(e)}")
     cls = StoragePermissionError if is_permission_error(e) else StorageError
     return cls(f"database error: {_one_line(e)}")
 
@@ -329,23 +364,195 @@ WRITE_PROBE_KEY = "# dptopic start-up write check #"
 
 #: seconds a new PostgreSQL connection may take (libpq's connect_timeout) unless the URL gives its own
 PG_CONNECT_TIMEOUT = 10
+#: seconds a request's transaction or read may take on PostgreSQL (``dptopic serve --database-timeout``)
+DEFAULT_TIMEOUT = 15.0
+#: the least ``long_timeout`` (the trainer's commit, a rotation, a FedLDA close, the model's arrays), in seconds
+MIN_LONG_TIMEOUT = 300.0
 
 
-def _pg_connect_args(url: str) -> dict:
+def _pg_connect_args(url: str, timeout: float | None = None) -> dict:
+    """libpq's ``connect_timeout`` and, with ``timeout``, the server-side ``statement_timeout`` and ``lock_timeout``
+    of every session (``options``, added to the URL's own ``?options=``; a limit the URL sets itself wins)."""
     from sqlalchemy.engine import make_url
 
     try:
         query = make_url(url).query
     except Exception:  # noqa: BLE001 - create_engine's own message says why
         return {}
-    return {} if "connect_timeout" in query else {"connect_timeout": PG_CONNECT_TIMEOUT}
+    args = {} if "connect_timeout" in query else {"connect_timeout": PG_CONNECT_TIMEOUT}
+    if timeout:
+        given = query.get("options", "")
+        given = " ".join(given) if isinstance(given, tuple) else given
+        ms = int(round(timeout * 1000))
+        extra = [f"-c {name}={ms}" for name in ("statement_timeout", "lock_timeout") if name not in given]
+        if extra:
+            args["options"] = " ".join([given, *extra]).strip()
+    return args
+
+
+# ------------------------------------------------------------------ client-side time limit (PostgreSQL)
+#: the calling thread's ``(deadline as time.monotonic(), limit in seconds)``, or None (no limit): set by
+#: :meth:`Storage.write` and :meth:`Storage.read` around everything they send, pool checkout and pre-ping included
+_DEADLINE = threading.local()
+
+
+class _Watchdog:
+    """Ends a PostgreSQL connection's wait for the server at its thread's deadline by shutting the connection's
+    socket down: the blocked read returns at once and the driver reports the connection lost, which discards it.
+
+    A server that stopped answering (its processes stopped, a half-open connection) leaves the client waiting for
+    ever: the kernel keeps acknowledging what is sent, so no TCP timeout fires, and ``statement_timeout`` runs in the
+    server, which is not running. One thread serves every connection; a wait registers its socket and deadline
+    (:meth:`watch`) and unregisters when it ends (:meth:`unwatch`), both under the lock the thread shuts sockets
+    down under, so it never touches a socket whose wait has ended (whose number may have been reused)."""
+
+    TICK = 0.25     # seconds: how late a deadline may be acted on
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._waits: dict[int, list] = {}       # id -> [deadline, fd, fired]
+        self._thread = None
+
+    def watch(self, fd: int, deadline: float) -> list:
+        entry = [deadline, fd, False]
+        with self._cond:
+            self._waits[id(entry)] = entry
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="dptopic-db-watchdog", daemon=True)
+                self._thread.start()
+            elif len(self._waits) == 1:
+                self._cond.notify()
+        return entry
+
+    def unwatch(self, entry: list) -> bool:
+        """Stop watching; True when the deadline struck (the socket was shut down)."""
+        with self._cond:
+            self._waits.pop(id(entry), None)
+            return entry[2]
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                if not self._waits:
+                    self._cond.wait()
+                    continue
+                now = time.monotonic()
+                for key, entry in list(self._waits.items()):
+                    if entry[0] <= now:
+                        del self._waits[key]
+                        entry[2] = True
+                        _shutdown_socket(entry[1])
+                if self._waits:
+                    soonest = min(e[0] for e in self._waits.values())
+                    self._cond.wait(min(self.TICK, max(0.0, soonest - now)) or 0.01)
+
+
+def _shutdown_socket(fd: int) -> None:
+    """Shut down (both ways) the socket behind ``fd`` without closing ``fd``, which its connection still owns."""
+    try:
+        s = socket.socket(fileno=os.dup(fd))
+    except OSError:
+        return
+    try:
+        s.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        s.close()
+
+
+_WATCHDOG = _Watchdog()
+_DeadlineExceeded = type("_DeadlineExceeded", (Exception,), {})   # replaced by the driver's subclass once loaded
+_DEADLINE_CONNECTION = None
+
+
+def _deadline_connection():
+    """psycopg's ``Connection`` whose every wait for the server (statements, COMMIT, the pool's pre-ping) ends at the
+    calling thread's deadline (:data:`_DEADLINE`, :class:`_Watchdog`); as the plain one without a deadline."""
+    global _DEADLINE_CONNECTION, _DeadlineExceeded
+    if _DEADLINE_CONNECTION is not None:
+        return _DEADLINE_CONNECTION
+    import psycopg
+
+    class DeadlineExceeded(psycopg.OperationalError):
+        dptopic_deadline = True
+
+    class DeadlineConnection(psycopg.Connection):
+        def wait(self, gen, *args, **kwargs):
+            limit = getattr(_DEADLINE, "value", None)
+            if limit is None:
+                return super().wait(gen, *args, **kwargs)
+            entry = _WATCHDOG.watch(self.fileno(), limit[0])
+            try:
+                return super().wait(gen, *args, **kwargs)
+            except BaseException:
+                if _WATCHDOG.unwatch(entry):
+                    try:
+                        self.pgconn.finish()    # lost for good: its state in the server is unknown
+                    except Exception:  # noqa: BLE001 - it is being discarded anyway
+                        pass
+                    raise DeadlineExceeded(f"the database did not answer within {limit[1]:g} s") from None
+                raise
+            finally:
+                _WATCHDOG.unwatch(entry)
+
+    _DeadlineExceeded, _DEADLINE_CONNECTION = DeadlineExceeded, DeadlineConnection
+    return DeadlineConnection
+
+
+def _pg_deadline_setup(engine) -> None:
+    """Connections of ``engine`` are :func:`_deadline_connection`'s, and a new one may take no longer than what is
+    left of the calling thread's limit (libpq's ``connect_timeout``, at least 2 s, as libpq counts it)."""
+    cls = _deadline_connection()
+
+    @event.listens_for(engine, "do_connect")
+    def _connect(dialect, conn_rec, cargs, cparams):
+        limit = getattr(_DEADLINE, "value", None)
+        if limit is not None:
+            if limit[0] <= time.monotonic():    # the pre-ping of a pooled connection used the time up
+                raise _DeadlineExceeded(f"the database did not answer within {limit[1]:g} s")
+            left = max(2, int(limit[0] - time.monotonic() + 0.999))
+            given = cparams.get("connect_timeout")
+            try:
+                given = int(given) if given is not None else None
+            except (TypeError, ValueError):
+                given = None
+            if given is None or given <= 0 or left < given:
+                cparams["connect_timeout"] = left
+        return cls.connect(*cargs, **cparams)
+
+
+@contextmanager
+def _deadline(limit: float | None, deadline: float | None = None):
+    """Everything this thread sends to PostgreSQL inside ends by ``deadline`` (``time.monotonic()``; default ``limit``
+    seconds from now), or fails with :class:`StorageTimeout`; ``limit`` None or 0: no limit."""
+    prev = getattr(_DEADLINE, "value", None)
+    if limit:
+        at = time.monotonic() + limit if deadline is None else deadline
+        if at <= time.monotonic():
+            raise StorageTimeout(f"database timeout: the database did not answer within {limit:g} s (the writes"
+                                 " queued before this one still wait for it)")
+        _DEADLINE.value = (at, float(limit))
+    else:
+        _DEADLINE.value = None
+    try:
+        yield
+    finally:
+        _DEADLINE.value = prev
 
 
 class Storage:
     """The service's database (thread-safe: one SQLAlchemy engine, connections from its pool)."""
 
-    def __init__(self, url: str, echo: bool = False):
+    def __init__(self, url: str, echo: bool = False, timeout: float | None = DEFAULT_TIMEOUT,
+                 long_timeout: float | None = None):
+        """``timeout``: seconds a transaction or read may take on PostgreSQL, counted from its start (None or 0: no
+        limit); ``long_timeout``: the same for the trainer's commit, a rotation, a FedLDA round's close and the
+        model's arrays (default ``max(10 * timeout, MIN_LONG_TIMEOUT)``). SQLite waits for its lock up to 30 s."""
         self.url = url
+        self.timeout = float(timeout) if timeout else None
+        self.long_timeout = (float(long_timeout) if long_timeout else
+                             max(10 * self.timeout, MIN_LONG_TIMEOUT) if self.timeout else None)
         check_backend(url)
         try:
             if url.startswith("sqlite"):
@@ -360,9 +567,14 @@ class Storage:
                 # retried key would hit the unique index (503) instead of being answered as a replay.
                 # connect_timeout: a database host that accepts the connection but never answers (or drops its
                 # packets) would otherwise hold start-up, and every upload behind the writer thread, for ever; the
-                # URL's own ?connect_timeout= wins.
+                # URL's own ?connect_timeout= wins. statement_timeout and lock_timeout: the server ends a statement
+                # that runs (or waits for a lock held by a stuck peer) past the limit; the deadline connection
+                # (_pg_deadline_setup) ends a wait for a server that does not answer at all.
                 self.engine = create_engine(url, echo=echo, pool_size=12, max_overflow=8, pool_pre_ping=True,
-                                            isolation_level="READ COMMITTED", connect_args=_pg_connect_args(url))
+                                            isolation_level="READ COMMITTED",
+                                            connect_args=_pg_connect_args(url, self.timeout))
+                if self.engine.dialect.driver == "psycopg":
+                    _pg_deadline_setup(self.engine)
         except (SQLAlchemyError, ImportError, ValueError) as e:
             raise StorageError(f"cannot use database {self.safe_url!r}: {_one_line(e)}") from None
         self.dialect = self.engine.dialect.name
@@ -380,14 +592,29 @@ class Storage:
         return safe_url(self.url)
 
     # ------------------------------------------------------------ transactions
+    def _limit(self, limit):
+        """``limit`` as :meth:`write` and :meth:`read` take it: None is ``timeout``, ``"long"`` is ``long_timeout``,
+        0 is none. Only PostgreSQL is limited (SQLite waits for its lock up to 30 s)."""
+        if self.dialect != "postgresql":
+            return None
+        return self.timeout if limit is None else self.long_timeout if limit == "long" else (limit or None)
+
     @contextmanager
-    def write(self):
-        """A write transaction: ``BEGIN IMMEDIATE`` on SQLite (no lock upgrades), plain on PostgreSQL."""
+    def write(self, limit=None, deadline: float | None = None):
+        """A write transaction: ``BEGIN IMMEDIATE`` on SQLite (no lock upgrades), plain on PostgreSQL.
+
+        ``limit`` (PostgreSQL): seconds it may take, from now or until ``deadline`` (``time.monotonic()``): None
+        for ``timeout``, ``"long"`` for ``long_timeout``, 0 for none; past it, :class:`StorageTimeout`."""
+        seconds = self._limit(limit)
         try:
-            with self.engine.connect() as conn:
+            with _deadline(seconds, deadline), self.engine.connect() as conn:
                 conn = conn.execution_options(dptopic_write=True)
                 try:
                     with conn.begin():
+                        if self.dialect == "postgresql" and seconds != self.timeout:
+                            ms = int(round((seconds or 0) * 1000))    # this transaction's own server-side limits
+                            conn.exec_driver_sql(f"SET LOCAL statement_timeout = {ms}")
+                            conn.exec_driver_sql(f"SET LOCAL lock_timeout = {ms}")
                         yield conn
                         self.check_file()   # before the commit: nothing is acknowledged into a removed file
                 except (SQLAlchemyError, self._driver_error) as e:
@@ -420,9 +647,13 @@ class Storage:
                                " restart the server.")
 
     @contextmanager
-    def read(self):
+    def read(self, limit=None):
+        """A read; ``limit`` as :meth:`write`'s (the session's ``statement_timeout`` stays ``timeout``'s)."""
+        seconds = self._limit(limit)
         try:
-            with self.engine.connect() as conn:
+            with _deadline(seconds), self.engine.connect() as conn:
+                if self.dialect == "postgresql" and seconds != self.timeout:
+                    conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(round((seconds or 0) * 1000))}")
                 yield conn
         except SQLAlchemyError as e:
             raise _database_error(e) from e
@@ -494,7 +725,7 @@ class Storage:
     # --------------------------------------------------------------- migration
     def migrate(self) -> int:
         """Apply the missing migrations; returns the schema version."""
-        with self.write() as conn:
+        with self.write(limit=0) as conn:     # no limit: an upgrade may rewrite or index large tables
             self._lock(conn)
             schema_table.create(conn, checkfirst=True)
         done = self.schema_version()
@@ -505,7 +736,7 @@ class Storage:
             if version <= done:
                 continue
             try:
-                with self.write() as conn:
+                with self.write(limit=0) as conn:
                     self._lock(conn)
                     current = conn.execute(select(func.max(schema_table.c.version))).scalar() or 0
                     if current >= version:  # another process applied it meanwhile
@@ -590,7 +821,7 @@ class Storage:
         return int(msg.phi.shape[0]) if isinstance(msg, ModelBroadcast) else None
 
     # ----------------------------------------------------------------- reports
-    def store(self, batch: list[Submission]) -> list[tuple[str, dict]]:
+    def store(self, batch: list[Submission], deadline: float | None = None) -> list[tuple[str, dict]]:
         """Store many submissions in ONE transaction (group commit).
 
         Returns one ``(outcome, info)`` per submission: ``("stored", ack)``, ``("replayed", ack)``
@@ -601,12 +832,14 @@ class Storage:
         how many reports; not its key nor its pseudonym, which whoever holds the bytes must not
         learn). Nothing is acknowledged before the commit returns. The lookups run inside the
         write transaction, under the lock that serializes writers across processes, so two uploads
-        of one body at once, even to two servers on one database, store it once.
+        of one body at once, even to two servers on one database, store it once. ``deadline``
+        (``time.monotonic()``, PostgreSQL): when the transaction must have ended (default: ``timeout``
+        from now), else :class:`StorageTimeout` and nothing is stored.
         """
         now = time.time()
         out: list[tuple[str, dict] | None] = [None] * len(batch)
         p = self._placeholder
-        with self.write() as conn:
+        with self.write(deadline=deadline) as conn:
             self._lock(conn)
             # The statements below go straight to the driver: this is the one path every upload takes, and SQLAlchemy's
             # per-statement work (cache keys, parameter processing, result set-up) was half of the writer thread's CPU
@@ -742,7 +975,7 @@ class Storage:
              .select_from(models.outerjoin(model_arrays, model_arrays.c.model_id == models.c.id))
              .where(models.c.status == "active"))
         for _ in range(10):
-            with self.read() as conn:
+            with self.read(limit="long") as conn:     # the arrays of a large model take a while
                 rows = conn.execute(q).mappings().all()
             if rows:
                 row = {c.name: rows[0][c.name] for c in models.c}
@@ -765,7 +998,7 @@ class Storage:
         or a rotation): the caller reloads and tries again.
         """
         now = time.time()
-        with self.write() as conn:
+        with self.write(limit="long") as conn:    # a large model's arrays: the trainer's own, longer limit
             # FOR UPDATE (PostgreSQL; SQLite's BEGIN IMMEDIATE already serializes): another server's trainer that
             # commits this version meanwhile must be waited for and seen, or both would commit the same batch
             cur = conn.execute(select(models.c.version, models.c.status, models.c.last_report_id)
@@ -787,7 +1020,7 @@ class Storage:
 
     def rotate(self, note: str) -> dict:
         """Retire the active model and start a new one at its cursor (no report lost, none reused)."""
-        with self.write() as conn:
+        with self.write(limit="long") as conn:
             self._lock(conn)    # one rotation at a time across servers, and the cursor of a step committed meanwhile
             cur = conn.execute(select(models).where(models.c.status == "active").with_for_update()).mappings().first()
             start = cur["last_report_id"] if cur is not None else 0
@@ -819,7 +1052,7 @@ class Storage:
                                .where(fed_rounds.c.status == "open")).first()
         if row is not None or initial_message is None:
             return (int(row[0]), bytes(row[1])) if row is not None else (None, None)
-        with self.write() as conn:
+        with self.write(limit="long") as conn:
             self._lock(conn)
             row = conn.execute(select(fed_rounds.c.round, fed_rounds.c.message)
                                .where(fed_rounds.c.status == "open")).first()
@@ -838,7 +1071,7 @@ class Storage:
         ``stale`` (the round is no longer open), ``duplicate`` (this client already sent this round).
         """
         now = time.time()
-        with self.write() as conn:
+        with self.write(limit="long" if min_updates else None) as conn:   # it may close the round (aggregate)
             self._lock(conn)
             prev = conn.execute(select(fed_updates.c.round, fed_updates.c.body_sha256)
                                 .where(fed_updates.c.idempotency_key == key)).first()
@@ -876,7 +1109,7 @@ class Storage:
         return ("replayed" if prev.body_sha256 == sha else "conflict"), info
 
     def fed_close_round(self, aggregate) -> dict:
-        with self.write() as conn:
+        with self.write(limit="long") as conn:
             self._lock(conn)
             r = conn.execute(select(fed_rounds.c.round, fed_rounds.c.n_updates)
                              .where(fed_rounds.c.status == "open")).first()
