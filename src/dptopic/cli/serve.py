@@ -109,7 +109,9 @@ def build_config(a):
     vocab = read_vocabulary(a.vocabulary)
     prior = None
     if a.prior is not None:
-        prior = load_corpus(a.prior, a.format, None, a.text_field, None, max_vocab=None, min_df=1,
+        # read in the server's vocabulary: a cap on words built from the prior's text would drop the server's
+        # words that the prior uses rarely
+        prior = load_corpus(a.prior, a.format, None, a.text_field, None, vocabulary=vocab,
                             stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None)
         if prior.vocabulary != vocab:
             prior = prior.restrict(vocab)
