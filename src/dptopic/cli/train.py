@@ -633,7 +633,7 @@ def cmd_demo(a):
     from ..models import HDPLDA, LDA
 
     console = make_console()
-    check_out(a, "-nonprivate")
+    check_out(a, "-nonprivate", *(() if a.word_level_only else ("-document",)))
     console.rule("dptopic demo: HDP-LDA on State of the Union paragraphs")
     corpus = load_corpus("demo")
     a.test_size = 0.2
@@ -651,9 +651,70 @@ def cmd_demo(a):
     out = private.save(a.out, save_metrics=a.save_metrics)
     baseline.save(Path(a.out).with_name(Path(a.out).name + "-nonprivate"))
     console.print(f"private model written to [bold]{out}[/] (non-private reference beside it, suffix -nonprivate)")
-    console.print(f"next: [bold]dptopic report --model {out} --out demo.html[/] (the topics and the privacy card as"
-                  " a page a review board can file), [bold]dptopic topics --model " f"{out}[/], or train on your own"
-                  " text: dptopic train --help")
+    shown = out
+    if not a.word_level_only:
+        shown = _demo_document_level(a, console, private)
+    console.print(f"next: [bold]dptopic report --model {shown} --out demo.html[/] (the topics and the privacy card"
+                  " as a page a review board can file), [bold]dptopic topics --model " f"{shown}[/], or train on your"
+                  " own text: dptopic train --help")
+
+
+DEMO_DOCUMENT_BUDGET = {"epsilon": 0.6, "delta": 5e-6, "epsilon_vocab": 0.4, "delta_vocab": 5e-6}
+"""The demo's document-level run: epsilon = 1 and delta = 1e-5 in all, 0.4 of it for the vocabulary (DP set union),
+the split ``dptopic recommend --unit document`` advises without a public word list."""
+
+
+def _demo_document_level(a, console, word_model):
+    """The demo's second part: the same paragraphs under the guarantee a review board asks for, one whole paragraph
+    protected at epsilon = 1 in all, the words chosen privately inside it (``dptopic train --unit document
+    --private-vocabulary``); its NPMI is read beside non-private LDA on the same words and split. Returns the folder
+    the model was saved to."""
+    from ..models import LDA, for_unit
+    from ..models.fdptm import restrict_to_private_vocabulary
+    from ..reporting.card import epsilon_text
+    from ._common import NO_VOCAB_CAP
+
+    b = DEMO_DOCUMENT_BUDGET
+    total_eps, total_delta = b["epsilon"] + b["epsilon_vocab"], b["delta"] + b["delta_vocab"]
+    console.rule(f"the same paragraphs, document-level DP: epsilon = {total_eps:g} per paragraph in all")
+    full = load_corpus("demo", max_vocab=NO_VOCAB_CAP, min_df=1)
+    # the words are chosen from the paragraphs by DP set union inside the budget; private noise: fresh OS entropy
+    # unless --seed is given (tests only)
+    corpus, event = restrict_to_private_vocabulary(full, b["epsilon_vocab"], b["delta_vocab"], seed=a.seed)
+    model = for_unit("document", b["epsilon"], b["delta"], n_topics=a.topics, n_jobs=a.jobs, seed=a.seed)
+    train, test = _split(corpus, a, model)
+    test = _without_copies_of(test, train, console)
+    console.print(f"[bold]vocabulary[/]: {corpus.vocab_size} words chosen by DP set union (eps_V = {b['epsilon_vocab']:g},"
+                  f" delta_V = {b['delta_vocab']:g}), then {type(model).__name__} (eps = {b['epsilon']:g}, delta ="
+                  f" {b['delta']:g}): {total_eps:g} and {total_delta:g} in all (docs/choosing_a_guarantee.md)")
+    import warnings
+
+    with warnings.catch_warnings():     # said once below, for the two models together
+        warnings.filterwarnings("ignore", r".*already used by an earlier private fit")
+        model.fit(train, vocabulary=list(corpus.vocabulary.words))
+    _compose_private_vocabulary(model, event, console)
+    reference = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0).fit(train)
+    mine, ref = _npmi_and_diversity(model, test), _npmi_and_diversity(reference, test)
+    model.metrics_ = {"n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **mine}
+    print_topics(model, 8, max_topics=a.show_topics, console=console)
+    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {mine['npmi_top10']:.3f}, ratio"
+                  f" {mine['npmi_top10'] / ref['npmi_top10']:.2f} to non-private LDA on the same words and split"
+                  f" ({ref['npmi_top10']:.3f}, {a.iterations} sweeps)   [bold]topic diversity[/] (top 25):"
+                  f" {mine['topic_diversity_top25']:.3f} (LDA {ref['topic_diversity_top25']:.3f})")
+    console.print("[yellow]NPMI is computed on held-out paragraphs of the private corpus: outside the guarantee"
+                  " (diversity reads only the released topics);[/] " + (
+                      "saved in model.json, labelled as such." if a.save_metrics else "not saved."))
+    rep = model.privacy_
+    console.print(f"[bold]GUARANTEE[/]: epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
+                  f" {rep['unit']} (one paragraph added or removed), the choice of the words included; the"
+                  f" word-level model above states {epsilon_text(word_model.privacy_['epsilon'])} per word (one"
+                  " word replaced), far more per paragraph")
+    console.print("[yellow]both models read the same paragraphs: each card covers its own model; published together,"
+                  " their guarantees compose (docs/privacy.md)[/]")
+    out = model.save(str(a.out).rstrip("/\\") + "-document", save_metrics=a.save_metrics)
+    console.print(f"document-level model written to [bold]{out}[/] (its whole privacy card: dptopic topics --model"
+                  f" {out})")
+    return out
 
 
 @with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
@@ -887,11 +948,15 @@ def register(sub) -> None:
 
     d = sub.add_parser("demo", help="the main job: private HDP-LDA (hybrid differentially private LDA, Zhao et al.;"
                                     " not a Hierarchical Dirichlet Process) on the demo corpus, with a non-private"
-                                    " reference",
+                                    " reference, then document-level DP at epsilon = 1",
                        description="Train private HDP-LDA (hybrid differentially private LDA, Zhao et al. 2021: a"
                                    " word-level guarantee) on the State of the Union paragraphs, and non-private LDA"
                                    " on the same split as the reference; print both models' held-out figures, the"
-                                   " private topics and the privacy card, and save both models.")
+                                   " private topics and the privacy card, and save both models. Then the same"
+                                   " paragraphs under document-level DP, epsilon = 1 and delta = 1e-5 in all (the"
+                                   " words chosen by DP set union inside it, then DocDPCooccurrence), its NPMI beside"
+                                   " non-private LDA's on the same words, saved with the suffix -document"
+                                   " (--word-level-only skips it).")
     d.add_argument("--topics", type=positive_int, default=20, help="topics K (default 20)")
     # 50 sweeps: half the word-level epsilon of 100 sweeps (531 vs 1053 by PLD) for +2% perplexity
     d.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps of both models (default 50)")
@@ -910,6 +975,9 @@ def register(sub) -> None:
     d.add_argument("--show-topics", type=positive_int, default=20, help="how many private topics to print (default"
                                                                         " 20)")
     add_out_args(d, "runs/demo")
+    d.add_argument("--word-level-only", action="store_true",
+                   help="skip the demo's second part (the same paragraphs under document-level DP at epsilon = 1 in"
+                        " all, the words chosen privately)")
     d.add_argument("--quiet", action="store_true", help="no progress bars")
     d.set_defaults(func=cmd_demo)
 
