@@ -241,15 +241,23 @@ def check_exactly_once(rows: dict) -> None:
         assert len(consumed) == m["n_reports_used"], "a report below the cursor was skipped"
 
 
-def throwaway_postgres_url():
-    """A module-scoped fixture body: the URL of a throwaway PostgreSQL cluster, or a skip saying why there is none."""
+def throwaway_postgres():
+    """A module-scoped fixture body: a throwaway PostgreSQL cluster (:class:`PostgresServer`), started, or a skip
+    saying why there is none; stopped when the fixture ends."""
     import pytest
 
     if PG_BIN is None:
         pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed: apt-get install postgresql")
+    pytest.importorskip("psycopg")
     try:
         server = PostgresServer().start()
     except Exception as e:  # noqa: BLE001 - report why, then skip
         pytest.skip(f"could not start a throwaway PostgreSQL server: {' '.join(str(e).split())[:200]}")
-    yield server.url
+    yield server
     server.stop()
+
+
+def throwaway_postgres_url():
+    """A module-scoped fixture body: the URL of a throwaway PostgreSQL cluster, or a skip saying why there is none."""
+    for server in throwaway_postgres():
+        yield server.url

@@ -28,7 +28,7 @@ from sqlalchemy import create_engine, text  # noqa: E402
 from dptopic.local import Randomizer  # noqa: E402
 from dptopic.service.storage import _PG_INSERT_LOCK, Storage, StorageTimeout, Submission  # noqa: E402
 
-from service_helpers import (PG_BIN, PostgresServer, Server, count_rows, get_json, http, make_data,  # noqa: E402
+from service_helpers import (throwaway_postgres, PG_BIN, PostgresServer, Server, count_rows, get_json, http, make_data,  # noqa: E402
                              post_reports)
 from test_service_pg52 import new_database  # noqa: E402
 
@@ -38,13 +38,7 @@ pytestmark = pytest.mark.skipif(PG_BIN is None, reason="PostgreSQL server binari
 
 @pytest.fixture(scope="module")
 def pg():
-    server = PostgresServer()
-    try:
-        server.start()
-    except Exception as e:  # noqa: BLE001 - report why, then skip
-        pytest.skip(f"could not start a throwaway PostgreSQL server: {' '.join(str(e).split())[:200]}")
-    yield server
-    server.stop()
+    yield from throwaway_postgres()
 
 
 def _cluster_pids(pg: PostgresServer) -> list[int]:

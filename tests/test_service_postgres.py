@@ -9,7 +9,7 @@ pytest.importorskip("psycopg")
 from dptopic.local import Randomizer  # noqa: E402
 from dptopic.service.client import submit  # noqa: E402
 
-from service_helpers import (PG_BIN, PostgresServer, Server, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
+from service_helpers import (PG_BIN, Server, throwaway_postgres, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
                              get_json, make_data, post_reports)
 from test_service_crash import crash_scenario  # noqa: E402
 
@@ -19,13 +19,7 @@ pytestmark = pytest.mark.skipif(PG_BIN is None, reason="PostgreSQL server binari
 
 @pytest.fixture(scope="module")
 def pg(tmp_path_factory):
-    server = PostgresServer()
-    try:
-        server.start()
-    except Exception as e:  # noqa: BLE001 - report why, then skip
-        pytest.skip(f"could not start a throwaway PostgreSQL server: {' '.join(str(e).split())[:200]}")
-    yield server
-    server.stop()
+    yield from throwaway_postgres()
 
 
 def test_submit_replay_and_train_on_postgres(pg, tmp_path):

@@ -39,7 +39,7 @@ from dptopic.local import Randomizer  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
 
-from service_helpers import (PG_BIN, SRC, PostgresServer, Server, admin, free_port, get_json, http,  # noqa: E402
+from service_helpers import (throwaway_postgres, PG_BIN, SRC, PostgresServer, Server, admin, free_port, get_json, http,  # noqa: E402
                              make_data, post_reports)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -280,16 +280,7 @@ def test_a_write_refused_while_serving_is_500_not_a_retryable_503(tmp_path):
 # ---------------------------------------------------------------------------- 2 and 6 on PostgreSQL
 @pytest.fixture(scope="module")
 def pg():
-    if PG_BIN is None:
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
-    pytest.importorskip("psycopg")
-    server = PostgresServer()
-    try:
-        server.start()
-    except Exception as e:  # noqa: BLE001 - report why, then skip
-        pytest.skip(f"could not start a throwaway PostgreSQL server: {' '.join(str(e).split())[:200]}")
-    yield server
-    server.stop()
+    yield from throwaway_postgres()
 
 
 def _sql(url: str, *statements: str) -> None:
