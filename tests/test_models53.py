@@ -156,3 +156,33 @@ def test_fedlda_floor_and_tail_rules_save_every_user_given(exclusion, tmp_path):
         assert FedLDA(n_clients=7, **kw).fit(split).n_clients_ == 7
         # the same users without the empty ones: the saved count says how many users were given, nothing else
         assert FedLDA(**kw).fit(users[:5]).n_clients_ == 5
+
+
+def test_fedlda_floor_rule_progress_bar_shows_every_user_given(monkeypatch):
+    """The progress bar named the users who had tokens to send (under the floor and tail rules a count that depends
+    on their text); it names the users given, as n_clients_ does."""
+    from contextlib import contextmanager
+
+    import dptopic.models.fedlda as fedlda_module
+    from dptopic.models import FedLDA
+
+    shown = []
+
+    @contextmanager
+    def record(total, description, verbose=1, **kw):
+        shown.append(description)
+
+        class Bar:
+            def advance(self, n=1, **fields):
+                pass
+        yield Bar()
+
+    monkeypatch.setattr(fedlda_module, "progress_bar", record)
+    rng = np.random.default_rng(0)
+    words = [f"w{i:03d}" for i in range(30)][::-1]
+    users = [Corpus.from_token_ids([list(rng.integers(0, 30, 12))], words) for _ in range(5)]
+    users += [Corpus.from_token_ids([[]], words)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        FedLDA(n_topics=2, epsilon=4.0, rounds=1, pad_length=8, seed=0, verbose=1, exclusion="floor").fit(users)
+    assert shown and "users=6" in shown[0], shown

@@ -221,3 +221,19 @@ def test_rrp_event_charges_the_realised_eta():
         assert r >= eta(eps, 0.1) and (Fraction(r) * TWO53).denominator == 1
         assert ev.epsilon == effective_epsilon(eps, r) > eps
         assert _exp_floor(ev.epsilon) >= Fraction(r) / (1 - Fraction(r))
+
+
+@pytest.mark.parametrize("eps, delta", [(0.015368076492430435, 4.775028425621755e-10), (0.01, 1e-6), (0.02, 1e-8),
+                                        (0.1, 1e-5), (1.0, 1e-5), (5.0, 1e-7)])
+def test_set_union_sigma_is_within_its_delta_in_exact_arithmetic(eps, delta):
+    """At small epsilon the two terms of delta(sigma) nearly cancel and the float check that stepped sigma up let it
+    stop 5e-12 (relative) above the budget; checked here with 50 significant digits, not the float formula."""
+    mp = pytest.importorskip("mpmath")
+    from dptopic.accounting.set_union import gaussian_sigma
+
+    s = gaussian_sigma(eps, delta)
+    with mp.workdps(50):
+        S, E = mp.mpf(s), mp.mpf(eps)
+        exact = mp.ncdf(0.5 / S - E * S) - mp.e ** E * mp.ncdf(-0.5 / S - E * S)
+        assert exact <= mp.mpf(delta)
+        assert exact >= mp.mpf(delta) * (1 - mp.mpf("1e-6"))      # and not far above the least noise

@@ -132,7 +132,11 @@ def gaussian_sigma(epsilon: float, delta: float) -> float:
     while excess(hi) > 0:
         hi *= 2
     sigma = brentq(excess, 1e-6, hi, xtol=1e-12)
-    # brentq stops within xtol of the root, on either side: step up to the noise whose delta is within the budget
-    while excess(sigma) > 0:
-        sigma += 1e-12 * max(1.0, sigma)
+    # brentq stops within xtol of the root, on either side: step up to the noise whose delta is within the budget.
+    # The two terms of delta(sigma) nearly cancel at small epsilon, so the float difference is accurate only to about
+    # 1e-11 of delta there: step until it is below the budget by a margin far larger than that error
+    step = 1e-12 * max(1.0, sigma)
+    while excess(sigma) > -1e-9 * delta:
+        sigma += step
+        step *= 2
     return sigma

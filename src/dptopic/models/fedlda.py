@@ -489,7 +489,7 @@ class FedLDA(GibbsTopicModel):
             corpora, n_report = self._report_corpora(corpora)
             self.report_words_ = n_report
             check_config(cfg, n_report)
-            self._run_rounds(self._senders(corpora), cfg, n_report, V, heldout, callback)
+            self._run_rounds(self._senders(corpora), cfg, n_report, V, heldout, callback, n_users=len(users))
             self.n_clients_ = len(users)    # every user given (public), whoever of them had tokens to send
             self._set_fitted(users)
             # public quantities only: the exact document and token counts are what the padding hides
@@ -524,8 +524,10 @@ class FedLDA(GibbsTopicModel):
             return np.vstack([self.transform(c) for c in X])
         return super().fit_transform(X, y, **kw)
 
-    def _run_rounds(self, corpora, cfg, n_report, V, heldout, callback) -> None:
-        """The simulated protocol: ``rounds`` rounds of broadcast, local work, reports and aggregation."""
+    def _run_rounds(self, corpora, cfg, n_report, V, heldout, callback, n_users=None) -> None:
+        """The simulated protocol: ``rounds`` rounds of broadcast, local work, reports and aggregation. ``n_users``:
+        the users given (shown; under the floor and tail rules those without tokens are not among ``corpora``, and
+        how many there are depends on their text)."""
         rng = self._rng()
         ids = [f"user{i}" for i in range(len(corpora))]
         client_rngs = rng.spawn(len(corpora) + 1)
@@ -536,7 +538,8 @@ class FedLDA(GibbsTopicModel):
         self.history_ = []
         test = None if heldout is None else as_corpus(heldout, vocabulary=self.vocabulary_.words)
         with ThreadPoolExecutor(self._jobs) as pool, \
-                progress_bar(self.rounds, f"FedLDA K={self.n_topics} users={len(clients)}", self.verbose) as bar:
+                progress_bar(self.rounds, f"FedLDA K={self.n_topics} users={n_users or len(clients)}",
+                             self.verbose) as bar:
             for r in range(self.rounds):
                 b = server.broadcast()
                 updates = list(pool.map(lambda c: c.run_round(b), clients))

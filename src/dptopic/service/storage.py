@@ -414,6 +414,9 @@ class _Watchdog:
         self._thread = None
 
     def watch(self, fd: int, deadline: float) -> list:
+        # a copy of the descriptor: libpq may close its own inside the wait (the server ended the connection), and
+        # that number may then be given to another socket before unwatch; the copy keeps this socket's number taken
+        fd = os.dup(fd)
         entry = [deadline, fd, False]
         with self._cond:
             self._waits[id(entry)] = entry
@@ -425,9 +428,16 @@ class _Watchdog:
         return entry
 
     def unwatch(self, entry: list) -> bool:
-        """Stop watching; True when the deadline struck (the socket was shut down)."""
+        """Stop watching (and close the copy of the descriptor); True when the deadline struck (the socket was shut
+        down). Idempotent."""
         with self._cond:
             self._waits.pop(id(entry), None)
+            if entry[1] is not None:
+                try:
+                    os.close(entry[1])
+                except OSError:
+                    pass
+                entry[1] = None
             return entry[2]
 
     def _run(self) -> None:
