@@ -68,3 +68,34 @@ def test_a_single_replicate_is_the_attack_as_before(labelled):
 def test_bad_number_of_replicates_is_one_line(labelled, bad):
     with pytest.raises(DPTopicError, match="n_replicates"):
         _attack(labelled, 0, n_replicates=bad)
+
+
+def test_experiment_classifier_mia_replicates_flag_reaches_the_results(tmp_path, capsys):
+    """`dptopic experiment classifier-mia --replicates R`: every row's standard errors come from R independent
+    replicates, and fig7_results.json says so (n_replicates, se_method); the default names one replicate's."""
+    import json
+
+    from dptopic.cli.main import main
+
+    rows = []
+    for i in range(60):
+        colour = "red" if i % 2 else "blue"
+        words = ("apple pear plum fig grape " if colour == "red" else "car bus train tram bike ") * 3
+        rows.append(json.dumps({"text": words + f"item{i % 7} common", "party": colour}))
+    f = tmp_path / "a.jsonl"
+    f.write_text("\n".join(rows) + "\n")
+    args = ["experiment", "classifier-mia", "--corpus", str(f), "--label-field", "party", "--algorithms", "lda",
+            "--topics", "2", "--iterations", "2", "--shadows", "1", "--seed", "0", "--quiet", "--subsample", "60"]
+    assert main(args + ["--out", str(tmp_path / "one")]) == 0
+    one = json.loads((tmp_path / "one" / "fig7_results.json").read_text())
+    assert one["n_replicates"] == 1 and one["se_method"].startswith("one replicate")
+    assert main(args + ["--replicates", "3", "--out", str(tmp_path / "three")]) == 0
+    three = json.loads((tmp_path / "three" / "fig7_results.json").read_text())
+    assert three["n_replicates"] == 3 and three["se_method"].startswith("3 independent replicates")
+    assert "3 independent replicates" in three["checks_note"]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:        # argparse's own refusal: exit code 2
+        main(args + ["--replicates", "0", "--out", str(tmp_path / "zero")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--replicates" in err[0]

@@ -164,7 +164,8 @@ def cmd_classifier_mia(a):
     corpus = _subsample(corpus.subset(keep), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents of classes {', '.join(sorted(set(corpus.labels)))}")
     s = ml.classifier_mia_experiment(corpus, Path(a.out), tuple(a.algorithms), tuple(a.eps_grid), a.topics,
-                                     a.iterations, a.shadows, a.seed, verbose=0 if a.quiet else 1)
+                                     a.iterations, a.shadows, a.seed, verbose=0 if a.quiet else 1,
+                                     n_replicates=a.replicates)
     for r in s["rows"]:
         console.print(f"{r['algorithm']:>6} eps={r['epsilon']}: attack accuracy {r['attack_accuracy']:.3f}"
                       f" ± {r['attack_accuracy_se']:.3f}, target accuracy {r['target_accuracy']:.3f}"
@@ -226,6 +227,9 @@ def register_manzonelli(esub) -> None:
     c.add_argument("--iterations", type=positive_int, default=100, help="training iterations (default 100)")
     c.add_argument("--shadows", type=_int_arg(1, MAX_SHADOWS), default=5,
                    help=f"shadow classifiers (default 5; at most {MAX_SHADOWS:,})")
+    c.add_argument("--replicates", type=_int_arg(1, 1000), default=1,
+                   help="independent replicates of the whole attack (default 1: standard errors of the records scored"
+                        " only; 2 or more: of the replicates' spread, which counts training and noise too)")
     add_seed_arg(c)
     c.add_argument("--out", default="runs/classifier-mia",
                    help="a new or empty folder for the results (default runs/classifier-mia)")

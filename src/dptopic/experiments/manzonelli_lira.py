@@ -512,9 +512,11 @@ def chance_warnings(rows) -> list[str]:
 
 
 def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(0.5, 1.0, 2.0, 5.0), n_topics=50,
-                              n_iter=100, n_shadows=5, seed=0, verbose=1) -> dict:
+                              n_iter=100, n_shadows=5, seed=0, verbose=1, n_replicates=1) -> dict:
     """Zhao et al. Fig. 7: attack accuracy, target accuracy and F1 against eps for each trainer
     (non-private trainers are run once and drawn flat), and a verdict on the figure's claims (:func:`fig7_checks`,
+    whose standard errors are one replicate's, or with ``n_replicates >= 2`` the spread of independent replicates:
+    ``se_method`` says which),
     :func:`fig7_shape`); each of :func:`chance_warnings` is warned (UserWarning) and kept in ``warnings``. Every file
     is written owner-only (0600): the figures are computed from the documents."""
     import warnings as _warnings
@@ -531,7 +533,8 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
             if eps_param:
                 params[eps_param] = e
             r = classifier_mia(corpus, estimator_trainer(algo, **params), n_shadows=n_shadows, seed=seed,
-                               verbose=verbose)
+                               verbose=verbose, n_replicates=n_replicates)
+            se_method = r["se_method"]
             rows.append([algo, e, r["attack_accuracy"], r["attack_accuracy_se"], r["target_accuracy"],
                          r["target_f1_macro"], r["target_accuracy_se"], r["target_f1_macro_se"], r["target_majority_class_accuracy"]])
     labels = sorted(set(corpus.labels))
@@ -547,11 +550,16 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
                "n_iter": n_iter, "n_shadows": n_shadows, "seed": seed, "labels": labels,
                "paper_shape_checks": checks, "untested": untested, "inconclusive": inconclusive,
                "has_paper_shape": fig7_shape(checks, untested), "warnings": found,
+               "n_replicates": int(n_replicates), "se_method": se_method,
                "checks_note": (f"a claim holds (or fails) only when its difference exceeds {SIGNIFICANCE_Z:g} standard"
                                " errors of the difference; within them it is inconclusive (not significant) and"
-                               " counts as not tested. The standard errors are those of one replicate's evaluation"
-                               " (the documents scored), not of the models' training and noise, which only replicates"
-                               " over seeds measure: a claim significant here may not be across seeds"),
+                               " counts as not tested. " + (
+                                   "The standard errors are those of one replicate's evaluation (the documents"
+                                   " scored), not of the models' training and noise, which only replicates over seeds"
+                                   " measure (--replicates): a claim significant here may not be across seeds"
+                                   if int(n_replicates) == 1 else
+                                   f"The standard errors are the spread of {int(n_replicates)} independent replicates"
+                                   " (training, noise and the documents scored)")),
                "metrics_guarantee": outside_guarantee_label()}
     atomic_write_json(out / "fig7_results.json", summary)
     return summary
