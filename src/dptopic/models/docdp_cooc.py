@@ -225,7 +225,7 @@ class DocDPCooccurrence(_DocumentDPModel):
                     background = np.concatenate([background, passed])
                     n_bg = int(self.n_background)
             else:
-                kept = eligible[:n_words]
+                kept = _frequent_words(eligible, counts, n_words)
             kept = np.sort(kept)
         else:
             from ..accounting.gaussian import calibrate_noise_multiplier
@@ -348,6 +348,12 @@ def auto_n_words(mass: float, sigma: float) -> int:
     State of the Union paragraphs (``docs/document_dp.md``)."""
     n = mass / (AUTO_MASS_PER_WORD * sigma) if mass > 0 else 0.0
     return int(np.clip(round(n), AUTO_WORDS[0], AUTO_WORDS[1]))
+
+
+def _frequent_words(eligible: np.ndarray, counts: np.ndarray, n_words: int) -> np.ndarray:
+    """``word_choice="frequency"`` (post-processing of the first release): the ``n_words`` first of ``eligible``, which
+    is in decreasing order of the noisy presence ``counts``."""
+    return eligible[:n_words]
 
 
 REPETITION_POOL = 3     # word_choice="repetition": candidates per kept word, the most frequent by the noisy counts
