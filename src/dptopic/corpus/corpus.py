@@ -15,6 +15,7 @@ import math
 import os
 import re
 import sys
+import unicodedata
 import warnings
 import zlib
 from pathlib import Path
@@ -92,7 +93,64 @@ def _names(name: str, values) -> list[str] | None:
     if bad is not None:
         raise DPTopicError(f"{name}[{bad}] is None: give every document a {name[:-1].replace('_', ' ')}"
                            f" (or pass {name}=None for none).")
+    _check_entries(name, values, blank=False)
     return [str(x) for x in values]
+
+
+def _check_entries(name: str, values: list, blank: bool = True) -> None:
+    """Refuse a label or document id that no loader reads as one: a missing value (NaN of any float type, pandas'
+    NA, a NaT; ``blank``: also a string of spaces or invisible characters only), a list, tuple, dict, set or array
+    (one value per document: what a JSONL loader refuses too), bytes, an infinite number, or a string holding a lone
+    surrogate (which no UTF-8 output can hold: transform's rows of ids would fail to be written). None is for the
+    caller to name. A saved corpus's strings pass (``blank=False``: its '' labels were read before this rule)."""
+    if (all(isinstance(x, str) for x in values) and _is_utf8("".join(values))
+            and not (blank and any(map(_blank, values)))):
+        return      # strings, the common case (a saved corpus's, a subset's): one quick pass
+    what = "label" if name == "labels" else "id"
+    for i, x in enumerate(values):
+        if x is None:
+            continue
+        if isinstance(x, (list, tuple, dict, set, frozenset, np.ndarray)):
+            raise DPTopicError(f"{name}[{i}] is a {type(x).__name__}, not one {what}: {name} must be strings or"
+                               " numbers, one per document.")
+        if isinstance(x, (bytes, bytearray)):
+            raise DPTopicError(f"{name}[{i}] is {type(x).__name__} ({bytes(x)[:20]!r}), not text: decode the {name} to"
+                               " strings first (for example [x.decode('utf-8') for x in " + name + "]).")
+        if _missing_label(x) and (blank or not isinstance(x, str)):
+            one = "a label" if what == "label" else "an id"
+            raise DPTopicError(f"{name}[{i}] is {str(x)!r}, no {what}: give every document {one} or drop the"
+                               f" {'unlabelled' if what == 'label' else 'unnamed'} ones (or pass {name}=None for"
+                               " none).")
+        if isinstance(x, (float, np.floating)) and math.isinf(x):
+            raise DPTopicError(f"{name}[{i}] is {x!r}, not a finite number: {name} must be strings or finite numbers.")
+        if isinstance(x, str) and not _is_utf8(x):
+            raise DPTopicError(f"{name}[{i}] holds a lone surrogate ({x[:20]!r}, half of a character), which no UTF-8"
+                               f" output can hold: fix the {what} (a file name read with os.fsdecode? decode its bytes"
+                               " as UTF-8).")
+
+
+def _sequence(name: str, values):
+    """``labels=`` or ``doc_ids=`` as a list in document order; None stays None, and a single string is left for
+    :func:`_names` to refuse. A dict or set (no document order), a table or 2-D array (a DataFrame's ``df[['label']]``)
+    or a NumPy scalar is refused in one line, never read as its keys, its column names or one entry per row."""
+    if values is None or isinstance(values, (str, bytes)):
+        return values
+    kind = type(values).__name__
+    if isinstance(values, (dict, set, frozenset)) or (hasattr(values, "keys") and not hasattr(values, "ndim")):
+        raise DPTopicError(f"{name} must be a sequence in document order (a list, tuple, array or Series), not a"
+                           f" {kind}, which has none: pass one entry per document, in the documents' order.")
+    ndim = getattr(values, "ndim", 1)
+    if ndim == 0:       # a NumPy scalar or 0-D array: iterating it raised a TypeError
+        raise DPTopicError(f"{name} must be a list with one entry per document, not a single value (a 0-D {kind}).")
+    if ndim != 1:
+        how = "df['label'] rather than df[['label']]" if hasattr(values, "columns") else "arr.ravel() for one column"
+        raise DPTopicError(f"{name} must be one-dimensional, one entry per document, but the {kind} given is"
+                           f" {ndim}-D{f' (shape {values.shape})' if hasattr(values, 'shape') else ''}: pass one column"
+                           f" ({how}).")
+    try:
+        return list(values)
+    except TypeError:
+        raise DPTopicError(f"{name} must be a list with one entry per document, not a {kind}.") from None
 
 
 def _json_kind(v) -> str:
@@ -100,11 +158,29 @@ def _json_kind(v) -> str:
 
 
 def _missing_label(v) -> bool:
-    """A label that is not there: None, NaN (a float, or pandas' NA), or an empty or blank string. Every loader that
-    reads labels refuses one, rather than read it as a class of its own ('' or 'nan')."""
-    if v is None or (isinstance(v, float) and v != v) or type(v).__name__ in ("NAType", "NaTType"):
+    """A label that is not there: None, NaN (of any float type: Python's, NumPy's float32, a Decimal), pandas' NA, a
+    NaT, or a string that is empty or holds only spaces and invisible characters (controls such as NUL, a zero-width
+    space, a stray byte-order mark). Every loader that reads labels refuses one, rather than read it as a class of its
+    own ('' or 'nan')."""
+    if v is None or type(v).__name__ in ("NAType", "NaTType"):
         return True
-    return isinstance(v, str) and not v.strip()
+    if isinstance(v, str):
+        return _blank(v)
+    if isinstance(v, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(v))
+    if isinstance(v, (list, tuple, dict, set, frozenset, np.ndarray, bytes, bytearray)):
+        return False
+    try:
+        return bool(v != v)     # NaN is the one value unequal to itself
+    except Exception:           # a signalling Decimal NaN, or a type whose comparison fails
+        return type(v).__name__ == "Decimal" and v.is_nan()
+
+
+def _blank(s: str) -> bool:
+    """Whether ``s`` shows nothing: empty, or spaces, control characters and invisible format characters only."""
+    if s and s[0].isprintable() and not s[0].isspace():      # a visible first character: the common case
+        return False
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in s)
 
 
 def _missing_label_fix(param: str) -> str:
@@ -456,12 +532,9 @@ class Corpus:
     @classmethod
     def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None, given=True) -> "Corpus":
         """The corpus of ``docs`` (word ids). ``given``: the vocabulary is the caller's, not built from ``docs``."""
-        if labels is not None and not isinstance(labels, (str, bytes)) and hasattr(labels, "__iter__"):
-            labels = list(labels)     # NaN or '' is no label (not the class 'nan' or ''); None: _names says so
-            bad = next((i for i, x in enumerate(labels) if x is not None and _missing_label(x)), None)
-            if bad is not None:
-                raise DPTopicError(f"labels[{bad}] is {str(labels[bad])!r}, no label: give every document a label or"
-                                   " drop the unlabelled ones (or pass labels=None for none).")
+        labels, doc_ids = _sequence("labels", labels), _sequence("doc_ids", doc_ids)
+        if labels is not None:      # NaN or '' is no label (not the class 'nan' or ''); None: _names says so
+            _check_entries("labels", labels)
         labels, doc_ids = _names("labels", labels), _names("doc_ids", doc_ids)
         for name, vals in (("labels", labels), ("doc_ids", doc_ids)):
             if vals is not None and len(vals) != len(docs):
@@ -670,6 +743,8 @@ class Corpus:
                 try:
                     rec = load_json(line, f"line {n} of {str(path)!r}", pairs_noting_repeats(repeated))
                 except json.JSONDecodeError:
+                    if "\x00" in line:
+                        raise _nul_error(path, n, "a JSONL file of UTF-8 text") from None
                     hint = (": it looks like pretty-printed JSON; a JSONL file holds one JSON object per line (for"
                             " example jq -c '.[]' for a file that is one array)") if line.strip() in ("[", "{") else ""
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is not valid JSON{hint}.") from None
@@ -803,7 +878,9 @@ class Corpus:
         labels = [r[at[label_column]] for r in rows] if label_column else None
         blank = next((i for i, lab in enumerate(labels or ()) if _missing_label(lab)), None)
         if blank is not None:       # an empty cell is no label, as JSON's null is: not the class ''
-            raise DPTopicError(f"{bad}: the row on line {lines[blank]} has an empty {label_column!r} field, so no label:"
+            what = (f"an empty {label_column!r} field" if not labels[blank] else
+                    f"a blank {label_column!r} field ({labels[blank]!r}: spaces or invisible characters only)")
+            raise DPTopicError(f"{bad}: the row on line {lines[blank]} has {what}, so no label:"
                                f" {_missing_label_fix('label_column')}.")
         ids = None
         if id_column is not None:
@@ -866,9 +943,10 @@ class Corpus:
         texts = [read_text_file(f, f"a folder of UTF-8 text files, one document each: move {f.name!r} out of the"
                                     " folder (in Python, from_directory's pattern= can leave it out)") for f in files]
         top = path.resolve().name or str(path.resolve())    # the folder's own name, also for '.' (never '')
-        labels = ([f.parent.name if f.parent != path else top for f in files]
+        labels = ([_name_text(f.parent.name) if f.parent != path else _name_text(top) for f in files]
                   if any(f.parent != path for f in files) else None)
-        return cls.from_texts(texts, labels=labels, doc_ids=[str(f.relative_to(path)) for f in files], **kw)
+        return cls.from_texts(texts, labels=labels, doc_ids=[_name_text(str(f.relative_to(path))) for f in files],
+                              **kw)
 
     # ------------------------------------------------------------ transforms
     def subset(self, indices) -> "Corpus":
@@ -1115,6 +1193,13 @@ def _is_utf8(s: str) -> bool:
     return True
 
 
+def _name_text(name: str) -> str:
+    """A file or folder name as a label or document id: itself, or, for a name whose bytes are not UTF-8 (a Latin-1
+    name, which Python reads with lone surrogates that no UTF-8 output can hold: ``transform`` failed to write its
+    rows), those bytes written as backslash escapes (byte 0xe9 as the four characters ``\\xe9``)."""
+    return name if _is_utf8(name) else os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def _check_field_names(*specs) -> None:
     """Each ``(parameter, value, may_be_none)`` names a JSONL field or CSV column: a string (or None where allowed)."""
     for name, v, none_ok in specs:
@@ -1125,8 +1210,9 @@ def _check_field_names(*specs) -> None:
 
 def _record_id(value, where: str, name: str, kind: str, strict: bool = True):
     """A document id read from a record: a string or a number, or None when the record lacks it (or, unless
-    ``strict``, holds something else: the ids are then not used)."""
-    if value is None:
+    ``strict``, holds something else: the ids are then not used). A blank string is no id, in a JSONL field as in a
+    CSV cell (it named no document: transform's rows could not be joined back by it)."""
+    if value is None or (isinstance(value, str) and _blank(value)):
         return None
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         if not strict:
@@ -1220,6 +1306,9 @@ def _read_csv(path, delimiter: str):
                 if strict:
                     continue
                 raise DPTopicError(f"bad CSV file {str(path)!r}: line {reader.line_num}: {e}.") from None
+        nul = next((i for i, r in enumerate(rows) if any("\x00" in f for f in r)), None)
+        if nul is not None:
+            raise _nul_error(path, lines[nul], "a CSV file of UTF-8 text")
         return (rows[0] if rows else []), rows[1:], lines[1:]
 
 
@@ -1327,12 +1416,24 @@ def read_text_file(path, want: str = "a text file (one document per line), or a 
         raise DPTopicError(f"cannot read {str(path)!r} ({type(e).__name__}): give a plain or gzipped text file.") from None
     _refuse_utf16(path, data[:4096])
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         text = data.decode("utf-8", errors="replace")
         if b"\x00" in data[:65536] or text.count("\ufffd") > max(8, len(text) // 100):
             raise DPTopicError(f"{str(path)!r} looks like a binary file, not UTF-8 text: give {want}.") from None
         raise _not_utf8(path, data[e.start], data[:e.start].count(b"\n") + 1) from None
+    if "\x00" in text:     # valid UTF-8, yet no text file holds NUL: a tar archive, a zero-filled or damaged file
+        raise _nul_error(path, text.count("\n", 0, text.index("\x00")) + 1, want)
+    return text
+
+
+def _nul_error(path, line: int, want: str) -> DPTopicError:
+    """A file that holds a NUL byte is refused rather than read with it as a word break (a tar archive of texts would
+    be read with its headers as words, a zero-filled file as an empty document)."""
+    name = Path(path).name
+    return DPTopicError(f"{str(path)!r} holds a NUL byte (on line {line}), which no text file holds: it looks binary or"
+                        f" damaged; give {want}, or remove the NUL bytes if the rest is text (tr -d '\\000' < {name}"
+                        f" > clean-{name}).")
 
 
 def read_lines(path) -> list[str]:
