@@ -9,6 +9,8 @@ from ._common import add_corpus_args, corpus_from_args, make_console, print_tabl
 from ._flags import CORPUS_FLAGS, CORPUS_RULES, epsilon_rules, epsilon_word_rules, flag_errors
 
 MAX_SHADOWS = 10_000  # shadow models each train a topic model: more than this would never finish
+ONE_RUN_CANARIES = 200       # --design one-run: canary documents
+ONE_RUN_CANARY_LENGTH = 100  # --design one-run: tokens per canary
 
 
 def _number(name, value, check, what):
@@ -381,6 +383,13 @@ def _audit(a):
     from ..attacks.lira import bound_text, claim_text, run_lira
 
     console = make_console()
+    if getattr(a, "design", "lira") == "one-run":
+        return _audit_one_run(a, console)
+    given = [f for f, v in (("--canaries", getattr(a, "canaries", None)),
+                            ("--canary-length", getattr(a, "canary_length", None))) if v is not None]
+    if given:
+        raise DPTopicError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --design one-run only:"
+                           " add it, or drop them for the LiRA audit.")
     if a.shadows < 4 or a.shadows % 2 or a.shadows > MAX_SHADOWS:
         raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number in [4, {MAX_SHADOWS:,}]"
                            " (64 is typical).")
@@ -465,6 +474,85 @@ def _audit(a):
     console.print(f"written: {out / 'audit.json'}, {out / 'roc.png'}")
 
 
+def _audit_one_run(a, console):
+    """``--design one-run``: one model trained on the corpus plus independently included canaries (Steinke, Nasr &
+    Jagielski 2023; :func:`dptopic.attacks.one_run.one_run_audit`), written to ``audit.json`` as the LiRA audit is."""
+    from .._io import atomic_write_json, check_output_folder, mark_output_folder, refuse_other_writer
+    from ..attacks.lira import bound_text, claim_text
+    from ..attacks.one_run import one_run_audit
+
+    a.canaries = ONE_RUN_CANARIES if a.canaries is None else a.canaries
+    a.canary_length = ONE_RUN_CANARY_LENGTH if a.canary_length is None else a.canary_length
+    if a.canaries < 2:
+        raise DPTopicError(f"invalid --canaries {a.canaries}: need at least 2 (200 or more for a useful bound).")
+    if a.targets is not None:
+        raise DPTopicError("--targets applies to the LiRA design only (one-run trains one model): drop it.")
+    _number("--epsilon", a.epsilon, lambda v: v > 0, "must be a number > 0")
+    _number("--delta", a.delta, lambda v: 0 < v < 1, "must lie in (0, 1)")
+    _number("--confidence", a.confidence, lambda v: 0 < v < 1, "must lie in (0, 1)")
+    if (a.model is None) == (a.algorithm is None):
+        raise DPTopicError("give exactly one of --model DIR (audit a saved model's training settings) or --algorithm NAME.")
+    if a.seed is not None and a.seed < 0:
+        raise DPTopicError(f"invalid --seed {a.seed}: give an integer >= 0, or leave it out for fresh OS entropy.")
+    refuse_other_writer(a.out, "audit")
+    check_output_folder(a.out, overwrite=a.overwrite, what="audit")
+    train_fn, model, desc = _trainer_from_args(a)
+    corpus, coverage_note, read = _audit_corpus(a, model)
+    console.print(f"[bold]audit[/] (one-run design): {desc}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
+                  f" {a.canaries} canaries of {a.canary_length} tokens, each included by a fair coin; one model trained")
+    if coverage_note:
+        console.print(f"[yellow]note: {coverage_note}[/]")
+    import warnings
+
+    with warnings.catch_warnings():  # the audit's own model is never released
+        from ..errors import DataVocabularyWarning, SeededNoiseWarning
+
+        for quiet in (SeededNoiseWarning, DataVocabularyWarning):
+            warnings.simplefilter("ignore", quiet)
+        res = one_run_audit(corpus, train_fn, n_canaries=a.canaries, canary_length=a.canary_length,
+                            confidence=a.confidence, seed=a.seed,
+                            claim=None if model is None else dict(getattr(model, "privacy_", None) or {"private": False}))
+    out = mark_output_folder(a.out, "audit")
+    from ..attacks.lira import _version, outside_guarantee_label
+
+    corpus_rec = {"spec": a.corpus or "demo", "format": a.format, "text_field": a.text_field, **read}
+    if a.vocab:
+        corpus_rec["uci_vocab"] = a.vocab
+    settings = {"design": "one-run", "audited": getattr(train_fn, "audited", None), "corpus": corpus_rec,
+                "seed": a.seed, "dptopic_version": _version(),
+                "reproducible": (f"yes: run again with --seed {a.seed}" if a.seed is not None else
+                                 "no: no --seed was given, so the coins and training drew fresh OS entropy")}
+    if coverage_note:
+        settings["coverage"] = coverage_note
+    e = {k: v for k, v in res.items() if k not in ("claimed_privacy", "verdict", "verdict_note", "seed")}
+    doc = {"design": "one-run", "empirical_epsilon": e, "claimed_privacy": res["claimed_privacy"],
+           "verdict": res["verdict"], "verdict_note": res["verdict_note"],
+           "metrics_guarantee": outside_guarantee_label(), "settings": settings}
+    atomic_write_json(out / "audit.json", doc, private=True)
+    mark_output_folder(out, "audit", done=True)
+    console.print(f"guesses: {e['n_guesses']} ({e['k_plus']} in, {e['k_minus']} out) on {e['n_canaries']} canaries"
+                  f" ({e['n_included']} included), {e['n_correct']} correct")
+    console.print(f"[bold]empirical epsilon lower bound[/] (for adding/removing one canary document; delta={e['delta']:g},"
+                  f" exact {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
+                  f" {bound_text(e['epsilon_lower_bound'])}")
+    c = res["claimed_privacy"]
+    if c.get("epsilon") is not None:
+        claim = f"{claim_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
+    elif c.get("private"):
+        claim = f"none: no guarantee claimed ({c.get('reason', '')})"
+    else:
+        claim = "none (not private)"
+    console.print(f"[bold]claimed epsilon[/]: {claim}")
+    colour = {"exceeds the claim": "bold red", "consistent with the claim": "green"}.get(res["verdict"], "yellow")
+    console.print(f"[{colour}]{'WARNING: ' if res['verdict'] == 'exceeds the claim' else ''}verdict: {res['verdict']}[/]"
+                  f" ({res['verdict_note']})")
+    for n in c.get("notes", []):
+        console.print(f"note: {n}")
+    console.print(f"note: {e['note']}")
+    console.print(f"note: {doc['metrics_guarantee']}")
+    console.print(f"written: {out / 'audit.json'}")
+
+
 def register(sub) -> None:
     from ._common import jobs_int, positive_int
 
@@ -486,6 +574,14 @@ def register(sub) -> None:
     p.add_argument("--restrict", action="store_true",
                    help="with --model: drop corpus words the model does not know and audit the rest (without it, a"
                         f" corpus more than {COVERAGE_LIMIT:.0%}% of whose tokens the model does not know is refused)")
+    p.add_argument("--design", choices=("lira", "one-run"), default="lira",
+                   help="lira: shadow models on complementary halves (approximate confidence); one-run: ONE model"
+                        " trained with independently included canaries, an exact-confidence bound for adding or"
+                        " removing a canary document (Steinke, Nasr & Jagielski 2023; docs/auditing.md)")
+    p.add_argument("--canaries", type=int, default=None,
+                   help=f"with --design one-run: canary documents (default {ONE_RUN_CANARIES})")
+    p.add_argument("--canary-length", type=positive_int, default=None,
+                   help="with --design one-run: tokens per canary, drawn from 2 rare words of its own (default 100)")
     p.add_argument("--shadows", type=int, default=64, help=f"shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--targets", type=positive_int, default=None,
                    help="how many shadow models serve in turn as the attacked target (default: all)")

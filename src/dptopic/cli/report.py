@@ -33,7 +33,8 @@ def _read_audit(spec: str | None):
         audit = load_json(js.read_text("utf-8"), "audit.json")
     except (OSError, ValueError):   # DPTopicError (too deeply nested, not UTF-8) is a ValueError too
         raise DPTopicError(f"--audit {spec!r}: audit.json is not valid JSON; run 'dptopic audit' again.") from None
-    if not isinstance(audit, dict) or "attacks" not in audit:
+    # a LiRA audit names its attacks; a one-run audit (--design one-run) its design
+    if not isinstance(audit, dict) or ("attacks" not in audit and audit.get("design") != "one-run"):
         raise DPTopicError(f"--audit {spec!r}: audit.json is not a dptopic audit (no 'attacks'); run 'dptopic audit' again.")
     png = js.parent / "roc.png"
     return audit, (png.read_bytes() if png.is_file() else None)

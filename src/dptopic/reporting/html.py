@@ -406,7 +406,9 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     if verdict:
         rows.append(("verdict", f"<b>{escape(str(verdict))}</b>"
                                 + (f": {escape(str(audit.get('verdict_note')))}" if audit.get("verdict_note") else "")))
-    head = "<h2 id='audit'>Audit: membership inference</h2>"
+    head = ("<h2 id='audit'>Audit: membership inference"
+            + (" (one training run, independently included canaries)" if audit.get("design") == "one-run" else "")
+            + "</h2>")
     if verdict == "exceeds the claim":
         head += (f"<div class='warn'><b>The audit measured more leakage than the model claims:</b>"
                  f" {escape(str(audit.get('verdict_note', '')))}</div>")
