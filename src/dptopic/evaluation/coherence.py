@@ -32,6 +32,8 @@ def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno",
         raise DPTopicError(f"vocabulary mismatch: topics have {components.shape[1]} words, the corpus {corpus.vocab_size}.")
     if not (isinstance(top_n, (int, np.integer)) and not isinstance(top_n, bool) and 2 <= top_n <= components.shape[1]):
         raise DPTopicError(f"invalid top_n={top_n!r}: must be an integer in [2, {components.shape[1]}].")
+    if corpus.n_docs == 0 or corpus.n_tokens == 0:     # every topic would be undefined, with a warning blaming it
+        raise DPTopicError("empty reference corpus: give held-out documents with words of the model's vocabulary.")
     B = (corpus.to_bow() > 0).astype(np.float64).tocsc()
     scores = []
     for row in components:

@@ -68,8 +68,17 @@ def split_completion(word_ids, doc_ptr, rng: np.random.Generator):
 def perplexity(phi: np.ndarray, corpus, alpha: float, mode: str = "paper", n_iter: int = 100,
                burn_in: int = 50, seed=0, n_jobs: int = 1) -> float:
     """Held-out perplexity ``exp(−Σ log Σ_k θ_dk φ_k,w / #tokens)`` of ``corpus`` under Φ (K×V)."""
+    from .._validation import Real, validate_value
+    from ..corpus import Corpus
+
     if mode not in ("paper", "completion"):
         raise DPTopicError(f"invalid mode={mode!r}: must be 'paper' or 'completion'.")
+    # the Dirichlet prior of the fold-in: a negative one made the sampler divide by zero, a NaN one returned NaN
+    validate_value("alpha", alpha, [Real(0, None, "neither")])
+    if not isinstance(corpus, Corpus):
+        raise DPTopicError(f"the evaluation corpus must be a dptopic Corpus in the topics' vocabulary, not a"
+                           f" {type(corpus).__name__}: build one with Corpus.from_texts(texts, vocabulary=...), or"
+                           " call model.perplexity(texts).")
     phi = np.asarray(phi, dtype=np.float64)
     if phi.ndim != 2 or phi.shape[0] == 0:
         raise DPTopicError(f"the topics must be a K x V array (one row per topic); got shape {phi.shape}.")

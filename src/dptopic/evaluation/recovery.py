@@ -12,9 +12,35 @@ def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a / np.where(na > 0, na, 1.0)) @ (b / np.where(nb > 0, nb, 1.0)).T
 
 
+def _topic_matrix(x, what: str) -> np.ndarray:
+    """``x`` as a K x V float array of topic weights, or a one-line error saying what is wrong."""
+    from ..errors import DPTopicError
+
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DPTopicError(f"{what} must be a K x V array of topic-word weights (numbers).") from None
+    if a.ndim != 2 or a.shape[0] < 1 or a.shape[1] < 1:
+        raise DPTopicError(f"{what} must be a K x V array of topic-word weights with at least one topic and one"
+                           f" word; got shape {a.shape}.")
+    if not np.all(np.isfinite(a)):
+        raise DPTopicError(f"topic weights must be finite numbers: {what} hold NaN or infinity.")
+    if np.any(a < 0):
+        # cosine over signed vectors (log-probabilities, say) is no similarity of topics
+        raise DPTopicError(f"topic weights must be non-negative (probabilities or counts): {what} hold negative"
+                           " numbers; for log-probabilities pass np.exp of them.")
+    return a
+
+
 def topic_recovery(estimated: np.ndarray, true: np.ndarray, return_matching: bool = False):
     """Mean cosine between true topics and their Hungarian-matched estimates (1 = perfect)."""
-    sim = cosine_matrix(np.asarray(true, float), np.asarray(estimated, float))
+    from ..errors import DPTopicError
+
+    est, tru = _topic_matrix(estimated, "the estimated topics"), _topic_matrix(true, "the true topics")
+    if est.shape[1] != tru.shape[1]:
+        raise DPTopicError(f"the estimated topics have {est.shape[1]} words and the true ones {tru.shape[1]}: give"
+                           " both over the same vocabulary.")
+    sim = cosine_matrix(tru, est)
     rows, cols = linear_sum_assignment(-sim)
     score = float(sim[rows, cols].mean())
     return (score, cols) if return_matching else score
@@ -33,16 +59,24 @@ def topic_match(components, vocabulary, reference_components, reference_vocabula
     from ..errors import DPTopicError
 
     vocab, ref_vocab = [str(w) for w in vocabulary], [str(w) for w in reference_vocabulary]
+    comp = _topic_matrix(components, "the model's topics")
+    ref_comp = _topic_matrix(reference_components, "the reference's topics")
+    for who, c, v in (("model", comp, vocab), ("reference", ref_comp, ref_vocab)):
+        if c.shape[1] != len(v):        # else the words would be read against the wrong columns, silently
+            raise DPTopicError(f"the {who}'s topics have {c.shape[1]} words but its vocabulary {len(v)}: give each"
+                               " model's topics with its own vocabulary, in the same order.")
+        if len(set(v)) != len(v):
+            seen: set = set()
+            twice = next(w for w in v if w in seen or seen.add(w))
+            raise DPTopicError(f"the {who}'s vocabulary lists {twice[:40]!r} more than once: a word must name one"
+                               " column of the topics.")
     position = {w: i for i, w in enumerate(vocab)}
     shared = [(position[w], j) for j, w in enumerate(ref_vocab) if w in position]
     if len(shared) < 2:
         raise DPTopicError(f"the two models share {len(shared)} vocabulary words; topics can only be compared over"
                            " words both models know: compare models trained on the same or overlapping vocabularies.")
     mine, theirs = (np.asarray(i, dtype=np.int64) for i in zip(*shared))
-    A = np.asarray(components, dtype=np.float64)[:, mine]
-    B = np.asarray(reference_components, dtype=np.float64)[:, theirs]
-    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
-        raise DPTopicError("topic weights must be finite numbers.")
+    A, B = comp[:, mine], ref_comp[:, theirs]
     sim = cosine_matrix(B, A)
     rows, cols = linear_sum_assignment(-sim)
     per_topic: list = [None] * B.shape[0]

@@ -5,11 +5,12 @@ reports it (the mean over word pairs).
 Every measure reads the topics' top words and a *reference corpus* the user names, normally held-out
 documents. Probabilities are estimated either over boolean documents (``window=None``: P(w) is the share of
 documents containing w, P(w, w') the share containing both) or over boolean sliding windows of ``window``
-consecutive tokens (gensim's estimate; a document shorter than the window is one window). Our corpora keep
-token order but drop words outside the vocabulary, so a window spans ``window`` in-vocabulary tokens, where gensim's
-spans raw tokens; with ``window`` at least the longest document the two coincide with the boolean-document estimate.
-Where a window is shorter than a document, gensim's accumulator also forgets a word when its first occurrence
-slides out even if it occurs again inside the window; here a word counts while any occurrence is inside.
+consecutive tokens (gensim's estimate; a document shorter than the window, an empty one too, is one window). Our
+corpora keep token order but drop words outside the vocabulary, so a window spans ``window`` in-vocabulary tokens,
+where gensim's spans raw tokens; with ``window`` at least the longest document the two coincide with the boolean-document estimate.
+Where a window is shorter than a document, gensim's accumulator also marks a word absent when one of its occurrences
+slides out, even if another is still inside the window, until the next one enters; here a word counts while any
+occurrence is inside.
 
 * NPMI(w, w') = log(P(w, w') + ε) / (P(w) P(w')) / −log(P(w, w') + ε), ε = 1e-12; a topic's NPMI is the mean over
   its ordered pairs of distinct top words (gensim's ``c_npmi``; boolean documents by default here, as the
@@ -23,7 +24,7 @@ slides out even if it occurs again inside the window; here a word counts while a
 Two words that occur in every reference document (or window) get NPMI 1, complete co-occurrence, where gensim's
 ε-smoothed formula gives −1 (log(1 + ε) / −log(1 + ε)), the value of words that never co-occur.
 A top word absent from the reference corpus has P(w) = 0; its pairs get NPMI −1 (the value for words that never
-co-occur) instead of gensim's division by zero. For C_v such a word has no context: it is left out of the other words'
+co-occur) instead of gensim's division by zero (``c_npmi`` +inf, ``c_v`` NaN, a ``u_mass`` pair 0). For C_v such a word has no context: it is left out of the other words'
 vectors and its own cosine counts as 0; a topic with fewer than 2 top words in the reference has none; Mimno's UMass of a topic whose ranked word w_l occurs nowhere is
 undefined (log of 1/0). Those topics are left out of the means, with a warning, rather than scored best.
 """
@@ -40,7 +41,10 @@ EPS = 1e-12
 
 def _components(model_or_components) -> np.ndarray:
     comp = getattr(model_or_components, "components_", model_or_components)
-    comp = np.asarray(comp, dtype=np.float64)
+    try:
+        comp = np.asarray(comp, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DPTopicError("topics must be a fitted model or a K x V topic-word matrix of numbers.") from None
     if comp.ndim != 2 or comp.shape[0] < 1 or comp.shape[1] < 2:
         raise DPTopicError("topics must be a fitted model or a K x V topic-word matrix with at least 2 words.")
     if not np.all(np.isfinite(comp)):
@@ -48,6 +52,12 @@ def _components(model_or_components) -> np.ndarray:
         bad = int((~np.isfinite(comp)).any(axis=1).sum())
         raise DPTopicError(f"topic weights must be finite numbers: {bad} of {comp.shape[0]} topics hold NaN or"
                            " infinity, so their top words are undefined.")
+    if np.any(comp < 0):
+        # topic-word weights are probabilities or counts; a negative one (log-probabilities, noise not yet
+        # post-processed) is some other matrix, whose ranking need not be the topics'
+        bad = int((comp < 0).any(axis=1).sum())
+        raise DPTopicError(f"topic weights must be non-negative (probabilities or counts): {bad} of {comp.shape[0]}"
+                           " topics hold negative numbers; for log-probabilities pass np.exp of them.")
     return comp
 
 
@@ -69,7 +79,7 @@ def cooccurrence(reference, word_ids, window: int | None = None):
         B = (reference.to_bow()[:, word_ids] > 0).astype(np.float64)
         pair = np.asarray((B.T @ B).todense())
         return float(reference.n_docs), np.diag(pair).copy(), pair
-    if not (isinstance(window, (int, np.integer)) and window >= 1):
+    if isinstance(window, (bool, np.bool_)) or not (isinstance(window, (int, np.integer)) and window >= 1):
         raise DPTopicError(f"invalid window={window!r}: give a number of tokens >= 1, or None for boolean documents.")
     from ..kernels.cooccurrence import window_cooccurrence
 
@@ -125,6 +135,10 @@ def _per_topic_stats(components, reference, top_n, window):
     tops = top_words(comp, top_n)
     uniq, inv = np.unique(tops, return_inverse=True)
     N, single, pair = cooccurrence(reference, uniq, window)
+    if window is not None:
+        # an empty document is one (empty) window, as gensim counts it and as the boolean estimate counts it as a
+        # document: so a window covering every document gives the boolean-document figures, empty documents or not
+        N += float(np.count_nonzero(reference.doc_lengths == 0))
     return tops, inv.reshape(tops.shape), _npmi_matrix(N, single, pair), (N, single, pair)
 
 
