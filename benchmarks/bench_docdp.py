@@ -395,6 +395,84 @@ def candidates(a):
           f" median {np.median(scores):.4f}; ratio to {peer_label}: {np.median(scores) / peer:.2f}")
 
 
+def _loader(name):
+    """``load(subset, max_vocab=..., vocabulary=..., min_df=...)`` of 20 Newsgroups or of the State of the Union
+    paragraphs (an 80/20 split of the paragraphs by a fixed permutation, seed 0)."""
+    if name == "20newsgroups":
+        return load_20newsgroups
+    from dptopic.corpus import Corpus
+    from dptopic.datasets import sotu_texts
+    texts = [t.replace("\n", " ") for t in sotu_texts()[0]]
+    perm = np.random.default_rng(0).permutation(len(texts))
+    cut = int(0.8 * len(texts))
+    parts = {"train": [texts[i] for i in perm[:cut]], "test": [texts[i] for i in perm[cut:]]}
+
+    def load_sotu_split(subset="train", max_vocab=1000, vocabulary=None, min_df=2, **kw):
+        return Corpus.from_texts(parts[subset], vocabulary=vocabulary, max_vocab=max_vocab, min_df=min_df, **kw)
+    return load_sotu_split
+
+
+def read_wordlist(path, size):
+    """The first ``size`` words of a public word list (one per line, most common first) that are alphabetic, three
+    letters or more (the tokeniser's default) and not English stop words, as ``dptopic.corpus.general_word_list``
+    filters wordfreq's list."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    words, seen = [], set()
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            w = line.strip().lower()
+            if len(w) >= 3 and w.isalpha() and w not in ENGLISH_STOP_WORDS and w not in seen:
+                seen.add(w)
+                words.append(w)
+                if len(words) == size:
+                    break
+    return words
+
+
+def wordlist(a):
+    """A general-English public word list as the vocabulary (no word chosen from the private corpus): the first
+    release of DocDPCooccurrence chooses among its words inside the whole ``--epsilon``; beside it, DP set union's
+    route (``--epsilon-vocab`` for the words, the rest for the topics, delta halved for each) and the non-private
+    CGS peer on the corpus's own 2,000 most frequent words, all trained in this run (docs/document_dp.md)."""
+    from dptopic.corpus.private_vocabulary import dp_set_union
+    from dptopic.models.docdp_cooc import DocDPCooccurrence
+    if not a.wordlist:
+        raise SystemExit("wordlist needs --wordlist FILE (one word per line, most common first), e.g. python -c"
+                         " \"from wordfreq import top_n_list; print(chr(10).join(top_n_list('en', 60000)))\" > en.txt")
+    load_split = _loader(a.corpus)
+    words = read_wordlist(a.wordlist, a.wordlist_size)
+    tr_data = load_split("train", max_vocab=2000)
+    te_data = load_split("test", vocabulary=tr_data.vocabulary)
+    full = load_split("train", max_vocab=None, min_df=1)
+    tr_list, te_list = load_split("train", vocabulary=words), load_split("test", vocabulary=words)
+    print(f"wordlist: {a.corpus} train, {tr_data.n_docs} documents; K={a.topics}, eps={a.epsilon:g} and delta"
+          f"={a.delta:g} in all; {a.seeds} seed(s); word list {len(words)} words", flush=True)
+    t = time.time()
+    from dptopic import LDA
+    peer = npmi(LDA(n_topics=a.topics, n_iter=a.peer_iterations, seed=0, verbose=0).fit(tr_data).components_,
+                te_data.to_bow())
+    print(f"peer: non-private CGS (dptopic.LDA, seed 0) on {a.corpus} train, {tr_data.n_docs} documents,"
+          f" V={tr_data.vocab_size} (its own most frequent words), K={a.topics}, {a.peer_iterations} sweeps, this run:"
+          f" NPMI {peer:.4f} ({time.time() - t:.0f}s)", flush=True)
+    kw = dict(n_topics=a.topics, background_share=a.background_share, word_choice=a.word_choice,
+              ranking_noise=a.ranking_noise)
+    rows = {"DP set union": [], "word list": []}
+    for s in range(a.seeds):
+        vocab, _ = dp_set_union(full, a.epsilon_vocab, a.delta / 2, seed=100 + s)
+        tr_v, te_v = load_split("train", vocabulary=vocab), load_split("test", vocabulary=vocab)
+        m = DocDPCooccurrence(epsilon=a.epsilon - a.epsilon_vocab, delta=a.delta / 2, seed=s, **kw).fit(tr_v)
+        rows["DP set union"].append((npmi(m.components_, te_v.to_bow()), diversity(m.components_)))
+        m = DocDPCooccurrence(epsilon=a.epsilon, delta=a.delta, seed=s, **kw).fit(tr_list)
+        rows["word list"].append((npmi(m.components_, te_list.to_bow()), diversity(m.components_)))
+    for name, r in rows.items():
+        v = np.array(r)
+        how = (f"eps_V={a.epsilon_vocab:g} + eps={a.epsilon - a.epsilon_vocab:g}" if name == "DP set union" else
+               f"eps={a.epsilon:g} over the list")
+        print(f"  {name:12s} ({how}): NPMI per seed {np.round(v[:, 0], 4).tolist()}, median {np.median(v[:, 0]):.4f},"
+              f" diversity {np.median(v[:, 1]):.2f}; ratio to the non-private CGS peer (this run):"
+              f" {np.median(v[:, 0]) / peer:.2f}", flush=True)
+
+
 def public(a):
     from dptopic import LDA
     from dptopic.evaluation.recovery import topic_recovery
@@ -877,7 +955,8 @@ def X_sum(corpus):
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "sharpen", "setunion", "private", "candidates", "public",
-                                          "spectral", "wordchoice", "lift", "dictionary", "subspace", "dictstart", "embedcluster"])
+                                          "spectral", "wordchoice", "lift", "dictionary", "subspace", "dictstart", "embedcluster",
+                                          "wordlist"])
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--topics", type=int, default=20)
@@ -931,6 +1010,12 @@ def main(argv=None):
     ap.add_argument("--fixed-reference", action="store_true",
                     help="private, candidates, sharpen: divide by docs/document_dp.md's CGS figure 0.224 (as its tables"
                          " do) instead of the peer trained in this run; the output says it is not measured here")
+    ap.add_argument("--wordlist", default=None,
+                    help="wordlist: a public word list, one word per line, most common first (e.g. wordfreq's English)")
+    ap.add_argument("--wordlist-size", type=int, default=50_000,
+                    help="wordlist: the list's first words kept (alphabetic, not stop words; default 50,000)")
+    ap.add_argument("--corpus", choices=["20newsgroups", "sotu"], default="20newsgroups",
+                    help="wordlist: the corpus (sotu: the State of the Union paragraphs, an 80/20 split, seed 0)")
     ap.add_argument("--n-public", type=int, nargs="+", default=[500, 1000, 2000],
                     help="public: how many training documents stand in for a public corpus")
     a = ap.parse_args(argv)
@@ -950,6 +1035,8 @@ def main(argv=None):
         return setunion()
     if a.route == "candidates":
         return candidates(a)
+    if a.route == "wordlist":
+        return wordlist(a)
     if a.route == "wordchoice":
         return word_choice(a)
     if a.route == "lift":

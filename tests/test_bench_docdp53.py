@@ -77,3 +77,22 @@ def test_fixed_reference_is_labelled_as_not_measured_in_the_run(bench):
                   r" \(--fixed-reference\): (-?\d+\.\d\d)", out)
     assert m is not None, out
     assert float(m.group(2)) == pytest.approx(float(m.group(1)) / 0.224, abs=0.006)
+
+
+def test_wordlist_route_compares_dp_set_union_and_a_word_list_with_a_same_run_peer(bench, tmp_path):
+    """``wordlist``: a public word list as the vocabulary beside DP set union, each as a ratio to the CGS peer trained
+    in the same run on the corpus's own words."""
+    import itertools as it
+    words = ["".join(p) + "x" for p in it.product(SYLLABLES, repeat=2)][:80]
+    listed = tmp_path / "list.txt"
+    listed.write_text("\n".join(["the", "a1", "zz"] + words[::-1] + ["qqqqx"]) + "\n")  # filtered, then kept in order
+    out = _run(bench, ["wordlist", "--wordlist", str(listed), "--topics", "4", "--seeds", "1", "--peer-iterations",
+                       "5", "--epsilon", "8", "--epsilon-vocab", "4"])
+    assert re.search(r"wordlist: 20newsgroups train, 400 documents; K=4, eps=8 .* word list 81 words", out), out
+    peer = re.search(r"peer: non-private CGS .* K=4, 5 sweeps, this run: NPMI (-?\d\.\d{4})", out)
+    assert peer is not None, out
+    for name in ("DP set union", "word list"):
+        m = re.search(rf"{name}\s+\(.*\): NPMI per seed .*, median (-?\d\.\d{{4}}), diversity .*ratio to the"
+                      rf" non-private CGS peer \(this run\): (-?\d+\.\d\d)", out)
+        assert m is not None, (name, out)
+        assert float(m.group(2)) == pytest.approx(float(m.group(1)) / float(peer.group(1)), abs=0.006)

@@ -650,9 +650,14 @@ def _report_tail(t, report, keys, console):
 
 
 def read_vocabulary(path):
-    """A public vocabulary file (``--vocabulary``): one word per line, blank lines and surrounding spaces ignored."""
+    """A public vocabulary file (``--vocabulary``): one word per line, blank lines and surrounding spaces ignored; or
+    ``wordfreq:LANG[:SIZE]``, a general word list of that language (:mod:`dptopic.corpus.wordlist`)."""
     from ..corpus import Vocabulary
+    from ..corpus.wordlist import general_word_list, parse_spec
 
+    spec = parse_spec(str(path))
+    if spec is not None:
+        return Vocabulary(general_word_list(*spec))
     p = Path(path)
     if p.is_dir():
         raise DPTopicError(f"--vocabulary {str(path)!r} is a folder: give the vocabulary file itself, a text file with"

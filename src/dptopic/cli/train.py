@@ -879,7 +879,9 @@ def register(sub) -> None:
                         " only: whoever knows it can remove the noise; not allowed with --secure)")
     t.add_argument("--vocabulary", default=None, metavar="FILE",
                    help="public vocabulary, one word per line: the corpus is restricted to it and no word is chosen"
-                        " from the private data (--max-vocab/--min-df/--max-df are then refused); lp/olp: needed only if the"
+                        " from the private data (--max-vocab/--min-df/--max-df are then refused); or wordfreq:LANG[:SIZE]"
+                        " (e.g. wordfreq:en), a general word list of that language when you have none of your domain"
+                        " (pip install 'dptopic[wordlist]'; docs/choosing_a_guarantee.md); lp/olp: needed only if the"
                         " report file does not embed its vocabulary")
     t.add_argument("--alpha", type=positive_float, default=None,
                    help="document-topic prior (default: the trainer's own, 0.1 for most)")
