@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from dptopic.cli.main import main
 from dptopic.corpus import Corpus
 from dptopic.errors import DPTopicError
+from test_corpus53 import _err  # noqa: E402
 
 WORDS = ["apple", "banana", "cherry", "grape", "lemon"]
 TEXTS = ["apple banana cherry", "banana cherry grape", "cherry grape lemon"]
@@ -41,13 +42,7 @@ FUZZ = settings(max_examples=120, derandomize=True, deadline=None, database=None
                 suppress_health_check=list(HealthCheck))
 
 
-def _one_line_error(capsys, argv) -> str:
-    rc = main([str(a) for a in argv])
-    err = capsys.readouterr().err
-    assert rc == 2 and "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    return lines[0]
+_one_line_error = _err       # exit code 2, one line on stderr, no traceback (tests/test_corpus53.py)
 
 
 def _one_line(e: pytest.ExceptionInfo) -> str:

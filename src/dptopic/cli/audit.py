@@ -378,6 +378,17 @@ def cmd_audit(a):
         _audit(a)
 
 
+def _check_audit_args(a) -> None:
+    """The settings both designs read: the claim's figures, the confidence, what is audited and the seed."""
+    _number("--epsilon", a.epsilon, lambda v: v > 0, "must be a number > 0")
+    _number("--delta", a.delta, lambda v: 0 < v < 1, "must lie in (0, 1)")
+    _number("--confidence", a.confidence, lambda v: 0 < v < 1, "must lie in (0, 1)")
+    if (a.model is None) == (a.algorithm is None):
+        raise DPTopicError("give exactly one of --model DIR (audit a saved model's training settings) or --algorithm NAME.")
+    if a.seed is not None and a.seed < 0:
+        raise DPTopicError(f"invalid --seed {a.seed}: give an integer >= 0, or leave it out for fresh OS entropy.")
+
+
 def _audit(a):
     from .._io import atomic_write_json
     from ..attacks.lira import bound_text, claim_text, run_lira
@@ -396,13 +407,7 @@ def _audit(a):
     if a.targets is not None and a.targets > a.shadows:
         raise DPTopicError(f"invalid --targets {a.targets}: at most --shadows ({a.shadows}) models can serve as the"
                            " attacked target; lower --targets or leave it out to attack every shadow.")
-    _number("--epsilon", a.epsilon, lambda v: v > 0, "must be a number > 0")
-    _number("--delta", a.delta, lambda v: 0 < v < 1, "must lie in (0, 1)")
-    _number("--confidence", a.confidence, lambda v: 0 < v < 1, "must lie in (0, 1)")
-    if (a.model is None) == (a.algorithm is None):
-        raise DPTopicError("give exactly one of --model DIR (audit a saved model's training settings) or --algorithm NAME.")
-    if a.seed is not None and a.seed < 0:
-        raise DPTopicError(f"invalid --seed {a.seed}: give an integer >= 0, or leave it out for fresh OS entropy.")
+    _check_audit_args(a)
     from .._io import check_output_folder, mark_output_folder, refuse_other_writer
 
     refuse_other_writer(a.out, "audit")
@@ -487,13 +492,7 @@ def _audit_one_run(a, console):
         raise DPTopicError(f"invalid --canaries {a.canaries}: need at least 2 (200 or more for a useful bound).")
     if a.targets is not None:
         raise DPTopicError("--targets applies to the LiRA design only (one-run trains one model): drop it.")
-    _number("--epsilon", a.epsilon, lambda v: v > 0, "must be a number > 0")
-    _number("--delta", a.delta, lambda v: 0 < v < 1, "must lie in (0, 1)")
-    _number("--confidence", a.confidence, lambda v: 0 < v < 1, "must lie in (0, 1)")
-    if (a.model is None) == (a.algorithm is None):
-        raise DPTopicError("give exactly one of --model DIR (audit a saved model's training settings) or --algorithm NAME.")
-    if a.seed is not None and a.seed < 0:
-        raise DPTopicError(f"invalid --seed {a.seed}: give an integer >= 0, or leave it out for fresh OS entropy.")
+    _check_audit_args(a)
     refuse_other_writer(a.out, "audit")
     check_output_folder(a.out, overwrite=a.overwrite, what="audit")
     train_fn, model, desc = _trainer_from_args(a)
