@@ -184,6 +184,18 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         and the report records as public (a vocabulary size), never a figure to be checked."""
         return None
 
+    def _budget_of(self, report: dict) -> tuple | None:
+        """The ``(epsilon, delta)`` budget ``from_budget`` calibrated the noise to: this session's, or after
+        :func:`~dptopic.load` the one the saved report records (the figures the user asked for, not ones computed
+        from the events), so that ``privacy verify`` holds a saved model to it too; None without one."""
+        given = getattr(self, "_budget", None)
+        if given:
+            return given
+        b = report.get("budget") if isinstance(report, dict) else None
+        if isinstance(b, dict) and b.get("epsilon") is not None and b.get("delta") is not None:
+            return float(b["epsilon"]), float(b["delta"])
+        return None
+
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         _REGISTRY[cls.__name__] = cls

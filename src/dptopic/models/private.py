@@ -293,7 +293,7 @@ class HDPLDA(_PrivateGibbs):
     def _planned_spend(self, report: dict):
         from ..accounting.verify import RunPlan
 
-        return None if self.epsilon_laplace is None else RunPlan(events=self._plan(), budget=getattr(self, "_budget", None),
+        return None if self.epsilon_laplace is None else RunPlan(events=self._plan(), budget=self._budget_of(report),
                                                                  unit="word", relation=WORD_RELATION)
 
     def _release(self, nwk, rng):

@@ -445,7 +445,7 @@ class DPSVI(_VariationalLDA):
         from ..accounting.verify import RunPlan
 
         event = SubsampledGaussianEvent(float(self.noise_multiplier), float(self.sampling_rate))
-        return RunPlan(events=[(event, self.n_steps)], budget=getattr(self, "_budget", None), unit="document",
+        return RunPlan(events=[(event, self.n_steps)], budget=self._budget_of(report), unit="document",
                        relation=DOCUMENT_RELATION)
 
     @property
