@@ -240,3 +240,16 @@ def test_perplexity_modes_against_an_exact_numpy_reference():
         runs = np.array([infer_theta(phi, w_in, p_in, alpha, 2000, 100, seed=10 + t) for t in range(8)])
         se = runs.std(axis=0, ddof=1) / math.sqrt(len(runs))
         assert np.all(np.abs(runs.mean(axis=0) - half) <= 5 * se + 1e-4)
+
+
+@pytest.mark.parametrize("bad", ["x", 0, -1, 2.5, True, None])
+def test_infer_theta_refuses_a_bad_number_of_threads_in_one_line(bad):
+    """n_jobs='x' raised a bare ValueError from int(); the others were read as a number of shards."""
+    import numpy as np
+
+    from dptopic.evaluation.perplexity import infer_theta
+
+    phi = np.full((2, 4), 0.25)
+    with pytest.raises(DPTopicError) as e:
+        infer_theta(phi, np.array([0, 1, 2, 3]), np.array([0, 2, 4]), 0.5, 10, 5, 0, n_jobs=bad)
+    assert "n_jobs" in str(e.value) and "\n" not in str(e.value)

@@ -32,6 +32,8 @@ def infer_theta(phi: np.ndarray, word_ids, doc_ptr, alpha: float, n_iter: int = 
     if not (isinstance(n_iter, (int, np.integer)) and isinstance(burn_in, (int, np.integer)) and not isinstance(n_iter, bool)
             and not isinstance(burn_in, bool) and 0 <= burn_in < n_iter <= 10**7):
         raise DPTopicError(f"invalid fold-in schedule n_iter={n_iter!r}, burn_in={burn_in!r}: need integers 0 <= burn_in < n_iter <= 1e7.")
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or not 1 <= n_jobs <= 10_000:
+        raise DPTopicError(f"invalid n_jobs={n_jobs!r}: give a whole number of threads from 1 to 10,000.")
     phi_wk = np.ascontiguousarray(np.asarray(phi, dtype=np.float64).T)
     word_ids = np.ascontiguousarray(word_ids, dtype=np.int32)
     doc_ptr = np.ascontiguousarray(doc_ptr, dtype=np.int64)
