@@ -97,8 +97,9 @@ def make_canaries(corpus: Corpus, n_canaries: int, canary_length: int, rng: np.r
     else:
         pool = order[:max(w, V // 2)]
         if math.comb(len(pool), w) < n_canaries:
-            raise DPTopicError(f"the vocabulary of {V} words is too small for {n_canaries} distinct canaries: lower"
-                               " n_canaries or audit a corpus with more words.")
+            fit = max(math.comb(len(pool), w), V // 2 // w)
+            raise DPTopicError(f"the vocabulary of {V} words is too small for {n_canaries} distinct canaries (at most"
+                               f" {fit} fit): lower --canaries (n_canaries) or audit a corpus with more words.")
         seen, sets = set(), []
         while len(sets) < n_canaries:
             s = tuple(sorted(rng.choice(pool, size=w, replace=False).tolist()))
@@ -155,7 +156,7 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
     whose coins came up +1 (Steinke et al. 2023; module docstring).
 
     Score of a canary: ``s(Φ, c) = max_θ log p(c | θ, Φ)``, the statistic of the LiRA audit
-    (:func:`dptopic.kernels.em.document_statistic`). ``k_plus``/``k_minus`` default to a quarter of the canaries
+    (:func:`dptopic.kernels.em.document_statistic`). ``k_plus``/``k_minus`` default to a quarter of the canaries (at least 1)
     each. ``delta`` defaults to the claim's delta (0 for a pure claim or none). ``claim``: the privacy report audited
     (a saved model's ``privacy_``); by default the trained model's own. ``seed=None`` draws fresh OS entropy.
 
@@ -172,8 +173,9 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
     m = _whole("n_canaries", n_canaries, 2)
     L = _whole("canary_length", canary_length, 1)
     wpc = _whole("words_per_canary", words_per_canary, 1)
-    kp = m // 4 if k_plus is None else _whole("k_plus", k_plus, 0)
-    km = m // 4 if k_minus is None else _whole("k_minus", k_minus, 0)
+    quarter = max(1, m // 4) if m >= 2 else 0   # at least one guess each way, also for 2 or 3 canaries
+    kp = quarter if k_plus is None else _whole("k_plus", k_plus, 0)
+    km = quarter if k_minus is None else _whole("k_minus", k_minus, 0)
     if kp + km > m or kp + km == 0:
         raise DPTopicError(f"invalid k_plus={kp}, k_minus={km}: together they must guess between 1 and n_canaries"
                            f" ({m}) canaries.")

@@ -268,7 +268,7 @@ def _into_model(a, model):
             return corpus, (f"{share:.1%} {top} are outside the model's vocabulary (the word list it was trained on)"
                             " and were dropped; the model records no figure of its training documents to compare"
                             f" with, so whether this is its training corpus is not checked{empty}"), read
-    note = _check_coverage(share, a.restrict, reference.vocab_size, top)
+    note = _check_coverage(share, a.restrict, reference.vocab_size, top, word_list_hint=source != "data")
     return corpus, (note + empty if note else (empty[2:] if empty else None)), read
 
 
@@ -299,14 +299,17 @@ def _outside_share(model, corpus) -> float:
     return float(1.0 - known[corpus.word_ids].mean())
 
 
-def _check_coverage(share: float, restrict: bool, top: int | None, where: str | None = None):
+def _check_coverage(share: float, restrict: bool, top: int | None, where: str | None = None, word_list_hint=False):
     """Refuse (without ``--restrict``) a corpus more than :data:`COVERAGE_LIMIT` of whose tokens the model does not
-    know; otherwise the note to print (None when every token is known)."""
+    know; otherwise the note to print (None when every token is known). ``word_list_hint``: the model may have been
+    trained on a word list that the audit could not tell from a frequency cut: say to give it again."""
     where = where or (f"of the tokens of its {top} most frequent words" if top else "of its tokens")
     if share > COVERAGE_LIMIT and not restrict:
+        hint = (" (a model trained with --vocabulary LIST: give the same --vocabulary LIST here)"
+                if word_list_hint else "")
         raise DPTopicError(f"{share:.0%} {where} are outside the model's vocabulary (more than"
-                           f" {COVERAGE_LIMIT:.0%}): audit on the corpus the model was trained on, or pass --restrict"
-                           " to drop those words and audit what remains.")
+                           f" {COVERAGE_LIMIT:.0%}): audit on the corpus the model was trained on{hint}, or pass"
+                           " --restrict to drop those words and audit what remains.")
     if share <= 0:
         return None
     return (f"{share:.1%} {where} are outside the model's vocabulary and were dropped"
@@ -401,6 +404,8 @@ def _audit(a):
     if given:
         raise DPTopicError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --design one-run only:"
                            " add it, or drop them for the LiRA audit.")
+    a.shadows = 64 if a.shadows is None else a.shadows
+    a.jobs = 2 if a.jobs is None else a.jobs
     if a.shadows < 4 or a.shadows % 2 or a.shadows > MAX_SHADOWS:
         raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number in [4, {MAX_SHADOWS:,}]"
                            " (64 is typical).")
@@ -490,8 +495,12 @@ def _audit_one_run(a, console):
     a.canary_length = ONE_RUN_CANARY_LENGTH if a.canary_length is None else a.canary_length
     if a.canaries < 2:
         raise DPTopicError(f"invalid --canaries {a.canaries}: need at least 2 (200 or more for a useful bound).")
-    if a.targets is not None:
-        raise DPTopicError("--targets applies to the LiRA design only (one-run trains one model): drop it.")
+    lira_only = [f for f, v in (("--shadows", a.shadows), ("--targets", a.targets), ("--jobs", a.jobs))
+                 if v is not None]
+    if lira_only:
+        raise DPTopicError(f"{' and '.join(lira_only)} appl{'ies' if len(lira_only) == 1 else 'y'} to the LiRA design"
+                           " only (one-run trains one model, no shadow models): drop "
+                           f"{'it' if len(lira_only) == 1 else 'them'}.")
     _check_audit_args(a)
     refuse_other_writer(a.out, "audit")
     check_output_folder(a.out, overwrite=a.overwrite, what="audit")
@@ -581,16 +590,18 @@ def register(sub) -> None:
                    help=f"with --design one-run: canary documents (default {ONE_RUN_CANARIES})")
     p.add_argument("--canary-length", type=positive_int, default=None,
                    help="with --design one-run: tokens per canary, drawn from 2 rare words of its own (default 100)")
-    p.add_argument("--shadows", type=int, default=64, help=f"shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
+    p.add_argument("--shadows", type=int, default=None,
+                   help=f"LiRA: shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--targets", type=positive_int, default=None,
                    help="how many shadow models serve in turn as the attacked target (default: all)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the epsilon lower bound, approximate (docs/auditing.md; default 0.95)")
     p.add_argument("--seed", type=int, default=None,
                    help="seed (>= 0) for the shadow splits and training (default: fresh OS entropy)")
-    p.add_argument("--jobs", type=jobs_int, default=2, help="worker threads training shadows (default 2)")
+    p.add_argument("--jobs", type=jobs_int, default=None, help="LiRA: worker threads training shadows (default 2)")
     p.add_argument("--vocabulary", default=None, metavar="FILE",
-                   help="a public vocabulary (one word per line), as for train; with --model the default is the"
-                        " model's own vocabulary")
+                   help="a public vocabulary (one word per line, or wordfreq:LANG[:SIZE]), as for train; with --model"
+                        " the default is the model's own vocabulary (give the list it was trained on if it was trained"
+                        " with --vocabulary)")
     p.add_argument("--out", default="runs/audit",
                    help="a new or empty folder for audit.json and roc.png (default: runs/audit)")
     p.add_argument("--overwrite", action="store_true", help="replace --out if an earlier 'dptopic audit' wrote it (results of another command are never replaced)")

@@ -168,7 +168,8 @@ def register(sub) -> None:
                                    " selection (private per document). Only the report file leaves the"
                                    " device. There is no seed option: a known seed would let anyone undo the"
                                    " randomization; coins come from the OS CSPRNG.")
-    r.add_argument("--vocabulary", required=True, help="the public vocabulary: a text file, one word per line")
+    r.add_argument("--vocabulary", required=True, help="the public vocabulary: a text file, one word per line, or wordfreq:LANG[:SIZE] (a general word"
+                        " list of that language; pip install 'dptopic[wordlist]')")
     r.add_argument("--unit", choices=("word", "document"), default="word",
                    help="word (default): LP-LDA's per-word reports (eps_doc = V x eps_word); document: one word pair"
                         " per document by k-subset selection, eps_doc per document (docs/local_dp.md)")

@@ -500,7 +500,8 @@ def register(sub) -> None:
     s.add_argument("--allow-foreign-tables", action="store_true",
                    help="let --database be a database that already holds other tables (the service adds its own)")
     s.add_argument("--allow-remote", action="store_true", help="allow a --host other than loopback")
-    s.add_argument("--vocabulary", required=True, help="the public vocabulary: one word per line")
+    s.add_argument("--vocabulary", required=True, help="the public vocabulary: one word per line, or wordfreq:LANG[:SIZE] (a general word list of that"
+                        " language; pip install 'dptopic[wordlist]')")
     s.add_argument("--report-kind", choices=("word", "document"), default="word",
                    help="the reports the server takes: word (default; per-word LP-LDA reports, OLP-LDA topics) or"
                         " document (one word pair per document, eps_doc per document; docs/local_dp.md)")

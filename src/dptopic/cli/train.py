@@ -699,7 +699,8 @@ def _demo_document_level(a, console, word_model):
     print_topics(model, 8, max_topics=a.show_topics, console=console)
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {mine['npmi_top10']:.3f}, ratio"
                   f" {mine['npmi_top10'] / ref['npmi_top10']:.2f} to non-private LDA on the same words and split"
-                  f" ({ref['npmi_top10']:.3f}, {a.iterations} sweeps)   [bold]topic diversity[/] (top 25):"
+                  f" ({ref['npmi_top10']:.3f}, {a.iterations} sweep{'' if a.iterations == 1 else 's'})   [bold]topic"
+                  " diversity[/] (top 25):"
                   f" {mine['topic_diversity_top25']:.3f} (LDA {ref['topic_diversity_top25']:.3f})")
     console.print("[yellow]NPMI is computed on held-out paragraphs of the private corpus: outside the guarantee"
                   " (diversity reads only the released topics);[/] " + (

@@ -18,9 +18,12 @@ DEFAULT_SIZE = 50_000
 
 
 def general_word_list(language: str = "en", size: int = DEFAULT_SIZE, min_length: int = 3) -> list[str]:
-    """The ``size`` most common words of ``language`` in ``wordfreq``'s list that a vocabulary built from text would
-    keep: alphabetic, ``min_length`` letters or more (the tokeniser's default), lower case, and (English) not one of
-    scikit-learn's English stop words, most common first."""
+    """The ``size`` most common words of ``language`` in ``wordfreq``'s list that dptopic's default tokeniser can count,
+    most common first: lower case, ``min_length`` letters or more (a Korean syllable counts as two), not one of the
+    English stop words it drops (whatever the language), and for Chinese and Japanese, whose text it reads as
+    overlapping pairs of characters, words of two characters only. Fewer than ``size`` (with a warning) when the list
+    runs out. ``wordfreq`` case-folds its words: a Greek final sigma is restored (``σ`` at the end of a word is ``ς``),
+    but a German ``ß`` cannot be (its ``gross`` never matches ``groß`` in text)."""
     if isinstance(size, bool) or not isinstance(size, int) or not 2 <= size <= 1_000_000:
         raise DPTopicError(f"invalid word-list size {size!r}: give a whole number of words from 2 to 1,000,000.")
     try:
@@ -31,22 +34,34 @@ def general_word_list(language: str = "en", size: int = DEFAULT_SIZE, min_length
     if language not in available_languages():
         raise DPTopicError(f"wordfreq has no word list for language {language!r}: give one of"
                            f" {', '.join(sorted(available_languages()))}.")
-    stop = frozenset()
-    if language == "en":
-        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-        stop = frozenset(ENGLISH_STOP_WORDS)
-    words, seen = [], set()
-    # the list is longest for English (about 300,000 words); read more than asked, since some are filtered out
-    for w in top_n_list(language, min(4 * size, 10_000_000)):
-        w = w.lower()
-        if len(w) >= min_length and w.isalpha() and w not in stop and w not in seen:
-            seen.add(w)
-            words.append(w)
-            if len(words) == size:
-                break
+    from .preprocess import _CJK, Preprocessor, lower_word
+
+    # the tokeniser itself decides: a word is kept when reading it as text gives back that word (the English stop
+    # words, digits, punctuation, a word too short, a CJK word of 3 characters read as pairs: never counted)
+    pre = Preprocessor(min_length=min_length)
+    n = 4 * size    # read more than asked, since some are filtered out; four times more again while the list has more
+    while True:
+        listed = top_n_list(language, n)
+        words, seen = [], set()
+        for w in listed:
+            w = lower_word(w)
+            if language == "el" and w.endswith("σ"):
+                w = w[:-1] + "ς"
+            if w not in seen and pre.tokenize(w) == [w] and (len(w) == 2 or not _CJK.search(w)):
+                seen.add(w)
+                words.append(w)
+                if len(words) == size:
+                    return words
+        if len(listed) < n:
+            break
+        n *= 4
     if len(words) < 2:
-        raise DPTopicError(f"wordfreq's {language!r} list gave {len(words)} word(s) after filtering: give a word list"
-                           " file instead.")
+        raise DPTopicError(f"wordfreq's {language!r} list gave {len(words)} word(s) that the tokeniser counts: give a"
+                           " word list file instead.")
+    import warnings
+
+    warnings.warn(f"wordfreq's {language!r} list holds {len(words):,} words that the tokeniser counts: the vocabulary"
+                  f" has {len(words):,} words, not {size:,}.", UserWarning, stacklevel=2)
     return words
 
 

@@ -58,11 +58,11 @@ def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
         raise DPTopicError(f"FedLDA report_words keeps the vocabulary's first {n} words as its most common, but this"
                            " vocabulary is in alphabetical order (as a CountVectorizer learns it): list it most common"
                            " first (Corpus.prune; CountVectorizer(vocabulary=words_most_common_first)), or pass"
-                           " report_words='all'.")
+                           " report_words='all' (CLI: --report-words all).")
     if unnamed:
         warnings.warn(f"FedLDA report_words keeps the first {n} columns as the most common words, but X's columns"
                       " carry no words, so their order cannot be checked (scikit-learn's CountVectorizer sorts them"
-                      " alphabetically): pass vocabulary= listed most common first, or report_words='all'.",
+                      " alphabetically): pass vocabulary= listed most common first, or report_words='all' (CLI: --report-words all).",
                       UserWarning, stacklevel=4)
 
 
@@ -87,7 +87,7 @@ def _warn_if_not_most_common_first(corpora: list, n: int) -> None:
         warnings.warn(f"FedLDA report_words keeps the vocabulary's first {n} words as its most common, but they hold"
                       f" {first / counts.sum():.0%} of the users' tokens where the {n} most common hold"
                       f" {best / counts.sum():.0%}: the vocabulary is not listed most common first, so most tokens"
-                      " never reach the reports. List it most common first (Corpus.prune), or pass report_words='all'."
+                      " never reach the reports. List it most common first (Corpus.prune), or pass report_words='all' (CLI: --report-words all)."
                       " (This check read the training documents: a warning to whoever holds them, outside the"
                       " guarantee.)", UserWarning, stacklevel=4)
 
