@@ -381,6 +381,34 @@ def cmd_audit(a):
         _audit(a)
 
 
+def _print_claim_and_verdict(console, c: dict, verdict: str, note: str) -> None:
+    """The claimed epsilon (``c``: the claim as the audit recorded it) and the verdict, as both designs print them."""
+    from ..attacks.lira import claim_text
+
+    if c.get("epsilon") is not None:
+        claim = f"{claim_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
+    elif c.get("private"):
+        claim = f"none: no guarantee claimed ({c.get('reason', '')})"
+    else:
+        claim = "none (not private)"
+    console.print(f"[bold]claimed epsilon[/]: {claim}")
+    colour = {"exceeds the claim": "bold red", "consistent with the claim": "green"}.get(verdict, "yellow")
+    console.print(f"[{colour}]{'WARNING: ' if verdict == 'exceeds the claim' else ''}verdict: {verdict}[/] ({note})")
+
+
+def _corpus_record(a, read: dict) -> dict:
+    """What ``audit.json`` records of the corpus the audit read (``read``: how it was read)."""
+    rec = {"spec": a.corpus or "demo", "format": a.format, "text_field": a.text_field, **read}
+    if a.vocab:
+        rec["uci_vocab"] = a.vocab
+    return rec
+
+
+def _claim_of(model) -> dict | None:
+    """The saved model's privacy report, as the claim the audit's bound is set beside (None with --algorithm)."""
+    return None if model is None else dict(getattr(model, "privacy_", None) or {"private": False})
+
+
 def _check_audit_args(a) -> None:
     """The settings both designs read: the claim's figures, the confidence, what is audited and the seed."""
     _number("--epsilon", a.epsilon, lambda v: v > 0, "must be a number > 0")
@@ -394,7 +422,7 @@ def _check_audit_args(a) -> None:
 
 def _audit(a):
     from .._io import atomic_write_json
-    from ..attacks.lira import bound_text, claim_text, run_lira
+    from ..attacks.lira import bound_text, run_lira
 
     console = make_console()
     if getattr(a, "design", "lira") == "one-run":
@@ -436,14 +464,12 @@ def _audit(a):
             warnings.simplefilter("ignore", quiet)
         res = run_lira(corpus, train_fn, n_shadows=a.shadows, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
                        n_targets=a.targets, confidence=a.confidence,
-                       claim=None if model is None else dict(getattr(model, "privacy_", None) or {"private": False}))
+                       claim=_claim_of(model))
     out = mark_output_folder(a.out, "audit")
     from ..attacks.provenance import describe
 
     # what was attacked, so that the figures are never shown beside another model's claim (dptopic report --audit)
-    corpus_rec = {"spec": a.corpus or "demo", "format": a.format, "text_field": a.text_field, **read}
-    if a.vocab:
-        corpus_rec["uci_vocab"] = a.vocab
+    corpus_rec = _corpus_record(a, read)
     res.settings.update({"audited": audited, "corpus": corpus_rec,
                          "attacked": describe(audited, corpus_rec, a.shadows, claim=res.claimed),
                          "seed": a.seed,
@@ -468,16 +494,7 @@ def _audit(a):
                   f" {bound_text(e['epsilon_lower_bound'])}, from {e['attack']}, the"
                   f" strongest of {e['n_attacks']} attacks, each bounded at {e['per_attack_confidence']:.6g} confidence"
                   " (Bonferroni) so that the largest holds at the stated one")
-    if c.get("epsilon") is not None:
-        claim = f"{claim_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
-    elif c.get("private"):
-        claim = f"none: no guarantee claimed ({c.get('reason', '')})"
-    else:
-        claim = "none (not private)"
-    console.print(f"[bold]claimed epsilon[/]: {claim}")
-    colour = {"exceeds the claim": "bold red", "consistent with the claim": "green"}.get(res.verdict, "yellow")
-    console.print(f"[{colour}]{'WARNING: ' if res.verdict == 'exceeds the claim' else ''}verdict: {res.verdict}[/]"
-                  f" ({res.verdict_note})")
+    _print_claim_and_verdict(console, c, res.verdict, res.verdict_note)
     for n in c.get("notes", []):
         console.print(f"note: {n}")
     console.print(f"note: {doc['metrics_guarantee']}")
@@ -488,7 +505,7 @@ def _audit_one_run(a, console):
     """``--design one-run``: one model trained on the corpus plus independently included canaries (Steinke, Nasr &
     Jagielski 2023; :func:`dptopic.attacks.one_run.one_run_audit`), written to ``audit.json`` as the LiRA audit is."""
     from .._io import atomic_write_json, check_output_folder, mark_output_folder, refuse_other_writer
-    from ..attacks.lira import bound_text, claim_text
+    from ..attacks.lira import bound_text
     from ..attacks.one_run import one_run_audit
 
     a.canaries = ONE_RUN_CANARIES if a.canaries is None else a.canaries
@@ -519,13 +536,11 @@ def _audit_one_run(a, console):
             warnings.simplefilter("ignore", quiet)
         res = one_run_audit(corpus, train_fn, n_canaries=a.canaries, canary_length=a.canary_length,
                             confidence=a.confidence, seed=a.seed,
-                            claim=None if model is None else dict(getattr(model, "privacy_", None) or {"private": False}))
+                            claim=_claim_of(model))
     out = mark_output_folder(a.out, "audit")
     from ..attacks.lira import _version, outside_guarantee_label
 
-    corpus_rec = {"spec": a.corpus or "demo", "format": a.format, "text_field": a.text_field, **read}
-    if a.vocab:
-        corpus_rec["uci_vocab"] = a.vocab
+    corpus_rec = _corpus_record(a, read)
     settings = {"design": "one-run", "audited": getattr(train_fn, "audited", None), "corpus": corpus_rec,
                 "seed": a.seed, "dptopic_version": _version(),
                 "reproducible": (f"yes: run again with --seed {a.seed}" if a.seed is not None else
@@ -544,16 +559,7 @@ def _audit_one_run(a, console):
                   f" exact {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
                   f" {bound_text(e['epsilon_lower_bound'])}")
     c = res["claimed_privacy"]
-    if c.get("epsilon") is not None:
-        claim = f"{claim_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
-    elif c.get("private"):
-        claim = f"none: no guarantee claimed ({c.get('reason', '')})"
-    else:
-        claim = "none (not private)"
-    console.print(f"[bold]claimed epsilon[/]: {claim}")
-    colour = {"exceeds the claim": "bold red", "consistent with the claim": "green"}.get(res["verdict"], "yellow")
-    console.print(f"[{colour}]{'WARNING: ' if res['verdict'] == 'exceeds the claim' else ''}verdict: {res['verdict']}[/]"
-                  f" ({res['verdict_note']})")
+    _print_claim_and_verdict(console, c, res["verdict"], res["verdict_note"])
     for n in c.get("notes", []):
         console.print(f"note: {n}")
     console.print(f"note: {e['note']}")
