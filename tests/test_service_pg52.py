@@ -126,11 +126,16 @@ def _trainer_setup(database: str, n_reports: int = 30, batch_size: int = 15):
     return cfg, st
 
 
+def _database(backend, request, tmp_path) -> str:
+    """A fresh database of ``backend``: one in the throwaway PostgreSQL cluster, or a SQLite file."""
+    if backend == "postgresql":
+        return new_database(request.getfixturevalue("pg_url"))
+    return f"sqlite:///{tmp_path / 't.db'}"
+
+
 @pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
 def test_a_step_that_fails_after_training_does_not_train_its_batch_twice(backend, request, tmp_path, monkeypatch):
-    database = (new_database(request.getfixturevalue("pg_url")) if backend == "postgresql"
-                else f"sqlite:///{tmp_path / 't.db'}")
-    cfg, st = _trainer_setup(database)
+    cfg, st = _trainer_setup(_database(backend, request, tmp_path))
     try:
         trainer = Trainer(st, cfg)
         real = codec.model_to_blobs
@@ -162,9 +167,7 @@ def test_a_batch_refused_after_the_model_took_it_is_not_in_the_next_saved_model(
                                                                                  monkeypatch):
     from dptopic.errors import DPTopicError
 
-    database = (new_database(request.getfixturevalue("pg_url")) if backend == "postgresql"
-                else f"sqlite:///{tmp_path / 't.db'}")
-    cfg, st = _trainer_setup(database)
+    cfg, st = _trainer_setup(_database(backend, request, tmp_path))
     try:
         trainer = Trainer(st, cfg)
         real = codec.model_to_blobs
