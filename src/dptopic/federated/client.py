@@ -254,12 +254,14 @@ class FedClient:
         c = self.ndk.sum(axis=0) + self.config.alpha
         return c / c.sum()
 
-    def local_sampling(self, phi: np.ndarray) -> None:
+    def local_sampling(self, phi: np.ndarray, phi_wk: np.ndarray | None = None) -> None:
+        """One round of local inference against ``phi`` (``phi_wk``: its transpose, C-contiguous, if at hand)."""
         state = kernel_state(self._label_rng)
+        if phi_wk is None:
+            phi_wk = np.ascontiguousarray(phi.T)
         if self.config.exclusion == "none":  # on the randomized reports and public phi only
             V, s = phi.shape[1], self.sets.shape[1]
             e1 = math.expm1(min(self.config.epsilon, 700.0))
-            phi_wk = np.ascontiguousarray(phi.T)
             if self.config.local_inference == "em":
                 K = self.config.n_topics
                 lik = np.empty((self.sets.shape[0], K + 1))
@@ -273,7 +275,6 @@ class FedClient:
                 subset_local_sweep(self.sets, self.rz, self.rnk, phi_wk, float(self.config.alpha), e1,
                                    1.0 + e1 * s / V, state, self.pick)
             return
-        phi_wk = np.ascontiguousarray(phi.T)
         for _ in range(self.config.local_iter):
             local_sweep(self.corpus.word_ids, self.corpus.doc_ptr, self.z, self.ndk, phi_wk,
                         float(self.config.alpha), state)
@@ -312,7 +313,12 @@ class FedClient:
             raise DPTopicError(f"client {self.client_id!r}: the broadcast is for another vocabulary"
                                f" ({msg.vocab} != {self.vocab}); build every client corpus with the server's vocabulary.")
         check_broadcast_phi(msg.phi, (self.config.n_topics, self.corpus.vocab_size), f"client {self.client_id!r}")
-        self.local_sampling(msg.phi)
+        return self.round_update(msg)
+
+    def round_update(self, msg: ModelBroadcast, phi_wk: np.ndarray | None = None) -> bytes:
+        """The update to a broadcast already decoded and checked by :meth:`run_round` (a simulation decodes and
+        checks the one broadcast once for all its users, and may pass its ``phi.T`` as ``phi_wk``)."""
+        self.local_sampling(msg.phi, phi_wk)
         if self.config.exclusion == "none":  # the labels and the reports themselves (randomized once)
             return ClientUpdate(msg.round, self.client_id, self.vocab, self.rz.astype(np.int32),
                                 self.sets.astype(np.int32)).encode()

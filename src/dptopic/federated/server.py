@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mechanisms.rrp import subset_signal_counts
+from ..mechanisms.rrp import add_subset_signal
 from .messages import ClientUpdate, MessageError, ModelBroadcast, decode_message, vocabulary_fingerprint
 
 
@@ -107,8 +107,9 @@ class FedServer:
         K, V = self.counts.shape
         msgs = list(self._pending.values())
         if self.report_size is not None:  # expected revealed words under the Φ broadcast this round
-            counts = subset_signal_counts(np.concatenate([m.topics for m in msgs]),
-                                          np.concatenate([m.words for m in msgs]), self.phi, self.epsilon)
+            counts = np.zeros((K, V))
+            for m in msgs:  # one update at a time: no array over every user's reports
+                add_subset_signal(counts, m.topics, m.words, self.phi, self.epsilon)
         else:
             flat = np.concatenate([m.topics.astype(np.int64) * V + m.words for m in msgs])
             flat = flat[flat < K * V]  # entries labelled K are not counted

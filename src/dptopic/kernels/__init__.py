@@ -99,7 +99,8 @@ _WHERE = {
     "frozen_sweep": "frozen", "fold_in": "foldin", "token_log_likelihood": "foldin", "local_sweep": "local",
     "add_discrete_laplace": "noise", "discrete_laplace_threshold": "noise",
     **dict.fromkeys(("packed_column_sums", "presence_packed", "randomize_presence"), "randomized_response"),
-    **dict.fromkeys(("rrp_replace", "sample_labels", "subset_local_sweep", "subset_select", "subset_theta_em"), "rrp"),
+    **dict.fromkeys(("rrp_replace", "sample_labels", "subset_local_sweep", "subset_select", "subset_signal_add",
+                     "subset_theta_em"), "rrp"),
     "kernel_state": "rng", "next_uniform": "rng", "sparse_sweep": "sparse",
     **dict.fromkeys(("dirichlet_expectation", "doc_elbo", "vb_estep"), "vb"),
 }

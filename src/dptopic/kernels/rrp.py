@@ -184,3 +184,23 @@ def sample_labels(lik, theta, state, z):
                 k = c
                 break
         z[i] = k
+
+
+@njit(cache=True, nogil=True)
+def subset_signal_add(labels, sets, phi, e1, counts):
+    """Add to ``counts`` (``K × V``) each labelled report's expected revealed words (``mechanisms.rrp``'s
+    ``subset_signal_counts``): for entry ``i`` with label ``k < K`` and each ``w`` in ``sets[i]``,
+    ``e1 phi[k, w] / (1 + e1 Σ_{v ∈ sets[i]} phi[k, v])``. Entries labelled ``K`` (padding) add nothing. Streams
+    over the entries, so the server never holds more than one update's reports at a time."""
+    n, s = sets.shape
+    K = phi.shape[0]
+    for i in range(n):
+        k = labels[i]
+        if k >= K:
+            continue
+        tot = 1.0
+        for j in range(s):
+            tot += e1 * phi[k, sets[i, j]]
+        for j in range(s):
+            w = sets[i, j]
+            counts[k, w] += e1 * phi[k, w] / tot

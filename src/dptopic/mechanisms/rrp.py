@@ -31,7 +31,7 @@ import numpy as np
 from ..accounting.fedlda import (EXCLUSIONS, VARIANTS, check_epsilon, delta0 as _delta0, realised_eta, rrp_event,
                                  subset_inclusion, subset_size)
 from ..errors import DPTopicError
-from ..kernels import kernel_state, rrp_replace, subset_select
+from ..kernels import kernel_state, rrp_replace, subset_select, subset_signal_add
 
 
 
@@ -243,17 +243,21 @@ def subset_signal_counts(labels, sets, phi, epsilon: float) -> np.ndarray:
     nothing about its input) adds nothing. This is the expectation of the word the ``"gibbs"`` sweep picks,
     without its sampling noise. Post-processing of the reports: no privacy cost.
     """
-    labels = np.asarray(labels)
-    sets = np.asarray(sets)
-    phi = np.asarray(phi, dtype=np.float64)
+    phi = np.ascontiguousarray(phi, dtype=np.float64)
+    counts = np.zeros(phi.shape)
+    add_subset_signal(counts, labels, sets, phi, epsilon)
+    return counts
+
+
+def add_subset_signal(counts: np.ndarray, labels, sets, phi: np.ndarray, epsilon: float) -> None:
+    """Add :func:`subset_signal_counts` of these reports to ``counts`` (``K × V``, float64) in place, without
+    building an array per entry: the server adds one update at a time."""
+    labels, sets = np.asarray(labels), np.asarray(sets)
     K, V = phi.shape
-    if sets.ndim != 2 or labels.shape != sets.shape[:1]:
+    if sets.ndim != 2 or labels.ndim != 1 or labels.shape != sets.shape[:1]:
         raise DPTopicError("invalid reports: need one label per report and an n × s array of word ids.")
-    keep = labels < K
-    lab, S = labels[keep].astype(np.int64), sets[keep].astype(np.int64)
+    if sets.size and (sets.min() < 0 or sets.max() >= V) or labels.size and labels.min() < 0:
+        raise DPTopicError(f"invalid reports: word ids must lie in [0, {V}) and labels in [0, {K}].")
     e1 = math.expm1(min(float(epsilon), 700.0))
-    w = e1 * phi[lab[:, None], S]                                   # n × s
-    w /= 1.0 + w.sum(axis=1, keepdims=True)
-    counts = np.bincount((lab[:, None] * V + S).ravel(), weights=w.ravel(), minlength=K * V)
-    # numpy's bincount returns integers when no entry is counted (every label K), even with weights
-    return counts.astype(np.float64, copy=False).reshape(K, V)
+    subset_signal_add(labels.astype(np.int64, copy=False), sets.astype(np.int64, copy=False),
+                      np.ascontiguousarray(phi, dtype=np.float64), e1, counts)

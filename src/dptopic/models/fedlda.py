@@ -24,7 +24,8 @@ from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
 from ..federated.server import full_vocabulary_topics
-from ..federated.client import check_config, rounds_to_no_entry
+from ..federated.client import check_broadcast_phi, check_config, rounds_to_no_entry
+from ..federated.messages import decode_message
 from .base import GibbsTopicModel, vocabulary_given
 
 SCOPE = ("covers the word of every entry one user reports, composed over all entries and rounds. NOT covered:"
@@ -542,7 +543,12 @@ class FedLDA(GibbsTopicModel):
                              self.verbose) as bar:
             for r in range(self.rounds):
                 b = server.broadcast()
-                updates = list(pool.map(lambda c: c.run_round(b), clients))
+                # every simulated user gets the same broadcast: decode and check it once (FedClient.run_round
+                # does both for a user on its own device)
+                msg = decode_message(b)
+                check_broadcast_phi(msg.phi, (cfg.n_topics, corpora[0].vocab_size), "the simulated users")
+                phi_wk = np.ascontiguousarray(msg.phi.T)
+                updates = list(pool.map(lambda c: c.round_update(msg, phi_wk), clients))
                 for u in updates:
                     server.receive(u)
                 server.aggregate()
