@@ -85,3 +85,35 @@ def test_round_update_sends_what_run_round_sends(exclusion):
             assert ux == uy
             server.receive(ux)
         server.aggregate()
+
+
+def _empty_user(words):
+    import warnings
+    from dptopic.corpus import Corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the synthetic words are not ones the tokeniser produces
+        c = Corpus.from_texts([""], vocabulary=words, drop_empty=False)
+    assert c.n_docs == 1 and c.n_tokens == 0
+    return c
+
+
+@pytest.mark.parametrize("exclusion", ["floor", "tail"])
+def test_a_user_without_tokens_takes_part_under_the_rrp_rules(exclusion, monkeypatch):
+    # whether a user sends must not depend on its text: a user with no tokens sends padding, always replaced
+    from dptopic import FedLDA
+    cfg = RRPConfig(3, 8.0, 0.1, pad_length=20, exclusion=exclusion)
+    full = lda_corpus(n_docs=3, vocab_size=30, n_topics=3, doc_length=12, seed=0).corpus
+    client = FedClient("e", _empty_user(full.vocabulary.words), cfg, np.random.default_rng(3))
+    server = FedServer.from_config(full.vocabulary, cfg, ["e"], rng=np.random.default_rng(1))
+    msg = decode_message(client.run_round(server.broadcast()))
+    assert msg.words.shape == (cfg.n_entries,) and msg.words.min() >= 0 and msg.words.max() < 30
+    server.receive(msg.encode())
+    server.aggregate()
+    users = [lda_corpus(n_docs=2, vocab_size=30, n_topics=3, doc_length=12, seed=s).corpus for s in range(3)]
+    users.append(_empty_user(users[0].vocabulary.words))
+    seen, real = [], FedServer.receive
+    monkeypatch.setattr(FedServer, "receive", lambda self, data: seen.append(real(self, data)) or seen[-1])
+    m = FedLDA(n_topics=3, rounds=2, pad_length=20, seed=0, verbose=0, exclusion=exclusion, delta=0.1, epsilon=8.0)
+    with pytest.warns(Warning):
+        m.fit(users)
+    assert sorted(set(seen)) == [f"user{i}" for i in range(4)] and len(seen) == 2 * 4 and m.n_clients_ == 4

@@ -183,9 +183,8 @@ class FedClient:
             raise DPTopicError("secure reports are drawn by subset selection, the 'none' rule's randomizer: the floor"
                                " and tail rules have no secure sampler; use exclusion='none'.")
         self.secure = bool(secure)
-        if corpus.n_tokens == 0 and config.exclusion != "none":
-            raise DPTopicError(f"client {client_id!r} has no tokens; drop empty users before training.")
-        # exclusion="none": a user without tokens pads every entry, so its reports look like anyone's
+        # a user without tokens pads every entry (the floor and tail rules always replace a padding entry), so it
+        # takes part like anyone: whether a user sends must not depend on its text
         self.client_id = str(client_id)
         self.corpus = corpus
         self.config = config

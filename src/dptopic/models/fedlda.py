@@ -440,15 +440,8 @@ class FedLDA(GibbsTopicModel):
             raise DPTopicError(f"n_clients={self.n_clients} exceeds the {corpus.n_docs} documents: a simulated user"
                                " holds at least one document; give fewer clients, or a list of user corpora.")
         n = corpus.n_docs if self.n_clients is None else self.n_clients
-        # every user given: see _senders for who sends under each rule
+        # every user given sends, with or without tokens (padding only): taking part never depends on the text
         return [corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)]
-
-    def _senders(self, corpora: list[Corpus]) -> list[Corpus]:
-        """The users who send updates. exclusion="none": every user (one without tokens sends padding only, like
-        anyone's reports). The floor and tail rules draw a user's entries from its tokens, so a user without any
-        sends nothing; the model still counts every user given (``n_clients_``, public: the caller chose them),
-        never the number who had tokens, which would depend on their text."""
-        return list(corpora) if self.exclusion == "none" else [c for c in corpora if c.n_tokens]
 
     def _config(self) -> RRPConfig:
         return RRPConfig(self.n_topics, float(self.epsilon), float(self.delta), float(self.gamma), self.pad_length,
@@ -490,8 +483,8 @@ class FedLDA(GibbsTopicModel):
             corpora, n_report = self._report_corpora(corpora)
             self.report_words_ = n_report
             check_config(cfg, n_report)
-            self._run_rounds(self._senders(corpora), cfg, n_report, V, heldout, callback, n_users=len(users))
-            self.n_clients_ = len(users)    # every user given (public), whoever of them had tokens to send
+            self._run_rounds(corpora, cfg, n_report, V, heldout, callback, n_users=len(users))
+            self.n_clients_ = len(users)    # every user given (public): each sent every round
             self._set_fitted(users)
             # public quantities only: the exact document and token counts are what the padding hides
             self._train_stats = {"n_clients": self.n_clients_, "vocab_size": V,
@@ -526,9 +519,8 @@ class FedLDA(GibbsTopicModel):
         return super().fit_transform(X, y, **kw)
 
     def _run_rounds(self, corpora, cfg, n_report, V, heldout, callback, n_users=None) -> None:
-        """The simulated protocol: ``rounds`` rounds of broadcast, local work, reports and aggregation. ``n_users``:
-        the users given (shown; under the floor and tail rules those without tokens are not among ``corpora``, and
-        how many there are depends on their text)."""
+        """The simulated protocol: ``rounds`` rounds of broadcast, local work, reports and aggregation over every
+        user given (``n_users``, shown)."""
         rng = self._rng()
         ids = [f"user{i}" for i in range(len(corpora))]
         client_rngs = rng.spawn(len(corpora) + 1)
