@@ -282,3 +282,10 @@ def test_start_up_objects_are_frozen_out_of_the_collector(tmp_path):
         assert asyncio.run(frozen_while_serving(create_app(cfg, start_trainer=False, freeze_gc=False))) == 0
     finally:
         gc.unfreeze()
+
+
+def test_admin_train_names_the_bad_key(env):
+    status, doc = admin(env["url"], "/v1/admin/train", {"force": "yes"})
+    assert status == 400 and "'force' must be true or false, not \"yes\"" in json.dumps(doc).replace('\\"', '"')
+    status, doc = admin(env["url"], "/v1/admin/train", {"max_batches": 0})
+    assert status == 400 and "'max_batches' must be an integer in [1, 10000], not 0" in json.dumps(doc)

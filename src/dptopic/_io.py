@@ -22,6 +22,20 @@ import numpy as np
 from .errors import CorruptModelError, DPTopicError
 
 
+def plain_numbers(obj):
+    """``obj`` with NumPy scalars and arrays turned into Python numbers and lists (dicts, lists and tuples walked),
+    so that ``json.dumps`` takes a report built from parameters a user gave as ``np.float32`` or ``np.int64``."""
+    if isinstance(obj, dict):
+        return {k: plain_numbers(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(plain_numbers(v) for v in obj)
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return obj
+
+
 def _jsonable(obj):
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}
@@ -812,11 +826,17 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         if not any(directory.glob("*.npy")):        # nothing of a saved model here: the wrong folder, not a broken one
             raise CorruptModelError(f"{str(directory)!r} holds no saved {what} (no {meta_name}): pass the folder a {what}"
                                     f" was saved to ({what}.save(folder), or the --out of dptopic train).") from None
-        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is missing; re-save the {what}.") from None
+        raise CorruptModelError(f"{str(directory)!r} holds .npy files but no {meta_name}: it is not a saved dptopic {what}"
+                                f" (another program's folder?), or one whose {meta_name} was removed; pass the folder a"
+                                f" {what} was saved to, or re-save the {what}.") from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is not valid JSON ({e.msg if hasattr(e, 'msg') else type(e).__name__}); re-save the {what}.") from None
     except OSError as e:
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} cannot be read ({e.strerror}); re-save the {what}.") from None
+    if meta_name == "model.json" and isinstance(meta, dict) and "format" not in meta and "arrays" not in meta:
+        raise CorruptModelError(f"{str(directory)!r} is not a saved dptopic {what}: its {meta_name} was written by"
+                                f" another program (it names no dptopic format); pass the folder a {what} was saved to"
+                                f" ({what}.save(folder), or the --out of dptopic train).")
     if not isinstance(meta, dict) or not isinstance(meta.get("arrays"), list):
         raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} has no 'arrays' list; re-save the {what}.")
     digests = meta.get(ARRAY_DIGESTS)

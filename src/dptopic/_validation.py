@@ -95,6 +95,7 @@ def Real(lo=None, hi=None, closed="both") -> Interval:
 
 
 SEED = [IsNone(), Int(0, None), IsType((np.random.Generator,), "a numpy Generator")]
+VERBOSE = [Int(0, 2), Options((False, True))]  # scikit-learn's estimators take a bool as well
 N_JOBS = [IsNone(), Int(-256, -1), Int(1, 256)]  # scikit-learn's convention: None is 1, -1 every core, -2 all but one
 
 

@@ -404,7 +404,8 @@ def refuse_data_cuts(a, given: str) -> None:
     """With the words given (``--vocabulary``) or chosen by DP set union (``--private-vocabulary``), the cuts that
     choose words from the data cannot apply: refused in one line (``given`` says what chose the words)."""
     cuts = [flag for flag, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df),
-                                 ("--max-df", getattr(a, "max_df", None))) if v is not None]
+                                 ("--max-df", getattr(a, "max_df", None)))
+            if v is not None and not (flag == "--max-vocab" and v == NO_VOCAB_CAP)]    # 'all' chooses nothing
     if cuts:
         verb = "chooses" if len(cuts) == 1 else "choose"
         raise DPTopicError(f"{given}, so {' / '.join(cuts)} (which {verb} words from the data) cannot apply: drop one"
@@ -669,6 +670,12 @@ def read_vocabulary(path):
     words = [ln.strip() for ln in read_text_file(p, "a text file with one word per line").splitlines() if ln.strip()]
     if len(words) < 2:
         raise DPTopicError(f"vocabulary file {str(path)!r} has {len(words)} word(s): a vocabulary needs at least 2, one per line.")
+    long = [w for w in words if len(w.split()) > 3]
+    if len(long) * 2 > len(words):        # an n-gram vocabulary has a few spaces per line, not sentences
+        eg = long[0] if len(long[0]) <= 60 else long[0][:57] + "..."
+        raise DPTopicError(f"vocabulary file {str(path)!r} holds text, not words ({len(long)} of its {len(words)} lines"
+                           f" have more than three words, e.g. {eg!r}): a vocabulary is one word per line; a corpus"
+                           " goes to --corpus.")
     return Vocabulary(words)
 
 

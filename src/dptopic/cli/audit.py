@@ -99,6 +99,8 @@ def _trainer_from_args(a):
         raise DPTopicError(f"--set {clash[0]}=... clashes with {flag}, which sets {clash[0]}: give it once.")
     params.update(extra)
     est = make_estimator(a.algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
+    if hasattr(est, "_validate"):                 # and so do bad values, before any shadow model is trained
+        est._validate()
     train_fn = estimator_trainer(a.algorithm, **params)
     train_fn.audited = audited_procedure(a.algorithm, est)
     return train_fn, None, f"{a.algorithm} {params}"

@@ -425,8 +425,8 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
     delta = getattr(a, "delta", None)
     msg = too_small_message(a.unit, a.epsilon if a.unit == "document" else a.budget, n_docs, a.topics, what=what,
                             **({} if delta is None else {"delta": float(delta)}))
-    if msg is not None:
-        console.print(f"[bold yellow]warning[/]: {msg}")
+    if msg is not None:     # on stderr, as every other warning
+        make_console(stderr=True).print(f"[bold yellow]warning[/]: {msg}")
 
 
 def _check_document_budget(model) -> None:

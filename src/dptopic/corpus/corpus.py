@@ -252,6 +252,12 @@ def _seed_generator(seed) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
+def _short_repr(word, limit: int = 40) -> str:
+    """``repr`` of a word, cut to ``limit`` characters: an example in a message, not a dump of a line of text."""
+    w = str(word)
+    return repr(w if len(w) <= limit else w[:limit - 3] + "...")
+
+
 def _warn_unreachable_words(words, pre) -> None:
     """Warn when words of a given vocabulary can never be counted in text read by ``pre``: a stop word, a word shorter
     than its ``min_length``, or one that does not tokenise to itself (upper case under lower-casing, punctuation,
@@ -272,15 +278,15 @@ def _warn_unreachable_words(words, pre) -> None:
     if stop or bad or unnormal:
         parts = []
         if unnormal:
-            parts.append(f"{len(unnormal)} not in Unicode NFKC form ({', '.join(map(repr, unnormal[:3]))}"
+            parts.append(f"{len(unnormal)} not in Unicode NFKC form ({', '.join(map(_short_repr, unnormal[:3]))}"
                          f"{', ...' if len(unnormal) > 3 else ''}: a decomposed accent, a ligature or full-width"
                          " letters, while text is read in NFKC form, where 'cafe' and a combining accent is 'café':"
                          " normalise the word list, e.g. with unicodedata.normalize('NFKC', word))")
         if stop:
-            parts.append(f"{len(stop)} stop word(s) ({', '.join(map(repr, stop[:3]))}{', ...' if len(stop) > 3 else ''}:"
+            parts.append(f"{len(stop)} stop word(s) ({', '.join(map(_short_repr, stop[:3]))}{', ...' if len(stop) > 3 else ''}:"
                          " pass stop_words=None or --stop-words none to count them)")
         if bad:
-            parts.append(f"{len(bad)} that the tokeniser never produces ({', '.join(map(repr, bad[:3]))}"
+            parts.append(f"{len(bad)} that the tokeniser never produces ({', '.join(map(_short_repr, bad[:3]))}"
                          f"{', ...' if len(bad) > 3 else ''}: upper case, punctuation, digits, spaces or fewer than"
                          f" {pre.min_length} letters)")
         warnings.warn("the given vocabulary holds words that are never counted in text read with these options: "
@@ -511,7 +517,7 @@ class Corpus:
         doc_ids = doc_ids if doc_ids is not None else [f"doc{i}" for i in range(len(docs))]
         if given and drop_empty and toks and not any(docs) and any(toks):
             raise DPTopicError(f"empty corpus: none of the {len(docs)} documents has a word of the given vocabulary"
-                               f" ({len(vocabulary)} words, e.g. {', '.join(repr(w) for w in vocabulary.words[:3])}):"
+                               f" ({len(vocabulary)} words, e.g. {', '.join(_short_repr(w) for w in vocabulary.words[:3])}):"
                                " give documents in the vocabulary's language and domain.")
         if reading is not None and drop_empty and toks and not any(toks):     # the tokenizer itself kept nothing
             from .preprocess import no_words_message
@@ -767,7 +773,9 @@ class Corpus:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has the field {twice[0]!r} more than"
                                        " once; keep one value per field.")
                 if text_field not in rec:
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r}; set text_field (CLI: --text-field).")
+                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r} (fields:"
+                                       f" {_column_list([str(k) for k in rec])}); set text_field (CLI: --text-field)"
+                                       " to the field that holds the text.")
                 if not isinstance(rec[text_field], str):
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {text_field!r} is"
                                        f" {_json_kind(rec[text_field])}, not a string.")
@@ -837,6 +845,10 @@ class Corpus:
                                " document below it.")
         if id_column is not None and id_column not in cols and not require_ids:
             id_column = None
+        if text_column not in cols and cols and cols[0].lstrip().startswith("{"):
+            raise DPTopicError(f"{bad}: its first line is a JSON object ({_column_list(cols[:1])}), not a header: the"
+                               " file looks like JSON Lines; read it as JSONL (CLI: --format jsonl, or a name ending"
+                               " in .jsonl).")
         for col in (text_column, label_column, id_column):
             if col is not None and col not in cols:
                 hint = _other_delimiter(cols, delimiter)
@@ -933,9 +945,10 @@ class Corpus:
             first[real] = f
         if not files:
             if any(Path(path).glob("shard-*.npz")):       # written by dptopic corpus prepare --shards
-                raise DPTopicError(f"{str(path)!r} is a folder of corpus shards, not of {pattern} files: train reads it"
-                                   " as it is (--corpus FOLDER); to look at one part, pass one of its shard-*.npz"
-                                   " files.")
+                raise DPTopicError(f"{str(path)!r} is a folder of corpus shards, not of {pattern} files: only training"
+                                   " reads a shard folder whole ('dptopic train --corpus FOLDER', fit(FOLDER)); here"
+                                   " give one corpus file: one of its shard-*.npz files, or a corpus prepared without"
+                                   " --shards.")
             from ..backends.shards import check_unfinished_shard_folder     # a killed 'corpus prepare --shards'
 
             check_unfinished_shard_folder(path)

@@ -17,9 +17,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from .. import __version__ as _version
-from .._io import load_bundle, restore_nonfinite, save_bundle
+from .._io import load_bundle, plain_numbers, restore_nonfinite, save_bundle
 from .._progress import progress_bar
-from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params, validate_value
+from .._validation import (N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real, resolve_n_jobs, validate_params,
+                           validate_value)
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import READING, column_difference, is_text_column, is_token_lists
 from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, tokenizer_info, warn_if_other_tokenizer
@@ -170,7 +171,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     (so ``sklearn.base.clone`` works), ``topic_words``, ``coherence``, and ``save``/``dptopic.load``.
     Not used directly: see :class:`LDA`, :class:`HDPLDA`, :class:`OnlineVB`, :class:`DPSVI`, ..."""
 
-    _parameter_constraints: dict = {"n_topics": [Int(1, 100_000)], "seed": SEED, "verbose": [Int(0, 2)]}
+    _parameter_constraints: dict = {"n_topics": [Int(1, 100_000)], "seed": SEED, "verbose": VERBOSE}
     _private = False
     _never_private = False  # True for the trainers that add no noise: a saved report of theirs never claims a guarantee
     # True where a fit spends a privacy budget on the data it is given (a central private trainer): a refit or a clone's
@@ -314,7 +315,9 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         tags.input_tags.sparse = True          # a document-term count matrix, as CountVectorizer writes it
         tags.input_tags.positive_only = True   # counts
         tags.requires_fit = True
-        tags.non_deterministic = self._private  # a private trainer's noise is fresh unless a seed is forced
+        # a private trainer's noise is fresh unless a seed is forced; an unseeded one (private or not: scikit-learn
+        # can seed only random_state, which dptopic's estimators name seed) draws fresh coins at every fit
+        tags.non_deterministic = bool(self._private or getattr(self, "seed", None) is None)
         return tags
 
     def __repr__(self, N_CHAR_MAX=700) -> str:
@@ -355,7 +358,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         if self._spends_budget and (isinstance(corpus, Corpus) or isinstance(corpus, list)
                                     and all(isinstance(c, Corpus) for c in corpus)):
             _warn_if_documents_reused(type(self).__name__, corpus)
-        self.privacy_ = self.privacy_report()
+        self.privacy_ = plain_numbers(self.privacy_report())
         # the tokeniser of this version of dptopic (a refit replaces a loaded one), the words of a count matrix, or the
         # caller's tokens
         from ..corpus.corpus import TOKENS_SOURCE
@@ -583,7 +586,13 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
 
     @classmethod
     def load(cls, directory) -> "TopicModel":
-        return load(directory)
+        """The model saved in ``directory``; ``SomeModel.load`` refuses a folder that holds another kind of model
+        (``dptopic.load`` takes any)."""
+        model = load(directory)
+        if not isinstance(model, cls):
+            raise DPTopicError(f"{directory} holds a {type(model).__name__} model, not a {cls.__name__}: load it with"
+                               f" {type(model).__name__}.load or dptopic.load.")
+        return model
 
     # --------------------------------------------------------- scikit-learn
     def _record_input_features(self, names) -> None:
@@ -715,7 +724,7 @@ class GibbsTopicModel(TopicModel):
         "n_iter": [Int(1, 10_000_000)],
         "seed": SEED,
         "n_jobs": N_JOBS,
-        "verbose": [Int(0, 2)],
+        "verbose": VERBOSE,
         "backend": [Options(BACKENDS)],
         "parallel": [Options(("adlda", "partition"))],
         "client": [IsNone(), IsType((object,), "a distributed.Client")],

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._progress import progress_bar
-from .._validation import N_JOBS, SEED, Int, IsNone, IsType, Options, Real
+from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
 from ..mechanisms import gaussian_mechanism
@@ -73,7 +73,7 @@ class DocDPEM(_DocumentDPModel):
                               "delta": [Real(0, 1, "neither")], "n_iter": [Int(1, 1000)],
                               "threshold": [Real(0, 1e6)], "alpha": [Real(1e-8, 1e6)], "inner": [Int(1, 10000)],
                               "secure": [Options((True, False))], "seed": SEED, "n_jobs": N_JOBS,
-                              "verbose": [Int(0, 2)],
+                              "verbose": VERBOSE,
                               "init": [IsNone(), IsType((np.ndarray, list), "a K x V array of public topics")]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_iter: int = 3,

@@ -31,7 +31,7 @@ from ..accounting.set_union import VOCABULARY_NOT_COVERED
 
 import numpy as np
 
-from .._validation import N_JOBS, SEED, Int, IsNone, Options, Real
+from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
 from ..errors import DPTopicError
@@ -117,7 +117,7 @@ class DocDPCooccurrence(_DocumentDPModel):
                               "background_share": [IsNone(), Real(0, 1, "neither"), Options(("auto",))],
                               "n_background": [Int(1, 2)], "word_choice": [Options(("frequency", "repetition"))],
                               "alpha": [Real(1e-8, 1e6)], "n_jobs": N_JOBS,
-                              "secure": [Options((True, False))], "seed": SEED, "verbose": [Int(0, 2)]}
+                              "secure": [Options((True, False))], "seed": SEED, "verbose": VERBOSE}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int | str = "auto",
                  ranking_noise: float | str = "auto", threshold: float = 1.0, tail: float | None = None,

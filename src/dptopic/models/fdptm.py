@@ -6,6 +6,7 @@ report is composed by :func:`~dptopic.accounting.set_union.fdptm_report` (Theore
 """
 from __future__ import annotations
 
+from .._io import plain_numbers
 from ..accounting.set_union import fdptm_report
 from ..corpus import Corpus, as_corpus
 from ..corpus.private_vocabulary import dp_set_union
@@ -30,7 +31,7 @@ def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, 
 def compose_privacy(estimator, event) -> dict:
     """Replace a fitted estimator's ``privacy_`` by the FDPTM composition with the vocabulary event."""
     estimator.vocabulary_event_ = event
-    estimator.privacy_ = fdptm_report(event, estimator.privacy_, getattr(estimator, "ledger_", None))
+    estimator.privacy_ = plain_numbers(fdptm_report(event, estimator.privacy_, getattr(estimator, "ledger_", None)))
     # the vocabulary's guarantee protects a whole document (add/remove): the exact number of documents and tokens
     # would undo it, so model.json keeps only the (released) vocabulary size, as the document-level trainers do
     stats = getattr(estimator, "_train_stats", None)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import Int, Real
+from .._io import plain_numbers
+from .._validation import VERBOSE, Int, Real
 from ..errors import DPTopicError
 from ..local.document import DocumentReportSet, cooccurrence_from_counts, document_privacy_report, domain_size
 from ..local.reports import REFIT_NOTE
@@ -41,7 +42,7 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
     _spends_budget = False   # it fits reports whose noise the contributors drew: refitting them is post-processing
     _parameter_constraints = {"n_topics": [Int(1, 100_000)], "threshold": [Real(0, 1e6)],
                               "reports_per_contributor": [Int(1, 10 ** 9)], "alpha": [Real(1e-8, 1e6)],
-                              "verbose": [Int(0, 2)]}
+                              "verbose": VERBOSE}
 
     def __init__(self, n_topics: int = 20, threshold: float = 1.0, reports_per_contributor: int = 1,
                  alpha: float = 0.1, verbose: int = 0, **unknown):
@@ -143,7 +144,7 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         self.reports_per_contributor = max(checked_reports(reports), self._contributor_reports())
         if isinstance(getattr(self, "_fit_params_", None), dict):   # what save() writes as the model's parameters
             self._fit_params_["reports_per_contributor"] = self.reports_per_contributor
-        self.privacy_ = self.privacy_report()
+        self.privacy_ = plain_numbers(self.privacy_report())
         self._name_guarantee()      # the rebuilt report names its extent, as the fitted one did
 
     def _planned_spend(self, report: dict):

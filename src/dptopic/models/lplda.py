@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._io import plain_numbers
 from .._validation import IsNone, Real
 from ..accounting.local import f_from_epsilon, local_privacy_report
 from ..corpus import Vocabulary
@@ -69,7 +70,7 @@ class _LocalModel:
         a collection server knows of its store (``dptopic serve`` calls it before every save). Only ever raised:
         the figure a fitted model reports stays at least the largest it was given."""
         self._reports_per_contributor = max(checked_reports(reports), self._contributor_reports())
-        self.privacy_ = self.privacy_report()
+        self.privacy_ = plain_numbers(self.privacy_report())
         self._name_guarantee()      # the rebuilt report names its extent, as the fitted one did
 
     def _planned_spend(self, report: dict):

@@ -16,6 +16,7 @@ from scipy import stats
 from .._progress import progress_bar
 from .._validation import IsNone, Int, Options, Real
 from ..corpus import Corpus, Vocabulary, as_corpus
+from ..corpus.corpus import is_text_column
 from ..errors import DPTopicError
 from ..kernels import count_assignments
 from ..local import ReportSet
@@ -183,7 +184,9 @@ class OnlineLDA(GibbsTopicModel):
                 X = as_corpus(X, vocabulary=names)
             else:                                   # later batches are read into them, their columns checked
                 cols = getattr(X, "columns", None)
-                if cols is not None and hasattr(X, "to_numpy"):
+                if getattr(self, "vocabulary_", None) is not None and not is_text_column(X):
+                    X = self._frame_in_model_order(X)     # as transform (and OnlineVB) read a later batch's columns
+                elif cols is not None and hasattr(X, "to_numpy"):       # the prior corpus's words, before any batch
                     if [str(c) for c in cols] != list(vocab.words):
                         raise DPTopicError("X's columns are not the words the model was fitted on: select them in"
                                            " the model's order, X[list(model.vocabulary_.words)].")

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .._progress import progress_bar
-from .._validation import SEED, IsNone, Int, Options, Real, validate_value
+from .._validation import SEED, VERBOSE, IsNone, Int, Options, Real, validate_value
 from ..accounting.ledger import MAX_COUNT
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger, non_private_report
 from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER, SubsampledGaussianEvent,
@@ -50,7 +50,7 @@ class _VariationalLDA(TopicModel):
         "tau0": [Real(0, None, "both")],
         "kappa": [Real(0.5, 1, "right")],
         "seed": SEED,
-        "verbose": [Int(0, 2)],
+        "verbose": VERBOSE,
     }
 
     @property

@@ -687,9 +687,11 @@ async def admin_train(request: Request):
                                           " default 100)")
     force = doc.get("force", True)
     max_batches = doc.get("max_batches", 100)
-    if not isinstance(force, bool) or not isinstance(max_batches, int) or isinstance(max_batches, bool) \
-            or not 1 <= max_batches <= 10_000:
-        raise ApiError(400, "bad_request", "expected {\"force\": bool, \"max_batches\": int in [1, 10000]}.")
+    if not isinstance(force, bool):
+        raise ApiError(400, "bad_request", f"'force' must be true or false, not {json.dumps(force)[:40]}.")
+    if not isinstance(max_batches, int) or isinstance(max_batches, bool) or not 1 <= max_batches <= 10_000:
+        raise ApiError(400, "bad_request", f"'max_batches' must be an integer in [1, 10000], not"
+                                           f" {json.dumps(max_batches)[:40]}.")
     done = await run_in_threadpool(svc.trainer.drain, force, max_batches)
     return JSONResponse({"batches": done})
 
