@@ -124,7 +124,7 @@ def test_the_word_unit_trains_what_the_table_measured(tmp_path, capsys):
                             "school education teachers students"] * 40))
     assert main(["train", "--corpus", str(p), "--unit", "word", "--epsilon", "800", "--topics", "3", "--out",
                  str(tmp_path / "m"), "--quiet"]) == 0
-    out = " ".join(capsys.readouterr().out.split())
+    out = " ".join(capsys.readouterr().err.split())      # a warning: on stderr
     assert "lies below every setting measured on public corpora: expect at most" in out
     assert dptopic.load(tmp_path / "m").privacy_["epsilon"] <= 800
 

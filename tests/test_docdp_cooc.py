@@ -173,7 +173,8 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
     # 96 training documents at epsilon 1: far below any measured setting, so the figure is only an upper bound
     captured = capsys.readouterr()
     printed = " ".join(captured.out.split())
-    assert "expect topics with less than" in printed and "fewer documents give less" in printed
+    warned = " ".join(captured.err.split())                  # the command's warning: on stderr
+    assert "expect topics with less than" in warned and "fewer documents give less" in warned
     assert "DocDPCooccurrence: at epsilon" not in captured.err      # the model's own warning is not repeated
     # NPMI is read from held-out documents of the private corpus: said beside it, and not saved
     assert "NPMI and perplexity are computed on held-out documents of the private corpus: outside the guarantee" \

@@ -89,8 +89,8 @@ def test_every_estimator_has_numeric_parameters_covered():
 def test_estimator_parameter_validation(algo, cls, name, value):
     m = cls(**{**base_kwargs(cls), name: value})
     ok, _ = works_or_refuses(m._validate)
-    if ok:   # what validation lets through is a finite, non-boolean number
-        assert value is None or is_clean_number(value), (name, value)
+    if ok:   # what validation lets through is a finite, non-boolean number (verbose: or a bool, as scikit-learn)
+        assert value is None or is_clean_number(value) or (name == "verbose" and isinstance(value, bool)), (name, value)
 
 
 @pytest.mark.parametrize("algo,cls,name", [p for p in PARAMS if p[2] not in SIZE_LIKE],
@@ -214,8 +214,8 @@ def test_calculators_and_validation_on_every_special_value():
                 assert isinstance(out, float) and 0 <= out < math.inf, (name, v, out)
         for _, cls, name in PARAMS:
             ok, _ = works_or_refuses(cls(**{**base_kwargs(cls), name: v})._validate)
-            if ok:
-                assert v is None or is_clean_number(v), (name, v)
+            if ok:   # verbose also takes a bool, as scikit-learn's estimators do
+                assert v is None or is_clean_number(v) or (name == "verbose" and isinstance(v, bool)), (name, v)
         works_or_refuses(lambda: PureDPEvent(v))
         works_or_refuses(lambda: LaplaceEvent(scale=v))
         works_or_refuses(lambda: laplace_noise((2,), v, np.random.default_rng(0), True))

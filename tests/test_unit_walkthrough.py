@@ -137,7 +137,8 @@ def test_the_small_corpus_warning_counts_the_training_split(capsys, tmp_path):
     p.write_text("\n".join(" ".join(vocab[j] for j in rng.integers(0, len(vocab), 8)) for _ in range(11_000)))
     assert main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "1", "--topics", "3", "--quiet",
                  "--out", str(tmp_path / "m")]) in (0, None)
-    out = " ".join(capsys.readouterr().out.split())
+    cap = capsys.readouterr()
+    out = " ".join((cap.out + cap.err).split())                  # the warning is on stderr, the corpus line on stdout
     n_train = int(re.search(r"train (\d+) / test", out).group(1))          # the corpus line of the same run
     assert n_train < 9_370
     assert f"epsilon 1 x {n_train:,} training documents lies below the settings measured on some public corpora" in out

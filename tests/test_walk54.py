@@ -113,3 +113,17 @@ def test_audit_set_values_are_checked_before_any_shadow_model(tmp_path, capsys):
                  "--out", str(tmp_path / "a")]) == 2
     cap = capsys.readouterr()
     assert "invalid epsilon_inherent='abc'" in cap.err and "shadow" not in (cap.out + cap.err).lower()
+
+
+def test_corpus_info_gives_no_stop_word_hint_for_a_corpus_prepared_with_its_own(tmp_path, capsys):
+    from dptopic.cli.main import main
+
+    src = tmp_path / "s.txt"
+    src.write_text("apple banana cherry grape\ndate elder fig apple\ngrape apple banana melon\n")
+    (tmp_path / "stop.txt").write_text("melon\n")
+    for stop, hinted in ((f"english+{tmp_path / 'stop.txt'}", False), ("english", True)):
+        out = tmp_path / f"c{hinted}.npz"
+        assert main(["corpus", "prepare", "--corpus", str(src), "--stop-words", stop, "--out", str(out)]) == 0
+        capsys.readouterr()
+        assert main(["corpus", "info", str(out)]) == 0
+        assert ("--stop-words english+FILE" in " ".join(capsys.readouterr().out.split())) is hinted

@@ -87,7 +87,7 @@ def test_the_sklearn_page_names_every_estimator_whose_verbose_default_is_0():
     import dptopic.models as M
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "sklearn.md").read_text()
-    para = page[page.index("- `verbose=1` by default"):]
+    para = page[page.index("`verbose=1` by default"):]
     para = para[:para.index("\n- ") if "\n- " in para else para.index("\n\n")]
     quiet = [n for n in dir(M) if inspect.isclass(getattr(M, n)) and hasattr(getattr(M, n), "get_params")
              and inspect.signature(getattr(M, n)).parameters.get("verbose") is not None

@@ -86,6 +86,17 @@ class IsType:
         return self.label
 
 
+@dataclass(frozen=True)
+class IsBool:
+    """Python's True or False only (not 1, 1.0 or 1+0j, which equal True)."""
+
+    def accepts(self, v: Any) -> bool:
+        return isinstance(v, bool)
+
+    def describe(self) -> str:
+        return "a bool"
+
+
 def Int(lo=None, hi=None, closed="both") -> Interval:
     return Interval(numbers.Integral, lo, hi, closed)
 
@@ -95,7 +106,7 @@ def Real(lo=None, hi=None, closed="both") -> Interval:
 
 
 SEED = [IsNone(), Int(0, None), IsType((np.random.Generator,), "a numpy Generator")]
-VERBOSE = [Int(0, 2), Options((False, True))]  # scikit-learn's estimators take a bool as well
+VERBOSE = [Int(0, 2), IsBool()]  # scikit-learn's estimators take a bool as well
 N_JOBS = [IsNone(), Int(-256, -1), Int(1, 256)]  # scikit-learn's convention: None is 1, -1 every core, -2 all but one
 
 

@@ -258,7 +258,9 @@ def cmd_corpus_info(a):
         hints.append(f"{len(most)} word{'s are' if len(most) > 1 else ' is'} in more than half of the documents"
                      f" ({', '.join(most[:5])}{', ...' if len(most) > 5 else ''}), often filler: --max-df 0.5"
                      f" drops {'them' if len(most) > 1 else 'it'}")
-    if getattr(a, "stop_words", None) is None:
+    reading = (info.get("metadata") or {}).get("reading")
+    chosen = isinstance(reading, dict) and reading.get("stop_words") not in (None, "english")   # prepared with its own
+    if getattr(a, "stop_words", None) is None and not chosen:
         hints.append("--stop-words english+FILE adds your own words to the English list (FILE alone replaces it)")
     if hints:
         con.print("[dim]" + ("when preparing the shards: " if sharded else "") + "; ".join(hints) + "[/]")
