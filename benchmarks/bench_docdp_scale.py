@@ -232,9 +232,11 @@ def cmd_speed(a) -> None:
     trainers = {
         f"DocDPEM (eps=1, delta=1e-5, defaults), {J} threads": (J, dp.n_iter, lambda: DocDPEM(**dp.get_params()).fit(X)),
         "DocDPEM (same), 1 thread": (1, dp.n_iter, lambda: DocDPEM(**{**dp.get_params(), "n_jobs": 1}).fit(X)),
-        "OnlineVB (non-private; has no threads)": (1, a.passes,
-                                                   lambda: OnlineVB(n_topics=K, n_epochs=a.passes, seed=0,
-                                                                    verbose=0).fit(tr)),
+        f"OnlineVB (non-private), {J} threads": (J, a.passes,
+                                                lambda: OnlineVB(n_topics=K, n_epochs=a.passes, seed=0, verbose=0,
+                                                                 n_jobs=J).fit(tr)),
+        "OnlineVB (same), 1 thread": (1, a.passes,
+                                      lambda: OnlineVB(n_topics=K, n_epochs=a.passes, seed=0, verbose=0).fit(tr)),
         "scikit-learn LDA online (non-private)": (J, a.passes, lambda: LatentDirichletAllocation(
             n_components=K, learning_method="online", max_iter=a.passes, n_jobs=J, random_state=0).fit(X)),
     }

@@ -43,7 +43,7 @@ def build_svi_model(a):
     from ..models import DPSVI, OnlineVB
 
     _check(a)
-    common = dict(n_topics=a.topics, verbose=0 if a.quiet else 1, seed=a.seed)
+    common = dict(n_topics=a.topics, verbose=0 if a.quiet else 1, seed=a.seed, n_jobs=getattr(a, "jobs", 1))
     if a.alpha is not None:
         common["alpha"] = a.alpha
     if a.beta is not None:

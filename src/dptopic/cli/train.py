@@ -70,7 +70,7 @@ _ALGORITHM_ONLY = {
     "text_field": ("text", _CORPUS_ALGOS + ("olp",)), "format": ("auto", _CORPUS_ALGOS + ("olp",)),
     "vocab": (None, _CORPUS_ALGOS + ("olp",)),
     # threads: the Gibbs trainers' shards, FedLDA's clients, the document-level trainers' E-step; not the SVI trainers
-    "jobs": (1, ("lda",) + _CENTRAL + _FED + _DOC + ("lp", "olp")),
+    "jobs": (1, ("lda",) + _CENTRAL + _FED + _DOC + _SVI + ("online-vb", "lp", "olp")),
 }
 
 
@@ -929,8 +929,9 @@ def register(sub) -> None:
                         " docs/document_dp.md)")
     t.add_argument("--jobs", type=jobs_int, default=1,
                    help="threads: the Gibbs trainers' sweep (split as --parallel says: documents x words blocks by"
-                        " default, or AD-LDA shards), FedLDA's clients, the document-level trainers' E-step (not"
-                        " svi/online-vb); on a Dask cluster, the threads of the held-out evaluation only (default 1)")
+                        " default, or AD-LDA shards), FedLDA's clients, the E-step of the document-level and"
+                        " variational trainers; on a Dask cluster, the threads of the held-out evaluation only"
+                        " (default 1)")
     t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
                    help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
                         " words blocks swept diagonal by diagonal (no merge, the default)")

@@ -11,11 +11,12 @@ from ..accounting.set_union import VOCABULARY_NOT_COVERED
 from ._document_level import document_level_notes, warn_if_large_delta
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .._progress import progress_bar
-from .._validation import SEED, VERBOSE, IsNone, Int, Options, Real, validate_value
+from .._validation import N_JOBS, SEED, VERBOSE, IsNone, Int, Options, Real, validate_value
 from ..accounting.ledger import MAX_COUNT
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger, non_private_report
 from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER, SubsampledGaussianEvent,
@@ -34,6 +35,22 @@ _RELEASE = "noisy expected sufficient statistics of a Poisson mini-batch"
 _INIT_SHAPE = 100.0    # gamma and lambda start i.i.d. Gamma(100, 1/100) (Hoffman et al.'s code)
 
 
+MIN_TOKENS_PER_THREAD = 5_000
+"""A batch is split between threads only when each gets at least this many tokens (below, a thread costs more than
+it saves)."""
+
+
+def _token_blocks(ptr, jobs: int) -> list:
+    """``(first, end)`` document ranges of about equal tokens, at most ``jobs`` of them."""
+    n_docs, n_tok = len(ptr) - 1, int(ptr[-1])
+    k = max(1, min(int(jobs), n_docs, n_tok // MIN_TOKENS_PER_THREAD))
+    if k == 1:
+        return [(0, n_docs)]
+    cuts = np.searchsorted(ptr, np.arange(1, k) * (n_tok / k))
+    edges = [0, *sorted(set(int(c) for c in cuts if 0 < c < n_docs)), n_docs]
+    return list(zip(edges[:-1], edges[1:]))
+
+
 class _VariationalLDA(TopicModel):
     """Shared parts of the variational estimators. Parameter handling, ``topic_words``,
     ``coherence`` and the atomic JSON+npy ``save``/``dptopic.load`` come from the common estimator
@@ -50,6 +67,7 @@ class _VariationalLDA(TopicModel):
         "tau0": [Real(0, None, "both")],
         "kappa": [Real(0.5, 1, "right")],
         "seed": SEED,
+        "n_jobs": N_JOBS,
         "verbose": VERBOSE,
     }
 
@@ -104,10 +122,26 @@ class _VariationalLDA(TopicModel):
         n_docs, K = len(ptr) - 1, lam.shape[0]      # λ's K: the kernel sizes its buffers by it, and writes K of γ
         gamma = (np.ones((n_docs, K)) if rng is None
                  else rng.gamma(_INIT_SHAPE, 1.0 / _INIT_SHAPE, size=(n_docs, K)))
-        ss = np.zeros_like(eb)
         norms = np.zeros(n_docs)
         alpha = self.alpha_ if alpha is None else alpha
-        vb_estep(ptr, ids, cts, eb, alpha, gamma, ESTEP_MAX_ITER, ESTEP_TOL, float(clip), ss, norms)
+        blocks = _token_blocks(ptr, self._fold_in_jobs())
+        if len(blocks) == 1:
+            ss = np.zeros_like(eb)
+            vb_estep(ptr, ids, cts, eb, alpha, gamma, ESTEP_MAX_ITER, ESTEP_TOL, float(clip), ss, norms)
+        else:   # each thread runs the E-step of its own block of documents (gamma and norms rows are its own)
+            def block(b):
+                lo, hi = b
+                part = np.zeros_like(eb)
+                t0, t1 = ptr[lo], ptr[hi]
+                vb_estep(ptr[lo:hi + 1] - t0, ids[t0:t1], cts[t0:t1], eb, alpha, gamma[lo:hi], ESTEP_MAX_ITER,
+                         ESTEP_TOL, float(clip), part, norms[lo:hi])
+                return part
+
+            with ThreadPoolExecutor(len(blocks)) as pool:
+                parts = list(pool.map(block, blocks))
+            ss = parts[0]
+            for part in parts[1:]:      # summed in block order: the same result for the same n_jobs
+                ss += part
         ss *= eb
         return gamma, ss.T, norms
 
@@ -218,6 +252,9 @@ class OnlineVB(_VariationalLDA):
     total_docs : corpus size D used by :meth:`partial_fit` to scale a batch (default: the number of
         documents seen so far). :meth:`fit` uses the size of its input.
     seed : int, None or a numpy Generator; every random choice flows from it.
+    n_jobs : threads sharing each E-step (and ``transform``), each over its own block of documents (scikit-learn's
+        convention: None is 1, -1 every core). The statistics are summed in block order, so a seed reproduces a model
+        at a fixed ``n_jobs``.
     verbose : 0 silences the progress bar.
 
     Attributes
@@ -233,7 +270,7 @@ class OnlineVB(_VariationalLDA):
 
     def __init__(self, n_topics: int = 50, alpha: float | None = None, eta: float | None = None, tau0: float = 10.0,
                  kappa: float = 0.7, batch_size: int = 256, n_epochs: int = 10, total_docs: int | None = None,
-                 shuffle: bool = True, seed=None, verbose: int = 1):
+                 shuffle: bool = True, seed=None, n_jobs: int = 1, verbose: int = 1):
         self.n_topics = n_topics
         self.alpha = alpha
         self.eta = eta
@@ -244,6 +281,7 @@ class OnlineVB(_VariationalLDA):
         self.total_docs = total_docs
         self.shuffle = shuffle
         self.seed = seed
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def _step(self, lam, t, batch, D, rng):
@@ -368,6 +406,8 @@ class DPSVI(_VariationalLDA):
     secure : the noise comes from OpenDP's Gaussian (OS CSPRNG); refuses a seed.
     seed : for tests and reproduction only: default None (fresh OS entropy). A seeded run is marked
         ``noise_reproducible`` (the guarantee holds only while the seed stays secret); it is never saved.
+    n_jobs : threads sharing each E-step, as :class:`OnlineVB`'s (each document is clipped on its own, so the blocks
+        change nothing in the sensitivity or the accounting).
     verbose : 0 silences the progress bar (default 1).
     """
 
@@ -388,7 +428,7 @@ class DPSVI(_VariationalLDA):
     def __init__(self, n_topics: int = 50, noise_multiplier: float = 1.24, sampling_rate: float = 0.05,
                  n_epochs: float = 1.0, clip: float | None = 50.0, max_doc_len: int = 500, delta: float = 1e-5,
                  alpha: float | None = None, eta: float | None = None, tau0: float = 1024.0, kappa: float = 0.7,
-                 secure: bool = False, seed=None, verbose: int = 1):
+                 secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1):
         self.n_topics = n_topics
         self.noise_multiplier = noise_multiplier
         self.sampling_rate = sampling_rate
@@ -402,6 +442,7 @@ class DPSVI(_VariationalLDA):
         self.kappa = kappa
         self.secure = secure
         self.seed = seed
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     @classmethod
