@@ -65,7 +65,7 @@ def test_evaluate_says_which_figures_read_the_corpus_and_takes_reference_public(
     capsys.readouterr()
     assert main(["evaluate", str(private), "--corpus", str(text), "--json"]) in (0, None)
     note = json.loads(capsys.readouterr().out)["note"]
-    assert note.startswith("outside the guarantee: NPMI, C_v, UMass and perplexity read the documents of --corpus")
+    assert note.startswith("outside the guarantee: the reference corpus's exact size, NPMI, C_v, UMass and perplexity read the documents of --corpus")
     assert "topic diversity reads only the released topics" in note and "--reference-public" in note
     # a public corpus: the same flag as report's, and nothing is labelled outside the guarantee
     assert main(["evaluate", str(private), "--corpus", str(text), "--json", "--reference-public"]) in (0, None)

@@ -315,14 +315,24 @@ def plot_roc(curves: dict, path, title: str = "ROC (log-log)", private: bool = F
 
     if not isinstance(curves, dict) or not curves:
         raise DPTopicError("plot_roc needs at least one curve: give {name: (scores, labels)}.")
+    from sklearn.metrics import roc_auc_score
+
     fig, ax = plt.subplots(figsize=(5, 5))
     lo = 1.0
+    drawn = []          # [names, fpr, tpr, auc]: a curve equal to one already drawn joins its legend entry
     for name, (s, y) in curves.items():
         fpr, tpr, _ = roc(s, y)
         lo = min(lo, 1.0 / max(1, int((~np.asarray(y).astype(bool)).sum())))
-        from sklearn.metrics import roc_auc_score
-
-        ax.plot(np.maximum(fpr, 1e-12), np.maximum(tpr, 1e-12), label=f"{name} (AUC {roc_auc_score(y, s):.3f})")
+        same = next((d for d in drawn if d[1].shape == fpr.shape and np.array_equal(d[1], fpr)
+                     and np.array_equal(d[2], tpr)), None)
+        if same is not None:
+            same[0].append(name)
+        else:
+            drawn.append([[name], fpr, tpr, roc_auc_score(y, s)])
+    styles = ("-", "--", "-.", ":")
+    for i, (names, fpr, tpr, auc) in enumerate(drawn):  # line styles vary, so curves that cross stay visible
+        ax.plot(np.maximum(fpr, 1e-12), np.maximum(tpr, 1e-12), styles[i % len(styles)],
+                label=f"{' = '.join(names)} (AUC {auc:.3f})")
     ax.plot([lo, 1], [lo, 1], "k--", lw=0.8, label="chance")
     ax.set_xscale("log")
     ax.set_yscale("log")

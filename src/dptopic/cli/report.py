@@ -121,7 +121,8 @@ PERPLEXITY_LABEL = "perplexity on the reference corpus"
 def reference_note(documents: str, flag: str) -> str:
     """The note on figures of a private model computed from a corpus not declared public (``report --reference``,
     ``evaluate --corpus``): which figures read the documents, and that topic diversity does not."""
-    return (f"outside the guarantee: NPMI, C_v, UMass and perplexity read {documents}, which the model's privacy"
+    return (f"outside the guarantee: the reference corpus's exact size, NPMI, C_v, UMass and perplexity read"
+            f" {documents}, which the model's privacy"
             " report does not cover (topic diversity reads only the released topics, post-processing of the"
             f" release); pass {flag} when that corpus is public")
 

@@ -175,8 +175,8 @@ def pyldavis_data(model, docs, theta=None) -> dict:
 
 def export_privacy(model) -> tuple[dict, str]:
     """What an export says of its model's guarantee, from the model's privacy card: the headline (guarantee, epsilon,
-    delta, unit) as a dict the file carries, so that it says what it is when passed on alone, and one sentence on what
-    of the file that guarantee covers."""
+    delta, unit) first and then the rest of the card, as a dict the file carries, so that it says what it is when
+    passed on alone, and one sentence on what of the file that guarantee covers."""
     from ..reporting.card import epsilon_text, privacy_card
 
     card = privacy_card(getattr(model, "privacy_", None) or {}, type(model).__name__, check=False)
@@ -184,6 +184,9 @@ def export_privacy(model) -> tuple[dict, str]:
     head.update({k: card[k] for k in ("reason", "not_covered", "vocabulary_source", "noise_reproducible",
                                       "seed_warning") if card.get(k)})
     head["card_schema"] = card["schema"]
+    # and the rest of the card (relation, accounting, theorem, figures, strength, warnings): a file passed on alone
+    # carries the whole statement, not a headline a reviewer cannot check
+    head.update({k: v for k, v in card.items() if k not in head and k != "schema" and v not in (None, "", [], {})})
     g = card["guarantee"]
     if g == "none":
         return head, ("the model claims no differential privacy guarantee (" + str(card.get("reason") or "")

@@ -584,6 +584,11 @@ class FedLDA(GibbsTopicModel):
             "randomness": (FED_SECURE if self.secure else FED_SIMULATION) if none else FED_RRP_COINS,
             "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
         })
+        if none and rep["vocabulary_source"] == "data":     # the reports are fully covered, the model is not
+            rep["note"] = (FULL_NOTE.replace("full guarantee for what a user sends",
+                                             "full guarantee for the reports a user sends", 1)
+                           + "; the model as a whole is PARTIAL: its vocabulary was chosen from the training"
+                             " documents, which the guarantee does not cover (pass a public vocabulary)")
         if getattr(self, "_deployment", None):     # released by a deployment (from_broadcast), not simulated by fit
             rep["deployment"] = str(self._deployment)
         budget = getattr(self, "_user_budget", None)

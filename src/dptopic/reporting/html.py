@@ -142,7 +142,7 @@ def _topic_svg(words, weights, width=230, bar_h=15) -> str:
         parts.append(f'<text x="2" y="{y + bar_h - 4}" font-size="11"><title>{escape(str(w))}</title>{escape(shown)}'
                      '</text>'
                      f'<rect x="{label_w:.1f}" y="{y}" width="{bw:.1f}" height="{bar_h}" fill="#4c78a8"/>'
-                     f'<text x="{label_w + bw + 3:.1f}" y="{y + bar_h - 4}" font-size="10" fill="#5b6672">{float(p):.3f}</text>')
+                     f'<text x="{label_w + bw + 3:.1f}" y="{y + bar_h - 4}" font-size="10" fill="#5b6672">{float(p):.3g}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
