@@ -113,6 +113,9 @@ def test_submit_takes_a_text_of_one_distinct_word(served, tmp_path, capsys):
     out = capsys.readouterr()
     assert rc in (0, None), out.err
     assert "1 randomized report uploaded" in " ".join(out.out.split()), out.out
+    # nothing kept: the closing line says a rerun spends again (it used to say "spent once")
+    assert "spent again by every run on these documents" in " ".join(out.out.split())
+    assert "spent once however often" not in " ".join(out.out.split())
 
 
 def test_fed_client_takes_a_text_of_one_distinct_word(served, tmp_path, capsys):

@@ -420,8 +420,10 @@ def cmd_submit(a):
                   + f"eps_doc={eps(s['epsilon_doc'])} per document; together"
                   + ("" if s["epsilon_word"] is None else
                      f" eps_word={eps(n * s['epsilon_word'])} for one word's presence in each and")
-                  + f" eps={eps(n * s['epsilon_doc'])} for the documents, by basic composition, spent once however"
-                    " often the kept reports are sent). Raw text never left this machine.")
+                  + f" eps={eps(n * s['epsilon_doc'])} for the documents, by basic composition, "
+                  + ("spent once however often the kept reports are sent" if s["state"] else
+                     "spent again by every run on these documents, since the reports were not kept (--state none)")
+                  + "). Raw text never left this machine.")
 
 
 def _limit(a) -> dict:
