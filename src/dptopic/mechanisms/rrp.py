@@ -243,8 +243,7 @@ def subset_signal_counts(labels, sets, phi, epsilon: float) -> np.ndarray:
     nothing about its input) adds nothing. This is the expectation of the word the ``"gibbs"`` sweep picks,
     without its sampling noise. Post-processing of the reports: no privacy cost.
     """
-    phi = np.ascontiguousarray(phi, dtype=np.float64)
-    counts = np.zeros(phi.shape)
+    counts = np.zeros(np.shape(phi))
     add_subset_signal(counts, labels, sets, phi, epsilon)
     return counts
 
@@ -252,12 +251,11 @@ def subset_signal_counts(labels, sets, phi, epsilon: float) -> np.ndarray:
 def add_subset_signal(counts: np.ndarray, labels, sets, phi: np.ndarray, epsilon: float) -> None:
     """Add :func:`subset_signal_counts` of these reports to ``counts`` (``K × V``, float64) in place, without
     building an array per entry: the server adds one update at a time."""
-    labels, sets = np.asarray(labels), np.asarray(sets)
+    labels, sets, phi = np.asarray(labels), np.asarray(sets), np.ascontiguousarray(phi, dtype=np.float64)
     K, V = phi.shape
     if sets.ndim != 2 or labels.ndim != 1 or labels.shape != sets.shape[:1]:
         raise DPTopicError("invalid reports: need one label per report and an n × s array of word ids.")
     if sets.size and (sets.min() < 0 or sets.max() >= V) or labels.size and labels.min() < 0:
         raise DPTopicError(f"invalid reports: word ids must lie in [0, {V}) and labels in [0, {K}].")
     e1 = math.expm1(min(float(epsilon), 700.0))
-    subset_signal_add(labels.astype(np.int64, copy=False), sets.astype(np.int64, copy=False),
-                      np.ascontiguousarray(phi, dtype=np.float64), e1, counts)
+    subset_signal_add(labels.astype(np.int64, copy=False), sets.astype(np.int64, copy=False), phi, e1, counts)

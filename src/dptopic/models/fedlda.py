@@ -46,6 +46,10 @@ SCOPE_NONE = ("covers everything one user sends: the randomized report of each o
               " computed by the analyst from data other than the reports.")
 FULL_NOTE = ("full guarantee for what a user sends: each entry's word is randomized once and the topic labels are"
              " post-processing of the randomized reports and the public model (docs/fedlda.md)")
+DATA_VOCABULARY_NOTE = ("full guarantee for the reports a user sends: each entry's word is randomized once and the"
+                        " topic labels are post-processing of the randomized reports and the public model; the model"
+                        " as a whole is PARTIAL: its vocabulary was chosen from the training documents, which the"
+                        " guarantee does not cover (pass a public vocabulary; docs/fedlda.md)")
 PARTIAL_NOTE = ("partial guarantee: epsilon covers the words of a user's entries only; the topic labels go out"
                 " unperturbed{mixture}, so a user's text is not protected as a whole (see scope and docs/fedlda.md)")
 
@@ -585,10 +589,7 @@ class FedLDA(GibbsTopicModel):
             "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
         })
         if none and rep["vocabulary_source"] == "data":     # the reports are fully covered, the model is not
-            rep["note"] = (FULL_NOTE.replace("full guarantee for what a user sends",
-                                             "full guarantee for the reports a user sends", 1)
-                           + "; the model as a whole is PARTIAL: its vocabulary was chosen from the training"
-                             " documents, which the guarantee does not cover (pass a public vocabulary)")
+            rep["note"] = DATA_VOCABULARY_NOTE
         if getattr(self, "_deployment", None):     # released by a deployment (from_broadcast), not simulated by fit
             rep["deployment"] = str(self._deployment)
         budget = getattr(self, "_user_budget", None)
