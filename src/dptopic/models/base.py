@@ -139,8 +139,10 @@ class _AcceptsSklearnNames(type):
                                    " both.")
             kw["n_topics"] = kw.pop("n_components")
         if "random_state" in kw and "random_state" not in cls._param_names():
-            raise DPTopicError(f"{cls.__name__} takes seed=, not scikit-learn's random_state= (a private trainer's seed"
-                               " is for tests and reproduction only: leave it unset there); see docs/sklearn.md.")
+            why = (" (a private trainer's seed is for tests and reproduction only: leave it unset)" if cls._private
+                   else "")
+            raise DPTopicError(f"{cls.__name__} takes seed=, not scikit-learn's random_state={why}; see"
+                               " docs/sklearn.md.")
         names = cls._param_names()
         for other in kw:            # a name from scikit-learn, gensim or tomotopy: say which one dptopic uses
             if other in names or other not in _OTHER_NAMES:
@@ -460,8 +462,11 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                 raise DPTopicError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting"
                                    f" {len(self.vocabulary_)} features as input: its columns must be the words of the"
                                    " model's vocabulary, in its order (model.vocabulary_).")
-            if (allow_empty and (sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2 and X.shape[0] > 0
-                    and (X.count_nonzero() == 0 if sp.issparse(X) else not np.any(X))):
+            if (sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2 and X.shape[0] == 0:
+                raise DPTopicError(f"X has 0 documents (shape={X.shape}) while a minimum of 1 is required: give at"
+                                   " least one document.")
+            if ((sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2
+                    and (X.count_nonzero() == 0 if sp.issparse(X) else not np.any(X))):  # said below, in one line
                 c = Corpus(np.zeros(X.shape[0] + 1, dtype=np.int64), np.zeros(0, dtype=np.int32), self.vocabulary_)
             else:
                 c = as_corpus(X, vocabulary=self.vocabulary_.words)  # other array-likes: from_bow checks the width
@@ -474,8 +479,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                 hint = (f"the model's words were made by another tokeniser (e.g. {odd[0]!r}), which dptopic's never"
                         " produces from text: pass counts made by the model's own vectorizer.")
             if not allow_empty:
-                raise DPTopicError("none of the input's words is in the model's vocabulary: its topic proportions would"
-                                   f" be the prior alone; {hint}")
+                raise DPTopicError("none of the input's words is in the model's vocabulary: there is nothing to score"
+                                   f" or learn from, and the model is unchanged; {hint}")
             import warnings
 
             warnings.warn(f"none of the input's words is in the model's vocabulary: every row is the prior alone; {hint}",

@@ -266,6 +266,10 @@ class Service:
                "max_reports_per_request": cfg.max_reports_per_request,
                "idempotency": "send a fresh Idempotency-Key header (8-128 of A-Z a-z 0-9 _ - . :) per upload and"
                               " reuse it, with the same body, on every retry",
+               "contributor": "optional: a Dptopic-Contributor header, a pseudonym of"
+                              f" {codec.PSEUDONYM_RULE}, the same on each of your uploads: the status page counts"
+                              " contributors by it (an upload without one counts as a contributor of its own) and"
+                              " states the epsilon of the one with the most reports",
                "fed": None}
         if self.rrp is not None:
             V = len(cfg.fed_vocabulary)
