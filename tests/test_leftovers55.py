@@ -61,3 +61,29 @@ def test_config_names_the_contributor_header(tmp_path):
                         f=2 / (1 + np.exp(2.0)))
     doc = Service(cfg, start_trainer=False).config_doc()
     assert "Dptopic-Contributor" in doc["contributor"] and "1-128 characters" in doc["contributor"]
+
+
+def test_jsonl_label_1_and_1_0_are_one_class(tmp_path):
+    from dptopic.corpus import Corpus
+
+    p = tmp_path / "l.jsonl"
+    p.write_text('{"text": "apple banana cherry", "label": 1}\n{"text": "banana cherry date", "label": 1.0}\n'
+                 '{"text": "cherry date egg", "label": 2.5}\n')
+    assert Corpus.from_jsonl(p, label_field="label").labels == ["1", "1", "2.5"]
+
+
+def test_folders_sharing_a_name_are_said_to_share_a_label(tmp_path):
+    from dptopic.corpus import Corpus
+
+    for sub, text in (("a/x", "alpha beta gamma"), ("b/x", "beta gamma delta"), ("c", "gamma delta epsilon")):
+        (tmp_path / sub).mkdir(parents=True)
+        (tmp_path / sub / "d.txt").write_text(text)
+    with pytest.warns(UserWarning, match="the folders 'a/x', 'b/x' share the name 'x', so their files get one label"):
+        c = Corpus.from_directory(tmp_path)
+    assert c.labels == ["x", "x", "c"]
+    import warnings
+
+    (tmp_path / "b" / "x").rename(tmp_path / "b" / "y")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Corpus.from_directory(tmp_path).labels == ["x", "y", "c"]

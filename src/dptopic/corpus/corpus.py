@@ -796,6 +796,8 @@ class Corpus:
                     if isinstance(lab, float) and not math.isfinite(lab):   # NaN, Infinity: not standard JSON
                         raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is {lab!r},"
                                            " not a finite number; labels must be strings or finite numbers.")
+                    if isinstance(lab, float) and lab.is_integer() and abs(lab) < 2**53:  # JSON's 1.0 is 1: "1"
+                        lab = int(lab)
                     labels.append(lab)
                 if id_field is not None:
                     ids.append(_record_id(rec.get(id_field), f"bad JSONL file {str(path)!r}: line {n}", id_field,
@@ -958,6 +960,17 @@ class Corpus:
         top = path.resolve().name or str(path.resolve())    # the folder's own name, also for '.' (never '')
         labels = ([_name_text(f.parent.name) if f.parent != path else _name_text(top) for f in files]
                   if any(f.parent != path for f in files) else None)
+        if labels is not None:      # a/x/ and b/x/ (or a sub-folder named as the folder): one label, said aloud
+            folders: dict = {}
+            for f, lab in zip(files, labels):
+                folders.setdefault(lab, set()).add(f.parent)
+            shared = sorted(lab for lab, where in folders.items() if len(where) > 1)
+            if shared:
+                where = sorted(str(d.relative_to(path)) or "." for d in folders[shared[0]])
+                more = " (and so do other folders)" if len(shared) > 1 else ""
+                warnings.warn(f"{str(path)!r}: the folders {', '.join(repr(w) for w in where[:3])} share the name"
+                              f" {shared[0]!r}, so their files get one label{more}: rename one of them if they are"
+                              " different classes.", UserWarning, stacklevel=2)
         return cls.from_texts(texts, labels=labels, doc_ids=[_name_text(str(f.relative_to(path))) for f in files],
                               **kw)
 
