@@ -174,8 +174,8 @@ def main(argv=None) -> int:
     sys.unraisablehook = _interrupt_hook(previous)
     try:
         return _run(argv)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:      # a client's Ctrl-C carries what was sent and spent before it
+        print(str(e) if str(e).startswith("interrupted") else "interrupted", file=sys.stderr)
         return 130
     finally:
         sys.unraisablehook = previous

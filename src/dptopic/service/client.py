@@ -351,6 +351,11 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
                               " running again gets the same answer; nothing more can be sent from this state file.",
                               e.status, e.code) from None
         raise type(e)(_interrupted(str(e), sent + already, kept["n_reports"], path)) from None
+    except KeyboardInterrupt:       # Ctrl-C: keep what was acknowledged, and say so as a failure would
+        if state is not None:
+            kept["acknowledged"][here] = sorted(acked)
+            _write_submit_state(path, kept)
+        raise KeyboardInterrupt(_interrupted("interrupted", sent + already, kept["n_reports"], path)) from None
     if state is not None and uploads:
         kept["acknowledged"][here] = sorted(acked)
         _write_submit_state(path, kept)
@@ -790,6 +795,14 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         if isinstance(e, ServerError):
             raise ServerError(f"{e} ({spent_text()})", e.status, e.code) from None
         raise DPTopicError(f"{e} ({spent_text()})") from None
+    except KeyboardInterrupt:       # Ctrl-C: what left the device is spent all the same
+        if sent == 0:
+            raise
+        again = ("running again draws new reports, which spends epsilon again (--state none)" if state is None else
+                 "run the same command again to take part in later rounds: it reuses the kept reports and spends"
+                 " nothing more")
+        raise KeyboardInterrupt(f"interrupted after {len(done)} round{'s' if len(done) != 1 else ''} ({spent_text()});"
+                                f" {again}.") from None
     priv = codec.fed_privacy(rrp, sent, vocab_size=len(vocab))
     return {"client": fc.client_id, "reused_reports": saved is not None, "state": None if state is None else str(state),
             "rounds": done, "updates_sent": sent, "epsilon_basic": priv["epsilon_basic"],
