@@ -215,7 +215,7 @@ def test_the_rebuilt_report_of_a_collection_server_keeps_naming_its_guarantee():
     doc = LocalDocumentLDA(n_topics=2).fit(DocumentRandomizer(WORDS, 4.0).randomize(_docs()))
     for m in (lp, doc):
         before = m.privacy_["guarantee"]
-        m.for_contributors(3)
+        assert m.for_contributors(3) is m       # returns the model, as scikit-learn's setters do
         assert m.privacy_["guarantee"] == before == "full"
 
 

@@ -138,7 +138,7 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         self.epsilon_doc_ = float(self.privacy_["epsilon_doc"])
         self.n_reports_ = self.n_docs_seen_ = int(self._train_stats.get("n_reports", 0))
 
-    def for_contributors(self, reports: int) -> None:
+    def for_contributors(self, reports: int):
         """State the guarantee for contributors who sent up to ``reports`` reports each: sets
         ``reports_per_contributor`` (never lowering it) and the report (``dptopic serve`` calls it before every save)."""
         self.reports_per_contributor = max(checked_reports(reports), self._contributor_reports())
@@ -146,6 +146,7 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
             self._fit_params_["reports_per_contributor"] = self.reports_per_contributor
         self.privacy_ = plain_numbers(self.privacy_report())
         self._name_guarantee()      # the rebuilt report names its extent, as the fitted one did
+        return self
 
     def _planned_spend(self, report: dict):
         """The unit and relation a document-level local report must name: one document, or one contributor's

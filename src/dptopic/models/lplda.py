@@ -65,13 +65,14 @@ class _LocalModel:
         params["seed"] = None  # never saved (a private model's seed stays with its owner)
         return params
 
-    def for_contributors(self, reports: int) -> None:
+    def for_contributors(self, reports: int):
         """State the guarantee for contributors who sent up to ``reports`` reports each (their events compose): what
         a collection server knows of its store (``dptopic serve`` calls it before every save). Only ever raised:
         the figure a fitted model reports stays at least the largest it was given."""
         self._reports_per_contributor = max(checked_reports(reports), self._contributor_reports())
         self.privacy_ = plain_numbers(self.privacy_report())
         self._name_guarantee()      # the rebuilt report names its extent, as the fitted one did
+        return self
 
     def _planned_spend(self, report: dict):
         """The unit and relation a local report must name: one document, or one contributor's reports when the
