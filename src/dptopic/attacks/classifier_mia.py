@@ -18,7 +18,8 @@ from .._progress import progress_bar
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..evaluation import infer_theta
-from .lira import _check_corpus, check_phi, outside_guarantee_label, phi_and_privacy, shadow_claim
+from .lira import (_check_corpus, _check_seed, _check_train_fn, check_phi, outside_guarantee_label, phi_and_privacy,
+                   shadow_claim)
 
 
 @dataclass
@@ -111,6 +112,8 @@ def classifier_mia(corpus: Corpus, train_fn, test_size: float = 0.25, n_shadows:
                            " attack (2 or more for a standard error that counts training).")
     if corpus.labels is None:
         raise DPTopicError("the classifier attack needs a labelled corpus: give labels (e.g. --label-field).")
+    _check_train_fn(train_fn)
+    seed = _check_seed(seed)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if n_replicates == 1:
         out = _one_attack(corpus, train_fn, test_size, n_shadows, rng, verbose)

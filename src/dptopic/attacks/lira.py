@@ -331,6 +331,15 @@ def _check_seed(seed):
     return int(seed)
 
 
+def _check_train_fn(train_fn) -> None:
+    """``train_fn`` as every attack takes it: a function ``train_fn(corpus, rng)``; a name such as ``'lda'`` or None
+    refused in one line, saying how to build one."""
+    if not callable(train_fn):
+        hint = f"estimator_trainer({train_fn!r}, ...)" if isinstance(train_fn, str) else "estimator_trainer('lda', ...)"
+        raise DPTopicError(f"invalid train_fn {type(train_fn).__name__}: give a function train_fn(corpus, rng) returning"
+                           f" Phi or a fitted estimator ({hint} builds one).")
+
+
 def _whole(name, value, least, what):
     """A whole number (an int or NumPy integer, never a float or bool) at least ``least``, else one line."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
@@ -361,9 +370,7 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
     _check_corpus(corpus)
     n_shadows = _whole("n_shadows", n_shadows, 4, "an even number >= 4 (64 is typical)")
     n_jobs = _check_jobs(n_jobs)
-    if not callable(train_fn):
-        raise DPTopicError(f"invalid train_fn {type(train_fn).__name__}: give a function train_fn(corpus, rng) returning"
-                           " Phi or a fitted estimator (estimator_trainer('lda', ...) builds one).")
+    _check_train_fn(train_fn)
     corpus.require_nonempty()
     seed = _check_seed(seed)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -574,6 +581,10 @@ def unit_covers_document(unit) -> bool:
 SHADOW_SEED_NOTE = ("the audit seeds its own shadow models (their noise is the audit's, not a release's); the claim is"
                     " stated without the seed disclosure that a released model trained with an explicit seed would carry")
 
+ONE_RUN_SEED_NOTE = ("the audit seeds its own training run (its noise is the audit's, not a release's); the claim is"
+                     " stated without the seed disclosure that a released model trained with an explicit seed would"
+                     " carry")
+
 SEEDED_NOTE = ("the audited model was trained with an explicit seed, so its noise is reproducible: whoever knows the seed"
                " can regenerate and remove it, and the claim holds only while the seed stays secret (see its privacy"
                " card)")
@@ -586,7 +597,7 @@ def outside_guarantee_label() -> str:
     return OUTSIDE_GUARANTEE
 
 
-def shadow_claim(privacy: dict | None) -> dict | None:
+def shadow_claim(privacy: dict | None, note: str = SHADOW_SEED_NOTE) -> dict | None:
     """A shadow model's privacy report as the claim of the procedure the audit re-runs: without
     ``noise_reproducible`` and the seed warning (the audit gave the shadows their seeds; a release made with
     fresh entropy carries neither), with a note saying so; ``guarantee`` kept (a partial claim stays partial)."""
@@ -596,7 +607,7 @@ def shadow_claim(privacy: dict | None) -> dict | None:
     if privacy.get("noise_reproducible") and "seed" in str(privacy.get("warning", "")):
         out.pop("warning", None)
     out.setdefault("guarantee", _guarantee(privacy))
-    out["audit_note"] = SHADOW_SEED_NOTE
+    out["audit_note"] = note
     return out
 
 

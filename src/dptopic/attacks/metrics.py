@@ -19,7 +19,14 @@ FPR_TARGETS = (0.01, 0.001, 0.0)
 
 def _check(scores, labels):
     s = np.asarray(scores, dtype=np.float64).ravel()
-    y = np.asarray(labels).astype(bool).ravel()
+    raw = np.asarray(labels).ravel()
+    # members 1 (True), non-members 0 or -1 (False), as scikit-learn's roc_curve reads them without a pos_label
+    values = set(raw.tolist())
+    if raw.dtype == object or not (values <= {0, 1} or values <= {-1, 1}):
+        shown = ", ".join(repr(v) for v in sorted(values, key=repr)[:4]) + (", ..." if len(values) > 4 else "")
+        raise DPTopicError(f"labels take the values {shown}: give 1 (or True) for members and 0, -1 (or False) for"
+                           " non-members.")
+    y = raw == 1
     if s.shape != y.shape:
         raise DPTopicError(f"scores ({s.size}) and labels ({y.size}) differ in length: give one label per score.")
     if y.all() or (~y).all():

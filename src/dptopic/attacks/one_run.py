@@ -166,7 +166,7 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
     ``note`` (what the confidence covers).
     """
     from ..kernels.em import document_statistic
-    from .lira import (_check_corpus, _check_seed, check_phi, claim_delta, claim_relation, claimed_epsilon,
+    from .lira import (ONE_RUN_SEED_NOTE, _check_corpus, _check_seed, _check_train_fn, check_phi, claim_delta, claim_relation, claimed_epsilon,
                        phi_and_privacy, shadow_claim, unit_covers_document, verdict)
 
     _check_corpus(corpus)
@@ -186,6 +186,7 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
         raise DPTopicError(f"invalid delta={delta!r}: must lie in [0, 1), or None for the claim's delta.")
     if claim is not None and not isinstance(claim, dict):
         raise DPTopicError(f"invalid claim of type {type(claim).__name__}: give a privacy report (a model's privacy_).")
+    _check_train_fn(train_fn)
     seed = _check_seed(seed)
     root = seed if isinstance(seed, (np.random.Generator, np.random.SeedSequence)) else np.random.SeedSequence(seed)
     rng_canary, rng_train, rng_guess = (np.random.default_rng(s) for s in root.spawn(3))
@@ -198,7 +199,7 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
     scores = np.asarray(document_statistic(phi, X), dtype=np.float64)
     T = guesses(scores, kp, km, rng_guess)
     r, v = int(np.count_nonzero(T)), int(np.sum(T * coins > 0))
-    report = shadow_claim(privacy) if claim is None else claim
+    report = shadow_claim(privacy, ONE_RUN_SEED_NOTE) if claim is None else claim
     d = claim_delta(report) if delta is None else float(delta)
     bound = one_run_epsilon_bound(m, r, v, confidence, d)
     claimed = claimed_epsilon(report)

@@ -231,8 +231,15 @@ def _into_model(a, model):
     n_model = len(model.vocabulary_)
     source = (getattr(model, "privacy_", None) or {}).get("vocabulary_source")
     # the corpus as train would read it at the model's vocabulary size: the words a frequency cut would choose
-    reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=max(2, n_model),
-                            **_model_reading(model, a))
+    try:
+        reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=max(2, n_model),
+                                **_model_reading(model, a))
+    except DPTopicError as e:   # the corpus's own words: fewer than two (the advice to lower --min-df does not apply)
+        if not str(e).startswith(("vocabulary too small", "empty corpus")):
+            raise
+        raise DPTopicError(f"{a.corpus!r} holds fewer than two distinct words once read as the model reads text, against"
+                           f" the model's {n_model:,}: it is not the kind of corpus the model was trained on; audit on"
+                           " that corpus.") from None
     share = _outside_share(model, reference)
     top = f"of the tokens of the corpus's {reference.vocab_size} most frequent words"
     try:

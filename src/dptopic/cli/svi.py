@@ -146,6 +146,8 @@ def cmd_experiment_svi(a) -> None:
     n = a.corpus
     print_verdict(console, s, Path(a.out), [f"svi_fig1_{n}.csv", f"svi_fig1_{n}.png", f"svi_table1_{n}.csv",
                                             f"svi_summary_{n}.json"])
+    if s.get("short_run_note"):
+        console.print(f"[yellow]note[/]: {s['short_run_note']}")
 
 
 def register_svi_experiment(esub) -> None:
