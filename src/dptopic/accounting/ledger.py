@@ -175,10 +175,10 @@ class PrivacyLedger:
             delta_b = validate_value("budget delta", self.budget[1], [Real(0, 1, "left")])
             self.budget = (float(eps_b), float(delta_b))
 
-    def _check_budget(self, extra) -> None:
+    def _check_budget(self, extra, spent: bool = True) -> None:
         if self.budget is not None:
             eps_b, delta_b = self.budget
-            trial = list(self.groups()) + list(extra)
+            trial = (list(self.groups()) if spent else []) + list(extra)
             basic = sum(e.epsilon * n for e, n in trial)
             if basic > eps_b * (1 + 1e-12):
                 spent = basic if delta_b == 0 else compose_pld(self._merge(trial), delta_b)
@@ -197,6 +197,13 @@ class PrivacyLedger:
         self._check_budget(plan)
         for e, n in plan:
             self._reserved[e] = self._reserved.get(e, 0) + n
+
+    def check_plan_with(self, extra) -> None:
+        """Check the reserved plan together with ``extra`` (``[(event, count), ...]`` spent outside it, such as
+        sweeps replayed after a lost worker) against the budget: a run that can no longer afford the rest of its
+        plan fails now, not when the last planned step is refused."""
+        if self.budget is not None and self._reserved:
+            self._check_budget(list(self._reserved.items()) + _check_groups(extra), spent=False)
 
     def spend(self, event, count: int = 1) -> None:
         """Record ``count`` uses of ``event``; refuse if that would exceed the budget."""

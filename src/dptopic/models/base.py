@@ -773,6 +773,7 @@ class GibbsTopicModel(TopicModel):
         rng = self._rng()
         backend = self._backend_ = make_backend(self.backend, self._jobs, self.client, self.parallel)
         self.n_replayed_ = 0
+        self._replay_spent = {}     # events the replayed sweeps spent, beyond the plan
         want_release = callback is not None and getattr(callback, "needs_release", True)
         with backend, progress_bar(self.n_iter, f"{type(self).__name__} K={K}", self.verbose) as bar, \
                 self._replays_explained():
@@ -801,8 +802,10 @@ class GibbsTopicModel(TopicModel):
             if self.n_replayed_ and getattr(self, "ledger_", None) is not None:
                 import warnings
 
-                eps = self.privacy_.get("epsilon")
-                eps = f" ({eps:.4g})" if isinstance(eps, (int, float)) and np.isfinite(eps) else ""
+                from ..reporting.card import epsilon_text
+
+                eps = self.privacy_.get("epsilon")     # rounded up, as the privacy card shows it
+                eps = f" ({epsilon_text(eps)})" if isinstance(eps, (int, float)) and np.isfinite(eps) else ""
                 warnings.warn(f"{type(self).__name__}: a Dask worker was lost and {self.n_replayed_} sweep(s) were"
                               f" replayed from a checkpoint; each replay is a new noisy release, and the reported"
                               f" epsilon{eps} includes them.", UserWarning, stacklevel=user_stacklevel())
@@ -828,12 +831,23 @@ class GibbsTopicModel(TopicModel):
         from ..errors import BudgetExceededError
 
         alpha, beta = float(self.alpha), float(self.beta)
+        ledger = getattr(self, "ledger_", None) if todo else None
         while todo:
+            before = dict(ledger.groups()) if ledger is not None else {}
             try:
                 table, clip, _ = self._before_sweep(it, arrays, rng, False)
             except BudgetExceededError as e:
                 raise BudgetExceededError(replay_budget_message(self.n_replayed_ + max(todo.values()), str(e))) \
                     from None
+            if ledger is not None:      # what this replay spent, outside the planned iterations
+                for e, n in ledger.groups():
+                    if n > before.get(e, 0):
+                        self._replay_spent[e] = self._replay_spent.get(e, 0) + n - before.get(e, 0)
+                try:    # a run trained to a budget that can no longer afford its planned iterations stops now
+                    ledger.check_plan_with(list(self._replay_spent.items()))
+                except BudgetExceededError as e:
+                    raise BudgetExceededError(replay_budget_message(self.n_replayed_ + max(todo.values()), str(e))) \
+                        from None
             self.n_replayed_ += 1
             again = backend.sweep(alpha, beta, word_table=table, clip=clip, shards=sorted(todo))
             todo = {j: n - 1 for j, n in todo.items() if n > 1}
