@@ -37,6 +37,7 @@ _FED = ("fed",)
 _SVI = ("svi",)
 _DOC = ("docdp", "docdp-cooc")
 _CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC
+_STREAMS_SHARDS = ("lda",) + _CENTRAL + _DOC     # the trainers that read a shard folder (corpus prepare --shards)
 # Flags that only some algorithms read, with their defaults: given to another algorithm they would be
 # silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
 _ALGORITHM_ONLY = {
@@ -99,6 +100,14 @@ def _refuse_foreign_flags(a) -> None:
                 raise DPTopicError(f"{flag} applies to --exclusion floor/tail only: the 'none' rule (the default)"
                                    f" randomizes each entry by subset selection and ignores it; drop it or choose"
                                    " --exclusion floor or tail.")
+    if getattr(a, "corpus", None) is not None and a.algorithm in _CORPUS_ALGOS and shard_dir(a.corpus) is not None:
+        if a.algorithm not in _STREAMS_SHARDS:
+            raise DPTopicError(f"--algorithm {a.algorithm} cannot train from a shard folder (only"
+                               f" {'/'.join(_STREAMS_SHARDS)} read one shard at a time): give it the corpus file the"
+                               " shards were prepared from.")
+        if written("test_size", 0.2):
+            raise DPTopicError("--test-size has no effect on a shard folder: training reads every shard and holds"
+                               " none out; drop it, and run 'dptopic evaluate' on a test corpus afterwards.")
     if written("parallel", None) and (getattr(a, "scheduler", None) is not None
                                       or getattr(a, "dask_local", None) is not None):
         raise DPTopicError("--parallel has no effect on a Dask cluster (--scheduler/--dask-local): the Dask backend"
@@ -602,9 +611,6 @@ def _train(a, console):
                 console.print(f"[bold yellow]warning[/]: {note}")
         if shard_dir(a.corpus) is not None:
             _refuse_vocabulary_flags_for_shards(a)
-            if getattr(a, "user_budget", None) is not None:
-                raise DPTopicError("--user-budget needs a corpus file (FedLDA simulates its users from one corpus),"
-                                   " not a shard directory: drop it and give --epsilon and --pad-length.")
             fit_shards(model, a, console)
         else:
             corpus, vocab, event = _training_corpus(a, console)
