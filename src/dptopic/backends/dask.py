@@ -428,7 +428,8 @@ class DaskBackend(Backend):
         self.K, self.V, self.kind = n_topics, source.vocab_size, kind
         self._secure_coins = secure_coins
         if isinstance(source, ShardSet):
-            self._specs = [{"path": str(p)} for p in source.paths]
+            # absolute: a worker reads the file from its own working directory, which need not be the driver's
+            self._specs = [{"path": os.path.abspath(p)} for p in source.paths]
         else:
             n = self._n_shards or len(self._workers())
             self._specs = [{"word_ids": source.word_ids[s.tok_start:s.tok_stop],

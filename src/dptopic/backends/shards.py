@@ -127,7 +127,7 @@ def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False
     existing = folder_shards(directory)         # a replacement a killed run committed is finished first
     if existing and not replace:
         raise DPTopicError(f"{str(directory)!r} already holds shard files: give an empty directory.")
-    for left in directory.glob(_STAGED):       # a killed run's temporaries
+    for left in _leftovers(directory):         # a killed run's temporaries
         left.unlink(missing_ok=True)
     blocks = make_shards(corpus.doc_ptr, n_shards)
     run = secrets.token_hex(8)
@@ -156,6 +156,22 @@ def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False
                                                 "remove": [q.name for q in existing if q not in paths]})
         _finish_locked(directory)
     return paths
+
+
+def _leftovers(folder: Path) -> list[Path]:
+    """What a killed 'corpus prepare --shards' run leaves in ``folder``: its staged shards (:data:`_STAGED`) and the
+    hidden temporaries of their atomic writes (``..shard-NNNNN.npz.partial.<8 characters>.tmp``, as
+    :func:`dptopic._io.atomic_write_bytes` names them). Nothing else of the folder is one."""
+    from fnmatch import fnmatchcase
+
+    from .._io import _temporary_target
+
+    found = list(folder.glob(_STAGED))
+    for q in folder.glob("." + _STAGED + ".*.tmp"):
+        target = _temporary_target(q.name)
+        if target is not None and fnmatchcase(target, _STAGED) and q.is_file() and not q.is_symlink():
+            found.append(q)
+    return sorted(found)
 
 
 def _read_header(path: Path):
@@ -193,7 +209,7 @@ def check_unfinished_shard_folder(folder) -> None:
     folder = Path(folder)
     if not folder.is_dir() or folder_shards(folder):
         return
-    if any(folder.glob(_STAGED)) or _shard_run_unfinished(folder):
+    if _leftovers(folder) or _shard_run_unfinished(folder):
         raise DPTopicError(f"corpus shard folder {str(folder)!r} is incomplete: its 'corpus prepare --shards' run did"
                            f" not finish; re-run it with --overwrite ('dptopic corpus prepare --shards N --out {folder}"
                            f" --overwrite').")
@@ -213,9 +229,29 @@ def _check_complete(folder: Path, paths: list[Path], records: list) -> None:
         raise DPTopicError(f"corpus shard folder {str(folder)!r} holds shards of more than one 'corpus prepare --shards'"
                            f" run (one that stopped part-way?): {redo}.")
     count = records[0]["count"]
+    extra = _extra_shards(paths, records)
+    if extra:
+        what = ", ".join(f"{q.name!r}" + (f" (a copy of its shard {r['index']})" if 0 <= r["index"] < count else "")
+                         for q, r in extra)
+        one = len(extra) == 1
+        raise DPTopicError(f"corpus shard folder {str(folder)!r} holds {'an extra shard' if one else 'extra shards'}"
+                           f" beyond the {count} shards its 'corpus prepare --shards' run wrote: {what}; remove"
+                           f" {'it' if one else 'them'}, or {redo}.")
     if len(paths) != count or [r["index"] for r in records] != list(range(count)):
         raise DPTopicError(f"corpus shard folder {str(folder)!r} is incomplete: it holds {len(paths)} of the {count}"
                            f" shards its 'corpus prepare --shards' run wrote; {redo}.")
+
+
+def _extra_shards(paths: list[Path], records: list) -> list[tuple[Path, dict]]:
+    """The shards of one set beyond what its run wrote: a second file of the same shard (a copy; the one not named
+    ``shard-NNNNN.npz`` for its place is the extra one) or a place beyond the set's count."""
+    keep: dict[int, Path] = {}
+    for q, r in zip(paths, records):
+        j = r["index"]
+        if 0 <= j < r["count"] and (j not in keep or (q.name == f"shard-{j:05d}.npz" != keep[j].name)):
+            keep[j] = q
+    kept = set(keep.values())
+    return [(q, r) for q, r in zip(paths, records) if q not in kept]
 
 
 class ShardSet:
@@ -226,9 +262,15 @@ class ShardSet:
         self.paths = [Path(p) for p in paths]
         if not self.paths:
             raise DPTopicError("no corpus shards given: write them with 'dptopic corpus prepare --shards N --out DIR'.")
+        seen: dict[Path, Path] = {}
         for p in self.paths:
             if not p.is_file():
-                raise DPTopicError(f"corpus shard {str(p)!r} does not exist.")
+                raise DPTopicError(f"corpus shard {str(p)!r} does not exist: check the path, or give the shard folder"
+                                   " that 'dptopic corpus prepare --shards N --out DIR' wrote.")
+            first = seen.setdefault(p.resolve(), p)
+            if first is not p:        # its documents would count twice (and a private trainer's epsilon not know it)
+                also = f" (as {str(first)!r} too)" if str(first) != str(p) else ""
+                raise DPTopicError(f"corpus shard {str(p)!r} is given twice{also}: give each shard once.")
         headers = [_read_header(p) for p in self.paths]
         records = [h[3] for h in headers]
         if folder is not None:        # one complete set, before anything else is said about its shards
@@ -236,6 +278,14 @@ class ShardSet:
         elif len({r["set"] for r in records if r is not None}) > 1:
             raise DPTopicError("the corpus shards given come from more than one 'corpus prepare --shards' run: give the"
                                " shards of one run (or its folder).")
+        else:
+            places: dict[int, Path] = {}
+            for p, r in zip(self.paths, records):
+                first = places.setdefault(r["index"], p) if r is not None else p
+                if first is not p:    # two files of one shard of one set (a copy): its documents would count twice
+                    raise DPTopicError(f"corpus shards {str(first)!r} and {str(p)!r} are the same shard (shard"
+                                       f" {r['index']} of one 'corpus prepare --shards' run; a copy?): give each shard"
+                                       " once.")
         words = headers[0][0]
         for p, (w, *_) in zip(self.paths, headers):
             if w != words:
@@ -270,12 +320,20 @@ class ShardSet:
         return Corpus(ptr, np.concatenate([c.word_ids for c in parts]), self.vocabulary.words)
 
 
+def _looks_like_shard_path(p) -> bool:
+    """A path, or a string that names a corpus ``.npz`` (one line ending in ``.npz``): never a document's text."""
+    if isinstance(p, os.PathLike):
+        return True
+    return isinstance(p, str) and p.lower().endswith(".npz") and "\n" not in p and "\r" not in p
+
+
 def _is_shard_source(X) -> bool:
+    """A shard folder or ``.npz`` path, or a list of them. A list of strings that all name ``.npz`` files is one
+    whether or not the files exist (a missing one is refused by :class:`ShardSet`, never read as text)."""
     if isinstance(X, (str, os.PathLike)):
         return True
     if isinstance(X, (list, tuple)) and X:
-        return all(isinstance(p, os.PathLike) for p in X) or all(
-            isinstance(p, str) and p.endswith(".npz") and Path(p).is_file() for p in X)
+        return all(_looks_like_shard_path(p) for p in X)
     return False
 
 
