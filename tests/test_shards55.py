@@ -89,3 +89,22 @@ def test_a_relative_shard_folder_reaches_workers_in_another_directory(tmp_path, 
     monkeypatch.chdir(tmp_path)       # the workers stay where the cluster started them
     m = LDA(n_topics=2, n_iter=2, backend="dask", client=dask_client, seed=0, verbose=0).fit("sh")
     assert m.components_.shape == (2, 12)
+
+
+def test_a_cluster_without_workers_says_it_waits_before_it_waits():
+    """Review 55: with no live worker the run showed only a progress bar standing still for 120 s."""
+    pytest.importorskip("distributed")
+    from dptopic.backends.dask import DaskBackend
+
+    class NoWorkers:
+        def scheduler_info(self):
+            return {"workers": {}}
+
+        def wait_for_workers(self, n, timeout=None):
+            raise TimeoutError
+
+    b = DaskBackend.__new__(DaskBackend)
+    b.client = NoWorkers()
+    with pytest.warns(UserWarning, match="no live worker yet: waiting up to 120 s"):
+        with pytest.raises(DPTopicError, match="no live worker \\(waited 120 s\\)"):
+            b._workers()

@@ -338,6 +338,10 @@ class DaskBackend(Backend):
     def _workers(self) -> list[str]:
         ws = list(self.client.scheduler_info()["workers"])
         if not ws:
+            import warnings     # said before the wait, which otherwise shows only a progress bar standing still
+
+            warnings.warn("the Dask cluster has no live worker yet: waiting up to 120 s for one to join (start"
+                          " workers, e.g. 'dask worker SCHEDULER_ADDRESS').", UserWarning, stacklevel=2)
             try:
                 self.client.wait_for_workers(1, timeout=120)
             except TimeoutError:
