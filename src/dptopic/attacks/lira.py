@@ -578,12 +578,10 @@ def unit_covers_document(unit) -> bool:
     return bool(m) and m.group(1) in COMPARABLE_UNITS
 
 
-SHADOW_SEED_NOTE = ("the audit seeds its own shadow models (their noise is the audit's, not a release's); the claim is"
-                    " stated without the seed disclosure that a released model trained with an explicit seed would carry")
-
-ONE_RUN_SEED_NOTE = ("the audit seeds its own training run (its noise is the audit's, not a release's); the claim is"
-                     " stated without the seed disclosure that a released model trained with an explicit seed would"
-                     " carry")
+_AUDIT_SEED_NOTE = ("the audit seeds its own {what} (the noise is the audit's, not a release's); the claim is stated"
+                    " without the seed disclosure that a released model trained with an explicit seed would carry")
+SHADOW_SEED_NOTE = _AUDIT_SEED_NOTE.format(what="shadow models")
+ONE_RUN_SEED_NOTE = _AUDIT_SEED_NOTE.format(what="training run")
 
 SEEDED_NOTE = ("the audited model was trained with an explicit seed, so its noise is reproducible: whoever knows the seed"
                " can regenerate and remove it, and the claim holds only while the seed stays secret (see its privacy"

@@ -166,8 +166,8 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
     ``note`` (what the confidence covers).
     """
     from ..kernels.em import document_statistic
-    from .lira import (ONE_RUN_SEED_NOTE, _check_corpus, _check_seed, _check_train_fn, check_phi, claim_delta, claim_relation, claimed_epsilon,
-                       phi_and_privacy, shadow_claim, unit_covers_document, verdict)
+    from .lira import (ONE_RUN_SEED_NOTE, _check_corpus, _check_seed, _check_train_fn, check_phi, claim_delta,
+                       claim_relation, claimed_epsilon, phi_and_privacy, shadow_claim, unit_covers_document, verdict)
 
     _check_corpus(corpus)
     m = _whole("n_canaries", n_canaries, 2)

@@ -132,7 +132,8 @@ def cmd_lira(a):
                   f" (64 shadows; this run: {a.shadows}, {s['n_scores']['non_members']} non-member scores)")
     console.print(f"this run took {s['seconds']:.1f} s")
     print_checks(console, s["checks"], s["untested"])
-    console.print(f"written: {out / 'results.json'}, table1.csv, fig2_roc.png" + (", fig3_tpr_vs_k.csv, fig3_tpr_vs_k.png" if a.k_grid else ""))
+    fig3 = ", fig3_tpr_vs_k.csv, fig3_tpr_vs_k.png" if a.k_grid else ""
+    console.print(f"written: {out / 'results.json'}, table1.csv, fig2_roc.png{fig3}")
 
 
 def cmd_classifier_mia(a):

@@ -458,15 +458,15 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
             c = Corpus.from_tokens(X, vocabulary=self.vocabulary_, drop_empty=False)  # one row per document
         else:
             X = self._frame_in_model_order(X)
-            if (sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2 and X.shape[1] != len(self.vocabulary_):
+            matrix = (sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2
+            if matrix and X.shape[1] != len(self.vocabulary_):
                 raise DPTopicError(f"X has {X.shape[1]} features, but {type(self).__name__} is expecting"
                                    f" {len(self.vocabulary_)} features as input: its columns must be the words of the"
                                    " model's vocabulary, in its order (model.vocabulary_).")
-            if (sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2 and X.shape[0] == 0:
+            if matrix and X.shape[0] == 0:
                 raise DPTopicError(f"X has 0 documents (shape={X.shape}) while a minimum of 1 is required: give at"
                                    " least one document.")
-            if ((sp.issparse(X) or isinstance(X, np.ndarray)) and X.ndim == 2
-                    and (X.count_nonzero() == 0 if sp.issparse(X) else not np.any(X))):  # said below, in one line
+            if matrix and (X.count_nonzero() == 0 if sp.issparse(X) else not np.any(X)):  # said below, in one line
                 c = Corpus(np.zeros(X.shape[0] + 1, dtype=np.int64), np.zeros(0, dtype=np.int32), self.vocabulary_)
             else:
                 c = as_corpus(X, vocabulary=self.vocabulary_.words)  # other array-likes: from_bow checks the width

@@ -307,6 +307,13 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     sent = replayed = replayed_reports = already = uploads = 0
     held_by_server = False
     last_write = time.monotonic()
+
+    def keep_acknowledged() -> None:
+        """Write which uploads this server acknowledged to the state file (a rerun sends only the others)."""
+        if state is not None:
+            kept["acknowledged"][here] = sorted(acked)
+            _write_submit_state(path, kept)
+
     try:
         for i, up in enumerate(kept["uploads"]):
             if i in acked:
@@ -334,14 +341,13 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
                         if Path(state).is_dir():
                             _keep_pseudonym(state, here, contributor)
             acked.add(i)
-            if state is not None and time.monotonic() - last_write > STATE_WRITE_INTERVAL:
-                kept["acknowledged"][here] = sorted(acked)
-                _write_submit_state(path, kept)
+            if time.monotonic() - last_write > STATE_WRITE_INTERVAL:
+                keep_acknowledged()
                 last_write = time.monotonic()
-    except DPTopicError as e:
-        if state is not None:
-            kept["acknowledged"][here] = sorted(acked)
-            _write_submit_state(path, kept)
+    except (DPTopicError, KeyboardInterrupt) as e:
+        keep_acknowledged()
+        if isinstance(e, KeyboardInterrupt):    # Ctrl-C: say what was acknowledged, as a failure does
+            raise KeyboardInterrupt(_interrupted("interrupted", sent + already, kept["n_reports"], path)) from None
         if getattr(e, "code", None) == "duplicate_body":
             # these bytes (with their upload nonce) were stored under another key: a copy of the kept reports was
             # uploaded by someone else or another state folder; sending them again cannot help, nor can the run
@@ -351,14 +357,8 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
                               " running again gets the same answer; nothing more can be sent from this state file.",
                               e.status, e.code) from None
         raise type(e)(_interrupted(str(e), sent + already, kept["n_reports"], path)) from None
-    except KeyboardInterrupt:       # Ctrl-C: keep what was acknowledged, and say so as a failure would
-        if state is not None:
-            kept["acknowledged"][here] = sorted(acked)
-            _write_submit_state(path, kept)
-        raise KeyboardInterrupt(_interrupted("interrupted", sent + already, kept["n_reports"], path)) from None
-    if state is not None and uploads:
-        kept["acknowledged"][here] = sorted(acked)
-        _write_submit_state(path, kept)
+    if uploads:
+        keep_acknowledged()
     return {"reports": sent, "uploads": uploads, "replayed_acks": replayed, "replayed_reports": replayed_reports,
             "stored_reports": sent - replayed_reports, "already_acknowledged": already,
             "n_documents": kept["n_reports"], "contributor": contributor,
