@@ -237,7 +237,7 @@ def _check_complete(folder: Path, paths: list[Path], records: list) -> None:
         raise DPTopicError(f"corpus shard folder {str(folder)!r} holds {'an extra shard' if one else 'extra shards'}"
                            f" beyond the {count} shards its 'corpus prepare --shards' run wrote: {what}; remove"
                            f" {'it' if one else 'them'}, or {redo}.")
-    if len(paths) != count or [r["index"] for r in records] != list(range(count)):
+    if len(paths) != count or sorted(r["index"] for r in records) != list(range(count)):
         raise DPTopicError(f"corpus shard folder {str(folder)!r} is incomplete: it holds {len(paths)} of the {count}"
                            f" shards its 'corpus prepare --shards' run wrote; {redo}.")
 
@@ -275,6 +275,9 @@ class ShardSet:
         records = [h[3] for h in headers]
         if folder is not None:        # one complete set, before anything else is said about its shards
             _check_complete(Path(folder), self.paths, records)
+            if records and all(r is not None for r in records):   # files renamed out of order: the run's own order
+                order = sorted(range(len(records)), key=lambda i: records[i]["index"])
+                self.paths, headers, records = ([x[i] for i in order] for x in (self.paths, headers, records))
         elif len({r["set"] for r in records if r is not None}) > 1:
             raise DPTopicError("the corpus shards given come from more than one 'corpus prepare --shards' run: give the"
                                " shards of one run (or its folder).")
@@ -337,11 +340,23 @@ def _is_shard_source(X) -> bool:
     return False
 
 
+def _refuse_mixed_list(X) -> None:
+    """A list of strings some of which name existing corpus ``.npz`` files (or are paths) is a mistake, not texts."""
+    if not isinstance(X, (list, tuple)) or not X or not all(isinstance(p, (str, os.PathLike)) for p in X):
+        return
+    named = [p for p in X if isinstance(p, os.PathLike) or _looks_like_shard_path(p) and Path(p).is_file()]
+    if named:
+        raise DPTopicError(f"the list mixes {len(named)} corpus file(s) such as {str(named[0])!r} with"
+                           f" {len(X) - len(named)} texts: give either shard paths (or their folder) or texts,"
+                           " one string per document.")
+
+
 def training_source(X, vocabulary=None):
     """What ``fit`` trains on: a :class:`ShardSet` for a shard directory / ``.npz`` path(s), else a Corpus."""
     if isinstance(X, ShardSet):
         return X
     if not _is_shard_source(X):
+        _refuse_mixed_list(X)
         return as_corpus(X, vocabulary=vocabulary)
     if isinstance(X, (str, os.PathLike)):
         p = Path(X)
