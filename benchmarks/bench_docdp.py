@@ -584,18 +584,25 @@ def lift(a):
     rest for a K' x C release: each document joins the topic its kept words fit best (fold-in under the released
     topics), and adds its 0/1 presence vector over C (the kept words and the most frequent other non-background words
     by the first release, ``--candidates`` in all), scaled to norm 1, to that topic's row (sensitivity 1). All three compose as one Gaussian of the
-    full precision. Topics are read from the third release alone: cells under 3 noise std zeroed, then
-    P(w|k) * P(k|w)^g with P(k|w) = T[k, w] / (sum_k T[k, w] + 3 sigma_T sqrt(K')), g = 1 and 2."""
+    full precision. Topics are read from the third release alone: cells under ``--t-thresholds`` noise std zeroed
+    (default 3), then P(w|k) * P(k|w)^g with P(k|w) = T[k, w] / (sum_k T[k, w] + 3 sigma_T sqrt(K')), g = 1 and 2.
+    ``--t-weight idf:P`` weighs each word of a document's vector by (1 / its noisy count)^P before the norm (a
+    public weight: the first release), so more of the unit goes to rarer words. ``--t-noise-off`` is a diagnostic,
+    NOT private: the third release without noise, the ceiling of the clusters the released topics give.
+    ``--lift-corpora`` limits the run to some of the three corpora."""
     from dptopic.models.docdp_cooc import DocDPCooccurrence
     import warnings
     warnings.simplefilter("ignore", UserWarning)    # each seed fits twice on the same documents, on purpose
     sigma = calibrate_noise_multiplier(a.epsilon, a.delta, 1.0, 1)
     from dptopic.accounting.gaussian import pld_epsilon
     eps_stage1 = pld_epsilon(sigma / np.sqrt(1.0 - a.t_share), 1.0, 1, a.delta)   # the ledger's own accountant
-    sigma_t = sigma / np.sqrt(a.t_share)
+    sigma_t = 0.0 if a.t_noise_off else sigma / np.sqrt(a.t_share)
     print(f"epsilon {a.epsilon:g}: DocDPCooccurrence at epsilon {eps_stage1:.3f} (its two releases), third release"
-          f" sigma {sigma_t:.2f}", flush=True)
+          f" sigma {sigma_t:.2f}" + (" (NOT private: --t-noise-off)" if a.t_noise_off else ""), flush=True)
+    weight = a.t_weight.split(":")
     for name, train, test in three_corpora():
+        if a.lift_corpora and name.split()[0].lower() not in a.lift_corpora:
+            continue
         ref = test.to_bow()
         X = sp.csr_matrix(train.to_bow(), dtype=np.float64)
         rows: dict = {}
@@ -622,19 +629,24 @@ def lift(a):
             rest = rest[np.argsort(-m.components_[0, rest], kind="stable")]
             C = np.sort(np.concatenate([kept, rest[:max(a.candidates - len(kept), 0)]]))
             XC = (X[:, C] > 0).astype(np.float64)
-            n = np.sqrt(np.asarray(XC.sum(axis=1)).ravel())
+            if weight[0] == "idf":              # public weights: the first release's noisy counts
+                XC = XC @ sp.diags(1.0 / np.maximum(m.components_[0, C] / m.components_[0, C].max(), 1e-3)
+                                   ** float(weight[1]))
+            n = np.sqrt(np.asarray(XC.multiply(XC).sum(axis=1)).ravel())
             XC = sp.diags(np.divide(1.0, n, out=np.zeros_like(n), where=n > 0)) @ XC
-            T = np.asarray((XC.T @ hard).T) + sigma_t * rng.standard_normal((Kp, len(C)))
-            T[T < 3.0 * sigma_t] = 0.0
-            pkw = T / (T.sum(axis=0, keepdims=True) + 3.0 * sigma_t * np.sqrt(Kp))
-            fk = T / np.maximum(T.sum(axis=1, keepdims=True), 1e-12)
+            T0 = np.asarray((XC.T @ hard).T) + sigma_t * rng.standard_normal((Kp, len(C)))
             rows.setdefault("default, whole budget", []).append(full.components_)
             rows.setdefault(f"default at epsilon {eps_stage1:.2f}", []).append(m.components_)
-            for g in (1.0, 2.0):
-                B = np.full_like(m.components_, 1e-12)
-                B[:Kp, C] += fk * pkw ** g
-                B[Kp:] = m.components_[Kp:]
-                rows.setdefault(f"third release, lift g={g:g}", []).append(B / B.sum(axis=1, keepdims=True))
+            for thr in a.t_thresholds:
+                T = np.where(T0 < thr * sigma_t, 0.0, T0)
+                pkw = T / (T.sum(axis=0, keepdims=True) + 3.0 * sigma_t * np.sqrt(Kp) + 1e-12)
+                fk = T / np.maximum(T.sum(axis=1, keepdims=True), 1e-12)
+                for g in (1.0, 2.0):
+                    B = np.full_like(m.components_, 1e-12)
+                    B[:Kp, C] += fk * pkw ** g
+                    B[Kp:] = m.components_[Kp:]
+                    rows.setdefault(f"third release, cells < {thr:g} std zeroed, lift g={g:g}", []).append(
+                        B / B.sum(axis=1, keepdims=True))
         print(f"{name}: {train.n_docs} documents", flush=True)
         for label, betas in rows.items():
             print(f"  {label:34} NPMI {np.median([npmi(b, ref) for b in betas]):.4f}"
@@ -985,6 +997,14 @@ def main(argv=None):
     ap.add_argument("--epsilon-vocab", type=float, default=0.4, help="private: the share of --epsilon for DP set union")
     ap.add_argument("--t-share", type=float, default=0.3, help="lift: the third release's share of the precision")
     ap.add_argument("--candidates", type=int, default=600, help="lift: the words the third release covers")
+    ap.add_argument("--t-thresholds", type=float, nargs="+", default=[3.0],
+                    help="lift: cells of the third release under these multiples of its noise std are zeroed")
+    ap.add_argument("--t-weight", default="presence",
+                    help="lift: presence (each document's 0/1 vector) or idf:P (words weighted by (1 / noisy count)^P)")
+    ap.add_argument("--t-noise-off", action="store_true",
+                    help="lift diagnostic (NOT private): the third release without noise")
+    ap.add_argument("--lift-corpora", nargs="*", default=[], choices=["20", "state", "reuters"],
+                    help="lift: only these corpora (20 Newsgroups, State of the Union, Reuters R52; default all three)")
     ap.add_argument("--dictionaries", default=None,
                     help="dictionary: a directory of dictd dictionaries (NAME.index + NAME.dict.dz)")
     ap.add_argument("--lambdas", type=float, nargs="+", default=[0.0, 0.1, 0.2, 0.3, 0.5],
@@ -1040,6 +1060,9 @@ def main(argv=None):
     if a.route == "wordchoice":
         return word_choice(a)
     if a.route == "lift":
+        w = a.t_weight.split(":")
+        if not (a.t_weight == "presence" or (len(w) == 2 and w[0] == "idf" and w[1].replace(".", "", 1).isdigit())):
+            ap.error(f"--t-weight {a.t_weight!r}: give presence or idf:P with a number P >= 0")
         return lift(a)
     if a.route in ("dictionary", "subspace", "dictstart", "embedcluster"):
         if not a.dictionaries:
