@@ -13,7 +13,8 @@ Labels (client side):
           (--em-iter iterations), labels drawn from the posterior (local_inference="em", the default)
   lda     diagnostic, not a protocol (it reads the true words): each user's sampled tokens get a label
           drawn from centralized LDA's posterior (Phi of LDA on the true words, theta of their document),
-          the tokens are randomized once by the same subset selection, and Phi is estimated in one pass
+          the tokens (among the --report-words words, as the protocol draws them) are randomized once by the
+          same subset selection over those words, and Phi is estimated in one pass
           with --server debias (what the reports allow with LDA's own labels) or clean (the true words
           under those labels: no randomization)
 Server estimators:
@@ -232,19 +233,24 @@ def pick_words(client, phi, e1, K):
     return np.where((j < S.shape[1]) & (z < K), j, -1)
 
 
-def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size, data):
-    """The diagnostic ``--labels lda`` (reads the true words; see the module docstring)."""
+def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size, data, n_report=None):
+    """The diagnostic ``--labels lda`` (reads the true words; see the module docstring). With ``n_report`` (the
+    words ``--report-words`` gives), each user's entries are drawn from its tokens among the vocabulary's first
+    ``n_report`` words, randomized over them, and the other words get ``full_vocabulary_topics``' weights, as in
+    ``FedLDA.fit``."""
     from dptopic.mechanisms.rrp import subset_report
     from dptopic.models import LDA
 
     tr, te, ytr, yte = data
     lda = LDA(n_topics=n_topics, n_iter=100, seed=seed, verbose=0).fit(tr)
     theta = lda.transform(tr, n_iter=40, burn_in=20, seed=seed)
-    rng, K, V = np.random.default_rng(seed), n_topics, tr.vocab_size
+    rng, K = np.random.default_rng(seed), n_topics
+    V = tr.vocab_size if n_report is None else n_report
     doc_of = np.repeat(np.arange(tr.n_docs), tr.doc_lengths)
     z, words = [], []
     for ix in np.array_split(np.arange(tr.n_docs), max(1, tr.n_docs // 10)):  # users of 10 documents
         tok = np.arange(tr.doc_ptr[ix[0]], tr.doc_ptr[ix[-1] + 1])
+        tok = tok[tr.word_ids[tok] < V]         # the user's tokens among the report words
         tok = rng.choice(tok, pad_length, replace=False) if len(tok) > pad_length else tok
         w = tr.word_ids[tok]
         p = lda.components_[:, w].T * theta[doc_of[tok]]
@@ -262,7 +268,7 @@ def lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
         hits = np.bincount((z[keep, None] * V + sets[keep]).ravel(), minlength=K * V).reshape(K, V)
         counts = np.maximum((hits - np.bincount(z[keep], minlength=K)[:, None] * B) / (A - B), 0.0)
     phi = counts + beta
-    return phi / phi.sum(axis=1, keepdims=True)
+    return full_vocabulary_topics(phi / phi.sum(axis=1, keepdims=True), tr.vocab_size)
 
 
 def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=256, n_topics=20, beta=0.01,
@@ -275,13 +281,13 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
         tr, te = tr.restrict(words, drop_empty=False), te.restrict(words, drop_empty=False)
     model = FedLDA(n_topics=n_topics, epsilon=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
                    n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0, alpha=alpha,
-                   local_inference="em" if labels == "lda" else labels,
-                   report_words="all" if labels == "lda" else report_words)
+                   local_inference="em" if labels == "lda" else labels, report_words=report_words)
     model._validate()
     if labels == "lda":
+        n_report = model._report_corpora(model._client_corpora(tr))[1]
         model.components_ = lda_labels(task, eps, seed, server, pad_length, n_topics, beta, subset_size,
-                                       (tr, te, ytr, yte))
-        model.vocabulary_ = tr.vocabulary
+                                       (tr, te, ytr, yte), n_report)
+        model.vocabulary_, model.report_words_ = tr.vocabulary, n_report   # as FedLDA.fit sets them
         return classify(model, tr, te, ytr, yte, seed)["auc"]
     corpora, n_report = model._report_corpora(model._client_corpora(tr))  # as FedLDA.fit
     if cap_repeats:  # exploratory: a word repeated within a document gives at most cap_repeats of its tokens
@@ -290,6 +296,7 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
     rngs = model._rng().spawn(len(corpora) + 1)  # as FedLDA.fit: one stream per client, one for the server
     clients = [FedClient(f"user{i}", c, cfg, r) for i, (c, r) in enumerate(zip(corpora, rngs[1:]))]
     K, V = n_topics, n_report
+    model.report_words_ = n_report          # as FedLDA.fit: transform folds in over the report words
 
     phi = rngs[0].dirichlet(np.ones(V), size=K) * 0.5 + 0.5 / V
     s = clients[0].sets.shape[1]

@@ -26,6 +26,7 @@ from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
 from ..federated.server import full_vocabulary_topics
 from ..federated.client import check_broadcast_phi, check_config, rounds_to_no_entry
 from ..federated.messages import decode_message
+from ..evaluation import infer_theta
 from .base import GibbsTopicModel, vocabulary_given
 
 SCOPE = ("covers the word of every entry one user reports, composed over all entries and rounds. NOT covered:"
@@ -521,6 +522,25 @@ class FedLDA(GibbsTopicModel):
             self.fit(X, **kw)
             return np.vstack([self.transform(c) for c in X])
         return super().fit_transform(X, y, **kw)
+
+    def transform(self, X, n_iter: int = 100, burn_in: int = 50, seed=0) -> np.ndarray:
+        """Document–topic proportions θ (D×K) by fold-in Gibbs sampling with Φ fixed, over the report words.
+
+        The reports ranged over the vocabulary's first ``report_words_`` words. The other words have the same
+        weight in every topic (:func:`~dptopic.federated.server.full_vocabulary_topics`): they say nothing of a
+        document's topics, and in the sampler they only follow its current proportions, which adds noise. So
+        fold-in reads the report words alone, and a document without any gets the prior. ``perplexity`` still
+        scores every word. With every word reported (``report_words="all"``, the floor and tail rules) this is
+        the usual fold-in. On the training documents it is a fresh computation on private words (see the base
+        class).
+        """
+        n = int(getattr(self, "report_words_", len(getattr(self, "vocabulary_", ()))))
+        if not hasattr(self, "components_") or n >= len(self.vocabulary_):
+            return super().transform(X, n_iter, burn_in, seed)
+        c = self._as_model_corpus(X, allow_empty=True).restrict(list(self.vocabulary_.words)[:n], drop_empty=False)
+        phi = self.components_[:, :n]
+        return infer_theta(phi / phi.sum(axis=1, keepdims=True), c.word_ids, c.doc_ptr,
+                           float(self._fitted_value("alpha")), n_iter, burn_in, seed, self._fold_in_jobs())
 
     def _run_rounds(self, corpora, cfg, n_report, V, heldout, callback, n_users=None) -> None:
         """The simulated protocol: ``rounds`` rounds of broadcast, local work, reports and aggregation over every
