@@ -146,3 +146,16 @@ def test_experiment_fedlda_prints_an_undefined_loss_as_not_tested(tmp_path, monk
     assert "AUC loss sotu none eps=5: undefined" in out and "target not tested" in out
     assert "NOT met" not in out and "nan" not in out
     assert "AUC loss sotu none eps=7.5: 1.0 points -> target < 3 points: met" in out
+    # a verdict of one seed says so, and names the mean the docs hold the targets to
+    assert "each verdict reads one run of one seed" in out and "mean of seeds 0, 1 and 2" in out
+
+
+def test_experiment_fedlda_says_nothing_of_seeds_when_no_target_was_tested(tmp_path, monkeypatch, capsys):
+    import dptopic.experiments as experiments
+    from dptopic.cli.main import main
+
+    summary = {"auc_loss": {"sotu none eps=2.5": {"points": 9.0, "relative_pct": 15.0, "target_points": None}},
+               "auc_loss_meets_target": {"sotu none eps=2.5": None}}
+    monkeypatch.setattr(experiments, "fedlda_experiment", lambda *a, **k: summary)
+    assert main(["experiment", "fedlda", "--no-figures", "--seed", "0", "--out", str(tmp_path / "o")]) == 0
+    assert "one seed" not in " ".join(capsys.readouterr().out.split())
