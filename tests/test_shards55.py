@@ -1,6 +1,8 @@
 """Shard lists and folders: a missing shard in a list is refused (never read as text), a shard given twice or copied
 is refused, a relative shard folder reaches Dask workers that run elsewhere, a killed run's atomic-write temporaries
-go with the next --overwrite, and an extra shard in a folder is named."""
+go with the next --overwrite, and an extra shard in a folder is named; a list mixing corpus files and texts is
+refused, and a complete folder renamed out of order is read in its prepare run's order."""
+import os
 import re
 import shutil
 
@@ -108,3 +110,29 @@ def test_a_cluster_without_workers_says_it_waits_before_it_waits():
     with pytest.warns(UserWarning, match="no live worker yet: waiting up to 120 s"):
         with pytest.raises(DPTopicError, match="no live worker \\(waited 120 s\\)"):
             b._workers()
+
+
+def test_a_list_mixing_a_shard_and_texts_is_refused(shards):
+    with pytest.raises(DPTopicError, match=r"mixes 1 corpus file\(s\) such as .*shard-00000.npz' with 2 texts"):
+        LDA(n_topics=2, n_iter=2, verbose=0).fit([str(shards[0]), "a text about w1 w2", "another w3 w4"])
+    with pytest.raises(DPTopicError, match="mixes 1 corpus file"):
+        training_source([shards[0], "a text about w1 w2"])
+
+
+def test_texts_that_merely_end_in_npz_are_still_texts(tmp_path):
+    c = training_source(["the file report.npz", "no such file.npz here", "plain text"])
+    assert isinstance(c, Corpus) and c.n_docs == 3
+
+
+def test_a_complete_folder_renamed_out_of_order_is_read_in_its_runs_order(shards):
+    folder = shards[0].parent
+    expected = training_source(folder).load_all()
+    for j in range(4):                                  # rotate the names: shard j's file is now shard-(j+1 mod 4)
+        os.rename(folder / f"shard-{j:05d}.npz", folder / f"tmp-{j}.npz")
+    for j in range(4):
+        os.rename(folder / f"tmp-{j}.npz", folder / f"shard-{(j + 1) % 4:05d}.npz")
+    s = training_source(folder)
+    got = s.load_all()
+    assert np.array_equal(got.doc_ptr, expected.doc_ptr) and np.array_equal(got.word_ids, expected.word_ids)
+    assert [p.name for p in s.paths] == ["shard-00001.npz", "shard-00002.npz", "shard-00003.npz", "shard-00000.npz"]
+    LDA(n_topics=2, n_iter=2, verbose=0, seed=0).fit(folder)
