@@ -599,7 +599,6 @@ def lift(a):
     sigma_t = 0.0 if a.t_noise_off else sigma / np.sqrt(a.t_share)
     print(f"epsilon {a.epsilon:g}: DocDPCooccurrence at epsilon {eps_stage1:.3f} (its two releases), third release"
           f" sigma {sigma_t:.2f}" + (" (NOT private: --t-noise-off)" if a.t_noise_off else ""), flush=True)
-    weight = a.t_weight.split(":")
     for name, train, test in three_corpora():
         if a.lift_corpora and name.split()[0].lower() not in a.lift_corpora:
             continue
@@ -629,9 +628,9 @@ def lift(a):
             rest = rest[np.argsort(-m.components_[0, rest], kind="stable")]
             C = np.sort(np.concatenate([kept, rest[:max(a.candidates - len(kept), 0)]]))
             XC = (X[:, C] > 0).astype(np.float64)
-            if weight[0] == "idf":              # public weights: the first release's noisy counts
+            if a.t_weight is not None:          # idf:P, public weights: the first release's noisy counts
                 XC = XC @ sp.diags(1.0 / np.maximum(m.components_[0, C] / m.components_[0, C].max(), 1e-3)
-                                   ** float(weight[1]))
+                                   ** a.t_weight)
             n = np.sqrt(np.asarray(XC.multiply(XC).sum(axis=1)).ravel())
             XC = sp.diags(np.divide(1.0, n, out=np.zeros_like(n), where=n > 0)) @ XC
             T0 = np.asarray((XC.T @ hard).T) + sigma_t * rng.standard_normal((Kp, len(C)))
@@ -964,6 +963,19 @@ def X_sum(corpus):
     return corpus.to_bow().sum(axis=0)
 
 
+def _t_weight(value: str):
+    """``--t-weight``: None for ``presence``, the power P for ``idf:P``."""
+    kind, _, power = value.partition(":")
+    if value == "presence":
+        return None
+    try:
+        if kind == "idf" and float(power) >= 0:
+            return float(power)
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"{value!r}: give presence or idf:P with a number P >= 0")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("route", choices=["cgs", "em", "oneshot", "cooc", "compare", "sharpen", "setunion", "private", "candidates", "public",
@@ -999,8 +1011,9 @@ def main(argv=None):
     ap.add_argument("--candidates", type=int, default=600, help="lift: the words the third release covers")
     ap.add_argument("--t-thresholds", type=float, nargs="+", default=[3.0],
                     help="lift: cells of the third release under these multiples of its noise std are zeroed")
-    ap.add_argument("--t-weight", default="presence",
-                    help="lift: presence (each document's 0/1 vector) or idf:P (words weighted by (1 / noisy count)^P)")
+    ap.add_argument("--t-weight", type=_t_weight, default=None, metavar="presence|idf:P",
+                    help="lift: presence (each document's 0/1 vector, the default) or idf:P (words weighted by"
+                         " (1 / noisy count)^P)")
     ap.add_argument("--t-noise-off", action="store_true",
                     help="lift diagnostic (NOT private): the third release without noise")
     ap.add_argument("--lift-corpora", nargs="*", default=[], choices=["20", "state", "reuters"],
@@ -1060,9 +1073,6 @@ def main(argv=None):
     if a.route == "wordchoice":
         return word_choice(a)
     if a.route == "lift":
-        w = a.t_weight.split(":")
-        if not (a.t_weight == "presence" or (len(w) == 2 and w[0] == "idf" and w[1].replace(".", "", 1).isdigit())):
-            ap.error(f"--t-weight {a.t_weight!r}: give presence or idf:P with a number P >= 0")
         return lift(a)
     if a.route in ("dictionary", "subspace", "dictstart", "embedcluster"):
         if not a.dictionaries:

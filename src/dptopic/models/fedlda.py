@@ -534,8 +534,8 @@ class FedLDA(GibbsTopicModel):
         the usual fold-in. On the training documents it is a fresh computation on private words (see the base
         class).
         """
-        n = int(getattr(self, "report_words_", len(getattr(self, "vocabulary_", ()))))
-        if not hasattr(self, "components_") or n >= len(self.vocabulary_):
+        n = getattr(self, "report_words_", None)
+        if n is None or not hasattr(self, "components_") or n >= self.components_.shape[1]:
             return super().transform(X, n_iter, burn_in, seed)
         c = self._as_model_corpus(X, allow_empty=True).restrict(list(self.vocabulary_.words)[:n], drop_empty=False)
         phi = self.components_[:, :n]
