@@ -260,6 +260,8 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     if contributor is not None and not codec.PSEUDONYM.fullmatch(str(contributor)):
         raise DPTopicError(f"invalid pseudonym {str(contributor)[:40]!r}: it must be {codec.PSEUDONYM_RULE}; leave it"
                            " out for a random one.")
+    if state is not None and Path(state).is_file():     # a file that is not one is refused before the server is asked
+        _load_submit_state(Path(state))
     client = client or ServiceClient(server)
     cfg = client.config()
     vocab = Vocabulary(cfg["vocabulary"])
@@ -435,6 +437,11 @@ def _read_state_file(path: Path, what: str, fmt: str, version: int, alternative:
                            f" first run){alternative}.")
     try:
         doc = load_json(path.read_text(encoding="utf-8"), f"{what} {str(path)!r}")
+    except json.JSONDecodeError as e:   # the user's own text, an empty or truncated file: left as it is
+        why = "it is empty" if not e.doc.strip() else f"it is not JSON ({e.msg}, line {e.lineno})"
+        raise DPTopicError(f"--state {str(path)!r} is not a {what}: {why}; give"
+                           f" another --state{alternative or ''}, or a new path (the file is created on the first"
+                           " run).") from None
     except (OSError, UnicodeDecodeError) as e:
         raise DPTopicError(f"cannot read the {what} {str(path)!r} ({type(e).__name__}): check it, or give another"
                            " --state.") from None
@@ -680,6 +687,8 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         raise DPTopicError(f"invalid client id {str(client_id)[:40]!r}: it must be {codec.PSEUDONYM_RULE}; leave it out"
                            " for a random one.")
     limit = check_max_epsilon(max_epsilon)
+    if state is not None and Path(state).is_file():     # a file that is not one is refused before the server is asked
+        _read_state_file(Path(state), "FedLDA state file", FED_STATE_FORMAT, FED_STATE_VERSION)
     client = client or ServiceClient(server)
     cfg = client.config()
     if not cfg.get("fed"):
