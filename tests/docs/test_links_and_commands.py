@@ -10,8 +10,8 @@ import pytest
 
 from dptopic.cli.main import build_parser
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SHELL = ("", "bash", "sh", "shell", "console")
 
 _FENCE = re.compile(r"^[ \t]*```(\w*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", flags=re.S | re.M)
@@ -90,7 +90,7 @@ def test_a_broken_link_or_anchor_is_caught():
     assert sum("#no-such-heading" in b for b in bad) == 2
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_and_anchor_resolves(path):
     assert broken_links(path) == [], f"{path.relative_to(ROOT)}: broken links"
 
@@ -177,12 +177,12 @@ def test_a_bogus_command_or_flag_is_caught(capsys):
 
 
 def test_every_doc_has_its_commands_read():
-    counts = {p.name: len(command_lines(p.read_text("utf-8"))) for p in DOCS}
+    counts = {str(p.relative_to(ROOT)): len(command_lines(p.read_text("utf-8"))) for p in DOCS}
     assert counts["README.md"] >= 30, counts             # the two command catalogues
     assert sum(counts.values()) >= 60, counts
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_dptopic_command_in_a_block_is_one_the_cli_has(path, capsys):
     problems = [f"{line}\n    -> {why}" for line in command_lines(path.read_text("utf-8"))
                 if (why := check_command(line))]
@@ -190,7 +190,7 @@ def test_every_dptopic_command_in_a_block_is_one_the_cli_has(path, capsys):
     assert not problems, f"{path.relative_to(ROOT)}:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_inline_dptopic_command_names_real_flags(path):
     """`dptopic ...` in running text: the command and its flags exist (values there are often placeholders, so
     the line is not parsed)."""

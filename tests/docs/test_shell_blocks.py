@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def _shell_blocks(text: str):
@@ -24,7 +24,7 @@ def test_every_shell_block_is_found():
     assert len(_shell_blocks(readme)) >= 5                 # every bash block of the README is read
 
 
-@pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_shell_line_continues_after_a_comment(path):
     # "cmd \   # comment": the backslash escapes a space, not the newline, and the command stops there
     for block in _shell_blocks(path.read_text("utf-8")):
