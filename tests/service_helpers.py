@@ -75,12 +75,13 @@ class Server:
         self.proc = None
 
     def start(self, timeout: float = 120.0) -> "Server":
+        # OLP-LDA's sweeps: document-level reports train LocalDocumentLDA, and serve refuses flags without effect
         kind = (["--report-kind", "document", "--epsilon-doc", "8"] if self.document else
-                ["--epsilon-word", "2.0", "--prior", str(self.tmp / "prior.txt")])
+                ["--epsilon-word", "2.0", "--prior", str(self.tmp / "prior.txt"), "--iterations", "10",
+                 "--prior-iterations", "20"])
         cmd = [sys.executable, "-m", "dptopic", "serve", "--database", self.database, "--host", "127.0.0.1",
                "--port", str(self.port), "--vocabulary", str(self.tmp / "vocab.txt"), *kind,
-               "--token-file", str(self.tmp / "token"), "--topics", "4",
-               "--batch-size", "40", "--iterations", "10", "--prior-iterations", "20", "--quiet", *self.extra]
+               "--token-file", str(self.tmp / "token"), "--topics", "4", "--batch-size", "40", "--quiet", *self.extra]
         env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.log = open(self.tmp / f"server-{self.port}.log", "ab")
         self.proc = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT)

@@ -143,12 +143,17 @@ def test_database_timeout_flag_reaches_the_storage(tmp_path):
     (tmp_path / "v.txt").write_text("\n".join(words) + "\n")
     base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "2",
             "--database", f"sqlite:///{tmp_path / 'x.db'}"]
-    assert serve_cli.build_config(p.parse_args(base)).database_timeout == 15.0
-    cfg = serve_cli.build_config(p.parse_args(base + ["--database-timeout", "4.5"]))
-    assert cfg.database_timeout == 4.5
+    cfg = serve_cli.build_config(p.parse_args(base))
+    assert cfg.database_timeout == 15.0
+    pg = base[:-1] + ["postgresql+psycopg://nobody@127.0.0.1:1/none"]     # built, never connected to
+    assert serve_cli.build_config(p.parse_args(pg + ["--database-timeout", "4.5"])).database_timeout == 4.5
+    with pytest.raises(DPTopicError, match="--database-timeout has no effect"):   # SQLite: it limits nothing
+        serve_cli.build_config(p.parse_args(base + ["--database-timeout", "4.5"]))
     with pytest.raises(SystemExit):
         p.parse_args(base + ["--database-timeout", "0"])
-    svc = Service(cfg, start_trainer=False)
+    from dataclasses import replace
+
+    svc = Service(replace(cfg, database_timeout=4.5), start_trainer=False)
     svc.open()
     try:
         assert svc.storage.timeout == 4.5 and svc.storage.long_timeout >= 300

@@ -143,8 +143,7 @@ def test_a_restart_with_other_fed_settings_is_refused_naming_each_flag(capsys, s
     for part in ("--fed-epsilon 5.0", "--fed-epsilon 2.0", "--fed-topics 3", "--fed-topics 4", "new --database"):
         assert part in line, line
     assert "fed_" not in line and "--fed-pad-length" not in line, line    # only what differs, by its flag
-    for extra, old, new in ((["--fed-failure-rate", 0.2], "--fed-failure-rate 0.1", "--fed-failure-rate 0.2"),
-                            (["--fed-sample-ratio", 0.5], "--fed-sample-ratio 1.0", "--fed-sample-ratio 0.5"),
+    for extra, old, new in ((["--fed-sample-ratio", 0.5], "--fed-sample-ratio 1.0", "--fed-sample-ratio 0.5"),
                             (["--fed-report-words", 40], "no --fed-report-words", "--fed-report-words 40")):
         line = _one_error(capsys, base + FED + extra)
         assert old in line and new in line, line

@@ -18,7 +18,10 @@ BAD_STATE_FILES = {
 
 
 def _refusal(capsys, argv) -> str:
-    rc = main([str(a) for a in argv])
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as e:         # argparse's own refusals
+        rc = e.code
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1 and lines[0].startswith("error: "), (rc, err)
@@ -38,3 +41,59 @@ def test_a_state_file_that_is_not_one_is_refused_naming_it_and_left_alone(tmp_pa
     assert f"--state '{name}' is not a" in line and "state file" in line, line
     assert "empty" in line if name == "empty.json" else "not JSON" in line, line
     assert (tmp_path / name).read_bytes() == BAD_STATE_FILES[name]      # the user's file is not touched
+
+
+# ---------------------------------------------------------------- serve: a flag without effect is refused
+@pytest.fixture
+def serve_base(tmp_path, monkeypatch):
+    """serve's base command line (a vocabulary, a prior, a database path), and a server that never starts: a start
+    that got past the checks raises instead of serving."""
+    from dptopic.cli import serve
+    from dptopic.errors import DPTopicError
+
+    def started(*a, **kw):
+        raise DPTopicError("the server would have started")
+
+    monkeypatch.setattr(serve, "_serve_on", started)
+    words = [f"word{c}{d}" for c in "abcdefgh" for d in "abcdefgh"]
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
+    (tmp_path / "prior.txt").write_text("\n".join(" ".join(words[i:i + 8]) for i in range(0, 48, 4)) + "\n")
+    return ["serve", "--vocabulary", tmp_path / "vocab.txt", "--database", f"sqlite:///{tmp_path / 's.db'}",
+            "--topics", "3", "--port", "8799"], tmp_path
+
+
+WORD = ["--epsilon-word", "2"]
+DOCUMENT = ["--report-kind", "document", "--epsilon-doc", "4"]
+
+
+@pytest.mark.parametrize("extra, flag", [
+    (WORD + ["--format", "jsonl"], "--format"),
+    (WORD + ["--format", "auto"], "--format"),                  # given at its default value: still given
+    (WORD + ["--text-field", "body"], "--text-field"),
+    (WORD + ["--prior-iterations", "5"], "--prior-iterations"),
+    (DOCUMENT + ["--iterations", "5"], "--iterations"),
+    (DOCUMENT + ["--prior-iterations", "5"], "--prior-iterations"),
+    (DOCUMENT + ["--lam", "0.3"], "--lam"),
+    (DOCUMENT + ["--omega", "0.3"], "--omega"),
+    (DOCUMENT + ["--delta", "1e-6"], "--delta"),
+    (WORD + ["--fed-epsilon", "2", "--fed-failure-rate", "0.2"], "--fed-failure-rate"),
+    (WORD + ["--database-timeout", "5"], "--database-timeout"),
+    (WORD + ["--allow-remote"], "--allow-remote"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else v)
+def test_serve_refuses_a_flag_that_has_no_effect_in_the_mode_chosen(serve_base, capsys, extra, flag):
+    base, tmp = serve_base
+    line = _refusal(capsys, base + extra)
+    assert line.startswith(f"error: {flag} has no effect"), line
+    assert not (tmp / "s.db").exists()                  # refused before the database is made
+
+
+@pytest.mark.parametrize("extra", [
+    WORD + ["--prior", "{prior}", "--format", "text", "--text-field", "text", "--prior-iterations", "5", "--lam", "0.3",
+            "--omega", "0.3", "--delta", "1e-6", "--iterations", "5"],
+    DOCUMENT + ["--batch-size", "10", "--topics", "3"],
+    WORD + ["--host", "127.0.0.1", "--body-timeout", "5", "--header-timeout", "5"],
+], ids=["word with a prior", "document", "loopback"])
+def test_serve_takes_the_same_flags_where_they_have_an_effect(serve_base, capsys, extra):
+    base, tmp = serve_base
+    line = _refusal(capsys, base + [str(tmp / "prior.txt") if a == "{prior}" else a for a in extra])
+    assert "the server would have started" in line, line

@@ -101,11 +101,49 @@ FED_DEFAULTS = {"topics": 20, "failure_rate": 0.1, "pad_length": 512, "sample_ra
                 "report_words": None}
 
 
+# serve's flags that take effect in some modes only: (dest, default, whether it has no effect, why, what to do)
+_IDLE_FLAGS = (
+    ("format", "auto", lambda a: a.prior is None, "it is the format of --prior, and none is given",
+     "drop it, or add --prior FILE"),
+    ("text_field", "text", lambda a: a.prior is None, "it names the text of --prior, and none is given",
+     "drop it, or add --prior FILE"),
+    ("prior_iterations", 200, lambda a: a.prior is None or a.report_kind == "document",
+     "it sets the Gibbs sweeps on --prior, and none is given", "drop it, or add --prior FILE"),
+    ("iterations", 50, lambda a: a.report_kind == "document",
+     "--report-kind document trains LocalDocumentLDA, which takes no Gibbs sweeps", "drop it"),
+    ("lam", 0.5, lambda a: a.report_kind == "document", "it is OLP-LDA's, and --report-kind document trains"
+     " LocalDocumentLDA", "drop it"),
+    ("omega", 0.4, lambda a: a.report_kind == "document", "it is OLP-LDA's, and --report-kind document trains"
+     " LocalDocumentLDA", "drop it"),
+    ("delta", 1e-5, lambda a: a.report_kind == "document", "document-level reports are pure eps_doc-DP, with no"
+     " delta", "drop it"),
+    ("fed_failure_rate", None, lambda a: True, "the server's FedLDA rounds use the 'none' rule (each entry randomized"
+     " by subset selection), which excludes no rare words", "drop it"),
+    ("database_timeout", 15.0, lambda a: not str(a.database).startswith("postgresql"),
+     "it limits PostgreSQL's statements, and --database is not PostgreSQL (SQLite waits for its lock up to 30 s)",
+     "drop it"),
+    ("allow_remote", False, lambda a: a.host in ("127.0.0.1", "::1", "localhost"),
+     "--host listens on this machine only", "drop it"),
+)
+
+
+def refuse_idle_flags(a) -> None:
+    """Refuse, in one line, a flag given that has no effect with the others (``--format`` without ``--prior``), as
+    the ``--fed-*`` flags without ``--fed-epsilon`` are: a user who gave it meant something that will not happen."""
+    given = getattr(a, "_given", None)      # the flags written on the command line (cli.main's parser)
+    for dest, default, idle, why, fix in _IDLE_FLAGS:
+        written = dest in given if given is not None else getattr(a, dest, default) != default
+        if written and idle(a):
+            flag = "--" + dest.replace("_", "-")
+            raise DPTopicError(f"{flag} has no effect here: {why}; {fix}.")
+
+
 def build_config(a):
     from ..accounting.local import check_reporting_f, f_from_epsilon
     from ..service import ServiceConfig
     from ..service.config import read_token_file
 
+    refuse_idle_flags(a)
     vocab = read_vocabulary(a.vocabulary)
     prior = None
     if a.prior is not None:
@@ -549,7 +587,8 @@ def register(sub) -> None:
                         " (FedLDA.from_user_budget, docs/fedlda.md)")
     s.add_argument("--fed-topics", type=positive_int, default=None, help="FedLDA topics (default 20)")
     s.add_argument("--fed-failure-rate", type=unit_interval, default=None,
-                   help="FedLDA delta, the excluded rare-word mass (default 0.1)")
+                   help="refused: the floor/tail rules' excluded rare-word mass (train --algorithm fed"
+                        " --exclusion); the server's rounds use the 'none' rule, which excludes nothing")
     s.add_argument("--fed-pad-length", type=positive_int, default=None, help="FedLDA entries per update (default 512)")
     s.add_argument("--fed-sample-ratio", type=float, default=None, help="FedLDA share of entries sent (default 1)")
     s.add_argument("--fed-min-updates", type=int, default=None,
