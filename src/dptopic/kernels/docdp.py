@@ -29,6 +29,33 @@ from .engine import make_shards
 TINY = 1e-300
 # Reassociation lets LLVM vectorise the loops over topics; no flag that assumes finite values.
 _FAST = {"reassoc", "contract", "arcp", "nsz"}
+BIG_COUNT = 2.0 ** 400
+"""A document whose largest count is above this has its counts (and its theta) read times ``2^-600``, so that no sum
+overflows (``theta`` is then in those units: its proportions are unchanged)."""
+SMALL_COUNT = 2.0 ** -400
+"""A document whose largest count is below this has its norm computed on its counts times ``2^600``, so that no square
+underflows."""
+UNIT_SHIFT = 2.0 ** 600
+
+
+@njit(cache=True, nogil=True)
+def count_units(m):
+    """``(norm_factor, theta_factor)`` of a document whose largest count is ``m``: powers of two (multiplying a count by
+    them is exact; no division, which ``arcp`` would turn into an overflowing reciprocal), 1.0 for counts in
+    ``[SMALL_COUNT, BIG_COUNT]`` (the arithmetic is then the plain one)."""
+    if m > BIG_COUNT:
+        return 1.0 / UNIT_SHIFT, 1.0 / UNIT_SHIFT
+    if m < SMALL_COUNT:
+        return UNIT_SHIFT, 1.0
+    return 1.0, 1.0
+
+
+@njit(cache=True, nogil=True)
+def _unit_weight(c, factor, norm):
+    """``c / ||c_d||_2`` (at most 1) from the count times its norm factor and the norm of the counts so multiplied;
+    compiled without fast-math, so that no reassociation multiplies ``factor`` into ``1 / norm`` first (which overflows
+    for a document of subnormal counts)."""
+    return (c * factor) / norm
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -36,7 +63,13 @@ def docdp_estep(doc_ptr, word_ids, counts, beta_vk, alpha, inner, d_start, d_sto
     """E-step of documents ``d_start .. d_stop-1``; adds their ``S_d`` (transposed) to ``stat_vk`` (V x K).
 
     ``doc_ptr``/``word_ids``/``counts``: CSR bag of words (one entry per distinct word). When
-    ``theta_out`` has rows, ``theta_out[d]`` receives document ``d``'s final ``theta``.
+    ``theta_out`` has rows, ``theta_out[d]`` receives document ``d``'s final ``theta`` (in the units of
+    :func:`count_units` for a document with a count above ``BIG_COUNT``).
+
+    The bound the mechanism's sensitivity rests on, ``||S_d||_F <= 1``, holds here for any finite input, whatever the
+    caller checked: each entry adds ``u_w * phi_wk`` with ``u = c_d / ||c_d||_2`` (computed in units that neither
+    overflow nor underflow) and ``phi_wk = p_k / (sum_j p_j + TINY)``, ``p_k = max(theta_k beta_kw, 0)``; an entry whose
+    ``sum_j p_j`` is 0 or not finite (an overflowing ``beta``) adds nothing.
     """
     K = beta_vk.shape[1]
     theta = np.empty(K)
@@ -46,10 +79,16 @@ def docdp_estep(doc_ptr, word_ids, counts, beta_vk, alpha, inner, d_start, d_sto
     for d in range(d_start, d_stop):
         a = doc_ptr[d]
         b = doc_ptr[d + 1]
+        m = 0.0
+        for i in range(a, b):
+            m = max(m, counts[i])
+        nu, tu = count_units(m)
         sq = 0.0
         for i in range(a, b):
-            sq += counts[i] * counts[i]
-        inv_norm = 1.0 / math.sqrt(sq) if sq > 0 else 1.0
+            x = counts[i] * nu
+            sq += x * x
+        norm = math.sqrt(sq) if sq > 0 else 1.0
+        prior = alpha * tu
         for k in range(K):
             theta[k] = 1.0 / K
         for it in range(inner):
@@ -60,17 +99,22 @@ def docdp_estep(doc_ptr, word_ids, counts, beta_vk, alpha, inner, d_start, d_sto
                 w = word_ids[i]
                 s = 0.0
                 for k in range(K):
-                    p[k] = theta[k] * beta_vk[w, k]
+                    p[k] = max(theta[k] * beta_vk[w, k], 0.0)
                     s += p[k]
-                r = counts[i] / (s + TINY)
+                if not (0.0 < s < math.inf):      # no weight (phi is 0), or an overflow: this entry adds nothing
+                    continue
+                q = 1.0 / (s + TINY)
                 for k in range(K):
-                    new[k] += p[k] * r
+                    p[k] *= q                      # phi_wk, in [0, 1]: normalised before any count multiplies it
+                c = counts[i] * tu
+                for k in range(K):
+                    new[k] += p[k] * c
                 if last:
-                    g = r * inv_norm
+                    u = _unit_weight(counts[i], nu, norm)
                     for k in range(K):
-                        stat_vk[w, k] += p[k] * g
+                        stat_vk[w, k] += p[k] * u
             for k in range(K):
-                theta[k] = new[k] + alpha
+                theta[k] = new[k] + prior
         if keep:
             for k in range(K):
                 theta_out[d, k] = theta[k]

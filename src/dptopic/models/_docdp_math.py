@@ -16,10 +16,28 @@ def unit_l2_rows(X: sp.csr_matrix) -> sp.csr_matrix:
     """Each non-empty row of ``X`` divided by its L2 norm (empty rows stay empty), with ``X``'s own index order (so
     its entries stay aligned with anything computed per entry of ``X``)."""
     X = sp.csr_matrix(X, dtype=np.float64)
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    norms[norms == 0] = 1.0
     rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-    return sp.csr_matrix((X.data / norms[rows], X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    unit = count_units(X)[0][rows]         # no square overflows or underflows, whatever the counts
+    scaled = X.data * unit
+    Xs = sp.csr_matrix((scaled, X.indices, X.indptr), shape=X.shape)
+    norms = np.sqrt(np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    return sp.csr_matrix((scaled / norms[rows], X.indices.copy(), X.indptr.copy()), shape=X.shape)
+
+
+def count_units(X: sp.csr_matrix):
+    """``(norm_factor, theta_factor)`` per row of ``X``, as :func:`dptopic.kernels.docdp.count_units` gives them for a
+    document: ``2^-600`` for a row whose largest count is above ``2^400``, ``2^600`` (the norm only) below
+    ``2^-400``, else 1 (exact multiplications)."""
+    from ..kernels.docdp import BIG_COUNT, SMALL_COUNT, UNIT_SHIFT
+
+    X = sp.csr_matrix(X)
+    m = np.zeros(X.shape[0])
+    nz = np.diff(X.indptr) > 0
+    if X.nnz:
+        m[nz] = np.maximum.reduceat(X.data, X.indptr[:-1][nz])
+    big = m > BIG_COUNT
+    return np.where(big, 1.0 / UNIT_SHIFT, np.where(m < SMALL_COUNT, UNIT_SHIFT, 1.0)), np.where(big, 1.0 / UNIT_SHIFT, 1.0)
 
 
 def word_topic_responsibilities(X: sp.csr_matrix, beta: np.ndarray, alpha: float, inner: int,
@@ -40,11 +58,17 @@ def word_topic_responsibilities(X: sp.csr_matrix, beta: np.ndarray, alpha: float
     bw = beta[:, cols].T
     if theta is None:
         theta = np.full((D, K), 1.0 / K)
+    tu = count_units(X)[1]          # a document with a count above 2^400: counts and theta in units (no overflow)
+    vals = vals * tu[rows]
+    prior = (alpha * tu)[:, None]
     phi = bw
-    for _ in range(inner):
-        phi = theta[rows] * bw
-        phi /= phi.sum(axis=1, keepdims=True) + 1e-300
-        theta = agg @ (phi * vals[:, None]) + alpha
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(inner):
+            phi = np.maximum(theta[rows] * bw, 0.0)
+            total = phi.sum(axis=1, keepdims=True)
+            phi /= total + 1e-300
+            phi[~((total[:, 0] > 0) & (total[:, 0] < np.inf))] = 0.0   # no weight, or an overflow: as the kernel
+            theta = agg @ (phi * vals[:, None]) + prior
     return phi, theta
 
 
