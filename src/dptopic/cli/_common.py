@@ -18,7 +18,11 @@ def make_console(stderr=False):
             self.quiet = True
             raise BrokenPipeError
 
-    return _Console(stderr=stderr, highlight=False)
+    console = _Console(stderr=stderr, highlight=False)
+    # off a terminal (a file, a pipe) rich would break prose at 80 columns while tables take their natural width
+    # (print_table): lines are left whole there, for the pager or terminal that shows them to wrap
+    console.soft_wrap = not console.is_terminal
+    return console
 
 
 def print_table(console, table) -> None:
@@ -27,12 +31,13 @@ def print_table(console, table) -> None:
     if console.is_terminal:
         console.print(table)
         return
+    # a table is laid out at its natural width (soft wrapping, which leaves prose lines whole, would not lay it out)
     from rich.measure import Measurement
 
     saved = console._width           # None: rich's own width (restored as it was, not pinned to a number)
     console.width = max(console.width, Measurement.get(console, console.options.update_width(1 << 16), table).maximum)
     try:
-        console.print(table)
+        console.print(table, soft_wrap=False)
     finally:
         console._width = saved
 
@@ -245,9 +250,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give 'demo', '20newsgroups' or an existing path.")
     name = p.name.lower()
     if fmt == "auto":
-        fmt = ("dir" if p.is_dir() else "npz" if name.endswith(".npz") else "jsonl" if ".jsonl" in name or ".ndjson" in name
-               else "csv" if ".csv" in name or ".tsv" in name else "uci" if name.startswith("docword")
-               else _json_format(p) if name.endswith((".json", ".json.gz")) else "text")
+        fmt = auto_format(p)
     if fmt != "uci":
         vocab_applies(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
     if fmt not in ("jsonl", "csv"):
@@ -290,7 +293,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         return Corpus.from_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids, **kw)
     if fmt == "csv":
         return Corpus.from_csv(p, text_column=text_field, label_column=label_field, id_column=id_field, **ids,
-                               **({"delimiter": "\t"} if ".tsv" in name else {}), **kw)
+                               **({"delimiter": "\t"} if is_tab_separated(p) else {}), **kw)
     if fmt == "dir":
         return Corpus.from_directory(p, **kw)
     from ..corpus.corpus import read_lines
@@ -306,6 +309,65 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     c = Corpus.from_texts([lines[i] for i in keep], doc_ids=[f"doc{i}" for i in keep], **kw)
     c.n_empty_dropped += len(lines) - len(keep)
     return c
+
+
+TAB_SUFFIXES = (".tsv", ".tab")      # tab-separated tables (.tab: Orange's, with its three header rows)
+_AUTO_SUFFIXES = {".npz": "npz", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "csv", ".tab": "csv",
+                  ".txt": "text", ".text": "text"}
+_FORMAT_NAMES = {"text": "text, one document per line", "jsonl": "JSONL, one JSON object per line", "dir":
+                 "a folder of .txt files, one document per file", "npz": "a prepared corpus", "uci":
+                 "a UCI bag-of-words file"}
+
+
+def _suffix(p) -> str:
+    """A file's extension in lower case, a ``.gz`` after it left off (``docs.jsonl.gz``: ``.jsonl``)."""
+    name = Path(p).name.lower().removesuffix(".gz")
+    return Path(name).suffix
+
+
+def is_tab_separated(p) -> bool:
+    return _suffix(p) in TAB_SUFFIXES
+
+
+def auto_format(p) -> str:
+    """The format ``--format auto`` reads the existing path ``p`` in: by its extension, never guessed. An extension it
+    does not know (or none) is refused in one line, which names the formats to choose from."""
+    p = Path(p)
+    if p.is_dir():
+        return "dir"
+    if p.name.lower().startswith("docword"):
+        return "uci"
+    ext = _suffix(p)
+    if ext == ".json":
+        return _json_format(p)
+    if ext in _AUTO_SUFFIXES:
+        return _AUTO_SUFFIXES[ext]
+    what = f"its extension {ext!r}" if ext else "it has no extension, which"
+    raise DPTopicError(f"corpus {str(p)!r}: --format auto reads a file by its extension, and {what} says no format:"
+                       " give --format text (one document per line), jsonl, csv, uci or npz, or name the file .txt,"
+                       " .jsonl, .csv, .tsv/.tab (tab-separated), .npz or docword.*.txt.")
+
+
+def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
+    """One line for stderr saying which format ``--format auto`` read the path ``spec`` in and which field held the
+    text (None for a built-in corpus, a shard folder or a format given): the choice is never silent."""
+    if fmt != "auto" or spec in (None, "demo", "sotu", "20newsgroups"):
+        return None
+    p = Path(spec)
+    chosen = auto_format(p)
+    by = "by its name" if chosen in ("dir", "uci") else f"by its extension {_suffix(p)!r}"
+    if chosen == "csv" and is_tab_separated(p):
+        from ..corpus.corpus import tab_header_rows
+
+        rows = tab_header_rows(p)
+        what = ("tab-separated values with Orange's header rows (names, types, flags)" if rows > 1 else
+                "tab-separated values with one header row")
+    else:
+        what = "CSV with one header row" if chosen == "csv" else _FORMAT_NAMES[chosen]
+    field = ({"jsonl": f", the text from field {text_field!r}", "csv": f", the text from column {text_field!r}"}
+             .get(chosen, ""))
+    return (f"read {str(spec)!r} as {what}{field} (--format auto, {by};"
+            f" {'--format and --text-field choose' if field else '--format chooses'} otherwise)")
 
 
 def _json_format(p) -> str:

@@ -94,7 +94,7 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     train, test = _split(corpus, a, model)  # a document's side depends on its own words only
     console.print(corpus_line(corpus, train, test, model._private, saved=bool(getattr(a, "save_metrics", False))))
     if test is not None:
-        test = _without_copies_of(test, train, console)
+        test = _without_copies_of(test, train, console, model._private)
     model.fit(train, vocabulary=vocabulary)
     if after_fit is not None:
         after_fit(model)

@@ -10,7 +10,7 @@ from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, JOBS_RULES, epsilon
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
-                      read_vocabulary, refuse_data_cuts, seed_int, unit_interval, words_or)
+                      read_vocabulary, reading_note, refuse_data_cuts, seed_int, unit_interval, words_or)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
@@ -105,9 +105,7 @@ def _refuse_foreign_flags(a) -> None:
             raise DPTopicError(f"--algorithm {a.algorithm} cannot train from a shard folder (only"
                                f" {'/'.join(_STREAMS_SHARDS)} read one shard at a time): give it the corpus file the"
                                " shards were prepared from.")
-        if written("test_size", 0.2):
-            raise DPTopicError("--test-size has no effect on a shard folder: training reads every shard and holds"
-                               " none out; drop it, and run 'dptopic evaluate' on a test corpus afterwards.")
+        _refuse_corpus_flags_for_shards(a)
     if written("parallel", None) and (getattr(a, "scheduler", None) is not None
                                       or getattr(a, "dask_local", None) is not None):
         raise DPTopicError("--parallel has no effect on a Dask cluster (--scheduler/--dask-local): the Dask backend"
@@ -150,7 +148,13 @@ def _training_corpus(a, console):
     from ..corpus.corpus import tokenising_progress
 
     with tokenising_progress():      # a progress bar while a large text input is tokenised
-        return _read_training_corpus(a, console)
+        read = _read_training_corpus(a, console)
+    note = reading_note(a.corpus, a.format, a.text_field)     # --format auto never guesses silently
+    if note is not None:
+        import sys
+
+        print(f"note: {note}", file=sys.stderr)
+    return read
 
 
 def _read_training_corpus(a, console):
@@ -191,9 +195,35 @@ def _read_training_corpus(a, console):
                                                    seed=None if secure else a.seed, secure=secure)
     console.print(f"[bold]private vocabulary[/]: {corpus.vocab_size} words by DP set union"
                   f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {policy} policy)")
+    _warn_if_few_private_words(corpus.vocab_size, a.topics)
     # passed to fit as the vocabulary: chosen privately, so the fit must not treat (and warn about) it as chosen from
     # the data; the composed report then names it as selected privately
     return corpus, list(corpus.vocabulary.words), event
+
+
+WORDS_PER_TOPIC = 10
+"""The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
+topics that share their top words, and train warns."""
+
+
+def _warn_if_few_private_words(n_words: int, n_topics: int) -> None:
+    """``--private-vocabulary`` kept too few words for ``--topics``: say how many, and what to do (one line on stderr,
+    as every warning; refused when there are fewer words than topics, which no trainer fits). The count is the DP set
+    union's output, which the guarantee covers."""
+    if n_words >= WORDS_PER_TOPIC * n_topics:
+        return
+    import sys
+
+    fewer = n_words // WORDS_PER_TOPIC
+    todo = ("give the vocabulary a larger share of the budget (a larger EPS_V in --private-vocabulary EPS_V,DELTA_V),"
+            " a public --vocabulary FILE (no budget spent on the words), or fewer topics"
+            + (f" (--topics {fewer} or fewer)" if fewer >= 2 else "") + ".")
+    kept = f"--private-vocabulary kept {n_words} words for {n_topics} topics"
+    if n_words < n_topics:
+        raise DPTopicError(f"{kept}: fewer words than topics, which no model can fit; {todo}")
+    print(f"warning: {kept}, too few: each topic's top {WORDS_PER_TOPIC} words come from the same {n_words} (topics"
+          f" that differ need about {WORDS_PER_TOPIC} words each, {WORDS_PER_TOPIC * n_topics} in all); {todo}",
+          file=sys.stderr)
 
 
 def _compose_private_vocabulary(model, event, console) -> None:
@@ -279,7 +309,7 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
         model.fit(train, vocabulary=vocabulary)
         model.metrics_ = {}
         return train, None
-    test = _without_copies_of(test, train, console)
+    test = _without_copies_of(test, train, console, model._private)
     model.fit(train, vocabulary=vocabulary)
     ppl_c = model.perplexity(test, mode="completion")
     ppl_p = model.perplexity(test, mode="paper")
@@ -327,9 +357,11 @@ def pad_length_note(model, train, a) -> str | None:
             " near the typical user's length costs far less (docs/fedlda.md).")
 
 
-def _without_copies_of(test, train, console):
+def _without_copies_of(test, train, console, private: bool):
     """The held-out documents that repeat no training document (a file may hold the same text several times, and the
-    split sends copies to both sides): evaluated on, a copy would read training words. All of them if none is left."""
+    split sends copies to both sides): evaluated on, a copy would read training words. All of them if none is left.
+    ``private``: the count said is an exact statistic of the private corpus, labelled as the corpus line labels its
+    sizes."""
     import numpy as np
 
     def bags(c):
@@ -340,7 +372,9 @@ def _without_copies_of(test, train, console):
     if not keep or len(keep) == test.n_docs:
         return test
     console.print(f"held-out: {test.n_docs - len(keep)} of the {test.n_docs} held-out documents repeat a training"
-                  " document and are left out of the evaluation")
+                  " document and are left out of the evaluation"
+                  + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not saved)[/]"
+                     if private else ""))
     return test.subset(keep)
 
 
@@ -410,8 +444,42 @@ def _resolve_unit(a, console) -> None:
             from ..models.by_unit import WORD_ITERATIONS
 
             a.iterations = WORD_ITERATIONS
+        _refuse_word_budget_below_floor(a)
     a.unit_note = (f"[bold]--unit {a.unit}[/]: training {a.algorithm} (the best {a.unit}-level trainer measured on"
                    " public corpora; docs/choosing_a_guarantee.md)")
+
+
+def _refuse_word_budget_below_floor(a) -> None:
+    """``--unit word``: a whole-run ``--epsilon`` that HDP-LDA's sampling alone overspends is refused in the flags of
+    the command typed (the library's sentence names eps_I, the iterations and delta, which the user may never have
+    given): what the budget buys, and what to give instead."""
+    from ..accounting.budget import smallest_hdp_budget
+    from ..advice import UNIT_EPSILON_MAX
+
+    given = getattr(a, "_given", None) or frozenset()
+    eps_i = a.epsilon_inherent if a.epsilon_inherent is not None else DEFAULT_EPSILON_INHERENT
+    n_iter, delta, budget = int(a.iterations), float(a.delta), float(a.budget)
+    floor = smallest_hdp_budget(eps_i, n_iter, delta)
+    if floor < budget:
+        return
+    lo, hi = 0, n_iter          # the most iterations the budget buys: floor(lo) < budget <= floor(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if smallest_hdp_budget(eps_i, mid, delta) < budget else (lo, mid)
+    iterations = f"--iterations {n_iter}" if "iterations" in given else f"its {n_iter} iterations"
+    inherent = (f"--epsilon-inherent {eps_i:g} per iteration" if "epsilon_inherent" in given else
+                f"{eps_i:g} per iteration")
+    at = f"--delta {delta:g}" if "delta" in given else f"delta {delta:g}"
+    instead = [f"--epsilon above {floor:.4g} (word-level budgets are stated in the hundreds per word;"
+               " docs/choosing_a_guarantee.md)"]
+    if lo:
+        instead.append(f"--iterations {lo} or fewer")
+    if budget <= UNIT_EPSILON_MAX["document"]:
+        instead.append(f"--unit document, whose --epsilon {budget:g} protects a whole document")
+    buys = f"buys at most {lo} of them" if lo else "buys not one of them"
+    raise DPTopicError(f"--unit word --epsilon {budget:g} is too small: the word-level trainer (HDP-LDA) spends"
+                       f" {inherent} on its sampling alone, before any noise, so {iterations} cost {floor:.4g} per word"
+                       f" at {at} and --epsilon {budget:g} {buys}; give {', or '.join(instead)}.")
 
 
 def _warn_if_too_small(a, corpus, console, model=None) -> None:
@@ -463,10 +531,51 @@ def _check_document_budget(model) -> None:
     calibrate_noise_multiplier(float(model.epsilon), float(model.delta), 1.0, int(getattr(model, "n_iter", 1)))
 
 
-def _refuse_vocabulary_flags_for_shards(a) -> None:
-    if a.vocabulary is not None or a.private_vocabulary is not None or getattr(a, "vocabulary_policy", None):
-        raise DPTopicError("a shard directory keeps the vocabulary it was prepared with: drop --vocabulary /"
-                           " --private-vocabulary / --vocabulary-policy, or train on a corpus file instead.")
+# How a shard folder ('corpus prepare --shards') meets train's corpus flags, one rule for all of them: the folder is
+# read as it was prepared, so a flag is honoured where its value asks for what training on it does anyway, and refused
+# otherwise. The flags are those add_corpus_args gives train, and train's own below.
+_SHARD_HONOURS = {"format": ("auto",), "test_size": (0,)}      # dest -> the values that say what the folder does
+_TRAIN_CORPUS_FLAGS = {"vocabulary": ("--vocabulary", None), "private_vocabulary": ("--private-vocabulary", None),
+                       "vocabulary_policy": ("--vocabulary-policy", None), "test_size": ("--test-size", 0.2)}
+_NOT_PREPARED_WITH = ("private_vocabulary", "vocabulary_policy", "test_size")   # no 'corpus prepare' flags
+
+
+def _corpus_flags() -> dict:
+    """``{dest: (flag, default)}`` for every option of train that says how a corpus is read: the options of
+    :func:`add_corpus_args`, read from a parser it builds (a flag added there is covered here), and train's own."""
+    import argparse
+
+    p = argparse.ArgumentParser(add_help=False)
+    add_corpus_args(p)
+    flags = {act.dest: (act.option_strings[0], act.default) for act in p._actions if act.dest != "corpus"}
+    return {**flags, **_TRAIN_CORPUS_FLAGS}
+
+
+def _refuse_corpus_flags_for_shards(a) -> None:
+    """Every corpus flag given with a shard folder is honoured (``_SHARD_HONOURS``) or refused, all in one line."""
+    given = getattr(a, "_given", None)
+    bad = []
+    for dest, (flag, default) in _corpus_flags().items():
+        value = getattr(a, dest, default)
+        if (dest in given if given is not None else value != default) and value not in _SHARD_HONOURS.get(dest, ()):
+            bad.append((dest, "--no-lowercase" if dest == "lowercase" and value is False else flag))
+    if not bad:
+        return
+    flags = [flag for _, flag in bad]
+    them = "it" if len(bad) == 1 else "them"
+    fixes = []
+    prepare = [flag for dest, flag in bad if dest not in _NOT_PREPARED_WITH]
+    if prepare:
+        fixes.append(f"{' / '.join(prepare)}: give {'it' if len(prepare) == 1 else 'them'} to 'dptopic corpus prepare'"
+                     " and make the shards again")
+    private = [flag for dest, flag in bad if dest in ("private_vocabulary", "vocabulary_policy")]
+    if private:
+        fixes.append(f"{' / '.join(private)}: train on the corpus file the shards were prepared from")
+    if any(dest == "test_size" for dest, _ in bad):
+        fixes.append("--test-size: every shard trains and none is held out, as --test-size 0 says; run 'dptopic"
+                     " evaluate' on a test corpus afterwards")
+    raise DPTopicError(f"{' / '.join(flags)} {'has' if len(bad) == 1 else 'have'} no effect on a shard folder, which is"
+                       f" read as 'dptopic corpus prepare' made it: drop {them} ({'; '.join(fixes)}).")
 
 
 def _train_document_level_on_shards(model, a, console) -> None:
@@ -474,7 +583,6 @@ def _train_document_level_on_shards(model, a, console) -> None:
     stays flat however many documents there are; there is no held-out split (run ``dptopic evaluate``)."""
     from ..backends import training_source
 
-    _refuse_vocabulary_flags_for_shards(a)
     if a.unit is not None:
         _warn_if_too_small(a, training_source(shard_dir(a.corpus)), console)
     fit_shards(model, a, console)
@@ -591,8 +699,10 @@ def _train(a, console):
         corpus, vocab, event = _training_corpus(a, console)
         if a.unit is not None:
             _warn_if_too_small(a, corpus, console, model)
-        return train_svi(model, corpus, vocab, a, console,
-                         after_fit=lambda m: _compose_private_vocabulary(m, event, console))
+        from ..reporting.card import record_word_list   # which --vocabulary list: its name, size and sha256
+
+        return train_svi(model, corpus, vocab, a, console, after_fit=lambda m: (
+            _compose_private_vocabulary(m, event, console), record_word_list(m, a.vocabulary, vocab)))
     if a.algorithm in ("lp", "olp", "ldp-doc"):
         from .local import train_local
 
@@ -610,7 +720,6 @@ def _train(a, console):
             if note is not None:
                 console.print(f"[bold yellow]warning[/]: {note}")
         if shard_dir(a.corpus) is not None:
-            _refuse_vocabulary_flags_for_shards(a)
             fit_shards(model, a, console)
         else:
             corpus, vocab, event = _training_corpus(a, console)
@@ -622,6 +731,9 @@ def _train(a, console):
                 model = apply_user_budget(model, a, len(vocab) if vocab is not None else corpus.vocab_size)
             _train_eval_report(model, corpus, a, console, vocab)
             _compose_private_vocabulary(model, event, console)
+            from ..reporting.card import record_word_list   # which --vocabulary list: its name, size and sha256
+
+            record_word_list(model, a.vocabulary, vocab)
     print_topics(model, 10, console=console)
     if model.metrics_:
         _print_metrics(model, console, saved=a.save_metrics or not model._private)
@@ -689,7 +801,7 @@ def _demo_document_level(a, console, word_model):
     corpus, event = restrict_to_private_vocabulary(full, b["epsilon_vocab"], b["delta_vocab"], seed=a.seed)
     model = for_unit("document", b["epsilon"], b["delta"], n_topics=a.topics, n_jobs=a.jobs, seed=a.seed)
     train, test = _split(corpus, a, model)
-    test = _without_copies_of(test, train, console)
+    test = _without_copies_of(test, train, console, private=True)
     console.print(f"[bold]vocabulary[/]: {corpus.vocab_size} words chosen by DP set union (eps_V = {b['epsilon_vocab']:g},"
                   f" delta_V = {b['delta_vocab']:g}), then {type(model).__name__} (eps = {b['epsilon']:g}, delta ="
                   f" {b['delta']:g}): {total_eps:g} and {total_delta:g} in all (docs/choosing_a_guarantee.md)")

@@ -800,8 +800,10 @@ class Corpus:
                         lab = int(lab)
                     labels.append(lab)
                 if id_field is not None:
-                    ids.append(_record_id(rec.get(id_field), f"bad JSONL file {str(path)!r}: line {n}", id_field,
-                                          "field", require_ids))
+                    # a record that holds the field holds a string or a number there, whether the field was named
+                    # or is transform's default 'id' (null, true/false, an object or a list: refused, never renamed)
+                    ids.append(_record_id(rec[id_field], f"bad JSONL file {str(path)!r}: line {n}", id_field, "field",
+                                          null_ok=False) if id_field in rec else None)
         if not texts:
             raise DPTopicError(f"empty corpus: JSONL file {str(path)!r} holds no records; give one JSON object per line,"
                                f" the text in a field ({text_field!r}).")
@@ -838,6 +840,9 @@ class Corpus:
                               f" column names, so it was read with {other!r} between the fields.", UserWarning,
                               stacklevel=2)
                 cols, rows, lines, delimiter = o_cols, o_rows, o_lines, other
+        if delimiter == "\t":      # Orange's .tab: the names, then a row of types and a row of flags
+            skip = orange_header_rows(rows, lines)
+            rows, lines = rows[skip:], lines[skip:]
         bad = f"bad CSV file {str(path)!r}"
         if not cols:
             raise DPTopicError(f"{bad}: it is empty; give a header row naming the columns ({text_column!r}, ...) and one"
@@ -1234,16 +1239,16 @@ def _check_field_names(*specs) -> None:
                                + (", or None." if none_ok else "."))
 
 
-def _record_id(value, where: str, name: str, kind: str, strict: bool = True):
-    """A document id read from a record: a string or a number, or None when the record lacks it (or, unless
-    ``strict``, holds something else: the ids are then not used). A blank string is no id, in a JSONL field as in a
-    CSV cell (it named no document: transform's rows could not be joined back by it)."""
-    if value is None or (isinstance(value, str) and _blank(value)):
+def _record_id(value, where: str, name: str, kind: str, null_ok: bool = True):
+    """A document id read from a record: a string or a number (kept as its text), or None when the record lacks it
+    (``null_ok``: None is a missing value). A blank string is no id, in a JSONL field as in a CSV cell (it named no
+    document: transform's rows could not be joined back by it); null (unless ``null_ok``), true/false, an object or a
+    list is refused."""
+    if (value is None and null_ok) or (isinstance(value, str) and _blank(value)):
         return None
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        if not strict:
-            return None
-        raise DPTopicError(f"{where}: id {kind} {name!r} is {_json_kind(value)}; ids must be strings or numbers.")
+    if value is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise DPTopicError(f"{where}: id {kind} {name!r} is {_json_kind(value)}; ids must be strings or numbers: give"
+                           f" the record one, or drop the {kind} from it.")
     return str(value)
 
 
@@ -1303,6 +1308,10 @@ def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str)
             first[str(v)] = i
         return ids
     if not require_ids:
+        if len(missing) < len(ids):     # some records have ids: the rows written could not be joined back by them
+            warnings.warn(f"{what}: record {missing[0] + 1} has no {kind} {name!r} ({len(ids) - len(missing)} of"
+                          f" {len(ids)} records have one), so the documents are named doc0, doc1, ... in their order"
+                          " instead; give every record its own id to keep them.", UserWarning, stacklevel=4)
         return None
     raise DPTopicError(f"bad {what}: record {missing[0] + 1} has no id {kind} {name!r} ({len(ids) - len(missing)} of"
                        f" {len(ids)} records have one): give every record an id, or set {param} (CLI: --id-field) to the"
@@ -1336,6 +1345,43 @@ def _read_csv(path, delimiter: str):
         if nul is not None:
             raise _nul_error(path, lines[nul], "a CSV file of UTF-8 text")
         return (rows[0] if rows else []), rows[1:], lines[1:]
+
+
+ORANGE_TYPES = frozenset({"d", "discrete", "c", "continuous", "s", "string", "t", "time", "text"})
+ORANGE_FLAGS = frozenset({"class", "c", "meta", "m", "ignore", "i", "weight", "w"})
+
+
+def orange_header_rows(rows, lines) -> int:
+    """How many of ``rows`` (those below the names row of a tab-separated file, on ``lines``) are the rest of an Orange
+    header (https://orange3.readthedocs.io/projects/orange-data-mining-library/en/latest/reference/data.io.html, its
+    three-row header): 2, the columns' types and flags; 1, the types alone when the flags line is blank (no row);
+    0, a plain one-row header."""
+    if not rows or not any(f.strip() for f in rows[0]):
+        return 0
+    if not all(f.strip().lower() in ORANGE_TYPES or not f.strip() for f in rows[0]):
+        return 0
+
+    def flag(field: str) -> bool:        # "meta include=True": flags and key=value attributes
+        return all(w.lower() in ORANGE_FLAGS or "=" in w for w in field.split())
+
+    return 2 if len(rows) > 1 and lines[1] == lines[0] + 1 and all(flag(f) for f in rows[1]) else 1
+
+
+def tab_header_rows(path) -> int:
+    """The header rows of a tab-separated file: 3 for Orange's header (names, types, flags), else 1."""
+    rows, lines = [], []
+    with _open_text(path) as fh:
+        reader = csv.reader(fh, delimiter="\t")
+        try:
+            for row in reader:
+                if row:
+                    rows.append(row)
+                    lines.append(reader.line_num)
+                if len(rows) == 3:
+                    break
+        except csv.Error:       # said by the reader itself, in its own words
+            pass
+    return 1 + (orange_header_rows(rows[1:], lines[1:]) if rows else 0)
 
 
 def _column_list(cols, limit: int = 8, width: int = 40) -> str:

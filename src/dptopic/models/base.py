@@ -91,6 +91,55 @@ def vocabulary_given(X) -> bool:
     return isinstance(X, (Corpus, ShardSet)) and X.vocabulary_supplied
 
 
+def refuse_corpus_file(X, who: str, training: bool) -> None:
+    """A path to a corpus file in a reader's format (JSONL, CSV, tab-separated, text, UCI, a folder of .txt files)
+    given where documents are expected: refused in one line that names the call reading it, as ``dptopic train
+    --corpus`` reads it by its extension. ``training`` (fit, partial_fit): a prepared ``.npz`` or a shard folder is
+    read as such (:func:`~dptopic.backends.training_source`), so only the other files are refused."""
+    import os
+    from pathlib import Path
+
+    if not isinstance(X, (str, os.PathLike)) or isinstance(X, str) and (len(X) > 4096 or "\n" in X):
+        return
+    p = Path(X)
+    try:
+        kind = "dir" if p.is_dir() else "file" if p.is_file() else None
+    except OSError:             # a name too long for the file system: a text, not a path
+        return
+    if kind is None:
+        return
+    from ..backends.shards import SHARD_PATTERN
+
+    name, path = p.name.lower().removesuffix(".gz"), str(p)
+    ext = Path(name).suffix
+    into = "" if training else ", vocabulary=model.vocabulary_"      # texts read in the model's words
+    if kind == "dir":
+        if training and (any(p.glob(SHARD_PATTERN)) or not any(p.rglob("*.txt"))):
+            return          # a shard folder, or one that training_source refuses in its own words
+        what, call = "a folder", f"dptopic.Corpus.from_directory({path!r}{into})"
+    elif ext == ".npz":
+        if training:
+            return
+        what, call = "a prepared corpus", f"dptopic.Corpus.load({path!r})"
+    elif name.startswith("docword"):
+        what, call = "a UCI bag-of-words file", f"dptopic.Corpus.from_uci({path!r}, VOCAB_FILE)"
+    elif ext in (".jsonl", ".ndjson", ".json"):
+        what, call = "a JSONL file", f"dptopic.Corpus.from_jsonl({path!r}, text_field='text'{into})"
+    elif ext == ".csv":
+        what, call = "a CSV file", f"dptopic.Corpus.from_csv({path!r}, text_column='text'{into})"
+    elif ext in (".tsv", ".tab"):
+        what = "a tab-separated file"
+        call = f"dptopic.Corpus.from_csv({path!r}, text_column='text', delimiter='\\t'{into})"
+    else:       # one document per line, as 'dptopic train --format text' reads a file
+        what = "a text file" if ext in (".txt", ".text") else "a file"
+        call = f"open({path!r}, encoding='utf-8').read().splitlines()"
+        call = f"dptopic.Corpus.from_texts({call})" if training else call
+    takes = ("reads a path only as a prepared corpus (.npz) or a shard folder ('dptopic corpus prepare')" if training
+             else "takes documents here, not a path")
+    raise DPTopicError(f"{who} {takes}, and {path!r} is {what}: read it first, documents = {call}, and pass the"
+                       " documents.")
+
+
 def check_topics_fit_vocabulary(n_topics: int, vocab_size: int) -> None:
     """Every trainer refuses more topics than words: such a model cannot have distinct topics."""
     if n_topics > vocab_size:
@@ -441,6 +490,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         # set_params since the fit is checked as fit checks it, not turned into NaN proportions or a ZeroDivisionError
         validate_params({k: v for k, v in self.get_params().items() if k in ("alpha", "inner")},
                         self._parameter_constraints)
+        refuse_corpus_file(X, type(self).__name__, training=False)
         text = False                    # read from raw text (a tokeniser chose the words), not counts or tokens
         if isinstance(X, Corpus):
             c = X if X.vocabulary == self.vocabulary_ else X.restrict(self.vocabulary_, drop_empty=False)
@@ -688,6 +738,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     def _as_input(self, X):
         """A DataFrame becomes its values, its columns the vocabulary (``feature_names_in_``); a count matrix from
         :class:`dptopic.corpus.CountVectorizer` brings its words along."""
+        refuse_corpus_file(X, type(self).__name__, training=True)
         cols = getattr(X, "columns", None)
         self._input_names = None
         self._input_tokens = is_token_lists(X)          # documents tokenised by the caller (gensim's, tomotopy's way)
