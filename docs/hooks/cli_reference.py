@@ -79,7 +79,7 @@ def cli_markdown() -> str:
     from dptopic.cli.main import build_parser
 
     old = os.environ.get("COLUMNS")
-    os.environ["COLUMNS"] = "100"                       # usage lines wrap the same on every machine
+    os.environ["COLUMNS"] = "88"                        # usage lines wrap the same on every machine
     try:
         parser = build_parser()
         out = []
