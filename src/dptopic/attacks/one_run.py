@@ -122,6 +122,36 @@ def _with_canaries(corpus: Corpus, canaries: list, include: np.ndarray) -> Corpu
     return Corpus(ptr, ids.astype(np.int32), corpus.vocabulary, metadata=corpus.metadata)
 
 
+MAX_CANARY_TOKENS = 10_000_000
+"""The most tokens all canaries together may hold: they are written, added to the corpus and trained on, so memory
+holds them several times over (a billion-token canary would take tens of gigabytes before any training)."""
+
+
+def check_canary_size(n_canaries: int, canary_length: int, corpus_tokens: int | None = None,
+                      names: tuple = ("n_canaries", "canary_length")) -> None:
+    """Refuse canaries that memory or the corpus cannot hold, before any is written: more than
+    :data:`MAX_CANARY_TOKENS` tokens in all, or (``corpus_tokens`` given) one canary longer than the whole corpus,
+    which would outweigh every document the model is trained on. ``names``: how the caller spells the two settings
+    (``--canaries``/``--canary-length`` on the command line)."""
+    count, length = names
+    sep = " " if length.startswith("--") else "="
+    total = int(n_canaries) * int(canary_length)
+    if total > MAX_CANARY_TOKENS:
+        if n_canaries > MAX_CANARY_TOKENS:
+            raise DPTopicError(f"invalid {count}{sep}{n_canaries:,}: more canaries than the {MAX_CANARY_TOKENS:,}"
+                               " canary tokens the audit can hold in memory; give at most"
+                               f" {MAX_CANARY_TOKENS // max(1, int(canary_length)):,} (200 is typical).")
+        raise DPTopicError(f"invalid {length}{sep}{canary_length:,}: {n_canaries:,} canaries of {canary_length:,}"
+                           f" tokens hold {total:,} tokens, more than the {MAX_CANARY_TOKENS:,} the audit can hold in"
+                           " memory (the canaries are written, added to the corpus and trained on): give"
+                           f" {length} at most {MAX_CANARY_TOKENS // int(n_canaries):,} (100 is typical), or fewer"
+                           f" {count}.")
+    if corpus_tokens is not None and canary_length > corpus_tokens:
+        raise DPTopicError(f"invalid {length}{sep}{canary_length:,}: longer than the whole corpus ({corpus_tokens:,}"
+                           " tokens), so each canary would outweigh every document the model is trained on: give"
+                           f" {length} at most {corpus_tokens:,} (100 is typical).")
+
+
 def _whole(name, value, least):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         raise DPTopicError(f"invalid {name}={value!r}: give a whole number >= {least}.")
@@ -173,6 +203,7 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
     m = _whole("n_canaries", n_canaries, 2)
     L = _whole("canary_length", canary_length, 1)
     wpc = _whole("words_per_canary", words_per_canary, 1)
+    check_canary_size(m, L, corpus.n_tokens)     # before any canary is written or model trained
     quarter = max(1, m // 4) if m >= 2 else 0   # at least one guess each way, also for 2 or 3 canaries
     kp = quarter if k_plus is None else _whole("k_plus", k_plus, 0)
     km = quarter if k_minus is None else _whole("k_minus", k_minus, 0)

@@ -78,15 +78,17 @@ def settings_text(params) -> str:
     return ", ".join(f"{k} = {value(params[k])}" for k in sorted(params))
 
 
-def describe(audited: dict | None, corpus: dict | None, n_shadows: int | None = None, claim=None) -> str:
+def describe(audited: dict | None, corpus: dict | None, n_shadows: int | None = None, claim=None,
+             models: str | None = None) -> str:
     """One line: what was audited and how, on which corpus (``settings["attacked"]``, shown by ``dptopic report``).
 
     An audit never scores a released model: it retrains shadow models with the procedure (class and parameters) and
     attacks those. With ``--model`` the procedure is the saved model's, and the line says that the saved model itself
     was not scored. ``claim``: the privacy report audited (a model's ``privacy_``); its claimed epsilon and unit are
-    named (a trainer's parameters need not hold them: DP-SVI's hold its noise multiplier)."""
+    named (a trainer's parameters need not hold them: DP-SVI's hold its noise multiplier). ``models``: what was
+    trained, where it was not shadow models (the one-run design's one model)."""
     audited = audited or {}
-    shadows = f"{n_shadows} shadow models" if n_shadows else "shadow models"
+    shadows = models or (f"{n_shadows} shadow models" if n_shadows else "shadow models")
     on = f" on the corpus {corpus.get('spec')} ({corpus.get('read')})" if corpus else ""
     if claim is not None:
         from .lira import claim_caption

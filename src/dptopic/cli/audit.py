@@ -103,7 +103,9 @@ def _trainer_from_args(a):
         est._validate()
     train_fn = estimator_trainer(a.algorithm, **params)
     train_fn.audited = audited_procedure(a.algorithm, est)
-    return train_fn, None, f"{a.algorithm} {params}"
+    from ..attacks.provenance import settings_text
+
+    return train_fn, None, f"{a.algorithm} ({settings_text(params)})"
 
 
 COVERAGE_LIMIT = 0.10
@@ -235,8 +237,8 @@ def _into_model(a, model):
         reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=max(2, n_model),
                                 **_model_reading(model, a))
     except DPTopicError as e:   # the corpus's own words: fewer than two (the advice to lower --min-df does not apply)
-        if not str(e).startswith(("vocabulary too small", "empty corpus")):
-            raise
+        if not str(e).startswith(("vocabulary too small", "empty corpus: the tokenizer")):
+            raise               # an empty or unreadable file: its own message names it
         raise DPTopicError(f"{a.corpus!r} holds fewer than two distinct words once read as the model reads text, against"
                            f" the model's {n_model:,}: it is not the kind of corpus the model was trained on; audit on"
                            " that corpus.") from None
@@ -521,6 +523,10 @@ def _audit_one_run(a, console):
     a.canary_length = ONE_RUN_CANARY_LENGTH if a.canary_length is None else a.canary_length
     if a.canaries < 2:
         raise DPTopicError(f"invalid --canaries {a.canaries}: need at least 2 (200 or more for a useful bound).")
+    from ..attacks.one_run import check_canary_size
+
+    flags = ("--canaries", "--canary-length")
+    check_canary_size(a.canaries, a.canary_length, names=flags)     # memory: before the corpus is even read
     lira_only = [f for f, v in (("--shadows", a.shadows), ("--targets", a.targets), ("--jobs", a.jobs))
                  if v is not None]
     if lira_only:
@@ -532,6 +538,7 @@ def _audit_one_run(a, console):
     check_output_folder(a.out, overwrite=a.overwrite, what="audit")
     train_fn, model, desc = _trainer_from_args(a)
     corpus, coverage_note, read = _audit_corpus(a, model)
+    check_canary_size(a.canaries, a.canary_length, corpus.n_tokens, names=flags)  # the corpus: before any training
     console.print(f"[bold]audit[/] (one-run design): {desc}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
                   f" {a.canaries} canaries of {a.canary_length} tokens, each included by a fair coin; one model trained")
     if coverage_note:
@@ -604,12 +611,17 @@ def register(sub) -> None:
     p.add_argument("--canaries", type=int, default=None,
                    help=f"with --design one-run: canary documents (default {ONE_RUN_CANARIES})")
     p.add_argument("--canary-length", type=positive_int, default=None,
-                   help="with --design one-run: tokens per canary, drawn from 2 rare words of its own (default 100)")
+                   help="with --design one-run: tokens per canary, drawn from 2 rare words of its own (default 100;"
+                        " at most the corpus's token count, and all canaries together within what memory holds:"
+                        " an error names the bound)")
     p.add_argument("--shadows", type=int, default=None,
                    help=f"LiRA: shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--targets", type=positive_int, default=None,
                    help="how many shadow models serve in turn as the attacked target (default: all)")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the epsilon lower bound, approximate (docs/auditing.md; default 0.95)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="confidence of the epsilon lower bound (default 0.95): approximate for --design lira (its"
+                        " scores share shadow models), exact for --design one-run (Steinke, Nasr & Jagielski 2023,"
+                        " Thm 3.1); see docs/auditing.md")
     p.add_argument("--seed", type=int, default=None,
                    help="seed (>= 0) for the shadow splits and training (default: fresh OS entropy)")
     p.add_argument("--jobs", type=jobs_int, default=None, help="LiRA: worker threads training shadows (default 2)")

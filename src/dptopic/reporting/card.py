@@ -300,10 +300,87 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         card["figures_note"] = report["paper_figures_note"]
     if source is not None or vocab_exposed:
         card["vocabulary_source"] = source if source is not None else "data"
+    if isinstance(report.get("vocabulary_list"), dict):    # which word list (train --vocabulary): name, size, sha256
+        card["vocabulary_list"] = report["vocabulary_list"]
+    if private:
+        protects = _protects(report.get("unit"), eps, card["delta"])
+        if protects:
+            card["protects"] = protects
     if report.get("noise_reproducible"):    # a seed was given: whoever knows it can regenerate every noise draw
         card["noise_reproducible"] = True
         card["seed_warning"] = str(report.get("warning") or SEED_WARNING)
     return card
+
+
+WORD_LIST_HASH = "sha256 of its words, one per line in its order, UTF-8, each line ending in a newline"
+"""What :func:`word_list_record`'s ``sha256`` is the hash of: a clean word-list file (``sha256sum FILE``) gives it."""
+
+
+def word_list_record(spec, words) -> dict:
+    """What a privacy report records of the public word list a model was trained on (``train --vocabulary``): its
+    name (a file by its name only, its folders kept private, as the stop-word files are; a general list by its spec,
+    e.g. ``wordfreq:en:50000``), its number of words and the sha256 of the words (:data:`WORD_LIST_HASH`), so that a
+    reviewer can tell which list it was."""
+    import hashlib
+    from pathlib import PurePath
+
+    from ..corpus.wordlist import SPEC_PREFIX
+
+    words = [str(w) for w in words]
+    spec = str(spec)
+    name = spec if spec.startswith(SPEC_PREFIX) else (PurePath(spec).name or spec)
+    digest = hashlib.sha256("".join(w + "\n" for w in words).encode("utf-8")).hexdigest()
+    return {"name": name, "n_words": len(words), "sha256": digest, "sha256_of": WORD_LIST_HASH}
+
+
+def record_word_list(model, spec, words) -> None:
+    """Record in ``model.privacy_`` which public word list it was trained on (:func:`word_list_record`); nothing
+    when none was given (``spec`` None)."""
+    if spec is None or not isinstance(getattr(model, "privacy_", None), dict):
+        return
+    model.privacy_["vocabulary_list"] = word_list_record(spec, getattr(words, "words", words))
+
+
+def vocabulary_text(card: dict) -> str | None:
+    """Where the released words came from, in one line (the card's ``vocabulary_source`` and, for a word list given
+    to train, which one); None when the card does not say."""
+    source = card.get("vocabulary_source")
+    listed = card.get("vocabulary_list") if isinstance(card.get("vocabulary_list"), dict) else None
+    if source == "supplied":
+        text = "supplied: a public word list, outside the data (no epsilon is spent on it)"
+        if listed:
+            n = listed.get("n_words")
+            text += (f"; the list {listed.get('name')}"
+                     + (f", {n:,} words" if isinstance(n, int) and not isinstance(n, bool) else "")
+                     + f", sha256 {listed.get('sha256')}")
+        else:
+            text += "; which list is not recorded (a model trained before dptopic recorded it, or from Python)"
+        return text
+    if source == "private":
+        return "private: selected from the training documents by DP set union, inside the guarantee"
+    if source == "data":
+        return "data: chosen from the training documents, released outside the epsilon"
+    return None
+
+
+def _protects(unit, eps, delta) -> str | None:
+    """What the headline protects, in plain words, for a card whose unit is one document, word or user; None for
+    another unit (a composed report names none)."""
+    factor = f"about 10^{eps / math.log(10):.0f}" if eps > 30 else f"{math.exp(eps):.3g}"
+    chance = f", except with probability delta = {delta:g}" if delta else ""
+    change = (f"changes the chance of anything the model releases by at most a factor e^epsilon = {factor}{chance}:"
+              " that bounds what an observer of the model can learn about")
+    if unit == "document":
+        return (f"one whole document: any single training document, there or not (or replaced: see the neighbouring"
+                f" relation), {change} whether it was there or what it says; a person who wrote k of the documents is"
+                " protected only at k x epsilon (group privacy): join each person's documents into one before"
+                " training to protect people")
+    if unit == "word":
+        return (f"one word: any single word of a training document, changed, {change} that word; a whole document of"
+                " L words only at L x epsilon (group privacy; see the per-document row)")
+    if unit == "user":
+        return f"one user: all of any single user's contributions, changed, {change} that user's documents"
+    return None
 
 
 def partial_reasons(report: dict) -> list:

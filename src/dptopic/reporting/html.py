@@ -9,7 +9,7 @@ import math
 import unicodedata
 from html import escape
 
-from .card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text
+from .card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text, vocabulary_text
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -223,6 +223,7 @@ def _privacy_section(card: dict) -> str:
         guarantee = (f"{_fmt_eps(card.get('epsilon'))}, {_fmt_delta(card.get('delta'))}"
                      f" <span class='note'>({escape(str(card.get('epsilon_is')))})</span>")
     rows = [("privacy unit", unit),
+            ("what this protects", _text(card.get("protects"))),
             ("ε, δ (the guarantee)", guarantee),
             ("DP flavour", _text(card.get("dp_flavour"))),
             ("trust model", _text(card.get("trust_model"))),
@@ -239,6 +240,11 @@ def _privacy_section(card: dict) -> str:
             ("what is NOT covered", _text(card.get("not_covered")))]
     if noise is None and not seeded:    # no noise was added: there is nothing to reproduce
         rows = [r for r in rows if r[0] != "noise reproducible"]
+    if not card.get("protects"):        # no guarantee, or a unit the card cannot put in plain words
+        rows = [r for r in rows if r[0] != "what this protects"]
+    vocabulary = vocabulary_text(card)
+    if vocabulary:                      # where the released words came from; a word list by name, size and hash
+        rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"), ("vocabulary", escape(vocabulary)))
     if card.get("fed_composition"):     # FedLDA: per entry x entries (x rounds) = per user, visibly
         rows.insert(2, ("per-user ε (FedLDA)", _text(card.get("fed_composition"))))
     if card.get("report_words_note"):
@@ -286,21 +292,44 @@ no reference document (NPMI counts their pairs as -1, C_v leaves them out), as `
 
 _EMPIRICAL = (("relation", "neighbouring relation"), ("delta", "at δ"), ("confidence", "confidence (see the note)"),
               ("confidence_note", "confidence note"), ("attack", "attack"), ("threshold", "score threshold"),
-              ("n_members", "members scored"), ("n_nonmembers", "non-members scored"),
-              ("epsilon_lower_bound_replace_one", "lower bound for replacing a document"), ("method", "method"))
+              ("n_members", "members scored for the bound"), ("n_nonmembers", "non-members scored for the bound"),
+              ("n_models", "models the bound was evaluated on"),
+              ("epsilon_lower_bound_replace_one", "lower bound for replacing a document"), ("method", "method"),
+              ("n_attacks", "attacks compared"), ("per_attack_confidence", "confidence of each attack's bound"),
+              ("selection", "which bound is shown"), ("per_attack", "each attack's bound"),
+              # the one-run design (attacks.one_run)
+              ("epsilon_lower_bound_delta0", "lower bound at δ = 0"), ("n_canaries", "canaries"),
+              ("n_included", "canaries included (their coin came up heads)"), ("canary_length", "tokens per canary"),
+              ("words_per_canary", "rare words per canary"), ("k_plus", "guessed in (highest scores)"),
+              ("k_minus", "guessed out (lowest scores)"), ("n_guesses", "guesses"), ("n_correct", "correct guesses"),
+              ("accuracy", "accuracy of the guesses"), ("p_value_at_zero", "p-value at ε = 0"),
+              ("score", "score"), ("design", "design"), ("note", "note"))
+
+def _value(key: str, v) -> str:
+    """One figure of the audit's empirical epsilon: a bound rounded down; a dict of figures (each attack's bound) as
+    ``name: figure`` pairs, never a Python dict's repr; numbers as numbers; text as it is."""
+    if isinstance(v, dict):
+        return "; ".join(f"{escape(str(k))}: {_value(key, x)}" for k, x in v.items()) or "—"
+    if isinstance(v, (list, tuple)):
+        return "; ".join(_value(key, x) for x in v) or "—"
+    if key.startswith("epsilon") or key == "per_attack":
+        return _fmt_lower(v)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return _fmt(v)
+    return _text(v)
 
 
 def _empirical(emp: dict) -> str:
-    """The audit's empirical epsilon: the lower bound (rounded down), then what it was computed from, one per line."""
+    """The audit's empirical epsilon: the lower bound (rounded down), then what it was computed from, one per line,
+    each under a name in words (a field this dptopic does not know by its key)."""
     lines = [f"<b>{_fmt_lower(emp.get('epsilon_lower_bound'))}</b>"]
-    for key, name in _EMPIRICAL:
-        if key in emp:
-            v = emp[key]
-            shown = (_fmt_lower(v) if key.startswith("epsilon") else _fmt(v) if isinstance(v, (int, float))
-                     and not isinstance(v, bool) else _text(v))
-            lines.append(f"<span class='note'>{escape(name)}: {shown}</span>")
-    lines += [f"<span class='note'>{escape(str(k))}: {_text(v)}</span>" for k, v in emp.items()
-              if k != "epsilon_lower_bound" and k not in dict(_EMPIRICAL)]
+    names = dict(_EMPIRICAL)
+    keys = [k for k, _ in _EMPIRICAL if k in emp] + [k for k in emp if k != "epsilon_lower_bound" and k not in names]
+    for key in keys:
+        lines.append(f"<span class='note'>{escape(names.get(key, str(key).replace('_', ' ')))}:"
+                     f" {_value(key, emp[key])}</span>")
     return "<br>".join(lines)
 
 
@@ -344,7 +373,7 @@ def _attack_cell(row: dict, key: str) -> str:
     n/r, the terminal's rule (``cli.audit.results_table``)."""
     v, fpr = row.get(key), _tpr_fpr(key)
     if fpr is None:
-        return _fmt(v)
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else _fmt(v)
     n = row.get("n_nonmembers")
     from ..attacks.metrics import resolvable
 
@@ -372,6 +401,10 @@ def _trainer_text(settings: dict) -> str | None:
     return f"{name}: {settings_text(audited['params'])}"
 
 
+ONE_RUN_MODEL = "one model on the corpus and the canaries whose coin came up heads (no shadow models)"
+"""What the one-run design trains, as :func:`~dptopic.attacks.provenance.describe` names the models it trains."""
+
+
 def _audited_text(settings: dict) -> str | None:
     """What the audit audited, in words, rebuilt from its record (``settings["audited"]``, ``["corpus"]``): the
     training procedure, by retraining shadow models, never the saved model itself; None without a record."""
@@ -382,7 +415,8 @@ def _audited_text(settings: dict) -> str | None:
         return None
     shadows = settings.get("n_shadows")
     return describe(audited, corpus if isinstance(corpus, dict) else None,
-                    shadows if isinstance(shadows, int) and not isinstance(shadows, bool) else None)
+                    shadows if isinstance(shadows, int) and not isinstance(shadows, bool) else None,
+                    models=ONE_RUN_MODEL if settings.get("design") == "one-run" else None)
 
 
 def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
@@ -434,6 +468,11 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
         body = "".join("<tr><td>" + escape(str(name)) + "</td>" + "".join(
             f"<td class='num'>{c}</td>" for c in row) + "</tr>" for name, row in cells.items())
         head += f"<h3>Attacks</h3><table class='wide'><tr><th>attack</th>{th}</tr>{body}</table>"
+        if "n_members" in keys:     # why these counts are about twice the bound's
+            head += ("<div class='note'>members and non-members scored: every score, pooled over the target models"
+                     " (each audited document is scored once by every target, as a member of the half it trained on"
+                     " or not); the empirical ε lower bound above is evaluated on about half of them, those of the"
+                     " models its threshold was not chosen on.</div>")
         if any(c == UNRESOLVED for row in cells.values() for c in row):
             head += ("<div class='note'>n/r (not resolved): fewer non-member scores than 1/FPR, so no threshold has an"
                      " FPR between 0 and that rate; audit.json keeps the value, which is then the TPR at FPR 0 (audit"
