@@ -18,24 +18,51 @@ def _is_report(path: Path) -> bool:
         return False
 
 
+AUDIT_FILE_LIMIT = 64 << 20
+"""The largest audit.json ``report --audit`` reads (bytes): an audit's figures are kilobytes."""
+
+
 def _read_audit(spec: str | None):
-    """``--audit``: an ``audit.json`` file, or the folder ``dptopic audit --out`` wrote (``audit.json`` + ``roc.png``)."""
+    """``--audit``: an ``audit.json`` file, or the folder ``dptopic audit --out`` wrote (``audit.json`` + ``roc.png``).
+    Every refusal names the file as given (for a folder, its ``audit.json``) and what is wrong with it."""
     if spec is None:
         return None, None
+    import json
+    import os
+
     p = Path(spec)
-    js = p / "audit.json" if p.is_dir() else p
+    folder = p.is_dir()
+    js = p / "audit.json" if folder else p
+    shown = os.path.join(spec, "audit.json") if folder else spec
+    want = "give the folder 'dptopic audit --out' wrote, or its audit.json"
     if not js.is_file():
-        raise DPTopicError(f"--audit {spec!r} has no audit.json: give the folder 'dptopic audit --out' wrote, or its"
-                           f" audit.json.")
+        raise DPTopicError(f"--audit {spec!r} " + ("holds no audit.json" if folder else "does not exist" if not
+                           p.exists() else "is not a file") + f": {want}.")
+    try:
+        with open(js, "rb") as fh:
+            data = fh.read(AUDIT_FILE_LIMIT + 1)
+    except OSError as e:
+        raise DPTopicError(f"--audit {shown!r} cannot be read ({e.strerror or type(e).__name__}): {want}.") from None
+    if not data.strip():
+        raise DPTopicError(f"--audit {shown!r} is empty: {want}, or run 'dptopic audit' again.")
+    if len(data) > AUDIT_FILE_LIMIT:
+        raise DPTopicError(f"--audit {shown!r} is larger than {AUDIT_FILE_LIMIT >> 20} MiB, which no audit.json is:"
+                           f" {want}.")
     try:
         from .._io import load_json
 
-        audit = load_json(js.read_text("utf-8"), "audit.json")
-    except (OSError, ValueError):   # DPTopicError (too deeply nested, not UTF-8) is a ValueError too
-        raise DPTopicError(f"--audit {spec!r}: audit.json is not valid JSON; run 'dptopic audit' again.") from None
+        if b"\0" in data:           # valid UTF-8 perhaps, but no JSON (nor any text file) holds a NUL byte
+            raise UnicodeDecodeError("utf-8", data, data.index(b"\0"), data.index(b"\0") + 1, "NUL byte")
+        audit = load_json(data.decode("utf-8-sig"), f"--audit {shown!r}")
+    except UnicodeDecodeError:
+        raise DPTopicError(f"--audit {shown!r} is not UTF-8 text (a binary file?): {want}.") from None
+    except json.JSONDecodeError as e:
+        raise DPTopicError(f"--audit {shown!r} is not valid JSON ({e.msg}, line {e.lineno}): {want}, or run"
+                           " 'dptopic audit' again.") from None
     # a LiRA audit names its attacks; a one-run audit (--design one-run) its design
     if not isinstance(audit, dict) or ("attacks" not in audit and audit.get("design") != "one-run"):
-        raise DPTopicError(f"--audit {spec!r}: audit.json is not a dptopic audit (no 'attacks'); run 'dptopic audit' again.")
+        raise DPTopicError(f"--audit {shown!r} is JSON but not a dptopic audit (no 'attacks' or one-run 'design'):"
+                           f" {want}.")
     png = js.parent / "roc.png"
     return audit, (png.read_bytes() if png.is_file() else None)
 
