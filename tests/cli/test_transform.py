@@ -58,3 +58,29 @@ def test_records_partly_without_ids_are_named_by_row_with_a_warning(model, tmp_p
     docs = _jsonl(tmp_path / "plain.jsonl", [{"text": "apple"}, {"text": "river"}])
     rc, err = _run(capsys, ["transform", "--model", model, "--corpus", docs, "--out", tmp_path / "p.csv"])
     assert rc in (0, None) and "warning" not in err, err
+
+
+def test_documents_without_any_vocabulary_word_are_refused_alike_by_transform_export_and_report(model, tmp_path,
+                                                                                                  capsys):
+    docs = tmp_path / "zoo.txt"
+    docs.write_text("zebra quokka\nlemur yak\n")
+    lines = []
+    for argv, flag, out in ((["transform", "--corpus", docs], "--corpus", "t.csv"),
+                            (["export", "--to", "pyldavis", "--corpus", docs], "--corpus", "v.json"),
+                            (["report", "--reference", docs], "--reference", "r.html")):
+        rc, err = _run(capsys, [*argv, "--model", model, "--out", tmp_path / out])
+        assert rc == 2 and not (tmp_path / out).exists(), err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        assert f"{flag} {str(docs)!r}: none of the 2 documents has a word of the model's vocabulary" in err
+        lines.append(err.split(": ", 2)[-1])
+    assert len(set(lines)) == 1         # one rule, one message
+
+
+def test_a_document_without_a_vocabulary_word_among_others_keeps_its_row(model, tmp_path, capsys):
+    docs = tmp_path / "mixed.txt"
+    docs.write_text("apple banana\nzebra quokka\nriver valley\n")
+    out = tmp_path / "t.csv"
+    rc, err = _run(capsys, ["transform", "--model", model, "--corpus", docs, "--out", out])
+    assert rc in (0, None), err
+    rows = out.read_text().splitlines()[1:]
+    assert len(rows) == 3 and [float(x) for x in rows[1].split(",")[1:]] == pytest.approx([0.5, 0.5])

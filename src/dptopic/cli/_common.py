@@ -370,6 +370,22 @@ def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
             f" {'--format and --text-field choose' if field else '--format chooses'} otherwise)")
 
 
+def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str = "text", *, flag: str,
+                    keep_empty: bool, **kw):
+    """Documents read into a saved model's vocabulary, by one rule for ``transform``, ``export`` and ``report
+    --reference``: when none of them has a word of the vocabulary they are refused in one line (nothing could be
+    inferred or scored from them: most often another language, corpus or text field); otherwise a document without one
+    is kept as a row (``keep_empty``: transform and export, whose rows follow the input; its row is the prior mean) or
+    left out (figures read from the documents). ``flag``: the option that named ``spec``, for the refusal."""
+    from ..corpus.corpus import no_word_of_vocabulary
+
+    docs = load_corpus(spec, fmt, vocab, text_field, None, vocabulary=model.vocabulary_, drop_empty=False,
+                       into_model=True, tokenizer=getattr(model, "tokenizer_", None), **kw)
+    if docs.n_docs and not docs.n_tokens:
+        raise DPTopicError(no_word_of_vocabulary(docs.n_docs, docs.vocabulary, f"{flag} {spec!r}", "the model's"))
+    return docs if keep_empty else docs.drop_empty()
+
+
 def _json_format(p) -> str:
     """``jsonl`` for a ``.json`` file whose first non-blank line is a JSON object (one object per line, JSONL saved
     under another name); any other ``.json`` file (one array, an object over several lines) is refused."""

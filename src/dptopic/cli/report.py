@@ -171,7 +171,7 @@ def cmd_report(a):
     from .. import load
     from .._io import atomic_write_bytes, check_output_file
     from ..reporting import privacy_card, render_report
-    from ._common import load_corpus, owner_only_note
+    from ._common import owner_only_note, read_into_model
 
     out = check_output_file(a.out, _is_report, overwrite=a.overwrite, what="report")
     if out.suffix.lower() not in (".html", ".htm"):
@@ -191,8 +191,8 @@ def cmd_report(a):
                                        " only its claim was checked against this model's"}}
     evaluation = None
     if a.reference is not None:
-        ref = load_corpus(a.reference, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_,
-                          into_model=True, tokenizer=getattr(model, "tokenizer_", None))
+        ref = read_into_model(model, a.reference, a.format, a.vocab, a.text_field, flag="--reference",
+                              keep_empty=False)
         evaluation = evaluate_on(model, ref, a.reference_public, a.reference)
     if a.compare_to is not None:
         from ..evaluation import match_models

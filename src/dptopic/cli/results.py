@@ -33,13 +33,12 @@ def _add_input_args(p, what: str) -> None:
 
 def _model_and_docs(a):
     from .. import load
-    from ._common import load_corpus
+    from ._common import read_into_model
 
     model = load(a.model)
     given = getattr(a, "id_field", None)
-    docs = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_,
-                       drop_empty=False, into_model=True, id_field=given or DEFAULT_ID_FIELD,
-                       require_ids=given is not None, tokenizer=getattr(model, "tokenizer_", None))
+    docs = read_into_model(model, a.corpus, a.format, a.vocab, a.text_field, flag="--corpus", keep_empty=True,
+                           id_field=given or DEFAULT_ID_FIELD, require_ids=given is not None)
     return model, docs
 
 
@@ -162,8 +161,6 @@ def pyldavis_data(model, docs, theta=None) -> dict:
     has length 0 and the row ``transform`` gives it (the prior mean)."""
     import numpy as np
 
-    if not docs.n_tokens:
-        raise DPTopicError("no document of --corpus has a word of the model's vocabulary: nothing to export.")
     phi = np.asarray(model.components_, dtype=np.float64)
     phi = phi / phi.sum(axis=1, keepdims=True)
     theta = np.asarray(model.transform(docs) if theta is None else theta, dtype=np.float64)

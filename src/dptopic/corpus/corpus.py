@@ -252,6 +252,14 @@ def _seed_generator(seed) -> np.random.Generator:
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
+def no_word_of_vocabulary(n_docs: int, vocabulary, where: str = "empty corpus", whose: str = "the given") -> str:
+    """The refusal of documents none of which has a word of the vocabulary they are read in (a model's or a given
+    one): one message wherever documents are refused for it, after ``where`` (the command line's flag and file)."""
+    return (f"{where}: none of the {n_docs} documents has a word of {whose} vocabulary ({len(vocabulary)} words,"
+            f" e.g. {', '.join(_short_repr(w) for w in vocabulary.words[:3])}): give documents in the vocabulary's"
+            " language and domain.")
+
+
 def _short_repr(word, limit: int = 40) -> str:
     """``repr`` of a word, cut to ``limit`` characters: an example in a message, not a dump of a line of text."""
     w = str(word)
@@ -516,9 +524,7 @@ class Corpus:
         docs = [[index[w] for w in ts if w in index] for ts in toks]
         doc_ids = doc_ids if doc_ids is not None else [f"doc{i}" for i in range(len(docs))]
         if given and drop_empty and toks and not any(docs) and any(toks):
-            raise DPTopicError(f"empty corpus: none of the {len(docs)} documents has a word of the given vocabulary"
-                               f" ({len(vocabulary)} words, e.g. {', '.join(_short_repr(w) for w in vocabulary.words[:3])}):"
-                               " give documents in the vocabulary's language and domain.")
+            raise DPTopicError(no_word_of_vocabulary(len(docs), vocabulary))
         if reading is not None and drop_empty and toks and not any(toks):     # the tokenizer itself kept nothing
             from .preprocess import no_words_message
 
