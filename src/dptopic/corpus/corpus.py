@@ -26,16 +26,10 @@ import scipy.sparse as sp
 
 from .._io import atomic_write_bytes, load_json, pairs_noting_repeats
 from .._validation import Int, IsNone, validate_value
+from ..kernels._bow import segment_sums
 from ..errors import DPTopicError, InputTypeError
 from .preprocess import Preprocessor, build_vocabulary, df_range, lower_word, resolve_stop_words
 from .vocabulary import Vocabulary
-
-
-def segment_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
-    """Sum of ``values[ptr[i]:ptr[i+1]]`` for every segment ``i`` (empty segments give 0)."""
-    cs = np.zeros(len(values) + 1, dtype=np.int64)
-    np.cumsum(values, out=cs[1:])
-    return cs[ptr[1:]] - cs[ptr[:-1]]
 
 
 def _word_hashes(words, key: int) -> np.ndarray:

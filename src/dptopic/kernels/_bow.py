@@ -23,6 +23,13 @@ from numba import njit
 OK, MEND, BAD_PTR, BAD_ID, BAD_COUNT = 0, 1, 2, 3, 4
 
 
+def segment_sums(values: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Sum of ``values[ptr[i]:ptr[i+1]]`` for every segment ``i`` (empty segments give 0)."""
+    cs = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(values, out=cs[1:])
+    return cs[ptr[1:]] - cs[ptr[:-1]]
+
+
 @njit(cache=True, nogil=True)
 def bow_status(ptr, ids, cts, V):
     """``(status, where)``: ``OK`` (0) when every document's entries are distinct words of ``0..V-1`` with finite

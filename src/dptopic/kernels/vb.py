@@ -21,8 +21,7 @@ import numpy as np
 from numba import njit
 from scipy.special import psi
 
-from ..corpus.corpus import segment_sums
-from ._bow import canonical_bow
+from ._bow import canonical_bow, segment_sums
 
 # Reassociation lets LLVM vectorise the sums over topics (~2x); no flag that assumes finite values
 # ('nnan', 'ninf'), since clip may be +inf.
