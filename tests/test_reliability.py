@@ -77,6 +77,7 @@ def test_out_model_needs_overwrite_and_empty_folder_is_fine(textfile, tmp_path, 
     out = tmp_path / "m"
     out.mkdir()
     assert main(train_args(textfile, out)) == 0           # an empty folder
+    capsys.readouterr()                                   # its notes (how the file was read)
     assert main(train_args(textfile, out)) == 2
     assert "--overwrite" in err_line(capsys)
     assert main(train_args(textfile, out, "--overwrite")) == 0

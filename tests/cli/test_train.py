@@ -161,7 +161,9 @@ def test_a_private_vocabulary_with_fewer_words_than_topics_is_refused_in_one_lin
     docs = _zipf_texts(tmp_path / "short.txt")
     rc, out, err = _run(capsys, "train", "--corpus", docs, "--private-vocabulary", "1,1e-6", "--topics", "40",
                         "--iterations", "2", "--seed", "0", "--quiet", "--out", tmp_path / "m")
-    lines = err.strip().splitlines()
+    # the selection has spent its budget: how the file was read was said before it, then the one-line error
+    note, *lines = err.strip().splitlines()
+    assert note.startswith("note: read ") and "--format auto" in note
     assert rc == 2 and len(lines) == 1 and "words for 40 topics: fewer words than topics" in lines[0], err
     assert not (tmp_path / "m").exists()
 

@@ -89,12 +89,13 @@ def print_svi_privacy(rep: dict, console) -> None:
 
 def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
-    from .train import _split, _without_copies_of
+    from .train import _split, _without_copies_of, say_reading
 
     train, test = _split(corpus, a, model)  # a document's side depends on its own words only
     console.print(corpus_line(corpus, train, test, model._private, saved=bool(getattr(a, "save_metrics", False))))
     if test is not None:
         test = _without_copies_of(test, train, console, model._private)
+    say_reading(a, model.n_topics, train.vocab_size)
     model.fit(train, vocabulary=vocabulary)
     if after_fit is not None:
         after_fit(model)

@@ -148,13 +148,26 @@ def _training_corpus(a, console):
     from ..corpus.corpus import tokenising_progress
 
     with tokenising_progress():      # a progress bar while a large text input is tokenised
-        read = _read_training_corpus(a, console)
-    note = reading_note(a.corpus, a.format, a.text_field)     # --format auto never guesses silently
+        return _read_training_corpus(a, console)
+
+
+def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:
+    """``--format auto`` never guesses silently: which format and field the corpus file was read in, one line on stderr
+    (once), said just before the first step that spends or trains, once the input is known good (so that an error
+    about the input stays the one line on stderr). ``n_topics``/``vocab_size``: first refuse a vocabulary too small for
+    the topics, as fit would."""
+    if n_topics is not None and vocab_size is not None:
+        from ..models.base import check_topics_fit_vocabulary
+
+        check_topics_fit_vocabulary(n_topics, vocab_size)
+    if getattr(a, "_reading_said", False) or getattr(a, "corpus", None) is None:
+        return
+    a._reading_said = True
+    note = reading_note(a.corpus, getattr(a, "format", "auto"), getattr(a, "text_field", "text"))
     if note is not None:
         import sys
 
         print(f"note: {note}", file=sys.stderr)
-    return read
 
 
 def _read_training_corpus(a, console):
@@ -188,6 +201,7 @@ def _read_training_corpus(a, console):
     # no data-dependent cut (it would leak): DP set union alone decides which words are kept
     full = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP, min_df=1,
                        **text_kw)
+    say_reading(a)          # before the selection spends its budget
     # the selection's noise comes from fresh OS entropy unless --seed is given explicitly
     secure = bool(getattr(a, "secure", False))  # --secure: the selection's noise is OpenDP's too
     policy = getattr(a, "vocabulary_policy", None) or "gaussian"
@@ -306,10 +320,12 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
         if note:
             console.print(note)
     if test is None:
+        say_reading(a, model.n_topics, train.vocab_size)
         model.fit(train, vocabulary=vocabulary)
         model.metrics_ = {}
         return train, None
     test = _without_copies_of(test, train, console, model._private)
+    say_reading(a, model.n_topics, train.vocab_size)
     model.fit(train, vocabulary=vocabulary)
     ppl_c = model.perplexity(test, mode="completion")
     ppl_p = model.perplexity(test, mode="paper")
