@@ -155,19 +155,80 @@ def _csv_cell(s) -> str:
     return '"' + s.replace('"', '""') + '"' if any(c in s for c in ',"\n\r') else s
 
 
-def pyldavis_data(model, docs, theta=None) -> dict:
+def pyldavis_data(model, docs, theta=None, words=None) -> dict:
     """The five inputs of ``pyLDAvis.prepare``: topic-term and document-topic distributions, document lengths,
     vocabulary and term frequencies; one row per document of ``docs``, so a document with no word of the vocabulary
-    has length 0 and the row ``transform`` gives it (the prior mean)."""
+    has length 0 and the row ``transform`` gives it (the prior mean). ``words`` (word ids): only these words, each
+    topic renormalised over them, the lengths and frequencies counting their tokens only (the topic proportions stay
+    those of the whole model)."""
+    import numpy as np
+
+    phi = np.asarray(model.components_, dtype=np.float64)
+    theta = np.asarray(model.transform(docs) if theta is None else theta, dtype=np.float64)
+    tf = np.bincount(docs.word_ids, minlength=docs.vocab_size)
+    vocab = list(model.vocabulary_.words)
+    lengths = docs.doc_lengths
+    if words is not None:
+        phi, tf, vocab = phi[:, words], tf[words], [vocab[i] for i in words]
+        inside = np.zeros(docs.vocab_size, dtype=bool)
+        inside[words] = True
+        doc = np.repeat(np.arange(docs.n_docs), docs.doc_lengths)
+        lengths = np.bincount(doc[inside[docs.word_ids]], minlength=docs.n_docs)
+    phi = phi / phi.sum(axis=1, keepdims=True)
+    return {"topic_term_dists": phi.tolist(), "doc_topic_dists": theta.tolist(),
+            "doc_lengths": lengths.astype(int).tolist(), "vocab": vocab, "term_frequency": tf.astype(int).tolist()}
+
+
+DOCUMENT_LEVEL = ("DocDPCooccurrence", "DocDPEM")
+"""The trainers whose topics spread weight the release did not estimate per topic over the words outside those it did
+(``--kept-words-only``)."""
+
+SPREAD_WARNING = 0.25
+"""The share of each topic's weight (mean over topics) outside the kept words from which ``export`` warns on stderr."""
+
+
+def kept_words(model):
+    """The word ids whose weight a document-level model's release estimated per topic, or None for another model.
+
+    ``DocDPCooccurrence``: the words of its co-occurrence release (``kept_words_``; for a saved model, the columns
+    whose weight differs between its non-background topics: every other word gets one shared tail, spread by noisy
+    word frequency, the same in each topic). ``DocDPEM``: the words with a cell above the denoising threshold in some
+    topic (every other cell holds the topic's floor, the same for all its words). Read from the released topics only
+    (post-processing)."""
+    import numpy as np
+
+    name = type(model).__name__
+    phi = np.asarray(model.components_, dtype=np.float64)
+    phi = phi / phi.sum(axis=1, keepdims=True)
+    if name == "DocDPCooccurrence":
+        if getattr(model, "kept_words_", None) is not None:
+            return np.sort(np.asarray(model.kept_words_, dtype=np.int64))
+        themes = phi[[k for k in range(phi.shape[0]) if k not in set(model.background_topic_ids())]]
+        if len(themes) < 2:
+            return None
+        top = themes.max(axis=0)
+        return np.flatnonzero(top - themes.min(axis=0) > 1e-6 * top)
+    if name == "DocDPEM":
+        floor = phi.min(axis=1, keepdims=True)
+        return np.flatnonzero((phi > floor * (1 + 1e-9)).any(axis=0))
+    return None
+
+
+def spread_summary(model, words) -> dict:
+    """How much of each topic's weight lies outside ``words`` (the kept words), and on each topic's top 10 words."""
     import numpy as np
 
     phi = np.asarray(model.components_, dtype=np.float64)
     phi = phi / phi.sum(axis=1, keepdims=True)
-    theta = np.asarray(model.transform(docs) if theta is None else theta, dtype=np.float64)
-    tf = np.bincount(docs.word_ids, minlength=docs.vocab_size)
-    return {"topic_term_dists": phi.tolist(), "doc_topic_dists": theta.tolist(),
-            "doc_lengths": docs.doc_lengths.astype(int).tolist(), "vocab": list(model.vocabulary_.words),
-            "term_frequency": tf.astype(int).tolist()}
+    outside = 1.0 - phi[:, words].sum(axis=1)
+    top10 = np.sort(phi, axis=1)[:, -10:].sum(axis=1)
+    return {"kept_words": int(len(words)), "vocabulary_words": int(phi.shape[1]),
+            "weight_outside_kept_words": round(float(outside.mean()), 4),
+            "weight_on_top_10_words": round(float(top10.mean()), 4),
+            "note": (f"{type(model).__name__} estimated each topic on {len(words)} of the {phi.shape[1]} words; the rest"
+                     " of each topic's weight is smoothing the release did not estimate per topic (means over topics"
+                     " above): where it is large, pyLDAvis shows flat topics and large perplexities; 'dptopic export"
+                     " --kept-words-only' exports the kept words only, each topic renormalised over them")}
 
 
 def export_privacy(model) -> tuple[dict, str]:
@@ -213,9 +274,31 @@ def cmd_export(a):
         raise DPTopicError(f"--out {a.out!r} must end in .json: the export is one JSON file.")
     out = check_output_file(a.out, ours, overwrite=a.overwrite, what="pyLDAvis export")
     model, docs = _model_and_docs(a)
+    kept = kept_words(model)
+    if a.kept_words_only and kept is None:
+        raise DPTopicError(f"--kept-words-only applies to a document-level model ({', '.join(DOCUMENT_LEVEL)}), whose"
+                           f" topics spread weight they did not estimate over the other words; --model {a.model!r} is"
+                           f" {type(model).__name__}, which estimates every word: drop --kept-words-only.")
+    if a.kept_words_only and not len(kept):
+        raise DPTopicError(f"--model {a.model!r}: its release estimated no word above the noise, so there are no kept"
+                           " words to export: drop --kept-words-only.")
     doc = {"format": "dptopic-pyldavis", "version": 1,
            "usage": "pyLDAvis.prepare(**{k: d[k] for k in ('topic_term_dists', 'doc_topic_dists', 'doc_lengths',"
-                    " 'vocab', 'term_frequency')})", **pyldavis_data(model, docs)}
+                    " 'vocab', 'term_frequency')})",
+           **pyldavis_data(model, docs, words=kept if a.kept_words_only else None)}
+    if kept is not None:
+        doc["smoothing"] = spread_summary(model, kept)
+        doc["smoothing"]["kept_words_only"] = bool(a.kept_words_only)
+        if a.kept_words_only:
+            doc["smoothing"]["note"] = (f"only the {len(kept)} kept words are exported, each topic renormalised over"
+                                        " them; doc_lengths and term_frequency count their tokens only")
+        elif doc["smoothing"]["weight_outside_kept_words"] >= SPREAD_WARNING:
+            sm = doc["smoothing"]
+            print(f"warning: {sm['weight_outside_kept_words']:.0%} of each topic's weight (mean over topics) is"
+                  f" smoothing over the {sm['vocabulary_words'] - sm['kept_words']} words outside the"
+                  f" {sm['kept_words']} that {type(model).__name__} estimated per topic ({sm['weight_on_top_10_words']:.0%}"
+                  " on its top 10 words), so pyLDAvis will show flat topics and large perplexities: pass"
+                  " --kept-words-only to export the kept words only, renormalised.", file=sys.stderr)
     private = bool(getattr(model, "privacy_", {}).get("private"))
     doc["privacy"], released = export_privacy(model)
     from .train import learned_words
@@ -299,6 +382,11 @@ def register(sub) -> None:
     _add_input_args(e, "describe")
     e.add_argument("--corpus-public", action="store_true",
                    help="--corpus is public: its document lengths and term frequencies need no privacy note")
+    e.add_argument("--kept-words-only", action="store_true",
+                   help="document-level models (DocDPCooccurrence, DocDPEM): export only the words the release"
+                        " estimated per topic, each topic renormalised over them; without it most of such a topic's"
+                        " weight can be smoothing over the other words (the export's 'smoothing' entry says how much),"
+                        " which pyLDAvis shows as flat topics")
     e.add_argument("--out", required=True, help="the JSON file to write")
     e.add_argument("--overwrite", action="store_true", help="replace --out if it is an export this command wrote")
     e.set_defaults(func=cmd_export)
