@@ -122,6 +122,8 @@ def _with_canaries(corpus: Corpus, canaries: list, include: np.ndarray) -> Corpu
     return Corpus(ptr, ids.astype(np.int32), corpus.vocabulary, metadata=corpus.metadata)
 
 
+CANARY_LENGTH = 100
+"""Tokens per canary by default."""
 MAX_CANARY_TOKENS = 10_000_000
 """The most tokens all canaries together may hold: they are written, added to the corpus and trained on, so memory
 holds them several times over (a billion-token canary would take tens of gigabytes before any training)."""
@@ -131,8 +133,9 @@ def check_canary_size(n_canaries: int, canary_length: int, corpus_tokens: int | 
                       names: tuple = ("n_canaries", "canary_length")) -> None:
     """Refuse canaries that memory or the corpus cannot hold, before any is written: more than
     :data:`MAX_CANARY_TOKENS` tokens in all, or (``corpus_tokens`` given) one canary longer than the whole corpus,
-    which would outweigh every document the model is trained on. ``names``: how the caller spells the two settings
-    (``--canaries``/``--canary-length`` on the command line)."""
+    which would outweigh every document the model is trained on (up to :data:`CANARY_LENGTH` tokens, the default, is
+    allowed on a smaller corpus). ``names``: how the caller spells the two settings (``--canaries``/``--canary-length``
+    on the command line)."""
     count, length = names
     sep = " " if length.startswith("--") else "="
     total = int(n_canaries) * int(canary_length)
@@ -146,7 +149,7 @@ def check_canary_size(n_canaries: int, canary_length: int, corpus_tokens: int | 
                            " memory (the canaries are written, added to the corpus and trained on): give"
                            f" {length} at most {MAX_CANARY_TOKENS // int(n_canaries):,} (100 is typical), or fewer"
                            f" {count}.")
-    if corpus_tokens is not None and canary_length > corpus_tokens:
+    if corpus_tokens is not None and canary_length > max(corpus_tokens, CANARY_LENGTH):
         raise DPTopicError(f"invalid {length}{sep}{canary_length:,}: longer than the whole corpus ({corpus_tokens:,}"
                            " tokens), so each canary would outweigh every document the model is trained on: give"
                            f" {length} at most {corpus_tokens:,} (100 is typical).")
@@ -178,7 +181,7 @@ NOTE = ("the confidence is exact under the design's assumptions (each canary inc
         " see docs/auditing.md")
 
 
-def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length: int = 100,
+def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length: int = CANARY_LENGTH,
                   k_plus: int | None = None, k_minus: int | None = None, confidence: float = 0.95,
                   delta: float | None = None, seed=None, words_per_canary: int = 2, claim: dict | None = None) -> dict:
     """Audit ``train_fn`` (``train_fn(corpus, rng)`` -> Φ or a fitted estimator, as

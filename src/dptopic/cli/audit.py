@@ -612,8 +612,8 @@ def register(sub) -> None:
                    help=f"with --design one-run: canary documents (default {ONE_RUN_CANARIES})")
     p.add_argument("--canary-length", type=positive_int, default=None,
                    help="with --design one-run: tokens per canary, drawn from 2 rare words of its own (default 100;"
-                        " at most the corpus's token count, and all canaries together within what memory holds:"
-                        " an error names the bound)")
+                        " longer only up to the corpus's own token count, and all canaries together only up to what"
+                        " memory holds: an error names the bound)")
     p.add_argument("--shadows", type=int, default=None,
                    help=f"LiRA: shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--targets", type=positive_int, default=None,
