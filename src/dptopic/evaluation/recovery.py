@@ -46,16 +46,10 @@ def topic_recovery(estimated: np.ndarray, true: np.ndarray, return_matching: boo
     return (score, cols) if return_matching else score
 
 
-def topic_match(components, vocabulary, reference_components, reference_vocabulary) -> dict:
-    """How close one model's topics are to another's, over the words both vocabularies hold: each reference topic is
-    matched to one topic of the model (Hungarian matching on cosine similarity, each topic restricted to the shared
-    words) and the matched cosines are averaged. 1 means the same topics in some order; random topics score near 0.
-    NPMI cannot tell a corpus's own topics from general-language ones (``docs/document_dp.md``); this can, when the
-    reference is a model trained on the corpus or on public documents of its domain.
-
-    Returns ``{"match", "matched", "shared_words", "per_topic"}``: the mean cosine, the number of matched pairs
-    (the smaller of the two topic counts), the shared words, and each reference topic's cosine with its match
-    (``None`` for reference topics left unmatched when the model has fewer topics)."""
+def aligned_topics(components, vocabulary, reference_components, reference_vocabulary):
+    """Two models' topics over the words both vocabularies hold (matched by word string): ``(A, B, n_shared)``, the
+    model's topics and the reference's, each restricted to the shared words in the same column order, or a one-line
+    error (shapes, a vocabulary of the wrong length or with a word twice, fewer than two shared words)."""
     from ..errors import DPTopicError
 
     vocab, ref_vocab = [str(w) for w in vocabulary], [str(w) for w in reference_vocabulary]
@@ -77,12 +71,26 @@ def topic_match(components, vocabulary, reference_components, reference_vocabula
                            " words both models know: compare models trained on the same or overlapping vocabularies.")
     mine, theirs = (np.asarray(i, dtype=np.int64) for i in zip(*shared))
     A, B = comp[:, mine], ref_comp[:, theirs]
+    return A, B, int(len(shared))
+
+
+def topic_match(components, vocabulary, reference_components, reference_vocabulary) -> dict:
+    """How close one model's topics are to another's, over the words both vocabularies hold: each reference topic is
+    matched to one topic of the model (Hungarian matching on cosine similarity, each topic restricted to the shared
+    words) and the matched cosines are averaged. 1 means the same topics in some order; random topics score near 0.
+    NPMI cannot tell a corpus's own topics from general-language ones (``docs/document_dp.md``); this can, when the
+    reference is a model trained on the corpus or on public documents of its domain.
+
+    Returns ``{"match", "matched", "shared_words", "per_topic"}``: the mean cosine, the number of matched pairs
+    (the smaller of the two topic counts), the shared words, and each reference topic's cosine with its match
+    (``None`` for reference topics left unmatched when the model has fewer topics)."""
+    A, B, n_shared = aligned_topics(components, vocabulary, reference_components, reference_vocabulary)
     sim = cosine_matrix(B, A)
     rows, cols = linear_sum_assignment(-sim)
     per_topic: list = [None] * B.shape[0]
     for r, c in zip(rows, cols):
         per_topic[int(r)] = float(sim[r, c])
-    return {"match": float(sim[rows, cols].mean()), "matched": int(len(rows)), "shared_words": int(len(shared)),
+    return {"match": float(sim[rows, cols].mean()), "matched": int(len(rows)), "shared_words": n_shared,
             "per_topic": per_topic}
 
 
