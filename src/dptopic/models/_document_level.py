@@ -92,9 +92,24 @@ class _FixedTopicsInference(TransformerMixin):
                            self._fold_in_jobs())
 
 
+TOPIC_FLAGS = ("supported_topics", "background_topics")
+"""The per-topic flags a document-level trainer sets in ``fit`` and saves beside ``components`` (``NAME.npy``)."""
+
+
 class _DocumentDPModel(_FixedTopicsInference, TopicModel):
     """A central document-level trainer: ``epsilon``/``delta`` for the whole run, ``secure`` noise refuses a seed,
-    and a seeded run says its noise is reproducible (the seed itself is never saved: see ``TopicModel.save``)."""
+    and a seeded run says its noise is reproducible (the seed itself is never saved: see ``TopicModel.save``).
+
+    After ``fit`` it has two boolean arrays, one value per topic, both post-processing of the releases (no data read
+    outside the guarantee, no budget spent), and both saved with the model:
+
+    ``supported_topics_``: True where the topic stands above the noise of its release, at a 5% family-wise
+    false-support rate (:mod:`dptopic.recovery.support` derives each trainer's test).
+    ``background_topics_``: True for the topics that carry corpus-wide words rather than a theme
+    (``DocDPCooccurrence``'s last ``n_background_topics_``; none for ``DocDPEM``). A background topic is supported
+    when its words' noisy counts stand above their noise; the themes a user can trust are
+    ``supported_topics_ & ~background_topics_``.
+    """
 
     _private = True
 
@@ -108,6 +123,24 @@ class _DocumentDPModel(_FixedTopicsInference, TopicModel):
         if self.secure and self.seed is not None:
             raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed.")
         warn_if_large_delta(self.delta)
+
+    def _extra_arrays(self) -> dict:
+        out = super()._extra_arrays()
+        for name in TOPIC_FLAGS:
+            if getattr(self, f"{name}_", None) is not None:
+                out[name] = np.asarray(getattr(self, f"{name}_"), dtype=bool)
+        return out
+
+    def _load_extra(self, arrays) -> None:
+        super()._load_extra(arrays)
+        K = self.components_.shape[0]
+        for name in TOPIC_FLAGS:
+            if name not in arrays:      # a folder saved before the flags were kept: the model has none
+                continue
+            flags = np.asarray(arrays[name])
+            if flags.shape != (K,) or flags.dtype.kind not in "biu" or not np.isin(flags, (0, 1)).all():
+                raise DPTopicError(f"{name}.npy must hold one true/false value per topic ({K})")
+            setattr(self, f"{name}_", flags.astype(bool))
 
     def _note_seed(self, rep: dict) -> dict:
         if self.seed is not None:

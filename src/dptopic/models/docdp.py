@@ -32,6 +32,7 @@ from ..accounting.gaussian import calibrate_noise_multiplier
 from ..mechanisms import gaussian_mechanism
 from ..errors import DPTopicError
 from ..kernels.docdp import StatisticAccumulator
+from ..recovery.support import em_supported_topics
 from ._docdp_math import denoise
 from ._document_source import document_source, read_ahead
 from ._document_level import _DocumentDPModel
@@ -137,6 +138,9 @@ class DocDPEM(_DocumentDPModel):
                 ledger.spend(event)
                 beta = denoise(noisy, sigma, self.threshold)
                 bar.advance()
+        # post-processing of the last release, from which the topics come (recovery.support)
+        self.supported_topics_ = em_supported_topics(noisy, sigma)
+        self.background_topics_ = np.zeros(K, dtype=bool)
         self.ledger_ = ledger
         self.components_ = beta
         self.noise_std_ = float(sigma)

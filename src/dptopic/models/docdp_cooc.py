@@ -38,6 +38,7 @@ from ..errors import DPTopicError
 from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..recovery import topics_from_cooccurrence
+from ..recovery.support import cooccurrence_supported_topics, mass_supported
 from ._document_source import document_source
 from ._document_level import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
@@ -240,6 +241,9 @@ class DocDPCooccurrence(_DocumentDPModel):
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
         H = topics_from_cooccurrence(noisy, K - n_bg, "nmf", noise_std=sigma / np.sqrt(2.0),
                                      threshold=float(self.threshold))
+        # post-processing of the two releases: which topics stand above their noise (module note)
+        supported = np.zeros(K, dtype=bool)
+        supported[:K - n_bg] = cooccurrence_supported_topics((noisy + noisy.T) / 2.0, H, sigma / np.sqrt(2.0))
         beta = np.zeros((K, V))
         if sigma_rank is not None:
             weight = np.maximum(counts, 0.0) + 1e-3 * sigma_rank
@@ -257,6 +261,10 @@ class DocDPCooccurrence(_DocumentDPModel):
                 beta[K - 2, background] = weight[background]
                 others = np.setdiff1d(np.arange(V), background)
                 beta[K - 1, others] = weight[others]
+            if n_bg:
+                supported[K - n_bg:] = _background_supported(counts, background, n_bg, sigma_rank
+                                                             * (np.sqrt(2.0) if self.word_choice == "repetition"
+                                                                else 1.0))
             beta += 1e-9 * beta.sum(axis=1, keepdims=True)      # every word stays possible in every topic
         else:
             beta[:] = H
@@ -268,6 +276,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.word_choice_ = None if sigma_rank is None else self.word_choice
         self.background_words_ = np.sort(background)
         self.n_background_topics_ = n_bg
+        self.background_topics_ = np.arange(K) >= K - n_bg
+        self.supported_topics_ = supported
         self.background_share_ = bg_share
         self.vocabulary_ = vocab
         self._set_fitted(corpus)
@@ -380,3 +390,15 @@ def _background_words(counts: np.ndarray, documents: float, share: float, order:
         return np.zeros(0, dtype=np.int64)
     above = order[counts[order] > share * documents]
     return np.asarray(above[:max(at_most, 0)], dtype=np.int64)
+
+
+def _background_supported(counts: np.ndarray, background: np.ndarray, n_bg: int, noise_std: float) -> np.ndarray:
+    """Whether each of the ``n_bg`` background topics stands above the noise of the first release (post-processing):
+    the noisy counts of its words (the background words, then every other word, with two; every word with one) summed
+    against the noise of that sum (:func:`~dptopic.recovery.support.mass_supported`)."""
+    V = len(counts)
+    if n_bg == 1:
+        groups = [np.arange(V)]
+    else:
+        groups = [background, np.setdiff1d(np.arange(V), background)]
+    return mass_supported([counts[g].sum() for g in groups], [len(g) for g in groups], noise_std)
