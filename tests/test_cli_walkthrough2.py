@@ -84,7 +84,7 @@ def test_demo_reference_trains_on_the_private_model_s_split(monkeypatch, tmp_pat
 
     monkeypatch.setattr(train, "_train_eval_report", record)
     with pytest.raises(Stop):
-        main(["demo", "--out", str(tmp_path / "d"), "--quiet"])
+        main(["demo", "--out", str(tmp_path / "d"), "--quiet", "--word-level-only"])
     assert calls == [("HDPLDA", None), ("LDA", "HDPLDA")]
     seen = []
     monkeypatch.undo()

@@ -765,32 +765,69 @@ def _train(a, console):
                   "seed": "--seed"}, JOBS_RULES)
 def cmd_demo(a):
     from ..models import HDPLDA, LDA
+    from ._demo_figures import check_figures_out, write_demo_figures
 
     console = make_console()
     check_out(a, "-nonprivate", *(() if a.word_level_only else ("-document",)))
-    console.rule("dptopic demo: HDP-LDA on State of the Union paragraphs")
-    corpus = load_corpus("demo")
+    check_figures_out(a)
     a.test_size = 0.2
+    # first the guarantee a review board accepts (one paragraph protected, epsilon = 1 in all), then the word-level
+    # model, whose epsilon is per word
+    document = None if a.word_level_only else _demo_document_level(a, console)
+    console.rule(("dptopic demo, part 2" if document else "dptopic demo") + ": HDP-LDA, word-level DP (epsilon per"
+                 " word)")
+    corpus = load_corpus("demo")
     # the private model takes fresh OS entropy unless --seed is given (then its report warns)
     private = HDPLDA(n_topics=a.topics, epsilon_laplace=a.epsilon_laplace, epsilon_inherent=a.epsilon_inherent,
                      beta=1.0, n_iter=a.iterations, delta=1e-5, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
-    _train_eval_report(private, corpus, a, console)
     baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs,
                    verbose=0 if a.quiet else 1)
-    console.print("non-private reference: LDA on the same split")
-    _train_eval_report(baseline, corpus, a, console, show_corpus=False, split_as=private)
+    import warnings
+
+    with warnings.catch_warnings():     # the paragraphs part 1 read: said once below, for the two models together
+        if document is not None:
+            for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
+                warnings.filterwarnings("ignore", text)
+        _train_eval_report(private, corpus, a, console)
+        console.print("non-private reference: LDA on the same split")
+        _train_eval_report(baseline, corpus, a, console, show_corpus=False, split_as=private)
     print_topics(private, 8, max_topics=a.show_topics, console=console)
     _print_metrics(private, console, baseline.metrics_, saved=a.save_metrics)
     print_privacy(private.privacy_, console)
+    console.print(_word_level_guarantee(private.privacy_, document))
     out = private.save(a.out, save_metrics=a.save_metrics)
     baseline.save(Path(a.out).with_name(Path(a.out).name + "-nonprivate"))
-    console.print(f"private model written to [bold]{out}[/] (non-private reference beside it, suffix -nonprivate)")
-    shown = out
-    if not a.word_level_only:
-        shown = _demo_document_level(a, console, private)
+    console.print(f"word-level private model written to [bold]{out}[/] (non-private reference beside it, suffix"
+                  " -nonprivate)")
+    if document is not None:
+        console.print("[yellow]both models read the same paragraphs: each card covers its own model; published"
+                      " together, their guarantees compose (docs/privacy.md)[/]")
+    shown, lead = (out, private) if document is None else document
+    marks = {"word": float(private.privacy_["epsilon"]),
+             **({} if document is None else {"document": float(document[1].privacy_["epsilon"])})}
+    figures = write_demo_figures(a, lead, marks)
+    console.print(f"figures: [bold]{figures[0]}[/] (the top words of {type(lead).__name__}'s topics) and [bold]"
+                  f"{figures[1]}[/] (topic quality against epsilon, as the shipped utility table measured it)")
     console.print(f"next: [bold]dptopic report --model {shown} --out demo.html[/] (the topics and the privacy card"
                   " as a page a review board can file), [bold]dptopic topics --model " f"{shown}[/], or train on your"
                   " own text: dptopic train --help")
+
+
+def _word_level_guarantee(rep: dict, document) -> str:
+    """The word-level model's guarantee in one sentence, with its per-paragraph figure (group privacy: the card's
+    examples, no statistic of the paragraphs) and, after the document-level part, how the two compare."""
+    from ..reporting.card import epsilon_text
+
+    per = rep.get("per_document") if isinstance(rep.get("per_document"), dict) else {}
+    ex = per.get("examples") if isinstance(per.get("examples"), dict) else {}
+    shown = ", ".join(f"{e:,.0f} for a paragraph of {L} words" for L, e in list(ex.items())[:2])
+    pure = per.get("epsilon_per_word")
+    return (f"[bold]GUARANTEE[/] (word level): epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
+            " word (one word replaced); per paragraph, by group privacy, L times "
+            + (f"{epsilon_text(pure)} (pure DP, delta = 0)" if pure else "that")
+            + (f": {shown}" if shown else "")
+            + (f": far weaker than the document-level model above (epsilon ="
+               f" {epsilon_text(document[1].privacy_['epsilon'])} per whole paragraph)" if document else ""))
 
 
 DEMO_DOCUMENT_BUDGET = {"epsilon": 0.6, "delta": 5e-6, "epsilon_vocab": 0.4, "delta_vocab": 5e-6}
@@ -798,11 +835,11 @@ DEMO_DOCUMENT_BUDGET = {"epsilon": 0.6, "delta": 5e-6, "epsilon_vocab": 0.4, "de
 the split ``dptopic recommend --unit document`` advises without a public word list."""
 
 
-def _demo_document_level(a, console, word_model):
-    """The demo's second part: the same paragraphs under the guarantee a review board asks for, one whole paragraph
-    protected at epsilon = 1 in all, the words chosen privately inside it (``dptopic train --unit document
+def _demo_document_level(a, console):
+    """The demo's first part: State of the Union paragraphs under the guarantee a review board asks for, one whole
+    paragraph protected at epsilon = 1 in all, the words chosen privately inside it (``dptopic train --unit document
     --private-vocabulary``); its NPMI is read beside non-private LDA on the same words and split. Returns the folder
-    the model was saved to."""
+    the model was saved to and the model."""
     from ..models import LDA, for_unit
     from ..models.fdptm import restrict_to_private_vocabulary
     from ..reporting.card import epsilon_text
@@ -810,7 +847,7 @@ def _demo_document_level(a, console, word_model):
 
     b = DEMO_DOCUMENT_BUDGET
     total_eps, total_delta = b["epsilon"] + b["epsilon_vocab"], b["delta"] + b["delta_vocab"]
-    console.rule(f"the same paragraphs, document-level DP: epsilon = {total_eps:g} per paragraph in all")
+    console.rule(f"dptopic demo, part 1: document-level DP: epsilon = {total_eps:g} per paragraph in all")
     full = load_corpus("demo", max_vocab=NO_VOCAB_CAP, min_df=1)
     # the words are chosen from the paragraphs by DP set union inside the budget; private noise: fresh OS entropy
     # unless --seed is given (tests only)
@@ -841,15 +878,11 @@ def _demo_document_level(a, console, word_model):
                       "saved in model.json, labelled as such." if a.save_metrics else "not saved."))
     rep = model.privacy_
     console.print(f"[bold]GUARANTEE[/]: epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
-                  f" {rep['unit']} (one paragraph added or removed), the choice of the words included; the"
-                  f" word-level model above states {epsilon_text(word_model.privacy_['epsilon'])} per word (one"
-                  " word replaced), far more per paragraph")
-    console.print("[yellow]both models read the same paragraphs: each card covers its own model; published together,"
-                  " their guarantees compose (docs/privacy.md)[/]")
+                  f" {rep['unit']} (one paragraph added or removed), the choice of the words included")
     out = model.save(str(a.out).rstrip("/\\") + "-document", save_metrics=a.save_metrics)
     console.print(f"document-level model written to [bold]{out}[/] (its whole privacy card: dptopic topics --model"
                   f" {out})")
-    return out
+    return out, model
 
 
 @with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
@@ -1084,17 +1117,20 @@ def register(sub) -> None:
     add_svi_args(t)
     t.set_defaults(func=cmd_train)
 
-    d = sub.add_parser("demo", help="the main job: private HDP-LDA (hybrid differentially private LDA, Zhao et al.;"
-                                    " not a Hierarchical Dirichlet Process) on the demo corpus, with a non-private"
-                                    " reference, then document-level DP at epsilon = 1",
-                       description="Train private HDP-LDA (hybrid differentially private LDA, Zhao et al. 2021: a"
-                                   " word-level guarantee) on the State of the Union paragraphs, and non-private LDA"
-                                   " on the same split as the reference; print both models' held-out figures, the"
-                                   " private topics and the privacy card, and save both models. Then the same"
-                                   " paragraphs under document-level DP, epsilon = 1 and delta = 1e-5 in all (the"
-                                   " words chosen by DP set union inside it, then DocDPCooccurrence), its NPMI beside"
-                                   " non-private LDA's on the same words, saved with the suffix -document"
-                                   " (--word-level-only skips it).")
+    d = sub.add_parser("demo", help="the main job: topic models of the demo corpus under document-level DP at"
+                                    " epsilon = 1, then private HDP-LDA (word-level; hybrid differentially private"
+                                    " LDA, Zhao et al.) with a non-private reference; figures as PNG",
+                       description="Train on the State of the Union paragraphs, first under document-level DP,"
+                                   " epsilon = 1 and delta = 1e-5 in all per paragraph (the words chosen by DP set"
+                                   " union inside it, then DocDPCooccurrence), its NPMI beside non-private LDA's on"
+                                   " the same words, saved with the suffix -document (--word-level-only skips it);"
+                                   " then private HDP-LDA (hybrid differentially private LDA, Zhao et al. 2021: a"
+                                   " word-level guarantee, epsilon per word, L times it per paragraph of L words)"
+                                   " and non-private LDA on the same split as the reference: both models' held-out"
+                                   " figures, the private topics and the privacy card, both models saved. The"
+                                   " figures (the leading model's topics as bars, topic quality against epsilon from"
+                                   " the shipped utility table) are written as PNG files into the folder named as --out with the suffix"
+                                   " -figures.")
     d.add_argument("--topics", type=positive_int, default=20, help="topics K (default 20)")
     # 50 sweeps: half the word-level epsilon of 100 sweeps (531 vs 1053 by PLD) for +2% perplexity
     d.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps of both models (default 50)")
@@ -1114,8 +1150,8 @@ def register(sub) -> None:
                                                                         " 20)")
     add_out_args(d, "runs/demo")
     d.add_argument("--word-level-only", action="store_true",
-                   help="skip the demo's second part (the same paragraphs under document-level DP at epsilon = 1 in"
-                        " all, the words chosen privately)")
+                   help="skip the demo's first part (the paragraphs under document-level DP at epsilon = 1 in all, the"
+                        " words chosen privately)")
     d.add_argument("--quiet", action="store_true", help="no progress bars")
     d.set_defaults(func=cmd_demo)
 
