@@ -1129,8 +1129,8 @@ def register(sub) -> None:
                                    " and non-private LDA on the same split as the reference: both models' held-out"
                                    " figures, the private topics and the privacy card, both models saved. The"
                                    " figures (the leading model's topics as bars, topic quality against epsilon from"
-                                   " the shipped utility table) are written as PNG files into the folder named as --out with the suffix"
-                                   " -figures.")
+                                   " the shipped utility table) are written as PNG files into the folder named as"
+                                   " --out with the suffix -figures.")
     d.add_argument("--topics", type=positive_int, default=20, help="topics K (default 20)")
     # 50 sweeps: half the word-level epsilon of 100 sweeps (531 vs 1053 by PLD) for +2% perplexity
     d.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps of both models (default 50)")
