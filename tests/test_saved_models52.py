@@ -112,6 +112,9 @@ ARRAYS = {
     "OLPLDA": {"prior", "topic_word_counts", "mu", "eta", "omega_history", "prior_presence", "stream_state"},
     "LocalDocumentLDA": {"pair_counts"},                    # (b) counts of the randomized reports
     "DPSVI": {"lambda", "svi_state"}, "FDPTM-DPSVI": {"lambda", "svi_state"},   # (b) lambda; steps: from params
+    # (b) per-topic flags decided from the releases and the public noise scale (dptopic.recovery.support)
+    **{name: {"supported_topics", "background_topics"}
+       for name in ("DocDPEM", "DocDPCooccurrence", "for_unit-document")},
 }
 
 # keys of the privacy report: the ledger's figures and events and the texts that qualify them (b)

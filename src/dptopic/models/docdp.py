@@ -16,6 +16,13 @@ noise is in :mod:`dptopic.mechanisms.gaussian`. ``fit`` streams shard folders an
 at a time per iteration (``docs/scaling.md``). Defaults were set on 20 Newsgroups (the benchmark corpus,
 see ``docs/document_dp.md``), never on the data you fit. Topic quality at
 epsilon = 1 is measured in that page; it is well below non-private LDA.
+
+``supported_topics_`` (post-processing of the last release, nothing spent): a topic is supported when its released row,
+off the release's leading right singular vector (the corpus-wide word profile), has a norm above the 95% edge of the
+largest singular value of K x V Gaussian noise, ``sigma (sqrt(K) + sqrt(V) + 0.49 (1/sqrt(K) + 1/sqrt(V))^(1/3))``
+(Johnstone 2001; :func:`dptopic.recovery.support.em_supported_topics`). It tests the release against its noise only:
+EM's statistic is computed under the previous iteration's topics, so on a corpus without topics a random start still
+shows through (see that function). DocDPEM has no background topics: ``background_topics_`` is all False.
 """
 from __future__ import annotations
 

@@ -24,6 +24,14 @@ two, the noisy frequencies of the background words and of every other word; with
 and specific words of Chemudugunta, Smyth & Steyvers 2006, with the general part fixed by the first release).
 Defaults were set on 20 Newsgroups and the State of the Union paragraphs (see ``docs/document_dp.md``), never on
 the data you fit.
+
+``supported_topics_`` (post-processing, nothing spent): a factorised topic is supported when its direction off the
+release's leading eigenvector (the corpus-wide frequencies) clears the edge of the noise's spectrum, ``s (2 sqrt(n) +
+n^(-1/6) 0.98)`` for the symmetrised n x n release with off-diagonal noise ``s = sigma / sqrt(2)`` (Tracy-Widom's 95%
+point; Baik, Ben Arous & Peche 2005), brings a direction of its own, and the release has that many eigenvalues above
+the edge (:func:`dptopic.recovery.support.cooccurrence_supported_topics`): at most 5% of corpora without topics get
+one. The background topics (``background_topics_``, the last ``n_background_topics_``) are supported when the noisy
+counts of their words, summed, clear a one-sided 5% z-test against the first release's noise.
 """
 from __future__ import annotations
 
