@@ -15,7 +15,6 @@ tried, and every one passing means every one is clean.
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -91,6 +90,7 @@ FILE_CASES = [
     (["randomize", "--vocabulary", W, "--corpus", "BAD", "--unit", "document", "--epsilon-doc", "2", "--out", "{out}.jsonl"], BAD_CORPORA),
     # audit: a bad model or corpus is refused before any shadow model is trained
     (["audit", "--model", "BAD", "--corpus", C, "--shadows", "4", "--out", "{out}"], BAD_MODELS),
+    (["audit", "--model", M, "--corpus", "BAD", "--shadows", "4", "--out", "{out}"], BAD_CORPORA),
     (["audit", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--shadows", "4", "--corpus", "BAD",
       "--out", "{out}"], BAD_CORPORA),
     # report
@@ -158,6 +158,21 @@ ARGV_CASES = [
     pytest.param(["audit", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--corpus", C,
                   "--design", "one-run", "--canaries", str(10 ** 9), "--out", "{out}"],
                  "--canaries", id="audit one-run --canaries 1e9"),
+    pytest.param(["audit", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--corpus", C,
+                  "--design", "one-run", "--canaries", "4", "--canary-length", "2000000", "--out", "{out}"],
+                 "longer than the whole corpus", id="audit one-run canaries longer than the corpus"),
+    # a folder given to --audit whose audit.json is broken is named with it
+    pytest.param(["report", M, "--audit", "run", "--out", "{out}.html"], "run/audit.json", id="report --audit folder"),
+    # ids that are not strings or numbers are refused with the file and line
+    *[pytest.param(["transform", M, "--corpus", f"ids-{kind}.jsonl", "--out", "{out}.csv"], "line 2",
+                   id=f"transform jsonl id {kind}") for kind in ("null", "object", "list", "bool")],
+    # documents none of which has a model word: one rule for the three commands
+    pytest.param(["transform", M, "--corpus", "zoo.txt", "--out", "{out}.csv"], "zoo.txt", id="transform no word"),
+    pytest.param(["export", "--to", "pyldavis", M, "--corpus", "zoo.txt", "--out", "{out}.json"], "zoo.txt",
+                 id="export no word"),
+    pytest.param(["report", M, "--reference", "zoo.txt", "--out", "{out}.html"], "zoo.txt", id="report no word"),
+    pytest.param(["export", "--to", "pyldavis", M, "--corpus", C, "--kept-words-only", "--out", "{out}.json"],
+                 "--kept-words-only", id="export --kept-words-only on LDA"),
     # a range error names the flag the user typed
     pytest.param(["train", "--algorithm", "fed", "--corpus", C, "--topics", "2", "--test-size", "0",
                   "--reports-per-contributor", "1000000000", "--out", "{out}"],
@@ -185,6 +200,12 @@ def test_a_bad_command_line_is_refused_in_one_line(setup, tmp_path, capsys, monk
     monkeypatch.chdir(setup)
     (setup / "data.tsv").write_text("id\ttext\tlabel\n1\tapple banana cherry\ta\n2\tgrape lemon mango\tb\n")
     (setup / "data.xlsx").write_bytes(b"PK\x03\x04 not really a workbook")
+    (setup / "run").mkdir(exist_ok=True)
+    (setup / "run" / "audit.json").write_text("{not json")
+    (setup / "zoo.txt").write_text("zebra quokka\nlemur yak\n")
+    for kind, value in {"null": None, "object": {"x": 1}, "list": [1, 2], "bool": True}.items():
+        (setup / f"ids-{kind}.jsonl").write_text(json.dumps({"id": "a", "text": "apple banana"}) + "\n"
+                                                 + json.dumps({"id": value, "text": "cherry grape"}) + "\n")
     argv = _fill(argv, setup, tmp_path)
     rc, err = _run(capsys, argv)
     _assert_one_line_refusal(rc, err, names=names)
