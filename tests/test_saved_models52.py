@@ -115,6 +115,7 @@ ARRAYS = {
     # (b) per-topic flags decided from the releases and the public noise scale (dptopic.recovery.support)
     **{name: {"supported_topics", "background_topics"}
        for name in ("DocDPEM", "DocDPCooccurrence", "for_unit-document")},
+    **{name: {"lambda", "svi_state", "supported_topics", "background_topics"} for name in ("DPSVI", "FDPTM-DPSVI")},
 }
 
 # keys of the privacy report: the ledger's figures and events and the texts that qualify them (b)

@@ -8,6 +8,7 @@ from dptopic.corpus import Corpus, lda_corpus
 from dptopic.errors import CorruptModelError
 from dptopic.models.docdp import DocDPEM
 from dptopic.models.docdp_cooc import DocDPCooccurrence
+from dptopic.models.svi import DPSVI
 from dptopic.recovery.support import (cooccurrence_supported_topics, em_supported_topics, rectangular_edge,
                                       wigner_edge)
 
@@ -35,6 +36,8 @@ def _best_match(components, phi):
 def _fit(cls, corpus, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if cls is DPSVI:
+            return cls.from_budget(kw.pop("epsilon"), sampling_rate=0.1, n_epochs=3, verbose=0, **kw).fit(corpus)
         return cls(verbose=0, **kw).fit(corpus)
 
 
@@ -118,7 +121,23 @@ def test_em_supported_topics_are_flagged_per_topic():
     assert not m.background_topics_.any()
 
 
-@pytest.mark.parametrize("cls", [DocDPCooccurrence, DocDPEM])
+def test_dpsvi_supported_topics_match_planted_ones():
+    s = _planted(1)
+    m = _fit(DPSVI, s.corpus, n_topics=5, epsilon=2.0, seed=1)
+    assert m.supported_topics_.dtype == bool and m.supported_topics_.shape == (5,)
+    assert m.supported_topics_.any()
+    assert (_best_match(m.components_[m.supported_topics_], s.phi)[0] > 0.5).all()
+    assert not m.background_topics_.any()
+
+
+def test_dpsvi_shuffled_corpus_supports_no_topic_over_many_runs():
+    runs = 10
+    false = sum(bool(_fit(DPSVI, _shuffled(_planted(100 + seed, n_docs=500).corpus, seed), n_topics=5, epsilon=2.0,
+                          seed=seed).supported_topics_.any()) for seed in range(runs))
+    assert false <= int(runs * (0.05 + 2 * np.sqrt(0.05 * 0.95 / runs))), false
+
+
+@pytest.mark.parametrize("cls", [DocDPCooccurrence, DocDPEM, DPSVI])
 def test_topic_flags_survive_save_and_load(cls, tmp_path):
     m = _fit(cls, _planted(1, n_docs=300).corpus, n_topics=6, epsilon=1.0, seed=1)
     m.save(tmp_path / "m")

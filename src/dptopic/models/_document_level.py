@@ -96,9 +96,9 @@ TOPIC_FLAGS = ("supported_topics", "background_topics")
 """The per-topic flags a document-level trainer sets in ``fit`` and saves beside ``components`` (``NAME.npy``)."""
 
 
-class _DocumentDPModel(_FixedTopicsInference, TopicModel):
-    """A central document-level trainer: ``epsilon``/``delta`` for the whole run, ``secure`` noise refuses a seed,
-    and a seeded run says its noise is reproducible (the seed itself is never saved: see ``TopicModel.save``).
+class _TopicFlags:
+    """Saving and loading the per-topic flags of a central document-level trainer (``DocDPEM``,
+    ``DocDPCooccurrence``, ``DPSVI``; mixed in before :class:`TopicModel`).
 
     After ``fit`` it has two boolean arrays, one value per topic, both post-processing of the releases (no data read
     outside the guarantee, no budget spent), and both saved with the model:
@@ -106,23 +106,12 @@ class _DocumentDPModel(_FixedTopicsInference, TopicModel):
     ``supported_topics_``: True where the topic stands above the noise of its release, at a 5% family-wise
     false-support rate (:mod:`dptopic.recovery.support` derives each trainer's test).
     ``background_topics_``: True for the topics that carry corpus-wide words rather than a theme
-    (``DocDPCooccurrence``'s last ``n_background_topics_``; none for ``DocDPEM``). A background topic is supported
-    when its words' noisy counts stand above their noise; the themes a user can trust are
+    (``DocDPCooccurrence``'s last ``n_background_topics_``; none for ``DocDPEM`` and ``DPSVI``). A background topic
+    is supported when its words' noisy counts stand above their noise; the themes a user can trust are
     ``supported_topics_ & ~background_topics_``.
+
+    A folder saved before the flags were kept loads without them.
     """
-
-    _private = True
-
-    @classmethod
-    def from_budget(cls, epsilon: float, delta: float = 1e-5, **kw):
-        """The model whose whole run is (epsilon, delta)-DP (its noise is calibrated in ``fit``)."""
-        return cls(epsilon=epsilon, delta=delta, **kw)
-
-    def _validate(self) -> None:
-        super()._validate()
-        if self.secure and self.seed is not None:
-            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed.")
-        warn_if_large_delta(self.delta)
 
     def _extra_arrays(self) -> dict:
         out = super()._extra_arrays()
@@ -141,6 +130,25 @@ class _DocumentDPModel(_FixedTopicsInference, TopicModel):
             if flags.shape != (K,) or flags.dtype.kind not in "biu" or not np.isin(flags, (0, 1)).all():
                 raise DPTopicError(f"{name}.npy must hold one true/false value per topic ({K})")
             setattr(self, f"{name}_", flags.astype(bool))
+
+
+class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):
+    """A central document-level trainer: ``epsilon``/``delta`` for the whole run, ``secure`` noise refuses a seed,
+    and a seeded run says its noise is reproducible (the seed itself is never saved: see ``TopicModel.save``). Its
+    per-topic flags are those of :class:`_TopicFlags`."""
+
+    _private = True
+
+    @classmethod
+    def from_budget(cls, epsilon: float, delta: float = 1e-5, **kw):
+        """The model whose whole run is (epsilon, delta)-DP (its noise is calibrated in ``fit``)."""
+        return cls(epsilon=epsilon, delta=delta, **kw)
+
+    def _validate(self) -> None:
+        super()._validate()
+        if self.secure and self.seed is not None:
+            raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed.")
+        warn_if_large_delta(self.delta)
 
     def _note_seed(self, rep: dict) -> dict:
         if self.seed is not None:

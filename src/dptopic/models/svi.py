@@ -8,7 +8,7 @@ through a :class:`~dptopic.accounting.PrivacyLedger`.
 from __future__ import annotations
 
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
-from ._document_level import document_level_notes, warn_if_large_delta
+from ._document_level import _TopicFlags, document_level_notes, warn_if_large_delta
 
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +26,7 @@ from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
 from ..kernels.vb import cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep
 from ..mechanisms import gaussian_mechanism
+from ..recovery.support import em_supported_topics
 from .base import (MIN_PRIOR, TopicModel, check_topics_fit_vocabulary, generator_from_state_array,
                    generator_state_array, unchanged_on_error, vocabulary_given)
 
@@ -381,7 +382,7 @@ class OnlineVB(_VariationalLDA):
                                   unit="document", relation=DOCUMENT_RELATION)
 
 
-class DPSVI(_VariationalLDA):
+class DPSVI(_TopicFlags, _VariationalLDA):
     """Document-level differentially private SVI for LDA (Park, Foulds, Chaudhuri & Welling 2016).
 
     Each of ``steps = round(n_epochs / sampling_rate)`` steps: every training document joins the
@@ -391,7 +392,9 @@ class DPSVI(_VariationalLDA):
     ``clip`` (Park et al. eq. 9); the batch sum gets Gaussian noise of std ``noise_multiplier·clip``;
     it is normalised by the expected batch size ``q·D``, negatives are set to 0, and λ takes the SVI
     step. An empty batch is processed like any other (noise only). Everything after the noisy sum is
-    post-processing, so the released topics are (ε, δ)-DP for one document added or removed.
+    post-processing, so the released topics are (ε, δ)-DP for one document added or removed. After ``fit``,
+    ``supported_topics_`` (saved with the model) says which topics stand above the noise of the releases λ is built
+    from (:func:`dptopic.recovery.support.em_supported_topics`); ``background_topics_`` is all False.
 
     Parameters
     ----------
@@ -518,6 +521,10 @@ class DPSVI(_VariationalLDA):
         # cancelled here before any arithmetic, so the exact number of training documents (which moves with one
         # document) never enters lambda, not even through the rounding of x / (qD) * D
         s_tilde = np.maximum(noisy / self.sampling_rate, 0.0)
+        if getattr(self, "_releases", None) is not None:     # in fit: lambda's weighting of the raw releases
+            rho, (total, weight2) = self._rho(t), self._releases
+            self._releases = ((1.0 - rho) * total + rho * noisy / self.sampling_rate,
+                              (1.0 - rho) ** 2 * weight2 + rho ** 2)
         return self._svi_update(lam, s_tilde, 1.0, t), norms
 
     def fit(self, X, y=None, *, vocabulary=None, eval_set=None):
@@ -546,6 +553,7 @@ class DPSVI(_VariationalLDA):
         self.ledger_.reserve([(SubsampledGaussianEvent(float(self.noise_multiplier), q, _RELEASE), T)])
         n_seen = n_clipped = 0
         self.perplexity_ = []
+        self._releases = (np.zeros_like(self.lambda_), 0.0)
         with progress_bar(T, f"DPSVI K={self.n_topics} sigma={self.noise_multiplier:.3g}", self.verbose) as bar:
             for t in range(T):
                 rows = np.flatnonzero(rng.random(D) < q)      # Poisson sampling: each document independently
@@ -559,6 +567,13 @@ class DPSVI(_VariationalLDA):
         # the Poisson batch sizes add up to a noiseless estimate of D that moves with one document: it is used for
         # the clipped fraction (outside the guarantee, never saved) and then dropped
         self.clipped_fraction_ = n_clipped / n_seen if n_seen else 0.0
+        # post-processing of the releases: the weighted sum of the raw noisy batch sums that lambda is built from
+        # (before the clamp at 0), against its noise (dptopic.recovery.support.em_supported_topics)
+        total, weight2 = self._releases
+        self._releases = None
+        self.supported_topics_ = em_supported_topics(
+            total, float(self.noise_multiplier) * self.sensitivity_ / float(self.sampling_rate) * math.sqrt(weight2))
+        self.background_topics_ = np.zeros(self.n_topics, dtype=bool)
         self._finish_fit()
         if eval_set is not None:
             with self._mid_fit_scoring():

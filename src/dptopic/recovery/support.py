@@ -112,7 +112,10 @@ def cooccurrence_supported_topics(Q, topics, noise_std: float) -> np.ndarray:
 
 def em_supported_topics(release, noise_std: float) -> np.ndarray:
     """Which rows (topics) of an EM release stand above its noise: ``release`` is K x V (each row a topic's noisy
-    expected word counts), every cell with independent noise of standard deviation ``noise_std``.
+    expected word counts), every cell with independent noise of standard deviation ``noise_std``. ``DocDPEM`` passes
+    its last release; ``DPSVI`` the sum of its raw releases (each divided by the sampling rate) weighted as its
+    ``lambda`` weights them, ``w_t = rho_t prod_(s>t) (1 - rho_s)``, whose noise has standard deviation
+    ``noise_multiplier clip / q sqrt(sum_t w_t^2)``.
 
     The corpus-wide direction is the release's leading right singular vector ``v1``; a topic's row ``r`` is supported
     when what is left of it off ``v1`` has norm ``||r - (r.v1) v1|| > rectangular_edge(K, V, noise_std)``. Those
@@ -122,7 +125,9 @@ def em_supported_topics(release, noise_std: float) -> np.ndarray:
     still shows, in its release, the differences between the topics it was started from (a random start echoes
     through the iterations); the test says that a topic stands above the noise of the release, not that the start
     did not put it there (use ``init`` with public topics, or :class:`~dptopic.models.DocDPCooccurrence`, whose one
-    release reads no start)."""
+    release reads no start). DPSVI's mini-batch releases average many steps and start from a weak ``lambda``: on
+    shuffled corpora of 500 documents its false support stayed under 5% (``tests/models/test_supported_topics.py``),
+    and it grows with the corpus (1 run in 12 at 1,000 documents, epsilon 2)."""
     R = np.atleast_2d(np.asarray(release, dtype=np.float64))
     if R.shape[0] < 2:
         return np.zeros(R.shape[0], dtype=bool)
