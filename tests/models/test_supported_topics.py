@@ -83,15 +83,19 @@ def test_em_support_rejects_rank_one_signal_plus_noise():
     assert false / draws <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / draws)
 
 
-def test_cooccurrence_supported_topics_match_planted_ones():
-    for seed in range(3):
-        s = _planted(seed)
+def test_cooccurrence_supported_topics_match_planted_ones_over_many_runs():
+    """More topics than planted (8 for 5): the extra ones fit noise or repeat a planted one, and are not supported."""
+    false, found = 0, []
+    for seed in range(RUNS):
+        s = _planted(seed, n_docs=600)
         m = _fit(DocDPCooccurrence, s.corpus, n_topics=8, epsilon=1.0, seed=seed)
         assert m.supported_topics_.dtype == bool and m.supported_topics_.shape == (8,)
-        topic_match, planted_found = _best_match(m.components_[m.supported_topics_], s.phi)
-        assert (topic_match > 0.8).all(), (seed, topic_match)       # every supported topic is a planted one
-        assert (planted_found > 0.8).sum() >= 4, (seed, planted_found)  # and they find the planted topics
         assert not m.background_topics_.any()
+        topic_match, planted_found = _best_match(m.components_[m.supported_topics_], s.phi)
+        false += bool((topic_match < 0.8).any())            # a supported topic that is no planted one
+        found.append(int((planted_found > 0.8).sum()))
+    assert false <= ALLOWED, false
+    assert np.mean(found) >= 4, found                        # and the supported topics find the planted ones
 
 
 def test_cooccurrence_shuffled_corpus_supports_no_topic_over_many_runs():
