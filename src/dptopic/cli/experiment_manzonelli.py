@@ -183,7 +183,7 @@ def register_manzonelli(esub) -> None:
     p = esub.add_parser("lira", help="Manzonelli et al. Table 1, Figs. 2-3 (LiRA vs Huang et al.), Figs. 4-6 (FDPTM)")
     p.add_argument("--corpus", default="20newsgroups", help="'20newsgroups', 'demo' or a path (default: 20newsgroups)")
     p.add_argument("--subsample", type=positive_int, default=4000, help="random documents kept (default 4000)")
-    p.add_argument("--topics", type=positive_int, default=20, help="number of topics k (default 20)")
+    p.add_argument("--topics", type=_int_arg(1, 100_000), default=20, help="number of topics k (default 20)")
     p.add_argument("--max-vocab", type=_int_arg(2), default=1000, help="most frequent words kept (default 1000)")
     p.add_argument("--shadows", type=int, default=64, help=f"shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--trainer", choices=("sklearn", "cgs"), default="sklearn",
@@ -224,7 +224,7 @@ def register_manzonelli(esub) -> None:
                    help="trainers attacked (default: lda cdp); private ones at every --eps-grid value")
     c.add_argument("--eps-grid", type=epsilon_value, nargs="+", default=[0.5, 1.0, 2.0, 5.0],
                    help="epsilon values of the private trainers (default 0.5 1 2 5)")
-    c.add_argument("--topics", type=positive_int, default=50, help="number of topics (default 50)")
+    c.add_argument("--topics", type=_int_arg(1, 100_000), default=50, help="number of topics (default 50)")
     c.add_argument("--iterations", type=positive_int, default=100, help="training iterations (default 100)")
     c.add_argument("--shadows", type=_int_arg(1, MAX_SHADOWS), default=5,
                    help=f"shadow classifiers (default 5; at most {MAX_SHADOWS:,})")

@@ -317,6 +317,8 @@ def cmd_olp(a):
                                        prior_size=a.prior_size, prior_sizes=tuple(a.prior_sizes),
                                        batch_sizes=tuple(a.batch_sizes), seed=experiment_seed(a, console),
                                        progress=lambda f, x: console.print(f"  {f} {x} done"))
+    except DPTopicError:        # a flag's own range error, already one line naming it
+        raise
     except ValueError as e:
         raise DPTopicError(f"{e}: use fewer --batches or smaller --prior-sizes/--batch-sizes.") from None
     for k, (first, last) in s["fig8_first_last"].items():
