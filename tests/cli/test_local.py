@@ -22,3 +22,17 @@ def test_experiment_olp_passes_a_flags_range_error_through_as_it_is(tiny, tmp_pa
                                "--prior-size", "5", "--prior-sizes", "5", "--batch-sizes", "5", "--out", tmp_path / "olp"])
     assert line.startswith("error: invalid --topics 1000000000000:"), line
     assert "--batches" not in line and ".:" not in line, line
+
+
+def test_randomize_labels_its_exact_counts_of_the_documents_outside_the_guarantee(tmp_path, capsys):
+    """The note's count of documents without a word pair (or without any vocabulary word) is an exact figure of the
+    private documents: labelled as every such line is."""
+    (tmp_path / "words.txt").write_text("apple\nbanana\ncherry\n")
+    (tmp_path / "docs.txt").write_text("apple banana cherry\napple\nnothing here at all\n")
+    for unit, says in (("document", "2 of 3 documents have fewer than two vocabulary words"),
+                       ("word", "1 of 3 documents contain no word of the vocabulary")):
+        eps = ["--epsilon-doc", "4"] if unit == "document" else ["--epsilon-word", "2"]
+        assert main(["randomize", "--unit", unit, *eps, "--vocabulary", str(tmp_path / "words.txt"), "--corpus",
+                     str(tmp_path / "docs.txt"), "--out", str(tmp_path / f"{unit}.bin")]) == 0
+        note = next(ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("note:"))
+        assert says in note and "outside the guarantee" in note, note

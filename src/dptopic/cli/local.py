@@ -140,14 +140,18 @@ def _is_report_file(path) -> bool:
         return False
 
 
+# the notes' counts are exact counts of the contributor's documents, printed on their machine and never sent
+OWN_COUNTS = "exact counts of your documents: outside the guarantee; shown here, not sent"
+
+
 def print_empty_note(n_empty: int, n_docs: int) -> None:
     """Say why some reports carry nothing (they are still sent: their number must not depend on the text)."""
     if n_empty:
         import sys
 
-        print(f"note: {n_empty} of {n_docs} documents contain no word of the vocabulary; their reports carry only"
-              " noise and are sent anyway, so that the number of reports reveals nothing about the text.",
-              file=sys.stderr)
+        print(f"note: {n_empty:,} of {n_docs:,} documents contain no word of the vocabulary ({OWN_COUNTS}); their"
+              " reports carry only noise and are sent anyway, so that the number of reports reveals nothing about the"
+              " text.", file=sys.stderr)
 
 
 def print_no_pair_note(n_short: int, n_docs: int) -> None:
@@ -155,8 +159,9 @@ def print_no_pair_note(n_short: int, n_docs: int) -> None:
     if n_short:
         import sys
 
-        print(f"note: {n_short} of {n_docs} documents have fewer than two vocabulary words; they report 'no pair'"
-              " and are sent anyway, so that the number of reports reveals nothing about the text.", file=sys.stderr)
+        print(f"note: {n_short:,} of {n_docs:,} documents have fewer than two vocabulary words ({OWN_COUNTS}); they"
+              " report 'no pair' and are sent anyway, so that the number of reports reveals nothing about the text.",
+              file=sys.stderr)
 
 
 def register(sub) -> None:
