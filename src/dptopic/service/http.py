@@ -5,7 +5,13 @@ counted in ``/metrics`` as ``dptopic_errors_total{code="bad_request"}`` like the
 The request line and headers together are bounded by :data:`MAX_HEADER_BYTES`: httptools' parser has no limit of its
 own, so a client could otherwise send headers without end and the server would keep them all in memory. Past the
 limit the server answers 431 ``headers_too_large`` (JSON, connection closed, the app never called): httptools' protocol
-counts the bytes itself, h11 bounds its buffer to the same size.
+counts the bytes itself, h11 bounds its buffer to the same size. A request line that passes the limit by itself (a
+URL of 200 KB) gets 414 ``url_too_long`` instead.
+
+An answer the protocol gives on its own closes the connection gracefully: the server stops sending, reads and drops
+what the client is still sending for a short while (:data:`DRAIN_SECONDS`, at most :data:`DRAIN_BYTES`), then closes.
+Closing at once with the rest of a long request unread makes the kernel reset the connection, and a reset can discard
+the answer before the client has read it: the client saw "connection reset" instead of the JSON error.
 
 They must also arrive in time (``header_timeout``, :data:`HEADER_TIMEOUT` by default; ``dptopic serve
 --header-timeout``): uvicorn arms no timer until a first response, so a client that connects and sends nothing, or
@@ -25,10 +31,15 @@ MAX_HEADER_BYTES = 64 * 1024
 """The most bytes a request line and its headers may take (URL, names and values; separators not counted)."""
 HEADER_TIMEOUT = 30.0
 """Seconds a request's line and headers may take to arrive, from the connection or the request's first byte."""
+DRAIN_SECONDS = 2.0
+"""After a protocol-level error answer: how long what the client still sends is read and dropped before closing."""
+DRAIN_BYTES = 4 * 1024 * 1024
+"""After a protocol-level error answer: the most bytes read and dropped before closing anyway."""
 
 
 def _raw_error(status: int, code: str, msg: str, default_headers=()) -> bytes:
-    reason = {400: b"Bad Request", 408: b"Request Timeout", 431: b"Request Header Fields Too Large"}[status]
+    reason = {400: b"Bad Request", 408: b"Request Timeout", 414: b"URI Too Long",
+              431: b"Request Header Fields Too Large"}[status]
     body = _error_body(msg, code)
     content = [b"HTTP/1.1 %d %s\r\n" % (status, reason)]
     for name, value in default_headers:
@@ -57,15 +68,43 @@ class _HeaderDeadline:
         self._disarm_header_deadline()
         super().connection_lost(exc)
 
+    _draining = False
+    _drained = 0
+
     def _send_error(self, status: int, code: str, msg: str) -> None:
         """Answer with the service's JSON error and close the connection (counted in ``/metrics`` under ``code``)."""
         _count_bad_request(self.app, code)
         self.transport.write(_raw_error(status, code, msg, self.server_state.default_headers))
-        self.transport.close()
+        self._close_after_answer()
+
+    def _close_after_answer(self) -> None:
+        """Stop sending, drop what the client still sends for :data:`DRAIN_SECONDS` (at most :data:`DRAIN_BYTES`),
+        then close: the client reads the answer instead of a reset (see the module's docstring)."""
+        self._draining = True
+        self._disarm_header_deadline()
+        try:
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+        except (OSError, RuntimeError, NotImplementedError):
+            self.transport.close()
+            return
+        self.loop.call_later(DRAIN_SECONDS, self.transport.close)   # a no-op once the client has closed
+
+    def data_received(self, data: bytes) -> None:
+        if self._draining:       # answered already: the rest of the request is read and dropped
+            self._drained += len(data)
+            if self._drained > DRAIN_BYTES:
+                self.transport.close()
+            return
+        super().data_received(data)
 
     def _send_headers_too_large(self) -> None:
         self._send_error(431, "headers_too_large", f"the request line and headers take more than {MAX_HEADER_BYTES}"
                          " bytes: send shorter headers (a report goes in the body).")
+
+    def _send_url_too_long(self) -> None:
+        self._send_error(414, "url_too_long", f"the URL takes more than {MAX_HEADER_BYTES} bytes: send a shorter one"
+                         " (a report goes in the body).")
 
     def _arm_header_deadline(self, delay: float) -> None:
         if self._header_timer is None and self.header_timeout:
@@ -136,7 +175,12 @@ def _h11_protocol():
 
         def send_400_response(self, msg: str) -> None:
             if self.conn.their_state is h11.ERROR and len(self.conn.trailing_data[0]) > MAX_HEADER_BYTES:
-                self._send_headers_too_large()  # h11 gave up at its buffer limit (its own hint is 431)
+                # h11 gave up at its buffer limit (its own hint is 431): 414 when the request line alone passed it
+                line_end = bytes(self.conn.trailing_data[0][:MAX_HEADER_BYTES + 2]).find(b"\r\n")
+                if line_end < 0 or line_end > MAX_HEADER_BYTES:
+                    self._send_url_too_long()
+                else:
+                    self._send_headers_too_large()
             else:
                 self._send_error(400, "bad_request", msg)
 
@@ -149,6 +193,7 @@ def _httptools_protocol():
     class JSONErrorHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
         _header_bytes = 0
         _too_large = False
+        _url_too_long = False
 
         def send_400_response(self, msg: str) -> None:
             self._send_error(400, "bad_request", msg)
@@ -168,6 +213,8 @@ def _httptools_protocol():
         def on_url(self, url: bytes) -> None:
             if self._count(len(url)):
                 super().on_url(url)
+            else:
+                self._url_too_long = True   # the request line alone passed the limit
 
         def on_header(self, name: bytes, value: bytes) -> None:
             if self._count(len(name) + len(value)):
@@ -187,11 +234,9 @@ def _httptools_protocol():
                 super().on_message_complete()
 
         def data_received(self, data: bytes) -> None:
-            if self._too_large:          # already answered; the connection is closing
-                return
-            super().data_received(data)
-            if self._too_large and not self.transport.is_closing():
-                self._send_headers_too_large()
+            super().data_received(data)      # once answered, _HeaderDeadline drops the rest
+            if self._too_large and not self.transport.is_closing() and not self._draining:
+                self._send_url_too_long() if self._url_too_long else self._send_headers_too_large()
 
     return JSONErrorHttpToolsProtocol
 
