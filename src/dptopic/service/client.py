@@ -716,11 +716,9 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
         _refuse_above(float(total), check_max_epsilon(max_user_epsilon),
                       f"a per-user epsilon (basic composition, {rounds} round{'s' if rounds != 1 else ''})", client.server,
                       "max_user_epsilon, CLI --max-user-epsilon")
-    if local.n_tokens == 0 and rrp.exclusion != "none":
-        raise DPTopicError(f"none of your words is among the {len(vocab)} words this server's FedLDA rounds take: there"
-                           " is nothing to report.")
-    # exclusion="none": a user without any of them still takes part, with padding only, so that whether someone
-    # takes part says nothing about their text
+    # a user without any of them still takes part, with padding only, under every rule (the floor and tail rules
+    # always replace a padding entry, as the 'none' rule randomizes it): whether someone takes part, and how many
+    # entries they send, says nothing about their text
     key = _fed_state_key(rrp, codec.vocabulary_fingerprint(list(vocab.words)), len(vocab))
     saved = None
     if state is not None:
