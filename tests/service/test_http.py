@@ -3,7 +3,6 @@ limit gets 414 ``url_too_long``, headers past it 431 ``headers_too_large``, and 
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 
@@ -13,6 +12,8 @@ pytest.importorskip("sqlalchemy")
 
 from dptopic.service.http import MAX_HEADER_BYTES  # noqa: E402
 
+# _raw: a plain client that sends the whole request, then reads the answer (a reset raises ConnectionResetError)
+from test_walk48_submit import _raw as _send_all_then_read  # noqa: E402
 from test_walk48_submit import _ServedLikeServe, _cfg, _metric, make_data  # noqa: E402
 
 LONG = 200_000      # bytes: a 200 KB query string, or header
@@ -25,16 +26,6 @@ def served(tmp_path, request):
     words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
     with _ServedLikeServe(_cfg(words, f"sqlite:///{tmp_path / 'm.db'}"), request.param) as srv:
         yield srv
-
-
-def _send_all_then_read(port: int, request: bytes) -> bytes:
-    """A plain client: sends the whole request, then reads the answer (a reset raises ConnectionResetError)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=20) as s:
-        s.sendall(request)
-        got = b""
-        while chunk := s.recv(65536):
-            got += chunk
-    return got
 
 
 def _json_error(got: bytes, status: int) -> dict:
