@@ -187,17 +187,39 @@ ARGV_CASES = [
     # a flag that does nothing is refused
     pytest.param(["serve", "--vocabulary", W, "--format", "jsonl", "--database", "{out}.db"], "--format",
                  id="serve --format without --prior"),
+    # serve: a flag that has no effect in the mode chosen
+    *[pytest.param(["serve", "--vocabulary", W, *mode, flag, *value, "--database", "sqlite:///{out}.db"], flag,
+                   id=f"serve {flag} idle") for mode, flag, value in [
+        (["--epsilon-word", "2"], "--text-field", ["body"]),
+        (["--epsilon-word", "2"], "--prior-iterations", ["5"]),
+        (["--report-kind", "document"], "--iterations", ["5"]),
+        (["--report-kind", "document"], "--lam", ["0.3"]),
+        (["--report-kind", "document"], "--omega", ["0.3"]),
+        (["--report-kind", "document"], "--delta", ["1e-6"]),
+        (["--epsilon-word", "2", "--fed-epsilon", "2"], "--fed-failure-rate", ["0.2"]),
+        (["--epsilon-word", "2"], "--database-timeout", ["5"]),
+        (["--epsilon-word", "2"], "--allow-remote", []),
+    ]],
     # a state file that is not one
     pytest.param(["submit", "--server", "http://127.0.0.1:9", "--corpus", C, "--state", "prose.json"],
                  "prose.json", id="submit --state prose"),
-    pytest.param(["fed-client", "--server", "http://127.0.0.1:9", "--corpus", C, "--state", "truncated.json"],
-                 "truncated.json", id="fed-client --state truncated"),
+    *[pytest.param([command, "--server", "http://127.0.0.1:9", "--corpus", C, "--state", state, "--retries", "0"],
+                   state, id=f"{command} --state {state}")
+      for command in ("submit", "fed-client") for state in ("empty.json", "nul.json", "truncated.json", "latin1.json")],
+    pytest.param(["fed-client", "--server", "http://127.0.0.1:9", "--corpus", C, "--state", "prose.json"],
+                 "prose.json", id="fed-client --state prose"),
 ]
 
 
 @pytest.mark.parametrize("argv, names", ARGV_CASES)
 def test_a_bad_command_line_is_refused_in_one_line(setup, tmp_path, capsys, monkeypatch, argv, names):
     monkeypatch.chdir(setup)
+    import dptopic.cli.serve
+
+    def serving(*a, **k):       # a server that starts has taken a flag it should have refused
+        raise AssertionError("the server started")
+
+    monkeypatch.setattr(dptopic.cli.serve, "_serve_on", serving)
     (setup / "data.tsv").write_text("id\ttext\tlabel\n1\tapple banana cherry\ta\n2\tgrape lemon mango\tb\n")
     (setup / "data.xlsx").write_bytes(b"PK\x03\x04 not really a workbook")
     (setup / "run").mkdir(exist_ok=True)
