@@ -371,7 +371,7 @@ def test_unit_document_streams_a_shard_folder_and_takes_background_share(tmp_pat
     # the shard folder keeps its vocabulary, and the flag belongs to docdp-cooc alone
     assert main(["train", "--corpus", str(shards), "--unit", "document", "--epsilon", "1", "--topics", "3",
                  "--vocabulary", str(p), "--out", str(tmp_path / "m2"), "--quiet"]) == 2
-    assert "keeps the vocabulary" in capsys.readouterr().err
+    assert "--vocabulary has no effect on a shard folder" in capsys.readouterr().err
     assert main(["train", "--corpus", str(p), "--algorithm", "lda", "--background-share", "0.2", "--topics", "3",
                  "--out", str(tmp_path / "m3"), "--quiet"]) == 2
     assert "--background-share has no effect" in capsys.readouterr().err

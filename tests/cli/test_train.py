@@ -223,3 +223,14 @@ def test_a_text_file_read_by_its_extension_is_said_before_training(tmp_path, cap
                         "--seed", "0", "--quiet", "--out", tmp_path / "m")
     assert rc == 0
     assert "note: read '" in err and "as text, one document per line (--format auto, by its extension '.txt'" in err
+
+
+def test_a_folder_of_texts_read_by_auto_is_said_as_such(tmp_path, capsys):
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for i, t in enumerate(_texts(10)):
+        (folder / f"{i}.txt").write_text(t)
+    rc, out, err = _run(capsys, "train", "--corpus", folder, "--topics", "2", "--iterations", "2", "--seed", "0",
+                        "--quiet", "--out", tmp_path / "m")
+    assert rc == 0
+    assert "as a folder of .txt files, one document per file (--format auto, it is a folder;" in err

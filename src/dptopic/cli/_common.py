@@ -355,7 +355,8 @@ def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
         return None
     p = Path(spec)
     chosen = auto_format(p)
-    by = "by its name" if chosen in ("dir", "uci") else f"by its extension {_suffix(p)!r}"
+    by = ("it is a folder" if chosen == "dir" else "by its name, docword.*" if chosen == "uci" else
+          f"by its extension {_suffix(p)!r}")
     if chosen == "csv" and is_tab_separated(p):
         from ..corpus.corpus import tab_header_rows
 
