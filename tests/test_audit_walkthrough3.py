@@ -177,7 +177,7 @@ def test_shadow_warnings_stay_quiet_in_threads():
 
 # ----------------------------------------------------------------- 11: one rounding; owner-only plots
 def test_the_claim_is_rounded_once_and_up():
-    from dptopic.reporting.card import epsilon_text
+    from dptopic.accounting.card import epsilon_text
 
     for eps in (1.9975, 0.99995, 1.979):
         _, note = lira.verdict({"epsilon": eps, "unit": "document", "private": True}, 0.1)

@@ -9,7 +9,7 @@ from dptopic.accounting.events import ApproxDPEvent
 from dptopic.accounting.set_union import DOCUMENT_RELATION, fdptm_report
 from dptopic.corpus import lda_corpus
 from dptopic.models import DPSVI, HDPLDA
-from dptopic.reporting.card import privacy_card
+from dptopic.accounting.card import privacy_card
 
 
 @pytest.fixture(scope="module")

@@ -238,7 +238,7 @@ def test_presence_and_count_statistic_by_hand():
 
 @pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
 def test_streaming_from_shards_and_threads_give_the_same_model(tmp_path):
-    from dptopic.backends.shards import write_shards
+    from dptopic.corpus.shards import write_shards
     s = _planted()
     write_shards(s.corpus, tmp_path / "shards", 4)
     a = DocDPCooccurrence(n_topics=3, epsilon=50.0, n_words=20, seed=0).fit(s.corpus)

@@ -423,7 +423,7 @@ def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tm
 
     from dptopic import load
     from dptopic.cli.main import main
-    from dptopic.reporting.card import privacy_card
+    from dptopic.accounting.card import privacy_card
 
     c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
     path = c.save(tmp_path / "c.npz")

@@ -50,7 +50,7 @@ def test_a_run_with_headroom_goes_on_and_reports_the_replay(tiny, backend):
     with pytest.warns(UserWarning, match="1 sweep") as rec:
         m.fit(tiny.corpus)
     assert backend["b"].calls == 6 and m.n_replayed_ == 1
-    from dptopic.reporting.card import epsilon_text
+    from dptopic.accounting.card import epsilon_text
 
     shown = epsilon_text(m.privacy_["epsilon"])
     assert any(f"({shown}) includes them" in str(w.message) for w in rec)

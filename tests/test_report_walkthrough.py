@@ -169,7 +169,7 @@ def test_an_epsilon_shown_is_never_rounded_down():
     html = render_report(title="t", trainer="DPSVI", card=card, topics=[[("tax", 0.5)]])
     assert "0.9999" not in html.split('<h2 id="card-json">')[0]      # the card's JSON keeps the exact figure
     assert "ε = 1, δ = 1e-05 per document" in html
-    from dptopic.reporting.card import epsilon_text
+    from dptopic.accounting.card import epsilon_text
 
     assert (epsilon_text(0.99994), epsilon_text(599.9), epsilon_text(17.38721), epsilon_text(2560.0)) == \
         ("1", "599.9", "17.39", "2560")

@@ -300,7 +300,7 @@ def test_a_shard_set_killed_among_its_renames_is_never_a_mix_of_two_runs(tmp_pat
     import sys
     from pathlib import Path
 
-    from dptopic.backends.shards import ShardSet, folder_shards
+    from dptopic.corpus.shards import ShardSet, folder_shards
 
     src = str(Path(__file__).resolve().parents[1] / "src")
     env = dict(os.environ, PYTHONPATH=src + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -324,8 +324,8 @@ def test_a_shard_set_killed_among_its_renames_is_never_a_mix_of_two_runs(tmp_pat
 
 
 def test_a_shard_run_killed_before_its_set_is_complete_leaves_the_old_set(tmp_path, monkeypatch):
-    from dptopic.backends import shards as shards_module
-    from dptopic.backends.shards import ShardSet, folder_shards, write_shards
+    from dptopic.corpus import shards as shards_module
+    from dptopic.corpus.shards import ShardSet, folder_shards, write_shards
 
     c = Corpus.from_tokens([["a", "b", "c"], ["b", "c"], ["c", "d"], ["a", "d"]] * 5)
     write_shards(c, tmp_path / "sh", 3)
@@ -599,7 +599,7 @@ def test_the_report_puts_a_small_audits_warning_beside_its_bound():
 
 def test_a_model_trained_from_shards_records_how_its_text_was_read_and_its_words_chosen(tmp_path):
     import dptopic
-    from dptopic.backends.shards import write_shards
+    from dptopic.corpus.shards import write_shards
 
     texts = [f"apple banana cherry grape {w}" for w in ("melon", "lemon", "peach", "plum")] * 10
     c = Corpus.from_texts(texts, max_vocab=6)
@@ -667,7 +667,7 @@ def test_a_stale_commit_record_never_renames_another_runs_staged_shards(tmp_path
     folder), never moved in as if they were the committed set's."""
     import json
 
-    from dptopic.backends import shards as sh
+    from dptopic.corpus import shards as sh
 
     c = Corpus.from_tokens([["a", "b", "c"], ["b", "c"], ["c", "d"], ["a", "d"]] * 5)
     sh.write_shards(c, tmp_path / "s", 2)

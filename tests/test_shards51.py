@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from dptopic.backends import shards as shards_module
-from dptopic.backends.shards import ShardSet, folder_shards, write_shards
+from dptopic.corpus import shards as shards_module
+from dptopic.corpus.shards import ShardSet, folder_shards, write_shards
 from dptopic.corpus import Corpus
 
 

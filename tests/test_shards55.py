@@ -11,7 +11,7 @@ import pytest
 
 from dptopic import LDA, DocDPEM
 from dptopic.backends import training_source
-from dptopic.backends.shards import ShardSet, write_shards
+from dptopic.corpus.shards import ShardSet, write_shards
 from dptopic.corpus import Corpus
 from dptopic.errors import DPTopicError
 

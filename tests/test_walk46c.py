@@ -331,7 +331,7 @@ def test_a_model_out_that_holds_another_commands_results_does_not_say_dptopic_di
 
 def test_a_private_vocabularys_card_labels_the_added_figures_as_theorem_4_1_and_names_the_every_event_pld():
     # walk C, finding 9: "tight PLD" labelled eps_V + the trainer's PLD (1.5), above the claimed every-event PLD
-    from dptopic.reporting.card import _figures
+    from dptopic.accounting.card import _figures
 
     rep = {"vocabulary_selection": {"epsilon": 0.5}, "topic_model": {"delta": 1e-5}, "delta": 1.1e-5,
            "epsilon_pld": 1.5, "epsilon_pld_tight": 1.469, "epsilon_rdp": 1.6, "epsilon_basic": 1.5}

@@ -59,7 +59,7 @@ def test_a_replay_is_warned_with_its_count_and_the_epsilon_includes_it(tiny, los
         m.fit(tiny.corpus)
     assert m.n_replayed_ == 2 and m.privacy_["replayed_iterations"] == 2
     text = " ".join(str(w.message) for w in rec)
-    from dptopic.reporting.card import epsilon_text
+    from dptopic.accounting.card import epsilon_text
 
     assert f"({epsilon_text(m.privacy_['epsilon'])}) includes them" in text
     # a run with no loss does not warn

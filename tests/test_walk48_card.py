@@ -8,7 +8,7 @@ import pytest
 from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 from dptopic.local.document import document_privacy_report
 from dptopic.reporting import privacy_card, render_report
-from dptopic.reporting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
+from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
 
 
 @pytest.fixture(scope="module")

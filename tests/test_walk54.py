@@ -48,7 +48,7 @@ def test_examples_in_vocabulary_messages_are_cut_short():
 
 
 def test_a_shard_folder_given_where_one_corpus_is_read_says_only_training_reads_it(tmp_path):
-    from dptopic.backends.shards import write_shards
+    from dptopic.corpus.shards import write_shards
     from dptopic.corpus import Corpus
     from dptopic.corpus.synthetic import lda_corpus
 

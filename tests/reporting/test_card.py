@@ -4,7 +4,8 @@ import hashlib
 import math
 
 from dptopic.reporting import privacy_card
-from dptopic.reporting.card import WORD_LIST_HASH, vocabulary_text, word_list_record
+from dptopic.accounting.card import vocabulary_text
+from dptopic.corpus.wordlist import WORD_LIST_HASH, word_list_record
 
 DOCUMENT_REPORT = {"private": True, "unit": "document", "delta": 1e-5, "epsilon_pld": 4.0, "epsilon": 4.0,
                    "epsilon_method": "PLD", "neighbouring_relation": "document-level add/remove",

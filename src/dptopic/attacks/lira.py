@@ -30,6 +30,7 @@ from scipy.stats import norm
 from .._progress import progress_bar
 from .._shared_filters import SharedFilters
 from .._validation import resolve_n_jobs
+from ..accounting.card import claimed, epsilon_text, finite_or_none, privacy_card
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels.em import document_statistic
@@ -613,16 +614,7 @@ def _guarantee(privacy: dict | None) -> str:
     """``full``, ``partial`` or ``none``, as the privacy card states it (a vocabulary read from the data is partial)."""
     if not isinstance(privacy, dict):
         return "none"
-    from ..reporting.card import privacy_card
-
     return privacy_card(privacy, check=False)["guarantee"]
-
-
-def _finite_or_none(x):
-    """``x`` as a finite float, else None (as the privacy card reads its figures)."""
-    from ..reporting.card import _finite
-
-    return _finite(x)
 
 
 def claim_delta(privacy: dict | None) -> float:
@@ -630,14 +622,12 @@ def claim_delta(privacy: dict | None) -> float:
     pure claim); for a report that claims nothing, the delta it states if any, else 0 (a pure-epsilon bound)."""
     if not isinstance(privacy, dict) or not privacy.get("private"):
         return 0.0
-    from ..reporting.card import claimed
-
     eps, delta, which = claimed(privacy)
     if eps is None:
         delta = privacy.get("delta")
     if eps is not None and "pure" in str(which):
         return 0.0
-    d = _finite_or_none(delta)
+    d = finite_or_none(delta)
     return d if d is not None and 0 <= d < 1 else 0.0
 
 
@@ -649,19 +639,17 @@ def _composes_more(privacy: dict) -> bool:
 
 def claimed_epsilon(privacy: dict | None) -> dict:
     """The model's own claim, in the fields a reader compares with the empirical bound: ``epsilon`` is the
-    report's guarantee (:func:`dptopic.reporting.card.claimed`), None when nothing is claimed."""
+    report's guarantee (:func:`dptopic.accounting.card.claimed`), None when nothing is claimed."""
     if not privacy:
         return {"private": False, "guarantee": "none", "epsilon": None,
                 "note": "the trainer reports no privacy guarantee"}
     if not privacy.get("private"):
         return {"private": False, "guarantee": "none", "epsilon": None, "unit": privacy.get("unit"),
                 "reason": privacy.get("reason", "no differential privacy guarantee is claimed")}
-    from ..reporting.card import claimed
-
     eps, delta, which = claimed(privacy)
     unit = privacy.get("unit")
     out = {"private": True, "guarantee": _guarantee(privacy) if eps is not None else "none",
-           "epsilon": _finite_or_none(eps), "delta": _finite_or_none(delta) if eps is not None else None,
+           "epsilon": finite_or_none(eps), "delta": finite_or_none(delta) if eps is not None else None,
            "epsilon_is": which, "unit": unit, "neighbouring_relation": privacy.get("neighbouring_relation"),
            "theorem": privacy.get("theorem")}
     notes = []
@@ -692,8 +680,6 @@ def claimed_epsilon(privacy: dict | None) -> dict:
 
 def claim_text(eps) -> str:
     """A claimed epsilon for display, rounded up (never shown smaller than it is), as every claim is printed."""
-    from ..reporting.card import epsilon_text
-
     return epsilon_text(eps)
 
 
@@ -701,7 +687,7 @@ def bound_text(bound) -> str:
     """An empirical lower bound for display, rounded down at 3 significant digits (never shown larger than it is)."""
     from ..accounting.verify import rounded_up
 
-    b = _finite_or_none(bound)
+    b = finite_or_none(bound)
     return "inf" if b is None and bound is not None and float(bound) > 0 else f"{rounded_up(b or 0.0, 3, down=True):.3g}"
 
 

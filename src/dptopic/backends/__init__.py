@@ -3,7 +3,7 @@
 The trainers call only the :class:`Backend` interface (see ``docs/scaling.md``).
 """
 from .base import Backend
-from .shards import ShardSet, training_source, write_shards
+from ..corpus.shards import ShardSet, training_source, write_shards
 from .threads import ThreadBackend
 
 BACKENDS = ("threads", "dask")

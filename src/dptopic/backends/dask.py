@@ -36,7 +36,7 @@ from ..errors import DPTopicError
 from ..kernels import SweepArrays, count_assignments, kernel_state, make_shards
 from ..kernels.engine import _run_kernel
 from .base import Backend
-from .shards import ShardSet
+from ..corpus.shards import ShardSet
 
 #: attempts to place (or re-place) a shard before giving up on the cluster
 _ATTEMPTS = 5

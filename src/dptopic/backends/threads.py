@@ -5,7 +5,7 @@ import numpy as np
 
 from ..kernels import ShardedSweeper, SweepArrays, count_assignments, kernel_state
 from .base import Backend
-from .shards import ShardSet
+from ..corpus.shards import ShardSet
 
 
 class ThreadBackend(Backend):

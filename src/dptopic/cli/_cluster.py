@@ -185,7 +185,7 @@ def shard_dir(spec):
     """``spec`` if it names a directory of corpus shards (``corpus prepare --shards``), else None."""
     from pathlib import Path
 
-    from ..backends.shards import folder_shards
+    from ..corpus.shards import folder_shards
 
     if spec is None:
         return None

@@ -630,7 +630,7 @@ def print_privacy(report: dict, console=None):
                                         " below are what the events give, not a guarantee")
     else:
         eps = _report_number(report, "epsilon")
-        from ..reporting.card import PURE_METHOD
+        from ..accounting.card import PURE_METHOD
 
         method = str(headline.get("epsilon_is") or report.get("epsilon_method", "as reported"))
         if headline.get("delta") == 0.0:    # the card's rule: a pure headline holds with delta = 0, and says so
@@ -685,7 +685,7 @@ def print_privacy(report: dict, console=None):
 def _g(x) -> str:
     """An epsilon of a report for display: a number rounded UP at 4 significant digits (never shown below the one
     computed, as the privacy card does), anything else (an edited model.json) as it is."""
-    from ..reporting.card import epsilon_text
+    from ..accounting.card import epsilon_text
 
     if isinstance(x, bool) or not isinstance(x, (int, float, str)):
         return str(x)

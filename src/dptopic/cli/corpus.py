@@ -150,7 +150,7 @@ def _shard_summary(a):
     Shards are summarised as prepared: options that would read text or cut the vocabulary are refused."""
     from pathlib import Path
 
-    from ..backends.shards import ShardSet, folder_shards
+    from ..corpus.shards import ShardSet, folder_shards
     from ..corpus import Corpus
 
     p = Path(a.corpus) if isinstance(a.corpus, str) else None
@@ -184,7 +184,7 @@ def _report_file_summary(path) -> dict | None:
         head = fh.read(len(WORD_MAGIC))
     if head not in (WORD_MAGIC, DOCUMENT_MAGIC):
         return None
-    from ..reporting.card import epsilon_text
+    from ..accounting.card import epsilon_text
 
     if head == WORD_MAGIC:
         from ..local import ReportSet

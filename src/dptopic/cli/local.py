@@ -15,7 +15,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 def _eps(x) -> str:
     """An epsilon as printed: rounded up at 4 significant digits, never below the figure spent."""
-    from ..reporting.card import epsilon_text
+    from ..accounting.card import epsilon_text
 
     return epsilon_text(x)
 
@@ -279,7 +279,7 @@ def train_local(a, console) -> None:
     print_topics(model, 10, console=console)
     print_privacy(model.privacy_, console)
     p = model.privacy_
-    from ..reporting.card import epsilon_text
+    from ..accounting.card import epsilon_text
 
     console.print(f"eps_word = {epsilon_text(p['epsilon_word'])} ({p['epsilon_word_relation']});"
                   f" eps_doc = {epsilon_text(p['epsilon_doc'])}"

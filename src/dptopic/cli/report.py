@@ -92,7 +92,7 @@ def _check_audit_matches(audit: dict, model, audit_spec: str, model_spec: str) -
     for key in ("private", "epsilon", "delta", "unit"):
         if not same(mine.get(key), theirs.get(key)):
             def show(c):
-                from ..reporting.card import epsilon_text
+                from ..accounting.card import epsilon_text
 
                 return (f"epsilon {epsilon_text(c.get('epsilon'))} per {c.get('unit')}" if c.get("private") and
                         isinstance(c.get("epsilon"), (int, float)) else "no guarantee")

@@ -235,7 +235,7 @@ def export_privacy(model) -> tuple[dict, str]:
     """What an export says of its model's guarantee, from the model's privacy card: the headline (guarantee, epsilon,
     delta, unit) first and then the rest of the card, as a dict the file carries, so that it says what it is when
     passed on alone, and one sentence on what of the file that guarantee covers."""
-    from ..reporting.card import epsilon_text, privacy_card
+    from ..accounting.card import epsilon_text, privacy_card
 
     card = privacy_card(getattr(model, "privacy_", None) or {}, type(model).__name__, check=False)
     head = {k: card.get(k) for k in ("guarantee", "epsilon", "delta", "privacy_unit", "epsilon_is", "dp_flavour")}

@@ -73,7 +73,7 @@ def print_svi_privacy(rep: dict, console) -> None:
                   f" {p['steps']} steps, L2 sensitivity {p['l2_sensitivity']:g}")
     if "epsilon_moments_accountant" not in rep:
         return
-    from ..reporting.card import epsilon_text
+    from ..accounting.card import epsilon_text
 
     ma = rep.get("epsilon_moments_accountant_paper")
     sc = rep.get("epsilon_strong_composition")

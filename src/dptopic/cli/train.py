@@ -715,7 +715,7 @@ def _train(a, console):
         corpus, vocab, event = _training_corpus(a, console)
         if a.unit is not None:
             _warn_if_too_small(a, corpus, console, model)
-        from ..reporting.card import record_word_list   # which --vocabulary list: its name, size and sha256
+        from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
 
         return train_svi(model, corpus, vocab, a, console, after_fit=lambda m: (
             _compose_private_vocabulary(m, event, console), record_word_list(m, a.vocabulary, vocab)))
@@ -747,7 +747,7 @@ def _train(a, console):
                 model = apply_user_budget(model, a, len(vocab) if vocab is not None else corpus.vocab_size)
             _train_eval_report(model, corpus, a, console, vocab)
             _compose_private_vocabulary(model, event, console)
-            from ..reporting.card import record_word_list   # which --vocabulary list: its name, size and sha256
+            from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
 
             record_word_list(model, a.vocabulary, vocab)
     print_topics(model, 10, console=console)
@@ -816,7 +816,7 @@ def cmd_demo(a):
 def _word_level_guarantee(rep: dict, document) -> str:
     """The word-level model's guarantee in one sentence, with its per-paragraph figure (group privacy: the card's
     examples, no statistic of the paragraphs) and, after the document-level part, how the two compare."""
-    from ..reporting.card import epsilon_text
+    from ..accounting.card import epsilon_text
 
     per = rep.get("per_document") if isinstance(rep.get("per_document"), dict) else {}
     ex = per.get("examples") if isinstance(per.get("examples"), dict) else {}
@@ -842,7 +842,7 @@ def _demo_document_level(a, console):
     the model was saved to and the model."""
     from ..models import LDA, for_unit
     from ..models.fdptm import restrict_to_private_vocabulary
-    from ..reporting.card import epsilon_text
+    from ..accounting.card import epsilon_text
     from ._common import NO_VOCAB_CAP
 
     b = DEMO_DOCUMENT_BUDGET
@@ -1012,7 +1012,7 @@ def learned_words(model) -> dict:
 def privacy_card_line(model, path) -> str:
     """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full)."""
     from ..reporting import privacy_card
-    from ..reporting.card import epsilon_text
+    from ..accounting.card import epsilon_text
 
     rep = getattr(model, "privacy_", None) or {}
     card = privacy_card(rep, type(model).__name__, check=False)

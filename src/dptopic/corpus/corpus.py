@@ -956,7 +956,7 @@ class Corpus:
                                    " reads a shard folder whole ('dptopic train --corpus FOLDER', fit(FOLDER)); here"
                                    " give one corpus file: one of its shard-*.npz files, or a corpus prepared without"
                                    " --shards.")
-            from ..backends.shards import check_unfinished_shard_folder     # a killed 'corpus prepare --shards'
+            from .shards import check_unfinished_shard_folder     # a killed 'corpus prepare --shards'
 
             check_unfinished_shard_folder(path)
             raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")

@@ -81,3 +81,30 @@ def parse_spec(spec: str) -> tuple[str, int] | None:
             raise DPTopicError(f"invalid vocabulary {spec!r}: SIZE must be a whole number, e.g. wordfreq:en:50000.") \
                 from None
     return parts[0], size
+
+
+WORD_LIST_HASH = "sha256 of its words, one per line in its order, UTF-8, each line ending in a newline"
+"""What :func:`word_list_record`'s ``sha256`` is the hash of: a clean word-list file (``sha256sum FILE``) gives it."""
+
+
+def word_list_record(spec, words) -> dict:
+    """What a privacy report records of the public word list a model was trained on (``train --vocabulary``): its
+    name (a file by its name only, its folders kept private, as the stop-word files are; a general list by its spec,
+    e.g. ``wordfreq:en:50000``), its number of words and the sha256 of the words (:data:`WORD_LIST_HASH`), so that a
+    reviewer can tell which list it was."""
+    import hashlib
+    from pathlib import PurePath
+
+    words = [str(w) for w in words]
+    spec = str(spec)
+    name = spec if spec.startswith(SPEC_PREFIX) else (PurePath(spec).name or spec)
+    digest = hashlib.sha256("".join(w + "\n" for w in words).encode("utf-8")).hexdigest()
+    return {"name": name, "n_words": len(words), "sha256": digest, "sha256_of": WORD_LIST_HASH}
+
+
+def record_word_list(model, spec, words) -> None:
+    """Record in ``model.privacy_`` which public word list it was trained on (:func:`word_list_record`); nothing
+    when none was given (``spec`` None)."""
+    if spec is None or not isinstance(getattr(model, "privacy_", None), dict):
+        return
+    model.privacy_["vocabulary_list"] = word_list_record(spec, getattr(words, "words", words))

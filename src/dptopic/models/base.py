@@ -108,7 +108,7 @@ def refuse_corpus_file(X, who: str, training: bool) -> None:
         return
     if kind is None:
         return
-    from ..backends.shards import SHARD_PATTERN
+    from ..corpus.shards import SHARD_PATTERN
 
     name, path = p.name.lower().removesuffix(".gz"), str(p)
     ext = Path(name).suffix
@@ -631,7 +631,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         if names is not None:   # fitted on a DataFrame: a loaded model checks columns at transform as this one does
             meta["feature_names_in"] = ([str(n) for n in names] if [str(n) for n in names] != list(self.vocabulary_.words)
                                         else True)
-        from ..reporting import privacy_card
+        from ..accounting.card import privacy_card
 
         meta["privacy_card"] = privacy_card(self.privacy_, type(self).__name__)  # one schema for every trainer
         if private and keep_metrics and metrics:
@@ -853,7 +853,7 @@ class GibbsTopicModel(TopicModel):
             if self.n_replayed_ and getattr(self, "ledger_", None) is not None:
                 import warnings
 
-                from ..reporting.card import epsilon_text
+                from ..accounting.card import epsilon_text
 
                 eps = self.privacy_.get("epsilon")     # rounded up, as the privacy card shows it
                 eps = f" ({epsilon_text(eps)})" if isinstance(eps, (int, float)) and np.isfinite(eps) else ""

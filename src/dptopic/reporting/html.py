@@ -9,7 +9,7 @@ import math
 import unicodedata
 from html import escape
 
-from .card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text, vocabulary_text
+from ..accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text, vocabulary_text
 
 _CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1d232a;background:#f6f7f9}
@@ -64,7 +64,7 @@ def _fmt(x, digits=4) -> str:
 
 def _fmt_eps(x, digits=4) -> str:
     """An epsilon: rounded up at ``digits`` significant digits, never down
-    (:func:`~dptopic.reporting.card.epsilon_text`)."""
+    (:func:`~dptopic.accounting.card.epsilon_text`)."""
     if x is None:
         return "—"
     text = epsilon_text(x, digits)
@@ -163,7 +163,7 @@ def _ledger_check(check) -> str:
 
 def _weak(card: dict) -> bool:
     """Whether the card's headline lies outside the range it calls meaningful: epsilon above
-    :data:`~dptopic.reporting.card.STRONG_EPSILON_LIMIT` or delta above :data:`~dptopic.reporting.card.LARGE_DELTA`,
+    :data:`~dptopic.accounting.card.STRONG_EPSILON_LIMIT` or delta above :data:`~dptopic.accounting.card.LARGE_DELTA`,
     the card's own rule for its strength note."""
     try:
         eps, delta = float(card.get("epsilon")), float(card.get("delta") or 0.0)

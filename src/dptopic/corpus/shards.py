@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..corpus import Corpus, Vocabulary, as_corpus
+from .corpus import Corpus, as_corpus
+from .vocabulary import Vocabulary
 from ..errors import DPTopicError
 from ..kernels import make_shards
 from .._io import load_json

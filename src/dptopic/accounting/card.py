@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
+from .ledger import NO_GUARANTEE, claims_no_guarantee
 
 CARD_SCHEMA = "dptopic-privacy-card/1"
 STRONG_EPSILON_LIMIT = 16.0
@@ -79,16 +79,16 @@ def _trust_model(trainer: str, report: dict) -> str:
 def ceil_epsilon(x, digits: int = 4):
     """``x`` rounded up at ``digits`` significant digits, so that an epsilon shown is never below the one computed
     (0.99994 reads 1, not 0.9999); None for anything but a finite number."""
-    from ..accounting.verify import rounded_up
+    from .verify import rounded_up
 
-    x = _finite(x)
+    x = finite_or_none(x)
     return None if x is None else rounded_up(x, digits)
 
 
 def epsilon_text(x, digits: int = 4) -> str:
     """An epsilon for display: rounded up at ``digits`` significant digits (:func:`ceil_epsilon`); infinity as
     "inf"; "—" for anything else."""
-    f = _finite(x)
+    f = finite_or_none(x)
     if f is None:
         try:
             return "inf" if float(x) == math.inf else "—"
@@ -97,7 +97,8 @@ def epsilon_text(x, digits: int = 4) -> str:
     return f"{ceil_epsilon(f, digits):.{digits}g}"
 
 
-def _finite(x):
+def finite_or_none(x):
+    """``x`` as a finite float, else None (how the card reads every figure of a report)."""
     try:
         x = float(x)
     except (TypeError, ValueError, OverflowError):
@@ -113,10 +114,10 @@ def claimed(report: dict) -> tuple[float | None, float | None, str]:
     delta = report.get("delta")
     if claims_no_guarantee(report):
         return None, None, str(report["epsilon_method"])    # the report says why no guarantee follows
-    if _finite(report.get("epsilon")) is not None:
+    if finite_or_none(report.get("epsilon")) is not None:
         return float(report["epsilon"]), delta, str(report.get("epsilon_method", "as reported"))
     for key, name in (("epsilon_pld", "PLD"), ("epsilon_rdp", "RDP"), ("epsilon_basic", "basic composition")):
-        if _finite(report.get(key)) is not None:
+        if finite_or_none(report.get(key)) is not None:
             d = report.get("delta_basic", delta) if key == "epsilon_basic" else delta
             return float(report[key]), d, name
     return None, delta, "none"
@@ -136,7 +137,7 @@ PURE_NOTE_TOLERANCE = 0.01   # basic composition's pure epsilon this close to th
 
 
 def _flavour(delta) -> str:
-    d = _finite(delta)
+    d = finite_or_none(delta)
     return "pure epsilon-DP" if d in (None, 0.0) else "approximate (epsilon, delta)-DP"
 
 
@@ -214,7 +215,7 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         "privacy_unit": report.get("unit") if private or events_only else None,
         "neighbouring_relation": _relation(report) if private or events_only else None,
         "epsilon": eps,
-        "delta": _finite(delta) if private else None,
+        "delta": finite_or_none(delta) if private else None,
         "epsilon_is": _epsilon_is(which) if private else which,
         "dp_flavour": _flavour(delta) if private else "none",
         "trust_model": _trust_model(trainer, report),
@@ -284,7 +285,7 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
             "rule": "group privacy: a document of L words is protected with L x epsilon",
             "examples": {str(L): eps * L for L in (10, 100, 1000)}}
     if check and report.get("private") is True:
-        from ..accounting.verify import verify_report
+        from .verify import verify_report
 
         outcome = verify_report(report)     # the figures recomputed from the events the report lists
         card["ledger_check"] = {"status": outcome.status, "detail": outcome.detail}
@@ -310,35 +311,6 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         card["noise_reproducible"] = True
         card["seed_warning"] = str(report.get("warning") or SEED_WARNING)
     return card
-
-
-WORD_LIST_HASH = "sha256 of its words, one per line in its order, UTF-8, each line ending in a newline"
-"""What :func:`word_list_record`'s ``sha256`` is the hash of: a clean word-list file (``sha256sum FILE``) gives it."""
-
-
-def word_list_record(spec, words) -> dict:
-    """What a privacy report records of the public word list a model was trained on (``train --vocabulary``): its
-    name (a file by its name only, its folders kept private, as the stop-word files are; a general list by its spec,
-    e.g. ``wordfreq:en:50000``), its number of words and the sha256 of the words (:data:`WORD_LIST_HASH`), so that a
-    reviewer can tell which list it was."""
-    import hashlib
-    from pathlib import PurePath
-
-    from ..corpus.wordlist import SPEC_PREFIX
-
-    words = [str(w) for w in words]
-    spec = str(spec)
-    name = spec if spec.startswith(SPEC_PREFIX) else (PurePath(spec).name or spec)
-    digest = hashlib.sha256("".join(w + "\n" for w in words).encode("utf-8")).hexdigest()
-    return {"name": name, "n_words": len(words), "sha256": digest, "sha256_of": WORD_LIST_HASH}
-
-
-def record_word_list(model, spec, words) -> None:
-    """Record in ``model.privacy_`` which public word list it was trained on (:func:`word_list_record`); nothing
-    when none was given (``spec`` None)."""
-    if spec is None or not isinstance(getattr(model, "privacy_", None), dict):
-        return
-    model.privacy_["vocabulary_list"] = word_list_record(spec, getattr(words, "words", words))
 
 
 def vocabulary_text(card: dict) -> str | None:
@@ -406,11 +378,11 @@ def fed_composition(report: dict) -> str | None:
     (once for the 'none' rule, whose reports are reused in every round; again every round for floor and tail), the
     words in each report and the words the reports range over; None for another trainer's report."""
     params = report.get("parameters") if isinstance(report.get("parameters"), dict) else {}
-    e = _finite(report.get("epsilon_per_entry"))
+    e = finite_or_none(report.get("epsilon_per_entry"))
     m, rounds = params.get("entries_per_round"), params.get("rounds")
     if e is None or not isinstance(m, int) or not isinstance(rounds, int):
         return None
-    from ..accounting.ledger import claims_no_guarantee
+    from .ledger import claims_no_guarantee
 
     rule = params.get("exclusion")
     if rule == "none":
@@ -455,7 +427,7 @@ def _figures(report: dict) -> dict:
             else:
                 what = ("the poster's budget per reported entry (one word), not per user: the headline composes a"
                         " user's entries")
-        delta = {"report": _finite(report.get("delta")), "basic": _finite(report.get("delta_basic")) or 0.0,
+        delta = {"report": finite_or_none(report.get("delta")), "basic": finite_or_none(report.get("delta_basic")) or 0.0,
                  "pure": 0.0}.get(at)
         if composed and key in _ADDED_FIGURES:      # Theorem 4.1's addition, not a composition of the events
             what = _ADDED_FIGURES[key]
@@ -463,9 +435,9 @@ def _figures(report: dict) -> dict:
             # a trainer's own figure kept by the composition (accounting.set_union.fdptm_report): the topic model
             # alone, at its own delta, without the vocabulary selection's epsilon_V
             what += "; the topic model ALONE, without the private vocabulary's epsilon_V"
-            delta = _finite(topic.get("delta")) if at == "report" else delta
-        figures[key] = {"epsilon": _finite(report[key]), "delta": delta, "what": what}
-    word, word_m = _finite(report.get("epsilon_word")), _finite(report.get("epsilon_word_contributor"))
+            delta = finite_or_none(topic.get("delta")) if at == "report" else delta
+        figures[key] = {"epsilon": finite_or_none(report[key]), "delta": delta, "what": what}
+    word, word_m = finite_or_none(report.get("epsilon_word")), finite_or_none(report.get("epsilon_word_contributor"))
     if word_m is not None and word_m != word:    # local DP: the word-level figure of all of a contributor's reports
         figures["epsilon_word_contributor"] = {
             "epsilon": word_m, "delta": 0.0,
@@ -476,7 +448,7 @@ def _figures(report: dict) -> dict:
                                    "what": "per report and vocabulary word (randomized response on one presence bit"
                                            " of one report): "
                                            + str(report.get("epsilon_word_relation") or "word-level local DP")}
-    doc = _finite(report.get("epsilon_doc"))
+    doc = finite_or_none(report.get("epsilon_doc"))
     if doc is not None and report.get("model") == "local":  # local DP: one report of one document (pure)
         how = report.get("mechanism") or ("randomized response on all its V presence bits: V x epsilon_word"
                                           if word is not None else None)
@@ -489,7 +461,7 @@ def _figures(report: dict) -> dict:
     if isinstance(part, dict):      # CDP-LDA(+): the corrected figure for the count releases alone
         pure = "pure" in str(part.get("epsilon_method", ""))
         figures["count_release_epsilon"] = {
-            "epsilon": _finite(part.get("epsilon")), "delta": 0.0 if pure else _finite(part.get("delta")),
+            "epsilon": finite_or_none(part.get("epsilon")), "delta": 0.0 if pure else finite_or_none(part.get("delta")),
             "what": str(part.get("label") or "partial figure: the count releases only, NOT the model")
                     + f" ({part.get('epsilon_method', 'as reported')}, L1 sensitivity corrected)"}
     return figures
