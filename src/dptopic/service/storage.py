@@ -241,6 +241,10 @@ FED_FLAG_SETTINGS = ("fed_epsilon", "fed_topics", "fed_failure_rate", "fed_pad_l
                      "fed_report_words")
 
 
+#: settings stored with the others that bind no round (see :func:`_check_fed`)
+UNBOUND_FED_SETTINGS = ("fed_failure_rate",)
+
+
 def _settings_list(values: dict, keys) -> str:
     return ", ".join(f"{k}={values[k]!r}" for k in keys)
 
@@ -265,7 +269,10 @@ def _check_fed(stored: dict, expected: dict, rounds_exist) -> None:
                            " fed_epsilon): FedLDA is off now, while the database's open round and the epsilon its"
                            " users spent are bound to those settings; start it with the same FedLDA flags, or use a"
                            " new --database.")
-    differ = sorted((k for k, v in expected.items() if k.startswith(FED_PREFIX) and k in stored and stored[k] != v),
+    # fed_failure_rate binds nothing: the server's rounds use the 'none' rule, which has no failure rate (serve
+    # refuses --fed-failure-rate), so a database first started with another value still starts
+    differ = sorted((k for k, v in expected.items() if k.startswith(FED_PREFIX) and k in stored and stored[k] != v
+                     and k not in UNBOUND_FED_SETTINGS),
                     key=lambda k: FED_FLAG_SETTINGS.index(k) if k in FED_FLAG_SETTINGS else len(FED_FLAG_SETTINGS))
     if not differ:
         return
