@@ -117,8 +117,8 @@ def test_topics_read_only_the_releases(monkeypatch):
         return (ranking if np.ndim(values) == 1 else cooc), event
 
     monkeypatch.setattr(docdp_cooc, "gaussian_mechanism", fixed)
-    ma = DocDPCooccurrence(n_topics=2, n_words=12, seed=0).fit(a)
-    mb = DocDPCooccurrence(n_topics=2, n_words=12, seed=0).fit(b)
+    ma = DocDPCooccurrence(max_false_words=None, n_topics=2, n_words=12, seed=0).fit(a)
+    mb = DocDPCooccurrence(max_false_words=None, n_topics=2, n_words=12, seed=0).fit(b)
     np.testing.assert_array_equal(ma.components_, mb.components_)
     np.testing.assert_array_equal(ma.kept_words_, np.sort(np.argsort(-ranking, kind="stable")[:12]))
 
@@ -128,7 +128,7 @@ def test_report_accounting_and_roundtrip(tmp_path):
     from dp_accounting import dp_event
     from dp_accounting.pld import pld_privacy_accountant
     c = lda_corpus(n_docs=60, vocab_size=50, n_topics=3, doc_length=20, seed=1).corpus
-    m = DocDPCooccurrence(n_topics=3, epsilon=1.0, delta=1e-5, n_words=20, seed=0).fit(c)
+    m = DocDPCooccurrence(max_false_words=None, n_topics=3, epsilon=1.0, delta=1e-5, n_words=20, seed=0).fit(c)
     rep = m.privacy_
     assert rep["unit"] == "document" and "add/remove" in rep["neighbouring_relation"]
     assert rep["epsilon"] <= 1.0 + 1e-9 and rep["delta"] == 1e-5
@@ -138,7 +138,7 @@ def test_report_accounting_and_roundtrip(tmp_path):
     assert "NOT covered" in rep["scope"] and "Koskela" in rep["theorem"]
     assert len(m.kept_words_) == 20 and np.allclose(m.components_.sum(1), 1)
     # with every word kept there is a single release and no ranking
-    m1 = DocDPCooccurrence(n_topics=3, epsilon=1.0, n_words=50, seed=0).fit(c)
+    m1 = DocDPCooccurrence(max_false_words=None, n_topics=3, epsilon=1.0, n_words=50, seed=0).fit(c)
     assert m1.ranking_noise_std_ is None and m1.noise_std_ == pytest.approx(3.73, abs=0.02)
     m.save(tmp_path / "m")
     assert json.loads((tmp_path / "m" / "model.json").read_text())["params"]["seed"] is None
@@ -333,8 +333,8 @@ def test_background_words_read_only_the_releases(monkeypatch):
     cooc = np.abs(rng.normal(size=(12, 12))) * 10
     _fix_releases(monkeypatch, ranking, cooc)
     kw = dict(n_topics=4, n_words=12, background_share=0.5, seed=0)
-    ma = DocDPCooccurrence(**kw).fit(sp.csr_matrix(a))
-    mb = DocDPCooccurrence(**kw).fit(sp.csr_matrix(b))
+    ma = DocDPCooccurrence(max_false_words=None, **kw).fit(sp.csr_matrix(a))
+    mb = DocDPCooccurrence(max_false_words=None, **kw).fit(sp.csr_matrix(b))
     np.testing.assert_array_equal(ma.components_, mb.components_)
     np.testing.assert_array_equal(ma.background_words_, [40, 41])     # 50/60 and 45/60 of the documents
 
@@ -407,8 +407,8 @@ def test_auto_n_words_reads_only_the_releases(monkeypatch):
     monkeypatch.setattr(docdp_cooc, "gaussian_mechanism", fixed)
     a = sp.csr_matrix(np.random.default_rng(2).poisson(0.3, size=(80, Vw)))
     b = sp.csr_matrix(np.random.default_rng(3).poisson(0.1, size=(30, Vw)))
-    ma = DocDPCooccurrence(n_topics=4, epsilon=eps, delta=delta, n_words="auto", seed=0).fit(a)
-    mb = DocDPCooccurrence(n_topics=4, epsilon=eps, delta=delta, n_words="auto", seed=0).fit(b)
+    ma = DocDPCooccurrence(max_false_words=None, n_topics=4, epsilon=eps, delta=delta, n_words="auto", seed=0).fit(a)
+    mb = DocDPCooccurrence(max_false_words=None, n_topics=4, epsilon=eps, delta=delta, n_words="auto", seed=0).fit(b)
     assert shapes[0] == (Vw + 1,) and shapes[1] == (210, 210)       # the document entry was released, 210 words kept
     assert len(ma.kept_words_) == 210
     np.testing.assert_array_equal(ma.kept_words_, np.sort(np.argsort(-ranking[:Vw], kind="stable")[:210]))
@@ -417,7 +417,7 @@ def test_auto_n_words_reads_only_the_releases(monkeypatch):
     assert rep["parameters"]["n_words"] == 210 and rep["parameters"]["n_words_rule"] == "auto"
     assert rep["epsilon"] <= eps + 1e-6
     with pytest.raises(DPTopicError, match="n_words"):
-        DocDPCooccurrence(n_topics=4, n_words="many").fit(a)
+        DocDPCooccurrence(max_false_words=None, n_topics=4, n_words="many").fit(a)
 
 
 @pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
@@ -505,8 +505,8 @@ def test_repetition_reads_only_the_releases(monkeypatch):
     cooc = np.abs(rng.normal(size=(12, 12))) * 10
     _fix_releases(monkeypatch, ranking, cooc)
     kw = dict(n_topics=4, n_words=12, background_share=0.5, word_choice="repetition", seed=0)
-    ma = DocDPCooccurrence(**kw).fit(sp.csr_matrix(a))
-    mb = DocDPCooccurrence(**kw).fit(sp.csr_matrix(b))
+    ma = DocDPCooccurrence(max_false_words=None, **kw).fit(sp.csr_matrix(a))
+    mb = DocDPCooccurrence(max_false_words=None, **kw).fit(sp.csr_matrix(b))
     np.testing.assert_array_equal(ma.components_, mb.components_)
     np.testing.assert_array_equal(ma.kept_words_, mb.kept_words_)
     # the rule by hand: the 36 most frequent words, then the 12 of largest (count part - presence part)

@@ -303,6 +303,9 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         card["vocabulary_source"] = source if source is not None else "data"
     if isinstance(report.get("vocabulary_list"), dict):    # which word list (train --vocabulary): name, size, sha256
         card["vocabulary_list"] = report["vocabulary_list"]
+    words = word_selection(report)
+    if private and words is not None:
+        card["word_selection"] = words
     if private:
         protects = _protects(report.get("unit"), eps, card["delta"])
         if protects:
@@ -353,6 +356,21 @@ def _protects(unit, eps, delta) -> str | None:
     if unit == "user":
         return f"one user: all of any single user's contributions, changed, {change} that user's documents"
     return None
+
+
+def word_selection(report: dict) -> dict | None:
+    """How a document-level model chose its words by noisy counts from a longer list: the threshold a noisy count
+    had to clear and the bound on the expected number of kept words that occur in no document
+    (``DocDPCooccurrence(max_false_words=...)``); None for a report that chose no words this way."""
+    params = report.get("parameters") if isinstance(report.get("parameters"), dict) else {}
+    threshold = finite_or_none(params.get("word_threshold"))
+    if threshold is None:
+        return None
+    bound = finite_or_none(params.get("expected_false_words"))
+    return {"threshold": threshold, "expected_false_words_at_most": bound,
+            "note": f"a word was kept only if its noisy count cleared {threshold:.4g}, so that the expected number of"
+                    f" kept words that occur in no document is at most {bound:.3g} (post-processing of the noisy"
+                    " word counts)"}
 
 
 def partial_reasons(report: dict) -> list:

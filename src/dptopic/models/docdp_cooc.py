@@ -112,6 +112,16 @@ class DocDPCooccurrence(_DocumentDPModel):
         4, on State of the Union paragraphs it lowered it from 0.81 to 0.61 at epsilon 1 (the utility table's runs),
         and on Reuters newswire from 1.10 to 0.52 (``docs/document_dp.md``). Decide on a public corpus like yours: trying both on the private one
         spends the budget twice.
+    max_false_words : 0.5 (default) or None: the expected number of kept words that occur in no document is at most
+        this. A word is kept only if its noisy count clears ``t = s * Phi^-1(1 - max_false_words / V)``, where ``s``
+        is the first release's noise on a count and ``V`` the vocabulary's length: a word with no occurrence has a
+        noisy count of pure noise, so it clears ``t`` with probability ``max_false_words / V``, and the expected
+        number of such words kept is at most ``max_false_words`` whatever the list (post-processing of the first
+        release). Without it the most frequent ``n_words`` by noisy count are kept even where the noise decided:
+        over a 50,000-word list and a few thousand short texts, most kept words then never occur. When fewer words
+        than ``n_topics`` clear ``t``, the most frequent are kept to make up ``n_topics`` and a warning says how many
+        stand above the noise. None keeps the most frequent ``n_words`` with no threshold (the rule before the
+        threshold, for comparison). The threshold and the bound are in the privacy report's parameters and the card.
     alpha : document-topic smoothing for ``transform`` and ``perplexity``.
     n_jobs : threads that share each pass over the documents (the sums are the same up to rounding).
     secure : Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
@@ -125,13 +135,14 @@ class DocDPCooccurrence(_DocumentDPModel):
                               "tail": [IsNone(), Real(0, 1, "neither")],
                               "background_share": [IsNone(), Real(0, 1, "neither"), Options(("auto",))],
                               "n_background": [Int(1, 2)], "word_choice": [Options(("frequency", "repetition"))],
+                              "max_false_words": [IsNone(), Real(0, 1e6, "neither")],
                               "alpha": [Real(1e-8, 1e6)], "n_jobs": N_JOBS,
                               "secure": [Options((True, False))], "seed": SEED, "verbose": VERBOSE}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int | str = "auto",
                  ranking_noise: float | str = "auto", threshold: float = 1.0, tail: float | None = None,
                  background_share: float | str | None = "auto", n_background: int = 2,
-                 word_choice: str = "frequency", alpha: float = 0.1,
+                 word_choice: str = "frequency", max_false_words: float | None = 0.5, alpha: float = 0.1,
                  n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0):
         self.n_topics = n_topics
         self.epsilon = epsilon
@@ -143,6 +154,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.background_share = background_share
         self.n_background = n_background
         self.word_choice = word_choice
+        self.max_false_words = max_false_words
         self.alpha = alpha
         self.n_jobs = n_jobs
         self.secure = secure
@@ -228,6 +240,9 @@ class DocDPCooccurrence(_DocumentDPModel):
                 if not len(background):
                     n_bg = 0            # nothing is corpus-wide: every topic comes from the co-occurrence
             eligible = order[~np.isin(order, background)]
+            word_threshold, expected_false, eligible = _clear_the_noise(
+                eligible, counts, self.max_false_words, sigma_rank * (np.sqrt(2.0) if repetition else 1.0),
+                max(K - n_bg, 1), n_words)
             if repetition:
                 kept, passed = _repeated_words(eligible, counts, released[V + int(counted):], n_words)
                 if share_rule and len(passed):  # frequent words passed over are used once by many documents
@@ -241,6 +256,7 @@ class DocDPCooccurrence(_DocumentDPModel):
 
             sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
             kept = np.arange(V)
+            word_threshold = expected_false = None      # every word of the vocabulary: none was chosen by noise
         stat, n_docs = 0.0, 0            # n_docs only decides the warning below: never saved or released
         for bow in passes():
             stat = stat + normalised_cooccurrence_bow(bow, kept, V, self._jobs)
@@ -280,6 +296,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.noise_std_ = float(sigma)
         self.ranking_noise_std_ = None if sigma_rank is None else float(sigma_rank)
         self.kept_words_ = kept
+        self.word_threshold_ = word_threshold
+        self.expected_false_words_ = expected_false
         # None when every word was kept (no first release, so no choice was made)
         self.word_choice_ = None if sigma_rank is None else self.word_choice
         self.background_words_ = np.sort(background)
@@ -303,7 +321,9 @@ class DocDPCooccurrence(_DocumentDPModel):
                                self.n_words, str) else "fixed"), "threshold": self.threshold,
                            "background_share": getattr(self, "background_share_", self.background_share),
                            "word_choice": getattr(self, "word_choice_", self.word_choice),
-                           "background_topics": int(getattr(self, "n_background_topics_", 0))},
+                           "background_topics": int(getattr(self, "n_background_topics_", 0)),
+                           "word_threshold": getattr(self, "word_threshold_", None),
+                           "expected_false_words": getattr(self, "expected_false_words_", None)},
             "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
             "scope": (("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
                        if self.ranking_noise_std_ is not None else
@@ -366,6 +386,35 @@ def auto_n_words(mass: float, sigma: float) -> int:
     State of the Union paragraphs (``docs/document_dp.md``)."""
     n = mass / (AUTO_MASS_PER_WORD * sigma) if mass > 0 else 0.0
     return int(np.clip(round(n), AUTO_WORDS[0], AUTO_WORDS[1]))
+
+
+def _clear_the_noise(eligible: np.ndarray, counts: np.ndarray, max_false_words, noise_std: float, at_least: int,
+                     n_words: int):
+    """``(threshold, expected_false_words, eligible)``: the words of ``eligible`` (in decreasing noisy count) whose
+    noisy count clears the threshold that keeps the expected number of kept words with no occurrence at most
+    ``max_false_words`` (``DocDPCooccurrence``'s docstring), made up to ``at_least`` words by the most frequent when
+    fewer clear it, with a warning; post-processing of the first release. ``max_false_words`` None: no threshold,
+    ``eligible`` unchanged, and the expected count of such words among the ``n_words`` kept is not bounded (None)."""
+    if max_false_words is None or not len(eligible):
+        return None, None, eligible
+    from scipy.stats import norm
+
+    V = len(counts)
+    threshold = float(noise_std * norm.isf(min(float(max_false_words) / V, 0.5)))
+    clear = eligible[counts[eligible] > threshold]
+    # the bound itself: each word without occurrence clears the threshold with probability max_false_words / V
+    expected = float(V * norm.sf(threshold / noise_std))
+    if len(clear) >= at_least:
+        return threshold, expected, clear
+    import warnings
+
+    from ..errors import SmallCorpusWarning
+
+    warnings.warn(f"DocDPCooccurrence: only {len(clear)} word(s) of the {V:,} stand above the noise of the word counts"
+                  f" (noisy count above {threshold:.3g}); {at_least} are needed for the topics asked, so the most"
+                  f" frequent of the rest make them up, and those may not occur in the data at all: give more documents,"
+                  f" a larger epsilon, a shorter public word list, or fewer topics.", SmallCorpusWarning, stacklevel=4)
+    return threshold, expected, eligible[:at_least]
 
 
 def _frequent_words(eligible: np.ndarray, counts: np.ndarray, n_words: int) -> np.ndarray:
