@@ -71,3 +71,38 @@ def test_kept_words_only_is_refused_for_a_model_that_estimates_every_word(saved,
     assert rc == 2 and doc is None
     assert len(err.strip().splitlines()) == 1 and "--kept-words-only applies to a document-level model" in err
     assert str(d / "lda") in err
+
+
+@pytest.fixture(scope="module")
+def weak(saved):
+    """The fitted model with topics 1 and 3 set below the noise (deterministic flags), saved beside it."""
+    d, fitted = saved
+    m = dptopic.load(d / "cooc")
+    m.supported_topics_ = np.array([True, False, True, False, True])
+    m.save(d / "weak")
+    return m
+
+
+def test_export_leaves_out_topics_below_the_noise_and_carries_the_flag(saved, weak, capsys):
+    _, _, full = _export(capsys, saved, "--show-unsupported", model="weak", out="weak-all.json")
+    rc, err, doc = _export(capsys, saved, model="weak", out="weak.json")
+    assert rc in (0, None), err
+    assert doc["topics"] == [{"topic": k, "supported": True, "background": False} for k in (0, 2, 4)]
+    assert doc["support"]["left_out"] == [1, 3] and "inside the guarantee" in doc["support"]["note"]
+    assert np.allclose(doc["topic_term_dists"], np.array(full["topic_term_dists"])[[0, 2, 4]])
+    theta = np.array(doc["doc_topic_dists"])
+    assert theta.shape == (40, 3) and np.allclose(theta.sum(axis=1), 1)      # pyLDAvis asks rows that sum to 1
+    kept = np.array(full["doc_topic_dists"])[:, [0, 2, 4]]
+    assert np.allclose(theta, kept / kept.sum(axis=1, keepdims=True))
+    assert [t["supported"] for t in full["topics"]] == [True, False, True, False, True]
+    assert len(full["topic_term_dists"]) == 5 and full["support"]["left_out"] == []
+
+
+def test_an_export_of_a_model_without_the_assessment_carries_no_flag_and_refuses_show_unsupported(saved, capsys):
+    d, _ = saved
+    rc, err, doc = _export(capsys, saved, model="lda", out="lda-topics.json")
+    assert rc in (0, None) and "support" not in doc
+    assert doc["topics"] == [{"topic": k} for k in range(3)]
+    rc, err, doc = _export(capsys, saved, "--show-unsupported", model="lda", out="lda-show.json")
+    assert rc == 2 and doc is None and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: --show-unsupported") and str(d / "lda") in err

@@ -234,3 +234,28 @@ def test_a_folder_of_texts_read_by_auto_is_said_as_such(tmp_path, capsys):
                         "--quiet", "--out", tmp_path / "m")
     assert rc == 0
     assert "as a folder of .txt files, one document per file (--format auto, it is a folder;" in err
+
+
+def test_train_hides_the_words_of_topics_below_the_noise_unless_asked(tmp_path, capsys):
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(_texts(300)) + "\n")      # words drawn at random: no topic stands above the noise
+    base = ["train", "--algorithm", "docdp-cooc", "--corpus", docs, "--epsilon", "1", "--topics", "3", "--test-size",
+            "0", "--seed", "0", "--quiet"]
+    rc, out, err = _run(capsys, *base, "--out", tmp_path / "m")
+    assert rc == 0, err
+    flat = " ".join(out.split())
+    assert "0 of 3 topics stand above the noise of the release" in flat and "inside the guarantee" in flat
+    assert "below the noise: topics 0, 1, 2: words hidden (--show-unsupported" in flat
+    assert "Top 10 words per topic" not in flat and "more documents, a larger epsilon" in flat
+    rc, out, err = _run(capsys, *base, "--show-unsupported", "--out", tmp_path / "m2")
+    assert rc == 0, err
+    assert "Top 10 words per topic" in out and "0 (below the noise)" in " ".join(out.split())
+
+
+def test_show_unsupported_is_refused_for_a_trainer_that_makes_no_assessment(tmp_path, capsys):
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(_texts(20)) + "\n")
+    rc, out, err = _run(capsys, "train", "--corpus", docs, "--topics", "2", "--iterations", "2", "--show-unsupported",
+                        "--out", tmp_path / "m")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and err.startswith("error: --show-unsupported")
+    assert not (tmp_path / "m").exists()

@@ -58,3 +58,35 @@ def test_document_level_card_rows_say_what_it_protects_and_which_word_list():
     page = _text(_page(report=dict(DOCUMENT_REPORT, vocabulary_list=rec)))
     assert "what this protects one whole document" in page
     assert "vocabulary supplied: a public word list" in page and f"the list fruit.txt, 3 words, sha256 {'ab' * 32}" in page
+
+
+TOPICS = [[("apple", 0.5), ("pear", 0.2)], [("noiseword", 0.4)], [("the", 0.3)]]
+
+
+def _support_page(supported, **kw):
+    card = privacy_card(DOCUMENT_REPORT, "DocDPCooccurrence", check=False)
+    return render_report(title="t", trainer="DocDPCooccurrence", card=card, topics=TOPICS, background=[2],
+                         supported=supported, **kw)
+
+
+def test_a_topic_below_the_noise_opens_the_page_with_a_banner_and_its_card_shows_no_words():
+    html = _support_page([True, False, True])
+    assert html.index('id="utility-warning"') < html.index('id="topics"')
+    banner = _text(html.split('id="utility-warning"')[1].split("</div>")[0])
+    assert "Only 2 of 3 topics stand above the noise" in banner and "supports 2 distinct topics at ε = 4" in banner
+    for more in ("more documents", "a larger ε", "public documents of the domain", "fewer topics"):
+        assert more in banner
+    assert "inside the guarantee" in banner
+    cards = re.findall(r"<div class='topic( unsupported)?'><h3>([^<]*)</h3>", html)
+    assert [bool(c) for c, _ in cards] == [False, True, False]
+    assert "noiseword" not in html and "apple" in html
+    assert "background" in cards[2][1]
+    shown = _support_page([True, False, True], show_unsupported=True)
+    assert "noiseword" in shown and "<div class='topic unsupported'>" in shown
+
+
+def test_no_banner_when_every_topic_stands_out_or_none_was_assessed():
+    for supported in ([True, True, True], None):
+        html = _support_page(supported)
+        assert "utility-warning" not in html and "'topic unsupported'" not in html and "noiseword" in html
+    assert "3 of 3 topics stand above the noise" in _text(_support_page([True, True, True]))

@@ -562,19 +562,84 @@ def corpus_line(corpus, train, test, private: bool, word_level: bool = False, sa
     return line
 
 
-def print_topics(model, n=10, max_topics=None, console=None):
+SUPPORT_SOURCE = "decided from the release alone: post-processing, inside the guarantee, no budget spent"
+"""What the support flags are, wherever they are printed (they are no figure read from the private data)."""
+
+MORE_SUPPORT = ("more documents, a larger epsilon, public documents of the domain (a public word list, or public"
+                " topics to start from), or fewer topics")
+"""What would let more topics stand above the noise, as every output says it."""
+
+
+def topic_support(model):
+    """``(supported, background)`` of a model, one bool per topic each: ``supported`` is None for a model that
+    carries no ``supported_topics_`` (non-private LDA, the word-level trainers, a folder saved before the flags were
+    kept): not assessed, and then nothing is hidden. ``background`` comes from ``background_topics_`` or, without it,
+    from ``background_topic_ids()``."""
+    import numpy as np
+
+    K = int(np.asarray(model.components_).shape[0])
+    s = getattr(model, "supported_topics_", None)
+    supported = None
+    if s is not None and np.asarray(s).shape == (K,):
+        supported = [bool(x) for x in np.asarray(s, dtype=bool)]
+    b = getattr(model, "background_topics_", None)
+    if b is not None and np.asarray(b).shape == (K,):
+        background = [bool(x) for x in np.asarray(b, dtype=bool)]
+    else:
+        ids = set(model.background_topic_ids()) if hasattr(model, "background_topic_ids") else set()
+        background = [k in ids for k in range(K)]
+    return supported, background
+
+
+def support_summary(supported) -> str:
+    """"K of N topics stand above the noise of the release (...)"."""
+    k, n = sum(supported), len(supported)
+    return f"{k} of {n} topics stand above the noise of the release ({SUPPORT_SOURCE})"
+
+
+def refuse_show_unsupported(model, spec) -> None:
+    """``--show-unsupported`` on a model that carries no support assessment: refused in one line."""
+    if topic_support(model)[0] is None:
+        from ..errors import DPTopicError
+
+        raise DPTopicError(f"--show-unsupported: --model {str(spec)!r} ({type(model).__name__}) carries no assessment"
+                           " of which topics stand above the noise (only the document-level private trainers, docdp,"
+                           " docdp-cooc and svi, make one), so every topic is shown already: drop --show-unsupported.")
+
+
+def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=False,
+                 hint="--show-unsupported shows their words"):
+    """The top words of each topic as a table. For a model with ``supported_topics_``: the line "K of N topics
+    stand above the noise", and the topics below it listed apart, their words hidden unless ``show_unsupported``
+    (``hint`` says how to show them)."""
     console = console or make_console()
     from rich.table import Table
 
+    supported, background = topic_support(model)
     t = Table(title=f"Top {n} words per topic of {type(model).__name__}", show_lines=False)
     t.add_column("topic", justify="right")
     t.add_column("words")
-    background = set(model.background_topic_ids()) if hasattr(model, "background_topic_ids") else set()
+    hidden = []
     for k, words in enumerate(model.topic_words(n)):
         if max_topics is not None and k >= max_topics:
             break
-        t.add_row(f"{k} (background)" if k in background else str(k), " ".join(words))
-    print_table(console, t)
+        below = supported is not None and not supported[k]
+        if below and not show_unsupported:
+            hidden.append(k)
+            continue
+        label = str(k) + (" (background)" if background[k] else "") + (" (below the noise)" if below else "")
+        t.add_row(label, " ".join(words))
+    if t.row_count:
+        print_table(console, t)
+    if supported is None:
+        return
+    console.print(support_summary(supported))
+    below = [k for k in range(len(supported)) if not supported[k]]
+    if below:
+        names = ", ".join(f"{k} (background)" if background[k] else str(k) for k in below)
+        console.print(f"[yellow]below the noise[/]: topic{'' if len(below) == 1 else 's'} {names}"
+                      + (f": words hidden ({hint})" if hidden else ": their words are mostly noise")
+                      + f"; more topics would stand out with {MORE_SUPPORT}")
 
 
 def print_privacy(report: dict, console=None):

@@ -183,6 +183,11 @@ def cmd_report(a):
             raise DPTopicError(f"{'/'.join(idle)} describe{'s' if len(idle) == 1 else ''} the --reference corpus, and"
                                f" none was given: add --reference CORPUS, or drop {'/'.join(idle)}.")
     model = load(a.model)
+    from ._common import refuse_show_unsupported, topic_support
+
+    if a.show_unsupported:
+        refuse_show_unsupported(model, a.model)
+    supported, background = topic_support(model)
     audit, roc = _read_audit(a.audit)
     audit_warning = None if audit is None else _check_audit_matches(audit, model, a.audit, a.model)
     if audit_warning:   # the page says so too, in the audit's settings
@@ -221,7 +226,8 @@ def cmd_report(a):
     topics = model.topic_words(a.top, weights=True)
     html = render_report(title=a.title or f"{trainer} topic model", trainer=trainer, card=card, topics=topics,
                          evaluation=evaluation, audit=audit, roc_png=roc, source=str(a.model),
-                         background=model.background_topic_ids() if hasattr(model, "background_topic_ids") else ())
+                         background=[k for k, b in enumerate(background) if b], supported=supported,
+                         show_unsupported=a.show_unsupported)
     html = html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1)
     # figures read from a reference corpus not declared public, or an audit's attack figures (computed from the
     # documents of the audited corpus), stay readable by their owner only (0600)
@@ -263,5 +269,8 @@ def register(sub) -> None:
     p.add_argument("--audit", default=None, metavar="DIR", help="the folder 'dptopic audit --out' wrote for this model")
     p.add_argument("--top", "--top-n", "-n", dest="top", type=positive_int, default=10,
                    help="words shown per topic (default 10; also spelt --top-n or -n)")
+    p.add_argument("--show-unsupported", action="store_true",
+                   help="document-level private models: also show the words of the topics that do not stand above"
+                        " the noise of the release (their cards show none by default: they are mostly noise)")
     p.add_argument("--title", default=None, help="the page title")
     p.set_defaults(func=cmd_report)

@@ -155,12 +155,13 @@ def _csv_cell(s) -> str:
     return '"' + s.replace('"', '""') + '"' if any(c in s for c in ',"\n\r') else s
 
 
-def pyldavis_data(model, docs, theta=None, words=None) -> dict:
+def pyldavis_data(model, docs, theta=None, words=None, topics=None) -> dict:
     """The five inputs of ``pyLDAvis.prepare``: topic-term and document-topic distributions, document lengths,
     vocabulary and term frequencies; one row per document of ``docs``, so a document with no word of the vocabulary
     has length 0 and the row ``transform`` gives it (the prior mean). ``words`` (word ids): only these words, each
     topic renormalised over them, the lengths and frequencies counting their tokens only (the topic proportions stay
-    those of the whole model)."""
+    those of the whole model). ``topics`` (topic ids): only these topics, each document's proportions renormalised
+    over them (pyLDAvis asks rows that sum to 1)."""
     import numpy as np
 
     phi = np.asarray(model.components_, dtype=np.float64)
@@ -174,6 +175,10 @@ def pyldavis_data(model, docs, theta=None, words=None) -> dict:
         inside[words] = True
         doc = np.repeat(np.arange(docs.n_docs), docs.doc_lengths)
         lengths = np.bincount(doc[inside[docs.word_ids]], minlength=docs.n_docs)
+    if topics is not None and len(topics) < phi.shape[0]:   # only these topics: each document renormalised over them
+        phi, theta = phi[topics], theta[:, topics]
+        total = theta.sum(axis=1, keepdims=True)
+        theta = np.divide(theta, total, out=np.full_like(theta, 1.0 / len(topics)), where=total > 0)
     phi = phi / phi.sum(axis=1, keepdims=True)
     return {"topic_term_dists": phi.tolist(), "doc_topic_dists": theta.tolist(),
             "doc_lengths": lengths.astype(int).tolist(), "vocab": vocab, "term_frequency": tf.astype(int).tolist()}
@@ -282,10 +287,30 @@ def cmd_export(a):
     if a.kept_words_only and not len(kept):
         raise DPTopicError(f"--model {a.model!r}: its release estimated no word above the noise, so there are no kept"
                            " words to export: drop --kept-words-only.")
+    from ._common import refuse_show_unsupported, support_summary, topic_support
+
+    if a.show_unsupported:
+        refuse_show_unsupported(model, a.model)
+    supported, background = topic_support(model)
+    K = model.components_.shape[0]
+    shown = list(range(K)) if supported is None or a.show_unsupported else [k for k in range(K) if supported[k]]
+    if not shown:
+        raise DPTopicError(f"--model {a.model!r}: none of its {K} topics stands above the noise of its release, so"
+                           " there is nothing to export; pass --show-unsupported to export them all, noise included.")
     doc = {"format": "dptopic-pyldavis", "version": 1,
            "usage": "pyLDAvis.prepare(**{k: d[k] for k in ('topic_term_dists', 'doc_topic_dists', 'doc_lengths',"
                     " 'vocab', 'term_frequency')})",
-           **pyldavis_data(model, docs, words=kept if a.kept_words_only else None)}
+           **pyldavis_data(model, docs, words=kept if a.kept_words_only else None, topics=shown)}
+    # one entry per exported topic, in the order of topic_term_dists' rows: its id in the model and, for a model
+    # that assessed it, whether it stands above the noise (post-processing of the release, inside the guarantee)
+    doc["topics"] = [{"topic": k, **({} if supported is None else {"supported": supported[k],
+                                                                    "background": background[k]})} for k in shown]
+    if supported is not None:
+        left = [k for k in range(K) if k not in shown]
+        doc["support"] = {"supported": sum(supported), "topics": K, "left_out": left,
+                          "note": support_summary(supported) + (
+                              f"; topics {', '.join(map(str, left))} are below it and left out, doc_topic_dists"
+                              " renormalised over the others (--show-unsupported exports them all)" if left else "")}
     if kept is not None:
         doc["smoothing"] = spread_summary(model, kept)
         doc["smoothing"]["kept_words_only"] = bool(a.kept_words_only)
@@ -315,7 +340,9 @@ def cmd_export(a):
         print(f"warning: {doc['privacy_note']} (pass --corpus-public if --corpus is a public corpus).", file=sys.stderr)
     atomic_write_bytes(out, json.dumps(doc).encode("utf-8"), private=not a.corpus_public)
     n_docs = len(doc["doc_lengths"])
-    make_console().print(f"pyLDAvis data for {model.components_.shape[0]} topics and {n_docs}"
+    left = K - len(shown)
+    make_console().print(f"pyLDAvis data for {len(shown)} topics" + (f" ({left} below the noise left out)" if left else "")
+                         + f" and {n_docs}"
                          f" document{'' if n_docs == 1 else 's'} written to {out}" + ("" if a.corpus_public else
                                                            owner_only_note("--corpus", "--corpus-public")))
 
@@ -387,6 +414,9 @@ def register(sub) -> None:
                         " estimated per topic, each topic renormalised over them; without it most of such a topic's"
                         " weight can be smoothing over the other words (the export's 'smoothing' entry says how much),"
                         " which pyLDAvis shows as flat topics")
+    e.add_argument("--show-unsupported", action="store_true",
+                   help="document-level private models: also export the topics that do not stand above the noise of"
+                        " the release (left out by default, each document's proportions renormalised over the others)")
     e.add_argument("--out", required=True, help="the JSON file to write")
     e.add_argument("--overwrite", action="store_true", help="replace --out if it is an export this command wrote")
     e.set_defaults(func=cmd_export)

@@ -99,7 +99,7 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     model.fit(train, vocabulary=vocabulary)
     if after_fit is not None:
         after_fit(model)
-    print_topics(model, 10, console=console)
+    print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))
     if test is None:            # --test-size 0
         model.metrics_ = {}
         return _finish_svi(model, a, console)

@@ -10,7 +10,8 @@ from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, JOBS_RULES, epsilon
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
-                      read_vocabulary, reading_note, refuse_data_cuts, seed_int, unit_interval, words_or)
+                      read_vocabulary, reading_note, refuse_data_cuts, refuse_show_unsupported, seed_int, support_summary,
+                      topic_support, unit_interval, words_or)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
@@ -55,6 +56,8 @@ _ALGORITHM_ONLY = {
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
+    # the trainers that decide which topics stand above the noise (supported_topics_)
+    "show_unsupported": (False, _SVI + _DOC),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "vocabulary_policy": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
@@ -602,7 +605,7 @@ def _train_document_level_on_shards(model, a, console) -> None:
     if a.unit is not None:
         _warn_if_too_small(a, training_source(shard_dir(a.corpus)), console)
     fit_shards(model, a, console)
-    print_topics(model, 10, console=console)
+    print_topics(model, 10, console=console, show_unsupported=a.show_unsupported)
     print_privacy(model.privacy_, console)
     out = model.save(a.out)
     console.print(f"model written to [bold]{out}[/]")
@@ -750,7 +753,7 @@ def _train(a, console):
             from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
 
             record_word_list(model, a.vocabulary, vocab)
-    print_topics(model, 10, console=console)
+    print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))
     if model.metrics_:
         _print_metrics(model, console, saved=a.save_metrics or not model._private)
     print_privacy(model.privacy_, console)
@@ -867,7 +870,8 @@ def _demo_document_level(a, console):
     reference = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0).fit(train)
     mine, ref = _npmi_and_diversity(model, test), _npmi_and_diversity(reference, test)
     model.metrics_ = {"n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **mine}
-    print_topics(model, 8, max_topics=a.show_topics, console=console)
+    print_topics(model, 8, max_topics=a.show_topics, console=console,
+                 hint=f"'dptopic topics --model {str(a.out).rstrip('/')}-document --show-unsupported' shows them")
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {mine['npmi_top10']:.3f}, ratio"
                   f" {mine['npmi_top10'] / ref['npmi_top10']:.2f} to non-private LDA on the same words and split"
                   f" ({ref['npmi_top10']:.3f}, {a.iterations} sweep{'' if a.iterations == 1 else 's'})   [bold]topic"
@@ -967,18 +971,34 @@ def cmd_topics(a):
     from ..models import load
 
     model = load(a.model)
+    if a.show_unsupported:
+        refuse_show_unsupported(model, a.model)
     if a.format == "table":
-        print_topics(model, a.n)
+        print_topics(model, a.n, show_unsupported=a.show_unsupported)
         print_privacy(model.privacy_)
         return
     topics = model.topic_words(a.n, weights=True)
+    supported, background = topic_support(model)
+    # a topic below the noise: listed with its flag, its words left out unless --show-unsupported
+    hidden = set() if supported is None or a.show_unsupported else {k for k, s in enumerate(supported) if not s}
     if a.format == "json":
         from ..reporting import privacy_card
 
+        def entry(k, t):
+            e = {"topic": k, "words": [] if k in hidden else [w for w, _ in t],
+                 "weights": [] if k in hidden else [float(p) for _, p in t]}
+            if supported is not None:       # absent for a model without the assessment
+                e.update({"supported": supported[k], "background": background[k]})
+            return e
+
         doc = {"model": str(a.model), "class": type(model).__name__,
-               "topics": [{"topic": k, "words": [w for w, _ in t], "weights": [float(p) for _, p in t]}
-                          for k, t in enumerate(topics)],
-               "privacy_card": privacy_card(model.privacy_, type(model).__name__)}
+               "topics": [entry(k, t) for k, t in enumerate(topics)]}
+        if supported is not None:
+            doc["support"] = {"supported": sum(supported), "topics": len(supported),
+                              "note": support_summary(supported)
+                              + ("; the words of the topics below it are left out (--show-unsupported includes"
+                                 " them)" if hidden else "")}
+        doc["privacy_card"] = privacy_card(model.privacy_, type(model).__name__)
         learned = learned_words(model)
         if learned:
             doc.update(learned)
@@ -988,11 +1008,19 @@ def cmd_topics(a):
     card = privacy_card_line(model, a.model)
     if card:        # the CSV carries no card: say where it is, as the JSON carries it
         print(card, file=sys.stderr)
+    if supported is not None:
+        print(f"note: {support_summary(supported)}" + (
+            f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"
+            " includes them)" if hidden else "") + ".", file=sys.stderr)
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["topic", "rank", "word", "weight"])
+    # the supported and background columns only for a model with the assessment (an LDA's CSV is as it was)
+    w.writerow(["topic", "rank", "word", "weight"] + ([] if supported is None else ["supported", "background"]))
     for k, t in enumerate(topics):
+        if k in hidden:
+            continue
+        flags = [] if supported is None else [str(supported[k]).lower(), str(background[k]).lower()]
         for r, (word, p) in enumerate(t):
-            w.writerow([k, r + 1, word, f"{p:.6g}"])
+            w.writerow([k, r + 1, word, f"{p:.6g}"] + flags)
     print(buf.getvalue(), end="")
 
 
@@ -1109,6 +1137,9 @@ def register(sub) -> None:
     add_out_args(t, "runs/model")
     t.add_argument("--save-metrics", action="store_true",
                    help="private algorithms: also save the evaluation metrics, labelled 'outside the guarantee'")
+    t.add_argument("--show-unsupported", action="store_true",
+                   help="docdp, docdp-cooc, svi: also print the words of the topics that do not stand above the noise"
+                        " of the release (hidden by default: they are mostly noise)")
     t.add_argument("--quiet", action="store_true", help="no progress bars")
     from .local import add_train_args
 
@@ -1184,4 +1215,7 @@ def register(sub) -> None:
                     help="words per topic (default 10; -n, --top-n and --top are one flag, as in evaluate and report)")
     tp.add_argument("--format", choices=("table", "json", "csv"), default="table",
                     help="table (with the privacy report; the default), json (topics, weights and the privacy card) or csv")
+    tp.add_argument("--show-unsupported", action="store_true",
+                    help="document-level private models: also show the words of the topics that do not stand above"
+                         " the noise of the release (hidden by default: they are mostly noise)")
     tp.set_defaults(func=cmd_topics)

@@ -28,7 +28,7 @@ table.wide td,table.wide th{padding:5px 6px}
 .num{text-align:right;font-variant-numeric:tabular-nums}
 .topics{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:12px}
 .topic{background:#fff;border:1px solid #dde2e8;border-radius:6px;padding:8px 10px}
-.topic h3{font-size:14px;margin:0 0 4px}.note{font-size:13px;color:#5b6672}
+.topic h3{font-size:14px;margin:0 0 4px}.topic.unsupported{background:#f1f2f4;border-style:dashed;color:#5b6672}.note{font-size:13px;color:#5b6672}
 .warn{background:#fff4d6;border-left:4px solid #e0b400;padding:8px 12px;margin:10px 0;font-size:14px}
 pre{background:#fff;border:1px solid #dde2e8;padding:10px;overflow:auto;font-size:12px;white-space:pre-wrap;
 overflow-wrap:anywhere}
@@ -495,24 +495,58 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     return head
 
 
+def _utility_warning(supported, card: dict) -> str:
+    """The banner that opens a page whose model has topics below the noise of its release: what the data supports
+    at this budget, and what would give more."""
+    k, n = sum(bool(s) for s in supported), len(supported)
+    budget = (f" at ε = {_fmt_eps(card.get('epsilon'))} per {escape(str(card.get('privacy_unit')))}"
+              if card.get("guarantee") != "none" and card.get("epsilon") is not None else " at this budget")
+    return (f'<div class="warn utility" id="utility-warning"><b>Only {k} of {n} topics stand above the noise of the'
+            f' release.</b> The data supports {k} distinct topic{"" if k == 1 else "s"}{budget}; the other {n - k}'
+            f' {"is" if n - k == 1 else "are"} marked below the noise, their words mostly noise. More topics would'
+            ' stand out with more documents, a larger ε, public documents of the domain (a public word list, or'
+            ' public topics to start from), or fewer topics. <span class="note">Which topics stand out is decided'
+            ' from the release alone: post-processing, inside the guarantee, no budget spent.</span></div>')
+
+
 def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluation: dict | None = None,
-                  audit: dict | None = None, roc_png: bytes | None = None, source: str = "", background=()) -> str:
+                  audit: dict | None = None, roc_png: bytes | None = None, source: str = "", background=(),
+                  supported=None, show_unsupported: bool = False) -> str:
     """The HTML page. ``topics`` is a list of ``[(word, weight), ...]`` per topic (weights: P(word | topic));
-    ``background``: indices of background topics (``model.background_topic_ids()``), labelled as such."""
+    ``background``: indices of background topics (``model.background_topic_ids()``), labelled as such;
+    ``supported``: one bool per topic (``model.supported_topics_``), or None for a model without the assessment. With
+    any topic unsupported, a banner (``id="utility-warning"``) opens the page, and each unsupported topic's card has
+    the class ``unsupported`` and shows no words unless ``show_unsupported``."""
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     bg = set(background or ())
     card_json = escape(json.dumps(card, indent=2, default=str, ensure_ascii=False))   # in the page and in print
-    cards = "".join(f"<div class='topic'><h3>topic {k}{' (background: corpus-wide words)' if k in bg else ''}</h3>"
-                    f"{_topic_svg([w for w, _ in t], [p for _, p in t])}</div>" for k, t in enumerate(topics))
+
+    def topic_card(k, t):
+        below = supported is not None and not supported[k]
+        head = (f"topic {k}{' (background: corpus-wide words)' if k in bg else ''}"
+                f"{' (below the noise)' if below else ''}")
+        if below and not show_unsupported:
+            body = ("<p class='note'>Below the noise of the release: words not shown (<code>dptopic report"
+                    " --show-unsupported</code> shows them).</p>")
+        else:
+            body = _topic_svg([w for w, _ in t], [p for _, p in t])
+        return f"<div class='topic{' unsupported' if below else ''}'><h3>{head}</h3>{body}</div>"
+
+    cards = "".join(topic_card(k, t) for k, t in enumerate(topics))
+    banner = "" if supported is None or all(supported) else _utility_warning(supported, card)
+    support_note = "" if supported is None else (
+        f" {sum(bool(s) for s in supported)} of {len(supported)} topics stand above the noise of the release (decided"
+        " from the release alone: post-processing, inside the guarantee).")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{escape(title)}</title><style>{_CSS}</style></head>
 <body><main>
 <h1>{escape(title)}</h1>
 <div class="sub">{escape(trainer)} · {len(topics)} topics · {escape(source)} · generated {when} by dptopic</div>
+{banner}
 {_privacy_section(card)}
 <h2 id="topics">Topics</h2><p class="note">Top words of each topic with P(word | topic), read from the released
-model{" (post-processing of what the guarantee covers)" if card.get("guarantee") != "none" else ""}.</p>
+model{" (post-processing of what the guarantee covers)" if card.get("guarantee") != "none" else ""}.{support_note}</p>
 <div class="topics">{cards}</div>
 {_evaluation_section(evaluation)}
 {_audit_section(audit, roc_png)}
