@@ -49,6 +49,10 @@ def test_the_threshold_is_the_noise_quantile_set_by_the_lists_length():
     card = privacy_card(m.privacy_, "DocDPCooccurrence")
     assert card["word_selection"]["expected_false_words_at_most"] == pytest.approx(0.25)
     assert "occur in no document" in card["word_selection"]["note"]
+    from dptopic.reporting import render_report
+
+    page = render_report(title="t", trainer="DocDPCooccurrence", card=card, topics=[[("w", 1.0)]] * 4)
+    assert "kept words" in page and "occur in no document" in page
 
 
 def test_too_few_words_above_the_noise_are_made_up_with_a_warning_that_counts_them():

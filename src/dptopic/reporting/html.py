@@ -245,6 +245,10 @@ def _privacy_section(card: dict) -> str:
     vocabulary = vocabulary_text(card)
     if vocabulary:                      # where the released words came from; a word list by name, size and hash
         rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"), ("vocabulary", escape(vocabulary)))
+    words = card.get("word_selection")
+    if isinstance(words, dict) and words.get("note"):     # the false-word control of a choice by noisy counts
+        rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"),
+                    ("kept words", _text(words.get("note"))))
     if card.get("fed_composition"):     # FedLDA: per entry x entries (x rounds) = per user, visibly
         rows.insert(2, ("per-user ε (FedLDA)", _text(card.get("fed_composition"))))
     if card.get("report_words_note"):
