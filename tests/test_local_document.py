@@ -194,7 +194,7 @@ def test_cli_randomize_and_train_document_reports(tmp_path, capsys):
     assert main(["randomize", "--unit", "document", "--epsilon-doc", "8", "--vocabulary", str(vocab), "--corpus",
                  str(texts), "--out", str(rep)]) == 0
     err = capsys.readouterr().err
-    assert "1,200 document-level reports" in err and "300 of 1200 documents" in err
+    assert "1,200 document-level reports" in err and "300 of 1,200 documents" in err
     assert DocumentReportSet.load(rep).n_reports == 1200
     out = tmp_path / "m"
     assert main(["train", "--algorithm", "ldp-doc", "--reports", str(rep), "--topics", "3", "--out", str(out),

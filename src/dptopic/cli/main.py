@@ -140,10 +140,17 @@ def _dispatch(a) -> int:
     return int(rc) if isinstance(rc, ExitStatus) else 0     # a command may end with a status of its own
 
 
+# commands that read settings from a server: a parameter in their errors may be the server's (``invalid n_topics=0``
+# from a malformed /v1/config), so it is never renamed after a flag the user gave that happens to share its value
+SERVER_CLIENTS = ("submit", "fed-client", "pull")
+
+
 def _with_flag_names(e, a) -> str:
     """The error's line, a library parameter written as the numeric flag the user gave its value with (cli._flags)."""
     from ._flags import name_given_flags
 
+    if getattr(a, "command", None) in SERVER_CLIENTS:    # a library error there may be about the server's own setting
+        return str(e)
     flag_of = getattr(a, "_flag_of", {})
     return name_given_flags(str(e), {flag_of[d]: getattr(a, d, None) for d in getattr(a, "_given", None) or ()
                                      if d in flag_of})
