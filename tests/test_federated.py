@@ -279,7 +279,7 @@ def test_fedlda_with_vanishing_eta_recovers_planted_topics():
     c, phi, _, _ = lda_corpus(n_docs=200, vocab_size=100, n_topics=5, doc_length=50, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=5, epsilon=40.0, delta=1e-3, rounds=30, n_clients=20, pad_length=500, seed=0, exclusion="floor",
+        m = FedLDA(n_topics=5, epsilon_per_entry=40.0, failure_rate=1e-3, rounds=30, n_clients=20, pad_length=500, seed=0, exclusion="floor",
                    verbose=0, n_jobs=2).fit(c)
     assert m.privacy_["parameters"]["eta"] < 1e-10
     assert topic_recovery(m.components_, phi) >= 0.9
@@ -290,7 +290,7 @@ def small_model():
     c, _, _, _ = lda_corpus(n_docs=40, vocab_size=50, n_topics=3, doc_length=20, seed=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=3, epsilon=5.0, rounds=3, n_clients=4, pad_length=250, sample_ratio=0.5, seed=3,
+        m = FedLDA(n_topics=3, epsilon_per_entry=5.0, rounds=3, n_clients=4, pad_length=250, sample_ratio=0.5, seed=3,
                    verbose=0).fit(c, heldout=c.subset(range(5)))
     return c, m
 
