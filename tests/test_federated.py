@@ -350,7 +350,7 @@ def test_cli_train_fed_and_bad_input(tmp_path, capsys):
     c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
     path = c.save(tmp_path / "c.npz")
     rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "2",
-               "--epsilon", "5", "--topics", "3", "--pad-length", "200", "--out", str(tmp_path / "m"), "--quiet"])
+               "--epsilon-per-entry", "5", "--topics", "3", "--pad-length", "200", "--out", str(tmp_path / "m"), "--quiet"])
     assert rc == 0
     assert (tmp_path / "m" / "model.json").exists()
     out = capsys.readouterr().out
@@ -428,7 +428,7 @@ def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tm
     c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
     path = c.save(tmp_path / "c.npz")
     rc = main(["train", "--algorithm", "fed", "--exclusion", "tail", "--corpus", str(path), "--clients", "5",
-               "--rounds", "2", "--epsilon", "5", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"),
+               "--rounds", "2", "--epsilon-per-entry", "5", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"),
                "--quiet"])
     out = capsys.readouterr().out
     assert rc == 0 and "NONE" in out

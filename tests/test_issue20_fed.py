@@ -109,7 +109,7 @@ def test_coincide_with_tiny_epsilon_still_runs():
     assert m.privacy_["epsilon_basic"] > 0
 
 
-@pytest.mark.parametrize("bad", [["--topics", "100000"], ["--epsilon", "1e-300", "--exclusion", "floor"],
+@pytest.mark.parametrize("bad", [["--topics", "100000"], ["--epsilon-per-entry", "1e-300", "--exclusion", "floor"],
                                  ["--epsilon", "1e308"], ["--subset-size", "20"]])
 def test_cli_refuses_fed_settings_in_one_line(tmp_path, capsys, bad):
     from dptopic.cli.main import main

@@ -543,7 +543,10 @@ class FedLDA(GibbsTopicModel):
             self._check_config(cfg, V)  # K <= V and a realizable epsilon, before any work
             corpora, n_report = self._report_corpora(corpora)
             self.report_words_ = n_report
-            check_config(cfg, n_report)
+            try:
+                check_config(cfg, n_report)
+            except DPTopicError as e:
+                raise DPTopicError(self._per_user_words(str(e))) from None
             self._run_rounds(corpora, cfg, n_report, V, heldout, callback, n_users=len(users))
             self.n_clients_ = len(users)    # every user given (public): each sent every round
             self._set_fitted(users)
@@ -564,13 +567,22 @@ class FedLDA(GibbsTopicModel):
         try:
             check_config(cfg, V)
         except DPTopicError as e:
-            msg = str(e)
+            msg = self._per_user_words(str(e))
             if (self.exclusion != "floor" or "variant='coincide'" not in msg or float(self.failure_rate) >= 0.1
                     or not _floor_fits(cfg, V, 0.1)):
                 raise
             d0 = _delta0(self.failure_rate, self.gamma)
             raise DPTopicError(msg.rstrip(".") + f", or raise failure_rate={self.failure_rate:g} (it sets the floor"
                                f" delta0 = {d0:.3g}, and at failure_rate=0.1 this epsilon fits).") from None
+
+    def _per_user_words(self, msg: str) -> str:
+        """A protocol message that names the per-entry ``epsilon=X`` (``check_config`` reads the per-entry figure)
+        rewritten for a model given the per-user total: it names the total and the per-entry figure it gave."""
+        if self.epsilon is None or not msg.startswith("epsilon="):
+            return msg
+        head, _, rest = msg.partition(" ")
+        return (f"epsilon={self.epsilon:g} (the per-user total, {head[len('epsilon='):]} per entry over"
+                f" {self._entries_spent()} entries) {rest}")
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
         """``fit(X).transform(X)``; for a list of user corpora, the rows of every user's documents in turn."""

@@ -235,16 +235,20 @@ class HDPLDA(_PrivateGibbs):
     @classmethod
     def from_budget(cls, epsilon: float, delta: float = 1e-5, n_iter: int = 100, epsilon_inherent: float = 10.0,
                     **kw) -> "HDPLDA":
-        """``HDPLDA(epsilon=epsilon, delta=delta, n_iter=n_iter, epsilon_inherent=epsilon_inherent, **kw)``: the
-        largest-utility ε_L such that the whole run is (ε, δ)-DP by the tight (PLD) accountant, solved now."""
+        """Largest-utility ε_L such that the whole run is (ε, δ)-DP by the tight (PLD) accountant, solved now for
+        these ``n_iter`` and fixed (``HDPLDA(epsilon=...)`` solves it at each fit for the fit's ``n_iter``); the
+        budget is recorded, and a fit that would spend more (more iterations set later) is refused by the ledger."""
         validate_value("epsilon", epsilon, [Real(0, None, "neither")])
         validate_value("delta", delta, [Real(0, 1, "neither")])
         validate_value("epsilon_inherent", epsilon_inherent, [Real(0, None, "neither")])
         if "epsilon_laplace" in kw:
             raise DPTopicError("from_budget solves epsilon_laplace from epsilon: leave it out, or build"
                                " HDPLDA(epsilon_laplace=...) directly.")
-        m = cls(epsilon=epsilon, epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta, **kw)
-        m.epsilon_laplace_      # solved now: an unreachable budget is refused here
+        eps_l = solve_epsilon_laplace(epsilon, delta, n_iter, epsilon_inherent,
+                                      discrete=kw.get("noise", "discrete") == "discrete",
+                                      extra_laplace=1 if kw.get("final_release") == "fresh" else 0)
+        m = cls(epsilon_laplace=eps_l, epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta, **kw)
+        m._budget = (float(epsilon), float(delta))
         return m
 
     @property
