@@ -279,7 +279,7 @@ def run(task, eps, seed, labels="em", server="expected", rounds=20, pad_length=2
         words = list(tr.vocabulary.words)
         words = words[skip_top:] + words[:skip_top]
         tr, te = tr.restrict(words, drop_empty=False), te.restrict(words, drop_empty=False)
-    model = FedLDA(n_topics=n_topics, epsilon=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
+    model = FedLDA(n_topics=n_topics, epsilon_per_entry=eps, rounds=rounds, pad_length=pad_length, beta=beta, seed=seed,
                    n_clients=max(1, tr.n_docs // 10), subset_size=subset_size, verbose=0, alpha=alpha,
                    local_inference="em" if labels == "lda" else labels, report_words=report_words)
     model._validate()

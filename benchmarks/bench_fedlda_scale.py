@@ -40,9 +40,9 @@ def main(argv=None):
     ends = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        FedLDA(n_topics=K, epsilon=5.0, rounds=1, verbose=0).fit(corpus.subset(range(50)))   # compile
+        FedLDA(n_topics=K, epsilon_per_entry=5.0, rounds=1, verbose=0).fit(corpus.subset(range(50)))   # compile
         t0 = time.perf_counter()
-        fed = FedLDA(n_topics=K, epsilon=5.0, rounds=a.rounds, n_jobs=a.jobs, verbose=0)
+        fed = FedLDA(n_topics=K, epsilon_per_entry=5.0, rounds=a.rounds, n_jobs=a.jobs, verbose=0)
         fed.fit(corpus, callback=lambda info: ends.append(time.perf_counter()))
         rss = peak_rss_bytes()
         per_round = float(np.median(np.diff([t0] + ends)[1:])) if len(ends) > 1 else ends[0] - t0

@@ -56,7 +56,7 @@ def main(argv=None):
     print(f"corpus: synthetic LDA, {train.n_docs} train docs, {train.n_tokens} tokens, V={train.vocab_size}; K={K}; "
           f"{a.iters} iterations, median of the last {a.timed}; {a.reps} repetitions, systems interleaved\n")
     hdp = dict(epsilon_laplace=1.0, epsilon_inherent=10, n_iter=a.iters, seed=0, verbose=0)
-    cdp = dict(epsilon=1.0, n_iter=a.iters, seed=0, verbose=0)
+    cdp = dict(paper_epsilon=1.0, n_iter=a.iters, seed=0, verbose=0)
     systems = [
         ("tomotopy workers=1 (non-private)", lambda: run_tomotopy(train, K, a.iters, a.timed, 1, 0.1, 0.01)[0]),
         ("HDP-LDA sound, n_jobs=1", lambda: run_private(HDPLDA(K, **hdp), train, a.timed)),

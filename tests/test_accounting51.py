@@ -23,6 +23,6 @@ def test_filter_drops_rounding_and_keeps_real_negative_divergences():
 def test_a_tiny_epsilon_fit_logs_no_rounding_warnings(caplog):
     c = lda_corpus(n_docs=40, vocab_size=30, n_topics=2, seed=0).corpus
     with caplog.at_level(logging.WARNING):
-        m = dptopic.CDPLDA(2, epsilon=1e-12, n_iter=3, verbose=0, seed=0).fit(c)
+        m = dptopic.CDPLDA(2, paper_epsilon=1e-12, n_iter=3, verbose=0, seed=0).fit(c)
     assert m.privacy_["count_release_epsilon"]["epsilon_rdp"] == 0.0     # the RDP accountant did run
     assert not [r for r in caplog.records if "Negative Renyi" in r.getMessage()]

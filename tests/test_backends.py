@@ -49,7 +49,7 @@ def test_dask_same_quality_as_threads(planted, fresh):
 
 
 def test_noisy_count_trainer_on_dask(planted, fresh):
-    m = CDPLDAPlus(n_topics=5, n_iter=8, epsilon=5.0, seed=4, verbose=0, backend="dask", client=fresh)
+    m = CDPLDAPlus(n_topics=5, n_iter=8, paper_epsilon=5.0, seed=4, verbose=0, backend="dask", client=fresh)
     m.fit(planted.corpus)
     assert m.ledger_.n_events == 8 and m.privacy_["replayed_iterations"] == 0
     assert np.all(np.isfinite(m.components_))

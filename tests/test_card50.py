@@ -149,7 +149,7 @@ def test_fed_with_a_private_vocabulary_reports_over_every_word_and_refuses_a_fre
              "lemon"]
     texts.write_text("\n".join(" ".join(words[(i + j) % 12] for j in range(8)) for i in range(400)) + "\n")
     base = ["train", "--algorithm", "fed", "--corpus", str(texts), "--format", "text", "--private-vocabulary",
-            "2,1e-4", "--epsilon", "5", "--topics", "2", "--rounds", "1", "--clients", "20", "--pad-length", "8",
+            "2,1e-4", "--epsilon-per-entry", "5", "--topics", "2", "--rounds", "1", "--clients", "20", "--pad-length", "8",
             "--quiet"]
     assert main([*base, "--report-words", "auto", "--out", str(tmp_path / "a")]) != 0
     err = " ".join(capsys.readouterr().err.split())

@@ -40,7 +40,7 @@ def test_train_private_prints_report(textfile, tmp_path, capsys):
     assert "Privacy report" in text and "tight PLD" in text and "word" in text
     rep = json.loads((out / "model.json").read_text())["privacy"]
     assert rep["epsilon_basic"] == pytest.approx(10 * (1 + 10))
-    assert main(["train", "--corpus", str(textfile), "--algorithm", "cdp+", "--epsilon", "1", "--topics", "3",
+    assert main(["train", "--corpus", str(textfile), "--algorithm", "cdp+", "--paper-epsilon", "1", "--topics", "3",
                  "--iterations", "5", "--out", str(out), "--overwrite", "--quiet"]) == 0
     assert "nominal" in capsys.readouterr().out
 

@@ -119,7 +119,7 @@ def test_a_loss_during_the_start_redoes_the_start(planted, fresh, monkeypatch):
 
 def test_lost_during_document_noise_draws_fresh_noise(planted, fresh):
     c = planted.corpus
-    m = CDPLDAPlus(n_topics=5, n_iter=5, epsilon=5.0, seed=4, verbose=0, backend="dask", client=fresh)
+    m = CDPLDAPlus(n_topics=5, n_iter=5, paper_epsilon=5.0, seed=4, verbose=0, backend="dask", client=fresh)
 
     def cb(info):
         if info.iteration == 2:   # the next call to shard 0 is iteration 3's document noise
@@ -167,7 +167,7 @@ def _force_messages(client, sparse):
 
 @pytest.mark.parametrize("make", [
     lambda c: LDA(n_topics=5, n_iter=6, seed=7, verbose=0, backend="dask", client=c),
-    lambda c: CDPLDA(n_topics=5, n_iter=6, epsilon=3.0, noise="continuous", seed=7, verbose=0, backend="dask", client=c),
+    lambda c: CDPLDA(n_topics=5, n_iter=6, paper_epsilon=3.0, noise="continuous", seed=7, verbose=0, backend="dask", client=c),
 ], ids=["lda", "cdp-lda float counts"])
 def test_sparse_and_dense_messages_give_the_same_run(planted, fresh, make):
     runs = []

@@ -129,8 +129,8 @@ def test_fedlda_report_says_whether_its_noise_is_reproducible_like_every_private
     from dptopic.models import FedLDA
 
     c = lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=20, seed=0).corpus
-    m = FedLDA(n_topics=2, epsilon=5.0, rounds=2, pad_length=16, n_clients=4).fit(c)
+    m = FedLDA(n_topics=2, epsilon_per_entry=5.0, rounds=2, pad_length=16, n_clients=4).fit(c)
     assert m.privacy_["noise_reproducible"] is False
     with pytest.warns(UserWarning):
-        seeded = FedLDA(n_topics=2, epsilon=5.0, rounds=2, pad_length=16, n_clients=4, seed=1).fit(c)
+        seeded = FedLDA(n_topics=2, epsilon_per_entry=5.0, rounds=2, pad_length=16, n_clients=4, seed=1).fit(c)
     assert seeded.privacy_["noise_reproducible"] is True

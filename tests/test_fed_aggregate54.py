@@ -113,7 +113,7 @@ def test_a_user_without_tokens_takes_part_under_the_rrp_rules(exclusion, monkeyp
     users.append(_empty_user(users[0].vocabulary.words))
     seen, real = [], FedServer.receive
     monkeypatch.setattr(FedServer, "receive", lambda self, data: seen.append(real(self, data)) or seen[-1])
-    m = FedLDA(n_topics=3, rounds=2, pad_length=20, seed=0, verbose=0, exclusion=exclusion, delta=0.1, epsilon=8.0)
+    m = FedLDA(n_topics=3, rounds=2, pad_length=20, seed=0, verbose=0, exclusion=exclusion, failure_rate=0.1, epsilon_per_entry=8.0)
     with pytest.warns(Warning):
         m.fit(users)
     assert sorted(set(seen)) == [f"user{i}" for i in range(4)] and len(seen) == 2 * 4 and m.n_clients_ == 4

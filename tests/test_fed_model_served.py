@@ -142,7 +142,7 @@ def test_pulled_model_transforms_and_names_topic_words(fed):
 
 def test_privacy_report_is_an_in_process_fedldas(fed):
     served = dptopic.load(fed["folder"]).privacy_
-    local = FedLDA(n_topics=K, epsilon=EPS, pad_length=PAD, rounds=ROUNDS, report_words=N_REPORT, secure=True,
+    local = FedLDA(n_topics=K, epsilon_per_entry=EPS, pad_length=PAD, rounds=ROUNDS, report_words=N_REPORT, secure=True,
                    verbose=0).fit(fed["users"]).privacy_
     assert set(served) - set(local) == {"deployment"} and set(local) <= set(served)
     differ = [k for k in local if served[k] != local[k]]

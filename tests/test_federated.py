@@ -279,7 +279,7 @@ def test_fedlda_with_vanishing_eta_recovers_planted_topics():
     c, phi, _, _ = lda_corpus(n_docs=200, vocab_size=100, n_topics=5, doc_length=50, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=5, epsilon=40.0, delta=1e-3, rounds=30, n_clients=20, pad_length=500, seed=0, exclusion="floor",
+        m = FedLDA(n_topics=5, epsilon_per_entry=40.0, failure_rate=1e-3, rounds=30, n_clients=20, pad_length=500, seed=0, exclusion="floor",
                    verbose=0, n_jobs=2).fit(c)
     assert m.privacy_["parameters"]["eta"] < 1e-10
     assert topic_recovery(m.components_, phi) >= 0.9
@@ -290,7 +290,7 @@ def small_model():
     c, _, _, _ = lda_corpus(n_docs=40, vocab_size=50, n_topics=3, doc_length=20, seed=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=3, epsilon=5.0, rounds=3, n_clients=4, pad_length=250, sample_ratio=0.5, seed=3,
+        m = FedLDA(n_topics=3, epsilon_per_entry=5.0, rounds=3, n_clients=4, pad_length=250, sample_ratio=0.5, seed=3,
                    verbose=0).fit(c, heldout=c.subset(range(5)))
     return c, m
 
@@ -350,7 +350,7 @@ def test_cli_train_fed_and_bad_input(tmp_path, capsys):
     c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
     path = c.save(tmp_path / "c.npz")
     rc = main(["train", "--algorithm", "fed", "--corpus", str(path), "--clients", "5", "--rounds", "2",
-               "--epsilon", "5", "--topics", "3", "--pad-length", "200", "--out", str(tmp_path / "m"), "--quiet"])
+               "--epsilon-per-entry", "5", "--topics", "3", "--pad-length", "200", "--out", str(tmp_path / "m"), "--quiet"])
     assert rc == 0
     assert (tmp_path / "m" / "model.json").exists()
     out = capsys.readouterr().out
@@ -428,7 +428,7 @@ def test_tail_rule_model_claims_no_guarantee_and_still_saves_loads_and_prints(tm
     c, _, _, _ = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=20, seed=0)
     path = c.save(tmp_path / "c.npz")
     rc = main(["train", "--algorithm", "fed", "--exclusion", "tail", "--corpus", str(path), "--clients", "5",
-               "--rounds", "2", "--epsilon", "5", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"),
+               "--rounds", "2", "--epsilon-per-entry", "5", "--topics", "3", "--pad-length", "20", "--out", str(tmp_path / "m"),
                "--quiet"])
     out = capsys.readouterr().out
     assert rc == 0 and "NONE" in out

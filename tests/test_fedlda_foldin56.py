@@ -24,7 +24,7 @@ def fitted():
     c = _frequency_ordered(lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=20, seed=3).corpus)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=2, epsilon=3.0, rounds=2, pad_length=16, n_clients=8, report_words=12, seed=0,
+        m = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=2, pad_length=16, n_clients=8, report_words=12, seed=0,
                    verbose=0).fit(c)
     return m, c
 
@@ -56,7 +56,7 @@ def test_every_word_reported_is_the_usual_fold_in(fitted):
     _, c = fitted
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        full = FedLDA(n_topics=2, epsilon=3.0, rounds=2, pad_length=16, n_clients=8, report_words="all", seed=0,
+        full = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=2, pad_length=16, n_clients=8, report_words="all", seed=0,
                       verbose=0).fit(c)
     got = full.transform(c, seed=2)
     ref = infer_theta(full.components_, c.word_ids, c.doc_ptr, full.alpha, 100, 50, 2, 1)

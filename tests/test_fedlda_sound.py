@@ -201,7 +201,7 @@ def test_default_report_is_full_and_does_not_grow_with_rounds():
         warnings.simplefilter("ignore")
         for ex in ("none", "floor"):
             for rounds in (1, 3):
-                m = FedLDA(n_topics=2, epsilon=3.0, rounds=rounds, pad_length=16, n_clients=4, exclusion=ex,
+                m = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=rounds, pad_length=16, n_clients=4, exclusion=ex,
                            seed=0, verbose=0).fit(c, vocabulary=c.vocabulary.words)    # a public word list
                 reps[ex, rounds] = m.privacy_
     assert reps["none", 1]["epsilon_basic"] == pytest.approx(16 * 3.0) == reps["none", 3]["epsilon_basic"]
@@ -212,7 +212,7 @@ def test_default_report_is_full_and_does_not_grow_with_rounds():
     assert reps["floor", 3]["guarantee"] == "partial"
     # a vocabulary read from the users' own documents is released with the model outside epsilon: partial, and said
     with pytest.warns(dptopic.DataVocabularyWarning):
-        m = FedLDA(n_topics=2, epsilon=3.0, rounds=1, pad_length=16, n_clients=4, seed=0, verbose=0).fit(
+        m = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=1, pad_length=16, n_clients=4, seed=0, verbose=0).fit(
             Corpus.from_tokens([["a", "b", "c"], ["b", "c", "d"]] * 4))
     assert m.privacy_["guarantee"] == "partial" and m.privacy_["vocabulary_source"] == "data"
     assert user_spend("none", 16, 0) == 0 and user_spend("tail", 16, 5) == 80
@@ -223,7 +223,7 @@ def test_default_rule_recovers_planted_topics_at_a_large_epsilon():
     c, phi, _, _ = lda_corpus(n_docs=150, vocab_size=60, n_topics=4, doc_length=60, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=4, epsilon=12.0, rounds=25, pad_length=60, seed=0, verbose=0).fit(c)
+        m = FedLDA(n_topics=4, epsilon_per_entry=12.0, rounds=25, pad_length=60, seed=0, verbose=0).fit(c)
     assert m.privacy_["parameters"]["exclusion"] == "none"
     assert topic_recovery(m.components_, phi) >= 0.85
 
@@ -342,7 +342,7 @@ def test_both_local_inference_rules_run_and_a_bad_one_is_one_line():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for rule in ("em", "gibbs"):
-            m = FedLDA(n_topics=2, epsilon=3.0, rounds=2, pad_length=16, n_clients=4, local_inference=rule, seed=0,
+            m = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=2, pad_length=16, n_clients=4, local_inference=rule, seed=0,
                        verbose=0).fit(c, vocabulary=c.vocabulary.words)
             p = m.privacy_["parameters"]
             assert p["local_inference"] == rule and p["words_per_report"] == subset_size(3.0, 30)
@@ -396,16 +396,16 @@ def test_from_user_budget_builds_a_model_that_spends_exactly_the_total():
 
     c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
     m = FedLDA.from_user_budget(40.0, c.vocab_size, n_topics=2, rounds=2, n_clients=4, verbose=0)
-    assert m.seed is None and m._config().n_entries * m.epsilon == pytest.approx(40.0)
+    assert m.seed is None and m.epsilon == 40.0 and m._config().n_entries * m._config().epsilon == pytest.approx(40.0)
     m.set_params(seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rep = m.fit(c, vocabulary=c.vocabulary.words).privacy_
     assert rep["epsilon_basic"] == pytest.approx(40.0) and rep["guarantee"] == "full"
     assert rep["budget"]["epsilon_per_user"] == 40.0 and "note" not in rep["budget"]
-    assert rep["epsilon_per_entry"] == pytest.approx(m.epsilon)
+    assert rep["epsilon_per_entry"] == pytest.approx(m._config().epsilon)
     half = FedLDA.from_user_budget(40.0, c.vocab_size, sample_ratio=0.5)
-    assert half._config().n_entries * half.epsilon == pytest.approx(40.0)
+    assert half._config().n_entries * half._config().epsilon == pytest.approx(40.0)
     for kw, msg in (({"epsilon": 5}, "chooses epsilon"), ({"pad_length": 9}, "chooses pad_length"),
                     ({"exclusion": "floor"}, "exclusion='none'"), ({"sample_ratio": 0}, "sample_ratio")):
         with pytest.raises(DPTopicError, match=msg):
@@ -448,9 +448,9 @@ def test_report_words_restricts_what_is_sent_and_gives_other_words_the_prior():
     c = _frequency_ordered(lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=20, seed=3).corpus)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=2, epsilon=3.0, rounds=2, pad_length=16, n_clients=8, report_words=12, seed=0,
+        m = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=2, pad_length=16, n_clients=8, report_words=12, seed=0,
                    verbose=0, beta=0.05).fit(c)
-        full = FedLDA(n_topics=2, epsilon=3.0, rounds=2, pad_length=16, n_clients=8, report_words="all", seed=0,
+        full = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=2, pad_length=16, n_clients=8, report_words="all", seed=0,
                       verbose=0).fit(c)
     assert m.report_words_ == 12 and full.report_words_ == 30
     assert m.components_.shape == (2, 30) and np.allclose(m.components_.sum(axis=1), 1.0)
@@ -471,7 +471,7 @@ def test_report_words_restricts_what_is_sent_and_gives_other_words_the_prior():
 def test_report_words_all_is_the_protocol_over_every_word():
     """'all' runs exactly what FedLDA ran before report_words existed: a given subset of words changes the result."""
     c = _frequency_ordered(lda_corpus(n_docs=30, vocab_size=25, n_topics=2, doc_length=15, seed=4).corpus)
-    kw = dict(n_topics=2, epsilon=4.0, rounds=2, pad_length=12, n_clients=6, seed=1, verbose=0)
+    kw = dict(n_topics=2, epsilon_per_entry=4.0, rounds=2, pad_length=12, n_clients=6, seed=1, verbose=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = FedLDA(report_words="all", **kw).fit(c).components_
@@ -487,7 +487,7 @@ def test_report_words_auto_saves_and_loads_and_bad_values_are_one_line(tmp_path)
     c = _frequency_ordered(lda_corpus(n_docs=30, vocab_size=200, n_topics=2, doc_length=15, seed=5).corpus)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=2, epsilon=2.0, rounds=1, pad_length=8, n_clients=6, verbose=0).fit(c)
+        m = FedLDA(n_topics=2, epsilon_per_entry=2.0, rounds=1, pad_length=8, n_clients=6, verbose=0).fit(c)
     # 6 users of 8 entries cannot estimate 200 words at eps 2: the rule keeps few, never fewer than 2 a topic
     assert 4 <= m.report_words_ < 200 and m.privacy_["parameters"]["report_words_rule"] == "auto"
     m.save(tmp_path / "m")
@@ -547,16 +547,16 @@ def test_a_user_without_report_words_or_tokens_takes_part_with_padding_only(tmp_
     rare_only = [list(rng.integers(25, 40, 15)) for _ in range(4)]  # beyond the first 20 words
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=2, epsilon=4.0, rounds=2, pad_length=8, report_words=20, seed=0, verbose=0)
+        m = FedLDA(n_topics=2, epsilon_per_entry=4.0, rounds=2, pad_length=8, report_words=20, seed=0, verbose=0)
         m.fit(Corpus.from_token_ids(docs + rare_only, words))
         assert m.n_clients_ == 24
         m.save(tmp_path / "m")
         assert json.loads((tmp_path / "m" / "model.json").read_text())["training"]["n_clients"] == 24
         users = [Corpus.from_token_ids([d], words) for d in docs[:5]] + [Corpus.from_token_ids([[]], words)]
-        assert FedLDA(n_topics=2, epsilon=4.0, rounds=1, pad_length=8, seed=0, verbose=0).fit(users).n_clients_ == 6
+        assert FedLDA(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=0).fit(users).n_clients_ == 6
         # the floor and tail rules sample from a user's tokens (an empty user sends nothing) but count every user
         # given, so the saved count does not depend on whose text is empty
-        floor = FedLDA(n_topics=2, epsilon=4.0, rounds=1, pad_length=8, seed=0, verbose=0, exclusion="floor")
+        floor = FedLDA(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=0, exclusion="floor")
         assert floor.fit(users).n_clients_ == 6
 
 
@@ -564,7 +564,7 @@ def test_options_that_would_be_ignored_are_refused_in_one_line():
     """Options of the sound rule's reports given to the floor or tail rule, more report words than the vocabulary
     holds, and more simulated users than documents used to run silently with something else."""
     c = _frequency_ordered(lda_corpus(n_docs=30, vocab_size=25, n_topics=2, doc_length=15, seed=4).corpus)
-    kw = dict(n_topics=2, epsilon=4.0, rounds=1, pad_length=12, seed=1, verbose=0)
+    kw = dict(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=12, seed=1, verbose=0)
     cases = [(dict(exclusion="floor", subset_size=3), "subset_size=3 applies to exclusion='none' only"),
              (dict(exclusion="tail", local_inference="gibbs"), "local_inference='gibbs' applies to exclusion='none'"),
              (dict(report_words=500), "report_words=500 exceeds the vocabulary's 25 words"),

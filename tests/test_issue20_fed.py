@@ -100,16 +100,16 @@ def test_more_topics_than_words_is_refused_before_training():
 def test_epsilon_too_small_for_the_vocabulary_is_one_line(eps):
     c = lda_corpus(n_docs=6, vocab_size=20, n_topics=2, doc_length=10, seed=0).corpus
     with pytest.raises(DPTopicError, match="too small for a vocabulary of 20 words") as e:
-        FedLDA(n_topics=2, epsilon=eps, rounds=1, pad_length=16, exclusion="floor", verbose=0).fit(c)
+        FedLDA(n_topics=2, epsilon_per_entry=eps, rounds=1, pad_length=16, exclusion="floor", verbose=0).fit(c)
     assert "\n" not in str(e.value)
 
 
 def test_coincide_with_tiny_epsilon_still_runs():
-    m, _ = _fit(epsilon=1e-300, variant="coincide", exclusion="floor")
+    m, _ = _fit(epsilon_per_entry=1e-300, variant="coincide", exclusion="floor")
     assert m.privacy_["epsilon_basic"] > 0
 
 
-@pytest.mark.parametrize("bad", [["--topics", "100000"], ["--epsilon", "1e-300", "--exclusion", "floor"],
+@pytest.mark.parametrize("bad", [["--topics", "100000"], ["--epsilon-per-entry", "1e-300", "--exclusion", "floor"],
                                  ["--epsilon", "1e308"], ["--subset-size", "20"]])
 def test_cli_refuses_fed_settings_in_one_line(tmp_path, capsys, bad):
     from dptopic.cli.main import main

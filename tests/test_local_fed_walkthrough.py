@@ -107,7 +107,7 @@ def test_fedlda_fit_transform_warns_that_it_folds_in_the_private_documents(plant
 def test_a_tail_rule_report_without_an_epsilon_says_none_as_its_card_does(planted):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        m = FedLDA(n_topics=2, n_clients=4, exclusion="tail", epsilon=0.2, **QUIET).fit(planted)
+        m = FedLDA(n_topics=2, n_clients=4, exclusion="tail", epsilon_per_entry=0.2, **QUIET).fit(planted)
     assert m.privacy_["epsilon"] is None
     assert m.privacy_["guarantee"] == "none" == privacy_card(m.privacy_, "FedLDA")["guarantee"]
 

@@ -142,9 +142,9 @@ def test_fedlda_floor_and_tail_rules_save_every_user_given(exclusion, tmp_path):
     words = [f"w{i:03d}" for i in range(30)][::-1]
     docs = [list(rng.integers(0, 30, 12)) for _ in range(5)]
     users = [Corpus.from_token_ids([d], words) for d in docs] + [Corpus.from_token_ids([[]], words)] * 2
-    kw = dict(n_topics=2, epsilon=4.0, rounds=1, pad_length=8, seed=0, verbose=0, exclusion=exclusion)
+    kw = dict(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=0, exclusion=exclusion)
     if exclusion == "tail":
-        kw["delta"] = 0.1
+        kw["failure_rate"] = 0.1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = FedLDA(**kw).fit(users)
@@ -184,5 +184,5 @@ def test_fedlda_floor_rule_progress_bar_shows_every_user_given(monkeypatch):
     users += [Corpus.from_token_ids([[]], words)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        FedLDA(n_topics=2, epsilon=4.0, rounds=1, pad_length=8, seed=0, verbose=1, exclusion="floor").fit(users)
+        FedLDA(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=1, exclusion="floor").fit(users)
     assert shown and "users=6" in shown[0], shown

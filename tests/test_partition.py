@@ -94,7 +94,7 @@ def test_cdp_on_threads_is_reproducible(planted):
     from dptopic.models import CDPLDA, CDPLDAPlus
 
     assert CDPLDA().parallel == CDPLDAPlus().parallel == LDA().parallel == HDPLDA().parallel == "partition"
-    kw = dict(n_topics=5, n_iter=6, epsilon=2.0, seed=3, n_jobs=2, verbose=0)
+    kw = dict(n_topics=5, n_iter=6, paper_epsilon=2.0, seed=3, n_jobs=2, verbose=0)
     a, b = CDPLDAPlus(**kw).fit(planted.corpus), CDPLDAPlus(**kw).fit(planted.corpus)
     np.testing.assert_array_equal(a.components_, b.components_)
     np.testing.assert_array_equal(a.training_theta_, b.training_theta_)

@@ -95,11 +95,11 @@ def test_ledger_refuses_overspend(planted):
 
 def test_cdp_nominal_and_corrected(planted):
     c = planted.corpus
-    a = CDPLDA(5, epsilon=1.0, n_iter=10, seed=0, verbose=0).fit(c)
+    a = CDPLDA(5, paper_epsilon=1.0, n_iter=10, seed=0, verbose=0).fit(c)
     part = a.privacy_["count_release_epsilon"]  # a partial figure: the model itself is not covered
     assert a.privacy_["private"] is False
     assert a.privacy_["epsilon_nominal"] == 1.0 and part["epsilon_basic"] == pytest.approx(2.0)
-    b = CDPLDAPlus(5, epsilon=1.0, n_iter=10, seed=0, verbose=0).fit(c)
+    b = CDPLDAPlus(5, paper_epsilon=1.0, n_iter=10, seed=0, verbose=0).fit(c)
     part = b.privacy_["count_release_epsilon"]
     assert b.privacy_["epsilon_nominal"] == 10.0 and part["epsilon_basic"] == pytest.approx(20.0)
     assert part["epsilon_pld"] < 20.0
@@ -114,7 +114,7 @@ def test_cdp_nominal_and_corrected(planted):
     (lambda: HDPLDA(clip=0), "clip=0"),
     (lambda: HDPLDA(beta=-0.1), "beta=-0.1"),
     (lambda: HDPLDA(clip=1.0, epsilon_inherent=2.0), "either clip or epsilon_inherent"),
-    (lambda: CDPLDA(epsilon=0.0), "epsilon=0.0"),
+    (lambda: CDPLDA(paper_epsilon=0.0), "epsilon=0.0"),
     (lambda: HDPLDA(secure=True, seed=3), "refuses a seed"),
     (lambda: CDPLDA(secure=True, seed=3), "refuses a seed"),
 ])

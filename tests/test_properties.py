@@ -360,6 +360,6 @@ def test_cli_topics_on_damaged_model(saved, tmp_path_factory, data):
 def test_cli_train_parameters(flag, v, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("train")
     (tmp / "docs.txt").write_text("\n".join(TEXTS * 2))
-    algo = ["--algorithm", "cdp"] if flag in ("--epsilon", "--delta") else []
+    algo = ["--algorithm", "cdp"] if flag == "--delta" else ["--algorithm", "docdp"] if flag == "--epsilon" else []
     run_cli(["train", "--corpus", str(tmp / "docs.txt"), "--topics", "2", "--iterations", "2", *algo, flag, v,
              "--out", str(tmp / "m"), "--quiet"])

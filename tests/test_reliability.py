@@ -174,7 +174,7 @@ def test_sampler_refuses_scales_beyond_its_range(discrete):
         laplace_mechanism(np.zeros(3, np.int64), 1e-300, rng, changes=(1, 1))
 
 
-@pytest.mark.parametrize("make", [lambda: dptopic.CDPLDAPlus(3, epsilon=1e-300, n_iter=2, seed=0, verbose=0),
+@pytest.mark.parametrize("make", [lambda: dptopic.CDPLDAPlus(3, paper_epsilon=1e-300, n_iter=2, seed=0, verbose=0),
                                   lambda: dptopic.HDPLDA(3, epsilon_laplace=1e-30, n_iter=2, seed=0, verbose=0)])
 def test_tiny_epsilon_is_refused_not_silently_noise_free(make):
     with pytest.raises(DPTopicError) as e:

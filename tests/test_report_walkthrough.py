@@ -105,8 +105,8 @@ def test_each_composition_figure_shows_its_own_delta_never_the_headlines():
 
 def test_fedlda_trust_model_says_it_was_a_simulation_and_which_randomizer(planted):
     c = planted.corpus
-    none = _fit(dptopic.FedLDA(n_topics=2, epsilon=3.0, rounds=1, pad_length=16, n_clients=4, verbose=0), c)
-    floor = _fit(dptopic.FedLDA(n_topics=2, epsilon=3.0, rounds=1, pad_length=16, n_clients=4, exclusion="floor",
+    none = _fit(dptopic.FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=1, pad_length=16, n_clients=4, verbose=0), c)
+    floor = _fit(dptopic.FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=1, pad_length=16, n_clients=4, exclusion="floor",
                                 verbose=0), c)
     a, b = privacy_card(none.privacy_, "FedLDA")["trust_model"], privacy_card(floor.privacy_, "FedLDA")["trust_model"]
     for t in (a, b):
@@ -118,7 +118,7 @@ def test_fedlda_trust_model_says_it_was_a_simulation_and_which_randomizer(plante
 
 def test_the_card_shows_the_figures_the_docs_promise(planted):
     c = planted.corpus
-    cdp = privacy_card(_fit(dptopic.CDPLDAPlus(n_topics=3, n_iter=3, epsilon=1.0, verbose=0), c).privacy_, "CDPLDAPlus")
+    cdp = privacy_card(_fit(dptopic.CDPLDAPlus(n_topics=3, n_iter=3, paper_epsilon=1.0, verbose=0), c).privacy_, "CDPLDAPlus")
     part = cdp["figures"]["count_release_epsilon"]
     assert part["epsilon"] == pytest.approx(5.9999, abs=1e-3) and part["delta"] == 1e-5 and "NOT the model" in part["what"]
     assert cdp["figures"]["epsilon_nominal"]["epsilon"] == 3.0 and "not proven" in cdp["figures"]["epsilon_nominal"]["what"]

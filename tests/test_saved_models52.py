@@ -54,7 +54,7 @@ def _fit(name, data, seed=None):
         if name == "LocalDocumentLDA":      # no seed: the contributors drew the noise; the server draws nothing
             return LocalDocumentLDA(n_topics=3).fit(doc_reports)
         if name == "FedLDA":
-            return FedLDA(n_topics=3, epsilon=3.0, rounds=2, pad_length=8, n_clients=4, report_words="all",
+            return FedLDA(n_topics=3, epsilon_per_entry=3.0, rounds=2, pad_length=8, n_clients=4, report_words="all",
                           verbose=0, seed=seed).fit(c, vocabulary=vocab)
         if name == "DPSVI":
             return DPSVI(3, noise_multiplier=1.0, sampling_rate=0.2, n_epochs=1, clip=3.0, verbose=0,

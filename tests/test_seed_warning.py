@@ -16,7 +16,7 @@ def corpus():
 
 PRIVATE = {
     "HDPLDA": lambda seed: dptopic.HDPLDA(n_topics=2, n_iter=2, epsilon_laplace=5.0, seed=seed, verbose=0),
-    "CDPLDA": lambda seed: dptopic.CDPLDA(n_topics=2, n_iter=2, epsilon=5.0, seed=seed, verbose=0),
+    "CDPLDA": lambda seed: dptopic.CDPLDA(n_topics=2, n_iter=2, paper_epsilon=5.0, seed=seed, verbose=0),
     "DPSVI": lambda seed: dptopic.DPSVI.from_budget(2.0, 1e-5, n_topics=2, seed=seed, verbose=0),
     "DocDPEM": lambda seed: dptopic.DocDPEM(n_topics=2, epsilon=2.0, seed=seed, verbose=0),
     "DocDPCooccurrence": lambda seed: dptopic.DocDPCooccurrence(n_topics=2, epsilon=2.0, seed=seed, verbose=0),

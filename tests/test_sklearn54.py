@@ -33,7 +33,7 @@ def test_privacy_report_of_numpy_typed_parameters_is_plain_json(X):
         warnings.simplefilter("ignore")
         hdp = dptopic.HDPLDA(n_topics=np.int64(3), n_iter=np.int64(3), epsilon_laplace=np.float32(2.0),
                              delta=np.float32(1e-5), seed=0).fit(X)
-        fed = dptopic.FedLDA(n_topics=np.int64(3), rounds=np.int64(2), epsilon=np.float32(5.0), pad_length=20,
+        fed = dptopic.FedLDA(n_topics=np.int64(3), rounds=np.int64(2), epsilon_per_entry=np.float32(5.0), pad_length=20,
                              seed=0, verbose=0).fit(X)
     for m in (hdp, fed):
         back = json.loads(json.dumps(m.privacy_))

@@ -43,12 +43,12 @@ def _fit(exclusion="none", **kw):
 
 @pytest.fixture(scope="module")
 def tail_model():
-    return _fit("tail", epsilon=5.0)
+    return _fit("tail", epsilon_per_entry=5.0)
 
 
 @pytest.fixture(scope="module")
 def none_model():
-    return _fit("none", epsilon=5.0, report_words=6)
+    return _fit("none", epsilon_per_entry=5.0, report_words=6)
 
 
 # 1 ------------------------------------------------------------------------------------------------------------
@@ -78,7 +78,7 @@ def test_floor_card_with_a_public_vocabulary_still_names_the_labels():
 # 2 ------------------------------------------------------------------------------------------------------------
 def test_tiny_failure_rate_is_refused_before_any_work():
     with pytest.raises(DPTopicError, match=r"eta rounds to 1"):
-        FedLDA(exclusion="tail", delta=1e-9, verbose=0)._validate()
+        FedLDA(exclusion="tail", failure_rate=1e-9, verbose=0)._validate()
 
 
 def test_cli_tiny_failure_rate_names_the_flag(corpus_file, tmp_path, capsys):
@@ -90,10 +90,10 @@ def test_cli_tiny_failure_rate_names_the_flag(corpus_file, tmp_path, capsys):
 
 def test_floor_epsilon_too_small_names_the_failure_rate():
     c, _, _, _ = lda_corpus(n_docs=20, vocab_size=2000, n_topics=3, doc_length=10, seed=1)
-    m = FedLDA(n_topics=3, rounds=1, pad_length=8, exclusion="floor", epsilon=3.0, delta=1e-3, verbose=0)
+    m = FedLDA(n_topics=3, rounds=1, pad_length=8, exclusion="floor", epsilon_per_entry=3.0, failure_rate=1e-3, verbose=0)
     with pytest.raises(DPTopicError) as e:
         m.fit(c)
-    assert "variant='coincide'" in str(e.value) and "delta=0.001 (the failure rate" in str(e.value)
+    assert "variant='coincide'" in str(e.value) and "failure_rate=0.001 (it sets the floor" in str(e.value)
 
 
 # 4 / B4 -------------------------------------------------------------------------------------------------------
@@ -153,7 +153,7 @@ def test_verify_on_no_guarantee_is_not_verified(tmp_path, capsys):
     from dptopic.cli.privacy import NO_GUARANTEE_EXIT, _events_text
 
     assert _events_text({"events": [{"count": 256}]}) == "1 event repeated 256 times"
-    m = _fit("tail", epsilon=5.0, pad_length_=60)
+    m = _fit("tail", epsilon_per_entry=5.0, pad_length_=60)
     assert claims_no_guarantee(m.privacy_)      # 120 entries' own deltas add up past 1
     m.save(tmp_path / "t")
     assert main(["privacy", "verify", str(tmp_path / "t")]) == NO_GUARANTEE_EXIT == 3

@@ -214,7 +214,7 @@ def test_fedlda_warns_when_the_vocabulary_is_not_listed_most_common_first():
     def fit(order):
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
-            FedLDA(n_topics=3, epsilon=5.0, rounds=1, pad_length=16, report_words=15, seed=0,
+            FedLDA(n_topics=3, epsilon_per_entry=5.0, rounds=1, pad_length=16, report_words=15, seed=0,
                    verbose=0).fit(users(order))
         return [str(w.message) for w in seen if "most common first" in str(w.message)]
 

@@ -93,9 +93,9 @@ NEVER_TAKE_EFFECT = {("serve", "--fed-failure-rate")}
 
 # train: the arguments each algorithm needs besides a corpus (or reports)
 ALGORITHM_ARGS = {
-    "lda": [], "cdp": ["--epsilon", "5"], "cdp+": ["--epsilon", "5"], "hdp": ["--epsilon", "5"],
+    "lda": [], "cdp": ["--paper-epsilon", "5"], "cdp+": ["--paper-epsilon", "5"], "hdp": ["--epsilon", "5"],
     "lp": ["--reports", "{reports}"], "olp": ["--reports", "{reports}", "--prior", C],
-    "ldp-doc": ["--reports", "{document_reports}"], "fed": ["--epsilon", "5", "--rounds", "2"],
+    "ldp-doc": ["--reports", "{document_reports}"], "fed": ["--epsilon-per-entry", "5", "--rounds", "2"],
     "svi": ["--epsilon", "5", "--epochs", "1"], "online-vb": ["--epochs", "1"],
     "docdp": ["--epsilon", "5"], "docdp-cooc": ["--epsilon", "5"],
 }
@@ -109,8 +109,10 @@ def _train_base(dest: str) -> list:
 
     flag = "--" + dest.replace("_", "-")
     algorithm = TRAIN_FLAG_ALGORITHM.get(flag) or (_ALGORITHM_ONLY[dest][1][0] if dest in _ALGORITHM_ONLY else "lda")
-    if dest == "epsilon" or dest == "delta":
+    if dest == "delta":
         algorithm = "cdp"
+    if dest == "epsilon":       # a guarantee: cdp/cdp+ (no guarantee) take --paper-epsilon
+        algorithm = "docdp"
     source = [] if algorithm in LOCAL else ["--corpus", C, "--test-size", "0"]
     small = ["--topics", "2"] + (["--iterations", "2"] if algorithm in ("lda", "cdp", "cdp+", "hdp", "lp", "olp")
                                  else [])

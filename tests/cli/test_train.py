@@ -119,7 +119,7 @@ def _private_corpus_with_copies(path):
 
 def test_held_out_copies_of_a_private_corpus_are_labelled_outside_the_guarantee(tmp_path, capsys):
     docs = _private_corpus_with_copies(tmp_path / "docs.txt")
-    rc, out, err = _run(capsys, "train", "--corpus", docs, "--algorithm", "cdp", "--epsilon", "1", "--topics", "2",
+    rc, out, err = _run(capsys, "train", "--corpus", docs, "--algorithm", "cdp", "--paper-epsilon", "1", "--topics", "2",
                         "--iterations", "2", "--seed", "0", "--quiet", "--out", tmp_path / "m")
     assert rc == 0, err
     line = next(ln for ln in " ".join(out.split()).split("held-out: ")[1:2])
@@ -259,3 +259,38 @@ def test_show_unsupported_is_refused_for_a_trainer_that_makes_no_assessment(tmp_
                         "--out", tmp_path / "m")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and err.startswith("error: --show-unsupported")
     assert not (tmp_path / "m").exists()
+
+
+# ---------------------------------------------------------------- --epsilon: the guarantee in total, in the unit
+def test_cdp_takes_the_papers_figure_as_paper_epsilon_and_refuses_epsilon(tmp_path, capsys):
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(_texts(30)) + "\n")
+    rc, out, err = _run(capsys, "train", "--corpus", docs, "--algorithm", "cdp", "--epsilon", "1", "--topics", "2",
+                        "--iterations", "2", "--quiet", "--out", tmp_path / "m")
+    assert rc == 2 and "--paper-epsilon" in err and len(err.strip().splitlines()) == 1
+
+
+def test_fed_epsilon_is_the_per_user_total_and_epsilon_per_entry_the_component(tmp_path, capsys):
+    import json
+
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(_texts(40)) + "\n")
+    base = ["train", "--corpus", docs, "--algorithm", "fed", "--topics", "2", "--rounds", "1", "--clients", "4",
+            "--pad-length", "16", "--quiet"]
+    rc, out, err = _run(capsys, *base, "--epsilon", "96", "--out", tmp_path / "total")
+    assert rc == 0, err
+    rep = json.loads((tmp_path / "total" / "model.json").read_text())["privacy"]
+    assert rep["epsilon_basic"] == pytest.approx(96.0) and rep["epsilon_per_entry"] == pytest.approx(6.0)
+    rc, out, err = _run(capsys, *base, "--epsilon-per-entry", "6", "--out", tmp_path / "entry")
+    assert rc == 0, err
+    rep = json.loads((tmp_path / "entry" / "model.json").read_text())["privacy"]
+    assert rep["epsilon_basic"] == pytest.approx(96.0) and rep["epsilon_per_entry"] == 6.0
+    rc, out, err = _run(capsys, *base, "--epsilon", "96", "--epsilon-per-entry", "6", "--out", tmp_path / "both")
+    assert rc == 2 and "not both" in err and len(err.strip().splitlines()) == 1
+
+
+def test_train_epsilon_help_states_one_meaning():
+    parser = build_parser()
+    train = next(a for a in parser._subparsers._group_actions[0].choices.items() if a[0] == "train")[1]
+    text = " ".join(next(a for a in train._actions if "--epsilon" in a.option_strings).help.split())
+    assert "in total" in text and "per user for fed" in text and "eps per reported word" not in text

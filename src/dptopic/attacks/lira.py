@@ -44,7 +44,10 @@ SD_FLOOR = 1e-8
 _ALIASES = {"n_topics": ("n_components", "k"), "n_iter": ("max_iter", "n_epochs", "rounds", "n_rounds", "iterations")}
 
 
-_EPSILON_NAMES = ("epsilon", "epsilon_laplace", "epsilon_word")
+# the knob an audit's --epsilon sets, the component first where a trainer has one (HDP-LDA's per-iteration Laplace,
+# FedLDA's per entry: what the audit set before those trainers took a per-word or per-user total as epsilon), then the
+# paper's figure of a baseline without a guarantee (CDP-LDA), then a trainer's own epsilon
+_EPSILON_NAMES = ("epsilon_laplace", "epsilon_word", "epsilon_per_entry", "paper_epsilon", "epsilon")
 
 
 def make_estimator(algorithm, seed=None, **params):
@@ -95,9 +98,9 @@ def _budget_constructor(cls):
 
 
 def epsilon_parameter(algorithm, required=True):
-    """The name of a trainer's privacy parameter: ``epsilon``, ``epsilon_laplace`` (HDP-LDA, per iteration) or
-    ``epsilon_word`` (LP-LDA, OLP-LDA); ``epsilon`` also for a trainer calibrated from a total budget by
-    ``from_budget`` (DP-SVI)."""
+    """The name of a trainer's privacy parameter: ``epsilon``, ``epsilon_laplace`` (HDP-LDA, per iteration),
+    ``epsilon_word`` (LP-LDA, OLP-LDA), ``epsilon_per_entry`` (FedLDA) or ``paper_epsilon`` (CDP-LDA, CDP-LDA+);
+    ``epsilon`` also for a trainer calibrated from a total budget by ``from_budget`` (DP-SVI)."""
     from ..models import ALGORITHMS
 
     cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm

@@ -598,7 +598,7 @@ def register(sub) -> None:
     p.add_argument("--iterations", type=positive_int, default=None, help="training iterations (with --algorithm; default: the trainer's own: 200 for lda, 100 for hdp and cdp)")
     p.add_argument("--alpha", type=float, default=None, help="document-topic prior of the shadow models (default: the trainer's)")
     p.add_argument("--beta", type=float, default=None, help="topic-word prior of the shadow models (default: the trainer's)")
-    p.add_argument("--epsilon", type=float, default=None, help="the trainer's epsilon (epsilon; hdp: epsilon_laplace per iteration; lp/olp: epsilon_word; svi: the total budget; default: the trainer's own)")
+    p.add_argument("--epsilon", type=float, default=None, help="the trainer's privacy knob (epsilon; hdp: epsilon_laplace per iteration; lp/olp: epsilon_word; fed: epsilon_per_entry; cdp/cdp+: the paper's paper_epsilon; svi: the total budget; default: the trainer's own)")
     p.add_argument("--delta", type=float, default=None, help="the trainer's delta (default: the trainer's own, 1e-5 for most)")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
     p.add_argument("--restrict", action="store_true",

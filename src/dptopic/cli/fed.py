@@ -10,8 +10,12 @@ def add_fed_args(t) -> None:
     g.add_argument("--clients", type=positive_int, default=None,
                    help="fed: split the corpus into N users (default: one user per document)")
     g.add_argument("--rounds", type=positive_int, default=50, help="fed: communication rounds (default 50)")
+    g.add_argument("--epsilon-per-entry", type=positive_float, default=None, metavar="EPS_ENTRY",
+                   help="fed: epsilon per reported entry (one word), the component, instead of --epsilon (the per-user"
+                        " total); default 5 per entry when neither is given")
     g.add_argument("--failure-rate", type=unit_interval, default=0.1,
-                   help="fed: delta of Theorem 1, the excluded rare-word mass (default 0.1)")
+                   help="fed: Theorem 1's failure rate, the excluded rare-word mass (default 0.1; floor/tail only);"
+                        " not the delta of a guarantee")
     g.add_argument("--gamma", type=float, default=1.0, help="fed: Zipf exponent gamma >= 1 (default 1)")
     g.add_argument("--sample-ratio", type=float, default=1.0, help="fed: fraction in (0, 1] of the update sent (default 1)")
     g.add_argument("--pad-length", type=positive_int, default=512, help="fed: update length L before sampling (default 512)")
@@ -43,9 +47,13 @@ def build_fedlda(a, common: dict):
     from ..models import FedLDA
 
     kw = {k: v for k, v in common.items() if k not in ("n_iter", "seed")}
-    if a.user_budget is not None and (a.epsilon is not None or a.pad_length != 512):
-        raise DPTopicError("--user-budget chooses the epsilon per entry and the entries itself: drop --epsilon and"
-                           " --pad-length.")
+    per_entry = getattr(a, "epsilon_per_entry", None)
+    if a.user_budget is not None and (a.epsilon is not None or per_entry is not None or a.pad_length != 512):
+        raise DPTopicError("--user-budget chooses the epsilon per entry and the entries itself: drop --epsilon,"
+                           " --epsilon-per-entry and --pad-length.")
+    if a.epsilon is not None and per_entry is not None:
+        raise DPTopicError("give --epsilon (the per-user total, split over the entries) or --epsilon-per-entry (its"
+                           " figure per reported word), not both.")
     if a.user_budget is not None and a.exclusion != "none":
         raise DPTopicError("--user-budget needs --exclusion none (entries randomized once); the floor and tail rules"
                            " randomize again every round.")
@@ -58,7 +66,7 @@ def build_fedlda(a, common: dict):
                                " all (the default with --private-vocabulary), or a public --vocabulary listed most"
                                " common first.")
         report_words = "all"
-    model = FedLDA(epsilon=a.epsilon if a.epsilon is not None else 5.0, delta=a.failure_rate, gamma=a.gamma,
+    model = FedLDA(epsilon=a.epsilon, epsilon_per_entry=per_entry, failure_rate=a.failure_rate, gamma=a.gamma,
                    rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
                    variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
                    subset_size=a.subset_size, local_inference=a.local_inference, report_words=report_words or "auto",
@@ -75,9 +83,11 @@ def user_budget_rules(flag: str, value: float) -> tuple:
         (r"^invalid pad_length=([\d.e+]+): must be an integer in \[1, ([^\]]+)\]\.$",
          rf"{flag} {v} is too large: it would give each user \1 entries, more than the \2 an update may hold; give a"
          rf" smaller {flag}."),
-        (r"^epsilon=(\S+) is too small for a vocabulary of (\d+) words: (.*); use a larger epsilon\.$",
-         rf"{flag} {v} is too small for a vocabulary of \2 words: at the epsilon per entry it leaves (\1) \3; give a"
-         rf" larger {flag}."),
+        # FedLDA names the per-user total and the figure per entry; the service's protocol check the latter alone
+        (r"^epsilon=(?:\S+ \(the per-user total, (\S+) per entry over \d+ entries\)|(\S+)) is too small for a"
+         r" vocabulary of (\d+) words: (.*); use a larger epsilon\.$",
+         rf"{flag} {v} is too small for a vocabulary of \3 words: at the epsilon per entry it leaves (\1\2) \4; give"
+         rf" a larger {flag}."),
     )
 
 
@@ -88,7 +98,7 @@ def apply_user_budget(model, a, vocab_size: int):
         return model
     from ..models import FedLDA
 
-    params = {k: v for k, v in model.get_params().items() if k not in ("epsilon", "pad_length")}
+    params = {k: v for k, v in model.get_params().items() if k not in ("epsilon", "epsilon_per_entry", "pad_length")}
     return FedLDA.from_user_budget(a.user_budget, vocab_size, **params)
 
 

@@ -164,7 +164,7 @@ def build_config(a):
         split = FedLDA.from_user_budget(a.fed_user_budget, min(len(vocab.words), a.fed_report_words or len(vocab.words)),
                                         sample_ratio=FED_DEFAULTS["sample_ratio"] if a.fed_sample_ratio is None
                                         else a.fed_sample_ratio)
-        a.fed_epsilon, fed["pad_length"] = split.epsilon, split.pad_length
+        a.fed_epsilon, fed["pad_length"] = split._entry_epsilon(), split.pad_length   # the service's is per entry
     if a.fed_epsilon is None and any(v is not None for v in fed.values()):
         given = next(k for k, v in fed.items() if v is not None)
         raise DPTopicError(f"--fed-{given.replace('_', '-')} has no effect without FedLDA: add --fed-epsilon EPS to run"
@@ -580,7 +580,10 @@ def register(sub) -> None:
     s.add_argument("--max-reports-per-request", type=positive_int, default=10_000,
                    help="most reports in one upload; more are refused with 413 (default 10000)")
     s.add_argument("--fed-epsilon", type=positive_float, default=None,
-                   help="enable FedLDA rounds with this per-entry epsilon (Wang et al. 2020, Thm 1)")
+                   help="enable FedLDA rounds with this epsilon PER REPORTED ENTRY (one word; Wang et al. 2020, Thm 1), not"
+                        " per user: a user spends it once for each of its entries (--fed-pad-length x"
+                        " --fed-sample-ratio), as FedLDA(epsilon_per_entry=...); for a per-user total give"
+                        " --fed-user-budget instead")
     s.add_argument("--fed-user-budget", type=positive_float, default=None, metavar="EPS_USER",
                    help="enable FedLDA rounds with this per-user total (entries x epsilon per entry) instead of"
                         " --fed-epsilon and --fed-pad-length: the split that estimates words best for the vocabulary"

@@ -42,7 +42,8 @@ _STREAMS_SHARDS = ("lda",) + _CENTRAL + _DOC     # the trainers that read a shar
 # Flags that only some algorithms read, with their defaults: given to another algorithm they would be
 # silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
 _ALGORITHM_ONLY = {
-    "epsilon": (None, _CENTRAL + _FED + _SVI + _DOC), "budget": (None, ("hdp",)),
+    "epsilon": (None, ("hdp",) + _FED + _SVI + _DOC), "budget": (None, ("hdp",)),
+    "paper_epsilon": (None, ("cdp", "cdp+")), "epsilon_per_entry": (None, _FED),
     "secure": (False, _CENTRAL + _FED + _SVI + _DOC),
     "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
     "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + _DOC + ("lp", "olp")),
@@ -80,6 +81,9 @@ _ALGORITHM_ONLY = {
 
 def _refuse_foreign_flags(a) -> None:
     given = getattr(a, "_given", None)      # the flags written on the command line (cli.main's parser)
+    if a.algorithm in ("cdp", "cdp+") and getattr(a, "epsilon", None) is not None:
+        raise DPTopicError(f"--algorithm {a.algorithm} is a baseline with no guarantee: give the paper's figure per"
+                           " release as --paper-epsilon, not --epsilon (which names a guarantee).")
     for dest, (default, algos) in _ALGORITHM_ONLY.items():
         written = dest in given if given is not None else getattr(a, dest, default) != default
         if a.algorithm not in algos and written:
@@ -275,7 +279,7 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     priv = dict(delta=a.delta, noise=a.noise, secure=a.secure)
     if algo in ("cdp", "cdp+"):
         cls = CDPLDAPlus if algo == "cdp+" else CDPLDA
-        return cls(epsilon=a.epsilon if a.epsilon is not None else 1.0, **common, **priv)
+        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, **common, **priv)
     hdp_kw = dict(paper_literal=a.paper_literal, **priv)
     if a.clip is not None:
         hdp_kw["clip"] = a.clip
@@ -620,11 +624,12 @@ _COMMON_FLAGS = {"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--
                  "alpha": "--alpha", "beta": "--beta", "parallel": "--parallel", "test_size": "--test-size",
                  "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS}
 _ALGORITHM_FLAGS = {
-    "cdp": {"epsilon": "--epsilon", "delta": "--delta", "noise": "--noise", "secure": "--secure"},
+    "cdp": {"paper_epsilon": "--paper-epsilon", "delta": "--delta", "noise": "--noise", "secure": "--secure"},
     "hdp": {"epsilon_laplace": "--epsilon", "epsilon_inherent": "--epsilon-inherent", "clip": "--clip",
             "delta": "--delta", "noise": "--noise", "secure": "--secure", "paper_literal": "--paper-literal"},
-    # FedLDA's delta is Theorem 1's failure rate; the delta of its tight report is report_delta
-    "fed": {"epsilon": "--epsilon", "delta": "--failure-rate", "report_delta": "--delta", "gamma": "--gamma",
+    # FedLDA's epsilon is the per-user total; the delta of its tight report is report_delta
+    "fed": {"epsilon": "--epsilon", "epsilon_per_entry": "--epsilon-per-entry", "failure_rate": "--failure-rate",
+            "report_delta": "--delta", "gamma": "--gamma",
             "rounds": "--rounds", "sample_ratio": "--sample-ratio", "pad_length": "--pad-length",
             "n_clients": "--clients", "variant": "--variant", "exclusion": "--exclusion",
             "replacement": "--replacement",
@@ -662,6 +667,8 @@ def train_flag_names(a) -> tuple:
     this ``train`` run (``--algorithm``/``--unit`` already resolved)."""
     names = {**_COMMON_FLAGS, **_ALGORITHM_FLAGS.get(a.algorithm, {})}
     rules = TRAINER_RULES
+    if a.algorithm in ("cdp", "cdp+"):     # the paper's figure, not a guarantee: its own flag
+        rules = epsilon_rules("--paper-epsilon") + rules
     if a.algorithm == "hdp":
         # HDPLDA.from_budget(epsilon, ...) takes the whole run's epsilon (--budget; --epsilon with --unit word), HDPLDA
         # an epsilon per iteration (--epsilon)
@@ -1084,9 +1091,14 @@ def register(sub) -> None:
     t.add_argument("--beta", type=positive_float, default=None,
                    help="topic-word prior (default: the trainer's own, 0.01 for most)")
     t.add_argument("--epsilon", type=positive_float, default=None,
-                   help="with --unit, and for docdp/docdp-cooc/svi: the whole run's budget; cdp/cdp+: the paper's eps"
-                        " (default 1); hdp: eps_L per iteration (default 1; --budget gives the whole run's instead);"
-                        " fed: eps per reported word (default 5)")
+                   help="the guarantee the model claims, in total, in its unit: per document for --unit document and"
+                        " docdp/docdp-cooc/svi (the whole run), per user for fed (split over the entries a user sends;"
+                        " --epsilon-per-entry gives the component instead), per word for --unit word. Exception left:"
+                        " --algorithm hdp still reads it as eps_L per iteration (default 1; --budget is its per-word"
+                        " total)")
+    t.add_argument("--paper-epsilon", type=positive_float, default=None,
+                   help="cdp/cdp+: the paper's nominal eps per noisy release (default 1), noise of scale 1/eps; no"
+                        " guarantee of the model, hence not --epsilon")
     t.add_argument("--delta", type=unit_interval, default=1e-5, help="delta for the tight report (default 1e-5)")
     t.add_argument("--epsilon-inherent", type=positive_float, default=None,
                    help=f"hdp: eps_I per iteration (default {DEFAULT_EPSILON_INHERENT:g}; or give --clip)")

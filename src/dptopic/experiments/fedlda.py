@@ -139,7 +139,7 @@ def fedlda_experiment(out_dir, tasks=("20ng", "sotu"), eps_table=(7.5, 5.0), eps
 
     def fed(t, eps, exclusion="none", K=n_topics, ratio=1.0):
         tr = data[t][0]
-        return _fit_fed(tr, n_topics=K, epsilon=eps, rounds=rounds, sample_ratio=ratio, pad_length=pad_length,
+        return _fit_fed(tr, n_topics=K, epsilon_per_entry=eps, rounds=rounds, sample_ratio=ratio, pad_length=pad_length,
                         n_clients=max(1, tr.n_docs // docs_per_user), exclusion=exclusion, seed=seed, n_jobs=n_jobs,
                         local_inference=local_inference if exclusion == "none" else "em",
                         report_words=report_words if exclusion == "none" else "all")

@@ -64,7 +64,7 @@ def hdp_utility(train, test, out_dir, eps_grid=(0.1, 0.3, 1.0, 3.0, 10.0), n_top
     for e in eps_grid:
         hdp.append(run("HDP-LDA", e, lambda s: HDPLDA(epsilon_laplace=e, epsilon_inherent=epsilon_inherent,
                                                       beta=beta_hdp, seed=s, **common)))
-        cdp.append(run("CDP-LDA+", e, lambda s: CDPLDAPlus(epsilon=e, beta=beta, seed=s, **common)))
+        cdp.append(run("CDP-LDA+", e, lambda s: CDPLDAPlus(paper_epsilon=e, beta=beta, seed=s, **common)))
     _write_csv(out / "hdp_utility.csv", ["algorithm", "epsilon_laplace", "perplexity_mean", "perplexity_std"], rows)
 
     import matplotlib
@@ -113,7 +113,7 @@ def topic_attack_experiment(corpus, out_dir, n_topics: int = 50, n_iter: int = 1
     common = dict(n_topics=n_topics, n_iter=n_iter, alpha=alpha, verbose=0)
     algos = {
         "Non-private": lambda s: LDA(beta=beta, seed=s, **common),
-        f"CDP-LDA+ (eps={cdp_epsilon:g})": lambda s: CDPLDAPlus(epsilon=cdp_epsilon, beta=beta, seed=s, **common),
+        f"CDP-LDA+ (eps={cdp_epsilon:g})": lambda s: CDPLDAPlus(paper_epsilon=cdp_epsilon, beta=beta, seed=s, **common),
         f"HDP-LDA (eps_I={hdp_epsilon_inherent:g}, eps_L={hdp_epsilon_laplace:g})":
             lambda s: HDPLDA(epsilon_laplace=hdp_epsilon_laplace, epsilon_inherent=hdp_epsilon_inherent,
                              beta=beta_hdp, seed=s, **common),

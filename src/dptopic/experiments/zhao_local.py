@@ -104,7 +104,7 @@ def ldp_utility(train, test, out_dir, eps_grid=(0.5, 1.0, 2.0, 3.0, 5.0, 8.0), n
     lp, cdp = [], []
     for e in eps_grid:
         lp.append(run("LP-LDA", e, lambda s: LPLDA(seed=s, **common).fit(_randomize(train, e, 1000 + s))))
-        cdp.append(run("CDP-LDA", e, lambda s: CDPLDA(epsilon=e, seed=s, **common).fit(train)))
+        cdp.append(run("CDP-LDA", e, lambda s: CDPLDA(paper_epsilon=e, seed=s, **common).fit(train)))
     write_csv(out / "ldp_utility.csv", ["algorithm", "epsilon", "perplexity_mean", "perplexity_std"], rows)
 
     plt = _plt()

@@ -193,6 +193,9 @@ class _AcceptsSklearnNames(type):
             raise DPTopicError(f"{cls.__name__} takes seed=, not scikit-learn's random_state={why}; see"
                                " docs/sklearn.md.")
         names = cls._param_names()
+        for old in kw:              # a parameter renamed because its meaning changed: one line naming the new one
+            if old not in names and old in cls._renamed_params:
+                raise DPTopicError(cls._renamed_params[old])
         for other in kw:            # a name from scikit-learn, gensim or tomotopy: say which one dptopic uses
             if other in names or other not in _OTHER_NAMES:
                 continue
@@ -229,6 +232,15 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     # fit spends it again. A class that sets _private gets the same value unless it sets this too (LocalDocumentLDA:
     # private, but it fits reports whose noise the contributors drew, so refitting them is post-processing)
     _spends_budget = False
+    # parameter names given up because their meaning changed: name -> the one line that refuses it (constructor and
+    # set_params), naming the new parameter; never a silent alias, since the old meaning is not the new one's
+    _renamed_params: dict = {}
+
+    @classmethod
+    def _params_from_saved(cls, params: dict) -> dict:
+        """The constructor parameters of a ``model.json`` written by this or an older dptopic: a class whose
+        parameters changed name or meaning maps an older folder's onto today's (the figure keeps its meaning)."""
+        return params
 
     def _planned_spend(self, report: dict):
         """What a fit with these parameters spends (:class:`~dptopic.accounting.verify.RunPlan`), to check a saved
@@ -356,6 +368,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                                    " not both.")
             params["n_topics"] = params.pop("n_components")
         for k, v in params.items():
+            if k not in self._param_names() and k in self._renamed_params:
+                raise DPTopicError(self._renamed_params[k])
             if k not in self._param_names():
                 raise DPTopicError(f"unknown parameter {k!r} for {type(self).__name__}; valid: {', '.join(self._param_names())}.")
             setattr(self, k, v)
@@ -980,7 +994,7 @@ def verify_saved(meta: dict, check):
         why = "has no parameters (params)"
     else:
         try:
-            model = cls(**params)
+            model = cls(**cls._params_from_saved(params))
             model._validate()
         except (DPTopicError, TypeError) as e:
             why = f"has parameters {cls.__name__} does not accept ({' '.join(str(e).split())[:120].rstrip('.')})"
@@ -1094,6 +1108,7 @@ def load(directory) -> TopicModel:
     params = meta.get("params")
     if not isinstance(params, dict):
         raise bad("'params' must be an object of estimator parameters")
+    params = cls._params_from_saved(params)
     unknown = sorted(set(params) - set(cls._param_names()))
     if unknown:
         raise bad(f"unknown parameter(s) {', '.join(repr(u)[:30] for u in unknown[:3])} for {cls.__name__}")

@@ -50,7 +50,7 @@ def unspent_budget_note(model, epsilon: float, flag: str = "epsilon") -> str | N
     from ..accounting.budget import hdp_total_epsilon
     from ..accounting.events import EPSILON_MAX
 
-    if model.epsilon_laplace is None or model.epsilon_laplace < EPSILON_MAX:
+    if model.epsilon_laplace_ is None or model.epsilon_laplace_ < EPSILON_MAX:
         return None
     spent = hdp_total_epsilon(EPSILON_MAX, model.epsilon_inherent_, int(model.n_iter), float(model.delta),
                               model.noise == "discrete", extra_laplace=1 if model.final_release == "fresh" else 0)

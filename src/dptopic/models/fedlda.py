@@ -165,9 +165,19 @@ class FedLDA(GibbsTopicModel):
     Parameters
     ----------
     n_topics : K.
-    epsilon : ε per reported entry (word), the poster's privacy budget (Theorem 1).
-    delta : failure rate δ in (0, 1): the rare-word mass excluded from replacements (poster: 0.1).
-    gamma : Zipf exponent γ ≥ 1 of Theorem 1 (δ0 = δ − (δ^{-1/γ} + 1)^{-γ}).
+    epsilon : the guarantee per user, in total: ε of everything one user sends, the figure the privacy card puts
+        at the top. The trainer splits it over the entries the user randomizes (basic composition): ``epsilon /
+        entries`` per entry for the ``"none"`` rule (each entry randomized once), ``epsilon / (entries x rounds)``
+        for the floor and tail rules (randomized again every round); ``entries = round(sample_ratio x
+        pad_length)``. Changed meaning: before dptopic 0.x ``epsilon`` was the figure per entry, which is now
+        ``epsilon_per_entry`` (``FedLDA(epsilon=2)`` used to spend 2 per word, 1,024 per user at the default pad
+        length; it now spends 2 per user). Saved models of the old meaning load with their figure per entry.
+    epsilon_per_entry : the component instead: ε per reported entry (word), the poster's privacy budget (Theorem 1).
+        Give ``epsilon`` or this, not both; neither: 5 per entry (the poster's).
+    failure_rate : Theorem 1's failure rate δ in (0, 1): the rare-word mass excluded from replacements (poster:
+        0.1); floor and tail rules only. Not the δ of a guarantee (``delta=`` is refused; the tight report's δ is
+        ``report_delta``).
+    gamma : Zipf exponent γ ≥ 1 of Theorem 1 (δ0 = δ − (δ^{-1/γ} + 1)^{-γ}, δ the failure rate).
     rounds : communication rounds R.
     sample_ratio : fraction in (0, 1] of the padded update that is sent each round.
     pad_length : L, entries per update before sampling. A user with fewer tokens pads with dummy entries
@@ -213,7 +223,8 @@ class FedLDA(GibbsTopicModel):
 
     _parameter_constraints = {
         **{k: v for k, v in GibbsTopicModel._parameter_constraints.items() if k != "n_iter"},
-        "epsilon": [Real(0, EPSILON_MAX, "right")], "delta": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
+        "epsilon": [IsNone(), Real(0, None, "neither")], "epsilon_per_entry": [IsNone(), Real(0, EPSILON_MAX, "right")],
+        "failure_rate": [Real(0, 1, "neither")], "gamma": [Real(1, 1e6)],
         "rounds": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")], "pad_length": [Int(1, MAX_PAD_LENGTH)],
         "n_clients": [IsNone(), Int(1, 1_000_000_000)], "variant": [Options(("another", "coincide"))],
         "exclusion": [Options(("none", "floor", "tail"))], "replacement": [Options(("mixture", "topic"))],
@@ -222,8 +233,16 @@ class FedLDA(GibbsTopicModel):
         "secure": [Options((True, False))],
     }
     _private = True
+    # epsilon used to be the figure per entry and delta the failure rate: a number given under an old meaning is never
+    # read under the new one (epsilon cannot be told by its value; the refusal of delta= and the docstring say it)
+    _renamed_params = {"delta": ("FedLDA takes failure_rate= (Theorem 1's excluded rare-word mass), not delta=; note"
+                                 " that epsilon= is now the per-user total and epsilon_per_entry= the figure per"
+                                 " reported word that epsilon= used to be (docs/fedlda.md).")}
+    DEFAULT_EPSILON_PER_ENTRY = 5.0
+    """The poster's ε per entry, used when neither ``epsilon`` nor ``epsilon_per_entry`` is given."""
 
-    def __init__(self, n_topics: int = 20, epsilon: float = 5.0, delta: float = 0.1, gamma: float = 1.0,
+    def __init__(self, n_topics: int = 20, *, epsilon: float | None = None, epsilon_per_entry: float | None = None,
+                 failure_rate: float = 0.1, gamma: float = 1.0,
                  rounds: int = 50, sample_ratio: float = 1.0, pad_length: int = 512, n_clients: int | None = None,
                  alpha: float = 0.1, beta: float = 0.01, variant: str = "another", exclusion: str = "none",
                  replacement: str = "mixture", local_iter: int = 1, subset_size: int = 0, report_delta: float = 1e-5, seed=None,
@@ -231,7 +250,8 @@ class FedLDA(GibbsTopicModel):
                  secure: bool = False):
         self.n_topics = n_topics
         self.epsilon = epsilon
-        self.delta = delta
+        self.epsilon_per_entry = epsilon_per_entry
+        self.failure_rate = failure_rate
         self.gamma = gamma
         self.rounds = rounds
         self.sample_ratio = sample_ratio
@@ -262,7 +282,7 @@ class FedLDA(GibbsTopicModel):
         same; the report states both. ``vocab_size``: the public vocabulary's size (the model must be fitted
         on it). The reports range over every word (``report_words="all"``) unless ``report_words`` is given: the
         split is chosen for that many words. Reads no data."""
-        fixed = sorted(k for k in ("epsilon", "pad_length") if k in kw)
+        fixed = sorted(k for k in ("epsilon", "epsilon_per_entry", "pad_length") if k in kw)
         if fixed:
             raise DPTopicError(f"from_user_budget chooses {' and '.join(fixed)} itself: leave {'them' if len(fixed) > 1 else 'it'}"
                                " out, or build FedLDA(...) directly.")
@@ -281,12 +301,38 @@ class FedLDA(GibbsTopicModel):
         pad = max(1, int(math.ceil(entries / ratio - 1e-9)))
         while pad > 1 and max(1, int(round(ratio * (pad - 1)))) >= entries:
             pad -= 1
-        m = cls(epsilon=eps, pad_length=pad, **kw)
-        sent = m._config().n_entries
-        if sent != entries:
-            m.epsilon = float(user_epsilon) / sent
+        # the per-user total is FedLDA's own epsilon: it splits it over the entries sent (eps when they are `entries`)
+        m = cls(epsilon=float(user_epsilon), pad_length=pad, **kw)
         m._user_budget = (float(user_epsilon), int(vocab_size))
         return m
+
+    @classmethod
+    def _params_from_saved(cls, params: dict) -> dict:
+        """A folder saved while ``epsilon`` meant the figure per entry and ``delta`` the failure rate (its params name
+        ``delta``; today's name ``failure_rate``): its ``epsilon`` is read as ``epsilon_per_entry``, never as a
+        per-user total."""
+        if "delta" not in params or "failure_rate" in params or "epsilon_per_entry" in params:
+            return params
+        p = {k: v for k, v in params.items() if k not in ("epsilon", "delta")}
+        return {**p, "epsilon": None, "epsilon_per_entry": params.get("epsilon", cls.DEFAULT_EPSILON_PER_ENTRY),
+                "failure_rate": params["delta"]}
+
+    def _entries_spent(self) -> int:
+        """How many per-entry events one user spends over the whole run: the entries of an update, once for the
+        ``"none"`` rule, every round for the floor and tail rules (:func:`~dptopic.accounting.fedlda.user_spend`)."""
+        return user_spend(self.exclusion, max(1, int(round(float(self.sample_ratio) * int(self.pad_length)))),
+                          int(self.rounds))
+
+    def _entry_epsilon(self) -> float:
+        """ε per reported entry: ``epsilon_per_entry``, or the per-user total ``epsilon`` split over the entries a
+        user spends (rounded down, so that entries x ε per entry never exceeds it), or the poster's 5."""
+        if self.epsilon is None:
+            return float(self.DEFAULT_EPSILON_PER_ENTRY if self.epsilon_per_entry is None else self.epsilon_per_entry)
+        total, spent = float(self.epsilon), self._entries_spent()
+        eps = total / spent
+        while eps * spent > total:      # the quotient rounded up: the safe side is one step below
+            eps = math.nextafter(eps, 0.0)
+        return eps
 
     @classmethod
     def from_broadcast(cls, phi, vocabulary, config: RRPConfig, rounds: int, *, beta: float = 0.01,
@@ -318,7 +364,7 @@ class FedLDA(GibbsTopicModel):
         if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
             raise DPTopicError(f"invalid rounds={rounds!r}: a released model follows at least one closed round.")
         none = config.exclusion == "none"
-        m = cls(n_topics=int(config.n_topics), epsilon=float(config.epsilon), delta=float(config.delta),
+        m = cls(n_topics=int(config.n_topics), epsilon_per_entry=float(config.epsilon), failure_rate=float(config.delta),
                 gamma=float(config.gamma), rounds=int(rounds), sample_ratio=float(config.sample_ratio),
                 pad_length=int(config.pad_length), alpha=float(config.alpha), beta=float(beta),
                 variant=config.variant, exclusion=config.exclusion, replacement=config.replacement,
@@ -331,7 +377,7 @@ class FedLDA(GibbsTopicModel):
         m.report_words_ = N
         m._vocabulary_supplied = True      # a deployment's vocabulary is published before any user reports
         m._columns_unnamed, m._input_names, m._input_names_public, m._input_tokens = False, None, False, False
-        m.ledger_ = user_ledger_after(m.epsilon, m.delta, m.gamma, m.variant, m.exclusion, N,
+        m.ledger_ = user_ledger_after(m._entry_epsilon(), m.failure_rate, m.gamma, m.variant, m.exclusion, N,
                                       config.n_entries, int(rounds))
         m.components_ = full_vocabulary_topics(phi, V)
         m._deployment = deployment
@@ -349,7 +395,15 @@ class FedLDA(GibbsTopicModel):
         if rounds_to_no_entry(self.pad_length, self.sample_ratio):
             raise DPTopicError(f"pad_length={self.pad_length} is too small for sample_ratio={self.sample_ratio:g}:"
                                " an update would round to no entry; raise pad_length or sample_ratio.")
-        validate_value("epsilon", self.epsilon, [Real(0, None, "neither")])
+        if self.epsilon is not None and self.epsilon_per_entry is not None:
+            raise DPTopicError(f"give epsilon={self.epsilon!r} (the per-user total, split over the entries) or"
+                               f" epsilon_per_entry={self.epsilon_per_entry!r} (its figure per reported word), not both.")
+        if self.epsilon is not None:
+            per, spent = self._entry_epsilon(), self._entries_spent()
+            if not 0 < per <= EPSILON_MAX:
+                raise DPTopicError(f"epsilon={self.epsilon:g} per user over {spent} entries gives {per:.4g} per entry,"
+                                   f" {'above' if per > 0 else 'not above'} the range (0, {EPSILON_MAX:g}] an entry"
+                                   " takes: give a total in range, or change pad_length (or rounds, floor/tail).")
         if self.secure and self.seed is not None:
             raise DPTopicError("secure mode draws the reports from the operating system's CSPRNG and refuses a seed:"
                                " remove seed (--seed).")
@@ -357,10 +411,11 @@ class FedLDA(GibbsTopicModel):
             raise DPTopicError("secure mode draws the reports by subset selection, the 'none' rule's randomizer: the"
                                " floor and tail rules have no secure sampler; use exclusion='none'.")
         # the failure rate alone makes eta round to 1 (at the poster's 0.1 it would not): every word replaced
-        if (self.exclusion != "none" and _eta(self.epsilon, self.delta, self.gamma, self.variant) > 1 - 1e-6
-                and _eta(self.epsilon, max(0.1, float(self.delta)), self.gamma, self.variant) <= 1 - 1e-6):
-            d0 = _delta0(self.delta, self.gamma)
-            raise DPTopicError(f"delta={self.delta:g} (the failure rate) is too small at epsilon={self.epsilon:g}: it"
+        eps = self._entry_epsilon()
+        if (self.exclusion != "none" and _eta(eps, self.failure_rate, self.gamma, self.variant) > 1 - 1e-6
+                and _eta(eps, max(0.1, float(self.failure_rate)), self.gamma, self.variant) <= 1 - 1e-6):
+            d0 = _delta0(self.failure_rate, self.gamma)
+            raise DPTopicError(f"failure_rate={self.failure_rate:g} is too small at {eps:g} per entry: it"
                                f" leaves delta0 = {d0:.3g}, so eta rounds to 1 and every entry's word would be replaced:"
                                " the reports would carry nothing about the users' words; raise it (the poster's is"
                                " 0.1) or epsilon.")
@@ -379,7 +434,7 @@ class FedLDA(GibbsTopicModel):
             return vocab_size
         K, s = self.n_topics, int(self.subset_size)
         if self.report_words == "auto":  # never fewer than two words a topic, nor than a report's words + 1
-            n = report_words_for(self.epsilon, vocab_size, n_users * self._config().n_entries)
+            n = report_words_for(self._entry_epsilon(), vocab_size, n_users * self._config().n_entries)
             return min(vocab_size, max(n, 2 * K, s + 1))
         n = int(self.report_words)
         if n > vocab_size:
@@ -449,7 +504,7 @@ class FedLDA(GibbsTopicModel):
         return [corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)]
 
     def _config(self) -> RRPConfig:
-        return RRPConfig(self.n_topics, float(self.epsilon), float(self.delta), float(self.gamma), self.pad_length,
+        return RRPConfig(self.n_topics, self._entry_epsilon(), float(self.failure_rate), float(self.gamma), self.pad_length,
                          float(self.sample_ratio), float(self.alpha), self.local_iter, self.variant, self.exclusion,
                          self.replacement, int(self.subset_size), self.local_inference)
 
@@ -459,7 +514,8 @@ class FedLDA(GibbsTopicModel):
         n_report = (report.get("parameters") or {}).get("report_words")   # names eta in the label only
         if self.exclusion == "none" and (isinstance(n_report, bool) or not isinstance(n_report, int)):
             return None                 # a report from before the reports' words were recorded
-        event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion, vocab_size=n_report)
+        event = rrp_event(self._entry_epsilon(), self.failure_rate, self.gamma, self.variant, self.exclusion,
+                          vocab_size=n_report)
         return RunPlan(events=[(event, user_spend(self.exclusion, self._config().n_entries, self.rounds))],
                        unit="user", relation=user_relation(self.exclusion))
 
@@ -487,7 +543,10 @@ class FedLDA(GibbsTopicModel):
             self._check_config(cfg, V)  # K <= V and a realizable epsilon, before any work
             corpora, n_report = self._report_corpora(corpora)
             self.report_words_ = n_report
-            check_config(cfg, n_report)
+            try:
+                check_config(cfg, n_report)
+            except DPTopicError as e:
+                raise DPTopicError(self._per_user_words(str(e))) from None
             self._run_rounds(corpora, cfg, n_report, V, heldout, callback, n_users=len(users))
             self.n_clients_ = len(users)    # every user given (public): each sent every round
             self._set_fitted(users)
@@ -508,13 +567,22 @@ class FedLDA(GibbsTopicModel):
         try:
             check_config(cfg, V)
         except DPTopicError as e:
-            msg = str(e)
-            if (self.exclusion != "floor" or "variant='coincide'" not in msg or float(self.delta) >= 0.1
+            msg = self._per_user_words(str(e))
+            if (self.exclusion != "floor" or "variant='coincide'" not in msg or float(self.failure_rate) >= 0.1
                     or not _floor_fits(cfg, V, 0.1)):
                 raise
-            d0 = _delta0(self.delta, self.gamma)
-            raise DPTopicError(msg.rstrip(".") + f", or raise delta={self.delta:g} (the failure rate: it sets the floor"
-                               f" delta0 = {d0:.3g}, and at delta=0.1 this epsilon fits).") from None
+            d0 = _delta0(self.failure_rate, self.gamma)
+            raise DPTopicError(msg.rstrip(".") + f", or raise failure_rate={self.failure_rate:g} (it sets the floor"
+                               f" delta0 = {d0:.3g}, and at failure_rate=0.1 this epsilon fits).") from None
+
+    def _per_user_words(self, msg: str) -> str:
+        """A protocol message that names the per-entry ``epsilon=X`` (``check_config`` reads the per-entry figure)
+        rewritten for a model given the per-user total: it names the total and the per-entry figure it gave."""
+        if self.epsilon is None or not msg.startswith("epsilon="):
+            return msg
+        head, _, rest = msg.partition(" ")
+        return (f"epsilon={self.epsilon:g} (the per-user total, {head[len('epsilon='):]} per entry over"
+                f" {self._entries_spent()} entries) {rest}")
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
         """``fit(X).transform(X)``; for a list of user corpora, the rows of every user's documents in turn."""
@@ -550,7 +618,8 @@ class FedLDA(GibbsTopicModel):
         client_rngs = rng.spawn(len(corpora) + 1)
         clients = [FedClient(i, c, cfg, r, secure=self.secure) for i, c, r in zip(ids, corpora, client_rngs[1:])]
         server = FedServer.from_config(corpora[0].vocabulary, cfg, ids, self.beta, rng=client_rngs[0])
-        event = rrp_event(self.epsilon, self.delta, self.gamma, self.variant, self.exclusion, vocab_size=n_report)
+        event = rrp_event(self._entry_epsilon(), self.failure_rate, self.gamma, self.variant, self.exclusion,
+                          vocab_size=n_report)
         self.ledger_ = user_ledger(event, self.exclusion)
         self.history_ = []
         test = None if heldout is None else as_corpus(heldout, vocabulary=self.vocabulary_.words)
@@ -589,15 +658,16 @@ class FedLDA(GibbsTopicModel):
         rep = self.ledger_.report(self.report_delta)
         none = self.exclusion == "none"
         n_report = int(getattr(self, "report_words_", len(self.vocabulary_)))
-        e = None if none else _eta(self.epsilon, self.delta, self.gamma, self.variant)
+        per = self._entry_epsilon()
+        e = None if none else _eta(per, self.failure_rate, self.gamma, self.variant)
         rep.update({
-            "epsilon_nominal": float(self.epsilon),
-            "epsilon_per_entry": float(rep["events"][0]["epsilon"]) if rep["events"] else float(self.epsilon),
+            "epsilon_nominal": per,
+            "epsilon_per_entry": float(rep["events"][0]["epsilon"]) if rep["events"] else per,
             # the 'none' rule's reports use none of the floor and tail rules' RRP parameters (eta, delta0, the
             # failure rate, gamma, variant, replacement): the card lists only what the rule read
             "parameters": ({"exclusion": self.exclusion, "entries_per_round": self._config().n_entries,
                             "rounds": self.rounds, "vocab_size": len(self.vocabulary_)} if none else
-                           {"eta": e, "delta0": _delta0(self.delta, self.gamma), "failure_rate_delta": self.delta,
+                           {"eta": e, "delta0": _delta0(self.failure_rate, self.gamma), "failure_rate_delta": self.failure_rate,
                             "gamma": self.gamma, "variant": self.variant, "exclusion": self.exclusion,
                             "replacement": self.replacement, "entries_per_round": self._config().n_entries,
                             "rounds": self.rounds}),
@@ -623,7 +693,7 @@ class FedLDA(GibbsTopicModel):
         if none:
             size = self._config().report_size(n_report)
             rep["parameters"].update({"words_per_report": size, "local_inference": self.local_inference,
-                                      "inclusion_probability": subset_inclusion(self.epsilon, n_report, size)[0],
+                                      "inclusion_probability": subset_inclusion(per, n_report, size)[0],
                                       "report_words": n_report,
                                       "report_words_rule": self.report_words if isinstance(self.report_words, str)
                                       else "given"})

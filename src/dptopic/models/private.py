@@ -140,8 +140,13 @@ class HDPLDA(_PrivateGibbs):
     Parameters
     ----------
     n_topics : number of topics K (default 50).
-    epsilon_laplace : ε_L per iteration; ``None`` gives "limited inherent" (clipping only,
-        no noise, **no** DP guarantee — Fig. 5's comparison curve).
+    epsilon : the guarantee per word, in total: the whole run is (ε, δ)-DP by the tight (PLD) accountant, the
+        figure the privacy card puts at the top. The trainer splits it: ε_L per iteration is the largest the
+        accountant allows over the ``n_iter`` releases at ``epsilon_inherent`` (as :meth:`from_budget`). Give
+        ``epsilon`` or ``epsilon_laplace``, not both.
+    epsilon_laplace : the component instead: ε_L per iteration (``"auto"``, the default: solved from ``epsilon``,
+        or 1.0 without it); ``None`` gives "limited inherent" (clipping only, no noise, **no** DP guarantee —
+        Fig. 5's comparison curve).
     epsilon_inherent, clip : give one; ``C = β(e^{ε_I/2} − 1)``. Default ``ε_I = 10``.
     alpha : symmetric Dirichlet prior on θ (default 0.1).
     beta : default 1.0, the "larger β" of the paper's HDP-LDA runs (value not reported): with ε_I = 10 it gives
@@ -181,7 +186,8 @@ class HDPLDA(_PrivateGibbs):
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
                               # per iteration, at most what one Laplace event may spend (EPSILON_MAX): refused before
                               # the fit starts rather than when its first event is made
-                              "epsilon_laplace": [IsNone(), Real(0, EPSILON_MAX, "right")],
+                              "epsilon": [IsNone(), Real(0, None, "neither")],
+                              "epsilon_laplace": [IsNone(), Options(("auto",)), Real(0, EPSILON_MAX, "right")],
                               "epsilon_inherent": [IsNone(), Real(0, None, "neither")],
                               "clip": [IsNone(), Real(0, None, "neither")],
                               "paper_literal": [Options((True, False))],
@@ -191,12 +197,17 @@ class HDPLDA(_PrivateGibbs):
                 " sound variant: fresh noisy snapshot of the true counts each iteration, frozen as the word"
                 " factor for the sweep (docs/privacy.md); adaptive sequential composition over iterations")
 
-    def __init__(self, n_topics: int = 50, epsilon_laplace: float | None = 1.0, epsilon_inherent: float | None = None,
+    DEFAULT_EPSILON_LAPLACE = 1.0
+    """ε_L per iteration when neither ``epsilon`` nor ``epsilon_laplace`` is given."""
+
+    def __init__(self, n_topics: int = 50, epsilon_laplace: float | str | None = "auto", epsilon_inherent: float | None = None,
                  clip: float | None = None, alpha: float = 0.1, beta: float = 1.0, n_iter: int = 100,
                  delta: float = 1e-5, noise: str = "discrete", paper_literal: bool = False,
                  final_release: str = "last", secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1,
-                 sampler: str = "auto", backend: str = "threads", client=None, parallel: str = "partition"):
+                 sampler: str = "auto", backend: str = "threads", client=None, parallel: str = "partition", *,
+                 epsilon: float | None = None):
         self.n_topics = n_topics
+        self.epsilon = epsilon
         self.epsilon_laplace = epsilon_laplace
         self.epsilon_inherent = epsilon_inherent
         self.clip = clip
@@ -224,10 +235,15 @@ class HDPLDA(_PrivateGibbs):
     @classmethod
     def from_budget(cls, epsilon: float, delta: float = 1e-5, n_iter: int = 100, epsilon_inherent: float = 10.0,
                     **kw) -> "HDPLDA":
-        """Largest-utility ε_L such that the whole run is (ε, δ)-DP by the tight (PLD) accountant."""
+        """Largest-utility ε_L such that the whole run is (ε, δ)-DP by the tight (PLD) accountant, solved now for
+        these ``n_iter`` and fixed (``HDPLDA(epsilon=...)`` solves it at each fit for the fit's ``n_iter``); the
+        budget is recorded, and a fit that would spend more (more iterations set later) is refused by the ledger."""
         validate_value("epsilon", epsilon, [Real(0, None, "neither")])
         validate_value("delta", delta, [Real(0, 1, "neither")])
         validate_value("epsilon_inherent", epsilon_inherent, [Real(0, None, "neither")])
+        if "epsilon_laplace" in kw:
+            raise DPTopicError("from_budget solves epsilon_laplace from epsilon: leave it out, or build"
+                               " HDPLDA(epsilon_laplace=...) directly.")
         eps_l = solve_epsilon_laplace(epsilon, delta, n_iter, epsilon_inherent,
                                       discrete=kw.get("noise", "discrete") == "discrete",
                                       extra_laplace=1 if kw.get("final_release") == "fresh" else 0)
@@ -235,11 +251,34 @@ class HDPLDA(_PrivateGibbs):
         m._budget = (float(epsilon), float(delta))
         return m
 
+    @property
+    def epsilon_laplace_(self) -> float | None:
+        """ε_L per iteration: ``epsilon_laplace``, or solved from the total ``epsilon``
+        (:func:`~dptopic.accounting.solve_epsilon_laplace`), or 1.0."""
+        if self.epsilon is None:
+            return self.DEFAULT_EPSILON_LAPLACE if self.epsilon_laplace == "auto" else self.epsilon_laplace
+        key = (float(self.epsilon), float(self.delta), int(self.n_iter), self.epsilon_inherent_, self.noise,
+               self.final_release)
+        cached = getattr(self, "_solved_laplace", None)
+        if cached is None or cached[0] != key:
+            eps_l = solve_epsilon_laplace(key[0], key[1], key[2], key[3], discrete=self.noise == "discrete",
+                                          extra_laplace=1 if self.final_release == "fresh" else 0)
+            self._solved_laplace = cached = (key, eps_l)
+        return cached[1]
+
+    def _budget_of(self, report: dict) -> tuple | None:
+        if self.epsilon is not None:     # the whole run's (epsilon, delta) the noise was calibrated to
+            return float(self.epsilon), float(self.delta)
+        return super()._budget_of(report)
+
     def _validate(self) -> None:
         super()._validate()
+        if self.epsilon is not None and self.epsilon_laplace != "auto":
+            raise DPTopicError(f"give epsilon={self.epsilon!r} (the whole run's total per word; epsilon_laplace is solved"
+                               f" from it) or epsilon_laplace={self.epsilon_laplace!r} (per iteration), not both.")
         if self.clip is not None and self.epsilon_inherent is not None:
             raise DPTopicError("give either clip or epsilon_inherent, not both: they determine each other (C = beta(e^(eps_I/2) - 1)).")
-        if self.final_release == "fresh" and self.epsilon_laplace is None:
+        if self.final_release == "fresh" and self.epsilon_laplace_ is None:
             raise DPTopicError("final_release='fresh' needs epsilon_laplace: limited-inherent mode adds no noise.")
 
     @property
@@ -273,7 +312,7 @@ class HDPLDA(_PrivateGibbs):
                           " so the topics can hardly differ from one another; give epsilon_inherent of at least"
                           f" {need:.4g} (C >= 1; C = beta(e^(eps_I/2) - 1)), or a larger budget.", UserWarning,
                           stacklevel=user_stacklevel())
-        if self.epsilon_laplace is not None:
+        if self.epsilon_laplace_ is not None:
             plan = self._plan()
             self._events = (plan[0][0], plan[1][0])
             self.ledger_.reserve(plan)
@@ -287,18 +326,18 @@ class HDPLDA(_PrivateGibbs):
     def _plan(self) -> list:
         """The events a fit spends: per iteration a Laplace release and the clipped sampling step, and one more
         release with ``final_release="fresh"``."""
-        lap, inh = hdp_iteration_events(self.epsilon_laplace, self.epsilon_inherent_, self._discrete)
+        lap, inh = hdp_iteration_events(self.epsilon_laplace_, self.epsilon_inherent_, self._discrete)
         return [(lap, self.n_iter), (inh, self.n_iter)] + ([(lap, 1)] if self.final_release == "fresh" else [])
 
     def _planned_spend(self, report: dict):
         from ..accounting.verify import RunPlan
 
-        return None if self.epsilon_laplace is None else RunPlan(events=self._plan(), budget=self._budget_of(report),
+        return None if self.epsilon_laplace_ is None else RunPlan(events=self._plan(), budget=self._budget_of(report),
                                                                  unit="word", relation=WORD_RELATION)
 
     def _release(self, nwk, rng):
         planned = self._events[0]
-        noisy, ev = laplace_mechanism(nwk, self.epsilon_laplace, self._coins(rng), changes=planned.changes,
+        noisy, ev = laplace_mechanism(nwk, self.epsilon_laplace_, self._coins(rng), changes=planned.changes,
                                       discrete=self._discrete, secure=self.secure, label=planned.label,
                                       workers=self._jobs)
         assert ev == planned, "the released noise must be the event the ledger planned"
@@ -307,7 +346,7 @@ class HDPLDA(_PrivateGibbs):
     def _before_sweep(self, it, arrays, rng, want_release):
         C = self.clip_
         if self.paper_literal:
-            if self.epsilon_laplace is not None:
+            if self.epsilon_laplace_ is not None:
                 noisy, ev = self._release(arrays.nwk, rng)
                 arrays.nwk[...] = noisy            # line 9: noise written into the live counts
                 arrays.nk[...] = arrays.nwk.sum(axis=0)
@@ -315,7 +354,7 @@ class HDPLDA(_PrivateGibbs):
                 self.ledger_.spend(self._events[1])
             self._last_release = arrays.nwk
             return None, C, (arrays.nwk.copy() if want_release else None)
-        if self.epsilon_laplace is None:               # limited inherent: exact snapshot, clipped
+        if self.epsilon_laplace_ is None:               # limited inherent: exact snapshot, clipped
             S = arrays.nwk.copy()
         else:
             S, ev = self._release(arrays.nwk, rng)
@@ -339,17 +378,17 @@ class HDPLDA(_PrivateGibbs):
 
     def privacy_report(self) -> dict:
         eps_i, C, T = self.epsilon_inherent_, self.clip_, self.n_iter
-        params = {"epsilon_laplace": self.epsilon_laplace, "epsilon_inherent": eps_i, "clip": C, "beta": self.beta,
+        params = {"epsilon_laplace": self.epsilon_laplace_, "epsilon_inherent": eps_i, "clip": C, "beta": self.beta,
                   "n_iter": T, "final_release": self.final_release}
-        if self.epsilon_laplace is None:
+        if self.epsilon_laplace_ is None:
             return self._finalize(non_private_report(
                 "clipping without Laplace noise bounds only the replaced token's sampling step; the exact counts"
                 " still drive the sampler, so related tokens leak (Zhao et al. Prop. 2) and no DP guarantee holds.",
                 mode="limited-inherent", parameters=params))
-        paper_eps = T * (self.epsilon_laplace + eps_i)
+        paper_eps = T * (self.epsilon_laplace_ + eps_i)
         if self.final_release == "fresh" and not self.paper_literal:
             # the paper's accounting applied to every release of this run: Phi from one more eps_L release
-            paper_eps += self.epsilon_laplace
+            paper_eps += self.epsilon_laplace_
         if self.paper_literal:
             return self._finalize(non_private_report(
                 "Algorithm 1 as written accumulates the noise in the live counts and updates them within the sweep,"
@@ -366,8 +405,9 @@ class HDPLDA(_PrivateGibbs):
                                      " Not covered: transform() or perplexity() on training documents, which read"
                                      " their private words again, and the choice of hyper-parameters (a search on"
                                      " the private corpus spends a budget per candidate)."})
-        if getattr(self, "_budget", None):
-            rep["budget"] = {"epsilon": self._budget[0], "delta": self._budget[1]}
+        budget = self._budget_of({})
+        if budget:
+            rep["budget"] = {"epsilon": budget[0], "delta": budget[1]}
         return rep
 
 
@@ -407,8 +447,10 @@ class CDPLDA(_PrivateGibbs):
     Parameters
     ----------
     n_topics : number of topics K (default 50).
-    epsilon : the paper's nominal ε per release (default 1.0): the noise scale is ``1/ε``. With the
-        corrected sensitivity each release is 2ε-DP for the counts alone (``count_release_epsilon``).
+    paper_epsilon : the paper's nominal ε per release (default 1.0): the noise scale is ``1/ε``. It is no
+        guarantee of the model (the report says ``private: false``), hence not named ``epsilon`` (which
+        is refused): with the corrected sensitivity each release is 2ε-DP for the counts alone
+        (``count_release_epsilon``).
     every_iteration : False (default, CDP-LDA): noise once, before the first sweep; True (CDP-LDA+,
         :class:`CDPLDAPlus`): fresh noise before every sweep, added to the already noisy counts.
     alpha, beta : symmetric Dirichlet priors on θ and Φ (defaults 0.1 and 0.01).
@@ -428,17 +470,26 @@ class CDPLDA(_PrivateGibbs):
     """
 
     _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
-                              "epsilon": [Real(0, None, "neither")],
+                              "paper_epsilon": [Real(0, None, "neither")],
                               "every_iteration": [Options((True, False))]}
+    _renamed_params = {"epsilon": ("CDP-LDA is a baseline with no guarantee: it takes paper_epsilon= (the paper's"
+                                   " nominal figure per release, noise of scale 1/paper_epsilon), not epsilon=.")}
+
+    @classmethod
+    def _params_from_saved(cls, params: dict) -> dict:
+        """A folder saved when the paper's figure was named ``epsilon`` (same meaning): read as ``paper_epsilon``."""
+        if "epsilon" in params and "paper_epsilon" not in params:
+            params = {("paper_epsilon" if k == "epsilon" else k): v for k, v in params.items()}
+        return params
     _theorem = ("Laplace mechanism (Dwork & Roth 2014 Thm 3.6) on the count matrices only, with the L1"
                 " sensitivity corrected to 2 under word replacement (docs/privacy.md); basic and tight composition")
 
-    def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = False, alpha: float = 0.1,
+    def __init__(self, n_topics: int = 50, paper_epsilon: float = 1.0, every_iteration: bool = False, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
                  secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
                  client=None, parallel: str = "partition"):
         self.n_topics = n_topics
-        self.epsilon = epsilon
+        self.paper_epsilon = paper_epsilon
         self.every_iteration = every_iteration
         self.alpha = alpha
         self.beta = beta
@@ -473,10 +524,10 @@ class CDPLDA(_PrivateGibbs):
             # on the Dask workers), N_k^t here. Each has its own child stream, so the result does not depend
             # on which finishes first.
             doc_share = self._jobs // 2
-            doc_noise = _DocNoise(1.0 / self.epsilon, {**kw, "workers": max(doc_share, 1)})
+            doc_noise = _DocNoise(1.0 / self.paper_epsilon, {**kw, "workers": max(doc_share, 1)})
             docs = _release_pool().submit(self._backend_.perturb_doc_counts, doc_noise, drng) if doc_share else None
             try:
-                _, ev = laplace_with_scale(arrays.nwk, 1.0 / self.epsilon, wrng, changes=(1, 1), out=arrays.nwk,
+                _, ev = laplace_with_scale(arrays.nwk, 1.0 / self.paper_epsilon, wrng, changes=(1, 1), out=arrays.nwk,
                                            label="noisy N_k^t + Lap(1/eps)", workers=self._jobs - doc_share,
                                            **kw)  # noised in place
             finally:
@@ -504,8 +555,8 @@ class CDPLDA(_PrivateGibbs):
             " using the exact data after the noise and no theorem covers them (Zhao et al. 2020's criticism of"
             " these baselines).",
             mode="CDP-LDA+" if self.every_iteration else "CDP-LDA",
-            parameters={"epsilon": self.epsilon, "n_iter": self.n_iter, "noise_releases": n},
-            epsilon_nominal=n * self.epsilon,
+            parameters={"epsilon": self.paper_epsilon, "n_iter": self.n_iter, "noise_releases": n},
+            epsilon_nominal=n * self.paper_epsilon,
             count_release_epsilon=partial,
             # reporting.card splits the scope at "not covered": the covered part must not say it, and names no
             # internal key (the composition table labels the count releases' own figure)
@@ -527,8 +578,9 @@ class CDPLDAPlus(CDPLDA):
     Parameters
     ----------
     n_topics : number of topics K (default 50).
-    epsilon : the paper's nominal ε per release (default 1.0): noise of scale ``1/ε`` before every
-        sweep; each release is 2ε-DP for the counts alone, and the releases compose over ``n_iter``.
+    paper_epsilon : the paper's nominal ε per release (default 1.0; no guarantee of the model, so not named
+        ``epsilon``): noise of scale ``1/ε`` before every sweep; each release is 2ε-DP for the counts
+        alone, and the releases compose over ``n_iter``.
     every_iteration : True (default; what makes CDP-LDA+). False gives :class:`CDPLDA`.
     alpha, beta : symmetric Dirichlet priors on θ and Φ (defaults 0.1 and 0.01).
     n_iter : number of Gibbs sweeps, hence of noisy releases (default 100).
@@ -538,9 +590,9 @@ class CDPLDAPlus(CDPLDA):
     secure, seed, n_jobs, verbose, backend, client, parallel : as in :class:`CDPLDA`.
     """
 
-    def __init__(self, n_topics: int = 50, epsilon: float = 1.0, every_iteration: bool = True, alpha: float = 0.1,
+    def __init__(self, n_topics: int = 50, paper_epsilon: float = 1.0, every_iteration: bool = True, alpha: float = 0.1,
                  beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
                  secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
                  client=None, parallel: str = "partition"):
-        super().__init__(n_topics, epsilon, every_iteration, alpha, beta, n_iter, delta, noise, secure, seed,
+        super().__init__(n_topics, paper_epsilon, every_iteration, alpha, beta, n_iter, delta, noise, secure, seed,
                          n_jobs, verbose, backend, client, parallel)

@@ -1,0 +1,52 @@
+"""HDP-LDA and the CDP-LDA baselines: what ``epsilon`` names (the guarantee in total, per word; a baseline without a
+guarantee takes the paper's figure as ``paper_epsilon``), and folders saved under the old names."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import dptopic
+from dptopic import CDPLDA, CDPLDAPlus, HDPLDA
+from dptopic.errors import DPTopicError
+
+
+def test_hdplda_epsilon_is_the_whole_runs_total_split_as_from_budget_does():
+    kw = dict(delta=1e-5, n_iter=20, epsilon_inherent=10.0)
+    direct = HDPLDA(epsilon=400.0, **kw)
+    assert direct.epsilon_laplace_ == pytest.approx(HDPLDA.from_budget(400.0, **kw).epsilon_laplace)
+    assert HDPLDA().epsilon_laplace_ == 1.0 and HDPLDA(epsilon_laplace=2.0).epsilon_laplace_ == 2.0
+    with pytest.raises(DPTopicError, match="not both") as e:
+        HDPLDA(epsilon=400.0, epsilon_laplace=2.0, **kw)._validate()
+    assert "\n" not in str(e.value)
+
+
+def test_hdplda_epsilon_fit_reports_at_most_the_total():
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
+    m = HDPLDA(n_topics=2, epsilon=400.0, n_iter=5, epsilon_inherent=10.0, seed=0, verbose=0)
+    with pytest.warns(UserWarning):
+        m.fit(c)
+    assert m.privacy_["epsilon"] <= 400.0 * (1 + 1e-9) and m.privacy_["budget"]["epsilon"] == 400.0
+
+
+@pytest.mark.parametrize("cls", [CDPLDA, CDPLDAPlus])
+def test_cdp_baselines_take_paper_epsilon_and_refuse_epsilon(cls):
+    assert cls(paper_epsilon=2.0).paper_epsilon == 2.0
+    for make in (lambda: cls(epsilon=2.0), lambda: cls().set_params(epsilon=2.0)):
+        with pytest.raises(DPTopicError, match="paper_epsilon=") as e:
+            make()
+        assert "\n" not in str(e.value)
+
+
+def test_a_cdp_folder_saved_with_epsilon_loads_as_paper_epsilon(tmp_path):
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
+    m = CDPLDA(n_topics=2, paper_epsilon=2.0, n_iter=2, verbose=0).fit(c)
+    m.save(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    meta["params"] = {("epsilon" if k == "paper_epsilon" else k): v for k, v in meta["params"].items()}
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    assert dptopic.load(tmp_path / "m").paper_epsilon == 2.0
