@@ -271,8 +271,8 @@ def test_recommend_at_the_default_delta_for_many_documents_suggests_a_smaller_de
 
 def test_hdp_epsilon_above_one_events_range_is_refused_before_the_corpus_loads(capsys):
     # review: `train --algorithm hdp --epsilon 2000` loaded the corpus and started the fit before its one-line error
-    assert main(["train", "--algorithm", "hdp", "--epsilon", "2000", "--iterations", "2", "--out", "unused"]) == 2
+    assert main(["train", "--algorithm", "hdp", "--epsilon-laplace", "2000", "--iterations", "2", "--out", "unused"]) == 2
     out, err = capsys.readouterr()
-    assert "invalid --epsilon 2000.0" in err and "left out of the evaluation" not in out + err
+    assert "invalid --epsilon-laplace 2000.0" in err and "left out of the evaluation" not in out + err
     with pytest.raises(DPTopicError, match="epsilon_laplace"):
         dptopic.HDPLDA(epsilon_laplace=2000).fit(np.ones((4, 6), dtype=int))
