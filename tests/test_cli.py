@@ -54,7 +54,7 @@ def test_privacy_calculators(capsys):
     out = capsys.readouterr().out
     assert "eps = 10" in out and "4.22" in out
     # FedLDA's report words: the documented 220 of 1,000 at eps 5 for 119 users of 256 entries
-    assert main(["privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000", "--users", "119",
+    assert main(["privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1000", "--users", "119",
                  "--entries", "256"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "first 220 of 1,000 words" in out and "every word: 25.3" in out
@@ -77,7 +77,7 @@ def test_privacy_calculators(capsys):
     (["train", "--unit", "document", "--epsilon", "1", "--budget", "4"], "--budget is gone: give"),
     (["train", "--bogus-flag"], "dptopic train: unrecognized arguments: --bogus-flag (see 'dptopic train --help')"),
     (["corpus", "info", "FILE", "--bogus"], "dptopic corpus info: unrecognized arguments: --bogus"),
-    (["privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1", "--users", "10"], "at least two words"),
+    (["privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1", "--users", "10"], "at least two words"),
 ])
 def test_bad_input_is_one_line(args, msg, tmp_path):
     if "EMPTY" in args:

@@ -222,8 +222,8 @@ def test_corpus_info_min_df(capsys, docs):
     (["privacy", "hdp", "--epsilon-inherent", "3", "--epsilon", "1e-9"], ["--epsilon 1e-09", "--epsilon-inherent 3"],
      ["epsilon_inherent"]),
     (["privacy", "inherent", "--n-t", "99999999999999999999", "--max-n-tprime", "1"], ["--n-t"], ["n_tok"]),
-    (["privacy", "fed-report-words", "--epsilon", "1e-9", "--vocab-size", "100", "--users", "10"],
-     ["--epsilon 1e-09"], ["epsilon="]),
+    (["privacy", "fed-report-words", "--epsilon-per-entry", "1e-9", "--vocab-size", "100", "--users", "10"],
+     ["--epsilon-per-entry 1e-09"], ["epsilon="]),
 ])
 def test_privacy_calculators_name_their_flags(capsys, argv, flags, absent):
     line = _error(capsys, *argv)

@@ -198,10 +198,10 @@ def test_privacy_compose_unit_is_checked_and_printed(capsys):
 
 
 def test_calculator_wording_plural_and_small_clip(capsys):
-    out = _out(capsys, "privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000", "--users", "1",
+    out = _out(capsys, "privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1000", "--users", "1",
                "--entries", "1")
     assert "1 user x 1 entry:" in out
-    out = _out(capsys, "privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000", "--users", "3")
+    out = _out(capsys, "privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1000", "--users", "3")
     assert "3 users x 512 entries:" in out
     out = _out(capsys, "privacy", "hdp", "--epsilon-inherent", "1e-300")
     assert "warning: a clip C = 5e-301 under one token" in out

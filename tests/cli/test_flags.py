@@ -34,7 +34,7 @@ BASES = {
     "privacy inherent": ["privacy", "inherent", "--n-t", "100", "--max-n-tprime", "120"],
     "privacy hdp": ["privacy", "hdp", "--clip", "20"],
     "privacy compose": ["privacy", "compose", "--laplace", "1", "2"],
-    "privacy fed-report-words": ["privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "500", "--users",
+    "privacy fed-report-words": ["privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "500", "--users",
                                  "100"],
     "experiment hdp-utility": ["experiment", "hdp-utility", *EXPERIMENT, "--iterations", "2", "--seeds", "1",
                                "--eps-grid", "1"],

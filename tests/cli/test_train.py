@@ -316,3 +316,12 @@ def test_train_epsilon_help_has_no_hdp_exception():
     text = " ".join(next(a for a in train._actions if "--epsilon" in a.option_strings).help.split())
     assert "Exception" not in text and "per iteration (default 1" not in text and "hdp" in text
     assert any("--epsilon-laplace" in a.option_strings for a in train._actions)
+
+
+def test_fed_report_words_takes_the_component_under_its_own_name(capsys):
+    rc, out, err = _run(capsys, "privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000", "--users", "119")
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "--epsilon-per-entry" in lines[0]
+    rc, out, err = _run(capsys, "privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1000",
+                        "--users", "119")
+    assert rc == 0 and "per entry" in out, err

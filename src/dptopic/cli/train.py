@@ -1,7 +1,6 @@
 """``train``, ``demo``, ``evaluate`` and ``topics``: fit, evaluate and inspect models."""
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 
@@ -40,7 +39,7 @@ _DOC = ("docdp", "docdp-cooc")
 _CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC
 _STREAMS_SHARDS = ("lda",) + _CENTRAL + _DOC     # the trainers that read a shard folder (corpus prepare --shards)
 # Flags that only some algorithms read, with their defaults: given to another algorithm they would be
-# silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
+# silently ignored (e.g. `--algorithm lda --epsilon-inherent 10` training a non-private model), so they are refused.
 _ALGORITHM_ONLY = {
     "epsilon": (None, ("hdp",) + _FED + _SVI + _DOC), "epsilon_laplace": (None, ("hdp",)),
     "paper_epsilon": (None, ("cdp", "cdp+")), "epsilon_per_entry": (None, _FED),
@@ -1098,7 +1097,9 @@ def register(sub) -> None:
     t.add_argument("--epsilon-laplace", type=positive_float, default=None,
                    help="hdp: the component eps_L, Laplace epsilon per iteration (default 1 when --epsilon is not"
                         " given); refused with --epsilon")
-    t.add_argument("--budget", type=positive_float, default=None, help=argparse.SUPPRESS)
+    t.add_argument("--budget", type=positive_float, default=None,
+                   help="refused: hdp's whole-run epsilon per word is now --epsilon (eps_L per iteration:"
+                        " --epsilon-laplace)")
     t.add_argument("--no-noise", action="store_true", help="hdp: 'limited inherent' (clipping only, not DP)")
     t.add_argument("--paper-literal", action="store_true", help="hdp: Algorithm 1 exactly as written (unsound)")
     t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete",
