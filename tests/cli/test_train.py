@@ -325,3 +325,8 @@ def test_fed_report_words_takes_the_component_under_its_own_name(capsys):
     rc, out, err = _run(capsys, "privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1000",
                         "--users", "119")
     assert rc == 0 and "per entry" in out, err
+
+
+def test_hdp_no_noise_refuses_an_epsilon_laplace_it_would_ignore(tmp_path, capsys):
+    rc, out, err = _run(capsys, *_hdp_base(tmp_path), "--no-noise", "--epsilon-laplace", "1", "--out", tmp_path / "m")
+    assert rc == 2 and "--epsilon-laplace" in err and len(err.strip().splitlines()) == 1

@@ -127,6 +127,9 @@ def _refuse_foreign_flags(a) -> None:
         if a.epsilon_laplace is not None and (a.epsilon is not None or a.budget is not None):
             raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
                                " --epsilon-laplace (eps_L per iteration), not both.")
+        if a.no_noise and a.epsilon_laplace is not None:
+            raise DPTopicError("--no-noise adds no Laplace noise: drop --epsilon-laplace (eps_L per iteration) or"
+                               " --no-noise.")
         if a.unit is None and a.epsilon is not None:    # the total per word: from_budget solves eps_L from it
             a.budget, a.epsilon = a.epsilon, None
         if a.clip is not None and a.epsilon_inherent is not None:
