@@ -148,7 +148,7 @@ def test_killed_worker_loses_nothing_and_the_replay_is_on_the_ledger(planted, fr
     r = m.n_replayed_
     assert r == 3 and m.privacy_["replayed_iterations"] == r
     assert m.ledger_.n_events == 2 * (m.n_iter + r)  # an eps_L release and an eps_I sweep per replay too
-    eps = m.epsilon_laplace + m.epsilon_inherent_
+    eps = m.epsilon_laplace_ + m.epsilon_inherent_
     assert m.privacy_["epsilon_basic"] == pytest.approx((m.n_iter + r) * eps)
     # nothing lost: the driver's true counts are exactly the counts of the gathered assignments
     _, nwk, nk = count_assignments(c.word_ids, c.doc_ptr, seen["z"], 5, c.vocab_size)

@@ -34,7 +34,7 @@ def test_train_topics_evaluate_prepare(textfile, tmp_path, capsys):
 
 def test_train_private_prints_report(textfile, tmp_path, capsys):
     out = tmp_path / "h"
-    assert main(["train", "--corpus", str(textfile), "--algorithm", "hdp", "--epsilon", "1", "--topics", "3",
+    assert main(["train", "--corpus", str(textfile), "--algorithm", "hdp", "--epsilon-laplace", "1", "--topics", "3",
                  "--iterations", "10", "--out", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "Privacy report" in text and "tight PLD" in text and "word" in text
@@ -54,7 +54,7 @@ def test_privacy_calculators(capsys):
     out = capsys.readouterr().out
     assert "eps = 10" in out and "4.22" in out
     # FedLDA's report words: the documented 220 of 1,000 at eps 5 for 119 users of 256 entries
-    assert main(["privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000", "--users", "119",
+    assert main(["privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1000", "--users", "119",
                  "--entries", "256"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "first 220 of 1,000 words" in out and "every word: 25.3" in out
@@ -68,15 +68,16 @@ def test_privacy_calculators(capsys):
     (["train", "--algorithm", "hdp", "--secure", "--seed", "3"], "refuses a seed"),
     (["topics", "--model", "/no/such/dir"], "does not exist"),
     (["privacy", "hdp", "--epsilon-inherent", "10", "--epsilon", "1", "--iterations", "100"], "budget too small"),
-    (["train", "--algorithm", "hdp", "--budget", "600", "--clip", "5"], "drop --clip"),
-    (["train", "--algorithm", "hdp", "--budget", "600", "--epsilon", "2"], "not both"),
+    (["train", "--algorithm", "hdp", "--epsilon", "600", "--clip", "5"], "drop --clip"),
+    (["train", "--algorithm", "hdp", "--epsilon", "600", "--epsilon-laplace", "2"], "not both"),
     (["train", "--algorithm", "hdp", "--clip", "5", "--epsilon-inherent", "10"], "not both"),
-    (["train", "--unit", "document", "--epsilon", "1", "--budget", "4"],
-     "--budget has no effect with --unit document, which trains docdp-cooc: drop it, or drop --unit and use"
+    (["train", "--unit", "document", "--epsilon", "1", "--epsilon-laplace", "4"],
+     "--epsilon-laplace has no effect with --unit document, which trains docdp-cooc: drop it, or drop --unit and use"
      " --algorithm hdp"),
+    (["train", "--unit", "document", "--epsilon", "1", "--budget", "4"], "--budget is gone: give"),
     (["train", "--bogus-flag"], "dptopic train: unrecognized arguments: --bogus-flag (see 'dptopic train --help')"),
     (["corpus", "info", "FILE", "--bogus"], "dptopic corpus info: unrecognized arguments: --bogus"),
-    (["privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1", "--users", "10"], "at least two words"),
+    (["privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1", "--users", "10"], "at least two words"),
 ])
 def test_bad_input_is_one_line(args, msg, tmp_path):
     if "EMPTY" in args:

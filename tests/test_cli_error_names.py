@@ -133,10 +133,10 @@ def test_train_fed_user_budget_errors_name_user_budget(capsys, tmp_path, docs):
     (["--unit", "document", "--epsilon", "1", "--n-words", "99999999"], ["--n-words 99999999"], ["n_words"]),
     (["--algorithm", "lda", "--iterations", "99999999999"], ["--iterations 99999999999"], ["n_iter"]),
     (["--algorithm", "lda", "--iterations", 1, "--alpha", "1e300"], ["--alpha"], ["alpha="]),
-    (["--algorithm", "hdp", "--iterations", 2, "--epsilon", "1e9"], ["--epsilon"], ["epsilon_laplace"]),
+    (["--algorithm", "hdp", "--iterations", 2, "--epsilon-laplace", "1e9"], ["--epsilon-laplace"], ["epsilon_laplace"]),
     (["--algorithm", "hdp", "--iterations", 2, "--epsilon-inherent", "1e9"], ["--epsilon-inherent"],
      ["epsilon_inherent"]),
-    (["--algorithm", "hdp", "--iterations", 2, "--budget", "1"], ["--budget 1", "--epsilon-inherent 10"],
+    (["--algorithm", "hdp", "--iterations", 2, "--epsilon", "1"], ["--epsilon 1", "--epsilon-inherent 10"],
      ["epsilon_inherent", "epsilon="]),
     (["--unit", "word", "--iterations", 2, "--epsilon", "1"], ["--epsilon 1"], ["epsilon_inherent", "epsilon="]),
     (["--algorithm", "lda", "--iterations", 1, "--private-vocabulary", "1e9,0.5"], ["--private-vocabulary", "(0, 500]"],
@@ -222,8 +222,8 @@ def test_corpus_info_min_df(capsys, docs):
     (["privacy", "hdp", "--epsilon-inherent", "3", "--epsilon", "1e-9"], ["--epsilon 1e-09", "--epsilon-inherent 3"],
      ["epsilon_inherent"]),
     (["privacy", "inherent", "--n-t", "99999999999999999999", "--max-n-tprime", "1"], ["--n-t"], ["n_tok"]),
-    (["privacy", "fed-report-words", "--epsilon", "1e-9", "--vocab-size", "100", "--users", "10"],
-     ["--epsilon 1e-09"], ["epsilon="]),
+    (["privacy", "fed-report-words", "--epsilon-per-entry", "1e-9", "--vocab-size", "100", "--users", "10"],
+     ["--epsilon-per-entry 1e-09"], ["epsilon="]),
 ])
 def test_privacy_calculators_name_their_flags(capsys, argv, flags, absent):
     line = _error(capsys, *argv)
@@ -235,7 +235,7 @@ def test_privacy_calculators_name_their_flags(capsys, argv, flags, absent):
     (["--algorithm", "lda", "--topics", 2, "--iterations", 1, "--alpha", "0"], ["--alpha 0"], ["alpha="]),
     (["--algorithm", "lda", "--topics", 2, "--iterations", "99999999999"], ["--iterations"], ["n_iter"]),
     (["--algorithm", "lda", "--topics", 100, "--iterations", 1], ["--topics 100"], ["n_topics"]),
-    (["--algorithm", "hdp", "--topics", 2, "--iterations", 1, "--epsilon", "1e9"], ["--epsilon"], ["epsilon_laplace"]),
+    (["--algorithm", "hdp", "--topics", 2, "--iterations", 1, "--epsilon-laplace", "1e9"], ["--epsilon-laplace"], ["epsilon_laplace"]),
     (["--algorithm", "lp", "--topics", 2, "--epsilon", "1e-300"], ["--epsilon 1e-300"], ["f="]),
     (["--algorithm", "lda", "--topics", 2, "--iterations", 1, "--min-df", 1000], ["--min-df 1000"], ["min_df"]),
 ])

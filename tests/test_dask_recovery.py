@@ -257,7 +257,7 @@ def test_worker_killed_before_the_final_collection(planted, fresh, every3):
     r = m.n_replayed_
     assert r == 2 and m.privacy_["replayed_iterations"] == r
     assert m.ledger_.n_events == 2 * (m.n_iter + r)      # an eps_L release and an eps_I sweep per replay too
-    assert m.privacy_["epsilon_basic"] == pytest.approx((m.n_iter + r) * (m.epsilon_laplace + m.epsilon_inherent_))
+    assert m.privacy_["epsilon_basic"] == pytest.approx((m.n_iter + r) * (m.epsilon_laplace_ + m.epsilon_inherent_))
     _consistent(b, c, K)
     ndk = b.doc_topic_counts()
     np.testing.assert_allclose(m.training_theta_.sum(axis=1), 1.0)

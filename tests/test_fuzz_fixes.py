@@ -153,12 +153,12 @@ def test_evaluate_window_is_bounded(tmp_path):
 # ----------------------------------------------------------------- 5: privacy fed-report-words --epsilon
 @pytest.mark.parametrize("eps", ["1e-300", "1e-10", "700", "1e300", "nan", "inf", "0"])
 def test_fed_report_words_epsilon_range(eps):
-    _one_line_error(_cli("privacy", "fed-report-words", "--epsilon", eps, "--vocab-size", 10, "--users", 5),
+    _one_line_error(_cli("privacy", "fed-report-words", "--epsilon-per-entry", eps, "--vocab-size", 10, "--users", 5),
                     "epsilon")
 
 
 def test_fed_report_words_still_answers():
-    r = _cli("privacy", "fed-report-words", "--epsilon", 5, "--vocab-size", 1000, "--users", 100)
+    r = _cli("privacy", "fed-report-words", "--epsilon-per-entry", 5, "--vocab-size", 1000, "--users", 100)
     assert r.returncode == 0 and "--report-words" in r.stdout, r.stderr
 
 

@@ -286,10 +286,10 @@ def test_report_words_for_equals_the_old_loop_on_a_grid():
 
 def test_fed_report_words_on_a_huge_vocabulary_is_fast_or_refused():
     t = time.perf_counter()
-    out = _out(_cli("privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "100000000", "--users",
+    out = _out(_cli("privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "100000000", "--users",
                     "1000000000000000", "--entries", "100000000", timeout=60))
     assert time.perf_counter() - t < 30 and "first 100,000,000 of 100,000,000 words" in out
-    _one_line(_cli("privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000000000", "--users", "10"),
+    _one_line(_cli("privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1000000000", "--users", "10"),
               "--vocab-size", "from 1 to 100000000")
 
 

@@ -35,7 +35,7 @@ def _train(args, textfile, out):
 
 
 # ---------------------------------------------------------------- 1. seeds
-@pytest.mark.parametrize("cls,kw", [(HDPLDA, dict(epsilon_laplace=1.0)), (CDPLDAPlus, dict(epsilon=1.0))])
+@pytest.mark.parametrize("cls,kw", [(HDPLDA, dict(epsilon_laplace=1.0)), (CDPLDAPlus, dict(paper_epsilon=1.0))])
 def test_saved_private_model_does_not_let_anyone_replay_the_noise(small, tmp_path, cls, kw):
     """With only the saved files, re-running the trainer must not reproduce the noisy model."""
     m = cls(n_topics=4, n_iter=5, seed=12345, verbose=0, **kw).fit(small)
@@ -176,7 +176,7 @@ def test_cli_vocabulary_file(textfile, tmp_path, capsys):
 # ----------------------------------------------------------- 5. CDP reports
 @pytest.mark.parametrize("cls", [CDPLDA, CDPLDAPlus])
 def test_cdp_reports_not_private_with_partial_count_figure(small, cls, capsys):
-    rep = cls(4, epsilon=1.0, n_iter=3, verbose=0).fit(small).privacy_
+    rep = cls(4, paper_epsilon=1.0, n_iter=3, verbose=0).fit(small).privacy_
     assert rep["private"] is False and rep["epsilon"] == float("inf") and rep["delta"] is None
     assert rep["unit"] == "word" and "replacement" in rep["neighbouring_relation"] and rep["theorem"]
     part = rep["count_release_epsilon"]

@@ -46,7 +46,7 @@ def test_unit_word_refuses_the_flags_of_runs_without_its_guarantee(capsys, tmp_p
 
 
 def test_budget_refusal_names_only_the_flag_given(capsys, tmp_path, docs):
-    line = _error(capsys, *_train(docs, tmp_path, "--algorithm", "hdp", "--budget", "600", "--no-noise"))
+    line = _error(capsys, *_train(docs, tmp_path, "--algorithm", "hdp", "--epsilon", "600", "--no-noise"))
     assert line.endswith("drop --no-noise.") and "--clip" not in line
 
 

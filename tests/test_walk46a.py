@@ -198,10 +198,10 @@ def test_privacy_compose_unit_is_checked_and_printed(capsys):
 
 
 def test_calculator_wording_plural_and_small_clip(capsys):
-    out = _out(capsys, "privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000", "--users", "1",
+    out = _out(capsys, "privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1000", "--users", "1",
                "--entries", "1")
     assert "1 user x 1 entry:" in out
-    out = _out(capsys, "privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000", "--users", "3")
+    out = _out(capsys, "privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1000", "--users", "3")
     assert "3 users x 512 entries:" in out
     out = _out(capsys, "privacy", "hdp", "--epsilon-inherent", "1e-300")
     assert "warning: a clip C = 5e-301 under one token" in out
@@ -271,8 +271,8 @@ def test_recommend_at_the_default_delta_for_many_documents_suggests_a_smaller_de
 
 def test_hdp_epsilon_above_one_events_range_is_refused_before_the_corpus_loads(capsys):
     # review: `train --algorithm hdp --epsilon 2000` loaded the corpus and started the fit before its one-line error
-    assert main(["train", "--algorithm", "hdp", "--epsilon", "2000", "--iterations", "2", "--out", "unused"]) == 2
+    assert main(["train", "--algorithm", "hdp", "--epsilon-laplace", "2000", "--iterations", "2", "--out", "unused"]) == 2
     out, err = capsys.readouterr()
-    assert "invalid --epsilon 2000.0" in err and "left out of the evaluation" not in out + err
+    assert "invalid --epsilon-laplace 2000.0" in err and "left out of the evaluation" not in out + err
     with pytest.raises(DPTopicError, match="epsilon_laplace"):
         dptopic.HDPLDA(epsilon_laplace=2000).fit(np.ones((4, 6), dtype=int))

@@ -42,7 +42,7 @@ def files(tmp_path_factory):
     text = d / "docs.txt"
     text.write_text("\n".join(TEXTS))
     private = d / "hdp"
-    assert main(["train", "--corpus", str(text), "--algorithm", "hdp", "--epsilon", "1", "--topics", "3",
+    assert main(["train", "--corpus", str(text), "--algorithm", "hdp", "--epsilon-laplace", "1", "--topics", "3",
                  "--iterations", "3", "--out", str(private), "--quiet"]) == 0
     return d, text, private
 

@@ -34,7 +34,7 @@ BASES = {
     "privacy inherent": ["privacy", "inherent", "--n-t", "100", "--max-n-tprime", "120"],
     "privacy hdp": ["privacy", "hdp", "--clip", "20"],
     "privacy compose": ["privacy", "compose", "--laplace", "1", "2"],
-    "privacy fed-report-words": ["privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "500", "--users",
+    "privacy fed-report-words": ["privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "500", "--users",
                                  "100"],
     "experiment hdp-utility": ["experiment", "hdp-utility", *EXPERIMENT, "--iterations", "2", "--seeds", "1",
                                "--eps-grid", "1"],
@@ -72,7 +72,7 @@ FLAG_NEEDS = {
 }
 # a flag that another of its command line's flags excludes: the whole command line
 FLAG_BASE = {
-    ("train", "--budget"): ["train", "--algorithm", "hdp", "--corpus", C, "--test-size", "0", *SMALL, "--out", OUT],
+    ("train", "--epsilon-laplace"): ["train", "--algorithm", "hdp", "--corpus", C, "--test-size", "0", *SMALL, "--out", OUT],
     ("train", "--user-budget"): ["train", "--algorithm", "fed", "--corpus", C, "--test-size", "0", "--topics", "2",
                                  "--rounds", "2", "--out", OUT],
     ("train", "--noise-multiplier"): ["train", "--algorithm", "svi", "--corpus", C, "--test-size", "0", "--topics",
@@ -93,7 +93,7 @@ NEVER_TAKE_EFFECT = {("serve", "--fed-failure-rate")}
 
 # train: the arguments each algorithm needs besides a corpus (or reports)
 ALGORITHM_ARGS = {
-    "lda": [], "cdp": ["--paper-epsilon", "5"], "cdp+": ["--paper-epsilon", "5"], "hdp": ["--epsilon", "5"],
+    "lda": [], "cdp": ["--paper-epsilon", "5"], "cdp+": ["--paper-epsilon", "5"], "hdp": ["--epsilon-laplace", "5"],
     "lp": ["--reports", "{reports}"], "olp": ["--reports", "{reports}", "--prior", C],
     "ldp-doc": ["--reports", "{document_reports}"], "fed": ["--epsilon-per-entry", "5", "--rounds", "2"],
     "svi": ["--epsilon", "5", "--epochs", "1"], "online-vb": ["--epochs", "1"],

@@ -61,7 +61,7 @@ def test_word_list_given_to_train_is_named_with_its_size_and_hash(tmp_path, caps
     (tmp_path / "lists").mkdir()
     listed = tmp_path / "lists" / "civics.txt"
     listed.write_text("".join(w + "\n" for w in words))
-    assert main(["train", "--algorithm", "hdp", "--epsilon", "1", "--epsilon-inherent", "2", "--topics", "2",
+    assert main(["train", "--algorithm", "hdp", "--epsilon-laplace", "1", "--epsilon-inherent", "2", "--topics", "2",
                  "--iterations", "2", "--vocabulary", str(listed), "--corpus", str(docs), "--seed", "0", "--out",
                  str(tmp_path / "m"), "--quiet"]) == 0
     import dptopic

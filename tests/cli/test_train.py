@@ -294,3 +294,64 @@ def test_train_epsilon_help_states_one_meaning():
     train = next(a for a in parser._subparsers._group_actions[0].choices.items() if a[0] == "train")[1]
     text = " ".join(next(a for a in train._actions if "--epsilon" in a.option_strings).help.split())
     assert "in total" in text and "per user for fed" in text and "eps per reported word" not in text
+
+
+def _hdp_base(tmp_path):
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(_texts(30)) + "\n")
+    return ["train", "--corpus", docs, "--algorithm", "hdp", "--topics", "2", "--iterations", "3", "--seed", "0",
+            "--quiet"]
+
+
+def test_hdp_epsilon_is_the_total_per_word_and_epsilon_laplace_the_component(tmp_path, capsys):
+    import json
+
+    base = _hdp_base(tmp_path)
+    rc, out, err = _run(capsys, *base, "--epsilon", "200", "--out", tmp_path / "total")
+    assert rc == 0, err
+    rep = json.loads((tmp_path / "total" / "model.json").read_text())["privacy"]
+    assert rep["epsilon"] <= 200.0 + 1e-9 and rep["epsilon"] > 100.0
+    flat = " ".join(out.split())
+    assert "per word in total (epsilon_laplace = " in flat and " per iteration)" in flat
+    rc, out, err = _run(capsys, *base, "--epsilon-laplace", "1", "--out", tmp_path / "component")
+    assert rc == 0, err
+    flat = " ".join(out.split())
+    assert "(epsilon_laplace = 1 per iteration)" in flat
+    eps = json.loads((tmp_path / "component" / "model.json").read_text())["privacy"]["epsilon"]
+    assert f"hdp: epsilon = " in flat and "per word in total" in flat and eps > 3.0
+
+
+def test_hdp_epsilon_and_epsilon_laplace_together_are_refused(tmp_path, capsys):
+    rc, out, err = _run(capsys, *_hdp_base(tmp_path), "--epsilon", "200", "--epsilon-laplace", "1",
+                        "--out", tmp_path / "m")
+    assert rc == 2 and "not both" in err and "--epsilon-laplace" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()
+
+
+def test_train_budget_is_refused_naming_epsilon(tmp_path, capsys):
+    rc, out, err = _run(capsys, *_hdp_base(tmp_path), "--budget", "200", "--out", tmp_path / "m")
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "--budget" in lines[0] and "--epsilon" in lines[0]
+    assert not (tmp_path / "m").exists()
+
+
+def test_train_epsilon_help_has_no_hdp_exception():
+    parser = build_parser()
+    train = next(a for a in parser._subparsers._group_actions[0].choices.items() if a[0] == "train")[1]
+    text = " ".join(next(a for a in train._actions if "--epsilon" in a.option_strings).help.split())
+    assert "Exception" not in text and "per iteration (default 1" not in text and "hdp" in text
+    assert any("--epsilon-laplace" in a.option_strings for a in train._actions)
+
+
+def test_fed_report_words_takes_the_component_under_its_own_name(capsys):
+    rc, out, err = _run(capsys, "privacy", "fed-report-words", "--epsilon", "5", "--vocab-size", "1000", "--users", "119")
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "--epsilon-per-entry" in lines[0]
+    rc, out, err = _run(capsys, "privacy", "fed-report-words", "--epsilon-per-entry", "5", "--vocab-size", "1000",
+                        "--users", "119")
+    assert rc == 0 and "per entry" in out, err
+
+
+def test_hdp_no_noise_refuses_an_epsilon_laplace_it_would_ignore(tmp_path, capsys):
+    rc, out, err = _run(capsys, *_hdp_base(tmp_path), "--no-noise", "--epsilon-laplace", "1", "--out", tmp_path / "m")
+    assert rc == 2 and "--epsilon-laplace" in err and len(err.strip().splitlines()) == 1

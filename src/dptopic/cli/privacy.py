@@ -159,7 +159,7 @@ MAX_VOCAB_SIZE = 10**8      # fed-report-words --vocab-size: beyond any vocabula
 
 
 def _fed_epsilon(s: str) -> float:
-    """``fed-report-words --epsilon``: a number in (0, EPSILON_MAX], the range ``train --algorithm fed`` accepts."""
+    """``fed-report-words --epsilon-per-entry``: a number in (0, EPSILON_MAX], the range ``train --algorithm fed`` accepts."""
     import argparse
     import math
 
@@ -174,9 +174,15 @@ def _fed_epsilon(s: str) -> float:
     return v
 
 
-@with_flag_names({"epsilon": "--epsilon", "vocab_size": "--vocab-size", "z": "--z"})
+@with_flag_names({"epsilon": "--epsilon-per-entry", "vocab_size": "--vocab-size", "z": "--z"})
 def cmd_privacy_fed_report_words(a):
     from ..accounting.fedlda import check_informative, report_words_for, subset_report_variance, subset_size
+
+    if a.old_epsilon is not None:
+        raise DPTopicError("--epsilon is now --epsilon-per-entry here: the reports' word count follows from the epsilon"
+                           " per entry, not FedLDA's per-user total (train --algorithm fed --epsilon).")
+    if a.epsilon is None:
+        raise DPTopicError("fed-report-words needs --epsilon-per-entry, the epsilon of each reported entry.")
 
     check_informative(a.epsilon, a.vocab_size)  # the reports would carry nothing: FedLDA refuses such an epsilon
     n = report_words_for(a.epsilon, a.vocab_size, a.users * a.entries, a.z)
@@ -354,9 +360,11 @@ def register(sub) -> None:
     ph.add_argument("--epsilon-inherent", type=epsilon_budget, default=None,
                     help="per-iteration inherent loss eps_I, in (0, 500] (give this or --clip; HDPLDA's default is 10)")
     ph.add_argument("--epsilon", type=positive_float, default=None,
-                    help="total budget to split over the iterations (> 0): the largest eps_L it allows")
+                    help="the whole run's epsilon per word, in total (> 0; as train --algorithm hdp --epsilon): the"
+                         " largest eps_L per iteration it allows")
     ph.add_argument("--epsilon-laplace", type=epsilon_budget, default=None,
-                    help="per-iteration Laplace eps_L to compose, in (0, 500]")
+                    help="the component instead: Laplace eps_L per iteration to compose, in (0, 500] (as train"
+                         " --algorithm hdp --epsilon-laplace)")
     ph.add_argument("--delta", type=unit_interval, default=1e-5,
                     help="delta of the PLD figures, in (0, 1) (default 1e-5)")
     ph.add_argument("--iterations", type=_int_arg(1, MAX_HDP_ITERATIONS), default=100,
@@ -373,7 +381,11 @@ def register(sub) -> None:
     pc.set_defaults(func=cmd_privacy_compose)
     pf = psub.add_parser("fed-report-words", help="FedLDA: how many of the vocabulary's first words the reports should"
                                                   " range over (reads no data)")
-    pf.add_argument("--epsilon", type=_fed_epsilon, required=True, help="epsilon per entry, in (0, 500]")
+    pf.add_argument("--epsilon-per-entry", dest="epsilon", type=_fed_epsilon, default=None,
+                    help="epsilon per reported entry (a component: FedLDA's per-user total is it times the entries a"
+                         " user sends), in (0, 500]")
+    pf.add_argument("--epsilon", dest="old_epsilon", default=None,
+                    help="refused: the epsilon per entry is now --epsilon-per-entry")
     pf.add_argument("--vocab-size", type=_int_arg(1, MAX_VOCAB_SIZE), required=True, help="words in the public vocabulary (at most 1e8)")
     pf.add_argument("--users", type=positive_int, required=True, help="users expected to take part")
     pf.add_argument("--entries", type=positive_int, default=512, help="entries per user (pad_length x sample_ratio;"

@@ -40,9 +40,9 @@ _DOC = ("docdp", "docdp-cooc")
 _CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC
 _STREAMS_SHARDS = ("lda",) + _CENTRAL + _DOC     # the trainers that read a shard folder (corpus prepare --shards)
 # Flags that only some algorithms read, with their defaults: given to another algorithm they would be
-# silently ignored (e.g. `--algorithm lda --budget 600` training a non-private model), so they are refused.
+# silently ignored (e.g. `--algorithm lda --epsilon-inherent 10` training a non-private model), so they are refused.
 _ALGORITHM_ONLY = {
-    "epsilon": (None, ("hdp",) + _FED + _SVI + _DOC), "budget": (None, ("hdp",)),
+    "epsilon": (None, ("hdp",) + _FED + _SVI + _DOC), "epsilon_laplace": (None, ("hdp",)),
     "paper_epsilon": (None, ("cdp", "cdp+")), "epsilon_per_entry": (None, _FED),
     "secure": (False, _CENTRAL + _FED + _SVI + _DOC),
     "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
@@ -127,9 +127,14 @@ def _refuse_foreign_flags(a) -> None:
                 raise DPTopicError(f"{flag} does not apply to --unit word ({why}): drop it, or drop --unit and use"
                                    " --algorithm hdp.")
     if a.algorithm == "hdp":
-        if a.budget is not None and a.epsilon is not None:
-            raise DPTopicError("give --budget (the whole run's epsilon; eps_L is solved from it) or --epsilon (eps_L"
-                               " per iteration), not both.")
+        if a.epsilon_laplace is not None and (a.epsilon is not None or a.budget is not None):
+            raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
+                               " --epsilon-laplace (eps_L per iteration), not both.")
+        if a.no_noise and a.epsilon_laplace is not None:
+            raise DPTopicError("--no-noise adds no Laplace noise: drop --epsilon-laplace (eps_L per iteration) or"
+                               " --no-noise.")
+        if a.unit is None and a.epsilon is not None:    # the total per word: from_budget solves eps_L from it
+            a.budget, a.epsilon = a.epsilon, None
         if a.clip is not None and a.epsilon_inherent is not None:
             raise DPTopicError("give --clip (the clip bound C; eps_I follows from it) or --epsilon-inherent (eps_I per"
                                " iteration; C follows from it), not both.")
@@ -288,11 +293,12 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     if a.budget is not None:
         if a.clip is not None or a.no_noise:
             given = "/".join(f for f, v in (("--clip", a.clip is not None), ("--no-noise", a.no_noise)) if v)
-            raise DPTopicError(f"--budget solves eps_L for a given --epsilon-inherent: drop {given}.")
+            raise DPTopicError(f"--epsilon (the whole run's total per word) solves eps_L for a given"
+                               f" --epsilon-inherent: drop {given}.")
         return HDPLDA.from_budget(a.budget, a.delta, n_iter, epsilon_inherent=a.epsilon_inherent,
                                   **{k: v for k, v in common.items() if k != "n_iter"},
                                   paper_literal=a.paper_literal, noise=a.noise, secure=a.secure)
-    eps_l = None if a.no_noise else (a.epsilon if a.epsilon is not None else 1.0)
+    eps_l = None if a.no_noise else (a.epsilon_laplace if a.epsilon_laplace is not None else 1.0)
     return HDPLDA(epsilon_laplace=eps_l, **common, **hdp_kw)
 
 
@@ -459,9 +465,10 @@ def _resolve_unit(a, console) -> None:
                            + (" (a document-level budget above it protects nothing)." if a.unit == "document" else
                               " per word, as dptopic.for_unit."))
     a.algorithm = UNIT_TRAINERS[a.unit]
-    if a.unit == "word":  # HDP-LDA's --epsilon is per iteration: the whole-run budget is --budget
-        if a.budget is not None:
-            raise DPTopicError("with --unit word, --epsilon is the whole run's budget: drop --budget.")
+    if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
+        if getattr(a, "epsilon_laplace", None) is not None:
+            raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
+                               " --epsilon-laplace (eps_L per iteration, with --algorithm hdp), not both.")
         a.budget, a.epsilon = a.epsilon, None
         if a.iterations is None:        # the iterations the utility table measured (dptopic recommend --unit word)
             from ..models.by_unit import WORD_ITERATIONS
@@ -610,6 +617,7 @@ def _train_document_level_on_shards(model, a, console) -> None:
         _warn_if_too_small(a, training_source(shard_dir(a.corpus)), console)
     fit_shards(model, a, console)
     print_topics(model, 10, console=console, show_unsupported=a.show_unsupported)
+    _hdp_epsilon_line(model, a, console)
     print_privacy(model.privacy_, console)
     out = model.save(a.out)
     console.print(f"model written to [bold]{out}[/]")
@@ -625,7 +633,7 @@ _COMMON_FLAGS = {"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--
                  "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS}
 _ALGORITHM_FLAGS = {
     "cdp": {"paper_epsilon": "--paper-epsilon", "delta": "--delta", "noise": "--noise", "secure": "--secure"},
-    "hdp": {"epsilon_laplace": "--epsilon", "epsilon_inherent": "--epsilon-inherent", "clip": "--clip",
+    "hdp": {"epsilon_laplace": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "clip": "--clip",
             "delta": "--delta", "noise": "--noise", "secure": "--secure", "paper_literal": "--paper-literal"},
     # FedLDA's epsilon is the per-user total; the delta of its tight report is report_delta
     "fed": {"epsilon": "--epsilon", "epsilon_per_entry": "--epsilon-per-entry", "failure_rate": "--failure-rate",
@@ -670,9 +678,7 @@ def train_flag_names(a) -> tuple:
     if a.algorithm in ("cdp", "cdp+"):     # the paper's figure, not a guarantee: its own flag
         rules = epsilon_rules("--paper-epsilon") + rules
     if a.algorithm == "hdp":
-        # HDPLDA.from_budget(epsilon, ...) takes the whole run's epsilon (--budget; --epsilon with --unit word), HDPLDA
-        # an epsilon per iteration (--epsilon)
-        names["epsilon"] = "--budget" if a.budget is not None and a.unit is None else "--epsilon"
+        names["epsilon"] = "--epsilon"      # HDPLDA(.from_budget)'s epsilon: the whole run's total per word
         if a.clip is not None:      # eps_I follows from --clip
             rules = CLIP_RULES + rules
     if a.algorithm == "fed" and getattr(a, "user_budget", None) is not None:
@@ -682,8 +688,24 @@ def train_flag_names(a) -> tuple:
     return names, rules
 
 
+def _hdp_epsilon_line(model, a, console) -> None:
+    """hdp: the total per word and its per-iteration component, said in one line (``--epsilon`` once meant eps_L)."""
+    eps_l = getattr(model, "epsilon_laplace_", None)
+    if a.algorithm != "hdp" or eps_l is None or not isinstance(model.privacy_, dict):
+        return
+    from ..accounting.card import epsilon_text
+
+    eps = model.privacy_.get("epsilon")
+    if eps is not None:
+        console.print(f"[bold]hdp[/]: epsilon = {epsilon_text(eps)} per word in total (epsilon_laplace = {eps_l:g} per"
+                      " iteration)")
+
+
 def cmd_train(a):
     console = make_console()
+    if getattr(a, "budget", None) is not None:
+        raise DPTopicError("--budget is gone: give the whole run's epsilon per word as --epsilon (hdp: eps_L per"
+                           " iteration is --epsilon-laplace).")
     _resolve_unit(a, console)
     with flag_errors(*train_flag_names(a)):
         _train(a, console)
@@ -742,7 +764,7 @@ def _train(a, console):
         if a.algorithm == "hdp" and a.budget is not None:
             from ..models.by_unit import unspent_budget_note
 
-            note = unspent_budget_note(model, a.budget, "--epsilon" if a.unit is not None else "--budget")
+            note = unspent_budget_note(model, a.budget, "--epsilon")
             if note is not None:
                 console.print(f"[bold yellow]warning[/]: {note}")
         if shard_dir(a.corpus) is not None:
@@ -763,6 +785,7 @@ def _train(a, console):
     print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))
     if model.metrics_:
         _print_metrics(model, console, saved=a.save_metrics or not model._private)
+    _hdp_epsilon_line(model, a, console)
     print_privacy(model.privacy_, console)
     out = model.save(a.out, save_metrics=a.save_metrics or None)
     if a.save_metrics and not model._private:
@@ -1093,9 +1116,8 @@ def register(sub) -> None:
     t.add_argument("--epsilon", type=positive_float, default=None,
                    help="the guarantee the model claims, in total, in its unit: per document for --unit document and"
                         " docdp/docdp-cooc/svi (the whole run), per user for fed (split over the entries a user sends;"
-                        " --epsilon-per-entry gives the component instead), per word for --unit word. Exception left:"
-                        " --algorithm hdp still reads it as eps_L per iteration (default 1; --budget is its per-word"
-                        " total)")
+                        " --epsilon-per-entry gives the component instead), per word for --unit word and hdp (the whole"
+                        " run; eps_L per iteration is solved from it, or give --epsilon-laplace instead)")
     t.add_argument("--paper-epsilon", type=positive_float, default=None,
                    help="cdp/cdp+: the paper's nominal eps per noisy release (default 1), noise of scale 1/eps; no"
                         " guarantee of the model, hence not --epsilon")
@@ -1103,8 +1125,12 @@ def register(sub) -> None:
     t.add_argument("--epsilon-inherent", type=positive_float, default=None,
                    help=f"hdp: eps_I per iteration (default {DEFAULT_EPSILON_INHERENT:g}; or give --clip)")
     t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I); svi: per-document Frobenius clip (default 50)")
+    t.add_argument("--epsilon-laplace", type=positive_float, default=None,
+                   help="hdp: the component eps_L, Laplace epsilon per iteration (default 1 when --epsilon is not"
+                        " given); refused with --epsilon")
     t.add_argument("--budget", type=positive_float, default=None,
-                   help="hdp: total eps; eps_L is solved with the tight accountant")
+                   help="refused: hdp's whole-run epsilon per word is now --epsilon (eps_L per iteration:"
+                        " --epsilon-laplace)")
     t.add_argument("--no-noise", action="store_true", help="hdp: 'limited inherent' (clipping only, not DP)")
     t.add_argument("--paper-literal", action="store_true", help="hdp: Algorithm 1 exactly as written (unsound)")
     t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete",
@@ -1178,8 +1204,8 @@ def register(sub) -> None:
     # 50 sweeps: half the word-level epsilon of 100 sweeps (531 vs 1053 by PLD) for +2% perplexity
     d.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps of both models (default 50)")
     d.add_argument("--epsilon-laplace", type=positive_float, default=1.0,
-                   help="HDP-LDA's Laplace epsilon per sweep, eps_L (default 1; '--epsilon' in 'train --algorithm"
-                        " hdp')")
+                   help="HDP-LDA's Laplace epsilon per sweep, eps_L, a component (default 1; as"
+                        " --epsilon-laplace in 'train --algorithm hdp'; the total per word is printed)")
     d.add_argument("--epsilon-inherent", type=positive_float, default=10.0,
                    help="HDP-LDA's bound on the sampler's inherent privacy, eps_I (default 10)")
     d.add_argument("--seed", type=seed_int, default=None,

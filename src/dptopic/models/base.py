@@ -775,10 +775,10 @@ def replay_budget_message(n_replays: int, detail: str) -> str:
     detail = detail.split(";")[0].removeprefix("privacy budget exceeded: ")
     return (f"privacy budget exceeded after a Dask worker was lost: {n_replays} replayed sweep(s) of its shards are"
             f" new noisy releases, and with them the run would exceed its budget ({detail}). A run trained to a"
-            f" budget (--budget,"
+            f" budget (--epsilon, epsilon=,"
             f" from_budget, --unit word) spends all of it on the planned iterations and has no headroom for replays:"
-            f" leave headroom (plan the run below the budget you can spend: --algorithm hdp --epsilon, eps_L per"
-            f" iteration, whose replays raise the reported epsilon instead of stopping the run), or train on threads"
+            f" leave headroom (plan the run below the budget you can spend: --algorithm hdp --epsilon-laplace, eps_L"
+            f" per iteration, whose replays raise the reported epsilon instead of stopping the run), or train on threads"
             f" (see docs/scaling.md, Recovery).")
 
 

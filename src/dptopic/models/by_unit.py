@@ -46,7 +46,7 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
 def unspent_budget_note(model, epsilon: float, flag: str = "epsilon") -> str | None:
     """``HDPLDA.from_budget`` gives each iteration's Laplace release at most the epsilon the accountants support
     (``EPSILON_MAX``): a budget above what the run then spends is not all spent. The sentence that says so (``flag``
-    names the budget: ``--epsilon``, ``--budget``), or None when the budget is all spent."""
+    names the budget: ``--epsilon``), or None when the budget is all spent."""
     from ..accounting.budget import hdp_total_epsilon
     from ..accounting.events import EPSILON_MAX
 
