@@ -22,7 +22,7 @@ def small(tmp_path_factory):
 def test_audit_algorithm_writes_report(small, capsys):
     src, _, d = small
     out = d / "a1"
-    assert main(["audit", "--algorithm", "hdp", "--topics", "3", "--iterations", "2", "--epsilon", "0.5",
+    assert main(["audit", "--algorithm", "hdp", "--topics", "3", "--iterations", "2", "--set", "epsilon_laplace=0.5",
                  "--set", "epsilon_inherent=1", "--corpus", str(src), "--max-vocab", "200", "--shadows", "6",
                  "--seed", "0", "--out", str(out), "--quiet"]) == 0
     doc = json.loads((out / "audit.json").read_text())

@@ -83,3 +83,34 @@ def test_empty_corpus_file_is_named_as_empty(docs, tmp_path, capsys):
     err = _error(["audit", "--model", str(model), "--corpus", str(tmp_path / "empty.txt"), "--out",
                   str(tmp_path / "a"), "--quiet"], capsys)
     assert repr(str(tmp_path / "empty.txt")) in err and "no non-blank lines" in err
+
+
+# ---------------------------------------------------------------- --epsilon is the guarantee in total, as in train
+def test_epsilon_is_the_total_guarantee_and_a_total_too_small_is_refused_before_the_corpus_is_read(
+        docs, tmp_path, capsys, monkeypatch):
+    """hdp splits --epsilon into its per-iteration part as ``train --epsilon`` does; a total the inherent part alone
+    exceeds is refused before anything is read or trained."""
+    import dptopic.cli.audit as audit
+
+    monkeypatch.setattr(audit, "_audit_corpus", _never)
+    err = _error(["audit", "--algorithm", "hdp", "--topics", "3", "--iterations", "2", "--epsilon", "0.5",
+                  "--corpus", str(docs), "--shadows", "4", "--out", str(tmp_path / "a"), "--quiet"], capsys)
+    assert "--epsilon 0.5 cannot cover 2 iterations" in err
+
+
+def test_epsilon_maps_to_the_trainers_total(docs):
+    """The procedure audited takes --epsilon as its ``epsilon`` (the total), never as a component."""
+    import argparse
+
+    from dptopic.cli.audit import _trainer_from_args
+
+    a = argparse.Namespace(model=None, algorithm="hdp", topics=3, iterations=2, alpha=None, beta=None, epsilon=40.0,
+                           delta=None, set=[])
+    _, _, text = _trainer_from_args(a)
+    assert "epsilon = 40" in text and "epsilon_laplace" not in text
+
+
+def test_a_baseline_without_a_guarantee_refuses_epsilon_naming_its_papers_figure(docs, tmp_path, capsys):
+    err = _error(["audit", "--algorithm", "cdp", "--topics", "3", "--iterations", "2", "--epsilon", "1",
+                  "--corpus", str(docs), "--shadows", "4", "--out", str(tmp_path / "a"), "--quiet"], capsys)
+    assert "--set paper_epsilon=VALUE" in err and "claims none" in err

@@ -113,6 +113,21 @@ def epsilon_parameter(algorithm, required=True):
     return key
 
 
+def guarantee_epsilon_parameter(algorithm):
+    """The parameter that takes a trainer's guarantee in total, in its unit, as ``dptopic train --epsilon`` does:
+    ``epsilon`` where the trainer takes it (HDP-LDA and FedLDA split it into their components) or is calibrated from
+    a total (DP-SVI's ``from_budget``); ``epsilon_word`` for the local trainers (the whole guarantee per word); None
+    for a trainer that claims no guarantee (CDP-LDA's ``paper_epsilon`` is the paper's figure, not a guarantee) or
+    has no privacy parameter."""
+    from ..models import ALGORITHMS
+
+    key = epsilon_parameter(algorithm, required=False)
+    cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
+    if cls is not None and "epsilon" in inspect.signature(cls.__init__).parameters:
+        return "epsilon"
+    return None if key == "paper_epsilon" else key
+
+
 NOT_AUDITED = {"ldp-doc": "LocalDocumentLDA"}
 """Trainers the audit cannot re-run (their name in ``dptopic train`` -> class name)."""
 

@@ -42,7 +42,8 @@ def _trainer_from_args(a):
     what ``audit.json`` records of the attacked model or procedure (:mod:`dptopic.attacks.provenance`)."""
     import inspect
 
-    from ..attacks.lira import NOT_AUDITED, epsilon_parameter, estimator_trainer, make_estimator, not_audited_reason
+    from ..attacks.lira import (NOT_AUDITED, estimator_trainer, guarantee_epsilon_parameter, make_estimator,
+                                not_audited_reason)
     from ..attacks.provenance import audited_model, audited_procedure
     from ..models import ALGORITHMS
 
@@ -74,11 +75,14 @@ def _trainer_from_args(a):
         raise DPTopicError(f"unknown algorithm {a.algorithm!r}: choose one of {', '.join(ALGORITHMS)}.")
     cls = ALGORITHMS[a.algorithm]
     names = inspect.signature(cls.__init__).parameters
-    params_epsilon = epsilon_parameter(a.algorithm, required=False)
+    params_epsilon = guarantee_epsilon_parameter(a.algorithm)
+    if a.epsilon is not None and params_epsilon is None and "paper_epsilon" in names:
+        raise DPTopicError(f"--epsilon is the guarantee a trainer claims, in total, and {a.algorithm} claims none: give"
+                           " its paper's figure as --set paper_epsilon=VALUE instead.")
     params = {}
     for flag, keys in (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")),
                        ("alpha", ("alpha",)), ("beta", ("beta", "eta")),
-                       ("epsilon", (epsilon_parameter(a.algorithm, required=False),)),
+                       ("epsilon", (params_epsilon,)),
                        ("delta", ("delta",))):
         v = getattr(a, flag)
         if v is None:
@@ -372,9 +376,9 @@ def audit_flag_names(a) -> tuple:
         from ..models import ALGORITHMS
 
         if a.algorithm in ALGORITHMS:
-            from ..attacks.lira import epsilon_parameter
+            from ..attacks.lira import guarantee_epsilon_parameter
 
-            key = epsilon_parameter(a.algorithm, required=False)
+            key = guarantee_epsilon_parameter(a.algorithm)
             if key is not None:
                 names.update({key: "--epsilon", "epsilon": "--epsilon"})
                 rules = (epsilon_word_rules("--epsilon", a.epsilon) if key == "epsilon_word" else
@@ -598,7 +602,10 @@ def register(sub) -> None:
     p.add_argument("--iterations", type=positive_int, default=None, help="training iterations (with --algorithm; default: the trainer's own: 200 for lda, 100 for hdp and cdp)")
     p.add_argument("--alpha", type=float, default=None, help="document-topic prior of the shadow models (default: the trainer's)")
     p.add_argument("--beta", type=float, default=None, help="topic-word prior of the shadow models (default: the trainer's)")
-    p.add_argument("--epsilon", type=float, default=None, help="the trainer's privacy knob (epsilon; hdp: epsilon_laplace per iteration; lp/olp: epsilon_word; fed: epsilon_per_entry; cdp/cdp+: the paper's paper_epsilon; svi: the total budget; default: the trainer's own)")
+    p.add_argument("--epsilon", type=float, default=None, help="the guarantee the trainer claims, in total, in its"
+                   " unit (as 'dptopic train --epsilon'; hdp and fed split it into their components: set a component"
+                   " instead with --set epsilon_laplace=... or --set epsilon_per_entry=...; cdp/cdp+ claim none: --set"
+                   " paper_epsilon=...; default: the trainer's own)")
     p.add_argument("--delta", type=float, default=None, help="the trainer's delta (default: the trainer's own, 1e-5 for most)")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="any other trainer parameter (repeatable)")
     p.add_argument("--restrict", action="store_true",

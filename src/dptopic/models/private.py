@@ -280,6 +280,8 @@ class HDPLDA(_PrivateGibbs):
             raise DPTopicError("give either clip or epsilon_inherent, not both: they determine each other (C = beta(e^(eps_I/2) - 1)).")
         if self.final_release == "fresh" and self.epsilon_laplace_ is None:
             raise DPTopicError("final_release='fresh' needs epsilon_laplace: limited-inherent mode adds no noise.")
+        if self.epsilon is not None:    # solving the split refuses a total too small, before anything is read
+            self.epsilon_laplace_
 
     @property
     def clip_(self) -> float:
