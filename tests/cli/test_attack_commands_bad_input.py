@@ -1,4 +1,4 @@
-"""Fuzz 52 of the attack and experiment commands: small or odd inputs give one line naming what is wrong (never a
+"""The attack and experiment commands on bad input: small or odd inputs give one line naming what is wrong (never a
 traceback or a wrong count), and a one-seed run writes no standard deviation of 0."""
 import csv
 import warnings

@@ -1,4 +1,4 @@
-"""Review 51 of the topic models and their evaluation: regression tests for the bugs it fixed."""
+"""Edge cases of the topic models and their evaluation, each a bug once fixed."""
 import warnings
 
 import numpy as np

@@ -1,6 +1,6 @@
 """Mini-batch trainers (OnlineVB, OnlineLDA, OLPLDA, LocalDocumentLDA) and DPSVI's fit: a refused or failing batch
 leaves the whole state as it was (its random stream included), the next batch gives what it would have given without
-the failed one, and save/load between batches continues the stream (review round 52)."""
+the failed one, and save/load between batches continues the stream."""
 import json
 import pickle
 import warnings
