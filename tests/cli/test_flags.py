@@ -14,7 +14,6 @@ import signal
 
 import pytest
 
-from dptopic.cli._flags import name_given_flags
 from dptopic.cli.main import build_parser, main
 
 C, W, M, OUT = "{corpus}", "{words}", "{model}", "{out}"
@@ -231,17 +230,6 @@ def test_an_out_of_range_number_is_refused_naming_the_flag(files, tmp_path, caps
         assert len(lines) == 1, (argv, err)
         assert flag in lines[0], f"{' '.join(argv[:3])} ... {flag} {value}: the error does not name {flag}: {lines[0]}"
         assert "has no effect" not in lines[0], f"choose a command line where {flag} applies: {lines[0]}"
-
-
-def test_a_library_parameter_is_named_as_the_flag_that_gave_its_value():
-    line = "invalid count=1000000000: must be an integer in [1, 1e+07]."
-    assert name_given_flags(line, {"--reports-per-contributor": 1000000000, "--topics": 2}) == \
-        "invalid --reports-per-contributor 1000000000: must be an integer in [1, 1e+07]."
-    assert name_given_flags("invalid x=2.5e+09: too large", {"--eps-grid": [1.0, 2.5e9]}) == \
-        "invalid --eps-grid 2.5e+09: too large"
-    # a value two flags share, or no flag's value, is left as the library wrote it
-    assert name_given_flags("invalid x=2: no", {"--a": 2, "--b": 2.0}) == "invalid x=2: no"
-    assert name_given_flags("invalid x=3: no", {"--a": 2}) == "invalid x=3: no"
 
 
 def test_train_reports_per_contributor_out_of_range_names_the_flag(files, tmp_path, capsys):

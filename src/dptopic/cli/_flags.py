@@ -136,35 +136,3 @@ def epsilon_word_rules(flag: str, value) -> tuple:
     return ((r"^invalid f=1(?:\.0)?: .*$",
              f"{flag} {value:g} is too small: its flip parameter f = 2/(1 + e^eps_word) rounds to 1, which keeps"
              f" nothing of the documents; give a larger {flag}."),)
-
-
-def _numbers(value) -> list:
-    """The numbers a parsed flag value holds (a number, or a list of them, as ``--eps-grid`` gives)."""
-    items = value if isinstance(value, (list, tuple)) else [value]
-    return [float(v) for v in items if isinstance(v, (int, float)) and not isinstance(v, bool)]
-
-
-def _same_number(text: str, number: float) -> bool:
-    import math
-
-    try:
-        v = float(text.strip("'\""))
-    except ValueError:
-        return False
-    return v == number or (math.isfinite(v) and math.isfinite(number)
-                           and abs(v - number) <= 1e-9 * max(abs(v), abs(number)))
-
-
-def name_given_flags(message: str, given: dict) -> str:
-    """``message`` with each library parameter ``name=VALUE`` whose VALUE is the number of exactly one flag the user
-    gave (``given``: flag -> its parsed value) written as that flag: ``invalid count=1000000000`` after
-    ``--reports-per-contributor 1000000000`` reads ``invalid --reports-per-contributor 1000000000``. The last resort of
-    every command, after its own :func:`flag_errors` mapping: a range error names what the user typed, whatever
-    parameter name the library checked it under. A name that is already a flag, or a value two flags share, stays."""
-    numbers = {flag: _numbers(v) for flag, v in given.items()}
-
-    def rename(m):
-        flags = [f for f, vs in numbers.items() if any(_same_number(m.group("value"), v) for v in vs)]
-        return f"{flags[0]} {m.group('value').strip(chr(39) + chr(34))}" if len(flags) == 1 else m.group(0)
-
-    return re.sub(rf"(?<![\w\-./'\"])[A-Za-z_][A-Za-z0-9_]*={_VALUE}", rename, str(message))

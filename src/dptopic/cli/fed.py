@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..errors import DPTopicError
 from ._common import jobs_int, positive_float, positive_int, unit_interval, words_or
+from ._flags import flag_errors
 
 
 def add_fed_args(t) -> None:
@@ -111,11 +112,12 @@ def cmd_fedlda_experiment(a):
 
     console = make_console()
     seed = experiment_seed(a, console)
-    s = fedlda_experiment(a.out, tasks=tuple(a.tasks), eps_table=tuple(a.eps_table), n_topics=a.topics,
-                          rounds=a.rounds, max_docs=a.max_docs, seed=seed, n_jobs=a.jobs,
-                          figures=not a.no_figures, progress=lambda msg: console.print("  " + msg),
-                          rules=tuple(dict.fromkeys(a.rules)), pad_length=a.pad_length,
-                          local_inference=a.local_inference, report_words=a.report_words)
+    with flag_errors({"epsilon_per_entry": "--eps-table"}):     # the table's epsilons are per entry, as the paper's
+        s = fedlda_experiment(a.out, tasks=tuple(a.tasks), eps_table=tuple(a.eps_table), n_topics=a.topics,
+                              rounds=a.rounds, max_docs=a.max_docs, seed=seed, n_jobs=a.jobs,
+                              figures=not a.no_figures, progress=lambda msg: console.print("  " + msg),
+                              rules=tuple(dict.fromkeys(a.rules)), pad_length=a.pad_length,
+                              local_inference=a.local_inference, report_words=a.report_words)
     for key, v in s["auc_loss"].items():
         target, meets = v.get("target_points"), s["auc_loss_meets_target"].get(key)
         if v["points"] != v["points"]:      # NaN: a test set of one class has no AUC

@@ -42,8 +42,6 @@ class ArgumentParser(argparse.ArgumentParser):
         if getattr(ns, "_prog", None) is None:       # the deepest (sub)command parsed sets it first
             ns._prog = self.prog
             ns._given = self._given_dests(args)
-            ns._flag_of = {action.dest: max(action.option_strings, key=len) for action in self._actions
-                           if action.option_strings}
         return ns, extras
 
     def _given_dests(self, args):
@@ -116,7 +114,7 @@ def _dispatch(a) -> int:
         rc = a.func(a)
     except DPTopicError as e:
         flush_notes(show=False)     # an error is one line: the notes of a command that failed are dropped
-        print(f"error: {_with_flag_names(e, a)}", file=sys.stderr)
+        print(f"error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (`dptopic ... | head`): stop quietly, as a shell tool does
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -138,22 +136,6 @@ def _dispatch(a) -> int:
         raise
     flush_notes()
     return int(rc) if isinstance(rc, ExitStatus) else 0     # a command may end with a status of its own
-
-
-# commands that read settings from a server: a parameter in their errors may be the server's (``invalid n_topics=0``
-# from a malformed /v1/config), so it is never renamed after a flag the user gave that happens to share its value
-SERVER_CLIENTS = ("submit", "fed-client", "pull")
-
-
-def _with_flag_names(e, a) -> str:
-    """The error's line, a library parameter written as the numeric flag the user gave its value with (cli._flags)."""
-    from ._flags import name_given_flags
-
-    if getattr(a, "command", None) in SERVER_CLIENTS:    # a library error there may be about the server's own setting
-        return str(e)
-    flag_of = getattr(a, "_flag_of", {})
-    return name_given_flags(str(e), {flag_of[d]: getattr(a, d, None) for d in getattr(a, "_given", None) or ()
-                                     if d in flag_of})
 
 
 def _scheduler_lost(a, e) -> bool:

@@ -681,6 +681,8 @@ def train_flag_names(a) -> tuple:
         names["epsilon"] = "--epsilon"      # HDPLDA(.from_budget)'s epsilon: the whole run's total per word
         if a.clip is not None:      # eps_I follows from --clip
             rules = CLIP_RULES + rules
+    if a.algorithm in ("lp", "olp", "ldp-doc"):     # each contributor's reports are the ledger's count of releases
+        names["count"] = "--reports-per-contributor"
     if a.algorithm == "fed" and getattr(a, "user_budget", None) is not None:
         from .fed import user_budget_rules
 
