@@ -371,6 +371,40 @@ def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
             f" {'--format and --text-field choose' if field else '--format chooses'} otherwise)")
 
 
+def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:
+    """``--format auto`` never guesses silently: which format and field the corpus file was read in, one line on stderr
+    (once), said just before the first step that spends or trains, once the input is known good (so that an error
+    about the input stays the one line on stderr). ``n_topics``/``vocab_size``: first refuse a vocabulary too small for
+    the topics, as fit would."""
+    if n_topics is not None and vocab_size is not None:
+        from ..models.base import check_topics_fit_vocabulary
+
+        check_topics_fit_vocabulary(n_topics, vocab_size)
+    if getattr(a, "_reading_said", False) or getattr(a, "corpus", None) is None:
+        return
+    a._reading_said = True
+    note = reading_note(a.corpus, getattr(a, "format", "auto"), getattr(a, "text_field", "text"))
+    if note is not None:
+        import sys
+
+        print(f"note: {note}", file=sys.stderr)
+
+
+def without_copies_said(test, train, console, private: bool):
+    """The held-out documents that repeat no training document (``dptopic.corpus.without_copies``), saying how many
+    were left out. ``private``: the count said is an exact statistic of the private corpus, labelled as the corpus
+    line labels its sizes."""
+    from ..corpus import without_copies
+
+    kept, n_left_out = without_copies(test, train)
+    if n_left_out:
+        console.print(f"held-out: {n_left_out} of the {test.n_docs} held-out documents repeat a training"
+                      " document and are left out of the evaluation"
+                      + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
+                         " saved)[/]" if private else ""))
+    return kept
+
+
 def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str = "text", *, flag: str,
                     keep_empty: bool, **kw):
     """Documents read into a saved model's vocabulary, by one rule for ``transform``, ``export`` and ``report
