@@ -3,7 +3,7 @@ plain .tsv has one header row."""
 import pytest
 
 from dptopic.corpus import Corpus
-from dptopic.corpus.corpus import tab_header_rows
+from dptopic.corpus.files import tab_header_rows
 
 ROWS = "apple banana cherry\ten\tx\nbanana grape lemon\ten\tx\ncherry lemon mango plum\tfr\ty\n"
 

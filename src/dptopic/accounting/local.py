@@ -46,7 +46,7 @@ POST_PROCESSING = ("post-processing (Dwork & Roth 2014, Prop. 2.1): computed fro
 EPSILON_WORD_MAX = 50.0
 
 
-def _check_f(f) -> float:
+def check_f(f) -> float:
     from .events import EPSILON_MAX
 
     if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)) or not 0 < f < 1:
@@ -77,7 +77,7 @@ def check_reporting_f(f: float) -> float:
 
 def epsilon_from_f(f: float) -> float:
     """Per-word epsilon of randomized response with flip parameter ``f`` (Zhao et al. Thm 4)."""
-    f = _check_f(f)
+    f = check_f(f)
     return math.log((2.0 - f) / f)
 
 
@@ -91,7 +91,7 @@ def resolve_f(f=None, epsilon_word=None) -> float:
     """Exactly one of ``f`` and ``epsilon_word``; return ``f``."""
     if (f is None) == (epsilon_word is None):
         raise DPTopicError("give exactly one of f and epsilon_word: they determine each other (f = 2/(1 + e^eps_word)).")
-    return _check_f(f) if f is not None else f_from_epsilon(epsilon_word)
+    return check_f(f) if f is not None else f_from_epsilon(epsilon_word)
 
 
 def epsilon_document(f: float, vocab_size: int) -> float:
@@ -137,7 +137,7 @@ class RandomizedResponseEvent:
     def __post_init__(self):
         from .._validation import Int, validate_value
 
-        _check_f(self.f)
+        check_f(self.f)
         # n_bits = 0 claimed epsilon 0 and a negative count a negative one (or crashed the PLD): a report has one bit
         # per vocabulary word, at least one
         validate_value("n_bits", self.n_bits, [Int(1, None)])
