@@ -36,3 +36,129 @@ def test_the_check_catches_an_import_running_up(tmp_path):
     config.write_text(swapped)
     run = _lint(config)
     assert run.returncode != 0 and "BROKEN" in run.stdout, run.stdout[-2000:]
+
+
+# ------------------------------------------------------------------ import cycles and private names across packages
+def _module_level_lines(path: Path) -> set:
+    """The line numbers of the imports a module runs when it is imported: those of its top-level code (under ``if``,
+    ``try`` and ``with`` too), not those inside functions or under ``if TYPE_CHECKING``."""
+    import ast
+
+    lines: set = set()
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+            elif isinstance(node, ast.If) and "TYPE_CHECKING" not in ast.unparse(node.test):
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                for part in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
+                    visit(part)
+            elif isinstance(node, ast.With):
+                visit(node.body)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return lines
+
+
+def module_level_cycles(package: str) -> list:
+    """The groups of modules of ``package`` whose module-level imports run in a circle (each group a strongly
+    connected component of the import graph, from grimp, the library import-linter is built on), as sorted lists."""
+    import importlib.util
+
+    import grimp
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    graph = grimp.build_graph(package, cache_dir=None)
+    modules = sorted(graph.modules)
+    index = {m: i for i, m in enumerate(modules)}
+    edges = []
+    for m in modules:
+        lines = _module_level_lines(Path(importlib.util.find_spec(m).origin))
+        for imported in graph.find_modules_directly_imported_by(m):
+            if any(d["line_number"] in lines for d in graph.get_import_details(importer=m, imported=imported)):
+                edges.append((index[m], index[imported]))
+    rows, cols = zip(*edges) if edges else ((), ())
+    adjacency = csr_matrix((np.ones(len(edges)), (rows, cols)), shape=(len(modules), len(modules)))
+    _, label = connected_components(adjacency, directed=True, connection="strong")
+    groups = [sorted(modules[i] for i in np.flatnonzero(label == g)) for g in np.unique(label)]
+    return sorted(g for g in groups if len(g) > 1)
+
+
+def test_no_module_level_import_cycle():
+    """No module of dptopic imports, at module level, one that imports it back (directly or round a longer circle):
+    each module can be read knowing only those it imports. (An import inside a function may close a circle, where a
+    thin method defers to the module that holds the work, as ``Corpus.from_jsonl`` to ``corpus.readers``.)"""
+    pytest.importorskip("grimp")
+    assert module_level_cycles("dptopic") == []
+
+
+def _write_package(root: Path, files: dict) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_cycle_check_finds_a_circle_and_ignores_one_inside_a_function(tmp_path, monkeypatch):
+    pytest.importorskip("grimp")
+    _write_package(tmp_path, {"cyc/__init__.py": "", "cyc/a.py": "from . import b\n", "cyc/b.py": "from . import c\n",
+                              "cyc/c.py": "from . import a\n", "cyc/d.py": "from . import e\n",
+                              "cyc/e.py": "def f():\n    from . import d\n"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert module_level_cycles("cyc") == [["cyc.a", "cyc.b", "cyc.c"]]
+
+
+SHARED_ROOT_MODULES = ("_io", "_validation", "_progress", "_lazy_names", "_shared_filters")
+"""dptopic's own private modules at its root, shared by every package (they belong to no package)."""
+
+
+def private_imports_across_packages(src: Path, package: str = "dptopic") -> list:
+    """``(importer, line, imported)`` for each import from another package of ``package`` of a private module
+    (``models._document_level``) or a private name (``from ..corpus.corpus import _open_text``); the shared root
+    modules (:data:`SHARED_ROOT_MODULES`) excepted."""
+    import ast
+
+    found = []
+    for path in sorted((src / package).rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        parts = parts[:-1] if is_package else parts
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = parts if is_package else parts[:-1]
+                target = base[:len(base) - node.level + 1] + (node.module.split(".") if node.module else [])
+            else:
+                target = (node.module or "").split(".")
+            if target[0] != package or target[:2] == parts[:2]:
+                continue            # outside the package, or inside the importer's own package
+            names = [a.name for a in node.names]
+            inner = target[1:] if len(target) > 1 else names      # ``from .. import _io``: the root module _io
+            if inner and inner[0] in SHARED_ROOT_MODULES:
+                continue
+            private = [p for p in target[1:] + names if p.startswith("_") and not p.startswith("__")]
+            if private:
+                found.append((".".join(parts), node.lineno, ".".join(target), private))
+    return found
+
+
+def test_no_package_imports_another_package_s_private_names():
+    """A name another package uses is public (no leading underscore), so that its owner knows it is used elsewhere."""
+    assert private_imports_across_packages(ROOT / "src") == []
+
+
+def test_the_private_name_check_finds_one(tmp_path):
+    _write_package(tmp_path, {"dptopic/__init__.py": "", "dptopic/_io.py": "", "dptopic/a/__init__.py": "",
+                              "dptopic/a/m.py": "def _hidden():\n    pass\n", "dptopic/a/_inner.py": "",
+                              "dptopic/b/__init__.py": "",
+                              "dptopic/b/n.py": "from ..a.m import _hidden\nfrom ..a import _inner\nfrom .. import _io\n"
+                                                "from ..a.m import __doc__\n",
+                              "dptopic/a/own.py": "from .m import _hidden\n"})
+    assert private_imports_across_packages(tmp_path) == [("dptopic.b.n", 1, "dptopic.a.m", ["_hidden"]),
+                                                         ("dptopic.b.n", 2, "dptopic.a", ["_inner"])]

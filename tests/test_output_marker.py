@@ -137,7 +137,7 @@ def test_the_marker_is_rewritten_under_a_lock(tmp_path, monkeypatch):
             b_finished.wait(1.5)     # with the lock B cannot finish meanwhile: A goes on after the timeout
         write(path, obj, **kw)
 
-    monkeypatch.setattr(_io, "atomic_write_json", slow_write)
+    monkeypatch.setattr(_io.output, "atomic_write_json", slow_write)
     errors = []
 
     def finish(cmd, then=None):

@@ -124,7 +124,7 @@ def test_crash_between_the_two_renames_still_loads(small_model, tmp_path, monkey
     m, _ = small_model
     d = tmp_path / "model"
     m.save(d)
-    monkeypatch.setattr(_io, "_exchange", lambda a, b: False, raising=False)  # force the two-rename path
+    monkeypatch.setattr(_io.bundles, "_exchange", lambda a, b: False, raising=False)  # force the two-rename path
     real = os.replace
 
     def crash(src, dst):
@@ -132,10 +132,10 @@ def test_crash_between_the_two_renames_still_loads(small_model, tmp_path, monkey
             raise KeyboardInterrupt  # the process dies between the two renames
         return real(src, dst)
 
-    monkeypatch.setattr(_io.os, "replace", crash)
+    monkeypatch.setattr(_io.bundles.os, "replace", crash)
     with pytest.raises(KeyboardInterrupt):
         m.save(d)
-    monkeypatch.setattr(_io.os, "replace", real)
+    monkeypatch.setattr(_io.bundles.os, "replace", real)
     assert not d.exists()
     loaded = dptopic.load(d)            # read from the kept .model.old
     np.testing.assert_allclose(loaded.components_, m.components_)

@@ -43,6 +43,16 @@ def smallest_hdp_budget(epsilon_inherent: float, n_iter: int, delta: float) -> f
     return compose_pld([(PureDPEvent(epsilon_inherent), n_iter)], delta, 1e-3)
 
 
+def hdp_iterations_within(epsilon: float, epsilon_inherent: float, delta: float, n_iter: int) -> int:
+    """The most iterations, below ``n_iter``, whose inherent part alone (:func:`smallest_hdp_budget`) costs less than
+    ``epsilon``: 0 when not one does. For ``n_iter`` iterations that ``epsilon`` does not cover."""
+    lo, hi = 0, int(n_iter)         # smallest_hdp_budget(lo) < epsilon <= smallest_hdp_budget(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if smallest_hdp_budget(epsilon_inherent, mid, delta) < epsilon else (lo, mid)
+    return lo
+
+
 def solve_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_inherent: float,
                           discrete: bool = True, tol: float = 1e-3, extra_laplace: int = 0) -> float:
     """Largest per-iteration ε_L such that T×(Laplace(ε_L) + pure ε_I), plus ``extra_laplace`` more

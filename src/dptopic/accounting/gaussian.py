@@ -17,98 +17,17 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 
 import numpy as np
-from ._lazy import dp_event, mechanism_calibration, pld_privacy_accountant, pldlib, rdp_privacy_accountant
+from ._lazy import dp_event, mechanism_calibration, pld_privacy_accountant
 from scipy import integrate, optimize
 from scipy.special import gammaln, logsumexp
 
 from ..errors import DPTopicError
-
-# The pessimistic PLD is an upper bound at any grid; for the subsampled Gaussian a 1e-3 grid adds about 0.04% to
-# epsilon over 1000 steps (q = 0.01, sigma = 1: 1.8289 instead of 1.8282) and is ~10x faster than 1e-4.
-GAUSSIAN_DISCRETIZATION = 1e-3
-
-DOCUMENT_RELATION = ("document-level add/remove: D' is D with one document added or removed (Park et al. 2016,"
-                     " Sec. 1, 'include/exclude' DP)")
-
-MAX_NOISE_MULTIPLIER = 1000.0
-MIN_NOISE_MULTIPLIER = 0.25  # below this the PLD grid explodes; no useful run needs less noise
-
-
-@dataclass(frozen=True)
-class SubsampledGaussianEvent:
-    """One Poisson-subsampled Gaussian step, noise std ``noise_multiplier`` × the L2 sensitivity."""
-
-    noise_multiplier: float
-    sampling_rate: float
-    label: str = "Poisson-subsampled Gaussian"
-    relation: str = DOCUMENT_RELATION
-
-    approximate = True  # no finite pure epsilon: basic composition needs a share of delta
-    min_discretization = GAUSSIAN_DISCRETIZATION  # the ledger builds every event of a composition on this grid or coarser
-
-    def __post_init__(self):
-        sigma, q = self.noise_multiplier, self.sampling_rate
-        if not (isinstance(sigma, (int, float, np.floating)) and math.isfinite(sigma) and sigma > 0):
-            raise DPTopicError(f"invalid noise_multiplier={sigma!r}: must be a finite number > 0.")
-        if not (isinstance(q, (int, float, np.floating)) and 0 < q <= 1):
-            raise DPTopicError(f"invalid sampling_rate={q!r}: must be a number in (0, 1].")
-
-    def _check_accountable(self) -> None:
-        """The PLD/RDP of a step with very little noise would need an astronomically fine grid: refuse it."""
-        if self.noise_multiplier > MAX_NOISE_MULTIPLIER:
-            raise DPTopicError(
-                f"invalid noise_multiplier={self.noise_multiplier:.3g}: the accountant handles"
-                f" [{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}]; give at most {MAX_NOISE_MULTIPLIER:g} (more"
-                " noise than that leaves nothing of the signal).")
-        if not MIN_NOISE_MULTIPLIER <= self.noise_multiplier:
-            raise DPTopicError(
-                f"invalid noise_multiplier={self.noise_multiplier:.3g}: the accountant handles"
-                f" [{MIN_NOISE_MULTIPLIER:g}, {MAX_NOISE_MULTIPLIER:g}] (below {MIN_NOISE_MULTIPLIER:g} a single"
-                " step's privacy loss is too large to account for); add more noise, or train without privacy"
-                " (online-vb).")
-
-    @property
-    def epsilon(self) -> float:
-        return math.inf
-
-    def dp_event(self) -> dp_event.DpEvent:
-        g = dp_event.GaussianDpEvent(self.noise_multiplier)
-        return g if self.sampling_rate >= 1 else dp_event.PoissonSampledDpEvent(self.sampling_rate, g)
-
-    def epsilon_at(self, delta: float, discretization: float = GAUSSIAN_DISCRETIZATION) -> float:
-        """This single step's ε(δ) by PLD (for basic composition with a per-step δ)."""
-        return float(self.pld(discretization).get_epsilon_for_delta(delta))
-
-    def pld(self, discretization: float = GAUSSIAN_DISCRETIZATION):
-        """Pessimistic PLD on a grid no finer than :data:`GAUSSIAN_DISCRETIZATION`."""
-        self._check_accountable()
-        return pldlib.from_gaussian_mechanism(self.noise_multiplier, sensitivity=1.0,
-                                              sampling_prob=min(1.0, self.sampling_rate),
-                                              value_discretization_interval=max(discretization,
-                                                                                GAUSSIAN_DISCRETIZATION))
-
-    def rdp(self, orders: np.ndarray) -> np.ndarray:
-        """RDP at the integer orders (dp-accounting's exact series, Mironov et al. 2019); ∞ (a valid,
-        unused bound) at fractional orders, where dp-accounting's series may not converge."""
-        self._check_accountable()
-        orders = np.asarray(orders, float)
-        out = np.full(orders.shape, np.inf)
-        whole = (orders == np.round(orders)) & (orders >= 2)
-        if whole.any():
-            acc = rdp_privacy_accountant.RdpAccountant(list(orders[whole]))
-            acc.compose(self.dp_event())
-            out[whole] = np.asarray(acc.rdp, float)
-        return out
-
-    def describe(self) -> dict:
-        return {"type": "poisson_subsampled_gaussian", "label": self.label,
-                "noise_multiplier": self.noise_multiplier, "sampling_rate": self.sampling_rate,
-                "dp_accounting_event": "PoissonSampledDpEvent(q, GaussianDpEvent(sigma))",
-                "pld_discretization": GAUSSIAN_DISCRETIZATION, "relation": self.relation}
-
+# the event and its noise range live in events.py (importable from here, their old home)
+from .events import DOCUMENT_ADD_REMOVE as DOCUMENT_RELATION  # noqa: F401
+from .events import (GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,  # noqa: F401
+                     SubsampledGaussianEvent)
 
 def svi_dp_event(noise_multiplier: float, sampling_rate: float, steps: int) -> dp_event.DpEvent:
     """``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), steps)``."""

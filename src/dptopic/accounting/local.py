@@ -14,13 +14,13 @@ Everything the server computes from the reports is post-processing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
-from ._lazy import pldlib
 
 from ..errors import DPTopicError
-from .events import DISCRETIZATION, PureDPEvent
+# the event and the flip parameter's check live in events.py (importable from here, their old home)
+from .events import LOCAL_DOCUMENT_RELATION as DOCUMENT_RELATION  # noqa: F401
+from .events import RandomizedResponseEvent, check_f, epsilon_from_f  # noqa: F401
 
 LOCAL_UNIT = "document (local DP)"
 
@@ -30,9 +30,6 @@ def local_unit(reports_per_contributor: int) -> str:
     they compose (it reads in "epsilon = 80 per contributor (local DP, 10 documents)")."""
     m = int(reports_per_contributor)
     return LOCAL_UNIT if m == 1 else f"contributor (local DP, {m} documents)"
-DOCUMENT_RELATION = ("any two documents of one contributor (local DP: every input pair); documents are"
-                     " reduced to word-presence vectors over the public vocabulary, so word counts and order"
-                     " are never reported")
 WORD_RELATION_LOCAL = "two documents that differ in the presence of one vocabulary word"
 LOCAL_THEOREM = ("Zhao et al. 2020, Theorem 4: randomized response on each presence bit is eps_word-LDP,"
                  " eps_word = ln((2 - f)/f); the V bits compose to eps_doc = V eps_word")
@@ -44,17 +41,6 @@ POST_PROCESSING = ("post-processing (Dwork & Roth 2014, Prop. 2.1): computed fro
 #: probability under 2e-22, so the report is the document's presence vector itself (the per-document reports' limit
 #: is 50 too). Reports and models made before the limit still account and verify up to the accountants' limit.
 EPSILON_WORD_MAX = 50.0
-
-
-def _check_f(f) -> float:
-    from .events import EPSILON_MAX
-
-    if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)) or not 0 < f < 1:
-        raise DPTopicError(f"invalid f={f!r}: the flip parameter must lie in (0, 1) (f = 2/(1 + e^eps_word)).")
-    if math.log((2.0 - f) / f) > EPSILON_MAX if f > 1e-300 else True:
-        raise DPTopicError(f"invalid f={f!r}: so small a flip parameter gives eps_word above {EPSILON_MAX:g} per word, which"
-                           f" protects nothing; give f >= {2.0 / (1.0 + math.exp(EPSILON_MAX)):.3g} or use --epsilon-word.")
-    return float(f)
 
 
 def _check_eps(eps) -> float:
@@ -75,12 +61,6 @@ def check_reporting_f(f: float) -> float:
     return f
 
 
-def epsilon_from_f(f: float) -> float:
-    """Per-word epsilon of randomized response with flip parameter ``f`` (Zhao et al. Thm 4)."""
-    f = _check_f(f)
-    return math.log((2.0 - f) / f)
-
-
 def f_from_epsilon(epsilon_word: float) -> float:
     """The flip parameter that gives ``epsilon_word`` (inverse of :func:`epsilon_from_f`)."""
     e = _check_eps(epsilon_word)
@@ -91,7 +71,7 @@ def resolve_f(f=None, epsilon_word=None) -> float:
     """Exactly one of ``f`` and ``epsilon_word``; return ``f``."""
     if (f is None) == (epsilon_word is None):
         raise DPTopicError("give exactly one of f and epsilon_word: they determine each other (f = 2/(1 + e^eps_word)).")
-    return _check_f(f) if f is not None else f_from_epsilon(epsilon_word)
+    return check_f(f) if f is not None else f_from_epsilon(epsilon_word)
 
 
 def epsilon_document(f: float, vocab_size: int) -> float:
@@ -113,71 +93,6 @@ class FlipParameterMixin:
     @property
     def flip_probability(self) -> float:
         return self.f / 2.0
-
-
-TINY_MASS = 1e-300
-"""Outcomes of the composed bits with probability at most this are not put on the PLD grid: their total (bounded by
-this per outcome) is counted as infinite loss instead."""
-
-
-@dataclass(frozen=True)
-class RandomizedResponseEvent:
-    """Randomized response on ``n_bits`` presence bits of one document, each flipped with prob. ``f/2``.
-
-    ``n_bits = 1`` describes one word; ``n_bits = V`` one whole document. The worst-case
-    pair differs in all ``n_bits`` bits; its privacy loss is ``eps_word · (n_bits − 2J)``
-    with ``J ~ Binomial(n_bits, f/2)``, which gives the exact PLD and RDP.
-    """
-
-    f: float
-    n_bits: int = 1
-    label: str = "randomized response on word-presence bits"
-    relation: str = DOCUMENT_RELATION
-
-    def __post_init__(self):
-        from .._validation import Int, validate_value
-
-        _check_f(self.f)
-        # n_bits = 0 claimed epsilon 0 and a negative count a negative one (or crashed the PLD): a report has one bit
-        # per vocabulary word, at least one
-        validate_value("n_bits", self.n_bits, [Int(1, None)])
-
-    @property
-    def epsilon_word(self) -> float:
-        return epsilon_from_f(self.f)
-
-    @property
-    def epsilon(self) -> float:
-        return self.n_bits * self.epsilon_word
-
-    def pld(self, discretization: float = DISCRETIZATION):
-        if self.n_bits == 1:
-            # binary randomized response: with prob. f output a uniform bucket (dp-accounting's definition)
-            return pldlib.from_randomized_response(self.f, 2, value_discretization_interval=discretization)
-        e, n = self.epsilon_word, self.n_bits
-        j = np.arange(n + 1)
-        from scipy import stats
-
-        pmf = stats.binom.pmf(j, n, self.f / 2.0)
-        keep = pmf > TINY_MASS
-        losses = np.ceil(e * (n - 2 * j[keep]) / discretization - 1e-9).astype(np.int64)  # pessimistic rounding
-        mass = {}
-        for k, m in zip(losses.tolist(), pmf[keep].tolist()):
-            mass[k] = mass.get(k, 0.0) + m
-        # the outcomes left out (each of mass at most TINY_MASS, underflowed ones included) may carry the largest
-        # losses (J = 0 when f is near 1): their mass goes to the infinite loss, pessimistically, not away
-        dropped = TINY_MASS * float(np.count_nonzero(~keep))
-        return pldlib.PrivacyLossDistribution.create_from_rounded_probability(
-            mass, dropped, discretization, pessimistic_estimate=True)
-
-    def rdp(self, orders: np.ndarray) -> np.ndarray:
-        # bits are independent: Renyi divergences add; one bit is binary RR with eps_word
-        return self.n_bits * PureDPEvent(self.epsilon_word).rdp(orders)
-
-    def describe(self) -> dict:
-        return {"type": "randomized_response", "label": self.label, "f": self.f, "flip_probability": self.f / 2,
-                "n_bits": self.n_bits, "epsilon_word": self.epsilon_word, "epsilon": self.epsilon,
-                "relation": self.relation}
 
 
 def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports_per_contributor: int = 1,

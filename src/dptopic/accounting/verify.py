@@ -75,8 +75,7 @@ def _num(d: dict, key: str, what: str) -> float:
 def event_from_description(d: dict):
     """The event a report's ``events`` entry describes (``count`` aside); its own ``epsilon`` must agree."""
     from .events import ApproxDPEvent, LaplaceEvent, PureDPEvent
-    from .gaussian import SubsampledGaussianEvent
-    from .local import RandomizedResponseEvent
+    from .events import RandomizedResponseEvent, SubsampledGaussianEvent
 
     if not isinstance(d, dict):
         raise Damaged(f"an event must be an object, got {type(d).__name__}")

@@ -169,8 +169,6 @@ def estimator_trainer(algorithm, **params):
         with quiet_shadow_warnings():  # e.g. "noise reproducible from the seed": shadows are not released
             return _fit(build(rng), corpus, rng)
 
-    from .provenance import settings_text
-
     # readable, as the report shows it: "DocDPCooccurrence: alpha = 0.1, epsilon = 1, ..." (never a dict's repr)
     train.description = (f"{algorithm if isinstance(algorithm, str) else algorithm.__name__}:"
                          f" {settings_text(params)}")
@@ -218,9 +216,9 @@ LOCAL_DEFAULT_EPSILON_WORD = 3.0
 def _fit(est, corpus: Corpus, rng: np.random.Generator):
     """Fit ``est`` on ``corpus``; a local-DP estimator (LP-LDA, OLP-LDA) is audited as the whole pipeline:
     the contributors' randomizer on every document, then the server's estimator on the reports."""
-    from ..models.lplda import _LocalModel
+    from ..models.lplda import LocalReportsModel
 
-    if not isinstance(est, _LocalModel):
+    if not isinstance(est, LocalReportsModel):
         return est.fit(corpus)
     from ..local import Randomizer
 
@@ -729,7 +727,7 @@ def verdict(claim: dict, bound: float) -> tuple[str, str]:
                                          + seeded)
 
 
-def _version() -> str:
+def dptopic_version() -> str:
     from .. import __version__
 
     return str(__version__)
@@ -786,6 +784,20 @@ class LiRAResult:
         names = attacks or [a for a in ("lira_online", "lira_offline", "huang_entropy", "huang_std", "huang_max")
                             if a in self.pooled]
         return metrics.plot_roc({a: self.pooled[a] for a in names}, path, title, private=private)
+
+
+def settings_text(params) -> str:
+    """A trainer's parameters as readable text, ``n_topics = 20, epsilon = 1, ...`` (sorted by name), never a
+    dict's repr; "its defaults" when there are none."""
+    if not isinstance(params, dict) or not params:
+        return "its defaults"
+
+    def value(v):
+        if isinstance(v, float):
+            return f"{v:g}"
+        return "none" if v is None else " ".join(str(v).split())
+
+    return ", ".join(f"{k} = {value(params[k])}" for k in sorted(params))
 
 
 def claim_caption(claim: dict | None) -> str:
@@ -928,7 +940,7 @@ def _score(corpus, train_fn, shadows, n_targets, T, seed, confidence, claim, adv
                 "n_targets": T,
                 "trainer": getattr(train_fn, "description", getattr(train_fn, "__name__", "custom")),
                 "claim_from": "the audited model's report" if claim is not None else "the shadow models' report",
-                "auc_se": se_method, "dptopic_version": _version(),
+                "auc_se": se_method, "dptopic_version": dptopic_version(),
                 "evaluation": "each target is one shadow model, attacked with the others except its complementary partner; scores pooled over targets"}
     small = small_audit_warning(shadows.members.shape[1], shadows.n_shadows)
     if small:

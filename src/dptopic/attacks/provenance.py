@@ -12,6 +12,8 @@ import json
 
 import numpy as np
 
+from .lira import claim_caption, settings_text  # noqa: F401 (settings_text: its old home)
+
 EXECUTION_PARAMS = ("seed", "verbose", "n_jobs", "secure", "backend", "client", "parallel", "eval_every")
 """Parameters that change how a trainer runs, not what it computes or claims: left out of the procedure."""
 
@@ -64,20 +66,6 @@ def audited_procedure(algorithm: str, estimator) -> dict:
             "params": procedure_params(estimator)}
 
 
-def settings_text(params) -> str:
-    """A trainer's parameters as readable text, ``n_topics = 20, epsilon = 1, ...`` (sorted by name), never a
-    dict's repr; "its defaults" when there are none."""
-    if not isinstance(params, dict) or not params:
-        return "its defaults"
-
-    def value(v):
-        if isinstance(v, float):
-            return f"{v:g}"
-        return "none" if v is None else " ".join(str(v).split())
-
-    return ", ".join(f"{k} = {value(params[k])}" for k in sorted(params))
-
-
 def describe(audited: dict | None, corpus: dict | None, n_shadows: int | None = None, claim=None,
              models: str | None = None) -> str:
     """One line: what was audited and how, on which corpus (``settings["attacked"]``, shown by ``dptopic report``).
@@ -91,8 +79,6 @@ def describe(audited: dict | None, corpus: dict | None, n_shadows: int | None = 
     shadows = models or (f"{n_shadows} shadow models" if n_shadows else "shadow models")
     on = f" on the corpus {corpus.get('spec')} ({corpus.get('read')})" if corpus else ""
     if claim is not None:
-        from .lira import claim_caption
-
         on += f"; {claim_caption(claim)}"
     if audited.get("model"):
         return (f"the training procedure of the saved model {audited['model']} ({audited.get('class')},"

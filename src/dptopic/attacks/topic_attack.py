@@ -82,9 +82,9 @@ def _check_model(model) -> None:
     central collapsed Gibbs samplers have both."""
     from ..models.base import GibbsTopicModel
     from ..models.fedlda import FedLDA
-    from ..models.lplda import _LocalModel
+    from ..models.lplda import LocalReportsModel
 
-    if not isinstance(model, GibbsTopicModel) or isinstance(model, (_LocalModel, FedLDA)):
+    if not isinstance(model, GibbsTopicModel) or isinstance(model, (LocalReportsModel, FedLDA)):
         raise DPTopicError(f"the topic-based attack supports the central collapsed Gibbs samplers ({SUPPORTED}), which"
                            " release word-topic counts and sample a topic for every token each iteration;"
                            f" make_model returned a {type(model).__name__}, which does neither.")

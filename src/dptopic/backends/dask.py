@@ -34,7 +34,7 @@ import numpy as np
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels import SweepArrays, count_assignments, kernel_state, make_shards
-from ..kernels.engine import _run_kernel
+from ..kernels.engine import run_kernel as _run_kernel
 from .base import Backend
 from ..corpus.shards import ShardSet
 

@@ -188,9 +188,10 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     ``max_df`` and ``stop_words`` are the user's flags (``corpus_from_args``), so on a corpus prepared on a public
     vocabulary, where they would choose words from the data, they are refused (internal readers pass their own).
     """
-    from ..corpus import Corpus, Vocabulary
+    from ..corpus import Vocabulary
     from ..datasets import load_20newsgroups, load_sotu
 
+    cuts_given = dict(max_vocab=max_vocab, min_df=min_df, max_df=max_df)      # None: the format's default
     if vocabulary is not None:
         vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         max_vocab = min_df = max_df = None  # nothing is chosen from the data
@@ -245,22 +246,16 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         raise DPTopicError("the corpus path is empty: give 'demo', '20newsgroups' or the path of a corpus.")
     p = Path(spec)
     if not p.exists():
-        from ..corpus.corpus import broken_link
+        from ..corpus.files import broken_link
 
         raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give 'demo', '20newsgroups' or an existing path.")
-    name = p.name.lower()
-    if fmt == "auto":
-        fmt = auto_format(p)
+    from ..corpus.readers import auto_format, read_corpus
+
+    fmt = auto_format(p) if fmt == "auto" else fmt
     if fmt != "uci":
         vocab_applies(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
     if fmt not in ("jsonl", "csv"):
         fields_apply(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
-    # rows kept one per input document (drop_empty=False) with words of their own are read to be mapped onto a
-    # vocabulary given later (a server's: submit, fed-client): no default cap, which would drop a word that the later
-    # vocabulary holds but these documents use rarely
-    kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(
-        max_vocab=max_vocab if drop_empty or cap_given else None, min_df=min_df)
-    kw.update(text_kw, **({} if drop_empty else {"drop_empty": False}))
     if fmt not in ("npz", "uci"):           # words already tokenised are read exactly
         reading_text()
     if fmt in ("npz", "uci"):
@@ -270,82 +265,21 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
             raise DPTopicError(f"--stop-words applies to raw text, and a {fmt} corpus restricted to --vocabulary keeps"
                                " every word of the list: take the stop words out of the list instead.")
-        c = Corpus.load(p) if fmt == "npz" else _load_uci(Corpus, p, vocab, drop_empty, vocab_flag)
-        if vocabulary is not None:
-            c = c.restrict(vocabulary, drop_empty=drop_empty)
-            return c.require_nonempty() if drop_empty else c
-        if user_cuts and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
+    c = read_corpus(p, fmt, vocab=vocab, text_field=text_field, label_field=label_field, id_field=id_field,
+                    require_ids=require_ids, vocabulary=vocabulary, **cuts_given,
+                    stop_words=None if into_model else stop_words,
+                    lowercase="match" if into_model else lowercase, drop_empty=drop_empty,
+                    keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag)
+    if user_cuts and fmt == "npz" and vocabulary is None and c.metadata.get("vocabulary_source") == "supplied":
+        if stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
             cuts = cuts + ["--stop-words"]    # a prune, which also chooses words by the data (drops unseen ones)
-        if user_cuts and fmt == "npz" and cuts and c.metadata.get("vocabulary_source") == "supplied":
+        if cuts:
             raise DPTopicError(f"{spec!r} was prepared on a public vocabulary (--vocabulary), and {' / '.join(cuts)}"
                                " would prune it by the data (a prune keeps only words the documents hold), which the"
                                " guarantee does not cover: drop"
                                f" {'it' if len(cuts) == 1 else 'them'}, or prepare the corpus again with a smaller"
                                " word list (without the stop words).")
-        if user_cuts and fmt == "npz" and c.metadata.get("vocabulary_source") == "supplied":
-            return c                    # the public word list as prepared ('--stop-words none' asks for nothing)
-        if given or fmt == "uci":
-            return c.prune(max_vocab=max_vocab if cap_given else None, min_df=min_df, max_df=max_df,
-                           stop_words=stop_words)
-        return c
-    ids = dict(require_ids=require_ids) if id_field is not None else {}
-    if fmt == "jsonl":
-        return Corpus.from_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids, **kw)
-    if fmt == "csv":
-        return Corpus.from_csv(p, text_column=text_field, label_column=label_field, id_column=id_field, **ids,
-                               **({"delimiter": "\t"} if is_tab_separated(p) else {}), **kw)
-    if fmt == "dir":
-        return Corpus.from_directory(p, **kw)
-    from ..corpus.corpus import read_lines
-
-    lines = read_lines(p)
-    keep = [i for i, ln in enumerate(lines) if ln.strip()]
-    if not keep:
-        raise DPTopicError(f"empty corpus: {spec!r} has no non-blank lines; give one document per line.")
-    if not drop_empty or len(keep) == len(lines):
-        return Corpus.from_texts(lines, **kw)
-    # blank lines (paragraphs apart) are no documents: left out before the vocabulary is built, so that a fraction
-    # --min-df/--max-df counts the documents only, yet the ids keep their line numbers and the blanks are counted
-    c = Corpus.from_texts([lines[i] for i in keep], doc_ids=[f"doc{i}" for i in keep], **kw)
-    c.n_empty_dropped += len(lines) - len(keep)
     return c
-
-
-TAB_SUFFIXES = (".tsv", ".tab")      # tab-separated tables (.tab: Orange's, with its three header rows)
-_AUTO_SUFFIXES = {".npz": "npz", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "csv", ".tab": "csv",
-                  ".txt": "text", ".text": "text"}
-_FORMAT_NAMES = {"text": "text, one document per line", "jsonl": "JSONL, one JSON object per line", "dir":
-                 "a folder of .txt files, one document per file", "npz": "a prepared corpus", "uci":
-                 "a UCI bag-of-words file"}
-
-
-def _suffix(p) -> str:
-    """A file's extension in lower case, a ``.gz`` after it left off (``docs.jsonl.gz``: ``.jsonl``)."""
-    name = Path(p).name.lower().removesuffix(".gz")
-    return Path(name).suffix
-
-
-def is_tab_separated(p) -> bool:
-    return _suffix(p) in TAB_SUFFIXES
-
-
-def auto_format(p) -> str:
-    """The format ``--format auto`` reads the existing path ``p`` in: by its extension, never guessed. An extension it
-    does not know (or none) is refused in one line, which names the formats to choose from."""
-    p = Path(p)
-    if p.is_dir():
-        return "dir"
-    if p.name.lower().startswith("docword"):
-        return "uci"
-    ext = _suffix(p)
-    if ext == ".json":
-        return _json_format(p)
-    if ext in _AUTO_SUFFIXES:
-        return _AUTO_SUFFIXES[ext]
-    what = f"its extension {ext!r}" if ext else "it has no extension, which"
-    raise DPTopicError(f"corpus {str(p)!r}: --format auto reads a file by its extension, and {what} says no format:"
-                       " give --format text (one document per line), jsonl, csv, uci or npz, or name the file .txt,"
-                       " .jsonl, .csv, .tsv/.tab (tab-separated), .npz or docword.*.txt.")
 
 
 def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
@@ -353,22 +287,58 @@ def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
     text (None for a built-in corpus, a shard folder or a format given): the choice is never silent."""
     if fmt != "auto" or spec in (None, "demo", "sotu", "20newsgroups"):
         return None
+    from ..corpus.readers import FORMAT_NAMES, auto_format, file_suffix, is_tab_separated
+
     p = Path(spec)
     chosen = auto_format(p)
     by = ("it is a folder" if chosen == "dir" else "by its name, docword.*" if chosen == "uci" else
-          f"by its extension {_suffix(p)!r}")
+          f"by its extension {file_suffix(p)!r}")
     if chosen == "csv" and is_tab_separated(p):
-        from ..corpus.corpus import tab_header_rows
+        from ..corpus.files import tab_header_rows
 
         rows = tab_header_rows(p)
         what = ("tab-separated values with Orange's header rows (names, types, flags)" if rows > 1 else
                 "tab-separated values with one header row")
     else:
-        what = "CSV with one header row" if chosen == "csv" else _FORMAT_NAMES[chosen]
+        what = "CSV with one header row" if chosen == "csv" else FORMAT_NAMES[chosen]
     field = ({"jsonl": f", the text from field {text_field!r}", "csv": f", the text from column {text_field!r}"}
              .get(chosen, ""))
     return (f"read {str(spec)!r} as {what}{field} (--format auto, {by};"
             f" {'--format and --text-field choose' if field else '--format chooses'} otherwise)")
+
+
+def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:
+    """``--format auto`` never guesses silently: which format and field the corpus file was read in, one line on stderr
+    (once), said just before the first step that spends or trains, once the input is known good (so that an error
+    about the input stays the one line on stderr). ``n_topics``/``vocab_size``: first refuse a vocabulary too small for
+    the topics, as fit would."""
+    if n_topics is not None and vocab_size is not None:
+        from ..models.base import check_topics_fit_vocabulary
+
+        check_topics_fit_vocabulary(n_topics, vocab_size)
+    if getattr(a, "_reading_said", False) or getattr(a, "corpus", None) is None:
+        return
+    a._reading_said = True
+    note = reading_note(a.corpus, getattr(a, "format", "auto"), getattr(a, "text_field", "text"))
+    if note is not None:
+        import sys
+
+        print(f"note: {note}", file=sys.stderr)
+
+
+def without_copies_said(test, train, console, private: bool):
+    """The held-out documents that repeat no training document (``dptopic.corpus.without_copies``), saying how many
+    were left out. ``private``: the count said is an exact statistic of the private corpus, labelled as the corpus
+    line labels its sizes."""
+    from ..corpus import without_copies
+
+    kept, n_left_out = without_copies(test, train)
+    if n_left_out:
+        console.print(f"held-out: {n_left_out} of the {test.n_docs} held-out documents repeat a training"
+                      " document and are left out of the evaluation"
+                      + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
+                         " saved)[/]" if private else ""))
+    return kept
 
 
 def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str = "text", *, flag: str,
@@ -385,43 +355,6 @@ def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str 
     if docs.n_docs and not docs.n_tokens:
         raise DPTopicError(no_word_of_vocabulary(docs.n_docs, docs.vocabulary, f"{flag} {spec!r}", "the model's"))
     return docs if keep_empty else docs.drop_empty()
-
-
-def _json_format(p) -> str:
-    """``jsonl`` for a ``.json`` file whose first non-blank line is a JSON object (one object per line, JSONL saved
-    under another name); any other ``.json`` file (one array, an object over several lines) is refused."""
-    from ..corpus.corpus import _open_text
-
-    with _open_text(p) as fh:
-        first = next((ln.strip() for ln in fh if ln.strip()), "")
-    try:
-        from .._io import load_json
-
-        if isinstance(load_json(first, f"{str(p)!r}"), dict):     # nesting bounded: never a RecursionError
-            return "jsonl"
-    except ValueError:          # not JSON, or too deeply nested (DPTopicError is a ValueError)
-        pass
-    raise DPTopicError(f"{str(p)!r} is JSON {'holding an array' if first.startswith('[') else 'that is not one object per line'}:"
-                       " dptopic reads JSONL, one JSON object per line with the text in a field (for example"
-                       " jq -c '.[]' for a file that is one array), or pass --format text for plain text.")
-
-
-def _load_uci(Corpus, p, vocab, drop_empty: bool = True, vocab_flag: str | None = "--vocab"):
-    """A UCI bag-of-words file; its vocabulary from ``vocab``, else the vocab.* file beside it. ``vocab_flag``: the
-    option that names the vocabulary file, None for a command that has none (it reads the file beside)."""
-    if vocab is None:
-        how = (f"pass {vocab_flag} FILE" if vocab_flag else
-               "name the pair docword.NAME.txt and vocab.NAME.txt, side by side (this command reads the UCI"
-               " vocabulary from there; --vocabulary is the public word list the documents are read into)")
-        if "docword" not in p.name:
-            raise DPTopicError(f"a UCI corpus needs its vocabulary file, and {p.name!r} is not named docword.*, so"
-                               f" no vocab.* file can be found beside it: {how}.")
-        guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
-        if not guess.is_file():
-            raise DPTopicError(f"a UCI corpus needs its vocabulary file, and there is no {guess.name} beside"
-                               f" {p.name!r}: " + (f"pass {vocab_flag} FILE." if vocab_flag else "put it there."))
-        vocab = guess
-    return Corpus.from_uci(p, vocab, drop_empty=drop_empty)
 
 
 def add_corpus_args(p, required=False, preprocessing=True):
@@ -809,7 +742,7 @@ def read_vocabulary(path):
                            " one word per line.")
     if not p.is_file():
         raise DPTopicError(f"vocabulary file {str(path)!r} not found: give a text file with one word per line.")
-    from ..corpus.corpus import read_text_file   # strict UTF-8: a Latin-1 'café' must not become another word
+    from ..corpus.files import read_text_file   # strict UTF-8: a Latin-1 'café' must not become another word
 
     words = [ln.strip() for ln in read_text_file(p, "a text file with one word per line").splitlines() if ln.strip()]
     if len(words) < 2:

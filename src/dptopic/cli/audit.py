@@ -558,11 +558,11 @@ def _audit_one_run(a, console):
                             confidence=a.confidence, seed=a.seed,
                             claim=_claim_of(model))
     out = mark_output_folder(a.out, "audit")
-    from ..attacks.lira import _version, outside_guarantee_label
+    from ..attacks.lira import dptopic_version, outside_guarantee_label
 
     corpus_rec = _corpus_record(a, read)
     settings = {"design": "one-run", "audited": getattr(train_fn, "audited", None), "corpus": corpus_rec,
-                "seed": a.seed, "dptopic_version": _version(),
+                "seed": a.seed, "dptopic_version": dptopic_version(),
                 "reproducible": (f"yes: run again with --seed {a.seed}" if a.seed is not None else
                                  "no: no --seed was given, so the coins and training drew fresh OS entropy")}
     if coverage_note:

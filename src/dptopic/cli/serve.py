@@ -360,10 +360,10 @@ def warn_unreachable_vocabulary(vocabulary) -> None:
     tokeniser (``submit``, ``fed-client``, ``randomize``: no stop words, lower case, at least 3 letters) never produces
     a word with a space, upper case or fewer than 3 letters, so every report carries pure noise for it. A warning, not
     a refusal: the list is public and the server still works."""
-    from ..corpus.corpus import _warn_unreachable_words
+    from ..corpus.corpus import warn_unreachable_words
     from ..corpus.preprocess import Preprocessor
 
-    _warn_unreachable_words(vocabulary.words, Preprocessor(stop_words=PUBLIC_VOCABULARY_DECIDES))
+    warn_unreachable_words(vocabulary.words, Preprocessor(stop_words=PUBLIC_VOCABULARY_DECIDES))
 
 
 def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:

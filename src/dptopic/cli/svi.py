@@ -5,7 +5,7 @@ import math
 
 from ..errors import DPTopicError
 from ._common import (corpus_line, make_console, positive_float, positive_int, print_privacy, print_topics,
-                      seeds_int)
+                      say_reading, seeds_int, without_copies_said)
 
 SVI_ALGORITHMS = ("svi", "online-vb")
 
@@ -89,12 +89,12 @@ def print_svi_privacy(rep: dict, console) -> None:
 
 def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
-    from .train import _split, _without_copies_of, say_reading
+    from ..models.by_unit import split_for
 
-    train, test = _split(corpus, a, model)  # a document's side depends on its own words only
+    train, test = split_for(model, corpus, a.test_size)  # a document's side depends on its own words only
     console.print(corpus_line(corpus, train, test, model._private, saved=bool(getattr(a, "save_metrics", False))))
     if test is not None:
-        test = _without_copies_of(test, train, console, model._private)
+        test = without_copies_said(test, train, console, model._private)
     say_reading(a, model.n_topics, train.vocab_size)
     model.fit(train, vocabulary=vocabulary)
     if after_fit is not None:
@@ -103,12 +103,11 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     if test is None:            # --test-size 0
         model.metrics_ = {}
         return _finish_svi(model, a, console)
-    ppl = model.perplexity(test)
-    saved = a.save_metrics or not model._private
-    from .train import _npmi_and_diversity
+    from ..evaluation import training_run_metrics
 
-    model.metrics_ = {"perplexity_bound": ppl, "n_train_docs": train.n_docs, "n_test_docs": test.n_docs,
-                      **_npmi_and_diversity(model, test)}
+    model.metrics_ = training_run_metrics(model, train, test, style="variational")
+    ppl = model.metrics_["perplexity_bound"]
+    saved = a.save_metrics or not model._private
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {model.metrics_['npmi_top10']:.3f}   [bold]topic"
                   f" diversity[/] (top 25): {model.metrics_['topic_diversity_top25']:.3f}")
     console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}")

@@ -10,8 +10,8 @@ from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, JOBS_RULES, epsilon
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
-                      read_vocabulary, reading_note, refuse_data_cuts, refuse_show_unsupported, seed_int, support_summary,
-                      topic_support, unit_interval, words_or)
+                      read_vocabulary, refuse_data_cuts, say_reading, refuse_show_unsupported, seed_int, support_summary,
+                      topic_support, unit_interval, without_copies_said, words_or)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
@@ -163,25 +163,6 @@ def _training_corpus(a, console):
         return _read_training_corpus(a, console)
 
 
-def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:
-    """``--format auto`` never guesses silently: which format and field the corpus file was read in, one line on stderr
-    (once), said just before the first step that spends or trains, once the input is known good (so that an error
-    about the input stays the one line on stderr). ``n_topics``/``vocab_size``: first refuse a vocabulary too small for
-    the topics, as fit would."""
-    if n_topics is not None and vocab_size is not None:
-        from ..models.base import check_topics_fit_vocabulary
-
-        check_topics_fit_vocabulary(n_topics, vocab_size)
-    if getattr(a, "_reading_said", False) or getattr(a, "corpus", None) is None:
-        return
-    a._reading_said = True
-    note = reading_note(a.corpus, getattr(a, "format", "auto"), getattr(a, "text_field", "text"))
-    if note is not None:
-        import sys
-
-        print(f"note: {note}", file=sys.stderr)
-
-
 def _read_training_corpus(a, console):
     """``(corpus, public vocabulary or None, vocabulary event or None)``: the corpus to train on.
 
@@ -303,17 +284,11 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
 
 
 def _split(corpus, a, model):
-    """The training and held-out parts. A word-level trainer's neighbours replace one token's word: a document's side
-    then depends on its position alone (``Corpus.position_split``), since a split by its words could move it, and
-    the training part would differ by a whole document. Otherwise by its own words, so that adding one document
-    moves no other (``Corpus.stable_split``). ``--test-size 0``: ``(corpus, None)``."""
-    from ..models import CDPLDA, HDPLDA
+    """The training and held-out parts, split as a training run of ``model`` splits them (``--test-size 0``:
+    ``(corpus, None)``)."""
+    from ..models.by_unit import split_for
 
-    if not a.test_size:         # --test-size 0: every document trains, none is held out
-        return corpus, None
-    if isinstance(model, (HDPLDA, CDPLDA)):
-        return corpus.position_split(a.test_size)
-    return corpus.stable_split(a.test_size)
+    return split_for(model, corpus, a.test_size)
 
 
 def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=True, split_as=None):
@@ -337,24 +312,13 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
         model.fit(train, vocabulary=vocabulary)
         model.metrics_ = {}
         return train, None
-    test = _without_copies_of(test, train, console, model._private)
+    test = without_copies_said(test, train, console, model._private)
     say_reading(a, model.n_topics, train.vocab_size)
     model.fit(train, vocabulary=vocabulary)
-    ppl_c = model.perplexity(test, mode="completion")
-    ppl_p = model.perplexity(test, mode="paper")
     # held-out documents: never statistics of the training split
-    import numpy as np
+    from ..evaluation import training_run_metrics
 
-    from ..evaluation.topic_quality import quiet_absent_words
-
-    # a small held-out split may lack some top words: those topics have no UMass, and the figure says over how many
-    with quiet_absent_words():
-        per = np.asarray(model.coherence(test, top_n=min(10, len(model.vocabulary_)), per_topic=True), dtype=float)
-    scored = int(np.isfinite(per).sum())
-    coh = float(np.nanmean(per)) if scored else float("nan")
-    model.metrics_ = {"perplexity_completion": ppl_c, "perplexity_paper": ppl_p, "umass_coherence_top10": coh,
-                      **({} if scored == len(per) else {"umass_topics_scored": scored}),
-                      "n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **_npmi_and_diversity(model, test)}
+    model.metrics_ = training_run_metrics(model, train, test)
     return train, test
 
 
@@ -384,36 +348,6 @@ def pad_length_note(model, train, a) -> str | None:
             " [yellow]a statistic of the private corpus: outside the guarantee, shown here, not saved[/]): each user"
             f" sends {L} entries, mostly padding, and its epsilon (per entry x entries) grows with them; a pad length"
             " near the typical user's length costs far less (docs/fedlda.md).")
-
-
-def _without_copies_of(test, train, console, private: bool):
-    """The held-out documents that repeat no training document (a file may hold the same text several times, and the
-    split sends copies to both sides): evaluated on, a copy would read training words. All of them if none is left.
-    ``private``: the count said is an exact statistic of the private corpus, labelled as the corpus line labels its
-    sizes."""
-    import numpy as np
-
-    def bags(c):
-        return [np.sort(c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]).tobytes() for d in range(c.n_docs)]
-
-    seen = set(bags(train))
-    keep = [d for d, b in enumerate(bags(test)) if b not in seen]
-    if not keep or len(keep) == test.n_docs:
-        return test
-    console.print(f"held-out: {test.n_docs - len(keep)} of the {test.n_docs} held-out documents repeat a training"
-                  " document and are left out of the evaluation"
-                  + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not saved)[/]"
-                     if private else ""))
-    return test.subset(keep)
-
-
-def _npmi_and_diversity(model, test) -> dict:
-    """NPMI of the top 10 words on the held-out split and topic diversity: the figures to read beside epsilon."""
-    from ..evaluation import npmi_coherence, topic_diversity
-
-    top = min(10, len(model.vocabulary_))
-    return {"npmi_top10": npmi_coherence(model.components_, test, top) if top >= 2 else float("nan"),
-            "topic_diversity_top25": topic_diversity(model.components_, 25)}
 
 
 def _print_metrics(model, console, baseline=None, saved=True):
@@ -448,8 +382,6 @@ def _umass_text(v) -> str:
 # ---------------------------------------------------------------- commands
 def _resolve_unit(a, console) -> None:
     """``--unit`` picks the algorithm (and makes --epsilon the whole run's budget); else ``--algorithm`` (lda)."""
-    from ..models import UNIT_TRAINERS
-
     if a.unit is None:
         a.algorithm = a.algorithm or "lda"
         return
@@ -457,14 +389,9 @@ def _resolve_unit(a, console) -> None:
         raise DPTopicError("--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand.")
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
-    from ..advice import UNIT_EPSILON_MAX
+    from ..models.by_unit import trainer_for_unit
 
-    top = UNIT_EPSILON_MAX[a.unit]      # as dptopic.for_unit
-    if a.epsilon > top:
-        raise DPTopicError(f"invalid --epsilon {a.epsilon:g}: --unit {a.unit} takes a budget up to {top:g}"
-                           + (" (a document-level budget above it protects nothing)." if a.unit == "document" else
-                              " per word, as dptopic.for_unit."))
-    a.algorithm = UNIT_TRAINERS[a.unit]
+    a.algorithm = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
     if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
         if getattr(a, "epsilon_laplace", None) is not None:
             raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
@@ -483,7 +410,7 @@ def _refuse_word_budget_below_floor(a) -> None:
     """``--unit word``: a whole-run ``--epsilon`` that HDP-LDA's sampling alone overspends is refused in the flags of
     the command typed (the library's sentence names eps_I, the iterations and delta, which the user may never have
     given): what the budget buys, and what to give instead."""
-    from ..accounting.budget import smallest_hdp_budget
+    from ..accounting.budget import hdp_iterations_within, smallest_hdp_budget
     from ..advice import UNIT_EPSILON_MAX
 
     given = getattr(a, "_given", None) or frozenset()
@@ -492,10 +419,7 @@ def _refuse_word_budget_below_floor(a) -> None:
     floor = smallest_hdp_budget(eps_i, n_iter, delta)
     if floor < budget:
         return
-    lo, hi = 0, n_iter          # the most iterations the budget buys: floor(lo) < budget <= floor(hi)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if smallest_hdp_budget(eps_i, mid, delta) < budget else (lo, mid)
+    lo = hdp_iterations_within(budget, eps_i, delta, n_iter)     # the most iterations the budget buys
     iterations = f"--iterations {n_iter}" if "iterations" in given else f"its {n_iter} iterations"
     inherent = (f"--epsilon-inherent {eps_i:g} per iteration" if "epsilon_inherent" in given else
                 f"{eps_i:g} per iteration")
@@ -889,7 +813,7 @@ def _demo_document_level(a, console):
     corpus, event = restrict_to_private_vocabulary(full, b["epsilon_vocab"], b["delta_vocab"], seed=a.seed)
     model = for_unit("document", b["epsilon"], b["delta"], n_topics=a.topics, n_jobs=a.jobs, seed=a.seed)
     train, test = _split(corpus, a, model)
-    test = _without_copies_of(test, train, console, private=True)
+    test = without_copies_said(test, train, console, private=True)
     console.print(f"[bold]vocabulary[/]: {corpus.vocab_size} words chosen by DP set union (eps_V = {b['epsilon_vocab']:g},"
                   f" delta_V = {b['delta_vocab']:g}), then {type(model).__name__} (eps = {b['epsilon']:g}, delta ="
                   f" {b['delta']:g}): {total_eps:g} and {total_delta:g} in all (docs/choosing_a_guarantee.md)")
@@ -900,7 +824,9 @@ def _demo_document_level(a, console):
         model.fit(train, vocabulary=list(corpus.vocabulary.words))
     _compose_private_vocabulary(model, event, console)
     reference = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0).fit(train)
-    mine, ref = _npmi_and_diversity(model, test), _npmi_and_diversity(reference, test)
+    from ..evaluation import npmi_and_diversity
+
+    mine, ref = npmi_and_diversity(model, test), npmi_and_diversity(reference, test)
     model.metrics_ = {"n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **mine}
     print_topics(model, 8, max_topics=a.show_topics, console=console,
                  hint=f"'dptopic topics --model {str(a.out).rstrip('/')}-document --show-unsupported' shows them")

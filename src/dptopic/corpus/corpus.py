@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import csv
-import gzip
 import io
 import json
 import math
 import os
-import re
-import sys
 import unicodedata
 import warnings
 import zlib
@@ -24,10 +20,12 @@ from typing import Iterable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .._io import atomic_write_bytes, load_json, pairs_noting_repeats
+from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
-from ..kernels._bow import segment_sums
+from ..kernels import segment_sums
 from ..errors import DPTopicError, InputTypeError
+# the file helpers' old home: names user code may import from here
+from .files import _check_file, _open_text, broken_link, read_lines, read_text_file, tab_header_rows  # noqa: F401
 from .preprocess import Preprocessor, build_vocabulary, df_range, lower_word, resolve_stop_words
 from .vocabulary import Vocabulary
 
@@ -260,7 +258,7 @@ def _short_repr(word, limit: int = 40) -> str:
     return repr(w if len(w) <= limit else w[:limit - 3] + "...")
 
 
-def _warn_unreachable_words(words, pre) -> None:
+def warn_unreachable_words(words, pre) -> None:
     """Warn when words of a given vocabulary can never be counted in text read by ``pre``: a stop word, a word shorter
     than its ``min_length``, or one that does not tokenise to itself (upper case under lower-casing, punctuation,
     spaces). They stay in the vocabulary (and in a model's topics) without a single count."""
@@ -466,7 +464,7 @@ class Corpus:
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
                            lowercase=bool(lowercase))
         if vocabulary is not None:
-            _warn_unreachable_words(vocabulary.words, pre)
+            warn_unreachable_words(vocabulary.words, pre)
         toks = _tokenize_all(pre, texts)
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
                                      reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
@@ -649,337 +647,37 @@ class Corpus:
         return c
 
     @classmethod
-    def from_uci(cls, docword: str | os.PathLike, vocab: str | os.PathLike, drop_empty: bool = True) -> "Corpus":
-        """Read the UCI bag-of-words format (``docword.*.txt[.gz]`` + ``vocab.*.txt``). Each document's id
-        (``doc_ids``) is its UCI document number (``"1"``, ``"2"``, ...), so the documents that have no entry, which
-        are dropped (counted in ``n_empty_dropped``), show as missing numbers; ``drop_empty=False`` keeps them as
-        empty documents (one per document number, as ``dptopic transform`` reads them)."""
-        if vocab is None:
-            raise DPTopicError(f"the UCI corpus {str(docword)!r} needs its vocabulary file: pass vocab= the path of its"
-                               " vocab.*.txt (one word per line).")
-        if isinstance(vocab, (str, os.PathLike)) and os.fspath(vocab).strip() and Path(vocab).is_dir():
-            raise DPTopicError(f"the UCI vocabulary {str(vocab)!r} is a folder, not a file: give its vocab.*.txt (one"
-                               " word per line).")
-        with _open_text(vocab) as fh:
-            lines = [w.strip() for w in fh.read().split("\n")]
-        while lines and not lines[-1]:          # blank lines at the end name no word
-            lines.pop()
-        blank = next((n for n, w in enumerate(lines, 1) if not w), None)
-        if blank is not None:   # line n is word n: a blank line would shift every word after it onto another id
-            raise DPTopicError(f"bad UCI vocabulary file {str(vocab)!r}: line {blank} is blank, and in the UCI format line"
-                               f" n names word n, so every word after it would take the next one's id: remove the line"
-                               f" (or put the missing word there).")
-        words = lines
-        seen: dict = {}
-        for n, w in enumerate(words, 1):    # two ids for one word: its counts would be split between them
-            if w in seen:
-                raise DPTopicError(f"bad UCI vocabulary file {str(vocab)!r}: line {n} repeats the word {w[:40]!r} of line"
-                                   f" {seen[w]}, and each line names one word id: merge the two words' counts in the"
-                                   " docword file and remove one line.")
-            seen[w] = n
-        with _open_text(docword) as fh:
-            header = [fh.readline().strip() for _ in range(3)]
-            try:
-                D, W, NNZ = (int(h) for h in header)
-            except ValueError:
-                raise DPTopicError(f"bad UCI docword file {str(docword)!r}: the first three lines must be D, W and NNZ.") from None
-            for name, v, lo in (("D", D, 1), ("W", W, 2), ("NNZ", NNZ, 0)):
-                if v < lo:
-                    raise DPTopicError(f"bad UCI docword file {str(docword)!r}: header {name}={v} must be at least {lo}.")
-            if W != len(words):
-                raise DPTopicError(f"UCI files disagree: docword says W={W} but {str(vocab)!r} has {len(words)} words.")
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)  # "input contained no data": reported below
-                    arr = np.loadtxt(fh, dtype=np.int64, ndmin=2) if NNZ else np.zeros((0, 3), np.int64)
-            except DPTopicError:        # the file itself cannot be read (a truncated .gz): said as it is
-                raise
-            except ValueError as e:
-                raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
-                                   f" ({_uci_row_error(str(e), docword)}).") from None
-        if arr.shape[1:] != (3,) and len(arr):
-            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: each line must be 'docID wordID count'"
-                               f" (3 numbers), found {arr.shape[1]}.")
-        if arr.shape[0] != NNZ:
-            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: header says NNZ={NNZ} but {arr.shape[0]} triples were read.")
-        if D > NNZ + 10 ** 7 or W > NNZ + 10 ** 7:  # sizes no entry supports: a wrong header, not 10 million empty rows
-            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: header says D={D} documents and W={W} words for"
-                               f" only {NNZ} entries; correct the first two lines.")
-        d, w, c = arr[:, 0] - 1, arr[:, 1] - 1, arr[:, 2]
-        if len(arr) and (d.min() < 0 or d.max() >= D):
-            row = int(np.flatnonzero((d < 0) | (d >= D))[0])
-            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: line {_uci_line(docword, row)} has document id"
-                               f" {int(arr[row, 0])}, and ids must lie in [1, {D}] (the header's D): correct the id or"
-                               f" the first line.")
-        if len(arr) and (w.min() < 0 or w.max() >= W):
-            raise DPTopicError(f"unknown word id {int(w.max() + 1 if w.max() >= W else w.min() + 1)} in {str(docword)!r}: ids must lie in [1, {W}].")
-        if len(arr) and c.min() < 1:
-            raise DPTopicError(f"bad UCI docword file {str(docword)!r}: counts must be positive.")
-        if len(arr) > 1:        # an entry given twice (a broken export) would silently add its counts up
-            key = d * W + w
-            order = np.argsort(key, kind="stable")
-            same = np.flatnonzero(key[order][1:] == key[order][:-1])
-            if len(same):
-                j = same[np.argmin(order[same + 1])]       # the first line that repeats an earlier one
-                first, again = int(order[j]), int(order[j + 1])
-                raise DPTopicError(f"bad UCI docword file {str(docword)!r}: line {_uci_line(docword, again)} repeats the"
-                                   f" entry of line {_uci_line(docword, first)} (document {int(arr[again, 0])}, word"
-                                   f" {int(arr[again, 1])}); each pair is listed once with its count: merge the two"
-                                   " lines into one.")
-        X = sp.csr_matrix((c, (d, w)), shape=(D, W))
-        c = cls.from_bow(X, vocabulary=words)
-        c = cls(c.doc_ptr, c.word_ids, c.vocabulary, doc_ids=[str(i) for i in range(1, D + 1)], metadata=c.metadata)
-        return c.drop_empty() if drop_empty else c
+    def from_uci(cls, *args, **kw) -> "Corpus":
+        """Read the UCI bag-of-words format (``docword.*.txt[.gz]`` + ``vocab.*.txt``): :func:`dptopic.corpus.readers.from_uci`, which
+        takes the same arguments."""
+        from . import readers
+
+        return readers.from_uci(*args, **kw)
 
     @classmethod
-    def from_jsonl(cls, path, text_field: str = "text", label_field: str | None = None, id_field: str | None = None,
-                   require_ids: bool = True, **kw) -> "Corpus":
-        """One JSON object per line; ``id_field`` names the field holding each document's id (``doc_ids``, which
-        ``dptopic transform`` writes beside its rows). Every record must have it, unless ``require_ids=False``: then
-        the ids are used only when every record has one, and are ``doc0, doc1, ...`` otherwise. Two records with the
-        same id are refused (used as ``doc0, ...`` with ``require_ids=False``)."""
-        _check_field_names(("text_field", text_field, False), ("label_field", label_field, True),
-                           ("id_field", id_field, True))
-        texts, labels, ids = [], [], []
-        with _open_text(path) as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                repeated: set = set()
-                try:
-                    rec = load_json(line, f"line {n} of {str(path)!r}", pairs_noting_repeats(repeated))
-                except json.JSONDecodeError:
-                    if "\x00" in line:
-                        raise _nul_error(path, n, "a JSONL file of UTF-8 text") from None
-                    hint = (": it looks like pretty-printed JSON; a JSONL file holds one JSON object per line (for"
-                            " example jq -c '.[]' for a file that is one array)") if line.strip() in ("[", "{") else ""
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is not valid JSON{hint}.") from None
-                if isinstance(rec, list):
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is a JSON array, not an object: a JSONL"
-                                       " file holds one JSON object per line (write each element of the array on its"
-                                       " own line, for example with jq -c '.[]').")
-                for key in (label_field, id_field) if isinstance(rec, dict) else ():   # both are written out
-                    v = rec.get(key)
-                    if isinstance(v, str) and not _is_utf8(v):
-                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {key!r} holds a lone"
-                                           " surrogate (an escape such as \\udc00 that is half of a character), which"
-                                           " no UTF-8 output can hold: fix the value.")
-                if not isinstance(rec, dict):       # a number, a string, null, true/false
-                    kind = "a string" if isinstance(rec, str) else _json_kind(rec)
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is {kind}, not a JSON object: a JSONL"
-                                       f" file holds one JSON object per line, the text in a field ({text_field!r}).")
-                twice = [k for k in (text_field, label_field, id_field) if k is not None and k in repeated]
-                if twice:   # json.loads would keep the last value silently
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has the field {twice[0]!r} more than"
-                                       " once; keep one value per field.")
-                if text_field not in rec:
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {text_field!r} (fields:"
-                                       f" {_column_list([str(k) for k in rec])}); set text_field (CLI: --text-field)"
-                                       " to the field that holds the text.")
-                if not isinstance(rec[text_field], str):
-                    raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {text_field!r} is"
-                                       f" {_json_kind(rec[text_field])}, not a string.")
-                texts.append(rec[text_field])
-                if label_field is not None:
-                    if label_field not in rec:
-                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {label_field!r}, so no"
-                                           f" label: {_missing_label_fix('label_field')}; if another field holds"
-                                           " them, set label_field to it.")
-                    lab = rec[label_field]
-                    if lab is None or (isinstance(lab, str) and _missing_label(lab)):
-                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no label (field {label_field!r}"
-                                           f" is {'null' if lab is None else repr(lab)}):"
-                                           f" {_missing_label_fix('label_field')}.")
-                    if isinstance(lab, bool) or not isinstance(lab, (str, int, float)):
-                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is"
-                                           f" {_json_kind(lab)}; labels must be strings or numbers.")
-                    if isinstance(lab, float) and not math.isfinite(lab):   # NaN, Infinity: not standard JSON
-                        raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} label {label_field!r} is {lab!r},"
-                                           " not a finite number; labels must be strings or finite numbers.")
-                    if isinstance(lab, float) and lab.is_integer() and abs(lab) < 2**53:  # JSON's 1.0 is 1: "1"
-                        lab = int(lab)
-                    labels.append(lab)
-                if id_field is not None:
-                    # a record that holds the field holds a string or a number there, whether the field was named
-                    # or is transform's default 'id' (null, true/false, an object or a list: refused, never renamed)
-                    ids.append(_record_id(rec[id_field], f"bad JSONL file {str(path)!r}: line {n}", id_field, "field",
-                                          null_ok=False) if id_field in rec else None)
-        if not texts:
-            raise DPTopicError(f"empty corpus: JSONL file {str(path)!r} holds no records; give one JSON object per line,"
-                               f" the text in a field ({text_field!r}).")
-        return cls.from_texts(texts, labels=labels if label_field else None,
-                              doc_ids=_ids_or_none(ids, id_field, require_ids, f"JSONL file {str(path)!r}", "field",
-                                                   "id_field"), **kw)
+    def from_jsonl(cls, *args, **kw) -> "Corpus":
+        """Read a JSONL file, one JSON object per line, the text in a field: :func:`dptopic.corpus.readers.from_jsonl`, which
+        takes the same arguments."""
+        from . import readers
+
+        return readers.from_jsonl(*args, **kw)
 
     @classmethod
-    def from_csv(cls, path, text_column: str = "text", label_column: str | None = None, id_column: str | None = None,
-                 require_ids: bool = True, delimiter: str | None = None, **kw) -> "Corpus":
-        """A CSV file with a header row; ``id_column`` names the column of document ids (``doc_ids``). Every row must
-        have one, unless ``require_ids=False``: then the ids are used only when every row has one, and are
-        ``doc0, doc1, ...`` otherwise. Two rows with the same id are refused (used as ``doc0, ...`` with
-        ``require_ids=False``). ``delimiter``: the character between fields (``"\\t"`` for tab-separated values); by
-        default ``","``, or the ``";"``, ``"|"`` or tab a header without a comma holds between the columns asked for
-        (with a warning); a delimiter given is never replaced."""
-        _check_field_names(("text_column", text_column, False), ("label_column", label_column, True),
-                           ("id_column", id_column, True))
-        guess = delimiter is None           # the default, ',': another one seen in the header may replace it
-        delimiter = "," if delimiter is None else delimiter
-        if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
-            raise DPTopicError(f"invalid delimiter={delimiter!r}: give one character, such as ',' or '\\t'.")
-        cols, rows, lines = _read_csv(path, delimiter)
-        wanted = [c for c in (text_column, label_column, id_column if require_ids else None) if c is not None]
-        other = _other_delimiter_char(cols, delimiter) if guess else None
-        if other is not None and any(c not in cols for c in wanted):
-            # a header read as one field that holds another separator (';' from a spreadsheet in many locales): read
-            # with it when that finds the columns asked for, and say so; otherwise the error below names it
-            o_cols, o_rows, o_lines = _read_csv(path, other)
-            if all(c in o_cols for c in wanted):
-                import warnings
+    def from_csv(cls, *args, **kw) -> "Corpus":
+        """Read a CSV (or tab-separated) file with a header row, the text in a column: :func:`dptopic.corpus.readers.from_csv`, which
+        takes the same arguments."""
+        from . import readers
 
-                warnings.warn(f"CSV file {str(path)!r}: its header has no {delimiter!r} but {other!r} between the"
-                              f" column names, so it was read with {other!r} between the fields.", UserWarning,
-                              stacklevel=2)
-                cols, rows, lines, delimiter = o_cols, o_rows, o_lines, other
-        if delimiter == "\t":      # Orange's .tab: the names, then a row of types and a row of flags
-            skip = orange_header_rows(rows, lines)
-            rows, lines = rows[skip:], lines[skip:]
-        bad = f"bad CSV file {str(path)!r}"
-        if not cols:
-            raise DPTopicError(f"{bad}: it is empty; give a header row naming the columns ({text_column!r}, ...) and one"
-                               " row per document.")
-        if not rows:
-            raise DPTopicError(f"empty corpus: CSV file {str(path)!r} has a header but no rows; give one row per"
-                               " document below it.")
-        if id_column is not None and id_column not in cols and not require_ids:
-            id_column = None
-        if text_column not in cols and cols and cols[0].lstrip().startswith("{"):
-            raise DPTopicError(f"{bad}: its first line is a JSON object ({_column_list(cols[:1])}), not a header: the"
-                               " file looks like JSON Lines; read it as JSONL (CLI: --format jsonl, or a name ending"
-                               " in .jsonl).")
-        for col in (text_column, label_column, id_column):
-            if col is not None and col not in cols:
-                hint = _other_delimiter(cols, delimiter)
-                near = [c for c in cols if c.strip().casefold() == col.strip().casefold()]
-                if not hint and near:      # "text " or "Text": the list of columns below shows no difference
-                    param, flag = (("text_column", "--text-field") if col == text_column else
-                                   ("label_column", "--label-field") if col == label_column else
-                                   ("id_column", "--id-field"))
-                    how = ("case" if near[0].strip() == near[0] else "spaces around it"
-                           if near[0].strip() == col.strip() else "case and spaces around it")
-                    raise DPTopicError(f"{bad}: no column {col!r}, but the header has {near[0]!r}, which differs in"
-                                       f" {how}: set {param} (CLI: {flag}) to {near[0]!r}, or write the header as"
-                                       f" {col!r}.")
-                if not hint:       # name the setting that picks the column, as the JSONL reader does
-                    param, flag = (("text_column", "--text-field") if col == text_column else
-                                   ("label_column", "--label-field") if col == label_column else
-                                   ("id_column", "--id-field"))
-                    hint = f"; set {param} (CLI: {flag}) to the column that holds it"
-                raise DPTopicError(f"{bad}: no column {col!r} (columns: {_column_list(cols)}){hint}.")
-            if col is not None and cols.count(col) > 1:
-                raise DPTopicError(f"{bad}: the header names the column {col!r} {cols.count(col)} times: rename all but"
-                                   " one, so that it says which to read.")
-        at = {col: cols.index(col) for col in (text_column, label_column, id_column) if col is not None}
-        # a row with more fields than the header: refused unless the extra ones are empty (a spreadsheet's trailing
-        # comma, "hello world,a,")
-        long = next((i for i, r in enumerate(rows) if len(r) > len(cols) and any(f.strip() for f in r[len(cols):])),
-                    None)
-        if long is not None:  # an unquoted delimiter inside a field: the words after it would be lost unseen
-            raise DPTopicError(f"{bad}: the row on line {lines[long]} has {len(rows[long])} fields where the header names"
-                               f" {len(cols)}: a field that holds {delimiter!r} must be quoted (\"like{delimiter} this\"),"
-                               f" or add the missing column names to the header.")
-        for col in (text_column, label_column):       # a row too short to reach the column: refused, not "" or 'None'
-            short = next((i for i, r in enumerate(rows) if col is not None and len(r) <= at[col]), None)
-            if short is not None:
-                raise DPTopicError(f"{bad}: the row on line {lines[short]} has {len(rows[short])} field(s), so no"
-                                   f" {col!r} (column {at[col] + 1} of {len(cols)}): give every row a field for"
-                                   " each column of the header (an empty field is fine).")
-        texts = [r[at[text_column]] for r in rows]
-        labels = [r[at[label_column]] for r in rows] if label_column else None
-        blank = next((i for i, lab in enumerate(labels or ()) if _missing_label(lab)), None)
-        if blank is not None:       # an empty cell is no label, as JSON's null is: not the class ''
-            what = (f"an empty {label_column!r} field" if not labels[blank] else
-                    f"a blank {label_column!r} field ({labels[blank]!r}: spaces or invisible characters only)")
-            raise DPTopicError(f"{bad}: the row on line {lines[blank]} has {what}, so no label:"
-                               f" {_missing_label_fix('label_column')}.")
-        ids = None
-        if id_column is not None:
-            ids = _ids_or_none([_record_id(r[at[id_column]] if len(r) > at[id_column] and r[at[id_column]] else None,
-                                           "", id_column, "column") for r in rows], id_column,
-                               require_ids, f"CSV file {str(path)!r}", "column", "id_column")
-        return cls.from_texts(texts, labels=labels, doc_ids=ids, **kw)
+        return readers.from_csv(*args, **kw)
 
     @classmethod
-    def from_directory(cls, path, pattern: str = "*.txt", **kw) -> "Corpus":
-        """One document per file matching ``pattern`` (the default ``*.txt`` in any case: ``NOTES.TXT`` too) in the
-        folder and its sub-folders (a sub-folder's name is its
-        files' label, and when there are sub-folders a file directly in the folder gets the folder's own name), in
-        sorted order; hidden files and folders (names starting with '.') are left out."""
-        if isinstance(path, (str, os.PathLike)) and not os.fspath(path).strip():     # Path("") is the current folder
-            raise DPTopicError("the corpus path is empty: give a folder of .txt files.")
-        path = Path(path)
-        if not path.is_dir():
-            raise DPTopicError(f"{str(path)!r} is not a directory: pass a folder with one .txt file per document.")
-        if not isinstance(pattern, str) or not pattern or Path(pattern).is_absolute() or ".." in Path(pattern).parts:
-            raise DPTopicError(f"invalid pattern={pattern!r}: give a file pattern inside the folder, such as '*.txt' or"
-                               " 'news/*.txt' (not an absolute path, and no '..').")
-        # hidden files and folders (.ipynb_checkpoints/, .git/, editors' backups) are no documents: a checkpoint's
-        # copy of a text would count one person's document twice
-        found = list(path.rglob(pattern))
-        if pattern == "*.txt":      # NOTES.TXT (as Windows tools name files) is a text file too, not left out unseen
-            found = sorted(set(found) | {f for f in path.rglob("*.[tT][xX][tT]") if f.suffix.lower() == ".txt"})
-        found = [f for f in found if not any(part.startswith(".") for part in f.relative_to(path).parts)]
-        linked = sorted(str(f.relative_to(path)) for f in path.rglob("*") if f.is_symlink() and f.is_dir()
-                        and next(f.rglob(pattern), None) is not None and not any(part.startswith(".") for part in f.relative_to(path).parts))
-        if linked:      # never descended into (a link may loop, or repeat the folder's files): its files would be lost
-            raise DPTopicError(f"{str(path)!r} holds {len(linked)} link{'s' if len(linked) > 1 else ''} to a folder"
-                               f" ({', '.join(linked[:3])}{', ...' if len(linked) > 3 else ''}), whose files are not"
-                               " read: copy the folder in instead of the link, or remove the link.")
-        broken = sorted(str(f.relative_to(path)) for f in found if f.is_symlink() and not f.exists())
-        if broken:      # a document whose file is gone: leaving it out would train on fewer documents unawares
-            raise DPTopicError(f"{str(path)!r} holds {len(broken)} broken link{'s' if len(broken) > 1 else ''}"
-                               f" ({', '.join(broken[:3])}{', ...' if len(broken) > 3 else ''}) whose target is"
-                               " missing: restore the file or remove the link.")
-        files = sorted(f for f in found if f.is_file())
-        first: dict = {}
-        for f in files:     # a link to another file of the folder: one person's document is read twice
-            real = f.resolve()
-            if real in first:
-                a, b = sorted((first[real], f), key=lambda g: (not g.is_symlink(), g))
-                warnings.warn(f"{str(path)!r}: {str(a.relative_to(path))!r} is a link to {str(b.relative_to(path))!r},"
-                              " which the folder holds too, so that document is read twice: remove the link unless"
-                              " that is meant.", UserWarning,
-                              stacklevel=2)
-            first[real] = f
-        if not files:
-            if any(Path(path).glob("shard-*.npz")):       # written by dptopic corpus prepare --shards
-                raise DPTopicError(f"{str(path)!r} is a folder of corpus shards, not of {pattern} files: only training"
-                                   " reads a shard folder whole ('dptopic train --corpus FOLDER', fit(FOLDER)); here"
-                                   " give one corpus file: one of its shard-*.npz files, or a corpus prepared without"
-                                   " --shards.")
-            from .shards import check_unfinished_shard_folder     # a killed 'corpus prepare --shards'
+    def from_directory(cls, *args, **kw) -> "Corpus":
+        """Read a folder of text files, one document per file: :func:`dptopic.corpus.readers.from_directory`, which
+        takes the same arguments."""
+        from . import readers
 
-            check_unfinished_shard_folder(path)
-            raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
-        texts = [read_text_file(f, f"a folder of UTF-8 text files, one document each: move {f.name!r} out of the"
-                                    " folder (in Python, from_directory's pattern= can leave it out)") for f in files]
-        top = path.resolve().name or str(path.resolve())    # the folder's own name, also for '.' (never '')
-        labels = ([_name_text(f.parent.name) if f.parent != path else _name_text(top) for f in files]
-                  if any(f.parent != path for f in files) else None)
-        if labels is not None:      # a/x/ and b/x/ (or a sub-folder named as the folder): one label, said aloud
-            folders: dict = {}
-            for f, lab in zip(files, labels):
-                folders.setdefault(lab, set()).add(f.parent)
-            shared = sorted(lab for lab, where in folders.items() if len(where) > 1)
-            if shared:
-                where = sorted(str(d.relative_to(path)) or "." for d in folders[shared[0]])
-                more = " (and so do other folders)" if len(shared) > 1 else ""
-                warnings.warn(f"{str(path)!r}: the folders {', '.join(repr(w) for w in where[:3])} share the name"
-                              f" {shared[0]!r}, so their files get one label{more}: rename one of them if they are"
-                              " different classes.", UserWarning, stacklevel=2)
-        return cls.from_texts(texts, labels=labels, doc_ids=[_name_text(str(f.relative_to(path))) for f in files],
-                              **kw)
+        return readers.from_directory(*args, **kw)
 
-    # ------------------------------------------------------------ transforms
     def subset(self, indices) -> "Corpus":
         idx = np.asarray(indices, dtype=np.int64)
         lengths = self.doc_lengths[idx]
@@ -1224,193 +922,6 @@ def _is_utf8(s: str) -> bool:
     return True
 
 
-def _name_text(name: str) -> str:
-    """A file or folder name as a label or document id: itself, or, for a name whose bytes are not UTF-8 (a Latin-1
-    name, which Python reads with lone surrogates that no UTF-8 output can hold: ``transform`` failed to write its
-    rows), those bytes written as backslash escapes (byte 0xe9 as the four characters ``\\xe9``)."""
-    return name if _is_utf8(name) else os.fsencode(name).decode("utf-8", "backslashreplace")
-
-
-def _check_field_names(*specs) -> None:
-    """Each ``(parameter, value, may_be_none)`` names a JSONL field or CSV column: a string (or None where allowed)."""
-    for name, v, none_ok in specs:
-        if not isinstance(v, str) and not (none_ok and v is None):
-            raise DPTopicError(f"invalid {name}={v!r}: give the name of a JSONL field or CSV column as a string"
-                               + (", or None." if none_ok else "."))
-
-
-def _record_id(value, where: str, name: str, kind: str, null_ok: bool = True):
-    """A document id read from a record: a string or a number (kept as its text), or None when the record lacks it
-    (``null_ok``: None is a missing value). A blank string is no id, in a JSONL field as in a CSV cell (it named no
-    document: transform's rows could not be joined back by it); null (unless ``null_ok``), true/false, an object or a
-    list is refused."""
-    if (value is None and null_ok) or (isinstance(value, str) and _blank(value)):
-        return None
-    if value is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise DPTopicError(f"{where}: id {kind} {name!r} is {_json_kind(value)}; ids must be strings or numbers: give"
-                           f" the record one, or drop the {kind} from it.")
-    return str(value)
-
-
-def _uci_line(docword, row: int):
-    """The file line (from 1) of the UCI data row ``row`` (from 0; blank lines are no rows), after the 3 header lines;
-    None when the file has fewer rows."""
-    seen = -1
-    with _open_text(docword) as fh:
-        for n, text in enumerate(fh, 1):
-            if n > 3 and text.strip():
-                seen += 1
-                if seen == row:
-                    return n
-    return None
-
-
-def _uci_row_error(message: str, docword) -> str:
-    """NumPy's loadtxt error in the file's own terms, no NumPy words (``could not convert string 'x' to int64 at row
-    0, column 3.`` → ``line 4, field 3 is 'x', not a whole number``): NumPy counts the data rows it read, blank lines
-    not included, so the line is found again in the file."""
-    def line_of(row: int):
-        return _uci_line(docword, row)
-
-    m = re.search(r"string '(.*)' to \w+ at row (\d+), column (\d+)", message)
-    if m:                                        # this message counts rows from 0
-        where = line_of(int(m.group(2)))
-        return f"{'line ' + str(where) if where else 'a line'}, field {m.group(3)} is {m.group(1)!r}, not a whole number"
-    m = re.search(r"columns changed from (\d+) to (\d+) at row (\d+)", message)
-    if m:                                        # and this one from 1
-        # NumPy takes the first data line's field count as the rule: when that line is the odd one, it blames the next
-        if m.group(1) != "3":
-            where, got = line_of(0), m.group(1)
-        else:
-            where, got = line_of(int(m.group(3)) - 1), m.group(2)
-        return f"{'line ' + str(where) if where else 'a line'} has {got} fields, not 3 ('docID wordID count')"
-    return message.rstrip(".")
-
-
-def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str):
-    """The ids read from the records; None when ``name`` is None, or with ``require_ids=False`` when a record has
-    none; with ``require_ids=True`` a record without one is refused."""
-    if name is None:
-        return None
-    missing = [i for i, v in enumerate(ids) if v is None]
-    if not missing:
-        first: dict = {}
-        for i, v in enumerate(ids):
-            if str(v) in first:     # rows written beside the ids could not be joined back to their records
-                if not require_ids:
-                    warnings.warn(f"{what}: records {first[str(v)] + 1} and {i + 1} share the {kind} {name!r} value"
-                                  f" {str(v)!r}, so the documents are named doc0, doc1, ... in their order instead;"
-                                  f" give every record its own id to keep them.", UserWarning, stacklevel=4)
-                    return None
-                raise DPTopicError(f"bad {what}: records {first[str(v)] + 1} and {i + 1} share the id {str(v)!r}: give"
-                                   f" every record its own id, or set {param} (CLI: --id-field) to a {kind} that has"
-                                   " one per record.")
-            first[str(v)] = i
-        return ids
-    if not require_ids:
-        if len(missing) < len(ids):     # some records have ids: the rows written could not be joined back by them
-            warnings.warn(f"{what}: record {missing[0] + 1} has no {kind} {name!r} ({len(ids) - len(missing)} of"
-                          f" {len(ids)} records have one), so the documents are named doc0, doc1, ... in their order"
-                          " instead; give every record its own id to keep them.", UserWarning, stacklevel=4)
-        return None
-    raise DPTopicError(f"bad {what}: record {missing[0] + 1} has no id {kind} {name!r} ({len(ids) - len(missing)} of"
-                       f" {len(ids)} records have one): give every record an id, or set {param} (CLI: --id-field) to the"
-                       f" {kind} that holds them.")
-
-
-def _read_csv(path, delimiter: str):
-    """The header, the rows (blank lines skipped) and the line each row ends on. A quote that is never closed would
-    make the rest of the file one field, and is refused; other quoting that Python's strict reader refuses (a space
-    after a closing quote) is read as its lenient reader reads it."""
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    for strict in (True, False):
-        with _open_text(path) as fh:
-            reader = csv.reader(fh, delimiter=delimiter, strict=strict)
-            rows, lines, start = [], [], 1
-            try:
-                for row in reader:
-                    if row:
-                        rows.append(row)
-                        lines.append(reader.line_num)
-                    start = reader.line_num + 1
-            except csv.Error as e:
-                if str(e).startswith("unexpected end of data"):
-                    raise DPTopicError(f"bad CSV file {str(path)!r}: a quote in the row from line {start} on is never"
-                                       " closed, so the rest of the file would be one field: close it (a quote inside a"
-                                       ' field is written as two, "").') from None
-                if strict:
-                    continue
-                raise DPTopicError(f"bad CSV file {str(path)!r}: line {reader.line_num}: {e}.") from None
-        nul = next((i for i, r in enumerate(rows) if any("\x00" in f for f in r)), None)
-        if nul is not None:
-            raise _nul_error(path, lines[nul], "a CSV file of UTF-8 text")
-        return (rows[0] if rows else []), rows[1:], lines[1:]
-
-
-ORANGE_TYPES = frozenset({"d", "discrete", "c", "continuous", "s", "string", "t", "time", "text"})
-ORANGE_FLAGS = frozenset({"class", "c", "meta", "m", "ignore", "i", "weight", "w"})
-
-
-def orange_header_rows(rows, lines) -> int:
-    """How many of ``rows`` (those below the names row of a tab-separated file, on ``lines``) are the rest of an Orange
-    header (https://orange3.readthedocs.io/projects/orange-data-mining-library/en/latest/reference/data.io.html, its
-    three-row header): 2, the columns' types and flags; 1, the types alone when the flags line is blank (no row);
-    0, a plain one-row header."""
-    if not rows or not any(f.strip() for f in rows[0]):
-        return 0
-    if not all(f.strip().lower() in ORANGE_TYPES or not f.strip() for f in rows[0]):
-        return 0
-
-    def flag(field: str) -> bool:        # "meta include=True": flags and key=value attributes
-        return all(w.lower() in ORANGE_FLAGS or "=" in w for w in field.split())
-
-    return 2 if len(rows) > 1 and lines[1] == lines[0] + 1 and all(flag(f) for f in rows[1]) else 1
-
-
-def tab_header_rows(path) -> int:
-    """The header rows of a tab-separated file: 3 for Orange's header (names, types, flags), else 1."""
-    rows, lines = [], []
-    with _open_text(path) as fh:
-        reader = csv.reader(fh, delimiter="\t")
-        try:
-            for row in reader:
-                if row:
-                    rows.append(row)
-                    lines.append(reader.line_num)
-                if len(rows) == 3:
-                    break
-        except csv.Error:       # said by the reader itself, in its own words
-            pass
-    return 1 + (orange_header_rows(rows[1:], lines[1:]) if rows else 0)
-
-
-def _column_list(cols, limit: int = 8, width: int = 40) -> str:
-    """The header's column names for an error line: at most ``limit`` names of at most ``width`` characters (a first
-    line that is a document, not a header, would otherwise put its whole text in the message)."""
-    shown = [c if len(c) <= width else c[:width - 3] + "..." for c in cols[:limit]]
-    text = ", ".join(" ".join(repr(c)[1:-1].split()) for c in shown)
-    return text + (f", ... ({len(cols)} columns)" if len(cols) > limit else "")
-
-
-def _other_delimiter_char(cols, delimiter: str) -> str | None:
-    """The separator a header read as one column holds instead of ``delimiter``, if any."""
-    if len(cols) != 1:
-        return None
-    return next((c for c in (";", "\t", "|", ",") if c != delimiter and c in cols[0]), None)
-
-
-def _other_delimiter(cols, delimiter: str) -> str:
-    """A hint for a header read as one column because the file separates its fields with another character."""
-    other = _other_delimiter_char(cols, delimiter)
-    if other is None:
-        return ""
-    name = "tabs" if other == "\t" else repr(other)
-    how = ("name it .tsv (read with tabs), or in Python pass delimiter='\\t'" if other == "\t" else
-           "name it .csv (read with commas), or in Python pass delimiter=','" if other == "," else
-           f"save it with commas between the fields, or in Python pass delimiter={other!r}")
-    return f"; the file looks delimited by {name}, not {delimiter!r}: {how}"
-
-
 def column_difference(names, expected, whose: str = "the model") -> str | None:
     """Where a matrix's column words first differ from ``expected`` (``"column 3 is 'tax' where the model has
     'war'"``), for an error that names it; None when they are the same words in the same order."""
@@ -1423,203 +934,6 @@ def column_difference(names, expected, whose: str = "the model") -> str | None:
     if i >= len(expected):
         return f"{len(names)} columns for {len(expected)} words"
     return f"column {i} is {repr(names[i]) if i < len(names) else 'nothing'} where {whose} has {expected[i]!r}"
-
-
-def _check_file(path) -> Path:
-    if not isinstance(path, (str, os.PathLike)):
-        raise DPTopicError(f"expected the path of a corpus file, got {type(path).__name__}: give a file name.")
-    if not os.fspath(path).strip():     # Path("") is the current folder
-        raise DPTopicError("the corpus path is empty: give a file name.")
-    path = Path(path)
-    if path.is_dir():
-        raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or --format dir for a folder of .txt files.")
-    if not path.is_file():
-        if path.exists():  # /dev/null, a FIFO, a socket: nothing a corpus can be read from once and whole
-            raise DPTopicError(f"{str(path)!r} is not a regular file (a device, pipe or socket): give a corpus file.")
-        raise DPTopicError(f"file {str(path)!r} does not exist{broken_link(path)}.")
-    return path
-
-
-def broken_link(path) -> str:
-    """What to add to "does not exist" when ``path`` is a symbolic link whose target is missing."""
-    path = Path(path)
-    if not path.is_symlink():
-        return ""
-    try:
-        target = os.readlink(path)
-    except OSError:
-        return " (it is a broken symbolic link)"
-    return f" (it is a symbolic link to {target!r}, which does not exist)"
-
-
-def _gzip_error(path, e: BaseException) -> DPTopicError:
-    """A ``.gz`` file that cannot be decompressed, in one line naming it: cut short, not gzip at all, or damaged."""
-    name = str(path)
-    if isinstance(e, EOFError):
-        return DPTopicError(f"{name!r} is truncated: its gzip data ends before the end of the compressed stream (an"
-                            " interrupted download or copy?); fetch or compress it again.")
-    if isinstance(e, gzip.BadGzipFile) and str(e).startswith("Not a gzipped file"):
-        try:
-            with open(path, "rb") as fh:
-                gzipped = fh.read(2) == b"\x1f\x8b"
-        except OSError:
-            gzipped = False
-        if gzipped:     # a gzip stream followed by bytes that start none (zero padding, a damaged copy)
-            return DPTopicError(f"{name!r} holds gzip data followed by bytes that are not gzip data (padding, or"
-                                " a damaged or appended-to copy?): fetch or compress it again (zcat FILE | gzip >"
-                                " NEW.gz keeps the readable part).")
-        return DPTopicError(f"{name!r} is not gzip data although its name ends in .gz: rename it without .gz if it is"
-                            " plain text, or compress it with gzip.")
-    return DPTopicError(f"{name!r} is corrupt gzip data ({str(e) or type(e).__name__}); fetch or compress it again.")
-
-
-_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
-
-
-def read_text_file(path, want: str = "a text file (one document per line), or a corpus in another format (--format)") -> str:
-    """A text file's contents (UTF-8, ``.gz`` transparently); binary files are refused, not tokenised. ``want`` ends
-    the message that refuses a binary file: what to give instead."""
-    path = _check_file(path)
-    try:
-        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    except _GZIP_ERRORS as e:
-        raise _gzip_error(path, e) from None
-    except OSError as e:
-        raise DPTopicError(f"cannot read {str(path)!r} ({type(e).__name__}): give a plain or gzipped text file.") from None
-    _refuse_utf16(path, data[:4096])
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        text = data.decode("utf-8", errors="replace")
-        if b"\x00" in data[:65536] or text.count("\ufffd") > max(8, len(text) // 100):
-            raise DPTopicError(f"{str(path)!r} looks like a binary file, not UTF-8 text: give {want}.") from None
-        raise _not_utf8(path, data[e.start], data[:e.start].count(b"\n") + 1) from None
-    if "\x00" in text:     # valid UTF-8, yet no text file holds NUL: a tar archive, a zero-filled or damaged file
-        raise _nul_error(path, text.count("\n", 0, text.index("\x00")) + 1, want)
-    return text
-
-
-def _nul_error(path, line: int, want: str) -> DPTopicError:
-    """A file that holds a NUL byte is refused rather than read with it as a word break (a tar archive of texts would
-    be read with its headers as words, a zero-filled file as an empty document)."""
-    name = Path(path).name
-    return DPTopicError(f"{str(path)!r} holds a NUL byte (on line {line}), which no text file holds: it looks binary or"
-                        f" damaged; give {want}, or remove the NUL bytes if the rest is text (tr -d '\\000' < {name}"
-                        f" > clean-{name}).")
-
-
-def read_lines(path) -> list[str]:
-    """The lines of a text file of one document per line: split at line feeds only (a trailing carriage return
-    dropped), so that line ``n`` is document ``n - 1`` (``doc{n-1}``), blank lines included. Form feeds, U+0085,
-    U+2028 and the other separators that :meth:`str.splitlines` also splits at stay inside their line. A file with
-    carriage returns and no line feed at all (classic Mac OS line endings) is split at its carriage returns."""
-    text = read_text_file(path)
-    lines = text.split("\r" if "\n" not in text and "\r" in text else "\n")
-    if lines and lines[-1] == "":        # the line feed that ends the last line starts no document
-        lines.pop()
-    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
-
-
-def _refuse_utf16(path, start: bytes) -> None:
-    """Refuse UTF-16 text: with its byte-order mark, or without one when every other byte of ``start`` (the file's
-    first bytes) is NUL and the bytes between are not, as in UTF-16 text of Latin letters (which would otherwise be
-    read as single letters and give an empty corpus)."""
-    even, odd = start[0::2], start[1::2]
-    enc = "UTF-16" if start[:2] in (b"\xff\xfe", b"\xfe\xff") else None
-    if enc is None and len(start) >= 4:
-        for nul, other, name in ((odd, even, "UTF-16LE"), (even, odd, "UTF-16BE")):
-            if nul.count(0) >= 0.9 * len(nul) and other.count(0) <= 0.1 * len(other):
-                enc = name
-    if enc is not None:
-        how = "" if enc == "UTF-16" else " without a byte-order mark (every other byte is NUL)"
-        raise DPTopicError(f"{str(path)!r} is UTF-16 text{how}: save it as UTF-8 (for example iconv -f {enc} -t UTF-8"
-                           f" {Path(path).name} > utf8-{Path(path).name}).")
-
-
-def _not_utf8(path, byte: int, line: int) -> DPTopicError:
-    """Text that is not UTF-8 is refused rather than read with its accented letters lost ('café' as 'caf')."""
-    where = f" on line {line}" if line else ""
-    return DPTopicError(f"{str(path)!r} is not UTF-8 text: byte 0x{byte:02x}{where} is not valid UTF-8 (a"
-                        f" Latin-1 or Windows-1252 file?); save it as UTF-8 (for example iconv -f WINDOWS-1252 -t"
-                        f" UTF-8 {Path(path).name} > utf8-{Path(path).name}).")
-
-
-class _CheckedText:
-    """A text stream of a corpus file that turns a byte that is not UTF-8 into a one-line error naming the file and
-    line, wherever the reader meets it (``csv``, line by line, or all at once)."""
-
-    def __init__(self, fh, path):
-        self._fh, self._path = fh, path
-
-    def _fail(self, e: UnicodeDecodeError):
-        # the stream decodes ahead in chunks, so find the line again in the raw bytes (on this error path only)
-        opener = gzip.open if Path(self._path).suffix == ".gz" else open
-        with opener(self._path, "rb") as raw:
-            for i, line in enumerate(raw):
-                try:
-                    line.decode("utf-8")
-                except UnicodeDecodeError as bad:
-                    return _not_utf8(self._path, line[bad.start], i + 1)
-        return _not_utf8(self._path, e.object[e.start], 0)
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        try:
-            return next(self._fh)
-        except UnicodeDecodeError as e:
-            raise self._fail(e) from None
-        except _GZIP_ERRORS as e:
-            raise _gzip_error(self._path, e) from None
-
-    def read(self, *a):
-        try:
-            return self._fh.read(*a)
-        except UnicodeDecodeError as e:
-            raise self._fail(e) from None
-        except _GZIP_ERRORS as e:
-            raise _gzip_error(self._path, e) from None
-
-    def readline(self, *a):
-        try:
-            return self._fh.readline(*a)
-        except UnicodeDecodeError as e:
-            raise self._fail(e) from None
-        except _GZIP_ERRORS as e:
-            raise _gzip_error(self._path, e) from None
-
-    def close(self):
-        self._fh.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-def _open_text(path) -> _CheckedText:
-    path = _check_file(path)
-    if path.suffix == ".gz":
-        fh = io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig")
-    else:
-        with open(path, "rb") as raw:
-            start = raw.read(4096)
-        _refuse_utf16(path, start)
-        _refuse_binary(path, start)
-        fh = open(path, "r", encoding="utf-8-sig", newline="")   # -sig: a BOM (Excel) is not text
-    return _CheckedText(fh, path)
-
-
-def _refuse_binary(path, start: bytes) -> None:
-    """Refuse a binary file given as text (a prepared ``.npz`` read with ``--format jsonl``, say) in one line that
-    names it, rather than as text that is "not UTF-8" with advice to convert it from Windows-1252."""
-    zipped = start[:4] == b"PK\x03\x04"
-    if zipped or (b"\x00" in start and start[:-4].decode("utf-8", errors="replace").count("\ufffd") > 8):
-        what = " (a zip archive, such as a corpus .npz that 'dptopic corpus prepare' writes)" if zipped else ""
-        raise DPTopicError(f"{str(path)!r} is a binary file{what}, not UTF-8 text: read a prepared .npz with --format"
-                           " npz or auto (Corpus.load in Python), and give JSONL, CSV or text files as UTF-8 text.")
 
 
 def is_token_lists(data) -> bool:

@@ -29,7 +29,7 @@ from ..errors import DPTopicError
 from ..kernels import kernel_state, local_sweep
 from ..accounting.fedlda import subset_size as _subset_size
 from ..kernels import sample_labels, subset_local_sweep, subset_theta_em
-from ..mechanisms.rrp import _cap, replacement_table, rrp_perturb, subset_report
+from ..mechanisms.rrp import cap_report, replacement_table, rrp_perturb, subset_report
 from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
 
 
@@ -143,20 +143,20 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
             raise DPTopicError(f"epsilon={config.epsilon:g} is too small for a vocabulary of {V} words: a report would"
                                " say almost nothing about its word (the true word is at most 1e-6 likelier to be"
                                " in it than any other); use a larger epsilon.")
-    if config.variant == "another" and config.exclusion == "floor" and not _cap_fits(config.epsilon, config, V):
+    if config.variant == "another" and config.exclusion == "floor" and not cap_fits(config.epsilon, config, V):
         lo, hi = config.epsilon, max(2.0 * config.epsilon, 1.0)
-        while not _cap_fits(hi, config, V):
+        while not cap_fits(hi, config, V):
             lo, hi = hi, 2.0 * hi
         for _ in range(40):  # the cap grows with epsilon: bisect for the smallest epsilon that fits
-            lo, hi = (lo, (lo + hi) / 2) if _cap_fits((lo + hi) / 2, config, V) else ((lo + hi) / 2, hi)
+            lo, hi = (lo, (lo + hi) / 2) if cap_fits((lo + hi) / 2, config, V) else ((lo + hi) / 2, hi)
         raise DPTopicError(f"epsilon={config.epsilon:g} is too small for a vocabulary of {V} words: a replacement"
                            f" would need more words than there are; use epsilon >= {hi * 1.001:.4g} or"
                            " variant='coincide'.")
 
 
-def _cap_fits(epsilon: float, config: RRPConfig, V: int) -> bool:
+def cap_fits(epsilon: float, config: RRPConfig, V: int) -> bool:
     """Whether the 'another word' replacement can keep its largest probability under the cap with ``V`` words."""
-    cap = _cap(epsilon, _eta(epsilon, config.delta, config.gamma, config.variant))
+    cap = cap_report(epsilon, _eta(epsilon, config.delta, config.gamma, config.variant))
     return cap > 0 and int(math.floor(1.0 / cap)) + 1 <= V
 
 def check_broadcast_phi(phi: np.ndarray, shape: tuple, who: str = "the client") -> None:

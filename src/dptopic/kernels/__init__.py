@@ -101,7 +101,7 @@ _WHERE = {
     **dict.fromkeys(("packed_column_sums", "presence_packed", "randomize_presence"), "randomized_response"),
     **dict.fromkeys(("rrp_replace", "sample_labels", "subset_local_sweep", "subset_select", "subset_signal_add",
                      "subset_theta_em"), "rrp"),
-    "kernel_state": "rng", "next_uniform": "rng", "sparse_sweep": "sparse",
+    "kernel_state": "rng", "next_uniform": "rng", "sparse_sweep": "sparse", "segment_sums": "_bow",
     **dict.fromkeys(("dirichlet_expectation", "doc_elbo", "vb_estep"), "vb"),
 }
 

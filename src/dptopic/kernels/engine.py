@@ -69,6 +69,9 @@ def _run_kernel(kind, word_ids, doc_ptr, z, ndk, word_table, nwk, nk, alpha, bet
         dense_sweep(word_ids, doc_ptr, z, ndk, table, nwk, nk, alpha, beta, vbeta, clip, state)
 
 
+run_kernel = _run_kernel   # its public name, for the backends (engine's own sweeps call _run_kernel)
+
+
 def _shard_views(arr: SweepArrays, sh: Shard):
     ptr = arr.doc_ptr[sh.doc_start:sh.doc_stop + 1] - sh.tok_start
     return (arr.word_ids[sh.tok_start:sh.tok_stop], ptr, arr.z[sh.tok_start:sh.tok_stop],

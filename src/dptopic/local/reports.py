@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from .._io import atomic_write_bytes, load_json, pairs_noting_repeats
-from ..accounting.local import (FlipParameterMixin, RandomizedResponseEvent, _check_f, epsilon_from_f,
+from ..accounting.local import (FlipParameterMixin, RandomizedResponseEvent, check_f, epsilon_from_f,
                                 local_privacy_report)
 from ..corpus import Vocabulary
 from ..errors import DPTopicError
@@ -161,7 +161,7 @@ class ReportSet(FlipParameterMixin):
     """
 
     def __init__(self, packed, vocab_size: int, vocabulary_sha256: str, f: float, vocabulary=None):
-        f = _check_f(f)
+        f = check_f(f)
         packed = np.ascontiguousarray(packed, dtype=np.uint8)
         V = int(vocab_size)
         if V < 1:

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..accounting.gaussian import SubsampledGaussianEvent
+from ..accounting.events import SubsampledGaussianEvent
 from ..errors import DPTopicError
 from .laplace import check_coins
 

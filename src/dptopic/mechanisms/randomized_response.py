@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from ..accounting.local import RandomizedResponseEvent, _check_f
+from ..accounting.local import RandomizedResponseEvent, check_f
 from ..errors import DPTopicError
 from ..kernels.randomized_response import flip_threshold, last_byte_mask, presence_packed, randomize_presence
 from ..kernels.rng import kernel_state
@@ -64,7 +64,7 @@ def randomized_response(word_ids, doc_ptr, vocab_size: int, f: float, rng: np.ra
     Returns ``(packed, RandomizedResponseEvent(f, vocab_size))``: one event per document,
     each document being a different contributor's.
     """
-    f = _check_f(f)
+    f = check_f(f)
     word_ids, doc_ptr = _check_csr(word_ids, doc_ptr, vocab_size)
     T = flip_threshold(f / 2.0)
     if secure:

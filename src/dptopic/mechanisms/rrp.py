@@ -35,7 +35,7 @@ from ..kernels import kernel_state, rrp_replace, subset_select, subset_signal_ad
 
 
 
-def _cap(epsilon: float, eta: float) -> float:
+def cap_report(epsilon: float, eta: float) -> float:
     """Largest allowed kept-word probability for ``variant="another"`` (keeps every ratio <= e^eps)."""
     if epsilon > 700:
         return 1.0
@@ -81,7 +81,7 @@ def replacement_table(Q, epsilon: float, delta: float, gamma: float = 1.0, varia
     else:
         tail = np.cumsum(qs[:, ::-1], axis=1)[:, ::-1]  # mass of ranks >= m
         lengths = V - (tail <= delta * (1 + 1e-12)).sum(axis=1)
-    cap = _cap(epsilon, e) if (variant == "another" and exclusion == "floor") else 1.0
+    cap = cap_report(epsilon, e) if (variant == "another" and exclusion == "floor") else 1.0
     if cap < 1.0:
         lengths = np.maximum(lengths, int(math.floor(1.0 / cap)) + 1)
     lengths = np.clip(np.maximum(lengths, min_len), 1, V)

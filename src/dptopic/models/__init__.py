@@ -9,12 +9,8 @@ from .private import CDPLDA, CDPLDAPlus, HDPLDA
 from .lplda import LPLDA
 from .online import OLPLDA, OnlineLDA
 from .svi import DPSVI, OnlineVB
-
-ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "lp": LPLDA, "olp": OLPLDA, "fed": FedLDA,
-              "online-vb": OnlineVB, "svi": DPSVI, "docdp": DocDPEM,
-              "docdp-cooc": DocDPCooccurrence}
-
-from .by_unit import UNIT_TRAINERS, for_unit  # noqa: E402
+from .algorithms import ALGORITHMS
+from .by_unit import UNIT_TRAINERS, for_unit
 
 __all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA",
            "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS"]

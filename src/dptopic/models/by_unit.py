@@ -9,10 +9,46 @@ import warnings
 
 from .._validation import Int, Real, validate_value
 from ..advice import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
+from ..corpus.split import held_out_split
 from ..errors import DPTopicError
+from .algorithms import ALGORITHMS
+from .private import CDPLDA, HDPLDA
 
 # unit -> (algorithm name, how it is built from (epsilon, delta, n_topics, **kw))
 UNIT_TRAINERS = {"document": "docdp-cooc", "word": "hdp"}  # docdp-cooc: NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups (docs/document_dp.md)
+
+
+def _check_unit(unit: str) -> None:
+    if unit not in UNIT_TRAINERS:
+        raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed) or 'word' (one"
+                           " token's word replaced); for local DP see dptopic.local.")
+
+
+def trainer_for_unit(unit: str, epsilon: float, *, unit_name: str = "unit", epsilon_name: str = "epsilon") -> str:
+    """The name (a key of ``dptopic.models.ALGORITHMS``) of the trainer :func:`for_unit` builds for ``unit``; a budget
+    above the unit's largest (``dptopic.advice.UNIT_EPSILON_MAX``) is refused. ``unit_name``/``epsilon_name``: what
+    the refusal calls them (the CLI: ``--unit``, ``--epsilon``)."""
+    _check_unit(unit)
+    top = UNIT_EPSILON_MAX[unit]
+    if epsilon > top:
+        raise DPTopicError(f"invalid {epsilon_name} {epsilon:g}: {unit_name} {unit} takes a budget up to {top:g}"
+                           + (" (a document-level budget above it protects nothing)." if unit == "document" else
+                              " per word, as dptopic.for_unit."))
+    return UNIT_TRAINERS[unit]
+
+
+def split_by(model) -> str:
+    """How a training run of ``model`` splits off its held-out documents (``by`` of
+    :func:`dptopic.corpus.split.held_out_split`): a word-level trainer's neighbours replace one token's word, so a
+    document's side follows its position ("position": a split by its words could move it, and the training part would
+    differ by a whole document); any other's follows its own words ("stable": adding one document moves no other)."""
+    return "position" if isinstance(model, (HDPLDA, CDPLDA)) else "stable"
+
+
+def split_for(model, corpus, test_size: float = 0.2):
+    """``(train, test)``: ``corpus`` split as a training run of ``model`` splits it (:func:`split_by`); ``test_size``
+    0 holds nothing out and gives ``(corpus, None)``."""
+    return held_out_split(corpus, test_size, by=split_by(model))
 
 
 def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: int | None = None, **kw):
@@ -24,16 +60,12 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
             raise DPTopicError("give n_topics or scikit-learn's name for it, n_components, not both.")
         n_topics = kw.pop("n_components")
     n_topics = 20 if n_topics is None else n_topics
-    if unit not in UNIT_TRAINERS:
-        raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed) or 'word' (one"
-                           " token's word replaced); for local DP see dptopic.local.")
+    _check_unit(unit)
     # a document-level budget above 500 protects nothing; a word-level one is per word and starts in the hundreds
     validate_value("epsilon", epsilon, [Real(0, UNIT_EPSILON_MAX[unit], "right")])
     validate_value("delta", delta, [Real(0, 1, "neither")])
     validate_value("n_topics", n_topics, [Int(1, 100_000)])
-    from . import ALGORITHMS
-
-    cls = ALGORITHMS[UNIT_TRAINERS[unit]]
+    cls = ALGORITHMS[trainer_for_unit(unit, epsilon)]
     if unit == "word":
         model = cls.from_budget(epsilon, delta, kw.pop("n_iter", WORD_ITERATIONS), n_topics=n_topics, **kw)
         note = unspent_budget_note(model, epsilon)

@@ -101,7 +101,7 @@ class DocDPEM(_DocumentDPModel):
         self.init = init
 
     def _planned_spend(self, report: dict):
-        from ..accounting.gaussian import SubsampledGaussianEvent
+        from ..accounting.events import SubsampledGaussianEvent
         from ..accounting.verify import RunPlan
 
         sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, int(self.n_iter))

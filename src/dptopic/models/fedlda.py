@@ -153,10 +153,10 @@ def _floor_fits(cfg, V: int, delta: float) -> bool:
     ``delta``."""
     from dataclasses import replace
 
-    from ..federated.client import _cap_fits
+    from ..federated.client import cap_fits
 
     c = replace(cfg, delta=float(delta))
-    return _cap_fits(c.epsilon, c, V)
+    return cap_fits(c.epsilon, c, V)
 
 
 class FedLDA(GibbsTopicModel):

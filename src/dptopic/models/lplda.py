@@ -24,7 +24,7 @@ SERVER_SEED_NOTE = ("the seed drives only the server's post-processing (reconstr
                     " randomization happened on the contributors' devices and is not reproducible from it")
 
 
-class _LocalModel:
+class LocalReportsModel:
     """What the models trained from randomized reports share: f/epsilon_word, the report check,
     the privacy report, and never saving the seed."""
 
@@ -104,7 +104,7 @@ class _LocalModel:
             self.privacy_["fits"] = REFIT_NOTE
 
 
-class LPLDA(_LocalModel, LDA):
+class LPLDA(LocalReportsModel, LDA):
     """LP-LDA (Zhao et al. 2020, Sec. V): topic model from randomized word-presence reports.
 
     ``fit(reports)`` estimates how many documents contain each word with the unbiased

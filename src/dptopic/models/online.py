@@ -26,7 +26,7 @@ from ..local.estimation import (bayes_estimate, bits_to_corpus, document_frequen
 from .base import (GibbsTopicModel, check_topics_fit_vocabulary, generator_from_state_array, generator_state_array,
                    unchanged_on_error)
 from .lda import LDA
-from .lplda import _LocalModel
+from .lplda import LocalReportsModel
 
 
 class _MatrixPriorGibbs(GibbsTopicModel):
@@ -296,7 +296,7 @@ class OnlineLDA(GibbsTopicModel):
             self._gen = generator_from_state_array(arrays["rng_state"])
 
 
-class OLPLDA(_LocalModel, OnlineLDA):
+class OLPLDA(LocalReportsModel, OnlineLDA):
     """OLP-LDA (Zhao et al. 2020, Sec. VI, Algorithm 2): online LDA on randomized mini-batches
     with Bayesian denoising against a clean prior data set.
 

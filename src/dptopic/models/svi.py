@@ -485,7 +485,7 @@ class DPSVI(_TopicFlags, _VariationalLDA):
         return self._n_steps(self.n_epochs, self.sampling_rate)
 
     def _planned_spend(self, report: dict):
-        from ..accounting.gaussian import SubsampledGaussianEvent
+        from ..accounting.events import SubsampledGaussianEvent
         from ..accounting.verify import RunPlan
 
         event = SubsampledGaussianEvent(float(self.noise_multiplier), float(self.sampling_rate))

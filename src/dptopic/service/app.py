@@ -29,7 +29,7 @@ from . import codec, kinds
 from .config import ServiceConfig
 from .ingest import GroupCommitWriter
 from .metrics import Metrics
-from .status import render_status, render_unavailable
+from .status import render_status, render_unavailable, used_prior
 from .storage import Storage, StorageError, StoragePermissionError, StorageTimeout, Submission
 from .trainer import Trainer
 from .._io import load_json, pairs_noting_repeats
@@ -87,14 +87,6 @@ class LogThrottle:
 
 #: seconds for which /healthz reports the database's refusal of this server's writes after the last one
 WRITE_REFUSED_HEALTH_S = 60.0
-
-
-def _used_prior(privacy) -> bool | None:
-    """Whether a model's report records a prior corpus used in the clear (OLP-LDA's ``prior_data``); None when the
-    report does not say (a model without a prior step)."""
-    if not isinstance(privacy, dict) or "prior_data" not in privacy:
-        return None
-    return privacy.get("prior_data") not in (None, "none")
 
 
 class Service:
@@ -233,10 +225,10 @@ class Service:
         finally:
             if storage is not self.storage:
                 storage.close()
-        fresh = codec.new_trainer(self.cfg).get_params()
+        fresh = kinds.new_trainer(self.cfg).get_params()
         held = model.get_params()
         out = [(k, held[k], fresh[k]) for k in self._KEPT if k in held and k in fresh and held[k] != fresh[k]]
-        used = _used_prior(getattr(model, "privacy_", None))
+        used = used_prior(getattr(model, "privacy_", None))
         if used is not None and used != (getattr(self.cfg, "prior", None) is not None):
             out.append(("prior", used, not used))
         return out

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DPTopicError
+from . import formats
 
 #: a contributor's pseudonym (the Dptopic-Contributor header) and a FedLDA client's id: stored, so bounded
 PSEUDONYM = re.compile(r"[A-Za-z0-9_\-.:]{1,128}")     # used with fullmatch: "$" would let a final newline in
@@ -33,17 +34,8 @@ class IncompatibleReports(DPTopicError):
     """Well-formed reports made with another vocabulary, another ``f`` or another length."""
 
 
-def report_format(kind: str = "word") -> dict:
-    """Kind, name and version of the report format the server reads (sent in ``/v1/config``)."""
-    from . import kinds
-
-    return kinds.get(kind).report_format()
-
-
-def _kind_of(body: bytes) -> str | None:
-    from . import kinds
-
-    return kinds.of_body(body)
+report_format = formats.report_format
+_kind_of = formats.kind_of_body
 
 
 def _checked_header(body: bytes, kind: str) -> dict | None:
@@ -51,9 +43,8 @@ def _checked_header(body: bytes, kind: str) -> dict | None:
     malformed). Called only after the parser refused the file, to tell a file made with other settings from a broken
     one."""
     from .._io import load_json
-    from . import kinds
 
-    module = kinds.get(kind).module
+    module = formats.format_module(kind)
     data = bytes(body)
     if _kind_of(data) != kind or len(data) < 12 + 32 or hashlib.sha256(data[:-32]).digest() != data[-32:]:
         return None
@@ -74,11 +65,9 @@ def _count(head: dict, key: str):
 def _other_version(body: bytes, kind: str):
     """The format version a checksummed report file of ``kind`` declares, when it is not the version this server
     reads; ``None`` otherwise (then the file is simply malformed). Called only after the parser refused the file."""
-    from . import kinds
-
     head = _checked_header(body, kind)
     version = None if head is None else _count(head, "version")  # "1" is a mistyped header, not another version
-    return None if version is None or version == kinds.get(kind).module.VERSION else version
+    return None if version is None or version == formats.format_module(kind).VERSION else version
 
 
 def _refuse_other_version(body: bytes, kind: str, error: DPTopicError, vocab_size: int | None = None,
@@ -263,14 +252,6 @@ def randomizer(vocabulary, f: float):
 
 
 # ----------------------------------------------------------------------------- trainer
-def new_trainer(cfg):
-    """A fresh model for the service configuration ``cfg`` (:class:`ServiceConfig`): the model its report kind names
-    (OLP-LDA for word-level reports, LocalDocumentLDA for document-level ones; :mod:`dptopic.service.kinds`)."""
-    from . import kinds
-
-    return kinds.get(cfg.report_kind).new_model(cfg)
-
-
 def train_batch(model, reports, vocabulary) -> str | None:
     """One OLP-LDA step (``partial_fit``); transactional: on error the model is unchanged.
 

@@ -181,7 +181,7 @@ def read_token_file(path) -> str:
     if not p.is_file():
         raise DPTopicError(f"token file {str(path)!r} {'is a directory' if p.is_dir() else 'does not exist'}:"
                            " give a file holding a long random token.")
-    from ..corpus.corpus import read_text_file     # strict UTF-8, a binary file refused in one line
+    from ..corpus.files import read_text_file     # strict UTF-8, a binary file refused in one line
 
     lines = read_text_file(p, "a text file holding a long random token (python -c 'import secrets;"
                               " print(secrets.token_urlsafe(32))')").strip().splitlines()

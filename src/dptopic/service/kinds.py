@@ -20,6 +20,7 @@ import importlib
 from abc import ABC, abstractmethod
 
 from ..errors import DPTopicError
+from . import codec, formats
 
 _BASIC = "basic composition of pure eps-LDP reports (Dwork & Roth 2014, Thm 3.16)"
 _UNIT = "local DP, per contributor (all their reports)"
@@ -39,9 +40,7 @@ class ReportKind(ABC):
         return importlib.import_module(self.format_module)
 
     def report_format(self) -> dict:
-        m = self.module
-        return {"kind": self.name, "name": m.FORMAT, "version": m.VERSION, "media_type": "application/octet-stream",
-                **self.format_fields}
+        return formats.report_format(self.name)
 
     # -------------------------------------------------------------- server
     def check_config(self, cfg) -> None:
@@ -94,9 +93,9 @@ class WordReports(ReportKind):
     """LP-LDA's word-presence bits, each flipped with probability f/2 (Zhao et al. 2020); trained by OLP-LDA."""
 
     name = "word"
-    format_module = "dptopic.local.reports"
+    format_module = formats.FORMAT_MODULES["word"]
     model_name = "OLP-LDA"
-    format_fields = {"bit_order": "little"}
+    format_fields = formats.FORMAT_FIELDS["word"]
 
     def check_config(self, cfg) -> None:
         if cfg.f is None:
@@ -107,13 +106,9 @@ class WordReports(ReportKind):
         return cfg.vocab_size * cfg.epsilon_word
 
     def decode(self, body, cfg, fingerprint):
-        from . import codec
-
         return codec.decode_reports(body, cfg.vocabulary, cfg.f, fingerprint)
 
     def from_rows(self, rows, cfg):
-        from . import codec
-
         return codec.rows_to_reports(rows, cfg.vocabulary, cfg.f)
 
     def new_model(self, cfg):
@@ -136,8 +131,6 @@ class WordReports(ReportKind):
                 f" (V = {cfg.vocab_size}, f = {fmt(cfg.f)}).")
 
     def randomizer(self, vocabulary, config_doc):
-        from . import codec
-
         return codec.randomizer(vocabulary, config_doc["f"])
 
     def bytes_per_report(self, reports):
@@ -151,9 +144,9 @@ class DocumentReports(ReportKind):
     """One word pair of the document by k-subset selection, eps_doc per document; trained by LocalDocumentLDA."""
 
     name = "document"
-    format_module = "dptopic.local.document"
+    format_module = formats.FORMAT_MODULES["document"]
     model_name = "LocalDocumentLDA"
-    format_fields = {"byte_order": "little"}
+    format_fields = formats.FORMAT_FIELDS["document"]
 
     def check_config(self, cfg) -> None:
         if cfg.f is not None:
@@ -174,13 +167,9 @@ class DocumentReports(ReportKind):
         return cfg.epsilon_doc
 
     def decode(self, body, cfg, fingerprint):
-        from . import codec
-
         return codec.decode_document_reports(body, cfg.vocabulary, cfg.epsilon_doc, fingerprint)
 
     def from_rows(self, rows, cfg):
-        from . import codec
-
         return codec.rows_to_document_reports(rows, cfg.vocabulary, cfg.epsilon_doc)
 
     def new_model(self, cfg):
@@ -220,11 +209,12 @@ def get(name) -> ReportKind:
     return kind
 
 
-_BY_MAGIC: dict[bytes, str] = {}
-
-
 def of_body(body: bytes) -> str | None:
     """The kind whose magic number starts ``body``, or ``None``."""
-    if not _BY_MAGIC:
-        _BY_MAGIC.update({kind.module.MAGIC: kind.name for kind in KINDS.values()})
-    return _BY_MAGIC.get(bytes(body[:8]))
+    return formats.kind_of_body(body)
+
+
+def new_trainer(cfg):
+    """A fresh model for the service configuration ``cfg`` (:class:`ServiceConfig`): the model its report kind names
+    (OLP-LDA for word-level reports, LocalDocumentLDA for document-level ones)."""
+    return get(cfg.report_kind).new_model(cfg)

@@ -10,6 +10,14 @@ from . import kinds
 SHOWN = 25    # contributors listed on the page, most reports first
 
 
+def used_prior(privacy) -> bool | None:
+    """Whether a model's report records a prior corpus used in the clear (OLP-LDA's ``prior_data``); None when the
+    report does not say (a model without a prior step)."""
+    if not isinstance(privacy, dict) or "prior_data" not in privacy:
+        return None
+    return privacy.get("prior_data") not in (None, "none")
+
+
 def _fmt(x, digits=4) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
@@ -96,11 +104,10 @@ def render_status(service) -> str:
                     " <code>GET /v1/fed/model</code> (<code>dptopic pull --fed</code>).</p>"
                     "<table><tr><th>client (ranked; ids not shown)</th><th>rounds taken part in</th></tr>" + rows_fed + "</table>")
     kind = kinds.get(cfg.report_kind)
-    from .app import _used_prior
 
     # the active model's own record decides (a restart without --prior keeps the prior it was started from); before
     # any model, this start's --prior
-    used = _used_prior(view.get("privacy"))
+    used = used_prior(view.get("privacy"))
     if used is None:
         used = getattr(cfg, "prior", None) is not None
     prior_html = ("" if not used else

@@ -44,7 +44,7 @@ class Trainer:
         if row["meta_json"]:
             self._model = codec.model_from_blobs(row["meta_json"], arrays)
         else:
-            self._model = codec.new_trainer(self.cfg)
+            self._model = kinds.new_trainer(self.cfg)
         self._row = row
 
     def step(self, force: bool = False) -> dict | None:

@@ -1,176 +1,20 @@
-"""Atomic, pickle-free file I/O: JSON plus ``.npy`` (``allow_pickle=False``)."""
+"""Output folders and files: what a command may write over, and the ``.dptopic-output`` marker that says which
+runs wrote what there."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
-import hashlib
-
 import json
 import os
 import re
 import shutil
 import stat
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
-from .errors import CorruptModelError, DPTopicError
-
-
-def plain_numbers(obj):
-    """``obj`` with NumPy scalars and arrays turned into Python numbers and lists (dicts, lists and tuples walked),
-    so that ``json.dumps`` takes a report built from parameters a user gave as ``np.float32`` or ``np.int64``."""
-    if isinstance(obj, dict):
-        return {k: plain_numbers(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(plain_numbers(v) for v in obj)
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return obj
-
-
-def _jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, float) and (obj != obj or obj in (float("inf"), float("-inf"))):
-        return str(obj)
-    return obj
-
-
-_NONFINITE = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
-
-
-def restore_nonfinite(obj):
-    """The inverse of :func:`_jsonable` for the numbers JSON cannot hold: the strings ``"inf"``, ``"-inf"`` and
-    ``"nan"`` it wrote for a float become that float again (a saved report's epsilon of a non-private run)."""
-    if isinstance(obj, dict):
-        return {k: restore_nonfinite(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [restore_nonfinite(v) for v in obj]
-    if isinstance(obj, str) and obj in _NONFINITE:
-        return _NONFINITE[obj]
-    return obj
-
-
-MAX_JSON_DEPTH = 64
-"""Deepest nesting of arrays/objects any JSON input may have (ours never exceeds a handful of levels)."""
-
-
-def json_depth_exceeds(text, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether ``text`` (str or bytes) nests arrays/objects deeper than ``limit``, found by one scan that skips
-    strings; a text with fewer brackets than the limit needs no scan."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", errors="replace")
-    if text.count("[") + text.count("{") <= limit:
-        return False
-    depth, in_str, esc = 0, False, False
-    for ch in text:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif ch in "]}":
-            depth -= 1
-    return False
-
-
-def pairs_noting_repeats(repeated: set):
-    """A ``json.loads`` ``object_pairs_hook`` that builds the dict as usual (the last value of a key wins) and leaves
-    in ``repeated`` the keys the outermost object (the record) holds twice; nested objects are not its fields."""
-    def hook(pairs):
-        # called for every object, innermost first: what is left after the last (outermost) call is its own
-        repeated.clear()
-        seen = set()
-        for k, _ in pairs:
-            if k in seen:
-                repeated.add(k)
-            seen.add(k)
-        return dict(pairs)
-    return hook
-
-
-def load_json(text, what: str = "JSON input", object_pairs_hook=None):
-    """``json.loads`` for input from outside: nesting bounded before parsing, so no input can exhaust the stack;
-    a ``ValueError`` (:class:`DPTopicError`) for anything that is not valid JSON within the bound.
-    ``object_pairs_hook`` as in ``json.loads``."""
-    if json_depth_exceeds(text):
-        raise DPTopicError(f"{what} nests arrays or objects deeper than {MAX_JSON_DEPTH} levels: not a dptopic"
-                           " document; check the input.")
-    try:
-        return json.loads(text, object_pairs_hook=object_pairs_hook)
-    except RecursionError:
-        raise DPTopicError(f"{what} nests arrays or objects too deeply: not a dptopic document.") from None
-    except json.JSONDecodeError:
-        raise  # callers name the file and line
-    except UnicodeDecodeError as e:  # bytes that are not UTF-8 (a UnicodeDecodeError is a ValueError too)
-        raise DPTopicError(f"{what} is not UTF-8: byte 0x{e.object[e.start]:02x} at offset {e.start} cannot be read;"
-                           " send UTF-8 JSON.") from None
-    except ValueError:  # an integer of more than 4,300 digits (Python's guard against quadratic parsing)
-        raise DPTopicError(f"{what} holds a number too long to read: not a dptopic document; check the input.") from None
-
-
-def _umask() -> int:
-    """The process's umask, read without changing it where Linux allows (``/proc/self/status``)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o077)  # the probe can only make a file created meanwhile by another thread stricter
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_bytes(path: Path, data: bytes, private: bool = False) -> None:
-    """Write ``path`` whole or not at all (a temporary file in the same folder, then a rename). A file that exists
-    keeps its mode, as with a plain ``open``; a new one gets 0666 less the umask, or 0600 when ``private`` (a private
-    corpus, say)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = 0o600 if private else os.stat(path).st_mode & 0o777
-    except OSError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_json(path: Path, obj, private: bool = False) -> None:
-    atomic_write_bytes(path, json.dumps(_jsonable(obj), indent=2).encode("utf-8"), private=private)
+from ..errors import DPTopicError
+from .atomic import atomic_write_json
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -280,10 +124,17 @@ Which files a run wrote is told by their change since it started (inode, time, s
 user wrote into the folder meanwhile is listed as this run's too. The marker is read and rewritten under a lock
 (:data:`MARKER_LOCK`), so that runs ending at once keep each other's entries."""
 
+
 MARKER_FORMAT = "dptopic-output"
+
+
 MARKER_VERSION = 3
+
+
 MARKER_LOCK = OUTPUT_MARKER + ".lock"
 """The file locked (``flock``) while the marker is read and rewritten; removed when the lock is released."""
+
+
 _MARKER_NOTE = ("written by dptopic: 'runs' lists, per command, the files its last finished run wrote here ('files'),"
                 " the files its earlier runs wrote that the last one did not write again ('earlier'), and those of a run"
                 " that stopped on an error ('unfinished'); 'before' is the folder as a run under way (or killed) found"
@@ -292,9 +143,13 @@ _MARKER_NOTE = ("written by dptopic: 'runs' lists, per command, the files its la
                 " 'kept' lists files no"
                 " command claims (put here by hand, or listed by an older dptopic's marker that did not say which"
                 " command wrote them). A file listed nowhere makes dptopic refuse this folder.")
+
+
 STALE_TEMPORARY_AGE = 600
 """Seconds after which a hidden temporary of one of dptopic's atomic writes (``.NAME.<8 characters>.tmp``, NAME
 listed by the marker) counts as left by a killed write, and a run starting in the folder removes it."""
+
+
 # tempfile.mkstemp's name in atomic_write_bytes: the prefix ".NAME.", 8 characters of tempfile's alphabet, ".tmp"
 _TEMPORARY_TAIL = re.compile(r"\.[a-z0-9_]{8}\.tmp")
 
@@ -662,24 +517,6 @@ def _check_writable(parent: Path, flag: str, given) -> None:
                            f" can write to.") from None
 
 
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths with Linux ``renameat2(RENAME_EXCHANGE)``; False where unsupported."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    AT_FDCWD, RENAME_EXCHANGE = -100, 2
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    return fn(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0
-
-
-def _old_name(directory: Path) -> Path:
-    return directory.with_name(f".{directory.name}.old")
-
-
 def _remove_stale_temporaries(directory: Path) -> None:
     """Delete the hidden ``.NAME.<8 random characters>`` folders an earlier save of this bundle left when it was killed before
     its rename: only folders of that name holding nothing but bundle files (never ``.NAME.old``, which a load reads
@@ -699,229 +536,3 @@ def _remove_stale_temporaries(directory: Path) -> None:
             ours = False
         if ours:
             shutil.rmtree(e, ignore_errors=True)
-
-
-ARRAY_DIGESTS = "array_sha256"
-"""``model.json``'s record of each array file's SHA-256 (hex), written by :func:`save_bundle` and checked by
-:func:`load_bundle`; folders saved before it was written have none and load as before."""
-
-
-def _file_sha256(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def mismatched_arrays(directory, meta: dict) -> list[str]:
-    """The array files of the bundle at ``directory`` whose SHA-256 differs from the one its ``meta`` records (files
-    that are absent, and folders saved before digests were recorded, are not compared)."""
-    digests = meta.get(ARRAY_DIGESTS) if isinstance(meta, dict) else None
-    if not isinstance(digests, dict):
-        return []
-    out = []
-    for name, digest in sorted(digests.items()):
-        p = Path(directory) / f"{name}.npy"
-        if isinstance(name, str) and _PLAIN_NAME.fullmatch(name) and p.is_file() and not p.is_symlink():
-            if _file_sha256(p) != digest:
-                out.append(f"{name}.npy")
-    return out
-
-
-def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.ndarray],
-                meta_name: str = "model.json") -> Path:
-    """Write ``meta`` as JSON and each array as ``NAME.npy`` into ``directory``, atomically.
-
-    The bundle is written to a sibling temporary directory which then takes the place of
-    ``directory``: in one atomic exchange where the OS offers it (Linux ``renameat2``), else
-    by two renames; should a crash fall between those, :func:`load_bundle` reads the kept
-    ``.NAME.old``. A ``directory`` that exists but does not hold a bundle (a file, or a folder
-    with other contents) is refused, never deleted.
-    """
-    if not isinstance(directory, (str, os.PathLike)) or not str(directory).strip():
-        raise DPTopicError(f"invalid folder {directory!r}: give a path (a string or pathlib.Path) to save to.")
-    directory = Path(os.path.abspath(os.fspath(directory)))
-    for name in arrays:
-        if not _PLAIN_NAME.fullmatch(name):
-            raise DPTopicError(f"invalid array name {name!r}: use letters, digits and underscores only.")
-    if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
-        raise DPTopicError(f"{str(directory)!r} exists and is not a folder: refusing to replace it; save elsewhere.")
-    if directory.is_dir() and any(directory.iterdir()) and not _holds_bundle(directory, meta_name):
-        raise DPTopicError(f"{str(directory)!r} is a folder that does not hold a dptopic bundle: refusing to replace"
-                           f" its contents; save to a new or empty folder.")
-    try:
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        _remove_stale_temporaries(directory)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
-    except OSError as e:
-        raise DPTopicError(f"cannot write to {str(directory)!r} ({e.strerror or type(e).__name__}): save to a writable"
-                           " folder.") from None
-    try:
-        try:  # a folder being replaced keeps its mode; a new one gets the mode mkdir would give, not mkdtemp's 0700
-            os.chmod(tmp, os.stat(directory).st_mode & 0o777 if directory.is_dir() else 0o777 & ~_umask())
-        except OSError:
-            pass
-        for name, arr in arrays.items():
-            np.save(tmp / f"{name}.npy", np.ascontiguousarray(arr), allow_pickle=False)
-        meta = dict(meta)
-        meta["arrays"] = sorted(arrays)
-        # each array file's digest ties it to this model.json: a file copied in from another folder, or edited, is
-        # refused on load (an accident caught, not a forgery: whoever can write the folder can rewrite both)
-        meta[ARRAY_DIGESTS] = {name: _file_sha256(tmp / f"{name}.npy") for name in sorted(arrays)}
-        atomic_write_json(tmp / meta_name, meta)
-        if directory.exists():
-            if _exchange(tmp, directory):   # no instant without a complete bundle at `directory`
-                shutil.rmtree(tmp, ignore_errors=True)
-                return directory
-            old = _old_name(directory)
-            if old.exists():
-                shutil.rmtree(old)
-            os.replace(directory, old)
-            os.replace(tmp, directory)      # a crash just before this leaves `old`, which load_bundle reads
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return directory
-
-
-MAX_META_BYTES = 256 * 2 ** 20
-"""The largest model.json read (as :func:`is_bundle` bounds it): a model's metadata is far smaller."""
-
-
-def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
-                what: str = "model") -> tuple[dict, dict[str, np.ndarray]]:
-    if not isinstance(directory, (str, os.PathLike)) or not str(directory).strip():
-        raise DPTopicError(f"invalid {what} path {directory!r}: pass the folder of a saved {what} (the --out of train).")
-    directory = Path(directory)
-    if not directory.is_dir() and directory.name and _old_name(directory).is_dir() and not directory.exists():
-        directory = _old_name(directory)  # a save was interrupted between its two renames: the old bundle is whole
-    if not directory.is_dir():
-        what_is = "is a file, not a folder" if directory.exists() else "does not exist"
-        raise DPTopicError(f"{what} directory {str(directory)!r} {what_is}: pass the folder a saved {what} was written to"
-                           f" ({what}.save(folder), or the --out of dptopic train).")
-    mpath = directory / meta_name
-    import stat as _stat
-
-    try:    # a regular file of bounded size: a FIFO would block, /dev/zero behind a link would fill the memory
-        st = os.stat(mpath)
-        if not _stat.S_ISREG(st.st_mode) or st.st_size > MAX_META_BYTES:
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is "
-                                    + ("not a regular file" if not _stat.S_ISREG(st.st_mode) else
-                                       f"larger than {MAX_META_BYTES // 2 ** 20} MiB")
-                                    + f"; re-save the {what}.")
-    except FileNotFoundError:
-        pass                # answered below, as before
-    except OSError as e:
-        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} cannot be read ({e.strerror});"
-                                f" re-save the {what}.") from None
-    try:
-        meta = load_json(mpath.read_text("utf-8"), "model.json")
-    except FileNotFoundError:
-        if not any(directory.glob("*.npy")):        # nothing of a saved model here: the wrong folder, not a broken one
-            raise CorruptModelError(f"{str(directory)!r} holds no saved {what} (no {meta_name}): pass the folder a {what}"
-                                    f" was saved to ({what}.save(folder), or the --out of dptopic train).") from None
-        raise CorruptModelError(f"{str(directory)!r} holds .npy files but no {meta_name}: it is not a saved dptopic {what}"
-                                f" (another program's folder?), or one whose {meta_name} was removed; pass the folder a"
-                                f" {what} was saved to, or re-save the {what}.") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} is not valid JSON ({e.msg if hasattr(e, 'msg') else type(e).__name__}); re-save the {what}.") from None
-    except OSError as e:
-        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} cannot be read ({e.strerror}); re-save the {what}.") from None
-    if meta_name == "model.json" and isinstance(meta, dict) and "format" not in meta and "arrays" not in meta:
-        raise CorruptModelError(f"{str(directory)!r} is not a saved dptopic {what}: its {meta_name} was written by"
-                                f" another program (it names no dptopic format); pass the folder a {what} was saved to"
-                                f" ({what}.save(folder), or the --out of dptopic train).")
-    if not isinstance(meta, dict) or not isinstance(meta.get("arrays"), list):
-        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} has no 'arrays' list; re-save the {what}.")
-    digests = meta.get(ARRAY_DIGESTS)
-    if digests is not None and not (isinstance(digests, dict) and all(isinstance(v, str) for v in digests.values())):
-        raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name}'s {ARRAY_DIGESTS!r} is not an object"
-                                f" of digests; re-save the {what}.")
-    arrays = {}
-    for name in meta["arrays"]:
-        if not isinstance(name, str) or not _PLAIN_NAME.fullmatch(name):
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {meta_name} lists the array name {repr(name)[:60]};"
-                                    f" only plain names (letters, digits, underscores) are allowed; re-save the {what}.")
-        p = directory / f"{name}.npy"
-        if p.is_symlink():
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is a symbolic link; re-save the {what}.")
-        if p.exists() and not p.is_file():      # a FIFO or a device would block or never end
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is not a regular file; re-save the {what}.")
-        # read once, hashing as it is parsed: the bytes checked against the digest are the bytes parsed, and the
-        # file is never held twice in memory (the array, plus numpy's read chunk)
-        try:
-            with open(p, "rb") as fh:
-                reader = _HashingReader(fh)
-                try:
-                    array = np.lib.format.read_array(reader, allow_pickle=False)
-                    parsed = None
-                except OSError:
-                    raise
-                except Exception as e:  # numpy's header parser raises ValueError, SyntaxError, tokenize errors...
-                    array, parsed = None, type(e).__name__
-                while reader.read(1 << 20):     # the rest of the file (trailing bytes too) belongs to the digest
-                    pass
-        except FileNotFoundError:
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is missing; re-save the {what}.") from None
-        except OSError as e:
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({e.strerror}); re-save the {what}.") from None
-        if digests is not None and digests.get(name) != reader.hexdigest():
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy is not the file this {meta_name} was"
-                                    f" saved with (its SHA-256 differs from the one recorded): the folder's files were"
-                                    f" mixed with another {what}'s or edited; restore the folder from its source, or train the {what} again.")
-        if parsed is not None:
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy cannot be read ({parsed}); re-save the {what}.")
-        arrays[name] = array
-        if not isinstance(arrays[name], np.ndarray) or arrays[name].dtype.kind not in "biuf":
-            raise CorruptModelError(f"corrupt {what} at {str(directory)!r}: {name}.npy holds {getattr(arrays[name], 'dtype', 'no array')} values,"
-                                    f" not real numbers; re-save the {what}.")
-    return meta, arrays
-
-
-class _HashingReader:
-    """A read-only file wrapper that hashes (SHA-256) every byte read through it. It has no ``fileno``, so numpy's
-    ``read_array`` reads it in bounded chunks instead of ``fromfile``, and every byte parsed passes through the hash."""
-
-    def __init__(self, fh):
-        self._fh, self._h = fh, hashlib.sha256()
-
-    def read(self, n: int = -1) -> bytes:
-        data = self._fh.read(n)
-        self._h.update(data)
-        return data
-
-    def readinto(self, buf) -> int:
-        n = self._fh.readinto(buf)
-        self._h.update(memoryview(buf).cast("B")[:n])
-        return n
-
-    def hexdigest(self) -> str:
-        return self._h.hexdigest()
-
-
-def write_csv(path, header, rows, private: bool = False) -> None:
-    """A CSV file written atomically (experiments' and benchmarks' tables); 0600 when ``private`` (figures computed
-    from private documents)."""
-    import csv
-    import io
-
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(header)
-    w.writerows(rows)
-    atomic_write_bytes(Path(path), buf.getvalue().encode(), private=private)
-
-
-def save_fig(fig, path, private: bool = False) -> None:
-    """A matplotlib figure written atomically as PNG (0600 when ``private``: drawn from private documents)."""
-    import io
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, bbox_inches="tight")
-    atomic_write_bytes(Path(path), buf.getvalue(), private=private)

@@ -1,0 +1,307 @@
+"""Reading files as text: strict UTF-8 (a binary or UTF-16 file refused in one line), gzip, a text file's lines,
+CSV rows and their header (Orange's three header rows of a ``.tab``), and what a missing path or a broken link says.
+The corpus readers (:mod:`dptopic.corpus.readers`) are built on them."""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+import sys
+import zlib
+from pathlib import Path
+
+from ..errors import DPTopicError
+
+
+def _read_csv(path, delimiter: str):
+    """The header, the rows (blank lines skipped) and the line each row ends on. A quote that is never closed would
+    make the rest of the file one field, and is refused; other quoting that Python's strict reader refuses (a space
+    after a closing quote) is read as its lenient reader reads it."""
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    for strict in (True, False):
+        with _open_text(path) as fh:
+            reader = csv.reader(fh, delimiter=delimiter, strict=strict)
+            rows, lines, start = [], [], 1
+            try:
+                for row in reader:
+                    if row:
+                        rows.append(row)
+                        lines.append(reader.line_num)
+                    start = reader.line_num + 1
+            except csv.Error as e:
+                if str(e).startswith("unexpected end of data"):
+                    raise DPTopicError(f"bad CSV file {str(path)!r}: a quote in the row from line {start} on is never"
+                                       " closed, so the rest of the file would be one field: close it (a quote inside a"
+                                       ' field is written as two, "").') from None
+                if strict:
+                    continue
+                raise DPTopicError(f"bad CSV file {str(path)!r}: line {reader.line_num}: {e}.") from None
+        nul = next((i for i, r in enumerate(rows) if any("\x00" in f for f in r)), None)
+        if nul is not None:
+            raise _nul_error(path, lines[nul], "a CSV file of UTF-8 text")
+        return (rows[0] if rows else []), rows[1:], lines[1:]
+
+
+ORANGE_TYPES = frozenset({"d", "discrete", "c", "continuous", "s", "string", "t", "time", "text"})
+
+
+ORANGE_FLAGS = frozenset({"class", "c", "meta", "m", "ignore", "i", "weight", "w"})
+
+
+def orange_header_rows(rows, lines) -> int:
+    """How many of ``rows`` (those below the names row of a tab-separated file, on ``lines``) are the rest of an Orange
+    header (https://orange3.readthedocs.io/projects/orange-data-mining-library/en/latest/reference/data.io.html, its
+    three-row header): 2, the columns' types and flags; 1, the types alone when the flags line is blank (no row);
+    0, a plain one-row header."""
+    if not rows or not any(f.strip() for f in rows[0]):
+        return 0
+    if not all(f.strip().lower() in ORANGE_TYPES or not f.strip() for f in rows[0]):
+        return 0
+
+    def flag(field: str) -> bool:        # "meta include=True": flags and key=value attributes
+        return all(w.lower() in ORANGE_FLAGS or "=" in w for w in field.split())
+
+    return 2 if len(rows) > 1 and lines[1] == lines[0] + 1 and all(flag(f) for f in rows[1]) else 1
+
+
+def tab_header_rows(path) -> int:
+    """The header rows of a tab-separated file: 3 for Orange's header (names, types, flags), else 1."""
+    rows, lines = [], []
+    with _open_text(path) as fh:
+        reader = csv.reader(fh, delimiter="\t")
+        try:
+            for row in reader:
+                if row:
+                    rows.append(row)
+                    lines.append(reader.line_num)
+                if len(rows) == 3:
+                    break
+        except csv.Error:       # said by the reader itself, in its own words
+            pass
+    return 1 + (orange_header_rows(rows[1:], lines[1:]) if rows else 0)
+
+
+def _column_list(cols, limit: int = 8, width: int = 40) -> str:
+    """The header's column names for an error line: at most ``limit`` names of at most ``width`` characters (a first
+    line that is a document, not a header, would otherwise put its whole text in the message)."""
+    shown = [c if len(c) <= width else c[:width - 3] + "..." for c in cols[:limit]]
+    text = ", ".join(" ".join(repr(c)[1:-1].split()) for c in shown)
+    return text + (f", ... ({len(cols)} columns)" if len(cols) > limit else "")
+
+
+def _other_delimiter_char(cols, delimiter: str) -> str | None:
+    """The separator a header read as one column holds instead of ``delimiter``, if any."""
+    if len(cols) != 1:
+        return None
+    return next((c for c in (";", "\t", "|", ",") if c != delimiter and c in cols[0]), None)
+
+
+def _other_delimiter(cols, delimiter: str) -> str:
+    """A hint for a header read as one column because the file separates its fields with another character."""
+    other = _other_delimiter_char(cols, delimiter)
+    if other is None:
+        return ""
+    name = "tabs" if other == "\t" else repr(other)
+    how = ("name it .tsv (read with tabs), or in Python pass delimiter='\\t'" if other == "\t" else
+           "name it .csv (read with commas), or in Python pass delimiter=','" if other == "," else
+           f"save it with commas between the fields, or in Python pass delimiter={other!r}")
+    return f"; the file looks delimited by {name}, not {delimiter!r}: {how}"
+
+
+def _check_file(path) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise DPTopicError(f"expected the path of a corpus file, got {type(path).__name__}: give a file name.")
+    if not os.fspath(path).strip():     # Path("") is the current folder
+        raise DPTopicError("the corpus path is empty: give a file name.")
+    path = Path(path)
+    if path.is_dir():
+        raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or --format dir for a folder of .txt files.")
+    if not path.is_file():
+        if path.exists():  # /dev/null, a FIFO, a socket: nothing a corpus can be read from once and whole
+            raise DPTopicError(f"{str(path)!r} is not a regular file (a device, pipe or socket): give a corpus file.")
+        raise DPTopicError(f"file {str(path)!r} does not exist{broken_link(path)}.")
+    return path
+
+
+def broken_link(path) -> str:
+    """What to add to "does not exist" when ``path`` is a symbolic link whose target is missing."""
+    path = Path(path)
+    if not path.is_symlink():
+        return ""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return " (it is a broken symbolic link)"
+    return f" (it is a symbolic link to {target!r}, which does not exist)"
+
+
+def _gzip_error(path, e: BaseException) -> DPTopicError:
+    """A ``.gz`` file that cannot be decompressed, in one line naming it: cut short, not gzip at all, or damaged."""
+    name = str(path)
+    if isinstance(e, EOFError):
+        return DPTopicError(f"{name!r} is truncated: its gzip data ends before the end of the compressed stream (an"
+                            " interrupted download or copy?); fetch or compress it again.")
+    if isinstance(e, gzip.BadGzipFile) and str(e).startswith("Not a gzipped file"):
+        try:
+            with open(path, "rb") as fh:
+                gzipped = fh.read(2) == b"\x1f\x8b"
+        except OSError:
+            gzipped = False
+        if gzipped:     # a gzip stream followed by bytes that start none (zero padding, a damaged copy)
+            return DPTopicError(f"{name!r} holds gzip data followed by bytes that are not gzip data (padding, or"
+                                " a damaged or appended-to copy?): fetch or compress it again (zcat FILE | gzip >"
+                                " NEW.gz keeps the readable part).")
+        return DPTopicError(f"{name!r} is not gzip data although its name ends in .gz: rename it without .gz if it is"
+                            " plain text, or compress it with gzip.")
+    return DPTopicError(f"{name!r} is corrupt gzip data ({str(e) or type(e).__name__}); fetch or compress it again.")
+
+
+_GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def read_text_file(path, want: str = "a text file (one document per line), or a corpus in another format (--format)") -> str:
+    """A text file's contents (UTF-8, ``.gz`` transparently); binary files are refused, not tokenised. ``want`` ends
+    the message that refuses a binary file: what to give instead."""
+    path = _check_file(path)
+    try:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    except _GZIP_ERRORS as e:
+        raise _gzip_error(path, e) from None
+    except OSError as e:
+        raise DPTopicError(f"cannot read {str(path)!r} ({type(e).__name__}): give a plain or gzipped text file.") from None
+    _refuse_utf16(path, data[:4096])
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        text = data.decode("utf-8", errors="replace")
+        if b"\x00" in data[:65536] or text.count("\ufffd") > max(8, len(text) // 100):
+            raise DPTopicError(f"{str(path)!r} looks like a binary file, not UTF-8 text: give {want}.") from None
+        raise _not_utf8(path, data[e.start], data[:e.start].count(b"\n") + 1) from None
+    if "\x00" in text:     # valid UTF-8, yet no text file holds NUL: a tar archive, a zero-filled or damaged file
+        raise _nul_error(path, text.count("\n", 0, text.index("\x00")) + 1, want)
+    return text
+
+
+def _nul_error(path, line: int, want: str) -> DPTopicError:
+    """A file that holds a NUL byte is refused rather than read with it as a word break (a tar archive of texts would
+    be read with its headers as words, a zero-filled file as an empty document)."""
+    name = Path(path).name
+    return DPTopicError(f"{str(path)!r} holds a NUL byte (on line {line}), which no text file holds: it looks binary or"
+                        f" damaged; give {want}, or remove the NUL bytes if the rest is text (tr -d '\\000' < {name}"
+                        f" > clean-{name}).")
+
+
+def read_lines(path) -> list[str]:
+    """The lines of a text file of one document per line: split at line feeds only (a trailing carriage return
+    dropped), so that line ``n`` is document ``n - 1`` (``doc{n-1}``), blank lines included. Form feeds, U+0085,
+    U+2028 and the other separators that :meth:`str.splitlines` also splits at stay inside their line. A file with
+    carriage returns and no line feed at all (classic Mac OS line endings) is split at its carriage returns."""
+    text = read_text_file(path)
+    lines = text.split("\r" if "\n" not in text and "\r" in text else "\n")
+    if lines and lines[-1] == "":        # the line feed that ends the last line starts no document
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def _refuse_utf16(path, start: bytes) -> None:
+    """Refuse UTF-16 text: with its byte-order mark, or without one when every other byte of ``start`` (the file's
+    first bytes) is NUL and the bytes between are not, as in UTF-16 text of Latin letters (which would otherwise be
+    read as single letters and give an empty corpus)."""
+    even, odd = start[0::2], start[1::2]
+    enc = "UTF-16" if start[:2] in (b"\xff\xfe", b"\xfe\xff") else None
+    if enc is None and len(start) >= 4:
+        for nul, other, name in ((odd, even, "UTF-16LE"), (even, odd, "UTF-16BE")):
+            if nul.count(0) >= 0.9 * len(nul) and other.count(0) <= 0.1 * len(other):
+                enc = name
+    if enc is not None:
+        how = "" if enc == "UTF-16" else " without a byte-order mark (every other byte is NUL)"
+        raise DPTopicError(f"{str(path)!r} is UTF-16 text{how}: save it as UTF-8 (for example iconv -f {enc} -t UTF-8"
+                           f" {Path(path).name} > utf8-{Path(path).name}).")
+
+
+def _not_utf8(path, byte: int, line: int) -> DPTopicError:
+    """Text that is not UTF-8 is refused rather than read with its accented letters lost ('café' as 'caf')."""
+    where = f" on line {line}" if line else ""
+    return DPTopicError(f"{str(path)!r} is not UTF-8 text: byte 0x{byte:02x}{where} is not valid UTF-8 (a"
+                        f" Latin-1 or Windows-1252 file?); save it as UTF-8 (for example iconv -f WINDOWS-1252 -t"
+                        f" UTF-8 {Path(path).name} > utf8-{Path(path).name}).")
+
+
+class _CheckedText:
+    """A text stream of a corpus file that turns a byte that is not UTF-8 into a one-line error naming the file and
+    line, wherever the reader meets it (``csv``, line by line, or all at once)."""
+
+    def __init__(self, fh, path):
+        self._fh, self._path = fh, path
+
+    def _fail(self, e: UnicodeDecodeError):
+        # the stream decodes ahead in chunks, so find the line again in the raw bytes (on this error path only)
+        opener = gzip.open if Path(self._path).suffix == ".gz" else open
+        with opener(self._path, "rb") as raw:
+            for i, line in enumerate(raw):
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    return _not_utf8(self._path, line[bad.start], i + 1)
+        return _not_utf8(self._path, e.object[e.start], 0)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return next(self._fh)
+        except UnicodeDecodeError as e:
+            raise self._fail(e) from None
+        except _GZIP_ERRORS as e:
+            raise _gzip_error(self._path, e) from None
+
+    def read(self, *a):
+        try:
+            return self._fh.read(*a)
+        except UnicodeDecodeError as e:
+            raise self._fail(e) from None
+        except _GZIP_ERRORS as e:
+            raise _gzip_error(self._path, e) from None
+
+    def readline(self, *a):
+        try:
+            return self._fh.readline(*a)
+        except UnicodeDecodeError as e:
+            raise self._fail(e) from None
+        except _GZIP_ERRORS as e:
+            raise _gzip_error(self._path, e) from None
+
+    def close(self):
+        self._fh.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _open_text(path) -> _CheckedText:
+    path = _check_file(path)
+    if path.suffix == ".gz":
+        fh = io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig")
+    else:
+        with open(path, "rb") as raw:
+            start = raw.read(4096)
+        _refuse_utf16(path, start)
+        _refuse_binary(path, start)
+        fh = open(path, "r", encoding="utf-8-sig", newline="")   # -sig: a BOM (Excel) is not text
+    return _CheckedText(fh, path)
+
+
+def _refuse_binary(path, start: bytes) -> None:
+    """Refuse a binary file given as text (a prepared ``.npz`` read with ``--format jsonl``, say) in one line that
+    names it, rather than as text that is "not UTF-8" with advice to convert it from Windows-1252."""
+    zipped = start[:4] == b"PK\x03\x04"
+    if zipped or (b"\x00" in start and start[:-4].decode("utf-8", errors="replace").count("\ufffd") > 8):
+        what = " (a zip archive, such as a corpus .npz that 'dptopic corpus prepare' writes)" if zipped else ""
+        raise DPTopicError(f"{str(path)!r} is a binary file{what}, not UTF-8 text: read a prepared .npz with --format"
+                           " npz or auto (Corpus.load in Python), and give JSONL, CSV or text files as UTF-8 text.")
+
