@@ -38,10 +38,10 @@ from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
 from ..mechanisms import gaussian_mechanism
 from ..errors import DPTopicError
-from ..kernels.docdp import StatisticAccumulator
+from ..kernels.docdp import StatisticAccumulator, block_statistic
 from ..recovery.support import em_supported_topics
 from ._docdp_math import denoise
-from ._document_source import document_source, read_ahead
+from ._document_source import read_ahead
 from ._document_level import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
 
@@ -74,6 +74,8 @@ class DocDPEM(_DocumentDPModel):
         from data that need no protection: the guarantee covers the training documents only, and a start learnt from
         them would have to be paid for. With a good public start one release (``n_iter=1``) is enough
         (``docs/document_dp.md``, "A public corpus as the start"). Not saved with the model.
+    backend, client : ``"threads"`` (default), or ``"dask"`` with a ``distributed.Client``: every iteration's E-step
+        runs on the workers, one task per shard, and the driver draws that release's noise once (``docs/scaling.md``).
     """
 
     _private = True
@@ -82,11 +84,13 @@ class DocDPEM(_DocumentDPModel):
                               "threshold": [Real(0, 1e6)], "alpha": [Real(1e-8, 1e6)], "inner": [Int(1, 10000)],
                               "secure": [Options((True, False))], "seed": SEED, "n_jobs": N_JOBS,
                               "verbose": VERBOSE,
-                              "init": [IsNone(), IsType((np.ndarray, list), "a K x V array of public topics")]}
+                              "init": [IsNone(), IsType((np.ndarray, list), "a K x V array of public topics")],
+                              "backend": [Options(("threads", "dask"))],
+                              "client": [IsNone(), IsType((object,), "a distributed.Client")]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_iter: int = 3,
                  threshold: float = 2.0, alpha: float = 0.1, inner: int = 30, secure: bool = False, seed=None,
-                 n_jobs: int = 1, verbose: int = 0, init=None):
+                 n_jobs: int = 1, verbose: int = 0, init=None, backend: str = "threads", client=None):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -99,6 +103,8 @@ class DocDPEM(_DocumentDPModel):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.init = init
+        self.backend = backend
+        self.client = client
 
     def _planned_spend(self, report: dict):
         from ..accounting.events import SubsampledGaussianEvent
@@ -120,7 +126,7 @@ class DocDPEM(_DocumentDPModel):
         never used."""
         self._validate()
         self._require_secure_noise()
-        source, vocab, corpus = document_source(self, X, vocabulary)
+        source, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client())
         V, K = len(vocab), self.n_topics
         check_topics_fit_vocabulary(K, V)
         rng = self._rng()
@@ -134,13 +140,18 @@ class DocDPEM(_DocumentDPModel):
                 acc.reset()
                 beta_vk = np.ascontiguousarray(beta.T)
                 n_tokens = 0
-                for ptr, ids, cts in read_ahead(source(), reader):
-                    acc.add(ptr, ids, cts, beta_vk, float(self.alpha), int(self.inner))
-                    n_tokens += len(cts)
+                if getattr(source, "client", None) is not None:     # one task per shard on the cluster, added in shard order
+                    total = source.sum(block_statistic, beta_vk, float(self.alpha), int(self.inner), self._jobs)
+                    n_tokens = source.n_entries
+                else:
+                    for ptr, ids, cts in read_ahead(source(), reader):
+                        acc.add(ptr, ids, cts, beta_vk, float(self.alpha), int(self.inner))
+                        n_tokens += len(cts)
+                    total = acc.total()
                 if it == 0 and n_tokens == 0:
                     raise DPTopicError("the training documents have no word of the vocabulary: give documents in"
                                        " the vocabulary's language, or another vocabulary.")
-                noisy, event = gaussian_mechanism(acc.total(), sigma, 1.0, None if self.secure else rng,
+                noisy, event = gaussian_mechanism(total, sigma, 1.0, None if self.secure else rng,
                                                   secure=bool(self.secure), label=_RELEASE)
                 ledger.spend(event)
                 beta = denoise(noisy, sigma, self.threshold)

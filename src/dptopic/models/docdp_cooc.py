@@ -39,7 +39,7 @@ from ..accounting.set_union import VOCABULARY_NOT_COVERED
 
 import numpy as np
 
-from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, Options, Real
+from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger
 from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
 from ..errors import DPTopicError
@@ -47,7 +47,6 @@ from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..recovery import topics_from_cooccurrence
 from ..recovery.support import cooccurrence_supported_topics, mass_supported
-from ._document_source import document_source
 from ._document_level import _DocumentDPModel
 from .base import check_topics_fit_vocabulary
 
@@ -126,6 +125,9 @@ class DocDPCooccurrence(_DocumentDPModel):
     n_jobs : threads that share each pass over the documents (the sums are the same up to rounding).
     secure : Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
     seed : None (default; OS entropy) or an int for reproducible tests only. Never saved.
+    backend, client : ``"threads"`` (default) or ``"dask"`` with ``client=distributed.Client(...)``: each pass is
+        summed on the cluster's workers, one task per shard, and the driver adds the noise of each release once
+        (``docs/scaling.md``).
     """
 
     _private = True
@@ -137,13 +139,16 @@ class DocDPCooccurrence(_DocumentDPModel):
                               "n_background": [Int(1, 2)], "word_choice": [Options(("frequency", "repetition"))],
                               "max_false_words": [IsNone(), Real(0, 1e6, "neither")],
                               "alpha": [Real(1e-8, 1e6)], "n_jobs": N_JOBS,
-                              "secure": [Options((True, False))], "seed": SEED, "verbose": VERBOSE}
+                              "secure": [Options((True, False))], "seed": SEED, "verbose": VERBOSE,
+                              "backend": [Options(("threads", "dask"))],
+                              "client": [IsNone(), IsType((object,), "a distributed.Client")]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int | str = "auto",
                  ranking_noise: float | str = "auto", threshold: float = 1.0, tail: float | None = None,
                  background_share: float | str | None = "auto", n_background: int = 2,
                  word_choice: str = "frequency", max_false_words: float | None = 0.5, alpha: float = 0.1,
-                 n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0):
+                 n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0, backend: str = "threads",
+                 client=None):
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -160,6 +165,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.secure = secure
         self.seed = seed
         self.verbose = verbose
+        self.backend = backend
+        self.client = client
 
     def _release(self, values, sigma, rng, label):
         noisy, event = gaussian_mechanism(values, sigma, 1.0, None if self.secure else rng, secure=bool(self.secure),
@@ -199,7 +206,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         exact number of documents is never used (``n_words="auto"`` reads the noisy one of the first release)."""
         self._validate()
         self._require_secure_noise()
-        passes, vocab, corpus = document_source(self, X, vocabulary)
+        passes, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client())
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
         V, K = len(vocab), int(self.n_topics)
         auto = isinstance(self.n_words, str)
@@ -225,8 +232,7 @@ class DocDPCooccurrence(_DocumentDPModel):
             self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=label), 1),
                                   (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
             counted = share_rule or auto
-            stat = sum(document_frequency_bow(bow, V, self._jobs, with_document=counted, with_counts=repetition)
-                       for bow in passes())
+            stat = passes.sum(document_frequency_bow, V, self._jobs, with_document=counted, with_counts=repetition)
             released = self._release(stat, sigma_rank, rng, label)
             if repetition:                      # undo the 1/sqrt(2) of both parts (post-processing)
                 released = released * np.sqrt(2.0)
@@ -257,10 +263,8 @@ class DocDPCooccurrence(_DocumentDPModel):
             sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
             kept = np.arange(V)
             word_threshold = expected_false = None      # every word of the vocabulary: none was chosen by noise
-        stat, n_docs = 0.0, 0            # n_docs only decides the warning below: never saved or released
-        for bow in passes():
-            stat = stat + normalised_cooccurrence_bow(bow, kept, V, self._jobs)
-            n_docs += len(bow[0]) - 1
+        stat = passes.sum(normalised_cooccurrence_bow, kept, V, self._jobs)
+        n_docs = passes.n_docs           # decides the warning below only: never saved or released
         noisy = self._release(stat, sigma, rng, _COOC)
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
         H = topics_from_cooccurrence(noisy, K - n_bg, "nmf", noise_std=sigma / np.sqrt(2.0),
