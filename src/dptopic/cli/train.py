@@ -61,8 +61,9 @@ _ALGORITHM_ONLY = {
     "show_unsupported": (False, _SVI + _DOC),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "vocabulary_policy": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
-    "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
-    "dask_local": (None, ("lda",) + _CENTRAL),
+    # a Dask cluster: the Gibbs trainers' shard actors, or the document-level trainers' per-shard sums
+    "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL + _DOC),
+    "dask_local": (None, ("lda",) + _CENTRAL + _DOC),
     # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior
     "beta": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + ("lp", "olp", "ldp-doc")),
     # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
@@ -667,7 +668,12 @@ def _train(a, console):
             model._validate()
             _check_document_budget(model)
             if shard_dir(a.corpus) is not None:
-                return _train_document_level_on_shards(model, a, console)
+                from ..backends import training_source
+
+                training_source(shard_dir(a.corpus))   # a bad shard folder is refused before a cluster starts
+                with cluster_from_args(a) as (backend, client):
+                    model.set_params(backend=backend, client=client)
+                    return _train_document_level_on_shards(model, a, console)
         else:
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
         corpus, vocab, event = _training_corpus(a, console)
@@ -675,8 +681,11 @@ def _train(a, console):
             _warn_if_too_small(a, corpus, console, model)
         from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
 
-        return train_svi(model, corpus, vocab, a, console, after_fit=lambda m: (
-            _compose_private_vocabulary(m, event, console), record_word_list(m, a.vocabulary, vocab)))
+        with cluster_from_args(a) as (backend, client):     # --scheduler/--dask-local reach the document-level ones
+            if client is not None:
+                model.set_params(backend=backend, client=client)
+            return train_svi(model, corpus, vocab, a, console, after_fit=lambda m: (
+                _compose_private_vocabulary(m, event, console), record_word_list(m, a.vocabulary, vocab)))
     if a.algorithm in ("lp", "olp", "ldp-doc"):
         from .local import train_local
 
