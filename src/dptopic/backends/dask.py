@@ -636,7 +636,8 @@ def check_client(client):
     return client
 
 
-def _n_workers(client) -> int:
+def n_workers(client) -> int:
+    """The workers the scheduler of ``client`` has now (0 when the scheduler itself cannot be reached)."""
     try:
         return len(client.scheduler_info()["workers"])
     except Exception:       # the scheduler itself is gone
@@ -672,7 +673,7 @@ def map_shards(client, fn, items, *args, what: str = "summing the shards' statis
                 return wait([future], timeout=poll)
             except TimeoutError:
                 pass
-            if _n_workers(client) == 0:
+            if n_workers(client) == 0:
                 lost_since = lost_since or time.monotonic()
                 if time.monotonic() - lost_since > LOST_GRACE:
                     raise _all_lost(what, LOST_GRACE)

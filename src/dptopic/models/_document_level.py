@@ -190,8 +190,8 @@ class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):
                 raise DPTopicError(f"{type(self).__name__}(backend='dask') reads a shard folder or a corpus in memory;"
                                    " mini-batches come from a function on this machine: write them as shards"
                                    " ('dptopic corpus prepare --shards N') or drop backend='dask'.")
-            from ..backends.dask import _n_workers
+            from ..backends.dask import n_workers
 
             passes.on_cluster(client)
-            self._execution = {"backend": "dask", "workers": _n_workers(client), "shards": len(passes.blocks)}
+            self._execution = {"backend": "dask", "workers": n_workers(client), "shards": len(passes.blocks)}
         return passes, vocab, corpus

@@ -72,11 +72,11 @@ class DocumentPasses:
     def on_cluster(self, client, min_blocks: int | None = None) -> "DocumentPasses":
         """Sum on the Dask cluster of ``client`` from now on. A corpus in memory is cut into ``min_blocks`` blocks of
         documents (one per worker by default), sent with the tasks; shards are read by the workers themselves."""
-        from ..backends.dask import _n_workers
+        from ..backends.dask import n_workers
 
         self.client = client
         if len(self.blocks) == 1 and not isinstance(self.blocks[0], str):
-            self.blocks = split_bow(self.blocks[0], min_blocks or max(_n_workers(client), 1))
+            self.blocks = split_bow(self.blocks[0], min_blocks or max(n_workers(client), 1))
         return self
 
     def sum(self, fn, *args, **kwargs):
