@@ -95,11 +95,11 @@ def test_a_worker_killed_mid_pass_is_recomputed_and_the_noise_drawn_once(shard_f
         from dptopic.models import _document_source as mod
         real = mod._block_bow
 
-        def dying(block, vocab):
+        def dying(block, vocab, on_worker=False):
             try:
                 os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
             except FileExistsError:
-                return real(block, vocab)
+                return real(block, vocab, on_worker)
             os.kill(os.getpid(), signal.SIGKILL)      # this worker dies mid-pass, holding its task
         mod._block_bow = dying
     fresh.run(arm)
@@ -143,16 +143,21 @@ def test_a_cluster_that_loses_every_worker_fails_before_any_noise(planted, tmp_p
         with pytest.raises(DPTopicError) as e:
             m.fit(folder)
     msg = str(e.value)
-    assert "lost every worker" in msg and "no noise drawn" in msg and "\n" not in msg
+    assert "lost every worker" in msg and "noise was not drawn" in msg and "\n" not in msg
     assert seen == [] and not hasattr(m, "components_")
 
 
-def test_shards_that_disagree_on_the_vocabulary_are_refused_first(planted, tmp_path, fresh, monkeypatch):
+def _mixed_vocabulary_folder(c, tmp_path):
+    """A shard folder whose second shard has a shorter vocabulary than the first."""
     folder = tmp_path / "mixed"
     folder.mkdir()
-    c = planted.corpus
     c.subset(np.arange(100)).save(folder / "shard-0000.npz")
     c.subset(np.arange(100, 200)).restrict(c.vocabulary.words[:150]).save(folder / "shard-0001.npz")
+    return folder
+
+
+def test_shards_that_disagree_on_the_vocabulary_are_refused_first(planted, tmp_path, fresh, monkeypatch):
+    folder = _mixed_vocabulary_folder(planted.corpus, tmp_path)
     seen = _spy(monkeypatch, cooc_module)
     with pytest.raises(DPTopicError, match="different vocabulary"):
         DocDPCooccurrence(n_topics=5, epsilon=2.0, backend="dask", client=fresh).fit(folder)
@@ -207,11 +212,7 @@ def test_cli_trains_document_level_on_dask_local(algorithm, text_shards, tmp_pat
 
 
 def test_cli_refuses_a_mixed_vocabulary_folder_before_a_cluster_starts(planted, tmp_path, capsys, monkeypatch):
-    folder = tmp_path / "mixed"
-    folder.mkdir()
-    c = planted.corpus
-    c.subset(np.arange(100)).save(folder / "shard-0000.npz")
-    c.subset(np.arange(100, 200)).restrict(c.vocabulary.words[:150]).save(folder / "shard-0001.npz")
+    folder = _mixed_vocabulary_folder(planted.corpus, tmp_path)
     monkeypatch.setattr(distributed, "LocalCluster", None)   # starting a cluster would fail loudly
     rc, cap = _run(capsys, ["train", "--corpus", folder, "--algorithm", "docdp-cooc", "--topics", "4", "--epsilon",
                             "1", "--dask-local", "2", "--out", tmp_path / "m"])

@@ -180,6 +180,14 @@ def _narrow(z: np.ndarray, n_topics: int) -> np.ndarray:
     return z.astype(dtype)
 
 
+def load_shard(path) -> Corpus:
+    """Run on a Dask worker: the corpus shard at ``path``, or one line saying the workers need the files."""
+    if not os.path.isfile(path):
+        raise DPTopicError(f"a Dask worker cannot read corpus shard {path!r}: the shard files must be at the same"
+                           " path on every worker (e.g. a shared file system).")
+    return Corpus.load(path)
+
+
 class ShardActor:
     """Lives on a Dask worker: one shard's tokens, topic assignments ``z`` and document counts ``ndk``.
 
@@ -189,10 +197,7 @@ class ShardActor:
 
     def __init__(self, n_topics: int, vocab_size: int, kind: str, path=None, word_ids=None, doc_ptr=None):
         if path is not None:
-            if not os.path.isfile(path):
-                raise DPTopicError(f"a Dask worker cannot read corpus shard {path!r}: the shard files must be at the same"
-                                   " path on every worker (e.g. a shared file system).")
-            c = Corpus.load(path)
+            c = load_shard(path)
             word_ids, doc_ptr = c.word_ids, c.doc_ptr
         self.word_ids, self.doc_ptr = word_ids, np.ascontiguousarray(doc_ptr)
         self.K, self.V, self.kind = n_topics, vocab_size, kind
@@ -645,8 +650,8 @@ def n_workers(client) -> int:
 
 
 def _all_lost(what: str, seconds: float) -> DPTopicError:
-    return DPTopicError(f"the Dask cluster lost every worker while {what} (none for {seconds:g} s): nothing was"
-                        " released (no noise drawn, nothing saved); restart the workers or check the scheduler, then"
+    return DPTopicError(f"the Dask cluster lost every worker while {what} (none for {seconds:g} s): this pass's"
+                        " noise was not drawn and nothing was saved; restart the workers or check the scheduler, then"
                         " run the command again.")
 
 
@@ -695,7 +700,7 @@ def map_shards(client, fn, items, *args, what: str = "summing the shards' statis
     except Exception as e:
         if type(e).__name__ == "KilledWorker":
             raise DPTopicError(f"a Dask task died with its worker each time it ran while {what} (a worker out of"
-                               " memory?): nothing was released (no noise drawn, nothing saved); give the workers more"
+                               " memory?): this pass's noise was not drawn and nothing was saved; give the workers more"
                                " memory or write more, smaller shards, then run the command again.") from None
         if _is_lost_worker(e):
             raise _all_lost(what, LOST_GRACE) from None

@@ -86,7 +86,8 @@ class DocumentPasses:
         else:
             from ..backends.dask import map_shards
 
-            parts = map_shards(self.client, _block_partial, self.blocks, self.vocab, fn, args, kwargs)
+            parts = map_shards(self.client, _block_partial, self.blocks, self.vocab, fn, args, kwargs,
+                               on_worker=True)
         total, self.n_docs, self.n_entries = 0.0, 0, 0
         for part, n_docs, n_entries in parts:      # one partial held at a time
             total = total + part
@@ -104,60 +105,21 @@ def split_bow(bow, n: int) -> list:
              cts[ptr[s.doc_start]:ptr[s.doc_stop]]) for s in make_shards(ptr, n) if s.doc_stop > s.doc_start]
 
 
-def _block_bow(block, vocab: Vocabulary):
+def _block_bow(block, vocab: Vocabulary, on_worker: bool = False):
     """A block's bag of words: a shard path is read (and mapped onto ``vocab``), a bag of words taken as it is."""
     if not isinstance(block, str):
         return block
-    import os
+    if on_worker:
+        from ..backends.dask import load_shard
 
-    if not os.path.isfile(block):
-        raise DPTopicError(f"a Dask worker cannot read corpus shard {block!r}: the shard files must be at the same path"
-                           " on every worker (e.g. a shared file system).")
+        return corpus_bow(load_shard(block), vocab)
     return corpus_bow(Corpus.load(block), vocab)
 
 
-def _block_partial(block, vocab, fn, args, kwargs):
-    """Run on a Dask worker: ``(fn(bow, *args, **kwargs), documents, entries)`` for one block."""
-    bow = _block_bow(block, vocab)
+def _block_partial(block, vocab, fn, args, kwargs, on_worker: bool = False):
+    """``(fn(bow, *args, **kwargs), documents, entries)`` for one block (``on_worker``: in a Dask task)."""
+    bow = _block_bow(block, vocab, on_worker)
     return fn(bow, *args, **kwargs), len(bow[0]) - 1, len(bow[2])
-
-
-def _batch_source(model, factory, vocab):
-    """Mini-batches from ``factory()`` (called once per iteration). Matrices take ``vocab`` (or their columns'
-    names, or ``w0, w1, ...``); Corpora are mapped onto it; every batch must agree with the first."""
-    state = {"vocab": vocab}
-    model._vocabulary_supplied = vocab is not None
-
-    def one(b):
-        if isinstance(b, Corpus):
-            c = b
-        elif sp.issparse(b) or isinstance(b, np.ndarray):
-            b, names = model._as_input(b)
-            words = state["vocab"] or (Vocabulary(names) if names is not None else None)
-            if words is not None and b.shape[1] != len(words):
-                raise DPTopicError(f"a mini-batch has {b.shape[1]} columns but the vocabulary has {len(words)}"
-                                   " words: give every batch the same columns.")
-            c = Corpus.from_bow(b, vocabulary=words)
-        else:
-            raise DPTopicError(f"cannot use a {type(b).__name__} as a mini-batch: give count matrices or"
-                               " dptopic Corpora.")
-        if state["vocab"] is None:
-            state["vocab"] = c.vocabulary
-        return corpus_bow(c, state["vocab"])
-
-    def batches():
-        it = factory()
-        try:
-            it = iter(it)
-        except TypeError:
-            raise DPTopicError("the mini-batch function must return an iterable of count matrices or Corpora.") from None
-        return (one(b) for b in it)
-
-    # the first batch fixes the vocabulary (and checks the input) before anything is released
-    first = next(iter(batches()), None)
-    if first is None:
-        raise DPTopicError("no mini-batches given: the source yielded nothing.")
-    return DocumentPasses([], state["vocab"], factory=batches), state["vocab"], None
 
 
 def corpus_bow(corpus: Corpus, vocab: Vocabulary):

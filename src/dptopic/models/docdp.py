@@ -140,7 +140,7 @@ class DocDPEM(_DocumentDPModel):
                 acc.reset()
                 beta_vk = np.ascontiguousarray(beta.T)
                 n_tokens = 0
-                if getattr(source, "client", None) is not None:     # one task per shard on the cluster, added in shard order
+                if source.client is not None:     # one task per shard on the cluster, added in shard order
                     total = source.sum(block_statistic, beta_vk, float(self.alpha), int(self.inner), self._jobs)
                     n_tokens = source.n_entries
                 else:
