@@ -121,22 +121,21 @@ def test_a_worker_killed_mid_pass_is_recomputed_and_the_noise_drawn_once(shard_f
 
 
 def test_a_cluster_that_loses_every_worker_fails_before_any_noise(planted, tmp_path, monkeypatch):
-    """The only worker is killed as the first shard's task is submitted, its nanny told not to restart it: after the
-    grace the pass fails in one line, with no noise drawn and nothing fitted."""
+    """The only worker leaves the cluster, nanny and all, as the first shard's task is submitted (nothing restarts
+    it): after the grace the pass fails in one line, with no noise drawn and nothing fitted."""
     folder = tmp_path / "shards"
     write_shards(planted.corpus, folder, 3)
     monkeypatch.setattr(dask_backend, "LOST_GRACE", 1.0)
     seen = _spy(monkeypatch, cooc_module)
     with distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None) as cl, \
             distributed.Client(cl) as client:
-        pids = list(client.run(os.getpid).values())
-        for nanny in cl.workers.values():
-            nanny.auto_restart = False
-        real = client.submit
+        real, gone = client.submit, []
 
         def submit(fn, *a, **k):
-            if fn is not dask_backend._n_workers_here and pids:
-                os.kill(pids.pop(), signal.SIGKILL)
+            if fn is not dask_backend._n_workers_here and not gone:
+                gone.extend(client.scheduler_info()["workers"])
+                client.retire_workers(gone, close_workers=True)
+                assert dask_backend.n_workers(client) == 0
             return real(fn, *a, **k)
         monkeypatch.setattr(client, "submit", submit)
         m = DocDPCooccurrence(n_topics=5, epsilon=2.0, backend="dask", client=client)

@@ -687,7 +687,9 @@ def map_shards(client, fn, items, *args, what: str = "summing the shards' statis
 
     futures = []
     try:
-        watch(client.submit(_n_workers_here, pure=False))    # a worker is there (or joins within the grace)
+        probe = client.submit(_n_workers_here, pure=False)
+        watch(probe)                    # a worker is there (or joins within the grace)
+        probe.release()
         args = tuple(ship(a) for a in args)
         kwargs = {k: ship(v) for k, v in kwargs.items()}
         futures = [client.submit(fn, item, *args, pure=False, **kwargs) for item in items]

@@ -122,6 +122,44 @@ def _block_partial(block, vocab, fn, args, kwargs, on_worker: bool = False):
     return fn(bow, *args, **kwargs), len(bow[0]) - 1, len(bow[2])
 
 
+def _batch_source(model, factory, vocab):
+    """Mini-batches from ``factory()`` (called once per iteration). Matrices take ``vocab`` (or their columns'
+    names, or ``w0, w1, ...``); Corpora are mapped onto it; every batch must agree with the first."""
+    state = {"vocab": vocab}
+    model._vocabulary_supplied = vocab is not None
+
+    def one(b):
+        if isinstance(b, Corpus):
+            c = b
+        elif sp.issparse(b) or isinstance(b, np.ndarray):
+            b, names = model._as_input(b)
+            words = state["vocab"] or (Vocabulary(names) if names is not None else None)
+            if words is not None and b.shape[1] != len(words):
+                raise DPTopicError(f"a mini-batch has {b.shape[1]} columns but the vocabulary has {len(words)}"
+                                   " words: give every batch the same columns.")
+            c = Corpus.from_bow(b, vocabulary=words)
+        else:
+            raise DPTopicError(f"cannot use a {type(b).__name__} as a mini-batch: give count matrices or"
+                               " dptopic Corpora.")
+        if state["vocab"] is None:
+            state["vocab"] = c.vocabulary
+        return corpus_bow(c, state["vocab"])
+
+    def batches():
+        it = factory()
+        try:
+            it = iter(it)
+        except TypeError:
+            raise DPTopicError("the mini-batch function must return an iterable of count matrices or Corpora.") from None
+        return (one(b) for b in it)
+
+    # the first batch fixes the vocabulary (and checks the input) before anything is released
+    first = next(iter(batches()), None)
+    if first is None:
+        raise DPTopicError("no mini-batches given: the source yielded nothing.")
+    return DocumentPasses([], state["vocab"], factory=batches), state["vocab"], None
+
+
 def corpus_bow(corpus: Corpus, vocab: Vocabulary):
     """One block's bag of words in ``vocab`` (words outside it dropped)."""
     if corpus.vocabulary != vocab:
