@@ -78,12 +78,13 @@ def test_dask_sums_equal_one_machine(name, source, planted, shard_folder, fresh,
     assert privacy_card(there.privacy_, type(there).__name__)["execution"] == ran
 
 
-def test_a_worker_killed_mid_pass_is_recomputed_and_the_noise_drawn_once(shard_folder, fresh, monkeypatch,
+@pytest.mark.parametrize("name", TRAINERS)
+def test_a_worker_killed_mid_pass_is_recomputed_and_the_noise_drawn_once(name, shard_folder, fresh, monkeypatch,
                                                                         tmp_path):
     """A real worker process kills itself while reading its first shard (the first of the two workers to get there,
     once: a marker file decides); its nanny restarts it, the scheduler reruns the task, and the run equals an
     undisturbed one, with the two releases drawn once each."""
-    module, make = TRAINERS["docdp-cooc"]
+    module, make = TRAINERS[name]
     ref = make(backend="dask", client=fresh).fit(shard_folder)
     marker = str(tmp_path / "killed")
     before = set(fresh.run(os.getpid).values())
