@@ -53,7 +53,7 @@ _ALGORITHM_ONLY = {
     "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
     "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
     "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "user_budget": (None, _FED), "variant": ("another", _FED),
-    "exclusion": ("none", _FED), "subset_size": (0, _FED), "report_words": (None, _FED), "replacement": ("mixture", _FED),
+    "exclusion": ("none", _FED), "subset_size": (0, _FED), "local_inference": ("em", _FED), "report_words": (None, _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
@@ -63,8 +63,10 @@ _ALGORITHM_ONLY = {
     "vocabulary_policy": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
     "dask_local": (None, ("lda",) + _CENTRAL),
-    # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior
-    "beta": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + ("lp", "olp", "ldp-doc")),
+    # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior; ldp-doc's
+    # topics are a fixed function of the reports: no prior, no randomness
+    "alpha": (None, _CORPUS_ALGOS + ("lp", "olp")), "seed": (None, _CORPUS_ALGOS + ("lp", "olp")),
+    "beta": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + ("lp", "olp")),
     # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
     "iterations": (None, ("lda",) + _CENTRAL + ("lp", "olp")),
     # lp/olp train on randomized reports (--reports), never on a corpus
@@ -79,6 +81,35 @@ _ALGORITHM_ONLY = {
 }
 
 
+_RETIRED = ("budget",)      # refused whatever the trainer (a script that gives it is told what to give instead)
+# flags of the --unit's trainer that --unit refuses: it gives --epsilon, the whole run's total (word: eps_L is solved
+# from it, so neither eps_L nor a clip bound in place of eps_I can be given)
+_UNIT_REFUSES = {"word": ("epsilon_laplace", "clip", "no_noise"), "document": ()}
+
+
+def flag_applies(dest: str, algorithm: str) -> bool:
+    """Whether ``train --algorithm ALGORITHM`` reads the option ``dest`` (``_ALGORITHM_ONLY``; any other, every
+    trainer reads)."""
+    entry = _ALGORITHM_ONLY.get(dest)
+    return entry is None or algorithm in entry[1]
+
+
+def flag_shown(dest: str, algorithm: str | None = None, unit: str | None = None) -> bool:
+    """Whether ``dptopic train [--algorithm ALGORITHM | --unit UNIT] --help`` lists the option ``dest``: those the
+    trainer reads (train refuses the others); with neither, those every trainer reads, every trainer of a corpus
+    reads, or both --unit trainers read."""
+    from ..models.by_unit import UNIT_TRAINERS
+
+    if dest in _RETIRED:
+        return False
+    if unit is not None:
+        return dest != "algorithm" and dest not in _UNIT_REFUSES[unit] and flag_applies(dest, UNIT_TRAINERS[unit])
+    if algorithm is not None:
+        return dest != "unit" and flag_applies(dest, algorithm)
+    algos = set(_ALGORITHM_ONLY[dest][1]) if dest in _ALGORITHM_ONLY else None
+    return algos is None or set(_CORPUS_ALGOS) <= algos or set(UNIT_TRAINERS.values()) <= algos
+
+
 def _refuse_foreign_flags(a) -> None:
     given = getattr(a, "_given", None)      # the flags written on the command line (cli.main's parser)
     if a.algorithm in ("cdp", "cdp+") and getattr(a, "epsilon", None) is not None:
@@ -86,10 +117,12 @@ def _refuse_foreign_flags(a) -> None:
                            " release as --paper-epsilon, not --epsilon (which names a guarantee).")
     for dest, (default, algos) in _ALGORITHM_ONLY.items():
         written = dest in given if given is not None else getattr(a, dest, default) != default
-        if a.algorithm not in algos and written:
+        if not flag_applies(dest, a.algorithm) and written:
             flag = "--" + dest.replace("_", "-")
             hint = {"iterations": " (FedLDA: --rounds; svi/online-vb: --epochs)",
-                    "corpus": " (lp/olp train on --reports written by 'dptopic randomize')"}.get(dest, "")
+                    "corpus": " (lp/olp train on --reports written by 'dptopic randomize')",
+                    "seed": " (ldp-doc's server steps use no randomness)",
+                    "alpha": " (ldp-doc's topics are a fixed function of the reports)"}.get(dest, "")
             if a.unit is not None:      # the user never named the algorithm: say what --unit chose
                 which = f"--algorithm {algos[0]}" if len(algos) == 1 else f"one of {'/'.join(algos)} with --algorithm"
                 raise DPTopicError(f"{flag} has no effect with --unit {a.unit}, which trains {a.algorithm}: drop it,"
@@ -1014,10 +1047,15 @@ def privacy_card_line(model, path) -> str:
 
 
 def register(sub) -> None:
-    t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
+    from ._train_help import PLAIN, TRAINERS, add_help
+
+    t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
+                       add_help=False)
+    add_help(t, flag_shown)     # the options of the trainer chosen: 'dptopic train --algorithm X --help'
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "ldp-doc", "fed") + SVI_ALGORITHMS + _DOC,
-                   default=None, help="the trainer (default lda, not private); or give --unit instead")
+    t.add_argument("--algorithm", choices=tuple(TRAINERS), default=None,
+                   help="the trainer (default lda, not private; the list: 'dptopic train --help'); or give --unit"
+                        " instead")
     t.add_argument("--unit", choices=("document", "word"), default=None,
                    help="train the best measured private trainer for this privacy unit with --epsilon (the whole"
                         " run's budget; --private-vocabulary EPS_V,DELTA_V adds its own, and the report prints the"
