@@ -82,9 +82,14 @@ _ALGORITHM_ONLY = {
 
 
 _RETIRED = ("budget",)      # refused whatever the trainer (a script that gives it is told what to give instead)
-# flags of the --unit's trainer that --unit refuses: it gives --epsilon, the whole run's total (word: eps_L is solved
-# from it, so neither eps_L nor a clip bound in place of eps_I can be given)
-_UNIT_REFUSES = {"word": ("epsilon_laplace", "clip", "no_noise"), "document": ()}
+# flags of the --unit's trainer that --unit refuses, and why: --unit word promises a word-level guarantee for the
+# whole run's --epsilon (--epsilon-laplace is refused earlier, in _resolve_unit, in its own words)
+_UNIT_REFUSES = {
+    "word": {"epsilon_laplace": "eps_L per iteration is solved from --epsilon",
+             "paper_literal": "Algorithm 1 exactly as written has no guarantee",
+             "no_noise": "clipping alone, without noise, has no guarantee",
+             "clip": "eps_L is solved from --epsilon for --epsilon-inherent, which sets the inherent part instead"},
+    "document": {}}
 
 
 def flag_applies(dest: str, algorithm: str) -> bool:
@@ -150,15 +155,10 @@ def _refuse_foreign_flags(a) -> None:
                                       or getattr(a, "dask_local", None) is not None):
         raise DPTopicError("--parallel has no effect on a Dask cluster (--scheduler/--dask-local): the Dask backend"
                            " always runs AD-LDA, one actor per shard (docs/scaling.md); drop --parallel.")
-    if a.unit == "word":        # --unit word promises a word-level guarantee for the whole run's --epsilon
-        for flag, given, why in (
-                ("--paper-literal", a.paper_literal, "Algorithm 1 exactly as written has no guarantee"),
-                ("--no-noise", a.no_noise, "clipping alone, without noise, has no guarantee"),
-                ("--clip", a.clip is not None, "eps_L is solved from --epsilon for --epsilon-inherent, which sets the"
-                                               " inherent part instead")):
-            if given:
-                raise DPTopicError(f"{flag} does not apply to --unit word ({why}): drop it, or drop --unit and use"
-                                   " --algorithm hdp.")
+    for dest, why in _UNIT_REFUSES.get(a.unit, {}).items():
+        if written(dest, _ALGORITHM_ONLY[dest][0]):
+            raise DPTopicError(f"--{dest.replace('_', '-')} does not apply to --unit {a.unit} ({why}): drop it, or drop"
+                               f" --unit and use --algorithm {a.algorithm}.")
     if a.algorithm == "hdp":
         if a.epsilon_laplace is not None and (a.epsilon is not None or a.budget is not None):
             raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
