@@ -66,7 +66,7 @@ FLAG_NEEDS = {
     ("experiment lira", "--delta-v"): ["--private-vocabulary", "50"],
     ("serve", "--prior-iterations"): ["--prior", C],
     ("recommend", "--doc-length"): ["--unit", "word"],
-    **{("serve", f"--fed-{name}"): ["--fed-epsilon", "2"] for name in ("topics", "pad-length", "sample-ratio",
+    **{("serve", f"--fed-{name}"): ["--fed-epsilon-per-entry", "2"] for name in ("topics", "pad-length", "sample-ratio",
                                                                        "min-updates", "report-words")},
 }
 # a flag that another of its command line's flags excludes: the whole command line
