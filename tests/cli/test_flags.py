@@ -108,8 +108,8 @@ def _train_base(dest: str) -> list:
 
     flag = "--" + dest.replace("_", "-")
     algorithm = TRAIN_FLAG_ALGORITHM.get(flag) or (_ALGORITHM_ONLY[dest][1][0] if dest in _ALGORITHM_ONLY else "lda")
-    if dest == "delta":
-        algorithm = "cdp"
+    if dest == "delta":     # cdp/cdp+ claim no guarantee: their count releases' delta is --count-release-delta
+        algorithm = "hdp"
     if dest == "epsilon":       # a guarantee: cdp/cdp+ (no guarantee) take --paper-epsilon
         algorithm = "docdp"
     source = [] if algorithm in LOCAL else ["--corpus", C, "--test-size", "0"]

@@ -46,7 +46,8 @@ _ALGORITHM_ONLY = {
     "paper_epsilon": (None, ("cdp", "cdp+")), "epsilon_per_entry": (None, _FED),
     "secure": (False, _CENTRAL + _FED + _SVI + _DOC),
     "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
-    "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + _DOC + ("lp", "olp")),
+    "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, ("hdp",) + _FED + _SVI + _DOC + ("lp", "olp")),
+    "count_release_delta": (None, ("cdp", "cdp+")),
     "noise": ("discrete", _CENTRAL),
     "reports": (None, ("lp", "olp", "ldp-doc")), "reports_per_contributor": (None, ("lp", "olp", "ldp-doc")),
     "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
@@ -127,6 +128,7 @@ def _refuse_foreign_flags(a) -> None:
             hint = {"iterations": " (FedLDA: --rounds; svi/online-vb: --epochs)",
                     "corpus": " (lp/olp train on --reports written by 'dptopic randomize')",
                     "seed": " (ldp-doc's server steps use no randomness)",
+                    "delta": " (cdp/cdp+, which claim no guarantee: --count-release-delta)",
                     "alpha": " (ldp-doc's topics are a fixed function of the reports)"}.get(dest, "")
             if a.unit is not None:      # the user never named the algorithm: say what --unit chose
                 which = f"--algorithm {algos[0]}" if len(algos) == 1 else f"one of {'/'.join(algos)} with --algorithm"
@@ -298,7 +300,8 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     priv = dict(delta=a.delta, noise=a.noise, secure=a.secure)
     if algo in ("cdp", "cdp+"):
         cls = CDPLDAPlus if algo == "cdp+" else CDPLDA
-        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, **common, **priv)
+        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, noise=a.noise, secure=a.secure,
+                   count_release_delta=1e-5 if a.count_release_delta is None else a.count_release_delta, **common)
     hdp_kw = dict(paper_literal=a.paper_literal, **priv)
     if a.clip is not None:
         hdp_kw["clip"] = a.clip
@@ -589,7 +592,8 @@ _COMMON_FLAGS = {"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--
                  "alpha": "--alpha", "beta": "--beta", "parallel": "--parallel", "test_size": "--test-size",
                  "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS}
 _ALGORITHM_FLAGS = {
-    "cdp": {"paper_epsilon": "--paper-epsilon", "delta": "--delta", "noise": "--noise", "secure": "--secure"},
+    "cdp": {"paper_epsilon": "--paper-epsilon", "count_release_delta": "--count-release-delta", "noise": "--noise",
+            "secure": "--secure"},
     "hdp": {"epsilon_laplace": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "clip": "--clip",
             "delta": "--delta", "noise": "--noise", "secure": "--secure", "paper_literal": "--paper-literal"},
     # FedLDA's epsilon is the per-user total; the delta of its tight report is report_delta
@@ -1087,7 +1091,12 @@ def register(sub) -> None:
     t.add_argument("--paper-epsilon", type=positive_float, default=None,
                    help="cdp/cdp+: the paper's nominal eps per noisy release (default 1), noise of scale 1/eps; no"
                         " guarantee of the model, hence not --epsilon")
-    t.add_argument("--delta", type=unit_interval, default=1e-5, help="delta for the tight report (default 1e-5)")
+    t.add_argument("--delta", type=unit_interval, default=1e-5,
+                   help="the delta of the guarantee the model claims (default 1e-5), with --epsilon; lp/olp: the delta"
+                        " at which the tight epsilon(delta) is reported")
+    t.add_argument("--count-release-delta", type=unit_interval, default=None,
+                   help="cdp/cdp+: the delta at which the count releases' partial epsilon(delta) is reported (default"
+                        " 1e-5); no guarantee of the model, hence not --delta")
     t.add_argument("--epsilon-inherent", type=positive_float, default=None,
                    help=f"hdp: eps_I per iteration (default {DEFAULT_EPSILON_INHERENT:g}; or give --clip)")
     t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I); svi: per-document Frobenius clip (default 50)")
