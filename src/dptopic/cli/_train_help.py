@@ -51,8 +51,8 @@ def _fill(text: str, indent: str = "") -> str:
 def trainer_table() -> str:
     """The trainers, one line each, and where to read their options."""
     width = max(map(len, TRAINERS))
-    rows = [textwrap.fill(f"{name:<{width}}  {what}", _width(), initial_indent="  ", subsequent_indent=" " * (width + 4))
-            for name, what in TRAINERS.items()]
+    rows = [textwrap.fill(f"{name:<{width}}  {what}", _width(), initial_indent="  ",
+                          subsequent_indent=" " * (width + 4)) for name, what in TRAINERS.items()]
     return "\n".join([_fill("trainers (--algorithm X; see 'dptopic train --algorithm X --help' for the options of X):"),
                       *rows])
 

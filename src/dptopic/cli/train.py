@@ -54,7 +54,8 @@ _ALGORITHM_ONLY = {
     "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
     "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
     "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "user_budget": (None, _FED), "variant": ("another", _FED),
-    "exclusion": ("none", _FED), "subset_size": (0, _FED), "local_inference": ("em", _FED), "report_words": (None, _FED), "replacement": ("mixture", _FED),
+    "exclusion": ("none", _FED), "subset_size": (0, _FED), "local_inference": ("em", _FED),
+    "report_words": (None, _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
@@ -300,8 +301,9 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     priv = dict(delta=a.delta, noise=a.noise, secure=a.secure)
     if algo in ("cdp", "cdp+"):
         cls = CDPLDAPlus if algo == "cdp+" else CDPLDA
-        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, noise=a.noise, secure=a.secure,
-                   count_release_delta=1e-5 if a.count_release_delta is None else a.count_release_delta, **common)
+        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, noise=a.noise,
+                   secure=a.secure, **common,
+                   count_release_delta=1e-5 if a.count_release_delta is None else a.count_release_delta)
     hdp_kw = dict(paper_literal=a.paper_literal, **priv)
     if a.clip is not None:
         hdp_kw["clip"] = a.clip
