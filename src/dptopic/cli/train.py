@@ -46,14 +46,16 @@ _ALGORITHM_ONLY = {
     "paper_epsilon": (None, ("cdp", "cdp+")), "epsilon_per_entry": (None, _FED),
     "secure": (False, _CENTRAL + _FED + _SVI + _DOC),
     "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
-    "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + _DOC + ("lp", "olp")),
+    "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, ("hdp",) + _FED + _SVI + _DOC + ("lp", "olp")),
+    "count_release_delta": (None, ("cdp", "cdp+")),
     "noise": ("discrete", _CENTRAL),
     "reports": (None, ("lp", "olp", "ldp-doc")), "reports_per_contributor": (None, ("lp", "olp", "ldp-doc")),
     "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
     "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
     "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
     "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "user_budget": (None, _FED), "variant": ("another", _FED),
-    "exclusion": ("none", _FED), "subset_size": (0, _FED), "report_words": (None, _FED), "replacement": ("mixture", _FED),
+    "exclusion": ("none", _FED), "subset_size": (0, _FED), "local_inference": ("em", _FED),
+    "report_words": (None, _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
@@ -63,8 +65,10 @@ _ALGORITHM_ONLY = {
     "vocabulary_policy": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
     "dask_local": (None, ("lda",) + _CENTRAL),
-    # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior
-    "beta": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + ("lp", "olp", "ldp-doc")),
+    # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior; ldp-doc's
+    # topics are a fixed function of the reports: no prior, no randomness
+    "alpha": (None, _CORPUS_ALGOS + ("lp", "olp")), "seed": (None, _CORPUS_ALGOS + ("lp", "olp")),
+    "beta": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + ("lp", "olp")),
     # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
     "iterations": (None, ("lda",) + _CENTRAL + ("lp", "olp")),
     # lp/olp train on randomized reports (--reports), never on a corpus
@@ -79,6 +83,40 @@ _ALGORITHM_ONLY = {
 }
 
 
+_RETIRED = ("budget",)      # refused whatever the trainer (a script that gives it is told what to give instead)
+# flags of the --unit's trainer that --unit refuses, and why: --unit word promises a word-level guarantee for the
+# whole run's --epsilon (--epsilon-laplace is refused earlier, in _resolve_unit, in its own words)
+_UNIT_REFUSES = {
+    "word": {"epsilon_laplace": "eps_L per iteration is solved from --epsilon",
+             "paper_literal": "Algorithm 1 exactly as written has no guarantee",
+             "no_noise": "clipping alone, without noise, has no guarantee",
+             "clip": "eps_L is solved from --epsilon for --epsilon-inherent, which sets the inherent part instead"},
+    "document": {}}
+
+
+def flag_applies(dest: str, algorithm: str) -> bool:
+    """Whether ``train --algorithm ALGORITHM`` reads the option ``dest`` (``_ALGORITHM_ONLY``; any other, every
+    trainer reads)."""
+    entry = _ALGORITHM_ONLY.get(dest)
+    return entry is None or algorithm in entry[1]
+
+
+def flag_shown(dest: str, algorithm: str | None = None, unit: str | None = None) -> bool:
+    """Whether ``dptopic train [--algorithm ALGORITHM | --unit UNIT] --help`` lists the option ``dest``: those the
+    trainer reads (train refuses the others); with neither, those every trainer reads, every trainer of a corpus
+    reads, or both --unit trainers read."""
+    from ..models.by_unit import UNIT_TRAINERS
+
+    if dest in _RETIRED:
+        return False
+    if unit is not None:
+        return dest != "algorithm" and dest not in _UNIT_REFUSES[unit] and flag_applies(dest, UNIT_TRAINERS[unit])
+    if algorithm is not None:
+        return dest != "unit" and flag_applies(dest, algorithm)
+    algos = set(_ALGORITHM_ONLY[dest][1]) if dest in _ALGORITHM_ONLY else None
+    return algos is None or set(_CORPUS_ALGOS) <= algos or set(UNIT_TRAINERS.values()) <= algos
+
+
 def _refuse_foreign_flags(a) -> None:
     given = getattr(a, "_given", None)      # the flags written on the command line (cli.main's parser)
     if a.algorithm in ("cdp", "cdp+") and getattr(a, "epsilon", None) is not None:
@@ -86,10 +124,13 @@ def _refuse_foreign_flags(a) -> None:
                            " release as --paper-epsilon, not --epsilon (which names a guarantee).")
     for dest, (default, algos) in _ALGORITHM_ONLY.items():
         written = dest in given if given is not None else getattr(a, dest, default) != default
-        if a.algorithm not in algos and written:
+        if not flag_applies(dest, a.algorithm) and written:
             flag = "--" + dest.replace("_", "-")
             hint = {"iterations": " (FedLDA: --rounds; svi/online-vb: --epochs)",
-                    "corpus": " (lp/olp train on --reports written by 'dptopic randomize')"}.get(dest, "")
+                    "corpus": " (lp/olp train on --reports written by 'dptopic randomize')",
+                    "seed": " (ldp-doc's server steps use no randomness)",
+                    "delta": " (cdp/cdp+, which claim no guarantee: --count-release-delta)",
+                    "alpha": " (ldp-doc's topics are a fixed function of the reports)"}.get(dest, "")
             if a.unit is not None:      # the user never named the algorithm: say what --unit chose
                 which = f"--algorithm {algos[0]}" if len(algos) == 1 else f"one of {'/'.join(algos)} with --algorithm"
                 raise DPTopicError(f"{flag} has no effect with --unit {a.unit}, which trains {a.algorithm}: drop it,"
@@ -117,15 +158,10 @@ def _refuse_foreign_flags(a) -> None:
                                       or getattr(a, "dask_local", None) is not None):
         raise DPTopicError("--parallel has no effect on a Dask cluster (--scheduler/--dask-local): the Dask backend"
                            " always runs AD-LDA, one actor per shard (docs/scaling.md); drop --parallel.")
-    if a.unit == "word":        # --unit word promises a word-level guarantee for the whole run's --epsilon
-        for flag, given, why in (
-                ("--paper-literal", a.paper_literal, "Algorithm 1 exactly as written has no guarantee"),
-                ("--no-noise", a.no_noise, "clipping alone, without noise, has no guarantee"),
-                ("--clip", a.clip is not None, "eps_L is solved from --epsilon for --epsilon-inherent, which sets the"
-                                               " inherent part instead")):
-            if given:
-                raise DPTopicError(f"{flag} does not apply to --unit word ({why}): drop it, or drop --unit and use"
-                                   " --algorithm hdp.")
+    for dest, why in _UNIT_REFUSES.get(a.unit, {}).items():
+        if written(dest, _ALGORITHM_ONLY[dest][0]):
+            raise DPTopicError(f"--{dest.replace('_', '-')} does not apply to --unit {a.unit} ({why}): drop it, or drop"
+                               f" --unit and use --algorithm {a.algorithm}.")
     if a.algorithm == "hdp":
         if a.epsilon_laplace is not None and (a.epsilon is not None or a.budget is not None):
             raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
@@ -265,7 +301,9 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     priv = dict(delta=a.delta, noise=a.noise, secure=a.secure)
     if algo in ("cdp", "cdp+"):
         cls = CDPLDAPlus if algo == "cdp+" else CDPLDA
-        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, **common, **priv)
+        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, noise=a.noise,
+                   secure=a.secure, **common,
+                   count_release_delta=1e-5 if a.count_release_delta is None else a.count_release_delta)
     hdp_kw = dict(paper_literal=a.paper_literal, **priv)
     if a.clip is not None:
         hdp_kw["clip"] = a.clip
@@ -556,7 +594,8 @@ _COMMON_FLAGS = {"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--
                  "alpha": "--alpha", "beta": "--beta", "parallel": "--parallel", "test_size": "--test-size",
                  "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS}
 _ALGORITHM_FLAGS = {
-    "cdp": {"paper_epsilon": "--paper-epsilon", "delta": "--delta", "noise": "--noise", "secure": "--secure"},
+    "cdp": {"paper_epsilon": "--paper-epsilon", "count_release_delta": "--count-release-delta", "noise": "--noise",
+            "secure": "--secure"},
     "hdp": {"epsilon_laplace": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "clip": "--clip",
             "delta": "--delta", "noise": "--noise", "secure": "--secure", "paper_literal": "--paper-literal"},
     # FedLDA's epsilon is the per-user total; the delta of its tight report is report_delta
@@ -1014,10 +1053,15 @@ def privacy_card_line(model, path) -> str:
 
 
 def register(sub) -> None:
-    t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
+    from ._train_help import PLAIN, TRAINERS, add_help
+
+    t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
+                       add_help=False)
+    add_help(t, flag_shown)     # the options of the trainer chosen: 'dptopic train --algorithm X --help'
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "ldp-doc", "fed") + SVI_ALGORITHMS + _DOC,
-                   default=None, help="the trainer (default lda, not private); or give --unit instead")
+    t.add_argument("--algorithm", choices=tuple(TRAINERS), default=None,
+                   help="the trainer (default lda, not private; the list: 'dptopic train --help'); or give --unit"
+                        " instead")
     t.add_argument("--unit", choices=("document", "word"), default=None,
                    help="train the best measured private trainer for this privacy unit with --epsilon (the whole"
                         " run's budget; --private-vocabulary EPS_V,DELTA_V adds its own, and the report prints the"
@@ -1049,7 +1093,12 @@ def register(sub) -> None:
     t.add_argument("--paper-epsilon", type=positive_float, default=None,
                    help="cdp/cdp+: the paper's nominal eps per noisy release (default 1), noise of scale 1/eps; no"
                         " guarantee of the model, hence not --epsilon")
-    t.add_argument("--delta", type=unit_interval, default=1e-5, help="delta for the tight report (default 1e-5)")
+    t.add_argument("--delta", type=unit_interval, default=1e-5,
+                   help="the delta of the guarantee the model claims (default 1e-5), with --epsilon; lp/olp: the delta"
+                        " at which the tight epsilon(delta) is reported")
+    t.add_argument("--count-release-delta", type=unit_interval, default=None,
+                   help="cdp/cdp+: the delta at which the count releases' partial epsilon(delta) is reported (default"
+                        " 1e-5); no guarantee of the model, hence not --delta")
     t.add_argument("--epsilon-inherent", type=positive_float, default=None,
                    help=f"hdp: eps_I per iteration (default {DEFAULT_EPSILON_INHERENT:g}; or give --clip)")
     t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I); svi: per-document Frobenius clip (default 50)")
