@@ -123,6 +123,27 @@ def _check_entries(name: str, values: list, blank: bool = True) -> None:
                                " as UTF-8).")
 
 
+def check_user_ids(values, n_docs: int, where: str = "user_ids") -> list[str]:
+    """Each document's person, as given (``user_ids=``): one non-blank string per document, refused in one line
+    otherwise (a number is refused too, so that 7 and '7' cannot name two people)."""
+    values = _sequence(where, values)
+    if values is None or isinstance(values, (str, bytes)):
+        raise DPTopicError(f"{where} must be a list of strings, one per document (the person who wrote it).")
+    if len(values) != n_docs:
+        raise DPTopicError(f"{where} has {len(values)} entries but there are {n_docs} documents: give one user id per"
+                           " document.")
+    for i, u in enumerate(values):
+        if u is None or (isinstance(u, float) and u != u):
+            raise DPTopicError(f"document {i} has no user id: give every document the id of the person who wrote it.")
+        if not isinstance(u, str):
+            raise DPTopicError(f"the user id of document {i} is {type(u).__name__} {str(u)[:40]!r}, not a string: give"
+                               " user ids as strings (str(id)), so that 7 and '7' cannot name two people.")
+        if _blank(u):
+            raise DPTopicError(f"document {i} has a blank user id: give every document the id of the person who wrote"
+                               " it.")
+    return [str(u) for u in values]
+
+
 def _sequence(name: str, values):
     """``labels=`` or ``doc_ids=`` as a list in document order; None stays None, and a single string is left for
     :func:`_names` to refuse. A dict or set (no document order), a table or 2-D array (a DataFrame's ``df[['label']]``)
@@ -351,10 +372,11 @@ class Corpus:
     vocabulary : :class:`Vocabulary` or list of words.
     labels : optional per-document labels (strings).
     doc_ids : optional per-document names.
+    user_ids : optional per-document person (strings), for a guarantee per person (``unit="user"``).
     """
 
     def __init__(self, doc_ptr, word_ids, vocabulary, labels=None, doc_ids=None,
-                 n_empty_dropped: int = 0, metadata: dict | None = None):
+                 n_empty_dropped: int = 0, metadata: dict | None = None, user_ids=None):
         self.doc_ptr = _index_array("doc_ptr", doc_ptr, np.int64)
         self.word_ids = _index_array("word_ids", word_ids, np.int32)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
@@ -364,6 +386,7 @@ class Corpus:
         self.metadata = dict(metadata or {})
         self._vocabulary_cut = None     # {"max_vocab", "words", "tokens_read"}: a max_vocab that cut words (from_texts)
         self._check()
+        self.user_ids = None if user_ids is None else check_user_ids(user_ids, self.n_docs)
 
     # ------------------------------------------------------------------ basics
     def _check(self) -> None:
@@ -428,7 +451,7 @@ class Corpus:
     def from_texts(cls, texts: Iterable[str], labels=None, doc_ids=None, *, vocabulary=None,
                    max_vocab: int | None = 1000, min_df=1, max_df=None, min_length: int = 3,
                    stop_words="english", lowercase: bool = True, remove_stop_words: bool = True,
-                   drop_empty: bool = True) -> "Corpus":
+                   drop_empty: bool = True, user_ids=None) -> "Corpus":
         """Tokenise raw strings, build (or apply) a vocabulary, drop OOV tokens and empty documents.
 
         ``min_df``/``max_df``: document-frequency bounds, each a count or (a float) a fraction of the documents;
@@ -436,7 +459,8 @@ class Corpus:
         ``lowercase=False`` keeps case (``Paris`` and ``paris`` are two words). ``remove_stop_words=False`` is the
         older spelling of ``stop_words=None``. ``lowercase="match"`` (with a ``vocabulary``; how text is read into a
         fitted model's words): no stop-word list or length filter, and each token counts as written when the
-        vocabulary has it, else lowercased, so a vocabulary with "NASA" and "markets" reads "NASA" and "Markets"."""
+        vocabulary has it, else lowercased, so a vocabulary with "NASA" and "markets" reads "NASA" and "Markets".
+        ``user_ids``: each text's person (strings), kept with the documents kept."""
         if isinstance(texts, (str, bytes)):
             raise DPTopicError("texts must be a list of strings (one per document), not a single string.")
         try:
@@ -462,7 +486,8 @@ class Corpus:
             words = set(vocabulary.words)
             pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=False)
             toks = [[t if t in words else lower_word(t) for t in pre.tokenize(x)] for x in texts]
-            return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
+            return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
+                                         user_ids=user_ids)
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
                            lowercase=bool(lowercase))
         if vocabulary is not None:
@@ -470,7 +495,7 @@ class Corpus:
         toks = _tokenize_all(pre, texts)
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
                                      reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
-                                                        min_length))
+                                                        min_length), user_ids=user_ids)
 
     @classmethod
     def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,
@@ -501,7 +526,7 @@ class Corpus:
 
     @classmethod
     def _from_token_lists(cls, toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                          reading=None):
+                          reading=None, user_ids=None):
         """Checked lists of words: build (or apply) the vocabulary, map words to ids, drop the rest. ``reading``: how
         the words were made from text (:func:`reading_of`), kept in the metadata."""
         given = vocabulary is not None
@@ -527,7 +552,7 @@ class Corpus:
         if given and drop_empty and toks and not any(toks):     # no text at all, whatever the vocabulary
             raise DPTopicError(f"empty corpus: none of the {len(toks)} documents holds any word (each text is empty,"
                                " blank or punctuation only): give documents with text.")
-        out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given,
+        out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given, user_ids=user_ids,
                           metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
                                     **({} if reading is None else {READING: reading}),
                                     **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
@@ -536,8 +561,11 @@ class Corpus:
         return out
 
     @classmethod
-    def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None, given=True) -> "Corpus":
+    def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None, given=True,
+                user_ids=None) -> "Corpus":
         """The corpus of ``docs`` (word ids). ``given``: the vocabulary is the caller's, not built from ``docs``."""
+        if user_ids is not None:
+            user_ids = check_user_ids(user_ids, len(docs))
         labels, doc_ids = _sequence("labels", labels), _sequence("doc_ids", doc_ids)
         if labels is not None:      # NaN or '' is no label (not the class 'nan' or ''); None: _names says so
             _check_entries("labels", labels)
@@ -562,6 +590,7 @@ class Corpus:
         return cls.from_token_ids([docs[i] for i in keep], vocabulary,
                                   labels=None if labels is None else [labels[i] for i in keep],
                                   doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep],
+                                  user_ids=None if user_ids is None else [user_ids[i] for i in keep],
                                   n_empty_dropped=n_drop, metadata=metadata)
 
     @classmethod
@@ -733,14 +762,15 @@ class Corpus:
 
     @classmethod
     def from_jsonl(cls, path, text_field: str = "text", label_field: str | None = None, id_field: str | None = None,
-                   require_ids: bool = True, **kw) -> "Corpus":
+                   require_ids: bool = True, user_field: str | None = None, **kw) -> "Corpus":
         """One JSON object per line; ``id_field`` names the field holding each document's id (``doc_ids``, which
         ``dptopic transform`` writes beside its rows). Every record must have it, unless ``require_ids=False``: then
         the ids are used only when every record has one, and are ``doc0, doc1, ...`` otherwise. Two records with the
-        same id are refused (used as ``doc0, ...`` with ``require_ids=False``)."""
+        same id are refused (used as ``doc0, ...`` with ``require_ids=False``). ``user_field`` names the field holding
+        each document's person (``user_ids``, a string in every record)."""
         _check_field_names(("text_field", text_field, False), ("label_field", label_field, True),
-                           ("id_field", id_field, True))
-        texts, labels, ids = [], [], []
+                           ("id_field", id_field, True), ("user_field", user_field, True))
+        texts, labels, ids, users = [], [], [], []
         with _open_text(path) as fh:
             for n, line in enumerate(fh, 1):
                 if not line.strip():
@@ -758,7 +788,7 @@ class Corpus:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is a JSON array, not an object: a JSONL"
                                        " file holds one JSON object per line (write each element of the array on its"
                                        " own line, for example with jq -c '.[]').")
-                for key in (label_field, id_field) if isinstance(rec, dict) else ():   # both are written out
+                for key in (label_field, id_field, user_field) if isinstance(rec, dict) else ():   # written out
                     v = rec.get(key)
                     if isinstance(v, str) and not _is_utf8(v):
                         raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {key!r} holds a lone"
@@ -768,7 +798,7 @@ class Corpus:
                     kind = "a string" if isinstance(rec, str) else _json_kind(rec)
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} is {kind}, not a JSON object: a JSONL"
                                        f" file holds one JSON object per line, the text in a field ({text_field!r}).")
-                twice = [k for k in (text_field, label_field, id_field) if k is not None and k in repeated]
+                twice = [k for k in (text_field, label_field, id_field, user_field) if k is not None and k in repeated]
                 if twice:   # json.loads would keep the last value silently
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has the field {twice[0]!r} more than"
                                        " once; keep one value per field.")
@@ -780,6 +810,9 @@ class Corpus:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {text_field!r} is"
                                        f" {_json_kind(rec[text_field])}, not a string.")
                 texts.append(rec[text_field])
+                if user_field is not None:
+                    users.append(_record_user(rec.get(user_field), user_field in rec, f"bad JSONL file {str(path)!r}:"
+                                              f" line {n}", user_field, "field"))
                 if label_field is not None:
                     if label_field not in rec:
                         raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {label_field!r}, so no"
@@ -809,25 +842,28 @@ class Corpus:
                                f" the text in a field ({text_field!r}).")
         return cls.from_texts(texts, labels=labels if label_field else None,
                               doc_ids=_ids_or_none(ids, id_field, require_ids, f"JSONL file {str(path)!r}", "field",
-                                                   "id_field"), **kw)
+                                                   "id_field"), user_ids=users if user_field else None, **kw)
 
     @classmethod
     def from_csv(cls, path, text_column: str = "text", label_column: str | None = None, id_column: str | None = None,
-                 require_ids: bool = True, delimiter: str | None = None, **kw) -> "Corpus":
+                 require_ids: bool = True, delimiter: str | None = None, user_column: str | None = None,
+                 **kw) -> "Corpus":
         """A CSV file with a header row; ``id_column`` names the column of document ids (``doc_ids``). Every row must
         have one, unless ``require_ids=False``: then the ids are used only when every row has one, and are
         ``doc0, doc1, ...`` otherwise. Two rows with the same id are refused (used as ``doc0, ...`` with
         ``require_ids=False``). ``delimiter``: the character between fields (``"\\t"`` for tab-separated values); by
         default ``","``, or the ``";"``, ``"|"`` or tab a header without a comma holds between the columns asked for
-        (with a warning); a delimiter given is never replaced."""
+        (with a warning); a delimiter given is never replaced. ``user_column``: the column of each document's person
+        (``user_ids``; no row may leave it empty)."""
         _check_field_names(("text_column", text_column, False), ("label_column", label_column, True),
-                           ("id_column", id_column, True))
+                           ("id_column", id_column, True), ("user_column", user_column, True))
         guess = delimiter is None           # the default, ',': another one seen in the header may replace it
         delimiter = "," if delimiter is None else delimiter
         if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
             raise DPTopicError(f"invalid delimiter={delimiter!r}: give one character, such as ',' or '\\t'.")
         cols, rows, lines = _read_csv(path, delimiter)
-        wanted = [c for c in (text_column, label_column, id_column if require_ids else None) if c is not None]
+        wanted = [c for c in (text_column, label_column, id_column if require_ids else None, user_column)
+                  if c is not None]
         other = _other_delimiter_char(cols, delimiter) if guess else None
         if other is not None and any(c not in cols for c in wanted):
             # a header read as one field that holds another separator (';' from a spreadsheet in many locales): read
@@ -856,13 +892,14 @@ class Corpus:
             raise DPTopicError(f"{bad}: its first line is a JSON object ({_column_list(cols[:1])}), not a header: the"
                                " file looks like JSON Lines; read it as JSONL (CLI: --format jsonl, or a name ending"
                                " in .jsonl).")
-        for col in (text_column, label_column, id_column):
+        for col in (text_column, label_column, id_column, user_column):
             if col is not None and col not in cols:
                 hint = _other_delimiter(cols, delimiter)
                 near = [c for c in cols if c.strip().casefold() == col.strip().casefold()]
                 if not hint and near:      # "text " or "Text": the list of columns below shows no difference
                     param, flag = (("text_column", "--text-field") if col == text_column else
                                    ("label_column", "--label-field") if col == label_column else
+                                   ("user_column", "--user-field") if col == user_column else
                                    ("id_column", "--id-field"))
                     how = ("case" if near[0].strip() == near[0] else "spaces around it"
                            if near[0].strip() == col.strip() else "case and spaces around it")
@@ -872,13 +909,14 @@ class Corpus:
                 if not hint:       # name the setting that picks the column, as the JSONL reader does
                     param, flag = (("text_column", "--text-field") if col == text_column else
                                    ("label_column", "--label-field") if col == label_column else
+                                   ("user_column", "--user-field") if col == user_column else
                                    ("id_column", "--id-field"))
                     hint = f"; set {param} (CLI: {flag}) to the column that holds it"
                 raise DPTopicError(f"{bad}: no column {col!r} (columns: {_column_list(cols)}){hint}.")
             if col is not None and cols.count(col) > 1:
                 raise DPTopicError(f"{bad}: the header names the column {col!r} {cols.count(col)} times: rename all but"
                                    " one, so that it says which to read.")
-        at = {col: cols.index(col) for col in (text_column, label_column, id_column) if col is not None}
+        at = {col: cols.index(col) for col in (text_column, label_column, id_column, user_column) if col is not None}
         # a row with more fields than the header: refused unless the extra ones are empty (a spreadsheet's trailing
         # comma, "hello world,a,")
         long = next((i for i, r in enumerate(rows) if len(r) > len(cols) and any(f.strip() for f in r[len(cols):])),
@@ -887,7 +925,7 @@ class Corpus:
             raise DPTopicError(f"{bad}: the row on line {lines[long]} has {len(rows[long])} fields where the header names"
                                f" {len(cols)}: a field that holds {delimiter!r} must be quoted (\"like{delimiter} this\"),"
                                f" or add the missing column names to the header.")
-        for col in (text_column, label_column):       # a row too short to reach the column: refused, not "" or 'None'
+        for col in (text_column, label_column, user_column):    # a row too short to reach it: refused, not "" or 'None'
             short = next((i for i, r in enumerate(rows) if col is not None and len(r) <= at[col]), None)
             if short is not None:
                 raise DPTopicError(f"{bad}: the row on line {lines[short]} has {len(rows[short])} field(s), so no"
@@ -906,7 +944,10 @@ class Corpus:
             ids = _ids_or_none([_record_id(r[at[id_column]] if len(r) > at[id_column] and r[at[id_column]] else None,
                                            "", id_column, "column") for r in rows], id_column,
                                require_ids, f"CSV file {str(path)!r}", "column", "id_column")
-        return cls.from_texts(texts, labels=labels, doc_ids=ids, **kw)
+        users = None if user_column is None else [
+            _record_user(r[at[user_column]], True, f"{bad}: the row on line {line}", user_column, "column")
+            for r, line in zip(rows, lines)]
+        return cls.from_texts(texts, labels=labels, doc_ids=ids, user_ids=users, **kw)
 
     @classmethod
     def from_directory(cls, path, pattern: str = "*.txt", **kw) -> "Corpus":
@@ -993,7 +1034,7 @@ class Corpus:
             ids = np.zeros(0, np.int32)
         pick = lambda v: None if v is None else [v[i] for i in idx]  # noqa: E731
         return Corpus(ptr, ids, self.vocabulary, labels=pick(self.labels), doc_ids=pick(self.doc_ids),
-                      metadata=self.metadata)
+                      metadata=self.metadata, user_ids=pick(self.user_ids))
 
     def drop_empty(self) -> "Corpus":
         keep = np.flatnonzero(self.doc_lengths > 0)
@@ -1082,7 +1123,7 @@ class Corpus:
         np.cumsum(segment_sums(keep_tok, self.doc_ptr), out=ptr[1:])
         kept = {k: v for k, v in self.metadata.items() if k != VOCABULARY_CUTS}    # no cut chose these words
         out = Corpus(ptr, new[keep_tok].astype(np.int32), vocabulary, labels=self.labels,
-                     doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped,
+                     doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped, user_ids=self.user_ids,
                      metadata={**kept, VOCABULARY_SOURCE: "supplied"})   # the caller's word list
         return out.drop_empty() if drop_empty else out
 
@@ -1146,7 +1187,7 @@ class Corpus:
                                f" {str(path / 'corpus.npz')!r}).")
         meta = {"format": "dptopic-corpus", "version": CORPUS_FORMAT_VERSION, "vocabulary": self.vocabulary.words,
                 "labels": self.labels, "doc_ids": self.doc_ids, "n_empty_dropped": self.n_empty_dropped,
-                "metadata": self.metadata}
+                "metadata": self.metadata, **({} if self.user_ids is None else {"user_ids": self.user_ids})}
         buf = io.BytesIO()
         np.savez(buf, doc_ptr=self.doc_ptr, word_ids=self.word_ids,
                  meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8))
@@ -1210,7 +1251,7 @@ class Corpus:
             raise DPTopicError(f"{bad}: 'n_empty_dropped' must be a count and 'metadata' an object; {fix}.")
         try:
             return cls(ptr, ids, vocab, labels=meta.get("labels"), doc_ids=meta.get("doc_ids"),
-                       n_empty_dropped=n_drop, metadata=extra)
+                       n_empty_dropped=n_drop, metadata=extra, user_ids=meta.get("user_ids"))
         except DPTopicError as e:
             raise DPTopicError(f"{bad}: {str(e).rstrip('.')}; {fix}.") from None
 
@@ -1250,6 +1291,20 @@ def _record_id(value, where: str, name: str, kind: str, null_ok: bool = True):
         raise DPTopicError(f"{where}: id {kind} {name!r} is {_json_kind(value)}; ids must be strings or numbers: give"
                            f" the record one, or drop the {kind} from it.")
     return str(value)
+
+
+def _record_user(value, present: bool, where: str, name: str, kind: str) -> str:
+    """A record's user id (``user_field``): a non-blank string, else refused in one line naming the record."""
+    fix = (f"give every record the id of the person who wrote it, or set user_{kind} (CLI: --user-field) to the"
+           f" {kind} that holds them")
+    if not present:
+        raise DPTopicError(f"{where} has no {kind} {name!r}, so no user id: {fix}.")
+    if not isinstance(value, str):
+        raise DPTopicError(f"{where}: user id {kind} {name!r} is {_json_kind(value)}, not a string: write user ids as"
+                           " strings (\"17\", not 17), so that one person has one id.")
+    if _blank(value):
+        raise DPTopicError(f"{where} has an empty user id ({kind} {name!r}): {fix}.")
+    return value
 
 
 def _uci_line(docword, row: int):

@@ -62,7 +62,7 @@ def document_level_notes(rep: dict, secure: bool, trainer: str = "", reproducibl
     several)."""
     rep["randomness"] = GAUSSIAN_SECURE_BY_TRAINER.get(trainer, GAUSSIAN_SECURE) if secure else GAUSSIAN_COINS
     rep["noise_reproducible"] = bool(reproducible)
-    if GROUP_PRIVACY not in str(rep.get("scope", "")):
+    if GROUP_PRIVACY not in str(rep.get("scope", "")) and rep.get("unit") != "user":   # a person is the unit
         rep["scope"] = str(rep.get("scope", "")) + GROUP_PRIVACY
     return rep
 
