@@ -950,11 +950,12 @@ class Corpus:
         return cls.from_texts(texts, labels=labels, doc_ids=ids, user_ids=users, **kw)
 
     @classmethod
-    def from_directory(cls, path, pattern: str = "*.txt", **kw) -> "Corpus":
+    def from_directory(cls, path, pattern: str = "*.txt", users_by_folder: bool = False, **kw) -> "Corpus":
         """One document per file matching ``pattern`` (the default ``*.txt`` in any case: ``NOTES.TXT`` too) in the
         folder and its sub-folders (a sub-folder's name is its
         files' label, and when there are sub-folders a file directly in the folder gets the folder's own name), in
-        sorted order; hidden files and folders (names starting with '.') are left out."""
+        sorted order; hidden files and folders (names starting with '.') are left out. ``users_by_folder``: a folder
+        of folders, one per person: each file's ``user_ids`` entry is the sub-folder it lies in (at any depth)."""
         if isinstance(path, (str, os.PathLike)) and not os.fspath(path).strip():     # Path("") is the current folder
             raise DPTopicError("the corpus path is empty: give a folder of .txt files.")
         path = Path(path)
@@ -1017,8 +1018,15 @@ class Corpus:
                 warnings.warn(f"{str(path)!r}: the folders {', '.join(repr(w) for w in where[:3])} share the name"
                               f" {shared[0]!r}, so their files get one label{more}: rename one of them if they are"
                               " different classes.", UserWarning, stacklevel=2)
+        users = None
+        if users_by_folder:
+            loose = next((f for f in files if f.parent == path), None)
+            if loose is not None:
+                raise DPTopicError(f"{str(path)!r}: {loose.name!r} lies in the folder itself, not in a person's"
+                                   " sub-folder: with one folder per person, move each file into its author's folder.")
+            users = [_name_text(f.relative_to(path).parts[0]) for f in files]
         return cls.from_texts(texts, labels=labels, doc_ids=[_name_text(str(f.relative_to(path))) for f in files],
-                              **kw)
+                              user_ids=users, **kw)
 
     # ------------------------------------------------------------ transforms
     def subset(self, indices) -> "Corpus":

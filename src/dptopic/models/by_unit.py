@@ -12,12 +12,13 @@ from ..advice import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..errors import DPTopicError
 
 # unit -> (algorithm name, how it is built from (epsilon, delta, n_topics, **kw))
-UNIT_TRAINERS = {"document": "docdp-cooc", "word": "hdp"}  # docdp-cooc: NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups (docs/document_dp.md)
+UNIT_TRAINERS = {"document": "docdp-cooc", "word": "hdp", "user": "docdp-cooc"}  # docdp-cooc: NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups (docs/document_dp.md)
 
 
 def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: int | None = None, **kw):
     """An unfitted estimator whose whole run is (epsilon, delta)-DP for one ``unit`` ("document": one document added
-    or removed; "word": one token's word replaced), the best trainer measured for that unit, with its defaults.
+    or removed; "user": one person's documents added or removed, fit with ``user_ids=``; "word": one token's word
+    replaced), the best trainer measured for that unit, with its defaults.
     ``n_topics`` (or scikit-learn's name for it, ``n_components``) defaults to 20, the K the utility table measured."""
     if "n_components" in kw:
         if n_topics is not None:
@@ -25,8 +26,9 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
         n_topics = kw.pop("n_components")
     n_topics = 20 if n_topics is None else n_topics
     if unit not in UNIT_TRAINERS:
-        raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed) or 'word' (one"
-                           " token's word replaced); for local DP see dptopic.local.")
+        raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed), 'user' (one"
+                           " person's documents) or 'word' (one token's word replaced); for local DP see"
+                           " dptopic.local.")
     # a document-level budget above 500 protects nothing; a word-level one is per word and starts in the hundreds
     validate_value("epsilon", epsilon, [Real(0, UNIT_EPSILON_MAX[unit], "right")])
     validate_value("delta", delta, [Real(0, 1, "neither")])
@@ -40,6 +42,8 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
         if note is not None:
             warnings.warn(note, UserWarning, stacklevel=2)
         return model
+    if unit == "user":          # the document-level trainer, each person's documents bounded as a whole
+        kw["unit"] = "user"
     return cls.from_budget(epsilon, delta, n_topics=n_topics, **kw)
 
 
