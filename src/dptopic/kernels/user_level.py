@@ -25,9 +25,11 @@ from .pair_moments import blocks, cooccurrence_block, presence_block
 
 
 @njit(cache=True, nogil=True)
-def _scale(sq):
-    """The factor that brings a sum of squared norm ``sq`` to norm at most 1."""
-    return 1.0 if sq <= 1.0 else 1.0 / math.sqrt(sq)
+def _scale(sq, n_docs):
+    """The factor that brings a sum of squared norm ``sq`` over ``n_docs`` documents to norm at most 1. One document's
+    contribution is kept as it is (its norm is 1 up to rounding, as at the document level), so that a person of one
+    document adds exactly what the document adds there."""
+    return 1.0 if sq <= 1.0 or n_docs <= 1 else 1.0 / math.sqrt(sq)
 
 
 @njit(cache=True, nogil=True)
@@ -57,7 +59,7 @@ def user_cooccurrence_block(ptr, ids, cts, gptr, g0, g1, slot, tmp, mark, touche
             for b in range(m):
                 v = tmp[touched[a], touched[b]]
                 sq += v * v
-        f = _scale(sq)
+        f = _scale(sq, gptr[g + 1] - gptr[g])
         for a in range(m):
             for b in range(m):
                 out[touched[a], touched[b]] += tmp[touched[a], touched[b]] * f
@@ -82,7 +84,7 @@ def user_presence_block(ptr, ids, cts, gptr, g0, g1, document, with_counts, slot
                 sq += tmp[base + w] * tmp[base + w]
         if document > 0:
             sq += tmp[V] * tmp[V]
-        f = _scale(sq)
+        f = _scale(sq, gptr[g + 1] - gptr[g])
         for t in range(m):
             w = touched[t]
             out[w] += tmp[w] * f
@@ -109,7 +111,7 @@ def user_docdp_estep(ptr, ids, cts, beta_vk, alpha, inner, gptr, g0, g1, slot, t
         for t in range(m):
             for k in range(K):
                 sq += tmp[touched[t], k] * tmp[touched[t], k]
-        f = _scale(sq)
+        f = _scale(sq, gptr[g + 1] - gptr[g])
         for t in range(m):
             w = touched[t]
             for k in range(K):
