@@ -11,7 +11,9 @@ random and its words drawn from the person's mix. Every trainer fits the same do
 - DocDPCooccurrence(unit="user", documents_per_user=m): at most m documents a person, each weighted 1/m;
 - DocDPCooccurrence (unit="document", the same epsilon per document: a weaker guarantee, for scale);
 - DocDPCooccurrence on one document a person (P documents, unit="document"): what the user level is compared with
-  in ``dptopic recommend --unit user``.
+  in ``dptopic recommend --unit user``;
+- DocDPCooccurrence on each person's documents joined into one (P documents, unit="document"): the other way to
+  protect people, which the document-level card suggests.
 
 Recovery = ``dptopic.evaluation.topic_coverage`` with the planted topics as reference (each planted topic's best
 cosine to a fitted topic, averaged). The private trainers run unseeded (fresh noise, as a user runs them), one run per
@@ -52,6 +54,14 @@ def draw_people(phi, theta, lengths, vocabulary, n_people: int, seed: int):
     return Corpus(ptr, words, vocabulary, metadata={"source": "bench_user_level"}), [f"p{p}" for p in person]
 
 
+def joined(corpus, users):
+    """One document a person: the person's documents concatenated (the people are drawn in order)."""
+    from dptopic.corpus import Corpus
+
+    starts = np.r_[0, np.flatnonzero(np.asarray(users[1:]) != np.asarray(users[:-1])) + 1, len(users)]
+    return Corpus(corpus.doc_ptr[starts], corpus.word_ids, corpus.vocabulary)
+
+
 def fitted(model, corpus, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")       # a seeded or small-corpus fit's warnings are for users
@@ -86,7 +96,8 @@ def run(a) -> list:
         runs += [(f"user: at most {m} documents a person", lambda m=m: (
             dict(unit="user", documents_per_user=m), corpus, {"user_ids": users})) for m in a.per_user]
         runs += [("document (per document, weaker)", lambda: ({}, corpus, {})),
-                 ("document, one document a person", lambda: ({}, corpus.subset(np.sort(first)), {}))]
+                 ("document, one document a person", lambda: ({}, corpus.subset(np.sort(first)), {})),
+                 ("document, each person's documents joined", lambda: ({}, joined(corpus, users), {}))]
         for eps in a.epsilon:
             for name, make in runs:
                 params, docs, kw = make()

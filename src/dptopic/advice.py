@@ -328,7 +328,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     if unit == "user":
         rec = recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta)
         rec.unit = "user"
-        rec.notes.insert(0, USER_NOTE)
+        document_words = vocabulary_note("document", float(epsilon), float(delta))
+        rec.notes = [USER_NOTE] + [vocabulary_note("user") if n == document_words else n for n in rec.notes]
         return rec
     if unit not in ("document", "word"):
         raise DPTopicError(f"invalid unit {unit!r}: give 'document', 'user' or 'word'.")
@@ -479,6 +480,11 @@ def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA)
         return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words"
                 " out of the private data; without it they are chosen from the private documents and the guarantee"
                 " is partial (docs/privacy.md).")
+    if unit == "user":      # DP set union selects per document: train --unit user refuses --private-vocabulary
+        return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain; or"
+                " wordfreq:en) keeps the words out of the private data; --private-vocabulary selects words per"
+                " document, not per person, so --unit user refuses it; without a public list the words are chosen"
+                " from the private documents and the guarantee is partial (docs/privacy.md).")
     if epsilon > UNIT_EPSILON_MAX["document"]:    # no example of a split that train would refuse
         return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words"
                 " out of the private data; --private-vocabulary EPS_V,DELTA_V chooses them by DP set union inside a"
