@@ -468,8 +468,8 @@ PUBLIC_WORDS = "PUBLIC_WORDS.txt"
 USER_NOTE = ("user-level (one person's documents added or removed; dptopic train --unit user --user-field FIELD):"
              " each person's documents are summed and bounded as one document is, so the figures here are the"
              " document level's with every count of documents read as a count of people; on a planted corpus with"
-             " people writing 1 to 60 documents each, N people recovered the topics about as well as N documents"
-             " at the document level (docs/research/user_level.md).")
+             " people writing 1 to 60 documents each, N people recovered the topics better than N documents did at"
+             " the document level, so the figures are conservative (docs/research/user_level.md).")
 """How the user-level advice is read off the document-level measurements."""
 
 
