@@ -94,3 +94,13 @@ def test_recommend_unit_user_counts_people_and_names_the_flag(capsys):
     assert "user-level DP, epsilon = 1, 3,000 people" in out
     assert "--unit user" in out and "--user-field FIELD" in out
     assert "read as a count of people" in " ".join(out.split())
+
+
+def test_user_advice_is_the_document_advice_per_person():
+    from dptopic.advice import USER_NOTE, recommend, too_small_message
+
+    doc, user = recommend("document", 1.0, 3000), recommend("user", 1.0, 3000)
+    assert user.unit == "user" and user.trainer == doc.trainer
+    assert user.expected_npmi_ratio == doc.expected_npmi_ratio and user.notes[0] == USER_NOTE
+    assert not any("--private-vocabulary EPS_V" in n for n in user.notes)      # --unit user refuses it
+    assert "3,000 people" in too_small_message("user", 1.0, 3000, 20, what="people")
