@@ -4,7 +4,6 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
-from dptopic.kernels.docdp import tokens_to_bow
 from dptopic.kernels.user_level import (user_cooccurrence_bow, user_document_frequency_bow,
                                         user_normalised_statistic)
 from dptopic.models._docdp_math import normalised_statistic
