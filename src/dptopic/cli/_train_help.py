@@ -6,7 +6,7 @@ every option); its help is filtered by the same table that refuses a flag given 
 
 - ``dptopic train --help``: the options every trainer reads (and those ``--unit`` uses), then a table of the trainers;
 - ``dptopic train --algorithm X --help``: the options of X;
-- ``dptopic train --unit word|document --help``: the options of the trainer the unit picks.
+- ``dptopic train --unit word|document|user --help``: the options of the trainer the unit picks.
 
 ``--algorithm`` and ``--unit`` count wherever they stand on the line, before ``--help`` or after it.
 """
@@ -32,11 +32,11 @@ TRAINERS = {
     "olp": "local DP: OLP-LDA on word-level reports and a public --prior corpus",
     "ldp-doc": "local DP: topics from document-level reports ('dptopic randomize --unit document')",
 }
-UNITS = ("word", "document")
+UNITS = ("word", "document", "user")
 
 PLAIN = ("Train a topic model, evaluate it on held-out documents and save it. The options below are those every"
          " trainer reads, and those of --unit; each trainer has more of its own: see 'dptopic train --algorithm X"
-         " --help' (or 'dptopic train --unit word|document --help') for the options of X only.")
+         " --help' (or 'dptopic train --unit word|document|user --help') for the options of X only.")
 
 
 def _width() -> int:

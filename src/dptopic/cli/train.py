@@ -11,7 +11,7 @@ from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary, refuse_data_cuts, say_reading, refuse_show_unsupported, seed_int, support_summary,
-                      topic_support, unit_interval, without_copies_said, words_or)
+                      topic_support, unit_interval, user_args, without_copies_said, words_or)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
@@ -59,6 +59,7 @@ _ALGORITHM_ONLY = {
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
+    "user_field": (None, _DOC), "documents_per_user": (None, _DOC),
     # the trainers that decide which topics stand above the noise (supported_topics_)
     "show_unsupported": (False, _SVI + _DOC),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
@@ -91,7 +92,7 @@ _UNIT_REFUSES = {
              "paper_literal": "Algorithm 1 exactly as written has no guarantee",
              "no_noise": "clipping alone, without noise, has no guarantee",
              "clip": "eps_L is solved from --epsilon for --epsilon-inherent, which sets the inherent part instead"},
-    "document": {}}
+    "document": {}, "user": {}}
 
 
 def flag_applies(dest: str, algorithm: str) -> bool:
@@ -182,6 +183,45 @@ def _refuse_foreign_flags(a) -> None:
         a.topics = UNIT_TOPICS if a.unit is not None else DEFAULT_TOPICS
 
 
+def _user_level_args(a) -> dict:
+    """``--unit user``: the trainer's ``unit`` and ``documents_per_user``, once the corpus flags are known to fit it
+    (refused in one line before any corpus is read: a field named without the unit, the unit without a field for a
+    JSONL/CSV file, a built-in corpus, which has no people, or a vocabulary chosen per document)."""
+    field, per_user = getattr(a, "user_field", None), getattr(a, "documents_per_user", None)
+    if a.unit != "user":
+        for flag, v in (("--user-field", field), ("--documents-per-user", per_user)):
+            if v is not None:
+                raise DPTopicError(f"{flag} is for a guarantee per person: add --unit user (and --epsilon), or drop"
+                                   f" {flag}.")
+        return {}
+    if a.corpus in (None, "demo", "sotu", "20newsgroups"):
+        raise DPTopicError(f"--unit user needs each document's person, and the built-in corpus {a.corpus or 'demo'!r}"
+                           " has none: give a JSONL/CSV file with --user-field FIELD, or a folder of folders (one per"
+                           " person).")
+    if getattr(a, "private_vocabulary", None) is not None:
+        raise DPTopicError("--private-vocabulary chooses the words by DP set union per document, not per person: with"
+                           " --unit user give a public word list (--vocabulary FILE) instead.")
+    if shard_dir(a.corpus) is not None:
+        raise DPTopicError("--unit user groups each person's documents in memory, and a shard folder is streamed: give"
+                           " the JSONL/CSV file the shards were prepared from, with --user-field FIELD.")
+    fmt = _corpus_format(a)
+    if field is None and fmt in ("jsonl", "csv"):
+        raise DPTopicError("--unit user needs --user-field FIELD: the JSONL field / CSV column holding each document's"
+                           " person (a string in every record).")
+    if fmt not in ("jsonl", "csv", "dir", "npz"):
+        raise DPTopicError(f"--unit user needs each document's person, and a {fmt} corpus has none: give a JSONL/CSV"
+                           " file with --user-field FIELD, or a folder of folders (one per person).")
+    return {"unit": "user", "documents_per_user": per_user}
+
+
+def _corpus_format(a) -> str:
+    """The format ``--corpus`` is read in (``--format``, or guessed from the path as ``load_corpus`` does)."""
+    from ..corpus.readers import auto_format
+
+    fmt = getattr(a, "format", "auto")
+    return auto_format(Path(a.corpus)) if fmt == "auto" and Path(a.corpus).exists() else fmt
+
+
 def _resolve_seed(a):
     """The training seed: fresh OS entropy (None) unless ``--seed`` is given (for a private algorithm:
     tests and reproduction only, and the report then warns); ``--secure`` refuses a seed."""
@@ -217,8 +257,8 @@ def _read_training_corpus(a, console):
     text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None))
     if a.vocabulary is not None:
         vocab = read_vocabulary(a.vocabulary)
-        return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw),
-                vocab, None)
+        return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw,
+                            **user_args(a)), vocab, None)
     if a.private_vocabulary is None:
         if getattr(a, "vocabulary_policy", None) is not None:
             raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
@@ -423,13 +463,18 @@ def _resolve_unit(a, console) -> None:
     if a.unit is None:
         a.algorithm = a.algorithm or "lda"
         return
-    if a.algorithm is not None:
+    if a.unit == "user" and a.algorithm is not None and a.algorithm not in _DOC:
+        raise DPTopicError(f"--unit user needs a trainer that bounds each person's documents as a whole: docdp-cooc (the"
+                           f" default) or docdp; --algorithm {a.algorithm} cannot give it: drop --algorithm, or"
+                           " choose one of those.")
+    if a.algorithm is not None and a.unit != "user":
         raise DPTopicError("--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand.")
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
     from ..models.by_unit import trainer_for_unit
 
-    a.algorithm = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
+    trainer = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
+    a.algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
     if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
         if getattr(a, "epsilon_laplace", None) is not None:
             raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
@@ -441,7 +486,9 @@ def _resolve_unit(a, console) -> None:
             a.iterations = WORD_ITERATIONS
         _refuse_word_budget_below_floor(a)
     a.unit_note = (f"[bold]--unit {a.unit}[/]: training {a.algorithm} (the best {a.unit}-level trainer measured on"
-                   " public corpora; docs/choosing_a_guarantee.md)")
+                   " public corpora; docs/choosing_a_guarantee.md)" if a.unit != "user" else
+                   f"[bold]--unit user[/]: training {a.algorithm} with each person's documents bounded as a whole"
+                   " (docs/privacy_units.md)")
 
 
 def _refuse_word_budget_below_floor(a) -> None:
@@ -489,10 +536,12 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
     warnings.filterwarnings("ignore", category=SmallCorpusWarning)
     if hasattr(corpus, "stable_split"):     # a corpus file: the model trains on its training split
         n_docs, what = _split(corpus, a, model)[0].n_docs, "training documents"
+        if a.unit == "user":                # the people of the training split
+            n_docs, what = len(set(_split(corpus, a, model)[0].user_ids)), "people"
     else:
         n_docs, what = corpus.n_docs, "documents"
     delta = getattr(a, "delta", None)
-    msg = too_small_message(a.unit, a.epsilon if a.unit == "document" else a.budget, n_docs, a.topics, what=what,
+    msg = too_small_message(a.unit, a.budget if a.unit == "word" else a.epsilon, n_docs, a.topics, what=what,
                             **({} if delta is None else {"delta": float(delta)}))
     if msg is not None:     # on stderr, as every other warning
         make_console(stderr=True).print(f"[bold yellow]warning[/]: {msg}")
@@ -611,8 +660,10 @@ _ALGORITHM_FLAGS = {
             "max_doc_len": "--max-doc-len",
             "eta": "--beta", "secure": "--secure"},
     "online-vb": {"n_epochs": "--epochs", "batch_size": "--batch-size", "eta": "--beta"},
-    "docdp": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure"},
+    "docdp": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
+              "documents_per_user": "--documents-per-user"},
     "docdp-cooc": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
+                   "documents_per_user": "--documents-per-user",
                    "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice"},
     "lp": {"delta": "--delta"},
     "olp": {"delta": "--delta", "lam": "--lam", "omega": "--omega", "sigma2": "--sigma2", "batch_size": "--batch-size",
@@ -700,6 +751,7 @@ def _train(a, console):
                     extra["n_words"] = a.n_words
                 if a.word_choice is not None:
                     extra["word_choice"] = a.word_choice
+            extra.update(_user_level_args(a))
             model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
                                                         seed=_resolve_seed(a), verbose=0 if a.quiet else 1,
                                                         n_jobs=a.jobs, **extra)
@@ -710,6 +762,10 @@ def _train(a, console):
         else:
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
         corpus, vocab, event = _training_corpus(a, console)
+        if a.unit == "user" and corpus.user_ids is None:     # a prepared corpus saved without them
+            raise DPTopicError(f"--unit user needs each document's person, and {a.corpus!r} carries none: give the"
+                               " JSONL/CSV file it was prepared from with --user-field FIELD, or a folder of folders"
+                               " (one per person).")
         if a.unit is not None:
             _warn_if_too_small(a, corpus, console, model)
         from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
@@ -1062,10 +1118,19 @@ def register(sub) -> None:
     t.add_argument("--algorithm", choices=tuple(TRAINERS), default=None,
                    help="the trainer (default lda, not private; the list: 'dptopic train --help'); or give --unit"
                         " instead")
-    t.add_argument("--unit", choices=("document", "word"), default=None,
+    t.add_argument("--unit", choices=("document", "user", "word"), default=None,
                    help="train the best measured private trainer for this privacy unit with --epsilon (the whole"
                         " run's budget; --private-vocabulary EPS_V,DELTA_V adds its own, and the report prints the"
-                        " composed total) and --delta; see 'dptopic recommend' and docs/choosing_a_guarantee.md")
+                        " composed total) and --delta; user: one person's documents (--user-field, or a folder of"
+                        " folders, one per person); see 'dptopic recommend', docs/choosing_a_guarantee.md and"
+                        " docs/privacy_units.md")
+    t.add_argument("--user-field", default=None, metavar="FIELD",
+                   help="--unit user: the JSONL field / CSV column holding each document's person (a string in every"
+                        " record); a folder of folders needs none (each sub-folder is one person)")
+    t.add_argument("--documents-per-user", type=positive_int, default=None, metavar="M",
+                   help="--unit user: keep at most M documents a person (chosen at random), each weighted 1/M,"
+                        " instead of summing each person's documents and scaling the sum (the default, which"
+                        " recovered more topics on a planted corpus: docs/privacy_units.md)")
     t.add_argument("--topics", type=positive_int, default=None,
                    help=f"number of topics (default {DEFAULT_TOPICS}; with --unit {UNIT_TOPICS}, the number the utility"
                         " table measured)")

@@ -39,7 +39,8 @@ GAUSSIAN_SECURE = ("secure mode: the Gaussian noise is drawn by OpenDP from the 
 GROUP_PRIVACY = (" One document is the unit: a person who wrote k of the documents is protected only at k times epsilon"
                  " and delta grows to k e^((k-1) epsilon) delta (group privacy: Dwork & Roth 2014, Thm 2.2 for pure"
                  " DP, and its standard extension to (epsilon, delta)); where"
-                 " people write several documents, join each person's documents into one before training.")
+                 " people write several documents, train with unit='user' (CLI: --unit user), which bounds each person's"
+                 " documents as a whole (docs/privacy_units.md).")
 
 
 LARGE_DELTA = 1e-3
@@ -62,7 +63,7 @@ def document_level_notes(rep: dict, secure: bool, trainer: str = "", reproducibl
     several)."""
     rep["randomness"] = GAUSSIAN_SECURE_BY_TRAINER.get(trainer, GAUSSIAN_SECURE) if secure else GAUSSIAN_COINS
     rep["noise_reproducible"] = bool(reproducible)
-    if GROUP_PRIVACY not in str(rep.get("scope", "")):
+    if GROUP_PRIVACY not in str(rep.get("scope", "")) and rep.get("unit") != "user":   # a person is the unit
         rep["scope"] = str(rep.get("scope", "")) + GROUP_PRIVACY
     return rep
 
