@@ -73,7 +73,7 @@ def test_corpora_are_read_one_at_a_time_and_the_median_is_reported():
 
 def test_bad_input():
     with pytest.raises(DPTopicError, match="unit"):
-        recommend("user", 1.0, 10, table=TABLE)
+        recommend("person", 1.0, 10, table=TABLE)
     with pytest.raises(DPTopicError, match="epsilon"):
         recommend("document", float("nan"), 10, table=TABLE)
     with pytest.raises(DPTopicError, match="n_docs"):

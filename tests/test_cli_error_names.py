@@ -287,11 +287,11 @@ class _NoLoggingConfig:
     (["--epsilon-word", "1e9"], ["--epsilon-word"], ["epsilon_word"]),
     (["--epsilon-word", "1e-300"], ["--epsilon-word 1e-300"], ["f="]),
     (["--report-kind", "document", "--epsilon-doc", "1e9"], ["--epsilon-doc"], ["epsilon_doc"]),
-    (["--epsilon-word", "1", "--fed-epsilon", "1", "--fed-topics", "2", "--fed-sample-ratio", "0"],
+    (["--epsilon-word", "1", "--fed-epsilon-per-entry", "1", "--fed-topics", "2", "--fed-sample-ratio", "0"],
      ["--fed-sample-ratio 0"], ["fed_sample_ratio"]),
-    (["--epsilon-word", "1", "--fed-epsilon", "1", "--fed-topics", "2", "--fed-min-updates", "-1"],
+    (["--epsilon-word", "1", "--fed-epsilon-per-entry", "1", "--fed-topics", "2", "--fed-min-updates", "-1"],
      ["--fed-min-updates -1"], ["fed_min_updates"]),
-    (["--epsilon-word", "1", "--fed-epsilon", "1e-9", "--fed-topics", "2"], ["--fed-epsilon 1e-09"], ["epsilon="]),
+    (["--epsilon-word", "1", "--fed-epsilon-per-entry", "1e-9", "--fed-topics", "2"], ["--fed-epsilon-per-entry 1e-09"], ["epsilon="]),
     (["--epsilon-word", "1", "--fed-user-budget", "10", "--fed-topics", "2", "--fed-sample-ratio", "0"],
      ["--fed-sample-ratio 0"], ["sample_ratio"]),
     (["--epsilon-word", "1", "--fed-user-budget", "1e-9", "--fed-topics", "2"], ["--fed-user-budget 1e-09"],
@@ -313,7 +313,7 @@ def test_serve_database_bound_to_other_settings_names_the_flags(capsys, tmp_path
     capsys.readouterr()
     line = _error(capsys, *base, "--epsilon-word", 2)
     _check(line, "--epsilon-word 1 ", "--epsilon-word 2:", absent=["f="])
-    line = _error(capsys, *base, "--epsilon-word", 1, "--fed-epsilon", 3, "--fed-topics", 2, "--fed-report-words", 5)
+    line = _error(capsys, *base, "--epsilon-word", 1, "--fed-epsilon-per-entry", 3, "--fed-topics", 2, "--fed-report-words", 5)
     _check(line, "no --fed-report-words", "--fed-report-words 5", absent=["fed_report_words", "None"])
     other = tmp_path / "other.txt"
     other.write_text("\n".join(WORDS[5:17]) + "\n")
@@ -323,7 +323,7 @@ def test_serve_database_bound_to_other_settings_names_the_flags(capsys, tmp_path
 
 def test_serve_fed_report_words_below_two_is_refused_by_its_flag(capsys, tmp_path, vocab):
     line = _error(capsys, "serve", "--vocabulary", vocab, "--database", f"sqlite:///{tmp_path / 's.db'}",
-                  "--epsilon-word", 1, "--fed-epsilon", 1, "--fed-report-words", 1)
+                  "--epsilon-word", 1, "--fed-epsilon-per-entry", 1, "--fed-report-words", 1)
     _check(line, "--fed-report-words", absent=["fed_report_words"])
 
 

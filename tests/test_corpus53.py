@@ -98,7 +98,7 @@ def test_a_text_folder_read_as_dot_labels_its_top_files_with_its_own_name(tmp_pa
 def served(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("one53")
     words, _ = make_data(tmp, vocab_size=30, n_docs=20, n_prior=10)
-    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon", "3",
+    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon-per-entry", "3",
                  "--fed-topics", "2", "--fed-pad-length", "8", "--fed-min-updates", "1").start()
     try:
         yield {"tmp": tmp, "url": srv.url, "words": words}

@@ -55,7 +55,7 @@ def fed(tmp_path_factory):
     words = sorted(words, key=lambda w: -counts[w])      # most common first (stable), not alphabetical
     assert words != sorted(words)
     (tmp / "vocab.txt").write_text("\n".join(words) + "\n")
-    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon", str(EPS),
+    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon-per-entry", str(EPS),
                  "--fed-topics", str(K), "--fed-pad-length", str(PAD), "--fed-min-updates", str(USERS),
                  "--fed-report-words", str(N_REPORT)).start()
     try:

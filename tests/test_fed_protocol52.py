@@ -83,7 +83,7 @@ def served(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("fed52")
     words, texts = make_data(tmp, vocab_size=30, n_docs=20, n_prior=10)
     (tmp / "mine.txt").write_text("\n".join(texts[:4]) + "\n")
-    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon", "3",
+    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon-per-entry", "3",
                  "--fed-topics", "2", "--fed-pad-length", "8", "--fed-min-updates", "1").start()
     try:
         status, cfg = get_json(srv.url + "/v1/config")
@@ -165,7 +165,7 @@ def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, ca
 
     vocab = tmp_path / "v.txt"
     vocab.write_text("\n".join(f"word{c}" for c in "abcdefghij") + "\n")
-    base = ["serve", "--vocabulary", str(vocab), "--topics", "2", "--epsilon-word", "2", "--fed-epsilon", "3",
+    base = ["serve", "--vocabulary", str(vocab), "--topics", "2", "--epsilon-word", "2", "--fed-epsilon-per-entry", "3",
             "--fed-topics", "2", "--database", f"sqlite:///{tmp_path / 'x.db'}"]
     assert main(base + ["--fed-pad-length", "600000"]) == 2
     err = capsys.readouterr().err

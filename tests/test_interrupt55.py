@@ -36,7 +36,7 @@ def env(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ctrl-c")
     words, texts = make_data(tmp, vocab_size=30, n_docs=60, n_prior=10)
     db = f"sqlite:///{tmp / 'service.db'}"
-    srv = Server(tmp, db, "--train-interval", "0", "--fed-epsilon", "3", "--fed-topics", "2", "--fed-pad-length", "8",
+    srv = Server(tmp, db, "--train-interval", "0", "--fed-epsilon-per-entry", "3", "--fed-topics", "2", "--fed-pad-length", "8",
                  "--fed-min-updates", "1").start()
     yield {"words": words, "texts": texts, "db": db, "url": srv.url}
     srv.stop()

@@ -169,7 +169,7 @@ def fed_server(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("fedsvc")
     words, texts = make_data(tmp, n_docs=120, n_prior=40)
-    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon", "5",
+    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon-per-entry", "5",
                  "--fed-topics", "3", "--fed-pad-length", "32", "--fed-min-updates", "1").start()
     yield {"url": srv.url, "words": words, "texts": texts}
     srv.stop()
@@ -311,7 +311,7 @@ def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
     words = words[::-1]             # the helper's words are alphabetical, which --fed-report-words refuses
     (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
     db = f"sqlite:///{tmp_path / 'service.db'}"
-    srv = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "3",
+    srv = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon-per-entry", "5", "--fed-topics", "3",
                  "--fed-pad-length", "32", "--fed-min-updates", "1", "--fed-report-words", "40").start()
     try:
         fed = get_json(srv.url + "/v1/config")[1]["fed"]
@@ -323,13 +323,13 @@ def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
     finally:
         srv.stop()
     # the same database with another number of report words: refused at start-up, in one line
-    again = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "3",
+    again = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon-per-entry", "5", "--fed-topics", "3",
                    "--fed-report-words", "50")
     with pytest.raises(RuntimeError, match="--fed-report-words 40"):
         again.start(timeout=60)
     # settings that cannot work: one line, before anything starts
     for extra, msg in ((["--fed-report-words", "40"], "no effect without FedLDA"),
-                       (["--fed-epsilon", "5", "--fed-report-words", "500"], "between --fed-topics")):
+                       (["--fed-epsilon-per-entry", "5", "--fed-report-words", "500"], "between --fed-topics")):
         r = subprocess.run([sys.executable, "-m", "dptopic", "serve", "--vocabulary", str(tmp_path / "vocab.txt"),
                             "--epsilon-word", "2", "--database", f"sqlite:///{tmp_path / 'other.db'}", *extra],
                            capture_output=True, text=True, timeout=120)
@@ -466,7 +466,7 @@ def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the
     from dptopic.service.client import fed_participate
 
     words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
-    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'service.db'}", "--train-interval", "0", "--fed-epsilon", "5",
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'service.db'}", "--train-interval", "0", "--fed-epsilon-per-entry", "5",
                  "--fed-topics", "3", "--fed-pad-length", "16", "--fed-min-updates", "2").start()
     try:
         folder = tmp_path / "state"

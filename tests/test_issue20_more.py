@@ -153,7 +153,7 @@ def test_serve_fed_user_budget_sets_the_split_from_the_vocabulary(tmp_path):
     cfg = build_config(build_parser().parse_args(base + ["--fed-user-budget", "90"]))
     eps, entries = entries_for_user_budget(90, len(WORDS))
     assert cfg.fed_epsilon == pytest.approx(eps) and cfg.fed_pad_length == entries
-    assert "drop --fed-epsilon" in _one_line_error(_cli(*base, "--fed-user-budget", "90", "--fed-epsilon", "3"))
+    assert "drop --fed-epsilon-per-entry" in _one_line_error(_cli(*base, "--fed-user-budget", "90", "--fed-epsilon-per-entry", "3"))
 
 
 # ---- item 19: serve refuses, at start-up, settings that would break every request
@@ -162,11 +162,11 @@ def test_serve_validates_settings_at_start_up(tmp_path):
     base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
             "--database", f"sqlite:///{tmp_path / 's.db'}"]
     assert "exceeds the vocabulary" in _one_line_error(_cli(*base, "--topics", "10"))
-    assert "too small" in _one_line_error(_cli(*base, "--fed-epsilon", "1e-300", "--fed-topics", "3"))
-    assert "(0, 500]" in _one_line_error(_cli(*base, "--fed-epsilon", "1e308", "--fed-topics", "3"))
+    assert "too small" in _one_line_error(_cli(*base, "--fed-epsilon-per-entry", "1e-300", "--fed-topics", "3"))
+    assert "(0, 500]" in _one_line_error(_cli(*base, "--fed-epsilon-per-entry", "1e308", "--fed-topics", "3"))
     assert "in memory" in _one_line_error(_cli(*base[:-2], "--database", "sqlite://"))
     assert "1-65535" in _one_line_error(_cli(*base, "--port", "70000"))
-    assert "--fed-epsilon" in _one_line_error(_cli(*base, "--fed-min-updates", "3"))
+    assert "--fed-epsilon-per-entry" in _one_line_error(_cli(*base, "--fed-min-updates", "3"))
     own = tmp_path / "mine.db"
     with sqlite3.connect(own) as con:
         con.execute("create table notes (x)")

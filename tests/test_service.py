@@ -24,7 +24,7 @@ def env(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("svc")
     words, texts = make_data(tmp)
     db = f"sqlite:///{tmp / 'service.db'}"
-    srv = Server(tmp, db, "--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "3", "--fed-pad-length",
+    srv = Server(tmp, db, "--train-interval", "0", "--fed-epsilon-per-entry", "5", "--fed-topics", "3", "--fed-pad-length",
                  "32", "--fed-min-updates", "2", "--max-body-bytes", "200000").start()
     yield {"tmp": tmp, "words": words, "texts": texts, "db": db, "url": srv.url, "server": srv}
     srv.stop()

@@ -24,7 +24,7 @@ from service_helpers import TOKEN, Server, count_rows, get_json, http, make_data
 EPS_WORD = 1.23444      # to 4 digits, round-to-nearest shows it as 1.234: below the guarantee
 FED_EPS = 4.12344       # likewise 4.123; 30 entries: 123.7032 per user, shown 123.7
 FED_ENTRIES = 30
-ARGS = ("--train-interval", "0", "--epsilon-word", str(EPS_WORD), "--fed-epsilon", str(FED_EPS), "--fed-topics", "3",
+ARGS = ("--train-interval", "0", "--epsilon-word", str(EPS_WORD), "--fed-epsilon-per-entry", str(FED_EPS), "--fed-topics", "3",
         "--fed-pad-length", str(FED_ENTRIES), "--fed-min-updates", "1")
 
 

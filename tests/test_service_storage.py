@@ -109,7 +109,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     # FedLDA parameters with which an update would carry no entry: refused at start-up, before any database
     db = tmp_path / "never.db"
     assert main(["serve", "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--database",
-                 f"sqlite:///{db}", "--fed-epsilon", "5", "--fed-pad-length", "10", "--fed-sample-ratio",
+                 f"sqlite:///{db}", "--fed-epsilon-per-entry", "5", "--fed-pad-length", "10", "--fed-sample-ratio",
                  "0.0001"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and "--fed-pad-length 10 is too small" in err

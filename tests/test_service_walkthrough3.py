@@ -128,7 +128,7 @@ def serve_cli(tmp_path, no_uvicorn):
     return base, db
 
 
-FED = ["--fed-epsilon", 5, "--fed-topics", 3, "--fed-pad-length", 32]
+FED = ["--fed-epsilon-per-entry", 5, "--fed-topics", 3, "--fed-pad-length", 32]
 
 
 def test_a_restart_with_other_fed_settings_is_refused_naming_each_flag(capsys, serve_cli):
@@ -139,20 +139,20 @@ def test_a_restart_with_other_fed_settings_is_refused_naming_each_flag(capsys, s
     assert bound["fed_failure_rate"] == 0.1 and bound["fed_exclusion"] == "none"
     _ok(capsys, base + FED)                                       # the same settings: starts
     _ok(capsys, base + FED + ["--fed-min-updates", 5])            # when a round closes is not bound
-    line = _one_error(capsys, base + ["--fed-epsilon", 2, "--fed-topics", 4, "--fed-pad-length", 32])
-    for part in ("--fed-epsilon 5.0", "--fed-epsilon 2.0", "--fed-topics 3", "--fed-topics 4", "new --database"):
+    line = _one_error(capsys, base + ["--fed-epsilon-per-entry", 2, "--fed-topics", 4, "--fed-pad-length", 32])
+    for part in ("--fed-epsilon-per-entry 5.0", "--fed-epsilon-per-entry 2.0", "--fed-topics 3", "--fed-topics 4", "new --database"):
         assert part in line, line
     assert "fed_" not in line and "--fed-pad-length" not in line, line    # only what differs, by its flag
     for extra, old, new in ((["--fed-sample-ratio", 0.5], "--fed-sample-ratio 1.0", "--fed-sample-ratio 0.5"),
                             (["--fed-report-words", 40], "no --fed-report-words", "--fed-report-words 40")):
         line = _one_error(capsys, base + FED + extra)
         assert old in line and new in line, line
-    line = _one_error(capsys, base + ["--fed-epsilon", 5, "--fed-topics", 3])     # the default 512 entries
+    line = _one_error(capsys, base + ["--fed-epsilon-per-entry", 5, "--fed-topics", 3])     # the default 512 entries
     assert "--fed-pad-length 32" in line and "--fed-pad-length 512" in line, line
     # --fed-user-budget chooses the epsilon and the entries: the line names those and says so
     line = _one_error(capsys, base + ["--fed-user-budget", 30, "--fed-topics", 3])
-    assert "--fed-epsilon 5.0" in line and "--fed-epsilon 6.0" in line and "--fed-pad-length 5" in line, line
-    assert "--fed-user-budget 30 chose --fed-epsilon and --fed-pad-length" in line, line
+    assert "--fed-epsilon-per-entry 5.0" in line and "--fed-epsilon-per-entry 6.0" in line and "--fed-pad-length 5" in line, line
+    assert "--fed-user-budget 30 chose --fed-epsilon-per-entry and --fed-pad-length" in line, line
     assert _settings(db) == bound                                  # a refused start changed nothing
 
 
@@ -160,8 +160,8 @@ def test_a_database_that_ran_fedlda_refuses_a_start_without_it_saying_fedlda_is_
     base, db = serve_cli
     _ok(capsys, base + FED + ["--fed-report-words", 30])
     line = _one_error(capsys, base)
-    assert "FedLDA is off now" in line and "no --fed-epsilon" in line, line
-    assert "--fed-epsilon 5.0" in line and "--fed-report-words 30" in line, line      # what it ran with
+    assert "FedLDA is off now" in line and "no --fed-epsilon-per-entry" in line, line
+    assert "--fed-epsilon-per-entry 5.0" in line and "--fed-report-words 30" in line, line      # what it ran with
     assert "no --fed-report-words" not in line, line          # finding 11: not a --fed-report-words mismatch
 
 
@@ -170,7 +170,7 @@ def test_a_database_made_without_fedlda_refuses_a_start_with_it(capsys, serve_cl
     _ok(capsys, base)
     assert _settings(db)["fed_epsilon"] is None
     line = _one_error(capsys, base + FED)
-    assert "made without FedLDA" in line and "no --fed-epsilon" in line and "--fed-epsilon 5.0" in line, line
+    assert "made without FedLDA" in line and "no --fed-epsilon-per-entry" in line and "--fed-epsilon-per-entry 5.0" in line, line
 
 
 def _as_before_fed_binding(db: Path) -> None:
@@ -201,8 +201,8 @@ def test_an_older_database_records_the_fed_settings_of_its_next_start_and_is_bou
     assert "fed_epsilon" not in _settings(db)
     _ok(capsys, base + FED)          # opens, and records what it is started with
     assert _settings(db)["fed_epsilon"] == 5.0 and _settings(db)["fed_topics"] == 3
-    line = _one_error(capsys, base + ["--fed-epsilon", 2, "--fed-topics", 3, "--fed-pad-length", 32])
-    assert "--fed-epsilon 5.0" in line and "--fed-epsilon 2.0" in line, line
+    line = _one_error(capsys, base + ["--fed-epsilon-per-entry", 2, "--fed-topics", 3, "--fed-pad-length", 32])
+    assert "--fed-epsilon-per-entry 5.0" in line and "--fed-epsilon-per-entry 2.0" in line, line
 
 
 def test_an_older_database_that_ran_fedlda_is_held_to_the_k_of_its_rounds_model(capsys, tmp_path, serve_cli):
@@ -219,7 +219,7 @@ def test_an_older_database_that_ran_fedlda_is_held_to_the_k_of_its_rounds_model(
     svc.open()
     svc.close()
     _as_before_fed_binding(db)
-    line = _one_error(capsys, base + ["--fed-epsilon", 5, "--fed-topics", 4, "--fed-pad-length", 32])
+    line = _one_error(capsys, base + ["--fed-epsilon-per-entry", 5, "--fed-topics", 4, "--fed-pad-length", 32])
     assert "--fed-topics 3" in line and "--fed-topics 4" in line, line
     assert "fed_topics" not in _settings(db)                       # refused: nothing recorded
     _ok(capsys, base + FED)                                        # the K of its rounds: opens and records it
@@ -244,22 +244,22 @@ def test_an_older_database_that_never_ran_fedlda_opens_and_records_fedlda_off(ca
 
 
 def test_a_live_fed_server_restarted_with_another_k_is_refused_and_its_round_stays_usable(tmp_path):
-    """The walk-through's case: a server that ran a round restarted with --fed-topics 5 and --fed-epsilon 2 started,
+    """The walk-through's case: a server that ran a round restarted with --fed-topics 5 and --fed-epsilon-per-entry 2 started,
     left the round stuck and understated the users' epsilon. Now the restart is refused before it listens; the same
     flags serve the same round, and the status page states epsilon 5 x 32 = 160 per user."""
     words, _ = make_data(tmp_path, vocab_size=60, n_docs=10, n_prior=10)
     db = f"sqlite:///{tmp_path / 'fed.db'}"
-    fed = ["--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "4", "--fed-pad-length", "32"]
+    fed = ["--train-interval", "0", "--fed-epsilon-per-entry", "5", "--fed-topics", "4", "--fed-pad-length", "32"]
     srv = Server(tmp_path, db, *fed).start()
     try:
         status, headers, msg = http("GET", srv.url + "/v1/fed/round")
         assert status == 200
     finally:
         srv.stop()
-    again = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon", "2", "--fed-topics", "5",
+    again = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon-per-entry", "2", "--fed-topics", "5",
                    "--fed-pad-length", "32")
-    with pytest.raises(RuntimeError, match="--fed-epsilon 5.0, --fed-topics 4 but the server was started with"
-                                           " --fed-epsilon 2.0, --fed-topics 5"):
+    with pytest.raises(RuntimeError, match="--fed-epsilon-per-entry 5.0, --fed-topics 4 but the server was started with"
+                                           " --fed-epsilon-per-entry 2.0, --fed-topics 5"):
         again.start(timeout=60)
     assert "Traceback" not in again.log_text()
     srv = Server(tmp_path, db, *fed).start()
@@ -278,7 +278,7 @@ def word_server(tmp_path_factory):
     """A word-level server (V = 60) with FedLDA at one entry per update, admin on, trainer only on demand."""
     tmp = tmp_path_factory.mktemp("walk3-word")
     words, texts = make_data(tmp, vocab_size=60, n_docs=80, n_prior=20)
-    srv = Server(tmp, f"sqlite:///{tmp / 'w.db'}", "--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "3",
+    srv = Server(tmp, f"sqlite:///{tmp / 'w.db'}", "--train-interval", "0", "--fed-epsilon-per-entry", "5", "--fed-topics", "3",
                  "--fed-pad-length", "1", "--fed-min-updates", "0").start()
     try:
         yield srv, words, texts

@@ -429,8 +429,8 @@ def test_serve_warns_when_the_epsilon_is_above_the_clients_default_limit(capsys,
     assert start("--epsilon-word", 16) == [] and start("--epsilon-word", 2) == []
     warned = start("--report-kind", "document", "--epsilon-doc", 20)
     assert len(warned) == 1 and "--epsilon-doc 20" in warned[0], warned
-    warned = start("--epsilon-word", 2, "--fed-epsilon", 30, "--fed-topics", 3, "--fed-pad-length", 4)
-    assert len(warned) == 1 and "--fed-epsilon 30" in warned[0] and "dptopic fed-client" in warned[0], warned
+    warned = start("--epsilon-word", 2, "--fed-epsilon-per-entry", 30, "--fed-topics", 3, "--fed-pad-length", 4)
+    assert len(warned) == 1 and "--fed-epsilon-per-entry 30" in warned[0] and "dptopic fed-client" in warned[0], warned
 
 
 def test_serve_refuses_a_body_limit_below_the_smallest_upload(capsys, tmp_path, no_uvicorn):

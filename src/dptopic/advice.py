@@ -47,7 +47,7 @@ WORD_ITERATIONS = 50
 ``dptopic.for_unit("word", ...)`` and ``dptopic train --unit word`` run."""
 WORD_EPSILON_INHERENT = 10.0
 """HDPLDA's inherent part per iteration (its default): ``WORD_ITERATIONS`` of them cost 500 before any noise."""
-UNIT_EPSILON_MAX = {"document": 500.0, "word": 1e7}
+UNIT_EPSILON_MAX = {"document": 500.0, "word": 1e7, "user": 500.0}
 """The largest epsilon ``dptopic.for_unit`` and ``dptopic train --unit`` take: a document-level budget above 500
 protects nothing; a word-level one is per word and starts in the hundreds."""
 TRAIN_DELTA = 1e-5
@@ -112,7 +112,7 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
     multiplier), and refuses a budget that needs a multiplier above the accountant's largest; whether ``epsilon`` is
     reached is decided by that calibration itself. None for the word unit (no such floor: below its inherent cost
     :func:`recommend` says no trainer runs)."""
-    if unit != "document":
+    if unit not in ("document", "user"):     # the user level runs the same releases, one person bounded as one document
         return None
     from .accounting.gaussian import GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER
 
@@ -323,9 +323,16 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     """Which trainer to use for ``unit`` ("document" or "word") at ``epsilon`` on a corpus of ``n_docs``
     documents, and the NPMI ratio to expect. Reads no data. ``delta`` is the delta the run will be given (``dptopic
     train --delta``): it decides whether the document-level trainer reaches ``epsilon`` at all; the expected ratios
-    were measured at delta = 1e-5 (the utility table's), and a note says so when ``delta`` differs."""
+    were measured at delta = 1e-5 (the utility table's), and a note says so when ``delta`` differs. ``unit="user"``:
+    ``n_docs`` counts people, and the advice is the document level's for that many documents (:data:`USER_NOTE`)."""
+    if unit == "user":
+        rec = recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta)
+        rec.unit = "user"
+        document_words = vocabulary_note("document", float(epsilon), float(delta))
+        rec.notes = [USER_NOTE] + [vocabulary_note("user") if n == document_words else n for n in rec.notes]
+        return rec
     if unit not in ("document", "word"):
-        raise DPTopicError(f"invalid unit {unit!r}: give 'document' or 'word'.")
+        raise DPTopicError(f"invalid unit {unit!r}: give 'document', 'user' or 'word'.")
     for name, v, lo in (("epsilon", epsilon, 0.0), ("n_docs", n_docs, 0), ("n_topics", n_topics, 0)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not math.isfinite(v)) \
                 or v <= lo:
@@ -458,6 +465,14 @@ PUBLIC_WORDS = "PUBLIC_WORDS.txt"
 """The placeholder for a public word list in the suggested ``dptopic train`` command."""
 
 
+USER_NOTE = ("user-level (one person's documents added or removed; dptopic train --unit user --user-field FIELD):"
+             " each person's documents are summed and bounded as one document is, so the figures here are the"
+             " document level's with every count of documents read as a count of people; on a planted corpus with"
+             " people writing 1 to 60 documents each, N people recovered the topics better than N documents did at"
+             " the document level, so the figures are conservative (docs/research/user_level.md).")
+"""How the user-level advice is read off the document-level measurements."""
+
+
 def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA) -> str:
     """What keeps the vocabulary inside the guarantee the advice is about (the suggested command names a public list);
     the private-vocabulary example splits this ``epsilon`` and ``delta`` 60/40 and in halves."""
@@ -465,6 +480,11 @@ def vocabulary_note(unit: str, epsilon: float = 1.0, delta: float = TRAIN_DELTA)
         return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words"
                 " out of the private data; without it they are chosen from the private documents and the guarantee"
                 " is partial (docs/privacy.md).")
+    if unit == "user":      # DP set union selects per document: train --unit user refuses --private-vocabulary
+        return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain; or"
+                " wordfreq:en) keeps the words out of the private data; --private-vocabulary selects words per"
+                " document, not per person, so --unit user refuses it; without a public list the words are chosen"
+                " from the private documents and the guarantee is partial (docs/privacy.md).")
     if epsilon > UNIT_EPSILON_MAX["document"]:    # no example of a split that train would refuse
         return (f"--vocabulary {PUBLIC_WORDS} (one word per line, from public text of the same domain) keeps the words"
                 " out of the private data; --private-vocabulary EPS_V,DELTA_V chooses them by DP set union inside a"
@@ -538,7 +558,8 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
         need = f"topics become useful from {docs_needed_text(rec)} documents at this epsilon"
     share = f"{rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI"
     if rec.expected_npmi_ratio >= USEFUL_RATIO:
-        point = f"epsilon {epsilon:g} x {size}" if unit == "document" else f"epsilon {epsilon:g} per word on {size}"
+        point = (f"epsilon {epsilon:g} x {size}" if unit in ("document", "user") else
+                 f"epsilon {epsilon:g} per word on {size}")
         if rec.extrapolated_side == "both":
             where, expect = (f"lies outside the settings measured on some public corpora ({_outside_corpora(rec)})",
                              f"about {share}, a figure that is neither an upper nor a lower bound")

@@ -225,3 +225,10 @@ def test_cli_still_refuses_dask_for_trainers_that_cannot(text_shards, tmp_path, 
     rc, cap = _run(capsys, ["train", "--corpus", "demo", "--algorithm", "svi", "--epsilon", "1", "--dask-local", "2",
                             "--out", tmp_path / "m"])
     assert rc == 2 and "--dask-local has no effect with --algorithm svi" in cap.err
+
+
+def test_the_user_unit_stays_on_this_machine(planted, fresh, tmp_path, capsys):
+    users = [f"u{i % 40}" for i in range(planted.corpus.n_docs)]
+    with pytest.raises(DPTopicError, match="unit='user'"):
+        DocDPCooccurrence(n_topics=5, epsilon=2.0, unit="user", backend="dask", client=fresh).fit(
+            planted.corpus, user_ids=users)

@@ -196,7 +196,7 @@ ARGV_CASES = [
         (["--report-kind", "document"], "--lam", ["0.3"]),
         (["--report-kind", "document"], "--omega", ["0.3"]),
         (["--report-kind", "document"], "--delta", ["1e-6"]),
-        (["--epsilon-word", "2", "--fed-epsilon", "2"], "--fed-failure-rate", ["0.2"]),
+        (["--epsilon-word", "2", "--fed-epsilon-per-entry", "2"], "--fed-failure-rate", ["0.2"]),
         (["--epsilon-word", "2"], "--database-timeout", ["5"]),
         (["--epsilon-word", "2"], "--allow-remote", []),
     ]],

@@ -66,7 +66,7 @@ FLAG_NEEDS = {
     ("experiment lira", "--delta-v"): ["--private-vocabulary", "50"],
     ("serve", "--prior-iterations"): ["--prior", C],
     ("recommend", "--doc-length"): ["--unit", "word"],
-    **{("serve", f"--fed-{name}"): ["--fed-epsilon", "2"] for name in ("topics", "pad-length", "sample-ratio",
+    **{("serve", f"--fed-{name}"): ["--fed-epsilon-per-entry", "2"] for name in ("topics", "pad-length", "sample-ratio",
                                                                        "min-updates", "report-words")},
 }
 # a flag that another of its command line's flags excludes: the whole command line
@@ -108,8 +108,8 @@ def _train_base(dest: str) -> list:
 
     flag = "--" + dest.replace("_", "-")
     algorithm = TRAIN_FLAG_ALGORITHM.get(flag) or (_ALGORITHM_ONLY[dest][1][0] if dest in _ALGORITHM_ONLY else "lda")
-    if dest == "delta":
-        algorithm = "cdp"
+    if dest == "delta":     # cdp/cdp+ claim no guarantee: their count releases' delta is --count-release-delta
+        algorithm = "hdp"
     if dest == "epsilon":       # a guarantee: cdp/cdp+ (no guarantee) take --paper-epsilon
         algorithm = "docdp"
     source = [] if algorithm in LOCAL else ["--corpus", C, "--test-size", "0"]

@@ -76,7 +76,7 @@ DOCUMENT = ["--report-kind", "document", "--epsilon-doc", "4"]
     (DOCUMENT + ["--lam", "0.3"], "--lam"),
     (DOCUMENT + ["--omega", "0.3"], "--omega"),
     (DOCUMENT + ["--delta", "1e-6"], "--delta"),
-    (WORD + ["--fed-epsilon", "2", "--fed-failure-rate", "0.2"], "--fed-failure-rate"),
+    (WORD + ["--fed-epsilon-per-entry", "2", "--fed-failure-rate", "0.2"], "--fed-failure-rate"),
     (WORD + ["--database-timeout", "5"], "--database-timeout"),
     (WORD + ["--allow-remote"], "--allow-remote"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else v)
@@ -96,4 +96,19 @@ def test_serve_refuses_a_flag_that_has_no_effect_in_the_mode_chosen(serve_base, 
 def test_serve_takes_the_same_flags_where_they_have_an_effect(serve_base, capsys, extra):
     base, tmp = serve_base
     line = _refusal(capsys, base + [str(tmp / "prior.txt") if a == "{prior}" else a for a in extra])
+    assert "the server would have started" in line, line
+
+
+# ---------------------------------------------------------------- serve: FedLDA's epsilon per entry has its own name
+def test_serve_refuses_the_old_fed_epsilon_naming_the_per_entry_flag(serve_base, capsys):
+    """--fed-epsilon was a figure per reported entry: refused, never read as the per-user total."""
+    base, tmp = serve_base
+    line = _refusal(capsys, base + WORD + ["--fed-epsilon", "2", "--fed-topics", "2"])
+    assert "--fed-epsilon is gone" in line and "--fed-epsilon-per-entry" in line and "--fed-user-budget" in line, line
+    assert not (tmp / "s.db").exists()
+
+
+def test_serve_takes_fed_epsilon_per_entry(serve_base, capsys):
+    base, tmp = serve_base
+    line = _refusal(capsys, base + WORD + ["--fed-epsilon-per-entry", "2", "--fed-topics", "2"])
     assert "the server would have started" in line, line

@@ -355,3 +355,16 @@ def test_fed_report_words_takes_the_component_under_its_own_name(capsys):
 def test_hdp_no_noise_refuses_an_epsilon_laplace_it_would_ignore(tmp_path, capsys):
     rc, out, err = _run(capsys, *_hdp_base(tmp_path), "--no-noise", "--epsilon-laplace", "1", "--out", tmp_path / "m")
     assert rc == 2 and "--epsilon-laplace" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cdp_takes_the_count_releases_delta_as_count_release_delta_and_refuses_delta(tmp_path, capsys):
+    docs = tmp_path / "docs.txt"
+    docs.write_text("\n".join(_texts(30)) + "\n")
+    base = ["train", "--corpus", docs, "--algorithm", "cdp", "--topics", "2", "--iterations", "2", "--quiet"]
+    rc, out, err = _run(capsys, *base, "--delta", "1e-6", "--out", tmp_path / "m")
+    assert rc == 2 and "--count-release-delta" in err and len(err.strip().splitlines()) == 1, err
+    rc, out, err = _run(capsys, *base, "--count-release-delta", "1e-6", "--out", tmp_path / "m2", "--test-size", "0")
+    assert rc == 0, err
+    import dptopic
+
+    assert dptopic.load(tmp_path / "m2").count_release_delta == 1e-6

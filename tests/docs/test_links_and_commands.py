@@ -155,10 +155,14 @@ def check_command(line: str, *, parse: bool = True) -> str | None:
     if _subcommands(parser) and not (rest and rest[0] in ("-h", "--help", "--version")):
         what = f"'{rest[0]}' is not" if rest else "no sub-command given; expected"
         return f"{' '.join(words)}: {what} one of {sorted(_subcommands(parser))}"
-    options = {o for action in parser._actions for o in action.option_strings}
+    options = {o: action for action in parser._actions for o in action.option_strings}
     unknown = [t for t in rest if t.startswith("--") and t.split("=", 1)[0] not in options]
     if unknown:
         return f"{' '.join(words)} has no option {', '.join(unknown)}"
+    # a retired spelling (--fed-epsilon, train --budget) parses, and the command refuses it: its help says so
+    retired = [t for t in rest if t.startswith("--") and (options[t.split("=", 1)[0]].help or "").startswith("refused")]
+    if retired:
+        return f"{' '.join(words)} refuses {', '.join(retired)} (see its --help)"
     if parse and "..." not in rest:
         try:
             _PARSER.parse_args(argv)
@@ -173,12 +177,13 @@ def test_a_bogus_command_or_flag_is_caught(capsys):
             "dptopic experiment no-such-experiment --seed 0\n"
             "dptopic corpus info posts.jsonl --json \\\n    --no-such-option\n"
             "dptopic train --algorithm no-such-trainer\n"
+            "dptopic serve --vocabulary v.txt --epsilon-word 2 --fed-epsilon 5\n"
             "echo dptopic train --not-a-command-line\n```\n"
             "```console\n$ dptopic privacy compose --laplace 0.1 100 --delta 1e-5 --wrong\n"
             "some output --with-dashes\n```\n"
             "```python\ndptopic train --python-blocks-are-not-shell\n```\n")
     lines = command_lines(text)
-    assert len(lines) == 6, lines
+    assert len(lines) == 7, lines
     problems = [check_command(line) for line in lines]
     capsys.readouterr()                     # argparse's own message for the refused --algorithm value
     assert problems[0] is None
@@ -186,7 +191,8 @@ def test_a_bogus_command_or_flag_is_caught(capsys):
     assert "no-such-experiment" in problems[2]
     assert "--no-such-option" in problems[3]
     assert "refuses" in problems[4]
-    assert "--wrong" in problems[5]
+    assert "refuses --fed-epsilon" in problems[5]       # a retired spelling: parsed, then refused by the command
+    assert "--wrong" in problems[6]
 
 
 def test_every_doc_has_its_commands_read():

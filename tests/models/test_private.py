@@ -50,3 +50,36 @@ def test_a_cdp_folder_saved_with_epsilon_loads_as_paper_epsilon(tmp_path):
     meta["params"] = {("epsilon" if k == "paper_epsilon" else k): v for k, v in meta["params"].items()}
     (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
     assert dptopic.load(tmp_path / "m").paper_epsilon == 2.0
+
+
+# ---------------------------------------------------------------- CDP-LDA's delta: of a partial figure, not a guarantee
+@pytest.mark.parametrize("cls", [CDPLDA, CDPLDAPlus])
+def test_cdp_takes_the_count_releases_delta_as_count_release_delta_and_refuses_delta(cls):
+    with pytest.raises(DPTopicError, match="count_release_delta=") as e:
+        cls(n_topics=2, delta=1e-6)
+    assert "\n" not in str(e.value)
+    with pytest.raises(DPTopicError, match="count_release_delta="):
+        cls(n_topics=2).set_params(delta=1e-6)
+    assert cls(count_release_delta=1e-3).get_params()["count_release_delta"] == 1e-3
+    assert "delta" not in cls().get_params()
+
+
+def test_the_count_release_figure_is_reported_at_count_release_delta():
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
+    reps = [CDPLDAPlus(n_topics=2, paper_epsilon=2.0, n_iter=3, verbose=0, count_release_delta=d).fit(c)
+            .privacy_["count_release_epsilon"] for d in (1e-3, 1e-9)]
+    assert [r["delta"] for r in reps] == [1e-3, 1e-9]
+    assert reps[0]["epsilon"] < reps[1]["epsilon"]      # the same releases: a smaller delta, a larger epsilon
+
+
+def test_a_cdp_folder_saved_with_delta_loads_as_count_release_delta(tmp_path):
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
+    CDPLDA(n_topics=2, n_iter=2, verbose=0, count_release_delta=1e-4).fit(c).save(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    meta["params"] = {("delta" if k == "count_release_delta" else k): v for k, v in meta["params"].items()}
+    (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
+    assert dptopic.load(tmp_path / "m").count_release_delta == 1e-4

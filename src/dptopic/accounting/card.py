@@ -289,7 +289,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
 
         outcome = verify_report(report)     # the figures recomputed from the events the report lists
         card["ledger_check"] = {"status": outcome.status, "detail": outcome.detail}
-    for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note", "fits", "execution"):
+    for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note", "fits", "user_bound",
+                "execution"):
         if key in report:
             card[key] = report[key]
     if (isinstance(card.get("budget"), dict) and isinstance(report.get("vocabulary_selection"), dict)
@@ -348,8 +349,8 @@ def _protects(unit, eps, delta) -> str | None:
     if unit == "document":
         return (f"one whole document: any single training document, there or not (or replaced: see the neighbouring"
                 f" relation), {change} whether it was there or what it says; a person who wrote k of the documents is"
-                " protected only at k x epsilon (group privacy): join each person's documents into one before"
-                " training to protect people")
+                " protected only at k x epsilon (group privacy): train with --unit user (unit='user') to protect"
+                " people")
     if unit == "word":
         return (f"one word: any single word of a training document, changed, {change} that word; a whole document of"
                 " L words only at L x epsilon (group privacy; see the per-document row)")

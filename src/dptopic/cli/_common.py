@@ -168,7 +168,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                 label_field: str | None = None, max_vocab: int | None = None, min_df=None,
                 vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
                 into_model: bool = False, id_field: str | None = None, require_ids: bool = True, tokenizer=None,
-                vocab_flag: str | None = "--vocab", user_cuts: bool = False):
+                vocab_flag: str | None = "--vocab", user_cuts: bool = False, user_field: str | None = None,
+                users_by_folder: bool = False):
     """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text, and "keep as given"
@@ -187,6 +188,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
     UCI file's vocabulary (``vocab``), None for a command that has none. ``user_cuts``: ``max_vocab``, ``min_df``,
     ``max_df`` and ``stop_words`` are the user's flags (``corpus_from_args``), so on a corpus prepared on a public
     vocabulary, where they would choose words from the data, they are refused (internal readers pass their own).
+    ``user_field``: the JSONL field / CSV column of each document's person (``user_ids``); ``users_by_folder``: a
+    folder of folders, one per person.
     """
     from ..corpus import Vocabulary
     from ..datasets import load_20newsgroups, load_sotu
@@ -214,7 +217,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
 
     def fields_apply(kind: str):   # --text-field/--label-field/--id-field name a JSONL field or CSV column
         given_fields = [flag for flag, v, default in (("--text-field", text_field, "text"), ("--label-field", label_field, None),
-                                                      ("--id-field", id_field if require_ids else None, None))
+                                                      ("--id-field", id_field if require_ids else None, None),
+                                                      ("--user-field", user_field, None))
                         if v != default]   # an id field looked for only when present (transform's "id") is no flag
         if given_fields:
             raise DPTopicError(f"{'/'.join(given_fields)} name{'s' if len(given_fields) == 1 else ''} a JSONL field or CSV"
@@ -269,7 +273,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                     require_ids=require_ids, vocabulary=vocabulary, **cuts_given,
                     stop_words=None if into_model else stop_words,
                     lowercase="match" if into_model else lowercase, drop_empty=drop_empty,
-                    keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag)
+                    keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag, user_field=user_field,
+                    users_by_folder=users_by_folder)
     if user_cuts and fmt == "npz" and vocabulary is None and c.metadata.get("vocabulary_source") == "supplied":
         if stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
             cuts = cuts + ["--stop-words"]    # a prune, which also chooses words by the data (drops unseen ones)
@@ -412,6 +417,13 @@ def add_preprocessing_args(p):
                    help="fold raw text to lower case (default: yes)")
 
 
+def user_args(a) -> dict:
+    """``load_corpus``'s ``user_field``/``users_by_folder`` for ``train --unit user`` (empty otherwise)."""
+    if getattr(a, "unit", None) != "user":
+        return {}
+    return {"user_field": getattr(a, "user_field", None), "users_by_folder": getattr(a, "user_field", None) is None}
+
+
 def refuse_data_cuts(a, given: str) -> None:
     """With the words given (``--vocabulary``) or chosen by DP set union (``--private-vocabulary``), the cuts that
     choose words from the data cannot apply: refused in one line (``given`` says what chose the words)."""
@@ -427,7 +439,7 @@ def refuse_data_cuts(a, given: str) -> None:
 def corpus_from_args(a):
     corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df,
                          max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
-                         lowercase=getattr(a, "lowercase", None), user_cuts=True)
+                         lowercase=getattr(a, "lowercase", None), user_cuts=True, **user_args(a))
     if getattr(a, "max_vocab", None) is None and a.corpus not in (None, "demo", "sotu", "20newsgroups"):
         note_vocabulary_cut(corpus)     # a user's text (the built-in corpora are documented with their cap)
     return corpus
@@ -618,6 +630,8 @@ def print_privacy(report: dict, console=None):
     else:
         t.add_row("private", "yes" + (f" ({partial})" if partial else ""))
     t.add_row("privacy unit", str(report.get("unit")))
+    if report.get("user_bound"):    # a guarantee per person: how each person's contribution was bounded
+        t.add_row("each person's contribution", str(report["user_bound"]))
     # the card's relation: a local report composing a contributor's reports names the contributor's, as its epsilon
     t.add_row("neighbouring relation", str(headline.get("neighbouring_relation") or report.get("neighbouring_relation")))
     t.add_row("theorem", str(report.get("theorem")))

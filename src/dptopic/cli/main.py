@@ -38,6 +38,8 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"error: {prog}: {message} (see '{prog} --help')\n")
 
     def parse_known_args(self, args=None, namespace=None):
+        # the words this (sub)command is given, whole: a help action reads those after it too (train --help)
+        self.arguments = list(sys.argv[1:] if args is None else args)
         ns, extras = super().parse_known_args(args, namespace)
         if getattr(ns, "_prog", None) is None:       # the deepest (sub)command parsed sets it first
             ns._prog = self.prog

@@ -196,7 +196,7 @@ def cmd_privacy_fed_report_words(a):
     console.print(f"  {s} word(s) per report; randomization variance summed over the words: {n * subset_report_variance(a.epsilon, n):.3g}"
                   f" (every word: {a.vocab_size * subset_report_variance(a.epsilon, a.vocab_size):.3g}; sampling alone: 1)")
     console.print(f"  FedLDA(report_words={n}) or report_words='auto'; dptopic train --algorithm fed --report-words {n};"
-                  f" dptopic serve --fed-epsilon {a.epsilon:g} --fed-report-words {n} (docs/fedlda.md)")
+                  f" dptopic serve --fed-epsilon-per-entry {a.epsilon:g} --fed-report-words {n} (docs/fedlda.md)")
 
 
 def _saved_report(path: str) -> tuple[dict, dict | None, dict | None]:

@@ -25,7 +25,10 @@ def cmd_recommend(a):
         print(json.dumps(rec.to_dict(), indent=2))
         return
     con = make_console()
-    con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {plural(a.docs, 'document')},"
+    counted = plural(a.docs, "person") if a.unit == "user" else plural(a.docs, "document")
+    if a.unit == "user":
+        counted = counted.replace("persons", "people")
+    con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {counted},"
               f" {plural(a.topics, 'topic')}[/]"
               " (this advice reads no data and costs no privacy)")
     if rec.trainer is None:
@@ -70,7 +73,8 @@ def cmd_recommend(a):
                   f" ({given} is not below 1/{a.docs:,}: see below)")
     else:
         con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g}{delta_flag} --topics {a.topics}"
-                  f" --corpus FILE --vocabulary {PUBLIC_WORDS}")
+                  f" --corpus FILE --vocabulary {PUBLIC_WORDS}"
+                  + (" --user-field FIELD (or a folder of folders, one per person)" if a.unit == "user" else ""))
     for n in rec.notes:
         con.print(f"- {n}")
     con.print(f"[dim]source: {rec.source}; see docs/choosing_a_guarantee.md[/]")
@@ -96,12 +100,13 @@ def _doc_count(s: str) -> int:
 def register(sub) -> None:
     p = sub.add_parser("recommend", help="which trainer and settings for a guarantee, and the topic quality to expect"
                                           " (reads no data)")
-    p.add_argument("--unit", default="document", choices=("document", "word"),
-                   help="what one person's change is (default document)")
+    p.add_argument("--unit", default="document", choices=("document", "user", "word"),
+                   help="what one person's change is (default document; user: all of one person's documents, and"
+                        " --docs counts people)")
     p.add_argument("--epsilon", type=positive_float, required=True,
                    help="the privacy budget, > 0 (dptopic train takes up to 500 per document, 1e7 per word)")
     p.add_argument("--docs", type=_doc_count, required=True,
-                   help="about how many documents the corpus has (at most 1e12)")
+                   help="about how many documents the corpus has (at most 1e12); with --unit user, how many people")
     p.add_argument("--topics", type=positive_int, default=20,
                    help="number of topics (default 20; train takes up to 100,000)")
     p.add_argument("--delta", type=unit_interval, default=1e-5,

@@ -429,7 +429,7 @@ def register(sub) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace --out if it already holds a dptopic model")
     p.add_argument("--fed", action="store_true",
                    help="fetch the FedLDA model instead (GET /v1/fed/model): the broadcast of the latest closed round,"
-                        " with its per-user privacy report (servers started with --fed-epsilon)")
+                        " with its per-user privacy report (servers started with --fed-epsilon-per-entry)")
     p.add_argument("--timeout", type=_timeout_arg, default=30.0,
                    help=f"seconds per request, in (0, {MAX_TIMEOUT:g}] (default 30)")
     p.add_argument("--retries", type=_retries_arg, default=3,

@@ -129,7 +129,8 @@ _IDLE_FLAGS = (
 
 def refuse_idle_flags(a) -> None:
     """Refuse, in one line, a flag given that has no effect with the others (``--format`` without ``--prior``), as
-    the ``--fed-*`` flags without ``--fed-epsilon`` are: a user who gave it meant something that will not happen."""
+    the ``--fed-*`` flags without ``--fed-epsilon-per-entry`` are: a user who gave it meant something that will not
+    happen."""
     given = getattr(a, "_given", None)      # the flags written on the command line (cli.main's parser)
     for dest, default, idle, why, fix in _IDLE_FLAGS:
         written = dest in given if given is not None else getattr(a, dest, default) != default
@@ -143,6 +144,9 @@ def build_config(a):
     from ..service import ServiceConfig
     from ..service.config import read_token_file
 
+    if getattr(a, "retired_fed_epsilon", None) is not None:     # a figure per entry is never read as a total
+        raise DPTopicError("--fed-epsilon is gone: FedLDA's epsilon per reported entry is now --fed-epsilon-per-entry"
+                           " EPS_ENTRY (a per-user total: --fed-user-budget EPS_USER).")
     refuse_idle_flags(a)
     vocab = read_vocabulary(a.vocabulary)
     prior = None
@@ -158,7 +162,7 @@ def build_config(a):
     if a.fed_user_budget is not None:
         if a.fed_epsilon is not None or a.fed_pad_length is not None:
             raise DPTopicError("--fed-user-budget chooses the epsilon per entry and the entries itself: drop"
-                               " --fed-epsilon and --fed-pad-length.")
+                               " --fed-epsilon-per-entry and --fed-pad-length.")
         from ..models import FedLDA
 
         split = FedLDA.from_user_budget(a.fed_user_budget, min(len(vocab.words), a.fed_report_words or len(vocab.words)),
@@ -167,8 +171,8 @@ def build_config(a):
         a.fed_epsilon, fed["pad_length"] = split._entry_epsilon(), split.pad_length   # the service's is per entry
     if a.fed_epsilon is None and any(v is not None for v in fed.values()):
         given = next(k for k, v in fed.items() if v is not None)
-        raise DPTopicError(f"--fed-{given.replace('_', '-')} has no effect without FedLDA: add --fed-epsilon EPS to run"
-                           " FedLDA rounds, or drop it.")
+        raise DPTopicError(f"--fed-{given.replace('_', '-')} has no effect without FedLDA: add --fed-epsilon-per-entry"
+                           " EPS_ENTRY (or --fed-user-budget EPS_USER) to run FedLDA rounds, or drop it.")
     fed = {k: FED_DEFAULTS[k] if v is None else v for k, v in fed.items()}
     if a.report_kind == "document":
         if a.epsilon_word is not None:
@@ -197,12 +201,14 @@ SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc",
                "train_interval": "--train-interval", "max_body_bytes": "--max-body-bytes", "body_timeout": "--body-timeout",
                "database_timeout": "--database-timeout",
                "max_reports_per_request": "--max-reports-per-request", "admin_token": "--token-file",
-               "fed_epsilon": "--fed-epsilon", "fed_topics": "--fed-topics", "fed_failure_rate": "--fed-failure-rate",
+               "fed_epsilon": "--fed-epsilon-per-entry", "fed_topics": "--fed-topics",
+               "fed_failure_rate": "--fed-failure-rate",
                "fed_pad_length": "--fed-pad-length", "fed_sample_ratio": "--fed-sample-ratio",
                "fed_min_updates": "--fed-min-updates", "fed_report_words": "--fed-report-words",
                "user_epsilon": "--fed-user-budget",
                # FedLDA's own names (RRPConfig, FedLDA.from_user_budget)
-               "epsilon": "--fed-epsilon", "pad_length": "--fed-pad-length", "sample_ratio": "--fed-sample-ratio",
+               "epsilon": "--fed-epsilon-per-entry", "pad_length": "--fed-pad-length",
+               "sample_ratio": "--fed-sample-ratio",
                "report_words": "--fed-report-words"}
 
 
@@ -239,8 +245,8 @@ def serve_flag_names(a) -> tuple:
         rules = user_budget_rules("--fed-user-budget", a.fed_user_budget) + rules + (
             # the database's FedLDA settings name the per-entry epsilon and the entries, which the budget chose
             (r"start it with the same FedLDA flags,",
-             f"start it with the same FedLDA flags (--fed-user-budget {a.fed_user_budget:g} chose --fed-epsilon and"
-             " --fed-pad-length here),"),)
+             f"start it with the same FedLDA flags (--fed-user-budget {a.fed_user_budget:g} chose"
+             " --fed-epsilon-per-entry and --fed-pad-length here),"),)
     return SERVE_FLAGS, rules + SETTINGS_RULES + CORPUS_RULES
 
 
@@ -344,8 +350,8 @@ def warn_above_client_limit(cfg, a) -> None:
     else:
         asked.append(("--epsilon-word", cfg.epsilon_word, "dptopic submit"))
     if cfg.fed_epsilon is not None:
-        flag = "--fed-epsilon" if a.fed_user_budget is None else \
-            f"--fed-epsilon (chosen by --fed-user-budget {a.fed_user_budget:g})"
+        flag = "--fed-epsilon-per-entry" if a.fed_user_budget is None else \
+            f"--fed-epsilon-per-entry (chosen by --fed-user-budget {a.fed_user_budget:g})"
         asked.append((flag, cfg.fed_epsilon, "dptopic fed-client"))
     for flag, eps, client in asked:
         if eps > LIMIT * (1 + 1e-12):
@@ -579,15 +585,19 @@ def register(sub) -> None:
                         " ten times as long, at least 300 s (default 15; at most 3600)")
     s.add_argument("--max-reports-per-request", type=positive_int, default=10_000,
                    help="most reports in one upload; more are refused with 413 (default 10000)")
-    s.add_argument("--fed-epsilon", type=positive_float, default=None,
-                   help="enable FedLDA rounds with this epsilon PER REPORTED ENTRY (one word; Wang et al. 2020, Thm 1), not"
-                        " per user: a user spends it once for each of its entries (--fed-pad-length x"
-                        " --fed-sample-ratio), as FedLDA(epsilon_per_entry=...); for a per-user total give"
-                        " --fed-user-budget instead")
+    s.add_argument("--fed-epsilon-per-entry", dest="fed_epsilon", type=positive_float, default=None,
+                   metavar="EPS_ENTRY",
+                   help="enable FedLDA rounds with this epsilon per reported entry (one word; Wang et al. 2020, Thm 1),"
+                        " a component, not the per-user total: a user spends it once for each of its entries"
+                        " (--fed-pad-length x --fed-sample-ratio), as FedLDA(epsilon_per_entry=...); for a per-user"
+                        " total give --fed-user-budget instead")
     s.add_argument("--fed-user-budget", type=positive_float, default=None, metavar="EPS_USER",
                    help="enable FedLDA rounds with this per-user total (entries x epsilon per entry) instead of"
-                        " --fed-epsilon and --fed-pad-length: the split that estimates words best for the vocabulary"
-                        " (FedLDA.from_user_budget, docs/fedlda.md)")
+                        " --fed-epsilon-per-entry and --fed-pad-length: the split that estimates words best for the"
+                        " vocabulary (FedLDA.from_user_budget, docs/fedlda.md)")
+    s.add_argument("--fed-epsilon", dest="retired_fed_epsilon", default=None, metavar="EPS",
+                   help="refused: the epsilon per entry is now --fed-epsilon-per-entry (a per-user total:"
+                        " --fed-user-budget)")
     s.add_argument("--fed-topics", type=positive_int, default=None, help="FedLDA topics (default 20)")
     s.add_argument("--fed-failure-rate", type=unit_interval, default=None,
                    help="refused: the floor/tail rules' excluded rare-word mass (train --algorithm fed"
@@ -620,7 +630,7 @@ def register(sub) -> None:
     u.set_defaults(func=cmd_submit)
 
     f = sub.add_parser("fed-client", help="take part in FedLDA rounds with your documents (kept local)",
-                       description="Take part in a 'dptopic serve --fed-epsilon' server's FedLDA rounds: your"
+                       description="Take part in a 'dptopic serve --fed-epsilon-per-entry' server's FedLDA rounds: your"
                                    " documents, topic assignments and proportions stay on this machine; each round"
                                    " sends one update of randomized reports (docs/fedlda.md), and the epsilon spent is"
                                    " printed, also when the server refuses an update.")

@@ -11,7 +11,7 @@ from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary, refuse_data_cuts, say_reading, refuse_show_unsupported, seed_int, support_summary,
-                      topic_support, unit_interval, without_copies_said, words_or)
+                      topic_support, unit_interval, user_args, without_copies_said, words_or)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
@@ -46,17 +46,20 @@ _ALGORITHM_ONLY = {
     "paper_epsilon": (None, ("cdp", "cdp+")), "epsilon_per_entry": (None, _FED),
     "secure": (False, _CENTRAL + _FED + _SVI + _DOC),
     "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
-    "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, _CENTRAL + _FED + _SVI + _DOC + ("lp", "olp")),
+    "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, ("hdp",) + _FED + _SVI + _DOC + ("lp", "olp")),
+    "count_release_delta": (None, ("cdp", "cdp+")),
     "noise": ("discrete", _CENTRAL),
     "reports": (None, ("lp", "olp", "ldp-doc")), "reports_per_contributor": (None, ("lp", "olp", "ldp-doc")),
     "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
     "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
     "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
     "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "user_budget": (None, _FED), "variant": ("another", _FED),
-    "exclusion": ("none", _FED), "subset_size": (0, _FED), "report_words": (None, _FED), "replacement": ("mixture", _FED),
+    "exclusion": ("none", _FED), "subset_size": (0, _FED), "local_inference": ("em", _FED),
+    "report_words": (None, _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
+    "user_field": (None, _DOC), "documents_per_user": (None, _DOC),
     # the trainers that decide which topics stand above the noise (supported_topics_)
     "show_unsupported": (False, _SVI + _DOC),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
@@ -64,8 +67,10 @@ _ALGORITHM_ONLY = {
     # a Dask cluster: the Gibbs trainers' shard actors, or the document-level trainers' per-shard sums
     "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL + _DOC),
     "dask_local": (None, ("lda",) + _CENTRAL + _DOC),
-    # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior
-    "beta": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + ("lp", "olp", "ldp-doc")),
+    # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior; ldp-doc's
+    # topics are a fixed function of the reports: no prior, no randomness
+    "alpha": (None, _CORPUS_ALGOS + ("lp", "olp")), "seed": (None, _CORPUS_ALGOS + ("lp", "olp")),
+    "beta": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + ("lp", "olp")),
     # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
     "iterations": (None, ("lda",) + _CENTRAL + ("lp", "olp")),
     # lp/olp train on randomized reports (--reports), never on a corpus
@@ -80,6 +85,40 @@ _ALGORITHM_ONLY = {
 }
 
 
+_RETIRED = ("budget",)      # refused whatever the trainer (a script that gives it is told what to give instead)
+# flags of the --unit's trainer that --unit refuses, and why: --unit word promises a word-level guarantee for the
+# whole run's --epsilon (--epsilon-laplace is refused earlier, in _resolve_unit, in its own words)
+_UNIT_REFUSES = {
+    "word": {"epsilon_laplace": "eps_L per iteration is solved from --epsilon",
+             "paper_literal": "Algorithm 1 exactly as written has no guarantee",
+             "no_noise": "clipping alone, without noise, has no guarantee",
+             "clip": "eps_L is solved from --epsilon for --epsilon-inherent, which sets the inherent part instead"},
+    "document": {}, "user": {}}
+
+
+def flag_applies(dest: str, algorithm: str) -> bool:
+    """Whether ``train --algorithm ALGORITHM`` reads the option ``dest`` (``_ALGORITHM_ONLY``; any other, every
+    trainer reads)."""
+    entry = _ALGORITHM_ONLY.get(dest)
+    return entry is None or algorithm in entry[1]
+
+
+def flag_shown(dest: str, algorithm: str | None = None, unit: str | None = None) -> bool:
+    """Whether ``dptopic train [--algorithm ALGORITHM | --unit UNIT] --help`` lists the option ``dest``: those the
+    trainer reads (train refuses the others); with neither, those every trainer reads, every trainer of a corpus
+    reads, or both --unit trainers read."""
+    from ..models.by_unit import UNIT_TRAINERS
+
+    if dest in _RETIRED:
+        return False
+    if unit is not None:
+        return dest != "algorithm" and dest not in _UNIT_REFUSES[unit] and flag_applies(dest, UNIT_TRAINERS[unit])
+    if algorithm is not None:
+        return dest != "unit" and flag_applies(dest, algorithm)
+    algos = set(_ALGORITHM_ONLY[dest][1]) if dest in _ALGORITHM_ONLY else None
+    return algos is None or set(_CORPUS_ALGOS) <= algos or set(UNIT_TRAINERS.values()) <= algos
+
+
 def _refuse_foreign_flags(a) -> None:
     given = getattr(a, "_given", None)      # the flags written on the command line (cli.main's parser)
     if a.algorithm in ("cdp", "cdp+") and getattr(a, "epsilon", None) is not None:
@@ -87,10 +126,13 @@ def _refuse_foreign_flags(a) -> None:
                            " release as --paper-epsilon, not --epsilon (which names a guarantee).")
     for dest, (default, algos) in _ALGORITHM_ONLY.items():
         written = dest in given if given is not None else getattr(a, dest, default) != default
-        if a.algorithm not in algos and written:
+        if not flag_applies(dest, a.algorithm) and written:
             flag = "--" + dest.replace("_", "-")
             hint = {"iterations": " (FedLDA: --rounds; svi/online-vb: --epochs)",
-                    "corpus": " (lp/olp train on --reports written by 'dptopic randomize')"}.get(dest, "")
+                    "corpus": " (lp/olp train on --reports written by 'dptopic randomize')",
+                    "seed": " (ldp-doc's server steps use no randomness)",
+                    "delta": " (cdp/cdp+, which claim no guarantee: --count-release-delta)",
+                    "alpha": " (ldp-doc's topics are a fixed function of the reports)"}.get(dest, "")
             if a.unit is not None:      # the user never named the algorithm: say what --unit chose
                 which = f"--algorithm {algos[0]}" if len(algos) == 1 else f"one of {'/'.join(algos)} with --algorithm"
                 raise DPTopicError(f"{flag} has no effect with --unit {a.unit}, which trains {a.algorithm}: drop it,"
@@ -118,15 +160,10 @@ def _refuse_foreign_flags(a) -> None:
                                       or getattr(a, "dask_local", None) is not None):
         raise DPTopicError("--parallel has no effect on a Dask cluster (--scheduler/--dask-local): the Dask backend"
                            " always runs AD-LDA, one actor per shard (docs/scaling.md); drop --parallel.")
-    if a.unit == "word":        # --unit word promises a word-level guarantee for the whole run's --epsilon
-        for flag, given, why in (
-                ("--paper-literal", a.paper_literal, "Algorithm 1 exactly as written has no guarantee"),
-                ("--no-noise", a.no_noise, "clipping alone, without noise, has no guarantee"),
-                ("--clip", a.clip is not None, "eps_L is solved from --epsilon for --epsilon-inherent, which sets the"
-                                               " inherent part instead")):
-            if given:
-                raise DPTopicError(f"{flag} does not apply to --unit word ({why}): drop it, or drop --unit and use"
-                                   " --algorithm hdp.")
+    for dest, why in _UNIT_REFUSES.get(a.unit, {}).items():
+        if written(dest, _ALGORITHM_ONLY[dest][0]):
+            raise DPTopicError(f"--{dest.replace('_', '-')} does not apply to --unit {a.unit} ({why}): drop it, or drop"
+                               f" --unit and use --algorithm {a.algorithm}.")
     if a.algorithm == "hdp":
         if a.epsilon_laplace is not None and (a.epsilon is not None or a.budget is not None):
             raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
@@ -145,6 +182,45 @@ def _refuse_foreign_flags(a) -> None:
         a.iterations = DEFAULT_ITERATIONS
     if a.topics is None:                # --unit: the K the utility table measured, as dptopic.for_unit
         a.topics = UNIT_TOPICS if a.unit is not None else DEFAULT_TOPICS
+
+
+def _user_level_args(a) -> dict:
+    """``--unit user``: the trainer's ``unit`` and ``documents_per_user``, once the corpus flags are known to fit it
+    (refused in one line before any corpus is read: a field named without the unit, the unit without a field for a
+    JSONL/CSV file, a built-in corpus, which has no people, or a vocabulary chosen per document)."""
+    field, per_user = getattr(a, "user_field", None), getattr(a, "documents_per_user", None)
+    if a.unit != "user":
+        for flag, v in (("--user-field", field), ("--documents-per-user", per_user)):
+            if v is not None:
+                raise DPTopicError(f"{flag} is for a guarantee per person: add --unit user (and --epsilon), or drop"
+                                   f" {flag}.")
+        return {}
+    if a.corpus in (None, "demo", "sotu", "20newsgroups"):
+        raise DPTopicError(f"--unit user needs each document's person, and the built-in corpus {a.corpus or 'demo'!r}"
+                           " has none: give a JSONL/CSV file with --user-field FIELD, or a folder of folders (one per"
+                           " person).")
+    if getattr(a, "private_vocabulary", None) is not None:
+        raise DPTopicError("--private-vocabulary chooses the words by DP set union per document, not per person: with"
+                           " --unit user give a public word list (--vocabulary FILE) instead.")
+    if shard_dir(a.corpus) is not None:
+        raise DPTopicError("--unit user groups each person's documents in memory, and a shard folder is streamed: give"
+                           " the JSONL/CSV file the shards were prepared from, with --user-field FIELD.")
+    fmt = _corpus_format(a)
+    if field is None and fmt in ("jsonl", "csv"):
+        raise DPTopicError("--unit user needs --user-field FIELD: the JSONL field / CSV column holding each document's"
+                           " person (a string in every record).")
+    if fmt not in ("jsonl", "csv", "dir", "npz"):
+        raise DPTopicError(f"--unit user needs each document's person, and a {fmt} corpus has none: give a JSONL/CSV"
+                           " file with --user-field FIELD, or a folder of folders (one per person).")
+    return {"unit": "user", "documents_per_user": per_user}
+
+
+def _corpus_format(a) -> str:
+    """The format ``--corpus`` is read in (``--format``, or guessed from the path as ``load_corpus`` does)."""
+    from ..corpus.readers import auto_format
+
+    fmt = getattr(a, "format", "auto")
+    return auto_format(Path(a.corpus)) if fmt == "auto" and Path(a.corpus).exists() else fmt
 
 
 def _resolve_seed(a):
@@ -182,8 +258,8 @@ def _read_training_corpus(a, console):
     text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None))
     if a.vocabulary is not None:
         vocab = read_vocabulary(a.vocabulary)
-        return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw),
-                vocab, None)
+        return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw,
+                            **user_args(a)), vocab, None)
     if a.private_vocabulary is None:
         if getattr(a, "vocabulary_policy", None) is not None:
             raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
@@ -266,7 +342,9 @@ def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
     priv = dict(delta=a.delta, noise=a.noise, secure=a.secure)
     if algo in ("cdp", "cdp+"):
         cls = CDPLDAPlus if algo == "cdp+" else CDPLDA
-        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, **common, **priv)
+        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, noise=a.noise,
+                   secure=a.secure, **common,
+                   count_release_delta=1e-5 if a.count_release_delta is None else a.count_release_delta)
     hdp_kw = dict(paper_literal=a.paper_literal, **priv)
     if a.clip is not None:
         hdp_kw["clip"] = a.clip
@@ -386,13 +464,18 @@ def _resolve_unit(a, console) -> None:
     if a.unit is None:
         a.algorithm = a.algorithm or "lda"
         return
-    if a.algorithm is not None:
+    if a.unit == "user" and a.algorithm is not None and a.algorithm not in _DOC:
+        raise DPTopicError(f"--unit user needs a trainer that bounds each person's documents as a whole: docdp-cooc (the"
+                           f" default) or docdp; --algorithm {a.algorithm} cannot give it: drop --algorithm, or"
+                           " choose one of those.")
+    if a.algorithm is not None and a.unit != "user":
         raise DPTopicError("--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand.")
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
     from ..models.by_unit import trainer_for_unit
 
-    a.algorithm = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
+    trainer = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
+    a.algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
     if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
         if getattr(a, "epsilon_laplace", None) is not None:
             raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
@@ -404,7 +487,9 @@ def _resolve_unit(a, console) -> None:
             a.iterations = WORD_ITERATIONS
         _refuse_word_budget_below_floor(a)
     a.unit_note = (f"[bold]--unit {a.unit}[/]: training {a.algorithm} (the best {a.unit}-level trainer measured on"
-                   " public corpora; docs/choosing_a_guarantee.md)")
+                   " public corpora; docs/choosing_a_guarantee.md)" if a.unit != "user" else
+                   f"[bold]--unit user[/]: training {a.algorithm} with each person's documents bounded as a whole"
+                   " (docs/privacy_units.md)")
 
 
 def _refuse_word_budget_below_floor(a) -> None:
@@ -452,10 +537,12 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
     warnings.filterwarnings("ignore", category=SmallCorpusWarning)
     if hasattr(corpus, "stable_split"):     # a corpus file: the model trains on its training split
         n_docs, what = _split(corpus, a, model)[0].n_docs, "training documents"
+        if a.unit == "user":                # the people of the training split
+            n_docs, what = len(set(_split(corpus, a, model)[0].user_ids)), "people"
     else:
         n_docs, what = corpus.n_docs, "documents"
     delta = getattr(a, "delta", None)
-    msg = too_small_message(a.unit, a.epsilon if a.unit == "document" else a.budget, n_docs, a.topics, what=what,
+    msg = too_small_message(a.unit, a.budget if a.unit == "word" else a.epsilon, n_docs, a.topics, what=what,
                             **({} if delta is None else {"delta": float(delta)}))
     if msg is not None:     # on stderr, as every other warning
         make_console(stderr=True).print(f"[bold yellow]warning[/]: {msg}")
@@ -557,7 +644,8 @@ _COMMON_FLAGS = {"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--
                  "alpha": "--alpha", "beta": "--beta", "parallel": "--parallel", "test_size": "--test-size",
                  "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS}
 _ALGORITHM_FLAGS = {
-    "cdp": {"paper_epsilon": "--paper-epsilon", "delta": "--delta", "noise": "--noise", "secure": "--secure"},
+    "cdp": {"paper_epsilon": "--paper-epsilon", "count_release_delta": "--count-release-delta", "noise": "--noise",
+            "secure": "--secure"},
     "hdp": {"epsilon_laplace": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "clip": "--clip",
             "delta": "--delta", "noise": "--noise", "secure": "--secure", "paper_literal": "--paper-literal"},
     # FedLDA's epsilon is the per-user total; the delta of its tight report is report_delta
@@ -573,8 +661,10 @@ _ALGORITHM_FLAGS = {
             "max_doc_len": "--max-doc-len",
             "eta": "--beta", "secure": "--secure"},
     "online-vb": {"n_epochs": "--epochs", "batch_size": "--batch-size", "eta": "--beta"},
-    "docdp": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure"},
+    "docdp": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
+              "documents_per_user": "--documents-per-user"},
     "docdp-cooc": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
+                   "documents_per_user": "--documents-per-user",
                    "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice"},
     "lp": {"delta": "--delta"},
     "olp": {"delta": "--delta", "lam": "--lam", "omega": "--omega", "sigma2": "--sigma2", "batch_size": "--batch-size",
@@ -662,6 +752,11 @@ def _train(a, console):
                     extra["n_words"] = a.n_words
                 if a.word_choice is not None:
                     extra["word_choice"] = a.word_choice
+            extra.update(_user_level_args(a))
+            if a.unit == "user" and (a.scheduler is not None or a.dask_local is not None):
+                raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
+                                   " --unit user, which groups each person's documents in memory on this machine:"
+                                   " drop it.")
             model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
                                                         seed=_resolve_seed(a), verbose=0 if a.quiet else 1,
                                                         n_jobs=a.jobs, **extra)
@@ -677,6 +772,10 @@ def _train(a, console):
         else:
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
         corpus, vocab, event = _training_corpus(a, console)
+        if a.unit == "user" and corpus.user_ids is None:     # a prepared corpus saved without them
+            raise DPTopicError(f"--unit user needs each document's person, and {a.corpus!r} carries none: give the"
+                               " JSONL/CSV file it was prepared from with --user-field FIELD, or a folder of folders"
+                               " (one per person).")
         if a.unit is not None:
             _warn_if_too_small(a, corpus, console, model)
         from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
@@ -1023,14 +1122,28 @@ def privacy_card_line(model, path) -> str:
 
 
 def register(sub) -> None:
-    t = sub.add_parser("train", help="train a topic model, evaluate it and save it")
+    from ._train_help import PLAIN, TRAINERS, add_help
+
+    t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
+                       add_help=False)
+    add_help(t, flag_shown)     # the options of the trainer chosen: 'dptopic train --algorithm X --help'
     add_corpus_args(t)
-    t.add_argument("--algorithm", choices=("lda", "cdp", "cdp+", "hdp", "lp", "olp", "ldp-doc", "fed") + SVI_ALGORITHMS + _DOC,
-                   default=None, help="the trainer (default lda, not private); or give --unit instead")
-    t.add_argument("--unit", choices=("document", "word"), default=None,
+    t.add_argument("--algorithm", choices=tuple(TRAINERS), default=None,
+                   help="the trainer (default lda, not private; the list: 'dptopic train --help'); or give --unit"
+                        " instead")
+    t.add_argument("--unit", choices=("document", "user", "word"), default=None,
                    help="train the best measured private trainer for this privacy unit with --epsilon (the whole"
                         " run's budget; --private-vocabulary EPS_V,DELTA_V adds its own, and the report prints the"
-                        " composed total) and --delta; see 'dptopic recommend' and docs/choosing_a_guarantee.md")
+                        " composed total) and --delta; user: one person's documents (--user-field, or a folder of"
+                        " folders, one per person); see 'dptopic recommend', docs/choosing_a_guarantee.md and"
+                        " docs/privacy_units.md")
+    t.add_argument("--user-field", default=None, metavar="FIELD",
+                   help="--unit user: the JSONL field / CSV column holding each document's person (a string in every"
+                        " record); a folder of folders needs none (each sub-folder is one person)")
+    t.add_argument("--documents-per-user", type=positive_int, default=None, metavar="M",
+                   help="--unit user: keep at most M documents a person (chosen at random), each weighted 1/M,"
+                        " instead of summing each person's documents and scaling the sum (the default, which"
+                        " recovered more topics on a planted corpus: docs/privacy_units.md)")
     t.add_argument("--topics", type=positive_int, default=None,
                    help=f"number of topics (default {DEFAULT_TOPICS}; with --unit {UNIT_TOPICS}, the number the utility"
                         " table measured)")
@@ -1058,7 +1171,12 @@ def register(sub) -> None:
     t.add_argument("--paper-epsilon", type=positive_float, default=None,
                    help="cdp/cdp+: the paper's nominal eps per noisy release (default 1), noise of scale 1/eps; no"
                         " guarantee of the model, hence not --epsilon")
-    t.add_argument("--delta", type=unit_interval, default=1e-5, help="delta for the tight report (default 1e-5)")
+    t.add_argument("--delta", type=unit_interval, default=1e-5,
+                   help="the delta of the guarantee the model claims (default 1e-5), with --epsilon; lp/olp: the delta"
+                        " at which the tight epsilon(delta) is reported")
+    t.add_argument("--count-release-delta", type=unit_interval, default=None,
+                   help="cdp/cdp+: the delta at which the count releases' partial epsilon(delta) is reported (default"
+                        " 1e-5); no guarantee of the model, hence not --delta")
     t.add_argument("--epsilon-inherent", type=positive_float, default=None,
                    help=f"hdp: eps_I per iteration (default {DEFAULT_EPSILON_INHERENT:g}; or give --clip)")
     t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I); svi: per-document Frobenius clip (default 50)")

@@ -121,6 +121,27 @@ def _check_entries(name: str, values: list, blank: bool = True) -> None:
                                " as UTF-8).")
 
 
+def check_user_ids(values, n_docs: int, where: str = "user_ids") -> list[str]:
+    """Each document's person, as given (``user_ids=``): one non-blank string per document, refused in one line
+    otherwise (a number is refused too, so that 7 and '7' cannot name two people)."""
+    values = _sequence(where, values)
+    if values is None or isinstance(values, (str, bytes)):
+        raise DPTopicError(f"{where} must be a list of strings, one per document (the person who wrote it).")
+    if len(values) != n_docs:
+        raise DPTopicError(f"{where} has {len(values)} entries but there are {n_docs} documents: give one user id per"
+                           " document.")
+    for i, u in enumerate(values):
+        if u is None or (isinstance(u, float) and u != u):
+            raise DPTopicError(f"document {i} has no user id: give every document the id of the person who wrote it.")
+        if not isinstance(u, str):
+            raise DPTopicError(f"the user id of document {i} is {type(u).__name__} {str(u)[:40]!r}, not a string: give"
+                               " user ids as strings (str(id)), so that 7 and '7' cannot name two people.")
+        if _blank(u):
+            raise DPTopicError(f"document {i} has a blank user id: give every document the id of the person who wrote"
+                               " it.")
+    return [str(u) for u in values]
+
+
 def _sequence(name: str, values):
     """``labels=`` or ``doc_ids=`` as a list in document order; None stays None, and a single string is left for
     :func:`_names` to refuse. A dict or set (no document order), a table or 2-D array (a DataFrame's ``df[['label']]``)
@@ -349,10 +370,11 @@ class Corpus:
     vocabulary : :class:`Vocabulary` or list of words.
     labels : optional per-document labels (strings).
     doc_ids : optional per-document names.
+    user_ids : optional per-document person (strings), for a guarantee per person (``unit="user"``).
     """
 
     def __init__(self, doc_ptr, word_ids, vocabulary, labels=None, doc_ids=None,
-                 n_empty_dropped: int = 0, metadata: dict | None = None):
+                 n_empty_dropped: int = 0, metadata: dict | None = None, user_ids=None):
         self.doc_ptr = _index_array("doc_ptr", doc_ptr, np.int64)
         self.word_ids = _index_array("word_ids", word_ids, np.int32)
         self.vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
@@ -362,6 +384,7 @@ class Corpus:
         self.metadata = dict(metadata or {})
         self._vocabulary_cut = None     # {"max_vocab", "words", "tokens_read"}: a max_vocab that cut words (from_texts)
         self._check()
+        self.user_ids = None if user_ids is None else check_user_ids(user_ids, self.n_docs)
 
     # ------------------------------------------------------------------ basics
     def _check(self) -> None:
@@ -426,7 +449,7 @@ class Corpus:
     def from_texts(cls, texts: Iterable[str], labels=None, doc_ids=None, *, vocabulary=None,
                    max_vocab: int | None = 1000, min_df=1, max_df=None, min_length: int = 3,
                    stop_words="english", lowercase: bool = True, remove_stop_words: bool = True,
-                   drop_empty: bool = True) -> "Corpus":
+                   drop_empty: bool = True, user_ids=None) -> "Corpus":
         """Tokenise raw strings, build (or apply) a vocabulary, drop OOV tokens and empty documents.
 
         ``min_df``/``max_df``: document-frequency bounds, each a count or (a float) a fraction of the documents;
@@ -434,7 +457,8 @@ class Corpus:
         ``lowercase=False`` keeps case (``Paris`` and ``paris`` are two words). ``remove_stop_words=False`` is the
         older spelling of ``stop_words=None``. ``lowercase="match"`` (with a ``vocabulary``; how text is read into a
         fitted model's words): no stop-word list or length filter, and each token counts as written when the
-        vocabulary has it, else lowercased, so a vocabulary with "NASA" and "markets" reads "NASA" and "Markets"."""
+        vocabulary has it, else lowercased, so a vocabulary with "NASA" and "markets" reads "NASA" and "Markets".
+        ``user_ids``: each text's person (strings), kept with the documents kept."""
         if isinstance(texts, (str, bytes)):
             raise DPTopicError("texts must be a list of strings (one per document), not a single string.")
         try:
@@ -460,7 +484,8 @@ class Corpus:
             words = set(vocabulary.words)
             pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=False)
             toks = [[t if t in words else lower_word(t) for t in pre.tokenize(x)] for x in texts]
-            return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty)
+            return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
+                                         user_ids=user_ids)
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
                            lowercase=bool(lowercase))
         if vocabulary is not None:
@@ -468,7 +493,7 @@ class Corpus:
         toks = _tokenize_all(pre, texts)
         return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
                                      reading=reading_of(stop_words if remove_stop_words else None, bool(lowercase),
-                                                        min_length))
+                                                        min_length), user_ids=user_ids)
 
     @classmethod
     def from_tokens(cls, docs, labels=None, doc_ids=None, *, vocabulary=None, max_vocab: int | None = 1000,
@@ -499,7 +524,7 @@ class Corpus:
 
     @classmethod
     def _from_token_lists(cls, toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
-                          reading=None):
+                          reading=None, user_ids=None):
         """Checked lists of words: build (or apply) the vocabulary, map words to ids, drop the rest. ``reading``: how
         the words were made from text (:func:`reading_of`), kept in the metadata."""
         given = vocabulary is not None
@@ -525,7 +550,7 @@ class Corpus:
         if given and drop_empty and toks and not any(toks):     # no text at all, whatever the vocabulary
             raise DPTopicError(f"empty corpus: none of the {len(toks)} documents holds any word (each text is empty,"
                                " blank or punctuation only): give documents with text.")
-        out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given,
+        out = cls._finish(docs, vocabulary, labels, doc_ids, drop_empty, given=given, user_ids=user_ids,
                           metadata={VOCABULARY_SOURCE: "supplied" if given else "data",
                                     **({} if reading is None else {READING: reading}),
                                     **({} if given else {VOCABULARY_CUTS: _cuts(max_vocab, min_df, max_df)})})
@@ -534,8 +559,11 @@ class Corpus:
         return out
 
     @classmethod
-    def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None, given=True) -> "Corpus":
+    def _finish(cls, docs, vocabulary, labels, doc_ids, drop_empty=True, metadata=None, given=True,
+                user_ids=None) -> "Corpus":
         """The corpus of ``docs`` (word ids). ``given``: the vocabulary is the caller's, not built from ``docs``."""
+        if user_ids is not None:
+            user_ids = check_user_ids(user_ids, len(docs))
         labels, doc_ids = _sequence("labels", labels), _sequence("doc_ids", doc_ids)
         if labels is not None:      # NaN or '' is no label (not the class 'nan' or ''); None: _names says so
             _check_entries("labels", labels)
@@ -560,6 +588,7 @@ class Corpus:
         return cls.from_token_ids([docs[i] for i in keep], vocabulary,
                                   labels=None if labels is None else [labels[i] for i in keep],
                                   doc_ids=None if doc_ids is None else [doc_ids[i] for i in keep],
+                                  user_ids=None if user_ids is None else [user_ids[i] for i in keep],
                                   n_empty_dropped=n_drop, metadata=metadata)
 
     @classmethod
@@ -691,7 +720,7 @@ class Corpus:
             ids = np.zeros(0, np.int32)
         pick = lambda v: None if v is None else [v[i] for i in idx]  # noqa: E731
         return Corpus(ptr, ids, self.vocabulary, labels=pick(self.labels), doc_ids=pick(self.doc_ids),
-                      metadata=self.metadata)
+                      metadata=self.metadata, user_ids=pick(self.user_ids))
 
     def drop_empty(self) -> "Corpus":
         keep = np.flatnonzero(self.doc_lengths > 0)
@@ -780,7 +809,7 @@ class Corpus:
         np.cumsum(segment_sums(keep_tok, self.doc_ptr), out=ptr[1:])
         kept = {k: v for k, v in self.metadata.items() if k != VOCABULARY_CUTS}    # no cut chose these words
         out = Corpus(ptr, new[keep_tok].astype(np.int32), vocabulary, labels=self.labels,
-                     doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped,
+                     doc_ids=self.doc_ids, n_empty_dropped=self.n_empty_dropped, user_ids=self.user_ids,
                      metadata={**kept, VOCABULARY_SOURCE: "supplied"})   # the caller's word list
         return out.drop_empty() if drop_empty else out
 
@@ -844,7 +873,7 @@ class Corpus:
                                f" {str(path / 'corpus.npz')!r}).")
         meta = {"format": "dptopic-corpus", "version": CORPUS_FORMAT_VERSION, "vocabulary": self.vocabulary.words,
                 "labels": self.labels, "doc_ids": self.doc_ids, "n_empty_dropped": self.n_empty_dropped,
-                "metadata": self.metadata}
+                "metadata": self.metadata, **({} if self.user_ids is None else {"user_ids": self.user_ids})}
         buf = io.BytesIO()
         np.savez(buf, doc_ptr=self.doc_ptr, word_ids=self.word_ids,
                  meta=np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8))
@@ -908,7 +937,7 @@ class Corpus:
             raise DPTopicError(f"{bad}: 'n_empty_dropped' must be a count and 'metadata' an object; {fix}.")
         try:
             return cls(ptr, ids, vocab, labels=meta.get("labels"), doc_ids=meta.get("doc_ids"),
-                       n_empty_dropped=n_drop, metadata=extra)
+                       n_empty_dropped=n_drop, metadata=extra, user_ids=meta.get("user_ids"))
         except DPTopicError as e:
             raise DPTopicError(f"{bad}: {str(e).rstrip('.')}; {fix}.") from None
 

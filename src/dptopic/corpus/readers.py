@@ -198,14 +198,15 @@ def from_uci(docword: str | os.PathLike, vocab: str | os.PathLike, drop_empty: b
 
 
 def from_jsonl(path, text_field: str = "text", label_field: str | None = None, id_field: str | None = None,
-               require_ids: bool = True, **kw) -> Corpus:
+               require_ids: bool = True, user_field: str | None = None, **kw) -> Corpus:
     """One JSON object per line; ``id_field`` names the field holding each document's id (``doc_ids``, which
     ``dptopic transform`` writes beside its rows). Every record must have it, unless ``require_ids=False``: then
     the ids are used only when every record has one, and are ``doc0, doc1, ...`` otherwise. Two records with the
-    same id are refused (used as ``doc0, ...`` with ``require_ids=False``)."""
+    same id are refused (used as ``doc0, ...`` with ``require_ids=False``). ``user_field`` names the field holding
+    each document's person (``user_ids``, a string in every record)."""
     _check_field_names(("text_field", text_field, False), ("label_field", label_field, True),
-                       ("id_field", id_field, True))
-    texts, labels, ids = [], [], []
+                       ("id_field", id_field, True), ("user_field", user_field, True))
+    texts, labels, ids, users = [], [], [], []
     with _open_text(path) as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
@@ -245,6 +246,9 @@ def from_jsonl(path, text_field: str = "text", label_field: str | None = None, i
                 raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} field {text_field!r} is"
                                    f" {_json_kind(rec[text_field])}, not a string.")
             texts.append(rec[text_field])
+            if user_field is not None:
+                users.append(_record_user(rec.get(user_field), user_field in rec, f"bad JSONL file {str(path)!r}:"
+                                          f" line {n}", user_field, "field"))
             if label_field is not None:
                 if label_field not in rec:
                     raise DPTopicError(f"bad JSONL file {str(path)!r}: line {n} has no field {label_field!r}, so no"
@@ -274,25 +278,28 @@ def from_jsonl(path, text_field: str = "text", label_field: str | None = None, i
                            f" the text in a field ({text_field!r}).")
     return Corpus.from_texts(texts, labels=labels if label_field else None,
                           doc_ids=_ids_or_none(ids, id_field, require_ids, f"JSONL file {str(path)!r}", "field",
-                                               "id_field"), **kw)
+                                               "id_field"), user_ids=users if user_field else None, **kw)
 
 
 def from_csv(path, text_column: str = "text", label_column: str | None = None, id_column: str | None = None,
-             require_ids: bool = True, delimiter: str | None = None, **kw) -> Corpus:
+             require_ids: bool = True, delimiter: str | None = None, user_column: str | None = None,
+             **kw) -> Corpus:
     """A CSV file with a header row; ``id_column`` names the column of document ids (``doc_ids``). Every row must
     have one, unless ``require_ids=False``: then the ids are used only when every row has one, and are
     ``doc0, doc1, ...`` otherwise. Two rows with the same id are refused (used as ``doc0, ...`` with
     ``require_ids=False``). ``delimiter``: the character between fields (``"\\t"`` for tab-separated values); by
     default ``","``, or the ``";"``, ``"|"`` or tab a header without a comma holds between the columns asked for
-    (with a warning); a delimiter given is never replaced."""
+    (with a warning); a delimiter given is never replaced. ``user_column``: the column of each document's person
+    (``user_ids``; no row may leave it empty)."""
     _check_field_names(("text_column", text_column, False), ("label_column", label_column, True),
-                       ("id_column", id_column, True))
+                       ("id_column", id_column, True), ("user_column", user_column, True))
     guess = delimiter is None           # the default, ',': another one seen in the header may replace it
     delimiter = "," if delimiter is None else delimiter
     if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
         raise DPTopicError(f"invalid delimiter={delimiter!r}: give one character, such as ',' or '\\t'.")
     cols, rows, lines = _read_csv(path, delimiter)
-    wanted = [c for c in (text_column, label_column, id_column if require_ids else None) if c is not None]
+    wanted = [c for c in (text_column, label_column, id_column if require_ids else None, user_column)
+              if c is not None]
     other = _other_delimiter_char(cols, delimiter) if guess else None
     if other is not None and any(c not in cols for c in wanted):
         # a header read as one field that holds another separator (';' from a spreadsheet in many locales): read
@@ -321,13 +328,14 @@ def from_csv(path, text_column: str = "text", label_column: str | None = None, i
         raise DPTopicError(f"{bad}: its first line is a JSON object ({_column_list(cols[:1])}), not a header: the"
                            " file looks like JSON Lines; read it as JSONL (CLI: --format jsonl, or a name ending"
                            " in .jsonl).")
-    for col in (text_column, label_column, id_column):
+    for col in (text_column, label_column, id_column, user_column):
         if col is not None and col not in cols:
             hint = _other_delimiter(cols, delimiter)
             near = [c for c in cols if c.strip().casefold() == col.strip().casefold()]
             if not hint and near:      # "text " or "Text": the list of columns below shows no difference
                 param, flag = (("text_column", "--text-field") if col == text_column else
                                ("label_column", "--label-field") if col == label_column else
+                               ("user_column", "--user-field") if col == user_column else
                                ("id_column", "--id-field"))
                 how = ("case" if near[0].strip() == near[0] else "spaces around it"
                        if near[0].strip() == col.strip() else "case and spaces around it")
@@ -337,13 +345,14 @@ def from_csv(path, text_column: str = "text", label_column: str | None = None, i
             if not hint:       # name the setting that picks the column, as the JSONL reader does
                 param, flag = (("text_column", "--text-field") if col == text_column else
                                ("label_column", "--label-field") if col == label_column else
+                               ("user_column", "--user-field") if col == user_column else
                                ("id_column", "--id-field"))
                 hint = f"; set {param} (CLI: {flag}) to the column that holds it"
             raise DPTopicError(f"{bad}: no column {col!r} (columns: {_column_list(cols)}){hint}.")
         if col is not None and cols.count(col) > 1:
             raise DPTopicError(f"{bad}: the header names the column {col!r} {cols.count(col)} times: rename all but"
                                " one, so that it says which to read.")
-    at = {col: cols.index(col) for col in (text_column, label_column, id_column) if col is not None}
+    at = {col: cols.index(col) for col in (text_column, label_column, id_column, user_column) if col is not None}
     # a row with more fields than the header: refused unless the extra ones are empty (a spreadsheet's trailing
     # comma, "hello world,a,")
     long = next((i for i, r in enumerate(rows) if len(r) > len(cols) and any(f.strip() for f in r[len(cols):])),
@@ -352,7 +361,7 @@ def from_csv(path, text_column: str = "text", label_column: str | None = None, i
         raise DPTopicError(f"{bad}: the row on line {lines[long]} has {len(rows[long])} fields where the header names"
                            f" {len(cols)}: a field that holds {delimiter!r} must be quoted (\"like{delimiter} this\"),"
                            f" or add the missing column names to the header.")
-    for col in (text_column, label_column):       # a row too short to reach the column: refused, not "" or 'None'
+    for col in (text_column, label_column, user_column):    # a row too short to reach it: refused, not "" or 'None'
         short = next((i for i, r in enumerate(rows) if col is not None and len(r) <= at[col]), None)
         if short is not None:
             raise DPTopicError(f"{bad}: the row on line {lines[short]} has {len(rows[short])} field(s), so no"
@@ -371,14 +380,18 @@ def from_csv(path, text_column: str = "text", label_column: str | None = None, i
         ids = _ids_or_none([_record_id(r[at[id_column]] if len(r) > at[id_column] and r[at[id_column]] else None,
                                        "", id_column, "column") for r in rows], id_column,
                            require_ids, f"CSV file {str(path)!r}", "column", "id_column")
-    return Corpus.from_texts(texts, labels=labels, doc_ids=ids, **kw)
+    users = None if user_column is None else [
+        _record_user(r[at[user_column]], True, f"{bad}: the row on line {line}", user_column, "column")
+        for r, line in zip(rows, lines)]
+    return Corpus.from_texts(texts, labels=labels, doc_ids=ids, user_ids=users, **kw)
 
 
-def from_directory(path, pattern: str = "*.txt", **kw) -> Corpus:
+def from_directory(path, pattern: str = "*.txt", users_by_folder: bool = False, **kw) -> Corpus:
     """One document per file matching ``pattern`` (the default ``*.txt`` in any case: ``NOTES.TXT`` too) in the
     folder and its sub-folders (a sub-folder's name is its
     files' label, and when there are sub-folders a file directly in the folder gets the folder's own name), in
-    sorted order; hidden files and folders (names starting with '.') are left out."""
+    sorted order; hidden files and folders (names starting with '.') are left out. ``users_by_folder``: a folder
+    of folders, one per person: each file's ``user_ids`` entry is the sub-folder it lies in (at any depth)."""
     if isinstance(path, (str, os.PathLike)) and not os.fspath(path).strip():     # Path("") is the current folder
         raise DPTopicError("the corpus path is empty: give a folder of .txt files.")
     path = Path(path)
@@ -441,8 +454,15 @@ def from_directory(path, pattern: str = "*.txt", **kw) -> Corpus:
             warnings.warn(f"{str(path)!r}: the folders {', '.join(repr(w) for w in where[:3])} share the name"
                           f" {shared[0]!r}, so their files get one label{more}: rename one of them if they are"
                           " different classes.", UserWarning, stacklevel=2)
+    users = None
+    if users_by_folder:
+        loose = next((f for f in files if f.parent == path), None)
+        if loose is not None:
+            raise DPTopicError(f"{str(path)!r}: {loose.name!r} lies in the folder itself, not in a person's"
+                               " sub-folder: with one folder per person, move each file into its author's folder.")
+        users = [_name_text(f.relative_to(path).parts[0]) for f in files]
     return Corpus.from_texts(texts, labels=labels, doc_ids=[_name_text(str(f.relative_to(path))) for f in files],
-                          **kw)
+                             user_ids=users, **kw)
 
 # ------------------------------------------------------------ transforms
 
@@ -524,7 +544,8 @@ FORMATS = ("auto", "text", "jsonl", "csv", "dir", "uci", "npz")
 def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "text", label_field: str | None = None,
                 id_field: str | None = None, require_ids: bool = True, vocabulary=None, max_vocab: int | None = None,
                 min_df=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
-                keep_supplied_vocabulary: bool = False, vocab_flag: str | None = "vocab="):
+                keep_supplied_vocabulary: bool = False, vocab_flag: str | None = "vocab=", user_field: str | None = None,
+                users_by_folder: bool = False):
     """The corpus in the file or folder ``path``, read in ``format``: ``"auto"`` (by the path's name:
     :func:`auto_format`), ``"text"`` (one document per line; blank lines are no documents), ``"jsonl"``
     (:func:`from_jsonl`), ``"csv"`` (:func:`from_csv`; ``.tsv``/``.tab``: tab-separated), ``"dir"``
@@ -542,7 +563,9 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
     it and every other format is restricted to it, so no word is chosen from the data. ``drop_empty=False`` keeps
     documents left without a word (one row per input document). ``keep_supplied_vocabulary``: a ``.npz`` prepared on
     a supplied (public) vocabulary is returned as prepared, never pruned by the data. ``vocab_flag``: how a refusal
-    names ``vocab`` (None: the caller has no such option, and the ``vocab.*`` file beside is read).
+    names ``vocab`` (None: the caller has no such option, and the ``vocab.*`` file beside is read). ``user_field``:
+    the JSONL field / CSV column of each document's person (``Corpus.user_ids``); ``users_by_folder``: a ``"dir"``
+    corpus is a folder of folders, one per person.
     """
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip():      # Path("") is the current folder
         raise DPTopicError("the corpus path is empty: give the path of a corpus file or folder.")
@@ -589,12 +612,13 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
     kw.update(text_kw, **({} if drop_empty else {"drop_empty": False}))
     ids = dict(require_ids=require_ids) if id_field is not None else {}
     if fmt == "jsonl":
-        return from_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids, **kw)
+        return from_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids,
+                          user_field=user_field, **kw)
     if fmt == "csv":
         return from_csv(p, text_column=text_field, label_column=label_field, id_column=id_field, **ids,
-                        **({"delimiter": "\t"} if is_tab_separated(p) else {}), **kw)
+                        **({"delimiter": "\t"} if is_tab_separated(p) else {}), user_column=user_field, **kw)
     if fmt == "dir":
-        return from_directory(p, **kw)
+        return from_directory(p, users_by_folder=users_by_folder, **kw)
     lines = read_lines(p)
     keep = [i for i, ln in enumerate(lines) if ln.strip()]
     if not keep:
@@ -606,3 +630,17 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
     c = Corpus.from_texts([lines[i] for i in keep], doc_ids=[f"doc{i}" for i in keep], **kw)
     c.n_empty_dropped += len(lines) - len(keep)
     return c
+
+
+def _record_user(value, present: bool, where: str, name: str, kind: str) -> str:
+    """A record's user id (``user_field``): a non-blank string, else refused in one line naming the record."""
+    fix = (f"give every record the id of the person who wrote it, or set user_{kind} (CLI: --user-field) to the"
+           f" {kind} that holds them")
+    if not present:
+        raise DPTopicError(f"{where} has no {kind} {name!r}, so no user id: {fix}.")
+    if not isinstance(value, str):
+        raise DPTopicError(f"{where}: user id {kind} {name!r} is {_json_kind(value)}, not a string: write user ids as"
+                           " strings (\"17\", not 17), so that one person has one id.")
+    if _blank(value):
+        raise DPTopicError(f"{where} has an empty user id ({kind} {name!r}): {fix}.")
+    return value

@@ -47,32 +47,175 @@ def dirichlet_expectation(lam: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _exp_elog_theta(g, out):
-    K = g.shape[0]
-    s = 0.0
-    for k in range(K):
-        s += g[k]
-    ps = digamma(s)
-    for k in range(K):
-        out[k] = math.exp(digamma(g[k]) - ps)
+def _exp_digamma(g, out):
+    """``out[k] = exp(ψ(g[k]))`` for ``g[k] > 0``: ``exp(E[log θ_k])`` up to the document's common factor
+    ``exp(−ψ(Σ_j g_j))``, which cancels in φ and in everything the E-step returns (so it is never computed).
+
+    ``ψ(x) = ψ(x + 6) − Σ_{j<6} 1/(x + j)`` for ``x < 6`` (the six reciprocals added in pairs, three divisions), then
+    ``exp(ψ(y)) = y · exp(−1/(2y) − Σ B_2n / (2n y^{2n}))`` (the series of :func:`digamma`): one ``exp`` and no
+    ``log`` per topic."""
+    for k in range(g.shape[0]):
+        x = g[k]
+        r = 0.0
+        if x < 6.0:
+            r = -((2.0 * x + 1.0) / (x * (x + 1.0)) + (2.0 * x + 5.0) / ((x + 2.0) * (x + 3.0))
+                  + (2.0 * x + 9.0) / ((x + 4.0) * (x + 5.0)))
+            x += 6.0
+        f = 1.0 / (x * x)
+        t = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132)))))
+        out[k] = x * math.exp(r - 0.5 / x + t)
 
 
-@njit(cache=True, nogil=True, inline="always", fastmath=_FAST)
-def _phi_norms(word_ids, a, exp_elog_beta_vk, et, pn):
-    """pn[i] = Σ_k exp(E[log θ_k]) exp(E[log β_k,w_i]): the normaliser of φ for the document's i-th word."""
-    K = et.shape[0]
-    for i in range(pn.shape[0]):
+TILE = 512
+"""Words of a document held topic-major at a time (``K × TILE`` doubles per thread). A document with at most this
+many distinct words is gathered once for all its fixed-point iterations; a longer one tile by tile, every iteration."""
+
+
+@njit(cache=True, nogil=True)
+def _gather_tile(word_ids, counts, exp_elog_beta_vk, a, m, tile, c):
+    """``tile[k, i] = exp(E[log β_k,w])`` and ``c[i]`` the count of the word at entry ``a + i``, for ``i < m``; zeros
+    up to the next multiple of 8 (a zero count weighs nothing)."""
+    K = tile.shape[0]
+    for i in range(m):
         row = exp_elog_beta_vk[word_ids[a + i]]
-        s = 1e-100
         for k in range(K):
-            s += et[k] * row[k]
-        pn[i] = s
+            tile[k, i] = row[k]
+        c[i] = counts[a + i]
+    for i in range(m, (m + 7) // 8 * 8):
+        for k in range(K):
+            tile[k, i] = 0.0
+        c[i] = 0.0
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
+def _tile_pass(tile, c, m, et, s, acc):
+    """One fixed-point pass over a tile of ``m`` words: ``s[i] = Σ_k et_k β_k,i`` (φ's normaliser) and
+    ``acc[k] += Σ_i (c_i / s_i) β_k,i``. The loops run over the tile's words (contiguous), which LLVM vectorises
+    whatever K is."""
+    K = tile.shape[0]
+    mp = (m + 7) // 8 * 8
+    for i in range(mp):
+        s[i] = 1e-100
+    for k in range(K):
+        e = et[k]
+        for i in range(mp):
+            s[i] += e * tile[k, i]
+    for i in range(mp):
+        s[i] = c[i] / s[i]
+    for k in range(K):
+        t = 0.0
+        for i in range(mp):
+            t += s[i] * tile[k, i]
+        acc[k] += t
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def vb_estep_docs(doc_ptr, word_ids, counts, exp_elog_beta_vk, alpha, gamma, max_iter, tol, clip, d_start, d_stop,
+                  weights, et_out, norms):
+    """The E-step of documents ``d_start .. d_stop − 1`` (Hoffman et al. 2010, Alg. 2, lines 5-9), each on its own:
+    updates their rows of ``gamma`` in place and writes, for each document ``d``, ``et_out[d] = exp(ψ(γ_d))`` and
+    ``norms[d] = ||s_d||_F``, and for each of its entries ``i`` the weight ``weights[i] = c_d · n_dv / φnorm_dv``
+    (``c_d = min(1, clip / ||s_d||_F)``). :func:`vb_scatter` then adds ``weights[i] · et_out[d]`` to the statistics.
+    Returns the number of fixed-point iterations summed over the documents.
+
+    Rows of ``gamma``, ``et_out``, ``norms`` and the entries of ``weights`` are the documents' own: calls on disjoint
+    document ranges may run at the same time, in any order, and give the same numbers."""
+    K = exp_elog_beta_vk.shape[1]
+    et = np.empty(K)
+    acc = np.empty(K)
+    tile = np.empty((K, TILE + 8))       # rows 4 KiB + 64 B apart: a 4 KiB stride would map them to one L1 set
+    c = np.empty(TILE)
+    s = np.empty(TILE)
+    sq_i = np.empty(TILE)
+    total_it = 0
+    for d in range(d_start, d_stop):
+        a, b = doc_ptr[d], doc_ptr[d + 1]
+        g = gamma[d]
+        if b == a:
+            for k in range(K):
+                g[k] = alpha
+                et_out[d, k] = 0.0
+            norms[d] = 0.0
+            continue
+        n = b - a
+        one_tile = n <= TILE
+        if one_tile:
+            _gather_tile(word_ids, counts, exp_elog_beta_vk, a, n, tile, c)
+        _exp_digamma(g, et)
+        it = 0
+        while it < max_iter:
+            it += 1
+            for k in range(K):
+                acc[k] = 0.0
+            for t0 in range(0, n, TILE):
+                m = min(TILE, n - t0)
+                if not one_tile:
+                    _gather_tile(word_ids, counts, exp_elog_beta_vk, a + t0, m, tile, c)
+                _tile_pass(tile, c, m, et, s, acc)
+            change = 0.0
+            for k in range(K):
+                new = alpha + et[k] * acc[k]
+                change += abs(new - g[k])
+                g[k] = new
+            _exp_digamma(g, et)
+            if change / K < tol:
+                break
+        total_it += it
+        # ||s_d||_F^2 = Σ_v (n_dv/φnorm_v)^2 Σ_k (exp E[log θ_dk] · exp E[log β_kv])^2, with φ from the final γ
+        sq = 0.0
+        for t0 in range(0, n, TILE):
+            m = min(TILE, n - t0)
+            mp = (m + 7) // 8 * 8
+            if not one_tile:
+                _gather_tile(word_ids, counts, exp_elog_beta_vk, a + t0, m, tile, c)
+            for i in range(mp):
+                s[i] = 1e-100
+                sq_i[i] = 0.0
+            for k in range(K):
+                e = et[k]
+                row = tile[k]
+                for i in range(mp):
+                    x = e * row[i]
+                    s[i] += x
+                    sq_i[i] += x * x
+            for i in range(m):
+                w = c[i] / s[i]
+                weights[a + t0 + i] = w
+                sq += w * w * sq_i[i]
+        nrm = math.sqrt(sq)
+        norms[d] = nrm
+        if nrm > clip:
+            cd = clip / nrm
+            for i in range(a, b):
+                weights[i] *= cd
+        for k in range(K):
+            et_out[d, k] = et[k]
+    return total_it
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def vb_scatter(doc_ptr, word_ids, weights, et, sstats_vk, v_start, v_stop):
+    """``sstats_vk[v] += weights[i] · et[d]`` for every entry ``i`` of every document ``d`` whose word ``v`` lies in
+    ``[v_start, v_stop)``, in document order: each row gets its additions in the same order however the words are
+    split, so calls on disjoint word ranges may run at the same time and give the serial sums bit for bit."""
+    K = sstats_vk.shape[1]
+    for d in range(doc_ptr.shape[0] - 1):
+        row_et = et[d]
+        for i in range(doc_ptr[d], doc_ptr[d + 1]):
+            v = word_ids[i]
+            if v_start <= v < v_stop:
+                w = weights[i]
+                out = sstats_vk[v]
+                for k in range(K):
+                    out[k] += w * row_et[k]
+
+
+@njit(cache=True, nogil=True)
 def vb_estep(doc_ptr, word_ids, counts, exp_elog_beta_vk, alpha, gamma, max_iter, tol, clip, sstats_vk, norms):
     """Run the E-step on every document; update ``gamma`` (D×K) in place.
 
+    The fixed point of ``γ_dk = α + Σ_v n_dv φ_dvk`` per document (:func:`vb_estep_docs`); at most ``max_iter``
+    iterations, stopping at the first whose mean absolute change of γ is below ``tol``.
     ``sstats_vk`` (V×K) receives ``Σ_d c_d · (n_dv / φnorm_dv) · exp(E[log θ_dk])``;
     multiply it elementwise by ``exp_elog_beta_vk`` to obtain the expected sufficient
     statistics ``Σ_d c_d s_d``. ``c_d = min(1, clip / ||s_d||_F)`` (``clip = inf``: no
@@ -81,62 +224,12 @@ def vb_estep(doc_ptr, word_ids, counts, exp_elog_beta_vk, alpha, gamma, max_iter
     """
     D = doc_ptr.shape[0] - 1
     K = exp_elog_beta_vk.shape[1]
-    et = np.empty(K)
-    acc = np.empty(K)
-    last = np.empty(K)
-    total_it = 0
-    for d in range(D):
-        a, b = doc_ptr[d], doc_ptr[d + 1]
-        g = gamma[d]
-        if b == a:
-            for k in range(K):
-                g[k] = alpha
-            norms[d] = 0.0
-            continue
-        n = b - a
-        pn = np.empty(n)
-        _exp_elog_theta(g, et)
-        _phi_norms(word_ids, a, exp_elog_beta_vk, et, pn)
-        for it in range(max_iter):
-            total_it += 1
-            for k in range(K):
-                last[k] = g[k]
-                acc[k] = 0.0
-            for i in range(n):
-                row = exp_elog_beta_vk[word_ids[a + i]]
-                w = counts[a + i] / pn[i]
-                for k in range(K):
-                    acc[k] += w * row[k]
-            for k in range(K):
-                g[k] = alpha + et[k] * acc[k]
-            _exp_elog_theta(g, et)
-            _phi_norms(word_ids, a, exp_elog_beta_vk, et, pn)
-            change = 0.0
-            for k in range(K):
-                change += abs(g[k] - last[k])
-            if change / K < tol:
-                break
-        # ||s_d||_F^2 = Σ_v (n_dv/φnorm_v)^2 Σ_k (exp E[log θ_dk] · exp E[log β_kv])^2
-        sq = 0.0
-        for i in range(n):
-            row = exp_elog_beta_vk[word_ids[a + i]]
-            w = counts[a + i] / pn[i]
-            t = 0.0
-            for k in range(K):
-                x = et[k] * row[k]
-                t += x * x
-            sq += w * w * t
-        nrm = math.sqrt(sq)
-        norms[d] = nrm
-        c = 1.0
-        if nrm > clip:
-            c = clip / nrm
-        for i in range(n):
-            v = word_ids[a + i]
-            w = c * counts[a + i] / pn[i]
-            for k in range(K):
-                sstats_vk[v, k] += w * et[k]
-    return total_it
+    weights = np.empty(word_ids.shape[0])
+    et = np.empty((D, K))
+    total = vb_estep_docs(doc_ptr, word_ids, counts, exp_elog_beta_vk, alpha, gamma, max_iter, tol, clip, 0, D,
+                          weights, et, norms)
+    vb_scatter(doc_ptr, word_ids, weights, et, sstats_vk, 0, sstats_vk.shape[0])
+    return total
 
 
 @njit(cache=True, nogil=True)

@@ -39,7 +39,8 @@ GAUSSIAN_SECURE = ("secure mode: the Gaussian noise is drawn by OpenDP from the 
 GROUP_PRIVACY = (" One document is the unit: a person who wrote k of the documents is protected only at k times epsilon"
                  " and delta grows to k e^((k-1) epsilon) delta (group privacy: Dwork & Roth 2014, Thm 2.2 for pure"
                  " DP, and its standard extension to (epsilon, delta)); where"
-                 " people write several documents, join each person's documents into one before training.")
+                 " people write several documents, train with unit='user' (CLI: --unit user), which bounds each person's"
+                 " documents as a whole (docs/privacy_units.md).")
 
 
 LARGE_DELTA = 1e-3
@@ -68,7 +69,7 @@ def document_level_notes(rep: dict, secure: bool, trainer: str = "", reproducibl
     several)."""
     rep["randomness"] = GAUSSIAN_SECURE_BY_TRAINER.get(trainer, GAUSSIAN_SECURE) if secure else GAUSSIAN_COINS
     rep["noise_reproducible"] = bool(reproducible)
-    if GROUP_PRIVACY not in str(rep.get("scope", "")):
+    if GROUP_PRIVACY not in str(rep.get("scope", "")) and rep.get("unit") != "user":   # a person is the unit
         rep["scope"] = str(rep.get("scope", "")) + GROUP_PRIVACY
     if execution is not None and execution.get("backend") == "dask":    # where it ran: the card shows it
         rep["execution"] = dict(execution)
@@ -178,12 +179,15 @@ class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):
 
         return check_client(self.client)
 
-    def _document_passes(self, X, vocabulary, client):
+    def _document_passes(self, X, vocabulary, client, user_ids=None):
         """:func:`~dptopic.models._document_source.document_source`, summed on the Dask cluster of ``client`` when
         one is given (``_execution`` says where the run went); nothing is spent here."""
         from ._document_source import document_source
 
-        passes, vocab, corpus = document_source(self, X, vocabulary)
+        if client is not None and getattr(self, "unit", "document") == "user":
+            raise DPTopicError(f"{type(self).__name__}(unit='user') groups each person's documents in memory on this"
+                               " machine: drop backend='dask' (CLI: --dask-local/--scheduler).")
+        passes, vocab, corpus = document_source(self, X, vocabulary, user_ids)
         self._execution = {"backend": "threads", "n_jobs": int(self._jobs)}
         if client is not None:
             if passes.factory is not None:

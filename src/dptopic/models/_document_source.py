@@ -19,14 +19,22 @@ from ..kernels.docdp import tokens_to_bow
 from .base import vocabulary_given
 
 
-def document_source(model, X, vocabulary):
-    """``(batches, vocabulary, corpus or None)``: ``batches()`` yields ``(ptr, ids, counts)`` blocks for one pass."""
+def document_source(model, X, vocabulary, user_ids=None):
+    """``(batches, vocabulary, corpus or None)``: ``batches()`` yields ``(ptr, ids, counts)`` blocks for one pass.
+    ``user_ids`` (one per document of ``X``): attached to the corpus before any document is dropped, so that they
+    stay with their documents (in memory only)."""
     vocab = None if vocabulary is None else (vocabulary if isinstance(vocabulary, Vocabulary)
                                              else Vocabulary(vocabulary))
     if hasattr(X, "__next__"):
         raise DPTopicError(f"{type(model).__name__} reads the documents more than once, and an iterator can be read only once:"
                            " pass a function returning a fresh iterator of mini-batches, a list, or a shard folder.")
-    if callable(X) and not isinstance(X, (Corpus, ShardSet)) and not sp.issparse(X):
+    streamed = callable(X) and not isinstance(X, (Corpus, ShardSet)) and not sp.issparse(X)
+    if (streamed or isinstance(X, (list, tuple)) and X and all(
+            isinstance(b, Corpus) or sp.issparse(b) or (isinstance(b, np.ndarray) and b.ndim == 2) for b in X)) \
+            and getattr(model, "unit", "document") == "user":
+        raise DPTopicError(f"{type(model).__name__}(unit='user') groups each person's documents in memory: give one"
+                           " Corpus or count matrix (with user_ids=), not mini-batches.")
+    if streamed:
         return _batch_source(model, X, vocab)
     if isinstance(X, (list, tuple)) and X and all(isinstance(b, Corpus) or sp.issparse(b)
                                                   or (isinstance(b, np.ndarray) and b.ndim == 2) for b in X):
@@ -36,6 +44,11 @@ def document_source(model, X, vocabulary):
     src = training_source(X, vocabulary=vocab if vocab is not None else names)
     model._vocabulary_supplied = (vocab is not None or (names is not None and model._input_names_public)
                                   or (vocab is None and names is None and vocabulary_given(src)))
+    if isinstance(src, ShardSet) and getattr(model, "unit", "document") == "user":
+        raise DPTopicError(f"{type(model).__name__}(unit='user') groups each person's documents in memory: give the"
+                           " corpus file the shards were prepared from, with its user ids (CLI: --user-field).")
+    if user_ids is not None:
+        src = _with_user_ids(src, user_ids)
     if isinstance(src, ShardSet):
         vocab = vocab if vocab is not None else src.vocabulary
         return DocumentPasses([str(p) for p in src.paths], vocab), vocab, None
@@ -120,6 +133,18 @@ def _block_partial(block, vocab, fn, args, kwargs, on_worker: bool = False):
     """``(fn(bow, *args, **kwargs), documents, entries)`` for one block (``on_worker``: in a Dask task)."""
     bow = _block_bow(block, vocab, on_worker)
     return fn(bow, *args, **kwargs), len(bow[0]) - 1, len(bow[2])
+
+
+def _with_user_ids(corpus: Corpus, user_ids) -> Corpus:
+    """A copy of ``corpus`` carrying ``user_ids`` (one per document given to ``fit``); refused in one line when texts
+    were dropped on reading (their ids could no longer be matched)."""
+    n = len(user_ids) if hasattr(user_ids, "__len__") and not isinstance(user_ids, (str, bytes)) else None
+    if corpus.n_empty_dropped and n == corpus.n_docs + corpus.n_empty_dropped:
+        raise DPTopicError(f"{corpus.n_empty_dropped} of the texts hold no word and were dropped, so user_ids no longer"
+                           " match the documents: build the corpus with Corpus.from_texts(texts, user_ids=...) and fit"
+                           " on it.")
+    return Corpus(corpus.doc_ptr, corpus.word_ids, corpus.vocabulary, labels=corpus.labels, doc_ids=corpus.doc_ids,
+                  n_empty_dropped=corpus.n_empty_dropped, metadata=corpus.metadata, user_ids=user_ids)
 
 
 def _batch_source(model, factory, vocab):

@@ -15,13 +15,14 @@ from .algorithms import ALGORITHMS
 from .private import CDPLDA, HDPLDA
 
 # unit -> (algorithm name, how it is built from (epsilon, delta, n_topics, **kw))
-UNIT_TRAINERS = {"document": "docdp-cooc", "word": "hdp"}  # docdp-cooc: NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups (docs/document_dp.md)
+UNIT_TRAINERS = {"document": "docdp-cooc", "word": "hdp", "user": "docdp-cooc"}  # docdp-cooc: NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups (docs/document_dp.md)
 
 
 def _check_unit(unit: str) -> None:
     if unit not in UNIT_TRAINERS:
-        raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed) or 'word' (one"
-                           " token's word replaced); for local DP see dptopic.local.")
+        raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed), 'user' (one"
+                           " person's documents) or 'word' (one token's word replaced); for local DP see"
+                           " dptopic.local.")
 
 
 def trainer_for_unit(unit: str, epsilon: float, *, unit_name: str = "unit", epsilon_name: str = "epsilon") -> str:
@@ -32,7 +33,7 @@ def trainer_for_unit(unit: str, epsilon: float, *, unit_name: str = "unit", epsi
     top = UNIT_EPSILON_MAX[unit]
     if epsilon > top:
         raise DPTopicError(f"invalid {epsilon_name} {epsilon:g}: {unit_name} {unit} takes a budget up to {top:g}"
-                           + (" (a document-level budget above it protects nothing)." if unit == "document" else
+                           + (f" (a {unit}-level budget above it protects nothing)." if unit != "word" else
                               " per word, as dptopic.for_unit."))
     return UNIT_TRAINERS[unit]
 
@@ -53,7 +54,8 @@ def split_for(model, corpus, test_size: float = 0.2):
 
 def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: int | None = None, **kw):
     """An unfitted estimator whose whole run is (epsilon, delta)-DP for one ``unit`` ("document": one document added
-    or removed; "word": one token's word replaced), the best trainer measured for that unit, with its defaults.
+    or removed; "user": one person's documents added or removed, fit with ``user_ids=``; "word": one token's word
+    replaced), the best trainer measured for that unit, with its defaults.
     ``n_topics`` (or scikit-learn's name for it, ``n_components``) defaults to 20, the K the utility table measured."""
     if "n_components" in kw:
         if n_topics is not None:
@@ -72,6 +74,8 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
         if note is not None:
             warnings.warn(note, UserWarning, stacklevel=2)
         return model
+    if unit == "user":          # the document-level trainer, each person's documents bounded as a whole
+        kw["unit"] = "user"
     return cls.from_budget(epsilon, delta, n_topics=n_topics, **kw)
 
 

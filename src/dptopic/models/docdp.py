@@ -34,7 +34,7 @@ import numpy as np
 
 from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
-from ..accounting import DOCUMENT_RELATION, PrivacyLedger
+from ..accounting import PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
 from ..mechanisms import gaussian_mechanism
 from ..errors import DPTopicError
@@ -43,6 +43,7 @@ from ..recovery.support import em_supported_topics
 from ._docdp_math import denoise
 from ._document_source import read_ahead
 from ._document_level import _DocumentDPModel
+from ._user_level import UNITS, check_unit, em_statistic, for_unit_event, people_of, unit_and_relation, user_report
 from .base import check_topics_fit_vocabulary
 
 THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on a statistic of L2 sensitivity 1 under add/remove of"
@@ -74,6 +75,12 @@ class DocDPEM(_DocumentDPModel):
         from data that need no protection: the guarantee covers the training documents only, and a start learnt from
         them would have to be paid for. With a good public start one release (``n_iter=1``) is enough
         (``docs/document_dp.md``, "A public corpus as the start"). Not saved with the model.
+    unit : ``"document"`` (default) or ``"user"``: one person's documents added or removed (``fit(..., user_ids=)``,
+        or a Corpus read with its user ids); each person's contribution to every release is bounded as a whole
+        (:mod:`dptopic.models._user_level`; ``docs/privacy_units.md``).
+    documents_per_user : with ``unit="user"``: None (default) sums each person's normalised contributions and scales
+        the sum to norm at most 1; an int ``m`` keeps at most ``m`` documents a person (chosen at random), each
+        weighted ``1/m``.
     backend, client : ``"threads"`` (default), or ``"dask"`` with a ``distributed.Client``: every iteration's E-step
         runs on the workers, one task per shard, and the driver draws that release's noise once (``docs/scaling.md``).
     """
@@ -85,12 +92,16 @@ class DocDPEM(_DocumentDPModel):
                               "secure": [Options((True, False))], "seed": SEED, "n_jobs": N_JOBS,
                               "verbose": VERBOSE,
                               "init": [IsNone(), IsType((np.ndarray, list), "a K x V array of public topics")],
+                              "unit": [Options(UNITS)], "documents_per_user": [IsNone(), Int(1, 1_000_000)],
                               "backend": [Options(("threads", "dask"))],
                               "client": [IsNone(), IsType((object,), "a distributed.Client")]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_iter: int = 3,
                  threshold: float = 2.0, alpha: float = 0.1, inner: int = 30, secure: bool = False, seed=None,
-                 n_jobs: int = 1, verbose: int = 0, init=None, backend: str = "threads", client=None):
+                 n_jobs: int = 1, verbose: int = 0, init=None, unit: str = "document",
+                 documents_per_user: int | None = None, backend: str = "threads", client=None):
+        self.unit = unit
+        self.documents_per_user = documents_per_user
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -111,10 +122,11 @@ class DocDPEM(_DocumentDPModel):
         from ..accounting.verify import RunPlan
 
         sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, int(self.n_iter))
+        unit, relation = unit_and_relation(self)
         return RunPlan(events=[(SubsampledGaussianEvent(sigma, 1.0), int(self.n_iter))],
-                       budget=(self.epsilon, self.delta), unit="document", relation=DOCUMENT_RELATION)
+                       budget=(self.epsilon, self.delta), unit=unit, relation=relation)
 
-    def fit(self, X, y=None, *, vocabulary=None):
+    def fit(self, X, y=None, *, vocabulary=None, user_ids=None):
         """Fit on documents held in memory or streamed from disk.
 
         ``X``: a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix or a list of texts (in memory);
@@ -123,15 +135,19 @@ class DocDPEM(_DocumentDPModel):
         function returning a fresh iterable of them. Shards and mini-batches are read once per iteration and
         dropped, so memory does not grow with the number of documents. The vocabulary must be public
         (``vocabulary=``), or chosen privately beforehand and paid for separately; the number of documents is
-        never used."""
+        never used. ``user_ids`` (``unit="user"``): each document's person, one string per document (in memory
+        only)."""
         self._validate()
         self._require_secure_noise()
-        source, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client())
+        check_unit(self, user_ids)
+        source, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client(), user_ids)
         V, K = len(vocab), self.n_topics
         check_topics_fit_vocabulary(K, V)
         rng = self._rng()
+        people, _ = people_of(self, corpus, source, rng)   # unit="user": the documents grouped by person
         sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, int(self.n_iter))
-        ledger = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=THEOREM,
+        unit, relation = unit_and_relation(self)
+        ledger = PrivacyLedger(unit=unit, relation=relation, theorem=THEOREM,
                                budget=(float(self.epsilon), float(self.delta)))
         beta = self._start(K, vocab, rng)
         with StatisticAccumulator(V, K, self._jobs) as acc, ThreadPoolExecutor(1) as reader, \
@@ -140,7 +156,10 @@ class DocDPEM(_DocumentDPModel):
                 acc.reset()
                 beta_vk = np.ascontiguousarray(beta.T)
                 n_tokens = 0
-                if source.client is not None:     # one task per shard on the cluster, added in shard order
+                if people is not None:      # each person's contribution bounded as a whole (models/_user_level.py)
+                    n_tokens = len(people[0][2])
+                    total = em_statistic(people, beta, float(self.alpha), int(self.inner), self._jobs)
+                elif source.client is not None:     # one task per shard on the cluster, added in shard order
                     total = source.sum(block_statistic, beta_vk, float(self.alpha), int(self.inner), self._jobs)
                     n_tokens = source.n_entries
                 else:
@@ -153,7 +172,7 @@ class DocDPEM(_DocumentDPModel):
                                        " the vocabulary's language, or another vocabulary.")
                 noisy, event = gaussian_mechanism(total, sigma, 1.0, None if self.secure else rng,
                                                   secure=bool(self.secure), label=_RELEASE)
-                ledger.spend(event)
+                ledger.spend(for_unit_event(self, event))
                 beta = denoise(noisy, sigma, self.threshold)
                 bar.advance()
         # post-processing of the last release, from which the topics come (recovery.support)
@@ -204,4 +223,4 @@ class DocDPEM(_DocumentDPModel):
                       + "and any metric computed on the training documents."),
             "noise": "gaussian", "secure_noise": bool(self.secure),
         })
-        return self._note_seed(rep)
+        return self._note_seed(user_report(self, rep))

@@ -40,7 +40,7 @@ from ..accounting.set_union import VOCABULARY_NOT_COVERED
 import numpy as np
 
 from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
-from ..accounting import DOCUMENT_RELATION, PrivacyLedger
+from ..accounting import PrivacyLedger
 from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
 from ..errors import DPTopicError
 from ..mechanisms import gaussian_mechanism
@@ -48,6 +48,8 @@ from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurren
 from ..recovery import topics_from_cooccurrence
 from ..recovery.support import cooccurrence_supported_topics, mass_supported
 from ._document_level import _DocumentDPModel
+from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_event, people_of, presence_statistic,
+                          unit_and_relation, user_report)
 from .base import check_topics_fit_vocabulary
 
 def two_release_theorem(counted: bool, repetition: bool) -> str:
@@ -125,6 +127,13 @@ class DocDPCooccurrence(_DocumentDPModel):
     n_jobs : threads that share each pass over the documents (the sums are the same up to rounding).
     secure : Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
     seed : None (default; OS entropy) or an int for reproducible tests only. Never saved.
+    unit : ``"document"`` (default): epsilon covers one document added or removed. ``"user"``: one person's documents
+        added or removed (``fit(..., user_ids=)``, or a Corpus read with its user ids): each person's contribution to
+        both releases is bounded as a whole, so the accounting is the same with the person as the unit
+        (:mod:`dptopic.models._user_level`; ``docs/privacy_units.md``).
+    documents_per_user : with ``unit="user"``: None (default) sums each person's normalised documents and scales the
+        sum to norm at most 1; an int ``m`` keeps at most ``m`` documents a person (chosen at random), each weighted
+        ``1/m`` (``m`` is public; it gave less recovery on a planted corpus: ``docs/research/user_level.md``).
     backend, client : ``"threads"`` (default) or ``"dask"`` with ``client=distributed.Client(...)``: each pass is
         summed on the cluster's workers, one task per shard, and the driver adds the noise of each release once
         (``docs/scaling.md``).
@@ -140,6 +149,7 @@ class DocDPCooccurrence(_DocumentDPModel):
                               "max_false_words": [IsNone(), Real(0, 1e6, "neither")],
                               "alpha": [Real(1e-8, 1e6)], "n_jobs": N_JOBS,
                               "secure": [Options((True, False))], "seed": SEED, "verbose": VERBOSE,
+                              "unit": [Options(UNITS)], "documents_per_user": [IsNone(), Int(1, 1_000_000)],
                               "backend": [Options(("threads", "dask"))],
                               "client": [IsNone(), IsType((object,), "a distributed.Client")]}
 
@@ -147,8 +157,10 @@ class DocDPCooccurrence(_DocumentDPModel):
                  ranking_noise: float | str = "auto", threshold: float = 1.0, tail: float | None = None,
                  background_share: float | str | None = "auto", n_background: int = 2,
                  word_choice: str = "frequency", max_false_words: float | None = 0.5, alpha: float = 0.1,
-                 n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0, backend: str = "threads",
-                 client=None):
+                 n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0, unit: str = "document",
+                 documents_per_user: int | None = None, backend: str = "threads", client=None):
+        self.unit = unit
+        self.documents_per_user = documents_per_user
         self.n_topics = n_topics
         self.epsilon = epsilon
         self.delta = delta
@@ -171,7 +183,7 @@ class DocDPCooccurrence(_DocumentDPModel):
     def _release(self, values, sigma, rng, label):
         noisy, event = gaussian_mechanism(values, sigma, 1.0, None if self.secure else rng, secure=bool(self.secure),
                                           label=label)
-        self.ledger_.spend(event)
+        self.ledger_.spend(for_unit_event(self, event))
         return noisy
 
     def _planned_spend(self, report: dict):
@@ -182,8 +194,9 @@ class DocDPCooccurrence(_DocumentDPModel):
         # background_share), which the report records as its ranking noise; the noise of each release then follows
         # from epsilon, delta and ranking_noise alone
         params = report.get("parameters")
+        unit, relation = unit_and_relation(self)
         if not isinstance(params, dict):      # an edited report: its events are then checked against no plan
-            return RunPlan(budget=(self.epsilon, self.delta), unit="document", relation=DOCUMENT_RELATION)
+            return RunPlan(budget=(self.epsilon, self.delta), unit=unit, relation=relation)
         ranked = params.get("ranking_noise_multiplier") is not None
         if ranked:
             label = _RANKING_COUNTS if self.word_choice == "repetition" else _RANKING
@@ -194,19 +207,21 @@ class DocDPCooccurrence(_DocumentDPModel):
         else:
             sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
             events = [(SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)]
-        return RunPlan(events=events, budget=(self.epsilon, self.delta), unit="document", relation=DOCUMENT_RELATION)
+        return RunPlan(events=events, budget=(self.epsilon, self.delta), unit=unit, relation=relation)
 
-    def fit(self, X, y=None, *, vocabulary=None):
+    def fit(self, X, y=None, *, vocabulary=None, user_ids=None):
         """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, corpus shards on disk (a
         directory written by ``dptopic corpus prepare --shards N``, a shard ``.npz`` or a list of them), or
         mini-batches (a list of count matrices / Corpora, or a function returning a fresh iterable of them). Shards
         and mini-batches are streamed: each of the two passes holds one block at a time, so memory does not grow
         with the number of documents. The
         vocabulary must be public (``vocabulary=``), or chosen privately beforehand and paid for separately; the
-        exact number of documents is never used (``n_words="auto"`` reads the noisy one of the first release)."""
+        exact number of documents is never used (``n_words="auto"`` reads the noisy one of the first release).
+        ``user_ids`` (``unit="user"``): each document's person, one string per document (in memory only)."""
         self._validate()
         self._require_secure_noise()
-        passes, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client())
+        check_unit(self, user_ids)
+        passes, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client(), user_ids)
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
         V, K = len(vocab), int(self.n_topics)
         auto = isinstance(self.n_words, str)
@@ -220,8 +235,10 @@ class DocDPCooccurrence(_DocumentDPModel):
             raise DPTopicError(f"n_topics={K} leaves no topic beside the {n_bg} background topics: raise n_topics or"
                                " lower n_background.")
         rng = self._rng()
+        people, n_people = people_of(self, corpus, passes, rng)   # unit="user": the documents grouped by person
         theorem = two_release_theorem(share_rule or auto, self.word_choice == "repetition")
-        self.ledger_ = PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, theorem=theorem,
+        unit, relation = unit_and_relation(self)
+        self.ledger_ = PrivacyLedger(unit=unit, relation=relation, theorem=theorem,
                                      budget=(float(self.epsilon), float(self.delta)))
         background = np.zeros(0, dtype=np.int64)
         if n_words < V or share_rule or (auto and V > AUTO_WORDS[0]):
@@ -232,7 +249,9 @@ class DocDPCooccurrence(_DocumentDPModel):
             self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=label), 1),
                                   (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
             counted = share_rule or auto
-            stat = passes.sum(document_frequency_bow, V, self._jobs, with_document=counted, with_counts=repetition)
+            stat = (passes.sum(document_frequency_bow, V, self._jobs, with_document=counted, with_counts=repetition)
+                    if people is None else
+                    presence_statistic(people, V, self._jobs, with_document=counted, with_counts=repetition))
             released = self._release(stat, sigma_rank, rng, label)
             if repetition:                      # undo the 1/sqrt(2) of both parts (post-processing)
                 released = released * np.sqrt(2.0)
@@ -263,8 +282,11 @@ class DocDPCooccurrence(_DocumentDPModel):
             sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
             kept = np.arange(V)
             word_threshold = expected_false = None      # every word of the vocabulary: none was chosen by noise
-        stat = passes.sum(normalised_cooccurrence_bow, kept, V, self._jobs)
-        n_docs = passes.n_docs           # decides the warning below only: never saved or released
+        if people is None:
+            stat = passes.sum(normalised_cooccurrence_bow, kept, V, self._jobs)
+            n_docs = passes.n_docs       # decides the warning below only: never saved or released
+        else:                           # each person's contribution bounded as a whole (models/_user_level.py)
+            stat, n_docs = cooccurrence_statistic(people, kept, V, self._jobs), n_people
         noisy = self._release(stat, sigma, rng, _COOC)
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
         H = topics_from_cooccurrence(noisy, K - n_bg, "nmf", noise_std=sigma / np.sqrt(2.0),
@@ -312,7 +334,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.vocabulary_ = vocab
         self._set_fitted(corpus)
         self._train_stats = {"vocab_size": V}
-        _warn_if_too_small(float(self.epsilon), n_docs, K, float(self.delta))
+        _warn_if_too_small(float(self.epsilon), n_docs, K, float(self.delta), self.unit)
         return self
 
     def privacy_report(self) -> dict:
@@ -341,7 +363,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         })
         if self.ranking_noise_std_ is None:     # the ledger's theorem names the two releases of the usual run
             rep["theorem"] = THEOREM_ONE_RELEASE
-        return self._note_seed(rep)
+        return self._note_seed(user_report(self, rep))
 
 
 AUTO_WORDS = (200, 400)       # the bounds of n_words="auto"
@@ -349,7 +371,7 @@ AUTO_SHARE, AUTO_SHARE_MIN_TOPICS = 0.25, 10   # background_share="auto"
 AUTO_RANKING_NOISE = {"frequency": 3.0, "repetition": 2.0}
 
 
-def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int, delta: float = 1e-5) -> None:
+def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int, delta: float = 1e-5, unit: str = "document") -> None:
     """A model of noise is never presented without a warning: when the utility table (public corpora) expects
     topics below the useful ratio at this budget and corpus size, say so, and from which size topics become useful.
     The count is shown to the data holder in this process only, as ``dptopic train`` prints it; it is not saved."""
@@ -358,7 +380,8 @@ def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int, delta: float 
     from ..advice import too_small_message
     from ..errors import SmallCorpusWarning
 
-    msg = too_small_message("document", epsilon, n_docs, n_topics, delta=delta)
+    msg = too_small_message(unit, epsilon, n_docs, n_topics, delta=delta,
+                            **({"what": "people"} if unit == "user" else {}))
     if msg is not None:
         warnings.warn(f"DocDPCooccurrence: {msg}", SmallCorpusWarning, stacklevel=3)
 

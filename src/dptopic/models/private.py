@@ -457,7 +457,8 @@ class CDPLDA(_PrivateGibbs):
         :class:`CDPLDAPlus`): fresh noise before every sweep, added to the already noisy counts.
     alpha, beta : symmetric Dirichlet priors on θ and Φ (defaults 0.1 and 0.01).
     n_iter : number of Gibbs sweeps (default 100).
-    delta : δ at which the tight ε(δ) of ``count_release_epsilon`` is reported (default 1e-5).
+    count_release_delta : δ at which the tight ε(δ) of the partial figure ``count_release_epsilon`` is reported
+        (default 1e-5); not the δ of a guarantee (there is none), hence not named ``delta`` (which is refused).
     noise : ``"discrete"`` (default: discrete Laplace, i.e. two-sided geometric, integer counts) or
         ``"continuous"`` (Laplace).
     secure : draw the noise with OpenDP's exact samplers and seed the topic sampler from the OS
@@ -471,23 +472,28 @@ class CDPLDA(_PrivateGibbs):
     backend, client, parallel : as in :class:`HDPLDA` (``docs/scaling.md``).
     """
 
-    _parameter_constraints = {**_PRIVATE_CONSTRAINTS,
+    _parameter_constraints = {**{k: v for k, v in _PRIVATE_CONSTRAINTS.items() if k != "delta"},
+                              "count_release_delta": _PRIVATE_CONSTRAINTS["delta"],
                               "paper_epsilon": [Real(0, None, "neither")],
                               "every_iteration": [Options((True, False))]}
     _renamed_params = {"epsilon": ("CDP-LDA is a baseline with no guarantee: it takes paper_epsilon= (the paper's"
-                                   " nominal figure per release, noise of scale 1/paper_epsilon), not epsilon=.")}
+                                   " nominal figure per release, noise of scale 1/paper_epsilon), not epsilon=."),
+                       "delta": ("CDP-LDA is a baseline with no guarantee: the delta at which its count releases'"
+                                 " partial epsilon(delta) is reported is count_release_delta=, not delta=.")}
 
     @classmethod
     def _params_from_saved(cls, params: dict) -> dict:
-        """A folder saved when the paper's figure was named ``epsilon`` (same meaning): read as ``paper_epsilon``."""
-        if "epsilon" in params and "paper_epsilon" not in params:
-            params = {("paper_epsilon" if k == "epsilon" else k): v for k, v in params.items()}
+        """A folder saved when the paper's figure was named ``epsilon``, or the count releases' delta ``delta`` (same
+        meanings): read as ``paper_epsilon`` and ``count_release_delta``."""
+        for old, new in (("epsilon", "paper_epsilon"), ("delta", "count_release_delta")):
+            if old in params and new not in params:
+                params = {(new if k == old else k): v for k, v in params.items()}
         return params
     _theorem = ("Laplace mechanism (Dwork & Roth 2014 Thm 3.6) on the count matrices only, with the L1"
                 " sensitivity corrected to 2 under word replacement (docs/privacy.md); basic and tight composition")
 
     def __init__(self, n_topics: int = 50, paper_epsilon: float = 1.0, every_iteration: bool = False, alpha: float = 0.1,
-                 beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
+                 beta: float = 0.01, n_iter: int = 100, count_release_delta: float = 1e-5, noise: str = "discrete",
                  secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
                  client=None, parallel: str = "partition"):
         self.n_topics = n_topics
@@ -496,7 +502,7 @@ class CDPLDA(_PrivateGibbs):
         self.alpha = alpha
         self.beta = beta
         self.n_iter = n_iter
-        self.delta = delta
+        self.count_release_delta = count_release_delta
         self.noise = noise
         self.secure = secure
         self.seed = seed
@@ -549,7 +555,7 @@ class CDPLDA(_PrivateGibbs):
 
     def privacy_report(self) -> dict:
         n = self._n_releases
-        counts = self.ledger_.report(self.delta)
+        counts = self.ledger_.report(self.count_release_delta)
         del counts["private"]
         partial = {"label": "partial figure: covers the noisy count releases only, NOT the model", **counts}
         return self._finalize(non_private_report(
@@ -586,15 +592,15 @@ class CDPLDAPlus(CDPLDA):
     every_iteration : True (default; what makes CDP-LDA+). False gives :class:`CDPLDA`.
     alpha, beta : symmetric Dirichlet priors on θ and Φ (defaults 0.1 and 0.01).
     n_iter : number of Gibbs sweeps, hence of noisy releases (default 100).
-    delta : δ at which the tight ε(δ) of ``count_release_epsilon`` is reported (default 1e-5).
+    count_release_delta : δ at which the tight ε(δ) of ``count_release_epsilon`` is reported (default 1e-5).
     noise : ``"discrete"`` (default: discrete Laplace, i.e. two-sided geometric, integer counts) or
         ``"continuous"`` (Laplace).
     secure, seed, n_jobs, verbose, backend, client, parallel : as in :class:`CDPLDA`.
     """
 
     def __init__(self, n_topics: int = 50, paper_epsilon: float = 1.0, every_iteration: bool = True, alpha: float = 0.1,
-                 beta: float = 0.01, n_iter: int = 100, delta: float = 1e-5, noise: str = "discrete",
+                 beta: float = 0.01, n_iter: int = 100, count_release_delta: float = 1e-5, noise: str = "discrete",
                  secure: bool = False, seed=None, n_jobs: int = 1, verbose: int = 1, backend: str = "threads",
                  client=None, parallel: str = "partition"):
-        super().__init__(n_topics, paper_epsilon, every_iteration, alpha, beta, n_iter, delta, noise, secure, seed,
-                         n_jobs, verbose, backend, client, parallel)
+        super().__init__(n_topics, paper_epsilon, every_iteration, alpha, beta, n_iter, count_release_delta, noise,
+                         secure, seed, n_jobs, verbose, backend, client, parallel)

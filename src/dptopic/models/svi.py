@@ -10,7 +10,10 @@ from __future__ import annotations
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
 from ._document_level import _TopicFlags, document_level_notes, warn_if_large_delta
 
+import functools
+import itertools
 import math
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -24,7 +27,8 @@ from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER, S
                                    strong_composition_for_sigma)
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
-from ..kernels.vb import cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep
+from ..kernels.vb import (cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep, vb_estep_docs,
+                          vb_scatter)
 from ..mechanisms import gaussian_mechanism
 from ..recovery.support import em_supported_topics
 from .base import (MIN_PRIOR, TopicModel, check_topics_fit_vocabulary, generator_from_state_array,
@@ -39,6 +43,31 @@ _INIT_SHAPE = 100.0    # gamma and lambda start i.i.d. Gamma(100, 1/100) (Hoffma
 MIN_TOKENS_PER_THREAD = 5_000
 """A batch is split between threads only when each gets at least this many tokens (below, a thread costs more than
 it saves)."""
+
+
+def _doc_chunks(ptr, jobs: int) -> list:
+    """``(first, end)`` document ranges of about ``CHUNK_TOKENS`` entries (smaller when a batch has fewer than eight
+    per thread), in order: the units the E-step's threads take one after another."""
+    n_docs, n_tok = len(ptr) - 1, int(ptr[-1])
+    size = max(1, min(CHUNK_TOKENS, n_tok // (8 * jobs)))
+    cuts = np.unique(np.searchsorted(ptr, np.arange(size, n_tok, size)))
+    edges = [0, *(int(c) for c in cuts if 0 < c < n_docs), n_docs]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+CHUNK_TOKENS = 2_048
+"""Entries (distinct words of documents) per chunk of the threaded E-step: about 40 documents of 20 Newsgroups."""
+
+
+@functools.lru_cache(maxsize=None)
+def _pool_of(pid: int, workers: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(workers, thread_name_prefix="dptopic-vb")
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """One lasting pool per worker count and process (a forked child makes its own): a fresh pool per mini-batch
+    costs a thread start per worker and batch."""
+    return _pool_of(os.getpid(), workers)
 
 
 def _token_blocks(ptr, jobs: int) -> list:
@@ -125,24 +154,27 @@ class _VariationalLDA(TopicModel):
                  else rng.gamma(_INIT_SHAPE, 1.0 / _INIT_SHAPE, size=(n_docs, K)))
         norms = np.zeros(n_docs)
         alpha = self.alpha_ if alpha is None else alpha
-        blocks = _token_blocks(ptr, self._fold_in_jobs())
-        if len(blocks) == 1:
-            ss = np.zeros_like(eb)
-            vb_estep(ptr, ids, cts, eb, alpha, gamma, ESTEP_MAX_ITER, ESTEP_TOL, float(clip), ss, norms)
-        else:   # each thread runs the E-step of its own block of documents (gamma and norms rows are its own)
-            def block(b):
-                lo, hi = b
-                part = np.zeros_like(eb)
-                t0, t1 = ptr[lo], ptr[hi]
-                vb_estep(ptr[lo:hi + 1] - t0, ids[t0:t1], cts[t0:t1], eb, alpha, gamma[lo:hi], ESTEP_MAX_ITER,
-                         ESTEP_TOL, float(clip), part, norms[lo:hi])
-                return part
+        jobs = len(_token_blocks(ptr, self._fold_in_jobs()))
+        ss = np.zeros_like(eb)
+        args = (ptr, ids, cts, eb, alpha, gamma, ESTEP_MAX_ITER, ESTEP_TOL, float(clip))
+        if jobs == 1:
+            vb_estep(*args, ss, norms)
+        else:   # the threads take chunks of documents as they finish (a document's E-step is its own, in any order)
+            chunks, weights, et = _doc_chunks(ptr, jobs), np.empty(len(ids)), np.empty((n_docs, K))
+            taken = itertools.count()           # next() on it is atomic under the GIL
 
-            with ThreadPoolExecutor(len(blocks)) as pool:
-                parts = list(pool.map(block, blocks))
-            ss = parts[0]
-            for part in parts[1:]:      # summed in block order: the same result for the same n_jobs
-                ss += part
+            def work():
+                while (j := next(taken)) < len(chunks):
+                    vb_estep_docs(*args, *chunks[j], weights, et, norms)
+
+            helpers = [_pool(jobs - 1).submit(work) for _ in range(jobs - 1)]
+            try:
+                work()
+            finally:                            # the arrays stay in use until every helper is done
+                for h in helpers:
+                    h.result()
+            # the statistics are added in document order, on one thread: vb_estep's sums, whatever n_jobs is
+            vb_scatter(ptr, ids, weights, et, ss, 0, ss.shape[0])
         ss *= eb
         return gamma, ss.T, norms
 

@@ -245,6 +245,8 @@ def _privacy_section(card: dict) -> str:
     vocabulary = vocabulary_text(card)
     if vocabulary:                      # where the released words came from; a word list by name, size and hash
         rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"), ("vocabulary", escape(vocabulary)))
+    if card.get("user_bound"):          # a guarantee per person: how each person's contribution was bounded
+        rows.insert(2, ("each person's contribution", _text(card["user_bound"])))
     words = card.get("word_selection")
     if isinstance(words, dict) and words.get("note"):     # the false-word control of a choice by noisy counts
         rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"),

@@ -544,12 +544,12 @@ def public_model(meta_json: str, arrays: dict[str, bytes]) -> tuple[str, dict[st
 async def get_fed_round(request: Request):
     svc: Service = request.app.state.service
     if svc.rrp is None:
-        raise ApiError(404, "fed_disabled", "FedLDA rounds are disabled on this server (start it with --fed-epsilon).")
+        raise ApiError(404, "fed_disabled", FED_DISABLED)
     rnd, msg = await run_in_threadpool(svc.storage.fed_round)
     return Response(msg, media_type="application/octet-stream", headers={"Dptopic-Round": str(rnd)})
 
 
-FED_DISABLED = "FedLDA rounds are disabled on this server (start it with --fed-epsilon)."
+FED_DISABLED = "FedLDA rounds are disabled on this server (start it with --fed-epsilon-per-entry)."
 
 
 async def get_fed_model(request: Request):
@@ -574,7 +574,7 @@ async def get_fed_model(request: Request):
 async def post_fed_update(request: Request):
     svc: Service = request.app.state.service
     if svc.rrp is None:
-        raise ApiError(404, "fed_disabled", "FedLDA rounds are disabled on this server (start it with --fed-epsilon).")
+        raise ApiError(404, "fed_disabled", FED_DISABLED)
     require_octet_stream(request)
     key = idempotency_key(request)
     body = await read_body(request, svc.cfg.max_body_bytes)
@@ -707,7 +707,7 @@ async def admin_close_round(request: Request):
     require_admin(request)
     svc: Service = request.app.state.service
     if svc.rrp is None:
-        raise ApiError(404, "fed_disabled", "FedLDA rounds are disabled on this server (start it with --fed-epsilon).")
+        raise ApiError(404, "fed_disabled", FED_DISABLED)
     refuse_unknown_keys(await read_json(request, 64 * 1024), frozenset(), None)
 
     def aggregate(round_, bodies, broadcast):

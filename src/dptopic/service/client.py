@@ -692,7 +692,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     client = client or ServiceClient(server)
     cfg = client.config()
     if not cfg.get("fed"):
-        raise DPTopicError("this server runs no FedLDA rounds (it was started without --fed-epsilon).")
+        raise DPTopicError("this server runs no FedLDA rounds (it was started without --fed-epsilon-per-entry).")
     from ..corpus import Vocabulary
 
     words = list(cfg["vocabulary"])
@@ -836,7 +836,8 @@ def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None
                            f" this dptopic speaks 'v1': upgrade dptopic (or the server).")
     if fed and not cfg.get("fed"):
         raise DPTopicError(f"the server at {client.server} runs no FedLDA rounds (it was started without"
-                           " --fed-epsilon): there is no FedLDA model to pull; drop --fed for its local-DP model.")
+                           " --fed-epsilon-per-entry): there is no FedLDA model to pull; drop --fed for its local-DP"
+                           " model.")
     path = "/v1/fed/model" if fed else "/v1/model"
     doc = client.get_json(path)
     try:

@@ -126,7 +126,8 @@ class ServiceConfig:
                                    f" give at most {V} topics or a larger --vocabulary.")
         if self.fed_report_words is not None:
             if self.fed_epsilon is None:
-                raise DPTopicError("--fed-report-words has no effect without FedLDA: add --fed-epsilon EPS, or drop it.")
+                raise DPTopicError("--fed-report-words has no effect without FedLDA: add --fed-epsilon-per-entry EPS,"
+                                   " or drop it.")
             if not self.fed_topics <= self.fed_report_words <= V:
                 raise DPTopicError(f"--fed-report-words {self.fed_report_words} must lie between --fed-topics"
                                    f" ({self.fed_topics}) and the vocabulary size ({V}).")
@@ -140,7 +141,7 @@ class ServiceConfig:
             from ..accounting.events import EPSILON_MAX
 
             if not 0 < self.fed_epsilon <= EPSILON_MAX:
-                raise DPTopicError(f"invalid --fed-epsilon {self.fed_epsilon:g}: give a per-entry epsilon in"
+                raise DPTopicError(f"invalid --fed-epsilon-per-entry {self.fed_epsilon:g}: give a per-entry epsilon in"
                                    f" (0, {EPSILON_MAX:g}] (the smallest that works depends on the vocabulary).")
             from ..federated.client import rounds_to_no_entry
 

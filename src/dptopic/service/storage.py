@@ -1131,7 +1131,7 @@ class Storage:
             r = conn.execute(select(fed_rounds.c.round, fed_rounds.c.n_updates)
                              .where(fed_rounds.c.status == "open")).first()
             if r is None:
-                raise StorageError("no FedLDA round is open: start the server with --fed-epsilon.")
+                raise StorageError("no FedLDA round is open: start the server with --fed-epsilon-per-entry.")
             if r.n_updates == 0:
                 raise StorageError(f"round {r.round} has no updates yet: wait for clients before closing it.")
             self._fed_close(conn, r.round, aggregate)

@@ -1,0 +1,128 @@
+"""``dptopic train --help``: the options of the trainer chosen, not all of them.
+
+``train`` has one parser for every trainer (so that every command line keeps working, and the CLI reference lists
+every option); its help is filtered by the same table that refuses a flag given to a trainer it does not apply to
+(``train.flag_shown``), so the help and the refusals cannot drift apart:
+
+- ``dptopic train --help``: the options every trainer reads (and those ``--unit`` uses), then a table of the trainers;
+- ``dptopic train --algorithm X --help``: the options of X;
+- ``dptopic train --unit word|document|user --help``: the options of the trainer the unit picks.
+
+``--algorithm`` and ``--unit`` count wherever they stand on the line, before ``--help`` or after it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+
+# the trainers as the help table lists them (every choice of --algorithm), one line each
+TRAINERS = {
+    "lda": "not private: LDA by collapsed Gibbs sampling (the default)",
+    "hdp": "word-level DP: HDP-LDA (Zhao et al. 2021); --epsilon per word in total (--unit word trains it)",
+    "cdp": "baseline with no guarantee: CDP-LDA, noise on the counts once; --paper-epsilon",
+    "cdp+": "baseline with no guarantee: CDP-LDA+, noise on the counts every sweep; --paper-epsilon",
+    "docdp-cooc": "document-level DP: one noisy co-occurrence release; --epsilon per document (--unit document"
+                  " trains it)",
+    "docdp": "document-level DP: full-batch noisy EM; --epsilon per document",
+    "svi": "document-level DP: DP stochastic variational inference; --epsilon per document",
+    "online-vb": "not private: online variational Bayes",
+    "fed": "user-level local DP: FedLDA (Wang et al. 2020), simulated users; --epsilon per user",
+    "lp": "local DP: LP-LDA on word-level reports from 'dptopic randomize' (--reports)",
+    "olp": "local DP: OLP-LDA on word-level reports and a public --prior corpus",
+    "ldp-doc": "local DP: topics from document-level reports ('dptopic randomize --unit document')",
+}
+UNITS = ("word", "document", "user")
+
+PLAIN = ("Train a topic model, evaluate it on held-out documents and save it. The options below are those every"
+         " trainer reads, and those of --unit; each trainer has more of its own: see 'dptopic train --algorithm X"
+         " --help' (or 'dptopic train --unit word|document|user --help') for the options of X only.")
+
+
+def _width() -> int:
+    """The width argparse's own help is wrapped to."""
+    return argparse.HelpFormatter("dptopic")._width
+
+
+def _fill(text: str, indent: str = "") -> str:
+    return textwrap.fill(" ".join(text.split()), _width(), subsequent_indent=indent)
+
+
+def trainer_table() -> str:
+    """The trainers, one line each, and where to read their options."""
+    width = max(map(len, TRAINERS))
+    rows = [textwrap.fill(f"{name:<{width}}  {what}", _width(), initial_indent="  ",
+                          subsequent_indent=" " * (width + 4)) for name, what in TRAINERS.items()]
+    return "\n".join([_fill("trainers (--algorithm X; see 'dptopic train --algorithm X --help' for the options of X):"),
+                      *rows])
+
+
+class _Chooser(argparse.ArgumentParser):
+    """Reads --algorithm and --unit alone; an error is no message but a plain help."""
+
+    def error(self, message):
+        raise ValueError(message)
+
+
+def chosen(arguments) -> tuple:
+    """``(algorithm, unit)`` written on a train command line (``None`` where not, or not one of the choices)."""
+    p = _Chooser(add_help=False)
+    p.add_argument("--algorithm", default=None)
+    p.add_argument("--unit", default=None)
+    try:
+        ns, _ = p.parse_known_args([w for w in arguments if w not in ("-h", "--help")])
+    except ValueError:
+        return None, None
+    return (ns.algorithm if ns.algorithm in TRAINERS else None), (ns.unit if ns.unit in UNITS else None)
+
+
+def format_help(parser: argparse.ArgumentParser, shown, algorithm=None, unit=None) -> str:
+    """``parser``'s help with only the options ``shown(dest, algorithm, unit)`` keeps, its description saying which
+    trainer they are for (the parser itself is left as it was)."""
+    from ..models.by_unit import UNIT_TRAINERS
+
+    hidden = [act for act in parser._actions
+              if act.option_strings and act.dest != "help" and not shown(act.dest, algorithm, unit)]
+    saved = [(act, act.help) for act in hidden]
+    kept = parser.description, parser.epilog, parser.formatter_class, parser.usage
+    if unit is not None:
+        trainer = UNIT_TRAINERS[unit]
+        description = (f"Options of 'dptopic train --unit {unit}', which trains {trainer}: {TRAINERS[trainer]}. Other"
+                       " trainers: 'dptopic train --help'.")
+    elif algorithm is not None:
+        description = (f"Options of 'dptopic train --algorithm {algorithm}': {TRAINERS[algorithm]}. Other trainers:"
+                       " 'dptopic train --help'.")
+    else:
+        description = PLAIN
+    try:
+        for act in hidden:
+            act.help = argparse.SUPPRESS
+        parser.description = _fill(description)
+        parser.epilog = trainer_table() if algorithm is None and unit is None else None
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter     # the table keeps its lines
+        # one short line: the options are listed below (argparse's usage of a filtered option list can fail)
+        parser.usage = ("%(prog)s " + (f"--unit {unit} --epsilon EPS" if unit is not None else
+                                       f"--algorithm {algorithm}" if algorithm is not None else
+                                       "[--algorithm X | --unit U --epsilon EPS]") + " [options]")
+        return parser.format_help()
+    finally:
+        for act, text in saved:
+            act.help = text
+        parser.description, parser.epilog, parser.formatter_class, parser.usage = kept
+
+
+def add_help(parser: argparse.ArgumentParser, shown) -> None:
+    """``-h``/``--help`` for ``parser`` (made with ``add_help=False``): the options of the trainer the line chose."""
+
+    class TrainHelp(argparse.Action):
+        def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+            super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            algorithm, unit = chosen(getattr(parser, "arguments", None) or [])
+            parser._print_message(format_help(parser, shown, algorithm, unit), sys.stdout)
+            parser.exit()
+
+    parser.add_argument("-h", "--help", action=TrainHelp,
+                        help="show the options of the trainer chosen (--algorithm X or --unit U), or those every"
+                             " trainer reads and the list of trainers, and exit")

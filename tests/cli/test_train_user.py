@@ -1,0 +1,106 @@
+"""dptopic train --unit user (a guarantee per person) and dptopic recommend --unit user, in-process: a run that saves a
+model whose card names the person as the unit, and every refusal in one line, before anything is spent."""
+import json
+
+import numpy as np
+import pytest
+
+from dptopic.cli.main import main
+
+TOPICS = [["apple", "banana", "cherry", "grape", "melon", "peach", "plum", "berry"],
+          ["engine", "wheel", "brake", "motor", "gear", "piston", "clutch", "tyre"]]
+
+
+@pytest.fixture(scope="module")
+def people(tmp_path_factory):
+    """A JSONL file of 40 people, each writing 1 to 4 documents about one topic, and a folder of folders."""
+    root = tmp_path_factory.mktemp("people")
+    rng = np.random.default_rng(0)
+    records = []
+    for p in range(40):
+        for _ in range(rng.integers(1, 5)):
+            records.append({"text": " ".join(rng.choice(TOPICS[p % 2], size=20)), "user": f"p{p}"})
+    (root / "people.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (root / "missing.jsonl").write_text("".join(json.dumps({k: v for k, v in r.items() if i != 5 or k != "user"})
+                                                + "\n" for i, r in enumerate(records)))
+    (root / "numbers.jsonl").write_text("".join(json.dumps({**r, "user": i}) + "\n" for i, r in enumerate(records)))
+    for i, r in enumerate(records):
+        (root / "folders" / r["user"]).mkdir(parents=True, exist_ok=True)
+        (root / "folders" / r["user"] / f"{i}.txt").write_text(r["text"])
+    (root / "words.txt").write_text("\n".join(sum(TOPICS, [])) + "\n")
+    return root
+
+
+def _run(capsys, argv):
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as e:
+        rc = e.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.mark.parametrize("corpus, extra", [("people.jsonl", ["--user-field", "user"]), ("folders", [])])
+def test_train_unit_user_saves_a_model_whose_unit_is_the_person(people, tmp_path, capsys, corpus, extra):
+    rc, out, err = _run(capsys, ["train", "--unit", "user", *extra, "--corpus", people / corpus, "--epsilon", "2",
+                                 "--topics", "2", "--vocabulary", people / "words.txt", "--out", tmp_path / "m",
+                                 "--quiet"])
+    assert rc == 0, err
+    saved = json.loads((tmp_path / "m" / "model.json").read_text())
+    privacy = saved["privacy"]
+    assert privacy["unit"] == "user" and privacy["epsilon"] <= 2.0
+    assert "scaled to norm at most 1" in privacy["user_bound"]
+    assert "each person's contribution" in out
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--unit", "user"], "--unit user needs --user-field FIELD"),
+    (["--unit", "user", "--user-field", "user", "--algorithm", "hdp"],
+     "--algorithm hdp cannot give it"),
+    (["--unit", "document", "--user-field", "user"], "--user-field is for a guarantee per person"),
+    (["--algorithm", "docdp", "--documents-per-user", "3"], "--documents-per-user is for a guarantee per person"),
+    (["--unit", "user", "--user-field", "user", "--private-vocabulary", "1,1e-6"],
+     "--private-vocabulary chooses the words by DP set union per document"),
+    (["--unit", "user", "--user-field", "person"], "line 1 has no field 'person', so no user id"),
+])
+def test_train_unit_user_refusals_are_one_line(people, tmp_path, capsys, argv, fragment):
+    rc, _, err = _run(capsys, ["train", "--corpus", people / "people.jsonl", "--epsilon", "1", "--topics", "2",
+                               "--out", tmp_path / "m", *argv])
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0], err
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("corpus, fragment", [("missing.jsonl", "line 6 has no field 'user', so no user id"),
+                                              ("numbers.jsonl", "line 1: user id field 'user' is a number")])
+def test_a_user_id_missing_from_some_rows_is_refused_before_anything_is_spent(people, tmp_path, capsys, corpus,
+                                                                             fragment):
+    rc, out, err = _run(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus", people / corpus,
+                                 "--epsilon", "1", "--topics", "2", "--out", tmp_path / "m"])
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and fragment in lines[0] and str(people / corpus) in lines[0], err
+    assert "Privacy report" not in out and not (tmp_path / "m").exists()
+
+
+def test_train_unit_user_refuses_a_built_in_corpus(tmp_path, capsys):
+    rc, _, err = _run(capsys, ["train", "--unit", "user", "--corpus", "demo", "--epsilon", "1",
+                               "--out", tmp_path / "m"])
+    assert rc == 2 and "the built-in corpus 'demo' has none" in err
+
+
+def test_recommend_unit_user_counts_people_and_names_the_flag(capsys):
+    rc, out, _ = _run(capsys, ["recommend", "--unit", "user", "--epsilon", "1", "--docs", "3000"])
+    assert rc == 0
+    assert "user-level DP, epsilon = 1, 3,000 people" in out
+    assert "--unit user" in out and "--user-field FIELD" in out
+    assert "read as a count of people" in " ".join(out.split())
+
+
+def test_user_advice_is_the_document_advice_per_person():
+    from dptopic.advice import USER_NOTE, recommend, too_small_message
+
+    doc, user = recommend("document", 1.0, 3000), recommend("user", 1.0, 3000)
+    assert user.unit == "user" and user.trainer == doc.trainer
+    assert user.expected_npmi_ratio == doc.expected_npmi_ratio and user.notes[0] == USER_NOTE
+    assert not any("--private-vocabulary EPS_V" in n for n in user.notes)      # --unit user refuses it
+    assert "3,000 people" in too_small_message("user", 1.0, 3000, 20, what="people")

@@ -1,0 +1,122 @@
+"""User-level DP of the document-level trainers (unit="user"): the accounting, the per-document path kept, and the
+refusals before anything is spent."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dptopic
+from dptopic.accounting.card import privacy_card
+from dptopic.accounting.gaussian import calibrate_gaussian_pair, calibrate_noise_multiplier
+from dptopic.errors import DPTopicError
+from dptopic.models import DocDPCooccurrence, DocDPEM
+from dptopic.models._user_level import USER_RELATION
+
+TRAINERS = [(DocDPCooccurrence, {}), (DocDPEM, {"n_iter": 2, "inner": 5})]
+
+
+def _people(corpus, n_people=60):
+    return [f"p{i % n_people:03d}" for i in range(corpus.n_docs)]
+
+
+@pytest.mark.parametrize("cls, kw", TRAINERS)
+def test_one_document_a_person_gives_the_document_level_topics_exactly(planted, cls, kw):
+    """Each person's sum of one document is that document's contribution (norm <= 1, not rescaled): with the same seed
+    the releases, hence the topics, are the document level's (bit for bit for the co-occurrence release; up to
+    rounding for EM, whose E-step kernel fuses each multiply-add into the running sum); only the unit changes."""
+    c = planted.corpus
+    doc = cls(n_topics=5, epsilon=1.0, seed=4, **kw).fit(c)
+    user = cls(n_topics=5, epsilon=1.0, seed=4, unit="user", **kw).fit(c, user_ids=[f"d{i:04d}" for i in
+                                                                                    range(c.n_docs)])
+    if cls is DocDPCooccurrence:
+        np.testing.assert_array_equal(user.components_, doc.components_)
+    np.testing.assert_allclose(user.components_, doc.components_, rtol=1e-9, atol=0)
+    assert user.privacy_["epsilon"] == doc.privacy_["epsilon"]
+    assert doc.privacy_["unit"] == "document" and user.privacy_["unit"] == "user"
+
+
+def test_user_level_accounting_matches_dp_accounting(planted):
+    """The person is the unit and the sensitivity is 1: the two releases are the document level's, so the epsilon
+    is the PLD of two Gaussian mechanisms of multipliers calibrate_gaussian_pair(1, 1e-5, 3), recomputed here by
+    dp-accounting."""
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    m = DocDPCooccurrence(n_topics=10, epsilon=1.0, delta=1e-5, seed=0, unit="user").fit(
+        planted.corpus, user_ids=_people(planted.corpus))
+    s_rank, s = calibrate_gaussian_pair(1.0, 1e-5, 3.0)
+    assert m.noise_std_ == pytest.approx(s) and m.ranking_noise_std_ == pytest.approx(s_rank)
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(s_rank), dp_event.GaussianDpEvent(s)]))
+    assert m.privacy_["epsilon"] == pytest.approx(acc.get_epsilon(1e-5), abs=2e-3)
+    assert m.privacy_["epsilon"] <= 1.0
+    rep = m.privacy_
+    assert rep["unit"] == "user" and rep["neighbouring_relation"] == USER_RELATION
+    assert "one person's documents" in rep["theorem"]
+    card = privacy_card(rep, "DocDPCooccurrence", check=True)
+    assert card["privacy_unit"] == "user" and card["ledger_check"]["status"] == "verified"
+    assert "scaled to norm at most 1" in card["user_bound"]
+    assert "two or more user ids" in card["not_covered"]
+    assert "group privacy" not in card["covered"] and "One document is the unit" not in rep["scope"]
+
+
+def test_em_accounting_is_the_document_levels_with_the_person_as_unit(planted):
+    m = DocDPEM(n_topics=5, epsilon=2.0, n_iter=3, inner=5, seed=0, unit="user", documents_per_user=4).fit(
+        planted.corpus, user_ids=_people(planted.corpus))
+    assert m.noise_std_ == pytest.approx(calibrate_noise_multiplier(2.0, 1e-5, 1.0, 3))
+    card = privacy_card(m.privacy_, "DocDPEM", check=True)
+    assert card["ledger_check"]["status"] == "verified" and card["privacy_unit"] == "user"
+    assert card["user_bound"].startswith("at most 4 documents a person")
+
+
+def test_a_corpus_read_with_user_ids_needs_none_given(planted, tmp_path):
+    c = planted.corpus
+    with_ids = dptopic.Corpus(c.doc_ptr, c.word_ids, c.vocabulary, user_ids=_people(c))
+    a = DocDPCooccurrence(n_topics=5, seed=2, unit="user").fit(with_ids)
+    b = DocDPCooccurrence(n_topics=5, seed=2, unit="user").fit(c, user_ids=_people(c))
+    np.testing.assert_array_equal(a.components_, b.components_)
+    # a count matrix takes user_ids= too; its empty rows are dropped with their ids
+    X = sp.vstack([c.to_bow(), sp.csr_matrix((1, c.vocab_size))]).tocsr()
+    m = DocDPCooccurrence(n_topics=5, seed=2, unit="user").fit(X, user_ids=_people(c) + ["nobody"])
+    np.testing.assert_allclose(m.components_, b.components_, rtol=1e-9)     # words summed in another order
+
+
+def test_for_unit_user_is_the_document_trainer_per_person(planted):
+    m = dptopic.for_unit("user", 1.0, n_topics=5)
+    assert isinstance(m, DocDPCooccurrence) and m.unit == "user"
+    with pytest.raises(DPTopicError, match="needs the person of each document"):
+        m.fit(planted.corpus)
+
+
+@pytest.mark.parametrize("cls, kw", TRAINERS)
+@pytest.mark.parametrize("params, ids, message", [
+    ({"unit": "user"}, None, "needs the person of each document: pass user_ids="),
+    ({"unit": "user"}, "numbers", "the user id of document 0 is int '0', not a string"),
+    ({"unit": "user"}, "short", "user_ids has 10 entries but there are 300 documents"),
+    ({"unit": "user"}, "missing", "document 7 has no user id"),
+    ({"unit": "user"}, "blank", "document 7 has a blank user id"),
+    ({}, "ok", "user_ids= makes the guarantee per person: give"),
+    ({"documents_per_user": 3}, None, "documents_per_user=3 bounds each person's documents"),
+])
+def test_bad_user_ids_are_refused_in_one_line_before_anything_is_spent(planted, cls, kw, params, ids, message):
+    c = planted.corpus
+    given = {None: None, "numbers": list(range(c.n_docs)), "short": ["a"] * 10, "ok": _people(c),
+             "missing": [None if i == 7 else "a" for i in range(c.n_docs)],
+             "blank": [" " if i == 7 else "a" for i in range(c.n_docs)]}[ids]
+    m = cls(n_topics=5, seed=0, **kw, **params)
+    with pytest.raises(DPTopicError, match=message) as e:
+        m.fit(c, **({} if given is None else {"user_ids": given}))
+    assert "\n" not in str(e.value)
+    assert not hasattr(m, "ledger_")            # no release was made
+
+
+def test_user_level_refuses_streamed_input(planted):
+    c = planted.corpus
+    with pytest.raises(DPTopicError, match="groups each person's documents in memory"):
+        DocDPCooccurrence(n_topics=5, unit="user").fit([c.subset(range(100)), c.subset(range(100, 300))],
+                                                       user_ids=_people(c))
+
+
+def test_user_level_refuses_texts_whose_empty_ones_were_dropped():
+    texts = ["apple banana cherry apple", "", "banana cherry grape melon", "grape melon apple"] * 5
+    with pytest.raises(DPTopicError, match="hold no word and were dropped, so user_ids no longer match"):
+        DocDPCooccurrence(n_topics=2, unit="user").fit(texts, user_ids=[str(i) for i in range(len(texts))])
