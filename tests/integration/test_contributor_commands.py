@@ -15,6 +15,15 @@ from dptopic.errors import DPTopicError  # noqa: E402
 from dptopic.service.client import ServiceClient, submit  # noqa: E402
 
 from service_helpers import Server, corpus_of, count_rows, make_data  # noqa: E402
+import http.server
+import subprocess
+import sys
+import threading
+import dptopic  # noqa: E402
+from dptopic.local import Randomizer  # noqa: E402
+from service_helpers import Server, admin, free_port, get_json, make_data, post_reports  # noqa: E402
+from dptopic.cli import main as cli_main  # noqa: E402
+from dptopic.service.client import ServiceClient, fed_participate, submit  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -157,3 +166,143 @@ def test_two_first_runs_share_one_randomization(env, tmp_path, monkeypatch):
     s = submit(env["url"], docs, state=state)
     doc = json.loads(next(state.glob("submit-*.json")).read_text())
     assert doc["uploads"][0]["key"] == seen["key"] and s["reports"] == 3
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# `dptopic pull`: a collection server's current model into a model folder, against a live server on 127.0.0.1.
+
+pytest.importorskip("starlette")
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_pull_writes_the_servers_model_folder(tmp_path):
+    words, texts = make_data(tmp_path)
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'p.db'}", "--train-interval", "0").start()
+    out = tmp_path / "pulled"
+    try:
+        r = _cli("pull", "--server", srv.url, "--out", str(out))
+        assert r.returncode == 2 and "no model" in r.stderr and not out.exists()
+        body = Randomizer(words, epsilon_word=2.0, secure=True).randomize([t.split() for t in texts[:80]]) \
+            .to_bytes(include_vocabulary=False)
+        assert post_reports(srv.url, body, "pull-0000001", "ann")[0] == 201
+        assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
+        served = get_json(srv.url + "/v1/topics?words=5")[1]
+        r = _cli("pull", "--server", srv.url, "--out", str(out))
+        assert r.returncode == 0, r.stderr
+        r2 = _cli("pull", "--server", srv.url, "--out", str(out))
+        assert r2.returncode == 2 and "--overwrite" in r2.stderr
+    finally:
+        srv.stop()
+    model = dptopic.load(out)
+    assert [t["words"] for t in served["topics"]] == model.topic_words(5)
+    assert model.privacy_ == served["privacy"]
+    r = _cli("topics", "--model", str(out))
+    assert r.returncode == 0 and served["topics"][0]["words"][0] in r.stdout
+
+
+def test_pull_from_a_server_that_is_down_or_speaks_another_version(tmp_path):
+    out = tmp_path / "m"
+    r = _cli("pull", "--server", f"http://127.0.0.1:{free_port()}", "--out", str(out), "--retries", "0", "--timeout", "2")
+    assert r.returncode == 2 and "is the server" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+    class Other(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            data = json.dumps({"api_version": "v9"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        r = _cli("pull", "--server", f"http://127.0.0.1:{httpd.server_port}", "--out", str(out))
+    finally:
+        httpd.shutdown()
+    assert r.returncode == 2 and "v9" in r.stderr and "upgrade" in r.stderr and not out.exists()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Ctrl-C on a contributor's command says what was sent and spent, as a failure does: ``submit`` keeps the
+# acknowledged uploads in its state (before, a rerun replayed every upload the interrupted run had sent since its last
+# state write) and names them; ``fed-client`` names the epsilon spent by the updates that left the device. Before, both
+# printed only "interrupted".
+
+pytest.importorskip("starlette")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("uvicorn")
+
+
+class CtrlC(ServiceClient):
+    """Posts ``ok`` uploads, then the user presses Ctrl-C."""
+
+    def __init__(self, url, ok):
+        super().__init__(url, retries=0)
+        self.ok, self.bodies = ok, []
+
+    def post_bytes(self, path, body, key, extra=None):
+        self.bodies.append(body)
+        if self.ok == 0:
+            raise KeyboardInterrupt
+        self.ok -= 1
+        return super().post_bytes(path, body, key, extra)
+
+
+@pytest.fixture(scope="module")
+def ctrl_c_env(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ctrl-c")
+    words, texts = make_data(tmp, vocab_size=30, n_docs=60, n_prior=10)
+    db = f"sqlite:///{tmp / 'service.db'}"
+    srv = Server(tmp, db, "--train-interval", "0", "--fed-epsilon", "3", "--fed-topics", "2", "--fed-pad-length", "8",
+                 "--fed-min-updates", "1").start()
+    yield {"words": words, "texts": texts, "db": db, "url": srv.url}
+    srv.stop()
+
+
+def test_ctrl_c_during_submit_keeps_and_names_the_acknowledged_reports(ctrl_c_env, tmp_path):
+    docs = corpus_of(ctrl_c_env["texts"][:50], ctrl_c_env["words"])
+    state = tmp_path / "state"
+    state.mkdir()
+    before = count_rows(ctrl_c_env["db"])["n_reports"]
+    with pytest.raises(KeyboardInterrupt) as e:
+        submit(ctrl_c_env["url"], docs, chunk_reports=10, client=CtrlC(ctrl_c_env["url"], ok=2), state=state)
+    msg = str(e.value)
+    assert msg.startswith("interrupted; 20 of the 50 reports were acknowledged") and "Run the same command" in msg
+    assert count_rows(ctrl_c_env["db"])["n_reports"] == before + 20
+    again = CtrlC(ctrl_c_env["url"], ok=100)
+    s = submit(ctrl_c_env["url"], docs, chunk_reports=10, client=again, state=state)
+    # the state knew the two acknowledged uploads: nothing replayed, the three others sent once
+    assert s["already_acknowledged"] == 20 and s["replayed_acks"] == 0 and len(again.bodies) == 3
+    assert count_rows(ctrl_c_env["db"])["n_reports"] == before + 50
+
+
+def test_ctrl_c_during_fed_client_names_the_epsilon_spent(ctrl_c_env):
+    docs = corpus_of(ctrl_c_env["texts"][:5], ctrl_c_env["words"])
+
+    def press_ctrl_c(_round):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as e:
+        fed_participate(ctrl_c_env["url"], docs, rounds=3, poll=0.05, timeout=30, state=None, on_round=press_ctrl_c)
+    msg = str(e.value)
+    assert msg.startswith("interrupted after 1 round (spent so far: epsilon") and "over 1 update that left" in msg
+    assert "spends epsilon again" in msg
+
+
+@pytest.mark.parametrize("raised,shown", [(KeyboardInterrupt(), "interrupted"),
+                                          (KeyboardInterrupt("interrupted; 3 of 5 sent"), "interrupted; 3 of 5 sent")])
+def test_the_cli_prints_what_the_interrupted_command_said(monkeypatch, capsys, raised, shown):
+    def run(argv):
+        raise raised
+
+    monkeypatch.setattr(cli_main, "_run", run)
+    assert cli_main.main(["submit"]) == 130
+    assert capsys.readouterr().err.strip() == shown

@@ -17,6 +17,27 @@ from dptopic.service.client import ServerError, ServiceClient, fed_participate, 
 
 from service_helpers import (TOKEN, Server, admin, check_exactly_once, corpus_of, count_rows, get_json, http,  # noqa: E402
                              make_data, make_words, post_reports, with_format_version)
+import logging
+from service_helpers import InProcessServer, service_config
+from service_helpers import (Server, admin, count_rows, get_json, http, make_data, post_reports,  # noqa: E402
+                             with_format_version)
+import base64
+from service_helpers import (TOKEN, Server, admin, get_json, http, make_data, post_reports)  # noqa: E402
+import gzip
+import itertools
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from dptopic.cli.main import main  # noqa: E402
+from dptopic.local import Randomizer  # noqa: E402
+from service_helpers import SRC, Server, free_port, get_json, http, make_data  # noqa: E402
+import html
+from dptopic.accounting.local import epsilon_from_f, f_from_epsilon  # noqa: E402
+from dptopic.service import codec  # noqa: E402
+from service_helpers import TOKEN, Server, count_rows, get_json, http, make_data, post_reports  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -289,3 +310,797 @@ def test_admin_train_names_the_bad_key(env):
     assert status == 400 and "'force' must be true or false, not \"yes\"" in json.dumps(doc).replace('\\"', '"')
     status, doc = admin(env["url"], "/v1/admin/train", {"max_batches": 0})
     assert status == 400 and "'max_batches' must be an integer in [1, 10000], not 0" in json.dumps(doc)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Stop 48: the collection service (walk-throughs and the list left by stop 47), one test each.
+
+def test_status_page_answers_html_while_the_database_is_down(tmp_path, monkeypatch, caplog):
+    from dptopic.service.storage import StorageError
+
+    words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
+    with InProcessServer(service_config(words, f"sqlite:///{tmp_path / 's.db'}")) as srv:
+        status, headers, data = http("GET", srv.url + "/")
+        assert status == 200 and "text/html" in headers["content-type"]
+
+        def down(*a, **k):
+            raise StorageError('database error: connection to server at "10.1.2.3", port 5432 failed')
+
+        monkeypatch.setattr(srv.service.storage, "counts", down)
+        with caplog.at_level(logging.ERROR, logger="dptopic.service"):
+            status, headers, data = http("GET", srv.url + "/")
+        page = data.decode()
+        assert status == 503 and "text/html" in headers["content-type"], (status, headers)
+        assert page.startswith("<!doctype html>") and "unavailable" in page and 'http-equiv="refresh"' in page
+        assert "10.1.2.3" not in page and "5432" not in page        # the detail stays in the log
+        assert any("10.1.2.3" in r.getMessage() for r in caplog.records)
+        monkeypatch.undo()
+        assert http("GET", srv.url + "/")[0] == 200                  # back when the database is
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# ``dptopic serve --report-kind document``: a real server on 127.0.0.1 taking document-level local-DP reports.
+
+pytest.importorskip("starlette")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("uvicorn")
+
+
+@pytest.mark.filterwarnings("ignore:an explicit seed")
+def test_document_kind_server_stores_trains_and_refuses_the_other_kind(tmp_path):
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=600)
+    db = f"sqlite:///{tmp_path / 'doc.db'}"
+    srv = Server(tmp_path, db, "--train-interval", "0", document=True).start()
+    try:
+        cfg = get_json(srv.url + "/v1/config")[1]
+        assert cfg["report_kind"] == "document" and cfg["report_format"]["kind"] == "document"
+        assert cfg["epsilon_doc"] == 8.0 and cfg["f"] is None
+        rz = DocumentRandomizer(words, 8.0)
+        body = rz.randomize([t.split() for t in texts]).to_bytes(include_vocabulary=False)
+        assert post_reports(srv.url, body, "doc-upload-0001", "dora")[0] == 201
+        before = count_rows(db)
+        # word-level reports, other epsilon, other vocabulary: 422 with one line, nothing stored
+        word_body = Randomizer(words, epsilon_word=2.0).randomize([texts[0].split()]).to_bytes(include_vocabulary=False)
+        other_eps = DocumentRandomizer(words, 4.0).randomize([texts[0].split()]).to_bytes(include_vocabulary=False)
+        other_vocab = DocumentRandomizer(list(reversed(words)), 8.0).randomize([texts[0].split()]).to_bytes(
+            include_vocabulary=False)
+        other_version = with_format_version(body, 2)
+        for i, bad in enumerate((word_body, other_eps, other_vocab, other_version)):
+            status, _, data = http("POST", srv.url + "/v1/reports", bad,
+                                   {"Content-Type": "application/octet-stream", "Idempotency-Key": f"doc-bad-{i:04d}"})
+            err = json.loads(data)["error"]
+            assert status == 422 and err["code"] == "incompatible_reports" and "\n" not in err["message"]
+        assert "word-level" in json.loads(http("POST", srv.url + "/v1/reports", word_body, {
+            "Content-Type": "application/octet-stream", "Idempotency-Key": "doc-bad-9999"})[2])["error"]["message"]
+        after = count_rows(db)
+        assert after["n_reports"] == before["n_reports"] == 600 and after["submissions"] == before["submissions"]
+        # the trainer turns the stored reports into LocalDocumentLDA topics, exactly once
+        assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
+        topics = get_json(srv.url + "/v1/topics")[1]
+        assert topics["reports_used"] == 600 and len(topics["topics"]) == 4
+        assert topics["privacy"]["epsilon_doc"] == 8.0
+        assert topics["per_contributor"]["privacy_of_that_contributor"]["epsilon_contributor_doc_basic"] == 8.0 * 600
+        page = http("GET", srv.url + "/")[2].decode()
+        assert "eps_doc = 8 per document" in page and "LocalDocumentLDA" in page
+        # no word-level wording or column on a document-level server's page
+        assert "eps, word level" not in page and "presence of one word" not in page
+        assert "Each report protects one whole document" in page
+    finally:
+        srv.stop()
+    # the same database refuses to be served for word-level reports
+    word_srv = Server(tmp_path, db, "--train-interval", "0")
+    with pytest.raises(RuntimeError, match="--report-kind"):
+        word_srv.start(timeout=60)
+
+
+def test_submit_to_a_document_kind_server(tmp_path, capsys):
+    from dptopic.cli.main import main
+    words, texts = make_data(tmp_path, vocab_size=40, n_docs=50)
+    db = f"sqlite:///{tmp_path / 'doc.db'}"
+    srv = Server(tmp_path, db, "--train-interval", "0", document=True).start()
+    try:
+        assert main(["submit", "--server", srv.url, "--corpus", str(tmp_path / "docs.txt"), "--contributor", "eve"]) == 0
+        out = capsys.readouterr().out
+        assert "50 randomized reports" in out and "eps_doc=8 per document" in out and "eps_word" not in out
+        assert count_rows(db)["n_reports"] == 50
+        # documents with fewer than two vocabulary words: the document-level note, not the word-level one
+        (tmp_path / "short.txt").write_text(f"{words[0]}\nnothing known here\n{texts[0]}\n")
+        assert main(["submit", "--server", srv.url, "--corpus", str(tmp_path / "short.txt")]) == 0
+        err = capsys.readouterr().err
+        assert "note: 2 of 3 documents have fewer than two vocabulary words" in err and "they report 'no pair'" in err
+        assert "outside the guarantee" in err
+        assert "contain no word of the vocabulary" not in err
+    finally:
+        srv.stop()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What a deployment walk-through of the collection service found (2026-11-23), each pinned against a real
+# ``dptopic serve`` on 127.0.0.1: the released model states the worst contributor, not one report; uploads without a
+# pseudonym count one by one; the public page names no pseudonym; mistyped report headers are malformed, not another
+# version; FedLDA client ids are checked before they reach the database.
+
+pytest.importorskip("starlette")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("uvicorn")
+
+
+def _rewrite_header(body: bytes, **fields) -> bytes:
+    """A report file whose header fields are replaced, checksum valid (what a foreign client could send)."""
+    import hashlib
+
+    (n,) = struct.unpack("<I", body[8:12])
+    head = json.loads(body[12:12 + n])
+    head.update(fields)
+    h = json.dumps(head).encode()
+    core = body[:8] + struct.pack("<I", len(h)) + h + body[12 + n:-32]
+    return core + hashlib.sha256(core).digest()
+
+
+def _post(url, body, key, contributor=None):
+    headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": key}
+    if contributor:
+        headers["Dptopic-Contributor"] = contributor
+    status, _, data = http("POST", url + "/v1/reports", body, headers)
+    return status, json.loads(data)
+
+
+@pytest.mark.filterwarnings("ignore:an explicit seed")
+def test_document_server_releases_the_worst_contributors_epsilon_and_names_no_pseudonym(tmp_path):
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=300)
+    db = f"sqlite:///{tmp_path / 'doc.db'}"
+    srv = Server(tmp_path, db, "--train-interval", "0", document=True).start()
+    try:
+        rz = DocumentRandomizer(words, 8.0)
+
+        def body(docs):
+            return rz.randomize([t.split() for t in docs]).to_bytes(include_vocabulary=False)
+
+        assert post_reports(srv.url, body(texts[:40]), "walk-upload-0001", "contributor-0001")[0] == 201
+        assert post_reports(srv.url, body(texts[40:60]), "walk-upload-0002", "contributor-0002")[0] == 201
+        # one upload of 90 documents without a pseudonym, one of 10: each is a contributor of its own
+        assert post_reports(srv.url, body(texts[60:150]), "walk-upload-0003")[0] == 201
+        assert post_reports(srv.url, body(texts[150:160]), "walk-upload-0004")[0] == 201
+        per = get_json(srv.url + "/v1/topics")[1]["per_contributor"]
+        assert per["max_reports_from_one_contributor"] == 90     # not the 40 of the largest pseudonym
+        assert "each upload without one counts as a contributor of its own" in per["note"]
+        for path in ("/v1/config", "/v1/topics", "/healthz"):   # HEAD is answered where GET is, with no body
+            assert http("HEAD", srv.url + path)[::2] == (200, b"")
+        assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
+        status, doc = get_json(srv.url + "/v1/model")
+        assert status == 200
+        privacy = json.loads(doc["model_json"])["privacy"]
+        # the model pulled from the server states what /v1/topics states: 90 reports of eps_doc 8, composed
+        assert privacy["reports_per_contributor"] == 90 and privacy["epsilon_contributor"] == pytest.approx(720.0)
+        assert privacy["epsilon"] == pytest.approx(720.0, rel=1e-3) and privacy["epsilon_doc"] == 8.0
+        card = json.loads(doc["model_json"])["privacy_card"]
+        assert card["trust_model"].startswith("local") and card["epsilon"] == pytest.approx(720.0, rel=1e-3)
+        page = http("GET", srv.url + "/")[2].decode()
+        assert "contributor-" not in page                          # pseudonyms are not published
+        assert "2 pseudonymous contributors and 2 uploads without a pseudonym" in " ".join(page.split())
+        assert "(one upload without a pseudonym)" in page and "All 4 contributors" in " ".join(page.split())
+        # a header that mistypes a field is malformed (400), not "another version" (422), and nothing is stored
+        good = body(texts[160:170])
+        before = get_json(srv.url + "/v1/topics")[1]["reports_stored"]
+        for i, fields in enumerate(({"version": "1"}, {"n_reports": "10"}, {"n_reports": True}, {"epsilon": "8"},
+                                    {"subset_size": 4.0})):
+            status, err = _post(srv.url, _rewrite_header(good, **fields), f"walk-bad-{i:04d}")
+            assert status == 400 and err["error"]["code"] == "malformed_reports", (fields, err)
+            assert "\n" not in err["error"]["message"]
+        assert get_json(srv.url + "/v1/topics")[1]["reports_stored"] == before
+        # an admin body that is not UTF-8 is named as such
+        status, _, data = http("POST", srv.url + "/v1/admin/train", b'{"force":"\xff"}',
+                               {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+        assert status == 400 and "not UTF-8" in json.loads(data)["error"]["message"]
+    finally:
+        srv.stop()
+
+
+@pytest.mark.filterwarnings("ignore:an explicit seed")
+def test_word_server_keeps_the_prior_documents_rows_and_mistyped_headers_are_malformed(tmp_path, capsys):
+    from dptopic.cli.main import main
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=120, n_prior=40)
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'w.db'}", "--train-interval", "0").start()
+    try:
+        rz = Randomizer(words, epsilon_word=2.0)
+        good = rz.randomize([t.split() for t in texts[:50]]).to_bytes(include_vocabulary=False)
+        for i, fields in enumerate(({"n_reports": "50"}, {"version": "1"}, {"epsilon_word": 5.0}, {"f": True})):
+            status, err = _post(srv.url, _rewrite_header(good, **fields), f"word-bad-{i:04d}")
+            assert status == 400 and err["error"]["code"] == "malformed_reports", (fields, err)
+        assert post_reports(srv.url, good, "word-good-0001", "wendy")[0] == 201
+        assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
+        doc = get_json(srv.url + "/v1/model")[1]
+        meta = json.loads(doc["model_json"])
+        assert "prior_presence" not in doc["arrays"] and "prior_presence" not in meta["arrays"]
+        assert meta["privacy"]["reports_per_contributor"] == 50
+        arrays = {k: np.frombuffer(base64.b64decode(v), np.uint8) for k, v in doc["arrays"].items()}
+        assert set(arrays) == set(meta["arrays"])                   # what is listed is what is sent
+        page = " ".join(http("GET", srv.url + "/")[2].decode().split())
+        assert "of the prior corpus, which it uses in the clear and no epsilon covers" in page
+        # submit's summary composes both guarantees a word-level report gives, not only the nominal document one
+        (tmp_path / "mine.txt").write_text("\n".join(texts[50:53]) + "\n")
+        assert main(["submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--retries", "0"]) == 0
+        out = " ".join(capsys.readouterr().out.split())
+        assert ("Privacy of these 3 documents (V=60; eps_word=2, eps_doc=120 per document; together eps_word=6 for one"
+                " word's presence in each and eps=360 for the documents") in out
+    finally:
+        srv.stop()
+
+
+def test_a_fedlda_client_id_outside_the_pseudonym_rule_is_refused_before_storage():
+    from dptopic.federated import ClientUpdate
+    from dptopic.service import codec
+    from dptopic.service.client import fed_participate
+    from dptopic.errors import DPTopicError
+
+    t, w = np.zeros(3, np.int32), np.zeros(3, np.int32)
+    for bad in ("x" * 200, "a\x00b", "name with spaces"):
+        msg = ClientUpdate(0, bad, "v", t, w).encode()
+        with pytest.raises(codec.IncompatibleReports, match="client id must be 1-128 characters"):
+            codec.fed_check_update(msg, None, None, 0)
+        with pytest.raises(DPTopicError, match="invalid client id"):     # the CLI's --client-id, before any request
+            fed_participate("http://127.0.0.1:9", None, client_id=bad)
+
+
+def test_topics_words_takes_ascii_digits_only(tmp_path):
+    make_data(tmp_path, vocab_size=60, n_docs=10, n_prior=10)
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'q.db'}", "--train-interval", "0", document=True).start()
+    try:
+        assert http("GET", srv.url + "/v1/topics?words=5")[0] == 200
+        for bad in ("%D9%A1%D9%A0", "1_0", "%205", "-1", "0", "101", "x"):
+            status, _, data = http("GET", srv.url + f"/v1/topics?words={bad}")
+            assert status == 400 and json.loads(data)["error"]["code"] == "bad_request", bad
+    finally:
+        srv.stop()
+
+
+def _planted_docs(words, n_docs=200):
+    from dptopic.corpus import lda_corpus
+
+    c = lda_corpus(n_docs=n_docs, vocab_size=len(words), n_topics=3, doc_length=20, seed=1).corpus
+    return [[words[i] for i in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]] for d in range(c.n_docs)]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("kind", ["document", "word"])
+def test_a_stated_reports_per_contributor_survives_save_load_and_more_training(tmp_path, kind):
+    import dptopic
+    from dptopic.models import OLPLDA, LocalDocumentLDA
+
+    from service_helpers import make_words
+
+    words = make_words(50)
+    docs = _planted_docs(words)
+    if kind == "document":
+        rz = DocumentRandomizer(words, 8.0)
+        m = LocalDocumentLDA(n_topics=3).fit(rz.randomize(docs[:100]))
+    else:
+        rz = Randomizer(words, epsilon_word=2.0)
+        m = OLPLDA(prior_corpus="none", n_topics=3, n_iter=3, batch_size=100).partial_fit(rz.randomize(docs[:100]))
+    m.for_contributors(9)
+    stated = m.privacy_["epsilon"]
+    m.save(tmp_path / "m")
+    back = dptopic.load(tmp_path / "m")
+    meta = json.loads((tmp_path / "m" / "model.json").read_text())
+    if kind == "document":       # the saved parameters agree with the report
+        assert meta["params"]["reports_per_contributor"] == 9
+    back.partial_fit(rz.randomize(docs[100:]))
+    assert back.privacy_["reports_per_contributor"] == 9 and back.privacy_["epsilon"] == pytest.approx(stated)
+    back.for_contributors(2)                                        # never lowered
+    assert back.privacy_["reports_per_contributor"] == 9
+    back.for_contributors(np.int64(12))                             # a count from NumPy or SQL is a count
+    assert back.privacy_["reports_per_contributor"] == 12
+    for bad in (0, 2.5, True, "3", None):                           # the same one-line refusal in both classes
+        with pytest.raises(dptopic.DPTopicError, match="invalid reports"):
+            back.for_contributors(bad)
+    assert back.privacy_["reports_per_contributor"] == 12
+
+
+def test_a_stated_fraction_of_reports_is_read_up_never_down():
+    import dptopic
+    from dptopic.models._contributors import stated_reports
+
+    assert stated_reports({"reports_per_contributor": 2.5}) == 3 and stated_reports({"reports_per_contributor": 4}) == 4
+    for junk in ({}, None, {"reports_per_contributor": True}, {"reports_per_contributor": "9"},
+                 {"reports_per_contributor": 0}, {"reports_per_contributor": float("nan")}):
+        assert stated_reports(junk) == 1
+    with pytest.raises(dptopic.DPTopicError, match="not a count"):
+        stated_reports({"reports_per_contributor": float("inf")})
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_failed_store_read_leaves_the_batch_untrained_not_logged_as_skipped(tmp_path):
+    import hashlib
+    import secrets
+
+    from dptopic.service import ServiceConfig, codec
+    from dptopic.service.app import Service
+    from dptopic.service.storage import StorageError, Submission
+
+    from service_helpers import make_words
+
+    words = make_words(50)
+    docs = _planted_docs(words, 100)
+    cfg = ServiceConfig(words, None, database=f"sqlite:///{tmp_path / 't.db'}", report_kind="document",
+                        epsilon_doc=8.0, batch_size=50)
+    svc = Service(cfg, start_trainer=False)
+    svc.open()
+    rz = DocumentRandomizer(words, 8.0)
+    for i in range(2):
+        body = codec.encode_reports(rz.randomize(docs[i * 50:(i + 1) * 50]))
+        rows = codec.report_rows(svc.kind.decode(body, cfg, svc.fingerprint))
+        svc.storage.store([Submission(secrets.token_hex(8), hashlib.sha256(body).hexdigest(), f"c{i}", rows)])
+    real, calls = svc.storage.max_reports_per_contributor, []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            raise StorageError("database error: connection reset (simulated)")
+        return real()
+
+    svc.storage.max_reports_per_contributor = flaky
+    with pytest.raises(StorageError):
+        svc.trainer.step()
+    assert svc.trainer.step()["status"] == "trained" and svc.trainer.step()["status"] == "trained"
+    assert [b["status"] for b in svc.storage.batches()] == ["trained", "trained"]
+    row, arrays = svc.storage.active_model_with_arrays()
+    assert codec.model_from_blobs(row["meta_json"], arrays).n_reports_ == 100
+
+
+def test_a_pseudonym_with_a_final_newline_is_refused():
+    from dptopic.service import codec
+
+    assert codec.PSEUDONYM.fullmatch("alice") and not codec.PSEUDONYM.fullmatch("alice\n")
+    with pytest.raises(codec.IncompatibleReports):
+        codec.fed_check_update(__import__("dptopic.federated", fromlist=["ClientUpdate"]).ClientUpdate(
+            0, "alice\n", "v", np.zeros(3, np.int32), np.zeros(3, np.int32)).encode(), None, None, 0)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A second user walk-through of the collection service and the contributor commands (serve, randomize, submit),
+# each finding pinned: a port already in use is refused in one line before the database is touched; a database URL is
+# shown with its scheme and its password masked; /v1/topics says the range of ``words``; a compressed upload is
+# refused (415) instead of stored as it came; randomize names the flag that is wrong (a misplaced --epsilon-doc, the
+# UCI vocabulary, a text file read as .npz, a vocabulary folder), counts in the singular, and warns before writing
+# megabytes per document; serve's help says what every option does; the service guide states how the released
+# model's headline epsilon is chosen.
+
+pytest.importorskip("starlette")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("uvicorn")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _run(*args, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "dptopic", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _cli(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, _flat(out), _flat(err)
+
+
+# ----------------------------------------------------------------------------- A: a port already in use
+def test_serve_refuses_a_port_in_use_in_one_line_and_creates_no_database(tmp_path):
+    make_data(tmp_path, vocab_size=40, n_docs=20, n_prior=10)
+    db = tmp_path / "service.db"
+    with socket.socket() as listener:       # a real listener on the port serve is asked for
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        r = _run("serve", "--database", f"sqlite:///{db}", "--host", "127.0.0.1", "--port", str(port),
+                 "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--topics", "4")
+    assert r.returncode == 2, r.stderr
+    assert r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr                    # no banner, no uvicorn INFO/ERROR lines
+    assert lines[0].startswith(f"error: port {port} on 127.0.0.1 is in use")
+    assert "choose another --port" in lines[0] and "Traceback" not in r.stderr
+    assert not any(tmp_path.glob("service.db*"))        # nothing created: no tables, vocabulary or epsilon bound
+
+
+# ----------------------------------------------------------------------------- D: the URL with its scheme
+def test_an_unreachable_database_is_named_with_its_scheme_and_no_password(tmp_path, capsys):
+    make_data(tmp_path, vocab_size=40, n_docs=20, n_prior=10)
+    for url, shown in (("postgresql+psycopg://u@127.0.0.1:1/db", "'postgresql+psycopg://u@127.0.0.1:1/db'"),
+                       ("postgresql+psycopg://u:s3cret-pw@127.0.0.1:1/db", "'postgresql+psycopg://u:***@127.0.0.1:1/db'")):
+        code, out, err = _cli(capsys, "serve", "--database", url, "--port", str(free_port()),
+                              "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--topics", "4")
+        assert code == 2
+        assert err.startswith(f"error: cannot use database {shown}:"), err
+        assert "s3cret" not in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- E and F(ii): a live server
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("walk2-live")
+    words, texts = make_data(tmp, vocab_size=60, n_docs=50, n_prior=20)
+    srv = Server(tmp, f"sqlite:///{tmp / 'svc.db'}", "--train-interval", "0").start()
+    try:
+        yield srv, words, texts
+    finally:
+        srv.stop()
+
+
+def test_topics_says_the_range_of_words(live):
+    srv = live[0]
+    for raw in ("-1", "100000000", "0", "101", "99999999999999999999999"):
+        status, _, data = http("GET", f"{srv.url}/v1/topics?words={raw}")
+        msg = json.loads(data)["error"]["message"]
+        assert status == 400 and "from 1 to 100" in msg and "must be an integer" not in msg, (raw, msg)
+        assert "out of range" in msg
+    for raw in ("abc", "1_0", "%205"):
+        status, _, data = http("GET", f"{srv.url}/v1/topics?words={raw}")
+        msg = json.loads(data)["error"]["message"]
+        assert status == 400 and "an integer from 1 to 100" in msg, (raw, msg)
+    assert get_json(srv.url + "/v1/topics?words=100")[0] == 200
+    assert get_json(srv.url + "/v1/topics?words=000000000000000000003")[0] == 200    # leading zeros: 3
+
+
+def test_an_upload_with_a_content_encoding_is_refused_and_stores_nothing(live):
+    srv, words, texts = live
+    rz = Randomizer(words, epsilon_word=2.0)
+    body = rz.randomize([t.split() for t in texts[:5]]).to_bytes(include_vocabulary=False)
+    before = get_json(srv.url + "/v1/topics")[1]["reports_stored"]
+    base = {"Content-Type": "application/octet-stream"}
+    for i, (encoding, payload) in enumerate((("gzip", body), ("gzip", gzip.compress(body)), ("br", body),
+                                             ("identity, gzip", body), ("deflate", body))):
+        status, _, data = http("POST", srv.url + "/v1/reports", payload,
+                               {**base, "Idempotency-Key": f"walk2-encoded-{i:04d}", "Content-Encoding": encoding})
+        assert status == 415, (encoding, status, data)
+        err = json.loads(data)["error"]
+        assert err["code"] == "unsupported_content_encoding", (encoding, err)
+        assert "send it uncompressed" in err["message"] and "\n" not in err["message"]
+    assert get_json(srv.url + "/v1/topics")[1]["reports_stored"] == before    # nothing stored
+    status, _, _ = http("POST", srv.url + "/v1/reports", body,
+                        {**base, "Idempotency-Key": "walk2-identity-0001", "Content-Encoding": "identity"})
+    assert status == 201
+    assert get_json(srv.url + "/v1/topics")[1]["reports_stored"] == before + 5
+
+
+def test_submit_counts_one_document_in_the_singular(live, tmp_path, capsys):
+    srv, _, texts = live
+    (tmp_path / "one.txt").write_text(texts[10] + "\n")
+    code, out, err = _cli(capsys, "submit", "--server", srv.url, "--corpus", str(tmp_path / "one.txt"),
+                          "--retries", "0")
+    assert code == 0, err
+    assert f"1 randomized report uploaded to {srv.url} in 1 upload." in out, out
+    assert "Privacy of these 1 document" not in out and "1 randomized reports" not in out
+
+
+# ----------------------------------------------------------------------------- C: randomize's messages
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "v.txt").write_text("apple\nbanana\ncherry\ndates\neggs\n")
+    (tmp_path / "docs.txt").write_text("apple banana\ncherry dates eggs\n")
+    return tmp_path
+
+
+def test_randomize_names_a_misplaced_epsilon_doc(files, capsys):
+    code, _, err = _cli(capsys, "randomize", "--unit", "word", "--epsilon-doc", "3", "--vocabulary",
+                        str(files / "v.txt"), "--corpus", str(files / "docs.txt"), "--out", str(files / "r.bin"))
+    assert code == 2 and err.startswith("error: --epsilon-doc is for --unit document"), err
+    assert "add --unit document" in err and "needs --epsilon-word" not in err
+
+
+def test_randomize_of_a_uci_corpus_names_no_missing_option(files, capsys):
+    # randomize has no --vocab: the message does not send the user to one
+    code, _, err = _cli(capsys, "randomize", "--format", "uci", "--vocabulary", str(files / "v.txt"),
+                        "--epsilon-word", "2", "--corpus", str(files / "docs.txt"), "--out", str(files / "r.bin"))
+    assert code == 2 and "pass --vocab" not in err and "reads the UCI vocabulary from there" in err, err
+    assert "--vocabulary is the public word list" in err and "docword.NAME.txt and vocab.NAME.txt" in err
+    (files / "docword.x.txt").write_text("2\n5\n1\n1 1 1\n")
+    code, _, err = _cli(capsys, "randomize", "--corpus", str(files / "docword.x.txt"), "--vocabulary",
+                        str(files / "v.txt"), "--epsilon-word", "2", "--out", str(files / "r.bin"))
+    assert code == 2 and "pass --vocab" not in err and "no vocab.x.txt beside 'docword.x.txt'" in err, err
+
+
+def test_randomize_says_a_text_file_is_not_an_npz_corpus(files, capsys):
+    for fmt, path in (("npz", files / "docs.txt"), ("auto", files / "fake.npz")):
+        path.write_text("apple banana\n")
+        code, _, err = _cli(capsys, "randomize", "--format", fmt, "--corpus", str(path), "--vocabulary",
+                            str(files / "v.txt"), "--epsilon-word", "2", "--out", str(files / "r.bin"))
+        assert code == 2 and f"'{path}' is not an .npz corpus" in err, err
+        assert "ValueError" not in err and "corrupt" not in err and "--format" in err
+
+
+def test_randomize_says_a_vocabulary_folder_is_a_folder(files, capsys):
+    (files / "vdir").mkdir()
+    code, _, err = _cli(capsys, "randomize", "--vocabulary", str(files / "vdir"), "--epsilon-word", "2",
+                        "--corpus", str(files / "docs.txt"), "--out", str(files / "r.bin"))
+    assert code == 2 and f"--vocabulary '{files / 'vdir'}' is a folder" in err and "not found" not in err, err
+    assert not (files / "r.bin").exists()
+
+
+# ----------------------------------------------------------------------------- F(ii), F(iii): randomize's output
+def test_randomize_counts_one_report_in_the_singular(tmp_path, capsys):
+    (tmp_path / "v.txt").write_text("apple\nbanana\ncherry\ndates\neggs\n")
+    (tmp_path / "one.txt").write_text("apple banana cherry\n")
+    code, out, err = _cli(capsys, "randomize", "--vocabulary", str(tmp_path / "v.txt"), "--corpus",
+                          str(tmp_path / "one.txt"), "--epsilon-word", "2", "--out", str(tmp_path / "w.bin"))
+    assert code == 0 and "1 randomized report written to" in err and "reports written" not in err, err
+    code, out, err = _cli(capsys, "randomize", "--unit", "document", "--vocabulary", str(tmp_path / "v.txt"),
+                          "--corpus", str(tmp_path / "one.txt"), "--epsilon-doc", "20", "--out", str(tmp_path / "d.bin"))
+    assert code == 0 and "1 document-level report written to" in err, err
+    assert "1 item per report" in err and "1 items" not in err
+    assert "warning" not in err                          # a report of a few bytes: no size warning
+
+
+def test_randomize_warns_once_before_writing_megabytes_per_document(tmp_path, capsys):
+    words = ["x" + "".join(p) for p in itertools.product("abcdefghijk", repeat=3)][:1100]
+    (tmp_path / "v.txt").write_text("\n".join(words) + "\n")
+    (tmp_path / "docs.txt").write_text(f"{words[0]} {words[1]} {words[2]}\n{words[3]} {words[4]}\n")
+    code, out, err = _cli(capsys, "randomize", "--unit", "document", "--vocabulary", str(tmp_path / "v.txt"),
+                          "--corpus", str(tmp_path / "docs.txt"), "--epsilon-doc", "0.1", "--out",
+                          str(tmp_path / "d.bin"))
+    assert code == 0, err
+    m = re.search(r"warning: at --epsilon-doc 0\.1 over 1100 words each document-level report holds ([\d,]+) items"
+                  r" \(([\d.]+) MB per document\), so 2 documents will write ([\d.]+) MB: --epsilon-doc ([\d.]+) or"
+                  r" more, or a --vocabulary of at most (\d+) words, keeps each report under 1 MB\.", err)
+    assert m, err
+    assert err.count("warning: at --epsilon-doc") == 1
+    assert err.index("warning: at --epsilon-doc") < err.index("document-level reports written to")   # before
+    items = int(m.group(1).replace(",", ""))
+    size = (tmp_path / "d.bin").stat().st_size
+    assert 2 * 4 * items <= size < 2 * 4 * items + 100_000          # the figures are what was written
+    assert float(m.group(3)) == pytest.approx(2 * 4 * items / 1e6, abs=0.06)
+    # the suggestions hold: that epsilon, or that many words, keeps a report under 1 MB (the mechanism unchanged)
+    from dptopic.local.document import domain_size
+    from dptopic.mechanisms.frequency_oracle import subset_size
+
+    assert 4 * subset_size(domain_size(1100), float(m.group(4))) <= 1_000_000
+    assert 4 * subset_size(domain_size(int(m.group(5))), 0.1) <= 1_000_000
+    assert 4 * subset_size(domain_size(int(m.group(5)) + 1), 0.1) > 1_000_000
+
+
+# ----------------------------------------------------------------------------- F(i): serve --help
+def test_serve_help_says_what_every_option_does(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["serve", "--help"])
+    assert e.value.code == 0
+    text = _flat(capsys.readouterr().out)
+    import argparse
+
+    from dptopic.cli.main import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    bare = [a.option_strings[0] for a in sub.choices["serve"]._actions if not a.help]
+    assert bare == [], bare                              # every option says what it does
+    assert "--host HOST address to listen on (default 127.0.0.1" in text
+    assert "--max-body-bytes MAX_BODY_BYTES largest request body accepted, in bytes" in text
+    assert "(default 4194304" in text
+    assert "--max-reports-per-request MAX_REPORTS_PER_REQUEST most reports in one upload" in text
+    assert "(default 10000)" in text
+    assert ("--topics TOPICS topics K of the model the server trains (OLP-LDA, or LocalDocumentLDA for --report-kind"
+            " document; default 20)") in text
+
+
+# ----------------------------------------------------------------------------- B: the guide on the headline epsilon
+def test_service_guide_says_the_headline_is_the_tightest_bound():
+    from dptopic.accounting.local import f_from_epsilon, local_privacy_report
+
+    guide = _flat((ROOT / "docs" / "service.md").read_text())
+    section = guide.split("## What the server learns", 1)[1].split("## ", 1)[0]
+    assert "composes by PLD at its δ" not in section
+    assert ("headline `epsilon` is the tightest valid bound at its δ: the smallest of the PLD composition, the RDP"
+            " composition and basic composition") in section
+    assert "`epsilon_method` says which was taken" in section
+    # what the guide states is what the code does: the headline is the least of the three figures
+    for n in (1, 40, 400):
+        rep = local_privacy_report(f_from_epsilon(2.0), 120, 1e-5, n)
+        assert rep["epsilon"] == pytest.approx(min(rep["epsilon_pld"], rep["epsilon_rdp"], rep["epsilon_basic"]))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Service review 52, against a real ``dptopic serve`` on 127.0.0.1 (SQLite): every epsilon the service and its
+# clients show is rounded up (never below the one composed), a body with a transfer coding the server does not decode
+# is refused, an admin JSON body with a repeated key is refused and changes nothing, and a restart keeps the counts,
+# rounds and per-contributor ledger exactly.
+
+pytest.importorskip("starlette")
+pytest.importorskip("sqlalchemy")
+pytest.importorskip("uvicorn")
+
+
+EPS_WORD = 1.23444      # to 4 digits, round-to-nearest shows it as 1.234: below the guarantee
+FED_EPS = 4.12344       # likewise 4.123; 30 entries: 123.7032 per user, shown 123.7
+FED_ENTRIES = 30
+ARGS = ("--train-interval", "0", "--epsilon-word", str(EPS_WORD), "--fed-epsilon", str(FED_EPS), "--fed-topics", "3",
+        "--fed-pad-length", str(FED_ENTRIES), "--fed-min-updates", "1")
+
+
+@pytest.fixture(scope="module")
+def restarting_env(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("svc52")
+    words, texts = make_data(tmp, vocab_size=120, n_docs=120, n_prior=40)
+    db = f"sqlite:///{tmp / 's.db'}"
+    env = {"tmp": tmp, "words": words, "texts": texts, "db": db, "server": Server(tmp, db, *ARGS).start()}
+    yield env
+    env["server"].stop()    # the restart test replaces it
+
+
+_N = iter(range(10**6))
+
+
+def _key() -> str:
+    return f"svc52-key-{next(_N):06d}"
+
+
+def _body(words, texts) -> bytes:
+    rz = Randomizer(words, f=f_from_epsilon(EPS_WORD), secure=True)
+    return codec.encode_reports(rz.randomize([t.split() for t in texts]))
+
+
+def _page(url: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", http("GET", url + "/")[2].decode()))
+
+
+def _contributor_rows(page: str) -> list[tuple[str, ...]]:
+    table = page.split("id=\"contributors\"", 1)[1].split("</table>", 1)[0]
+    return [tuple(re.findall(r"<td>([^<]*)</td>", row)) for row in re.findall(r"<tr>(.*?)</tr>", table)[1:]]
+
+
+def _shown_at_least(shown: str, true: float) -> None:
+    assert float(shown) >= true, f"epsilon shown as {shown}, below the {true!r} composed"
+
+
+def test_the_status_page_never_shows_an_epsilon_below_the_composed_one(restarting_env):
+    """eps_word = 1.23444 was shown as 1.234, a contributor's 3 reports (3.70332) as 3.703, FedLDA's per-entry 4.12344
+    as 4.123 and its per-user 123.7032 as 123.7: a privacy figure below the guarantee. Now rounded up."""
+    url, words, texts = restarting_env["server"].url, restarting_env["words"], restarting_env["texts"]
+    assert post_reports(url, _body(words, texts[:3]), _key(), "carol52")[0] == 201
+    eps_word = epsilon_from_f(f_from_epsilon(EPS_WORD))
+    page = _page(url)
+    m = re.search(r"eps_word = ([0-9.e+]+) per word, eps_doc = ([0-9.e+]+) per document", page)
+    _shown_at_least(m.group(1), eps_word)
+    _shown_at_least(m.group(2), 120 * eps_word)
+    assert m.group(1) == "1.235" and m.group(2) == "148.2"
+    (rank, n, word, doc), = [r for r in _contributor_rows(page) if r[1] == "3"]
+    _shown_at_least(word, 3 * eps_word)
+    _shown_at_least(doc, 3 * 120 * eps_word)
+    assert word == "3.704"
+    m = re.search(r"per-entry epsilon ([0-9.e+]+), 30 entries per update: epsilon ([0-9.e+]+) per user", page)
+    _shown_at_least(m.group(1), FED_EPS)
+    _shown_at_least(m.group(2), FED_EPS * FED_ENTRIES)
+    assert (m.group(1), m.group(2)) == ("4.124", "123.8")
+    # what /v1/topics gives (exact floats) is the figure the page rounds up
+    most = get_json(url + "/v1/topics")[1]["per_contributor"]["privacy_of_that_contributor"]
+    assert most["epsilon_contributor_word_basic"] == pytest.approx(3 * eps_word, rel=1e-12)
+
+
+def _cli_ok_out(capsys, argv) -> str:
+    from dptopic.cli.main import main
+
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as e:
+        rc = e.code
+    out = capsys.readouterr()
+    assert rc in (0, None), out.err
+    return " ".join(out.out.split())
+
+
+def test_submit_and_fed_client_print_what_was_spent_rounded_up(restarting_env, capsys):
+    """``dptopic submit`` printed eps_word=1.234 per document and 3.703 for three; ``fed-client`` printed 123.7 by basic
+    composition: each below what the contributor spent."""
+    url, tmp, texts = restarting_env["server"].url, restarting_env["tmp"], restarting_env["texts"]
+    docs = tmp / "mine.txt"
+    docs.write_text("\n".join(texts[10:13]) + "\n")
+    out = _cli_ok_out(capsys, ["submit", "--server", url, "--corpus", docs, "--state", "none", "--contributor", "dave52"])
+    assert "eps_word=1.235, eps_doc=148.2 per document" in out, out
+    assert "together eps_word=3.704 for one word's presence" in out, out
+    out = _cli_ok_out(capsys, ["fed-client", "--server", url, "--corpus", docs, "--state", "none", "--client-id", "erin52",
+                        "--rounds", "1", "--poll", "0.1", "--round-timeout", "60"])
+    m = re.search(r"epsilon of your reports \(this user\): ([0-9.e+]+) basic", out)
+    assert m is not None, out
+    _shown_at_least(m.group(1), FED_EPS * FED_ENTRIES)
+    assert m.group(1) == "123.8"
+
+
+def _raw(port: int, request: bytes) -> tuple[int, dict]:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(request)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def _chunked(body: bytes, size: int = 50) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size])
+                    for i in range(0, len(body), size)) + b"0\r\n\r\n"
+
+
+@pytest.mark.parametrize("path", ["/v1/reports", "/v1/fed/updates"])
+def test_a_body_with_a_transfer_coding_the_server_does_not_decode_is_refused(restarting_env, path):
+    """``Transfer-Encoding: gzip, chunked``: httptools takes the chunks apart and passed the rest on, so the bytes were
+    read (and a valid report stored, 201) as if no coding applied; h11 refuses such a request. Now 400 and nothing
+    stored; plain chunked still works."""
+    srv, words, texts = restarting_env["server"], restarting_env["words"], restarting_env["texts"]
+    body = _body(words, texts[20:22]) if path == "/v1/reports" else b"DPTF" + b"\0" * 40
+    before = count_rows(restarting_env["db"])
+
+    def send(coding: bytes, key: str):
+        return _raw(srv.port, b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                              b"Idempotency-Key: %s\r\nTransfer-Encoding: %s\r\nConnection: close\r\n\r\n"
+                    % (path.encode(), key.encode(), coding) + _chunked(body))
+
+    for coding in (b"gzip, chunked", b"deflate,chunked"):
+        status, doc = send(coding, _key())
+        assert status == 400 and doc["error"]["code"] == "bad_request", doc
+        assert "Transfer-Encoding" in doc["error"]["message"] and "\n" not in doc["error"]["message"]
+    assert count_rows(restarting_env["db"]) == before
+    if path == "/v1/reports":
+        status, doc = send(b"chunked", _key())
+        assert status == 201 and doc["reports"] == 2, doc
+        assert count_rows(restarting_env["db"])["n_reports"] == before["n_reports"] + 2
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/v1/admin/train", b'{"max_batches": 100000, "max_batches": 1}'),
+    ("/v1/admin/rotate", b'{"note": "first", "note": "second"}'),
+    ("/v1/admin/rotate", b'{"note": "x", "extra": {"a": 1, "a": 2}, "note": "y"}'),
+])
+def test_an_admin_body_that_repeats_a_key_is_refused_and_changes_nothing(restarting_env, path, body):
+    """Python's JSON keeps a repeated key's last value, other parsers (a proxy, a gateway) its first: ``{"note": "a",
+    "note": "b"}`` rotated the model with "b", and max_batches 100000 then 1 was taken as 1. The report header already
+    refuses a repeated field; the admin bodies now do too (400, nothing changed)."""
+    url = restarting_env["server"].url
+    before = count_rows(restarting_env["db"])
+    status, _, data = http("POST", url + path, body, {"Authorization": f"Bearer {TOKEN}",
+                                                      "Content-Type": "application/json"}, timeout=120)
+    doc = json.loads(data)
+    assert status == 400 and doc["error"]["code"] == "bad_json", doc
+    assert "more than once" in doc["error"]["message"]
+    assert count_rows(restarting_env["db"]) == before
+    # a body that gives each key once is still taken (a nested object's own keys are no concern of the endpoint's)
+    status, _, _ = http("POST", url + "/v1/admin/train", b'{"force": false, "max_batches": 1}',
+                        {"Authorization": f"Bearer {TOKEN}"}, timeout=120)
+    assert status == 200
+
+
+def _ledger(url: str) -> dict:
+    topics = get_json(url + "/v1/topics")[1]
+    page = _page(url)
+    gauges = {line.split()[0]: line.split()[1] for line in http("GET", url + "/metrics")[2].decode().splitlines()
+              if line.startswith("dptopic_") and "_total" not in line}
+    return {"stored": topics["reports_stored"], "pending": topics["reports_pending"], "model": topics["model_id"],
+            "version": topics["model_version"], "per_contributor": topics["per_contributor"],
+            "rows": _contributor_rows(page), "round": http("GET", url + "/v1/fed/round")[1]["dptopic-round"],
+            "fed_rows": re.findall(r"<tr><td>\d+</td><td>\d+</td></tr>", page),
+            "received": re.search(r"Reports received: <b id=\"reports-stored\">\d+</b> in [^;]*;", page).group(0),
+            "gauges": gauges}
+
+
+def test_a_restart_keeps_counts_rounds_and_the_per_contributor_ledger_exactly(restarting_env):
+    """Replays, a duplicate upload and a FedLDA update before a stop; a start on the same database shows the same
+    counts, round, contributors and epsilons (runs last in this module: it restarts the server)."""
+    srv, words, texts = restarting_env["server"], restarting_env["words"], restarting_env["texts"]
+    url = srv.url
+    body, key = _body(words, texts[30:34]), _key()
+    assert post_reports(url, body, key, "frank52")[0] == 201
+    assert post_reports(url, body, key, "someone-else")[0] == 200        # a retry: tallied once, under frank52
+    assert post_reports(url, body, _key(), "frank52")[1]["error"]["code"] == "duplicate_body"
+    rows = count_rows(restarting_env["db"])
+    assert rows["submissions"][key] == 4 and rows["per_key"][key] == 4
+    before = _ledger(url)
+    assert ("4" in [r[1] for r in before["rows"]]) and before["stored"] == rows["n_reports"]
+    srv.stop()
+    again = Server(restarting_env["tmp"], restarting_env["db"], *ARGS).start()
+    restarting_env["server"] = again
+    assert _ledger(again.url) == before
+    assert count_rows(restarting_env["db"]) == rows

@@ -35,7 +35,10 @@ from dptopic.service import codec  # noqa: E402
 from dptopic.service.storage import Storage, Submission, models, train_batches  # noqa: E402
 
 from service_helpers import Server, count_rows, http, make_data, throwaway_postgres_url  # noqa: E402
-from test_walk47a import InProcessServer, _cfg  # noqa: E402
+from service_helpers import InProcessServer, service_config  # noqa: E402
+import time
+import numpy as np
+from service_helpers import Server, admin, check_exactly_once, count_rows, make_data, post_reports  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
 _KEYS = iter(range(10 ** 6))
@@ -128,7 +131,7 @@ def test_uploads_are_not_acknowledged_into_a_removed_sqlite_file(tmp_path):
 def test_a_step_committed_between_the_reads_never_mixes_two_versions(tmp_path):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=80, n_prior=5)
     db = f"sqlite:///{tmp_path / 'm.db'}"
-    with InProcessServer(_cfg(words, db)) as srv:
+    with InProcessServer(service_config(words, db)) as srv:
         svc = srv.service
         for _ in range(4):
             assert _upload(srv.url, words, texts, n=5)[1] == 201
@@ -232,7 +235,7 @@ def test_a_fedlda_retry_racing_its_original_that_closed_the_round_is_a_replay(tm
     from service_helpers import corpus_of
 
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=40, n_prior=5)
-    cfg = _cfg(words, f"sqlite:///{tmp_path / 'fed.db'}", fed_epsilon=5.0, fed_topics=3, fed_pad_length=32,
+    cfg = service_config(words, f"sqlite:///{tmp_path / 'fed.db'}", fed_epsilon=5.0, fed_topics=3, fed_pad_length=32,
                fed_min_updates=1)
     with InProcessServer(cfg) as srv:
         svc = srv.service
@@ -295,3 +298,16 @@ def test_a_body_that_stops_arriving_is_refused_with_408_and_nothing_stored(tmp_p
         assert _upload(srv.url, words, texts)[1] == 201
     finally:
         srv.stop()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# kill -9 the server while clients post and the trainer trains; restart; every acknowledged report is
+# stored exactly once and no report is trained twice or skipped. SQLite here; PostgreSQL in
+# test_service_postgres.py.
+
+pytest.importorskip("starlette")
+pytest.importorskip("sqlalchemy")
+
+
+def test_kill_9_while_posting_and_training_sqlite(tmp_path):
+    crash_scenario(tmp_path, f"sqlite:///{tmp_path / 'crash.db'}")

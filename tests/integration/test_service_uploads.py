@@ -20,8 +20,7 @@ from dptopic.cli.main import main  # noqa: E402
 from dptopic.service.client import submit  # noqa: E402
 
 from service_helpers import PG_BIN, PostgresServer, corpus_of, count_rows, post_reports  # noqa: E402
-from test_walk47a import InProcessServer, _cfg, http, make_data  # noqa: E402
-from test_walk47a import _body as _plain_body  # noqa: E402
+from service_helpers import InProcessServer, ServedLikeServe, metric, plain_report_body, send_raw, service_config  # noqa: E402
 
 
 def _body(words, texts, eps: float = 2.0) -> bytes:
@@ -34,18 +33,12 @@ def _body(words, texts, eps: float = 2.0) -> bytes:
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
 
 
-def _metric(url: str, name: str, code: str) -> float:
-    text = http("GET", url + "/metrics")[2].decode()
-    m = re.search(rf'^{name}\{{code="{code}"\}} ([0-9.e+]+)$', text, re.M)
-    return float(m.group(1)) if m else 0.0
-
-
 # ============================================================================ #5: the same body under a new key
 def test_the_same_body_under_a_new_key_is_refused_and_nothing_is_stored(tmp_path):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
     db = f"sqlite:///{tmp_path / 'd.db'}"
     body = _body(words, texts[:20])
-    with InProcessServer(_cfg(words, db)) as srv:
+    with InProcessServer(service_config(words, db)) as srv:
         assert post_reports(srv.url, body, "walk48-carol-0001", "carol")[0] == 201
         before = count_rows(db)
         status, doc = post_reports(srv.url, body, "walk48-carol-0002", "carol")
@@ -57,7 +50,7 @@ def test_the_same_body_under_a_new_key_is_refused_and_nothing_is_stored(tmp_path
         assert post_reports(srv.url, body, "walk48-mallory-0003", "mallory")[0] == 409
         assert post_reports(srv.url, body, "walk48-anon-000004")[0] == 409
         assert count_rows(db) == before                 # the database is unchanged
-        assert _metric(srv.url, "dptopic_errors_total", "duplicate_body") == 3
+        assert metric(srv.url, "dptopic_errors_total", "duplicate_body") == 3
         # the retry under the first key is still a replay, answered as before, with the pseudonym it is tallied under
         status, ack = post_reports(srv.url, body, "walk48-carol-0001", "carol")
         assert status == 200 and ack["replayed"] is True and ack["reports"] == 20 and ack["contributor"] == "carol"
@@ -89,8 +82,8 @@ def test_two_honest_uploads_that_coincide_byte_for_byte_are_both_stored(tmp_path
     coincide often at a large epsilon: the server cannot tell a copy from a coincidence, so it stores both."""
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
     db = f"sqlite:///{tmp_path / 'h.db'}"
-    body = _plain_body(words, texts[:1])
-    with InProcessServer(_cfg(words, db)) as srv:
+    body = plain_report_body(words, texts[:1])
+    with InProcessServer(service_config(words, db)) as srv:
         assert post_reports(srv.url, body, "walk48-alice-0001", "alice")[0] == 201
         assert post_reports(srv.url, body, "walk48-bob-00001", "bob")[0] == 201      # the same bytes, honestly
         assert count_rows(db)["n_reports"] == 2
@@ -128,7 +121,7 @@ def test_submit_stops_for_good_on_a_copied_state_folder(tmp_path):
     db = f"sqlite:///{tmp_path / 'c.db'}"
     state = tmp_path / "state"
     state.mkdir()
-    with InProcessServer(_cfg(words, db)) as srv:
+    with InProcessServer(service_config(words, db)) as srv:
         submit(srv.url, corpus_of(texts[:6], words), state=state)
         copy = tmp_path / "copy"
         shutil.copytree(state, copy)
@@ -204,7 +197,7 @@ def test_concurrent_copies_to_two_servers_on_one_sqlite_database_are_stored_once
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
     db = f"sqlite:///{tmp_path / 'r.db'}"
     body = _body(words, texts[:10])
-    with InProcessServer(_cfg(words, db)) as one, InProcessServer(_cfg(words, db)) as two:
+    with InProcessServer(service_config(words, db)) as one, InProcessServer(service_config(words, db)) as two:
         assert _race([one.url, two.url], body) == [201] + [409] * 11
     rows = count_rows(db)
     assert len(rows["submissions"]) == 1 and rows["n_reports"] == 10
@@ -225,7 +218,7 @@ def pg():
 def test_concurrent_copies_to_two_servers_on_one_postgres_database_are_stored_once(tmp_path, pg):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
     body = _body(words, texts[:10])
-    with InProcessServer(_cfg(words, pg.url)) as one, InProcessServer(_cfg(words, pg.url)) as two:
+    with InProcessServer(service_config(words, pg.url)) as one, InProcessServer(service_config(words, pg.url)) as two:
         assert _race([one.url, two.url], body) == [201] + [409] * 11
         rows = count_rows(pg.url)
         assert len(rows["submissions"]) == 1 and rows["n_reports"] == 10
@@ -243,7 +236,7 @@ def test_submit_through_another_address_keeps_the_pseudonym_the_server_holds(tmp
     (tmp_path / "alice.txt").write_text("\n".join(texts[:12]) + "\n")
     state = tmp_path / "state"
     state.mkdir()
-    with InProcessServer(_cfg(words, db)) as srv:
+    with InProcessServer(service_config(words, db)) as srv:
         alias = srv.url.replace("127.0.0.1", "localhost")
         first = submit(srv.url, corpus_of(texts[:12], words), state=state)
         before = count_rows(db)
@@ -275,42 +268,15 @@ def test_submit_through_another_address_keeps_the_pseudonym_the_server_holds(tmp
 
 
 # ============================================================================ #11: protocol-level 400s are counted
-class _ServedLikeServe(InProcessServer):
-    """The app under uvicorn with the protocol class ``dptopic serve`` uses (httptools' or h11's)."""
-
-    def __init__(self, cfg, fast: bool):
-        import uvicorn
-
-        from dptopic.service import create_app
-        from dptopic.service.http import server_options
-        from service_helpers import free_port
-
-        self.app = create_app(cfg, start_trainer=False, freeze_gc=False)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        opts = {**server_options(fast), "loop": "asyncio"}
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
-                                                    log_level="warning", access_log=False, lifespan="on", **opts))
-
-
-def _raw(port: int, data: bytes) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(data)
-        got = b""
-        while chunk := s.recv(4096):
-            got += chunk
-    return got
-
-
 @pytest.mark.parametrize("fast", [True, False], ids=["httptools", "h11"])
 def test_protocol_level_400s_are_counted_as_bad_request(tmp_path, fast):
     if fast:
         pytest.importorskip("httptools")
     words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
-    with _ServedLikeServe(_cfg(words, f"sqlite:///{tmp_path / 'm.db'}"), fast) as srv:
-        before = _metric(srv.url, "dptopic_errors_total", "bad_request")
+    with ServedLikeServe(service_config(words, f"sqlite:///{tmp_path / 'm.db'}"), fast) as srv:
+        before = metric(srv.url, "dptopic_errors_total", "bad_request")
         for raw in (b"POST /v1/reports HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
                     b"GARBAGE\r\n\r\n"):
-            head, _, body = _raw(srv.port, raw).partition(b"\r\n\r\n")
+            head, _, body = send_raw(srv.port, raw).partition(b"\r\n\r\n")
             assert head.startswith(b"HTTP/1.1 400") and json.loads(body)["error"]["code"] == "bad_request"
-        assert _metric(srv.url, "dptopic_errors_total", "bad_request") == before + 2
+        assert metric(srv.url, "dptopic_errors_total", "bad_request") == before + 2

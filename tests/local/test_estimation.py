@@ -15,7 +15,7 @@ from dptopic.local.estimation import (bayes_estimate, bits_to_corpus, integer_ta
                                       sigma2_from_omega, variance_exact, variance_paper)
 from dptopic.models import LPLDA, OLPLDA, OnlineLDA, load
 
-from test_local import _column_corpus, _seeded
+from conftest import column_corpus, seeded_randomizer
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +29,8 @@ def test_moment_estimator_unbiased_with_exact_variance():
     """Spec example M=1000, N_t=300, f=0.4 through the real randomizer: 1000 words are 1000 replicates."""
     M, V, f, N = 1000, 1000, 0.4, 300
     rng = np.random.default_rng(1)
-    corpus, _ = _column_corpus(M, V, np.full(V, N), rng)
-    rz = _seeded(corpus.vocabulary, f=f, seed=2)
+    corpus, _ = column_corpus(M, V, np.full(V, N), rng)
+    rz = seeded_randomizer(corpus.vocabulary, f=f, seed=2)
     est = np.concatenate([moment_estimate(rz.randomize(corpus).column_sums(), M, f) for _ in range(12)])
     n = len(est)
     v_exact = variance_exact(M, f)
@@ -77,7 +77,7 @@ def test_bayes_estimator_equals_eq19_on_hand_values():
 # ---------------------------------------------------------------------- LP-LDA
 def test_lplda_fit_estimates_privacy_and_save(data, tmp_path):
     _, stream, test = data
-    rs = _seeded(stream.vocabulary, epsilon_word=3.0, seed=5).randomize(stream)
+    rs = seeded_randomizer(stream.vocabulary, epsilon_word=3.0, seed=5).randomize(stream)
     m = LPLDA(n_topics=4, n_iter=30, seed=0, verbose=0).fit(rs)
     assert m.components_.shape == (4, 120) and np.allclose(m.components_.sum(axis=1), 1)
     est = m.word_estimates()
@@ -106,7 +106,7 @@ def _batches(corpus, size):
 
 def test_olplda_with_f_to_zero_agrees_with_olda(data):
     prior, stream, _ = data
-    rs = _seeded(stream.vocabulary, f=1e-12, seed=9).randomize(stream)
+    rs = seeded_randomizer(stream.vocabulary, f=1e-12, seed=9).randomize(stream)
     olp = OLPLDA(prior, omega=None, sigma2=1.0, n_topics=4, n_iter=10, prior_iter=20, seed=4, verbose=0)
     olda = OnlineLDA(n_topics=4, n_iter=10, prior_iter=20, prior_corpus=prior, seed=4, verbose=0)
     for rb, cb in zip(rs.batches(160), _batches(stream, 160)):
@@ -130,7 +130,7 @@ def test_olda_memory_constant_in_number_of_batches(data):
 
 def test_olplda_partial_fit_transactional_and_bad_input(data):
     prior, stream, _ = data
-    rz = _seeded(stream.vocabulary, epsilon_word=3.0, seed=1)
+    rz = seeded_randomizer(stream.vocabulary, epsilon_word=3.0, seed=1)
     rs = rz.randomize(stream)
     with pytest.raises(DPTopicError, match="no prior data"):
         OLPLDA(n_topics=4, verbose=0).partial_fit(rs[:50])
@@ -139,8 +139,8 @@ def test_olplda_partial_fit_transactional_and_bad_input(data):
     keys = ("prior_", "components_", "mu_", "eta_", "n_batches_", "size_prev_", "omega_history_")
     before = {k: np.copy(getattr(m, k)) for k in keys}
     gen = m._gen.bit_generator.state
-    other_f = _seeded(stream.vocabulary, epsilon_word=1.0, seed=1).randomize(stream)[:160]
-    other_vocab = _seeded([w + "x" for w in stream.vocabulary], epsilon_word=3.0, seed=1).randomize(stream)[:10]
+    other_f = seeded_randomizer(stream.vocabulary, epsilon_word=1.0, seed=1).randomize(stream)[:160]
+    other_vocab = seeded_randomizer([w + "x" for w in stream.vocabulary], epsilon_word=3.0, seed=1).randomize(stream)[:10]
     empty = rs[:0]
     for bad, msg in ((other_f, "f="), (other_vocab, "another vocabulary"), (empty, "empty batch"),
                      (stream, "ReportSet")):
@@ -157,7 +157,7 @@ def test_olplda_partial_fit_transactional_and_bad_input(data):
 
 def test_olplda_save_resume_and_modes(data, tmp_path):
     prior, stream, test = data
-    rs = _seeded(stream.vocabulary, epsilon_word=3.0, seed=1).randomize(stream)
+    rs = seeded_randomizer(stream.vocabulary, epsilon_word=3.0, seed=1).randomize(stream)
     m = OLPLDA(prior, n_topics=4, n_iter=5, prior_iter=10, seed=2, verbose=0)
     m.partial_fit(rs[:160])
     m.partial_fit(rs[160:320])
@@ -177,11 +177,11 @@ def test_olplda_save_resume_and_modes(data, tmp_path):
 
 def test_olplda_warns_when_prior_overlaps_stream(data):
     prior, stream, _ = data
-    rs = _seeded(stream.vocabulary, epsilon_word=3.0, seed=1).randomize(prior.subset(np.arange(60)))
+    rs = seeded_randomizer(stream.vocabulary, epsilon_word=3.0, seed=1).randomize(prior.subset(np.arange(60)))
     m = OLPLDA(prior, n_topics=4, n_iter=2, prior_iter=5, seed=2, verbose=0)
     with pytest.warns(UserWarning, match="overlap"):
         m.partial_fit(rs)
-    disjoint = _seeded(stream.vocabulary, epsilon_word=3.0, seed=1).randomize(stream.subset(np.arange(160)))
+    disjoint = seeded_randomizer(stream.vocabulary, epsilon_word=3.0, seed=1).randomize(stream.subset(np.arange(160)))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warnings.simplefilter("ignore", SeededNoiseWarning)  # seed=2 above: for the test's reproduction only
@@ -233,7 +233,7 @@ def test_matrix_prior_gibbs_with_flat_prior_is_plain_lda(data):
 def test_fit_transform_of_reports_says_what_to_do_instead(data):
     # (walk-through, 2026-11-24) it failed with "cannot use a ReportSet as a corpus" after fitting
     _, stream, _ = data
-    rs = _seeded(stream.vocabulary, epsilon_word=3.0, seed=5).randomize(stream)
+    rs = seeded_randomizer(stream.vocabulary, epsilon_word=3.0, seed=5).randomize(stream)
     m = LPLDA(n_topics=4, n_iter=3, seed=0, verbose=0)
     with pytest.raises(DPTopicError, match=r"randomized reports, not documents: call fit\(reports\)"):
         m.fit_transform(rs)

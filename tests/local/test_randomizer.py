@@ -20,22 +20,7 @@ from dptopic.local import Randomizer, ReportSet
 from dptopic.local.estimation import presence_bits
 from dptopic.local.reports import MAGIC
 
-
-def _seeded(vocab, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return Randomizer(vocab, simulation=True, **kw)
-
-
-def _column_corpus(M, V, N_t, rng):
-    """M documents over V words; word t is present in exactly N_t[t] documents."""
-    bits = np.zeros((M, V), bool)
-    for t in range(V):
-        bits[rng.choice(M, N_t[t], replace=False), t] = True
-    rows, ids = np.nonzero(bits)
-    ptr = np.zeros(M + 1, np.int64)
-    np.cumsum(np.bincount(rows, minlength=M), out=ptr[1:])
-    return Corpus(ptr, ids.astype(np.int32), [f"w{i}" for i in range(V)]), bits
+from conftest import column_corpus, seeded_randomizer
 
 
 # ------------------------------------------------------------------ Theorem 4
@@ -83,9 +68,9 @@ def test_exact_worst_likelihood_ratio_small_vocabulary():
 def test_flip_rates_within_4_se():
     rng = np.random.default_rng(5)
     M, V, f = 3000, 64, 0.4
-    corpus, bits = _column_corpus(M, V, rng.integers(300, 2700, V), rng)
+    corpus, bits = column_corpus(M, V, rng.integers(300, 2700, V), rng)
     for secure in (False, True):
-        rz = Randomizer(corpus.vocabulary, f=f, secure=True) if secure else _seeded(corpus.vocabulary, f=f, seed=11)
+        rz = Randomizer(corpus.vocabulary, f=f, secure=True) if secure else seeded_randomizer(corpus.vocabulary, f=f, seed=11)
         out = rz.randomize(corpus).bits()
         n1, n0 = bits.sum(), (~bits).sum()
         keep = (out & bits).sum() / n1
@@ -131,14 +116,14 @@ def test_randomizer_inputs_and_seed_rules():
     assert Randomizer(vocab, epsilon_word=1.0).secure                # the default is cryptographic
     with pytest.warns(UserWarning, match="undo"):
         Randomizer(vocab, epsilon_word=1.0, seed=1, simulation=True)
-    a = _seeded(vocab, f=0.5, seed=3).randomize([["apple", "plum", "kiwi"], [1, 1], []])
-    b = _seeded(vocab, f=0.5, seed=3).randomize([["apple", "plum"], ["pear"], []])
+    a = seeded_randomizer(vocab, f=0.5, seed=3).randomize([["apple", "plum", "kiwi"], [1, 1], []])
+    b = seeded_randomizer(vocab, f=0.5, seed=3).randomize([["apple", "plum"], ["pear"], []])
     assert a.n_reports == 3 and np.array_equal(a.packed, b.packed)
     with pytest.raises(DPTopicError, match="token lists"):
-        _seeded(vocab, f=0.5, seed=3).randomize(["apple plum"])
+        seeded_randomizer(vocab, f=0.5, seed=3).randomize(["apple plum"])
     with pytest.raises(DPTopicError, match="invalid token"):
-        _seeded(vocab, f=0.5, seed=3).randomize([[7]])
-    rep = _seeded(vocab, f=0.5, seed=3).privacy_report()
+        seeded_randomizer(vocab, f=0.5, seed=3).randomize([[7]])
+    rep = seeded_randomizer(vocab, f=0.5, seed=3).privacy_report()
     assert rep["noise_reproducible"] is True
 
 
@@ -167,7 +152,7 @@ def test_rr_event_pld_rdp_and_report():
 def reports():
     vocab = [f"w{i}" for i in range(13)]
     docs = [[f"w{i}" for i in range(0, 13, k)] for k in range(1, 8)]
-    return _seeded(vocab, epsilon_word=2.0, seed=4).randomize(docs), vocab
+    return seeded_randomizer(vocab, epsilon_word=2.0, seed=4).randomize(docs), vocab
 
 
 def test_report_file_round_trip(reports, tmp_path):
