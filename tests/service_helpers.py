@@ -422,3 +422,14 @@ def crash_scenario(tmp, database, n_clients=4, uploads_per_client=12, reports_pe
     active = [m for m in rows["models"] if m["status"] == "active"][0]
     assert active["n_reports_used"] == rows["n_reports"]  # after the final drain, every report used once
     assert np.all(np.diff(rows["ids"]) > 0)
+
+
+def raw_fed_message(header: dict, payload: bytes = b"") -> bytes:
+    """A FedLDA protocol message built by hand around ``header`` (a JSON header and a payload, with a valid CRC)."""
+    import zlib
+
+    from dptopic.federated.messages import MAGIC, VERSION
+
+    head = json.dumps(header).encode()
+    body = MAGIC + struct.pack("<BI", VERSION, len(head)) + head + payload
+    return body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)

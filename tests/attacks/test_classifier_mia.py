@@ -3,18 +3,19 @@ over the records scored) without saying so. The result now names what they count
 ``n_replicates >= 2`` repeats the whole attack on independent streams, its standard errors from their spread, which
 agrees with the spread of independent single attacks."""
 from __future__ import annotations
+
 import warnings
 
 import numpy as np
 import pytest
 from scipy import stats
 
+import dptopic.attacks as attacks
 from dptopic.attacks.classifier_mia import SE_SINGLE, classifier_mia
 from dptopic.attacks.lira import estimator_trainer
+from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
-import dptopic.attacks as attacks
-from dptopic.corpus import Corpus
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """LiRA, the Huang et al. baselines and the attack metrics."""
 import numpy as np
 import pytest
+from sklearn.metrics import roc_auc_score
 
 from dptopic.attacks import lira, metrics
 from dptopic.attacks.baselines import huang_scores

@@ -5,9 +5,10 @@ import pytest
 from dptopic.attacks import one_run
 from dptopic.errors import DPTopicError
 import math
+
 from scipy.stats import binom
-from dptopic.attacks.one_run import (guesses, make_canaries, one_run_audit, one_run_epsilon_bound,
-                                     one_run_p_value)
+
+from dptopic.attacks.one_run import guesses, make_canaries, one_run_audit, one_run_epsilon_bound, one_run_p_value
 from dptopic.corpus.synthetic import lda_corpus
 
 

@@ -4,7 +4,9 @@ import pytest
 
 from dptopic.cli.main import main
 import json
+
 import numpy as np
+
 from dptopic.attacks import lira, metrics
 from dptopic.corpus import lda_corpus
 

@@ -252,7 +252,7 @@ def test_the_harness_can_fail(capsys):
 # What a fuzzing walk-through of the command line found (2026-11-23), each pinned: one line, exit 2, no traceback,
 # and an exit status a shell pipeline can read.
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 ENV = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 

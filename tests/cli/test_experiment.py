@@ -16,7 +16,8 @@ from dptopic._io import OUTPUT_MARKER, check_output_folder, mark_output_folder, 
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
 
-REPO = Path(__file__).resolve().parents[1]
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _bad(args, capsys):

@@ -16,7 +16,6 @@ import pytest
 
 from dptopic.cli.main import build_parser, main
 import json
-from dptopic.cli.main import main
 import random
 
 C, W, M, OUT = "{corpus}", "{words}", "{model}", "{out}"

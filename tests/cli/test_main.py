@@ -1,12 +1,12 @@
 import json
+import random
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from dptopic.cli.main import main
-import random
-import numpy as np
 from dptopic.corpus import Corpus
 
 

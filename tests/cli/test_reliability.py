@@ -21,6 +21,7 @@ from dptopic.errors import CorruptModelError, DPTopicError
 from dptopic.mechanisms import laplace_mechanism, laplace_noise
 from dptopic.mechanisms.laplace import MAX_SCALE
 
+
 TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
          "war troops army peace treaty", "school education teachers students", "students teachers education college"] * 8
 SRC = str(Path(dptopic.__file__).resolve().parents[1])

@@ -11,6 +11,8 @@ import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
+
+import dptopic
 from dptopic.reporting import CARD_SCHEMA, privacy_card, render_report
 
 

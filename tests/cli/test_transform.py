@@ -4,11 +4,15 @@ import json
 import pytest
 
 import dptopic
-from conftest import TWO_TOPIC_TEXTS
-from dptopic.cli.main import main
 import subprocess
 import sys
+
 import numpy as np
+
+from conftest import TWO_TOPIC_TEXTS
+
+
+from dptopic.cli.main import main
 
 TRAIN = TWO_TOPIC_TEXTS
 

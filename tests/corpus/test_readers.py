@@ -7,9 +7,12 @@ from dptopic.corpus.corpus import tab_header_rows
 import gzip
 import json
 import os
+
 import numpy as np
+
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
+
 
 ROWS = "apple banana cherry\ten\tx\nbanana grape lemon\ten\tx\ncherry lemon mango plum\tfr\ty\n"
 

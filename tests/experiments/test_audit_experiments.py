@@ -231,7 +231,7 @@ def test_auditing_docs_state_the_small_audit_threshold():
 
     from dptopic.attacks.lira import MIN_DOCUMENTS, MIN_SHADOWS
 
-    text = (Path(__file__).parents[1] / "docs" / "auditing.md").read_text()
+    text = (Path(__file__).parents[2] / "docs" / "auditing.md").read_text()
     assert f"{MIN_DOCUMENTS} documents" in text and f"{MIN_SHADOWS} shadow models" in text
     assert "Bonferroni" in text
 
@@ -240,7 +240,7 @@ def test_auditing_docs_state_the_small_audit_threshold():
 def test_privacy_docs_do_not_state_one_pld_discretisation():
     from pathlib import Path
 
-    text = (Path(__file__).parents[1] / "docs" / "privacy.md").read_text()
+    text = (Path(__file__).parents[2] / "docs" / "privacy.md").read_text()
     assert "pessimistic discretisation 1e-4)" not in text
     assert "accounting_method" in text
 

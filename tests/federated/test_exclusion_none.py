@@ -12,16 +12,16 @@ import warnings
 import numpy as np
 import pytest
 
-from dptopic.accounting.fedlda import krr_eta, rrp_event, subset_inclusion, subset_size, user_spend
 import dptopic
+from dptopic.accounting.fedlda import krr_eta, rrp_event, subset_inclusion, subset_size, user_spend
 from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
+from dptopic.errors import DPTopicError
 from dptopic.evaluation import topic_recovery
 from dptopic.federated import ClientUpdate, FedClient, FedServer, MessageError, RRPConfig, decode_message
 from dptopic.kernels import kernel_state, sample_labels, subset_local_sweep, subset_select, subset_theta_em
 from dptopic.kernels.rng import PyXorShift
 from dptopic.mechanisms.rrp import subset_frequencies, subset_report, subset_signal_counts
-from dptopic.errors import DPTopicError
 from dptopic.models import FedLDA
 
 

@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 import pytest
 
-from dptopic.accounting import PrivacyLedger, delta0, effective_epsilon, eta, rrp_event, theorem2_error_bound
-from dptopic.accounting import ApproxDPEvent
+from dptopic.accounting import (ApproxDPEvent, PrivacyLedger, delta0, effective_epsilon, eta, rrp_event,
+                                theorem2_error_bound)
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.evaluation import topic_recovery

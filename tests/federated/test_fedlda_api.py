@@ -13,10 +13,11 @@ import pytest
 from dptopic.accounting.fedlda import subset_inclusion
 from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
-from dptopic.errors import DataVocabularyWarning, DPTopicError
+from dptopic.errors import DPTopicError, DataVocabularyWarning
 from dptopic.mechanisms.rrp import subset_report
 from dptopic.models import FedLDA, LocalDocumentLDA, OnlineLDA
 from dptopic.reporting import privacy_card
+
 
 QUIET = dict(rounds=1, pad_length=16, verbose=0)
 

@@ -2,7 +2,11 @@
 is randomized twice, and the contributor keeps one pseudonym per server."""
 from __future__ import annotations
 
+import http.server
 import json
+import subprocess
+import sys
+import threading
 
 import pytest
 
@@ -10,20 +14,14 @@ pytest.importorskip("starlette")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
+import dptopic  # noqa: E402
+from dptopic.cli import main as cli_main  # noqa: E402
 from dptopic.cli.main import main  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.service.client import ServiceClient, submit  # noqa: E402
-
-from service_helpers import Server, corpus_of, count_rows, make_data  # noqa: E402
-import http.server
-import subprocess
-import sys
-import threading
-import dptopic  # noqa: E402
 from dptopic.local import Randomizer  # noqa: E402
-from service_helpers import Server, admin, free_port, get_json, make_data, post_reports  # noqa: E402
-from dptopic.cli import main as cli_main  # noqa: E402
 from dptopic.service.client import ServiceClient, fed_participate, submit  # noqa: E402
+
+from service_helpers import (Server, admin, corpus_of, count_rows, free_port, get_json, make_data, post_reports)  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -171,8 +169,6 @@ def test_two_first_runs_share_one_randomization(env, tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------------------------------------------------
 # `dptopic pull`: a collection server's current model into a model folder, against a live server on 127.0.0.1.
 
-pytest.importorskip("starlette")
-
 
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, timeout=120)
@@ -235,10 +231,6 @@ def test_pull_from_a_server_that_is_down_or_speaks_another_version(tmp_path):
 # acknowledged uploads in its state (before, a rerun replayed every upload the interrupted run had sent since its last
 # state write) and names them; ``fed-client`` names the epsilon spent by the updates that left the device. Before, both
 # printed only "interrupted".
-
-pytest.importorskip("starlette")
-pytest.importorskip("sqlalchemy")
-pytest.importorskip("uvicorn")
 
 
 class CtrlC(ServiceClient):

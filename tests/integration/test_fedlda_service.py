@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 import threading
 from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,18 +21,13 @@ pytest.importorskip("uvicorn")
 
 import dptopic  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.federated import decode_message  # noqa: E402
+from dptopic.federated import FedClient, ModelBroadcast, RRPConfig, decode_message  # noqa: E402
 from dptopic.federated.server import full_vocabulary_topics  # noqa: E402
 from dptopic.models import FedLDA  # noqa: E402
 from dptopic.service.client import ServiceClient, fed_participate, pull  # noqa: E402
 
-from service_helpers import SRC, Server, corpus_of, get_json, http, make_data  # noqa: E402
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-import dptopic
-from dptopic.errors import DPTopicError
-from dptopic.federated import FedClient, RRPConfig
-from service_helpers import Server, corpus_of, get_json, make_data, make_words
+from service_helpers import Server, corpus_of, get_json, http, make_data, make_words, raw_fed_message  # noqa: E402
+
 
 EPS, K, PAD, N_REPORT, USERS, ROUNDS = 5.0, 3, 16, 30, 3, 2
 
@@ -467,3 +465,360 @@ def test_a_failure_after_an_update_left_says_what_was_spent(served, monkeypatch)
         service_client.fed_participate(served["url"], corpus, rounds=2, poll=0.05, timeout=30, state=None)
     msg = str(e.value)
     assert "not this client's" in msg and "spent so far: epsilon 24 by basic composition over 1 update" in msg, msg
+
+
+# ------------------------------------------------------------------ item 18
+# ------------------------------------------------------------------ items 17 and 18 on a live server
+@pytest.fixture(scope="module")
+def fed_server(tmp_path_factory):
+    pytest.importorskip("starlette")
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("uvicorn")
+    from service_helpers import Server, make_data
+
+    tmp = tmp_path_factory.mktemp("fedsvc")
+    words, texts = make_data(tmp, n_docs=120, n_prior=40)
+    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon", "5",
+                 "--fed-topics", "3", "--fed-pad-length", "32", "--fed-min-updates", "1").start()
+    yield {"url": srv.url, "words": words, "texts": texts}
+    srv.stop()
+
+
+def _open_round(url) -> int:
+    from service_helpers import http
+
+    return int(http("GET", url + "/v1/fed/round")[1]["dptopic-round"])
+
+
+def test_retry_of_an_update_that_closed_its_round_is_replayed(fed_server):
+    from service_helpers import corpus_of, get_json, http
+
+    from dptopic.service import codec
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    rrp = codec.fed_config_from_dict(get_json(url + "/v1/config")[1]["fed"])
+    fc = codec.fed_client("retry-user", corpus_of(texts[:10], words), rrp)
+    rnd = _open_round(url)
+    update = fc.run_round(http("GET", url + "/v1/fed/round")[2])
+    headers = {"Content-Type": "application/octet-stream", "Idempotency-Key": "fed-retry-00001"}
+    status, _, data = http("POST", url + "/v1/fed/updates", update, headers)
+    assert status == 201 and json.loads(data)["round_closed"] is True
+    assert _open_round(url) == rnd + 1
+    status, h, data = http("POST", url + "/v1/fed/updates", update, headers)  # the retry after a lost ack
+    assert status == 200, data
+    assert json.loads(data)["replayed"] is True and json.loads(data)["round"] == rnd
+    assert _open_round(url) == rnd + 1
+    # the same key with another body is still a conflict, and an unseen stale update still 409 stale_round
+    other = fc.run_round(http("GET", url + "/v1/fed/round")[2])
+    status, _, data = http("POST", url + "/v1/fed/updates", other, headers)
+    assert status == 409 and json.loads(data)["error"]["code"] == "idempotency_key_reused"
+    status, _, data = http("POST", url + "/v1/fed/updates", update,
+                           {**headers, "Idempotency-Key": "fed-retry-00002"})
+    assert status == 409 and json.loads(data)["error"]["code"] == "stale_round"
+
+
+def test_fed_client_counts_a_round_whose_ack_was_lost(fed_server):
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import ServiceClient, fed_participate
+
+    class LosesFirstAck(ServiceClient):
+        lost = False
+
+        def _once(self, method, path, body, headers):
+            out = super()._once(method, path, body, headers)
+            if path == "/v1/fed/updates" and not self.lost:
+                self.lost = True  # the update arrived and closed the round, but the answer never came back
+                raise ConnectionResetError("connection reset by peer")
+            return out
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    rnd = _open_round(url)
+    client = LosesFirstAck(url, retries=2, backoff=0.01)
+    out = fed_participate(url, corpus_of(texts[20:30], words), rounds=1, poll=0.1, timeout=30, client=client)
+    assert client.lost
+    assert [r["round"] for r in out["rounds"]] == [rnd]  # the aggregated round, counted once
+    assert _open_round(url) == rnd + 1  # and no extra round joined
+
+
+@pytest.mark.parametrize("shape", [[2 ** 40, 2 ** 40], [10 ** 30]])
+def test_huge_shapes_are_http_400_on_fed_updates(fed_server, shape):
+    from service_helpers import http
+
+    msg = raw_fed_message({"kind": "update", "round": 0, "client": "a", "vocab": "v",
+                        "arrays": [{"name": "topics", "dtype": "<i4", "shape": shape},
+                                   {"name": "words", "dtype": "<i4", "shape": shape}]}, b"\0" * 16)
+    status, _, data = http("POST", fed_server["url"] + "/v1/fed/updates", msg,
+                           {"Content-Type": "application/octet-stream",
+                            "Idempotency-Key": f"fed-huge-{len(shape)}0000"})
+    assert status == 400
+    err = json.loads(data)["error"]
+    assert err["code"] == "malformed_update" and "\n" not in err["message"]
+
+
+def test_fed_client_summary_says_full_for_the_default_rule(fed_server):
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    out = fed_participate(url, corpus_of(texts[40:50], words), rounds=1, poll=0.1, timeout=30)
+    # the service's default rule is exclusion="none": labels are post-processing of the randomized words
+    assert out["guarantee"] == "full" and "post-processing" in out["note"]
+
+
+def test_a_user_without_any_report_word_takes_part_with_padding(fed_server):
+    """Whether someone takes part must say nothing of their text: under the sound rule a user none of whose words
+    the rounds take still sends its update (padding only), as the simulation does."""
+    from dptopic.corpus import Corpus
+    from dptopic.service.client import fed_participate
+
+    url, words = fed_server["url"], fed_server["words"]
+    out = fed_participate(url, Corpus.from_token_ids([[]], words), rounds=1, poll=0.1, timeout=30)
+    assert out["guarantee"] == "full"
+
+
+def test_serve_with_a_per_user_budget_runs_rounds_at_the_chosen_split(tmp_path):
+    pytest.importorskip("starlette")
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("uvicorn")
+    from service_helpers import Server, corpus_of, get_json, make_data
+
+    from dptopic.accounting.fedlda import entries_for_user_budget
+    from dptopic.service import codec
+    from dptopic.service.client import fed_participate
+
+    words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'service.db'}", "--train-interval", "0", "--fed-user-budget", "90",
+                 "--fed-topics", "3", "--fed-min-updates", "1").start()
+    try:
+        eps, entries = entries_for_user_budget(90, len(words))
+        rrp = codec.fed_config_from_dict(get_json(srv.url + "/v1/config")[1]["fed"])
+        assert rrp.epsilon == pytest.approx(eps) and rrp.n_entries == entries
+        out = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30)
+        assert out["guarantee"] == "full" and len(out["rounds"]) == 1
+        assert out["epsilon_basic"] == pytest.approx(90)          # the contributor's whole spend: the budget
+    finally:
+        srv.stop()
+
+
+def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
+    """``--fed-report-words N``: the rounds range over the vocabulary's first N words; /v1/config says so, a
+    contributor's client restricts its documents to them, and the database refuses a restart with another N."""
+    pytest.importorskip("starlette")
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("uvicorn")
+    import subprocess
+    import sys
+
+    from service_helpers import Server, corpus_of, get_json, http, make_data
+
+    from dptopic.federated import vocabulary_fingerprint
+    from dptopic.service.client import fed_participate
+
+    words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
+    words = words[::-1]             # the helper's words are alphabetical, which --fed-report-words refuses
+    (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
+    db = f"sqlite:///{tmp_path / 'service.db'}"
+    srv = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "3",
+                 "--fed-pad-length", "32", "--fed-min-updates", "1", "--fed-report-words", "40").start()
+    try:
+        fed = get_json(srv.url + "/v1/config")[1]["fed"]
+        assert fed["report_words"] == 40 and fed["vocabulary_fingerprint"] == vocabulary_fingerprint(words[:40])
+        out = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30)
+        assert out["guarantee"] == "full" and out["rounds"][0]["round_closed"]
+        msg = decode_message(http("GET", srv.url + "/v1/fed/round")[2])
+        assert isinstance(msg, ModelBroadcast) and msg.phi.shape == (3, 40) and msg.round == 1
+    finally:
+        srv.stop()
+    # the same database with another number of report words: refused at start-up, in one line
+    again = Server(tmp_path, db, "--train-interval", "0", "--fed-epsilon", "5", "--fed-topics", "3",
+                   "--fed-report-words", "50")
+    with pytest.raises(RuntimeError, match="--fed-report-words 40"):
+        again.start(timeout=60)
+    # settings that cannot work: one line, before anything starts
+    for extra, msg in ((["--fed-report-words", "40"], "no effect without FedLDA"),
+                       (["--fed-epsilon", "5", "--fed-report-words", "500"], "between --fed-topics")):
+        r = subprocess.run([sys.executable, "-m", "dptopic", "serve", "--vocabulary", str(tmp_path / "vocab.txt"),
+                            "--epsilon-word", "2", "--database", f"sqlite:///{tmp_path / 'other.db'}", *extra],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr
+
+
+# ------------------------------------------------------------------ a user's reports kept between runs (--state)
+def _capturing_client(url):
+    from dptopic.service.client import ServiceClient
+
+    class Capturing(ServiceClient):
+        updates: list = []
+
+        def _once(self, method, path, body, headers):
+            if path == "/v1/fed/updates":
+                type(self).updates.append(body)
+            return super()._once(method, path, body, headers)
+
+    Capturing.updates = []
+    return Capturing(url, retries=2, backoff=0.01)
+
+
+def test_fed_client_state_reuses_the_reports_drawn_once_across_runs(fed_server, tmp_path):
+    # each run drew new reports under the "spent once" claim: three runs spent three times m x eps
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    state = tmp_path / "fed-state.json"
+    c1 = _capturing_client(url)
+    out1 = fed_participate(url, corpus_of(texts[50:60], words), rounds=1, poll=0.1, timeout=30, client=c1, state=state)
+    assert state.is_file() and (state.stat().st_mode & 0o777) == 0o600 and out1["reused_reports"] is False
+    saved = json.loads(state.read_text())
+    assert saved["client"] == out1["client"]
+    c2 = _capturing_client(url)
+    # other documents on the second run: the reports of the first are what is sent
+    out2 = fed_participate(url, corpus_of(texts[60:70], words), rounds=1, poll=0.1, timeout=30, client=c2, state=state)
+    assert out2["reused_reports"] is True and out2["client"] == out1["client"]
+    assert json.loads(state.read_text()) == saved
+    sent = [decode_message(b) for b in c1.updates[-1:] + c2.updates[-1:]]
+    np.testing.assert_array_equal(sent[0].words, np.asarray(saved["reports"]))
+    np.testing.assert_array_equal(sent[1].words, sent[0].words)
+    assert out2["epsilon_basic"] == pytest.approx(out1["epsilon_basic"])  # once, whatever the runs
+    # without --state a run draws anew (what the status page now says costs the per-user epsilon again)
+    c3 = _capturing_client(url)
+    fed_participate(url, corpus_of(texts[50:60], words), rounds=1, poll=0.1, timeout=30, client=c3)
+    assert not np.array_equal(decode_message(c3.updates[-1]).words, sent[0].words)
+
+
+def test_fed_client_state_of_another_client_or_server_is_refused_before_anything_is_sent(fed_server, tmp_path):
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    state = tmp_path / "s.json"
+    fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client_id="alice",
+                    state=state)
+    c = _capturing_client(url)
+    with pytest.raises(DPTopicError, match="belongs to client 'alice', not 'bob'"):
+        fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client_id="bob",
+                        client=c, state=state)
+    doc = json.loads(state.read_text())
+    doc["server"]["epsilon"] = 7.5
+    state.write_text(json.dumps(doc))
+    with pytest.raises(DPTopicError, match="another server configuration"):
+        fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client=c, state=state)
+    doc["server"]["epsilon"] = 5.0
+    doc["reports"] = [row[:-1] + [row[-1] + 10 ** 6] for row in doc["reports"]]   # a word id past the vocabulary
+    state.write_text(json.dumps(doc))
+    with pytest.raises(DPTopicError, match="sorted sets of"):
+        fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client=c, state=state)
+    state.write_text("[1, 2]")
+    with pytest.raises(DPTopicError, match="not a FedLDA state file"):
+        fed_participate(url, corpus_of(texts[70:80], words), rounds=1, poll=0.1, timeout=30, client=c, state=state)
+    assert c.updates == []
+
+
+def test_fed_client_refuses_a_server_asking_for_more_than_the_users_limit(fed_server):
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    c = _capturing_client(url)
+    with pytest.raises(DPTopicError, match=r"epsilon per entry = 5, above your limit of 4 .*nothing was randomized"):
+        fed_participate(url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30, client=c, max_epsilon=4)
+    assert c.updates == []
+
+
+def test_fed_client_cli_keeps_its_reports_in_the_state_folder_by_default(fed_server, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    url, texts = fed_server["url"], fed_server["texts"]
+    (tmp_path / "docs.txt").write_text("\n".join(texts[80:90]) + "\n")
+    env = dict(os.environ, XDG_STATE_HOME=str(tmp_path / "state"),
+               PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+
+    def run(*extra):
+        r = subprocess.run([sys.executable, "-m", "dptopic", "fed-client", "--server", url, "--corpus", "docs.txt",
+                            "--poll", "0.1", "--round-timeout", "60", *extra], capture_output=True, text=True,
+                           env=env, cwd=tmp_path, timeout=120)
+        assert r.returncode == 0, r.stderr
+        return " ".join(r.stdout.split())
+
+    first = run()
+    files = list((tmp_path / "state" / "dptopic").glob("fed-*.json"))
+    assert len(files) == 1 and "drawn once and kept in" in first, (first, list((tmp_path / "state").rglob("*")))
+    assert (files[0].stat().st_mode & 0o777) == 0o600 and ((tmp_path / "state" / "dptopic").stat().st_mode & 0o777) == 0o700
+    client = json.loads(files[0].read_text())["client"]
+    second = run()
+    assert f"as {client};" in second and "reused the reports drawn before" in second and "spent nothing more" in second
+    third = run("--state", "none")
+    assert "drawn anew for this run" in third and f"as {client};" not in third
+    r = subprocess.run([sys.executable, "-m", "dptopic", "fed-client", "--server", url, "--corpus", "docs.txt",
+                        "--max-epsilon", "2", "--retries", "0"], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=120)
+    assert r.returncode == 2 and "above your limit of 2" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the_open_one(tmp_path):
+    # a rerun with the kept client id met its own update of the still-open round: 409 duplicate_update, a hard error
+    import threading
+
+    pytest.importorskip("starlette")
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("uvicorn")
+    from service_helpers import Server, corpus_of, make_data
+
+    from dptopic.service.client import fed_participate
+
+    words, texts = make_data(tmp_path, n_docs=60, n_prior=20)
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'service.db'}", "--train-interval", "0", "--fed-epsilon", "5",
+                 "--fed-topics", "3", "--fed-pad-length", "16", "--fed-min-updates", "2").start()
+    try:
+        folder = tmp_path / "state"
+        folder.mkdir()
+        first = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30, state=folder)
+        rnd = first["rounds"][0]["round"]
+        out = {}
+
+        def rerun():
+            try:
+                out["ok"] = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=60,
+                                            state=folder)
+            except Exception as e:  # noqa: BLE001 - reported below
+                out["error"] = e
+
+        t = threading.Thread(target=rerun)
+        t.start()
+        import time
+
+        time.sleep(1.0)    # the rerun meets round rnd, which its reports already joined, and waits
+        fed_participate(srv.url, corpus_of(texts[20:30], words), rounds=1, poll=0.1, timeout=30)  # closes rnd
+        t.join(90)
+        assert "error" not in out, out.get("error")
+        assert out["ok"]["reused_reports"] is True and out["ok"]["client"] == first["client"]
+        assert [r["round"] for r in out["ok"]["rounds"]] == [rnd + 1]
+    finally:
+        srv.stop()
+
+
+def test_a_state_folder_holds_one_set_of_reports_per_server_whatever_the_client_id(fed_server, tmp_path):
+    # the file was named from the client id too, so a run with --client-id after one without drew (and spent) again
+    from service_helpers import corpus_of
+
+    from dptopic.service.client import fed_participate
+
+    url, words, texts = fed_server["url"], fed_server["words"], fed_server["texts"]
+    folder = tmp_path / "st"
+    folder.mkdir()
+    a = fed_participate(url, corpus_of(texts[90:100], words), rounds=1, poll=0.1, timeout=30, client_id="alice",
+                        state=folder)
+    b = fed_participate(url, corpus_of(texts[90:100], words), rounds=1, poll=0.1, timeout=30, state=folder)
+    assert a["reused_reports"] is False and b["reused_reports"] is True and b["client"] == "alice"
+    assert len(list(folder.glob("fed-*.json"))) == 1
+    with pytest.raises(DPTopicError, match="belongs to client 'alice', not 'bob'"):
+        fed_participate(url, corpus_of(texts[90:100], words), rounds=1, poll=0.1, timeout=30, client_id="bob",
+                        state=folder)

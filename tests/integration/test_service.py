@@ -1,8 +1,18 @@
 """``dptopic serve`` end to end on SQLite: a real uvicorn subprocess on 127.0.0.1, spoken to over HTTP."""
 from __future__ import annotations
 
+import base64
+import gzip
+import html
 import http.client as httpclient
 import json
+import logging
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -12,32 +22,15 @@ pytest.importorskip("starlette")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
+from dptopic.accounting.local import epsilon_from_f, f_from_epsilon  # noqa: E402
+from dptopic.cli.main import main  # noqa: E402
 from dptopic.local import DocumentRandomizer, Randomizer  # noqa: E402
+from dptopic.service import codec  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
 
-from service_helpers import (TOKEN, Server, admin, check_exactly_once, corpus_of, count_rows, get_json, http,  # noqa: E402
-                             make_data, make_words, post_reports, with_format_version)
-import logging
-from service_helpers import InProcessServer, service_config
-from service_helpers import (Server, admin, count_rows, get_json, http, make_data, post_reports,  # noqa: E402
+from service_helpers import (InProcessServer, SRC, Server, TOKEN, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
+                             get_json, http, make_data, make_words, post_reports, service_config,
                              with_format_version)
-import base64
-from service_helpers import (TOKEN, Server, admin, get_json, http, make_data, post_reports)  # noqa: E402
-import gzip
-import itertools
-import os
-import re
-import socket
-import subprocess
-import sys
-from pathlib import Path
-from dptopic.cli.main import main  # noqa: E402
-from dptopic.local import Randomizer  # noqa: E402
-from service_helpers import SRC, Server, free_port, get_json, http, make_data  # noqa: E402
-import html
-from dptopic.accounting.local import epsilon_from_f, f_from_epsilon  # noqa: E402
-from dptopic.service import codec  # noqa: E402
-from service_helpers import TOKEN, Server, count_rows, get_json, http, make_data, post_reports  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -282,29 +275,6 @@ def test_client_gives_one_line_error_on_refusal(env):
         c.post_bytes("/v1/reports", b"junk", "x")
 
 
-def test_start_up_objects_are_frozen_out_of_the_collector(tmp_path):
-    """Full collections under load would otherwise scan every object the start-up left (imports, vocabulary, prior
-    model): pauses of 100-250 ms for every request in flight on a 2-core machine (benchmarks/bench_service.py)."""
-    import asyncio
-    import gc
-
-    from dptopic.service import ServiceConfig, create_app
-
-    cfg = ServiceConfig(make_words(50), 0.2, database=f"sqlite:///{tmp_path / 'gc.db'}")
-
-    async def frozen_while_serving(app):
-        async with app.router.lifespan_context(app):
-            return gc.get_freeze_count()
-
-    gc.unfreeze()
-    try:
-        assert asyncio.run(frozen_while_serving(create_app(cfg, start_trainer=False))) > 1000
-        gc.unfreeze()
-        assert asyncio.run(frozen_while_serving(create_app(cfg, start_trainer=False, freeze_gc=False))) == 0
-    finally:
-        gc.unfreeze()
-
-
 def test_admin_train_names_the_bad_key(env):
     status, doc = admin(env["url"], "/v1/admin/train", {"force": "yes"})
     assert status == 400 and "'force' must be true or false, not \"yes\"" in json.dumps(doc).replace('\\"', '"')
@@ -340,10 +310,6 @@ def test_status_page_answers_html_while_the_database_is_down(tmp_path, monkeypat
 
 # ---------------------------------------------------------------------------------------------------------------------
 # ``dptopic serve --report-kind document``: a real server on 127.0.0.1 taking document-level local-DP reports.
-
-pytest.importorskip("starlette")
-pytest.importorskip("sqlalchemy")
-pytest.importorskip("uvicorn")
 
 
 @pytest.mark.filterwarnings("ignore:an explicit seed")
@@ -419,10 +385,6 @@ def test_submit_to_a_document_kind_server(tmp_path, capsys):
 # ``dptopic serve`` on 127.0.0.1: the released model states the worst contributor, not one report; uploads without a
 # pseudonym count one by one; the public page names no pseudonym; mistyped report headers are malformed, not another
 # version; FedLDA client ids are checked before they reach the database.
-
-pytest.importorskip("starlette")
-pytest.importorskip("sqlalchemy")
-pytest.importorskip("uvicorn")
 
 
 def _rewrite_header(body: bytes, **fields) -> bytes:
@@ -527,21 +489,6 @@ def test_word_server_keeps_the_prior_documents_rows_and_mistyped_headers_are_mal
         srv.stop()
 
 
-def test_a_fedlda_client_id_outside_the_pseudonym_rule_is_refused_before_storage():
-    from dptopic.federated import ClientUpdate
-    from dptopic.service import codec
-    from dptopic.service.client import fed_participate
-    from dptopic.errors import DPTopicError
-
-    t, w = np.zeros(3, np.int32), np.zeros(3, np.int32)
-    for bad in ("x" * 200, "a\x00b", "name with spaces"):
-        msg = ClientUpdate(0, bad, "v", t, w).encode()
-        with pytest.raises(codec.IncompatibleReports, match="client id must be 1-128 characters"):
-            codec.fed_check_update(msg, None, None, 0)
-        with pytest.raises(DPTopicError, match="invalid client id"):     # the CLI's --client-id, before any request
-            fed_participate("http://127.0.0.1:9", None, client_id=bad)
-
-
 def test_topics_words_takes_ascii_digits_only(tmp_path):
     make_data(tmp_path, vocab_size=60, n_docs=10, n_prior=10)
     srv = Server(tmp_path, f"sqlite:///{tmp_path / 'q.db'}", "--train-interval", "0", document=True).start()
@@ -554,108 +501,6 @@ def test_topics_words_takes_ascii_digits_only(tmp_path):
         srv.stop()
 
 
-def _planted_docs(words, n_docs=200):
-    from dptopic.corpus import lda_corpus
-
-    c = lda_corpus(n_docs=n_docs, vocab_size=len(words), n_topics=3, doc_length=20, seed=1).corpus
-    return [[words[i] for i in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]] for d in range(c.n_docs)]
-
-
-@pytest.mark.filterwarnings("ignore")
-@pytest.mark.parametrize("kind", ["document", "word"])
-def test_a_stated_reports_per_contributor_survives_save_load_and_more_training(tmp_path, kind):
-    import dptopic
-    from dptopic.models import OLPLDA, LocalDocumentLDA
-
-    from service_helpers import make_words
-
-    words = make_words(50)
-    docs = _planted_docs(words)
-    if kind == "document":
-        rz = DocumentRandomizer(words, 8.0)
-        m = LocalDocumentLDA(n_topics=3).fit(rz.randomize(docs[:100]))
-    else:
-        rz = Randomizer(words, epsilon_word=2.0)
-        m = OLPLDA(prior_corpus="none", n_topics=3, n_iter=3, batch_size=100).partial_fit(rz.randomize(docs[:100]))
-    m.for_contributors(9)
-    stated = m.privacy_["epsilon"]
-    m.save(tmp_path / "m")
-    back = dptopic.load(tmp_path / "m")
-    meta = json.loads((tmp_path / "m" / "model.json").read_text())
-    if kind == "document":       # the saved parameters agree with the report
-        assert meta["params"]["reports_per_contributor"] == 9
-    back.partial_fit(rz.randomize(docs[100:]))
-    assert back.privacy_["reports_per_contributor"] == 9 and back.privacy_["epsilon"] == pytest.approx(stated)
-    back.for_contributors(2)                                        # never lowered
-    assert back.privacy_["reports_per_contributor"] == 9
-    back.for_contributors(np.int64(12))                             # a count from NumPy or SQL is a count
-    assert back.privacy_["reports_per_contributor"] == 12
-    for bad in (0, 2.5, True, "3", None):                           # the same one-line refusal in both classes
-        with pytest.raises(dptopic.DPTopicError, match="invalid reports"):
-            back.for_contributors(bad)
-    assert back.privacy_["reports_per_contributor"] == 12
-
-
-def test_a_stated_fraction_of_reports_is_read_up_never_down():
-    import dptopic
-    from dptopic.models._contributors import stated_reports
-
-    assert stated_reports({"reports_per_contributor": 2.5}) == 3 and stated_reports({"reports_per_contributor": 4}) == 4
-    for junk in ({}, None, {"reports_per_contributor": True}, {"reports_per_contributor": "9"},
-                 {"reports_per_contributor": 0}, {"reports_per_contributor": float("nan")}):
-        assert stated_reports(junk) == 1
-    with pytest.raises(dptopic.DPTopicError, match="not a count"):
-        stated_reports({"reports_per_contributor": float("inf")})
-
-
-@pytest.mark.filterwarnings("ignore")
-def test_a_failed_store_read_leaves_the_batch_untrained_not_logged_as_skipped(tmp_path):
-    import hashlib
-    import secrets
-
-    from dptopic.service import ServiceConfig, codec
-    from dptopic.service.app import Service
-    from dptopic.service.storage import StorageError, Submission
-
-    from service_helpers import make_words
-
-    words = make_words(50)
-    docs = _planted_docs(words, 100)
-    cfg = ServiceConfig(words, None, database=f"sqlite:///{tmp_path / 't.db'}", report_kind="document",
-                        epsilon_doc=8.0, batch_size=50)
-    svc = Service(cfg, start_trainer=False)
-    svc.open()
-    rz = DocumentRandomizer(words, 8.0)
-    for i in range(2):
-        body = codec.encode_reports(rz.randomize(docs[i * 50:(i + 1) * 50]))
-        rows = codec.report_rows(svc.kind.decode(body, cfg, svc.fingerprint))
-        svc.storage.store([Submission(secrets.token_hex(8), hashlib.sha256(body).hexdigest(), f"c{i}", rows)])
-    real, calls = svc.storage.max_reports_per_contributor, []
-
-    def flaky():
-        calls.append(1)
-        if len(calls) == 1:
-            raise StorageError("database error: connection reset (simulated)")
-        return real()
-
-    svc.storage.max_reports_per_contributor = flaky
-    with pytest.raises(StorageError):
-        svc.trainer.step()
-    assert svc.trainer.step()["status"] == "trained" and svc.trainer.step()["status"] == "trained"
-    assert [b["status"] for b in svc.storage.batches()] == ["trained", "trained"]
-    row, arrays = svc.storage.active_model_with_arrays()
-    assert codec.model_from_blobs(row["meta_json"], arrays).n_reports_ == 100
-
-
-def test_a_pseudonym_with_a_final_newline_is_refused():
-    from dptopic.service import codec
-
-    assert codec.PSEUDONYM.fullmatch("alice") and not codec.PSEUDONYM.fullmatch("alice\n")
-    with pytest.raises(codec.IncompatibleReports):
-        codec.fed_check_update(__import__("dptopic.federated", fromlist=["ClientUpdate"]).ClientUpdate(
-            0, "alice\n", "v", np.zeros(3, np.int32), np.zeros(3, np.int32)).encode(), None, None, 0)
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # A second user walk-through of the collection service and the contributor commands (serve, randomize, submit),
 # each finding pinned: a port already in use is refused in one line before the database is touched; a database URL is
@@ -664,13 +509,6 @@ def test_a_pseudonym_with_a_final_newline_is_refused():
 # UCI vocabulary, a text file read as .npz, a vocabulary folder), counts in the singular, and warns before writing
 # megabytes per document; serve's help says what every option does; the service guide states how the released
 # model's headline epsilon is chosen.
-
-pytest.importorskip("starlette")
-pytest.importorskip("sqlalchemy")
-pytest.importorskip("uvicorn")
-
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _flat(text: str) -> str:
@@ -706,18 +544,6 @@ def test_serve_refuses_a_port_in_use_in_one_line_and_creates_no_database(tmp_pat
     assert lines[0].startswith(f"error: port {port} on 127.0.0.1 is in use")
     assert "choose another --port" in lines[0] and "Traceback" not in r.stderr
     assert not any(tmp_path.glob("service.db*"))        # nothing created: no tables, vocabulary or epsilon bound
-
-
-# ----------------------------------------------------------------------------- D: the URL with its scheme
-def test_an_unreachable_database_is_named_with_its_scheme_and_no_password(tmp_path, capsys):
-    make_data(tmp_path, vocab_size=40, n_docs=20, n_prior=10)
-    for url, shown in (("postgresql+psycopg://u@127.0.0.1:1/db", "'postgresql+psycopg://u@127.0.0.1:1/db'"),
-                       ("postgresql+psycopg://u:s3cret-pw@127.0.0.1:1/db", "'postgresql+psycopg://u:***@127.0.0.1:1/db'")):
-        code, out, err = _cli(capsys, "serve", "--database", url, "--port", str(free_port()),
-                              "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--topics", "4")
-        assert code == 2
-        assert err.startswith(f"error: cannot use database {shown}:"), err
-        assert "s3cret" not in err and "Traceback" not in err
 
 
 # ----------------------------------------------------------------------------- E and F(ii): a live server
@@ -778,138 +604,11 @@ def test_submit_counts_one_document_in_the_singular(live, tmp_path, capsys):
     assert "Privacy of these 1 document" not in out and "1 randomized reports" not in out
 
 
-# ----------------------------------------------------------------------------- C: randomize's messages
-@pytest.fixture
-def files(tmp_path):
-    (tmp_path / "v.txt").write_text("apple\nbanana\ncherry\ndates\neggs\n")
-    (tmp_path / "docs.txt").write_text("apple banana\ncherry dates eggs\n")
-    return tmp_path
-
-
-def test_randomize_names_a_misplaced_epsilon_doc(files, capsys):
-    code, _, err = _cli(capsys, "randomize", "--unit", "word", "--epsilon-doc", "3", "--vocabulary",
-                        str(files / "v.txt"), "--corpus", str(files / "docs.txt"), "--out", str(files / "r.bin"))
-    assert code == 2 and err.startswith("error: --epsilon-doc is for --unit document"), err
-    assert "add --unit document" in err and "needs --epsilon-word" not in err
-
-
-def test_randomize_of_a_uci_corpus_names_no_missing_option(files, capsys):
-    # randomize has no --vocab: the message does not send the user to one
-    code, _, err = _cli(capsys, "randomize", "--format", "uci", "--vocabulary", str(files / "v.txt"),
-                        "--epsilon-word", "2", "--corpus", str(files / "docs.txt"), "--out", str(files / "r.bin"))
-    assert code == 2 and "pass --vocab" not in err and "reads the UCI vocabulary from there" in err, err
-    assert "--vocabulary is the public word list" in err and "docword.NAME.txt and vocab.NAME.txt" in err
-    (files / "docword.x.txt").write_text("2\n5\n1\n1 1 1\n")
-    code, _, err = _cli(capsys, "randomize", "--corpus", str(files / "docword.x.txt"), "--vocabulary",
-                        str(files / "v.txt"), "--epsilon-word", "2", "--out", str(files / "r.bin"))
-    assert code == 2 and "pass --vocab" not in err and "no vocab.x.txt beside 'docword.x.txt'" in err, err
-
-
-def test_randomize_says_a_text_file_is_not_an_npz_corpus(files, capsys):
-    for fmt, path in (("npz", files / "docs.txt"), ("auto", files / "fake.npz")):
-        path.write_text("apple banana\n")
-        code, _, err = _cli(capsys, "randomize", "--format", fmt, "--corpus", str(path), "--vocabulary",
-                            str(files / "v.txt"), "--epsilon-word", "2", "--out", str(files / "r.bin"))
-        assert code == 2 and f"'{path}' is not an .npz corpus" in err, err
-        assert "ValueError" not in err and "corrupt" not in err and "--format" in err
-
-
-def test_randomize_says_a_vocabulary_folder_is_a_folder(files, capsys):
-    (files / "vdir").mkdir()
-    code, _, err = _cli(capsys, "randomize", "--vocabulary", str(files / "vdir"), "--epsilon-word", "2",
-                        "--corpus", str(files / "docs.txt"), "--out", str(files / "r.bin"))
-    assert code == 2 and f"--vocabulary '{files / 'vdir'}' is a folder" in err and "not found" not in err, err
-    assert not (files / "r.bin").exists()
-
-
-# ----------------------------------------------------------------------------- F(ii), F(iii): randomize's output
-def test_randomize_counts_one_report_in_the_singular(tmp_path, capsys):
-    (tmp_path / "v.txt").write_text("apple\nbanana\ncherry\ndates\neggs\n")
-    (tmp_path / "one.txt").write_text("apple banana cherry\n")
-    code, out, err = _cli(capsys, "randomize", "--vocabulary", str(tmp_path / "v.txt"), "--corpus",
-                          str(tmp_path / "one.txt"), "--epsilon-word", "2", "--out", str(tmp_path / "w.bin"))
-    assert code == 0 and "1 randomized report written to" in err and "reports written" not in err, err
-    code, out, err = _cli(capsys, "randomize", "--unit", "document", "--vocabulary", str(tmp_path / "v.txt"),
-                          "--corpus", str(tmp_path / "one.txt"), "--epsilon-doc", "20", "--out", str(tmp_path / "d.bin"))
-    assert code == 0 and "1 document-level report written to" in err, err
-    assert "1 item per report" in err and "1 items" not in err
-    assert "warning" not in err                          # a report of a few bytes: no size warning
-
-
-def test_randomize_warns_once_before_writing_megabytes_per_document(tmp_path, capsys):
-    words = ["x" + "".join(p) for p in itertools.product("abcdefghijk", repeat=3)][:1100]
-    (tmp_path / "v.txt").write_text("\n".join(words) + "\n")
-    (tmp_path / "docs.txt").write_text(f"{words[0]} {words[1]} {words[2]}\n{words[3]} {words[4]}\n")
-    code, out, err = _cli(capsys, "randomize", "--unit", "document", "--vocabulary", str(tmp_path / "v.txt"),
-                          "--corpus", str(tmp_path / "docs.txt"), "--epsilon-doc", "0.1", "--out",
-                          str(tmp_path / "d.bin"))
-    assert code == 0, err
-    m = re.search(r"warning: at --epsilon-doc 0\.1 over 1100 words each document-level report holds ([\d,]+) items"
-                  r" \(([\d.]+) MB per document\), so 2 documents will write ([\d.]+) MB: --epsilon-doc ([\d.]+) or"
-                  r" more, or a --vocabulary of at most (\d+) words, keeps each report under 1 MB\.", err)
-    assert m, err
-    assert err.count("warning: at --epsilon-doc") == 1
-    assert err.index("warning: at --epsilon-doc") < err.index("document-level reports written to")   # before
-    items = int(m.group(1).replace(",", ""))
-    size = (tmp_path / "d.bin").stat().st_size
-    assert 2 * 4 * items <= size < 2 * 4 * items + 100_000          # the figures are what was written
-    assert float(m.group(3)) == pytest.approx(2 * 4 * items / 1e6, abs=0.06)
-    # the suggestions hold: that epsilon, or that many words, keeps a report under 1 MB (the mechanism unchanged)
-    from dptopic.local.document import domain_size
-    from dptopic.mechanisms.frequency_oracle import subset_size
-
-    assert 4 * subset_size(domain_size(1100), float(m.group(4))) <= 1_000_000
-    assert 4 * subset_size(domain_size(int(m.group(5))), 0.1) <= 1_000_000
-    assert 4 * subset_size(domain_size(int(m.group(5)) + 1), 0.1) > 1_000_000
-
-
-# ----------------------------------------------------------------------------- F(i): serve --help
-def test_serve_help_says_what_every_option_does(capsys):
-    with pytest.raises(SystemExit) as e:
-        main(["serve", "--help"])
-    assert e.value.code == 0
-    text = _flat(capsys.readouterr().out)
-    import argparse
-
-    from dptopic.cli.main import build_parser
-
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    bare = [a.option_strings[0] for a in sub.choices["serve"]._actions if not a.help]
-    assert bare == [], bare                              # every option says what it does
-    assert "--host HOST address to listen on (default 127.0.0.1" in text
-    assert "--max-body-bytes MAX_BODY_BYTES largest request body accepted, in bytes" in text
-    assert "(default 4194304" in text
-    assert "--max-reports-per-request MAX_REPORTS_PER_REQUEST most reports in one upload" in text
-    assert "(default 10000)" in text
-    assert ("--topics TOPICS topics K of the model the server trains (OLP-LDA, or LocalDocumentLDA for --report-kind"
-            " document; default 20)") in text
-
-
-# ----------------------------------------------------------------------------- B: the guide on the headline epsilon
-def test_service_guide_says_the_headline_is_the_tightest_bound():
-    from dptopic.accounting.local import f_from_epsilon, local_privacy_report
-
-    guide = _flat((ROOT / "docs" / "service.md").read_text())
-    section = guide.split("## What the server learns", 1)[1].split("## ", 1)[0]
-    assert "composes by PLD at its δ" not in section
-    assert ("headline `epsilon` is the tightest valid bound at its δ: the smallest of the PLD composition, the RDP"
-            " composition and basic composition") in section
-    assert "`epsilon_method` says which was taken" in section
-    # what the guide states is what the code does: the headline is the least of the three figures
-    for n in (1, 40, 400):
-        rep = local_privacy_report(f_from_epsilon(2.0), 120, 1e-5, n)
-        assert rep["epsilon"] == pytest.approx(min(rep["epsilon_pld"], rep["epsilon_rdp"], rep["epsilon_basic"]))
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Service review 52, against a real ``dptopic serve`` on 127.0.0.1 (SQLite): every epsilon the service and its
 # clients show is rounded up (never below the one composed), a body with a transfer coding the server does not decode
 # is refused, an admin JSON body with a repeated key is refused and changes nothing, and a restart keeps the counts,
 # rounds and per-contributor ledger exactly.
-
-pytest.importorskip("starlette")
-pytest.importorskip("sqlalchemy")
-pytest.importorskip("uvicorn")
 
 
 EPS_WORD = 1.23444      # to 4 digits, round-to-nearest shows it as 1.234: below the guarantee

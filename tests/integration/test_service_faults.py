@@ -22,23 +22,20 @@ import subprocess
 import threading
 
 import pytest
+from sqlalchemy import event, select, text
 
 pytest.importorskip("starlette")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
-
-from sqlalchemy import event, select, text  # noqa: E402
 
 from dptopic.local import Randomizer  # noqa: E402
 from dptopic.local.reports import new_upload_nonce  # noqa: E402
 from dptopic.service import codec  # noqa: E402
 from dptopic.service.storage import Storage, Submission, models, train_batches  # noqa: E402
 
-from service_helpers import Server, count_rows, http, make_data, throwaway_postgres_url  # noqa: E402
-from service_helpers import InProcessServer, service_config  # noqa: E402
-import time
-import numpy as np
-from service_helpers import Server, admin, check_exactly_once, count_rows, make_data, post_reports  # noqa: E402
+from service_helpers import (InProcessServer, Server, count_rows, crash_scenario, http, make_data, service_config,  # noqa: E402
+                             throwaway_postgres_url)
+
 
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
 _KEYS = iter(range(10 ** 6))
@@ -304,9 +301,6 @@ def test_a_body_that_stops_arriving_is_refused_with_408_and_nothing_stored(tmp_p
 # kill -9 the server while clients post and the trainer trains; restart; every acknowledged report is
 # stored exactly once and no report is trained twice or skipped. SQLite here; PostgreSQL in
 # test_service_postgres.py.
-
-pytest.importorskip("starlette")
-pytest.importorskip("sqlalchemy")
 
 
 def test_kill_9_while_posting_and_training_sqlite(tmp_path):

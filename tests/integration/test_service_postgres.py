@@ -1,34 +1,33 @@
 """The service on PostgreSQL: a throwaway cluster (initdb + pg_ctl in a temp dir, 127.0.0.1 only)."""
 from __future__ import annotations
 
-import pytest
-
-pytest.importorskip("starlette")
-pytest.importorskip("psycopg")
-
-from dptopic.local import Randomizer  # noqa: E402
-from dptopic.service.client import submit  # noqa: E402
-
-from service_helpers import (PG_BIN, Server, throwaway_postgres, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
-                             get_json, make_data, post_reports)
-from service_helpers import crash_scenario  # noqa: E402
-import socket
-import threading
-import time
-from sqlalchemy import create_engine, text  # noqa: E402
-from dptopic.service import codec, storage as storage_mod  # noqa: E402
-from dptopic.service.config import ServiceConfig  # noqa: E402
-from dptopic.service.storage import (_PG_INSERT_LOCK, Storage, StorageError, StoragePermissionError,  # noqa: E402
-                                     Submission)
-from dptopic.service.trainer import Trainer  # noqa: E402
-from service_helpers import make_words, throwaway_postgres_url  # noqa: E402
 import json
 import os
 import signal
+import socket
+import threading
+import time
 from pathlib import Path
-from dptopic.service.storage import _PG_INSERT_LOCK, Storage, StorageTimeout, Submission  # noqa: E402
-from service_helpers import (throwaway_postgres, PG_BIN, PostgresServer, Server, count_rows, get_json, http, make_data,  # noqa: E402
-                             post_reports)
+
+import pytest
+from sqlalchemy import create_engine, text
+
+pytest.importorskip("starlette")
+pytest.importorskip("psycopg")
+pytest.importorskip("sqlalchemy")
+
+from dptopic.local import Randomizer  # noqa: E402
+from dptopic.service import codec, storage as storage_mod  # noqa: E402
+from dptopic.service.client import submit  # noqa: E402
+from dptopic.service.config import ServiceConfig  # noqa: E402
+from dptopic.service.storage import (Storage, StorageError, StoragePermissionError, StorageTimeout, Submission,  # noqa: E402
+                                     _PG_INSERT_LOCK)
+from dptopic.service.trainer import Trainer  # noqa: E402
+
+from service_helpers import (PG_BIN, PostgresServer, Server, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
+                             crash_scenario, get_json, http, make_data, make_words, post_reports, throwaway_postgres,
+                             throwaway_postgres_url)
+
 
 pytestmark = pytest.mark.skipif(PG_BIN is None, reason="PostgreSQL server binaries (initdb, pg_ctl) are not installed:"
                                                        " apt-get install postgresql")
@@ -83,9 +82,6 @@ def test_kill_9_while_posting_and_training_postgres(pg, tmp_path):
 # * a role that may write the tables but not change them is told that the schema upgrade needs the tables' owner;
 # * a database host that accepts connections but never answers is refused after a connect timeout, not waited on for
 #   ever.
-
-pytest.importorskip("sqlalchemy")
-pytest.importorskip("psycopg")
 
 
 @pytest.fixture(scope="module")
@@ -315,9 +311,6 @@ def test_a_database_host_that_never_answers_is_refused_after_the_connect_timeout
 # * a peer that holds the writers' lock and never lets go (a server whose connection is half open): the upload is
 #   refused within the limit (the server's ``lock_timeout``, or this process's deadline) instead of waiting behind it;
 # * the trainer's commit has its own, longer limit: it may wait longer than a request may.
-
-pytest.importorskip("starlette")
-pytest.importorskip("psycopg")
 
 
 def _cluster_pids(pg: PostgresServer) -> list[int]:

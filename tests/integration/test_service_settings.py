@@ -19,56 +19,32 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import struct
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
-from dptopic.cli.main import main  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
 from dptopic.local import Randomizer, ReportSet  # noqa: E402
 from dptopic.local.document import DocumentRandomizer, DocumentReportSet  # noqa: E402
 
-from service_helpers import (SRC, TOKEN, Server, admin, free_port, get_json, http, make_data,  # noqa: E402
-                             post_reports)
-from service_helpers import InProcessServer, NoServer, plain_report_body, service_config, upload_key  # noqa: E402
-from service_helpers import corpus_of, get_json, http, make_data, post_reports  # noqa: E402
+from service_helpers import (InProcessServer, NoServer, SRC, Server, admin, corpus_of, get_json, http, make_data,  # noqa: E402
+                             plain_report_body, post_reports, service_config, upload_key)
 
-ROOT = Path(__file__).resolve().parents[1]
+
+ROOT = Path(__file__).resolve().parents[2]
 # the tests' reports are simulations with fixed seeds (reproducible), which is what the warning is about
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
 
 
 def _flat(text: str) -> str:
     return " ".join(text.split())
-
-
-def _one_error(capsys, argv) -> str:
-    """Run the CLI in this process; its one ``error:`` line (exit status 2, no traceback)."""
-    try:
-        rc = main([str(x) for x in argv])
-    except SystemExit as e:
-        rc = e.code
-    err = capsys.readouterr().err
-    assert "Traceback" not in err, err
-    lines = [ln for ln in err.splitlines() if ln.startswith("error")]
-    assert rc == 2 and len(lines) == 1, (rc, err)
-    return lines[0]
-
-
-def _ok(capsys, argv) -> str:
-    rc = main([str(x) for x in argv])
-    err = capsys.readouterr().err
-    assert rc == 0, err
-    return err
 
 
 def with_header(body: bytes, payload: bytes | None = None, **changes) -> bytes:
@@ -89,152 +65,6 @@ def with_raw_header(body: bytes, raw: bytes) -> bytes:
     (n,) = struct.unpack("<I", body[8:12])
     core = body[:8] + struct.pack("<I", len(raw)) + raw + body[12 + n:-32]
     return core + hashlib.sha256(core).digest()
-
-
-def _settings(db: Path) -> dict:
-    con = sqlite3.connect(db)
-    try:
-        return {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM service_settings")}
-    finally:
-        con.close()
-
-
-# ============================================================================ 1/11: FedLDA bound to the database
-@pytest.fixture
-def no_uvicorn(monkeypatch):
-    """``dptopic serve`` runs in this process up to the point where it would serve: the start-up checks and the
-    database binding run for real, uvicorn neither serves nor configures logging (its dictConfig would close the
-    handlers other libraries left on pytest's captured streams)."""
-    import uvicorn
-
-    monkeypatch.setattr(uvicorn, "Config", lambda *a, **k: None)
-    monkeypatch.setattr(uvicorn, "Server", NoServer)
-
-
-@pytest.fixture
-def serve_cli(tmp_path, no_uvicorn):
-    """The base arguments of an in-process ``dptopic serve`` (:func:`no_uvicorn`) and its database file."""
-    words, _ = make_data(tmp_path, vocab_size=60, n_docs=10, n_prior=10)
-    (tmp_path / "vocab.txt").write_text("\n".join(words[::-1]) + "\n")   # not alphabetical: --fed-report-words
-    db = tmp_path / "s.db"
-    base = ["serve", "--vocabulary", tmp_path / "vocab.txt", "--database", f"sqlite:///{db}", "--topics", 3,
-            "--epsilon-word", 2, "--port", free_port()]
-    return base, db
-
-
-FED = ["--fed-epsilon", 5, "--fed-topics", 3, "--fed-pad-length", 32]
-
-
-def test_a_restart_with_other_fed_settings_is_refused_naming_each_flag(capsys, serve_cli):
-    base, db = serve_cli
-    _ok(capsys, base + FED)
-    bound = _settings(db)
-    assert bound["fed_epsilon"] == 5.0 and bound["fed_topics"] == 3 and bound["fed_pad_length"] == 32
-    assert bound["fed_failure_rate"] == 0.1 and bound["fed_exclusion"] == "none"
-    _ok(capsys, base + FED)                                       # the same settings: starts
-    _ok(capsys, base + FED + ["--fed-min-updates", 5])            # when a round closes is not bound
-    line = _one_error(capsys, base + ["--fed-epsilon", 2, "--fed-topics", 4, "--fed-pad-length", 32])
-    for part in ("--fed-epsilon 5.0", "--fed-epsilon 2.0", "--fed-topics 3", "--fed-topics 4", "new --database"):
-        assert part in line, line
-    assert "fed_" not in line and "--fed-pad-length" not in line, line    # only what differs, by its flag
-    for extra, old, new in ((["--fed-sample-ratio", 0.5], "--fed-sample-ratio 1.0", "--fed-sample-ratio 0.5"),
-                            (["--fed-report-words", 40], "no --fed-report-words", "--fed-report-words 40")):
-        line = _one_error(capsys, base + FED + extra)
-        assert old in line and new in line, line
-    line = _one_error(capsys, base + ["--fed-epsilon", 5, "--fed-topics", 3])     # the default 512 entries
-    assert "--fed-pad-length 32" in line and "--fed-pad-length 512" in line, line
-    # --fed-user-budget chooses the epsilon and the entries: the line names those and says so
-    line = _one_error(capsys, base + ["--fed-user-budget", 30, "--fed-topics", 3])
-    assert "--fed-epsilon 5.0" in line and "--fed-epsilon 6.0" in line and "--fed-pad-length 5" in line, line
-    assert "--fed-user-budget 30 chose --fed-epsilon and --fed-pad-length" in line, line
-    assert _settings(db) == bound                                  # a refused start changed nothing
-
-
-def test_a_database_that_ran_fedlda_refuses_a_start_without_it_saying_fedlda_is_off(capsys, serve_cli):
-    base, db = serve_cli
-    _ok(capsys, base + FED + ["--fed-report-words", 30])
-    line = _one_error(capsys, base)
-    assert "FedLDA is off now" in line and "no --fed-epsilon" in line, line
-    assert "--fed-epsilon 5.0" in line and "--fed-report-words 30" in line, line      # what it ran with
-    assert "no --fed-report-words" not in line, line          # finding 11: not a --fed-report-words mismatch
-
-
-def test_a_database_made_without_fedlda_refuses_a_start_with_it(capsys, serve_cli):
-    base, db = serve_cli
-    _ok(capsys, base)
-    assert _settings(db)["fed_epsilon"] is None
-    line = _one_error(capsys, base + FED)
-    assert "made without FedLDA" in line and "no --fed-epsilon" in line and "--fed-epsilon 5.0" in line, line
-
-
-def _as_before_fed_binding(db: Path) -> None:
-    """The database as a dptopic before this change left it: of FedLDA's settings only fed_report_words recorded."""
-    con = sqlite3.connect(db)
-    with con:
-        con.execute("DELETE FROM service_settings WHERE key LIKE 'fed\\_%' ESCAPE '\\' AND key != 'fed_report_words'")
-    con.close()
-    assert "fed_epsilon" not in _settings(db)
-
-
-def test_an_older_database_records_the_fed_settings_of_its_next_start_and_is_bound_from_then(capsys, tmp_path,
-                                                                                           serve_cli):
-    from dptopic.service.app import Service
-    from dptopic.service.config import ServiceConfig
-
-    base, db = serve_cli
-    words = (tmp_path / "vocab.txt").read_text().split()
-    from dptopic.accounting.local import f_from_epsilon
-
-    svc = Service(ServiceConfig(words, f_from_epsilon(2.0), database=f"sqlite:///{db}", n_topics=3,
-                                fed_epsilon=5.0, fed_topics=3, fed_pad_length=32), start_trainer=False)
-    svc.open()                      # FedLDA ran: its round 0 is in the database
-    svc.close()
-    _as_before_fed_binding(db)
-    line = _one_error(capsys, base)  # recognised by its FedLDA round
-    assert "FedLDA is off now" in line, line
-    assert "fed_epsilon" not in _settings(db)
-    _ok(capsys, base + FED)          # opens, and records what it is started with
-    assert _settings(db)["fed_epsilon"] == 5.0 and _settings(db)["fed_topics"] == 3
-    line = _one_error(capsys, base + ["--fed-epsilon", 2, "--fed-topics", 3, "--fed-pad-length", 32])
-    assert "--fed-epsilon 5.0" in line and "--fed-epsilon 2.0" in line, line
-
-
-def test_an_older_database_that_ran_fedlda_is_held_to_the_k_of_its_rounds_model(capsys, tmp_path, serve_cli):
-    # an older database did not record fed_topics: its first start under this version must not record another K,
-    # which would leave its open round (a K x V model) stuck
-    from dptopic.accounting.local import f_from_epsilon
-    from dptopic.service.app import Service
-    from dptopic.service.config import ServiceConfig
-
-    base, db = serve_cli
-    words = (tmp_path / "vocab.txt").read_text().split()
-    svc = Service(ServiceConfig(words, f_from_epsilon(2.0), database=f"sqlite:///{db}", n_topics=3,
-                                fed_epsilon=5.0, fed_topics=3, fed_pad_length=32), start_trainer=False)
-    svc.open()
-    svc.close()
-    _as_before_fed_binding(db)
-    line = _one_error(capsys, base + ["--fed-epsilon", 5, "--fed-topics", 4, "--fed-pad-length", 32])
-    assert "--fed-topics 3" in line and "--fed-topics 4" in line, line
-    assert "fed_topics" not in _settings(db)                       # refused: nothing recorded
-    _ok(capsys, base + FED)                                        # the K of its rounds: opens and records it
-    assert _settings(db)["fed_topics"] == 3
-
-
-def test_an_older_database_with_fed_report_words_restarted_without_fedlda_says_fedlda_is_off(capsys, serve_cli):
-    base, db = serve_cli
-    _ok(capsys, base + FED + ["--fed-report-words", 30])
-    _as_before_fed_binding(db)
-    line = _one_error(capsys, base)
-    assert "FedLDA is off now" in line and "--fed-report-words 30" in line, line
-    assert "no --fed-report-words" not in line, line
-
-
-def test_an_older_database_that_never_ran_fedlda_opens_and_records_fedlda_off(capsys, serve_cli):
-    base, db = serve_cli
-    _ok(capsys, base)
-    _as_before_fed_binding(db)
-    _ok(capsys, base)
-    assert _settings(db)["fed_epsilon"] is None
 
 
 def test_a_live_fed_server_restarted_with_another_k_is_refused_and_its_round_stays_usable(tmp_path):
@@ -438,27 +268,9 @@ def test_status_page_says_one_entry_per_update(word_server):
     assert "1 entry per update" in page and "1 entries" not in page
 
 
-# ---------------------------------------------------------------------------- 9: vocabulary words never counted
-def test_serve_warns_about_vocabulary_words_the_tokeniser_never_produces(capsys, tmp_path, no_uvicorn):
-    words, _ = make_data(tmp_path, vocab_size=40, n_docs=5, n_prior=5)
-    (tmp_path / "v.txt").write_text("\n".join(words + ["tax war", "is", "a"]) + "\n")
-    err = _ok(capsys, ["serve", "--vocabulary", tmp_path / "v.txt", "--database",
-                       f"sqlite:///{tmp_path / 'v.db'}", "--epsilon-word", 2, "--topics", 3, "--port", free_port()])
-    warning = [ln for ln in err.splitlines() if ln.startswith("warning:")]
-    assert len(warning) == 1 and "3 that the tokeniser never produces" in warning[0], err
-    assert "'tax war'" in warning[0]
-    (tmp_path / "ok.txt").write_text("\n".join(words) + "\n")
-    err = _ok(capsys, ["serve", "--vocabulary", tmp_path / "ok.txt", "--database",
-                       f"sqlite:///{tmp_path / 'ok.db'}", "--epsilon-word", 2, "--topics", 3, "--port", free_port()])
-    assert "warning:" not in err, err
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Walk-through 49, the collection service: a restart with other trainer flags, the prior's sentence on the status
 # page, FedLDA's idempotency order and its /v1/config.
-
-pytest.importorskip("starlette")
-pytest.importorskip("uvicorn")
 
 
 def _trained(tmp_path, **kw):

@@ -13,6 +13,7 @@ import pytest
 
 from service_helpers import Server, count_rows, make_data
 
+
 pytestmark = pytest.mark.slow
 SECONDS = 60
 

@@ -6,8 +6,6 @@ counted in ``/metrics``."""
 from __future__ import annotations
 
 import json
-import re
-import socket
 import threading
 
 import pytest
@@ -19,8 +17,8 @@ pytest.importorskip("uvicorn")
 from dptopic.cli.main import main  # noqa: E402
 from dptopic.service.client import submit  # noqa: E402
 
-from service_helpers import PG_BIN, PostgresServer, corpus_of, count_rows, post_reports  # noqa: E402
-from service_helpers import InProcessServer, ServedLikeServe, metric, plain_report_body, send_raw, service_config  # noqa: E402
+from service_helpers import (InProcessServer, PG_BIN, PostgresServer, ServedLikeServe, corpus_of, count_rows, http,  # noqa: E402
+                             make_data, metric, plain_report_body, post_reports, send_raw, service_config)
 
 
 def _body(words, texts, eps: float = 2.0) -> bytes:

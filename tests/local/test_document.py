@@ -7,8 +7,8 @@ import pytest
 
 from dptopic.errors import DPTopicError
 from dptopic.local import Randomizer
-from dptopic.local.document import (DocumentRandomizer, DocumentReportSet, domain_size,
-                                    n_pairs, pair_cooccurrence, pair_index)
+from dptopic.local.document import (DocumentRandomizer, DocumentReportSet, domain_size, n_pairs, pair_cooccurrence,
+                                    pair_index)
 from dptopic.mechanisms.frequency_oracle import (inclusion_probabilities, subset_selection, subset_selection_counts,
                                                  subset_size)
 

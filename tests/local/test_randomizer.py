@@ -4,7 +4,6 @@ import itertools
 import json
 import math
 import struct
-import warnings
 
 import numpy as np
 import pytest
@@ -13,8 +12,7 @@ from dptopic.accounting.local import (RandomizedResponseEvent, epsilon_from_f, f
                                       resolve_f)
 from dptopic.corpus import Corpus
 from dptopic.errors import DPTopicError
-from dptopic.kernels.randomized_response import (flip_threshold, packed_column_sums, presence_packed,
-                                                 randomize_presence)
+from dptopic.kernels.randomized_response import flip_threshold, packed_column_sums, presence_packed, randomize_presence
 from dptopic.kernels.rng import PyXorShift
 from dptopic.local import Randomizer, ReportSet
 from dptopic.local.estimation import presence_bits

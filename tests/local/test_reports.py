@@ -31,9 +31,9 @@ import pytest
 
 from dptopic.errors import DPTopicError, SeededNoiseWarning
 from dptopic.local import DocumentRandomizer, DocumentReportSet, Randomizer, vocabulary_fingerprint
-from dptopic.local.document import MAGIC as DOC_MAGIC
-from dptopic.local.document import pair_cooccurrence
+from dptopic.local.document import MAGIC as DOC_MAGIC, pair_cooccurrence
 from dptopic.local.estimation import moment_estimate, variance_exact
+
 
 NOT_COVERED = "how many reports a contributor sends and when"
 WORDS = [f"w{i}" for i in range(12)]

@@ -8,8 +8,13 @@ import pytest
 
 from dptopic.corpus import Corpus
 from dptopic.federated.messages import ClientUpdate, decode_message
+import warnings
+
+import dptopic
+from dptopic.corpus.synthetic import lda_corpus
 from dptopic.evaluation import infer_theta
 from dptopic.models import FedLDA
+
 
 RULES = ["none", "floor", "tail"]
 

@@ -10,10 +10,10 @@ import dptopic
 from dptopic import CDPLDA, CDPLDAPlus, HDPLDA
 from dptopic.errors import DPTopicError
 import numpy as np
+
 from dptopic.backends import ThreadBackend
 from dptopic.errors import BudgetExceededError
 from dptopic.models import base as model_base
-from dptopic.models.private import HDPLDA
 
 
 def test_hdplda_epsilon_is_the_whole_runs_total_split_as_from_budget_does():

@@ -6,10 +6,13 @@ from html import unescape
 from dptopic.reporting import privacy_card, render_report
 import html as html_text
 import io
+
 import pytest
+
+from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
 from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 from dptopic.local.document import document_privacy_report
-from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
+
 
 DOCUMENT_REPORT = {"private": True, "unit": "document", "delta": 1e-5, "epsilon_pld": 4.0, "epsilon": 4.0,
                    "epsilon_method": "PLD", "neighbouring_relation": "document-level add/remove",

@@ -2,6 +2,7 @@
 dptopic server sends (a proxy's page, a cut-off body, missing fields): one line, exit 2, never a traceback. A real
 HTTP server on 127.0.0.1 answers with canned bodies."""
 from __future__ import annotations
+
 import http.server
 import json
 import os
@@ -11,15 +12,20 @@ import threading
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("starlette")
+
 from dptopic.corpus import Corpus  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
 from dptopic.service import client as client_mod, codec  # noqa: E402
 from dptopic.service.app import Service  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient, fed_participate  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
+
 from service_helpers import make_words  # noqa: E402
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 @pytest.fixture
@@ -221,8 +227,6 @@ def test_a_server_url_with_a_path_gets_a_hint_on_404(tmp_path):
 #   was checked for ``rounds`` updates only);
 # * ``dptopic serve --database-timeout`` reaches the storage; a transaction of the group-commit writer must end within
 #   that limit counted from when its oldest upload was queued.
-
-pytest.importorskip("starlette")
 
 
 def _fed_server_doc():

@@ -16,6 +16,7 @@ import socket  # noqa: E402
 
 from service_helpers import ServedLikeServe, make_data, metric, send_raw, service_config  # noqa: E402
 
+
 LONG = 200_000      # bytes: a 200 KB query string, or header
 
 

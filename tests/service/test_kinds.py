@@ -13,6 +13,7 @@ from dptopic.service.app import Service  # noqa: E402
 
 from service_helpers import corpus_of, make_data, with_format_version  # noqa: E402
 
+
 SETTINGS = {"word": {"f": 2 / (1 + np.exp(2.0))}, "document": {"f": None, "report_kind": "document", "epsilon_doc": 6.0}}
 
 

@@ -1,16 +1,21 @@
 """What a database binds of FedLDA's settings on its first start (``service/storage.py``)."""
-from __future__ import annotations
 import pytest
 
 from dptopic.service.storage import StorageError, _check_fed
-from sqlalchemy import insert  # noqa: E402
+
+pytest.importorskip("sqlalchemy")
+import json  # noqa: E402
+import sqlite3  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from sqlalchemy import insert, select  # noqa: E402
+
 from dptopic.cli.main import main  # noqa: E402
 from dptopic.service import ServiceConfig  # noqa: E402
-from dptopic.service.storage import SCHEMA_VERSION, Storage, StorageError, Submission, schema_table  # noqa: E402
-from service_helpers import free_port, make_data  # noqa: E402
-from sqlalchemy import select  # noqa: E402
-from dptopic.service.storage import Storage, StorageError, Submission, reports, submissions  # noqa: E402
-from service_helpers import throwaway_postgres_url  # noqa: E402
+from dptopic.service.storage import (SCHEMA_VERSION, Storage, Submission, reports, schema_table,  # noqa: E402
+                                     submissions)
+
+from service_helpers import NoServer, free_port, make_data, throwaway_postgres_url  # noqa: E402
 
 BOUND = {"fed_epsilon": 2.0, "fed_topics": 5, "fed_failure_rate": 0.2, "fed_pad_length": 10}
 
@@ -29,8 +34,6 @@ def test_a_setting_that_binds_the_rounds_is_still_checked():
 # ---------------------------------------------------------------------------------------------------------------------
 # Storage layer and CLI of the service without a server: migrations, settings binding, group commit
 # outcomes, the version-guarded training commit, and one-line CLI errors.
-
-pytest.importorskip("sqlalchemy")
 
 
 @pytest.fixture
@@ -204,8 +207,6 @@ def test_fed_report_words_refuse_an_alphabetical_vocabulary():
 # before on SQLite and on a throwaway PostgreSQL, every report under the submission that sent it, and a driver error
 # is a one-line ``StorageError`` that leaves nothing of its batch behind.
 
-pytest.importorskip("sqlalchemy")
-
 
 @pytest.fixture(scope="module")
 def pg_url():
@@ -273,3 +274,169 @@ def test_a_driver_error_is_one_line_and_leaves_nothing_of_its_batch(storage_on_b
     assert storage_on_both.counts()["submissions"] == 1
     # the connection is usable again at once
     assert [o for o, _ in storage_on_both.store(bad[:1])] == ["stored"]
+
+
+def _one_error(capsys, argv) -> str:
+    """Run the CLI in this process; its one ``error:`` line (exit status 2, no traceback)."""
+    try:
+        rc = main([str(x) for x in argv])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("error")]
+    assert rc == 2 and len(lines) == 1, (rc, err)
+    return lines[0]
+
+
+def _ok(capsys, argv) -> str:
+    rc = main([str(x) for x in argv])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    return err
+
+
+def _settings(db: Path) -> dict:
+    con = sqlite3.connect(db)
+    try:
+        return {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM service_settings")}
+    finally:
+        con.close()
+
+
+# ============================================================================ 1/11: FedLDA bound to the database
+@pytest.fixture
+def no_uvicorn(monkeypatch):
+    """``dptopic serve`` runs in this process up to the point where it would serve: the start-up checks and the
+    database binding run for real, uvicorn neither serves nor configures logging (its dictConfig would close the
+    handlers other libraries left on pytest's captured streams)."""
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "Config", lambda *a, **k: None)
+    monkeypatch.setattr(uvicorn, "Server", NoServer)
+
+
+@pytest.fixture
+def serve_cli(tmp_path, no_uvicorn):
+    """The base arguments of an in-process ``dptopic serve`` (:func:`no_uvicorn`) and its database file."""
+    words, _ = make_data(tmp_path, vocab_size=60, n_docs=10, n_prior=10)
+    (tmp_path / "vocab.txt").write_text("\n".join(words[::-1]) + "\n")   # not alphabetical: --fed-report-words
+    db = tmp_path / "s.db"
+    base = ["serve", "--vocabulary", tmp_path / "vocab.txt", "--database", f"sqlite:///{db}", "--topics", 3,
+            "--epsilon-word", 2, "--port", free_port()]
+    return base, db
+
+
+FED = ["--fed-epsilon", 5, "--fed-topics", 3, "--fed-pad-length", 32]
+
+
+def test_a_restart_with_other_fed_settings_is_refused_naming_each_flag(capsys, serve_cli):
+    base, db = serve_cli
+    _ok(capsys, base + FED)
+    bound = _settings(db)
+    assert bound["fed_epsilon"] == 5.0 and bound["fed_topics"] == 3 and bound["fed_pad_length"] == 32
+    assert bound["fed_failure_rate"] == 0.1 and bound["fed_exclusion"] == "none"
+    _ok(capsys, base + FED)                                       # the same settings: starts
+    _ok(capsys, base + FED + ["--fed-min-updates", 5])            # when a round closes is not bound
+    line = _one_error(capsys, base + ["--fed-epsilon", 2, "--fed-topics", 4, "--fed-pad-length", 32])
+    for part in ("--fed-epsilon 5.0", "--fed-epsilon 2.0", "--fed-topics 3", "--fed-topics 4", "new --database"):
+        assert part in line, line
+    assert "fed_" not in line and "--fed-pad-length" not in line, line    # only what differs, by its flag
+    for extra, old, new in ((["--fed-sample-ratio", 0.5], "--fed-sample-ratio 1.0", "--fed-sample-ratio 0.5"),
+                            (["--fed-report-words", 40], "no --fed-report-words", "--fed-report-words 40")):
+        line = _one_error(capsys, base + FED + extra)
+        assert old in line and new in line, line
+    line = _one_error(capsys, base + ["--fed-epsilon", 5, "--fed-topics", 3])     # the default 512 entries
+    assert "--fed-pad-length 32" in line and "--fed-pad-length 512" in line, line
+    # --fed-user-budget chooses the epsilon and the entries: the line names those and says so
+    line = _one_error(capsys, base + ["--fed-user-budget", 30, "--fed-topics", 3])
+    assert "--fed-epsilon 5.0" in line and "--fed-epsilon 6.0" in line and "--fed-pad-length 5" in line, line
+    assert "--fed-user-budget 30 chose --fed-epsilon and --fed-pad-length" in line, line
+    assert _settings(db) == bound                                  # a refused start changed nothing
+
+
+def test_a_database_that_ran_fedlda_refuses_a_start_without_it_saying_fedlda_is_off(capsys, serve_cli):
+    base, db = serve_cli
+    _ok(capsys, base + FED + ["--fed-report-words", 30])
+    line = _one_error(capsys, base)
+    assert "FedLDA is off now" in line and "no --fed-epsilon" in line, line
+    assert "--fed-epsilon 5.0" in line and "--fed-report-words 30" in line, line      # what it ran with
+    assert "no --fed-report-words" not in line, line          # finding 11: not a --fed-report-words mismatch
+
+
+def test_a_database_made_without_fedlda_refuses_a_start_with_it(capsys, serve_cli):
+    base, db = serve_cli
+    _ok(capsys, base)
+    assert _settings(db)["fed_epsilon"] is None
+    line = _one_error(capsys, base + FED)
+    assert "made without FedLDA" in line and "no --fed-epsilon" in line and "--fed-epsilon 5.0" in line, line
+
+
+def _as_before_fed_binding(db: Path) -> None:
+    """The database as a dptopic before this change left it: of FedLDA's settings only fed_report_words recorded."""
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("DELETE FROM service_settings WHERE key LIKE 'fed\\_%' ESCAPE '\\' AND key != 'fed_report_words'")
+    con.close()
+    assert "fed_epsilon" not in _settings(db)
+
+
+def test_an_older_database_records_the_fed_settings_of_its_next_start_and_is_bound_from_then(capsys, tmp_path,
+                                                                                           serve_cli):
+    from dptopic.service.app import Service
+    from dptopic.service.config import ServiceConfig
+
+    base, db = serve_cli
+    words = (tmp_path / "vocab.txt").read_text().split()
+    from dptopic.accounting.local import f_from_epsilon
+
+    svc = Service(ServiceConfig(words, f_from_epsilon(2.0), database=f"sqlite:///{db}", n_topics=3,
+                                fed_epsilon=5.0, fed_topics=3, fed_pad_length=32), start_trainer=False)
+    svc.open()                      # FedLDA ran: its round 0 is in the database
+    svc.close()
+    _as_before_fed_binding(db)
+    line = _one_error(capsys, base)  # recognised by its FedLDA round
+    assert "FedLDA is off now" in line, line
+    assert "fed_epsilon" not in _settings(db)
+    _ok(capsys, base + FED)          # opens, and records what it is started with
+    assert _settings(db)["fed_epsilon"] == 5.0 and _settings(db)["fed_topics"] == 3
+    line = _one_error(capsys, base + ["--fed-epsilon", 2, "--fed-topics", 3, "--fed-pad-length", 32])
+    assert "--fed-epsilon 5.0" in line and "--fed-epsilon 2.0" in line, line
+
+
+def test_an_older_database_that_ran_fedlda_is_held_to_the_k_of_its_rounds_model(capsys, tmp_path, serve_cli):
+    # an older database did not record fed_topics: its first start under this version must not record another K,
+    # which would leave its open round (a K x V model) stuck
+    from dptopic.accounting.local import f_from_epsilon
+    from dptopic.service.app import Service
+    from dptopic.service.config import ServiceConfig
+
+    base, db = serve_cli
+    words = (tmp_path / "vocab.txt").read_text().split()
+    svc = Service(ServiceConfig(words, f_from_epsilon(2.0), database=f"sqlite:///{db}", n_topics=3,
+                                fed_epsilon=5.0, fed_topics=3, fed_pad_length=32), start_trainer=False)
+    svc.open()
+    svc.close()
+    _as_before_fed_binding(db)
+    line = _one_error(capsys, base + ["--fed-epsilon", 5, "--fed-topics", 4, "--fed-pad-length", 32])
+    assert "--fed-topics 3" in line and "--fed-topics 4" in line, line
+    assert "fed_topics" not in _settings(db)                       # refused: nothing recorded
+    _ok(capsys, base + FED)                                        # the K of its rounds: opens and records it
+    assert _settings(db)["fed_topics"] == 3
+
+
+def test_an_older_database_with_fed_report_words_restarted_without_fedlda_says_fedlda_is_off(capsys, serve_cli):
+    base, db = serve_cli
+    _ok(capsys, base + FED + ["--fed-report-words", 30])
+    _as_before_fed_binding(db)
+    line = _one_error(capsys, base)
+    assert "FedLDA is off now" in line and "--fed-report-words 30" in line, line
+    assert "no --fed-report-words" not in line, line
+
+
+def test_an_older_database_that_never_ran_fedlda_opens_and_records_fedlda_off(capsys, serve_cli):
+    base, db = serve_cli
+    _ok(capsys, base)
+    _as_before_fed_binding(db)
+    _ok(capsys, base)
+    assert _settings(db)["fed_epsilon"] is None
