@@ -218,6 +218,7 @@ def test_a_report_with_figures_from_a_private_reference_is_readable_by_its_owner
         os.umask(old)
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (make test installs Debian's chromium when it can)")
 def test_report_renders_in_headless_chromium_without_errors_or_requests(tmp_path, saved_private):
     out = tmp_path / "r.html"

@@ -7,6 +7,8 @@ import pytest
 from dptopic.cli.main import main
 from pathlib import Path
 
+import numpy as np
+
 from service_helpers import NoServer, free_port, make_data
 
 
@@ -225,3 +227,31 @@ def test_serve_warns_about_vocabulary_words_the_tokeniser_never_produces(capsys,
     err = _ok(capsys, ["serve", "--vocabulary", tmp_path / "ok.txt", "--database",
                        f"sqlite:///{tmp_path / 'ok.db'}", "--epsilon-word", 2, "--topics", 3, "--port", free_port()])
     assert "warning:" not in err, err
+
+
+def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, capsys):
+    """With --fed-pad-length 600000 an update is about 4.8 MB, over the 4 MiB default: participants drew their
+    reports, spent their epsilon, and the upload was refused (a reset connection)."""
+    from dptopic.cli.main import main
+    from dptopic.federated import RRPConfig
+    from dptopic.service import codec
+
+    vocab = tmp_path / "v.txt"
+    vocab.write_text("\n".join(f"word{c}" for c in "abcdefghij") + "\n")
+    base = ["serve", "--vocabulary", str(vocab), "--topics", "2", "--epsilon-word", "2", "--fed-epsilon", "3",
+            "--fed-topics", "2", "--database", f"sqlite:///{tmp_path / 'x.db'}"]
+    assert main(base + ["--fed-pad-length", "600000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "smaller than a FedLDA update" in err and "--fed-pad-length" in err, err
+    assert not (tmp_path / "x.db").exists()          # refused before the database is touched
+    # the bound is an upper bound of what a client really sends
+    from dptopic.corpus import Corpus
+    from dptopic.federated import FedClient, FedServer
+
+    rrp = RRPConfig(2, 3.0, 0.1, 1.0, 40, 1.0)
+    words = [f"word{c}" for c in "abcdefghij"]
+    corpus = Corpus.from_texts(["worda wordb wordc " * 5], vocabulary=words)
+    server = FedServer.from_config(corpus.vocabulary, rrp, ["c" * 128], rng=np.random.default_rng(0))
+    client = FedClient("c" * 128, corpus, rrp, np.random.default_rng(1))
+    update = client.run_round(server.broadcast())
+    assert len(update) <= codec.fed_largest_update(rrp, 10)

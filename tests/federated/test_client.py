@@ -9,13 +9,14 @@ import zlib
 import numpy as np
 import pytest
 
+from dptopic import FedLDA
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.federated import FedClient, MessageError, ModelBroadcast, RRPConfig, decode_message
 from dptopic.federated.messages import MAGIC, VERSION
-from dptopic.models import FedLDA, load
+from dptopic.models import load
 
-from service_helpers import raw_fed_message
+from service_helpers import corpus_of, make_words, raw_fed_message
 
 
 def _fit(**kw):
@@ -165,3 +166,33 @@ def test_two_first_runs_at_once_keep_one_set_of_reports(tmp_path):
     cid, sets = _load_fed_state(p, key, None)
     assert cid == "first" and sets.tolist() == [[1], [2]]
     assert (p.stat().st_mode & 0o777) == 0o600 and [q.name for q in tmp_path.iterdir()] == ["s.json"]
+
+
+BAD = [("sample_ratio", 2.0), ("sample_ratio", -1.0), ("pad_length", 0), ("pad_length", 10 ** 7 + 1),
+       ("pad_length", 8.5), ("n_topics", 0), ("alpha", -1.0), ("alpha", float("nan")), ("subset_size", 2.5), ("subset_size", True),
+       ("local_iter", 0), ("exclusion", "bogus"), ("variant", "bogus")]
+
+
+@pytest.mark.parametrize("name,value", BAD)
+def test_a_setting_out_of_range_is_refused_in_one_line_before_anything_is_drawn(name, value):
+    words = make_words(10)
+    c = corpus_of([" ".join(words[:8])], words)
+    kw = {"n_topics": 2, "epsilon": 3.0, "pad_length": 8, name: value}
+    with pytest.raises(DPTopicError, match=f"^invalid {name}=") as e:
+        FedClient("u", c, RRPConfig(**kw), np.random.default_rng(0), secure=True)
+    assert "\n" not in str(e.value)
+
+
+def test_the_participants_ranges_are_fedlda_s():
+    from dptopic.federated.client import _protocol_rules
+    from dptopic.models.fedlda import FedLDA
+
+    rules = _protocol_rules()
+    assert set(rules) == {"n_topics", "epsilon", "delta", "gamma", "pad_length", "sample_ratio", "alpha", "local_iter",
+                          "variant", "exclusion", "replacement", "subset_size", "local_inference"}
+    # the wire keeps RRPConfig's names: epsilon per entry (FedLDA's epsilon_per_entry; its epsilon is the per-user
+    # total) and delta, the failure rate (FedLDA's failure_rate)
+    ours = {"epsilon": "epsilon_per_entry", "delta": "failure_rate"}
+    for name, r in rules.items():
+        mine = [c for c in FedLDA._parameter_constraints[ours.get(name, name)] if type(c).__name__ != "IsNone"]
+        assert r == mine, name

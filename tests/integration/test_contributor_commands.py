@@ -2,11 +2,9 @@
 is randomized twice, and the contributor keeps one pseudonym per server."""
 from __future__ import annotations
 
-import http.server
 import json
 import subprocess
 import sys
-import threading
 
 import pytest
 
@@ -15,13 +13,12 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
 import dptopic  # noqa: E402
-from dptopic.cli import main as cli_main  # noqa: E402
 from dptopic.cli.main import main  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
 from dptopic.local import Randomizer  # noqa: E402
 from dptopic.service.client import ServiceClient, fed_participate, submit  # noqa: E402
 
-from service_helpers import (Server, admin, corpus_of, count_rows, free_port, get_json, make_data, post_reports)  # noqa: E402
+from service_helpers import Server, admin, corpus_of, count_rows, get_json, make_data, post_reports  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +53,7 @@ class Flaky(ServiceClient):
         return super().post_bytes(path, body, key, extra)
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("lose_ack", [False, True])
 def test_an_interrupted_submit_is_finished_without_randomizing_again(env, tmp_path, lose_ack):
     docs = corpus_of(env["texts"][:50], env["words"])
@@ -83,6 +81,7 @@ def test_an_interrupted_submit_is_finished_without_randomizing_again(env, tmp_pa
     assert s3["contributor"] == s["contributor"]
 
 
+@pytest.mark.service
 def test_without_state_the_error_says_a_new_run_spends_again(env):
     docs = corpus_of(env["texts"][:30], env["words"])
     with pytest.raises(DPTopicError, match=r"10 of the 30 reports were acknowledged.*randomizes all these documents"
@@ -90,6 +89,7 @@ def test_without_state_the_error_says_a_new_run_spends_again(env):
         submit(env["url"], docs, chunk_reports=10, client=Flaky(env["url"], ok=1))
 
 
+@pytest.mark.service
 def test_one_pseudonym_per_server_across_runs_and_documents(env, tmp_path, capsys):
     (tmp_path / "a.txt").write_text("\n".join(env["texts"][:5]) + "\n")
     (tmp_path / "b.txt").write_text("\n".join(env["texts"][5:9]) + "\n")
@@ -114,6 +114,7 @@ def test_one_pseudonym_per_server_across_runs_and_documents(env, tmp_path, capsy
     assert stored(env) == before + 5
 
 
+@pytest.mark.service
 def test_a_state_file_of_other_documents_is_refused(env, tmp_path):
     state = tmp_path / "one.json"
     submit(env["url"], corpus_of(env["texts"][:3], env["words"]), state=state)
@@ -127,6 +128,7 @@ def test_a_state_file_of_other_documents_is_refused(env, tmp_path):
         submit(env["url"], corpus_of(env["texts"][:3], env["words"]), state=state, contributor="someone-else")
 
 
+@pytest.mark.service
 def test_the_same_server_under_another_name_gets_the_kept_reports_again(env, tmp_path):
     """The reports were kept per server address: 127.0.0.1 and localhost gave two files, two randomizations and
     twice the epsilon. They are kept per documents and settings now; another address replays the same bytes under
@@ -144,6 +146,7 @@ def test_the_same_server_under_another_name_gets_the_kept_reports_again(env, tmp
     assert first["reports"] == 4 and first["replayed_acks"] == 0
 
 
+@pytest.mark.service
 def test_two_first_runs_share_one_randomization(env, tmp_path, monkeypatch):
     """Two runs that start together on the same documents: the second to keep its reports sends the first's."""
     from dptopic.service import client as client_module
@@ -174,6 +177,7 @@ def _cli(*args):
     return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.service
 def test_pull_writes_the_servers_model_folder(tmp_path):
     words, texts = make_data(tmp_path)
     srv = Server(tmp_path, f"sqlite:///{tmp_path / 'p.db'}", "--train-interval", "0").start()
@@ -197,33 +201,6 @@ def test_pull_writes_the_servers_model_folder(tmp_path):
     assert model.privacy_ == served["privacy"]
     r = _cli("topics", "--model", str(out))
     assert r.returncode == 0 and served["topics"][0]["words"][0] in r.stdout
-
-
-def test_pull_from_a_server_that_is_down_or_speaks_another_version(tmp_path):
-    out = tmp_path / "m"
-    r = _cli("pull", "--server", f"http://127.0.0.1:{free_port()}", "--out", str(out), "--retries", "0", "--timeout", "2")
-    assert r.returncode == 2 and "is the server" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    assert not out.exists()
-
-    class Other(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            data = json.dumps({"api_version": "v9"}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *a):
-            pass
-
-    httpd = http.server.HTTPServer(("127.0.0.1", 0), Other)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        r = _cli("pull", "--server", f"http://127.0.0.1:{httpd.server_port}", "--out", str(out))
-    finally:
-        httpd.shutdown()
-    assert r.returncode == 2 and "v9" in r.stderr and "upgrade" in r.stderr and not out.exists()
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -259,6 +236,7 @@ def ctrl_c_env(tmp_path_factory):
     srv.stop()
 
 
+@pytest.mark.service
 def test_ctrl_c_during_submit_keeps_and_names_the_acknowledged_reports(ctrl_c_env, tmp_path):
     docs = corpus_of(ctrl_c_env["texts"][:50], ctrl_c_env["words"])
     state = tmp_path / "state"
@@ -276,6 +254,7 @@ def test_ctrl_c_during_submit_keeps_and_names_the_acknowledged_reports(ctrl_c_en
     assert count_rows(ctrl_c_env["db"])["n_reports"] == before + 50
 
 
+@pytest.mark.service
 def test_ctrl_c_during_fed_client_names_the_epsilon_spent(ctrl_c_env):
     docs = corpus_of(ctrl_c_env["texts"][:5], ctrl_c_env["words"])
 
@@ -289,12 +268,3 @@ def test_ctrl_c_during_fed_client_names_the_epsilon_spent(ctrl_c_env):
     assert "spends epsilon again" in msg
 
 
-@pytest.mark.parametrize("raised,shown", [(KeyboardInterrupt(), "interrupted"),
-                                          (KeyboardInterrupt("interrupted; 3 of 5 sent"), "interrupted; 3 of 5 sent")])
-def test_the_cli_prints_what_the_interrupted_command_said(monkeypatch, capsys, raised, shown):
-    def run(argv):
-        raise raised
-
-    monkeypatch.setattr(cli_main, "_run", run)
-    assert cli_main.main(["submit"]) == 130
-    assert capsys.readouterr().err.strip() == shown

@@ -21,12 +21,12 @@ pytest.importorskip("uvicorn")
 
 import dptopic  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.federated import FedClient, ModelBroadcast, RRPConfig, decode_message  # noqa: E402
+from dptopic.federated import ModelBroadcast, decode_message  # noqa: E402
 from dptopic.federated.server import full_vocabulary_topics  # noqa: E402
 from dptopic.models import FedLDA  # noqa: E402
 from dptopic.service.client import ServiceClient, fed_participate, pull  # noqa: E402
 
-from service_helpers import Server, corpus_of, get_json, http, make_data, make_words, raw_fed_message  # noqa: E402
+from service_helpers import Server, corpus_of, get_json, http, make_data, raw_fed_message  # noqa: E402
 
 
 EPS, K, PAD, N_REPORT, USERS, ROUNDS = 5.0, 3, 16, 30, 3, 2
@@ -96,6 +96,7 @@ def fed(tmp_path_factory):
         srv.stop()
 
 
+@pytest.mark.service
 def test_no_model_before_any_round_closes(fed):
     status, doc = fed["before"]
     assert status == 404 and set(doc) == {"error"}
@@ -107,6 +108,7 @@ def test_no_model_before_any_round_closes(fed):
     assert not (fed["tmp"] / "early").exists()      # nothing written
 
 
+@pytest.mark.service
 def test_served_document_has_the_wire_shape_of_v1_model(fed):
     doc = fed["served"]
     assert doc["api_version"] == "v1"
@@ -117,6 +119,7 @@ def test_served_document_has_the_wire_shape_of_v1_model(fed):
     assert "FedLDA model of round 1 written to" in " ".join(fed["cli"].stdout.split())
 
 
+@pytest.mark.service
 def test_pulled_components_are_the_broadcasts_full_vocabulary_topics(fed):
     m = dptopic.load(fed["folder"])
     assert isinstance(m, FedLDA)
@@ -135,6 +138,7 @@ def test_pulled_components_are_the_broadcasts_full_vocabulary_topics(fed):
     assert np.allclose(m.components_[:, N_REPORT:], m.components_[0, N_REPORT:])   # equal in every topic
 
 
+@pytest.mark.service
 def test_pulled_model_transforms_and_names_topic_words(fed):
     m = dptopic.load(fed["folder"])
     theta = m.transform(corpus_of(fed["texts"][:5], fed["words"]))
@@ -144,6 +148,7 @@ def test_pulled_model_transforms_and_names_topic_words(fed):
     assert m.report_words_ == N_REPORT
 
 
+@pytest.mark.service
 def test_privacy_report_is_an_in_process_fedldas(fed):
     served = dptopic.load(fed["folder"]).privacy_
     local = FedLDA(n_topics=K, epsilon_per_entry=EPS, pad_length=PAD, rounds=ROUNDS, report_words=N_REPORT, secure=True,
@@ -179,6 +184,7 @@ def test_privacy_report_is_an_in_process_fedldas(fed):
         assert p["epsilon_basic"] == pytest.approx(served["epsilon_basic"])
 
 
+@pytest.mark.service
 def test_training_record_holds_only_what_the_server_knows(fed):
     meta = json.loads((fed["folder"] / "model.json").read_text())
     training = meta["training"]
@@ -189,6 +195,7 @@ def test_training_record_holds_only_what_the_server_knows(fed):
     assert meta["params"]["seed"] is None and meta["metrics"] == {}
 
 
+@pytest.mark.service
 def test_report_renders_the_privacy_card(fed):
     out = fed["tmp"] / "card.html"
     r = run_cli("report", str(fed["folder"]), "--out", str(out))
@@ -202,6 +209,7 @@ def test_report_renders_the_privacy_card(fed):
     assert v.returncode == 0 and "verified" in v.stdout
 
 
+@pytest.mark.service
 def test_pull_refuses_a_non_empty_folder_without_overwrite(fed):
     taken = fed["tmp"] / "taken"
     taken.mkdir()
@@ -232,6 +240,7 @@ class _Answers(ServiceClient):
         return self.answers[path]
 
 
+@pytest.mark.service
 def test_pull_fed_refuses_malformed_answers_in_one_line(fed, tmp_path):
     config = {"api_version": "v1", "fed": {"epsilon": EPS}}
     good = fed["served"]
@@ -253,6 +262,7 @@ def test_pull_fed_refuses_malformed_answers_in_one_line(fed, tmp_path):
         assert not (tmp_path / f"m{i}").exists()
 
 
+@pytest.mark.service
 def test_fed_model_is_404_fed_disabled_without_fed_epsilon(fed):
     tmp = fed["tmp"]
     srv = Server(tmp, f"sqlite:///{tmp / 'nofed.db'}", "--train-interval", "0").start()
@@ -274,35 +284,6 @@ def test_fed_model_is_404_fed_disabled_without_fed_epsilon(fed):
 # ``subset_size`` was taken as it came.
 
 SRC = str(Path(dptopic.__file__).resolve().parents[1])     # the dptopic under test, in the CLI too
-
-BAD = [("sample_ratio", 2.0), ("sample_ratio", -1.0), ("pad_length", 0), ("pad_length", 10 ** 7 + 1),
-       ("pad_length", 8.5), ("n_topics", 0), ("alpha", -1.0), ("alpha", float("nan")), ("subset_size", 2.5), ("subset_size", True),
-       ("local_iter", 0), ("exclusion", "bogus"), ("variant", "bogus")]
-
-
-@pytest.mark.parametrize("name,value", BAD)
-def test_a_setting_out_of_range_is_refused_in_one_line_before_anything_is_drawn(name, value):
-    words = make_words(10)
-    c = corpus_of([" ".join(words[:8])], words)
-    kw = {"n_topics": 2, "epsilon": 3.0, "pad_length": 8, name: value}
-    with pytest.raises(DPTopicError, match=f"^invalid {name}=") as e:
-        FedClient("u", c, RRPConfig(**kw), np.random.default_rng(0), secure=True)
-    assert "\n" not in str(e.value)
-
-
-def test_the_participants_ranges_are_fedlda_s():
-    from dptopic.federated.client import _protocol_rules
-    from dptopic.models.fedlda import FedLDA
-
-    rules = _protocol_rules()
-    assert set(rules) == {"n_topics", "epsilon", "delta", "gamma", "pad_length", "sample_ratio", "alpha", "local_iter",
-                          "variant", "exclusion", "replacement", "subset_size", "local_inference"}
-    # the wire keeps RRPConfig's names: epsilon per entry (FedLDA's epsilon_per_entry; its epsilon is the per-user
-    # total) and delta, the failure rate (FedLDA's failure_rate)
-    ours = {"epsilon": "epsilon_per_entry", "delta": "failure_rate"}
-    for name, r in rules.items():
-        mine = [c for c in FedLDA._parameter_constraints[ours.get(name, name)] if type(c).__name__ != "IsNone"]
-        assert r == mine, name
 
 
 class _Fake(BaseHTTPRequestHandler):
@@ -353,6 +334,7 @@ def _fed_client(url, corpus, state, *extra):
                           capture_output=True, text=True, timeout=60, env=env)
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("name,value", [("sample_ratio", 2.0), ("n_topics", 0), ("alpha", -1.0),
                                         ("subset_size", 2.5)])
 def test_fed_client_refuses_a_servers_malformed_setting_in_one_line_and_sends_nothing(served, tmp_path, name, value):
@@ -375,6 +357,7 @@ def test_fed_client_refuses_a_servers_malformed_setting_in_one_line_and_sends_no
     assert not state.exists()                                 # no reports drawn and kept
 
 
+@pytest.mark.service
 def test_fed_client_refuses_a_per_user_epsilon_above_its_limit_before_drawing(served, tmp_path):
     """--max-epsilon bounds one entry only, and the server chooses how many entries an update holds: a server asking
     for 8 entries at epsilon 3 per entry took a per-user epsilon of 24 from a user with no way to cap it."""
@@ -396,6 +379,7 @@ def test_fed_client_refuses_a_per_user_epsilon_above_its_limit_before_drawing(se
     assert handler.seen == [("GET", "/v1/config")] and not state.exists()
 
 
+@pytest.mark.service
 def test_a_user_without_a_report_word_takes_part_with_padding_only(served):
     """docs/fedlda.md: a user with none of the report words takes part and sends padding only (so taking part says
     nothing about the text); fed_participate restricted the documents with drop_empty and refused the empty corpus."""
@@ -407,34 +391,7 @@ def test_a_user_without_a_report_word_takes_part_with_padding_only(served):
     assert len(s["rounds"]) == 1 and s["epsilon_basic"] > 0
 
 
-def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, capsys):
-    """With --fed-pad-length 600000 an update is about 4.8 MB, over the 4 MiB default: participants drew their
-    reports, spent their epsilon, and the upload was refused (a reset connection)."""
-    from dptopic.cli.main import main
-    from dptopic.federated import RRPConfig
-    from dptopic.service import codec
-
-    vocab = tmp_path / "v.txt"
-    vocab.write_text("\n".join(f"word{c}" for c in "abcdefghij") + "\n")
-    base = ["serve", "--vocabulary", str(vocab), "--topics", "2", "--epsilon-word", "2", "--fed-epsilon", "3",
-            "--fed-topics", "2", "--database", f"sqlite:///{tmp_path / 'x.db'}"]
-    assert main(base + ["--fed-pad-length", "600000"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "smaller than a FedLDA update" in err and "--fed-pad-length" in err, err
-    assert not (tmp_path / "x.db").exists()          # refused before the database is touched
-    # the bound is an upper bound of what a client really sends
-    from dptopic.corpus import Corpus
-    from dptopic.federated import FedClient, FedServer
-
-    rrp = RRPConfig(2, 3.0, 0.1, 1.0, 40, 1.0)
-    words = [f"word{c}" for c in "abcdefghij"]
-    corpus = Corpus.from_texts(["worda wordb wordc " * 5], vocabulary=words)
-    server = FedServer.from_config(corpus.vocabulary, rrp, ["c" * 128], rng=np.random.default_rng(0))
-    client = FedClient("c" * 128, corpus, rrp, np.random.default_rng(1))
-    update = client.run_round(server.broadcast())
-    assert len(update) <= codec.fed_largest_update(rrp, 10)
-
-
+@pytest.mark.service
 def test_a_failure_after_an_update_left_says_what_was_spent(served, monkeypatch):
     """Only a refused upload said what the run had spent; a failure after an update had left (here: the next
     round's broadcast refused, as for a server that changed its vocabulary) did not."""
@@ -490,6 +447,7 @@ def _open_round(url) -> int:
     return int(http("GET", url + "/v1/fed/round")[1]["dptopic-round"])
 
 
+@pytest.mark.service
 def test_retry_of_an_update_that_closed_its_round_is_replayed(fed_server):
     from service_helpers import corpus_of, get_json, http
 
@@ -517,6 +475,7 @@ def test_retry_of_an_update_that_closed_its_round_is_replayed(fed_server):
     assert status == 409 and json.loads(data)["error"]["code"] == "stale_round"
 
 
+@pytest.mark.service
 def test_fed_client_counts_a_round_whose_ack_was_lost(fed_server):
     from service_helpers import corpus_of
 
@@ -541,6 +500,7 @@ def test_fed_client_counts_a_round_whose_ack_was_lost(fed_server):
     assert _open_round(url) == rnd + 1  # and no extra round joined
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("shape", [[2 ** 40, 2 ** 40], [10 ** 30]])
 def test_huge_shapes_are_http_400_on_fed_updates(fed_server, shape):
     from service_helpers import http
@@ -556,6 +516,7 @@ def test_huge_shapes_are_http_400_on_fed_updates(fed_server, shape):
     assert err["code"] == "malformed_update" and "\n" not in err["message"]
 
 
+@pytest.mark.service
 def test_fed_client_summary_says_full_for_the_default_rule(fed_server):
     from service_helpers import corpus_of
 
@@ -567,6 +528,7 @@ def test_fed_client_summary_says_full_for_the_default_rule(fed_server):
     assert out["guarantee"] == "full" and "post-processing" in out["note"]
 
 
+@pytest.mark.service
 def test_a_user_without_any_report_word_takes_part_with_padding(fed_server):
     """Whether someone takes part must say nothing of their text: under the sound rule a user none of whose words
     the rounds take still sends its update (padding only), as the simulation does."""
@@ -578,6 +540,7 @@ def test_a_user_without_any_report_word_takes_part_with_padding(fed_server):
     assert out["guarantee"] == "full"
 
 
+@pytest.mark.service
 def test_serve_with_a_per_user_budget_runs_rounds_at_the_chosen_split(tmp_path):
     pytest.importorskip("starlette")
     pytest.importorskip("sqlalchemy")
@@ -602,6 +565,7 @@ def test_serve_with_a_per_user_budget_runs_rounds_at_the_chosen_split(tmp_path):
         srv.stop()
 
 
+@pytest.mark.service
 def test_serve_with_fed_report_words_runs_rounds_over_the_first_words(tmp_path):
     """``--fed-report-words N``: the rounds range over the vocabulary's first N words; /v1/config says so, a
     contributor's client restricts its documents to them, and the database refuses a restart with another N."""
@@ -661,6 +625,7 @@ def _capturing_client(url):
     return Capturing(url, retries=2, backoff=0.01)
 
 
+@pytest.mark.service
 def test_fed_client_state_reuses_the_reports_drawn_once_across_runs(fed_server, tmp_path):
     # each run drew new reports under the "spent once" claim: three runs spent three times m x eps
     from service_helpers import corpus_of
@@ -689,6 +654,7 @@ def test_fed_client_state_reuses_the_reports_drawn_once_across_runs(fed_server, 
     assert not np.array_equal(decode_message(c3.updates[-1]).words, sent[0].words)
 
 
+@pytest.mark.service
 def test_fed_client_state_of_another_client_or_server_is_refused_before_anything_is_sent(fed_server, tmp_path):
     from service_helpers import corpus_of
 
@@ -718,6 +684,7 @@ def test_fed_client_state_of_another_client_or_server_is_refused_before_anything
     assert c.updates == []
 
 
+@pytest.mark.service
 def test_fed_client_refuses_a_server_asking_for_more_than_the_users_limit(fed_server):
     from service_helpers import corpus_of
 
@@ -730,6 +697,7 @@ def test_fed_client_refuses_a_server_asking_for_more_than_the_users_limit(fed_se
     assert c.updates == []
 
 
+@pytest.mark.service
 def test_fed_client_cli_keeps_its_reports_in_the_state_folder_by_default(fed_server, tmp_path):
     import os
     import subprocess
@@ -763,6 +731,7 @@ def test_fed_client_cli_keeps_its_reports_in_the_state_folder_by_default(fed_ser
     assert r.returncode == 2 and "above your limit of 2" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.service
 def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the_open_one(tmp_path):
     # a rerun with the kept client id met its own update of the still-open round: 409 duplicate_update, a hard error
     import threading
@@ -805,6 +774,7 @@ def test_kept_reports_wait_for_the_next_round_when_they_already_took_part_in_the
         srv.stop()
 
 
+@pytest.mark.service
 def test_a_state_folder_holds_one_set_of_reports_per_server_whatever_the_client_id(fed_server, tmp_path):
     # the file was named from the client id too, so a run with --client-id after one without drew (and spent) again
     from service_helpers import corpus_of

@@ -71,6 +71,7 @@ def assert_error(status, doc, want_status, want_code):
     assert "\n" not in doc["error"]["message"] and doc["error"]["message"]
 
 
+@pytest.mark.service
 def test_config_is_everything_a_client_needs(env):
     assert get_json(env["url"] + "/v1/config")[1]["report_kind"] == "word"
     status, cfg = get_json(env["url"] + "/v1/config")
@@ -83,6 +84,7 @@ def test_config_is_everything_a_client_needs(env):
     assert cfg["report_format"]["version"] == 1 and cfg["fed"]["entries_per_update"] == 32
 
 
+@pytest.mark.service
 def test_submit_sends_no_raw_text_and_stores_every_document(env, monkeypatch):
     before = stored(env)
     sent = []
@@ -101,6 +103,7 @@ def test_submit_sends_no_raw_text_and_stores_every_document(env, monkeypatch):
     assert not leaked, f"raw tokens on the wire: {leaked[:5]}"
 
 
+@pytest.mark.service
 def test_retry_with_same_key_counts_once_and_key_reuse_is_refused(env):
     body = reports_body(env["words"], env["texts"], 7)
     before = stored(env)
@@ -114,6 +117,7 @@ def test_retry_with_same_key_counts_once_and_key_reuse_is_refused(env):
     assert stored(env) == before + 7
 
 
+@pytest.mark.service
 def test_bad_input_is_refused_with_one_line_and_storage_unchanged(env):
     url, words, texts = env["url"], env["words"], env["texts"]
     good = reports_body(words, texts, 4)
@@ -168,6 +172,7 @@ def test_bad_input_is_refused_with_one_line_and_storage_unchanged(env):
     assert post_reports(url, with_header_fields(good, kind="word"), "good-input-kind")[0] == 201  # consistent: stored
 
 
+@pytest.mark.service
 def test_trainer_consumes_every_report_once_and_topics_appear(env):
     body = reports_body(env["words"], env["texts"][100:], 90)
     assert post_reports(env["url"], body, "train-batch-000001", "carol")[0] == 201
@@ -194,6 +199,7 @@ def test_trainer_consumes_every_report_once_and_topics_appear(env):
     assert "dptopic_batches_trained" in text and 'dptopic_errors_total{code="wrong_token"}' in text
 
 
+@pytest.mark.service
 def test_rotation_starts_a_new_model_at_the_cursor(env):
     before = count_rows(env["db"])
     status, info = admin(env["url"], "/v1/admin/rotate", {"note": "test"})
@@ -211,6 +217,7 @@ def test_rotation_starts_a_new_model_at_the_cursor(env):
     check_exactly_once(rows)
 
 
+@pytest.mark.service
 def test_fed_round_with_two_clients_and_stale_update_refused(env):
     url, words, texts = env["url"], env["words"], env["texts"]
     out = [None, None]
@@ -259,6 +266,7 @@ def test_fed_round_with_two_clients_and_stale_update_refused(env):
     assert int(http("GET", url + "/v1/fed/round")[1]["dptopic-round"]) == 1
 
 
+@pytest.mark.service
 def test_admin_train_refuses_unknown_keys(env):
     before = count_rows(env["db"])
     status, doc = admin(env["url"], "/v1/admin/train", {"forse": True})
@@ -269,12 +277,14 @@ def test_admin_train_refuses_unknown_keys(env):
     assert admin(env["url"], "/v1/admin/train", {"force": False, "max_batches": 3})[0] == 200
 
 
+@pytest.mark.service
 def test_client_gives_one_line_error_on_refusal(env):
     c = ServiceClient(env["url"], retries=1, backoff=0.01)
     with pytest.raises(ServerError, match="idempotency_key"):
         c.post_bytes("/v1/reports", b"junk", "x")
 
 
+@pytest.mark.service
 def test_admin_train_names_the_bad_key(env):
     status, doc = admin(env["url"], "/v1/admin/train", {"force": "yes"})
     assert status == 400 and "'force' must be true or false, not \"yes\"" in json.dumps(doc).replace('\\"', '"')
@@ -285,6 +295,7 @@ def test_admin_train_names_the_bad_key(env):
 # ---------------------------------------------------------------------------------------------------------------------
 # Stop 48: the collection service (walk-throughs and the list left by stop 47), one test each.
 
+@pytest.mark.service
 def test_status_page_answers_html_while_the_database_is_down(tmp_path, monkeypatch, caplog):
     from dptopic.service.storage import StorageError
 
@@ -312,6 +323,7 @@ def test_status_page_answers_html_while_the_database_is_down(tmp_path, monkeypat
 # ``dptopic serve --report-kind document``: a real server on 127.0.0.1 taking document-level local-DP reports.
 
 
+@pytest.mark.service
 @pytest.mark.filterwarnings("ignore:an explicit seed")
 def test_document_kind_server_stores_trains_and_refuses_the_other_kind(tmp_path):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=600)
@@ -359,6 +371,7 @@ def test_document_kind_server_stores_trains_and_refuses_the_other_kind(tmp_path)
         word_srv.start(timeout=60)
 
 
+@pytest.mark.service
 def test_submit_to_a_document_kind_server(tmp_path, capsys):
     from dptopic.cli.main import main
     words, texts = make_data(tmp_path, vocab_size=40, n_docs=50)
@@ -407,6 +420,7 @@ def _post(url, body, key, contributor=None):
     return status, json.loads(data)
 
 
+@pytest.mark.service
 @pytest.mark.filterwarnings("ignore:an explicit seed")
 def test_document_server_releases_the_worst_contributors_epsilon_and_names_no_pseudonym(tmp_path):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=300)
@@ -458,6 +472,7 @@ def test_document_server_releases_the_worst_contributors_epsilon_and_names_no_ps
         srv.stop()
 
 
+@pytest.mark.service
 @pytest.mark.filterwarnings("ignore:an explicit seed")
 def test_word_server_keeps_the_prior_documents_rows_and_mistyped_headers_are_malformed(tmp_path, capsys):
     from dptopic.cli.main import main
@@ -489,6 +504,7 @@ def test_word_server_keeps_the_prior_documents_rows_and_mistyped_headers_are_mal
         srv.stop()
 
 
+@pytest.mark.service
 def test_topics_words_takes_ascii_digits_only(tmp_path):
     make_data(tmp_path, vocab_size=60, n_docs=10, n_prior=10)
     srv = Server(tmp_path, f"sqlite:///{tmp_path / 'q.db'}", "--train-interval", "0", document=True).start()
@@ -528,6 +544,7 @@ def _cli(capsys, *args):
 
 
 # ----------------------------------------------------------------------------- A: a port already in use
+@pytest.mark.service
 def test_serve_refuses_a_port_in_use_in_one_line_and_creates_no_database(tmp_path):
     make_data(tmp_path, vocab_size=40, n_docs=20, n_prior=10)
     db = tmp_path / "service.db"
@@ -558,6 +575,7 @@ def live(tmp_path_factory):
         srv.stop()
 
 
+@pytest.mark.service
 def test_topics_says_the_range_of_words(live):
     srv = live[0]
     for raw in ("-1", "100000000", "0", "101", "99999999999999999999999"):
@@ -573,6 +591,7 @@ def test_topics_says_the_range_of_words(live):
     assert get_json(srv.url + "/v1/topics?words=000000000000000000003")[0] == 200    # leading zeros: 3
 
 
+@pytest.mark.service
 def test_an_upload_with_a_content_encoding_is_refused_and_stores_nothing(live):
     srv, words, texts = live
     rz = Randomizer(words, epsilon_word=2.0)
@@ -594,6 +613,7 @@ def test_an_upload_with_a_content_encoding_is_refused_and_stores_nothing(live):
     assert get_json(srv.url + "/v1/topics")[1]["reports_stored"] == before + 5
 
 
+@pytest.mark.service
 def test_submit_counts_one_document_in_the_singular(live, tmp_path, capsys):
     srv, _, texts = live
     (tmp_path / "one.txt").write_text(texts[10] + "\n")
@@ -653,6 +673,7 @@ def _shown_at_least(shown: str, true: float) -> None:
     assert float(shown) >= true, f"epsilon shown as {shown}, below the {true!r} composed"
 
 
+@pytest.mark.service
 def test_the_status_page_never_shows_an_epsilon_below_the_composed_one(restarting_env):
     """eps_word = 1.23444 was shown as 1.234, a contributor's 3 reports (3.70332) as 3.703, FedLDA's per-entry 4.12344
     as 4.123 and its per-user 123.7032 as 123.7: a privacy figure below the guarantee. Now rounded up."""
@@ -689,6 +710,7 @@ def _cli_ok_out(capsys, argv) -> str:
     return " ".join(out.out.split())
 
 
+@pytest.mark.service
 def test_submit_and_fed_client_print_what_was_spent_rounded_up(restarting_env, capsys):
     """``dptopic submit`` printed eps_word=1.234 per document and 3.703 for three; ``fed-client`` printed 123.7 by basic
     composition: each below what the contributor spent."""
@@ -724,6 +746,7 @@ def _chunked(body: bytes, size: int = 50) -> bytes:
                     for i in range(0, len(body), size)) + b"0\r\n\r\n"
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("path", ["/v1/reports", "/v1/fed/updates"])
 def test_a_body_with_a_transfer_coding_the_server_does_not_decode_is_refused(restarting_env, path):
     """``Transfer-Encoding: gzip, chunked``: httptools takes the chunks apart and passed the rest on, so the bytes were
@@ -749,6 +772,7 @@ def test_a_body_with_a_transfer_coding_the_server_does_not_decode_is_refused(res
         assert count_rows(restarting_env["db"])["n_reports"] == before["n_reports"] + 2
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("path, body", [
     ("/v1/admin/train", b'{"max_batches": 100000, "max_batches": 1}'),
     ("/v1/admin/rotate", b'{"note": "first", "note": "second"}'),
@@ -785,6 +809,7 @@ def _ledger(url: str) -> dict:
             "gauges": gauges}
 
 
+@pytest.mark.service
 def test_a_restart_keeps_counts_rounds_and_the_per_contributor_ledger_exactly(restarting_env):
     """Replays, a duplicate upload and a FedLDA update before a stop; a start on the same database shows the same
     counts, round, contributors and epsilons (runs last in this module: it restarts the server)."""

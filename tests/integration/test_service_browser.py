@@ -18,6 +18,8 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH: r
                                                          " Debian's chromium) to render the status page")
 
 
+@pytest.mark.browser
+@pytest.mark.service
 def test_status_page_shows_topics_in_headless_chromium(tmp_path):
     words, texts = make_data(tmp_path)
     srv = Server(tmp_path, f"sqlite:///{tmp_path / 'b.db'}", "--train-interval", "0").start()

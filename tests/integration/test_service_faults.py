@@ -75,6 +75,7 @@ def _read_only(path):
     return lambda: os.chmod(path, 0o644)
 
 
+@pytest.mark.service
 def test_a_sqlite_file_made_writable_again_is_written_without_a_restart(tmp_path):
     words, texts = make_data(tmp_path, n_docs=120, n_prior=40)
     dbfile = tmp_path / "ro.db"
@@ -106,6 +107,7 @@ def test_a_sqlite_file_made_writable_again_is_written_without_a_restart(tmp_path
 
 
 # ================================================================ 2. the SQLite folder removed while serving
+@pytest.mark.service
 def test_uploads_are_not_acknowledged_into_a_removed_sqlite_file(tmp_path):
     words, texts = make_data(tmp_path, n_docs=120, n_prior=40)
     folder = tmp_path / "dbdir"
@@ -125,6 +127,7 @@ def test_uploads_are_not_acknowledged_into_a_removed_sqlite_file(tmp_path):
 
 
 # ================================================================ 3. model.json and arrays of one version
+@pytest.mark.service
 def test_a_step_committed_between_the_reads_never_mixes_two_versions(tmp_path):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=80, n_prior=5)
     db = f"sqlite:///{tmp_path / 'm.db'}"
@@ -197,6 +200,7 @@ def _n_active(st) -> int:
         return len(conn.execute(select(models.c.id).where(models.c.status == "active")).all())
 
 
+@pytest.mark.postgres
 def test_two_trainers_never_commit_one_batch_twice(two_servers):
     one, two = two_servers
     row = one.active_model()
@@ -212,6 +216,7 @@ def test_two_trainers_never_commit_one_batch_twice(two_servers):
         assert conn.execute(select(models.c.n_reports_used, models.c.version)).one() == (4, 1)
 
 
+@pytest.mark.postgres
 def test_two_servers_starting_or_rotating_at_once_keep_one_active_model(two_servers):
     one, two = two_servers
     # the second read of the active model is the one inside the write transaction that creates it
@@ -228,6 +233,7 @@ def test_two_servers_starting_or_rotating_at_once_keep_one_active_model(two_serv
 
 
 # ================================================================ 5. a FedLDA retry racing its original
+@pytest.mark.service
 def test_a_fedlda_retry_racing_its_original_that_closed_the_round_is_a_replay(tmp_path):
     from service_helpers import corpus_of
 
@@ -261,6 +267,7 @@ def test_a_fedlda_retry_racing_its_original_that_closed_the_round_is_a_replay(tm
 
 
 # ================================================================ a body that stops arriving
+@pytest.mark.service
 def test_a_body_that_stops_arriving_is_refused_with_408_and_nothing_stored(tmp_path):
     """A client that sends fewer bytes than its Content-Length held the request (and what it sent) for as long as
     it liked: after --body-timeout seconds without a byte the server answers 408 in one line and stores nothing,
@@ -303,5 +310,6 @@ def test_a_body_that_stops_arriving_is_refused_with_408_and_nothing_stored(tmp_p
 # test_service_postgres.py.
 
 
+@pytest.mark.service
 def test_kill_9_while_posting_and_training_sqlite(tmp_path):
     crash_scenario(tmp_path, f"sqlite:///{tmp_path / 'crash.db'}")

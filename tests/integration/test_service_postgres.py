@@ -38,6 +38,8 @@ def pg(tmp_path_factory):
     yield from throwaway_postgres()
 
 
+@pytest.mark.postgres
+@pytest.mark.service
 def test_submit_replay_and_train_on_postgres(pg, tmp_path):
     words, texts = make_data(tmp_path)
     srv = Server(tmp_path, pg.url, "--train-interval", "0").start()
@@ -60,6 +62,8 @@ def test_submit_replay_and_train_on_postgres(pg, tmp_path):
     check_exactly_once(count_rows(pg.url))
 
 
+@pytest.mark.postgres
+@pytest.mark.service
 def test_kill_9_while_posting_and_training_postgres(pg, tmp_path):
     from sqlalchemy import create_engine, text
 
@@ -147,6 +151,7 @@ def _store_behind_the_lock(url: str, batch: list[Submission], committed: list[tu
         st.close()
 
 
+@pytest.mark.postgres
 @pytest.mark.parametrize("isolation", ["repeatable read", "serializable"])
 def test_store_sees_what_another_server_committed_whatever_the_default_isolation(pg_url, isolation):
     url = new_database(pg_url, f"default_transaction_isolation TO '{isolation}'")
@@ -184,6 +189,7 @@ def _database(backend, request, tmp_path) -> str:
     return f"sqlite:///{tmp_path / 't.db'}"
 
 
+@pytest.mark.postgres
 @pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
 def test_a_step_that_fails_after_training_does_not_train_its_batch_twice(backend, request, tmp_path, monkeypatch):
     cfg, st = _trainer_setup(_database(backend, request, tmp_path))
@@ -213,6 +219,7 @@ def test_a_step_that_fails_after_training_does_not_train_its_batch_twice(backend
         st.close()
 
 
+@pytest.mark.postgres
 @pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
 def test_a_batch_refused_after_the_model_took_it_is_not_in_the_next_saved_model(backend, request, tmp_path,
                                                                                  monkeypatch):
@@ -243,6 +250,7 @@ def test_a_batch_refused_after_the_model_took_it_is_not_in_the_next_saved_model(
 
 
 # ----------------------------------------------------------------------------- migrations
+@pytest.mark.postgres
 def test_an_upgrade_by_a_role_that_does_not_own_the_tables_names_the_owner(pg_url):
     url = new_database(pg_url)
     Storage(url).close()
@@ -359,6 +367,8 @@ def _body(words, texts, seed_docs):
         .to_bytes(include_vocabulary=False)
 
 
+@pytest.mark.postgres
+@pytest.mark.service
 def test_a_stopped_postgresql_gets_uploads_refused_in_time_and_the_service_recovers(pg, tmp_path):
     url = new_database(pg.url)
     words, texts = make_data(tmp_path)
@@ -413,6 +423,7 @@ def _in_thread(fn, wait: float):
     return "still running" if t.is_alive() else out["result"]
 
 
+@pytest.mark.postgres
 def test_an_upload_behind_a_writers_lock_that_is_never_released_is_refused_by_the_lock_timeout(pg):
     url = new_database(pg.url)
     st = Storage(url, timeout=2)
@@ -434,6 +445,7 @@ def test_an_upload_behind_a_writers_lock_that_is_never_released_is_refused_by_th
         st.close()
 
 
+@pytest.mark.postgres
 def test_the_trainers_commit_may_wait_longer_than_a_request(pg):
     url = new_database(pg.url)
     st = Storage(url, timeout=1, long_timeout=60)

@@ -67,6 +67,7 @@ def with_raw_header(body: bytes, raw: bytes) -> bytes:
     return core + hashlib.sha256(core).digest()
 
 
+@pytest.mark.service
 def test_a_live_fed_server_restarted_with_another_k_is_refused_and_its_round_stays_usable(tmp_path):
     """The walk-through's case: a server that ran a round restarted with --fed-topics 5 and --fed-epsilon 2 started,
     left the round stuck and understated the users' epsilon. Now the restart is refused before it listens; the same
@@ -143,6 +144,7 @@ def _stored(srv) -> int:
 
 
 # ---------------------------------------------------------------------------- 7: deep document header
+@pytest.mark.service
 def test_a_deeply_nested_document_header_is_refused_in_one_line(doc_server, tmp_path):
     srv, words, texts = doc_server
     good = _doc_body(words, texts)
@@ -166,6 +168,7 @@ def test_a_deeply_nested_document_header_is_refused_in_one_line(doc_server, tmp_
 
 
 # ---------------------------------------------------------------------------- 6: version must be an integer
+@pytest.mark.service
 @pytest.mark.parametrize("version", [True, 1.0, "1"])
 def test_a_mistyped_format_version_is_refused_for_both_kinds(word_server, doc_server, version):
     for srv, body, parse in ((word_server[0], _word_body(*word_server[1:]), ReportSet.from_bytes),
@@ -182,6 +185,7 @@ def test_a_mistyped_format_version_is_refused_for_both_kinds(word_server, doc_se
 
 
 # ---------------------------------------------------------------------------- 8: the class and the digits
+@pytest.mark.service
 def test_another_vocabulary_size_is_422_even_with_padding_bits_set(word_server):
     srv, words, texts = word_server
     body = _word_body(words, texts)
@@ -194,6 +198,7 @@ def test_another_vocabulary_size_is_422_even_with_padding_bits_set(word_server):
         assert f"vocabulary of {V} words" in reply["error"]["message"]
 
 
+@pytest.mark.service
 def test_an_f_no_server_takes_is_answered_as_another_f_without_a_cli_flag(word_server):
     srv, words, texts = word_server
     body = _word_body(words, texts)
@@ -206,12 +211,14 @@ def test_an_f_no_server_takes_is_answered_as_another_f_without_a_cli_flag(word_s
     assert status == 400 and "not a finite number" in reply["error"]["message"], (status, reply)
 
 
+@pytest.mark.service
 def test_a_document_epsilon_beyond_a_float_is_400_not_500(doc_server):
     srv, words, texts = doc_server
     status, reply = _post(srv, with_header(_doc_body(words, texts), epsilon=10 ** 400))
     assert status == 400 and "not a finite number" in reply["error"]["message"], (status, reply)
 
 
+@pytest.mark.service
 def test_eps_doc_that_differs_in_the_tenth_digit_is_shown_with_it(doc_server):
     srv, words, texts = doc_server
     status, reply = _post(srv, with_header(_doc_body(words, texts), epsilon=8.0000000001))
@@ -220,6 +227,7 @@ def test_eps_doc_that_differs_in_the_tenth_digit_is_shown_with_it(doc_server):
 
 
 # ---------------------------------------------------------------------------- 5 and 4: scope, reports_per_contributor
+@pytest.mark.service
 def test_word_level_scope_and_the_model_figure_against_topics(word_server):
     srv, words, texts = word_server
     body = _word_body(words, texts, n=40)
@@ -247,6 +255,7 @@ def test_word_level_scope_and_the_model_figure_against_topics(word_server):
 
 
 # ---------------------------------------------------------------------------- 10: unknown admin keys
+@pytest.mark.service
 def test_rotate_and_close_round_refuse_unknown_keys(word_server):
     srv = word_server[0]
     models = admin(srv.url, "/v1/admin/models", method="GET")[1]["models"]
@@ -263,6 +272,7 @@ def test_rotate_and_close_round_refuse_unknown_keys(word_server):
 
 
 # ---------------------------------------------------------------------------- 14: singular on the status page
+@pytest.mark.service
 def test_status_page_says_one_entry_per_update(word_server):
     page = _flat(http("GET", word_server[0].url + "/")[2].decode())
     assert "1 entry per update" in page and "1 entries" not in page
@@ -284,6 +294,7 @@ def _trained(tmp_path, **kw):
     return words, texts
 
 
+@pytest.mark.service
 def test_a_restart_without_prior_keeps_the_status_pages_prior_sentence(tmp_path):
     """The page read the prior from this start's --prior: restarted without it, it said the output was
     post-processing of the reports alone, while the model it served was still started from the prior in the clear."""
@@ -299,6 +310,7 @@ def test_a_restart_without_prior_keeps_the_status_pages_prior_sentence(tmp_path)
         assert kept["prior"] == (True, False) and kept["prior_iter"] == (5, 200)
 
 
+@pytest.mark.service
 def test_a_fresh_server_without_prior_says_nothing_of_one(tmp_path):
     import html
     import re
@@ -310,6 +322,7 @@ def test_a_fresh_server_without_prior_says_nothing_of_one(tmp_path):
         assert srv.service.settings_kept_by_model() == []
 
 
+@pytest.mark.service
 def test_serve_warns_that_the_active_model_keeps_its_settings(tmp_path, monkeypatch, capsys):
     """The banner echoed --topics 7 while the server went on serving the 5-topic model; now a warning says so."""
     import uvicorn
@@ -329,6 +342,7 @@ def test_serve_warns_that_the_active_model_keeps_its_settings(tmp_path, monkeypa
     assert "--topics" in err and "--delta" in err and "--prior" in err and "POST /v1/admin/rotate" in err
 
 
+@pytest.mark.service
 def test_fed_another_body_under_a_used_key_is_checked_before_the_key(tmp_path):
     import numpy as np
 

@@ -25,6 +25,7 @@ def _rss_kb(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
+@pytest.mark.service
 def test_sixty_seconds_of_steady_load(tmp_path):
     from dptopic.local import Randomizer
 

@@ -32,6 +32,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarni
 
 
 # ============================================================================ #5: the same body under a new key
+@pytest.mark.service
 def test_the_same_body_under_a_new_key_is_refused_and_nothing_is_stored(tmp_path):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
     db = f"sqlite:///{tmp_path / 'd.db'}"
@@ -57,24 +58,7 @@ def test_the_same_body_under_a_new_key_is_refused_and_nothing_is_stored(tmp_path
         assert count_rows(db)["n_reports"] == before["n_reports"] + 20
 
 
-def test_storage_refuses_a_stored_body_inside_its_transaction_and_within_one_batch(tmp_path):
-    from dptopic.service.storage import Storage, Submission
-
-    st = Storage(f"sqlite:///{tmp_path / 's.db'}")
-    try:
-        a = Submission("walk48-k-000001", "a" * 64, "p1", [b"\x01"], unique_body=True)
-        b = Submission("walk48-k-000002", "a" * 64, "p2", [b"\x01"], unique_body=True)      # same body, another key, in one batch
-        c = Submission("walk48-k-000003", "c" * 64, None, [b"\x03"], unique_body=True)
-        out = st.store([a, b, c])
-        assert [o for o, _ in out] == ["stored", "duplicate", "stored"]
-        assert out[1][1]["reports"] == 1 and "idempotency_key" not in out[1][1] and "contributor" not in out[1][1]
-        assert [o for o, _ in st.store([b, a])] == ["duplicate", "replayed"]
-        assert st.store([a])[0][1]["contributor"] == "p1"
-        assert st.counts()["reports_stored"] == 2 and st.counts()["submissions"] == 2
-    finally:
-        st.close()
-
-
+@pytest.mark.service
 def test_two_honest_uploads_that_coincide_byte_for_byte_are_both_stored(tmp_path):
     """Without an upload nonce (a file from 'dptopic randomize', an older client) two contributors' single reports
     coincide often at a large epsilon: the server cannot tell a copy from a coincidence, so it stores both."""
@@ -97,17 +81,7 @@ def test_two_honest_uploads_that_coincide_byte_for_byte_are_both_stored(tmp_path
         assert post_reports(srv.url, one, "walk48-bob-00003", "bob")[0] == 409
 
 
-def test_a_bad_upload_nonce_is_refused_in_one_line():
-    from dptopic.errors import DPTopicError
-    from dptopic.local import ReportSet, Randomizer
-
-    rs = Randomizer(["a", "b", "c"], epsilon_word=2.0, secure=True).randomize([["a"]])
-    with pytest.raises(DPTopicError, match="upload_nonce is not 32 lowercase hex digits"):
-        rs.to_bytes(nonce="XYZ")
-    raw = rs.to_bytes(nonce="0" * 32)
-    assert ReportSet.from_bytes(raw).upload_nonce == "0" * 32 and ReportSet.from_bytes(rs.to_bytes()).upload_nonce is None
-
-
+@pytest.mark.service
 def test_submit_stops_for_good_on_a_copied_state_folder(tmp_path):
     """A copy of a state folder submitted under other keys: the server refuses the copied bytes, and submit says
     that running again cannot help (not "run the same command again")."""
@@ -138,41 +112,6 @@ def test_submit_stops_for_good_on_a_copied_state_folder(tmp_path):
         assert count_rows(db) == before
 
 
-def test_a_database_that_stored_a_body_twice_still_opens_and_refuses_a_third_copy(tmp_path):
-    """A database from before the check (schema 2) may hold duplicate bodies: the migration adds a plain index, not
-    a unique one, so it opens. Such bodies predate upload nonces, so a re-post of one is stored as before; a body that
-    carries a nonce (``unique_body``) is refused under a new key even where its digest is stored twice."""
-    from sqlalchemy import create_engine, text
-
-    from dptopic.service.storage import SCHEMA_VERSION, Storage, Submission
-
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    Storage(url).close()
-    eng = create_engine(url)
-    with eng.begin() as c:          # back to schema 2, with one body stored twice
-        c.execute(text("DROP INDEX ix_submissions_body_sha256"))
-        c.execute(text("DELETE FROM dptopic_schema WHERE version > 2"))
-        for i in (1, 2):
-            c.execute(text("INSERT INTO submissions (idempotency_key, body_sha256, contributor, n_reports,"
-                           " received_at) VALUES (:k, :s, 'p', 1, 0)"), {"k": f"walk48-old-{i:04d}", "s": "b" * 64})
-    eng.dispose()
-    st = Storage(url)
-    try:
-        assert st.schema_version() == SCHEMA_VERSION >= 3
-        assert st.store([Submission("walk48-old-0003", "b" * 64, "p", [b"\x01"], unique_body=True)])[0][0] == "duplicate"
-        assert st.store([Submission("walk48-old-0001", "b" * 64, "p", [b"\x01"], unique_body=True)])[0][0] == "replayed"
-        assert st.counts()["submissions"] == 2
-        # the old nonce-less body posted again under a new key is stored, as before the check
-        assert st.store([Submission("walk48-old-0004", "b" * 64, "p", [b"\x01"])])[0][0] == "stored"
-        assert st.counts()["submissions"] == 3
-    finally:
-        st.close()
-    eng = create_engine(url)
-    with eng.connect() as c:
-        assert c.execute(text("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ix_submissions_body_sha256'")).scalar()
-    eng.dispose()
-
-
 def _race(urls, body, n_per_server: int = 6):
     """Post ``body`` under a new key from many threads at once, spread over ``urls``; the statuses."""
     start = threading.Barrier(len(urls) * n_per_server)
@@ -191,6 +130,7 @@ def _race(urls, body, n_per_server: int = 6):
     return sorted(statuses)
 
 
+@pytest.mark.service
 def test_concurrent_copies_to_two_servers_on_one_sqlite_database_are_stored_once(tmp_path):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
     db = f"sqlite:///{tmp_path / 'r.db'}"
@@ -213,6 +153,8 @@ def pg():
         server.stop()
 
 
+@pytest.mark.postgres
+@pytest.mark.service
 def test_concurrent_copies_to_two_servers_on_one_postgres_database_are_stored_once(tmp_path, pg):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
     body = _body(words, texts[:10])
@@ -228,6 +170,7 @@ def test_concurrent_copies_to_two_servers_on_one_postgres_database_are_stored_on
 
 
 # ============================================================================ #6: submit through another address
+@pytest.mark.service
 def test_submit_through_another_address_keeps_the_pseudonym_the_server_holds(tmp_path, capsys):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
     db = f"sqlite:///{tmp_path / 'a.db'}"
@@ -266,6 +209,7 @@ def test_submit_through_another_address_keeps_the_pseudonym_the_server_holds(tmp
 
 
 # ============================================================================ #11: protocol-level 400s are counted
+@pytest.mark.service
 @pytest.mark.parametrize("fast", [True, False], ids=["httptools", "h11"])
 def test_protocol_level_400s_are_counted_as_bad_request(tmp_path, fast):
     if fast:

@@ -268,3 +268,14 @@ def test_corpus_info_describes_a_report_file(tmp_path, capsys):
     assert main(["corpus", "info", str(d)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_a_bad_upload_nonce_is_refused_in_one_line():
+    from dptopic.errors import DPTopicError
+    from dptopic.local import ReportSet, Randomizer
+
+    rs = Randomizer(["a", "b", "c"], epsilon_word=2.0, secure=True).randomize([["a"]])
+    with pytest.raises(DPTopicError, match="upload_nonce is not 32 lowercase hex digits"):
+        rs.to_bytes(nonce="XYZ")
+    raw = rs.to_bytes(nonce="0" * 32)
+    assert ReportSet.from_bytes(raw).upload_nonce == "0" * 32 and ReportSet.from_bytes(rs.to_bytes()).upload_nonce is None

@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("starlette")
 
+from dptopic.cli import main as cli_main  # noqa: E402
 from dptopic.corpus import Corpus  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
 from dptopic.service import client as client_mod, codec  # noqa: E402
@@ -22,7 +23,7 @@ from dptopic.service.app import Service  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient, fed_participate  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
 
-from service_helpers import make_words  # noqa: E402
+from service_helpers import free_port, make_words  # noqa: E402
 
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -58,7 +59,7 @@ def canned():
     srv.server_close()
 
 
-def _cli(*args, cwd):
+def _cli(*args, cwd=None):
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
                           env=env, timeout=120, cwd=cwd)
@@ -417,3 +418,41 @@ def test_watchdog_never_shuts_down_a_socket_that_took_a_closed_descriptor_s_numb
     finally:
         for s in (b, c, d):
             s.close()
+
+
+def test_pull_from_a_server_that_is_down_or_speaks_another_version(tmp_path):
+    out = tmp_path / "m"
+    r = _cli("pull", "--server", f"http://127.0.0.1:{free_port()}", "--out", str(out), "--retries", "0", "--timeout", "2")
+    assert r.returncode == 2 and "is the server" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+    class Other(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            data = json.dumps({"api_version": "v9"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a):
+            pass
+
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        r = _cli("pull", "--server", f"http://127.0.0.1:{httpd.server_port}", "--out", str(out))
+    finally:
+        httpd.shutdown()
+    assert r.returncode == 2 and "v9" in r.stderr and "upgrade" in r.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("raised,shown", [(KeyboardInterrupt(), "interrupted"),
+                                          (KeyboardInterrupt("interrupted; 3 of 5 sent"), "interrupted; 3 of 5 sent")])
+def test_the_cli_prints_what_the_interrupted_command_said(monkeypatch, capsys, raised, shown):
+    def run(argv):
+        raise raised
+
+    monkeypatch.setattr(cli_main, "_run", run)
+    assert cli_main.main(["submit"]) == 130
+    assert capsys.readouterr().err.strip() == shown

@@ -36,6 +36,7 @@ def _json_error(got: bytes, status: int) -> dict:
     return json.loads(body)["error"]
 
 
+@pytest.mark.service
 def test_a_url_past_the_limit_gets_a_json_414(served):
     got = send_raw(served.port, b"GET /v1/topics?" + b"q" * LONG + b" HTTP/1.1\r\nHost: x\r\n\r\n")
     err = _json_error(got, 414)
@@ -43,12 +44,14 @@ def test_a_url_past_the_limit_gets_a_json_414(served):
     assert metric(served.url, "dptopic_errors_total", "url_too_long") == 1
 
 
+@pytest.mark.service
 def test_headers_past_the_limit_get_a_json_431_whole(served):
     got = send_raw(served.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * LONG
                               + b"\r\n\r\n")
     assert _json_error(got, 431)["code"] == "headers_too_large"
 
 
+@pytest.mark.service
 def test_a_url_under_the_limit_is_served(served):
     got = send_raw(served.port, b"GET /healthz?" + b"q" * (MAX_HEADER_BYTES // 2)
                               + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -92,6 +95,7 @@ def served_with_parser(tmp_path, request):
         yield srv, request.param
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("served_with_parser", [True, False], ids=["httptools", "h11"], indirect=True)
 def test_headers_past_the_limit_are_refused_and_the_app_is_not_called(served_with_parser):
     srv, fast = served_with_parser
@@ -104,6 +108,7 @@ def test_headers_past_the_limit_are_refused_and_the_app_is_not_called(served_wit
     assert b"HTTP/1.1 200" not in got      # /healthz was never answered
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("served_with_parser", [True, False], ids=["httptools", "h11"], indirect=True)
 def test_headers_under_the_limit_are_served(served_with_parser):
     srv, _ = served_with_parser
@@ -112,6 +117,7 @@ def test_headers_under_the_limit_are_served(served_with_parser):
     assert got.startswith(b"HTTP/1.1 200"), got[:200]
 
 
+@pytest.mark.service
 def test_a_long_url_counts_towards_the_limit(tmp_path):
     pytest.importorskip("httptools")
     words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
@@ -167,6 +173,7 @@ def _one_response(sock) -> bytes:
     return head + b"\r\n\r\n" + body
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("fast", [True, False], ids=["httptools", "h11"])
 def test_slow_or_silent_connections_are_closed_at_the_header_deadline(tmp_path, fast):
     import time
@@ -209,6 +216,7 @@ def test_slow_or_silent_connections_are_closed_at_the_header_deadline(tmp_path, 
                 time.sleep(1.5)
 
 
+@pytest.mark.service
 @pytest.mark.parametrize("fast", [True, False], ids=["httptools", "h11"])
 def test_a_later_request_on_a_kept_alive_connection_gets_its_own_full_deadline(tmp_path, fast):
     """One timer per connection: when it fires during a later request's headers it re-arms for that request's own

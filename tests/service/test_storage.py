@@ -12,10 +12,10 @@ from sqlalchemy import insert, select  # noqa: E402
 
 from dptopic.cli.main import main  # noqa: E402
 from dptopic.service import ServiceConfig  # noqa: E402
-from dptopic.service.storage import (SCHEMA_VERSION, Storage, Submission, reports, schema_table,  # noqa: E402
-                                     submissions)
+from dptopic.service.storage import (SCHEMA_VERSION, Storage, Submission, reports, schema_table, submissions)  # noqa: E402
 
 from service_helpers import NoServer, free_port, make_data, throwaway_postgres_url  # noqa: E402
+
 
 BOUND = {"fed_epsilon": 2.0, "fed_topics": 5, "fed_failure_rate": 0.2, "fed_pad_length": 10}
 
@@ -213,7 +213,7 @@ def pg_url():
     yield from throwaway_postgres_url()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
 def storage_on_both(request, tmp_path):
     if request.param == "sqlite":
         st = Storage(f"sqlite:///{tmp_path / 's.db'}")
@@ -440,3 +440,56 @@ def test_an_older_database_that_never_ran_fedlda_opens_and_records_fedlda_off(ca
     _as_before_fed_binding(db)
     _ok(capsys, base)
     assert _settings(db)["fed_epsilon"] is None
+
+
+def test_storage_refuses_a_stored_body_inside_its_transaction_and_within_one_batch(tmp_path):
+    from dptopic.service.storage import Storage, Submission
+
+    st = Storage(f"sqlite:///{tmp_path / 's.db'}")
+    try:
+        a = Submission("walk48-k-000001", "a" * 64, "p1", [b"\x01"], unique_body=True)
+        b = Submission("walk48-k-000002", "a" * 64, "p2", [b"\x01"], unique_body=True)      # same body, another key, in one batch
+        c = Submission("walk48-k-000003", "c" * 64, None, [b"\x03"], unique_body=True)
+        out = st.store([a, b, c])
+        assert [o for o, _ in out] == ["stored", "duplicate", "stored"]
+        assert out[1][1]["reports"] == 1 and "idempotency_key" not in out[1][1] and "contributor" not in out[1][1]
+        assert [o for o, _ in st.store([b, a])] == ["duplicate", "replayed"]
+        assert st.store([a])[0][1]["contributor"] == "p1"
+        assert st.counts()["reports_stored"] == 2 and st.counts()["submissions"] == 2
+    finally:
+        st.close()
+
+
+def test_a_database_that_stored_a_body_twice_still_opens_and_refuses_a_third_copy(tmp_path):
+    """A database from before the check (schema 2) may hold duplicate bodies: the migration adds a plain index, not
+    a unique one, so it opens. Such bodies predate upload nonces, so a re-post of one is stored as before; a body that
+    carries a nonce (``unique_body``) is refused under a new key even where its digest is stored twice."""
+    from sqlalchemy import create_engine, text
+
+    from dptopic.service.storage import SCHEMA_VERSION, Storage, Submission
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    Storage(url).close()
+    eng = create_engine(url)
+    with eng.begin() as c:          # back to schema 2, with one body stored twice
+        c.execute(text("DROP INDEX ix_submissions_body_sha256"))
+        c.execute(text("DELETE FROM dptopic_schema WHERE version > 2"))
+        for i in (1, 2):
+            c.execute(text("INSERT INTO submissions (idempotency_key, body_sha256, contributor, n_reports,"
+                           " received_at) VALUES (:k, :s, 'p', 1, 0)"), {"k": f"walk48-old-{i:04d}", "s": "b" * 64})
+    eng.dispose()
+    st = Storage(url)
+    try:
+        assert st.schema_version() == SCHEMA_VERSION >= 3
+        assert st.store([Submission("walk48-old-0003", "b" * 64, "p", [b"\x01"], unique_body=True)])[0][0] == "duplicate"
+        assert st.store([Submission("walk48-old-0001", "b" * 64, "p", [b"\x01"], unique_body=True)])[0][0] == "replayed"
+        assert st.counts()["submissions"] == 2
+        # the old nonce-less body posted again under a new key is stored, as before the check
+        assert st.store([Submission("walk48-old-0004", "b" * 64, "p", [b"\x01"])])[0][0] == "stored"
+        assert st.counts()["submissions"] == 3
+    finally:
+        st.close()
+    eng = create_engine(url)
+    with eng.connect() as c:
+        assert c.execute(text("SELECT COUNT(*) FROM sqlite_master WHERE name = 'ix_submissions_body_sha256'")).scalar()
+    eng.dispose()
