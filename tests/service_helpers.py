@@ -342,7 +342,7 @@ class ServedLikeServe(InProcessServer):
     def __init__(self, cfg, fast: bool):
         from dptopic.service.http import server_options
 
-        super().__init__(cfg, **server_options(fast), loop="asyncio")
+        super().__init__(cfg, **{**server_options(fast), "loop": "asyncio"})
 
 
 def send_raw(port: int, data: bytes) -> bytes:

@@ -1,7 +1,7 @@
 """The ``--out`` marker of a folder of results (``.dptopic-output``): ``--overwrite`` never deletes a result file, a
 failed run leaves everything as it was, runs ending at once keep each other's entries (the marker is rewritten under
 a lock), the stale-temporary sweep removes only dptopic's own temporaries, and a file removed while the folder is
-read is skipped (review 45, findings 1, 2, 8 and 12)."""
+read is skipped (``dptopic._io``)."""
 import json
 import os
 import threading
@@ -28,7 +28,7 @@ def _start(folder, command, overwrite=True):
     mark_output_folder(folder, command)
 
 
-# ---- finding 1: --overwrite deletes nothing, at the start or after a failure; the other corpus's files stay
+# ---- --overwrite deletes nothing, at the start or after a failure; the other corpus's files stay
 def test_overwrite_deletes_nothing_and_a_failed_run_leaves_everything_as_it_was(tmp_path):
     d, cmd = tmp_path / "figs", "experiment zhao"
     _start(d, cmd, overwrite=False)                                  # a 20 Newsgroups run (hours)
@@ -103,7 +103,7 @@ def test_an_older_dptopics_marker_of_a_run_that_never_finished_accepts_the_folde
     assert mark["kept"] == ["fig4-demo.png"] and (d / "fig4-demo.png").read_text() == "old"
 
 
-# ---- finding 2: runs ending at once keep each other's entries; a user's file written meanwhile is never deleted
+# ---- runs ending at once keep each other's entries; a user's file written meanwhile is never deleted
 def test_concurrent_runs_keep_both_entries_and_delete_nothing_later(tmp_path):
     d, A, B = tmp_path / "figs", "experiment lira", "experiment zhao"
     _start(d, A, overwrite=False)
@@ -179,7 +179,7 @@ def test_a_users_file_written_during_a_run_is_never_deleted(tmp_path):
     assert _marker(d)["runs"][f"dptopic {A}"] == {"files": ["lira.png"], "earlier": ["NOTES.md"]}
 
 
-# ---- finding 8: the stale-temporary sweep removes only dptopic's own temporaries, and only old ones
+# ---- the stale-temporary sweep removes only dptopic's own temporaries, and only old ones
 def _age(path, seconds):
     t = time.time() - seconds
     os.utime(path, (t, t))
@@ -218,7 +218,7 @@ def test_only_an_old_temporary_of_a_listed_file_is_swept(tmp_path):
     assert not old.exists() and fresh.read_text() == "a write under way"
 
 
-# ---- finding 12: a file listed and then removed before it is examined is skipped
+# ---- a file listed and then removed before it is examined is skipped
 def test_a_file_removed_while_the_folder_is_read_is_skipped(tmp_path, monkeypatch):
     d, A = tmp_path / "figs", "experiment lira"
     _start(d, A, overwrite=False)

@@ -1,4 +1,4 @@
-"""The audit path after its walk-through: a verdict beside the claim, the report's guarantee as the claim, the
+"""The audit from Python and its record: a verdict beside the claim, the report's guarantee as the claim, the
 figures labelled as outside the guarantee, one-line errors, the corpus coverage check and the --out rule."""
 import json
 import string

@@ -1,4 +1,4 @@
-"""The audit after its third walk-through (20 Newsgroups, 1,000-2,000 documents): an AUC standard error that counts
+"""The audit's uncertainty and what it records (sized as 20 Newsgroups, 1,000-2,000 documents): an AUC standard error that counts
 documents and models rather than pooled scores, a record of what was attacked (and a report that refuses another
 model's audit), local-DP units, the corpus read into a saved model's vocabulary, a seeded model's caveat, the
 coverage check, one-line API errors and thread-safe warnings, ldp-doc, and one rounding of the claim."""

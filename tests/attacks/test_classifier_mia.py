@@ -1,6 +1,5 @@
-"""Review 53, attacks: the classifier membership-inference attack's standard errors came from one replicate (binomial
-over the records scored) without saying so. The result now names what they count (``se_method``), and
-``n_replicates >= 2`` repeats the whole attack on independent streams, its standard errors from their spread, which
+"""The classifier membership-inference attack (``dptopic.attacks.classifier_mia``): its result names what its standard
+errors count (``se_method``: one replicate is binomial over the records scored), and ``n_replicates >= 2`` repeats the whole attack on independent streams, its standard errors from their spread, which
 agrees with the spread of independent single attacks."""
 from __future__ import annotations
 
@@ -106,7 +105,7 @@ def test_experiment_classifier_mia_replicates_flag_reaches_the_results(tmp_path,
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# A researcher's pass over the attacks API and the experiment commands (review 55): the documented
+# The attacks API and the experiment commands as a researcher calls them: the documented
 # ``dptopic.attacks.classifier_mia`` is the function; bad seeds and trainers are one line; labels coded -1/1 are read
 # as scikit-learn reads them; a one-run audit's note speaks of its training run, not shadow models; an audit on a
 # corpus of fewer than two words says what is wrong; the LiRA experiment lists every file it writes.

@@ -128,7 +128,7 @@ def test_sklearn_trainer_runs(planted):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Review 50 of the attacks' statistics: the models' jackknife with one or two attacked targets, the audit's printed
+# The attacks' statistics: the models' jackknife with one or two attacked targets, the audit's printed
 # confidence, and checks of the ROC and the epsilon bound against references (scikit-learn, brute force, a mechanism of
 # known epsilon).
 
@@ -162,7 +162,6 @@ def test_jackknife_without_the_targets_group_is_the_delete_a_group_jackknife_of_
         keep = np.arange(M) // 2 != g
         sub = lira.ShadowScores(sh.scores[keep], sh.members[keep], {})
         s, y = lira.leave_one_out(sub, 1)["lira_online"]
-        from sklearn.metrics import roc_auc_score
         v.append(roc_auc_score(y, s))
     v = np.asarray(v)
     assert se["lira_online"] == pytest.approx(np.sqrt(6 / 7 * np.sum((v - v.mean()) ** 2)), rel=1e-10)

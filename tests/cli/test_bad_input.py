@@ -249,8 +249,8 @@ def test_the_harness_can_fail(capsys):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# What a fuzzing walk-through of the command line found (2026-11-23), each pinned: one line, exit 2, no traceback,
-# and an exit status a shell pipeline can read.
+# Command lines that once ended in a traceback or a wrong exit status: one line, exit 2, no traceback, and an exit
+# status a shell pipeline can read.
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 ENV = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -532,7 +532,7 @@ def test_a_bad_uci_line_after_blank_lines_is_still_named_by_its_line(tmp_path):
 
 
 def test_train_on_a_word_list_counts_stop_words_and_case_when_told_and_refuses_data_cuts(tmp_path):
-    # (walk-through, 2026-11-24) with --vocabulary, --stop-words and --no-lowercase were silently ignored, so the
+    # with --vocabulary, --stop-words and --no-lowercase were silently ignored, so the
     # warning's own advice ("pass --stop-words none to count them") could not be followed; --max-vocab was ignored
     import random
 
@@ -573,7 +573,7 @@ def test_corpus_prepare_on_a_word_list_counts_stop_words_when_told(tmp_path):
 
 
 def test_stop_words_beside_a_word_list_on_a_prepared_corpus_are_refused(tmp_path):
-    # (review, 2026-11-24) they were silently ignored there, while text read with them drops the list's stop words
+    # they were silently ignored there, while text read with them drops the list's stop words
     (tmp_path / "t.txt").write_text("the apple banana the cherry\nthe apple the banana\ncherry the apple\n" * 10)
     (tmp_path / "v.txt").write_text("the\napple\nbanana\ncherry\n")
     assert _cli("corpus", "prepare", "--corpus", tmp_path / "t.txt", "--stop-words", "none", "--out",

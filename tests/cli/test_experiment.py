@@ -1,4 +1,4 @@
-"""Walk-through B (experiments, Dask, transform, the Python API): the ``--out`` marker lists each command's own files
+"""``dptopic experiment`` (and the Dask scheduler, transform's CSV, the Python API beside it): the ``--out`` marker lists each command's own files
 and ``--overwrite`` deletes none (an earlier run's files stay, listed as ``earlier``); verdicts mark untestable claims
 None (LiRA at low FPR, classifier-mia's Fig. 7 claims); arguments are checked before any work; one-line errors and
 honest notes."""
@@ -48,7 +48,7 @@ def _run(folder, command, writes, overwrite=True, share=False):
     mark_output_folder(folder, command, done=True)
 
 
-# ---- finding 1: --overwrite rewrites a command's files and deletes none; the marker lists each run's files
+# ---- --overwrite rewrites a command's files and deletes none; the marker lists each run's files
 def test_overwrite_deletes_nothing_and_lists_the_earlier_runs_files_apart(tmp_path):
     out = tmp_path / "fed"
     _run(out, "experiment fedlda", {"fedlda_table.csv": "20ng", "fedlda_budget.png": "20ng"}, overwrite=False)
@@ -129,7 +129,7 @@ def test_the_docs_figures_folder_takes_its_documented_fedlda_command(tmp_path):
     assert {"svi_fig1_demo.png", "svi_fig1_20newsgroups.png", "report.png"} <= set(mark["kept"])   # still kept
 
 
-# ---- finding 9: arguments checked before any work; the classes that exist; help for every flag
+# ---- arguments checked before any work; the classes that exist; help for every flag
 def test_svi_sampling_rate_is_refused_before_the_corpus_is_read(tmp_path, capsys, monkeypatch):
     from dptopic.cli import _common
 
@@ -170,7 +170,7 @@ def test_every_experiment_flag_has_help(capsys):
     assert not missing, missing
 
 
-# ---- finding 2: LiRA's low-FPR checks need 1/FPR non-member scores; the run's time is the whole run's
+# ---- LiRA's low-FPR checks need 1/FPR non-member scores; the run's time is the whole run's
 def test_lira_checks_at_an_fpr_the_sample_cannot_resolve_are_not_tested():
     from dptopic.experiments.manzonelli_lira import lira_checks
 
@@ -208,7 +208,7 @@ def test_lira_seconds_count_from_the_callers_start(monkeypatch, tmp_path):
     assert s["seconds"] >= 100.0
 
 
-# ---- finding 3: classifier-mia's verdict on the Fig. 7 claims
+# ---- classifier-mia's verdict on the Fig. 7 claims
 def test_fig7_checks_test_each_claim_and_leave_the_others_none():
     from dptopic.experiments.manzonelli_lira import fig7_checks
 
@@ -231,7 +231,7 @@ def test_fig7_checks_test_each_claim_and_leave_the_others_none():
     assert checks["LP-LDA beats CDP-LDA at weak privacy (prediction accuracy at the largest eps)"] is None
 
 
-# ---- finding 4: FedLDA's perplexity caveat
+# ---- FedLDA's perplexity caveat
 def test_fedlda_summary_says_the_none_rules_perplexity_is_not_comparable():
     from dptopic.experiments.fedlda import perplexity_caveat
 
@@ -247,7 +247,7 @@ def test_fedlda_summary_says_the_none_rules_perplexity_is_not_comparable():
     assert perplexity_caveat(table[:1], {"20ng": (Train(),)}) is None
 
 
-# ---- finding 8: a refused scheduler port fails at once
+# ---- a refused scheduler port fails at once
 def test_a_refused_scheduler_port_fails_at_once():
     pytest.importorskip("distributed")
     from dptopic.cli._cluster import cluster_from_args
@@ -292,7 +292,7 @@ def test_a_scheduler_that_listens_a_moment_later_is_reached():
     t.join(5)
 
 
-# ---- finding 10: transform's CSV neither runs formulas in a spreadsheet nor rounds the proportions
+# ---- transform's CSV neither runs formulas in a spreadsheet nor rounds the proportions
 def test_transform_csv_neutralises_formulas_and_keeps_every_digit(tmp_path, capsys):
     from dptopic import LDA
 
@@ -311,7 +311,7 @@ def test_transform_csv_neutralises_formulas_and_keeps_every_digit(tmp_path, caps
     assert np.all(np.abs(sums - 1.0) < 1e-9)
 
 
-# ---- finding 11: LocalDocumentLDA says why it takes no seed
+# ---- LocalDocumentLDA says why it takes no seed
 def test_local_document_lda_refuses_a_seed_in_one_line():
     from dptopic.models import LocalDocumentLDA
 
@@ -320,7 +320,7 @@ def test_local_document_lda_refuses_a_seed_in_one_line():
     assert "seed" not in LocalDocumentLDA().get_params()
 
 
-# ---- finding 12: the uniform-guess baseline and the short-run note
+# ---- the uniform-guess baseline and the short-run note
 def test_topic_attack_gives_the_uniform_guess_and_hdp_utility_a_short_run_note(tiny, tmp_path):
     from dptopic import experiments
 

@@ -243,7 +243,7 @@ def test_train_reports_per_contributor_out_of_range_names_the_flag(files, tmp_pa
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# One spelling of a flag works wherever its meaning is the same (2026-11-24).
+# One spelling of a flag works wherever its meaning is the same.
 
 WORDS = "apple pear fruit banana engine wheel brake car god know space orbit".split()
 

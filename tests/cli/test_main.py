@@ -129,7 +129,7 @@ def test_a_warning_is_printed_once_per_command(capsys):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# A new user's walk-through of the command line, every command end to end (2026-11-24): what it found.
+# Every command end to end as a new user runs them, one after another, on a small corpus.
 
 WORDS = ["apple", "pear", "fruit", "banana", "engine", "wheel", "brake", "car", "god", "know", "space", "orbit",
          "moon", "church", "faith", "drive"]

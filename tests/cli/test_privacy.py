@@ -1,5 +1,4 @@
-"""What a user's walk-through of the privacy calculators, `recommend` and the experiments found, each pinned: the
-calculators' defaults and figures as the trainers report them, epsilons never shown below the figure computed,
+"""The privacy calculators (`dptopic privacy`), `recommend` and the experiments on the command line: the calculators' defaults and figures as the trainers report them, epsilons never shown below the figure computed,
 claims a run cannot test stored as null, and one-line errors for inputs the commands cannot serve."""
 import inspect
 import json

@@ -1,4 +1,4 @@
-"""What a walk-through of `dptopic recommend`, the advice module and `dptopic train --unit` found, each pinned: flags
+"""`dptopic recommend`, the advice module (``dptopic.advice``) and `dptopic train --unit`: flags
 that do not apply to the unit are refused in one line, the advice agrees with what `train` runs, and the small-corpus
 warning counts the documents the model trains on."""
 import json
@@ -55,7 +55,7 @@ def test_a_tiny_epsilon_is_answered_in_one_line(capsys, tmp_path):
     """recommend --epsilon 1e-305 and train --unit document --epsilon 1e-310 raised OverflowError."""
     assert main(["recommend", "--epsilon", "1e-305", "--docs", "10"]) in (0, None)
     out = " ".join(capsys.readouterr().out.split())
-    # the trainer cannot reach 1e-305 at all: no corpus size is offered (walk-through 49), the floor is named
+    # the trainer cannot reach 1e-305 at all: no corpus size is offered, the floor is named
     assert "NOT useful yet" in out and "cannot reach epsilon = 1e-305" in out and "documents for useful" not in out
     assert "no number of documents helps" in too_small_message("document", 1e-310, 10, 20)
     # the budget is refused before the corpus is read: a corpus that is not there is never reached

@@ -1,4 +1,6 @@
-"""Issue 7: the holes a fuzz run found. Each test here failed on the code before the fix."""
+"""Inputs a fuzz run found that crashed or misled, on the command line and in the Python API: the ``--out`` rules and
+atomic saves, the discrete sampler's range, the ledger's and calculators' checks, one-line errors for bad corpora,
+model folders and flags, and Ctrl-C at start-up. Each test here failed on the code before its fix."""
 import gzip
 import json
 import os

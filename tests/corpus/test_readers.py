@@ -40,7 +40,7 @@ def test_a_data_row_of_words_is_not_taken_for_a_type_row(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Findings of a walk-through of the corpus loaders: each input below was read wrongly or crashed with a traceback.
+# The corpus loaders on inputs once read wrongly or ended in a traceback.
 
 WORDS = "apple banana cherry grape lemon mango".split()
 
@@ -225,7 +225,7 @@ def _empty_csv(d):
 
 
 def _semicolons(d):
-    # read with ';' when that finds the text column (tests/test_review49.py); here it does not: the hint names ';'
+    # read with ';' when that finds the text column ; here it does not: the hint names ';'
     (d / "s.csv").write_text("id;body\n1;apple banana\n2;cherry apple\n")
     return ["corpus", "info", str(d / "s.csv")]
 
@@ -285,7 +285,7 @@ def test_tokeniser_v4_keeps_these_words_whole(text, tokens):
 
 
 def test_a_korean_syllable_counts_as_two_letters_against_min_length():
-    # (review, 2026-11-24) every Hangul word of two syllables or more was kept whatever min_length
+    # every Hangul word of two syllables or more was kept whatever min_length
     from dptopic.corpus.preprocess import Preprocessor
 
     assert Preprocessor(stop_words=None, min_length=8).tokenize("대한민국 학교 사람들아요") == ["대한민국", "사람들아요"]
@@ -322,7 +322,7 @@ def test_a_model_of_tokeniser_v3_warns_that_only_ascii_reads_as_then(tmp_path):
 
 @pytest.mark.parametrize("bad", ["\n\n", "", " ", "a\tb", "new\nyork"])
 def test_a_token_no_saved_model_could_read_back_is_refused_at_fit(bad, tmp_path):
-    # (walk-through, 2026-11-24) such a token trained and saved, and then dptopic.load refused the folder for ever
+    # such a token trained and saved, and then dptopic.load refused the folder for ever
     import dptopic
 
     with pytest.raises(DPTopicError, match="empty or holds a line break or tab"):
@@ -333,7 +333,7 @@ def test_a_token_no_saved_model_could_read_back_is_refused_at_fit(bad, tmp_path)
 
 
 def test_blank_lines_do_not_count_in_a_fraction_of_documents_and_a_cr_only_file_splits(tmp_path):
-    # (review, 2026-11-24) after blank lines became numbered documents, a file of paragraphs set apart by blank lines
+    # after blank lines became numbered documents, a file of paragraphs set apart by blank lines
     # counted them in --max-df 0.5's denominator and kept a word in 90% of the paragraphs; a file with classic Mac
     # line endings (carriage returns only) became one document
     from dptopic.cli._common import load_corpus

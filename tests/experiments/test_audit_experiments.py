@@ -1,4 +1,6 @@
-"""Walk-through 48 (a privacy engineer's audit): the defects it found in the audit and the classifier attack."""
+"""The audit experiments as a privacy engineer runs them (LiRA, the classifier attack and Zhao et al.'s Fig. 7): claims
+within the standard errors are inconclusive, owner-only files, the bound over several attacks, warnings that do not
+leak from threads, and the help and docs that describe them."""
 import io
 import json
 import warnings
@@ -22,7 +24,7 @@ def labelled():
 
 
 # ---- 1: classifier-mia's verdict: a difference within the standard errors is inconclusive, never "yes"
-# the walk-through's run: every attack at chance (+-0.025), the private targets at chance on 20 classes
+# a run where every attack is at chance (+-0.025), the private targets at chance on 20 classes
 CHANCE_ROWS = [["lda", None, 0.497, 0.025, 0.235, 0.18, 0.03, 0.02, 0.09],
                ["svi", 1.0, 0.458, 0.025, 0.050, 0.037, 0.015, 0.012, 0.09],
                ["svi", 8.0, 0.495, 0.025, 0.035, 0.016, 0.013, 0.006, 0.09],

@@ -1,5 +1,6 @@
-"""Issue 20, FedLDA items: saved sizes (6), partial guarantee (7), retried updates (17), huge shapes (18),
-K > V (20), epsilon range (21), a refused broadcast leaves the client untouched (24)."""
+"""The FedLDA participant (``dptopic.federated.client``) and what it saves: no exact corpus sizes in a saved model, a
+partial guarantee where topic labels go out in the clear, huge or odd message shapes refused in one line, K > V and
+an epsilon too small for the vocabulary refused before training, and a refused broadcast leaves the client as it was."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""What a walk-through of the local and federated trainers through the Python API found (2026-11-24): FedLDA states
+"""The local and federated trainers through the Python API: FedLDA states
 a vocabulary read from the users' documents as partial, its deployed clients draw their reports from the OS CSPRNG,
 a tail-rule report that follows no (epsilon, delta) says "none" everywhere, local reports name the contributor when
 reports compose, and the input mistakes a user makes get one line."""
@@ -171,7 +171,7 @@ def test_experiment_targets_are_in_points_by_epsilon():
     assert out["points"] == pytest.approx(4.0) and out["target_points"] == 5.0
 
 
-# ------------------------------------------------------------------------------------ after the diff review
+# ------------------------------------------------------------------------------------- a refit, user corpora, phrases
 def test_fedlda_maps_a_corpus_onto_a_given_vocabulary_before_calling_it_supplied(planted):
     words = planted.vocabulary.words[:8]
     with warnings.catch_warnings():

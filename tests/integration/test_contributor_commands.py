@@ -1,5 +1,6 @@
-"""``submit`` interrupted part-way (2026-11-24 walk-through): the kept reports finish the job on the next run, nothing
-is randomized twice, and the contributor keeps one pseudonym per server."""
+"""The contributor's commands against a real ``dptopic serve`` on 127.0.0.1: ``submit`` interrupted part-way (the kept
+reports finish the job on the next run, nothing is randomized twice, one pseudonym per server), ``pull``, and Ctrl-C
+during ``submit`` or ``fed-client``."""
 from __future__ import annotations
 
 import json

@@ -277,7 +277,7 @@ def test_fed_model_is_404_fed_disabled_without_fed_epsilon(fed):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Protocol review 52 of the FedLDA participant: the settings a ``dptopic fed-client`` takes from a server it does not
+# The FedLDA participant's checks of its server: the settings a ``dptopic fed-client`` takes from a server it does not
 # trust (``/v1/config``'s ``fed``) are checked against the ranges ``FedLDA`` takes, in one line, before anything is
 # randomized, kept or sent. Before, ``sample_ratio`` 2 or ``n_topics`` 0 failed inside NumPy with a traceback after the
 # reports were drawn, ``pad_length`` 10^9 exhausted the device's memory, and a negative ``alpha`` or a fractional

@@ -293,7 +293,7 @@ def test_admin_train_names_the_bad_key(env):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Stop 48: the collection service (walk-throughs and the list left by stop 47), one test each.
+# The status page while the database is down.
 
 @pytest.mark.service
 def test_status_page_answers_html_while_the_database_is_down(tmp_path, monkeypatch, caplog):
@@ -394,10 +394,10 @@ def test_submit_to_a_document_kind_server(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# What a deployment walk-through of the collection service found (2026-11-23), each pinned against a real
+# A deployment of the collection service, against a real
 # ``dptopic serve`` on 127.0.0.1: the released model states the worst contributor, not one report; uploads without a
 # pseudonym count one by one; the public page names no pseudonym; mistyped report headers are malformed, not another
-# version; FedLDA client ids are checked before they reach the database.
+# version.
 
 
 def _rewrite_header(body: bytes, **fields) -> bytes:
@@ -518,13 +518,10 @@ def test_topics_words_takes_ascii_digits_only(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# A second user walk-through of the collection service and the contributor commands (serve, randomize, submit),
-# each finding pinned: a port already in use is refused in one line before the database is touched; a database URL is
-# shown with its scheme and its password masked; /v1/topics says the range of ``words``; a compressed upload is
-# refused (415) instead of stored as it came; randomize names the flag that is wrong (a misplaced --epsilon-doc, the
-# UCI vocabulary, a text file read as .npz, a vocabulary folder), counts in the singular, and warns before writing
-# megabytes per document; serve's help says what every option does; the service guide states how the released
-# model's headline epsilon is chosen.
+# The collection service as a user runs it: a port already in use is refused in one line before the database is
+# touched; /v1/topics says the range of ``words``; a compressed upload is refused (415) instead of stored as it
+# came; submit counts one document in the singular. (The command-line checks of serve and randomize are in
+# tests/cli/test_serve.py and tests/cli/test_randomize.py.)
 
 
 def _flat(text: str) -> str:
@@ -625,7 +622,7 @@ def test_submit_counts_one_document_in_the_singular(live, tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Service review 52, against a real ``dptopic serve`` on 127.0.0.1 (SQLite): every epsilon the service and its
+# Against a real ``dptopic serve`` on 127.0.0.1 (SQLite): every epsilon the service and its
 # clients show is rounded up (never below the one composed), a body with a transfer coding the server does not decode
 # is refused, an admin JSON body with a repeated key is refused and changes nothing, and a restart keeps the counts,
 # rounds and per-contributor ledger exactly.

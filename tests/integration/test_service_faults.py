@@ -1,4 +1,4 @@
-"""Fuzz 50 of the collection service (real servers, SQLite and a throwaway PostgreSQL): what broke.
+"""The collection service under faults (real servers, SQLite and a throwaway PostgreSQL), each once broken:
 
 1. A SQLite file made read-only while serving, then writable again: the server wrote again only after a restart
    (every connection the pool opened meanwhile stayed read-only; 2 uploads in 3 kept failing with 500).
@@ -47,7 +47,7 @@ def _upload(url: str, words, texts, n: int = 2):
     start = i % (len(texts) - n)
     body = Randomizer(words, epsilon_word=2.0, secure=True).randomize(
         [t.split() for t in texts[start:start + n]]).to_bytes(include_vocabulary=False, nonce=new_upload_nonce())
-    key = f"fuzz50-{i:06d}"
+    key = f"faults-{i:06d}"
     status, _, data = http("POST", url + "/v1/reports", body, {"Content-Type": "application/octet-stream",
                                                                "Idempotency-Key": key})
     doc = json.loads(data)

@@ -309,7 +309,7 @@ def test_a_database_host_that_never_answers_is_refused_after_the_connect_timeout
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Review 53 of the service on a real PostgreSQL (a throwaway cluster; skipped without the binaries): a database that
+# The service on a real PostgreSQL (a throwaway cluster; skipped without the binaries): a database that
 # stops answering does not hold uploads for ever.
 #
 # * the postmaster and its backends stopped (SIGSTOP: the kernel still acknowledges every packet, so no TCP timeout

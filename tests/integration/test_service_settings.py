@@ -1,4 +1,4 @@
-"""A third walk-through of the collection service (walk A), each finding pinned.
+"""What the collection service binds to its database and checks in what it is sent, each once broken.
 
 1/11. FedLDA's settings (per-entry epsilon, K, failure rate, entries per update, report words, rule) are bound to the
       database on its first start, like the vocabulary and f: a restart with other values, or without FedLDA after it
@@ -69,7 +69,7 @@ def with_raw_header(body: bytes, raw: bytes) -> bytes:
 
 @pytest.mark.service
 def test_a_live_fed_server_restarted_with_another_k_is_refused_and_its_round_stays_usable(tmp_path):
-    """The walk-through's case: a server that ran a round restarted with --fed-topics 5 and --fed-epsilon 2 started,
+    """A server that ran a round restarted with --fed-topics 5 and --fed-epsilon 2 started,
     left the round stuck and understated the users' epsilon. Now the restart is refused before it listens; the same
     flags serve the same round, and the status page states epsilon 5 x 32 = 160 per user."""
     words, _ = make_data(tmp_path, vocab_size=60, n_docs=10, n_prior=10)
@@ -97,7 +97,7 @@ def test_a_live_fed_server_restarted_with_another_k_is_refused_and_its_round_sta
         srv.stop()
 
 
-# ============================================================================ live servers for findings 5-10, 14
+# ============================================================================ live servers for items 4-10 and 14
 @pytest.fixture(scope="module")
 def word_server(tmp_path_factory):
     """A word-level server (V = 60) with FedLDA at one entry per update, admin on, trainer only on demand."""
@@ -279,7 +279,7 @@ def test_status_page_says_one_entry_per_update(word_server):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Walk-through 49, the collection service: a restart with other trainer flags, the prior's sentence on the status
+# A restart with other trainer flags, the prior's sentence on the status
 # page, FedLDA's idempotency order and its /v1/config.
 
 
@@ -288,7 +288,7 @@ def _trained(tmp_path, **kw):
     prior = corpus_of((tmp_path / "prior.txt").read_text().splitlines(), words)
     cfg = service_config(words, f"sqlite:///{tmp_path / 's.db'}", prior=prior, prior_iter=5, n_iter=3, batch_size=20, **kw)
     with InProcessServer(cfg) as srv:
-        assert post_reports(srv.url, plain_report_body(words, texts[:30]), upload_key(), "walk49-a")[0] == 201
+        assert post_reports(srv.url, plain_report_body(words, texts[:30]), upload_key(), "restart-a")[0] == 201
         srv.service.trainer.drain(True, 10)
         assert srv.service.model_view(3)["privacy"]["prior_data"] != "none"
     return words, texts

@@ -1,4 +1,4 @@
-"""Stop 48, walk-through C (#5, #6, #11): an upload carrying an upload nonce whose bytes were already stored under
+"""Uploads a server has seen before: an upload carrying an upload nonce whose bytes were already stored under
 another Idempotency-Key is refused (409 ``duplicate_body``, nothing stored, race-free across servers on one database),
 while two honest nonce-less uploads that coincide byte for byte are both stored; ``submit`` through another address of
 the same server reports the pseudonym the server holds and that nothing new was stored; protocol-level 400s are
@@ -31,7 +31,7 @@ def _body(words, texts, eps: float = 2.0) -> bytes:
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
 
 
-# ============================================================================ #5: the same body under a new key
+# ============================================================================ the same body under a new key
 @pytest.mark.service
 def test_the_same_body_under_a_new_key_is_refused_and_nothing_is_stored(tmp_path):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
@@ -169,7 +169,7 @@ def test_concurrent_copies_to_two_servers_on_one_postgres_database_are_stored_on
     assert count_rows(pg.url) == rows
 
 
-# ============================================================================ #6: submit through another address
+# ============================================================================ submit through another address
 @pytest.mark.service
 def test_submit_through_another_address_keeps_the_pseudonym_the_server_holds(tmp_path, capsys):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
@@ -208,7 +208,7 @@ def test_submit_through_another_address_keeps_the_pseudonym_the_server_holds(tmp
         assert tally["max_reports_from_one_contributor"] == 12
 
 
-# ============================================================================ #11: protocol-level 400s are counted
+# ============================================================================ protocol-level 400s are counted
 @pytest.mark.service
 @pytest.mark.parametrize("fast", [True, False], ids=["httptools", "h11"])
 def test_protocol_level_400s_are_counted_as_bad_request(tmp_path, fast):

@@ -231,7 +231,7 @@ def test_matrix_prior_gibbs_with_flat_prior_is_plain_lda(data):
 
 
 def test_fit_transform_of_reports_says_what_to_do_instead(data):
-    # (walk-through, 2026-11-24) it failed with "cannot use a ReportSet as a corpus" after fitting
+    # it failed with "cannot use a ReportSet as a corpus" after fitting
     _, stream, _ = data
     rs = seeded_randomizer(stream.vocabulary, epsilon_word=3.0, seed=5).randomize(stream)
     m = LPLDA(n_topics=4, n_iter=3, seed=0, verbose=0)

@@ -1,4 +1,4 @@
-"""Walk-through 52 of local DP (randomize -> report file -> train -> report/verify), the fixes it needed:
+"""Local DP from randomize to report file, train and report/verify, each item once broken:
 
 1. Word-level reports (Randomizer, ReportSet, LPLDA) stated a scope that left out what docs/local_dp.md says is not
    covered: how many reports a contributor sends and when (the document-level reports and OLPLDA named it).
@@ -16,7 +16,7 @@
 6. DocumentRandomizer's docstring listed ``secure`` (as Randomizer takes it), but ``secure=True`` was refused as an
    unexpected argument; it now takes it with Randomizer's rules (a seed or secure=False only in a simulation).
 
-And the statistical checks of the walk-through (fixed seeds, tolerances from standard errors): the document-level
+And statistical checks (fixed seeds, tolerances from standard errors): the document-level
 pair estimate is unbiased on a small domain; the word-level moment estimator's variance is its formula.
 """
 import hashlib

@@ -58,7 +58,7 @@ def test_a_cdp_folder_saved_with_epsilon_loads_as_paper_epsilon(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# A run trained to a budget stops at the replay that makes its plan unaffordable (review 55: a Dask worker killed at
+# A run trained to a budget stops at the replay that makes its plan unaffordable (a Dask worker killed at
 # iteration 50 of 600 was noticed at iteration 51, yet the run went on to iteration 597 before the budget refused a
 # planned sweep); a run with headroom goes on; the replay warning's epsilon is rounded up, as the card shows it.
 

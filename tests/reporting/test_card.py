@@ -57,7 +57,7 @@ def test_word_list_is_recorded_by_name_size_and_hash(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Walk-through 52 of `dptopic report`, the privacy card and the evaluation measures: each test fails on the code
+# `dptopic report`, the privacy card and the evaluation measures: each test fails on the code
 # before its fix.
 
 VOCAB = [f"w{i}" for i in range(6)]
@@ -158,7 +158,7 @@ def test_compare_to_without_reference_keeps_topic_diversity(lda_folder, tmp_path
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Privacy review 50: the privacy card's figures and notes claim no more than the run's releases prove.
+# The privacy card's figures and notes claim no more than the run's releases prove.
 
 @pytest.fixture(scope="module")
 def small():
@@ -308,7 +308,7 @@ def test_fed_with_a_private_vocabulary_reports_over_every_word_and_refuses_a_fre
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# A privacy reviewer's findings (2026-11-25): the export carries the whole card; FedLDA's note agrees with a
+# The export carries the whole card; FedLDA's note agrees with a
 # partial guarantee; the reference corpus's size is labelled outside the guarantee; the ROC legend names curves that
 # coincide; topic bars show enough digits to tell near-uniform weights apart.
 

@@ -102,7 +102,7 @@ def test_no_banner_when_every_topic_stands_out_or_none_was_assessed():
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Walk-through 48 (collection service and review-board report): the privacy card and the HTML report.
+# The privacy card and the HTML report of local-DP and served models, as a review board reads them.
 
 @pytest.fixture(scope="module")
 def olp():

@@ -219,7 +219,8 @@ def test_a_server_url_with_a_path_gets_a_hint_on_404(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Review 53 of the service, the parts that need no PostgreSQL (those are in ``test_service_pg53.py``):
+# The FedLDA participant's retries and the service's database deadlines, in this process (with a real PostgreSQL:
+# tests/integration/test_service_postgres.py):
 #
 # * a FedLDA participant whose update is refused as ``stale_round`` (its round closed while it was computed) takes part
 #   in the next round after a pause that grows, with jitter, and gives up in one line after a few refusals in a row;

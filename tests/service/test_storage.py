@@ -361,7 +361,7 @@ def test_a_database_that_ran_fedlda_refuses_a_start_without_it_saying_fedlda_is_
     line = _one_error(capsys, base)
     assert "FedLDA is off now" in line and "no --fed-epsilon" in line, line
     assert "--fed-epsilon 5.0" in line and "--fed-report-words 30" in line, line      # what it ran with
-    assert "no --fed-report-words" not in line, line          # finding 11: not a --fed-report-words mismatch
+    assert "no --fed-report-words" not in line, line          # not a --fed-report-words mismatch
 
 
 def test_a_database_made_without_fedlda_refuses_a_start_with_it(capsys, serve_cli):
