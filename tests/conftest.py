@@ -110,3 +110,41 @@ def column_corpus(M, V, N_t, rng):
     ptr = np.zeros(M + 1, np.int64)
     np.cumsum(np.bincount(rows, minlength=M), out=ptr[1:])
     return Corpus(ptr, ids.astype(np.int32), [f"w{i}" for i in range(V)]), bits
+
+
+# ------------------------------------------------------------------------------------------ the command line
+def flat(text: str) -> str:
+    """``text`` with every run of white space made one space (what a check of a wrapped message reads)."""
+    return " ".join(text.split())
+
+
+def cli_output(capsys, *args):
+    """(exit status, stdout, stderr) of ``dptopic ARGS`` run in this process, the output flattened."""
+    from dptopic.cli.main import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, flat(out), flat(err)
+
+
+def cli_ok(capsys, argv) -> str:
+    """stderr of ``dptopic ARGV`` run in this process, which must succeed."""
+    from dptopic.cli.main import main
+
+    rc = main([str(x) for x in argv])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    return err
+
+
+@pytest.fixture
+def no_uvicorn(monkeypatch):
+    """``dptopic serve`` runs in this process up to the point where it would serve: the start-up checks and the
+    database binding run for real, uvicorn neither serves nor configures logging (its dictConfig would close the
+    handlers other libraries left on pytest's captured streams)."""
+    import uvicorn
+
+    from service_helpers import NoServer
+
+    monkeypatch.setattr(uvicorn, "Config", lambda *a, **k: None)
+    monkeypatch.setattr(uvicorn, "Server", NoServer)

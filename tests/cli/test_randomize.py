@@ -7,17 +7,7 @@ import re
 
 import pytest
 
-from dptopic.cli.main import main
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _cli(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, _flat(out), _flat(err)
+from conftest import cli_output
 
 
 # ----------------------------------------------------------------------------- C: randomize's messages
@@ -29,7 +19,7 @@ def files(tmp_path):
 
 
 def test_randomize_names_a_misplaced_epsilon_doc(files, capsys):
-    code, _, err = _cli(capsys, "randomize", "--unit", "word", "--epsilon-doc", "3", "--vocabulary",
+    code, _, err = cli_output(capsys, "randomize", "--unit", "word", "--epsilon-doc", "3", "--vocabulary",
                         str(files / "v.txt"), "--corpus", str(files / "docs.txt"), "--out", str(files / "r.bin"))
     assert code == 2 and err.startswith("error: --epsilon-doc is for --unit document"), err
     assert "add --unit document" in err and "needs --epsilon-word" not in err
@@ -37,12 +27,12 @@ def test_randomize_names_a_misplaced_epsilon_doc(files, capsys):
 
 def test_randomize_of_a_uci_corpus_names_no_missing_option(files, capsys):
     # randomize has no --vocab: the message does not send the user to one
-    code, _, err = _cli(capsys, "randomize", "--format", "uci", "--vocabulary", str(files / "v.txt"),
+    code, _, err = cli_output(capsys, "randomize", "--format", "uci", "--vocabulary", str(files / "v.txt"),
                         "--epsilon-word", "2", "--corpus", str(files / "docs.txt"), "--out", str(files / "r.bin"))
     assert code == 2 and "pass --vocab" not in err and "reads the UCI vocabulary from there" in err, err
     assert "--vocabulary is the public word list" in err and "docword.NAME.txt and vocab.NAME.txt" in err
     (files / "docword.x.txt").write_text("2\n5\n1\n1 1 1\n")
-    code, _, err = _cli(capsys, "randomize", "--corpus", str(files / "docword.x.txt"), "--vocabulary",
+    code, _, err = cli_output(capsys, "randomize", "--corpus", str(files / "docword.x.txt"), "--vocabulary",
                         str(files / "v.txt"), "--epsilon-word", "2", "--out", str(files / "r.bin"))
     assert code == 2 and "pass --vocab" not in err and "no vocab.x.txt beside 'docword.x.txt'" in err, err
 
@@ -50,7 +40,7 @@ def test_randomize_of_a_uci_corpus_names_no_missing_option(files, capsys):
 def test_randomize_says_a_text_file_is_not_an_npz_corpus(files, capsys):
     for fmt, path in (("npz", files / "docs.txt"), ("auto", files / "fake.npz")):
         path.write_text("apple banana\n")
-        code, _, err = _cli(capsys, "randomize", "--format", fmt, "--corpus", str(path), "--vocabulary",
+        code, _, err = cli_output(capsys, "randomize", "--format", fmt, "--corpus", str(path), "--vocabulary",
                             str(files / "v.txt"), "--epsilon-word", "2", "--out", str(files / "r.bin"))
         assert code == 2 and f"'{path}' is not an .npz corpus" in err, err
         assert "ValueError" not in err and "corrupt" not in err and "--format" in err
@@ -58,7 +48,7 @@ def test_randomize_says_a_text_file_is_not_an_npz_corpus(files, capsys):
 
 def test_randomize_says_a_vocabulary_folder_is_a_folder(files, capsys):
     (files / "vdir").mkdir()
-    code, _, err = _cli(capsys, "randomize", "--vocabulary", str(files / "vdir"), "--epsilon-word", "2",
+    code, _, err = cli_output(capsys, "randomize", "--vocabulary", str(files / "vdir"), "--epsilon-word", "2",
                         "--corpus", str(files / "docs.txt"), "--out", str(files / "r.bin"))
     assert code == 2 and f"--vocabulary '{files / 'vdir'}' is a folder" in err and "not found" not in err, err
     assert not (files / "r.bin").exists()
@@ -68,10 +58,10 @@ def test_randomize_says_a_vocabulary_folder_is_a_folder(files, capsys):
 def test_randomize_counts_one_report_in_the_singular(tmp_path, capsys):
     (tmp_path / "v.txt").write_text("apple\nbanana\ncherry\ndates\neggs\n")
     (tmp_path / "one.txt").write_text("apple banana cherry\n")
-    code, out, err = _cli(capsys, "randomize", "--vocabulary", str(tmp_path / "v.txt"), "--corpus",
+    code, out, err = cli_output(capsys, "randomize", "--vocabulary", str(tmp_path / "v.txt"), "--corpus",
                           str(tmp_path / "one.txt"), "--epsilon-word", "2", "--out", str(tmp_path / "w.bin"))
     assert code == 0 and "1 randomized report written to" in err and "reports written" not in err, err
-    code, out, err = _cli(capsys, "randomize", "--unit", "document", "--vocabulary", str(tmp_path / "v.txt"),
+    code, out, err = cli_output(capsys, "randomize", "--unit", "document", "--vocabulary", str(tmp_path / "v.txt"),
                           "--corpus", str(tmp_path / "one.txt"), "--epsilon-doc", "20", "--out", str(tmp_path / "d.bin"))
     assert code == 0 and "1 document-level report written to" in err, err
     assert "1 item per report" in err and "1 items" not in err
@@ -82,7 +72,7 @@ def test_randomize_warns_once_before_writing_megabytes_per_document(tmp_path, ca
     words = ["x" + "".join(p) for p in itertools.product("abcdefghijk", repeat=3)][:1100]
     (tmp_path / "v.txt").write_text("\n".join(words) + "\n")
     (tmp_path / "docs.txt").write_text(f"{words[0]} {words[1]} {words[2]}\n{words[3]} {words[4]}\n")
-    code, out, err = _cli(capsys, "randomize", "--unit", "document", "--vocabulary", str(tmp_path / "v.txt"),
+    code, out, err = cli_output(capsys, "randomize", "--unit", "document", "--vocabulary", str(tmp_path / "v.txt"),
                           "--corpus", str(tmp_path / "docs.txt"), "--epsilon-doc", "0.1", "--out",
                           str(tmp_path / "d.bin"))
     assert code == 0, err

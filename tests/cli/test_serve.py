@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from service_helpers import NoServer, free_port, make_data
+from conftest import cli_ok, cli_output, flat
+from service_helpers import free_port, make_data
 
 
 # nothing listens on port 9 (discard): a command that got as far as the server would say it cannot reach it
@@ -135,22 +136,12 @@ def test_serve_prior_keeps_a_rare_vocabulary_word(tmp_path):
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _cli(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, _flat(out), _flat(err)
-
-
 # ----------------------------------------------------------------------------- D: the URL with its scheme
 def test_an_unreachable_database_is_named_with_its_scheme_and_no_password(tmp_path, capsys):
     make_data(tmp_path, vocab_size=40, n_docs=20, n_prior=10)
     for url, shown in (("postgresql+psycopg://u@127.0.0.1:1/db", "'postgresql+psycopg://u@127.0.0.1:1/db'"),
                        ("postgresql+psycopg://u:s3cret-pw@127.0.0.1:1/db", "'postgresql+psycopg://u:***@127.0.0.1:1/db'")):
-        code, out, err = _cli(capsys, "serve", "--database", url, "--port", str(free_port()),
+        code, out, err = cli_output(capsys, "serve", "--database", url, "--port", str(free_port()),
                               "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--topics", "4")
         assert code == 2
         assert err.startswith(f"error: cannot use database {shown}:"), err
@@ -162,7 +153,7 @@ def test_serve_help_says_what_every_option_does(capsys):
     with pytest.raises(SystemExit) as e:
         main(["serve", "--help"])
     assert e.value.code == 0
-    text = _flat(capsys.readouterr().out)
+    text = flat(capsys.readouterr().out)
     import argparse
 
     from dptopic.cli.main import build_parser
@@ -183,7 +174,7 @@ def test_serve_help_says_what_every_option_does(capsys):
 def test_service_guide_says_the_headline_is_the_tightest_bound():
     from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 
-    guide = _flat((ROOT / "docs" / "service.md").read_text())
+    guide = flat((ROOT / "docs" / "service.md").read_text())
     section = guide.split("## What the server learns", 1)[1].split("## ", 1)[0]
     assert "composes by PLD at its δ" not in section
     assert ("headline `epsilon` is the tightest valid bound at its δ: the smallest of the PLD composition, the RDP"
@@ -195,36 +186,20 @@ def test_service_guide_says_the_headline_is_the_tightest_bound():
         assert rep["epsilon"] == pytest.approx(min(rep["epsilon_pld"], rep["epsilon_rdp"], rep["epsilon_basic"]))
 
 
-def _ok(capsys, argv) -> str:
-    rc = main([str(x) for x in argv])
-    err = capsys.readouterr().err
-    assert rc == 0, err
-    return err
-
-
 # ============================================================================ 1/11: FedLDA bound to the database
-@pytest.fixture
-def no_uvicorn(monkeypatch):
-    """``dptopic serve`` runs in this process up to the point where it would serve: the start-up checks and the
-    database binding run for real, uvicorn neither serves nor configures logging (its dictConfig would close the
-    handlers other libraries left on pytest's captured streams)."""
-    import uvicorn
-
-    monkeypatch.setattr(uvicorn, "Config", lambda *a, **k: None)
-    monkeypatch.setattr(uvicorn, "Server", NoServer)
 
 
 # ---------------------------------------------------------------------------- 9: vocabulary words never counted
 def test_serve_warns_about_vocabulary_words_the_tokeniser_never_produces(capsys, tmp_path, no_uvicorn):
     words, _ = make_data(tmp_path, vocab_size=40, n_docs=5, n_prior=5)
     (tmp_path / "v.txt").write_text("\n".join(words + ["tax war", "is", "a"]) + "\n")
-    err = _ok(capsys, ["serve", "--vocabulary", tmp_path / "v.txt", "--database",
+    err = cli_ok(capsys, ["serve", "--vocabulary", tmp_path / "v.txt", "--database",
                        f"sqlite:///{tmp_path / 'v.db'}", "--epsilon-word", 2, "--topics", 3, "--port", free_port()])
     warning = [ln for ln in err.splitlines() if ln.startswith("warning:")]
     assert len(warning) == 1 and "3 that the tokeniser never produces" in warning[0], err
     assert "'tax war'" in warning[0]
     (tmp_path / "ok.txt").write_text("\n".join(words) + "\n")
-    err = _ok(capsys, ["serve", "--vocabulary", tmp_path / "ok.txt", "--database",
+    err = cli_ok(capsys, ["serve", "--vocabulary", tmp_path / "ok.txt", "--database",
                        f"sqlite:///{tmp_path / 'ok.db'}", "--epsilon-word", 2, "--topics", 3, "--port", free_port()])
     assert "warning:" not in err, err
 

@@ -23,11 +23,11 @@ pytest.importorskip("sqlalchemy")
 pytest.importorskip("uvicorn")
 
 from dptopic.accounting.local import epsilon_from_f, f_from_epsilon  # noqa: E402
-from dptopic.cli.main import main  # noqa: E402
 from dptopic.local import DocumentRandomizer, Randomizer  # noqa: E402
 from dptopic.service import codec  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
 
+from conftest import cli_output  # noqa: E402
 from service_helpers import (InProcessServer, SRC, Server, TOKEN, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
                              get_json, http, make_data, make_words, post_reports, service_config,
                              with_format_version)
@@ -524,20 +524,10 @@ def test_topics_words_takes_ascii_digits_only(tmp_path):
 # tests/cli/test_serve.py and tests/cli/test_randomize.py.)
 
 
-def _flat(text: str) -> str:
-    return " ".join(text.split())
-
-
 def _run(*args, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-m", "dptopic", *args], env=env, capture_output=True, text=True,
                           timeout=timeout)
-
-
-def _cli(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, _flat(out), _flat(err)
 
 
 # ----------------------------------------------------------------------------- A: a port already in use
@@ -614,7 +604,7 @@ def test_an_upload_with_a_content_encoding_is_refused_and_stores_nothing(live):
 def test_submit_counts_one_document_in_the_singular(live, tmp_path, capsys):
     srv, _, texts = live
     (tmp_path / "one.txt").write_text(texts[10] + "\n")
-    code, out, err = _cli(capsys, "submit", "--server", srv.url, "--corpus", str(tmp_path / "one.txt"),
+    code, out, err = cli_output(capsys, "submit", "--server", srv.url, "--corpus", str(tmp_path / "one.txt"),
                           "--retries", "0")
     assert code == 0, err
     assert f"1 randomized report uploaded to {srv.url} in 1 upload." in out, out

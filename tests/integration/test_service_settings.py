@@ -34,6 +34,7 @@ from dptopic.errors import DPTopicError  # noqa: E402
 from dptopic.local import Randomizer, ReportSet  # noqa: E402
 from dptopic.local.document import DocumentRandomizer, DocumentReportSet  # noqa: E402
 
+from conftest import flat  # noqa: E402
 from service_helpers import (InProcessServer, NoServer, SRC, Server, admin, corpus_of, get_json, http, make_data,  # noqa: E402
                              plain_report_body, post_reports, service_config, upload_key)
 
@@ -41,10 +42,6 @@ from service_helpers import (InProcessServer, NoServer, SRC, Server, admin, corp
 ROOT = Path(__file__).resolve().parents[2]
 # the tests' reports are simulations with fixed seeds (reproducible), which is what the warning is about
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.split())
 
 
 def with_header(body: bytes, payload: bytes | None = None, **changes) -> bytes:
@@ -91,7 +88,7 @@ def test_a_live_fed_server_restarted_with_another_k_is_refused_and_its_round_sta
     try:
         status, headers2, msg2 = http("GET", srv.url + "/v1/fed/round")
         assert status == 200 and headers2["dptopic-round"] == headers["dptopic-round"] and msg2 == msg
-        page = _flat(http("GET", srv.url + "/")[2].decode())
+        page = flat(http("GET", srv.url + "/")[2].decode())
         assert "per-entry epsilon 5, 32 entries per update: epsilon 160 per user" in page
     finally:
         srv.stop()
@@ -249,7 +246,7 @@ def test_word_level_scope_and_the_model_figure_against_topics(word_server):
     assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
     topics = get_json(srv.url + "/v1/topics")[1]
     assert topics["privacy"]["reports_per_contributor"] == most + 5
-    guide = _flat((ROOT / "docs" / "service.md").read_text())
+    guide = flat((ROOT / "docs" / "service.md").read_text())
     assert "its `reports_per_contributor` is `/v1/topics`'s `max_reports_from_one_contributor`." not in guide
     assert "`/v1/topics` showed when the model's last mini-batch was trained" in guide
 
@@ -274,7 +271,7 @@ def test_rotate_and_close_round_refuse_unknown_keys(word_server):
 # ---------------------------------------------------------------------------- 14: singular on the status page
 @pytest.mark.service
 def test_status_page_says_one_entry_per_update(word_server):
-    page = _flat(http("GET", word_server[0].url + "/")[2].decode())
+    page = flat(http("GET", word_server[0].url + "/")[2].decode())
     assert "1 entry per update" in page and "1 entries" not in page
 
 

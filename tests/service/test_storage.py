@@ -14,7 +14,8 @@ from dptopic.cli.main import main  # noqa: E402
 from dptopic.service import ServiceConfig  # noqa: E402
 from dptopic.service.storage import (SCHEMA_VERSION, Storage, Submission, reports, schema_table, submissions)  # noqa: E402
 
-from service_helpers import NoServer, free_port, make_data, throwaway_postgres_url  # noqa: E402
+from conftest import cli_ok  # noqa: E402
+from service_helpers import free_port, make_data, throwaway_postgres_url  # noqa: E402
 
 
 BOUND = {"fed_epsilon": 2.0, "fed_topics": 5, "fed_failure_rate": 0.2, "fed_pad_length": 10}
@@ -289,13 +290,6 @@ def _one_error(capsys, argv) -> str:
     return lines[0]
 
 
-def _ok(capsys, argv) -> str:
-    rc = main([str(x) for x in argv])
-    err = capsys.readouterr().err
-    assert rc == 0, err
-    return err
-
-
 def _settings(db: Path) -> dict:
     con = sqlite3.connect(db)
     try:
@@ -305,15 +299,6 @@ def _settings(db: Path) -> dict:
 
 
 # ============================================================================ 1/11: FedLDA bound to the database
-@pytest.fixture
-def no_uvicorn(monkeypatch):
-    """``dptopic serve`` runs in this process up to the point where it would serve: the start-up checks and the
-    database binding run for real, uvicorn neither serves nor configures logging (its dictConfig would close the
-    handlers other libraries left on pytest's captured streams)."""
-    import uvicorn
-
-    monkeypatch.setattr(uvicorn, "Config", lambda *a, **k: None)
-    monkeypatch.setattr(uvicorn, "Server", NoServer)
 
 
 @pytest.fixture
@@ -332,12 +317,12 @@ FED = ["--fed-epsilon", 5, "--fed-topics", 3, "--fed-pad-length", 32]
 
 def test_a_restart_with_other_fed_settings_is_refused_naming_each_flag(capsys, serve_cli):
     base, db = serve_cli
-    _ok(capsys, base + FED)
+    cli_ok(capsys, base + FED)
     bound = _settings(db)
     assert bound["fed_epsilon"] == 5.0 and bound["fed_topics"] == 3 and bound["fed_pad_length"] == 32
     assert bound["fed_failure_rate"] == 0.1 and bound["fed_exclusion"] == "none"
-    _ok(capsys, base + FED)                                       # the same settings: starts
-    _ok(capsys, base + FED + ["--fed-min-updates", 5])            # when a round closes is not bound
+    cli_ok(capsys, base + FED)                                       # the same settings: starts
+    cli_ok(capsys, base + FED + ["--fed-min-updates", 5])            # when a round closes is not bound
     line = _one_error(capsys, base + ["--fed-epsilon", 2, "--fed-topics", 4, "--fed-pad-length", 32])
     for part in ("--fed-epsilon 5.0", "--fed-epsilon 2.0", "--fed-topics 3", "--fed-topics 4", "new --database"):
         assert part in line, line
@@ -357,7 +342,7 @@ def test_a_restart_with_other_fed_settings_is_refused_naming_each_flag(capsys, s
 
 def test_a_database_that_ran_fedlda_refuses_a_start_without_it_saying_fedlda_is_off(capsys, serve_cli):
     base, db = serve_cli
-    _ok(capsys, base + FED + ["--fed-report-words", 30])
+    cli_ok(capsys, base + FED + ["--fed-report-words", 30])
     line = _one_error(capsys, base)
     assert "FedLDA is off now" in line and "no --fed-epsilon" in line, line
     assert "--fed-epsilon 5.0" in line and "--fed-report-words 30" in line, line      # what it ran with
@@ -366,7 +351,7 @@ def test_a_database_that_ran_fedlda_refuses_a_start_without_it_saying_fedlda_is_
 
 def test_a_database_made_without_fedlda_refuses_a_start_with_it(capsys, serve_cli):
     base, db = serve_cli
-    _ok(capsys, base)
+    cli_ok(capsys, base)
     assert _settings(db)["fed_epsilon"] is None
     line = _one_error(capsys, base + FED)
     assert "made without FedLDA" in line and "no --fed-epsilon" in line and "--fed-epsilon 5.0" in line, line
@@ -398,7 +383,7 @@ def test_an_older_database_records_the_fed_settings_of_its_next_start_and_is_bou
     line = _one_error(capsys, base)  # recognised by its FedLDA round
     assert "FedLDA is off now" in line, line
     assert "fed_epsilon" not in _settings(db)
-    _ok(capsys, base + FED)          # opens, and records what it is started with
+    cli_ok(capsys, base + FED)          # opens, and records what it is started with
     assert _settings(db)["fed_epsilon"] == 5.0 and _settings(db)["fed_topics"] == 3
     line = _one_error(capsys, base + ["--fed-epsilon", 2, "--fed-topics", 3, "--fed-pad-length", 32])
     assert "--fed-epsilon 5.0" in line and "--fed-epsilon 2.0" in line, line
@@ -421,13 +406,13 @@ def test_an_older_database_that_ran_fedlda_is_held_to_the_k_of_its_rounds_model(
     line = _one_error(capsys, base + ["--fed-epsilon", 5, "--fed-topics", 4, "--fed-pad-length", 32])
     assert "--fed-topics 3" in line and "--fed-topics 4" in line, line
     assert "fed_topics" not in _settings(db)                       # refused: nothing recorded
-    _ok(capsys, base + FED)                                        # the K of its rounds: opens and records it
+    cli_ok(capsys, base + FED)                                        # the K of its rounds: opens and records it
     assert _settings(db)["fed_topics"] == 3
 
 
 def test_an_older_database_with_fed_report_words_restarted_without_fedlda_says_fedlda_is_off(capsys, serve_cli):
     base, db = serve_cli
-    _ok(capsys, base + FED + ["--fed-report-words", 30])
+    cli_ok(capsys, base + FED + ["--fed-report-words", 30])
     _as_before_fed_binding(db)
     line = _one_error(capsys, base)
     assert "FedLDA is off now" in line and "--fed-report-words 30" in line, line
@@ -436,9 +421,9 @@ def test_an_older_database_with_fed_report_words_restarted_without_fedlda_says_f
 
 def test_an_older_database_that_never_ran_fedlda_opens_and_records_fedlda_off(capsys, serve_cli):
     base, db = serve_cli
-    _ok(capsys, base)
+    cli_ok(capsys, base)
     _as_before_fed_binding(db)
-    _ok(capsys, base)
+    cli_ok(capsys, base)
     assert _settings(db)["fed_epsilon"] is None
 
 
