@@ -14,13 +14,6 @@ from dptopic.errors import DPTopicError
 from dptopic.models.base import OUTSIDE_GUARANTEE
 
 
-@pytest.fixture(scope="module")
-def small():
-    # few long documents over a small vocabulary: a non-private LDA memorises them visibly with 8 shadows
-    return lda_corpus(n_docs=60, vocab_size=80, n_topics=3, doc_length=("poisson", 40), alpha=0.5, beta=0.05,
-                      seed=5).corpus
-
-
 def _fake(report, n_topics=8):
     """A trainer whose model is plain (leaky) LDA but whose report claims whatever ``report`` says."""
     def train(corpus, rng):

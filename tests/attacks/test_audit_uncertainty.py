@@ -18,12 +18,6 @@ from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 
 
-@pytest.fixture(scope="module")
-def small():
-    return lda_corpus(n_docs=60, vocab_size=80, n_topics=3, doc_length=("poisson", 40), alpha=0.5, beta=0.05,
-                      seed=5).corpus
-
-
 def _fake(report, n_topics=4):
     """Plain (leaky) LDA whose report claims whatever ``report`` says."""
     def train(corpus, rng):

@@ -24,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import one_line_error as _one_line
+
 WORDS = ("apple banana cherry grape lemon mango melon olive peach pear plum quince berry date fig kiwi lime "
          "nectarine orange papaya").split()
 
@@ -259,14 +261,6 @@ ENV = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH"
 def _cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True, env=ENV,
                           timeout=300, cwd=cwd)
-
-
-def _one_line(r, *phrases):
-    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    for p in phrases:
-        assert p in lines[0], lines[0]
 
 
 @pytest.mark.parametrize("name, data, phrases", [

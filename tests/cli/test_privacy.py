@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import one_line_error as _one_line
+
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = str(ROOT / "src")
@@ -28,15 +30,6 @@ def _out(r) -> str:
     """stdout with Rich's line wrapping undone."""
     assert r.returncode == 0, r.stderr
     return " ".join(r.stdout.split())
-
-
-def _one_line(r, *phrases):
-    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    for p in phrases:
-        assert p in lines[0], lines[0]
-    return lines[0]
 
 
 def _up(x):
