@@ -24,13 +24,9 @@ from dptopic.service.storage import (Storage, StorageError, StoragePermissionErr
                                      _PG_INSERT_LOCK)
 from dptopic.service.trainer import Trainer  # noqa: E402
 
-from service_helpers import (PG_BIN, PostgresServer, Server, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
+from service_helpers import (PostgresServer, Server, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
                              crash_scenario, get_json, http, make_data, make_words, post_reports, throwaway_postgres,
                              throwaway_postgres_url)
-
-
-pytestmark = pytest.mark.skipif(PG_BIN is None, reason="PostgreSQL server binaries (initdb, pg_ctl) are not installed:"
-                                                       " apt-get install postgresql")
 
 
 @pytest.fixture(scope="module")
@@ -189,8 +185,7 @@ def _database(backend, request, tmp_path) -> str:
     return f"sqlite:///{tmp_path / 't.db'}"
 
 
-@pytest.mark.postgres
-@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+@pytest.mark.parametrize("backend", [pytest.param("postgresql", marks=pytest.mark.postgres), "sqlite"])
 def test_a_step_that_fails_after_training_does_not_train_its_batch_twice(backend, request, tmp_path, monkeypatch):
     cfg, st = _trainer_setup(_database(backend, request, tmp_path))
     try:
@@ -219,8 +214,7 @@ def test_a_step_that_fails_after_training_does_not_train_its_batch_twice(backend
         st.close()
 
 
-@pytest.mark.postgres
-@pytest.mark.parametrize("backend", ["postgresql", "sqlite"])
+@pytest.mark.parametrize("backend", [pytest.param("postgresql", marks=pytest.mark.postgres), "sqlite"])
 def test_a_batch_refused_after_the_model_took_it_is_not_in_the_next_saved_model(backend, request, tmp_path,
                                                                                  monkeypatch):
     from dptopic.errors import DPTopicError
