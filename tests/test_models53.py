@@ -21,7 +21,7 @@ from dptopic.corpus import Corpus, lda_corpus
 from dptopic.models import OLPLDA, load
 from dptopic.models._docdp_math import denoise, normalised_statistic
 
-from test_local import _seeded
+from conftest import seeded_randomizer as _seeded
 
 
 # ------------------------------------------------------------------ 1. OLP-LDA counts its batches

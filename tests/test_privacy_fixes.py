@@ -19,7 +19,6 @@ from dptopic.models.base import GibbsTopicModel
 
 from conftest import counts_from_z
 
-from test_cli import textfile  # noqa: F401  (the CLI tests' small text corpus fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,6 +5,13 @@ from __future__ import annotations
 import pytest
 
 from dptopic.cli.main import main
+from pathlib import Path
+
+import numpy as np
+
+from conftest import cli_ok, cli_output, flat
+from service_helpers import free_port, make_data
+
 
 # nothing listens on port 9 (discard): a command that got as far as the server would say it cannot reach it
 NO_SERVER = "http://127.0.0.1:9"
@@ -112,3 +119,129 @@ def test_serve_takes_fed_epsilon_per_entry(serve_base, capsys):
     base, tmp = serve_base
     line = _refusal(capsys, base + WORD + ["--fed-epsilon-per-entry", "2", "--fed-topics", "2"])
     assert "the server would have started" in line, line
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# `dptopic serve --prior`: the public prior corpus is read in the server's vocabulary, so none of its words is lost
+# to a cap on words built from the prior's own text (which kept its 1,000 most common words).
+
+def test_serve_prior_keeps_a_rare_vocabulary_word(tmp_path):
+    pytest.importorskip("starlette")
+    from dptopic.cli.main import build_parser
+    from dptopic.cli.serve import build_config
+
+    import itertools
+    letters = "bcdfghjklmnp"
+    common = ["".join(t) + "a" for t in itertools.islice(itertools.product(letters, repeat=3), 1200)]  # 1,200 words
+    vocab = common + ["zebrafish"]                       # the server's vocabulary holds a word the prior uses once
+    docs = [" ".join(common[(j * 37 + k) % 1200] for k in range(60)) for j in range(400)]
+    docs.append("zebrafish " + " ".join(common[:5]))
+    (tmp_path / "prior.txt").write_text("\n".join(docs) + "\n")
+    (tmp_path / "v.txt").write_text("\n".join(vocab) + "\n")
+    args = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
+            "--database", f"sqlite:///{tmp_path / 's.db'}", "--prior", str(tmp_path / "prior.txt"), "--format", "text"]
+    cfg = build_config(build_parser().parse_args(args))
+    prior = cfg.prior
+    assert list(prior.vocabulary.words) == vocab
+    col = prior.to_bow().tocsc()[:, vocab.index("zebrafish")]
+    assert col.sum() == 1                                # the rare word's one occurrence survives
+    assert prior.to_bow().sum() == 400 * 60 + 6
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# ----------------------------------------------------------------------------- D: the URL with its scheme
+def test_an_unreachable_database_is_named_with_its_scheme_and_no_password(tmp_path, capsys):
+    make_data(tmp_path, vocab_size=40, n_docs=20, n_prior=10)
+    for url, shown in (("postgresql+psycopg://u@127.0.0.1:1/db", "'postgresql+psycopg://u@127.0.0.1:1/db'"),
+                       ("postgresql+psycopg://u:s3cret-pw@127.0.0.1:1/db", "'postgresql+psycopg://u:***@127.0.0.1:1/db'")):
+        code, out, err = cli_output(capsys, "serve", "--database", url, "--port", str(free_port()),
+                              "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--topics", "4")
+        assert code == 2
+        assert err.startswith(f"error: cannot use database {shown}:"), err
+        assert "s3cret" not in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- F(i): serve --help
+def test_serve_help_says_what_every_option_does(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["serve", "--help"])
+    assert e.value.code == 0
+    text = flat(capsys.readouterr().out)
+    import argparse
+
+    from dptopic.cli.main import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    bare = [a.option_strings[0] for a in sub.choices["serve"]._actions if not a.help]
+    assert bare == [], bare                              # every option says what it does
+    assert "--host HOST address to listen on (default 127.0.0.1" in text
+    assert "--max-body-bytes MAX_BODY_BYTES largest request body accepted, in bytes" in text
+    assert "(default 4194304" in text
+    assert "--max-reports-per-request MAX_REPORTS_PER_REQUEST most reports in one upload" in text
+    assert "(default 10000)" in text
+    assert ("--topics TOPICS topics K of the model the server trains (OLP-LDA, or LocalDocumentLDA for --report-kind"
+            " document; default 20)") in text
+
+
+# ----------------------------------------------------------------------------- B: the guide on the headline epsilon
+def test_service_guide_says_the_headline_is_the_tightest_bound():
+    from dptopic.accounting.local import f_from_epsilon, local_privacy_report
+
+    guide = flat((ROOT / "docs" / "service.md").read_text())
+    section = guide.split("## What the server learns", 1)[1].split("## ", 1)[0]
+    assert "composes by PLD at its δ" not in section
+    assert ("headline `epsilon` is the tightest valid bound at its δ: the smallest of the PLD composition, the RDP"
+            " composition and basic composition") in section
+    assert "`epsilon_method` says which was taken" in section
+    # what the guide states is what the code does: the headline is the least of the three figures
+    for n in (1, 40, 400):
+        rep = local_privacy_report(f_from_epsilon(2.0), 120, 1e-5, n)
+        assert rep["epsilon"] == pytest.approx(min(rep["epsilon_pld"], rep["epsilon_rdp"], rep["epsilon_basic"]))
+
+
+# ============================================================================ 1/11: FedLDA bound to the database
+
+
+# ---------------------------------------------------------------------------- 9: vocabulary words never counted
+def test_serve_warns_about_vocabulary_words_the_tokeniser_never_produces(capsys, tmp_path, no_uvicorn):
+    words, _ = make_data(tmp_path, vocab_size=40, n_docs=5, n_prior=5)
+    (tmp_path / "v.txt").write_text("\n".join(words + ["tax war", "is", "a"]) + "\n")
+    err = cli_ok(capsys, ["serve", "--vocabulary", tmp_path / "v.txt", "--database",
+                       f"sqlite:///{tmp_path / 'v.db'}", "--epsilon-word", 2, "--topics", 3, "--port", free_port()])
+    warning = [ln for ln in err.splitlines() if ln.startswith("warning:")]
+    assert len(warning) == 1 and "3 that the tokeniser never produces" in warning[0], err
+    assert "'tax war'" in warning[0]
+    (tmp_path / "ok.txt").write_text("\n".join(words) + "\n")
+    err = cli_ok(capsys, ["serve", "--vocabulary", tmp_path / "ok.txt", "--database",
+                       f"sqlite:///{tmp_path / 'ok.db'}", "--epsilon-word", 2, "--topics", 3, "--port", free_port()])
+    assert "warning:" not in err, err
+
+
+def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, capsys):
+    """With --fed-pad-length 600000 an update is about 4.8 MB, over the 4 MiB default: participants drew their
+    reports, spent their epsilon, and the upload was refused (a reset connection)."""
+    from dptopic.cli.main import main
+    from dptopic.federated import RRPConfig
+    from dptopic.service import codec
+
+    vocab = tmp_path / "v.txt"
+    vocab.write_text("\n".join(f"word{c}" for c in "abcdefghij") + "\n")
+    base = ["serve", "--vocabulary", str(vocab), "--topics", "2", "--epsilon-word", "2", "--fed-epsilon-per-entry", "3",
+            "--fed-topics", "2", "--database", f"sqlite:///{tmp_path / 'x.db'}"]
+    assert main(base + ["--fed-pad-length", "600000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "smaller than a FedLDA update" in err and "--fed-pad-length" in err, err
+    assert not (tmp_path / "x.db").exists()          # refused before the database is touched
+    # the bound is an upper bound of what a client really sends
+    from dptopic.corpus import Corpus
+    from dptopic.federated import FedClient, FedServer
+
+    rrp = RRPConfig(2, 3.0, 0.1, 1.0, 40, 1.0)
+    words = [f"word{c}" for c in "abcdefghij"]
+    corpus = Corpus.from_texts(["worda wordb wordc " * 5], vocabulary=words)
+    server = FedServer.from_config(corpus.vocabulary, rrp, ["c" * 128], rng=np.random.default_rng(0))
+    client = FedClient("c" * 128, corpus, rrp, np.random.default_rng(1))
+    update = client.run_round(server.broadcast())
+    assert len(update) <= codec.fed_largest_update(rrp, 10)

@@ -4,6 +4,15 @@ import re
 from html import unescape
 
 from dptopic.reporting import privacy_card, render_report
+import html as html_text
+import io
+
+import pytest
+
+from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
+from dptopic.accounting.local import f_from_epsilon, local_privacy_report
+from dptopic.local.document import document_privacy_report
+
 
 DOCUMENT_REPORT = {"private": True, "unit": "document", "delta": 1e-5, "epsilon_pld": 4.0, "epsilon": 4.0,
                    "epsilon_method": "PLD", "neighbouring_relation": "document-level add/remove",
@@ -90,3 +99,223 @@ def test_no_banner_when_every_topic_stands_out_or_none_was_assessed():
         html = _support_page(supported)
         assert "utility-warning" not in html and "'topic unsupported'" not in html and "noiseword" in html
     assert "3 of 3 topics stand above the noise" in _text(_support_page([True, True, True]))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The privacy card and the HTML report of local-DP and served models, as a review board reads them.
+
+@pytest.fixture(scope="module")
+def olp():
+    """A served word-level model's report: eps_word 3 on 500 words, the top contributor at 600 reports."""
+    return local_privacy_report(f_from_epsilon(3.0), 500, reports_per_contributor=600)
+
+
+@pytest.fixture(scope="module")
+def ldpdoc():
+    """A served document-level model's report: eps_doc 8, the top contributor at 300 reports."""
+    return document_privacy_report(8.0, 200, 300)
+
+
+def _card_page(card, trainer="T", **kw):
+    return render_report(title="t", trainer=trainer, card=card, topics=[[("tax", 0.5)]], **kw)
+
+
+def _figure_rows(page):
+    table = page.split("Composition figures side by side")[1].split("</table>")[0]
+    return {html_text.unescape(re.sub("<.*?>", "", what)): (eps, delta) for what, eps, delta in
+            re.findall(r"<tr><td>(.*?)</td><td class='num'>(.*?)</td><td class='num'>(.*?)</td></tr>", table)}
+
+
+def _row(page, label):
+    m = re.search(rf"<tr><th>{re.escape(label)}</th><td>(.*?)</td></tr>", page)
+    return None if m is None else html_text.unescape(re.sub("<.*?>", "", m.group(1)))
+
+
+def _badge(page):
+    return re.search(r'<div class="badge (\w+)">(.*?)</div>', page).groups()
+
+
+def _terminal(report):
+    from rich.console import Console
+
+    from dptopic.cli._common import print_privacy
+
+    buf = io.StringIO()
+    print_privacy(report, Console(file=buf, width=400, highlight=False))
+    return buf.getvalue()
+
+
+# 1. the per-contributor word-level epsilon, and the single report's labelled as such
+
+def test_a_served_word_level_card_shows_the_contributors_word_level_epsilon(olp):
+    card = privacy_card(olp, "OLPLDA", check=False)
+    whole = card["figures"]["epsilon_word_contributor"]
+    assert whole["epsilon"] == pytest.approx(1800.0) and whole["delta"] == 0.0
+    assert whole["what"].startswith("per contributor, word level")
+    one = card["figures"]["epsilon_word"]
+    assert one["epsilon"] == pytest.approx(3.0) and one["what"].startswith("per report")
+    rows = _figure_rows(_card_page(card, "OLPLDA"))
+    assert rows[whole["what"]] == ("1800", "0") and rows[one["what"]] == ("3", "0")
+    out = _terminal(olp)            # dptopic topics and train print both too
+    assert re.search(r"eps per contributor, word level\s*│\s*1800", out)
+    assert re.search(r"eps per report, word level\s*│\s*3 ", out)
+
+
+def test_one_report_per_contributor_does_not_repeat_the_word_level_figure():
+    card = privacy_card(local_privacy_report(f_from_epsilon(3.0), 50), "LPLDA", check=False)
+    assert "epsilon_word_contributor" not in card["figures"] and card["figures"]["epsilon_word"]["epsilon"] == 3.0
+
+
+# 2. the relation of the headline's unit; eps_doc on the document-level card
+
+def test_local_cards_state_the_relation_of_their_per_contributor_headline(olp, ldpdoc):
+    for report, n, trainer in ((olp, 600, "OLPLDA"), (ldpdoc, 300, "LocalDocumentLDA")):
+        card = privacy_card(report, trainer, check=False)
+        assert card["privacy_unit"] == f"contributor (local DP, {n} documents)"
+        relation = card["neighbouring_relation"]
+        assert relation.startswith(f"any two sets of up to {n} documents of one contributor")
+        assert "One report alone: " + report["neighbouring_relation"] in relation     # the report's, after it
+        assert _row(_card_page(card, trainer), "neighbouring relation").startswith(f"any two sets of up to {n} documents")
+        assert f"any two sets of up to {n} documents" in _terminal(report)
+    single = privacy_card(document_privacy_report(8.0, 200, 1), "LocalDocumentLDA", check=False)
+    assert single["neighbouring_relation"] == document_privacy_report(8.0, 200, 1)["neighbouring_relation"]
+
+
+def test_the_document_level_card_shows_eps_doc_per_report(ldpdoc, olp):
+    card = privacy_card(ldpdoc, "LocalDocumentLDA", check=False)
+    doc = card["figures"]["epsilon_doc"]
+    assert doc["epsilon"] == 8.0 and doc["delta"] == 0.0 and doc["what"].startswith("per report, document level")
+    assert _figure_rows(_card_page(card, "LocalDocumentLDA"))[doc["what"]] == ("8", "0")
+    assert "&quot;epsilon_doc&quot;" in _card_page(card, "LocalDocumentLDA")      # in the card's JSON on the page too
+    assert re.search(r"eps per report, document level\s*│\s*8 ", _terminal(ldpdoc))
+    assert privacy_card(olp, "OLPLDA", check=False)["figures"]["epsilon_doc"]["epsilon"] == pytest.approx(1500.0)
+
+
+# 3. green only for a guarantee the page calls meaningful
+
+def test_the_headline_box_is_green_only_within_the_range_the_card_calls_meaningful(olp, ldpdoc):
+    for report in (olp, ldpdoc):
+        card = privacy_card(report, check=False)
+        assert card["guarantee"] == "full" and card["epsilon"] > STRONG_EPSILON_LIMIT
+        cls, text = _badge(_card_page(card))
+        assert cls != "full" and "(guarantee, weak" in text
+    report = {"private": True, "unit": "document", "epsilon": STRONG_EPSILON_LIMIT, "delta": 1e-6,
+              "epsilon_method": "PLD", "vocabulary_source": "supplied"}
+    assert _badge(_card_page(privacy_card(report, check=False))) == ("full", "ε = 16, δ = 1e-06 per document (guarantee)")
+    for weak in ({"epsilon": STRONG_EPSILON_LIMIT * 1.01}, {"epsilon": 1.0, "delta": LARGE_DELTA * 10}):
+        card = privacy_card(dict(report, **weak), check=False)
+        assert card["guarantee"] == "full" and _badge(_card_page(card))[0] == "weak"
+
+
+# 4. the audit table: n/r and percentages, as the terminal
+
+AUDIT = {"claimed_privacy": {"private": True, "epsilon": 531.2, "delta": 1e-5, "unit": "word"},
+         "attacks": {"lira_online": {"auc": 0.611, "auc_se": 0.022, "tpr_at_fpr_0.01": 0.11, "tpr_at_fpr_0.001": 0.05,
+                                     "tpr_at_fpr_0": 0.05, "n_members": 300, "n_nonmembers": 300}}}
+
+
+def _attack_cells(page):
+    table = page.split("<h3>Attacks</h3>")[1].split("</table>")[0]
+    heads = [html_text.unescape(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", table)]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", table)
+    return dict(zip(heads, cells))
+
+
+def test_the_attack_table_shows_nr_where_the_scores_cannot_resolve_the_fpr():
+    card = privacy_card({"private": False, "reason": "r"}, "LDA")
+    page = _card_page(card, audit=AUDIT)
+    cells = _attack_cells(page)
+    assert cells["TPR at FPR 0.1%"] == "n/r"      # 300 non-members: fewer than 1/0.001
+    assert cells["TPR at FPR 1%"] == "11.000%" and cells["TPR at FPR 0"] == "5.000%"   # percentages, as the terminal
+    assert "n/r (not resolved)" in page and "docs/auditing.md" in page
+    many = {"attacks": {"a": dict(AUDIT["attacks"]["lira_online"], n_nonmembers=2000)},
+            "claimed_privacy": AUDIT["claimed_privacy"]}
+    page = _card_page(card, audit=many)
+    assert _attack_cells(page)["TPR at FPR 0.1%"] == "5.000%" and "n/r (not resolved)" not in page
+
+
+def test_the_attack_table_follows_the_terminals_rule():
+    from dptopic.cli.audit import results_table
+    from rich.console import Console
+
+    buf = io.StringIO()
+    Console(file=buf, width=200).print(results_table({"lira_online": dict(AUDIT["attacks"]["lira_online"])}))
+    terminal = buf.getvalue()
+    cells = _attack_cells(_card_page(privacy_card({"private": False}, "LDA"), audit=AUDIT))
+    for col in ("TPR at FPR 1%", "TPR at FPR 0.1%", "TPR at FPR 0"):
+        assert cells[col] in terminal
+
+
+# 5. the terminal and the card say the same about a pure headline
+
+def test_a_pure_headline_reads_delta_0_on_the_terminal_and_the_card(ldpdoc):
+    out = _terminal(ldpdoc)
+    assert "epsilon = 2400, pure epsilon-DP: delta = 0 (basic composition)" in out
+    assert "at delta = 1e-05 (basic" not in out and "))" not in out.split("GUARANTEE")[1].split("\n")[0]
+    card = privacy_card(ldpdoc, check=False)
+    assert card["delta"] == 0.0 and card["epsilon_is"] == "basic composition; pure epsilon-DP: delta = 0"
+    page = _card_page(card)
+    assert _row(page, "ε, δ (the guarantee)") == "2400, 0 (basic composition; pure epsilon-DP: delta = 0)"
+    assert "δ = 0 per contributor" in _badge(page)[1]
+    approx = privacy_card(dict(ldpdoc, epsilon=2399.0, epsilon_method="PLD"), check=False)
+    assert approx["epsilon_is"] == "PLD" and approx["delta"] == 1e-5
+
+
+# 6. wording
+
+HDP = {"private": True, "unit": "word", "neighbouring_relation": "word-level replacement", "theorem": "t",
+       "delta": 1e-5, "epsilon_basic": 550.0, "epsilon_pld": 531.18, "epsilon_rdp": 532.9, "epsilon": 531.18,
+       "epsilon_method": "PLD", "noise": "discrete",
+       "scope": ("covers every noisy count release. Not covered: the choice of hyper-parameters. Vocabulary treated as"
+                 " public (chosen from the training corpus, not protected); document count and lengths are public"
+                 " under word replacement."),
+       "vocabulary": ("chosen from the training corpus and published in the model; treated as public, i.e. NOT"
+                      " protected: pass a public vocabulary (fit(..., vocabulary=...), --vocabulary FILE) to avoid"
+                      " this"),
+       "vocabulary_source": "data"}
+
+
+def test_the_hdp_card_states_the_vocabulary_once_and_names_no_internal_key():
+    card = privacy_card(HDP, "HDPLDA", check=False)
+    assert card["not_covered"].lower().count("chosen from the training corpus") == 1
+    assert card["guarantee"] == "partial" and "vocabulary" in card["guarantee_note"]    # still said, once, there
+    assert "per_document" not in card["strength_note"] and "per-document row" in card["strength_note"]
+    bare = privacy_card({k: v for k, v in HDP.items() if k != "scope"}, "HDPLDA", check=False)
+    assert "Vocabulary: chosen from the training corpus" in bare["not_covered"]   # a scope that does not say it
+
+
+def test_a_non_private_card_has_no_empty_cells_and_no_noise_row():
+    card = privacy_card({"private": False, "epsilon": float("inf"), "unit": "word", "reason": "plain CGS"}, "LDA")
+    page = _card_page(card, "LDA")
+    assert _row(page, "accounting method") == "—"
+    assert _row(page, "what is NOT covered").startswith("everything") and _row(page, "what is covered").startswith(
+        "nothing")
+    assert _row(page, "noise reproducible") is None
+    noisy = _card_page(privacy_card(HDP, "HDPLDA", check=False), "HDPLDA")
+    assert _row(noisy, "noise reproducible") == "no"         # noise was added, without a seed
+
+
+# 7. layout
+
+def test_labels_wrap_at_word_boundaries_and_bars_keep_a_gap():
+    page = _card_page(privacy_card(HDP, "HDPLDA", check=False))
+    th = re.search(r"\nth\{([^}]*)\}", page).group(1)
+    assert "overflow-wrap:normal" in th and "word-break:normal" in th and "hyphens:manual" in th
+    assert "min-width" in th
+    page = render_report(title="t", trainer="LDA", card=privacy_card({"private": False}, "LDA"),
+                         topics=[[("commerce", 0.5), ("tax", 0.2)]])
+    rect_x = float(re.search(r'<rect x="([\d.]+)"', page).group(1))
+    # "commerce" in Chromium's default sans at 11 px is about 58 px wide (7.2 px a letter), starting at x = 2
+    assert rect_x - (2 + 8 * 7.2) >= 6
+
+
+def test_a_word_level_headline_is_never_the_green_box():
+    """ε = 8 per word is 800 for a document of 100 words: the range the green box stands for is per document or
+    larger, so a word-level headline takes the warning colour and says so, however small its epsilon."""
+    report = {"private": True, "unit": "word", "epsilon": 8.0, "delta": 1e-6, "epsilon_method": "PLD",
+              "vocabulary_source": "supplied", "scope": "covers everything. NOT covered: nothing."}
+    card = privacy_card(report, check=False)
+    assert card["guarantee"] == "full" and "strength_note" not in card
+    cls, text = _badge(_card_page(card))
+    assert cls == "weak" and "per word only" in text and "L × ε" in text
+    assert _badge(_card_page(privacy_card(dict(report, unit="document"), check=False)))[0] == "full"
