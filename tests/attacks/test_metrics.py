@@ -45,14 +45,3 @@ def test_members_of_one_model_only_give_no_epsilon_bound():
     r = empirical_epsilon(s, y, groups=g, seed=0)
     assert r["n_members"] == 50 and r["n_models"] == 3     # the members of the evaluated half: one model's
     assert r["epsilon_lower_bound"] == 0.0
-
-
-def test_a_boolean_coo_matrix_with_repeated_entries_sums_them_as_counts():
-    import numpy as np
-    import scipy.sparse as sp
-
-    from dptopic.corpus import Corpus
-
-    X = sp.coo_matrix((np.array([True, True, True]), (np.array([0, 0, 1]), np.array([1, 1, 2]))), shape=(2, 3))
-    c = Corpus.from_bow(X, vocabulary=["apple", "berry", "cherry"])
-    assert len(c.word_ids) == 3 and list(c.word_ids[:2]) == [1, 1]

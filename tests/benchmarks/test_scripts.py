@@ -13,8 +13,12 @@ import re
 from pathlib import Path
 
 import pytest
+import importlib.util
+import subprocess
+import sys
+from service_helpers import SRC
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 SCRIPTS = sorted(p.stem for p in BENCH.glob("bench_*.py"))
 
 
@@ -112,3 +116,31 @@ def test_private_prints_settings_and_ratio_to_tomotopy():
     out = _run("bench_private", ["--docs", "60", "--iters", "2", "--timed", "1", "--reps", "1"])
     assert re.search(r"K=50; 2 iterations, median of the last 1; 1 repetitions", out), out
     assert re.search(r"CDP-LDA\+, n_jobs=1\s+\S+M\s+\d+\.\d\dx", out), out
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.filterwarnings('ignore::dptopic.errors.SeededNoiseWarning')
+@pytest.mark.skipif(importlib.util.find_spec("starlette") is None, reason="needs starlette")
+@pytest.mark.skipif(importlib.util.find_spec("sqlalchemy") is None, reason="needs sqlalchemy")
+@pytest.mark.skipif(importlib.util.find_spec("uvicorn") is None, reason="needs uvicorn")
+def test_the_benchmark_explains_its_columns_and_options():
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_service.py"), "--help"], capture_output=True,
+                       text=True, timeout=120, cwd=ROOT / "benchmarks",
+                       env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    helptext = _flat(r.stdout)
+    for option, words in (("--seconds", "seconds each run"), ("--clients", "client threads"),
+                          ("--reports-per-request", "reports in each upload"), ("--no-postgres", "SQLite only")):
+        assert option in helptext and words in helptext, option
+    import ast
+
+    doc = _flat(ast.get_docstring(ast.parse((ROOT / "benchmarks" / "bench_service.py").read_text())))
+    for column in ("ratio to floor", "direct SQL reports/s", "floor requests/s", "p99 ms", "trainer off"):
+        assert column in doc, column
+    assert "ratio against a peer run" not in doc

@@ -1,26 +1,25 @@
-"""Walk-through A (scikit-learn compatibility and the privacy calculators): the re-used-documents fingerprint, the
+"""The privacy calculators (``dptopic privacy``) and what they print: the re-used-documents fingerprint, the
 local trainer's clone and pickling messages, the estimator checks' claims, ``dptopic recommend`` and the privacy
 calculators' input checks and help."""
-import pickle
-import re
 import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 
 import dptopic
 from dptopic.cli.main import main
-from dptopic.corpus import Corpus
-from dptopic.errors import DPTopicError
-from dptopic.models import base
-
-WORDS = ["tax", "budget", "war", "army", "school", "teachers", "river", "bridge"]
-
-
-def _reuse_warnings(caught):
-    return [str(w.message) for w in caught if "already used by an earlier private fit" in str(w.message)]
-
+import os
+import subprocess
+import sys
+from pathlib import Path
+import json
+from dptopic.accounting.verify import recompute_report, verify_report
+from dptopic.errors import CorruptModelError
+import contextlib
+import io
+from hypothesis import HealthCheck, given, settings, strategies as st
+from dptopic.corpus import lda_corpus
+from dptopic.models import FedLDA
 
 def _error(capsys, *argv) -> str:
     """The one line a refused command prints: exit 2 (argparse's refusals exit, the others return 2), nothing on
@@ -39,150 +38,6 @@ def _error(capsys, *argv) -> str:
 def _out(capsys, *argv) -> str:
     assert main([str(v) for v in argv]) in (0, None)
     return " ".join(capsys.readouterr().out.split())
-
-
-# ------------------------------------------------------------------ finding 1: the re-used-documents fingerprint
-def test_the_same_documents_as_text_a_corpus_or_counts_share_one_fingerprint():
-    texts = ["war army war bridge", "tax budget school", "river bridge river tax", "teachers school war"]
-    shuffled = [" ".join(reversed(t.split())) for t in texts]
-    c = Corpus.from_texts(texts, vocabulary=WORDS)
-    keys = list(base._document_keys(c))
-    assert keys == list(base._document_keys(Corpus.from_texts(shuffled, vocabulary=WORDS)))   # token order
-    assert keys == list(base._document_keys(Corpus.from_bow(c.to_bow(), vocabulary=WORDS)))   # a count matrix
-    other = Corpus.from_texts(["war army bridge", "tax budget school school"], vocabulary=WORDS)
-    assert not set(base._document_keys(other)) & set(keys[:1])        # the counts count, not only the words
-
-
-@pytest.mark.filterwarnings("ignore::dptopic.errors.DataVocabularyWarning")
-def test_a_refit_on_the_count_matrix_of_the_same_documents_counts_every_document():
-    """A fit on a Corpus, then on its count matrix (GridSearchCV's folds, CountVectorizer): every document, duplicates
-    included, is counted as re-used (not 1 of 100, nor the distinct ones only)."""
-    from dptopic.corpus.synthetic import lda_corpus
-
-    base._PRIVATE_DOCS.clear()
-    c = lda_corpus(n_docs=60, vocab_size=30, n_topics=3, doc_length=20, seed=0).corpus
-    c = c.subset(np.r_[np.arange(60), np.arange(10)])           # 10 documents twice: 70 documents, 60 distinct
-    words = list(c.vocabulary.words)
-    dptopic.DocDPEM(n_topics=3, epsilon=1.0).fit(c)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        dptopic.DocDPEM(n_topics=3, epsilon=1.0).fit(c.to_bow(), vocabulary=words)
-    said = _reuse_warnings(caught)
-    assert len(said) == 1 and said[0].startswith("DocDPEM: 70 of these 70 training documents"), said
-    base._PRIVATE_DOCS.clear()
-
-
-# --------------------------------------------------- finding 3: LocalDocumentLDA fits reports, spends no budget
-def _local_model():
-    from dptopic.local.document import DocumentRandomizer
-
-    reports = DocumentRandomizer(WORDS, 8.0).randomize([["tax", "budget"], ["war", "army"], ["school", "river"]] * 4)
-    return dptopic.models.LocalDocumentLDA(n_topics=2).fit(reports), reports
-
-
-def test_cloning_or_refitting_the_local_document_trainer_does_not_warn_of_budgets():
-    model, reports = _local_model()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        clone(model).fit(reports)
-    assert not [w for w in caught if "spends its budget again" in str(w.message)], [str(w.message) for w in caught]
-    # the central private trainers still warn, once per estimator
-    with pytest.warns(UserWarning, match="spends its budget again"):
-        clone(dptopic.DPSVI(n_topics=2))
-    assert dptopic.models.LocalDocumentLDA._private and not dptopic.models.LocalDocumentLDA._spends_budget
-    assert all(cls._spends_budget for cls in (dptopic.HDPLDA, dptopic.CDPLDA, dptopic.CDPLDAPlus, dptopic.FedLDA,
-                                              dptopic.DPSVI, dptopic.DocDPEM, dptopic.DocDPCooccurrence))
-
-
-def test_the_local_document_trainers_pickling_refusal_names_no_documents():
-    model, _ = _local_model()
-    with pytest.raises(DPTopicError, match="never pickled") as e:
-        pickle.dumps(model)
-    assert "training documents" not in str(e.value) and "model.save(DIR)" in str(e.value)
-    fitted = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(np.ones((4, 3), dtype=int))
-    with pytest.raises(DPTopicError, match="its state holds the training documents"):
-        pickle.dumps(fitted)
-
-
-# ------------------------------------------------------ findings 2 and 4: what the estimator checks claim
-@pytest.mark.filterwarnings("ignore::UserWarning")
-def test_an_unseeded_private_trainer_fails_fit_idempotence_by_design():
-    """docs/sklearn.md: the checks run on seeded instances; unseeded, fresh noise makes each fit differ."""
-    import sys
-    from pathlib import Path
-
-    from sklearn.utils.estimator_checks import check_fit_idempotent
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_sklearn_checks import ESTIMATORS, counting
-
-    checked = {type(e).__name__ for e in ESTIMATORS}
-    assert {"HDPLDA", "CDPLDA", "CDPLDAPlus", "FedLDA"} <= checked
-    assert all(e.get_params().get("seed") is not None for e in ESTIMATORS)
-    with pytest.raises(AssertionError):
-        check_fit_idempotent("DocDPEM", counting(dptopic.DocDPEM)(n_topics=2, epsilon=1.0))
-    text = " ".join((Path(__file__).parents[1] / "docs" / "sklearn.md").read_text().split())
-    for phrase in ("**seeded**", "check_fit_idempotent", "random_state", "return_estimator=True",
-                   "fit randomized report sets"):
-        assert phrase in text, phrase
-
-
-def test_get_feature_names_out_checks_input_features():
-    import pandas as pd
-
-    X = pd.DataFrame(np.ones((5, 3), dtype=int), columns=["a", "b", "c"])
-    m = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(X)
-    assert list(m.get_feature_names_out(["a", "b", "c"])) == ["topic0", "topic1"]
-    with pytest.raises(DPTopicError, match="input_features is not equal to feature_names_in_"):
-        m.get_feature_names_out(["a", "c", "b"])
-    with pytest.raises(DPTopicError, match="should have length equal to number of features \\(3"):
-        m.get_feature_names_out(["a"])
-    bare = dptopic.LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(np.ones((5, 3), dtype=int))
-    assert list(bare.get_feature_names_out(["x", "y", "z"])) == ["topic0", "topic1"]
-    with pytest.raises(ValueError, match="got 1"):
-        bare.get_feature_names_out(["x"])
-
-
-# --------------------------------------------------------------- finding 5: recommend and the privacy card
-def test_recommend_calls_no_budget_beyond_the_trainers_range_useful_and_prints_no_long_number(capsys):
-    out = _out(capsys, "recommend", "--epsilon", "1e300", "--docs", "10000")
-    assert "-> useful" not in out and "outside what dptopic train --unit document accepts" in out
-    assert not re.search(r"\d{1,3}(,\d{3}){6,}", out), out          # no 20-digit number with thousands separators
-    assert "epsilon x documents (1e+304)" in out
-    out = _out(capsys, "recommend", "--epsilon", "10", "--docs", "10000")
-    assert "-> useful" in out
-
-
-def test_recommend_warns_of_a_delta_not_below_one_over_the_documents(capsys):
-    out = _out(capsys, "recommend", "--epsilon", "1", "--docs", "10000", "--delta", "0.5")
-    assert "conservative" not in out and "--corpus FILE" not in out
-    assert "delta = 0.5 is large for 10,000 documents" in out and "well below 1/(number of documents)" in out
-    out = _out(capsys, "recommend", "--unit", "word", "--epsilon", "1000", "--docs", "10000", "--delta", "0.9")
-    assert "--corpus FILE" not in out and "delta = 0.9 is large" in out
-    out = _out(capsys, "recommend", "--epsilon", "1", "--docs", "100", "--delta", "1e-4")
-    assert "conservative" in out and "--delta 0.0001 --topics 20 --corpus FILE" in out
-    from dptopic.advice import LARGE_DELTA
-    from dptopic.models._document_level import LARGE_DELTA as FIT_LARGE_DELTA
-
-    assert LARGE_DELTA == FIT_LARGE_DELTA
-
-
-def test_recommend_names_a_measured_size_not_a_mean_of_two(capsys):
-    out = _out(capsys, "recommend", "--unit", "word", "--epsilon", "1000", "--docs", "10000")
-    assert "15,014" not in out
-
-
-@pytest.mark.filterwarnings("ignore::UserWarning")
-def test_the_privacy_card_notes_a_large_delta():
-    from dptopic.reporting import privacy_card
-
-    X = np.random.default_rng(0).poisson(1, (40, 8))
-    words = [f"w{i}" for i in range(8)]
-    big = dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, delta=0.5).fit(X, vocabulary=words)
-    card = privacy_card(big.privacy_, "DocDPCooccurrence")
-    assert "delta = 0.5 is large" in card["strength_note"] and "1/(number of documents)" in card["strength_note"]
-    small = dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0).fit(X, vocabulary=words)
-    assert "strength_note" not in privacy_card(small.privacy_, "DocDPCooccurrence")
 
 
 # ---------------------------------------------------------- findings 6-9, 11: the privacy calculators
@@ -251,28 +106,315 @@ def test_a_non_private_models_topics_copied_into_a_private_folder_are_refused(tm
     assert "components.npy" in err and "does not describe the topics" in err and len(err.strip().splitlines()) == 1
 
 
-def test_random_state_is_named_in_one_line():
-    # walk A, finding 10: LDA(random_state=0) raised a raw TypeError
-    with pytest.raises(DPTopicError, match="takes seed=, not scikit-learn's random_state="):
-        dptopic.LDA(random_state=0)
-    with pytest.raises(DPTopicError, match="random_state"):
-        dptopic.DocDPCooccurrence(random_state=0)
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def test_recommend_at_the_default_delta_for_many_documents_suggests_a_smaller_delta_not_a_refusal(capsys):
-    # review: at 100,000 documents recommend said "not with --delta 1e-05" (never given) and offered 1e-5 as the fix
-    out = _out(capsys, "recommend", "--epsilon", "1", "--docs", "100000")
-    assert "not with --delta" not in out and "--delta 1e-06 --topics 20 --corpus FILE" in out
-    assert "the default delta is not below 1/100,000" in out and "e.g. 1e-06" in out and "e.g. 1e-5" not in out
-    from dptopic.advice import suggested_delta
-
-    assert [suggested_delta(n) for n in (100, 10_000, 100_000, 10 ** 6)] == [1e-5, 1e-5, 1e-6, 1e-7]
+def _cli(*args, timeout=120):
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
 
 
-def test_hdp_epsilon_above_one_events_range_is_refused_before_the_corpus_loads(capsys):
-    # review: `train --algorithm hdp --epsilon 2000` loaded the corpus and started the fit before its one-line error
-    assert main(["train", "--algorithm", "hdp", "--epsilon-laplace", "2000", "--iterations", "2", "--out", "unused"]) == 2
-    out, err = capsys.readouterr()
-    assert "invalid --epsilon-laplace 2000.0" in err and "left out of the evaluation" not in out + err
-    with pytest.raises(DPTopicError, match="epsilon_laplace"):
-        dptopic.HDPLDA(epsilon_laplace=2000).fit(np.ones((4, 6), dtype=int))
+def _one_line_error(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), r.stderr
+    assert "Traceback" not in r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+# ----------------------------------------------------------------- 5: privacy fed-report-words --epsilon
+@pytest.mark.parametrize("eps", ["1e-300", "1e-10", "700", "1e300", "nan", "inf", "0"])
+def test_fed_report_words_epsilon_range(eps):
+    _one_line_error(_cli("privacy", "fed-report-words", "--epsilon-per-entry", eps, "--vocab-size", 10, "--users", 5),
+                    "epsilon")
+
+
+def test_fed_report_words_still_answers():
+    r = _cli("privacy", "fed-report-words", "--epsilon-per-entry", 5, "--vocab-size", 1000, "--users", 100)
+    assert r.returncode == 0 and "--report-words" in r.stdout, r.stderr
+
+
+# ----------------------------------------------------------------- 7: privacy compose too long to compute
+def test_compose_too_large_to_compute():
+    _one_line_error(_cli("privacy", "compose", "--laplace", 500, 10000000), "too large to compute")
+
+
+SRC_2 = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def _cli_2(*args):
+    env = dict(os.environ, PYTHONPATH=SRC_2 + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=180)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return dptopic.lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
+
+
+def _trainers(corpus):
+    from dptopic.local import Randomizer
+    from dptopic.models.fdptm import fit_fdptm
+
+    reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield dptopic.HDPLDA(n_topics=4, n_iter=4, epsilon_laplace=1, verbose=0).fit(corpus)
+        yield dptopic.DPSVI.from_budget(1, 1e-5, n_topics=4, verbose=0).fit(corpus)
+        yield dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
+        yield dptopic.DocDPEM(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
+        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, verbose=0).fit(corpus)
+        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, exclusion="tail", verbose=0).fit(corpus)
+        yield dptopic.LPLDA(n_topics=4, n_iter=3, epsilon_word=3, verbose=0).fit(reports)
+        yield fit_fdptm(dptopic.HDPLDA(n_topics=4, n_iter=3, epsilon_laplace=1, verbose=0), corpus, 0.5, 5e-6)[0]
+        yield fit_fdptm(dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0), corpus, 0.5, 5e-6)[0]
+
+
+@pytest.fixture(scope="module")
+def models(corpus):
+    return list(_trainers(corpus))
+
+
+def _edited(rep, **changes):
+    rep = json.loads(json.dumps(rep))
+    rep.update(changes)
+    return rep
+
+
+def _recomputed_consistently(rep):
+    """``rep`` with every figure recomputed from its (edited) events, as someone editing a report would."""
+    new = recompute_report(rep)
+    rep.update({k: v for k, v in new.items() if k in rep or k in ("epsilon", "delta")})
+    return rep
+
+
+def test_cli_verify(models, tmp_path):
+    d = tmp_path / "m"
+    models[0].save(d)
+    r = _cli_2("privacy", "verify", d)
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stdout.split())
+    assert "verified:" in out and "epsilon_pld" in out
+    r = _cli_2("report", "--model", d, "--out", tmp_path / "r.html")
+    assert r.returncode == 0, r.stderr
+    assert "recomputed from the report's events: verified" in " ".join(r.stdout.split())
+    report = tmp_path / "report.json"                         # a bare report (model.privacy_) as JSON
+    report.write_text(json.dumps(_edited(models[0].privacy_, epsilon_pld=1.0)))
+    r = _cli_2("privacy", "verify", report)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "does not match its own events" in lines[0]
+    assert "BELOW" in r.stdout
+    r = _cli_2("privacy", "verify", report, "--format", "json")
+    assert r.returncode == 2 and json.loads(r.stdout)["status"] == "failed"
+    r = _cli_2("privacy", "verify", d, "--format", "json")
+    got = json.loads(r.stdout)
+    assert r.returncode == 0 and got["status"] == "verified" and got["figures"]["epsilon_pld"]["recomputed"] > 0
+    meta = json.loads((d / "model.json").read_text())
+    meta["privacy_card"]["epsilon"] = 0.001                   # the card a reader of the file sees
+    (tmp_path / "card.json").write_text(json.dumps(meta))
+    r = _cli_2("privacy", "verify", tmp_path / "card.json")
+    assert r.returncode == 2 and "privacy card saved in model.json" in r.stderr
+    old = _edited(models[0].privacy_)
+    del old["events"][0]["changes"]
+    (tmp_path / "old.json").write_text("\ufeff" + json.dumps(old))     # a byte-order mark is read as text
+    r = _cli_2("privacy", "verify", tmp_path / "old.json")
+    assert r.returncode == 2 and "cannot be verified" in r.stderr and "Traceback" not in r.stderr
+    for name, text in (("bad.json", "{bad"), ("empty.json", ""), ("lines.jsonl", '{"text": "a"}\n{"text": "b"}\n')):
+        (tmp_path / name).write_text(text)
+        r = _cli_2("privacy", "verify", tmp_path / name)
+        assert r.returncode == 2 and "not valid JSON" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    r = _cli_2("privacy", "verify", tmp_path / "missing")
+    assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
+    (tmp_path / "plain.json").write_text("[1, 2]")
+    r = _cli_2("privacy", "verify", tmp_path / "plain.json")
+    assert r.returncode == 2 and "holds no privacy report" in r.stderr
+
+
+@pytest.mark.parametrize("i, what", [(0, "fewer iterations"), (1, "fewer steps"), (2, "more noise"), (3, "more noise"),
+                                     (4, "fewer entries")])
+def test_events_edited_with_their_figures_are_caught_by_the_plan(models, tmp_path, i, what):
+    # an edit that recomputes every figure from the edited events passes the recomputation; the plan catches it
+    m = models[i]
+    rep = json.loads(json.dumps(m.privacy_))
+    if what == "more noise":
+        rep["events"][0]["noise_multiplier"] *= 1.5
+    else:
+        rep["events"][0]["count"] = max(1, rep["events"][0]["count"] // 2)
+    rep = _recomputed_consistently(rep)
+    assert verify_report(rep).status == "verified"
+    d = tmp_path / "m"
+    m.save(d)
+    meta = json.loads((d / "model.json").read_text())
+    meta["privacy"] = rep
+    meta.pop("privacy_card", None)
+    (d / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(CorruptModelError, match="do not match the run its parameters describe"):
+        dptopic.load(d)
+    r = _cli_2("privacy", "verify", d)
+    assert r.returncode == 2 and "parameters plan" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "differs" in r.stdout
+
+
+@pytest.mark.parametrize("break_params", ["unknown class", "unknown parameter", "invalid parameters"])
+def test_events_edited_with_their_figures_fail_verify_when_the_parameters_cannot_be_planned(models, tmp_path,
+                                                                                             break_params):
+    # with the trainer's parameters made unusable, the plan was skipped and `privacy verify` said "verified" (exit 0)
+    # on events edited down with their figures
+    m = models[0]                                              # HDP-LDA
+    rep = json.loads(json.dumps(m.privacy_))
+    rep["events"][0]["count"] = max(1, rep["events"][0]["count"] // 2)
+    rep = _recomputed_consistently(rep)
+    d = tmp_path / "m"
+    m.save(d)
+    meta = json.loads((d / "model.json").read_text())
+    meta["privacy"] = rep
+    meta.pop("privacy_card", None)
+    if break_params == "unknown class":
+        meta["class"] = "Foo"
+    elif break_params == "unknown parameter":
+        meta["params"]["colour"] = "red"
+    else:
+        meta["params"]["n_iter"] = -3
+    (d / "model.json").write_text(json.dumps(meta))
+    r = _cli_2("privacy", "verify", d)
+    assert r.returncode == 2 and "cannot be compared with what the trainer" in r.stderr, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+
+
+def test_a_run_over_its_budget_and_parameters_edited_down_are_caught(models, tmp_path):
+    d = tmp_path / "m"
+    models[3].save(d)                                          # DocDPEM at (1, 1e-5)
+    meta = json.loads((d / "model.json").read_text())
+    meta["params"]["epsilon"] = 0.5                            # the parameters claim a smaller budget than was spent
+    (d / "model.json").write_text(json.dumps(meta))
+    r = _cli_2("privacy", "verify", d, "--format", "json")
+    got = json.loads(r.stdout)
+    assert r.returncode == 2 and got["status"] == "failed"
+    assert "asked for epsilon 0.5" in got["detail"] and got["figures"]["budget epsilon (requested)"]["verdict"] == "exceeds"
+    d2 = tmp_path / "m2"
+    models[0].save(d2)                                         # HDP-LDA, 4 iterations
+    meta = json.loads((d2 / "model.json").read_text())
+    meta["params"]["n_iter"] = 40
+    (d2 / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(CorruptModelError, match="plan 40"):
+        dptopic.load(d2)
+
+
+FAST = settings(max_examples=12, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+# ------------------------------------------------------------------ the CLI maps errors to exit 2
+def run_cli(argv):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            rc = main(argv)
+        except SystemExit as e:  # argparse
+            rc = e.code
+    lines = err.getvalue().strip().splitlines()
+    assert rc in (0, 2), (argv, rc, err.getvalue())
+    if rc == 2:
+        assert len(lines) == 1 and lines[0].startswith("error: "), (argv, lines)
+    return rc
+
+
+TOKENS = st.one_of(st.sampled_from(["nan", "inf", "-inf", "-5", "0", "1e308", "1e-320", "abc", "", "2.5", "1", "10"]),
+                   st.text(alphabet="0123456789.-e", max_size=5))
+
+
+@FAST
+@given(a=TOKENS, b=TOKENS, flag=st.sampled_from(["--laplace", "--pure"]), delta=TOKENS)
+def test_cli_privacy_compose(a, b, flag, delta):
+    run_cli(["privacy", "compose", flag, a, b, "--delta", delta])
+
+
+@FAST
+@given(v=TOKENS, flag=st.sampled_from(["--beta", "--clip", "--epsilon-inherent", "--epsilon", "--epsilon-laplace",
+                                       "--iterations", "--delta"]))
+def test_cli_privacy_hdp(v, flag):
+    extra = [] if flag in ("--clip", "--epsilon-inherent") else ["--epsilon-inherent", "5"]
+    run_cli(["privacy", "hdp", flag, v, *extra, "--iterations", "3"] if flag != "--iterations" else
+            ["privacy", "hdp", "--epsilon-inherent", "5", flag, v])
+
+
+def _corpus():
+    return lda_corpus(n_docs=120, vocab_size=40, n_topics=3, doc_length=30, seed=0).corpus
+
+
+def test_verify_checks_a_saved_dpsvi_against_its_recorded_budget(tmp_path, capsys):
+    from dptopic.models import DPSVI
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DPSVI.from_budget(2.0, 1e-5, n_epochs=1, sampling_rate=0.2, n_topics=3, seed=0, verbose=0).fit(_corpus())
+    d = tmp_path / "m"
+    m.save(d)
+    assert main(["privacy", "verify", str(d)]) in (0, None)
+    capsys.readouterr()
+    doc = json.loads((d / "model.json").read_text())
+    assert doc["privacy"]["budget"]["epsilon"] == 2.0
+    doc["privacy"]["budget"]["epsilon"] = 1.5          # a budget below what the recorded events spend
+    (d / "model.json").write_text(json.dumps(doc))
+    assert main(["privacy", "verify", str(d)]) not in (0, None)
+    out = " ".join((capsys.readouterr().out + "").split()).lower()
+    assert "budget" in out
+
+
+def test_verify_checks_a_saved_hdplda_against_its_recorded_budget(tmp_path, capsys):
+    from dptopic.models import HDPLDA
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = HDPLDA.from_budget(60.0, 1e-5, 5, n_topics=3, seed=0, verbose=0).fit(_corpus())
+    d = tmp_path / "m"
+    m.save(d)
+    assert main(["privacy", "verify", str(d)]) in (0, None)
+    capsys.readouterr()
+    doc = json.loads((d / "model.json").read_text())
+    doc["privacy"]["budget"]["epsilon"] = 40.0
+    (d / "model.json").write_text(json.dumps(doc))
+    assert main(["privacy", "verify", str(d)]) not in (0, None)
+
+
+def _flat(s: str) -> str:
+    return " ".join(s.split())
+
+
+def _letters(i: int) -> str:
+    return "word" + "".join("abcdefghij"[int(d)] for d in str(i))
+
+
+def _texts(n_docs, vocab_size, seed):
+    c, _, _, _ = lda_corpus(n_docs=n_docs, vocab_size=vocab_size, n_topics=3, doc_length=12, seed=seed)
+    return [" ".join(_letters(w) for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
+
+
+def _fit(exclusion="none", **kw):
+    from dptopic.corpus import Corpus
+
+    c = Corpus.from_texts(_texts(40, 30, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return FedLDA(n_topics=3, rounds=2, pad_length=kw.pop("pad_length_", 8), n_clients=10, exclusion=exclusion,
+                      verbose=0, seed=0, **kw).fit(c)
+
+
+# 8 ------------------------------------------------------------------------------------------------------------
+def test_verify_on_no_guarantee_is_not_verified(tmp_path, capsys):
+    from dptopic.accounting.ledger import claims_no_guarantee
+    from dptopic.cli.privacy import NO_GUARANTEE_EXIT, _events_text
+
+    assert _events_text({"events": [{"count": 256}]}) == "1 event repeated 256 times"
+    m = _fit("tail", epsilon_per_entry=5.0, pad_length_=60)
+    assert claims_no_guarantee(m.privacy_)      # 120 entries' own deltas add up past 1
+    m.save(tmp_path / "t")
+    assert main(["privacy", "verify", str(tmp_path / "t")]) == NO_GUARANTEE_EXIT == 3
+    out = _flat(capsys.readouterr().out)
+    assert "consistent, but NO (epsilon, delta) guarantee" in out and "verified:" not in out
+    assert "1 event repeated 120 times" in out

@@ -1,16 +1,16 @@
 """DP set union (thresholds, weights, release) and the FDPTM composition."""
-import json
 import math
 
 import numpy as np
 import pytest
 
-from dptopic.accounting import LaplaceEvent, PrivacyLedger
 from dptopic.accounting import ApproxDPEvent
 from dptopic.accounting.set_union import gaussian_sigma
 from dptopic.corpus import Corpus
 from dptopic.corpus.private_vocabulary import _l2_descent, _water_fill, dp_set_union, dpsu_threshold, set_union_weights
 from dptopic.errors import DPTopicError
+from dptopic.corpus import lda_corpus
+from dptopic.corpus.corpus import data_cut_of
 
 
 def test_thresholds_hand_computed():
@@ -127,68 +127,6 @@ def test_default_is_the_gaussian_policy_and_releases_more_words_than_the_laplace
         dp_set_union(c, 0.5, 1e-6, order="frequency")
 
 
-def test_ledger_with_approximate_events_keeps_pure_reports():
-    pure = PrivacyLedger()
-    pure.spend(LaplaceEvent(1.0), 3)
-    rep = pure.report(1e-5)
-    assert "delta_basic" not in rep and rep["epsilon_basic"] == pytest.approx(3.0)
-    mixed = PrivacyLedger()
-    mixed.spend(LaplaceEvent(1.0), 3)
-    mixed.spend(ApproxDPEvent(0.5, 1e-6))
-    rep = mixed.report(1e-5)
-    assert rep["epsilon_basic"] == pytest.approx(3.5) and rep["delta_basic"] == pytest.approx(1e-6)
-    assert rep["epsilon_pld"] <= 3.5 + 1e-6
-    assert rep["epsilon_pld"] >= pure.epsilon_tight(1e-5)
-
-
-def test_fdptm_composed_report():
-    from dptopic.corpus.synthetic import lda_corpus
-    from dptopic.models import HDPLDA, LDA
-    from dptopic.models.fdptm import fit_fdptm
-
-    corpus = lda_corpus(n_docs=300, vocab_size=60, n_topics=3, doc_length=30, seed=0).corpus
-    m, restricted = fit_fdptm(HDPLDA(n_topics=3, n_iter=2, epsilon_laplace=1.0, epsilon_inherent=1.0, seed=0,
-                                     verbose=0, delta=1e-5), corpus, 2.0, 1e-6, seed=0)
-    p = m.privacy_
-    assert restricted.vocabulary.words == m.vocabulary_.words
-    assert p["private"] and p["epsilon_basic"] == pytest.approx(2.0 + 2 * (1.0 + 1.0))
-    assert p["delta"] == pytest.approx(1e-5 + 1e-6) and p["delta_basic"] == pytest.approx(1e-6)
-    assert p["epsilon_pld"] == pytest.approx(2.0 + p["topic_model"]["epsilon_pld"])
-    assert p["epsilon_pld_tight"] <= p["epsilon_pld"] + 1e-6
-    assert p["guarantee"] == "partial" and any("different privacy units" in w for w in p["warnings"])
-    assert restricted.vocab_size >= 3 and math.isfinite(m.coherence(restricted, top_n=3))  # coherence on the private vocabulary
-    json.dumps(p)
-    m2, _ = fit_fdptm(LDA(n_topics=3, n_iter=2, seed=0, verbose=0), corpus, 0.5, 1e-6, seed=0)
-    assert not m2.privacy_["private"] and "vocabulary_selection" in m2.privacy_
-
-
-def test_cli_train_private_vocabulary(tmp_path):
-    from dptopic.cli.main import main
-
-    from dptopic.datasets import sotu_texts
-
-    src = tmp_path / "docs.txt"
-    src.write_text("\n".join(t.replace("\n", " ") for t in sotu_texts()[0][:1500]))
-    out = tmp_path / "m"
-    assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--topics", "3", "--iterations", "2",
-                 "--private-vocabulary", "1.0,1e-5", "--out", str(out), "--quiet", "--seed", "0"]) == 0
-    meta = json.loads((out / "model.json").read_text())
-    rep = meta["privacy"]
-    assert rep["vocabulary_selection"]["epsilon"] == 1.0 and rep["warnings"]
-    # the vocabulary protects a whole document (add/remove): the exact corpus sizes would undo that, so only the
-    # released vocabulary size is saved
-    assert meta["training"] == {"vocab_size": len(meta["vocabulary"])}
-    assert "gaussian" in json.dumps(rep["vocabulary_selection"])          # the default policy
-    out2 = tmp_path / "m2"
-    assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--topics", "3", "--iterations", "2",
-                 "--private-vocabulary", "1.0,1e-5", "--vocabulary-policy", "laplace", "--out", str(out2), "--quiet",
-                 "--seed", "0"]) == 0
-    sel = json.dumps(json.loads((out2 / "model.json").read_text())["privacy"]["vocabulary_selection"])
-    assert "laplace" in sel and "frequency" in sel
-    assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--vocabulary-policy", "laplace",
-                 "--out", str(tmp_path / "m3"), "--quiet"]) == 2          # a policy without --private-vocabulary
-
-
 def test_cut_off_defaults_by_policy_and_a_larger_gaussian_cut_off_releases_more_words():
     from dptopic.corpus.private_vocabulary import noise_scale
     from dptopic.corpus.synthetic import lda_corpus
@@ -205,39 +143,63 @@ def test_cut_off_defaults_by_policy_and_a_larger_gaussian_cut_off_releases_more_
     assert default > near > 0
 
 
-def test_a_private_vocabularys_scope_and_corpus_line_do_not_call_the_corpus_sizes_public(tmp_path, capsys):
-    # (review, 2026-11-24) the sizes are no longer saved, but the scope still said they were public under word
-    # replacement and the corpus line labelled them so: the vocabulary's guarantee protects whole documents
-    from dptopic.cli.main import main
-    from dptopic.datasets import sotu_texts
+# ---- item 8: secure DP set union draws its noise from OpenDP
+def test_secure_set_union_noise_is_opendps(monkeypatch):
+    pytest.importorskip("opendp")
+    from dptopic.corpus.private_vocabulary import dp_set_union
+    from dptopic.mechanisms import laplace
 
-    src = tmp_path / "docs.txt"
-    src.write_text("\n".join(t.replace("\n", " ") for t in sotu_texts()[0][:1500]))
-    assert main(["train", "--corpus", str(src), "--algorithm", "hdp", "--topics", "3", "--iterations", "2",
-                 "--private-vocabulary", "1.0,1e-5", "--out", str(tmp_path / "m"), "--quiet", "--seed", "0"]) == 0
-    printed = " ".join(capsys.readouterr().out.split())
-    assert "sizes are public" not in printed and "outside the guarantee; shown here, not saved" in printed
-    scope = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]["scope"]
-    assert "public under word replacement" not in scope and "count and lengths are not saved" in scope
+    calls = []
+    real = laplace._opendp_release
+
+    def spy(values, scale, integer):
+        calls.append((np.shape(values), scale, integer))
+        return real(values, scale, integer)
+
+    monkeypatch.setattr(laplace, "_opendp_release", spy)
+    c = lda_corpus(n_docs=200, vocab_size=40, n_topics=3, doc_length=20, seed=0).corpus
+    _, ev = dp_set_union(c, 2.0, 1e-6, secure=True, mechanism="laplace")
+    assert calls and calls[0][0] == (40,) and not calls[0][2] and "OpenDP" in ev.label
+    with pytest.raises(DPTopicError, match="refuses a seed"):
+        dp_set_union(c, 2.0, 1e-6, secure=True, seed=1)
+    # the default (Gaussian policy) draws from OpenDP's Gaussian sampler
+    from dptopic.mechanisms import gaussian
+
+    drawn = []
+    real_g = gaussian._opendp_gaussian
+    monkeypatch.setattr(gaussian, "_opendp_gaussian", lambda v, std: drawn.append(np.shape(v)) or real_g(v, std))
+    _, ev = dp_set_union(c, 2.0, 1e-6, secure=True)
+    assert drawn == [(40,)] and "OpenDP" in ev.label and "gaussian" in ev.label
 
 
-def test_a_private_vocabulary_beside_a_trainer_with_no_guarantee_composes_to_none(tmp_path):
-    # (review, 2026-11-24) FedLDA's tail rule gives no (epsilon, delta); composing a private vocabulary with it crashed
-    # in dp_accounting (IndexError) at fit, and the recomputation at load did too
-    import warnings
+@pytest.mark.parametrize("build, cut", [
+    (lambda docs: Corpus.from_tokens(docs, max_vocab=3), "built with max_vocab=3"),
+    (lambda docs: Corpus.from_tokens(docs, max_vocab=None, min_df=2), "built with min_df=2"),
+    (lambda docs: Corpus.from_tokens(docs, max_vocab=None, min_df=0.2), "built with min_df=0.2"),
+    (lambda docs: Corpus.from_tokens(docs, max_vocab=None, max_df=0.9), "built with max_df=0.9"),
+    (lambda docs: Corpus.from_tokens(docs, max_vocab=None).prune(max_vocab=3), "pruned with max_vocab=3"),
+])
+def test_set_union_refuses_a_corpus_whose_words_were_cut_by_their_counts(build, cut):
+    docs = [["alpha", "beta", "gamma"], ["alpha", "delta"], ["beta", "epsilon", "alpha"], ["gamma", "beta"]] * 5
+    corpus = build(docs)
+    assert data_cut_of(corpus) == cut
+    with pytest.raises(DPTopicError, match="cut by their counts") as e:
+        dp_set_union(corpus, 1.0, 1e-5, seed=0)
+    assert cut in str(e.value) and "\n" not in str(e.value)
 
-    import dptopic
-    from dptopic.accounting.verify import verify_report
-    from dptopic.corpus.synthetic import lda_corpus
-    from dptopic.models.fdptm import fit_fdptm
 
-    corpus = lda_corpus(n_docs=300, vocab_size=60, n_topics=3, doc_length=30, seed=0).corpus
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m, _ = fit_fdptm(dptopic.FedLDA(n_topics=3, rounds=2, n_clients=10, exclusion="tail", verbose=0), corpus,
-                         1.0, 1e-6)
-    p = m.privacy_
-    assert p["epsilon"] is None and p["guarantee"] == "none" and p["epsilon_method"].startswith("none")
-    assert verify_report(p).status == "verified"
-    m.save(tmp_path / "m")
-    assert dptopic.load(tmp_path / "m").privacy_["guarantee"] == "none"
+def test_only_a_corpus_with_every_word_or_a_public_list_is_accepted():
+    docs = [["alpha", "beta", "gamma"], ["alpha", "delta"], ["beta", "epsilon", "alpha"]] * 5
+    for corpus in (Corpus.from_tokens(docs, max_vocab=None),
+                   Corpus.from_tokens(docs, max_vocab=2**31 - 1, min_df=1, max_df=1.0),   # --max-vocab all
+                   Corpus.from_tokens(docs, max_vocab=2).restrict(["alpha", "beta", "zeta"]),   # a caller's list
+                   Corpus.from_bow(np.array([[1, 2, 0], [0, 1, 3]]))):     # a matrix's columns: the caller's
+        assert data_cut_of(corpus) is None
+        dp_set_union(corpus, 1.0, 1e-5, seed=0)
+    # a cap that left nothing out of this corpus still binds on one a document away (a document with 996 new words
+    # pushes the rarest of these out of the top 1,000): refused as well, as is a count max_df at any value
+    assert data_cut_of(Corpus.from_tokens(docs)) == "built with max_vocab=1000"
+    assert data_cut_of(Corpus.from_tokens(docs, max_vocab=None, max_df=100)) == "built with max_df=100"
+    # a cap hidden by a later prune that records none (stop words only) is still seen
+    hidden = Corpus.from_tokens(docs, max_vocab=4).prune(max_vocab=None, stop_words=["zeta"])
+    assert data_cut_of(hidden) == "built with max_vocab=4"

@@ -62,20 +62,6 @@ def test_a_dataframes_columns_are_data_unless_passed_as_the_vocabulary(texts, na
 
 
 @pytest.mark.parametrize("name", sorted(_trainers()))
-def test_a_private_vocabularys_report_does_not_say_the_vocabulary_is_uncovered(texts, name):
-    from dptopic.models.fdptm import fit_fdptm
-
-    plain = _fit(_trainers()[name](), [t.split() for t in texts]).privacy_["scope"]
-    assert "built from the training documents" in plain or "chosen from the training corpus, not protected" in plain
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m, _ = fit_fdptm(_trainers()[name](), dptopic.Corpus.from_tokens([t.split() for t in texts], max_vocab=None), 8.0, 1e-5, delta0=1)
-    scope = m.privacy_["scope"]
-    assert m.privacy_["vocabulary_source"] == "private" and "DP set union" in scope
-    assert "built from the training documents" not in scope and "not protected" not in scope
-
-
-@pytest.mark.parametrize("name", sorted(_trainers()))
 def test_rows_of_a_named_count_matrix_keep_its_words_and_their_provenance(texts, name):
     # X[:n] and the folds of GridSearchCV came back without their words: a public vocabulary read as "data"
     public = sorted(set(" ".join(texts).split()))
@@ -95,17 +81,3 @@ def test_rows_of_a_named_count_matrix_keep_its_words_and_their_provenance(texts,
         assert getattr(cols, "feature_names", None) is None        # a repeated column, a 2-D key: names dropped
     assert list(X[:, :].feature_names) == public and list(X[3].feature_names) == public
     assert list(X[np.array([0, 2]), ...].feature_names) == public      # scikit-learn's _safe_indexing key
-
-
-def test_cross_validation_on_a_public_vocabularys_counts_fits_its_folds_on_those_words(texts):
-    from sklearn.model_selection import cross_validate
-
-    public = sorted(set(" ".join(texts).split()))
-    X = dptopic.CountVectorizer(vocabulary=public).fit_transform(texts)
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        out = cross_validate(dptopic.DocDPCooccurrence(n_topics=2, epsilon=2.0, verbose=0), X, cv=2,
-                             return_estimator=True)
-    assert not [w for w in seen if "feature names" in str(w.message)]
-    for m in out["estimator"]:      # each fold's model: the public words, supplied (not "w0, w1, ..." from data)
-        assert list(m.vocabulary_.words) == public and m.privacy_["vocabulary_source"] == "supplied"

@@ -1,14 +1,9 @@
 """Rough edges found walking through the general word list (``--vocabulary wordfreq:LANG[:SIZE]``) and the one-run
 audit (``dptopic audit --design one-run``) as a new user."""
-import json
 
 import pytest
-
-
-def _tiny(tmp_path):
-    src = tmp_path / "tiny.txt"
-    src.write_text("apple banana cherry\ndate elder fig\ngrape apple banana\n")
-    return src
+import builtins
+from dptopic.errors import DPTopicError
 
 
 # ----------------------------------------------------------------- the general word list
@@ -48,63 +43,32 @@ def test_a_list_shorter_than_asked_warns():
     assert 2 <= len(words) < 50_000
 
 
-# ----------------------------------------------------------------- the one-run audit
-def test_lira_only_flags_are_refused_with_one_run(tmp_path, capsys):
-    from dptopic.cli.main import main
+def test_general_word_list_keeps_what_a_built_vocabulary_would():
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    for flags, name in ((["--shadows", "8"], "--shadows"), (["--jobs", "4"], "--jobs")):
-        assert main(["audit", "--design", "one-run", "--algorithm", "lda", "--corpus", str(_tiny(tmp_path)),
-                     "--out", str(tmp_path / "a"), *flags]) != 0
-        err = capsys.readouterr().err
-        assert f"{name} applies to the LiRA design only" in err and "Traceback" not in err
+    from dptopic.corpus import general_word_list
 
-
-def test_too_many_canaries_names_the_flag_and_how_many_fit(tmp_path, capsys):
-    from dptopic.cli.main import main
-
-    assert main(["audit", "--design", "one-run", "--algorithm", "lda", "--topics", "2", "--iterations", "2",
-                 "--corpus", str(_tiny(tmp_path)), "--canaries", "4", "--out", str(tmp_path / "a"), "--quiet"]) != 0
-    err = capsys.readouterr().err
-    assert "at most 3 fit" in err and "--canaries" in err
+    words = general_word_list("en", 3000)
+    assert len(words) == 3000 and len(set(words)) == 3000
+    assert all(w.isalpha() and w == w.lower() and len(w) >= 3 for w in words)
+    assert not set(words) & set(ENGLISH_STOP_WORDS)
+    assert "the" not in words and "and" not in words
+    # most common first: an everyday word comes long before a rare one
+    assert "people" in words[:300] and words.index("people") < words.index("government")
+    assert general_word_list("en", 100) == words[:100]
 
 
-def test_three_canaries_guess_instead_of_failing(tmp_path, capsys):
-    """--canaries 3 (allowed: at least 2) failed on k_plus=0, k_minus=0, names the user never gave."""
-    from dptopic.cli.main import main
+def test_without_wordfreq_the_error_says_what_to_install(monkeypatch):
+    from dptopic.corpus import general_word_list
 
-    out = tmp_path / "a"
-    assert main(["audit", "--design", "one-run", "--algorithm", "lda", "--topics", "2", "--iterations", "2",
-                 "--corpus", str(_tiny(tmp_path)), "--canaries", "3", "--seed", "0", "--out", str(out),
-                 "--quiet"]) == 0
-    e = json.loads((out / "audit.json").read_text())["empirical_epsilon"]
-    assert (e["k_plus"], e["k_minus"]) == (1, 1)
+    real = builtins.__import__
 
+    def no_wordfreq(name, *a, **k):
+        if name == "wordfreq":
+            raise ImportError("No module named 'wordfreq'")
+        return real(name, *a, **k)
 
-
-# ----------------------------------------------------------------- the demo's second part
-def test_demo_with_one_iteration_says_one_sweep(tmp_path, capsys):
-    from dptopic.cli.main import main
-
-    out = tmp_path / "dm"
-    assert main(["demo", "--topics", "2", "--iterations", "1", "--seed", "0", "--out", str(out), "--quiet"]) == 0
-    printed = " ".join(capsys.readouterr().out.split())
-    assert "1 sweep)" in printed and "1 sweeps" not in printed
-    assert main(["topics", "--model", str(out) + "-document"]) == 0
-
-
-def test_coverage_refusal_says_to_give_the_word_list_again(tmp_path, capsys):
-    """A non-private model trained on a general word list is taken for a frequency cut (most of its words are among
-    the corpus's most frequent): the refusal told the user to audit the corpus the model was trained on, which they
-    did; it now says to give the same --vocabulary, which then audits."""
-    pytest.importorskip("wordfreq")
-    from dptopic.cli.main import main
-
-    assert main(["train", "--algorithm", "lda", "--topics", "2", "--iterations", "1", "--seed", "0",
-                 "--vocabulary", "wordfreq:en:2000", "--out", str(tmp_path / "m"), "--quiet"]) == 0
-    capsys.readouterr()
-    common = ["audit", "--design", "one-run", "--model", str(tmp_path / "m"), "--canaries", "4", "--canary-length",
-              "5", "--seed", "0", "--quiet"]
-    assert main([*common, "--out", str(tmp_path / "a")]) != 0
-    err = capsys.readouterr().err
-    assert "give the same --vocabulary LIST here" in err and "Traceback" not in err, err
-    assert main([*common, "--vocabulary", "wordfreq:en:2000", "--out", str(tmp_path / "b")]) == 0
+    monkeypatch.setattr(builtins, "__import__", no_wordfreq)
+    with pytest.raises(DPTopicError) as e:
+        general_word_list("en", 100)
+    assert "pip install 'dptopic[wordlist]'" in str(e.value)

@@ -1,18 +1,21 @@
-"""Backends: the thread backend's interface, the Dask backend on a local multi-process cluster
-(same quality as threads, recovery from a killed worker with nothing lost and the replay on the
-ledger), corpus shard files and the CLI cluster options."""
+"""The Dask backend on a local multi-process cluster: the same quality as threads, recovery from a killed worker with
+nothing lost and the replay on the ledger, workers reading their own shard files, and the CLI's cluster options."""
 import os
 import signal
 
 import numpy as np
 import pytest
 
-from dptopic.backends import ShardSet, ThreadBackend, make_backend, training_source, write_shards
+from dptopic.backends import ShardSet, training_source, write_shards
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
 from dptopic.evaluation.recovery import topic_recovery
 from dptopic.kernels import count_assignments
 from dptopic.models import HDPLDA, LDA, CDPLDAPlus
+from conftest import counts_from_z
+from dptopic.corpus import Corpus
+
+pytestmark = pytest.mark.dask     # each test here starts a local Dask cluster
 
 distributed = pytest.importorskip("distributed")
 
@@ -73,23 +76,8 @@ def test_workers_read_their_own_shard_files(planted, fresh, tmp_path):
         write_shards(c, tmp_path / "shards", 2)
 
 
-def test_backend_errors(planted, tmp_path):
-    with pytest.raises(DPTopicError, match="client"):
-        LDA(n_topics=3, n_iter=2, backend="dask", verbose=0).fit(planted.corpus)
-    with pytest.raises(DPTopicError, match="backend"):
-        LDA(n_topics=3, n_iter=2, backend="spark", verbose=0).fit(planted.corpus)
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(DPTopicError, match="no shard"):
-        training_source(tmp_path / "empty")
-    other = planted.corpus.subset(np.arange(5)).restrict(planted.corpus.vocabulary.words[:50])
-    p1 = planted.corpus.subset(np.arange(5)).save(tmp_path / "a.npz")
-    p2 = other.save(tmp_path / "b.npz")
-    with pytest.raises(DPTopicError, match="different vocabulary"):
-        ShardSet([p1, p2])
-
-
 def test_a_dask_client_is_shared_by_clones_and_anything_else_is_refused_in_one_line(planted, fresh):
-    # (walk-through, 2026-11-24) clone deep-copied the client (TypeError: cannot pickle 'socket'), so a grid search
+    # clone deep-copied the client (TypeError: cannot pickle 'socket'), so a grid search
     # failed; an address string and a closed client ended in AttributeError and RuntimeError
     from sklearn.base import clone
 
@@ -102,20 +90,6 @@ def test_a_dask_client_is_shared_by_clones_and_anything_else_is_refused_in_one_l
     closed.close()
     with pytest.raises(DPTopicError, match="client is closed"):
         LDA(n_topics=3, n_iter=2, backend="dask", client=closed, verbose=0).fit(planted.corpus)
-
-
-def test_thread_backend_checkpoint_restore(planted):
-    b = ThreadBackend(2)
-    arrays = b.open(planted.corpus, 4, np.random.default_rng(0), "sparse")
-    b.checkpoint()
-    before = arrays.z.copy(), arrays.nwk.copy()
-    b.sweep(0.1, 0.05)
-    assert not np.array_equal(arrays.z, before[0])
-    b.restore(0)
-    np.testing.assert_array_equal(arrays.z, before[0])
-    np.testing.assert_array_equal(arrays.nwk, before[1])
-    b.close()
-    assert isinstance(make_backend("threads", 3), ThreadBackend)
 
 
 def test_cli_trains_on_a_scheduler(fresh, tmp_path, capsys):
@@ -158,23 +132,6 @@ def test_killed_worker_loses_nothing_and_the_replay_is_on_the_ledger(planted, fr
     assert np.allclose(m.components_.sum(axis=1), 1.0)
 
 
-def test_a_scheduler_lost_mid_run_is_named_in_one_line(capsys, monkeypatch):
-    # (walk-through, 2026-11-24) the CLI printed "error: CommClosedError: ConnectionPool closing."
-    import argparse
-
-    from distributed.comm.core import CommClosedError
-
-    from dptopic.cli import _common, main as cli_main
-
-    def lost(a):
-        raise CommClosedError("ConnectionPool closing.")
-
-    monkeypatch.setattr(_common, "resolve_model_arg", lambda a: None)
-    assert cli_main._dispatch(argparse.Namespace(func=lost)) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error: lost the connection to the Dask scheduler")
-
-
 def test_the_drivers_global_counts_on_dask_are_int64(planted, fresh):
     """Each shard counts in int32; a shard set may hold more than 2**31 tokens, so the driver's sum must not be int32
     (it would wrap to negative topic totals without a word)."""
@@ -182,3 +139,96 @@ def test_the_drivers_global_counts_on_dask_are_int64(planted, fresh):
     arrays = m._backend_.arrays
     assert arrays.nwk.dtype == np.int64 and arrays.nk.dtype == np.int64
     assert int(arrays.nk.sum()) == planted.corpus.n_tokens
+
+
+def test_a_failing_dask_shard_stops_the_backend_in_one_line(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from dptopic.backends import dask as dask_backend
+    from dptopic.corpus import lda_corpus
+    c = lda_corpus(n_docs=30, vocab_size=20, n_topics=2, doc_length=10, seed=0).corpus
+    real = dask_backend.ShardActor.sweep
+    calls = {"n": 0, "fail_at": None}
+
+    def sweep(self, *args):
+        calls["n"] += 1
+        if calls["n"] == calls["fail_at"]:
+            raise RuntimeError("disk full")
+        return real(self, *args)
+
+    monkeypatch.setattr(dask_backend.ShardActor, "sweep", sweep)
+    with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=1,
+                                  dashboard_address=None) as cl, distributed.Client(cl) as client:
+        b = dask_backend.DaskBackend(client, n_shards=3)
+        b.open(c, 2, np.random.default_rng(0), "sparse")
+        b.sweep(0.1, 0.05)
+        calls["fail_at"] = calls["n"] + 2          # the second shard of the next sweep fails; the others sweep
+        with pytest.raises(RuntimeError, match="disk full"):     # the error itself, as raised
+            b.sweep(0.1, 0.05)
+        for again in (lambda: b.sweep(0.1, 0.05), b.collect, lambda: b.z):
+            with pytest.raises(DPTopicError, match="out of step") as e:
+                again()
+            assert "\n" not in str(e.value)
+        b.close()
+        # a new fit on the same backend opens the shards anew and runs
+        a = b.open(c, 2, np.random.default_rng(0), "sparse")
+        b.sweep(0.1, 0.05)
+        b.collect()
+        assert int(a.nk.sum()) == c.n_tokens
+        b.close()
+
+
+def _empty_and_small():
+    from dptopic.corpus import Corpus, lda_corpus
+    empty = Corpus(np.zeros(1, np.int64), np.zeros(0, np.int32), ["a", "b", "c"])
+    small = lda_corpus(n_docs=2, vocab_size=10, n_topics=2, doc_length=5, seed=0).corpus
+    return empty, small
+
+
+def _check_run(b, corpus, K=2, sweeps=3):
+    a = b.open(corpus, K, np.random.default_rng(0), "sparse")
+    for _ in range(sweeps):
+        assert b.sweep(0.1, 0.05) == {}
+    assert b.collect() == {}
+    ndk, nwk = counts_from_z(corpus, b.z, K)
+    np.testing.assert_array_equal(a.nwk, nwk)
+    np.testing.assert_array_equal(a.nk, nwk.sum(axis=0))
+    np.testing.assert_array_equal(b.doc_topic_counts(), ndk)
+    assert b.n_shards <= max(corpus.n_docs, 1)
+    b.close()
+
+
+def test_dask_edge_cases_and_results_whatever_the_number_of_workers():
+    distributed = pytest.importorskip("distributed")
+    from dptopic.backends.dask import DaskBackend
+    from dptopic.corpus import lda_corpus
+    c = lda_corpus(n_docs=30, vocab_size=20, n_topics=2, doc_length=10, seed=0).corpus
+    runs = []
+    for n_workers in (1, 3):
+        with distributed.LocalCluster(n_workers=n_workers, processes=False, threads_per_worker=1,
+                                      dashboard_address=None) as cl, distributed.Client(cl) as client:
+            if n_workers == 3:
+                for corpus in _empty_and_small():      # no documents; more workers (and shards) than documents
+                    _check_run(DaskBackend(client), corpus)
+                    _check_run(DaskBackend(client, n_shards=5), corpus)
+            b = DaskBackend(client, n_shards=3)
+            a = b.open(c, 3, np.random.default_rng(1), "sparse")
+            for _ in range(4):
+                b.sweep(0.1, 0.05)
+            b.collect()
+            runs.append((b.z.copy(), b.doc_topic_counts().copy(), a.nwk.copy()))
+            b.close()
+    for x, y in zip(*runs):       # a fixed number of shards: the same run on one worker or three
+        np.testing.assert_array_equal(x, y)
+
+
+def _corpus():
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(12)]
+    return Corpus.from_tokens([list(rng.choice(words, size=8)) for _ in range(40)])
+
+
+def test_a_relative_shard_folder_reaches_workers_in_another_directory(tmp_path, monkeypatch, dask_client):
+    write_shards(_corpus(), tmp_path / "sh", 2)
+    monkeypatch.chdir(tmp_path)       # the workers stay where the cluster started them
+    m = LDA(n_topics=2, n_iter=2, backend="dask", client=dask_client, seed=0, verbose=0).fit("sh")
+    assert m.components_.shape == (2, 12)

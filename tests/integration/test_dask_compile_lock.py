@@ -13,6 +13,8 @@ from dptopic.backends import dask as dask_backend  # noqa: E402
 from dptopic.corpus import lda_corpus  # noqa: E402
 from dptopic.kernels import count_assignments, kernel_state  # noqa: E402
 
+pytestmark = pytest.mark.dask     # each test here starts a local Dask cluster
+
 
 @pytest.fixture()
 def shard():

@@ -19,6 +19,8 @@ distributed = pytest.importorskip("distributed")
 from dptopic.backends import dask as dask_backend  # noqa: E402
 from dptopic.backends.dask import DaskBackend, add_delta, pack_delta  # noqa: E402
 
+pytestmark = pytest.mark.dask     # each test here starts a local Dask cluster
+
 
 @pytest.fixture
 def every3(monkeypatch):

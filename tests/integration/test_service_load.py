@@ -1,4 +1,4 @@
-"""Walk-through A of the collection service under load (SQLite and PostgreSQL), each finding pinned.
+"""The collection service under load with a real database (SQLite and PostgreSQL):
 
 1. OLP-LDA's prior-overlap warning is recorded: the batch's ``note`` (``/v1/admin/models``) names it, and the server
    logs it at WARNING once per batch.
@@ -19,8 +19,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -39,25 +37,16 @@ from dptopic.local import Randomizer  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
 
-from service_helpers import (throwaway_postgres, PG_BIN, SRC, PostgresServer, Server, admin, free_port, get_json, http,  # noqa: E402
+from inprocess_server import _KEYS, InProcessServer, _NoServer, _body, _cfg, _key
+from service_helpers import (throwaway_postgres, PG_BIN, PostgresServer, Server, admin, free_port, get_json, http,
                              make_data, post_reports)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
-_KEYS = iter(range(10 ** 6))
 
 
 def _flat(text: str) -> str:
     return " ".join(text.split())
-
-
-def _key() -> str:
-    return f"walk47a-{next(_KEYS):06d}"
-
-
-def _body(words, texts, eps: float = 2.0) -> bytes:
-    return Randomizer(words, epsilon_word=eps, secure=True).randomize([t.split() for t in texts]).to_bytes(
-        include_vocabulary=False)
 
 
 def _run_cli(capsys, argv):
@@ -77,14 +66,6 @@ def _one_error(capsys, argv) -> str:
     return lines[0]
 
 
-class _NoServer:
-    def __init__(self, config):
-        self.started = False
-
-    def run(self, sockets=None):
-        self.started = True
-
-
 @pytest.fixture
 def no_uvicorn(monkeypatch):
     """``dptopic serve`` in this process up to the point where it would serve (start-up checks run for real)."""
@@ -94,48 +75,10 @@ def no_uvicorn(monkeypatch):
     monkeypatch.setattr(uvicorn, "Server", _NoServer)
 
 
-class InProcessServer:
-    """The service app under a real uvicorn in a thread of this process (no start-up checks: ``create_app`` as a
-    library caller runs it), spoken to over HTTP on 127.0.0.1."""
-
-    def __init__(self, cfg):
-        import uvicorn
-
-        from dptopic.service import create_app
-
-        self.app = create_app(cfg, start_trainer=False, freeze_gc=False)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
-                                                    log_level="warning", access_log=False, lifespan="on"))
-
-    @property
-    def service(self):
-        return self.app.state.service
-
-    def __enter__(self) -> "InProcessServer":
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            assert self.thread.is_alive(), "the in-process server did not start"
-            assert time.monotonic() < deadline, "the in-process server did not start in 60 s"
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(30)
-
-
-def _cfg(words, database: str, **kw) -> ServiceConfig:
-    return ServiceConfig(words, f_from_epsilon(2.0), database=database, n_topics=3, train_interval=0, **kw)
-
-
 # ============================================================================ a live server with --prior (1, 3, 4)
 @pytest.fixture(scope="module")
 def prior_server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("walk47a-prior")
+    tmp = tmp_path_factory.mktemp("prior")
     words, texts = make_data(tmp, vocab_size=120, n_docs=200, n_prior=80)
     # eps_word 3 (the last --epsilon-word wins over the helper's 2): members of the prior then stand out clearly
     srv = Server(tmp, f"sqlite:///{tmp / 'p.db'}", "--train-interval", "0", "--epsilon-word", "3").start()
@@ -149,9 +92,9 @@ def prior_server(tmp_path_factory):
 def trained(prior_server):
     """One batch of contributors' documents, then two batches of the prior's own paragraphs, trained."""
     srv, words, texts, prior = prior_server
-    assert post_reports(srv.url, _body(words, texts[:40], 3.0), _key(), "walk47a-alice")[0] == 201
+    assert post_reports(srv.url, _body(words, texts[:40], 3.0), _key(), "alice")[0] == 201
     assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
-    assert post_reports(srv.url, _body(words, prior[:80], 3.0), _key(), "walk47a-mallory")[0] == 201
+    assert post_reports(srv.url, _body(words, prior[:80], 3.0), _key(), "mallory")[0] == 201
     status, done = admin(srv.url, "/v1/admin/train", {"force": True})
     assert status == 200 and len(done["batches"]) == 2, done
     return prior_server
@@ -522,20 +465,3 @@ def test_the_guide_lists_every_upload_error_and_says_validation_comes_before_the
     assert "The body is validated before the key is looked up" in guide
     assert "measured with the trainer off" in guide and "compete with ingest" in guide
     assert "../shared" not in guide
-
-
-def test_the_benchmark_explains_its_columns_and_options():
-    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_service.py"), "--help"], capture_output=True,
-                       text=True, timeout=120, cwd=ROOT / "benchmarks",
-                       env={"PYTHONPATH": SRC, "PATH": "/usr/bin:/bin"})
-    assert r.returncode == 0, r.stderr
-    helptext = _flat(r.stdout)
-    for option, words in (("--seconds", "seconds each run"), ("--clients", "client threads"),
-                          ("--reports-per-request", "reports in each upload"), ("--no-postgres", "SQLite only")):
-        assert option in helptext and words in helptext, option
-    import ast
-
-    doc = _flat(ast.get_docstring(ast.parse((ROOT / "benchmarks" / "bench_service.py").read_text())))
-    for column in ("ratio to floor", "direct SQL reports/s", "floor requests/s", "p99 ms", "trainer off"):
-        assert column in doc, column
-    assert "ratio against a peer run" not in doc

@@ -1,11 +1,9 @@
-"""Privacy review 51: regressions for the gaps found in the mechanisms, local randomizers and accountants."""
+"""Gaps closed in the mechanisms, local randomizers and accountants."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 
 from dptopic import Corpus
 from dptopic.errors import DPTopicError
@@ -40,31 +38,15 @@ def test_the_word_randomizer_sends_one_report_per_document_however_they_are_give
     assert sim.randomize(Corpus.from_texts(TEXTS, vocabulary=WORDS)).n_reports == 2
 
 
-# ---------------------------------------------------------------- the strong-composition cross-check of DP-SVI
-def _classic_step_delta(sigma: float, eps: float) -> float:
-    """The exact delta of one Gaussian step at eps (Balle & Wang 2018, Thm 8), sensitivity 1."""
-    return norm.cdf(0.5 / sigma - eps * sigma) - math.exp(eps) * norm.cdf(-0.5 / sigma - eps * sigma)
+WORDS_2 = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
 
 
-@pytest.mark.parametrize("sigma", [0.25, 0.4, 0.5])
-def test_strong_composition_figure_is_not_stated_where_the_classic_step_bound_fails(sigma):
-    """The baseline charges each step eps_it = sqrt(2 ln(1.25/delta_it))/sigma, the classic Gaussian calibration,
-    a theorem only for eps_it < 1. With little noise the step is not (eps_it, delta_it)-DP at all, so the composed
-    figure (listed on the privacy card at the report's delta) held at no delta: it must not be a finite number."""
-    from dptopic.accounting.gaussian import strong_composition_for_sigma
+# ---- item 5: the contributor-side default is the OS CSPRNG
+def test_randomizer_default_is_cryptographic():
+    from dptopic.local import Randomizer
 
-    d_step = 1e-6
-    eps_it = math.sqrt(2 * math.log(1.25 / d_step)) / sigma
-    assert _classic_step_delta(sigma, eps_it) > d_step          # the per-step claim is false here
-    assert strong_composition_for_sigma(sigma, 0.05, 20, 1e-5, d_step) == math.inf
-
-
-@pytest.mark.parametrize("sigma", [0.7, 1.24, 2.0, 8.0])
-def test_strong_composition_figure_is_unchanged_where_the_step_bound_holds(sigma):
-    from dptopic.accounting.gaussian import strong_composition_epsilon, strong_composition_for_sigma
-
-    d_step, q, steps, delta = 1e-6, 0.05, 20, 1e-5
-    eps_it = math.sqrt(2 * math.log(1.25 / d_step)) / sigma
-    assert _classic_step_delta(sigma, eps_it) <= d_step
-    want = strong_composition_epsilon(eps_it, q, steps, delta - steps * q * d_step)
-    assert strong_composition_for_sigma(sigma, q, steps, delta, d_step) == pytest.approx(want, rel=1e-12)
+    rz = Randomizer(WORDS_2, epsilon_word=1.0)
+    assert rz.secure and not rz.simulation and "CSPRNG" in rz.privacy_report()["randomness"]
+    fast = Randomizer.for_simulation(WORDS_2, epsilon_word=1.0)
+    assert not fast.secure and "SIMULATION" in fast.privacy_report()["randomness"]
+    assert rz.randomize([["apple"], [], ["fig", "kiwi"]]).n_reports == 3

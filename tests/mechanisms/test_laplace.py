@@ -5,7 +5,13 @@ import pytest
 from scipy import stats
 
 from dptopic.errors import DPTopicError
-from dptopic.mechanisms import clamp, discrete_laplace_pmf, laplace_mechanism, laplace_with_scale, normalize_rows
+from dptopic.mechanisms import discrete_laplace_pmf, laplace_mechanism, laplace_with_scale
+from dptopic.mechanisms import laplace_noise
+from hypothesis import HealthCheck, given, settings, strategies as st
+from dptopic._validation import Interval
+from dptopic.accounting import (LaplaceEvent, PureDPEvent, eps_iter_static, eps_related, eps_total_static,
+                                hdp_clip_bound, hdp_epsilon_inherent, hdp_total_epsilon, smallest_hdp_budget)
+from dptopic.models import ALGORITHMS
 
 
 def test_laplace_scale_ks():
@@ -41,13 +47,6 @@ def test_event_records_relation_and_rejects_bad_epsilon():
     for bad in (0, -1.0, float("inf"), float("nan")):
         with pytest.raises(DPTopicError, match="epsilon"):
             laplace_mechanism(np.zeros(3), bad, np.random.default_rng(0))
-
-
-def test_clamp_and_normalize():
-    a = np.array([[-3.0, 2.0, 500.0]])
-    assert np.array_equal(clamp(a, 0, 10), [[0, 2, 10]])
-    p = normalize_rows(a, 1.0)
-    assert np.allclose(p.sum(1), 1) and p[0, 0] == pytest.approx(1 / 505)  # (0+1)/((0+1)+(2+1)+(500+1))
 
 
 def test_secure_mode_uses_opendp():
@@ -92,81 +91,6 @@ def test_discrete_release_accepts_every_count_dtype(dtype):
     assert noisy.dtype == np.int64 and np.array_equal(noisy, values.astype(np.int64))
 
 
-def _py_exponential(xs, events):
-    """The ziggurat of dptopic.kernels.noise, written out in Python on the kernels' stream (tests only)."""
-    from dptopic.kernels import noise
-
-    offset = 0.0
-    while True:
-        bits = xs.uint64()
-        i, u = (bits >> 3) & 255, bits >> 11
-        x = u * float(noise.ZIG_W[i])
-        if u < int(noise.ZIG_K[i]) or (i == 0 and x < noise.ZIG_R):
-            return offset + x
-        if i == 0:
-            events["tail"] += 1
-            offset += noise.ZIG_R
-            continue
-        events["wedge"] += 1
-        f = noise.ZIG_F
-        if f[i] + (xs.uint64() >> 11) * 2.0 ** -53 * (f[i + 1] - f[i]) < math.exp(-x):
-            return offset + x
-
-
-def test_noise_kernel_matches_python_reference():
-    """The compiled adder against the same sampler in plain Python, draw for draw, on both target dtypes;
-    the rare paths (wedge rejections, the tail) are exercised."""
-    from dptopic.kernels import kernel_state
-    from dptopic.kernels.noise import add_discrete_laplace, discrete_laplace_threshold
-    from dptopic.kernels.rng import PyXorShift
-
-    n, scale = 30_000, 2.5
-    t0 = discrete_laplace_threshold(scale)
-    r = math.exp(-1 / scale)
-    assert math.exp(-t0) == pytest.approx(2 * r / (1 + r), rel=1e-12)
-    state = kernel_state(np.random.default_rng(3))
-    xs, events, want = PyXorShift(state), {"tail": 0, "wedge": 0}, np.zeros(n, dtype=np.int64)
-    for a in range(0, n, 64):
-        signs = xs.uint64()
-        for i in range(a, min(a + 64, n)):
-            e = _py_exponential(xs, events)
-            mag = int(math.floor((e - t0) * scale)) + 1 if e >= t0 else 0
-            want[i] = -mag if (signs >> (i - a)) & 1 else mag
-    assert events["tail"] > 0 and events["wedge"] > 0
-    assert (want < 0).any() and (want > 0).any() and (want == 0).any()
-    for dtype in (np.int64, np.float64):
-        target, st = np.arange(n).astype(dtype), state.copy()
-        add_discrete_laplace(target, st, scale, t0)
-        assert np.array_equal(target - np.arange(n), want)
-        assert st[0] == xs.s0 and st[1] == xs.s1  # the kernel hands back the advanced state
-
-
-def test_ziggurat_tables_have_equal_areas():
-    from dptopic.kernels import noise
-
-    x, f = noise.ZIG_X, noise.ZIG_F
-    areas = x[1:256] * (f[2:257] - f[1:256])
-    assert np.allclose(areas, noise.ZIG_V, rtol=1e-9, atol=0)
-    assert x[1] * f[1] + math.exp(-noise.ZIG_R) == pytest.approx(noise.ZIG_V, rel=1e-12)  # base layer + tail
-    assert np.all(np.diff(x[1:]) < 0) and x[256] == 0
-
-
-def test_ziggurat_exponential_law():
-    """Exp(1) by KS, its mean from the standard error, and the tail beyond R: mass e^-R, and R + Exp(1) there."""
-    from dptopic.kernels import kernel_state
-    from dptopic.kernels.noise import ZIG_R, standard_exponentials
-
-    n = 2_000_000
-    e = np.empty(n)
-    standard_exponentials(e, kernel_state(np.random.default_rng(7)))
-    assert stats.kstest(e[:200_000], "expon").pvalue > 1e-3
-    assert abs(e.mean() - 1) < 4 / math.sqrt(n)  # sd of Exp(1) is 1
-    p = math.exp(-ZIG_R)
-    tail = e[e > ZIG_R] - ZIG_R
-    assert abs(len(tail) - n * p) < 4 * math.sqrt(n * p)
-    assert stats.kstest(tail, "expon").pvalue > 1e-3
-
-
 @pytest.mark.parametrize("scale", [0.3, 1.0, 20.0])
 def test_discrete_laplace_law_across_scales(scale):
     """P(x) ∝ exp(-|x|/scale) by chi-square over the bulk of the support, at small, unit and large scales."""
@@ -198,3 +122,127 @@ def test_out_adds_noise_in_place(discrete):
     v32 = values.astype(np.float32)
     with pytest.raises(DPTopicError, match="out="):
         laplace_with_scale(v32, 1.0, np.random.default_rng(2), out=v32)
+
+
+def test_secure_continuous_noise_is_applied_by_opendp_to_the_values(monkeypatch):
+    dp = pytest.importorskip("opendp.prelude")
+    seen = []
+    real = dp.m.make_laplace
+
+    def spy(*args, **kw):
+        meas = real(*args, **kw)
+        return lambda arg: seen.append(list(arg)) or meas(arg)
+
+    monkeypatch.setattr(dp.m, "make_laplace", spy)
+    values = np.array([[3.5, 1e6], [0.25, 7.0]])
+    noisy, ev = laplace_mechanism(values, 1.0, secure=True, discrete=False, changes=(1, 1))
+    assert seen == [values.ravel().tolist()] and noisy.shape == values.shape and ev.scale == 2.0
+    assert np.all(np.abs(noisy - values) < 200)
+    with pytest.raises(DPTopicError, match="applied to the values"):
+        laplace_noise((2,), 1.0, None, discrete=False, secure=True)
+
+
+FAST = settings(max_examples=12, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+SPECIAL = [float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -float("inf"), np.float32("inf"),
+           -np.float64("inf"), 0, 0.0, -0.0, -1, -1.5, np.int64(-3), 1e308, -1e308, 5e-324, 1e-300, 10**30, -(10**30),
+           2**63, 10**400, np.float32(1e38), np.int32(0), True, False, np.bool_(True), None, "1", "nan", "abc", b"1", [1],
+           {"a": 1}, 1 + 1j, np.complex64(1), (), object()]
+
+
+NASTY = st.one_of(st.sampled_from(SPECIAL), st.floats(allow_nan=True, allow_infinity=True),
+                  st.integers(-(10**20), 10**20), st.floats(-1e-3, 1e3), st.integers(-3, 12), st.text(max_size=3))
+
+
+def works_or_refuses(fn):
+    """Run ``fn``: return ``(True, result)``, or ``(False, None)`` after a one-line DPTopicError. Any other
+    exception propagates and fails the test."""
+    try:
+        return True, fn()
+    except DPTopicError as e:
+        msg = str(e)
+        assert msg and "\n" not in msg and len(msg) < 500, msg
+        return False, None
+
+
+def is_clean_number(v) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (int, np.integer)):
+        return True   # any size: a seed may exceed the float range
+    return isinstance(v, (float, np.floating)) and math.isfinite(float(v))
+
+
+# ------------------------------------------------------------------ estimators, by construction
+def numeric_params():
+    for algo, cls in ALGORITHMS.items():
+        for name, cons in cls._parameter_constraints.items():
+            if any(isinstance(c, Interval) for c in cons):
+                yield algo, cls, name
+
+
+PARAMS = list(numeric_params())
+
+
+def base_kwargs(cls):
+    """Small, valid settings for whichever of these parameters the estimator takes."""
+    small = dict(n_topics=2, n_iter=2, rounds=2, seed=0, verbose=0, n_jobs=1)
+    return {k: v for k, v in small.items() if k in cls._param_names()}
+
+
+CALCULATORS = {
+    "eps_related": lambda v: eps_related(v),
+    "hdp_clip_bound eps": lambda v: hdp_clip_bound(v, 1.0),
+    "hdp_clip_bound beta": lambda v: hdp_clip_bound(10.0, v),
+    "hdp_epsilon_inherent": lambda v: hdp_epsilon_inherent(v, 0.5),
+    "eps_iter_static beta": lambda v: eps_iter_static([3, 5, 2], v, 0),
+    "eps_iter_static t": lambda v: eps_iter_static([3, 5, 2], 0.1, v),
+    "eps_iter_static cmax": lambda v: eps_iter_static([3, 5, 2], 0.1, 1, cmax=v),
+    "eps_iter_static n_tok": lambda v: eps_iter_static([3, v, 2], 0.1, 0),
+    "eps_total_static n_iter": lambda v: eps_total_static([3, 5], 0.1, v),
+    "smallest_hdp_budget eps": lambda v: smallest_hdp_budget(v, 3, 1e-5),
+    "smallest_hdp_budget n_iter": lambda v: smallest_hdp_budget(1.0, v, 1e-5),
+    "hdp_total_epsilon eps_L": lambda v: hdp_total_epsilon(v, 1.0, 3, 1e-5),
+    "hdp_total_epsilon delta": lambda v: hdp_total_epsilon(1.0, 1.0, 3, v),
+}
+
+
+# ------------------------------------------------------------------ mechanisms and events
+@FAST
+@given(scale=NASTY, discrete=st.booleans())
+def test_laplace_noise_scale(scale, discrete):
+    ok, x = works_or_refuses(lambda: laplace_noise((5,), scale, np.random.default_rng(0), discrete))
+    if ok:
+        assert np.all(np.isfinite(x)) and (x.dtype == np.int64 if discrete else True)
+
+
+@FAST
+@given(eps=NASTY, discrete=st.booleans())
+def test_laplace_mechanisms_epsilon(eps, discrete):
+    vals = np.arange(4, dtype=np.int64 if discrete else np.float64)
+    for fn in (lambda: laplace_mechanism(vals, eps, np.random.default_rng(0), changes=(1, 1)),
+               lambda: laplace_with_scale(vals, eps, np.random.default_rng(0), changes=(1, 1))):
+        ok, out = works_or_refuses(fn)
+        if ok:
+            noisy, ev = out
+            assert np.all(np.isfinite(noisy)) and 0 < ev.epsilon < math.inf
+
+
+def test_calculators_and_validation_on_every_special_value():
+    """Every listed special value, deterministically (Hypothesis samples only some of them)."""
+    for v in SPECIAL:
+        for name, fn in CALCULATORS.items():
+            if "hdp_total" in name or "smallest" in name:
+                continue  # PLD-backed: covered by the sampled test above
+            ok, out = works_or_refuses(lambda: fn(v))
+            if ok:
+                assert isinstance(out, float) and 0 <= out < math.inf, (name, v, out)
+        for _, cls, name in PARAMS:
+            ok, _ = works_or_refuses(cls(**{**base_kwargs(cls), name: v})._validate)
+            if ok:   # verbose also takes a bool, as scikit-learn's estimators do
+                assert v is None or is_clean_number(v) or (name == "verbose" and isinstance(v, bool)), (name, v)
+        works_or_refuses(lambda: PureDPEvent(v))
+        works_or_refuses(lambda: LaplaceEvent(scale=v))
+        works_or_refuses(lambda: laplace_noise((2,), v, np.random.default_rng(0), True))

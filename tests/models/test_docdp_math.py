@@ -1,4 +1,4 @@
-"""Review 53, models:
+"""What the document-level and local models report:
 
 1. OLP-LDA's privacy report named neither the mini-batches nor the reports it took: trained by several
    ``partial_fit`` calls, it now states both, and what a contributor with a report in every batch has spent
@@ -10,73 +10,17 @@
 3. FedLDA's floor and tail rules saved ``training.n_clients`` as the number of users with tokens (data-dependent);
    it is now the number of users given, as under the default rule.
 """
-import json
-import warnings
 
 import numpy as np
 import pytest
 
-from dptopic.accounting.local import local_privacy_report
-from dptopic.corpus import Corpus, lda_corpus
-from dptopic.models import OLPLDA, load
+from dptopic.corpus import lda_corpus
 from dptopic.models._docdp_math import denoise, normalised_statistic
 
-from test_local import _seeded
-
-
-# ------------------------------------------------------------------ 1. OLP-LDA counts its batches
-@pytest.fixture(scope="module")
-def stream():
-    c = lda_corpus(n_docs=400, vocab_size=50, n_topics=3, doc_length=20, alpha=0.1, beta=0.05, seed=7).corpus
-    prior, docs = c.subset(np.arange(100)), c.subset(np.arange(100, 400))
-    return prior, _seeded(docs.vocabulary, epsilon_word=2.0, seed=1).randomize(docs)
-
-
-@pytest.mark.parametrize("n_calls", [2, 3])
-def test_olplda_report_names_its_batches_and_composes_over_them(stream, n_calls, tmp_path):
-    prior, rs = stream
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = OLPLDA(prior, n_topics=3, n_iter=2, prior_iter=5, seed=2, verbose=0)
-        sizes = [100, 60, 80][:n_calls]
-        start = 0
-        for k in sizes:
-            m.partial_fit(rs[start:start + k])
-            start += k
-    s = m.privacy_["stream"]
-    assert s["n_batches"] == n_calls and s["n_reports"] == sum(sizes)
-    assert f"{n_calls} mini-batch" in s["composition"]
-    # a contributor with one report in each batch: n_calls randomized-response events, composed by the ledger
-    ledger = local_privacy_report(m.f_, 50, m.delta, reports_per_contributor=n_calls)
-    assert s["epsilon_doc_contributor_in_every_batch"] >= ledger["epsilon_basic"] * (1 - 1e-12)
-    assert s["epsilon_doc_contributor_in_every_batch"] >= ledger["epsilon"]
-    assert s["epsilon_doc_contributor_in_every_batch"] == pytest.approx(n_calls * m.privacy_["epsilon_doc"])
-    assert s["epsilon_word_contributor_in_every_batch"] == pytest.approx(n_calls * 2.0)
-    # the headline figure is for one report per contributor, as it says; never above the every-batch figure
-    assert m.privacy_["reports_per_contributor"] == 1
-    assert m.privacy_["epsilon"] <= s["epsilon_doc_contributor_in_every_batch"]
-    # saved and resumed: the count goes on
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m.save(tmp_path / "olp")
-        back = load(tmp_path / "olp")
-        assert back.privacy_["stream"]["n_batches"] == n_calls
-        back.partial_fit(rs[240:300])
-    assert back.privacy_["stream"]["n_batches"] == n_calls + 1
-    assert back.privacy_["stream"]["n_reports"] == sum(sizes) + 60
-
-
-def test_olplda_every_batch_figure_never_below_the_stated_reports(stream):
-    prior, rs = stream
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = OLPLDA(prior, n_topics=3, n_iter=2, prior_iter=5, seed=2, verbose=0)
-        m.partial_fit(rs[:100])
-        m.partial_fit(rs[100:200])
-        m.for_contributors(5)               # a collection server knows of up to 5 reports per pseudonym
-    s = m.privacy_["stream"]
-    assert s["n_batches"] == 2 and s["reports_per_contributor_stated"] == 5
-    assert s["epsilon_doc_contributor_in_every_batch"] == pytest.approx(5 * m.privacy_["epsilon_doc"])
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+from dptopic.models._docdp_math import per_document_statistic
+from dptopic.models.docdp import DocDPEM
 
 
 # ------------------------------------------------------------------ 2. DocDPEM's floor follows the noise scale
@@ -133,56 +77,120 @@ def test_denoise_row_without_weight_is_uniform():
     np.testing.assert_allclose(out, 0.25)
 
 
-# ------------------------------------------------------------------ 3. FedLDA floor and tail rules count every user
-@pytest.mark.parametrize("exclusion", ["floor", "tail"])
-def test_fedlda_floor_and_tail_rules_save_every_user_given(exclusion, tmp_path):
-    from dptopic.models import FedLDA
+V, K = 12, 3
 
+
+def _beta(seed=0):
+    return np.random.default_rng(seed).dirichlet(np.ones(V), size=K)
+
+
+def _dense_statistic(X, beta, alpha, inner):
+    """Sum of S_d by explicit loops over documents and words (the module note's formula, nothing shared)."""
+    X = np.asarray(X, dtype=float)
+    K, Vb = beta.shape
+    S = np.zeros((K, Vb))
+    for x in X:
+        words = np.flatnonzero(x)
+        if not len(words):
+            continue
+        theta = np.full(K, 1.0 / K)
+        for _ in range(inner):
+            phi = {w: theta * beta[:, w] / (theta * beta[:, w]).sum() for w in words}
+            theta = sum(x[w] * phi[w] for w in words) + alpha
+        for w in words:
+            S[:, w] += x[w] / np.linalg.norm(x) * phi[w]
+    return S
+
+
+# ---------------------------------------------------------------- speed and scale: kernel, threads, streaming
+def _random_csr(rng, D, Vv, unsorted=False):
+    X = sp.random(D, Vv, density=0.15, random_state=np.random.RandomState(int(rng.integers(1 << 30))), format="csr")
+    X.data = np.ceil(X.data * 6)
+    X = X.tocsr()
+    if unsorted:                                   # reverse each row's entries: the kernel must not care
+        for d in range(D):
+            a, b = X.indptr[d], X.indptr[d + 1]
+            X.indices[a:b] = X.indices[a:b][::-1].copy()
+            X.data[a:b] = X.data[a:b][::-1].copy()
+        X.has_sorted_indices = False
+    return X
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 50), min_size=V, max_size=V), st.integers(0, 5), st.floats(0.01, 2.0))
+def test_per_document_contribution_has_unit_frobenius_bound(counts, seed, alpha):
+    S = per_document_statistic(np.array(counts, float), _beta(seed), alpha, 5)
+    assert np.linalg.norm(S) <= 1 + 1e-9
+    assert (S >= 0).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 20), min_size=V, max_size=V), min_size=1, max_size=6),
+       st.lists(st.integers(0, 30), min_size=V, max_size=V), st.integers(0, 5))
+def test_add_remove_changes_release_by_at_most_one(docs, extra, seed):
+    X = sp.csr_matrix(np.array(docs, float))
+    Xp = sp.vstack([X, sp.csr_matrix(np.array(extra, float)[None, :])]).tocsr()
+    b = _beta(seed)
+    S, _ = normalised_statistic(X, b, 0.1, 5)
+    Sp, _ = normalised_statistic(Xp, b, 0.1, 5)
+    assert np.linalg.norm(Sp - S) <= 1 + 1e-9
+
+
+def test_unnormalised_counts_would_break_the_bound():
+    # the bound comes from the normalisation: a long document's raw expected counts exceed it
+    x = np.zeros(V); x[0] = 40
+    S = per_document_statistic(x, _beta(), 0.1, 5)
+    assert np.linalg.norm(S * np.linalg.norm(x)) > 1
+
+
+def test_denoise_reads_only_the_release():
     rng = np.random.default_rng(0)
-    words = [f"w{i:03d}" for i in range(30)][::-1]
-    docs = [list(rng.integers(0, 30, 12)) for _ in range(5)]
-    users = [Corpus.from_token_ids([d], words) for d in docs] + [Corpus.from_token_ids([[]], words)] * 2
-    kw = dict(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=0, exclusion=exclusion)
-    if exclusion == "tail":
-        kw["failure_rate"] = 0.1
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = FedLDA(**kw).fit(users)
-        assert m.n_clients_ == 7
-        m.save(tmp_path / "m")
-        assert json.loads((tmp_path / "m" / "model.json").read_text())["training"]["n_clients"] == 7
-        # one corpus split into users: an empty block counts too
-        split = Corpus.from_token_ids(docs + [[], []], words)
-        assert FedLDA(n_clients=7, **kw).fit(split).n_clients_ == 7
-        # the same users without the empty ones: the saved count says how many users were given, nothing else
-        assert FedLDA(**kw).fit(users[:5]).n_clients_ == 5
+    a = lda_corpus(n_docs=40, vocab_size=V, n_topics=2, doc_length=20, seed=5).corpus.to_bow()
+    b = lda_corpus(n_docs=25, vocab_size=V, n_topics=2, doc_length=9, seed=6).corpus.to_bow()
+    beta = _beta()
+    sa, _ = normalised_statistic(a, beta, 0.1, 5)
+    sb, _ = normalised_statistic(b, beta, 0.1, 5)
+    assert not np.allclose(sa, sb)
+    release = sa + rng.normal(0, 2.0, size=sa.shape)
+    noise_b = release - sb                       # the noise draw under which corpus b gives the same release
+    out_a = denoise(sa + (release - sa), 2.0, 2.0)
+    out_b = denoise(sb + noise_b, 2.0, 2.0)
+    np.testing.assert_allclose(out_a, out_b, rtol=0, atol=1e-12)
+    assert np.allclose(out_a.sum(1), 1)
+    for k in range(K):                           # cells under the threshold all get the same floor mass
+        low = out_a[k][release[k] < 4.0]
+        assert np.allclose(low, low.min())
 
 
-def test_fedlda_floor_rule_progress_bar_shows_every_user_given(monkeypatch):
-    """The progress bar named the users who had tokens to send (under the floor and tail rules a count that depends
-    on their text); it names the users given, as n_clients_ does."""
-    from contextlib import contextmanager
+def test_statistic_pairs_each_word_with_its_own_responsibilities():
+    # regression: the normalised counts were once paired with another word's phi (the row scaling reordered the
+    # sparse indices within each document)
+    X = np.array([[2., 0, 1, 0, 5, 0, 0, 1, 0, 0, 3, 0], [0, 1, 1, 3, 0, 0, 2, 0, 0, 7, 0, 1], [0] * V])
+    b = _beta(1)
+    S, theta = normalised_statistic(sp.csr_matrix(X), b, 0.3, 4)
+    np.testing.assert_allclose(S, _dense_statistic(X, b, 0.3, 4), rtol=0, atol=1e-12)
+    assert theta.shape == (3, K) and np.allclose(theta[2], 0.3)
 
-    import dptopic.models.fedlda as fedlda_module
-    from dptopic.models import FedLDA
 
-    shown = []
+@pytest.mark.parametrize("k,inner,unsorted", [(1, 1, False), (3, 5, True), (7, 30, False)])
+def test_numba_kernel_matches_numpy_reference(k, inner, unsorted):
+    from dptopic.kernels.docdp import normalised_statistic as fast
+    rng = np.random.default_rng(k)
+    X = _random_csr(rng, 80, 40, unsorted)
+    X[5] = 0                                          # an empty document
+    X = sp.csr_matrix(X)
+    X.eliminate_zeros()
+    b = rng.dirichlet(np.ones(40), size=k)
+    S0, th0 = normalised_statistic(X, b, 0.2, inner)
+    S1, th1 = fast(X.indptr.astype(np.int64), X.indices, X.data, b, 0.2, inner, want_theta=True)
+    assert S1.shape == (k, 40) and np.abs(S0).max() > 0.1
+    np.testing.assert_allclose(S1, S0, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(th1, th0, rtol=0, atol=1e-10)
 
-    @contextmanager
-    def record(total, description, verbose=1, **kw):
-        shown.append(description)
 
-        class Bar:
-            def advance(self, n=1, **fields):
-                pass
-        yield Bar()
-
-    monkeypatch.setattr(fedlda_module, "progress_bar", record)
-    rng = np.random.default_rng(0)
-    words = [f"w{i:03d}" for i in range(30)][::-1]
-    users = [Corpus.from_token_ids([list(rng.integers(0, 30, 12))], words) for _ in range(5)]
-    users += [Corpus.from_token_ids([[]], words)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        FedLDA(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=1, exclusion="floor").fit(users)
-    assert shown and "users=6" in shown[0], shown
+def test_transform_is_the_reference_estep():
+    from dptopic.models._docdp_math import word_topic_responsibilities
+    c = lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=20, seed=9).corpus
+    m = DocDPEM(n_topics=2, epsilon=20.0, seed=0, n_jobs=2).fit(c)
+    _, th = word_topic_responsibilities(sp.csr_matrix(c.to_bow(), dtype=float), m.components_, m.alpha, m.inner)
+    np.testing.assert_allclose(m.transform(c), th / th.sum(1, keepdims=True), rtol=0, atol=1e-10)

@@ -1,4 +1,4 @@
-"""Issue 9: OnlineVB follows Hoffman, Blei & Bach (2010) exactly as scikit-learn's online LDA does.
+"""OnlineVB follows Hoffman, Blei & Bach (2010) exactly as scikit-learn's online LDA does.
 
 scikit-learn's ``LatentDirichletAllocation(learning_method="online")`` implements the same algorithm
 (step ρ_t = (τ0 + t)^(−κ) with its counter starting at 1, E-step ≤ 100 iterations until the mean absolute
@@ -16,6 +16,15 @@ from dptopic import OnlineVB
 from dptopic.corpus import lda_corpus
 from dptopic.kernels.vb import dirichlet_expectation, gather_rows, vb_estep
 from dptopic.models.svi import ESTEP_MAX_ITER, ESTEP_TOL
+import pickle
+import warnings
+import dptopic
+from dptopic import DPTopicError
+import inspect
+from dptopic.models import OLPLDA, OnlineLDA
+from dptopic.accounting.local import local_privacy_report
+from dptopic.models import load
+from test_local import _seeded
 
 sklearn_lda = pytest.importorskip("sklearn.decomposition")
 
@@ -117,3 +126,162 @@ def test_fit_without_shuffle_streams_the_given_order(bow):
     np.testing.assert_allclose(a.lambda_, b.lambda_, rtol=1e-12)
     c = OnlineVB(K, batch_size=40, n_epochs=1, shuffle=True, seed=4, verbose=0).fit(X)
     assert not np.allclose(c.lambda_, a.lambda_, rtol=1e-3)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return lda_corpus(n_docs=30, vocab_size=12, n_topics=2, doc_length=10, seed=1).corpus
+
+
+@pytest.fixture(scope="module")
+def counts(corpus):
+    return corpus.to_bow().toarray()
+
+
+def _state(model) -> dict:
+    """Every fitted attribute (name ending in ``_``), pickled, to compare before and after."""
+    return {k: pickle.dumps(v) for k, v in vars(model).items() if k.endswith("_") and not k.startswith("__")}
+
+
+def _reports(corpus, seed=0):
+    from dptopic.local import Randomizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3.0, seed=seed).randomize(corpus)
+
+
+# ----------------------------------------------------------------------------- OnlineLDA / OLPLDA: fit is atomic
+@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
+@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
+@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
+@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
+@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@pytest.mark.parametrize("bad", ["negative counts", "no documents", "batch_size=-1", "lam=5"])
+def test_a_refused_refit_of_online_lda_leaves_the_fitted_model(corpus, counts, bad):
+    m = dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(corpus)
+    before = _state(m)
+    X = {"negative counts": counts - 1, "no documents": counts[:0]}.get(bad, corpus)
+    if "=" in bad:
+        name, value = bad.split("=")
+        m.set_params(**{name: float(value) if name == "lam" else int(value)})
+    with pytest.raises(DPTopicError):
+        m.fit(X)
+    assert _state(m) == before
+    assert m.components_.shape == (2, 12)
+
+
+@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
+@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
+@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
+@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
+@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+def test_olplda_fit_refuses_an_empty_report_set_and_keeps_the_fitted_model(corpus):
+    """An empty ReportSet was streamed as no batches: fit returned an unfitted model (and dropped the fitted one)."""
+    reports = _reports(corpus)
+    m = dptopic.OLPLDA("none", n_topics=2, n_iter=2, batch_size=10, seed=0, verbose=0).fit(reports)
+    before = _state(m)
+    with pytest.raises(DPTopicError, match="no reports"):
+        m.fit(reports[:0])
+    assert _state(m) == before
+    m.set_params(batch_size=-1)
+    with pytest.raises(DPTopicError, match="batch_size"):
+        m.fit(reports)
+    assert _state(m) == before
+
+
+# --------------------------------------------------------------- partial_fit after set_params(n_topics=...) etc.
+@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
+@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
+@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
+@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
+@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+@pytest.mark.parametrize("make", [lambda: dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0),
+                                  lambda: dptopic.OnlineVB(2, seed=0, verbose=0)], ids=["OnlineLDA", "OnlineVB"])
+def test_partial_fit_refuses_a_changed_n_topics_in_one_line(corpus, make):
+    """OnlineLDA raised numpy's broadcast error; OnlineVB went on with K=2 while n_topics said 5 (its numba E-step
+    wrote past its K-sized buffers) and saved a model that load() called corrupt."""
+    m = make().partial_fit(corpus)
+    before = _state(m)
+    m.set_params(n_topics=5)
+    with pytest.raises(DPTopicError, match="n_topics=5"):
+        m.partial_fit(corpus)
+    assert _state(m) == before
+
+
+@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
+@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
+@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
+@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
+@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+def test_online_lda_partial_fit_checks_parameters_set_since_the_last_batch(corpus):
+    m = dptopic.OnlineLDA(n_topics=2, n_iter=2, seed=0, verbose=0).partial_fit(corpus)
+    before = _state(m)
+    for name, value in (("lam", 5.0), ("n_jobs", "x")):
+        old = m.get_params()[name]
+        m.set_params(**{name: value})
+        with pytest.raises(DPTopicError, match=f"invalid {name}="):
+            m.partial_fit(corpus)
+        m.set_params(**{name: old})
+        assert _state(m) == before
+
+
+@pytest.mark.parametrize("cls", [OnlineLDA, OLPLDA], ids=lambda c: c.__name__)
+def test_online_models_say_what_save_writes_and_how_to_resume(cls):
+    doc = inspect.getdoc(cls.save)
+    assert doc and "dptopic.load" in doc and "partial_fit" in doc and "prior_corpus" in doc
+
+
+# ------------------------------------------------------------------ 1. OLP-LDA counts its batches
+@pytest.fixture(scope="module")
+def stream():
+    c = lda_corpus(n_docs=400, vocab_size=50, n_topics=3, doc_length=20, alpha=0.1, beta=0.05, seed=7).corpus
+    prior, docs = c.subset(np.arange(100)), c.subset(np.arange(100, 400))
+    return prior, _seeded(docs.vocabulary, epsilon_word=2.0, seed=1).randomize(docs)
+
+
+@pytest.mark.parametrize("n_calls", [2, 3])
+def test_olplda_report_names_its_batches_and_composes_over_them(stream, n_calls, tmp_path):
+    prior, rs = stream
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = OLPLDA(prior, n_topics=3, n_iter=2, prior_iter=5, seed=2, verbose=0)
+        sizes = [100, 60, 80][:n_calls]
+        start = 0
+        for k in sizes:
+            m.partial_fit(rs[start:start + k])
+            start += k
+    s = m.privacy_["stream"]
+    assert s["n_batches"] == n_calls and s["n_reports"] == sum(sizes)
+    assert f"{n_calls} mini-batch" in s["composition"]
+    # a contributor with one report in each batch: n_calls randomized-response events, composed by the ledger
+    ledger = local_privacy_report(m.f_, 50, m.delta, reports_per_contributor=n_calls)
+    assert s["epsilon_doc_contributor_in_every_batch"] >= ledger["epsilon_basic"] * (1 - 1e-12)
+    assert s["epsilon_doc_contributor_in_every_batch"] >= ledger["epsilon"]
+    assert s["epsilon_doc_contributor_in_every_batch"] == pytest.approx(n_calls * m.privacy_["epsilon_doc"])
+    assert s["epsilon_word_contributor_in_every_batch"] == pytest.approx(n_calls * 2.0)
+    # the headline figure is for one report per contributor, as it says; never above the every-batch figure
+    assert m.privacy_["reports_per_contributor"] == 1
+    assert m.privacy_["epsilon"] <= s["epsilon_doc_contributor_in_every_batch"]
+    # saved and resumed: the count goes on
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m.save(tmp_path / "olp")
+        back = load(tmp_path / "olp")
+        assert back.privacy_["stream"]["n_batches"] == n_calls
+        back.partial_fit(rs[240:300])
+    assert back.privacy_["stream"]["n_batches"] == n_calls + 1
+    assert back.privacy_["stream"]["n_reports"] == sum(sizes) + 60
+
+
+def test_olplda_every_batch_figure_never_below_the_stated_reports(stream):
+    prior, rs = stream
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = OLPLDA(prior, n_topics=3, n_iter=2, prior_iter=5, seed=2, verbose=0)
+        m.partial_fit(rs[:100])
+        m.partial_fit(rs[100:200])
+        m.for_contributors(5)               # a collection server knows of up to 5 reports per pseudonym
+    s = m.privacy_["stream"]
+    assert s["n_batches"] == 2 and s["reports_per_contributor_stated"] == 5
+    assert s["epsilon_doc_contributor_in_every_batch"] == pytest.approx(5 * m.privacy_["epsilon_doc"])

@@ -15,13 +15,14 @@ One check fails by design and is expected to: ``check_estimators_pickle`` (model
 
 Every estimator here is seeded (``seed=0``; scikit-learn's ``set_random_state`` only knows ``random_state``, which
 dptopic does not take): an unseeded private trainer draws fresh noise at each fit, so ``check_fit_idempotent`` fails
-for it by design (tests/test_walk46a.py shows it). The local trainers (``LPLDA``, ``OLPLDA``, ``LocalDocumentLDA``)
+for it by design (test_an_unseeded_private_trainer_fails_fit_idempotence_by_design below shows it). The local trainers (``LPLDA``, ``OLPLDA``, ``LocalDocumentLDA``)
 fit randomized report sets, not count matrices, so the checks do not apply to them.
 """
 import warnings
 
 import numpy as np
 import pytest
+from pathlib import Path
 import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -116,3 +117,19 @@ def test_sklearn_style_messages():
         m.transform(-np.ones((2, 4), dtype=int))
     with pytest.raises(TypeError, match="not a number"):
         dptopic.Corpus.from_bow(np.array([[1, {"a": 1}]], dtype=object))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_an_unseeded_private_trainer_fails_fit_idempotence_by_design():
+    """docs/sklearn.md: the checks run on seeded instances; unseeded, fresh noise makes each fit differ."""
+    from sklearn.utils.estimator_checks import check_fit_idempotent
+
+    checked = {type(e).__name__ for e in ESTIMATORS}
+    assert {"HDPLDA", "CDPLDA", "CDPLDAPlus", "FedLDA"} <= checked
+    assert all(e.get_params().get("seed") is not None for e in ESTIMATORS)
+    with pytest.raises(AssertionError):
+        check_fit_idempotent("DocDPEM", counting(dptopic.DocDPEM)(n_topics=2, epsilon=1.0))
+    text = " ".join((Path(__file__).parents[2] / "docs" / "sklearn.md").read_text().split())
+    for phrase in ("**seeded**", "check_fit_idempotent", "random_state", "return_estimator=True",
+                   "fit randomized report sets"):
+        assert phrase in text, phrase
