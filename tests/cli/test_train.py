@@ -912,7 +912,7 @@ def shards_2(tmp_path_factory):
     src = tmp / "docs.txt"
     src.write_text("\n".join(" ".join(rng.choice(words, 12)) for _ in range(60)) + "\n")
     out = tmp / "sh"
-    assert main(["corpus", "prepare", "--corpus", str(src), "--shards_2", "2", "--out", str(out) + "/"]) == 0
+    assert main(["corpus", "prepare", "--corpus", str(src), "--shards", "2", "--out", str(out) + "/"]) == 0
     return out
 
 
