@@ -14,6 +14,8 @@ from html.parser import HTMLParser
 
 import dptopic
 from dptopic.reporting import CARD_SCHEMA, privacy_card, render_report
+import warnings
+import dptopic
 
 
 @pytest.fixture(scope="module")
@@ -298,3 +300,103 @@ def test_card_names_a_pure_guarantee_at_almost_the_headline_epsilon():
     assert "pure_note" not in privacy_card(WORD_REPORT, "HDPLDA")
     # a report whose basic figure holds only at a delta > 0 is not pure
     assert "pure_note" not in privacy_card(dict(near, delta_basic=1e-6), "HDPLDA")
+WORDS = ["apple", "banana", "cherry", "grape", "lemon", "mango", "orange", "peach", "pear", "plum", "kiwi", "melon"]
+
+
+DOCS = [d.split() for d in ("apple banana cherry grape lemon mango", "orange peach pear plum kiwi melon",
+                            "apple cherry lemon orange pear kiwi", "banana grape mango peach plum melon")]
+
+
+def _reports():
+    from dptopic.local import Randomizer
+
+    return Randomizer(WORDS, epsilon_word=1.0, secure=True).randomize(DOCS)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """An LP-LDA, an OLP-LDA and a document-level local model, saved."""
+    from dptopic import LPLDA, OLPLDA
+    from dptopic.local.document import DocumentRandomizer
+    from dptopic.models.ldp_document import LocalDocumentLDA
+
+    root = tmp_path_factory.mktemp("models")
+    rs = _reports()
+    LPLDA(n_topics=2, n_iter=2, verbose=0).fit(rs).save(root / "lp")
+    OLPLDA(prior_corpus="none", n_topics=2, n_iter=2, verbose=0).partial_fit(rs).save(root / "olp")
+    LocalDocumentLDA(n_topics=2, verbose=0).fit(DocumentRandomizer(WORDS, 8.0).randomize(DOCS)).save(root / "doc")
+    return root
+
+
+@pytest.mark.filterwarnings('ignore')
+def test_report_audit_deeply_nested_or_with_a_number_for_a_fingerprint(models, tmp_path, capsys):
+    from dptopic.attacks.provenance import mismatch
+    from dptopic.cli.main import main
+    import dptopic
+
+    (tmp_path / "au").mkdir()
+    (tmp_path / "au" / "audit.json").write_text('{"attacks": {}, "x": ' + "[" * 100000 + "]" * 100000 + "}")
+    assert main(["report", str(models / "lp"), "--audit", str(tmp_path / "au"), "--out", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "audit.json" in err
+    text = mismatch({"fingerprint": 7, "model": "m", "class": "LPLDA"}, dptopic.load(models / "lp"))
+    assert text and "7…" in text
+
+
+TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
+         "war troops army peace treaty", "school education teachers students",
+         "students teachers education college"] * 8
+
+
+def _fit(model, corpus, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # seeds, a vocabulary from the data: not what these tests look at
+        return model.fit(corpus, **kw)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("models")
+    text = d / "docs.txt"
+    text.write_text("\n".join(TEXTS))
+    private = d / "hdp"
+    assert main(["train", "--corpus", str(text), "--algorithm", "hdp", "--epsilon-laplace", "1", "--topics", "3",
+                 "--iterations", "3", "--out", str(private), "--quiet"]) == 0
+    return d, text, private
+
+
+# ---------------------------------------------------------------- finding 3: "held-out" perplexity
+def test_report_reference_perplexity_is_not_called_held_out(planted):
+    from dptopic.cli.report import evaluate_on
+
+    model = _fit(dptopic.LDA(n_topics=3, n_iter=3, seed=0, verbose=0), planted.corpus)
+    ev = evaluate_on(model, planted.corpus, False, "the training corpus itself")
+    keys = " ".join(ev)
+    # nothing knows whether the reference was held out of training (here it was not): a neutral label
+    assert "held-out" not in keys and "perplexity on the reference corpus (document completion)" in ev
+    assert "note" not in ev     # not private: no guarantee to be outside of
+
+
+def test_report_reference_note_keeps_diversity_inside(files, tmp_path, capsys):
+    _, text, private = files
+    out = tmp_path / "r.html"
+    assert main(["report", str(private), "--reference", str(text), "--out", str(out)]) == 0
+    html = out.read_text()
+    assert "perplexity on the reference corpus" in html and "held-out perplexity" not in html
+    assert "topic diversity reads only the released topics" in html
+    assert "topic diversity reads only the released topics" in capsys.readouterr().err
+
+
+def test_a_report_without_a_reference_still_shows_topic_diversity(tmp_path):
+    # walk C, finding 7: diversity reads only the released topics, yet the page asked for --reference to show it
+    import numpy as np
+
+    import dptopic
+    from dptopic.cli.main import main
+
+    X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
+    dptopic.LDA(n_topics=2, n_iter=3, seed=0, verbose=0).fit(X, vocabulary=[f"w{i}" for i in range(12)]).save(
+        tmp_path / "m")
+    assert main(["report", str(tmp_path / "m"), "--out", str(tmp_path / "r.html")]) in (0, None)
+    page = (tmp_path / "r.html").read_text()
+    assert "topic diversity (top 25)" in page and "No evaluation was given" not in page

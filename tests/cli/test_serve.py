@@ -12,6 +12,11 @@ import numpy as np
 from conftest import cli_ok, cli_output, flat
 from service_helpers import free_port, make_data
 
+import argparse
+import sqlite3
+import subprocess
+import sys
+import dptopic
 
 # nothing listens on port 9 (discard): a command that got as far as the server would say it cannot reach it
 NO_SERVER = "http://127.0.0.1:9"
@@ -245,3 +250,85 @@ def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, ca
     client = FedClient("c" * 128, corpus, rrp, np.random.default_rng(1))
     update = client.run_round(server.broadcast())
     assert len(update) <= codec.fed_largest_update(rrp, 10)
+def test_a_contributors_rare_word_is_not_cut_before_the_servers_vocabulary_applies(tmp_path):
+    """The text is read keeping every word: a default cap of 1,000 dropped the rarest before the mapping."""
+    from dptopic.cli.serve import _client_corpus
+
+    filler = [f"fill{a}{b}{c}" for a in "abcdefghij" for b in "abcdefghij" for c in "abcdefghijklmno"]   # 1,500
+    p = tmp_path / "mine.txt"
+    p.write_text(" ".join(w + " " + w for w in filler) + " zebra\n")
+    c = _client_corpus(argparse.Namespace(corpus=str(p), format="auto", text_field="text"))
+    assert "zebra" in c.vocabulary and c.vocab_size == 1501
+    assert c.restrict(["zebra", "fillaaa"], drop_empty=False).n_tokens == 3
+
+
+WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+def _one_line_error(r):
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    return r.stderr
+
+
+def test_serve_fed_user_budget_sets_the_split_from_the_vocabulary(tmp_path):
+    pytest.importorskip("starlette")
+    from dptopic.accounting.fedlda import entries_for_user_budget
+    from dptopic.cli.main import build_parser
+    from dptopic.cli.serve import build_config
+
+    (tmp_path / "v.txt").write_text("\n".join(WORDS))
+    base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
+            "--database", f"sqlite:///{tmp_path / 's.db'}", "--fed-topics", "3"]
+    cfg = build_config(build_parser().parse_args(base + ["--fed-user-budget", "90"]))
+    eps, entries = entries_for_user_budget(90, len(WORDS))
+    assert cfg.fed_epsilon == pytest.approx(eps) and cfg.fed_pad_length == entries
+    assert "drop --fed-epsilon-per-entry" in _one_line_error(_cli(*base, "--fed-user-budget", "90", "--fed-epsilon-per-entry", "3"))
+
+
+# ---- item 19: serve refuses, at start-up, settings that would break every request
+def test_serve_validates_settings_at_start_up(tmp_path):
+    (tmp_path / "v.txt").write_text("\n".join(WORDS))
+    base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
+            "--database", f"sqlite:///{tmp_path / 's.db'}"]
+    assert "exceeds the vocabulary" in _one_line_error(_cli(*base, "--topics", "10"))
+    assert "too small" in _one_line_error(_cli(*base, "--fed-epsilon-per-entry", "1e-300", "--fed-topics", "3"))
+    assert "(0, 500]" in _one_line_error(_cli(*base, "--fed-epsilon-per-entry", "1e308", "--fed-topics", "3"))
+    assert "in memory" in _one_line_error(_cli(*base[:-2], "--database", "sqlite://"))
+    assert "1-65535" in _one_line_error(_cli(*base, "--port", "70000"))
+    assert "--fed-epsilon-per-entry" in _one_line_error(_cli(*base, "--fed-min-updates", "3"))
+    own = tmp_path / "mine.db"
+    with sqlite3.connect(own) as con:
+        con.execute("create table notes (x)")
+    assert "not dptopic's" in _one_line_error(_cli(*base[:-2], "--database", f"sqlite:///{own}"))
+    with sqlite3.connect(own) as con:
+        assert [r[0] for r in con.execute("select name from sqlite_master")] == ["notes"]   # untouched
+    (tmp_path / "token").write_text("t" * 40)
+    assert "is a directory" in _one_line_error(_cli(*base, "--token-file", str(tmp_path)))
+
+
+# ------------------------------------------------------------------ bounds and one-line errors
+def _error_line(capsys, argv) -> str:
+    try:
+        rc = main([str(x) for x in argv])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("error") and "Traceback" not in err, (rc, err)
+    return lines[0]
+
+
+@pytest.mark.parametrize("server", ["http://a b:8000", "http://127.0.0.1:9/x\ny", "http://" + "a" * 64 + ".example:8000"])
+@pytest.mark.parametrize("command", [["pull", "--out", "p"], ["submit", "--corpus", "docs.txt"],
+                                     ["fed-client", "--corpus", "docs.txt"]])
+def test_a_server_url_http_refuses_is_one_line(tmp_path, monkeypatch, capsys, server, command):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs.txt").write_text("apple banana cherry\ndog elephant fish\n")
+    line = _error_line(capsys, [*command, "--server", server, "--retries", "0", "--timeout", "1"])
+    assert "invalid server URL" in line

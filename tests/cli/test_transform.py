@@ -13,6 +13,12 @@ from conftest import TWO_TOPIC_TEXTS
 
 
 from dptopic.cli.main import main
+import os
+import subprocess
+import sys
+from pathlib import Path
+import numpy as np
+from dptopic.corpus.preprocess import TOKENIZER_VERSION
 
 TRAIN = TWO_TOPIC_TEXTS
 
@@ -280,3 +286,107 @@ def test_ids_that_are_not_strings_or_numbers(tmp_path):
     with pytest.raises(dptopic.DPTopicError, match="line 1: id field 'id' is an object"):    # lenient on a missing
         dptopic.Corpus.from_jsonl(jl, id_field="id", require_ids=False)    # field only, never on a wrong value
     assert dptopic.Corpus.from_jsonl(jl, id_field="nope", require_ids=False).doc_ids == ["doc0", "doc1"]
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+TEXTS = ["apple banana cherry apple", "dog cat mouse dog", "apple cherry banana", "cat dog mouse cat"] * 5
+
+
+def _cli_b(*args, timeout=120):
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def _one_line_error(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), r.stderr
+    assert "Traceback" not in r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fuzz") / "m"
+    dptopic.HDPLDA(n_topics=2, n_iter=2).fit(TEXTS).save(d)
+    return d
+
+
+# ----------------------------------------------------------------- 11: transform never replaces a user's own .npy
+def test_transform_keeps_a_users_npy(model_dir, tmp_path):
+    docs = tmp_path / "in.txt"
+    docs.write_text("apple banana cherry\ndog cat mouse\n")
+    mine = tmp_path / "mydata.npy"
+    np.save(mine, np.full((2, 2), 0.5))
+    before = mine.read_bytes()
+    line = _one_line_error(_cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", mine, "--overwrite"),
+                           "refusing to replace")
+    assert "another --out" in line and mine.read_bytes() == before
+    # a table transform wrote is still replaced with --overwrite, and refused without it
+    out = tmp_path / "t.npy"
+    r = _cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert np.load(out).shape == (2, 2)
+    _one_line_error(_cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", out), "--overwrite")
+    r = _cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", out, "--overwrite")
+    assert r.returncode == 0, r.stderr
+    # a user's array saved over our table afterwards is theirs again
+    np.save(out, np.full((2, 2), 0.5))
+    _one_line_error(_cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", out, "--overwrite"),
+                    "refusing to replace")
+
+
+def test_transform_keeps_a_users_file_where_it_would_write_its_stamp(model_dir, tmp_path):
+    docs = tmp_path / "in.txt"
+    docs.write_text("apple banana cherry\ndog cat mouse\n")
+    stamp = tmp_path / ".t.npy.dptopic"
+    stamp.write_text("my notes")
+    line = _one_line_error(_cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", tmp_path / "t.npy"),
+                           "did not write")
+    assert "another --out" in line and stamp.read_text() == "my notes" and not (tmp_path / "t.npy").exists()
+
+
+TEXTS_2 = ["the rocket launch reached orbit", "the patient saw a doctor about the disease",
+         "orbit of the moon and the rocket", "a doctor treats disease in the clinic"] * 10
+
+
+@pytest.fixture()
+def saved(tmp_path):
+    m = dptopic.LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(TEXTS_2)
+    m.save(tmp_path / "m")
+    return tmp_path / "m"
+
+
+def _edit(path, version):
+    meta = json.loads((path / "model.json").read_text())
+    meta["tokenizer"]["version"] = version
+    (path / "model.json").write_text(json.dumps(meta))
+
+
+def test_the_cli_warns_when_it_reads_text_into_a_model_of_another_tokenizer(saved, tmp_path):
+    import subprocess
+    import sys
+
+    docs = tmp_path / "docs.txt"
+    docs.write_text("a rocket in orbit\na doctor\n")
+    prepared = tmp_path / "docs.npz"
+    dptopic.Corpus.from_texts(docs.read_text().splitlines()).save(prepared)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True)
+
+    cases = [("transform", "--model", saved, "--corpus", docs, "--out", tmp_path / "t.csv"),
+             ("evaluate", "--model", saved, "--corpus", docs),
+             ("report", "--model", saved, "--reference", docs, "--out", tmp_path / "r.html")]
+    for argv in cases:
+        r = run(*argv)
+        assert r.returncode == 0 and "tokeniser version" not in r.stderr, r.stderr          # same version: silent
+    _edit(saved, TOKENIZER_VERSION + 1)
+    for argv in cases:
+        r = run(*argv, "--overwrite") if argv[0] != "evaluate" else run(*argv)
+        assert r.returncode == 0 and f"tokeniser version {TOKENIZER_VERSION + 1}" in r.stderr, (argv[0], r.stderr)
+    r = run("transform", "--model", saved, "--corpus", prepared, "--out", tmp_path / "p.csv")  # tokens: exact
+    assert r.returncode == 0 and "tokeniser version" not in r.stderr, r.stderr

@@ -15,6 +15,14 @@ from dptopic.corpus.synthetic import lda_corpus
 from dptopic.evaluation import infer_theta
 from dptopic.models import FedLDA
 
+import scipy.sparse as sp
+import dptopic
+from dptopic.corpus import lda_corpus
+from dptopic.errors import DPTopicError
+from dptopic.models import FedLDA
+import json
+from pathlib import Path
+from dptopic.reporting import privacy_card
 
 RULES = ["none", "floor", "tail"]
 
@@ -244,3 +252,155 @@ def test_a_loaded_model_folds_in_as_the_fitted_one(fitted, tmp_path):
     m.save(tmp_path / "m")
     back = dptopic.load(tmp_path / "m")
     assert np.array_equal(back.transform(c, seed=3), m.transform(c, seed=3))
+@pytest.fixture(scope="module")
+def small():
+    return lda_corpus(n_docs=60, vocab_size=40, n_topics=2, doc_length=15, seed=1).corpus
+
+
+# ----------------------------------------------------------------- FedLDA
+def test_fedlda_fit_warnings_point_at_the_callers_line(small):
+    X = small.to_bow()
+    X = X[:, np.argsort(-np.asarray(X.sum(axis=0)).ravel(), kind="stable")]   # columns most common first
+    m = FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=5, seed=0, verbose=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m.fit(X)                                          # report_words order, seed, vocabulary from the data
+        m.fit(X)                                          # ... and documents used again
+    names = {type(w.message).__name__ for w in caught}
+    texts = " | ".join(str(w.message) for w in caught)
+    assert {"SeededNoiseWarning", "DataVocabularyWarning"} <= names
+    assert "report_words keeps the first 5 columns" in texts and "already used by an earlier" in texts
+    assert all(w.filename == __file__ for w in caught), [(w.filename, str(w.message)[:50]) for w in caught]
+
+
+@pytest.mark.parametrize("kind", ["csr", "dense"])
+def test_fedlda_list_of_count_matrices_says_what_to_pass(small, kind):
+    X = small.to_bow()
+    users = [X[:30], X[30:]] if kind == "csr" else [X[:30].toarray(), X[30:].toarray()]
+    with pytest.raises(DPTopicError, match=r"Corpus\.from_bow\(X_u, vocabulary=words\)") as e:
+        FedLDA(n_topics=2, rounds=1, pad_length=8, verbose=0).fit(users)
+    assert "cannot use a list as a corpus" not in str(e.value) and "\n" not in str(e.value)
+    assert ("csr_matrix" if kind == "csr" else "ndarray") in str(e.value)
+    # what the message says to do works
+    words = list(small.vocabulary.words)
+    corpora = [dptopic.Corpus.from_bow(u, vocabulary=words) for u in users]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, rounds=1, pad_length=8, report_words="all", verbose=0).fit(corpora)
+    assert m.n_clients_ == 2 and list(m.vocabulary_.words) == words
+    assert not sp.issparse(m.components_) and m.components_.shape == (2, len(words))
+
+
+# ------------------------------------------------------------------ 3. FedLDA floor and tail rules count every user
+@pytest.mark.parametrize("exclusion", ["floor", "tail"])
+def test_fedlda_floor_and_tail_rules_save_every_user_given(exclusion, tmp_path):
+    from dptopic.models import FedLDA
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i:03d}" for i in range(30)][::-1]
+    docs = [list(rng.integers(0, 30, 12)) for _ in range(5)]
+    users = [Corpus.from_token_ids([d], words) for d in docs] + [Corpus.from_token_ids([[]], words)] * 2
+    kw = dict(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=0, exclusion=exclusion)
+    if exclusion == "tail":
+        kw["failure_rate"] = 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(**kw).fit(users)
+        assert m.n_clients_ == 7
+        m.save(tmp_path / "m")
+        assert json.loads((tmp_path / "m" / "model.json").read_text())["training"]["n_clients"] == 7
+        # one corpus split into users: an empty block counts too
+        split = Corpus.from_token_ids(docs + [[], []], words)
+        assert FedLDA(n_clients=7, **kw).fit(split).n_clients_ == 7
+        # the same users without the empty ones: the saved count says how many users were given, nothing else
+        assert FedLDA(**kw).fit(users[:5]).n_clients_ == 5
+
+
+def test_fedlda_floor_rule_progress_bar_shows_every_user_given(monkeypatch):
+    """The progress bar named the users who had tokens to send (under the floor and tail rules a count that depends
+    on their text); it names the users given, as n_clients_ does."""
+    from contextlib import contextmanager
+
+    import dptopic.models.fedlda as fedlda_module
+    from dptopic.models import FedLDA
+
+    shown = []
+
+    @contextmanager
+    def record(total, description, verbose=1, **kw):
+        shown.append(description)
+
+        class Bar:
+            def advance(self, n=1, **fields):
+                pass
+        yield Bar()
+
+    monkeypatch.setattr(fedlda_module, "progress_bar", record)
+    rng = np.random.default_rng(0)
+    words = [f"w{i:03d}" for i in range(30)][::-1]
+    users = [Corpus.from_token_ids([list(rng.integers(0, 30, 12))], words) for _ in range(5)]
+    users += [Corpus.from_token_ids([[]], words)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        FedLDA(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=1, exclusion="floor").fit(users)
+    assert shown and "users=6" in shown[0], shown
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# ---------------------------------------------------------------- finding 12: FedLDA's not covered
+def test_fedlda_scope_does_not_read_as_a_cost_beyond_the_per_user_figure():
+    from dptopic.models.fedlda import coverage
+
+    scope = coverage("mixture", "none")["scope"]
+    card = privacy_card({"private": True, "unit": "user", "neighbouring_relation": "r", "theorem": "t",
+                         "delta": 1e-5, "epsilon": 2560.0, "epsilon_basic": 2560.0, "scope": scope,
+                         "vocabulary_source": "supplied"}, "FedLDA")
+    assert "pays" not in scope and "beyond the per-entry composition" not in scope
+    assert "already the whole user's" in card["covered"] and "no further cost" in card["covered"]
+    assert card["not_covered"].startswith("NOT covered: reports randomized again")
+    doc = (ROOT / "docs" / "research" / "fedlda.md").read_text()
+    assert "a user changing all its\ntext pays" not in doc and "no further cost" in doc
+
+
+# 2 ------------------------------------------------------------------------------------------------------------
+def test_tiny_failure_rate_is_refused_before_any_work():
+    with pytest.raises(DPTopicError, match=r"eta rounds to 1"):
+        FedLDA(exclusion="tail", failure_rate=1e-9, verbose=0)._validate()
+
+
+def test_floor_epsilon_too_small_names_the_failure_rate():
+    c, _, _, _ = lda_corpus(n_docs=20, vocab_size=2000, n_topics=3, doc_length=10, seed=1)
+    m = FedLDA(n_topics=3, rounds=1, pad_length=8, exclusion="floor", epsilon_per_entry=3.0, failure_rate=1e-3, verbose=0)
+    with pytest.raises(DPTopicError) as e:
+        m.fit(c)
+    assert "variant='coincide'" in str(e.value) and "failure_rate=0.001 (it sets the floor" in str(e.value)
+
+
+def test_fedlda_warns_when_the_vocabulary_is_not_listed_most_common_first():
+    import warnings
+
+    from dptopic import FedLDA
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=120, vocab_size=60, n_topics=3, doc_length=30, seed=0).corpus
+    counts = np.bincount(c.word_ids, minlength=c.vocab_size)
+    words = np.asarray(c.vocabulary.words, dtype=object)
+    by_count = list(words[np.argsort(-counts, kind="stable")])
+    shuffled = list(np.random.default_rng(1).permutation(by_count))
+
+    def users(order):
+        r = c.restrict(order, drop_empty=False)
+        return [r.subset(range(i, i + 10)) for i in range(0, 120, 10)]
+
+    def fit(order):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            FedLDA(n_topics=3, epsilon_per_entry=5.0, rounds=1, pad_length=16, report_words=15, seed=0,
+                   verbose=0).fit(users(order))
+        return [str(w.message) for w in seen if "most common first" in str(w.message)]
+
+    assert fit(by_count) == []
+    said = fit(shuffled)
+    assert len(said) == 1 and "first 15 words" in said[0] and "outside the guarantee" in said[0], said

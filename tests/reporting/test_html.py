@@ -13,6 +13,12 @@ from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
 from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 from dptopic.local.document import document_privacy_report
 
+import json
+import pytest
+import dptopic
+import warnings
+from dptopic.corpus.synthetic import lda_corpus
+from dptopic.models import FedLDA
 
 DOCUMENT_REPORT = {"private": True, "unit": "document", "delta": 1e-5, "epsilon_pld": 4.0, "epsilon": 4.0,
                    "epsilon_method": "PLD", "neighbouring_relation": "document-level add/remove",
@@ -319,3 +325,229 @@ def test_a_word_level_headline_is_never_the_green_box():
     cls, text = _badge(_card_page(card))
     assert cls == "weak" and "per word only" in text and "L × ε" in text
     assert _badge(_card_page(privacy_card(dict(report, unit="document"), check=False)))[0] == "full"
+TEXTS = ["apple banana cherry apple", "dog cat mouse dog", "apple cherry banana", "cat dog mouse cat"] * 5
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("fuzz") / "m"
+    dptopic.HDPLDA(n_topics=2, n_iter=2).fit(TEXTS).save(d)
+    return d
+
+
+# ----------------------------------------------------------------- 1: odd values in a privacy report's extra fields
+ODD = [{"epsilon_nominal": "x"}, {"claimed_by_paper": 5}, {"count_release_epsilon": {"a": 1}},
+       {"count_release_epsilon": 7}, {"warnings": 5}, {"epsilon_basic": "abc"}, {"epsilon_pld": "abc"},
+       {"epsilon_rdp": [1]}, {"epsilon_paper": "x"}, {"per_document": 5}, {"per_document": {"examples": 3}},
+       {"per_document": {"rule": "r", "examples": {"10": "x"}}}, {"epsilon_nominal": 10**400}]
+
+
+@pytest.mark.parametrize("odd", ODD, ids=[next(iter(o)) + str(i) for i, o in enumerate(ODD)])
+def test_html_report_renders_odd_values(model_dir, odd):
+    from dptopic.reporting import privacy_card, render_report
+
+    report = dict(json.loads((model_dir / "model.json").read_text())["privacy"], **odd)
+    for private in (True, False):
+        report["private"] = private
+        html = render_report(title="t", trainer="HDPLDA", card=privacy_card(report, "HDPLDA"),
+                             topics=[[("a", 0.5), ("b", 0.5)]])
+        assert "Privacy card" in html
+
+
+# ----------------------------------------------------------------- 2: an audit whose claimed_privacy is not an object
+@pytest.mark.parametrize("claim", ["x", 5, None, ["a"]])
+def test_html_audit_section_with_odd_claim(claim):
+    from dptopic.reporting import privacy_card, render_report
+
+    audit = {"claimed_privacy": claim, "empirical_epsilon": {"lira": 0.1}, "attacks": {"lira": {"auc": 0.5}}}
+    html = render_report(title="t", trainer="LDA", card=privacy_card({"private": False}, "LDA"),
+                         topics=[[("a", 1.0)]], audit=audit)
+    assert "membership inference" in html
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return dptopic.lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
+
+
+def _trainers(corpus):
+    from dptopic.local import Randomizer
+    from dptopic.models.fdptm import fit_fdptm
+
+    reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield dptopic.HDPLDA(n_topics=4, n_iter=4, epsilon_laplace=1, verbose=0).fit(corpus)
+        yield dptopic.DPSVI.from_budget(1, 1e-5, n_topics=4, verbose=0).fit(corpus)
+        yield dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
+        yield dptopic.DocDPEM(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
+        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, verbose=0).fit(corpus)
+        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, exclusion="tail", verbose=0).fit(corpus)
+        yield dptopic.LPLDA(n_topics=4, n_iter=3, epsilon_word=3, verbose=0).fit(reports)
+        yield fit_fdptm(dptopic.HDPLDA(n_topics=4, n_iter=3, epsilon_laplace=1, verbose=0), corpus, 0.5, 5e-6)[0]
+        yield fit_fdptm(dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0), corpus, 0.5, 5e-6)[0]
+
+
+@pytest.fixture(scope="module")
+def models(corpus):
+    return list(_trainers(corpus))
+
+
+def test_card_and_html_show_the_check(models):
+    from dptopic.reporting import privacy_card, render_report
+
+    card = privacy_card(models[2].privacy_, "DocDPCooccurrence")
+    assert card["ledger_check"]["status"] == "verified"
+    assert "ledger_check" not in privacy_card(models[2].privacy_, "DocDPCooccurrence", check=False)
+    html = render_report(title="t", trainer="DocDPCooccurrence", card=card, topics=[[("a", 1.0)]])
+    assert "recomputed from its events" in html and "verified" in html
+
+
+def test_the_report_puts_a_small_audits_warning_beside_its_bound():
+    from dptopic.reporting.html import _audit_section
+
+    audit = {"claimed_privacy": {"private": False}, "empirical_epsilon": {"epsilon_lower_bound": 2.1},
+             "settings": {"small_audit": "this audit is too small to mean much: 4 shadow models", "n_shadows": 4}}
+    page = _audit_section(audit, None)
+    assert page.index("too small to mean much") < page.index("empirical ε lower bound")
+
+
+# ---------------------------------------------------------------- finding 8: print and layout
+def _card():
+    return privacy_card({"private": True, "unit": "document", "neighbouring_relation": "add/remove", "theorem": "t",
+                         "delta": 1e-5, "epsilon": 1.0, "epsilon_pld": 1.0, "scope": "covers it. NOT covered: that."},
+                        "DocDPEM")
+
+
+def test_the_page_prints_its_json_card_colours_and_long_lines():
+    card = _card()
+    html = render_report(title="t", trainer="DocDPEM", card=card, topics=[[("tax", 0.5)]])
+    css = re.search(r"<style>(.*?)</style>", html, re.S).group(1)
+    assert "@media print" in css and "print-color-adjust:exact" in css and "white-space:pre-wrap" in css
+    assert ".print-only{display:block}" in css and "details{display:none}" in css.split("@media print")[1]
+    # the card's JSON twice: in the <details> on screen, and in a block only print shows (a closed <details>
+    # does not print)
+    printed = re.search(r'<div class="print-only">.*?<pre>(.*?)</pre></div>', html, re.S).group(1)
+    assert json.loads(printed.replace("&quot;", '"').replace("&#x27;", "'").replace("&lt;", "<")
+                      .replace("&gt;", ">").replace("&amp;", "&"))["schema"] == card["schema"]
+    # still nothing run and nothing fetched
+    assert "<script" not in html and "url(" not in html and "@import" not in html and " src='http" not in html
+
+
+def test_attack_columns_and_trainer_settings_are_readable():
+    from dptopic.reporting.html import attack_column
+
+    assert attack_column("tpr_at_fpr_0.01") == "TPR at FPR 1%" and attack_column("tpr_at_fpr_0") == "TPR at FPR 0"
+    assert attack_column("auc_se_models") == "AUC SE over models" and attack_column("odd_key") == "odd key"
+    audit = {"attacks": {"lira_online": {"auc": 0.5, "tpr_at_fpr_0.001": 0.001}}, "claimed_privacy": {},
+             "settings": {"trainer": "DocDPCooccurrence {'n_topics': 20, 'tail': None}",   # an earlier audit.json
+                          "audited": {"class": "DocDPCooccurrence", "params": {"n_topics": 20, "tail": None}}}}
+    html = render_report(title="t", trainer="DocDPEM", card=_card(), topics=[[("tax", 0.5)]], audit=audit)
+    assert "DocDPCooccurrence: n_topics = 20, tail = none" in html and "{&#x27;n_topics" not in html
+
+
+def test_an_earlier_audit_json_is_shown_as_an_audit_of_the_procedure():
+    # written before this wording: "attacked: the saved model m_doc (...)"; the page rebuilds it from the record
+    audit = {"attacks": {"lira_online": {"auc": 0.5}}, "claimed_privacy": {},
+             "settings": {"n_shadows": 4, "attacked": "the saved model m_doc (DocDPCooccurrence, sha256:08b1…)",
+                          "audited": {"what": "saved model", "model": "m_doc", "class": "DocDPCooccurrence",
+                                      "fingerprint": "sha256:08b1b12e209f", "params": {"n_topics": 20}},
+                          "corpus": {"spec": "demo", "read": "into the model's vocabulary"}}}
+    html = render_report(title="t", trainer="DocDPEM", card=_card(), topics=[[("tax", 0.5)]], audit=audit)
+    row = re.search(r"<tr><th>what was audited</th><td>(.*?)</td></tr>", html).group(1)
+    assert row.startswith("the training procedure of the saved model m_doc") and "4 shadow models" in row
+    assert "not scored" in row
+
+
+def _flat(s: str) -> str:
+    return " ".join(s.split())
+
+
+def _letters(i: int) -> str:
+    return "word" + "".join("abcdefghij"[int(d)] for d in str(i))
+
+
+def _texts(n_docs, vocab_size, seed):
+    c, _, _, _ = lda_corpus(n_docs=n_docs, vocab_size=vocab_size, n_topics=3, doc_length=12, seed=seed)
+    return [" ".join(_letters(w) for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
+
+
+def _fit(exclusion="none", **kw):
+    from dptopic.corpus import Corpus
+
+    c = Corpus.from_texts(_texts(40, 30, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return FedLDA(n_topics=3, rounds=2, pad_length=kw.pop("pad_length_", 8), n_clients=10, exclusion=exclusion,
+                      verbose=0, seed=0, **kw).fit(c)
+
+
+@pytest.fixture(scope="module")
+def tail_model():
+    return _fit("tail", epsilon_per_entry=5.0)
+
+
+@pytest.fixture(scope="module")
+def none_model():
+    return _fit("none", epsilon_per_entry=5.0, report_words=6)
+
+
+# 1 ------------------------------------------------------------------------------------------------------------
+def test_tail_card_names_the_rule_s_reasons_before_the_vocabulary(tail_model):
+    card = privacy_card(tail_model.privacy_, "FedLDA")
+    reasons = card.get("partial_reasons") or []
+    if card["guarantee"] == "partial":
+        note = card["guarantee_note"]
+        assert note.index("Zipf") < note.index("topic label") < note.index("vocabulary")
+    else:   # the tail rule's events added up to no guarantee: the events' unit, labelled, in the card and the page
+        assert card["privacy_unit"] == "user" and "NO (epsilon, delta) guarantee" in card["privacy_unit_note"]
+        html = render_report(title="t", trainer="FedLDA", card=card, topics=[[("a", 1.0)]])
+        assert "<th>privacy unit</th><td>user" in html and "none: no differential privacy guarantee" not in html
+        assert not reasons
+
+
+# 7 ------------------------------------------------------------------------------------------------------------
+def test_fed_page_shows_the_per_user_arithmetic(none_model):
+    card = privacy_card(none_model.privacy_, "FedLDA")
+    html = _flat(render_report(title="t", trainer="FedLDA", card=card, topics=[[("a", 1.0)]]))
+    m = none_model._config().n_entries
+    assert f"x {m} entries per user" in html and "paid once whatever the 2 rounds" in html
+    assert "per report" in html and "first 6 of" in html
+    assert "(one word)" not in card["figures"]["epsilon_nominal"]["what"]
+
+
+def _quiet_fit(model, X, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(X, **kw)
+
+
+@pytest.mark.parametrize("eps, unit, weak", [(600.0, "word", True), (20.0, "document", True), (8.0, "document", False),
+                                             (16.0, "document", False)])
+def test_the_card_calls_a_large_epsilon_weak(eps, unit, weak):
+    from dptopic.reporting import privacy_card
+    from dptopic.reporting.html import _privacy_section
+
+    rep = {"private": True, "epsilon": eps, "delta": 1e-5, "epsilon_method": "PLD", "unit": unit,
+           "vocabulary_source": "supplied", "scope": "covers everything. NOT covered: nothing."}
+    card = privacy_card(rep, "X")
+    assert ("strength_note" in card) == weak
+    if weak:
+        assert "weak guarantee" in card["strength_note"] and ("per-document row" in card["strength_note"]) == (unit == "word")
+        assert "weak guarantee" in _privacy_section(card)
+
+
+def test_background_topics_are_named_and_labelled(tmp_path):
+    from dptopic.reporting import privacy_card
+    from dptopic.reporting.html import render_report
+
+    c = lda_corpus(n_docs=400, vocab_size=300, n_topics=10, doc_length=40, seed=2).corpus
+    m = _quiet_fit(dptopic.DocDPCooccurrence(n_topics=10, epsilon=4.0, verbose=0), c)
+    ids = m.background_topic_ids()
+    assert ids == list(range(10 - m.n_background_topics_, 10)) and len(ids) > 0
+    m.save(tmp_path / "m")
+    assert dptopic.load(tmp_path / "m").background_topic_ids() == ids      # from the saved report
+    assert _quiet_fit(dptopic.LDA(n_topics=3, n_iter=2, verbose=0), c).background_topic_ids() == []
+    page = render_report(title="t", trainer="DocDPCooccurrence", card=privacy_card(m.privacy_, "DocDPCooccurrence"),
+                         topics=m.topic_words(5, weights=True), background=ids)
+    assert page.count("(background: corpus-wide words)") == len(ids)

@@ -457,3 +457,15 @@ def test_the_cli_prints_what_the_interrupted_command_said(monkeypatch, capsys, r
     monkeypatch.setattr(cli_main, "_run", run)
     assert cli_main.main(["submit"]) == 130
     assert capsys.readouterr().err.strip() == shown
+"""``dptopic.service.client``."""
+import pytest
+from dptopic.errors import DPTopicError
+
+
+def test_a_server_url_with_credentials_is_refused_without_echoing_them():
+    from dptopic.service.client import ServiceClient
+
+    with pytest.raises(DPTopicError) as e:
+        ServiceClient("http://alice:s3cret@127.0.0.1:9")
+    assert "s3cret" not in str(e.value) and "USER:PASSWORD@HOST" in str(e.value)
+    assert ServiceClient("http://bücher.example:80").server == "http://bücher.example:80"

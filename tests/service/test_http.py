@@ -5,6 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+import hashlib
+import http.client
+import struct
+from service_helpers import count_rows, http as request
+from inprocess_server import InProcessServer, _body
+import socket
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
@@ -239,3 +245,99 @@ def test_a_later_request_on_a_kept_alive_connection_gets_its_own_full_deadline(t
         assert got is not None and got[0].startswith(b"HTTP/1.1 408")
         assert refused - begun >= 0.95, (refused - begun, begun - t0)      # not at the connection timer's 1.0 s
         assert refused - begun < 3.0
+TOKEN = "A" * 32
+
+
+def _raw(port: int, method: str, path: str, headers: list, body: bytes = b"") -> tuple[int, dict]:
+    """A request whose headers may repeat (urllib folds them)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.putrequest(method, path)
+    for k, v in headers:
+        c.putheader(k, v)
+    c.putheader("Content-Length", str(len(body)))
+    c.endheaders(body)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, json.loads(data)
+
+
+def _with_header(raw: bytes, edit) -> bytes:
+    (H,) = struct.unpack("<I", raw[8:12])
+    head = edit(raw[12:12 + H].decode())
+    body = raw[:8] + struct.pack("<I", len(head.encode())) + head.encode() + raw[12 + H:-32]
+    return body + hashlib.sha256(body).digest()
+
+
+@pytest.fixture()
+def served_2(tmp_path):
+    words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
+    db = f"sqlite:///{tmp_path / 'f.db'}"
+    with InProcessServer(_cfg(words, db, admin_token=TOKEN)) as srv:
+        yield srv, words, texts, db
+
+
+def test_a_lone_surrogate_in_an_echoed_value_or_a_json_body_is_a_4xx_not_a_500(served_2):
+    srv, words, texts, db = served_2
+    before = count_rows(db)
+    bad = _with_header(_body(words, texts[:2]), lambda t: t.replace(json.loads(t)["vocabulary_sha256"], "\\ud800"))
+    status, _, data = request("POST", srv.url + "/v1/reports", bad,
+                              {"Content-Type": "application/octet-stream", "Idempotency-Key": "dup-sur-0001"})
+    doc = json.loads(data)
+    assert status == 422 and doc["error"]["code"] == "incompatible_reports", doc
+    status, _, data = request("POST", srv.url + "/v1/admin/rotate", b'{"note": "\\ud800"}',
+                              {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"})
+    doc = json.loads(data)
+    assert status == 400 and doc["error"]["code"] == "bad_json" and "surrogate" in doc["error"]["message"], doc
+    assert count_rows(db) == before
+
+
+@pytest.mark.parametrize("name, values", [("Idempotency-Key", ["dup-key-AAAA", "dup-key-BBBB"]),
+                                          ("Content-Type", ["application/octet-stream", "text/plain"]),
+                                          ("Dptopic-Contributor", ["alice", "mallory"])])
+def test_a_header_sent_twice_is_refused(served_2, name, values):
+    srv, words, texts, db = served_2
+    port = int(srv.url.rsplit(":", 1)[1])
+    base = {"Content-Type": "application/octet-stream", "Idempotency-Key": "dup-key-CCCC"}
+    headers = [(k, v) for k, v in base.items() if k != name] + [(name, v) for v in values]
+    before = count_rows(db)
+    status, doc = _raw(port, "POST", "/v1/reports", headers, _body(words, texts[:2]))
+    assert status == 400 and f"the {name.lower()} header is sent 2 times" in doc["error"]["message"].lower(), doc
+    assert count_rows(db) == before
+
+
+def test_two_content_encoding_headers_are_one_list_of_codings(served_2):
+    srv, words, texts, db = served_2
+    port = int(srv.url.rsplit(":", 1)[1])
+    headers = [("Content-Type", "application/octet-stream"), ("Idempotency-Key", "dup-enc-0001"),
+               ("Content-Encoding", "identity"), ("Content-Encoding", "gzip")]
+    status, doc = _raw(port, "POST", "/v1/reports", headers, _body(words, texts[:2]))
+    assert status == 415 and doc["error"]["code"] == "unsupported_content_encoding", doc
+
+
+def test_a_query_parameter_given_twice_is_refused(served_2):
+    srv, *_ = served_2
+    for query in ("words=abc&words=5", "words=5&words=abc", "words=5&words=5"):
+        status, _, data = request("GET", srv.url + "/v1/topics?" + query)
+        doc = json.loads(data)
+        assert status == 400 and "words is given 2 times" in doc["error"]["message"], (query, doc)
+    assert request("GET", srv.url + "/v1/topics?words=5")[0] in (200, 404)
+
+
+def test_malformed_http_framing_gets_the_json_error(tmp_path):
+    pytest.importorskip("uvicorn")
+    from service_helpers import Server, make_data
+
+    make_data(tmp_path)
+    srv = Server(tmp_path, f"sqlite:///{tmp_path / 'h.db'}", "--train-interval", "0").start()
+    try:
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as s:
+            s.sendall(b"POST /v1/reports HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")
+            data = b""
+            while chunk := s.recv(4096):
+                data += chunk
+    finally:
+        srv.stop()
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head
+    assert json.loads(body)["error"]["code"] == "bad_request"
