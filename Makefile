@@ -30,10 +30,10 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
-# the status page of `dptopic serve` in a real headless browser (Debian's chromium; needs root for apt-get)
+# the pages rendered in a real headless browser, the tests marked `browser` (Debian's chromium; needs root for apt-get)
 test-browser: $(STAMP)
 	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium)
-	$(BIN)/python -m pytest -q tests/test_service_browser.py
+	$(BIN)/python -m pytest -q -m browser
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e ".[bench]"

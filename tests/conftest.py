@@ -68,3 +68,94 @@ def fresh(dask_client):
     """The cluster with both workers up (a killed worker is restarted by its nanny)."""
     dask_client.wait_for_workers(2, timeout=60)
     return dask_client
+
+
+# ------------------------------------------------------------------------------------- small corpora as files
+THREE_TOPIC_TEXTS = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus",
+                     "army navy war defense troops", "war troops army peace treaty",
+                     "school education teachers students", "students teachers education college"] * 8
+# two topics (fruit, landscape), six short documents five times: what the results and report tests train on
+TWO_TOPIC_TEXTS = ["apple banana cherry apple", "banana cherry apple", "river mountain valley river",
+                   "mountain valley river", "apple cherry banana", "valley mountain river mountain"] * 5
+
+
+@pytest.fixture
+def textfile(tmp_path):
+    """A text file of 48 short documents on three topics (budget, war, school), one a line."""
+    p = tmp_path / "docs.txt"
+    p.write_text("\n".join(THREE_TOPIC_TEXTS))
+    return p
+
+
+# ------------------------------------------------------------------------------------------------ local DP
+def seeded_randomizer(vocab, **kw):
+    """A seeded word-level Randomizer for simulations, its seed warning silenced."""
+    import warnings
+
+    from dptopic.local import Randomizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Randomizer(vocab, simulation=True, **kw)
+
+
+def column_corpus(M, V, N_t, rng):
+    """M documents over V words; word t is present in exactly N_t[t] documents. Returns (corpus, presence bits)."""
+    from dptopic.corpus import Corpus
+
+    bits = np.zeros((M, V), bool)
+    for t in range(V):
+        bits[rng.choice(M, N_t[t], replace=False), t] = True
+    rows, ids = np.nonzero(bits)
+    ptr = np.zeros(M + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=M), out=ptr[1:])
+    return Corpus(ptr, ids.astype(np.int32), [f"w{i}" for i in range(V)]), bits
+
+
+# ------------------------------------------------------------------------------------------ the command line
+def flat(text: str) -> str:
+    """``text`` with every run of white space made one space (what a check of a wrapped message reads)."""
+    return " ".join(text.split())
+
+
+def cli_output(capsys, *args):
+    """(exit status, stdout, stderr) of ``dptopic ARGS`` run in this process, the output flattened."""
+    from dptopic.cli.main import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, flat(out), flat(err)
+
+
+def one_line_error(r, *phrases) -> str:
+    """The one line of error of a finished ``dptopic`` subprocess ``r`` (exit status 2, no traceback), holding every
+    phrase given."""
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    for p in phrases:
+        assert p in lines[0], lines[0]
+    return lines[0]
+
+
+def cli_ok(capsys, argv) -> str:
+    """stderr of ``dptopic ARGV`` run in this process, which must succeed."""
+    from dptopic.cli.main import main
+
+    rc = main([str(x) for x in argv])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    return err
+
+
+@pytest.fixture
+def no_uvicorn(monkeypatch):
+    """``dptopic serve`` runs in this process up to the point where it would serve: the start-up checks and the
+    database binding run for real, uvicorn neither serves nor configures logging (its dictConfig would close the
+    handlers other libraries left on pytest's captured streams)."""
+    import uvicorn
+
+    from service_helpers import NoServer
+
+    monkeypatch.setattr(uvicorn, "Config", lambda *a, **k: None)
+    monkeypatch.setattr(uvicorn, "Server", NoServer)

@@ -11,6 +11,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -262,3 +263,173 @@ def throwaway_postgres_url():
     """A module-scoped fixture body: the URL of a throwaway PostgreSQL cluster, or a skip saying why there is none."""
     for server in throwaway_postgres():
         yield server.url
+
+
+# --------------------------------------------------------------------------------------------- in-process servers
+_KEYS = itertools.count()
+
+
+def upload_key() -> str:
+    """A fresh Idempotency-Key for an upload."""
+    return f"inproc-k{next(_KEYS):06d}"
+
+
+def plain_report_body(words, texts, eps: float = 2.0) -> bytes:
+    """Word-level reports of ``texts`` as bytes, without a vocabulary and without an upload nonce."""
+    from dptopic.local import Randomizer
+
+    return Randomizer(words, epsilon_word=eps, secure=True).randomize([t.split() for t in texts]).to_bytes(
+        include_vocabulary=False)
+
+
+def service_config(words, database: str, **kw):
+    """A word-level service configuration at epsilon 2 per word, K = 3, training on demand."""
+    from dptopic.accounting.local import f_from_epsilon
+    from dptopic.service.config import ServiceConfig
+
+    return ServiceConfig(words, f_from_epsilon(2.0), database=database, n_topics=3, train_interval=0, **kw)
+
+
+class NoServer:
+    """Stands in for ``uvicorn.Server``: ``dptopic serve`` runs in this process up to the point where it would
+    serve (its start-up checks run for real)."""
+
+    def __init__(self, config):
+        self.started = False
+
+    def run(self, sockets=None):
+        self.started = True
+
+
+class InProcessServer:
+    """The service app under a real uvicorn in a thread of this process (no start-up checks: ``create_app`` as a
+    library caller runs it), spoken to over HTTP on 127.0.0.1."""
+
+    def __init__(self, cfg, **server_options):
+        import uvicorn
+
+        from dptopic.service import create_app
+
+        self.app = create_app(cfg, start_trainer=False, freeze_gc=False)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
+                                                    log_level="warning", access_log=False, lifespan="on",
+                                                    **server_options))
+
+    @property
+    def service(self):
+        return self.app.state.service
+
+    def __enter__(self) -> "InProcessServer":
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            assert self.thread.is_alive(), "the in-process server did not start"
+            assert time.monotonic() < deadline, "the in-process server did not start in 60 s"
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+class ServedLikeServe(InProcessServer):
+    """The app under uvicorn with the protocol class ``dptopic serve`` uses (httptools' if ``fast``, else h11's)."""
+
+    def __init__(self, cfg, fast: bool):
+        from dptopic.service.http import server_options
+
+        super().__init__(cfg, **{**server_options(fast), "loop": "asyncio"})
+
+
+def send_raw(port: int, data: bytes) -> bytes:
+    """Send ``data`` as it is on a new connection to 127.0.0.1 and read until the server closes it."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(data)
+        got = b""
+        while chunk := s.recv(4096):
+            got += chunk
+    return got
+
+
+def metric(url: str, name: str, code: str) -> float:
+    """The value of the Prometheus counter ``name{code="..."}`` at ``url``/metrics (0 when absent)."""
+    import re
+
+    text = http("GET", url + "/metrics")[2].decode()
+    m = re.search(rf'^{name}\{{code="{code}"\}} ([0-9.e+]+)$', text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+# ------------------------------------------------------------------------------------------------- a crash test
+def crash_scenario(tmp, database, n_clients=4, uploads_per_client=12, reports_per_upload=5):
+    """kill -9 ``dptopic serve`` while clients post and the trainer trains, restart it: every acknowledged
+    report is stored exactly once and no report is trained twice or skipped."""
+    from dptopic.local import Randomizer
+
+    words, texts = make_data(tmp)
+    rz = Randomizer(words, epsilon_word=2.0, secure=True)
+    bodies = [[rz.randomize([t.split() for t in texts[(c * 50 + u * 3) % 300:][:reports_per_upload]])
+               .to_bytes(include_vocabulary=False) for u in range(uploads_per_client)] for c in range(n_clients)]
+    srv = Server(tmp, database, "--train-interval", "0.05", "--batch-size", "10").start()
+    acked, lock = {}, threading.Lock()
+    deadline = time.monotonic() + 150
+
+    def client(c):
+        for u, body in enumerate(bodies[c]):
+            key = f"crash-c{c}-u{u:03d}"
+            while time.monotonic() < deadline:  # retry the same key and body until acknowledged
+                try:
+                    status, doc = post_reports(srv.url, body, key, f"client{c}", timeout=10)
+                except OSError:
+                    time.sleep(0.1)
+                    continue
+                if status in (200, 201):
+                    with lock:
+                        acked[key] = doc["reports"]
+                    break
+                assert status >= 500, doc  # only unavailability may be retried
+                time.sleep(0.1)
+            time.sleep(0.01)
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(n_clients)]
+    for t in threads:
+        t.start()
+    total = n_clients * uploads_per_client
+    while len(acked) < total // 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    srv.kill()  # SIGKILL: no shutdown handler runs
+    n_acked_at_kill = len(acked)
+    srv.start()
+    for t in threads:
+        t.join(max(1.0, deadline - time.monotonic()))
+    assert len(acked) == total, f"only {len(acked)} of {total} uploads acknowledged"
+    assert 0 < n_acked_at_kill < total
+    status, _ = admin(srv.url, "/v1/admin/train", {"force": True})
+    assert status == 200
+    srv.stop()
+
+    rows = count_rows(database)
+    assert set(rows["submissions"]) == set(acked)  # nothing lost, nothing unacknowledged-but-invented
+    for key, n in acked.items():
+        assert rows["submissions"][key] == n == reports_per_upload
+        assert rows["per_key"][key] == n  # stored exactly once
+    assert rows["n_reports"] == total * reports_per_upload
+    check_exactly_once(rows)
+    active = [m for m in rows["models"] if m["status"] == "active"][0]
+    assert active["n_reports_used"] == rows["n_reports"]  # after the final drain, every report used once
+    assert np.all(np.diff(rows["ids"]) > 0)
+
+
+def raw_fed_message(header: dict, payload: bytes = b"") -> bytes:
+    """A FedLDA protocol message built by hand around ``header`` (a JSON header and a payload, with a valid CRC)."""
+    import zlib
+
+    from dptopic.federated.messages import MAGIC, VERSION
+
+    head = json.dumps(header).encode()
+    body = MAGIC + struct.pack("<BI", VERSION, len(head)) + head + payload
+    return body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)

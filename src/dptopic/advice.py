@@ -53,14 +53,14 @@ protects nothing; a word-level one is per word and starts in the hundreds."""
 TRAIN_DELTA = 1e-5
 """The delta ``dptopic train`` and ``dptopic.for_unit`` use by default (``--delta``). ``for_unit``'s own default
 (``models/by_unit.py``) is the same number, not read from here: that module imports scikit-learn, which this one
-(imported by ``dptopic recommend``) does not; ``tests/test_privacy_cli_walkthrough.py`` checks that they agree."""
+(imported by ``dptopic recommend``) does not; ``tests/cli/test_privacy.py`` checks that they agree."""
 LARGE_DELTA = 1e-3
 """Above this delta ``recommend`` warns, as the document-level trainers' ``fit`` does (``LARGE_DELTA`` in
 ``models/_document_level.py``, not imported: it imports scikit-learn); so it does from 1/(number of documents) on."""
 DOCUMENT_RANKING_NOISE = 3.0
 """The ratio of the two noise multipliers of ``dptopic.for_unit("document")`` (``DocDPCooccurrence`` with its
 defaults, ``ranking_noise="auto"`` and ``word_choice="frequency"``: ``resolve_ranking_noise`` in
-``models/docdp_cooc.py``, which imports scikit-learn); ``tests/test_privacy_cli_walkthrough.py`` checks that they
+``models/docdp_cooc.py``, which imports scikit-learn); ``tests/cli/test_privacy.py`` checks that they
 agree."""
 
 

@@ -3,6 +3,9 @@ second part with its per-paragraph figure, and writes its figures as PNG files."
 import pytest
 
 from dptopic.cli.main import main
+import json
+import numpy as np
+from dptopic.cli.main import build_parser
 
 
 def _flat(s: str) -> str:
@@ -57,3 +60,56 @@ def test_the_figures_folder_is_checked_before_any_training(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "d-figures" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "d").exists() and not (tmp_path / "d-document").exists()
+
+
+def _train(args, textfile, out):
+    return main(["train", "--corpus", str(textfile), "--topics", "3", "--iterations", "5", "--out", str(out),
+                 "--quiet", *args])
+
+
+def test_cli_private_default_is_unseeded_and_explicit_seed_warns(textfile, tmp_path, capsys):
+    for name in ("a", "b"):
+        assert _train(["--algorithm", "hdp"], textfile, tmp_path / name) == 0
+    a, b = (np.load(tmp_path / n / "components.npy") for n in ("a", "b"))
+    assert not np.allclose(a, b)  # fresh OS entropy each run, not seed 0
+    assert "warning" not in capsys.readouterr().out
+    assert _train(["--algorithm", "hdp", "--seed", "3"], textfile, tmp_path / "c") == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "warning" in out and "seed stays secret" in out
+    rep = json.loads((tmp_path / "c" / "model.json").read_text())
+    assert rep["privacy"]["noise_reproducible"] is True and rep["params"]["seed"] is None
+    assert build_parser().parse_args(["demo"]).seed is None  # demo does not seed the private model
+
+
+def test_demo_help_describes_every_option_and_topic_tables_name_their_model(capsys):
+    from dptopic.cli.main import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["demo", "--help"])
+    assert e.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "hybrid differentially private LDA" in out and "non-private LDA on the same split" in out
+    for flag, phrase in (("--topics", "topics K"), ("--iterations", "Gibbs sweeps"), ("--epsilon-laplace", "eps_L"),
+                         ("--epsilon-inherent", "eps_I"), ("--jobs", "threads"), ("--show-topics", "private topics"),
+                         ("--quiet", "no progress bars")):
+        assert phrase in out, flag
+    import numpy as np
+
+    from dptopic import LDA
+    from dptopic.cli._common import make_console, print_topics
+
+    X = np.array([[3, 0, 1], [0, 2, 2], [1, 1, 0]])
+    m = LDA(n_topics=2, n_iter=5, seed=0, verbose=0).fit(X, vocabulary=["apple", "berry", "cherry"])
+    print_topics(m, 2, console=make_console())
+    assert "words per topic of LDA" in " ".join(capsys.readouterr().out.split())
+
+
+# ----------------------------------------------------------------- the demo's second part
+def test_demo_with_one_iteration_says_one_sweep(tmp_path, capsys):
+    from dptopic.cli.main import main
+
+    out = tmp_path / "dm"
+    assert main(["demo", "--topics", "2", "--iterations", "1", "--seed", "0", "--out", str(out), "--quiet"]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "1 sweep)" in printed and "1 sweeps" not in printed
+    assert main(["topics", "--model", str(out) + "-document"]) == 0

@@ -5,6 +5,18 @@ from __future__ import annotations
 import pytest
 
 from dptopic.cli.main import main
+from pathlib import Path
+
+import numpy as np
+
+from conftest import cli_ok, cli_output, flat
+from service_helpers import free_port, make_data
+
+import argparse
+import sqlite3
+import subprocess
+import sys
+import dptopic
 
 # nothing listens on port 9 (discard): a command that got as far as the server would say it cannot reach it
 NO_SERVER = "http://127.0.0.1:9"
@@ -112,3 +124,211 @@ def test_serve_takes_fed_epsilon_per_entry(serve_base, capsys):
     base, tmp = serve_base
     line = _refusal(capsys, base + WORD + ["--fed-epsilon-per-entry", "2", "--fed-topics", "2"])
     assert "the server would have started" in line, line
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# `dptopic serve --prior`: the public prior corpus is read in the server's vocabulary, so none of its words is lost
+# to a cap on words built from the prior's own text (which kept its 1,000 most common words).
+
+def test_serve_prior_keeps_a_rare_vocabulary_word(tmp_path):
+    pytest.importorskip("starlette")
+    from dptopic.cli.main import build_parser
+    from dptopic.cli.serve import build_config
+
+    import itertools
+    letters = "bcdfghjklmnp"
+    common = ["".join(t) + "a" for t in itertools.islice(itertools.product(letters, repeat=3), 1200)]  # 1,200 words
+    vocab = common + ["zebrafish"]                       # the server's vocabulary holds a word the prior uses once
+    docs = [" ".join(common[(j * 37 + k) % 1200] for k in range(60)) for j in range(400)]
+    docs.append("zebrafish " + " ".join(common[:5]))
+    (tmp_path / "prior.txt").write_text("\n".join(docs) + "\n")
+    (tmp_path / "v.txt").write_text("\n".join(vocab) + "\n")
+    args = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
+            "--database", f"sqlite:///{tmp_path / 's.db'}", "--prior", str(tmp_path / "prior.txt"), "--format", "text"]
+    cfg = build_config(build_parser().parse_args(args))
+    prior = cfg.prior
+    assert list(prior.vocabulary.words) == vocab
+    col = prior.to_bow().tocsc()[:, vocab.index("zebrafish")]
+    assert col.sum() == 1                                # the rare word's one occurrence survives
+    assert prior.to_bow().sum() == 400 * 60 + 6
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# ----------------------------------------------------------------------------- D: the URL with its scheme
+def test_an_unreachable_database_is_named_with_its_scheme_and_no_password(tmp_path, capsys):
+    make_data(tmp_path, vocab_size=40, n_docs=20, n_prior=10)
+    for url, shown in (("postgresql+psycopg://u@127.0.0.1:1/db", "'postgresql+psycopg://u@127.0.0.1:1/db'"),
+                       ("postgresql+psycopg://u:s3cret-pw@127.0.0.1:1/db", "'postgresql+psycopg://u:***@127.0.0.1:1/db'")):
+        code, out, err = cli_output(capsys, "serve", "--database", url, "--port", str(free_port()),
+                              "--vocabulary", str(tmp_path / "vocab.txt"), "--epsilon-word", "2", "--topics", "4")
+        assert code == 2
+        assert err.startswith(f"error: cannot use database {shown}:"), err
+        assert "s3cret" not in err and "Traceback" not in err
+
+
+# ----------------------------------------------------------------------------- F(i): serve --help
+def test_serve_help_says_what_every_option_does(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["serve", "--help"])
+    assert e.value.code == 0
+    text = flat(capsys.readouterr().out)
+    import argparse
+
+    from dptopic.cli.main import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    bare = [a.option_strings[0] for a in sub.choices["serve"]._actions if not a.help]
+    assert bare == [], bare                              # every option says what it does
+    assert "--host HOST address to listen on (default 127.0.0.1" in text
+    assert "--max-body-bytes MAX_BODY_BYTES largest request body accepted, in bytes" in text
+    assert "(default 4194304" in text
+    assert "--max-reports-per-request MAX_REPORTS_PER_REQUEST most reports in one upload" in text
+    assert "(default 10000)" in text
+    assert ("--topics TOPICS topics K of the model the server trains (OLP-LDA, or LocalDocumentLDA for --report-kind"
+            " document; default 20)") in text
+
+
+# ----------------------------------------------------------------------------- B: the guide on the headline epsilon
+def test_service_guide_says_the_headline_is_the_tightest_bound():
+    from dptopic.accounting.local import f_from_epsilon, local_privacy_report
+
+    guide = flat((ROOT / "docs" / "service.md").read_text())
+    section = guide.split("## What the server learns", 1)[1].split("## ", 1)[0]
+    assert "composes by PLD at its δ" not in section
+    assert ("headline `epsilon` is the tightest valid bound at its δ: the smallest of the PLD composition, the RDP"
+            " composition and basic composition") in section
+    assert "`epsilon_method` says which was taken" in section
+    # what the guide states is what the code does: the headline is the least of the three figures
+    for n in (1, 40, 400):
+        rep = local_privacy_report(f_from_epsilon(2.0), 120, 1e-5, n)
+        assert rep["epsilon"] == pytest.approx(min(rep["epsilon_pld"], rep["epsilon_rdp"], rep["epsilon_basic"]))
+
+
+# ============================================================================ 1/11: FedLDA bound to the database
+
+
+# ---------------------------------------------------------------------------- 9: vocabulary words never counted
+def test_serve_warns_about_vocabulary_words_the_tokeniser_never_produces(capsys, tmp_path, no_uvicorn):
+    words, _ = make_data(tmp_path, vocab_size=40, n_docs=5, n_prior=5)
+    (tmp_path / "v.txt").write_text("\n".join(words + ["tax war", "is", "a"]) + "\n")
+    err = cli_ok(capsys, ["serve", "--vocabulary", tmp_path / "v.txt", "--database",
+                       f"sqlite:///{tmp_path / 'v.db'}", "--epsilon-word", 2, "--topics", 3, "--port", free_port()])
+    warning = [ln for ln in err.splitlines() if ln.startswith("warning:")]
+    assert len(warning) == 1 and "3 that the tokeniser never produces" in warning[0], err
+    assert "'tax war'" in warning[0]
+    (tmp_path / "ok.txt").write_text("\n".join(words) + "\n")
+    err = cli_ok(capsys, ["serve", "--vocabulary", tmp_path / "ok.txt", "--database",
+                       f"sqlite:///{tmp_path / 'ok.db'}", "--epsilon-word", 2, "--topics", 3, "--port", free_port()])
+    assert "warning:" not in err, err
+
+
+def test_serve_refuses_a_body_limit_below_its_largest_fedlda_update(tmp_path, capsys):
+    """With --fed-pad-length 600000 an update is about 4.8 MB, over the 4 MiB default: participants drew their
+    reports, spent their epsilon, and the upload was refused (a reset connection)."""
+    from dptopic.cli.main import main
+    from dptopic.federated import RRPConfig
+    from dptopic.service import codec
+
+    vocab = tmp_path / "v.txt"
+    vocab.write_text("\n".join(f"word{c}" for c in "abcdefghij") + "\n")
+    base = ["serve", "--vocabulary", str(vocab), "--topics", "2", "--epsilon-word", "2", "--fed-epsilon-per-entry", "3",
+            "--fed-topics", "2", "--database", f"sqlite:///{tmp_path / 'x.db'}"]
+    assert main(base + ["--fed-pad-length", "600000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "smaller than a FedLDA update" in err and "--fed-pad-length" in err, err
+    assert not (tmp_path / "x.db").exists()          # refused before the database is touched
+    # the bound is an upper bound of what a client really sends
+    from dptopic.corpus import Corpus
+    from dptopic.federated import FedClient, FedServer
+
+    rrp = RRPConfig(2, 3.0, 0.1, 1.0, 40, 1.0)
+    words = [f"word{c}" for c in "abcdefghij"]
+    corpus = Corpus.from_texts(["worda wordb wordc " * 5], vocabulary=words)
+    server = FedServer.from_config(corpus.vocabulary, rrp, ["c" * 128], rng=np.random.default_rng(0))
+    client = FedClient("c" * 128, corpus, rrp, np.random.default_rng(1))
+    update = client.run_round(server.broadcast())
+    assert len(update) <= codec.fed_largest_update(rrp, 10)
+def test_a_contributors_rare_word_is_not_cut_before_the_servers_vocabulary_applies(tmp_path):
+    """The text is read keeping every word: a default cap of 1,000 dropped the rarest before the mapping."""
+    from dptopic.cli.serve import _client_corpus
+
+    filler = [f"fill{a}{b}{c}" for a in "abcdefghij" for b in "abcdefghij" for c in "abcdefghijklmno"]   # 1,500
+    p = tmp_path / "mine.txt"
+    p.write_text(" ".join(w + " " + w for w in filler) + " zebra\n")
+    c = _client_corpus(argparse.Namespace(corpus=str(p), format="auto", text_field="text"))
+    assert "zebra" in c.vocabulary and c.vocab_size == 1501
+    assert c.restrict(["zebra", "fillaaa"], drop_empty=False).n_tokens == 3
+
+
+WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+def _one_line_error(r):
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    return r.stderr
+
+
+def test_serve_fed_user_budget_sets_the_split_from_the_vocabulary(tmp_path):
+    pytest.importorskip("starlette")
+    from dptopic.accounting.fedlda import entries_for_user_budget
+    from dptopic.cli.main import build_parser
+    from dptopic.cli.serve import build_config
+
+    (tmp_path / "v.txt").write_text("\n".join(WORDS))
+    base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
+            "--database", f"sqlite:///{tmp_path / 's.db'}", "--fed-topics", "3"]
+    cfg = build_config(build_parser().parse_args(base + ["--fed-user-budget", "90"]))
+    eps, entries = entries_for_user_budget(90, len(WORDS))
+    assert cfg.fed_epsilon == pytest.approx(eps) and cfg.fed_pad_length == entries
+    assert "drop --fed-epsilon-per-entry" in _one_line_error(_cli(*base, "--fed-user-budget", "90", "--fed-epsilon-per-entry", "3"))
+
+
+# ---- item 19: serve refuses, at start-up, settings that would break every request
+def test_serve_validates_settings_at_start_up(tmp_path):
+    (tmp_path / "v.txt").write_text("\n".join(WORDS))
+    base = ["serve", "--vocabulary", str(tmp_path / "v.txt"), "--epsilon-word", "2", "--topics", "3",
+            "--database", f"sqlite:///{tmp_path / 's.db'}"]
+    assert "exceeds the vocabulary" in _one_line_error(_cli(*base, "--topics", "10"))
+    assert "too small" in _one_line_error(_cli(*base, "--fed-epsilon-per-entry", "1e-300", "--fed-topics", "3"))
+    assert "(0, 500]" in _one_line_error(_cli(*base, "--fed-epsilon-per-entry", "1e308", "--fed-topics", "3"))
+    assert "in memory" in _one_line_error(_cli(*base[:-2], "--database", "sqlite://"))
+    assert "1-65535" in _one_line_error(_cli(*base, "--port", "70000"))
+    assert "--fed-epsilon-per-entry" in _one_line_error(_cli(*base, "--fed-min-updates", "3"))
+    own = tmp_path / "mine.db"
+    with sqlite3.connect(own) as con:
+        con.execute("create table notes (x)")
+    assert "not dptopic's" in _one_line_error(_cli(*base[:-2], "--database", f"sqlite:///{own}"))
+    with sqlite3.connect(own) as con:
+        assert [r[0] for r in con.execute("select name from sqlite_master")] == ["notes"]   # untouched
+    (tmp_path / "token").write_text("t" * 40)
+    assert "is a directory" in _one_line_error(_cli(*base, "--token-file", str(tmp_path)))
+
+
+# ------------------------------------------------------------------ bounds and one-line errors
+def _error_line(capsys, argv) -> str:
+    try:
+        rc = main([str(x) for x in argv])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("error") and "Traceback" not in err, (rc, err)
+    return lines[0]
+
+
+@pytest.mark.parametrize("server", ["http://a b:8000", "http://127.0.0.1:9/x\ny", "http://" + "a" * 64 + ".example:8000"])
+@pytest.mark.parametrize("command", [["pull", "--out", "p"], ["submit", "--corpus", "docs.txt"],
+                                     ["fed-client", "--corpus", "docs.txt"]])
+def test_a_server_url_http_refuses_is_one_line(tmp_path, monkeypatch, capsys, server, command):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs.txt").write_text("apple banana cherry\ndog elephant fish\n")
+    line = _error_line(capsys, [*command, "--server", server, "--retries", "0", "--timeout", "1"])
+    assert "invalid server URL" in line

@@ -220,3 +220,21 @@ def test_every_inline_dptopic_command_names_real_flags(path):
         if why and "no sub-command given" not in why:        # `dptopic privacy` names a group, which is fine
             problems.append(f"{m.group(1)} -> {why}")
     assert not problems, f"{path.relative_to(ROOT)}:\n" + "\n".join(problems)
+
+
+ROOT_2 = Path(__file__).resolve().parents[2]
+
+
+def test_readme_does_not_seed_a_private_model():
+    text = (ROOT_2 / "README.md").read_text()
+    for call in re.findall(r"(?:HDPLDA|CDPLDA\w*)(?:\.from_budget)?\([^)]*\)", text):
+        assert "seed=" not in call, call
+
+
+# ------------------------------------------------------ no pointers to the spec
+def test_no_user_facing_pointer_to_the_internal_spec():
+    pat = re.compile(r"spec (§|Sec\.|A-\d)|shared/spec|ALGORITHMS\.md|\(A-\d\d|\bA-\d\d\)")
+    files = [ROOT_2 / "README.md", *(ROOT_2 / "docs").rglob("*.md"), *(ROOT_2 / "src").rglob("*.py")]
+    hits = [f"{f.relative_to(ROOT_2)}:{i}" for f in files
+            for i, line in enumerate(f.read_text().splitlines(), 1) if pat.search(line)]
+    assert not hits, hits

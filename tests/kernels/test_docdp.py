@@ -7,6 +7,11 @@ import scipy.sparse as sp
 
 from dptopic.kernels.docdp import normalised_statistic as kernel_statistic
 from dptopic.models._docdp_math import normalised_statistic as reference_statistic
+from dptopic.corpus import lda_corpus
+from dptopic.kernels.docdp import tokens_to_bow
+from dptopic.errors import DPTopicError
+from dptopic.kernels.docdp import normalised_statistic
+from dptopic.kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 
 BETA = np.array([[0.5, 0.3, 0.2, 0.0], [0.1, 0.1, 0.1, 0.7]])
 
@@ -53,3 +58,118 @@ def test_ordinary_counts_give_the_same_statistic_as_before_the_guard():
     S_k, th_k = kernel_statistic(X.indptr.astype(np.int64), X.indices, X.data, BETA, 0.2, 6, want_theta=True)
     np.testing.assert_allclose(S_k, S_ref, rtol=0, atol=1e-12)
     np.testing.assert_allclose(th_k, th_ref, rtol=0, atol=1e-10)
+
+
+def test_tokens_to_bow_matches_corpus_counts():
+    from dptopic.kernels.docdp import tokens_to_bow
+    c = lda_corpus(n_docs=50, vocab_size=30, n_topics=2, doc_length=("poisson", 20), seed=3).corpus
+    ptr, ids, cts = tokens_to_bow(c.doc_ptr, c.word_ids, c.vocab_size)
+    X = sp.csr_matrix((cts, ids, ptr), shape=(c.n_docs, c.vocab_size))
+    assert (X != c.to_bow()).nnz == 0
+    assert np.all(np.diff(ptr) == (c.to_bow() > 0).sum(1).A1)       # one entry per distinct word
+
+
+def _corpus(rng, D, V, max_len, n_empty=1):
+    """A CSR token corpus of ``D`` documents over ``V`` words; the first ``n_empty`` documents are empty."""
+    lens = rng.integers(1, max_len + 1, D)
+    lens[:n_empty] = 0
+    rng.shuffle(lens)
+    ptr = np.zeros(D + 1, np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    return rng.integers(0, V, int(ptr[-1])).astype(np.int32), ptr
+
+
+# ------------------------------------------------------------------------------ bag of words
+@pytest.mark.parametrize("D,V", [(0, 3), (1, 1), (5, 1), (9, 4), (20, 30)])
+def test_tokens_to_bow_in_order_of_first_occurrence(D, V):
+    rng = np.random.default_rng(D + V)
+    wid, ptr = _corpus(rng, D, V, 12, n_empty=min(D, 2))
+    bp, bi, bc = tokens_to_bow(ptr, wid, V)
+    assert bp[0] == 0 and len(bp) == D + 1 and bi.dtype == np.int32 and bc.dtype == np.float64
+    for d in range(D):
+        seen = {}
+        for w in wid[ptr[d]:ptr[d + 1]].tolist():
+            seen[w] = seen.get(w, 0) + 1                    # dicts keep insertion order
+        assert bi[bp[d]:bp[d + 1]].tolist() == list(seen) and bc[bp[d]:bp[d + 1]].tolist() == list(seen.values())
+
+
+def _canonical_and_messy(rng, D=40, V=25):
+    """A random count matrix (canonical CSR) and the same counts as a messy CSR: every count split over 1-3 entries,
+    explicit zeros added, each row's entries shuffled."""
+    dense = rng.poisson(0.6, size=(D, V)).astype(np.float64)
+    dense[3] = 0.0                                       # an empty document
+    dense[7] = 0.0
+    dense[7, 4] = 5.0                                    # one word, written below as a zero then its count
+    X = sp.csr_matrix(dense)
+    ptr, ids, cts = [0], [], []
+    for d in range(D):
+        row_ids, row_cts = [], []
+        for w in np.flatnonzero(dense[d]):
+            c = int(dense[d, w])
+            parts = rng.multinomial(c, np.ones(k := int(rng.integers(1, 4))) / k)
+            row_ids += [w] * k
+            row_cts += list(parts.astype(float))         # a part may be 0: an explicit zero of a present word
+        for w in rng.choice(V, 2, replace=False):        # explicit zeros, of present and absent words
+            row_ids.append(int(w))
+            row_cts.append(0.0)
+        order = rng.permutation(len(row_ids))
+        if d == 7:
+            row_ids, row_cts, order = [4, 4], [0.0, 5.0], np.arange(2)
+        ids += [row_ids[i] for i in order]
+        cts += [row_cts[i] for i in order]
+        ptr.append(len(ids))
+    M = sp.csr_matrix((np.array(cts), np.array(ids, dtype=np.int32), np.array(ptr)), shape=(D, V))
+    assert not M.has_canonical_format
+    np.testing.assert_array_equal(M.toarray(), dense)
+    return X, M
+
+
+def _bow(X):
+    return X.indptr.astype(np.int64), X.indices, X.data
+
+
+@pytest.mark.parametrize("n_jobs", [1, 3])
+def test_docdp_reads_a_messy_csr_as_its_canonical_version(n_jobs):
+    rng = np.random.default_rng(0)
+    X, M = _canonical_and_messy(rng)
+    beta = rng.dirichlet(np.ones(X.shape[1]), size=4)
+    S0, th0 = normalised_statistic(*_bow(X), beta, 0.2, 7, n_jobs=n_jobs, want_theta=True)
+    S1, th1 = normalised_statistic(*_bow(M), beta, 0.2, 7, n_jobs=n_jobs, want_theta=True)
+    np.testing.assert_allclose(S1, S0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(th1, th0, rtol=0, atol=1e-10)
+    # the sensitivity bound: every document's own contribution, and its removal from the sum, has norm <= 1
+    for d in range(M.shape[0]):
+        Sd, _ = normalised_statistic(*_bow(M[d]), beta, 0.2, 7)
+        assert np.linalg.norm(Sd) <= 1 + 1e-12
+        rest = M[np.setdiff1d(np.arange(M.shape[0]), [d])]
+        assert np.linalg.norm(S1 - normalised_statistic(*_bow(rest), beta, 0.2, 7)[0]) <= 1 + 1e-9
+
+
+def test_docdp_one_word_in_many_entries_keeps_norm_one():
+    # word 0 counted 10 times as ten entries of 1: read per entry, the norm was sqrt(10) instead of 10 (|S| = 3.15)
+    beta = np.array([[0.5, 0.5, 0.0], [0.1, 0.1, 0.8]])
+    S, _ = normalised_statistic(np.array([0, 10]), np.zeros(10, np.int32), np.ones(10), beta, 0.1, 5)
+    S0, _ = normalised_statistic(np.array([0, 1]), np.zeros(1, np.int32), np.array([10.0]), beta, 0.1, 5)
+    np.testing.assert_allclose(S, S0, atol=1e-15)
+    assert np.linalg.norm(S) <= 1 + 1e-12
+
+
+@pytest.mark.parametrize("ptr,ids,cts,what", [
+    ([0, 2], [0, 1], [1.0, -1.0], "count"),
+    ([0, 2], [0, 1], [1.0, np.nan], "count"),
+    ([0, 2], [0, 1], [np.inf, 1.0], "count"),
+    ([0, 2, 1], [0, 1], [1.0, 1.0], "offsets"),
+    ([0, 3], [0, 1], [1.0, 1.0], "offsets"),
+    ([0, 2], [0, -1], [1.0, 1.0], "word id"),
+    ([0, 2], [0, 3], [1.0, 1.0], "word id"),     # beyond the vocabulary: read and written out of bounds before
+])
+def test_bad_bags_of_words_are_refused_in_one_line(ptr, ids, cts, what):
+    ptr, ids, cts = np.array(ptr), np.array(ids, dtype=np.int32), np.array(cts)
+    beta = np.full((2, 3), 1 / 3)
+    calls = [lambda: normalised_statistic(ptr, ids, cts, beta, 0.1, 3),
+             lambda: normalised_cooccurrence_bow((ptr, ids, cts), np.arange(3), 3),
+             lambda: document_frequency_bow((ptr, ids, cts), 3)]
+    for call in calls:
+        with pytest.raises(DPTopicError, match=what) as e:
+            call()
+        assert "\n" not in str(e.value)

@@ -128,3 +128,256 @@ def test_doc_chunks_cover_every_document_once_in_order():
     assert chunks[0][0] == 0 and chunks[-1][1] == 500 and len(chunks) > 8
     assert all(a[1] == b[0] and a[0] < a[1] for a, b in zip(chunks, chunks[1:]))
     assert svi._doc_chunks(ptr[:2], 4) == [(0, 1)]
+
+
+"""``dptopic.kernels.vb``."""
+import numpy as np
+import pytest
+from dptopic.kernels.docdp import tokens_to_bow
+import scipy.sparse as sp
+from scipy.special import gammaln, psi
+from dptopic.kernels.vb import cap_lengths, digamma, dirichlet_expectation, doc_elbo, gather_rows, vb_estep
+
+
+def _corpus(rng, D, V, max_len, n_empty=1):
+    """A CSR token corpus of ``D`` documents over ``V`` words; the first ``n_empty`` documents are empty."""
+    lens = rng.integers(1, max_len + 1, D)
+    lens[:n_empty] = 0
+    rng.shuffle(lens)
+    ptr = np.zeros(D + 1, np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    return rng.integers(0, V, int(ptr[-1])).astype(np.int32), ptr
+
+
+# (documents, vocabulary, topics): one word, one topic, both lane / block draws, more than 64 topics
+SHAPES = [(3, 1, 1), (4, 1, 3), (6, 5, 1), (8, 7, 5), (10, 20, 9), (5, 12, 70)]
+
+
+# ------------------------------------------------------------------------------ variational Bayes
+def _np_vb_estep(ptr, ids, cts, eb_vk, alpha, gamma0, max_iter, tol, clip):
+    """Hoffman et al.'s E-step with explicit φ, one document at a time: (γ, Σ_d c_d s_d as V x K, ||s_d||_F)."""
+    from scipy.special import psi
+
+    gamma, stats, norms = gamma0.copy(), np.zeros_like(eb_vk), np.zeros(len(ptr) - 1)
+    for d in range(len(ptr) - 1):
+        w, n = ids[ptr[d]:ptr[d + 1]], cts[ptr[d]:ptr[d + 1]]
+        if len(w) == 0:
+            gamma[d] = alpha
+            continue
+        B, g = eb_vk[w], gamma[d].copy()                    # B: n x K
+
+        def phi(g):
+            p = np.exp(psi(g) - psi(g.sum())) * B
+            return p / p.sum(axis=1, keepdims=True)
+
+        for _ in range(max_iter):
+            new = alpha + n @ phi(g)
+            done = np.mean(np.abs(new - g)) < tol
+            g = new
+            if done:
+                break
+        s = n[:, None] * phi(g)
+        norms[d] = np.linalg.norm(s)
+        np.add.at(stats, w, min(1.0, clip / norms[d]) * s)
+        gamma[d] = g
+    return gamma, stats, norms
+
+
+@pytest.mark.parametrize("D,V,K", SHAPES)
+def test_vb_estep_and_doc_elbo_on_edge_shapes(D, V, K):
+    from scipy.special import gammaln, logsumexp, psi
+
+    from dptopic.kernels.vb import dirichlet_expectation, doc_elbo, vb_estep
+
+    rng = np.random.default_rng(5 * K + V)
+    wid, tptr = _corpus(rng, D, V, 15)
+    ptr, ids, cts = tokens_to_bow(tptr, wid, V)
+    ids = ids.astype(np.int64)
+    lam = rng.gamma(2.0, 1.0, size=(K, V)) + 0.1
+    elb = dirichlet_expectation(lam)
+    eb_vk = np.ascontiguousarray(np.exp(elb).T)
+    gamma0 = rng.gamma(100.0, 0.01, size=(D, K))
+    for clip in (np.inf, 1.5):
+        gamma, ss, norms = gamma0.copy(), np.zeros((V, K)), np.zeros(D)
+        vb_estep(ptr, ids, cts, eb_vk, 0.3, gamma, 200, 1e-8, clip, ss, norms)
+        want_g, want_s, want_n = _np_vb_estep(ptr, ids, cts, eb_vk, 0.3, gamma0, 200, 1e-8, clip)
+        np.testing.assert_allclose(gamma, want_g, rtol=1e-9)
+        np.testing.assert_allclose(ss * eb_vk, want_s, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(norms, want_n, rtol=1e-9)
+    out = np.zeros(D)
+    doc_elbo(ptr, ids, cts, np.ascontiguousarray(elb.T), 0.3, gamma, out)
+    for d in range(D):
+        w, n = ids[ptr[d]:ptr[d + 1]], cts[ptr[d]:ptr[d + 1]]
+        g = gamma[d]
+        elt = psi(g) - psi(g.sum())
+        want = float(n @ logsumexp(elt[:, None] + elb[:, w], axis=0)) if len(w) else 0.0
+        want += np.sum((0.3 - g) * elt + gammaln(g) - gammaln(0.3)) + gammaln(K * 0.3) - gammaln(g.sum())
+        assert out[d] == pytest.approx(want, rel=1e-10, abs=1e-10)
+
+
+def _canonical_and_messy(rng, D=40, V=25):
+    """A random count matrix (canonical CSR) and the same counts as a messy CSR: every count split over 1-3 entries,
+    explicit zeros added, each row's entries shuffled."""
+    dense = rng.poisson(0.6, size=(D, V)).astype(np.float64)
+    dense[3] = 0.0                                       # an empty document
+    dense[7] = 0.0
+    dense[7, 4] = 5.0                                    # one word, written below as a zero then its count
+    X = sp.csr_matrix(dense)
+    ptr, ids, cts = [0], [], []
+    for d in range(D):
+        row_ids, row_cts = [], []
+        for w in np.flatnonzero(dense[d]):
+            c = int(dense[d, w])
+            parts = rng.multinomial(c, np.ones(k := int(rng.integers(1, 4))) / k)
+            row_ids += [w] * k
+            row_cts += list(parts.astype(float))         # a part may be 0: an explicit zero of a present word
+        for w in rng.choice(V, 2, replace=False):        # explicit zeros, of present and absent words
+            row_ids.append(int(w))
+            row_cts.append(0.0)
+        order = rng.permutation(len(row_ids))
+        if d == 7:
+            row_ids, row_cts, order = [4, 4], [0.0, 5.0], np.arange(2)
+        ids += [row_ids[i] for i in order]
+        cts += [row_cts[i] for i in order]
+        ptr.append(len(ids))
+    M = sp.csr_matrix((np.array(cts), np.array(ids, dtype=np.int32), np.array(ptr)), shape=(D, V))
+    assert not M.has_canonical_format
+    np.testing.assert_array_equal(M.toarray(), dense)
+    return X, M
+
+
+def test_svi_batches_of_a_messy_csr_have_the_canonical_norms():
+    from dptopic.kernels.vb import gather_rows, vb_estep
+    rng = np.random.default_rng(2)
+    X, M = _canonical_and_messy(rng)
+    rows = np.array([7, 0, 5, 3, 11])
+    K, V = 3, X.shape[1]
+    eb = np.ascontiguousarray(np.exp(rng.normal(size=(K, V))).T)
+    out = []
+    for A in (X, M):
+        ptr, ids, cts = gather_rows(A.indptr, A.indices.astype(np.int64), A.data, rows, V)
+        gamma, ss, norms = np.ones((len(rows), K)), np.zeros((V, K)), np.empty(len(rows))
+        vb_estep(ptr, ids, cts, eb, 0.1, gamma, 100, 1e-6, 0.5, ss, norms)   # clip 0.5: the norm decides the clip
+        out.append((gamma, ss, norms))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- kernels
+def _np_estep_b(ptr, ids, cts, lam, alpha, gamma0, max_iter, tol, clip):
+    """Plain NumPy E-step with explicit φ (no factorisation), for one batch."""
+    K, V = lam.shape
+    eb = np.exp(dirichlet_expectation(lam))
+    gamma = gamma0.copy()
+    sstats = np.zeros((K, V))
+    norms = np.zeros(len(ptr) - 1)
+    for d in range(len(ptr) - 1):
+        w, n = ids[ptr[d]:ptr[d + 1]], cts[ptr[d]:ptr[d + 1]]
+        if len(w) == 0:
+            gamma[d] = alpha
+            continue
+        g = gamma[d]
+        for _ in range(max_iter):
+            last = g.copy()
+            et = np.exp(psi(g) - psi(g.sum()))
+            phi = et[:, None] * eb[:, w]
+            phi /= phi.sum(axis=0, keepdims=True)
+            g = alpha + phi @ n
+            if np.mean(np.abs(g - last)) < tol:
+                break
+        et = np.exp(psi(g) - psi(g.sum()))
+        phi = et[:, None] * eb[:, w]
+        phi /= phi.sum(axis=0, keepdims=True)
+        s = phi * n                                   # K × N_d: s_d restricted to the document's words
+        norms[d] = np.linalg.norm(s)
+        c = min(1.0, clip / norms[d])
+        np.add.at(sstats.T, w, (c * s).T)
+        gamma[d] = g
+    return gamma, sstats, norms
+
+
+def _batch(rng, D=12, V=30, max_len=40):
+    docs = [rng.integers(0, V, size=rng.integers(0, max_len)) for _ in range(D)]
+    ptr, ids, cts = [0], [], []
+    for doc in docs:
+        u, c = np.unique(doc, return_counts=True)
+        ids += list(u)
+        cts += list(c)
+        ptr.append(len(ids))
+    return np.array(ptr, np.int64), np.array(ids, np.int64), np.array(cts, np.float64)
+
+
+def test_digamma_matches_scipy():
+    xs = np.concatenate([np.logspace(-4, 3, 200), [0.5, 1.0, 5.999, 6.0, 1e6]])
+    ours = np.array([digamma(x) for x in xs])
+    np.testing.assert_allclose(ours, psi(xs), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("clip", [np.inf, 3.0])
+def test_estep_matches_numpy_reference(clip):
+    rng = np.random.default_rng(1)
+    ptr, ids, cts = _batch(rng)
+    K, V = 5, 30
+    lam = rng.gamma(100.0, 0.01, size=(K, V)) + rng.random((K, V)) * 5
+    gamma0 = rng.gamma(100.0, 0.01, size=(len(ptr) - 1, K))
+    eb_vk = np.ascontiguousarray(np.exp(dirichlet_expectation(lam)).T)
+    gamma = gamma0.copy()
+    ss = np.zeros((V, K))
+    norms = np.zeros(len(ptr) - 1)
+    vb_estep(ptr, ids, cts, eb_vk, 0.2, gamma, 100, 1e-6, clip, ss, norms)
+    ref_g, ref_s, ref_n = _np_estep_b(ptr, ids, cts, lam, 0.2, gamma0, 100, 1e-6, clip)
+    np.testing.assert_allclose(gamma, ref_g, rtol=1e-9)
+    np.testing.assert_allclose((ss * eb_vk).T, ref_s, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(norms, ref_n, rtol=1e-9)
+    if np.isfinite(clip):
+        assert (norms > clip).any() and (norms < clip).any()
+
+
+def test_clipping_bounds_every_document():
+    rng = np.random.default_rng(2)
+    ptr, ids, cts = _batch(rng, D=20, max_len=80)
+    K, V = 4, 30
+    eb_vk = np.ascontiguousarray(np.exp(dirichlet_expectation(rng.gamma(1.0, 1.0, size=(K, V)))).T)
+    clip = 2.5
+    for d in range(len(ptr) - 1):  # each document alone: its contribution has norm <= clip
+        sub = gather_rows(ptr, ids, cts, [d])
+        ss = np.zeros((V, K))
+        norms = np.zeros(1)
+        vb_estep(*sub, eb_vk, 0.1, np.ones((1, K)), 50, 1e-4, clip, ss, norms)
+        contrib = np.linalg.norm(ss * eb_vk)
+        assert contrib <= clip * (1 + 1e-9)
+        assert contrib == pytest.approx(min(norms[0], clip), rel=1e-9)
+        assert norms[0] <= cts[ptr[d]:ptr[d + 1]].sum() + 1e-9  # ||s_d||_F <= N_d
+
+
+def test_doc_elbo_matches_numpy_reference():
+    rng = np.random.default_rng(3)
+    ptr, ids, cts = _batch(rng)
+    K, V, alpha = 5, 30, 0.3
+    lam = rng.gamma(2.0, 1.0, size=(K, V))
+    gamma = rng.gamma(2.0, 1.0, size=(len(ptr) - 1, K))
+    elb = dirichlet_expectation(lam)
+    out = np.zeros(len(ptr) - 1)
+    doc_elbo(ptr, ids, cts, np.ascontiguousarray(elb.T), alpha, gamma, out)
+    for d in range(len(ptr) - 1):
+        w, n = ids[ptr[d]:ptr[d + 1]], cts[ptr[d]:ptr[d + 1]]
+        elt = psi(gamma[d]) - psi(gamma[d].sum())
+        from scipy.special import logsumexp
+        ref = float(n @ logsumexp(elt[:, None] + elb[:, w], axis=0)) if len(w) else 0.0
+        ref += np.sum((alpha - gamma[d]) * elt + gammaln(gamma[d]) - gammaln(alpha))
+        ref += gammaln(K * alpha) - gammaln(gamma[d].sum())
+        assert out[d] == pytest.approx(ref, rel=1e-10)
+
+
+def test_gather_rows_and_cap_lengths():
+    rng = np.random.default_rng(4)
+    ptr, ids, cts = _batch(rng, D=10, max_len=60)
+    rows = [3, 0, 7, 7]
+    p, i, c = gather_rows(ptr, ids, cts, rows)
+    for j, r in enumerate(rows):
+        np.testing.assert_array_equal(i[p[j]:p[j + 1]], ids[ptr[r]:ptr[r + 1]])
+        np.testing.assert_array_equal(c[p[j]:p[j + 1]], cts[ptr[r]:ptr[r + 1]])
+    capped = cap_lengths(ptr, cts, 20, rng)
+    for d in range(len(ptr) - 1):
+        orig, new = cts[ptr[d]:ptr[d + 1]], capped[ptr[d]:ptr[d + 1]]
+        assert new.sum() == min(orig.sum(), 20) and np.all(new <= orig) and np.all(new >= 0)

@@ -8,6 +8,21 @@ import pytest
 
 from dptopic.corpus import Corpus
 from dptopic.federated.messages import ClientUpdate, decode_message
+import warnings
+
+import dptopic
+from dptopic.corpus.synthetic import lda_corpus
+from dptopic.evaluation import infer_theta
+from dptopic.models import FedLDA
+
+import scipy.sparse as sp
+import dptopic
+from dptopic.corpus import lda_corpus
+from dptopic.errors import DPTopicError
+from dptopic.models import FedLDA
+import json
+from pathlib import Path
+from dptopic.reporting import privacy_card
 
 RULES = ["none", "floor", "tail"]
 
@@ -174,3 +189,218 @@ def test_from_user_budget_gives_a_model_whose_epsilon_is_the_total():
     assert m.epsilon == 1280.0 and m.epsilon_per_entry is None
     assert m._config().n_entries * m._config().epsilon <= 1280.0
     assert m._config().epsilon == pytest.approx(1280.0 / 138)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# FedLDA's fold-in reads the report words only: the other words have the same weight in every topic, so they say
+# nothing of a document's topics and only add noise to the sampler (docs/fedlda.md).
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*trained a private model in this process")
+
+
+def _frequency_ordered(corpus):
+    tf = np.bincount(corpus.word_ids, minlength=corpus.vocab_size)
+    return corpus.restrict([corpus.vocabulary.words[i] for i in np.argsort(-tf, kind="stable")])
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    c = _frequency_ordered(lda_corpus(n_docs=40, vocab_size=30, n_topics=2, doc_length=20, seed=3).corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=2, pad_length=16, n_clients=8, report_words=12, seed=0,
+                   verbose=0).fit(c)
+    return m, c
+
+
+def test_words_outside_the_reports_do_not_move_a_documents_proportions(fitted):
+    m, c = fitted
+    words = list(c.vocabulary.words)
+    head, tail = words[:12], words[12:]
+    doc = [head[0], head[1], head[0], head[3], head[5]]
+    with_tail = doc + tail[:6] * 4                      # 24 tokens the reports never ranged over
+    a = m.transform(Corpus.from_tokens([doc], vocabulary=c.vocabulary), seed=1)
+    b = m.transform(Corpus.from_tokens([with_tail], vocabulary=c.vocabulary), seed=1)
+    assert np.array_equal(a, b)
+    # what it computes: fold-in over the first report_words_ words, with those columns of the topics
+    phi = m.components_[:, :12] / m.components_[:, :12].sum(axis=1, keepdims=True)
+    ids = np.array([head.index(w) for w in doc], dtype=np.int32)
+    ref = infer_theta(phi, ids, np.array([0, len(ids)], dtype=np.int64), m.alpha, 100, 50, 1, 1)
+    assert np.array_equal(a, ref)
+
+
+def test_a_document_of_other_words_only_gets_the_prior(fitted):
+    m, c = fitted
+    tail = list(c.vocabulary.words)[12:]
+    theta = m.transform(Corpus.from_tokens([tail[:10] * 3], vocabulary=c.vocabulary), seed=0)
+    assert np.allclose(theta, 1.0 / m.n_topics)
+
+
+def test_every_word_reported_is_the_usual_fold_in(fitted):
+    _, c = fitted
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = FedLDA(n_topics=2, epsilon_per_entry=3.0, rounds=2, pad_length=16, n_clients=8, report_words="all", seed=0,
+                      verbose=0).fit(c)
+    got = full.transform(c, seed=2)
+    ref = infer_theta(full.components_, c.word_ids, c.doc_ptr, full.alpha, 100, 50, 2, 1)
+    assert np.array_equal(got, ref)
+
+
+def test_a_loaded_model_folds_in_as_the_fitted_one(fitted, tmp_path):
+    m, c = fitted
+    m.save(tmp_path / "m")
+    back = dptopic.load(tmp_path / "m")
+    assert np.array_equal(back.transform(c, seed=3), m.transform(c, seed=3))
+@pytest.fixture(scope="module")
+def small():
+    return lda_corpus(n_docs=60, vocab_size=40, n_topics=2, doc_length=15, seed=1).corpus
+
+
+# ----------------------------------------------------------------- FedLDA
+def test_fedlda_fit_warnings_point_at_the_callers_line(small):
+    X = small.to_bow()
+    X = X[:, np.argsort(-np.asarray(X.sum(axis=0)).ravel(), kind="stable")]   # columns most common first
+    m = FedLDA(n_topics=2, rounds=1, pad_length=8, report_words=5, seed=0, verbose=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        m.fit(X)                                          # report_words order, seed, vocabulary from the data
+        m.fit(X)                                          # ... and documents used again
+    names = {type(w.message).__name__ for w in caught}
+    texts = " | ".join(str(w.message) for w in caught)
+    assert {"SeededNoiseWarning", "DataVocabularyWarning"} <= names
+    assert "report_words keeps the first 5 columns" in texts and "already used by an earlier" in texts
+    assert all(w.filename == __file__ for w in caught), [(w.filename, str(w.message)[:50]) for w in caught]
+
+
+@pytest.mark.parametrize("kind", ["csr", "dense"])
+def test_fedlda_list_of_count_matrices_says_what_to_pass(small, kind):
+    X = small.to_bow()
+    users = [X[:30], X[30:]] if kind == "csr" else [X[:30].toarray(), X[30:].toarray()]
+    with pytest.raises(DPTopicError, match=r"Corpus\.from_bow\(X_u, vocabulary=words\)") as e:
+        FedLDA(n_topics=2, rounds=1, pad_length=8, verbose=0).fit(users)
+    assert "cannot use a list as a corpus" not in str(e.value) and "\n" not in str(e.value)
+    assert ("csr_matrix" if kind == "csr" else "ndarray") in str(e.value)
+    # what the message says to do works
+    words = list(small.vocabulary.words)
+    corpora = [dptopic.Corpus.from_bow(u, vocabulary=words) for u in users]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(n_topics=2, rounds=1, pad_length=8, report_words="all", verbose=0).fit(corpora)
+    assert m.n_clients_ == 2 and list(m.vocabulary_.words) == words
+    assert not sp.issparse(m.components_) and m.components_.shape == (2, len(words))
+
+
+# ------------------------------------------------------------------ 3. FedLDA floor and tail rules count every user
+@pytest.mark.parametrize("exclusion", ["floor", "tail"])
+def test_fedlda_floor_and_tail_rules_save_every_user_given(exclusion, tmp_path):
+    from dptopic.models import FedLDA
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i:03d}" for i in range(30)][::-1]
+    docs = [list(rng.integers(0, 30, 12)) for _ in range(5)]
+    users = [Corpus.from_token_ids([d], words) for d in docs] + [Corpus.from_token_ids([[]], words)] * 2
+    kw = dict(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=0, exclusion=exclusion)
+    if exclusion == "tail":
+        kw["failure_rate"] = 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = FedLDA(**kw).fit(users)
+        assert m.n_clients_ == 7
+        m.save(tmp_path / "m")
+        assert json.loads((tmp_path / "m" / "model.json").read_text())["training"]["n_clients"] == 7
+        # one corpus split into users: an empty block counts too
+        split = Corpus.from_token_ids(docs + [[], []], words)
+        assert FedLDA(n_clients=7, **kw).fit(split).n_clients_ == 7
+        # the same users without the empty ones: the saved count says how many users were given, nothing else
+        assert FedLDA(**kw).fit(users[:5]).n_clients_ == 5
+
+
+def test_fedlda_floor_rule_progress_bar_shows_every_user_given(monkeypatch):
+    """The progress bar named the users who had tokens to send (under the floor and tail rules a count that depends
+    on their text); it names the users given, as n_clients_ does."""
+    from contextlib import contextmanager
+
+    import dptopic.models.fedlda as fedlda_module
+    from dptopic.models import FedLDA
+
+    shown = []
+
+    @contextmanager
+    def record(total, description, verbose=1, **kw):
+        shown.append(description)
+
+        class Bar:
+            def advance(self, n=1, **fields):
+                pass
+        yield Bar()
+
+    monkeypatch.setattr(fedlda_module, "progress_bar", record)
+    rng = np.random.default_rng(0)
+    words = [f"w{i:03d}" for i in range(30)][::-1]
+    users = [Corpus.from_token_ids([list(rng.integers(0, 30, 12))], words) for _ in range(5)]
+    users += [Corpus.from_token_ids([[]], words)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        FedLDA(n_topics=2, epsilon_per_entry=4.0, rounds=1, pad_length=8, seed=0, verbose=1, exclusion="floor").fit(users)
+    assert shown and "users=6" in shown[0], shown
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# ---------------------------------------------------------------- finding 12: FedLDA's not covered
+def test_fedlda_scope_does_not_read_as_a_cost_beyond_the_per_user_figure():
+    from dptopic.models.fedlda import coverage
+
+    scope = coverage("mixture", "none")["scope"]
+    card = privacy_card({"private": True, "unit": "user", "neighbouring_relation": "r", "theorem": "t",
+                         "delta": 1e-5, "epsilon": 2560.0, "epsilon_basic": 2560.0, "scope": scope,
+                         "vocabulary_source": "supplied"}, "FedLDA")
+    assert "pays" not in scope and "beyond the per-entry composition" not in scope
+    assert "already the whole user's" in card["covered"] and "no further cost" in card["covered"]
+    assert card["not_covered"].startswith("NOT covered: reports randomized again")
+    doc = (ROOT / "docs" / "research" / "fedlda.md").read_text()
+    assert "a user changing all its\ntext pays" not in doc and "no further cost" in doc
+
+
+# 2 ------------------------------------------------------------------------------------------------------------
+def test_tiny_failure_rate_is_refused_before_any_work():
+    with pytest.raises(DPTopicError, match=r"eta rounds to 1"):
+        FedLDA(exclusion="tail", failure_rate=1e-9, verbose=0)._validate()
+
+
+def test_floor_epsilon_too_small_names_the_failure_rate():
+    c, _, _, _ = lda_corpus(n_docs=20, vocab_size=2000, n_topics=3, doc_length=10, seed=1)
+    m = FedLDA(n_topics=3, rounds=1, pad_length=8, exclusion="floor", epsilon_per_entry=3.0, failure_rate=1e-3, verbose=0)
+    with pytest.raises(DPTopicError) as e:
+        m.fit(c)
+    assert "variant='coincide'" in str(e.value) and "failure_rate=0.001 (it sets the floor" in str(e.value)
+
+
+def test_fedlda_warns_when_the_vocabulary_is_not_listed_most_common_first():
+    import warnings
+
+    from dptopic import FedLDA
+    from dptopic.corpus.synthetic import lda_corpus
+
+    c = lda_corpus(n_docs=120, vocab_size=60, n_topics=3, doc_length=30, seed=0).corpus
+    counts = np.bincount(c.word_ids, minlength=c.vocab_size)
+    words = np.asarray(c.vocabulary.words, dtype=object)
+    by_count = list(words[np.argsort(-counts, kind="stable")])
+    shuffled = list(np.random.default_rng(1).permutation(by_count))
+
+    def users(order):
+        r = c.restrict(order, drop_empty=False)
+        return [r.subset(range(i, i + 10)) for i in range(0, 120, 10)]
+
+    def fit(order):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            FedLDA(n_topics=3, epsilon_per_entry=5.0, rounds=1, pad_length=16, report_words=15, seed=0,
+                   verbose=0).fit(users(order))
+        return [str(w.message) for w in seen if "most common first" in str(w.message)]
+
+    assert fit(by_count) == []
+    said = fit(shuffled)
+    assert len(said) == 1 and "first 15 words" in said[0] and "outside the guarantee" in said[0], said

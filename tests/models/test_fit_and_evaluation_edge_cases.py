@@ -6,7 +6,7 @@ import pytest
 
 from dptopic.corpus import Corpus
 from dptopic.evaluation import npmi_coherence, topic_quality
-from test_coherence import _topic  # a K = 1 topic whose ranking is the words given
+from helpers import topic_ranking as _topic  # a K = 1 topic whose ranking is the words given
 
 # "aaa" and "bbb" occur in every document; "ccc" and "eee" never occur together
 TEXTS = ["aaa bbb ccc", "aaa bbb ddd", "aaa bbb eee", "aaa bbb ccc ddd"]

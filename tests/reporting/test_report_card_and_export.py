@@ -223,7 +223,7 @@ def test_the_audit_section_lists_its_bound_and_settings_one_per_line():
 
 
 # ---------------------------------------------------------------- the command line
-from test_results import TRAIN  # noqa: E402  (the same small corpus as the results tests)
+from conftest import TWO_TOPIC_TEXTS as TRAIN  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,75 @@
+"""``dptopic.accounting.events``."""
+from dptopic.accounting import LaplaceEvent, PrivacyLedger
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+import json
+import math
+from hypothesis import HealthCheck, given, settings, strategies as st
+from dptopic.accounting import PureDPEvent
+from dptopic.errors import DPTopicError
+
+
+def test_two_cell_laplace_is_no_worse_than_l1_bound():
+    ev = LaplaceEvent(scale=2.0, changes=(1, 1))
+    assert ev.epsilon == 1.0
+    led = PrivacyLedger()
+    led.spend(ev, 1)
+    assert led.epsilon_tight(1e-6) <= 1.0 + 1e-3
+
+
+# ----------------------------------------------------- 3. discrete-Laplace RDP
+def _brute_rdp(order, scale, c):
+    x = np.arange(-3000, 3001)
+    t = 1.0 / scale
+    logz = np.log(-np.expm1(-t)) - np.log1p(np.exp(-t))
+    lp, lq = logz - t * np.abs(x), logz - t * np.abs(x - c)
+    return logsumexp(order * lp + (1 - order) * lq) / (order - 1)
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0, 7.3])
+@pytest.mark.parametrize("c", [1, 2, 3])
+def test_discrete_laplace_rdp_is_exact(scale, c):
+    orders = np.array([1.5, 2.0, 10.0, 64.0])
+    got = LaplaceEvent(scale=scale, changes=(c,), discrete=True).rdp(orders)
+    assert np.allclose(got, [_brute_rdp(a, scale, c) for a in orders], rtol=1e-10, atol=1e-12)
+    if c == 1:  # the closed form of the issue
+        lam = 1 / scale
+        closed = (np.logaddexp((orders - 1) * lam, -orders * lam) - np.log1p(np.exp(-lam))) / (orders - 1)
+        assert np.allclose(got, closed, rtol=1e-12)
+
+
+FAST = settings(max_examples=12, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+SPECIAL = [float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -float("inf"), np.float32("inf"),
+           -np.float64("inf"), 0, 0.0, -0.0, -1, -1.5, np.int64(-3), 1e308, -1e308, 5e-324, 1e-300, 10**30, -(10**30),
+           2**63, 10**400, np.float32(1e38), np.int32(0), True, False, np.bool_(True), None, "1", "nan", "abc", b"1", [1],
+           {"a": 1}, 1 + 1j, np.complex64(1), (), object()]
+
+
+NASTY = st.one_of(st.sampled_from(SPECIAL), st.floats(allow_nan=True, allow_infinity=True),
+                  st.integers(-(10**20), 10**20), st.floats(-1e-3, 1e3), st.integers(-3, 12), st.text(max_size=3))
+
+
+def works_or_refuses(fn):
+    """Run ``fn``: return ``(True, result)``, or ``(False, None)`` after a one-line DPTopicError. Any other
+    exception propagates and fails the test."""
+    try:
+        return True, fn()
+    except DPTopicError as e:
+        msg = str(e)
+        assert msg and "\n" not in msg and len(msg) < 500, msg
+        return False, None
+
+
+@FAST
+@given(v=NASTY, discrete=st.booleans())
+def test_events(v, discrete):
+    for fn in (lambda: LaplaceEvent(scale=v, discrete=discrete), lambda: LaplaceEvent(scale=1.0, changes=(v,)),
+               lambda: PureDPEvent(v)):
+        ok, ev = works_or_refuses(fn)
+        if ok:
+            assert 0 <= ev.epsilon < math.inf
+            json.dumps(ev.describe(), default=float)

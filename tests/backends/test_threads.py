@@ -1,0 +1,92 @@
+"""``dptopic.backends.threads``."""
+import numpy as np
+from dptopic.backends import ThreadBackend, make_backend
+import pytest
+from conftest import counts_from_z
+
+
+def test_thread_backend_checkpoint_restore(planted):
+    b = ThreadBackend(2)
+    arrays = b.open(planted.corpus, 4, np.random.default_rng(0), "sparse")
+    b.checkpoint()
+    before = arrays.z.copy(), arrays.nwk.copy()
+    b.sweep(0.1, 0.05)
+    assert not np.array_equal(arrays.z, before[0])
+    b.restore(0)
+    np.testing.assert_array_equal(arrays.z, before[0])
+    np.testing.assert_array_equal(arrays.nwk, before[1])
+    b.close()
+    assert isinstance(make_backend("threads", 3), ThreadBackend)
+
+
+# ------------------------------------------------------------------ backends
+def _backend(tiny_corpus, n_jobs, scheme, kind="sparse", K=4):
+    from dptopic.backends import ThreadBackend
+    b = ThreadBackend(n_jobs, scheme)
+    return b, b.open(tiny_corpus, K, np.random.default_rng(0), kind)
+
+
+def _empty_and_small():
+    from dptopic.corpus import Corpus, lda_corpus
+    empty = Corpus(np.zeros(1, np.int64), np.zeros(0, np.int32), ["a", "b", "c"])
+    small = lda_corpus(n_docs=2, vocab_size=10, n_topics=2, doc_length=5, seed=0).corpus
+    return empty, small
+
+
+def _check_run(b, corpus, K=2, sweeps=3):
+    a = b.open(corpus, K, np.random.default_rng(0), "sparse")
+    for _ in range(sweeps):
+        assert b.sweep(0.1, 0.05) == {}
+    assert b.collect() == {}
+    ndk, nwk = counts_from_z(corpus, b.z, K)
+    np.testing.assert_array_equal(a.nwk, nwk)
+    np.testing.assert_array_equal(a.nk, nwk.sum(axis=0))
+    np.testing.assert_array_equal(b.doc_topic_counts(), ndk)
+    assert b.n_shards <= max(corpus.n_docs, 1)
+    b.close()
+
+
+@pytest.mark.parametrize("scheme", ["adlda", "partition"])
+@pytest.mark.parametrize("kind", ["sparse", "dense"])
+def test_a_failing_thread_shard_leaves_the_state_unchanged(planted, monkeypatch, scheme, kind):
+    import threading
+
+    import dptopic.kernels.engine as engine
+    c = planted.corpus
+    b, a = _backend(c, 3, scheme, kind)
+    ref, ra = _backend(c, 3, scheme, kind)
+    b.sweep(0.1, 0.05)
+    ref.sweep(0.1, 0.05)
+    before = [b.z.copy(), a.ndk.copy(), a.nwk.copy(), a.nk.copy()] + [s.copy() for s in b._states]
+    real, lock, calls = engine._run_kernel, threading.Lock(), []
+
+    def failing(*args, **kw):
+        with lock:
+            calls.append(1)
+            n = len(calls)
+        if n == 3:                      # one shard (or cell) fails; the others have run or are running
+            raise MemoryError("no memory for this shard")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(engine, "_run_kernel", failing)
+    with pytest.raises(MemoryError):
+        b.sweep(0.1, 0.05)
+    monkeypatch.setattr(engine, "_run_kernel", real)
+    after = [b.z, a.ndk, a.nwk, a.nk] + list(b._states)
+    for x, y in zip(after, before):
+        np.testing.assert_array_equal(x, y)
+    # a retry makes the very sweep the failure interrupted
+    b.sweep(0.1, 0.05)
+    ref.sweep(0.1, 0.05)
+    np.testing.assert_array_equal(b.z, ref.z)
+    np.testing.assert_array_equal(a.nwk, ra.nwk)
+    np.testing.assert_array_equal(a.ndk, ra.ndk)
+    b.close()
+    ref.close()
+
+
+@pytest.mark.parametrize("scheme", ["adlda", "partition"])
+def test_thread_backend_with_no_documents_or_more_threads_than_documents(scheme):
+    from dptopic.backends import ThreadBackend
+    for corpus in _empty_and_small():
+        _check_run(ThreadBackend(5, scheme), corpus)

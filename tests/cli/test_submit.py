@@ -1,0 +1,60 @@
+"""``dptopic submit``: what the command does with its flags and files, and its one-line refusals."""
+import pytest
+from dptopic.cli.main import main
+from service_helpers import Server, make_data
+
+
+# ---------------------------------------------------------------- 2. a contributor's text of one distinct word
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("one53")
+    words, _ = make_data(tmp, vocab_size=30, n_docs=20, n_prior=10)
+    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon-per-entry", "3",
+                 "--fed-topics", "2", "--fed-pad-length", "8", "--fed-min-updates", "1").start()
+    try:
+        yield {"tmp": tmp, "url": srv.url, "words": words}
+    finally:
+        srv.stop()
+
+
+def test_submit_takes_a_text_of_one_distinct_word(served, tmp_path, capsys):
+    one = tmp_path / "one.txt"
+    one.write_text(f"{served['words'][3]} {served['words'][3]} {served['words'][3]}\n")
+    rc = main(["submit", "--server", served["url"], "--corpus", str(one), "--state", "none", "--retries", "0"])
+    out = capsys.readouterr()
+    assert rc in (0, None), out.err
+    assert "1 randomized report uploaded" in " ".join(out.out.split()), out.out
+    # nothing kept: the closing line says a rerun spends again (it used to say "spent once")
+    assert "spent again by every run on these documents" in " ".join(out.out.split())
+    assert "spent once however often" not in " ".join(out.out.split())
+
+
+def _bad(args, capsys):
+    try:
+        rc = main(args)
+    except SystemExit as e:  # an argparse type check
+        rc = e.code
+    assert rc == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err, err
+    return err
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    from dptopic.datasets import sotu_texts
+
+    d = tmp_path_factory.mktemp("i20cli")
+    src = d / "docs.txt"
+    src.write_text("\n".join(t.replace("\n", " ") for t in sotu_texts()[0][:120]))
+    words = sorted({w for line in src.read_text().lower().split("\n") for w in line.split() if w.isalpha()})[:150]
+    vocab = d / "vocab.txt"
+    vocab.write_text("\n".join(words))
+    model = d / "model"
+    assert main(["train", "--corpus", str(src), "--vocabulary", str(vocab), "--topics", "3", "--iterations", "3",
+                 "--out", str(model), "--quiet", "--seed", "0"]) == 0
+    return src, vocab, model, d
+
+
+def test_submit_bad_url(small, capsys):
+    assert "URL" in _bad(["submit", "--server", "http://[::zz]:1", "--corpus", str(small[0])], capsys)

@@ -1,0 +1,29 @@
+"""``dptopic.evaluation.coherence``."""
+import numpy as np
+import pytest
+from dptopic.corpus import Corpus
+from dptopic.errors import DPTopicError
+from dptopic.evaluation import umass_coherence
+
+
+def test_umass_by_hand():
+    c = Corpus.from_token_ids([[0, 1], [0], [1, 2], [0, 1, 2]], ["a", "b", "c"])
+    comp = np.array([[0.5, 0.3, 0.2]])  # top words a, b, c
+    D = {0: 3, 1: 3, 2: 2}
+    co = {(1, 0): 2, (2, 0): 1, (2, 1): 2}
+    mimno = sum(np.log((co[(m, l)] + 1) / D[l]) for (m, l) in co)
+    authors = sum(np.log((co[(m, l)] + 1) / D[m]) for (m, l) in co)
+    assert umass_coherence(comp, c, top_n=3) == pytest.approx(mimno)
+    assert umass_coherence(comp, c, top_n=3, variant="authors") == pytest.approx(authors)
+    with pytest.raises(DPTopicError, match="top_n"):
+        umass_coherence(comp, c, top_n=9)
+
+
+def test_the_authors_umass_variant_still_skips_unseen_pairs_as_their_code_does():
+    from dptopic.evaluation import umass_coherence
+
+    words = [f"w{i}" for i in range(6)]
+    comp = np.array([[6.0, 5, 3, 4, 2, 1]])        # top 4: w0, w1, w3, w2; w3 occurs nowhere
+    ref = Corpus.from_tokens([["w0", "w1"], ["w1", "w2"], ["w0", "w2"]], vocabulary=words)
+    assert np.isfinite(umass_coherence(comp, ref, 4, variant="authors", per_topic=True)[0])
+    assert np.isnan(umass_coherence(comp, ref, 4, variant="mimno", per_topic=True)[0])

@@ -1,0 +1,163 @@
+"""``dptopic.mechanisms.rrp``."""
+import math
+from decimal import ROUND_FLOOR, Decimal, localcontext
+from fractions import Fraction
+import numpy as np
+import pytest
+from dptopic.accounting.fedlda import delta0, eta
+from dptopic.mechanisms import rrp as rrp_module
+import itertools
+
+
+TWO53 = 1 << 53
+
+
+# ------------------------------------------------------------------ 3. RRP's realised replacement probability
+def _exp_floor(x) -> Fraction:
+    """A lower bound on e^x (80 significant digits, rounded down)."""
+    with localcontext() as ctx:
+        ctx.prec, ctx.rounding = 80, ROUND_FLOOR
+        return Fraction(Decimal(float(x)).exp())
+
+
+def _run(monkeypatch, words, Q, eps, **kw):
+    """rrp_perturb with the kernel's arguments captured."""
+    seen = {}
+    kernel = rrp_module.rrp_replace
+
+    def spy(words, rows, kept_words, kept_cdf, kept_len, kept_mask, eta_, exclude_self, rare_always, *rest):
+        seen.update(cdf=kept_cdf.copy(), words=kept_words.copy(), length=kept_len.copy(), mask=kept_mask.copy(),
+                    eta=eta_, exclude_self=exclude_self, rare_always=rare_always)
+        return kernel(words, rows, kept_words, kept_cdf, kept_len, kept_mask, eta_, exclude_self, rare_always, *rest)
+
+    monkeypatch.setattr(rrp_module, "rrp_replace", spy)
+    _, event = rrp_module.rrp_perturb(words, Q, eps, rng=np.random.default_rng(0), **kw)
+    return seen, event
+
+
+def _realised_matrix(seen, V):
+    """The kernel's exact output distribution (row 0) for each input word and padding (last row): a coin
+    u = k / 2^53 keeps a word when u >= eta; a replacement is index i when cdf[i-1] <= u < cdf[i]."""
+    eta_r = Fraction(math.ceil(Fraction(seen["eta"]) * TWO53), TWO53)
+    m = int(seen["length"][0])
+    ups = [0] + [math.ceil(Fraction(float(c)) * TWO53) for c in seen["cdf"][0, :m]]
+    q = [Fraction(0)] * V
+    for i in range(m):
+        q[int(seen["words"][0, i])] += Fraction(ups[i + 1] - ups[i], TWO53)
+    assert sum(q) == 1
+    rows = []
+    for x in list(range(V)) + [-1]:
+        kept = x >= 0 and (bool(seen["mask"][0, x]) or not seen["rare_always"])
+        keep = (1 - eta_r) if kept else Fraction(0)
+        replace = 1 - keep
+        if seen["exclude_self"] and x >= 0:
+            draw = [Fraction(0) if o == x else q[o] / (1 - q[x]) for o in range(V)]
+        else:
+            draw = q
+        rows.append([replace * draw[o] + (keep if o == x else 0) for o in range(V)])
+    return eta_r, rows
+
+
+def _worst_ratio(rows):
+    worst = Fraction(1)
+    for o in range(len(rows[0])):
+        col = [r[o] for r in rows]
+        if max(col) > 0:
+            assert min(col) > 0, "an output one input can give and another never: an unbounded ratio"
+            worst = max(worst, max(col) / min(col))
+    return worst
+
+
+EPS_GRID = [0.25, 0.375, 0.75, 0.875, 1.5, 1.875, 2.125, 2.5, 2.875, 3.125, 4.5]
+
+
+@pytest.mark.parametrize("eps", EPS_GRID)
+def test_none_rule_realised_ratio_is_within_e_eps_exactly(monkeypatch, eps):
+    """k-ary randomized response over 4 words (the uniform CDF is exact in binary): the float eta handed to the
+    kernel realised a keep probability above 1 - eta, and the ratio exp(eps) (1 + ~1e-16) in these settings."""
+    V = 4
+    words = np.array([0, 1, 2, 3, -1], dtype=np.int32)
+    seen, event = _run(monkeypatch, words, np.ones((1, V)), eps, delta=0.1, exclusion="none")
+    _, rows = _realised_matrix(seen, V)
+    assert _worst_ratio(rows) <= _exp_floor(event.epsilon)
+    assert event.epsilon == eps
+
+
+@pytest.mark.parametrize("variant", ["another", "coincide"])
+@pytest.mark.parametrize("exclusion", ["floor", "tail"])
+@pytest.mark.parametrize("eps", [0.125, 0.375, 0.5, 1.0, 1.75, 2.25, 3.0, 3.875, 4.625, 5.25, 6.125])
+def test_floor_and_tail_realised_eta_is_never_below_eta(monkeypatch, variant, exclusion, eps):
+    """Theorem 1's eta makes the kept-word ratio exactly e^eps at the floor delta0: (1 - eta) / (eta delta0) = e^eps
+    ("another") or e^eps - 1 ("coincide"). The realised replacement probability must be at least that eta; the float
+    eta fell below it by up to one part in 2^53 in about half of these settings."""
+    V = 4
+    words = np.array([0, 1, 2, 3, -1], dtype=np.int32)
+    seen, event = _run(monkeypatch, words, np.ones((1, V)), eps, delta=0.1, variant=variant, exclusion=exclusion)
+    eta_r, rows = _realised_matrix(seen, V)
+    d0 = Fraction(delta0(0.1))              # the floor the replacement table applies (a float)
+    bound = _exp_floor(eps) - (1 if variant == "coincide" else 0)
+    assert (1 - eta_r) / (eta_r * d0) <= bound
+    assert abs(eta_r - Fraction(eta(eps, 0.1, 1.0, variant))) <= Fraction(4, TWO53)   # the float eta's rounding
+    if exclusion == "floor":
+        # the whole realised mechanism on a small vocabulary is within the event's epsilon, exactly
+        assert _worst_ratio(rows) <= _exp_floor(event.epsilon)
+        if variant == "another":                         # the ratios a larger eta raises are charged by the event
+            assert eta_r / (1 - eta_r) <= _exp_floor(event.epsilon) and 1 / eta_r <= _exp_floor(event.epsilon)
+
+
+def _exp(eps: float) -> Fraction:
+    """e^eps (of the float eps) to 60 significant digits, as an exact fraction."""
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return Fraction(Decimal(eps).exp())
+
+
+def _subset_law(D: int, k: int, p: Fraction, x: int) -> dict:
+    """Exact law of a k-subset report of item x kept with probability p (x = -1: a padding entry, uniform)."""
+    out = {}
+    for S in itertools.combinations(range(D), k):
+        if x < 0:
+            out[S] = Fraction(1, math.comb(D, k))
+        elif x in S:
+            out[S] = p / math.comb(D - 1, k - 1)
+        else:
+            out[S] = (1 - p) / math.comb(D - 1, k)
+    return out
+
+
+def _max_ratio(laws) -> Fraction:
+    return max(a[S] / b[S] for a in laws for b in laws for S in a)
+
+
+# ---------------------------------------------------------------- FedLDA: the simulated keep probability
+def _captured_keep_probability(monkeypatch, V, eps):
+    import dptopic.mechanisms.rrp as rrp
+
+    seen, kernel = [], rrp.subset_select
+
+    def spy(words, V_, s, p_in, state, out):
+        seen.append(p_in)
+        return kernel(words, V_, s, p_in, state, out)
+
+    monkeypatch.setattr(rrp, "subset_select", spy)
+    sets, event = rrp.subset_report(np.array([0, 1, -1], dtype=np.int32), V, eps, np.random.default_rng(0))
+    assert sets.shape[0] == 3 and event.epsilon == eps
+    return seen[0]
+
+
+@pytest.mark.parametrize("V,eps", [(2, 1.0), (5, 10.0), (5, 30.0), (6, 30.0), (5, 40.0), (7, 100.0)])
+def test_fedlda_simulated_keep_probability_never_exceeds_the_claimed_one(monkeypatch, V, eps):
+    """The compiled sampler keeps the true word when a multiple of 2^-53 is below p_in. With p_in the float A it kept
+    it with probability ceil(A 2^53)/2^53, above A: at eps = 30 (V = 5) the realised ratio was e^eps (1 + 1.3e-4),
+    and at eps = 40 A rounds to 1.0, so the true word was always in the report (an unbounded ratio behind a pure
+    claim of 40). p_in is now floor(A 2^53)/2^53, the secure sampler's coin."""
+    from dptopic.accounting.fedlda import subset_size
+
+    p_in = _captured_keep_probability(monkeypatch, V, eps)
+    assert (p_in * 2.0 ** 53).is_integer()                         # so `uniform < p_in` realises exactly p_in
+    s = subset_size(eps, V)
+    e = _exp(min(eps, 700.0))
+    exact_a = s * e / (s * e + V - s)
+    assert Fraction(p_in) <= exact_a
+    laws = [_subset_law(V, s, Fraction(p_in), x) for x in range(-1, V)]
+    assert _max_ratio(laws) <= e

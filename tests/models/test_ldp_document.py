@@ -1,0 +1,73 @@
+"""``dptopic.models.ldp_document``."""
+import pickle
+import warnings
+import pytest
+import dptopic
+from dptopic import DPTopicError
+from dptopic.corpus import lda_corpus
+import json
+from dptopic.accounting.verify import verify_report
+from dptopic.errors import CorruptModelError
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return lda_corpus(n_docs=30, vocab_size=12, n_topics=2, doc_length=10, seed=1).corpus
+
+
+@pytest.fixture(scope="module")
+def counts(corpus):
+    return corpus.to_bow().toarray()
+
+
+def _state(model) -> dict:
+    """Every fitted attribute (name ending in ``_``), pickled, to compare before and after."""
+    return {k: pickle.dumps(v) for k, v in vars(model).items() if k.endswith("_") and not k.startswith("__")}
+
+
+# ------------------------------------------------------------------------------- LocalDocumentLDA: fit is atomic
+@pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')
+@pytest.mark.filterwarnings('ignore::dptopic.SmallCorpusWarning')
+@pytest.mark.filterwarnings('ignore::dptopic.DataVocabularyWarning')
+@pytest.mark.filterwarnings('ignore:.*already used by an earlier private fit')
+@pytest.mark.filterwarnings('ignore:.*trained a private model in this process')
+def test_a_refused_refit_of_local_document_lda_leaves_the_fitted_model(corpus, counts):
+    from dptopic.local.document import DocumentRandomizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reports = DocumentRandomizer(corpus.vocabulary, epsilon=2.0, seed=0, simulation=True).randomize(corpus)
+    m = dptopic.LocalDocumentLDA(n_topics=2).fit(reports)
+    before = _state(m)
+    for bad in (reports[:0], counts, None):
+        with pytest.raises(DPTopicError):
+            m.fit(bad)
+        assert _state(m) == before
+    m.set_params(n_topics=0)
+    with pytest.raises(DPTopicError, match="invalid n_topics"):
+        m.fit(reports)
+    assert _state(m) == before
+
+
+@pytest.mark.filterwarnings("ignore:an explicit seed")
+@pytest.mark.parametrize("field, value", [("unit", "word"), ("unit", "document"),
+                                          ("neighbouring_relation", "add/remove one document")])
+def test_a_document_level_local_models_unit_edited_is_refused(tmp_path, field, value):
+    # local models had no run plan, so an edited unit or relation loaded as it was
+    from dptopic.local.document import DocumentRandomizer
+    from dptopic.models import LocalDocumentLDA
+
+    s = dptopic.lda_corpus(n_docs=400, vocab_size=30, n_topics=3, doc_length=12, seed=2)
+    rs = DocumentRandomizer.for_simulation(s.corpus.vocabulary, 8.0, seed=0).randomize(s.corpus)
+    m = LocalDocumentLDA(n_topics=3, reports_per_contributor=2).fit(rs)
+    d = tmp_path / "m"
+    m.save(d)
+    dptopic.load(d)                                   # as saved, it loads
+    meta = json.loads((d / "model.json").read_text())
+    assert meta["privacy"][field] != value
+    meta["privacy"][field] = value
+    meta.pop("privacy_card", None)
+    (d / "model.json").write_text(json.dumps(meta))
+    assert verify_report(meta["privacy"]).status == "verified"
+    with pytest.raises(CorruptModelError, match="names the (unit|neighbouring relation)"):
+        dptopic.load(d)

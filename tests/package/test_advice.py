@@ -1,0 +1,237 @@
+"""`dptopic recommend`: advice from the utility table, before any data is touched."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dptopic.advice import load_table, recommend
+from dptopic.errors import DPTopicError
+
+TABLE = {"source": "test", "rows": [
+    {"unit": "document", "trainer": "A", "n_docs": 1000, "n_topics": 20, "epsilon": 1, "npmi_ratio": 0.2, "settings": {"clip": 3}},
+    {"unit": "document", "trainer": "A", "n_docs": 1000, "n_topics": 20, "epsilon": 10, "npmi_ratio": 0.7, "settings": {"clip": 5}},
+    {"unit": "document", "trainer": "B", "n_docs": 1000, "n_topics": 20, "epsilon": 1, "npmi_ratio": 0.1},
+    {"unit": "document", "trainer": "B", "n_docs": 1000, "n_topics": 20, "epsilon": 10, "npmi_ratio": 0.9},
+    {"unit": "word", "trainer": "W", "n_docs": 1000, "n_topics": 20, "epsilon": 100, "npmi_ratio": 0.8}]}
+
+
+def test_picks_the_best_trainer_by_epsilon_times_documents():
+    r = recommend("document", 1.0, 1000, 20, table=TABLE)
+    assert (r.trainer, r.expected_npmi_ratio, r.settings) == ("A", 0.2, {"clip": 3})
+    # eps * D = 10,000 either way: the same point of the curve
+    assert recommend("document", 10.0, 1000, table=TABLE).trainer == recommend("document", 1.0, 10_000, table=TABLE).trainer == "B"
+    mid = recommend("document", 1.0, 10 ** 3.5, table=TABLE)            # half-way in log(eps * D)
+    assert mid.expected_npmi_ratio == pytest.approx(0.5) and mid.trainer == "B"
+
+
+def test_documents_needed_and_notes():
+    r = recommend("document", 1.0, 1000, 20, table=TABLE)
+    # B reaches 0.6 first: log(eps D) = log(1000) + (0.6 - 0.1) / 0.8 * log(10)
+    assert r.docs_for_useful == pytest.approx(1000 * 10 ** 0.625, rel=1e-3)
+    assert any("become useful" in n for n in r.notes) and any("word-level" in n for n in r.notes)
+    far = recommend("document", 1.0, 10, 20, table=TABLE)
+    assert far.extrapolated and far.expected_npmi_ratio == 0.2
+    assert any("below every measured setting" in n and "upper bound" in n for n in far.notes)
+    assert far.extrapolated_side == "below" and recommend("document", 1.0, 1000, table=TABLE).extrapolated_side is None
+    assert any("lower bound" in n for n in recommend("document", 100.0, 10 ** 6, 20, table=TABLE).notes)
+    assert any("K = 20" in n for n in recommend("document", 1.0, 1000, 50, table=TABLE).notes)
+    w = recommend("word", 300.0, 1000, doc_length=50, table=TABLE)
+    assert w.trainer == "W" and any("epsilon 15000" in n for n in w.notes)
+    # below the smallest word-level budget measured no trainer runs: no figure is extrapolated to
+    low = recommend("word", 3.0, 1000, doc_length=50, table=TABLE)
+    assert low.trainer is None and low.expected_npmi_ratio is None
+    assert any("no word-level trainer runs at epsilon 3" in n for n in low.notes)
+    # even the smallest measured setting was useful: the documents needed are an upper bound, said so
+    # (100 x 1000 / 300 = 334 by eps x D, but no corpus under 1,000 documents was measured)
+    assert (w.docs_for_useful, w.docs_for_useful_bound) == (1000, "at most")
+    assert r.docs_for_useful_bound is None
+
+
+def test_corpora_are_read_one_at_a_time_and_the_median_is_reported():
+    rows = [{"unit": "document", "trainer": "A", "corpus": c, "n_docs": 1000, "n_topics": 20, "epsilon": e,
+             "npmi_ratio": v} for c, pts in (("small", ((1, 0.3), (10, 0.9))), ("mid", ((1, 0.2), (10, 0.6))),
+                                              ("large", ((1, 0.1), (10, 0.5))))
+            for e, v in pts]
+    r = recommend("document", 1.0, 10 ** 3.5, table={"rows": rows})
+    # half-way in log(eps * D) on each corpus: 0.6, 0.4, 0.3; pooled and made monotone it would say 0.9 or so
+    assert r.expected_npmi_ratio == pytest.approx(0.4) and r.expected_range == pytest.approx([0.3, 0.6])
+    assert r.per_corpus == pytest.approx({"small": 0.6, "mid": 0.4, "large": 0.3})
+    assert any("median over the measured corpora" in n for n in r.notes)
+    # documents for 0.6: small at 10**3.5, mid at 10**4, large never: the median of the three is mid's
+    assert r.docs_for_useful == pytest.approx(10 ** 4, rel=1e-3)
+    # a corpus whose range does not cover eps * D is kept, held at its measured end: an upper bound there, so the
+    # median is one too (leaving it out would let the answer rest on whichever corpora cover the point)
+    rows.append({"unit": "document", "trainer": "A", "corpus": "far", "n_docs": 10 ** 6, "n_topics": 20,
+                 "epsilon": 1, "npmi_ratio": 0.99})
+    r = recommend("document", 1.0, 10 ** 3.5, table={"rows": rows})
+    assert r.per_corpus["far"] == 0.99 and r.corpus_sides == {"small": None, "mid": None, "large": None, "far": "below"}
+    assert r.expected_npmi_ratio == pytest.approx(0.5) and r.extrapolated_side == "below"
+    assert any("lies below the settings measured on far" in n and "upper bound" in n for n in r.notes)
+
+
+def test_bad_input():
+    with pytest.raises(DPTopicError, match="unit"):
+        recommend("person", 1.0, 10, table=TABLE)
+    with pytest.raises(DPTopicError, match="epsilon"):
+        recommend("document", float("nan"), 10, table=TABLE)
+    with pytest.raises(DPTopicError, match="n_docs"):
+        recommend("document", 1.0, 0, table=TABLE)
+
+
+def test_shipped_table_is_readable_and_cli_answers():
+    assert isinstance(load_table()["rows"], list)
+    r = subprocess.run([sys.executable, "-m", "dptopic", "recommend", "--epsilon", "1", "--docs", "10000", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["unit"] == "document" and rec["trainer"] == "docdp-cooc"
+    # the shipped table's document-level default comes with the measured option for stop-word-like vocabularies
+    assert any("--background-share 0.15" in n for n in rec["notes"])
+    assert any("--word-choice repetition" in n and "Reuters" in n for n in rec["notes"])
+    assert not any("background" in n for n in recommend("word", 600, 10_000).notes)
+    r = subprocess.run([sys.executable, "-m", "dptopic", "recommend", "--epsilon", "-1", "--docs", "10"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_closed_output_pipe_ends_quietly():
+    import os
+
+    r, w = os.pipe()
+    os.close(r)                         # the reader is gone before anything is written (`dptopic ... | head -0`)
+    p = subprocess.run([sys.executable, "-m", "dptopic", "recommend", "--epsilon", "1", "--docs", "10000", "--json"],
+                       stdout=w, stderr=subprocess.PIPE, text=True)
+    os.close(w)
+    assert p.returncode == 141 and p.stderr == ""
+
+
+def test_the_word_unit_trains_what_the_table_measured(tmp_path, capsys):
+    """for_unit("word") and `train --unit word` build HDPLDA with the 50 iterations the utility table measured, so a
+    budget the table lists runs; a small corpus is warned about even where the table's figure looks useful."""
+    import dptopic
+    from dptopic.cli.main import main
+
+    m = dptopic.for_unit("word", 800.0, n_topics=3)
+    assert isinstance(m, dptopic.HDPLDA) and m.n_iter == 50
+    with pytest.raises(DPTopicError, match="epsilon > 500"):
+        dptopic.for_unit("word", 100.0, n_topics=3)
+    with pytest.raises(DPTopicError):
+        dptopic.for_unit("document", 800.0)                 # a document-level budget above 500 protects nothing
+    p = tmp_path / "docs.txt"
+    p.write_text("\n".join(["budget deficit tax revenue spending", "army navy war defense troops",
+                            "school education teachers students"] * 40))
+    assert main(["train", "--corpus", str(p), "--unit", "word", "--epsilon", "800", "--topics", "3", "--out",
+                 str(tmp_path / "m"), "--quiet"]) == 0
+    out = " ".join(capsys.readouterr().err.split())      # a warning: on stderr
+    assert "lies below every setting measured on public corpora: expect at most" in out
+    assert dptopic.load(tmp_path / "m").privacy_["epsilon"] <= 800
+
+
+def test_the_verdict_and_the_documents_needed_never_contradict_the_table():
+    """Below every measured setting the figure is only an upper bound: the verdict says "unknown", not "useful";
+    the documents needed never go below the smallest corpus measured (eps x D says nothing of 1-document corpora),
+    and an upper bound on them is worded as one."""
+    from dptopic.advice import docs_needed_text, verdict
+
+    below = recommend("word", 100.0, 10, table=TABLE)       # W measured at epsilon 100 per word on 1,000 documents
+    assert below.extrapolated_side == "below" and below.expected_npmi_ratio >= 0.6
+    assert verdict(below) == "unknown (below every measured setting)"
+    assert verdict(recommend("document", 10.0, 1000, table=TABLE)) == "useful"
+    assert verdict(recommend("document", 1.0, 1000, table=TABLE)) == "NOT useful yet"
+    huge = recommend("document", 10 ** 6, 10, table=TABLE)          # eps x D far above: 1 document would do
+    assert huge.smallest_measured_docs == 1000
+    assert (huge.docs_for_useful, huge.docs_for_useful_bound) == (1000, "at most")
+    assert docs_needed_text(huge) == "1,000 or fewer"
+    assert docs_needed_text(recommend("document", 1.0, 1000, table=TABLE)).startswith("about ")
+
+
+def test_cli_words_the_bounds(capsys):
+    from dptopic.cli.main import main
+
+    assert main(["recommend", "--unit", "word", "--epsilon", "600", "--docs", "100"]) in (0, None)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "-> unknown (below every measured setting)" in out and "-> useful" not in out
+    assert main(["recommend", "--epsilon", "10000", "--docs", "100"]) in (0, None)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "5,000 or fewer" in out and "no corpus of fewer than 5,000 documents was measured" in out
+    assert "at most 1 " not in out
+
+
+def test_the_prediction_never_grows_as_the_corpus_or_the_budget_shrinks():
+    """More documents or a larger epsilon never lower the expected ratio or the verdict, and every measured corpus is
+    behind every answer: dropping the corpora whose range did not cover epsilon x documents left only the most
+    favourable one near the low end (epsilon 1: 65% at 5,643 documents, 61% at 6,000, 60% "useful" at 4,000)."""
+    from dptopic.advice import verdict
+
+    table = load_table()
+    rank = {"NOT useful yet": 0, "useful": 2}
+    docs = sorted(set(np.geomspace(10, 10 ** 7, 40).astype(int).tolist() + [4000, 5643, 5644, 6000, 9369, 9370]))
+    for unit, epsilons in (("document", np.geomspace(0.01, 500, 20)), ("word", np.geomspace(501, 1e7, 12))):
+        corpora = {r["corpus"] for r in table["rows"] if r["unit"] == unit}
+        grid = [[recommend(unit, float(e), d, table=table) for d in docs] for e in epsilons]
+        for r in (r for row in grid for r in row):
+            assert set(r.per_corpus) == corpora
+        for line in grid + [list(col) for col in zip(*grid)]:       # along D at each epsilon, along epsilon at each D
+            ratios = [r.expected_npmi_ratio for r in line]
+            verdicts = [rank.get(verdict(r), 1) for r in line]
+            assert ratios == sorted(ratios) and verdicts == sorted(verdicts), (unit, line[0].epsilon, line[0].n_docs)
+    # below the settings some corpora measured, the figure leans on their measured ends: an upper bound, said so
+    r = recommend("document", 1.0, 4000, table=table)
+    assert r.extrapolated_side == "below" and verdict(r).startswith("unknown")
+    assert any("upper bound" in n for n in r.notes)
+
+
+def test_fewer_topics_than_measured_claim_no_direction():
+    r = recommend("document", 1.0, 10_000, 3)
+    note = [n for n in r.notes if "K = 3" in n]
+    assert note and "expect less" not in note[0] and "higher or lower" in note[0]
+    assert any("expect less at K = 50" in n for n in recommend("document", 1.0, 10_000, 50).notes)
+
+
+def test_a_tiny_epsilon_or_a_huge_corpus_is_answered():
+    r = recommend("document", 1e-305, 10)
+    # the trainer cannot reach this epsilon at all: no number of documents is offered for useful topics
+    assert r.docs_for_useful is None and not r.docs_for_useful_beyond
+    assert any("cannot reach epsilon = 1e-305" in n for n in r.notes)
+    assert not any("documents to become useful" in n or "topics become useful" in n for n in r.notes)
+    assert recommend("document", 5e-324, 1).expected_npmi_ratio is not None
+    assert recommend("document", 1e308, 10 ** 12).extrapolated_side == "above"
+    with pytest.raises(DPTopicError, match="at most 1,000,000,000,000"):
+        recommend("document", 1.0, 10 ** 400)
+
+
+def test_recommend_refuses_a_document_length_that_overflows_in_one_line():
+    with pytest.raises(DPTopicError) as e:
+        recommend(unit="word", epsilon=1.0, n_docs=100, doc_length=1e308)
+    assert "\n" not in str(e.value) and "at most 1,000,000,000" in str(e.value)
+
+
+def test_recommend_names_a_product_past_the_largest_float_without_inf():
+    rec = recommend(epsilon=1e308, n_docs=100)
+    text = " ".join(rec.notes)
+    assert "epsilon x documents (above 1.8e+308)" in text and "(inf)" not in text
+
+
+def test_recommend_above_trains_range_gives_no_split_train_would_refuse():
+    rec = recommend(epsilon=1e9, n_docs=100)
+    text = " ".join(rec.notes)
+    assert "inf" not in text.replace("info", "")
+    assert "--private-vocabulary EPS_V,DELTA_V" in text and "e+08" not in text     # no 0.6 x 1e9 split
+    rec = recommend(epsilon=1.0, n_docs=100)      # within the range: the worked split stays
+    assert "--epsilon 0.6 --delta 5e-06 --private-vocabulary 0.4,5e-06" in " ".join(rec.notes)
+
+
+def test_export_of_one_document_says_one_document(tmp_path, capsys):
+    from dptopic import LDA
+    from dptopic.cli.main import main
+    from dptopic.corpus import Corpus
+    docs = ["apple banana cherry apple grape", "river mountain valley river ocean"] * 5
+    c = Corpus.from_texts(docs)
+    LDA(n_topics=2, n_iter=5, seed=0).fit(c).save(tmp_path / "m")
+    (tmp_path / "one.txt").write_text("apple banana river\n")
+    assert main(["export", str(tmp_path / "m"), "--corpus", str(tmp_path / "one.txt"), "--format", "text", "--to", "pyldavis",
+                 "--out", str(tmp_path / "vis.json")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "2 topics and 1 document written" in out
