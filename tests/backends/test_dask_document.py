@@ -232,3 +232,16 @@ def test_the_user_unit_stays_on_this_machine(planted, fresh, tmp_path, capsys):
     with pytest.raises(DPTopicError, match="unit='user'"):
         DocDPCooccurrence(n_topics=5, epsilon=2.0, unit="user", backend="dask", client=fresh).fit(
             planted.corpus, user_ids=users)
+
+
+def test_cli_refuses_a_cluster_for_the_user_unit(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    words = "apple banana cherry grape lemon mango peach plum river mountain valley ocean".split()
+    path = tmp_path / "u.jsonl"
+    path.write_text("".join(json.dumps({"user": f"u{i % 10}", "text": " ".join(rng.choice(words, 10))}) + "\n"
+                            for i in range(60)))
+    rc, cap = _run(capsys, ["train", "--corpus", path, "--user-field", "user", "--unit", "user", "--topics", "2",
+                            "--epsilon", "1", "--dask-local", "2", "--out", tmp_path / "m"])
+    err = [ln for ln in cap.err.splitlines() if ln.strip()]
+    assert rc == 2 and len(err) == 1 and "--dask-local has no effect with --unit user" in err[0]
+    assert not (tmp_path / "m").exists()
