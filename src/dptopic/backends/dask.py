@@ -180,6 +180,14 @@ def _narrow(z: np.ndarray, n_topics: int) -> np.ndarray:
     return z.astype(dtype)
 
 
+def load_shard(path) -> Corpus:
+    """Run on a Dask worker: the corpus shard at ``path``, or one line saying the workers need the files."""
+    if not os.path.isfile(path):
+        raise DPTopicError(f"a Dask worker cannot read corpus shard {path!r}: the shard files must be at the same"
+                           " path on every worker (e.g. a shared file system).")
+    return Corpus.load(path)
+
+
 class ShardActor:
     """Lives on a Dask worker: one shard's tokens, topic assignments ``z`` and document counts ``ndk``.
 
@@ -189,10 +197,7 @@ class ShardActor:
 
     def __init__(self, n_topics: int, vocab_size: int, kind: str, path=None, word_ids=None, doc_ptr=None):
         if path is not None:
-            if not os.path.isfile(path):
-                raise DPTopicError(f"a Dask worker cannot read corpus shard {path!r}: the shard files must be at the same"
-                                   " path on every worker (e.g. a shared file system).")
-            c = Corpus.load(path)
+            c = load_shard(path)
             word_ids, doc_ptr = c.word_ids, c.doc_ptr
         self.word_ids, self.doc_ptr = word_ids, np.ascontiguousarray(doc_ptr)
         self.K, self.V, self.kind = n_topics, vocab_size, kind
@@ -311,20 +316,7 @@ class DaskBackend(Backend):
     _broken = None
 
     def __init__(self, client, n_shards: int | None = None, checkpoint_every: int | None = None):
-        _require_distributed()
-        if client is None:
-            raise DPTopicError("backend='dask' needs client=distributed.Client(...) (or --scheduler/--dask-local on the CLI).")
-        from distributed import Client
-
-        if not isinstance(client, Client):
-            what = f"the address {client!r}" if isinstance(client, str) else f"a {type(client).__name__}"
-            raise DPTopicError(f"client= takes a distributed.Client, not {what}: pass client=distributed.Client("
-                               f"{client if isinstance(client, str) else 'ADDRESS'!r}) (or --scheduler ADDRESS on the"
-                               " CLI).")
-        if client.status in ("closing", "closed"):
-            raise DPTopicError("the Dask client is closed: open a new one (distributed.Client(ADDRESS)) and pass it"
-                               " as client=.")
-        self.client = client
+        self.client = check_client(client)
         self._n_shards = n_shards
         self.checkpoint_every = checkpoint_every or self.CHECKPOINT_EVERY
         self.n_restarts = 0
@@ -619,3 +611,108 @@ class DaskBackend(Backend):
         """Let the actors go (their workers drop them); keep the counts and the gathered state, drop the rest."""
         self._actors, self._futures = [], []
         self._mirror, self._ckpt, self._since = None, [], []
+
+
+# ------------------------------------------------------------------ map-reduce of per-shard statistics
+# The document-level trainers (DocDPEM, DocDPCooccurrence) need no actors: one pass is a sum over documents of a
+# bounded statistic, so each shard's partial sum is a plain Dask task. A task lost with its worker is recomputed by
+# the scheduler from the same inputs (the same partial: no noise is drawn on a worker), and the driver adds the noise
+# once, after every partial is in.
+
+LOST_GRACE = 30.0
+"""Seconds the cluster may have no worker (a nanny restarts a killed one in a few) before a pass fails."""
+
+
+def check_client(client):
+    """``client`` if it is an open ``distributed.Client``, else one line saying what to pass."""
+    _require_distributed()
+    if client is None:
+        raise DPTopicError("backend='dask' needs client=distributed.Client(...) (or --scheduler/--dask-local on the CLI).")
+    from distributed import Client
+
+    if not isinstance(client, Client):
+        what = f"the address {client!r}" if isinstance(client, str) else f"a {type(client).__name__}"
+        raise DPTopicError(f"client= takes a distributed.Client, not {what}: pass client=distributed.Client("
+                           f"{client if isinstance(client, str) else 'ADDRESS'!r}) (or --scheduler ADDRESS on the"
+                           " CLI).")
+    if client.status in ("closing", "closed"):
+        raise DPTopicError("the Dask client is closed: open a new one (distributed.Client(ADDRESS)) and pass it"
+                           " as client=.")
+    return client
+
+
+def n_workers(client) -> int:
+    """The workers the scheduler of ``client`` has now (0 when the scheduler itself cannot be reached)."""
+    try:
+        return len(client.scheduler_info()["workers"])
+    except Exception:       # the scheduler itself is gone
+        return 0
+
+
+def _all_lost(what: str, seconds: float) -> DPTopicError:
+    return DPTopicError(f"the Dask cluster lost every worker while {what} (none for {seconds:g} s): this pass's"
+                        " noise was not drawn and nothing was saved; restart the workers or check the scheduler, then"
+                        " run the command again.")
+
+
+def map_shards(client, fn, items, *args, what: str = "summing the shards' statistics", poll: float = 0.5,
+               **kwargs):
+    """Yield ``fn(item, *args, **kwargs)`` for each of ``items``, in their order, computed as Dask tasks.
+
+    Every task is submitted at once; each result is fetched when the caller asks for it, so the driver holds one at a
+    time. A task whose worker dies is recomputed on another by the scheduler (it holds the task's inputs), so a lost
+    worker costs time only. When the cluster has no worker for :data:`LOST_GRACE` seconds (at the start or mid-pass),
+    or a task has killed a worker each time it ran, the pass fails in one line and the tasks left are cancelled. Array
+    arguments above 1 MiB are sent to every worker once (``scatter(broadcast=True)``), not with every task."""
+    from distributed import wait
+
+    def ship(v):
+        if isinstance(v, np.ndarray) and v.nbytes > 1 << 20:
+            return client.scatter(v, broadcast=True, hash=False)
+        return v
+
+    def watch(future):
+        lost_since = None
+        while True:
+            try:
+                return wait([future], timeout=poll)
+            except TimeoutError:
+                pass
+            if n_workers(client) == 0:
+                lost_since = lost_since or time.monotonic()
+                if time.monotonic() - lost_since > LOST_GRACE:
+                    raise _all_lost(what, LOST_GRACE)
+            else:
+                lost_since = None
+
+    futures = []
+    try:
+        probe = client.submit(_n_workers_here, pure=False)
+        watch(probe)                    # a worker is there (or joins within the grace)
+        probe.release()
+        args = tuple(ship(a) for a in args)
+        kwargs = {k: ship(v) for k, v in kwargs.items()}
+        futures = [client.submit(fn, item, *args, pure=False, **kwargs) for item in items]
+        for f in futures:
+            watch(f)
+            yield f.result()
+            f.release()
+    except DPTopicError:
+        raise
+    except Exception as e:
+        if type(e).__name__ == "KilledWorker":
+            raise DPTopicError(f"a Dask task died with its worker each time it ran while {what} (a worker out of"
+                               " memory?): this pass's noise was not drawn and nothing was saved; give the workers more"
+                               " memory or write more, smaller shards, then run the command again.") from None
+        if _is_lost_worker(e):
+            raise _all_lost(what, LOST_GRACE) from None
+        raise _on_worker(e, None) from None
+    finally:
+        for f in futures:
+            if not f.done():
+                f.cancel()
+
+
+def _n_workers_here() -> int:
+    """A task that does nothing: it runs once a worker is there."""
+    return 1

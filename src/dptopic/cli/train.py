@@ -64,8 +64,9 @@ _ALGORITHM_ONLY = {
     "show_unsupported": (False, _SVI + _DOC),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
     "vocabulary_policy": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
-    "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL),
-    "dask_local": (None, ("lda",) + _CENTRAL),
+    # a Dask cluster: the Gibbs trainers' shard actors, or the document-level trainers' per-shard sums
+    "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL + _DOC),
+    "dask_local": (None, ("lda",) + _CENTRAL + _DOC),
     # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior; ldp-doc's
     # topics are a fixed function of the reports: no prior, no randomness
     "alpha": (None, _CORPUS_ALGOS + ("lp", "olp")), "seed": (None, _CORPUS_ALGOS + ("lp", "olp")),
@@ -752,13 +753,22 @@ def _train(a, console):
                 if a.word_choice is not None:
                     extra["word_choice"] = a.word_choice
             extra.update(_user_level_args(a))
+            if a.unit == "user" and (a.scheduler is not None or a.dask_local is not None):
+                raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
+                                   " --unit user, which groups each person's documents in memory on this machine:"
+                                   " drop it.")
             model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
                                                         seed=_resolve_seed(a), verbose=0 if a.quiet else 1,
                                                         n_jobs=a.jobs, **extra)
             model._validate()
             _check_document_budget(model)
             if shard_dir(a.corpus) is not None:
-                return _train_document_level_on_shards(model, a, console)
+                from ..backends import training_source
+
+                training_source(shard_dir(a.corpus))   # a bad shard folder is refused before a cluster starts
+                with cluster_from_args(a) as (backend, client):
+                    model.set_params(backend=backend, client=client)
+                    return _train_document_level_on_shards(model, a, console)
         else:
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
         corpus, vocab, event = _training_corpus(a, console)
@@ -770,8 +780,11 @@ def _train(a, console):
             _warn_if_too_small(a, corpus, console, model)
         from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
 
-        return train_svi(model, corpus, vocab, a, console, after_fit=lambda m: (
-            _compose_private_vocabulary(m, event, console), record_word_list(m, a.vocabulary, vocab)))
+        with cluster_from_args(a) as (backend, client):     # --scheduler/--dask-local reach the document-level ones
+            if client is not None:
+                model.set_params(backend=backend, client=client)
+            return train_svi(model, corpus, vocab, a, console, after_fit=lambda m: (
+                _compose_private_vocabulary(m, event, console), record_word_list(m, a.vocabulary, vocab)))
     if a.algorithm in ("lp", "olp", "ldp-doc"):
         from .local import train_local
 

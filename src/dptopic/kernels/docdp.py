@@ -219,6 +219,14 @@ class StatisticAccumulator:
         return np.ascontiguousarray(self.buffers.sum(axis=0).T)
 
 
+def block_statistic(bow, beta_vk: np.ndarray, alpha: float, inner: int, n_jobs: int = 1) -> np.ndarray:
+    """``sum_d S_d`` (K x V) over one bag-of-words block under the topics ``beta_vk`` (V x K): one shard's partial sum,
+    as :class:`StatisticAccumulator` adds it."""
+    with StatisticAccumulator(beta_vk.shape[0], beta_vk.shape[1], n_jobs) as acc:
+        acc.add(*bow, beta_vk, alpha, inner)
+        return acc.total()
+
+
 def normalised_statistic(ptr, ids, cts, beta: np.ndarray, alpha: float, inner: int, n_jobs: int = 1,
                          want_theta: bool = False):
     """``(sum_d S_d as K x V, theta D x K or None)`` for one in-memory bag of words; ``beta`` is K x V."""

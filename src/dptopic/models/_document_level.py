@@ -56,7 +56,13 @@ def warn_if_large_delta(delta) -> None:
                       stacklevel=4)
 
 
-def document_level_notes(rep: dict, secure: bool, trainer: str = "", reproducible: bool = False) -> dict:
+ON_DASK = (" Trained on a Dask cluster: the workers read the documents and send each shard's exact (noiseless) partial"
+           " sums to the driver over Dask's transport, which no guarantee here covers: secure the cluster (TLS,"
+           " trusted workers; docs/scaling.md). The noise is drawn once, on the driver, after every partial is in.")
+
+
+def document_level_notes(rep: dict, secure: bool, trainer: str = "", reproducible: bool = False,
+                         execution: dict | None = None) -> dict:
     """What every document-level report says beside its figures: where its coins come from (the text of ``trainer``,
     a class name, in secure mode), whether its noise can be regenerated (``noise_reproducible``: true only with a
     seed, as in the Gibbs trainers' reports), and that the unit is one document (group privacy for an author of
@@ -65,6 +71,10 @@ def document_level_notes(rep: dict, secure: bool, trainer: str = "", reproducibl
     rep["noise_reproducible"] = bool(reproducible)
     if GROUP_PRIVACY not in str(rep.get("scope", "")) and rep.get("unit") != "user":   # a person is the unit
         rep["scope"] = str(rep.get("scope", "")) + GROUP_PRIVACY
+    if execution is not None and execution.get("backend") == "dask":    # where it ran: the card shows it
+        rep["execution"] = dict(execution)
+        if ON_DASK not in rep["scope"]:
+            rep["scope"] += ON_DASK
     return rep
 
 
@@ -154,4 +164,38 @@ class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):
     def _note_seed(self, rep: dict) -> dict:
         if self.seed is not None:
             rep["warning"] = SEED_WARNING
-        return document_level_notes(rep, bool(self.secure), type(self).__name__, reproducible=self.seed is not None)
+        return document_level_notes(rep, bool(self.secure), type(self).__name__, reproducible=self.seed is not None,
+                                    execution=getattr(self, "_execution", None))
+
+    def _cluster_client(self):
+        """The Dask client of ``backend='dask'`` (checked: an open ``distributed.Client``), else None; a ``client``
+        with another backend is refused. Called before anything is read or spent."""
+        from ..backends import make_backend
+
+        if getattr(self, "backend", "threads") != "dask":
+            make_backend(getattr(self, "backend", "threads"), 1, getattr(self, "client", None))  # refuses a client
+            return None
+        from ..backends.dask import check_client
+
+        return check_client(self.client)
+
+    def _document_passes(self, X, vocabulary, client, user_ids=None):
+        """:func:`~dptopic.models._document_source.document_source`, summed on the Dask cluster of ``client`` when
+        one is given (``_execution`` says where the run went); nothing is spent here."""
+        from ._document_source import document_source
+
+        if client is not None and getattr(self, "unit", "document") == "user":
+            raise DPTopicError(f"{type(self).__name__}(unit='user') groups each person's documents in memory on this"
+                               " machine: drop backend='dask' (CLI: --dask-local/--scheduler).")
+        passes, vocab, corpus = document_source(self, X, vocabulary, user_ids)
+        self._execution = {"backend": "threads", "n_jobs": int(self._jobs)}
+        if client is not None:
+            if passes.factory is not None:
+                raise DPTopicError(f"{type(self).__name__}(backend='dask') reads a shard folder or a corpus in memory;"
+                                   " mini-batches come from a function on this machine: write them as shards"
+                                   " ('dptopic corpus prepare --shards N') or drop backend='dask'.")
+            from ..backends.dask import n_workers
+
+            passes.on_cluster(client)
+            self._execution = {"backend": "dask", "workers": n_workers(client), "shards": len(passes.blocks)}
+        return passes, vocab, corpus

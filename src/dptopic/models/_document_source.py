@@ -51,14 +51,88 @@ def document_source(model, X, vocabulary, user_ids=None):
         src = _with_user_ids(src, user_ids)
     if isinstance(src, ShardSet):
         vocab = vocab if vocab is not None else src.vocabulary
-        paths = list(src.paths)
-        return (lambda: (corpus_bow(Corpus.load(p), vocab) for p in paths)), vocab, None
+        return DocumentPasses([str(p) for p in src.paths], vocab), vocab, None
     corpus = src.require_nonempty()
     if vocab is not None and corpus.vocabulary != vocab:
         corpus = corpus.restrict(vocab).require_nonempty()
     vocab = corpus.vocabulary
     bow = tokens_to_bow(corpus.doc_ptr, corpus.word_ids, corpus.vocab_size)
-    return (lambda: iter((bow,))), vocab, corpus
+    return DocumentPasses([bow], vocab), vocab, corpus
+
+
+class DocumentPasses:
+    """The blocks of a corpus (shard paths, or bag-of-words blocks in memory), read again for every pass.
+
+    ``passes()`` yields one pass's ``(ptr, ids, counts)`` blocks in order. :meth:`sum` adds a per-block statistic
+    ``fn(bow, *args)`` over one pass in block order, here or, after :meth:`on_cluster`, as one Dask task per block
+    (:func:`~dptopic.backends.dask.map_shards`): each task reads its block and computes its partial sum with the same
+    kernel, and the driver adds the partials in block order, so the sum equals this machine's up to float rounding.
+    Nothing random happens in a pass: the caller draws the noise once, after :meth:`sum` returns."""
+
+    def __init__(self, blocks: list, vocab: Vocabulary, factory=None):
+        self.blocks, self.vocab = blocks, vocab
+        #: mini-batches: a function returning one pass's blocks (read on this machine only)
+        self.factory = factory
+        self.client = None
+        #: documents and (document, word) entries summed by the last pass
+        self.n_docs = self.n_entries = 0
+
+    def __call__(self):
+        if self.factory is not None:
+            return self.factory()
+        return (_block_bow(b, self.vocab) for b in self.blocks)
+
+    def on_cluster(self, client, min_blocks: int | None = None) -> "DocumentPasses":
+        """Sum on the Dask cluster of ``client`` from now on. A corpus in memory is cut into ``min_blocks`` blocks of
+        documents (one per worker by default), sent with the tasks; shards are read by the workers themselves."""
+        from ..backends.dask import n_workers
+
+        self.client = client
+        if len(self.blocks) == 1 and not isinstance(self.blocks[0], str):
+            self.blocks = split_bow(self.blocks[0], min_blocks or max(n_workers(client), 1))
+        return self
+
+    def sum(self, fn, *args, **kwargs):
+        """``sum(fn(bow, *args, **kwargs))`` over the blocks of one pass, added in block order."""
+        if self.client is None:
+            parts = (_block_partial(bow, self.vocab, fn, args, kwargs) for bow in self())
+        else:
+            from ..backends.dask import map_shards
+
+            parts = map_shards(self.client, _block_partial, self.blocks, self.vocab, fn, args, kwargs,
+                               on_worker=True)
+        total, self.n_docs, self.n_entries = 0.0, 0, 0
+        for part, n_docs, n_entries in parts:      # one partial held at a time
+            total = total + part
+            self.n_docs += n_docs
+            self.n_entries += n_entries
+        return total
+
+
+def split_bow(bow, n: int) -> list:
+    """``bow`` cut into at most ``n`` blocks of whole documents, each with its own ``ptr`` from 0."""
+    from ..kernels import make_shards
+
+    ptr, ids, cts = bow
+    return [(ptr[s.doc_start:s.doc_stop + 1] - ptr[s.doc_start], ids[ptr[s.doc_start]:ptr[s.doc_stop]],
+             cts[ptr[s.doc_start]:ptr[s.doc_stop]]) for s in make_shards(ptr, n) if s.doc_stop > s.doc_start]
+
+
+def _block_bow(block, vocab: Vocabulary, on_worker: bool = False):
+    """A block's bag of words: a shard path is read (and mapped onto ``vocab``), a bag of words taken as it is."""
+    if not isinstance(block, str):
+        return block
+    if on_worker:
+        from ..backends.dask import load_shard
+
+        return corpus_bow(load_shard(block), vocab)
+    return corpus_bow(Corpus.load(block), vocab)
+
+
+def _block_partial(block, vocab, fn, args, kwargs, on_worker: bool = False):
+    """``(fn(bow, *args, **kwargs), documents, entries)`` for one block (``on_worker``: in a Dask task)."""
+    bow = _block_bow(block, vocab, on_worker)
+    return fn(bow, *args, **kwargs), len(bow[0]) - 1, len(bow[2])
 
 
 def _with_user_ids(corpus: Corpus, user_ids) -> Corpus:
@@ -108,7 +182,7 @@ def _batch_source(model, factory, vocab):
     first = next(iter(batches()), None)
     if first is None:
         raise DPTopicError("no mini-batches given: the source yielded nothing.")
-    return batches, state["vocab"], None
+    return DocumentPasses([], state["vocab"], factory=batches), state["vocab"], None
 
 
 def corpus_bow(corpus: Corpus, vocab: Vocabulary):

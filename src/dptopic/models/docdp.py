@@ -38,10 +38,10 @@ from ..accounting import PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
 from ..mechanisms import gaussian_mechanism
 from ..errors import DPTopicError
-from ..kernels.docdp import StatisticAccumulator
+from ..kernels.docdp import StatisticAccumulator, block_statistic
 from ..recovery.support import em_supported_topics
 from ._docdp_math import denoise
-from ._document_source import document_source, read_ahead
+from ._document_source import read_ahead
 from ._document_level import _DocumentDPModel
 from ._user_level import UNITS, check_unit, em_statistic, for_unit_event, people_of, unit_and_relation, user_report
 from .base import check_topics_fit_vocabulary
@@ -81,6 +81,8 @@ class DocDPEM(_DocumentDPModel):
     documents_per_user : with ``unit="user"``: None (default) sums each person's normalised contributions and scales
         the sum to norm at most 1; an int ``m`` keeps at most ``m`` documents a person (chosen at random), each
         weighted ``1/m``.
+    backend, client : ``"threads"`` (default), or ``"dask"`` with a ``distributed.Client``: every iteration's E-step
+        runs on the workers, one task per shard, and the driver draws that release's noise once (``docs/scaling.md``).
     """
 
     _private = True
@@ -90,12 +92,14 @@ class DocDPEM(_DocumentDPModel):
                               "secure": [Options((True, False))], "seed": SEED, "n_jobs": N_JOBS,
                               "verbose": VERBOSE,
                               "init": [IsNone(), IsType((np.ndarray, list), "a K x V array of public topics")],
-                              "unit": [Options(UNITS)], "documents_per_user": [IsNone(), Int(1, 1_000_000)]}
+                              "unit": [Options(UNITS)], "documents_per_user": [IsNone(), Int(1, 1_000_000)],
+                              "backend": [Options(("threads", "dask"))],
+                              "client": [IsNone(), IsType((object,), "a distributed.Client")]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_iter: int = 3,
                  threshold: float = 2.0, alpha: float = 0.1, inner: int = 30, secure: bool = False, seed=None,
                  n_jobs: int = 1, verbose: int = 0, init=None, unit: str = "document",
-                 documents_per_user: int | None = None):
+                 documents_per_user: int | None = None, backend: str = "threads", client=None):
         self.unit = unit
         self.documents_per_user = documents_per_user
         self.n_topics = n_topics
@@ -110,6 +114,8 @@ class DocDPEM(_DocumentDPModel):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.init = init
+        self.backend = backend
+        self.client = client
 
     def _planned_spend(self, report: dict):
         from ..accounting.events import SubsampledGaussianEvent
@@ -134,7 +140,7 @@ class DocDPEM(_DocumentDPModel):
         self._validate()
         self._require_secure_noise()
         check_unit(self, user_ids)
-        source, vocab, corpus = document_source(self, X, vocabulary, user_ids)
+        source, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client(), user_ids)
         V, K = len(vocab), self.n_topics
         check_topics_fit_vocabulary(K, V)
         rng = self._rng()
@@ -150,16 +156,20 @@ class DocDPEM(_DocumentDPModel):
                 acc.reset()
                 beta_vk = np.ascontiguousarray(beta.T)
                 n_tokens = 0
-                for ptr, ids, cts in (read_ahead(source(), reader) if people is None else ()):
-                    acc.add(ptr, ids, cts, beta_vk, float(self.alpha), int(self.inner))
-                    n_tokens += len(cts)
                 if people is not None:      # each person's contribution bounded as a whole (models/_user_level.py)
                     n_tokens = len(people[0][2])
+                    total = em_statistic(people, beta, float(self.alpha), int(self.inner), self._jobs)
+                elif source.client is not None:     # one task per shard on the cluster, added in shard order
+                    total = source.sum(block_statistic, beta_vk, float(self.alpha), int(self.inner), self._jobs)
+                    n_tokens = source.n_entries
+                else:
+                    for ptr, ids, cts in read_ahead(source(), reader):
+                        acc.add(ptr, ids, cts, beta_vk, float(self.alpha), int(self.inner))
+                        n_tokens += len(cts)
+                    total = acc.total()
                 if it == 0 and n_tokens == 0:
                     raise DPTopicError("the training documents have no word of the vocabulary: give documents in"
                                        " the vocabulary's language, or another vocabulary.")
-                total = acc.total() if people is None else em_statistic(people, beta, float(self.alpha),
-                                                                         int(self.inner), self._jobs)
                 noisy, event = gaussian_mechanism(total, sigma, 1.0, None if self.secure else rng,
                                                   secure=bool(self.secure), label=_RELEASE)
                 ledger.spend(for_unit_event(self, event))

@@ -39,7 +39,7 @@ from ..accounting.set_union import VOCABULARY_NOT_COVERED
 
 import numpy as np
 
-from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, Options, Real
+from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
 from ..accounting import PrivacyLedger
 from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
 from ..errors import DPTopicError
@@ -47,7 +47,6 @@ from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..recovery import topics_from_cooccurrence
 from ..recovery.support import cooccurrence_supported_topics, mass_supported
-from ._document_source import document_source
 from ._document_level import _DocumentDPModel
 from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_event, people_of, presence_statistic,
                           unit_and_relation, user_report)
@@ -135,6 +134,9 @@ class DocDPCooccurrence(_DocumentDPModel):
     documents_per_user : with ``unit="user"``: None (default) sums each person's normalised documents and scales the
         sum to norm at most 1; an int ``m`` keeps at most ``m`` documents a person (chosen at random), each weighted
         ``1/m`` (``m`` is public; it gave less recovery on a planted corpus: ``docs/research/user_level.md``).
+    backend, client : ``"threads"`` (default) or ``"dask"`` with ``client=distributed.Client(...)``: each pass is
+        summed on the cluster's workers, one task per shard, and the driver adds the noise of each release once
+        (``docs/scaling.md``).
     """
 
     _private = True
@@ -147,14 +149,16 @@ class DocDPCooccurrence(_DocumentDPModel):
                               "max_false_words": [IsNone(), Real(0, 1e6, "neither")],
                               "alpha": [Real(1e-8, 1e6)], "n_jobs": N_JOBS,
                               "secure": [Options((True, False))], "seed": SEED, "verbose": VERBOSE,
-                              "unit": [Options(UNITS)], "documents_per_user": [IsNone(), Int(1, 1_000_000)]}
+                              "unit": [Options(UNITS)], "documents_per_user": [IsNone(), Int(1, 1_000_000)],
+                              "backend": [Options(("threads", "dask"))],
+                              "client": [IsNone(), IsType((object,), "a distributed.Client")]}
 
     def __init__(self, n_topics: int = 20, epsilon: float = 1.0, delta: float = 1e-5, n_words: int | str = "auto",
                  ranking_noise: float | str = "auto", threshold: float = 1.0, tail: float | None = None,
                  background_share: float | str | None = "auto", n_background: int = 2,
                  word_choice: str = "frequency", max_false_words: float | None = 0.5, alpha: float = 0.1,
                  n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0, unit: str = "document",
-                 documents_per_user: int | None = None):
+                 documents_per_user: int | None = None, backend: str = "threads", client=None):
         self.unit = unit
         self.documents_per_user = documents_per_user
         self.n_topics = n_topics
@@ -173,6 +177,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.secure = secure
         self.seed = seed
         self.verbose = verbose
+        self.backend = backend
+        self.client = client
 
     def _release(self, values, sigma, rng, label):
         noisy, event = gaussian_mechanism(values, sigma, 1.0, None if self.secure else rng, secure=bool(self.secure),
@@ -215,7 +221,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self._validate()
         self._require_secure_noise()
         check_unit(self, user_ids)
-        passes, vocab, corpus = document_source(self, X, vocabulary, user_ids)
+        passes, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client(), user_ids)
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
         V, K = len(vocab), int(self.n_topics)
         auto = isinstance(self.n_words, str)
@@ -243,8 +249,8 @@ class DocDPCooccurrence(_DocumentDPModel):
             self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=label), 1),
                                   (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
             counted = share_rule or auto
-            stat = (sum(document_frequency_bow(bow, V, self._jobs, with_document=counted, with_counts=repetition)
-                        for bow in passes()) if people is None else
+            stat = (passes.sum(document_frequency_bow, V, self._jobs, with_document=counted, with_counts=repetition)
+                    if people is None else
                     presence_statistic(people, V, self._jobs, with_document=counted, with_counts=repetition))
             released = self._release(stat, sigma_rank, rng, label)
             if repetition:                      # undo the 1/sqrt(2) of both parts (post-processing)
@@ -276,11 +282,10 @@ class DocDPCooccurrence(_DocumentDPModel):
             sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
             kept = np.arange(V)
             word_threshold = expected_false = None      # every word of the vocabulary: none was chosen by noise
-        stat, n_docs = 0.0, 0            # n_docs only decides the warning below: never saved or released
-        for bow in (passes() if people is None else ()):
-            stat = stat + normalised_cooccurrence_bow(bow, kept, V, self._jobs)
-            n_docs += len(bow[0]) - 1
-        if people is not None:          # each person's contribution bounded as a whole (models/_user_level.py)
+        if people is None:
+            stat = passes.sum(normalised_cooccurrence_bow, kept, V, self._jobs)
+            n_docs = passes.n_docs       # decides the warning below only: never saved or released
+        else:                           # each person's contribution bounded as a whole (models/_user_level.py)
             stat, n_docs = cooccurrence_statistic(people, kept, V, self._jobs), n_people
         noisy = self._release(stat, sigma, rng, _COOC)
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
