@@ -176,6 +176,6 @@ def test_fed_report_words_refuse_an_alphabetical_vocabulary():
     """The first N words must be the most common: an alphabetical --vocabulary would keep those that sort first."""
     words = [f"{c}{d}" for c in "abcdefgh" for d in "xyz"]                  # 24 words in alphabetical order
     with pytest.raises(Exception, match="--vocabulary is in alphabetical order"):
-        ServiceConfig(words, 0.2, fed_epsilon=5.0, fed_topics=2, fed_report_words=10)
-    ServiceConfig(words[::-1], 0.2, fed_epsilon=5.0, fed_topics=2, fed_report_words=10)    # another order: taken
-    ServiceConfig(words, 0.2, fed_epsilon=5.0, fed_topics=2)                # every word: the order does not matter
+        ServiceConfig(words, 0.2, fed_epsilon_per_entry=5.0, fed_topics=2, fed_report_words=10)
+    ServiceConfig(words[::-1], 0.2, fed_epsilon_per_entry=5.0, fed_topics=2, fed_report_words=10)    # another order: taken
+    ServiceConfig(words, 0.2, fed_epsilon_per_entry=5.0, fed_topics=2)                # every word: the order does not matter

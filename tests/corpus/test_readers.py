@@ -101,3 +101,20 @@ def test_corpus_from_jsonl_is_the_reader(tmp_path):
 
     b = readers.from_jsonl(paths["jsonl"], "body", min_df=1)
     assert list(a.vocabulary.words) == list(b.vocabulary.words) and a.n_tokens == b.n_tokens
+
+
+@pytest.mark.parametrize("name,content,fix", [
+    ("notes.xyz", "a b\n", "give format='text'"),                    # an extension that says no format
+    ("d.json", '["a b"]\n', "pass format='text'"),                   # a .json file that is one array
+    ("d.csv", '{"text": "a b"}\n{"text": "c d"}\n', "format='jsonl'"),   # JSON Lines named .csv
+    ("folder", None, "format='dir'"),                                # a folder read as a file
+])
+def test_reader_errors_name_the_python_parameter_not_a_flag(tmp_path, name, content, fix):
+    p = tmp_path / name
+    if content is None:
+        p.mkdir()
+    else:
+        p.write_text(content)
+    with pytest.raises(DPTopicError) as e:
+        read_corpus(p, "text" if content is None else "auto")
+    assert fix in str(e.value) and "--format" not in str(e.value), str(e.value)

@@ -227,6 +227,19 @@ def umass_pairwise_mean(components, reference, top_n: int = 10, per_topic: bool 
     return scores if per_topic else float(scores.mean())
 
 
+def umass_mimno_sum(model, reference, top_n: int = 10) -> float | None:
+    """UMass coherence as Mimno et al. (2011) define it (the sum over ranked top-word pairs, averaged over topics) of
+    a fitted model's topics on ``reference``, by the model's own ``coherence``; ``None`` where it is undefined (every
+    topic has a ranked top word in no document of ``reference``) or the model has no ``coherence``. Topics with
+    absent top words are left out of the average without a warning: the caller says so (``topic_quality``'s
+    ``absent_top_words``)."""
+    if not hasattr(model, "coherence"):
+        return None
+    with quiet_absent_words():
+        mimno = model.coherence(reference, top_n=top_n)
+    return None if math.isnan(mimno) else float(mimno)
+
+
 def topic_diversity(components, top_n: int = 25) -> float:
     """Share of distinct words among all topics' top ``top_n`` words (1: no word shared; Dieng et al. 2020)."""
     comp = _components(components)

@@ -320,8 +320,8 @@ def fed_config(cfg):
     """The public FedLDA protocol parameters every client shares (:class:`~dptopic.federated.RRPConfig`)."""
     from ..federated import RRPConfig
 
-    return RRPConfig(cfg.fed_topics, float(cfg.fed_epsilon), float(cfg.fed_failure_rate), float(cfg.fed_gamma),
-                     cfg.fed_pad_length, float(cfg.fed_sample_ratio))
+    return RRPConfig(cfg.fed_topics, float(cfg.fed_epsilon_per_entry), float(cfg.fed_failure_rate),
+                     float(cfg.fed_gamma), cfg.fed_pad_length, float(cfg.fed_sample_ratio))
 
 
 def fed_config_dict(rrp) -> dict:
