@@ -2,7 +2,6 @@
 import math
 import warnings
 
-
 import dptopic
 from dptopic.evaluation.coherence import umass_coherence
 from dptopic.evaluation.topic_quality import umass_mimno_sum
