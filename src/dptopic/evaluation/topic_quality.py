@@ -30,7 +30,9 @@ undefined (log of 1/0). Those topics are left out of the means, with a warning, 
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
 
 import numpy as np
 
@@ -181,8 +183,6 @@ def defined_mean(scores: np.ndarray, what: str) -> float:
     measure says nothing of that topic), with a warning naming how many were left out; NaN when none is defined."""
     undefined = int(np.isnan(scores).sum())
     if undefined:
-        import warnings
-
         rest = "the mean is over the others" if undefined < len(scores) else "so is the mean"
         warnings.warn(f"{undefined} of {len(scores)} topics have top words that occur in no reference document: their"
                       f" {what} is undefined and {rest} (a reference corpus from another domain?).", UserWarning,
@@ -193,9 +193,6 @@ def defined_mean(scores: np.ndarray, what: str) -> float:
 def quiet_absent_words():
     """A context in which :func:`defined_mean`'s warning on top words absent from the reference is not shown: for a
     caller that says it itself (``topic_quality``'s ``absent_top_words``, ``evaluate``'s note, ``train``'s figure)."""
-    import contextlib
-    import warnings
-
     @contextlib.contextmanager
     def quiet():
         with warnings.catch_warnings():
