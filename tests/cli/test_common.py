@@ -27,3 +27,11 @@ def test_load_corpus_names_the_format_flag_where_the_reader_names_format(tmp_pat
     with pytest.raises(DPTopicError) as e:
         load_corpus(str(p))
     assert flag in str(e.value) and "format=" not in str(e.value), str(e.value)
+
+
+def test_load_corpus_without_vocab_flag_names_the_vocabulary_flag_for_a_uci_file(tmp_path):
+    p = tmp_path / "counts.txt"
+    p.write_text("1\n2\n2\n1 1 1\n1 2 1\n")
+    with pytest.raises(DPTopicError) as e:
+        load_corpus(str(p), "uci", vocab_flag=None)
+    assert "(this command reads the UCI vocabulary from there; --vocabulary is the public word list" in str(e.value)

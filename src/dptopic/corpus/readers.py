@@ -525,8 +525,8 @@ def _load_uci(p, vocab, drop_empty: bool = True, vocab_flag: str | None = "vocab
     option that names the vocabulary file, None for a command that has none (it reads the file beside)."""
     if vocab is None:
         how = (f"pass {vocab_flag} FILE" if vocab_flag else
-               "name the pair docword.NAME.txt and vocab.NAME.txt, side by side (this command reads the UCI"
-               " vocabulary from there; --vocabulary is the public word list the documents are read into)")
+               "name the pair docword.NAME.txt and vocab.NAME.txt, side by side (the UCI vocabulary is read from"
+               " there; vocabulary= is the public word list the documents are read into)")
         if "docword" not in p.name:
             raise DPTopicError(f"a UCI corpus needs its vocabulary file, and {p.name!r} is not named docword.*, so"
                                f" no vocab.* file can be found beside it: {how}.")
