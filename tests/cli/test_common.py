@@ -1,5 +1,6 @@
 """The command line's console: off a terminal, prose is left in whole lines (rich broke it at 80 columns while the
-tables beside it were laid out wider, leaving a stray '; ' at the end of the corpus line)."""
+tables beside it were laid out wider, leaving a stray '; ' at the end of the corpus line); load_corpus's errors name
+the command line's flags."""
 from dptopic.cli._common import corpus_line, make_console
 import csv
 import io
@@ -10,6 +11,8 @@ from dptopic import CDPLDA, CDPLDAPlus
 import argparse
 from dptopic.errors import DPTopicError
 import importlib.util
+
+from dptopic.cli._common import load_corpus
 
 
 def test_prose_is_not_broken_at_80_columns_off_a_terminal(tiny, capsys):
@@ -224,3 +227,24 @@ def test_bad_specs_are_one_line_errors(spec, message):
     with pytest.raises(DPTopicError) as e:
         read_vocabulary(spec)
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("name,content,flag", [
+    ("d.json", '["a b"]\n', "pass --format text"),                          # the reader says format='text'
+    ("d.csv", '{"text": "a b"}\n{"text": "c d"}\n', "(--format jsonl,"),     # ... format='jsonl'
+    ("notes.xyz", "a b\n", "--format auto reads a file by its extension"),   # ... format='auto'
+])
+def test_load_corpus_names_the_format_flag_where_the_reader_names_format(tmp_path, name, content, flag):
+    p = tmp_path / name
+    p.write_text(content)
+    with pytest.raises(DPTopicError) as e:
+        load_corpus(str(p))
+    assert flag in str(e.value) and "format=" not in str(e.value), str(e.value)
+
+
+def test_load_corpus_without_vocab_flag_names_the_vocabulary_flag_for_a_uci_file(tmp_path):
+    p = tmp_path / "counts.txt"
+    p.write_text("1\n2\n2\n1 1 1\n1 2 1\n")
+    with pytest.raises(DPTopicError) as e:
+        load_corpus(str(p), "uci", vocab_flag=None)
+    assert "(this command reads the UCI vocabulary from there; --vocabulary is the public word list" in str(e.value)

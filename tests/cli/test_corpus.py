@@ -361,7 +361,7 @@ def empty_npz(tmp_path):
 
 
 def test_corpus_summary_of_no_documents(empty_npz):
-    from dptopic.cli.corpus import corpus_summary
+    from dptopic.corpus.summary import corpus_summary
     from dptopic.corpus import Corpus
 
     info = corpus_summary(Corpus.load(empty_npz))

@@ -8,7 +8,7 @@ import pytest
 
 import dptopic
 from dptopic.cli.main import main
-from dptopic.cli.results import kept_words
+from dptopic.reporting.export import kept_words
 
 
 @pytest.fixture(scope="module")

@@ -287,7 +287,7 @@ def test_serve_fed_user_budget_sets_the_split_from_the_vocabulary(tmp_path):
             "--database", f"sqlite:///{tmp_path / 's.db'}", "--fed-topics", "3"]
     cfg = build_config(build_parser().parse_args(base + ["--fed-user-budget", "90"]))
     eps, entries = entries_for_user_budget(90, len(WORDS))
-    assert cfg.fed_epsilon == pytest.approx(eps) and cfg.fed_pad_length == entries
+    assert cfg.fed_epsilon_per_entry == pytest.approx(eps) and cfg.fed_pad_length == entries
     assert "drop --fed-epsilon-per-entry" in _one_line_error(_cli(*base, "--fed-user-budget", "90", "--fed-epsilon-per-entry", "3"))
 
 

@@ -1167,3 +1167,20 @@ def test_train_unit_document_on_the_general_word_list(tmp_path, capsys):
     cap = capsys.readouterr()
     out = " ".join((cap.out + cap.err).split())
     assert "V=5000" in out and "never counted" not in out     # every word of the list is one the tokeniser produces
+
+
+
+
+def test_the_pad_length_note_reads_the_median_user_length(tiny):
+    """train's FedLDA note: --pad-length far above the typical simulated user's tokens (corpus.summary)."""
+    import dptopic
+    from dptopic.cli.train import PAD_LENGTH_FACTOR, pad_length_note
+    from dptopic.corpus.summary import median_user_length
+
+    a = argparse.Namespace(user_budget=None)
+    typical = median_user_length(tiny.corpus, 4)
+    far = dptopic.FedLDA(n_topics=2, epsilon_per_entry=1.0, n_clients=4, pad_length=int(PAD_LENGTH_FACTOR * typical) + 1)
+    note = pad_length_note(far, tiny.corpus, a)
+    assert note is not None and f"typical user's {typical:.0f} tokens (median;" in note
+    near = dptopic.FedLDA(n_topics=2, epsilon_per_entry=1.0, n_clients=4, pad_length=int(PAD_LENGTH_FACTOR * typical))
+    assert pad_length_note(near, tiny.corpus, a) is None

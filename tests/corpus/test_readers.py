@@ -423,3 +423,30 @@ def test_blank_lines_do_not_count_in_a_fraction_of_documents_and_a_cr_only_file_
     assert load_corpus(str(tmp_path / "p.txt"), vocabulary=c.vocabulary.words, drop_empty=False).n_docs == 199
     (tmp_path / "cr.txt").write_text("\r".join(paras[:30]) + "\r", newline="")
     assert load_corpus(str(tmp_path / "cr.txt")).n_docs == 30
+
+
+@pytest.mark.parametrize("name,content,fix", [
+    ("notes.xyz", "a b\n", "give format='text'"),                    # an extension that says no format
+    ("d.json", '["a b"]\n', "pass format='text'"),                   # a .json file that is one array
+    ("d.csv", '{"text": "a b"}\n{"text": "c d"}\n', "format='jsonl'"),   # JSON Lines named .csv
+    ("folder", None, "format='dir'"),                                # a folder read as a file
+])
+def test_reader_errors_name_the_python_parameter_not_a_flag(tmp_path, name, content, fix):
+    p = tmp_path / name
+    if content is None:
+        p.mkdir()
+    else:
+        p.write_text(content)
+    with pytest.raises(DPTopicError) as e:
+        read_corpus(p, "text" if content is None else "auto")
+    assert fix in str(e.value) and "--format" not in str(e.value), str(e.value)
+
+
+def test_a_uci_file_without_its_vocabulary_names_python_parameters(tmp_path):
+    p = tmp_path / "counts.txt"                 # not named docword.*: no vocab.* file can be found beside it
+    p.write_text("1\n2\n2\n1 1 1\n1 2 1\n")
+    for flag in ("vocab=", None):
+        with pytest.raises(DPTopicError) as e:
+            read_corpus(p, "uci", vocab_flag=flag)
+        assert ("pass vocab= FILE" if flag else "vocabulary= is the public word list") in str(e.value)
+        assert "--" not in str(e.value), str(e.value)

@@ -238,7 +238,7 @@ def test_a_fedlda_retry_racing_its_original_that_closed_the_round_is_a_replay(tm
     from service_helpers import corpus_of
 
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=40, n_prior=5)
-    cfg = service_config(words, f"sqlite:///{tmp_path / 'fed.db'}", fed_epsilon=5.0, fed_topics=3, fed_pad_length=32,
+    cfg = service_config(words, f"sqlite:///{tmp_path / 'fed.db'}", fed_epsilon_per_entry=5.0, fed_topics=3, fed_pad_length=32,
                fed_min_updates=1)
     with InProcessServer(cfg) as srv:
         svc = srv.service

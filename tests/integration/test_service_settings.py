@@ -348,7 +348,7 @@ def test_fed_another_body_under_a_used_key_is_checked_before_the_key(tmp_path):
     from dptopic.service import codec
 
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=20, n_prior=5)
-    cfg = service_config(words, f"sqlite:///{tmp_path / 's.db'}", fed_epsilon=5.0, fed_pad_length=16, fed_min_updates=2)
+    cfg = service_config(words, f"sqlite:///{tmp_path / 's.db'}", fed_epsilon_per_entry=5.0, fed_pad_length=16, fed_min_updates=2)
     with InProcessServer(cfg) as srv:
         status, conf = get_json(srv.url + "/v1/config")
         fed = conf["fed"]

@@ -39,7 +39,7 @@ def _fed_server(rule):
     from service_helpers import make_words
 
     words = make_words(40)
-    cfg = ServiceConfig(words, 0.3, database="sqlite:///unused.db", n_topics=3, fed_epsilon=3.0, fed_topics=3,
+    cfg = ServiceConfig(words, 0.3, database="sqlite:///unused.db", n_topics=3, fed_epsilon_per_entry=3.0, fed_topics=3,
                         fed_pad_length=16)
     svc = Service(cfg, start_trainer=False)
     doc = svc.config_doc()

@@ -318,7 +318,7 @@ def corpus():
 
 
 def test_the_export_carries_the_whole_privacy_card(corpus):
-    from dptopic.cli.results import export_privacy
+    from dptopic.reporting.export import export_privacy
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -234,7 +234,7 @@ def test_a_server_url_with_a_path_gets_a_hint_on_404(tmp_path):
 def _fed_server_doc():
     """``/v1/config`` and the round-0 broadcast of a FedLDA server (built, not served)."""
     words = make_words(40)
-    cfg = ServiceConfig(words, 0.3, database="sqlite:///unused.db", n_topics=3, fed_epsilon=3.0, fed_topics=3,
+    cfg = ServiceConfig(words, 0.3, database="sqlite:///unused.db", n_topics=3, fed_epsilon_per_entry=3.0, fed_topics=3,
                         fed_pad_length=16)
     svc = Service(cfg, start_trainer=False)
     return words, svc.config_doc(), codec.fed_initial_broadcast(cfg.fed_vocabulary, svc.rrp)

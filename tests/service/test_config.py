@@ -13,3 +13,60 @@ def test_config_names_the_contributor_header(tmp_path):
                         f=2 / (1 + np.exp(2.0)))
     doc = Service(cfg, start_trainer=False).config_doc()
     assert "Dptopic-Contributor" in doc["contributor"] and "1-128 characters" in doc["contributor"]
+
+
+"""ServiceConfig (``service/config.py``): FedLDA's epsilon is named per entry, and databases keep reading it."""
+import json
+import sqlite3
+
+import pytest
+
+from dptopic.accounting.local import f_from_epsilon
+from dptopic.errors import DPTopicError
+from dptopic.service.app import Service
+from dptopic.service.config import ServiceConfig
+from dptopic.service.storage import StorageError
+
+WORDS = [f"w{i}" for i in range(40)]
+
+
+def test_fed_epsilon_is_refused_in_one_line_naming_fed_epsilon_per_entry():
+    with pytest.raises(DPTopicError) as e:
+        ServiceConfig(WORDS, 0.3, fed_epsilon=3.0, fed_topics=3)
+    line = str(e.value)
+    assert "fed_epsilon_per_entry=" in line and "\n" not in line, line
+
+
+def test_fed_epsilon_per_entry_is_the_attribute_and_is_validated():
+    cfg = ServiceConfig(WORDS, 0.3, fed_epsilon_per_entry=3.0, fed_topics=3)
+    assert cfg.fed_epsilon_per_entry == 3.0 and not hasattr(cfg, "fed_epsilon")
+    with pytest.raises(DPTopicError, match="fed_epsilon_per_entry"):
+        ServiceConfig(WORDS, 0.3, fed_epsilon_per_entry=-1.0)
+
+
+def _stored_settings(db) -> dict:
+    con = sqlite3.connect(db)
+    try:
+        return {k: json.loads(v) for k, v in con.execute("SELECT key, value FROM service_settings")}
+    finally:
+        con.close()
+
+
+def _open(db, eps_entry):
+    svc = Service(ServiceConfig(WORDS, f_from_epsilon(2.0), database=f"sqlite:///{db}", n_topics=3,
+                                fed_epsilon_per_entry=eps_entry, fed_topics=3, fed_pad_length=32),
+                  start_trainer=False)
+    svc.open()
+    svc.close()
+
+
+def test_a_database_keeps_the_settings_key_that_databases_made_before_hold(tmp_path):
+    """Databases made before the rename record FedLDA's epsilon per entry under ``fed_epsilon``: the key on disk is
+    unchanged, so such a database opens with the same figure and refuses another."""
+    db = tmp_path / "s.db"
+    _open(db, 5.0)
+    stored = _stored_settings(db)
+    assert stored["fed_epsilon"] == 5.0 and "fed_epsilon_per_entry" not in stored
+    _open(db, 5.0)
+    with pytest.raises(StorageError, match="fed_epsilon=5.0"):
+        _open(db, 2.0)

@@ -198,9 +198,9 @@ def test_fed_report_words_refuse_an_alphabetical_vocabulary():
     """The first N words must be the most common: an alphabetical --vocabulary would keep those that sort first."""
     words = [f"{c}{d}" for c in "abcdefgh" for d in "xyz"]                  # 24 words in alphabetical order
     with pytest.raises(Exception, match="--vocabulary is in alphabetical order"):
-        ServiceConfig(words, 0.2, fed_epsilon=5.0, fed_topics=2, fed_report_words=10)
-    ServiceConfig(words[::-1], 0.2, fed_epsilon=5.0, fed_topics=2, fed_report_words=10)    # another order: taken
-    ServiceConfig(words, 0.2, fed_epsilon=5.0, fed_topics=2)                # every word: the order does not matter
+        ServiceConfig(words, 0.2, fed_epsilon_per_entry=5.0, fed_topics=2, fed_report_words=10)
+    ServiceConfig(words[::-1], 0.2, fed_epsilon_per_entry=5.0, fed_topics=2, fed_report_words=10)    # another order: taken
+    ServiceConfig(words, 0.2, fed_epsilon_per_entry=5.0, fed_topics=2)                # every word: the order does not matter
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -376,7 +376,7 @@ def test_an_older_database_records_the_fed_settings_of_its_next_start_and_is_bou
     from dptopic.accounting.local import f_from_epsilon
 
     svc = Service(ServiceConfig(words, f_from_epsilon(2.0), database=f"sqlite:///{db}", n_topics=3,
-                                fed_epsilon=5.0, fed_topics=3, fed_pad_length=32), start_trainer=False)
+                                fed_epsilon_per_entry=5.0, fed_topics=3, fed_pad_length=32), start_trainer=False)
     svc.open()                      # FedLDA ran: its round 0 is in the database
     svc.close()
     _as_before_fed_binding(db)
@@ -399,7 +399,7 @@ def test_an_older_database_that_ran_fedlda_is_held_to_the_k_of_its_rounds_model(
     base, db = serve_cli
     words = (tmp_path / "vocab.txt").read_text().split()
     svc = Service(ServiceConfig(words, f_from_epsilon(2.0), database=f"sqlite:///{db}", n_topics=3,
-                                fed_epsilon=5.0, fed_topics=3, fed_pad_length=32), start_trainer=False)
+                                fed_epsilon_per_entry=5.0, fed_topics=3, fed_pad_length=32), start_trainer=False)
     svc.open()
     svc.close()
     _as_before_fed_binding(db)

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ._flags import FORMAT_FLAG, UCI_VOCABULARY_RULES, flag_errors
 
 FORMATS = ("auto", "uci", "jsonl", "csv", "dir", "text", "npz")
 
@@ -255,7 +256,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give 'demo', '20newsgroups' or an existing path.")
     from ..corpus.readers import auto_format, read_corpus
 
-    fmt = auto_format(p) if fmt == "auto" else fmt
+    with flag_errors(FORMAT_FLAG):
+        fmt = auto_format(p) if fmt == "auto" else fmt
     if fmt != "uci":
         vocab_applies(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
     if fmt not in ("jsonl", "csv"):
@@ -269,12 +271,13 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
             raise DPTopicError(f"--stop-words applies to raw text, and a {fmt} corpus restricted to --vocabulary keeps"
                                " every word of the list: take the stop words out of the list instead.")
-    c = read_corpus(p, fmt, vocab=vocab, text_field=text_field, label_field=label_field, id_field=id_field,
-                    require_ids=require_ids, vocabulary=vocabulary, **cuts_given,
-                    stop_words=None if into_model else stop_words,
-                    lowercase="match" if into_model else lowercase, drop_empty=drop_empty,
-                    keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag, user_field=user_field,
-                    users_by_folder=users_by_folder)
+    with flag_errors(FORMAT_FLAG, UCI_VOCABULARY_RULES):
+        c = read_corpus(p, fmt, vocab=vocab, text_field=text_field, label_field=label_field, id_field=id_field,
+                        require_ids=require_ids, vocabulary=vocabulary, **cuts_given,
+                        stop_words=None if into_model else stop_words,
+                        lowercase="match" if into_model else lowercase, drop_empty=drop_empty,
+                        keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag, user_field=user_field,
+                        users_by_folder=users_by_folder)
     if user_cuts and fmt == "npz" and vocabulary is None and c.metadata.get("vocabulary_source") == "supplied":
         if stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
             cuts = cuts + ["--stop-words"]    # a prune, which also chooses words by the data (drops unseen ones)

@@ -23,6 +23,13 @@ _VALUE = r"(?P<value>'[^']*'|\"[^\"]*\"|[^\s:;,()]+?)(?=[\s:;,)]|\.\s|\.$|$)"
 CORPUS_FLAGS = {"max_vocab": "--max-vocab", "min_df": "--min-df", "max_df": "--max-df", "stop_words": "--stop-words",
                 "lowercase": "--lowercase"}
 
+# --format of every command that reads a corpus file (the readers name format=)
+FORMAT_FLAG = {"format": "--format"}
+
+# a UCI corpus read by a command without --vocab (read_corpus(vocab_flag=None)): the readers name vocabulary=
+UCI_VOCABULARY_RULES = ((r"\(the UCI vocabulary is read from there; vocabulary= is the public word list",
+                         "(this command reads the UCI vocabulary from there; --vocabulary is the public word list"),)
+
 CORPUS_RULES = (
     # Corpus.prune when only --min-df was given: no upper bound to raise
     (r"^max_df=None keeps words in at most (\d+) of (\d+) documents, below min_df=(\S+) \((\d+) documents\): no"

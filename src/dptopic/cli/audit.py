@@ -204,7 +204,9 @@ def _audit_corpus(a, model):
         return _into_model(a, model)
     reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
                             stop_words=a.stop_words, lowercase=a.lowercase)
-    note = _check_coverage(_outside_share(model, reference), a.restrict, None)
+    from ..attacks.coverage import outside_vocabulary_share
+
+    note = _check_coverage(outside_vocabulary_share(model.vocabulary_, reference), a.restrict, None)
     corpus = reference.restrict(model.vocabulary_, drop_empty=False)
     keep = corpus.doc_lengths > 0
     n_read = reference.n_docs + reference.n_empty_dropped
@@ -229,8 +231,7 @@ def _audit_corpus(a, model):
 def _into_model(a, model):
     """The corpus read into the model's vocabulary, and whether it is a corpus the model could have been trained on
     (:data:`COVERAGE_LIMIT`)."""
-    import numpy as np
-
+    from ..attacks.coverage import absent_word_share, as_dense_as_training, outside_vocabulary_share, vocabulary_overlap
     from ._common import load_corpus
 
     read = {"read": "into the model's vocabulary, as 'dptopic evaluate' reads it"}
@@ -246,7 +247,7 @@ def _into_model(a, model):
         raise DPTopicError(f"{a.corpus!r} holds fewer than two distinct words once read as the model reads text, against"
                            f" the model's {n_model:,}: it is not the kind of corpus the model was trained on; audit on"
                            " that corpus.") from None
-    share = _outside_share(model, reference)
+    share = outside_vocabulary_share(model.vocabulary_, reference)
     top = f"of the tokens of the corpus's {reference.vocab_size} most frequent words"
     try:
         corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=model.vocabulary_,
@@ -260,7 +261,7 @@ def _into_model(a, model):
     if source == "private":
         # selected by DP set union from the training documents: every word occurs there, yet it is not the corpus's
         # most frequent words, so the frequency comparison does not apply; the words themselves are the check
-        absent = float((np.bincount(corpus.word_ids, minlength=n_model) == 0).mean())
+        absent = absent_word_share(corpus)
         if absent > COVERAGE_LIMIT and not a.restrict:
             raise DPTopicError(f"{absent:.0%} of the model's {n_model} words, selected privately from its training"
                                " documents (each occurs there), do not occur in this corpus (more than"
@@ -270,12 +271,12 @@ def _into_model(a, model):
                 f" {1 - absent:.0%} of its {n_model} words occur in the corpus; {share:.1%} {top} are outside it and"
                 " were dropped" + (" (--restrict)" if a.restrict else ""))
         return corpus, note + empty, read
-    overlap = len(set(model.vocabulary_.words) & set(reference.vocabulary.words)) / max(1, n_model)
+    overlap = vocabulary_overlap(model.vocabulary_, reference.vocabulary)
     word_list = source == "supplied" or (source is None or source == "data") and overlap < FREQUENCY_CUT_OVERLAP
     if share > COVERAGE_LIMIT and word_list:
         # a vocabulary given to train (a public word list) leaves most tokens out by design: the documents hold as
         # many of the model's words as its training documents did, so they are no stranger to it
-        dense = _as_dense_as_training(model, corpus)
+        dense = as_dense_as_training(model, corpus, COVERAGE_LIMIT)
         if dense:
             return corpus, (f"{share:.1%} {top} are outside the model's vocabulary (a word list: its training documents"
                             f" held as many of its words per document) and were dropped{empty}"), read
@@ -289,29 +290,6 @@ def _into_model(a, model):
 
 def _documents(n: int) -> str:
     return f"{n} document" + ("" if n == 1 else "s")
-
-
-def _as_dense_as_training(model, corpus):
-    """Whether ``corpus`` (read in the model's vocabulary) holds at least 1 - :data:`COVERAGE_LIMIT` times as many of
-    the model's tokens per document as the model's training documents did; None when the model does not record them
-    (a saved Gibbs model does; a private model whose sizes its guarantee does not cover does not)."""
-    stats = getattr(model, "_train_stats", None)
-    try:
-        trained = float(stats["n_tokens"]) / float(stats["n_docs"])
-    except (TypeError, KeyError, ValueError, ZeroDivisionError):
-        return None
-    return corpus.n_docs > 0 and trained > 0 and corpus.n_tokens / corpus.n_docs >= (1 - COVERAGE_LIMIT) * trained
-
-
-def _outside_share(model, corpus) -> float:
-    """The share of ``corpus``'s tokens whose word the model's vocabulary lacks."""
-    import numpy as np
-
-    if corpus.n_tokens == 0:
-        return 0.0
-    words = set(model.vocabulary_.words)
-    known = np.fromiter((w in words for w in corpus.vocabulary.words), dtype=bool, count=corpus.vocab_size)
-    return float(1.0 - known[corpus.word_ids].mean())
 
 
 def _check_coverage(share: float, restrict: bool, top: int | None, where: str | None = None, word_list_hint=False):

@@ -92,66 +92,13 @@ PRIVATE_STATS_WARNING = ("these statistics are computed from private documents a
                          " differential privacy: do not publish or share them")
 
 
-def corpus_summary(corpus, top: int = 20) -> dict:
-    """Size, document lengths, the most frequent words (token and document counts) and label counts."""
-    return _summary_of_parts([corpus], corpus.vocabulary.words, corpus.doc_lengths, top)
-
-
-def _summary_of_parts(parts, words, doc_lengths, top: int = 20) -> dict:
-    """:func:`corpus_summary` over parts of one corpus (one vocabulary ``words``; the shards of a folder, read one
-    at a time), with every document's length ``doc_lengths``."""
-    import numpy as np
-
-    V = len(words)
-    tf, df = np.zeros(V, dtype=np.int64), np.zeros(V, dtype=np.int64)
-    labels: dict = {}
-    n_empty, metadata, any_labels = 0, {}, False
-    for j, part in enumerate(parts):
-        tf += np.bincount(part.word_ids, minlength=V)
-        df += np.asarray((part.to_bow() > 0).sum(axis=0)).ravel().astype(np.int64)
-        n_empty += part.n_empty_dropped
-        if j == 0:
-            metadata = part.metadata
-        if part.labels is not None:
-            any_labels = True
-            labs, counts = np.unique(np.asarray(part.labels), return_counts=True)
-            for k, n in zip(labs, counts):
-                labels[str(k)] = labels.get(str(k), 0) + int(n)
-    order = sorted(range(V), key=lambda i: (-tf[i], words[i]))[:top]
-    L = np.asarray(doc_lengths)
-    n_docs = int(L.size)
-    if L.size:
-        lengths = {"min": int(L.min()), "median": float(np.median(L)), "mean": float(L.mean()), "max": int(L.max())}
-    else:  # a corpus of no documents: every figure is zero rather than a reduction over nothing
-        lengths = {"min": 0, "median": 0.0, "mean": 0.0, "max": 0}
-    out = {
-        "documents": n_docs, "tokens": int(L.sum()), "vocabulary_size": V,
-        "empty_documents_dropped": int(n_empty),
-        "document_length": lengths,
-        "top_words": [{"word": words[i], "tokens": int(tf[i]), "documents": int(df[i]),
-                       "document_share": float(df[i] / n_docs) if n_docs else 0.0} for i in order],
-        "words_in_no_document": int((tf == 0).sum()),
-        # the words in more than half of the documents (often filler), most documents first
-        "words_in_most_documents": [words[i] for i in sorted(np.flatnonzero(df * 2 > n_docs).tolist(),
-                                                             key=lambda i: (-df[i], words[i]))] if n_docs else [],
-    }
-    if any_labels:
-        out["labels"] = dict(sorted(labels.items()))
-    if metadata:
-        out["metadata"] = {k: v for k, v in metadata.items() if isinstance(v, (str, int, float, bool))}
-        for key in ("reading", "vocabulary_cuts"):       # how the text was read and the words chosen: settings
-            if isinstance(metadata.get(key), dict):
-                out["metadata"][key] = metadata[key]
-    return out
-
-
 def _shard_summary(a):
     """The summary of a folder of corpus shards, read one shard at a time, or ``None`` when ``a.corpus`` is not one.
     Shards are summarised as prepared: options that would read text or cut the vocabulary are refused."""
     from pathlib import Path
 
     from ..corpus.shards import ShardSet, folder_shards
-    from ..corpus import Corpus
+    from ..corpus.summary import shard_set_summary
 
     p = Path(a.corpus) if isinstance(a.corpus, str) else None
     if p is None or a.format not in ("auto", "dir") or not p.is_dir() or not folder_shards(p):
@@ -164,9 +111,7 @@ def _shard_summary(a):
     if given:
         raise DPTopicError(f"{a.corpus!r} is a folder of corpus shards, summarised as 'corpus prepare' wrote them:"
                            f" {given[0]} does not apply to it; drop it, or prepare the shards again with it.")
-    shards = ShardSet(folder_shards(p), folder=p)
-    return _summary_of_parts((Corpus.load(q) for q in shards.paths), shards.vocabulary.words, shards.doc_lengths,
-                             a.top)
+    return shard_set_summary(ShardSet(folder_shards(p), folder=p), a.top)
 
 
 def _report_file_summary(path) -> dict | None:
@@ -226,6 +171,8 @@ def cmd_corpus_info(a):
     if not sharded:
         with tokenising_progress():
             corpus = corpus_from_args(a)
+        from ..corpus.summary import corpus_summary
+
         info = corpus_summary(corpus, a.top)
     private = bool(info.get("metadata", {}).get("private")) or a.private
     if private:

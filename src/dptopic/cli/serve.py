@@ -191,7 +191,7 @@ def build_config(a):
                          max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout,
                          database_timeout=a.database_timeout,
                          max_reports_per_request=a.max_reports_per_request,
-                         admin_token=token, fed_epsilon=a.fed_epsilon, **{f"fed_{k}": v for k, v in fed.items()})
+                         admin_token=token, fed_epsilon_per_entry=a.fed_epsilon, **{f"fed_{k}": v for k, v in fed.items()})
 
 
 # ServiceConfig's parameters (and FedLDA's, checked by federated.client.check_config) as serve's flags (cli._flags)
@@ -201,7 +201,8 @@ SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc",
                "train_interval": "--train-interval", "max_body_bytes": "--max-body-bytes", "body_timeout": "--body-timeout",
                "database_timeout": "--database-timeout",
                "max_reports_per_request": "--max-reports-per-request", "admin_token": "--token-file",
-               "fed_epsilon": "--fed-epsilon-per-entry", "fed_topics": "--fed-topics",
+               "fed_epsilon_per_entry": "--fed-epsilon-per-entry", "fed_epsilon": "--fed-epsilon-per-entry",
+               "fed_topics": "--fed-topics",
                "fed_failure_rate": "--fed-failure-rate",
                "fed_pad_length": "--fed-pad-length", "fed_sample_ratio": "--fed-sample-ratio",
                "fed_min_updates": "--fed-min-updates", "fed_report_words": "--fed-report-words",
@@ -275,7 +276,7 @@ def _serve(a):
         raise DPTopicError(f"--host {a.host} would expose the server beyond this machine: put it behind a TLS reverse"
                            " proxy and pass --allow-remote to confirm.")
     cfg = build_config(a)
-    if cfg.fed_epsilon is not None:  # K <= V and an epsilon the replacement can honour for this vocabulary
+    if cfg.fed_epsilon_per_entry is not None:  # K <= V and an epsilon the replacement can honour for this vocabulary
         from ..federated.client import check_config
         from ..service import codec
 
@@ -322,7 +323,7 @@ def check_body_limit(cfg) -> None:
                            f" takes ({need} bytes: one {cfg.report_kind}-level report for a vocabulary of"
                            f" {cfg.vocab_size} words, with its header and checksum): every upload would be refused with"
                            f" 413; give at least {need} (uploads of many reports need more; default 4194304).")
-    if cfg.fed_epsilon is not None:
+    if cfg.fed_epsilon_per_entry is not None:
         # a participant draws its reports, and spends their epsilon, before it uploads: an update the server would
         # refuse as too large spends for nothing
         from ..service import codec
@@ -349,10 +350,10 @@ def warn_above_client_limit(cfg, a) -> None:
         asked.append(("--epsilon-doc", cfg.epsilon_doc, "dptopic submit"))
     else:
         asked.append(("--epsilon-word", cfg.epsilon_word, "dptopic submit"))
-    if cfg.fed_epsilon is not None:
+    if cfg.fed_epsilon_per_entry is not None:
         flag = "--fed-epsilon-per-entry" if a.fed_user_budget is None else \
             f"--fed-epsilon-per-entry (chosen by --fed-user-budget {a.fed_user_budget:g})"
-        asked.append((flag, cfg.fed_epsilon, "dptopic fed-client"))
+        asked.append((flag, cfg.fed_epsilon_per_entry, "dptopic fed-client"))
     for flag, eps, client in asked:
         if eps > LIMIT * (1 + 1e-12):
             warnings.warn(f"{flag} {eps:.4g} is above {LIMIT:g}, the largest epsilon per report that {client} accepts"
@@ -392,9 +393,10 @@ def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:
     reports_line = (f"document-level reports, eps_doc={eps(cfg.epsilon_doc, 6)}, LocalDocumentLDA K={cfg.n_topics}"
                     if cfg.report_kind == "document" else
                     f"eps_word={eps(cfg.epsilon_word)} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")
+    fed_eps = cfg.fed_epsilon_per_entry
     console.print(f"dptopic serve: V={cfg.vocab_size}, {reports_line}"
                   f" batch={cfg.batch_size}, prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
-                  f" FedLDA {'off' if cfg.fed_epsilon is None else f'eps={eps(cfg.fed_epsilon, 6)} over {len(cfg.fed_vocabulary)} words'},"
+                  f" FedLDA {'off' if fed_eps is None else f'eps={eps(fed_eps, 6)} over {len(cfg.fed_vocabulary)} words'},"
                   f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
     kept = probe.settings_kept_by_model()
     if kept:    # a restart with other trainer flags: the model already trained keeps its own, said in one line

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, JOBS_RULES, epsilon_rules, flag_errors,
+from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, FORMAT_FLAG, JOBS_RULES, epsilon_rules, flag_errors,
                      with_flag_names)
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
@@ -220,7 +220,8 @@ def _corpus_format(a) -> str:
     from ..corpus.readers import auto_format
 
     fmt = getattr(a, "format", "auto")
-    return auto_format(Path(a.corpus)) if fmt == "auto" and Path(a.corpus).exists() else fmt
+    with flag_errors(FORMAT_FLAG):
+        return auto_format(Path(a.corpus)) if fmt == "auto" and Path(a.corpus).exists() else fmt
 
 
 def _resolve_seed(a):
@@ -409,17 +410,12 @@ def pad_length_note(model, train, a) -> str | None:
     """FedLDA: one note when --pad-length is far above the typical simulated user's length: each user then sends
     mostly padding, and its epsilon (per entry x entries) grows with the pad length. The typical length is a
     statistic of the private corpus, labelled as the corpus line labels its sizes (shown here, not saved)."""
-    import numpy as np
-
+    from ..corpus.summary import median_user_length
     from ..models import FedLDA
 
     if not isinstance(model, FedLDA) or getattr(a, "user_budget", None) is not None or not train.n_docs:
         return None
-    if model.n_clients is None:     # one user per document
-        typical = float(np.median(np.diff(np.asarray(train.doc_ptr))))
-    else:
-        typical = float(np.median([b.sum() for b in np.array_split(np.diff(np.asarray(train.doc_ptr)),
-                                                                   min(model.n_clients, train.n_docs))]))
+    typical = median_user_length(train, model.n_clients)
     L = int(model.pad_length)
     if typical <= 0 or L <= PAD_LENGTH_FACTOR * typical:
         return None
@@ -960,6 +956,7 @@ def cmd_evaluate(a):
     import json
 
     from ..evaluation import topic_quality
+    from ..evaluation.topic_quality import umass_mimno_sum
     from ..models import load
 
     model = load(a.model)
@@ -971,16 +968,7 @@ def cmd_evaluate(a):
     ppl = model.perplexity(corpus, mode=a.mode, seed=a.seed)
     q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))
     q["perplexity"], q["perplexity_mode"] = ppl, a.mode
-    if hasattr(model, "coherence"):
-        import math
-
-        from ..evaluation.topic_quality import quiet_absent_words
-
-        with quiet_absent_words():      # absent top words are said once, by absent_top_words below
-            mimno = model.coherence(corpus, top_n=top_n)
-        q["umass_mimno_sum"] = None if math.isnan(mimno) else mimno
-    else:
-        q["umass_mimno_sum"] = None
+    q["umass_mimno_sum"] = umass_mimno_sum(model, corpus, top_n)  # absent top words: said once, absent_top_words
     if a.compare_to is not None:
         from ..evaluation import match_models
 

@@ -895,7 +895,7 @@ class Corpus:
             raise DPTopicError(f"cannot read corpus file {str(path)!r} ({type(e).__name__}): check its permissions.") from None
         if not zipped:  # a text, JSONL or CSV file given to the .npz reader
             raise DPTopicError(f"{str(path)!r} is not an .npz corpus (a file written by 'dptopic corpus prepare'): give"
-                               " --format for what it holds (text: one document per line, jsonl, csv), or prepare it"
+                               " format=FORMAT for what it holds (text: one document per line, jsonl, csv), or prepare it"
                                " with 'dptopic corpus prepare'.")
         import zipfile
 

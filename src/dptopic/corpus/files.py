@@ -116,7 +116,7 @@ def _check_file(path) -> Path:
         raise DPTopicError("the corpus path is empty: give a file name.")
     path = Path(path)
     if path.is_dir():
-        raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or --format dir for a folder of .txt files.")
+        raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or format='dir' for a folder of .txt files.")
     if not path.is_file():
         if path.exists():  # /dev/null, a FIFO, a socket: nothing a corpus can be read from once and whole
             raise DPTopicError(f"{str(path)!r} is not a regular file (a device, pipe or socket): give a corpus file.")
@@ -160,7 +160,7 @@ def _gzip_error(path, e: BaseException) -> DPTopicError:
 _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 
-def read_text_file(path, want: str = "a text file (one document per line), or a corpus in another format (--format)") -> str:
+def read_text_file(path, want: str = "a text file (one document per line), or a corpus in another format (format=FORMAT)") -> str:
     """A text file's contents (UTF-8, ``.gz`` transparently); binary files are refused, not tokenised. ``want`` ends
     the message that refuses a binary file: what to give instead."""
     path = _check_file(path)
@@ -297,11 +297,11 @@ def _open_text(path) -> _CheckedText:
 
 
 def _refuse_binary(path, start: bytes) -> None:
-    """Refuse a binary file given as text (a prepared ``.npz`` read with ``--format jsonl``, say) in one line that
+    """Refuse a binary file given as text (a prepared ``.npz`` read with ``format='jsonl'``, say) in one line that
     names it, rather than as text that is "not UTF-8" with advice to convert it from Windows-1252."""
     zipped = start[:4] == b"PK\x03\x04"
     if zipped or (b"\x00" in start and start[:-4].decode("utf-8", errors="replace").count("\ufffd") > 8):
         what = " (a zip archive, such as a corpus .npz that 'dptopic corpus prepare' writes)" if zipped else ""
-        raise DPTopicError(f"{str(path)!r} is a binary file{what}, not UTF-8 text: read a prepared .npz with --format"
-                           " npz or auto (Corpus.load in Python), and give JSONL, CSV or text files as UTF-8 text.")
+        raise DPTopicError(f"{str(path)!r} is a binary file{what}, not UTF-8 text: read a prepared .npz with"
+                           " format='npz' or format='auto' (Corpus.load in Python), and give JSONL, CSV or text files as UTF-8 text.")
 

@@ -326,8 +326,8 @@ def from_csv(path, text_column: str = "text", label_column: str | None = None, i
         id_column = None
     if text_column not in cols and cols and cols[0].lstrip().startswith("{"):
         raise DPTopicError(f"{bad}: its first line is a JSON object ({_column_list(cols[:1])}), not a header: the"
-                           " file looks like JSON Lines; read it as JSONL (CLI: --format jsonl, or a name ending"
-                           " in .jsonl).")
+                           " file looks like JSON Lines; read it as JSONL (format='jsonl', or a name ending in"
+                           " .jsonl).")
     for col in (text_column, label_column, id_column, user_column):
         if col is not None and col not in cols:
             hint = _other_delimiter(cols, delimiter)
@@ -486,8 +486,9 @@ def is_tab_separated(p) -> bool:
 
 
 def auto_format(p) -> str:
-    """The format ``--format auto`` reads the existing path ``p`` in: by its extension, never guessed. An extension it
-    does not know (or none) is refused in one line, which names the formats to choose from."""
+    """The format ``format="auto"`` reads the existing path ``p`` in: by its extension, never guessed. An extension it
+    does not know (or none) is refused in one line, which names the formats to choose from (as ``format=``; the
+    command line says ``--format``)."""
     p = Path(p)
     if p.is_dir():
         return "dir"
@@ -499,8 +500,8 @@ def auto_format(p) -> str:
     if ext in _AUTO_SUFFIXES:
         return _AUTO_SUFFIXES[ext]
     what = f"its extension {ext!r}" if ext else "it has no extension, which"
-    raise DPTopicError(f"corpus {str(p)!r}: --format auto reads a file by its extension, and {what} says no format:"
-                       " give --format text (one document per line), jsonl, csv, uci or npz, or name the file .txt,"
+    raise DPTopicError(f"corpus {str(p)!r}: format='auto' reads a file by its extension, and {what} says no format:"
+                       " give format='text' (one document per line), jsonl, csv, uci or npz, or name the file .txt,"
                        " .jsonl, .csv, .tsv/.tab (tab-separated), .npz or docword.*.txt.")
 
 
@@ -516,7 +517,7 @@ def _json_format(p) -> str:
         pass
     raise DPTopicError(f"{str(p)!r} is JSON {'holding an array' if first.startswith('[') else 'that is not one object per line'}:"
                        " dptopic reads JSONL, one JSON object per line with the text in a field (for example"
-                       " jq -c '.[]' for a file that is one array), or pass --format text for plain text.")
+                       " jq -c '.[]' for a file that is one array), or pass format='text' for plain text.")
 
 
 def _load_uci(p, vocab, drop_empty: bool = True, vocab_flag: str | None = "vocab="):
@@ -524,8 +525,8 @@ def _load_uci(p, vocab, drop_empty: bool = True, vocab_flag: str | None = "vocab
     option that names the vocabulary file, None for a command that has none (it reads the file beside)."""
     if vocab is None:
         how = (f"pass {vocab_flag} FILE" if vocab_flag else
-               "name the pair docword.NAME.txt and vocab.NAME.txt, side by side (this command reads the UCI"
-               " vocabulary from there; --vocabulary is the public word list the documents are read into)")
+               "name the pair docword.NAME.txt and vocab.NAME.txt, side by side (the UCI vocabulary is read from"
+               " there; vocabulary= is the public word list the documents are read into)")
         if "docword" not in p.name:
             raise DPTopicError(f"a UCI corpus needs its vocabulary file, and {p.name!r} is not named docword.*, so"
                                f" no vocab.* file can be found beside it: {how}.")

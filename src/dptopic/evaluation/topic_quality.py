@@ -30,7 +30,9 @@ undefined (log of 1/0). Those topics are left out of the means, with a warning, 
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
 
 import numpy as np
 
@@ -181,8 +183,6 @@ def defined_mean(scores: np.ndarray, what: str) -> float:
     measure says nothing of that topic), with a warning naming how many were left out; NaN when none is defined."""
     undefined = int(np.isnan(scores).sum())
     if undefined:
-        import warnings
-
         rest = "the mean is over the others" if undefined < len(scores) else "so is the mean"
         warnings.warn(f"{undefined} of {len(scores)} topics have top words that occur in no reference document: their"
                       f" {what} is undefined and {rest} (a reference corpus from another domain?).", UserWarning,
@@ -193,9 +193,6 @@ def defined_mean(scores: np.ndarray, what: str) -> float:
 def quiet_absent_words():
     """A context in which :func:`defined_mean`'s warning on top words absent from the reference is not shown: for a
     caller that says it itself (``topic_quality``'s ``absent_top_words``, ``evaluate``'s note, ``train``'s figure)."""
-    import contextlib
-    import warnings
-
     @contextlib.contextmanager
     def quiet():
         with warnings.catch_warnings():
@@ -225,6 +222,19 @@ def umass_pairwise_mean(components, reference, top_n: int = 10, per_topic: bool 
         scores.append(float(np.mean(vals)))
     scores = np.array(scores)
     return scores if per_topic else float(scores.mean())
+
+
+def umass_mimno_sum(model, reference, top_n: int = 10) -> float | None:
+    """UMass coherence as Mimno et al. (2011) define it (the sum over ranked top-word pairs, averaged over topics) of
+    a fitted model's topics on ``reference``, by the model's own ``coherence``; ``None`` where it is undefined (every
+    topic has a ranked top word in no document of ``reference``) or the model has no ``coherence``. Topics with
+    absent top words are left out of the average without a warning: the caller says so (``topic_quality``'s
+    ``absent_top_words``)."""
+    if not hasattr(model, "coherence"):
+        return None
+    with quiet_absent_words():
+        mimno = model.coherence(reference, top_n=top_n)
+    return None if math.isnan(mimno) else float(mimno)
 
 
 def topic_diversity(components, top_n: int = 25) -> float:

@@ -105,7 +105,7 @@ class Service:
         self._fed_model_key = self._fed_model_doc = None
         self.kind = kinds.get(cfg.report_kind)
         self.fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
-        self.rrp = codec.fed_config(cfg) if cfg.fed_epsilon is not None else None
+        self.rrp = codec.fed_config(cfg) if cfg.fed_epsilon_per_entry is not None else None
         self.started_at = time.time()
         self.storage_log = LogThrottle(log)
         self.write_refused_at: float | None = None    # time.monotonic() of the last permission error of a request

@@ -14,6 +14,7 @@ import os
 import re
 import struct
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -260,8 +261,6 @@ def train_batch(model, reports, vocabulary) -> str | None:
     which is process-wide). The trainer records it in the batch's ``note`` and logs it (:meth:`Trainer.step`); the
     model's warnings are not printed to the server's stderr.
     """
-    import warnings
-
     model.__dict__.pop("_overlap_note", None)
     with warnings.catch_warnings():
         # the model's warnings are not printed by the server; the one it must keep is read from the model below
@@ -320,8 +319,8 @@ def fed_config(cfg):
     """The public FedLDA protocol parameters every client shares (:class:`~dptopic.federated.RRPConfig`)."""
     from ..federated import RRPConfig
 
-    return RRPConfig(cfg.fed_topics, float(cfg.fed_epsilon), float(cfg.fed_failure_rate), float(cfg.fed_gamma),
-                     cfg.fed_pad_length, float(cfg.fed_sample_ratio))
+    return RRPConfig(cfg.fed_topics, float(cfg.fed_epsilon_per_entry), float(cfg.fed_failure_rate),
+                     float(cfg.fed_gamma), cfg.fed_pad_length, float(cfg.fed_sample_ratio))
 
 
 def fed_config_dict(rrp) -> dict:
@@ -362,8 +361,6 @@ def fed_largest_update(rrp, vocab_size: int) -> int:
     """Bytes of the largest update a participant sends to a server with these settings (``vocab_size``: the words
     reports range over): every entry a report of the resolved size, the longest client id allowed. Data-independent,
     so ``serve`` can check it against its body limit before any participant draws (and spends) anything."""
-    import numpy as np
-
     from ..federated import ClientUpdate
 
     m, s = rrp.n_entries, max(1, rrp.report_size(vocab_size))

@@ -1,6 +1,7 @@
 """Configuration of the collection service, validated once."""
 from __future__ import annotations
 
+import functools
 import hmac
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,9 @@ class ServiceConfig:
         at least 5 minutes; :class:`~dptopic.service.storage.Storage`).
     max_reports_per_request : most reports in one upload.
     admin_token : bearer token of the admin endpoints (``None``: admin endpoints disabled).
-    fed_epsilon : per-entry epsilon of FedLDA's RRP perturbation; ``None`` disables the FedLDA endpoints.
+    fed_epsilon_per_entry : FedLDA's epsilon per reported entry (of its RRP perturbation), not a total; ``None``
+        disables the FedLDA endpoints. (``fed_epsilon=``, its former name, is refused; databases keep recording it
+        under the settings key ``fed_epsilon``.)
     fed_topics, fed_failure_rate, fed_gamma, fed_pad_length, fed_sample_ratio : the other public
         FedLDA protocol parameters (:class:`~dptopic.federated.RRPConfig`).
     fed_min_updates : a round closes by itself once this many updates arrived (0: only by the admin).
@@ -64,7 +67,7 @@ class ServiceConfig:
     database_timeout: float = 15.0
     max_reports_per_request: int = 10_000
     admin_token: str | None = field(default=None, repr=False)
-    fed_epsilon: float | None = None
+    fed_epsilon_per_entry: float | None = None
     fed_topics: int = 20
     fed_failure_rate: float = 0.1
     fed_gamma: float = 1.0
@@ -88,7 +91,7 @@ class ServiceConfig:
         "body_timeout": [Real(0, 3600, "right")],
         "database_timeout": [Real(0, 3600, "right")],
         "max_reports_per_request": [Int(1, 1_000_000_000)],
-        "fed_epsilon": [IsNone(), Real(0, None, "neither")],
+        "fed_epsilon_per_entry": [IsNone(), Real(0, None, "neither")],
         "fed_topics": [Int(2, 100_000)],
         "fed_failure_rate": [Real(0, 1, "neither")],
         "fed_gamma": [Real(1, None, "left")],
@@ -120,12 +123,13 @@ class ServiceConfig:
             raise DPTopicError("the admin token is shorter than 16 characters: put a long random string in --token-file"
                                " (e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))').")
         V = len(self.vocabulary)
-        for name, k in (("--topics", self.n_topics), ("--fed-topics", self.fed_topics if self.fed_epsilon else 0)):
+        fed_k = self.fed_topics if self.fed_epsilon_per_entry else 0
+        for name, k in (("--topics", self.n_topics), ("--fed-topics", fed_k)):
             if k > V:
                 raise DPTopicError(f"{name} {k} exceeds the vocabulary size {V}: every mini-batch would be refused;"
                                    f" give at most {V} topics or a larger --vocabulary.")
         if self.fed_report_words is not None:
-            if self.fed_epsilon is None:
+            if self.fed_epsilon_per_entry is None:
                 raise DPTopicError("--fed-report-words has no effect without FedLDA: add --fed-epsilon-per-entry EPS,"
                                    " or drop it.")
             if not self.fed_topics <= self.fed_report_words <= V:
@@ -137,12 +141,12 @@ class ServiceConfig:
                 raise DPTopicError(f"--fed-report-words {self.fed_report_words} keeps the vocabulary's first words as"
                                    " its most common, but --vocabulary is in alphabetical order: list it most common"
                                    " first (dptopic corpus prepare writes it so), or drop --fed-report-words.")
-        if self.fed_epsilon is not None:
+        if self.fed_epsilon_per_entry is not None:
             from ..accounting.events import EPSILON_MAX
 
-            if not 0 < self.fed_epsilon <= EPSILON_MAX:
-                raise DPTopicError(f"invalid --fed-epsilon-per-entry {self.fed_epsilon:g}: give a per-entry epsilon in"
-                                   f" (0, {EPSILON_MAX:g}] (the smallest that works depends on the vocabulary).")
+            if not 0 < self.fed_epsilon_per_entry <= EPSILON_MAX:
+                raise DPTopicError(f"invalid --fed-epsilon-per-entry {self.fed_epsilon_per_entry:g}: give a per-entry"
+                                   f" epsilon in (0, {EPSILON_MAX:g}] (the smallest that works depends on the vocabulary).")
             from ..federated.client import rounds_to_no_entry
 
             if rounds_to_no_entry(self.fed_pad_length, self.fed_sample_ratio):  # as FedLDA refuses it
@@ -174,6 +178,20 @@ class ServiceConfig:
         if self.admin_token is None or presented is None:
             return False
         return hmac.compare_digest(presented.encode("utf-8"), self.admin_token.encode("utf-8"))
+
+
+_dataclass_init = ServiceConfig.__init__
+
+
+@functools.wraps(_dataclass_init)
+def _init_refusing_fed_epsilon(self, *args, **kwargs):
+    if "fed_epsilon" in kwargs:     # its meaning was per entry, never a total: refused rather than read silently
+        raise DPTopicError("ServiceConfig(fed_epsilon=) is now fed_epsilon_per_entry=: FedLDA's epsilon per reported"
+                           " entry, not a total.")
+    _dataclass_init(self, *args, **kwargs)
+
+
+ServiceConfig.__init__ = _init_refusing_fed_epsilon
 
 
 def read_token_file(path) -> str:

@@ -1,0 +1,87 @@
+"""What a corpus holds, in figures: its size, document lengths, most frequent words and labels.
+
+These figures are computed from the documents themselves: for a private corpus they are not protected by
+differential privacy (``dptopic corpus info`` says so); they are for the corpus's owner, to choose the
+vocabulary cuts before training.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def corpus_summary(corpus, top: int = 20) -> dict:
+    """A JSON-ready summary of ``corpus``: ``documents``, ``tokens``, ``vocabulary_size``,
+    ``empty_documents_dropped``, ``document_length`` (min, median, mean, max; zeros for no document), the ``top``
+    most frequent words (``top_words``: token count, document count and share of documents, ties by word),
+    ``words_in_no_document``, ``words_in_most_documents`` (in more than half of the documents, most documents first),
+    ``labels`` (count per label, when the corpus has labels) and the scalar ``metadata`` with its ``reading`` and
+    ``vocabulary_cuts`` settings. Computed from the documents: not differentially private."""
+    return summary_of_parts([corpus], corpus.vocabulary.words, corpus.doc_lengths, top)
+
+
+def shard_set_summary(shards, top: int = 20) -> dict:
+    """:func:`corpus_summary` of the corpus stored as ``shards`` (a :class:`~dptopic.corpus.shards.ShardSet`), read
+    one shard at a time (never the whole corpus in memory)."""
+    from .corpus import Corpus
+
+    return summary_of_parts((Corpus.load(p) for p in shards.paths), shards.vocabulary.words, shards.doc_lengths,
+                            top)
+
+
+def summary_of_parts(parts, words, doc_lengths, top: int = 20) -> dict:
+    """:func:`corpus_summary` over the parts of one corpus (an iterable of corpora on one vocabulary ``words``, such
+    as its shards read one at a time), whose documents have the lengths ``doc_lengths``."""
+    V = len(words)
+    tf, df = np.zeros(V, dtype=np.int64), np.zeros(V, dtype=np.int64)
+    labels: dict = {}
+    n_empty, metadata, any_labels = 0, {}, False
+    for j, part in enumerate(parts):
+        tf += np.bincount(part.word_ids, minlength=V)
+        df += np.asarray((part.to_bow() > 0).sum(axis=0)).ravel().astype(np.int64)
+        n_empty += part.n_empty_dropped
+        if j == 0:
+            metadata = part.metadata
+        if part.labels is not None:
+            any_labels = True
+            labs, counts = np.unique(np.asarray(part.labels), return_counts=True)
+            for k, n in zip(labs, counts):
+                labels[str(k)] = labels.get(str(k), 0) + int(n)
+    order = sorted(range(V), key=lambda i: (-tf[i], words[i]))[:top]
+    L = np.asarray(doc_lengths)
+    n_docs = int(L.size)
+    if L.size:
+        lengths = {"min": int(L.min()), "median": float(np.median(L)), "mean": float(L.mean()), "max": int(L.max())}
+    else:  # a corpus of no documents: every figure is zero rather than a reduction over nothing
+        lengths = {"min": 0, "median": 0.0, "mean": 0.0, "max": 0}
+    out = {
+        "documents": n_docs, "tokens": int(L.sum()), "vocabulary_size": V,
+        "empty_documents_dropped": int(n_empty),
+        "document_length": lengths,
+        "top_words": [{"word": words[i], "tokens": int(tf[i]), "documents": int(df[i]),
+                       "document_share": float(df[i] / n_docs) if n_docs else 0.0} for i in order],
+        "words_in_no_document": int((tf == 0).sum()),
+        # the words in more than half of the documents (often filler), most documents first
+        "words_in_most_documents": [words[i] for i in sorted(np.flatnonzero(df * 2 > n_docs).tolist(),
+                                                             key=lambda i: (-df[i], words[i]))] if n_docs else [],
+    }
+    if any_labels:
+        out["labels"] = dict(sorted(labels.items()))
+    if metadata:
+        out["metadata"] = {k: v for k, v in metadata.items() if isinstance(v, (str, int, float, bool))}
+        for key in ("reading", "vocabulary_cuts"):       # how the text was read and the words chosen: settings
+            if isinstance(metadata.get(key), dict):
+                out["metadata"][key] = metadata[key]
+    return out
+
+
+def median_user_length(corpus, n_users: int | None = None) -> float:
+    """The median number of tokens per user when ``corpus``'s documents are split, in order, into ``n_users``
+    contiguous blocks of about equal numbers of documents (as :class:`~dptopic.models.FedLDA` splits one corpus into
+    ``n_clients`` simulated users; ``None``: one user per document; at most one user per document). 0.0 for a corpus
+    of no documents. A statistic of the documents: for a private corpus, outside any guarantee."""
+    lengths = np.diff(np.asarray(corpus.doc_ptr))
+    if lengths.size == 0:
+        return 0.0
+    if n_users is None:
+        return float(np.median(lengths))
+    return float(np.median([b.sum() for b in np.array_split(lengths, min(int(n_users), lengths.size))]))
