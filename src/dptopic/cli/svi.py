@@ -87,7 +87,7 @@ def print_svi_privacy(rep: dict, console) -> None:
                       " the private documents; not saved)")
 
 
-def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
+def train_svi(model, corpus, vocabulary, a, console, after_fit=None, fit_kw=None) -> None:
     """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
     from ..models.by_unit import split_for
 
@@ -96,7 +96,7 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     if test is not None:
         test = without_copies_said(test, train, console, model._private)
     say_reading(a, model.n_topics, train.vocab_size)
-    model.fit(train, vocabulary=vocabulary)
+    model.fit(train, vocabulary=vocabulary, **(fit_kw or {}))
     if after_fit is not None:
         after_fit(model)
     print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))

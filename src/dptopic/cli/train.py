@@ -59,6 +59,7 @@ _ALGORITHM_ONLY = {
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
+    "public_corpus": (None, ("docdp-cooc",)),
     "user_field": (None, _DOC), "documents_per_user": (None, _DOC),
     # the trainers that decide which topics stand above the noise (supported_topics_)
     "show_unsupported": (False, _SVI + _DOC),
@@ -369,6 +370,25 @@ def _split(corpus, a, model):
     return split_for(model, corpus, a.test_size)
 
 
+def _public_corpus(a, corpus, vocab) -> dict:
+    """``--public-corpus PATH`` read with --corpus's readers over the training vocabulary, as the fit keyword
+    (``{}`` without it)."""
+    if getattr(a, "public_corpus", None) is None:
+        return {}
+    from ._common import PUBLIC_VOCABULARY_DECIDES
+
+    words = list(vocab) if vocab is not None else list(corpus.vocabulary.words)
+    if not Path(a.public_corpus).exists():
+        raise DPTopicError(f"--public-corpus {a.public_corpus!r}: no such file or folder; give public documents of the"
+                           " same domain in a format --corpus reads.")
+    public = load_corpus(a.public_corpus, a.format, None, a.text_field, None, vocabulary=words,
+                         stop_words=PUBLIC_VOCABULARY_DECIDES)
+    if public.n_docs == 0:
+        raise DPTopicError(f"--public-corpus {a.public_corpus!r}: no document holds a word of the training vocabulary;"
+                           " give public documents of the same domain.")
+    return {"public_corpus": public}
+
+
 def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=True, split_as=None):
     """Fit ``model`` on the training part and evaluate it on the held-out part; ``split_as``: another model whose
     split to use (the demo's non-private reference trains on the private model's split)."""
@@ -664,7 +684,8 @@ _ALGORITHM_FLAGS = {
               "documents_per_user": "--documents-per-user"},
     "docdp-cooc": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
                    "documents_per_user": "--documents-per-user",
-                   "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice"},
+                   "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice",
+                   "public_corpus": "--public-corpus"},
     "lp": {"delta": "--delta"},
     "olp": {"delta": "--delta", "lam": "--lam", "omega": "--omega", "sigma2": "--sigma2", "batch_size": "--batch-size",
             "alg2_literal": "--alg2-literal", "prior": "--prior"},
@@ -758,6 +779,9 @@ def _train(a, console):
             model._validate()
             _check_document_budget(model)
             if shard_dir(a.corpus) is not None:
+                if getattr(a, "public_corpus", None) is not None:
+                    raise DPTopicError("--public-corpus is not read with a shard folder yet: give the corpus file the"
+                                       " shards were prepared from as --corpus.")
                 return _train_document_level_on_shards(model, a, console)
         else:
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
@@ -770,7 +794,8 @@ def _train(a, console):
             _warn_if_too_small(a, corpus, console, model)
         from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
 
-        return train_svi(model, corpus, vocab, a, console, after_fit=lambda m: (
+        public = _public_corpus(a, corpus, vocab)           # read, and refused if bad, before any noise is drawn
+        return train_svi(model, corpus, vocab, a, console, fit_kw=public, after_fit=lambda m: (
             _compose_private_vocabulary(m, event, console), record_word_list(m, a.vocabulary, vocab)))
     if a.algorithm in ("lp", "olp", "ldp-doc"):
         from .local import train_local
@@ -1202,6 +1227,11 @@ def register(sub) -> None:
                         " that use them: it helped on 20 Newsgroups posts and hurt on State of the Union paragraphs"
                         " and Reuters newswire, so choose it on a public corpus like yours; no extra budget;"
                         " docs/document_dp.md)")
+    t.add_argument("--public-corpus", default=None, metavar="PATH",
+                   help="docdp-cooc: non-private documents of the same domain (a few hundred published reports or"
+                        " public posts, none of them private; read like --corpus, in its --format): a prior for the"
+                        " topics, named on the privacy card as public input; the model says whether the private"
+                        " data improved on them (docs/document_dp.md)")
     t.add_argument("--jobs", type=jobs_int, default=1,
                    help="threads: the Gibbs trainers' sweep (split as --parallel says: documents x words blocks by"
                         " default, or AD-LDA shards), FedLDA's clients, the E-step of the document-level and"
