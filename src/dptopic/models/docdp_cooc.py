@@ -52,7 +52,7 @@ from ._document_level import _DocumentDPModel
 from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_event, people_of, presence_statistic,
                           unit_and_relation, user_report)
 from .base import check_topics_fit_vocabulary
-from .public_prior import extend_topics, public_counts, public_input_entry, public_prior_topics
+from .public_prior import PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics
 
 def two_release_theorem(counted: bool, repetition: bool) -> str:
     """The theorem of the usual run (a word ranking, then the co-occurrence), naming the ranking statistic released:
@@ -258,6 +258,8 @@ class DocDPCooccurrence(_DocumentDPModel):
             counts = released[:V]
             if auto:
                 n_words = max(min(auto_n_words(float(released[V]), sigma), V), K)
+                if public is not None:          # the public matrix carries more words (models/public_prior.py)
+                    n_words = max(min(PUBLIC_AUTO_WORDS, V), K)
             order = np.argsort(-counts, kind="stable")
             if share_rule:
                 background = _background_words(counts, float(released[V]), bg_share, order,
@@ -326,8 +328,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         else:
             beta[:] = H
         self.components_ = beta / beta.sum(axis=1, keepdims=True)
-        if public is not None and sigma_rank is not None:       # the public documents give the tail its words
-            self.components_ = extend_topics(self.components_, public, kept, float(self.alpha))
+        if public is not None:          # the public documents give each topic its own words (models/public_prior.py)
+            self.components_ = extend_topics(self.components_, public, float(self.alpha))
         self.noise_std_ = float(sigma)
         self.ranking_noise_std_ = None if sigma_rank is None else float(sigma_rank)
         self.kept_words_ = kept

@@ -12,6 +12,9 @@ of the noisy release ``R`` and of ``P`` alone, so post-processing of the release
 The model keeps the public + private topics unless they have fewer topics standing above the noise of the private
 release than the public ones (:func:`dptopic.recovery.support.cooccurrence_supported_topics`, on ``R``), and says
 which it kept (``public_route_``) and why: a private model never ends below its public start without saying so.
+The topics kept (over the words of the release, and a tail spread alike over the others) then start EM on the
+public documents, regularised towards them (:func:`extend_topics`): each topic takes its own words outside the
+release's from the public documents. With ``n_words="auto"`` the release keeps up to ``PUBLIC_AUTO_WORDS`` words.
 Nothing here reads the private documents.
 """
 from __future__ import annotations
@@ -81,19 +84,28 @@ def public_prior_topics(noisy, public: sp.csr_matrix, kept, n_topics: int, noise
     return (H_both if route == ROUTES[0] else H_public), info
 
 
-PUBLIC_EM_STEPS = 10
-"""EM steps over the public documents that carry the topics onto every word (``extend_topics``)."""
+PUBLIC_EM_STEPS = 30
+"""EM steps over the public documents that carry the topics onto every word (:func:`extend_topics`)."""
+PRIOR_STRENGTH = 1.0
+"""The release's topics as a prior in those steps: pseudo-counts of ``PRIOR_STRENGTH`` times each topic's expected
+public count (1: the release and the public documents weigh alike; set on 20 Newsgroups, docs/research/document_dp.md)."""
+PUBLIC_AUTO_WORDS = 800
+"""``n_words="auto"`` with a public corpus: up to this many words for the co-occurrence release (the public matrix
+carries words the noise alone would drown; ``max_false_words`` still bounds the words kept by noise)."""
 
 
-def extend_topics(beta: np.ndarray, public: sp.csr_matrix, kept, alpha: float, steps: int | None = None) -> np.ndarray:
-    """Topics over every word from ``beta`` (K x V: the release's topics over the ``kept`` words, and a tail spread
-    alike over every other word) and the public documents: ``steps`` EM steps of the topic model on the public
-    documents started from ``beta`` (each document's topic shares, then each topic's expected counts), whose
-    estimate gives each topic its own words outside ``kept``; over ``kept`` the topics stay the release's. Reads
-    ``beta`` and the public documents only (post-processing)."""
+def extend_topics(beta: np.ndarray, public: sp.csr_matrix, alpha: float, steps: int | None = None,
+                  strength: float | None = None) -> np.ndarray:
+    """Topics over every word from ``beta`` (K x V: the release's topics over the kept words, and a tail spread alike
+    over every other word) and the public documents: ``steps`` EM steps of the topic model on the public documents
+    started from ``beta`` and regularised towards it (each step: the documents' topic shares, then each topic's
+    expected public counts plus ``strength`` times as many pseudo-counts spread as ``beta``), so that each topic
+    takes its own words outside the kept ones from the public documents. Reads ``beta`` and the public documents only
+    (post-processing); ``steps=0`` returns ``beta``."""
     steps = PUBLIC_EM_STEPS if steps is None else int(steps)
+    strength = PRIOR_STRENGTH if strength is None else float(strength)
     X = sp.csr_matrix(public, dtype=np.float64)
-    K, V = beta.shape
+    K = beta.shape[0]
     est = beta.copy()
     theta = np.full((X.shape[0], K), 1.0 / K)
     for _ in range(steps):
@@ -102,13 +114,10 @@ def extend_topics(beta: np.ndarray, public: sp.csr_matrix, kept, alpha: float, s
             theta = theta * np.asarray(ratio @ est.T) + alpha
             theta /= theta.sum(axis=1, keepdims=True)
         ratio = X.multiply(1.0 / np.maximum(theta @ est, 1e-300)).tocsr()
-        est = est * np.asarray((ratio.T @ theta).T) + 1e-12      # expected counts of each topic's words
+        counts = est * np.asarray((ratio.T @ theta).T)           # each topic's expected public counts
+        est = counts + strength * beta * counts.sum(axis=1, keepdims=True) + 1e-12
         est /= est.sum(axis=1, keepdims=True)
-    out = beta.copy()
-    rest = np.setdiff1d(np.arange(V), np.asarray(kept))
-    mass = beta[:, rest].sum(axis=1, keepdims=True)              # each topic keeps its tail's share
-    out[:, rest] = mass * est[:, rest] / np.maximum(est[:, rest].sum(axis=1, keepdims=True), 1e-300)
-    return out / out.sum(axis=1, keepdims=True)
+    return est
 
 
 def public_input_entry(info: dict) -> dict:
