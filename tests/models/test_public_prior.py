@@ -77,10 +77,11 @@ def test_the_public_topics_are_post_processing_of_the_release(split, monkeypatch
     assert not np.allclose(alone.components_, first.components_)
 
 
-def test_the_card_names_the_public_input(split):
+def test_the_card_names_the_public_input_and_a_saved_model_keeps_it(split, tmp_path):
     public, private = split
-    model = _model().fit(private, public_corpus=public)
-    card = privacy_card(model.privacy_report(), "DocDPCooccurrence")
+    _model().fit(private, public_corpus=public).save(tmp_path / "m")
+    model = DocDPCooccurrence.load(tmp_path / "m")
+    card = privacy_card(model.privacy_, "DocDPCooccurrence")
     entry = card["public_input"]
     assert entry["documents"] == public.n_docs and entry["covered"] is False
     assert "not protected by the epsilon" in entry["summary"]
@@ -101,7 +102,7 @@ def test_a_model_that_keeps_the_public_topics_says_so(split, monkeypatch):
     with pytest.warns(UserWarning, match="did not improve on the public documents' topics"):
         model = _model().fit(private, public_corpus=public)
     assert model.public_route_ == "public only"
-    assert "public documents' topics alone" in model.privacy_report()["public_input"]["summary"]
+    assert "from the public documents alone" in model.privacy_report()["public_input"]["summary"]
 
 
 @pytest.mark.parametrize("bad, fragment", [

@@ -123,9 +123,9 @@ def extend_topics(beta: np.ndarray, public: sp.csr_matrix, alpha: float, steps: 
 def public_input_entry(info: dict) -> dict:
     """The privacy report's and card's ``public_input`` entry: what public documents were read, outside the epsilon,
     and which route the model kept."""
-    kept = ("the topics of the public and private co-occurrence together" if info["route"] == ROUTES[0] else
-            "the public documents' topics alone: the private release did not improve on them (fewer of its topics"
+    kept = ("from the public and private co-occurrence together" if info["route"] == ROUTES[0] else
+            "from the public documents alone: the private release did not improve on them (fewer of its topics"
             " stood above the noise)")
     return {**info, "covered": False,
             "summary": f"{info['documents']:,} public documents (public_corpus), read in the clear and not protected by"
-                       f" the epsilon: they must hold no private document; the topics are {kept}"}
+                       f" the epsilon: they must hold no private document; the topics come {kept}"}
