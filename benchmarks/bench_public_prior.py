@@ -76,9 +76,9 @@ def main(argv=None):
             public_prior.PUBLIC_EM_STEPS = steps
     for name, values in rows.items():
         print(f"{name:36} coverage / ceiling {summary(values)}")
-    base = np.mean(rows["public-only LDA"])
-    print(f"ratio public+private / public-only LDA: {np.mean(rows['public+private (public_corpus=)']) / base:.2f};"
-          f" / private-only: {np.mean(rows['public+private (public_corpus=)']) / np.mean(rows['private-only DocDPCooccurrence']):.2f}")
+    both = np.mean(rows["public+private (public_corpus=)"])
+    print(f"ratio public+private / public-only LDA: {both / np.mean(rows['public-only LDA']):.2f};"
+          f" / private-only: {both / np.mean(rows['private-only DocDPCooccurrence']):.2f}")
     print(f"routes kept: {', '.join(routes)}; fit with public_corpus= {np.median(seconds):.1f} s (median)")
 
 

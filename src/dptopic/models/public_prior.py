@@ -88,7 +88,8 @@ PUBLIC_EM_STEPS = 30
 """EM steps over the public documents that carry the topics onto every word (:func:`extend_topics`)."""
 PRIOR_STRENGTH = 1.0
 """The release's topics as a prior in those steps: pseudo-counts of ``PRIOR_STRENGTH`` times each topic's expected
-public count (1: the release and the public documents weigh alike; set on 20 Newsgroups, docs/research/document_dp.md)."""
+public count (1: the release and the public documents weigh alike; set on 20 Newsgroups,
+docs/research/document_dp.md)."""
 PUBLIC_AUTO_WORDS = 800
 """``n_words="auto"`` with a public corpus: up to this many words for the co-occurrence release (the public matrix
 carries words the noise alone would drown; ``max_false_words`` still bounds the words kept by noise)."""
