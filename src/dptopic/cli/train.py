@@ -370,25 +370,6 @@ def _split(corpus, a, model):
     return split_for(model, corpus, a.test_size)
 
 
-def _public_corpus(a, corpus, vocab) -> dict:
-    """``--public-corpus PATH`` read with --corpus's readers over the training vocabulary, as the fit keyword
-    (``{}`` without it)."""
-    if getattr(a, "public_corpus", None) is None:
-        return {}
-    from ._common import PUBLIC_VOCABULARY_DECIDES
-
-    words = list(vocab) if vocab is not None else list(corpus.vocabulary.words)
-    if not Path(a.public_corpus).exists():
-        raise DPTopicError(f"--public-corpus {a.public_corpus!r}: no such file or folder; give public documents of the"
-                           " same domain in a format --corpus reads.")
-    public = load_corpus(a.public_corpus, a.format, None, a.text_field, None, vocabulary=words,
-                         stop_words=PUBLIC_VOCABULARY_DECIDES)
-    if public.n_docs == 0:
-        raise DPTopicError(f"--public-corpus {a.public_corpus!r}: no document holds a word of the training vocabulary;"
-                           " give public documents of the same domain.")
-    return {"public_corpus": public}
-
-
 def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=True, split_as=None):
     """Fit ``model`` on the training part and evaluate it on the held-out part; ``split_as``: another model whose
     split to use (the demo's non-private reference trains on the private model's split)."""
@@ -758,6 +739,9 @@ def _train(a, console):
     if getattr(a, "unit_note", None):   # printed once every flag is known to apply
         console.print(a.unit_note)
     check_out(a)
+    if getattr(a, "public_corpus", None) is not None and shard_dir(a.corpus) is not None:
+        raise DPTopicError("--public-corpus is not read with a shard folder yet: give the corpus file the shards were"
+                           " prepared from as --corpus.")
     if a.algorithm in SVI_ALGORITHMS + _DOC:
         if a.algorithm in _DOC:
             from ..models import ALGORITHMS
@@ -779,9 +763,6 @@ def _train(a, console):
             model._validate()
             _check_document_budget(model)
             if shard_dir(a.corpus) is not None:
-                if getattr(a, "public_corpus", None) is not None:
-                    raise DPTopicError("--public-corpus is not read with a shard folder yet: give the corpus file the"
-                                       " shards were prepared from as --corpus.")
                 return _train_document_level_on_shards(model, a, console)
         else:
             model = build_svi_model(a)  # bad parameters fail before the corpus loads
@@ -794,8 +775,7 @@ def _train(a, console):
             _warn_if_too_small(a, corpus, console, model)
         from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
 
-        public = _public_corpus(a, corpus, vocab)           # read, and refused if bad, before any noise is drawn
-        return train_svi(model, corpus, vocab, a, console, fit_kw=public, after_fit=lambda m: (
+        return train_svi(model, corpus, vocab, a, console, after_fit=lambda m: (
             _compose_private_vocabulary(m, event, console), record_word_list(m, a.vocabulary, vocab)))
     if a.algorithm in ("lp", "olp", "ldp-doc"):
         from .local import train_local
