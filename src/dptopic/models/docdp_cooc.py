@@ -214,9 +214,9 @@ class DocDPCooccurrence(_DocumentDPModel):
         exact number of documents is never used (``n_words="auto"`` reads the noisy one of the first release).
         ``user_ids`` (``unit="user"``): each document's person, one string per document (in memory only).
         ``public_corpus``: non-private documents of the same domain, none of them private (a Corpus, matched to the
-        vocabulary by word, or a count matrix over its words): a prior for the topics (:mod:`~dptopic.models.
-        public_prior`); the card names it as public input, and ``public_route_`` says whether the private release
-        improved on the public topics."""
+        vocabulary by word, or a count matrix over its words): a prior for the topics, costing no budget
+        (``dptopic.models.public_prior``); the card names it as public input, and ``public_route_`` says whether the
+        private release improved on the public topics."""
         self._validate()
         self._require_secure_noise()
         check_unit(self, user_ids)
