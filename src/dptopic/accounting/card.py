@@ -298,6 +298,8 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         # the trainer's budget, kept by the private vocabulary's composition: below the headline, which adds eps_V
         card["budget"] = dict(card["budget"], covers="the topic model alone: the private vocabulary's (epsilon_V,"
                                                      " delta_V) is spent on top of it, and the headline composes both")
+    if "public_input" in report:    # public documents read in the clear (DocDPCooccurrence public_corpus=)
+        card["public_input"] = report["public_input"]
     if "paper_figures_note" in report:
         card["figures_note"] = report["paper_figures_note"]
     if source is not None or vocab_exposed:

@@ -635,6 +635,8 @@ def print_privacy(report: dict, console=None):
     t.add_row("privacy unit", str(report.get("unit")))
     if report.get("user_bound"):    # a guarantee per person: how each person's contribution was bounded
         t.add_row("each person's contribution", str(report["user_bound"]))
+    if isinstance(report.get("public_input"), dict):    # fit(public_corpus=) / --public-corpus: read in the clear
+        t.add_row("public input", str(report["public_input"].get("summary")))
     # the card's relation: a local report composing a contributor's reports names the contributor's, as its epsilon
     t.add_row("neighbouring relation", str(headline.get("neighbouring_relation") or report.get("neighbouring_relation")))
     t.add_row("theorem", str(report.get("theorem")))

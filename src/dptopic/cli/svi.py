@@ -87,16 +87,39 @@ def print_svi_privacy(rep: dict, console) -> None:
                       " the private documents; not saved)")
 
 
+def public_corpus_kw(a, corpus, vocab) -> dict:
+    """``train --public-corpus PATH`` (docdp-cooc) read with --corpus's readers over the training vocabulary, as the
+    fit keyword (``{}`` without it)."""
+    if getattr(a, "public_corpus", None) is None:
+        return {}
+    from pathlib import Path
+
+    from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus
+
+    words = list(vocab) if vocab is not None else list(corpus.vocabulary.words)
+    if not Path(a.public_corpus).exists():
+        raise DPTopicError(f"--public-corpus {a.public_corpus!r}: no such file or folder; give public documents of the"
+                           " same domain in a format --corpus reads.")
+    public = load_corpus(a.public_corpus, a.format, None, a.text_field, None, vocabulary=words,
+                         stop_words=PUBLIC_VOCABULARY_DECIDES)
+    if public.n_docs == 0:
+        raise DPTopicError(f"--public-corpus {a.public_corpus!r}: no document holds a word of the training vocabulary;"
+                           " give public documents of the same domain.")
+    return {"public_corpus": public}
+
+
 def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
     from ..models.by_unit import split_for
+
+    fit_kw = public_corpus_kw(a, corpus, vocabulary)    # read, and refused if bad, before any noise is drawn
 
     train, test = split_for(model, corpus, a.test_size)  # a document's side depends on its own words only
     console.print(corpus_line(corpus, train, test, model._private, saved=bool(getattr(a, "save_metrics", False))))
     if test is not None:
         test = without_copies_said(test, train, console, model._private)
     say_reading(a, model.n_topics, train.vocab_size)
-    model.fit(train, vocabulary=vocabulary)
+    model.fit(train, vocabulary=vocabulary, **fit_kw)
     if after_fit is not None:
         after_fit(model)
     print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))

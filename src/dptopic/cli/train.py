@@ -59,6 +59,7 @@ _ALGORITHM_ONLY = {
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
+    "public_corpus": (None, ("docdp-cooc",)),
     "user_field": (None, _DOC), "documents_per_user": (None, _DOC),
     # the trainers that decide which topics stand above the noise (supported_topics_)
     "show_unsupported": (False, _SVI + _DOC),
@@ -661,7 +662,8 @@ _ALGORITHM_FLAGS = {
               "documents_per_user": "--documents-per-user"},
     "docdp-cooc": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
                    "documents_per_user": "--documents-per-user",
-                   "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice"},
+                   "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice",
+                   "public_corpus": "--public-corpus"},
     "lp": {"delta": "--delta"},
     "olp": {"delta": "--delta", "lam": "--lam", "omega": "--omega", "sigma2": "--sigma2", "batch_size": "--batch-size",
             "alg2_literal": "--alg2-literal", "prior": "--prior"},
@@ -734,6 +736,9 @@ def _train(a, console):
     if getattr(a, "unit_note", None):   # printed once every flag is known to apply
         console.print(a.unit_note)
     check_out(a)
+    if getattr(a, "public_corpus", None) is not None and shard_dir(a.corpus) is not None:
+        raise DPTopicError("--public-corpus is not read with a shard folder yet: give the corpus file the shards were"
+                           " prepared from as --corpus.")
     if a.algorithm in SVI_ALGORITHMS + _DOC:
         if a.algorithm in _DOC:
             from ..models import ALGORITHMS
@@ -1203,6 +1208,11 @@ def register(sub) -> None:
                         " that use them: it helped on 20 Newsgroups posts and hurt on State of the Union paragraphs"
                         " and Reuters newswire, so choose it on a public corpus like yours; no extra budget;"
                         " docs/document_dp.md)")
+    t.add_argument("--public-corpus", default=None, metavar="PATH",
+                   help="docdp-cooc: non-private documents of the same domain (a few hundred published reports or"
+                        " public posts, none of them private; read like --corpus, in its --format): a prior for the"
+                        " topics, named on the privacy card as public input; the model says whether the private"
+                        " data improved on them (docs/document_dp.md)")
     t.add_argument("--jobs", type=jobs_int, default=1,
                    help="threads: the Gibbs trainers' sweep (split as --parallel says: documents x words blocks by"
                         " default, or AD-LDA shards), FedLDA's clients, the E-step of the document-level and"

@@ -51,6 +51,7 @@ from ._document_level import _DocumentDPModel
 from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_event, people_of, presence_statistic,
                           unit_and_relation, user_report)
 from .base import check_topics_fit_vocabulary
+from .public_prior import PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics
 
 def two_release_theorem(counted: bool, repetition: bool) -> str:
     """The theorem of the usual run (a word ranking, then the co-occurrence), naming the ranking statistic released:
@@ -209,7 +210,7 @@ class DocDPCooccurrence(_DocumentDPModel):
             events = [(SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)]
         return RunPlan(events=events, budget=(self.epsilon, self.delta), unit=unit, relation=relation)
 
-    def fit(self, X, y=None, *, vocabulary=None, user_ids=None):
+    def fit(self, X, y=None, *, vocabulary=None, user_ids=None, public_corpus=None):
         """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, corpus shards on disk (a
         directory written by ``dptopic corpus prepare --shards N``, a shard ``.npz`` or a list of them), or
         mini-batches (a list of count matrices / Corpora, or a function returning a fresh iterable of them). Shards
@@ -217,12 +218,17 @@ class DocDPCooccurrence(_DocumentDPModel):
         with the number of documents. The
         vocabulary must be public (``vocabulary=``), or chosen privately beforehand and paid for separately; the
         exact number of documents is never used (``n_words="auto"`` reads the noisy one of the first release).
-        ``user_ids`` (``unit="user"``): each document's person, one string per document (in memory only)."""
+        ``user_ids`` (``unit="user"``): each document's person, one string per document (in memory only).
+        ``public_corpus``: non-private documents of the same domain, none of them private (a Corpus, matched to the
+        vocabulary by word, or a count matrix over its words): a prior for the topics, costing no budget
+        (``dptopic.models.public_prior``); the card names it as public input, and ``public_route_`` says whether the
+        private release improved on the public topics."""
         self._validate()
         self._require_secure_noise()
         check_unit(self, user_ids)
         passes, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client(), user_ids)
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
+        public = None if public_corpus is None else public_counts(public_corpus, vocab)
         V, K = len(vocab), int(self.n_topics)
         auto = isinstance(self.n_words, str)
         n_words = min(AUTO_WORDS[1] if auto else int(self.n_words), V)
@@ -258,6 +264,8 @@ class DocDPCooccurrence(_DocumentDPModel):
             counts = released[:V]
             if auto:
                 n_words = max(min(auto_n_words(float(released[V]), sigma), V), K)
+                if public is not None:          # the public matrix carries more words (models/public_prior.py)
+                    n_words = max(min(PUBLIC_AUTO_WORDS, V), K)
             order = np.argsort(-counts, kind="stable")
             if share_rule:
                 background = _background_words(counts, float(released[V]), bg_share, order,
@@ -289,8 +297,14 @@ class DocDPCooccurrence(_DocumentDPModel):
             stat, n_docs = cooccurrence_statistic(people, kept, V, self._jobs), n_people
         noisy = self._release(stat, sigma, rng, _COOC)
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
-        H = topics_from_cooccurrence(noisy, K - n_bg, "nmf", noise_std=sigma / np.sqrt(2.0),
-                                     threshold=float(self.threshold))
+        if public is None:
+            H = topics_from_cooccurrence(noisy, K - n_bg, "nmf", noise_std=sigma / np.sqrt(2.0),
+                                         threshold=float(self.threshold))
+            self.public_input_ = self.public_route_ = None
+        else:           # post-processing of the release and the public documents (models/public_prior.py)
+            H, self.public_input_ = public_prior_topics(noisy, public, kept, K - n_bg, sigma / np.sqrt(2.0),
+                                                        float(self.threshold))
+            self.public_route_ = self.public_input_["route"]
         # post-processing of the two releases: which topics stand above their noise (module note)
         supported = np.zeros(K, dtype=bool)
         supported[:K - n_bg] = cooccurrence_supported_topics((noisy + noisy.T) / 2.0, H, sigma / np.sqrt(2.0))
@@ -319,6 +333,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         else:
             beta[:] = H
         self.components_ = beta / beta.sum(axis=1, keepdims=True)
+        if public is not None:          # the public documents give each topic its own words (models/public_prior.py)
+            self.components_ = extend_topics(self.components_, public, float(self.alpha))
         self.noise_std_ = float(sigma)
         self.ranking_noise_std_ = None if sigma_rank is None else float(sigma_rank)
         self.kept_words_ = kept
@@ -363,6 +379,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         })
         if self.ranking_noise_std_ is None:     # the ledger's theorem names the two releases of the usual run
             rep["theorem"] = THEOREM_ONE_RELEASE
+        if getattr(self, "public_input_", None):    # fit(public_corpus=): public documents read in the clear
+            rep["public_input"] = public_input_entry(self.public_input_)
         return self._note_seed(user_report(self, rep))
 
 

@@ -1,0 +1,196 @@
+"""DocDPCooccurrence's public prior (``fit(..., public_corpus=)``, ``dptopic train --public-corpus``): the public part
+is post-processing of the release and the public documents (it never reads the private ones, and spends nothing), the
+card names the public input, the model says when it kept the public topics alone, and bad input is refused before
+any noise is drawn."""
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dptopic.models.public_prior as public_prior
+from dptopic.accounting.card import privacy_card
+from dptopic.cli.main import main
+from dptopic.corpus.synthetic import lda_corpus
+from dptopic.errors import DPTopicError
+from dptopic.models import DocDPCooccurrence
+from dptopic.models.public_prior import extend_topics
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+@pytest.fixture(scope="module")
+def split():
+    """A planted corpus of 400 documents over 120 words: 60 public, the rest private (disjoint)."""
+    corpus = lda_corpus(n_docs=400, vocab_size=120, n_topics=4, doc_length=40, alpha=0.1, beta=0.05, seed=5).corpus
+    return corpus.subset(np.arange(60)), corpus.subset(np.arange(60, 400))
+
+
+def _model(**kw):
+    return DocDPCooccurrence(n_topics=4, epsilon=2.0, n_words=40, background_share=None, seed=0, **kw)
+
+
+def test_the_public_prior_reads_the_private_documents_no_more_and_spends_nothing(split):
+    """The private documents, given as mini-batches, are read in the same number of passes with the public prior as
+    without it, and the ledger holds the same releases with the same epsilon."""
+    public, private = split
+    X = private.to_bow()
+    words = list(private.vocabulary.words)
+    reads = []
+
+    def batches():
+        reads.append(1)
+        return iter([X[:150], X[150:]])
+
+    plain = _model().fit(batches, vocabulary=words)
+    n_plain = len(reads)
+    with_public = _model().fit(batches, vocabulary=words, public_corpus=public)
+    assert len(reads) - n_plain == n_plain
+    assert with_public.public_route_ in public_prior.ROUTES and plain.public_route_ is None
+    a, b = plain.privacy_report(), with_public.privacy_report()
+    assert b["epsilon"] == pytest.approx(a["epsilon"]) and b["parameters"]["steps"] == a["parameters"]["steps"]
+
+
+def test_the_public_topics_are_post_processing_of_the_release(split, monkeypatch):
+    """Two different private corpora over the same words, given the same noisy releases: the same topics. Whatever
+    the public step computes, it computes from the releases and the public documents only."""
+    public, private = split
+    other = lda_corpus(n_docs=340, vocab_size=120, n_topics=4, doc_length=40, alpha=0.1, beta=0.05, seed=9).corpus
+    words = list(private.vocabulary.words)
+    releases = []
+    real = DocDPCooccurrence._release
+
+    def record(self, values, sigma, rng, label):
+        out = real(self, values, sigma, rng, label)
+        releases.append(out.copy())
+        return out
+
+    monkeypatch.setattr(DocDPCooccurrence, "_release", record)
+    first = _model().fit(private, vocabulary=words, public_corpus=public)
+    replay = iter(list(releases))
+    monkeypatch.setattr(DocDPCooccurrence, "_release", lambda self, values, sigma, rng, label: next(replay))
+    second = _model().fit(other.restrict(words), vocabulary=words, public_corpus=public)
+    np.testing.assert_array_equal(first.components_, second.components_)
+    # and the public documents do change the topics (the step is not a no-op)
+    monkeypatch.setattr(DocDPCooccurrence, "_release", real)
+    alone = _model().fit(private, vocabulary=words)
+    assert not np.allclose(alone.components_, first.components_)
+
+
+def test_the_card_names_the_public_input_and_a_saved_model_keeps_it(split, tmp_path):
+    public, private = split
+    _model().fit(private, public_corpus=public).save(tmp_path / "m")
+    model = DocDPCooccurrence.load(tmp_path / "m")
+    card = privacy_card(model.privacy_, "DocDPCooccurrence")
+    entry = card["public_input"]
+    assert entry["documents"] == public.n_docs and entry["covered"] is False
+    assert "not protected by the epsilon" in entry["summary"]
+    assert "public_input" not in privacy_card(_model().fit(private).privacy_report(), "DocDPCooccurrence")
+
+
+def test_a_model_that_keeps_the_public_topics_says_so(split, monkeypatch):
+    """When the public topics stand above the release's noise and the combined ones do not, the model keeps the public
+    topics, warns, and its card says which route it took."""
+    public, private = split
+    calls = []
+
+    def support(R, H, s):               # first call: the public topics; second: public + private
+        calls.append(1)
+        return np.full(len(H), len(calls) == 1)
+
+    monkeypatch.setattr(public_prior, "cooccurrence_supported_topics", support)
+    with pytest.warns(UserWarning, match="did not improve on the public documents' topics"):
+        model = _model().fit(private, public_corpus=public)
+    assert model.public_route_ == "public only"
+    assert "from the public documents alone" in model.privacy_report()["public_input"]["summary"]
+
+
+def test_public_and_private_together_recover_more_than_either_alone():
+    """A planted corpus (6 topics over 400 words, short documents): 40 public documents and 1,000 private ones at
+    epsilon 1. Over four seeds, the planted topics' coverage by the model with the public prior exceeds that of the
+    private documents alone and of LDA on the public ones alone, each by more than three standard errors of the paired
+    difference."""
+    from dptopic.evaluation import topic_coverage
+    from dptopic.models import LDA
+
+    s = lda_corpus(n_docs=1040, vocab_size=400, n_topics=6, doc_length=30, alpha=0.3, beta=0.1, seed=11)
+    public, private = s.corpus.subset(np.arange(40)), s.corpus.subset(np.arange(40, 1040))
+    planted = (s.phi, list(s.corpus.vocabulary.words))
+    both, alone, lda = [], [], []
+    for seed in range(4):
+        cover = lambda m: topic_coverage(m, planted)["coverage"]  # noqa: E731
+        both.append(cover(DocDPCooccurrence(n_topics=6, epsilon=1.0, seed=seed).fit(private, public_corpus=public)))
+        alone.append(cover(DocDPCooccurrence(n_topics=6, epsilon=1.0, seed=seed).fit(private)))
+        lda.append(cover(LDA(n_topics=6, n_iter=100, seed=seed, verbose=0).fit(public)))
+    for other in (alone, lda):
+        d = np.array(both) - np.array(other)
+        assert d.mean() > 3 * d.std(ddof=1) / np.sqrt(len(d)), (both, other)
+
+
+@pytest.mark.parametrize("bad, fragment", [
+    (["some text"], "must be a Corpus or a documents x words count matrix"),
+    (sp.csr_matrix(np.ones((3, 7))), "has 7 columns but the vocabulary 120 words"),
+    (-np.ones((3, 120)), "negative or non-finite counts"),
+    (np.eye(120)[:5], "no document with two words of the vocabulary"),
+])
+def test_bad_public_input_is_refused_before_any_noise(split, bad, fragment):
+    _, private = split
+    model = _model()
+    with pytest.raises(DPTopicError, match=fragment):
+        model.fit(private, public_corpus=bad)
+    assert not hasattr(model, "ledger_")        # nothing was spent
+
+
+def test_extending_the_topics_gives_each_its_own_tail_words_from_the_public_documents():
+    """Topic 0 is words 0-1 over the release's words, topic 1 words 2-3, and both spread their tail alike over words
+    4-5; in the public documents word 4 comes with 0-1 and word 5 with 2-3. The extension moves each topic's tail onto
+    its own word and keeps its own release words; no steps, no change."""
+    beta = np.array([[0.4, 0.4, 0.0, 0.0, 0.1, 0.1], [0.0, 0.0, 0.4, 0.4, 0.1, 0.1]]) + 1e-6
+    beta /= beta.sum(axis=1, keepdims=True)
+    docs = sp.csr_matrix(np.array([[3, 3, 0, 0, 2, 0], [0, 0, 3, 3, 0, 2]] * 10, dtype=float))
+    out = extend_topics(beta, docs, alpha=0.1)
+    np.testing.assert_allclose(out.sum(axis=1), 1.0)
+    assert out[0, 4] > 3 * out[0, 5] and out[1, 5] > 3 * out[1, 4]     # the prior (strength 1) keeps half the tail
+    assert out[0, :2].sum() > 0.6 and out[1, 2:4].sum() > 0.6
+    np.testing.assert_array_equal(extend_topics(beta, docs, alpha=0.1, steps=0), beta)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("public")
+    topics = [["apple", "banana", "cherry", "grape", "melon", "peach", "plum", "berry"],
+              ["engine", "wheel", "brake", "motor", "gear", "piston", "clutch", "tyre"]]
+    rng = np.random.default_rng(0)
+    for name, n in (("private.jsonl", 200), ("public.jsonl", 30)):
+        (root / name).write_text("".join(json.dumps({"text": " ".join(rng.choice(topics[i % 2], size=15))}) + "\n"
+                                         for i in range(n)))
+    return root
+
+
+def _run(capsys, argv):
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as e:
+        rc = e.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_train_public_corpus_names_it_on_the_card(files, tmp_path, capsys):
+    rc, out, err = _run(capsys, ["train", "--algorithm", "docdp-cooc", "--corpus", files / "private.jsonl",
+                                 "--public-corpus", files / "public.jsonl", "--epsilon", "2", "--topics", "2",
+                                 "--test-size", "0", "--out", tmp_path / "m"])
+    assert rc in (0, None), err
+    assert "public input" in out and "30 public documents" in out
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--algorithm", "docdp-cooc", "--public-corpus", "nowhere.jsonl"], "--public-corpus 'nowhere.jsonl': no such"),
+    (["--algorithm", "docdp", "--public-corpus", "PUBLIC"], "--public-corpus"),
+])
+def test_train_public_corpus_refusals_are_one_line(files, tmp_path, capsys, argv, fragment):
+    argv = [str(files / "public.jsonl") if x == "PUBLIC" else x for x in argv]
+    rc, out, err = _run(capsys, ["train", "--corpus", files / "private.jsonl", "--epsilon", "1", "--topics", "2",
+                                 "--test-size", "0", "--out", tmp_path / "m", *argv])
+    assert rc == 2 and fragment in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "m").exists()
