@@ -205,12 +205,18 @@ def main(argv=None):
                     help="election tweets, eps 1 and 4, 1 run, 30 LDA sweeps, 5,000 definitions")
     ap.add_argument("--out", default="runs/bench_utility")
     ap.add_argument("--write-table", action="store_true", help="refresh src/dptopic/utility_table.json")
-    ap.add_argument("--table-from", nargs="+", metavar="JSON", default=None,
-                    help="write the table from earlier runs' utility_<corpus>.json files, measuring nothing")
+    ap.add_argument("--from-json", nargs="+", metavar="JSON", default=None,
+                    help="measure nothing: read earlier runs' utility_<corpus>.json files (with --write-table, into the"
+                         " table; with --markdown, printed as tables)")
+    ap.add_argument("--markdown", action="store_true", help="with --from-json: print each corpus as a Markdown table")
     a = ap.parse_args(argv)
-    if a.table_from:
-        for f in a.table_from:
-            write_table(a, *table_entries(json.loads(Path(f).read_text())))
+    if a.from_json:
+        for f in a.from_json:
+            result = json.loads(Path(f).read_text())
+            if a.write_table:
+                write_table(a, *table_entries(result))
+            if a.markdown:
+                print(markdown(result))
         return 0
     if a.quick:
         a.corpora, a.epsilons, a.seeds, a.cgs_iterations = ["election-tweets"], [1.0, 4.0], 1, 30
@@ -267,6 +273,31 @@ def main(argv=None):
             write_table(a, *table_entries(result))
     print(f"\nwall time {time.perf_counter() - started:.0f} s")
     return 0
+
+
+def markdown(result) -> str:
+    """One corpus's result as a Markdown table: a row per model and epsilon, each measure's median with its range."""
+    def cell(r, key):
+        if key not in r:
+            return "-"
+        lo, hi = r.get(f"{key}_min", r[key]), r.get(f"{key}_max", r[key])
+        return f"{r[key]:.2f}" + (f" ({lo:.2f}-{hi:.2f})" if hi - lo >= 0.005 else "")
+
+    base = result["lda"]["baseline"]
+    head = (f"{result['corpus']}: {result['n_docs']:,} training documents of {result['doc_length']:.1f} words on"
+            f" average, K={result['n_topics']}; non-private LDA: accuracy {base['accuracy']:.3f}, macro-F1"
+            f" {base['macro_f1']:.3f}, NPMI {base['npmi']:.3f}, coverage of run A by runs B {base['coverage']:.3f}\n\n"
+            "| model | epsilon | coverage share | accuracy share | macro-F1 share | NPMI ratio | diversity | supported |\n"
+            "|---|---|---|---|---|---|---|---|\n")
+    lines = []
+    for name, f in result["floors"].items():
+        lines.append((name, "-", f))
+    for tname, t in result["trainers"].items():
+        lines.extend((tname, f"{r['epsilon']:g}", r) for r in t["rows"])
+    return head + "\n".join(
+        f"| {n} | {e} | " + " | ".join(cell(r, k) for k in ("coverage_share", "accuracy_share", "macro_f1_share",
+                                                            "npmi_ratio", "diversity"))
+        + (f" | {r['supported']:.0f} |" if "supported" in r else " | - |") for n, e, r in lines) + "\n"
 
 
 def table_entries(result):
