@@ -48,8 +48,15 @@ from .errors import DPTopicError
 
 TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6
-"""The headline share (coverage share; the NPMI ratio for a table without coverage) from which we call topics
-useful."""
+"""The NPMI ratio (to non-private LDA) from which a table without coverage calls topics useful."""
+USEFUL_COVERAGE = 0.7
+"""The coverage share from which we call topics useful: above what the word-frequencies control (every topic the
+corpus's word frequencies) scored on every corpus measured (0.51 to 0.63, docs/research/utility.md)."""
+
+
+def useful_threshold(headline: str) -> float:
+    """The share of the ``headline`` measure from which topics are called useful."""
+    return USEFUL_COVERAGE if headline == "coverage_share" else USEFUL_RATIO
 MEASURE_NAMES = {"coverage_share": "coverage share", "accuracy_share": "downstream accuracy share",
                  "macro_f1_share": "macro-F1 share", "npmi_ratio": "NPMI ratio", "diversity": "diversity"}
 """The measures the utility table holds, as the advice names them (shares and ratio of non-private LDA's)."""
@@ -328,13 +335,13 @@ def _trainer_prediction(rows, unit, epsilon, n_docs, key: str = "npmi_ratio", do
         x, y = _curve(rs, unit, key)
         preds[corpus], sides[corpus] = _predict(x, y, q)
         if unit == "document":
-            needed.append(_docs_needed(x, y, epsilon, USEFUL_RATIO))
+            needed.append(_docs_needed(x, y, epsilon, useful_threshold(key)))
             continue
         measured_docs = min(int(r["n_docs"]) for r in rs)
         if n_docs < measured_docs:      # fewer documents than the corpus measured never gave more
             sides[corpus] = "both" if sides[corpus] == "above" else "below"
         # at an epsilon it measured, a corpus whose ratio was useful says: that many documents or fewer
-        needed.append((float(measured_docs), True) if q >= x[0] and preds[corpus] >= USEFUL_RATIO else None)
+        needed.append((float(measured_docs), True) if q >= x[0] and preds[corpus] >= useful_threshold(key) else None)
     ratios = list(preds.values())
     near = min(rows, key=lambda r: abs(_axis(r, unit) - q))
     return {"ratio": _across_corpora(preds, _corpus_lengths(rows), doc_length), "range": [min(ratios), max(ratios)],
@@ -432,9 +439,10 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     by_trainer: dict = {}
     for r in rows:
         by_trainer.setdefault(r["trainer"], []).append(r)
-    # the headline: coverage where some trainer's every row holds it (trainers measured by NPMI alone, in an older
-    # table, are then left out: their figures are not comparable), else the NPMI ratio
-    covered = {t: rs for t, rs in by_trainer.items() if all("coverage_share" in r for r in rs)}
+    # the headline: coverage where some trainer's rows hold it, read off those rows only (rows and trainers measured
+    # by NPMI alone, in an older table, are then left out: their figures are not comparable), else the NPMI ratio
+    covered = {t: [r for r in rs if "coverage_share" in r] for t, rs in by_trainer.items()}
+    covered = {t: rs for t, rs in covered.items() if rs}
     key = "coverage_share" if covered else "npmi_ratio"
     by_trainer = covered or by_trainer
     length = float(doc_length) if doc_length is not None and unit == "document" else None
@@ -501,8 +509,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                          + ", ".join(f"{rec.public_floor[m]:.0%}" for m in rec.below_public)
                          + " on the measured corpora; a private run at this budget adds nothing a public model"
                            " does not (docs/evaluation.md).")
-    useful = f"{MEASURE_NAMES[key]} >= {USEFUL_RATIO}"
-    if rec.expected_share < USEFUL_RATIO and floor is None:
+    useful = f"{MEASURE_NAMES[key]} >= {useful_threshold(key)}"
+    if rec.expected_share < useful_threshold(key) and floor is None:
         if rec.docs_for_useful is not None:
             rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful ({useful}) from"
                              f" {docs_needed_text(rec)} documents.")
@@ -510,7 +518,7 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
             rec.notes.append(f"at epsilon = {epsilon:g}, topics would need more than {MAX_DOCS:,} documents to become"
                              f" useful ({useful}): give a larger epsilon.")
         else:
-            rec.notes.append(f"no measured setting reaches a {MEASURE_NAMES[key]} of {USEFUL_RATIO} for {unit}-level"
+            rec.notes.append(f"no measured setting reaches a {MEASURE_NAMES[key]} of {useful_threshold(key)} for {unit}-level"
                              " DP at this epsilon.")
         if unit == "document":
             rec.notes.append("with fewer documents, a word-level guarantee (dptopic recommend --unit word) protects each"
@@ -557,8 +565,9 @@ def _columns(rec: Recommendation, rows, unit, epsilon, n_docs, length, doc) -> N
     if p is not None:
         tested = sorted({int(r["n_topics"]) for r in rows if "supported" in r and "n_topics" in r})
         rec.supported_topics = {"count": int(min(round(p["ratio"]), rec.n_topics)), "of": rec.n_topics,
-                                "how": f"measured: {rec.trainer}'s support test (supported_topics_) on public corpora at"
-                                       f" K = {', '.join(map(str, tested))}, read off the table as the shares are",
+                                "how": f"measured: {rec.trainer}'s support test (supported_topics_) on public corpora"
+                                       + ("" if rec.n_topics in tested else f" at K = {', '.join(map(str, tested))}")
+                                       + ", read off the table as the shares are",
                                 "side": p["side"]}
 
 
@@ -622,7 +631,7 @@ def verdict(rec: Recommendation) -> str:
     top = UNIT_EPSILON_MAX.get(rec.unit, math.inf)
     if rec.epsilon > top:       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
         return f"outside what dptopic train --unit {rec.unit} accepts (epsilon up to {top:g})"
-    if rec.expected_share < USEFUL_RATIO:
+    if rec.expected_share < useful_threshold(rec.headline):
         return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "NOT useful yet"
     if rec.extrapolated_side == "below":
         return ("unknown (below every measured setting)" if _below_every(rec) else
@@ -655,7 +664,8 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
     rec = recommend(unit, epsilon, max(int(n_docs), 1), n_topics, table=table, delta=delta,
                     doc_length=None if length is None else min(float(length), MAX_DOC_LENGTH))
     upper = rec.extrapolated_side in ("below", "both")
-    if rec.expected_share is None or (rec.expected_share >= USEFUL_RATIO and not upper and not rec.below_public):
+    if rec.expected_share is None or (rec.expected_share >= useful_threshold(rec.headline) and not upper
+                                      and not rec.below_public):
         return None     # where the figure leans on a corpus measured only above the point it is no more than a bound
     size = f"{int(n_docs):,} {what}"
     if rec.docs_for_useful_beyond:
@@ -671,10 +681,10 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
     else:
         need = f"topics become useful from {docs_needed_text(rec)} documents at this epsilon"
     share = expected_text(rec)
-    if rec.expected_share >= USEFUL_RATIO and not upper:        # useful, but below what public knowledge gives
+    if rec.expected_share >= useful_threshold(rec.headline) and not upper:        # useful, but below what public knowledge gives
         return (f"at epsilon {epsilon:g} and {size} expect topics with {share} (measured on public corpora, see"
                 " 'dptopic recommend'): a public model may serve as well. Check the topics before using them.")
-    if rec.expected_share >= USEFUL_RATIO:
+    if rec.expected_share >= useful_threshold(rec.headline):
         point = f"epsilon {epsilon:g} x {size}" if unit == "document" else f"epsilon {epsilon:g} per word on {size}"
         if rec.extrapolated_side == "both":
             where, expect = (f"lies outside the settings measured on some public corpora ({_outside_corpora(rec)})",

@@ -37,11 +37,10 @@ def test_coverage_is_the_headline_and_npmi_a_column():
     assert r.alternatives == [{"trainer": "B", "expected_share": 0.2, "extrapolated_side": None}]
     assert "of non-private LDA's topic coverage and 50% of its downstream accuracy" in expected_text(r)
     assert verdict(r) == "NOT useful yet"
-    # useful from coverage 0.6: half-way between the first two points in log(eps x D) on "long" (0.5 -> 0.9),
-    # three quarters on "short" (0.3 -> 0.7): the median of the two
-    need = sorted([1000 * 10 ** 0.25, 1000 * 10 ** 0.75])
-    assert r.docs_for_useful == pytest.approx(math.ceil((need[0] + need[1]) / 2), abs=1)
-    assert any("coverage share >= 0.6" in n for n in r.notes)
+    # useful from coverage 0.7 (not 0.6, the NPMI ratio's): half-way between the first two points in log(eps x D) on
+    # "long" (0.5 -> 0.9), at the second point on "short" (0.3 -> 0.7): the median of the two
+    assert r.docs_for_useful == pytest.approx(math.ceil((1000 * 10 ** 0.5 + 10_000) / 2), abs=1)
+    assert any("coverage share >= 0.7" in n for n in r.notes)
 
 
 def test_a_table_without_coverage_is_read_by_its_npmi_ratio():
@@ -53,6 +52,9 @@ def test_a_table_without_coverage_is_read_by_its_npmi_ratio():
     # trainers measured by NPMI alone are left out beside one with coverage: their figures do not compare
     mixed = recommend("document", 1.0, 1000, table={"rows": SHORT + [dict(r, trainer="C") for r in old]})
     assert mixed.trainer == "A" and mixed.alternatives == []
+    # and a trainer's own older rows: its coverage is read off the rows that hold it
+    mixed = recommend("document", 1.0, 1000, table={"rows": SHORT + [dict(r, corpus="old") for r in old]})
+    assert mixed.per_corpus == {"short": 0.3}
 
 
 def test_document_length_reads_the_corpora_by_length():
@@ -88,6 +90,8 @@ def test_supported_topics_are_read_off_the_measured_counts_and_capped_at_k():
     # long: 4 at eps x D = 1e3, 30 at 1e4: half-way in log is 17
     assert r.supported_topics["count"] == 17 and r.supported_topics["of"] == 20
     assert "measured" in r.supported_topics["how"] and "support test" in r.supported_topics["how"]
+    assert "K = 20" not in r.supported_topics["how"]
+    assert "at K = 20" in recommend("document", 1.0, 1000, 10, table=TABLE).supported_topics["how"]
     assert recommend("document", 10.0, 1000, 10, doc_length=100, table=TABLE).supported_topics["count"] == 10
     assert recommend("document", 1.0, 1000, table={"rows": [
         {k: v for k, v in x.items() if k != "supported"} for x in SHORT]}).supported_topics is None

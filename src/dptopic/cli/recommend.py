@@ -10,9 +10,9 @@ from .local import plural
 
 def cmd_recommend(a):
     from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA,
-                          UNIT_EPSILON_MAX, USEFUL_RATIO, docs_needed_text, supported_note,
+                          UNIT_EPSILON_MAX, docs_needed_text, supported_note,
                           large_delta, suggested_delta,
-                          recommend, unreachable_epsilon, verdict)
+                          recommend, unreachable_epsilon, useful_threshold, verdict)
 
     with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
                       "delta": "--delta"}):
@@ -53,12 +53,14 @@ def cmd_recommend(a):
     if rec.docs_for_useful is not None:
         smallest = (f"; no corpus of fewer than {rec.smallest_measured_docs:,} documents was measured"
                     if rec.docs_for_useful == rec.smallest_measured_docs else "")
-        con.print(f"documents for useful topics ({MEASURE_NAMES[rec.headline]} >= {USEFUL_RATIO:.0%}) at this epsilon:"
+        useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
+        con.print(f"documents for useful topics ({useful}) at this epsilon:"
                   f" {docs_needed_text(rec)}" + (f" (on some measured corpus the smallest setting measured was already"
                                                    f" useful, so fewer may do{smallest})"
                                                  if rec.docs_for_useful_bound == "at most" else ""))
     elif rec.docs_for_useful_beyond:
-        con.print(f"documents for useful topics ({MEASURE_NAMES[rec.headline]} >= {USEFUL_RATIO:.0%}) at this epsilon:"
+        useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
+        con.print(f"documents for useful topics ({useful}) at this epsilon:"
                   f" more than {MAX_DOCS:,}")
     for alt in rec.alternatives:
         side = {"below": "at most ", "above": "at least "}.get(alt.get("extrapolated_side") or "", "")
