@@ -10,6 +10,8 @@ Rows, each over ``--runs`` runs (private trainers unseeded, as a user runs them;
 * public+private: DocDPCooccurrence with ``public_corpus=`` (the default route; which route it kept is counted);
 * the same without carrying the tail onto each topic's words (``PUBLIC_EM_STEPS = 0``), to show that step's share.
 
+Each row is printed as a ratio to the ceiling, beside the public-only peer it must beat.
+
     python benchmarks/bench_public_prior.py                  # 500 public posts, epsilon 1, 3 runs
     python benchmarks/bench_public_prior.py --epsilon 4 --runs 1
 """

@@ -1,21 +1,34 @@
-"""Topic quality against the privacy budget: every private trainer with an epsilon to set, at each epsilon, beside
-non-private collapsed Gibbs LDA on the same corpus and vocabulary.
+"""Topic quality against the privacy budget, measured as the field should (issue "Topics a user can trust"): for every
+private trainer with an epsilon to set, at each epsilon, what a user gets beside non-private collapsed Gibbs LDA on the
+same corpus and vocabulary, and beside two floors that never read the corpus.
 
-For each corpus (20 Newsgroups train with its test split as reference; the State of the Union paragraphs with a
-fixed 80/20 split), K topics and a vocabulary of V words built from the training split: NPMI of the top 10 words
-over boolean document co-occurrence in the reference split, its ratio to non-private CGS, topic diversity (top 25)
-and held-out perplexity (document completion), as the median over seeds with the standard error of the mean.
-Private trainers are unseeded (fresh OS entropy), as a user runs them; CGS takes seeds 0..n-1. A trainer whose
-budget cannot be reached at some epsilon (the word-level HDP-LDA at single-digit epsilon) is listed as such.
+For each corpus (20 Newsgroups train, its test split held out; its first 5,000 training documents; the State of the
+Union paragraphs and the 2016 election tweets, each with a fixed 80/20 split), K topics and a vocabulary of V words
+built from the training split:
 
-    python benchmarks/bench_utility.py                      # 20 Newsgroups and demo, eps 0.5 1 2 4 8, 3 seeds
-    python benchmarks/bench_utility.py --quick              # demo only, eps 1 and 4, 1 seed, short CGS
-    python benchmarks/bench_utility.py --write-table        # also refresh dptopic's utility table (recommend)
-    python benchmarks/bench_utility.py --trainers docdp-cooc --write-table   # refresh one trainer's rows only
-    python benchmarks/bench_utility.py --corpora 20newsgroups-5000 --trainers docdp-cooc docdp svi --write-table
-                                                            # add the first 5,000 documents of 20 Newsgroups
+* coverage share: the model's coverage of non-private LDA run A's topics (``dptopic.evaluation.topic_coverage``: each
+  of A's topics' best cosine among the model's, averaged) divided by the coverage of A by other non-private LDA runs
+  B (seeds 1..n; their median): 1 when a model finds A's topics as well as LDA run again does;
+* downstream accuracy and macro-F1 shares: ``downstream_score`` (logistic regression on ``transform``'s proportions of
+  the training split, scored on the held-out split's labels) over non-private LDA's (median of its runs);
+* NPMI ratio (top 10 words, boolean co-occurrence in the held-out split, over LDA's median), topic diversity (top 25),
+  held-out perplexity (document completion) and the count of topics the trainer's own support test keeps
+  (``supported_topics_`` less background topics);
+* floors: LDA fitted on public dictionary definitions over the same vocabulary (WordNet, GCIDE, FOLDOC:
+  ``apt-get install dict-wn dict-gcide dict-foldoc``; ``dptopic.datasets.load_dictionaries``), and random topics
+  (symmetric Dirichlet(1) over the corpus's 400 most frequent words); and a control, every topic the training
+  split's word frequencies: the coverage that frequent words alone earn (cosine similarity weighs them heavily).
 
-Writes ``npmi_vs_epsilon_<corpus>.png`` (one line per trainer) and ``utility_<corpus>.json`` into ``--out``.
+Each figure is the median over runs with its spread (min to max, and the standard error of the mean). Private
+trainers are unseeded (fresh OS entropy), as a user runs them; LDA takes seeds 0..n, the dictionary floor seeds
+0..n-1, random topics draws from seeds 0..n-1. Downstream scores read private documents' words outside the privacy
+guarantee: they are measurements of the method on public corpora.
+
+    python benchmarks/bench_utility.py --trainers docdp-cooc --corpora election-tweets sotu   # the smaller first
+    python benchmarks/bench_utility.py --quick            # election tweets, eps 1 and 4, 1 run, short LDA
+    python benchmarks/bench_utility.py --write-table      # also refresh dptopic's utility table (recommend)
+
+Writes ``utility_<corpus>.json`` and ``utility_vs_epsilon_<corpus>.png`` into ``--out``.
 """
 from __future__ import annotations
 
@@ -30,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 import dptopic
-from dptopic.evaluation import topic_quality
+from dptopic.evaluation import downstream_score, infer_theta, topic_coverage, topic_quality
 
 DELTA = 1e-5
 
@@ -56,104 +69,312 @@ TRAINERS = {
 OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400", "docdp-cooc-rep"}
 
 
+CORPORA = ("election-tweets", "sotu", "20newsgroups-5000", "20newsgroups")
+"""Smallest first: on a shared machine the short runs answer first."""
+RANDOM_WORDS = 400
+"""Random topics are drawn over this many of the corpus's most frequent words."""
+MEASURES = ("npmi_ratio", "coverage_share", "accuracy_share", "macro_f1_share", "diversity")
+
+
 def corpora(names, vocab_size):
-    from dptopic.datasets import load_20newsgroups, load_sotu
+    from dptopic.datasets import load_20newsgroups, load_election_tweets, load_sotu
 
     for name in names:
         if name.startswith("20newsgroups"):
             train = load_20newsgroups("train", max_vocab=vocab_size)
             test = load_20newsgroups("test", vocabulary=train.vocabulary).drop_empty()
-            if name == "20newsgroups-5000":         # the first 5,000 training documents (same vocabulary and test)
+            if name == "20newsgroups-5000":
+                # the first 5,000 training documents (same vocabulary): the file is sorted by newsgroup, so they hold 9
+                # of the 20; the held-out split keeps those 9 (a classifier cannot name a newsgroup it never saw)
                 train = train.subset(np.arange(5000))
+                seen = set(train.labels)
+                test = test.subset(np.flatnonzero([y in seen for y in test.labels]))
+        elif name == "election-tweets":
+            train, test = load_election_tweets(max_vocab=vocab_size).drop_empty().train_test_split(0.2, seed=0)
         else:
             train, test = load_sotu(max_vocab=vocab_size).train_test_split(0.2, seed=0)
         yield name, train, test
 
 
-def measure(model, train, test):
+class FixedTopics:
+    """Topics given, never fitted (the random floor): ``transform`` folds documents in as the models do."""
+
+    def __init__(self, components, vocabulary, alpha=0.1):
+        self.components_, self.vocabulary_, self.alpha = components, vocabulary, alpha
+
+    def transform(self, corpus):
+        return infer_theta(self.components_, corpus.word_ids, corpus.doc_ptr, self.alpha, 100, 50, 0)
+
+
+def random_topics(train, n_topics, seed):
+    """K topics, each a symmetric Dirichlet(1) draw over the training split's most frequent words."""
+    counts = np.bincount(train.word_ids, minlength=train.vocab_size)
+    top = np.argsort(-counts, kind="stable")[:RANDOM_WORDS]
+    phi = np.full((n_topics, train.vocab_size), 1e-12)
+    phi[:, top] = np.random.default_rng(seed).dirichlet(np.ones(len(top)), size=n_topics)
+    return FixedTopics(phi / phi.sum(axis=1, keepdims=True), train.vocabulary)
+
+
+def measure(model, train, test, reference=None, fit_on=None, perplexity=True, fitted=False):
+    """Fit ``model`` (on ``fit_on``, the training split by default; not when ``fitted``) and score it:
+    NPMI and diversity on the held-out split, coverage of ``reference``'s topics, downstream accuracy and macro-F1,
+    perplexity, supported topics."""
     with warnings.catch_warnings():
-        # the library's warnings are for users (a fresh budget per fit, held-out documents that duplicate training
-        # ones): not for a benchmark that refits and scores on purpose
+        # the library's warnings are for users (a fresh budget per fit, transform on training documents, held-out
+        # documents that duplicate training ones): not for a benchmark that refits and scores on purpose
         warnings.simplefilter("ignore")
         t = time.perf_counter()
-        model.fit(train)
+        if hasattr(model, "fit") and not fitted:
+            model.fit(train if fit_on is None else fit_on)
         secs = time.perf_counter() - t
         q = topic_quality(model, test, top_n=10)
-        ppl = model.perplexity(test, mode="completion", seed=0)
-    return {"npmi": q["npmi"], "diversity": q["diversity"], "perplexity": float(ppl), "seconds": secs}
+        out = {"npmi": q["npmi"], "diversity": q["diversity"], "seconds": secs}
+        if reference is not None:
+            out["coverage"] = topic_coverage(model, reference)["coverage"]
+        d = downstream_score(model, train, None, test, None)
+        out.update(accuracy=d["accuracy"], macro_f1=d["macro_f1"])
+        if perplexity and hasattr(model, "perplexity"):
+            out["perplexity"] = float(model.perplexity(test, mode="completion", seed=0))
+        supported = getattr(model, "supported_topics_", None)
+        if supported is not None:
+            background = getattr(model, "background_topics_", np.zeros(len(supported), bool))
+            out["supported"] = int(np.sum(np.asarray(supported) & ~np.asarray(background, bool)))
+    return out
 
 
 def summarise(runs, key):
-    v = np.array([r[key] for r in runs], float)
+    """Median, standard error of the mean, min and max of ``key`` over the runs that have it."""
+    v = np.array([r[key] for r in runs if key in r], float)
+    if not len(v):
+        return float("nan"), float("nan"), float("nan"), float("nan")
     se = float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else float("nan")
-    return float(np.median(v)), se
+    return float(np.median(v)), se, float(v.min()), float(v.max())
+
+
+def shares(runs, base):
+    """Each run's measures as shares of the non-private baseline ``base`` (medians of LDA's runs), in place."""
+    for r in runs:
+        if base["npmi"] > 0:            # a ratio to a negative NPMI (short texts' rare co-occurrences) means nothing
+            r["npmi_ratio"] = r["npmi"] / base["npmi"]
+        r["accuracy_share"] = r["accuracy"] / base["accuracy"]
+        r["macro_f1_share"] = r["macro_f1"] / base["macro_f1"]
+        if "coverage" in r:
+            r["coverage_share"] = r["coverage"] / base["coverage"]
+    return runs
+
+
+def row_summary(runs) -> dict:
+    """The median of each measure over ``runs`` with its spread (``_se``, ``_min``, ``_max``)."""
+    out = {}
+    for key in MEASURES + ("perplexity", "supported", "accuracy", "macro_f1", "coverage", "npmi", "seconds"):
+        med, se, lo, hi = summarise(runs, key)
+        if med == med:
+            out[key] = med
+            if key in MEASURES:
+                out.update({f"{key}_se": se, f"{key}_min": lo, f"{key}_max": hi})
+    return out
+
+
+def fmt(row, key, width=6):
+    v = row.get(key)
+    return f"{v:{width}.2f}" if v is not None and v == v else " " * (width - 1) + "-"
+
+
+def print_row(label, eps, row, n):
+    spread = (f" [{row['coverage_share_min']:.2f}-{row['coverage_share_max']:.2f}]"
+              if "coverage_share_min" in row else " " * 12)
+    sup = f"{row['supported']:5.0f}" if "supported" in row else "    -"
+    print(f"{label:22} {eps:>7} {fmt(row, 'coverage_share')}{spread} {fmt(row, 'accuracy_share')}"
+          f" {fmt(row, 'macro_f1_share')} {fmt(row, 'npmi_ratio')} {fmt(row, 'diversity', 7)} {sup}"
+          f" {row.get('seconds', float('nan')):6.1f} {n:4d}")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--corpora", nargs="+", default=["20newsgroups", "demo"], choices=("20newsgroups", "20newsgroups-5000", "demo"))
+    ap.add_argument("--corpora", nargs="+", default=list(CORPORA), choices=CORPORA)
     ap.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1, 2, 4, 8])
     ap.add_argument("--trainers", nargs="+", default=[t for t in TRAINERS if t not in OPTIONS], choices=list(TRAINERS))
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=3, help="runs per setting (3 or more for the table)")
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--vocab", type=int, default=2000)
     ap.add_argument("--cgs-iterations", type=int, default=300)
-    ap.add_argument("--quick", action="store_true", help="demo corpus, eps 1 and 4, 1 seed, 50 CGS sweeps")
+    ap.add_argument("--dictd-root", default=None, help="folder of the dictd databases (default /usr/share/dictd)")
+    ap.add_argument("--dictionary-docs", type=int, default=None,
+                    help="fit the dictionary floor on this many definitions drawn at random (default all)")
+    ap.add_argument("--quick", action="store_true",
+                    help="election tweets, eps 1 and 4, 1 run, 30 LDA sweeps, 5,000 definitions")
     ap.add_argument("--out", default="runs/bench_utility")
     ap.add_argument("--write-table", action="store_true", help="refresh src/dptopic/utility_table.json")
+    ap.add_argument("--from-json", nargs="+", metavar="JSON", default=None,
+                    help="measure nothing: read earlier runs' utility_<corpus>.json files (with --write-table, into the"
+                         " table; with --markdown, printed as tables)")
+    ap.add_argument("--markdown", action="store_true", help="with --from-json: print each corpus as a Markdown table")
     a = ap.parse_args(argv)
+    if a.from_json:
+        for f in a.from_json:
+            result = json.loads(Path(f).read_text())
+            if a.write_table:
+                write_table(a, *table_entries(result))
+            if a.markdown:
+                print(markdown(result))
+        return 0
     if a.quick:
-        a.corpora, a.epsilons, a.seeds, a.cgs_iterations = ["demo"], [1.0, 4.0], 1, 50
+        a.corpora, a.epsilons, a.seeds, a.cgs_iterations = ["election-tweets"], [1.0, 4.0], 1, 30
+        a.dictionary_docs = a.dictionary_docs or 5000
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    table_rows = []
+    started = time.perf_counter()
     for name, train, test in corpora(a.corpora, a.vocab):
-        print(f"\n== {name}: train {train.n_docs} documents, V={train.vocab_size}; reference {test.n_docs} held-out"
-              f" documents; K={a.topics}; CGS {a.cgs_iterations} sweeps; {a.seeds} seed(s); delta={DELTA:g}")
-        cgs = [measure(dptopic.LDA(n_topics=a.topics, n_iter=a.cgs_iterations, seed=s, verbose=0), train, test)
-               for s in range(a.seeds)]
-        ref, ref_se = summarise(cgs, "npmi")
-        print(f"non-private CGS (seeds 0..{a.seeds - 1}): NPMI {ref:.4f} (se {ref_se:.4f}), diversity"
-              f" {summarise(cgs, 'diversity')[0]:.3f}, perplexity {summarise(cgs, 'perplexity')[0]:.1f}")
-        result = {"corpus": name, "n_docs": train.n_docs, "vocab_size": train.vocab_size, "n_topics": a.topics,
-                  "cgs": {"npmi": ref, "npmi_se": ref_se, "runs": cgs}, "trainers": {}}
-        header = f"{'trainer':8} {'unit':9} {'epsilon':>7} {'NPMI':>8} {'se':>7} {'ratio':>6} {'divers.':>7} {'perpl.':>8} {'s/fit':>6}"
-        print(header + "\n" + "-" * len(header))
+        length = float(np.mean(train.doc_lengths))
+        print(f"\n== {name}: train {train.n_docs} documents of {length:.1f} words on average, V={train.vocab_size};"
+              f" held out {test.n_docs} documents; K={a.topics}; LDA {a.cgs_iterations} sweeps; {a.seeds} run(s) per"
+              f" setting; delta={DELTA:g}")
+
+        def lda(seed):
+            return dptopic.LDA(n_topics=a.topics, n_iter=a.cgs_iterations, seed=seed, verbose=0)
+
+        reference = lda(0)
+        runs_a = measure(reference, train, test)
+        lda_runs = [measure(lda(s), train, test, reference) for s in range(1, a.seeds + 1)]
+        base = {k: summarise([runs_a] + lda_runs, k)[0] for k in ("npmi", "accuracy", "macro_f1")}
+        base["coverage"] = summarise(lda_runs, "coverage")[0]
+        print(f"non-private LDA (run A seed 0, runs B seeds 1..{a.seeds}): NPMI {base['npmi']:.4f}, accuracy"
+              f" {base['accuracy']:.3f}, macro-F1 {base['macro_f1']:.3f}, coverage of A by B {base['coverage']:.3f}")
+        result = {"corpus": name, "n_docs": train.n_docs, "doc_length": length, "vocab_size": train.vocab_size,
+                  "n_topics": a.topics, "lda": {"baseline": base, "run_a": runs_a,
+                                                "runs_b": shares(lda_runs, base)}, "floors": {}, "trainers": {}}
+        header = (f"{'model':22} {'epsilon':>7} {'cover.':>6} {'[spread]':12} {'acc.':>6} {'F1':>6} {'NPMI':>6}"
+                  f" {'divers.':>7} {'supp.':>5} {'s/fit':>6} {'runs':>4}")
+        print("shares of non-private LDA's (coverage, accuracy, macro-F1, NPMI); medians over runs, coverage's"
+              " spread min-max\n" + header + "\n" + "-" * len(header))
+        print_row("lda (run B)", "-", row_summary(lda_runs), len(lda_runs))
+        for floor, runs in floors(a, train, test, reference, base).items():
+            row = row_summary(runs)
+            result["floors"][floor] = {**row, "runs": runs}
+            print_row(floor, "-", row, len(runs))
         for tname in a.trainers:
             unit, build = TRAINERS[tname]
             rows = []
             for eps in a.epsilons:
                 try:
-                    runs = [measure(build(eps, a.topics), train, test) for _ in range(a.seeds)]
+                    runs = shares([measure(build(eps, a.topics), train, test, reference, perplexity=False)
+                                   for _ in range(a.seeds)], base)
                 except dptopic.DPTopicError as e:
-                    print(f"{tname:8} {unit:9} {eps:7g}   not reachable: {str(e)[:90]}")
+                    print(f"{tname:22} {eps:7g}   not reachable: {str(e)[:90]}")
                     continue
-                npmi, se = summarise(runs, "npmi")
-                ratio = npmi / ref
-                rows.append({"epsilon": eps, "npmi": npmi, "npmi_se": se, "ratio": ratio,
-                             "diversity": summarise(runs, "diversity")[0],
-                             "perplexity": summarise(runs, "perplexity")[0], "runs": runs})
-                print(f"{tname:8} {unit:9} {eps:7g} {npmi:8.4f} {se:7.4f} {ratio:6.2f} {rows[-1]['diversity']:7.3f}"
-                      f" {rows[-1]['perplexity']:8.1f} {np.mean([r['seconds'] for r in runs]):6.1f}")
-                if tname not in OPTIONS:
-                    table_rows.append({"unit": unit, "trainer": tname, "corpus": name, "n_docs": train.n_docs,
-                                       "n_topics": a.topics, "epsilon": eps, "npmi_ratio": round(ratio, 3)})
+                row = {"epsilon": eps, **row_summary(runs), "runs": runs}
+                rows.append(row)
+                print_row(f"{tname} ({unit})", f"{eps:g}", row, len(runs))
             result["trainers"][tname] = {"unit": unit, "rows": rows}
         (out / f"utility_{name}.json").write_text(json.dumps(result, indent=1))
-        plot(result, out / f"npmi_vs_epsilon_{name}.png")
-        print(f"written: {out / f'utility_{name}.json'}, {out / f'npmi_vs_epsilon_{name}.png'}")
-    if a.write_table and table_rows:
-        path = Path(dptopic.__file__).with_name("utility_table.json")
-        # rows of (trainer, corpus) pairs not measured in this run are kept as they were
-        old = json.loads(path.read_text()) if path.exists() else {"rows": []}
-        measured = {(r["trainer"], r["corpus"]) for r in table_rows}
-        kept = [r for r in old.get("rows", []) if (r.get("trainer"), r.get("corpus")) not in measured]
-        source = f"benchmarks/bench_utility.py ({a.seeds} seed(s), K={a.topics}, V={a.vocab}, delta={DELTA:g})"
-        if kept and old.get("source") and old["source"] != source:
-            source = f"{source}; earlier rows: {old['source']}"
-        path.write_text(json.dumps({"source": source, "rows": table_rows + kept}, indent=1) + "\n")
-        print(f"utility table written: {path}")
+        plot(result, out / f"utility_vs_epsilon_{name}.png")
+        print(f"written: {out / f'utility_{name}.json'}, {out / f'utility_vs_epsilon_{name}.png'}")
+        if a.write_table:           # corpus by corpus: an interrupted run keeps what it measured
+            write_table(a, *table_entries(result))
+    print(f"\nwall time {time.perf_counter() - started:.0f} s")
     return 0
+
+
+def markdown(result) -> str:
+    """One corpus's result as a Markdown table: a row per model and epsilon, each measure's median with its range."""
+    def cell(r, key):
+        if key not in r:
+            return "-"
+        lo, hi = r.get(f"{key}_min", r[key]), r.get(f"{key}_max", r[key])
+        return f"{r[key]:.2f}" + (f" ({lo:.2f}-{hi:.2f})" if hi - lo >= 0.005 else "")
+
+    base = result["lda"]["baseline"]
+    head = (f"{result['corpus']}: {result['n_docs']:,} training documents of {result['doc_length']:.1f} words on"
+            f" average, K={result['n_topics']}; non-private LDA: accuracy {base['accuracy']:.3f}, macro-F1"
+            f" {base['macro_f1']:.3f}, NPMI {base['npmi']:.3f}, coverage of run A by runs B {base['coverage']:.3f}\n\n"
+            "| model | epsilon | coverage share | accuracy share | macro-F1 share | NPMI ratio | diversity | supported |\n"
+            "|---|---|---|---|---|---|---|---|\n")
+    lines = []
+    for name, f in result["floors"].items():
+        lines.append((name, "-", f))
+    for tname, t in result["trainers"].items():
+        lines.extend((tname, f"{r['epsilon']:g}", r) for r in t["rows"])
+    return head + "\n".join(
+        f"| {n} | {e} | " + " | ".join(cell(r, k) for k in ("coverage_share", "accuracy_share", "macro_f1_share",
+                                                            "npmi_ratio", "diversity"))
+        + (f" | {r['supported']:.0f} |" if "supported" in r else " | - |") for n, e, r in lines) + "\n"
+
+
+def table_entries(result):
+    """The utility table's rows (one per trainer and epsilon, options left out) and floors of one corpus's result."""
+    common = {"corpus": result["corpus"], "n_docs": result["n_docs"], "doc_length": round(result["doc_length"], 1),
+              "n_topics": result["n_topics"]}
+    rows = [{"unit": t["unit"], "trainer": tname, **common, "epsilon": r["epsilon"],
+             **{k: round(r[k], 3) for k in MEASURES if k in r},
+             **({"supported": r["supported"]} if "supported" in r else {})}
+            for tname, t in result["trainers"].items() if tname not in OPTIONS for r in t["rows"]]
+    floors = [{"floor": floor, **common, **{k: round(f[k], 3) for k in MEASURES if k in f}}
+              for floor, f in result["floors"].items()]
+    return rows, floors
+
+
+def floors(a, train, test, reference, base) -> dict:
+    """The two floors' runs, as shares of LDA's: LDA on public dictionary definitions (skipped, with a line saying
+    why, when the dictionaries are not installed) and random topics."""
+    from dptopic.datasets import DICTD_ROOT, load_dictionaries
+
+    out = {}
+    key = (a.dictd_root, a.dictionary_docs, a.topics, a.cgs_iterations, a.seeds, tuple(train.vocabulary.words))
+    if key not in _PUBLIC_MODELS:           # 20 Newsgroups and its first 5,000 documents share a vocabulary
+        try:
+            public = load_dictionaries(train.vocabulary, root=a.dictd_root or DICTD_ROOT)
+        except dptopic.DPTopicError as e:
+            print(f"dictionary floor skipped: {e}")
+            _PUBLIC_MODELS[key] = None
+        else:
+            if a.dictionary_docs and a.dictionary_docs < public.n_docs:
+                public = public.subset(np.sort(np.random.default_rng(0).choice(public.n_docs, a.dictionary_docs,
+                                                                               replace=False)))
+            print(f"dictionary floor: LDA on {public.n_docs:,} public definitions"
+                  f" ({int(public.doc_lengths.sum()):,} words of the vocabulary)")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _PUBLIC_MODELS[key] = [dptopic.LDA(n_topics=a.topics, n_iter=a.cgs_iterations, seed=s,
+                                                   verbose=0).fit(public) for s in range(a.seeds)]
+    if _PUBLIC_MODELS[key] is not None:
+        out["public-dictionaries"] = shares([measure(m, train, test, reference, perplexity=False, fitted=True)
+                                             for m in _PUBLIC_MODELS[key]], base)
+    out["random-topics"] = shares([measure(random_topics(train, a.topics, s), train, test, reference)
+                                   for s in range(a.seeds)], base)
+    # a control, not a floor of public knowledge: every topic the corpus's word frequencies (one count vector,
+    # which a private release gets almost for free): how much coverage the frequent words alone earn
+    counts = np.bincount(train.word_ids, minlength=train.vocab_size).astype(float) + 1e-12
+    out["word-frequencies"] = shares([measure(FixedTopics(np.tile(counts / counts.sum(), (a.topics, 1)),
+                                                          train.vocabulary), train, test, reference)], base)
+    return out
+
+
+TABLE_PATH = Path(dptopic.__file__).with_name("utility_table.json")
+"""The table ``dptopic recommend`` and ``train``'s small-corpus warning read."""
+_PUBLIC_MODELS: dict = {}
+"""The dictionary floor's fitted models, by vocabulary."""
+
+
+def write_table(a, table_rows, table_floors) -> None:
+    """Refresh ``src/dptopic/utility_table.json``: rows and floors of the corpora measured in this run replace theirs;
+    the others are kept as they were."""
+    path = TABLE_PATH
+    old = json.loads(path.read_text()) if path.exists() else {"rows": []}
+    measured = {(r["trainer"], r["corpus"]) for r in table_rows}
+    for r in old.get("rows", []):       # the State of the Union paragraphs were called "demo" in earlier tables
+        r["corpus"] = "sotu" if r.get("corpus") == "demo" else r.get("corpus")
+    kept = [r for r in old.get("rows", []) if (r.get("trainer"), r.get("corpus")) not in measured]
+    floors_measured = {(f["floor"], f["corpus"]) for f in table_floors}
+    kept_floors = [f for f in old.get("floors", []) if (f.get("floor"), f.get("corpus")) not in floors_measured]
+    source = (f"benchmarks/bench_utility.py ({a.seeds} run(s) per setting, K={a.topics}, V={a.vocab}, LDA"
+              f" {a.cgs_iterations} sweeps, delta={DELTA:g})")
+    if kept and old.get("source") and not old["source"].startswith(source):
+        source = f"{source}; earlier rows: {old['source']}"
+    elif kept and old.get("source"):
+        source = old["source"]
+    path.write_text(json.dumps({"source": source, "rows": table_rows + kept, "floors": table_floors + kept_floors},
+                               indent=1) + "\n")
+    print(f"utility table written: {path}")
 
 
 def plot(result, path):
@@ -162,19 +383,26 @@ def plot(result, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for tname, t in result["trainers"].items():
-        if t["rows"]:
-            ax.errorbar([r["epsilon"] for r in t["rows"]], [r["ratio"] for r in t["rows"]],
-                        yerr=[r["npmi_se"] / result["cgs"]["npmi"] if r["npmi_se"] == r["npmi_se"] else 0
-                              for r in t["rows"]], fmt="o-", capsize=3, label=f"{tname} ({t['unit']}-level)")
-    ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_ylim(0, 1.1)
-    ax.set_xlabel("epsilon (whole run)")
-    ax.set_ylabel("NPMI / non-private CGS NPMI")
-    ax.set_title(f"{result['corpus']}: D={result['n_docs']:,}, K={result['n_topics']}", fontsize=10)
-    ax.legend(fontsize=8)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.0), sharey=True)
+    for ax, key, title in ((axes[0], "coverage_share", "coverage of LDA's topics"),
+                           (axes[1], "accuracy_share", "downstream accuracy")):
+        for tname, t in result["trainers"].items():
+            rs = [r for r in t["rows"] if key in r]
+            if rs:
+                ax.errorbar([r["epsilon"] for r in rs], [r[key] for r in rs],
+                            yerr=[[r[key] - r[f"{key}_min"] for r in rs], [r[f"{key}_max"] - r[key] for r in rs]],
+                            fmt="o-", capsize=3, label=f"{tname} ({t['unit']}-level)")
+        for floor, style in (("public-dictionaries", "--"), ("random-topics", ":")):
+            if key in result["floors"].get(floor, {}):
+                ax.axhline(result["floors"][floor][key], color="grey", ls=style, lw=1, label=floor)
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("epsilon (whole run)")
+        ax.set_title(f"{title}, share of non-private LDA's", fontsize=9)
+    axes[0].set_ylim(0, 1.2)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"{result['corpus']}: D={result['n_docs']:,}, {result['doc_length']:.0f} words per document,"
+                 f" K={result['n_topics']}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

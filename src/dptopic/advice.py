@@ -1,6 +1,13 @@
 """Advice before any data is touched: which trainer and settings for a unit, a budget and a corpus size, and the
 topic quality to expect, read from the utility table that ``benchmarks/bench_utility.py`` measured on public
-corpora (20 Newsgroups and the State of the Union paragraphs).
+corpora (20 Newsgroups, its first 5,000 documents, the State of the Union paragraphs and the 2016 election tweets).
+
+What is forecast (docs/evaluation.md): the headline is the *coverage share* (how much of non-private LDA's topics the
+model finds, as a share of what a second LDA run finds) and the *downstream accuracy share* (a classifier on the
+model's document-topic proportions, as a share of non-private LDA's accuracy); the NPMI ratio and macro-F1 share are
+columns beside them, never the headline (NPMI scores a list of common words well). Each forecast is compared with
+what public knowledge alone gives: LDA fitted on public dictionary definitions over the same words, measured on the
+same corpora (the table's ``floors``). A table whose rows carry no coverage (an older one) is read by its NPMI ratio.
 
 How the table is used: for a fixed trainer, K and document length, the signal of a document-level release grows
 with the number of documents D and its noise falls with epsilon, so utility is read as a function of ``epsilon * D``
@@ -21,6 +28,10 @@ Word-level trainers are read off epsilon per word instead: their measured ratio 
 noise is small beside the counts; the 50 sweeps limit the topics), so ``epsilon * D`` would call the same budget
 noise on one corpus size and useful on another. Fewer documents than a corpus measured make its figure an upper
 bound.
+
+Document length: given a typical length, the per-corpus figures are read by length instead of by their median: the
+corpora are grouped by their mean training-document length (within a factor 1.25), and the figure is interpolated in
+log(length) between the two groups around the length given, held at the shortest or longest group outside them.
 Nothing here reads the user's data: the answer is free of privacy cost.
 """
 from __future__ import annotations
@@ -37,7 +48,23 @@ from .errors import DPTopicError
 
 TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6
-"""The NPMI ratio (to non-private CGS) from which we call topics useful."""
+"""The NPMI ratio (to non-private LDA) from which a table without coverage calls topics useful."""
+USEFUL_COVERAGE = 0.7
+"""The coverage share from which we call topics useful: above what the word-frequencies control (every topic the
+corpus's word frequencies) scored on every corpus measured (0.51 to 0.63, docs/research/utility.md)."""
+
+
+def useful_threshold(headline: str) -> float:
+    """The share of the ``headline`` measure from which topics are called useful."""
+    return USEFUL_COVERAGE if headline == "coverage_share" else USEFUL_RATIO
+MEASURE_NAMES = {"coverage_share": "coverage share", "accuracy_share": "downstream accuracy share",
+                 "macro_f1_share": "macro-F1 share", "npmi_ratio": "NPMI ratio", "diversity": "diversity"}
+"""The measures the utility table holds, as the advice names them (shares and ratio of non-private LDA's)."""
+PUBLIC_FLOOR = "public-dictionaries"
+"""The table's floor of public knowledge alone: LDA fitted on public dictionary definitions over the same words."""
+BELOW_PUBLIC = "below what public knowledge alone gives"
+LENGTH_GROUP = 1.25
+"""Corpora whose mean document lengths lie within this factor of each other are read as one length."""
 MAX_DOCS = 10 ** 12
 MAX_DOC_LENGTH = 10 ** 9
 """The longest document (in words) the word-level advice reads."""
@@ -183,9 +210,24 @@ class Recommendation:
     n_topics: int
     trainer: str | None
     settings: dict = field(default_factory=dict)
+    expected_share: float | None = None
+    """The headline forecast: the coverage share (``headline`` says which measure; an older table's NPMI ratio)."""
+    headline: str = "coverage_share"
+    expected_coverage_share: float | None = None
+    expected_accuracy_share: float | None = None
+    expected_macro_f1_share: float | None = None
     expected_npmi_ratio: float | None = None
+    """A column beside the headline, never the headline itself."""
+    doc_length: float | None = None
+    public_floor: dict = field(default_factory=dict)
+    """What LDA on public dictionary definitions gave on the measured corpora, read at this length: per measure."""
+    below_public: list = field(default_factory=list)
+    """The measures whose forecast lies below :attr:`public_floor`'s."""
+    supported_topics: dict | None = None
+    """How many of the K topics the budget supports: ``{"count", "of", "how"}``, read from the support test's counts
+    measured on public corpora (``supported`` in the table), or None when the table has none."""
     expected_range: list | None = None
-    """[lowest, highest] of the per-corpus predictions behind ``expected_npmi_ratio`` (their median)."""
+    """[lowest, highest] of the per-corpus predictions behind ``expected_share`` (their median)."""
     per_corpus: dict = field(default_factory=dict)
     corpus_sides: dict = field(default_factory=dict)
     """Per corpus: ``"below"`` (its figure is its measured end, an upper bound), ``"above"`` (a lower bound),
@@ -216,10 +258,10 @@ def _axis(r, unit: str) -> float:
     return math.log(float(r["epsilon"])) + (math.log(float(r["n_docs"])) if unit == "document" else 0.0)
 
 
-def _curve(rows, unit: str = "document"):
-    """(axis, median ratio) points of one trainer on one corpus, sorted, made non-decreasing (more budget never
+def _curve(rows, unit: str = "document", key: str = "npmi_ratio"):
+    """(axis, median ``key``) points of one trainer on one corpus, sorted, made non-decreasing (more budget never
     hurts)."""
-    pts = sorted((_axis(r, unit), float(r["npmi_ratio"])) for r in rows)
+    pts = sorted((_axis(r, unit), float(r[key])) for r in rows)
     x = np.array([p[0] for p in pts])
     y = np.maximum.accumulate(np.array([p[1] for p in pts]))
     return x, y
@@ -248,7 +290,35 @@ def _median_needed(needed) -> tuple[float, bool]:
     return (max(d for d, _ in middle) if bound else float(np.mean([d for d, _ in middle]))), bound
 
 
-def _trainer_prediction(rows, unit, epsilon, n_docs) -> dict:
+def _length_groups(lengths: dict) -> list:
+    """Corpora grouped by mean document length: ``[(log length, [corpus, ...]), ...]`` shortest first, a group holding
+    the corpora within :data:`LENGTH_GROUP` of its shortest."""
+    groups: list = []
+    for c, L in sorted(lengths.items(), key=lambda kv: kv[1]):
+        if groups and L <= groups[-1][0] * LENGTH_GROUP:
+            groups[-1][1].append(c)
+        else:
+            groups.append((L, [c]))
+    return [(float(np.mean([math.log(lengths[c]) for c in cs])), cs) for _, cs in groups]
+
+
+def _across_corpora(preds: dict, lengths: dict, doc_length) -> float:
+    """One figure from per-corpus ones: their median, or, with ``doc_length`` given and every corpus's length known,
+    interpolated in log(length) between the medians of the length groups around it (held at the end groups)."""
+    if doc_length is None or any(lengths.get(c) is None for c in preds):
+        return float(np.median(list(preds.values())))
+    groups = _length_groups({c: lengths[c] for c in preds})
+    xs = [g[0] for g in groups]
+    ys = [float(np.median([preds[c] for c in g[1]])) for g in groups]
+    return float(np.interp(math.log(doc_length), xs, ys))
+
+
+def _corpus_lengths(rows) -> dict:
+    """Each corpus's mean document length as measured (None where a row does not say)."""
+    return {r.get("corpus"): float(r["doc_length"]) if r.get("doc_length") else None for r in rows}
+
+
+def _trainer_prediction(rows, unit, epsilon, n_docs, key: str = "npmi_ratio", doc_length=None) -> dict:
     """One trainer: the median of the per-corpus predictions over *every* measured corpus (each held at its measured
     end outside its range), their range, the side of each corpus's range the point lies on, the documents needed for
     a useful ratio (median over the corpora; a float, infinite when most never get there) and the settings measured
@@ -256,22 +326,25 @@ def _trainer_prediction(rows, unit, epsilon, n_docs) -> dict:
     q = math.log(epsilon) + (math.log(n_docs) if unit == "document" else 0.0)
     by_corpus: dict = {}
     for r in rows:
-        by_corpus.setdefault(r.get("corpus"), []).append(r)
+        if key in r:
+            by_corpus.setdefault(r.get("corpus"), []).append(r)
+    if not by_corpus:
+        return None
     preds, sides, needed = {}, {}, []
     for corpus, rs in by_corpus.items():
-        x, y = _curve(rs, unit)
+        x, y = _curve(rs, unit, key)
         preds[corpus], sides[corpus] = _predict(x, y, q)
         if unit == "document":
-            needed.append(_docs_needed(x, y, epsilon, USEFUL_RATIO))
+            needed.append(_docs_needed(x, y, epsilon, useful_threshold(key)))
             continue
         measured_docs = min(int(r["n_docs"]) for r in rs)
         if n_docs < measured_docs:      # fewer documents than the corpus measured never gave more
             sides[corpus] = "both" if sides[corpus] == "above" else "below"
         # at an epsilon it measured, a corpus whose ratio was useful says: that many documents or fewer
-        needed.append((float(measured_docs), True) if q >= x[0] and preds[corpus] >= USEFUL_RATIO else None)
+        needed.append((float(measured_docs), True) if q >= x[0] and preds[corpus] >= useful_threshold(key) else None)
     ratios = list(preds.values())
     near = min(rows, key=lambda r: abs(_axis(r, unit) - q))
-    return {"ratio": float(np.median(ratios)), "range": [min(ratios), max(ratios)],
+    return {"ratio": _across_corpora(preds, _corpus_lengths(rows), doc_length), "range": [min(ratios), max(ratios)],
             "per_corpus": {str(c): round(v, 3) for c, v in preds.items() if c is not None},
             "sides": {str(c): s for c, s in sides.items() if c is not None}, "side": _combine(sides.values()),
             "needed": _median_needed(needed), "settings": near.get("settings", {})}
@@ -321,10 +394,13 @@ def _outside_notes(rec: Recommendation, unit: str, rows) -> list:
 def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000, n_topics: int = 20,
               doc_length: float | None = None, table=None, delta: float = TRAIN_DELTA) -> Recommendation:
     """Which trainer to use for ``unit`` ("document" or "word") at ``epsilon`` on a corpus of ``n_docs``
-    documents, and the NPMI ratio to expect. Reads no data. ``delta`` is the delta the run will be given (``dptopic
-    train --delta``): it decides whether the document-level trainer reaches ``epsilon`` at all; the expected ratios
-    were measured at delta = 1e-5 (the utility table's), and a note says so when ``delta`` differs. ``unit="user"``:
-    ``n_docs`` counts people, and the advice is the document level's for that many documents (:data:`USER_NOTE`)."""
+    documents of about ``doc_length`` words, the coverage and downstream accuracy shares to expect (the NPMI ratio
+    beside them), whether they lie below what public knowledge alone gives, and how many of the ``n_topics`` topics
+    the budget supports. Reads no data. ``delta`` is the delta the run will be given (``dptopic train --delta``): it
+    decides whether the document-level trainer reaches ``epsilon`` at all; the expected shares were measured at
+    delta = 1e-5 (the utility table's), and a note says so when ``delta`` differs. ``doc_length`` reads the figures by
+    document length (module note); without it they are the median over the measured corpora. ``unit="user"``: ``n_docs``
+    counts people, and the advice is the document level's for that many documents (:data:`USER_NOTE`)."""
     if unit == "user":
         rec = recommend("document", epsilon, n_docs, n_topics, doc_length, table, delta)
         rec.unit = "user"
@@ -342,9 +418,6 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     if n_docs > MAX_DOCS:
         raise DPTopicError(f"invalid n_docs={n_docs!r}: give at most {MAX_DOCS:,} (more documents than any corpus"
                            " holds).")
-    if doc_length is not None and unit != "word":
-        raise DPTopicError(f"doc_length is for unit='word' (a document of L words then has L x epsilon); a {unit}-level"
-                           " guarantee already covers the whole document: leave doc_length out.")
     if doc_length is not None and (isinstance(doc_length, bool) or not isinstance(doc_length, (int, float))
                                    or not math.isfinite(doc_length) or not 0 < doc_length <= MAX_DOC_LENGTH):
         raise DPTopicError(f"invalid doc_length={doc_length!r}: give a number of words > 0 and at most"
@@ -373,10 +446,19 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
     by_trainer: dict = {}
     for r in rows:
         by_trainer.setdefault(r["trainer"], []).append(r)
-    scored = sorted(((name, _trainer_prediction(rs, unit, epsilon, n_docs)) for name, rs in by_trainer.items()),
-                    key=lambda s: -s[1]["ratio"])
+    # the headline: coverage where some trainer's rows hold it, read off those rows only (rows and trainers measured
+    # by NPMI alone, in an older table, are then left out: their figures are not comparable), else the NPMI ratio
+    covered = {t: [r for r in rs if "coverage_share" in r] for t, rs in by_trainer.items()}
+    covered = {t: rs for t, rs in covered.items() if rs}
+    key = "coverage_share" if covered else "npmi_ratio"
+    by_trainer = covered or by_trainer
+    length = float(doc_length) if doc_length is not None and unit == "document" else None
+    scored = sorted(((name, _trainer_prediction(rs, unit, epsilon, n_docs, key, length))
+                     for name, rs in by_trainer.items()), key=lambda s: -s[1]["ratio"])
     name, best = scored[0]
-    rec.trainer, rec.expected_npmi_ratio, rec.settings = name, round(best["ratio"], 3), dict(best["settings"])
+    rec.headline, rec.doc_length = key, length
+    rec.trainer, rec.expected_share, rec.settings = name, round(best["ratio"], 3), dict(best["settings"])
+    _columns(rec, by_trainer[name], unit, epsilon, n_docs, length, doc)
     rec.expected_range, rec.per_corpus = [round(v, 3) for v in best["range"]], best["per_corpus"]
     rec.corpus_sides, rec.extrapolated_side = best["sides"], best["side"]
     rec.extrapolated = rec.extrapolated_side is not None
@@ -390,11 +472,13 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
             rec.docs_for_useful, at_most = rec.smallest_measured_docs, True
         rec.docs_for_useful_bound = "at most" if at_most else None
     # each alternative's figure is bounded as the headline's is when the point lies outside its measured range
-    rec.alternatives = [{"trainer": s[0], "expected_npmi_ratio": round(s[1]["ratio"], 3),
+    rec.alternatives = [{"trainer": s[0], "expected_share": round(s[1]["ratio"], 3),
                          "extrapolated_side": s[1]["side"]} for s in scored[1:]]
     if len(rec.per_corpus) > 1:
         bound = {"below": "at most ", "above": "at least ", "both": "about "}
-        rec.notes.append("the expected ratio is the median over the measured corpora ("
+        across = ("read at the length given between" if length is not None and
+                  all(L for L in _corpus_lengths(by_trainer[name]).values()) else "the median over")
+        rec.notes.append(f"the expected {MEASURE_NAMES[key]} is {across} the measured corpora ("
                          + ", ".join(f"{c} {bound.get(rec.corpus_sides.get(c), '')}{v:.0%}"
                                      for c, v in rec.per_corpus.items())
                          + "); the same budget and size gave different ratios on different corpora.")
@@ -425,16 +509,24 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                             "more noise, so the figures above may be optimistic."))
     if rec.extrapolated:
         rec.notes.extend(_outside_notes(rec, unit, by_trainer[rec.trainer]))
-    if rec.expected_npmi_ratio < USEFUL_RATIO and floor is None:
+    if rec.below_public:
+        rec.notes.append(f"the forecast {' and '.join(MEASURE_NAMES[m] for m in rec.below_public)}"
+                         f" {'is' if len(rec.below_public) == 1 else 'are'} {BELOW_PUBLIC}: LDA fitted on public"
+                         " dictionary definitions over the same words, which reads no private document, gave "
+                         + ", ".join(f"{rec.public_floor[m]:.0%}" for m in rec.below_public)
+                         + " on the measured corpora; a private run at this budget adds nothing a public model"
+                           " does not (docs/evaluation.md).")
+    useful = f"{MEASURE_NAMES[key]} >= {useful_threshold(key)}"
+    if rec.expected_share < useful_threshold(key) and floor is None:
         if rec.docs_for_useful is not None:
-            rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful (NPMI ratio >= {USEFUL_RATIO}) from"
+            rec.notes.append(f"at epsilon = {epsilon:g}, topics become useful ({useful}) from"
                              f" {docs_needed_text(rec)} documents.")
         elif rec.docs_for_useful_beyond:
             rec.notes.append(f"at epsilon = {epsilon:g}, topics would need more than {MAX_DOCS:,} documents to become"
-                             f" useful (NPMI ratio >= {USEFUL_RATIO}): give a larger epsilon.")
+                             f" useful ({useful}): give a larger epsilon.")
         else:
-            rec.notes.append(f"no measured setting reaches an NPMI ratio of {USEFUL_RATIO} for {unit}-level DP at this"
-                             " epsilon.")
+            rec.notes.append(f"no measured setting reaches a {MEASURE_NAMES[key]} of {useful_threshold(key)} for {unit}-level"
+                             " DP at this epsilon.")
         if unit == "document":
             rec.notes.append("with fewer documents, a word-level guarantee (dptopic recommend --unit word) protects each"
                              " word rather than each document: a document of L words then has L x epsilon; local DP"
@@ -459,6 +551,39 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(f"word-level: a document of L words is protected with L x epsilon (L = {L:g}: epsilon"
                          f" {L * epsilon:g}).")
     return rec
+
+
+def _columns(rec: Recommendation, rows, unit, epsilon, n_docs, length, doc) -> None:
+    """The chosen trainer's other forecasts (accuracy, macro-F1 and NPMI beside the headline), the public floor read at
+    the same length, the measures below it, and the topics the budget supports."""
+    for key in ("coverage_share", "accuracy_share", "macro_f1_share", "npmi_ratio"):
+        p = _trainer_prediction(rows, unit, epsilon, rec.n_docs, key, length)
+        setattr(rec, f"expected_{key}", None if p is None else round(p["ratio"], 3))
+    floors = [f for f in doc.get("floors", []) if f.get("floor") == PUBLIC_FLOOR]
+    for key in ("coverage_share", "accuracy_share", "macro_f1_share"):
+        per = {f.get("corpus"): float(f[key]) for f in floors if key in f}
+        if per:
+            lengths = {f.get("corpus"): float(f["doc_length"]) if f.get("doc_length") else None for f in floors}
+            rec.public_floor[key] = round(_across_corpora(per, lengths, length), 3)
+    rec.below_public = [k for k in ("coverage_share", "accuracy_share")
+                        if getattr(rec, f"expected_{k}") is not None and k in rec.public_floor
+                        and getattr(rec, f"expected_{k}") < rec.public_floor[k]]
+    p = _trainer_prediction(rows, unit, epsilon, n_docs, "supported", length)
+    if p is not None:
+        tested = sorted({int(r["n_topics"]) for r in rows if "supported" in r and "n_topics" in r})
+        rec.supported_topics = {"count": int(min(round(p["ratio"]), rec.n_topics)), "of": rec.n_topics,
+                                "how": f"measured: {rec.trainer}'s support test (supported_topics_) on public corpora"
+                                       + ("" if rec.n_topics in tested else f" at K = {', '.join(map(str, tested))}")
+                                       + ", read off the table as the shares are",
+                                "side": p["side"]}
+
+
+def supported_note(rec: Recommendation) -> str:
+    """How many of the K topics the budget supports, and how that is known."""
+    s = rec.supported_topics
+    bound = {"below": "at most ", "above": "at least "}.get(s.get("side") or "", "")
+    return (f"the budget supports {bound}{s['count']} of {s['of']} topics above the noise of the release (the rest"
+            f" are not told apart from noise; {s['how']}).")
 
 
 PUBLIC_WORDS = "PUBLIC_WORDS.txt"
@@ -521,12 +646,12 @@ def _outside_corpora(rec: Recommendation) -> str:
 def verdict(rec: Recommendation) -> str:
     """One word on the expected topics: "useful", "NOT useful yet", or "unknown" where the figure is only an upper
     bound read off the measured end of some corpus (below its measured settings) or neither bound."""
-    if rec.expected_npmi_ratio is None:
+    if rec.expected_share is None:
         return "unknown"
     top = UNIT_EPSILON_MAX.get(rec.unit, math.inf)
     if rec.epsilon > top:       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
         return f"outside what dptopic train --unit {rec.unit} accepts (epsilon up to {top:g})"
-    if rec.expected_npmi_ratio < USEFUL_RATIO:
+    if rec.expected_share < useful_threshold(rec.headline):
         return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "NOT useful yet"
     if rec.extrapolated_side == "below":
         return ("unknown (below every measured setting)" if _below_every(rec) else
@@ -534,14 +659,33 @@ def verdict(rec: Recommendation) -> str:
     return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "useful"
 
 
+def expected_text(rec: Recommendation) -> str:
+    """The headline forecast in words: ``"64% of non-private LDA's topic coverage and 56% of its downstream accuracy
+    (below what public knowledge alone gives: 69%)"``; an older table's ``"60% of non-private LDA's NPMI"``."""
+    if rec.headline != "coverage_share":
+        return f"{rec.expected_share:.0%} of non-private LDA's NPMI"
+    text = f"{rec.expected_share:.0%} of non-private LDA's topic coverage"
+    if rec.expected_accuracy_share is not None:
+        text += f" and {rec.expected_accuracy_share:.0%} of its downstream accuracy"
+    if rec.below_public:
+        text += (f" ({' and '.join(MEASURE_NAMES[m].replace(' share', '') for m in rec.below_public)} {BELOW_PUBLIC}:"
+                 f" {', '.join(f'{rec.public_floor[m]:.0%}' for m in rec.below_public)})")
+    return text
+
+
 def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None,
-                      what: str = "documents", delta: float = TRAIN_DELTA) -> str | None:
+                      what: str = "documents", delta: float = TRAIN_DELTA, doc_length=None) -> str | None:
     """The warning for a corpus too small for useful topics at ``epsilon`` (None when the table expects useful
-    topics): the NPMI ratio to expect and the size from which topics become useful, both read from the utility table
-    measured on public corpora. ``what`` names the documents counted (``"training documents"``)."""
-    rec = recommend(unit, epsilon, max(int(n_docs), 1), n_topics, table=table, delta=delta)
+    topics above what public knowledge alone gives): the coverage and downstream accuracy shares to expect and the size
+    from which topics become useful, read from the utility table measured on public corpora. ``what`` names the
+    documents counted (``"training documents"``); ``doc_length`` (mean words per document, document level) reads the
+    table by length."""
+    length = doc_length if unit in ("document", "user") and doc_length and doc_length > 0 else None
+    rec = recommend(unit, epsilon, max(int(n_docs), 1), n_topics, table=table, delta=delta,
+                    doc_length=None if length is None else min(float(length), MAX_DOC_LENGTH))
     upper = rec.extrapolated_side in ("below", "both")
-    if rec.expected_npmi_ratio is None or (rec.expected_npmi_ratio >= USEFUL_RATIO and not upper):
+    if rec.expected_share is None or (rec.expected_share >= useful_threshold(rec.headline) and not upper
+                                      and not rec.below_public):
         return None     # where the figure leans on a corpus measured only above the point it is no more than a bound
     size = f"{int(n_docs):,} {what}"
     if rec.docs_for_useful_beyond:
@@ -556,10 +700,12 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
                 " measurements cannot say how far below)")
     else:
         need = f"topics become useful from {docs_needed_text(rec)} documents at this epsilon"
-    share = f"{rec.expected_npmi_ratio:.0%} of non-private LDA's NPMI"
-    if rec.expected_npmi_ratio >= USEFUL_RATIO:
-        point = (f"epsilon {epsilon:g} x {size}" if unit in ("document", "user") else
-                 f"epsilon {epsilon:g} per word on {size}")
+    share = expected_text(rec)
+    if rec.expected_share >= useful_threshold(rec.headline) and not upper:        # useful, but below what public knowledge gives
+        return (f"at epsilon {epsilon:g} and {size} expect topics with {share} (measured on public corpora, see"
+                " 'dptopic recommend'): a public model may serve as well. Check the topics before using them.")
+    if rec.expected_share >= useful_threshold(rec.headline):
+        point = f"epsilon {epsilon:g} x {size}" if unit in ("document", "user") else f"epsilon {epsilon:g} per word on {size}"
         if rec.extrapolated_side == "both":
             where, expect = (f"lies outside the settings measured on some public corpora ({_outside_corpora(rec)})",
                              f"about {share}, a figure that is neither an upper nor a lower bound")
@@ -580,7 +726,8 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
 
 
 def plot_table(path, table=None) -> None:
-    """PNG of the measured NPMI ratio against epsilon x documents, one line per (unit, trainer, corpus)."""
+    """PNG of the measured headline share (coverage share; an NPMI ratio where a row has no coverage) against epsilon,
+    one line per (unit, trainer, corpus)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -593,14 +740,17 @@ def plot_table(path, table=None) -> None:
         groups.setdefault((r["unit"], r["trainer"], r.get("corpus", "")), []).append(r)
     for (unit, trainer, corpus), rs in sorted(groups.items()):
         rs = sorted(rs, key=lambda r: r["epsilon"])
-        ax.plot([r["epsilon"] for r in rs], [r["npmi_ratio"] for r in rs], "o-",
-                label=f"{trainer} ({unit}-level), {corpus}, D={rs[0]['n_docs']:,}")
+        key = "coverage_share" if all("coverage_share" in r for r in rs) else "npmi_ratio"
+        rs = [r for r in rs if key in r]
+        if rs:
+            ax.plot([r["epsilon"] for r in rs], [r[key] for r in rs], "o-" if key == "coverage_share" else "o:",
+                    label=f"{trainer} ({unit}-level), {corpus}, D={rs[0]['n_docs']:,}, {MEASURE_NAMES[key]}")
     ax.axhline(USEFUL_RATIO, color="grey", ls="--", lw=1)
     ax.text(0.01, USEFUL_RATIO + 0.015, "useful (0.6)", color="grey", fontsize=8, transform=ax.get_yaxis_transform())
     ax.set_xscale("log")
     ax.set_xlabel("epsilon (whole run)")
-    ax.set_ylabel("NPMI / non-private LDA's NPMI")
-    ax.set_ylim(0, 1)
+    ax.set_ylabel("share of non-private LDA's (solid: coverage; dotted: NPMI)")
+    ax.set_ylim(0, 1.1)
     ax.set_title("Topic quality against the privacy budget (K = 20)", fontsize=10)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()

@@ -429,14 +429,10 @@ def test_one_plural_helper_and_one_rounding_wrapper():
     assert plural(2, "entry", "entries") == "2 entries"
 
 
-def test_recommend_refuses_doc_length_with_document_unit_and_in_the_library():
+def test_recommend_word_level_notes_the_doc_length():
+    # document level reads --doc-length too (by length): tests/cli/test_recommend.py
     from dptopic.advice import recommend
-    from dptopic.errors import DPTopicError
 
-    _one_line(_cli("recommend", "--unit", "document", "--epsilon", "1", "--docs", "1000", "--doc-length", "50"),
-              "--doc-length is for --unit word")
-    with pytest.raises(DPTopicError, match="doc_length is for unit='word'"):
-        recommend("document", 1.0, 1000, doc_length=50)
     assert any("L = 50" in n for n in recommend("word", 1000.0, 1000, doc_length=50).notes)
 
 

@@ -184,7 +184,7 @@ def test_recommend_bounds_the_alternatives_as_it_bounds_the_headline(capsys):
     assert rec.extrapolated_side == "below" and rec.alternatives
     assert all(alt["extrapolated_side"] == "below" for alt in rec.alternatives)
     out = _recommend(capsys, "--epsilon", 1, "--docs", 400, "--topics", 5)
-    assert all(f"alternative: {alt['trainer']} (at most {alt['expected_npmi_ratio']:.0%})" in out
+    assert all(f"alternative: {alt['trainer']} (at most {alt['expected_share']:.0%})" in out
                for alt in rec.alternatives)
     inside = recommend("document", 1.0, 20_000, 20)          # measured there: plain figures
     assert all(alt["extrapolated_side"] is None for alt in inside.alternatives)

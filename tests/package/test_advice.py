@@ -174,12 +174,12 @@ def test_the_prediction_never_grows_as_the_corpus_or_the_budget_shrinks():
         for r in (r for row in grid for r in row):
             assert set(r.per_corpus) == corpora
         for line in grid + [list(col) for col in zip(*grid)]:       # along D at each epsilon, along epsilon at each D
-            ratios = [r.expected_npmi_ratio for r in line]
+            ratios = [r.expected_share for r in line]      # the headline (coverage share; NPMI at word level)
             verdicts = [rank.get(verdict(r), 1) for r in line]
             assert ratios == sorted(ratios) and verdicts == sorted(verdicts), (unit, line[0].epsilon, line[0].n_docs)
     # below the settings some corpora measured, the figure leans on their measured ends: an upper bound, said so
     r = recommend("document", 1.0, 4000, table=table)
-    assert r.extrapolated_side == "below" and verdict(r).startswith("unknown")
+    assert r.extrapolated_side == "below" and verdict(r) != "useful"
     assert any("upper bound" in n for n in r.notes)
 
 

@@ -13,8 +13,8 @@ TOPICS_SHOWN = 8
 WORDS_SHOWN = 8
 TRAINER_NAMES = {"docdp-cooc": "DocDPCooccurrence (the document-level default)", "docdp": "DocDPEM", "svi": "DP-SVI",
                  "hdp": "HDP-LDA"}
-CORPUS_NAMES = {"demo": "State of the Union (this demo's corpus)", "20newsgroups": "20 Newsgroups"}
-CURVE_CORPORA = {"demo": "-", "20newsgroups": "--"}
+CORPUS_NAMES = {"sotu": "State of the Union (this demo's corpus)", "20newsgroups": "20 Newsgroups"}
+CURVE_CORPORA = {"sotu": "-", "20newsgroups": "--"}
 """The corpora of the table drawn, and their line styles."""
 Y_RANGE = (-0.3, 1.05)
 

@@ -9,15 +9,11 @@ from .local import plural
 
 
 def cmd_recommend(a):
-    from ..advice import (LARGE_DELTA, MAX_DOCS, PUBLIC_WORDS, TRAIN_DELTA, UNIT_EPSILON_MAX, USEFUL_RATIO,
-                          docs_needed_text,
+    from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA,
+                          UNIT_EPSILON_MAX, docs_needed_text, supported_note,
                           large_delta, suggested_delta,
-                          recommend, unreachable_epsilon, verdict)
-    from ..errors import DPTopicError
+                          recommend, unreachable_epsilon, useful_threshold, verdict)
 
-    if a.doc_length is not None and a.unit != "word":
-        raise DPTopicError(f"--doc-length is for --unit word (a document of L words then has L x epsilon); a {a.unit}-level"
-                           " guarantee already covers the whole document: leave --doc-length out.")
     with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
                       "delta": "--delta"}):
         rec = recommend(a.unit, a.epsilon, a.docs, a.topics, doc_length=a.doc_length, delta=a.delta)
@@ -37,24 +33,41 @@ def cmd_recommend(a):
         return
     settings = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
     con.print(f"trainer: [bold]{rec.trainer}[/]" + (f" with {settings} (its defaults)" if settings else ""))
-    lo, hi = rec.expected_range or (rec.expected_npmi_ratio, rec.expected_npmi_ratio)
+    lo, hi = rec.expected_range or (rec.expected_share, rec.expected_share)
     span = f" ({lo:.0%} to {hi:.0%} across {len(rec.per_corpus)} corpora)" if len(rec.per_corpus) > 1 else ""
     bound = {"below": "at most ", "above": "at least "}.get(rec.extrapolated_side or "", "")
-    con.print(f"expected NPMI, as a share of non-private LDA's: {bound}{rec.expected_npmi_ratio:.0%}{span}"
+    what = {"coverage_share": "topic coverage", "npmi_ratio": "NPMI"}[rec.headline]
+    public = (f" ({BELOW_PUBLIC}: {rec.public_floor['coverage_share']:.0%})"
+              if "coverage_share" in rec.below_public and rec.headline == "coverage_share" else "")
+    con.print(f"expected {what}, as a share of non-private LDA's: {bound}{rec.expected_share:.0%}{span}{public}"
               + (" (outside some corpus's measured range: see below)" if rec.extrapolated else "")
               + f"  -> {verdict(rec)}")
+    if rec.headline == "coverage_share" and rec.expected_accuracy_share is not None:
+        public = (f" ({BELOW_PUBLIC}: {rec.public_floor['accuracy_share']:.0%})"
+                  if "accuracy_share" in rec.below_public else "")
+        con.print(f"expected downstream accuracy, as a share of non-private LDA's: {bound}"
+                  f"{rec.expected_accuracy_share:.0%}{public}")
+        columns = [f"{MEASURE_NAMES[k]} {getattr(rec, f'expected_{k}'):.0%}" for k in ("macro_f1_share", "npmi_ratio")
+                   if getattr(rec, f"expected_{k}") is not None]
+        if columns:
+            con.print(f"beside them: {', '.join(columns)}")
+    if rec.supported_topics is not None:
+        con.print(f"topics the budget supports: {supported_note(rec)[len('the budget supports '):]}")
     if rec.docs_for_useful is not None:
         smallest = (f"; no corpus of fewer than {rec.smallest_measured_docs:,} documents was measured"
                     if rec.docs_for_useful == rec.smallest_measured_docs else "")
-        con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon:"
+        useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
+        con.print(f"documents for useful topics ({useful}) at this epsilon:"
                   f" {docs_needed_text(rec)}" + (f" (on some measured corpus the smallest setting measured was already"
                                                    f" useful, so fewer may do{smallest})"
                                                  if rec.docs_for_useful_bound == "at most" else ""))
     elif rec.docs_for_useful_beyond:
-        con.print(f"documents for useful topics (ratio >= {USEFUL_RATIO:.0%}) at this epsilon: more than {MAX_DOCS:,}")
+        useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
+        con.print(f"documents for useful topics ({useful}) at this epsilon:"
+                  f" more than {MAX_DOCS:,}")
     for alt in rec.alternatives:
         side = {"below": "at most ", "above": "at least "}.get(alt.get("extrapolated_side") or "", "")
-        con.print(f"  alternative: {alt['trainer']} ({side}{alt['expected_npmi_ratio']:.0%})")
+        con.print(f"  alternative: {alt['trainer']} ({side}{alt['expected_share']:.0%})")
     top = UNIT_EPSILON_MAX[a.unit]      # the bounds `dptopic train --unit` takes (dptopic.for_unit)
     delta_flag = "" if a.delta == TRAIN_DELTA else f" --delta {a.delta:g}"
     if unreachable_epsilon(a.unit, a.epsilon, a.delta) is not None:     # train refuses the budget as unreachable
@@ -98,8 +111,8 @@ def _doc_count(s: str) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("recommend", help="which trainer and settings for a guarantee, and the topic quality to expect"
-                                          " (reads no data)")
+    p = sub.add_parser("recommend", help="which trainer and settings for a guarantee, the topic coverage and downstream"
+                                          " accuracy to expect and how many topics the budget supports (reads no data)")
     p.add_argument("--unit", default="document", choices=("document", "user", "word"),
                    help="what one person's change is (default document; user: all of one person's documents, and"
                         " --docs counts people)")
@@ -113,6 +126,8 @@ def register(sub) -> None:
                    help="the delta you will train with, in (0, 1) (default 1e-5, as dptopic train; warned about from"
                         " 1/--docs or 1e-3 on)")
     p.add_argument("--doc-length", type=positive_float, default=None,
-                   help="typical words per document, > 0 (word level; default 100 in the advice)")
+                   help="typical words per document, > 0: document level, reads the utility table by length (default:"
+                        " the median over the measured corpora); word level, a document of L words has L x epsilon"
+                        " (default 100)")
     p.add_argument("--json", action="store_true", help="print the advice as JSON")
     p.set_defaults(func=cmd_recommend)

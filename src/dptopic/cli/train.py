@@ -533,14 +533,18 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
 
     warnings.filterwarnings("ignore", category=SmallCorpusWarning)
     if hasattr(corpus, "stable_split"):     # a corpus file: the model trains on its training split
-        n_docs, what = _split(corpus, a, model)[0].n_docs, "training documents"
+        train = _split(corpus, a, model)[0]
+        n_docs, what = train.n_docs, "training documents"
         if a.unit == "user":                # the people of the training split
-            n_docs, what = len(set(_split(corpus, a, model)[0].user_ids)), "people"
+            n_docs, what = len(set(train.user_ids)), "people"
     else:
-        n_docs, what = corpus.n_docs, "documents"
+        train, n_docs, what = corpus, corpus.n_docs, "documents"
+    # the forecast is read at the documents' mean length, as the count, the user's own data shown to them only
+    lengths = getattr(train, "doc_lengths", None) if n_docs else None
     delta = getattr(a, "delta", None)
     msg = too_small_message(a.unit, a.budget if a.unit == "word" else a.epsilon, n_docs, a.topics, what=what,
-                            **({} if delta is None else {"delta": float(delta)}))
+                            **({} if delta is None else {"delta": float(delta)}),
+                            doc_length=None if lengths is None else float(sum(lengths)) / len(lengths))
     if msg is not None:     # on stderr, as every other warning
         make_console(stderr=True).print(f"[bold yellow]warning[/]: {msg}")
 

@@ -1,0 +1,88 @@
+"""benchmarks/bench_utility.py end to end on a tiny setting (--quick on a small synthetic labelled corpus and a tiny
+dictionary database): it prints coverage, accuracy, macro-F1 and NPMI shares of non-private LDA's beside the floors,
+and writes the utility table's rows and floors."""
+import contextlib
+import importlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from datasets.test_dictionaries import write_dictd
+
+from dptopic.corpus import Corpus, Vocabulary, lda_corpus
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    return importlib.import_module("bench_utility")
+
+
+def labelled_corpus():
+    """300 documents of 5 planted topics, each labelled by its main topic."""
+    s = lda_corpus(n_docs=300, vocab_size=200, n_topics=5, doc_length=40, alpha=0.1, beta=0.05, seed=3)
+    c = s.corpus
+    # words the tokeniser keeps (letters only), so that the dictionary definitions below are read into them
+    words = [f"zq{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(c.vocab_size)]
+    return Corpus(c.doc_ptr, c.word_ids, Vocabulary(words),
+                  labels=[f"t{k}" for k in np.argmax(s.theta, axis=1)]), s.phi
+
+
+def test_quick_run_prints_shares_and_floors_and_writes_the_table(bench, tmp_path, monkeypatch):
+    corpus, phi = labelled_corpus()
+    words = corpus.vocabulary.words
+    # definitions over each planted topic's top words: a public source that knows the topics somewhat
+    for name in ("wn", "gcide", "foldoc"):
+        write_dictd(tmp_path, name, [(f"e{k}", f"{name} " + " ".join(words[j] for j in np.argsort(-phi[k])[:12]))
+                                     for k in range(len(phi))])
+    monkeypatch.setattr(bench, "corpora", lambda names, vocab: iter([("planted", *corpus.train_test_split(0.2,
+                                                                                                        seed=0))]))
+    table = tmp_path / "utility_table.json"
+    table.write_text(json.dumps({"source": "old", "rows": [
+        {"unit": "word", "trainer": "hdp", "corpus": "demo", "n_docs": 10, "n_topics": 20, "epsilon": 600,
+         "npmi_ratio": 0.7}]}))
+    monkeypatch.setattr(bench, "TABLE_PATH", table)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert bench.main(["--quick", "--trainers", "docdp-cooc", "--topics", "5", "--out", str(tmp_path / "out"),
+                           "--dictd-root", str(tmp_path), "--write-table"]) == 0
+    text = out.getvalue()
+    assert "K=5; LDA 30 sweeps; 1 run(s) per setting" in text
+    def cells(label):       # the cells after the label: epsilon, coverage, [spread], accuracy, F1, NPMI, ...
+        return [line[len(label):].split() for line in text.splitlines() if line.startswith(label + " ")]
+
+    (lda,) = cells("lda (run B)")
+    assert lda[1] == "1.00" and lda[3] == "1.00"            # LDA run B's coverage and accuracy: their own median
+    for name in ("public-dictionaries", "random-topics", "word-frequencies"):
+        (floor,) = cells(name)
+        assert 0 < float(floor[1]) < 1.2
+    assert "dictionary floor: LDA on 15 public definitions" in text
+    assert [p[0] for p in cells("docdp-cooc (document)")] == ["1", "4"]
+    doc = json.loads(table.read_text())
+    rows = [r for r in doc["rows"] if r["trainer"] == "docdp-cooc"]
+    assert [r["epsilon"] for r in rows] == [1.0, 4.0]
+    for r in rows:
+        assert {"coverage_share", "accuracy_share", "macro_f1_share", "npmi_ratio", "diversity", "supported",
+                "doc_length"} <= set(r)
+        assert r["corpus"] == "planted" and r["doc_length"] == 40.0
+    assert {f["floor"] for f in doc["floors"]} == {"public-dictionaries", "random-topics", "word-frequencies"}
+    # rows of other corpora are kept; the State of the Union's earlier name "demo" becomes "sotu"
+    assert [r["corpus"] for r in doc["rows"] if r["trainer"] == "hdp"] == ["sotu"]
+    result = json.loads((tmp_path / "out" / "utility_planted.json").read_text())
+    assert result["floors"]["random-topics"]["coverage_share"] < 1
+
+
+def test_missing_dictionaries_skip_the_floor_with_a_line(bench, tmp_path, monkeypatch):
+    corpus, _ = labelled_corpus()
+    monkeypatch.setattr(bench, "corpora", lambda names, vocab: iter([("planted", *corpus.train_test_split(0.2,
+                                                                                                        seed=0))]))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench.main(["--quick", "--trainers", "docdp-cooc", "--epsilons", "4", "--topics", "5", "--out",
+                    str(tmp_path / "out"), "--dictd-root", str(tmp_path)])
+    text = out.getvalue()
+    assert "dictionary floor skipped: no dictd database 'wn'" in text and "random-topics" in text
