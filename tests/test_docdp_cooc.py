@@ -407,8 +407,10 @@ def test_auto_n_words_reads_only_the_releases(monkeypatch):
     monkeypatch.setattr(docdp_cooc, "gaussian_mechanism", fixed)
     a = sp.csr_matrix(np.random.default_rng(2).poisson(0.3, size=(80, Vw)))
     b = sp.csr_matrix(np.random.default_rng(3).poisson(0.1, size=(30, Vw)))
-    ma = DocDPCooccurrence(max_false_words=None, n_topics=4, epsilon=eps, delta=delta, n_words="auto", seed=0).fit(a)
-    mb = DocDPCooccurrence(max_false_words=None, n_topics=4, epsilon=eps, delta=delta, n_words="auto", seed=0).fit(b)
+    ma = DocDPCooccurrence(max_false_words=None, n_topics=4, epsilon=eps, delta=delta, n_words="auto", seed=0,
+                           recovery="nmf").fit(a)
+    mb = DocDPCooccurrence(max_false_words=None, n_topics=4, epsilon=eps, delta=delta, n_words="auto", seed=0,
+                           recovery="nmf").fit(b)
     assert shapes[0] == (Vw + 1,) and shapes[1] == (210, 210)       # the document entry was released, 210 words kept
     assert len(ma.kept_words_) == 210
     np.testing.assert_array_equal(ma.kept_words_, np.sort(np.argsort(-ranking[:Vw], kind="stable")[:210]))
@@ -422,13 +424,13 @@ def test_auto_n_words_reads_only_the_releases(monkeypatch):
 
 @pytest.mark.filterwarnings("ignore:.*already used by an earlier private fit")
 def test_default_background_share_needs_ten_topics():
-    assert docdp_cooc.resolve_background_share("auto", 10) == 0.25
+    assert docdp_cooc.resolve_background_share("auto", 10, "nmf") == 0.25
     assert docdp_cooc.resolve_background_share("auto", 9) is None
     assert docdp_cooc.resolve_background_share(0.4, 3) == 0.4 and docdp_cooc.resolve_background_share(None, 20) is None
     X, _ = _with_stop_words()
     few = DocDPCooccurrence(n_topics=3, epsilon=400.0, seed=0).fit(sp.csr_matrix(X))     # the defaults
     assert few.background_share_ is None and few.n_background_topics_ == 0
-    many = DocDPCooccurrence(n_topics=10, epsilon=400.0, seed=0).fit(sp.csr_matrix(X))
+    many = DocDPCooccurrence(n_topics=10, epsilon=400.0, seed=0, recovery="nmf").fit(sp.csr_matrix(X))
     assert many.background_share_ == 0.25 and many.privacy_["parameters"]["background_share"] == 0.25
     assert {40, 41} <= set(many.background_words_.tolist())
 
@@ -453,7 +455,7 @@ def test_cli_turns_the_defaults_off_and_refuses_bad_values(tmp_path, capsys):
     # --word-choice reaches the model, with its own ranking noise; another trainer refuses it in one line
     out3 = tmp_path / "m3"
     assert main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "50", "--topics", "12",
-                 "--word-choice", "repetition", "--out", str(out3), "--quiet"]) in (0, None)
+                 "--word-choice", "repetition", "--recovery", "nmf", "--out", str(out3), "--quiet"]) in (0, None)
     meta = json.loads((out3 / "model.json").read_text())
     assert meta["params"]["word_choice"] == "repetition"
     assert meta["privacy"]["parameters"]["word_choice"] == "repetition"

@@ -355,3 +355,22 @@ def test_fed_report_words_takes_the_component_under_its_own_name(capsys):
 def test_hdp_no_noise_refuses_an_epsilon_laplace_it_would_ignore(tmp_path, capsys):
     rc, out, err = _run(capsys, *_hdp_base(tmp_path), "--no-noise", "--epsilon-laplace", "1", "--out", tmp_path / "m")
     assert rc == 2 and "--epsilon-laplace" in err and len(err.strip().splitlines()) == 1
+
+
+def test_recovery_reaches_the_document_level_trainer_and_another_trainer_refuses_it(tmp_path, capsys):
+    import json
+
+    src = tmp_path / "docs.txt"
+    src.write_text("\n".join(_texts(80)) + "\n")
+    for recovery in ("nmf", "refined-anchors"):
+        out = tmp_path / recovery
+        rc, _, err = _run(capsys, "train", "--corpus", src, "--unit", "document", "--epsilon", "4", "--topics", "3",
+                          "--recovery", recovery, "--out", out, "--quiet")
+        assert rc in (0, None), err
+        assert json.loads((out / "model.json").read_text())["params"]["recovery"] == recovery
+    rc, out, err = _run(capsys, "train", "--corpus", src, "--algorithm", "docdp", "--epsilon", "1", "--recovery",
+                        "nmf", "--out", tmp_path / "other")
+    assert rc not in (0, None) and "--recovery" in out + err and "Traceback" not in out + err
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--corpus", str(src), "--unit", "document", "--epsilon", "1", "--recovery", "svd"])
+    assert e.value.code == 2 and "--recovery" in capsys.readouterr().err

@@ -56,7 +56,7 @@ _ALGORITHM_ONLY = {
     "exclusion": ("none", _FED), "subset_size": (0, _FED), "report_words": (None, _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
-    "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
+    "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)), "recovery": (None, ("docdp-cooc",)),
     # the trainers that decide which topics stand above the noise (supported_topics_)
     "show_unsupported": (False, _SVI + _DOC),
     "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
@@ -650,7 +650,8 @@ _ALGORITHM_FLAGS = {
     "online-vb": {"n_epochs": "--epochs", "batch_size": "--batch-size", "eta": "--beta"},
     "docdp": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure"},
     "docdp-cooc": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
-                   "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice"},
+                   "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice",
+                   "recovery": "--recovery"},
     "lp": {"delta": "--delta"},
     "olp": {"delta": "--delta", "lam": "--lam", "omega": "--omega", "sigma2": "--sigma2", "batch_size": "--batch-size",
             "alg2_literal": "--alg2-literal", "prior": "--prior"},
@@ -737,6 +738,8 @@ def _train(a, console):
                     extra["n_words"] = a.n_words
                 if a.word_choice is not None:
                     extra["word_choice"] = a.word_choice
+                if a.recovery is not None:
+                    extra["recovery"] = a.recovery
             model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
                                                         seed=_resolve_seed(a), verbose=0 if a.quiet else 1,
                                                         n_jobs=a.jobs, **extra)
@@ -1162,6 +1165,11 @@ def register(sub) -> None:
                         " that use them: it helped on 20 Newsgroups posts and hurt on State of the Union paragraphs"
                         " and Reuters newswire, so choose it on a public corpus like yours; no extra budget;"
                         " docs/document_dp.md)")
+    t.add_argument("--recovery", choices=("refined-anchors", "nmf"), default=None,
+                   help="docdp-cooc (--unit document): how the topics are read from the noisy co-occurrence matrix:"
+                        " 'refined-anchors' (default: anchor words refined by least squares, consistent as the"
+                        " documents grow) or 'nmf' (the earlier default, with background topics); post-processing,"
+                        " no extra budget (docs/document_dp.md)")
     t.add_argument("--jobs", type=jobs_int, default=1,
                    help="threads: the Gibbs trainers' sweep (split as --parallel says: documents x words blocks by"
                         " default, or AD-LDA shards), FedLDA's clients, the E-step of the document-level and"
