@@ -104,7 +104,8 @@ def test_recovery_only_post_processes_the_same_releases():
 
 def test_more_documents_bring_the_default_closer_to_the_planted_topics():
     # consistency at a fixed epsilon: the noise stays, the signal grows with the documents, so the distance to the
-    # planted topics shrinks (seeds fixed; measured 0.060 at 300 documents and 0.018 at 10,000)
+    # planted topics shrinks (seeds fixed; measured 0.060 at 300 documents and 0.018 at 10,000, where
+    # recovery="nmf" stops at 0.031)
     from dptopic.evaluation import topic_coverage
 
     def recovery(n):
@@ -113,7 +114,7 @@ def test_more_documents_bring_the_default_closer_to_the_planted_topics():
         return topic_coverage(m, (data.phi, data.corpus.vocabulary))["coverage"]
 
     small, large = recovery(300), recovery(10_000)
-    assert 1 - large < (1 - small) / 2 and large > 0.95
+    assert 1 - large < (1 - small) / 2 and 1 - large < 0.025
 
 
 def test_auto_words_of_the_moment_route_follow_the_presence_sum():
