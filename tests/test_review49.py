@@ -174,7 +174,7 @@ def test_corpus_info_names_the_filler_words_only_when_there_are_some(tmp_path, c
 
 
 @pytest.mark.parametrize("word_choice, background_share, counted, counts", [
-    ("frequency", "auto", True, False), ("repetition", "auto", True, True), ("frequency", None, False, False),
+    ("frequency", 0.25, True, False), ("repetition", 0.25, True, True), ("frequency", None, False, False),
     ("repetition", None, False, True)])
 def test_the_cooccurrence_theorem_names_the_ranking_statistic_released(word_choice, background_share, counted,
                                                                        counts):

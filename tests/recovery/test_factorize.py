@@ -105,3 +105,14 @@ def test_refined_anchors_is_consistent_as_the_signal_grows_under_fixed_noise():
 def test_refined_anchors_refuses_too_few_words_with_mass():
     with pytest.raises(Exception, match="fewer topics"):
         topics_from_cooccurrence(np.zeros((4, 4)), 2, "refined-anchors")
+
+
+def test_a_matrix_of_rank_below_k_still_gives_topics():
+    # two words with the same row and a word without mass: the projection has one distinguishable row for K = 2, so
+    # anchors cannot be found and the refinement starts from NMF instead (before, this raised)
+    Q = np.zeros((3, 3))
+    Q[:2, :2] = 1.0
+    T = topics_from_cooccurrence(Q, 2, "refined-anchors")
+    assert T.shape == (2, 3) and np.all(np.isfinite(T)) and np.allclose(T.sum(axis=1), 1.0)
+    assert np.allclose(T[:, :2], 0.5, atol=1e-6)
+    assert np.array_equal(T, topics_from_cooccurrence(Q, 2, "refined-anchors"))

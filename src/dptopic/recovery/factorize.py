@@ -171,9 +171,14 @@ def refined_anchor_topics(Q: np.ndarray, K: int, n_candidates: int | None = None
         raise DPTopicError(f"only {len(cand)} words have co-occurrence mass; use fewer topics than that.")
     live = np.flatnonzero(mass > 0)
     Pbar = P / np.where(mass > 0, mass, 1.0)[:, None]
-    anchors = _anchor_rows(Pbar, cand, K)
     A = np.zeros((V, K))
-    A[live] = _nnls_simplex_weights(Pbar, anchors, live) * mass[live, None]     # Bayes' rule: p(word, topic)
+    try:
+        anchors = _anchor_rows(Pbar, cand, K)
+        A[live] = _nnls_simplex_weights(Pbar, anchors, live) * mass[live, None]     # Bayes' rule: p(word, topic)
+    except DPTopicError:
+        # fewer than K distinguishable rows in the projection (its rank fell below K: a tiny or topicless matrix):
+        # the refinement starts from the NMF of the matrix's non-negative part instead, still deterministic
+        A = _nmf(np.maximum(Q, 0.0), K, 200).T
     A = A / np.maximum(A.sum(axis=0, keepdims=True), 1e-300)
     # a word with no weight anywhere would stay at zero under multiplicative updates: a floor far below any topic's
     A += 1e-9 / V
