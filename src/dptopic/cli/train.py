@@ -58,7 +58,7 @@ _ALGORITHM_ONLY = {
     "report_words": (None, _FED), "replacement": ("mixture", _FED),
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
-    "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)),
+    "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)), "recovery": (None, ("docdp-cooc",)),
     "public_corpus": (None, ("docdp-cooc",)),
     "user_field": (None, _DOC), "documents_per_user": (None, _DOC),
     # the trainers that decide which topics stand above the noise (supported_topics_)
@@ -667,7 +667,7 @@ _ALGORITHM_FLAGS = {
     "docdp-cooc": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
                    "documents_per_user": "--documents-per-user",
                    "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice",
-                   "public_corpus": "--public-corpus"},
+                   "public_corpus": "--public-corpus", "recovery": "--recovery"},
     "lp": {"delta": "--delta"},
     "olp": {"delta": "--delta", "lam": "--lam", "omega": "--omega", "sigma2": "--sigma2", "batch_size": "--batch-size",
             "alg2_literal": "--alg2-literal", "prior": "--prior"},
@@ -757,6 +757,8 @@ def _train(a, console):
                     extra["n_words"] = a.n_words
                 if a.word_choice is not None:
                     extra["word_choice"] = a.word_choice
+                if a.recovery is not None:
+                    extra["recovery"] = a.recovery
             extra.update(_user_level_args(a))
             if a.unit == "user" and (a.scheduler is not None or a.dask_local is not None):
                 raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
@@ -1217,6 +1219,11 @@ def register(sub) -> None:
                         " public posts, none of them private; read like --corpus, in its --format): a prior for the"
                         " topics, named on the privacy card as public input; the model says whether the private"
                         " data improved on them (docs/document_dp.md)")
+    t.add_argument("--recovery", choices=("refined-anchors", "nmf"), default=None,
+                   help="docdp-cooc (--unit document): how the topics are read from the noisy co-occurrence matrix:"
+                        " 'refined-anchors' (default: anchor words refined by least squares, consistent as the"
+                        " documents grow) or 'nmf' (the earlier default, with background topics); post-processing,"
+                        " no extra budget (docs/document_dp.md)")
     t.add_argument("--jobs", type=jobs_int, default=1,
                    help="threads: the Gibbs trainers' sweep (split as --parallel says: documents x words blocks by"
                         " default, or AD-LDA shards), FedLDA's clients, the E-step of the document-level and"

@@ -8,14 +8,17 @@ Two Gaussian releases, each of a statistic to which one document contributes at 
 2. the word co-occurrence matrix over the kept words, each document's ``c c^T - diag(c)`` scaled to
    Frobenius norm 1.
 
-The topics are the non-negative factorisation of the noisy co-occurrence matrix, cells under
-``threshold`` noise standard deviations set to zero first (:func:`dptopic.recovery.topics_from_cooccurrence`);
-nothing after the releases reads the documents. The two releases compose by privacy loss distributions
+The topics are read from the noisy co-occurrence matrix by the moment method (``recovery="refined-anchors"``, the
+default: the matrix taken for ``A R A^T``, anchor words on its rank-K projection, then least squares on the matrix
+itself; consistent: as the documents grow at a fixed epsilon, the topics approach the truth), or, with
+``recovery="nmf"`` (the earlier default), by the non-negative factorisation of the matrix with cells under
+``threshold`` noise standard deviations set to zero (:func:`dptopic.recovery.topics_from_cooccurrence`); nothing
+after the releases reads the documents. The two releases compose by privacy loss distributions
 (Koskela et al. 2020) through a :class:`~dptopic.accounting.PrivacyLedger`. Words outside the kept
 ones get ``tail`` of each topic's mass (by default their share of the noisy counts, in proportion to
 them).
 
-With background topics in use (``background_share``, by default 0.25 from 10 topics on) or ``n_words="auto"`` (the
+With background topics in use (``background_share``; by default only with ``recovery="nmf"``, 0.25 from 10 topics on) or ``n_words="auto"`` (the
 default), the first release also counts the documents (a last entry, always 1, in every document's presence vector),
 so the noisy counts estimate the share of documents that hold each word, and ``"auto"`` sizes the co-occurrence
 release from that count. Words above that share (corpus-wide words such as "writes" or "don" in posts) are left out of the co-occurrence release and of
@@ -87,21 +90,24 @@ class DocDPCooccurrence(_DocumentDPModel):
     epsilon, delta : the guarantee for adding or removing one whole document (the whole run).
     n_words : ``"auto"`` (default) or the number of words kept for the co-occurrence release (the most frequent by a
         noisy count; all words when the vocabulary is not larger, and then no count is released). ``"auto"``: the
-        first release also counts the documents, and the number of words follows that noisy document entry ``D``
-        (each document adds the 1 / L2 norm of its presence vector) and the co-occurrence release's noise
-        multiplier ``sigma`` as ``D / (4 sigma)``, between 200 and 400 (post-processing; the rule was set on the
-        State of the Union paragraphs, see ``docs/document_dp.md``).
+        first release also counts the documents; with ``recovery="refined-anchors"`` the number of words is the sum
+        ``S`` of the noisy word entries of that release (each document adds the square root of its number of
+        distinct words) over ``175 sigma``, ``sigma`` the co-occurrence release's noise multiplier, between 200 and
+        2,000 (:func:`auto_n_words_moments`); with ``recovery="nmf"``, the noisy document entry ``D`` (each
+        document adds the 1 / L2 norm of its presence vector) over ``4 sigma``, between 200 and 400
+        (post-processing; the rules were set on public corpora, see ``docs/document_dp.md``).
     ranking_noise : the first release's noise multiplier as a multiple of the co-occurrence release's; ``"auto"``
         (default) is 3 with ``word_choice="frequency"`` and 2 with ``"repetition"`` (its release has two halves, each
         with sqrt(2) times the noise, so the presence counts keep about the noise they have with 3).
-    threshold : co-occurrence cells below ``threshold`` noise standard deviations are set to zero.
+    threshold : with ``recovery="nmf"``, co-occurrence cells below ``threshold`` noise standard deviations are set to
+        zero (``"refined-anchors"`` reads every cell: its least-squares fit needs the noisy negative ones).
     tail : each topic's mass given to the words outside the kept ones; None (default) takes their share of the noisy
         word counts, spread over them in proportion to those counts (post-processing of the first release).
     background_share : ``"auto"`` (default), a share in (0, 1), or None: words estimated (from the first release) to
         appear in more than this share of documents become background words, kept out of the co-occurrence release
         and of the factorised topics (like ``max_df`` in preprocessing, but chosen privately); when no word reaches
-        it, nothing changes. ``"auto"`` is 0.25 with 10 or more topics (two of them become background topics) and
-        None with fewer. 0.25 sets aside the 8 most common words of 20 Newsgroups posts and none of the State of
+        it, nothing changes. ``"auto"`` is None with ``recovery="refined-anchors"``; with ``"nmf"``, 0.25 with 10 or
+        more topics (two of them become background topics) and None with fewer. 0.25 sets aside the 8 most common words of 20 Newsgroups posts and none of the State of
         the Union paragraphs; 0.15 sets aside more (see ``docs/document_dp.md``); None turns the rule off.
     n_background : background topics (1 or 2) among the ``n_topics`` when there are background words.
     word_choice : how the first release chooses the co-occurrence words. ``"frequency"`` (default): the most frequent
@@ -124,6 +130,10 @@ class DocDPCooccurrence(_DocumentDPModel):
         than ``n_topics`` clear ``t``, the most frequent are kept to make up ``n_topics`` and a warning says how many
         stand above the noise. None keeps the most frequent ``n_words`` with no threshold (the rule before the
         threshold, for comparison). The threshold and the bound are in the privacy report's parameters and the card.
+    recovery : ``"refined-anchors"`` (default) or ``"nmf"``: how the topics are read from the noisy co-occurrence
+        matrix (post-processing, no budget; module note). On topics planted from a fitted LDA (State of the Union
+        paragraphs, 20 Newsgroups; ``benchmarks/bench_planted.py``), ``"refined-anchors"`` comes closer to the truth
+        as the documents grow; ``"nmf"`` keeps the earlier behaviour (``docs/research/document_dp.md``).
     alpha : document-topic smoothing for ``transform`` and ``perplexity``.
     n_jobs : threads that share each pass over the documents (the sums are the same up to rounding).
     secure : Gaussian noise from OpenDP's sampler (OS CSPRNG); refuses a seed.
@@ -147,6 +157,7 @@ class DocDPCooccurrence(_DocumentDPModel):
                               "tail": [IsNone(), Real(0, 1, "neither")],
                               "background_share": [IsNone(), Real(0, 1, "neither"), Options(("auto",))],
                               "n_background": [Int(1, 2)], "word_choice": [Options(("frequency", "repetition"))],
+                              "recovery": [Options(("refined-anchors", "nmf"))],
                               "max_false_words": [IsNone(), Real(0, 1e6, "neither")],
                               "alpha": [Real(1e-8, 1e6)], "n_jobs": N_JOBS,
                               "secure": [Options((True, False))], "seed": SEED, "verbose": VERBOSE,
@@ -159,7 +170,8 @@ class DocDPCooccurrence(_DocumentDPModel):
                  background_share: float | str | None = "auto", n_background: int = 2,
                  word_choice: str = "frequency", max_false_words: float | None = 0.5, alpha: float = 0.1,
                  n_jobs: int = 1, secure: bool = False, seed=None, verbose: int = 0, unit: str = "document",
-                 documents_per_user: int | None = None, backend: str = "threads", client=None):
+                 documents_per_user: int | None = None, backend: str = "threads", client=None,
+                 recovery: str = "refined-anchors"):
         self.unit = unit
         self.documents_per_user = documents_per_user
         self.n_topics = n_topics
@@ -180,6 +192,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.verbose = verbose
         self.backend = backend
         self.client = client
+        self.recovery = recovery
 
     def _release(self, values, sigma, rng, label):
         noisy, event = gaussian_mechanism(values, sigma, 1.0, None if self.secure else rng, secure=bool(self.secure),
@@ -231,8 +244,9 @@ class DocDPCooccurrence(_DocumentDPModel):
         public = None if public_corpus is None else public_counts(public_corpus, vocab)
         V, K = len(vocab), int(self.n_topics)
         auto = isinstance(self.n_words, str)
-        n_words = min(AUTO_WORDS[1] if auto else int(self.n_words), V)
-        bg_share = resolve_background_share(self.background_share, K)
+        n_words = min((AUTO_WORDS if self.recovery == "nmf" else AUTO_WORDS_MOMENTS)[1] if auto else
+                      int(self.n_words), V)
+        bg_share = resolve_background_share(self.background_share, K, self.recovery)
         share_rule = bg_share is not None
         n_bg = int(self.n_background) if share_rule else 0
         if n_words < K:
@@ -263,7 +277,8 @@ class DocDPCooccurrence(_DocumentDPModel):
                 released = released * np.sqrt(2.0)
             counts = released[:V]
             if auto:
-                n_words = max(min(auto_n_words(float(released[V]), sigma), V), K)
+                n_words = max(min(auto_n_words(float(released[V]), sigma) if self.recovery == "nmf" else
+                                  auto_n_words_moments(float(counts.sum()), sigma), V), K)
                 if public is not None:          # the public matrix carries more words (models/public_prior.py)
                     n_words = max(min(PUBLIC_AUTO_WORDS, V), K)
             order = np.argsort(-counts, kind="stable")
@@ -298,7 +313,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         noisy = self._release(stat, sigma, rng, _COOC)
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
         if public is None:
-            H = topics_from_cooccurrence(noisy, K - n_bg, "nmf", noise_std=sigma / np.sqrt(2.0),
+            H = topics_from_cooccurrence(noisy, K - n_bg, self.recovery, noise_std=sigma / np.sqrt(2.0),
                                          threshold=float(self.threshold))
             self.public_input_ = self.public_route_ = None
         else:           # post-processing of the release and the public documents (models/public_prior.py)
@@ -384,7 +399,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         return self._note_seed(user_report(self, rep))
 
 
-AUTO_WORDS = (200, 400)       # the bounds of n_words="auto"
+AUTO_WORDS = (200, 400)       # the bounds of n_words="auto" with recovery="nmf"
+AUTO_WORDS_MOMENTS = (200, 2000)    # and with recovery="refined-anchors"
 AUTO_SHARE, AUTO_SHARE_MIN_TOPICS = 0.25, 10   # background_share="auto"
 AUTO_RANKING_NOISE = {"frequency": 3.0, "repetition": 2.0}
 
@@ -411,11 +427,13 @@ def resolve_ranking_noise(ranking_noise, word_choice: str) -> float:
     return AUTO_RANKING_NOISE[word_choice] if isinstance(ranking_noise, str) else float(ranking_noise)
 
 
-def resolve_background_share(share, n_topics: int):
-    """The share of ``background_share``: ``"auto"`` is 0.25 from 10 topics on (two background topics are then a
-    small part of the model) and no background words below; a number or None is taken as given."""
+def resolve_background_share(share, n_topics: int, recovery: str = "refined-anchors"):
+    """The share of ``background_share``: ``"auto"`` is no background words with ``recovery="refined-anchors"`` (its
+    moment fit places corpus-wide words within the topics, and a background topic is a topic less to recover); with
+    ``recovery="nmf"``, 0.25 from 10 topics on (two background topics are then a small part of the model) and none
+    below. A number or None is taken as given."""
     if isinstance(share, str):
-        return AUTO_SHARE if n_topics >= AUTO_SHARE_MIN_TOPICS else None
+        return AUTO_SHARE if recovery == "nmf" and n_topics >= AUTO_SHARE_MIN_TOPICS else None
     return None if share is None else float(share)
 
 
@@ -431,6 +449,21 @@ def auto_n_words(mass: float, sigma: float) -> int:
     State of the Union paragraphs (``docs/document_dp.md``)."""
     n = mass / (AUTO_MASS_PER_WORD * sigma) if mass > 0 else 0.0
     return int(np.clip(round(n), AUTO_WORDS[0], AUTO_WORDS[1]))
+
+
+AUTO_PRESENCE_PER_WORD = 175.0     # n_words="auto" with recovery="refined-anchors": S / (175 sigma)
+
+
+def auto_n_words_moments(presence: float, sigma: float) -> int:
+    """``n_words="auto"`` with ``recovery="refined-anchors"``: words kept for the co-occurrence release from the sum
+    ``presence`` of the first release's noisy word entries (each document adds ``sqrt(m)`` for its ``m`` distinct
+    words: the sum grows with the documents and with their length, as the co-occurrence signal does; the sum of the
+    noisy entries is unbiased) and that release's noise multiplier ``sigma``, as ``presence / (175 sigma)`` between
+    200 and 2,000 (post-processing). Set on planted corpora from the State of the Union paragraphs (best near 600
+    words at 100,000 documents) and 20 Newsgroups (near 1,000), 200 at 10,000 documents for both
+    (``docs/research/document_dp.md``)."""
+    n = presence / (AUTO_PRESENCE_PER_WORD * sigma) if presence > 0 else 0.0
+    return int(np.clip(round(n), AUTO_WORDS_MOMENTS[0], AUTO_WORDS_MOMENTS[1]))
 
 
 def _clear_the_noise(eligible: np.ndarray, counts: np.ndarray, max_false_words, noise_std: float, at_least: int,

@@ -10,7 +10,17 @@ row mass (each the row farthest from the span of the previous ones), every word'
 convex combination of the anchors' rows (exponentiated gradient on the simplex, L2 loss), and Bayes'
 rule turns those weights and the row masses into topics.
 
-Both read nothing but the matrix: post-processing of a differentially private release keeps its
+``method="refined-anchors"``: the moment method, consistent as the documents grow (the noise stays fixed while the
+signal grows with them). The matrix is taken for ``A R A^T`` (A the V x K topics, R the K x K second moment of the
+topic proportions: the expected second moment of a topic model, Arora et al. 2013). Its rank-K eigen-projection
+(negative eigenvalues dropped) takes away most of the noise; anchor words are chosen on that projection's
+row-normalised rows (its negative cells set to zero) (as above), every word's row is written as a convex combination of the anchors' rows by
+non-negative least squares, and Bayes' rule gives A; R is then A's pseudo-inverse applied to both sides, and a
+few hundred multiplicative updates refine A and R by least squares ``||Q - A R A^T||_F`` on the matrix itself,
+negative (noisy) cells included, so zero-mean noise does not bias the fit (Ding, Li & Jordan 2010's
+multiplicative rules for a matrix of mixed signs). On an exact ``A R A^T`` of a separable model it returns A.
+
+All three read nothing but the matrix: post-processing of a differentially private release keeps its
 guarantee (Dwork & Roth 2014, Prop. 2.1).
 """
 from __future__ import annotations
@@ -97,6 +107,88 @@ def _simplex_weights(Qbar: np.ndarray, anchors: np.ndarray, n_steps: int = 500) 
     return C
 
 
+def _rank_k_projection(Q: np.ndarray, K: int) -> np.ndarray:
+    """The best rank-K positive semi-definite approximation of the symmetric ``Q`` in Frobenius norm (its K largest
+    eigenvalues, those below zero dropped)."""
+    w, U = np.linalg.eigh(Q)
+    top = np.argsort(-w, kind="stable")[:K]
+    w = np.maximum(w[top], 0.0)
+    return (U[:, top] * w) @ U[:, top].T
+
+
+def _nnls_simplex_weights(Qbar: np.ndarray, anchors: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """For each row of ``Qbar`` in ``rows``, non-negative weights ``c`` (summing to 1: the rows and the anchors' rows
+    each sum to 1, and a unit-weight row of ones holds the sum where the fit is not exact) with ``c Qbar[anchors]``
+    closest to the row in L2. Solved on the K x K Cholesky factor of the anchors' Gram matrix."""
+    from scipy.optimize import nnls
+
+    M = np.vstack([Qbar[anchors].T, np.ones((1, len(anchors)))])      # (V + 1) x K
+    G = M.T @ M
+    L = np.linalg.cholesky(G + 1e-12 * np.trace(G) / len(anchors) * np.eye(len(anchors)))
+    target = np.linalg.solve(L, M[:-1].T @ Qbar[rows].T + M[-1][:, None])   # K x rows
+    C = np.empty((len(rows), len(anchors)))
+    for i in range(len(rows)):
+        C[i] = nnls(L.T, target[:, i])[0]
+    sums = C.sum(axis=1, keepdims=True)
+    return np.divide(C, sums, out=np.full_like(C, 1.0 / len(anchors)), where=sums > 0)
+
+
+def refine_moments(Q: np.ndarray, A: np.ndarray, R: np.ndarray, n_iter: int = 300):
+    """Least squares ``Q ~ A R A^T`` (A >= 0, V x K, columns summing to 1; R >= 0 symmetric K x K) refined from
+    ``(A, R)`` by multiplicative updates that put the negative part of ``Q`` in the denominator, square-rooted
+    (Ding, Li & Jordan 2010): ``Q``'s noisy negative cells count as they are, so zero-mean noise does not bias the fit.
+    After each step A's columns are scaled to sum 1 and R takes the scale (``A R A^T`` unchanged). A cell of A or R at
+    zero stays there. Returns ``(A, R)``."""
+    Qp, Qm = np.maximum(Q, 0.0), np.maximum(-Q, 0.0)
+    A = np.array(A, dtype=np.float64)
+    A /= np.maximum(A.sum(axis=0, keepdims=True), 1e-300)
+    R = np.maximum((R + R.T) / 2.0, 0.0)
+    tiny = 1e-300
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for _ in range(int(n_iter)):
+            AtA = A.T @ A
+            R = R * np.sqrt((A.T @ Qp @ A) / np.maximum(AtA @ R @ AtA + A.T @ Qm @ A, tiny))
+            R = (R + R.T) / 2.0
+            AR = A @ R
+            A = A * np.sqrt((Qp @ AR) / np.maximum(A @ (R @ (AtA @ R)) + Qm @ AR, tiny))
+            s = np.maximum(A.sum(axis=0, keepdims=True), tiny)
+            A /= s
+            R = R * s.T * s
+    return A, R
+
+
+def refined_anchor_topics(Q: np.ndarray, K: int, n_candidates: int | None = None, n_iter: int = 300) -> np.ndarray:
+    """``method="refined-anchors"`` (module note) on the symmetric ``Q``: the K x V topics, rows summing to 1."""
+    V = Q.shape[0]
+    # the projection's negative cells (noise the projection kept) are dropped for the anchor step only: rows of
+    # conditional probabilities need non-negative weights (an exact A R A^T has none)
+    P = np.maximum(_rank_k_projection(Q, K), 0.0)
+    mass = P.sum(axis=1)
+    order = np.argsort(-mass, kind="stable")
+    cand = order[: (n_candidates or V)]
+    cand = cand[mass[cand] > 0]
+    if len(cand) < K:
+        raise DPTopicError(f"only {len(cand)} words have co-occurrence mass; use fewer topics than that.")
+    live = np.flatnonzero(mass > 0)
+    Pbar = P / np.where(mass > 0, mass, 1.0)[:, None]
+    A = np.zeros((V, K))
+    try:
+        anchors = _anchor_rows(Pbar, cand, K)
+        A[live] = _nnls_simplex_weights(Pbar, anchors, live) * mass[live, None]     # Bayes' rule: p(word, topic)
+    except DPTopicError:
+        # fewer than K distinguishable rows in the projection (its rank fell below K: a tiny or topicless matrix):
+        # the refinement starts from the NMF of the matrix's non-negative part instead, still deterministic
+        A = _nmf(np.maximum(Q, 0.0), K, 200).T
+    A = A / np.maximum(A.sum(axis=0, keepdims=True), 1e-300)
+    # a word with no weight anywhere would stay at zero under multiplicative updates: a floor far below any topic's
+    A += 1e-9 / V
+    A /= A.sum(axis=0, keepdims=True)
+    Ainv = np.linalg.pinv(A)
+    R = np.maximum(Ainv @ P @ Ainv.T, 0.0)
+    A, _ = refine_moments(Q, A, R, n_iter)
+    return A.T
+
+
 def topics_from_cooccurrence(Q, n_topics: int, method: str = "nmf", noise_std: float = 0.0,
                              threshold: float = 2.0, n_candidates: int | None = None,
                              max_iter: int = 400, floor: float = 1e-9) -> np.ndarray:
@@ -104,7 +196,9 @@ def topics_from_cooccurrence(Q, n_topics: int, method: str = "nmf", noise_std: f
 
     ``noise_std``: the standard deviation of the noise on each off-diagonal cell of the symmetrised
     matrix (0 for an exact matrix); cells below ``threshold * noise_std`` are set to zero first.
-    Deterministic: the same matrix always gives the same topics.
+    Deterministic: the same matrix always gives the same topics. ``method="refined-anchors"`` reads the matrix as it
+    is (no threshold: its least-squares fit needs the noisy negative cells, module note), with ``max_iter``
+    refinement steps.
     """
     K = int(n_topics)
     Q = _symmetrise(Q)
@@ -113,6 +207,9 @@ def topics_from_cooccurrence(Q, n_topics: int, method: str = "nmf", noise_std: f
         raise DPTopicError(f"n_topics={n_topics} must be between 1 and the number of words ({V}).")
     if noise_std < 0 or threshold < 0:
         raise DPTopicError("noise_std and threshold must be >= 0.")
+    if method == "refined-anchors":
+        H = refined_anchor_topics(Q, K, n_candidates, max_iter) + floor
+        return H / H.sum(axis=1, keepdims=True)
     Q = Q.copy()
     Q[Q < threshold * noise_std] = 0.0
     Q = np.maximum(Q, 0.0)
@@ -129,6 +226,6 @@ def topics_from_cooccurrence(Q, n_topics: int, method: str = "nmf", noise_std: f
         C = _simplex_weights(Qbar, _anchor_rows(Qbar, cand, K))
         H = (C * mass[:, None]).T
     else:
-        raise DPTopicError(f"invalid method={method!r}: must be 'nmf' or 'anchors'.")
+        raise DPTopicError(f"invalid method={method!r}: must be 'nmf', 'anchors' or 'refined-anchors'.")
     H = np.asarray(H, dtype=np.float64) + floor
     return H / H.sum(axis=1, keepdims=True)
