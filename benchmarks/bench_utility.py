@@ -1,4 +1,4 @@
-"""Topic quality against the privacy budget, measured as the field should (issue "Topics a user can trust"): for every
+"""Topic quality against the privacy budget, measured as the field should: for every
 private trainer with an epsilon to set, at each epsilon, what a user gets beside non-private collapsed Gibbs LDA on the
 same corpus and vocabulary, and beside two floors that never read the corpus.
 
