@@ -285,3 +285,21 @@ def test_olplda_every_batch_figure_never_below_the_stated_reports(stream):
     s = m.privacy_["stream"]
     assert s["n_batches"] == 2 and s["reports_per_contributor_stated"] == 5
     assert s["epsilon_doc_contributor_in_every_batch"] == pytest.approx(5 * m.privacy_["epsilon_doc"])
+
+
+def test_max_doc_update_iter_caps_the_fixed_point_and_keeps_the_default(tiny):
+    """scikit-learn's name for the inner iterations: 100 is the default model exactly; a cap of 1 stops each
+    document after one update (a different model); 0 is refused in one line."""
+    from dptopic import OnlineVB
+    from dptopic.errors import DPTopicError
+
+    kw = dict(n_topics=3, n_epochs=2, seed=0, verbose=0)
+    default = OnlineVB(**kw).fit(tiny.corpus)
+    same = OnlineVB(max_doc_update_iter=100, **kw).fit(tiny.corpus)
+    capped = OnlineVB(max_doc_update_iter=1, **kw).fit(tiny.corpus)
+    np.testing.assert_array_equal(default.components_, same.components_)
+    assert not np.allclose(default.components_, capped.components_)
+    assert OnlineVB().get_params()["max_doc_update_iter"] == 100
+    with pytest.raises(DPTopicError, match="max_doc_update_iter") as e:
+        OnlineVB(max_doc_update_iter=0, **kw).fit(tiny.corpus)
+    assert "\n" not in str(e.value)

@@ -156,7 +156,8 @@ class _VariationalLDA(TopicModel):
         alpha = self.alpha_ if alpha is None else alpha
         jobs = len(_token_blocks(ptr, self._fold_in_jobs()))
         ss = np.zeros_like(eb)
-        args = (ptr, ids, cts, eb, alpha, gamma, ESTEP_MAX_ITER, ESTEP_TOL, float(clip))
+        inner = int(getattr(self, "max_doc_update_iter", ESTEP_MAX_ITER))
+        args = (ptr, ids, cts, eb, alpha, gamma, inner, ESTEP_TOL, float(clip))
         if jobs == 1:
             vb_estep(*args, ss, norms)
         else:   # the threads take chunks of documents as they finish (a document's E-step is its own, in any order)
@@ -285,10 +286,14 @@ class OnlineVB(_VariationalLDA):
     total_docs : corpus size D used by :meth:`partial_fit` to scale a batch (default: the number of
         documents seen so far). :meth:`fit` uses the size of its input.
     seed : int, None or a numpy Generator; every random choice flows from it.
-    n_jobs : threads sharing each E-step (and ``transform``), each over its own block of documents (scikit-learn's
-        convention: None is 1, -1 every core). The statistics are summed in block order, so a seed reproduces a model
-        at a fixed ``n_jobs``.
+    n_jobs : threads sharing each E-step (and ``transform``), taking chunks of documents as they finish
+        (scikit-learn's convention: None is 1, -1 every core). The statistics are added in document order, so a seed
+        gives the same model at any ``n_jobs``.
     verbose : 0 silences the progress bar.
+    max_doc_update_iter : at most this many fixed-point iterations per document in each E-step (scikit-learn's name;
+        default 100, as Hoffman et al.'s code); each stops earlier once γ changes by less than 1e-3 on average.
+        BigARTM's offline pass runs 10: ``max_doc_update_iter=10`` is the same work per pass
+        (docs/research/vb_pass.md).
 
     Attributes
     ----------
@@ -299,11 +304,13 @@ class OnlineVB(_VariationalLDA):
     _never_private = True
     _parameter_constraints = {**_VariationalLDA._parameter_constraints,
                               "batch_size": [Int(1, None)], "n_epochs": [Int(1, 1_000_000)],
-                              "shuffle": [Options((True, False))], "total_docs": [IsNone(), Int(1, None)]}
+                              "shuffle": [Options((True, False))], "total_docs": [IsNone(), Int(1, None)],
+                              "max_doc_update_iter": [Int(1, 100_000)]}
 
     def __init__(self, n_topics: int = 50, alpha: float | None = None, eta: float | None = None, tau0: float = 10.0,
                  kappa: float = 0.7, batch_size: int = 256, n_epochs: int = 10, total_docs: int | None = None,
-                 shuffle: bool = True, seed=None, n_jobs: int = 1, verbose: int = 1):
+                 shuffle: bool = True, seed=None, n_jobs: int = 1, verbose: int = 1,
+                 max_doc_update_iter: int = ESTEP_MAX_ITER):
         self.n_topics = n_topics
         self.alpha = alpha
         self.eta = eta
@@ -316,6 +323,7 @@ class OnlineVB(_VariationalLDA):
         self.seed = seed
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.max_doc_update_iter = max_doc_update_iter
 
     def _step(self, lam, t, batch, D, rng):
         ptr, ids, cts = batch
