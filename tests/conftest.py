@@ -159,3 +159,25 @@ def no_uvicorn(monkeypatch):
 
     monkeypatch.setattr(uvicorn, "Config", lambda *a, **k: None)
     monkeypatch.setattr(uvicorn, "Server", NoServer)
+
+
+@pytest.fixture(scope="module")
+def corpus_300_docs():
+    """A synthetic LDA corpus: 300 documents, 60 words, 4 topics (seed 0)."""
+    return lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
+
+
+@pytest.fixture(scope="module")
+def private_models(corpus_300_docs):
+    """One model fitted by each private trainer on ``corpus_300_docs`` (helpers.fit_each_private_trainer)."""
+    from helpers import fit_each_private_trainer
+
+    return list(fit_each_private_trainer(corpus_300_docs))
+
+
+@pytest.fixture(scope="module")
+def fedlda_none_model():
+    """FedLDA with exclusion "none", epsilon 5 per entry, 6 report words (helpers.fit_fedlda)."""
+    from helpers import fit_fedlda
+
+    return fit_fedlda("none", epsilon_per_entry=5.0, report_words=6)

@@ -1,35 +1,36 @@
 """A path given to an estimator where documents go: a prepared corpus or a shard folder is read, any other corpus
 file is refused in one line naming the call that reads it, for every estimator's fit, partial_fit and transform
 (through the shared base)."""
+import json
+import math
+import os
 import re
+import shutil
 import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from hypothesis import given, strategies as st
 
 import dptopic
-from dptopic.errors import DPTopicError
-import math
-import scipy.sparse as sp
-from dptopic.corpus import lda_corpus
-from dptopic.models.docdp import DocDPEM
-import json
-from dptopic.models.docdp_cooc import DocDPCooccurrence
-import os
-from dptopic.errors import CorruptModelError
+from dptopic import CDPLDA, HDPLDA, CDPLDAPlus
 from dptopic import LDA
 from dptopic.accounting.verify import verify_report
-from dptopic import CDPLDA, HDPLDA, CDPLDAPlus
-import shutil
-from hypothesis import HealthCheck, given, settings, strategies as st
-from dptopic._validation import Interval
-from dptopic.corpus import Corpus
-from dptopic.models import ALGORITHMS
-from dptopic.corpus.preprocess import TOKENIZER_VERSION
-from dptopic.models import base
 from dptopic.backends import ThreadBackend
+from dptopic.corpus import Corpus
+from dptopic.corpus import lda_corpus
+from dptopic.corpus.preprocess import TOKENIZER_VERSION
 from dptopic.errors import BudgetExceededError
+from dptopic.errors import CorruptModelError
+from dptopic.errors import DPTopicError
+from dptopic.models import ALGORITHMS
+from dptopic.models import base
 from dptopic.models import base as model_base
+from dptopic.models.docdp import DocDPEM
+from dptopic.models.docdp_cooc import DocDPCooccurrence
+
+from helpers import FAST, NASTY, PARAMS, base_kwargs, is_clean_number, mutations, works_or_refuses
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean".split()
 
@@ -486,61 +487,11 @@ def test_every_report_names_epsilon_delta_unit_relation_theorem(planted, make, t
             assert rep["epsilon"] in (float("inf"), "inf") and rep["delta"] is None and rep["reason"]
 
 
-FAST = settings(max_examples=12, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-SPECIAL = [float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -float("inf"), np.float32("inf"),
-           -np.float64("inf"), 0, 0.0, -0.0, -1, -1.5, np.int64(-3), 1e308, -1e308, 5e-324, 1e-300, 10**30, -(10**30),
-           2**63, 10**400, np.float32(1e38), np.int32(0), True, False, np.bool_(True), None, "1", "nan", "abc", b"1", [1],
-           {"a": 1}, 1 + 1j, np.complex64(1), (), object()]
-
-
-NASTY = st.one_of(st.sampled_from(SPECIAL), st.floats(allow_nan=True, allow_infinity=True),
-                  st.integers(-(10**20), 10**20), st.floats(-1e-3, 1e3), st.integers(-3, 12), st.text(max_size=3))
-
-
 TEXTS_2 = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
          "war troops army peace treaty", "school education teachers students", "students teachers education college"] * 3
 
 
 CORPUS = Corpus.from_texts(TEXTS_2)
-
-
-def works_or_refuses(fn):
-    """Run ``fn``: return ``(True, result)``, or ``(False, None)`` after a one-line DPTopicError. Any other
-    exception propagates and fails the test."""
-    try:
-        return True, fn()
-    except DPTopicError as e:
-        msg = str(e)
-        assert msg and "\n" not in msg and len(msg) < 500, msg
-        return False, None
-
-
-def is_clean_number(v) -> bool:
-    if isinstance(v, (bool, np.bool_)):
-        return False
-    if isinstance(v, (int, np.integer)):
-        return True   # any size: a seed may exceed the float range
-    return isinstance(v, (float, np.floating)) and math.isfinite(float(v))
-
-
-# ------------------------------------------------------------------ estimators, by construction
-def numeric_params():
-    for algo, cls in ALGORITHMS.items():
-        for name, cons in cls._parameter_constraints.items():
-            if any(isinstance(c, Interval) for c in cons):
-                yield algo, cls, name
-
-
-PARAMS = list(numeric_params())
-
-
-def base_kwargs(cls):
-    """Small, valid settings for whichever of these parameters the estimator takes."""
-    small = dict(n_topics=2, n_iter=2, rounds=2, seed=0, verbose=0, n_jobs=1)
-    return {k: v for k, v in small.items() if k in cls._param_names()}
 
 
 _MODEL = {}
@@ -550,15 +501,6 @@ def _fitted():
     if "m" not in _MODEL:
         _MODEL["m"] = dptopic.LDA(3, n_iter=3, seed=0, verbose=0).fit(CORPUS)
     return _MODEL["m"]
-
-
-def mutations(good: bytes):
-    return st.one_of(
-        st.binary(max_size=200),
-        st.integers(0, len(good)).map(lambda n: good[:n]),                      # truncations
-        st.tuples(st.integers(0, max(len(good) - 1, 0)), st.binary(min_size=1, max_size=4)).map(
-            lambda t: good[:t[0]] + t[1] + good[t[0] + len(t[1]):]),            # overwritten bytes
-    )
 
 
 # ------------------------------------------------------------------ model files
