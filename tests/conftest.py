@@ -181,3 +181,22 @@ def fedlda_none_model():
     from helpers import fit_fedlda
 
     return fit_fedlda("none", epsilon_per_entry=5.0, report_words=6)
+
+
+@pytest.fixture(scope="module")
+def sotu_model_with_vocabulary(tmp_path_factory):
+    """(text file, vocabulary file, model folder, folder): 120 State of the Union addresses, a 150-word vocabulary
+    of theirs and a non-private model trained on them by ``dptopic train`` (K = 3, 3 iterations, seed 0)."""
+    from dptopic.cli.main import main
+    from dptopic.datasets import sotu_texts
+
+    d = tmp_path_factory.mktemp("i20cli")
+    src = d / "docs.txt"
+    src.write_text("\n".join(t.replace("\n", " ") for t in sotu_texts()[0][:120]))
+    words = sorted({w for line in src.read_text().lower().split("\n") for w in line.split() if w.isalpha()})[:150]
+    vocab = d / "vocab.txt"
+    vocab.write_text("\n".join(words))
+    model = d / "model"
+    assert main(["train", "--corpus", str(src), "--vocabulary", str(vocab), "--topics", "3", "--iterations", "3",
+                 "--out", str(model), "--quiet", "--seed", "0"]) == 0
+    return src, vocab, model, d
