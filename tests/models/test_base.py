@@ -361,36 +361,8 @@ def test_input_without_rows_is_named_as_scikit_learn_names_it(fitted, X, name, s
         fitted[name].transform(empty)
 
 
-@pytest.fixture(scope="module")
-def corpus_2():
-    return dptopic.lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
-
-
-def _trainers(corpus_2):
-    from dptopic.local import Randomizer
-    from dptopic.models.fdptm import fit_fdptm
-
-    reports = Randomizer.for_simulation(corpus_2.vocabulary, epsilon_word=3).randomize(corpus_2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield dptopic.HDPLDA(n_topics=4, n_iter=4, epsilon_laplace=1, verbose=0).fit(corpus_2)
-        yield dptopic.DPSVI.from_budget(1, 1e-5, n_topics=4, verbose=0).fit(corpus_2)
-        yield dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus_2)
-        yield dptopic.DocDPEM(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus_2)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, verbose=0).fit(corpus_2)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, exclusion="tail", verbose=0).fit(corpus_2)
-        yield dptopic.LPLDA(n_topics=4, n_iter=3, epsilon_word=3, verbose=0).fit(reports)
-        yield fit_fdptm(dptopic.HDPLDA(n_topics=4, n_iter=3, epsilon_laplace=1, verbose=0), corpus_2, 0.5, 5e-6)[0]
-        yield fit_fdptm(dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0), corpus_2, 0.5, 5e-6)[0]
-
-
-@pytest.fixture(scope="module")
-def models_2(corpus_2):
-    return list(_trainers(corpus_2))
-
-
-def test_every_trainer_report_verifies_before_and_after_saving(models_2, tmp_path):
-    for i, m in enumerate(models_2):
+def test_every_trainer_report_verifies_before_and_after_saving(private_models, tmp_path):
+    for i, m in enumerate(private_models):
         v = verify_report(m.privacy_)
         assert v.status == "verified", (type(m).__name__, v.detail)
         assert "epsilon_pld" in v.figures and v.figures["epsilon_pld"]["stated"] == pytest.approx(
@@ -400,22 +372,22 @@ def test_every_trainer_report_verifies_before_and_after_saving(models_2, tmp_pat
         assert verify_report(back.privacy_).status == "verified", type(m).__name__
 
 
-def test_the_saved_claim_is_checked_before_load_names_it_again(models_2, tmp_path):
+def test_the_saved_claim_is_checked_before_load_names_it_again(private_models, tmp_path):
     d = tmp_path / "m"
-    models_2[0].save(d)                                         # HDP-LDA, word level
+    private_models[0].save(d)                                         # HDP-LDA, word level
     meta = json.loads((d / "model.json").read_text())
     meta["privacy"]["epsilon"] = meta["privacy"]["epsilon"] / 2
     (d / "model.json").write_text(json.dumps(meta))
     with pytest.raises(CorruptModelError, match="epsilon is stated as"):
         dptopic.load(d)
-    old = json.loads(json.dumps(models_2[0].privacy_))         # a report saved before 'epsilon' named the guarantee
+    old = json.loads(json.dumps(private_models[0].privacy_))         # a report saved before 'epsilon' named the guarantee
     del old["epsilon"], old["epsilon_method"]
     assert verify_report(old).status == "verified"
 
 
-def test_load_refuses_a_report_that_claims_more_than_its_events(models_2, tmp_path):
+def test_load_refuses_a_report_that_claims_more_than_its_events(private_models, tmp_path):
     d = tmp_path / "m"
-    models_2[2].save(d)
+    private_models[2].save(d)
     meta = json.loads((d / "model.json").read_text())
     meta["privacy"]["epsilon_pld"] = meta["privacy"]["epsilon_pld"] / 2
     (d / "model.json").write_text(json.dumps(meta))
@@ -423,11 +395,11 @@ def test_load_refuses_a_report_that_claims_more_than_its_events(models_2, tmp_pa
         dptopic.load(d)
 
 
-def test_every_trainer_report_matches_what_its_parameters_plan(models_2):
+def test_every_trainer_report_matches_what_its_parameters_plan(private_models):
     from dptopic.models.base import planned_spend_check
 
     checked = set()
-    for m in models_2:
+    for m in private_models:
         v = planned_spend_check(verify_report(m.privacy_), m, m.privacy_)
         assert v.status == "verified", (type(m).__name__, v.detail)
         if m._planned_spend(m.privacy_) is not None:
@@ -449,10 +421,10 @@ def test_every_trainer_report_matches_what_its_parameters_plan(models_2):
     (7, "unit", "document"),                          # HDP-LDA on a private vocabulary: "document + word" edited
     (7, "topic_model.unit", "document"),
 ])
-def test_a_unit_or_relation_edited_away_from_the_trainers_is_refused(models_2, tmp_path, i, field, value):
+def test_a_unit_or_relation_edited_away_from_the_trainers_is_refused(private_models, tmp_path, i, field, value):
     # the figures still recompute from the events (they carry no unit), so only the trainer's own unit catches this
     d = tmp_path / "m"
-    models_2[i].save(d)
+    private_models[i].save(d)
     meta = json.loads((d / "model.json").read_text())
     rep = meta["privacy"]
     dptopic.load(d)                                   # as saved, it loads
