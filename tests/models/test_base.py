@@ -30,7 +30,8 @@ from dptopic.models import base as model_base
 from dptopic.models.docdp import DocDPEM
 from dptopic.models.docdp_cooc import DocDPCooccurrence
 
-from helpers import FAST, NASTY, PARAMS, base_kwargs, is_clean_number, mutations, works_or_refuses
+from helpers import (FAST, FRUIT_DOCS, FRUIT_WORDS, NASTY, PARAMS, base_kwargs, fruit_reports, is_clean_number,
+                     mutations, works_or_refuses)
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean".split()
 
@@ -244,19 +245,6 @@ def test_set_params_after_fit_leaves_inference_as_fitted_and_as_reloaded(corpus,
     np.testing.assert_allclose(back.transform(corpus, seed=3), after, rtol=0, atol=1e-12)
 
 
-WORDS_2 = ["apple", "banana", "cherry", "grape", "lemon", "mango", "orange", "peach", "pear", "plum", "kiwi", "melon"]
-
-
-DOCS_2 = [d.split() for d in ("apple banana cherry grape lemon mango", "orange peach pear plum kiwi melon",
-                            "apple cherry lemon orange pear kiwi", "banana grape mango peach plum melon")]
-
-
-def _reports():
-    from dptopic.local import Randomizer
-
-    return Randomizer(WORDS_2, epsilon_word=1.0, secure=True).randomize(DOCS_2)
-
-
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """An LP-LDA, an OLP-LDA and a document-level local model, saved."""
@@ -265,10 +253,10 @@ def models(tmp_path_factory):
     from dptopic.models.ldp_document import LocalDocumentLDA
 
     root = tmp_path_factory.mktemp("models")
-    rs = _reports()
+    rs = fruit_reports()
     LPLDA(n_topics=2, n_iter=2, verbose=0).fit(rs).save(root / "lp")
     OLPLDA(prior_corpus="none", n_topics=2, n_iter=2, verbose=0).partial_fit(rs).save(root / "olp")
-    LocalDocumentLDA(n_topics=2, verbose=0).fit(DocumentRandomizer(WORDS_2, 8.0).randomize(DOCS_2)).save(root / "doc")
+    LocalDocumentLDA(n_topics=2, verbose=0).fit(DocumentRandomizer(FRUIT_WORDS, 8.0).randomize(FRUIT_DOCS)).save(root / "doc")
     return root
 
 
