@@ -30,8 +30,7 @@ from dptopic.models import base as model_base
 from dptopic.models.docdp import DocDPEM
 from dptopic.models.docdp_cooc import DocDPCooccurrence
 
-from helpers import (FAST, FRUIT_DOCS, FRUIT_WORDS, NASTY, PARAMS, base_kwargs, fruit_reports, is_clean_number,
-                     mutations, works_or_refuses)
+from helpers import FAST, NASTY, PARAMS, base_kwargs, is_clean_number, mutations, works_or_refuses
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean".split()
 
@@ -245,21 +244,6 @@ def test_set_params_after_fit_leaves_inference_as_fitted_and_as_reloaded(corpus,
     np.testing.assert_allclose(back.transform(corpus, seed=3), after, rtol=0, atol=1e-12)
 
 
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    """An LP-LDA, an OLP-LDA and a document-level local model, saved."""
-    from dptopic import LPLDA, OLPLDA
-    from dptopic.local.document import DocumentRandomizer
-    from dptopic.models.ldp_document import LocalDocumentLDA
-
-    root = tmp_path_factory.mktemp("models")
-    rs = fruit_reports()
-    LPLDA(n_topics=2, n_iter=2, verbose=0).fit(rs).save(root / "lp")
-    OLPLDA(prior_corpus="none", n_topics=2, n_iter=2, verbose=0).partial_fit(rs).save(root / "olp")
-    LocalDocumentLDA(n_topics=2, verbose=0).fit(DocumentRandomizer(FRUIT_WORDS, 8.0).randomize(FRUIT_DOCS)).save(root / "doc")
-    return root
-
-
 def _one_line_corrupt(folder):
     import dptopic
 
@@ -271,12 +255,12 @@ def _one_line_corrupt(folder):
 
 
 @pytest.mark.filterwarnings('ignore')
-def test_a_fifo_in_a_model_folder_is_refused_not_waited_on(models, tmp_path):
+def test_a_fifo_in_a_model_folder_is_refused_not_waited_on(saved_local_models, tmp_path):
     import shutil
 
     for name in ("model.json", "components.npy"):
         folder = tmp_path / name.replace(".", "_")
-        shutil.copytree(models / "lp", folder)
+        shutil.copytree(saved_local_models / "lp", folder)
         (folder / name).unlink()
         os.mkfifo(folder / name)
         msg = _one_line_corrupt(folder) if name != "model.json" else None
