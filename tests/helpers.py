@@ -1,7 +1,65 @@
 """Small helpers that test modules in several folders share (tests/ is on the path: ``from helpers import ...``)."""
-import numpy as np
+import math
+import os
+import warnings
+import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
+import scipy.sparse as sp
+from hypothesis import HealthCheck, settings, strategies as st
+
+import dptopic
+from dptopic._validation import Interval
+from dptopic.accounting import (eps_iter_static, eps_related, eps_total_static, hdp_clip_bound, hdp_epsilon_inherent,
+                                hdp_total_epsilon, smallest_hdp_budget)
 from dptopic.cli.main import main
+from dptopic.errors import DPTopicError
+from dptopic.corpus import lda_corpus
+from dptopic.models import ALGORITHMS, FedLDA
+
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def run_dptopic(*args, timeout=120):
+    """``python -m dptopic ARGS`` in a subprocess (this checkout's src/ first on the path), its output captured."""
+    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def subprocess_error_line(r, *needles):
+    """The one line of error (``error: ...``) of a finished ``dptopic`` subprocess ``r`` with exit status 2 and no
+    traceback, holding every needle given."""
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), r.stderr
+    assert "Traceback" not in r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+def one_line_stderr(r):
+    """stderr of a finished ``dptopic`` subprocess ``r`` that exited with status 2 writing one line, no traceback."""
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    return r.stderr
+
+
+def cli_error_line(capsys, argv) -> str:
+    """Run the CLI on ``argv`` in this process (an argparse exit counts): exit status 2, one line ``error: ...`` on
+    stderr, no traceback; returns that line."""
+    try:
+        rc = main([str(x) for x in argv])
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, (rc, err)
+    return lines[0]
 
 
 def one_line_error(capsys, argv) -> str:
@@ -20,3 +78,232 @@ def topic_ranking(ref, words):
     for r, w in enumerate(words):
         comp[0, ref.vocabulary.get(w)] = 1.0 - 0.1 * r
     return comp
+
+
+# ------------------------------------------------------------------ the kernels' inputs and a plain-Python xorshift
+M64 = (1 << 64) - 1
+
+
+class XorShiftReference:
+    """xorshift128+ (Vigna 2014) in plain Python: the kernels' stream, written out here independently."""
+
+    def __init__(self, state):
+        self.s0, self.s1 = int(state[0]), int(state[1])
+
+    def u64(self) -> int:
+        a, b = self.s0, self.s1
+        self.s0 = b
+        a ^= (a << 23) & M64
+        self.s1 = a ^ b ^ (a >> 17) ^ (b >> 26)
+        return (self.s1 + b) & M64
+
+    def uniform(self) -> float:
+        return (self.u64() >> 11) * 2.0 ** -53
+
+
+def xorshift_state(rng):
+    """A random nonzero xorshift128+ state (two uint64 words)."""
+    return rng.integers(1, 2 ** 63 - 1, size=2).astype(np.uint64)
+
+
+def csr_token_corpus(rng, D, V, max_len, n_empty=1):
+    """A CSR token corpus of ``D`` documents over ``V`` words; the first ``n_empty`` documents are empty."""
+    lens = rng.integers(1, max_len + 1, D)
+    lens[:n_empty] = 0
+    rng.shuffle(lens)
+    ptr = np.zeros(D + 1, np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    return rng.integers(0, V, int(ptr[-1])).astype(np.int32), ptr
+
+
+def topic_counts(word_ids, ptr, z, K, V, dtype=np.int32):
+    """The document-topic, word-topic and topic counts of the assignment ``z``."""
+    ndk = np.zeros((len(ptr) - 1, K), dtype)
+    nwk = np.zeros((V, K), dtype)
+    doc = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
+    np.add.at(ndk, (doc, z), 1)
+    np.add.at(nwk, (word_ids, z), 1)
+    return ndk, nwk, nwk.sum(0).astype(dtype)
+
+
+# (documents, vocabulary, topics): one word, one topic, both lane / block draws, more than 64 topics
+KERNEL_SHAPES = [(3, 1, 1), (4, 1, 3), (6, 5, 1), (8, 7, 5), (10, 20, 9), (5, 12, 70)]
+
+
+def canonical_and_messy_csr(rng, D=40, V=25):
+    """A random count matrix (canonical CSR) and the same counts as a messy CSR: every count split over 1-3 entries,
+    explicit zeros added, each row's entries shuffled."""
+    dense = rng.poisson(0.6, size=(D, V)).astype(np.float64)
+    dense[3] = 0.0                                       # an empty document
+    dense[7] = 0.0
+    dense[7, 4] = 5.0                                    # one word, written below as a zero then its count
+    X = sp.csr_matrix(dense)
+    ptr, ids, cts = [0], [], []
+    for d in range(D):
+        row_ids, row_cts = [], []
+        for w in np.flatnonzero(dense[d]):
+            c = int(dense[d, w])
+            parts = rng.multinomial(c, np.ones(k := int(rng.integers(1, 4))) / k)
+            row_ids += [w] * k
+            row_cts += list(parts.astype(float))         # a part may be 0: an explicit zero of a present word
+        for w in rng.choice(V, 2, replace=False):        # explicit zeros, of present and absent words
+            row_ids.append(int(w))
+            row_cts.append(0.0)
+        order = rng.permutation(len(row_ids))
+        if d == 7:
+            row_ids, row_cts, order = [4, 4], [0.0, 5.0], np.arange(2)
+        ids += [row_ids[i] for i in order]
+        cts += [row_cts[i] for i in order]
+        ptr.append(len(ids))
+    M = sp.csr_matrix((np.array(cts), np.array(ids, dtype=np.int32), np.array(ptr)), shape=(D, V))
+    assert not M.has_canonical_format
+    np.testing.assert_array_equal(M.toarray(), dense)
+    return X, M
+
+
+def csr_arrays(X):
+    """A CSR matrix as the kernels' (row pointers, column ids, counts)."""
+    return X.indptr.astype(np.int64), X.indices, X.data
+
+
+# ------------------------------------------------------------------ property tests: odd values and who takes them
+FAST = settings(max_examples=12, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+SPECIAL = [float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -float("inf"), np.float32("inf"),
+           -np.float64("inf"), 0, 0.0, -0.0, -1, -1.5, np.int64(-3), 1e308, -1e308, 5e-324, 1e-300, 10**30, -(10**30),
+           2**63, 10**400, np.float32(1e38), np.int32(0), True, False, np.bool_(True), None, "1", "nan", "abc", b"1", [1],
+           {"a": 1}, 1 + 1j, np.complex64(1), (), object()]
+
+
+NASTY = st.one_of(st.sampled_from(SPECIAL), st.floats(allow_nan=True, allow_infinity=True),
+                  st.integers(-(10**20), 10**20), st.floats(-1e-3, 1e3), st.integers(-3, 12), st.text(max_size=3))
+
+
+def works_or_refuses(fn):
+    """Run ``fn``: return ``(True, result)``, or ``(False, None)`` after a one-line DPTopicError. Any other
+    exception propagates and fails the test."""
+    try:
+        return True, fn()
+    except DPTopicError as e:
+        msg = str(e)
+        assert msg and "\n" not in msg and len(msg) < 500, msg
+        return False, None
+
+
+def is_clean_number(v) -> bool:
+    """A finite real number, not a bool (an int of any size counts)."""
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (int, np.integer)):
+        return True   # any size: a seed may exceed the float range
+    return isinstance(v, (float, np.floating)) and math.isfinite(float(v))
+
+
+def numeric_params():
+    """(name, estimator class, parameter) for each estimator parameter bounded by an Interval."""
+    for algo, cls in ALGORITHMS.items():
+        for name, cons in cls._parameter_constraints.items():
+            if any(isinstance(c, Interval) for c in cons):
+                yield algo, cls, name
+
+
+PARAMS = list(numeric_params())
+
+
+def base_kwargs(cls):
+    """Small, valid settings for whichever of these parameters the estimator takes."""
+    small = dict(n_topics=2, n_iter=2, rounds=2, seed=0, verbose=0, n_jobs=1)
+    return {k: v for k, v in small.items() if k in cls._param_names()}
+
+
+CALCULATORS = {
+    "eps_related": lambda v: eps_related(v),
+    "hdp_clip_bound eps": lambda v: hdp_clip_bound(v, 1.0),
+    "hdp_clip_bound beta": lambda v: hdp_clip_bound(10.0, v),
+    "hdp_epsilon_inherent": lambda v: hdp_epsilon_inherent(v, 0.5),
+    "eps_iter_static beta": lambda v: eps_iter_static([3, 5, 2], v, 0),
+    "eps_iter_static t": lambda v: eps_iter_static([3, 5, 2], 0.1, v),
+    "eps_iter_static cmax": lambda v: eps_iter_static([3, 5, 2], 0.1, 1, cmax=v),
+    "eps_iter_static n_tok": lambda v: eps_iter_static([3, v, 2], 0.1, 0),
+    "eps_total_static n_iter": lambda v: eps_total_static([3, 5], 0.1, v),
+    "smallest_hdp_budget eps": lambda v: smallest_hdp_budget(v, 3, 1e-5),
+    "smallest_hdp_budget n_iter": lambda v: smallest_hdp_budget(1.0, v, 1e-5),
+    "hdp_total_epsilon eps_L": lambda v: hdp_total_epsilon(v, 1.0, 3, 1e-5),
+    "hdp_total_epsilon delta": lambda v: hdp_total_epsilon(1.0, 1.0, 3, v),
+}
+
+
+def mutations(good: bytes):
+    """Damaged copies of the bytes ``good``: random bytes, truncations, overwritten bytes."""
+    return st.one_of(
+        st.binary(max_size=200),
+        st.integers(0, len(good)).map(lambda n: good[:n]),                      # truncations
+        st.tuples(st.integers(0, max(len(good) - 1, 0)), st.binary(min_size=1, max_size=4)).map(
+            lambda t: good[:t[0]] + t[1] + good[t[0] + len(t[1]):]),            # overwritten bytes
+    )
+
+
+# ------------------------------------------------------------------ models to check cards, ledgers and reports on
+def fit_each_private_trainer(corpus):
+    """One model fitted by each private trainer (and by the F-DPTM path) on ``corpus``, small settings."""
+    from dptopic.local import Randomizer
+    from dptopic.models.fdptm import fit_fdptm
+
+    reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield dptopic.HDPLDA(n_topics=4, n_iter=4, epsilon_laplace=1, verbose=0).fit(corpus)
+        yield dptopic.DPSVI.from_budget(1, 1e-5, n_topics=4, verbose=0).fit(corpus)
+        yield dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
+        yield dptopic.DocDPEM(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
+        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, verbose=0).fit(corpus)
+        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, exclusion="tail", verbose=0).fit(corpus)
+        yield dptopic.LPLDA(n_topics=4, n_iter=3, epsilon_word=3, verbose=0).fit(reports)
+        yield fit_fdptm(dptopic.HDPLDA(n_topics=4, n_iter=3, epsilon_laplace=1, verbose=0), corpus, 0.5, 5e-6)[0]
+        yield fit_fdptm(dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0), corpus, 0.5, 5e-6)[0]
+
+
+def letter_word(i: int) -> str:
+    """Word ``i`` spelt in letters (digit d as the d-th letter), so that a vocabulary holds no digits."""
+    return "word" + "".join("abcdefghij"[int(d)] for d in str(i))
+
+
+def letter_texts(n_docs, vocab_size, seed):
+    """A small synthetic LDA corpus (3 topics) as texts of letter words."""
+    c, _, _, _ = lda_corpus(n_docs=n_docs, vocab_size=vocab_size, n_topics=3, doc_length=12, seed=seed)
+    return [" ".join(letter_word(w) for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
+
+
+def fit_fedlda(exclusion="none", **kw):
+    """FedLDA (3 topics, 2 rounds, 10 clients, seed 0) fitted on 40 letter-word texts, its warnings silenced."""
+    from dptopic.corpus import Corpus
+
+    c = Corpus.from_texts(letter_texts(40, 30, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return FedLDA(n_topics=3, rounds=2, pad_length=kw.pop("pad_length_", 8), n_clients=10, exclusion=exclusion,
+                      verbose=0, seed=0, **kw).fit(c)
+
+
+def quiet_fit(model, X, **kw):
+    """``model.fit(X, **kw)`` with its warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return model.fit(X, **kw)
+
+
+# ------------------------------------------------------------------ local (randomized) reports of a few fruit words
+FRUIT_WORDS = ["apple", "banana", "cherry", "grape", "lemon", "mango", "orange", "peach", "pear", "plum", "kiwi", "melon"]
+
+
+FRUIT_DOCS = [d.split() for d in ("apple banana cherry grape lemon mango", "orange peach pear plum kiwi melon",
+                                  "apple cherry lemon orange pear kiwi", "banana grape mango peach plum melon")]
+
+
+def fruit_reports():
+    """Word-level randomized reports (epsilon 1 per word, secure) of FRUIT_DOCS over FRUIT_WORDS."""
+    from dptopic.local import Randomizer
+
+    return Randomizer(FRUIT_WORDS, epsilon_word=1.0, secure=True).randomize(FRUIT_DOCS)

@@ -1,11 +1,12 @@
 """``dptopic.accounting.card``."""
-import warnings
 import pytest
+
+import dptopic
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.models import FedLDA
 from dptopic.reporting import privacy_card
-import dptopic
 
+from helpers import quiet_fit
 
 
 def test_a_private_vocabularys_card_labels_the_added_figures_as_theorem_4_1_and_names_the_every_event_pld():
@@ -21,30 +22,6 @@ def test_a_private_vocabularys_card_labels_the_added_figures_as_theorem_4_1_and_
     assert plain["epsilon_pld"]["what"].startswith("tight")
 
 
-def _letters(i: int) -> str:
-    return "word" + "".join("abcdefghij"[int(d)] for d in str(i))
-
-
-def _texts(n_docs, vocab_size, seed):
-    c, _, _, _ = lda_corpus(n_docs=n_docs, vocab_size=vocab_size, n_topics=3, doc_length=12, seed=seed)
-    return [" ".join(_letters(w) for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
-
-
-def _fit(exclusion="none", **kw):
-    from dptopic.corpus import Corpus
-
-    c = Corpus.from_texts(_texts(40, 30, 1))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return FedLDA(n_topics=3, rounds=2, pad_length=kw.pop("pad_length_", 8), n_clients=10, exclusion=exclusion,
-                      verbose=0, seed=0, **kw).fit(c)
-
-
-@pytest.fixture(scope="module")
-def none_model():
-    return _fit("none", epsilon_per_entry=5.0, report_words=6)
-
-
 def test_floor_card_with_a_public_vocabulary_still_names_the_labels():
     rep = {"private": True, "epsilon": 10.0, "delta": 1e-5, "epsilon_method": "PLD", "guarantee": "partial",
            "unit": "user", "epsilon_per_entry": 1.0, "vocabulary_source": "supplied",
@@ -55,16 +32,10 @@ def test_floor_card_with_a_public_vocabulary_still_names_the_labels():
     assert "vocabulary" not in card["guarantee_note"] and "Zipf" not in card["guarantee_note"]
 
 
-def test_none_rule_card_leaves_out_the_rrp_parameters(none_model):
-    params = none_model.privacy_["parameters"]
+def test_none_rule_card_leaves_out_the_rrp_parameters(fedlda_none_model):
+    params = fedlda_none_model.privacy_["parameters"]
     assert not {"eta", "delta0", "failure_rate_delta", "gamma", "variant", "replacement"} & set(params)
-    assert params["report_words"] == 6 and params["vocab_size"] == len(none_model.vocabulary_)
-
-
-def _quiet_fit(model, X, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return model.fit(X, **kw)
+    assert params["report_words"] == 6 and params["vocab_size"] == len(fedlda_none_model.vocabulary_)
 
 
 TRAINERS = {"DocDPCooccurrence": lambda: dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0, verbose=0),
@@ -82,7 +53,7 @@ def small():
 def test_document_level_reports_say_where_their_coins_come_from_and_name_group_privacy(name, small):
     from dptopic.reporting import privacy_card
 
-    m = _quiet_fit(TRAINERS[name](), small)
+    m = quiet_fit(TRAINERS[name](), small)
     rep = m.privacy_
     assert rep["randomness"].startswith("standard mode") and "floating-point" in rep["randomness"]
     assert "k times epsilon" in rep["scope"] and rep["scope"].count("group privacy") == 1

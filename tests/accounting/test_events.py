@@ -1,13 +1,16 @@
 """``dptopic.accounting.events``."""
-from dptopic.accounting import LaplaceEvent, PrivacyLedger
-import numpy as np
-import pytest
-from scipy.special import logsumexp
 import json
 import math
-from hypothesis import HealthCheck, given, settings, strategies as st
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from scipy.special import logsumexp
+
+from dptopic.accounting import LaplaceEvent, PrivacyLedger
 from dptopic.accounting import PureDPEvent
-from dptopic.errors import DPTopicError
+
+from helpers import FAST, NASTY, works_or_refuses
 
 
 def test_two_cell_laplace_is_no_worse_than_l1_bound():
@@ -37,31 +40,6 @@ def test_discrete_laplace_rdp_is_exact(scale, c):
         lam = 1 / scale
         closed = (np.logaddexp((orders - 1) * lam, -orders * lam) - np.log1p(np.exp(-lam))) / (orders - 1)
         assert np.allclose(got, closed, rtol=1e-12)
-
-
-FAST = settings(max_examples=12, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-SPECIAL = [float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -float("inf"), np.float32("inf"),
-           -np.float64("inf"), 0, 0.0, -0.0, -1, -1.5, np.int64(-3), 1e308, -1e308, 5e-324, 1e-300, 10**30, -(10**30),
-           2**63, 10**400, np.float32(1e38), np.int32(0), True, False, np.bool_(True), None, "1", "nan", "abc", b"1", [1],
-           {"a": 1}, 1 + 1j, np.complex64(1), (), object()]
-
-
-NASTY = st.one_of(st.sampled_from(SPECIAL), st.floats(allow_nan=True, allow_infinity=True),
-                  st.integers(-(10**20), 10**20), st.floats(-1e-3, 1e3), st.integers(-3, 12), st.text(max_size=3))
-
-
-def works_or_refuses(fn):
-    """Run ``fn``: return ``(True, result)``, or ``(False, None)`` after a one-line DPTopicError. Any other
-    exception propagates and fails the test."""
-    try:
-        return True, fn()
-    except DPTopicError as e:
-        msg = str(e)
-        assert msg and "\n" not in msg and len(msg) < 500, msg
-        return False, None
 
 
 @FAST

@@ -1,16 +1,18 @@
 
+import math
+
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from dptopic.accounting import LaplaceEvent, PrivacyLedger, PureDPEvent
-from dptopic.errors import BudgetExceededError, DPTopicError
-import math
-from hypothesis import HealthCheck, given, settings, strategies as st
+from dptopic.accounting import compose_rdp
 from dptopic.accounting.events import ApproxDPEvent
 from dptopic.accounting.gaussian import SubsampledGaussianEvent
 from dptopic.accounting.ledger import compose_pld
 from dptopic.accounting.set_union import fdptm_report
-from dptopic.accounting import compose_rdp
-import numpy as np
+from dptopic.errors import BudgetExceededError, DPTopicError
+
+from helpers import NASTY, works_or_refuses
 
 
 def test_hundred_laplace_reference_numbers():
@@ -204,27 +206,6 @@ def test_ledger_with_approximate_events_keeps_pure_reports():
     assert rep["epsilon_basic"] == pytest.approx(3.5) and rep["delta_basic"] == pytest.approx(1e-6)
     assert rep["epsilon_pld"] <= 3.5 + 1e-6
     assert rep["epsilon_pld"] >= pure.epsilon_tight(1e-5)
-
-
-SPECIAL = [float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -float("inf"), np.float32("inf"),
-           -np.float64("inf"), 0, 0.0, -0.0, -1, -1.5, np.int64(-3), 1e308, -1e308, 5e-324, 1e-300, 10**30, -(10**30),
-           2**63, 10**400, np.float32(1e38), np.int32(0), True, False, np.bool_(True), None, "1", "nan", "abc", b"1", [1],
-           {"a": 1}, 1 + 1j, np.complex64(1), (), object()]
-
-
-NASTY = st.one_of(st.sampled_from(SPECIAL), st.floats(allow_nan=True, allow_infinity=True),
-                  st.integers(-(10**20), 10**20), st.floats(-1e-3, 1e3), st.integers(-3, 12), st.text(max_size=3))
-
-
-def works_or_refuses(fn):
-    """Run ``fn``: return ``(True, result)``, or ``(False, None)`` after a one-line DPTopicError. Any other
-    exception propagates and fails the test."""
-    try:
-        return True, fn()
-    except DPTopicError as e:
-        msg = str(e)
-        assert msg and "\n" not in msg and len(msg) < 500, msg
-        return False, None
 
 
 # ------------------------------------------------------------------ ledger and calculators

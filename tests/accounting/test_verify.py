@@ -1,16 +1,14 @@
 """A saved privacy report recomputed from its own events (``accounting.verify``, ``dptopic privacy verify``)."""
 import json
-import warnings
 
 import pytest
 
-import dptopic
 from dptopic.accounting import ApproxDPEvent, LaplaceEvent, PureDPEvent, RandomizedResponseEvent
 from dptopic.accounting.gaussian import SubsampledGaussianEvent
-from dptopic.accounting.verify import event_from_description, recompute_report, verify_report
 from dptopic.accounting.gaussian import calibrate_noise_multiplier
 from dptopic.accounting.ledger import PrivacyLedger
 from dptopic.accounting.verify import RunPlan, check_run
+from dptopic.accounting.verify import event_from_description, recompute_report, verify_report
 
 @pytest.mark.parametrize("event", [
     LaplaceEvent(scale=2.0, changes=(1, 1), discrete=True, label="counts"),
@@ -25,36 +23,8 @@ def test_every_event_is_rebuilt_from_its_description(event):
     assert event_from_description(d) == event
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    return dptopic.lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
-
-
-def _trainers(corpus):
-    from dptopic.local import Randomizer
-    from dptopic.models.fdptm import fit_fdptm
-
-    reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield dptopic.HDPLDA(n_topics=4, n_iter=4, epsilon_laplace=1, verbose=0).fit(corpus)
-        yield dptopic.DPSVI.from_budget(1, 1e-5, n_topics=4, verbose=0).fit(corpus)
-        yield dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
-        yield dptopic.DocDPEM(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, verbose=0).fit(corpus)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, exclusion="tail", verbose=0).fit(corpus)
-        yield dptopic.LPLDA(n_topics=4, n_iter=3, epsilon_word=3, verbose=0).fit(reports)
-        yield fit_fdptm(dptopic.HDPLDA(n_topics=4, n_iter=3, epsilon_laplace=1, verbose=0), corpus, 0.5, 5e-6)[0]
-        yield fit_fdptm(dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0), corpus, 0.5, 5e-6)[0]
-
-
-@pytest.fixture(scope="module")
-def models(corpus):
-    return list(_trainers(corpus))
-
-
-def test_private_vocabulary_composition_is_recomputed(models):
-    rep = models[-1].privacy_
+def test_private_vocabulary_composition_is_recomputed(private_models):
+    rep = private_models[-1].privacy_
     new = recompute_report(rep)
     assert rep["epsilon_pld_tight"] == pytest.approx(new["epsilon_pld_tight"], rel=1e-9)
     assert rep["delta"] == pytest.approx(1e-5 + 5e-6)
@@ -67,8 +37,8 @@ def _edited(rep, **changes):
     return rep
 
 
-def test_a_claim_below_its_events_fails(models):
-    rep = models[1].privacy_                                   # DP-SVI at (1, 1e-5)
+def test_a_claim_below_its_events_fails(private_models):
+    rep = private_models[1].privacy_                                   # DP-SVI at (1, 1e-5)
     v = verify_report(_edited(rep, epsilon_pld=rep["epsilon_pld"] * 0.9))
     assert v.status == "failed" and "epsilon_pld" in v.detail
     assert v.figures["epsilon_pld"]["verdict"] == "BELOW" and v.figures["epsilon_rdp"]["verdict"] == "agrees"
@@ -78,25 +48,25 @@ def test_a_claim_below_its_events_fails(models):
     assert v.status == "failed"
 
 
-def test_events_edited_to_more_noise_or_fewer_steps_are_caught(models):
-    rep = json.loads(json.dumps(models[1].privacy_))
+def test_events_edited_to_more_noise_or_fewer_steps_are_caught(private_models):
+    rep = json.loads(json.dumps(private_models[1].privacy_))
     rep["events"][0]["count"] += 5                            # more steps than the figures were computed for
     assert verify_report(rep).status == "failed"
-    hdp = json.loads(json.dumps(models[0].privacy_))
+    hdp = json.loads(json.dumps(private_models[0].privacy_))
     hdp["events"][0]["scale"] *= 2                            # the event's own epsilon no longer follows from it
     v = verify_report(hdp)
     assert v.status == "failed" and "its own parameters" in v.detail
 
 
-def test_a_looser_or_unreadable_figure_is_valid_not_failed(models):
-    rep = models[2].privacy_
+def test_a_looser_or_unreadable_figure_is_valid_not_failed(private_models):
+    rep = private_models[2].privacy_
     assert verify_report(_edited(rep, epsilon_rdp=rep["epsilon_rdp"] * 2)).status == "looser"
     assert verify_report(_edited(rep, epsilon_rdp="abc")).status == "looser"
     assert verify_report({"private": False}).status == "no_claim"
 
 
-def test_a_report_without_what_it_is_rebuilt_from(models):
-    rep = json.loads(json.dumps(models[0].privacy_))          # HDP-LDA's Laplace event, as saved before 'changes'
+def test_a_report_without_what_it_is_rebuilt_from(private_models):
+    rep = json.loads(json.dumps(private_models[0].privacy_))          # HDP-LDA's Laplace event, as saved before 'changes'
     del rep["events"][0]["changes"]
     v = verify_report(rep)
     assert v.status == "not_recomputable" and "changed cells" in v.detail
@@ -106,8 +76,8 @@ def test_a_report_without_what_it_is_rebuilt_from(models):
     {"events": []}, {"events": {"a": 1}}, {"events": [5]}, {"delta": 0}, {"delta": "1e-5"}, {"private": "yes"},
     "count as text", "count as float", "unknown type", "bare",
 ])
-def test_a_damaged_report_fails(models, edit):
-    rep = json.loads(json.dumps(models[2].privacy_))          # DocDPCooccurrence: a Gaussian release
+def test_a_damaged_report_fails(private_models, edit):
+    rep = json.loads(json.dumps(private_models[2].privacy_))          # DocDPCooccurrence: a Gaussian release
     if edit == "count as text":
         rep["events"][0]["count"] = "1"
     elif edit == "count as float":
@@ -123,8 +93,8 @@ def test_a_damaged_report_fails(models, edit):
     assert not v.detail.endswith(".")
 
 
-def test_the_topic_models_own_figures_of_a_private_vocabulary_are_checked(models):
-    rep = json.loads(json.dumps(models[-1].privacy_))
+def test_the_topic_models_own_figures_of_a_private_vocabulary_are_checked(private_models):
+    rep = json.loads(json.dumps(private_models[-1].privacy_))
     rep["topic_model"]["epsilon_pld"] /= 6
     v = verify_report(rep)
     assert v.status == "failed" and "topic_model.epsilon_pld" in v.detail

@@ -1,23 +1,18 @@
 """``dptopic audit``: the one-run design's canaries are bounded before anything is built, the help says which
 design's confidence is exact, and the console's lines are left whole off a terminal."""
+import json
+import re
+from pathlib import Path
+
+import numpy as np
 import pytest
 
-from dptopic.cli.main import main
-import json
-
-import numpy as np
-
 from dptopic.attacks import lira, metrics
-from dptopic.corpus import lda_corpus
-import os
-import subprocess
-import sys
-from pathlib import Path
-import dptopic
-import json
-import numpy as np
-import re
 from dptopic.cli.main import build_parser
+from dptopic.cli.main import main
+from dptopic.corpus import lda_corpus
+
+from helpers import run_dptopic, subprocess_error_line
 
 
 @pytest.fixture(scope="module")
@@ -131,42 +126,10 @@ def test_a_baseline_without_a_guarantee_refuses_epsilon_naming_its_papers_figure
     assert "--set paper_epsilon=VALUE" in err and "claims none" in err
 
 
-# ---------------------------------------------------------------------------------------------------------------------
-# ``dptopic audit``: a real small run, and one-line errors with exit status 2 on bad input.
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
-def _cli(*args, timeout=120):
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
-
-
-def _one_line_error(r, *needles):
-    assert r.returncode == 2, (r.returncode, r.stderr)
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error:"), r.stderr
-    assert "Traceback" not in r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
-
-
 # ----------------------------------------------------------------- 8: audit --shadows
 def test_audit_shadows_is_bounded(tmp_path):
-    _one_line_error(_cli("audit", "--model", tmp_path, "--corpus", "demo", "--shadows", "100000000000000000000"),
+    subprocess_error_line(run_dptopic("audit", "--model", tmp_path, "--corpus", "demo", "--shadows", "100000000000000000000"),
                     "--shadows")
-
-
-def _bad(args, capsys):
-    try:
-        rc = main(args)
-    except SystemExit as e:  # an argparse type check
-        rc = e.code
-    assert rc == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err, err
-    return err
 
 
 @pytest.fixture(scope="module")
@@ -379,23 +342,14 @@ def test_experiment_cli_rejects_sweep_options_without_vocabulary(tmp_path, capsy
     assert main(["experiment", "lira", "--corpus", "demo", "--dp-algorithm", "svi", "--eps-t-grid", "1",
                  "--out", str(tmp_path), "--quiet"]) == 2
     assert "--private-vocabulary" in capsys.readouterr().err
-    d = tmp_path_factory.mktemp("i20cli")
-    src = d / "docs.txt"
-    src.write_text("\n".join(t.replace("\n", " ") for t in sotu_texts()[0][:120]))
-    words = sorted({w for line in src.read_text().lower().split("\n") for w in line.split() if w.isalpha()})[:150]
-    vocab = d / "vocab.txt"
-    vocab.write_text("\n".join(words))
-    model = d / "model"
-    assert main(["train", "--corpus", str(src), "--vocabulary", str(vocab), "--topics", "3", "--iterations", "3",
-                 "--out", str(model), "--quiet", "--seed", "0"]) == 0
-    return src, vocab, model, d
 
 
 # item 14 -----------------------------------------------------------------------------------------------------------
-def test_audit_model_trained_with_vocabulary_plots_every_variant(small, tmp_path, capsys, monkeypatch):
+def test_audit_model_trained_with_vocabulary_plots_every_variant(sotu_model_with_vocabulary, tmp_path, capsys,
+                                                                  monkeypatch):
     from dptopic.attacks import metrics
 
-    src, vocab, model, _ = small
+    src, vocab, model, _ = sotu_model_with_vocabulary
     plotted = {}
     real = metrics.plot_roc
     monkeypatch.setattr(metrics, "plot_roc", lambda curves, path, title="", **kw: plotted.update(curves)
@@ -413,13 +367,13 @@ def test_audit_model_trained_with_vocabulary_plots_every_variant(small, tmp_path
                  "--seed", "1", "--out", str(out2), "--quiet"]) == 0
 
 
-def test_audit_seed_and_set_errors(small, tmp_path, capsys):
-    src = small[0]
+def test_audit_seed_and_set_errors(sotu_model_with_vocabulary, tmp_path, capsys):
+    src = sotu_model_with_vocabulary[0]
     base = ["audit", "--algorithm", "lda", "--corpus", str(src), "--shadows", "4", "--out", str(tmp_path / "x"), "--quiet"]
     assert "--seed" in _bad_b(base + ["--set", "seed=5"], capsys)
     assert "seed" in _bad_b(base + ["--seed", "-1"], capsys)
     assert "n_topics" in _bad_b(base + ["--topics", "3", "--set", "n_topics=5"], capsys)
-    assert "--topics" in _bad_b(["audit", "--model", str(small[2]), "--corpus", str(src), "--topics", "7",
+    assert "--topics" in _bad_b(["audit", "--model", str(sotu_model_with_vocabulary[2]), "--corpus", str(src), "--topics", "7",
                                "--out", str(tmp_path / "y"), "--quiet"], capsys)
 
 

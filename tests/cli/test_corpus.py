@@ -1,28 +1,28 @@
 """``dptopic corpus prepare`` and ``corpus info``: the loaders and shard folders through the CLI, each refusal in one
 line."""
+import argparse
 import errno
+import gzip
 import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import dptopic
 from dptopic.backends import ShardSet, training_source
 from dptopic.cli.main import main
-
-from helpers import one_line_error
 from dptopic.corpus import Corpus
-from dptopic.errors import DPTopicError
-import gzip
-import dptopic
-from dptopic.models.docdp_cooc import DocDPCooccurrence
-import argparse
-import os
-import subprocess
-import sys
-from pathlib import Path
-from dptopic.corpus.corpus import data_cut_of
-import warnings
 from dptopic.corpus import lda_corpus
+from dptopic.corpus.corpus import data_cut_of
+from dptopic.errors import DPTopicError
+from dptopic.models.docdp_cooc import DocDPCooccurrence
+
+from helpers import one_line_error, one_line_stderr, run_dptopic
 
 TEXT = "apple banana cherry\nbanana cherry durian\napple durian cherry\nelder fig grape\n"
 
@@ -339,12 +339,6 @@ def test_a_text_folder_with_names_that_are_not_utf8(tmp_path, capsys):
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def _cli_2(*args, timeout=120):
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
-
-
 # ----------------------------------------------------------------- 3: corpus info on a corpus of no documents
 @pytest.fixture
 def empty_npz(tmp_path):
@@ -370,7 +364,7 @@ def test_corpus_summary_of_no_documents(empty_npz):
 
 
 def test_corpus_info_cli_of_no_documents(empty_npz):
-    r = _cli_2("corpus", "info", empty_npz, "--json")
+    r = run_dptopic("corpus", "info", empty_npz, "--json")
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert json.loads(r.stdout)["documents"] == 0
 
@@ -380,17 +374,11 @@ def _cli_3(*args, cwd=None):
                           timeout=600)
 
 
-def _one_line_error_2(r):
-    assert r.returncode == 2, r.stdout + r.stderr
-    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    return r.stderr
-
-
 # ---- item 18: nesting bounded before parsing
 def test_deeply_nested_json_is_one_line(tmp_path):
     deep = '{"text": ' + "[" * 30000 + "]" * 30000 + "}"
     (tmp_path / "d.jsonl").write_text(deep + "\n")
-    assert "deeper than" in _one_line_error_2(_cli_3("corpus", "info", str(tmp_path / "d.jsonl")))
+    assert "deeper than" in one_line_stderr(_cli_3("corpus", "info", str(tmp_path / "d.jsonl")))
     from dptopic._io import load_json
 
     with pytest.raises(DPTopicError, match="deeper than 64"):

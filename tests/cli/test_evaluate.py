@@ -1,51 +1,28 @@
 """``dptopic evaluate``: what the command does with its flags and files, and its one-line refusals."""
-import os
+import json
 import subprocess
 import sys
-from pathlib import Path
-import dptopic
-import json
-import numpy as np
-import pytest
-from dptopic.corpus import Corpus
-from dptopic.cli.main import main
 import warnings
 
+import numpy as np
+import pytest
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+import dptopic
+from dptopic.cli.main import main
+from dptopic.corpus import Corpus
 
-
-def _cli(*args, timeout=120):
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
-
-
-def _one_line_error(r, *needles):
-    assert r.returncode == 2, (r.returncode, r.stderr)
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error:"), r.stderr
-    assert "Traceback" not in r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
+from helpers import cli_error_line, one_line_stderr, run_dptopic, subprocess_error_line
 
 
 # ----------------------------------------------------------------- 4: evaluate --window beyond a machine integer
 def test_evaluate_window_is_bounded(tmp_path):
-    _one_line_error(_cli("evaluate", "--model", tmp_path, "--corpus", "demo", "--window", "99999999999999999999"),
+    subprocess_error_line(run_dptopic("evaluate", "--model", tmp_path, "--corpus", "demo", "--window", "99999999999999999999"),
                     "--window", "at most")
 
 
 def _cli_2(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, cwd=cwd,
                           timeout=600)
-
-
-def _one_line_error_2(r):
-    assert r.returncode == 2, r.stdout + r.stderr
-    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    return r.stderr
 
 
 # ---- item 11: evaluate reads documents in the model's vocabulary
@@ -63,20 +40,8 @@ def test_evaluate_uses_the_models_vocabulary(tmp_path):
     want = m.perplexity(Corpus.from_texts(texts[:40], vocabulary=m.vocabulary_), mode="completion", seed=0)
     assert got["perplexity"] == pytest.approx(want)
     assert "40 documents" in got["reference"] and -1 <= got["npmi"] <= 1
-    assert "--max-vocab" in _one_line_error_2(_cli_2("evaluate", "--model", str(tmp_path / "m"), "--corpus",
+    assert "--max-vocab" in one_line_stderr(_cli_2("evaluate", "--model", str(tmp_path / "m"), "--corpus",
                                                    str(tmp_path / "t.txt"), "--max-vocab", "5"))
-
-
-# ------------------------------------------------------------------ bounds and one-line errors
-def _error_line(capsys, argv) -> str:
-    try:
-        rc = main([str(x) for x in argv])
-    except SystemExit as e:
-        rc = e.code
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert rc == 2 and len(lines) == 1 and lines[0].startswith("error") and "Traceback" not in err, (rc, err)
-    return lines[0]
 
 
 def test_evaluate_says_undefined_rather_than_best_on_a_foreign_reference(tmp_path, capsys):
@@ -105,16 +70,16 @@ def test_hints_name_only_what_the_command_has(tmp_path, capsys):
     LDA(n_topics=2, n_iter=2, seed=0, verbose=0).fit(
         Corpus.from_tokens([["apple", "banana"], ["cherry", "grape"]] * 5)).save(tmp_path / "m")
     (tmp_path / "empty.jsonl").write_text('{"text": ""}\n{"text": "  "}\n')
-    line = _error_line(capsys, ["evaluate", str(tmp_path / "m"), "--corpus", str(tmp_path / "empty.jsonl")])
+    line = cli_error_line(capsys, ["evaluate", str(tmp_path / "m"), "--corpus", str(tmp_path / "empty.jsonl")])
     assert "none of the 2 documents holds any word" in line and "min_df" not in line and "min-df" not in line
     (tmp_path / "d").mkdir()
     (tmp_path / "docs.txt").write_text(" ".join(words) + "\n")
-    line = _error_line(capsys, ["corpus", "info", "--format", "uci", "--vocab", str(tmp_path / "d"),
+    line = cli_error_line(capsys, ["corpus", "info", "--format", "uci", "--vocab", str(tmp_path / "d"),
                                 str(tmp_path / "docs.txt")])
     assert "UCI vocabulary" in line and "--format dir" not in line
     (tmp_path / "x.json").write_text('{"a": 1}')
-    assert "model's privacy_)" not in _error_line(capsys, ["privacy", "verify", str(tmp_path / "x.json")])
-    line = _error_line(capsys, ["corpus", "prepare", "--corpus", str(tmp_path / "docs.txt"), "--out", "bad\nname"])
+    assert "model's privacy_)" not in cli_error_line(capsys, ["privacy", "verify", str(tmp_path / "x.json")])
+    line = cli_error_line(capsys, ["corpus", "prepare", "--corpus", str(tmp_path / "docs.txt"), "--out", "bad\nname"])
     assert "write it as 'bad\\nname.npz'" in line
 
 

@@ -16,6 +16,8 @@ from dptopic._io import OUTPUT_MARKER, check_output_folder, mark_output_folder, 
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
 
+from helpers import cli_error_line
+
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -333,7 +335,7 @@ def test_topic_attack_gives_the_uniform_guess_and_hdp_utility_a_short_run_note(t
     assert json.loads((tmp_path / "h" / "hdp_utility_summary.json").read_text())["short_run_note"]
 
 
-"""``dptopic experiment``: what the command does with its flags and files, and its one-line refusals."""
+# ``dptopic experiment``: what the command does with its flags and files, and its one-line refusals.
 from dptopic.cli.main import main
 import pytest
 
@@ -379,31 +381,19 @@ def test_every_experiment_has_overwrite():
         assert any("--overwrite" in act.option_strings for act in p._actions), name
 
 
-# ------------------------------------------------------------------ bounds and one-line errors
-def _error_line(capsys, argv) -> str:
-    try:
-        rc = main([str(x) for x in argv])
-    except SystemExit as e:
-        rc = e.code
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert rc == 2 and len(lines) == 1 and lines[0].startswith("error") and "Traceback" not in err, (rc, err)
-    return lines[0]
-
-
 @pytest.mark.parametrize("argv", [
     ["experiment", "hdp-utility", "--seeds", str(2 ** 63)], ["experiment", "topic-attack", "--seeds", "300000000"],
     ["experiment", "ldp-utility", "--seeds", "1001"], ["experiment", "svi", "--seeds", "300000000"],
     ["experiment", "lira", "--shadows", str(2 ** 63)], ["experiment", "lira", "--shadows", "10002"],
     ["experiment", "lira", "--k-grid", "2", "999999999"], ["experiment", "classifier-mia", "--shadows", "99999999"]])
 def test_experiment_counts_that_would_never_finish_are_refused_before_any_work(tmp_path, capsys, argv):
-    line = _error_line(capsys, [*argv, "--out", str(tmp_path / "out")])
+    line = cli_error_line(capsys, [*argv, "--out", str(tmp_path / "out")])
     assert "--seeds" in line or "--shadows" in line or "--k-grid" in line
     assert not (tmp_path / "out").exists()
 
 
 def test_an_experiments_note_leaves_standard_error_to_the_error(tmp_path, capsys):
-    line = _error_line(capsys, ["experiment", "hdp-utility", "--topics", "200000", "--iterations", "1", "--seeds", "1",
+    line = cli_error_line(capsys, ["experiment", "hdp-utility", "--topics", "200000", "--iterations", "1", "--seeds", "1",
                                 "--out", str(tmp_path / "out")])
     assert "200000" in line or "200,000" in line
 

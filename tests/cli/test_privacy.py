@@ -1,6 +1,8 @@
 """The privacy calculators (`dptopic privacy`), `recommend` and the experiments on the command line: the calculators' defaults and figures as the trainers report them, epsilons never shown below the figure computed,
 claims a run cannot test stored as null, and one-line errors for inputs the commands cannot serve."""
+import contextlib
 import inspect
+import io
 import json
 import math
 import os
@@ -11,13 +13,21 @@ import time
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, strategies as st
+
+import dptopic
+from dptopic.accounting.verify import recompute_report, verify_report
+from dptopic.cli.main import main
+from dptopic.corpus import lda_corpus
+from dptopic.errors import CorruptModelError
 
 from conftest import one_line_error as _one_line
+from helpers import FAST, SRC, fit_fedlda, run_dptopic, subprocess_error_line
 
 
 ROOT = Path(__file__).resolve().parents[2]
-SRC = str(ROOT / "src")
 ENV = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
@@ -510,28 +520,10 @@ def test_a_run_that_tests_no_claim_gives_no_verdict(capsys):
     print_verdict(make_console(), {"paper_shape_checks": checks, "has_paper_shape": paper_shape(checks)}, ".", [])
     out = " ".join(capsys.readouterr().out.split())
     assert "tests none of the paper's qualitative claims" in out and "has the paper" not in out
-"""The privacy calculators (``dptopic privacy``) and what they print: the re-used-documents fingerprint, the
-local trainer's clone and pickling messages, the estimator checks' claims, ``dptopic recommend`` and the privacy
-calculators' input checks and help."""
-import warnings
+# The privacy calculators (``dptopic privacy``) and what they print: the re-used-documents fingerprint, the local
+# trainer's clone and pickling messages, the estimator checks' claims, ``dptopic recommend`` and the privacy
+# calculators' input checks and help.
 
-import numpy as np
-import pytest
-
-import dptopic
-from dptopic.cli.main import main
-import os
-import subprocess
-import sys
-from pathlib import Path
-import json
-from dptopic.accounting.verify import recompute_report, verify_report
-from dptopic.errors import CorruptModelError
-import contextlib
-import io
-from hypothesis import HealthCheck, given, settings, strategies as st
-from dptopic.corpus import lda_corpus
-from dptopic.models import FedLDA
 
 def _error(capsys, *argv) -> str:
     """The one line a refused command prints: exit 2 (argparse's refusals exit, the others return 2), nothing on
@@ -621,74 +613,21 @@ def test_a_non_private_models_topics_copied_into_a_private_folder_are_refused(tm
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def _cli_b(*args, timeout=120):
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
-
-
-def _one_line_error(r, *needles):
-    assert r.returncode == 2, (r.returncode, r.stderr)
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error:"), r.stderr
-    assert "Traceback" not in r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
-
-
 # ----------------------------------------------------------------- 5: privacy fed-report-words --epsilon
 @pytest.mark.parametrize("eps", ["1e-300", "1e-10", "700", "1e300", "nan", "inf", "0"])
 def test_fed_report_words_epsilon_range(eps):
-    _one_line_error(_cli_b("privacy", "fed-report-words", "--epsilon-per-entry", eps, "--vocab-size", 10, "--users", 5),
+    subprocess_error_line(run_dptopic("privacy", "fed-report-words", "--epsilon-per-entry", eps, "--vocab-size", 10, "--users", 5),
                     "epsilon")
 
 
 def test_fed_report_words_still_answers():
-    r = _cli_b("privacy", "fed-report-words", "--epsilon-per-entry", 5, "--vocab-size", 1000, "--users", 100)
+    r = run_dptopic("privacy", "fed-report-words", "--epsilon-per-entry", 5, "--vocab-size", 1000, "--users", 100)
     assert r.returncode == 0 and "--report-words" in r.stdout, r.stderr
 
 
 # ----------------------------------------------------------------- 7: privacy compose too long to compute
 def test_compose_too_large_to_compute():
-    _one_line_error(_cli_b("privacy", "compose", "--laplace", 500, 10000000), "too large to compute")
-
-
-SRC_2 = str(Path(__file__).resolve().parents[2] / "src")
-
-
-def _cli_2(*args):
-    env = dict(os.environ, PYTHONPATH=SRC_2 + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=180)
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    return dptopic.lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
-
-
-def _trainers(corpus):
-    from dptopic.local import Randomizer
-    from dptopic.models.fdptm import fit_fdptm
-
-    reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield dptopic.HDPLDA(n_topics=4, n_iter=4, epsilon_laplace=1, verbose=0).fit(corpus)
-        yield dptopic.DPSVI.from_budget(1, 1e-5, n_topics=4, verbose=0).fit(corpus)
-        yield dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
-        yield dptopic.DocDPEM(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, verbose=0).fit(corpus)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, exclusion="tail", verbose=0).fit(corpus)
-        yield dptopic.LPLDA(n_topics=4, n_iter=3, epsilon_word=3, verbose=0).fit(reports)
-        yield fit_fdptm(dptopic.HDPLDA(n_topics=4, n_iter=3, epsilon_laplace=1, verbose=0), corpus, 0.5, 5e-6)[0]
-        yield fit_fdptm(dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0), corpus, 0.5, 5e-6)[0]
-
-
-@pytest.fixture(scope="module")
-def models(corpus):
-    return list(_trainers(corpus))
+    subprocess_error_line(run_dptopic("privacy", "compose", "--laplace", 500, 10000000), "too large to compute")
 
 
 def _edited(rep, **changes):
@@ -704,54 +643,54 @@ def _recomputed_consistently(rep):
     return rep
 
 
-def test_cli_verify(models, tmp_path):
+def test_cli_verify(private_models, tmp_path):
     d = tmp_path / "m"
-    models[0].save(d)
-    r = _cli_2("privacy", "verify", d)
+    private_models[0].save(d)
+    r = run_dptopic("privacy", "verify", d, timeout=180)
     assert r.returncode == 0, r.stderr
     out = " ".join(r.stdout.split())
     assert "verified:" in out and "epsilon_pld" in out
-    r = _cli_2("report", "--model", d, "--out", tmp_path / "r.html")
+    r = run_dptopic("report", "--model", d, "--out", tmp_path / "r.html", timeout=180)
     assert r.returncode == 0, r.stderr
     assert "recomputed from the report's events: verified" in " ".join(r.stdout.split())
     report = tmp_path / "report.json"                         # a bare report (model.privacy_) as JSON
-    report.write_text(json.dumps(_edited(models[0].privacy_, epsilon_pld=1.0)))
-    r = _cli_2("privacy", "verify", report)
+    report.write_text(json.dumps(_edited(private_models[0].privacy_, epsilon_pld=1.0)))
+    r = run_dptopic("privacy", "verify", report, timeout=180)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "does not match its own events" in lines[0]
     assert "BELOW" in r.stdout
-    r = _cli_2("privacy", "verify", report, "--format", "json")
+    r = run_dptopic("privacy", "verify", report, "--format", "json", timeout=180)
     assert r.returncode == 2 and json.loads(r.stdout)["status"] == "failed"
-    r = _cli_2("privacy", "verify", d, "--format", "json")
+    r = run_dptopic("privacy", "verify", d, "--format", "json", timeout=180)
     got = json.loads(r.stdout)
     assert r.returncode == 0 and got["status"] == "verified" and got["figures"]["epsilon_pld"]["recomputed"] > 0
     meta = json.loads((d / "model.json").read_text())
     meta["privacy_card"]["epsilon"] = 0.001                   # the card a reader of the file sees
     (tmp_path / "card.json").write_text(json.dumps(meta))
-    r = _cli_2("privacy", "verify", tmp_path / "card.json")
+    r = run_dptopic("privacy", "verify", tmp_path / "card.json", timeout=180)
     assert r.returncode == 2 and "privacy card saved in model.json" in r.stderr
-    old = _edited(models[0].privacy_)
+    old = _edited(private_models[0].privacy_)
     del old["events"][0]["changes"]
     (tmp_path / "old.json").write_text("\ufeff" + json.dumps(old))     # a byte-order mark is read as text
-    r = _cli_2("privacy", "verify", tmp_path / "old.json")
+    r = run_dptopic("privacy", "verify", tmp_path / "old.json", timeout=180)
     assert r.returncode == 2 and "cannot be verified" in r.stderr and "Traceback" not in r.stderr
     for name, text in (("bad.json", "{bad"), ("empty.json", ""), ("lines.jsonl", '{"text": "a"}\n{"text": "b"}\n')):
         (tmp_path / name).write_text(text)
-        r = _cli_2("privacy", "verify", tmp_path / name)
+        r = run_dptopic("privacy", "verify", tmp_path / name, timeout=180)
         assert r.returncode == 2 and "not valid JSON" in r.stderr and "Traceback" not in r.stderr, r.stderr
-    r = _cli_2("privacy", "verify", tmp_path / "missing")
+    r = run_dptopic("privacy", "verify", tmp_path / "missing", timeout=180)
     assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
     (tmp_path / "plain.json").write_text("[1, 2]")
-    r = _cli_2("privacy", "verify", tmp_path / "plain.json")
+    r = run_dptopic("privacy", "verify", tmp_path / "plain.json", timeout=180)
     assert r.returncode == 2 and "holds no privacy report" in r.stderr
 
 
 @pytest.mark.parametrize("i, what", [(0, "fewer iterations"), (1, "fewer steps"), (2, "more noise"), (3, "more noise"),
                                      (4, "fewer entries")])
-def test_events_edited_with_their_figures_are_caught_by_the_plan(models, tmp_path, i, what):
+def test_events_edited_with_their_figures_are_caught_by_the_plan(private_models, tmp_path, i, what):
     # an edit that recomputes every figure from the edited events passes the recomputation; the plan catches it
-    m = models[i]
+    m = private_models[i]
     rep = json.loads(json.dumps(m.privacy_))
     if what == "more noise":
         rep["events"][0]["noise_multiplier"] *= 1.5
@@ -767,17 +706,17 @@ def test_events_edited_with_their_figures_are_caught_by_the_plan(models, tmp_pat
     (d / "model.json").write_text(json.dumps(meta))
     with pytest.raises(CorruptModelError, match="do not match the run its parameters describe"):
         dptopic.load(d)
-    r = _cli_2("privacy", "verify", d)
+    r = run_dptopic("privacy", "verify", d, timeout=180)
     assert r.returncode == 2 and "parameters plan" in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert "differs" in r.stdout
 
 
 @pytest.mark.parametrize("break_params", ["unknown class", "unknown parameter", "invalid parameters"])
-def test_events_edited_with_their_figures_fail_verify_when_the_parameters_cannot_be_planned(models, tmp_path,
+def test_events_edited_with_their_figures_fail_verify_when_the_parameters_cannot_be_planned(private_models, tmp_path,
                                                                                              break_params):
     # with the trainer's parameters made unusable, the plan was skipped and `privacy verify` said "verified" (exit 0)
     # on events edited down with their figures
-    m = models[0]                                              # HDP-LDA
+    m = private_models[0]                                              # HDP-LDA
     rep = json.loads(json.dumps(m.privacy_))
     rep["events"][0]["count"] = max(1, rep["events"][0]["count"] // 2)
     rep = _recomputed_consistently(rep)
@@ -793,32 +732,28 @@ def test_events_edited_with_their_figures_fail_verify_when_the_parameters_cannot
     else:
         meta["params"]["n_iter"] = -3
     (d / "model.json").write_text(json.dumps(meta))
-    r = _cli_2("privacy", "verify", d)
+    r = run_dptopic("privacy", "verify", d, timeout=180)
     assert r.returncode == 2 and "cannot be compared with what the trainer" in r.stderr, (r.stdout, r.stderr)
     assert "Traceback" not in r.stderr
 
 
-def test_a_run_over_its_budget_and_parameters_edited_down_are_caught(models, tmp_path):
+def test_a_run_over_its_budget_and_parameters_edited_down_are_caught(private_models, tmp_path):
     d = tmp_path / "m"
-    models[3].save(d)                                          # DocDPEM at (1, 1e-5)
+    private_models[3].save(d)                                          # DocDPEM at (1, 1e-5)
     meta = json.loads((d / "model.json").read_text())
     meta["params"]["epsilon"] = 0.5                            # the parameters claim a smaller budget than was spent
     (d / "model.json").write_text(json.dumps(meta))
-    r = _cli_2("privacy", "verify", d, "--format", "json")
+    r = run_dptopic("privacy", "verify", d, "--format", "json", timeout=180)
     got = json.loads(r.stdout)
     assert r.returncode == 2 and got["status"] == "failed"
     assert "asked for epsilon 0.5" in got["detail"] and got["figures"]["budget epsilon (requested)"]["verdict"] == "exceeds"
     d2 = tmp_path / "m2"
-    models[0].save(d2)                                         # HDP-LDA, 4 iterations
+    private_models[0].save(d2)                                         # HDP-LDA, 4 iterations
     meta = json.loads((d2 / "model.json").read_text())
     meta["params"]["n_iter"] = 40
     (d2 / "model.json").write_text(json.dumps(meta))
     with pytest.raises(CorruptModelError, match="plan 40"):
         dptopic.load(d2)
-
-
-FAST = settings(max_examples=12, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 # ------------------------------------------------------------------ the CLI maps errors to exit 2
@@ -898,32 +833,13 @@ def _flat(s: str) -> str:
     return " ".join(s.split())
 
 
-def _letters(i: int) -> str:
-    return "word" + "".join("abcdefghij"[int(d)] for d in str(i))
-
-
-def _texts(n_docs, vocab_size, seed):
-    c, _, _, _ = lda_corpus(n_docs=n_docs, vocab_size=vocab_size, n_topics=3, doc_length=12, seed=seed)
-    return [" ".join(_letters(w) for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
-
-
-def _fit(exclusion="none", **kw):
-    from dptopic.corpus import Corpus
-
-    c = Corpus.from_texts(_texts(40, 30, 1))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return FedLDA(n_topics=3, rounds=2, pad_length=kw.pop("pad_length_", 8), n_clients=10, exclusion=exclusion,
-                      verbose=0, seed=0, **kw).fit(c)
-
-
 # 8 ------------------------------------------------------------------------------------------------------------
 def test_verify_on_no_guarantee_is_not_verified(tmp_path, capsys):
     from dptopic.accounting.ledger import claims_no_guarantee
     from dptopic.cli.privacy import NO_GUARANTEE_EXIT, _events_text
 
     assert _events_text({"events": [{"count": 256}]}) == "1 event repeated 256 times"
-    m = _fit("tail", epsilon_per_entry=5.0, pad_length_=60)
+    m = fit_fedlda("tail", epsilon_per_entry=5.0, pad_length_=60)
     assert claims_no_guarantee(m.privacy_)      # 120 entries' own deltas add up past 1
     m.save(tmp_path / "t")
     assert main(["privacy", "verify", str(tmp_path / "t")]) == NO_GUARANTEE_EXIT == 3

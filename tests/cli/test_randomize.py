@@ -2,12 +2,22 @@
 reports it writes."""
 from __future__ import annotations
 
+import argparse
 import itertools
+import json
 import re
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 
+import dptopic
+from dptopic.cli.main import main
+from dptopic.errors import DPTopicError
+
 from conftest import cli_output
+from helpers import one_line_error as _err
 
 
 # ----------------------------------------------------------------------------- C: randomize's messages
@@ -93,18 +103,7 @@ def test_randomize_warns_once_before_writing_megabytes_per_document(tmp_path, ca
     assert 4 * subset_size(domain_size(1100), float(m.group(4))) <= 1_000_000
     assert 4 * subset_size(domain_size(int(m.group(5))), 0.1) <= 1_000_000
     assert 4 * subset_size(domain_size(int(m.group(5)) + 1), 0.1) > 1_000_000
-"""``dptopic randomize``: what the command does with its flags and files, and its one-line refusals."""
-import argparse
-import re
-import pytest
-from dptopic.cli.main import main
-from dptopic.errors import DPTopicError
-from helpers import one_line_error as _err
-import subprocess
-import sys
-import dptopic
-import json
-import numpy as np
+# ``dptopic randomize``: what the command does with its flags and files, and its one-line refusals.
 
 
 WORDS = ["apple", "banana", "cherry", "grape", "lemon"]

@@ -2,6 +2,8 @@
 that do not apply to the unit are refused in one line, the advice agrees with what `train` runs, and the small-corpus
 warning counts the documents the model trains on."""
 from __future__ import annotations
+
+import importlib.util
 import json
 import re
 import warnings
@@ -153,13 +155,7 @@ def test_for_unit_takes_n_components_alone():
     assert dptopic.for_unit("document", 1.0).n_topics == 20
     with pytest.raises(DPTopicError, match="not both"):
         dptopic.for_unit("document", 1.0, n_topics=3, n_components=5)
-"""``dptopic recommend``: the trainer, budget and corpus size it advises, each bounded by what training accepts."""
-
-import pytest
-
-from dptopic.cli.main import main
-import re
-import importlib.util
+# ``dptopic recommend``: the trainer, budget and corpus size it advises, each bounded by what training accepts.
 
 
 # ------------------------------------------------------------------ recommend's advice

@@ -1,21 +1,19 @@
 """``dptopic report``: every file it is given is named, as typed, when it cannot be used; the word list a model was
 trained on is named on the page."""
 import hashlib
-
-import pytest
-
-from dptopic.cli.main import main
 import json
 import re
 import shutil
 import subprocess
 import sys
+import warnings
 from html.parser import HTMLParser
 
+import pytest
+
 import dptopic
+from dptopic.cli.main import main
 from dptopic.reporting import CARD_SCHEMA, privacy_card, render_report
-import warnings
-import dptopic
 
 
 @pytest.fixture(scope="module")
@@ -300,46 +298,20 @@ def test_card_names_a_pure_guarantee_at_almost_the_headline_epsilon():
     assert "pure_note" not in privacy_card(WORD_REPORT, "HDPLDA")
     # a report whose basic figure holds only at a delta > 0 is not pure
     assert "pure_note" not in privacy_card(dict(near, delta_basic=1e-6), "HDPLDA")
-WORDS = ["apple", "banana", "cherry", "grape", "lemon", "mango", "orange", "peach", "pear", "plum", "kiwi", "melon"]
-
-
-DOCS = [d.split() for d in ("apple banana cherry grape lemon mango", "orange peach pear plum kiwi melon",
-                            "apple cherry lemon orange pear kiwi", "banana grape mango peach plum melon")]
-
-
-def _reports():
-    from dptopic.local import Randomizer
-
-    return Randomizer(WORDS, epsilon_word=1.0, secure=True).randomize(DOCS)
-
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    """An LP-LDA, an OLP-LDA and a document-level local model, saved."""
-    from dptopic import LPLDA, OLPLDA
-    from dptopic.local.document import DocumentRandomizer
-    from dptopic.models.ldp_document import LocalDocumentLDA
-
-    root = tmp_path_factory.mktemp("models")
-    rs = _reports()
-    LPLDA(n_topics=2, n_iter=2, verbose=0).fit(rs).save(root / "lp")
-    OLPLDA(prior_corpus="none", n_topics=2, n_iter=2, verbose=0).partial_fit(rs).save(root / "olp")
-    LocalDocumentLDA(n_topics=2, verbose=0).fit(DocumentRandomizer(WORDS, 8.0).randomize(DOCS)).save(root / "doc")
-    return root
 
 
 @pytest.mark.filterwarnings('ignore')
-def test_report_audit_deeply_nested_or_with_a_number_for_a_fingerprint(models, tmp_path, capsys):
+def test_report_audit_deeply_nested_or_with_a_number_for_a_fingerprint(saved_local_models, tmp_path, capsys):
     from dptopic.attacks.provenance import mismatch
     from dptopic.cli.main import main
     import dptopic
 
     (tmp_path / "au").mkdir()
     (tmp_path / "au" / "audit.json").write_text('{"attacks": {}, "x": ' + "[" * 100000 + "]" * 100000 + "}")
-    assert main(["report", str(models / "lp"), "--audit", str(tmp_path / "au"), "--out", str(tmp_path / "r.html")]) == 2
+    assert main(["report", str(saved_local_models / "lp"), "--audit", str(tmp_path / "au"), "--out", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "audit.json" in err
-    text = mismatch({"fingerprint": 7, "model": "m", "class": "LPLDA"}, dptopic.load(models / "lp"))
+    text = mismatch({"fingerprint": 7, "model": "m", "class": "LPLDA"}, dptopic.load(saved_local_models / "lp"))
     assert text and "7…" in text
 
 

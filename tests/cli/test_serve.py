@@ -2,21 +2,21 @@
 what the user gave, before anything is sent, spent or written."""
 from __future__ import annotations
 
-import pytest
-
-from dptopic.cli.main import main
-from pathlib import Path
-
-import numpy as np
-
-from conftest import cli_ok, cli_output, flat
-from service_helpers import free_port, make_data
-
 import argparse
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
 import dptopic
+from dptopic.cli.main import main
+
+from conftest import cli_ok, cli_output, flat
+from helpers import cli_error_line
+from service_helpers import free_port, make_data
 
 # nothing listens on port 9 (discard): a command that got as far as the server would say it cannot reach it
 NO_SERVER = "http://127.0.0.1:9"
@@ -312,23 +312,11 @@ def test_serve_validates_settings_at_start_up(tmp_path):
     assert "is a directory" in _one_line_error(_cli(*base, "--token-file", str(tmp_path)))
 
 
-# ------------------------------------------------------------------ bounds and one-line errors
-def _error_line(capsys, argv) -> str:
-    try:
-        rc = main([str(x) for x in argv])
-    except SystemExit as e:
-        rc = e.code
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert rc == 2 and len(lines) == 1 and lines[0].startswith("error") and "Traceback" not in err, (rc, err)
-    return lines[0]
-
-
 @pytest.mark.parametrize("server", ["http://a b:8000", "http://127.0.0.1:9/x\ny", "http://" + "a" * 64 + ".example:8000"])
 @pytest.mark.parametrize("command", [["pull", "--out", "p"], ["submit", "--corpus", "docs.txt"],
                                      ["fed-client", "--corpus", "docs.txt"]])
 def test_a_server_url_http_refuses_is_one_line(tmp_path, monkeypatch, capsys, server, command):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "docs.txt").write_text("apple banana cherry\ndog elephant fish\n")
-    line = _error_line(capsys, [*command, "--server", server, "--retries", "0", "--timeout", "1"])
+    line = cli_error_line(capsys, [*command, "--server", server, "--retries", "0", "--timeout", "1"])
     assert "invalid server URL" in line

@@ -1,6 +1,9 @@
 """``dptopic submit``: what the command does with its flags and files, and its one-line refusals."""
 import pytest
+
 from dptopic.cli.main import main
+
+from helpers import cli_error_line
 from service_helpers import Server, make_data
 
 
@@ -29,32 +32,5 @@ def test_submit_takes_a_text_of_one_distinct_word(served, tmp_path, capsys):
     assert "spent once however often" not in " ".join(out.out.split())
 
 
-def _bad(args, capsys):
-    try:
-        rc = main(args)
-    except SystemExit as e:  # an argparse type check
-        rc = e.code
-    assert rc == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err, err
-    return err
-
-
-@pytest.fixture(scope="module")
-def small(tmp_path_factory):
-    from dptopic.datasets import sotu_texts
-
-    d = tmp_path_factory.mktemp("i20cli")
-    src = d / "docs.txt"
-    src.write_text("\n".join(t.replace("\n", " ") for t in sotu_texts()[0][:120]))
-    words = sorted({w for line in src.read_text().lower().split("\n") for w in line.split() if w.isalpha()})[:150]
-    vocab = d / "vocab.txt"
-    vocab.write_text("\n".join(words))
-    model = d / "model"
-    assert main(["train", "--corpus", str(src), "--vocabulary", str(vocab), "--topics", "3", "--iterations", "3",
-                 "--out", str(model), "--quiet", "--seed", "0"]) == 0
-    return src, vocab, model, d
-
-
-def test_submit_bad_url(small, capsys):
-    assert "URL" in _bad(["submit", "--server", "http://[::zz]:1", "--corpus", str(small[0])], capsys)
+def test_submit_bad_url(sotu_model_with_vocabulary, capsys):
+    assert "URL" in cli_error_line(capsys, ["submit", "--server", "http://[::zz]:1", "--corpus", str(sotu_model_with_vocabulary[0])])

@@ -1,26 +1,25 @@
 """`dptopic topics` of a document-level model with topics below the noise of their release (``supported_topics_``):
 the count is said, those topics are listed apart and their words hidden unless --show-unsupported; JSON and CSV carry
 the flag; a model without the assessment is shown as before and refuses the flag in one line."""
+import contextlib
 import csv
 import io
 import json
+import shutil
+import subprocess
+import sys
 import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import dptopic
 from dptopic.cli.main import main
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-from dptopic.corpus import lda_corpus
-import contextlib
-from hypothesis import HealthCheck, given, settings, strategies as st
 from dptopic.corpus import Corpus
-from dptopic.models import FedLDA
+from dptopic.corpus import lda_corpus
+
+from helpers import FAST, mutations, run_dptopic
 
 SUPPORTED = np.array([True, False, True, False, True])
 BACKGROUND = np.array([False, False, False, False, True])
@@ -121,16 +120,7 @@ def test_report_opens_with_the_utility_warning_and_refuses_the_flag_without_the_
     assert rc == 2 and err.startswith("error: --show-unsupported") and not (d / "l.html").exists()
 
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
 TEXTS = ["apple banana cherry apple", "dog cat mouse dog", "apple cherry banana", "cat dog mouse cat"] * 5
-
-
-def _cli(*args, timeout=120):
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -151,17 +141,17 @@ def _edited(model_dir, tmp_path, **privacy):
 
 def test_topics_and_report_cli_with_odd_warnings(model_dir, tmp_path):
     d = _edited(model_dir, tmp_path, warnings=5, epsilon_nominal="x", epsilon_pld="abc")
-    r = _cli("topics", "--model", d)
+    r = run_dptopic("topics", "--model", d)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert "abc" in r.stdout
-    r = _cli("report", "--model", d, "--out", tmp_path / "r.html")
+    r = run_dptopic("report", "--model", d, "--out", tmp_path / "r.html")
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert (tmp_path / "r.html").is_file()
 
 
 def test_topics_cli_not_private_with_odd_claims(model_dir, tmp_path):
     d = _edited(model_dir, tmp_path, private=False, claimed_by_paper=5, count_release_epsilon={"a": 1})
-    r = _cli("topics", "--model", d)
+    r = run_dptopic("topics", "--model", d)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
 
 
@@ -180,58 +170,17 @@ def test_cli_names_the_guarantee_and_refuses_an_edited_report(tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-SRC_2 = str(Path(__file__).resolve().parents[2] / "src")
-
-
-def _cli_2(*args):
-    env = dict(os.environ, PYTHONPATH=SRC_2 + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=180)
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    return dptopic.lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
-
-
-def _trainers(corpus):
-    from dptopic.local import Randomizer
-    from dptopic.models.fdptm import fit_fdptm
-
-    reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield dptopic.HDPLDA(n_topics=4, n_iter=4, epsilon_laplace=1, verbose=0).fit(corpus)
-        yield dptopic.DPSVI.from_budget(1, 1e-5, n_topics=4, verbose=0).fit(corpus)
-        yield dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
-        yield dptopic.DocDPEM(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, verbose=0).fit(corpus)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, exclusion="tail", verbose=0).fit(corpus)
-        yield dptopic.LPLDA(n_topics=4, n_iter=3, epsilon_word=3, verbose=0).fit(reports)
-        yield fit_fdptm(dptopic.HDPLDA(n_topics=4, n_iter=3, epsilon_laplace=1, verbose=0), corpus, 0.5, 5e-6)[0]
-        yield fit_fdptm(dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0), corpus, 0.5, 5e-6)[0]
-
-
-@pytest.fixture(scope="module")
-def models(corpus):
-    return list(_trainers(corpus))
-
-
-def test_a_model_whose_figures_cannot_be_recomputed_loads_with_a_warning(models, tmp_path):
+def test_a_model_whose_figures_cannot_be_recomputed_loads_with_a_warning(private_models, tmp_path):
     # its figures were shown as saved, with no word that nothing had checked them
     d = tmp_path / "m"
-    models[0].save(d)
+    private_models[0].save(d)
     meta = json.loads((d / "model.json").read_text())
     del meta["privacy"]["events"][0]["changes"]
     (d / "model.json").write_text(json.dumps(meta))
     with pytest.warns(UserWarning, match="cannot be recomputed from its events .*unchecked"):
         dptopic.load(d)
-    r = _cli_2("topics", "--model", d)
+    r = run_dptopic("topics", "--model", d, timeout=180)
     assert r.returncode == 0 and "unchecked" in " ".join(r.stderr.split()), r.stderr
-
-
-FAST = settings(max_examples=12, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 TEXTS_2 = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
@@ -248,15 +197,6 @@ def _fitted():
     if "m" not in _MODEL:
         _MODEL["m"] = dptopic.LDA(3, n_iter=3, seed=0, verbose=0).fit(CORPUS)
     return _MODEL["m"]
-
-
-def mutations(good: bytes):
-    return st.one_of(
-        st.binary(max_size=200),
-        st.integers(0, len(good)).map(lambda n: good[:n]),                      # truncations
-        st.tuples(st.integers(0, max(len(good) - 1, 0)), st.binary(min_size=1, max_size=4)).map(
-            lambda t: good[:t[0]] + t[1] + good[t[0] + len(t[1]):]),            # overwritten bytes
-    )
 
 
 # ------------------------------------------------------------------ model files
@@ -291,42 +231,18 @@ def test_cli_topics_on_damaged_model(saved, tmp_path_factory, data):
     run_cli(["topics", "--model", str(d)])
 
 
-def _letters(i: int) -> str:
-    return "word" + "".join("abcdefghij"[int(d)] for d in str(i))
-
-
-def _texts(n_docs, vocab_size, seed):
-    c, _, _, _ = lda_corpus(n_docs=n_docs, vocab_size=vocab_size, n_topics=3, doc_length=12, seed=seed)
-    return [" ".join(_letters(w) for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
-
-
-def _fit(exclusion="none", **kw):
-    from dptopic.corpus import Corpus
-
-    c = Corpus.from_texts(_texts(40, 30, 1))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return FedLDA(n_topics=3, rounds=2, pad_length=kw.pop("pad_length_", 8), n_clients=10, exclusion=exclusion,
-                      verbose=0, seed=0, **kw).fit(c)
-
-
-@pytest.fixture(scope="module")
-def none_model():
-    return _fit("none", epsilon_per_entry=5.0, report_words=6)
-
-
 # 5 / 6c -------------------------------------------------------------------------------------------------------
-def test_exports_say_which_words_were_learned(none_model, tmp_path, capsys):
-    none_model.save(tmp_path / "m")
+def test_exports_say_which_words_were_learned(fedlda_none_model, tmp_path, capsys):
+    fedlda_none_model.save(tmp_path / "m")
     assert main(["topics", "--model", str(tmp_path / "m"), "--format", "json"]) in (0, None)
     doc = json.loads(capsys.readouterr().out)
-    V = len(none_model.vocabulary_)
+    V = len(fedlda_none_model.vocabulary_)
     assert doc["report_words"] == 6 and f"first 6 of {V} words" in doc["report_words_note"]
     assert main(["topics", "--model", str(tmp_path / "m"), "--format", "csv"]) in (0, None)
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "privacy card" in err and "first 6" in err
     docs = tmp_path / "d.txt"
-    docs.write_text("\n".join(" ".join(none_model.vocabulary_.words[:5]) for _ in range(3)) + "\n")
+    docs.write_text("\n".join(" ".join(fedlda_none_model.vocabulary_.words[:5]) for _ in range(3)) + "\n")
     out = tmp_path / "vis.json"
     assert main(["export", "--to", "pyldavis", "--model", str(tmp_path / "m"), "--corpus", str(docs),
                  "--corpus-public", "--out", str(out)]) in (0, None)

@@ -2,28 +2,28 @@
 guesses silently), what it says when a budget or a private vocabulary is too small, and the label on the exact counts
 it prints."""
 import argparse
+import contextlib
+import io
+import json
+import math
+import subprocess
+import sys
+import warnings
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
+import dptopic
+from dptopic import DPSVI, load
 from dptopic.cli._common import add_corpus_args
 from dptopic.cli.main import build_parser, main
-import json
-import warnings
-import dptopic
-from dptopic.models.docdp_cooc import DocDPCooccurrence
-import os
-import subprocess
-import sys
-from pathlib import Path
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
-import math
 from dptopic.models.base import GibbsTopicModel
-import contextlib
-import io
-from hypothesis import HealthCheck, given, settings, strategies as st
-from dptopic import DPSVI, load
+from dptopic.models.docdp_cooc import DocDPCooccurrence
+
+from helpers import cli_error_line, letter_word, one_line_stderr, run_dptopic, subprocess_error_line
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()
 
@@ -473,25 +473,6 @@ def test_deeply_nested_json_inputs_get_one_line(tmp_path, capsys):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
-def _cli(*args, timeout=120):
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
-
-
-def _one_line_error(r, *needles):
-    assert r.returncode == 2, (r.returncode, r.stderr)
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error:"), r.stderr
-    assert "Traceback" not in r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
-
-
 class _Listener:
     """A TCP listener on 127.0.0.1 that accepts connections, greets each with ``greeting`` (bytes, maybe none) and,
     with ``hang_up``, closes it at once."""
@@ -525,28 +506,28 @@ class _Listener:
 
 
 def test_train_private_vocabulary_huge_epsilon_cli(tmp_path):
-    _one_line_error(_cli("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--private-vocabulary",
+    subprocess_error_line(run_dptopic("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--private-vocabulary",
                          "1000,1e-5", "--out", tmp_path / "x", timeout=300), "--private-vocabulary", "(0, 500]")
 
 
 def test_scheduler_cli_malformed(tmp_path):
-    _one_line_error(_cli("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--scheduler",
+    subprocess_error_line(run_dptopic("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--scheduler",
                          "tcp://[::1:5", "--out", tmp_path / "x"), "invalid --scheduler")
 
 
 def test_scheduler_cli_refuses_a_web_server_in_one_line(tmp_path):
     srv = _Listener()
     try:
-        r = _cli("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--scheduler", srv.address,
+        r = run_dptopic("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--scheduler", srv.address,
                  "--out", tmp_path / "x", timeout=60)
     finally:
         srv.close()
-    _one_line_error(r, "not a Dask scheduler", "sent no greeting")
+    subprocess_error_line(r, "not a Dask scheduler", "sent no greeting")
     assert not (tmp_path / "x").exists()
 
 
 def test_dask_local_is_bounded(tmp_path):
-    _one_line_error(_cli("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--dask-local",
+    subprocess_error_line(run_dptopic("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--dask-local",
                          "99999999999999999999", "--out", tmp_path / "x", timeout=60), "--dask-local")
 
 
@@ -555,81 +536,54 @@ def _ok(args, capsys):
     capsys.readouterr()
 
 
-def _bad(args, capsys):
-    try:
-        rc = main(args)
-    except SystemExit as e:  # an argparse type check
-        rc = e.code
-    assert rc == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err, err
-    return err
-
-
-@pytest.fixture(scope="module")
-def small(tmp_path_factory):
-    from dptopic.datasets import sotu_texts
-
-    d = tmp_path_factory.mktemp("i20cli")
-    src = d / "docs.txt"
-    src.write_text("\n".join(t.replace("\n", " ") for t in sotu_texts()[0][:120]))
-    words = sorted({w for line in src.read_text().lower().split("\n") for w in line.split() if w.isalpha()})[:150]
-    vocab = d / "vocab.txt"
-    vocab.write_text("\n".join(words))
-    model = d / "model"
-    assert main(["train", "--corpus", str(src), "--vocabulary", str(vocab), "--topics", "3", "--iterations", "3",
-                 "--out", str(model), "--quiet", "--seed", "0"]) == 0
-    return src, vocab, model, d
-
-
 # item 16 (and 23: shards) ------------------------------------------------------------------------------------------
-def test_randomize_refuses_a_users_file(small, tmp_path, capsys):
-    src, vocab, _, _ = small
+def test_randomize_refuses_a_users_file(sotu_model_with_vocabulary, tmp_path, capsys):
+    src, vocab, _, _ = sotu_model_with_vocabulary
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes")
     args = ["randomize", "--vocabulary", str(vocab), "--corpus", str(src), "--epsilon-word", "1"]
-    assert "refusing" in _bad(args + ["--out", str(notes), "--overwrite"], capsys)
+    assert "refusing" in cli_error_line(capsys, args + ["--out", str(notes), "--overwrite"])
     assert notes.read_text() == "my notes"
     rep = tmp_path / "r.bin"
     _ok(args + ["--out", str(rep)], capsys)
-    assert "--overwrite" in _bad(args + ["--out", str(rep)], capsys)
+    assert "--overwrite" in cli_error_line(capsys, args + ["--out", str(rep)])
     _ok(args + ["--out", str(rep), "--overwrite"], capsys)
 
 
-def test_audit_out_rule(small, tmp_path, capsys):
-    src, _, model, _ = small
+def test_audit_out_rule(sotu_model_with_vocabulary, tmp_path, capsys):
+    src, _, model, _ = sotu_model_with_vocabulary
     mine = tmp_path / "mydir"
     mine.mkdir()
     (mine / "audit.json").write_text("mine")
     base = ["audit", "--model", str(model), "--corpus", str(src), "--shadows", "4", "--seed", "1", "--quiet"]
-    assert "refusing" in _bad(base + ["--out", str(mine), "--overwrite"], capsys)
+    assert "refusing" in cli_error_line(capsys, base + ["--out", str(mine), "--overwrite"])
     assert (mine / "audit.json").read_text() == "mine"
     out = tmp_path / "ours"
     _ok(base + ["--out", str(out)], capsys)
-    assert "--overwrite" in _bad(base + ["--out", str(out)], capsys)
+    assert "--overwrite" in cli_error_line(capsys, base + ["--out", str(out)])
     _ok(base + ["--out", str(out), "--overwrite"], capsys)
     (out / "notes.txt").write_text("mine")  # a user's file inside: refused even with --overwrite
-    assert "refusing" in _bad(base + ["--out", str(out), "--overwrite"], capsys)
+    assert "refusing" in cli_error_line(capsys, base + ["--out", str(out), "--overwrite"])
 
 
-def test_corpus_prepare_shards_overwrite(small, tmp_path, capsys):
-    src = small[0]
+def test_corpus_prepare_shards_overwrite(sotu_model_with_vocabulary, tmp_path, capsys):
+    src = sotu_model_with_vocabulary[0]
     out = tmp_path / "shards"
     args = ["corpus", "prepare", "--corpus", str(src), "--shards", "2", "--out", str(out)]
     _ok(args, capsys)
-    assert "--overwrite" in _bad(args, capsys)
+    assert "--overwrite" in cli_error_line(capsys, args)
     _ok(args + ["--overwrite"], capsys)
     assert len(list(out.glob("shard-*.npz"))) == 2
     (out / "notes.txt").write_text("mine")
-    assert "refusing" in _bad(args + ["--overwrite"], capsys)
+    assert "refusing" in cli_error_line(capsys, args + ["--overwrite"])
 
 
 # items 21 and 23 ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("sched", ["garbage", "", "http://127.0.0.1:1"])
-def test_bad_scheduler_one_line(sched, small, tmp_path, capsys):
+def test_bad_scheduler_one_line(sched, sotu_model_with_vocabulary, tmp_path, capsys):
     pytest.importorskip("distributed")
-    err = _bad(["train", "--corpus", str(small[0]), "--topics", "2", "--iterations", "1", "--scheduler", sched,
-                "--out", str(tmp_path / "m"), "--quiet"], capsys)
+    err = cli_error_line(capsys, ["train", "--corpus", str(sotu_model_with_vocabulary[0]), "--topics", "2", "--iterations", "1", "--scheduler", sched,
+                "--out", str(tmp_path / "m"), "--quiet"])
     assert "--scheduler" in err
 
 
@@ -641,32 +595,26 @@ def _cli_2(*args, cwd=None):
                           timeout=600)
 
 
-def _one_line_error_2(r):
-    assert r.returncode == 2, r.stdout + r.stderr
-    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    return r.stderr
-
-
 # ---- items 20-22: caps, ranges and flags that do not apply
 def test_caps_ranges_and_foreign_flags(tmp_path):
     out = ["--out", str(tmp_path / "m")]
-    assert "steps" in _one_line_error_2(_cli_2("train", "--algorithm", "svi", "--epsilon", "1", "--sampling-rate",
+    assert "steps" in one_line_stderr(_cli_2("train", "--algorithm", "svi", "--epsilon", "1", "--sampling-rate",
                                            "1e-300", *out))
-    assert "steps" in _one_line_error_2(_cli_2("train", "--algorithm", "svi", "--epsilon", "1", "--epochs", "1e9", *out))
-    assert "alpha" in _one_line_error_2(_cli_2("train", "--alpha", "1e-320", "--iterations", "2", *out))
-    assert "alpha" in _one_line_error_2(_cli_2("train", "--algorithm", "online-vb", "--alpha", "1e-320", *out))
-    assert "whole passes" in _one_line_error_2(_cli_2("train", "--algorithm", "online-vb", "--epochs", "0.2", *out))
-    assert "--iterations" in _one_line_error_2(_cli_2("train", "--algorithm", "fed", "--iterations", "5", *out))
-    assert "--corpus" in _one_line_error_2(_cli_2("train", "--algorithm", "lp", "--corpus", "demo", "--max-vocab", "3",
+    assert "steps" in one_line_stderr(_cli_2("train", "--algorithm", "svi", "--epsilon", "1", "--epochs", "1e9", *out))
+    assert "alpha" in one_line_stderr(_cli_2("train", "--alpha", "1e-320", "--iterations", "2", *out))
+    assert "alpha" in one_line_stderr(_cli_2("train", "--algorithm", "online-vb", "--alpha", "1e-320", *out))
+    assert "whole passes" in one_line_stderr(_cli_2("train", "--algorithm", "online-vb", "--epochs", "0.2", *out))
+    assert "--iterations" in one_line_stderr(_cli_2("train", "--algorithm", "fed", "--iterations", "5", *out))
+    assert "--corpus" in one_line_stderr(_cli_2("train", "--algorithm", "lp", "--corpus", "demo", "--max-vocab", "3",
                                               *out))
-    assert "exceeds the vocabulary" in _one_line_error_2(_cli_2("train", "--algorithm", "online-vb", "--topics", "100000",
+    assert "exceeds the vocabulary" in one_line_stderr(_cli_2("train", "--algorithm", "online-vb", "--topics", "100000",
                                                             *out))
     (tmp_path / "v.txt").write_text("\n".join(WORDS_2))
     (tmp_path / "d.txt").write_text("apple pear\n")
-    assert "protects nothing" in _one_line_error_2(_cli_2("randomize", "--vocabulary", str(tmp_path / "v.txt"), "--f",
+    assert "protects nothing" in one_line_stderr(_cli_2("randomize", "--vocabulary", str(tmp_path / "v.txt"), "--f",
                                                       "1e-320", "--corpus", str(tmp_path / "d.txt"), "--out",
                                                       str(tmp_path / "r.dpr")))
-    assert "is a directory" in _one_line_error_2(_cli_2("train", "--algorithm", "lp", "--reports", str(tmp_path), *out))
+    assert "is a directory" in one_line_stderr(_cli_2("train", "--algorithm", "lp", "--reports", str(tmp_path), *out))
     with pytest.raises(DPTopicError, match="alpha"):
         dptopic.LDA(alpha=1e-320).fit(lda_corpus(n_docs=10, vocab_size=10, n_topics=2, doc_length=5, seed=0).corpus)
 
@@ -800,18 +748,6 @@ def test_cli_train_parameters(flag, v, tmp_path_factory):
              "--out", str(tmp / "m"), "--quiet"])
 
 
-# ------------------------------------------------------------------ bounds and one-line errors
-def _error_line(capsys, argv) -> str:
-    try:
-        rc = main([str(x) for x in argv])
-    except SystemExit as e:
-        rc = e.code
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert rc == 2 and len(lines) == 1 and lines[0].startswith("error") and "Traceback" not in err, (rc, err)
-    return lines[0]
-
-
 # ------------------------------------------------------------------ audits and experiments
 def _tiny_jsonl(path, n=120, seed=0):
     import json
@@ -827,7 +763,7 @@ def test_a_huge_user_budget_is_refused_at_once(capsys, budget):
     """`--user-budget 1e30` spun for hours in a one-step search before the size check."""
     import dptopic
 
-    line = _error_line(capsys, ["train", "--algorithm", "fed", "--user-budget", budget, "--corpus", "demo",
+    line = cli_error_line(capsys, ["train", "--algorithm", "fed", "--user-budget", budget, "--corpus", "demo",
                                 "--topics", "3", "--out", "unused"])
     assert f"--user-budget {float(budget):g} is too large" in line and "more than the 1e+07 an update may hold" in line
     with pytest.raises(DPTopicError, match="invalid pad_length="):
@@ -836,7 +772,7 @@ def test_a_huge_user_budget_is_refused_at_once(capsys, budget):
 
 @pytest.mark.parametrize("epochs", ["inf", "1e309"])
 def test_online_vb_refuses_infinite_epochs_in_one_line(capsys, epochs):
-    assert "invalid --epochs inf for online-vb" in _error_line(
+    assert "invalid --epochs inf for online-vb" in cli_error_line(
         capsys, ["train", "--algorithm", "online-vb", "--epochs", epochs, "--corpus", "demo", "--out", "unused"])
 
 
@@ -1047,13 +983,9 @@ def corpus_file(tmp_path_factory):
     return path
 
 
-def _letters(i: int) -> str:
-    return "word" + "".join("abcdefghij"[int(d)] for d in str(i))
-
-
 def _texts_2(n_docs, vocab_size, seed):
     c, _, _, _ = lda_corpus(n_docs=n_docs, vocab_size=vocab_size, n_topics=3, doc_length=12, seed=seed)
-    return [" ".join(_letters(w) for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
+    return [" ".join(letter_word(w) for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
 
 
 def test_cli_tiny_failure_rate_names_the_flag(corpus_file, tmp_path, capsys):

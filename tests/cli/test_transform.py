@@ -1,24 +1,18 @@
 """`dptopic transform`: ids read from the records, and documents with no word of the model's vocabulary."""
 import json
-
-import pytest
-
-import dptopic
-import subprocess
-import sys
-
-import numpy as np
-
-from conftest import TWO_TOPIC_TEXTS
-
-
-from dptopic.cli.main import main
 import os
 import subprocess
 import sys
-from pathlib import Path
+
 import numpy as np
+import pytest
+
+import dptopic
+from dptopic.cli.main import main
 from dptopic.corpus.preprocess import TOKENIZER_VERSION
+
+from conftest import TWO_TOPIC_TEXTS
+from helpers import run_dptopic, subprocess_error_line
 
 TRAIN = TWO_TOPIC_TEXTS
 
@@ -286,26 +280,9 @@ def test_ids_that_are_not_strings_or_numbers(tmp_path):
     with pytest.raises(dptopic.DPTopicError, match="line 1: id field 'id' is an object"):    # lenient on a missing
         dptopic.Corpus.from_jsonl(jl, id_field="id", require_ids=False)    # field only, never on a wrong value
     assert dptopic.Corpus.from_jsonl(jl, id_field="nope", require_ids=False).doc_ids == ["doc0", "doc1"]
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 TEXTS = ["apple banana cherry apple", "dog cat mouse dog", "apple cherry banana", "cat dog mouse cat"] * 5
-
-
-def _cli_b(*args, timeout=120):
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
-
-
-def _one_line_error(r, *needles):
-    assert r.returncode == 2, (r.returncode, r.stderr)
-    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error:"), r.stderr
-    assert "Traceback" not in r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -322,20 +299,20 @@ def test_transform_keeps_a_users_npy(model_dir, tmp_path):
     mine = tmp_path / "mydata.npy"
     np.save(mine, np.full((2, 2), 0.5))
     before = mine.read_bytes()
-    line = _one_line_error(_cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", mine, "--overwrite"),
+    line = subprocess_error_line(run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", mine, "--overwrite"),
                            "refusing to replace")
     assert "another --out" in line and mine.read_bytes() == before
     # a table transform wrote is still replaced with --overwrite, and refused without it
     out = tmp_path / "t.npy"
-    r = _cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", out)
+    r = run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", out)
     assert r.returncode == 0, r.stderr
     assert np.load(out).shape == (2, 2)
-    _one_line_error(_cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", out), "--overwrite")
-    r = _cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", out, "--overwrite")
+    subprocess_error_line(run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", out), "--overwrite")
+    r = run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", out, "--overwrite")
     assert r.returncode == 0, r.stderr
     # a user's array saved over our table afterwards is theirs again
     np.save(out, np.full((2, 2), 0.5))
-    _one_line_error(_cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", out, "--overwrite"),
+    subprocess_error_line(run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", out, "--overwrite"),
                     "refusing to replace")
 
 
@@ -344,7 +321,7 @@ def test_transform_keeps_a_users_file_where_it_would_write_its_stamp(model_dir, 
     docs.write_text("apple banana cherry\ndog cat mouse\n")
     stamp = tmp_path / ".t.npy.dptopic"
     stamp.write_text("my notes")
-    line = _one_line_error(_cli_b("transform", "--model", model_dir, "--corpus", docs, "--out", tmp_path / "t.npy"),
+    line = subprocess_error_line(run_dptopic("transform", "--model", model_dir, "--corpus", docs, "--out", tmp_path / "t.npy"),
                            "did not write")
     assert "another --out" in line and stamp.read_text() == "my notes" and not (tmp_path / "t.npy").exists()
 

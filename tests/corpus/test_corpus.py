@@ -1,26 +1,26 @@
+import csv
+import decimal
 import gzip
+import importlib.util
+import io
 import json
+import math
+import os
+import re
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-from dptopic.corpus import Corpus
-from dptopic.errors import DPTopicError
-import dptopic
-import os
-import warnings
-import importlib.util
-import csv
-import decimal
-import io
-import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-import math
-from dptopic._validation import Interval
-from dptopic.models import ALGORITHMS
+
+import dptopic
+from dptopic.corpus import Corpus
 from dptopic.corpus import lda_corpus
+from dptopic.errors import DPTopicError
+
+from helpers import FAST, NASTY, PARAMS, base_kwargs, mutations, works_or_refuses
 
 TEXTS = ["The cat sat on the mat with another cat.", "Dogs chase cats; the cat runs!",
          "A market rally lifted stocks and bonds.", "Stocks fell as bonds rallied in the market.",
@@ -668,20 +668,6 @@ def test_tokens_are_runs_of_letters_in_any_script():
     assert not any(ch.isdigit() for w in c.vocabulary.words for ch in w)
 
 
-FAST = settings(max_examples=12, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-SPECIAL = [float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -float("inf"), np.float32("inf"),
-           -np.float64("inf"), 0, 0.0, -0.0, -1, -1.5, np.int64(-3), 1e308, -1e308, 5e-324, 1e-300, 10**30, -(10**30),
-           2**63, 10**400, np.float32(1e38), np.int32(0), True, False, np.bool_(True), None, "1", "nan", "abc", b"1", [1],
-           {"a": 1}, 1 + 1j, np.complex64(1), (), object()]
-
-
-NASTY = st.one_of(st.sampled_from(SPECIAL), st.floats(allow_nan=True, allow_infinity=True),
-                  st.integers(-(10**20), 10**20), st.floats(-1e-3, 1e3), st.integers(-3, 12), st.text(max_size=3))
-
-
 TEXTS_4 = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
          "war troops army peace treaty", "school education teachers students", "students teachers education college"] * 3
 
@@ -689,35 +675,7 @@ TEXTS_4 = ["budget deficit tax revenue spending", "tax revenue budget treasury s
 CORPUS = Corpus.from_texts(TEXTS_4)
 
 
-def works_or_refuses(fn):
-    """Run ``fn``: return ``(True, result)``, or ``(False, None)`` after a one-line DPTopicError. Any other
-    exception propagates and fails the test."""
-    try:
-        return True, fn()
-    except DPTopicError as e:
-        msg = str(e)
-        assert msg and "\n" not in msg and len(msg) < 500, msg
-        return False, None
-
-
-# ------------------------------------------------------------------ estimators, by construction
-def numeric_params():
-    for algo, cls in ALGORITHMS.items():
-        for name, cons in cls._parameter_constraints.items():
-            if any(isinstance(c, Interval) for c in cons):
-                yield algo, cls, name
-
-
-PARAMS = list(numeric_params())
-
-
 SIZE_LIKE = {"n_topics", "n_iter", "rounds", "n_epochs", "n_jobs", "eval_every", "verbose"}  # values that set the amount of work
-
-
-def base_kwargs(cls):
-    """Small, valid settings for whichever of these parameters the estimator takes."""
-    small = dict(n_topics=2, n_iter=2, rounds=2, seed=0, verbose=0, n_jobs=1)
-    return {k: v for k, v in small.items() if k in cls._param_names()}
 
 
 # ------------------------------------------------------------------ loaders against bytes
@@ -740,15 +698,6 @@ def _npz_bytes(tmp_path):
     p = tmp_path / "good.npz"
     CORPUS.save(p)
     return p.read_bytes()
-
-
-def mutations(good: bytes):
-    return st.one_of(
-        st.binary(max_size=200),
-        st.integers(0, len(good)).map(lambda n: good[:n]),                      # truncations
-        st.tuples(st.integers(0, max(len(good) - 1, 0)), st.binary(min_size=1, max_size=4)).map(
-            lambda t: good[:t[0]] + t[1] + good[t[0] + len(t[1]):]),            # overwritten bytes
-    )
 
 
 @pytest.mark.parametrize("algo,cls,name", [p for p in PARAMS if p[2] not in SIZE_LIKE],

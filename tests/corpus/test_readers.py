@@ -1,18 +1,16 @@
 """Reading tab-separated tables: Orange's three header rows (names, types, flags) are a header, not documents; a
 plain .tsv has one header row."""
-import pytest
-
-from dptopic.corpus import Corpus
-from dptopic.corpus.files import tab_header_rows
-
-
 import gzip
 import json
 import os
 
 import numpy as np
+import pytest
 
 from dptopic.cli.main import main
+from dptopic.corpus import Corpus
+from dptopic.corpus.files import tab_header_rows
+from dptopic.corpus.readers import auto_format, read_corpus
 from dptopic.errors import DPTopicError
 
 
@@ -42,8 +40,6 @@ def test_a_data_row_of_words_is_not_taken_for_a_type_row(tmp_path):
 
 
 # ------------------------------------------------------------------ read_corpus: the format chosen by the path's name
-from dptopic.corpus.readers import auto_format, read_corpus  # noqa: E402
-from dptopic.errors import DPTopicError  # noqa: E402
 
 TEXTS = ["river water flows into the river valley", "mountain snow covers the mountain peak",
          "river fish swim in river water", "snow falls on the mountain in winter"]

@@ -4,6 +4,8 @@ import json
 import numpy as np
 import pytest
 
+from dptopic.corpus import Corpus
+from dptopic.corpus.corpus import data_cut_of
 from dptopic.corpus.synthetic import lda_corpus
 
 
@@ -69,10 +71,7 @@ def test_a_failed_experiment_leaves_no_marked_folder_behind(tmp_path):
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 2 and "invalid --delta" in r.stderr and "already holds" not in r.stderr
         assert not out.exists()
-"""``dptopic.experiments.manzonelli_lira``."""
-import numpy as np
-from dptopic.corpus import Corpus
-from dptopic.corpus.corpus import data_cut_of
+# ``dptopic.experiments.manzonelli_lira``.
 
 
 def test_the_fdptm_experiment_runs_on_a_pool_cut_once_before_its_shadows(tmp_path):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dptopic import FedLDA
+from dptopic.corpus import Corpus
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.federated import FedClient, MessageError, ModelBroadcast, RRPConfig, decode_message
@@ -197,9 +198,7 @@ def test_the_participants_ranges_are_fedlda_s():
     for name, r in rules.items():
         mine = [c for c in FedLDA._parameter_constraints[ours.get(name, name)] if type(c).__name__ != "IsNone"]
         assert r == mine, name
-"""``dptopic.federated.client``."""
-import numpy as np
-from dptopic.corpus import Corpus
+# ``dptopic.federated.client``.
 
 
 def test_a_secure_fedlda_clients_labels_come_from_a_generator_no_text_dependent_draw_has_moved(monkeypatch):

@@ -20,7 +20,6 @@ import io
 import json
 import logging
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -37,9 +36,9 @@ from dptopic.local import Randomizer  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient  # noqa: E402
 from dptopic.service.config import ServiceConfig  # noqa: E402
 
-from inprocess_server import _KEYS, InProcessServer, _NoServer, _body, _cfg, _key
-from service_helpers import (throwaway_postgres, PG_BIN, PostgresServer, Server, admin, free_port, get_json, http,
-                             make_data, post_reports)
+from service_helpers import (PG_BIN, InProcessServer, NoServer, PostgresServer, Server, admin, free_port, get_json, http,
+                             make_data, plain_report_body, post_reports, service_config, throwaway_postgres,
+                             upload_key)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.filterwarnings("ignore::dptopic.errors.SeededNoiseWarning")
@@ -72,7 +71,7 @@ def no_uvicorn(monkeypatch):
     import uvicorn
 
     monkeypatch.setattr(uvicorn, "Config", lambda *a, **k: None)
-    monkeypatch.setattr(uvicorn, "Server", _NoServer)
+    monkeypatch.setattr(uvicorn, "Server", NoServer)
 
 
 # ============================================================================ a live server with --prior (1, 3, 4)
@@ -92,9 +91,9 @@ def prior_server(tmp_path_factory):
 def trained(prior_server):
     """One batch of contributors' documents, then two batches of the prior's own paragraphs, trained."""
     srv, words, texts, prior = prior_server
-    assert post_reports(srv.url, _body(words, texts[:40], 3.0), _key(), "alice")[0] == 201
+    assert post_reports(srv.url, plain_report_body(words, texts[:40], 3.0), upload_key(), "alice")[0] == 201
     assert admin(srv.url, "/v1/admin/train", {"force": True})[0] == 200
-    assert post_reports(srv.url, _body(words, prior[:80], 3.0), _key(), "mallory")[0] == 201
+    assert post_reports(srv.url, plain_report_body(words, prior[:80], 3.0), upload_key(), "mallory")[0] == 201
     status, done = admin(srv.url, "/v1/admin/train", {"force": True})
     assert status == 200 and len(done["batches"]) == 2, done
     return prior_server
@@ -146,7 +145,7 @@ def test_reports_of_another_vocabulary_of_the_same_size_are_told_to_randomize_ag
     srv, words, texts, _ = prior_server
     other = words[:-1] + ["zzzother"]
     before = get_json(srv.url + "/v1/topics")[1]["reports_stored"]
-    status, doc = post_reports(srv.url, _body(other, texts[:5], 3.0), _key())
+    status, doc = post_reports(srv.url, plain_report_body(other, texts[:5], 3.0), upload_key())
     assert status == 422 and doc["error"]["code"] == "incompatible_reports", doc
     msg = doc["error"]["message"]
     assert "randomize again with the vocabulary /v1/config lists" in msg, msg
@@ -202,13 +201,13 @@ def test_a_write_refused_while_serving_is_500_not_a_retryable_503(tmp_path):
 
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=20, n_prior=5)
     db = tmp_path / "s.db"
-    svc = Service(_cfg(words, f"sqlite:///{db}"), start_trainer=False)
+    svc = Service(service_config(words, f"sqlite:///{db}"), start_trainer=False)
     svc.open()      # creates the tables, the settings and the first model
     svc.close()
-    with InProcessServer(_cfg(words, f"sqlite:///file:{db}?mode=ro&uri=true")) as srv:
+    with InProcessServer(service_config(words, f"sqlite:///file:{db}?mode=ro&uri=true")) as srv:
         assert http("GET", srv.url + "/healthz")[0] == 200
-        status, headers, data = http("POST", srv.url + "/v1/reports", _body(words, texts[:3]),
-                                     {"Content-Type": "application/octet-stream", "Idempotency-Key": _key()})
+        status, headers, data = http("POST", srv.url + "/v1/reports", plain_report_body(words, texts[:3]),
+                                     {"Content-Type": "application/octet-stream", "Idempotency-Key": upload_key()})
         doc = json.loads(data)
         assert status == 500 and doc["error"]["code"] == "storage_misconfigured", doc
         assert "retry-after" not in headers and "\n" not in doc["error"]["message"]
@@ -216,7 +215,7 @@ def test_a_write_refused_while_serving_is_500_not_a_retryable_503(tmp_path):
         assert status == 500 and json.loads(data)["error"]["code"] == "storage_misconfigured"
         client = ServiceClient(srv.url, retries=3, backoff=0.01)
         with pytest.raises(ServerError, match="storage_misconfigured") as e:
-            client.post_bytes("/v1/reports", _body(words, texts[:3]), _key())
+            client.post_bytes("/v1/reports", plain_report_body(words, texts[:3]), upload_key())
         assert client.attempts == 1 and e.value.status == 500     # not retried: retrying cannot help
 
 
@@ -246,7 +245,7 @@ def test_serve_refuses_a_select_only_postgres_role_naming_the_table_and_the_gran
     from dptopic.service.app import Service
 
     words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
-    Service(_cfg(words, pg.url)).preflight()        # the service's tables, made by their owner
+    Service(service_config(words, pg.url)).preflight()        # the service's tables, made by their owner
     _sql(pg.url, "CREATE ROLE w47ro LOGIN", "GRANT SELECT ON ALL TABLES IN SCHEMA public TO w47ro")
     base = ["serve", "--vocabulary", tmp_path / "vocab.txt", "--epsilon-word", 2, "--topics", 3, "--port", free_port()]
     line = _one_error(capsys, base + ["--database", _as(pg.url, "w47ro")])
@@ -267,21 +266,21 @@ def test_postgres_privileges_revoked_while_serving_give_500_then_recover(tmp_pat
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=20, n_prior=5)
     _sql(pg.url.replace("/dptopic", "/postgres"), "CREATE DATABASE w47revoke")
     url = pg.url.replace("/dptopic", "/w47revoke")
-    Service(_cfg(words, url)).preflight()
+    Service(service_config(words, url)).preflight()
     _sql(url, "CREATE ROLE w47rw LOGIN", "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO w47rw",
          "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO w47rw")
-    Service(_cfg(words, _as(url, "w47rw"))).preflight()     # may write: passes
-    with InProcessServer(_cfg(words, _as(url, "w47rw"))) as srv:
+    Service(service_config(words, _as(url, "w47rw"))).preflight()     # may write: passes
+    with InProcessServer(service_config(words, _as(url, "w47rw"))) as srv:
         headers = {"Content-Type": "application/octet-stream"}
-        assert http("POST", srv.url + "/v1/reports", _body(words, texts[:2]), {**headers, "Idempotency-Key": _key()})[0] \
+        assert http("POST", srv.url + "/v1/reports", plain_report_body(words, texts[:2]), {**headers, "Idempotency-Key": upload_key()})[0] \
             == 201
         _sql(url, "REVOKE INSERT ON submissions FROM w47rw")
-        status, rh, data = http("POST", srv.url + "/v1/reports", _body(words, texts[:2]),
-                                {**headers, "Idempotency-Key": _key()})
+        status, rh, data = http("POST", srv.url + "/v1/reports", plain_report_body(words, texts[:2]),
+                                {**headers, "Idempotency-Key": upload_key()})
         assert status == 500 and json.loads(data)["error"]["code"] == "storage_misconfigured", data
         assert "retry-after" not in rh
         _sql(url, "GRANT INSERT ON submissions TO w47rw")
-        assert http("POST", srv.url + "/v1/reports", _body(words, texts[:2]), {**headers, "Idempotency-Key": _key()})[0] \
+        assert http("POST", srv.url + "/v1/reports", plain_report_body(words, texts[:2]), {**headers, "Idempotency-Key": upload_key()})[0] \
             == 201
         assert http("GET", srv.url + "/healthz")[0] == 200
 
@@ -297,14 +296,14 @@ def test_healthz_hides_the_postgres_address_while_the_database_is_down(tmp_path,
     except Exception as e:  # noqa: BLE001
         pytest.skip(f"could not start a throwaway PostgreSQL server: {' '.join(str(e).split())[:200]}")
     try:
-        with InProcessServer(_cfg(words, own.url)) as srv:
+        with InProcessServer(service_config(words, own.url)) as srv:
             assert http("GET", srv.url + "/healthz")[0] == 200
             own.stop()
             with caplog.at_level(logging.ERROR, logger="dptopic.service"):
                 status, rh, data = http("GET", srv.url + "/healthz")
                 for _ in range(5):
-                    http("POST", srv.url + "/v1/reports", _body(words, texts[:1]),
-                         {"Content-Type": "application/octet-stream", "Idempotency-Key": _key()})
+                    http("POST", srv.url + "/v1/reports", plain_report_body(words, texts[:1]),
+                         {"Content-Type": "application/octet-stream", "Idempotency-Key": upload_key()})
             doc = json.loads(data)
             assert status == 503 and doc == {"error": {"code": "storage_unavailable",
                                                        "message": "database unavailable."}}, doc
@@ -321,7 +320,7 @@ def test_healthz_says_database_unavailable_only(tmp_path, monkeypatch, caplog):
     from dptopic.service.storage import StorageError
 
     words, _ = make_data(tmp_path, vocab_size=60, n_docs=5, n_prior=5)
-    with InProcessServer(_cfg(words, f"sqlite:///{tmp_path / 'h.db'}")) as srv:
+    with InProcessServer(service_config(words, f"sqlite:///{tmp_path / 'h.db'}")) as srv:
         detail = ('database error: connection failed: connection to server at "10.1.2.3", port 5432 failed:'
                   ' Connection refused')
 
@@ -361,7 +360,7 @@ def test_serve_warns_when_the_epsilon_is_above_the_clients_default_limit(capsys,
 
     def start(*flags):
         rc, err = _run_cli(capsys, ["serve", "--vocabulary", tmp_path / "vocab.txt", "--topics", 3, "--port",
-                                    free_port(), "--database", f"sqlite:///{tmp_path / f'e{next(_KEYS)}.db'}", *flags])
+                                    free_port(), "--database", f"sqlite:///{tmp_path / f'e{upload_key()}.db'}", *flags])
         assert rc == 0, err
         return [_flat(ln) for ln in err.splitlines() if ln.startswith("warning:") and "--max-epsilon" in ln]
 
@@ -385,8 +384,8 @@ def test_serve_refuses_a_body_limit_below_the_smallest_upload(capsys, tmp_path, 
 
     # the smallest upload is one report's file as the client sends it (with its upload nonce)
     one = codec.encode_reports(Randomizer(words, epsilon_word=2.0, secure=True).randomize([texts[0].split()]))
-    need = smallest_upload(_cfg(words, "sqlite:///x.db"))
-    assert need == len(one) == len(_body(words, texts[:1])) + 50
+    need = smallest_upload(service_config(words, "sqlite:///x.db"))
+    assert need == len(one) == len(plain_report_body(words, texts[:1])) + 50
     doc_cfg = ServiceConfig(words, None, report_kind="document", epsilon_doc=8.0, n_topics=3)
     assert smallest_upload(doc_cfg) == len(codec.encode_reports(DocumentRandomizer(words, 8.0).randomize(
         [texts[0].split()])))

@@ -1,8 +1,11 @@
 """``dptopic.kernels.counts``."""
 import numpy as np
-from conftest import counts_from_z
 import pytest
+
 from dptopic.kernels import count_assignments
+
+from conftest import counts_from_z
+from helpers import KERNEL_SHAPES, csr_token_corpus
 
 
 def test_count_assignments_matches_numpy(planted):
@@ -15,25 +18,11 @@ def test_count_assignments_matches_numpy(planted):
     assert np.array_equal(ndk, ndk_ref) and np.array_equal(nwk, nwk_ref) and np.array_equal(nk, nwk_ref.sum(0))
 
 
-def _corpus(rng, D, V, max_len, n_empty=1):
-    """A CSR token corpus of ``D`` documents over ``V`` words; the first ``n_empty`` documents are empty."""
-    lens = rng.integers(1, max_len + 1, D)
-    lens[:n_empty] = 0
-    rng.shuffle(lens)
-    ptr = np.zeros(D + 1, np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    return rng.integers(0, V, int(ptr[-1])).astype(np.int32), ptr
-
-
-# (documents, vocabulary, topics): one word, one topic, both lane / block draws, more than 64 topics
-SHAPES = [(3, 1, 1), (4, 1, 3), (6, 5, 1), (8, 7, 5), (10, 20, 9), (5, 12, 70)]
-
-
 # ------------------------------------------------------------------------------ counts
-@pytest.mark.parametrize("D,V,K", SHAPES + [(0, 3, 2)])
+@pytest.mark.parametrize("D,V,K", KERNEL_SHAPES + [(0, 3, 2)])
 def test_count_assignments_edge_shapes(D, V, K):
     rng = np.random.default_rng(D * 100 + V + K)
-    wid, ptr = _corpus(rng, D, V, 6, n_empty=min(D, 1))
+    wid, ptr = csr_token_corpus(rng, D, V, 6, n_empty=min(D, 1))
     z = rng.integers(0, K, len(wid)).astype(np.int32)
     ndk, nwk, nk = count_assignments(wid, ptr, z, K, V)
     ref_ndk, ref_nwk, ref_nk = np.zeros((D, K), int), np.zeros((V, K), int), np.zeros(K, int)

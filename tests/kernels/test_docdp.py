@@ -5,13 +5,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dptopic.kernels.docdp import normalised_statistic as kernel_statistic
-from dptopic.models._docdp_math import normalised_statistic as reference_statistic
 from dptopic.corpus import lda_corpus
-from dptopic.kernels.docdp import tokens_to_bow
 from dptopic.errors import DPTopicError
 from dptopic.kernels.docdp import normalised_statistic
+from dptopic.kernels.docdp import normalised_statistic as kernel_statistic
+from dptopic.kernels.docdp import tokens_to_bow
 from dptopic.kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
+from dptopic.models._docdp_math import normalised_statistic as reference_statistic
+
+from helpers import canonical_and_messy_csr, csr_arrays, csr_token_corpus
 
 BETA = np.array([[0.5, 0.3, 0.2, 0.0], [0.1, 0.1, 0.1, 0.7]])
 
@@ -69,21 +71,11 @@ def test_tokens_to_bow_matches_corpus_counts():
     assert np.all(np.diff(ptr) == (c.to_bow() > 0).sum(1).A1)       # one entry per distinct word
 
 
-def _corpus(rng, D, V, max_len, n_empty=1):
-    """A CSR token corpus of ``D`` documents over ``V`` words; the first ``n_empty`` documents are empty."""
-    lens = rng.integers(1, max_len + 1, D)
-    lens[:n_empty] = 0
-    rng.shuffle(lens)
-    ptr = np.zeros(D + 1, np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    return rng.integers(0, V, int(ptr[-1])).astype(np.int32), ptr
-
-
 # ------------------------------------------------------------------------------ bag of words
 @pytest.mark.parametrize("D,V", [(0, 3), (1, 1), (5, 1), (9, 4), (20, 30)])
 def test_tokens_to_bow_in_order_of_first_occurrence(D, V):
     rng = np.random.default_rng(D + V)
-    wid, ptr = _corpus(rng, D, V, 12, n_empty=min(D, 2))
+    wid, ptr = csr_token_corpus(rng, D, V, 12, n_empty=min(D, 2))
     bp, bi, bc = tokens_to_bow(ptr, wid, V)
     assert bp[0] == 0 and len(bp) == D + 1 and bi.dtype == np.int32 and bc.dtype == np.float64
     for d in range(D):
@@ -93,56 +85,21 @@ def test_tokens_to_bow_in_order_of_first_occurrence(D, V):
         assert bi[bp[d]:bp[d + 1]].tolist() == list(seen) and bc[bp[d]:bp[d + 1]].tolist() == list(seen.values())
 
 
-def _canonical_and_messy(rng, D=40, V=25):
-    """A random count matrix (canonical CSR) and the same counts as a messy CSR: every count split over 1-3 entries,
-    explicit zeros added, each row's entries shuffled."""
-    dense = rng.poisson(0.6, size=(D, V)).astype(np.float64)
-    dense[3] = 0.0                                       # an empty document
-    dense[7] = 0.0
-    dense[7, 4] = 5.0                                    # one word, written below as a zero then its count
-    X = sp.csr_matrix(dense)
-    ptr, ids, cts = [0], [], []
-    for d in range(D):
-        row_ids, row_cts = [], []
-        for w in np.flatnonzero(dense[d]):
-            c = int(dense[d, w])
-            parts = rng.multinomial(c, np.ones(k := int(rng.integers(1, 4))) / k)
-            row_ids += [w] * k
-            row_cts += list(parts.astype(float))         # a part may be 0: an explicit zero of a present word
-        for w in rng.choice(V, 2, replace=False):        # explicit zeros, of present and absent words
-            row_ids.append(int(w))
-            row_cts.append(0.0)
-        order = rng.permutation(len(row_ids))
-        if d == 7:
-            row_ids, row_cts, order = [4, 4], [0.0, 5.0], np.arange(2)
-        ids += [row_ids[i] for i in order]
-        cts += [row_cts[i] for i in order]
-        ptr.append(len(ids))
-    M = sp.csr_matrix((np.array(cts), np.array(ids, dtype=np.int32), np.array(ptr)), shape=(D, V))
-    assert not M.has_canonical_format
-    np.testing.assert_array_equal(M.toarray(), dense)
-    return X, M
-
-
-def _bow(X):
-    return X.indptr.astype(np.int64), X.indices, X.data
-
-
 @pytest.mark.parametrize("n_jobs", [1, 3])
 def test_docdp_reads_a_messy_csr_as_its_canonical_version(n_jobs):
     rng = np.random.default_rng(0)
-    X, M = _canonical_and_messy(rng)
+    X, M = canonical_and_messy_csr(rng)
     beta = rng.dirichlet(np.ones(X.shape[1]), size=4)
-    S0, th0 = normalised_statistic(*_bow(X), beta, 0.2, 7, n_jobs=n_jobs, want_theta=True)
-    S1, th1 = normalised_statistic(*_bow(M), beta, 0.2, 7, n_jobs=n_jobs, want_theta=True)
+    S0, th0 = normalised_statistic(*csr_arrays(X), beta, 0.2, 7, n_jobs=n_jobs, want_theta=True)
+    S1, th1 = normalised_statistic(*csr_arrays(M), beta, 0.2, 7, n_jobs=n_jobs, want_theta=True)
     np.testing.assert_allclose(S1, S0, rtol=0, atol=1e-12)
     np.testing.assert_allclose(th1, th0, rtol=0, atol=1e-10)
     # the sensitivity bound: every document's own contribution, and its removal from the sum, has norm <= 1
     for d in range(M.shape[0]):
-        Sd, _ = normalised_statistic(*_bow(M[d]), beta, 0.2, 7)
+        Sd, _ = normalised_statistic(*csr_arrays(M[d]), beta, 0.2, 7)
         assert np.linalg.norm(Sd) <= 1 + 1e-12
         rest = M[np.setdiff1d(np.arange(M.shape[0]), [d])]
-        assert np.linalg.norm(S1 - normalised_statistic(*_bow(rest), beta, 0.2, 7)[0]) <= 1 + 1e-9
+        assert np.linalg.norm(S1 - normalised_statistic(*csr_arrays(rest), beta, 0.2, 7)[0]) <= 1 + 1e-9
 
 
 def test_docdp_one_word_in_many_entries_keeps_norm_one():

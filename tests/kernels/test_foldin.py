@@ -1,9 +1,12 @@
 """``dptopic.kernels.foldin``."""
 import numpy as np
-from dptopic.kernels import kernel_state
-from dptopic.kernels.rng import PyXorShift
 import pytest
+
+from dptopic.kernels import kernel_state
 from dptopic.kernels.foldin import token_log_likelihood
+from dptopic.kernels.rng import PyXorShift
+
+from helpers import KERNEL_SHAPES, csr_token_corpus
 
 
 def _fold_in_reference(word_ids, doc_ptr, phi_wk, alpha, n_iter, burn_in, base):
@@ -52,25 +55,11 @@ def test_fold_in_kernel_matches_numpy_reference(tiny):
     assert np.allclose(got[-1], 1 / 3)
 
 
-def _corpus(rng, D, V, max_len, n_empty=1):
-    """A CSR token corpus of ``D`` documents over ``V`` words; the first ``n_empty`` documents are empty."""
-    lens = rng.integers(1, max_len + 1, D)
-    lens[:n_empty] = 0
-    rng.shuffle(lens)
-    ptr = np.zeros(D + 1, np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    return rng.integers(0, V, int(ptr[-1])).astype(np.int32), ptr
-
-
-# (documents, vocabulary, topics): one word, one topic, both lane / block draws, more than 64 topics
-SHAPES = [(3, 1, 1), (4, 1, 3), (6, 5, 1), (8, 7, 5), (10, 20, 9), (5, 12, 70)]
-
-
 # ------------------------------------------------------------------------------ log-likelihood, fold-in state
-@pytest.mark.parametrize("D,V,K", SHAPES)
+@pytest.mark.parametrize("D,V,K", KERNEL_SHAPES)
 def test_token_log_likelihood_matches_numpy(D, V, K):
     rng = np.random.default_rng(V + K)
-    wid, ptr = _corpus(rng, D, V, 7)
+    wid, ptr = csr_token_corpus(rng, D, V, 7)
     theta = rng.dirichlet(np.ones(K), size=D)
     phi_wk = np.ascontiguousarray(rng.dirichlet(np.ones(V), size=K).T)
     phi_wk[0] = 0.0                                         # a word no topic emits: floored at 1e-300

@@ -1,61 +1,17 @@
 """``dptopic.kernels.frozen``."""
 import numpy as np
 import pytest
+
 from dptopic.kernels import frozen_sweep
 
-
-M64 = (1 << 64) - 1
-
-
-class XS:
-    """xorshift128+ (Vigna 2014) in plain Python: the kernels' stream, written out here independently."""
-
-    def __init__(self, state):
-        self.s0, self.s1 = int(state[0]), int(state[1])
-
-    def u64(self) -> int:
-        a, b = self.s0, self.s1
-        self.s0 = b
-        a ^= (a << 23) & M64
-        self.s1 = a ^ b ^ (a >> 17) ^ (b >> 26)
-        return (self.s1 + b) & M64
-
-    def uniform(self) -> float:
-        return (self.u64() >> 11) * 2.0 ** -53
-
-
-def _state(rng):
-    return rng.integers(1, 2 ** 63 - 1, size=2).astype(np.uint64)
-
-
-def _corpus(rng, D, V, max_len, n_empty=1):
-    """A CSR token corpus of ``D`` documents over ``V`` words; the first ``n_empty`` documents are empty."""
-    lens = rng.integers(1, max_len + 1, D)
-    lens[:n_empty] = 0
-    rng.shuffle(lens)
-    ptr = np.zeros(D + 1, np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    return rng.integers(0, V, int(ptr[-1])).astype(np.int32), ptr
-
-
-def _counts(word_ids, ptr, z, K, V, dtype=np.int32):
-    ndk = np.zeros((len(ptr) - 1, K), dtype)
-    nwk = np.zeros((V, K), dtype)
-    doc = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
-    np.add.at(ndk, (doc, z), 1)
-    np.add.at(nwk, (word_ids, z), 1)
-    return ndk, nwk, nwk.sum(0).astype(dtype)
-
-
-# (documents, vocabulary, topics): one word, one topic, both lane / block draws, more than 64 topics
-SHAPES = [(3, 1, 1), (4, 1, 3), (6, 5, 1), (8, 7, 5), (10, 20, 9), (5, 12, 70)]
+from helpers import KERNEL_SHAPES, XorShiftReference, csr_token_corpus, topic_counts, xorshift_state
 
 
 # ------------------------------------------------------------------------------ frozen (sound HDP-LDA)
 def _frozen_reference(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state, events):
     """frozen_sweep in plain Python: the same proposal buckets, bounds, topic-list order and uniforms."""
     z, ndk, nwk, nk = z.copy(), ndk.copy(), nwk.copy(), nk.copy()
-    rng = XS(state)
+    rng = XorShiftReference(state)
     V, K = A.shape
     Al = A.tolist()
 
@@ -118,21 +74,21 @@ def _frozen_reference(word_ids, doc_ptr, z, ndk, A, nwk, nk, alpha, vbeta, state
     return z, ndk, nwk, nk
 
 
-@pytest.mark.parametrize("D,V,K", SHAPES + [(12, 6, 4)])
+@pytest.mark.parametrize("D,V,K", KERNEL_SHAPES + [(12, 6, 4)])
 def test_frozen_sweep_matches_reference_draw_for_draw(D, V, K):
     """Sound HDP-LDA's rejection sampler against its plain-Python twin over three sweeps: small topic totals, so
     the bounds are reset mid-document, proposals are rejected and the smoothing bucket is drawn from."""
     rng = np.random.default_rng(D + V + K)
-    wid, ptr = _corpus(rng, D, V, 9)
+    wid, ptr = csr_token_corpus(rng, D, V, 9)
     z = rng.integers(0, K, len(wid)).astype(np.int32)
-    ndk, nwk, nk = _counts(wid, ptr, z, K, V)
+    ndk, nwk, nk = topic_counts(wid, ptr, z, K, V)
     A = np.clip(nwk + rng.laplace(0, 1, nwk.shape), 0, 2.0) + 0.1
     alpha, vbeta = 0.8, 0.1 * V
     events = {"reset": 0, "smooth": 0, "reject": 0}
     zr, ndr, nwr, nkr = z, ndk, nwk, nk
     zk, ndk_k, nwk_k, nk_k = z.copy(), ndk.copy(), nwk.copy(), nk.copy()
     for _ in range(3):
-        st = _state(rng)
+        st = xorshift_state(rng)
         zr, ndr, nwr, nkr = _frozen_reference(wid, ptr, zr, ndr, A, nwr, nkr, alpha, vbeta, st.copy(), events)
         frozen_sweep(wid, ptr, zk, ndk_k, A, nwk_k, nk_k, alpha, vbeta, st.copy())
         assert np.array_equal(zk, zr) and np.array_equal(ndk_k, ndr)

@@ -1,36 +1,16 @@
 """``dptopic.kernels.noise``."""
 import math
+
 import numpy as np
 import pytest
+
 from dptopic.kernels.noise import ZIG_F, ZIG_K, ZIG_R, ZIG_W, standard_exponentials
 
-
-M64 = (1 << 64) - 1
-
-
-class XS:
-    """xorshift128+ (Vigna 2014) in plain Python: the kernels' stream, written out here independently."""
-
-    def __init__(self, state):
-        self.s0, self.s1 = int(state[0]), int(state[1])
-
-    def u64(self) -> int:
-        a, b = self.s0, self.s1
-        self.s0 = b
-        a ^= (a << 23) & M64
-        self.s1 = a ^ b ^ (a >> 17) ^ (b >> 26)
-        return (self.s1 + b) & M64
-
-    def uniform(self) -> float:
-        return (self.u64() >> 11) * 2.0 ** -53
-
-
-def _state(rng):
-    return rng.integers(1, 2 ** 63 - 1, size=2).astype(np.uint64)
+from helpers import XorShiftReference, xorshift_state
 
 
 # ------------------------------------------------------------------------------ exponentials
-def _ziggurat(xs: XS) -> float:
+def _ziggurat(xs: XorShiftReference) -> float:
     """One Exp(1) by the kernels' 256-layer ziggurat, from its tables, in plain Python."""
     offset = 0.0
     while True:
@@ -51,11 +31,11 @@ def _ziggurat(xs: XS) -> float:
 
 @pytest.mark.parametrize("n", [0, 1, 30_000])
 def test_standard_exponentials_match_reference_draw_for_draw(n):
-    state = _state(np.random.default_rng(n))
+    state = xorshift_state(np.random.default_rng(n))
     out = np.empty(n)
     st = state.copy()
     standard_exponentials(out, st)
-    xs = XS(state)
+    xs = XorShiftReference(state)
     want = [_ziggurat(xs) for _ in range(n)]
     assert np.array_equal(out, want)
     assert (int(st[0]), int(st[1])) == (xs.s0, xs.s1)       # the advanced state is handed back

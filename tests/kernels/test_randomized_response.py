@@ -1,41 +1,10 @@
 """``dptopic.kernels.randomized_response``."""
 import numpy as np
 import pytest
+
 from dptopic.kernels import randomized_response as rr
 
-
-M64 = (1 << 64) - 1
-
-
-class XS:
-    """xorshift128+ (Vigna 2014) in plain Python: the kernels' stream, written out here independently."""
-
-    def __init__(self, state):
-        self.s0, self.s1 = int(state[0]), int(state[1])
-
-    def u64(self) -> int:
-        a, b = self.s0, self.s1
-        self.s0 = b
-        a ^= (a << 23) & M64
-        self.s1 = a ^ b ^ (a >> 17) ^ (b >> 26)
-        return (self.s1 + b) & M64
-
-    def uniform(self) -> float:
-        return (self.u64() >> 11) * 2.0 ** -53
-
-
-def _state(rng):
-    return rng.integers(1, 2 ** 63 - 1, size=2).astype(np.uint64)
-
-
-def _corpus(rng, D, V, max_len, n_empty=1):
-    """A CSR token corpus of ``D`` documents over ``V`` words; the first ``n_empty`` documents are empty."""
-    lens = rng.integers(1, max_len + 1, D)
-    lens[:n_empty] = 0
-    rng.shuffle(lens)
-    ptr = np.zeros(D + 1, np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    return rng.integers(0, V, int(ptr[-1])).astype(np.int32), ptr
+from helpers import XorShiftReference, csr_token_corpus, xorshift_state
 
 
 # ------------------------------------------------------------------------------ randomized response
@@ -43,7 +12,7 @@ def _corpus(rng, D, V, max_len, n_empty=1):
 def test_randomized_presence_on_edge_vocabularies(D, V):
     """Bit layout and coins on vocabularies of one word and of whole bytes (no padding), with empty documents."""
     rng = np.random.default_rng(D * 31 + V)
-    wid, ptr = _corpus(rng, D, V, 10, n_empty=min(D, 1))
+    wid, ptr = csr_token_corpus(rng, D, V, 10, n_empty=min(D, 1))
     bits = np.zeros((D, V), bool)
     for d in range(D):
         bits[d, wid[ptr[d]:ptr[d + 1]]] = True
@@ -52,9 +21,9 @@ def test_randomized_presence_on_edge_vocabularies(D, V):
     assert packed.shape == (D, nb)
     assert np.array_equal(np.unpackbits(packed, axis=1, bitorder="little")[:, :V].astype(bool), bits)
     T = rr.flip_threshold(0.35)
-    st = _state(rng)
+    st = xorshift_state(rng)
     got = rr.randomize_presence(wid, ptr, V, T, st.copy())
-    xs, flips = XS(st), np.zeros((D, 8 * nb), bool)
+    xs, flips = XorShiftReference(st), np.zeros((D, 8 * nb), bool)
     for d in range(D):
         for b in range(nb):
             for q in range(4):

@@ -2,10 +2,13 @@
 import numpy as np
 import pytest
 from scipy import stats
+
 from dptopic.kernels import kernel_state, sweep_shard
 from dptopic.kernels.reference import conditional
-from conftest import counts_from_z, random_state
 from dptopic.kernels.reference import reference_sparse_sweep, reference_sweep
+
+from conftest import counts_from_z, random_state
+from helpers import KERNEL_SHAPES, csr_token_corpus, topic_counts, xorshift_state
 
 
 def test_sparse_sampler_has_exact_conditional(tiny):
@@ -51,45 +54,18 @@ def test_sparse_kernel_matches_numpy_reference(tiny, K, alpha, beta):
     assert np.array_equal(nws, nwk_z) and np.array_equal(nks, nwk_z.sum(0))
 
 
-def _state(rng):
-    return rng.integers(1, 2 ** 63 - 1, size=2).astype(np.uint64)
-
-
-def _corpus(rng, D, V, max_len, n_empty=1):
-    """A CSR token corpus of ``D`` documents over ``V`` words; the first ``n_empty`` documents are empty."""
-    lens = rng.integers(1, max_len + 1, D)
-    lens[:n_empty] = 0
-    rng.shuffle(lens)
-    ptr = np.zeros(D + 1, np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    return rng.integers(0, V, int(ptr[-1])).astype(np.int32), ptr
-
-
-def _counts(word_ids, ptr, z, K, V, dtype=np.int32):
-    ndk = np.zeros((len(ptr) - 1, K), dtype)
-    nwk = np.zeros((V, K), dtype)
-    doc = np.repeat(np.arange(len(ptr) - 1), np.diff(ptr))
-    np.add.at(ndk, (doc, z), 1)
-    np.add.at(nwk, (word_ids, z), 1)
-    return ndk, nwk, nwk.sum(0).astype(dtype)
-
-
-# (documents, vocabulary, topics): one word, one topic, both lane / block draws, more than 64 topics
-SHAPES = [(3, 1, 1), (4, 1, 3), (6, 5, 1), (8, 7, 5), (10, 20, 9), (5, 12, 70)]
-
-
 # ------------------------------------------------------------------------------ dense, sparse, local
-@pytest.mark.parametrize("D,V,K", SHAPES)
+@pytest.mark.parametrize("D,V,K", KERNEL_SHAPES)
 def test_dense_and_sparse_sweeps_match_their_references_on_edge_shapes(D, V, K):
     """The plain-Python twins of the dense and SparseLDA sweeps on one word, one topic and empty documents."""
     rng = np.random.default_rng(K * 7 + V)
-    wid, ptr = _corpus(rng, D, V, 30)
+    wid, ptr = csr_token_corpus(rng, D, V, 30)
     z0 = rng.integers(0, K, len(wid)).astype(np.int32)
     for kind, ref in (("dense", reference_sweep), ("sparse", reference_sparse_sweep)):
         z = z0
-        ndk, nwk, nk = _counts(wid, ptr, z, K, V)
+        ndk, nwk, nk = topic_counts(wid, ptr, z, K, V)
         for _ in range(2):
-            st = _state(rng)
+            st = xorshift_state(rng)
             want = ref(wid, ptr, z, ndk, nwk, nk, 0.4, 0.05, st.copy())
             got = sweep_shard(kind, wid, ptr, z, ndk, nwk, nk, 0.4, 0.05, st.copy())
             assert np.array_equal(got[0], want[0]), kind

@@ -1,14 +1,18 @@
 """``dptopic.kernels.rng``."""
+import math
+import secrets
+
 import numpy as np
 import pytest
+from scipy import stats
+
 from dptopic.kernels import dense_sweep, kernel_state, sweep_shard
 from dptopic.kernels.reference import reference_sweep
 from dptopic.kernels.rng import PyXorShift, next_uniform
-from conftest import counts_from_z, random_state
 from dptopic.kernels.rng import document_state
-import math
-from scipy import stats
-import secrets
+
+from conftest import counts_from_z, random_state
+from helpers import M64, xorshift_state
 
 
 def test_rng_matches_python_twin():
@@ -115,13 +119,6 @@ def test_worker_scratch_owns_its_cache_lines():
     assert a.ctypes.data // LINE != b.ctypes.data // LINE
 
 
-M64 = (1 << 64) - 1
-
-
-def _state(rng):
-    return rng.integers(1, 2 ** 63 - 1, size=2).astype(np.uint64)
-
-
 def _splitmix(x: int) -> int:
     z = (x + 0x9E3779B97F4A7C15) & M64
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
@@ -132,7 +129,7 @@ def _splitmix(x: int) -> int:
 def test_document_state_matches_splitmix_reference():
     rng = np.random.default_rng(0)
     wid = rng.integers(0, 50, 40).astype(np.int32)
-    for base in (_state(rng), np.array([0, 1], np.uint64), np.array([M64, M64], np.uint64)):
+    for base in (xorshift_state(rng), np.array([0, 1], np.uint64), np.array([M64, M64], np.uint64)):
         for a, b in ((0, 0), (0, 1), (3, 17), (0, 40)):
             b0, b1 = int(base[0]), int(base[1])
             h = _splitmix(b0 ^ (b - a))

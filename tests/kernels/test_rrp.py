@@ -1,38 +1,17 @@
 """``dptopic.kernels.rrp``."""
 import numpy as np
 import pytest
+
 from dptopic.kernels import subset_select
 
-
-M64 = (1 << 64) - 1
-
-
-class XS:
-    """xorshift128+ (Vigna 2014) in plain Python: the kernels' stream, written out here independently."""
-
-    def __init__(self, state):
-        self.s0, self.s1 = int(state[0]), int(state[1])
-
-    def u64(self) -> int:
-        a, b = self.s0, self.s1
-        self.s0 = b
-        a ^= (a << 23) & M64
-        self.s1 = a ^ b ^ (a >> 17) ^ (b >> 26)
-        return (self.s1 + b) & M64
-
-    def uniform(self) -> float:
-        return (self.u64() >> 11) * 2.0 ** -53
-
-
-def _state(rng):
-    return rng.integers(1, 2 ** 63 - 1, size=2).astype(np.uint64)
+from helpers import XorShiftReference, xorshift_state
 
 
 # ------------------------------------------------------------------------------ subset selection
 def _subset_reference(words, V, s, p_in, state):
     """Subset selection: the true word with probability p_in, then Floyd's sampling of the rest among the other
     words (candidate index t maps to word t, or t + 1 from the true word on)."""
-    xs = XS(state)
+    xs = XorShiftReference(state)
     out = np.empty((len(words), s), np.int32)
     for i, w in enumerate(words.tolist()):
         chosen = []
@@ -53,7 +32,7 @@ def _subset_reference(words, V, s, p_in, state):
 def test_subset_select_matches_reference_draw_for_draw(V, s):
     rng = np.random.default_rng(V * s)
     words = rng.integers(-1, V, 300).astype(np.int32)       # -1: padding
-    st = _state(rng)
+    st = xorshift_state(rng)
     for p_in in (0.0, 0.4, 1.0):
         out = np.empty((len(words), s), np.int32)
         subset_select(words, V, s, p_in, st.copy(), out)

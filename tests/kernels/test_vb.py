@@ -5,12 +5,16 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.special import psi
+from scipy.special import gammaln, psi
 
 import dptopic
 import dptopic.models.svi as svi
 from dptopic.corpus.synthetic import lda_corpus
-from dptopic.kernels.vb import TILE, _exp_digamma, dirichlet_expectation, vb_estep, vb_estep_docs, vb_scatter
+from dptopic.kernels.docdp import tokens_to_bow
+from dptopic.kernels.vb import (TILE, _exp_digamma, cap_lengths, digamma, dirichlet_expectation, doc_elbo, gather_rows,
+                                vb_estep, vb_estep_docs, vb_scatter)
+
+from helpers import KERNEL_SHAPES, canonical_and_messy_csr, csr_token_corpus
 
 
 def _np_estep(ptr, ids, cts, lam, alpha, gamma0, max_iter, tol, clip):
@@ -130,27 +134,7 @@ def test_doc_chunks_cover_every_document_once_in_order():
     assert svi._doc_chunks(ptr[:2], 4) == [(0, 1)]
 
 
-"""``dptopic.kernels.vb``."""
-import numpy as np
-import pytest
-from dptopic.kernels.docdp import tokens_to_bow
-import scipy.sparse as sp
-from scipy.special import gammaln, psi
-from dptopic.kernels.vb import cap_lengths, digamma, dirichlet_expectation, doc_elbo, gather_rows, vb_estep
-
-
-def _corpus(rng, D, V, max_len, n_empty=1):
-    """A CSR token corpus of ``D`` documents over ``V`` words; the first ``n_empty`` documents are empty."""
-    lens = rng.integers(1, max_len + 1, D)
-    lens[:n_empty] = 0
-    rng.shuffle(lens)
-    ptr = np.zeros(D + 1, np.int64)
-    np.cumsum(lens, out=ptr[1:])
-    return rng.integers(0, V, int(ptr[-1])).astype(np.int32), ptr
-
-
-# (documents, vocabulary, topics): one word, one topic, both lane / block draws, more than 64 topics
-SHAPES = [(3, 1, 1), (4, 1, 3), (6, 5, 1), (8, 7, 5), (10, 20, 9), (5, 12, 70)]
+# ``dptopic.kernels.vb``.
 
 
 # ------------------------------------------------------------------------------ variational Bayes
@@ -183,14 +167,14 @@ def _np_vb_estep(ptr, ids, cts, eb_vk, alpha, gamma0, max_iter, tol, clip):
     return gamma, stats, norms
 
 
-@pytest.mark.parametrize("D,V,K", SHAPES)
+@pytest.mark.parametrize("D,V,K", KERNEL_SHAPES)
 def test_vb_estep_and_doc_elbo_on_edge_shapes(D, V, K):
     from scipy.special import gammaln, logsumexp, psi
 
     from dptopic.kernels.vb import dirichlet_expectation, doc_elbo, vb_estep
 
     rng = np.random.default_rng(5 * K + V)
-    wid, tptr = _corpus(rng, D, V, 15)
+    wid, tptr = csr_token_corpus(rng, D, V, 15)
     ptr, ids, cts = tokens_to_bow(tptr, wid, V)
     ids = ids.astype(np.int64)
     lam = rng.gamma(2.0, 1.0, size=(K, V)) + 0.1
@@ -215,41 +199,10 @@ def test_vb_estep_and_doc_elbo_on_edge_shapes(D, V, K):
         assert out[d] == pytest.approx(want, rel=1e-10, abs=1e-10)
 
 
-def _canonical_and_messy(rng, D=40, V=25):
-    """A random count matrix (canonical CSR) and the same counts as a messy CSR: every count split over 1-3 entries,
-    explicit zeros added, each row's entries shuffled."""
-    dense = rng.poisson(0.6, size=(D, V)).astype(np.float64)
-    dense[3] = 0.0                                       # an empty document
-    dense[7] = 0.0
-    dense[7, 4] = 5.0                                    # one word, written below as a zero then its count
-    X = sp.csr_matrix(dense)
-    ptr, ids, cts = [0], [], []
-    for d in range(D):
-        row_ids, row_cts = [], []
-        for w in np.flatnonzero(dense[d]):
-            c = int(dense[d, w])
-            parts = rng.multinomial(c, np.ones(k := int(rng.integers(1, 4))) / k)
-            row_ids += [w] * k
-            row_cts += list(parts.astype(float))         # a part may be 0: an explicit zero of a present word
-        for w in rng.choice(V, 2, replace=False):        # explicit zeros, of present and absent words
-            row_ids.append(int(w))
-            row_cts.append(0.0)
-        order = rng.permutation(len(row_ids))
-        if d == 7:
-            row_ids, row_cts, order = [4, 4], [0.0, 5.0], np.arange(2)
-        ids += [row_ids[i] for i in order]
-        cts += [row_cts[i] for i in order]
-        ptr.append(len(ids))
-    M = sp.csr_matrix((np.array(cts), np.array(ids, dtype=np.int32), np.array(ptr)), shape=(D, V))
-    assert not M.has_canonical_format
-    np.testing.assert_array_equal(M.toarray(), dense)
-    return X, M
-
-
 def test_svi_batches_of_a_messy_csr_have_the_canonical_norms():
     from dptopic.kernels.vb import gather_rows, vb_estep
     rng = np.random.default_rng(2)
-    X, M = _canonical_and_messy(rng)
+    X, M = canonical_and_messy_csr(rng)
     rows = np.array([7, 0, 5, 3, 11])
     K, V = 3, X.shape[1]
     eb = np.ascontiguousarray(np.exp(rng.normal(size=(K, V))).T)

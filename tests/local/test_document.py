@@ -1,10 +1,12 @@
 """Document-level local DP: k-subset selection, one word pair per document, the report format, the server estimate."""
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 
+from dptopic.corpus import Corpus, lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.local import Randomizer
 from dptopic.local.document import (DocumentRandomizer, DocumentReportSet, domain_size, n_pairs, pair_cooccurrence,
@@ -233,14 +235,7 @@ def test_partial_fit_equals_one_fit_and_survives_a_save(tmp_path):
     with pytest.raises(DPTopicError, match="made at eps_doc=8, the model.s at 4"):
         m.partial_fit(other)
     np.testing.assert_array_equal(m.components_, before)
-"""``dptopic.local.document``."""
-import numpy as np
-import pytest
-from dptopic import DPTopicError
-import warnings
-from dptopic.corpus import lda_corpus
-from dptopic.local import DocumentRandomizer, DocumentReportSet
-from dptopic.corpus import Corpus
+# ``dptopic.local.document``.
 
 
 @pytest.mark.filterwarnings('ignore::dptopic.SeededNoiseWarning')

@@ -239,9 +239,7 @@ def test_fit_transform_of_reports_says_what_to_do_instead(data):
         m.fit_transform(rs)
     assert not hasattr(m, "components_")                     # refused before any fit
     assert m.fit(rs).transform(stream.subset(np.arange(5))).shape == (5, 4)
-"""``dptopic.local.estimation``."""
-import math
-import numpy as np
+# ``dptopic.local.estimation``.
 
 
 # ---------------------------------------------------------------- unbiased estimators (fixed seed)

@@ -1,12 +1,11 @@
 """Local DP, contributor side: the randomizer, its kernel, its accounting and the report format."""
 from __future__ import annotations
+
 import hashlib
 import itertools
 import json
 import math
 import struct
-"""Gaps closed in the mechanisms, local randomizers and accountants."""
-
 
 import numpy as np
 import pytest
@@ -22,6 +21,7 @@ from dptopic.local.estimation import presence_bits
 from dptopic.local.reports import MAGIC
 
 from conftest import column_corpus, seeded_randomizer
+# Gaps closed in the mechanisms, local randomizers and accountants.
 
 
 # ------------------------------------------------------------------ Theorem 4
@@ -218,8 +218,6 @@ def test_a_per_word_epsilon_above_50_is_refused_as_no_protection(tmp_path, capsy
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--epsilon-word" in err and "(0, 50]" in err, err
     assert not (tmp_path / "s.db").exists() and not (tmp_path / "r.dpr").exists()
-from dptopic import Corpus
-from dptopic.errors import DPTopicError
 
 WORDS = ["apple", "pear", "plum"]
 TEXTS = ["apple pear", "zzz qqq", "plum apple"]     # the second document holds no vocabulary word

@@ -20,6 +20,7 @@ And statistical checks (fixed seeds, tolerances from standard errors): the docum
 pair estimate is unbiased on a small domain; the word-level moment estimator's variance is its formula.
 """
 from __future__ import annotations
+
 import hashlib
 import json
 import math
@@ -280,15 +281,8 @@ def test_a_bad_upload_nonce_is_refused_in_one_line():
         rs.to_bytes(nonce="XYZ")
     raw = rs.to_bytes(nonce="0" * 32)
     assert ReportSet.from_bytes(raw).upload_nonce == "0" * 32 and ReportSet.from_bytes(rs.to_bytes()).upload_nonce is None
-"""Damaged or odd local reports and models: each is refused in one line (never a traceback, a hang or two readings)."""
+# Damaged or odd local reports and models: each is refused in one line (never a traceback, a hang or two readings).
 
-import hashlib
-import json
-import struct
-
-import pytest
-
-from dptopic.errors import DPTopicError
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -2,16 +2,15 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 from scipy import stats
 
+from dptopic.accounting import LaplaceEvent, PureDPEvent
 from dptopic.errors import DPTopicError
 from dptopic.mechanisms import discrete_laplace_pmf, laplace_mechanism, laplace_with_scale
 from dptopic.mechanisms import laplace_noise
-from hypothesis import HealthCheck, given, settings, strategies as st
-from dptopic._validation import Interval
-from dptopic.accounting import (LaplaceEvent, PureDPEvent, eps_iter_static, eps_related, eps_total_static,
-                                hdp_clip_bound, hdp_epsilon_inherent, hdp_total_epsilon, smallest_hdp_budget)
-from dptopic.models import ALGORITHMS
+
+from helpers import CALCULATORS, FAST, NASTY, PARAMS, SPECIAL, base_kwargs, is_clean_number, works_or_refuses
 
 
 def test_laplace_scale_ks():
@@ -140,73 +139,6 @@ def test_secure_continuous_noise_is_applied_by_opendp_to_the_values(monkeypatch)
     assert np.all(np.abs(noisy - values) < 200)
     with pytest.raises(DPTopicError, match="applied to the values"):
         laplace_noise((2,), 1.0, None, discrete=False, secure=True)
-
-
-FAST = settings(max_examples=12, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-SPECIAL = [float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -float("inf"), np.float32("inf"),
-           -np.float64("inf"), 0, 0.0, -0.0, -1, -1.5, np.int64(-3), 1e308, -1e308, 5e-324, 1e-300, 10**30, -(10**30),
-           2**63, 10**400, np.float32(1e38), np.int32(0), True, False, np.bool_(True), None, "1", "nan", "abc", b"1", [1],
-           {"a": 1}, 1 + 1j, np.complex64(1), (), object()]
-
-
-NASTY = st.one_of(st.sampled_from(SPECIAL), st.floats(allow_nan=True, allow_infinity=True),
-                  st.integers(-(10**20), 10**20), st.floats(-1e-3, 1e3), st.integers(-3, 12), st.text(max_size=3))
-
-
-def works_or_refuses(fn):
-    """Run ``fn``: return ``(True, result)``, or ``(False, None)`` after a one-line DPTopicError. Any other
-    exception propagates and fails the test."""
-    try:
-        return True, fn()
-    except DPTopicError as e:
-        msg = str(e)
-        assert msg and "\n" not in msg and len(msg) < 500, msg
-        return False, None
-
-
-def is_clean_number(v) -> bool:
-    if isinstance(v, (bool, np.bool_)):
-        return False
-    if isinstance(v, (int, np.integer)):
-        return True   # any size: a seed may exceed the float range
-    return isinstance(v, (float, np.floating)) and math.isfinite(float(v))
-
-
-# ------------------------------------------------------------------ estimators, by construction
-def numeric_params():
-    for algo, cls in ALGORITHMS.items():
-        for name, cons in cls._parameter_constraints.items():
-            if any(isinstance(c, Interval) for c in cons):
-                yield algo, cls, name
-
-
-PARAMS = list(numeric_params())
-
-
-def base_kwargs(cls):
-    """Small, valid settings for whichever of these parameters the estimator takes."""
-    small = dict(n_topics=2, n_iter=2, rounds=2, seed=0, verbose=0, n_jobs=1)
-    return {k: v for k, v in small.items() if k in cls._param_names()}
-
-
-CALCULATORS = {
-    "eps_related": lambda v: eps_related(v),
-    "hdp_clip_bound eps": lambda v: hdp_clip_bound(v, 1.0),
-    "hdp_clip_bound beta": lambda v: hdp_clip_bound(10.0, v),
-    "hdp_epsilon_inherent": lambda v: hdp_epsilon_inherent(v, 0.5),
-    "eps_iter_static beta": lambda v: eps_iter_static([3, 5, 2], v, 0),
-    "eps_iter_static t": lambda v: eps_iter_static([3, 5, 2], 0.1, v),
-    "eps_iter_static cmax": lambda v: eps_iter_static([3, 5, 2], 0.1, 1, cmax=v),
-    "eps_iter_static n_tok": lambda v: eps_iter_static([3, v, 2], 0.1, 0),
-    "eps_total_static n_iter": lambda v: eps_total_static([3, 5], 0.1, v),
-    "smallest_hdp_budget eps": lambda v: smallest_hdp_budget(v, 3, 1e-5),
-    "smallest_hdp_budget n_iter": lambda v: smallest_hdp_budget(1.0, v, 1e-5),
-    "hdp_total_epsilon eps_L": lambda v: hdp_total_epsilon(v, 1.0, 3, 1e-5),
-    "hdp_total_epsilon delta": lambda v: hdp_total_epsilon(1.0, 1.0, 3, v),
-}
 
 
 # ------------------------------------------------------------------ mechanisms and events

@@ -1,35 +1,36 @@
 """A path given to an estimator where documents go: a prepared corpus or a shard folder is read, any other corpus
 file is refused in one line naming the call that reads it, for every estimator's fit, partial_fit and transform
 (through the shared base)."""
+import json
+import math
+import os
 import re
+import shutil
 import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from hypothesis import given, strategies as st
 
 import dptopic
-from dptopic.errors import DPTopicError
-import math
-import scipy.sparse as sp
-from dptopic.corpus import lda_corpus
-from dptopic.models.docdp import DocDPEM
-import json
-from dptopic.models.docdp_cooc import DocDPCooccurrence
-import os
-from dptopic.errors import CorruptModelError
+from dptopic import CDPLDA, HDPLDA, CDPLDAPlus
 from dptopic import LDA
 from dptopic.accounting.verify import verify_report
-from dptopic import CDPLDA, HDPLDA, CDPLDAPlus
-import shutil
-from hypothesis import HealthCheck, given, settings, strategies as st
-from dptopic._validation import Interval
-from dptopic.corpus import Corpus
-from dptopic.models import ALGORITHMS
-from dptopic.corpus.preprocess import TOKENIZER_VERSION
-from dptopic.models import base
 from dptopic.backends import ThreadBackend
+from dptopic.corpus import Corpus
+from dptopic.corpus import lda_corpus
+from dptopic.corpus.preprocess import TOKENIZER_VERSION
 from dptopic.errors import BudgetExceededError
+from dptopic.errors import CorruptModelError
+from dptopic.errors import DPTopicError
+from dptopic.models import ALGORITHMS
+from dptopic.models import base
 from dptopic.models import base as model_base
+from dptopic.models.docdp import DocDPEM
+from dptopic.models.docdp_cooc import DocDPCooccurrence
+
+from helpers import FAST, NASTY, PARAMS, base_kwargs, is_clean_number, mutations, works_or_refuses
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean".split()
 
@@ -243,34 +244,6 @@ def test_set_params_after_fit_leaves_inference_as_fitted_and_as_reloaded(corpus,
     np.testing.assert_allclose(back.transform(corpus, seed=3), after, rtol=0, atol=1e-12)
 
 
-WORDS_2 = ["apple", "banana", "cherry", "grape", "lemon", "mango", "orange", "peach", "pear", "plum", "kiwi", "melon"]
-
-
-DOCS_2 = [d.split() for d in ("apple banana cherry grape lemon mango", "orange peach pear plum kiwi melon",
-                            "apple cherry lemon orange pear kiwi", "banana grape mango peach plum melon")]
-
-
-def _reports():
-    from dptopic.local import Randomizer
-
-    return Randomizer(WORDS_2, epsilon_word=1.0, secure=True).randomize(DOCS_2)
-
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    """An LP-LDA, an OLP-LDA and a document-level local model, saved."""
-    from dptopic import LPLDA, OLPLDA
-    from dptopic.local.document import DocumentRandomizer
-    from dptopic.models.ldp_document import LocalDocumentLDA
-
-    root = tmp_path_factory.mktemp("models")
-    rs = _reports()
-    LPLDA(n_topics=2, n_iter=2, verbose=0).fit(rs).save(root / "lp")
-    OLPLDA(prior_corpus="none", n_topics=2, n_iter=2, verbose=0).partial_fit(rs).save(root / "olp")
-    LocalDocumentLDA(n_topics=2, verbose=0).fit(DocumentRandomizer(WORDS_2, 8.0).randomize(DOCS_2)).save(root / "doc")
-    return root
-
-
 def _one_line_corrupt(folder):
     import dptopic
 
@@ -282,12 +255,12 @@ def _one_line_corrupt(folder):
 
 
 @pytest.mark.filterwarnings('ignore')
-def test_a_fifo_in_a_model_folder_is_refused_not_waited_on(models, tmp_path):
+def test_a_fifo_in_a_model_folder_is_refused_not_waited_on(saved_local_models, tmp_path):
     import shutil
 
     for name in ("model.json", "components.npy"):
         folder = tmp_path / name.replace(".", "_")
-        shutil.copytree(models / "lp", folder)
+        shutil.copytree(saved_local_models / "lp", folder)
         (folder / name).unlink()
         os.mkfifo(folder / name)
         msg = _one_line_corrupt(folder) if name != "model.json" else None
@@ -360,36 +333,8 @@ def test_input_without_rows_is_named_as_scikit_learn_names_it(fitted, X, name, s
         fitted[name].transform(empty)
 
 
-@pytest.fixture(scope="module")
-def corpus_2():
-    return dptopic.lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
-
-
-def _trainers(corpus_2):
-    from dptopic.local import Randomizer
-    from dptopic.models.fdptm import fit_fdptm
-
-    reports = Randomizer.for_simulation(corpus_2.vocabulary, epsilon_word=3).randomize(corpus_2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield dptopic.HDPLDA(n_topics=4, n_iter=4, epsilon_laplace=1, verbose=0).fit(corpus_2)
-        yield dptopic.DPSVI.from_budget(1, 1e-5, n_topics=4, verbose=0).fit(corpus_2)
-        yield dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus_2)
-        yield dptopic.DocDPEM(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus_2)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, verbose=0).fit(corpus_2)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, exclusion="tail", verbose=0).fit(corpus_2)
-        yield dptopic.LPLDA(n_topics=4, n_iter=3, epsilon_word=3, verbose=0).fit(reports)
-        yield fit_fdptm(dptopic.HDPLDA(n_topics=4, n_iter=3, epsilon_laplace=1, verbose=0), corpus_2, 0.5, 5e-6)[0]
-        yield fit_fdptm(dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0), corpus_2, 0.5, 5e-6)[0]
-
-
-@pytest.fixture(scope="module")
-def models_2(corpus_2):
-    return list(_trainers(corpus_2))
-
-
-def test_every_trainer_report_verifies_before_and_after_saving(models_2, tmp_path):
-    for i, m in enumerate(models_2):
+def test_every_trainer_report_verifies_before_and_after_saving(private_models, tmp_path):
+    for i, m in enumerate(private_models):
         v = verify_report(m.privacy_)
         assert v.status == "verified", (type(m).__name__, v.detail)
         assert "epsilon_pld" in v.figures and v.figures["epsilon_pld"]["stated"] == pytest.approx(
@@ -399,22 +344,22 @@ def test_every_trainer_report_verifies_before_and_after_saving(models_2, tmp_pat
         assert verify_report(back.privacy_).status == "verified", type(m).__name__
 
 
-def test_the_saved_claim_is_checked_before_load_names_it_again(models_2, tmp_path):
+def test_the_saved_claim_is_checked_before_load_names_it_again(private_models, tmp_path):
     d = tmp_path / "m"
-    models_2[0].save(d)                                         # HDP-LDA, word level
+    private_models[0].save(d)                                         # HDP-LDA, word level
     meta = json.loads((d / "model.json").read_text())
     meta["privacy"]["epsilon"] = meta["privacy"]["epsilon"] / 2
     (d / "model.json").write_text(json.dumps(meta))
     with pytest.raises(CorruptModelError, match="epsilon is stated as"):
         dptopic.load(d)
-    old = json.loads(json.dumps(models_2[0].privacy_))         # a report saved before 'epsilon' named the guarantee
+    old = json.loads(json.dumps(private_models[0].privacy_))         # a report saved before 'epsilon' named the guarantee
     del old["epsilon"], old["epsilon_method"]
     assert verify_report(old).status == "verified"
 
 
-def test_load_refuses_a_report_that_claims_more_than_its_events(models_2, tmp_path):
+def test_load_refuses_a_report_that_claims_more_than_its_events(private_models, tmp_path):
     d = tmp_path / "m"
-    models_2[2].save(d)
+    private_models[2].save(d)
     meta = json.loads((d / "model.json").read_text())
     meta["privacy"]["epsilon_pld"] = meta["privacy"]["epsilon_pld"] / 2
     (d / "model.json").write_text(json.dumps(meta))
@@ -422,11 +367,11 @@ def test_load_refuses_a_report_that_claims_more_than_its_events(models_2, tmp_pa
         dptopic.load(d)
 
 
-def test_every_trainer_report_matches_what_its_parameters_plan(models_2):
+def test_every_trainer_report_matches_what_its_parameters_plan(private_models):
     from dptopic.models.base import planned_spend_check
 
     checked = set()
-    for m in models_2:
+    for m in private_models:
         v = planned_spend_check(verify_report(m.privacy_), m, m.privacy_)
         assert v.status == "verified", (type(m).__name__, v.detail)
         if m._planned_spend(m.privacy_) is not None:
@@ -448,10 +393,10 @@ def test_every_trainer_report_matches_what_its_parameters_plan(models_2):
     (7, "unit", "document"),                          # HDP-LDA on a private vocabulary: "document + word" edited
     (7, "topic_model.unit", "document"),
 ])
-def test_a_unit_or_relation_edited_away_from_the_trainers_is_refused(models_2, tmp_path, i, field, value):
+def test_a_unit_or_relation_edited_away_from_the_trainers_is_refused(private_models, tmp_path, i, field, value):
     # the figures still recompute from the events (they carry no unit), so only the trainer's own unit catches this
     d = tmp_path / "m"
-    models_2[i].save(d)
+    private_models[i].save(d)
     meta = json.loads((d / "model.json").read_text())
     rep = meta["privacy"]
     dptopic.load(d)                                   # as saved, it loads
@@ -486,61 +431,11 @@ def test_every_report_names_epsilon_delta_unit_relation_theorem(planted, make, t
             assert rep["epsilon"] in (float("inf"), "inf") and rep["delta"] is None and rep["reason"]
 
 
-FAST = settings(max_examples=12, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-SPECIAL = [float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -float("inf"), np.float32("inf"),
-           -np.float64("inf"), 0, 0.0, -0.0, -1, -1.5, np.int64(-3), 1e308, -1e308, 5e-324, 1e-300, 10**30, -(10**30),
-           2**63, 10**400, np.float32(1e38), np.int32(0), True, False, np.bool_(True), None, "1", "nan", "abc", b"1", [1],
-           {"a": 1}, 1 + 1j, np.complex64(1), (), object()]
-
-
-NASTY = st.one_of(st.sampled_from(SPECIAL), st.floats(allow_nan=True, allow_infinity=True),
-                  st.integers(-(10**20), 10**20), st.floats(-1e-3, 1e3), st.integers(-3, 12), st.text(max_size=3))
-
-
 TEXTS_2 = ["budget deficit tax revenue spending", "tax revenue budget treasury surplus", "army navy war defense troops",
          "war troops army peace treaty", "school education teachers students", "students teachers education college"] * 3
 
 
 CORPUS = Corpus.from_texts(TEXTS_2)
-
-
-def works_or_refuses(fn):
-    """Run ``fn``: return ``(True, result)``, or ``(False, None)`` after a one-line DPTopicError. Any other
-    exception propagates and fails the test."""
-    try:
-        return True, fn()
-    except DPTopicError as e:
-        msg = str(e)
-        assert msg and "\n" not in msg and len(msg) < 500, msg
-        return False, None
-
-
-def is_clean_number(v) -> bool:
-    if isinstance(v, (bool, np.bool_)):
-        return False
-    if isinstance(v, (int, np.integer)):
-        return True   # any size: a seed may exceed the float range
-    return isinstance(v, (float, np.floating)) and math.isfinite(float(v))
-
-
-# ------------------------------------------------------------------ estimators, by construction
-def numeric_params():
-    for algo, cls in ALGORITHMS.items():
-        for name, cons in cls._parameter_constraints.items():
-            if any(isinstance(c, Interval) for c in cons):
-                yield algo, cls, name
-
-
-PARAMS = list(numeric_params())
-
-
-def base_kwargs(cls):
-    """Small, valid settings for whichever of these parameters the estimator takes."""
-    small = dict(n_topics=2, n_iter=2, rounds=2, seed=0, verbose=0, n_jobs=1)
-    return {k: v for k, v in small.items() if k in cls._param_names()}
 
 
 _MODEL = {}
@@ -550,15 +445,6 @@ def _fitted():
     if "m" not in _MODEL:
         _MODEL["m"] = dptopic.LDA(3, n_iter=3, seed=0, verbose=0).fit(CORPUS)
     return _MODEL["m"]
-
-
-def mutations(good: bytes):
-    return st.one_of(
-        st.binary(max_size=200),
-        st.integers(0, len(good)).map(lambda n: good[:n]),                      # truncations
-        st.tuples(st.integers(0, max(len(good) - 1, 0)), st.binary(min_size=1, max_size=4)).map(
-            lambda t: good[:t[0]] + t[1] + good[t[0] + len(t[1]):]),            # overwritten bytes
-    )
 
 
 # ------------------------------------------------------------------ model files

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import dptopic
 from dptopic.accounting.budget import hdp_iterations_within, smallest_hdp_budget
 from dptopic.advice import UNIT_EPSILON_MAX
 from dptopic.errors import DPTopicError
@@ -40,10 +41,7 @@ def test_hdp_iterations_within_is_the_most_the_budget_covers():
     budget = smallest_hdp_budget(eps_i, 40, delta) + 1e-6      # covers 40 iterations, not 41
     assert hdp_iterations_within(budget, eps_i, delta, n_iter) == 40
     assert hdp_iterations_within(smallest_hdp_budget(eps_i, 1, delta) / 2, eps_i, delta, n_iter) == 0
-"""``dptopic.models.by_unit``."""
-import pytest
-import dptopic
-from dptopic.errors import DPTopicError
+# ``dptopic.models.by_unit``.
 
 
 @pytest.mark.parametrize("make, suggestion", [

@@ -1,16 +1,15 @@
 """Document-level noisy EM (DocDPEM): sensitivity, noise, accounting, post-processing, recovery."""
-import numpy as np
+import warnings
 
-import dptopic
+import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import dptopic
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.models.docdp import DocDPEM
-import sys
-from pathlib import Path
-import warnings
+
 
 def test_noise_std_matches_calibration():
     from dptopic.accounting.gaussian import calibrate_noise_multiplier

@@ -1,23 +1,26 @@
 """DocDPCooccurrence's control of false words: a word chosen by a noisy count from a long public list is kept only if
 its count clears the threshold that keeps the expected number of kept words with no occurrence at most
 ``max_false_words``."""
+import warnings
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.stats import norm
 
-from dptopic.accounting.card import privacy_card
-from dptopic.corpus import Corpus
-from dptopic.errors import SmallCorpusWarning
-from dptopic.models import DocDPCooccurrence
-import warnings
 import dptopic
-import scipy.sparse as sp
+from dptopic.accounting.card import privacy_card
 from dptopic.accounting.gaussian import calibrate_gaussian_pair
+from dptopic.corpus import Corpus
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
+from dptopic.errors import SmallCorpusWarning
 from dptopic.evaluation.recovery import topic_recovery
+from dptopic.models import DocDPCooccurrence
 from dptopic.models import docdp_cooc
 from dptopic.recovery import document_frequency_statistic
+
+from helpers import quiet_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -544,16 +547,10 @@ def test_the_privacy_card_notes_a_large_delta():
     assert "strength_note" not in privacy_card(small.privacy_, "DocDPCooccurrence")
 
 
-def _quiet_fit(model, X, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return model.fit(X, **kw)
-
-
 @pytest.mark.parametrize("vocab_size, releases", [(60, 1), (600, 2)])
 def test_the_cooccurrence_report_names_the_releases_it_made(vocab_size, releases):
     c = lda_corpus(n_docs=300, vocab_size=vocab_size, n_topics=3, doc_length=30, seed=4).corpus
-    rep = _quiet_fit(dptopic.DocDPCooccurrence(n_topics=3, epsilon=1.0, verbose=0), c).privacy_
+    rep = quiet_fit(dptopic.DocDPCooccurrence(n_topics=3, epsilon=1.0, verbose=0), c).privacy_
     assert len(rep["events"]) == releases
     assert ("two statistics" in rep["theorem"]) == (releases == 2)
     assert ("chose the kept words" in rep["scope"]) == (releases == 2)

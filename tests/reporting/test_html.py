@@ -1,24 +1,23 @@
 """The HTML report: the audit's empirical epsilon in words (no Python dict), its counts explained beside the attack
 table's, and the privacy card's plain-language and vocabulary rows."""
-import re
-from html import unescape
-
-from dptopic.reporting import privacy_card, render_report
 import html as html_text
 import io
+import json
+import re
+import warnings
+from html import unescape
 
 import pytest
 
+import dptopic
 from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
 from dptopic.accounting.local import f_from_epsilon, local_privacy_report
-from dptopic.local.document import document_privacy_report
-
-import json
-import pytest
-import dptopic
-import warnings
 from dptopic.corpus.synthetic import lda_corpus
+from dptopic.local.document import document_privacy_report
 from dptopic.models import FedLDA
+from dptopic.reporting import privacy_card, render_report
+
+from helpers import fit_fedlda, quiet_fit
 
 DOCUMENT_REPORT = {"private": True, "unit": "document", "delta": 1e-5, "epsilon_pld": 4.0, "epsilon": 4.0,
                    "epsilon_method": "PLD", "neighbouring_relation": "document-level add/remove",
@@ -365,40 +364,12 @@ def test_html_audit_section_with_odd_claim(claim):
     assert "membership inference" in html
 
 
-@pytest.fixture(scope="module")
-def corpus():
-    return dptopic.lda_corpus(n_docs=300, vocab_size=60, n_topics=4, seed=0).corpus
-
-
-def _trainers(corpus):
-    from dptopic.local import Randomizer
-    from dptopic.models.fdptm import fit_fdptm
-
-    reports = Randomizer.for_simulation(corpus.vocabulary, epsilon_word=3).randomize(corpus)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield dptopic.HDPLDA(n_topics=4, n_iter=4, epsilon_laplace=1, verbose=0).fit(corpus)
-        yield dptopic.DPSVI.from_budget(1, 1e-5, n_topics=4, verbose=0).fit(corpus)
-        yield dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
-        yield dptopic.DocDPEM(n_topics=4, epsilon=1, delta=1e-5, verbose=0).fit(corpus)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, verbose=0).fit(corpus)
-        yield dptopic.FedLDA(n_topics=4, rounds=2, n_clients=20, exclusion="tail", verbose=0).fit(corpus)
-        yield dptopic.LPLDA(n_topics=4, n_iter=3, epsilon_word=3, verbose=0).fit(reports)
-        yield fit_fdptm(dptopic.HDPLDA(n_topics=4, n_iter=3, epsilon_laplace=1, verbose=0), corpus, 0.5, 5e-6)[0]
-        yield fit_fdptm(dptopic.DocDPCooccurrence(n_topics=4, epsilon=1, delta=1e-5, verbose=0), corpus, 0.5, 5e-6)[0]
-
-
-@pytest.fixture(scope="module")
-def models(corpus):
-    return list(_trainers(corpus))
-
-
-def test_card_and_html_show_the_check(models):
+def test_card_and_html_show_the_check(private_models):
     from dptopic.reporting import privacy_card, render_report
 
-    card = privacy_card(models[2].privacy_, "DocDPCooccurrence")
+    card = privacy_card(private_models[2].privacy_, "DocDPCooccurrence")
     assert card["ledger_check"]["status"] == "verified"
-    assert "ledger_check" not in privacy_card(models[2].privacy_, "DocDPCooccurrence", check=False)
+    assert "ledger_check" not in privacy_card(private_models[2].privacy_, "DocDPCooccurrence", check=False)
     html = render_report(title="t", trainer="DocDPCooccurrence", card=card, topics=[[("a", 1.0)]])
     assert "recomputed from its events" in html and "verified" in html
 
@@ -463,33 +434,9 @@ def _flat(s: str) -> str:
     return " ".join(s.split())
 
 
-def _letters(i: int) -> str:
-    return "word" + "".join("abcdefghij"[int(d)] for d in str(i))
-
-
-def _texts(n_docs, vocab_size, seed):
-    c, _, _, _ = lda_corpus(n_docs=n_docs, vocab_size=vocab_size, n_topics=3, doc_length=12, seed=seed)
-    return [" ".join(_letters(w) for w in c.word_ids[c.doc_ptr[d]:c.doc_ptr[d + 1]]) for d in range(c.n_docs)]
-
-
-def _fit(exclusion="none", **kw):
-    from dptopic.corpus import Corpus
-
-    c = Corpus.from_texts(_texts(40, 30, 1))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return FedLDA(n_topics=3, rounds=2, pad_length=kw.pop("pad_length_", 8), n_clients=10, exclusion=exclusion,
-                      verbose=0, seed=0, **kw).fit(c)
-
-
 @pytest.fixture(scope="module")
 def tail_model():
-    return _fit("tail", epsilon_per_entry=5.0)
-
-
-@pytest.fixture(scope="module")
-def none_model():
-    return _fit("none", epsilon_per_entry=5.0, report_words=6)
+    return fit_fedlda("tail", epsilon_per_entry=5.0)
 
 
 # 1 ------------------------------------------------------------------------------------------------------------
@@ -507,19 +454,13 @@ def test_tail_card_names_the_rule_s_reasons_before_the_vocabulary(tail_model):
 
 
 # 7 ------------------------------------------------------------------------------------------------------------
-def test_fed_page_shows_the_per_user_arithmetic(none_model):
-    card = privacy_card(none_model.privacy_, "FedLDA")
+def test_fed_page_shows_the_per_user_arithmetic(fedlda_none_model):
+    card = privacy_card(fedlda_none_model.privacy_, "FedLDA")
     html = _flat(render_report(title="t", trainer="FedLDA", card=card, topics=[[("a", 1.0)]]))
-    m = none_model._config().n_entries
+    m = fedlda_none_model._config().n_entries
     assert f"x {m} entries per user" in html and "paid once whatever the 2 rounds" in html
     assert "per report" in html and "first 6 of" in html
     assert "(one word)" not in card["figures"]["epsilon_nominal"]["what"]
-
-
-def _quiet_fit(model, X, **kw):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return model.fit(X, **kw)
 
 
 @pytest.mark.parametrize("eps, unit, weak", [(600.0, "word", True), (20.0, "document", True), (8.0, "document", False),
@@ -542,12 +483,12 @@ def test_background_topics_are_named_and_labelled(tmp_path):
     from dptopic.reporting.html import render_report
 
     c = lda_corpus(n_docs=400, vocab_size=300, n_topics=10, doc_length=40, seed=2).corpus
-    m = _quiet_fit(dptopic.DocDPCooccurrence(n_topics=10, epsilon=4.0, verbose=0), c)
+    m = quiet_fit(dptopic.DocDPCooccurrence(n_topics=10, epsilon=4.0, verbose=0), c)
     ids = m.background_topic_ids()
     assert ids == list(range(10 - m.n_background_topics_, 10)) and len(ids) > 0
     m.save(tmp_path / "m")
     assert dptopic.load(tmp_path / "m").background_topic_ids() == ids      # from the saved report
-    assert _quiet_fit(dptopic.LDA(n_topics=3, n_iter=2, verbose=0), c).background_topic_ids() == []
+    assert quiet_fit(dptopic.LDA(n_topics=3, n_iter=2, verbose=0), c).background_topic_ids() == []
     page = render_report(title="t", trainer="DocDPCooccurrence", card=privacy_card(m.privacy_, "DocDPCooccurrence"),
                          topics=m.topic_words(5, weights=True), background=ids)
     assert page.count("(background: corpus-wide words)") == len(ids)

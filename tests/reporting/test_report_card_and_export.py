@@ -15,6 +15,8 @@ import dptopic
 from dptopic.cli.main import build_parser, main
 from dptopic.reporting import privacy_card, render_report
 
+from conftest import TWO_TOPIC_TEXTS as TRAIN
+
 
 def _cli(*args):
     return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True)
@@ -223,7 +225,6 @@ def test_the_audit_section_lists_its_bound_and_settings_one_per_line():
 
 
 # ---------------------------------------------------------------- the command line
-from conftest import TWO_TOPIC_TEXTS as TRAIN  # noqa: E402
 
 
 @pytest.fixture(scope="module")

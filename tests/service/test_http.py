@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import hashlib
 import http.client
-import struct
-from service_helpers import count_rows, http as request
-from inprocess_server import InProcessServer, _body
 import socket
+import struct
+
+import pytest
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
@@ -18,9 +17,9 @@ pytest.importorskip("sqlalchemy")
 
 from dptopic.service.http import MAX_HEADER_BYTES  # noqa: E402
 
-import socket  # noqa: E402
-
-from service_helpers import ServedLikeServe, make_data, metric, send_raw, service_config  # noqa: E402
+from service_helpers import (TOKEN, InProcessServer, ServedLikeServe, count_rows, make_data, metric,  # noqa: E402
+                             plain_report_body, send_raw, service_config)
+from service_helpers import http as request  # noqa: E402
 
 
 LONG = 200_000      # bytes: a 200 KB query string, or header
@@ -273,14 +272,14 @@ def _with_header(raw: bytes, edit) -> bytes:
 def served_2(tmp_path):
     words, texts = make_data(tmp_path, vocab_size=60, n_docs=30, n_prior=5)
     db = f"sqlite:///{tmp_path / 'f.db'}"
-    with InProcessServer(_cfg(words, db, admin_token=TOKEN)) as srv:
+    with InProcessServer(service_config(words, db, admin_token=TOKEN)) as srv:
         yield srv, words, texts, db
 
 
 def test_a_lone_surrogate_in_an_echoed_value_or_a_json_body_is_a_4xx_not_a_500(served_2):
     srv, words, texts, db = served_2
     before = count_rows(db)
-    bad = _with_header(_body(words, texts[:2]), lambda t: t.replace(json.loads(t)["vocabulary_sha256"], "\\ud800"))
+    bad = _with_header(plain_report_body(words, texts[:2]), lambda t: t.replace(json.loads(t)["vocabulary_sha256"], "\\ud800"))
     status, _, data = request("POST", srv.url + "/v1/reports", bad,
                               {"Content-Type": "application/octet-stream", "Idempotency-Key": "dup-sur-0001"})
     doc = json.loads(data)
@@ -301,7 +300,7 @@ def test_a_header_sent_twice_is_refused(served_2, name, values):
     base = {"Content-Type": "application/octet-stream", "Idempotency-Key": "dup-key-CCCC"}
     headers = [(k, v) for k, v in base.items() if k != name] + [(name, v) for v in values]
     before = count_rows(db)
-    status, doc = _raw(port, "POST", "/v1/reports", headers, _body(words, texts[:2]))
+    status, doc = _raw(port, "POST", "/v1/reports", headers, plain_report_body(words, texts[:2]))
     assert status == 400 and f"the {name.lower()} header is sent 2 times" in doc["error"]["message"].lower(), doc
     assert count_rows(db) == before
 
@@ -311,7 +310,7 @@ def test_two_content_encoding_headers_are_one_list_of_codings(served_2):
     port = int(srv.url.rsplit(":", 1)[1])
     headers = [("Content-Type", "application/octet-stream"), ("Idempotency-Key", "dup-enc-0001"),
                ("Content-Encoding", "identity"), ("Content-Encoding", "gzip")]
-    status, doc = _raw(port, "POST", "/v1/reports", headers, _body(words, texts[:2]))
+    status, doc = _raw(port, "POST", "/v1/reports", headers, plain_report_body(words, texts[:2]))
     assert status == 415 and doc["error"]["code"] == "unsupported_content_encoding", doc
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dptopic import _io
-from dptopic._io import OUTPUT_MARKER, check_output_folder, mark_output_folder, unmark_failed_run
+from dptopic._io import OUTPUT_MARKER, check_output_dir, check_output_folder, mark_output_folder, unmark_failed_run
 from dptopic.errors import DPTopicError
 
 
@@ -237,3 +237,17 @@ def test_a_file_removed_while_the_folder_is_read_is_skipped(tmp_path, monkeypatc
     monkeypatch.undo()
     assert set(_marker(d)["runs"][f"dptopic {A}"]["files"]) <= {"a.png", "b.png"}
     assert "a.png" in _marker(d)["runs"][f"dptopic {A}"]["files"]
+
+
+def test_a_model_out_that_holds_another_commands_results_does_not_say_dptopic_did_not_write_them(tmp_path):
+    # walk C, finding 11: an audit's folder given to train was said to hold files "which dptopic did not write"
+    d = tmp_path / "X"
+    d.mkdir()
+    (d / ".dptopic-output").write_text("{}")
+    (d / "audit.json").write_text("{}")
+    with pytest.raises(DPTopicError) as e:
+        check_output_dir(d, overwrite=True)
+    assert "did not write" not in str(e.value) and "another dptopic command's output folder" in str(e.value)
+    (d / ".dptopic-output").unlink()
+    with pytest.raises(DPTopicError, match="which dptopic did not write"):
+        check_output_dir(d, overwrite=True)
