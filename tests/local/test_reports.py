@@ -286,7 +286,7 @@ def test_a_bad_upload_nonce_is_refused_in_one_line():
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
-WORDS = ["apple", "banana", "cherry", "grape", "lemon", "mango", "orange", "peach", "pear", "plum", "kiwi", "melon"]
+FRUIT_WORDS = ["apple", "banana", "cherry", "grape", "lemon", "mango", "orange", "peach", "pear", "plum", "kiwi", "melon"]
 DOCS = [d.split() for d in ("apple banana cherry grape lemon mango", "orange peach pear plum kiwi melon",
                             "apple cherry lemon orange pear kiwi", "banana grape mango peach plum melon")]
 
@@ -294,7 +294,7 @@ DOCS = [d.split() for d in ("apple banana cherry grape lemon mango", "orange pea
 def _reports():
     from dptopic.local import Randomizer
 
-    return Randomizer(WORDS, epsilon_word=1.0, secure=True).randomize(DOCS)
+    return Randomizer(FRUIT_WORDS, epsilon_word=1.0, secure=True).randomize(DOCS)
 
 
 def _with_header(raw: bytes, edit) -> bytes:
@@ -330,7 +330,7 @@ def test_a_header_that_gives_a_field_twice_is_refused(which):
     if which == "word":
         raw, cls = _reports().to_bytes(), ReportSet
     else:
-        raw, cls = DocumentRandomizer(WORDS, 8.0).randomize(DOCS).to_bytes(), DocumentReportSet
+        raw, cls = DocumentRandomizer(FRUIT_WORDS, 8.0).randomize(DOCS).to_bytes(), DocumentReportSet
     twice = _with_header(raw, lambda t: t[:-1] + ',"n_reports":' + str(json.loads(t)["n_reports"]) + "}")
     with pytest.raises(DPTopicError, match="'n_reports' more than once"):
         cls.from_bytes(twice)
@@ -346,5 +346,5 @@ def test_report_bytes_of_other_types_are_refused_and_a_memoryview_is_read():
         with pytest.raises(DPTopicError, match="expected the bytes of a report file"):
             ReportSet.from_bytes(bad)
     assert ReportSet.from_bytes(memoryview(raw)).n_reports == 4
-    doc = DocumentRandomizer(WORDS, 8.0).randomize(DOCS).to_bytes()
+    doc = DocumentRandomizer(FRUIT_WORDS, 8.0).randomize(DOCS).to_bytes()
     assert DocumentReportSet.from_bytes(memoryview(doc)).n_reports == 4
