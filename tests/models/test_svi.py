@@ -402,11 +402,10 @@ def _touched(*a, **kw):
 
 
 def test_secure_document_level_trainers_check_opendp_before_reading_data(tiny, monkeypatch):
-    from dptopic.models import DPSVI, DocDPCooccurrence, DocDPEM, docdp, docdp_cooc
+    from dptopic.models import DPSVI, DocDPCooccurrence, DocDPEM, _document_source
 
     _no_opendp(monkeypatch)
-    monkeypatch.setattr(docdp, "document_source", _touched)
-    monkeypatch.setattr(docdp_cooc, "document_source", _touched)
+    monkeypatch.setattr(_document_source, "document_source", _touched)    # where both trainers read their documents
     monkeypatch.setattr(DPSVI, "_train_corpus", _touched)
     for m in (DocDPEM(n_topics=3, secure=True), DocDPCooccurrence(n_topics=3, secure=True),
               DPSVI(n_topics=3, secure=True, verbose=0)):

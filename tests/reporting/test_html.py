@@ -483,7 +483,7 @@ def test_background_topics_are_named_and_labelled(tmp_path):
     from dptopic.reporting.html import render_report
 
     c = lda_corpus(n_docs=400, vocab_size=300, n_topics=10, doc_length=40, seed=2).corpus
-    m = quiet_fit(dptopic.DocDPCooccurrence(n_topics=10, epsilon=4.0, verbose=0), c)
+    m = quiet_fit(dptopic.DocDPCooccurrence(n_topics=10, epsilon=4.0, verbose=0, recovery="nmf"), c)
     ids = m.background_topic_ids()
     assert ids == list(range(10 - m.n_background_topics_, 10)) and len(ids) > 0
     m.save(tmp_path / "m")
