@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from datasets.test_dictionaries import write_dictd
+from package.test_datasets import write_dictd
 
 from dptopic.corpus import Corpus, Vocabulary, lda_corpus
 

@@ -4,7 +4,7 @@ many of the K topics the budget supports and how that is known."""
 import json
 
 import pytest
-from advice.test_advice import TABLE
+from package.test_advice import MEASURED_TABLE as TABLE
 
 import dptopic.advice
 from dptopic.cli.main import main
