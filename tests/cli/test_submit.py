@@ -4,26 +4,13 @@ import pytest
 from dptopic.cli.main import main
 
 from helpers import cli_error_line
-from service_helpers import Server, make_data
 
 
-# ---------------------------------------------------------------- 2. a contributor's text of one distinct word
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("one53")
-    words, _ = make_data(tmp, vocab_size=30, n_docs=20, n_prior=10)
-    srv = Server(tmp, f"sqlite:///{tmp / 'service.db'}", "--train-interval", "0", "--fed-epsilon-per-entry", "3",
-                 "--fed-topics", "2", "--fed-pad-length", "8", "--fed-min-updates", "1").start()
-    try:
-        yield {"tmp": tmp, "url": srv.url, "words": words}
-    finally:
-        srv.stop()
-
-
-def test_submit_takes_a_text_of_one_distinct_word(served, tmp_path, capsys):
+# ---------------------------------------------------------------- a contributor's text of one distinct word
+def test_submit_takes_a_text_of_one_distinct_word(fed_server, tmp_path, capsys):
     one = tmp_path / "one.txt"
-    one.write_text(f"{served['words'][3]} {served['words'][3]} {served['words'][3]}\n")
-    rc = main(["submit", "--server", served["url"], "--corpus", str(one), "--state", "none", "--retries", "0"])
+    one.write_text(f"{fed_server['words'][3]} {fed_server['words'][3]} {fed_server['words'][3]}\n")
+    rc = main(["submit", "--server", fed_server["url"], "--corpus", str(one), "--state", "none", "--retries", "0"])
     out = capsys.readouterr()
     assert rc in (0, None), out.err
     assert "1 randomized report uploaded" in " ".join(out.out.split()), out.out
