@@ -307,3 +307,35 @@ def fruit_reports():
     from dptopic.local import Randomizer
 
     return Randomizer(FRUIT_WORDS, epsilon_word=1.0, secure=True).randomize(FRUIT_DOCS)
+
+
+class TcpListener:
+    """A TCP listener on 127.0.0.1 that accepts connections, greets each with ``greeting`` (bytes, maybe none) and,
+    with ``hang_up``, closes it at once."""
+
+    def __init__(self, greeting=b"", hang_up=False):
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.address = "tcp://127.0.0.1:%d" % self.sock.getsockname()[1]
+        self.greeting, self.hang_up, self.held = greeting, hang_up, []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.greeting:
+                conn.sendall(self.greeting)
+            if self.hang_up:
+                conn.close()
+            else:
+                self.held.append(conn)
+
+    def close(self):
+        self.sock.close()
+        for c in self.held:
+            c.close()

@@ -3,37 +3,7 @@ import pytest
 from dptopic.errors import DPTopicError
 import logging
 
-
-class _Listener:
-    """A TCP listener on 127.0.0.1 that accepts connections, greets each with ``greeting`` (bytes, maybe none) and,
-    with ``hang_up``, closes it at once."""
-
-    def __init__(self, greeting=b"", hang_up=False):
-        import socket
-        import threading
-
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.address = "tcp://127.0.0.1:%d" % self.sock.getsockname()[1]
-        self.greeting, self.hang_up, self.held = greeting, hang_up, []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            if self.greeting:
-                conn.sendall(self.greeting)
-            if self.hang_up:
-                conn.close()
-            else:
-                self.held.append(conn)
-
-    def close(self):
-        self.sock.close()
-        for c in self.held:
-            c.close()
+from helpers import TcpListener
 
 
 # ----------------------------------------------------------------- 9: --scheduler and --dask-local
@@ -53,7 +23,7 @@ def test_scheduler_address_held_by_another_service_is_refused_not_waited_on(gree
     # hung `--scheduler` for good; the probe refuses it in one line
     from dptopic.cli._cluster import probe_scheduler
 
-    srv = _Listener(greeting, hang_up)
+    srv = TcpListener(greeting, hang_up)
     try:
         with pytest.raises(DPTopicError, match=what):
             probe_scheduler(srv.address, seconds=0.5)
@@ -66,7 +36,7 @@ def test_scheduler_probe_passes_a_dask_greeting_and_leaves_a_closed_port_to_the_
 
     from dptopic.cli._cluster import probe_scheduler
 
-    srv = _Listener(struct.pack("<QQQ", 58, 1, 42) + b"x" * 42)
+    srv = TcpListener(struct.pack("<QQQ", 58, 1, 42) + b"x" * 42)
     try:
         probe_scheduler(srv.address, seconds=0.5)  # no error
     finally:

@@ -23,7 +23,8 @@ from dptopic.errors import DPTopicError
 from dptopic.models.base import GibbsTopicModel
 from dptopic.models.docdp_cooc import DocDPCooccurrence
 
-from helpers import cli_error_line, letter_word, one_line_stderr, run_dptopic, subprocess_error_line
+from helpers import (TcpListener, cli_error_line, letter_word, one_line_stderr, run_dptopic,
+                     subprocess_error_line)
 
 WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()
 
@@ -473,38 +474,6 @@ def test_deeply_nested_json_inputs_get_one_line(tmp_path, capsys):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
 
-class _Listener:
-    """A TCP listener on 127.0.0.1 that accepts connections, greets each with ``greeting`` (bytes, maybe none) and,
-    with ``hang_up``, closes it at once."""
-
-    def __init__(self, greeting=b"", hang_up=False):
-        import socket
-        import threading
-
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.address = "tcp://127.0.0.1:%d" % self.sock.getsockname()[1]
-        self.greeting, self.hang_up, self.held = greeting, hang_up, []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            if self.greeting:
-                conn.sendall(self.greeting)
-            if self.hang_up:
-                conn.close()
-            else:
-                self.held.append(conn)
-
-    def close(self):
-        self.sock.close()
-        for c in self.held:
-            c.close()
-
-
 def test_train_private_vocabulary_huge_epsilon_cli(tmp_path):
     subprocess_error_line(run_dptopic("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--private-vocabulary",
                          "1000,1e-5", "--out", tmp_path / "x", timeout=300), "--private-vocabulary", "(0, 500]")
@@ -516,7 +485,7 @@ def test_scheduler_cli_malformed(tmp_path):
 
 
 def test_scheduler_cli_refuses_a_web_server_in_one_line(tmp_path):
-    srv = _Listener()
+    srv = TcpListener()
     try:
         r = run_dptopic("train", "--corpus", "demo", "--topics", 2, "--iterations", 1, "--scheduler", srv.address,
                  "--out", tmp_path / "x", timeout=60)
