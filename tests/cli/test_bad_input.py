@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from conftest import one_line_error as _one_line
+from helpers import run_dptopic
 
 WORDS = ("apple banana cherry grape lemon mango melon olive peach pear plum quince berry date fig kiwi lime "
          "nectarine orange papaya").split()
@@ -259,8 +260,7 @@ ENV = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH"
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True, env=ENV,
-                          timeout=300, cwd=cwd)
+    return run_dptopic(*args, cwd=cwd)
 
 
 @pytest.mark.parametrize("name, data, phrases", [

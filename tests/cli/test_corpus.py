@@ -5,8 +5,6 @@ import errno
 import gzip
 import json
 import os
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -370,8 +368,7 @@ def test_corpus_info_cli_of_no_documents(empty_npz):
 
 
 def _cli_3(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+    return run_dptopic(*args, cwd=cwd)
 
 
 # ---- item 18: nesting bounded before parsing
@@ -397,7 +394,7 @@ TEXTS = [
 
 
 def _cli_4(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, cwd=cwd)
+    return run_dptopic(*args, cwd=cwd)
 
 
 def test_cli_prepare_and_info(tmp_path):

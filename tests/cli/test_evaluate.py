@@ -1,7 +1,5 @@
 """``dptopic evaluate``: what the command does with its flags and files, and its one-line refusals."""
 import json
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -21,8 +19,7 @@ def test_evaluate_window_is_bounded(tmp_path):
 
 
 def _cli_2(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+    return run_dptopic(*args, cwd=cwd)
 
 
 # ---- item 11: evaluate reads documents in the model's vocabulary

@@ -7,8 +7,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -32,8 +30,7 @@ ENV = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH"
 
 
 def _cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "dptopic.cli.main", *map(str, args)], capture_output=True, text=True,
-                          env=ENV, timeout=timeout)
+    return run_dptopic(*args)
 
 
 def _out(r) -> str:

@@ -6,8 +6,6 @@ import argparse
 import itertools
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,7 +15,7 @@ from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
 
 from conftest import cli_output
-from helpers import one_line_error as _err
+from helpers import one_line_error as _err, run_dptopic
 
 
 # ----------------------------------------------------------------------------- C: randomize's messages
@@ -172,8 +170,7 @@ WORDS_2 = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+    return run_dptopic(*args, cwd=cwd)
 
 
 # ---- item 4: one report per document, empty ones included

@@ -5,7 +5,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import warnings
 from html.parser import HTMLParser
 
@@ -14,6 +13,7 @@ import pytest
 import dptopic
 from dptopic.cli.main import main
 from dptopic.reporting import CARD_SCHEMA, privacy_card, render_report
+from helpers import run_dptopic
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +171,7 @@ def test_html_is_self_contained_and_shows_card_topics_audit():
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True)
+    return run_dptopic(*args)
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +13,7 @@ import dptopic
 from dptopic.cli.main import main
 
 from conftest import cli_ok, cli_output, flat
-from helpers import cli_error_line
+from helpers import cli_error_line, run_dptopic
 from service_helpers import free_port, make_data
 
 # nothing listens on port 9 (discard): a command that got as far as the server would say it cannot reach it
@@ -266,8 +264,7 @@ WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
 
 
 def _cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+    return run_dptopic(*args, cwd=cwd)
 
 
 def _one_line_error(r):

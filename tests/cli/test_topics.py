@@ -6,8 +6,6 @@ import csv
 import io
 import json
 import shutil
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -158,14 +156,12 @@ def test_topics_cli_not_private_with_odd_claims(model_dir, tmp_path):
 def test_cli_names_the_guarantee_and_refuses_an_edited_report(tmp_path):
     X = lda_corpus(n_docs=80, vocab_size=30, n_topics=3, doc_length=20, seed=3).corpus
     dptopic.HDPLDA(n_topics=3, epsilon_laplace=1.0, epsilon_inherent=2.0, n_iter=2, verbose=0).fit(X).save(tmp_path / "m")
-    r = subprocess.run([sys.executable, "-m", "dptopic", "topics", "--model", str(tmp_path / "m")],
-                       capture_output=True, text=True)
+    r = run_dptopic("topics", "--model", tmp_path / "m")
     assert r.returncode == 0 and "GUARANTEE" in r.stdout and "cross-check" in r.stdout
     meta = json.loads((tmp_path / "m" / "model.json").read_text())
     meta["privacy"] = {"private": True}
     (tmp_path / "m" / "model.json").write_text(json.dumps(meta))
-    r = subprocess.run([sys.executable, "-m", "dptopic", "topics", "--model", str(tmp_path / "m")],
-                       capture_output=True, text=True)
+    r = run_dptopic("topics", "--model", tmp_path / "m")
     assert r.returncode == 2 and "epsilon" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
 

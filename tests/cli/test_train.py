@@ -6,7 +6,6 @@ import contextlib
 import io
 import json
 import math
-import subprocess
 import sys
 import warnings
 
@@ -560,8 +559,7 @@ WORDS_2 = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
 
 
 def _cli_2(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=600)
+    return run_dptopic(*args, cwd=cwd)
 
 
 # ---- items 20-22: caps, ranges and flags that do not apply
@@ -597,9 +595,8 @@ def test_cli_warnings_are_one_line(tmp_path):
 
 
 def test_cli_svi_with_private_vocabulary_saves(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "dptopic", "train", "--algorithm", "svi", "--private-vocabulary",
-                        "0.5,1e-6", "--epsilon", "2", "--topics", "5", "--out", str(tmp_path / "m")],
-                       capture_output=True, text=True, timeout=600)
+    r = run_dptopic("train", "--algorithm", "svi", "--private-vocabulary", "0.5,1e-6", "--epsilon", "2", "--topics", "5",
+                    "--out", tmp_path / "m")
     assert r.returncode == 0, r.stderr[-2000:]
     rep = json.loads((tmp_path / "m" / "model.json").read_text())["privacy"]
     assert rep["private"] and "vocabulary_selection" in rep and math.isfinite(rep["epsilon"])

@@ -1,8 +1,5 @@
 """`dptopic transform`: ids read from the records, and documents with no word of the model's vocabulary."""
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -100,7 +97,7 @@ DOCS = "w0 w1 w2 w0\nnothing known here\nw3 w4 w3\n"
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True)
+    return run_dptopic(*args)
 
 
 @pytest.fixture(scope="module")
@@ -344,8 +341,6 @@ def _edit(path, version):
 
 
 def test_the_cli_warns_when_it_reads_text_into_a_model_of_another_tokenizer(saved, tmp_path):
-    import subprocess
-    import sys
 
     docs = tmp_path / "docs.txt"
     docs.write_text("a rocket in orbit\na doctor\n")
@@ -353,7 +348,7 @@ def test_the_cli_warns_when_it_reads_text_into_a_model_of_another_tokenizer(save
     dptopic.Corpus.from_texts(docs.read_text().splitlines()).save(prepared)
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "dptopic", *map(str, args)], capture_output=True, text=True)
+        return run_dptopic(*args)
 
     cases = [("transform", "--model", saved, "--corpus", docs, "--out", tmp_path / "t.csv"),
              ("evaluate", "--model", saved, "--corpus", docs),

@@ -7,6 +7,7 @@ import pytest
 from dptopic.corpus import Corpus
 from dptopic.corpus.corpus import data_cut_of
 from dptopic.corpus.synthetic import lda_corpus
+from helpers import run_dptopic
 
 
 @pytest.fixture(scope="module")
@@ -50,25 +51,18 @@ def test_fdptm_experiment_writes_results(labelled, tmp_path):
 
 
 def test_classifier_attack_with_classes_a_shadow_never_sees_and_the_default_classes(tmp_path):
-    import subprocess
-    import sys
 
-    r = subprocess.run([sys.executable, "-m", "dptopic", "experiment", "classifier-mia", "--corpus", "demo",
-                        "--subsample", "200", "--topics", "3", "--iterations", "5", "--shadows", "2",
-                        "--algorithms", "lda", "--seed", "0", "--out", str(tmp_path / "c")],
-                       capture_output=True, text=True, timeout=600)
+    r = run_dptopic("experiment", "classifier-mia", "--corpus", "demo", "--subsample", "200", "--topics", "3",
+                    "--iterations", "5", "--shadows", "2", "--algorithms", "lda", "--seed", "0", "--out", tmp_path / "c")
     assert r.returncode == 0, r.stderr[-400:]   # every party of 200 paragraphs; a shadow's half misses some
     assert (tmp_path / "c" / "fig7.csv").exists()
 
 
 def test_a_failed_experiment_leaves_no_marked_folder_behind(tmp_path):
-    import subprocess
-    import sys
 
     out = tmp_path / "e"
     for _ in range(2):  # the second run must not be refused as "already holds a dptopic ... results"
-        r = subprocess.run([sys.executable, "-m", "dptopic", "experiment", "svi", "--delta", "1", "--out", str(out)],
-                           capture_output=True, text=True, timeout=300)
+        r = run_dptopic("experiment", "svi", "--delta", "1", "--out", out)
         assert r.returncode == 2 and "invalid --delta" in r.stderr and "already holds" not in r.stderr
         assert not out.exists()
 # ``dptopic.experiments.manzonelli_lira``.

@@ -4,8 +4,6 @@ during ``submit`` or ``fed-client``."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -20,6 +18,7 @@ from dptopic.local import Randomizer  # noqa: E402
 from dptopic.service.client import ServiceClient, fed_participate, submit  # noqa: E402
 
 from service_helpers import Server, admin, corpus_of, count_rows, get_json, make_data, post_reports  # noqa: E402
+from helpers import run_dptopic
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +174,7 @@ def test_two_first_runs_share_one_randomization(env, tmp_path, monkeypatch):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True, timeout=120)
+    return run_dptopic(*args)
 
 
 @pytest.mark.service

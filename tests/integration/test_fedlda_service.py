@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 import threading
@@ -27,6 +26,7 @@ from dptopic.models import FedLDA  # noqa: E402
 from dptopic.service.client import ServiceClient, fed_participate, pull  # noqa: E402
 
 from service_helpers import Server, corpus_of, get_json, http, make_data, raw_fed_message  # noqa: E402
+from helpers import run_dptopic  # noqa: E402
 
 
 EPS, K, PAD, N_REPORT, USERS, ROUNDS = 5.0, 3, 16, 30, 3, 2
@@ -328,10 +328,8 @@ def served(tmp_path_factory):
 
 
 def _fed_client(url, corpus, state, *extra):
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "dptopic", "fed-client", "--server", url, "--corpus", str(corpus),
-                           "--state", str(state), "--rounds", "1", "--poll", "0.05", "--retries", "0", *extra],
-                          capture_output=True, text=True, timeout=60, env=env)
+    return run_dptopic("fed-client", "--server", url, "--corpus", corpus, "--state", state, "--rounds", "1", "--poll",
+                       "0.05", "--retries", "0", *extra)
 
 
 @pytest.mark.service
@@ -700,8 +698,6 @@ def test_fed_client_refuses_a_server_asking_for_more_than_the_users_limit(fed_se
 @pytest.mark.service
 def test_fed_client_cli_keeps_its_reports_in_the_state_folder_by_default(fed_server, tmp_path):
     import os
-    import subprocess
-    import sys
     from pathlib import Path
 
     url, texts = fed_server["url"], fed_server["texts"]
@@ -710,9 +706,8 @@ def test_fed_client_cli_keeps_its_reports_in_the_state_folder_by_default(fed_ser
                PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
 
     def run(*extra):
-        r = subprocess.run([sys.executable, "-m", "dptopic", "fed-client", "--server", url, "--corpus", "docs.txt",
-                            "--poll", "0.1", "--round-timeout", "60", *extra], capture_output=True, text=True,
-                           env=env, cwd=tmp_path, timeout=120)
+        r = run_dptopic("fed-client", "--server", url, "--corpus", "docs.txt", "--poll", "0.1", "--round-timeout", "60",
+                        *extra, env=env, cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         return " ".join(r.stdout.split())
 
@@ -725,9 +720,8 @@ def test_fed_client_cli_keeps_its_reports_in_the_state_folder_by_default(fed_ser
     assert f"as {client};" in second and "reused the reports drawn before" in second and "spent nothing more" in second
     third = run("--state", "none")
     assert "drawn anew for this run" in third and f"as {client};" not in third
-    r = subprocess.run([sys.executable, "-m", "dptopic", "fed-client", "--server", url, "--corpus", "docs.txt",
-                        "--max-epsilon", "2", "--retries", "0"], capture_output=True, text=True, env=env,
-                       cwd=tmp_path, timeout=120)
+    r = run_dptopic("fed-client", "--server", url, "--corpus", "docs.txt", "--max-epsilon", "2", "--retries", "0",
+                    env=env, cwd=tmp_path)
     assert r.returncode == 2 and "above your limit of 2" in r.stderr and "Traceback" not in r.stderr
 
 

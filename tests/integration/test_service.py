@@ -7,12 +7,10 @@ import html
 import http.client as httpclient
 import json
 import logging
-import os
 import re
 import socket
 import struct
 import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -28,7 +26,8 @@ from dptopic.service import codec  # noqa: E402
 from dptopic.service.client import ServerError, ServiceClient, fed_participate, submit  # noqa: E402
 
 from conftest import cli_output  # noqa: E402
-from service_helpers import (InProcessServer, SRC, Server, TOKEN, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
+from helpers import run_dptopic  # noqa: E402
+from service_helpers import (InProcessServer, Server, TOKEN, admin, check_exactly_once, corpus_of, count_rows,  # noqa: E402
                              get_json, http, make_data, make_words, post_reports, service_config,
                              with_format_version)
 
@@ -525,9 +524,7 @@ def test_topics_words_takes_ascii_digits_only(tmp_path):
 
 
 def _run(*args, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    return run_dptopic(*args)
 
 
 # ----------------------------------------------------------------------------- A: a port already in use

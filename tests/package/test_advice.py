@@ -8,6 +8,7 @@ import pytest
 
 from dptopic.advice import load_table, recommend
 from dptopic.errors import DPTopicError
+from helpers import run_dptopic
 
 TABLE = {"source": "test", "rows": [
     {"unit": "document", "trainer": "A", "n_docs": 1000, "n_topics": 20, "epsilon": 1, "npmi_ratio": 0.2, "settings": {"clip": 3}},
@@ -82,8 +83,7 @@ def test_bad_input():
 
 def test_shipped_table_is_readable_and_cli_answers():
     assert isinstance(load_table()["rows"], list)
-    r = subprocess.run([sys.executable, "-m", "dptopic", "recommend", "--epsilon", "1", "--docs", "10000", "--json"],
-                       capture_output=True, text=True)
+    r = run_dptopic("recommend", "--epsilon", "1", "--docs", "10000", "--json")
     assert r.returncode == 0, r.stderr
     rec = json.loads(r.stdout)
     assert rec["unit"] == "document" and rec["trainer"] == "docdp-cooc"
@@ -91,8 +91,7 @@ def test_shipped_table_is_readable_and_cli_answers():
     assert any("--background-share 0.15" in n for n in rec["notes"])
     assert any("--word-choice repetition" in n and "Reuters" in n for n in rec["notes"])
     assert not any("background" in n for n in recommend("word", 600, 10_000).notes)
-    r = subprocess.run([sys.executable, "-m", "dptopic", "recommend", "--epsilon", "-1", "--docs", "10"],
-                       capture_output=True, text=True)
+    r = run_dptopic("recommend", "--epsilon", "-1", "--docs", "10")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
 
 

@@ -5,8 +5,6 @@ import json
 import os
 import re
 import stat
-import subprocess
-import sys
 import warnings
 
 import pytest
@@ -16,10 +14,11 @@ from dptopic.cli.main import build_parser, main
 from dptopic.reporting import privacy_card, render_report
 
 from conftest import TWO_TOPIC_TEXTS as TRAIN
+from helpers import run_dptopic
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "dptopic", *args], capture_output=True, text=True)
+    return run_dptopic(*args)
 
 
 def _fit(model, corpus, **kw):
