@@ -179,7 +179,7 @@ BAD = [("sample_ratio", 2.0), ("sample_ratio", -1.0), ("pad_length", 0), ("pad_l
 def test_a_setting_out_of_range_is_refused_in_one_line_before_anything_is_drawn(name, value):
     words = make_words(10)
     c = corpus_of([" ".join(words[:8])], words)
-    kw = {"n_topics": 2, "epsilon": 3.0, "pad_length": 8, name: value}
+    kw = {"n_topics": 2, "epsilon_per_entry": 3.0, "pad_length": 8, name: value}
     with pytest.raises(DPTopicError, match=f"^invalid {name}=") as e:
         FedClient("u", c, RRPConfig(**kw), np.random.default_rng(0), secure=True)
     assert "\n" not in str(e.value)
@@ -190,14 +190,33 @@ def test_the_participants_ranges_are_fedlda_s():
     from dptopic.models.fedlda import FedLDA
 
     rules = _protocol_rules()
-    assert set(rules) == {"n_topics", "epsilon", "delta", "gamma", "pad_length", "sample_ratio", "alpha", "local_iter",
-                          "variant", "exclusion", "replacement", "subset_size", "local_inference"}
-    # the wire keeps RRPConfig's names: epsilon per entry (FedLDA's epsilon_per_entry; its epsilon is the per-user
-    # total) and delta, the failure rate (FedLDA's failure_rate)
-    ours = {"epsilon": "epsilon_per_entry", "delta": "failure_rate"}
+    assert set(rules) == {"n_topics", "epsilon_per_entry", "failure_rate", "gamma", "pad_length", "sample_ratio",
+                          "alpha", "local_iter", "variant", "exclusion", "replacement", "subset_size", "local_inference"}
     for name, r in rules.items():
-        mine = [c for c in FedLDA._parameter_constraints[ours.get(name, name)] if type(c).__name__ != "IsNone"]
+        mine = [c for c in FedLDA._parameter_constraints[name] if type(c).__name__ != "IsNone"]
         assert r == mine, name
+
+
+def test_rrpconfig_refuses_its_old_names_in_one_line_naming_the_new_ones():
+    from dptopic.federated import RRPConfig
+
+    for old, new in (("epsilon", "epsilon_per_entry"), ("delta", "failure_rate")):
+        with pytest.raises(DPTopicError, match=rf"RRPConfig\({old}=\) is now {new}=") as e:
+            RRPConfig(3, **({"epsilon": 2.0} if old == "epsilon" else {"epsilon_per_entry": 2.0, "delta": 0.1}))
+        assert "\n" not in str(e.value)
+    assert RRPConfig(3, epsilon_per_entry=2.0, failure_rate=0.2).failure_rate == 0.2
+
+
+def test_the_wire_carries_both_spellings_so_either_side_may_be_the_older():
+    from dptopic.federated import RRPConfig
+    from dptopic.service.codec import fed_config_dict, fed_config_from_dict
+
+    cfg = RRPConfig(3, 2.5, 0.05, pad_length=40)
+    d = fed_config_dict(cfg)
+    assert (d["epsilon_per_entry"], d["failure_rate"]) == (d["epsilon"], d["delta"]) == (2.5, 0.05)
+    assert fed_config_from_dict(d) == cfg
+    older = {k: v for k, v in d.items() if k not in ("epsilon_per_entry", "failure_rate")}   # a server before the rename
+    assert fed_config_from_dict(older) == cfg
 # ``dptopic.federated.client``.
 
 

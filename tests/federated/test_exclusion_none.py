@@ -176,7 +176,7 @@ def test_server_takes_the_noise_label_and_refuses_beyond_it():
     phi = server.phi.copy()
     server.aggregate()
     # only the five entries with a topic count, each by the probability that its report reveals its word
-    np.testing.assert_allclose(server.counts, subset_signal_counts(topics, msg.words, phi, cfg.epsilon))
+    np.testing.assert_allclose(server.counts, subset_signal_counts(topics, msg.words, phi, cfg.epsilon_per_entry))
     assert server.counts[1:].sum() == 0 and 0 < server.counts[0].sum() < 5
 
 
@@ -187,7 +187,7 @@ def test_a_round_whose_entries_are_all_padding_closes_with_zero_counts():
     server = FedServer.from_config(c.vocabulary, cfg, ["u"], rng=np.random.default_rng(1))
     msg = decode_message(client.run_round(server.broadcast()))
     topics = np.full(cfg.n_entries, 3, dtype=np.int32)  # every entry attributed to padding
-    assert subset_signal_counts(topics, msg.words, server.phi, cfg.epsilon).dtype == np.float64
+    assert subset_signal_counts(topics, msg.words, server.phi, cfg.epsilon_per_entry).dtype == np.float64
     server.receive(ClientUpdate(0, "u", msg.vocab, topics, msg.words).encode())
     phi = server.aggregate()
     assert server.counts.sum() == 0 and server.round == 1
@@ -396,16 +396,16 @@ def test_from_user_budget_builds_a_model_that_spends_exactly_the_total():
 
     c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
     m = FedLDA.from_user_budget(40.0, c.vocab_size, n_topics=2, rounds=2, n_clients=4, verbose=0)
-    assert m.seed is None and m.epsilon == 40.0 and m._config().n_entries * m._config().epsilon == pytest.approx(40.0)
+    assert m.seed is None and m.epsilon == 40.0 and m._config().n_entries * m._config().epsilon_per_entry == pytest.approx(40.0)
     m.set_params(seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rep = m.fit(c, vocabulary=c.vocabulary.words).privacy_
     assert rep["epsilon_basic"] == pytest.approx(40.0) and rep["guarantee"] == "full"
     assert rep["budget"]["epsilon_per_user"] == 40.0 and "note" not in rep["budget"]
-    assert rep["epsilon_per_entry"] == pytest.approx(m._config().epsilon)
+    assert rep["epsilon_per_entry"] == pytest.approx(m._config().epsilon_per_entry)
     half = FedLDA.from_user_budget(40.0, c.vocab_size, sample_ratio=0.5)
-    assert half._config().n_entries * half._config().epsilon == pytest.approx(40.0)
+    assert half._config().n_entries * half._config().epsilon_per_entry == pytest.approx(40.0)
     for kw, msg in (({"epsilon": 5}, "chooses epsilon"), ({"pad_length": 9}, "chooses pad_length"),
                     ({"exclusion": "floor"}, "exclusion='none'"), ({"sample_ratio": 0}, "sample_ratio")):
         with pytest.raises(DPTopicError, match=msg):

@@ -65,7 +65,7 @@ def test_server_counts_equal_the_reference_over_all_updates():
         server.receive(m.encode())
     server.aggregate()
     want = _reference(np.concatenate([m.topics for m in msgs]), np.concatenate([m.words for m in msgs]), phi,
-                      cfg.epsilon) / server.sample_ratio
+                      cfg.epsilon_per_entry) / server.sample_ratio
     np.testing.assert_allclose(server.counts, want, rtol=1e-12, atol=1e-15)
 
 

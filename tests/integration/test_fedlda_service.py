@@ -555,7 +555,7 @@ def test_serve_with_a_per_user_budget_runs_rounds_at_the_chosen_split(tmp_path):
     try:
         eps, entries = entries_for_user_budget(90, len(words))
         rrp = codec.fed_config_from_dict(get_json(srv.url + "/v1/config")[1]["fed"])
-        assert rrp.epsilon == pytest.approx(eps) and rrp.n_entries == entries
+        assert rrp.epsilon_per_entry == pytest.approx(eps) and rrp.n_entries == entries
         out = fed_participate(srv.url, corpus_of(texts[:10], words), rounds=1, poll=0.1, timeout=30)
         assert out["guarantee"] == "full" and len(out["rounds"]) == 1
         assert out["epsilon_basic"] == pytest.approx(90)          # the contributor's whole spend: the budget

@@ -138,7 +138,7 @@ def test_epsilon_per_entry_is_the_component_that_epsilon_used_to_be():
                           verbose=0), _small_corpus())
     assert m.privacy_["epsilon_per_entry"] == 3.0 and m.privacy_["epsilon_basic"] == pytest.approx(48.0)
     default = FedLDA(n_topics=2, rounds=1, pad_length=16)
-    assert default._config().epsilon == 5.0         # neither given: the poster's 5 per entry
+    assert default._config().epsilon_per_entry == 5.0         # neither given: the poster's 5 per entry
 
 
 def test_both_epsilons_and_the_old_delta_are_refused_in_one_line():
@@ -187,8 +187,8 @@ def test_from_user_budget_gives_a_model_whose_epsilon_is_the_total():
 
     m = FedLDA.from_user_budget(1280.0, 1000)
     assert m.epsilon == 1280.0 and m.epsilon_per_entry is None
-    assert m._config().n_entries * m._config().epsilon <= 1280.0
-    assert m._config().epsilon == pytest.approx(1280.0 / 138)
+    assert m._config().n_entries * m._config().epsilon_per_entry <= 1280.0
+    assert m._config().epsilon_per_entry == pytest.approx(1280.0 / 138)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

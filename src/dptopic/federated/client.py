@@ -17,6 +17,7 @@ post-processing and covered by the per-entry guarantee; the true words, their do
 """
 from __future__ import annotations
 
+import functools
 import math
 import secrets
 from dataclasses import dataclass
@@ -35,11 +36,13 @@ from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_f
 
 @dataclass(frozen=True)
 class RRPConfig:
-    """What every client of one federation shares (public protocol parameters)."""
+    """What every client of one federation shares (public protocol parameters). ``epsilon_per_entry`` is the
+    epsilon of each randomized entry (``FedLDA(epsilon_per_entry=)``; a user's total is ``FedLDA``'s ``epsilon``);
+    ``failure_rate`` the randomizer's failure rate (``FedLDA(failure_rate=)``), not the delta of a guarantee."""
 
     n_topics: int
-    epsilon: float
-    delta: float = 0.1
+    epsilon_per_entry: float
+    failure_rate: float = 0.1
     gamma: float = 1.0
     pad_length: int = 512
     sample_ratio: float = 1.0
@@ -63,12 +66,28 @@ class RRPConfig:
 
     def report_size(self, vocab_size: int) -> int:
         """``"none"`` rule: the words per report on a vocabulary of ``vocab_size`` words (resolved)."""
-        return int(self.subset_size) or _subset_size(self.epsilon, vocab_size)
+        return int(self.subset_size) or _subset_size(self.epsilon_per_entry, vocab_size)
 
     @property
     def n_entries(self) -> int:
         """Entries per update: ``max(1, round(sample_ratio * pad_length))`` (data-independent)."""
         return max(1, int(round(self.sample_ratio * self.pad_length)))
+
+
+_dataclass_init = RRPConfig.__init__
+
+
+@functools.wraps(_dataclass_init)
+def _init_refusing_old_names(self, *args, **kwargs):
+    # renamed because "epsilon" and "delta" read as the guarantee, which they are not: refused, never read silently
+    for old, new, what in (("epsilon", "epsilon_per_entry", "the epsilon of each reported entry, not a total"),
+                           ("delta", "failure_rate", "the randomizer's failure rate, not the delta of a guarantee")):
+        if old in kwargs:
+            raise DPTopicError(f"RRPConfig({old}=) is now {new}=: {what}.")
+    _dataclass_init(self, *args, **kwargs)
+
+
+RRPConfig.__init__ = _init_refusing_old_names
 
 
 def rounds_to_no_entry(pad_length: int, sample_ratio: float) -> bool:
@@ -93,7 +112,8 @@ def _protocol_rules() -> dict:
     from .._validation import Int, Options, Real
     from ..accounting.events import EPSILON_MAX
 
-    return {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, EPSILON_MAX, "right")], "delta": [Real(0, 1, "neither")],
+    return {"n_topics": [Int(1, 100_000)], "epsilon_per_entry": [Real(0, EPSILON_MAX, "right")],
+            "failure_rate": [Real(0, 1, "neither")],
             "gamma": [Real(1, 1e6)], "pad_length": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")],
             "alpha": [Real(1e-8, 1e6, "both")], "local_iter": [Int(1, 100_000)],
             "variant": [Options(("another", "coincide"))], "exclusion": [Options(("none", "floor", "tail"))],
@@ -137,26 +157,26 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
     if config.exclusion == "none":
         from ..accounting.fedlda import subset_inclusion, subset_size
 
-        s = int(config.subset_size) or subset_size(config.epsilon, V)
-        a, b = subset_inclusion(config.epsilon, V, s)
+        s = int(config.subset_size) or subset_size(config.epsilon_per_entry, V)
+        a, b = subset_inclusion(config.epsilon_per_entry, V, s)
         if a - b < 1e-6:  # the true word is hardly likelier than any other: the reports would carry nothing
-            raise DPTopicError(f"epsilon={config.epsilon:g} is too small for a vocabulary of {V} words: a report would"
+            raise DPTopicError(f"epsilon={config.epsilon_per_entry:g} is too small for a vocabulary of {V} words: a report would"
                                " say almost nothing about its word (the true word is at most 1e-6 likelier to be"
                                " in it than any other); use a larger epsilon.")
-    if config.variant == "another" and config.exclusion == "floor" and not cap_fits(config.epsilon, config, V):
-        lo, hi = config.epsilon, max(2.0 * config.epsilon, 1.0)
+    if config.variant == "another" and config.exclusion == "floor" and not cap_fits(config.epsilon_per_entry, config, V):
+        lo, hi = config.epsilon_per_entry, max(2.0 * config.epsilon_per_entry, 1.0)
         while not cap_fits(hi, config, V):
             lo, hi = hi, 2.0 * hi
         for _ in range(40):  # the cap grows with epsilon: bisect for the smallest epsilon that fits
             lo, hi = (lo, (lo + hi) / 2) if cap_fits((lo + hi) / 2, config, V) else ((lo + hi) / 2, hi)
-        raise DPTopicError(f"epsilon={config.epsilon:g} is too small for a vocabulary of {V} words: a replacement"
+        raise DPTopicError(f"epsilon={config.epsilon_per_entry:g} is too small for a vocabulary of {V} words: a replacement"
                            f" would need more words than there are; use epsilon >= {hi * 1.001:.4g} or"
                            " variant='coincide'.")
 
 
 def cap_fits(epsilon: float, config: RRPConfig, V: int) -> bool:
     """Whether the 'another word' replacement can keep its largest probability under the cap with ``V`` words."""
-    cap = cap_report(epsilon, _eta(epsilon, config.delta, config.gamma, config.variant))
+    cap = cap_report(epsilon, _eta(epsilon, config.failure_rate, config.gamma, config.variant))
     return cap > 0 and int(math.floor(1.0 / cap)) + 1 <= V
 
 def check_broadcast_phi(phi: np.ndarray, shape: tuple, who: str = "the client") -> None:
@@ -235,7 +255,7 @@ class FedClient:
         _, words = self.build_update()
         V = self.corpus.vocab_size
         s = self.config.report_size(V)
-        self.sets, _event = subset_report(words, V, self.config.epsilon, None if self.secure else self._rng, s,
+        self.sets, _event = subset_report(words, V, self.config.epsilon_per_entry, None if self.secure else self._rng, s,
                                           secure=self.secure)
         K = self.config.n_topics
         n = self.sets.shape[0]
@@ -260,7 +280,7 @@ class FedClient:
             phi_wk = np.ascontiguousarray(phi.T)
         if self.config.exclusion == "none":  # on the randomized reports and public phi only
             V, s = phi.shape[1], self.sets.shape[1]
-            e1 = math.expm1(min(self.config.epsilon, 700.0))
+            e1 = math.expm1(min(self.config.epsilon_per_entry, 700.0))
             if self.config.local_inference == "em":
                 K = self.config.n_topics
                 lik = np.empty((self.sets.shape[0], K + 1))
@@ -299,8 +319,8 @@ class FedClient:
             Q, rows = (self._user_theta() @ phi)[None, :], None
         else:
             Q, rows = phi, topics
-        table = replacement_table(Q, cfg.epsilon, cfg.delta, cfg.gamma, cfg.variant, cfg.exclusion)
-        return rrp_perturb(words, Q, cfg.epsilon, cfg.delta, cfg.gamma, self._rng, rows=rows,
+        table = replacement_table(Q, cfg.epsilon_per_entry, cfg.failure_rate, cfg.gamma, cfg.variant, cfg.exclusion)
+        return rrp_perturb(words, Q, cfg.epsilon_per_entry, cfg.failure_rate, cfg.gamma, self._rng, rows=rows,
                            variant=cfg.variant, exclusion=cfg.exclusion, table=table)
 
     def run_round(self, broadcast: bytes) -> bytes:

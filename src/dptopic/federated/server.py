@@ -56,7 +56,7 @@ class FedServer:
         none = config.exclusion == "none"
         V = len(list(getattr(vocabulary, "words", vocabulary)))
         return cls(vocabulary, config.n_topics, client_ids, config.n_entries, beta, config.sample_ratio, rng=rng,
-                   report_size=config.report_size(V) if none else None, epsilon=config.epsilon if none else None)
+                   report_size=config.report_size(V) if none else None, epsilon=config.epsilon_per_entry if none else None)
 
     def broadcast(self) -> bytes:
         return ModelBroadcast(self.round, self.vocab, self.phi).encode()

@@ -155,8 +155,8 @@ def _floor_fits(cfg, V: int, delta: float) -> bool:
 
     from ..federated.client import cap_fits
 
-    c = replace(cfg, delta=float(delta))
-    return cap_fits(c.epsilon, c, V)
+    c = replace(cfg, failure_rate=float(delta))
+    return cap_fits(c.epsilon_per_entry, c, V)
 
 
 class FedLDA(GibbsTopicModel):
@@ -364,7 +364,7 @@ class FedLDA(GibbsTopicModel):
         if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 1:
             raise DPTopicError(f"invalid rounds={rounds!r}: a released model follows at least one closed round.")
         none = config.exclusion == "none"
-        m = cls(n_topics=int(config.n_topics), epsilon_per_entry=float(config.epsilon), failure_rate=float(config.delta),
+        m = cls(n_topics=int(config.n_topics), epsilon_per_entry=float(config.epsilon_per_entry), failure_rate=float(config.failure_rate),
                 gamma=float(config.gamma), rounds=int(rounds), sample_ratio=float(config.sample_ratio),
                 pad_length=int(config.pad_length), alpha=float(config.alpha), beta=float(beta),
                 variant=config.variant, exclusion=config.exclusion, replacement=config.replacement,

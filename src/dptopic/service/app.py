@@ -127,8 +127,8 @@ class Service:
         rrp = self.rrp
         if rrp is None:
             return {"fed_epsilon": None}
-        return {"fed_epsilon": float(rrp.epsilon), "fed_topics": int(rrp.n_topics),
-                "fed_failure_rate": float(rrp.delta), "fed_gamma": float(rrp.gamma),
+        return {"fed_epsilon": float(rrp.epsilon_per_entry), "fed_topics": int(rrp.n_topics),
+                "fed_failure_rate": float(rrp.failure_rate), "fed_gamma": float(rrp.gamma),
                 "fed_pad_length": int(rrp.pad_length), "fed_sample_ratio": float(rrp.sample_ratio),
                 "fed_variant": rrp.variant, "fed_exclusion": rrp.exclusion, "fed_replacement": rrp.replacement,
                 "fed_subset_size": int(rrp.subset_size)}

@@ -590,7 +590,7 @@ FED_STATE_VERSION = 1
 
 def _fed_state_key(rrp, vocab_sha: str, vocab_size: int) -> dict:
     """What reports drawn once must agree on to be reused: the vocabulary they range over and the randomizer."""
-    return {"vocabulary_sha256": vocab_sha, "epsilon": float(rrp.epsilon), "entries": int(rrp.n_entries),
+    return {"vocabulary_sha256": vocab_sha, "epsilon": float(rrp.epsilon_per_entry), "entries": int(rrp.n_entries),
             "words_per_report": int(rrp.report_size(vocab_size)), "exclusion": str(rrp.exclusion)}
 
 
@@ -710,7 +710,7 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
             raise
         raise DPTopicError(f"the FedLDA configuration of {client.server} lacks or mistypes a field"
                            f" ({type(e).__name__}: {str(e)[:40]}): upgrade dptopic (or the server).") from None
-    _refuse_above(float(rrp.epsilon), limit, "epsilon per entry", client.server)
+    _refuse_above(float(rrp.epsilon_per_entry), limit, "epsilon per entry", client.server)
     if max_user_epsilon is not None:    # the total this run may spend, before anything is drawn
         total = codec.fed_privacy(rrp, rounds, vocab_size=len(vocab))["epsilon_basic"]
         _refuse_above(float(total), check_max_epsilon(max_user_epsilon),

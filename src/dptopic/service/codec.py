@@ -323,10 +323,17 @@ def fed_config(cfg):
                      float(cfg.fed_gamma), cfg.fed_pad_length, float(cfg.fed_sample_ratio))
 
 
+# the protocol's keys before RRPConfig named them by what they are (the same meaning: epsilon per reported entry and
+# the randomizer's failure rate); a server still sends them and a participant still reads them, so that either side
+# may be the older one
+_FED_WIRE_RENAMED = {"epsilon": "epsilon_per_entry", "delta": "failure_rate"}
+
+
 def fed_config_dict(rrp) -> dict:
     from dataclasses import asdict
 
-    return {**asdict(rrp), "entries_per_update": rrp.n_entries}
+    d = asdict(rrp)
+    return {**d, **{old: d[new] for old, new in _FED_WIRE_RENAMED.items()}, "entries_per_update": rrp.n_entries}
 
 
 def fed_config_from_dict(d: dict):
@@ -335,6 +342,7 @@ def fed_config_from_dict(d: dict):
     from ..federated import RRPConfig
 
     names = {f.name for f in fields(RRPConfig)}
+    d = {**{new: d[old] for old, new in _FED_WIRE_RENAMED.items() if old in d and new not in d}, **d}
     return RRPConfig(**{k: v for k, v in d.items() if k in names})
 
 
@@ -456,7 +464,7 @@ def fed_privacy(rrp, rounds: int, delta: float = 1e-5, vocab_size: int | None = 
     from ..accounting import PrivacyLedger, rrp_event
     from ..accounting.fedlda import user_spend
 
-    event = rrp_event(rrp.epsilon, rrp.delta, rrp.gamma, rrp.variant, rrp.exclusion, vocab_size=vocab_size)
+    event = rrp_event(rrp.epsilon_per_entry, rrp.failure_rate, rrp.gamma, rrp.variant, rrp.exclusion, vocab_size=vocab_size)
     ledger = PrivacyLedger(unit="user", relation="one user's reports over all rounds", theorem=event.theorem,
                            discretization=1e-2)
     if rounds > 0:  # entries randomized once ("none") are spent once, whatever the number of rounds

@@ -94,9 +94,9 @@ def render_status(service) -> str:
     if service.rrp is not None:
         rnd, _ = storage.fed_round()
         fed_html = (f"<h2>FedLDA</h2><p>Open round: <b id='fed-round'>{rnd}</b>; per-entry epsilon"
-                    f" {fmt_epsilon(service.rrp.epsilon)}, {_plural(service.rrp.n_entries, 'entry', 'entries')}"
+                    f" {fmt_epsilon(service.rrp.epsilon_per_entry)}, {_plural(service.rrp.n_entries, 'entry', 'entries')}"
                     " per update: epsilon"
-                    f" {fmt_epsilon(service.rrp.epsilon * service.rrp.n_entries)} per user (basic composition),"
+                    f" {fmt_epsilon(service.rrp.epsilon_per_entry * service.rrp.n_entries)} per user (basic composition),"
                     " spent once"
                     " whatever the number of rounds as long as the user keeps the reports it drew (dptopic"
                     " fed-client keeps them in its --state file); a user who draws new reports spends it again, and"
