@@ -21,6 +21,7 @@ setting unless --repeats; LDA and the drawing take --seed.
 
     python benchmarks/bench_user_level.py                          # 300 1000 3000 people, epsilon 1, K=20
     python benchmarks/bench_user_level.py --people 300 1000 3000 10000 --per-user 1 5 20
+    python benchmarks/bench_user_level.py --people 3000 10000 --oracle --repeats 3   # with the ceiling of any bound
 """
 from __future__ import annotations
 
@@ -60,6 +61,24 @@ def joined(corpus, users):
 
     starts = np.r_[0, np.flatnonzero(np.asarray(users[1:]) != np.asarray(users[:-1])) + 1, len(users)]
     return Corpus(corpus.doc_ptr[starts], corpus.word_ids, corpus.vocabulary)
+
+
+def oracle_topics(model, phi, mixes, rng):
+    """The ceiling of any per-person statistic of norm 1 in ``model``'s co-occurrence release: each person adds the
+    normalised population moment ``u uᵀ`` of their own topic mix (``u`` = their expected word distribution over the
+    kept words, scaled to norm 1; no sampling noise at all), the release's noise is added at ``model``'s sigma and the
+    same recovery reads it. Not a trainer: it reads the planted truth. Returns ``model``'s topics with the kept
+    words' block replaced (each topic's mass outside the kept words left as the model gave it)."""
+    from dptopic.recovery import topics_from_cooccurrence
+
+    kept, sigma = np.asarray(model.kept_words_), float(model.noise_std_)
+    U = mixes @ phi[:, kept]
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    Q = U.T @ U + rng.normal(0.0, sigma, (len(kept), len(kept)))
+    H = topics_from_cooccurrence(Q, phi.shape[0], "refined-anchors", noise_std=sigma / np.sqrt(2.0))
+    beta = np.array(model.components_, dtype=np.float64)
+    beta[:, kept] = H * beta[:, kept].sum(axis=1, keepdims=True)
+    return beta
 
 
 def fitted(model, corpus, **kw):
@@ -112,6 +131,20 @@ def run(a) -> list:
                 rows.append(setting + [name, f"{eps:g}", f"{np.mean(secs):.1f}", f"{c:.3f}{spread}",
                                        f"{c / base:.2f}"])
                 print("  ".join(rows[-1]), flush=True)
+            if a.oracle:
+                # the people's mixes as draw_people drew them (its first draw from the same generator)
+                mixes = theta[np.random.default_rng([a.seed, P]).integers(0, len(lengths), size=P)]
+                cover = []
+                for r in range(a.repeats):
+                    model, _ = fitted(dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=eps, delta=DELTA,
+                                                                n_jobs=a.jobs, unit="user"), corpus, user_ids=users)
+                    beta = oracle_topics(model, phi, mixes, np.random.default_rng([a.seed, P, r]))
+                    cover.append(topic_coverage((beta, vocab), planted)["coverage"])
+                c = float(np.mean(cover))
+                spread = f" ±{np.std(cover, ddof=1) / np.sqrt(len(cover)):.3f}" if len(cover) > 1 else ""
+                rows.append(setting + ["ceiling: each person's exact moment, norm 1 (reads the truth)", f"{eps:g}",
+                                       "-", f"{c:.3f}{spread}", f"{c / base:.2f}"])
+                print("  ".join(rows[-1]), flush=True)
     return rows
 
 
@@ -126,6 +159,9 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=1, help="private runs per setting, averaged (default 1)")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0, help="seed of the planting LDA, the drawing and the peer LDA")
+    ap.add_argument("--oracle", action="store_true",
+                    help="add the ceiling of any per-person statistic of norm 1: each person's exact population moment"
+                         " (it reads the planted truth: a bound, not a trainer)")
     a = ap.parse_args(argv)
     if min(a.people + a.per_user) < 1 or min(a.epsilon) <= 0 or a.topics < 2 or a.repeats < 1:
         ap.error("--people, --per-user and --repeats must be at least 1, --epsilon above 0, --topics at least 2")

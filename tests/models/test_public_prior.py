@@ -176,6 +176,31 @@ def _run(capsys, argv):
     return rc, out.out, out.err
 
 
+def _extend_dense(beta, X, alpha, steps, strength=1.0):
+    """extend_topics written with the dense documents x words model, as a NumPy reference."""
+    X = np.asarray(X.todense(), dtype=np.float64)
+    est, theta = beta.copy(), np.full((X.shape[0], beta.shape[0]), 1.0 / beta.shape[0])
+    for _ in range(steps):
+        for _ in range(5):
+            theta = theta * ((X / np.maximum(theta @ est, 1e-300)) @ est.T) + alpha
+            theta /= theta.sum(axis=1, keepdims=True)
+        counts = est * ((X / np.maximum(theta @ est, 1e-300)).T @ theta).T
+        est = counts + strength * beta * counts.sum(axis=1, keepdims=True) + 1e-12
+        est /= est.sum(axis=1, keepdims=True)
+    return est
+
+
+def test_extending_the_topics_reads_only_the_public_documents_non_zero_cells():
+    """The EM steps compute the model at the documents' words only (a dense documents x words product did not fit in
+    memory for 150,000 dictionary definitions); they give the dense reference's topics."""
+    rng = np.random.default_rng(3)
+    X = sp.random(200, 40, density=0.15, random_state=4, format="csr")
+    X.data = np.ceil(X.data * 5)
+    beta = rng.dirichlet(np.ones(40), size=4)
+    np.testing.assert_allclose(extend_topics(beta, X, 0.1, steps=7), _extend_dense(beta, X, 0.1, 7), rtol=1e-10,
+                               atol=1e-15)
+
+
 def test_train_public_corpus_names_it_on_the_card(files, tmp_path, capsys):
     rc, out, err = _run(capsys, ["train", "--algorithm", "docdp-cooc", "--corpus", files / "private.jsonl",
                                  "--public-corpus", files / "public.jsonl", "--epsilon", "2", "--topics", "2",

@@ -106,16 +106,23 @@ def extend_topics(beta: np.ndarray, public: sp.csr_matrix, alpha: float, steps: 
     steps = PUBLIC_EM_STEPS if steps is None else int(steps)
     strength = PRIOR_STRENGTH if strength is None else float(strength)
     X = sp.csr_matrix(public, dtype=np.float64)
+    X.sum_duplicates()
     K = beta.shape[0]
     est = beta.copy()
     theta = np.full((X.shape[0], K), 1.0 / K)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+
+    def ratio():
+        # X / (theta @ est), computed at X's non-zero cells only: the dense documents x words product would not fit
+        # in memory for a large public corpus (150,000 dictionary definitions x 2,000 words is 2.4 GB a step)
+        model = np.einsum("ik,ki->i", theta[rows], est[:, X.indices])
+        return sp.csr_matrix((X.data / np.maximum(model, 1e-300), X.indices, X.indptr), shape=X.shape)
+
     for _ in range(steps):
         for _ in range(5):                                      # the documents' topic shares under est
-            ratio = X.multiply(1.0 / np.maximum(theta @ est, 1e-300)).tocsr()
-            theta = theta * np.asarray(ratio @ est.T) + alpha
+            theta = theta * np.asarray(ratio() @ est.T) + alpha
             theta /= theta.sum(axis=1, keepdims=True)
-        ratio = X.multiply(1.0 / np.maximum(theta @ est, 1e-300)).tocsr()
-        counts = est * np.asarray((ratio.T @ theta).T)           # each topic's expected public counts
+        counts = est * np.asarray((ratio().T @ theta).T)         # each topic's expected public counts
         est = counts + strength * beta * counts.sum(axis=1, keepdims=True) + 1e-12
         est /= est.sum(axis=1, keepdims=True)
     return est
