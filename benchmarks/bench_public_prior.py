@@ -14,6 +14,7 @@ Each row is printed as a ratio to the ceiling, beside the public-only peer it mu
 
     python benchmarks/bench_public_prior.py                  # 500 public posts, epsilon 1, 3 runs
     python benchmarks/bench_public_prior.py --epsilon 4 --runs 1
+    python benchmarks/bench_public_prior.py --dictionaries  # public dictionaries as the prior, every post private
 """
 from __future__ import annotations
 
@@ -45,13 +46,23 @@ def main(argv=None):
     ap.add_argument("--topics", type=int, default=20)
     ap.add_argument("--vocab", type=int, default=2000)
     ap.add_argument("--cgs-iterations", type=int, default=200)
+    ap.add_argument("--dictionaries", action="store_true",
+                    help="the public corpus is Debian's dict-wn, dict-gcide and dict-foldoc definitions over the"
+                         " vocabulary (public knowledge, not documents of the domain); every post is private")
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")     # the library's warnings are for users, not for a benchmark that refits
     train = load_20newsgroups("train", max_vocab=a.vocab)
-    order = np.random.default_rng(0).permutation(train.n_docs)
-    public, private = train.subset(np.sort(order[:a.public])), train.subset(np.sort(order[a.public:]))
-    print(f"20 Newsgroups train: {train.n_docs} posts, V={train.vocab_size}, K={a.topics}; {public.n_docs} public posts"
-          f" apart, {private.n_docs} private; epsilon={a.epsilon:g}, delta={a.delta:g}; CGS {a.cgs_iterations} sweeps;"
+    if a.dictionaries:
+        from dptopic.datasets import load_dictionaries
+
+        public, private = load_dictionaries(train.vocabulary), train
+        what = f"{public.n_docs:,} public dictionary definitions"
+    else:
+        order = np.random.default_rng(0).permutation(train.n_docs)
+        public, private = train.subset(np.sort(order[:a.public])), train.subset(np.sort(order[a.public:]))
+        what = f"{public.n_docs} public posts apart"
+    print(f"20 Newsgroups train: {train.n_docs} posts, V={train.vocab_size}, K={a.topics}; {what},"
+          f" {private.n_docs} private; epsilon={a.epsilon:g}, delta={a.delta:g}; CGS {a.cgs_iterations} sweeps;"
           f" {a.runs} run(s)")
     lda = lambda corpus, seed: dptopic.LDA(n_topics=a.topics, n_iter=a.cgs_iterations, seed=seed,  # noqa: E731
                                            verbose=0).fit(corpus)
