@@ -12,7 +12,7 @@ This script measures the route's ceiling before any budget is split: the second 
 (0 = no noise, what no budget buys), added on top of a DocDPCooccurrence model fitted at the full epsilon. If even
 the noise-free release stays short of the target, splitting the budget cannot reach it. Accuracy: logistic
 regression on ``transform`` of the training split, scored on the test split (``dptopic.evaluation.downstream_score``),
-as a share of non-private LDA's (CGS, 300 sweeps, seed 0). Private fits unseeded; the noise of the second release
+as a share of non-private LDA's (CGS, 300 sweeps, seed 0), the peer fitted in the same run. Private fits unseeded; the noise of the second release
 seeded by run.
 
     python benchmarks/bench_transform_words.py                      # 20 Newsgroups, epsilon 1, 3 runs
