@@ -139,11 +139,12 @@ def load_shards(paths, max_docs: int):
 
 
 def oracle_topics(model, phi, mixes, rng):
-    """The ceiling of any per-document statistic of norm 1 in ``model``'s co-occurrence release: each document adds
-    the normalised population moment ``u uᵀ`` of its own topic proportions (``u`` = its expected word distribution
-    over the kept words, scaled to norm 1: no sampling noise, the most a contribution of norm 1 can say about the
-    topics), the release's noise is added at ``model``'s sigma and the same recovery reads it. It reads the planted
-    truth: a bound, not a trainer. Returns ``model``'s topics with the kept words' block replaced."""
+    """The ceiling of any statistic of norm 1 per unit (a document; a person in ``bench_user_level.py``) in
+    ``model``'s co-occurrence release: each unit adds the normalised population moment ``u uᵀ`` of its own topic
+    proportions ``mixes[i]`` (``u`` = its expected word distribution over the kept words, scaled to norm 1: no
+    sampling noise, the most a contribution of norm 1 can say about the topics), the release's noise is added at
+    ``model``'s sigma and the same recovery reads it. It reads the planted truth: a bound, not a trainer. Returns
+    ``model``'s topics with the kept words' block replaced (each topic's mass outside them as the model gave it)."""
     from dptopic.recovery import topics_from_cooccurrence
 
     kept, sigma = np.asarray(model.kept_words_), float(model.noise_std_)

@@ -36,7 +36,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import draw_words, machine, table  # noqa: E402
-from bench_planted import DELTA, plant, source  # noqa: E402
+from bench_planted import DELTA, oracle_topics, plant, source  # noqa: E402
 
 MAX_DOCS_PER_PERSON = 60
 
@@ -61,24 +61,6 @@ def joined(corpus, users):
 
     starts = np.r_[0, np.flatnonzero(np.asarray(users[1:]) != np.asarray(users[:-1])) + 1, len(users)]
     return Corpus(corpus.doc_ptr[starts], corpus.word_ids, corpus.vocabulary)
-
-
-def oracle_topics(model, phi, mixes, rng):
-    """The ceiling of any per-person statistic of norm 1 in ``model``'s co-occurrence release: each person adds the
-    normalised population moment ``u uᵀ`` of their own topic mix (``u`` = their expected word distribution over the
-    kept words, scaled to norm 1; no sampling noise at all), the release's noise is added at ``model``'s sigma and the
-    same recovery reads it. Not a trainer: it reads the planted truth. Returns ``model``'s topics with the kept
-    words' block replaced (each topic's mass outside the kept words left as the model gave it)."""
-    from dptopic.recovery import topics_from_cooccurrence
-
-    kept, sigma = np.asarray(model.kept_words_), float(model.noise_std_)
-    U = mixes @ phi[:, kept]
-    U /= np.linalg.norm(U, axis=1, keepdims=True)
-    Q = U.T @ U + rng.normal(0.0, sigma, (len(kept), len(kept)))
-    H = topics_from_cooccurrence(Q, phi.shape[0], "refined-anchors", noise_std=sigma / np.sqrt(2.0))
-    beta = np.array(model.components_, dtype=np.float64)
-    beta[:, kept] = H * beta[:, kept].sum(axis=1, keepdims=True)
-    return beta
 
 
 def fitted(model, corpus, **kw):

@@ -67,3 +67,46 @@ def test_bench_planted_refuses_zero_runs(bench, capsys):
     with pytest.raises(SystemExit) as e:
         bench.main(["--runs", "0"])
     assert e.value.code == 2 and "--runs" in capsys.readouterr().err
+
+
+def test_the_ceiling_reads_the_truth_back_when_there_is_no_noise(bench):
+    """With (almost) no noise and topics that each hold a word of their own, the ceiling's release is the exact
+    moment of a separable model: the recovery returns the planted topics."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from dptopic.evaluation import topic_coverage
+
+    K, V = 3, 30
+    rng = np.random.default_rng(0)
+    phi = rng.dirichlet(np.ones(V), size=K)
+    phi[:, :K] = 0.0
+    phi[np.arange(K), np.arange(K)] = 0.2                   # an anchor word per topic
+    phi /= phi.sum(axis=1, keepdims=True)
+    model = SimpleNamespace(kept_words_=np.arange(V), noise_std_=1e-12, components_=np.full((K, V), 1.0 / V))
+    beta = bench.oracle_topics(model, phi, rng.dirichlet(np.full(K, 0.3), size=2000), rng)
+    vocab = [f"w{i}" for i in range(V)]
+    assert topic_coverage((beta, vocab), (phi, vocab))["coverage"] > 0.999
+
+
+def test_bench_planted_streams_shard_files_and_prints_the_ceiling(bench, planted, monkeypatch, tmp_path):
+    monkeypatch.setattr(bench, "source", lambda name, vocab_size: planted.corpus)
+    argv = ["--docs", "300", "--epsilon", "4", "--topics", "3", "--iters", "3"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench.main(argv + ["--shards", str(tmp_path), "--shard-docs", "120", "--peer-docs", "200"])
+    text = out.getvalue()
+    assert sorted(p.name for p in (tmp_path / "sotu-300").glob("shard-*.npz")) == [
+        "shard-00000.npz", "shard-00001.npz", "shard-00002.npz"]
+    assert "wrote 3 shards of 120 documents" in text and "streamed 3 shards: peak RSS of the fitting process" in text
+    assert "LDA (collapsed Gibbs, non-private) on the first 200 documents" in text
+    with contextlib.redirect_stdout(io.StringIO()) as again:    # the same settings: the shards are read again
+        bench.main(argv + ["--shards", str(tmp_path), "--shard-docs", "120", "--peer-docs", "200"])
+    assert "wrote" not in again.getvalue()
+    with contextlib.redirect_stdout(io.StringIO()) as oracle:
+        bench.main(argv + ["--oracle"])
+    rows = [[c.strip() for c in line.split("  ") if c.strip()] for line in oracle.getvalue().splitlines()
+            if line.startswith("sotu    300") and "ceiling" in line]
+    assert len(rows) == 1 and 0 <= float(rows[0][-3]) <= 1
+    assert "along its expected direction (cosine" in oracle.getvalue()

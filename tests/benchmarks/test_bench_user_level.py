@@ -31,7 +31,7 @@ def test_bench_user_level_prints_recovery_and_ratio_to_lda(bench, planted, monke
     monkeypatch.setattr(bench, "source", lambda name, vocab_size: planted.corpus)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        bench.main(["--people", "40", "--topics", "3", "--iters", "3", "--per-user", "2", "--epsilon", "4"])
+        bench.main(["--people", "40", "--topics", "3", "--iters", "3", "--per-user", "2", "--epsilon", "4", "--oracle"])
     text = out.getvalue()
     assert "command: python benchmarks/bench_user_level.py --people 40" in text
     rows = [[c.strip() for c in line.split("  ") if c.strip()] for line in text.splitlines()
@@ -39,5 +39,6 @@ def test_bench_user_level_prints_recovery_and_ratio_to_lda(bench, planted, monke
     names = [r[3] for r in rows]
     assert names[0].startswith("LDA") and rows[0][-1] == "1.00"
     assert any(n.startswith("user: sum") for n in names) and any("at most 2 documents" in n for n in names)
+    assert names[-1].startswith("ceiling: each person's exact moment")
     for r in rows[1:]:
         assert float(r[-1]) == pytest.approx(float(r[-2].split()[0]) / float(rows[0][-2]), abs=0.01)
