@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -112,8 +113,6 @@ N_JOBS = [IsNone(), Int(-256, -1), Int(1, 256)]  # scikit-learn's convention: No
 
 def resolve_n_jobs(n_jobs) -> int:
     """Threads for ``n_jobs`` under scikit-learn's convention: ``None`` is 1, ``-1`` every core, ``-2`` all but one."""
-    import os
-
     if n_jobs is None:
         return 1
     n = int(n_jobs)

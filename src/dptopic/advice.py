@@ -160,8 +160,6 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
 def suggested_delta(n_docs: int) -> float:
     """A delta to suggest for ``n_docs`` documents: the power of ten at most 1/(10 n_docs), and no larger than the
     trainers' default (:data:`TRAIN_DELTA`)."""
-    import math
-
     return min(TRAIN_DELTA, 10.0 ** math.floor(math.log10(1.0 / (10.0 * max(int(n_docs), 1)))))
 
 

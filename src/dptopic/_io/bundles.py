@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat as _stat
 import tempfile
 from pathlib import Path
 
@@ -23,8 +24,6 @@ ARRAY_DIGESTS = "array_sha256"
 
 
 def _file_sha256(path: Path) -> str:
-    import hashlib
-
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -122,7 +121,6 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
         raise DPTopicError(f"{what} directory {str(directory)!r} {what_is}: pass the folder a saved {what} was written to"
                            f" ({what}.save(folder), or the --out of dptopic train).")
     mpath = directory / meta_name
-    import stat as _stat
 
     try:    # a regular file of bounded size: a FIFO would block, /dev/zero behind a link would fill the memory
         st = os.stat(mpath)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, is_dataclass
 
 import numpy as np
 from ._lazy import rdp_privacy_accountant
@@ -88,8 +88,6 @@ _PLD_MEMO_LOCK = threading.Lock()
 
 def _memo_key(groups, delta: float, discretization: float):
     """The memo's key, or None where an event could change after it was composed (not a frozen dataclass)."""
-    from dataclasses import is_dataclass
-
     if not all(is_dataclass(e) and e.__dataclass_params__.frozen for e, _ in groups):
         return None
     key = (tuple((type(e), e, n) for e, n in groups), float(delta), float(discretization))

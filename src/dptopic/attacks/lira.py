@@ -23,6 +23,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 import numpy as np
 from scipy.stats import norm
@@ -819,8 +820,6 @@ def attacked_caption(settings: dict, width: int = 60, claim: dict | None = None)
     by folder name) or the trainer on one line; the claimed ε (from ``claim``, the privacy report audited, when given:
     :func:`claim_caption`) and the number of shadow models on the next; the corpus (by file name) and the number of
     audited documents on the last; audit.json has them whole."""
-    from pathlib import PurePath
-
     def short(text) -> str:
         text = str(text)
         return text if len(text) <= width else text[: width - 1] + "…"

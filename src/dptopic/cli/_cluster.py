@@ -1,7 +1,11 @@
 """``--scheduler`` / ``--dask-local``: train on a Dask cluster (the ``dask`` backend)."""
 from __future__ import annotations
 
+import os
+import struct
+import time
 from contextlib import contextmanager
+from pathlib import Path
 
 from ..errors import DPTopicError
 from ._common import positive_int
@@ -23,8 +27,6 @@ def _local_workers(s: str) -> int:
 
 
 def _cores() -> str:
-    import os
-
     return str(os.cpu_count() or "an unknown number of")
 
 
@@ -70,13 +72,11 @@ def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> str | None:
     (nothing listens on the port) is tried again for :data:`REFUSED_GRACE` seconds, then reported by returning
     ``"refused"`` (``Client`` would retry it for its whole timeout); any other failure to connect is left to ``Client``, whose error names it."""
     import socket
-    import struct
     from urllib.parse import urlsplit
 
     parts = urlsplit(address if "://" in address else "tcp://" + address)
     if parts.scheme != "tcp":
         return
-    import time
 
     deadline = time.monotonic() + REFUSED_GRACE
     while True:     # a scheduler started a moment ago may not listen yet: a refusal is final after a short grace
@@ -183,8 +183,6 @@ def _cluster(a, Client, LocalCluster):
 
 def shard_dir(spec):
     """``spec`` if it names a directory of corpus shards (``corpus prepare --shards``), else None."""
-    from pathlib import Path
-
     from ..corpus.shards import folder_shards
 
     if spec is None:

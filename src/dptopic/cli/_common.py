@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
@@ -476,8 +477,6 @@ def note_vocabulary_cut(corpus) -> None:
 
 def flush_notes(show: bool = True) -> None:
     """Print the pending notes to stderr (``show=False``: drop them, as when the command ends in an error)."""
-    import sys
-
     lines = list(_PENDING_NOTES)
     _PENDING_NOTES.clear()
     for line in lines if show else ():

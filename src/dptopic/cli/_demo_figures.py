@@ -5,6 +5,7 @@ Both are drawn from released topics and published measurements only, so they are
 (post-processing) or by none being needed; nothing here reads the paragraphs."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 FIGURES_SUFFIX = "-figures"
@@ -85,8 +86,6 @@ def _topic_bars(plt, model, epsilon: float, unit: str):
 
 
 def _quality_curve(plt, marks: dict):
-    import json
-
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     from ..advice import TABLE, USEFUL_RATIO

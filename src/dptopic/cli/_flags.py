@@ -11,6 +11,7 @@ Only parameters the command set from a flag are mapped: a name the user typed hi
 """
 from __future__ import annotations
 
+import functools
 import re
 from contextlib import contextmanager
 
@@ -122,8 +123,6 @@ def flag_errors(names: dict, rules=(), keep=None):
 def with_flag_names(names: dict, rules=()):
     """Decorate a command function whose flags map to library parameters in a fixed way: its errors are reworded by
     :func:`flag_errors`."""
-    import functools
-
     def wrap(func):
         @functools.wraps(func)
         def run(a):

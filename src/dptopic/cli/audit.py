@@ -2,7 +2,10 @@
 what its privacy report claims (Manzonelli et al. 2024; Carlini et al. 2022)."""
 from __future__ import annotations
 
+import inspect
 import math
+import warnings
+from pathlib import Path
 
 from ..errors import DPTopicError
 from ._common import add_corpus_args, corpus_from_args, make_console, print_table
@@ -40,8 +43,6 @@ def parse_set(items, flag: str = "--set"):
 def _trainer_from_args(a):
     """``(train_fn, saved model or None, description)`` from ``--model`` or ``--algorithm``; ``train_fn.audited`` is
     what ``audit.json`` records of the attacked model or procedure (:mod:`dptopic.attacks.provenance`)."""
-    import inspect
-
     from ..attacks.lira import (NOT_AUDITED, estimator_trainer, guarantee_epsilon_parameter, make_estimator,
                                 not_audited_reason)
     from ..attacks.provenance import audited_model, audited_procedure
@@ -130,8 +131,6 @@ it has) is taken for a word list given to ``train``: a saved non-private model d
 
 def _prepared(a) -> bool:
     """Whether ``--corpus`` is a prepared (.npz) or UCI corpus, whose words are tokenised already."""
-    from pathlib import Path
-
     if a.format in ("npz", "uci"):
         return True
     name = Path(str(a.corpus)).name.lower()
@@ -445,7 +444,6 @@ def _audit(a):
                   f" {a.shadows} shadow models on complementary halves")
     if coverage_note:
         console.print(f"[yellow]note: {coverage_note}[/]")
-    import warnings
 
     with warnings.catch_warnings():  # shadow models reuse the documents by design: an audit measures, releases nothing
         from ..attacks.lira import SHADOW_WARNING_MESSAGES
@@ -525,7 +523,6 @@ def _audit_one_run(a, console):
                   f" {a.canaries} canaries of {a.canary_length} tokens, each included by a fair coin; one model trained")
     if coverage_note:
         console.print(f"[yellow]note: {coverage_note}[/]")
-    import warnings
 
     with warnings.catch_warnings():  # the audit's own model is never released
         from ..errors import DataVocabularyWarning, SeededNoiseWarning

@@ -1,7 +1,10 @@
 """``corpus``: corpus tools."""
 from __future__ import annotations
 
+import json
+import os
 import sys
+from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import CORPUS_FLAGS, CORPUS_RULES, with_flag_names
@@ -95,8 +98,6 @@ PRIVATE_STATS_WARNING = ("these statistics are computed from private documents a
 def _shard_summary(a):
     """The summary of a folder of corpus shards, read one shard at a time, or ``None`` when ``a.corpus`` is not one.
     Shards are summarised as prepared: options that would read text or cut the vocabulary are refused."""
-    from pathlib import Path
-
     from ..corpus.shards import ShardSet, folder_shards
     from ..corpus.summary import shard_set_summary
 
@@ -118,8 +119,6 @@ def _report_file_summary(path) -> dict | None:
     """What a file of randomized reports (``dptopic randomize``'s output) holds, read from its header and checked as
     the trainers check it; None for any other file. Such a file is no corpus, so 'corpus info' describes it rather
     than calling it binary."""
-    import os
-
     from ..local.document import MAGIC as DOCUMENT_MAGIC
     from ..local.reports import MAGIC as WORD_MAGIC
 
@@ -155,8 +154,6 @@ def _report_file_summary(path) -> dict | None:
 
 @with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
 def cmd_corpus_info(a):
-    import json
-
     from ..corpus.corpus import tokenising_progress
 
     reports = _report_file_summary(a.corpus)

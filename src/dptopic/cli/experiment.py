@@ -5,6 +5,7 @@ module of its own adds ``register_experiment(esub)`` and one line in :data:`EXPE
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from ._flags import CORPUS_RULES, JOBS_RULES, epsilon_rules, flag_errors
@@ -122,9 +123,6 @@ def _guard_out(name, func):
     earlier runs wrote that this one did not write again stay, listed as ``earlier``, and a run that fails leaves
     every file and listing as it was."""
     def run(a):
-        import warnings
-        from pathlib import Path
-
         from .._io import check_output_folder, mark_output_folder, refuse_other_writer, unmark_failed_run
 
         command = f"experiment {name}"

@@ -2,6 +2,7 @@
 and Zhao et al. (2021) Fig. 7."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from ..errors import DPTopicError
@@ -78,8 +79,6 @@ def print_checks(console, checks: dict, untested: dict) -> None:
 
 
 def cmd_lira(a):
-    import time
-
     from ..experiments import manzonelli_lira as ml
     from ._common import experiment_seed
 

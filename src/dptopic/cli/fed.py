@@ -1,6 +1,8 @@
 """``train --algorithm fed``: build a :class:`~dptopic.models.FedLDA` from command-line arguments."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..errors import DPTopicError
 from ._common import jobs_int, positive_float, positive_int, unit_interval, words_or
 from ._flags import flag_errors
@@ -104,8 +106,6 @@ def apply_user_budget(model, a, vocab_size: int):
 
 
 def cmd_fedlda_experiment(a):
-    from pathlib import Path
-
     from ..experiments import fedlda_experiment
     from ._common import make_console
     from ._common import experiment_seed

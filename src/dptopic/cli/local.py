@@ -1,6 +1,8 @@
 """``randomize`` (contributor side) and the server-side training of ``train --algorithm lp|olp``."""
 from __future__ import annotations
 
+import math
+import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
@@ -108,9 +110,6 @@ def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) ->
     epsilon k-subset selection sends most of the V(V+1)/2 word pairs, so every document costs megabytes. Says the
     size per document, the total, and the --epsilon-doc or vocabulary size that keep a report under the limit; the
     mechanism is unchanged."""
-    import math
-    import sys
-
     from ..local.document import domain_size
     from ..mechanisms.frequency_oracle import subset_size
 

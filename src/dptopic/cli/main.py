@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+import warnings
 
 from ..errors import DPTopicError
 from . import audit, corpus, experiment, local, privacy, recommend, report, results, serve, train
@@ -24,8 +26,6 @@ class ArgumentParser(argparse.ArgumentParser):
     parent's class)."""
 
     def __init__(self, *a, **kw):
-        import re
-
         super().__init__(*a, **kw)
         # '-1e-5', '-inf' are values that the range checks then refuse in one line; argparse's own pattern knows only
         # '-1' and '-0.5', and took '--delta -1e-5' for a flag without its value
@@ -88,7 +88,6 @@ def _run(argv) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     import logging
-    import warnings
 
     logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's numerical warnings are not for users
     # the command's warning settings end with it (a caller of main() in the same process keeps its own)

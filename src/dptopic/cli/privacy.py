@@ -1,6 +1,11 @@
 """``privacy``: the privacy calculators."""
 from __future__ import annotations
 
+import json
+import math
+import os
+from pathlib import Path
+
 from ..errors import DPTopicError
 from ._common import _int_arg, epsilon_budget, make_console, positive_float, positive_int, unit_interval
 from ._flags import CLIP_RULES, flag_errors, with_flag_names
@@ -109,8 +114,6 @@ def _privacy_hdp(a):
 
 def _pairs(a, flag: str, zero_ok: bool):
     """The ``EPS COUNT`` pairs of ``--laplace``/``--pure``, parsed and checked (one-line errors)."""
-    import math
-
     from ..accounting.events import EPSILON_MAX
     from ..accounting.ledger import MAX_COUNT
 
@@ -161,7 +164,6 @@ MAX_VOCAB_SIZE = 10**8      # fed-report-words --vocab-size: beyond any vocabula
 def _fed_epsilon(s: str) -> float:
     """``fed-report-words --epsilon-per-entry``: a number in (0, EPSILON_MAX], the range ``train --algorithm fed`` accepts."""
     import argparse
-    import math
 
     from ..accounting.events import EPSILON_MAX
 
@@ -203,10 +205,6 @@ def _saved_report(path: str) -> tuple[dict, dict | None, dict | None]:
     """The privacy report of a saved model folder, or of a JSON file holding a model's ``model.json`` or a report;
     the privacy card saved beside it (``model.json``'s ``privacy_card``), if any; and the whole ``model.json`` when
     the report came from one (its class and parameters say what the run should have spent)."""
-    import json
-    import os
-    from pathlib import Path
-
     from .._io import _old_name, load_json
 
     folder = os.path.isdir(path)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from ._common import make_console, positive_float, positive_int, unit_interval
 from ._flags import flag_errors
@@ -96,7 +97,6 @@ def cmd_recommend(a):
 def _doc_count(s: str) -> int:
     """A positive whole number of documents, also written as ``1e6`` (an estimate is often given so)."""
     import argparse
-    import math
 
     try:
         return positive_int(s)

@@ -1,6 +1,9 @@
 """``report``: one self-contained HTML file (topics, evaluation, privacy card, audit) a review board can file."""
 from __future__ import annotations
 
+import json
+import math
+import os
 import sys
 from pathlib import Path
 
@@ -27,8 +30,6 @@ def _read_audit(spec: str | None):
     Every refusal names the file as given (for a folder, its ``audit.json``) and what is wrong with it."""
     if spec is None:
         return None, None
-    import json
-    import os
 
     p = Path(spec)
     folder = p.is_dir()
@@ -73,8 +74,6 @@ def _check_audit_matches(audit: dict, model, audit_spec: str, model_spec: str) -
     and in any case of a model making the same claim (private or not, epsilon, delta, unit); otherwise the page
     would show one model's guarantee beside another's attack. An audit.json from before dptopic recorded what it
     attacked is shown with a warning (its claim still has to match): the warning is returned (None otherwise)."""
-    import math
-
     from ..attacks.lira import claimed_epsilon
     from ..attacks.provenance import mismatch
 

@@ -1,8 +1,10 @@
 """Results out: ``transform`` (document-topic proportions of new documents) and ``export`` (pyLDAvis)."""
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -56,8 +58,6 @@ def _theta_stamp(path: Path) -> Path:
 
 def _sha256(chunks) -> str:
     """SHA-256 of the bytes in ``chunks`` (the table just written, or a file read 1 MiB at a time)."""
-    import hashlib
-
     h = hashlib.sha256()
     for chunk in chunks:
         h.update(chunk)
@@ -270,7 +270,6 @@ MAX_RETRIES = 1000
 def _timeout_arg(s: str) -> float:
     """``pull --timeout``: a finite number of seconds in (0, MAX_TIMEOUT]."""
     import argparse
-    import math
 
     try:
         v = float(s)

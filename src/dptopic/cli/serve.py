@@ -1,6 +1,11 @@
 """``serve`` (the collection server), ``submit`` and ``fed-client`` (its clients). See docs/service.md."""
 from __future__ import annotations
 
+import errno
+import math
+import re
+import warnings
+
 from ..errors import DPTopicError
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, positive_float, positive_int,
                       read_vocabulary, unit_interval)
@@ -28,7 +33,6 @@ def check_port_free(host: str, port: int, keep: bool = False) -> list:
     address family this machine lacks is skipped). ``keep``: the sockets listen at once and are returned for the
     server to serve on, so that no other program can take the port between this check and the start (a client that
     connects meanwhile waits in the queue); otherwise they are let go at once (and ``[]`` is returned)."""
-    import errno
     import socket
 
     try:
@@ -215,8 +219,6 @@ SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc",
 
 def _other_epsilon_word(m) -> str:
     """The stored reports' flip parameter f and the server's, as the --epsilon-word each comes from."""
-    import math
-
     def eps(f):
         try:
             return f"--epsilon-word {math.log(2.0 / float(f) - 1.0):.4g}"
@@ -263,7 +265,6 @@ def _serve(a):
     from ..service import create_app
 
     import ipaddress
-    import re
 
     try:
         ipaddress.ip_address(a.host)
@@ -341,8 +342,6 @@ def warn_above_client_limit(cfg, a) -> None:
     """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
     default (``--max-epsilon``, 16): contributors who keep their default refuse to send anything. A warning, not a
     refusal: a contributor may raise the limit."""
-    import warnings
-
     from ..service.client import DEFAULT_MAX_EPSILON as LIMIT
 
     asked = []
@@ -525,7 +524,6 @@ def _client_args(p):
 def _seconds_arg(text: str) -> float:
     """``serve --header-timeout`` and ``--database-timeout``: seconds in (0, 3600]."""
     import argparse
-    import math
 
     try:
         v = float(text)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from ..errors import DPTopicError
 from ._common import (corpus_line, make_console, positive_float, positive_int, print_privacy, print_topics,
@@ -92,7 +93,6 @@ def public_corpus_kw(a, corpus, vocab) -> dict:
     fit keyword (``{}`` without it)."""
     if getattr(a, "public_corpus", None) is None:
         return {}
-    from pathlib import Path
 
     from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus
 
@@ -150,8 +150,6 @@ def _finish_svi(model, a, console) -> None:
 
 # ---------------------------------------------------------------- experiment svi
 def cmd_experiment_svi(a) -> None:
-    from pathlib import Path
-
     from .. import experiments
     from ._common import experiment_corpora, print_verdict
 

@@ -1,7 +1,13 @@
 """``train``, ``demo``, ``evaluate`` and ``topics``: fit, evaluate and inspect models."""
 from __future__ import annotations
 
+import csv
+import io
+import json
+import math
 import os
+import sys
+import warnings
 from pathlib import Path
 
 from ..errors import DPTopicError
@@ -298,7 +304,6 @@ def _warn_if_few_private_words(n_words: int, n_topics: int) -> None:
     union's output, which the guarantee covers."""
     if n_words >= WORDS_PER_TOPIC * n_topics:
         return
-    import sys
 
     fewer = n_words // WORDS_PER_TOPIC
     todo = ("give the vocabulary a larger share of the budget (a larger EPS_V in --private-vocabulary EPS_V,DELTA_V),"
@@ -450,8 +455,6 @@ def _print_metrics(model, console, baseline=None, saved=True):
 def _umass_text(v) -> str:
     """Mimno's UMass sum for the terminal: "undefined" when every topic has a ranked top word in no held-out
     document (the mean over the others otherwise)."""
-    import math
-
     return "undefined (top words absent from the held-out documents)" if v is None or math.isnan(v) else f"{v:.3f}"
 
 
@@ -526,8 +529,6 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
     model trains on: the training split of a corpus file (``_split``, as ``model`` will be split), every document of a
     shard folder.
     The trainer's own warning (``SmallCorpusWarning``) would repeat it: it is silenced for the rest of the command."""
-    import warnings
-
     from ..advice import too_small_message
     from ..errors import SmallCorpusWarning
 
@@ -856,7 +857,6 @@ def cmd_demo(a):
                      beta=1.0, n_iter=a.iterations, delta=1e-5, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
     baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs,
                    verbose=0 if a.quiet else 1)
-    import warnings
 
     with warnings.catch_warnings():     # the paragraphs part 1 read: said once below, for the two models together
         if document is not None:
@@ -932,7 +932,6 @@ def _demo_document_level(a, console):
     console.print(f"[bold]vocabulary[/]: {corpus.vocab_size} words chosen by DP set union (eps_V = {b['epsilon_vocab']:g},"
                   f" delta_V = {b['delta_vocab']:g}), then {type(model).__name__} (eps = {b['epsilon']:g}, delta ="
                   f" {b['delta']:g}): {total_eps:g} and {total_delta:g} in all (docs/choosing_a_guarantee.md)")
-    import warnings
 
     with warnings.catch_warnings():     # said once below, for the two models together
         warnings.filterwarnings("ignore", r".*already used by an earlier private fit")
@@ -964,8 +963,6 @@ def _demo_document_level(a, console):
 
 @with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
 def cmd_evaluate(a):
-    import json
-
     from ..evaluation import topic_quality
     from ..evaluation.topic_quality import umass_mimno_sum
     from ..models import load
@@ -1028,11 +1025,6 @@ def cmd_evaluate(a):
 
 
 def cmd_topics(a):
-    import csv
-    import io
-    import json
-    import sys
-
     from ..models import load
 
     model = load(a.model)

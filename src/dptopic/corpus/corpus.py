@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 import io
 import json
 import math
+import numbers
 import os
 import unicodedata
 import warnings
@@ -32,8 +34,6 @@ from .vocabulary import Vocabulary
 
 def _word_hashes(words, key: int) -> np.ndarray:
     """A keyed 64-bit hash of each word (BLAKE2b), so a document's hash is the sum over its tokens."""
-    import hashlib
-
     k = str(key).encode()
     return np.array([int.from_bytes(hashlib.blake2b(w.encode("utf-8"), digest_size=8, key=k).digest(), "little")
                      for w in words], dtype=np.uint64)
@@ -283,9 +283,6 @@ def warn_unreachable_words(words, pre) -> None:
     """Warn when words of a given vocabulary can never be counted in text read by ``pre``: a stop word, a word shorter
     than its ``min_length``, or one that does not tokenise to itself (upper case under lower-casing, punctuation,
     spaces). They stay in the vocabulary (and in a model's topics) without a single count."""
-    import warnings
-
-    import unicodedata
 
     stop, bad, unnormal = [], [], []
     for w in words:
@@ -783,8 +780,6 @@ class Corpus:
 
     def _check_split(self, test_size, what: str) -> None:
         """The checks of :meth:`stable_split` and :meth:`position_split`: a fraction, and two documents to split."""
-        import numbers
-
         if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or isinstance(test_size, numbers.Integral) \
                 or not 0 < test_size < 1:
             raise DPTopicError(f"invalid test_size={test_size!r}: {what} needs a fraction in (0, 1).")

@@ -8,6 +8,8 @@ whoever sweeps the shard.
 from __future__ import annotations
 
 import os
+import secrets
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import numpy as np
@@ -119,8 +121,6 @@ def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False
     run that fails part-way leaves the folder's shards as they were. ``replace=True`` lets the new set take the place
     of shards already there (the extra ones of a larger earlier set are removed at the end); otherwise a folder that
     holds shards is refused."""
-    import secrets
-
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise DPTopicError(f"--out {str(directory)!r} is a file: with --shards give a directory to write the shards into.")
@@ -163,8 +163,6 @@ def _leftovers(folder: Path) -> list[Path]:
     """What a killed 'corpus prepare --shards' run leaves in ``folder``: its staged shards (:data:`_STAGED`) and the
     hidden temporaries of their atomic writes (``..shard-NNNNN.npz.partial.<8 characters>.tmp``, as
     :func:`dptopic._io.atomic_write_bytes` names them). Nothing else of the folder is one."""
-    from fnmatch import fnmatchcase
-
     from .._io import _temporary_target
 
     found = list(folder.glob(_STAGED))

@@ -9,6 +9,10 @@ optional dependency: ``pip install 'dptopic[wordlist]'``.
 """
 from __future__ import annotations
 
+import hashlib
+import warnings
+from pathlib import PurePath
+
 from ..errors import DPTopicError
 
 SPEC_PREFIX = "wordfreq:"
@@ -58,7 +62,6 @@ def general_word_list(language: str = "en", size: int = DEFAULT_SIZE, min_length
     if len(words) < 2:
         raise DPTopicError(f"wordfreq's {language!r} list gave {len(words)} word(s) that the tokeniser counts: give a"
                            " word list file instead.")
-    import warnings
 
     warnings.warn(f"wordfreq's {language!r} list holds {len(words):,} words that the tokeniser counts: the vocabulary"
                   f" has {len(words):,} words, not {size:,}.", UserWarning, stacklevel=2)
@@ -92,9 +95,6 @@ def word_list_record(spec, words) -> dict:
     name (a file by its name only, its folders kept private, as the stop-word files are; a general list by its spec,
     e.g. ``wordfreq:en:50000``), its number of words and the sha256 of the words (:data:`WORD_LIST_HASH`), so that a
     reviewer can tell which list it was."""
-    import hashlib
-    from pathlib import PurePath
-
     words = [str(w) for w in words]
     spec = str(spec)
     name = spec if spec.startswith(SPEC_PREFIX) else (PurePath(spec).name or spec)

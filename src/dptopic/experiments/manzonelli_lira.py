@@ -9,7 +9,10 @@
 """
 from __future__ import annotations
 
+import csv
+import io
 import time
+import warnings as _warnings
 from pathlib import Path
 
 import numpy as np
@@ -34,9 +37,6 @@ def save_fig(fig, path) -> None:
 
 def write_csv(path, header, rows) -> None:
     """A CSV file written atomically, owner-only (0600)."""
-    import csv
-    import io
-
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(header)
@@ -519,8 +519,6 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
     ``se_method`` says which),
     :func:`fig7_shape`); each of :func:`chance_warnings` is warned (UserWarning) and kept in ``warnings``. Every file
     is written owner-only (0600): the figures are computed from the documents."""
-    import warnings as _warnings
-
     from ..attacks.classifier_mia import classifier_mia
 
     out = Path(out)

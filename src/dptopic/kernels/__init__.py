@@ -1,11 +1,11 @@
 """Compiled (numba) sampling kernels. Pure functions over arrays plus an RNG state."""
 import os as _os
+import stat
+import tempfile
 
 
 def _writable(folder: str) -> bool:
     """Whether a file can be created in ``folder`` (made if missing): the test numba's cache locators make."""
-    import tempfile
-
     try:
         _os.makedirs(folder, exist_ok=True)
         tempfile.TemporaryFile(dir=folder).close()
@@ -17,8 +17,6 @@ def _writable(folder: str) -> bool:
 def _private_folder(parent: str, name: str) -> str | None:
     """``parent/name``, a folder only this user can use (made with mode 0700; an existing one must be a real folder
     owned by this user that no one else can reach, or it is not used); None where it cannot be had."""
-    import stat
-
     path = _os.path.join(parent, name)
     try:
         _os.mkdir(path, 0o700)
@@ -45,8 +43,6 @@ def numba_cache_dir(kernels_dir: str, user_cache_dir, environ=None) -> str | Non
     temporary directory, ``dptopic-numba-UID``, reused by later runs, or a fresh one from ``tempfile.mkdtemp``
     when that name is taken by someone else. Raises :class:`~dptopic.errors.DPTopicError` when no folder at all
     can be written."""
-    import tempfile
-
     environ = _os.environ if environ is None else environ
     if environ.get("NUMBA_CACHE_DIR") or _writable(_os.path.join(kernels_dir, "__pycache__")):
         return None

@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import secrets
 import struct
 from pathlib import Path
 
@@ -53,8 +54,6 @@ UPLOAD_NONCE = "upload_nonce"
 
 def new_upload_nonce() -> str:
     """A fresh upload nonce: 128 bits from the OS CSPRNG, as 32 lowercase hex digits."""
-    import secrets
-
     return secrets.token_hex(16)
 
 

@@ -25,6 +25,7 @@ Rare-word exclusion (``exclusion``):
 from __future__ import annotations
 
 import math
+import secrets
 
 import numpy as np
 
@@ -203,8 +204,6 @@ def _secure_subsets(words, V: int, s: int, epsilon: float, out) -> None:
     """Subset selection with the OS CSPRNG's coins: a padding entry (``-1``) gets ``s`` uniform words; a word
     is kept with probability ``floor(A 2^53) / 2^53`` and joined by ``s - 1`` uniform others, else replaced by ``s``
     uniform others."""
-    import secrets
-
     from .frequency_oracle import COIN_BITS, keep_threshold
 
     sysrand = secrets.SystemRandom()

@@ -9,6 +9,8 @@ person as the unit. What is not covered: a person whose documents carry two or m
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..errors import DPTopicError
@@ -140,8 +142,6 @@ def unit_and_relation(model) -> tuple[str, str]:
 
 def for_unit_event(model, event):
     """``event`` (a release's) naming the model's neighbouring relation."""
-    import dataclasses
-
     if getattr(model, "unit", "document") != "user":
         return event
     return dataclasses.replace(event, relation=USER_RELATION)

@@ -6,11 +6,16 @@ Subclasses plug in what differs between algorithms through three hooks
 """
 from __future__ import annotations
 
+import hashlib
+import inspect
+import math
+import os
+import warnings
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
-
-import weakref
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,8 +46,6 @@ _PRIVATE_DOCS: set = set()
 def _document_keys(corpus: Corpus, skip_empty: bool = False):
     """A short hash of each document's bag of words (its word ids with their counts, in any order: a Corpus read
     from text and the same documents as a count matrix agree), to recognise the same document later in this process."""
-    import hashlib
-
     ptr, ids = corpus.doc_ptr, corpus.word_ids
     doc = np.repeat(np.arange(corpus.n_docs), np.diff(ptr))
     bags = ids[np.lexsort((ids, doc))].astype(np.int32, copy=False)   # each document's ids in increasing order
@@ -52,8 +55,6 @@ def _document_keys(corpus: Corpus, skip_empty: bool = False):
 
 def _warn_if_documents_reused(name: str, corpus) -> None:
     """``corpus``: a Corpus, or a list of them (FedLDA's users). Counts documents, a duplicate each time it occurs."""
-    import warnings
-
     parts = corpus if isinstance(corpus, (list, tuple)) else [corpus]
     keys = [k for c in parts for k in _document_keys(c, skip_empty=True)]
     n_docs = sum(c.n_docs for c in parts)
@@ -96,9 +97,6 @@ def refuse_corpus_file(X, who: str, training: bool) -> None:
     given where documents are expected: refused in one line that names the call reading it, as ``dptopic train
     --corpus`` reads it by its extension. ``training`` (fit, partial_fit): a prepared ``.npz`` or a shard folder is
     read as such (:func:`~dptopic.backends.training_source`), so only the other files are refused."""
-    import os
-    from pathlib import Path
-
     if not isinstance(X, (str, os.PathLike)) or isinstance(X, str) and (len(X) > 4096 or "\n" in X):
         return
     p = Path(X)
@@ -265,7 +263,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         _REGISTRY[cls.__name__] = cls
         if "_private" in vars(cls) and "_spends_budget" not in vars(cls):
             cls._spends_budget = cls._private
-        import inspect
 
         # inspect.signature(cls) would read the metaclass's (*args, **kw): state the constructor's own parameters
         sig = inspect.signature(cls.__init__)
@@ -274,15 +271,11 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     # ------------------------------------------------------------------ params
     @classmethod
     def _param_names(cls) -> list[str]:
-        import inspect
-
         return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
 
     @classmethod
     def _takes_any_keyword(cls) -> bool:
         """Whether ``__init__`` has a ``**kwargs`` of its own (which then says what it refuses)."""
-        import inspect
-
         return any(p.kind == p.VAR_KEYWORD for p in inspect.signature(cls.__init__).parameters.values())
 
     def get_params(self, deep: bool = True) -> dict:
@@ -302,8 +295,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
           clone spends the budget again: with ``n_jobs > 1`` the fits run in other processes, which the warning on
           re-used documents does not see.
         """
-        import warnings
-
         # a Dask client (a connection) is shared, never copied: scikit-learn's clone would deep-copy it and fail
         client = getattr(self, "client", None)
         seed = getattr(self, "seed", None)
@@ -695,8 +686,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         """Held-out log-likelihood of ``X`` (higher is better, as scikit-learn's ``score``): ``-N log perplexity``
         with the estimator's own perplexity in ``mode="paper"`` (the fold-in likelihood for the Gibbs trainers, the
         variational bound for the variational ones), N the tokens of ``X`` in the model's vocabulary."""
-        import math
-
         c = self._as_model_corpus(X)
         self._scoring_corpus = c
         try:
@@ -1045,8 +1034,6 @@ def _checked_privacy(rep, bad, model=None) -> dict:
     that none follows from its events (their deltas add to 1 or more); the figures as saved must not claim
     more than those events give (:func:`~dptopic.accounting.verify.verify_report`), and the events must be
     those ``model``'s parameters plan (:func:`~dptopic.accounting.verify.check_run`)."""
-    import math
-
     from ..accounting.ledger import claims_no_guarantee, name_guarantee
 
     if not isinstance(rep, dict):

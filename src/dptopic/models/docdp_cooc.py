@@ -38,6 +38,8 @@ counts of their words, summed, clear a one-sided 5% z-test against the first rel
 """
 from __future__ import annotations
 
+import warnings
+
 from ..accounting.set_union import VOCABULARY_NOT_COVERED
 
 import numpy as np
@@ -409,8 +411,6 @@ def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int, delta: float 
     """A model of noise is never presented without a warning: when the utility table (public corpora) expects
     topics below the useful ratio at this budget and corpus size, say so, and from which size topics become useful.
     The count is shown to the data holder in this process only, as ``dptopic train`` prints it; it is not saved."""
-    import warnings
-
     from ..advice import too_small_message
     from ..errors import SmallCorpusWarning
 
@@ -484,7 +484,6 @@ def _clear_the_noise(eligible: np.ndarray, counts: np.ndarray, max_false_words, 
     expected = float(V * norm.sf(threshold / noise_std))
     if len(clear) >= at_least:
         return threshold, expected, clear
-    import warnings
 
     from ..errors import SmallCorpusWarning
 

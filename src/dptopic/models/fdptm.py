@@ -6,6 +6,8 @@ report is composed by :func:`~dptopic.accounting.set_union.fdptm_report` (Theore
 """
 from __future__ import annotations
 
+import warnings
+
 from .._io import plain_numbers
 from ..accounting.set_union import fdptm_report
 from ..corpus import Corpus, as_corpus
@@ -52,7 +54,6 @@ def fit_fdptm(estimator, X, epsilon_vocab: float, delta_vocab: float, delta0: in
     secure = bool(getattr(estimator, "secure", False)) if secure is None else secure
     restricted, event = restrict_to_private_vocabulary(X, epsilon_vocab, delta_vocab, delta0, alpha, mechanism,
                                                        order, seed, secure)
-    import warnings
 
     from ..errors import DataVocabularyWarning
 

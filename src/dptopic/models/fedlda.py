@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -151,8 +152,6 @@ def coverage(replacement: str, exclusion: str = "floor") -> dict:
 def _floor_fits(cfg, V: int, delta: float) -> bool:
     """Whether the floor rule's 'another word' replacement fits ``V`` words at ``cfg``'s epsilon with failure rate
     ``delta``."""
-    from dataclasses import replace
-
     from ..federated.client import cap_fits
 
     c = replace(cfg, failure_rate=float(delta))

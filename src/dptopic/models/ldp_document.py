@@ -9,6 +9,8 @@ The unbiased pair counts of the reports form a word co-occurrence matrix; its no
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .._io import plain_numbers
@@ -72,7 +74,6 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
     @classmethod
     def _param_names(cls) -> list[str]:
         # the parameters of the signature, less ``**unknown`` (there only to refuse a seed in one line)
-        import inspect
 
         return [n for n, p in inspect.signature(cls.__init__).parameters.items()
                 if n != "self" and p.kind is not p.VAR_KEYWORD]

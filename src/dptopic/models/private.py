@@ -7,6 +7,7 @@ Orchestration only: noise comes from :mod:`dptopic.mechanisms`, sweeps from
 from __future__ import annotations
 
 import functools
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -73,7 +74,6 @@ class _PrivateGibbs(GibbsTopicModel):
         # texts or token lists (a list, an array or a column of strings); a Corpus's documents are the samples as given
         if kept is None or isinstance(X, Corpus) or not hasattr(X, "__len__") or getattr(X, "ndim", 1) != 1:
             return theta
-        import re
 
         rows = [int(d[3:]) for d in kept if isinstance(d, str) and re.fullmatch(r"doc\d+", d)]
         n = len(X)

@@ -10,6 +10,7 @@ import asyncio
 import base64
 import gc
 import hashlib
+import io
 import json
 import logging
 import re
@@ -512,8 +513,6 @@ def public_model(meta_json: str, arrays: dict[str, bytes]) -> tuple[str, dict[st
     unsalted digest of the prior, against which a guessed prior corpus could be tested); ``stream_state``'s overlap
     threshold and rate, computed from the prior documents, are blanked (NaN: a pulled model has no prior rows to
     check against anyway) and its digest recomputed, so that the folder loads and verifies as saved."""
-    import io
-
     import numpy as np
 
     held = set(arrays) & SERVER_ONLY_ARRAYS

@@ -8,7 +8,12 @@ lost acknowledgement is never counted twice and the reports are never randomized
 """
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
+import math
+import os
 import random
 import secrets
 import time
@@ -212,8 +217,6 @@ DEFAULT_MAX_EPSILON = 16.0
 
 
 def check_max_epsilon(max_epsilon) -> float:
-    import math
-
     if isinstance(max_epsilon, bool) or not isinstance(max_epsilon, (int, float)) or not (
             max_epsilon > 0 and math.isfinite(max_epsilon)):
         raise DPTopicError(f"invalid max_epsilon={max_epsilon!r}: give the largest epsilon per report you accept, a"
@@ -390,8 +393,6 @@ def _interrupted(message: str, acknowledged: int, total: int, path) -> str:
 
 def _state_folder_or_file(state) -> Path:
     """``state`` as a path; one ending in a separator that does not exist yet is created as a folder, owner-only."""
-    import os
-
     p = Path(state)
     if str(state).endswith(("/", os.sep)) and not p.exists():
         try:
@@ -405,8 +406,6 @@ def _state_folder_or_file(state) -> Path:
 def _create_exclusive(path: Path, data: bytes, what: str) -> bool:
     """Write ``data`` to ``path``, owner-only, whole and only if no file is there yet (two first runs at once: the
     second finds the first's file); False when another run created it first."""
-    import os
-
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
         fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
@@ -459,9 +458,6 @@ def _documents_digest(local, salt: str) -> str:
     """A salted digest of the documents (their word ids over the server's vocabulary), to find their kept reports: the
     salt is the state file's own, so files cannot be matched across folders, but whoever holds a file can test a
     guessed set of documents against it (it lives beside the raw text, readable by its owner only)."""
-    import hashlib
-    import hmac
-
     h = hmac.new(bytes.fromhex(salt), digestmod=hashlib.sha256)
     for a in (local.doc_ptr, local.word_ids):
         h.update(a.astype("<i8").tobytes())
@@ -494,8 +490,6 @@ def _find_submit_state(state, settings: dict, local):
 def _load_submit_state(path):
     """The kept reports, keys, acknowledgements and pseudonyms of a submit state file; a one-line error for a file
     of another kind or an edited one."""
-    import base64
-
     doc = _read_state_file(path, "submit state file", SUBMIT_STATE_FORMAT, SUBMIT_STATE_VERSION, ", or a folder")
     try:
         uploads = [{"reports": int(u["reports"]), "key": str(u["key"]),
@@ -517,8 +511,6 @@ def _load_submit_state(path):
 
 
 def _submit_state_bytes(kept: dict) -> bytes:
-    import base64
-
     return json.dumps({
         "format": SUBMIT_STATE_FORMAT, "version": SUBMIT_STATE_VERSION, "settings": kept["settings"],
         "salt": kept["salt"], "documents": kept["documents"], "n_reports": kept["n_reports"],
@@ -597,8 +589,6 @@ def _fed_state_key(rrp, vocab_sha: str, vocab_size: int) -> dict:
 def _load_fed_state(path, key: dict, client_id: str | None):
     """The client id and randomized reports a FedLDA state file holds (None when there is no file), checked
     against the server's configuration; a one-line error otherwise."""
-    from pathlib import Path
-
     import numpy as np
 
     p = Path(path)
@@ -631,8 +621,6 @@ def fed_state_path(state, key: dict):
     """``state`` itself, or for a folder (one that exists, or a path ending in a separator, created owner-only) the
     file in it for reports that agree on ``key``: one per server configuration, whatever client id a run names
     (the id is kept inside, and a run naming another is refused), so that no run draws a second set unnoticed."""
-    import hashlib
-
     p = _state_folder_or_file(state)
     if not p.is_dir():
         return p
@@ -643,9 +631,6 @@ def fed_state_path(state, key: dict):
 def default_state_folder():
     """Where ``dptopic fed-client`` keeps its reports unless told otherwise: ``$XDG_STATE_HOME/dptopic``, else
     ``~/.local/state/dptopic`` (created readable by its owner only)."""
-    import os
-    from pathlib import Path
-
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     folder = Path(base) / "dptopic"
     try:
@@ -823,7 +808,6 @@ def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None
 
     ``fed=True``: the FedLDA model instead (``GET /v1/fed/model``): the broadcast of the latest closed round, with the
     privacy report of a FedLDA with the server's protocol settings; ``round`` in the summary is that round's number."""
-    import base64
     import binascii
 
     from .._io import check_output_dir

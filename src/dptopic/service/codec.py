@@ -15,6 +15,8 @@ import re
 import struct
 import tempfile
 import warnings
+from dataclasses import asdict
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -330,15 +332,11 @@ _FED_WIRE_RENAMED = {"epsilon": "epsilon_per_entry", "delta": "failure_rate"}
 
 
 def fed_config_dict(rrp) -> dict:
-    from dataclasses import asdict
-
     d = asdict(rrp)
     return {**d, **{old: d[new] for old, new in _FED_WIRE_RENAMED.items()}, "entries_per_update": rrp.n_entries}
 
 
 def fed_config_from_dict(d: dict):
-    from dataclasses import fields
-
     from ..federated import RRPConfig
 
     names = {f.name for f in fields(RRPConfig)}

@@ -319,8 +319,6 @@ def check_backend(url: str) -> None:
 def _check_sqlite_folder(url: str) -> None:
     """A SQLite file in a folder that does not exist is named (SQLite itself says only "unable to open database
     file")."""
-    import os
-
     from sqlalchemy.engine import make_url
 
     try:
