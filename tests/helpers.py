@@ -32,15 +32,24 @@ def run_dptopic_process(*args, timeout=120, cwd=None, env=None):
                           env=env, timeout=timeout, cwd=cwd)
 
 
-def run_dptopic(*args, timeout=None, cwd=None, env=None, input=None):
+class _RunTimedOut(BaseException):
+    """Raised into a command run in-process when its time is up (a BaseException: no ``except Exception`` of the
+    command catches it)."""
+
+
+def run_dptopic(*args, timeout=600, cwd=None, env=None, input=None):
     """``dptopic ARGS`` run in this process as ``python -m dptopic`` runs it (``main`` with its exit status; an
     argparse exit; an exception that escapes ``main`` printed as Python prints it, status 1), with stdout and stderr
     captured: a ``subprocess.CompletedProcess``. It spares the second or so a new interpreter takes to import numpy,
     numba and dptopic; ``run_dptopic_process`` is the real process. ``cwd``, ``env`` (the whole environment, as
-    ``subprocess.run`` takes it) and ``input`` (stdin text) hold for the run only; ``timeout`` is accepted for the
-    callers written for ``subprocess.run`` and not enforced."""
+    ``subprocess.run`` takes it) and ``input`` (stdin text) hold for the run only. A run longer than ``timeout``
+    seconds is stopped with ``subprocess.TimeoutExpired``, as ``subprocess.run`` stops it (by SIGALRM, so only on
+    the main thread; elsewhere it is not enforced), so that a command that hangs fails its test instead of the
+    suite."""
     import contextlib
     import io
+    import signal
+    import threading
     import traceback
 
     from dptopic.models import base as model_base
@@ -51,6 +60,7 @@ def run_dptopic(*args, timeout=None, cwd=None, env=None, input=None):
     # a new process has trained on no documents yet: the re-use warnings of this process's fits stay out of the run
     saved_docs = set(model_base._PRIVATE_DOCS)
     model_base._PRIVATE_DOCS.clear()
+    alarm = False
     try:
         if env is not None:
             os.environ.clear()
@@ -58,9 +68,18 @@ def run_dptopic(*args, timeout=None, cwd=None, env=None, input=None):
         if cwd is not None:
             os.chdir(cwd)
         sys.stdin = io.StringIO(input or "")
+        alarm = timeout is not None and threading.current_thread() is threading.main_thread()
+        if alarm:
+            def _time_up(signum, frame):
+                raise _RunTimedOut()
+
+            previous_handler = signal.signal(signal.SIGALRM, _time_up)
+            signal.setitimer(signal.ITIMER_REAL, float(timeout))
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main(argv)
+            except _RunTimedOut:
+                raise subprocess.TimeoutExpired(["dptopic", *argv], timeout, out.getvalue(), err.getvalue()) from None
             except SystemExit as e:
                 code = e.code
                 if code is not None and not isinstance(code, int):
@@ -70,6 +89,9 @@ def run_dptopic(*args, timeout=None, cwd=None, env=None, input=None):
                 traceback.print_exc()
                 code = 1
     finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous_handler)
         model_base._PRIVATE_DOCS.clear()
         model_base._PRIVATE_DOCS.update(saved_docs)
         sys.stdin = saved_stdin

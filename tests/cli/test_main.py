@@ -363,3 +363,25 @@ def test_a_composite_unit_is_not_taken_for_the_document():
     assert not unit_covers_document("word")
     for u in ("document", "user", "document (local DP)", "contributor (local DP, 10 documents)", None):
         assert unit_covers_document(u), u
+
+
+def test_a_command_run_in_process_that_hangs_fails_its_test_as_a_subprocess_would(monkeypatch):
+    """helpers.run_dptopic stops a command past its timeout with subprocess.TimeoutExpired, as subprocess.run does,
+    with what it had printed, and leaves the test process as it found it (its working directory, no alarm set)."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    import dptopic.advice
+    from helpers import run_dptopic
+
+    monkeypatch.setattr(dptopic.advice, "recommend", lambda *a, **k: time.sleep(30))
+    cwd = os.getcwd()
+    t = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_dptopic("recommend", "--epsilon", "1", "--docs", "10", timeout=0.5)
+    assert time.monotonic() - t < 10 and os.getcwd() == cwd
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    monkeypatch.undo()
+    assert run_dptopic("recommend", "--epsilon", "1", "--docs", "10000").returncode == 0    # the next run is unharmed
