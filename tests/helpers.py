@@ -103,6 +103,17 @@ def run_dptopic(*args, timeout=600, cwd=None, env=None, input=None):
                                        err.getvalue())
 
 
+def main_output(capsys, argv):
+    """``(exit status, stdout, stderr)`` of ``dptopic ARGV`` run through ``main`` in this process (an argparse exit
+    counts), its output read from ``capsys``."""
+    try:
+        rc = main([str(a) for a in argv])
+    except SystemExit as e:
+        rc = e.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
 def subprocess_error_line(r, *needles):
     """The one line of error (``error: ...``) of a finished ``dptopic`` subprocess ``r`` with exit status 2 and no
     traceback, holding every needle given."""

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from dptopic.cli.main import main
+from helpers import main_output
 
 TOPICS = [["apple", "banana", "cherry", "grape", "melon", "peach", "plum", "berry"],
           ["engine", "wheel", "brake", "motor", "gear", "piston", "clutch", "tyre"]]
@@ -31,18 +31,9 @@ def people(tmp_path_factory):
     return root
 
 
-def _run(capsys, argv):
-    try:
-        rc = main([str(a) for a in argv])
-    except SystemExit as e:
-        rc = e.code
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 @pytest.mark.parametrize("corpus, extra", [("people.jsonl", ["--user-field", "user"]), ("folders", [])])
 def test_train_unit_user_saves_a_model_whose_unit_is_the_person(people, tmp_path, capsys, corpus, extra):
-    rc, out, err = _run(capsys, ["train", "--unit", "user", *extra, "--corpus", people / corpus, "--epsilon", "2",
+    rc, out, err = main_output(capsys, ["train", "--unit", "user", *extra, "--corpus", people / corpus, "--epsilon", "2",
                                  "--topics", "2", "--vocabulary", people / "words.txt", "--out", tmp_path / "m",
                                  "--quiet"])
     assert rc == 0, err
@@ -64,7 +55,7 @@ def test_train_unit_user_saves_a_model_whose_unit_is_the_person(people, tmp_path
     (["--unit", "user", "--user-field", "person"], "line 1 has no field 'person', so no user id"),
 ])
 def test_train_unit_user_refusals_are_one_line(people, tmp_path, capsys, argv, fragment):
-    rc, _, err = _run(capsys, ["train", "--corpus", people / "people.jsonl", "--epsilon", "1", "--topics", "2",
+    rc, _, err = main_output(capsys, ["train", "--corpus", people / "people.jsonl", "--epsilon", "1", "--topics", "2",
                                "--out", tmp_path / "m", *argv])
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1 and lines[0].startswith("error:") and fragment in lines[0], err
@@ -75,7 +66,7 @@ def test_train_unit_user_refusals_are_one_line(people, tmp_path, capsys, argv, f
                                               ("numbers.jsonl", "line 1: user id field 'user' is a number")])
 def test_a_user_id_missing_from_some_rows_is_refused_before_anything_is_spent(people, tmp_path, capsys, corpus,
                                                                              fragment):
-    rc, out, err = _run(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus", people / corpus,
+    rc, out, err = main_output(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus", people / corpus,
                                  "--epsilon", "1", "--topics", "2", "--out", tmp_path / "m"])
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert rc == 2 and len(lines) == 1 and fragment in lines[0] and str(people / corpus) in lines[0], err
@@ -83,13 +74,13 @@ def test_a_user_id_missing_from_some_rows_is_refused_before_anything_is_spent(pe
 
 
 def test_train_unit_user_refuses_a_built_in_corpus(tmp_path, capsys):
-    rc, _, err = _run(capsys, ["train", "--unit", "user", "--corpus", "demo", "--epsilon", "1",
+    rc, _, err = main_output(capsys, ["train", "--unit", "user", "--corpus", "demo", "--epsilon", "1",
                                "--out", tmp_path / "m"])
     assert rc == 2 and "the built-in corpus 'demo' has none" in err
 
 
 def test_recommend_unit_user_counts_people_and_names_the_flag(capsys):
-    rc, out, _ = _run(capsys, ["recommend", "--unit", "user", "--epsilon", "1", "--docs", "3000"])
+    rc, out, _ = main_output(capsys, ["recommend", "--unit", "user", "--epsilon", "1", "--docs", "3000"])
     assert rc == 0
     assert "user-level DP, epsilon = 1, 3,000 people" in out
     assert "--unit user" in out and "--user-field FIELD" in out

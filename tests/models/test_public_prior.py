@@ -10,11 +10,11 @@ import scipy.sparse as sp
 
 import dptopic.models.public_prior as public_prior
 from dptopic.accounting.card import privacy_card
-from dptopic.cli.main import main
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.models import DocDPCooccurrence
 from dptopic.models.public_prior import extend_topics
+from helpers import main_output
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -167,15 +167,6 @@ def files(tmp_path_factory):
     return root
 
 
-def _run(capsys, argv):
-    try:
-        rc = main([str(a) for a in argv])
-    except SystemExit as e:
-        rc = e.code
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
 def _extend_dense(beta, X, alpha, steps, strength=1.0):
     """extend_topics written with the dense documents x words model, as a NumPy reference."""
     X = np.asarray(X.todense(), dtype=np.float64)
@@ -202,7 +193,7 @@ def test_extending_the_topics_reads_only_the_public_documents_non_zero_cells():
 
 
 def test_train_public_corpus_names_it_on_the_card(files, tmp_path, capsys):
-    rc, out, err = _run(capsys, ["train", "--algorithm", "docdp-cooc", "--corpus", files / "private.jsonl",
+    rc, out, err = main_output(capsys, ["train", "--algorithm", "docdp-cooc", "--corpus", files / "private.jsonl",
                                  "--public-corpus", files / "public.jsonl", "--epsilon", "2", "--topics", "2",
                                  "--test-size", "0", "--out", tmp_path / "m"])
     assert rc in (0, None), err
@@ -215,7 +206,7 @@ def test_train_public_corpus_names_it_on_the_card(files, tmp_path, capsys):
 ])
 def test_train_public_corpus_refusals_are_one_line(files, tmp_path, capsys, argv, fragment):
     argv = [str(files / "public.jsonl") if x == "PUBLIC" else x for x in argv]
-    rc, out, err = _run(capsys, ["train", "--corpus", files / "private.jsonl", "--epsilon", "1", "--topics", "2",
+    rc, out, err = main_output(capsys, ["train", "--corpus", files / "private.jsonl", "--epsilon", "1", "--topics", "2",
                                  "--test-size", "0", "--out", tmp_path / "m", *argv])
     assert rc == 2 and fragment in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "m").exists()
