@@ -157,18 +157,24 @@ def refine_moments(Q: np.ndarray, A: np.ndarray, R: np.ndarray, n_iter: int = 30
     return A, R
 
 
+def _anchor_candidates(M: np.ndarray, K: int, n_candidates: int | None):
+    """``(row mass, candidate anchor words)``: the ``n_candidates`` words with the most mass in the non-negative
+    ``M`` (all by default), those with none left out; refused in one line when fewer than ``K`` remain."""
+    mass = M.sum(axis=1)
+    cand = np.argsort(-mass, kind="stable")[: (n_candidates or M.shape[0])]
+    cand = cand[mass[cand] > 0]
+    if len(cand) < K:
+        raise DPTopicError(f"only {len(cand)} words have co-occurrence mass; use fewer topics than that.")
+    return mass, cand
+
+
 def refined_anchor_topics(Q: np.ndarray, K: int, n_candidates: int | None = None, n_iter: int = 300) -> np.ndarray:
     """``method="refined-anchors"`` (module note) on the symmetric ``Q``: the K x V topics, rows summing to 1."""
     V = Q.shape[0]
     # the projection's negative cells (noise the projection kept) are dropped for the anchor step only: rows of
     # conditional probabilities need non-negative weights (an exact A R A^T has none)
     P = np.maximum(_rank_k_projection(Q, K), 0.0)
-    mass = P.sum(axis=1)
-    order = np.argsort(-mass, kind="stable")
-    cand = order[: (n_candidates or V)]
-    cand = cand[mass[cand] > 0]
-    if len(cand) < K:
-        raise DPTopicError(f"only {len(cand)} words have co-occurrence mass; use fewer topics than that.")
+    mass, cand = _anchor_candidates(P, K, n_candidates)
     live = np.flatnonzero(mass > 0)
     Pbar = P / np.where(mass > 0, mass, 1.0)[:, None]
     A = np.zeros((V, K))
@@ -216,12 +222,7 @@ def topics_from_cooccurrence(Q, n_topics: int, method: str = "nmf", noise_std: f
     if method == "nmf":
         H = _nmf(Q, K, max_iter)
     elif method == "anchors":
-        mass = Q.sum(axis=1)
-        order = np.argsort(-mass, kind="stable")
-        cand = order[: (n_candidates or V)]
-        cand = cand[mass[cand] > 0]
-        if len(cand) < K:
-            raise DPTopicError(f"only {len(cand)} words have co-occurrence mass; use fewer topics than that.")
+        mass, cand = _anchor_candidates(Q, K, n_candidates)
         Qbar = Q / np.maximum(mass, 1e-300)[:, None]
         C = _simplex_weights(Qbar, _anchor_rows(Qbar, cand, K))
         H = (C * mass[:, None]).T
