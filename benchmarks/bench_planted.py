@@ -121,21 +121,11 @@ def fit_shards(paths, K: int, eps: float, delta: float, jobs: int, recovery: str
 
 def load_shards(paths, max_docs: int):
     """The first ``max_docs`` documents of the shards, in memory (the non-private peer's corpus)."""
-    from dptopic.corpus import Corpus
+    from dptopic.corpus.shards import ShardSet
 
-    parts, n = [], 0
-    for p in paths:
-        if n >= max_docs:
-            break
-        c = Corpus.load(p)
-        if n + c.n_docs > max_docs:
-            c = c.subset(np.arange(max_docs - n))
-        parts.append(c)
-        n += c.n_docs
-    ptr = np.concatenate([[0]] + [np.asarray(c.doc_ptr[1:]) + off for c, off in
-                                  zip(parts, np.cumsum([0] + [c.n_tokens for c in parts[:-1]]))])
-    return Corpus(ptr.astype(np.int64), np.concatenate([c.word_ids for c in parts]), list(parts[0].vocabulary),
-                  metadata={"source": "bench_planted"})
+    ends = np.cumsum([len(n) for n in ShardSet(paths).shard_doc_lengths])
+    corpus = ShardSet(paths[: int(np.searchsorted(ends, max_docs)) + 1]).load_all()
+    return corpus if corpus.n_docs <= max_docs else corpus.subset(np.arange(max_docs))
 
 
 def oracle_topics(model, phi, mixes, rng):
@@ -188,6 +178,7 @@ def timed_fit(model, corpus):
 
 def run(a) -> list:
     import dptopic
+    from dptopic.corpus.shards import ShardSet
     from dptopic.evaluation import topic_coverage
 
     # JIT (cached) outside the timings
@@ -209,7 +200,7 @@ def run(a) -> list:
                 paths = draw_shards(phi, theta, lengths, vocab, n, a.seed, Path(a.shards) / f"{name}-{n}",
                                     a.shard_docs, {"corpus": name, "K": a.topics, "V": a.vocab, "iters": a.iters})
                 corpus = load_shards(paths, n if a.peer_docs is None else min(n, a.peer_docs))
-                n_tokens = sum(int(np.load(p)["doc_ptr"][-1]) for p in paths) if corpus.n_docs < n else corpus.n_tokens
+                n_tokens = ShardSet(paths).n_tokens             # from the shards' headers, no token read
             else:
                 corpus = draw(phi, theta, lengths, vocab, n, a.seed)
                 n_tokens = corpus.n_tokens
