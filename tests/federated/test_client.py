@@ -207,15 +207,16 @@ def test_rrpconfig_refuses_its_old_names_in_one_line_naming_the_new_ones():
     assert RRPConfig(3, epsilon_per_entry=2.0, failure_rate=0.2).failure_rate == 0.2
 
 
-def test_the_wire_carries_both_spellings_so_either_side_may_be_the_older():
+def test_the_wire_names_the_per_entry_epsilon_and_a_participant_still_reads_an_older_server():
     from dptopic.federated import RRPConfig
     from dptopic.service.codec import fed_config_dict, fed_config_from_dict
 
     cfg = RRPConfig(3, 2.5, 0.05, pad_length=40)
     d = fed_config_dict(cfg)
-    assert (d["epsilon_per_entry"], d["failure_rate"]) == (d["epsilon"], d["delta"]) == (2.5, 0.05)
+    assert (d["epsilon_per_entry"], d["failure_rate"]) == (2.5, 0.05) and "epsilon" not in d and "delta" not in d
     assert fed_config_from_dict(d) == cfg
-    older = {k: v for k, v in d.items() if k not in ("epsilon_per_entry", "failure_rate")}   # a server before the rename
+    older = {**{k: v for k, v in d.items() if k not in ("epsilon_per_entry", "failure_rate")},
+             "epsilon": 2.5, "delta": 0.05}                    # a server before the rename: the same meanings
     assert fed_config_from_dict(older) == cfg
 # ``dptopic.federated.client``.
 

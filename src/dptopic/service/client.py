@@ -581,7 +581,10 @@ FED_STATE_VERSION = 1
 
 
 def _fed_state_key(rrp, vocab_sha: str, vocab_size: int) -> dict:
-    """What reports drawn once must agree on to be reused: the vocabulary they range over and the randomizer."""
+    """What reports drawn once must agree on to be reused: the vocabulary they range over and the randomizer. The
+    key ``"epsilon"`` (the per-entry figure) stays as the state files written before ``RRPConfig``'s rename have it:
+    a renamed key would change the state file's name and content, and a participant would draw (and spend) new
+    reports instead of reusing its own."""
     return {"vocabulary_sha256": vocab_sha, "epsilon": float(rrp.epsilon_per_entry), "entries": int(rrp.n_entries),
             "words_per_report": int(rrp.report_size(vocab_size)), "exclusion": str(rrp.exclusion)}
 

@@ -326,14 +326,13 @@ def fed_config(cfg):
 
 
 # the protocol's keys before RRPConfig named them by what they are (the same meaning: epsilon per reported entry and
-# the randomizer's failure rate); a server still sends them and a participant still reads them, so that either side
-# may be the older one
+# the randomizer's failure rate): a participant still reads them from an older server; a server sends only the new
+# names, since a key "epsilon" would read as a guarantee's total
 _FED_WIRE_RENAMED = {"epsilon": "epsilon_per_entry", "delta": "failure_rate"}
 
 
 def fed_config_dict(rrp) -> dict:
-    d = asdict(rrp)
-    return {**d, **{old: d[new] for old, new in _FED_WIRE_RENAMED.items()}, "entries_per_update": rrp.n_entries}
+    return {**asdict(rrp), "entries_per_update": rrp.n_entries}
 
 
 def fed_config_from_dict(d: dict):
