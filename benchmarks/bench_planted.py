@@ -81,6 +81,10 @@ def draw_shards(phi, theta, lengths, vocabulary, n_docs: int, seed: int, directo
 
     directory.mkdir(parents=True, exist_ok=True)
     done = directory / "complete.json"
+    others = [p.name for p in directory.iterdir() if p.name != done.name and not p.match("shard-*.npz")]
+    if others:          # only this script's own shards are ever replaced
+        raise SystemExit(f"--shards: {directory} holds files this benchmark did not write ({others[0]!r}, ...): give"
+                         " an empty folder or one an earlier --shards run wrote.")
     n_shards = -(-n_docs // shard_docs)
     paths = [directory / f"shard-{j:05d}.npz" for j in range(n_shards)]
     spec = dict(spec, docs=n_docs, shard_docs=shard_docs, seed=seed)

@@ -110,3 +110,14 @@ def test_bench_planted_streams_shard_files_and_prints_the_ceiling(bench, planted
             if line.startswith("sotu    300") and "ceiling" in line]
     assert len(rows) == 1 and 0 <= float(rows[0][-3]) <= 1
     assert "along its expected direction (cosine" in oracle.getvalue()
+
+
+def test_bench_planted_never_replaces_files_it_did_not_write(bench, planted, monkeypatch, tmp_path):
+    monkeypatch.setattr(bench, "source", lambda name, vocab_size: planted.corpus)
+    (tmp_path / "sotu-300").mkdir()
+    (tmp_path / "sotu-300" / "notes.txt").write_text("mine")
+    with pytest.raises(SystemExit, match="holds files this benchmark did not write"):
+        with contextlib.redirect_stdout(io.StringIO()):
+            bench.main(["--docs", "300", "--topics", "3", "--iters", "3", "--shards", str(tmp_path)])
+    assert (tmp_path / "sotu-300" / "notes.txt").read_text() == "mine"
+    assert not list((tmp_path / "sotu-300").glob("shard-*"))
