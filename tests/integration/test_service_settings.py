@@ -353,7 +353,9 @@ def test_fed_another_body_under_a_used_key_is_checked_before_the_key(tmp_path):
         status, conf = get_json(srv.url + "/v1/config")
         fed = conf["fed"]
         assert fed["subset_size"] == 0 and fed["words_per_report"] >= 1
-        assert fed["unused_by_this_rule"] == ["delta", "gamma", "variant", "replacement", "local_iter"]
+        # every name it lists is a key of the fed settings it sends ("delta" was renamed failure_rate)
+        assert fed["unused_by_this_rule"] == ["failure_rate", "gamma", "variant", "replacement", "local_iter"]
+        assert set(fed["unused_by_this_rule"]) <= set(fed)
         rrp = codec.fed_config_from_dict(fed)
         c = Corpus.from_texts(texts[:5], vocabulary=cfg.fed_vocabulary.words, max_vocab=None)
         client = FedClient("u1", c, rrp, np.random.default_rng(0))

@@ -3,6 +3,7 @@ dptopic server sends (a proxy's page, a cut-off body, missing fields): one line,
 HTTP server on 127.0.0.1 answers with canned bodies."""
 from __future__ import annotations
 
+import functools
 import http.server
 import json
 import os
@@ -29,8 +30,9 @@ from service_helpers import free_port, make_words  # noqa: E402
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-@pytest.fixture
-def canned():
+def _canned_server():
+    """A real HTTP server on 127.0.0.1 that answers each path with the body ``bodies`` holds for it (``{}`` else) and
+    lists the paths of the POSTs it got under ``bodies["_posted"]``: ``(server, url, bodies)``."""
     bodies: dict = {}
 
     class H(http.server.BaseHTTPRequestHandler):
@@ -47,14 +49,30 @@ def canned():
 
         def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            bodies.setdefault("_posted", []).append(self.path)     # what a client sent: the tests read it
             self._send()
 
         def log_message(self, *a):
             pass
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}", bodies
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}", bodies
+
+
+@pytest.fixture
+def canned():
+    srv, url, bodies = _canned_server()
+    yield url, bodies
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def canned_shared():
+    """One canned server for a table of cases; each test sets its own bodies."""
+    srv, url, bodies = _canned_server()
+    yield url, bodies
     srv.shutdown()
     srv.server_close()
 
@@ -78,8 +96,8 @@ def _valid_config():
     ("<html><body>proxy login</body></html>", "not JSON"),
     ('{"api_version": "v1", ', "not JSON"),
     ("[1, 2]", "JSON list, not an object"),
-    ({"api_version": "v1", "report_format": "word-report"}, "names no report format"),
-    ({"api_version": "v1", "report_format": {"name": "x", "version": 1}, "vocabulary": 5}, "has no vocabulary"),
+    ({"api_version": "v1", "report_format": "word-report"}, 'has report_format = "word-report"'),
+    ({"api_version": "v1", "report_format": {"name": "x", "version": 1}, "vocabulary": 5}, "has vocabulary = 5"),
     ("no max", "max_reports_per_request"),
 ])
 def test_submit_reads_a_bad_configuration_in_one_line(canned, tmp_path, config, expect):
@@ -469,3 +487,149 @@ def test_a_server_url_with_credentials_is_refused_without_echoing_them():
         ServiceClient("http://alice:s3cret@127.0.0.1:9")
     assert "s3cret" not in str(e.value) and "USER:PASSWORD@HOST" in str(e.value)
     assert ServiceClient("http://bücher.example:80").server == "http://bücher.example:80"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The clients' bad-configuration harness: every kind of malformed ``/v1/config`` (a field of the wrong type, out of its
+# range, missing, or a protocol this dptopic does not speak), given to each client (``submit``, ``fed-client``,
+# ``pull``, ``pull --fed``). A client that reads the field refuses in one line that names the server and the key, exit
+# status 2, and sends nothing; a client that does not read it ends in one line or succeeds, never a traceback. One
+# function checks the configuration for all of them (``client.check_server_config``).
+
+@functools.lru_cache(maxsize=1)
+def _fed_config_text():
+    words = make_words(40)
+    cfg = ServiceConfig(words, 0.3, database="sqlite:///unused.db", n_topics=3, fed_epsilon_per_entry=3.0, fed_topics=3,
+                        fed_pad_length=16)
+    return json.dumps(Service(cfg, start_trainer=False).config_doc()), tuple(words)
+
+
+def _fed_config_doc():
+    """A valid ``/v1/config`` of a word-level server with FedLDA on, as JSON (the one dptopic serve sends)."""
+    text, words = _fed_config_text()
+    return json.loads(text), list(words)
+
+
+def _set(key, value):
+    def change(doc):
+        *path, last = key.split(".")
+        for p in path:
+            doc = doc[p]
+        if value is _DROP:
+            doc.pop(last)
+        else:
+            doc[last] = value
+    return change
+
+
+_DROP = object()
+SUBMIT, FED, PULL, PULL_FED = "submit", "fed-client", "pull", "pull --fed"
+EVERY = (SUBMIT, FED, PULL, PULL_FED)
+# (id, change to a valid config, the key the refusal names, the clients that read it)
+BAD_CONFIGS = [
+    ("fed a list", _set("fed", [1, 2]), "fed", EVERY),
+    ("fed a string", _set("fed", "yes"), "fed", EVERY),
+    ("fed true", _set("fed", True), "fed", EVERY),
+    ("fed a number", _set("fed", 5), "fed", EVERY),
+    ("report_words a string", _set("fed.report_words", "abc"), "fed.report_words", (FED,)),
+    ("report_words zero", _set("fed.report_words", 0), "fed.report_words", (FED,)),
+    ("report_words beyond the vocabulary", _set("fed.report_words", 10 ** 9), "fed.report_words", (FED,)),
+    ("report_words true", _set("fed.report_words", True), "fed.report_words", (FED,)),
+    ("report_words fractional", _set("fed.report_words", 2.5), "fed.report_words", (FED,)),
+    ("n_topics a string", _set("fed.n_topics", "yes"), "fed.n_topics", (FED,)),
+    ("n_topics missing", _set("fed.n_topics", _DROP), "fed.n_topics", (FED,)),
+    ("n_topics above the words", _set("fed.n_topics", 1000), "n_topics=1000", (FED,)),
+    ("epsilon_per_entry a string", _set("fed.epsilon_per_entry", "5"), "fed.epsilon_per_entry", (FED,)),
+    ("epsilon_per_entry missing", _set("fed.epsilon_per_entry", _DROP), "fed.epsilon_per_entry", (FED,)),
+    ("epsilon_per_entry negative", _set("fed.epsilon_per_entry", -1), "fed.epsilon_per_entry", (FED,)),
+    ("pad_length zero", _set("fed.pad_length", 0), "fed.pad_length", (FED,)),
+    ("pad_length a list", _set("fed.pad_length", [16]), "fed.pad_length", (FED,)),
+    ("sample_ratio above 1", _set("fed.sample_ratio", 2), "fed.sample_ratio", (FED,)),
+    ("failure_rate null", _set("fed.failure_rate", None), "fed.failure_rate", (FED,)),
+    ("exclusion unknown", _set("fed.exclusion", "sometimes"), "fed.exclusion", (FED,)),
+    ("subset_size fractional", _set("fed.subset_size", 1.5), "fed.subset_size", (FED,)),
+    ("local_inference an object", _set("fed.local_inference", {"a": 1}), "fed.local_inference", (FED,)),
+    ("api_version v2", _set("api_version", "v2"), "v2", EVERY),
+    ("api_version missing", _set("api_version", _DROP), "api_version", EVERY),
+    ("api_version a number", _set("api_version", 1), "API 1", EVERY),
+    ("vocabulary of numbers", _set("vocabulary", [1, 2]), "vocabulary", (SUBMIT, FED)),
+    ("vocabulary missing", _set("vocabulary", _DROP), "vocabulary", (SUBMIT, FED)),
+    ("vocabulary fingerprint wrong", _set("vocabulary_sha256", "0" * 64), "vocabulary_sha256", (SUBMIT, FED)),
+    ("f a string", _set("f", "abc"), "f=", (SUBMIT,)),
+    ("f above 1", _set("f", 2), "f=2", (SUBMIT,)),
+    ("f missing", _set("f", _DROP), "no f ", (SUBMIT,)),
+    ("report_kind unknown", _set("report_kind", "sentence"), "report_kind", (SUBMIT,)),
+    ("report_kind a list", _set("report_kind", ["word"]), "report_kind", (SUBMIT,)),
+    ("report_format missing", _set("report_format", _DROP), "report_format", (SUBMIT,)),
+    ("report_format another version", _set("report_format.version", 99), "report_format", (SUBMIT,)),
+    ("max_body_bytes a string", _set("max_body_bytes", "1000000"), "max_body_bytes", (SUBMIT,)),
+    ("max_reports_per_request zero", _set("max_reports_per_request", 0), "max_reports_per_request", (SUBMIT,)),
+]
+
+
+def _client_argv(client, url, tmp_path):
+    corpus = tmp_path / "docs.txt"
+    if client in (SUBMIT, FED):
+        return [client.split()[0], "--server", url, "--corpus", str(corpus), "--state", "none", "--retries", "0"] + (
+            ["--rounds", "1", "--poll", "0.01", "--round-timeout", "5"] if client == FED else [])
+    return ["pull", "--server", url, "--out", str(tmp_path / "pulled"), "--retries", "0"] + (
+        ["--fed"] if client == PULL_FED else [])
+
+
+@pytest.mark.parametrize("client", EVERY)
+@pytest.mark.parametrize("name, change, key, readers", BAD_CONFIGS, ids=[c[0] for c in BAD_CONFIGS])
+def test_a_malformed_config_is_refused_in_one_line_naming_the_server_and_the_key(canned_shared, tmp_path, capsys,
+                                                                                client, name, change, key, readers):
+    url, bodies = canned_shared
+    bodies.clear()
+    doc, words = _fed_config_doc()
+    change(doc)
+    bodies["/v1/config"] = doc
+    (tmp_path / "docs.txt").write_text(" ".join(words[:12]) + "\n" + " ".join(words[5:20]) + "\n")
+    try:
+        rc = cli_main.main(_client_argv(client, url, tmp_path))
+    except SystemExit as e:
+        rc = e.code
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert "Traceback" not in err and rc in (0, 2, None), err
+    assert rc in (0, None) or len(lines) == 1, err
+    if client in readers:
+        assert rc == 2 and len(lines) == 1, err
+        assert url in lines[0] and key in lines[0], lines[0]
+        assert not bodies.get("_posted"), f"{client} sent {bodies['_posted']} before refusing"
+        assert not (tmp_path / "pulled").exists()
+
+
+def test_the_config_harness_can_fail(canned, tmp_path, capsys):
+    # the valid configuration is taken by every client up to its first request after /v1/config (which the canned
+    # server answers with nothing useful): the refusals above are the changed field's, not the setup's
+    url, bodies = canned
+    doc, words = _fed_config_doc()
+    bodies["/v1/config"] = doc
+    bodies["/v1/reports"] = {"reports": 2}
+    (tmp_path / "docs.txt").write_text(" ".join(words[:12]) + "\n" + " ".join(words[5:20]) + "\n")
+    assert cli_main.main(_client_argv(SUBMIT, url, tmp_path)) in (0, None), capsys.readouterr().err
+    assert bodies["_posted"] == ["/v1/reports"]
+    assert cli_main.main(_client_argv(FED, url, tmp_path)) == 2
+    assert "round number" in capsys.readouterr().err          # it went on to ask for the round
+
+
+def test_a_report_format_of_another_name_says_both_names(canned, tmp_path, capsys):
+    # a document-level server whose report_format names the word-level format said "speaks v1 but this writes v1"
+    url, bodies = canned
+    doc, words = _fed_config_doc()
+    doc.update(report_kind="document", f=None, epsilon_doc=4.0)          # report_format stays the word-level one
+    bodies["/v1/config"] = doc
+    (tmp_path / "docs.txt").write_text(" ".join(words[:12]) + "\n")
+    line = _err_line(capsys, _client_argv(SUBMIT, url, tmp_path))
+    assert codec.report_format("word")["name"] in line and codec.report_format("document")["name"] in line, line
+    assert "document reports" in line and url in line and not bodies.get("_posted")
+
+
+def _err_line(capsys, argv) -> str:
+    rc = cli_main.main(argv)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]

@@ -121,6 +121,14 @@ def _protocol_rules() -> dict:
             "local_inference": [Options(LOCAL_INFERENCE)]}
 
 
+def protocol_value_rule(name: str, value) -> str | None:
+    """What the :class:`RRPConfig` setting ``name`` must be ("an integer in [1, 100000]"), when ``value`` is not
+    that; None when it is. For a reader of settings from outside (a server's ``/v1/config``) that names the field
+    itself."""
+    rules = _protocol_rules()[name]
+    return None if any(c.accepts(value) for c in rules) else " or ".join(c.describe() for c in rules)
+
+
 def check_protocol(config: RRPConfig) -> None:
     """Refuse (one line) a setting outside the range ``FedLDA`` takes for it (an integer ``pad_length`` in [1, 10^7],
     a ``sample_ratio`` in (0, 1], a known ``exclusion``, ...), before anything is drawn. A participant's settings come

@@ -272,7 +272,7 @@ class Service:
                           "vocabulary_fingerprint": codec.fed_fingerprint(cfg.fed_vocabulary),
                           "min_updates_per_round": cfg.fed_min_updates}
             if self.rrp.exclusion == "none":    # the floor and tail rules' settings, kept for the clients' config
-                doc["fed"]["unused_by_this_rule"] = (["delta", "gamma", "variant", "replacement"]
+                doc["fed"]["unused_by_this_rule"] = (["failure_rate", "gamma", "variant", "replacement"]
                                                      + (["local_iter"] if self.rrp.local_inference == "em" else []))
         return doc
 

@@ -166,32 +166,141 @@ class ServiceClient:
         return self._json_object("POST", path, data)
 
     def config(self) -> dict:
-        """The server's ``/v1/config``, with every field a contributor relies on checked."""
-        cfg = self.get_json("/v1/config")
-        got = cfg.get("report_format")
-        if not isinstance(got, dict):
-            raise DPTopicError(f"the configuration of {self.server} names no report format (report_format): is it a"
-                               " dptopic collection server?")
-        words = cfg.get("vocabulary")
-        if not isinstance(words, list) or len(words) < 2 or not all(isinstance(w, str) for w in words):
-            raise DPTopicError(f"the configuration of {self.server} has no vocabulary (a list of at least 2 words):"
-                               " is it a dptopic collection server?")
-        for key in ("max_reports_per_request", "max_body_bytes"):
-            v = cfg.get(key)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise DPTopicError(f"the configuration of {self.server} has no valid {key!r} (a positive integer):"
-                                   " upgrade dptopic (or the server).")
-        kind = cfg.get("report_kind", "word")
-        if kind not in kinds.NAMES:
-            raise DPTopicError(f"the server takes reports of kind {str(kind)[:20]!r}, which this dptopic cannot write:"
-                               " upgrade dptopic.")
-        expected = codec.report_format(kind)
-        if got.get("name") != expected["name"] or got.get("version") != expected["version"]:
-            raise DPTopicError(f"the server speaks report format {got.get('name')!r} v{got.get('version')} but this"
-                               f" dptopic writes v{expected['version']}: upgrade dptopic (or the server).")
-        if codec.vocabulary_fingerprint(words) != cfg.get("vocabulary_sha256"):
-            raise DPTopicError("the server's vocabulary does not match its fingerprint: refusing to randomize with it.")
+        """The server's ``/v1/config`` as it came (a JSON object); :func:`check_server_config` checks the fields a
+        client reads."""
+        return self.get_json("/v1/config")
+
+
+API_VERSION = "v1"
+
+
+def _shown(value) -> str:
+    """A value of a server's configuration, for an error line: its JSON, at most 40 characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _config_error(server: str, key: str, value, expected: str, missing: bool = False) -> DPTopicError:
+    got = f"has no {key} ({expected})" if missing else f"has {key} = {_shown(value)}, where this dptopic expects {expected}"
+    return DPTopicError(f"the /v1/config of {server} {got}: nothing was randomized or sent; upgrade dptopic (or the"
+                        " server).")
+
+
+def _positive_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+
+
+def check_server_config(cfg, server: str, reads: str = "reports") -> dict:
+    """A server's ``/v1/config`` (``cfg``), checked before anything is randomized or sent: every client runs it, and
+    each refusal is one line that names the server and the key. Every client checks ``api_version`` (this dptopic
+    speaks ``v1``) and that ``fed`` is an object or null; then ``reads`` says what else the client reads:
+
+    * ``"reports"`` (``submit``): the vocabulary and its fingerprint, the upload limits, the report kind, its format
+      (name and version) and the kind's randomizer settings (``f``, ``epsilon_doc``);
+    * ``"fed"`` (``fed-client``): the vocabulary and its fingerprint and every FedLDA setting it reads
+      (:func:`fed_settings`);
+    * ``"model"`` (``pull``): nothing more.
+
+    Returns ``cfg``."""
+    if not isinstance(cfg, dict):
+        raise DPTopicError(f"the server at {server} answered /v1/config with a JSON {type(cfg).__name__}, not an"
+                           " object: is it a dptopic server?")
+    version = cfg.get("api_version")
+    if version != API_VERSION:
+        said = "names no API version (api_version)" if version is None else f"speaks API {_shown(version)}"
+        raise DPTopicError(f"the server at {server} {said} in its /v1/config, and this dptopic speaks"
+                           f" {API_VERSION!r}: nothing was randomized or sent; upgrade dptopic (or the server).")
+    if not (cfg.get("fed") is None or isinstance(cfg.get("fed"), dict)):
+        raise _config_error(server, "fed", cfg["fed"], "an object of FedLDA settings, or null")
+    if reads not in ("reports", "fed"):
         return cfg
+    got = cfg.get("report_format")
+    if reads == "reports" and not isinstance(got, dict):
+        raise _config_error(server, "report_format", got, "an object naming the report format",
+                            "report_format" not in cfg)
+    words = cfg.get("vocabulary")
+    if not isinstance(words, list) or len(words) < 2 or not all(isinstance(w, str) for w in words):
+        raise _config_error(server, "vocabulary", words, "a list of at least 2 words", "vocabulary" not in cfg)
+    if codec.vocabulary_fingerprint(words) != cfg.get("vocabulary_sha256"):
+        raise DPTopicError(f"the vocabulary in the /v1/config of {server} does not match its fingerprint"
+                           " (vocabulary_sha256): refusing to randomize with it; nothing was sent.")
+    if reads == "fed":
+        fed_settings(cfg, server)
+        return cfg
+    for key in ("max_reports_per_request", "max_body_bytes"):
+        if not _positive_int(cfg.get(key)):
+            raise _config_error(server, key, cfg.get(key), "a positive integer", key not in cfg)
+    kind = cfg.get("report_kind", "word")
+    if kind not in kinds.NAMES:
+        raise DPTopicError(f"the server at {server} takes reports of kind {_shown(kind)} (report_kind), which this"
+                           f" dptopic cannot write (it writes {', '.join(repr(n) for n in kinds.NAMES)}): nothing was"
+                           " randomized or sent; upgrade dptopic.")
+    expected = codec.report_format(kind)
+    if got.get("name") != expected["name"] or got.get("version") != expected["version"]:
+        raise DPTopicError(f"the server at {server} takes {kind} reports in format {_shown(got.get('name'))}"
+                           f" v{_shown(got.get('version'))} (report_format), and this dptopic writes them in"
+                           f" {expected['name']!r} v{expected['version']}: nothing was randomized or sent; upgrade"
+                           " dptopic (or the server).")
+    try:        # the kind's randomizer checks its own settings (f, epsilon_doc); it draws nothing when built
+        kinds.get(kind).randomizer(list(words), cfg)
+    except KeyError as e:
+        raise _config_error(server, str(e.args[0]), None, f"a setting {kind} reports are randomized with",
+                            missing=True) from None
+    except (DPTopicError, TypeError, ValueError) as e:
+        raise DPTopicError(f"the server at {server} asks for {kind} reports with settings this dptopic refuses"
+                           f" ({' '.join(str(e).split()).rstrip('.')}): nothing was randomized or sent; upgrade"
+                           " dptopic (or the server).") from None
+    return cfg
+
+
+#: FedLDA settings a server must send (the others have RRPConfig's defaults)
+_FED_REQUIRED = ("n_topics", "epsilon_per_entry")
+
+
+def fed_settings(cfg: dict, server: str):
+    """``(RRPConfig, report words)``: the FedLDA protocol of a server's ``/v1/config`` (``cfg["fed"]``), every field a
+    participant reads checked (type and range, then that the protocol can run on the report words), with a one-line
+    refusal that names the server and the key ``fed.NAME``."""
+    from dataclasses import fields as dataclass_fields
+
+    from ..federated import RRPConfig
+    from ..federated.client import check_config as check_protocol_config, protocol_value_rule
+
+    fed = cfg.get("fed")
+    if not isinstance(fed, dict):
+        raise DPTopicError(f"the server at {server} runs no FedLDA rounds (it was started without"
+                           " --fed-epsilon-per-entry).")
+    words = cfg["vocabulary"]
+    report_words = fed.get("report_words")
+    if report_words is None:
+        report_words = len(words)
+    elif not _positive_int(report_words) or report_words > len(words):
+        raise _config_error(server, "fed.report_words", report_words,
+                            f"an integer in [1, {len(words)}] (the words of the vocabulary the reports range over)")
+    renamed = {new: old for old, new in codec.FED_WIRE_RENAMED.items()}
+    settings = {}
+    for f in dataclass_fields(RRPConfig):
+        key = f.name if f.name in fed or renamed.get(f.name) not in fed else renamed[f.name]
+        if key not in fed:
+            if f.name in _FED_REQUIRED:
+                raise _config_error(server, f"fed.{f.name}", None, "a setting every FedLDA participant reads",
+                                    missing=True)
+            continue
+        rule = protocol_value_rule(f.name, fed[key])
+        if rule is not None:
+            raise _config_error(server, f"fed.{key}", fed[key], rule)
+        settings[f.name] = fed[key]
+    try:
+        rrp = RRPConfig(**settings)
+        check_protocol_config(rrp, int(report_words))
+    except DPTopicError as e:
+        raise DPTopicError(f"the FedLDA settings in the /v1/config of {server} cannot run on its {report_words} report"
+                           f" words ({' '.join(str(e).split()).rstrip('.')}): nothing was randomized or sent; tell"
+                           " the server's operator.") from None
+    return rrp, int(report_words)
 
 
 def _error_of(data: bytes, status: int) -> tuple[str, str]:
@@ -266,7 +375,7 @@ def submit(server: str, corpus, contributor: str | None = None, chunk_reports: i
     if state is not None and Path(state).is_file():     # a file that is not one is refused before the server is asked
         _load_submit_state(Path(state))
     client = client or ServiceClient(server)
-    cfg = client.config()
+    cfg = check_server_config(client.config(), client.server, "reports")
     vocab = Vocabulary(cfg["vocabulary"])
     kind = kinds.get(cfg.get("report_kind", "word"))
     rz = kind.randomizer(vocab, cfg)
@@ -678,26 +787,14 @@ def fed_participate(server: str, corpus, rounds: int = 1, poll: float = 1.0, tim
     if state is not None and Path(state).is_file():     # a file that is not one is refused before the server is asked
         _read_state_file(Path(state), "FedLDA state file", FED_STATE_FORMAT, FED_STATE_VERSION)
     client = client or ServiceClient(server)
-    cfg = client.config()
-    if not cfg.get("fed"):
-        raise DPTopicError("this server runs no FedLDA rounds (it was started without --fed-epsilon-per-entry).")
+    cfg = check_server_config(client.config(), client.server, "fed")
     from ..corpus import Vocabulary
 
-    words = list(cfg["vocabulary"])
-    vocab = Vocabulary(words[:int(cfg["fed"].get("report_words") or len(words))])  # FedLDA's report words
+    rrp, report_words = fed_settings(cfg, client.server)
+    vocab = Vocabulary(list(cfg["vocabulary"])[:report_words])  # FedLDA's report words
     # documents left without a report word stay (drop_empty=False): under the "none" rule such a user takes part with
     # padding only, and restricting used to drop them and then refuse the empty corpus
     local = corpus.restrict(vocab, drop_empty=False) if corpus.vocabulary != vocab else corpus
-    if not isinstance(cfg["fed"], dict):
-        raise DPTopicError(f"the FedLDA configuration of {client.server} is not an object: upgrade dptopic (or the"
-                           " server).")
-    try:
-        rrp = codec.fed_config_from_dict(cfg["fed"])
-    except (KeyError, TypeError, ValueError) as e:
-        if isinstance(e, DPTopicError):
-            raise
-        raise DPTopicError(f"the FedLDA configuration of {client.server} lacks or mistypes a field"
-                           f" ({type(e).__name__}: {str(e)[:40]}): upgrade dptopic (or the server).") from None
     _refuse_above(float(rrp.epsilon_per_entry), limit, "epsilon per entry", client.server)
     if max_user_epsilon is not None:    # the total this run may spend, before anything is drawn
         total = codec.fed_privacy(rrp, rounds, vocab_size=len(vocab))["epsilon_basic"]
@@ -817,10 +914,7 @@ def pull(server: str, out, overwrite: bool = False, client: ServiceClient | None
 
     check_output_dir(out, overwrite=overwrite)
     client = client or ServiceClient(server)
-    cfg = client.get_json("/v1/config")
-    if not isinstance(cfg, dict) or cfg.get("api_version") != "v1":
-        raise DPTopicError(f"the server at {client.server} speaks API {cfg.get('api_version') if isinstance(cfg, dict) else None!r},"
-                           f" this dptopic speaks 'v1': upgrade dptopic (or the server).")
+    cfg = check_server_config(client.config(), client.server, "model")
     if fed and not cfg.get("fed"):
         raise DPTopicError(f"the server at {client.server} runs no FedLDA rounds (it was started without"
                            " --fed-epsilon-per-entry): there is no FedLDA model to pull; drop --fed for its local-DP"

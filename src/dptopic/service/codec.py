@@ -328,7 +328,7 @@ def fed_config(cfg):
 # the protocol's keys before RRPConfig named them by what they are (the same meaning: epsilon per reported entry and
 # the randomizer's failure rate): a participant still reads them from an older server; a server sends only the new
 # names, since a key "epsilon" would read as a guarantee's total
-_FED_WIRE_RENAMED = {"epsilon": "epsilon_per_entry", "delta": "failure_rate"}
+FED_WIRE_RENAMED = {"epsilon": "epsilon_per_entry", "delta": "failure_rate"}
 
 
 def fed_config_dict(rrp) -> dict:
@@ -339,7 +339,7 @@ def fed_config_from_dict(d: dict):
     from ..federated import RRPConfig
 
     names = {f.name for f in fields(RRPConfig)}
-    d = {**{new: d[old] for old, new in _FED_WIRE_RENAMED.items() if old in d and new not in d}, **d}
+    d = {**{new: d[old] for old, new in FED_WIRE_RENAMED.items() if old in d and new not in d}, **d}
     return RRPConfig(**{k: v for k, v in d.items() if k in names})
 
 
