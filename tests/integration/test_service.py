@@ -812,3 +812,125 @@ def test_a_restart_keeps_counts_rounds_and_the_per_contributor_ledger_exactly(re
     restarting_env["server"] = again
     assert _ledger(again.url) == before
     assert count_rows(restarting_env["db"]) == rows
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What the admin routes' JSON bodies may hold, the same on SQLite and PostgreSQL: text that no database column of the
+# service can store (a NUL, which PostgreSQL's text refuses: it answered 503, which no retry can fix) is a 400 before
+# the database is touched; and one rule for the body's encoding on every JSON route, UTF-8 (RFC 8259; UTF-16 was
+# decoded, Latin-1 refused).
+
+@pytest.fixture(scope="module")
+def pg_url():
+    from service_helpers import throwaway_postgres_url
+
+    yield from throwaway_postgres_url()
+
+
+_n_database = iter(range(10 ** 6))
+
+
+def _database(backend, request, tmp_path) -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'admin.db'}"
+    from sqlalchemy import create_engine, text
+
+    url = request.getfixturevalue("pg_url")
+    name = f"admin_bodies_{next(_n_database)}"
+    eng = create_engine(url.replace("/dptopic", "/postgres"), isolation_level="AUTOCOMMIT")
+    try:
+        with eng.connect() as c:
+            c.execute(text(f"CREATE DATABASE {name}"))
+    finally:
+        eng.dispose()
+    return url.replace("/dptopic", f"/{name}")
+
+
+def _admin_raw(url: str, path: str, body: bytes, content_type: str = "application/json"):
+    status, _, data = http("POST", url + path, body, {"Authorization": f"Bearer {TOKEN}", "Content-Type": content_type},
+                           timeout=120)
+    return status, json.loads(data)
+
+
+BACKENDS = [pytest.param("postgresql", marks=pytest.mark.postgres), "sqlite"]
+
+
+@pytest.mark.service
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_nul_in_an_admin_note_is_a_400_on_every_database_and_changes_nothing(backend, request, tmp_path):
+    words = make_words(40)
+    cfg = service_config(words, _database(backend, request, tmp_path), admin_token=TOKEN)
+    with InProcessServer(cfg) as srv:
+        before = srv.service.storage.list_models()
+        for body in (b'{"note": "before\\u0000after"}', b'{"note": "\\u0000"}', '{"note": "caf\\u00e9\\u0000"}'.encode()):
+            status, doc = _admin_raw(srv.url, "/v1/admin/rotate", body)
+            assert_error(status, doc, 400, "bad_json")
+            assert "NUL" in doc["error"]["message"] and "'note'" in doc["error"]["message"], doc
+        status, doc = _admin_raw(srv.url, "/v1/admin/rotate", b'{"note": "a\0b"}')    # a raw NUL is no JSON at all
+        assert_error(status, doc, 400, "bad_json")
+        assert srv.service.storage.list_models() == before
+        status, doc = _admin_raw(srv.url, "/v1/admin/rotate", '{"note": "café, rotated"}'.encode())
+        assert status == 200, doc
+        assert srv.service.storage.list_models()[-1]["note"] == "café, rotated"
+
+
+@pytest.mark.postgres
+def test_storage_refuses_a_nul_in_any_text_before_the_database_is_touched(request, tmp_path):
+    from dptopic.errors import DPTopicError
+    from dptopic.service.storage import Storage, StorageError, Submission
+
+    st = Storage(_database("postgresql", request, tmp_path))
+    try:
+        for call in (lambda: st.rotate("a\0b"), lambda: Submission("key-0123456789", "0" * 64, "bob\0", []),
+                     lambda: Submission("key-\x000123456789", "0" * 64, None, []),
+                     lambda: st.fed_store_update(0, "c\0", "key-0123456789", "0" * 64, b"", 1, None)):
+            with pytest.raises(DPTopicError, match="NUL") as e:
+                call()
+            assert not isinstance(e.value, StorageError)        # not "the database is unavailable; retry"
+        assert st.list_models() == []
+    finally:
+        st.close()
+
+
+ADMIN_JSON_ROUTES = ["/v1/admin/train", "/v1/admin/rotate", "/v1/admin/fed/close-round"]
+
+
+@pytest.fixture(scope="module")
+def admin_server(tmp_path_factory):
+    words = make_words(40)
+    db = f"sqlite:///{tmp_path_factory.mktemp('enc') / 'enc.db'}"
+    with InProcessServer(service_config(words, db, admin_token=TOKEN, fed_epsilon_per_entry=5.0, fed_pad_length=16,
+                                        fed_min_updates=50)) as srv:
+        yield srv
+
+
+@pytest.mark.service
+@pytest.mark.parametrize("path", ADMIN_JSON_ROUTES)
+@pytest.mark.parametrize("body, content_type, said", [
+    ("{}".encode("utf-16"), "application/json", "UTF-16"),
+    ("{}".encode("utf-16-le"), "application/json", "UTF-16"),
+    ("{}".encode("utf-32"), "application/json", "UTF-32"),
+    (" {}".encode("utf-32-be"), "application/json", "UTF-32"),
+    ('{"note": "café"}'.encode("latin-1"), "application/json", "not UTF-8 (byte 0xe9"),
+    (b"{}", "application/json; charset=latin-1", "charset latin-1"),
+    (b"{}", "application/json; charset=UTF-16", "charset utf-16"),
+], ids=["utf-16", "utf-16-le", "utf-32", "utf-32-be", "latin-1", "declared latin-1", "declared utf-16"])
+def test_every_json_route_takes_utf8_only_and_says_so(admin_server, path, body, content_type, said):
+    before = admin_server.service.storage.list_models()
+    status, doc = _admin_raw(admin_server.url, path, body, content_type)
+    assert_error(status, doc, 400, "bad_json")
+    assert said in doc["error"]["message"] and "UTF-8" in doc["error"]["message"], doc
+    assert admin_server.service.storage.list_models() == before
+
+
+@pytest.mark.service
+@pytest.mark.parametrize("body, content_type", [
+    ('{"note": "café"}'.encode("utf-8"), "application/json"),
+    ('{"note": "café"}'.encode("utf-8-sig"), "application/json"),                  # a byte order mark is ignored
+    ('{"note": "café"}'.encode("utf-8"), 'application/json; charset="UTF-8"'),
+    ('{"note": "café"}'.encode("utf-8"), "application/json;charset=utf8"),
+], ids=["utf-8", "utf-8 with a bom", "declared UTF-8", "declared utf8"])
+def test_utf8_bodies_are_taken_with_or_without_a_bom_or_charset(admin_server, body, content_type):
+    status, doc = _admin_raw(admin_server.url, "/v1/admin/rotate", body, content_type)
+    assert status == 200, doc
+    assert admin_server.service.storage.list_models()[-1]["note"] == "café"

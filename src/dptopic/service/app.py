@@ -342,25 +342,78 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 async def read_json(request: Request, limit: int) -> dict:
+    """A JSON body, read by the service's one rule for text (docs/service.md): UTF-8 (RFC 8259, section 8.1), a byte
+    order mark ignored, no other encoding, whether declared (a Content-Type charset) or detected (UTF-16, UTF-32,
+    Latin-1 bytes); an object, each key once; its strings Unicode text (no lone surrogate) without NUL, which no
+    database column of the service can hold (PostgreSQL's text refuses it). Every refusal is a 400 ``bad_json``."""
+    charset = _declared_charset(request)
+    if charset is not None and charset not in ("utf-8", "utf8"):
+        raise ApiError(400, "bad_json", f"the body is declared as charset {charset[:40]} (Content-Type): send the JSON as"
+                                        " UTF-8 (charset=utf-8, or no charset).")
     body = await read_body(request, limit)
     if not body.strip():
         return {}
+    text = _utf8_text(body)
     repeated: set = set()
     try:
-        doc = load_json(body, "the body", object_pairs_hook=pairs_noting_repeats(repeated))
-    except (ValueError, UnicodeDecodeError) as e:
+        doc = load_json(text, "the body", object_pairs_hook=pairs_noting_repeats(repeated))
+    except ValueError as e:
         raise ApiError(400, "bad_json", f"the body is not valid JSON ({' '.join(str(e).split())}).") from None
     if not isinstance(doc, dict):
         raise ApiError(400, "bad_json", "the JSON body must be an object.")
     if repeated:    # which value counts is a parser's choice (Python's keeps the last, others the first): not ours
         shown = ", ".join(repr(k[:20]) for k in sorted(repeated)[:5])
         raise ApiError(400, "bad_json", f"the JSON body gives the key(s) {shown} more than once: give each once.")
-    try:        # JSON may escape a lone surrogate ("\ud800"), which is no Unicode text: nothing can store or echo it
-        json.dumps(doc, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
+    fault = _text_fault(doc)
+    if fault == "surrogate":    # JSON may escape a lone surrogate ("\ud800"), which is no Unicode text
         raise ApiError(400, "bad_json", "the JSON body holds a lone surrogate escape (such as \\ud800), which is not"
-                                        " Unicode text: send valid UTF-8 strings.") from None
+                                        " Unicode text: send valid UTF-8 strings.")
+    if fault is not None:
+        raise ApiError(400, "bad_json", f"the JSON body holds a NUL character (\\u0000) in {fault}, which the service"
+                                        " stores in no text: remove it.")
     return doc
+
+
+def _declared_charset(request: Request) -> str | None:
+    """The ``charset`` parameter of the request's Content-Type, lower case, or None."""
+    for param in single_header(request, "content-type", "").split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"').lower()
+    return None
+
+
+def _utf8_text(body: bytes) -> str:
+    """``body`` as UTF-8 text (a UTF-8 byte order mark dropped); a 400 naming the encoding it is in otherwise."""
+    found = json.detect_encoding(body)      # UTF-16 and UTF-32 by their BOM or their NUL bytes, else UTF-8
+    if found not in ("utf-8", "utf-8-sig"):
+        raise ApiError(400, "bad_json", f"the body is {found.upper().replace('-BE', '').replace('-LE', '')} text: send"
+                                        " the JSON as UTF-8.")
+    try:
+        return body.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ApiError(400, "bad_json", f"the body is not UTF-8 (byte 0x{body[e.start]:02x} at offset {e.start}; Latin-1"
+                                        " or another 8-bit encoding?): send the JSON as UTF-8.") from None
+
+
+def _text_fault(doc, where: str = "the body"):
+    """``"surrogate"`` when a string of ``doc`` (a key or a value, at any depth) holds a lone surrogate, else the key
+    under which one holds a NUL (``'note'``), else None."""
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for k, v in items:
+        here = repr(k[:20]) if isinstance(k, str) else where
+        for text in (k, v):
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    return "surrogate"
+        if isinstance(v, str) and "\0" in v or isinstance(k, str) and "\0" in k:
+            return here
+        inner = _text_fault(v, here)
+        if inner is not None:
+            return inner
+    return None
 
 
 def single_header(request: Request, name: str, default=None):

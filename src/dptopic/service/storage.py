@@ -167,6 +167,16 @@ class StorageError(DPTopicError):
     """The database refused or could not be reached."""
 
 
+def refuse_nul(**texts) -> None:
+    """Refuse (one line, :class:`DPTopicError`, not :class:`StorageError`: no retry can cure it) a text to be stored
+    that holds a NUL character, before the database is touched: PostgreSQL's text refuses it (SQLite keeps it), so a
+    refusal there would read as the database failing. ``texts``: what each is called in the message."""
+    for name, text in texts.items():
+        if isinstance(text, str) and "\0" in text:
+            raise DPTopicError(f"the {name.replace('_', ' ')} holds a NUL character (\\u0000), which the service stores"
+                               " in no text: remove it.")
+
+
 class StorageTimeout(StorageError):
     """The database did not answer within the time limit (:data:`DEFAULT_TIMEOUT`, ``--database-timeout``): it is
     stopped, overloaded, or the network to it is gone. Retryable: the transaction was not committed (unless the
@@ -298,6 +308,9 @@ class Submission:
     unique_body: bool = False
     """Whether the body carries an ``upload_nonce``: only such a body is refused when stored before under another
     key (two contributors' nonce-less uploads may coincide byte for byte, honestly)."""
+
+    def __post_init__(self):    # refused when made, not in the group commit it would fail for every upload with it
+        refuse_nul(idempotency_key=self.idempotency_key, contributor=self.contributor)
 
 
 def check_backend(url: str) -> None:
@@ -1035,6 +1048,7 @@ class Storage:
 
     def rotate(self, note: str) -> dict:
         """Retire the active model and start a new one at its cursor (no report lost, none reused)."""
+        refuse_nul(note=note)
         with self.write(limit="long") as conn:
             self._lock(conn)    # one rotation at a time across servers, and the cursor of a step committed meanwhile
             cur = conn.execute(select(models).where(models.c.status == "active").with_for_update()).mappings().first()
@@ -1085,6 +1099,7 @@ class Storage:
         Outcomes: ``stored``, ``replayed`` (same key, same body), ``conflict`` (same key, other body),
         ``stale`` (the round is no longer open), ``duplicate`` (this client already sent this round).
         """
+        refuse_nul(client_id=client, idempotency_key=key)
         now = time.time()
         with self.write(limit="long" if min_updates else None) as conn:   # it may close the round (aggregate)
             self._lock(conn)
