@@ -549,6 +549,8 @@ BAD_CONFIGS = [
     ("exclusion unknown", _set("fed.exclusion", "sometimes"), "fed.exclusion", (FED,)),
     ("subset_size fractional", _set("fed.subset_size", 1.5), "fed.subset_size", (FED,)),
     ("local_inference an object", _set("fed.local_inference", {"a": 1}), "fed.local_inference", (FED,)),
+    ("updates larger than max_body_bytes", lambda doc: (_set("max_body_bytes", 1000)(doc),
+                                                        _set("fed.pad_length", 200)(doc)), "max_body_bytes", (FED,)),
     ("api_version v2", _set("api_version", "v2"), "v2", EVERY),
     ("api_version missing", _set("api_version", _DROP), "api_version", EVERY),
     ("api_version a number", _set("api_version", 1), "API 1", EVERY),

@@ -300,6 +300,16 @@ def fed_settings(cfg: dict, server: str):
         raise DPTopicError(f"the FedLDA settings in the /v1/config of {server} cannot run on its {report_words} report"
                            f" words ({' '.join(str(e).split()).rstrip('.')}): nothing was randomized or sent; tell"
                            " the server's operator.") from None
+    limit = cfg.get("max_body_bytes")
+    if _positive_int(limit):    # an update the server would refuse as too large is neither drawn nor sent
+        words_each = max(1, rrp.report_size(int(report_words))) if rrp.exclusion == "none" else 1
+        least = 4 * rrp.n_entries * (words_each + 1)     # its arrays alone: int32 labels and words, one row per entry
+        if least > limit:
+            raise DPTopicError(f"the FedLDA settings in the /v1/config of {server} ask for updates of {rrp.n_entries}"
+                               f" entries of {words_each} word{'s' if words_each != 1 else ''} (at least {least} bytes),"
+                               f" more than its max_body_bytes ({limit}) lets an upload hold: every update would be"
+                               " refused after it left this device; nothing was randomized or sent; tell the server's"
+                               " operator.")
     return rrp, int(report_words)
 
 
