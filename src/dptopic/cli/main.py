@@ -111,6 +111,9 @@ def _dispatch(a) -> int:
 
     flush_notes(show=False)
     try:
+        from ..kernels import check_numba_threads     # numba's own check of NUMBA_NUM_THREADS is a traceback
+
+        check_numba_threads()
         resolve_model_arg(a)
         rc = a.func(a)
     except DPTopicError as e:
