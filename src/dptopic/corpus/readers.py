@@ -207,7 +207,7 @@ def from_jsonl(path, text_field: str = "text", label_field: str | None = None, i
     _check_field_names(("text_field", text_field, False), ("label_field", label_field, True),
                        ("id_field", id_field, True), ("user_field", user_field, True))
     texts, labels, ids, users = [], [], [], []
-    with _open_text(path) as fh:
+    with _open_text(path, "a JSONL file of UTF-8 text") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
