@@ -117,7 +117,8 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
     if not directory.is_dir() and directory.name and _old_name(directory).is_dir() and not directory.exists():
         directory = _old_name(directory)  # a save was interrupted between its two renames: the old bundle is whole
     if not directory.is_dir():
-        what_is = "is a file, not a folder" if directory.exists() else "does not exist"
+        what_is = ("is a file, not a folder" if directory.is_file() else
+                   "is not a folder (a device, pipe or socket)" if directory.exists() else "does not exist")
         raise DPTopicError(f"{what} directory {str(directory)!r} {what_is}: pass the folder a saved {what} was written to"
                            f" ({what}.save(folder), or the --out of dptopic train).")
     mpath = directory / meta_name

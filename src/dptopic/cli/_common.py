@@ -759,7 +759,13 @@ def read_vocabulary(path):
         raise DPTopicError(f"--vocabulary {str(path)!r} is a folder: give the vocabulary file itself, a text file with"
                            " one word per line.")
     if not p.is_file():
-        raise DPTopicError(f"vocabulary file {str(path)!r} not found: give a text file with one word per line.")
+        from ..corpus.files import broken_link, not_a_regular_file
+
+        odd = not_a_regular_file(p)
+        if odd is not None:     # /dev/zero, a FIFO: named for what it is, not as missing
+            raise DPTopicError(f"--vocabulary {str(path)!r} {odd}: give a regular text file with one word per line.")
+        raise DPTopicError(f"vocabulary file {str(path)!r} not found{broken_link(p)}: give a text file with one word"
+                           " per line.")
     from ..corpus.files import read_text_file   # strict UTF-8: a Latin-1 'café' must not become another word
 
     words = [ln.strip() for ln in read_text_file(p, "a text file with one word per line").splitlines() if ln.strip()]

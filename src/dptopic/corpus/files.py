@@ -109,6 +109,27 @@ def _other_delimiter(cols, delimiter: str) -> str:
     return f"; the file looks delimited by {name}, not {delimiter!r}: {how}"
 
 
+def not_a_regular_file(path) -> str | None:
+    """What ``path`` is when it exists but is no regular file a reader can read once and whole, as the end of a
+    sentence naming it ("is a folder", "is a device (such as /dev/zero), not a regular file", "is a named pipe
+    (FIFO), not a regular file", ...); None for a regular file (or a link to one) and for a path that does not exist,
+    which the caller names as missing."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    kind = ("a device (such as /dev/zero or /dev/null)" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+            "a named pipe (FIFO), which would be read until its writer closes it" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "not a file of any kind dptopic reads")
+    return f"is {kind}, not a regular file"
+
+
 def _check_file(path) -> Path:
     if not isinstance(path, (str, os.PathLike)):
         raise DPTopicError(f"expected the path of a corpus file, got {type(path).__name__}: give a file name.")
@@ -119,7 +140,8 @@ def _check_file(path) -> Path:
         raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or format='dir' for a folder of .txt files.")
     if not path.is_file():
         if path.exists():  # /dev/null, a FIFO, a socket: nothing a corpus can be read from once and whole
-            raise DPTopicError(f"{str(path)!r} is not a regular file (a device, pipe or socket): give a corpus file.")
+            raise DPTopicError(f"{str(path)!r} {not_a_regular_file(path) or 'is not a regular file'}: give a corpus"
+                               " file (save the data to a regular file first).")
         raise DPTopicError(f"file {str(path)!r} does not exist{broken_link(path)}.")
     return path
 

@@ -162,6 +162,12 @@ def resolve_stop_words(spec) -> frozenset[str]:
             raise DPTopicError(f"stop-word list {str(spec)!r} is a directory: give 'english', 'none' or a text file"
                                f" with one word per line.")
         if not p.is_file():
+            from .files import not_a_regular_file
+
+            odd = not_a_regular_file(p)
+            if odd is not None:     # /dev/zero, a FIFO: named for what it is
+                raise DPTopicError(f"stop-word list {str(spec)!r} {odd}: give 'english', 'none' or a regular text"
+                                   " file with one word per line.")
             raise DPTopicError(f"unknown stop-word list {str(spec)!r}: give 'english', 'none' or an existing text file"
                                f" with one word per line.")
         from .files import read_text_file   # strict UTF-8; a binary file is refused, not read as words
