@@ -121,11 +121,14 @@ def add_out_args(p, default: str, what: str = "model") -> None:
 def check_out(a, *suffixes: str) -> None:
     """Refuse an ``--out`` that cannot or must not be written, before training (see ``_io.check_output_dir``).
     ``suffixes`` name sibling folders the command also writes (``runs/demo-nonprivate``)."""
-    from .._io import check_output_dir
+    from .._io import check_output_dir, claim_output
 
-    check_output_dir(a.out, overwrite=a.overwrite)
-    for suf in suffixes:
-        check_output_dir(str(a.out).rstrip("/\\") + suf, overwrite=a.overwrite, flag="--out")
+    # held until the command ends (main's _dispatch lets go): another run into the same --out is refused meanwhile,
+    # and the check below cannot pass for two runs at once
+    for out in (a.out, *(str(a.out).rstrip("/\\") + suf for suf in suffixes)):
+        check_output_dir(out, overwrite=a.overwrite, flag="--out")      # a path that may be written at all
+        claim_output(out, "--out")
+        check_output_dir(out, overwrite=a.overwrite, flag="--out")      # and still may, now that it is held
 
 
 def eps_delta_pair(s: str) -> tuple:

@@ -138,6 +138,10 @@ def _dispatch(a) -> int:
     except BaseException:
         flush_notes(show=False)
         raise
+    finally:
+        from .._io import release_output
+
+        release_output()        # the --out folders this command held (claim_output)
     flush_notes()
     return int(rc) if isinstance(rc, ExitStatus) else 0     # a command may end with a status of its own
 
