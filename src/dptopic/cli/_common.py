@@ -174,7 +174,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                 vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
                 into_model: bool = False, id_field: str | None = None, require_ids: bool = True, tokenizer=None,
                 vocab_flag: str | None = "--vocab", user_cuts: bool = False, user_field: str | None = None,
-                users_by_folder: bool = False):
+                users_by_folder: bool = False, keep_urls: bool | None = None):
     """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text, and "keep as given"
@@ -214,6 +214,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is None:
             raise DPTopicError("internal: into_model needs the model's vocabulary.")
         text_kw = dict(lowercase="match")
+    if keep_urls:       # --keep-urls: the words of web addresses, e-mail addresses and @handles are counted
+        text_kw["keep_urls"] = True
     def reading_text():     # raw text into a saved model: as the model's own transform of texts, say when it was
         if into_model and tokenizer is not None:      # made by another version of the tokeniser
             from ..corpus.preprocess import warn_if_other_tokenizer
@@ -272,6 +274,9 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if lowercase is not None:
             raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
                                f" already tokenised: drop the flag, or prepare the corpus again from its text.")
+        if keep_urls:
+            raise DPTopicError(f"--keep-urls applies to raw text, not to a {fmt} corpus, whose words are already"
+                               " tokenised: drop the flag, or prepare the corpus again from its text with it.")
         if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
             raise DPTopicError(f"--stop-words applies to raw text, and a {fmt} corpus restricted to --vocabulary keeps"
                                " every word of the list: take the stop words out of the list instead.")
@@ -281,7 +286,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                         stop_words=None if into_model else stop_words,
                         lowercase="match" if into_model else lowercase, drop_empty=drop_empty,
                         keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag, user_field=user_field,
-                        users_by_folder=users_by_folder)
+                        users_by_folder=users_by_folder, **({"keep_urls": True} if keep_urls else {}))
     if user_cuts and fmt == "npz" and vocabulary is None and c.metadata.get("vocabulary_source") == "supplied":
         if stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
             cuts = cuts + ["--stop-words"]    # a prune, which also chooses words by the data (drops unseen ones)
@@ -422,6 +427,9 @@ def add_preprocessing_args(p):
                         " word per line (instead of the English list), or english+FILE (both)")
     g.add_argument("--lowercase", default=None, action=argparse.BooleanOptionalAction,
                    help="fold raw text to lower case (default: yes)")
+    g.add_argument("--keep-urls", action="store_true", default=None,
+                   help="count the words of web addresses, e-mail addresses and @handles in raw text (default: they"
+                        " are dropped before the text is split into words; docs/preprocessing.md)")
 
 
 def user_args(a) -> dict:
@@ -446,7 +454,8 @@ def refuse_data_cuts(a, given: str) -> None:
 def corpus_from_args(a):
     corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df,
                          max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
-                         lowercase=getattr(a, "lowercase", None), user_cuts=True, **user_args(a))
+                         lowercase=getattr(a, "lowercase", None), user_cuts=True, **user_args(a),
+                         keep_urls=getattr(a, "keep_urls", None))
     if getattr(a, "max_vocab", None) is None and a.corpus not in (None, "demo", "sotu", "20newsgroups"):
         note_vocabulary_cut(corpus)     # a user's text (the built-in corpora are documented with their cap)
     return corpus
