@@ -605,3 +605,45 @@ def test_a_file_that_is_not_a_regular_file_is_named_for_what_it_is(setup, tmp_pa
     rc, err = _run(capsys, argv)
     line = _assert_one_line_refusal(rc, err, names=odd)
     assert what in line and "not a regular file" in line and "not found" not in line, line
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "many"])
+def test_an_unusable_numba_num_threads_is_refused_in_one_line(setup, tmp_path, capsys, monkeypatch, value):
+    monkeypatch.setenv("NUMBA_NUM_THREADS", value)
+    rc, err = _run(capsys, _fill(["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--test-size",
+                                  "0", "--corpus", C, "--out", "{out}"], setup, tmp_path))
+    _assert_one_line_refusal(rc, err, names="NUMBA_NUM_THREADS")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_out_folder_another_run_is_writing_is_refused_in_one_line(setup, tmp_path, capsys):
+    import threading
+
+    from dptopic._io import claim_output, release_output
+
+    held, done = threading.Event(), threading.Event()
+
+    def other_run():            # another run of this process holds --out until the refusal has been seen
+        claim_output(tmp_path / "out")
+        held.set()
+        done.wait(60)
+        release_output()
+
+    t = threading.Thread(target=other_run)
+    t.start()
+    try:
+        assert held.wait(30)
+        rc, err = _run(capsys, _fill(["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2",
+                                      "--test-size", "0", "--corpus", C, "--out", "{out}"], setup, tmp_path))
+        _assert_one_line_refusal(rc, err, names="--out")
+        assert "being written by another run" in err and not (tmp_path / "out").exists()
+    finally:
+        done.set()
+        t.join()
+
+
+def test_keep_urls_on_a_corpus_already_tokenised_is_refused_in_one_line(setup, tmp_path, capsys):
+    rc, _ = _run(capsys, ["corpus", "prepare", "--corpus", str(setup / "corpus.txt"), "--out", str(tmp_path / "c.npz")])
+    assert rc == 0
+    rc, err = _run(capsys, ["corpus", "info", str(tmp_path / "c.npz"), "--keep-urls"])
+    _assert_one_line_refusal(rc, err, names="--keep-urls")
