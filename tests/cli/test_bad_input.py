@@ -593,10 +593,11 @@ def test_stop_words_beside_a_word_list_on_a_prepared_corpus_are_refused(tmp_path
      "--corpus", C, "--stop-words", "ODD"],
     ["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--test-size", "0", "--out", "{out}",
      "--corpus", "ODD", "--format", "text"],
+    ["corpus", "info", "ODD"],
     ["corpus", "prepare", "--corpus", C, "--vocabulary", "ODD", "--out", "{out}.npz"],
     ["privacy", "verify", "ODD"],
     ["serve", "--vocabulary", W, "--epsilon-word", "2", "--token-file", "ODD", "--database", "sqlite:///{out}.db"],
-], ids=["train --vocabulary", "train --stop-words", "train --corpus", "corpus prepare --vocabulary",
+], ids=["train --vocabulary", "train --stop-words", "train --corpus", "corpus info", "corpus prepare --vocabulary",
         "privacy verify", "serve --token-file"])
 def test_a_file_that_is_not_a_regular_file_is_named_for_what_it_is(setup, tmp_path, capsys, monkeypatch, argv, odd,
                                                                     what):

@@ -260,7 +260,13 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         from ..corpus.files import broken_link
 
         raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give 'demo', '20newsgroups' or an existing path.")
+    from ..corpus.files import not_a_regular_file
     from ..corpus.readers import auto_format, read_corpus
+
+    odd = None if p.is_dir() else not_a_regular_file(p)
+    if odd is not None:         # /dev/zero, a FIFO: said for what it is, before its name is read for a format
+        raise DPTopicError(f"corpus {spec!r} {odd}: give a corpus file or folder (save the data to a regular file"
+                           " first).")
 
     with flag_errors(FORMAT_FLAG):
         fmt = auto_format(p) if fmt == "auto" else fmt

@@ -578,6 +578,12 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
         from .files import broken_link
 
         raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give an existing path.")
+    from .files import not_a_regular_file
+
+    odd = None if p.is_dir() else not_a_regular_file(p)
+    if odd is not None:         # /dev/zero, a FIFO: said for what it is, before its name is read for a format
+        raise DPTopicError(f"corpus {spec!r} {odd}: give a corpus file or folder (save the data to a regular file"
+                           " first).")
     if vocabulary is not None:
         from .vocabulary import Vocabulary
 
