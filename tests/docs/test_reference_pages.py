@@ -30,7 +30,9 @@ def test_the_cli_page_lists_every_command_with_its_help_before_the_site_is_built
     page = (DOCS / "reference" / "cli.md").read_text("utf-8")
     head = page.split("<!-- dptopic-cli -->")[0]
     rows = dict(re.findall(r"^\| `(dptopic [^`]+)` \| (.*) \|$", head, re.M))
-    assert rows == _commands()
+    want = _commands()
+    table = "\n".join(f"| `{name}` | {text} |" for name, text in want.items())
+    assert rows == want, f"the table of docs/reference/cli.md is out of step with the parser; its rows should be:\n{table}"
 
 
 def test_the_api_page_says_how_to_read_it_before_the_site_is_built():
