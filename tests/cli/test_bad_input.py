@@ -54,16 +54,21 @@ def setup(tmp_path_factory):
     (root / "truncated.json").write_text('{"reports": [1, 2, 3')
     (root / "list.json").write_text("[1, 2, 3]\n")
     (root / "a-folder").mkdir()
+    os.mkfifo(root / "a-fifo.txt")      # named as a corpus would be: read, it would block until a writer closes it
+    (root / "big-nul.csv").write_bytes(b"")
+    os.truncate(root / "big-nul.csv", 64 * 2 ** 20)     # sparse: 64 MiB of NUL bytes, refused at its first block
     return root
 
 
 # kinds of bad file: name under the setup folder (missing.json does not exist)
+# /dev/zero and a FIFO: files that are not regular files (a device never ends, a pipe blocks until its writer closes)
+ODD_FILES = ["/dev/zero", "a-fifo.txt"]
 BAD_FILES = ["missing.json", "empty.json", "nul.json", "latin1.json", "prose.json", "truncated.json", "list.json",
-             "a-folder"]
+             "a-folder", *ODD_FILES]
 # kinds that are a bad *model folder*: a file, a missing path, an empty folder
-BAD_MODELS = ["missing-model", "prose.json", "a-folder", "nul.json"]
+BAD_MODELS = ["missing-model", "prose.json", "a-folder", "nul.json", *ODD_FILES]
 # a corpus file: a text file is valid as one document per line, so only the kinds no reader can take
-BAD_CORPORA = ["missing.txt", "empty.json", "nul.json", "a-folder"]
+BAD_CORPORA = ["missing.txt", "empty.json", "nul.json", "a-folder", "big-nul.csv", *ODD_FILES]
 
 M, C, W = "{model}", "{corpus}", "{words}"
 
@@ -73,9 +78,9 @@ FILE_CASES = [
     (["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--test-size", "0", "--out", "{out}",
       "--corpus", "BAD"], BAD_CORPORA),
     (["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--test-size", "0", "--out", "{out}",
-      "--corpus", C, "--vocabulary", "BAD"], ["missing.txt", "empty.json", "nul.json", "a-folder"]),
+      "--corpus", C, "--vocabulary", "BAD"], ["missing.txt", "empty.json", "nul.json", "a-folder", *ODD_FILES]),
     (["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--test-size", "0", "--out", "{out}",
-      "--corpus", C, "--stop-words", "BAD"], ["missing.txt", "nul.json", "a-folder"]),
+      "--corpus", C, "--stop-words", "BAD"], ["missing.txt", "nul.json", "a-folder", *ODD_FILES]),
     (["evaluate", "BAD", "--corpus", C], BAD_MODELS),
     (["evaluate", M, "--corpus", "BAD"], BAD_CORPORA),
     (["topics", "BAD"], BAD_MODELS),
@@ -88,12 +93,12 @@ FILE_CASES = [
     (["corpus", "info", "BAD"], BAD_CORPORA),
     (["corpus", "prepare", "--corpus", "BAD", "--out", "{out}.npz"], BAD_CORPORA),
     (["corpus", "prepare", "--corpus", C, "--vocabulary", "BAD", "--out", "{out}.npz"],
-     ["missing.txt", "empty.json", "nul.json", "a-folder"]),
+     ["missing.txt", "empty.json", "nul.json", "a-folder", *ODD_FILES]),
     # privacy
     (["privacy", "verify", "BAD"], BAD_MODELS),
     # contributor side, without a server: the files are read first
     (["randomize", "--vocabulary", "BAD", "--corpus", C, "--unit", "document", "--epsilon-doc", "2", "--out", "{out}.jsonl"],
-     ["missing.txt", "empty.json", "nul.json", "a-folder"]),
+     ["missing.txt", "empty.json", "nul.json", "a-folder", *ODD_FILES]),
     (["randomize", "--vocabulary", W, "--corpus", "BAD", "--unit", "document", "--epsilon-doc", "2", "--out", "{out}.jsonl"], BAD_CORPORA),
     # audit: a bad model or corpus is refused before any shadow model is trained
     (["audit", "--model", "BAD", "--corpus", C, "--shadows", "4", "--out", "{out}"], BAD_MODELS),
@@ -578,3 +583,68 @@ def test_stop_words_beside_a_word_list_on_a_prepared_corpus_are_refused(tmp_path
     r = _cli("train", "--corpus", tmp_path / "c.npz", "--vocabulary", tmp_path / "v.txt", "--stop-words", "none",
              "--topics", "2", "--iterations", "2", "--out", tmp_path / "m2", "--quiet")
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("odd, what", [("/dev/zero", "a device"), ("a-fifo.txt", "a named pipe")])
+@pytest.mark.parametrize("argv", [
+    ["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--test-size", "0", "--out", "{out}",
+     "--corpus", C, "--vocabulary", "ODD"],
+    ["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--test-size", "0", "--out", "{out}",
+     "--corpus", C, "--stop-words", "ODD"],
+    ["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--test-size", "0", "--out", "{out}",
+     "--corpus", "ODD", "--format", "text"],
+    ["corpus", "info", "ODD"],
+    ["corpus", "prepare", "--corpus", C, "--vocabulary", "ODD", "--out", "{out}.npz"],
+    ["privacy", "verify", "ODD"],
+    ["serve", "--vocabulary", W, "--epsilon-word", "2", "--token-file", "ODD", "--database", "sqlite:///{out}.db"],
+], ids=["train --vocabulary", "train --stop-words", "train --corpus", "corpus info", "corpus prepare --vocabulary",
+        "privacy verify", "serve --token-file"])
+def test_a_file_that_is_not_a_regular_file_is_named_for_what_it_is(setup, tmp_path, capsys, monkeypatch, argv, odd,
+                                                                    what):
+    monkeypatch.chdir(setup)
+    argv = [odd if a == "ODD" else a for a in _fill(argv, setup, tmp_path)]
+    rc, err = _run(capsys, argv)
+    line = _assert_one_line_refusal(rc, err, names=odd)
+    assert what in line and "not a regular file" in line and "not found" not in line, line
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "many"])
+def test_an_unusable_numba_num_threads_is_refused_in_one_line(setup, tmp_path, capsys, monkeypatch, value):
+    monkeypatch.setenv("NUMBA_NUM_THREADS", value)
+    rc, err = _run(capsys, _fill(["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2", "--test-size",
+                                  "0", "--corpus", C, "--out", "{out}"], setup, tmp_path))
+    _assert_one_line_refusal(rc, err, names="NUMBA_NUM_THREADS")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_out_folder_another_run_is_writing_is_refused_in_one_line(setup, tmp_path, capsys):
+    import threading
+
+    from dptopic._io import claim_output, release_output
+
+    held, done = threading.Event(), threading.Event()
+
+    def other_run():            # another run of this process holds --out until the refusal has been seen
+        claim_output(tmp_path / "out")
+        held.set()
+        done.wait(60)
+        release_output()
+
+    t = threading.Thread(target=other_run)
+    t.start()
+    try:
+        assert held.wait(30)
+        rc, err = _run(capsys, _fill(["train", "--algorithm", "lda", "--topics", "2", "--iterations", "2",
+                                      "--test-size", "0", "--corpus", C, "--out", "{out}"], setup, tmp_path))
+        _assert_one_line_refusal(rc, err, names="--out")
+        assert "being written by another run" in err and not (tmp_path / "out").exists()
+    finally:
+        done.set()
+        t.join()
+
+
+def test_keep_urls_on_a_corpus_already_tokenised_is_refused_in_one_line(setup, tmp_path, capsys):
+    rc, _ = _run(capsys, ["corpus", "prepare", "--corpus", str(setup / "corpus.txt"), "--out", str(tmp_path / "c.npz")])
+    assert rc == 0
+    rc, err = _run(capsys, ["corpus", "info", str(tmp_path / "c.npz"), "--keep-urls"])
+    _assert_one_line_refusal(rc, err, names="--keep-urls")

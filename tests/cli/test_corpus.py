@@ -670,3 +670,22 @@ def test_corpus_prepare_on_a_public_vocabulary_is_remembered_by_files_and_shards
             assert TRAINERS["HDPLDA"]().fit(str(src)).privacy_["vocabulary_source"] == source
     assert main(given + ["--max-vocab", "10", "--out", str(tmp_path / "x.npz")]) == 2
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_corpus_prepare_drops_web_addresses_unless_keep_urls_is_given(tmp_path):
+    from helpers import run_dptopic
+
+    from dptopic.corpus import Corpus
+
+    src = tmp_path / "feed.txt"
+    src.write_text("cbc news http://www.cbc.ca/cmp/rss health report\nhealth report www.cbc.ca/news today\n"
+                   "tips@cbc.ca or @cbcnews about the health report\n")
+    r = run_dptopic("corpus", "prepare", "--corpus", src, "--out", tmp_path / "a.npz")
+    assert r.returncode == 0, r.stderr
+    words = set(Corpus.load(tmp_path / "a.npz").vocabulary.words)
+    assert not words & {"http", "www", "cmp", "rss", "tips", "cbcnews"}, words
+    r = run_dptopic("corpus", "prepare", "--corpus", src, "--keep-urls", "--out", tmp_path / "b.npz")
+    assert r.returncode == 0, r.stderr
+    assert {"http", "www", "cmp", "cbcnews"} <= set(Corpus.load(tmp_path / "b.npz").vocabulary.words)
+    r = run_dptopic("corpus", "prepare", "--corpus", tmp_path / "a.npz", "--keep-urls", "--out", tmp_path / "c.npz")
+    assert r.returncode == 2 and "--keep-urls applies to raw text" in r.stderr, r.stderr

@@ -385,3 +385,19 @@ def test_a_command_run_in_process_that_hangs_fails_its_test_as_a_subprocess_woul
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     monkeypatch.undo()
     assert run_dptopic("recommend", "--epsilon", "1", "--docs", "10000").returncode == 0    # the next run is unharmed
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "four"])
+def test_an_unusable_numba_num_threads_is_refused_in_one_line_naming_it(tmp_path, value):
+    # a real process: numba reads the variable once, when it is first imported
+    import os
+
+    from helpers import run_dptopic_process
+
+    r = run_dptopic_process("train", "--corpus", "demo", "--algorithm", "lda", "--topics", "2", "--iterations", "1",
+                            "--out", tmp_path / "m", env=dict(os.environ, NUMBA_NUM_THREADS=value))
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "NUMBA_NUM_THREADS" in lines[0] and "unset NUMBA_NUM_THREADS" in lines[0], lines[0]
+    assert not (tmp_path / "m").exists()

@@ -250,6 +250,8 @@ def test_cli_report_compare_to_adds_the_match_to_another_models_topics(tmp_path,
     assert r.returncode == 0, r.stderr
     text = " ".join(out.read_text().split())
     assert re.search(r"match to the topics of [^<]*1 = the same topics;[^<]* reads only the two models, not the reference corpus\)</th><td>1(\.0+)?</td>", text), text[-2000:]
+    assert re.search(r"1 = the same topics; yardstick: two runs of non-private LDA that differ only in their seed match"
+                     r" 0\.\d\d to 0\.\d\d \(20 topics", text), text[-2000:]
     r = _cli("report", "--model", str(saved_private), "--out", str(tmp_path / "x.html"), "--compare-to",
              str(tmp_path / "missing"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr

@@ -78,3 +78,43 @@ def test_stop_words_english_plus_a_file_and_a_csv_with_a_byte_order_mark(tmp_pat
     csv.write_bytes("\ufeffbody,label\napple banana cherry,a\nbanana cherry apple,b\n".encode("utf-8"))
     c = Corpus.from_csv(csv, text_column="body", label_column="label", min_df=1)  # "\ufeffbody" before the fix
     assert c.n_docs == 2 and c.labels == ["a", "b"]
+
+
+@pytest.mark.parametrize("text", [
+    "read http://www.cbc.ca/cmp/rss/news.html today", "read https://example.org/a?b=c&d=e today",
+    "read www.example.com/page today", "read ftp://files.example.net/pub today",
+    "read editor.desk@news-room.example.co.uk today", "read mailto:someone@example.com today",
+    "read @cbcnews today", "read (@some_handle) today",
+])
+def test_web_addresses_email_addresses_and_handles_are_dropped_by_default(text):
+    from dptopic.corpus.preprocess import Preprocessor
+
+    assert Preprocessor().tokenize(text) == ["read", "today"]
+    assert len(Preprocessor(keep_urls=True).tokenize(text)) > 2      # kept when asked: their words are counted
+
+
+def test_text_without_addresses_is_read_as_before_and_an_at_sign_between_words_is_no_handle():
+    from dptopic.corpus.preprocess import Preprocessor
+
+    assert Preprocessor().tokenize("Meet me at noon @ the station, caf\u00e9 open") == ["meet", "noon", "station",
+                                                                                        "caf\u00e9", "open"]
+
+
+def test_a_corpus_of_raw_texts_keeps_no_address_fragment_unless_told():
+    from dptopic.corpus import Corpus
+
+    texts = ["cbc news http://www.cbc.ca/cmp/rss health report", "health report www.cbc.ca/news today",
+             "contact tips@cbc.ca or @cbcnews about the health report"]
+    words = set(Corpus.from_texts(texts).vocabulary.words)
+    assert not words & {"http", "www", "com", "cmp", "rss", "tips", "cbcnews"}, words
+    kept = set(Corpus.from_texts(texts, keep_urls=True).vocabulary.words)
+    assert {"http", "www", "cmp", "cbcnews"} <= kept
+
+
+def test_the_general_word_list_holds_no_part_of_a_web_address():
+    pytest.importorskip("wordfreq")
+    from dptopic.corpus.preprocess import URL_FRAGMENTS
+    from dptopic.corpus.wordlist import general_word_list
+
+    words = set(general_word_list("en", 20_000))
+    assert {"http", "www", "com"} <= URL_FRAGMENTS and not words & URL_FRAGMENTS

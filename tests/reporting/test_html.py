@@ -4,6 +4,7 @@ import html as html_text
 import io
 import json
 import re
+import shutil
 import warnings
 from html import unescape
 
@@ -15,6 +16,7 @@ from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.local.document import document_privacy_report
 from dptopic.models import FedLDA
+from dptopic.errors import DPTopicError
 from dptopic.reporting import privacy_card, render_report
 
 from helpers import fit_fedlda, quiet_fit
@@ -492,3 +494,81 @@ def test_background_topics_are_named_and_labelled(tmp_path):
     page = render_report(title="t", trainer="DocDPCooccurrence", card=privacy_card(m.privacy_, "DocDPCooccurrence"),
                          topics=m.topic_words(5, weights=True), background=ids)
     assert page.count("(background: corpus-wide words)") == len(ids)
+
+
+# ---------------------------------------------------------------------------------- a pyLDAvis page that works offline
+def _pyldavis_data(tmp_path):
+    """pyLDAvis's prepared data for a small LDA model, through 'dptopic export --to pyldavis' as the docs show."""
+    pyLDAvis = pytest.importorskip("pyLDAvis")
+    import json as _json
+
+    import dptopic
+    from helpers import run_dptopic
+
+    texts = ["apple banana cherry grape", "river valley mountain lake", "apple cherry grape lemon",
+             "valley river lake stream"] * 10
+    (tmp_path / "c.txt").write_text("\n".join(texts) + "\n")
+    dptopic.LDA(n_topics=2, n_iter=20, seed=0, verbose=0).fit(
+        dptopic.Corpus.from_texts(texts, stop_words=None)).save(tmp_path / "m")
+    r = run_dptopic("export", "--to", "pyldavis", tmp_path / "m", "--corpus", tmp_path / "c.txt", "--out",
+                    tmp_path / "vis.json")
+    assert r.returncode == 0, r.stderr
+    d = _json.loads((tmp_path / "vis.json").read_text())
+    return pyLDAvis.prepare(**{k: d[k] for k in ("topic_term_dists", "doc_topic_dists", "doc_lengths", "vocab",
+                                                  "term_frequency")}, sort_topics=False)
+
+
+def _external_references(page: str) -> list:
+    import re
+
+    tags = re.findall(r"<(?:script|link|img|iframe)\b[^>]*>", page, re.I)
+    return [t for t in tags if re.search(r"\b(?:src|href)\s*=", t, re.I)]
+
+
+def test_the_pyldavis_page_inlines_its_scripts_and_loads_nothing_from_elsewhere(tmp_path):
+    from dptopic.reporting.html import pyldavis_page
+
+    vis = _pyldavis_data(tmp_path)
+    page = pyldavis_page(vis)
+    assert _external_references(page) == []
+    assert "new LDAvis(" in page and "d3js.org" not in page.split("<script>")[0]
+    import pyLDAvis.urls
+
+    d3 = open(pyLDAvis.urls.D3_LOCAL, encoding="utf-8").read()
+    assert d3[:200] in page                      # d3 itself is in the page, not a link to it
+
+
+def test_the_pyldavis_page_keeps_a_script_tag_in_the_data_from_ending_its_script(tmp_path):
+    from dptopic.reporting.html import pyldavis_page
+
+    js = tmp_path / "js"
+    js.mkdir()
+    for name, text in (("d3.v5.min.js", "var d3 = {};"), ("ldavis.v3.0.0.js", "var LDAvis = function () {};"),
+                       ("ldavis.v1.0.0.css", "svg {}")):
+        (js / name).write_text(text)
+    data = {"mdsDat": {}, "tinfo": {"Term": ["</script><script>alert(1)</script>"]}, "token.table": {}}
+    page = pyldavis_page(data, js_dir=js)
+    assert page.count("</script>") == 3 and "alert(1)" in page
+    assert _external_references(page) == []
+    with pytest.raises(DPTopicError, match="pyLDAvis"):
+        pyldavis_page({"topics": []}, js_dir=js)
+
+
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (make test installs Debian's chromium when it can)")
+def test_the_pyldavis_page_renders_offline_in_headless_chromium(tmp_path):
+    import subprocess
+
+    from dptopic.reporting.html import pyldavis_page
+
+    out = tmp_path / "vis.html"
+    out.write_text(pyldavis_page(_pyldavis_data(tmp_path)), encoding="utf-8")
+    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             "--enable-logging=stderr", "--v=0", "--host-resolver-rules=MAP * ~NOTFOUND"]   # no network at all
+    r = subprocess.run(flags + ["--virtual-time-budget=5000", "--dump-dom", out.as_uri()], capture_output=True,
+                       text=True, timeout=120)
+    assert "<svg" in r.stdout and "Failed to load resource" not in r.stderr, r.stderr[-2000:]
+    assert "apple" in r.stdout.split("<script>")[-1] or "apple" in r.stdout

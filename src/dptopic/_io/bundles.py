@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import CorruptModelError, DPTopicError
 from .atomic import _exchange, _old_name, _umask, atomic_write_json
 from .json_text import load_json
-from .output import _PLAIN_NAME, _holds_bundle, _remove_stale_temporaries
+from .output import _PLAIN_NAME, _holds_bundle, _remove_stale_temporaries, holding_output
 
 
 ARRAY_DIGESTS = "array_sha256"
@@ -62,6 +62,18 @@ def save_bundle(directory: str | os.PathLike, meta: dict, arrays: dict[str, np.n
     for name in arrays:
         if not _PLAIN_NAME.fullmatch(name):
             raise DPTopicError(f"invalid array name {name!r}: use letters, digits and underscores only.")
+    # held from the check to the swap: a second save (or run) into this folder is refused while it lasts, and the
+    # temporaries cleared below can only be those of a save that died
+    try:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass            # said below, in the words of the write that fails
+    with holding_output(directory, flag="folder", what="model"):
+        return _save_bundle_held(directory, meta, arrays, meta_name)
+
+
+def _save_bundle_held(directory: Path, meta: dict, arrays: dict, meta_name: str) -> Path:
+    """:func:`save_bundle` while this run holds ``directory`` (:func:`~dptopic._io.output.claim_output`)."""
     if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
         raise DPTopicError(f"{str(directory)!r} exists and is not a folder: refusing to replace it; save elsewhere.")
     if directory.is_dir() and any(directory.iterdir()) and not _holds_bundle(directory, meta_name):
@@ -117,7 +129,8 @@ def load_bundle(directory: str | os.PathLike, meta_name: str = "model.json",
     if not directory.is_dir() and directory.name and _old_name(directory).is_dir() and not directory.exists():
         directory = _old_name(directory)  # a save was interrupted between its two renames: the old bundle is whole
     if not directory.is_dir():
-        what_is = "is a file, not a folder" if directory.exists() else "does not exist"
+        what_is = ("is a file, not a folder" if directory.is_file() else
+                   "is not a folder (a device, pipe or socket)" if directory.exists() else "does not exist")
         raise DPTopicError(f"{what} directory {str(directory)!r} {what_is}: pass the folder a saved {what} was written to"
                            f" ({what}.save(folder), or the --out of dptopic train).")
     mpath = directory / meta_name

@@ -317,6 +317,127 @@ def _marker_lock(p: Path):
             os.close(fd)
 
 
+OUTPUT_LOCK_SUFFIX = ".dptopic-lock"
+"""A run that writes a folder ``NAME`` holds an ``flock`` on ``.NAME.dptopic-lock`` beside it from its check of the
+folder to its last write (:func:`claim_output`), so that two runs into one ``--out`` never both pass the check and
+overwrite each other's model, and a save never removes the temporary folder of another run's save. The file holds the
+holder's process id and is removed when the run lets go."""
+
+
+_HELD: dict = {}
+"""``{lock path: [fd, count, thread id]}``: the outputs this process holds (a run holds its own again, re-entrantly,
+when it saves)."""
+
+_HELD_GUARD = __import__("threading").Lock()
+
+
+def _lock_path(path) -> Path:
+    """``.NAME.dptopic-lock`` beside ``path``; when its folder does not exist yet, in the nearest folder that does, named
+    by the path below it (``runs/new/model`` from ``runs``: ``.new%2Fmodel.dptopic-lock``), so that two runs into a
+    new nested folder lock one file before either creates anything."""
+    p = Path(os.path.abspath(os.fspath(path)))
+    base, rel = p.parent, [p.name]
+    while not base.is_dir() and base.parent != base:
+        base, rel = base.parent, [base.name, *rel]
+    return base / f".{'%2F'.join(rel)}{OUTPUT_LOCK_SUFFIX}"
+
+
+def _holder(lock: Path) -> str:
+    """``" (process N)"`` from the lock file's content, or nothing when it cannot be read."""
+    try:
+        text = lock.read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return f" (process {text})" if text.isdigit() else ""
+
+
+def claim_output(path, flag: str = "--out", what: str = "model") -> bool:
+    """Hold ``path`` for this run: an exclusive, non-blocking ``flock`` on its lock file (:data:`OUTPUT_LOCK_SUFFIX`),
+    taken before the folder is checked and kept until :func:`release_output` (or the process ends). Another run
+    holding it is refused in one line; this thread holding it already counts once more. Returns False where the
+    file system has no ``flock`` (nothing is held)."""
+    try:
+        import fcntl
+    except ImportError:      # not a POSIX system
+        return False
+    lock = _lock_path(path)
+    key = str(lock)
+    import threading
+
+    me = threading.get_ident()
+    with _HELD_GUARD:
+        held = _HELD.get(key)
+        if held is not None:
+            if held[2] != me:       # another thread of this process writes it
+                raise DPTopicError(f"{flag} {str(path)!r} is being written by another run in this process: wait for it"
+                                   f" to finish, or choose another {flag}.")
+            held[1] += 1
+            return True
+        while True:
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0),
+                             0o666)
+            except OSError:
+                return False    # an unwritable parent: check_output_dir refuses it in its own words
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                os.close(fd)
+                if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise DPTopicError(f"{flag} {str(path)!r} is being written by another dptopic run{_holder(lock)}:"
+                                       f" wait for it to finish, or choose another {flag}; two runs into one folder"
+                                       f" would leave only one {what}.") from None
+                return False    # no flock on this file system
+            try:
+                same = os.path.samestat(os.lstat(lock), os.fstat(fd))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)        # the holder before us removed the file we locked: lock the one there now
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode("ascii"))
+        except OSError:
+            pass
+        _HELD[key] = [fd, 1, me]
+    return True
+
+
+def release_output(path=None) -> None:
+    """Let go of ``path`` (once per :func:`claim_output`), or with None of every output this thread holds; the lock
+    file is removed when the last hold ends."""
+    import threading
+
+    me = threading.get_ident()
+    with _HELD_GUARD:
+        keys = [str(_lock_path(path))] if path is not None else [k for k, v in _HELD.items() if v[2] == me]
+        for key in keys:
+            held = _HELD.get(key)
+            if held is None or held[2] != me:
+                continue
+            held[1] = held[1] - 1 if path is not None else 0
+            if held[1] > 0:
+                continue
+            del _HELD[key]
+            try:
+                os.unlink(key)
+            except OSError:
+                pass
+            os.close(held[0])
+
+
+@contextlib.contextmanager
+def holding_output(path, flag: str = "--out", what: str = "model"):
+    """:func:`claim_output` for the ``with`` block."""
+    held = claim_output(path, flag, what)
+    try:
+        yield
+    finally:
+        if held:
+            release_output(path)
+
+
 def _name_list(names) -> tuple[str, str]:
     """``("a.txt, b.txt and 3 more", "them")`` for a message (at most three names shown)."""
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")

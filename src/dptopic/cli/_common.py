@@ -121,11 +121,14 @@ def add_out_args(p, default: str, what: str = "model") -> None:
 def check_out(a, *suffixes: str) -> None:
     """Refuse an ``--out`` that cannot or must not be written, before training (see ``_io.check_output_dir``).
     ``suffixes`` name sibling folders the command also writes (``runs/demo-nonprivate``)."""
-    from .._io import check_output_dir
+    from .._io import check_output_dir, claim_output
 
-    check_output_dir(a.out, overwrite=a.overwrite)
-    for suf in suffixes:
-        check_output_dir(str(a.out).rstrip("/\\") + suf, overwrite=a.overwrite, flag="--out")
+    # held until the command ends (main's _dispatch lets go): another run into the same --out is refused meanwhile,
+    # and the check below cannot pass for two runs at once
+    for out in (a.out, *(str(a.out).rstrip("/\\") + suf for suf in suffixes)):
+        check_output_dir(out, overwrite=a.overwrite, flag="--out")      # a path that may be written at all
+        claim_output(out, "--out")
+        check_output_dir(out, overwrite=a.overwrite, flag="--out")      # and still may, now that it is held
 
 
 def eps_delta_pair(s: str) -> tuple:
@@ -171,7 +174,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                 vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
                 into_model: bool = False, id_field: str | None = None, require_ids: bool = True, tokenizer=None,
                 vocab_flag: str | None = "--vocab", user_cuts: bool = False, user_field: str | None = None,
-                users_by_folder: bool = False):
+                users_by_folder: bool = False, keep_urls: bool | None = None):
     """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
 
     ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text, and "keep as given"
@@ -211,6 +214,8 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is None:
             raise DPTopicError("internal: into_model needs the model's vocabulary.")
         text_kw = dict(lowercase="match")
+    if keep_urls:       # --keep-urls: the words of web addresses, e-mail addresses and @handles are counted
+        text_kw["keep_urls"] = True
     def reading_text():     # raw text into a saved model: as the model's own transform of texts, say when it was
         if into_model and tokenizer is not None:      # made by another version of the tokeniser
             from ..corpus.preprocess import warn_if_other_tokenizer
@@ -255,7 +260,13 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         from ..corpus.files import broken_link
 
         raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give 'demo', '20newsgroups' or an existing path.")
+    from ..corpus.files import not_a_regular_file
     from ..corpus.readers import auto_format, read_corpus
+
+    odd = None if p.is_dir() else not_a_regular_file(p)
+    if odd is not None:         # /dev/zero, a FIFO: said for what it is, before its name is read for a format
+        raise DPTopicError(f"corpus {spec!r} {odd}: give a corpus file or folder (save the data to a regular file"
+                           " first).")
 
     with flag_errors(FORMAT_FLAG):
         fmt = auto_format(p) if fmt == "auto" else fmt
@@ -269,6 +280,9 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if lowercase is not None:
             raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
                                f" already tokenised: drop the flag, or prepare the corpus again from its text.")
+        if keep_urls:
+            raise DPTopicError(f"--keep-urls applies to raw text, not to a {fmt} corpus, whose words are already"
+                               " tokenised: drop the flag, or prepare the corpus again from its text with it.")
         if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
             raise DPTopicError(f"--stop-words applies to raw text, and a {fmt} corpus restricted to --vocabulary keeps"
                                " every word of the list: take the stop words out of the list instead.")
@@ -278,7 +292,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
                         stop_words=None if into_model else stop_words,
                         lowercase="match" if into_model else lowercase, drop_empty=drop_empty,
                         keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag, user_field=user_field,
-                        users_by_folder=users_by_folder)
+                        users_by_folder=users_by_folder, **({"keep_urls": True} if keep_urls else {}))
     if user_cuts and fmt == "npz" and vocabulary is None and c.metadata.get("vocabulary_source") == "supplied":
         if stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
             cuts = cuts + ["--stop-words"]    # a prune, which also chooses words by the data (drops unseen ones)
@@ -419,6 +433,9 @@ def add_preprocessing_args(p):
                         " word per line (instead of the English list), or english+FILE (both)")
     g.add_argument("--lowercase", default=None, action=argparse.BooleanOptionalAction,
                    help="fold raw text to lower case (default: yes)")
+    g.add_argument("--keep-urls", action="store_true", default=None,
+                   help="count the words of web addresses, e-mail addresses and @handles in raw text (default: they"
+                        " are dropped before the text is split into words; docs/preprocessing.md)")
 
 
 def user_args(a) -> dict:
@@ -443,7 +460,8 @@ def refuse_data_cuts(a, given: str) -> None:
 def corpus_from_args(a):
     corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, a.max_vocab, a.min_df,
                          max_df=getattr(a, "max_df", None), stop_words=getattr(a, "stop_words", None),
-                         lowercase=getattr(a, "lowercase", None), user_cuts=True, **user_args(a))
+                         lowercase=getattr(a, "lowercase", None), user_cuts=True, **user_args(a),
+                         keep_urls=getattr(a, "keep_urls", None))
     if getattr(a, "max_vocab", None) is None and a.corpus not in (None, "demo", "sotu", "20newsgroups"):
         note_vocabulary_cut(corpus)     # a user's text (the built-in corpora are documented with their cap)
     return corpus
@@ -759,7 +777,13 @@ def read_vocabulary(path):
         raise DPTopicError(f"--vocabulary {str(path)!r} is a folder: give the vocabulary file itself, a text file with"
                            " one word per line.")
     if not p.is_file():
-        raise DPTopicError(f"vocabulary file {str(path)!r} not found: give a text file with one word per line.")
+        from ..corpus.files import broken_link, not_a_regular_file
+
+        odd = not_a_regular_file(p)
+        if odd is not None:     # /dev/zero, a FIFO: named for what it is, not as missing
+            raise DPTopicError(f"--vocabulary {str(path)!r} {odd}: give a regular text file with one word per line.")
+        raise DPTopicError(f"vocabulary file {str(path)!r} not found{broken_link(p)}: give a text file with one word"
+                           " per line.")
     from ..corpus.files import read_text_file   # strict UTF-8: a Latin-1 'café' must not become another word
 
     words = [ln.strip() for ln in read_text_file(p, "a text file with one word per line").splitlines() if ln.strip()]

@@ -111,6 +111,9 @@ def _dispatch(a) -> int:
 
     flush_notes(show=False)
     try:
+        from ..kernels import check_numba_threads     # numba's own check of NUMBA_NUM_THREADS is a traceback
+
+        check_numba_threads()
         resolve_model_arg(a)
         rc = a.func(a)
     except DPTopicError as e:
@@ -135,6 +138,10 @@ def _dispatch(a) -> int:
     except BaseException:
         flush_notes(show=False)
         raise
+    finally:
+        from .._io import release_output
+
+        release_output()        # the --out folders this command held (claim_output)
     flush_notes()
     return int(rc) if isinstance(rc, ExitStatus) else 0     # a command may end with a status of its own
 

@@ -213,6 +213,12 @@ def _saved_report(path: str) -> tuple[dict, dict | None, dict | None]:
     # a folder: its model.json alone (the report, the card, the trainer's class and parameters are all there); the
     # arrays beside it are never read, so a folder handed over without them verifies as model.json itself would
     source = os.path.join(path, "model.json") if folder else path
+    from ..corpus.files import not_a_regular_file
+
+    odd = not_a_regular_file(source)
+    if odd is not None:     # a FIFO would block, /dev/zero never end
+        raise DPTopicError(f"{source!r} {odd}: pass a saved model's folder (the --out of dptopic train) or a JSON"
+                           " privacy report saved to a regular file.")
     try:
         with open(source, "rb") as fh:
             text = fh.read(-1 if folder else 64 << 20).decode("utf-8-sig")     # a model.json as loading reads it

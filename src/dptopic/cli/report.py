@@ -200,6 +200,7 @@ def cmd_report(a):
         evaluation = evaluate_on(model, ref, a.reference_public, a.reference)
     if a.compare_to is not None:
         from ..evaluation import match_models
+        from ..reporting.html import match_yardstick
 
         m = match_models(model, load(a.compare_to))
         if evaluation is None:      # diversity reads only the released topics: shown as without --compare-to
@@ -212,8 +213,8 @@ def cmd_report(a):
         outside = (" outside the guarantee: it also reads the other model, which this model's privacy report does not"
                    " cover;" if getattr(model, "privacy_", {}).get("private") else "")
         evaluation[f"match to the topics of {a.compare_to} (mean cosine of {m['matched']} Hungarian-matched pairs"
-                   f" over {m['shared_words']} shared words; 1 = the same topics;{outside} reads only the two models,"
-                   " not the reference corpus)"] = m["match"]
+                   f" over {m['shared_words']} shared words; 1 = the same topics; {match_yardstick()};{outside} reads"
+                   " only the two models, not the reference corpus)"] = m["match"]
     if evaluation is None:          # diversity reads only the released topics: shown without a reference corpus too
         from ..evaluation import topic_diversity
 

@@ -446,7 +446,7 @@ class Corpus:
     def from_texts(cls, texts: Iterable[str], labels=None, doc_ids=None, *, vocabulary=None,
                    max_vocab: int | None = 1000, min_df=1, max_df=None, min_length: int = 3,
                    stop_words="english", lowercase: bool = True, remove_stop_words: bool = True,
-                   drop_empty: bool = True, user_ids=None) -> "Corpus":
+                   drop_empty: bool = True, user_ids=None, keep_urls: bool = False) -> "Corpus":
         """Tokenise raw strings, build (or apply) a vocabulary, drop OOV tokens and empty documents.
 
         ``min_df``/``max_df``: document-frequency bounds, each a count or (a float) a fraction of the documents;
@@ -455,7 +455,8 @@ class Corpus:
         older spelling of ``stop_words=None``. ``lowercase="match"`` (with a ``vocabulary``; how text is read into a
         fitted model's words): no stop-word list or length filter, and each token counts as written when the
         vocabulary has it, else lowercased, so a vocabulary with "NASA" and "markets" reads "NASA" and "Markets".
-        ``user_ids``: each text's person (strings), kept with the documents kept."""
+        ``user_ids``: each text's person (strings), kept with the documents kept. Web addresses, e-mail addresses and
+        @handles are dropped before the text is split into words, unless ``keep_urls=True`` (docs/preprocessing.md)."""
         if isinstance(texts, (str, bytes)):
             raise DPTopicError("texts must be a list of strings (one per document), not a single string.")
         try:
@@ -479,12 +480,16 @@ class Corpus:
             if vocabulary is None:
                 raise DPTopicError("lowercase='match' reads text into a given vocabulary: pass vocabulary=.")
             words = set(vocabulary.words)
-            pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=False)
+            pre = Preprocessor(min_length=1, remove_stop_words=False, stop_words=None, lowercase=False,
+                               keep_urls=bool(keep_urls))
             toks = [[t if t in words else lower_word(t) for t in pre.tokenize(x)] for x in texts]
             return cls._from_token_lists(toks, labels, doc_ids, vocabulary, max_vocab, min_df, max_df, drop_empty,
                                          user_ids=user_ids)
+        if not isinstance(keep_urls, (bool, np.bool_)):
+            raise DPTopicError(f"invalid keep_urls={keep_urls!r}: give True (count the words of web addresses, e-mail"
+                               " addresses and @handles) or False (drop them, the default).")
         pre = Preprocessor(min_length=min_length, remove_stop_words=remove_stop_words, stop_words=stop_words,
-                           lowercase=bool(lowercase))
+                           lowercase=bool(lowercase), keep_urls=bool(keep_urls))
         if vocabulary is not None:
             warn_unreachable_words(vocabulary.words, pre)
         toks = _tokenize_all(pre, texts)

@@ -20,7 +20,7 @@ def _read_csv(path, delimiter: str):
     after a closing quote) is read as its lenient reader reads it."""
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     for strict in (True, False):
-        with _open_text(path) as fh:
+        with _open_text(path, "a CSV file of UTF-8 text") as fh:
             reader = csv.reader(fh, delimiter=delimiter, strict=strict)
             rows, lines, start = [], [], 1
             try:
@@ -109,6 +109,27 @@ def _other_delimiter(cols, delimiter: str) -> str:
     return f"; the file looks delimited by {name}, not {delimiter!r}: {how}"
 
 
+def not_a_regular_file(path) -> str | None:
+    """What ``path`` is when it exists but is no regular file a reader can read once and whole, as the end of a
+    sentence naming it ("is a folder", "is a device (such as /dev/zero), not a regular file", "is a named pipe
+    (FIFO), not a regular file", ...); None for a regular file (or a link to one) and for a path that does not exist,
+    which the caller names as missing."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    kind = ("a device (such as /dev/zero or /dev/null)" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else
+            "a named pipe (FIFO), which would be read until its writer closes it" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "not a file of any kind dptopic reads")
+    return f"is {kind}, not a regular file"
+
+
 def _check_file(path) -> Path:
     if not isinstance(path, (str, os.PathLike)):
         raise DPTopicError(f"expected the path of a corpus file, got {type(path).__name__}: give a file name.")
@@ -119,7 +140,8 @@ def _check_file(path) -> Path:
         raise DPTopicError(f"{str(path)!r} is a folder, not a file: give a file, or format='dir' for a folder of .txt files.")
     if not path.is_file():
         if path.exists():  # /dev/null, a FIFO, a socket: nothing a corpus can be read from once and whole
-            raise DPTopicError(f"{str(path)!r} is not a regular file (a device, pipe or socket): give a corpus file.")
+            raise DPTopicError(f"{str(path)!r} {not_a_regular_file(path) or 'is not a regular file'}: give a corpus"
+                               " file (save the data to a regular file first).")
         raise DPTopicError(f"file {str(path)!r} does not exist{broken_link(path)}.")
     return path
 
@@ -162,25 +184,79 @@ _GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
 
 def read_text_file(path, want: str = "a text file (one document per line), or a corpus in another format (format=FORMAT)") -> str:
     """A text file's contents (UTF-8, ``.gz`` transparently); binary files are refused, not tokenised. ``want`` ends
-    the message that refuses a binary file: what to give instead."""
+    the message that refuses a binary file: what to give instead. The file is read in blocks and refused at the first
+    block that holds a NUL byte, so that a large binary file (a disk image, a sparse file of zeros) is never read
+    whole before it is refused."""
     path = _check_file(path)
+
+    def first(block: bytes) -> None:
+        _refuse_utf16(path, block)
+        if b"\x00" in block:
+            text = block.decode("utf-8", errors="replace")
+            if text.count("\ufffd") > max(8, len(text) // 100):
+                raise DPTopicError(f"{str(path)!r} looks like a binary file, not UTF-8 text: give {want}.")
+
     try:
-        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        with _open_guarded(path, want, first) as fh:
+            data = b"".join(iter(lambda: fh.read(_BLOCK), b""))
     except _GZIP_ERRORS as e:
         raise _gzip_error(path, e) from None
     except OSError as e:
         raise DPTopicError(f"cannot read {str(path)!r} ({type(e).__name__}): give a plain or gzipped text file.") from None
-    _refuse_utf16(path, data[:4096])
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         text = data.decode("utf-8", errors="replace")
-        if b"\x00" in data[:65536] or text.count("\ufffd") > max(8, len(text) // 100):
+        if text.count("\ufffd") > max(8, len(text) // 100):
             raise DPTopicError(f"{str(path)!r} looks like a binary file, not UTF-8 text: give {want}.") from None
         raise _not_utf8(path, data[e.start], data[:e.start].count(b"\n") + 1) from None
-    if "\x00" in text:     # valid UTF-8, yet no text file holds NUL: a tar archive, a zero-filled or damaged file
-        raise _nul_error(path, text.count("\n", 0, text.index("\x00")) + 1, want)
     return text
+
+
+_BLOCK = 1 << 16
+"""The block a text file is read and checked in (bytes): the first one for a binary or UTF-16 file, each one for a
+NUL byte."""
+
+
+class _GuardedBytes(io.RawIOBase):
+    """A file's bytes read through a check: the first block (at least 4 KiB) by ``first(block)`` (a UTF-16 or binary
+    file refused by its start), and every block for a NUL byte, which no text file holds. A file is thus refused at the
+    first block that shows it is not text, and never read whole first (a sparse file of zeros, a disk image)."""
+
+    def __init__(self, fh, path, want: str, first=None):
+        super().__init__()
+        self._fh, self._path, self._want, self._first = fh, path, want, first
+        self._pending, self._lines = b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        if self._first is not None:
+            first, self._first = self._first, None
+            self._pending = self._fh.read(max(4096, len(buf)))
+            first(self._pending[:4096])
+        data, self._pending = (self._pending, b"") if self._pending else (self._fh.read(len(buf)), b"")
+        if len(data) > len(buf):        # the first block, read larger than this buffer: hand it out in parts
+            data, self._pending = data[:len(buf)], data[len(buf):]
+        nul = data.find(b"\x00")
+        if nul >= 0:
+            raise _nul_error(self._path, self._lines + data.count(b"\n", 0, nul) + 1, self._want)
+        self._lines += data.count(b"\n")
+        buf[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        try:
+            self._fh.close()
+        finally:
+            super().close()
+
+
+def _open_guarded(path, want: str, first=None) -> _GuardedBytes:
+    """``path``'s bytes (decompressed when it ends in ``.gz``) through :class:`_GuardedBytes`."""
+    fh = gzip.open(path, "rb") if Path(path).suffix == ".gz" else open(path, "rb")
+    return _GuardedBytes(fh, path, want, first)
 
 
 def _nul_error(path, line: int, want: str) -> DPTopicError:
@@ -283,16 +359,19 @@ class _CheckedText:
         self.close()
 
 
-def _open_text(path) -> _CheckedText:
+def _open_text(path, want: str = "a UTF-8 text file") -> _CheckedText:
+    """``path`` as UTF-8 text, read in blocks: a UTF-16 or binary start, and a NUL byte in any block, are refused in
+    one line as the block is read (``want``: what to give instead), so a large binary file is never read whole."""
     path = _check_file(path)
-    if path.suffix == ".gz":
-        fh = io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig")
-    else:
-        with open(path, "rb") as raw:
-            start = raw.read(4096)
-        _refuse_utf16(path, start)
-        _refuse_binary(path, start)
-        fh = open(path, "r", encoding="utf-8-sig", newline="")   # -sig: a BOM (Excel) is not text
+    gz = path.suffix == ".gz"
+
+    def first(block: bytes) -> None:
+        _refuse_utf16(path, block)
+        _refuse_binary(path, block)
+
+    raw = io.BufferedReader(_open_guarded(path, want, first), _BLOCK)
+    # -sig: a BOM (Excel) is not text; a .gz file's line ends are read as they were before (universal newlines)
+    fh = io.TextIOWrapper(raw, encoding="utf-8-sig", **({} if gz else {"newline": ""}))
     return _CheckedText(fh, path)
 
 

@@ -38,16 +38,38 @@ _HANGUL = re.compile("[\uac00-\ud7a3]+")
 two syllables is kept at the default of 3, one of four needs ``min_length`` 8 or less)."""
 
 
-TOKENIZER_VERSION = 4
+_WEB = re.compile(r"""(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>"']+"""          # web addresses
+                  r"|\bmailto:[^\s<>\"']+"
+                  r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"                          # e-mail addresses
+                  r"|(?<![\w@])@\w+", re.IGNORECASE)                       # @handles
+"""Web addresses (``http://``, ``https://``, ``ftp://``, ``www.``), e-mail addresses and ``@handles``: dropped from the
+text before it is split into words unless ``keep_urls`` (their parts, "http", "www", "com", a host's name, are no words
+of the text, yet would become frequent words of its topics)."""
+
+
+def drop_web_addresses(text: str) -> str:
+    """``text`` with its web addresses, e-mail addresses and @handles (:data:`_WEB`) replaced by a space."""
+    if "@" not in text and "://" not in text and "www." not in text.lower() and "mailto:" not in text.lower():
+        return text         # the common case: nothing to look for
+    return _WEB.sub(" ", text)
+
+
+URL_FRAGMENTS = frozenset({"http", "https", "www", "com", "org", "edu", "html", "htm", "php", "asp", "aspx", "cgi",
+                           "ftp", "href", "mailto", "jpg", "jpeg", "png", "gif"})
+"""The parts of web addresses that a general word list holds as words (``wordfreq:en`` ranks http, com and www among its
+20,000 most common): left out of a general word list (:mod:`dptopic.corpus.wordlist`)."""
+
+
+TOKENIZER_VERSION = 5
 """Bumped whenever :meth:`Preprocessor.tokenize` would split or fold some text differently (2: NFC composition before
 the runs of letters; 3: NFKC instead of NFC, Chinese and Japanese read as overlapping character pairs; 4: Turkish
 "İ" lower-cased to "i" rather than "i" and a combining dot, which split the word; soft hyphens removed and zero-width
 (non-)joiners kept inside words, where they split them; a Korean syllable counted as two letters against
-``min_length``).
-ASCII text is tokenised as by version 2. Saved in ``model.json``, so that text read into a model saved by another
+``min_length``; 5: web addresses, e-mail addresses and @handles dropped, unless ``keep_urls``).
+ASCII text without web addresses, e-mail addresses or @handles is tokenised as by version 2. Saved in ``model.json``, so that text read into a model saved by another
 version warns."""
 
-SAME_ASCII_VERSIONS = (2, 3)
+SAME_ASCII_VERSIONS = (2, 3, 4)
 """Earlier versions that tokenised ASCII text exactly as this one does."""
 
 
@@ -91,8 +113,9 @@ def tokenizer_info(source: str | None = None) -> dict:
                           " words), not made by dptopic's tokeniser; raw text is read with dptopic's, which may not"
                           " produce some of them"}
     return {"version": TOKENIZER_VERSION, "tokens": "runs of letters of any script after NFKC normalisation, no digits"
-            " or underscores, Chinese and Japanese as overlapping character pairs; lower-cased, stop words and short"
-             " words dropped unless configured otherwise (a Korean syllable counts as two letters)"}
+            " or underscores, Chinese and Japanese as overlapping character pairs; web addresses, e-mail addresses and"
+            " @handles dropped; lower-cased, stop words and short words dropped unless configured otherwise (a Korean"
+            " syllable counts as two letters)"}
 
 
 def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None) -> None:
@@ -130,8 +153,8 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
     if version != TOKENIZER_VERSION:
         import warnings
 
-        same_ascii = (" (ASCII text is read as it was then; other text may not be)" if version in SAME_ASCII_VERSIONS
-                      else "")
+        same_ascii = (" (ASCII text without web addresses, e-mail addresses or @handles is read as it was then;"
+                      " other text may not be)" if version in SAME_ASCII_VERSIONS else "")
         warnings.warn(f"this model was saved with tokeniser version {version} and dptopic now reads text with version"
                       f" {TOKENIZER_VERSION}: some words may be split differently than in training{same_ascii}; pass"
                       " lists of tokens made as the training text was to be exact.", UserWarning,
@@ -162,6 +185,12 @@ def resolve_stop_words(spec) -> frozenset[str]:
             raise DPTopicError(f"stop-word list {str(spec)!r} is a directory: give 'english', 'none' or a text file"
                                f" with one word per line.")
         if not p.is_file():
+            from .files import not_a_regular_file
+
+            odd = not_a_regular_file(p)
+            if odd is not None:     # /dev/zero, a FIFO: named for what it is
+                raise DPTopicError(f"stop-word list {str(spec)!r} {odd}: give 'english', 'none' or a regular text"
+                                   " file with one word per line.")
             raise DPTopicError(f"unknown stop-word list {str(spec)!r}: give 'english', 'none' or an existing text file"
                                f" with one word per line.")
         from .files import read_text_file   # strict UTF-8; a binary file is refused, not read as words
@@ -201,12 +230,14 @@ def _normalised(words) -> frozenset[str]:
 class Preprocessor:
     """Turns a text into its list of tokens. ``stop_words`` as in :func:`resolve_stop_words`;
     ``remove_stop_words=False`` is the older spelling of ``stop_words=None``. With ``lowercase`` the stop words are
-    lower-cased too, as the tokens they are matched against (``"The"`` removes ``the``)."""
+    lower-cased too, as the tokens they are matched against (``"The"`` removes ``the``). Web addresses, e-mail
+    addresses and @handles are dropped before the text is split (:func:`drop_web_addresses`) unless ``keep_urls``."""
 
     min_length: int = 3
     remove_stop_words: bool = True
     lowercase: bool = True
     stop_words: object = "english"
+    keep_urls: bool = False
     _stop: frozenset = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -217,6 +248,8 @@ class Preprocessor:
 
     def tokenize(self, text: str) -> list[str]:
         sw, n = self._stop, self.min_length
+        if not self.keep_urls:
+            text = drop_web_addresses(text)
         if text.isascii():                   # the common case: nothing to normalise
             return [t for t in _TOKEN.findall(text.lower() if self.lowercase else text) if len(t) >= n and t not in sw]
         text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")   # a soft hyphen is no break in a word

@@ -207,7 +207,7 @@ def from_jsonl(path, text_field: str = "text", label_field: str | None = None, i
     _check_field_names(("text_field", text_field, False), ("label_field", label_field, True),
                        ("id_field", id_field, True), ("user_field", user_field, True))
     texts, labels, ids, users = [], [], [], []
-    with _open_text(path) as fh:
+    with _open_text(path, "a JSONL file of UTF-8 text") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -546,7 +546,7 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
                 id_field: str | None = None, require_ids: bool = True, vocabulary=None, max_vocab: int | None = None,
                 min_df=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
                 keep_supplied_vocabulary: bool = False, vocab_flag: str | None = "vocab=", user_field: str | None = None,
-                users_by_folder: bool = False):
+                users_by_folder: bool = False, keep_urls: bool | None = None):
     """The corpus in the file or folder ``path``, read in ``format``: ``"auto"`` (by the path's name:
     :func:`auto_format`), ``"text"`` (one document per line; blank lines are no documents), ``"jsonl"``
     (:func:`from_jsonl`), ``"csv"`` (:func:`from_csv`; ``.tsv``/``.tab``: tab-separated), ``"dir"``
@@ -566,7 +566,8 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
     a supplied (public) vocabulary is returned as prepared, never pruned by the data. ``vocab_flag``: how a refusal
     names ``vocab`` (None: the caller has no such option, and the ``vocab.*`` file beside is read). ``user_field``:
     the JSONL field / CSV column of each document's person (``Corpus.user_ids``); ``users_by_folder``: a ``"dir"``
-    corpus is a folder of folders, one per person.
+    corpus is a folder of folders, one per person. ``keep_urls`` (None: False): count the words of web addresses,
+    e-mail addresses and @handles in raw text, which are dropped by default.
     """
     if not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip():      # Path("") is the current folder
         raise DPTopicError("the corpus path is empty: give the path of a corpus file or folder.")
@@ -577,6 +578,12 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
         from .files import broken_link
 
         raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give an existing path.")
+    from .files import not_a_regular_file
+
+    odd = None if p.is_dir() else not_a_regular_file(p)
+    if odd is not None:         # /dev/zero, a FIFO: said for what it is, before its name is read for a format
+        raise DPTopicError(f"corpus {spec!r} {odd}: give a corpus file or folder (save the data to a regular file"
+                           " first).")
     if vocabulary is not None:
         from .vocabulary import Vocabulary
 
@@ -590,6 +597,9 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
     if fmt in ("npz", "uci"):
         if lowercase not in (None, "match"):
             raise DPTopicError(f"lowercase applies to raw text, not to a {fmt} corpus, whose words are already"
+                               " tokenised: leave it out, or prepare the corpus again from its text.")
+        if keep_urls is not None:
+            raise DPTopicError(f"keep_urls applies to raw text, not to a {fmt} corpus, whose words are already"
                                " tokenised: leave it out, or prepare the corpus again from its text.")
         c = Corpus.load(p) if fmt == "npz" else _load_uci(p, vocab, drop_empty, vocab_flag)
         if vocabulary is not None:
@@ -605,6 +615,8 @@ def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "te
                    **({} if lowercase is None else {"lowercase": lowercase}))
     if lowercase == "match":    # tokenised only, into the vocabulary's words (Corpus.from_texts)
         text_kw = dict(lowercase="match")
+    if keep_urls is not None:
+        text_kw["keep_urls"] = keep_urls
     # rows kept one per input document (drop_empty=False) with words of their own are read to be mapped onto a
     # vocabulary given later (a server's: submit, fed-client): no default cap, which would drop a word that the later
     # vocabulary holds but these documents use rarely

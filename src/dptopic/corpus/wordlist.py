@@ -26,7 +26,8 @@ def general_word_list(language: str = "en", size: int = DEFAULT_SIZE, min_length
     most common first: lower case, ``min_length`` letters or more (a Korean syllable counts as two), not one of the
     English stop words it drops (whatever the language), and for Chinese and Japanese, whose text it reads as
     overlapping pairs of characters, words of two characters only. Fewer than ``size`` (with a warning) when the list
-    runs out. ``wordfreq`` case-folds its words: a Greek final sigma is restored (``σ`` at the end of a word is ``ς``),
+    runs out. The parts of web addresses it ranks as words (http, www, com: :data:`~dptopic.corpus.preprocess.URL_FRAGMENTS`)
+    are left out, as the tokeniser drops web addresses. ``wordfreq`` case-folds its words: a Greek final sigma is restored (``σ`` at the end of a word is ``ς``),
     but a German ``ß`` cannot be (its ``gross`` never matches ``groß`` in text)."""
     if isinstance(size, bool) or not isinstance(size, int) or not 2 <= size <= 1_000_000:
         raise DPTopicError(f"invalid word-list size {size!r}: give a whole number of words from 2 to 1,000,000.")
@@ -38,7 +39,7 @@ def general_word_list(language: str = "en", size: int = DEFAULT_SIZE, min_length
     if language not in available_languages():
         raise DPTopicError(f"wordfreq has no word list for language {language!r}: give one of"
                            f" {', '.join(sorted(available_languages()))}.")
-    from .preprocess import _CJK, Preprocessor, lower_word
+    from .preprocess import _CJK, URL_FRAGMENTS, Preprocessor, lower_word
 
     # the tokeniser itself decides: a word is kept when reading it as text gives back that word (the English stop
     # words, digits, punctuation, a word too short, a CJK word of 3 characters read as pairs: never counted)
@@ -51,7 +52,8 @@ def general_word_list(language: str = "en", size: int = DEFAULT_SIZE, min_length
             w = lower_word(w)
             if language == "el" and w.endswith("σ"):
                 w = w[:-1] + "ς"
-            if w not in seen and pre.tokenize(w) == [w] and (len(w) == 2 or not _CJK.search(w)):
+            if (w not in seen and w not in URL_FRAGMENTS and pre.tokenize(w) == [w]
+                    and (len(w) == 2 or not _CJK.search(w))):
                 seen.add(w)
                 words.append(w)
                 if len(words) == size:

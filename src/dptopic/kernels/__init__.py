@@ -78,6 +78,36 @@ def _user_cache_dir() -> str:
     return AppDirs(appname="numba", appauthor=False).user_cache_dir
 
 
+def numba_threads_error(environ=None) -> str | None:
+    """What is wrong with ``NUMBA_NUM_THREADS`` in ``environ`` (the process's environment by default), or None when it
+    is unset, empty or a whole number of at least 1. numba reads it when it is first imported and stops with a traceback
+    on 0 or a negative number (and ignores a word with a warning): the message names the variable and how to fix it."""
+    environ = _os.environ if environ is None else environ
+    value = environ.get("NUMBA_NUM_THREADS")
+    if value is None or not value.strip():
+        return None
+    try:
+        n = int(value.strip())
+    except ValueError:
+        n = None
+    if n is not None and n >= 1:
+        return None
+    return (f"the environment variable NUMBA_NUM_THREADS={value!r} is not a whole number of threads of at least 1:"
+            " set it to a number from 1 to the number of CPU cores (e.g. export NUMBA_NUM_THREADS=4), or unset it"
+            " (unset NUMBA_NUM_THREADS) to use every core.")
+
+
+def check_numba_threads(environ=None) -> None:
+    """Raise :class:`~dptopic.errors.DPTopicError` with :func:`numba_threads_error`'s line when ``NUMBA_NUM_THREADS``
+    is unusable, before numba is imported."""
+    message = numba_threads_error(environ)
+    if message is not None:
+        from ..errors import DPTopicError
+
+        raise DPTopicError(message)
+
+
+check_numba_threads()    # before anything below imports numba, whose own check is a traceback
 _cache = numba_cache_dir(_os.path.dirname(_os.path.abspath(__file__)), _user_cache_dir)
 if _cache is not None:       # before the first @njit(cache=True) below looks for a cache locator
     import numba.core.config as _numba_config

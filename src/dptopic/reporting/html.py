@@ -8,7 +8,9 @@ import json
 import math
 import unicodedata
 from html import escape
+from pathlib import Path
 
+from ..errors import DPTopicError
 from ..accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT, epsilon_text, vocabulary_text
 
 _CSS = """
@@ -103,6 +105,29 @@ def _as_list(x) -> list:
 
 def _rows(pairs) -> str:
     return "".join(f"<tr><th>{escape(str(k))}</th><td>{v}</td></tr>" for k, v in pairs)
+
+
+LDA_RUN_TO_RUN_MATCH = (0.74, 0.79)
+"""The yardstick beside a topic match (``report --compare-to``): the match of two runs of non-private LDA that differ
+only in their seed, lowest and highest of the three pairs of seeds 0, 1 and 2, with 20 topics on the State of the
+Union paragraphs (the demo corpus's training split). A private model that matches a reference this well is as close to
+it as LDA comes to itself. Measured with::
+
+    from itertools import combinations
+    import dptopic
+    from dptopic.datasets import load_sotu
+    from dptopic.evaluation import match_models
+    train, _ = load_sotu().position_split(0.2)
+    runs = [dptopic.LDA(n_topics=20, seed=s, verbose=0).fit(train) for s in range(3)]
+    print([round(match_models(a, b)["match"], 3) for a, b in combinations(runs, 2)])   # [0.744, 0.771, 0.789]
+"""
+
+
+def match_yardstick() -> str:
+    """The words that put a topic match beside :data:`LDA_RUN_TO_RUN_MATCH`."""
+    lo, hi = LDA_RUN_TO_RUN_MATCH
+    return (f"yardstick: two runs of non-private LDA that differ only in their seed match {lo:.2f} to {hi:.2f} (20"
+            " topics, State of the Union paragraphs; it varies by corpus)")
 
 
 LABEL_UNITS = 14
@@ -562,3 +587,65 @@ model{" (post-processing of what the guarantee covers)" if card.get("guarantee")
 <pre>{card_json}</pre></div>
 </main></body></html>
 """
+
+
+# ------------------------------------------------------------------------------------ a pyLDAvis page that works offline
+def _pyldavis_assets(js_dir=None) -> dict:
+    """The d3, LDAvis script and LDAvis style that the pyLDAvis package ships (its ``js`` folder), read as text:
+    ``{"d3": ..., "ldavis": ..., "css": ...}``. ``js_dir`` another folder holding the same three files."""
+    if js_dir is None:
+        try:
+            from pyLDAvis import urls
+        except ImportError:
+            raise DPTopicError("a pyLDAvis page needs the pyLDAvis package, whose bundled scripts it inlines: pip"
+                               " install pyLDAvis (or 'dptopic[pyldavis]').") from None
+        files = {"d3": urls.D3_LOCAL, "ldavis": urls.LDAVIS_LOCAL, "css": urls.LDAVIS_CSS_LOCAL}
+    else:
+        folder = Path(js_dir)
+        files = {"d3": folder / "d3.v5.min.js", "ldavis": folder / "ldavis.v3.0.0.js",
+                 "css": folder / "ldavis.v1.0.0.css"}
+    out = {}
+    for key, path in files.items():
+        try:
+            out[key] = Path(path).read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise DPTopicError(f"cannot read pyLDAvis's bundled file {str(path)!r} ({type(e).__name__}): reinstall"
+                               " pyLDAvis (pip install --force-reinstall pyLDAvis).") from None
+    return out
+
+
+def _inline_script(js: str) -> str:
+    """A script's text made safe inside ``<script>``: a ``</script`` in it would end the element early."""
+    return js.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
+
+
+def pyldavis_page(prepared, title: str = "Topics (pyLDAvis)", js_dir=None) -> str:
+    """A self-contained HTML page of a pyLDAvis visualisation: d3, the LDAvis script and its style are inlined from
+    the files the pyLDAvis package ships, so that the page shows with no network (``pyLDAvis.save_html`` loads them
+    from d3js.org and a CDN, and its page is blank offline). ``prepared``: what ``pyLDAvis.prepare`` returns, or its
+    JSON (``prepared.to_json()``, as a string or a dict). The page loads nothing from elsewhere; write it with
+    ``open("vis.html", "w", encoding="utf-8").write(pyldavis_page(vis))``."""
+    if hasattr(prepared, "to_json"):
+        data = prepared.to_json()
+    elif isinstance(prepared, str):
+        data = prepared
+    elif isinstance(prepared, dict):
+        data = json.dumps(prepared)
+    else:
+        raise DPTopicError(f"pyldavis_page takes what pyLDAvis.prepare returns (or its JSON), not"
+                           f" {type(prepared).__name__}.")
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        raise DPTopicError("pyldavis_page: the prepared data is not JSON; pass what pyLDAvis.prepare returns.") from None
+    if not isinstance(parsed, dict) or not {"mdsDat", "tinfo", "token.table"} <= set(parsed):
+        raise DPTopicError("pyldavis_page: the data is not pyLDAvis's (no mdsDat, tinfo and token.table); pass what"
+                           " pyLDAvis.prepare returns.")
+    assets = _pyldavis_assets(js_dir)
+    body = json.dumps(parsed).replace("</", "<\\/")
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>{escape(title)}</title>\n<style>\n{assets['css']}\n</style>\n"
+            f"<script>\n{_inline_script(assets['d3'])}\n</script>\n"
+            f"<script>\n{_inline_script(assets['ldavis'])}\n</script>\n</head>\n<body>\n"
+            "<div id=\"ldavis\" style=\"background-color:white;\"></div>\n"
+            f"<script>\nnew LDAvis(\"#ldavis\", {body});\n</script>\n</body>\n</html>\n")

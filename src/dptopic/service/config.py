@@ -197,10 +197,11 @@ ServiceConfig.__init__ = _init_refusing_fed_epsilon
 def read_token_file(path) -> str:
     """The admin token: the first line of ``path`` (the file should be readable by the server only)."""
     p = Path(path)
+    from ..corpus.files import not_a_regular_file, read_text_file     # strict UTF-8, a binary file refused
+
     if not p.is_file():
-        raise DPTopicError(f"token file {str(path)!r} {'is a directory' if p.is_dir() else 'does not exist'}:"
-                           " give a file holding a long random token.")
-    from ..corpus.files import read_text_file     # strict UTF-8, a binary file refused in one line
+        raise DPTopicError(f"token file {str(path)!r} {not_a_regular_file(p) or 'does not exist'}:"
+                           " give a regular file holding a long random token.")
 
     lines = read_text_file(p, "a text file holding a long random token (python -c 'import secrets;"
                               " print(secrets.token_urlsafe(32))')").strip().splitlines()
