@@ -121,3 +121,10 @@ def test_user_level_refuses_texts_whose_empty_ones_were_dropped():
     texts = ["apple banana cherry apple", "", "banana cherry grape melon", "grape melon apple"] * 5
     with pytest.raises(DPTopicError, match="hold no word and were dropped, so user_ids no longer match"):
         DocDPCooccurrence(n_topics=2, unit="user").fit(texts, user_ids=[str(i) for i in range(len(texts))])
+
+
+def test_people_are_grouped_as_python_strings_never_merged_by_a_numpy_string_array():
+    from dptopic.models._user_level import person_codes
+
+    codes = person_codes(["v", "v\u0000", "v", "w", "v\u0000\u0000"])
+    assert codes.tolist()[0] == codes.tolist()[2] and len(set(codes.tolist())) == 4

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from .._io import load_json, pairs_noting_repeats
 from ..errors import DPTopicError
-from .corpus import Corpus, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix
+from .corpus import Corpus, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix, invisible_character
 from .files import (_column_list, _nul_error, _open_text, _other_delimiter, _other_delimiter_char, _read_csv,
                     orange_header_rows, read_lines, read_text_file)
 
@@ -644,4 +644,8 @@ def _record_user(value, present: bool, where: str, name: str, kind: str) -> str:
                            " strings (\"17\", not 17), so that one person has one id.")
     if _blank(value):
         raise DPTopicError(f"{where} has an empty user id ({kind} {name!r}): {fix}.")
+    hidden = invisible_character(value)
+    if hidden is not None:
+        raise DPTopicError(f"{where}: user id {kind} {name!r} holds an invisible control or format character ({hidden}):"
+                           " two ids that look alike would name two people; remove such characters from the user ids.")
     return value

@@ -36,7 +36,16 @@ def user_codes(user_ids, n_docs: int) -> np.ndarray:
     document; :func:`~dptopic.corpus.corpus.check_user_ids` refuses anything else in one line)."""
     from ..corpus.corpus import check_user_ids
 
-    return np.unique(np.asarray(check_user_ids(user_ids, n_docs), dtype=str), return_inverse=True)[1].astype(np.int64)
+    return person_codes(check_user_ids(user_ids, n_docs))
+
+
+def person_codes(ids) -> np.ndarray:
+    """One integer per entry of ``ids``, equal exactly when the ids are equal as Python strings (numbered in the
+    ids' sorted order). Never through a NumPy string array, which drops trailing NULs and so would make ``"v"`` and
+    ``"v\u0000"`` one person."""
+    ids = list(ids)
+    code = {u: i for i, u in enumerate(sorted(set(ids)))}
+    return np.fromiter((code[u] for u in ids), dtype=np.int64, count=len(ids))
 
 
 def take_documents(bow, order):
