@@ -128,3 +128,14 @@ def test_people_are_grouped_as_python_strings_never_merged_by_a_numpy_string_arr
 
     codes = person_codes(["v", "v\u0000", "v", "w", "v\u0000\u0000"])
     assert codes.tolist()[0] == codes.tolist()[2] and len(set(codes.tolist())) == 4
+
+
+@pytest.mark.parametrize("cls, kw", TRAINERS)
+def test_user_ids_given_beside_a_corpus_s_own_different_ones_are_refused(planted, cls, kw):
+    c = planted.corpus
+    with_ids = dptopic.Corpus(c.doc_ptr, c.word_ids, c.vocabulary, user_ids=_people(c))
+    m = cls(n_topics=5, seed=0, unit="user", **kw)
+    with pytest.raises(DPTopicError, match=r"^user_ids= differs from the corpus's own user ids \(document 1:"
+                                           r" 'p000' against 'p001'\): give one of them") as e:
+        m.fit(with_ids, user_ids=["p000"] * c.n_docs)
+    assert "\n" not in str(e.value) and not hasattr(m, "ledger_")

@@ -34,13 +34,18 @@ def _moved(a, b):
     return max(float(np.linalg.norm(x - y)) for x, y in zip(a, b))
 
 
-def test_removing_one_person_who_shares_a_message_with_400_others_moves_the_releases_at_most_one():
-    """One person and 400 others each post the same three-word message (the target's copy first in the file)."""
-    words = ["flu", "shot", "clinic", "today"]
+def _shared_message(with_target: bool):
+    """One person ("target") and 400 others who each post the same three-word message (the target's copy first in
+    the file); each of the others also posts one message of their own."""
+    words = ["flu", "shot", "clinic"] + [f"w{i}" for i in range(50)]
     others = [f"p{i}" for i in range(400)]
-    with_target = Corpus.from_token_ids([[0, 1, 2]] * 401 + [[3, 0]], words, user_ids=["target"] + others + ["x"])
-    without = Corpus.from_token_ids([[0, 1, 2]] * 400 + [[3, 0]], words, user_ids=others + ["x"])
-    assert _moved(_released(with_target), _released(without)) <= SENSITIVITY + TOL
+    docs = [[0, 1, 2]] * (401 if with_target else 400) + [[3 + i % 30, 33 + i % 17] for i in range(400)]
+    people = (["target"] if with_target else []) + others + others
+    return Corpus.from_token_ids(docs, words, user_ids=people)
+
+
+def test_removing_one_person_who_shares_a_message_with_400_others_moves_the_releases_at_most_one():
+    assert _moved(_released(_shared_message(True)), _released(_shared_message(False))) <= SENSITIVITY + TOL
 
 
 def test_ids_that_differ_by_an_invisible_character_are_refused_and_grouped_as_two_people():
