@@ -113,8 +113,10 @@ ARRAYS = {
     "LocalDocumentLDA": {"pair_counts"},                    # (b) counts of the randomized reports
     "DPSVI": {"lambda", "svi_state"}, "FDPTM-DPSVI": {"lambda", "svi_state"},   # (b) lambda; steps: from params
     # (b) per-topic flags decided from the releases and the public noise scale (dptopic.recovery.support)
-    **{name: {"supported_topics", "background_topics"}
-       for name in ("DocDPEM", "DocDPCooccurrence", "for_unit-document")},
+    **{name: {"supported_topics", "background_topics"} for name in ("DocDPEM",)},
+    # (b) and the words of the co-occurrence release (public: the topics' own columns)
+    **{name: {"supported_topics", "background_topics", "kept_words"}
+       for name in ("DocDPCooccurrence", "for_unit-document")},
     **{name: {"lambda", "svi_state", "supported_topics", "background_topics"} for name in ("DPSVI", "FDPTM-DPSVI")},
 }
 

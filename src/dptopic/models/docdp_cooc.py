@@ -370,6 +370,25 @@ class DocDPCooccurrence(_DocumentDPModel):
         _warn_if_too_small(float(self.epsilon), n_docs, K, float(self.delta), self.unit)
         return self
 
+    def _extra_arrays(self) -> dict:
+        kept = getattr(self, "kept_words_", None)
+        return {**super()._extra_arrays(), **({} if kept is None else {"kept_words": np.asarray(kept, np.int64)})}
+
+    def _load_extra(self, arrays) -> None:
+        """A loaded model answers as the fitted one did: ``kept_words_`` (saved since it was recorded; None for an
+        older folder) and ``public_route_`` (from the saved report's public input)."""
+        super()._load_extra(arrays)
+        kept = arrays.get("kept_words")
+        if kept is not None:
+            kept = np.asarray(kept)
+            if kept.ndim != 1 or kept.dtype.kind not in "iu" or (kept.size and not (
+                    0 <= kept.min() and kept.max() < self.components_.shape[1])):
+                raise DPTopicError("corrupt model: kept_words.npy must list word ids of the vocabulary; re-save the"
+                                   " model.")
+        self.kept_words_ = None if kept is None else kept.astype(np.int64)
+        entry = (getattr(self, "privacy_", None) or {}).get("public_input")
+        self.public_route_ = entry.get("route") if isinstance(entry, dict) else None
+
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(float(self.delta))
         rep.update({
