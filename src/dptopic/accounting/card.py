@@ -309,8 +309,12 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     words = word_selection(report)
     if private and words is not None:
         card["word_selection"] = words
+    if (private and report.get("unit") in ("user", "document") and card["delta"]
+            and "add/remove" in str(report.get("neighbouring_relation", ""))):
+        _group_figures(card, report)
     if private:
-        protects = _protects(report.get("unit"), eps, card["delta"])
+        protects = _protects(report.get("unit"), eps, card["delta"], (card.get("group_privacy") or {}).get("epsilon"),
+                             card.get("replacement"))
         if protects:
             card["protects"] = protects
     if report.get("noise_reproducible"):    # a seed was given: whoever knows it can regenerate every noise draw
@@ -341,23 +345,62 @@ def vocabulary_text(card: dict) -> str | None:
     return None
 
 
-def _protects(unit, eps, delta) -> str | None:
+SHARED_ID = ("several people sharing one id (shared or anonymous accounts): the id is the unit, so one of them is"
+             " not protected as a person added or removed")
+
+
+def _group_figures(card: dict, report: dict) -> None:
+    """The card's ``group_privacy`` (k units together, at the card's delta, computed from the events: never k x
+    epsilon) and, per person, ``replacement`` (one person's documents replaced by another's); and, per person, the
+    shared ids the guarantee does not cover."""
+    from .group import GROUP_SIZES, group_privacy, replacement_epsilon
+
+    unit, delta = report.get("unit"), card["delta"]
+    group = group_privacy(report, delta)
+    if group is not None:
+        what = "people (or one person filed under k user ids)" if unit == "user" else "documents (a person who wrote k)"
+        figures = " and ".join(f"epsilon = {epsilon_text(group[str(k)])} for k = {k}" for k in GROUP_SIZES)
+        card["group_privacy"] = {
+            "delta": delta, "epsilon": group,
+            "note": f"group privacy: k {what} together are protected at {figures}, at the same delta = {delta:g},"
+                    f" computed from the releases with k times one {unit}'s sensitivity; more than k x epsilon, as"
+                    " delta's share grows with k (Dwork & Roth 2014, Thm 2.2)"}
+    if unit == "user":
+        repl = replacement_epsilon(report, delta)
+        if repl is not None:
+            card["replacement"] = {
+                "delta": delta, "epsilon": repl,
+                "note": f"one person's documents replaced by another person's (one removed, one added): epsilon ="
+                        f" {epsilon_text(repl)} at the same delta = {delta:g} (the released statistics are sums of"
+                        " non-negative contributions, so a replacement moves them by at most sqrt(2))"}
+        if "sharing one id" not in card["not_covered"]:
+            card["not_covered"] = (card["not_covered"].rstrip(".") + "; " if card["not_covered"] else
+                                   "NOT covered: ") + SHARED_ID + "."
+
+
+def _protects(unit, eps, delta, group=None, replacement=None) -> str | None:
     """What the headline protects, in plain words, for a card whose unit is one document, word or user; None for
-    another unit (a composed report names none)."""
+    another unit (a composed report names none). ``group``/``replacement``: the card's figures of those names."""
     factor = f"about 10^{eps / math.log(10):.0f}" if eps > 30 else f"{math.exp(eps):.3g}"
     chance = f", except with probability delta = {delta:g}" if delta else ""
     change = (f"changes the chance of anything the model releases by at most a factor e^epsilon = {factor}{chance}:"
               " that bounds what an observer of the model can learn about")
+    groups = ("" if not group else " (" + ", ".join(f"epsilon = {epsilon_text(e)} for k = {k}" for k, e in
+                                                   group.items()) + " at the same delta: see group_privacy)")
     if unit == "document":
         return (f"one whole document: any single training document, there or not (or replaced: see the neighbouring"
                 f" relation), {change} whether it was there or what it says; a person who wrote k of the documents is"
-                " protected only at k x epsilon (group privacy): train with --unit user (unit='user') to protect"
-                " people")
+                f" protected only as a group of k documents{groups or ' (group privacy)'}: train with --unit user"
+                " (unit='user') to protect people")
     if unit == "word":
         return (f"one word: any single word of a training document, changed, {change} that word; a whole document of"
                 " L words only at L x epsilon (group privacy; see the per-document row)")
     if unit == "user":
-        return f"one user: all of any single user's contributions, changed, {change} that user's documents"
+        repl = ("" if not replacement else f"; replaced by another person's documents: epsilon ="
+                f" {epsilon_text(replacement['epsilon'])} at the same delta")
+        return (f"one user: all of any single user's contributions, added or removed, {change} that user's"
+                f" documents{repl}; k people (or one person under k user ids) only as a group of k{groups}; several"
+                " people sharing one id are not covered")
     return None
 
 

@@ -18,7 +18,9 @@ from ..errors import DPTopicError
 USER_RELATION = ("user-level add/remove: D' is D with every document of one person (one user id) added or removed;"
                  " each person's contribution to every release is bounded as a whole")
 USER_NOT_COVERED = ("a person whose documents carry two or more user ids (each id counts as one person: k ids are"
-                    " protected only at k x epsilon, group privacy), ")
+                    " protected only as a group of k, at more than k x epsilon: see the card's group privacy),"
+                    " several people sharing one id (shared or anonymous accounts: the id is the unit, so one of them"
+                    " is not protected as a person added or removed), ")
 USER_BOUND = {None: "each person's normalised document contributions summed, the sum scaled to norm at most 1",
               "m": "at most {m} documents a person (chosen at random), each weighted 1/{m}"}
 UNITS = ("document", "user")
