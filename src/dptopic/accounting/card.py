@@ -413,10 +413,20 @@ def word_selection(report: dict) -> dict | None:
     if threshold is None:
         return None
     bound = finite_or_none(params.get("expected_false_words"))
-    return {"threshold": threshold, "expected_false_words_at_most": bound,
-            "note": f"a word was kept only if its noisy count cleared {threshold:.4g}, so that the expected number of"
-                    f" kept words that occur in no document is at most {bound:.3g} (post-processing of the noisy"
-                    " word counts)"}
+    below = params.get("words_below_threshold")
+    below = below if isinstance(below, int) and not isinstance(below, bool) and below > 0 else 0
+    out = {"threshold": threshold, "expected_false_words_at_most": bound, "kept_below_threshold": below}
+    if not below:
+        out["note"] = (f"a word was kept only if its noisy count cleared {threshold:.4g}, so that the expected number"
+                       f" of kept words that occur in no document is at most {bound:.3g} (post-processing of the noisy"
+                       " word counts)")
+    else:
+        out["note"] = (f"too few words' noisy counts cleared {threshold:.4g}, so {below} kept word(s) stand below it"
+                       f" (the most frequent of the rest, by noisy count): the bound of {bound:.3g} on the expected"
+                       " number of kept words that occur in no document holds only for the words that cleared it,"
+                       f" not for those {below}, which may not occur in the data at all (post-processing of the noisy"
+                       " word counts)")
+    return out
 
 
 def partial_reasons(report: dict) -> list:

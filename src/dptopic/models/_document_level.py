@@ -24,8 +24,10 @@ GAUSSIAN_SECURE_BY_TRAINER = {
                 " entropy, not from the CSPRNG; it reads no document."),
     "DocDPCooccurrence": ("secure mode: the Gaussian noise of both releases (the noisy word counts that choose the"
                           " words, and the co-occurrence statistic) is drawn by OpenDP from the operating system's"
-                          " CSPRNG. DocDPCooccurrence draws nothing else at random: its topics are recovered from the"
-                          " released statistics by a deterministic factorisation (post-processing)."),
+                          " CSPRNG. Its topics are recovered from the released statistics by a deterministic"
+                          " factorisation (post-processing). With documents_per_user (unit='user') it also chooses"
+                          " each person's documents at random, from NumPy's PCG64 seeded from fresh OS entropy, not"
+                          " from the CSPRNG; it draws nothing else at random."),
     "DPSVI": ("secure mode: the Gaussian noise of every step is drawn by OpenDP from the operating system's CSPRNG."
               " DPSVI's other random choices come from NumPy's PCG64 seeded from fresh OS entropy, not from the"
               " CSPRNG: the Poisson sampling of each mini-batch, the random cap of long documents (max_doc_len), the"
