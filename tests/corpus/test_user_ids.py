@@ -1,6 +1,7 @@
 """A corpus carries each document's person (user_ids): read from a JSONL field, a CSV column or a folder of folders,
 kept through every subset, split, restriction and save; refused in one line when missing or not a string."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -78,11 +79,11 @@ def test_user_ids_given_in_python_are_checked(ids, fragment):
 def test_user_ids_holding_control_or_format_characters_are_refused_naming_the_field_and_row(tmp_path, bad, shown):
     """ "v" and "v\\u0000" look like one id but would be two people (a NumPy string array even merges them)."""
     with pytest.raises(DPTopicError, match=rf"^user_ids\[1\] holds an invisible control or format character"
-                                           rf" \({shown}\): two ids that look alike"):
+                                           rf" \({re.escape(shown)}\): two ids that look alike"):
         Corpus.from_texts(["apple banana", "cherry grape"], user_ids=["ann", bad])
     path = _jsonl(tmp_path / "c.jsonl", [{"text": "apple banana", "who": "ann"}, {"text": "cherry", "who": bad}])
     with pytest.raises(DPTopicError, match=rf"^bad JSONL file .*: line 2: user id field 'who' holds an invisible"
-                                           rf" control or format character \({shown}\)") as e:
+                                           rf" control or format character \({re.escape(shown)}\)") as e:
         Corpus.from_jsonl(path, user_field="who")
     assert "\n" not in str(e.value)
     assert Corpus.from_texts(["apple", "grape"], user_ids=["ann\u00e9", "\u4e2d\u6587 x"]).user_ids[1] == "\u4e2d\u6587 x"

@@ -290,7 +290,7 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         outcome = verify_report(report)     # the figures recomputed from the events the report lists
         card["ledger_check"] = {"status": outcome.status, "detail": outcome.detail}
     for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note", "fits", "user_bound",
-                "execution"):
+                "user_field", "execution"):
         if key in report:
             card[key] = report[key]
     if (isinstance(card.get("budget"), dict) and isinstance(report.get("vocabulary_selection"), dict)

@@ -345,6 +345,7 @@ def warn_unreachable_words(words, pre) -> None:
 
 VOCABULARY_SOURCE = "vocabulary_source"    # metadata key: "supplied" (the caller's word list) or "data"
 TOKENS_SOURCE = "tokens_source"   # metadata key: set when the words came with counts, not from dptopic's tokeniser
+USER_FIELD = "user_field"   # metadata key: the field, column or folder level the person of each document was read from
 READING = "reading"     # metadata key: how raw text was tokenised (lowercase, stop words, min_length); see reading_of
 # metadata key: the max_vocab, min_df and max_df that chose a vocabulary from the data (settings, not data), and under
 # "pruned" those of a later prune

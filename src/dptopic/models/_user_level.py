@@ -106,6 +106,10 @@ def people_of(model, corpus, passes, rng):
         raise DPTopicError(f"{name}(unit='user') needs the person of each document: pass user_ids= to fit (one string"
                            " per document), or a Corpus read with its user ids (user_field=; CLI: --user-field"
                            " FIELD).")
+    from ..corpus.corpus import USER_FIELD
+
+    # where the person of each document was read from (a JSONL field, a CSV column, a folder level), for the report
+    model.user_field_ = corpus.metadata.get(USER_FIELD) if isinstance(getattr(corpus, "metadata", None), dict) else None
     codes = user_codes(ids, corpus.n_docs)
     bow, gptr, weight = group_by_person(next(iter(passes())), codes, model.documents_per_user, rng)
     return (bow, None if model.documents_per_user is not None else gptr, weight), len(gptr) - 1
@@ -164,6 +168,8 @@ def user_report(model, rep: dict) -> dict:
         return rep
     bound = user_bound_text(model.documents_per_user)
     rep["user_bound"] = bound
+    field = getattr(model, "user_field_", None)
+    rep["user_field"] = field if field else "user_ids given to fit (no field named)"
     rep["theorem"] = str(rep.get("theorem", "")).replace(
         "add/remove of one document", f"add/remove of one person's documents ({bound})")
     scope = str(rep.get("scope", ""))
