@@ -437,3 +437,22 @@ def test_fedlda_warns_when_the_vocabulary_is_not_listed_most_common_first():
     assert fit(by_count) == []
     said = fit(shuffled)
     assert len(said) == 1 and "first 15 words" in said[0] and "outside the guarantee" in said[0], said
+
+
+def test_the_total_asked_is_on_the_card_and_privacy_verify_holds_the_events_to_it(tmp_path):
+    import json
+
+    import dptopic
+    from dptopic import FedLDA
+    from dptopic.accounting.verify import verify_report
+    from dptopic.models.base import planned_spend_check
+
+    m = _fit_quiet(FedLDA(n_topics=2, epsilon=40.0, rounds=1, pad_length=16, n_clients=4, verbose=0), _small_corpus())
+    loaded = dptopic.load(m.save(tmp_path / "m"))
+    rep = loaded.privacy_report()
+    assert rep["budget"]["epsilon"] == 40.0 and rep["budget"]["delta"] == m.report_delta
+    check = planned_spend_check(verify_report(rep), loaded, rep)
+    assert check.status == "verified" and check.figures["budget epsilon (requested)"]["stated"] == 40.0
+    edited = json.loads(json.dumps(rep))
+    edited["budget"]["epsilon"] = 20.0          # a budget below what the events spend fails
+    assert planned_spend_check(verify_report(edited), loaded, edited).status == "failed"
