@@ -54,9 +54,9 @@ def test_ids_that_differ_by_an_invisible_character_are_refused_and_grouped_as_tw
     from dptopic.models._user_level import person_codes
 
     words = ["fever", "cough", "rash", "sleep"]
-    docs = [[0, 1], [0, 1, 1], [0, 2], [2, 3], [1, 3], [3, 3, 0], [1, 2], [0, 3]]
-    ids = ["v", "v", "v", "v\u0000", "v\u0000", "v\u0000", "w", "y"]
-    with pytest.raises(DPTopicError, match=r"^user_ids\[3\] holds an invisible control or format character"):
+    docs = [[0, 1]] + [[2, 3]] * 6 + [[0, 2], [1, 3]]     # "v" writes about 0 and 1, "v\u0000" about 2 and 3
+    ids = ["v"] + ["v\u0000"] * 6 + ["w", "y"]
+    with pytest.raises(DPTopicError, match=r"^user_ids\[1\] holds an invisible control or format character"):
         Corpus.from_token_ids(docs, words, user_ids=ids)
     assert len(set(person_codes(ids).tolist())) == 4
 
