@@ -1,4 +1,6 @@
 """``dptopic.accounting.card``."""
+import math
+
 import pytest
 
 import dptopic
@@ -97,3 +99,5 @@ def test_the_user_card_states_group_privacy_computed_at_its_delta_and_shared_ids
     assert 2.15 < group["epsilon"]["2"] < 2.16 and 14.4 < group["epsilon"]["10"] < 14.5
     assert "k x epsilon" not in card["protects"].replace("more than k x epsilon", "")
     assert "shared or anonymous accounts" in card["not_covered"]
+    # and the textbook form, k x epsilon with delta grown to k e^((k-1) epsilon) delta: 2 e 1e-5 for k = 2
+    assert f"k = 2: delta {2 * math.e * 1e-5:.3g}" in group["note"]

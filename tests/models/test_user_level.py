@@ -153,6 +153,7 @@ def test_the_person_field_is_recorded_on_the_model_its_report_and_card(tmp_path)
     m = DocDPCooccurrence(n_topics=2, unit="user", seed=0).fit(corpus)
     assert m.user_field_ == "field 'author'" and m.privacy_["user_field"] == "field 'author'"
     assert privacy_card(m.privacy_, "DocDPCooccurrence")["user_field"] == "field 'author'"
+    assert dptopic.load(m.save(tmp_path / "m")).user_field_ == "field 'author'"
     given = DocDPCooccurrence(n_topics=2, unit="user", seed=0).fit(corpus.to_bow(), user_ids=corpus.user_ids)
     assert given.privacy_["user_field"] == "user_ids given to fit (no field named)"
 

@@ -360,11 +360,14 @@ def _group_figures(card: dict, report: dict) -> None:
     if group is not None:
         what = "people (or one person filed under k user ids)" if unit == "user" else "documents (a person who wrote k)"
         figures = " and ".join(f"epsilon = {epsilon_text(group[str(k)])} for k = {k}" for k in GROUP_SIZES)
+        eps = card["epsilon"]
+        textbook = "; ".join(f"k = {k}: delta {_grown_delta(k, eps, delta)}" for k in GROUP_SIZES)
         card["group_privacy"] = {
             "delta": delta, "epsilon": group,
             "note": f"group privacy: k {what} together are protected at {figures}, at the same delta = {delta:g},"
                     f" computed from the releases with k times one {unit}'s sensitivity; more than k x epsilon, as"
-                    " delta's share grows with k (Dwork & Roth 2014, Thm 2.2)"}
+                    " delta's share grows with k: kept at k x epsilon, delta grows to k e^((k-1) epsilon) delta"
+                    f" ({textbook}; Dwork & Roth 2014, Thm 2.2 and its (epsilon, delta) form)"}
     if unit == "user":
         repl = replacement_epsilon(report, delta)
         if repl is not None:
@@ -376,6 +379,12 @@ def _group_figures(card: dict, report: dict) -> None:
         if "sharing one id" not in card["not_covered"]:
             card["not_covered"] = (card["not_covered"].rstrip(".") + "; " if card["not_covered"] else
                                    "NOT covered: ") + SHARED_ID + "."
+
+
+def _grown_delta(k: int, eps: float, delta: float) -> str:
+    """``k e^((k-1) eps) delta``, the delta of group privacy at ``k x eps``, in words ("no guarantee" from 1 up)."""
+    log = math.log(k) + (k - 1) * eps + math.log(delta)
+    return "1 or more: no guarantee" if log >= 0 else f"{math.exp(log):.3g}"
 
 
 def _protects(unit, eps, delta, group=None, replacement=None) -> str | None:

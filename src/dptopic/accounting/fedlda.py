@@ -434,7 +434,7 @@ def user_ledger_after(epsilon: float, delta: float, gamma: float, variant: str, 
 SPEND_RTOL = 0.01
 """A per-user total asked of FedLDA (``epsilon=``) is spent to within this share below it, never above it; a total
 that no per-entry epsilon spends within it is refused."""
-SOLVE_STEPS = 24
+SOLVE_STEPS = 30
 """Bisection steps of :func:`entry_epsilon_for_total` on log(epsilon per entry): a fixed bracket and a fixed number of
 steps, so that a larger total never gets a smaller per-entry epsilon (asking less never spends more)."""
 ENTRY_EPSILON_MIN = 1e-6

@@ -143,6 +143,9 @@ class _TopicFlags:
             if flags.shape != (K,) or flags.dtype.kind not in "biu" or not np.isin(flags, (0, 1)).all():
                 raise DPTopicError(f"{name}.npy must hold one true/false value per topic ({K})")
             setattr(self, f"{name}_", flags.astype(bool))
+        field = (getattr(self, "privacy_", None) or {}).get("user_field")     # unit="user": where the ids were read
+        if isinstance(field, str):
+            self.user_field_ = field
 
 
 class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):
