@@ -658,6 +658,7 @@ def _record_user(value, present: bool, where: str, name: str, kind: str) -> str:
         raise DPTopicError(f"{where} has an empty user id ({kind} {name!r}): {fix}.")
     hidden = invisible_character(value)
     if hidden is not None:
-        raise DPTopicError(f"{where}: user id {kind} {name!r} holds an invisible control or format character ({hidden}):"
-                           " two ids that look alike would name two people; remove such characters from the user ids.")
+        raise DPTopicError(f"{where}: user id {kind} {name!r} holds an invisible control or format character"
+                           f" ({hidden}): two ids that look alike would name two people; remove such characters from"
+                           " the user ids.")
     return value

@@ -168,7 +168,8 @@ class FedLDA(GibbsTopicModel):
         at the top. The trainer splits it over the entries the user randomizes: once each for the ``"none"`` rule,
         every round for the floor and tail rules (``entries = round(sample_ratio x pad_length)``), with the figure per
         entry solved against the per-user ledger whose figure the report states, so that the run spends ``epsilon``
-        to within 1% below it; a total it cannot spend is refused, naming it. Changed meaning: before dptopic 0.x ``epsilon`` was the figure per entry, which is now
+        to within 1% below it; a total it cannot spend is refused, naming it. Changed meaning: before dptopic 0.x
+        ``epsilon`` was the figure per entry, which is now
         ``epsilon_per_entry`` (``FedLDA(epsilon=2)`` used to spend 2 per word, 1,024 per user at the default pad
         length; it now spends 2 per user). Saved models of the old meaning load with their figure per entry.
     epsilon_per_entry : the component instead: ε per reported entry (word), the poster's privacy budget (Theorem 1).
