@@ -111,10 +111,11 @@ def test_train_unit_user_holds_out_whole_people_through_the_library_split(people
         return out
 
     monkeypatch.setattr(by_unit, "held_out_split", recording)
-    rc, _, err = main_output(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus",
-                                      people / "people.jsonl", "--epsilon", "2", "--topics", "2", "--vocabulary",
-                                      people / "words.txt", "--test-size", "0.3", "--out", tmp_path / "m", "--quiet"])
+    rc, out, err = main_output(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus",
+                                        people / "people.jsonl", "--epsilon", "2", "--topics", "2", "--vocabulary",
+                                        people / "words.txt", "--test-size", "0.3", "--out", tmp_path / "m"])
     assert rc == 0, err
+    assert "held out by person" in out
     assert splits and all(by == "person" for by, _ in splits)
     train, test = splits[0][1]
     assert test is not None and not set(train.user_ids) & set(test.user_ids)
