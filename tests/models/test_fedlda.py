@@ -157,9 +157,10 @@ def test_asking_the_floor_rule_for_less_never_spends_more_and_too_little_is_refu
     totals = [400.0, 200.0, 120.0, 80.0]
     got = [spent(t) for t in totals]
     assert all(0.99 * t <= g <= t for t, g in zip(totals, got)) and got == sorted(got, reverse=True)
-    for kw in (dict(epsilon=32.0, exclusion="floor", rounds=2, pad_length=16), dict(epsilon=1e-4)):
-        with pytest.raises(DPTopicError, match=rf"^epsilon={kw['epsilon']:g} \(the per-user total\) is below the least"
-                                               r" this run spends .*; give at least") as e:
+    for kw, why in ((dict(epsilon=32.0, exclusion="floor", rounds=2, pad_length=16), "is below the least this run"
+                     " spends"), (dict(epsilon=1e-4), "is too small")):
+        with pytest.raises(DPTopicError, match=rf"^epsilon={kw['epsilon']:g} \(the per-user total\) {why} .*; give at"
+                                               r" least") as e:
             FedLDA(n_topics=2, **kw)._validate()
         assert "\n" not in str(e.value) and "7.8125e-05" not in str(e.value)
 

@@ -520,6 +520,10 @@ def entry_epsilon_for_total(total: float, failure_rate: float, gamma: float, var
                            f" (epsilon, delta) guarantee at delta {report_delta:g}"
                            + (" (the tail rule's per-entry deltas add up past it)" if exclusion == "tail" else "")
                            + "; use exclusion='none', or give epsilon_per_entry= instead.")
+    if total < least and exclusion != "floor":
+        raise DPTopicError(f"{name}={total:g} (the per-user total) is too small {where}: it leaves each entry less than"
+                           f" {ENTRY_EPSILON_MIN:g}, which says nothing about its word; give at least {least:.4g}, or"
+                           " fewer entries (pad_length, sample_ratio).")
     if total < least:
         raise DPTopicError(f"{name}={total:g} (the per-user total) is below the least this run spends {where}:"
                            f" {least:.4g} per user at delta {report_delta:g}; give at least {least:.4g}, or fewer"
