@@ -519,7 +519,7 @@ def entry_epsilon_for_total(total: float, failure_rate: float, gamma: float, var
         raise DPTopicError(f"{name}={total:g} (the per-user total) cannot be spent {where}: its events add up to no"
                            f" (epsilon, delta) guarantee at delta {report_delta:g}"
                            + (" (the tail rule's per-entry deltas add up past it)" if exclusion == "tail" else "")
-                           + "; use exclusion='none', or give epsilon_per_entry= instead.")
+                           + "; use exclusion='none', or give epsilon_per_entry instead.")
     if total < least and exclusion != "floor":
         raise DPTopicError(f"{name}={total:g} (the per-user total) is too small {where}: it leaves each entry less than"
                            f" {ENTRY_EPSILON_MIN:g}, which says nothing about its word; give at least {least:.4g}, or"
@@ -547,10 +547,15 @@ def entry_epsilon_for_total(total: float, failure_rate: float, gamma: float, var
     while got > total and eps > lo:     # exp(log(x)) rounded up: the safe side is one step below
         eps = math.nextafter(eps, 0.0)
         got = spend(eps)
+    if got < total * (1 - SPEND_RTOL) and a < b:
+        above = spend(math.exp(b))      # the accountant's figure jumps over the total here (its grid, its delta)
+        raise DPTopicError(f"{name}={total:g} (the per-user total) is too small {where}: at delta {report_delta:g} the"
+                           f" accountant's figure per user jumps from {got:.4g} to {above:.4g} there; give at least"
+                           f" {above:.4g}, or give epsilon_per_entry instead.")
     if got < total * (1 - SPEND_RTOL):
         raise DPTopicError(f"{name}={total:g} (the per-user total) cannot be spent to within {SPEND_RTOL:.0%} {where}:"
-                           f" the nearest per-entry epsilon spends {got:.4g}; give another total, or"
-                           " epsilon_per_entry= instead.")
+                           f" the nearest per-entry epsilon spends {got:.4g}; give another total, or give"
+                           " epsilon_per_entry instead.")
     if len(_SOLVED) > 256:
         _SOLVED.clear()
     _SOLVED[key] = eps
