@@ -688,18 +688,19 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
                                       and not rec.below_public):
         return None     # where the figure leans on a corpus measured only above the point it is no more than a bound
     size = f"{int(n_docs):,} {what}"
+    noun = "people" if unit == "user" else "documents"     # a guarantee per person counts people
     if rec.docs_for_useful_beyond:
-        need = f"topics would need more than {MAX_DOCS:,} documents at this epsilon"
+        need = f"topics would need more than {MAX_DOCS:,} {noun} at this epsilon"
     elif not rec.docs_for_useful and unreachable_epsilon(unit, epsilon, delta) is not None:
-        need = (f"no number of documents helps: dptopic train --unit {unit} cannot reach this epsilon at delta"
+        need = (f"no number of {noun} helps: dptopic train --unit {unit} cannot reach this epsilon at delta"
                 f" {delta:g}")
     elif not rec.docs_for_useful:
         need = "no measured corpus size makes them useful at this epsilon"
     elif rec.docs_for_useful_bound == "at most":     # the threshold lies at or below what was measured
-        need = (f"topics are useful by {rec.docs_for_useful:,} documents at this epsilon, perhaps from fewer (the"
+        need = (f"topics are useful by {rec.docs_for_useful:,} {noun} at this epsilon, perhaps from fewer (the"
                 " measurements cannot say how far below)")
     else:
-        need = f"topics become useful from {docs_needed_text(rec)} documents at this epsilon"
+        need = f"topics become useful from {docs_needed_text(rec)} {noun} at this epsilon"
     share = expected_text(rec)
     if rec.expected_share >= useful_threshold(rec.headline) and not upper:        # useful, but below what public knowledge gives
         return (f"at epsilon {epsilon:g} and {size} expect topics with {share} (measured on public corpora, see"
@@ -716,7 +717,7 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
                              f"at most {share}")
         return f"{point} {where}: expect {expect}; {need} (see 'dptopic recommend'). Check the topics before using them."
     if _below_every(rec):
-        ratio = f"less than {share} (the figure at the smallest setting measured; fewer documents give less)"
+        ratio = f"less than {share} (the figure at the smallest setting measured; fewer {noun} give less)"
     elif rec.extrapolated_side == "below":
         ratio = f"at most {share} (some corpora were measured only at more signal than this)"
     else:

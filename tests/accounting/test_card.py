@@ -1,4 +1,6 @@
 """``dptopic.accounting.card``."""
+import math
+
 import pytest
 
 import dptopic
@@ -59,3 +61,43 @@ def test_document_level_reports_say_where_their_coins_come_from_and_name_group_p
     assert "k times epsilon" in rep["scope"] and rep["scope"].count("group privacy") == 1
     card = privacy_card(rep, type(m).__name__)
     assert card["implementation"]["randomness"] == rep["randomness"]
+
+
+def _user_report(sigma=3.7308217955163516):
+    """A user-level report of one Gaussian release calibrated to epsilon 1 at delta 1e-5 (DocDPCooccurrence's)."""
+    from dptopic.models._user_level import USER_RELATION
+
+    return {"private": True, "unit": "user", "neighbouring_relation": USER_RELATION, "epsilon": 0.999944,
+            "delta": 1e-5, "epsilon_method": "PLD", "scope": "covers the release. NOT covered: the vocabulary.",
+            "events": [{"type": "poisson_subsampled_gaussian", "noise_multiplier": sigma, "sampling_rate": 1.0,
+                        "relation": USER_RELATION, "count": 1}]}
+
+
+def test_the_user_card_says_added_or_removed_and_prints_the_replacement_figure():
+    from dptopic.accounting.events import SubsampledGaussianEvent
+
+    card = privacy_card(_user_report(), "DocDPCooccurrence", check=False)
+    assert "added or removed" in card["protects"] and "changed" not in card["protects"]
+    # replacing one person moves the non-negative releases by sqrt(2): the epsilon of sigma / sqrt(2), same delta
+    want = SubsampledGaussianEvent(3.7308217955163516 / 2 ** 0.5, 1.0).epsilon_at(1e-5)
+    assert card["replacement"]["epsilon"] == pytest.approx(want, rel=2e-3) and 1.46 < want < 1.47
+    from dptopic.accounting.card import epsilon_text
+
+    assert f"epsilon = {epsilon_text(card['replacement']['epsilon'])}" in card["protects"]
+
+
+def test_the_user_card_states_group_privacy_computed_at_its_delta_and_shared_ids_as_not_covered():
+    from dptopic.accounting.events import SubsampledGaussianEvent
+
+    card = privacy_card(_user_report(), "DocDPCooccurrence", check=False)
+    group = card["group_privacy"]
+    assert group["delta"] == 1e-5 and set(group["epsilon"]) == {"2", "10"}
+    for k in (2, 10):       # k people move the release by k: the Gaussian's epsilon at sigma / k, by PLD
+        want = SubsampledGaussianEvent(3.7308217955163516 / k, 1.0).epsilon_at(1e-5)
+        assert group["epsilon"][str(k)] == pytest.approx(want, rel=2e-3)
+        assert group["epsilon"][str(k)] > k * 0.999944           # more than k x epsilon: delta's share grows
+    assert 2.15 < group["epsilon"]["2"] < 2.16 and 14.4 < group["epsilon"]["10"] < 14.5
+    assert "k x epsilon" not in card["protects"].replace("more than k x epsilon", "")
+    assert "shared or anonymous accounts" in card["not_covered"]
+    # and the textbook form, k x epsilon with delta grown to k e^((k-1) epsilon) delta: 2 e 1e-5 for k = 2
+    assert f"k = 2: delta {2 * math.e * 1e-5:.3g}" in group["note"]

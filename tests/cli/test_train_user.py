@@ -95,3 +95,27 @@ def test_user_advice_is_the_document_advice_per_person():
     assert user.expected_npmi_ratio == doc.expected_npmi_ratio and user.notes[0] == USER_NOTE
     assert not any("--private-vocabulary EPS_V" in n for n in user.notes)      # --unit user refuses it
     assert "3,000 people" in too_small_message("user", 1.0, 3000, 20, what="people")
+
+
+def test_train_unit_user_holds_out_whole_people_through_the_library_split(people, tmp_path, capsys, monkeypatch):
+    """The command splits through dptopic.models.by_unit.split_for, which holds out whole people under the user
+    unit: no person has documents on both sides."""
+    import dptopic.models.by_unit as by_unit
+
+    splits = []
+    real = by_unit.held_out_split
+
+    def recording(corpus, test_size, by="stable", user_ids=None):
+        out = real(corpus, test_size, by=by, user_ids=user_ids)
+        splits.append((by, out))
+        return out
+
+    monkeypatch.setattr(by_unit, "held_out_split", recording)
+    rc, out, err = main_output(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus",
+                                        people / "people.jsonl", "--epsilon", "2", "--topics", "2", "--vocabulary",
+                                        people / "words.txt", "--test-size", "0.3", "--out", tmp_path / "m"])
+    assert rc == 0, err
+    assert "held out by person" in out
+    assert splits and all(by == "person" for by, _ in splits)
+    train, test = splits[0][1]
+    assert test is not None and not set(train.user_ids) & set(test.user_ids)

@@ -1,6 +1,7 @@
 """A corpus carries each document's person (user_ids): read from a JSONL field, a CSV column or a folder of folders,
 kept through every subset, split, restriction and save; refused in one line when missing or not a string."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -71,3 +72,19 @@ def test_csv_row_without_a_user_id_is_refused_naming_its_line(tmp_path):
 def test_user_ids_given_in_python_are_checked(ids, fragment):
     with pytest.raises(DPTopicError, match=fragment):
         Corpus(np.array([0, 2, 4]), np.array([0, 1, 1, 0]), ["x", "y"], user_ids=ids)
+
+
+@pytest.mark.parametrize("bad,shown", [("v\u0000", "U+0000 at character 2"), ("\u200bann", "U+200B at character 1"),
+                                       ("an\tn", "U+0009 at character 3"), ("bob\ufeff", "U+FEFF at character 4")])
+def test_user_ids_holding_control_or_format_characters_are_refused_naming_the_field_and_row(tmp_path, bad, shown):
+    """ "v" and "v\\u0000" look like one id but would be two people (a NumPy string array even merges them)."""
+    with pytest.raises(DPTopicError, match=rf"^user_ids\[1\] holds an invisible control or format character"
+                                           rf" \({re.escape(shown)}\): two ids that look alike"):
+        Corpus.from_texts(["apple banana", "cherry grape"], user_ids=["ann", bad])
+    path = _jsonl(tmp_path / "c.jsonl", [{"text": "apple banana", "who": "ann"}, {"text": "cherry", "who": bad}])
+    with pytest.raises(DPTopicError, match=rf"^bad JSONL file .*: line 2: user id field 'who' holds an invisible"
+                                           rf" control or format character \({re.escape(shown)}\)") as e:
+        Corpus.from_jsonl(path, user_field="who")
+    assert "\n" not in str(e.value)
+    kept = Corpus.from_texts(["apple", "grape"], user_ids=["ann\u00e9", "\u4e2d\u6587 x"])     # visible characters
+    assert kept.user_ids[1] == "\u4e2d\u6587 x"

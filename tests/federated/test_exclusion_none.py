@@ -396,16 +396,18 @@ def test_from_user_budget_builds_a_model_that_spends_exactly_the_total():
 
     c = lda_corpus(n_docs=20, vocab_size=30, n_topics=2, doc_length=10, seed=0).corpus
     m = FedLDA.from_user_budget(40.0, c.vocab_size, n_topics=2, rounds=2, n_clients=4, verbose=0)
-    assert m.seed is None and m.epsilon == 40.0 and m._config().n_entries * m._config().epsilon_per_entry == pytest.approx(40.0)
+    # the per-entry figure is solved so that the report's per-user figure is the total, to within 1% below it
+    assert m.seed is None and m.epsilon == 40.0
+    assert 0.99 * 40.0 <= m._config().n_entries * m._config().epsilon_per_entry <= 40.0
     m.set_params(seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rep = m.fit(c, vocabulary=c.vocabulary.words).privacy_
-    assert rep["epsilon_basic"] == pytest.approx(40.0) and rep["guarantee"] == "full"
+    assert 0.99 * 40.0 <= rep["epsilon"] <= 40.0 and rep["guarantee"] == "full"
     assert rep["budget"]["epsilon_per_user"] == 40.0 and "note" not in rep["budget"]
     assert rep["epsilon_per_entry"] == pytest.approx(m._config().epsilon_per_entry)
     half = FedLDA.from_user_budget(40.0, c.vocab_size, sample_ratio=0.5)
-    assert half._config().n_entries * half._config().epsilon_per_entry == pytest.approx(40.0)
+    assert 0.99 * 40.0 <= half._config().n_entries * half._config().epsilon_per_entry <= 40.0
     for kw, msg in (({"epsilon": 5}, "chooses epsilon"), ({"pad_length": 9}, "chooses pad_length"),
                     ({"exclusion": "floor"}, "exclusion='none'"), ({"sample_ratio": 0}, "sample_ratio")):
         with pytest.raises(DPTopicError, match=msg):

@@ -704,3 +704,13 @@ def test_another_programs_model_folder_is_not_called_a_corrupt_dptopic_model(tmp
     (h / "model.json").write_text(json.dumps({"architectures": ["Bert"], "hidden_size": 8}))
     with pytest.raises(DPTopicError, match="written by another program"):
         dptopic.load(h)
+
+
+@pytest.mark.parametrize("cls", ["DocDPCooccurrence", "DocDPEM", "HDPLDA", "FedLDA", "DPSVI"])
+def test_the_privacy_report_of_an_unfitted_model_is_refused_in_one_line(cls):
+    import dptopic
+    from dptopic.errors import NotFittedError
+
+    with pytest.raises(NotFittedError, match=rf"^this {cls} is not fitted yet: it has no privacy report; call fit\(\)"
+                                             r" or dptopic.load\(\) first\.$"):
+        getattr(dptopic, cls)(n_topics=2).privacy_report()

@@ -56,3 +56,43 @@ def test_a_misspelt_parameter_is_one_line_that_names_the_right_one(make, suggest
     assert isinstance(e.value, TypeError)          # still what Python and scikit-learn raise for it
     with pytest.raises(TypeError, match="its parameters are"):
         dptopic.for_unit("document", 1, algorithm="docdp")
+
+
+def _shared_message_corpus(with_target: bool):
+    """One person ("target") and 400 others, each posting the same three-word message; the target's copy first."""
+    people = (["target"] if with_target else []) + [f"p{i}" for i in range(400)]
+    return dptopic.Corpus.from_token_ids([[0, 1, 2]] * len(people), ["flu", "shot", "clinic"], user_ids=people)
+
+
+def _sides(model, corpus):
+    train, test = split_for(model, corpus, 0.2)
+    return {**{u: "train" for u in train.user_ids}, **{u: "test" for u in test.user_ids}}
+
+
+def test_a_user_level_split_holds_out_whole_people_so_removing_one_moves_no_other():
+    model = DocDPCooccurrence(n_topics=2, unit="user")
+    assert split_by(model) == "person"
+    with_target, without = _sides(model, _shared_message_corpus(True)), _sides(model, _shared_message_corpus(False))
+    moved = [u for u in without if without[u] != with_target[u]]
+    assert moved == []
+    assert 0 < sum(s == "test" for s in without.values()) < 400       # both sides hold people
+
+
+def test_a_user_level_split_keeps_every_document_of_a_person_on_one_side(planted):
+    ids = [f"u{d % 37}" for d in range(planted.corpus.n_docs)]
+    train, test = split_for(DocDPCooccurrence(n_topics=2, unit="user"), planted.corpus, 0.3, user_ids=ids)
+    assert not set(train.user_ids) & set(test.user_ids)
+    assert sorted(train.user_ids + test.user_ids) == sorted(ids)      # the parts carry the ids given
+    assert train.n_docs + test.n_docs == planted.corpus.n_docs
+
+
+def test_a_user_level_split_needs_the_people_and_refuses_two_different_sets_of_them(planted):
+    model = DocDPCooccurrence(n_topics=2, unit="user")
+    with pytest.raises(DPTopicError, match=r"^DocDPCooccurrence\(unit='user'\) holds out whole people: give user_ids="):
+        split_for(model, planted.corpus, 0.2)
+    c = planted.corpus.subset(range(10))
+    c = dptopic.Corpus(c.doc_ptr, c.word_ids, c.vocabulary, user_ids=[str(i % 3) for i in range(10)])
+    with pytest.raises(DPTopicError, match=r"^user_ids= differs from the corpus's own user ids \(document 0"):
+        split_for(model, c, 0.2, user_ids=[str(i % 4 + 1) for i in range(10)])
+    with pytest.raises(DPTopicError, match=r"^user_ids= splits by person"):
+        split_for(LDA(n_topics=2), c, 0.2, user_ids=c.user_ids)

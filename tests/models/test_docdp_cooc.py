@@ -73,6 +73,22 @@ def test_too_few_words_above_the_noise_are_made_up_with_a_warning_that_counts_th
         m = DocDPCooccurrence(n_topics=4, epsilon=0.5, n_words=60, background_share=None,
                               seed=2).fit(corpus, vocabulary=LIST)
     assert len(m.kept_words_) == 4
+    # the card does not claim that every kept word cleared the threshold: it counts those below it
+    n_below = m.privacy_["parameters"]["words_below_threshold"]
+    assert 0 < n_below <= len(m.kept_words_)
+    selection = privacy_card(m.privacy_, "DocDPCooccurrence")["word_selection"]
+    assert selection["kept_below_threshold"] == n_below
+    assert f"so {n_below} kept word(s) stand below it" in selection["note"]
+    assert "holds only for the words that cleared it" in selection["note"]
+    assert "was kept only if" not in selection["note"]
+
+
+def test_the_secure_mode_text_says_that_documents_per_user_draws_each_persons_documents_from_pcg64():
+    from dptopic.models._document_level import GAUSSIAN_SECURE_BY_TRAINER
+
+    text = GAUSSIAN_SECURE_BY_TRAINER["DocDPCooccurrence"]
+    assert "documents_per_user" in text and "PCG64" in text
+    assert "DocDPCooccurrence draws nothing else at random" not in text
 
 
 def test_a_vocabulary_kept_whole_chooses_no_word_and_states_no_threshold():

@@ -93,3 +93,21 @@ def test_a_private_vocabularys_report_does_not_say_the_vocabulary_is_uncovered(t
     scope = m.privacy_["scope"]
     assert m.privacy_["vocabulary_source"] == "private" and "DP set union" in scope
     assert "built from the training documents" not in scope and "not protected" not in scope
+
+
+def test_a_private_vocabulary_and_its_topic_model_each_spend_their_share_and_the_whole_at_most_the_sum():
+    """Each component is calibrated against the accountant that states it: the topic model's own figure is its
+    epsilon to within 1% below, the vocabulary's is epsilon_V exactly, and the composition claims at most their sum
+    (the tight composition of every event may claim less: 1.468 for 1 + 0.5)."""
+    import warnings
+
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.models.fdptm import fit_fdptm
+
+    corpus = lda_corpus(n_docs=400, vocab_size=60, n_topics=3, doc_length=30, seed=1).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m, _ = fit_fdptm(dptopic.DocDPCooccurrence(n_topics=3, epsilon=1.0, verbose=0), corpus, 0.5, 1e-6)
+    rep = m.privacy_
+    assert 0.99 <= rep["topic_model"]["epsilon_pld"] <= 1.0 and rep["vocabulary_selection"]["epsilon"] == 0.5
+    assert 0.97 * 1.5 <= rep["epsilon"] <= 1.5

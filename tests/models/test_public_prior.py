@@ -210,3 +210,16 @@ def test_train_public_corpus_refusals_are_one_line(files, tmp_path, capsys, argv
                                  "--test-size", "0", "--out", tmp_path / "m", *argv])
     assert rc == 2 and fragment in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "m").exists()
+
+
+def test_a_loaded_public_prior_model_keeps_its_route_kept_words_and_report(split, tmp_path):
+    import dptopic
+
+    public, private = split
+    m = _model().fit(private, public_corpus=public)
+    loaded = dptopic.load(m.save(tmp_path / "m"))
+    assert loaded.public_route_ == m.public_route_ in public_prior.ROUTES
+    np.testing.assert_array_equal(loaded.kept_words_, m.kept_words_)
+    assert loaded.privacy_report() == json.loads(json.dumps(m.privacy_))     # the report its fit made
+    with pytest.raises(dptopic.errors.NotFittedError, match=r"^this DocDPCooccurrence is not fitted yet"):
+        _model().privacy_report()

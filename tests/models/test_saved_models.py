@@ -113,8 +113,10 @@ ARRAYS = {
     "LocalDocumentLDA": {"pair_counts"},                    # (b) counts of the randomized reports
     "DPSVI": {"lambda", "svi_state"}, "FDPTM-DPSVI": {"lambda", "svi_state"},   # (b) lambda; steps: from params
     # (b) per-topic flags decided from the releases and the public noise scale (dptopic.recovery.support)
-    **{name: {"supported_topics", "background_topics"}
-       for name in ("DocDPEM", "DocDPCooccurrence", "for_unit-document")},
+    **{name: {"supported_topics", "background_topics"} for name in ("DocDPEM",)},
+    # (b) and the words of the co-occurrence release (public: the topics' own columns)
+    **{name: {"supported_topics", "background_topics", "kept_words"}
+       for name in ("DocDPCooccurrence", "for_unit-document")},
     **{name: {"lambda", "svi_state", "supported_topics", "background_topics"} for name in ("DPSVI", "FDPTM-DPSVI")},
 }
 
@@ -142,7 +144,7 @@ PARAMETERS = {
     "ranking_noise_multiplier", "n_words", "n_words_rule", "background_share", "word_choice", "background_topics",
     "exclusion", "entries_per_round", "rounds", "vocab_size", "words_per_report", "local_inference",
     "inclusion_probability", "report_words", "report_words_rule", "eta", "delta0", "failure_rate_delta", "gamma",
-    "variant", "replacement", "word_threshold", "expected_false_words",
+    "variant", "replacement", "word_threshold", "expected_false_words", "words_below_threshold",
 }
 # never in a saved model: figures computed from the private documents outside the ledger
 NEVER = re.compile(r"clipped_fraction|outside_guarantee|n_truncated|heldout_perplexity|training_theta|perplexity")

@@ -121,3 +121,45 @@ def test_user_level_refuses_texts_whose_empty_ones_were_dropped():
     texts = ["apple banana cherry apple", "", "banana cherry grape melon", "grape melon apple"] * 5
     with pytest.raises(DPTopicError, match="hold no word and were dropped, so user_ids no longer match"):
         DocDPCooccurrence(n_topics=2, unit="user").fit(texts, user_ids=[str(i) for i in range(len(texts))])
+
+
+def test_people_are_grouped_as_python_strings_never_merged_by_a_numpy_string_array():
+    from dptopic.models._user_level import person_codes
+
+    codes = person_codes(["v", "v\u0000", "v", "w", "v\u0000\u0000"])
+    assert codes.tolist()[0] == codes.tolist()[2] and len(set(codes.tolist())) == 4
+
+
+@pytest.mark.parametrize("cls, kw", TRAINERS)
+def test_user_ids_given_beside_a_corpus_s_own_different_ones_are_refused(planted, cls, kw):
+    c = planted.corpus
+    with_ids = dptopic.Corpus(c.doc_ptr, c.word_ids, c.vocabulary, user_ids=_people(c))
+    m = cls(n_topics=5, seed=0, unit="user", **kw)
+    with pytest.raises(DPTopicError, match=r"^user_ids= differs from the corpus's own user ids \(document 1:"
+                                           r" 'p000' against 'p001'\): give one of them") as e:
+        m.fit(with_ids, user_ids=["p000"] * c.n_docs)
+    assert "\n" not in str(e.value) and not hasattr(m, "ledger_")
+
+
+def test_the_person_field_is_recorded_on_the_model_its_report_and_card(tmp_path):
+    import json
+
+    rng = np.random.default_rng(0)
+    words = ["apple", "pear", "plum", "fig", "kiwi", "lime", "nut", "oat"]
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps({"text": " ".join(rng.choice(words, 8)), "author": f"a{i % 40}"}) + "\n"
+                            for i in range(200)))
+    corpus = dptopic.Corpus.from_jsonl(path, user_field="author")
+    m = DocDPCooccurrence(n_topics=2, unit="user", seed=0).fit(corpus)
+    assert m.user_field_ == "field 'author'" and m.privacy_["user_field"] == "field 'author'"
+    assert privacy_card(m.privacy_, "DocDPCooccurrence")["user_field"] == "field 'author'"
+    assert dptopic.load(m.save(tmp_path / "m")).user_field_ == "field 'author'"
+    given = DocDPCooccurrence(n_topics=2, unit="user", seed=0).fit(corpus.to_bow(), user_ids=corpus.user_ids)
+    assert given.privacy_["user_field"] == "user_ids given to fit (no field named)"
+
+
+def test_the_small_corpus_warning_of_a_user_level_fit_counts_people():
+    from dptopic.advice import too_small_message
+
+    msg = too_small_message("user", 1.0, 50, 20, what="people")
+    assert "50 people" in msg and "documents" not in msg

@@ -34,7 +34,7 @@ def test_document_level_card_says_what_it_protects():
     card = privacy_card(DOCUMENT_REPORT, "DocDPCooccurrence", check=False)
     protects = card["protects"]
     assert protects.startswith("one whole document") and f"{math.exp(4.0):.3g}" in protects
-    assert "delta = 1e-05" in protects and "k x epsilon" in protects
+    assert "delta = 1e-05" in protects and "as a group of k documents" in protects and "k x epsilon" not in protects
     word = privacy_card(dict(DOCUMENT_REPORT, unit="word"), "HDPLDA", check=False)
     assert word["protects"].startswith("one word") and "per-document row" in word["protects"]
     assert "protects" not in privacy_card({"private": False}, "LDA", check=False)   # no guarantee, nothing protected

@@ -290,7 +290,7 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         outcome = verify_report(report)     # the figures recomputed from the events the report lists
         card["ledger_check"] = {"status": outcome.status, "detail": outcome.detail}
     for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note", "fits", "user_bound",
-                "execution"):
+                "user_field", "execution"):
         if key in report:
             card[key] = report[key]
     if (isinstance(card.get("budget"), dict) and isinstance(report.get("vocabulary_selection"), dict)
@@ -309,8 +309,12 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
     words = word_selection(report)
     if private and words is not None:
         card["word_selection"] = words
+    if (private and report.get("unit") in ("user", "document") and card["delta"]
+            and "add/remove" in str(report.get("neighbouring_relation", ""))):
+        _group_figures(card, report)
     if private:
-        protects = _protects(report.get("unit"), eps, card["delta"])
+        protects = _protects(report.get("unit"), eps, card["delta"], (card.get("group_privacy") or {}).get("epsilon"),
+                             card.get("replacement"))
         if protects:
             card["protects"] = protects
     if report.get("noise_reproducible"):    # a seed was given: whoever knows it can regenerate every noise draw
@@ -341,23 +345,71 @@ def vocabulary_text(card: dict) -> str | None:
     return None
 
 
-def _protects(unit, eps, delta) -> str | None:
+SHARED_ID = ("several people sharing one id (shared or anonymous accounts): the id is the unit, so one of them is"
+             " not protected as a person added or removed")
+
+
+def _group_figures(card: dict, report: dict) -> None:
+    """The card's ``group_privacy`` (k units together, at the card's delta, computed from the events: never k x
+    epsilon) and, per person, ``replacement`` (one person's documents replaced by another's); and, per person, the
+    shared ids the guarantee does not cover."""
+    from .group import GROUP_SIZES, group_privacy, replacement_epsilon
+
+    unit, delta = report.get("unit"), card["delta"]
+    group = group_privacy(report, delta)
+    if group is not None:
+        what = "people (or one person filed under k user ids)" if unit == "user" else "documents (a person who wrote k)"
+        figures = " and ".join(f"epsilon = {epsilon_text(group[str(k)])} for k = {k}" for k in GROUP_SIZES)
+        eps = card["epsilon"]
+        textbook = "; ".join(f"k = {k}: delta {_grown_delta(k, eps, delta)}" for k in GROUP_SIZES)
+        card["group_privacy"] = {
+            "delta": delta, "epsilon": group,
+            "note": f"group privacy: k {what} together are protected at {figures}, at the same delta = {delta:g},"
+                    f" computed from the releases with k times one {unit}'s sensitivity; more than k x epsilon, as"
+                    " delta's share grows with k: kept at k x epsilon, delta grows to k e^((k-1) epsilon) delta"
+                    f" ({textbook}; Dwork & Roth 2014, Thm 2.2 and its (epsilon, delta) form)"}
+    if unit == "user":
+        repl = replacement_epsilon(report, delta)
+        if repl is not None:
+            card["replacement"] = {
+                "delta": delta, "epsilon": repl,
+                "note": f"one person's documents replaced by another person's (one removed, one added): epsilon ="
+                        f" {epsilon_text(repl)} at the same delta = {delta:g} (the released statistics are sums of"
+                        " non-negative contributions, so a replacement moves them by at most sqrt(2))"}
+        if "sharing one id" not in card["not_covered"]:
+            card["not_covered"] = (card["not_covered"].rstrip(".") + "; " if card["not_covered"] else
+                                   "NOT covered: ") + SHARED_ID + "."
+
+
+def _grown_delta(k: int, eps: float, delta: float) -> str:
+    """``k e^((k-1) eps) delta``, the delta of group privacy at ``k x eps``, in words ("no guarantee" from 1 up)."""
+    log = math.log(k) + (k - 1) * eps + math.log(delta)
+    return "1 or more: no guarantee" if log >= 0 else f"{math.exp(log):.3g}"
+
+
+def _protects(unit, eps, delta, group=None, replacement=None) -> str | None:
     """What the headline protects, in plain words, for a card whose unit is one document, word or user; None for
-    another unit (a composed report names none)."""
+    another unit (a composed report names none). ``group``/``replacement``: the card's figures of those names."""
     factor = f"about 10^{eps / math.log(10):.0f}" if eps > 30 else f"{math.exp(eps):.3g}"
     chance = f", except with probability delta = {delta:g}" if delta else ""
     change = (f"changes the chance of anything the model releases by at most a factor e^epsilon = {factor}{chance}:"
               " that bounds what an observer of the model can learn about")
+    groups = ("" if not group else " (" + ", ".join(f"epsilon = {epsilon_text(e)} for k = {k}" for k, e in
+                                                   group.items()) + " at the same delta: see group_privacy)")
     if unit == "document":
         return (f"one whole document: any single training document, there or not (or replaced: see the neighbouring"
                 f" relation), {change} whether it was there or what it says; a person who wrote k of the documents is"
-                " protected only at k x epsilon (group privacy): train with --unit user (unit='user') to protect"
-                " people")
+                f" protected only as a group of k documents{groups or ' (group privacy)'}: train with --unit user"
+                " (unit='user') to protect people")
     if unit == "word":
         return (f"one word: any single word of a training document, changed, {change} that word; a whole document of"
                 " L words only at L x epsilon (group privacy; see the per-document row)")
     if unit == "user":
-        return f"one user: all of any single user's contributions, changed, {change} that user's documents"
+        repl = ("" if not replacement else f"; replaced by another person's documents: epsilon ="
+                f" {epsilon_text(replacement['epsilon'])} at the same delta")
+        return (f"one user: all of any single user's contributions, added or removed, {change} that user's"
+                f" documents{repl}; k people (or one person under k user ids) only as a group of k{groups}; several"
+                " people sharing one id are not covered")
     return None
 
 
@@ -370,10 +422,20 @@ def word_selection(report: dict) -> dict | None:
     if threshold is None:
         return None
     bound = finite_or_none(params.get("expected_false_words"))
-    return {"threshold": threshold, "expected_false_words_at_most": bound,
-            "note": f"a word was kept only if its noisy count cleared {threshold:.4g}, so that the expected number of"
-                    f" kept words that occur in no document is at most {bound:.3g} (post-processing of the noisy"
-                    " word counts)"}
+    below = params.get("words_below_threshold")
+    below = below if isinstance(below, int) and not isinstance(below, bool) and below > 0 else 0
+    out = {"threshold": threshold, "expected_false_words_at_most": bound, "kept_below_threshold": below}
+    if not below:
+        out["note"] = (f"a word was kept only if its noisy count cleared {threshold:.4g}, so that the expected number"
+                       f" of kept words that occur in no document is at most {bound:.3g} (post-processing of the noisy"
+                       " word counts)")
+    else:
+        out["note"] = (f"too few words' noisy counts cleared {threshold:.4g}, so {below} kept word(s) stand below it"
+                       f" (the most frequent of the rest, by noisy count): the bound of {bound:.3g} on the expected"
+                       " number of kept words that occur in no document holds only for the words that cleared it,"
+                       f" not for those {below}, which may not occur in the data at all (post-processing of the noisy"
+                       " word counts)")
+    return out
 
 
 def partial_reasons(report: dict) -> list:

@@ -429,3 +429,134 @@ def user_ledger_after(epsilon: float, delta: float, gamma: float, variant: str, 
     if total:
         ledger.spend(event, total)
     return ledger
+
+
+SPEND_RTOL = 0.01
+"""A per-user total asked of FedLDA (``epsilon=``) is spent to within this share below it, never above it; a total
+that no per-entry epsilon spends within it is refused."""
+SOLVE_STEPS = 30
+"""Bisection steps of :func:`entry_epsilon_for_total` on log(epsilon per entry): a fixed bracket and a fixed number of
+steps, so that a larger total never gets a smaller per-entry epsilon (asking less never spends more)."""
+ENTRY_EPSILON_MIN = 1e-6
+
+
+def _user_headline(epsilon: float, failure_rate: float, gamma: float, variant: str, exclusion: str,
+                   entries_per_round: int, rounds: int, report_delta: float) -> float:
+    """The per-user epsilon a FedLDA report states (the ledger's headline at ``report_delta``) when each entry is
+    randomized at ``epsilon``; inf where no guarantee at that delta follows (the tail rule's deltas add up past it)."""
+    try:
+        rep = user_ledger_after(epsilon, failure_rate, gamma, variant, exclusion, None, entries_per_round,
+                                rounds).report(report_delta)
+    except DPTopicError:
+        return math.inf
+    eps, delta = rep.get("epsilon"), rep.get("delta")
+    if not isinstance(eps, (int, float)) or not math.isfinite(eps) or (
+            isinstance(delta, (int, float)) and delta > report_delta * (1 + 1e-9)):
+        return math.inf
+    return float(eps)
+
+
+def _entry_cost(epsilon: float, failure_rate: float, gamma: float, variant: str, exclusion: str) -> float:
+    """What one entry randomized at ``epsilon`` costs: ``epsilon`` for the 'none' and tail rules, the floor rule's
+    :func:`effective_epsilon` (larger at small epsilon, where the replacement probability nears 1)."""
+    if exclusion != "floor":
+        return epsilon
+    try:
+        return effective_epsilon(epsilon, realised_eta(epsilon, failure_rate, gamma, variant), variant)
+    except DPTopicError:
+        return math.inf
+
+
+def _cheapest_entry(failure_rate: float, gamma: float, variant: str, exclusion: str) -> float:
+    """The per-entry epsilon from which a larger one costs more (for the floor rule, below it a smaller epsilon
+    costs more: its replacement probability nears 1); the smallest one searched for the other rules."""
+    if exclusion != "floor":
+        return ENTRY_EPSILON_MIN
+    from ..accounting.events import EPSILON_MAX
+
+    grid = np.exp(np.linspace(math.log(ENTRY_EPSILON_MIN), math.log(EPSILON_MAX), 241))
+    costs = [_entry_cost(float(e), failure_rate, gamma, variant, exclusion) for e in grid]
+    i = int(np.argmin(costs))
+    lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, len(grid) - 1)])
+    for _ in range(60):     # golden-section search between the grid's neighbours
+        a, b = lo + (hi - lo) * 0.382, lo + (hi - lo) * 0.618
+        if _entry_cost(a, failure_rate, gamma, variant, exclusion) <= _entry_cost(b, failure_rate, gamma, variant,
+                                                                                    exclusion):
+            hi = b
+        else:
+            lo = a
+    return hi
+
+
+_SOLVED: dict = {}
+
+
+def entry_epsilon_for_total(total: float, failure_rate: float, gamma: float, variant: str, exclusion: str,
+                            entries_per_round: int, rounds: int, report_delta: float,
+                            name: str = "epsilon") -> float:
+    """The per-entry epsilon at which one FedLDA user's whole run spends ``total``, as the accountant that reports it
+    counts (the per-user ledger's headline at ``report_delta``: :func:`user_ledger_after`): the largest per-entry
+    epsilon, where a larger one costs more, whose run spends at most ``total``; what it spends lies within
+    :data:`SPEND_RTOL` below ``total``. A total outside what the run can spend within that tolerance (below the least
+    it spends, above the most, or under the tail rule, whose deltas add up past ``report_delta``) is refused in one
+    line naming ``total`` as given (``name``: what the caller calls it)."""
+    from ..accounting.events import EPSILON_MAX
+
+    key = (float(total), float(failure_rate), float(gamma), variant, exclusion, int(entries_per_round), int(rounds),
+           float(report_delta))
+    if key in _SOLVED:
+        return _SOLVED[key]
+    n = user_spend(exclusion, entries_per_round, rounds)
+
+    def spend(e):
+        return _user_headline(e, failure_rate, gamma, variant, exclusion, entries_per_round, rounds, report_delta)
+
+    where = (f"over the {n} entries a user randomizes ({entries_per_round} an update"
+             + (", once" if exclusion == "none" else f", every one of {rounds} rounds") + f"; exclusion='{exclusion}')")
+    lo = _cheapest_entry(failure_rate, gamma, variant, exclusion)
+    least, most = spend(lo), spend(float(EPSILON_MAX))
+    if math.isinf(least):
+        raise DPTopicError(f"{name}={total:g} (the per-user total) cannot be spent {where}: its events add up to no"
+                           f" (epsilon, delta) guarantee at delta {report_delta:g}"
+                           + (" (the tail rule's per-entry deltas add up past it)" if exclusion == "tail" else "")
+                           + "; use exclusion='none', or give epsilon_per_entry instead.")
+    if total < least and exclusion != "floor":
+        raise DPTopicError(f"{name}={total:g} (the per-user total) is too small {where}: it leaves each entry less than"
+                           f" {ENTRY_EPSILON_MIN:g}, which says nothing about its word; give at least {least:.4g}, or"
+                           " fewer entries (pad_length, sample_ratio).")
+    if total < least:
+        raise DPTopicError(f"{name}={total:g} (the per-user total) is below the least this run spends {where}:"
+                           f" {least:.4g} per user at delta {report_delta:g}; give at least {least:.4g}, or fewer"
+                           " entries (pad_length, sample_ratio)" + ("" if exclusion == "none" else " or rounds") + ".")
+    if total > most and most < total * (1 - SPEND_RTOL):
+        raise DPTopicError(f"{name}={total:g} (the per-user total) is above the most this run spends {where}:"
+                           f" {most:.4g} per user, with every entry at the largest epsilon an entry takes"
+                           f" ({EPSILON_MAX:g}); give at most {most:.4g}, or more entries (pad_length).")
+    a, b = math.log(lo), math.log(float(EPSILON_MAX))
+    if spend(float(EPSILON_MAX)) <= total:
+        a = b
+    else:
+        for _ in range(SOLVE_STEPS):
+            mid = (a + b) / 2
+            if spend(math.exp(mid)) <= total:
+                a = mid
+            else:
+                b = mid
+    eps = math.exp(a)
+    got = spend(eps)
+    while got > total and eps > lo:     # exp(log(x)) rounded up: the safe side is one step below
+        eps = math.nextafter(eps, 0.0)
+        got = spend(eps)
+    if got < total * (1 - SPEND_RTOL) and a < b:
+        above = spend(math.exp(b))      # the accountant's figure jumps over the total here (its grid, its delta)
+        raise DPTopicError(f"{name}={total:g} (the per-user total) is too small {where}: at delta {report_delta:g} the"
+                           f" accountant's figure per user jumps from {got:.4g} to {above:.4g} there; give at least"
+                           f" {above:.4g}, or give epsilon_per_entry instead.")
+    if got < total * (1 - SPEND_RTOL):
+        raise DPTopicError(f"{name}={total:g} (the per-user total) cannot be spent to within {SPEND_RTOL:.0%} {where}:"
+                           f" the nearest per-entry epsilon spends {got:.4g}; give another total, or give"
+                           " epsilon_per_entry instead.")
+    if len(_SOLVED) > 256:
+        _SOLVED.clear()
+    _SOLVED[key] = eps
+    return eps

@@ -502,7 +502,8 @@ def flush_notes(show: bool = True) -> None:
 
 
 SPLIT_NAMES = {"position": "held out by position, as the word-level trainers split",
-               "stable": "held out by each document's words, as the other trainers split"}
+               "stable": "held out by each document's words, as the other trainers split",
+               "person": "held out by person: all of a person's documents on one side, by a keyed hash of their id"}
 
 
 def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False,

@@ -83,6 +83,8 @@ def user_budget_rules(flag: str, value: float) -> tuple:
     entries per user from ``flag`` (``--user-budget``, ``--fed-user-budget``); an error about either is about it."""
     v = f"{value:g}"
     return (
+        # FedLDA's refusal of a per-user total it cannot spend names the total: here the user's budget
+        (r"^epsilon=\S+ \(the per-user total\) (.*)$", rf"{flag} {v} (the per-user total) \1"),
         (r"^invalid pad_length=([\d.e+]+): must be an integer in \[1, ([^\]]+)\]\.$",
          rf"{flag} {v} is too large: it would give each user \1 entries, more than the \2 an update may hold; give a"
          rf" smaller {flag}."),

@@ -110,12 +110,13 @@ def public_corpus_kw(a, corpus, vocab) -> dict:
 
 def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
-    from ..models.by_unit import split_for
+    from ..models.by_unit import split_by, split_for
 
     fit_kw = public_corpus_kw(a, corpus, vocabulary)    # read, and refused if bad, before any noise is drawn
 
-    train, test = split_for(model, corpus, a.test_size)  # a document's side depends on its own words only
-    console.print(corpus_line(corpus, train, test, model._private, saved=bool(getattr(a, "save_metrics", False))))
+    train, test = split_for(model, corpus, a.test_size)  # by its own words; under the user unit, by person
+    console.print(corpus_line(corpus, train, test, model._private, saved=bool(getattr(a, "save_metrics", False)),
+                              split=split_by(model) if split_by(model) == "person" else None))
     if test is not None:
         test = without_copies_said(test, train, console, model._private)
     say_reading(a, model.n_topics, train.vocab_size)

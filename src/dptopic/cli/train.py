@@ -383,13 +383,14 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
     train, test = _split(corpus, a, split_as if split_as is not None else model)
     if show_corpus:
         from ..models import CDPLDA, HDPLDA
+        from ..models.by_unit import split_by
 
         # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
         word_level = isinstance(model, (HDPLDA, CDPLDA)) and getattr(a, "private_vocabulary", None) is None
         split_model = split_as if split_as is not None else model
         console.print(corpus_line(corpus, train, test, model._private, word_level,
                                   saved=bool(getattr(a, "save_metrics", False)),
-                                  split="position" if isinstance(split_model, (HDPLDA, CDPLDA)) else "stable"))
+                                  split=split_by(split_model)))
         note = pad_length_note(model, train, a)
         if note:
             console.print(note)

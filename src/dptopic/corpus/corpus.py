@@ -139,7 +139,39 @@ def check_user_ids(values, n_docs: int, where: str = "user_ids") -> list[str]:
         if _blank(u):
             raise DPTopicError(f"document {i} has a blank user id: give every document the id of the person who wrote"
                                " it.")
+        hidden = invisible_character(u)
+        if hidden is not None:
+            raise DPTopicError(f"{where}[{i}] holds an invisible control or format character ({hidden}): two ids"
+                               " that look alike would name two people; remove such characters from the user ids.")
     return [str(u) for u in values]
+
+
+def invisible_character(s: str) -> str | None:
+    """The first control or format character (Unicode category Cc or Cf: NUL, tab, zero-width space, BOM, ...) in
+    ``s`` and where it stands, as ``"U+0000 at character 2"``; None when it holds none. A person id holding one is
+    refused: ``"v"`` and ``"v\u0000"`` look like one id (and a NumPy string array even drops the NUL) but would be two
+    people, so one person could be split in two, or another filed under a victim's id."""
+    if s.isprintable() and all(unicodedata.category(ch) != "Cf" for ch in s):
+        return None     # isprintable() is False for every Cc (and for spaces other than ' ', checked below)
+    for at, ch in enumerate(s, 1):
+        if unicodedata.category(ch) in ("Cc", "Cf"):
+            return f"U+{ord(ch):04X} at character {at}"
+    return None
+
+
+def user_ids_of(corpus, user_ids=None, where: str = "user_ids") -> list[str] | None:
+    """The person of each document of ``corpus``: ``user_ids`` (checked as :func:`check_user_ids` checks it) or the
+    corpus's own ``user_ids``; both given and different are refused in one line, never one of them used silently."""
+    own = getattr(corpus, "user_ids", None)
+    if user_ids is None:
+        return own
+    given = check_user_ids(user_ids, corpus.n_docs, where)
+    if own is not None and given != own:
+        row = next(i for i, (a, b) in enumerate(zip(given, own)) if a != b)
+        raise DPTopicError(f"{where}= differs from the corpus's own user ids (document {row}: {given[row][:40]!r}"
+                           f" against {own[row][:40]!r}): give one of them, {where}= or a corpus read with its user"
+                           " ids, not both.")
+    return given
 
 
 def _sequence(name: str, values):
@@ -313,6 +345,7 @@ def warn_unreachable_words(words, pre) -> None:
 
 VOCABULARY_SOURCE = "vocabulary_source"    # metadata key: "supplied" (the caller's word list) or "data"
 TOKENS_SOURCE = "tokens_source"   # metadata key: set when the words came with counts, not from dptopic's tokeniser
+USER_FIELD = "user_field"   # metadata key: the field, column or folder level the person of each document was read from
 READING = "reading"     # metadata key: how raw text was tokenised (lowercase, stop words, min_length); see reading_of
 # metadata key: the max_vocab, min_df and max_df that chose a vocabulary from the data (settings, not data), and under
 # "pruned" those of a later prune
@@ -783,6 +816,32 @@ class Corpus:
                        + _mix64(np.array([int(key) & 0xFFFFFFFFFFFFFFFF], dtype=np.uint64)))
         return self._parts(((h >> np.uint64(11)) / float(2 ** 53)) < test_size)
 
+    def person_split(self, test_size: float = 0.2, key: int = 0, user_ids=None) -> tuple["Corpus", "Corpus"]:
+        """Split where whole people fall on one side: every document of a person goes to the test part when a keyed
+        hash (BLAKE2b) of the person's id, read as a number in [0, 1), is below ``test_size`` (a fraction).
+
+        The split for user-level guarantees (one person's documents added or removed): adding or removing a person
+        moves no other person's document, whatever they wrote, while :meth:`stable_split` tells the copies of one
+        message apart by their rank in file order, so removing one person's copy could move other people's copies
+        across. The person of each document is ``user_ids`` (one string per document) or, when it is None, the
+        corpus's own :attr:`user_ids`; the parts carry them. ``key`` (public) picks another split."""
+        ids = self.user_ids if user_ids is None else check_user_ids(user_ids, self.n_docs)
+        if ids is None:
+            raise DPTopicError("a split by person needs the person of each document: give user_ids= (one string per"
+                               " document), or a Corpus read with its user ids (user_field=; CLI: --user-field FIELD).")
+        self._check_split(test_size, "a split by person")
+        src = self if ids is self.user_ids else Corpus(
+            self.doc_ptr, self.word_ids, self.vocabulary, labels=self.labels, doc_ids=self.doc_ids,
+            n_empty_dropped=self.n_empty_dropped, metadata=self.metadata, user_ids=ids)
+        k = (int(key) & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
+        side: dict = {}
+        for u in ids:
+            if u not in side:
+                h = int.from_bytes(hashlib.blake2b(u.encode("utf-8"), digest_size=8, key=k).digest(), "little")
+                side[u] = (h >> 11) / float(2 ** 53) < test_size
+        test = np.fromiter((side[u] for u in ids), dtype=bool, count=len(ids))
+        return src._parts(test, f"{len(side)} people")
+
     def _check_split(self, test_size, what: str) -> None:
         """The checks of :meth:`stable_split` and :meth:`position_split`: a fraction, and two documents to split."""
         if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or isinstance(test_size, numbers.Integral) \
@@ -792,10 +851,12 @@ class Corpus:
             raise DPTopicError(f"cannot split a corpus of {self.n_docs} document(s) into train and test parts: give at"
                                " least 2 documents.")
 
-    def _parts(self, test: np.ndarray) -> tuple["Corpus", "Corpus"]:
-        """``(train, test)`` from a boolean mask of the test documents, neither part empty."""
+    def _parts(self, test: np.ndarray, what: str | None = None) -> tuple["Corpus", "Corpus"]:
+        """``(train, test)`` from a boolean mask of the test documents, neither part empty (``what``: what was split,
+        "12 people"; the documents by default)."""
         if test.all() or not test.any():
-            raise DPTopicError(f"the split put all {self.n_docs} documents in one part: give more documents, or another"
+            what = what or f"{self.n_docs} documents"
+            raise DPTopicError(f"the split put all {what} in one part: give more {what.split()[-1]}, or another"
                                " --test-size (another key, in the API).")
         return self.subset(np.flatnonzero(~test)), self.subset(np.flatnonzero(test))
 

@@ -16,7 +16,8 @@ import scipy.sparse as sp
 
 from .._io import load_json, pairs_noting_repeats
 from ..errors import DPTopicError
-from .corpus import Corpus, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix
+from .corpus import (USER_FIELD, Corpus, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,
+                     invisible_character)
 from .files import (_column_list, _nul_error, _open_text, _other_delimiter, _other_delimiter_char, _read_csv,
                     orange_header_rows, read_lines, read_text_file)
 
@@ -276,9 +277,10 @@ def from_jsonl(path, text_field: str = "text", label_field: str | None = None, i
     if not texts:
         raise DPTopicError(f"empty corpus: JSONL file {str(path)!r} holds no records; give one JSON object per line,"
                            f" the text in a field ({text_field!r}).")
-    return Corpus.from_texts(texts, labels=labels if label_field else None,
-                          doc_ids=_ids_or_none(ids, id_field, require_ids, f"JSONL file {str(path)!r}", "field",
-                                               "id_field"), user_ids=users if user_field else None, **kw)
+    return _with_user_field(Corpus.from_texts(
+        texts, labels=labels if label_field else None, doc_ids=_ids_or_none(
+            ids, id_field, require_ids, f"JSONL file {str(path)!r}", "field", "id_field"),
+        user_ids=users if user_field else None, **kw), user_field and f"field {user_field!r}")
 
 
 def from_csv(path, text_column: str = "text", label_column: str | None = None, id_column: str | None = None,
@@ -383,7 +385,8 @@ def from_csv(path, text_column: str = "text", label_column: str | None = None, i
     users = None if user_column is None else [
         _record_user(r[at[user_column]], True, f"{bad}: the row on line {line}", user_column, "column")
         for r, line in zip(rows, lines)]
-    return Corpus.from_texts(texts, labels=labels, doc_ids=ids, user_ids=users, **kw)
+    return _with_user_field(Corpus.from_texts(texts, labels=labels, doc_ids=ids, user_ids=users, **kw),
+                            user_column and f"column {user_column!r}")
 
 
 def from_directory(path, pattern: str = "*.txt", users_by_folder: bool = False, **kw) -> Corpus:
@@ -461,8 +464,17 @@ def from_directory(path, pattern: str = "*.txt", users_by_folder: bool = False, 
             raise DPTopicError(f"{str(path)!r}: {loose.name!r} lies in the folder itself, not in a person's"
                                " sub-folder: with one folder per person, move each file into its author's folder.")
         users = [_name_text(f.relative_to(path).parts[0]) for f in files]
-    return Corpus.from_texts(texts, labels=labels, doc_ids=[_name_text(str(f.relative_to(path))) for f in files],
-                             user_ids=users, **kw)
+    return _with_user_field(Corpus.from_texts(texts, labels=labels, doc_ids=[_name_text(str(f.relative_to(path)))
+                                                                             for f in files], user_ids=users, **kw),
+                            users_by_folder and "sub-folder (one folder per person)")
+
+
+def _with_user_field(corpus: Corpus, field) -> Corpus:
+    """``corpus`` with the field its user ids were read from in its metadata (``user_field``: the model and its card
+    name it); unchanged when none was read."""
+    if field:
+        corpus.metadata[USER_FIELD] = field
+    return corpus
 
 # ------------------------------------------------------------ transforms
 
@@ -656,4 +668,9 @@ def _record_user(value, present: bool, where: str, name: str, kind: str) -> str:
                            " strings (\"17\", not 17), so that one person has one id.")
     if _blank(value):
         raise DPTopicError(f"{where} has an empty user id ({kind} {name!r}): {fix}.")
+    hidden = invisible_character(value)
+    if hidden is not None:
+        raise DPTopicError(f"{where}: user id {kind} {name!r} holds an invisible control or format character"
+                           f" ({hidden}): two ids that look alike would name two people; remove such characters from"
+                           " the user ids.")
     return value

@@ -4,25 +4,32 @@ from __future__ import annotations
 
 import numpy as np
 
-SPLITS = ("stable", "position")
+SPLITS = ("stable", "position", "person")
 
 
-def held_out_split(corpus, test_size: float = 0.2, by: str = "stable"):
+def held_out_split(corpus, test_size: float = 0.2, by: str = "stable", user_ids=None):
     """``(train, test)``: the training and held-out parts of ``corpus``; ``test_size`` 0 (or None) holds nothing out:
     ``(corpus, None)``.
 
     ``by="stable"`` (:meth:`Corpus.stable_split`): a document's side depends on its own words, so adding one document
     moves no other (the split for document-level guarantees). ``by="position"`` (:meth:`Corpus.position_split`): its
     side depends on its position alone, so replacing one token's word moves no document (the split for word-level
-    guarantees). :func:`dptopic.models.by_unit.split_for` picks the one a model's guarantee needs.
+    guarantees). ``by="person"`` (:meth:`Corpus.person_split`): a keyed hash of each document's person (``user_ids``,
+    or the corpus's own) decides the side of all their documents, so adding or removing one person moves no other
+    person's document (the split for user-level guarantees). :func:`dptopic.models.by_unit.split_for` picks the one a
+    model's guarantee needs.
     """
-    if by not in SPLITS:
-        from ..errors import DPTopicError
+    from ..errors import DPTopicError
 
-        raise DPTopicError(f"invalid by={by!r}: give 'stable' (a document's side follows its words) or 'position'"
-                           " (it follows its position).")
+    if by not in SPLITS:
+        raise DPTopicError(f"invalid by={by!r}: give 'stable' (a document's side follows its words), 'position'"
+                           " (it follows its position) or 'person' (it follows its person's id).")
+    if user_ids is not None and by != "person":
+        raise DPTopicError(f"user_ids= splits by person: give by='person' with it (by={by!r} reads no person).")
     if not test_size:
         return corpus, None
+    if by == "person":
+        return corpus.person_split(test_size, user_ids=user_ids)
     return corpus.position_split(test_size) if by == "position" else corpus.stable_split(test_size)
 
 

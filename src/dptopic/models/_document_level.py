@@ -24,8 +24,10 @@ GAUSSIAN_SECURE_BY_TRAINER = {
                 " entropy, not from the CSPRNG; it reads no document."),
     "DocDPCooccurrence": ("secure mode: the Gaussian noise of both releases (the noisy word counts that choose the"
                           " words, and the co-occurrence statistic) is drawn by OpenDP from the operating system's"
-                          " CSPRNG. DocDPCooccurrence draws nothing else at random: its topics are recovered from the"
-                          " released statistics by a deterministic factorisation (post-processing)."),
+                          " CSPRNG. Its topics are recovered from the released statistics by a deterministic"
+                          " factorisation (post-processing). With documents_per_user (unit='user') it also chooses"
+                          " each person's documents at random, from NumPy's PCG64 seeded from fresh OS entropy, not"
+                          " from the CSPRNG; it draws nothing else at random."),
     "DPSVI": ("secure mode: the Gaussian noise of every step is drawn by OpenDP from the operating system's CSPRNG."
               " DPSVI's other random choices come from NumPy's PCG64 seeded from fresh OS entropy, not from the"
               " CSPRNG: the Poisson sampling of each mini-batch, the random cap of long documents (max_doc_len), the"
@@ -141,6 +143,9 @@ class _TopicFlags:
             if flags.shape != (K,) or flags.dtype.kind not in "biu" or not np.isin(flags, (0, 1)).all():
                 raise DPTopicError(f"{name}.npy must hold one true/false value per topic ({K})")
             setattr(self, f"{name}_", flags.astype(bool))
+        field = (getattr(self, "privacy_", None) or {}).get("user_field")     # unit="user": where the ids were read
+        if isinstance(field, str):
+            self.user_field_ = field
 
 
 class _DocumentDPModel(_TopicFlags, _FixedTopicsInference, TopicModel):

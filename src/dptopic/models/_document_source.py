@@ -14,6 +14,7 @@ import scipy.sparse as sp
 
 from ..backends import ShardSet, training_source
 from ..corpus import Corpus, Vocabulary
+from ..corpus.corpus import user_ids_of
 from ..errors import DPTopicError
 from ..kernels.docdp import tokens_to_bow
 from .base import vocabulary_given
@@ -143,6 +144,7 @@ def _with_user_ids(corpus: Corpus, user_ids) -> Corpus:
         raise DPTopicError(f"{corpus.n_empty_dropped} of the texts hold no word and were dropped, so user_ids no longer"
                            " match the documents: build the corpus with Corpus.from_texts(texts, user_ids=...) and fit"
                            " on it.")
+    user_ids = user_ids_of(corpus, user_ids)        # the corpus's own ids and different ones given: refused
     return Corpus(corpus.doc_ptr, corpus.word_ids, corpus.vocabulary, labels=corpus.labels, doc_ids=corpus.doc_ids,
                   n_empty_dropped=corpus.n_empty_dropped, metadata=corpus.metadata, user_ids=user_ids)
 

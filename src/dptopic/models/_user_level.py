@@ -18,7 +18,9 @@ from ..errors import DPTopicError
 USER_RELATION = ("user-level add/remove: D' is D with every document of one person (one user id) added or removed;"
                  " each person's contribution to every release is bounded as a whole")
 USER_NOT_COVERED = ("a person whose documents carry two or more user ids (each id counts as one person: k ids are"
-                    " protected only at k x epsilon, group privacy), ")
+                    " protected only as a group of k, at more than k x epsilon: see the card's group privacy),"
+                    " several people sharing one id (shared or anonymous accounts: the id is the unit, so one of them"
+                    " is not protected as a person added or removed), ")
 USER_BOUND = {None: "each person's normalised document contributions summed, the sum scaled to norm at most 1",
               "m": "at most {m} documents a person (chosen at random), each weighted 1/{m}"}
 UNITS = ("document", "user")
@@ -36,7 +38,16 @@ def user_codes(user_ids, n_docs: int) -> np.ndarray:
     document; :func:`~dptopic.corpus.corpus.check_user_ids` refuses anything else in one line)."""
     from ..corpus.corpus import check_user_ids
 
-    return np.unique(np.asarray(check_user_ids(user_ids, n_docs), dtype=str), return_inverse=True)[1].astype(np.int64)
+    return person_codes(check_user_ids(user_ids, n_docs))
+
+
+def person_codes(ids) -> np.ndarray:
+    """One integer per entry of ``ids``, equal exactly when the ids are equal as Python strings (numbered in the
+    ids' sorted order). Never through a NumPy string array, which drops trailing NULs and so would make ``"v"`` and
+    ``"v\u0000"`` one person."""
+    ids = list(ids)
+    code = {u: i for i, u in enumerate(sorted(set(ids)))}
+    return np.fromiter((code[u] for u in ids), dtype=np.int64, count=len(ids))
 
 
 def take_documents(bow, order):
@@ -95,6 +106,10 @@ def people_of(model, corpus, passes, rng):
         raise DPTopicError(f"{name}(unit='user') needs the person of each document: pass user_ids= to fit (one string"
                            " per document), or a Corpus read with its user ids (user_field=; CLI: --user-field"
                            " FIELD).")
+    from ..corpus.corpus import USER_FIELD
+
+    # where the person of each document was read from (a JSONL field, a CSV column, a folder level), for the report
+    model.user_field_ = corpus.metadata.get(USER_FIELD) if isinstance(getattr(corpus, "metadata", None), dict) else None
     codes = user_codes(ids, corpus.n_docs)
     bow, gptr, weight = group_by_person(next(iter(passes())), codes, model.documents_per_user, rng)
     return (bow, None if model.documents_per_user is not None else gptr, weight), len(gptr) - 1
@@ -153,6 +168,8 @@ def user_report(model, rep: dict) -> dict:
         return rep
     bound = user_bound_text(model.documents_per_user)
     rep["user_bound"] = bound
+    field = getattr(model, "user_field_", None)
+    rep["user_field"] = field if field else "user_ids given to fit (no field named)"
     rep["theorem"] = str(rep.get("theorem", "")).replace(
         "add/remove of one document", f"add/remove of one person's documents ({bound})")
     scope = str(rep.get("scope", ""))

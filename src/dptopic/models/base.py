@@ -216,6 +216,34 @@ class _AcceptsSklearnNames(type):
         return super().__call__(*args, **kw)
 
 
+def _report_of_a_fitted_model(report):
+    """``privacy_report`` of a trainer, answered for a model without its fit's ledger too: an unfitted model is
+    refused in one line (``NotFittedError``, never an ``AttributeError``), and a loaded one answers with the report
+    it was saved with (``privacy_``), which is the report its fit made."""
+    import functools
+
+    if getattr(report, "_answers_unfitted", False):
+        return report
+
+    @functools.wraps(report)
+    def privacy_report(self) -> dict:
+        try:
+            return report(self)
+        except AttributeError:
+            saved = getattr(self, "privacy_", None)
+            if not hasattr(self, "components_"):
+                raise NotFittedError(f"this {type(self).__name__} is not fitted yet: it has no privacy report; call"
+                                     " fit() or dptopic.load() first.") from None
+            if isinstance(saved, dict) and getattr(self, "ledger_", None) is None:
+                import copy
+
+                return copy.deepcopy(saved)     # a loaded model: the report its fit made, as saved
+            raise
+
+    privacy_report._answers_unfitted = True
+    return privacy_report
+
+
 class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames):
     """What every dptopic estimator answers, Gibbs and variational alike, with scikit-learn's conventions:
     ``fit``, ``transform``, ``fit_transform``, ``score`` (higher is better), ``perplexity(X, mode=...)``,
@@ -263,6 +291,8 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         _REGISTRY[cls.__name__] = cls
         if "_private" in vars(cls) and "_spends_budget" not in vars(cls):
             cls._spends_budget = cls._private
+        if "privacy_report" in vars(cls):
+            cls.privacy_report = _report_of_a_fitted_model(vars(cls)["privacy_report"])
 
         # inspect.signature(cls) would read the metaclass's (*args, **kw): state the constructor's own parameters
         sig = inspect.signature(cls.__init__)

@@ -9,6 +9,7 @@ import warnings
 
 from .._validation import Int, Real, validate_value
 from ..advice import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
+from ..corpus.corpus import user_ids_of
 from ..corpus.split import held_out_split
 from ..errors import DPTopicError
 from .algorithms import ALGORITHMS
@@ -40,16 +41,35 @@ def trainer_for_unit(unit: str, epsilon: float, *, unit_name: str = "unit", epsi
 
 def split_by(model) -> str:
     """How a training run of ``model`` splits off its held-out documents (``by`` of
-    :func:`dptopic.corpus.split.held_out_split`): a word-level trainer's neighbours replace one token's word, so a
-    document's side follows its position ("position": a split by its words could move it, and the training part would
-    differ by a whole document); any other's follows its own words ("stable": adding one document moves no other)."""
+    :func:`dptopic.corpus.split.held_out_split`): a user-level trainer's neighbours add or remove one person's
+    documents, so whole people fall on one side, by a keyed hash of their id ("person": a split by words would tell
+    copies of one message apart by their rank in file order, and removing one person could move other people's
+    copies); a word-level trainer's neighbours replace one token's word, so a document's side follows its position
+    ("position": a split by its words could move it, and the training part would differ by a whole document); any
+    other's follows its own words ("stable": adding one document moves no other)."""
+    if getattr(model, "unit", None) == "user":
+        return "person"
     return "position" if isinstance(model, (HDPLDA, CDPLDA)) else "stable"
 
 
-def split_for(model, corpus, test_size: float = 0.2):
+def split_for(model, corpus, test_size: float = 0.2, *, user_ids=None):
     """``(train, test)``: ``corpus`` split as a training run of ``model`` splits it (:func:`split_by`); ``test_size``
-    0 holds nothing out and gives ``(corpus, None)``."""
-    return held_out_split(corpus, test_size, by=split_by(model))
+    0 holds nothing out and gives ``(corpus, None)``. The one place every training run (Python, the command line,
+    the audit, the benchmarks) splits its documents.
+
+    For a user-level model (``unit="user"``) the person of each document is ``corpus.user_ids`` or ``user_ids=``
+    (one string per document; both given must agree), and the parts carry it."""
+    by = split_by(model)
+    if user_ids is not None and by != "person":
+        raise DPTopicError(f"user_ids= splits by person, for a guarantee per person: give {type(model).__name__}"
+                           "(unit='user', ...) (CLI: --unit user --user-field FIELD), or leave user_ids out.")
+    if by == "person":
+        user_ids = user_ids_of(corpus, user_ids)
+        if user_ids is None:
+            raise DPTopicError(f"{type(model).__name__}(unit='user') holds out whole people: give user_ids= (one"
+                               " string per document) or a Corpus read with its user ids (user_field=; CLI:"
+                               " --user-field FIELD).")
+    return held_out_split(corpus, test_size, by=by, user_ids=user_ids)
 
 
 def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: int | None = None, **kw):

@@ -301,12 +301,15 @@ class DocDPCooccurrence(_DocumentDPModel):
             else:
                 kept = _frequent_words(eligible, counts, n_words)
             kept = np.sort(kept)
+            # kept although their noisy count did not clear the threshold (too few cleared it): the bound on words
+            # that occur in no document does not hold for them, and the card says so
+            below = None if word_threshold is None else int(np.sum(counts[kept] <= word_threshold))
         else:
             from ..accounting.gaussian import calibrate_noise_multiplier
 
             sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
             kept = np.arange(V)
-            word_threshold = expected_false = None      # every word of the vocabulary: none was chosen by noise
+            word_threshold = expected_false = below = None      # every word of the vocabulary: none chosen by noise
         if people is None:
             stat = passes.sum(normalised_cooccurrence_bow, kept, V, self._jobs)
             n_docs = passes.n_docs       # decides the warning below only: never saved or released
@@ -357,6 +360,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.kept_words_ = kept
         self.word_threshold_ = word_threshold
         self.expected_false_words_ = expected_false
+        self.words_below_threshold_ = below
         # None when every word was kept (no first release, so no choice was made)
         self.word_choice_ = None if sigma_rank is None else self.word_choice
         self.background_words_ = np.sort(background)
@@ -370,6 +374,25 @@ class DocDPCooccurrence(_DocumentDPModel):
         _warn_if_too_small(float(self.epsilon), n_docs, K, float(self.delta), self.unit)
         return self
 
+    def _extra_arrays(self) -> dict:
+        kept = getattr(self, "kept_words_", None)
+        return {**super()._extra_arrays(), **({} if kept is None else {"kept_words": np.asarray(kept, np.int64)})}
+
+    def _load_extra(self, arrays) -> None:
+        """A loaded model answers as the fitted one did: ``kept_words_`` (saved since it was recorded; None for an
+        older folder) and ``public_route_`` (from the saved report's public input)."""
+        super()._load_extra(arrays)
+        kept = arrays.get("kept_words")
+        if kept is not None:
+            kept = np.asarray(kept)
+            if kept.ndim != 1 or kept.dtype.kind not in "iu" or (kept.size and not (
+                    0 <= kept.min() and kept.max() < self.components_.shape[1])):
+                raise DPTopicError("corrupt model: kept_words.npy must list word ids of the vocabulary; re-save the"
+                                   " model.")
+        self.kept_words_ = None if kept is None else kept.astype(np.int64)
+        entry = (getattr(self, "privacy_", None) or {}).get("public_input")
+        self.public_route_ = entry.get("route") if isinstance(entry, dict) else None
+
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(float(self.delta))
         rep.update({
@@ -382,7 +405,8 @@ class DocDPCooccurrence(_DocumentDPModel):
                            "word_choice": getattr(self, "word_choice_", self.word_choice),
                            "background_topics": int(getattr(self, "n_background_topics_", 0)),
                            "word_threshold": getattr(self, "word_threshold_", None),
-                           "expected_false_words": getattr(self, "expected_false_words_", None)},
+                           "expected_false_words": getattr(self, "expected_false_words_", None),
+                           "words_below_threshold": getattr(self, "words_below_threshold_", None)},
             "vocabulary_source": "supplied" if getattr(self, "_vocabulary_supplied", False) else "data",
             "scope": (("covers the noisy word counts that chose the kept words and the noisy co-occurrence matrix, hence"
                        if self.ranking_noise_std_ is not None else

@@ -19,7 +19,7 @@ from .._validation import Int, IsNone, Options, Real, validate_value
 from ..accounting import delta0 as _delta0, eta as _eta, rrp_event
 from ..accounting.fedlda import (USER_RELATION, USER_RELATION_NONE, entries_for_user_budget,  # noqa: F401
                                  listed_alphabetically, report_words_for, spend_round, subset_inclusion,
-                                 user_ledger, user_ledger_after, user_relation, user_spend)
+                                 user_ledger, user_ledger_after, user_relation, user_spend, entry_epsilon_for_total)
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError
@@ -165,10 +165,11 @@ class FedLDA(GibbsTopicModel):
     ----------
     n_topics : K.
     epsilon : the guarantee per user, in total: ε of everything one user sends, the figure the privacy card puts
-        at the top. The trainer splits it over the entries the user randomizes (basic composition): ``epsilon /
-        entries`` per entry for the ``"none"`` rule (each entry randomized once), ``epsilon / (entries x rounds)``
-        for the floor and tail rules (randomized again every round); ``entries = round(sample_ratio x
-        pad_length)``. Changed meaning: before dptopic 0.x ``epsilon`` was the figure per entry, which is now
+        at the top. The trainer splits it over the entries the user randomizes: once each for the ``"none"`` rule,
+        every round for the floor and tail rules (``entries = round(sample_ratio x pad_length)``), with the figure per
+        entry solved against the per-user ledger whose figure the report states, so that the run spends ``epsilon``
+        to within 1% below it; a total it cannot spend is refused, naming it. Changed meaning: before dptopic 0.x
+        ``epsilon`` was the figure per entry, which is now
         ``epsilon_per_entry`` (``FedLDA(epsilon=2)`` used to spend 2 per word, 1,024 per user at the default pad
         length; it now spends 2 per user). Saved models of the old meaning load with their figure per entry.
     epsilon_per_entry : the component instead: ε per reported entry (word), the poster's privacy budget (Theorem 1).
@@ -324,14 +325,16 @@ class FedLDA(GibbsTopicModel):
 
     def _entry_epsilon(self) -> float:
         """ε per reported entry: ``epsilon_per_entry``, or the per-user total ``epsilon`` split over the entries a
-        user spends (rounded down, so that entries x ε per entry never exceeds it), or the poster's 5."""
+        user spends, solved so that the per-user figure the report states is ``epsilon`` to within 1% below it
+        (:func:`~dptopic.accounting.fedlda.entry_epsilon_for_total`), or the poster's 5."""
         if self.epsilon is None:
             return float(self.DEFAULT_EPSILON_PER_ENTRY if self.epsilon_per_entry is None else self.epsilon_per_entry)
-        total, spent = float(self.epsilon), self._entries_spent()
-        eps = total / spent
-        while eps * spent > total:      # the quotient rounded up: the safe side is one step below
-            eps = math.nextafter(eps, 0.0)
-        return eps
+        # solved against the per-user ledger whose headline the report states, so that the run spends the total
+        # asked (to within 1% below it), never a fraction of it (a split by basic composition spent 0.33 of 2)
+        return entry_epsilon_for_total(
+            float(self.epsilon), float(self.failure_rate), float(self.gamma), self.variant, self.exclusion,
+            max(1, int(round(float(self.sample_ratio) * int(self.pad_length)))), int(self.rounds),
+            float(self.report_delta))
 
     @classmethod
     def from_broadcast(cls, phi, vocabulary, config: RRPConfig, rounds: int, *, beta: float = 0.01,
@@ -516,7 +519,7 @@ class FedLDA(GibbsTopicModel):
         event = rrp_event(self._entry_epsilon(), self.failure_rate, self.gamma, self.variant, self.exclusion,
                           vocab_size=n_report)
         return RunPlan(events=[(event, user_spend(self.exclusion, self._config().n_entries, self.rounds))],
-                       unit="user", relation=user_relation(self.exclusion))
+                       budget=self._budget_of(report), unit="user", relation=user_relation(self.exclusion))
 
     # ------------------------------------------------------------- training
     def fit(self, X, y=None, *, vocabulary=None, heldout=None, callback=None):
@@ -681,9 +684,13 @@ class FedLDA(GibbsTopicModel):
             rep["note"] = DATA_VOCABULARY_NOTE
         if getattr(self, "_deployment", None):     # released by a deployment (from_broadcast), not simulated by fit
             rep["deployment"] = str(self._deployment)
+        if self.epsilon is not None:    # the total asked, which privacy verify holds the events to
+            rep["budget"] = {"epsilon": float(self.epsilon), "delta": float(self.report_delta),
+                             "rule": "the per-entry epsilon solved so that the per-user figure this report states is"
+                                     " the total asked, to within 1% below it"}
         budget = getattr(self, "_user_budget", None)
         if budget is not None:
-            rep["budget"] = {"epsilon_per_user": budget[0], "vocab_size": budget[1],
+            rep["budget"] = {**rep.get("budget", {}), "epsilon_per_user": budget[0], "vocab_size": budget[1],
                              "rule": "FedLDA.from_user_budget: entries and epsilon per entry minimising the"
                                      " frequency estimate's error for this total (docs/fedlda.md)"}
             if budget[1] != n_report:
