@@ -24,16 +24,16 @@ def _cooc(**kw):
     return DocDPCooccurrence(n_topics=kw.pop("n_topics", 5), epsilon=1.0, **kw)
 
 
-def test_python_fits_are_not_charged_unless_asked(planted, tmp_path, monkeypatch):
+def test_python_fits_are_not_charged_unless_asked(tiny, tmp_path, monkeypatch):
     path = tmp_path / "l.sqlite"
-    _cooc().fit(planted.corpus, vocabulary=list(planted.corpus.vocabulary.words))
+    _cooc().fit(tiny.corpus, vocabulary=list(tiny.corpus.vocabulary.words))
     assert not path.exists()
     monkeypatch.setenv("DPTOPIC_LEDGER", str(path))
-    m = _cooc().fit(planted.corpus)
+    m = _cooc().fit(tiny.corpus)
     (d,) = DatasetLedger(path).show()["datasets"]
     assert d["name"].startswith("content:") and len(d["releases"]) == 1
     assert m.privacy_["dataset_ledger"]["n_releases"] == 1
-    _cooc(ledger=False).fit(planted.corpus)          # off, whatever the environment says
+    _cooc(ledger=False).fit(tiny.corpus)          # off, whatever the environment says
     assert len(DatasetLedger(path).releases(d["name"])) == 1
 
 
@@ -50,10 +50,10 @@ def test_the_default_name_is_the_documents_content_in_any_order(planted, tmp_pat
         _cooc(ledger=tmp_path / "l.sqlite").fit(lambda: iter([]))
 
 
-def test_two_fits_on_one_dataset_total_between_one_and_two(planted, tmp_path):
+def test_two_fits_on_one_dataset_total_between_one_and_two(tiny, tmp_path):
     L = tmp_path / "l.sqlite"
-    m = _cooc(ledger=L, dataset="posts").fit(planted.corpus)
-    m2 = clone(m).fit(planted.corpus)
+    m = _cooc(ledger=L, dataset="posts").fit(tiny.corpus)
+    m2 = clone(m).fit(tiny.corpus)
     assert m2.get_params()["ledger"] == L and m2.get_params()["dataset"] == "posts"
     tot = DatasetLedger(L).total("posts")
     assert tot["n_releases"] == 2 and 1.0 < tot["epsilon_total"] <= 2.0
@@ -61,7 +61,7 @@ def test_two_fits_on_one_dataset_total_between_one_and_two(planted, tmp_path):
     assert m.privacy_["epsilon"] <= 1.0 + 1e-9      # the model's own guarantee is its fit's alone
 
 
-def test_a_capped_fit_is_refused_before_any_noise(planted, tmp_path, monkeypatch):
+def test_a_capped_fit_is_refused_before_any_noise(tiny, tmp_path, monkeypatch):
     L = tmp_path / "l.sqlite"
     DatasetLedger(L).set_cap("posts", 0.5, 1e-5)
     drawn = []
@@ -69,14 +69,14 @@ def test_a_capped_fit_is_refused_before_any_noise(planted, tmp_path, monkeypatch
     monkeypatch.setattr(docdp_cooc, "gaussian_mechanism", lambda *a, **k: drawn.append(1) or real(*a, **k))
     m = _cooc(ledger=L, dataset="posts")
     with pytest.raises(BudgetExceededError, match="refused before any noise was drawn"):
-        m.fit(planted.corpus)
+        m.fit(tiny.corpus)
     assert drawn == [] and not hasattr(m, "components_")
     assert DatasetLedger(L).releases("posts") == []
 
 
-def test_the_model_folder_is_recorded_when_saved_and_loads_with_its_total(planted, tmp_path):
+def test_the_model_folder_is_recorded_when_saved_and_loads_with_its_total(tiny, tmp_path):
     L = tmp_path / "l.sqlite"
-    m = _cooc(ledger=L, dataset="posts").fit(planted.corpus)
+    m = _cooc(ledger=L, dataset="posts").fit(tiny.corpus)
     m.save(tmp_path / "m")
     (r,) = DatasetLedger(L).releases("posts")
     assert r["model_path"] == str((tmp_path / "m").resolve())
@@ -85,10 +85,10 @@ def test_the_model_folder_is_recorded_when_saved_and_loads_with_its_total(plante
     assert "ledger" not in back._saved_params()
 
 
-def test_a_grid_search_charges_every_fit(planted, tmp_path):
+def test_a_grid_search_charges_every_fit(tiny, tmp_path):
     L = tmp_path / "l.sqlite"
-    search = GridSearchCV(_cooc(ledger=str(L), dataset="posts"), {"n_topics": [3, 4]}, cv=2, refit=True)
-    search.fit(planted.corpus.to_bow())
+    search = GridSearchCV(_cooc(ledger=str(L), dataset="posts"), {"n_topics": [2, 3]}, cv=2, refit=True)
+    search.fit(tiny.corpus.to_bow())
     assert len(DatasetLedger(L).releases("posts")) == 5      # 2 values x 2 folds + the refit
 
 
@@ -99,14 +99,14 @@ def test_non_spending_trainers_take_no_ledger_parameters():
     assert {"ledger", "dataset"} <= set(HDPLDA().get_params())
 
 
-def test_a_bad_ledger_parameter_is_refused_before_reading(planted, tmp_path):
+def test_a_bad_ledger_parameter_is_refused_before_reading(tiny, tmp_path):
     with pytest.raises(DPTopicError, match="invalid ledger"):
-        _cooc(ledger=3).fit(planted.corpus)
+        _cooc(ledger=3).fit(tiny.corpus)
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"garbage" * 100)
     m = _cooc(ledger=bad, dataset="d")
     with pytest.raises(DPTopicError, match="nothing was spent"):
-        m.fit(planted.corpus)
+        m.fit(tiny.corpus)
     assert not hasattr(m, "components_")
 
 
