@@ -145,7 +145,7 @@ def compose_rdp(groups, delta: float) -> float:
     return float(min(eps, pure_basic_bound(groups)))  # basic composition of pure events bounds it too
 
 
-def _mechanism_key(event) -> tuple:
+def mechanism_key(event) -> tuple:
     """An event's mechanism (its description less its names): a release reserved under one label or relation and
     spent under another (a person's relation) is the same release."""
     return tuple(sorted((k, repr(v)) for k, v in event.describe().items()
@@ -213,7 +213,7 @@ class PrivacyLedger:
         if hook is not None:        # the dataset's ledger: recorded (or refused by its cap) before any noise is drawn
             hook(self, plan)
         for e, n in plan:
-            self._hooked[_mechanism_key(e)] = self._hooked.get(_mechanism_key(e), 0) + n
+            self._hooked[mechanism_key(e)] = self._hooked.get(mechanism_key(e), 0) + n
             self._reserved[e] = self._reserved.get(e, 0) + n
 
     def check_plan_with(self, extra) -> None:
@@ -230,7 +230,7 @@ class PrivacyLedger:
             self._check_budget([(event, count)])
         hook = RESERVE_HOOK.get()
         if hook is not None and self._hooked:       # a release beyond the plan the dataset's ledger recorded
-            key = _mechanism_key(event)
+            key = mechanism_key(event)
             beyond = self._hook_spent.get(key, 0) + count - self._hooked.get(key, 0)
             self._hook_spent[key] = self._hook_spent.get(key, 0) + count
             if beyond > 0:
