@@ -162,3 +162,12 @@ def test_the_releases_suggest_the_planted_number_of_topics():
     m = _cooc(n_topics=8, seed=0).fit(syn.corpus)
     s = suggest_n_topics(m)
     assert s["n_topics"] == 5, s
+
+
+def test_audit_shadows_are_charged_to_their_own_dataset(tiny, tmp_path):
+    from dptopic.models.dataset_charge import shadow_runs
+
+    L = tmp_path / "l.sqlite"
+    with shadow_runs():
+        _cooc(n_topics=2, ledger=L, dataset="posts").fit(tiny.corpus)
+    assert DatasetLedger(L).datasets() == ["audit-shadow:posts"]

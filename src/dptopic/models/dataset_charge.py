@@ -129,8 +129,33 @@ def fingerprint(X) -> str | None:
     return None
 
 
+_SHADOW: ContextVar = ContextVar("dptopic_shadow_runs", default=None)
+
+
+class shadow_runs:
+    """``with shadow_runs():`` the fits inside are an audit's shadow models: charged (when a ledger is on) to their own
+    dataset, ``audit-shadow:NAME``, never to the user's dataset NAME itself (``dptopic.attacks`` uses it around each
+    shadow fit, in the thread that runs it)."""
+
+    def __init__(self, label: str = "audit"):
+        self.label = label
+
+    def __enter__(self):
+        self._token = _SHADOW.set(self.label)
+
+    def __exit__(self, *exc):
+        _SHADOW.reset(self._token)
+        return False
+
+
 def dataset_name(model, X) -> str:
-    """``model.dataset``, the command line's ``--dataset``/input fingerprint, or the fingerprint of ``X``."""
+    """``model.dataset``, the command line's ``--dataset``/input fingerprint, or the fingerprint of ``X``; inside
+    :class:`shadow_runs`, the shadows' own name."""
+    shadow = _SHADOW.get()
+    if shadow is not None:
+        s = SESSION.get()
+        base = getattr(model, "dataset", None) or (s[1] if s is not None else None) or "unnamed"
+        return check_name(f"{shadow}-shadow:{base}"[:200])
     given = getattr(model, "dataset", None)
     if given is not None:
         return check_name(given)
