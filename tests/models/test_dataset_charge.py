@@ -171,3 +171,21 @@ def test_audit_shadows_are_charged_to_their_own_dataset(tiny, tmp_path):
     with shadow_runs():
         _cooc(n_topics=2, ledger=L, dataset="posts").fit(tiny.corpus)
     assert DatasetLedger(L).datasets() == ["audit-shadow:posts"]
+
+
+def test_the_card_and_report_show_the_datasets_total(tiny, tmp_path):
+    from dptopic.accounting.card import privacy_card
+    from dptopic.reporting.html import render_report
+
+    L = tmp_path / "l.sqlite"
+    vocab = list(tiny.corpus.vocabulary.words)
+    first = _cooc(n_topics=2, ledger=L, dataset="posts").fit(tiny.corpus, vocabulary=vocab)
+    card = privacy_card(first.privacy_, "DocDPCooccurrence")
+    assert card["dataset_total"]["releases"] == 1 and not card["dataset_total"]["exceeds_model"]
+    html = render_report(title="t", trainer="DocDPCooccurrence", card=card, topics=[])
+    assert 'class="badge full"' in html and "this dataset&#x27;s total so far" in html
+    second = _cooc(n_topics=2, ledger=L, dataset="posts").fit(tiny.corpus, vocabulary=vocab)
+    card = privacy_card(second.privacy_, "DocDPCooccurrence")
+    assert card["dataset_total"]["exceeds_model"] and "over 2 releases" in card["dataset_total"]["line"]
+    html = render_report(title="t", trainer="DocDPCooccurrence", card=card, topics=[])
+    assert 'class="badge full"' not in html and 'class="badge weak"' in html and "total is larger: see below" in html
