@@ -131,3 +131,22 @@ def test_refit_refuses_a_trainer_whose_releases_fix_k(corpus_file, tmp_path):
     assert r.returncode == 0
     r = run_dptopic("refit", "--model", tmp_path / "lda", "--topics", "3", "--out", tmp_path / "x")
     assert "new fit" in one_line_stderr(r)
+
+
+def test_the_json_fields_are_those_privacy_md_documents(corpus_file, tmp_path):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "privacy.md").read_text()
+    section = text[text.index("## The dataset ledger"):]
+    documented = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))
+    L = tmp_path / "l.sqlite"
+    assert _train(corpus_file, tmp_path / "m", "--dataset", "posts", ledger=L).returncode == 0
+    run_dptopic("budget", "cap", "--ledger", L, "--dataset", "posts", "--epsilon", "3")
+    shown = _show(L)
+    assert list(shown) == list(documented)
+    (d,), (doc,) = shown["datasets"], documented["datasets"]
+    assert list(d) == list(doc) and list(d["releases"][0]) == list(doc["releases"][0])
+    assert list(d["cap"]) == list(doc["cap"])
+    for key in list(d) + list(d["releases"][0]):
+        assert f"`{key}`" in section, key
