@@ -177,6 +177,7 @@ class RandomStoppingSearch:
                 self.best_estimator_.privacy_["search"] = {"epsilon": eps, "delta": delta, "runs": K,
                                                            "method": self.privacy_["epsilon_method"]}
                 annotate(self.best_estimator_, ledger, name, release)
+                self.best_estimator_._dataset_release_ = (str(ledger.path), release)   # its save names the folder
         return self
 
 
