@@ -189,3 +189,13 @@ def test_the_card_and_report_show_the_datasets_total(tiny, tmp_path):
     assert card["dataset_total"]["exceeds_model"] and "over 2 releases" in card["dataset_total"]["line"]
     html = render_report(title="t", trainer="DocDPCooccurrence", card=card, topics=[])
     assert 'class="badge full"' not in html and 'class="badge weak"' in html and "total is larger: see below" in html
+
+
+def test_a_private_vocabulary_is_a_release_of_its_own(tmp_path):
+    from dptopic.models.fdptm import fit_fdptm
+
+    L = tmp_path / "l.sqlite"
+    texts = ["apple banana cherry grape lemon"] * 60 + ["river mountain valley ocean forest"] * 60
+    fit_fdptm(_cooc(n_topics=2, ledger=L, dataset="posts"), texts, 1.0, 1e-6)
+    kinds = [r["kind"] for r in DatasetLedger(L).releases("posts")]
+    assert kinds == ["vocabulary", "fit"]

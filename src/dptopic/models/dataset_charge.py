@@ -316,3 +316,18 @@ def check_params(model) -> None:
     ledger_path(model)
     if getattr(model, "dataset", None) is not None:
         check_name(model.dataset)
+
+
+def debit_outside_fit(what: str, unit: str, groups, delta: float, X, model=None) -> int | None:
+    """Record a private release made outside an estimator's fit (DP set union choosing a vocabulary, before the
+    trainer's fit) on the ledger that ``model`` (or the command line, or ``DPTOPIC_LEDGER``) names, before its noise
+    is drawn; the cap refuses it with nothing spent. Returns its id, or None when no ledger is on (or a charged fit
+    or search around it records its own)."""
+    if charging_active():
+        return None
+    probe = model if model is not None else type("_NoModel", (), {"ledger": None, "dataset": None})()
+    path = ledger_path(probe)
+    if path is None:
+        return None
+    ledger = DatasetLedger(path)
+    return ledger.debit(dataset_name(probe, X), what, unit, groups, delta, kind="vocabulary")
