@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from ..errors import DPTopicError
 from ._common import add_model_arg, add_out_args, check_out, make_console, positive_int, print_topics
+from ._flags import with_flag_names
 
 
+@with_flag_names({"n_topics": "--topics"})
 def cmd_refit(a):
     from ..models import load
 
