@@ -21,6 +21,10 @@ def _own_state_folder(tmp_path_factory, monkeypatch):
     """Every test keeps contributor state (submit's and fed-client's kept reports and pseudonyms) in a folder of its
     own, never in the user's ~/.local/state, so that no test finds another's (or a person's) kept reports."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+    # the command line's dataset ledger (on by default) in a folder of each test's own, never the user's data folder;
+    # the Python API's opt-in variable unset
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+    monkeypatch.delenv("DPTOPIC_LEDGER", raising=False)
 
 
 @pytest.fixture(scope="session")

@@ -32,6 +32,8 @@ BASES = {
     "pull": ["pull", "--server", NO_SERVER, "--out", OUT, "--retries", "0"],
     "corpus prepare": ["corpus", "prepare", "--corpus", C, "--out", OUT + ".npz"],
     "corpus info": ["corpus", "info", C],
+    "refit": ["refit", "{cooc_model}", "--topics", "2", "--out", OUT],
+    "budget cap": ["budget", "cap", "--ledger", OUT + ".sqlite", "--dataset", "d", "--epsilon", "1"],
     "privacy inherent": ["privacy", "inherent", "--n-t", "100", "--max-n-tprime", "120"],
     "privacy hdp": ["privacy", "hdp", "--clip", "20"],
     "privacy compose": ["privacy", "compose", "--laplace", "1", "2"],
@@ -161,7 +163,11 @@ def files(tmp_path_factory):
                                                                                        "--epsilon-doc", "4"])):
         assert main(["randomize", "--vocabulary", str(root / "words.txt"), "--corpus", str(root / "corpus.txt"),
                      *extra, "--out", str(root / name)]) == 0
+    assert main([str(a) for a in ["train", "--algorithm", "docdp-cooc", "--corpus", root / "corpus.txt", "--vocabulary",
+                                  root / "words.txt", "--epsilon", "1", "--topics", "2", "--test-size", "0",
+                                  "--no-ledger", "--out", root / "cooc", "--quiet"]]) == 0
     return {"corpus": root / "corpus.txt", "words": root / "words.txt", "model": root / "model",
+            "cooc_model": root / "cooc",
             "reports": root / "reports.bin", "document_reports": root / "doc-reports.bin"}
 
 

@@ -119,6 +119,11 @@ ARRAYS = {
        for name in ("DocDPCooccurrence", "for_unit-document")},
     **{name: {"lambda", "svi_state", "supported_topics", "background_topics"} for name in ("DPSVI", "FDPTM-DPSVI")},
 }
+# (b) DocDPCooccurrence's two noisy releases (DP outputs: refit reads the topics at another K from them), the words the
+# first chose (kept, background) and the public noise scales
+for _name in ("DocDPCooccurrence", "for_unit-document"):
+    ARRAYS[_name] = ARRAYS[_name] | {"release_cooccurrence", "release_ranking", "release_kept", "release_background",
+                                     "release_scales"}
 
 # keys of the privacy report: the ledger's figures and events and the texts that qualify them (b)
 PRIVACY = {
@@ -136,6 +141,9 @@ PRIVACY = {
     "reports_per_contributor", "vocab_size", "domain_size", "subset_size", "mechanism", "server_steps",
     "server_seed", "prior_data",
     "stream",   # OLP-LDA: batches and reports taken (the server sees every report), and the per-contributor figures
+    # the dataset ledger's total as of the fit (other releases' figures and the dataset's name), and a private
+    # search's figures (docs/budget.md)
+    "dataset_ledger", "search",
 }
 # privacy["parameters"]: settings given or calibrated from them (a), or read from a noisy release (n_words) (b)
 PARAMETERS = {

@@ -289,6 +289,14 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
 
         outcome = verify_report(report)     # the figures recomputed from the events the report lists
         card["ledger_check"] = {"status": outcome.status, "detail": outcome.detail}
+    led = report.get("dataset_ledger")
+    if isinstance(led, dict) and led.get("line"):     # the dataset ledger's total over every release (docs/budget.md)
+        total = led.get("epsilon_total")
+        card["dataset_total"] = {
+            "dataset": led.get("dataset"), "epsilon": total, "delta": led.get("delta_total"),
+            "releases": led.get("n_releases"), "line": led["line"],
+            # more spent on this dataset than the model's own epsilon says: the card's headline is not the whole story
+            "exceeds_model": bool(total is None or (private and eps is not None and total > eps * (1 + 1e-9)))}
     for key in ("warnings", "vocabulary_selection", "budget", "mode", "report_words_note", "fits", "user_bound",
                 "user_field", "execution"):
         if key in report:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from contextvars import ContextVar
 from dataclasses import dataclass, field, is_dataclass
 
 import numpy as np
@@ -144,6 +145,19 @@ def compose_rdp(groups, delta: float) -> float:
     return float(min(eps, pure_basic_bound(groups)))  # basic composition of pure events bounds it too
 
 
+def mechanism_key(event) -> tuple:
+    """An event's mechanism (its description less its names): a release reserved under one label or relation and
+    spent under another (a person's relation) is the same release."""
+    return tuple(sorted((k, repr(v)) for k, v in event.describe().items()
+                        if k not in ("label", "relation", "theorem", "unit")))
+
+
+RESERVE_HOOK: ContextVar = ContextVar("dptopic_reserve_hook", default=None)
+"""Called as ``hook(ledger, [(event, count), ...])`` when a fit's plan is reserved (before its first noise draw) and
+when a ledger that reserved a plan spends beyond it (a replayed sweep): the models layer records the release on the
+dataset ledger there (:mod:`dptopic.accounting.dataset_ledger`). None outside such a fit."""
+
+
 @dataclass
 class PrivacyLedger:
     """Records events; reports basic and tight composition; optionally enforces a budget.
@@ -164,6 +178,8 @@ class PrivacyLedger:
     discretization: float = DISCRETIZATION
     _groups: "OrderedDict" = field(default_factory=OrderedDict, repr=False)
     _reserved: dict = field(default_factory=dict, repr=False)
+    _hooked: dict = field(default_factory=dict, repr=False)       # reserved, by mechanism (RESERVE_HOOK)
+    _hook_spent: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         if self.budget is not None:
@@ -193,7 +209,11 @@ class PrivacyLedger:
         """
         plan = _check_groups(plan)
         self._check_budget(plan)
+        hook = RESERVE_HOOK.get()
+        if hook is not None:        # the dataset's ledger: recorded (or refused by its cap) before any noise is drawn
+            hook(self, plan)
         for e, n in plan:
+            self._hooked[mechanism_key(e)] = self._hooked.get(mechanism_key(e), 0) + n
             self._reserved[e] = self._reserved.get(e, 0) + n
 
     def check_plan_with(self, extra) -> None:
@@ -208,6 +228,13 @@ class PrivacyLedger:
         ((event, count),) = _check_groups([(event, count)])
         if self._groups.get(event, 0) + count > self._reserved.get(event, 0):
             self._check_budget([(event, count)])
+        hook = RESERVE_HOOK.get()
+        if hook is not None and self._hooked:       # a release beyond the plan the dataset's ledger recorded
+            key = mechanism_key(event)
+            beyond = self._hook_spent.get(key, 0) + count - self._hooked.get(key, 0)
+            self._hook_spent[key] = self._hook_spent.get(key, 0) + count
+            if beyond > 0:
+                hook(self, [(event, min(count, beyond))])
         self._groups[event] = self._groups.get(event, 0) + count
 
     @staticmethod

@@ -96,6 +96,10 @@ def event_from_description(d: dict):
                            unit=str(d.get("unit", "word")), **common)
     elif kind == "poisson_subsampled_gaussian":
         ev = SubsampledGaussianEvent(_num(d, "noise_multiplier", what), _num(d, "sampling_rate", what), **common)
+    elif kind == "random_stopping":         # a private hyper-parameter search (accounting.tuning)
+        from .tuning import event_from
+
+        return event_from(d, event_from_description)
     elif kind == "randomized_response":
         n_bits = d.get("n_bits")
         if isinstance(n_bits, bool) or not isinstance(n_bits, int) or n_bits < 1:

@@ -57,7 +57,10 @@ def train_topic_classifier(corpus: Corpus, train_fn, rng: np.random.Generator, c
 
     if corpus.labels is None:
         raise DPTopicError("the classifier attack needs a labelled corpus: give labels (e.g. --label-field).")
-    phi, priv = phi_and_privacy(train_fn(corpus, rng))
+    from ..models.dataset_charge import shadow_runs
+
+    with shadow_runs():     # a shadow's release goes on its own dataset of the ledger
+        phi, priv = phi_and_privacy(train_fn(corpus, rng))
     phi = check_phi(phi, corpus.vocab_size)
     phi = phi / phi.sum(axis=1, keepdims=True)
     tc = TopicClassifier(phi, None, priv, None if classes is None else np.asarray(sorted(classes)))

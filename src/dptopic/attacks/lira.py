@@ -35,6 +35,7 @@ from ..accounting.card import claimed, epsilon_text, finite_or_none, privacy_car
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels.em import document_statistic
+from ..models.dataset_charge import shadow_runs
 from . import metrics
 from .baselines import HUANG_STATISTICS, huang_scores, huang_theta
 
@@ -408,7 +409,8 @@ def train_shadows(corpus: Corpus, train_fn, n_shadows: int = 64, seed=None, n_jo
     privacy = []
 
     def job(m):
-        phi, priv = phi_and_privacy(train_fn(corpus.subset(np.flatnonzero(members[m])), rngs[m]))
+        with shadow_runs():     # a shadow's release goes on its own dataset of the ledger, never the user's
+            phi, priv = phi_and_privacy(train_fn(corpus.subset(np.flatnonzero(members[m])), rngs[m]))
         phi = check_phi(phi, corpus.vocab_size)
         present = phi.sum(axis=0) > 0
         # a word outside the released vocabulary (e.g. FDPTM's private vocabulary): the attacker scores the

@@ -226,7 +226,10 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
     rng_canary, rng_train, rng_guess = (np.random.default_rng(s) for s in root.spawn(3))
     canaries = make_canaries(corpus, m, L, rng_canary, wpc)
     coins = rng_canary.integers(0, 2, size=m) * 2 - 1          # drawn after the canaries were written
-    fitted = train_fn(_with_canaries(corpus, canaries, coins > 0), rng_train)
+    from ..models.dataset_charge import shadow_runs
+
+    with shadow_runs():     # the audited run goes on its own dataset of the ledger, never the user's
+        fitted = train_fn(_with_canaries(corpus, canaries, coins > 0), rng_train)
     phi, privacy = phi_and_privacy(fitted)
     phi = check_phi(phi, corpus.vocab_size)
     X = Corpus.from_token_ids(canaries, corpus.vocabulary).to_bow()

@@ -120,7 +120,10 @@ def run_topic_attack(make_model, corpus, seeds=range(10), n_targets: int = 20, b
         targets = choose_targets(corpus, n_targets, rng)
         atk = TopicAttack(targets, corpus.word_ids[targets], corpus.vocab_size,
                           beta_a=model.beta if beta_a is None else beta_a)
-        model.fit(corpus, callback=atk)
+        from ..models.dataset_charge import shadow_runs
+
+        with shadow_runs():     # its own dataset of the ledger, never the user's
+            model.fit(corpus, callback=atk)
         probs.append(np.mean(atk.prob_true, axis=1))
         tops.append(np.mean(atk.top1, axis=1))
     return AttackResult(np.array(probs), np.array(tops))

@@ -637,6 +637,7 @@ def print_privacy(report: dict, console=None):
                           f" {part.get('unit')}-level)")
             else:
                 t.add_row("partial figure: count releases only (NOT the model)", str(part))
+        _dataset_row(t, report)
         _report_tail(t, report, ("scope", "vocabulary", "replayed_iterations"), console)
         return
     from ..reporting import privacy_card
@@ -713,6 +714,7 @@ def print_privacy(report: dict, console=None):
         if key in report:
             t.add_row(f"cross-check: {name} (delta={_fmt_delta(delta)})", _g(report[key]))
     t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")
+    _dataset_row(t, report)
     _report_tail(t, report, ("parameters", "scope", "note", "report_words_note", "vocabulary", "randomness",
                                 "replayed_iterations"), console)
 
@@ -745,6 +747,13 @@ def _report_number(report: dict, key: str) -> float:
     except (KeyError, TypeError, ValueError, OverflowError):
         raise DPTopicError(f"the privacy report says private but has no valid {key!r}: the model file was edited or"
                            f" is damaged; re-train or re-save the model.") from None
+
+
+def _dataset_row(t, report) -> None:
+    """The dataset ledger's line: this dataset's total over every release so far (docs/budget.md)."""
+    led = report.get("dataset_ledger")
+    if isinstance(led, dict) and led.get("line"):
+        t.add_row("[bold]dataset[/]", f"{led.get('dataset')}: {led['line']}")
 
 
 def _report_tail(t, report, keys, console):

@@ -14,10 +14,10 @@ import sys
 import warnings
 
 from ..errors import DPTopicError
-from . import audit, corpus, experiment, local, privacy, recommend, report, results, serve, train
+from . import audit, budget, corpus, experiment, local, privacy, recommend, refit, report, results, serve, train
 
 # Command groups, in the order ``--help`` lists them.
-COMMAND_GROUPS = [train, recommend, results, corpus, privacy, experiment, local, audit, report, serve]
+COMMAND_GROUPS = [train, refit, recommend, results, corpus, privacy, budget, experiment, local, audit, report, serve]
 
 
 class ArgumentParser(argparse.ArgumentParser):

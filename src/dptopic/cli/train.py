@@ -728,7 +728,9 @@ def cmd_train(a):
         raise DPTopicError("--budget is gone: give the whole run's epsilon per word as --epsilon (hdp: eps_L per"
                            " iteration is --epsilon-laplace).")
     _resolve_unit(a, console)
-    with flag_errors(*train_flag_names(a)):
+    from .budget import training_ledger
+
+    with flag_errors(*train_flag_names(a)), training_ledger(a):    # the dataset's ledger (docs/budget.md)
         _train(a, console)
 
 
@@ -1120,6 +1122,9 @@ def register(sub) -> None:
                        add_help=False)
     add_help(t, flag_shown)     # the options of the trainer chosen: 'dptopic train --algorithm X --help'
     add_corpus_args(t)
+    from .budget import add_ledger_flags
+
+    add_ledger_flags(t)         # --ledger, --no-ledger, --dataset (docs/budget.md)
     t.add_argument("--algorithm", choices=tuple(TRAINERS), default=None,
                    help="the trainer (default lda, not private; the list: 'dptopic train --help'); or give --unit"
                         " instead")

@@ -33,6 +33,7 @@ from ..errors import CorruptModelError, DPTopicError, NotFittedError, user_stack
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..backends import BACKENDS, make_backend, training_source
 from ..kernels import SweepArrays
+from . import dataset_charge
 
 _REGISTRY: dict[str, type] = {}
 
@@ -203,6 +204,8 @@ class _AcceptsSklearnNames(type):
                                    f" help(dptopic.{cls.__name__}) for its parameters.")
             raise DPTopicError(f"{cls.__name__} has no {other}= (another library's option); its parameters are"
                                f" {', '.join(names)}.")
+        charge = {k: kw.pop(k) for k in dataset_charge.PARAMS if k in kw and cls._spends_budget
+                  and k not in cls._init_param_names()}       # every budget-spending estimator's (dataset_charge)
         unknown = [k for k in kw if k not in names]
         if unknown and not cls._takes_any_keyword():     # a misspelt name: one line that names the right one
             import difflib
@@ -213,7 +216,10 @@ class _AcceptsSklearnNames(type):
             raise InputTypeError(f"{cls.__name__} has no parameter {unknown[0]!r}"
                                  + (f" (did you mean {close[0]}=?)" if close else "")
                                  + f"; its parameters are {', '.join(names)}.")
-        return super().__call__(*args, **kw)
+        model = super().__call__(*args, **kw)
+        for k, v in charge.items():
+            setattr(model, k, v)
+        return model
 
 
 def _report_of_a_fitted_model(report):
@@ -261,6 +267,9 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     # parameter names given up because their meaning changed: name -> the one line that refuses it (constructor and
     # set_params), naming the new parameter; never a silent alias, since the old meaning is not the new one's
     _renamed_params: dict = {}
+    # the dataset ledger (models/dataset_charge.py): parameters of every estimator whose fit spends a budget
+    ledger = None
+    dataset = None
 
     @classmethod
     def _params_from_saved(cls, params: dict) -> dict:
@@ -296,12 +305,24 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
 
         # inspect.signature(cls) would read the metaclass's (*args, **kw): state the constructor's own parameters
         sig = inspect.signature(cls.__init__)
-        cls.__signature__ = sig.replace(parameters=[p for n, p in sig.parameters.items() if n != "self"])
+        params = [p for n, p in sig.parameters.items() if n != "self"]
+        if cls._spends_budget:      # charged to its dataset's ledger (models/dataset_charge.py)
+            if callable(getattr(cls, "fit", None)):
+                cls.fit = dataset_charge.charged(cls.fit)
+            params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
+                       for k in dataset_charge.PARAMS if k not in sig.parameters]
+            params.sort(key=lambda p: p.kind)
+        cls.__signature__ = sig.replace(parameters=params)
 
     # ------------------------------------------------------------------ params
     @classmethod
-    def _param_names(cls) -> list[str]:
+    def _init_param_names(cls) -> list[str]:
         return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        names = cls._init_param_names()
+        return names + [k for k in dataset_charge.PARAMS if k not in names] if cls._spends_budget else names
 
     @classmethod
     def _takes_any_keyword(cls) -> bool:
@@ -638,6 +659,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         could regenerate the noise and remove it.
         """
         params = getattr(self, "_fit_params_", None) or self.get_params()
+        params = {k: v for k, v in params.items() if k not in dataset_charge.PARAMS or k in self._init_param_names()}
         return {k: (None if isinstance(v, np.random.Generator) or k == "client" or (self._private and k == "seed")
                     else v) for k, v in params.items()}
 
@@ -672,7 +694,9 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         if private and keep_metrics and metrics:
             meta["metrics_guarantee"] = OUTSIDE_GUARANTEE
         arrays = {"components": self.components_, **self._extra_arrays()}
-        return str(save_bundle(directory, meta, arrays))
+        out = str(save_bundle(directory, meta, arrays))
+        dataset_charge.record_saved(self, out)      # the release's model folder, on its dataset's ledger
+        return out
 
     @classmethod
     def load(cls, directory) -> "TopicModel":

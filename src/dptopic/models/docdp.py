@@ -149,6 +149,10 @@ class DocDPEM(_DocumentDPModel):
         unit, relation = unit_and_relation(self)
         ledger = PrivacyLedger(unit=unit, relation=relation, theorem=THEOREM,
                                budget=(float(self.epsilon), float(self.delta)))
+        from ..accounting.events import SubsampledGaussianEvent
+
+        # the whole plan before the first noise draw (its dataset's ledger is charged here)
+        ledger.reserve([(for_unit_event(self, SubsampledGaussianEvent(sigma, 1.0, label=_RELEASE)), int(self.n_iter))])
         beta = self._start(K, vocab, rng)
         with StatisticAccumulator(V, K, self._jobs) as acc, ThreadPoolExecutor(1) as reader, \
                 progress_bar(int(self.n_iter), f"DocDPEM K={K}", self.verbose) as bar:

@@ -56,6 +56,7 @@ from ._document_level import _DocumentDPModel
 from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_event, people_of, presence_statistic,
                           unit_and_relation, user_report)
 from .base import check_topics_fit_vocabulary
+from .cooc_refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays
 from .public_prior import PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics
 
 def two_release_theorem(counted: bool, repetition: bool) -> str:
@@ -308,6 +309,7 @@ class DocDPCooccurrence(_DocumentDPModel):
             from ..accounting.gaussian import calibrate_noise_multiplier
 
             sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
+            self.ledger_.reserve([(SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])   # before its noise
             kept = np.arange(V)
             word_threshold = expected_false = below = None      # every word of the vocabulary: none chosen by noise
         if people is None:
@@ -316,6 +318,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         else:                           # each person's contribution bounded as a whole (models/_user_level.py)
             stat, n_docs = cooccurrence_statistic(people, kept, V, self._jobs), n_people
         noisy = self._release(stat, sigma, rng, _COOC)
+        keep_releases(self, noisy, released if sigma_rank is not None else None)   # DP outputs: refit reads them
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)
         if public is None:
             H = topics_from_cooccurrence(noisy, K - n_bg, self.recovery, noise_std=sigma / np.sqrt(2.0),
@@ -374,13 +377,22 @@ class DocDPCooccurrence(_DocumentDPModel):
         _warn_if_too_small(float(self.epsilon), n_docs, K, float(self.delta), self.unit)
         return self
 
+    def refit(self, n_topics: int) -> "DocDPCooccurrence":
+        """The topics at ``n_topics`` read from this model's own noisy releases, in place: post-processing, so no
+        document is read, no noise is drawn, and the privacy report, its card and the dataset's ledger stay as they
+        are. The kept and background words stay those the fit chose. To choose K, compare the candidates' supported
+        topics (:func:`dptopic.models.cooc_refit.suggest_n_topics`; docs/budget.md)."""
+        return refit_from_releases(self, n_topics)
+
     def _extra_arrays(self) -> dict:
         kept = getattr(self, "kept_words_", None)
-        return {**super()._extra_arrays(), **({} if kept is None else {"kept_words": np.asarray(kept, np.int64)})}
+        return {**super()._extra_arrays(), **({} if kept is None else {"kept_words": np.asarray(kept, np.int64)}),
+                **release_arrays(self)}
 
     def _load_extra(self, arrays) -> None:
         """A loaded model answers as the fitted one did: ``kept_words_`` (saved since it was recorded; None for an
-        older folder) and ``public_route_`` (from the saved report's public input)."""
+        older folder), ``public_route_`` (from the saved report's public input) and, where saved, the noisy releases
+        a refit reads."""
         super()._load_extra(arrays)
         kept = arrays.get("kept_words")
         if kept is not None:
@@ -392,6 +404,7 @@ class DocDPCooccurrence(_DocumentDPModel):
         self.kept_words_ = None if kept is None else kept.astype(np.int64)
         entry = (getattr(self, "privacy_", None) or {}).get("public_input")
         self.public_route_ = entry.get("route") if isinstance(entry, dict) else None
+        load_release_arrays(self, arrays)
 
     def privacy_report(self) -> dict:
         rep = self.ledger_.report(float(self.delta))

@@ -17,10 +17,17 @@ from ..errors import DPTopicError
 
 def restrict_to_private_vocabulary(X, epsilon_vocab: float, delta_vocab: float, delta0: int | None = None,
                                    alpha: float | None = None, mechanism: str = "gaussian", order: str | None = None, seed=None,
-                                   secure: bool = False) -> tuple:
+                                   secure: bool = False, charge_as=None) -> tuple:
     """``(corpus restricted to a DP set-union vocabulary, its (ε, δ) event)``; ``secure`` as in
     :func:`~dptopic.corpus.private_vocabulary.dp_set_union`."""
     corpus: Corpus = as_corpus(X, uncut=True)     # texts and words: every word a candidate, no top-N cut
+    from ..accounting.events import ApproxDPEvent
+    from .dataset_charge import debit_outside_fit
+
+    # the selection is a release of its own: on the dataset's ledger (when one is on) before its noise is drawn
+    debit_outside_fit("DP set union (vocabulary)", "document",
+                      [(ApproxDPEvent(float(epsilon_vocab), float(delta_vocab), label="DP set union vocabulary",
+                                      unit="document"), 1)], float(delta_vocab), X, charge_as)
     vocab, event = dp_set_union(corpus, epsilon_vocab, delta_vocab, delta0=delta0, alpha=alpha,
                                 mechanism=mechanism, order=order, seed=seed, secure=secure)
     if len(vocab) < 2:
@@ -53,7 +60,7 @@ def fit_fdptm(estimator, X, epsilon_vocab: float, delta_vocab: float, delta0: in
     """
     secure = bool(getattr(estimator, "secure", False)) if secure is None else secure
     restricted, event = restrict_to_private_vocabulary(X, epsilon_vocab, delta_vocab, delta0, alpha, mechanism,
-                                                       order, seed, secure)
+                                                       order, seed, secure, charge_as=estimator)
 
     from ..errors import DataVocabularyWarning
 

@@ -623,6 +623,9 @@ class FedLDA(GibbsTopicModel):
         event = rrp_event(self._entry_epsilon(), self.failure_rate, self.gamma, self.variant, self.exclusion,
                           vocab_size=n_report)
         self.ledger_ = user_ledger(event, self.exclusion)
+        planned = user_spend(self.exclusion, cfg.n_entries, self.rounds)
+        if planned:         # the whole run's plan, before the first round's noise (its dataset's ledger is charged here)
+            self.ledger_.reserve([(event, planned)])
         self.history_ = []
         test = None if heldout is None else as_corpus(heldout, vocabulary=self.vocabulary_.words)
         with ThreadPoolExecutor(self._jobs) as pool, \

@@ -213,11 +213,18 @@ def _privacy_section(card: dict) -> str:
             what += ("; " if g == "partial" else ", ") + ("per word only: a document of L words is protected at"
                                                           " L × ε (group privacy; see the per-document row)")
             weak = True
+        spent = card.get("dataset_total") if isinstance(card.get("dataset_total"), dict) else {}
+        if spent.get("exceeds_model"):  # the dataset has given more than this model's epsilon (docs/budget.md)
+            what += ("; " if g == "partial" or weak else ", ") + "this dataset's total is larger: see below"
+            weak = True
         if seeded:      # whoever knows the seed can regenerate the noise: not a clean guarantee
             what += ", only while the seed stays secret: the noise is reproducible from it"
         cls = "partial" if seeded or g == "partial" else "weak" if weak else g
         badge = (f'<div class="badge {cls}">ε = {_fmt_eps(card["epsilon"])}{d} per'
                  f' {escape(str(card.get("privacy_unit")))} ({what})</div>')
+        if spent.get("line"):
+            badge += (f'<div class="{"warn" if spent.get("exceeds_model") else "note"}">Dataset'
+                      f' {escape(str(spent.get("dataset")))}: {escape(str(spent["line"]))}</div>')
         if card.get("guarantee_note"):
             badge += f'<div class="warn">{escape(str(card["guarantee_note"]))}</div>'
         if card.get("pure_note"):

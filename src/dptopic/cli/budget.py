@@ -1,0 +1,171 @@
+"""``budget``: the dataset ledger (``budget show``, ``budget cap``), and the ledger flags of the training commands.
+
+The ledger keeps every private release made from a dataset across runs (``dptopic.accounting.dataset_ledger``);
+``train`` charges it by default. docs/budget.md."""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+from pathlib import Path
+
+from ..errors import DPTopicError
+from ._common import make_console, positive_float, unit_interval
+
+
+def add_ledger_flags(p, training: bool = True) -> None:
+    """``--ledger PATH`` and, for a command that trains, ``--no-ledger`` and ``--dataset NAME``."""
+    p.add_argument("--ledger", default=None, metavar="PATH",
+                   help="the ledger file that keeps this dataset's releases across runs (default: $DPTOPIC_LEDGER, else"
+                        " dptopic/ledger.sqlite in the user's data folder, $XDG_DATA_HOME or ~/.local/share;"
+                        " docs/budget.md)")
+    if training:
+        p.add_argument("--no-ledger", action="store_true",
+                       help="record this run on no ledger (its release then counts in no dataset's total)")
+        p.add_argument("--dataset", default=None, metavar="NAME",
+                       help="the dataset this run's release is charged to (default: a fingerprint of the --corpus"
+                            " file's bytes); runs on the same documents should give the same name")
+
+
+def ledger_file(a) -> Path | None:
+    """The ledger of this command: ``--no-ledger`` (none), ``--ledger PATH``, ``DPTOPIC_LEDGER``, or the default file."""
+    from ..accounting.dataset_ledger import ENV, default_path
+
+    if getattr(a, "no_ledger", False):
+        if getattr(a, "ledger", None) is not None:
+            raise DPTopicError("give --ledger PATH or --no-ledger, not both.")
+        return None
+    if getattr(a, "ledger", None) is not None:
+        if not str(a.ledger).strip():
+            raise DPTopicError("--ledger needs a file path (or give --no-ledger).")
+        return Path(os.path.expanduser(a.ledger))
+    env = os.environ.get(ENV, "").strip()
+    return Path(os.path.expanduser(env)) if env else default_path()
+
+
+def _spends(a) -> bool:
+    from ..models import ALGORITHMS
+
+    cls = ALGORITHMS.get(getattr(a, "algorithm", None) or "lda")
+    return bool(getattr(cls, "_spends_budget", False))
+
+
+@contextlib.contextmanager
+def training_ledger(a):
+    """``train``'s fits charged to ``--dataset`` (or the --corpus file's fingerprint) on the command's ledger. The
+    file is checked first: a corrupt or foreign one is refused in one line before any document is read."""
+    from ..accounting.dataset_ledger import DatasetLedger, check_name, session
+
+    path = ledger_file(a)
+    if getattr(a, "dataset", None) is not None:
+        check_name(a.dataset)
+    if path is None or not _spends(a):
+        with session(None):
+            yield
+        return
+    DatasetLedger(path)         # checked (or created) now, before the corpus is read
+    name = a.dataset
+    if name is None and getattr(a, "corpus", None) is not None and os.path.exists(a.corpus):
+        from ..models.dataset_charge import file_fingerprint
+
+        name = file_fingerprint(a.corpus)
+    with session(path, name):
+        yield
+
+
+# ------------------------------------------------------------------------------------------------- budget show / cap
+def _g(x) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "none"
+    from ..accounting.verify import rounded_up
+
+    return f"{rounded_up(x, 4):g}"
+
+
+def _ledger_for_reading(a):
+    from ..accounting.dataset_ledger import DatasetLedger
+
+    path = ledger_file(a)
+    if not path.exists():
+        raise DPTopicError(f"no ledger at {path}: nothing has been recorded there yet (give --ledger PATH or"
+                           " DPTOPIC_LEDGER to read another).")
+    return DatasetLedger(path)
+
+
+def cmd_budget_show(a):
+    ledger = _ledger_for_reading(a)
+    data = ledger.show(a.dataset)
+    if a.json:
+        print(json.dumps(data, indent=2, sort_keys=False, allow_nan=False))
+        return
+    console = make_console()
+    console.print(f"ledger: {ledger.path}")
+    if not data["datasets"]:
+        console.print("no dataset has a release yet")
+    from rich.table import Table
+
+    from ._common import print_table
+
+    for d in data["datasets"]:
+        cap = d["cap"]
+        head = (f"[bold]{d['name']}[/]: epsilon = {_g(d['epsilon_total'])} at delta = {d['delta_total']:.3g}"
+                f" over {len(d['releases'])} release(s) ({d['epsilon_method']}); basic composition: epsilon ="
+                f" {_g(d['epsilon_basic'])}, delta = {_g(d['delta_basic'])}")
+        if cap is not None:
+            head += f"; cap epsilon = {cap['epsilon']:g}, delta = {cap['delta']:g}"
+        console.print(head)
+        if len(d["units"]) > 1:
+            console.print(f"  note: the releases protect different units ({', '.join(d['units'])}): the total adds"
+                          " figures stated per different units")
+        t = Table(show_header=True)
+        for col in ("id", "time", "kind", "trainer", "unit", "epsilon", "delta", "model"):
+            t.add_column(col, overflow="fold")
+        for r in d["releases"]:
+            t.add_row(str(r["id"]), r["time"], r["kind"], r["trainer"], r["unit"],
+                      _g(r["epsilon"]) if r["guarantee"] else "no guarantee",
+                      "" if r["delta"] is None else f"{r['delta']:.3g}", r["model_path"] or "")
+        print_table(console, t)
+
+
+def cmd_budget_cap(a):
+    from ..accounting.dataset_ledger import DatasetLedger
+
+    path = ledger_file(a)
+    if a.clear:
+        if a.epsilon is not None:
+            raise DPTopicError("give --epsilon E --delta D (a cap) or --clear (no cap), not both.")
+        DatasetLedger(path).set_cap(a.dataset, None, None)
+        make_console().print(f"dataset {a.dataset!r}: no cap (ledger {path})")
+        return
+    if a.epsilon is None:
+        raise DPTopicError("budget cap needs --epsilon E (and --delta D), or --clear.")
+    ledger = DatasetLedger(path)
+    ledger.set_cap(a.dataset, a.epsilon, a.delta)
+    total = ledger.total(a.dataset)
+    console = make_console()
+    console.print(f"dataset {a.dataset!r} capped at epsilon = {a.epsilon:g}, delta = {a.delta:g} (ledger {path});"
+                  f" spent so far: epsilon = {_g(total['epsilon_total'])} over {total['n_releases']} release(s)")
+    spent = total["epsilon_total"]
+    if total["n_releases"] and (spent is None or spent > a.epsilon):
+        console.print("[bold yellow]warning[/]: the dataset has already spent more than this cap: every further"
+                      " release will be refused")
+
+
+def register(sub) -> None:
+    b = sub.add_parser("budget", help="the dataset ledger: every private release per dataset, its total and cap",
+                       description="The ledger keeps every private release made from a dataset, across runs, and"
+                                   " composes them (docs/budget.md).")
+    bsub = b.add_subparsers(dest="budget_command", required=True, metavar="ACTION")
+    s = bsub.add_parser("show", help="list each dataset's releases and total")
+    add_ledger_flags(s, training=False)
+    s.add_argument("--dataset", default=None, metavar="NAME", help="this dataset only")
+    s.add_argument("--json", action="store_true", help="JSON (its fields: docs/privacy.md, 'The dataset ledger')")
+    s.set_defaults(func=cmd_budget_show)
+    c = bsub.add_parser("cap", help="cap a dataset's total: a run that would exceed it is refused before it spends")
+    add_ledger_flags(c, training=False)
+    c.add_argument("--dataset", required=True, metavar="NAME", help="the dataset (as train --dataset names it)")
+    c.add_argument("--epsilon", type=positive_float, default=None, help="the cap's epsilon (> 0)")
+    c.add_argument("--delta", type=unit_interval, default=1e-5, help="the delta the total is stated at (default 1e-5)")
+    c.add_argument("--clear", action="store_true", help="remove the dataset's cap")
+    c.set_defaults(func=cmd_budget_cap)

@@ -1,0 +1,152 @@
+"""``dptopic budget show/cap``, ``train``'s ledger flags and ``dptopic refit`` (docs/budget.md)."""
+import json
+
+import numpy as np
+import pytest
+
+from dptopic.accounting.dataset_ledger import DatasetLedger
+
+from helpers import one_line_stderr, run_dptopic
+
+WORDS = "apple banana cherry grape lemon mango peach plum river mountain valley ocean forest desert".split()
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory):
+    d = tmp_path_factory.mktemp("budget")
+    rng = np.random.default_rng(0)
+    halves = (WORDS[:7], WORDS[7:])
+    with open(d / "docs.txt", "w") as f:
+        for i in range(400):
+            f.write(" ".join(rng.choice(halves[i % 2], 12)) + "\n")
+    (d / "vocab.txt").write_text("\n".join(WORDS))
+    return d
+
+
+def _train(d, out, *extra, ledger=None):
+    args = ["train", "--algorithm", "docdp-cooc", "--corpus", d / "docs.txt", "--format", "text",
+            "--vocabulary", d / "vocab.txt",
+            "--epsilon", "1", "--topics", "2", "--test-size", "0", "--out", out, "--quiet"]
+    if ledger is not None:
+        args += ["--ledger", ledger]
+    return run_dptopic(*args, *extra)
+
+
+def _show(ledger, *extra):
+    r = run_dptopic("budget", "show", "--ledger", ledger, "--json", *extra)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_two_runs_total_between_one_and_two_and_show_json(corpus_file, tmp_path):
+    L = tmp_path / "l.sqlite"
+    for i in range(2):
+        r = _train(corpus_file, tmp_path / f"m{i}", "--dataset", "posts", ledger=L)
+        assert r.returncode == 0, r.stderr
+        assert "this dataset's total so far" in r.stdout
+    data = _show(L)
+    (d,) = data["datasets"]
+    assert {"name", "releases", "epsilon_total", "delta_total", "cap"} <= set(d)
+    assert d["name"] == "posts" and len(d["releases"]) == 2 and 1.0 < d["epsilon_total"] <= 2.0
+    assert d["releases"][1]["model_path"] == str((tmp_path / "m1").resolve())
+    assert _show(L, "--dataset", "posts") == data        # stable: the same JSON read again
+    text = run_dptopic("budget", "show", "--ledger", L)
+    assert text.returncode == 0 and "posts" in text.stdout and "2 release(s)" in text.stdout
+
+
+def test_a_cap_admits_the_first_run_and_refuses_a_later_one_before_spending(corpus_file, tmp_path):
+    L = tmp_path / "l.sqlite"
+    r = run_dptopic("budget", "cap", "--ledger", L, "--dataset", "posts", "--epsilon", "1.5", "--delta", "1e-5")
+    assert r.returncode == 0, r.stderr
+    assert _train(corpus_file, tmp_path / "m0", "--dataset", "posts", ledger=L).returncode == 0
+    outcomes = [_train(corpus_file, tmp_path / f"m{i}", "--dataset", "posts", ledger=L) for i in (1, 2)]
+    refused = [i for i, r in zip((1, 2), outcomes) if r.returncode != 0]
+    assert refused, "a cap of 1.5 admitted three runs at epsilon 1"
+    i = refused[0]
+    assert "capped at epsilon = 1.5" in one_line_stderr(outcomes[i - 1])
+    assert not (tmp_path / f"m{i}").exists()
+    d = _show(L)["datasets"][0]
+    assert len(d["releases"]) == i and d["cap"] == {"epsilon": 1.5, "delta": 1e-5}
+    assert d["epsilon_total"] <= 1.5
+
+
+def test_the_default_ledger_is_in_the_data_folder_and_named_by_the_file(corpus_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert _train(corpus_file, tmp_path / "m").returncode == 0
+    L = tmp_path / "data" / "dptopic" / "ledger.sqlite"
+    (d,) = DatasetLedger(L).show()["datasets"]
+    assert d["name"].startswith("sha256:")
+    assert _train(corpus_file, tmp_path / "m2", "--no-ledger").returncode == 0
+    assert len(DatasetLedger(L).releases(d["name"])) == 1
+    monkeypatch.setenv("DPTOPIC_LEDGER", str(tmp_path / "env.sqlite"))
+    assert _train(corpus_file, tmp_path / "m3").returncode == 0
+    assert (tmp_path / "env.sqlite").exists()
+
+
+def test_a_non_private_run_touches_no_ledger(corpus_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    r = run_dptopic("train", "--corpus", corpus_file / "docs.txt", "--topics", "2", "--iterations", "5",
+                    "--out", tmp_path / "lda", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_corrupt_ledger_is_refused_before_anything(corpus_file, tmp_path):
+    L = tmp_path / "bad.sqlite"
+    L.write_bytes(b"not a database" * 200)
+    r = _train(corpus_file, tmp_path / "m", ledger=L)
+    assert "nothing was spent" in one_line_stderr(r)
+    assert not (tmp_path / "m").exists()
+    assert "nothing was spent" in one_line_stderr(run_dptopic("budget", "show", "--ledger", L))
+
+
+def test_bad_ledger_flags_are_one_line(corpus_file, tmp_path):
+    r = _train(corpus_file, tmp_path / "m", "--no-ledger", ledger=tmp_path / "l.sqlite")
+    assert "--no-ledger" in one_line_stderr(r)
+    r = _train(corpus_file, tmp_path / "m", "--dataset", "a\tb", ledger=tmp_path / "l.sqlite")
+    assert "invalid dataset name" in one_line_stderr(r)
+    assert "no ledger at" in one_line_stderr(run_dptopic("budget", "show", "--ledger", tmp_path / "none.sqlite"))
+    r = run_dptopic("budget", "cap", "--ledger", tmp_path / "l.sqlite", "--dataset", "d")
+    assert "--epsilon" in one_line_stderr(r)
+
+
+def test_refit_reads_another_k_and_adds_no_release(corpus_file, tmp_path):
+    L = tmp_path / "l.sqlite"
+    assert _train(corpus_file, tmp_path / "m", "--dataset", "posts", ledger=L).returncode == 0
+    before = _show(L)
+    r = run_dptopic("refit", "--model", tmp_path / "m", "--topics", "3", "--out", tmp_path / "m3")
+    assert r.returncode == 0, r.stderr
+    assert _show(L) == before
+    meta = json.loads((tmp_path / "m3" / "model.json").read_text())
+    old = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert meta["params"]["n_topics"] == 3 and meta["privacy_card"] == old["privacy_card"]
+    r = run_dptopic("refit", tmp_path / "m", "--suggest", "--out", tmp_path / "ms")
+    assert r.returncode == 0 and "suggested number of topics" in r.stdout
+    assert _show(L) == before
+
+
+def test_refit_refuses_a_trainer_whose_releases_fix_k(corpus_file, tmp_path):
+    r = run_dptopic("train", "--corpus", corpus_file / "docs.txt", "--topics", "2", "--iterations", "3",
+                    "--out", tmp_path / "lda", "--quiet")
+    assert r.returncode == 0
+    r = run_dptopic("refit", "--model", tmp_path / "lda", "--topics", "3", "--out", tmp_path / "x")
+    assert "new fit" in one_line_stderr(r)
+
+
+def test_the_json_fields_are_those_privacy_md_documents(corpus_file, tmp_path):
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "privacy.md").read_text()
+    section = text[text.index("## The dataset ledger"):]
+    documented = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))
+    L = tmp_path / "l.sqlite"
+    assert _train(corpus_file, tmp_path / "m", "--dataset", "posts", ledger=L).returncode == 0
+    run_dptopic("budget", "cap", "--ledger", L, "--dataset", "posts", "--epsilon", "3")
+    shown = _show(L)
+    assert list(shown) == list(documented)
+    (d,), (doc,) = shown["datasets"], documented["datasets"]
+    assert list(d) == list(doc) and list(d["releases"][0]) == list(doc["releases"][0])
+    assert list(d["cap"]) == list(doc["cap"])
+    for key in list(d) + list(d["releases"][0]):
+        assert f"`{key}`" in section, key
