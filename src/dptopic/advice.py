@@ -157,6 +157,69 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
     return document_epsilon_floor(float(delta), float(ratio))
 
 
+MAX_TOPICS = 100_000
+"""The most topics a trainer takes (the ``n_topics`` bound of every estimator, ``dptopic train --topics``)."""
+SPEND_TOLERANCE = 1.01
+"""A total a trainer cannot spend to within 1% is refused (:func:`word_budget_refusal`)."""
+
+
+def most_word_level_spend(n_iter: int = WORD_ITERATIONS, epsilon_inherent: float = WORD_EPSILON_INHERENT,
+                          delta: float = TRAIN_DELTA, discrete: bool = True, extra_laplace: int = 0) -> float:
+    """The most a run of HDP-LDA spends per word: each iteration's noisy release takes at most the epsilon the
+    accountants support (``EPSILON_MAX``, 500), composed over ``n_iter`` iterations by PLD."""
+    from .accounting.budget import hdp_total_epsilon
+    from .accounting.events import EPSILON_MAX
+
+    return float(hdp_total_epsilon(EPSILON_MAX, epsilon_inherent, int(n_iter), float(delta), discrete,
+                                   extra_laplace=extra_laplace))
+
+
+def word_budget_refusal(epsilon: float, n_iter: int = WORD_ITERATIONS,
+                        epsilon_inherent: float = WORD_EPSILON_INHERENT, delta: float = TRAIN_DELTA,
+                        discrete: bool = True, extra_laplace: int = 0) -> str | None:
+    """The one rule for a whole-run total per word that the word-level trainer cannot spend (``HDPLDA.from_budget``,
+    ``dptopic.for_unit("word")``, ``dptopic train --unit word`` and ``--algorithm hdp --epsilon``, and ``dptopic
+    recommend``'s "train it"): above what its iterations spend at most (:func:`most_word_level_spend`), to within 1%,
+    the sentence that refuses it, naming the total given, the most it can spend and what to give; else None. Its
+    parameters are named as Python's (``epsilon``, ``n_iter``): the command line renames them to its flags."""
+    most = most_word_level_spend(n_iter, epsilon_inherent, delta, discrete, extra_laplace)
+    if float(epsilon) <= most * SPEND_TOLERANCE:
+        return None
+    return (f"epsilon={float(epsilon):g} is more than the word-level trainer (HDP-LDA) can spend: each iteration's"
+            f" noisy release takes at most epsilon_L = 500 (the accountants' limit), so the run's iterations"
+            f" (n_iter={int(n_iter)}) spend at most {most:,.6g} per word at delta={float(delta):g}; give"
+            f" epsilon={most:.6g} or"
+            " less (more iterations spend more).")
+
+
+def train_refusal(unit: str, epsilon: float, n_topics: int | None = None, delta: float = TRAIN_DELTA,
+                  n_iter: int | None = None, epsilon_inherent: float | None = None, reach: bool = True) -> str | None:
+    """Why ``dptopic.for_unit(unit, ...)`` / ``dptopic train --unit UNIT`` refuses these settings, in one sentence
+    with Python's parameter names (None when it takes them): more than :data:`MAX_TOPICS` topics, a document- or
+    user-level epsilon above :data:`UNIT_EPSILON_MAX` (it protects nothing) or below what the trainer reaches at
+    ``delta`` (:func:`unreachable_epsilon`), a word-level total it cannot spend (:func:`word_budget_refusal`, at
+    ``n_iter`` iterations, :data:`WORD_ITERATIONS` by default). ``dptopic recommend`` reads the same rule for its
+    "train it" line, so that it never suggests a command that train refuses. ``reach=False`` leaves out the floor (a
+    caller that checks it with the trainer's own settings, as ``dptopic train`` does once they are known)."""
+    if n_topics is not None and int(n_topics) > MAX_TOPICS:
+        return f"n_topics={int(n_topics)} is more than the trainers take: give at most {MAX_TOPICS:,} topics."
+    if unit == "word":
+        return word_budget_refusal(epsilon, WORD_ITERATIONS if n_iter is None else int(n_iter),
+                                   WORD_EPSILON_INHERENT if epsilon_inherent is None else float(epsilon_inherent),
+                                   delta)
+    top = UNIT_EPSILON_MAX.get(unit)
+    if top is not None and float(epsilon) > top:
+        return (f"epsilon={float(epsilon):g} is more than a {unit}-level trainer takes: give at most {top:g} (a"
+                f" {unit}-level budget above it protects nothing).")
+    floor = unreachable_epsilon(unit, float(epsilon), float(delta)) if reach else None
+    if floor is not None:
+        from .accounting.verify import rounded_up
+
+        return (f"epsilon={float(epsilon):g} is below what the {unit}-level trainer reaches at delta={float(delta):g}:"
+                f" give epsilon={rounded_up(floor, 4):g} or more (or a larger delta).")
+    return None
+
+
 def suggested_delta(n_docs: int) -> float:
     """A delta to suggest for ``n_docs`` documents: the power of ten at most 1/(10 n_docs), and no larger than the
     trainers' default (:data:`TRAIN_DELTA`)."""
@@ -648,8 +711,8 @@ def verdict(rec: Recommendation) -> str:
     bound read off the measured end of some corpus (below its measured settings) or neither bound."""
     if rec.expected_share is None:
         return "unknown"
-    top = UNIT_EPSILON_MAX.get(rec.unit, math.inf)
-    if rec.epsilon > top:       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
+    top = most_word_level_spend() if rec.unit == "word" else UNIT_EPSILON_MAX.get(rec.unit, math.inf)
+    if rec.epsilon > top * (SPEND_TOLERANCE if rec.unit == "word" else 1.0):       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
         return f"outside what dptopic train --unit {rec.unit} accepts (epsilon up to {top:g})"
     if rec.expected_share < useful_threshold(rec.headline):
         return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "NOT useful yet"

@@ -5,15 +5,14 @@ import json
 import math
 
 from ._common import make_console, positive_float, positive_int, unit_interval
-from ._flags import flag_errors
+from ._flags import flag_errors, translate
 from .local import plural
 
 
 def cmd_recommend(a):
     from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA,
-                          UNIT_EPSILON_MAX, docs_needed_text, supported_note,
-                          large_delta, suggested_delta,
-                          recommend, unreachable_epsilon, useful_threshold, verdict)
+                          docs_needed_text, supported_note, large_delta, suggested_delta, recommend, train_refusal,
+                          useful_threshold, verdict)
 
     with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
                       "delta": "--delta"}):
@@ -69,14 +68,12 @@ def cmd_recommend(a):
     for alt in rec.alternatives:
         side = {"below": "at most ", "above": "at least "}.get(alt.get("extrapolated_side") or "", "")
         con.print(f"  alternative: {alt['trainer']} ({side}{alt['expected_share']:.0%})")
-    top = UNIT_EPSILON_MAX[a.unit]      # the bounds `dptopic train --unit` takes (dptopic.for_unit)
     delta_flag = "" if a.delta == TRAIN_DELTA else f" --delta {a.delta:g}"
-    if unreachable_epsilon(a.unit, a.epsilon, a.delta) is not None:     # train refuses the budget as unreachable
-        con.print(f"train it: not at epsilon {a.epsilon:g}: dptopic train --unit {a.unit} cannot reach it (see below)")
-    elif a.epsilon > top or a.topics > 100_000:
-        con.print(f"train it: not at these settings: dptopic train --unit {a.unit} takes epsilon up to {top:g}"
-                  + (" (a document-level budget above it protects nothing)" if a.unit != "word" else "")
-                  + " and up to 100,000 topics")
+    # the rule dptopic train --unit and dptopic.for_unit refuse by (advice.train_refusal), in recommend's flags
+    refusal = translate(train_refusal(a.unit, a.epsilon, a.topics, a.delta) or "",
+                        {"epsilon": "--epsilon", "n_topics": "--topics", "delta": "--delta", "n_iter": "--iterations"})
+    if refusal:
+        con.print(f"train it: not at these settings: dptopic train --unit {a.unit} refuses them ({refusal.rstrip('.')})")
     elif a.delta > LARGE_DELTA:             # too large for any corpus: no command
         con.print(f"train it: not with --delta {a.delta:g}, too large for {plural(a.docs, 'document')} (see below):"
                   f" give a delta well below 1/{a.docs:,}")
@@ -117,7 +114,8 @@ def register(sub) -> None:
                    help="what one person's change is (default document; user: all of one person's documents, and"
                         " --docs counts people)")
     p.add_argument("--epsilon", type=positive_float, required=True,
-                   help="the privacy budget, > 0 (dptopic train takes up to 500 per document, 1e7 per word)")
+                   help="the privacy budget, > 0 (dptopic train takes up to 500 per document; per word, what the word-level"
+                        " trainer's iterations can spend: 25,500 over its 50)")
     p.add_argument("--docs", type=_doc_count, required=True,
                    help="about how many documents the corpus has (at most 1e12); with --unit user, how many people")
     p.add_argument("--topics", type=positive_int, default=20,

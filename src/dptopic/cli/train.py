@@ -472,8 +472,19 @@ def _resolve_unit(a, console) -> None:
         raise DPTopicError("--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand.")
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
+    from ..advice import train_refusal
     from ..models.by_unit import trainer_for_unit
 
+    # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
+    # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,
+    # through the same unreachable_epsilon)
+    refusal = train_refusal(a.unit, a.epsilon, a.topics, a.delta, reach=False,
+                            **({"n_iter": a.iterations, "epsilon_inherent": a.epsilon_inherent} if a.unit == "word"
+                               else {}))
+    if refusal is not None:
+        with flag_errors({"epsilon": "--epsilon", "n_topics": "--topics", "n_iter": "--iterations",
+                          "delta": "--delta"}):
+            raise DPTopicError(refusal)
     trainer = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
     a.algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
     if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
@@ -803,12 +814,6 @@ def _train(a, console):
         from .._validation import validate_params
 
         validate_params(model.get_params(), model._parameter_constraints)     # before the corpus loads, not in fit
-        if a.algorithm == "hdp" and a.budget is not None:
-            from ..models.by_unit import unspent_budget_note
-
-            note = unspent_budget_note(model, a.budget, "--epsilon")
-            if note is not None:
-                console.print(f"[bold yellow]warning[/]: {note}")
         if shard_dir(a.corpus) is not None:
             fit_shards(model, a, console)
         else:
