@@ -17,7 +17,7 @@ from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary, refuse_data_cuts, say_reading, refuse_show_unsupported, seed_int, support_summary,
-                      topic_support, unit_interval, user_args, without_copies_said, words_or)
+                      topic_support, unit_interval, user_args, warn, without_copies_said, words_or)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
@@ -324,7 +324,7 @@ def _compose_private_vocabulary(model, event, console) -> None:
     from ..models.fdptm import compose_privacy
 
     for w in compose_privacy(model, event).get("warnings", []):
-        console.print(f"[bold yellow]warning[/]: {w}")
+        warn(w)
 
 
 def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
@@ -539,11 +539,13 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
     printed to them, never saved, as the corpus line prints the split's sizes). The count is that of the documents the
     model trains on: the training split of a corpus file (``_split``, as ``model`` will be split), every document of a
     shard folder.
-    The trainer's own warning (``SmallCorpusWarning``) would repeat it: it is silenced for the rest of the command."""
+    The trainer's own forecast (``ForecastWarning``) would repeat it: that class alone is silenced for the rest of the
+    command; every other warning of the library (``SmallCorpusWarning``'s "only 4 of 50,000 words stand above the
+    noise") reaches stderr as in Python."""
     from ..advice import too_small_message
-    from ..errors import SmallCorpusWarning
+    from ..errors import ForecastWarning
 
-    warnings.filterwarnings("ignore", category=SmallCorpusWarning)
+    warnings.filterwarnings("ignore", category=ForecastWarning)
     if hasattr(corpus, "stable_split"):     # a corpus file: the model trains on its training split
         train = _split(corpus, a, model)[0]
         n_docs, what = train.n_docs, "training documents"

@@ -412,12 +412,12 @@ def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int, delta: float 
     topics below the useful ratio at this budget and corpus size, say so, and from which size topics become useful.
     The count is shown to the data holder in this process only, as ``dptopic train`` prints it; it is not saved."""
     from ..advice import too_small_message
-    from ..errors import SmallCorpusWarning
+    from ..errors import ForecastWarning
 
     msg = too_small_message(unit, epsilon, n_docs, n_topics, delta=delta,
                             **({"what": "people"} if unit == "user" else {}))
     if msg is not None:
-        warnings.warn(f"DocDPCooccurrence: {msg}", SmallCorpusWarning, stacklevel=3)
+        warnings.warn(f"DocDPCooccurrence: {msg}", ForecastWarning, stacklevel=3)
 
 
 def resolve_ranking_noise(ranking_noise, word_choice: str) -> float:
