@@ -191,6 +191,32 @@ def _refuse_foreign_flags(a) -> None:
         a.topics = UNIT_TOPICS if a.unit is not None else DEFAULT_TOPICS
 
 
+def _refuse_person_flags_without_unit(a) -> None:
+    """``--user-field``/``--documents-per-user`` without ``--unit user``: refused first (before a flag of the default
+    trainer is), with the whole fix that this command line needs, so that the line suggested is one train takes."""
+    field, per_user = getattr(a, "user_field", None), getattr(a, "documents_per_user", None)
+    if a.unit == "user" or (field is None and per_user is None):
+        return
+    given = "/".join(f for f, v in (("--user-field", field), ("--documents-per-user", per_user)) if v is not None)
+    if a.unit is not None:
+        raise DPTopicError(f"{given} is for a guarantee per person, and --unit {a.unit} protects one {a.unit}: give"
+                           f" --unit user instead, or drop {given}.")
+    if a.corpus in (None, "demo", "sotu", "20newsgroups"):
+        raise DPTopicError(f"{given} is for a guarantee per person, and the built-in corpus {a.corpus or 'demo'!r} has"
+                           " no people: give --unit user --epsilon EPS with a JSONL/CSV --corpus and --user-field"
+                           f" FIELD (or a folder of folders, one per person), or drop {given}.")
+    add = ["--unit user"] + (["--epsilon EPS"] if a.epsilon is None else [])
+    if field is None and Path(a.corpus).exists() and _corpus_format(a) in ("jsonl", "csv"):
+        add.append("--user-field FIELD (the field holding each document's person)")
+    drop = []
+    if a.algorithm is not None and a.algorithm not in _DOC:
+        drop.append(f"--algorithm {a.algorithm} (--unit user picks docdp-cooc)")
+    if getattr(a, "private_vocabulary", None) is not None:
+        drop.append("--private-vocabulary (with --unit user give a public --vocabulary FILE)")
+    raise DPTopicError(f"{given} is for a guarantee per person: add {' '.join(add)}"
+                       + (f" and drop {', '.join(drop)}" if drop else "") + f"; or drop {given}.")
+
+
 def _user_level_args(a) -> dict:
     """``--unit user``: the trainer's ``unit`` and ``documents_per_user``, once the corpus flags are known to fit it
     (refused in one line before any corpus is read: a field named without the unit, the unit without a field for a
@@ -739,6 +765,7 @@ def cmd_train(a):
     if getattr(a, "budget", None) is not None:
         raise DPTopicError("--budget is gone: give the whole run's epsilon per word as --epsilon (hdp: eps_L per"
                            " iteration is --epsilon-laplace).")
+    _refuse_person_flags_without_unit(a)
     _resolve_unit(a, console)
     with flag_errors(*train_flag_names(a)):
         _train(a, console)
