@@ -103,6 +103,13 @@ _UNIT_REFUSES = {
     "document": {}, "user": {}}
 
 
+# flags of the --unit's trainer refused under that unit by their own checks (_user_level_args, _train): left out of
+# 'train --unit UNIT --help' as _UNIT_REFUSES are
+_UNIT_REFUSES_ELSEWHERE = {"user": ("private_vocabulary", "vocabulary_policy", "scheduler", "dask_local"),
+                           "document": ("user_field", "documents_per_user"),
+                           "word": ("user_field", "documents_per_user")}
+
+
 def flag_applies(dest: str, algorithm: str) -> bool:
     """Whether ``train --algorithm ALGORITHM`` reads the option ``dest`` (``_ALGORITHM_ONLY``; any other, every
     trainer reads)."""
@@ -119,9 +126,12 @@ def flag_shown(dest: str, algorithm: str | None = None, unit: str | None = None)
     if dest in _RETIRED:
         return False
     if unit is not None:
-        return dest != "algorithm" and dest not in _UNIT_REFUSES[unit] and flag_applies(dest, UNIT_TRAINERS[unit])
-    if algorithm is not None:
-        return dest != "unit" and flag_applies(dest, algorithm)
+        trainer = algorithm if unit == "user" and algorithm in _DOC else UNIT_TRAINERS[unit]
+        return (dest != "algorithm" or unit == "user") \
+            and dest not in _UNIT_REFUSES[unit] and dest not in _UNIT_REFUSES_ELSEWHERE[unit] \
+            and flag_applies(dest, trainer)
+    if algorithm is not None:       # the person's flags need --unit user (its help lists them)
+        return dest != "unit" and dest not in _UNIT_REFUSES_ELSEWHERE["document"] and flag_applies(dest, algorithm)
     algos = set(_ALGORITHM_ONLY[dest][1]) if dest in _ALGORITHM_ONLY else None
     return algos is None or set(_CORPUS_ALGOS) <= algos or set(UNIT_TRAINERS.values()) <= algos
 
@@ -490,12 +500,9 @@ def _resolve_unit(a, console) -> None:
     if a.unit is None:
         a.algorithm = a.algorithm or "lda"
         return
-    if a.unit == "user" and a.algorithm is not None and a.algorithm not in _DOC:
-        raise DPTopicError(f"--unit user needs a trainer that bounds each person's documents as a whole: docdp-cooc (the"
-                           f" default) or docdp; --algorithm {a.algorithm} cannot give it: drop --algorithm, or"
-                           " choose one of those.")
-    if a.algorithm is not None and a.unit != "user":
-        raise DPTopicError("--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand.")
+    refusal = unit_algorithm_refusal(a.unit, a.algorithm)
+    if refusal is not None:
+        raise DPTopicError(refusal)
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
     from ..advice import train_refusal
@@ -527,6 +534,20 @@ def _resolve_unit(a, console) -> None:
                    " public corpora; docs/choosing_a_guarantee.md)" if a.unit != "user" else
                    f"[bold]--unit user[/]: training {a.algorithm} with each person's documents bounded as a whole"
                    " (docs/privacy_units.md)")
+
+
+def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | None:
+    """Why ``train --unit UNIT --algorithm ALGORITHM`` is refused (None when it is not): --unit user takes docdp-cooc
+    or docdp, the other units pick their trainer themselves. One rule for the command and its ``--help``."""
+    if unit is None or algorithm is None:
+        return None
+    if unit == "user":
+        if algorithm in _DOC:
+            return None
+        return (f"--unit user needs a trainer that bounds each person's documents as a whole: docdp-cooc (the"
+                f" default) or docdp; --algorithm {algorithm} cannot give it: drop --algorithm, or choose one of"
+                " those.")
+    return "--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand."
 
 
 def _refuse_word_budget_below_floor(a) -> None:
@@ -1151,7 +1172,7 @@ def register(sub) -> None:
 
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
                        add_help=False)
-    add_help(t, flag_shown)     # the options of the trainer chosen: 'dptopic train --algorithm X --help'
+    add_help(t, flag_shown, unit_algorithm_refusal)    # the options of the trainer chosen: 'train --algorithm X --help'
     add_corpus_args(t)
     t.add_argument("--algorithm", choices=tuple(TRAINERS), default=None,
                    help="the trainer (default lda, not private; the list: 'dptopic train --help'); or give --unit"
@@ -1190,7 +1211,8 @@ def register(sub) -> None:
                    help="topic-word prior (default: the trainer's own, 0.01 for most)")
     t.add_argument("--epsilon", type=positive_float, default=None,
                    help="the guarantee the model claims, in total, in its unit: per document for --unit document and"
-                        " docdp/docdp-cooc/svi (the whole run), per user for fed (split over the entries a user sends;"
+                        " docdp/docdp-cooc/svi (the whole run), per person for --unit user (all of one person's"
+                        " documents added or removed), per user for fed (split over the entries a user sends;"
                         " --epsilon-per-entry gives the component instead), per word for --unit word and hdp (the whole"
                         " run; eps_L per iteration is solved from it, or give --epsilon-laplace instead)")
     t.add_argument("--paper-epsilon", type=positive_float, default=None,
