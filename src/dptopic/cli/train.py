@@ -65,7 +65,7 @@ _ALGORITHM_ONLY = {
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)), "recovery": (None, ("docdp-cooc",)),
-    "public_corpus": (None, ("docdp-cooc",)),
+    "public_corpus": (None, ("docdp-cooc",)), "public_text_field": (None, ("docdp-cooc",)),
     "user_field": (None, _DOC), "documents_per_user": (None, _DOC),
     # the trainers that decide which topics stand above the noise (supported_topics_)
     "show_unsupported": (False, _SVI + _DOC),
@@ -302,19 +302,20 @@ def _read_training_corpus(a, console):
     text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None))
     if a.vocabulary is not None:
         vocab = read_vocabulary(a.vocabulary)
-        return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw,
-                            **user_args(a)), vocab, None)
+        corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw,
+                             **user_args(a))
+        return _not_public(a, corpus), vocab, None
     if a.private_vocabulary is None:
         if getattr(a, "vocabulary_policy", None) is not None:
             raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
                                " policy.")
-        return corpus_from_args(a), None, None
+        return _not_public(a, corpus_from_args(a)), None, None
     from ..models.fdptm import restrict_to_private_vocabulary
 
     eps_v, delta_v = a.private_vocabulary
     # no data-dependent cut (it would leak): DP set union alone decides which words are kept
-    full = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP, min_df=1,
-                       **text_kw)
+    full = _not_public(a, load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP,
+                                      min_df=1, **text_kw))
     say_reading(a)          # before the selection spends its budget
     # the selection's noise comes from fresh OS entropy unless --seed is given explicitly
     secure = bool(getattr(a, "secure", False))  # --secure: the selection's noise is OpenDP's too
@@ -327,6 +328,19 @@ def _read_training_corpus(a, console):
     # passed to fit as the vocabulary: chosen privately, so the fit must not treat (and warn about) it as chosen from
     # the data; the composed report then names it as selected privately
     return corpus, list(corpus.vocabulary.words), event
+
+
+def _not_public(a, corpus):
+    """``corpus``, once ``--public-corpus`` (read first, ``a._public``) is known to hold none of its documents
+    (:func:`dptopic.models.public_prior.refuse_private_as_public`, by each document's fingerprint): before anything is
+    spent."""
+    public = getattr(a, "_public", None)
+    if public is not None:
+        from ..models.public_prior import refuse_private_as_public
+
+        refuse_private_as_public(public, corpus, public_name=f"--public-corpus {a.public_corpus!r}",
+                                 private_name=f"--corpus {a.corpus!r}")
+    return corpus
 
 
 WORDS_PER_TOPIC = 10
@@ -805,6 +819,12 @@ def _train(a, console):
     if getattr(a, "public_corpus", None) is not None and shard_dir(a.corpus) is not None:
         raise DPTopicError("--public-corpus is not read with a shard folder yet: give the corpus file the shards were"
                            " prepared from as --corpus.")
+    if getattr(a, "public_text_field", None) is not None and getattr(a, "public_corpus", None) is None:
+        raise DPTopicError("--public-text-field names the text field of --public-corpus: add --public-corpus FILE, or"
+                           " drop --public-text-field.")
+    from .svi import read_public_corpus
+
+    a._public = read_public_corpus(a)      # every input read and checked before the first release
     if a.algorithm in SVI_ALGORITHMS + _DOC:
         if a.algorithm in _DOC:
             from ..models import ALGORITHMS
@@ -1264,9 +1284,13 @@ def register(sub) -> None:
                         " docs/document_dp.md)")
     t.add_argument("--public-corpus", default=None, metavar="PATH",
                    help="docdp-cooc: non-private documents of the same domain (a few hundred published reports or"
-                        " public posts, none of them private; read like --corpus, in its --format): a prior for the"
+                        " public posts, none of them private; its format by its own name, --public-text-field its"
+                        " field; refused when it is the private --corpus or holds its documents): a prior for the"
                         " topics, named on the privacy card as public input; the model says whether the private"
                         " data improved on them (docs/document_dp.md)")
+    t.add_argument("--public-text-field", default=None, metavar="FIELD",
+                   help="docdp-cooc with --public-corpus: the JSONL field / CSV column holding the text of the public"
+                        " documents (default: --text-field's, where the public file has fields)")
     t.add_argument("--recovery", choices=("refined-anchors", "nmf"), default=None,
                    help="docdp-cooc (--unit document): how the topics are read from the noisy co-occurrence matrix:"
                         " 'refined-anchors' (default: anchor words refined by least squares, consistent as the"

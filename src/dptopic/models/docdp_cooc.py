@@ -56,7 +56,8 @@ from ._document_level import _DocumentDPModel
 from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_event, people_of, presence_statistic,
                           unit_and_relation, user_report)
 from .base import check_topics_fit_vocabulary
-from .public_prior import PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics
+from .public_prior import (PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics,
+                           refuse_private_as_public)
 
 def two_release_theorem(counted: bool, repetition: bool) -> str:
     """The theorem of the usual run (a word ranking, then the co-occurrence), naming the ranking statistic released:
@@ -243,6 +244,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         check_unit(self, user_ids)
         passes, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client(), user_ids)
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
+        if public_corpus is not None:   # the private data given as public input: refused before anything is spent
+            refuse_private_as_public(public_corpus, X, vocab)
         public = None if public_corpus is None else public_counts(public_corpus, vocab)
         V, K = len(vocab), int(self.n_topics)
         auto = isinstance(self.n_words, str)
