@@ -11,8 +11,8 @@ from .local import plural
 
 def cmd_recommend(a):
     from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA,
-                          docs_needed_text, supported_note, large_delta, suggested_delta, recommend, train_refusal,
-                          useful_threshold, verdict)
+                          docs_needed_text, forecast_inputs, supported_note, large_delta, suggested_delta,
+                          range_text, recommend, train_refusal, useful_threshold, verdict)
 
     with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
                       "delta": "--delta"}):
@@ -27,6 +27,8 @@ def cmd_recommend(a):
     con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {counted},"
               f" {plural(a.topics, 'topic')}[/]"
               " (this advice reads no data and costs no privacy)")
+    # the inputs named as dptopic train's warning names them: the same forecast (advice.recommend)
+    con.print(forecast_inputs(rec, "people" if a.unit == "user" else "documents"))
     if rec.trainer is None:
         for n in rec.notes:
             con.print(f"- {n}")
@@ -34,8 +36,10 @@ def cmd_recommend(a):
     settings = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
     con.print(f"trainer: [bold]{rec.trainer}[/]" + (f" with {settings} (its defaults)" if settings else ""))
     lo, hi = rec.expected_range or (rec.expected_share, rec.expected_share)
-    span = f" ({lo:.0%} to {hi:.0%} across {len(rec.per_corpus)} corpora)" if len(rec.per_corpus) > 1 else ""
-    bound = {"below": "at most ", "above": "at least "}.get(rec.extrapolated_side or "", "")
+    span = range_text(lo, hi, list(rec.per_corpus))
+    # above a corpus's measured range its figure is a lower bound for that corpus only: the range over the corpora is
+    # what another corpus may get (no "at least")
+    bound = "at most " if rec.extrapolated_side == "below" else ""
     what = {"coverage_share": "topic coverage", "npmi_ratio": "NPMI"}[rec.headline]
     public = (f" ({BELOW_PUBLIC}: {rec.public_floor['coverage_share']:.0%})"
               if "coverage_share" in rec.below_public and rec.headline == "coverage_share" else "")
@@ -45,8 +49,9 @@ def cmd_recommend(a):
     if rec.headline == "coverage_share" and rec.expected_accuracy_share is not None:
         public = (f" ({BELOW_PUBLIC}: {rec.public_floor['accuracy_share']:.0%})"
                   if "accuracy_share" in rec.below_public else "")
+        acc_span = range_text(*(rec.expected_accuracy_range or [0, 0]), list(rec.per_corpus))
         con.print(f"expected downstream accuracy, as a share of non-private LDA's: {bound}"
-                  f"{rec.expected_accuracy_share:.0%}{public}")
+                  f"{rec.expected_accuracy_share:.0%}{acc_span}{public}")
         columns = [f"{MEASURE_NAMES[k]} {getattr(rec, f'expected_{k}'):.0%}" for k in ("macro_f1_share", "npmi_ratio")
                    if getattr(rec, f"expected_{k}") is not None]
         if columns:
@@ -124,8 +129,9 @@ def register(sub) -> None:
                    help="the delta you will train with, in (0, 1) (default 1e-5, as dptopic train; warned about from"
                         " 1/--docs or 1e-3 on)")
     p.add_argument("--doc-length", type=positive_float, default=None,
-                   help="typical words per document, > 0: document level, reads the utility table by length (default:"
-                        " the median over the measured corpora); word level, a document of L words has L x epsilon"
+                   help="typical words per document, > 0: document and user level, reads the utility table by length"
+                        " (default: the median over the measured corpora, as dptopic train's forecast, which reads no"
+                        " length from the private corpus); word level, a document of L words has L x epsilon"
                         " (default 100)")
     p.add_argument("--json", action="store_true", help="print the advice as JSON")
     p.set_defaults(func=cmd_recommend)

@@ -614,12 +614,12 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
             n_docs, what = len(set(train.user_ids)), "people"
     else:
         train, n_docs, what = corpus, corpus.n_docs, "documents"
-    # the forecast is read at the documents' mean length, as the count, the user's own data shown to them only
-    lengths = getattr(train, "doc_lengths", None) if n_docs else None
+    # one forecast with dptopic recommend (advice.recommend, its inputs named in the warning): no document length is
+    # read from the private corpus (recommend's default, the median over the measured corpora); the count is labelled
+    # an exact figure of the private data, outside the guarantee
     delta = getattr(a, "delta", None)
     msg = too_small_message(a.unit, a.budget if a.unit == "word" else a.epsilon, n_docs, a.topics, what=what,
-                            **({} if delta is None else {"delta": float(delta)}),
-                            doc_length=None if lengths is None else float(sum(lengths)) / len(lengths))
+                            **({} if delta is None else {"delta": float(delta)}))
     if msg is not None:     # on stderr, as every other warning
         make_console(stderr=True).print(f"[bold yellow]warning[/]: {msg}")
 
