@@ -642,7 +642,7 @@ def _columns(rec: Recommendation, rows, unit, epsilon, n_docs, length, doc) -> N
         tested = sorted({int(r["n_topics"]) for r in rows if "supported" in r and "n_topics" in r})
         lo, hi = (int(min(round(v), rec.n_topics)) for v in p["range"])
         rec.supported_topics = {"count": int(min(round(p["ratio"]), rec.n_topics)), "of": rec.n_topics,
-                                "range": [lo, hi], "corpora": sorted(p["per_corpus"]),
+                                "range": [lo, hi], "corpora": list(p["per_corpus"]),
                                 "how": f"measured: {rec.trainer}'s support test (supported_topics_) on public corpora"
                                        + ("" if rec.n_topics in tested else f" at K = {', '.join(map(str, tested))}")
                                        + ", read off the table as the shares are",

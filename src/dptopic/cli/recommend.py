@@ -71,7 +71,7 @@ def cmd_recommend(a):
         con.print(f"documents for useful topics ({useful}) at this epsilon:"
                   f" more than {MAX_DOCS:,}")
     for alt in rec.alternatives:
-        side = {"below": "at most ", "above": "at least "}.get(alt.get("extrapolated_side") or "", "")
+        side = "at most " if alt.get("extrapolated_side") == "below" else ""     # as the headline's
         con.print(f"  alternative: {alt['trainer']} ({side}{alt['expected_share']:.0%})")
     delta_flag = "" if a.delta == TRAIN_DELTA else f" --delta {a.delta:g}"
     # the rule dptopic train --unit and dptopic.for_unit refuse by (advice.train_refusal), in recommend's flags
