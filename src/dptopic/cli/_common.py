@@ -546,8 +546,13 @@ def topic_support(model):
 
 def support_summary(supported) -> str:
     """"K of N topics stand above the noise of the release (...)"."""
-    k, n = sum(supported), len(supported)
-    return f"{k} of {n} topics stand above the noise of the release ({SUPPORT_SOURCE})"
+    from ..reporting.html import standing_text
+
+    k, n = sum(bool(s) for s in supported), len(supported)
+    text = standing_text(k, n)
+    if text.startswith("Only "):        # the terminal's line counts, the page's banner stresses
+        text = text[len("Only "):]
+    return f"{text} above the noise of the release ({SUPPORT_SOURCE})"
 
 
 def refuse_show_unsupported(model, spec) -> None:

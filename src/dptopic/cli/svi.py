@@ -195,7 +195,12 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     saved = a.save_metrics or not model._private
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {model.metrics_['npmi_top10']:.3f}   [bold]topic"
                   f" diversity[/] (top 25): {model.metrics_['topic_diversity_top25']:.3f}")
-    console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}")
+    # the mode named, as 'dptopic evaluate --mode paper' computes it for this model
+    mode = ("paper mode: the variational bound with the topics fixed, Hoffman et al. 2010 eq. 16" if hasattr(model, "lambda_")
+            else "paper mode: fold-in Gibbs sampling under the released topics")
+    console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}"
+                  f" ({mode}, as 'dptopic evaluate --mode paper'"
+                  + ("; [yellow]outside the guarantee[/])" if model._private else ")"))
     if model._private:    # diversity reads only the released topics; NPMI and perplexity read private documents
         console.print("[yellow]the NPMI and perplexity are computed on held-out documents of the private corpus:"
                       " outside the guarantee;[/] " + ("saved in model.json, labelled as such." if saved else
