@@ -682,10 +682,12 @@ def forecast_inputs(rec: Recommendation, what: str = "documents") -> str:
     """The inputs a forecast was read at, named, so that ``dptopic recommend`` and ``dptopic train`` show the same:
     the unit, epsilon, delta, the count of ``what``, K, and the document length (given, or the median over the
     measured corpora: ``train`` reads no length from the private corpus)."""
+    if rec.n_docs == 1:
+        what = "person" if what == "people" else what[:-1] if what.endswith("s") else what
     length = (f"document length {rec.doc_length:g} words" if rec.doc_length is not None else
               "document length not given (the median over the measured corpora)")
     return (f"forecast read at: {rec.unit} level, epsilon {rec.epsilon:g}, delta {rec.delta:g}, {rec.n_docs:,} {what},"
-            f" K = {rec.n_topics}, {length}")
+            f" {rec.n_topics} topic{'' if rec.n_topics == 1 else 's'}, {length}")
 
 
 PUBLIC_WORDS = "PUBLIC_WORDS.txt"

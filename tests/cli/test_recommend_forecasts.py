@@ -86,7 +86,7 @@ def test_train_and_recommend_read_one_forecast_with_its_inputs_named(tmp_path, c
     assert said[0].strip() == expected, next((said[0][i - 30:i + 30], expected[i - 30:i + 30]) for i in range(len(expected)) if said[0][i] != expected[i])
     out = " ".join(capsys.readouterr().out.split()) if main(["recommend", "--epsilon", "1", "--docs", str(n),
                                                              "--topics", "3"]) in (0, None) else ""
-    assert (f"forecast read at: document level, epsilon 1, delta 1e-05, {n} documents, K = 3, document length not"
+    assert (f"forecast read at: document level, epsilon 1, delta 1e-05, {n} documents, 3 topics, document length not"
             " given") in out
 
 

@@ -414,7 +414,8 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
     captured = capsys.readouterr()
     printed = " ".join(captured.out.split())
     warned = " ".join(captured.err.split())                  # the command's warning: on stderr
-    assert "lies below every setting measured on public corpora" in warned and "expect at most" in warned
+    assert "expect topics with less than" in warned and "the figure at the smallest setting measured" in warned
+    assert "forecast read at: document level, epsilon 1" in warned   # recommend's forecast, its inputs named
     assert "DocDPCooccurrence: at epsilon" not in captured.err      # the model's own warning is not repeated
     # NPMI is read from held-out documents of the private corpus: said beside it, and not saved
     assert "NPMI and perplexity are computed on held-out documents of the private corpus: outside the guarantee" \
@@ -1029,7 +1030,7 @@ def test_the_small_corpus_warning_goes_to_stderr(tmp_path, capsys):
     assert main(["train", "--corpus", str(posts), "--unit", "document", "--epsilon", "1", "--topics", "3",
                  "--test-size", "0", "--quiet", "--out", str(tmp_path / "m")]) == 0
     cap = capsys.readouterr()
-    assert "warning: epsilon 1 x" in " ".join(cap.err.split()) and "warning: epsilon" not in cap.out
+    assert "warning: at epsilon 1 and 30 training documents" in " ".join(cap.err.split()) and "warning:" not in cap.out
 
 
 @pytest.mark.parametrize("argv, flag", [
