@@ -4,7 +4,7 @@ __version__ = "0.1.0"
 # Names are imported on first use (PEP 562), so that `dptopic --help` and a Ctrl-C during the
 # start-up of the command line never wait on (or show a traceback from) numba and scipy imports.
 _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus", "DPTopicError": ".errors",
-            "SmallCorpusWarning": ".errors", "SeededNoiseWarning": ".errors",
+            "SmallCorpusWarning": ".errors", "ForecastWarning": ".errors", "SeededNoiseWarning": ".errors",
             "DataVocabularyWarning": ".errors",
             "LDA": ".models", "HDPLDA": ".models", "CDPLDA": ".models", "CDPLDAPlus": ".models", "load": ".models",
             "LPLDA": ".models", "OnlineLDA": ".models", "OLPLDA": ".models", "FedLDA": ".models",
@@ -13,7 +13,7 @@ _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus
             "CountVectorizer": ".corpus.vectorizer"}
 
 __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "load", "DPTopicError",
-           "SmallCorpusWarning", "SeededNoiseWarning", "DataVocabularyWarning",
+           "SmallCorpusWarning", "ForecastWarning", "SeededNoiseWarning", "DataVocabularyWarning",
            "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA", "for_unit",
            "CountVectorizer",
            "__version__"]

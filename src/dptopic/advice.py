@@ -157,6 +157,69 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
     return document_epsilon_floor(float(delta), float(ratio))
 
 
+MAX_TOPICS = 100_000
+"""The most topics a trainer takes (the ``n_topics`` bound of every estimator, ``dptopic train --topics``)."""
+SPEND_TOLERANCE = 1.01
+"""A total a trainer cannot spend to within 1% is refused (:func:`word_budget_refusal`)."""
+
+
+def most_word_level_spend(n_iter: int = WORD_ITERATIONS, epsilon_inherent: float = WORD_EPSILON_INHERENT,
+                          delta: float = TRAIN_DELTA, discrete: bool = True, extra_laplace: int = 0) -> float:
+    """The most a run of HDP-LDA spends per word: each iteration's noisy release takes at most the epsilon the
+    accountants support (``EPSILON_MAX``, 500), composed over ``n_iter`` iterations by PLD."""
+    from .accounting.budget import hdp_total_epsilon
+    from .accounting.events import EPSILON_MAX
+
+    return float(hdp_total_epsilon(EPSILON_MAX, epsilon_inherent, int(n_iter), float(delta), discrete,
+                                   extra_laplace=extra_laplace))
+
+
+def word_budget_refusal(epsilon: float, n_iter: int = WORD_ITERATIONS,
+                        epsilon_inherent: float = WORD_EPSILON_INHERENT, delta: float = TRAIN_DELTA,
+                        discrete: bool = True, extra_laplace: int = 0) -> str | None:
+    """The one rule for a whole-run total per word that the word-level trainer cannot spend (``HDPLDA.from_budget``,
+    ``dptopic.for_unit("word")``, ``dptopic train --unit word`` and ``--algorithm hdp --epsilon``, and ``dptopic
+    recommend``'s "train it"): above what its iterations spend at most (:func:`most_word_level_spend`), to within 1%,
+    the sentence that refuses it, naming the total given, the most it can spend and what to give; else None. Its
+    parameters are named as Python's (``epsilon``, ``n_iter``): the command line renames them to its flags."""
+    most = most_word_level_spend(n_iter, epsilon_inherent, delta, discrete, extra_laplace)
+    if float(epsilon) <= most * SPEND_TOLERANCE:
+        return None
+    return (f"epsilon={float(epsilon):g} is more than the word-level trainer (HDP-LDA) can spend: each iteration's"
+            f" noisy release takes at most epsilon_L = 500 (the accountants' limit), so the run's iterations"
+            f" (n_iter={int(n_iter)}) spend at most {most:,.6g} per word at delta={float(delta):g}; give"
+            f" epsilon={most:.6g} or"
+            " less (more iterations spend more).")
+
+
+def train_refusal(unit: str, epsilon: float, n_topics: int | None = None, delta: float = TRAIN_DELTA,
+                  n_iter: int | None = None, epsilon_inherent: float | None = None, reach: bool = True) -> str | None:
+    """Why ``dptopic.for_unit(unit, ...)`` / ``dptopic train --unit UNIT`` refuses these settings, in one sentence
+    with Python's parameter names (None when it takes them): more than :data:`MAX_TOPICS` topics, a document- or
+    user-level epsilon above :data:`UNIT_EPSILON_MAX` (it protects nothing) or below what the trainer reaches at
+    ``delta`` (:func:`unreachable_epsilon`), a word-level total it cannot spend (:func:`word_budget_refusal`, at
+    ``n_iter`` iterations, :data:`WORD_ITERATIONS` by default). ``dptopic recommend`` reads the same rule for its
+    "train it" line, so that it never suggests a command that train refuses. ``reach=False`` leaves out the floor (a
+    caller that checks it with the trainer's own settings, as ``dptopic train`` does once they are known)."""
+    if n_topics is not None and int(n_topics) > MAX_TOPICS:
+        return f"n_topics={int(n_topics)} is more than the trainers take: give at most {MAX_TOPICS:,} topics."
+    if unit == "word":
+        return word_budget_refusal(epsilon, WORD_ITERATIONS if n_iter is None else int(n_iter),
+                                   WORD_EPSILON_INHERENT if epsilon_inherent is None else float(epsilon_inherent),
+                                   delta)
+    top = UNIT_EPSILON_MAX.get(unit)
+    if top is not None and float(epsilon) > top:
+        return (f"epsilon={float(epsilon):g} is more than a {unit}-level trainer takes: give at most {top:g} (a"
+                f" {unit}-level budget above it protects nothing).")
+    floor = unreachable_epsilon(unit, float(epsilon), float(delta)) if reach else None
+    if floor is not None:
+        from .accounting.verify import rounded_up
+
+        return (f"epsilon={float(epsilon):g} is below what the {unit}-level trainer reaches at delta={float(delta):g}:"
+                f" give epsilon={rounded_up(floor, 4):g} or more (or a larger delta).")
+    return None
+
+
 def suggested_delta(n_docs: int) -> float:
     """A delta to suggest for ``n_docs`` documents: the power of ten at most 1/(10 n_docs), and no larger than the
     trainers' default (:data:`TRAIN_DELTA`)."""
@@ -217,6 +280,7 @@ class Recommendation:
     expected_npmi_ratio: float | None = None
     """A column beside the headline, never the headline itself."""
     doc_length: float | None = None
+    delta: float = TRAIN_DELTA
     public_floor: dict = field(default_factory=dict)
     """What LDA on public dictionary definitions gave on the measured corpora, read at this length: per measure."""
     below_public: list = field(default_factory=list)
@@ -234,6 +298,8 @@ class Recommendation:
     extrapolated_side: str | None = None
     """``"below"`` (the figure is an upper bound), ``"above"`` (a lower bound) or ``"both"`` (neither): some corpus
     behind the figure was not measured at this point; None when every one was."""
+    expected_accuracy_range: list | None = None
+    """[lowest, highest] of the per-corpus downstream accuracy shares behind ``expected_accuracy_share``."""
     docs_for_useful: int | None = None
     docs_for_useful_bound: str | None = None
     """``"at most"`` when even the smallest measured setting was useful (the true threshold lies below it)."""
@@ -422,7 +488,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                            f" {MAX_DOC_LENGTH:,}.")
     doc = table if isinstance(table, dict) else load_table(table)
     rows = [r for r in doc["rows"] if r.get("unit") == unit and r.get("trainer")]
-    rec = Recommendation(unit, float(epsilon), int(n_docs), int(n_topics), None, source=doc.get("source", ""))
+    rec = Recommendation(unit, float(epsilon), int(n_docs), int(n_topics), None, source=doc.get("source", ""),
+                         delta=float(delta))
     if not rows:
         rec.notes.append(f"the utility table has no {unit}-level measurements yet.")
         return rec
@@ -559,6 +626,8 @@ def _columns(rec: Recommendation, rows, unit, epsilon, n_docs, length, doc) -> N
     for key in ("coverage_share", "accuracy_share", "macro_f1_share", "npmi_ratio"):
         p = _trainer_prediction(rows, unit, epsilon, rec.n_docs, key, length)
         setattr(rec, f"expected_{key}", None if p is None else round(p["ratio"], 3))
+        if key == "accuracy_share" and p is not None:
+            rec.expected_accuracy_range = [round(v, 3) for v in p["range"]]
     floors = [f for f in doc.get("floors", []) if f.get("floor") == PUBLIC_FLOOR]
     for key in ("coverage_share", "accuracy_share", "macro_f1_share"):
         per = {f.get("corpus"): float(f[key]) for f in floors if key in f}
@@ -571,19 +640,54 @@ def _columns(rec: Recommendation, rows, unit, epsilon, n_docs, length, doc) -> N
     p = _trainer_prediction(rows, unit, epsilon, n_docs, "supported", length)
     if p is not None:
         tested = sorted({int(r["n_topics"]) for r in rows if "supported" in r and "n_topics" in r})
+        lo, hi = (int(min(round(v), rec.n_topics)) for v in p["range"])
         rec.supported_topics = {"count": int(min(round(p["ratio"]), rec.n_topics)), "of": rec.n_topics,
+                                "range": [lo, hi], "corpora": list(p["per_corpus"]),
                                 "how": f"measured: {rec.trainer}'s support test (supported_topics_) on public corpora"
                                        + ("" if rec.n_topics in tested else f" at K = {', '.join(map(str, tested))}")
                                        + ", read off the table as the shares are",
                                 "side": p["side"]}
 
 
+def corpora_text(corpora) -> str:
+    """``"20newsgroups, sotu and election-tweets"``: the public corpora a figure was measured on."""
+    corpora = [str(c) for c in corpora]
+    return corpora[0] if len(corpora) == 1 else f"{', '.join(corpora[:-1])} and {corpora[-1]}"
+
+
+def range_text(lo, hi, corpora, percent: bool = True) -> str:
+    """``" (30% to 50% across 20newsgroups and sotu)"``: the spread of a forecast over the measured corpora, which is
+    what another corpus may get (one corpus's curve bounds only that corpus); empty for one corpus."""
+    if len(corpora) < 2:
+        return ""
+    show = (lambda v: f"{v:.0%}") if percent else (lambda v: f"{v:g}")
+    return f" ({show(lo)} to {show(hi)} across {corpora_text(corpora)})"
+
+
 def supported_note(rec: Recommendation) -> str:
-    """How many of the K topics the budget supports, and how that is known."""
+    """How many of the K topics the budget supports, the spread over the measured corpora and how that is known. A
+    figure above a corpus's measured range is its measured end: a lower bound for that corpus only, not for another,
+    so no "at least" is said (on 63,000 health-news texts "at least 17 of 20" came out as 14 to 15); the range over the
+    corpora is given instead."""
     s = rec.supported_topics
-    bound = {"below": "at most ", "above": "at least "}.get(s.get("side") or "", "")
-    return (f"the budget supports {bound}{s['count']} of {s['of']} topics above the noise of the release (the rest"
-            f" are not told apart from noise; {s['how']}).")
+    bound = "at most " if s.get("side") == "below" else ""
+    lo, hi = s.get("range") or (s["count"], s["count"])
+    spread = (f" ({lo} to {hi} across {corpora_text(s['corpora'])})" if len(s.get("corpora", ())) > 1 and lo != hi
+              else "")
+    return (f"the budget supports {bound}{s['count']} of {s['of']} topics{spread} above the noise of the release (the"
+            f" rest are not told apart from noise; {s['how']}).")
+
+
+def forecast_inputs(rec: Recommendation, what: str = "documents") -> str:
+    """The inputs a forecast was read at, named, so that ``dptopic recommend`` and ``dptopic train`` show the same:
+    the unit, epsilon, delta, the count of ``what``, K, and the document length (given, or the median over the
+    measured corpora: ``train`` reads no length from the private corpus)."""
+    if rec.n_docs == 1:
+        what = "person" if what == "people" else what[:-1] if what.endswith("s") else what
+    length = (f"document length {rec.doc_length:g} words" if rec.doc_length is not None else
+              "document length not given (the median over the measured corpora)")
+    return (f"forecast read at: {rec.unit} level, epsilon {rec.epsilon:g}, delta {rec.delta:g}, {rec.n_docs:,} {what},"
+            f" {rec.n_topics} topic{'' if rec.n_topics == 1 else 's'}, {length}")
 
 
 PUBLIC_WORDS = "PUBLIC_WORDS.txt"
@@ -648,8 +752,8 @@ def verdict(rec: Recommendation) -> str:
     bound read off the measured end of some corpus (below its measured settings) or neither bound."""
     if rec.expected_share is None:
         return "unknown"
-    top = UNIT_EPSILON_MAX.get(rec.unit, math.inf)
-    if rec.epsilon > top:       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
+    top = most_word_level_spend() if rec.unit == "word" else UNIT_EPSILON_MAX.get(rec.unit, math.inf)
+    if rec.epsilon > top * (SPEND_TOLERANCE if rec.unit == "word" else 1.0):       # no trainer runs there, and such a budget protects nothing: no verdict on the topics
         return f"outside what dptopic train --unit {rec.unit} accepts (epsilon up to {top:g})"
     if rec.expected_share < useful_threshold(rec.headline):
         return "unknown (outside the measured ranges)" if rec.extrapolated_side == "both" else "NOT useful yet"
@@ -664,9 +768,12 @@ def expected_text(rec: Recommendation) -> str:
     (below what public knowledge alone gives: 69%)"``; an older table's ``"60% of non-private LDA's NPMI"``."""
     if rec.headline != "coverage_share":
         return f"{rec.expected_share:.0%} of non-private LDA's NPMI"
-    text = f"{rec.expected_share:.0%} of non-private LDA's topic coverage"
+    corpora = list(rec.per_corpus)
+    text = (f"{rec.expected_share:.0%}{range_text(*(rec.expected_range or [0, 0]), corpora)} of non-private LDA's"
+            " topic coverage")
     if rec.expected_accuracy_share is not None:
-        text += f" and {rec.expected_accuracy_share:.0%} of its downstream accuracy"
+        text += (f" and {rec.expected_accuracy_share:.0%}{range_text(*(rec.expected_accuracy_range or [0, 0]), corpora)}"
+                 " of its downstream accuracy")
     if rec.below_public:
         text += (f" ({' and '.join(MEASURE_NAMES[m].replace(' share', '') for m in rec.below_public)} {BELOW_PUBLIC}:"
                  f" {', '.join(f'{rec.public_floor[m]:.0%}' for m in rec.below_public)})")
@@ -674,7 +781,26 @@ def expected_text(rec: Recommendation) -> str:
 
 
 def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None,
-                      what: str = "documents", delta: float = TRAIN_DELTA, doc_length=None) -> str | None:
+                      what: str = "documents", delta: float = TRAIN_DELTA, doc_length=None,
+                      exact_count: bool = True) -> str | None:
+    """The warning for a corpus too small for useful topics at ``epsilon`` (None when the table expects useful
+    topics above what public knowledge alone gives): the coverage and downstream accuracy shares to expect, with
+    their spread over the measured corpora, and the size from which topics become useful, read from the utility table
+    measured on public corpora by :func:`recommend`, the one forecast ``dptopic recommend`` prints, its inputs named
+    (:func:`forecast_inputs`). ``what`` names the documents counted (``"training documents"``, ``"people"``);
+    ``doc_length`` (mean words per document, document level) reads the table by length: ``dptopic train`` gives none,
+    as reading the private corpus's exact mean length would print a private figure. ``exact_count``: ``n_docs`` is the
+    private data's own exact count (``train`` and ``fit`` pass it), which the warning labels outside the guarantee."""
+    msg, rec = _too_small(unit, epsilon, n_docs, n_topics, table, what, delta, doc_length)
+    if msg is None:
+        return None
+    label = (f"; {int(n_docs):,} is an exact count of the private data: outside the guarantee, shown here, not saved"
+             if exact_count else "")
+    return f"{msg} ({forecast_inputs(rec, what)}{label})"
+
+
+def _too_small(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None,
+               what: str = "documents", delta: float = TRAIN_DELTA, doc_length=None):
     """The warning for a corpus too small for useful topics at ``epsilon`` (None when the table expects useful
     topics above what public knowledge alone gives): the coverage and downstream accuracy shares to expect and the size
     from which topics become useful, read from the utility table measured on public corpora. ``what`` names the
@@ -686,7 +812,7 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
     upper = rec.extrapolated_side in ("below", "both")
     if rec.expected_share is None or (rec.expected_share >= useful_threshold(rec.headline) and not upper
                                       and not rec.below_public):
-        return None     # where the figure leans on a corpus measured only above the point it is no more than a bound
+        return None, rec     # where the figure leans on a corpus measured only above the point it is no more than a bound
     size = f"{int(n_docs):,} {what}"
     noun = "people" if unit == "user" else "documents"     # a guarantee per person counts people
     if rec.docs_for_useful_beyond:
@@ -703,8 +829,8 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
         need = f"topics become useful from {docs_needed_text(rec)} {noun} at this epsilon"
     share = expected_text(rec)
     if rec.expected_share >= useful_threshold(rec.headline) and not upper:        # useful, but below what public knowledge gives
-        return (f"at epsilon {epsilon:g} and {size} expect topics with {share} (measured on public corpora, see"
-                " 'dptopic recommend'): a public model may serve as well. Check the topics before using them.")
+        return ((f"at epsilon {epsilon:g} and {size} expect topics with {share} (measured on public corpora, see"
+                " 'dptopic recommend'): a public model may serve as well. Check the topics before using them.")), rec
     if rec.expected_share >= useful_threshold(rec.headline):
         point = f"epsilon {epsilon:g} x {size}" if unit in ("document", "user") else f"epsilon {epsilon:g} per word on {size}"
         if rec.extrapolated_side == "both":
@@ -715,15 +841,15 @@ def too_small_message(unit: str, epsilon: float, n_docs: int, n_topics: int, tab
         else:
             where, expect = (f"lies below the settings measured on some public corpora ({_outside_corpora(rec)})",
                              f"at most {share}")
-        return f"{point} {where}: expect {expect}; {need} (see 'dptopic recommend'). Check the topics before using them."
+        return (f"{point} {where}: expect {expect}; {need} (see 'dptopic recommend'). Check the topics before using them."), rec
     if _below_every(rec):
         ratio = f"less than {share} (the figure at the smallest setting measured; fewer {noun} give less)"
     elif rec.extrapolated_side == "below":
         ratio = f"at most {share} (some corpora were measured only at more signal than this)"
     else:
         ratio = f"about {share}"
-    return (f"at epsilon {epsilon:g} and {size} expect topics with {ratio}: {need} (measured on public corpora,"
-            " see 'dptopic recommend'). Check the topics before using them.")
+    return ((f"at epsilon {epsilon:g} and {size} expect topics with {ratio}: {need} (measured on public corpora,"
+            " see 'dptopic recommend'). Check the topics before using them.")), rec
 
 
 def plot_table(path, table=None) -> None:

@@ -57,6 +57,13 @@ class SmallCorpusWarning(UserWarning):
     the budget: the model still trains, but its topics may be noise."""
 
 
+class ForecastWarning(SmallCorpusWarning):
+    """The :class:`SmallCorpusWarning` that forecasts, from the utility table, the topic quality to expect at this
+    budget and corpus size (``dptopic recommend``'s figures). ``dptopic train`` says it once, before anything is spent,
+    and silences this class alone in the fit: every other warning of the library reaches its stderr as Python shows
+    it."""
+
+
 class SeededNoiseWarning(UserWarning):
     """Warned when a private trainer or a local randomizer is given an explicit seed: whoever knows the seed can
     regenerate the noise and remove it, so the guarantee holds only while the seed stays secret. Seeds are for tests

@@ -220,6 +220,34 @@ ARGV_CASES = [
       for command in ("submit", "fed-client") for state in ("empty.json", "nul.json", "truncated.json", "latin1.json")],
     pytest.param(["fed-client", "--server", "http://127.0.0.1:9", "--corpus", C, "--state", "prose.json"],
                  "prose.json", id="fed-client --state prose"),
+    # the private corpus given as public input, and bad public input: named as --public-corpus, before any release
+    *[pytest.param(["train", "--algorithm", "docdp-cooc", "--epsilon", "1", "--topics", "2", "--test-size", "0",
+                    "--corpus", C, "--public-corpus", public, *extra, "--out", "{out}"], names,
+                   id=f"train --public-corpus {public}{' ' + ' '.join(extra) if extra else ''}")
+      for public, extra, names in [
+          (C, [], "is the private --corpus"), ("corpus.txt", [], "is the private --corpus"),
+          ("../{setup}/corpus.txt", [], "is the private --corpus"), ("copy.txt", [], "of the private documents"),
+          ("missing.txt", [], "--public-corpus 'missing.txt'"), ("a-folder", [], "--public-corpus 'a-folder'"),
+          ("empty.json", [], "--public-corpus 'empty.json'"), ("nul.json", [], "--public-corpus 'nul.json'"),
+          ("words.txt", [], "--public-corpus 'words.txt'"), ("{xlsx}", [], "--public-corpus 'data.xlsx'"),
+          ("missing.txt", ["--private-vocabulary", "1,1e-6"], "--public-corpus 'missing.txt'"),
+          ("corpus.txt", ["--private-vocabulary", "1,1e-6"], "is the private --corpus"),
+          ("{tsv}", ["--public-text-field", "body"], "--public-text-field")]],
+    pytest.param(["train", "--algorithm", "docdp-cooc", "--epsilon", "1", "--corpus", C, "--public-text-field", "x",
+                  "--out", "{out}"], "--public-text-field", id="train --public-text-field without --public-corpus"),
+    # one rule for a total a trainer cannot spend, or topics it cannot take
+    pytest.param(["train", "--unit", "word", "--epsilon", "1e8", "--corpus", C, "--out", "{out}"], "--epsilon 1e+08",
+                 id="train --unit word --epsilon 1e8"),
+    pytest.param(["train", "--algorithm", "hdp", "--epsilon", "1e308", "--corpus", C, "--out", "{out}"],
+                 "--epsilon 1e+308", id="train --algorithm hdp --epsilon 1e308"),
+    pytest.param(["train", "--unit", "document", "--epsilon", "1", "--topics", "100001", "--corpus", C, "--out",
+                  "{out}"], "--topics 100001", id="train --unit document --topics 100001"),
+    # a person's flags without --unit user: the fix suggested is complete
+    pytest.param(["train", "--documents-per-user", "2", "--corpus", "people.jsonl", "--out", "{out}"],
+                 "add --unit user --epsilon EPS --user-field FIELD", id="train --documents-per-user without --unit"),
+    # help for a unit and algorithm train refuses is that refusal
+    pytest.param(["train", "--unit", "user", "--algorithm", "lda", "--help"], "--algorithm lda cannot give it",
+                 id="train --unit user --algorithm lda --help"),
 ]
 
 
@@ -240,7 +268,9 @@ def test_a_bad_command_line_is_refused_in_one_line(setup, tmp_path, capsys, monk
     for kind, value in {"null": None, "object": {"x": 1}, "list": [1, 2], "bool": True}.items():
         (setup / f"ids-{kind}.jsonl").write_text(json.dumps({"id": "a", "text": "apple banana"}) + "\n"
                                                  + json.dumps({"id": value, "text": "cherry grape"}) + "\n")
-    argv = _fill(argv, setup, tmp_path)
+    (setup / "copy.txt").write_text((setup / "corpus.txt").read_text())
+    (setup / "people.jsonl").write_text('{"text": "apple banana cherry", "user": "a"}\n')
+    argv = _fill([a.replace("{setup}", setup.name) for a in argv], setup, tmp_path)
     rc, err = _run(capsys, argv)
     _assert_one_line_refusal(rc, err, names=names)
 

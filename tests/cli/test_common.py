@@ -248,3 +248,19 @@ def test_load_corpus_without_vocab_flag_names_the_vocabulary_flag_for_a_uci_file
     with pytest.raises(DPTopicError) as e:
         load_corpus(str(p), "uci", vocab_flag=None)
     assert "(this command reads the UCI vocabulary from there; --vocabulary is the public word list" in str(e.value)
+
+
+@pytest.mark.parametrize("supported, said", [
+    ([False] * 20, "None of the 20 topics stands above the noise"), ([True] + [False] * 19, "1 of 20 topics stands"),
+    ([True] * 3 + [False] * 17, "3 of 20 topics stand"), ([True] * 4, "All 4 topics stand"),
+    ([False], "The one topic does not stand above")])
+def test_the_count_of_topics_above_the_noise_reads_right_for_none_one_and_all(supported, said):
+    """The page said "Only 0 of 20 topics stand above the noise"."""
+    from dptopic.cli._common import support_summary
+    from dptopic.reporting.html import _utility_warning
+
+    assert said in support_summary(supported)
+    if not all(supported):
+        banner = _utility_warning(supported, {"guarantee": "none"})
+        assert "Only 0" not in banner and "supports 0" not in banner
+        assert (" 1 distinct topics" not in banner) and ("the other 1 are" not in banner)

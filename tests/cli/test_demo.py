@@ -74,8 +74,9 @@ def test_cli_private_default_is_unseeded_and_explicit_seed_warns(textfile, tmp_p
     assert not np.allclose(a, b)  # fresh OS entropy each run, not seed 0
     assert "warning" not in capsys.readouterr().out
     assert _train(["--algorithm", "hdp", "--seed", "3"], textfile, tmp_path / "c") == 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert "warning" in out and "seed stays secret" in out
+    cap = capsys.readouterr()
+    err = " ".join(cap.err.split())         # a warning goes to stderr, never stdout
+    assert "warning:" in err and "seed stays secret" in err and "warning:" not in cap.out
     rep = json.loads((tmp_path / "c" / "model.json").read_text())
     assert rep["privacy"]["noise_reproducible"] is True and rep["params"]["seed"] is None
     assert build_parser().parse_args(["demo"]).seed is None  # demo does not seed the private model

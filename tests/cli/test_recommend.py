@@ -84,23 +84,46 @@ def test_recommend_and_train_agree_on_the_word_level_budgets(capsys, tmp_path, d
     assert main(["recommend", "--unit", "word", "--epsilon", "500", "--docs", "10000"]) in (0, None)
     out = " ".join(capsys.readouterr().out.split())
     assert "no word-level trainer runs at epsilon 500" in out and "needs more than 500" in out
-    # above the cap: refused by train as by for_unit, before the corpus is read
-    line = _error(capsys, "train", "--unit", "word", "--epsilon", "1e8", "--corpus", tmp_path / "absent.txt", "--out",
-                  tmp_path / "m")
-    assert "--unit word takes a budget up to 1e+07" in line
-    with pytest.raises(DPTopicError, match="1e\\+07"):
+    # a total the trainer cannot spend: one rule (advice.word_budget_refusal) for --unit word, --algorithm hdp,
+    # for_unit and HDPLDA.from_budget, refused before the corpus is read
+    for argv in (["--unit", "word", "--epsilon", "1e8"], ["--algorithm", "hdp", "--epsilon", "1e308"]):
+        line = _error(capsys, "train", *argv, "--corpus", tmp_path / "absent.txt", "--out", tmp_path / "m")
+        assert "is more than the word-level trainer (HDP-LDA) can spend" in line and "give --epsilon" in line
+    with pytest.raises(DPTopicError, match="more than the word-level trainer"):
         dptopic.for_unit("word", 1e8)
+    with pytest.raises(DPTopicError, match="more than the word-level trainer"):
+        dptopic.HDPLDA.from_budget(1e308, 1e-5, 2)
     assert main(["recommend", "--unit", "word", "--epsilon", "2e7", "--docs", "10000"]) in (0, None)
-    assert "train it: not at these settings" in " ".join(capsys.readouterr().out.split())
+    assert "train it: not at these settings: dptopic train --unit word refuses them (--epsilon 2e+07 is more than" \
+        in " ".join(capsys.readouterr().out.split())
 
 
-def test_a_word_level_budget_not_all_spent_is_said(capsys, tmp_path, docs):
-    """eps_L per iteration is capped at 500: --epsilon 5000 over 2 iterations spends about 1,020, said in one line."""
-    assert main([str(v) for v in _train(docs, tmp_path, "--unit", "word", "--epsilon", "5000")]) in (0, None)
+def test_recommend_says_train_refuses_too_many_topics_by_the_same_rule(capsys, tmp_path):
+    """recommend --topics 100001 answered without saying that train refuses it."""
+    from dptopic.advice import train_refusal
+
+    assert main(["recommend", "--epsilon", "1", "--docs", "1000", "--topics", "100001"]) in (0, None)
     out = " ".join(capsys.readouterr().out.split())
-    assert "warning: --epsilon 5000 is not all spent" in out and "about 1,020 per word" in out
-    assert dptopic.load(tmp_path / "m").privacy_["epsilon"] < 5000
-    with pytest.warns(UserWarning, match="epsilon 1e\\+07 is not all spent"):
+    assert "train it: not at these settings: dptopic train --unit document refuses them (--topics 100001 is more" in out
+    line = _error(capsys, "train", "--unit", "document", "--epsilon", "1", "--topics", "100001", "--corpus",
+                  tmp_path / "absent.txt", "--out", tmp_path / "m")
+    assert line == "error: " + train_refusal("document", 1, 100001).replace("n_topics=", "--topics ")
+    assert train_refusal("document", 1, 100000) is None
+
+
+def test_a_word_level_budget_that_cannot_be_spent_is_refused(capsys, tmp_path, docs):
+    """eps_L per iteration is capped at 500: --epsilon 5000 over 2 iterations can spend about 1,020 only; it was
+    accepted with a warning while --unit word --epsilon 1e8 was refused: now both are refused by one rule, and a total
+    within 1% of what the run spends is taken."""
+    from dptopic.advice import most_word_level_spend
+
+    line = _error(capsys, *_train(docs, tmp_path, "--unit", "word", "--epsilon", "5000"))
+    assert "--epsilon 5000 is more than" in line and "at most 1,020 per word" in line
+    most = most_word_level_spend(2)
+    assert main([str(v) for v in _train(docs, tmp_path, "--unit", "word", "--epsilon", f"{most * 1.005:.6g}")]) \
+        in (0, None)
+    assert "not all spent" not in capsys.readouterr().err
+    with pytest.raises(DPTopicError, match="epsilon=1e\\+07 is more than"):
         dptopic.for_unit("word", 1e7)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -189,7 +212,7 @@ def test_recommend_bounds_the_alternatives_as_it_bounds_the_headline(capsys):
 def test_recommend_at_an_unreachable_epsilon_offers_no_corpus_size(capsys):
     out = _recommend(capsys, "--epsilon", 0.005, "--docs", 1000)
     assert "documents for useful topics" not in out and "topics become useful" not in out
-    assert "train it: not at epsilon 0.005" in out
+    assert "train it: not at these settings: dptopic train --unit document refuses them (--epsilon 0.005 is below" in out
     reachable = _recommend(capsys, "--epsilon", 0.01, "--docs", 1000)
     assert "documents for useful topics" in reachable
 

@@ -25,20 +25,20 @@ def _recommend(capsys, *argv) -> str:
 
 def test_recommend_headlines_coverage_and_accuracy_with_npmi_beside(table, capsys):
     out = _recommend(capsys, "--epsilon", 1, "--docs", 1000)
-    assert "expected topic coverage, as a share of non-private LDA's: 40% (30% to 50% across 2 corpora)" in out
+    assert "expected topic coverage, as a share of non-private LDA's: 40% (30% to 50% across short and long)" in out
     assert "expected downstream accuracy, as a share of non-private LDA's: 50%" in out
     assert "beside them: macro-F1 share 45%, NPMI ratio 70%" in out
     assert "expected NPMI" not in out
-    assert "topics the budget supports: 3 of 20 topics above the noise of the release" in out
+    assert "topics the budget supports: 3 of 20 topics (2 to 4 across short and long) above the noise of the release" in out
     assert "measured: A's support test" in out
     assert "alternative: B (20%)" in out
 
 
 def test_recommend_reads_document_length_and_says_below_public_knowledge(table, capsys):
     out = _recommend(capsys, "--epsilon", 1, "--docs", 1000, "--doc-length", 10)
-    assert "expected topic coverage, as a share of non-private LDA's: 30% (30% to 50% across 2 corpora)" \
+    assert "expected topic coverage, as a share of non-private LDA's: 30% (30% to 50% across short and long)" \
            " (below what public knowledge alone gives: 35%)" in out
-    assert "downstream accuracy, as a share of non-private LDA's: 40% (below what public knowledge alone gives:" \
+    assert "downstream accuracy, as a share of non-private LDA's: 40% (40% to 60% across short and long) (below what public knowledge alone gives:" \
            " 45%)" in out
     assert "topics the budget supports: 2 of 20" in out
     data = json.loads(main(["recommend", "--epsilon", "1", "--docs", "1000", "--doc-length", "100", "--json"])
@@ -53,3 +53,56 @@ def test_recommend_rejects_a_bad_doc_length_in_one_line(table, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "--doc-length" in err and "Traceback" not in err
+
+
+def test_train_and_recommend_read_one_forecast_with_its_inputs_named(tmp_path, capsys):
+    """train read the utility table by the private corpus's exact mean document length (a private figure printed
+    without its label) and recommend by its default: the two disagreed. Now train reads no length, names the inputs as
+    recommend does, and labels the exact count outside the guarantee."""
+    import re
+
+    import numpy as np
+
+    from dptopic.advice import too_small_message
+
+    rng = np.random.default_rng(0)
+    words = "apple banana cherry grape lemon mango melon olive peach pear plum quince".split()
+    for name, length in (("short.txt", 6), ("long.txt", 60)):
+        (tmp_path / name).write_text("\n".join(" ".join(rng.choice(words, length)) for _ in range(50)) + "\n")
+    (tmp_path / "words.txt").write_text("\n".join(words) + "\n")
+    said = []
+    for name in ("short.txt", "long.txt"):
+        assert main(["train", "--unit", "document", "--epsilon", "1", "--topics", "3", "--corpus", str(tmp_path / name),
+                     "--vocabulary", str(tmp_path / "words.txt"), "--test-size", "0", "--quiet", "--out",
+                     str(tmp_path / name[:-4])]) in (0, None)
+        err = " ".join(capsys.readouterr().err.split())
+        said.append(next(line for line in err.split("warning: ") if "forecast read at" in line).split(" note: ")[0])
+    assert said[0] == said[1]          # the documents' lengths are not read
+    n = int(re.search(r"([\d,]+) training documents", said[0]).group(1).replace(",", ""))
+    assert "document length not given (the median over the measured corpora)" in said[0]
+    assert f"{n} is an exact count of the private data: outside the guarantee" in said[0]
+    # the same function, the same figures, as Python and recommend read them
+    expected = too_small_message("document", 1.0, n, 3, what="training documents")
+    assert said[0].strip() == expected, next((said[0][i - 30:i + 30], expected[i - 30:i + 30]) for i in range(len(expected)) if said[0][i] != expected[i])
+    out = " ".join(capsys.readouterr().out.split()) if main(["recommend", "--epsilon", "1", "--docs", str(n),
+                                                             "--topics", "3"]) in (0, None) else ""
+    assert (f"forecast read at: document level, epsilon 1, delta 1e-05, {n} documents, 3 topics, document length not"
+            " given") in out
+
+
+def test_forecasts_give_ranges_that_held_on_a_new_corpus(capsys):
+    """On 63,000 health-news texts at epsilon 1 the forecast said "at least 17 of 20" topics supported (14 to 15 came)
+    and accuracy >= 90% (86% to 88% came): a corpus's held end bounds that corpus only. The ranges over the measured
+    corpora, named, hold them."""
+    from dptopic.advice import recommend
+
+    rec = recommend("document", 1.0, 63_326, 20)
+    lo, hi = rec.supported_topics["range"]
+    assert lo <= 14 and hi >= 15
+    a_lo, a_hi = rec.expected_accuracy_range
+    assert a_lo <= 0.86 and a_hi >= 0.88
+    assert main(["recommend", "--epsilon", "1", "--docs", "63326"]) in (0, None)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "at least" not in out.split("- ")[0]
+    assert f"({lo} to {hi} across 20newsgroups" in out and "sotu" in out and "election-tweets" in out
+    assert f"({a_lo:.0%} to {a_hi:.0%} across" in out

@@ -260,7 +260,7 @@ def test_train_hides_the_words_of_topics_below_the_noise_unless_asked(tmp_path, 
     rc, out, err = _run(capsys, *base, "--out", tmp_path / "m")
     assert rc == 0, err
     flat = " ".join(out.split())
-    assert "0 of 3 topics stand above the noise of the release" in flat and "inside the guarantee" in flat
+    assert "None of the 3 topics stands above the noise of the release" in flat and "inside the guarantee" in flat
     assert "below the noise: topics 0, 1, 2: words hidden (--show-unsupported" in flat
     assert "Top 10 words per topic" not in flat and "more documents, a larger epsilon" in flat
     rc, out, err = _run(capsys, *base, "--show-unsupported", "--out", tmp_path / "m2")
@@ -414,7 +414,8 @@ def test_unit_document_trains_the_cooccurrence_model(tmp_path, capsys):
     captured = capsys.readouterr()
     printed = " ".join(captured.out.split())
     warned = " ".join(captured.err.split())                  # the command's warning: on stderr
-    assert "lies below every setting measured on public corpora" in warned and "expect at most" in warned
+    assert "expect topics with less than" in warned and "the figure at the smallest setting measured" in warned
+    assert "forecast read at: document level, epsilon 1" in warned   # recommend's forecast, its inputs named
     assert "DocDPCooccurrence: at epsilon" not in captured.err      # the model's own warning is not repeated
     # NPMI is read from held-out documents of the private corpus: said beside it, and not saved
     assert "NPMI and perplexity are computed on held-out documents of the private corpus: outside the guarantee" \
@@ -1029,7 +1030,7 @@ def test_the_small_corpus_warning_goes_to_stderr(tmp_path, capsys):
     assert main(["train", "--corpus", str(posts), "--unit", "document", "--epsilon", "1", "--topics", "3",
                  "--test-size", "0", "--quiet", "--out", str(tmp_path / "m")]) == 0
     cap = capsys.readouterr()
-    assert "warning: epsilon 1 x" in " ".join(cap.err.split()) and "warning: epsilon" not in cap.out
+    assert "warning: at epsilon 1 and 30 training documents" in " ".join(cap.err.split()) and "warning:" not in cap.out
 
 
 @pytest.mark.parametrize("argv, flag", [
@@ -1101,3 +1102,21 @@ def test_recovery_reaches_the_document_level_trainer_and_another_trainer_refuses
     with pytest.raises(SystemExit) as e:
         main(["train", "--corpus", str(src), "--unit", "document", "--epsilon", "1", "--recovery", "svd"])
     assert e.value.code == 2 and "--recovery" in capsys.readouterr().err
+
+
+def test_the_private_perplexity_line_names_its_mode(tmp_path):
+    """train printed 'held-out per-word perplexity: 27.0' without saying how it was computed."""
+    import numpy as np
+
+    from helpers import run_dptopic
+
+    rng = np.random.default_rng(0)
+    words = "apple banana cherry grape lemon mango melon olive peach pear plum quince".split()
+    (tmp_path / "docs.txt").write_text("\n".join(" ".join(rng.choice(words, 10)) for _ in range(60)) + "\n")
+    (tmp_path / "words.txt").write_text("\n".join(words) + "\n")
+    r = run_dptopic("train", "--unit", "document", "--epsilon", "1", "--topics", "2", "--corpus", tmp_path / "docs.txt",
+                    "--vocabulary", tmp_path / "words.txt", "--quiet", "--out", tmp_path / "m")
+    assert r.returncode == 0, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if "perplexity" in ln)
+    assert "paper mode: fold-in Gibbs sampling under the released topics" in line
+    assert "outside the guarantee" in line

@@ -20,7 +20,7 @@ ALGORITHMS = tuple(TRAINERS)
 # what each line needs so that the flag checks are the only thing between it and training: FedLDA's floor rule reads
 # the RRP parameters that its default rule refuses
 BASE = {"fed": ["--exclusion", "floor"]}
-UNIT_EPSILON = {"word": "1e6", "document": "1"}
+UNIT_EPSILON = {"word": "510", "document": "1"}   # 510 per word: what one iteration spends at most
 
 
 class _Reached(Exception):
@@ -114,7 +114,7 @@ def test_the_flags_unit_word_leaves_out_of_its_help_are_refused(flag, refused, t
     """_UNIT_REFUSES is what train does: --unit word gives the total, from which eps_L is solved for eps_I."""
     action = next(a for a in OPTIONS if flag in a.option_strings)
     assert action.dest in train._UNIT_REFUSES["word"]
-    argv = ["train", "--unit", "word", "--epsilon", "1e6", flag, *_value(action), "--corpus", tmp_path / "none.txt",
+    argv = ["train", "--unit", "word", "--epsilon", "600", flag, *_value(action), "--corpus", tmp_path / "none.txt",
             "--out", tmp_path / "m"]
     capsys.readouterr()
     assert main([str(x) for x in argv]) == 2
@@ -161,3 +161,35 @@ def test_help_leaves_the_parser_as_it_was(capsys):
 def test_every_trainer_has_a_line_in_the_table():
     choices = next(a for a in TRAIN._actions if a.dest == "algorithm").choices
     assert set(choices) == set(TRAINERS)
+
+
+def test_the_help_of_unit_user_describes_the_guarantee_per_person_and_its_flags(capsys):
+    """`train --unit user --help` described document-level training (docdp-cooc's line, --epsilon per document) and
+    listed --private-vocabulary, which --unit user refuses."""
+    text = _help(capsys, "--unit", "user", "--help")
+    head = " ".join(text.split("options:")[0].split())
+    assert "user-level DP" in head and "--epsilon per person" in head and "document-level" not in head
+    assert "--user-field FIELD" in text.splitlines()[0]
+    listed = {a.dest for a in OPTIONS if _listed(text, a)}
+    assert {"user_field", "documents_per_user", "epsilon", "delta"} <= listed
+    assert not listed & {"private_vocabulary", "vocabulary_policy", "scheduler", "dask_local"}
+    for unit in ("word", "document"):
+        other = _help(capsys, "--unit", unit, "--help")
+        assert not {a.dest for a in OPTIONS if _listed(other, a)} & {"user_field", "documents_per_user"}
+    text = _help(capsys, "--unit", "user", "--algorithm", "docdp", "--help")
+    assert "which trains docdp:" in " ".join(text.split())
+
+
+@pytest.mark.parametrize("argv", [["--unit", "user", "--algorithm", "lda"], ["--algorithm", "hdp", "--unit", "word"],
+                                  ["--unit", "document", "--algorithm", "docdp"]])
+def test_the_help_of_a_refused_unit_and_algorithm_is_the_refusal(capsys, argv):
+    """`--unit user --algorithm lda --help` printed help for a combination train refuses."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        main(["train", *argv, "--help"])
+    out, err = capsys.readouterr()
+    assert e.value.code == 2 and not out
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert lines[0] == "error: " + train.unit_algorithm_refusal(argv[argv.index("--unit") + 1],
+                                                                argv[argv.index("--algorithm") + 1])

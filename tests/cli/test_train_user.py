@@ -119,3 +119,29 @@ def test_train_unit_user_holds_out_whole_people_through_the_library_split(people
     assert splits and all(by == "person" for by, _ in splits)
     train, test = splits[0][1]
     assert test is not None and not set(train.user_ids) & set(test.user_ids)
+
+
+@pytest.mark.parametrize("argv", [["--documents-per-user", "2"], ["--documents-per-user", "2", "--epsilon", "1"],
+                                  ["--user-field", "user", "--epsilon", "1"],
+                                  ["--algorithm", "lda", "--documents-per-user", "2"]])
+def test_the_fix_suggested_for_a_person_flag_without_the_unit_is_one_train_takes(people, tmp_path, capsys, argv):
+    """--documents-per-user without --unit suggested 'add --unit user (and --epsilon)', which was then refused for want
+    of --user-field (or, the default trainer being lda, --epsilon was refused first)."""
+    import re
+
+    base = ["train", "--corpus", people / "people.jsonl", "--topics", "2", "--vocabulary", people / "words.txt",
+            "--quiet", "--out", tmp_path / "m"]
+    rc, _, err = main_output(capsys, base + argv)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and "is for a guarantee per person: add --unit user" in lines[0], err
+    add = re.search(r"add (.*?)(?: and drop (.*?))?; or drop", lines[0])
+    fixed = [w for w in argv if w != "lda"] if add.group(2) else list(argv)
+    if add.group(2):
+        fixed.remove("--algorithm")
+    fixed += ["--unit", "user"]
+    if "--epsilon EPS" in add.group(1):
+        fixed += ["--epsilon", "1"]
+    if "--user-field FIELD" in add.group(1):
+        fixed += ["--user-field", "user"]
+    rc, _, err = main_output(capsys, base + fixed)
+    assert rc == 0, err

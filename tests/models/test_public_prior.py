@@ -223,3 +223,89 @@ def test_a_loaded_public_prior_model_keeps_its_route_kept_words_and_report(split
     assert loaded.privacy_report() == json.loads(json.dumps(m.privacy_))     # the report its fit made
     with pytest.raises(dptopic.errors.NotFittedError, match=r"^this DocDPCooccurrence is not fitted yet"):
         _model().privacy_report()
+
+
+def test_the_private_corpus_given_as_public_is_refused_before_any_noise(split):
+    """fit(X, public_corpus=X) was accepted: the card then listed the private documents as public input."""
+    _, private = split
+    for public in (private, private.subset(np.arange(40)), private.to_bow()):
+        model = _model()
+        with pytest.raises(DPTopicError, match="public_corpus"):
+            model.fit(private, public_corpus=public)
+        assert not hasattr(model, "ledger_")
+    # documents of one corpus found in the other, by the fingerprint of each bag of words, in either form
+    words = list(private.vocabulary.words)
+    with pytest.raises(DPTopicError, match="holds 40 of the private documents"):
+        _model().fit(private.to_bow(), vocabulary=words, public_corpus=private.subset(np.arange(40)))
+
+
+def test_public_documents_of_the_domain_that_share_no_private_document_are_taken(split):
+    public, private = split
+    public_prior.refuse_private_as_public(public, private)        # disjoint: nothing to refuse
+    short = public_prior.document_fingerprints(private.subset(np.arange(3)), words=["nothing-shared"])
+    assert short == {}       # a document under MIN_FINGERPRINT_TOKENS tokens is never taken for a private one
+
+
+@pytest.fixture
+def no_noise(monkeypatch):
+    """Every noise function a docdp-cooc run with --private-vocabulary draws from raises: a run that reaches one has
+    spent budget."""
+    import dptopic.mechanisms.gaussian
+    import dptopic.models.docdp_cooc
+    import dptopic.models.fdptm
+
+    def drawn(*a, **k):
+        raise AssertionError("noise was drawn")
+
+    for module, name in ((dptopic.mechanisms.gaussian, "gaussian_mechanism"), (dptopic.models.docdp_cooc,
+                                                                               "gaussian_mechanism"),
+                         (dptopic.models.fdptm, "dp_set_union")):
+        monkeypatch.setattr(module, name, drawn)
+
+
+@pytest.mark.parametrize("public, fragment", [
+    ("missing.jsonl", "--public-corpus 'missing.jsonl': no such file"),
+    ("private.jsonl", "is the private --corpus"),
+    ("../{root}/private.jsonl", "is the private --corpus"),
+    ("link.jsonl", "is the private --corpus"),
+    ("copy.jsonl", "of the private documents of --corpus 'private.jsonl'"),
+    ("empty.jsonl", "--public-corpus 'empty.jsonl'"),
+    ("words.txt", "--public-corpus 'words.txt' has no document with two different words"),
+    ("body.jsonl", "--public-text-field"),
+    ("data.xlsx", "--public-corpus 'data.xlsx': its extension '.xlsx' names no format"),
+])
+@pytest.mark.parametrize("vocabulary", [["--private-vocabulary", "1,1e-6"], []])
+def test_a_bad_public_corpus_is_refused_in_one_line_before_any_noise(files, tmp_path, capsys, monkeypatch, no_noise,
+                                                                     public, fragment, vocabulary):
+    """--private-vocabulary drew its release before a missing --public-corpus was noticed; the private corpus was taken
+    as public by the same path, a ../ path or a symlink; the read errors spoke of the private corpus."""
+    import shutil
+
+    monkeypatch.chdir(files)
+    if not (files / "link.jsonl").exists():
+        (files / "link.jsonl").symlink_to(files / "private.jsonl")
+        shutil.copy(files / "private.jsonl", files / "copy.jsonl")
+        (files / "empty.jsonl").write_text("")
+        (files / "words.txt").write_text("apple\nbanana\nengine\n")
+        (files / "body.jsonl").write_text('{"body": "apple banana cherry grape"}\n')
+        (files / "data.xlsx").write_bytes(b"PK\x03\x04")
+    public = public.format(root=files.name)
+    rc, out, err = main_output(capsys, ["train", "--algorithm", "docdp-cooc", "--corpus", "private.jsonl",
+                                        "--public-corpus", public, "--epsilon", "1", "--topics", "2", "--test-size",
+                                        "0", "--out", tmp_path / "m", *vocabulary])
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("error: ") and fragment in lines[0], err
+    assert "private vocabulary" not in out and not (tmp_path / "m").exists()
+
+
+def test_the_public_text_field_is_its_own(files, tmp_path, capsys):
+    """--text-field renamed both corpora's field: a private JSONL with 'body' and a public text file was refused."""
+    (files / "private-body.jsonl").write_text("".join(json.dumps({"body": json.loads(line)["text"]}) + "\n" for line in
+                                                      (files / "private.jsonl").read_text().splitlines()))
+    (files / "public.txt").write_text("".join(json.loads(line)["text"] + "\n" for line in
+                                              (files / "public.jsonl").read_text().splitlines()))
+    rc, out, err = main_output(capsys, ["train", "--algorithm", "docdp-cooc", "--corpus", files / "private-body.jsonl",
+                                        "--text-field", "body", "--public-corpus", files / "public.txt", "--epsilon",
+                                        "2", "--topics", "2", "--test-size", "0", "--quiet", "--out", tmp_path / "m"])
+    assert rc in (0, None), err
+    assert "30 public documents" in out

@@ -105,7 +105,7 @@ def test_no_banner_when_every_topic_stands_out_or_none_was_assessed():
     for supported in ([True, True, True], None):
         html = _support_page(supported)
         assert "utility-warning" not in html and "'topic unsupported'" not in html and "noiseword" in html
-    assert "3 of 3 topics stand above the noise" in _text(_support_page([True, True, True]))
+    assert "All 3 topics stand above the noise" in _text(_support_page([True, True, True]))
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -27,6 +27,12 @@ def make_console(stderr=False):
     return console
 
 
+def warn(text: str) -> None:
+    """One warning line on stderr (``warning: ...``), as every warning of the command line and the library's own
+    (``main`` shows those alike): never on stdout, which carries the command's output."""
+    print(f"warning: {' '.join(str(text).split())}", file=sys.stderr)
+
+
 def print_table(console, table) -> None:
     """Print a rich table. Off a terminal (a file, a pipe) rich assumes 80 columns and would cut cells with '…' or
     split numbers: there the table gets its natural width (a column's ``max_width`` still wraps long prose)."""
@@ -559,8 +565,13 @@ def topic_support(model):
 
 def support_summary(supported) -> str:
     """"K of N topics stand above the noise of the release (...)"."""
-    k, n = sum(supported), len(supported)
-    return f"{k} of {n} topics stand above the noise of the release ({SUPPORT_SOURCE})"
+    from ..reporting.html import standing_text
+
+    k, n = sum(bool(s) for s in supported), len(supported)
+    text = standing_text(k, n)
+    if text.startswith("Only "):        # the terminal's line counts, the page's banner stresses
+        text = text[len("Only "):]
+    return f"{text} above the noise of the release ({SUPPORT_SOURCE})"
 
 
 def refuse_show_unsupported(model, spec) -> None:
@@ -770,7 +781,7 @@ def _report_tail(t, report, keys, console):
         t.add_row("noise reproducible", "YES: an explicit seed was given")
     print_table(console, t)
     if report.get("noise_reproducible"):
-        console.print(f"[bold red]warning[/]: {report.get('warning', 'the noise is reproducible from the seed.')}")
+        warn(report.get('warning', 'the noise is reproducible from the seed.'))
 
 
 def read_vocabulary(path):

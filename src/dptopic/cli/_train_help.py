@@ -33,6 +33,12 @@ TRAINERS = {
     "ldp-doc": "local DP: topics from document-level reports ('dptopic randomize --unit document')",
 }
 UNITS = ("word", "document", "user")
+# what 'train --unit U --help' says the unit trains (the trainer's own line where it says the unit's guarantee)
+UNIT_LINES = {
+    "user": "user-level DP: {trainer} with each person's documents bounded as a whole; --epsilon per person (all of"
+            " one person's documents added or removed); --user-field names each document's person in a JSONL/CSV"
+            " file, a folder of folders needs none (docs/privacy_units.md)",
+}
 
 PLAIN = ("Train a topic model, evaluate it on held-out documents and save it. The options below are those every"
          " trainer reads, and those of --unit; each trainer has more of its own: see 'dptopic train --algorithm X"
@@ -86,8 +92,10 @@ def format_help(parser: argparse.ArgumentParser, shown, algorithm=None, unit=Non
     saved = [(act, act.help) for act in hidden]
     kept = parser.description, parser.epilog, parser.formatter_class, parser.usage
     if unit is not None:
-        trainer = UNIT_TRAINERS[unit]
-        description = (f"Options of 'dptopic train --unit {unit}', which trains {trainer}: {TRAINERS[trainer]}. Other"
+        trainer = algorithm if unit == "user" and algorithm is not None else UNIT_TRAINERS[unit]
+        line = UNIT_LINES[unit].format(trainer=trainer) if unit in UNIT_LINES else TRAINERS[trainer]
+        chosen_by = f"--unit {unit}" + (f" --algorithm {algorithm}" if algorithm is not None else "")
+        description = (f"Options of 'dptopic train {chosen_by}', which trains {trainer}: {line}. Other"
                        " trainers: 'dptopic train --help'.")
     elif algorithm is not None:
         description = (f"Options of 'dptopic train --algorithm {algorithm}': {TRAINERS[algorithm]}. Other trainers:"
@@ -101,7 +109,8 @@ def format_help(parser: argparse.ArgumentParser, shown, algorithm=None, unit=Non
         parser.epilog = trainer_table() if algorithm is None and unit is None else None
         parser.formatter_class = argparse.RawDescriptionHelpFormatter     # the table keeps its lines
         # one short line: the options are listed below (argparse's usage of a filtered option list can fail)
-        parser.usage = ("%(prog)s " + (f"--unit {unit} --epsilon EPS" if unit is not None else
+        parser.usage = ("%(prog)s " + (f"--unit {unit} --epsilon EPS" + (" --user-field FIELD" if unit == "user" else "")
+                                       if unit is not None else
                                        f"--algorithm {algorithm}" if algorithm is not None else
                                        "[--algorithm X | --unit U --epsilon EPS]") + " [options]")
         return parser.format_help()
@@ -111,8 +120,10 @@ def format_help(parser: argparse.ArgumentParser, shown, algorithm=None, unit=Non
         parser.description, parser.epilog, parser.formatter_class, parser.usage = kept
 
 
-def add_help(parser: argparse.ArgumentParser, shown) -> None:
-    """``-h``/``--help`` for ``parser`` (made with ``add_help=False``): the options of the trainer the line chose."""
+def add_help(parser: argparse.ArgumentParser, shown, refusal=None) -> None:
+    """``-h``/``--help`` for ``parser`` (made with ``add_help=False``): the options of the trainer the line chose.
+    ``refusal(unit, algorithm)``: why train refuses that pair (None when it takes it): then the help is refused in the
+    same line, exit status 2, rather than printed for a command that cannot run."""
 
     class TrainHelp(argparse.Action):
         def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
@@ -120,6 +131,9 @@ def add_help(parser: argparse.ArgumentParser, shown) -> None:
 
         def __call__(self, parser, namespace, values, option_string=None):
             algorithm, unit = chosen(getattr(parser, "arguments", None) or [])
+            why = None if refusal is None else refusal(unit, algorithm)
+            if why is not None:
+                parser.exit(2, f"error: {why}\n")
             parser._print_message(format_help(parser, shown, algorithm, unit), sys.stdout)
             parser.exit()
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import _int_arg, epsilon_budget, make_console, positive_float, positive_int, unit_interval
+from ._common import _int_arg, epsilon_budget, make_console, positive_float, positive_int, unit_interval, warn
 from ._flags import CLIP_RULES, flag_errors, with_flag_names
 from .local import plural
 
@@ -98,8 +98,9 @@ def _privacy_hdp(a):
                      f" tight PLD eps({a.delta:g}) = {_up(tight)} (discrete Laplace noise, train's default)")
     else:
         lines.append("[dim]give --epsilon to split a total budget, or --epsilon-laplace to compose one per iteration.[/]")
+    warnings = []
     if C < 1:   # as HDPLDA.fit warns: every topic's count of a word is clamped below one token
-        lines.append(f"warning: a clip C = {C:.3g} under one token clamps every topic's count of a word below 1, so the"
+        warnings.append(f"a clip C = {C:.3g} under one token clamps every topic's count of a word below 1, so the"
                      f" topics can hardly differ; C >= 1 needs eps_I >= {_up(hdp_epsilon_inherent(1.0, a.beta))} at"
                      f" beta={a.beta:g} (docs/privacy.md).")
     console = make_console()
@@ -110,6 +111,8 @@ def _privacy_hdp(a):
     console.print(f"beta={a.beta:g}: clip C = {shown_c}  <->  eps_I = 2 log(C/beta + 1) = {shown_i} per iteration")
     for line in lines:
         console.print(line)
+    for line in warnings:       # on stderr, as every warning
+        warn(line)
 
 
 def _pairs(a, flag: str, zero_ok: bool):

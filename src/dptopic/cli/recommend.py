@@ -5,15 +5,14 @@ import json
 import math
 
 from ._common import make_console, positive_float, positive_int, unit_interval
-from ._flags import flag_errors
+from ._flags import flag_errors, translate
 from .local import plural
 
 
 def cmd_recommend(a):
     from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA,
-                          UNIT_EPSILON_MAX, docs_needed_text, supported_note,
-                          large_delta, suggested_delta,
-                          recommend, unreachable_epsilon, useful_threshold, verdict)
+                          docs_needed_text, forecast_inputs, supported_note, large_delta, suggested_delta,
+                          range_text, recommend, train_refusal, useful_threshold, verdict)
 
     with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
                       "delta": "--delta"}):
@@ -28,6 +27,8 @@ def cmd_recommend(a):
     con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {counted},"
               f" {plural(a.topics, 'topic')}[/]"
               " (this advice reads no data and costs no privacy)")
+    # the inputs named as dptopic train's warning names them: the same forecast (advice.recommend)
+    con.print(forecast_inputs(rec, "people" if a.unit == "user" else "documents"))
     if rec.trainer is None:
         for n in rec.notes:
             con.print(f"- {n}")
@@ -35,8 +36,10 @@ def cmd_recommend(a):
     settings = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
     con.print(f"trainer: [bold]{rec.trainer}[/]" + (f" with {settings} (its defaults)" if settings else ""))
     lo, hi = rec.expected_range or (rec.expected_share, rec.expected_share)
-    span = f" ({lo:.0%} to {hi:.0%} across {len(rec.per_corpus)} corpora)" if len(rec.per_corpus) > 1 else ""
-    bound = {"below": "at most ", "above": "at least "}.get(rec.extrapolated_side or "", "")
+    span = range_text(lo, hi, list(rec.per_corpus))
+    # above a corpus's measured range its figure is a lower bound for that corpus only: the range over the corpora is
+    # what another corpus may get (no "at least")
+    bound = "at most " if rec.extrapolated_side == "below" else ""
     what = {"coverage_share": "topic coverage", "npmi_ratio": "NPMI"}[rec.headline]
     public = (f" ({BELOW_PUBLIC}: {rec.public_floor['coverage_share']:.0%})"
               if "coverage_share" in rec.below_public and rec.headline == "coverage_share" else "")
@@ -46,8 +49,9 @@ def cmd_recommend(a):
     if rec.headline == "coverage_share" and rec.expected_accuracy_share is not None:
         public = (f" ({BELOW_PUBLIC}: {rec.public_floor['accuracy_share']:.0%})"
                   if "accuracy_share" in rec.below_public else "")
+        acc_span = range_text(*(rec.expected_accuracy_range or [0, 0]), list(rec.per_corpus))
         con.print(f"expected downstream accuracy, as a share of non-private LDA's: {bound}"
-                  f"{rec.expected_accuracy_share:.0%}{public}")
+                  f"{rec.expected_accuracy_share:.0%}{acc_span}{public}")
         columns = [f"{MEASURE_NAMES[k]} {getattr(rec, f'expected_{k}'):.0%}" for k in ("macro_f1_share", "npmi_ratio")
                    if getattr(rec, f"expected_{k}") is not None]
         if columns:
@@ -67,16 +71,14 @@ def cmd_recommend(a):
         con.print(f"documents for useful topics ({useful}) at this epsilon:"
                   f" more than {MAX_DOCS:,}")
     for alt in rec.alternatives:
-        side = {"below": "at most ", "above": "at least "}.get(alt.get("extrapolated_side") or "", "")
+        side = "at most " if alt.get("extrapolated_side") == "below" else ""     # as the headline's
         con.print(f"  alternative: {alt['trainer']} ({side}{alt['expected_share']:.0%})")
-    top = UNIT_EPSILON_MAX[a.unit]      # the bounds `dptopic train --unit` takes (dptopic.for_unit)
     delta_flag = "" if a.delta == TRAIN_DELTA else f" --delta {a.delta:g}"
-    if unreachable_epsilon(a.unit, a.epsilon, a.delta) is not None:     # train refuses the budget as unreachable
-        con.print(f"train it: not at epsilon {a.epsilon:g}: dptopic train --unit {a.unit} cannot reach it (see below)")
-    elif a.epsilon > top or a.topics > 100_000:
-        con.print(f"train it: not at these settings: dptopic train --unit {a.unit} takes epsilon up to {top:g}"
-                  + (" (a document-level budget above it protects nothing)" if a.unit != "word" else "")
-                  + " and up to 100,000 topics")
+    # the rule dptopic train --unit and dptopic.for_unit refuse by (advice.train_refusal), in recommend's flags
+    refusal = translate(train_refusal(a.unit, a.epsilon, a.topics, a.delta) or "",
+                        {"epsilon": "--epsilon", "n_topics": "--topics", "delta": "--delta", "n_iter": "--iterations"})
+    if refusal:
+        con.print(f"train it: not at these settings: dptopic train --unit {a.unit} refuses them ({refusal.rstrip('.')})")
     elif a.delta > LARGE_DELTA:             # too large for any corpus: no command
         con.print(f"train it: not with --delta {a.delta:g}, too large for {plural(a.docs, 'document')} (see below):"
                   f" give a delta well below 1/{a.docs:,}")
@@ -117,7 +119,8 @@ def register(sub) -> None:
                    help="what one person's change is (default document; user: all of one person's documents, and"
                         " --docs counts people)")
     p.add_argument("--epsilon", type=positive_float, required=True,
-                   help="the privacy budget, > 0 (dptopic train takes up to 500 per document, 1e7 per word)")
+                   help="the privacy budget, > 0 (dptopic train takes up to 500 per document; per word, what the word-level"
+                        " trainer's iterations can spend: 25,500 over its 50)")
     p.add_argument("--docs", type=_doc_count, required=True,
                    help="about how many documents the corpus has (at most 1e12); with --unit user, how many people")
     p.add_argument("--topics", type=positive_int, default=20,
@@ -126,8 +129,9 @@ def register(sub) -> None:
                    help="the delta you will train with, in (0, 1) (default 1e-5, as dptopic train; warned about from"
                         " 1/--docs or 1e-3 on)")
     p.add_argument("--doc-length", type=positive_float, default=None,
-                   help="typical words per document, > 0: document level, reads the utility table by length (default:"
-                        " the median over the measured corpora); word level, a document of L words has L x epsilon"
+                   help="typical words per document, > 0: document and user level, reads the utility table by length"
+                        " (default: the median over the measured corpora, as dptopic train's forecast, which reads no"
+                        " length from the private corpus); word level, a document of L words has L x epsilon"
                         " (default 100)")
     p.add_argument("--json", action="store_true", help="print the advice as JSON")
     p.set_defaults(func=cmd_recommend)

@@ -88,20 +88,82 @@ def print_svi_privacy(rep: dict, console) -> None:
                       " the private documents; not saved)")
 
 
+def _same_file(a_path, b_path) -> bool:
+    """Whether two paths name one file or folder (the same device and inode: a ``../`` path, a symlink, a hard
+    link)."""
+    import os
+
+    try:
+        x, y = os.stat(a_path), os.stat(b_path)
+    except OSError:
+        return False
+    return (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino)
+
+
+def read_public_corpus(a):
+    """``train --public-corpus PATH`` (docdp-cooc), read and checked before anything is read from the private corpus
+    or spent: the format by its own name, the text from ``--public-text-field`` (by default ``--text-field`` where the
+    public file has fields too), every word kept (the training vocabulary restricts it later); refused in one line that
+    names --public-corpus (and --public-text-field) when it is missing, unreadable, empty, or the private corpus
+    itself (the same file by device and inode). None without the flag."""
+    spec = getattr(a, "public_corpus", None)
+    if spec is None:
+        return None
+    from ._common import NO_VOCAB_CAP, PUBLIC_VOCABULARY_DECIDES, load_corpus
+
+    flag = f"--public-corpus {spec!r}"
+    if not str(spec).strip() or not Path(spec).exists():
+        raise DPTopicError(f"{flag}: no such file or folder; give public documents of the same domain (a JSONL/CSV"
+                           " file, a text file of one document per line, or a folder of text files).")
+    if getattr(a, "corpus", None) is not None and _same_file(spec, a.corpus):
+        raise DPTopicError(f"{flag} is the private --corpus {a.corpus!r} itself (the same file): public documents are"
+                           " read in the clear, outside the epsilon; give public documents of the same domain"
+                           " (published reports, a public forum), none of them private.")
+    from ..corpus.readers import auto_format
+
+    try:
+        fmt = auto_format(Path(spec))
+    except DPTopicError:
+        from ..corpus.readers import file_suffix
+
+        raise DPTopicError(f"{flag}: its extension {file_suffix(Path(spec))!r} names no format the public corpus is"
+                           " read in: name the file .txt (one document per line), .jsonl, .csv, .tsv or .npz, or give a"
+                           " folder of .txt files.") from None
+    field = getattr(a, "public_text_field", None)
+    if field is None:
+        field = getattr(a, "text_field", "text") if fmt in ("jsonl", "csv") else "text"
+    try:
+        public = load_corpus(spec, fmt, None, field, None, max_vocab=NO_VOCAB_CAP, min_df=1,
+                             stop_words=PUBLIC_VOCABULARY_DECIDES, lowercase=getattr(a, "lowercase", None))
+    except DPTopicError as e:
+        msg = str(e)
+        for old, new in (("set text_field (CLI: --text-field) to", "give --public-text-field"),
+                         ("--text-field", "--public-text-field"), ("text_field", "--public-text-field")):
+            msg = msg.replace(old, new)
+        if msg[:1].isupper() and not msg[:2].isupper():
+            msg = msg[0].lower() + msg[1:]
+        raise DPTopicError(f"{flag}: {msg}" + ("" if "give" in msg or "drop" in msg else
+                                                " Give public documents of the same domain in a format --corpus reads"
+                                                " (docs/document_dp.md).")) from None
+    import numpy as np
+    import scipy.sparse as sp
+
+    if not np.diff(sp.csr_matrix(public.to_bow()).indptr).max(initial=0) >= 2:     # as fit refuses it, beforehand
+        raise DPTopicError(f"{flag} has no document with two different words: its co-occurrences are the prior; give"
+                           " public documents of the same domain (whole texts, not a word list).")
+    return public
+
+
 def public_corpus_kw(a, corpus, vocab) -> dict:
-    """``train --public-corpus PATH`` (docdp-cooc) read with --corpus's readers over the training vocabulary, as the
-    fit keyword (``{}`` without it)."""
+    """The public corpus (:func:`read_public_corpus`, read once) over the training vocabulary, as the fit keyword
+    (``{}`` without it)."""
     if getattr(a, "public_corpus", None) is None:
         return {}
-
-    from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus
-
+    public = getattr(a, "_public", None)
+    if public is None:
+        public = a._public = read_public_corpus(a)
     words = list(vocab) if vocab is not None else list(corpus.vocabulary.words)
-    if not Path(a.public_corpus).exists():
-        raise DPTopicError(f"--public-corpus {a.public_corpus!r}: no such file or folder; give public documents of the"
-                           " same domain in a format --corpus reads.")
-    public = load_corpus(a.public_corpus, a.format, None, a.text_field, None, vocabulary=words,
-                         stop_words=PUBLIC_VOCABULARY_DECIDES)
+    public = public.restrict(words, drop_empty=True)
     if public.n_docs == 0:
         raise DPTopicError(f"--public-corpus {a.public_corpus!r}: no document holds a word of the training vocabulary;"
                            " give public documents of the same domain.")
@@ -134,7 +196,12 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     saved = a.save_metrics or not model._private
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {model.metrics_['npmi_top10']:.3f}   [bold]topic"
                   f" diversity[/] (top 25): {model.metrics_['topic_diversity_top25']:.3f}")
-    console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}")
+    # the mode named, as 'dptopic evaluate --mode paper' computes it for this model
+    mode = ("paper mode: the variational bound with the topics fixed, Hoffman et al. 2010 eq. 16" if hasattr(model, "lambda_")
+            else "paper mode: fold-in Gibbs sampling under the released topics")
+    console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}"
+                  f" ({mode}, as 'dptopic evaluate --mode paper'"
+                  + ("; [yellow]outside the guarantee[/])" if model._private else ")"))
     if model._private:    # diversity reads only the released topics; NPMI and perplexity read private documents
         console.print("[yellow]the NPMI and perplexity are computed on held-out documents of the private corpus:"
                       " outside the guarantee;[/] " + ("saved in model.json, labelled as such." if saved else

@@ -17,7 +17,7 @@ from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary, refuse_data_cuts, say_reading, refuse_show_unsupported, seed_int, support_summary,
-                      topic_support, unit_interval, user_args, without_copies_said, words_or)
+                      topic_support, unit_interval, user_args, warn, without_copies_said, words_or)
 from .fed import add_fed_args
 from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
 
@@ -65,7 +65,7 @@ _ALGORITHM_ONLY = {
     "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
     "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
     "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)), "recovery": (None, ("docdp-cooc",)),
-    "public_corpus": (None, ("docdp-cooc",)),
+    "public_corpus": (None, ("docdp-cooc",)), "public_text_field": (None, ("docdp-cooc",)),
     "user_field": (None, _DOC), "documents_per_user": (None, _DOC),
     # the trainers that decide which topics stand above the noise (supported_topics_)
     "show_unsupported": (False, _SVI + _DOC),
@@ -103,6 +103,13 @@ _UNIT_REFUSES = {
     "document": {}, "user": {}}
 
 
+# flags of the --unit's trainer refused under that unit by their own checks (_user_level_args, _train): left out of
+# 'train --unit UNIT --help' as _UNIT_REFUSES are
+_UNIT_REFUSES_ELSEWHERE = {"user": ("private_vocabulary", "vocabulary_policy", "scheduler", "dask_local"),
+                           "document": ("user_field", "documents_per_user"),
+                           "word": ("user_field", "documents_per_user")}
+
+
 def flag_applies(dest: str, algorithm: str) -> bool:
     """Whether ``train --algorithm ALGORITHM`` reads the option ``dest`` (``_ALGORITHM_ONLY``; any other, every
     trainer reads)."""
@@ -119,9 +126,12 @@ def flag_shown(dest: str, algorithm: str | None = None, unit: str | None = None)
     if dest in _RETIRED:
         return False
     if unit is not None:
-        return dest != "algorithm" and dest not in _UNIT_REFUSES[unit] and flag_applies(dest, UNIT_TRAINERS[unit])
-    if algorithm is not None:
-        return dest != "unit" and flag_applies(dest, algorithm)
+        trainer = algorithm if unit == "user" and algorithm in _DOC else UNIT_TRAINERS[unit]
+        return (dest != "algorithm" or unit == "user") \
+            and dest not in _UNIT_REFUSES[unit] and dest not in _UNIT_REFUSES_ELSEWHERE[unit] \
+            and flag_applies(dest, trainer)
+    if algorithm is not None:       # the person's flags need --unit user (its help lists them)
+        return dest != "unit" and dest not in _UNIT_REFUSES_ELSEWHERE["document"] and flag_applies(dest, algorithm)
     algos = set(_ALGORITHM_ONLY[dest][1]) if dest in _ALGORITHM_ONLY else None
     return algos is None or set(_CORPUS_ALGOS) <= algos or set(UNIT_TRAINERS.values()) <= algos
 
@@ -189,6 +199,32 @@ def _refuse_foreign_flags(a) -> None:
         a.iterations = DEFAULT_ITERATIONS
     if a.topics is None:                # --unit: the K the utility table measured, as dptopic.for_unit
         a.topics = UNIT_TOPICS if a.unit is not None else DEFAULT_TOPICS
+
+
+def _refuse_person_flags_without_unit(a) -> None:
+    """``--user-field``/``--documents-per-user`` without ``--unit user``: refused first (before a flag of the default
+    trainer is), with the whole fix that this command line needs, so that the line suggested is one train takes."""
+    field, per_user = getattr(a, "user_field", None), getattr(a, "documents_per_user", None)
+    if a.unit == "user" or (field is None and per_user is None):
+        return
+    given = "/".join(f for f, v in (("--user-field", field), ("--documents-per-user", per_user)) if v is not None)
+    if a.unit is not None:
+        raise DPTopicError(f"{given} is for a guarantee per person, and --unit {a.unit} protects one {a.unit}: give"
+                           f" --unit user instead, or drop {given}.")
+    if a.corpus in (None, "demo", "sotu", "20newsgroups"):
+        raise DPTopicError(f"{given} is for a guarantee per person, and the built-in corpus {a.corpus or 'demo'!r} has"
+                           " no people: give --unit user --epsilon EPS with a JSONL/CSV --corpus and --user-field"
+                           f" FIELD (or a folder of folders, one per person), or drop {given}.")
+    add = ["--unit user"] + (["--epsilon EPS"] if a.epsilon is None else [])
+    if field is None and Path(a.corpus).exists() and _corpus_format(a) in ("jsonl", "csv"):
+        add.append("--user-field FIELD (the field holding each document's person)")
+    drop = []
+    if a.algorithm is not None and a.algorithm not in _DOC:
+        drop.append(f"--algorithm {a.algorithm} (--unit user picks docdp-cooc)")
+    if getattr(a, "private_vocabulary", None) is not None:
+        drop.append("--private-vocabulary (with --unit user give a public --vocabulary FILE)")
+    raise DPTopicError(f"{given} is for a guarantee per person: add {' '.join(add)}"
+                       + (f" and drop {', '.join(drop)}" if drop else "") + f"; or drop {given}.")
 
 
 def _user_level_args(a) -> dict:
@@ -266,19 +302,20 @@ def _read_training_corpus(a, console):
     text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None))
     if a.vocabulary is not None:
         vocab = read_vocabulary(a.vocabulary)
-        return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw,
-                            **user_args(a)), vocab, None)
+        corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw,
+                             **user_args(a))
+        return _not_public(a, corpus), vocab, None
     if a.private_vocabulary is None:
         if getattr(a, "vocabulary_policy", None) is not None:
             raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
                                " policy.")
-        return corpus_from_args(a), None, None
+        return _not_public(a, corpus_from_args(a)), None, None
     from ..models.fdptm import restrict_to_private_vocabulary
 
     eps_v, delta_v = a.private_vocabulary
     # no data-dependent cut (it would leak): DP set union alone decides which words are kept
-    full = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP, min_df=1,
-                       **text_kw)
+    full = _not_public(a, load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP,
+                                      min_df=1, **text_kw))
     say_reading(a)          # before the selection spends its budget
     # the selection's noise comes from fresh OS entropy unless --seed is given explicitly
     secure = bool(getattr(a, "secure", False))  # --secure: the selection's noise is OpenDP's too
@@ -291,6 +328,19 @@ def _read_training_corpus(a, console):
     # passed to fit as the vocabulary: chosen privately, so the fit must not treat (and warn about) it as chosen from
     # the data; the composed report then names it as selected privately
     return corpus, list(corpus.vocabulary.words), event
+
+
+def _not_public(a, corpus):
+    """``corpus``, once ``--public-corpus`` (read first, ``a._public``) is known to hold none of its documents
+    (:func:`dptopic.models.public_prior.refuse_private_as_public`, by each document's fingerprint): before anything is
+    spent."""
+    public = getattr(a, "_public", None)
+    if public is not None:
+        from ..models.public_prior import refuse_private_as_public
+
+        refuse_private_as_public(public, corpus, public_name=f"--public-corpus {a.public_corpus!r}",
+                                 private_name=f"--corpus {a.corpus!r}")
+    return corpus
 
 
 WORDS_PER_TOPIC = 10
@@ -324,7 +374,7 @@ def _compose_private_vocabulary(model, event, console) -> None:
     from ..models.fdptm import compose_privacy
 
     for w in compose_privacy(model, event).get("warnings", []):
-        console.print(f"[bold yellow]warning[/]: {w}")
+        warn(w)
 
 
 def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
@@ -465,16 +515,24 @@ def _resolve_unit(a, console) -> None:
     if a.unit is None:
         a.algorithm = a.algorithm or "lda"
         return
-    if a.unit == "user" and a.algorithm is not None and a.algorithm not in _DOC:
-        raise DPTopicError(f"--unit user needs a trainer that bounds each person's documents as a whole: docdp-cooc (the"
-                           f" default) or docdp; --algorithm {a.algorithm} cannot give it: drop --algorithm, or"
-                           " choose one of those.")
-    if a.algorithm is not None and a.unit != "user":
-        raise DPTopicError("--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand.")
+    refusal = unit_algorithm_refusal(a.unit, a.algorithm)
+    if refusal is not None:
+        raise DPTopicError(refusal)
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
+    from ..advice import train_refusal
     from ..models.by_unit import trainer_for_unit
 
+    # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
+    # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,
+    # through the same unreachable_epsilon)
+    refusal = train_refusal(a.unit, a.epsilon, a.topics, a.delta, reach=False,
+                            **({"n_iter": a.iterations, "epsilon_inherent": a.epsilon_inherent} if a.unit == "word"
+                               else {}))
+    if refusal is not None:
+        with flag_errors({"epsilon": "--epsilon", "n_topics": "--topics", "n_iter": "--iterations",
+                          "delta": "--delta"}):
+            raise DPTopicError(refusal)
     trainer = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
     a.algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
     if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
@@ -491,6 +549,20 @@ def _resolve_unit(a, console) -> None:
                    " public corpora; docs/choosing_a_guarantee.md)" if a.unit != "user" else
                    f"[bold]--unit user[/]: training {a.algorithm} with each person's documents bounded as a whole"
                    " (docs/privacy_units.md)")
+
+
+def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | None:
+    """Why ``train --unit UNIT --algorithm ALGORITHM`` is refused (None when it is not): --unit user takes docdp-cooc
+    or docdp, the other units pick their trainer themselves. One rule for the command and its ``--help``."""
+    if unit is None or algorithm is None:
+        return None
+    if unit == "user":
+        if algorithm in _DOC:
+            return None
+        return (f"--unit user needs a trainer that bounds each person's documents as a whole: docdp-cooc (the"
+                f" default) or docdp; --algorithm {algorithm} cannot give it: drop --algorithm, or choose one of"
+                " those.")
+    return "--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand."
 
 
 def _refuse_word_budget_below_floor(a) -> None:
@@ -529,11 +601,13 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
     printed to them, never saved, as the corpus line prints the split's sizes). The count is that of the documents the
     model trains on: the training split of a corpus file (``_split``, as ``model`` will be split), every document of a
     shard folder.
-    The trainer's own warning (``SmallCorpusWarning``) would repeat it: it is silenced for the rest of the command."""
+    The trainer's own forecast (``ForecastWarning``) would repeat it: that class alone is silenced for the rest of the
+    command; every other warning of the library (``SmallCorpusWarning``'s "only 4 of 50,000 words stand above the
+    noise") reaches stderr as in Python."""
     from ..advice import too_small_message
-    from ..errors import SmallCorpusWarning
+    from ..errors import ForecastWarning
 
-    warnings.filterwarnings("ignore", category=SmallCorpusWarning)
+    warnings.filterwarnings("ignore", category=ForecastWarning)
     if hasattr(corpus, "stable_split"):     # a corpus file: the model trains on its training split
         train = _split(corpus, a, model)[0]
         n_docs, what = train.n_docs, "training documents"
@@ -541,12 +615,12 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
             n_docs, what = len(set(train.user_ids)), "people"
     else:
         train, n_docs, what = corpus, corpus.n_docs, "documents"
-    # the forecast is read at the documents' mean length, as the count, the user's own data shown to them only
-    lengths = getattr(train, "doc_lengths", None) if n_docs else None
+    # one forecast with dptopic recommend (advice.recommend, its inputs named in the warning): no document length is
+    # read from the private corpus (recommend's default, the median over the measured corpora); the count is labelled
+    # an exact figure of the private data, outside the guarantee
     delta = getattr(a, "delta", None)
     msg = too_small_message(a.unit, a.budget if a.unit == "word" else a.epsilon, n_docs, a.topics, what=what,
-                            **({} if delta is None else {"delta": float(delta)}),
-                            doc_length=None if lengths is None else float(sum(lengths)) / len(lengths))
+                            **({} if delta is None else {"delta": float(delta)}))
     if msg is not None:     # on stderr, as every other warning
         make_console(stderr=True).print(f"[bold yellow]warning[/]: {msg}")
 
@@ -727,6 +801,7 @@ def cmd_train(a):
     if getattr(a, "budget", None) is not None:
         raise DPTopicError("--budget is gone: give the whole run's epsilon per word as --epsilon (hdp: eps_L per"
                            " iteration is --epsilon-laplace).")
+    _refuse_person_flags_without_unit(a)
     _resolve_unit(a, console)
     from .budget import training_ledger
 
@@ -747,6 +822,12 @@ def _train(a, console):
     if getattr(a, "public_corpus", None) is not None and shard_dir(a.corpus) is not None:
         raise DPTopicError("--public-corpus is not read with a shard folder yet: give the corpus file the shards were"
                            " prepared from as --corpus.")
+    if getattr(a, "public_text_field", None) is not None and getattr(a, "public_corpus", None) is None:
+        raise DPTopicError("--public-text-field names the text field of --public-corpus: add --public-corpus FILE, or"
+                           " drop --public-text-field.")
+    from .svi import read_public_corpus
+
+    a._public = read_public_corpus(a)      # every input read and checked before the first release
     if a.algorithm in SVI_ALGORITHMS + _DOC:
         if a.algorithm in _DOC:
             from ..models import ALGORITHMS
@@ -806,12 +887,6 @@ def _train(a, console):
         from .._validation import validate_params
 
         validate_params(model.get_params(), model._parameter_constraints)     # before the corpus loads, not in fit
-        if a.algorithm == "hdp" and a.budget is not None:
-            from ..models.by_unit import unspent_budget_note
-
-            note = unspent_budget_note(model, a.budget, "--epsilon")
-            if note is not None:
-                console.print(f"[bold yellow]warning[/]: {note}")
         if shard_dir(a.corpus) is not None:
             fit_shards(model, a, console)
         else:
@@ -1120,7 +1195,7 @@ def register(sub) -> None:
 
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
                        add_help=False)
-    add_help(t, flag_shown)     # the options of the trainer chosen: 'dptopic train --algorithm X --help'
+    add_help(t, flag_shown, unit_algorithm_refusal)    # the options of the trainer chosen: 'train --algorithm X --help'
     add_corpus_args(t)
     from .budget import add_ledger_flags
 
@@ -1162,7 +1237,8 @@ def register(sub) -> None:
                    help="topic-word prior (default: the trainer's own, 0.01 for most)")
     t.add_argument("--epsilon", type=positive_float, default=None,
                    help="the guarantee the model claims, in total, in its unit: per document for --unit document and"
-                        " docdp/docdp-cooc/svi (the whole run), per user for fed (split over the entries a user sends;"
+                        " docdp/docdp-cooc/svi (the whole run), per person for --unit user (all of one person's"
+                        " documents added or removed), per user for fed (split over the entries a user sends;"
                         " --epsilon-per-entry gives the component instead), per word for --unit word and hdp (the whole"
                         " run; eps_L per iteration is solved from it, or give --epsilon-laplace instead)")
     t.add_argument("--paper-epsilon", type=positive_float, default=None,
@@ -1214,9 +1290,13 @@ def register(sub) -> None:
                         " docs/document_dp.md)")
     t.add_argument("--public-corpus", default=None, metavar="PATH",
                    help="docdp-cooc: non-private documents of the same domain (a few hundred published reports or"
-                        " public posts, none of them private; read like --corpus, in its --format): a prior for the"
+                        " public posts, none of them private; its format by its own name, --public-text-field its"
+                        " field; refused when it is the private --corpus or holds its documents): a prior for the"
                         " topics, named on the privacy card as public input; the model says whether the private"
                         " data improved on them (docs/document_dp.md)")
+    t.add_argument("--public-text-field", default=None, metavar="FIELD",
+                   help="docdp-cooc with --public-corpus: the JSONL field / CSV column holding the text of the public"
+                        " documents (default: --text-field's, where the public file has fields)")
     t.add_argument("--recovery", choices=("refined-anchors", "nmf"), default=None,
                    help="docdp-cooc (--unit document): how the topics are read from the noisy co-occurrence matrix:"
                         " 'refined-anchors' (default: anchor words refined by least squares, consistent as the"

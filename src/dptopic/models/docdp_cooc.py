@@ -57,7 +57,8 @@ from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_ev
                           unit_and_relation, user_report)
 from .base import check_topics_fit_vocabulary
 from .cooc_refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays
-from .public_prior import PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics
+from .public_prior import (PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics,
+                           refuse_private_as_public)
 
 def two_release_theorem(counted: bool, repetition: bool) -> str:
     """The theorem of the usual run (a word ranking, then the co-occurrence), naming the ranking statistic released:
@@ -244,6 +245,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         check_unit(self, user_ids)
         passes, vocab, corpus = self._document_passes(X, vocabulary, self._cluster_client(), user_ids)
         check_topics_fit_vocabulary(self.n_topics, len(vocab))
+        if public_corpus is not None:   # the private data given as public input: refused before anything is spent
+            refuse_private_as_public(public_corpus, X, vocab)
         public = None if public_corpus is None else public_counts(public_corpus, vocab)
         V, K = len(vocab), int(self.n_topics)
         auto = isinstance(self.n_words, str)
@@ -449,12 +452,12 @@ def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int, delta: float 
     topics below the useful ratio at this budget and corpus size, say so, and from which size topics become useful.
     The count is shown to the data holder in this process only, as ``dptopic train`` prints it; it is not saved."""
     from ..advice import too_small_message
-    from ..errors import SmallCorpusWarning
+    from ..errors import ForecastWarning
 
     msg = too_small_message(unit, epsilon, n_docs, n_topics, delta=delta,
                             **({"what": "people"} if unit == "user" else {}))
     if msg is not None:
-        warnings.warn(f"DocDPCooccurrence: {msg}", SmallCorpusWarning, stacklevel=3)
+        warnings.warn(f"DocDPCooccurrence: {msg}", ForecastWarning, stacklevel=3)
 
 
 def resolve_ranking_noise(ranking_noise, word_choice: str) -> float:

@@ -58,6 +58,69 @@ def public_counts(public_corpus, vocab) -> sp.csr_matrix:
     return X
 
 
+MIN_FINGERPRINT_TOKENS = 5
+"""A public document of at least this many tokens (over the words compared) that is also a private one is refused by
+:func:`refuse_private_as_public`; shorter ones may repeat by chance ("thank you")."""
+
+
+def _bags(docs, vocab) -> tuple:
+    """``(csr, words)`` of a Corpus (its own words) or a documents x words count matrix (over ``vocab``)."""
+    from ..corpus import Corpus
+
+    if isinstance(docs, Corpus):
+        return sp.csr_matrix(docs.to_bow()), [str(w) for w in docs.vocabulary.words]
+    if (sp.issparse(docs) or isinstance(docs, np.ndarray)) and vocab is not None and np.ndim(docs) == 2 \
+            and docs.shape[1] == len(vocab):
+        return sp.csr_matrix(docs), [str(w) for w in vocab]
+    return None, None
+
+
+def document_fingerprints(docs, vocab=None, words=None) -> dict:
+    """``{fingerprint: row}`` of the documents of ``docs`` (a Corpus, or a count matrix over ``vocab``) with at least
+    :data:`MIN_FINGERPRINT_TOKENS` tokens: a hash of each document's bag of words (word, count), over ``words`` only
+    when given (the words both corpora can hold). Empty for input it cannot read so (shards, mini-batches)."""
+    X, names = _bags(docs, vocab)
+    if X is None:
+        return {}
+    keep = None if words is None else set(words)
+    out = {}
+    for i in range(X.shape[0]):
+        lo, hi = X.indptr[i], X.indptr[i + 1]
+        bag = sorted((names[j], float(c)) for j, c in zip(X.indices[lo:hi], X.data[lo:hi])
+                     if c and (keep is None or names[j] in keep))
+        if sum(c for _, c in bag) >= MIN_FINGERPRINT_TOKENS:
+            out.setdefault(hash(tuple(bag)), i)
+    return out
+
+
+def refuse_private_as_public(public_corpus, private, vocab=None, public_name: str = "public_corpus",
+                             private_name: str = "the training corpus") -> None:
+    """Refuse, before anything is spent, public input that is the private data: the same object, or a public document
+    found among the private ones by its fingerprint (:func:`document_fingerprints`: the same bag of words, of at least
+    :data:`MIN_FINGERPRINT_TOKENS` tokens, over the words both hold). Documents read in the clear as public would
+    otherwise be named on the card as public input while the epsilon claims to protect them.
+    ``vocab``: the words of a count matrix's columns (``fit``'s vocabulary)."""
+    if public_corpus is private:
+        raise DPTopicError(f"{public_name} is {private_name} itself: public documents are read in the clear, outside"
+                           " the epsilon, so the private documents must not be among them; give public documents of"
+                           " the same domain (published reports, a public forum), none of them private.")
+    _, pub_words = _bags(public_corpus, vocab)
+    _, priv_words = _bags(private, vocab)
+    if pub_words is None or priv_words is None:
+        return
+    shared = set(pub_words) & set(priv_words)
+    public = document_fingerprints(public_corpus, vocab, shared)
+    if not public:
+        return
+    found = public.keys() & document_fingerprints(private, vocab, shared).keys()
+    if found:
+        first = min(public[f] for f in found)
+        raise DPTopicError(f"{public_name} holds {len(found):,} of the private documents of {private_name} (document"
+                           f" {first + 1} of {public_name} is one, the same words the same number of times): public"
+                           " documents are read in the clear, outside the epsilon; give public documents none of which"
+                           " is private.")
+
+
 def public_prior_topics(noisy, public: sp.csr_matrix, kept, n_topics: int, noise_std: float, threshold: float,
                         weight: float | None = None) -> tuple[np.ndarray, dict]:
     """``(topics over kept, public_input)``: the topics the model keeps and what the card says of the public input

@@ -533,14 +533,29 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
     return head
 
 
+def standing_text(k: int, n: int) -> str:
+    """``"Only 3 of 20 topics stand"``, said right for none, one and all of them: ``"None of the 20 topics stands"``,
+    ``"Only 1 of 20 topics stands"``, ``"All 20 topics stand"``, ``"The one topic stands"`` (then ``" above the noise
+    of the release"`` follows)."""
+    if n == 1:
+        return "The one topic stands" if k else "The one topic does not stand"
+    if k == 0:
+        return f"None of the {n} topics stands"
+    if k == n:
+        return f"All {n} topics stand"
+    return f"Only 1 of {n} topics stands" if k == 1 else f"Only {k} of {n} topics stand"
+
+
 def _utility_warning(supported, card: dict) -> str:
     """The banner that opens a page whose model has topics below the noise of its release: what the data supports
     at this budget, and what would give more."""
     k, n = sum(bool(s) for s in supported), len(supported)
     budget = (f" at ε = {_fmt_eps(card.get('epsilon'))} per {escape(str(card.get('privacy_unit')))}"
               if card.get("guarantee") != "none" and card.get("epsilon") is not None else " at this budget")
-    return (f'<div class="warn utility" id="utility-warning"><b>Only {k} of {n} topics stand above the noise of the'
-            f' release.</b> The data supports {k} distinct topic{"" if k == 1 else "s"}{budget}; the other {n - k}'
+    supports = "no distinct topic" if k == 0 else f"{k} distinct topic{'' if k == 1 else 's'}"
+    rest = (f"the {'one' if n == 1 else f'{n}'} topic{'' if n == 1 else 's'}" if k == 0 else f"the other {n - k}")
+    return (f'<div class="warn utility" id="utility-warning"><b>{standing_text(k, n)} above the noise of the'
+            f' release.</b> The data supports {supports}{budget}; {rest}'
             f' {"is" if n - k == 1 else "are"} marked below the noise, their words mostly noise. More topics would'
             ' stand out with more documents, a larger ε, public documents of the domain (a public word list, or'
             ' public topics to start from), or fewer topics. <span class="note">Which topics stand out is decided'
@@ -573,7 +588,8 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
     cards = "".join(topic_card(k, t) for k, t in enumerate(topics))
     banner = "" if supported is None or all(supported) else _utility_warning(supported, card)
     support_note = "" if supported is None else (
-        f" {sum(bool(s) for s in supported)} of {len(supported)} topics stand above the noise of the release (decided"
+        f" {standing_text(sum(bool(s) for s in supported), len(supported)).replace('Only ', '')} above the noise of"
+        " the release (decided"
         " from the release alone: post-processing, inside the guarantee).")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
