@@ -1004,6 +1004,7 @@ def cmd_evaluate(a):
     console.print(f"NPMI (top {top_n}, {q['npmi_reference']}): {q['npmi']:.4f}")
     console.print(f"C_v (top {top_n}, {q['c_v_reference']}): "
                   + ("undefined (no topic has 2 top words in the reference)" if q["c_v"] is None else f"{q['c_v']:.4f}"))
+    console.print(f"top words {q['top_words']}: NPMI, C_v, diversity and UMass read them in that order")
     console.print(f"topic diversity (unique share of the top 25 words): {q['diversity']:.3f}")
     console.print(f"UMass (top {top_n}), mean over word pairs as gensim reports it: {q['umass_pairwise_mean']:.4f}")
     if q["umass_mimno_sum"] is not None:
@@ -1034,6 +1035,8 @@ def cmd_topics(a):
         print_topics(model, a.n, show_unsupported=a.show_unsupported)
         print_privacy(model.privacy_)
         return
+    from ..evaluation.topic_quality import ranking_text, word_ranking
+
     topics = model.topic_words(a.n, weights=True)
     supported, background = topic_support(model)
     # a topic below the noise: listed with its flag, its words left out unless --show-unsupported
@@ -1049,6 +1052,7 @@ def cmd_topics(a):
             return e
 
         doc = {"model": str(a.model), "class": type(model).__name__,
+               "words": f"{ranking_text(word_ranking(model))}; weights are P(word | topic)",
                "topics": [entry(k, t) for k, t in enumerate(topics)]}
         if supported is not None:
             doc["support"] = {"supported": sum(supported), "topics": len(supported),
@@ -1069,6 +1073,8 @@ def cmd_topics(a):
         print(f"note: {support_summary(supported)}" + (
             f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"
             " includes them)" if hidden else "") + ".", file=sys.stderr)
+    # the rank column follows the model's display order: said beside the card's line, as the JSON says it
+    print(f"note: words {ranking_text(word_ranking(model))}; weight is P(word | topic)", file=sys.stderr)
     w = csv.writer(buf, lineterminator="\n")
     # the supported and background columns only for a model with the assessment (an LDA's CSV is as it was)
     w.writerow(["topic", "rank", "word", "weight"] + ([] if supported is None else ["supported", "background"]))
