@@ -1067,14 +1067,13 @@ def cmd_topics(a):
         return
     buf = io.StringIO()
     card = privacy_card_line(model, a.model)
-    if card:        # the CSV carries no card: say where it is, as the JSON carries it
-        print(card, file=sys.stderr)
+    # the rank column follows the model's display order: said with the card's line, as the JSON says it
+    ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))"
+    print(f"{card}; {ranked}" if card else f"note: {ranked}", file=sys.stderr)
     if supported is not None:
         print(f"note: {support_summary(supported)}" + (
             f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"
             " includes them)" if hidden else "") + ".", file=sys.stderr)
-    # the rank column follows the model's display order: said beside the card's line, as the JSON says it
-    print(f"note: words {ranking_text(word_ranking(model))}; weight is P(word | topic)", file=sys.stderr)
     w = csv.writer(buf, lineterminator="\n")
     # the supported and background columns only for a model with the assessment (an LDA's CSV is as it was)
     w.writerow(["topic", "rank", "word", "weight"] + ([] if supported is None else ["supported", "background"]))
