@@ -225,10 +225,10 @@ def cmd_report(a):
     topics = model.topic_words(a.top, weights=True)
     from ..evaluation.topic_quality import ranking_text, word_ranking
 
-    html = render_report(words_ranking=ranking_text(word_ranking(model)), title=a.title or f"{trainer} topic model", trainer=trainer, card=card, topics=topics,
+    html = render_report(title=a.title or f"{trainer} topic model", trainer=trainer, card=card, topics=topics,
                          evaluation=evaluation, audit=audit, roc_png=roc, source=str(a.model),
                          background=[k for k, b in enumerate(background) if b], supported=supported,
-                         show_unsupported=a.show_unsupported)
+                         show_unsupported=a.show_unsupported, words_ranking=ranking_text(word_ranking(model)))
     html = html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1)
     # figures read from a reference corpus not declared public, or an audit's attack figures (computed from the
     # documents of the audited corpus), stay readable by their owner only (0600)
