@@ -40,6 +40,14 @@ def main(argv=None):
     _, train, test = next(corpora([name], a.vocab))
     print(f"{name}: non-private LDA NPMI {base['npmi']:.4f}, diversity {base.get('diversity', float('nan')):.3f}"
           f" (top 10 {base.get('diversity_top10', float('nan')):.3f}); {len(files)} saved fits")
+    K = result["n_topics"]
+    for f in files:     # the words a release estimated per topic: every other column is the same in every topic
+        B = np.load(f)
+        B = B / B.sum(axis=1, keepdims=True)
+        top = B.max(axis=0)
+        n = int(np.sum(top - B.min(axis=0) > 1e-6 * top))
+        print(f"{f.name}: {n} words differ between topics; top-25 diversity at most (n + 25) / (25 K) ="
+              f" {min((n + 25) / (25 * K), 1.0):.3f}")
     print(f"{'ranking':22} {'NPMI ratio':>22} {'diversity':>22} {'diversity top 10':>22}")
     for lam in a.lambdas:
         rows = []

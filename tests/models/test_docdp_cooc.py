@@ -164,7 +164,7 @@ def test_topics_read_only_the_releases(monkeypatch):
 
 def test_the_words_shown_are_ranked_by_relevance_read_from_the_topics_alone(monkeypatch, tmp_path):
     """The display order is post-processing: two corpora given the same releases show the same words, which are the
-    topics' relevance order (Sievert & Shirley 2014, lambda 0.6, p(w) the topics' mean) and nothing else; it survives a
+    topics' relevance order (Sievert & Shirley 2014, lambda 0.4, p(w) the topics' mean) and nothing else; it survives a
     save and load, and ``ranking="probability"`` gives the earlier order."""
     from dptopic.evaluation.topic_quality import relevance
 
@@ -174,10 +174,10 @@ def test_the_words_shown_are_ranked_by_relevance_read_from_the_topics_alone(monk
     _fix_releases(monkeypatch, rng.normal(size=30), np.abs(rng.normal(size=(12, 12))) * 10)
     ma = DocDPCooccurrence(max_false_words=None, n_topics=2, n_words=12, seed=0).fit(a)
     mb = DocDPCooccurrence(max_false_words=None, n_topics=2, n_words=12, seed=0).fit(b)
-    assert ma.word_ranking == {"by": "relevance", "lambda": 0.6}
+    assert ma.word_ranking == {"by": "relevance", "lambda": 0.4}
     shown = ma.topic_words(8)
     assert shown == mb.topic_words(8)
-    order = np.argsort(-relevance(ma.components_, 0.6), axis=1, kind="stable")[:, :8]
+    order = np.argsort(-relevance(ma.components_, 0.4), axis=1, kind="stable")[:, :8]
     assert shown == [[ma.vocabulary_[i] for i in row] for row in order]
     by_probability = np.argsort(-ma.components_, axis=1, kind="stable")[:, :8]
     assert ma.topic_words(8, ranking="probability") == [[ma.vocabulary_[i] for i in row] for row in by_probability]

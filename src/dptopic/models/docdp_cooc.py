@@ -81,7 +81,7 @@ _RANKING = "noisy sum of per-document L2-normalised word-presence vectors"
 _RANKING_COUNTS = ("noisy sum of per-document L2-normalised word-presence and word-count vectors, each scaled by"
                    " 1/sqrt(2)")
 _COOC = "noisy sum of per-document Frobenius-normalised word co-occurrence matrices"
-DISPLAY_LAMBDA = 0.6
+DISPLAY_LAMBDA = 0.4
 """The relevance weight of ``DocDPCooccurrence``'s display order (``word_ranking``), set on 20 Newsgroups and the State of
 the Union paragraphs (``docs/research/topic_display.md``)."""
 
