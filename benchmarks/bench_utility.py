@@ -43,7 +43,9 @@ from pathlib import Path
 import numpy as np
 
 import dptopic
-from dptopic.evaluation import downstream_score, infer_theta, topic_coverage, topic_quality
+from dptopic.evaluation import (downstream_score, infer_theta, npmi_coherence, topic_coverage, topic_diversity,
+                                topic_quality)
+from dptopic.evaluation.topic_quality import word_ranking
 
 DELTA = 1e-5
 
@@ -77,6 +79,9 @@ CORPORA = ("election-tweets", "sotu", "20newsgroups-5000", "20newsgroups")
 RANDOM_WORDS = 400
 """Random topics are drawn over this many of the corpus's most frequent words."""
 MEASURES = ("npmi_ratio", "coverage_share", "accuracy_share", "macro_f1_share", "diversity")
+BY_PROBABILITY = " (by probability)"
+"""The row of a trainer that ranks its words otherwise, read from the same fits in probability order (measured beside
+it, never written into the utility table)."""
 
 
 def corpora(names, vocab_size):
@@ -130,8 +135,15 @@ def measure(model, train, test, reference=None, fit_on=None, perplexity=True, fi
         if hasattr(model, "fit") and not fitted:
             model.fit(train if fit_on is None else fit_on)
         secs = time.perf_counter() - t
+        # NPMI and diversity of the top words a user is shown, in the model's display order (DocDPCooccurrence ranks
+        # by relevance); for such a model also in probability order, the same fit read the earlier way
         q = topic_quality(model, test, top_n=10)
-        out = {"npmi": q["npmi"], "diversity": q["diversity"], "seconds": secs}
+        out = {"npmi": q["npmi"], "diversity": q["diversity"], "diversity_top10": topic_diversity(model, 10),
+               "top_words": q["top_words"], "seconds": secs}
+        if word_ranking(model)["by"] != "probability":
+            comp = np.asarray(model.components_)
+            out["by_probability"] = {"npmi": npmi_coherence(comp, test, 10), "diversity": topic_diversity(comp, 25),
+                                     "diversity_top10": topic_diversity(comp, 10)}
         if reference is not None:
             out["coverage"] = topic_coverage(model, reference)["coverage"]
         d = downstream_score(model, train, None, test, None)
@@ -169,7 +181,8 @@ def shares(runs, base):
 def row_summary(runs) -> dict:
     """The median of each measure over ``runs`` with its spread (``_se``, ``_min``, ``_max``)."""
     out = {}
-    for key in MEASURES + ("perplexity", "supported", "accuracy", "macro_f1", "coverage", "npmi", "seconds"):
+    for key in MEASURES + ("diversity_top10", "perplexity", "supported", "accuracy", "macro_f1", "coverage", "npmi",
+                           "seconds"):
         med, se, lo, hi = summarise(runs, key)
         if med == med:
             out[key] = med
@@ -211,6 +224,8 @@ def main(argv=None):
     ap.add_argument("--from-json", nargs="+", metavar="JSON", default=None,
                     help="measure nothing: read earlier runs' utility_<corpus>.json files (with --write-table, into the"
                          " table; with --markdown, printed as tables)")
+    ap.add_argument("--save-topics", action="store_true",
+                    help="also write each private fit's topic-word matrix (topics_<corpus>_<trainer>_eps<e>_run<i>.npy)")
     ap.add_argument("--markdown", action="store_true", help="with --from-json: print each corpus as a Markdown table")
     a = ap.parse_args(argv)
     if a.from_json:
@@ -239,10 +254,12 @@ def main(argv=None):
         reference = lda(0)
         runs_a = measure(reference, train, test)
         lda_runs = [measure(lda(s), train, test, reference) for s in range(1, a.seeds + 1)]
-        base = {k: summarise([runs_a] + lda_runs, k)[0] for k in ("npmi", "accuracy", "macro_f1")}
+        base = {k: summarise([runs_a] + lda_runs, k)[0] for k in ("npmi", "accuracy", "macro_f1", "diversity",
+                                                                   "diversity_top10")}
         base["coverage"] = summarise(lda_runs, "coverage")[0]
         print(f"non-private LDA (run A seed 0, runs B seeds 1..{a.seeds}): NPMI {base['npmi']:.4f}, accuracy"
-              f" {base['accuracy']:.3f}, macro-F1 {base['macro_f1']:.3f}, coverage of A by B {base['coverage']:.3f}")
+              f" {base['accuracy']:.3f}, macro-F1 {base['macro_f1']:.3f}, coverage of A by B {base['coverage']:.3f},"
+              f" diversity {base['diversity']:.3f} (top 10: {base['diversity_top10']:.3f})")
         result = {"corpus": name, "n_docs": train.n_docs, "doc_length": length, "vocab_size": train.vocab_size,
                   "n_topics": a.topics, "lda": {"baseline": base, "run_a": runs_a,
                                                 "runs_b": shares(lda_runs, base)}, "floors": {}, "trainers": {}}
@@ -255,20 +272,30 @@ def main(argv=None):
             row = row_summary(runs)
             result["floors"][floor] = {**row, "runs": runs}
             print_row(floor, "-", row, len(runs))
+        by_prob = {}
         for tname in a.trainers:
             unit, build = TRAINERS[tname]
             rows = []
             for eps in a.epsilons:
                 try:
-                    runs = shares([measure(build(eps, a.topics), train, test, reference, perplexity=False)
-                                   for _ in range(a.seeds)], base)
+                    models = [build(eps, a.topics) for _ in range(a.seeds)]
+                    runs = shares([measure(m, train, test, reference, perplexity=False) for m in models], base)
                 except dptopic.DPTopicError as e:
                     print(f"{tname:22} {eps:7g}   not reachable: {str(e)[:90]}")
                     continue
                 row = {"epsilon": eps, **row_summary(runs), "runs": runs}
                 rows.append(row)
+                if a.save_topics:           # the released topics: another display can be scored on them later
+                    for i, m in enumerate(models):
+                        np.save(out / f"topics_{name}_{tname}_eps{eps:g}_run{i}.npy", m.components_)
                 print_row(f"{tname} ({unit})", f"{eps:g}", row, len(runs))
+                if all("by_probability" in r for r in runs):
+                    same = shares([{**r, **r["by_probability"]} for r in runs], base)
+                    prob = {"epsilon": eps, **row_summary(same), "runs": same}
+                    by_prob.setdefault(tname + BY_PROBABILITY, {"unit": unit, "rows": []})["rows"].append(prob)
+                    print_row(f"{tname}{BY_PROBABILITY}", f"{eps:g}", prob, len(runs))
             result["trainers"][tname] = {"unit": unit, "rows": rows}
+        result["trainers"].update(by_prob)
         (out / f"utility_{name}.json").write_text(json.dumps(result, indent=1))
         plot(result, out / f"utility_vs_epsilon_{name}.png")
         print(f"written: {out / f'utility_{name}.json'}, {out / f'utility_vs_epsilon_{name}.png'}")
@@ -289,9 +316,11 @@ def markdown(result) -> str:
     base = result["lda"]["baseline"]
     head = (f"{result['corpus']}: {result['n_docs']:,} training documents of {result['doc_length']:.1f} words on"
             f" average, K={result['n_topics']}; non-private LDA: accuracy {base['accuracy']:.3f}, macro-F1"
-            f" {base['macro_f1']:.3f}, NPMI {base['npmi']:.3f}, coverage of run A by runs B {base['coverage']:.3f}\n\n"
-            "| model | epsilon | coverage share | accuracy share | macro-F1 share | NPMI ratio | diversity | supported |\n"
-            "|---|---|---|---|---|---|---|---|\n")
+            f" {base['macro_f1']:.3f}, NPMI {base['npmi']:.3f}, coverage of run A by runs B {base['coverage']:.3f}"
+            + (f", diversity {base['diversity']:.2f} (top 10: {base['diversity_top10']:.2f})" if "diversity_top10" in base
+               else "") + "\n\n"
+            "| model | epsilon | coverage share | accuracy share | macro-F1 share | NPMI ratio | diversity | diversity (top 10)"
+            " | supported |\n|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for name, f in result["floors"].items():
         lines.append((name, "-", f))
@@ -299,7 +328,7 @@ def markdown(result) -> str:
         lines.extend((tname, f"{r['epsilon']:g}", r) for r in t["rows"])
     return head + "\n".join(
         f"| {n} | {e} | " + " | ".join(cell(r, k) for k in ("coverage_share", "accuracy_share", "macro_f1_share",
-                                                            "npmi_ratio", "diversity"))
+                                                            "npmi_ratio", "diversity", "diversity_top10"))
         + (f" | {r['supported']:.0f} |" if "supported" in r else " | - |") for n, e, r in lines) + "\n"
 
 
@@ -310,7 +339,8 @@ def table_entries(result):
     rows = [{"unit": t["unit"], "trainer": tname, **common, "epsilon": r["epsilon"],
              **{k: round(r[k], 3) for k in MEASURES if k in r},
              **({"supported": r["supported"]} if "supported" in r else {})}
-            for tname, t in result["trainers"].items() if tname not in OPTIONS for r in t["rows"]]
+            for tname, t in result["trainers"].items() if tname not in OPTIONS and not tname.endswith(BY_PROBABILITY)
+            for r in t["rows"]]
     floors = [{"floor": floor, **common, **{k: round(f[k], 3) for k in MEASURES if k in f}}
               for floor, f in result["floors"].items()]
     return rows, floors

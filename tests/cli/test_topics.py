@@ -118,6 +118,27 @@ def test_report_opens_with_the_utility_warning_and_refuses_the_flag_without_the_
     assert rc == 2 and err.startswith("error: --show-unsupported") and not (d / "l.html").exists()
 
 
+def test_every_view_of_the_words_says_how_they_are_ranked(folders, capsys):
+    """DocDPCooccurrence's words are shown by relevance, an LDA's by probability: the table, JSON, CSV and report say
+    which, and the words are in that order."""
+    d, words = folders
+    rc, out, err = _run(capsys, "topics", "--model", d / "cooc", "-n", 4)
+    assert "Top 4 words per topic of DocDPCooccurrence, ranked by relevance, λ = 0.4" in " ".join(out.split())
+    rc, out, err = _run(capsys, "topics", "--model", d / "cooc", "-n", 4, "--format", "json")
+    doc = json.loads(out)
+    assert doc["words"].startswith("ranked by relevance, λ = 0.4") and doc["topics"][0]["words"] == words[0]
+    rc, out, err = _run(capsys, "topics", "--model", d / "cooc", "-n", 4, "--format", "csv")
+    assert "words ranked by relevance, λ = 0.4" in err
+    assert [r["word"] for r in csv.DictReader(io.StringIO(out)) if r["topic"] == "0"] == words[0]
+    rc, out, err = _run(capsys, "topics", "--model", d / "lda", "--format", "json")
+    assert json.loads(out)["words"].startswith("ranked by probability")
+    rc, out, err = _run(capsys, "topics", "--model", d / "lda")
+    assert "ranked by probability" in " ".join(out.split())
+    rc, out, err = _run(capsys, "report", "--model", d / "cooc", "--out", d / "ranked.html", "-n", 4,
+                        "--show-unsupported")
+    assert "Top words of each topic, ranked by relevance, λ = 0.4" in (d / "ranked.html").read_text()
+
+
 TEXTS = ["apple banana cherry apple", "dog cat mouse dog", "apple cherry banana", "cat dog mouse cat"] * 5
 
 

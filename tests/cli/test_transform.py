@@ -168,6 +168,7 @@ def test_export_pyldavis_arrays_are_consistent(tmp_path, models):
     tf = dict(zip(v["vocab"], v["term_frequency"]))
     assert (tf[words[0]], tf[words[3]], tf[words[1]]) == (2, 2, 1) and sum(v["term_frequency"]) == 7
     assert "privacy_note" not in v
+    assert v["top_words"].startswith("dptopic shows these topics' words ranked by probability")
 
 
 def test_export_keeps_a_jsonl_document_with_no_known_word(tmp_path, models):

@@ -405,3 +405,69 @@ def test_umass_mimno_sum_is_none_where_undefined_or_not_offered(tiny):
         warnings.simplefilter("error")          # the absent-words warning is left to the caller
         assert umass_mimno_sum(_Undefined(), tiny.corpus) is None
     assert umass_mimno_sum(object(), tiny.corpus) is None     # a model without coherence
+
+
+# ------------------------------------------------------------------ the display order: relevance (Sievert & Shirley)
+from dptopic.evaluation.topic_quality import (check_ranking, ranking_scores, ranking_text, relevance, top_words,
+                                              word_ranking)
+
+
+def _relevance_reference(comp, lam):
+    """Sievert & Shirley (2014)'s relevance, word by word in plain Python: p(w) the mean of the normalised topics."""
+    K, V = len(comp), len(comp[0])
+    phi = [[comp[k][w] / sum(comp[k]) for w in range(V)] for k in range(K)]
+    pw = [sum(phi[k][w] for k in range(K)) / K for w in range(V)]
+    return np.array([[lam * math.log(phi[k][w]) + (1 - lam) * math.log(phi[k][w] / pw[w]) for w in range(V)]
+                     for k in range(K)])
+
+
+def test_relevance_matches_a_plain_python_reference():
+    comp = np.random.default_rng(3).dirichlet(np.ones(7) * 0.5, size=4) * 5.0    # rows need not sum to 1
+    for lam in (0.0, 0.3, 0.6, 1.0):
+        assert np.allclose(relevance(comp, lam), _relevance_reference(comp.tolist(), lam), atol=1e-12)
+
+
+def test_relevance_ranks_shared_words_below_a_topics_own_words():
+    # word 0 has the most weight in every topic; words 1 and 2 each belong to one topic
+    comp = np.array([[0.4, 0.35, 0.01, 0.24], [0.4, 0.01, 0.35, 0.24]])
+    assert list(top_words(comp, 2)[0]) == [0, 1]                           # by probability: the shared word first
+    assert list(top_words(comp, 2, ranking="relevance")[0]) == [1, 0]      # by relevance: the topic's own word first
+    assert list(top_words(comp, 2, ranking={"by": "relevance", "lambda": 1.0})[0]) == [0, 1]   # lambda 1: probability
+    # diversity of the top word: 1 of 2 distinct by probability, 2 of 2 by relevance
+    class Shown:
+        components_, word_ranking = comp, {"by": "relevance", "lambda": 0.6}
+    assert topic_diversity(comp, 1) == 0.5 and topic_diversity(Shown(), 1) == 1.0
+
+
+def test_a_model_names_its_ranking_and_every_measure_reads_it(ref):
+    comp = np.full((2, ref.vocab_size), 0.1)
+    comp[:, ref.vocabulary.get("aaa")] = 1.0                 # shared by both topics
+    comp[0, ref.vocabulary.get("bbb")] = 0.9
+    comp[1, ref.vocabulary.get("ccc")] = 0.9
+
+    class Model:
+        components_, vocabulary_ = comp, ref.vocabulary
+
+    by_probability, by_relevance = Model(), Model()
+    by_relevance.word_ranking = "relevance"
+    assert word_ranking(by_probability) == {"by": "probability"}
+    assert word_ranking(by_relevance) == {"by": "relevance", "lambda": 0.6}
+    assert np.array_equal(ranking_scores(by_probability), comp)
+    q_p, q_r = topic_quality(by_probability, ref, top_n=2), topic_quality(by_relevance, ref, top_n=2)
+    assert q_p["top_words"] == "ranked by probability" and q_r["top_words"] == "ranked by relevance, λ = 0.6"
+    # the same top 2 in another order (NPMI alike), but another top word (diversity of the top 1)
+    assert topic_diversity(by_probability, 1) == 0.5 and topic_diversity(by_relevance, 1) == 1.0
+    assert npmi_coherence(by_relevance, ref, top_n=2) == pytest.approx(npmi_coherence(comp, ref, top_n=2))
+
+
+@pytest.mark.parametrize("bad", ["tfidf", {"by": "relevance", "lambda": 1.5}, {"by": "relevance", "lambda": True},
+                                 {"by": "relevance"}, 3])
+def test_an_unknown_ranking_is_refused_in_one_line(bad):
+    with pytest.raises(DPTopicError, match="invalid word ranking"):
+        check_ranking(bad)
+
+
+def test_ranking_text_says_lambda():
+    assert ranking_text("relevance") == "ranked by relevance, λ = 0.6"
+    assert ranking_text({"by": "relevance", "lambda": 0.25}) == "ranked by relevance, λ = 0.25"
+    assert ranking_text("probability") == "ranked by probability"

@@ -178,6 +178,30 @@ def test_topics_read_only_the_releases(monkeypatch):
     np.testing.assert_array_equal(ma.kept_words_, np.sort(np.argsort(-ranking, kind="stable")[:12]))
 
 
+def test_the_words_shown_are_ranked_by_relevance_read_from_the_topics_alone(monkeypatch, tmp_path):
+    """The display order is post-processing: two corpora given the same releases show the same words, which are the
+    topics' relevance order (Sievert & Shirley 2014, lambda 0.4, p(w) the topics' mean) and nothing else; it survives a
+    save and load, and ``ranking="probability"`` gives the earlier order."""
+    from dptopic.evaluation.topic_quality import relevance
+
+    rng = np.random.default_rng(1)
+    a = lda_corpus(n_docs=80, vocab_size=30, n_topics=2, doc_length=20, seed=5).corpus
+    b = lda_corpus(n_docs=50, vocab_size=30, n_topics=2, doc_length=9, seed=6).corpus
+    _fix_releases(monkeypatch, rng.normal(size=30), np.abs(rng.normal(size=(12, 12))) * 10)
+    ma = DocDPCooccurrence(max_false_words=None, n_topics=2, n_words=12, seed=0).fit(a)
+    mb = DocDPCooccurrence(max_false_words=None, n_topics=2, n_words=12, seed=0).fit(b)
+    assert ma.word_ranking == {"by": "relevance", "lambda": 0.4}
+    shown = ma.topic_words(8)
+    assert shown == mb.topic_words(8)
+    order = np.argsort(-relevance(ma.components_, 0.4), axis=1, kind="stable")[:, :8]
+    assert shown == [[ma.vocabulary_[i] for i in row] for row in order]
+    by_probability = np.argsort(-ma.components_, axis=1, kind="stable")[:, :8]
+    assert ma.topic_words(8, ranking="probability") == [[ma.vocabulary_[i] for i in row] for row in by_probability]
+    assert shown != ma.topic_words(8, ranking="probability")     # the two orders differ on these topics
+    ma.save(tmp_path / "m")
+    assert dptopic.load(tmp_path / "m").topic_words(8) == shown
+
+
 def test_bad_input():
     X = sp.csr_matrix(np.ones((3, 6)))
     with pytest.raises(DPTopicError):

@@ -592,8 +592,12 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
     console = console or make_console()
     from rich.table import Table
 
+    from ..evaluation.topic_quality import ranking_text, word_ranking
+
     supported, background = topic_support(model)
-    t = Table(title=f"Top {n} words per topic of {type(model).__name__}", show_lines=False)
+    # the order the words are shown in is said with them (DocDPCooccurrence ranks by relevance)
+    t = Table(title=f"Top {n} words per topic of {type(model).__name__}, {ranking_text(word_ranking(model))}",
+              show_lines=False)
     t.add_column("topic", justify="right")
     t.add_column("words")
     hidden = []

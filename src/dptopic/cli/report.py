@@ -127,7 +127,7 @@ def evaluate_on(model, reference, public: bool, reference_name: str) -> dict:
     quality = _topic_quality(model, reference)
     absent = quality.pop("absent_top_words", None)
     ev.update(quality)
-    ev["topic diversity (top 25)"] = topic_diversity(model.components_, 25)
+    ev["topic diversity (top 25)"] = topic_diversity(model, 25)
     # "perplexity on the reference corpus", never "held-out": nothing here knows whether the reference documents
     # were held out of training (the training corpus itself can be given), as dptopic evaluate says "perplexity"
     try:
@@ -207,7 +207,7 @@ def cmd_report(a):
             from ..evaluation import topic_diversity
 
             evaluation = {"reference": "none given (the match below reads only the two models)",
-                          "topic diversity (top 25)": topic_diversity(model.components_, 25)}
+                          "topic diversity (top 25)": topic_diversity(model, 25)}
         # the other model is no part of this one's release: if it was trained on private documents without a
         # guarantee, the match carries what it learnt from them
         outside = (" outside the guarantee: it also reads the other model, which this model's privacy report does not"
@@ -220,14 +220,16 @@ def cmd_report(a):
 
         evaluation = {"reference": "none given: only topic diversity, which reads the released topics alone (add"
                                    " --reference FILE with held-out documents for NPMI, C_v and perplexity)",
-                      "topic diversity (top 25)": topic_diversity(model.components_, 25)}
+                      "topic diversity (top 25)": topic_diversity(model, 25)}
     trainer = type(model).__name__
     card = privacy_card(getattr(model, "privacy_", None) or {}, trainer)
     topics = model.topic_words(a.top, weights=True)
+    from ..evaluation.topic_quality import ranking_text, word_ranking
+
     html = render_report(title=a.title or f"{trainer} topic model", trainer=trainer, card=card, topics=topics,
                          evaluation=evaluation, audit=audit, roc_png=roc, source=str(a.model),
                          background=[k for k, b in enumerate(background) if b], supported=supported,
-                         show_unsupported=a.show_unsupported)
+                         show_unsupported=a.show_unsupported, words_ranking=ranking_text(word_ranking(model)))
     html = html.replace("<meta charset=\"utf-8\">", "<meta charset=\"utf-8\">" + MARKER, 1)
     # figures read from a reference corpus not declared public, or an audit's attack figures (computed from the
     # documents of the audited corpus), stay readable by their owner only (0600)

@@ -204,6 +204,11 @@ def cmd_export(a):
            "usage": "pyLDAvis.prepare(**{k: d[k] for k in ('topic_term_dists', 'doc_topic_dists', 'doc_lengths',"
                     " 'vocab', 'term_frequency')})",
            **pyldavis_data(model, docs, words=kept if a.kept_words_only else None, topics=shown)}
+    from ..evaluation.topic_quality import ranking_text, word_ranking
+
+    # how dptopic shows these topics' words, so a reader of pyLDAvis's relevance slider can set it alike
+    doc["top_words"] = (f"dptopic shows these topics' words {ranking_text(word_ranking(model))}, p(w) the topics' mean;"
+                        " pyLDAvis's relevance slider takes p(w) from term_frequency")
     # one entry per exported topic, in the order of topic_term_dists' rows: its id in the model and, for a model
     # that assessed it, whether it stands above the noise (post-processing of the release, inside the guarantee)
     doc["topics"] = [{"topic": k, **({} if supported is None else {"supported": supported[k],

@@ -1082,6 +1082,7 @@ def cmd_evaluate(a):
     console.print(f"NPMI (top {top_n}, {q['npmi_reference']}): {q['npmi']:.4f}")
     console.print(f"C_v (top {top_n}, {q['c_v_reference']}): "
                   + ("undefined (no topic has 2 top words in the reference)" if q["c_v"] is None else f"{q['c_v']:.4f}"))
+    console.print(f"top words {q['top_words']}: NPMI, C_v, diversity and UMass read them in that order")
     console.print(f"topic diversity (unique share of the top 25 words): {q['diversity']:.3f}")
     console.print(f"UMass (top {top_n}), mean over word pairs as gensim reports it: {q['umass_pairwise_mean']:.4f}")
     if q["umass_mimno_sum"] is not None:
@@ -1112,6 +1113,8 @@ def cmd_topics(a):
         print_topics(model, a.n, show_unsupported=a.show_unsupported)
         print_privacy(model.privacy_)
         return
+    from ..evaluation.topic_quality import ranking_text, word_ranking
+
     topics = model.topic_words(a.n, weights=True)
     supported, background = topic_support(model)
     # a topic below the noise: listed with its flag, its words left out unless --show-unsupported
@@ -1127,6 +1130,7 @@ def cmd_topics(a):
             return e
 
         doc = {"model": str(a.model), "class": type(model).__name__,
+               "words": f"{ranking_text(word_ranking(model))}; weights are P(word | topic)",
                "topics": [entry(k, t) for k, t in enumerate(topics)]}
         if supported is not None:
             doc["support"] = {"supported": sum(supported), "topics": len(supported),
@@ -1141,8 +1145,9 @@ def cmd_topics(a):
         return
     buf = io.StringIO()
     card = privacy_card_line(model, a.model)
-    if card:        # the CSV carries no card: say where it is, as the JSON carries it
-        print(card, file=sys.stderr)
+    # the rank column follows the model's display order: said with the card's line, as the JSON says it
+    ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))"
+    print(f"{card}; {ranked}" if card else f"note: {ranked}", file=sys.stderr)
     if supported is not None:
         print(f"note: {support_summary(supported)}" + (
             f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"

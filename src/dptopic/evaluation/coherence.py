@@ -1,7 +1,7 @@
 """UMass topic coherence (Mimno et al. 2011).
 
 ``C(t) = Σ_{m=2..M} Σ_{l<m} log((D(v_m, v_l) + 1) / D(v_l))`` over the topic's top-M
-words in decreasing probability. ``variant="mimno"`` divides by the document
+words in decreasing probability (or in the display order of a model that ranks its words by relevance). ``variant="mimno"`` divides by the document
 frequency of the higher-ranked word ``v_l`` (default); ``variant="authors"``
 divides by the lower-ranked ``v_m`` and skips pairs with ``D(v_m) = 0``, as the
 code behind Manzonelli et al. does. Under ``"mimno"`` a topic whose ranked word ``v_l`` occurs in no reference
@@ -22,11 +22,12 @@ def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno",
     :func:`~dptopic.evaluation.npmi_coherence`: a Corpus in the topics' vocabulary, or, with a fitted model, texts,
     token lists or a count matrix read in its vocabulary. With a model the corpus's words are checked against the
     model's; a bare matrix carries no words, so only their number can be."""
-    from .topic_quality import _components, _reference_corpus
+    from .topic_quality import _components, _reference_corpus, top_words
 
     if variant not in ("mimno", "authors"):
         raise DPTopicError(f"invalid variant={variant!r}: must be 'mimno' or 'authors'.")
     corpus = _reference_corpus(components, corpus)
+    shown = components                  # a model ranks its words in its own display order (top_words)
     components = _components(components)
     if components.shape[1] != corpus.vocab_size:
         raise DPTopicError(f"vocabulary mismatch: topics have {components.shape[1]} words, the corpus {corpus.vocab_size}.")
@@ -36,8 +37,7 @@ def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno",
         raise DPTopicError("empty reference corpus: give held-out documents with words of the model's vocabulary.")
     B = (corpus.to_bow() > 0).astype(np.float64).tocsc()
     scores = []
-    for row in components:
-        top = np.argsort(-row, kind="stable")[:top_n]
+    for top in top_words(shown, top_n):
         sub = B[:, top]
         co = (sub.T @ sub).toarray()
         df = np.diag(co)

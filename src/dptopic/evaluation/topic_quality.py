@@ -2,7 +2,9 @@
 definitions of gensim's ``CoherenceModel``), topic diversity (Dieng, Ruiz & Blei 2020), and UMass as gensim
 reports it (the mean over word pairs).
 
-Every measure reads the topics' top words and a *reference corpus* the user names, normally held-out
+Every measure reads the topics' top words, in the order a reader is shown them (most probable first, or most relevant
+first for a model that ranks by relevance: Sievert & Shirley 2014, :func:`relevance`), and a *reference corpus* the
+user names, normally held-out
 documents. Probabilities are estimated either over boolean documents (``window=None``: P(w) is the share of
 documents containing w, P(w, w') the share containing both) or over boolean sliding windows of ``window``
 consecutive tokens (gensim's estimate; a document shorter than the window, an empty one too, is one window). Our
@@ -63,12 +65,75 @@ def _components(model_or_components) -> np.ndarray:
     return comp
 
 
-def top_words(components, top_n: int, least: int = 2) -> np.ndarray:
-    """K x top_n word ids, most probable first (ties by word id)."""
+PROBABILITY = {"by": "probability"}
+"""The ranking of a topic's words by p(w | k) alone: every model's unless it names another (``word_ranking``)."""
+
+
+def relevance(components, lam: float) -> np.ndarray:
+    """Each word's relevance to each topic (Sievert & Shirley 2014): ``lam log p(w|k) + (1 - lam) log(p(w|k) / p(w))``,
+    K x V, with ``p(w|k)`` the rows of ``components`` normalised and ``p(w)`` their mean (every topic weighed alike:
+    read from the topics alone, never from documents). ``lam = 1`` ranks by probability; lower values favour the words
+    a topic holds more than the others do over the words every topic holds."""
+    comp = _components(components)
+    lam = float(lam)
+    if not 0.0 <= lam <= 1.0:
+        raise DPTopicError(f"invalid relevance lambda={lam!r}: must be in [0, 1].")
+    phi = comp / np.maximum(comp.sum(axis=1, keepdims=True), 1e-300)
+    # a word no topic holds gets the floor of every topic: it ranks last (log 0 would be -inf, its lift NaN)
+    phi = np.maximum(phi, 1e-300)
+    marginal = phi.mean(axis=0)
+    return lam * np.log(phi) + (1.0 - lam) * (np.log(phi) - np.log(marginal))
+
+
+def word_ranking(model_or_components) -> dict:
+    """How a model ranks its topics' words for display, as a dict: ``{"by": "probability"}`` (the default, and a bare
+    matrix's), or ``{"by": "relevance", "lambda": lam}`` where the model says so (its ``word_ranking``)."""
+    ranking = getattr(model_or_components, "word_ranking", None)
+    return check_ranking(ranking) if ranking is not None else dict(PROBABILITY)
+
+
+def check_ranking(ranking) -> dict:
+    """``ranking`` as a dict (:func:`word_ranking`); ``"probability"``, ``"relevance"`` (its default lambda,
+    :data:`RELEVANCE_LAMBDA`) or a dict are accepted; anything else is refused in one line."""
+    if isinstance(ranking, str) and ranking in ("probability", "relevance"):
+        ranking = {"by": ranking, **({"lambda": RELEVANCE_LAMBDA} if ranking == "relevance" else {})}
+    if isinstance(ranking, dict) and ranking.get("by") == "probability":
+        return dict(PROBABILITY)
+    lam = ranking.get("lambda") if isinstance(ranking, dict) else None
+    if (isinstance(ranking, dict) and ranking.get("by") == "relevance" and isinstance(lam, (int, float, np.floating))
+            and not isinstance(lam, bool) and 0.0 <= float(lam) <= 1.0):
+        return {"by": "relevance", "lambda": float(lam)}
+    raise DPTopicError(f"invalid word ranking {ranking!r}: give 'probability', 'relevance' or"
+                       " {'by': 'relevance', 'lambda': a number in [0, 1]}.")
+
+
+RELEVANCE_LAMBDA = 0.6
+"""The weight of ``log p(w|k)`` in a relevance ranking when none is given (Sievert & Shirley 2014 found 0.6 best for
+their readers)."""
+
+
+def ranking_text(ranking) -> str:
+    """What a reader is told of a ranking: "ranked by probability" or "ranked by relevance, λ = 0.6"."""
+    r = check_ranking(ranking)
+    return "ranked by probability" if r["by"] == "probability" else f"ranked by relevance, λ = {r['lambda']:g}"
+
+
+def ranking_scores(model_or_components, ranking=None) -> np.ndarray:
+    """K x V scores whose decreasing order is the display order of each topic's words: ``components`` themselves
+    under the probability ranking, :func:`relevance` under a relevance ranking. ``ranking`` None: the model's own
+    (:func:`word_ranking`)."""
+    r = word_ranking(model_or_components) if ranking is None else check_ranking(ranking)
+    comp = _components(model_or_components)
+    return comp if r["by"] == "probability" else relevance(comp, r["lambda"])
+
+
+def top_words(components, top_n: int, least: int = 2, ranking=None) -> np.ndarray:
+    """K x top_n word ids, first in the display order (ties by word id): most probable first, or, for a model that
+    ranks by relevance (:func:`word_ranking`) or a ``ranking`` given, most relevant first."""
     comp = _components(components)
     if not (isinstance(top_n, (int, np.integer)) and least <= top_n <= comp.shape[1]):
         raise DPTopicError(f"invalid top_n={top_n!r}: must be an integer in [{least}, {comp.shape[1]}].")
-    return np.argsort(-comp, axis=1, kind="stable")[:, :top_n]
+    return np.argsort(-ranking_scores(components, ranking), axis=1, kind="stable")[:, :top_n]
 
 
 def cooccurrence(reference, word_ids, window: int | None = None):
@@ -133,8 +198,7 @@ def _reference_corpus(model_or_components, reference):
 
 def _per_topic_stats(components, reference, top_n, window):
     reference = _reference_corpus(components, reference)
-    comp = _components(components)
-    tops = top_words(comp, top_n)
+    tops = top_words(components, top_n)
     uniq, inv = np.unique(tops, return_inverse=True)
     N, single, pair = cooccurrence(reference, uniq, window)
     if window is not None:
@@ -238,14 +302,15 @@ def umass_mimno_sum(model, reference, top_n: int = 10) -> float | None:
 
 
 def topic_diversity(components, top_n: int = 25) -> float:
-    """Share of distinct words among all topics' top ``top_n`` words (1: no word shared; Dieng et al. 2020)."""
+    """Share of distinct words among all topics' top ``top_n`` words (1: no word shared; Dieng et al. 2020), in the
+    model's display order (:func:`top_words`)."""
     comp = _components(components)
     if isinstance(top_n, bool) or not isinstance(top_n, (int, np.integer)) or top_n < 1:
         # int() would read True as 1 and 2.5 as 2, and fail on NaN with a bare ValueError
         raise DPTopicError(f"invalid top_n={top_n!r}: must be an integer >= 1 (more than the {comp.shape[1]} words"
                            " of the vocabulary reads them all).")
     top_n = min(int(top_n), comp.shape[1])
-    tops = top_words(comp, top_n, least=1)
+    tops = top_words(components, top_n, least=1)
     return float(len(np.unique(tops)) / tops.size)
 
 
@@ -260,20 +325,23 @@ def topic_quality(model_or_components, reference, top_n: int = 10, window: int |
     """NPMI, C_v, diversity and UMass (gensim's pairwise mean) of a model's topics on ``reference``."""
     reference = _reference_corpus(model_or_components, reference)
     comp = _components(model_or_components)
-    npmi = npmi_coherence(comp, reference, top_n, window, per_topic=True)
+    # every measure reads the top words a reader is shown: in the model's display order (word_ranking)
+    shown = model_or_components if hasattr(model_or_components, "components_") else comp
+    npmi = npmi_coherence(shown, reference, top_n, window, per_topic=True)
     with quiet_absent_words():              # said once below, as a field, rather than as a warning per measure
-        cv = cv_coherence(comp, reference, top_n, 110)
-    absent = absent_top_word_topics(comp, reference, top_n)
+        cv = cv_coherence(shown, reference, top_n, 110)
+    absent = absent_top_word_topics(shown, reference, top_n)
     out = {
         "npmi": float(npmi.mean()),
         "npmi_per_topic": [float(x) for x in npmi],
         "npmi_reference": "boolean documents" if window is None else f"sliding windows of {window} tokens",
         "c_v": None if math.isnan(cv) else cv,
         "c_v_reference": "sliding windows of 110 tokens",
-        "diversity": topic_diversity(comp, 25),
-        "umass_pairwise_mean": umass_pairwise_mean(comp, reference, top_n),
+        "diversity": topic_diversity(shown, 25),
+        "umass_pairwise_mean": umass_pairwise_mean(shown, reference, top_n),
         "umass_form": "mean over ranked word pairs, as gensim's u_mass (boolean documents)",
         "top_n": int(top_n),
+        "top_words": ranking_text(word_ranking(shown)),
         "reference": f"{reference_name}: {size_text(reference)}",
     }
     if absent:

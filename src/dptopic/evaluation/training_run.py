@@ -13,10 +13,11 @@ STYLES = ("gibbs", "variational")
 
 def npmi_and_diversity(model, test) -> dict:
     """``npmi_top10`` (NPMI of each topic's top 10 words on the held-out documents) and ``topic_diversity_top25``
-    (reads only the released topics): the figures to read beside epsilon."""
+    (reads only the released topics): the figures to read beside epsilon, of the top words in the model's display
+    order (``topic_quality.top_words``)."""
     top = min(TOP_WORDS, len(model.vocabulary_))
-    return {"npmi_top10": npmi_coherence(model.components_, test, top) if top >= 2 else float("nan"),
-            "topic_diversity_top25": topic_diversity(model.components_, DIVERSITY_WORDS)}
+    return {"npmi_top10": npmi_coherence(model, test, top) if top >= 2 else float("nan"),
+            "topic_diversity_top25": topic_diversity(model, DIVERSITY_WORDS)}
 
 
 def training_run_metrics(model, train, test, style: str = "gibbs") -> dict:

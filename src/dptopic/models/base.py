@@ -31,6 +31,7 @@ from ..corpus.corpus import READING, column_difference, is_text_column, is_token
 from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, tokenizer_info, warn_if_other_tokenizer
 from ..errors import CorruptModelError, DPTopicError, NotFittedError, user_stacklevel
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
+from ..evaluation.topic_quality import ranking_scores
 from ..backends import BACKENDS, make_backend, training_source
 from ..kernels import SweepArrays
 from . import dataset_charge
@@ -606,17 +607,21 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     def coherence(self, X, top_n: int = 10, variant: str = "mimno", per_topic: bool = False):
         """Average UMass coherence of the topics on ``X`` (Mimno et al. 2011); ``per_topic``: one value per topic
         (NaN where a ranked top word occurs in no document of ``X``, which the average leaves out with a warning)."""
-        return umass_coherence(self.components_, self._as_model_corpus(X), top_n, variant, per_topic=per_topic)
+        return umass_coherence(self, self._as_model_corpus(X), top_n, variant, per_topic=per_topic)
 
-    def topic_words(self, n: int = 10, weights: bool = False) -> list:
-        """The ``n`` most probable words of each topic."""
+    word_ranking = None
+    """How :meth:`topic_words` orders each topic's words: None, by probability; a model that shows them otherwise names
+    its ranking here (``DocDPCooccurrence``: by relevance, :func:`dptopic.evaluation.topic_quality.relevance`)."""
+
+    def topic_words(self, n: int = 10, weights: bool = False, ranking=None) -> list:
+        """The first ``n`` words of each topic in the model's display order (:attr:`word_ranking`: most probable first
+        unless the model ranks by relevance), or in ``ranking``: ``"probability"``, ``"relevance"`` or
+        ``{"by": "relevance", "lambda": x}``. ``weights``: each word with its probability in the topic."""
         self._check_fitted()
         validate_value("n", n, [Int(1, None)])
-        out = []
-        for row in self.components_:
-            top = np.argsort(-row, kind="stable")[:n]
-            out.append([(self.vocabulary_[i], float(row[i])) if weights else self.vocabulary_[i] for i in top])
-        return out
+        order = np.argsort(-ranking_scores(self, ranking), axis=1, kind="stable")[:, :n]
+        return [[(self.vocabulary_[i], float(row[i])) if weights else self.vocabulary_[i] for i in top]
+                for row, top in zip(self.components_, order)]
 
     def background_topic_ids(self) -> list:
         """Indices of the topics that hold corpus-wide words rather than a theme (``DocDPCooccurrence``'s background

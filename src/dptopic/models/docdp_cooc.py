@@ -83,6 +83,9 @@ _RANKING = "noisy sum of per-document L2-normalised word-presence vectors"
 _RANKING_COUNTS = ("noisy sum of per-document L2-normalised word-presence and word-count vectors, each scaled by"
                    " 1/sqrt(2)")
 _COOC = "noisy sum of per-document Frobenius-normalised word co-occurrence matrices"
+DISPLAY_LAMBDA = 0.4
+"""The relevance weight of ``DocDPCooccurrence``'s display order (``word_ranking``), set on 20 Newsgroups and the State of
+the Union paragraphs (``docs/research/topic_display.md``)."""
 
 
 class DocDPCooccurrence(_DocumentDPModel):
@@ -155,6 +158,10 @@ class DocDPCooccurrence(_DocumentDPModel):
     """
 
     _private = True
+    word_ranking = {"by": "relevance", "lambda": DISPLAY_LAMBDA}
+    """``topic_words`` (and ``dptopic topics``, ``report``, ``evaluate``) show each topic's words by relevance (Sievert &
+    Shirley 2014; :func:`dptopic.evaluation.topic_quality.relevance`), read from ``components_`` alone: the words the
+    topic holds more than the others come before the corpus-wide words every topic holds (``docs/document_dp.md``)."""
     _parameter_constraints = {"n_topics": [Int(1, 100_000)], "epsilon": [Real(0, 500, "right")],
                               "delta": [Real(0, 1, "neither")], "n_words": [Int(2, 20_000), Options(("auto",))],
                               "ranking_noise": [Real(0.1, 100), Options(("auto",))], "threshold": [Real(0, 1e6)],

@@ -564,8 +564,9 @@ def _utility_warning(supported, card: dict) -> str:
 
 def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluation: dict | None = None,
                   audit: dict | None = None, roc_png: bytes | None = None, source: str = "", background=(),
-                  supported=None, show_unsupported: bool = False) -> str:
-    """The HTML page. ``topics`` is a list of ``[(word, weight), ...]`` per topic (weights: P(word | topic));
+                  supported=None, show_unsupported: bool = False, words_ranking: str = "ranked by probability") -> str:
+    """The HTML page. ``topics`` is a list of ``[(word, weight), ...]`` per topic (weights: P(word | topic)), in the
+    order ``words_ranking`` names (``dptopic.evaluation.topic_quality.ranking_text``);
     ``background``: indices of background topics (``model.background_topic_ids()``), labelled as such;
     ``supported``: one bool per topic (``model.supported_topics_``), or None for a model without the assessment. With
     any topic unsupported, a banner (``id="utility-warning"``) opens the page, and each unsupported topic's card has
@@ -599,7 +600,7 @@ def render_report(*, title: str, trainer: str, card: dict, topics: list, evaluat
 <div class="sub">{escape(trainer)} · {len(topics)} topics · {escape(source)} · generated {when} by dptopic</div>
 {banner}
 {_privacy_section(card)}
-<h2 id="topics">Topics</h2><p class="note">Top words of each topic with P(word | topic), read from the released
+<h2 id="topics">Topics</h2><p class="note">Top words of each topic, {escape(words_ranking)}, with P(word | topic), read from the released
 model{" (post-processing of what the guarantee covers)" if card.get("guarantee") != "none" else ""}.{support_note}</p>
 <div class="topics">{cards}</div>
 {_evaluation_section(evaluation)}
