@@ -176,3 +176,88 @@ def take_part(server: str, bow, state=None, max_epsilon: float | None = None, cl
                     raise
     return {"contributor": c.me, "steps": sent, "epsilon": c.plan.epsilon, "delta": c.plan.delta,
             "state": None if state is None else str(state)}
+
+
+def simulate_round(server: str, bows, dropout: float, token: str | None, seed=None, client=None) -> dict:
+    """Play every person of ``bows`` (one bag of words each) as its own contributor, with its own keys, over HTTP, in
+    lock-step; a share ``dropout`` of them (chosen at random) drops out after masking, without uploading. Returns the
+    timings, the bytes and CPU seconds per contributor, and the server's sum-and-unmask times. ``token``: the server's
+    admin token, to close the upload step once the survivors are in."""
+    from .client import ServerError, ServiceClient
+
+    client = client or ServiceClient(server, retries=3)
+    rng = np.random.default_rng(seed)
+    cfg = client.get_json("/v1/config")
+    n = len(bows)
+    if n != int(cfg["secure_sum"]["min_contributors"]):
+        raise DPTopicError(f"the corpus holds {n} people, but the server's round takes {cfg['secure_sum']['min_contributors']}"
+                           f" (--min-contributors): start the server with --min-contributors {n}.")
+    people = [SecureContributor(cfg, b, rng=np.random.default_rng([int(rng.integers(2**62)), i]),
+                                contributor=f"p{i:06d}") for i, b in enumerate(bows)]
+    dropped = set(rng.choice(n, int(round(dropout * n)), replace=False).tolist()) if dropout > 0 else set()
+    cpu = np.zeros(n)
+    sent = np.zeros(n)
+    t0 = time.perf_counter()
+
+    def post_json(path, doc):
+        body = json.dumps(doc).encode()
+        client.request("POST", path, body, {"Content-Type": "application/json"})
+        return len(body)
+
+    for i, c in enumerate(people):
+        sent[i] += post_json("/v1/secure/keys", c.keys_request())
+    roster = client.get_json("/v1/secure/round")["roster"]
+    for i, c in enumerate(people):
+        t = time.process_time()
+        req = c.shares_request(roster)
+        cpu[i] += time.process_time() - t
+        sent[i] += post_json("/v1/secure/shares", req)
+    for c in people:
+        c.take_shares(roster, client.get_json(f"/v1/secure/shares?contributor={c.me}"))
+    upload_bytes, upload_cpu = [], []
+    for phase in (0, 1):
+        view = client.get_json("/v1/secure/round")
+        if view["state"] != f"upload{phase}":
+            raise DPTopicError(f"the round is at {view['state']!r} ({view.get('reason')}), not upload{phase}.")
+        members = view["members"]
+        member = set(members)
+        for i, c in enumerate(people):
+            if c.me not in member:
+                continue
+            t = time.process_time()
+            body = c.upload_body(phase, roster, members, view.get("kept"))
+            dt = time.process_time() - t
+            cpu[i] += dt
+            upload_cpu.append(dt)
+            if phase == 0 and i in dropped:
+                continue            # masked, then gone
+            upload_bytes.append(len(body))
+            client.request("POST", f"/v1/secure/upload/{phase}", body,
+                           {"Content-Type": "application/octet-stream", "Dptopic-Contributor": c.me})
+            sent[i] += len(body)
+        view = client.get_json("/v1/secure/round")
+        if view["state"] == f"upload{phase}":
+            if token is None:
+                raise DPTopicError("contributors dropped out: the upload step closes by the admin only; give the"
+                                   " server's --token-file.")
+            client.request("POST", "/v1/admin/secure/close", b"", {"Authorization": f"Bearer {token}"})
+            view = client.get_json("/v1/secure/round")
+        if view["state"] != f"unmask{phase}":
+            raise DPTopicError(f"the round is at {view['state']!r} ({view.get('reason')}), not unmask{phase}.")
+        for i, c in enumerate(people):
+            if c.me in set(view["uploaded"]):
+                try:
+                    sent[i] += post_json(f"/v1/secure/unmask/{phase}",
+                                         c.unmask_request(phase, view["uploaded"], view["members"]))
+                except ServerError as e:
+                    if e.code != "round_closed":
+                        raise
+                    break
+    wall = time.perf_counter() - t0
+    view = client.get_json("/v1/secure/round")
+    timings = client.get_json("/v1/secure/timings")
+    return {"state": view["state"], "reason": view.get("reason"), "people": n, "dropped": len(dropped),
+            "seconds": wall, "bytes_per_contributor": float(np.mean(sent)),
+            "upload_bytes_max": int(max(upload_bytes)) if upload_bytes else 0,
+            "cpu_per_contributor_s": float(np.mean(cpu)), "upload_cpu_max_s": float(max(upload_cpu)),
+            "server": timings, "kept_words": len(view.get("kept", []) or [])}

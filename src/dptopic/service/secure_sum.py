@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import Column, Float, Integer, LargeBinary, MetaData, String, Table, Text, select
+from sqlalchemy import Column, Float, Integer, LargeBinary, MetaData, String, Table, Text, func, select
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -129,9 +129,18 @@ class SecureRound:
 
     # ------------------------------------------------------------ views
     def roster(self) -> dict:
+        if getattr(self, "_roster", None) is not None:
+            return self._roster
         with self.storage.engine.connect() as conn:
-            return {r.contributor: {"c": r.c, "s": json.loads(r.s)}
-                    for r in conn.execute(select(t_keys.c.contributor, t_keys.c.c, t_keys.c.s))}
+            roster = {r.contributor: {"c": r.c, "s": json.loads(r.s)}
+                      for r in conn.execute(select(t_keys.c.contributor, t_keys.c.c, t_keys.c.s))}
+        if self.st["state"] != "keys":      # closed: it never changes again
+            self._roster, self._graph = roster, ss.neighbour_graph(roster)
+        return roster
+
+    def graph(self) -> dict:
+        self.roster()
+        return self._graph
 
     def view(self) -> dict:
         st = dict(self.st)
@@ -186,7 +195,7 @@ class SecureRound:
         roster = self.roster()
         if contributor not in roster:
             raise ApiError(403, "not_in_round", f"contributor {contributor!r} is not in this round's roster.")
-        graph = ss.neighbour_graph(roster)
+        graph = self.graph()
         if not isinstance(shares, dict) or set(shares) != set(graph[contributor]) or not all(
                 isinstance(v, str) and re.fullmatch(r"[0-9a-f]{24,20000}", v) for v in shares.values()):
             raise ApiError(400, "wrong_shape", "shares must be one hex ciphertext for each of your neighbours in this"
@@ -202,7 +211,7 @@ class SecureRound:
                                                      " set per round.")
             self._need("shares")
             conn.execute(t_shares.insert().values(sender=contributor, body=body, sha=sha))
-            n = len(conn.execute(select(t_shares.c.sender)).all())
+            n = conn.execute(select(func.count()).select_from(t_shares)).scalar()
             if n >= len(roster):
                 self._open_upload(conn, 0, sorted(r[0] for r in conn.execute(select(t_shares.c.sender))))
         return 201, {"replayed": False}
@@ -250,7 +259,7 @@ class SecureRound:
             with self.storage.engine.begin() as conn:
                 conn.execute(t_uploads.insert().values(phase=phase, contributor=contributor, sha=sha, data=body,
                                                        at=time.time()))
-                n = len(conn.execute(select(t_uploads.c.contributor).where(t_uploads.c.phase == phase)).all())
+                n = conn.execute(select(func.count()).select_from(t_uploads).where(t_uploads.c.phase == phase)).scalar()
                 if n >= len(self.st["members"]):
                     self._close_upload(conn, phase)
         return 201, {"replayed": False}
@@ -305,7 +314,7 @@ class SecureRound:
                 raise ApiError(400, "wrong_shape", "answers must map each sender to {'kind': 'b'|'s', 'share': hex}.")
             with self.storage.engine.begin() as conn:
                 conn.execute(t_unmask.insert().values(phase=phase, contributor=contributor, body=body, sha=sha))
-            self._try_unmask(phase)
+            self._try_unmask(phase, answers, contributor)
         return 201, {"replayed": False}
 
     def _responses(self, phase: int) -> dict:
@@ -313,21 +322,30 @@ class SecureRound:
             return {r.contributor: json.loads(r.body) for r in
                     conn.execute(select(t_unmask.c.contributor, t_unmask.c.body).where(t_unmask.c.phase == phase))}
 
-    def _try_unmask(self, phase: int) -> None:
-        roster, responses = self.roster(), self._responses(phase)
-        graph = ss.neighbour_graph(roster)
+    def _try_unmask(self, phase: int, answers: dict | None = None, responder: str | None = None) -> None:
+        """Count the new answers (kept in memory per step; rebuilt from the database after a restart) and unmask
+        once every needed seed has its threshold of shares."""
+        graph = self.graph()
         members, uploaded = set(self.st["members"]), set(self.st["uploaded"])
-        needed = {u: "b" for u in uploaded} | {v: "s" for v in members - uploaded
-                                              if any(u in uploaded for u in graph[v])}
-        have = {u: 0 for u in needed}
-        for responder, answers in responses.items():
-            for sender, a in answers.items():
-                if sender in needed and a.get("kind") == needed[sender] and responder in graph[sender]:
+        counts = getattr(self, "_have", None)
+        if counts is None or counts[0] != phase:
+            needed = {u: "b" for u in uploaded} | {v: "s" for v in members - uploaded
+                                                  if any(u in uploaded for u in graph[v])}
+            counts = self._have = (phase, needed, {u: 0 for u in needed}, [0])
+            todo = self._responses(phase).items()
+        else:
+            todo = [(responder, answers)] if answers is not None else []
+        _, needed, have, n_resp = counts
+        for who, ans in todo:
+            n_resp[0] += 1
+            for sender, a in ans.items():
+                if sender in needed and a.get("kind") == needed[sender] and who in graph[sender]:
                     have[sender] += 1
         if any(have[u] < ss.threshold_for(len(graph[u])) for u in needed):
-            if len(responses) >= len(uploaded):     # every survivor answered and still too few: it cannot finish
+            if n_resp[0] >= len(uploaded):     # every survivor answered and still too few: it cannot finish
                 self._fail(f"too few shares to unmask step {phase}: nothing released")
             return
+        roster, responses = self.roster(), self._responses(phase)
         t0 = time.perf_counter()
         dim = self.dim(phase)
         with self.storage.engine.connect() as conn:
