@@ -123,9 +123,8 @@ def secure_sum_report(plan, dims, shares, round_info: dict) -> dict:
     ledger = PrivacyLedger(unit="user", relation=USER_RELATION, theorem=SKELLAM_THEOREM)
     for ev in plan.releases(dims=dims):
         ledger.spend(ev)
-    rep = ledger.report(float(plan.delta) * (1 - 1e-3))
-    rep["delta_rdp"] = rep["delta"]
-    rep["delta"] = float(plan.delta)
+    rep = ledger.report(float(plan.delta) - wrap)   # the wrap-around's probability is added back: delta_total
+    rep["delta_total"] = rep["delta"] + wrap
     rep.update({
         "mode": "secure sum of per-person statistics (distributed Skellam noise)",
         "user_bound": bound,

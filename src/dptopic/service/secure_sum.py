@@ -131,7 +131,7 @@ class SecureRound:
     def roster(self) -> dict:
         if getattr(self, "_roster", None) is not None:
             return self._roster
-        with self.storage.engine.connect() as conn:
+        with self.lock, self.storage.engine.connect() as conn:     # not while a step closes (its rows uncommitted)
             roster = {r.contributor: {"c": r.c, "s": json.loads(r.s)}
                       for r in conn.execute(select(t_keys.c.contributor, t_keys.c.c, t_keys.c.s))}
         if self.st["state"] != "keys":      # closed: it never changes again
@@ -143,6 +143,10 @@ class SecureRound:
         return self._graph
 
     def view(self) -> dict:
+        with self.lock:
+            return self._view()
+
+    def _view(self) -> dict:
         st = dict(self.st)
         doc = {"round_id": self.round_id, "state": st["state"], "reason": st.get("reason")}
         if st["state"] == "keys":
