@@ -21,3 +21,39 @@ def test_too_large_a_dropout_tolerance_is_refused(tmp_path):
                     "--epsilon", "1", "--min-contributors", "10", "--dropout-tolerance", "9",
                     "--database", f"sqlite:///{tmp_path}/db")
     assert r.returncode == 2 and "--dropout-tolerance" in r.stderr
+
+
+def test_experiment_plays_a_round_over_http(tmp_path):
+    import json
+
+    import numpy as np
+    from service_helpers import SecureSumServer
+
+    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
+    rng = np.random.default_rng(0)
+    with open(tmp_path / "people.jsonl", "w") as f:
+        for p in range(8):
+            for _ in range(3):
+                f.write(json.dumps({"author": f"a{p}", "text": " ".join(rng.choice(words, 12))}) + "\n")
+    with SecureSumServer(tmp_path, words, n=8, dropouts=2) as srv:
+        r = run_dptopic("experiment", "secure-sum", "--server", srv.url, "--corpus", str(tmp_path / "people.jsonl"),
+                        "--user-field", "author", "--dropout", "0.2", "--token-file", str(tmp_path / "token"),
+                        "--out", str(tmp_path / "out"), "--seed", "1")
+        assert r.returncode == 0, r.stderr
+        assert "released" in r.stdout and "outside the guarantee" in r.stdout
+        summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+        assert summary["dropped"] == 2 and summary["state"] == "released"
+        r = run_dptopic("pull", "--server", srv.url, "--out", str(tmp_path / "pulled"))
+        assert r.returncode == 0, r.stderr
+
+
+def test_submit_refuses_a_larger_epsilon_than_accepted(tmp_path):
+    from service_helpers import SecureSumServer
+
+    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
+    (tmp_path / "mine.txt").write_text("waax wabx wacx\n")
+    with SecureSumServer(tmp_path, words) as srv:
+        r = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--max-epsilon", "1",
+                        "--state", str(tmp_path / "state.json"))
+        assert r.returncode == 2 and "above your --max-epsilon" in r.stderr
+    assert not (tmp_path / "state.json").exists()

@@ -1,56 +1,20 @@
 """A secure-sum round against a live server on 127.0.0.1 (uvicorn in a thread)."""
-import json
-import socket
 import threading
-import time
-import urllib.error
-import urllib.request
 
 import numpy as np
 import pytest
+from service_helpers import SecureSumServer
 
-from dptopic.federated.secure_sum import SecureSumPlan
 from dptopic.service.secure_client import SecureContributor, take_part
-from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
 
 pytestmark = pytest.mark.service
 V = 40
 WORDS = [f"word{i:02d}" for i in range(V)]
-TOKEN = "t" * 24
+TOKEN = SecureSumServer.TOKEN
 
 
-class Live:
-    def __init__(self, tmp, n=6, dropouts=2):
-        import uvicorn
-
-        cfg = SecureSumConfig(WORDS, SecureSumPlan(8.0, 1e-5, n, dropouts, V), n_topics=3,
-                              database=f"sqlite:///{tmp}/db.sqlite", admin_token=TOKEN)
-        self.app = create_secure_sum_app(cfg)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error"))
-
-    def __enter__(self):
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *a):
-        self.server.should_exit = True
-        self.thread.join(10)
-
-    def call(self, method, path, doc=None, body=None, headers=None):
-        data = json.dumps(doc).encode() if doc is not None else body
-        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers or {})
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
+def Live(tmp, n=6, dropouts=2):
+    return SecureSumServer(tmp, WORDS, n=n, dropouts=dropouts)
 
 
 def bow(seed):

@@ -112,16 +112,26 @@ def maybe_submit_secure_sum(a) -> bool:
     return True
 
 
-def register_experiment(esub) -> None:
-    from ._common import unit_interval
+def _share(text: str) -> float:
+    import argparse
 
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 <= v < 1:
+        raise argparse.ArgumentTypeError(f"invalid share {text!r}: give a number in [0, 1), e.g. 0.1")
+    return v
+
+
+def register_experiment(esub) -> None:
     p = esub.add_parser("secure-sum", help="a secure-sum round played by every person of a corpus, over HTTP")
     p.add_argument("--server", required=True, help="a dptopic serve --report-kind secure-sum server")
     p.add_argument("--corpus", required=True, help="documents with a person field (JSONL or CSV)")
     p.add_argument("--user-field", required=True, help="the field or column naming each document's person")
     p.add_argument("--format", default="auto")
     p.add_argument("--text-field", default="text")
-    p.add_argument("--dropout", type=unit_interval, default=0.1, help="share of people who drop out after masking")
+    p.add_argument("--dropout", type=_share, default=0.1, help="share of people who drop out after masking")
     p.add_argument("--token-file", default=None, help="the server's admin token (to close the upload step)")
     p.add_argument("--seed", type=int, default=None, help="who drops out, and the central model's noise")
     p.add_argument("--out", required=True, help="folder for summary.json and the model")
