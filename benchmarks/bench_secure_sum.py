@@ -111,6 +111,9 @@ def main(argv=None):
     ap.add_argument("--vocab", type=int, default=1000)
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--write-corpus", default=None, metavar="DIR",
+                    help="only write each --people's planted people to DIR/people-P.jsonl (with the vocabulary,"
+                         " DIR/words.txt) for 'dptopic experiment secure-sum' over HTTP, and stop")
     a = ap.parse_args(argv)
     import dptopic
     from dptopic.evaluation import topic_coverage
@@ -123,6 +126,18 @@ def main(argv=None):
     phi, theta, lengths, _ = plant(real, a.topics, a.iters, a.seed, 1)
     vocab = list(real.vocabulary)
     rows = []
+    if a.write_corpus:
+        import json
+
+        out = Path(a.write_corpus)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "words.txt").write_text("\n".join(vocab) + "\n")
+        for P in a.people:
+            corpus, users = draw_people(phi, theta, lengths, vocab, P, a.seed)
+            with open(out / f"people-{P}.jsonl", "w") as f:
+                for d in range(corpus.n_docs):
+                    f.write(json.dumps({"author": users[d], "text": " ".join(vocab[w] for w in corpus.doc(d))}) + "\n")
+        return
     for P in a.people:
         corpus, users = draw_people(phi, theta, lengths, vocab, P, a.seed)
         with warnings.catch_warnings():

@@ -57,3 +57,10 @@ def test_submit_refuses_a_larger_epsilon_than_accepted(tmp_path):
                         "--state", str(tmp_path / "state.json"))
         assert r.returncode == 2 and "above your --max-epsilon" in r.stderr
     assert not (tmp_path / "state.json").exists()
+
+
+def test_recommend_user_names_the_secure_sum_for_many_people():
+    many = run_dptopic("recommend", "--unit", "user", "--epsilon", "1", "--docs", "5000")
+    few = run_dptopic("recommend", "--unit", "user", "--epsilon", "1", "--docs", "300")
+    assert "--report-kind secure-sum" in many.stdout and "same guarantee without one" in many.stdout
+    assert "needs thousands of people" in few.stdout
