@@ -177,7 +177,13 @@ def cmd_experiment(a) -> None:
                          user_field=a.user_field)
     token = read_token_file(a.token_file) if a.token_file else None
     codes = np.unique(np.asarray(corpus.user_ids, dtype=str), return_inverse=True)[1]
-    bows = [person_bow(corpus.subset(np.flatnonzero(codes == g))) for g in range(codes.max() + 1)]
+    m = corpus.to_bow()
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(codes.max() + 2))
+    bows = []
+    for g in range(codes.max() + 1):
+        sub = m[order[starts[g]:starts[g + 1]]]
+        bows.append((sub.indptr.astype("int64"), sub.indices.astype("int64"), sub.data.astype("int64")))
     s = simulate_round(a.server, bows, a.dropout, token, seed=a.seed, client=client)
     doc = client.get_json("/v1/model")
     model = codec.model_from_blobs(doc["model_json"], {k: __import__("base64").b64decode(v)

@@ -125,8 +125,20 @@ def roster_seed(roster: dict) -> bytes:
     return hashlib.sha256(json.dumps(roster, sort_keys=True, separators=(",", ":")).encode()).digest()
 
 
+_GRAPH_MEMO: list = [None, None]
+
+
 def neighbour_graph(roster: dict) -> dict[str, list[str]]:
-    """``{id: sorted neighbour ids}``: the circulant graph on a pseudo-random ring of the roster (module note)."""
+    """``{id: sorted neighbour ids}``: the circulant graph on a pseudo-random ring of the roster (module note); the
+    last roster's graph is kept (one process plays many contributors of one round in a simulation)."""
+    if _GRAPH_MEMO[0] is roster:
+        return _GRAPH_MEMO[1]
+    graph = _neighbour_graph(roster)
+    _GRAPH_MEMO[:] = [roster, graph]
+    return graph
+
+
+def _neighbour_graph(roster: dict) -> dict[str, list[str]]:
     ids = sorted(roster)
     n = len(ids)
     seed = roster_seed(roster)
@@ -141,9 +153,14 @@ def neighbour_graph(roster: dict) -> dict[str, list[str]]:
     return out
 
 
+_INDEX_MEMO: list = [None, None]
+
+
 def holder_index(roster: dict) -> dict[str, int]:
     """Each contributor's Shamir evaluation point: 1 + its place in the sorted roster."""
-    return {i: k + 1 for k, i in enumerate(sorted(roster))}
+    if _INDEX_MEMO[0] is not roster:
+        _INDEX_MEMO[:] = [roster, {i: k + 1 for k, i in enumerate(sorted(roster))}]
+    return _INDEX_MEMO[1]
 
 
 # ----------------------------------------------------------------------------- quantization

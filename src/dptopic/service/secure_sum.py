@@ -52,6 +52,8 @@ t_keys = Table("secure_keys", meta, Column("contributor", String(64), primary_ke
                Column("at", Float, nullable=False))
 t_shares = Table("secure_shares", meta, Column("sender", String(64), primary_key=True),
                  Column("body", Text, nullable=False), Column("sha", String(64), nullable=False))
+t_share_to = Table("secure_share_to", meta, Column("receiver", String(64), primary_key=True),
+                   Column("sender", String(64), primary_key=True), Column("ct", Text, nullable=False))
 t_uploads = Table("secure_uploads", meta, Column("phase", Integer, primary_key=True),
                   Column("contributor", String(64), primary_key=True), Column("sha", String(64), nullable=False),
                   Column("data", LargeBinary, nullable=False), Column("at", Float, nullable=False))
@@ -151,7 +153,7 @@ class SecureRound:
         doc = {"round_id": self.round_id, "state": st["state"], "reason": st.get("reason")}
         if st["state"] == "keys":
             with self.storage.engine.connect() as conn:
-                doc["keys_received"] = conn.execute(select(t_keys.c.contributor)).all().__len__()
+                doc["keys_received"] = conn.execute(select(func.count()).select_from(t_keys)).scalar()
         else:
             doc["roster"] = self.roster()
         for k in ("members", "uploaded", "kept", "phase"):
@@ -166,6 +168,14 @@ class SecureRound:
                            f"the round is at step {self.st['state']!r}"
                            + (f" ({self.st.get('reason')})" if self.st.get("reason") else "")
                            + f", not {' or '.join(repr(s) for s in states)}: nothing stored.")
+
+    def _used_keys(self, conn) -> set:
+        """Every public key in the roster so far (kept in memory; read once from the database)."""
+        if getattr(self, "_used", None) is None:
+            rows = conn.execute(select(t_keys.c.c, t_keys.c.s)).all()
+            self._used = {k for r in rows for k in [r.c, *json.loads(r.s)]}
+            self._n_keys = len(rows)
+        return self._used
 
     def post_keys(self, contributor: str, keys: dict) -> tuple[int, dict]:
         if not (isinstance(keys, dict) and isinstance(keys.get("c"), str) and isinstance(keys.get("s"), list)
@@ -183,14 +193,15 @@ class SecureRound:
                 raise ApiError(409, "keys_changed", f"contributor {contributor!r} already sent other keys for this"
                                                     " round: a contributor sends one key set per round.")
             self._need("keys")
-            others = conn.execute(select(t_keys.c.c, t_keys.c.s)).all()
-            used = {k for r in others for k in [r.c, *json.loads(r.s)]}
+            used = self._used_keys(conn)
             if used & {keys["c"], *keys["s"]}:
                 raise ApiError(409, "keys_reused", "a public key of this set was already sent by another contributor:"
                                                    " re-used keys are refused; draw fresh ones.")
             conn.execute(t_keys.insert().values(contributor=contributor, c=keys["c"], s=json.dumps(keys["s"]),
                                                 at=time.time()))
-            if len(others) + 1 >= self.plan.n:
+            used.update([keys["c"], *keys["s"]])
+            self._n_keys += 1
+            if self._n_keys >= self.plan.n:
                 self.st = {"state": "shares"}
                 self._save(conn)
         return 201, {"replayed": False, **self.view()}
@@ -214,7 +225,9 @@ class SecureRound:
                 raise ApiError(409, "second_upload", f"contributor {contributor!r} already sent other shares: one"
                                                      " set per round.")
             self._need("shares")
-            conn.execute(t_shares.insert().values(sender=contributor, body=body, sha=sha))
+            conn.execute(t_shares.insert().values(sender=contributor, body="", sha=sha))
+            conn.execute(t_share_to.insert(), [{"receiver": v, "sender": contributor, "ct": ct}
+                                               for v, ct in shares.items()])
             n = conn.execute(select(func.count()).select_from(t_shares)).scalar()
             if n >= len(roster):
                 self._open_upload(conn, 0, sorted(r[0] for r in conn.execute(select(t_shares.c.sender))))
@@ -224,12 +237,8 @@ class SecureRound:
         if self.st["state"] in ("keys", "shares"):
             raise ApiError(409, "not_open", "the shares are handed out once the sharing step has closed.")
         with self.storage.engine.connect() as conn:
-            out = {}
-            for r in conn.execute(select(t_shares.c.sender, t_shares.c.body)):
-                ct = json.loads(r.body).get(contributor)
-                if ct is not None:
-                    out[r.sender] = ct
-        return out
+            return {r.sender: r.ct for r in conn.execute(select(t_share_to.c.sender, t_share_to.c.ct)
+                                                         .where(t_share_to.c.receiver == contributor))}
 
     def _open_upload(self, conn, phase: int, members: list, **extra) -> None:
         if len(members) < self.plan.n - self.plan.dropouts:
