@@ -141,3 +141,31 @@ def test_a_contributor_refuses_a_larger_epsilon_before_computing(tmp_path):
         with pytest.raises(DPTopicError, match="above your --max-epsilon"):
             SecureContributor(cfg, bow(0), max_epsilon=1.0, state=tmp_path / "state.json")
     assert not (tmp_path / "state.json").exists()
+
+
+def test_a_resumed_contributor_sends_the_same_keys_shares_and_upload(tmp_path):
+    import os
+    import stat
+
+    with Live(tmp_path, n=3, dropouts=0) as live:
+        cfg = live.call("GET", "/v1/config")[1]
+        state = tmp_path / "state.json"
+        first = SecureContributor(cfg, bow(0), state=state)
+        assert stat.S_IMODE(os.stat(state).st_mode) == 0o600      # it holds the round's secrets
+        others = [SecureContributor(cfg, bow(i)) for i in (1, 2)]
+        for c in [first, *others]:
+            live.call("POST", "/v1/secure/keys", c.keys_request())
+        roster = live.call("GET", "/v1/secure/round")[1]["roster"]
+        shares = first.shares_request(roster)
+        again = SecureContributor(cfg, bow(0), state=state)      # a new run on the same state
+        assert again.keys_request() == first.keys_request()
+        assert again.shares_request(roster) == shares
+        for c in (first, *others):
+            assert live.call("POST", "/v1/secure/shares", c.shares_request(roster))[0] in (200, 201)
+        assert live.call("POST", "/v1/secure/shares", again.shares_request(roster)) == (200, {"replayed": True})
+        members = live.call("GET", "/v1/secure/round")[1]["members"]
+        for c in (first, again):
+            c.take_shares(roster, live.call("GET", f"/v1/secure/shares?contributor={c.me}")[1])
+        body = first.upload_body(0, roster, members)
+        third = SecureContributor(cfg, bow(0), state=state)
+        assert third.upload_body(0, roster, members) == body

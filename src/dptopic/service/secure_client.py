@@ -67,7 +67,7 @@ class SecureContributor:
         if self.path is not None:
             from .._io import atomic_write_bytes
 
-            atomic_write_bytes(self.path, json.dumps(self.st).encode())
+            atomic_write_bytes(self.path, json.dumps(self.st).encode(), private=True)   # it holds the round's secrets
 
     def _once(self, step: str, make):
         """What step ``step`` sends: made and kept the first time, the kept one afterwards."""
