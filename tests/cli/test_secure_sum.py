@@ -64,3 +64,35 @@ def test_recommend_user_names_the_secure_sum_for_many_people():
     few = run_dptopic("recommend", "--unit", "user", "--epsilon", "1", "--docs", "300")
     assert "--report-kind secure-sum" in many.stdout and "same guarantee without one" in many.stdout
     assert "needs thousands of people" in few.stdout
+
+
+def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
+    import threading
+
+    import numpy as np
+    from service_helpers import SecureSumServer
+
+    from dptopic.service.secure_client import take_part
+
+    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}x" for i in range(30)]
+    (tmp_path / "mine.txt").write_text("waax wabx wacx wadx\nwaax wafx wagx\n")
+    with SecureSumServer(tmp_path, words, n=3, dropouts=0) as srv:
+        def other(seed):
+            rng = np.random.default_rng(seed)
+            ids = np.unique(rng.integers(0, 30, 8))
+            take_part(srv.url, (np.array([0, len(ids)]), ids, np.ones(len(ids), np.int64)), poll=0.05, timeout=60)
+
+        threads = [threading.Thread(target=other, args=(s,)) for s in (1, 2)]
+        for t in threads:
+            t.start()
+        state = tmp_path / "state.json"
+        r = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--state", str(state))
+        for t in threads:
+            t.join(60)
+        assert r.returncode == 0, r.stderr
+        assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout
+        assert srv.call("GET", "/v1/secure/round")[1]["state"] == "released"
+        again = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--state",
+                            str(state))
+        assert again.returncode == 0, again.stderr
+        assert "nothing new sent" in again.stdout

@@ -96,23 +96,44 @@ def submit_secure_sum(a, cfg: dict) -> None:
     from ..service.secure_client import take_part
     from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console
 
-    if a.max_epsilon is not None and cfg["secure_sum"]["epsilon"] > a.max_epsilon * (1 + 1e-12):
+    from ..service.client import DEFAULT_MAX_EPSILON
+
+    limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
+    if cfg["secure_sum"]["epsilon"] > limit * (1 + 1e-12):
         raise DPTopicError(f"the server asks for epsilon {cfg['secure_sum']['epsilon']:g} per person, above your"
-                           f" --max-epsilon {a.max_epsilon:g}: nothing computed or sent.")
-    state = None if a.state is None or a.state.strip().lower() == "none" else a.state
+                           f" --max-epsilon {limit:g}{' (the default)' if a.max_epsilon is None else ''}: nothing"
+                           " computed or sent.")
+    state = secure_state_path(a.state, str(cfg.get("round_id")))
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None, drop_empty=False)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
-    s = take_part(a.server, person_bow(corpus), state=state, max_epsilon=a.max_epsilon, client=client,
+    s = take_part(a.server, person_bow(corpus), state=state, max_epsilon=limit, client=client,
                   contributor=a.contributor)
     console = make_console()
     if "left_out" in s:
         console.print(f"contributor {s['contributor']}: left out of the round at {s['left_out']} (the step closed"
                       " before this run took part); nothing of yours is in the sum.")
         return
-    console.print(f"contributor {s['contributor']}: took part in the secure sum ({', '.join(s['steps']) or 'all sent'}"
-                  f" this run); epsilon {s['epsilon']:g} per person (delta {s['delta']:g}) for the whole round."
+    steps = f"sent this run: {', '.join(s['steps'])}" if s["steps"] else "nothing new sent: an earlier run sent it all"
+    console.print(f"contributor {s['contributor']}: took part in the secure sum ({steps}); epsilon {s['epsilon']:g} per person (delta {s['delta']:g}) for the whole round."
                   + (f" What was sent is kept in {s['state']}: a rerun sends the same." if s["state"] else ""))
+
+
+def secure_state_path(given, round_id: str):
+    """Where a contributor keeps a round's secrets and what it sent: ``--state`` (a file, or a folder that gets
+    ``secure-sum-ROUND.json``), by default the state folder ``submit`` uses; None for ``--state none`` (a rerun then
+    joins as a new contributor while the roster is open, so keep the default)."""
+    from pathlib import Path
+
+    from ..service.client import default_state_folder
+
+    if given is not None and given.strip().lower() == "none":
+        return None
+    name = f"secure-sum-{round_id}.json"
+    if given is None:
+        return Path(default_state_folder()) / name
+    p = Path(given)
+    return p / name if p.is_dir() else p
 
 
 def maybe_submit_secure_sum(a) -> bool:
