@@ -47,7 +47,12 @@ SEED_BYTES = 32
 _ZEROS = bytearray()
 
 
+_CRYPTO: dict = {}
+
+
 def _crypto():
+    if _CRYPTO:
+        return _CRYPTO
     try:
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
@@ -56,9 +61,10 @@ def _crypto():
         from cryptography.hazmat.primitives.kdf.hkdf import HKDF
     except ImportError:
         raise DPTopicError("the secure sum needs the 'cryptography' package: pip install 'dptopic[service]'.") from None
-    return dict(hashes=hashes, serialization=serialization, X25519PrivateKey=X25519PrivateKey,
-                X25519PublicKey=X25519PublicKey, Cipher=Cipher, algorithms=algorithms, modes=modes, AESGCM=AESGCM,
-                HKDF=HKDF)
+    _CRYPTO.update(hashes=hashes, serialization=serialization, X25519PrivateKey=X25519PrivateKey,
+                   X25519PublicKey=X25519PublicKey, Cipher=Cipher, algorithms=algorithms, modes=modes, AESGCM=AESGCM,
+                   HKDF=HKDF)
+    return _CRYPTO
 
 
 # ----------------------------------------------------------------------------- primitives

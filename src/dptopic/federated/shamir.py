@@ -53,7 +53,7 @@ def reconstruct(shares: dict[int, bytes], threshold: int, length: int) -> bytes:
             if i != j:
                 num = num * (-xj) % PRIME
                 den = den * (xi - xj) % PRIME
-        secret = (secret + yi * num * pow(den, PRIME - 2, PRIME)) % PRIME
+        secret = (secret + yi * num * pow(den, -1, PRIME)) % PRIME       # the inverse by extended Euclid
     if secret >= 256 ** length:
         raise DPTopicError("the Shamir shares do not reconstruct a secret of this length (a share is wrong).")
     return secret.to_bytes(length, "big")
