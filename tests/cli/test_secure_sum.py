@@ -91,6 +91,12 @@ def test_submit_takes_part_and_a_rerun_sends_nothing_new(tmp_path):
             t.join(60)
         assert r.returncode == 0, r.stderr
         assert "took part in the secure sum" in r.stdout and "upload0" in r.stdout
+        import time
+
+        for _ in range(600):        # the server releases off the request's thread
+            if srv.call("GET", "/v1/secure/round")[1]["state"] in ("released", "failed"):
+                break
+            time.sleep(0.05)
         assert srv.call("GET", "/v1/secure/round")[1]["state"] == "released"
         again = run_dptopic("submit", "--server", srv.url, "--corpus", str(tmp_path / "mine.txt"), "--state",
                             str(state))

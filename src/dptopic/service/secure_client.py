@@ -215,8 +215,16 @@ def simulate_round(server: str, bows, dropout: float, token: str | None, seed=No
     for c in people:
         c.take_shares(roster, client.get_json(f"/v1/secure/shares?contributor={c.me}"))
     upload_bytes, upload_cpu = [], []
+    def settled(*states, timeout=3600.0):      # the server unmasks off the request's thread
+        deadline = time.monotonic() + timeout
+        while True:
+            view = client.get_json("/v1/secure/round")
+            if view["state"] in states or view["state"] == "failed" or time.monotonic() > deadline:
+                return view
+            time.sleep(0.2)
+
     for phase in (0, 1):
-        view = client.get_json("/v1/secure/round")
+        view = settled(f"upload{phase}")
         if view["state"] != f"upload{phase}":
             raise DPTopicError(f"the round is at {view['state']!r} ({view.get('reason')}), not upload{phase}.")
         members = view["members"]
@@ -253,8 +261,8 @@ def simulate_round(server: str, bows, dropout: float, token: str | None, seed=No
                     if e.code != "round_closed":
                         raise
                     break
+    view = settled("released")
     wall = time.perf_counter() - t0
-    view = client.get_json("/v1/secure/round")
     timings = client.get_json("/v1/secure/timings")
     return {"state": view["state"], "reason": view.get("reason"), "people": n, "dropped": len(dropped),
             "seconds": wall, "bytes_per_contributor": float(np.mean(sent)),

@@ -358,6 +358,21 @@ class SecureRound:
             if n_resp[0] >= len(uploaded):     # every survivor answered and still too few: it cannot finish
                 self._fail(f"too few shares to unmask step {phase}: nothing released")
             return
+        if getattr(self, "_unmasking", None) != phase:      # once: off the request's thread (it may take a while)
+            self._unmasking = phase
+            threading.Thread(target=self._unmask, args=(phase,), name=f"secure-unmask-{phase}", daemon=True).start()
+
+    def _unmask(self, phase: int) -> None:
+        """Sum and unmask (the uploads and the answers it reads are those of a closed step: no lock needed), then
+        move the round on under the lock."""
+        try:
+            self._unmask_step(phase)
+        except Exception as e:      # noqa: BLE001 (any failure fails the round, in one line, and is logged)
+            log.exception("unmasking step %s failed", phase)
+            self._fail(f"unmasking step {phase} failed ({' '.join(str(e).split())[:200]}): nothing released")
+
+    def _unmask_step(self, phase: int) -> None:
+        members, uploaded = set(self.st["members"]), set(self.st["uploaded"])
         roster, responses = self.roster(), self._responses(phase)
         t0 = time.perf_counter()
         dim = self.dim(phase)
@@ -376,7 +391,14 @@ class SecureRound:
         if np.any(np.abs(total) > limit):
             self._fail(f"step {phase}'s sum wrapped around the modulus: nothing released")
             return
-        with self.storage.engine.begin() as conn:
+        if phase == 1:
+            with self.storage.engine.connect() as conn:
+                s0 = json.loads(conn.execute(select(t_state.c.value).where(t_state.c.key == "sum0")).scalar())
+            presence = np.frombuffer(base64.b64decode(s0["sum"]), dtype="<i8")
+            doc = self._release(presence, total, (s0["shares"], len(uploaded)))
+        with self.lock, self.storage.engine.begin() as conn:
+            if self.st["state"] != f"unmask{phase}":
+                return
             conn.execute(t_state.delete().where(t_state.c.key == f"sum{phase}"))
             conn.execute(t_state.insert().values(key=f"sum{phase}", value=json.dumps(
                 {"sum": base64.b64encode(total.astype("<i8").tobytes()).decode(), "shares": len(uploaded)})))
@@ -386,9 +408,6 @@ class SecureRound:
                 kept = released_words(self.plan, total, len(uploaded), self.cfg.n_topics)[0]
                 self._open_upload(conn, 1, sorted(uploaded), kept=[int(k) for k in kept])
             else:
-                s0 = json.loads(conn.execute(select(t_state.c.value).where(t_state.c.key == "sum0")).scalar())
-                presence = np.frombuffer(base64.b64decode(s0["sum"]), dtype="<i8")
-                doc = self._release(presence, total, (s0["shares"], len(uploaded)))
                 self.st = dict(self.st, state="released")
                 self._save(conn, model=doc)
                 self._model_doc = doc
@@ -411,7 +430,7 @@ class SecureRound:
         return {"api_version": "v1", "model_id": 1, "model_version": 1, "model_json": meta_json, "arrays": arrays}
 
     def _fail(self, reason: str) -> None:
-        with self.storage.engine.begin() as conn:
+        with self.lock, self.storage.engine.begin() as conn:
             self.st = {"state": "failed", "reason": reason}
             self._save(conn)
 
