@@ -433,3 +433,43 @@ def raw_fed_message(header: dict, payload: bytes = b"") -> bytes:
     head = json.dumps(header).encode()
     body = MAGIC + struct.pack("<BI", VERSION, len(head)) + head + payload
     return body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)
+
+
+class SecureSumServer:
+    """A ``--report-kind secure-sum`` round's app under a real uvicorn in a thread of this process, on 127.0.0.1."""
+
+    TOKEN = "t" * 24
+
+    def __init__(self, tmp: Path, words, n: int = 6, dropouts: int = 2, epsilon: float = 8.0, topics: int = 3):
+        import uvicorn
+
+        from dptopic.federated.secure_sum import SecureSumPlan
+        from dptopic.service.secure_sum import SecureSumConfig, create_secure_sum_app
+
+        (tmp / "token").write_text(self.TOKEN)
+        cfg = SecureSumConfig(list(words), SecureSumPlan(epsilon, 1e-5, n, dropouts, len(words)), n_topics=topics,
+                              database=f"sqlite:///{tmp}/secure.sqlite", admin_token=self.TOKEN)
+        self.app = create_secure_sum_app(cfg)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
+                                                    log_level="error", access_log=False))
+
+    def __enter__(self) -> "SecureSumServer":
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "the secure-sum server did not start"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(30)
+
+    def call(self, method: str, path: str, doc=None, body: bytes | None = None, headers: dict | None = None):
+        """``(status, JSON reply)``."""
+        data = json.dumps(doc).encode() if doc is not None else body
+        status, _, reply = http(method, self.url + path, data, headers or {})
+        return status, json.loads(reply)

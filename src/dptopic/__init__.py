@@ -9,12 +9,12 @@ _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus
             "LDA": ".models", "HDPLDA": ".models", "CDPLDA": ".models", "CDPLDAPlus": ".models", "load": ".models",
             "LPLDA": ".models", "OnlineLDA": ".models", "OLPLDA": ".models", "FedLDA": ".models",
             "OnlineVB": ".models", "DPSVI": ".models", "for_unit": ".models",
-            "DocDPEM": ".models", "DocDPCooccurrence": ".models", "LocalDocumentLDA": ".models",
+            "DocDPEM": ".models", "DocDPCooccurrence": ".models", "LocalDocumentLDA": ".models", "SecureSumTopics": ".models",
             "CountVectorizer": ".corpus.vectorizer"}
 
 __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "load", "DPTopicError",
            "SmallCorpusWarning", "ForecastWarning", "SeededNoiseWarning", "DataVocabularyWarning",
-           "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA", "for_unit",
+           "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA", "SecureSumTopics", "for_unit",
            "CountVectorizer",
            "__version__"]
 

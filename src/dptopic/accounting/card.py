@@ -73,6 +73,8 @@ def _fed_trust_model(report: dict) -> str:
 def _trust_model(trainer: str, report: dict) -> str:
     if trainer == "FedLDA":
         return _fed_trust_model(report)
+    if trainer == "SecureSumTopics":        # the round's own statement (models/secure_sum.py, docs/secure_sum.md)
+        return str(report.get("trust_model") or "secure aggregation (no trust model recorded)")
     return _LOCAL.get(trainer, _CENTRAL)
 
 

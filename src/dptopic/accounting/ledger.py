@@ -123,6 +123,8 @@ def pure_basic_bound(groups) -> float:
 
 
 def _compose_pld(groups, delta, discretization):
+    if any(not getattr(ev, "has_pld", True) for ev, _ in groups):   # an event bounded by Renyi DP only (Skellam)
+        return math.inf
     total = None
     for ev, n in groups:
         p = ev.pld(discretization)

@@ -105,6 +105,13 @@ def event_from_description(d: dict):
         if isinstance(n_bits, bool) or not isinstance(n_bits, int) or n_bits < 1:
             raise Damaged(f"{what}: its 'n_bits' must be a whole number >= 1")
         ev = RandomizedResponseEvent(_num(d, "f", what), n_bits, **common)
+    elif kind == "skellam":
+        from .skellam import SkellamRelease
+
+        dim = d.get("dim")
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+            raise Damaged(f"{what}: its 'dim' must be a whole number >= 1")
+        ev = SkellamRelease(_num(d, "mu", what), _num(d, "scale", what), dim, **common)
     else:
         raise Damaged(f"{what}: unknown event type {kind!r}")
     stated = d.get("epsilon")

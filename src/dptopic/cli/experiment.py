@@ -198,6 +198,9 @@ def register(sub) -> None:
     esub = ex.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     for reg in EXPERIMENTS:
         reg(esub)
+    from .secure_sum import register_experiment
+
+    register_experiment(esub)
     for name, p in esub.choices.items():
         p.add_argument("--overwrite", action="store_true",
                        help="write into an --out that dptopic commands wrote, over the files this run writes again;"

@@ -93,6 +93,10 @@ def cmd_recommend(a):
                   + (" --user-field FIELD (or a folder of folders, one per person)" if a.unit == "user" else ""))
     for n in rec.notes:
         con.print(f"- {n}")
+    if a.unit == "user":        # no trusted server: the secure sum (docs/secure_sum.md)
+        from .secure_sum import recommend_note
+
+        con.print(f"- {recommend_note(a.docs)}")
     con.print(f"[dim]source: {rec.source}; see docs/choosing_a_guarantee.md[/]")
 
 

@@ -254,6 +254,11 @@ def serve_flag_names(a) -> tuple:
 
 
 def cmd_serve(a):
+    from .secure_sum import refuse_secure_flags, serve_secure_sum
+
+    if a.report_kind == "secure-sum":       # docs/secure_sum.md
+        return serve_secure_sum(a)
+    refuse_secure_flags(a)
     with flag_errors(*serve_flag_names(a)):
         _serve(a)
 
@@ -426,6 +431,10 @@ def _client_corpus(a):
 
 def cmd_submit(a):
     from ..service.client import ServiceClient, default_state_folder, submit
+    from .secure_sum import maybe_submit_secure_sum
+
+    if maybe_submit_secure_sum(a):      # the server runs a secure sum (docs/secure_sum.md)
+        return
 
     corpus = _client_corpus(a)
     state = default_state_folder() if a.state is None else None if a.state.strip().lower() == "none" else a.state
@@ -548,7 +557,7 @@ def register(sub) -> None:
     s.add_argument("--allow-remote", action="store_true", help="allow a --host other than loopback")
     s.add_argument("--vocabulary", required=True, help="the public vocabulary: one word per line, or wordfreq:LANG[:SIZE] (a general word list of that"
                         " language; pip install 'dptopic[wordlist]')")
-    s.add_argument("--report-kind", choices=("word", "document"), default="word",
+    s.add_argument("--report-kind", choices=("word", "document", "secure-sum"), default="word",
                    help="the reports the server takes: word (default; per-word LP-LDA reports, OLP-LDA topics) or"
                         " document (one word pair per document, eps_doc per document; docs/local_dp.md)")
     s.add_argument("--epsilon-doc", type=positive_float, default=None,
@@ -610,6 +619,9 @@ def register(sub) -> None:
                    help="FedLDA reports range over the vocabulary's first N words (listed most common first; default:"
                         " every word); 'dptopic privacy fed-report-words' gives N for the users you expect")
     s.add_argument("--quiet", action="store_true", help="no access log")
+    from .secure_sum import add_serve_flags
+
+    add_serve_flags(s)
     s.set_defaults(func=cmd_serve)
 
     u = sub.add_parser("submit", help="contributor side: randomize your documents locally and upload the reports",

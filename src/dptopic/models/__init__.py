@@ -11,6 +11,7 @@ from .online import OLPLDA, OnlineLDA
 from .svi import DPSVI, OnlineVB
 from .algorithms import ALGORITHMS
 from .by_unit import UNIT_TRAINERS, for_unit
+from .secure_sum import SecureSumTopics
 
 __all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA",
-           "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS"]
+           "SecureSumTopics", "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS"]

@@ -1,0 +1,232 @@
+"""``dptopic serve --report-kind secure-sum``, ``dptopic submit`` against it, and ``dptopic experiment secure-sum``
+(docs/secure_sum.md)."""
+from __future__ import annotations
+
+from ..errors import DPTopicError
+
+
+SECURE_SUM_PEOPLE = 3000     # the smallest round measured within 0.03 of the central trainer (docs/secure_sum.md)
+
+
+def recommend_note(people: int) -> str:
+    """``dptopic recommend --unit user``'s line on the secure sum."""
+    if people >= SECURE_SUM_PEOPLE:
+        return (f"no server you may trust with the text? With {people:,} people, a secure sum gives the same guarantee"
+                " without one, with topics close to this trainer's: dptopic serve --report-kind secure-sum --unit user"
+                " (each person runs dptopic submit; docs/secure_sum.md)")
+    return (f"no server you may trust with the text? A secure sum (dptopic serve --report-kind secure-sum) needs"
+            f" thousands of people to give useful topics; it was measured from {SECURE_SUM_PEOPLE:,}"
+            " (docs/secure_sum.md)")
+
+
+def add_serve_flags(s) -> None:
+    """The secure sum's flags of ``dptopic serve``."""
+    from ._common import positive_float
+
+    s.add_argument("--unit", choices=("user",), default=None,
+                   help="--report-kind secure-sum: the privacy unit, user (one person's documents)")
+    s.add_argument("--epsilon", type=positive_float, default=None,
+                   help="--report-kind secure-sum: epsilon per person for the whole round")
+    s.add_argument("--min-contributors", type=int, default=None, metavar="N",
+                   help="--report-kind secure-sum: the round's contributors (its roster closes at N keys)")
+    s.add_argument("--dropout-tolerance", type=int, default=None, metavar="F",
+                   help="--report-kind secure-sum: how many may drop out with the sum still released (the noise is"
+                        " calibrated for the N - F survivors; default N/10)")
+
+
+def refuse_secure_flags(a) -> None:
+    """Other report kinds: the secure sum's flags are refused in one line."""
+    for flag in ("epsilon", "min_contributors", "dropout_tolerance", "unit"):
+        if getattr(a, flag, None) is not None:
+            raise DPTopicError(f"--{flag.replace('_', '-')} is for --report-kind secure-sum: drop it, or add"
+                               " --report-kind secure-sum.")
+
+
+def serve_secure_sum(a) -> None:
+    from .serve import _need_service_extra, check_port_free, close_all
+
+    _need_service_extra()
+    import uvicorn
+
+    from ..federated.secure_sum import SecureSumPlan
+    from ..service.config import read_token_file
+    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app
+    from ._common import make_console, read_vocabulary
+
+    if a.unit != "user":
+        raise DPTopicError("--report-kind secure-sum needs --unit user (the guarantee is per person).")
+    if a.epsilon is None or a.min_contributors is None:
+        raise DPTopicError("--report-kind secure-sum needs --epsilon E (per person) and --min-contributors N.")
+    for flag in ("epsilon_word", "epsilon_doc", "prior"):
+        if getattr(a, flag, None) is not None:
+            raise DPTopicError(f"--{flag.replace('_', '-')} is not for --report-kind secure-sum: drop it.")
+    F = a.dropout_tolerance if a.dropout_tolerance is not None else a.min_contributors // 10
+    vocab = read_vocabulary(a.vocabulary)
+    plan = SecureSumPlan(float(a.epsilon), float(a.delta), int(a.min_contributors), int(F), len(vocab))
+    token = read_token_file(a.token_file) if a.token_file else None
+    cfg = SecureSumConfig(vocab, plan, n_topics=a.topics, database=a.database, admin_token=token,
+                          max_body_bytes=max(a.max_body_bytes, 4 * max(plan.dims) + 64))
+    sockets = check_port_free(a.host, a.port, keep=True)
+    try:
+        app = create_secure_sum_app(cfg)
+        make_console(stderr=True).print(
+            f"dptopic serve: secure sum, V={len(vocab)}, K={a.topics}, epsilon={plan.epsilon:g} per person"
+            f" (delta={plan.delta:g}), {plan.n} contributors, up to {plan.dropouts} dropping out, {plan.degree}"
+            f" neighbours each, threshold {plan.threshold}; admin {'on' if token else 'off'};"
+            f" http://{a.host}:{a.port}/")
+        server = uvicorn.Server(uvicorn.Config(app, host=a.host, port=a.port,
+                                               log_level="warning" if a.quiet else "info", access_log=not a.quiet))
+        try:
+            server.run(sockets=sockets)
+        except KeyboardInterrupt:
+            pass
+    finally:
+        close_all(sockets)
+
+
+def person_bow(corpus):
+    m = corpus.to_bow()
+    return m.indptr.astype("int64"), m.indices.astype("int64"), m.data.astype("int64")
+
+
+def submit_secure_sum(a, cfg: dict) -> None:
+    """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's."""
+    from ..corpus import Vocabulary
+    from ..service.client import ServiceClient
+    from ..service.secure_client import take_part
+    from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console
+
+    from ..service.client import DEFAULT_MAX_EPSILON
+
+    limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
+    if cfg["secure_sum"]["epsilon"] > limit * (1 + 1e-12):
+        raise DPTopicError(f"the server asks for epsilon {cfg['secure_sum']['epsilon']:g} per person, above your"
+                           f" --max-epsilon {limit:g}{' (the default)' if a.max_epsilon is None else ''}: nothing"
+                           " computed or sent.")
+    state = secure_state_path(a.state, str(cfg.get("round_id")))
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
+                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None, drop_empty=False)
+    client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
+    s = take_part(a.server, person_bow(corpus), state=state, max_epsilon=limit, client=client,
+                  contributor=a.contributor)
+    console = make_console()
+    if "left_out" in s:
+        console.print(f"contributor {s['contributor']}: left out of the round at {s['left_out']} (the step closed"
+                      " before this run took part); nothing of yours is in the sum.")
+        return
+    steps = f"sent this run: {', '.join(s['steps'])}" if s["steps"] else "nothing new sent: an earlier run sent it all"
+    console.print(f"contributor {s['contributor']}: took part in the secure sum ({steps}); epsilon {s['epsilon']:g} per person (delta {s['delta']:g}) for the whole round."
+                  + (f" What was sent is kept in {s['state']}: a rerun sends the same." if s["state"] else ""))
+
+
+def secure_state_path(given, round_id: str):
+    """Where a contributor keeps a round's secrets and what it sent: ``--state`` (a file, or a folder that gets
+    ``secure-sum-ROUND.json``), by default the state folder ``submit`` uses; None for ``--state none`` (a rerun then
+    joins as a new contributor while the roster is open, so keep the default)."""
+    from pathlib import Path
+
+    from ..service.client import default_state_folder
+
+    if given is not None and given.strip().lower() == "none":
+        return None
+    name = f"secure-sum-{round_id}.json"
+    if given is None:
+        return Path(default_state_folder()) / name
+    p = Path(given)
+    return p / name if p.is_dir() else p
+
+
+def maybe_submit_secure_sum(a) -> bool:
+    """``dptopic submit``: True when the server runs a secure sum (and this took part in it)."""
+    from ..service.client import ServiceClient
+
+    try:    # one look: a server that does not answer is then the usual path's to report (with its retries)
+        cfg = ServiceClient(a.server, timeout=a.timeout, retries=0).get_json("/v1/config")
+    except DPTopicError:
+        return False
+    if cfg.get("report_kind") != "secure-sum":
+        return False
+    submit_secure_sum(a, cfg)
+    return True
+
+
+def _share(text: str) -> float:
+    import argparse
+
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 <= v < 1:
+        raise argparse.ArgumentTypeError(f"invalid share {text!r}: give a number in [0, 1), e.g. 0.1")
+    return v
+
+
+def register_experiment(esub) -> None:
+    p = esub.add_parser("secure-sum", help="a secure-sum round played by every person of a corpus, over HTTP")
+    p.add_argument("--server", required=True, help="a dptopic serve --report-kind secure-sum server")
+    p.add_argument("--corpus", required=True, help="documents with a person field (JSONL or CSV)")
+    p.add_argument("--user-field", required=True, help="the field or column naming each document's person")
+    p.add_argument("--format", default="auto")
+    p.add_argument("--text-field", default="text")
+    p.add_argument("--dropout", type=_share, default=0.1, help="share of people who drop out after masking")
+    p.add_argument("--token-file", default=None, help="the server's admin token (to close the upload step)")
+    p.add_argument("--seed", type=int, default=None, help="who drops out, and the central model's noise")
+    p.add_argument("--out", required=True, help="folder for summary.json and the model")
+    p.set_defaults(func=cmd_experiment)
+
+
+def cmd_experiment(a) -> None:
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    from .._io import atomic_write_json
+    from ..corpus import Vocabulary
+    from ..models import DocDPCooccurrence
+    from ..evaluation import topic_coverage
+    from ..service import codec
+    from ..service.client import ServiceClient
+    from ..service.config import read_token_file
+    from ..service.secure_client import simulate_round
+    from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console
+
+    client = ServiceClient(a.server, retries=3)
+    cfg = client.get_json("/v1/config")
+    if cfg.get("report_kind") != "secure-sum":
+        raise DPTopicError(f"--server {a.server} runs no secure sum: start it with --report-kind secure-sum.")
+    corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
+                         stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None, drop_empty=False,
+                         user_field=a.user_field)
+    token = read_token_file(a.token_file) if a.token_file else None
+    codes = np.unique(np.asarray(corpus.user_ids, dtype=str), return_inverse=True)[1]
+    m = corpus.to_bow()
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(codes.max() + 2))
+    bows = []
+    for g in range(codes.max() + 1):
+        sub = m[order[starts[g]:starts[g + 1]]]
+        bows.append((sub.indptr.astype("int64"), sub.indices.astype("int64"), sub.data.astype("int64")))
+    s = simulate_round(a.server, bows, a.dropout, token, seed=a.seed, client=client)
+    doc = client.get_json("/v1/model")
+    model = codec.model_from_blobs(doc["model_json"], {k: __import__("base64").b64decode(v)
+                                                       for k, v in doc["arrays"].items()})
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(out / "model", )
+    central = DocDPCooccurrence(n_topics=model.n_topics, epsilon=float(cfg["epsilon"]), delta=float(cfg["delta"]),
+                                unit="user", seed=a.seed).fit(corpus, user_ids=corpus.user_ids)
+    rec = topic_coverage(model, (central.components_, list(cfg["vocabulary"])))["coverage"]
+    s["recovery_of_central_topics"] = rec
+    atomic_write_json(out / "summary.json", s)
+    console = make_console()
+    console.print(f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking): {s['state']} in"
+                  f" {s['seconds']:.1f} s; {s['bytes_per_contributor'] / 1e3:.1f} kB sent and"
+                  f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
+                  f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
+                  + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s" for k, v in
+                              s["server"].items())
+                  + f"; the released topics cover the central --unit user model's at {rec:.3f} (outside the"
+                  " guarantee: computed from the private documents).")
+    json.dumps(s)

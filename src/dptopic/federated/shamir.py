@@ -1,0 +1,59 @@
+"""Shamir secret sharing (Shamir 1979) of byte strings of up to 64 bytes over the prime field GF(2^521 - 1).
+
+A secret is the constant term of a random polynomial of degree ``threshold - 1``; the share of holder ``x`` (an
+integer 1..2^32) is the polynomial's value at ``x``. Any ``threshold`` shares give the secret back by Lagrange
+interpolation at 0; fewer are uniformly distributed whatever the secret (each set of ``threshold - 1`` values is
+matched by exactly one polynomial for every secret), so they reveal nothing. Coefficients come from the OS CSPRNG.
+"""
+from __future__ import annotations
+
+import os
+
+from ..errors import DPTopicError
+
+PRIME = 2 ** 521 - 1
+SHARE_BYTES = 66
+MAX_SECRET_BYTES = 64
+
+
+def _random_element() -> int:
+    return int.from_bytes(os.urandom(SHARE_BYTES + 16), "big") % PRIME
+
+
+def share(secret: bytes, holders, threshold: int) -> dict[int, bytes]:
+    """The shares of ``secret`` for each of ``holders`` (distinct integers >= 1), any ``threshold`` of which
+    reconstruct it."""
+    holders = [int(x) for x in holders]
+    if not 1 <= threshold <= len(holders):
+        raise DPTopicError(f"invalid threshold {threshold}: between 1 and the number of holders ({len(holders)}).")
+    if len(set(holders)) != len(holders) or min(holders) < 1 or max(holders) >= 2 ** 32:
+        raise DPTopicError("Shamir holders must be distinct integers from 1 to 2^32 - 1.")
+    if len(secret) > MAX_SECRET_BYTES:
+        raise DPTopicError(f"a Shamir secret holds at most {MAX_SECRET_BYTES} bytes.")
+    coeffs = [int.from_bytes(secret, "big")] + [_random_element() for _ in range(threshold - 1)]
+    out = {}
+    for x in holders:
+        y = 0
+        for c in reversed(coeffs):
+            y = (y * x + c) % PRIME
+        out[x] = y.to_bytes(SHARE_BYTES, "big")
+    return out
+
+
+def reconstruct(shares: dict[int, bytes], threshold: int, length: int) -> bytes:
+    """The secret of ``length`` bytes from at least ``threshold`` shares ``{holder: share}`` (the first
+    ``threshold`` by holder are used)."""
+    if len(shares) < threshold:
+        raise DPTopicError(f"{len(shares)} share(s) cannot reconstruct a secret shared with threshold {threshold}.")
+    pts = sorted((int(x), int.from_bytes(y, "big")) for x, y in shares.items())[:threshold]
+    secret = 0
+    for i, (xi, yi) in enumerate(pts):
+        num = den = 1
+        for j, (xj, _) in enumerate(pts):
+            if i != j:
+                num = num * (-xj) % PRIME
+                den = den * (xi - xj) % PRIME
+        secret = (secret + yi * num * pow(den, -1, PRIME)) % PRIME       # the inverse by extended Euclid
+    if secret >= 256 ** length:
+        raise DPTopicError("the Shamir shares do not reconstruct a secret of this length (a share is wrong).")
+    return secret.to_bytes(length, "big")

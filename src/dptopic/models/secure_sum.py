@@ -1,0 +1,146 @@
+"""Topics from the two secure sums of a ``dptopic serve --report-kind secure-sum`` round (post-processing only).
+
+The releases are those of ``DocDPCooccurrence(unit="user")`` (each person's presence vector with a document entry,
+then each person's co-occurrence matrix over the kept words, both bounded to norm 1 per person), summed by the
+contributors' secure aggregation with Skellam noise (:mod:`dptopic.federated.secure_sum`) instead of the server's
+Gaussian noise. The word choice between them and the topics are read as that trainer reads them, by
+``"refined-anchors"`` recovery; the model is a :class:`SecureSumTopics` (a ``DocDPCooccurrence`` whose privacy report
+is the secure sum's).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..accounting import PrivacyLedger
+from ..accounting.skellam import THEOREM as SKELLAM_THEOREM
+from ..errors import DPTopicError
+from ..recovery import topics_from_cooccurrence
+from ..recovery.support import cooccurrence_supported_topics
+from ._user_level import USER_RELATION, USER_NOT_COVERED, user_bound_text
+from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moments
+
+TRUST_MODEL = ("secure aggregation: the server is honest-but-curious (it follows the protocol and sees only the sum"
+               " of the masked uploads); at most {t} contributors collude with it (each contributor's mask seeds are"
+               " Shamir-shared among its {d} neighbours with threshold {th}); a malicious server can drop contributors,"
+               " and the noise is calibrated so that with {f} dropped and {t} colluders' shares known the remaining"
+               " shares still give epsilon; contributors are trusted to bound their own statistic (the masks hide it,"
+               " so the server cannot check it)")
+
+
+def released_words(plan, presence_sum: np.ndarray, shares: int, n_topics: int):
+    """``(kept, counts, sigma_rank, sigma, word_threshold, expected_false)`` from the unmasked first sum (post-
+    processing, as ``DocDPCooccurrence``'s ``n_words="auto"`` with ``recovery="refined-anchors"``): ``shares``
+    contributors' noise shares are in it."""
+    V = plan.vocab_size
+    released = np.asarray(presence_sum, dtype=np.float64) / plan.scale
+    if released.shape != (V + 1,):
+        raise DPTopicError(f"the first sum has {released.shape} entries, not V + 1 = {V + 1}.")
+    rel = plan.releases(shares=shares)
+    sigma_rank = math.sqrt(2 * rel[0].mu) / plan.scale
+    sigma = math.sqrt(2 * rel[1].mu) / plan.scale
+    counts = released[:V]
+    n_words = max(min(auto_n_words_moments(float(counts.sum()), sigma), V), n_topics)
+    order = np.argsort(-counts, kind="stable")
+    threshold, expected, eligible = _clear_the_noise(order, counts, 0.5, sigma_rank, n_topics, n_words)
+    kept = np.sort(eligible[:n_words])
+    return kept, counts, sigma_rank, sigma, threshold, expected
+
+
+class SecureSumTopics(DocDPCooccurrence):
+    """Topics released by a secure-sum round (``dptopic serve --report-kind secure-sum``): a
+    :class:`~dptopic.models.DocDPCooccurrence` with ``unit="user"`` read from the two sums, whose privacy report names
+    the Skellam mechanism, the trust model and the round's settings (``docs/secure_sum.md``). It is not fitted on
+    documents: :func:`secure_sum_topics` builds it."""
+
+    def fit(self, X, y=None, **kw):
+        raise DPTopicError("SecureSumTopics comes from a secure-sum round (dptopic serve --report-kind secure-sum);"
+                           " to train on documents you hold, use DocDPCooccurrence(unit='user').")
+
+    def _planned_spend(self, report: dict):
+        return None
+
+    def privacy_report(self) -> dict:
+        return dict(self._secure_report)
+
+
+def secure_sum_topics(plan, vocabulary, n_topics: int, presence_sum, cooc_sum, shares: tuple[int, int],
+                      round_info: dict) -> SecureSumTopics:
+    """The model of a round: ``presence_sum`` and ``cooc_sum`` the unmasked integer sums, ``shares`` the number of
+    noise shares in each."""
+    from ..corpus import Vocabulary
+    from ..federated.secure_sum import triangle_size, triangle_to_matrix
+
+    vocab = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(list(vocabulary))
+    V, K = len(vocab), int(n_topics)
+    kept, counts, sigma_rank, sigma, threshold, expected = released_words(plan, presence_sum, shares[0], K)
+    n = len(kept)
+    cooc = np.asarray(cooc_sum, dtype=np.float64) / plan.scale
+    if cooc.shape != (triangle_size(n),):
+        raise DPTopicError(f"the second sum has {cooc.shape} entries, not {triangle_size(n)} (the triangle over {n}"
+                           " words).")
+    sigma = math.sqrt(2 * plan.releases(shares=shares[1])[1].mu) / plan.scale
+    noisy = triangle_to_matrix(cooc, n)
+    H = topics_from_cooccurrence(noisy, K, "refined-anchors", noise_std=sigma / math.sqrt(2.0), threshold=1.0)
+    supported = cooccurrence_supported_topics(noisy, H, sigma / math.sqrt(2.0))
+    weight = np.maximum(counts, 0.0) + 1e-3 * sigma_rank
+    rest = np.setdiff1d(np.arange(V), kept)
+    beta = np.zeros((K, V))
+    share = 0.0
+    if len(rest):
+        share = float(np.clip(weight[rest].sum() / (weight[rest].sum() + weight[kept].sum()), 0.01, 0.9))
+        beta[:, rest] = share * weight[rest] / weight[rest].sum()
+    beta[:, kept] = H * (1.0 - share)
+    beta += 1e-9 * beta.sum(axis=1, keepdims=True)
+    model = SecureSumTopics(n_topics=K, epsilon=plan.epsilon, delta=plan.delta, unit="user")
+    model.components_ = beta / beta.sum(axis=1, keepdims=True)
+    model.noise_std_, model.ranking_noise_std_ = float(sigma), float(sigma_rank)
+    model.kept_words_ = kept
+    model.word_threshold_, model.expected_false_words_ = threshold, expected
+    model.word_choice_ = "frequency"
+    model.background_words_ = np.zeros(0, dtype=np.int64)
+    model.n_background_topics_ = 0
+    model.background_topics_ = np.zeros(K, dtype=bool)
+    model.supported_topics_ = supported
+    model.background_share_ = None
+    model.public_input_ = model.public_route_ = None
+    model.vocabulary_ = vocab
+    model._vocabulary_supplied = True
+    model._train_stats = {"vocab_size": V}
+    model._secure_report = secure_sum_report(plan, (V + 1, triangle_size(n)), shares, round_info)
+    model.ledger_ = None
+    model._set_fitted(None)
+    return model
+
+
+def secure_sum_report(plan, dims, shares, round_info: dict) -> dict:
+    """The privacy report of a round: the Skellam events at the noise the guarantee rests on (the honest survivors'
+    shares at the dropout tolerance), composed by the ledger (RDP), with the trust model and the wrap-around
+    probability inside delta."""
+    mus, wrap = plan.calibrated()
+    bound = user_bound_text(None)
+    ledger = PrivacyLedger(unit="user", relation=USER_RELATION, theorem=SKELLAM_THEOREM)
+    for ev in plan.releases(dims=dims):
+        ledger.spend(ev)
+    rep = ledger.report(float(plan.delta) - wrap)   # the wrap-around's probability is added back: delta_total
+    rep["delta_total"] = rep["delta"] + wrap
+    rep.update({
+        "mode": "secure sum of per-person statistics (distributed Skellam noise)",
+        "user_bound": bound,
+        "theorem": SKELLAM_THEOREM + f"; each person's contribution: {bound}",
+        "trust_model": TRUST_MODEL.format(t=plan.collusion, d=plan.degree, th=plan.threshold, f=plan.dropouts),
+        "wrap_around_probability": wrap,
+        "noise_shares": {"calibrated_for": plan.honest, "in_the_sums": list(shares)},
+        "parameters": {**plan.to_dict(), "n_words": int(dims[1] and round(math.sqrt(2 * dims[1] + 0.25) - 0.5)),
+                       "documents_per_user": None, "l2_sensitivity": 1.0},
+        "round": round_info,
+        "vocabulary_source": "supplied",
+        "scope": ("covers the two noisy sums (each person's presence vector and co-occurrence matrix, each bounded to"
+                  " norm 1), hence the kept words and the released topics (post-processing), against anyone who sees"
+                  " the sums or the model. NOT covered: " + USER_NOT_COVERED + "a contributor who does not bound"
+                  " their own statistic (the masks hide it from the server's checks), a server that deviates from"
+                  " the protocol beyond dropping contributors, and the choice of hyper-parameters."),
+        "noise": "skellam", "secure_noise": False,
+    })
+    return rep

@@ -1,0 +1,41 @@
+import warnings
+
+import numpy as np
+import pytest
+
+from dptopic.errors import DPTopicError
+from dptopic.federated.secure_sum import SecureSumPlan, triangle_size
+from dptopic.models.secure_sum import SecureSumTopics, released_words, secure_sum_topics
+
+
+@pytest.fixture(scope="module")
+def model():
+    V = 50
+    plan = SecureSumPlan(1.0, 1e-5, 100, 10, V)
+    rng = np.random.default_rng(0)
+    s0 = (rng.random(V + 1) * plan.scale * 20).astype(np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kept = released_words(plan, s0, 90, 3)[0]
+        s1 = (rng.random(triangle_size(len(kept))) * plan.scale).astype(np.int64)
+        return secure_sum_topics(plan, [f"w{i}" for i in range(V)], 3, s0, s1, (90, 90), {})
+
+
+def test_the_card_states_the_secure_sum_and_verifies(model, tmp_path):
+    from dptopic.accounting.card import privacy_card
+    from dptopic.accounting.verify import verify_report
+
+    card = privacy_card(model.privacy_, "SecureSumTopics")
+    assert card["privacy_unit"] == "user" and card["epsilon"] <= 1.0
+    assert "honest-but-curious" in card["trust_model"] and "drop contributors" in card["trust_model"]
+    assert model.privacy_["wrap_around_probability"] <= 1e-8 and model.privacy_["delta_total"] <= 1e-5
+    assert verify_report(model.privacy_).status == "verified"
+    model.save(tmp_path / "m")
+    import dptopic
+
+    assert dptopic.load(tmp_path / "m").privacy_["epsilon"] == model.privacy_["epsilon"]
+
+
+def test_it_is_not_fitted_on_documents(model):
+    with pytest.raises(DPTopicError, match="secure-sum round"):
+        SecureSumTopics().fit(np.ones((3, 4)))
