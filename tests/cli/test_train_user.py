@@ -145,3 +145,20 @@ def test_the_fix_suggested_for_a_person_flag_without_the_unit_is_one_train_takes
         fixed += ["--user-field", "user"]
     rc, _, err = main_output(capsys, base + fixed)
     assert rc == 0, err
+
+
+def test_the_printed_card_shows_the_person_field_group_privacy_and_replacement(people, tmp_path, capsys):
+    """The card's computed figures per person (k people together; one person replaced) and the field that named the
+    person reach the terminal card and the HTML report, not only model.json."""
+    rc, out, err = main_output(capsys, ["train", "--unit", "user", "--user-field", "user", "--corpus",
+                                        people / "people.jsonl", "--epsilon", "2", "--topics", "2", "--vocabulary",
+                                        people / "words.txt", "--test-size", "0", "--out", tmp_path / "m"])
+    assert rc == 0, err
+    flat = " ".join(out.split())
+    assert "person field" in flat and "'user'" in flat
+    assert "group privacy" in flat and "for k = 10" in flat
+    assert "one person replaced" in flat and "sqrt(2)" in flat
+    rc, _, err = main_output(capsys, ["report", "--model", tmp_path / "m", "--out", tmp_path / "r.html"])
+    assert rc == 0, err
+    page = (tmp_path / "r.html").read_text()
+    assert "person field" in page and "group privacy" in page and "one person replaced" in page

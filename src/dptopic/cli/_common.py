@@ -669,6 +669,8 @@ def print_privacy(report: dict, console=None):
     t.add_row("privacy unit", str(report.get("unit")))
     if report.get("user_bound"):    # a guarantee per person: how each person's contribution was bounded
         t.add_row("each person's contribution", str(report["user_bound"]))
+    if headline.get("user_field"):  # which field of the input named the person
+        t.add_row("person field", str(headline["user_field"]))
     if isinstance(report.get("public_input"), dict):    # fit(public_corpus=) / --public-corpus: read in the clear
         t.add_row("public input", str(report["public_input"].get("summary")))
     # the card's relation: a local report composing a contributor's reports names the contributor's, as its epsilon
@@ -728,6 +730,9 @@ def print_privacy(report: dict, console=None):
                       ("epsilon_rdp", "eps_V + topic model's RDP (Thm 4.1)" if added else "RDP")):
         if key in report:
             t.add_row(f"cross-check: {name} (delta={_fmt_delta(delta)})", _g(report[key]))
+    for key, name in (("group_privacy", "group privacy"), ("replacement", "one person replaced")):
+        if isinstance(headline.get(key), dict) and headline[key].get("note"):    # computed from the events
+            t.add_row(name, str(headline[key]["note"]))
     t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")
     _dataset_row(t, report)
     _report_tail(t, report, ("parameters", "scope", "note", "report_words_note", "vocabulary", "randomness",

@@ -279,6 +279,11 @@ def _privacy_section(card: dict) -> str:
         rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"), ("vocabulary", escape(vocabulary)))
     if card.get("user_bound"):          # a guarantee per person: how each person's contribution was bounded
         rows.insert(2, ("each person's contribution", _text(card["user_bound"])))
+    if card.get("user_field"):          # which field of the input named the person
+        rows.insert(2, ("person field", _text(card["user_field"])))
+    for key, name in (("group_privacy", "group privacy"), ("replacement", "one person replaced")):
+        if isinstance(card.get(key), dict) and card[key].get("note"):   # computed from the events, never k x ε
+            rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"), (name, _text(card[key]["note"])))
     words = card.get("word_selection")
     if isinstance(words, dict) and words.get("note"):     # the false-word control of a choice by noisy counts
         rows.insert(next(i for i, r in enumerate(rows) if r[0] == "what is covered"),
