@@ -119,7 +119,14 @@ def _with_canaries(corpus: Corpus, canaries: list, include: np.ndarray) -> Corpu
     ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])
     ids = np.concatenate([corpus.word_ids.astype(np.int64)] + [np.asarray(c, np.int64) for c in added])
-    return Corpus(ptr, ids.astype(np.int32), corpus.vocabulary, metadata=corpus.metadata)
+    user_ids = None
+    if corpus.user_ids is not None:     # a user-level model: each canary is a person of its own, an id no one has
+        taken = set(corpus.user_ids)
+        names = [f"canary {i}" for i in np.flatnonzero(include)]
+        while taken & set(names):
+            names = ["_" + n for n in names]
+        user_ids = list(corpus.user_ids) + names
+    return Corpus(ptr, ids.astype(np.int32), corpus.vocabulary, metadata=corpus.metadata, user_ids=user_ids)
 
 
 CANARY_LENGTH = 100
