@@ -276,42 +276,49 @@ def within_sensitivity(a, b, skip: int = 0) -> None:
 
 # ------------------------------------------------------------------ the card's epsilon, recomputed
 def recomputed_epsilon(report: dict) -> tuple[float, bool]:
-    """``(epsilon, exact)``: the (epsilon, delta) guarantee of the report's events at its delta, composed here with
-    dp_accounting's PLD accountant independently of dptopic's ledger. Gaussian (Poisson-subsampled) and (discrete)
-    Laplace events are composed by PLD; pure and approximate DP events are added on top by basic composition, which
-    is an upper bound (``exact`` False then)."""
-    from dp_accounting import dp_event
-    from dp_accounting.pld import pld_privacy_accountant
+    """``(epsilon, exact)``: the (epsilon, delta) guarantee of the report's events at its delta, composed here by
+    privacy loss distributions built with dp_accounting from the events' parameters alone, independently of dptopic's
+    ledger. A (Poisson-subsampled) Gaussian, a (discrete) Laplace per coordinate change, and any event stated as
+    (epsilon, delta) (a private vocabulary's set union, a pure-DP step) by the worst-case PLD of those parameters.
+    ``exact`` is False when an event is of a kind the harness composes only through its stated (epsilon, delta)."""
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
 
-    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
-    extra_eps, extra_delta, exact, any_pld = 0.0, 0.0, True, False
-    for ev in report.get("events", []):
+    step = 1e-4
+    events = list(report.get("events", []))
+    vocab = report.get("vocabulary_selection")
+    if isinstance(vocab, dict) and vocab.get("type"):
+        events.append({**vocab, "count": 1})
+    total, exact = None, True
+    for ev in events:
         n = int(ev.get("count", 1))
         kind = ev["type"]
         if kind == "poisson_subsampled_gaussian":
-            g = dp_event.GaussianDpEvent(float(ev["noise_multiplier"]))
-            q = float(ev["sampling_rate"])
-            e = g if q >= 1 else dp_event.PoissonSampledDpEvent(q, g)
-        elif kind in ("laplace", "discrete_laplace"):
-            parts = []
+            pld = pldlib.from_gaussian_mechanism(float(ev["noise_multiplier"]),
+                                                 sampling_prob=float(ev["sampling_rate"]),
+                                                 value_discretization_interval=step)
+        elif kind == "laplace":
+            pld = None
             for c in ev["changes"]:
-                if kind == "laplace":
-                    parts.append(dp_event.LaplaceDpEvent(float(ev["scale"]) / float(c)))
-                else:
-                    parts.append(dp_event.DiscreteLaplaceDpEvent(1.0 / float(ev["scale"]), int(c)))
-            e = dp_event.ComposedDpEvent(parts)
+                one = pldlib.from_laplace_mechanism(float(ev["scale"]), sensitivity=float(c),
+                                                    value_discretization_interval=step)
+                pld = one if pld is None else pld.compose(one)
+        elif kind == "discrete_laplace":
+            pld = None
+            for c in ev["changes"]:
+                one = pldlib.from_discrete_laplace_mechanism(1.0 / float(ev["scale"]), sensitivity=int(c),
+                                                             value_discretization_interval=step)
+                pld = one if pld is None else pld.compose(one)
         elif "epsilon" in ev:
-            extra_eps += n * float(ev["epsilon"])
-            extra_delta += n * float(ev.get("delta", 0.0))
-            exact = False
-            continue
+            exact = exact and kind in ("pure_dp", "approximate_dp")
+            pld = pldlib.from_privacy_parameters(common.DifferentialPrivacyParameters(
+                float(ev["epsilon"]), float(ev.get("delta", 0.0))), value_discretization_interval=step)
         else:
             raise AssertionError(f"an event the harness cannot compose: {ev}")
-        acc.compose(e, n)
-        any_pld = True
-    delta = float(report["delta"]) - extra_delta
-    eps = acc.get_epsilon(delta) if any_pld else 0.0
-    return eps + extra_eps, exact
+        pld = pld.self_compose(n) if n > 1 else pld
+        total = pld if total is None else total.compose(pld)
+    assert total is not None, "the report lists no event"
+    return float(total.get_epsilon_for_delta(float(report["delta"]))), exact
 
 
 @pytest.fixture
