@@ -125,13 +125,18 @@ def _pairs() -> list:
         base = background(7)
         empty = base.plus([[], [], []] if unit == "user" else [[]], "empty")
         out.append(Pair("empty documents", unit, empty, base, fronts=("library",)))
-        sharded = background(8, people=12)
-        out.append(Pair("shards", unit, sharded, sharded.without_user("p6") if unit == "user" else
-                        sharded.without_document(18), options={"shards": 3}, fronts=("library",)))
+        if unit == "document":      # a user-level fit groups people in memory and refuses shards without their ids
+            sharded = background(8, people=12)
+            out.append(Pair("shards", unit, sharded, sharded.without_document(18), options={"shards": 3},
+                            fronts=("library",)))
+            out.append(Pair("Dask partitions", unit, sharded, sharded.without_document(18),
+                            options={"shards": 3, "dask": True}, fronts=("library",), slow=True))
         out.append(Pair("the public prior", unit, base.plus([M], "m"), base, options={"public": True}))
         out.append(Pair("secure mode", unit, base.plus([M], "m"), base, options={"secure": True}, fronts=("library",)))
-        out.append(Pair("the private vocabulary", unit, base.plus([M], "m"), base,
-                        options={"private_vocabulary": True}, fronts=("cli",), slow=True))
+        if unit == "document":      # DP set union selects per document: train refuses it with --unit user
+            many = background(13, people=150)
+            out.append(Pair("the private vocabulary", unit, many.plus([M], "m"), many,
+                            options={"private_vocabulary": True}, fronts=("cli",), slow=True))
         if unit == "user":
             for suffix, name in (("\u0000", "a trailing NUL"), ("\u200b", "a zero-width space"),
                                  (" ", "a trailing space"), ("\u0000\u0000", "two trailing NULs")):
@@ -161,7 +166,8 @@ def pytest_generate_tests(metafunc):
                     # the fast set: the library front door; the CLI for the defects it must catch and a few more
                     slow = p.slow or (front == "cli" and not ("split" in p.name or "NUL" in p.name
                                                               or p.name.startswith("one huge")))
-                    marks = [pytest.mark.slow] if slow else []
+                    marks = ([pytest.mark.slow] if slow else []) + ([pytest.mark.dask] if p.options.get("dask")
+                                                                      else [])
                     params.append(pytest.param(p, trainer, front, marks=marks,
                                                id=f"{p.unit}-{trainer}-{front}-{p.name.replace(' ', '_')}"))
         metafunc.parametrize("pair, trainer, front", params)
@@ -223,7 +229,14 @@ def train_library(pair: Pair, trainer: str, data: Dataset, tmp_path, replay: Run
     records: list = []
     with warnings.catch_warnings(), observing(_observer(records, replay)):
         warnings.simplefilter("ignore")
-        model.fit(X, **kw)
+        if pair.options.get("dask"):    # one task per shard on the cluster; the noise is added on this thread
+            from distributed import Client
+
+            with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+                model.set_params(backend="dask", client=client)
+                model.fit(X, **kw)
+        else:
+            model.fit(X, **kw)
     return Run(records, model.privacy_)
 
 
@@ -245,7 +258,7 @@ def train_cli(pair: Pair, trainer: str, data: Dataset, tmp_path, replay: Run | N
         argv += ["--public-corpus", pub]
     if pair.options.get("private_vocabulary"):
         argv = [a for a in argv if a not in ("--vocabulary", tmp_path / "words.txt")]
-        argv += ["--private-vocabulary", "1,1e-5"]
+        argv += ["--private-vocabulary", "8,1e-5"]
     records: list = []
     with observing(_observer(records, replay)):
         res = helpers.run_dptopic(*argv)

@@ -22,24 +22,32 @@ def _check(model, harness):
     return again
 
 
+@pytest.mark.slow
 def test_every_private_trainer_states_the_epsilon_its_events_compose_to(private_models, harness):
     checked = [_check(m, harness) for m in private_models]
     assert sum(c is not None for c in checked) >= 7
 
 
-@pytest.mark.parametrize("trainer", ["docdp-cooc", "docdp"])
-def test_a_user_level_card_states_the_epsilon_its_events_compose_to(trainer, harness):
+@pytest.mark.parametrize("trainer, unit", [("docdp-cooc", "document"), ("docdp-cooc", "user"), ("docdp", "document"),
+                                           ("docdp", "user"), ("hdp", "word"), ("svi", "document")])
+def test_each_trainer_and_unit_states_the_epsilon_its_events_compose_to(trainer, unit, harness):
     from dptopic.corpus import Vocabulary
-    from dptopic.models import ALGORITHMS
+    from dptopic.models import ALGORITHMS, DPSVI, HDPLDA
 
     data = harness.background(21)
-    model = ALGORITHMS[trainer](n_topics=2, epsilon=2.0, unit="user", seed=1,
-                                **({"n_iter": 3} if trainer == "docdp" else {}))
+    if trainer == "hdp":
+        model = HDPLDA.from_budget(200.0, 1e-5, 3, n_topics=2, seed=1)
+    elif trainer == "svi":
+        model = DPSVI.from_budget(2.0, 1e-5, n_topics=2, n_epochs=1, sampling_rate=0.5, seed=1)
+    else:
+        model = ALGORITHMS[trainer](n_topics=2, epsilon=2.0, unit=unit, seed=1,
+                                    **({"n_iter": 3} if trainer == "docdp" else {}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(data.corpus(Vocabulary(harness.WORDS)))
-    assert model.privacy_["unit"] == "user"
-    assert _check(model, harness) == pytest.approx(2.0, abs=0.01)
+    assert model.privacy_["unit"] == unit
+    again = _check(model, harness)
+    assert again <= (200.0 if trainer == "hdp" else 2.0) * 1.001
 
 
 def test_local_and_baseline_trainers_state_what_they_claim(tiny, harness):
