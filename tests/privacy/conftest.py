@@ -14,7 +14,6 @@ fills from :data:`PAIRS` (CONTRIBUTING.md: no test module imports another).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 

@@ -756,7 +756,8 @@ def register(sub) -> None:
                         " trained with independently included canaries, an exact-confidence bound for adding or"
                         " removing a canary document (Steinke, Nasr & Jagielski 2023; docs/auditing.md)")
     p.add_argument("--canaries", type=int, default=None,
-                   help=f"with --design one-run: canary documents (default {ONE_RUN_CANARIES})")
+                   help=f"with --design one-run: canary documents (default {ONE_RUN_CANARIES}; with --score release,"
+                        " canary documents or persons, default 10,000)")
     p.add_argument("--canary-length", type=positive_int, default=None,
                    help="with --design one-run: tokens per canary, drawn from 2 rare words of its own (default 100;"
                         " longer only up to the corpus's own token count, and all canaries together only up to what"
