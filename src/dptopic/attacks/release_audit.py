@@ -40,8 +40,9 @@ from ..errors import DPTopicError
 from ..mechanisms.observer import observing
 from .one_run import _whole, guesses, one_run_epsilon_bound, one_run_p_value
 
-SUPPORTED = ("DocDPCooccurrence",)
-"""The trainers whose release the audit scores (their class names)."""
+SUPPORTED = ("DocDPCooccurrence", "DocDPEM")
+"""The trainers whose release the audit scores (their class names): the noisy co-occurrence matrix of
+DocDPCooccurrence, each noisy EM statistic (topics x words) of DocDPEM."""
 
 CANARY_UNITS = ("document", "person")
 
@@ -133,6 +134,50 @@ def with_units(corpus: Corpus, pairs: np.ndarray, include: np.ndarray, documents
     return Corpus(ptr, ids.astype(np.int32), corpus.vocabulary, metadata=corpus.metadata, user_ids=user_ids)
 
 
+def disjoint_pairs(corpus: Corpus, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` pairs of word ids, no word in two pairs, among the ``2 n`` most frequent words of ``corpus`` (by document
+    frequency): DocDPEM's release holds every word, and a canary's contribution spreads over its words' columns, so
+    two canaries never share one."""
+    V = corpus.vocab_size
+    if 2 * n > V:
+        raise DPTopicError(f"the vocabulary of {V} words holds at most {V // 2:,} canaries with words of their own (a"
+                           f" DocDPEM release spreads each over its words' columns): give --canaries at most {V // 2:,}.")
+    rows = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
+    df = np.bincount(np.unique(rows.astype(np.int64) * V + corpus.word_ids) % V, minlength=V)
+    top = np.lexsort((rng.random(V), -df))[:2 * n]
+    return rng.permutation(top).reshape(n, 2)
+
+
+def _cooccurrence_scores(release, base, pairs, kept, V):
+    """DocDPCooccurrence: the sum of a canary's two cells of the residual matrix (module docstring)."""
+    slot = np.full(V, -1, dtype=np.int64)
+    slot[kept] = np.arange(len(kept))
+    residual = release.noisy - base.values
+    a, b = slot[pairs[:, 0]], slot[pairs[:, 1]]
+    held = (a >= 0) & (b >= 0)
+    scores = np.zeros(len(pairs))
+    scores[held] = residual[a[held], b[held]] + residual[b[held], a[held]]
+    # a canary's two cells carry sqrt(2) of signal per included document (1/sqrt(2) each) over noise of std
+    # sqrt(2) * sigma: one document shifts its standardised score by 1/sigma
+    return scores, 1.0 / float(release.scale), held
+
+
+def _em_scores(audited, known, pairs):
+    """DocDPEM: each iteration's residual (the noisy statistic less the known documents') read in the canary's two
+    columns, weighted across topics by the known documents' own statistic there (how the iteration's topics split
+    that word, hence the canary's contribution, as the auditor can compute it), summed over the iterations."""
+    scores = np.zeros(len(pairs))
+    for rel, base in zip(audited, known):
+        residual = rel.noisy - base.values
+        for col in (pairs[:, 0], pairs[:, 1]):
+            w = np.maximum(base.values[:, col], 0.0)
+            norm = np.linalg.norm(w, axis=0)
+            w = np.where(norm > 0, w / np.where(norm > 0, norm, 1.0), 1.0 / np.sqrt(w.shape[0]))
+            scores += np.sum(w * residual[:, col], axis=0) / float(rel.scale)
+    # at best (a contribution of norm 1 along the weights each iteration) the score shifts by sqrt(T) / sigma
+    return scores, np.sqrt(len(audited)) / float(audited[-1].scale), np.ones(len(pairs), dtype=bool)
+
+
 class _Released(BaseException):
     """Stops a fit after its last release: the topics that follow are post-processing of it, which the audit does
     not score."""
@@ -183,7 +228,7 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
     _check_corpus(corpus)
     name = type(estimator).__name__
     if name not in SUPPORTED or not hasattr(estimator, "get_params"):
-        raise DPTopicError(f"--score release audits {', '.join(SUPPORTED)} (docdp-cooc) only, not {name}: audit"
+        raise DPTopicError(f"--score release audits {', '.join(SUPPORTED)} (docdp-cooc, docdp) only, not {name}: audit"
                            " another trainer with --score model (the default).")
     m = _whole("n_canaries", n_canaries, 2)
     if canary_unit not in CANARY_UNITS:
@@ -209,16 +254,19 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
         root = np.random.SeedSequence(int(root.integers(2 ** 63)))
     s_canary, s_train, s_guess = root.spawn(3)
     rng_canary = np.random.default_rng(s_canary)
-    pairs = canary_pairs(corpus, m, rng_canary)
+    em = name == "DocDPEM"
+    pairs = disjoint_pairs(corpus, m, rng_canary) if em else canary_pairs(corpus, m, rng_canary)
     coins = rng_canary.integers(0, 2, size=m) * 2 - 1            # drawn after the canaries were written
     person = canary_unit == "person"
 
     audited: list = []
-    n_releases = _planned_releases(estimator, corpus)
+    # DocDPCooccurrence stops after its last release (the topics that follow are costly post-processing); DocDPEM's
+    # last release is followed by little, and its ledger is kept only once the fit ends
+    n_releases = None if em else _planned_releases(estimator, corpus)
 
     def record(r):
         audited.append(r)
-        if len(audited) == n_releases:
+        if n_releases is not None and len(audited) == n_releases:
             raise _Released
 
     model = _fit(estimator, with_units(corpus, pairs, coins > 0, K, person or user_level), s_train, record)
@@ -236,28 +284,25 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
     if len(known) != len(audited) or not audited:
         raise DPTopicError("the known documents' run made other releases than the audited one: the audit cannot"
                            " subtract them.")
-    release, base = audited[-1], known[-1]           # the co-occurrence release over the kept words
-    kept = np.asarray(model.kept_words_)
-    slot = np.full(corpus.vocab_size, -1, dtype=np.int64)
-    slot[kept] = np.arange(len(kept))
-    residual = release.noisy - base.values
-    a, b = slot[pairs[:, 0]], slot[pairs[:, 1]]
-    held = (a >= 0) & (b >= 0)
-    scores = np.zeros(m)
-    scores[held] = residual[a[held], b[held]] + residual[b[held], a[held]]
-    # a canary's two cells carry sqrt(2) of signal per included document (1/sqrt(2) each) over noise of std
-    # sqrt(2) * sigma: one document shifts its standardised score by 1/sigma
-    mu = 1.0 / float(release.scale)
+    if em:
+        scores, mu, held = _em_scores(audited, known, pairs)
+    else:
+        scores, mu, held = _cooccurrence_scores(audited[-1], known[-1], pairs, np.asarray(model.kept_words_),
+                                                corpus.vocab_size)
     s = planned_share(m, mu, confidence) if share is None else float(share)
     k = max(1, int(s * m))
     T = guesses(scores, k, k, np.random.default_rng(s_guess))
     r, v = int(np.count_nonzero(T)), int(np.sum(T * coins > 0))
-    # the fit stopped inside its last release, before spending it: spend it here, as the fit would have
-    last = audited[-1].event
-    if getattr(model, "unit", "document") == "user":
-        last = dataclasses.replace(last, relation=model.ledger_.relation)
-    model.ledger_.spend(last)
-    privacy = model.ledger_.report(float(model.delta))
+    if em:
+        privacy = model.privacy_report()
+    else:
+        # the fit stopped inside its last release, before spending it: spend it here, as the fit would have
+        last = audited[-1].event
+        if getattr(model, "unit", "document") == "user":
+            last = dataclasses.replace(last, relation=model.ledger_.relation)
+        model.ledger_.spend(last)
+        privacy = model.ledger_.report(float(model.delta))
+    release = audited[-1]
     report = shadow_claim(privacy, ONE_RUN_SEED_NOTE) if claim is None else claim
     d = claim_delta(report) if delta is None else float(delta)
     bound = one_run_epsilon_bound(m, r, v, confidence, d)
@@ -270,8 +315,9 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
                          + (": the claim does not cover the person" if verdict_name == "exceeds the claim" else ""))
     return {
         "design": "one-run, scored on the release (Steinke, Nasr & Jagielski 2023): each canary unit included by an"
-                  " independent fair coin, one model trained, its released co-occurrence matrix scored at each"
-                  " canary's own pair of words after subtracting the known documents",
+                  " independent fair coin, one model trained, its released statistic (the co-occurrence matrix;"
+                  " DocDPEM: every iteration's) scored at each canary's own words after subtracting the known"
+                  " documents",
         "score": "release", "epsilon_lower_bound": bound,
         "epsilon_lower_bound_delta0": one_run_epsilon_bound(m, r, v, confidence, 0.0),
         "ideal_bound": ideal_bound(m, mu, None, confidence, d),
@@ -280,7 +326,7 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
         "canary_length": 2, "words_per_canary": 2, "words_held": int(held.sum()),
         "k_plus": k, "k_minus": k, "share": s, "n_guesses": r, "n_correct": v,
         "accuracy": v / r if r else None, "p_value_at_zero": one_run_p_value(m, r, v, 0.0, d),
-        "noise_std": float(release.scale),
+        "noise_std": float(release.scale), "releases_scored": len(audited) if em else 1,
         "claimed_privacy": claimed, "verdict": verdict_name, "verdict_note": verdict_note,
         "note": NOTE, "seed": seed if isinstance(seed, int) else None,
     }

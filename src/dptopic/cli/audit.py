@@ -678,8 +678,8 @@ def _audit_release(a, console):
     train_fn, model, desc = _trainer_from_args(a)
     audited = getattr(train_fn, "audited", None) or {}
     if audited.get("class") not in SUPPORTED:
-        raise DPTopicError(f"--score release audits docdp-cooc (DocDPCooccurrence) only, not {audited.get('class')}:"
-                           " drop --score release to score the canaries through the topics.")
+        raise DPTopicError(f"--score release audits docdp-cooc and docdp (DocDPCooccurrence, DocDPEM) only, not"
+                           f" {audited.get('class')}: drop --score release to score the canaries through the topics.")
     _check_user_field(a, train_fn, model)
     from ..models import ALGORITHMS
 
@@ -765,7 +765,7 @@ def register(sub) -> None:
     p.add_argument("--score", choices=("model", "release"), default=None,
                    help="with --design one-run: model (default): canaries scored through the released topics;"
                         " release: white-box, canaries scored on the released statistic itself, placed on words the"
-                        " release holds, the known documents subtracted (docdp-cooc; docs/auditing.md)")
+                        " release holds, the known documents subtracted (docdp-cooc, docdp; docs/auditing.md)")
     p.add_argument("--canary-unit", choices=("document", "person"), default=None,
                    help="with --score release: each canary one document (default) or one person of"
                         " --canary-documents documents (does the claim cover a person?)")
