@@ -38,7 +38,7 @@ def main(argv=None):
 
     corpus = load_sotu() if a.corpus == "sotu" else load_20newsgroups()
     print(f"machine: {machine()}")
-    print(f"corpus: {a.corpus}, {corpus.n_docs} documents, V={corpus.vocab_size}; {a.canaries} canary documents;"
+    print(f"corpus: {a.corpus}, {corpus.n_docs} documents, V={corpus.vocab_size}; {a.canaries} canary documents (DocDPEM: at most V/2);"
           f" K={a.topics}; delta 1e-5; 95% confidence; seed {a.seed}")
     rows = []
     for trainer in a.trainers:
