@@ -38,8 +38,8 @@ def main(argv=None):
 
     corpus = load_sotu() if a.corpus == "sotu" else load_20newsgroups()
     print(f"machine: {machine()}")
-    print(f"corpus: {a.corpus}, {corpus.n_docs} documents, V={corpus.vocab_size}; {a.canaries} canary documents (DocDPEM: at most V/2);"
-          f" K={a.topics}; delta 1e-5; 95% confidence; seed {a.seed}")
+    print(f"corpus: {a.corpus}, {corpus.n_docs} documents, V={corpus.vocab_size}; {a.canaries} canary documents"
+          f" (DocDPEM: at most V/2); K={a.topics}; delta 1e-5; 95% confidence; seed {a.seed}")
     rows = []
     for trainer in a.trainers:
         m = a.canaries if trainer == "docdp-cooc" else min(a.canaries, corpus.vocab_size // 2)

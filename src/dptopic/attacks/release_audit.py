@@ -4,7 +4,8 @@
 The one-run design of :mod:`dptopic.attacks.one_run` (Steinke, Nasr & Jagielski 2023) scores each canary through the
 released topics. The strongest audits score the release the noise was added to (Nasr et al. 2021, 2023): this module
 does so for :class:`~dptopic.models.DocDPCooccurrence`, whose released noisy co-occurrence matrix holds one cell per
-pair of kept words.
+pair of kept words, and for :class:`~dptopic.models.DocDPEM`, whose every iteration releases a noisy topics x words
+statistic (canaries on words of their own, each iteration's residual read in their columns: :func:`_em_scores`).
 
 The design.
 
@@ -141,7 +142,8 @@ def disjoint_pairs(corpus: Corpus, n: int, rng: np.random.Generator) -> np.ndarr
     V = corpus.vocab_size
     if 2 * n > V:
         raise DPTopicError(f"the vocabulary of {V} words holds at most {V // 2:,} canaries with words of their own (a"
-                           f" DocDPEM release spreads each over its words' columns): give --canaries at most {V // 2:,}.")
+                           " DocDPEM release spreads each over its words' columns): give --canaries at most"
+                           f" {V // 2:,}.")
     rows = np.repeat(np.arange(corpus.n_docs), corpus.doc_lengths)
     df = np.bincount(np.unique(rows.astype(np.int64) * V + corpus.word_ids) % V, minlength=V)
     top = np.lexsort((rng.random(V), -df))[:2 * n]
