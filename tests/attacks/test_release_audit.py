@@ -114,3 +114,76 @@ def test_refusals_are_one_line(sotu):
     with pytest.raises(DPTopicError, match="fewer than"):
         release_audit(sotu.restrict(__import__("dptopic").corpus.Vocabulary(sotu.vocabulary.words[:5])),
                       DocDPCooccurrence(n_topics=2), n_canaries=100)
+
+
+def _dpsvi(**kw):
+    from dptopic.models import DPSVI
+
+    return DPSVI.from_budget(kw.pop("epsilon", 4), n_topics=3, sampling_rate=kw.pop("sampling_rate", 0.5), n_epochs=1,
+                             verbose=0, **kw)
+
+
+def _hdp(**kw):
+    from dptopic.models import HDPLDA
+
+    return HDPLDA(**{"n_topics": 3, "epsilon_laplace": 1, "epsilon_inherent": 2, "n_iter": 4, "verbose": 0, **kw})
+
+
+@pytest.fixture(scope="module")
+def small(sotu):
+    return sotu.subset(range(2_000))
+
+
+def test_a_dpsvi_canary_adds_its_token_count_to_its_own_column_only(small):
+    """The score's premise: a canary document's expected sufficient statistics sum to its length over its own word's
+    column, and a known document adds nothing there."""
+    from dptopic.attacks.release_audit import with_fresh_words
+    from dptopic.mechanisms.observer import observing
+
+    V = small.vocab_size
+    corpus = with_fresh_words(small, [np.full(7, V)], 2)
+    seen = []
+    with observing(lambda r: seen.append(r.values)):
+        _dpsvi(sampling_rate=1.0, seed=0).fit(corpus)
+    assert seen and all(v[:, V] .sum() == pytest.approx(7) and not v[:, V + 1].any() for v in seen)
+
+
+@pytest.mark.parametrize("make, relation", [(_dpsvi, "add_remove"), (_hdp, "replace")])
+def test_the_release_audit_runs_for_dpsvi_and_hdp_lda(small, make, relation):
+    r = release_audit(small, make(), n_canaries=200, seed=1)
+    assert r["relation"] == relation and r["n_canaries"] == 200 and r["releases_scored"] >= 2
+    assert 0 <= r["epsilon_lower_bound"] <= r["claimed_privacy"]["epsilon"]
+    assert r["verdict"] == "consistent with the claim"
+    with pytest.raises(DPTopicError, match="--canary-unit"):
+        release_audit(small, make(), n_canaries=10, canary_unit="person", canary_documents=2)
+
+
+def _under_noised(monkeypatch, factor):
+    """Every DPSVI and HDP-LDA release carries ``factor`` times the noise its ledger (and claim) accounts for."""
+    import dptopic.models.private as private
+    import dptopic.models.svi as svi
+    from dptopic.mechanisms import observer
+
+    def shrink(mechanism, norm):
+        def released(values, *a, **k):
+            with observer.observing(None):
+                noisy, event = mechanism(np.array(values, copy=True), *a, **k)
+            small = values + factor * (noisy - values)
+            return observer.observe(values, small, 1.0, norm, factor, "under-noised", event), event
+        return released
+
+    monkeypatch.setattr(svi, "gaussian_mechanism", shrink(svi.gaussian_mechanism, "l2"))
+    monkeypatch.setattr(private, "laplace_mechanism", shrink(private.laplace_mechanism, "l1"))
+
+
+@pytest.mark.parametrize("make", [lambda: _dpsvi(epsilon=1), lambda: _hdp(epsilon_laplace=0.2, n_iter=3, beta=10,
+                                                                             epsilon_inherent=0.5)])
+def test_an_under_noised_release_is_refuted(small, monkeypatch, make):
+    est = make()
+    honest = release_audit(small, est, n_canaries=200, seed=2)
+    assert honest["verdict"] == "consistent with the claim"
+    _under_noised(monkeypatch, 0.01)
+    r = release_audit(small, est, n_canaries=200, seed=2)
+    assert honest["epsilon_lower_bound"] < r["epsilon_lower_bound"]
+    assert r["claimed_privacy"]["epsilon"] == pytest.approx(honest["claimed_privacy"]["epsilon"])
+    assert r["epsilon_lower_bound"] > r["claimed_privacy"]["epsilon"] and r["verdict"] == "exceeds the claim"

@@ -576,7 +576,7 @@ def test_a_user_level_model_is_audited_with_user_field(people_file, tmp_path, ca
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (["--design", "one-run", "--score", "release", "--algorithm", "lda"], "docdp-cooc and docdp (DocDPCooccurrence, DocDPEM) only"),
+    (["--design", "one-run", "--score", "release", "--algorithm", "lda"], "docdp-cooc, docdp, svi and hdp (DocDPCooccurrence, DocDPEM, DPSVI, HDPLDA) only"),
     (["--score", "release", "--algorithm", "docdp-cooc"], "--score applies to --design one-run only"),
     (["--design", "one-run", "--canary-unit", "person", "--algorithm", "docdp-cooc"], "--score release only"),
     (["--design", "one-run", "--score", "release", "--canary-documents", "5", "--algorithm", "docdp-cooc"],

@@ -41,9 +41,16 @@ from ..errors import DPTopicError
 from ..mechanisms.observer import observing
 from .one_run import _whole, guesses, one_run_epsilon_bound, one_run_p_value
 
-SUPPORTED = ("DocDPCooccurrence", "DocDPEM")
+SUPPORTED = ("DocDPCooccurrence", "DocDPEM", "DPSVI", "HDPLDA")
 """The trainers whose release the audit scores (their class names): the noisy co-occurrence matrix of
-DocDPCooccurrence, each noisy EM statistic (topics x words) of DocDPEM."""
+DocDPCooccurrence, each noisy EM statistic (topics x words) of DocDPEM, each step's noisy sum of expected sufficient
+statistics (topics x words) of DPSVI, each iteration's Laplace-noised word-topic counts of HDP-LDA."""
+
+FRESH_WORDS = ("DPSVI", "HDPLDA")
+"""The trainers audited with canaries on words of their own that no known document holds (:func:`_fresh_word_audit`):
+their release holds every word of the vocabulary, and a known document adds nothing to a word it does not hold, so
+the known documents' share of a canary's cells is exactly zero, whatever the trainer's own randomness (minibatch
+sampling, variational or Gibbs assignments)."""
 
 CANARY_UNITS = ("document", "person")
 
@@ -180,6 +187,105 @@ def _em_scores(audited, known, pairs):
     return scores, np.sqrt(len(audited)) / float(audited[-1].scale), np.ones(len(pairs), dtype=bool)
 
 
+def with_fresh_words(corpus: Corpus, documents: list, n_words: int) -> Corpus:
+    """``corpus`` with ``n_words`` new words appended to its vocabulary (named so that none is a word of it) and the
+    given documents (arrays of word ids, the new words numbered from ``corpus.vocab_size``) appended."""
+    from ..corpus import Vocabulary
+
+    V = corpus.vocab_size
+    words = list(corpus.vocabulary.words)
+    taken = set(words)
+    prefix = "canaryword"
+    while any(f"{prefix}{i}" in taken for i in range(n_words)):
+        prefix = "_" + prefix
+    lengths = np.concatenate([corpus.doc_lengths, [len(d) for d in documents]]).astype(np.int64)
+    ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    ids = np.concatenate([corpus.word_ids.astype(np.int64)] + [np.asarray(d, np.int64) for d in documents])
+    assert ids.size == 0 or ids.max() < V + n_words
+    return Corpus(ptr, ids.astype(np.int32), Vocabulary(words + [f"{prefix}{i}" for i in range(n_words)]),
+                  metadata=corpus.metadata, user_ids=corpus.user_ids if not documents else None)
+
+
+def _fresh_word_audit(corpus: Corpus, estimator, m: int, coins: np.ndarray, s_train):
+    """DPSVI and HDP-LDA: canaries on words of their own that no known document holds (:data:`FRESH_WORDS`).
+
+    DPSVI (add/remove one document): canary ``i`` is one document of ``n = min(clip, max_doc_len)`` tokens of its
+    own word ``V + i``, added when its coin is heads. Its expected sufficient statistics sum to exactly ``n`` over the
+    word's column (each token's topic responsibilities sum to 1), whatever the variational fit, with Frobenius norm at
+    most ``n <= clip`` (never clipped). Each step's score is the column's noisy sum, standardised by the noise on it
+    (``std sqrt(K)``); the canary's score sums the steps: a member shifts a step by ``n / (std sqrt(K))`` when
+    Poisson sampling takes it (probability ``q``).
+
+    HDP-LDA (one token's word replaced): canary ``i`` is one document of one token, of word ``V + 2i`` (heads) or
+    ``V + 2i + 1`` (tails), the two worlds of one replacement. Each word's count summed over the topics is its number
+    of tokens, whatever the Gibbs assignments; the score is the difference of the two words' noisy sums over the
+    topics, summed over every release.
+
+    Returns ``(scores, mu, releases, model, scale, canary length)``: ``mu`` the shift of an included canary's standardised score
+    (for planning the guesses and the ideal bound only; the ranking does not use it)."""
+    V = corpus.vocab_size
+    svi = type(estimator).__name__ == "DPSVI"
+    if svi:
+        if estimator.clip is not None and estimator.clip < 1:
+            raise DPTopicError(f"--score release needs DPSVI's clip of at least 1 token (clip={estimator.clip:g}): a"
+                               " canary of one token could be clipped and its contribution unknown.")
+        n = int(min(estimator.max_doc_len, np.inf if estimator.clip is None else math.floor(estimator.clip)))
+        docs = [np.full(n, V + i) for i in np.flatnonzero(coins > 0)]
+        audited = with_fresh_words(corpus, docs, m)
+        cols = np.arange(V, V + m)
+    else:
+        if getattr(estimator, "paper_literal", False):
+            raise DPTopicError("--score release audits HDP-LDA's default release only, not paper_literal (its noise"
+                               " stays in the live counts, so each release carries the earlier ones' noise): drop"
+                               " --paper-literal.")
+        if getattr(estimator, "epsilon_laplace_", None) is None:
+            raise DPTopicError("HDP-LDA without Laplace noise (epsilon_laplace=None) releases exact counts and claims no"
+                               " guarantee: --score release has nothing to audit; give --epsilon or --epsilon-laplace.")
+        docs = [np.array([V + 2 * i + (0 if c > 0 else 1)]) for i, c in enumerate(coins)]
+        audited = with_fresh_words(corpus, docs, 2 * m)
+        cols = np.arange(V, V + 2 * m)
+    sums: list = []
+    scales: list = []
+    n_topics = int(estimator.n_topics)
+
+    def record(r):
+        noisy = np.asarray(r.noisy)
+        if svi and noisy.shape == (n_topics, V + m):
+            sums.append(noisy[:, cols].sum(axis=0))
+        elif not svi and noisy.shape == (V + 2 * m, n_topics):
+            sums.append(noisy[cols, :].sum(axis=1))
+        else:
+            return
+        scales.append(float(r.scale))
+
+    model = _fit(estimator, audited, s_train, record)
+    if not sums:
+        raise DPTopicError(f"the audited {type(estimator).__name__} fit made no release the audit can read.")
+    S = np.asarray(sums)                       # releases x canary words
+    T = len(sums)
+    if svi:
+        std = np.asarray(scales) * math.sqrt(n_topics)             # Gaussian std on a column's sum
+        scores = (S / std[:, None]).sum(axis=0) / math.sqrt(T)
+        q = float(estimator.sampling_rate)
+        mu = q * T * n / float(std.mean()) / math.sqrt(T)
+        return scores, mu, T, model, float(np.mean(scales)), n
+    b = np.asarray(scales)                      # Laplace scale per cell
+    std = b * math.sqrt(2.0 * n_topics) * math.sqrt(2.0)               # on the difference of two words' sums
+    scores = ((S[:, 0::2] - S[:, 1::2]) / std[:, None]).sum(axis=0) / math.sqrt(T)
+    mu = 2.0 * T / float(std.mean()) / math.sqrt(T)                    # heads minus tails: +1 against -1 per release
+    return scores, mu, T, model, float(np.mean(scales)), 1
+
+
+DESIGN_NOTES = {
+    "DPSVI": "; DPSVI: every step's noisy sum of expected sufficient statistics, each canary a document of its own"
+             " word that no known document holds (the known documents' share of its column is exactly zero), scored"
+             " by the column's sum over the topics (exactly the canary's token count if Poisson sampling took it)",
+    "HDPLDA": "; HDP-LDA: every iteration's Laplace-noised word-topic counts, each canary one token whose word is one of"
+              " two words of its own (heads or tails: one replacement apart), scored by the difference of the two"
+              " words' counts summed over the topics (exactly +1 or -1 whatever the Gibbs assignments)",
+}
+
 class _Released(BaseException):
     """Stops a fit after its last release: the topics that follow are post-processing of it, which the audit does
     not score."""
@@ -230,8 +336,8 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
     _check_corpus(corpus)
     name = type(estimator).__name__
     if name not in SUPPORTED or not hasattr(estimator, "get_params"):
-        raise DPTopicError(f"--score release audits {', '.join(SUPPORTED)} (docdp-cooc, docdp) only, not {name}: audit"
-                           " another trainer with --score model (the default).")
+        raise DPTopicError(f"--score release audits {', '.join(SUPPORTED)} (docdp-cooc, docdp, svi, hdp) only, not"
+                           f" {name}: audit another trainer with --score model (the default).")
     m = _whole("n_canaries", n_canaries, 2)
     if canary_unit not in CANARY_UNITS:
         raise DPTopicError(f"invalid canary_unit={canary_unit!r}: give 'document' or 'person'.")
@@ -256,6 +362,15 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
         root = np.random.SeedSequence(int(root.integers(2 ** 63)))
     s_canary, s_train, s_guess = root.spawn(3)
     rng_canary = np.random.default_rng(s_canary)
+    if name in FRESH_WORDS:
+        if canary_unit != "document":
+            raise DPTopicError(f"--canary-unit person does not apply to {name} (its guarantee is per"
+                               f" {'document' if name == 'DPSVI' else 'word'}): drop --canary-unit.")
+        rng_canary = np.random.default_rng(s_canary)
+        coins = rng_canary.integers(0, 2, size=m) * 2 - 1
+        scores, mu, n_rel, model, scale, length = _fresh_word_audit(corpus, estimator, m, coins, s_train)
+        return _result(m, coins, scores, mu, share, confidence, delta, claim, model.privacy_report(), s_guess,
+                       canary_unit, 1, np.ones(m, dtype=bool), scale, n_rel, seed, name, length)
     em = name == "DocDPEM"
     pairs = disjoint_pairs(corpus, m, rng_canary) if em else canary_pairs(corpus, m, rng_canary)
     coins = rng_canary.integers(0, 2, size=m) * 2 - 1            # drawn after the canaries were written
@@ -291,10 +406,6 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
     else:
         scores, mu, held = _cooccurrence_scores(audited[-1], known[-1], pairs, np.asarray(model.kept_words_),
                                                 corpus.vocab_size)
-    s = planned_share(m, mu, confidence) if share is None else float(share)
-    k = max(1, int(s * m))
-    T = guesses(scores, k, k, np.random.default_rng(s_guess))
-    r, v = int(np.count_nonzero(T)), int(np.sum(T * coins > 0))
     if em:
         privacy = model.privacy_report()
     else:
@@ -304,13 +415,31 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
             last = dataclasses.replace(last, relation=model.ledger_.relation)
         model.ledger_.spend(last)
         privacy = model.ledger_.report(float(model.delta))
-    release = audited[-1]
+    return _result(m, coins, scores, mu, share, confidence, delta, claim, privacy, s_guess, canary_unit, K, held,
+                   float(audited[-1].scale), len(audited) if em else 1, seed, name)
+
+
+def _result(m, coins, scores, mu, share, confidence, delta, claim, privacy, s_guess, canary_unit, K, held, noise,
+            n_releases, seed, name, length=2):
+    """The guesses fixed in advance, the bound and the verdict (:func:`release_audit`'s dict)."""
+    from .lira import ONE_RUN_SEED_NOTE, claim_delta, claimed_epsilon, shadow_claim, verdict
+
+    person = canary_unit == "person"
+    s = planned_share(m, mu, confidence) if share is None else float(share)
+    k = max(1, int(s * m))
+    T = guesses(scores, k, k, np.random.default_rng(s_guess))
+    r, v = int(np.count_nonzero(T)), int(np.sum(T * coins > 0))
     report = shadow_claim(privacy, ONE_RUN_SEED_NOTE) if claim is None else claim
     d = claim_delta(report) if delta is None else float(delta)
     bound = one_run_epsilon_bound(m, r, v, confidence, d)
     claimed = claimed_epsilon(report)
-    verdict_name, verdict_note = verdict(claimed, bound)
     unit = str(claimed.get("unit") or "")
+    if name == "HDPLDA" and unit == "word":
+        # each canary is one token whose word is replaced: exactly the neighbouring pair of a per-word claim
+        verdict_name, verdict_note = verdict({**claimed, "unit": "document"}, bound)
+        verdict_note += "; each canary is one token's word replaced, the claim's own unit"
+    else:
+        verdict_name, verdict_note = verdict(claimed, bound)
     if person and K > 1 and claimed.get("epsilon") is not None and unit.startswith("document"):
         verdict_note += (f"; each canary is a person of {K} documents and the claim protects one document, which"
                          f" covers such a person only at {K} x epsilon (group privacy)"
@@ -319,16 +448,17 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
         "design": "one-run, scored on the release (Steinke, Nasr & Jagielski 2023): each canary unit included by an"
                   " independent fair coin, one model trained, its released statistic (the co-occurrence matrix;"
                   " DocDPEM: every iteration's) scored at each canary's own words after subtracting the known"
-                  " documents",
+                  " documents" + DESIGN_NOTES.get(name, ""),
         "score": "release", "epsilon_lower_bound": bound,
         "epsilon_lower_bound_delta0": one_run_epsilon_bound(m, r, v, confidence, 0.0),
         "ideal_bound": ideal_bound(m, mu, None, confidence, d),
-        "confidence": float(confidence), "delta": d, "relation": "add_remove",
-        "canary_unit": canary_unit, "canary_documents": K, "n_canaries": m, "n_included": int(np.sum(coins > 0)),
-        "canary_length": 2, "words_per_canary": 2, "words_held": int(held.sum()),
+        "confidence": float(confidence), "delta": d, "relation": "replace" if name == "HDPLDA" else "add_remove",
+        "trainer": name, "canary_unit": canary_unit, "canary_documents": K, "n_canaries": m, "n_included": int(np.sum(coins > 0)),
+        "canary_length": length, "words_per_canary": 1 if name == "DPSVI" else 2,
+        "words_held": int(held.sum()),
         "k_plus": k, "k_minus": k, "share": s, "n_guesses": r, "n_correct": v,
         "accuracy": v / r if r else None, "p_value_at_zero": one_run_p_value(m, r, v, 0.0, d),
-        "noise_std": float(release.scale), "releases_scored": len(audited) if em else 1,
+        "noise_std": noise, "releases_scored": n_releases,
         "claimed_privacy": claimed, "verdict": verdict_name, "verdict_note": verdict_note,
         "note": NOTE, "seed": seed if isinstance(seed, int) else None,
     }

@@ -678,7 +678,8 @@ def _audit_release(a, console):
     train_fn, model, desc = _trainer_from_args(a)
     audited = getattr(train_fn, "audited", None) or {}
     if audited.get("class") not in SUPPORTED:
-        raise DPTopicError(f"--score release audits docdp-cooc and docdp (DocDPCooccurrence, DocDPEM) only, not"
+        raise DPTopicError(f"--score release audits docdp-cooc, docdp, svi and hdp (DocDPCooccurrence, DocDPEM, DPSVI,"
+                           f" HDPLDA) only, not"
                            f" {audited.get('class')}: drop --score release to score the canaries through the topics.")
     _check_user_field(a, train_fn, model)
     from ..models import ALGORITHMS
