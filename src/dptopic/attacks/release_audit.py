@@ -222,8 +222,8 @@ def _fresh_word_audit(corpus: Corpus, estimator, m: int, coins: np.ndarray, s_tr
     of tokens, whatever the Gibbs assignments; the score is the difference of the two words' noisy sums over the
     topics, summed over every release.
 
-    Returns ``(scores, mu, releases, model, scale, canary length)``: ``mu`` the shift of an included canary's standardised score
-    (for planning the guesses and the ideal bound only; the ranking does not use it)."""
+    Returns ``(scores, mu, releases, model, scale, canary length)``: ``mu`` the shift of an included canary's
+    standardised score (for planning the guesses and the ideal bound only; the ranking does not use it)."""
     V = corpus.vocab_size
     svi = type(estimator).__name__ == "DPSVI"
     if svi:
@@ -240,8 +240,9 @@ def _fresh_word_audit(corpus: Corpus, estimator, m: int, coins: np.ndarray, s_tr
                                " stays in the live counts, so each release carries the earlier ones' noise): drop"
                                " --paper-literal.")
         if getattr(estimator, "epsilon_laplace_", None) is None:
-            raise DPTopicError("HDP-LDA without Laplace noise (epsilon_laplace=None) releases exact counts and claims no"
-                               " guarantee: --score release has nothing to audit; give --epsilon or --epsilon-laplace.")
+            raise DPTopicError("HDP-LDA without Laplace noise (epsilon_laplace=None) releases exact counts and claims"
+                               " no guarantee: --score release has nothing to audit; give --epsilon or"
+                               " --epsilon-laplace.")
         docs = [np.array([V + 2 * i + (0 if c > 0 else 1)]) for i, c in enumerate(coins)]
         audited = with_fresh_words(corpus, docs, 2 * m)
         cols = np.arange(V, V + 2 * m)
@@ -281,8 +282,8 @@ DESIGN_NOTES = {
     "DPSVI": "; DPSVI: every step's noisy sum of expected sufficient statistics, each canary a document of its own"
              " word that no known document holds (the known documents' share of its column is exactly zero), scored"
              " by the column's sum over the topics (exactly the canary's token count if Poisson sampling took it)",
-    "HDPLDA": "; HDP-LDA: every iteration's Laplace-noised word-topic counts, each canary one token whose word is one of"
-              " two words of its own (heads or tails: one replacement apart), scored by the difference of the two"
+    "HDPLDA": "; HDP-LDA: every iteration's Laplace-noised word-topic counts, each canary one token whose word is one"
+              " of two words of its own (heads or tails: one replacement apart), scored by the difference of the two"
               " words' counts summed over the topics (exactly +1 or -1 whatever the Gibbs assignments)",
 }
 
@@ -451,9 +452,10 @@ def _result(m, coins, scores, mu, share, confidence, delta, claim, privacy, s_gu
                   " documents" + DESIGN_NOTES.get(name, ""),
         "score": "release", "epsilon_lower_bound": bound,
         "epsilon_lower_bound_delta0": one_run_epsilon_bound(m, r, v, confidence, 0.0),
-        "ideal_bound": ideal_bound(m, mu, None, confidence, d),
+        "ideal_bound": ideal_bound(m, mu, None, confidence, d), "mu": float(mu),
         "confidence": float(confidence), "delta": d, "relation": "replace" if name == "HDPLDA" else "add_remove",
-        "trainer": name, "canary_unit": canary_unit, "canary_documents": K, "n_canaries": m, "n_included": int(np.sum(coins > 0)),
+        "trainer": name, "canary_unit": canary_unit, "canary_documents": K, "n_canaries": m,
+        "n_included": int(np.sum(coins > 0)),
         "canary_length": length, "words_per_canary": 1 if name == "DPSVI" else 2,
         "words_held": int(held.sum()),
         "k_plus": k, "k_minus": k, "share": s, "n_guesses": r, "n_correct": v,
