@@ -612,3 +612,16 @@ def test_the_audit_says_when_it_trains_on_fewer_documents_than_the_saved_model(t
     assert "2,500-document half of the 5,000 documents" in note
     assert "a 5,000-document subset of a 63,000-document procedure" in note
     assert "does not record" in scale_note(5_000, object(), "one-run")
+
+
+@pytest.mark.parametrize("trainer, flags, relation", [
+    ("svi", ["--epsilon", "4", "--set", "sampling_rate=0.5"], "add_remove"),
+    ("hdp", ["--set", "epsilon_laplace=1", "--set", "epsilon_inherent=2", "--iterations", "3"], "replace")])
+def test_score_release_audits_dpsvi_and_hdp_lda(docs, tmp_path, capsys, trainer, flags, relation):
+    rc = main(["audit", "--design", "one-run", "--score", "release", "--algorithm", trainer, "--topics", "3", *flags,
+               "--corpus", str(docs), "--canaries", "100", "--seed", "1", "--out", str(tmp_path / "a"), "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    e = json.loads((tmp_path / "a" / "audit.json").read_text())["empirical_epsilon"]
+    assert e["relation"] == relation and e["n_canaries"] == 100
+    assert e["epsilon_lower_bound"] >= 0 and e["releases_scored"] >= 2

@@ -253,9 +253,9 @@ def _fresh_word_audit(corpus: Corpus, estimator, m: int, coins: np.ndarray, s_tr
     def record(r):
         noisy = np.asarray(r.noisy)
         if svi and noisy.shape == (n_topics, V + m):
-            sums.append(noisy[:, cols].sum(axis=0))
+            sums.append(np.array(noisy[:, cols], dtype=float))
         elif not svi and noisy.shape == (V + 2 * m, n_topics):
-            sums.append(noisy[cols, :].sum(axis=1))
+            sums.append(np.array(noisy[cols, :].T, dtype=float))
         else:
             return
         scales.append(float(r.scale))
@@ -263,28 +263,67 @@ def _fresh_word_audit(corpus: Corpus, estimator, m: int, coins: np.ndarray, s_tr
     model = _fit(estimator, audited, s_train, record)
     if not sums:
         raise DPTopicError(f"the audited {type(estimator).__name__} fit made no release the audit can read.")
-    S = np.asarray(sums)                       # releases x canary words
+    X = np.asarray(sums)                       # releases x topics x canary words
+    scale = np.asarray(scales)[:, None, None]
     T = len(sums)
+    sim = np.random.default_rng(0)             # the planning simulation: public settings only, never the data
+    ms = 2_000
     if svi:
-        std = np.asarray(scales) * math.sqrt(n_topics)             # Gaussian std on a column's sum
-        scores = (S / std[:, None]).sum(axis=0) / math.sqrt(T)
         q = float(estimator.sampling_rate)
-        mu = q * T * n / float(std.mean()) / math.sqrt(T)
-        return scores, mu, T, model, float(np.mean(scales)), n
-    b = np.asarray(scales)                      # Laplace scale per cell
-    std = b * math.sqrt(2.0 * n_topics) * math.sqrt(2.0)               # on the difference of two words' sums
-    scores = ((S[:, 0::2] - S[:, 1::2]) / std[:, None]).sum(axis=0) / math.sqrt(T)
-    mu = 2.0 * T / float(std.mean()) / math.sqrt(T)                    # heads minus tails: +1 against -1 per release
-    return scores, mu, T, model, float(np.mean(scales)), 1
+        mu1 = n / scale                        # a member's shift of one cell in noise std, its topic concentrated
+        scores = _svi_scores(X / scale, mu1, q)
+        Z = sim.standard_normal((T, n_topics, 2 * ms))
+        hit = (sim.random((T, 2 * ms)) < q) & (np.arange(2 * ms) < ms)
+        topic = sim.integers(0, n_topics, size=(T, 2 * ms))
+        Z[np.nonzero(hit)[0], topic[hit], np.nonzero(hit)[1]] += np.broadcast_to(mu1[:, 0, 0][:, None],
+                                                                                 hit.shape)[hit]
+        sim_scores = _svi_scores(Z, mu1, q)
+        length = n
+    else:
+        scores = _hdp_scores(X[:, :, 0::2], X[:, :, 1::2], scale)
+        Z = sim.laplace(0.0, 1.0, size=(2, T, n_topics, 2 * ms)) * scale
+        topic = sim.integers(0, n_topics, size=(T, 2 * ms))
+        heads = np.arange(2 * ms) < ms
+        t_idx, c_idx = np.nonzero(np.ones((T, 2 * ms), bool))
+        word = np.where(heads[c_idx], 0, 1)
+        Z[word, t_idx, topic[t_idx, c_idx], c_idx] += 1.0
+        sim_scores = _hdp_scores(Z[0], Z[1], scale)
+        length = 1
+    a, b = sim_scores[:ms], sim_scores[ms:]
+    spread = math.sqrt((a.var() + b.var()) / 2) or 1.0
+    mu = max(0.0, float(a.mean() - b.mean()) / spread)
+    return scores, mu, T, model, float(np.mean(scales)), length
+
+
+def _logmeanexp(a, axis):
+    top = np.max(a, axis=axis, keepdims=True)
+    return (np.log(np.mean(np.exp(a - top), axis=axis, keepdims=True)) + top).squeeze(axis)
+
+
+def _svi_scores(X, mu1, q):
+    """DPSVI: each step's likelihood ratio of "the canary's column holds its ``n`` tokens in one topic, if Poisson
+    sampling took it" against "only noise" (``X`` in noise std, releases x topics x canaries), summed over the steps."""
+    one = _logmeanexp(mu1 * X - mu1 ** 2 / 2, axis=1)
+    if q < 1:
+        one = np.logaddexp(math.log1p(-q), math.log(q) + one)
+    return one.sum(axis=0)
+
+
+def _hdp_scores(heads, tails, scale):
+    """HDP-LDA: each release's Laplace likelihood ratio of "the heads word's count holds the token in one topic"
+    against "the tails word's does", summed over the releases (``scale``: the Laplace scale per release)."""
+    def one(x):
+        return _logmeanexp((np.abs(x) - np.abs(x - 1.0)) / scale, axis=1)
+    return (one(heads) - one(tails)).sum(axis=0)
 
 
 DESIGN_NOTES = {
     "DPSVI": "; DPSVI: every step's noisy sum of expected sufficient statistics, each canary a document of its own"
              " word that no known document holds (the known documents' share of its column is exactly zero), scored"
-             " by the column's sum over the topics (exactly the canary's token count if Poisson sampling took it)",
+             " by each step's likelihood ratio of its tokens in one topic (if Poisson sampling took it) against noise",
     "HDPLDA": "; HDP-LDA: every iteration's Laplace-noised word-topic counts, each canary one token whose word is one"
-              " of two words of its own (heads or tails: one replacement apart), scored by the difference of the two"
-              " words' counts summed over the topics (exactly +1 or -1 whatever the Gibbs assignments)",
+              " of two words of its own (heads or tails: one replacement apart), scored by each iteration's likelihood"
+              " ratio of the token in one topic of the heads word against one of the tails word",
 }
 
 class _Released(BaseException):
