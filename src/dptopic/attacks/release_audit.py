@@ -5,7 +5,10 @@ The one-run design of :mod:`dptopic.attacks.one_run` (Steinke, Nasr & Jagielski 
 released topics. The strongest audits score the release the noise was added to (Nasr et al. 2021, 2023): this module
 does so for :class:`~dptopic.models.DocDPCooccurrence`, whose released noisy co-occurrence matrix holds one cell per
 pair of kept words, and for :class:`~dptopic.models.DocDPEM`, whose every iteration releases a noisy topics x words
-statistic (canaries on words of their own, each iteration's residual read in their columns: :func:`_em_scores`).
+statistic (canaries on words of their own, each iteration's residual read in their columns: :func:`_em_scores`), and
+for :class:`~dptopic.models.DPSVI` and :class:`~dptopic.models.HDPLDA`, whose every step or iteration releases a noisy
+statistic over the whole vocabulary (canaries on fresh words no known document holds, so the known documents' share of
+their columns is exactly zero: :func:`_fresh_word_audit`).
 
 The design.
 
@@ -57,11 +60,12 @@ CANARY_UNITS = ("document", "person")
 SHARES = (0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.25)
 """The shares of the canaries guessed each way among which :func:`planned_share` chooses."""
 
-NOTE = ("white-box: canaries scored on the released noisy co-occurrence matrix, the auditor's known documents"
-        " subtracted; the confidence is exact under the one-run design's assumptions (each canary unit included by an"
-        " independent fair coin drawn after the canaries were written; the guesses fixed in advance and depending on"
-        " the data only through the release): Steinke, Nasr & Jagielski 2023, Thm 3.1. It bounds the procedure's"
-        " epsilon for adding or removing one canary unit; see docs/auditing.md")
+NOTE = ("white-box: canaries scored on the released noisy statistic (co-occurrence matrix, EM or SVI statistic,"
+        " word-topic counts), the auditor's known documents subtracted; the confidence is exact under the one-run"
+        " design's assumptions (each canary unit included by an independent fair coin drawn after the canaries were"
+        " written; the guesses fixed in advance and depending on the data only through the release): Steinke, Nasr &"
+        " Jagielski 2023, Thm 3.1. It bounds the procedure's epsilon for adding or removing one canary unit (HDP-LDA:"
+        " replacing one canary token's word); see docs/auditing.md")
 
 
 def expected_accuracy(mu: float, share: float) -> float:
