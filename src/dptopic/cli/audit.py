@@ -766,7 +766,7 @@ def register(sub) -> None:
     p.add_argument("--score", choices=("model", "release"), default=None,
                    help="with --design one-run: model (default): canaries scored through the released topics;"
                         " release: white-box, canaries scored on the released statistic itself, placed on words the"
-                        " release holds, the known documents subtracted (docdp-cooc, docdp; docs/auditing.md)")
+                        " release holds, the known documents subtracted (docdp-cooc, docdp, svi, hdp; docs/auditing.md)")
     p.add_argument("--canary-unit", choices=("document", "person"), default=None,
                    help="with --score release: each canary one document (default) or one person of"
                         " --canary-documents documents (does the claim cover a person?)")
