@@ -523,3 +523,105 @@ def test_audit_set_values_are_checked_before_any_shadow_model(tmp_path, capsys):
                  "--out", str(tmp_path / "a")]) == 2
     cap = capsys.readouterr()
     assert "invalid epsilon_inherent='abc'" in cap.err and "shadow" not in (cap.out + cap.err).lower()
+
+
+# ------------------------------------------------------------------ --score release, --user-field, --set names
+def test_score_release_writes_the_bound_and_says_what_it_scored(docs, tmp_path, capsys):
+    rc = main(["audit", "--design", "one-run", "--score", "release", "--algorithm", "docdp-cooc", "--epsilon", "8",
+               "--corpus", str(docs), "--canaries", "1000", "--seed", "1", "--out", str(tmp_path / "a"), "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    doc = json.loads((tmp_path / "a" / "audit.json").read_text())
+    assert doc["score"] == "release" and doc["settings"]["score"] == "release"
+    e = doc["empirical_epsilon"]
+    assert e["n_canaries"] == 1000 and e["words_held"] == 1000 and e["epsilon_lower_bound"] > 2.3
+    assert "scored on the release" in out and "ideal audit" in out
+    assert "300 documents of --corpus" in doc["settings"]["scale"]
+
+
+def test_canary_persons_against_a_per_document_claim_exceed_it(docs, tmp_path, capsys):
+    rc = main(["audit", "--design", "one-run", "--score", "release", "--canary-unit", "person", "--canary-documents",
+               "20", "--algorithm", "docdp-cooc", "--epsilon", "1", "--corpus", str(docs), "--canaries", "300",
+               "--seed", "2", "--out", str(tmp_path / "a"), "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "verdict: exceeds the claim" in out and "does not cover the person" in out
+    e = json.loads((tmp_path / "a" / "audit.json").read_text())["empirical_epsilon"]
+    assert e["canary_unit"] == "person" and e["canary_documents"] == 20
+
+
+@pytest.fixture(scope="module")
+def people_file(tmp_path_factory):
+    from dptopic.datasets import sotu_texts
+
+    d = tmp_path_factory.mktemp("audit-people")
+    texts = [t.replace("\n", " ") for t in sotu_texts()[0][:400]]
+    (d / "people.jsonl").write_text("".join(json.dumps({"text": t, "user": f"p{i // 4}"}) + "\n"
+                                            for i, t in enumerate(texts)))
+    return d / "people.jsonl"
+
+
+def test_a_user_level_model_is_audited_with_user_field(people_file, tmp_path, capsys):
+    base = ["audit", "--design", "one-run", "--algorithm", "docdp-cooc", "--set", "unit=user", "--topics", "2",
+            "--corpus", str(people_file), "--canaries", "20", "--canary-length", "10", "--seed", "1", "--quiet"]
+    err = _error([*base, "--out", str(tmp_path / "no")], capsys)
+    assert "--user-field FIELD" in err
+    assert main([*base, "--user-field", "user", "--out", str(tmp_path / "a")]) == 0
+    doc = json.loads((tmp_path / "a" / "audit.json").read_text())
+    assert doc["claimed_privacy"]["unit"] == "user"
+    rc = main(["audit", "--design", "one-run", "--score", "release", "--canary-unit", "person", "--canary-documents",
+               "5", "--algorithm", "docdp-cooc", "--set", "unit=user", "--user-field", "user", "--corpus", str(people_file),
+               "--canaries", "50", "--seed", "1", "--out", str(tmp_path / "r"), "--quiet"])
+    assert rc == 0
+    assert json.loads((tmp_path / "r" / "audit.json").read_text())["claimed_privacy"]["unit"] == "user"
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--design", "one-run", "--score", "release", "--algorithm", "lda"], "docdp-cooc, docdp, svi and hdp (DocDPCooccurrence, DocDPEM, DPSVI, HDPLDA) only"),
+    (["--score", "release", "--algorithm", "docdp-cooc"], "--score applies to --design one-run only"),
+    (["--design", "one-run", "--canary-unit", "person", "--algorithm", "docdp-cooc"], "--score release only"),
+    (["--design", "one-run", "--score", "release", "--canary-documents", "5", "--algorithm", "docdp-cooc"],
+     "--canary-unit person"),
+    (["--design", "one-run", "--score", "release", "--canary-length", "5", "--algorithm", "docdp-cooc"],
+     "--canary-length does not apply"),
+    (["--design", "one-run", "--user-field", "user", "--algorithm", "docdp-cooc"], "user-level model only"),
+    (["--algorithm", "fed", "--set", "delta=0.1"], "failure_rate"),
+    (["--algorithm", "docdp-cooc", "--set", "budget=1"], "--epsilon (and --delta)"),
+])
+def test_audit_refusals_name_the_flag(args, fragment, tmp_path, capsys):
+    err = _error(["audit", *args, "--corpus", "demo", "--out", str(tmp_path / "a")], capsys)
+    assert fragment in err
+
+
+def test_set_none_reads_as_none(docs, tmp_path, capsys):
+    rc = main(["audit", "--design", "one-run", "--algorithm", "docdp-cooc", "--set", "max_false_words=none",
+               "--topics", "2", "--corpus", str(docs), "--canaries", "10", "--canary-length", "10", "--seed", "1",
+               "--out", str(tmp_path / "a"), "--quiet"])
+    capsys.readouterr()
+    assert rc == 0
+    doc = json.loads((tmp_path / "a" / "audit.json").read_text())
+    assert doc["settings"]["audited"]["params"]["max_false_words"] is None
+
+
+def test_the_audit_says_when_it_trains_on_fewer_documents_than_the_saved_model(tmp_path, capsys):
+    from dptopic.cli.audit import scale_note
+
+    class Saved:
+        _train_stats = {"n_docs": 63_000}
+
+    note = scale_note(5_000, Saved(), "lira")
+    assert "2,500-document half of the 5,000 documents" in note
+    assert "a 5,000-document subset of a 63,000-document procedure" in note
+    assert "does not record" in scale_note(5_000, object(), "one-run")
+
+
+@pytest.mark.parametrize("trainer, flags, relation", [
+    ("svi", ["--epsilon", "4", "--set", "sampling_rate=0.5"], "add_remove"),
+    ("hdp", ["--set", "epsilon_laplace=1", "--set", "epsilon_inherent=2", "--iterations", "3"], "replace")])
+def test_score_release_audits_dpsvi_and_hdp_lda(docs, tmp_path, capsys, trainer, flags, relation):
+    rc = main(["audit", "--design", "one-run", "--score", "release", "--algorithm", trainer, "--topics", "3", *flags,
+               "--corpus", str(docs), "--canaries", "100", "--seed", "1", "--out", str(tmp_path / "a"), "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    e = json.loads((tmp_path / "a" / "audit.json").read_text())["empirical_epsilon"]
+    assert e["relation"] == relation and e["n_canaries"] == 100
+    assert e["epsilon_lower_bound"] >= 0 and e["releases_scored"] >= 2

@@ -119,7 +119,14 @@ def _with_canaries(corpus: Corpus, canaries: list, include: np.ndarray) -> Corpu
     ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=ptr[1:])
     ids = np.concatenate([corpus.word_ids.astype(np.int64)] + [np.asarray(c, np.int64) for c in added])
-    return Corpus(ptr, ids.astype(np.int32), corpus.vocabulary, metadata=corpus.metadata)
+    user_ids = None
+    if corpus.user_ids is not None:     # a user-level model: each canary is a person of its own, an id no one has
+        taken = set(corpus.user_ids)
+        names = [f"canary {i}" for i in np.flatnonzero(include)]
+        while taken & set(names):
+            names = ["_" + n for n in names]
+        user_ids = list(corpus.user_ids) + names
+    return Corpus(ptr, ids.astype(np.int32), corpus.vocabulary, metadata=corpus.metadata, user_ids=user_ids)
 
 
 CANARY_LENGTH = 100
@@ -259,3 +266,42 @@ def one_run_audit(corpus: Corpus, train_fn, n_canaries: int = 200, canary_length
         "claimed_privacy": claimed, "verdict": verdict_name, "verdict_note": verdict_note,
         "note": NOTE, "seed": seed if isinstance(seed, int) else None,
     }
+
+
+def bound_figure(audit: dict) -> bytes | None:
+    """A PNG of a one-run audit's lower bound against the claim (``audit``: the ``audit.json`` that ``dptopic audit
+    --design one-run`` writes): the bound at the stated confidence, what an ideal audit of the release's noise expects
+    from as many canaries (``--score release``), and the claimed epsilon as a line. None when the audit holds no bound.
+    ``dptopic report --audit`` embeds it."""
+    import io
+
+    emp = audit.get("empirical_epsilon") if isinstance(audit, dict) else None
+    if not isinstance(emp, dict) or not isinstance(emp.get("epsilon_lower_bound"), (int, float)):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    claim = (audit.get("claimed_privacy") or {}).get("epsilon")
+    unit = emp.get("canary_unit", "document")
+    bars = [(f"lower bound ({100 * float(emp.get('confidence', 0.95)):.3g}%)", float(emp["epsilon_lower_bound"]))]
+    if isinstance(emp.get("ideal_bound"), (int, float)):
+        bars.append(("ideal audit, as many canaries", float(emp["ideal_bound"])))
+    fig, ax = plt.subplots(figsize=(6.4, 2.2 + 0.4 * len(bars)))
+    ax.barh([b[0] for b in bars], [b[1] for b in bars], color=["#c0392b", "#95a5a6"][:len(bars)])
+    if isinstance(claim, (int, float)):
+        ax.axvline(float(claim), color="#2c3e50", linestyle="--", label=f"claimed epsilon {claim:.3g}")
+        ax.legend(loc="lower right")
+    top = max([b[1] for b in bars] + ([float(claim)] if isinstance(claim, (int, float)) else []))
+    ax.set_xlim(0, 1.15 * top if top > 0 else 1)
+    ax.set_xlabel("epsilon")
+    score = "scored on the release" if emp.get("score") == "release" or audit.get("score") == "release" else \
+        "scored through the topics"
+    ax.set_title(f"one-run audit ({score}): {emp.get('n_canaries')} canary {unit}s"
+                 + (f" of {emp.get('canary_documents')} documents" if unit == "person" else ""), fontsize=10)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return buf.getvalue()

@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import add_corpus_args, corpus_from_args, make_console, print_table
+from ._common import add_corpus_args, corpus_from_args, make_console, print_table, user_args
 from ._flags import CORPUS_FLAGS, CORPUS_RULES, epsilon_rules, epsilon_word_rules, flag_errors
 
 MAX_SHADOWS = 10_000  # shadow models each train a topic model: more than this would never finish
@@ -33,11 +33,32 @@ def parse_set(items, flag: str = "--set"):
         if "=" not in it:
             raise DPTopicError(f"invalid {flag} {it!r}: write NAME=VALUE, e.g. {flag} sampling_rate=0.2.")
         k, v = it.split("=", 1)
+        if v.strip() in ("none", "None", "null"):       # Python's and JSON's spelling of "no value"
+            out[k.strip()] = None
+            continue
         try:
             out[k.strip()] = load_json(v, f"{flag} {k.strip()}")
         except ValueError:
             out[k.strip()] = v
     return out
+
+
+OLD_NAMES = {"budget": "the whole run's budget is --epsilon (and --delta), the guarantee the trainer claims in total"}
+"""``--set`` names that no trainer takes but that read as a setting: the one line that names the flag meant."""
+
+
+def check_renamed(cls, extra: dict, flag: str = "--set") -> None:
+    """Refuse a ``--set`` name that the trainer renamed (its ``_renamed_params``: the new parameter and why) or that
+    names a flag (:data:`OLD_NAMES`), in one line naming the new one, before the trainer is built."""
+    names = set(inspect.signature(cls.__init__).parameters)
+    for k in extra:
+        if k in names:
+            continue
+        renamed = getattr(cls, "_renamed_params", {}) or {}
+        if k in renamed:
+            raise DPTopicError(f"invalid {flag} {k}=...: {renamed[k]}")
+        if k in OLD_NAMES:
+            raise DPTopicError(f"invalid {flag} {k}=...: {cls.__name__} has no parameter {k!r}; {OLD_NAMES[k]}.")
 
 
 def _trainer_from_args(a):
@@ -102,6 +123,7 @@ def _trainer_from_args(a):
         flag = next((f"--{f}" for f, keys in (*_FLAG_KEYS, ("epsilon", (params_epsilon,))) if clash[0] in keys),
                     "the flag")
         raise DPTopicError(f"--set {clash[0]}=... clashes with {flag}, which sets {clash[0]}: give it once.")
+    check_renamed(cls, extra)
     params.update(extra)
     est = make_estimator(a.algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
     if hasattr(est, "_validate"):                 # and so do bad values, before any shadow model is trained
@@ -191,7 +213,7 @@ def _audit_corpus(a, model):
                     cuts["max_vocab_is"] = "the default (no --max-vocab given)"
             return corpus, None, {"read": "built as 'dptopic train' builds it", **cuts}
         return (load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
-                            stop_words=a.stop_words, lowercase=a.lowercase), None,
+                            stop_words=a.stop_words, lowercase=a.lowercase, **user_args(a)), None,
                 {"read": f"in --vocabulary {a.vocabulary}", "stop_words": a.stop_words, "lowercase": a.lowercase})
     if vocab is None:
         given = [f for f, v in (("--max-vocab", a.max_vocab), ("--min-df", a.min_df), ("--max-df", a.max_df),
@@ -202,7 +224,7 @@ def _audit_corpus(a, model):
                                f" reads it: drop {', '.join(given)} (or give --vocabulary FILE).")
         return _into_model(a, model)
     reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
-                            stop_words=a.stop_words, lowercase=a.lowercase)
+                            stop_words=a.stop_words, lowercase=a.lowercase, **user_args(a))
     from ..attacks.coverage import outside_vocabulary_share
 
     note = _check_coverage(outside_vocabulary_share(model.vocabulary_, reference), a.restrict, None)
@@ -250,6 +272,7 @@ def _into_model(a, model):
     top = f"of the tokens of the corpus's {reference.vocab_size} most frequent words"
     try:
         corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=model.vocabulary_,
+                             **user_args(a),
                              into_model=True, tokenizer=getattr(model, "tokenizer_", None))
     except DPTopicError:        # no document holds a word of the model: say how foreign the corpus is
         _check_coverage(share, a.restrict, reference.vocab_size)
@@ -388,6 +411,46 @@ def _print_claim_and_verdict(console, c: dict, verdict: str, note: str) -> None:
     console.print(f"[{colour}]{'WARNING: ' if verdict == 'exceeds the claim' else ''}verdict: {verdict}[/] ({note})")
 
 
+def _check_user_field(a, train_fn, model) -> None:
+    """A user-level model (``train --unit user``) is audited on documents with their person: ``--user-field FIELD``
+    (or a folder of folders, one per person), refused in one line before the corpus is read. With it, every document is
+    read with its person (``a.unit``: what :func:`~dptopic.cli._common.user_args` reads)."""
+    params = (getattr(train_fn, "audited", None) or {}).get("params") or {}
+    user_level = params.get("unit") == "user"
+    folders = a.corpus is not None and Path(str(a.corpus)).is_dir()
+    if user_level and a.user_field is None and not folders:
+        raise DPTopicError("the audited model's guarantee is per person (unit user): give --user-field FIELD, the"
+                           " JSONL field / CSV column holding each document's person (or a folder of folders, one per"
+                           " person), so that its shadows group the documents by person.")
+    if a.user_field is not None and not user_level:
+        raise DPTopicError(f"--user-field {a.user_field} applies to a user-level model only (train --unit user; with"
+                           " --algorithm: --set unit=user): drop it, or audit a user-level model.")
+    a.unit = "user" if user_level else None
+
+
+def scale_note(n_docs: int, model, design: str) -> str:
+    """What the audit trained on, set beside the procedure it audits: the shadows' (or the one run's) number of
+    documents, and, when the saved model records it, how many documents its own training run had (a smaller audit
+    corpus audits the procedure at a smaller scale, where each document weighs more)."""
+    trained = None
+    stats = getattr(model, "_train_stats", None) if model is not None else None
+    if isinstance(stats, dict) and isinstance(stats.get("n_docs"), int):
+        trained = int(stats["n_docs"])
+    if design == "lira":
+        what = (f"each shadow model trains on a {n_docs // 2:,}-document half of the {n_docs:,} documents of"
+                " --corpus")
+    else:
+        what = f"the one model trains on the {n_docs:,} documents of --corpus plus the included canaries"
+    if trained is None:
+        return what + (" (the saved model does not record how many documents it was trained on)"
+                       if model is not None else "")
+    if trained > n_docs:
+        return (what + f": a {n_docs:,}-document subset of a {trained:,}-document procedure (the saved model was"
+                " trained on" f" {trained:,} documents); the audit measures the procedure at the smaller scale, where"
+                " each document weighs more")
+    return what + f" (the saved model was trained on {trained:,} documents)"
+
+
 def _corpus_record(a, read: dict) -> dict:
     """What ``audit.json`` records of the corpus the audit read (``read``: how it was read)."""
     rec = {"spec": a.corpus or "demo", "format": a.format, "text_field": a.text_field, **read}
@@ -420,7 +483,9 @@ def _audit(a):
     if getattr(a, "design", "lira") == "one-run":
         return _audit_one_run(a, console)
     given = [f for f, v in (("--canaries", getattr(a, "canaries", None)),
-                            ("--canary-length", getattr(a, "canary_length", None))) if v is not None]
+                            ("--canary-length", getattr(a, "canary_length", None)),
+                            ("--score", getattr(a, "score", None)), ("--canary-unit", getattr(a, "canary_unit", None)),
+                            ("--canary-documents", getattr(a, "canary_documents", None))) if v is not None]
     if given:
         raise DPTopicError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --design one-run only:"
                            " add it, or drop them for the LiRA audit.")
@@ -438,10 +503,13 @@ def _audit(a):
     refuse_other_writer(a.out, "audit")
     check_output_folder(a.out, overwrite=a.overwrite, what="audit")
     train_fn, model, desc = _trainer_from_args(a)
+    _check_user_field(a, train_fn, model)
     audited = getattr(train_fn, "audited", None)
     corpus, coverage_note, read = _audit_corpus(a, model)
     console.print(f"[bold]audit[/]: {desc}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
                   f" {a.shadows} shadow models on complementary halves")
+    scale = scale_note(corpus.n_docs, model, "lira")
+    console.print(f"note: {scale}")
     if coverage_note:
         console.print(f"[yellow]note: {coverage_note}[/]")
 
@@ -467,6 +535,7 @@ def _audit(a):
                          "reproducible": (f"yes: run again with --seed {a.seed}" if a.seed is not None else
                                           "no: no --seed was given, so the shadow splits and training drew fresh OS"
                                           " entropy")})
+    res.settings["scale"] = scale
     if coverage_note:
         res.settings["coverage"] = coverage_note
     doc = res.to_json()
@@ -499,6 +568,13 @@ def _audit_one_run(a, console):
     from ..attacks.lira import bound_text
     from ..attacks.one_run import one_run_audit
 
+    if a.score == "release":
+        return _audit_release(a, console)
+    given = [f for f, v in (("--canary-unit", a.canary_unit), ("--canary-documents", a.canary_documents))
+             if v is not None]
+    if given:
+        raise DPTopicError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to --score release only:"
+                           " add it, or drop them.")
     a.canaries = ONE_RUN_CANARIES if a.canaries is None else a.canaries
     a.canary_length = ONE_RUN_CANARY_LENGTH if a.canary_length is None else a.canary_length
     if a.canaries < 2:
@@ -517,10 +593,13 @@ def _audit_one_run(a, console):
     refuse_other_writer(a.out, "audit")
     check_output_folder(a.out, overwrite=a.overwrite, what="audit")
     train_fn, model, desc = _trainer_from_args(a)
+    _check_user_field(a, train_fn, model)
     corpus, coverage_note, read = _audit_corpus(a, model)
     check_canary_size(a.canaries, a.canary_length, corpus.n_tokens, names=flags)  # the corpus: before any training
     console.print(f"[bold]audit[/] (one-run design): {desc}; corpus {corpus.n_docs} documents, V={corpus.vocab_size};"
                   f" {a.canaries} canaries of {a.canary_length} tokens, each included by a fair coin; one model trained")
+    scale = scale_note(corpus.n_docs, model, "one-run")
+    console.print(f"note: {scale}")
     if coverage_note:
         console.print(f"[yellow]note: {coverage_note}[/]")
 
@@ -539,7 +618,8 @@ def _audit_one_run(a, console):
     settings = {"design": "one-run", "audited": getattr(train_fn, "audited", None), "corpus": corpus_rec,
                 "seed": a.seed, "dptopic_version": dptopic_version(),
                 "reproducible": (f"yes: run again with --seed {a.seed}" if a.seed is not None else
-                                 "no: no --seed was given, so the coins and training drew fresh OS entropy")}
+                                 "no: no --seed was given, so the coins and training drew fresh OS entropy"),
+                "scale": scale}
     if coverage_note:
         settings["coverage"] = coverage_note
     e = {k: v for k, v in res.items() if k not in ("claimed_privacy", "verdict", "verdict_note", "seed")}
@@ -553,6 +633,92 @@ def _audit_one_run(a, console):
     console.print(f"[bold]empirical epsilon lower bound[/] (for adding/removing one canary document; delta={e['delta']:g},"
                   f" exact {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
                   f" {bound_text(e['epsilon_lower_bound'])}")
+    c = res["claimed_privacy"]
+    _print_claim_and_verdict(console, c, res["verdict"], res["verdict_note"])
+    for n in c.get("notes", []):
+        console.print(f"note: {n}")
+    console.print(f"note: {e['note']}")
+    console.print(f"note: {doc['metrics_guarantee']}")
+    console.print(f"written: {out / 'audit.json'}")
+
+
+PERSON_DOCUMENTS = 20     # --canary-unit person: documents per canary person
+RELEASE_CANARIES = 10_000  # --score release: canary units
+
+
+def _audit_release(a, console):
+    """``--design one-run --score release``: canaries scored on the released statistic itself (white-box;
+    :func:`dptopic.attacks.release_audit.release_audit`), written to ``audit.json`` as the one-run audit is."""
+    from .._io import atomic_write_json, check_output_folder, mark_output_folder, refuse_other_writer
+    from ..attacks.lira import bound_text, dptopic_version, outside_guarantee_label
+    from ..attacks.release_audit import SUPPORTED, release_audit
+
+    if a.canary_length is not None:
+        raise DPTopicError("--canary-length does not apply to --score release: each canary document is its own pair"
+                           " of words, one token each; drop it.")
+    lira_only = [f for f, v in (("--shadows", a.shadows), ("--targets", a.targets), ("--jobs", a.jobs))
+                 if v is not None]
+    if lira_only:
+        raise DPTopicError(f"{' and '.join(lira_only)} appl{'ies' if len(lira_only) == 1 else 'y'} to the LiRA design"
+                           " only (one-run trains one model, no shadow models): drop "
+                           f"{'it' if len(lira_only) == 1 else 'them'}.")
+    if a.canary_documents is not None and a.canary_unit != "person":
+        raise DPTopicError("--canary-documents applies to --canary-unit person: add it, or drop --canary-documents.")
+    unit = a.canary_unit or "document"
+    K = (PERSON_DOCUMENTS if a.canary_documents is None else a.canary_documents) if unit == "person" else 1
+    m = RELEASE_CANARIES if a.canaries is None else a.canaries
+    if m < 2:
+        raise DPTopicError(f"invalid --canaries {m}: need at least 2 (10,000 for a bound near the claim).")
+    if m * K > 5_000_000:
+        raise DPTopicError(f"invalid --canaries {m:,}: {m:,} canaries of {K} documents are more than the 5,000,000"
+                           " canary documents the audit holds in memory; lower --canaries or --canary-documents.")
+    _check_audit_args(a)
+    refuse_other_writer(a.out, "audit")
+    check_output_folder(a.out, overwrite=a.overwrite, what="audit")
+    train_fn, model, desc = _trainer_from_args(a)
+    audited = getattr(train_fn, "audited", None) or {}
+    if audited.get("class") not in SUPPORTED:
+        raise DPTopicError(f"--score release audits docdp-cooc, docdp, svi and hdp (DocDPCooccurrence, DocDPEM, DPSVI,"
+                           f" HDPLDA) only, not"
+                           f" {audited.get('class')}: drop --score release to score the canaries through the topics.")
+    _check_user_field(a, train_fn, model)
+    from ..models import ALGORITHMS
+
+    cls = ALGORITHMS[a.algorithm] if model is None else type(model)
+    params = (audited.get("params") or {}) if model is None else model.get_params()
+    estimator = cls(**{k: v for k, v in params.items() if k in cls._param_names() and k not in ("seed", "client")})
+    corpus, coverage_note, read = _audit_corpus(a, model)
+    console.print(f"[bold]audit[/] (one-run design, scored on the release): {desc}; corpus {corpus.n_docs} documents,"
+                  f" V={corpus.vocab_size}; {m:,} canary {unit}s"
+                  + (f" of {K} documents" if unit == "person" else "") + ", each included by a fair coin; one model"
+                  " trained")
+    scale = scale_note(corpus.n_docs, model, "one-run")
+    console.print(f"note: {scale}")
+    if coverage_note:
+        console.print(f"[yellow]note: {coverage_note}[/]")
+    res = release_audit(corpus, estimator, n_canaries=m, canary_unit=unit, canary_documents=K,
+                        confidence=a.confidence, seed=a.seed, claim=_claim_of(model))
+    out = mark_output_folder(a.out, "audit")
+    settings = {"design": "one-run", "score": "release", "audited": audited or None,
+                "corpus": _corpus_record(a, read), "seed": a.seed, "dptopic_version": dptopic_version(),
+                "reproducible": (f"yes: run again with --seed {a.seed}" if a.seed is not None else
+                                 "no: no --seed was given, so the coins and training drew fresh OS entropy"),
+                "scale": scale}
+    if coverage_note:
+        settings["coverage"] = coverage_note
+    e = {k: v for k, v in res.items() if k not in ("claimed_privacy", "verdict", "verdict_note", "seed")}
+    doc = {"design": "one-run", "score": "release", "empirical_epsilon": e, "claimed_privacy": res["claimed_privacy"],
+           "verdict": res["verdict"], "verdict_note": res["verdict_note"],
+           "metrics_guarantee": outside_guarantee_label(), "settings": settings}
+    atomic_write_json(out / "audit.json", doc, private=True)
+    mark_output_folder(out, "audit", done=True)
+    console.print(f"guesses: {e['n_guesses']} ({e['k_plus']} in, {e['k_minus']} out) on {e['n_canaries']:,} canary"
+                  f" {unit}s ({e['n_included']:,} included; {e['words_held']:,} on words the release holds),"
+                  f" {e['n_correct']} correct")
+    console.print(f"[bold]empirical epsilon lower bound[/] (for adding/removing one canary {unit}; delta={e['delta']:g},"
+                  f" exact {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
+                  f" {bound_text(e['epsilon_lower_bound'])} (an ideal audit of this noise with as many canaries"
+                  f" expects about {bound_text(e['ideal_bound'])})")
     c = res["claimed_privacy"]
     _print_claim_and_verdict(console, c, res["verdict"], res["verdict_note"])
     for n in c.get("notes", []):
@@ -591,11 +757,24 @@ def register(sub) -> None:
                         " trained with independently included canaries, an exact-confidence bound for adding or"
                         " removing a canary document (Steinke, Nasr & Jagielski 2023; docs/auditing.md)")
     p.add_argument("--canaries", type=int, default=None,
-                   help=f"with --design one-run: canary documents (default {ONE_RUN_CANARIES})")
+                   help=f"with --design one-run: canary documents (default {ONE_RUN_CANARIES}; with --score release,"
+                        " canary documents or persons, default 10,000)")
     p.add_argument("--canary-length", type=positive_int, default=None,
                    help="with --design one-run: tokens per canary, drawn from 2 rare words of its own (default 100;"
                         " longer only up to the corpus's own token count, and all canaries together only up to what"
                         " memory holds: an error names the bound)")
+    p.add_argument("--score", choices=("model", "release"), default=None,
+                   help="with --design one-run: model (default): canaries scored through the released topics;"
+                        " release: white-box, canaries scored on the released statistic itself, placed on words the"
+                        " release holds, the known documents subtracted (docdp-cooc, docdp, svi, hdp; docs/auditing.md)")
+    p.add_argument("--canary-unit", choices=("document", "person"), default=None,
+                   help="with --score release: each canary one document (default) or one person of"
+                        " --canary-documents documents (does the claim cover a person?)")
+    p.add_argument("--canary-documents", type=positive_int, default=None, metavar="K",
+                   help="with --canary-unit person: documents per canary person (default 20)")
+    p.add_argument("--user-field", default=None, metavar="FIELD",
+                   help="the JSONL field / CSV column holding each document's person: needed to audit a user-level"
+                        " model (train --unit user), whose shadows group the documents by person")
     p.add_argument("--shadows", type=int, default=None,
                    help=f"LiRA: shadow models, even, in [4, {MAX_SHADOWS:,}] (default 64)")
     p.add_argument("--targets", type=positive_int, default=None,

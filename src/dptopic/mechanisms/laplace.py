@@ -19,6 +19,7 @@ from ..accounting.events import LaplaceEvent
 from ..errors import DPTopicError
 from ..kernels.noise import add_discrete_laplace, discrete_laplace_threshold
 from ..kernels.rng import kernel_state
+from . import observer
 
 
 def _check_eps(epsilon):
@@ -196,9 +197,12 @@ def laplace_mechanism(values: np.ndarray, epsilon: float, rng: np.random.Generat
     if not scale <= MAX_SCALE:
         raise DPTopicError(f"invalid epsilon={epsilon!r}: with sensitivity {l1:g} the noise scale {scale:.3g} exceeds"
                            f" the samplers' range (0, {MAX_SCALE:g}]; give epsilon >= {l1 / MAX_SCALE:.3g}.")
+    before = values.copy() if observer.active() else None     # out=values noises in place
     noisy = _release(values, scale, rng, discrete, secure, workers, out)
-    return noisy, LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label,
-                               relation=relation)
+    event = LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label, relation=relation)
+    if before is not None:      # a privacy test or a white-box audit watching the fit (mechanisms/observer.py)
+        noisy = _replaced(noisy, observer.observe(before, noisy, float(sum(changes)), "l1", scale, label, event))
+    return noisy, event
 
 
 def laplace_with_scale(values: np.ndarray, scale: float, rng, changes=(1,), discrete: bool | None = None,
@@ -210,9 +214,19 @@ def laplace_with_scale(values: np.ndarray, scale: float, rng, changes=(1,), disc
     if discrete is None:
         discrete = np.issubdtype(values.dtype, np.integer)
     check_coins(rng, secure)
+    before = values.copy() if observer.active() else None     # out=values noises in place
     noisy = _release(values, scale, rng, discrete, secure, workers, out)
-    return noisy, LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label,
-                               relation=relation)
+    event = LaplaceEvent(scale=scale, changes=tuple(changes), discrete=bool(discrete), label=label, relation=relation)
+    if before is not None:      # a privacy test or a white-box audit watching the fit (mechanisms/observer.py)
+        noisy = _replaced(noisy, observer.observe(before, noisy, float(sum(changes)), "l1", scale, label, event))
+    return noisy, event
+
+
+def _replaced(noisy: np.ndarray, output: np.ndarray) -> np.ndarray:
+    """The output an observer returned, written into ``noisy`` itself (an ``out=`` caller holds that array)."""
+    if output is not noisy:
+        noisy[...] = output
+    return noisy
 
 
 def discrete_laplace_pmf(x, scale: float):

@@ -327,6 +327,7 @@ class DocDPCooccurrence(_DocumentDPModel):
             n_docs = passes.n_docs       # decides the warning below only: never saved or released
         else:                           # each person's contribution bounded as a whole (models/_user_level.py)
             stat, n_docs = cooccurrence_statistic(people, kept, V, self._jobs), n_people
+        self.kept_words_ = kept     # before the release: the white-box audit reads its rows (attacks/release_audit.py)
         noisy = self._release(stat, sigma, rng, _COOC)
         keep_releases(self, noisy, released if sigma_rank is not None else None)   # DP outputs: refit reads them
         # symmetrising averages two independent noises: each off-diagonal cell then has std sigma / sqrt(2)

@@ -533,7 +533,10 @@ def _audit_section(audit: dict | None, roc_png: bytes | None) -> str:
              _fmt(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else _text(v))
             for k, v in shown.items() if not isinstance(v, (dict, list))) + "</table>"
     if roc_png:
-        head += ("<h3>ROC (log-log)</h3><img alt='ROC curves of the attacks' src='data:image/png;base64,"
+        one_run = audit.get("design") == "one-run"      # one model: its lower bound drawn against the claim
+        head += (("<h3>Lower bound against the claim</h3><img alt='the lower bound against the claimed epsilon'"
+                  " src='data:image/png;base64," if one_run else
+                  "<h3>ROC (log-log)</h3><img alt='ROC curves of the attacks' src='data:image/png;base64,")
                  + base64.b64encode(roc_png).decode("ascii") + "'>")
     return head
 

@@ -1,0 +1,50 @@
+"""Every release of a training run moves by at most the sensitivity its noise was calibrated for, between two
+neighbouring datasets of the catalogue (tests/privacy/conftest.py: PAIRS), with the noise held fixed: the run on D'
+replays the outputs of the run on D. Parametrised by pair x trainer x front door (the library's fit, with
+``split_for`` where the pair holds documents out as a training run does; ``dptopic train`` in-process)."""
+import numpy as np
+
+
+def test_each_release_moves_within_its_sensitivity(harness, pair, trainer, front, tmp_path):
+    train = harness.train[front]
+    a = train(pair, trainer, pair.d, tmp_path / "d")
+    b = train(pair, trainer, pair.d2, tmp_path / "d2", replay=a)
+    assert a.releases, "the run released nothing: the harness would check nothing"
+    # DP set union's histogram is accounted by its own theorem (Gopi et al. 2020), whose coupling is the users'
+    # random order, not the same draws: the releases after it follow the same vocabulary by replay
+    harness.within_sensitivity(a, b, skip=1 if pair.options.get("private_vocabulary") else 0)
+
+
+def test_the_harness_catches_a_release_beyond_its_sensitivity(harness, tmp_path):
+    """The check can fail: a person of 20 copies of a document moves a document-level release by 20."""
+    base = harness.background(11, people=8)
+    d = base.plus([["wba", "wbb", "wbc"]] * 20, "twenty")
+    pair = harness.Pair("twenty copies", "document", d, d.without_user("twenty"))
+    a = harness.train["library"](pair, "docdp-cooc", pair.d, tmp_path / "a")
+    b = harness.train["library"](pair, "docdp-cooc", pair.d2, tmp_path / "b", replay=a)
+    worst = max(m for _, m, _, _ in harness.moved(a, b))
+    assert worst > 10
+    try:
+        harness.within_sensitivity(a, b)
+    except AssertionError as e:
+        assert "moved" in str(e) and "sensitivity 1" in str(e)
+    else:
+        raise AssertionError("the harness let a release move by 20 pass")
+
+
+def test_the_split_keeps_every_other_person_on_their_side(harness):
+    """A user-level training run's held-out split: removing one person moves no other person's documents between the
+    parts (dptopic.models.by_unit.split_for), whatever copies of one message they share."""
+    from dptopic.corpus import Vocabulary
+    from dptopic.models import DocDPCooccurrence
+    from dptopic.models.by_unit import split_for
+
+    pair = next(p for p in harness.PAIRS if p.unit == "user" and p.split)
+    vocab = Vocabulary(harness.WORDS)
+    model = DocDPCooccurrence(n_topics=2, unit="user")
+    train_d, _ = split_for(model, pair.d.corpus(vocab), 0.2)
+    train_d2, _ = split_for(model, pair.d2.corpus(vocab), 0.2)
+    mine = sorted(u for u in train_d.user_ids if u != "P")
+    assert sorted(train_d2.user_ids) == mine, (f"{len(set(mine) ^ set(train_d2.user_ids))} people changed side, and"
+                                              f" {abs(len(mine) - train_d2.n_docs)} documents, when one person was"
+                                              " removed")
