@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from dptopic.corpus import Corpus, Vocabulary
+from dptopic.errors import DPTopicError
 from dptopic.mechanisms.observer import observing
 
 WORDS = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(48)]
@@ -74,7 +75,8 @@ class Pair:
     """Two neighbouring datasets. ``d`` is the larger; ``d2`` lacks one unit of it (``unit``: "document" or "user").
     ``split``: train on the training part of a held-out split, as a training run does; ``options``: what else the
     fit takes (``public``: a public corpus; ``secure``; ``shards``: fit from a shard folder of that many shards;
-    ``private_vocabulary``: CLI only)."""
+    ``private_vocabulary``: CLI only); ``refused``: ``d`` must be refused in one line before anything is released
+    (person ids that differ by a control or format character would let one id pass for another)."""
     name: str
     unit: str
     d: Dataset
@@ -83,6 +85,7 @@ class Pair:
     options: dict = field(default_factory=dict)
     fronts: tuple = ("library", "cli")
     slow: bool = False
+    refused: bool = False
 
 
 M = ["waa", "wab", "wac", "wad", "wae", "waf", "wag", "wah", "wai", "waj", "wak", "wal"]   # one message
@@ -140,7 +143,7 @@ def _pairs() -> list:
             for suffix, name in (("\u0000", "a trailing NUL"), ("\u200b", "a zero-width space"),
                                  (" ", "a trailing space"), ("\u0000\u0000", "two trailing NULs")):
                 d, d2 = _invisible(suffix)
-                out.append(Pair(f"ids differing by {name}", unit, d, d2))
+                out.append(Pair(f"ids differing by {name}", unit, d, d2, refused=suffix != " "))
     return out
 
 
@@ -228,6 +231,11 @@ def train_library(pair: Pair, trainer: str, data: Dataset, tmp_path, replay: Run
     records: list = []
     with warnings.catch_warnings(), observing(_observer(records, replay)):
         warnings.simplefilter("ignore")
+        if pair.refused:    # refused before the first release
+            try:
+                model.fit(X, **kw)
+            finally:
+                assert not records, f"{len(records)} release(s) drawn before the refusal"
         if pair.options.get("dask"):    # one task per shard on the cluster; the noise is added on this thread
             from distributed import Client
 
@@ -261,6 +269,10 @@ def train_cli(pair: Pair, trainer: str, data: Dataset, tmp_path, replay: Run | N
     records: list = []
     with observing(_observer(records, replay)):
         res = helpers.run_dptopic(*argv)
+    if pair.refused:        # refused in one line, exit 2, before the first release
+        lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+        assert res.returncode == 2 and len(lines) == 1 and not records, (res.returncode, res.stderr, len(records))
+        raise DPTopicError(lines[0])
     assert res.returncode == 0, res.stderr
     report = json.loads((tmp_path / f"model-{tag}" / "model.json").read_text()).get("privacy", {})
     return Run(records, report)
