@@ -8,6 +8,20 @@ contributor's upload at the largest size (the triangle over all V words) with th
 server's sum and unmasking of the survivors' uploads at the measured size.
 
     python benchmarks/bench_secure_sum.py --people 3000 10000 --dropout 0.1
+
+``--curves PNG``: the recovery curves instead of the costs, by number of people and dropout rate, beside the trainers
+that need no trusted server and randomize every word, on the same people at the same epsilon per person:
+
+- LP-LDA (``models/lplda.py``, word-presence reports): its budget is per word (per bit of a document's presence
+  report), so epsilon per person = 1 becomes epsilon per word = 1 / W by group privacy, W the largest number of
+  present words one person's documents hold together (the bits a person can set); reports drawn with the
+  simulation generator; ``--lplda-iters`` Gibbs sweeps; only up to ``--local-max-people`` people.
+- FedLDA (``models/fedlda.py``): one user per person (their documents as that user's corpus) and
+  ``FedLDA(epsilon=1)``, the per-user total, over ``--fedlda-rounds`` rounds.
+- the unigram: every topic the corpus's word frequencies, the coverage of a model that learned no topic.
+
+    python benchmarks/bench_secure_sum.py --people 1000 3000 10000 --dropout 0 0.1 0.3 \
+        --curves docs/figures/secure_sum_curves.png
 """
 from __future__ import annotations
 
@@ -58,6 +72,112 @@ def secure_topics(corpus, users, plan, K, dropout, rng):
     kept = released_words(plan, s0, int(stay.sum()), K)[0]
     s1 = total(1, kept)
     return secure_sum_topics(plan, corpus.vocabulary, K, s0, s1, (int(stay.sum()),) * 2, {}), len(kept)
+
+
+def people_corpora(corpus, users):
+    """Each person's documents as one corpus (FedLDA's users)."""
+    u = np.unique(np.asarray(users), return_inverse=True)[1]
+    order = np.argsort(u, kind="stable")
+    return [corpus.subset(ix) for ix in np.split(order, np.flatnonzero(np.diff(u[order])) + 1)]
+
+
+def largest_person_words(corpus, users) -> int:
+    """The largest number of present words (word-presence bits set) over one person's documents together."""
+    import scipy.sparse as sp
+
+    u = np.unique(np.asarray(users), return_inverse=True)[1]
+    pres = (corpus.to_bow() > 0).astype(np.int64)
+    g = sp.csr_matrix((np.ones(len(u), np.int64), (u, np.arange(len(u)))))
+    return int(np.asarray((g @ pres).sum(axis=1)).max())
+
+
+def curves(a, phi, theta, lengths, vocab):
+    import dptopic
+    from dptopic.evaluation import topic_coverage
+    from dptopic.federated.secure_sum import SecureSumPlan
+    from dptopic.local import Randomizer
+    from dptopic.models.fedlda import FedLDA
+    from dptopic.models.lplda import LPLDA
+
+    cov = lambda m: topic_coverage(m, (phi, vocab))["coverage"]  # noqa: E731
+    rows, points = [], {}
+    for P in a.people:
+        corpus, users = draw_people(phi, theta, lengths, vocab, P, a.seed)
+        uni = np.asarray(corpus.to_bow().sum(axis=0), dtype=float).ravel()
+        base = cov((np.tile(uni, (a.topics, 1)), vocab))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = time.perf_counter()
+            central = cov(dptopic.DocDPCooccurrence(n_topics=a.topics, epsilon=1.0, delta=DELTA, unit="user").fit(
+                corpus, user_ids=users))
+            t_c = time.perf_counter() - t
+            t = time.perf_counter()
+            fed = FedLDA(n_topics=a.topics, epsilon=1.0, rounds=a.fedlda_rounds, verbose=0)
+            fed.fit(people_corpora(corpus, users))
+            fed_cov, fed_entry, t_f = cov(fed), fed._entry_epsilon(), time.perf_counter() - t
+            W = largest_person_words(corpus, users)
+            lp_cov, t_l = float("nan"), 0.0
+            if P <= a.local_max_people:
+                t = time.perf_counter()
+                try:
+                    rep = Randomizer(vocab, epsilon_word=1.0 / W, simulation=True).randomize(corpus)
+                    lp_cov = cov(LPLDA(n_topics=a.topics, n_iter=a.lplda_iters, verbose=0).fit(rep))
+                except dptopic.DPTopicError as e:
+                    print(f"  LP-LDA at epsilon_word=1/{W}: refused: {e}", flush=True)
+                t_l = time.perf_counter() - t
+        for d in a.dropout:
+            plan = SecureSumPlan(1.0, DELTA, P, int(round(d * P)), len(vocab))
+            t = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model, n_kept = secure_topics(corpus, users, plan, a.topics, d, np.random.default_rng([a.seed, P]))
+            s_cov = cov(model)
+            points[(P, d)] = s_cov
+            rows.append([f"{P:,}", f"{d:g}", f"{s_cov:.3f}", f"{central:.3f}", f"{s_cov - central:+.3f}",
+                         f"{lp_cov:.3f}" if lp_cov == lp_cov else "not run", f"1/{W}", f"{fed_cov:.3f}",
+                         f"{fed_entry:.3g}", f"{base:.3f}", f"{time.perf_counter() - t:.0f}",
+                         f"{t_c:.0f}/{t_l:.0f}/{t_f:.0f}"])
+            print("  ".join(rows[-1]), flush=True)
+        points[(P, "central")], points[(P, "lplda")], points[(P, "fedlda")], points[(P, "unigram")] = \
+            central, lp_cov, fed_cov, base
+    print()
+    table(rows, ["people", "dropout", "secure sum", "central", "difference", "LP-LDA", "LP-LDA eps/word", "FedLDA",
+                 "FedLDA eps/entry", "unigram", "secure s", "central/LP-LDA/FedLDA s"])
+    print("\ncoverage of the planted topics; one unseeded run each (the drawing and the secure sum's rounding and noise"
+          " seeded by --seed); epsilon 1 per person for every trainer; FedLDA over"
+          f" {a.fedlda_rounds} rounds, LP-LDA {a.lplda_iters} Gibbs sweeps.")
+    draw_curves(a, points)
+
+
+def draw_curves(a, points):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8.0, 4.0), dpi=90)
+    Ps = list(a.people)
+    for d, style in zip(a.dropout, ["-o", "-s", "-^", "-v", "-D"]):
+        ax.plot(Ps, [points[(P, d)] for P in Ps], style, label=f"secure sum, {d:.0%} drop out")
+    ax.plot(Ps, [points[(P, "central")] for P in Ps], "k--", label="central --unit user (trusted server)")
+    ax.plot(Ps, [points[(P, "fedlda")] for P in Ps], ":x", color="tab:purple", label="FedLDA (per-user eps 1)")
+    lp = [(P, points[(P, "lplda")]) for P in Ps if points[(P, "lplda")] == points[(P, "lplda")]]
+    if lp:
+        ax.plot(*zip(*lp), ":+", color="tab:brown", label="LP-LDA (eps/word = 1/W)")
+    ax.plot(Ps, [points[(P, "unigram")] for P in Ps], color="grey", lw=0.8, label="unigram (word frequencies as every topic)")
+    ax.set_xscale("log")
+    ax.set_xticks(Ps)
+    ax.set_xticklabels([f"{P:,}" for P in Ps])
+    ax.minorticks_off()
+    ax.set_xlabel("contributors (people)")
+    ax.set_ylabel("coverage of the planted topics")
+    ax.set_title("epsilon = 1 per person, delta = 1e-5, K = 20, V = 1,000", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    Path(a.curves).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(a.curves)
+    print(f"wrote {a.curves}")
 
 
 def upload_cost(plan, V, rng):
@@ -121,6 +241,11 @@ def main(argv=None):
     ap.add_argument("--write-corpus", default=None, metavar="DIR",
                     help="only write each --people's planted people to DIR/people-P.jsonl (with the vocabulary,"
                          " DIR/words.txt) for 'dptopic experiment secure-sum' over HTTP, and stop")
+    ap.add_argument("--curves", default=None, metavar="PNG",
+                    help="recovery only, beside LP-LDA, FedLDA and the unigram, drawn to PNG (no costs)")
+    ap.add_argument("--local-max-people", type=int, default=3000, help="LP-LDA only up to this many people")
+    ap.add_argument("--lplda-iters", type=int, default=50)
+    ap.add_argument("--fedlda-rounds", type=int, default=10)
     a = ap.parse_args(argv)
     import dptopic
     from dptopic.evaluation import topic_coverage
@@ -133,6 +258,8 @@ def main(argv=None):
     phi, theta, lengths, _ = plant(real, a.topics, a.iters, a.seed, 1)
     vocab = list(real.vocabulary)
     rows = []
+    if a.curves:
+        return curves(a, phi, theta, lengths, vocab)
     if a.write_corpus:
         import json
 

@@ -1,0 +1,48 @@
+"""benchmarks/bench_secure_sum.py's curves on a tiny setting: the per-person helpers, and every route's recovery
+printed and drawn by number of people and dropout rate."""
+import contextlib
+import importlib
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dptopic.corpus import Corpus
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    return importlib.import_module("bench_secure_sum")
+
+
+def test_largest_person_words_counts_present_words_over_all_a_persons_documents(bench):
+    corpus = Corpus.from_tokens([["a", "a", "b"], ["b", "c"], ["a"]], vocabulary=["a", "b", "c"])
+    # person x: {a, b} + {b, c} = 4 present words (a word counts once a document); person y: {a} = 1
+    assert bench.largest_person_words(corpus, ["x", "x", "y"]) == 4
+    assert bench.largest_person_words(corpus, ["x", "y", "z"]) == 2
+
+
+def test_people_corpora_gives_each_person_their_own_documents(bench):
+    corpus = Corpus.from_tokens([["a"], ["b"], ["c"], ["a", "b"]], vocabulary=["a", "b", "c"])
+    people = bench.people_corpora(corpus, ["y", "x", "y", "x"])
+    assert [p.n_docs for p in people] == [2, 2]
+    assert sorted(int(p.to_bow().sum()) for p in people) == [2, 3]
+
+
+def test_curves_print_every_route_and_draw_the_png(bench, planted, monkeypatch, tmp_path):
+    monkeypatch.setattr(bench, "source", lambda name, vocab_size: planted.corpus)
+    png = tmp_path / "curves.png"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        bench.main(["--people", "40", "--dropout", "0", "0.25", "--topics", "3", "--iters", "3", "--lplda-iters", "2",
+                    "--fedlda-rounds", "1", "--curves", str(png)])
+    rows = [line.split() for line in out.getvalue().splitlines() if line.startswith("40  ")]
+    assert [r[1] for r in rows] == ["0", "0.25"] * 2      # as each is measured, then in the table
+    for r in rows:     # secure sum, central, LP-LDA, FedLDA and the unigram: coverages in [0, 1]
+        assert all(0 <= float(r[i]) <= 1 for i in (2, 3, 5, 7, 9))
+        assert r[6].startswith("1/") and int(r[6][2:]) >= 1
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
