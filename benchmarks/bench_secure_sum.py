@@ -21,7 +21,7 @@ that need no trusted server and randomize every word, on the same people at the 
 - the unigram: every topic the corpus's word frequencies, the coverage of a model that learned no topic.
 
     python benchmarks/bench_secure_sum.py --people 1000 3000 10000 --dropout 0 0.1 0.3 \
-        --curves docs/figures/secure_sum_curves.png
+        --curves docs/img/secure_sum_curves.png
 """
 from __future__ import annotations
 

@@ -35,6 +35,7 @@ from ..accounting.card import claimed, epsilon_text, finite_or_none, privacy_car
 from ..corpus import Corpus
 from ..errors import DPTopicError
 from ..kernels.em import document_statistic
+from ..models.dataset_charge import PARAMS as LEDGER_PARAMS
 from ..models.dataset_charge import shadow_runs
 from . import metrics
 from .baselines import HUANG_STATISTICS, huang_scores, huang_theta
@@ -69,6 +70,8 @@ def make_estimator(algorithm, seed=None, **params):
     names = dict(inspect.signature(cls.__init__).parameters)
     kw = {}
     for k, v in params.items():  # common names onto the class's own (n_topics -> n_components, ...)
+        if k in LEDGER_PARAMS:   # a shadow is charged to its own dataset (shadow_runs), never by the audited model's
+            continue
         kw[k if k in names else next((a for a in _ALIASES.get(k, ()) if a in names), k)] = v
     if "seed" in names:
         kw["seed"] = seed

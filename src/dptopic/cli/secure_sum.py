@@ -167,8 +167,9 @@ def register_experiment(esub) -> None:
     p.add_argument("--server", required=True, help="a dptopic serve --report-kind secure-sum server")
     p.add_argument("--corpus", required=True, help="documents with a person field (JSONL or CSV)")
     p.add_argument("--user-field", required=True, help="the field or column naming each document's person")
-    p.add_argument("--format", default="auto")
-    p.add_argument("--text-field", default="text")
+    p.add_argument("--format", default="auto", help="format of --corpus (auto: by its name; text = one document per"
+                   " line)")
+    p.add_argument("--text-field", default="text", help="JSONL field / CSV column holding the text (default: text)")
     p.add_argument("--dropout", type=_share, default=0.1, help="share of people who drop out after masking")
     p.add_argument("--token-file", default=None, help="the server's admin token (to close the upload step)")
     p.add_argument("--seed", type=int, default=None, help="who drops out, and the central model's noise")
