@@ -212,7 +212,8 @@ SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc",
                "fed_min_updates": "--fed-min-updates", "fed_report_words": "--fed-report-words",
                "user_epsilon": "--fed-user-budget",
                # FedLDA's own names (RRPConfig, FedLDA.from_user_budget)
-               "epsilon": "--fed-epsilon-per-entry", "pad_length": "--fed-pad-length",
+               "epsilon": "--fed-epsilon-per-entry", "epsilon_per_entry": "--fed-epsilon-per-entry",
+               "pad_length": "--fed-pad-length",
                "sample_ratio": "--fed-sample-ratio",
                "report_words": "--fed-report-words"}
 
@@ -249,7 +250,9 @@ def serve_flag_names(a) -> tuple:
             # the database's FedLDA settings name the per-entry epsilon and the entries, which the budget chose
             (r"start it with the same FedLDA flags,",
              f"start it with the same FedLDA flags (--fed-user-budget {a.fed_user_budget:g} chose"
-             " --fed-epsilon-per-entry and --fed-pad-length here),"),)
+             " --fed-epsilon-per-entry and --fed-pad-length here),"),
+            # the service runs FedLDA's sound rule alone (no exclusion flag): FedLDA's solver names it
+            (r"; exclusion='none'\)", ")"),)
     return SERVE_FLAGS, rules + SETTINGS_RULES + CORPUS_RULES
 
 
