@@ -306,7 +306,7 @@ def test_serve_validates_settings_at_start_up(tmp_path):
     with sqlite3.connect(own) as con:
         assert [r[0] for r in con.execute("select name from sqlite_master")] == ["notes"]   # untouched
     (tmp_path / "token").write_text("t" * 40)
-    assert "is a directory" in _one_line_error(_cli(*base, "--token-file", str(tmp_path)))
+    assert "is a folder, not a file" in _one_line_error(_cli(*base, "--token-file", str(tmp_path)))
 
 
 @pytest.mark.parametrize("server", ["http://a b:8000", "http://127.0.0.1:9/x\ny", "http://" + "a" * 64 + ".example:8000"])

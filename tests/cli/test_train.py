@@ -58,6 +58,7 @@ SHARD_FLAG_VALUES = {
     "max_df": ["--max-df", "0.5"], "stop_words": ["--stop-words", "none"], "lowercase": ["--no-lowercase"],
     "vocabulary": ["--vocabulary", "WORDS"], "private_vocabulary": ["--private-vocabulary", "1,1e-6"],
     "vocabulary_policy": ["--vocabulary-policy", "laplace"], "test_size": ["--test-size", "0.3"],
+    "keep_urls": ["--keep-urls"],
 }
 
 
