@@ -248,7 +248,7 @@ def test_pull_fed_refuses_malformed_answers_in_one_line(fed, tmp_path):
     meta["privacy"]["epsilon_basic"] = 8.0           # a figure below what the events give: refused on load
     understated = json.dumps(meta)
     cases = [
-        ({"/v1/config": {**config, "api_version": "v2"}}, "speaks API 'v2'"),
+        ({"/v1/config": {**config, "api_version": "v2"}}, 'speaks API "v2"'),
         ({"/v1/config": {**config, "fed": None}}, "runs no FedLDA rounds"),
         ({"/v1/config": config, "/v1/fed/model": {"round": 1}}, "malformed model"),
         ({"/v1/config": config, "/v1/fed/model": {**good, "arrays": {"components": "!!"}}}, "malformed model"),
@@ -350,7 +350,8 @@ def test_fed_client_refuses_a_servers_malformed_setting_in_one_line_and_sends_no
         httpd.server_close()
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith(f"error: invalid {name}="), r.stderr
+    assert len(lines) == 1 and f"has fed.{name} = {value}" in lines[0] and "nothing was randomized or sent" in lines[0], \
+        r.stderr
     assert handler.seen == [("GET", "/v1/config")]             # no round fetched, no update sent
     assert not state.exists()                                 # no reports drawn and kept
 

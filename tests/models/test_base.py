@@ -555,7 +555,7 @@ def test_text_into_a_model_of_another_tokenizer_warns_and_tokens_do_not(saved_2)
         warnings.simplefilter("error")
         m.transform([["rocket", "orbit"]])                         # token lists are read exactly
     _edit(saved_2, 2)                                                # version 2 split ASCII text as version 3 does
-    with pytest.warns(UserWarning, match=r"version 2 .*\(ASCII text is read as it was then; other text may not be\)"):
+    with pytest.warns(UserWarning, match=r"version 2 .*\(ASCII text[^)]* is read as it was then; other text may not be\)"):
         dptopic.load(saved_2).transform(["a rocket in orbit"])
 
 

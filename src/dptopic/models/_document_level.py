@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import TransformerMixin
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, user_stacklevel
 from ..evaluation import perplexity as _perplexity
 from ..kernels.docdp import normalised_statistic, tokens_to_bow
 from .base import TopicModel
@@ -55,7 +55,7 @@ def warn_if_large_delta(delta) -> None:
 
         warnings.warn(f"delta = {delta:g} is large: (epsilon, delta)-DP allows a delta chance that a document is exposed"
                       " outright; choose delta well below 1/(number of documents), e.g. 1e-5 or 1e-6.", UserWarning,
-                      stacklevel=4)
+                      stacklevel=user_stacklevel())
 
 
 ON_DASK = (" Trained on a Dask cluster: the workers read the documents and send each shard's exact (noiseless) partial"

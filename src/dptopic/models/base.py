@@ -536,7 +536,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     def _warn_if_other_tokenizer(self) -> None:
         """Raw text read into a model whose words were saved by another version of the tokeniser: some words may be
         split or folded differently, so say so (token lists and counts are read exactly)."""
-        warn_if_other_tokenizer(getattr(self, "tokenizer_", None), stacklevel=4, words=self.vocabulary_.words)
+        warn_if_other_tokenizer(getattr(self, "tokenizer_", None), stacklevel=user_stacklevel(), words=self.vocabulary_.words)
 
     def _as_model_corpus(self, X, allow_empty: bool = False) -> Corpus:
         """``X`` read into the model's vocabulary, one row per input document. ``allow_empty`` (``transform``): input

@@ -11,7 +11,7 @@ from .._validation import Int, Real, validate_value
 from ..advice import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..corpus.corpus import user_ids_of
 from ..corpus.split import held_out_split
-from ..errors import DPTopicError
+from ..errors import DPTopicError, user_stacklevel
 from .algorithms import ALGORITHMS
 from .private import CDPLDA, HDPLDA
 
@@ -99,7 +99,7 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
         model = cls.from_budget(epsilon, delta, kw.pop("n_iter", WORD_ITERATIONS), n_topics=n_topics, **kw)
         note = unspent_budget_note(model, epsilon)
         if note is not None:
-            warnings.warn(note, UserWarning, stacklevel=2)
+            warnings.warn(note, UserWarning, stacklevel=user_stacklevel())
         return model
     if unit == "user":          # the document-level trainer, each person's documents bounded as a whole
         kw["unit"] = "user"

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..accounting.dataset_ledger import (ENV, SESSION, DatasetLedger, check_name, default_path, total_line)
 from ..accounting.ledger import RESERVE_HOOK
-from ..errors import DPTopicError
+from ..errors import DPTopicError, user_stacklevel
 
 PARAMS = ("ledger", "dataset")
 """The parameters every budget-spending estimator takes besides its own (``TopicModel._param_names``)."""
@@ -308,7 +308,7 @@ def record_saved(model, path) -> None:
         import warnings
 
         warnings.warn(f"the model was saved, but its folder could not be written to the ledger: {e}", UserWarning,
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
 
 
 def check_params(model) -> None:

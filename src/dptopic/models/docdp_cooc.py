@@ -47,7 +47,7 @@ import numpy as np
 from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
 from ..accounting import PrivacyLedger
 from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
-from ..errors import DPTopicError
+from ..errors import DPTopicError, user_stacklevel
 from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..recovery import topics_from_cooccurrence
@@ -465,7 +465,7 @@ def _warn_if_too_small(epsilon: float, n_docs: int, n_topics: int, delta: float 
     msg = too_small_message(unit, epsilon, n_docs, n_topics, delta=delta,
                             **({"what": "people"} if unit == "user" else {}))
     if msg is not None:
-        warnings.warn(f"DocDPCooccurrence: {msg}", ForecastWarning, stacklevel=3)
+        warnings.warn(f"DocDPCooccurrence: {msg}", ForecastWarning, stacklevel=user_stacklevel())
 
 
 def resolve_ranking_noise(ranking_noise, word_choice: str) -> float:
@@ -538,7 +538,7 @@ def _clear_the_noise(eligible: np.ndarray, counts: np.ndarray, max_false_words, 
     warnings.warn(f"DocDPCooccurrence: only {len(clear)} word(s) of the {V:,} stand above the noise of the word counts"
                   f" (noisy count above {threshold:.3g}); {at_least} are needed for the topics asked, so the most"
                   f" frequent of the rest make them up, and those may not occur in the data at all: give more documents,"
-                  f" a larger epsilon, a shorter public word list, or fewer topics.", SmallCorpusWarning, stacklevel=4)
+                  f" a larger epsilon, a shorter public word list, or fewer topics.", SmallCorpusWarning, stacklevel=user_stacklevel())
     return threshold, expected, eligible[:at_least]
 
 

@@ -22,7 +22,7 @@ from ..accounting.fedlda import (USER_RELATION, USER_RELATION_NONE, entries_for_
                                  user_ledger, user_ledger_after, user_relation, user_spend, entry_epsilon_for_total)
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..errors import DPTopicError
+from ..errors import DPTopicError, user_stacklevel
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
 from ..federated.server import full_vocabulary_topics
 from ..federated.client import check_broadcast_phi, check_config, rounds_to_no_entry
@@ -70,7 +70,7 @@ def _check_vocabulary_order(words, unnamed: bool, n: int) -> None:
         warnings.warn(f"FedLDA report_words keeps the first {n} columns as the most common words, but X's columns"
                       " carry no words, so their order cannot be checked (scikit-learn's CountVectorizer sorts them"
                       " alphabetically): pass vocabulary= listed most common first, or report_words='all' (CLI: --report-words all).",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=user_stacklevel())
 
 
 MOST_COMMON_FIRST_SHARE = 0.8   # the first n words hold less than this share of what the n most common hold: warn
@@ -96,7 +96,7 @@ def _warn_if_not_most_common_first(corpora: list, n: int) -> None:
                       f" {best / counts.sum():.0%}: the vocabulary is not listed most common first, so most tokens"
                       " never reach the reports. List it most common first (Corpus.prune), or pass report_words='all' (CLI: --report-words all)."
                       " (This check read the training documents: a warning to whoever holds them, outside the"
-                      " guarantee.)", UserWarning, stacklevel=4)
+                      " guarantee.)", UserWarning, stacklevel=user_stacklevel())
 
 
 FED_SECURE = ("secure mode: every report's coins come from the operating system's CSPRNG (secrets), with the true"

@@ -17,7 +17,7 @@ from .._progress import progress_bar
 from .._validation import IsNone, Int, Options, Real
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import is_text_column
-from ..errors import DPTopicError
+from ..errors import DPTopicError, user_stacklevel
 from ..kernels import count_assignments
 from ..local import ReportSet
 from ..local.estimation import (bayes_estimate, bits_to_corpus, document_frequencies, integer_targets,
@@ -437,7 +437,7 @@ class OLPLDA(LocalReportsModel, OnlineLDA):
             self._overlap_note = (f"{hits} of {reports.n_reports} reports lie as close to a prior document as at most"
                                   f" {rate:.0%} of non-members would: the prior corpus seems to overlap the stream."
                                   " It must be public data disjoint from the contributors.")
-            warnings.warn(self._overlap_note, stacklevel=4)
+            warnings.warn(self._overlap_note, stacklevel=user_stacklevel())
 
     def partial_fit(self, X, y=None, *, vocabulary=None):
         """Train on one mini-batch of randomized reports (a :class:`ReportSet`). A bad batch raises

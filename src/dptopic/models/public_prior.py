@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, user_stacklevel
 from ..recovery import normalised_cooccurrence, topics_from_cooccurrence
 from ..recovery.support import cooccurrence_supported_topics
 
@@ -143,7 +143,7 @@ def public_prior_topics(noisy, public: sp.csr_matrix, kept, n_topics: int, noise
         warnings.warn(f"DocDPCooccurrence: the private release did not improve on the public documents' topics"
                       f" ({n_both} topic(s) of public + private stand above its noise, {n_public} of the public ones"
                       " alone): the model keeps the public topics (public_route_ says so); give more private"
-                      " documents or a larger epsilon for the private data to count.", UserWarning, stacklevel=4)
+                      " documents or a larger epsilon for the private data to count.", UserWarning, stacklevel=user_stacklevel())
     return (H_both if route == ROUTES[0] else H_public), info
 
 

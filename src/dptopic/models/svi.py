@@ -26,7 +26,7 @@ from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER, S
                                    calibrate_noise_multiplier, moments_accountant_epsilon,
                                    strong_composition_for_sigma)
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..errors import DPTopicError
+from ..errors import DPTopicError, user_stacklevel
 from ..kernels.vb import (cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep, vb_estep_docs,
                           vb_scatter)
 from ..mechanisms import gaussian_mechanism
@@ -511,7 +511,7 @@ class DPSVI(_TopicFlags, _VariationalLDA):
             if spent < float(epsilon):
                 warnings.warn(f"DPSVI.from_budget: epsilon={float(epsilon):g} allows less noise than the smallest noise"
                               f" multiplier supported ({MIN_NOISE_MULTIPLIER:g}); the run uses {MIN_NOISE_MULTIPLIER:g}"
-                              f" and spends epsilon = {spent:.4g}, below the budget.", UserWarning, stacklevel=2)
+                              f" and spends epsilon = {spent:.4g}, below the budget.", UserWarning, stacklevel=user_stacklevel())
         m = cls(noise_multiplier=sigma, sampling_rate=sampling_rate, n_epochs=n_epochs, delta=delta, **kw)
         m._budget = (float(epsilon), float(delta))
         return m
