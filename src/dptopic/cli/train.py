@@ -1385,7 +1385,7 @@ def register(sub) -> None:
                         " --corpus-public): a private model's figures on it are then not labelled outside the"
                         " guarantee")
     e.add_argument("--json", action="store_true", help="print the figures as JSON")
-    e.add_argument("--seed", type=seed_int, default=0,
+    e.add_argument("--seed", type=seed_int, default=0,  # seed-not-private
                    help="seed of the fold-in sampling (default 0, as the Python API, so that the same model and file"
                         " give the same figures; it adds no privacy noise)")
     e.add_argument("--compare-to", metavar="MODEL", default=None,
