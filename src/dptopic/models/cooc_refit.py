@@ -104,7 +104,7 @@ def _check_k(model, n_topics) -> int:
 
 def topics_at(model, K: int):
     """``(components, supported)`` at ``K`` topics, from the releases alone (the fit's own post-processing)."""
-    from .docdp_cooc import _background_supported
+    from .docdp_cooc import topic_word_matrix
 
     rel = _releases(model)
     params = getattr(model, "_fit_params_", None) or model.get_params()
@@ -117,32 +117,10 @@ def topics_at(model, K: int):
                                  noise_std=sigma / np.sqrt(2.0), threshold=float(params.get("threshold", 1.0)))
     supported = np.zeros(K, dtype=bool)
     supported[:K - n_bg] = cooccurrence_supported_topics((noisy + noisy.T) / 2.0, H, sigma / np.sqrt(2.0))
-    beta = np.zeros((K, V))
-    if sigma_rank is not None:
-        counts = rel["ranking"][:V]
-        weight = np.maximum(counts, 0.0) + 1e-3 * sigma_rank
-        rest = np.setdiff1d(np.arange(V), np.concatenate([kept, background]))
-        tail = params.get("tail")
-        if len(rest):
-            share = (float(np.clip(weight[rest].sum() / (weight[rest].sum() + weight[kept].sum()), 0.01, 0.9))
-                     if tail is None else float(tail))
-            beta[:K - n_bg, rest] = share * weight[rest] / weight[rest].sum()
-        else:
-            share = 0.0
-        beta[:K - n_bg, kept] = H * (1.0 - share)
-        if n_bg == 1:
-            beta[K - 1] = weight
-        elif n_bg == 2:
-            beta[K - 2, background] = weight[background]
-            others = np.setdiff1d(np.arange(V), background)
-            beta[K - 1, others] = weight[others]
-        if n_bg:
-            supported[K - n_bg:] = _background_supported(
-                counts, background, n_bg, sigma_rank * (np.sqrt(2.0) if model.word_choice_ == "repetition" else 1.0))
-        beta += 1e-9 * beta.sum(axis=1, keepdims=True)
-    else:
-        beta[:] = H
-    return beta / beta.sum(axis=1, keepdims=True), supported
+    counts = rel["ranking"][:V] if sigma_rank is not None else None
+    beta = topic_word_matrix(H, supported, V, kept, background, n_bg, sigma_rank, counts, params.get("tail"),
+                             model.word_choice_)
+    return beta, supported
 
 
 def refit_from_releases(model, n_topics):

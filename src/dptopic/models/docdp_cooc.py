@@ -60,6 +60,38 @@ from .cooc_refit import keep_releases, load_release_arrays, refit_from_releases,
 from .public_prior import (PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics,
                            refuse_private_as_public)
 
+
+def topic_word_matrix(H, supported, V: int, kept, background, n_bg: int, sigma_rank, counts, tail, word_choice: str):
+    """The topics over the whole vocabulary, from the recovered topics ``H`` over the kept words and the noisy word
+    counts of the ranking release (post-processing of the two releases, for ``fit`` and ``refit`` alike): the kept
+    words share ``1 - tail`` of each topic, the other words the rest by noisy frequency, and ``n_bg`` background topics
+    follow the noisy counts; ``supported`` (length K) gets the background topics' flags. Rows sum to 1."""
+    K = len(supported)
+    beta = np.zeros((K, V))
+    if sigma_rank is None:
+        beta[:] = H
+        return beta / beta.sum(axis=1, keepdims=True)
+    weight = np.maximum(counts, 0.0) + 1e-3 * sigma_rank
+    rest = np.setdiff1d(np.arange(V), np.concatenate([kept, background]))
+    if len(rest):
+        share = (float(np.clip(weight[rest].sum() / (weight[rest].sum() + weight[kept].sum()), 0.01, 0.9))
+                 if tail is None else float(tail))
+        beta[:K - n_bg, rest] = share * weight[rest] / weight[rest].sum()
+    else:
+        share = 0.0
+    beta[:K - n_bg, kept] = H * (1.0 - share)
+    if n_bg == 1:
+        beta[K - 1] = weight
+    elif n_bg == 2:                      # the background words, then every other word, by noisy frequency
+        beta[K - 2, background] = weight[background]
+        others = np.setdiff1d(np.arange(V), background)
+        beta[K - 1, others] = weight[others]
+    if n_bg:
+        supported[K - n_bg:] = _background_supported(counts, background, n_bg,
+                                                     sigma_rank * (np.sqrt(2.0) if word_choice == "repetition" else 1.0))
+    beta += 1e-9 * beta.sum(axis=1, keepdims=True)      # every word stays possible in every topic
+    return beta / beta.sum(axis=1, keepdims=True)
+
 def two_release_theorem(counted: bool, repetition: bool) -> str:
     """The theorem of the usual run (a word ranking, then the co-occurrence), naming the ranking statistic released:
     ``counted``, a last entry 1 for the document (background topics or ``n_words="auto"``); ``repetition``,
@@ -342,31 +374,8 @@ class DocDPCooccurrence(_DocumentDPModel):
         # post-processing of the two releases: which topics stand above their noise (module note)
         supported = np.zeros(K, dtype=bool)
         supported[:K - n_bg] = cooccurrence_supported_topics((noisy + noisy.T) / 2.0, H, sigma / np.sqrt(2.0))
-        beta = np.zeros((K, V))
-        if sigma_rank is not None:
-            weight = np.maximum(counts, 0.0) + 1e-3 * sigma_rank
-            rest = np.setdiff1d(np.arange(V), np.concatenate([kept, background]))
-            if len(rest):
-                share = (float(np.clip(weight[rest].sum() / (weight[rest].sum() + weight[kept].sum()), 0.01, 0.9))
-                         if self.tail is None else float(self.tail))
-                beta[:K - n_bg, rest] = share * weight[rest] / weight[rest].sum()
-            else:
-                share = 0.0
-            beta[:K - n_bg, kept] = H * (1.0 - share)
-            if n_bg == 1:
-                beta[K - 1] = weight
-            elif n_bg == 2:                      # the background words, then every other word, by noisy frequency
-                beta[K - 2, background] = weight[background]
-                others = np.setdiff1d(np.arange(V), background)
-                beta[K - 1, others] = weight[others]
-            if n_bg:
-                supported[K - n_bg:] = _background_supported(counts, background, n_bg, sigma_rank
-                                                             * (np.sqrt(2.0) if self.word_choice == "repetition"
-                                                                else 1.0))
-            beta += 1e-9 * beta.sum(axis=1, keepdims=True)      # every word stays possible in every topic
-        else:
-            beta[:] = H
-        self.components_ = beta / beta.sum(axis=1, keepdims=True)
+        self.components_ = topic_word_matrix(H, supported, V, kept, background, n_bg, sigma_rank,
+                                             counts if sigma_rank is not None else None, self.tail, self.word_choice)
         if public is not None:          # the public documents give each topic its own words (models/public_prior.py)
             self.components_ = extend_topics(self.components_, public, float(self.alpha))
         self.noise_std_ = float(sigma)
