@@ -633,6 +633,13 @@ def _audit_one_run(a, console):
     console.print(f"[bold]empirical epsilon lower bound[/] (for adding/removing one canary document; delta={e['delta']:g},"
                   f" exact {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
                   f" {bound_text(e['epsilon_lower_bound'])}")
+    _print_one_run_tail(console, res, e, doc, out)
+
+
+
+def _print_one_run_tail(console, res, e, doc, out) -> None:
+    """The claim, the verdict and the notes a one-run audit prints after its bound (scored on the model or the
+    release)."""
     c = res["claimed_privacy"]
     _print_claim_and_verdict(console, c, res["verdict"], res["verdict_note"])
     for n in c.get("notes", []):
@@ -640,7 +647,6 @@ def _audit_one_run(a, console):
     console.print(f"note: {e['note']}")
     console.print(f"note: {doc['metrics_guarantee']}")
     console.print(f"written: {out / 'audit.json'}")
-
 
 PERSON_DOCUMENTS = 20     # --canary-unit person: documents per canary person
 RELEASE_CANARIES = 10_000  # --score release: canary units
@@ -719,13 +725,7 @@ def _audit_release(a, console):
                   f" exact {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
                   f" {bound_text(e['epsilon_lower_bound'])} (an ideal audit of this noise with as many canaries"
                   f" expects about {bound_text(e['ideal_bound'])})")
-    c = res["claimed_privacy"]
-    _print_claim_and_verdict(console, c, res["verdict"], res["verdict_note"])
-    for n in c.get("notes", []):
-        console.print(f"note: {n}")
-    console.print(f"note: {e['note']}")
-    console.print(f"note: {doc['metrics_guarantee']}")
-    console.print(f"written: {out / 'audit.json'}")
+    _print_one_run_tail(console, res, e, doc, out)
 
 
 def register(sub) -> None:
