@@ -126,8 +126,8 @@ def _trainer_from_args(a):
     check_renamed(cls, extra)
     params.update(extra)
     est = make_estimator(a.algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
-    if hasattr(est, "_validate"):                 # and so do bad values, before any shadow model is trained
-        est._validate()
+    if hasattr(est, "validate_parameters"):                 # and so do bad values, before any shadow model is trained
+        est.validate_parameters()
     train_fn = estimator_trainer(a.algorithm, **params)
     train_fn.audited = audited_procedure(a.algorithm, est)
     from ..attacks.provenance import settings_text

@@ -74,7 +74,7 @@ def build_fedlda(a, common: dict):
                    variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
                    subset_size=a.subset_size, local_inference=a.local_inference, report_words=report_words or "auto",
                    secure=bool(getattr(a, "secure", False)), seed=a.seed, **kw)
-    model._validate()  # refuse bad parameters before loading the corpus
+    model.validate_parameters()  # refuse bad parameters before loading the corpus
     return model
 
 

@@ -177,10 +177,10 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
     fit_kw = public_corpus_kw(a, corpus, vocabulary)    # read, and refused if bad, before any noise is drawn
 
     train, test = split_for(model, corpus, a.test_size)  # by its own words; under the user unit, by person
-    console.print(corpus_line(corpus, train, test, model._private, saved=bool(getattr(a, "save_metrics", False)),
+    console.print(corpus_line(corpus, train, test, model.is_private, saved=bool(getattr(a, "save_metrics", False)),
                               split=split_by(model) if split_by(model) == "person" else None))
     if test is not None:
-        test = without_copies_said(test, train, console, model._private)
+        test = without_copies_said(test, train, console, model.is_private)
     say_reading(a, model.n_topics, train.vocab_size)
     model.fit(train, vocabulary=vocabulary, **fit_kw)
     if after_fit is not None:
@@ -193,7 +193,7 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
 
     model.metrics_ = training_run_metrics(model, train, test, style="variational")
     ppl = model.metrics_["perplexity_bound"]
-    saved = a.save_metrics or not model._private
+    saved = a.save_metrics or not model.is_private
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {model.metrics_['npmi_top10']:.3f}   [bold]topic"
                   f" diversity[/] (top 25): {model.metrics_['topic_diversity_top25']:.3f}")
     # the mode named, as 'dptopic evaluate --mode paper' computes it for this model
@@ -201,8 +201,8 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
             else "paper mode: fold-in Gibbs sampling under the released topics")
     console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}"
                   f" ({mode}, as 'dptopic evaluate --mode paper'"
-                  + ("; [yellow]outside the guarantee[/])" if model._private else ")"))
-    if model._private:    # diversity reads only the released topics; NPMI and perplexity read private documents
+                  + ("; [yellow]outside the guarantee[/])" if model.is_private else ")"))
+    if model.is_private:    # diversity reads only the released topics; NPMI and perplexity read private documents
         console.print("[yellow]the NPMI and perplexity are computed on held-out documents of the private corpus:"
                       " outside the guarantee;[/] " + ("saved in model.json, labelled as such." if saved else
                                                        "not saved (pass --save-metrics to save them, labelled as"

@@ -438,7 +438,7 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
         # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
         word_level = isinstance(model, (HDPLDA, CDPLDA)) and getattr(a, "private_vocabulary", None) is None
         split_model = split_as if split_as is not None else model
-        console.print(corpus_line(corpus, train, test, model._private, word_level,
+        console.print(corpus_line(corpus, train, test, model.is_private, word_level,
                                   saved=bool(getattr(a, "save_metrics", False)),
                                   split=split_by(split_model)))
         note = pad_length_note(model, train, a)
@@ -449,7 +449,7 @@ def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=T
         model.fit(train, vocabulary=vocabulary)
         model.metrics_ = {}
         return train, None
-    test = without_copies_said(test, train, console, model._private)
+    test = without_copies_said(test, train, console, model.is_private)
     say_reading(a, model.n_topics, train.vocab_size)
     model.fit(train, vocabulary=vocabulary)
     # held-out documents: never statistics of the training split
@@ -491,7 +491,7 @@ def _print_metrics(model, console, baseline=None, saved=True):
                   f" sum): {_umass_text(m['umass_coherence_top10'])}"
                   + (f" (over {m['umass_topics_scored']} of {model.n_topics} topics: the others' top words are absent"
                      " from the held-out documents)" if "umass_topics_scored" in m and m["umass_topics_scored"] else ""))
-    if model._private:
+    if model.is_private:
         console.print("[yellow]NPMI, perplexity and UMass are computed on held-out documents of the private corpus:"
                       " outside the guarantee (diversity reads only the released topics);[/] "
                       + ("saved in model.json, labelled as such." if saved else
@@ -852,7 +852,7 @@ def _train(a, console):
             model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
                                                         seed=_resolve_seed(a), verbose=0 if a.quiet else 1,
                                                         n_jobs=a.jobs, **extra)
-            model._validate()
+            model.validate_parameters()
             _check_document_budget(model)
             if shard_dir(a.corpus) is not None:
                 from ..backends import training_source
@@ -884,9 +884,7 @@ def _train(a, console):
     seed = _resolve_seed(a)
     with cluster_from_args(a) as (backend, client):
         model = _build_model(a, a.topics, a.iterations, seed, backend, client)  # bad parameters fail first
-        from .._validation import validate_params
-
-        validate_params(model.get_params(), model._parameter_constraints)     # before the corpus loads, not in fit
+        model.validate_parameters()     # before the corpus loads, not in fit
         if shard_dir(a.corpus) is not None:
             fit_shards(model, a, console)
         else:
@@ -904,11 +902,11 @@ def _train(a, console):
             record_word_list(model, a.vocabulary, vocab)
     print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))
     if model.metrics_:
-        _print_metrics(model, console, saved=a.save_metrics or not model._private)
+        _print_metrics(model, console, saved=a.save_metrics or not model.is_private)
     _hdp_epsilon_line(model, a, console)
     print_privacy(model.privacy_, console)
     out = model.save(a.out, save_metrics=a.save_metrics or None)
-    if a.save_metrics and not model._private:
+    if a.save_metrics and not model.is_private:
         console.print("note: --save-metrics changes nothing here: a model trained without privacy always saves its metrics.")
     console.print(f"model written to [bold]{out}[/]")
 

@@ -436,6 +436,17 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
         s = self.seed
         return s if isinstance(s, np.random.Generator) else np.random.default_rng(s)
 
+    @property
+    def is_private(self) -> bool:
+        """Whether this trainer's fit is differentially private: it adds calibrated noise and its report claims a
+        guarantee (figures computed from the training documents are then outside that guarantee)."""
+        return bool(type(self)._private)
+
+    def validate_parameters(self) -> None:
+        """Check the parameters against their rules, as ``fit`` does first: a bad value is refused in one line that
+        names it (:class:`~dptopic.errors.DPTopicError`), before any document is read."""
+        self._validate()
+
     def _validate(self) -> None:
         params = self.get_params()
         validate_params(params, self._parameter_constraints)
