@@ -25,7 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .corpus import Corpus
+from .corpus import Corpus, Vocabulary
+from .corpus.corpus import no_word_of_vocabulary
+from .corpus.files import broken_link, not_a_regular_file
+from .corpus.preprocess import warn_if_other_tokenizer
+from .corpus.readers import auto_format, read_corpus
 from .errors import DPTopicError
 
 
@@ -206,3 +210,165 @@ def load_dictionaries(vocabulary, names=PUBLIC_DICTIONARIES, root=DICTD_ROOT, mi
 
 
 DATASETS = {"demo": load_sotu, "sotu": load_sotu, "20newsgroups": load_20newsgroups}
+
+
+# ------------------------------------------------------------------ a corpus named as the command line names it
+DEFAULT_MAX_VOCAB = 1000
+"""The vocabulary cap of a vocabulary built from text when none is given (``max_vocab=None``)."""
+
+#: ``stop_words`` where documents are read into a public vocabulary a server published (randomize, submit, fed-client,
+#: a prior corpus): the vocabulary alone says which words count, so that a word it holds, stop word or not, is counted
+#: on every contributor's device as on the server
+PUBLIC_VOCABULARY_DECIDES = "none"
+
+
+def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, text_field: str = "text",
+                label_field: str | None = None, max_vocab: int | None = None, min_df=None,
+                vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
+                into_model: bool = False, id_field: str | None = None, require_ids: bool = True, tokenizer=None,
+                vocab_flag: str | None = "--vocab", user_cuts: bool = False, user_field: str | None = None,
+                users_by_folder: bool = False, keep_urls: bool | None = None):
+    """A corpus named as ``dptopic``'s ``--corpus`` names it: ``demo``/``sotu``, ``20newsgroups``, or a path in one of
+    the formats (``fmt``: ``auto``, by its name, or one of ``corpus.readers``' formats). Its refusals name the command
+    line's options (``--max-vocab`` for ``max_vocab``, ``--vocab`` for ``vocab``), the words of the command that reads
+    corpora most.
+
+    ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text, and "keep as given"
+    for a prepared ``.npz`` or a UCI file, whose vocabulary is pruned only by the cuts given (a UCI file's words that
+    occur in no document are left out). A file's text read with ``drop_empty=False`` and no ``vocabulary`` is words to
+    be mapped onto a vocabulary given later (a server's, as ``submit`` and ``fed-client`` read a contributor's text):
+    then ``max_vocab`` None keeps every word, and a text of one distinct word (or none) is read, not refused.
+    ``max_df`` (None: no upper bound) and ``stop_words`` (None: ``"english"`` for text, none for a prepared
+    corpus) prune likewise; ``lowercase`` (None: True) applies to raw text only.
+    ``vocabulary`` (a public word list) replaces them all: text is tokenised against it and every other
+    format is restricted to it, so no word is chosen from the data. ``drop_empty=False`` keeps documents that
+    preprocessing leaves empty (one row per input document), for files read in a model's vocabulary.
+    ``id_field`` names the JSONL field / CSV column of document ids (``require_ids=False``: used when present).
+    ``tokenizer`` (a saved model's ``tokenizer_``): raw text read into that model warns when another version of the
+    tokeniser made its words, as the model's own ``transform`` of texts does. ``vocab_flag``: the option that names a
+    UCI file's vocabulary (``vocab``), None for a command that has none. ``user_cuts``: ``max_vocab``, ``min_df``,
+    ``max_df`` and ``stop_words`` are the user's flags (``corpus_from_args``), so on a corpus prepared on a public
+    vocabulary, where they would choose words from the data, they are refused (internal readers pass their own).
+    ``user_field``: the JSONL field / CSV column of each document's person (``user_ids``); ``users_by_folder``: a
+    folder of folders, one per person.
+    """
+    cuts_given = dict(max_vocab=max_vocab, min_df=min_df, max_df=max_df)      # None: the format's default
+    if vocabulary is not None:
+        vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+        max_vocab = min_df = max_df = None  # nothing is chosen from the data
+    given = max_vocab is not None or min_df is not None or max_df is not None or stop_words is not None
+    cuts = [f for f, v in (("--max-vocab", max_vocab), ("--min-df", min_df), ("--max-df", max_df)) if v is not None]
+    max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
+    min_df = 1 if min_df is None else min_df
+    text_kw = dict(max_df=max_df, **({} if stop_words is None else {"stop_words": stop_words}),
+                   **({} if lowercase is None else {"lowercase": lowercase}))
+    if into_model:  # documents read into a fitted model's words: tokenised only (Corpus.from_texts, "match")
+        if vocabulary is None:
+            raise DPTopicError("internal: into_model needs the model's vocabulary.")
+        text_kw = dict(lowercase="match")
+    if keep_urls:       # --keep-urls: the words of web addresses, e-mail addresses and @handles are counted
+        text_kw["keep_urls"] = True
+    def reading_text():     # raw text into a saved model: as the model's own transform of texts, say when it was
+        if into_model and tokenizer is not None:      # made by another version of the tokeniser
+            warn_if_other_tokenizer(tokenizer, stacklevel=3, words=vocabulary.words)
+
+    def fields_apply(kind: str):   # --text-field/--label-field/--id-field name a JSONL field or CSV column
+        given_fields = [flag for flag, v, default in (("--text-field", text_field, "text"), ("--label-field", label_field, None),
+                                                      ("--id-field", id_field if require_ids else None, None),
+                                                      ("--user-field", user_field, None))
+                        if v != default]   # an id field looked for only when present (transform's "id") is no flag
+        if given_fields:
+            raise DPTopicError(f"{'/'.join(given_fields)} name{'s' if len(given_fields) == 1 else ''} a JSONL field or CSV"
+                               f" column, and {kind} has none: drop {'it' if len(given_fields) == 1 else 'them'}, or give a"
+                               " .jsonl/.csv file (or --format jsonl/csv).")
+
+    if spec in (None, "demo", "sotu", "20newsgroups"):
+        fields_apply("the built-in corpus")
+        reading_text()
+    def vocab_applies(kind: str):  # --vocab is a UCI file's word list, easily taken for --vocabulary (a public one)
+        if vocab is not None and vocab_flag is not None:
+            instead = ("" if vocabulary is not None or into_model else
+                       " (a public word list for any format is --vocabulary FILE, where the command takes one)")
+            raise DPTopicError(f"{vocab_flag} names the word list of a UCI bag-of-words file (docword.*.txt), and"
+                               f" {kind} is not one: drop {vocab_flag}{instead}.")
+
+    if spec in (None, "demo", "sotu", "20newsgroups"):
+        vocab_applies("the built-in corpus")
+    keep_rows = {} if drop_empty else {"drop_empty": False}      # one row per input document (transform, export)
+    if spec in (None, "demo", "sotu"):
+        if vocabulary is not None:
+            return load_sotu(vocabulary=vocabulary, min_df=1, **text_kw, **keep_rows)
+        return load_sotu(max_vocab=max_vocab, **({"min_df": min_df} if given else {}), **text_kw, **keep_rows)
+    if spec == "20newsgroups":
+        return load_20newsgroups("train", max_vocab=max_vocab, vocabulary=vocabulary,
+                                 **({"min_df": min_df} if given or vocabulary is not None else {}), **text_kw,
+                                 **keep_rows)
+    if not isinstance(spec, str) or not spec.strip():      # Path("") is the current folder
+        raise DPTopicError("the corpus path is empty: give 'demo', '20newsgroups' or the path of a corpus.")
+    p = Path(spec)
+    if not p.exists():
+        raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give 'demo', '20newsgroups' or an existing path.")
+    odd = None if p.is_dir() else not_a_regular_file(p)
+    if odd is not None:         # /dev/zero, a FIFO: said for what it is, before its name is read for a format
+        raise DPTopicError(f"corpus {spec!r} {odd}: give a corpus file or folder (save the data to a regular file"
+                           " first).")
+
+    fmt = auto_format(p) if fmt == "auto" else fmt
+    if fmt != "uci":
+        vocab_applies(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
+    if fmt not in ("jsonl", "csv"):
+        fields_apply(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
+    if fmt not in ("npz", "uci"):           # words already tokenised are read exactly
+        reading_text()
+    if fmt in ("npz", "uci"):
+        if lowercase is not None:
+            raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
+                               f" already tokenised: drop the flag, or prepare the corpus again from its text.")
+        if keep_urls:
+            raise DPTopicError(f"--keep-urls applies to raw text, not to a {fmt} corpus, whose words are already"
+                               " tokenised: drop the flag, or prepare the corpus again from its text with it.")
+        if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
+            raise DPTopicError(f"--stop-words applies to raw text, and a {fmt} corpus restricted to --vocabulary keeps"
+                               " every word of the list: take the stop words out of the list instead.")
+    c = read_corpus(p, fmt, vocab=vocab, text_field=text_field, label_field=label_field, id_field=id_field,
+                    require_ids=require_ids, vocabulary=vocabulary, **cuts_given,
+                    stop_words=None if into_model else stop_words,
+                    lowercase="match" if into_model else lowercase, drop_empty=drop_empty,
+                    keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag, user_field=user_field,
+                    users_by_folder=users_by_folder, **({"keep_urls": True} if keep_urls else {}))
+    if user_cuts and fmt == "npz" and vocabulary is None and c.metadata.get("vocabulary_source") == "supplied":
+        if stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
+            cuts = cuts + ["--stop-words"]    # a prune, which also chooses words by the data (drops unseen ones)
+        if cuts:
+            raise DPTopicError(f"{spec!r} was prepared on a public vocabulary (--vocabulary), and {' / '.join(cuts)}"
+                               " would prune it by the data (a prune keeps only words the documents hold), which the"
+                               " guarantee does not cover: drop"
+                               f" {'it' if len(cuts) == 1 else 'them'}, or prepare the corpus again with a smaller"
+                               " word list (without the stop words).")
+    return c
+
+
+def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str = "text", *, flag: str,
+                    keep_empty: bool, **kw):
+    """Documents read into a saved model's vocabulary, by one rule for ``transform``, ``export`` and ``report
+    --reference``: when none of them has a word of the vocabulary they are refused in one line (nothing could be
+    inferred or scored from them: most often another language, corpus or text field); otherwise a document without one
+    is kept as a row (``keep_empty``: transform and export, whose rows follow the input; its row is the prior mean) or
+    left out (figures read from the documents). ``flag``: the option that named ``spec``, for the refusal."""
+    docs = load_corpus(spec, fmt, vocab, text_field, None, vocabulary=model.vocabulary_, drop_empty=False,
+                       into_model=True, tokenizer=getattr(model, "tokenizer_", None), **kw)
+    if docs.n_docs and not docs.n_tokens:
+        raise DPTopicError(no_word_of_vocabulary(docs.n_docs, docs.vocabulary, f"{flag} {spec!r}", "the model's"))
+    return docs if keep_empty else docs.drop_empty()
+
+
+def experiment_corpora(name, max_vocab=1000, max_docs=None):
+    """``(train, test)`` for ``demo`` (a fixed 80/20 split) or ``20newsgroups`` (its own split)."""
+    if name == "20newsgroups":
+        train = load_20newsgroups("train", max_vocab=max_vocab)
+        test = load_20newsgroups("test", vocabulary=train.vocabulary)
+    else:
+        train, test = load_corpus(name, max_vocab=max_vocab).train_test_split(0.2, seed=0)
+    if max_docs and train.n_docs > max_docs:
+        train = train.subset(range(max_docs))
+    return train, test

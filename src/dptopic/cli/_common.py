@@ -1,53 +1,22 @@
-"""Helpers shared by the command groups: argument types, corpus loading, report printing."""
+"""Helpers shared by the command groups: argument types, the corpus and model flags, and the library's corpus readers
+with their errors in the command's words. What a Python user needs too lives in the library: the printers of the card
+and the topics in :mod:`dptopic.reporting.terminal` (re-exported here, as the commands import them from here), the
+readers in :mod:`dptopic.datasets` and :mod:`dptopic.corpus`."""
 from __future__ import annotations
 
 import argparse
 import math
 import sys
-from pathlib import Path
 
 from ..errors import DPTopicError
+from ..reporting.terminal import (MORE_SUPPORT, SPLIT_NAMES, SUPPORT_SOURCE, corpus_line, make_console,  # noqa: F401
+                                  print_privacy, print_table, print_topics, print_verdict, support_summary,
+                                  topic_support, warn, without_copies_said)
+from ..reporting.terminal import epsilon_cell as _g  # noqa: F401  (the old name)
 from ._flags import FORMAT_FLAG, UCI_VOCABULARY_RULES, flag_errors
 
 FORMATS = ("auto", "uci", "jsonl", "csv", "dir", "text", "npz")
 
-
-def make_console(stderr=False):
-    from rich.console import Console
-
-    class _Console(Console):
-        def on_broken_pipe(self) -> None:   # the reader went away (`| head`): exit as every other output does
-            self.quiet = True
-            raise BrokenPipeError
-
-    console = _Console(stderr=stderr, highlight=False)
-    # off a terminal (a file, a pipe) rich would break prose at 80 columns while tables take their natural width
-    # (print_table): lines are left whole there, for the pager or terminal that shows them to wrap
-    console.soft_wrap = not console.is_terminal
-    return console
-
-
-def warn(text: str) -> None:
-    """One warning line on stderr (``warning: ...``), as every warning of the command line and the library's own
-    (``main`` shows those alike): never on stdout, which carries the command's output."""
-    print(f"warning: {' '.join(str(text).split())}", file=sys.stderr)
-
-
-def print_table(console, table) -> None:
-    """Print a rich table. Off a terminal (a file, a pipe) rich assumes 80 columns and would cut cells with '…' or
-    split numbers: there the table gets its natural width (a column's ``max_width`` still wraps long prose)."""
-    if console.is_terminal:
-        console.print(table)
-        return
-    # a table is laid out at its natural width (soft wrapping, which leaves prose lines whole, would not lay it out)
-    from rich.measure import Measurement
-
-    saved = console._width           # None: rich's own width (restored as it was, not pinned to a number)
-    console.width = max(console.width, Measurement.get(console, console.options.update_width(1 << 16), table).maximum)
-    try:
-        console.print(table, soft_wrap=False)
-    finally:
-        console._width = saved
 
 
 def _float_arg(check, what):
@@ -169,171 +138,54 @@ def owner_only_note(source_flag: str, public_flag: str | None = None) -> str:
             + (f"; pass {public_flag} when they are public" if public_flag else "; change its mode to share it") + ")")
 
 
-#: ``stop_words`` where documents are read into a public vocabulary a server published (randomize, submit, fed-client,
-#: a prior corpus): the vocabulary alone says which words count, so that a word it holds, stop word or not, is counted
-#: on every contributor's device as on the server
-PUBLIC_VOCABULARY_DECIDES = "none"
+# copies of dptopic.datasets' constants (importing it loads numpy, which the command line's start-up path must not)
+DEFAULT_MAX_VOCAB = 1000
+PUBLIC_VOCABULARY_DECIDES = "none"   # stop_words where a public vocabulary alone says which words count
 
 
-def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, text_field: str = "text",
-                label_field: str | None = None, max_vocab: int | None = None, min_df=None,
-                vocabulary=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
-                into_model: bool = False, id_field: str | None = None, require_ids: bool = True, tokenizer=None,
-                vocab_flag: str | None = "--vocab", user_cuts: bool = False, user_field: str | None = None,
-                users_by_folder: bool = False, keep_urls: bool | None = None):
-    """Resolve ``--corpus``: ``demo``/``sotu``, ``20newsgroups``, or a path in one of the formats.
+# The readers below are the library's (imported when called: they load numpy), their errors in the command's words.
+def load_corpus(spec, *args, **kw):
+    """:func:`dptopic.datasets.load_corpus` (``--corpus``), with ``format`` errors naming ``--format``."""
+    from ..datasets import load_corpus
 
-    ``max_vocab``/``min_df`` left as None mean 1000 and 1 when a vocabulary is built from text, and "keep as given"
-    for a prepared ``.npz`` or a UCI file, whose vocabulary is pruned only by the cuts given (a UCI file's words that
-    occur in no document are left out). A file's text read with ``drop_empty=False`` and no ``vocabulary`` is words to
-    be mapped onto a vocabulary given later (a server's, as ``submit`` and ``fed-client`` read a contributor's text):
-    then ``max_vocab`` None keeps every word, and a text of one distinct word (or none) is read, not refused.
-    ``max_df`` (None: no upper bound) and ``stop_words`` (None: ``"english"`` for text, none for a prepared
-    corpus) prune likewise; ``lowercase`` (None: True) applies to raw text only.
-    ``vocabulary`` (a public word list) replaces them all: text is tokenised against it and every other
-    format is restricted to it, so no word is chosen from the data. ``drop_empty=False`` keeps documents that
-    preprocessing leaves empty (one row per input document), for files read in a model's vocabulary.
-    ``id_field`` names the JSONL field / CSV column of document ids (``require_ids=False``: used when present).
-    ``tokenizer`` (a saved model's ``tokenizer_``): raw text read into that model warns when another version of the
-    tokeniser made its words, as the model's own ``transform`` of texts does. ``vocab_flag``: the option that names a
-    UCI file's vocabulary (``vocab``), None for a command that has none. ``user_cuts``: ``max_vocab``, ``min_df``,
-    ``max_df`` and ``stop_words`` are the user's flags (``corpus_from_args``), so on a corpus prepared on a public
-    vocabulary, where they would choose words from the data, they are refused (internal readers pass their own).
-    ``user_field``: the JSONL field / CSV column of each document's person (``user_ids``); ``users_by_folder``: a
-    folder of folders, one per person.
-    """
-    from ..corpus import Vocabulary
-    from ..datasets import load_20newsgroups, load_sotu
-
-    cuts_given = dict(max_vocab=max_vocab, min_df=min_df, max_df=max_df)      # None: the format's default
-    if vocabulary is not None:
-        vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
-        max_vocab = min_df = max_df = None  # nothing is chosen from the data
-    given = max_vocab is not None or min_df is not None or max_df is not None or stop_words is not None
-    cap_given = max_vocab is not None       # the default cap is for a vocabulary built from text only
-    cuts = [f for f, v in (("--max-vocab", max_vocab), ("--min-df", min_df), ("--max-df", max_df)) if v is not None]
-    max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
-    min_df = 1 if min_df is None else min_df
-    text_kw = dict(max_df=max_df, **({} if stop_words is None else {"stop_words": stop_words}),
-                   **({} if lowercase is None else {"lowercase": lowercase}))
-    if into_model:  # documents read into a fitted model's words: tokenised only (Corpus.from_texts, "match")
-        if vocabulary is None:
-            raise DPTopicError("internal: into_model needs the model's vocabulary.")
-        text_kw = dict(lowercase="match")
-    if keep_urls:       # --keep-urls: the words of web addresses, e-mail addresses and @handles are counted
-        text_kw["keep_urls"] = True
-    def reading_text():     # raw text into a saved model: as the model's own transform of texts, say when it was
-        if into_model and tokenizer is not None:      # made by another version of the tokeniser
-            from ..corpus.preprocess import warn_if_other_tokenizer
-
-            warn_if_other_tokenizer(tokenizer, stacklevel=3, words=vocabulary.words)
-
-    def fields_apply(kind: str):   # --text-field/--label-field/--id-field name a JSONL field or CSV column
-        given_fields = [flag for flag, v, default in (("--text-field", text_field, "text"), ("--label-field", label_field, None),
-                                                      ("--id-field", id_field if require_ids else None, None),
-                                                      ("--user-field", user_field, None))
-                        if v != default]   # an id field looked for only when present (transform's "id") is no flag
-        if given_fields:
-            raise DPTopicError(f"{'/'.join(given_fields)} name{'s' if len(given_fields) == 1 else ''} a JSONL field or CSV"
-                               f" column, and {kind} has none: drop {'it' if len(given_fields) == 1 else 'them'}, or give a"
-                               " .jsonl/.csv file (or --format jsonl/csv).")
-
-    if spec in (None, "demo", "sotu", "20newsgroups"):
-        fields_apply("the built-in corpus")
-        reading_text()
-    def vocab_applies(kind: str):  # --vocab is a UCI file's word list, easily taken for --vocabulary (a public one)
-        if vocab is not None and vocab_flag is not None:
-            instead = ("" if vocabulary is not None or into_model else
-                       " (a public word list for any format is --vocabulary FILE, where the command takes one)")
-            raise DPTopicError(f"{vocab_flag} names the word list of a UCI bag-of-words file (docword.*.txt), and"
-                               f" {kind} is not one: drop {vocab_flag}{instead}.")
-
-    if spec in (None, "demo", "sotu", "20newsgroups"):
-        vocab_applies("the built-in corpus")
-    keep_rows = {} if drop_empty else {"drop_empty": False}      # one row per input document (transform, export)
-    if spec in (None, "demo", "sotu"):
-        if vocabulary is not None:
-            return load_sotu(vocabulary=vocabulary, min_df=1, **text_kw, **keep_rows)
-        return load_sotu(max_vocab=max_vocab, **({"min_df": min_df} if given else {}), **text_kw, **keep_rows)
-    if spec == "20newsgroups":
-        return load_20newsgroups("train", max_vocab=max_vocab, vocabulary=vocabulary,
-                                 **({"min_df": min_df} if given or vocabulary is not None else {}), **text_kw,
-                                 **keep_rows)
-    if not isinstance(spec, str) or not spec.strip():      # Path("") is the current folder
-        raise DPTopicError("the corpus path is empty: give 'demo', '20newsgroups' or the path of a corpus.")
-    p = Path(spec)
-    if not p.exists():
-        from ..corpus.files import broken_link
-
-        raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give 'demo', '20newsgroups' or an existing path.")
-    from ..corpus.files import not_a_regular_file
-    from ..corpus.readers import auto_format, read_corpus
-
-    odd = None if p.is_dir() else not_a_regular_file(p)
-    if odd is not None:         # /dev/zero, a FIFO: said for what it is, before its name is read for a format
-        raise DPTopicError(f"corpus {spec!r} {odd}: give a corpus file or folder (save the data to a regular file"
-                           " first).")
-
-    with flag_errors(FORMAT_FLAG):
-        fmt = auto_format(p) if fmt == "auto" else fmt
-    if fmt != "uci":
-        vocab_applies(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
-    if fmt not in ("jsonl", "csv"):
-        fields_apply(f"a {'text folder' if fmt == 'dir' else 'file of one document per line' if fmt == 'text' else fmt + ' corpus'}")
-    if fmt not in ("npz", "uci"):           # words already tokenised are read exactly
-        reading_text()
-    if fmt in ("npz", "uci"):
-        if lowercase is not None:
-            raise DPTopicError(f"--lowercase/--no-lowercase apply to raw text, not to a {fmt} corpus, whose words are"
-                               f" already tokenised: drop the flag, or prepare the corpus again from its text.")
-        if keep_urls:
-            raise DPTopicError(f"--keep-urls applies to raw text, not to a {fmt} corpus, whose words are already"
-                               " tokenised: drop the flag, or prepare the corpus again from its text with it.")
-        if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
-            raise DPTopicError(f"--stop-words applies to raw text, and a {fmt} corpus restricted to --vocabulary keeps"
-                               " every word of the list: take the stop words out of the list instead.")
     with flag_errors(FORMAT_FLAG, UCI_VOCABULARY_RULES):
-        c = read_corpus(p, fmt, vocab=vocab, text_field=text_field, label_field=label_field, id_field=id_field,
-                        require_ids=require_ids, vocabulary=vocabulary, **cuts_given,
-                        stop_words=None if into_model else stop_words,
-                        lowercase="match" if into_model else lowercase, drop_empty=drop_empty,
-                        keep_supplied_vocabulary=user_cuts, vocab_flag=vocab_flag, user_field=user_field,
-                        users_by_folder=users_by_folder, **({"keep_urls": True} if keep_urls else {}))
-    if user_cuts and fmt == "npz" and vocabulary is None and c.metadata.get("vocabulary_source") == "supplied":
-        if stop_words not in (None, PUBLIC_VOCABULARY_DECIDES):
-            cuts = cuts + ["--stop-words"]    # a prune, which also chooses words by the data (drops unseen ones)
-        if cuts:
-            raise DPTopicError(f"{spec!r} was prepared on a public vocabulary (--vocabulary), and {' / '.join(cuts)}"
-                               " would prune it by the data (a prune keeps only words the documents hold), which the"
-                               " guarantee does not cover: drop"
-                               f" {'it' if len(cuts) == 1 else 'them'}, or prepare the corpus again with a smaller"
-                               " word list (without the stop words).")
-    return c
+        return load_corpus(spec, *args, **kw)
+
+
+def read_into_model(model, spec, *args, **kw):
+    """:func:`dptopic.datasets.read_into_model`: documents read into a saved model's vocabulary."""
+    from ..datasets import read_into_model
+
+    with flag_errors(FORMAT_FLAG, UCI_VOCABULARY_RULES):
+        return read_into_model(model, spec, *args, **kw)
+
+
+def experiment_corpora(name, max_vocab=1000, max_docs=None):
+    """:func:`dptopic.datasets.experiment_corpora`: an experiment's ``(train, test)``."""
+    from ..datasets import experiment_corpora
+
+    return experiment_corpora(name, max_vocab, max_docs)
+
+
+def read_vocabulary(path):
+    """:func:`dptopic.corpus.wordlist.read_vocabulary`: ``--vocabulary FILE`` or ``wordfreq:LANG[:SIZE]``."""
+    from ..corpus.wordlist import read_vocabulary
+
+    return read_vocabulary(path)
 
 
 def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
-    """One line for stderr saying which format ``--format auto`` read the path ``spec`` in and which field held the
-    text (None for a built-in corpus, a shard folder or a format given): the choice is never silent."""
-    if fmt != "auto" or spec in (None, "demo", "sotu", "20newsgroups"):
-        return None
-    from ..corpus.readers import FORMAT_NAMES, auto_format, file_suffix, is_tab_separated
+    """:func:`dptopic.corpus.readers.reading_note`: which format ``--format auto`` read a file in."""
+    from ..corpus.readers import reading_note
 
-    p = Path(spec)
-    chosen = auto_format(p)
-    by = ("it is a folder" if chosen == "dir" else "by its name, docword.*" if chosen == "uci" else
-          f"by its extension {file_suffix(p)!r}")
-    if chosen == "csv" and is_tab_separated(p):
-        from ..corpus.files import tab_header_rows
+    return reading_note(spec, fmt, text_field)
 
-        rows = tab_header_rows(p)
-        what = ("tab-separated values with Orange's header rows (names, types, flags)" if rows > 1 else
-                "tab-separated values with one header row")
-    else:
-        what = "CSV with one header row" if chosen == "csv" else FORMAT_NAMES[chosen]
-    field = ({"jsonl": f", the text from field {text_field!r}", "csv": f", the text from column {text_field!r}"}
-             .get(chosen, ""))
-    return (f"read {str(spec)!r} as {what}{field} (--format auto, {by};"
-            f" {'--format and --text-field choose' if field else '--format chooses'} otherwise)")
+
+def vocabulary_cut_note(corpus) -> str | None:
+    """:func:`dptopic.corpus.corpus.vocabulary_cut_note`: what the default ``--max-vocab`` left out."""
+    from ..corpus.corpus import vocabulary_cut_note
+
+    return vocabulary_cut_note(corpus)
 
 
 def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:
@@ -354,36 +206,6 @@ def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -
 
         print(f"note: {note}", file=sys.stderr)
 
-
-def without_copies_said(test, train, console, private: bool):
-    """The held-out documents that repeat no training document (``dptopic.corpus.without_copies``), saying how many
-    were left out. ``private``: the count said is an exact statistic of the private corpus, labelled as the corpus
-    line labels its sizes."""
-    from ..corpus import without_copies
-
-    kept, n_left_out = without_copies(test, train)
-    if n_left_out:
-        console.print(f"held-out: {n_left_out} of the {test.n_docs} held-out documents repeat a training"
-                      " document and are left out of the evaluation"
-                      + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
-                         " saved)[/]" if private else ""))
-    return kept
-
-
-def read_into_model(model, spec, fmt: str = "auto", vocab=None, text_field: str = "text", *, flag: str,
-                    keep_empty: bool, **kw):
-    """Documents read into a saved model's vocabulary, by one rule for ``transform``, ``export`` and ``report
-    --reference``: when none of them has a word of the vocabulary they are refused in one line (nothing could be
-    inferred or scored from them: most often another language, corpus or text field); otherwise a document without one
-    is kept as a row (``keep_empty``: transform and export, whose rows follow the input; its row is the prior mean) or
-    left out (figures read from the documents). ``flag``: the option that named ``spec``, for the refusal."""
-    from ..corpus.corpus import no_word_of_vocabulary
-
-    docs = load_corpus(spec, fmt, vocab, text_field, None, vocabulary=model.vocabulary_, drop_empty=False,
-                       into_model=True, tokenizer=getattr(model, "tokenizer_", None), **kw)
-    if docs.n_docs and not docs.n_tokens:
-        raise DPTopicError(no_word_of_vocabulary(docs.n_docs, docs.vocabulary, f"{flag} {spec!r}", "the model's"))
-    return docs if keep_empty else docs.drop_empty()
 
 
 def add_corpus_args(p, required=False, preprocessing=True):
@@ -473,17 +295,6 @@ def corpus_from_args(a):
     return corpus
 
 
-def vocabulary_cut_note(corpus) -> str | None:
-    """One line saying how many words and what share of the tokens the default ``--max-vocab`` kept, when it left
-    words out of a vocabulary built from text; None when it left none out."""
-    cut = getattr(corpus, "_vocabulary_cut", None)
-    if not cut:
-        return None
-    share = corpus.n_tokens / cut["tokens_read"] if cut["tokens_read"] else 1.0
-    return (f"note: --max-vocab {cut['max_vocab']} (the default) kept the {cut['max_vocab']} most frequent of"
-            f" {cut['words']} words, {share:.0%} of the {cut['tokens_read']} tokens read; --max-vocab N keeps more"
-            f" (--max-vocab all keeps them all).")
-
 
 class ExitStatus(int):
     """What a command function returns to end with a status of its own (``privacy verify``'s 3); any other return
@@ -507,73 +318,6 @@ def flush_notes(show: bool = True) -> None:
         print(line, file=sys.stderr)
 
 
-SPLIT_NAMES = {"position": "held out by position, as the word-level trainers split",
-               "stable": "held out by each document's words, as the other trainers split",
-               "person": "held out by person: all of a person's documents on one side, by a keyed hash of their id"}
-
-
-def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False,
-                split: str | None = None) -> str:
-    """The corpus summary printed before training (``test`` None: no held-out part); for a private trainer its exact
-    sizes are labelled as what
-    they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
-    statistics of the private corpus that the guarantee does not cover (printed, saved only with the metrics that
-    ``--save-metrics`` asks for: ``saved``)."""
-    line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
-            f" ({corpus.n_empty_dropped} empty documents dropped); "
-            + (f"train {train.n_docs} / test {test.n_docs}" + (f" ({SPLIT_NAMES[split]}: compare held-out figures"
-                                                                 " only between runs split alike)" if split else "")
-               if test is not None else
-               f"train on all {train.n_docs} (--test-size 0: no held-out part, so no held-out evaluation; run"
-               " 'dptopic evaluate' on documents kept aside)"))
-    if private and word_level:
-        line += " [yellow](sizes are public under word-level DP: a word replacement changes neither)[/]"
-    elif private:
-        line += (" [yellow](exact sizes of the private corpus: outside the guarantee; "
-                 + ("its document counts are saved with the metrics, as --save-metrics asks)[/]" if saved else "shown here, not saved)[/]"))
-    return line
-
-
-SUPPORT_SOURCE = "decided from the release alone: post-processing, inside the guarantee, no budget spent"
-"""What the support flags are, wherever they are printed (they are no figure read from the private data)."""
-
-MORE_SUPPORT = ("more documents, a larger epsilon, public documents of the domain (a public word list, or public"
-                " topics to start from), or fewer topics")
-"""What would let more topics stand above the noise, as every output says it."""
-
-
-def topic_support(model):
-    """``(supported, background)`` of a model, one bool per topic each: ``supported`` is None for a model that
-    carries no ``supported_topics_`` (non-private LDA, the word-level trainers, a folder saved before the flags were
-    kept): not assessed, and then nothing is hidden. ``background`` comes from ``background_topics_`` or, without it,
-    from ``background_topic_ids()``."""
-    import numpy as np
-
-    K = int(np.asarray(model.components_).shape[0])
-    s = getattr(model, "supported_topics_", None)
-    supported = None
-    if s is not None and np.asarray(s).shape == (K,):
-        supported = [bool(x) for x in np.asarray(s, dtype=bool)]
-    b = getattr(model, "background_topics_", None)
-    if b is not None and np.asarray(b).shape == (K,):
-        background = [bool(x) for x in np.asarray(b, dtype=bool)]
-    else:
-        ids = set(model.background_topic_ids()) if hasattr(model, "background_topic_ids") else set()
-        background = [k in ids for k in range(K)]
-    return supported, background
-
-
-def support_summary(supported) -> str:
-    """"K of N topics stand above the noise of the release (...)"."""
-    from ..reporting.html import standing_text
-
-    k, n = sum(bool(s) for s in supported), len(supported)
-    text = standing_text(k, n)
-    if text.startswith("Only "):        # the terminal's line counts, the page's banner stresses
-        text = text[len("Only "):]
-    return f"{text} above the noise of the release ({SUPPORT_SOURCE})"
-
-
 def refuse_show_unsupported(model, spec) -> None:
     """``--show-unsupported`` on a model that carries no support assessment: refused in one line."""
     if topic_support(model)[0] is None:
@@ -584,265 +328,8 @@ def refuse_show_unsupported(model, spec) -> None:
                            " docdp-cooc and svi, make one), so every topic is shown already: drop --show-unsupported.")
 
 
-def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=False,
-                 hint="--show-unsupported shows their words"):
-    """The top words of each topic as a table. For a model with ``supported_topics_``: the line "K of N topics
-    stand above the noise", and the topics below it listed apart, their words hidden unless ``show_unsupported``
-    (``hint`` says how to show them)."""
-    console = console or make_console()
-    from rich.table import Table
-
-    from ..evaluation.topic_quality import ranking_text, word_ranking
-
-    supported, background = topic_support(model)
-    # the order the words are shown in is said with them (DocDPCooccurrence ranks by relevance)
-    t = Table(title=f"Top {n} words per topic of {type(model).__name__}, {ranking_text(word_ranking(model))}",
-              show_lines=False)
-    t.add_column("topic", justify="right")
-    t.add_column("words")
-    hidden = []
-    for k, words in enumerate(model.topic_words(n)):
-        if max_topics is not None and k >= max_topics:
-            break
-        below = supported is not None and not supported[k]
-        if below and not show_unsupported:
-            hidden.append(k)
-            continue
-        label = str(k) + (" (background)" if background[k] else "") + (" (below the noise)" if below else "")
-        t.add_row(label, " ".join(words))
-    if t.row_count:
-        print_table(console, t)
-    if supported is None:
-        return
-    console.print(support_summary(supported))
-    below = [k for k in range(len(supported)) if not supported[k]]
-    if below:
-        names = ", ".join(f"{k} (background)" if background[k] else str(k) for k in below)
-        console.print(f"[yellow]below the noise[/]: topic{'' if len(below) == 1 else 's'} {names}"
-                      + (f": words hidden ({hint})" if hidden else ": their words are mostly noise")
-                      + f"; more topics would stand out with {MORE_SUPPORT}")
-
-
-def print_privacy(report: dict, console=None):
-    console = console or make_console()
-    from rich.table import Table
-
-    if not isinstance(report, dict):
-        report = {}
-    t = Table(title="Privacy report", show_header=False)
-    t.add_column("field", style="bold")
-    t.add_column("value", max_width=100, overflow="fold")     # prose wraps, even in a file
-    if not report.get("private"):
-        t.add_row("private", "NO")
-        for key in ("mode", "reason"):
-            if key in report:
-                t.add_row(key, str(report[key]))
-        if "claimed_by_paper" in report:
-            claim = report["claimed_by_paper"]
-            t.add_row("paper's claim (not proven)",
-                      f"eps = {_g(claim.get('epsilon'))}" if isinstance(claim, dict) else _g(claim))
-        if "epsilon_nominal" in report:
-            t.add_row("eps, paper's nominal count-release claim", _g(report["epsilon_nominal"]))
-        part = report.get("count_release_epsilon")
-        if part:
-            if isinstance(part, dict):
-                t.add_row("partial figure: count releases only (NOT the model)",
-                          f"eps basic {_g(part.get('epsilon_basic'))}, tight PLD {_g(part.get('epsilon_pld'))},"
-                          f" RDP {_g(part.get('epsilon_rdp'))} (delta={_fmt_delta(part.get('delta'))},"
-                          f" {part.get('unit')}-level)")
-            else:
-                t.add_row("partial figure: count releases only (NOT the model)", str(part))
-        _dataset_row(t, report)
-        _report_tail(t, report, ("scope", "vocabulary", "replayed_iterations"), console)
-        return
-    from ..reporting import privacy_card
-
-    headline = privacy_card(report, check=False)   # the card's rule: the trainer's own reasons first, then the vocabulary
-    partial = (headline.get("guarantee_note") or ("partial: see scope" if headline["guarantee"] == "partial" else "")
-               if headline["guarantee"] == "partial" else "")
-    from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
-
-    if claims_no_guarantee(report):    # noise was added, but its events add up to no guarantee: the card says none too
-        t.add_row("private", "noise added, but no guarantee (see GUARANTEE below)")
-    else:
-        t.add_row("private", "yes" + (f" ({partial})" if partial else ""))
-    t.add_row("privacy unit", str(report.get("unit")))
-    if report.get("user_bound"):    # a guarantee per person: how each person's contribution was bounded
-        t.add_row("each person's contribution", str(report["user_bound"]))
-    if headline.get("user_field"):  # which field of the input named the person
-        t.add_row("person field", str(headline["user_field"]))
-    if isinstance(report.get("public_input"), dict):    # fit(public_corpus=) / --public-corpus: read in the clear
-        t.add_row("public input", str(report["public_input"].get("summary")))
-    # the card's relation: a local report composing a contributor's reports names the contributor's, as its epsilon
-    t.add_row("neighbouring relation", str(headline.get("neighbouring_relation") or report.get("neighbouring_relation")))
-    t.add_row("theorem", str(report.get("theorem")))
-    delta = report.get("delta")
-
-    if claims_no_guarantee(report):
-        t.add_row("[bold]GUARANTEE[/]", f"[bold red]NONE[/] ({report['epsilon_method'][len(NO_GUARANTEE):]}); the rows"
-                                        " below are what the events give, not a guarantee")
-    else:
-        eps = _report_number(report, "epsilon")
-        from ..accounting.card import PURE_METHOD
-
-        method = str(headline.get("epsilon_is") or report.get("epsilon_method", "as reported"))
-        if headline.get("delta") == 0.0:    # the card's rule: a pure headline holds with delta = 0, and says so
-            head = f"epsilon = {_g(eps)}, {PURE_METHOD}"
-            method = method.replace(f"; {PURE_METHOD}", "").replace(PURE_METHOD, "") or "as reported"
-        else:
-            head = f"epsilon = {_g(eps)} at delta = {_fmt_delta(delta)}"
-        t.add_row("[bold]GUARANTEE[/]", f"[bold]{head}[/] ({method}); the rows below are cross-checks")
-        card = headline                     # the card built above
-        if card.get("pure_note"):           # the same events as pure DP at almost the same epsilon
-            t.add_row("pure DP", str(card["pure_note"]))
-        note = card.get("strength_note")      # the card's rule: above epsilon 16, weak
-        if note:
-            t.add_row("[bold yellow]strength[/]", str(note))
-    per = report.get("per_document")
-    if per:
-        if isinstance(per, dict):
-            ex = per.get("examples")
-            t.add_row("per document (word-level)", f"{per.get('rule')}: " + ", ".join(
-                f"L={L}: {_g(e)}" for L, e in (ex.items() if isinstance(ex, dict) else ())))
-        else:
-            t.add_row("per document (word-level)", str(per))
-    if headline.get("fed_composition"):
-        t.add_row("per-user epsilon (FedLDA)", str(headline["fed_composition"]))
-    figures = headline.get("figures") if isinstance(headline.get("figures"), dict) else {}
-    for key, name in (("epsilon_word_contributor", "eps per contributor, word level"),
-                      ("epsilon_word", "eps per report, word level"), ("epsilon_doc", "eps per report, document level")):
-        if isinstance(figures.get(key), dict):     # local DP: the word- and report-level figures beside the headline
-            t.add_row(name, f"{_g(figures[key]['epsilon'])} (delta=0): {str(figures[key]['what']).split(': ', 1)[-1]}")
-    if "epsilon_per_entry" in report:
-        t.add_row("epsilon per entry", _g(report["epsilon_per_entry"]))
-    elif "epsilon_nominal" in report:
-        t.add_row("cross-check: paper's nominal claim", _g(report["epsilon_nominal"]))
-    if "epsilon_paper" in report:
-        fresh = (report.get("parameters") or {}).get("final_release") == "fresh"
-        t.add_row("cross-check: paper (T(eps_L+eps_I)" + (" + eps_L, the final release)" if fresh else ")"),
-                  _g(report["epsilon_paper"]))
-    if "epsilon_basic" in report:
-        t.add_row(f"cross-check: basic composition (delta={_fmt_delta(report.get('delta_basic', 0))})",
-                  _g(report["epsilon_basic"]))
-    added = isinstance(report.get("vocabulary_selection"), dict) and isinstance(report.get("topic_model"), dict)
-    for key, name in (("epsilon_pld", "eps_V + topic model's PLD (Thm 4.1)" if added else "tight PLD"),
-                      ("epsilon_pld_tight", "tight PLD over every event"),
-                      ("epsilon_rdp", "eps_V + topic model's RDP (Thm 4.1)" if added else "RDP")):
-        if key in report:
-            t.add_row(f"cross-check: {name} (delta={_fmt_delta(delta)})", _g(report[key]))
-    for key, name in (("group_privacy", "group privacy"), ("replacement", "one person replaced")):
-        if isinstance(headline.get(key), dict) and headline[key].get("note"):    # computed from the events
-            t.add_row(name, str(headline[key]["note"]))
-    t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")
-    _dataset_row(t, report)
-    _report_tail(t, report, ("parameters", "scope", "note", "report_words_note", "vocabulary", "randomness",
-                                "replayed_iterations"), console)
-
-
-def _g(x) -> str:
-    """An epsilon of a report for display: a number rounded UP at 4 significant digits (never shown below the one
-    computed, as the privacy card does), anything else (an edited model.json) as it is."""
-    from ..accounting.card import epsilon_text
-
-    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
-        return str(x)
-    try:
-        return epsilon_text(float(x))
-    except (TypeError, ValueError, OverflowError):
-        return str(x)
-
-
-def _fmt_delta(d) -> str:
-    try:
-        return f"{float(d):g}"
-    except (TypeError, ValueError, OverflowError):
-        return "0"
-
-
-def _report_number(report: dict, key: str) -> float:
-    """A number a private report must carry; a report missing it (an edited or truncated model.json) is refused
-    in one line rather than half-printed."""
-    try:
-        return float(report[key])
-    except (KeyError, TypeError, ValueError, OverflowError):
-        raise DPTopicError(f"the privacy report says private but has no valid {key!r}: the model file was edited or"
-                           f" is damaged; re-train or re-save the model.") from None
-
-
-def _dataset_row(t, report) -> None:
-    """The dataset ledger's line: this dataset's total over every release so far (docs/budget.md)."""
-    led = report.get("dataset_ledger")
-    if isinstance(led, dict) and led.get("line"):
-        t.add_row("[bold]dataset[/]", f"{led.get('dataset')}: {led['line']}")
-
-
-def _report_tail(t, report, keys, console):
-    """The descriptive rows, the table, then the seed warning (if any) in plain sight."""
-    warnings = report.get("warnings") or []
-    for w in (warnings if isinstance(warnings, (list, tuple)) else [warnings]):
-        t.add_row("warning", str(w))
-    for key in keys:
-        if key in report:
-            v = report[key]
-            t.add_row(key, ", ".join(f"{k}={x:.4g}" if isinstance(x, float) else f"{k}={x}" for k, x in v.items())
-                      if isinstance(v, dict) else str(v))
-    if report.get("noise_reproducible"):
-        t.add_row("noise reproducible", "YES: an explicit seed was given")
-    print_table(console, t)
-    if report.get("noise_reproducible"):
-        warn(report.get('warning', 'the noise is reproducible from the seed.'))
-
-
-def read_vocabulary(path):
-    """A public vocabulary file (``--vocabulary``): one word per line, blank lines and surrounding spaces ignored; or
-    ``wordfreq:LANG[:SIZE]``, a general word list of that language (:mod:`dptopic.corpus.wordlist`)."""
-    from ..corpus import Vocabulary
-    from ..corpus.wordlist import general_word_list, parse_spec
-
-    spec = parse_spec(str(path))
-    if spec is not None:
-        return Vocabulary(general_word_list(*spec))
-    p = Path(path)
-    if p.is_dir():
-        raise DPTopicError(f"--vocabulary {str(path)!r} is a folder: give the vocabulary file itself, a text file with"
-                           " one word per line.")
-    if not p.is_file():
-        from ..corpus.files import broken_link, not_a_regular_file
-
-        odd = not_a_regular_file(p)
-        if odd is not None:     # /dev/zero, a FIFO: named for what it is, not as missing
-            raise DPTopicError(f"--vocabulary {str(path)!r} {odd}: give a regular text file with one word per line.")
-        raise DPTopicError(f"vocabulary file {str(path)!r} not found{broken_link(p)}: give a text file with one word"
-                           " per line.")
-    from ..corpus.files import read_text_file   # strict UTF-8: a Latin-1 'café' must not become another word
-
-    words = [ln.strip() for ln in read_text_file(p, "a text file with one word per line").splitlines() if ln.strip()]
-    if len(words) < 2:
-        raise DPTopicError(f"vocabulary file {str(path)!r} has {len(words)} word(s): a vocabulary needs at least 2, one per line.")
-    long = [w for w in words if len(w.split()) > 3]
-    if len(long) * 2 > len(words):        # an n-gram vocabulary has a few spaces per line, not sentences
-        eg = long[0] if len(long[0]) <= 60 else long[0][:57] + "..."
-        raise DPTopicError(f"vocabulary file {str(path)!r} holds text, not words ({len(long)} of its {len(words)} lines"
-                           f" have more than three words, e.g. {eg!r}): a vocabulary is one word per line; a corpus"
-                           " goes to --corpus.")
-    return Vocabulary(words)
-
 
 # ------------------------------------------------------------- experiments (shared by every experiment command)
-def experiment_corpora(name, max_vocab=1000, max_docs=None):
-    """``(train, test)`` for ``demo`` (a fixed 80/20 split) or ``20newsgroups`` (its own split)."""
-    from ..datasets import load_20newsgroups
-
-    if name == "20newsgroups":
-        train = load_20newsgroups("train", max_vocab=max_vocab)
-        test = load_20newsgroups("test", vocabulary=train.vocabulary)
-    else:
-        train, test = load_corpus(name, max_vocab=max_vocab).train_test_split(0.2, seed=0)
-    if max_docs and train.n_docs > max_docs:
-        train = train.subset(range(max_docs))
-    return train, test
-
-
 def add_common_experiment_args(p, topics=50, iterations=100, seeds=3, out="runs/experiment"):
     p.add_argument("--corpus", default="demo", choices=("demo", "20newsgroups"))
     p.add_argument("--topics", type=positive_int, default=topics)
@@ -866,18 +353,4 @@ def experiment_seed(a, console) -> int:
         a.seed = secrets.randbelow(2**31)
         console.print(f"seed {a.seed} (pass --seed {a.seed} to repeat this run)")
     return a.seed
-
-
-def print_verdict(console, s, out, files):
-    checks = s["paper_shape_checks"]
-    untested = sum(v is None for v in checks.values())
-    if checks and untested == len(checks):   # nothing tested: no verdict either way
-        console.print(f"This run tests none of the paper's qualitative claims (give grids of two values or more):"
-                      f" {checks}")
-    else:
-        verdict = "has" if s["has_paper_shape"] else "does NOT have"
-        note = f" ({untested} claim(s) not tested by this run)" if untested else ""
-        console.print(f"The result {verdict} the paper's qualitative shape{note}: {checks}")
-    console.print("written: " + ", ".join(str(Path(out) / f) for f in files))
-
 

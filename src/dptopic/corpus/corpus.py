@@ -1092,3 +1092,15 @@ def as_corpus(data, vocabulary=None, uncut: bool = False) -> Corpus:
                                       and all(isinstance(r, (list, tuple, np.ndarray)) for r in data)):
         return Corpus.from_bow(data, vocabulary=vocabulary)      # an array-like or nested lists of counts
     raise DPTopicError(f"cannot use a {type(data).__name__} as a corpus: pass a dptopic Corpus, a document-term matrix, a list of strings (one per document) or a list of lists of words.")
+
+
+def vocabulary_cut_note(corpus) -> str | None:
+    """One line saying how many words and what share of the tokens the default ``--max-vocab`` kept, when it left
+    words out of a vocabulary built from text; None when it left none out."""
+    cut = getattr(corpus, "_vocabulary_cut", None)
+    if not cut:
+        return None
+    share = corpus.n_tokens / cut["tokens_read"] if cut["tokens_read"] else 1.0
+    return (f"note: --max-vocab {cut['max_vocab']} (the default) kept the {cut['max_vocab']} most frequent of"
+            f" {cut['words']} words, {share:.0%} of the {cut['tokens_read']} tokens read; --max-vocab N keeps more"
+            f" (--max-vocab all keeps them all).")

@@ -18,7 +18,7 @@ from .._io import load_json, pairs_noting_repeats
 from ..errors import DPTopicError
 from .corpus import (USER_FIELD, Corpus, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,
                      invisible_character)
-from .files import (_column_list, _nul_error, _open_text, _other_delimiter, _other_delimiter_char, _read_csv,
+from .files import (tab_header_rows, _column_list, _nul_error, _open_text, _other_delimiter, _other_delimiter_char, _read_csv,
                     orange_header_rows, read_lines, read_text_file)
 
 
@@ -674,3 +674,24 @@ def _record_user(value, present: bool, where: str, name: str, kind: str) -> str:
                            f" ({hidden}): two ids that look alike would name two people; remove such characters from"
                            " the user ids.")
     return value
+
+
+def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
+    """One line for stderr saying which format ``--format auto`` read the path ``spec`` in and which field held the
+    text (None for a built-in corpus, a shard folder or a format given): the choice is never silent."""
+    if fmt != "auto" or spec in (None, "demo", "sotu", "20newsgroups"):
+        return None
+    p = Path(spec)
+    chosen = auto_format(p)
+    by = ("it is a folder" if chosen == "dir" else "by its name, docword.*" if chosen == "uci" else
+          f"by its extension {file_suffix(p)!r}")
+    if chosen == "csv" and is_tab_separated(p):
+        rows = tab_header_rows(p)
+        what = ("tab-separated values with Orange's header rows (names, types, flags)" if rows > 1 else
+                "tab-separated values with one header row")
+    else:
+        what = "CSV with one header row" if chosen == "csv" else FORMAT_NAMES[chosen]
+    field = ({"jsonl": f", the text from field {text_field!r}", "csv": f", the text from column {text_field!r}"}
+             .get(chosen, ""))
+    return (f"read {str(spec)!r} as {what}{field} (--format auto, {by};"
+            f" {'--format and --text-field choose' if field else '--format chooses'} otherwise)")

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import warnings
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 from ..errors import DPTopicError
+from .files import broken_link, not_a_regular_file, read_text_file
+from .vocabulary import Vocabulary
 
 SPEC_PREFIX = "wordfreq:"
 """``--vocabulary wordfreq:LANG[:SIZE]`` names this list on the command line (e.g. ``wordfreq:en:50000``)."""
@@ -110,3 +112,32 @@ def record_word_list(model, spec, words) -> None:
     if spec is None or not isinstance(getattr(model, "privacy_", None), dict):
         return
     model.privacy_["vocabulary_list"] = word_list_record(spec, getattr(words, "words", words))
+
+
+def read_vocabulary(path):
+    """A public vocabulary file (``--vocabulary``): one word per line, blank lines and surrounding spaces ignored; or
+    ``wordfreq:LANG[:SIZE]``, a general word list of that language (:mod:`dptopic.corpus.wordlist`)."""
+    spec = parse_spec(str(path))
+    if spec is not None:
+        return Vocabulary(general_word_list(*spec))
+    p = Path(path)
+    if p.is_dir():
+        raise DPTopicError(f"--vocabulary {str(path)!r} is a folder: give the vocabulary file itself, a text file with"
+                           " one word per line.")
+    if not p.is_file():
+        odd = not_a_regular_file(p)
+        if odd is not None:     # /dev/zero, a FIFO: named for what it is, not as missing
+            raise DPTopicError(f"--vocabulary {str(path)!r} {odd}: give a regular text file with one word per line.")
+        raise DPTopicError(f"vocabulary file {str(path)!r} not found{broken_link(p)}: give a text file with one word"
+                           " per line.")
+    # strict UTF-8: a Latin-1 'café' must not become another word
+    words = [ln.strip() for ln in read_text_file(p, "a text file with one word per line").splitlines() if ln.strip()]
+    if len(words) < 2:
+        raise DPTopicError(f"vocabulary file {str(path)!r} has {len(words)} word(s): a vocabulary needs at least 2, one per line.")
+    long = [w for w in words if len(w.split()) > 3]
+    if len(long) * 2 > len(words):        # an n-gram vocabulary has a few spaces per line, not sentences
+        eg = long[0] if len(long[0]) <= 60 else long[0][:57] + "..."
+        raise DPTopicError(f"vocabulary file {str(path)!r} holds text, not words ({len(long)} of its {len(words)} lines"
+                           f" have more than three words, e.g. {eg!r}): a vocabulary is one word per line; a corpus"
+                           " goes to --corpus.")
+    return Vocabulary(words)

@@ -1,0 +1,357 @@
+"""The privacy card, the topics and a training run's corpus summary as terminal text (what ``dptopic train``,
+``topics``, ``demo`` and ``refit`` print), for any front door that writes to a terminal or a pipe.
+
+rich and the library modules a function reads (the card's rules, the topics' ranking, numpy) are imported inside the
+functions, not at the top: the command line imports this module on its start-up path, and a command that prints no
+table (``--help``, an error) should not pay for those imports.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import DPTopicError
+
+def make_console(stderr=False):
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:   # the reader went away (`| head`): exit as every other output does
+            self.quiet = True
+            raise BrokenPipeError
+
+    console = _Console(stderr=stderr, highlight=False)
+    # off a terminal (a file, a pipe) rich would break prose at 80 columns while tables take their natural width
+    # (print_table): lines are left whole there, for the pager or terminal that shows them to wrap
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
+def warn(text: str) -> None:
+    """One warning line on stderr (``warning: ...``), as every warning of the command line and the library's own
+    (``main`` shows those alike): never on stdout, which carries the command's output."""
+    print(f"warning: {' '.join(str(text).split())}", file=sys.stderr)
+
+
+def print_table(console, table) -> None:
+    """Print a rich table. Off a terminal (a file, a pipe) rich assumes 80 columns and would cut cells with '…' or
+    split numbers: there the table gets its natural width (a column's ``max_width`` still wraps long prose)."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    # a table is laid out at its natural width (soft wrapping, which leaves prose lines whole, would not lay it out):
+    # rendered at that width, then printed as it is, uncropped (the console's own width is left as it was)
+    from rich.measure import Measurement
+    from rich.segment import Segments
+
+    width = max(console.width, Measurement.get(console, console.options.update_width(1 << 16), table).maximum)
+    console.print(Segments(console.render(table, console.options.update_width(width))), crop=False, soft_wrap=True)
+
+
+SPLIT_NAMES = {"position": "held out by position, as the word-level trainers split",
+               "stable": "held out by each document's words, as the other trainers split",
+               "person": "held out by person: all of a person's documents on one side, by a keyed hash of their id"}
+
+
+def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False,
+                split: str | None = None) -> str:
+    """The corpus summary printed before training (``test`` None: no held-out part); for a private trainer its exact
+    sizes are labelled as what
+    they are: under word-level DP alone public (a replacement changes neither; model.json keeps them), otherwise
+    statistics of the private corpus that the guarantee does not cover (printed, saved only with the metrics that
+    ``--save-metrics`` asks for: ``saved``)."""
+    line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
+            f" ({corpus.n_empty_dropped} empty documents dropped); "
+            + (f"train {train.n_docs} / test {test.n_docs}" + (f" ({SPLIT_NAMES[split]}: compare held-out figures"
+                                                                 " only between runs split alike)" if split else "")
+               if test is not None else
+               f"train on all {train.n_docs} (--test-size 0: no held-out part, so no held-out evaluation; run"
+               " 'dptopic evaluate' on documents kept aside)"))
+    if private and word_level:
+        line += " [yellow](sizes are public under word-level DP: a word replacement changes neither)[/]"
+    elif private:
+        line += (" [yellow](exact sizes of the private corpus: outside the guarantee; "
+                 + ("its document counts are saved with the metrics, as --save-metrics asks)[/]" if saved else "shown here, not saved)[/]"))
+    return line
+
+
+def without_copies_said(test, train, console, private: bool):
+    """The held-out documents that repeat no training document (``dptopic.corpus.without_copies``), saying how many
+    were left out. ``private``: the count said is an exact statistic of the private corpus, labelled as the corpus
+    line labels its sizes."""
+    from ..corpus import without_copies
+
+    kept, n_left_out = without_copies(test, train)
+    if n_left_out:
+        console.print(f"held-out: {n_left_out} of the {test.n_docs} held-out documents repeat a training"
+                      " document and are left out of the evaluation"
+                      + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
+                         " saved)[/]" if private else ""))
+    return kept
+
+
+SUPPORT_SOURCE = "decided from the release alone: post-processing, inside the guarantee, no budget spent"
+"""What the support flags are, wherever they are printed (they are no figure read from the private data)."""
+
+MORE_SUPPORT = ("more documents, a larger epsilon, public documents of the domain (a public word list, or public"
+                " topics to start from), or fewer topics")
+"""What would let more topics stand above the noise, as every output says it."""
+
+
+def topic_support(model):
+    """``(supported, background)`` of a model, one bool per topic each: ``supported`` is None for a model that
+    carries no ``supported_topics_`` (non-private LDA, the word-level trainers, a folder saved before the flags were
+    kept): not assessed, and then nothing is hidden. ``background`` comes from ``background_topics_`` or, without it,
+    from ``background_topic_ids()``."""
+    import numpy as np
+
+    K = int(np.asarray(model.components_).shape[0])
+    s = getattr(model, "supported_topics_", None)
+    supported = None
+    if s is not None and np.asarray(s).shape == (K,):
+        supported = [bool(x) for x in np.asarray(s, dtype=bool)]
+    b = getattr(model, "background_topics_", None)
+    if b is not None and np.asarray(b).shape == (K,):
+        background = [bool(x) for x in np.asarray(b, dtype=bool)]
+    else:
+        ids = set(model.background_topic_ids()) if hasattr(model, "background_topic_ids") else set()
+        background = [k in ids for k in range(K)]
+    return supported, background
+
+
+def support_summary(supported) -> str:
+    """"K of N topics stand above the noise of the release (...)"."""
+    from .html import standing_text
+
+    k, n = sum(bool(s) for s in supported), len(supported)
+    text = standing_text(k, n)
+    if text.startswith("Only "):        # the terminal's line counts, the page's banner stresses
+        text = text[len("Only "):]
+    return f"{text} above the noise of the release ({SUPPORT_SOURCE})"
+
+
+
+
+def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=False,
+                 hint="--show-unsupported shows their words"):
+    """The top words of each topic as a table. For a model with ``supported_topics_``: the line "K of N topics
+    stand above the noise", and the topics below it listed apart, their words hidden unless ``show_unsupported``
+    (``hint`` says how to show them)."""
+    console = console or make_console()
+    from rich.table import Table
+
+    from ..evaluation.topic_quality import ranking_text, word_ranking
+
+    supported, background = topic_support(model)
+    # the order the words are shown in is said with them (DocDPCooccurrence ranks by relevance)
+    t = Table(title=f"Top {n} words per topic of {type(model).__name__}, {ranking_text(word_ranking(model))}",
+              show_lines=False)
+    t.add_column("topic", justify="right")
+    t.add_column("words")
+    hidden = []
+    for k, words in enumerate(model.topic_words(n)):
+        if max_topics is not None and k >= max_topics:
+            break
+        below = supported is not None and not supported[k]
+        if below and not show_unsupported:
+            hidden.append(k)
+            continue
+        label = str(k) + (" (background)" if background[k] else "") + (" (below the noise)" if below else "")
+        t.add_row(label, " ".join(words))
+    if t.row_count:
+        print_table(console, t)
+    if supported is None:
+        return
+    console.print(support_summary(supported))
+    below = [k for k in range(len(supported)) if not supported[k]]
+    if below:
+        names = ", ".join(f"{k} (background)" if background[k] else str(k) for k in below)
+        console.print(f"[yellow]below the noise[/]: topic{'' if len(below) == 1 else 's'} {names}"
+                      + (f": words hidden ({hint})" if hidden else ": their words are mostly noise")
+                      + f"; more topics would stand out with {MORE_SUPPORT}")
+
+
+def print_privacy(report: dict, console=None):
+    console = console or make_console()
+    from rich.table import Table
+
+    if not isinstance(report, dict):
+        report = {}
+    t = Table(title="Privacy report", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value", max_width=100, overflow="fold")     # prose wraps, even in a file
+    if not report.get("private"):
+        t.add_row("private", "NO")
+        for key in ("mode", "reason"):
+            if key in report:
+                t.add_row(key, str(report[key]))
+        if "claimed_by_paper" in report:
+            claim = report["claimed_by_paper"]
+            t.add_row("paper's claim (not proven)",
+                      f"eps = {epsilon_cell(claim.get('epsilon'))}" if isinstance(claim, dict) else epsilon_cell(claim))
+        if "epsilon_nominal" in report:
+            t.add_row("eps, paper's nominal count-release claim", epsilon_cell(report["epsilon_nominal"]))
+        part = report.get("count_release_epsilon")
+        if part:
+            if isinstance(part, dict):
+                t.add_row("partial figure: count releases only (NOT the model)",
+                          f"eps basic {epsilon_cell(part.get('epsilon_basic'))}, tight PLD {epsilon_cell(part.get('epsilon_pld'))},"
+                          f" RDP {epsilon_cell(part.get('epsilon_rdp'))} (delta={delta_cell(part.get('delta'))},"
+                          f" {part.get('unit')}-level)")
+            else:
+                t.add_row("partial figure: count releases only (NOT the model)", str(part))
+        _dataset_row(t, report)
+        _report_tail(t, report, ("scope", "vocabulary", "replayed_iterations"), console)
+        return
+    from ..accounting.card import privacy_card
+
+    headline = privacy_card(report, check=False)   # the card's rule: the trainer's own reasons first, then the vocabulary
+    partial = (headline.get("guarantee_note") or ("partial: see scope" if headline["guarantee"] == "partial" else "")
+               if headline["guarantee"] == "partial" else "")
+    from ..accounting.ledger import NO_GUARANTEE, claims_no_guarantee
+
+    if claims_no_guarantee(report):    # noise was added, but its events add up to no guarantee: the card says none too
+        t.add_row("private", "noise added, but no guarantee (see GUARANTEE below)")
+    else:
+        t.add_row("private", "yes" + (f" ({partial})" if partial else ""))
+    t.add_row("privacy unit", str(report.get("unit")))
+    if report.get("user_bound"):    # a guarantee per person: how each person's contribution was bounded
+        t.add_row("each person's contribution", str(report["user_bound"]))
+    if headline.get("user_field"):  # which field of the input named the person
+        t.add_row("person field", str(headline["user_field"]))
+    if isinstance(report.get("public_input"), dict):    # fit(public_corpus=) / --public-corpus: read in the clear
+        t.add_row("public input", str(report["public_input"].get("summary")))
+    # the card's relation: a local report composing a contributor's reports names the contributor's, as its epsilon
+    t.add_row("neighbouring relation", str(headline.get("neighbouring_relation") or report.get("neighbouring_relation")))
+    t.add_row("theorem", str(report.get("theorem")))
+    delta = report.get("delta")
+
+    if claims_no_guarantee(report):
+        t.add_row("[bold]GUARANTEE[/]", f"[bold red]NONE[/] ({report['epsilon_method'][len(NO_GUARANTEE):]}); the rows"
+                                        " below are what the events give, not a guarantee")
+    else:
+        eps = _report_number(report, "epsilon")
+        from ..accounting.card import PURE_METHOD
+
+        method = str(headline.get("epsilon_is") or report.get("epsilon_method", "as reported"))
+        if headline.get("delta") == 0.0:    # the card's rule: a pure headline holds with delta = 0, and says so
+            head = f"epsilon = {epsilon_cell(eps)}, {PURE_METHOD}"
+            method = method.replace(f"; {PURE_METHOD}", "").replace(PURE_METHOD, "") or "as reported"
+        else:
+            head = f"epsilon = {epsilon_cell(eps)} at delta = {delta_cell(delta)}"
+        t.add_row("[bold]GUARANTEE[/]", f"[bold]{head}[/] ({method}); the rows below are cross-checks")
+        card = headline                     # the card built above
+        if card.get("pure_note"):           # the same events as pure DP at almost the same epsilon
+            t.add_row("pure DP", str(card["pure_note"]))
+        note = card.get("strength_note")      # the card's rule: above epsilon 16, weak
+        if note:
+            t.add_row("[bold yellow]strength[/]", str(note))
+    per = report.get("per_document")
+    if per:
+        if isinstance(per, dict):
+            ex = per.get("examples")
+            t.add_row("per document (word-level)", f"{per.get('rule')}: " + ", ".join(
+                f"L={L}: {epsilon_cell(e)}" for L, e in (ex.items() if isinstance(ex, dict) else ())))
+        else:
+            t.add_row("per document (word-level)", str(per))
+    if headline.get("fed_composition"):
+        t.add_row("per-user epsilon (FedLDA)", str(headline["fed_composition"]))
+    figures = headline.get("figures") if isinstance(headline.get("figures"), dict) else {}
+    for key, name in (("epsilon_word_contributor", "eps per contributor, word level"),
+                      ("epsilon_word", "eps per report, word level"), ("epsilon_doc", "eps per report, document level")):
+        if isinstance(figures.get(key), dict):     # local DP: the word- and report-level figures beside the headline
+            t.add_row(name, f"{epsilon_cell(figures[key]['epsilon'])} (delta=0): {str(figures[key]['what']).split(': ', 1)[-1]}")
+    if "epsilon_per_entry" in report:
+        t.add_row("epsilon per entry", epsilon_cell(report["epsilon_per_entry"]))
+    elif "epsilon_nominal" in report:
+        t.add_row("cross-check: paper's nominal claim", epsilon_cell(report["epsilon_nominal"]))
+    if "epsilon_paper" in report:
+        fresh = (report.get("parameters") or {}).get("final_release") == "fresh"
+        t.add_row("cross-check: paper (T(eps_L+eps_I)" + (" + eps_L, the final release)" if fresh else ")"),
+                  epsilon_cell(report["epsilon_paper"]))
+    if "epsilon_basic" in report:
+        t.add_row(f"cross-check: basic composition (delta={delta_cell(report.get('delta_basic', 0))})",
+                  epsilon_cell(report["epsilon_basic"]))
+    added = isinstance(report.get("vocabulary_selection"), dict) and isinstance(report.get("topic_model"), dict)
+    for key, name in (("epsilon_pld", "eps_V + topic model's PLD (Thm 4.1)" if added else "tight PLD"),
+                      ("epsilon_pld_tight", "tight PLD over every event"),
+                      ("epsilon_rdp", "eps_V + topic model's RDP (Thm 4.1)" if added else "RDP")):
+        if key in report:
+            t.add_row(f"cross-check: {name} (delta={delta_cell(delta)})", epsilon_cell(report[key]))
+    for key, name in (("group_privacy", "group privacy"), ("replacement", "one person replaced")):
+        if isinstance(headline.get(key), dict) and headline[key].get("note"):    # computed from the events
+            t.add_row(name, str(headline[key]["note"]))
+    t.add_row("noise", f"{report.get('noise')}{' (secure, CSPRNG)' if report.get('secure_noise') else ''}")
+    _dataset_row(t, report)
+    _report_tail(t, report, ("parameters", "scope", "note", "report_words_note", "vocabulary", "randomness",
+                                "replayed_iterations"), console)
+
+
+def epsilon_cell(x) -> str:
+    """An epsilon of a report for display: a number rounded UP at 4 significant digits (never shown below the one
+    computed, as the privacy card does), anything else (an edited model.json) as it is."""
+    from ..accounting.card import epsilon_text
+
+    if isinstance(x, bool) or not isinstance(x, (int, float, str)):
+        return str(x)
+    try:
+        return epsilon_text(float(x))
+    except (TypeError, ValueError, OverflowError):
+        return str(x)
+
+
+def delta_cell(d) -> str:
+    try:
+        return f"{float(d):g}"
+    except (TypeError, ValueError, OverflowError):
+        return "0"
+
+
+def _report_number(report: dict, key: str) -> float:
+    """A number a private report must carry; a report missing it (an edited or truncated model.json) is refused
+    in one line rather than half-printed."""
+    try:
+        return float(report[key])
+    except (KeyError, TypeError, ValueError, OverflowError):
+        raise DPTopicError(f"the privacy report says private but has no valid {key!r}: the model file was edited or"
+                           f" is damaged; re-train or re-save the model.") from None
+
+
+def _dataset_row(t, report) -> None:
+    """The dataset ledger's line: this dataset's total over every release so far (docs/budget.md)."""
+    led = report.get("dataset_ledger")
+    if isinstance(led, dict) and led.get("line"):
+        t.add_row("[bold]dataset[/]", f"{led.get('dataset')}: {led['line']}")
+
+
+def _report_tail(t, report, keys, console):
+    """The descriptive rows, the table, then the seed warning (if any) in plain sight."""
+    warnings = report.get("warnings") or []
+    for w in (warnings if isinstance(warnings, (list, tuple)) else [warnings]):
+        t.add_row("warning", str(w))
+    for key in keys:
+        if key in report:
+            v = report[key]
+            t.add_row(key, ", ".join(f"{k}={x:.4g}" if isinstance(x, float) else f"{k}={x}" for k, x in v.items())
+                      if isinstance(v, dict) else str(v))
+    if report.get("noise_reproducible"):
+        t.add_row("noise reproducible", "YES: an explicit seed was given")
+    print_table(console, t)
+    if report.get("noise_reproducible"):
+        warn(report.get('warning', 'the noise is reproducible from the seed.'))
+
+
+
+
+def print_verdict(console, s, out, files):
+    checks = s["paper_shape_checks"]
+    untested = sum(v is None for v in checks.values())
+    if checks and untested == len(checks):   # nothing tested: no verdict either way
+        console.print(f"This run tests none of the paper's qualitative claims (give grids of two values or more):"
+                      f" {checks}")
+    else:
+        verdict = "has" if s["has_paper_shape"] else "does NOT have"
+        note = f" ({untested} claim(s) not tested by this run)" if untested else ""
+        console.print(f"The result {verdict} the paper's qualitative shape{note}: {checks}")
+    console.print("written: " + ", ".join(str(Path(out) / f) for f in files))
+
