@@ -341,7 +341,7 @@ def files(tmp_path_factory):
 
 # ---------------------------------------------------------------- finding 3: "held-out" perplexity
 def test_report_reference_perplexity_is_not_called_held_out(planted):
-    from dptopic.cli.report import evaluate_on
+    from dptopic.reporting.page import evaluate_on
 
     model = _fit(dptopic.LDA(n_topics=3, n_iter=3, seed=0, verbose=0), planted.corpus)
     ev = evaluate_on(model, planted.corpus, False, "the training corpus itself")

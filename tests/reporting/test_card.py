@@ -340,7 +340,7 @@ def test_fedlda_note_says_partial_when_the_vocabulary_came_from_the_data(corpus)
 
 
 def test_the_reference_note_labels_the_corpus_size():
-    from dptopic.cli.report import reference_note
+    from dptopic.reporting.page import reference_note
 
     assert "the reference corpus's exact size" in reference_note("the reference documents", "--reference-public")
 

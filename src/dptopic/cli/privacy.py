@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import _int_arg, epsilon_budget, make_console, positive_float, positive_int, unit_interval, warn
+from ._common import ExitStatus, _int_arg, epsilon_budget, make_console, positive_float, positive_int, unit_interval, warn
 from ._flags import CLIP_RULES, flag_errors, with_flag_names
 from .local import plural
 
@@ -204,143 +202,21 @@ def cmd_privacy_fed_report_words(a):
                   f" dptopic serve --fed-epsilon-per-entry {a.epsilon:g} --fed-report-words {n} (docs/fedlda.md)")
 
 
-def _saved_report(path: str) -> tuple[dict, dict | None, dict | None]:
-    """The privacy report of a saved model folder, or of a JSON file holding a model's ``model.json`` or a report;
-    the privacy card saved beside it (``model.json``'s ``privacy_card``), if any; and the whole ``model.json`` when
-    the report came from one (its class and parameters say what the run should have spent)."""
-    from .._io import _old_name, load_json
-
-    folder = os.path.isdir(path)
-    if not folder and not os.path.exists(path) and os.path.isdir(_old_name(Path(path))):
-        path, folder = str(_old_name(Path(path))), True   # a save interrupted between its two renames: the old one
-    # a folder: its model.json alone (the report, the card, the trainer's class and parameters are all there); the
-    # arrays beside it are never read, so a folder handed over without them verifies as model.json itself would
-    source = os.path.join(path, "model.json") if folder else path
-    from ..corpus.files import not_a_regular_file
-
-    odd = not_a_regular_file(source)
-    if odd is not None:     # a FIFO would block, /dev/zero never end
-        raise DPTopicError(f"{source!r} {odd}: pass a saved model's folder (the --out of dptopic train) or a JSON"
-                           " privacy report saved to a regular file.")
-    try:
-        with open(source, "rb") as fh:
-            text = fh.read(-1 if folder else 64 << 20).decode("utf-8-sig")     # a model.json as loading reads it
-    except FileNotFoundError:
-        if folder:
-            raise DPTopicError(f"{path!r} holds no model.json: pass a saved model's folder (the --out of dptopic"
-                               " train) or a JSON privacy report.") from None
-        raise DPTopicError(f"{path!r} does not exist: pass a saved model's folder (the --out of dptopic train) or a"
-                           " JSON privacy report.") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise DPTopicError(f"cannot read {source!r} ({getattr(e, 'strerror', None) or type(e).__name__}): pass a saved"
-                           " model's folder or a JSON privacy report.") from None
-    try:
-        meta = load_json(text, source)
-    except json.JSONDecodeError as e:
-        raise DPTopicError(f"{source!r} is not valid JSON ({e.msg}, line {e.lineno}): pass a saved model's folder or"
-                           " a JSON privacy report.") from None
-    rep = meta.get("privacy", meta) if isinstance(meta, dict) else None
-    if not isinstance(rep, dict) or "private" not in rep:
-        raise DPTopicError(f"{path!r} holds no privacy report: pass a saved model's folder (the --out of dptopic train)"
-                           " or a JSON privacy report (the \"privacy\" object of a model.json, or a model's"
-                           " privacy_ attribute saved as JSON).")
-    card = meta.get("privacy_card") if rep is not meta else None
-    return rep, card if isinstance(card, dict) else None, meta if rep is not meta else None
-
-
 def cmd_privacy_verify(a):
-    from rich.table import Table
+    from ..reporting.terminal import print_verification
+    from ..reporting.verification import verify_saved_model
 
-    from ..accounting.verify import check_saved_card, verify_report
-    from ._common import print_table
-
-    rep, card, meta = _saved_report(a.model)
-    check = check_saved_card(card, verify_report(rep))
-    if meta is not None:            # a model folder: its events against what its trainer's parameters plan
-        from ..models.base import verify_saved
-
-        check = verify_saved(meta, check)
-        import os
-
-        from .._io import mismatched_arrays
-
-        swapped = mismatched_arrays(a.model, meta) if os.path.isdir(a.model) else []
-        if swapped:                 # the report may hold, but not for the topics beside it
-            raise DPTopicError(f"{', '.join(swapped)} in {a.model!r} {'is' if len(swapped) == 1 else 'are'} not the"
-                               " file(s) this model.json was saved with (SHA-256 differs): the privacy report does not"
-                               " describe the topics in this folder; restore the folder from its source, or train the model again.")
+    v = verify_saved_model(a.model)
     if a.format == "json":          # for a script or a review board's records; the exit status still says failed
-        import json
-
-        from .._io import _jsonable
-
-        out = _jsonable(check.to_dict())
-        if _no_guarantee(rep) and check.status in ("verified", "looser"):
-            out["guarantee"] = "none"
-        print(json.dumps(out, indent=2))      # infinity written "inf", as model.json does
-        _exit_unless_checked(check)
-        return _exit_if_no_guarantee(rep, check)
-    console = make_console()
-    if check.figures:
-        t = Table(title=f"privacy report of {a.model}: stated and recomputed from its {_events_text(rep)}")
-        for col in ("figure", "stated", "recomputed", ""):
-            t.add_column(col, justify="left" if col == "figure" else "right")
-        for key, f in check.figures.items():
-            stated, again = f["stated"], f["recomputed"]
-            # epsilons and deltas are upper bounds: shown rounded up (a count of events as it is)
-            show = (lambda x: f"{x:.6g}") if key == "events (as planned)" else _up
-            t.add_row(key, "-" if stated is None else show(stated), "-" if again is None else show(again),
-                      f["verdict"])
-        print_table(console, t)
-    none = _no_guarantee(rep) and check.status in ("verified", "looser")
-    if none:    # the figures hold, but they add up to no guarantee: not "verified" as if all were well
-        console.print(f"consistent, but NO (epsilon, delta) guarantee: every row of the table holds, and the events"
-                      f" add up to no differential privacy guarantee (exit status {NO_GUARANTEE_EXIT}); {check.detail}")
-    elif check.status == "verified" and check.figures:
-        console.print(f"verified: every row of the table holds; {check.detail}")
-    elif check.status in ("verified", "looser", "no_claim"):
-        console.print(f"{check.status}: {check.detail}")
-    _exit_unless_checked(check)
-    return _exit_if_no_guarantee(rep, check)
+        print(json.dumps(v.to_dict(), indent=2))      # infinity written "inf", as model.json does
+    else:
+        print_verification(v, a.model, make_console(), NO_GUARANTEE_EXIT)
+    v.raise_unless_checked()        # exit status 2 unless the figures were checked and hold (`verify && ship`)
+    return ExitStatus(NO_GUARANTEE_EXIT if v.no_guarantee else 0)
 
 
 NO_GUARANTEE_EXIT = 3
 """``privacy verify``'s exit status for a report whose figures hold but whose events give no guarantee."""
-
-
-def _no_guarantee(rep: dict) -> bool:
-    from ..accounting.ledger import claims_no_guarantee
-
-    return bool(rep.get("private")) and claims_no_guarantee(rep)
-
-
-def _exit_if_no_guarantee(rep: dict, check):
-    """The command's exit status once the figures were checked: 3 when they hold (or are looser than the events
-    allow) but add up to no guarantee, else 0."""
-    from ._common import ExitStatus
-
-    return ExitStatus(NO_GUARANTEE_EXIT if _no_guarantee(rep) and check.status in ("verified", "looser") else 0)
-
-
-def _events_text(rep: dict) -> str:
-    """The events of a report as the table counts them: "1 event repeated 256 times", "3 kinds of event (512 in
-    all)"."""
-    events = [e for e in (rep.get("events") or []) if isinstance(e, dict)]
-    counts = [e.get("count") for e in events]
-    if not all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
-        return f"{len(events)} event(s)"
-    total = sum(counts)
-    if len(events) == 1:
-        return "1 event" if total == 1 else f"1 event repeated {total} times"
-    return f"{len(events)} kinds of event ({total} in all)"
-
-
-def _exit_unless_checked(check) -> None:
-    """Exit status 2 (a one-line error) unless the figures were checked and hold (so `verify && ship` is safe)."""
-    if check.status == "failed":
-        raise DPTopicError(f"the privacy report does not match its own events: {check.detail}.")
-    if check.status == "not_recomputable":
-        raise DPTopicError(f"the privacy report cannot be verified: {check.detail}.")
 
 
 def register(sub) -> None:

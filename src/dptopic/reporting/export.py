@@ -3,9 +3,20 @@ pyLDAvis's inputs, the words a document-level release estimated per topic, how m
 what of the file the model's privacy card covers."""
 from __future__ import annotations
 
+import hashlib
+import io
+import json
+import re
+from pathlib import Path
+
 import numpy as np
 
+from .._io import atomic_write_bytes
 from ..accounting.card import epsilon_text, privacy_card
+from ..errors import DPTopicError
+from ..evaluation.topic_quality import ranking_text, word_ranking
+from ..models import CDPLDA, HDPLDA
+from .terminal import support_summary, topic_support
 
 DOCUMENT_LEVEL = ("DocDPCooccurrence", "DocDPEM")
 """The trainers whose topics spread weight the release did not estimate per topic over the words outside those it did
@@ -105,3 +116,173 @@ def export_privacy(model) -> tuple[dict, str]:
                       " lists what else is not)")
     return head, (f"topic_term_dists and vocab are released under the model's PARTIAL guarantee ({claim}): what it"
                   " does not cover is in privacy.not_covered")
+
+
+# ------------------------------------------------------------------ the document-topic table (dptopic transform)
+PRIVATE_INPUT_NOTE = ("the model is private, but these figures are computed from the documents of --corpus: they are"
+                      " NOT covered by its privacy report (if --corpus holds private documents, treat the output as"
+                      " private data{})")
+
+
+def private_input_note(model) -> str:
+    """The warning for figures computed from documents under a private model; the Gibbs trainers that release the
+    training documents' proportions (``training_theta_``: HDPLDA and CDPLDA) are pointed to them."""
+    has = isinstance(model, (HDPLDA, CDPLDA))       # released with the topics at fit time
+    return PRIVATE_INPUT_NOTE.format("; for the training documents use training_theta_ of the fitted model in Python,"
+                                     " which the report covers" if has else "")
+
+
+THETA_NPY_FORMAT = "dptopic-theta-npy"
+
+
+def theta_stamp(path: Path) -> Path:
+    """The hidden file beside a ``.npy`` table that ``transform`` wrote: it names the table's SHA-256, so only a file
+    byte for byte as this command wrote it is recognised as ours (any 2-D array could otherwise be a user's own)."""
+    return path.with_name(f".{path.name}.dptopic")
+
+
+def _sha256(chunks) -> str:
+    """SHA-256 of the bytes in ``chunks`` (the table just written, or a file read 1 MiB at a time)."""
+    h = hashlib.sha256()
+    for chunk in chunks:
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def stamp_record(stamp: Path):
+    """The record in a stamp file ``transform`` wrote, or None (missing, not a plain file, or not one of ours)."""
+    try:
+        if stamp.is_symlink() or not stamp.is_file() or stamp.stat().st_size > 4096:
+            return None
+        meta = json.loads(stamp.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) and meta.get("format") == THETA_NPY_FORMAT else None
+
+
+def is_theta_table(path: Path) -> bool:
+    if path.suffix.lower() == ".npy":
+        meta = stamp_record(theta_stamp(path))
+        if meta is None:
+            return False
+        try:
+            with open(path, "rb") as fh:
+                return meta.get("sha256") == _sha256(iter(lambda: fh.read(1 << 20), b""))
+        except (OSError, ValueError):
+            return False
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.readline().startswith("doc_id,topic_0")
+    except OSError:
+        return False
+
+
+def check_theta_out(out: Path) -> None:
+    """Refuse a ``.npy`` table whose stamp file (:func:`theta_stamp`) is not a plain file this module wrote."""
+    stamp = theta_stamp(out)
+    if out.suffix.lower() == ".npy" and (stamp.is_symlink() or (stamp.exists() and not stamp.is_file())):
+        raise DPTopicError(f"{str(stamp)!r} (where transform records the .npy tables it wrote) is not a plain file:"
+                           " remove it, or choose another --out.")
+    if out.suffix.lower() == ".npy" and stamp.is_file() and stamp_record(stamp) is None:
+        raise DPTopicError(f"{str(stamp)!r} (where transform records the .npy tables it wrote) is a file dptopic did"
+                           " not write: refusing to replace it; remove it yourself, or choose another --out.")
+
+
+def write_theta_table(out: Path, theta, ids) -> None:
+    """Write ``theta`` (documents x topics) to ``out``, readable by its owner only (one row per document): a ``.npy``
+    array with its stamp beside it, or a CSV with a ``doc_id`` column (``ids``) and every digit of each proportion."""
+    theta = np.asarray(theta, dtype=np.float64)
+    if out.suffix.lower() == ".npy":
+        buf = io.BytesIO()
+        np.save(buf, theta, allow_pickle=False)
+        data = buf.getvalue()
+        atomic_write_bytes(out, data, private=True)
+        atomic_write_bytes(theta_stamp(out), json.dumps({"format": THETA_NPY_FORMAT, "file": out.name,
+                                                         "sha256": _sha256([data])}).encode("utf-8"))
+        return
+    lines = ["doc_id," + ",".join(f"topic_{k}" for k in range(theta.shape[1]))]
+    # every digit of each proportion (repr: the shortest text that reads back as the same float), so a row read
+    # back sums to 1 as closely as the array does
+    lines += [csv_cell(i) + "," + ",".join(repr(float(x)) for x in row) for i, row in zip(ids, theta)]
+    atomic_write_bytes(out, ("\n".join(lines) + "\n").encode("utf-8"), private=True)
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""The first characters that make a spreadsheet read a cell as a formula (OWASP, "CSV injection")."""
+
+_PLAIN_NUMBER = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?")
+"""An id that is a signed number: a spreadsheet reads it as that number, no formula, so it is kept as written (joins on
+it hold)."""
+
+
+def csv_cell(s) -> str:
+    """One CSV cell for a document id: an id that begins like a formula (=, +, -, @, a tab or a carriage return) and is
+    not a plain signed number gets a leading single quote, so that a spreadsheet shows it as text instead of running it (the OWASP rule for CSV
+    injection); then quoted where CSV needs it."""
+    s = str(s)
+    if s.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(s):    # "-1" runs nothing
+        s = "'" + s
+    return '"' + s.replace('"', '""') + '"' if any(c in s for c in ',"\n\r') else s
+
+
+SPREAD_WARNING = 0.25
+"""The share of each topic's weight (mean over topics) outside the kept words from which ``export`` warns on stderr."""
+
+
+def learned_words(model) -> dict:
+    """FedLDA with fewer report words than words: which words were learned (the vocabulary's first ``report_words``)
+    and a note that the others are a shared Zipf fill; empty for every other model."""
+    n = getattr(model, "report_words_", None)
+    V = len(model.vocabulary_)
+    if not isinstance(n, int) or n >= V:
+        return {}
+    return {"report_words": n,
+            "report_words_note": f"only the vocabulary's first {n} of {V} words (report_words) were learned from the"
+                                 f" users' reports; the other {V - n} get the same Zipf-law weights in every topic"
+                                 " (a shared fill, not learned)"}
+
+
+def pyldavis_export(model, docs, *, kept_words_only: bool = False, show_unsupported: bool = False,
+                    corpus_public: bool = False) -> dict:
+    """The JSON document ``dptopic export --to pyldavis`` writes: :func:`pyldavis_data` of the topics shown (those
+    above the noise of the release unless ``show_unsupported``; ``kept_words_only``: the words a document-level release
+    estimated per topic, :func:`kept_words`), with how dptopic ranks the words, each topic's support, the smoothing
+    outside the kept words, the model's privacy card and what of the file it covers (``corpus_public``: the documents
+    ``docs`` are public, so the figures read from them need no note)."""
+    kept = kept_words(model)
+    supported, background = topic_support(model)
+    K = model.components_.shape[0]
+    shown = list(range(K)) if supported is None or show_unsupported else [k for k in range(K) if supported[k]]
+    doc = {"format": "dptopic-pyldavis", "version": 1,
+           "usage": "pyLDAvis.prepare(**{k: d[k] for k in ('topic_term_dists', 'doc_topic_dists', 'doc_lengths',"
+                    " 'vocab', 'term_frequency')})",
+           **pyldavis_data(model, docs, words=kept if kept_words_only else None, topics=shown)}
+    # how dptopic shows these topics' words, so a reader of pyLDAvis's relevance slider can set it alike
+    doc["top_words"] = (f"dptopic shows these topics' words {ranking_text(word_ranking(model))}, p(w) the topics' mean;"
+                        " pyLDAvis's relevance slider takes p(w) from term_frequency")
+    # one entry per exported topic, in the order of topic_term_dists' rows: its id in the model and, for a model
+    # that assessed it, whether it stands above the noise (post-processing of the release, inside the guarantee)
+    doc["topics"] = [{"topic": k, **({} if supported is None else {"supported": supported[k],
+                                                                    "background": background[k]})} for k in shown]
+    if supported is not None:
+        left = [k for k in range(K) if k not in shown]
+        doc["support"] = {"supported": sum(supported), "topics": K, "left_out": left,
+                          "note": support_summary(supported) + (
+                              f"; topics {', '.join(map(str, left))} are below it and left out, doc_topic_dists"
+                              " renormalised over the others (--show-unsupported exports them all)" if left else "")}
+    if kept is not None:
+        doc["smoothing"] = spread_summary(model, kept)
+        doc["smoothing"]["kept_words_only"] = bool(kept_words_only)
+        if kept_words_only:
+            doc["smoothing"]["note"] = (f"only the {len(kept)} kept words are exported, each topic renormalised over"
+                                        " them; doc_lengths and term_frequency count their tokens only")
+    doc["privacy"], released = export_privacy(model)
+    learned = learned_words(model)      # FedLDA: the words past report_words are a shared fill, not learned
+    if learned:
+        doc.update(learned)
+        released += "; " + learned["report_words_note"]
+    if getattr(model, "privacy_", {}).get("private"):
+        doc["privacy_note"] = released + ("" if corpus_public else "; doc_topic_dists, doc_lengths and"
+                                          " term_frequency are computed from the documents of --corpus and are NOT"
+                                          " covered by the model's privacy report")
+    return doc

@@ -341,6 +341,35 @@ def _report_tail(t, report, keys, console):
         warn(report.get('warning', 'the noise is reproducible from the seed.'))
 
 
+def print_verification(v, source, console=None, no_guarantee_exit: int = 3) -> None:
+    """``privacy verify``'s table of a :class:`~dptopic.reporting.verification.SavedVerification`: each figure stated
+    and recomputed, then the verdict (``no_guarantee_exit``: the exit status said with a consistent report that gives
+    no guarantee)."""
+    from rich.table import Table
+
+    from ..accounting.verify import rounded_up
+
+    console = console or make_console()
+    check = v.check
+    if check.figures:
+        t = Table(title=f"privacy report of {source}: stated and recomputed from its {v.events}")
+        for col in ("figure", "stated", "recomputed", ""):
+            t.add_column(col, justify="left" if col == "figure" else "right")
+        for key, f in check.figures.items():
+            stated, again = f["stated"], f["recomputed"]
+            # epsilons and deltas are upper bounds: shown rounded up (a count of events as it is)
+            show = (lambda x: f"{x:.6g}") if key == "events (as planned)" else (lambda x: f"{rounded_up(x, 6):.6g}")
+            t.add_row(key, "-" if stated is None else show(stated), "-" if again is None else show(again),
+                      f["verdict"])
+        print_table(console, t)
+    if v.no_guarantee:    # the figures hold, but they add up to no guarantee: not "verified" as if all were well
+        console.print(f"consistent, but NO (epsilon, delta) guarantee: every row of the table holds, and the events"
+                      f" add up to no differential privacy guarantee (exit status {no_guarantee_exit}); {check.detail}")
+    elif check.status == "verified" and check.figures:
+        console.print(f"verified: every row of the table holds; {check.detail}")
+    elif check.status in ("verified", "looser", "no_claim"):
+        console.print(f"{check.status}: {check.detail}")
+
 
 
 def print_verdict(console, s, out, files):
