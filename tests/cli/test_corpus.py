@@ -90,9 +90,9 @@ def _uci_big(tmp_path, V=30, D=12):
 
 
 def test_uci_file_keeps_its_own_vocabulary_unless_max_vocab_is_given(tmp_path, capsys, monkeypatch):
-    import dptopic.cli._common as common
+    import dptopic.datasets as datasets
 
-    monkeypatch.setattr(common, "DEFAULT_MAX_VOCAB", 10)
+    monkeypatch.setattr(datasets, "DEFAULT_MAX_VOCAB", 10)
     dw = _uci_big(tmp_path)
     assert main(["corpus", "info", str(dw), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["vocabulary_size"] == 30

@@ -5,6 +5,8 @@ readers in :mod:`dptopic.datasets` and :mod:`dptopic.corpus`."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import math
 import sys
 
@@ -143,49 +145,25 @@ DEFAULT_MAX_VOCAB = 1000
 PUBLIC_VOCABULARY_DECIDES = "none"   # stop_words where a public vocabulary alone says which words count
 
 
-# The readers below are the library's (imported when called: they load numpy), their errors in the command's words.
-def load_corpus(spec, *args, **kw):
-    """:func:`dptopic.datasets.load_corpus` (``--corpus``), with ``format`` errors naming ``--format``."""
-    from ..datasets import load_corpus
+def _deferred(module: str, name: str, in_flag_words: bool = False):
+    """The library's ``module.name`` (a reader of corpora or word lists), imported when first called: the readers load
+    numpy, which the command line's start-up path must not. ``in_flag_words``: its ``format`` errors name
+    ``--format``."""
+    def call(*args, **kw):
+        func = getattr(importlib.import_module(module, __package__), name)
+        with flag_errors(FORMAT_FLAG, UCI_VOCABULARY_RULES) if in_flag_words else contextlib.nullcontext():
+            return func(*args, **kw)
 
-    with flag_errors(FORMAT_FLAG, UCI_VOCABULARY_RULES):
-        return load_corpus(spec, *args, **kw)
-
-
-def read_into_model(model, spec, *args, **kw):
-    """:func:`dptopic.datasets.read_into_model`: documents read into a saved model's vocabulary."""
-    from ..datasets import read_into_model
-
-    with flag_errors(FORMAT_FLAG, UCI_VOCABULARY_RULES):
-        return read_into_model(model, spec, *args, **kw)
+    call.__name__, call.__doc__ = name, f"The library's :func:`dptopic.{module.lstrip('.')}.{name}`."
+    return call
 
 
-def experiment_corpora(name, max_vocab=1000, max_docs=None):
-    """:func:`dptopic.datasets.experiment_corpora`: an experiment's ``(train, test)``."""
-    from ..datasets import experiment_corpora
-
-    return experiment_corpora(name, max_vocab, max_docs)
-
-
-def read_vocabulary(path):
-    """:func:`dptopic.corpus.wordlist.read_vocabulary`: ``--vocabulary FILE`` or ``wordfreq:LANG[:SIZE]``."""
-    from ..corpus.wordlist import read_vocabulary
-
-    return read_vocabulary(path)
-
-
-def reading_note(spec, fmt: str, text_field: str = "text") -> str | None:
-    """:func:`dptopic.corpus.readers.reading_note`: which format ``--format auto`` read a file in."""
-    from ..corpus.readers import reading_note
-
-    return reading_note(spec, fmt, text_field)
-
-
-def vocabulary_cut_note(corpus) -> str | None:
-    """:func:`dptopic.corpus.corpus.vocabulary_cut_note`: what the default ``--max-vocab`` left out."""
-    from ..corpus.corpus import vocabulary_cut_note
-
-    return vocabulary_cut_note(corpus)
+load_corpus = _deferred("..datasets", "load_corpus", True)                 # --corpus
+read_into_model = _deferred("..datasets", "read_into_model", True)         # documents in a saved model's words
+experiment_corpora = _deferred("..datasets", "experiment_corpora")         # an experiment's (train, test)
+read_vocabulary = _deferred("..corpus.wordlist", "read_vocabulary")        # --vocabulary FILE | wordfreq:LANG[:SIZE]
+reading_note = _deferred("..corpus.readers", "reading_note")               # the format --format auto chose
+vocabulary_cut_note = _deferred("..corpus.corpus", "vocabulary_cut_note")  # what the default --max-vocab left out
 
 
 def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -> None:

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import CORPUS_FLAGS, CORPUS_RULES, with_flag_names
+from ..reporting.terminal import print_corpus_summary
 from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
-                      positive_int, print_table, read_vocabulary, refuse_data_cuts)
+                      positive_int, read_vocabulary, refuse_data_cuts)
 
 
 def _is_corpus(path) -> bool:
@@ -38,8 +38,6 @@ def cmd_corpus_prepare(a):
     from .._io import check_output_file
 
     if a.shards is not None:  # a new or empty folder, or (with --overwrite) the shards an earlier run wrote
-        from pathlib import Path
-
         from .._io import check_output_folder
 
         out = Path(a.out)
@@ -50,8 +48,6 @@ def cmd_corpus_prepare(a):
 
         check_output_folder(a.out, overwrite=a.overwrite, what="corpus shard set")
     else:
-        from pathlib import Path
-
         if Path(a.out).suffix.lower() != ".npz":     # --corpus tells formats by their names: it would not read it back
             suggestion = Path(a.out).with_suffix(".npz") if Path(a.out).suffix else f"{a.out}.npz"
             raise DPTopicError(f"--out {a.out!r}: a prepared corpus is a .npz file and is recognised by that name;"
@@ -64,8 +60,6 @@ def cmd_corpus_prepare(a):
     if a.private:
         corpus.metadata["private"] = True      # every shard too: each is a part of the private corpus
     if a.shards is not None:
-        from pathlib import Path
-
         from .._io import mark_output_folder, unmark_failed_run
         from ..backends import write_shards
 
@@ -115,48 +109,13 @@ def _shard_summary(a):
     return shard_set_summary(ShardSet(folder_shards(p), folder=p), a.top)
 
 
-def _report_file_summary(path) -> dict | None:
-    """What a file of randomized reports (``dptopic randomize``'s output) holds, read from its header and checked as
-    the trainers check it; None for any other file. Such a file is no corpus, so 'corpus info' describes it rather
-    than calling it binary."""
-    from ..local.document import MAGIC as DOCUMENT_MAGIC
-    from ..local.reports import MAGIC as WORD_MAGIC
-
-    if not os.path.isfile(path):
-        return None
-    with open(path, "rb") as fh:
-        head = fh.read(len(WORD_MAGIC))
-    if head not in (WORD_MAGIC, DOCUMENT_MAGIC):
-        return None
-    from ..accounting.card import epsilon_text
-
-    if head == WORD_MAGIC:
-        from ..local import ReportSet
-
-        r = ReportSet.load(path)
-        out = {"kind": "word-level reports", "reports": r.n_reports, "vocabulary_size": r.vocab_size, "f": r.f,
-               "epsilon_word": r.epsilon_word, "epsilon_doc": r.vocab_size * r.epsilon_word}
-        what = (f"eps_word={epsilon_text(r.epsilon_word)} per word, eps_doc={epsilon_text(out['epsilon_doc'])} per"
-                " report; train with --algorithm lp or olp")
-    else:
-        from ..local import DocumentReportSet
-
-        r = DocumentReportSet.load(path)
-        out = {"kind": "document-level reports", "reports": r.n_reports, "vocabulary_size": r.vocab_size,
-               "epsilon_doc": r.epsilon}
-        what = f"eps_doc={epsilon_text(r.epsilon)} per report; train with --algorithm ldp-doc"
-    out.update(vocabulary_embedded=r.vocabulary is not None, vocabulary_sha256=r.vocabulary_sha256)
-    out["summary"] = (f"{path}: {r.n_reports} randomized {out['kind']} (dptopic randomize), vocabulary of"
-                      f" {r.vocab_size} words ({'embedded' if r.vocabulary is not None else 'not embedded'}), {what}."
-                      " Not a corpus: it holds randomized reports, not documents.")
-    return out
-
-
 @with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
 def cmd_corpus_info(a):
     from ..corpus.corpus import tokenising_progress
 
-    reports = _report_file_summary(a.corpus)
+    from ..local.document import report_file_summary
+
+    reports = report_file_summary(a.corpus)
     if reports is not None:
         if a.json:
             print(json.dumps(reports, indent=2))
@@ -178,23 +137,8 @@ def cmd_corpus_info(a):
     if a.json:
         print(json.dumps(info, indent=2))
         return
-    from rich.table import Table
-
     con = make_console()
-    L = info["document_length"]
-    con.print(f"{info['documents']} documents, {info['tokens']} tokens, vocabulary {info['vocabulary_size']} words"
-              f" ({info['empty_documents_dropped']} empty documents dropped)")
-    con.print(f"document length: min {L['min']}, median {L['median']:g}, mean {L['mean']:.1f}, max {L['max']}")
-    if info["words_in_no_document"]:
-        con.print(f"{info['words_in_no_document']} vocabulary words occur in no document")
-    t = Table(title=f"Top {len(info['top_words'])} words")
-    for col in ("word", "tokens", "documents", "share of documents"):
-        t.add_column(col, justify="left" if col == "word" else "right")
-    for w in info["top_words"]:
-        t.add_row(w["word"], str(w["tokens"]), str(w["documents"]), f"{w['document_share']:.1%}")
-    print_table(con, t)
-    if "labels" in info:
-        con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
+    print_corpus_summary(info, con)
     hints = []
     # the cuts of a shard folder were made when it was prepared: the hints below are for 'corpus prepare' then
     most = info["words_in_most_documents"]

@@ -5,7 +5,7 @@ import json
 import math
 
 from ..errors import DPTopicError
-from ._common import ExitStatus, _int_arg, epsilon_budget, make_console, positive_float, positive_int, unit_interval, warn
+from ._common import ExitStatus, _float_arg, _int_arg, epsilon_budget, make_console, positive_float, positive_int, unit_interval, warn
 from ._flags import CLIP_RULES, flag_errors, with_flag_names
 from .local import plural
 
@@ -32,14 +32,7 @@ def _down(x: float) -> str:
     return f"{rounded_up(x, 6, down=True):.6g}"
 
 
-def _token_count(s: str) -> int:
-    """``privacy inherent --n-t/--max-n-tprime``: a whole number in [1, MAX_TOKEN_COUNT]."""
-    import argparse
-
-    v = positive_int(s)
-    if v > MAX_TOKEN_COUNT:
-        raise argparse.ArgumentTypeError(f"must be a count of at most {MAX_TOKEN_COUNT:g} tokens, got {s}")
-    return v
+_token_count = _int_arg(1, MAX_TOKEN_COUNT)     # privacy inherent --n-t/--max-n-tprime
 
 
 @with_flag_names({"beta": "--beta", "cmax": "--cmax", "n_iter": "--iterations"})
@@ -162,19 +155,8 @@ def cmd_privacy_compose(a):
 MAX_VOCAB_SIZE = 10**8      # fed-report-words --vocab-size: beyond any vocabulary; the rule walks its words in order
 
 
-def _fed_epsilon(s: str) -> float:
-    """``fed-report-words --epsilon-per-entry``: a number in (0, EPSILON_MAX], the range ``train --algorithm fed`` accepts."""
-    import argparse
-
-    from ..accounting.events import EPSILON_MAX
-
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
-    if not (0 < v <= EPSILON_MAX and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"an epsilon per entry must lie in (0, {EPSILON_MAX:g}], got {s}")
-    return v
+# fed-report-words --epsilon-per-entry: the range train --algorithm fed accepts (accounting.events.EPSILON_MAX)
+_fed_epsilon = _float_arg(lambda v: 0 < v <= 500, "an epsilon per entry must lie in (0, 500]")
 
 
 @with_flag_names({"epsilon": "--epsilon-per-entry", "vocab_size": "--vocab-size", "z": "--z"})

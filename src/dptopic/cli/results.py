@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import (FORMATS, add_model_arg, make_console, owner_only_note, read_into_model, refuse_show_unsupported,
+from ._common import (FORMATS, _float_arg, _int_arg, add_model_arg, make_console, owner_only_note, read_into_model, refuse_show_unsupported,
                       topic_support)
 
 def _add_input_args(p, what: str) -> None:
@@ -133,30 +132,8 @@ MAX_TIMEOUT = 1e6    # seconds per request (about 11 days): beyond the platform'
 MAX_RETRIES = 1000
 
 
-def _timeout_arg(s: str) -> float:
-    """``pull --timeout``: a finite number of seconds in (0, MAX_TIMEOUT]."""
-    import argparse
-
-    try:
-        v = float(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a number") from None
-    if not (math.isfinite(v) and 0 < v <= MAX_TIMEOUT):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds in (0, {MAX_TIMEOUT:g}], got {s}")
-    return v
-
-
-def _retries_arg(s: str) -> int:
-    """``pull --retries``: a whole number in [0, MAX_RETRIES]."""
-    import argparse
-
-    try:
-        v = int(s)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
-    if not 0 <= v <= MAX_RETRIES:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to {MAX_RETRIES}, got {s}")
-    return v
+_timeout_arg = _float_arg(lambda v: 0 < v <= MAX_TIMEOUT, f"must be a number of seconds in (0, {MAX_TIMEOUT:g}]")
+_retries_arg = _int_arg(0, MAX_RETRIES)     # pull --retries; serve's too
 
 
 def register(sub) -> None:

@@ -36,6 +36,8 @@ from .._io import atomic_write_bytes
 from ..corpus import Corpus, Vocabulary
 from ..errors import DPTopicError
 from ..mechanisms.frequency_oracle import subset_selection, subset_selection_estimate, subset_size
+from ..accounting.card import epsilon_text
+from .reports import MAGIC as WORD_MAGIC, ReportSet
 from .reports import (UPLOAD_NONCE, HeaderFieldError, header_field, parse_header, report_bytes, upload_nonce_of,
                       vocabulary_fingerprint)
 
@@ -406,3 +408,31 @@ def cooccurrence_from_counts(inclusions, n_reports: int, vocab_size: int, epsilo
     off = np.triu(Q, 1) / 2.0
     Q = off + off.T + np.diag(np.diag(Q))
     return Q, float(std[0]) / 2.0
+
+
+def report_file_summary(path) -> dict | None:
+    """What a file of randomized reports (``dptopic randomize``'s output) holds, read from its header and checked as
+    the trainers check it; None for any other file. Such a file is no corpus, so 'corpus info' describes it rather
+    than calling it binary."""
+    if not Path(path).is_file():
+        return None
+    with open(path, "rb") as fh:
+        head = fh.read(len(WORD_MAGIC))
+    if head not in (WORD_MAGIC, MAGIC):
+        return None
+    if head == WORD_MAGIC:
+        r = ReportSet.load(path)
+        out = {"kind": "word-level reports", "reports": r.n_reports, "vocabulary_size": r.vocab_size, "f": r.f,
+               "epsilon_word": r.epsilon_word, "epsilon_doc": r.vocab_size * r.epsilon_word}
+        what = (f"eps_word={epsilon_text(r.epsilon_word)} per word, eps_doc={epsilon_text(out['epsilon_doc'])} per"
+                " report; train with --algorithm lp or olp")
+    else:
+        r = DocumentReportSet.load(path)
+        out = {"kind": "document-level reports", "reports": r.n_reports, "vocabulary_size": r.vocab_size,
+               "epsilon_doc": r.epsilon}
+        what = f"eps_doc={epsilon_text(r.epsilon)} per report; train with --algorithm ldp-doc"
+    out.update(vocabulary_embedded=r.vocabulary is not None, vocabulary_sha256=r.vocabulary_sha256)
+    out["summary"] = (f"{path}: {r.n_reports} randomized {out['kind']} (dptopic randomize), vocabulary of"
+                      f" {r.vocab_size} words ({'embedded' if r.vocabulary is not None else 'not embedded'}), {what}."
+                      " Not a corpus: it holds randomized reports, not documents.")
+    return out

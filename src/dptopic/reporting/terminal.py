@@ -371,6 +371,27 @@ def print_verification(v, source, console=None, no_guarantee_exit: int = 3) -> N
         console.print(f"{check.status}: {check.detail}")
 
 
+def print_corpus_summary(info: dict, console=None) -> None:
+    """``dptopic corpus info``: a corpus summary (:func:`dptopic.corpus.summary.corpus_summary`) as lines and a table
+    of its most frequent words."""
+    from rich.table import Table
+
+    con = console or make_console()
+    L = info["document_length"]
+    con.print(f"{info['documents']} documents, {info['tokens']} tokens, vocabulary {info['vocabulary_size']} words"
+              f" ({info['empty_documents_dropped']} empty documents dropped)")
+    con.print(f"document length: min {L['min']}, median {L['median']:g}, mean {L['mean']:.1f}, max {L['max']}")
+    if info["words_in_no_document"]:
+        con.print(f"{info['words_in_no_document']} vocabulary words occur in no document")
+    t = Table(title=f"Top {len(info['top_words'])} words")
+    for col in ("word", "tokens", "documents", "share of documents"):
+        t.add_column(col, justify="left" if col == "word" else "right")
+    for w in info["top_words"]:
+        t.add_row(w["word"], str(w["tokens"]), str(w["documents"]), f"{w['document_share']:.1%}")
+    print_table(con, t)
+    if "labels" in info:
+        con.print("labels: " + ", ".join(f"{k} {n}" for k, n in info["labels"].items()))
+
 
 def print_verdict(console, s, out, files):
     checks = s["paper_shape_checks"]
