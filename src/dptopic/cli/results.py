@@ -42,19 +42,9 @@ def __getattr__(name):
 
 
 def cmd_transform(a):
-    from .._io import check_output_file
-    from ..reporting.export import check_theta_out, is_theta_table, private_input_note, write_theta_table
+    from ..reporting.export import check_theta_out, private_input_note, write_theta_table
 
-    p = Path(a.out)
-    if p.suffix.lower() not in (".csv", ".npy"):
-        raise DPTopicError(f"--out {a.out!r} must end in .csv or .npy.")
-    if (a.overwrite and p.suffix.lower() == ".npy" and p.is_file() and not p.is_symlink()
-            and not is_theta_table(p)):
-        raise DPTopicError(f"--out {a.out!r} is a .npy file that dptopic cannot tell it wrote (your own array, or a"
-                           " table from an older version): refusing to replace it; remove it yourself or choose"
-                           " another --out.")
-    out = check_output_file(a.out, is_theta_table, overwrite=a.overwrite, what="document-topic table")
-    check_theta_out(out)
+    out = check_theta_out(a.out, a.overwrite)
     model, docs = _model_and_docs(a)
     theta = model.transform(docs)
     write_theta_table(out, theta, docs.doc_ids or [f"doc{i}" for i in range(docs.n_docs)])

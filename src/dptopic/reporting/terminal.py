@@ -172,6 +172,9 @@ def print_topics(model, n=10, max_topics=None, console=None, show_unsupported=Fa
 
 
 def print_privacy(report: dict, console=None):
+    """A model's privacy report (``model.privacy_``) as the table ``dptopic train`` prints: whether it is private, its
+    unit and relation, the guarantee (the privacy card's headline) and the cross-checks below it; a seed that makes the
+    noise reproducible is also warned of on stderr."""
     console = console or make_console()
     from rich.table import Table
 
