@@ -98,7 +98,7 @@ def add_out_args(p, default: str, what: str = "model") -> None:
 def check_out(a, *suffixes: str) -> None:
     """Refuse an ``--out`` that cannot or must not be written, before training (see ``_io.check_output_dir``).
     ``suffixes`` name sibling folders the command also writes (``runs/demo-nonprivate``)."""
-    from .._io import check_output_dir, claim_output
+    from .._io import check_output_dir, claim_output    # deferred: _io's bundles load numpy
 
     # held until the command ends (main's _dispatch lets go): another run into the same --out is refused meanwhile,
     # and the check below cannot pass for two runs at once
@@ -172,7 +172,7 @@ def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -
     about the input stays the one line on stderr). ``n_topics``/``vocab_size``: first refuse a vocabulary too small for
     the topics, as fit would."""
     if n_topics is not None and vocab_size is not None:
-        from ..models.base import check_topics_fit_vocabulary
+        from ..models.base import check_topics_fit_vocabulary      # deferred: the models load numba
 
         check_topics_fit_vocabulary(n_topics, vocab_size)
     if getattr(a, "_reading_said", False) or getattr(a, "corpus", None) is None:
@@ -180,10 +180,7 @@ def say_reading(a, n_topics: int | None = None, vocab_size: int | None = None) -
     a._reading_said = True
     note = reading_note(a.corpus, getattr(a, "format", "auto"), getattr(a, "text_field", "text"))
     if note is not None:
-        import sys
-
         print(f"note: {note}", file=sys.stderr)
-
 
 
 def add_corpus_args(p, required=False, preprocessing=True):
@@ -299,8 +296,6 @@ def flush_notes(show: bool = True) -> None:
 def refuse_show_unsupported(model, spec) -> None:
     """``--show-unsupported`` on a model that carries no support assessment: refused in one line."""
     if topic_support(model)[0] is None:
-        from ..errors import DPTopicError
-
         raise DPTopicError(f"--show-unsupported: --model {str(spec)!r} ({type(model).__name__}) carries no assessment"
                            " of which topics stand above the noise (only the document-level private trainers, docdp,"
                            " docdp-cooc and svi, make one), so every topic is shown already: drop --show-unsupported.")
