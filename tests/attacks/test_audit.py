@@ -269,7 +269,9 @@ def test_cli_prints_a_loud_verdict(files, capsys, monkeypatch):
     from dptopic.cli.main import main
 
     d, a, *_ = files
-    monkeypatch.setattr(audit, "_trainer_from_args", lambda args: (_fake(LEAKY_CLAIM), None, "leaky fake"))
+    from dptopic.attacks.audit import AuditedProcedure
+
+    monkeypatch.setattr(audit, "_trainer_from_args", lambda args: AuditedProcedure(_fake(LEAKY_CLAIM), None, "leaky fake"))
     assert main(["audit", "--algorithm", "lda", "--corpus", str(a), "--shadows", "16", "--seed", "0", "--quiet",
                  "--out", str(d / "loud")]) == 0
     out = " ".join(capsys.readouterr().out.split())
