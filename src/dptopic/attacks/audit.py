@@ -18,7 +18,7 @@ from .._io import atomic_write_json, load_json, mark_output_folder
 from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning
 from ..models import ALGORITHMS, load
 from . import coverage as _coverage
-from .lira import (NOT_AUDITED, SHADOW_WARNING_MESSAGES, dptopic_version, estimator_trainer,
+from .lira import (NOT_AUDITED, SHADOW_WARNING_MESSAGES, bound_text, claim_text, dptopic_version, estimator_trainer,
                    guarantee_epsilon_parameter, make_estimator, not_audited_reason, outside_guarantee_label, run_lira)
 from .one_run import check_canary_size, one_run_audit
 from .provenance import audited_model, audited_procedure, describe, settings_text
@@ -445,7 +445,58 @@ def write_audit(out, doc: dict, lira=None) -> list:
     return written
 
 
+def summary_lines(doc: dict, written=()) -> list[tuple[str, str | None]]:
+    """What an audit's record (``audit.json``'s ``doc``, of any design) says, as the lines ``dptopic audit`` prints
+    after its run: ``(text, emphasis)``, emphasis ``"bound"``, ``"claim"``, ``"exceeds"`` (the verdict when the bound
+    exceeds the claim), ``"consistent"``, ``"verdict"`` (other verdicts) or None. ``written``: the files written."""
+    e, c = doc["empirical_epsilon"], doc["claimed_privacy"]
+    lines = []
+    if doc.get("design", "lira") != "one-run":
+        rel = ("for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else
+               "for replacing a document")
+        # the confidences to 6 digits (":.0%" printed --confidence 0.999 as "100%" and 0.975 as "98%")
+        kind = "approximate" if str(e.get("confidence_note", "")).startswith("approximate") else "nominal"
+        lines.append((f"empirical epsilon lower bound ({rel}; delta={e['delta']:g}, {kind} {100 * e['confidence']:.6g}%"
+                      f" confidence, see docs/auditing.md): {bound_text(e['epsilon_lower_bound'])}, from {e['attack']},"
+                      f" the strongest of {e['n_attacks']} attacks, each bounded at {e['per_attack_confidence']:.6g}"
+                      " confidence (Bonferroni) so that the largest holds at the stated one", "bound"))
+    else:
+        unit = e.get("canary_unit") or "document"
+        if doc.get("score") != "release":
+            lines.append((f"guesses: {e['n_guesses']} ({e['k_plus']} in, {e['k_minus']} out) on {e['n_canaries']}"
+                          f" canaries ({e['n_included']} included), {e['n_correct']} correct", None))
+            ideal = ""
+        else:
+            lines.append((f"guesses: {e['n_guesses']} ({e['k_plus']} in, {e['k_minus']} out) on {e['n_canaries']:,}"
+                          f" canary {unit}s ({e['n_included']:,} included; {e['words_held']:,} on words the release"
+                          f" holds), {e['n_correct']} correct", None))
+            ideal = (" (an ideal audit of this noise with as many canaries expects about"
+                     f" {bound_text(e['ideal_bound'])})")
+        lines.append((f"empirical epsilon lower bound (for adding/removing one canary {unit}; delta={e['delta']:g},"
+                      f" exact {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
+                      f" {bound_text(e['epsilon_lower_bound'])}{ideal}", "bound"))
+    if c.get("epsilon") is not None:
+        claim = (f"{claim_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')};"
+                 f" {c.get('guarantee')} guarantee)")
+    elif c.get("private"):
+        claim = f"none: no guarantee claimed ({c.get('reason', '')})"
+    else:
+        claim = "none (not private)"
+    lines.append((f"claimed epsilon: {claim}", "claim"))
+    verdict = doc["verdict"]
+    emphasis = {"exceeds the claim": "exceeds", "consistent with the claim": "consistent"}.get(verdict, "verdict")
+    lines.append((f"{'WARNING: ' if emphasis == 'exceeds' else ''}verdict: {verdict} ({doc['verdict_note']})",
+                  emphasis))
+    lines += [(f"note: {n}", None) for n in c.get("notes", [])]
+    if doc.get("design") == "one-run":
+        lines.append((f"note: {e['note']}", None))
+    lines.append((f"note: {doc['metrics_guarantee']}", None))
+    if written:
+        lines.append((f"written: {', '.join(map(str, written))}", None))
+    return lines
+
+
 __all__ = ["AuditedProcedure", "saved_procedure", "trainer_procedure", "parse_settings", "check_renamed",
            "check_audit_settings", "lira_settings", "one_run_settings", "release_settings", "check_release_supported",
            "scale_note", "model_reading", "check_coverage", "model_corpus_note", "audit_lira", "audit_one_run",
-           "audit_release", "write_audit", "MAX_SHADOWS", "COVERAGE_LIMIT"]
+           "audit_release", "write_audit", "summary_lines", "MAX_SHADOWS", "COVERAGE_LIMIT"]

@@ -300,73 +300,25 @@ def _audit(a):
         res = run.audit_lira(corpus, procedure, shadows=a.shadows, targets=a.targets, jobs=a.jobs,
                              verbose=0 if a.quiet else 1, **common)
         written = run.write_audit(a.out, res.to_json(), lira=res)
-        return _print_lira(console, res, written)
+        print_table(console, results_table(res.summaries))
+        return _print_summary(console, res.to_json(), written)
     if design == "one-run":
         doc = run.audit_one_run(corpus, procedure, canaries=a.canaries, canary_length=a.canary_length, **common)
     else:
         doc = run.audit_release(corpus, procedure, canaries=m, canary_unit=unit, canary_documents=K, **common)
     written = run.write_audit(a.out, doc)
-    _print_one_run(console, doc, written, unit if design == "release" else None)
+    _print_summary(console, doc, written)
 
 
-def _print_lira(console, res, written) -> None:
-    from ..attacks.lira import bound_text
-
-    print_table(console, results_table(res.summaries))
-    e, doc = res.empirical_epsilon, res.to_json()
-    rel = "for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else "for replacing a document"
-    # the confidences to 6 digits (":.0%" printed --confidence 0.999 as "100%" and 0.975 as "98%")
-    kind = "approximate" if str(e.get("confidence_note", "")).startswith("approximate") else "nominal"
-    console.print(f"[bold]empirical epsilon lower bound[/] ({rel}; delta={e['delta']:g}, {kind}"
-                  f" {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
-                  f" {bound_text(e['epsilon_lower_bound'])}, from {e['attack']}, the"
-                  f" strongest of {e['n_attacks']} attacks, each bounded at {e['per_attack_confidence']:.6g} confidence"
-                  " (Bonferroni) so that the largest holds at the stated one")
-    _print_tail(console, doc["claimed_privacy"], res.verdict, res.verdict_note, doc, written)
+_STYLES = {"bound": "bold", "claim": "bold", "exceeds": "bold red", "consistent": "green", "verdict": "yellow"}
 
 
-def _print_one_run(console, doc, written, unit) -> None:
-    """The guesses, the bound, the claim, the verdict and the notes of a one-run audit (scored on the model, or on the
-    release: ``unit`` its canary unit)."""
-    from ..attacks.lira import bound_text
+def _print_summary(console, doc, written) -> None:
+    """The bound, the claim, the verdict and the notes of the audit's record (:func:`~dptopic.attacks.audit.summary_lines`)."""
+    from ..attacks.audit import summary_lines
 
-    e = doc["empirical_epsilon"]
-    if unit is None:
-        console.print(f"guesses: {e['n_guesses']} ({e['k_plus']} in, {e['k_minus']} out) on {e['n_canaries']} canaries"
-                      f" ({e['n_included']} included), {e['n_correct']} correct")
-        ideal = ""
-    else:
-        console.print(f"guesses: {e['n_guesses']} ({e['k_plus']} in, {e['k_minus']} out) on {e['n_canaries']:,} canary"
-                      f" {unit}s ({e['n_included']:,} included; {e['words_held']:,} on words the release holds),"
-                      f" {e['n_correct']} correct")
-        ideal = (f" (an ideal audit of this noise with as many canaries expects about"
-                 f" {bound_text(e['ideal_bound'])})")
-    console.print(f"[bold]empirical epsilon lower bound[/] (for adding/removing one canary {unit or 'document'};"
-                  f" delta={e['delta']:g}, exact {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
-                  f" {bound_text(e['epsilon_lower_bound'])}{ideal}")
-    _print_tail(console, doc["claimed_privacy"], doc["verdict"], doc["verdict_note"], doc, written, e["note"])
-
-
-def _print_tail(console, c: dict, verdict: str, note: str, doc, written, run_note=None) -> None:
-    """The claimed epsilon (``c``: the claim as the audit recorded it), the verdict and the notes, as every design
-    prints them."""
-    from ..attacks.lira import claim_text
-
-    if c.get("epsilon") is not None:
-        claim = f"{claim_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')}; {c.get('guarantee')} guarantee)"
-    elif c.get("private"):
-        claim = f"none: no guarantee claimed ({c.get('reason', '')})"
-    else:
-        claim = "none (not private)"
-    console.print(f"[bold]claimed epsilon[/]: {claim}")
-    colour = {"exceeds the claim": "bold red", "consistent with the claim": "green"}.get(verdict, "yellow")
-    console.print(f"[{colour}]{'WARNING: ' if verdict == 'exceeds the claim' else ''}verdict: {verdict}[/] ({note})")
-    for n in c.get("notes", []):
-        console.print(f"note: {n}")
-    if run_note is not None:
-        console.print(f"note: {run_note}")
-    console.print(f"note: {doc['metrics_guarantee']}")
-    console.print(f"written: {', '.join(map(str, written))}")
+    for text, emphasis in summary_lines(doc, written):
+        console.print(text, style=_STYLES.get(emphasis), markup=False)
 
 
 def register(sub) -> None:

@@ -25,42 +25,12 @@ def _port(text: str) -> int:
     return v
 
 
-# serve's flags that take effect in some modes only: (dest, default, whether it has no effect, why, what to do)
-_IDLE_FLAGS = (
-    ("format", "auto", lambda a: a.prior is None, "it is the format of --prior, and none is given",
-     "drop it, or add --prior FILE"),
-    ("text_field", "text", lambda a: a.prior is None, "it names the text of --prior, and none is given",
-     "drop it, or add --prior FILE"),
-    ("prior_iterations", 200, lambda a: a.prior is None or a.report_kind == "document",
-     "it sets the Gibbs sweeps on --prior, and none is given", "drop it, or add --prior FILE"),
-    ("iterations", 50, lambda a: a.report_kind == "document",
-     "--report-kind document trains LocalDocumentLDA, which takes no Gibbs sweeps", "drop it"),
-    ("lam", 0.5, lambda a: a.report_kind == "document", "it is OLP-LDA's, and --report-kind document trains"
-     " LocalDocumentLDA", "drop it"),
-    ("omega", 0.4, lambda a: a.report_kind == "document", "it is OLP-LDA's, and --report-kind document trains"
-     " LocalDocumentLDA", "drop it"),
-    ("delta", 1e-5, lambda a: a.report_kind == "document", "document-level reports are pure eps_doc-DP, with no"
-     " delta", "drop it"),
-    ("fed_failure_rate", None, lambda a: True, "the server's FedLDA rounds use the 'none' rule (each entry randomized"
-     " by subset selection), which excludes no rare words", "drop it"),
-    ("database_timeout", 15.0, lambda a: not str(a.database).startswith("postgresql"),
-     "it limits PostgreSQL's statements, and --database is not PostgreSQL (SQLite waits for its lock up to 30 s)",
-     "drop it"),
-    ("allow_remote", False, lambda a: a.host in ("127.0.0.1", "::1", "localhost"),
-     "--host listens on this machine only", "drop it"),
-)
-
-
 def refuse_idle_flags(a) -> None:
-    """Refuse, in one line, a flag given that has no effect with the others (``--format`` without ``--prior``), as
-    the ``--fed-*`` flags without ``--fed-epsilon-per-entry`` are: a user who gave it meant something that will not
-    happen."""
-    given = getattr(a, "_given", None)      # the flags written on the command line (cli.main's parser)
-    for dest, default, idle, why, fix in _IDLE_FLAGS:
-        written = dest in given if given is not None else getattr(a, dest, default) != default
-        if written and idle(a):
-            flag = "--" + dest.replace("_", "-")
-            raise DPTopicError(f"{flag} has no effect here: {why}; {fix}.")
+    """Refuse, in one line, a flag given that has no effect with the others
+    (:func:`dptopic.service.startup.refuse_idle_settings`)."""
+    from ..service.startup import refuse_idle_settings
+
+    refuse_idle_settings(vars(a), getattr(a, "_given", None))    # the flags written (cli.main's parser)
 
 
 def build_config(a):
@@ -221,44 +191,18 @@ def cmd_submit(a):
     state = default_state_folder() if a.state is None else None if a.state.strip().lower() == "none" else a.state
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = submit(a.server, corpus, contributor=a.contributor, client=client, state=state, **_limit(a))
-    from .local import plural, print_empty_note, print_no_pair_note
+    from .local import print_empty_note, print_no_pair_note
 
     n = s["n_documents"]
     if s["report_kind"] == "document":  # the note 'dptopic randomize --unit document' prints
         print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], n)
     else:
         print_empty_note(s["documents_without_vocabulary_words"], n)
-    console = make_console()
-    kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
-            " running it again, without randomizing again" if s["state"] else
-            "reports not kept (--state none): a later run on these documents randomizes them again, at a new cost")
-    held = " (the one the server holds for these reports)" if s.get("contributor_from_server") else ""
-    console.print(f"contributor pseudonym {s['contributor']}{held} (pass --contributor {s['contributor']} to be"
-                  f" tallied as one contributor on another machine); {kept}.")
-    if s["already_acknowledged"]:
-        console.print(f"{plural(s['already_acknowledged'], 'report')} of these documents had been acknowledged by an"
-                      " earlier run: not randomized or sent again" + ("." if s["reports"] else
-                                                                       "; nothing was sent, nothing more spent."))
-    if s.get("replayed_reports"):
-        console.print(f"{plural(s['replayed_reports'], 'report')} had already been stored by {a.server} (an earlier"
-                      " run, perhaps under another address of this server): replayed, nothing new stored, nothing"
-                      " more spent.")
-    stored = s.get("stored_reports", s["reports"])
-    if stored or not (s["already_acknowledged"] or s.get("replayed_reports")):
-        console.print(f"{plural(stored, 'randomized report')} uploaded to {a.server} in"
-                      f" {plural(s['uploads'] - s['replayed_acks'], 'upload')}.")
-    from ..service.status import fmt_epsilon as eps     # rounded up: never below what was spent
+    from ..service.status import submit_lines
 
-    these = "this document" if n == 1 else f"these {plural(n, 'document')}"
-    console.print(f"Privacy of {these} (V={s['vocab_size']}; "
-                  + ("" if s["epsilon_word"] is None else f"eps_word={eps(s['epsilon_word'])}, ")
-                  + f"eps_doc={eps(s['epsilon_doc'])} per document; together"
-                  + ("" if s["epsilon_word"] is None else
-                     f" eps_word={eps(n * s['epsilon_word'])} for one word's presence in each and")
-                  + f" eps={eps(n * s['epsilon_doc'])} for the documents, by basic composition, "
-                  + ("spent once however often the kept reports are sent" if s["state"] else
-                     "spent again by every run on these documents, since the reports were not kept (--state none)")
-                  + "). Raw text never left this machine.")
+    console = make_console()
+    for line in submit_lines(s, a.server):
+        console.print(line, markup=False)
 
 
 def _limit(a) -> dict:
@@ -280,20 +224,11 @@ def cmd_fed_client(a):
                         client_id=a.client_id, client=client, state=state, max_user_epsilon=a.max_user_epsilon,
                         **_limit(a),
                         on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
-    if s["state"] is None:
-        kept = "reports drawn anew for this run (--state none): a later run that draws again spends its epsilon again"
-    elif s["reused_reports"]:
-        kept = (f"reused the reports drawn before and kept in {s['state']}: this run spent nothing more, and it did not"
-                " read the documents given to it (the kept reports stand for the documents of the run that drew them;"
-                " new documents need new reports: --state none, or another --state, at a new cost)")
-    else:
-        kept = (f"reports drawn once and kept in {s['state']} (readable by you only): later runs reuse them and spend"
-                " nothing more")
-    from ..service.status import fmt_epsilon as eps     # rounded up: never below what was spent
+    from ..service.status import fed_client_lines
 
-    console.print(f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon of your reports (this user):"
-                  f" {eps(s['epsilon_basic'])} basic, {eps(s['epsilon_pld'])} PLD at delta={s['delta']:g}; {kept}.")
-    console.print(f"[yellow]{s['note']}[/]")
+    took_part, note = fed_client_lines(s)
+    console.print(took_part, markup=False)
+    console.print(note, style="yellow", markup=False)
 
 
 def _client_args(p):

@@ -115,6 +115,44 @@ def close_all(sockets) -> None:
         sock.close()
 
 
+# settings that take effect in some modes only: (name, default, whether it has no effect, why, what to do)
+IDLE_SETTINGS = (
+    ("format", "auto", lambda a: a.get("prior") is None, "it is the format of --prior, and none is given",
+     "drop it, or add --prior FILE"),
+    ("text_field", "text", lambda a: a.get("prior") is None, "it names the text of --prior, and none is given",
+     "drop it, or add --prior FILE"),
+    ("prior_iterations", 200, lambda a: a.get("prior") is None or a.get("report_kind") == "document",
+     "it sets the Gibbs sweeps on --prior, and none is given", "drop it, or add --prior FILE"),
+    ("iterations", 50, lambda a: a.get("report_kind") == "document",
+     "--report-kind document trains LocalDocumentLDA, which takes no Gibbs sweeps", "drop it"),
+    ("lam", 0.5, lambda a: a.get("report_kind") == "document", "it is OLP-LDA's, and --report-kind document trains"
+     " LocalDocumentLDA", "drop it"),
+    ("omega", 0.4, lambda a: a.get("report_kind") == "document", "it is OLP-LDA's, and --report-kind document trains"
+     " LocalDocumentLDA", "drop it"),
+    ("delta", 1e-5, lambda a: a.get("report_kind") == "document", "document-level reports are pure eps_doc-DP, with no"
+     " delta", "drop it"),
+    ("fed_failure_rate", None, lambda a: True, "the server's FedLDA rounds use the 'none' rule (each entry randomized"
+     " by subset selection), which excludes no rare words", "drop it"),
+    ("database_timeout", 15.0, lambda a: not str(a.get("database")).startswith("postgresql"),
+     "it limits PostgreSQL's statements, and --database is not PostgreSQL (SQLite waits for its lock up to 30 s)",
+     "drop it"),
+    ("allow_remote", False, lambda a: a.get("host") in LOOPBACK,
+     "--host listens on this machine only", "drop it"),
+)
+
+
+def refuse_idle_settings(settings, given=None) -> None:
+    """Refuse, in one line, a setting given that has no effect with the others (``--format`` without ``--prior``), as
+    the ``--fed-*`` flags without ``--fed-epsilon-per-entry`` are: a user who gave it meant something that will not
+    happen. ``settings``: serve's settings by name; ``given``: the names the user set (default: those not at their
+    default)."""
+    for dest, default, idle, why, fix in IDLE_SETTINGS:
+        written = dest in given if given is not None else settings.get(dest, default) != default
+        if written and idle(settings):
+            flag = "--" + dest.replace("_", "-")
+            raise DPTopicError(f"{flag} has no effect here: {why}; {fix}.")
+
+
 def serve_config(vocabulary, *, report_kind: str = "word", epsilon_word=None, epsilon_doc=None, prior=None,
                  admin_token=None, fed_user_budget=None, fed_epsilon_per_entry=None, fed_topics=None,
                  fed_failure_rate=None, fed_pad_length=None, fed_sample_ratio=None, fed_min_updates=None,
@@ -318,4 +356,4 @@ def run_server(app, sockets, host: str, port: int, *, quiet: bool = False, **opt
 
 __all__ = ["need_service_extra", "check_host", "check_port_free", "close_all", "serve_config", "smallest_upload",
            "check_body_limit", "warn_above_client_limit", "warn_unreachable_vocabulary", "check_startup",
-           "check_database", "run_server", "FED_DEFAULTS", "secure_sum_settings", "secure_sum_recommendation"]
+           "check_database", "run_server", "refuse_idle_settings", "FED_DEFAULTS", "secure_sum_settings", "secure_sum_recommendation"]
