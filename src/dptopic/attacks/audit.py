@@ -318,6 +318,30 @@ def check_coverage(share: float, restrict: bool, top: int | None, where: str | N
             + (" (--restrict)" if restrict else ""))
 
 
+def restricted_to_model(model, corpus, restrict: bool = False, vocabulary: str = "the vocabulary given", words=None):
+    """``corpus``, read in another vocabulary (``words``, default its own; named ``vocabulary`` in the messages) than
+    ``model``'s, restricted to the model's words, its documents left without any dropped: ``(corpus, note)``, refused
+    as :func:`check_coverage` refuses, or when no document is left; the note says what was dropped (None when
+    nothing)."""
+    note = check_coverage(_coverage.outside_vocabulary_share(model.vocabulary_, corpus), restrict, None)
+    restricted = corpus.restrict(model.vocabulary_, drop_empty=False)
+    keep = restricted.doc_lengths > 0
+    n_read = corpus.n_docs + corpus.n_empty_dropped
+    if not keep.any():
+        raise DPTopicError(f"no document holds a word of both {vocabulary} and the model: give the model's own"
+                           " vocabulary (leave --vocabulary out) or a list that shares its words.")
+    n_model = len(model.vocabulary_)
+    shared = len(set(corpus.vocabulary.words if words is None else words) & set(model.vocabulary_.words))
+    parts = [note] if note else []
+    if shared < n_model:
+        parts.append(f"{vocabulary} holds {shared} of the model's {n_model} words: only those are audited")
+    left_out = corpus.n_empty_dropped + int((~keep).sum())
+    if left_out:
+        parts.append(f"{documents(left_out)} of the {n_read} held none of them and {'was' if left_out == 1 else 'were'}"
+                     " left out")
+    return restricted.drop_empty(), "; ".join(parts) or None
+
+
 def model_corpus_note(model, corpus, reference, restrict: bool = False) -> str | None:
     """Whether ``corpus`` (read into ``model``'s vocabulary) is a corpus the model could have been trained on
     (:data:`COVERAGE_LIMIT`), ``reference`` being the corpus as ``train`` would read it at the model's vocabulary
@@ -498,5 +522,5 @@ def summary_lines(doc: dict, written=()) -> list[tuple[str, str | None]]:
 
 __all__ = ["AuditedProcedure", "saved_procedure", "trainer_procedure", "parse_settings", "check_renamed",
            "check_audit_settings", "lira_settings", "one_run_settings", "release_settings", "check_release_supported",
-           "scale_note", "model_reading", "check_coverage", "model_corpus_note", "audit_lira", "audit_one_run",
+           "scale_note", "model_reading", "check_coverage", "restricted_to_model", "model_corpus_note", "audit_lira", "audit_one_run",
            "audit_release", "write_audit", "summary_lines", "MAX_SHADOWS", "COVERAGE_LIMIT"]

@@ -47,6 +47,7 @@ def _prepared(a) -> bool:
 def _model_reading(model, a) -> dict:
     return model_reading(model, _prepared(a))
 
+
 def _audit_corpus(a, model):
     """``(corpus, note, read)``: the audited documents and how they were read (``read``, for ``audit.json``). With
     ``--model`` they are read into the saved model's vocabulary as ``dptopic evaluate`` reads them (only tokenised, in
@@ -87,28 +88,10 @@ def _audit_corpus(a, model):
         return _into_model(a, model)
     reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
                             stop_words=a.stop_words, lowercase=a.lowercase, **user_args(a))
-    from ..attacks.audit import check_coverage, documents
-    from ..attacks.coverage import outside_vocabulary_share
+    from ..attacks.audit import restricted_to_model
 
-    note = check_coverage(outside_vocabulary_share(model.vocabulary_, reference), a.restrict, None)
-    corpus = reference.restrict(model.vocabulary_, drop_empty=False)
-    keep = corpus.doc_lengths > 0
-    n_read = reference.n_docs + reference.n_empty_dropped
-    if not keep.any():
-        raise DPTopicError(f"no document holds a word of both --vocabulary {a.vocabulary} and the model: give the"
-                           " model's own vocabulary (leave --vocabulary out) or a list that shares its words.")
-    corpus = corpus.drop_empty()
-    n_model = len(model.vocabulary_)
-    shared = len(set(vocab.words) & set(model.vocabulary_.words))
-    parts = [note] if note else []
-    if shared < n_model:
-        parts.append(f"--vocabulary {a.vocabulary} holds {shared} of the model's {n_model} words: only those are"
-                     " audited")
-    left_out = reference.n_empty_dropped + int((~keep).sum())
-    if left_out:
-        parts.append(f"{documents(left_out)} of the {n_read} held none of them and {'was' if left_out == 1 else 'were'}"
-                     " left out")
-    return corpus, "; ".join(parts) or None, {"read": f"in --vocabulary {a.vocabulary}, restricted to the model's"
+    corpus, note = restricted_to_model(model, reference, a.restrict, f"--vocabulary {a.vocabulary}", vocab.words)
+    return corpus, note, {"read": f"in --vocabulary {a.vocabulary}, restricted to the model's"
                                                       " vocabulary", "stop_words": a.stop_words, "lowercase": a.lowercase}
 
 
