@@ -10,13 +10,7 @@ from ._common import (_int_arg, jobs_int, epsilon_budget, epsilon_value, load_co
 from .audit import MAX_SHADOWS, parse_set
 
 
-NOT_RESOLVED = ("n/r: fewer non-member scores than 1/FPR, so no threshold has an FPR between 0 and that rate (an empty"
-                " cell in the CSV files; more documents or more attacked targets resolve it)")
-
-
-def _tpr(v, digits: int = 2) -> str:
-    """A TPR at a low FPR for the terminal; None (not resolved by the run's non-member scores) is "n/r"."""
-    return "n/r" if v is None else f"{v:.{digits}%}"
+from ..experiments.manzonelli_lira import NOT_RESOLVED, tpr_text as _tpr  # noqa: F401 (old homes)
 
 
 def check_lira_args(a) -> None:
@@ -70,34 +64,15 @@ def cmd_lira(a):
         s = ml.fdptm_experiment(corpus, out, a.private_vocabulary, a.delta_v, a.trainer, a.topics, a.shadows, a.seed,
                                 a.jobs, a.cgs_iterations, a.dp_algorithm, tuple(a.eps_t_grid or ()),
                                 dp_params=parse_set(a.dp_set, "--dp-set"), verbose=0 if a.quiet else 1)
-        for r in s["rows"]:
-            console.print(f"{r['config']:>24}: vocabulary {r['mean_vocab_size']:.0f}, coherence {r['umass_coherence']:.3f},"
-                          f" online LiRA AUC {r['auc']:.3f}, TPR@1% {_tpr(r['tpr_at_fpr_0.01'], 3)},"
-                          f" TPR@0.1% {_tpr(r['tpr_at_fpr_0.001'], 3)}")
-        if any(r["tpr_at_fpr_0.01"] is None or r["tpr_at_fpr_0.001"] is None for r in s["rows"]):
-            console.print(NOT_RESOLVED)
+        for line in ml.fdptm_lines(s):
+            console.print(line, markup=False)
         console.print(f"written: {out / 'fdptm_results.json'}, fdptm.csv, fig4_5_coherence.png, fig6_roc.png"
                       + (", fig5_coherence_vs_eps_t.png" if a.eps_t_grid else ""))
         return
     s = ml.lira_experiment(corpus, out, a.trainer, a.topics, a.shadows, a.seed, a.jobs, tuple(a.k_grid or ()),
                            a.cgs_iterations, a.targets, verbose=0 if a.quiet else 1, started=started)
-    for name, v in s["attacks"].items():
-        console.print(f"{name:>24}: AUC {v['auc']:.3f} ± {v['auc_se']:.3f}, TPR@1% {_tpr(v['tpr_at_fpr_0.01'])},"
-                      f" TPR@0.1% {_tpr(v['tpr_at_fpr_0.001'])}")
-    if any(v["tpr_at_fpr_0.01"] is None or v["tpr_at_fpr_0.001"] is None for v in s["attacks"].values()):
-        console.print(NOT_RESOLVED)
-    from ..attacks.lira import bound_text
-
-    eps = s.get("empirical_epsilon") or {}
-    if isinstance(eps, dict) and eps.get("epsilon_lower_bound") is not None:
-        kind = "approximate" if str(eps.get("confidence_note", "")).startswith("approximate") else "nominal"
-        console.print(f"empirical epsilon lower bound ({kind} {100 * eps.get('confidence', 0.95):.6g}% confidence, the"
-                      f" strongest of {eps.get('n_attacks', '?')} attacks, Bonferroni; see docs/auditing.md):"
-                      f" {bound_text(eps['epsilon_lower_bound'])}" + (f", from {eps['attack']}" if eps.get("attack") else ""))
-    console.print(f"for comparison, the published code's figures: AUC {ml.PUBLISHED['auc']},"
-                  f" TPR@1% {ml.PUBLISHED['tpr_at_fpr_0.01']:.0%}, TPR@0.1% {ml.PUBLISHED['tpr_at_fpr_0.001']:.0%}"
-                  f" (64 shadows; this run: {a.shadows}, {s['n_scores']['non_members']} non-member scores)")
-    console.print(f"this run took {s['seconds']:.1f} s")
+    for line in ml.lira_lines(s, a.shadows):
+        console.print(line, markup=False)
     print_checks(console, s["checks"], s["untested"])
     fig3 = ", fig3_tpr_vs_k.csv, fig3_tpr_vs_k.png" if a.k_grid else ""
     console.print(f"written: {out / 'results.json'}, table1.csv, fig2_roc.png{fig3}")
@@ -115,12 +90,8 @@ def cmd_classifier_mia(a):
     s = ml.classifier_mia_experiment(corpus, Path(a.out), tuple(a.algorithms), tuple(a.eps_grid), a.topics,
                                      a.iterations, a.shadows, a.seed, verbose=0 if a.quiet else 1,
                                      n_replicates=a.replicates)
-    for r in s["rows"]:
-        console.print(f"{r['algorithm']:>6} eps={r['epsilon']}: attack accuracy {r['attack_accuracy']:.3f}"
-                      f" ± {r['attack_accuracy_se']:.3f}, target accuracy {r['target_accuracy']:.3f}"
-                      f" ± {r['target_accuracy_se']:.3f} (most frequent class: {r['target_majority_class_accuracy']:.3f}),"
-                      f" F1 {r['target_f1_macro']:.3f} ± {r['target_f1_macro_se']:.3f}")
-    console.print("Zhao et al. Fig. 7's claims (docs/experiments.md); " + s["checks_note"] + ":")
+    for line in ml.classifier_mia_lines(s):
+        console.print(line, markup=False)
     print_checks(console, s["paper_shape_checks"], s["untested"])
     console.print(f"written: {Path(a.out) / 'fig7_results.json'}, fig7.csv, fig7.png")
 

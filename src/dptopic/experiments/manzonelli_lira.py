@@ -635,3 +635,56 @@ def labelled_documents(corpus, classes=None):
         raise DPTopicError(f"{which} fewer than two classes: the attack needs a labelled corpus of at least two"
                            f" (its classes: {', '.join(present[:30])}).")
     return corpus.subset(keep)
+
+
+NOT_RESOLVED = ("n/r: fewer non-member scores than 1/FPR, so no threshold has an FPR between 0 and that rate (an empty"
+                " cell in the CSV files; more documents or more attacked targets resolve it)")
+
+
+def tpr_text(v, digits: int = 2) -> str:
+    """A TPR at a low FPR as printed; None (not resolved by the run's non-member scores) is "n/r"."""
+    return "n/r" if v is None else f"{v:.{digits}%}"
+
+
+def lira_lines(s: dict, n_shadows: int) -> list[str]:
+    """The figures of :func:`lira_experiment`'s summary ``s`` as ``dptopic experiment lira`` prints them: each
+    attack's AUC and TPRs, the empirical epsilon bound, the published figures beside this run's, its time."""
+    from ..attacks.lira import bound_text
+
+    lines = [f"{name:>24}: AUC {v['auc']:.3f} ± {v['auc_se']:.3f}, TPR@1% {tpr_text(v['tpr_at_fpr_0.01'])},"
+             f" TPR@0.1% {tpr_text(v['tpr_at_fpr_0.001'])}" for name, v in s["attacks"].items()]
+    if any(v["tpr_at_fpr_0.01"] is None or v["tpr_at_fpr_0.001"] is None for v in s["attacks"].values()):
+        lines.append(NOT_RESOLVED)
+    eps = s.get("empirical_epsilon") or {}
+    if isinstance(eps, dict) and eps.get("epsilon_lower_bound") is not None:
+        kind = "approximate" if str(eps.get("confidence_note", "")).startswith("approximate") else "nominal"
+        lines.append(f"empirical epsilon lower bound ({kind} {100 * eps.get('confidence', 0.95):.6g}% confidence, the"
+                     f" strongest of {eps.get('n_attacks', '?')} attacks, Bonferroni; see docs/auditing.md):"
+                     f" {bound_text(eps['epsilon_lower_bound'])}" + (f", from {eps['attack']}" if eps.get("attack")
+                                                                     else ""))
+    lines.append(f"for comparison, the published code's figures: AUC {PUBLISHED['auc']},"
+                 f" TPR@1% {PUBLISHED['tpr_at_fpr_0.01']:.0%}, TPR@0.1% {PUBLISHED['tpr_at_fpr_0.001']:.0%}"
+                 f" (64 shadows; this run: {n_shadows}, {s['n_scores']['non_members']} non-member scores)")
+    lines.append(f"this run took {s['seconds']:.1f} s")
+    return lines
+
+
+def fdptm_lines(s: dict) -> list[str]:
+    """The rows of :func:`fdptm_experiment`'s summary ``s`` as ``dptopic experiment lira --private-vocabulary``
+    prints them."""
+    lines = [f"{r['config']:>24}: vocabulary {r['mean_vocab_size']:.0f}, coherence {r['umass_coherence']:.3f},"
+             f" online LiRA AUC {r['auc']:.3f}, TPR@1% {tpr_text(r['tpr_at_fpr_0.01'], 3)},"
+             f" TPR@0.1% {tpr_text(r['tpr_at_fpr_0.001'], 3)}" for r in s["rows"]]
+    if any(r["tpr_at_fpr_0.01"] is None or r["tpr_at_fpr_0.001"] is None for r in s["rows"]):
+        lines.append(NOT_RESOLVED)
+    return lines
+
+
+def classifier_mia_lines(s: dict) -> list[str]:
+    """The rows of :func:`classifier_mia_experiment`'s summary ``s`` as ``dptopic experiment classifier-mia`` prints
+    them, then the heading of its claims."""
+    return [f"{r['algorithm']:>6} eps={r['epsilon']}: attack accuracy {r['attack_accuracy']:.3f}"
+            f" ± {r['attack_accuracy_se']:.3f}, target accuracy {r['target_accuracy']:.3f}"
+            f" ± {r['target_accuracy_se']:.3f} (most frequent class: {r['target_majority_class_accuracy']:.3f}),"
+            f" F1 {r['target_f1_macro']:.3f} ± {r['target_f1_macro_se']:.3f}" for r in s["rows"]] + [
+        "Zhao et al. Fig. 7's claims (docs/experiments.md); " + s["checks_note"] + ":"]
