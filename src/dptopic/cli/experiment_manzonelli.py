@@ -5,12 +5,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from ..attacks.audit import MAX_SHADOWS
+from ..attacks.audit import parse_settings as parse_set
+from ..experiments.manzonelli_lira import NOT_RESOLVED, tpr_text as _tpr  # noqa: F401 (old homes)
 from ._common import (_int_arg, jobs_int, epsilon_budget, epsilon_value, load_corpus, make_console, positive_float, positive_int,
                       unit_interval)
-from .audit import MAX_SHADOWS, parse_set
-
-
-from ..experiments.manzonelli_lira import NOT_RESOLVED, tpr_text as _tpr  # noqa: F401 (old homes)
 
 
 def check_lira_args(a) -> None:

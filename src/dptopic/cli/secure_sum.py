@@ -49,15 +49,10 @@ def serve_secure_sum(a) -> None:
 
     token = read_token_file(a.token_file) if a.token_file else None
     cfg = SecureSumConfig(**settings, n_topics=a.topics, database=a.database, admin_token=token)
-    plan = cfg.plan
     sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         app = create_secure_sum_app(cfg)
-        make_console(stderr=True).print(
-            f"dptopic serve: secure sum, V={len(vocab)}, K={a.topics}, epsilon={plan.epsilon:g} per person"
-            f" (delta={plan.delta:g}), {plan.n} contributors, up to {plan.dropouts} dropping out, {plan.degree}"
-            f" neighbours each, threshold {plan.threshold}; admin {'on' if token else 'off'};"
-            f" http://{a.host}:{a.port}/")
+        make_console(stderr=True).print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
         startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet)
     finally:
         startup.close_all(sockets)

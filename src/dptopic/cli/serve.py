@@ -148,20 +148,12 @@ def _serve_on(sockets, a, cfg, create_app) -> None:
     import logging
 
     from ..service.http import server_options
-    from ..service.startup import check_database, run_server
-    from ..service.status import fmt_epsilon as eps     # an epsilon shown is rounded up
+    from ..service.startup import banner, check_database, run_server
 
     probe = check_database(cfg, a.allow_foreign_tables)  # other tables, bad URL, newer schema: before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     console = make_console(stderr=True)
-    reports_line = (f"document-level reports, eps_doc={eps(cfg.epsilon_doc, 6)}, LocalDocumentLDA K={cfg.n_topics}"
-                    if cfg.report_kind == "document" else
-                    f"eps_word={eps(cfg.epsilon_word)} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")
-    fed_eps = cfg.fed_epsilon_per_entry
-    console.print(f"dptopic serve: V={cfg.vocab_size}, {reports_line}"
-                  f" batch={cfg.batch_size}, prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
-                  f" FedLDA {'off' if fed_eps is None else f'eps={eps(fed_eps, 6)} over {len(cfg.fed_vocabulary)} words'},"
-                  f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
+    console.print(banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
     kept = probe.settings_kept_by_model()
     if kept:    # a restart with other trainer flags: the model already trained keeps its own, said in one line
         held = ", ".join(("a prior corpus" if v else "no prior corpus") if k == "prior" else f"{k}={v:g}"

@@ -339,6 +339,27 @@ def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1
     return {"vocabulary": vocabulary, "plan": plan, "max_body_bytes": max(max_body_bytes, 4 * max(plan.dims) + 64)}
 
 
+def banner(cfg, url: str) -> str:
+    """The line a server says as it starts: its vocabulary, reports, model, prior, FedLDA and admin settings (an
+    epsilon shown rounded up) and ``url``."""
+    from .status import fmt_epsilon as eps
+
+    if hasattr(cfg, "plan"):        # a secure-sum round (service.secure_sum.SecureSumConfig)
+        plan = cfg.plan
+        return (f"dptopic serve: secure sum, V={len(cfg.vocabulary)}, K={cfg.n_topics}, epsilon={plan.epsilon:g} per"
+                f" person (delta={plan.delta:g}), {plan.n} contributors, up to {plan.dropouts} dropping out,"
+                f" {plan.degree} neighbours each, threshold {plan.threshold}; admin {'on' if cfg.admin_token else 'off'};"
+                f" {url}")
+    reports = (f"document-level reports, eps_doc={eps(cfg.epsilon_doc, 6)}, LocalDocumentLDA K={cfg.n_topics}"
+               if cfg.report_kind == "document" else
+               f"eps_word={eps(cfg.epsilon_word)} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")
+    fed = cfg.fed_epsilon_per_entry
+    return (f"dptopic serve: V={cfg.vocab_size}, {reports} batch={cfg.batch_size},"
+            f" prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
+            f" FedLDA {'off' if fed is None else f'eps={eps(fed, 6)} over {len(cfg.fed_vocabulary)} words'},"
+            f" admin {'on' if cfg.admin_token else 'off'}; {url}")
+
+
 def run_server(app, sockets, host: str, port: int, *, quiet: bool = False, **options) -> bool:
     """Serve ``app`` with uvicorn on the ``sockets`` held (:func:`check_port_free` with ``keep=True``) until stopped
     (Ctrl-C: a graceful shut-down); whether it started. ``options``: more of uvicorn's ``Config``."""
@@ -356,4 +377,4 @@ def run_server(app, sockets, host: str, port: int, *, quiet: bool = False, **opt
 
 __all__ = ["need_service_extra", "check_host", "check_port_free", "close_all", "serve_config", "smallest_upload",
            "check_body_limit", "warn_above_client_limit", "warn_unreachable_vocabulary", "check_startup",
-           "check_database", "run_server", "refuse_idle_settings", "FED_DEFAULTS", "secure_sum_settings", "secure_sum_recommendation"]
+           "check_database", "run_server", "banner", "refuse_idle_settings", "FED_DEFAULTS", "secure_sum_settings", "secure_sum_recommendation"]
