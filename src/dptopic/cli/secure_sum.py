@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-
-
 from ..service.secure_client import person_bow  # noqa: F401 (its old home)
 from ..service.secure_client import state_path as secure_state_path  # noqa: F401 (its old name)
 from ..service.startup import SECURE_SUM_PEOPLE  # noqa: F401 (its old home)
