@@ -269,7 +269,9 @@ def test_cli_prints_a_loud_verdict(files, capsys, monkeypatch):
     from dptopic.cli.main import main
 
     d, a, *_ = files
-    monkeypatch.setattr(audit, "_trainer_from_args", lambda args: (_fake(LEAKY_CLAIM), None, "leaky fake"))
+    from dptopic.attacks.audit import AuditedProcedure
+
+    monkeypatch.setattr(audit, "_trainer_from_args", lambda args: AuditedProcedure(_fake(LEAKY_CLAIM), None, "leaky fake"))
     assert main(["audit", "--algorithm", "lda", "--corpus", str(a), "--shadows", "16", "--seed", "0", "--quiet",
                  "--out", str(d / "loud")]) == 0
     out = " ".join(capsys.readouterr().out.split())
@@ -289,3 +291,52 @@ def test_cli_classifier_mia_takes_a_label_field(files, capsys):
     assert main(args + ["--label-field", "party", "--out", str(d / "m1")]) == 0
     doc = json.loads((d / "m1" / "fig7_results.json").read_text())
     assert doc["labels"] == ["blue", "red"] and doc["metrics_guarantee"] == OUTSIDE_GUARANTEE
+
+
+# ----------------------------------------------------------------- the audit run from Python (attacks/audit.py)
+def test_the_one_run_audit_from_python_records_and_prints_what_the_command_does(small, tmp_path):
+    from dptopic.attacks import audit
+
+    proc = audit.trainer_procedure("lda", topics=3, iterations=3)
+    assert proc.model is None and proc.claim() is None and not proc.user_level
+    doc = audit.audit_one_run(small, proc, canaries=20, canary_length=10, seed=0, scale="one model")
+    assert doc["design"] == "one-run" and doc["settings"]["scale"] == "one model"
+    assert doc["settings"]["reproducible"].startswith("yes: run again with --seed 0")
+    written = audit.write_audit(tmp_path / "a", doc)
+    assert json.loads(written[0].read_text())["verdict"] == doc["verdict"]
+    lines = audit.summary_lines(doc, written)
+    texts = [t for t, _ in lines]
+    assert texts[0].startswith("guesses: ") and "20 canaries" in texts[0]
+    assert texts[1].startswith("empirical epsilon lower bound (for adding/removing one canary document;")
+    assert "claimed epsilon: none (not private)" in texts
+    assert any(t.startswith("verdict: ") for t in texts) and texts[-1] == f"written: {written[0]}"
+    assert dict(lines)[next(t for t in texts if t.startswith("claimed"))] == "claim"
+
+
+def test_the_audit_names_a_refused_setting_as_its_caller_writes_it():
+    from dptopic.attacks import audit
+
+    with pytest.raises(DPTopicError, match=r"^epsilon is the guarantee .* paper_epsilon=VALUE"):
+        audit.trainer_procedure("cdp", epsilon=1.0, settings_flag="settings")
+    with pytest.raises(DPTopicError, match=r"^--epsilon is the guarantee"):
+        audit.trainer_procedure("cdp", epsilon=1.0, names={"epsilon": "--epsilon"})
+    with pytest.raises(DPTopicError, match=r"invalid shadows 5: need an even number"):
+        audit.lira_settings(shadows=5)
+    with pytest.raises(DPTopicError, match=r"invalid --targets 9: at most --shadows \(8\)"):
+        audit.lira_settings(shadows=8, targets=9, names={"shadows": "--shadows", "targets": "--targets"})
+    assert audit.lira_settings() == (audit.DEFAULT_SHADOWS, None, audit.DEFAULT_JOBS)
+    with pytest.raises(DPTopicError, match="more than the 5,000,000 canary documents"):
+        audit.release_settings(canaries=300_000, canary_unit="person")
+    assert audit.release_settings() == (audit.RELEASE_CANARIES, "document", 1)
+
+
+def test_a_word_list_corpus_is_restricted_to_the_models_words_with_a_note(small):
+    from dptopic.attacks.audit import restricted_to_model
+
+    class Model:
+        vocabulary_ = small.vocabulary.__class__(list(small.vocabulary.words)[:70])
+
+    corpus, note = restricted_to_model(Model(), small, restrict=True, vocabulary="the list")
+    assert corpus.vocab_size == 70 and "were dropped (--restrict)" in note
+    with pytest.raises(DPTopicError, match="outside the model's vocabulary"):
+        restricted_to_model(Model(), small.restrict(small.vocabulary.__class__(list(small.vocabulary.words)[70:])))

@@ -110,13 +110,9 @@ def test_epsilon_is_the_total_guarantee_and_a_total_too_small_is_refused_before_
 
 def test_epsilon_maps_to_the_trainers_total(docs):
     """The procedure audited takes --epsilon as its ``epsilon`` (the total), never as a component."""
-    import argparse
+    from dptopic.attacks.audit import trainer_procedure
 
-    from dptopic.cli.audit import _trainer_from_args
-
-    a = argparse.Namespace(model=None, algorithm="hdp", topics=3, iterations=2, alpha=None, beta=None, epsilon=40.0,
-                           delta=None, set=[])
-    _, _, text = _trainer_from_args(a)
+    text = trainer_procedure("hdp", topics=3, iterations=2, epsilon=40.0).description
     assert "epsilon = 40" in text and "epsilon_laplace" not in text
 
 
@@ -603,7 +599,7 @@ def test_set_none_reads_as_none(docs, tmp_path, capsys):
 
 
 def test_the_audit_says_when_it_trains_on_fewer_documents_than_the_saved_model(tmp_path, capsys):
-    from dptopic.cli.audit import scale_note
+    from dptopic.attacks.audit import scale_note
 
     class Saved:
         _train_stats = {"n_docs": 63_000}

@@ -82,3 +82,25 @@ def test_the_fdptm_experiment_runs_on_a_pool_cut_once_before_its_shadows(tmp_pat
                          cgs_iterations=3, verbose=0)
     assert [r["config"] for r in s["rows"]] == ["public", "eps_V=5"]
     assert 0 < s["rows"][1]["mean_vocab_size"] <= 30
+
+
+def test_the_classifier_attack_keeps_the_classes_asked_and_refuses_what_cannot_be_attacked():
+    import numpy as np
+    import pytest
+
+    from dptopic.corpus.synthetic import lda_corpus
+    from dptopic.errors import DPTopicError
+    from dptopic.experiments.manzonelli_lira import check_classifier_trainers, labelled_documents, subsample
+
+    corpus = lda_corpus(n_docs=30, vocab_size=40, n_topics=2, doc_length=("poisson", 20), seed=0).corpus
+    with pytest.raises(DPTopicError, match="needs labels"):
+        labelled_documents(corpus)
+    corpus.labels = np.array(["a", "b", "c"] * 10)
+    assert sorted(set(labelled_documents(corpus, ["a", "b"]).labels)) == ["a", "b"]
+    with pytest.raises(DPTopicError, match="^--classes z: no document"):
+        labelled_documents(corpus, ["a", "z"])
+    with pytest.raises(DPTopicError, match="fewer than two classes"):
+        labelled_documents(corpus, ["a"])
+    assert subsample(corpus, 10, 0).n_docs == 10 and subsample(corpus, None, 0) is corpus
+    with pytest.raises(DPTopicError, match="ldp-doc"):
+        check_classifier_trainers(["lda", "ldp-doc"])

@@ -5,7 +5,6 @@ module of its own adds ``register_experiment(esub)`` and one line in :data:`EXPE
 """
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 from ._flags import CORPUS_RULES, JOBS_RULES, epsilon_rules, flag_errors
@@ -124,6 +123,7 @@ def _guard_out(name, func):
     every file and listing as it was."""
     def run(a):
         from .._io import check_output_folder, mark_output_folder, refuse_other_writer, unmark_failed_run
+        from ..experiments.measuring import MEASUREMENT_NOTE, measuring
 
         command = f"experiment {name}"
         check = _experiment_checks().get(name)
@@ -134,19 +134,12 @@ def _guard_out(name, func):
         # experiments share a folder (docs/figures holds all their figures); an audit's or a shard set's is refused
         refuse_other_writer(a.out, command, share_with="experiment ")
         # on standard output: an error the run stops on later is then the one line on standard error
-        print("note: an experiment fits several models on the same documents: their budgets add up, and its figures"
-              " measure the trainers on this corpus; they are not a private release of it.")
+        print(MEASUREMENT_NOTE)
         out = Path(a.out)
         existed = out.exists()
         mark_output_folder(a.out, command)
         try:
-            with warnings.catch_warnings():  # the per-fit reuse warnings, said once above, for this experiment only
-                for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
-                    warnings.filterwarnings("ignore", message=text, category=UserWarning)
-                from ..errors import DataVocabularyWarning, SeededNoiseWarning
-
-                for quiet in (SeededNoiseWarning, DataVocabularyWarning):  # measurements with fixed seeds, no release
-                    warnings.simplefilter("ignore", quiet)
+            with measuring():  # the per-fit reuse warnings, said once above, for this experiment only
                 with flag_errors(experiment_flag_names(name, a),
                                  EXPERIMENT_RULES.get(name, ()) + CORPUS_RULES + JOBS_RULES):
                     result = func(a)

@@ -5,59 +5,27 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..errors import DPTopicError
+from ..attacks.audit import MAX_SHADOWS
+from ..attacks.audit import parse_settings as parse_set
+from ..experiments.manzonelli_lira import NOT_RESOLVED, tpr_text as _tpr  # noqa: F401 (old homes)
 from ._common import (_int_arg, jobs_int, epsilon_budget, epsilon_value, load_corpus, make_console, positive_float, positive_int,
                       unit_interval)
-from .audit import MAX_SHADOWS, parse_set
-
-
-NOT_RESOLVED = ("n/r: fewer non-member scores than 1/FPR, so no threshold has an FPR between 0 and that rate (an empty"
-                " cell in the CSV files; more documents or more attacked targets resolve it)")
-
-
-def _tpr(v, digits: int = 2) -> str:
-    """A TPR at a low FPR for the terminal; None (not resolved by the run's non-member scores) is "n/r"."""
-    return "n/r" if v is None else f"{v:.{digits}%}"
-
-
-def _subsample(corpus, n, seed):
-    import numpy as np
-
-    if n and corpus.n_docs > n:
-        idx = np.sort(np.random.default_rng([seed, 4000]).choice(corpus.n_docs, n, replace=False))
-        corpus = corpus.subset(idx)
-    return corpus
 
 
 def check_lira_args(a) -> None:
     """``experiment lira``'s arguments, checked before the corpus is read or any folder written."""
-    if a.shadows < 4 or a.shadows % 2 or a.shadows > MAX_SHADOWS:
-        raise DPTopicError(f"invalid --shadows {a.shadows}: need an even number in [4, {MAX_SHADOWS:,}] (64 is"
-                           " typical).")
-    if a.targets is not None and a.targets > a.shadows:
-        raise DPTopicError(f"invalid --targets {a.targets}: at most --shadows ({a.shadows}) models can serve as the"
-                           " attacked target; lower --targets or leave it out to attack every shadow.")
-    if (a.dp_algorithm or a.eps_t_grid or a.dp_set) and not a.private_vocabulary:
-        raise DPTopicError("--dp-algorithm, --eps-t-grid and --dp-set belong to the FDPTM sweep: add --private-vocabulary EPS_V ...")
-    if bool(a.eps_t_grid) != bool(a.dp_algorithm):
-        raise DPTopicError("the eps_T sweep needs both a private trainer (--dp-algorithm, e.g. svi) and --eps-t-grid.")
-    if a.dp_algorithm:  # a private trainer with valid parameters
-        from ..attacks.lira import epsilon_parameter, make_estimator
+    from ..experiments.manzonelli_lira import check_lira_settings
 
-        make_estimator(a.dp_algorithm, n_topics=a.topics, **{epsilon_parameter(a.dp_algorithm): a.eps_t_grid[0]},
-                       **parse_set(a.dp_set, "--dp-set"))
+    check_lira_settings(shadows=a.shadows, targets=a.targets, private_vocabulary=a.private_vocabulary,
+                        dp_algorithm=a.dp_algorithm, eps_t_grid=a.eps_t_grid, dp_params=parse_set(a.dp_set, "--dp-set"),
+                        n_topics=a.topics)
 
 
 def check_classifier_mia_args(a) -> None:
     """``experiment classifier-mia``'s trainers, checked before the corpus is read or any folder written."""
-    from ..attacks.lira import NOT_AUDITED, not_audited_reason
-    from ..models import ALGORITHMS
+    from ..experiments.manzonelli_lira import check_classifier_trainers
 
-    for algo in a.algorithms:
-        if algo in NOT_AUDITED:
-            raise DPTopicError(not_audited_reason(algo))
-        if algo not in ALGORITHMS:
-            raise DPTopicError(f"unknown algorithm {algo!r} in --algorithms: choose among {', '.join(ALGORITHMS)}.")
+    check_classifier_trainers(a.algorithms)
 
 
 def print_checks(console, checks: dict, untested: dict) -> None:
@@ -85,93 +53,44 @@ def cmd_lira(a):
     started = time.perf_counter()
     console = make_console()
     check_lira_args(a)
-    corpus = _subsample(load_corpus(a.corpus, max_vocab=a.max_vocab), a.subsample, experiment_seed(a, console))
+    corpus = ml.subsample(load_corpus(a.corpus, max_vocab=a.max_vocab), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size};"
                   f" trainer {a.trainer}, k={a.topics}, {a.shadows} shadow models")
-    if a.trainer == "cgs" and not a.private_vocabulary:
-        # dptopic's Gibbs LDA takes at most V topics: say so before the first run, naming the flag that asked for more
-        # (a --k-grid value would otherwise fail after the whole --topics run, reported as --topics)
-        for flag, ks in (("--topics", [a.topics]), ("--k-grid", a.k_grid or [])):
-            over = [k for k in ks if k > corpus.vocab_size]
-            if over:
-                raise DPTopicError(f"{flag} {' '.join(map(str, over))} exceeds the vocabulary size {corpus.vocab_size}"
-                                   f" of the corpus read: the cgs trainer takes at most {corpus.vocab_size} topics;"
-                                   " give fewer, a corpus with more distinct words, or --trainer sklearn.")
+    if not a.private_vocabulary:    # a --k-grid value would otherwise fail after the whole --topics run
+        ml.check_topics_fit(corpus.vocab_size, a.trainer, {"--topics": [a.topics], "--k-grid": a.k_grid or []})
     out = Path(a.out)
     if a.private_vocabulary:
         s = ml.fdptm_experiment(corpus, out, a.private_vocabulary, a.delta_v, a.trainer, a.topics, a.shadows, a.seed,
                                 a.jobs, a.cgs_iterations, a.dp_algorithm, tuple(a.eps_t_grid or ()),
                                 dp_params=parse_set(a.dp_set, "--dp-set"), verbose=0 if a.quiet else 1)
-        for r in s["rows"]:
-            console.print(f"{r['config']:>24}: vocabulary {r['mean_vocab_size']:.0f}, coherence {r['umass_coherence']:.3f},"
-                          f" online LiRA AUC {r['auc']:.3f}, TPR@1% {_tpr(r['tpr_at_fpr_0.01'], 3)},"
-                          f" TPR@0.1% {_tpr(r['tpr_at_fpr_0.001'], 3)}")
-        if any(r["tpr_at_fpr_0.01"] is None or r["tpr_at_fpr_0.001"] is None for r in s["rows"]):
-            console.print(NOT_RESOLVED)
+        for line in ml.fdptm_lines(s):
+            console.print(line, markup=False)
         console.print(f"written: {out / 'fdptm_results.json'}, fdptm.csv, fig4_5_coherence.png, fig6_roc.png"
                       + (", fig5_coherence_vs_eps_t.png" if a.eps_t_grid else ""))
         return
     s = ml.lira_experiment(corpus, out, a.trainer, a.topics, a.shadows, a.seed, a.jobs, tuple(a.k_grid or ()),
                            a.cgs_iterations, a.targets, verbose=0 if a.quiet else 1, started=started)
-    for name, v in s["attacks"].items():
-        console.print(f"{name:>24}: AUC {v['auc']:.3f} ± {v['auc_se']:.3f}, TPR@1% {_tpr(v['tpr_at_fpr_0.01'])},"
-                      f" TPR@0.1% {_tpr(v['tpr_at_fpr_0.001'])}")
-    if any(v["tpr_at_fpr_0.01"] is None or v["tpr_at_fpr_0.001"] is None for v in s["attacks"].values()):
-        console.print(NOT_RESOLVED)
-    from ..attacks.lira import bound_text
-
-    eps = s.get("empirical_epsilon") or {}
-    if isinstance(eps, dict) and eps.get("epsilon_lower_bound") is not None:
-        kind = "approximate" if str(eps.get("confidence_note", "")).startswith("approximate") else "nominal"
-        console.print(f"empirical epsilon lower bound ({kind} {100 * eps.get('confidence', 0.95):.6g}% confidence, the"
-                      f" strongest of {eps.get('n_attacks', '?')} attacks, Bonferroni; see docs/auditing.md):"
-                      f" {bound_text(eps['epsilon_lower_bound'])}" + (f", from {eps['attack']}" if eps.get("attack") else ""))
-    console.print(f"for comparison, the published code's figures: AUC {ml.PUBLISHED['auc']},"
-                  f" TPR@1% {ml.PUBLISHED['tpr_at_fpr_0.01']:.0%}, TPR@0.1% {ml.PUBLISHED['tpr_at_fpr_0.001']:.0%}"
-                  f" (64 shadows; this run: {a.shadows}, {s['n_scores']['non_members']} non-member scores)")
-    console.print(f"this run took {s['seconds']:.1f} s")
+    for line in ml.lira_lines(s, a.shadows):
+        console.print(line, markup=False)
     print_checks(console, s["checks"], s["untested"])
     fig3 = ", fig3_tpr_vs_k.csv, fig3_tpr_vs_k.png" if a.k_grid else ""
     console.print(f"written: {out / 'results.json'}, table1.csv, fig2_roc.png{fig3}")
 
 
 def cmd_classifier_mia(a):
-    import numpy as np
-
     from ..experiments import manzonelli_lira as ml
     from ._common import experiment_seed
 
     console = make_console()
     check_classifier_mia_args(a)
     corpus = load_corpus(a.corpus, text_field=a.text_field, label_field=a.label_field, max_vocab=a.max_vocab)
-    if corpus.labels is None:
-        raise DPTopicError("the classifier attack needs labels: use 'demo' (party), '20newsgroups', or a JSONL/CSV file"
-                           " with --label-field NAME (the field or column holding each document's label).")
-    labels = np.asarray([str(x) for x in corpus.labels])   # --classes are typed as text
-    present = sorted(set(labels.tolist()))
-    if a.classes is not None:
-        unknown = [c for c in a.classes if c not in set(present)]
-        if unknown:
-            shown = ", ".join(present[:30]) + (f" and {len(present) - 30} more" if len(present) > 30 else "")
-            which = "that label" if len(unknown) == 1 else "these labels"
-            raise DPTopicError(f"--classes {' '.join(unknown)}: no document of the corpus has {which}; its classes are"
-                               f" {shown}.")
-    keep = np.arange(corpus.n_docs) if a.classes is None else np.flatnonzero(np.isin(labels, a.classes))
-    if len(set(labels[keep])) < 2:
-        which = "the corpus has" if a.classes is None else f"--classes {' '.join(a.classes)} leaves"
-        raise DPTopicError(f"{which} fewer than two classes: the attack needs a labelled corpus of at least two"
-                           f" (its classes: {', '.join(present[:30])}).")
-    corpus = _subsample(corpus.subset(keep), a.subsample, experiment_seed(a, console))
+    corpus = ml.subsample(ml.labelled_documents(corpus, a.classes), a.subsample, experiment_seed(a, console))
     console.print(f"[bold]corpus[/]: {corpus.n_docs} documents of classes {', '.join(sorted(set(corpus.labels)))}")
     s = ml.classifier_mia_experiment(corpus, Path(a.out), tuple(a.algorithms), tuple(a.eps_grid), a.topics,
                                      a.iterations, a.shadows, a.seed, verbose=0 if a.quiet else 1,
                                      n_replicates=a.replicates)
-    for r in s["rows"]:
-        console.print(f"{r['algorithm']:>6} eps={r['epsilon']}: attack accuracy {r['attack_accuracy']:.3f}"
-                      f" ± {r['attack_accuracy_se']:.3f}, target accuracy {r['target_accuracy']:.3f}"
-                      f" ± {r['target_accuracy_se']:.3f} (most frequent class: {r['target_majority_class_accuracy']:.3f}),"
-                      f" F1 {r['target_f1_macro']:.3f} ± {r['target_f1_macro_se']:.3f}")
-    console.print("Zhao et al. Fig. 7's claims (docs/experiments.md); " + s["checks_note"] + ":")
+    for line in ml.classifier_mia_lines(s):
+        console.print(line, markup=False)
     print_checks(console, s["paper_shape_checks"], s["untested"])
     console.print(f"written: {Path(a.out) / 'fig7_results.json'}, fig7.csv, fig7.png")
 

@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-
-
-SECURE_SUM_PEOPLE = 3000     # the smallest round measured within 0.03 of the central trainer (docs/secure_sum.md)
-
-
-def recommend_note(people: int) -> str:
-    """``dptopic recommend --unit user``'s line on the secure sum."""
-    if people >= SECURE_SUM_PEOPLE:
-        return (f"no server you may trust with the text? With {people:,} people, a secure sum gives the same guarantee"
-                " without one, with topics close to this trainer's: dptopic serve --report-kind secure-sum --unit user"
-                " (each person runs dptopic submit; docs/secure_sum.md)")
-    return (f"no server you may trust with the text? A secure sum (dptopic serve --report-kind secure-sum) needs"
-            f" thousands of people to give useful topics; it was measured from {SECURE_SUM_PEOPLE:,}"
-            " (docs/secure_sum.md)")
+from ..service.secure_client import person_bow  # noqa: F401 (its old home)
+from ..service.secure_client import state_path as secure_state_path  # noqa: F401 (its old name)
+from ..service.startup import SECURE_SUM_PEOPLE  # noqa: F401 (its old home)
+from ..service.startup import secure_sum_recommendation as recommend_note  # noqa: F401 (its old name)
 
 
 def add_serve_flags(s) -> None:
@@ -43,60 +33,35 @@ def refuse_secure_flags(a) -> None:
 
 
 def serve_secure_sum(a) -> None:
-    from .serve import _need_service_extra, check_port_free, close_all
-
-    _need_service_extra()
-    import uvicorn
-
-    from ..federated.secure_sum import SecureSumPlan
+    from ..service import startup
     from ..service.config import read_token_file
-    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app
     from ._common import make_console, read_vocabulary
 
-    if a.unit != "user":
-        raise DPTopicError("--report-kind secure-sum needs --unit user (the guarantee is per person).")
-    if a.epsilon is None or a.min_contributors is None:
-        raise DPTopicError("--report-kind secure-sum needs --epsilon E (per person) and --min-contributors N.")
-    for flag in ("epsilon_word", "epsilon_doc", "prior"):
-        if getattr(a, flag, None) is not None:
-            raise DPTopicError(f"--{flag.replace('_', '-')} is not for --report-kind secure-sum: drop it.")
-    F = a.dropout_tolerance if a.dropout_tolerance is not None else a.min_contributors // 10
+    startup.need_service_extra()
     vocab = read_vocabulary(a.vocabulary)
-    plan = SecureSumPlan(float(a.epsilon), float(a.delta), int(a.min_contributors), int(F), len(vocab))
+    settings = startup.secure_sum_settings(vocab, unit=a.unit, epsilon=a.epsilon, delta=a.delta,
+                                           min_contributors=a.min_contributors, dropout_tolerance=a.dropout_tolerance,
+                                           max_body_bytes=a.max_body_bytes, epsilon_word=a.epsilon_word,
+                                           epsilon_doc=a.epsilon_doc, prior=a.prior)
+    from ..service.secure_sum import SecureSumConfig, create_secure_sum_app     # the service extra, checked above
+
     token = read_token_file(a.token_file) if a.token_file else None
-    cfg = SecureSumConfig(vocab, plan, n_topics=a.topics, database=a.database, admin_token=token,
-                          max_body_bytes=max(a.max_body_bytes, 4 * max(plan.dims) + 64))
-    sockets = check_port_free(a.host, a.port, keep=True)
+    cfg = SecureSumConfig(**settings, n_topics=a.topics, database=a.database, admin_token=token)
+    sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         app = create_secure_sum_app(cfg)
-        make_console(stderr=True).print(
-            f"dptopic serve: secure sum, V={len(vocab)}, K={a.topics}, epsilon={plan.epsilon:g} per person"
-            f" (delta={plan.delta:g}), {plan.n} contributors, up to {plan.dropouts} dropping out, {plan.degree}"
-            f" neighbours each, threshold {plan.threshold}; admin {'on' if token else 'off'};"
-            f" http://{a.host}:{a.port}/")
-        server = uvicorn.Server(uvicorn.Config(app, host=a.host, port=a.port,
-                                               log_level="warning" if a.quiet else "info", access_log=not a.quiet))
-        try:
-            server.run(sockets=sockets)
-        except KeyboardInterrupt:
-            pass
+        make_console(stderr=True).print(startup.banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
+        startup.run_server(app, sockets, a.host, a.port, quiet=a.quiet)
     finally:
-        close_all(sockets)
-
-
-def person_bow(corpus):
-    m = corpus.to_bow()
-    return m.indptr.astype("int64"), m.indices.astype("int64"), m.data.astype("int64")
+        startup.close_all(sockets)
 
 
 def submit_secure_sum(a, cfg: dict) -> None:
     """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's."""
     from ..corpus import Vocabulary
-    from ..service.client import ServiceClient
+    from ..service.client import DEFAULT_MAX_EPSILON, ServiceClient
     from ..service.secure_client import take_part
     from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console
-
-    from ..service.client import DEFAULT_MAX_EPSILON
 
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
     if cfg["secure_sum"]["epsilon"] > limit * (1 + 1e-12):
@@ -117,23 +82,6 @@ def submit_secure_sum(a, cfg: dict) -> None:
     steps = f"sent this run: {', '.join(s['steps'])}" if s["steps"] else "nothing new sent: an earlier run sent it all"
     console.print(f"contributor {s['contributor']}: took part in the secure sum ({steps}); epsilon {s['epsilon']:g} per person (delta {s['delta']:g}) for the whole round."
                   + (f" What was sent is kept in {s['state']}: a rerun sends the same." if s["state"] else ""))
-
-
-def secure_state_path(given, round_id: str):
-    """Where a contributor keeps a round's secrets and what it sent: ``--state`` (a file, or a folder that gets
-    ``secure-sum-ROUND.json``), by default the state folder ``submit`` uses; None for ``--state none`` (a rerun then
-    joins as a new contributor while the roster is open, so keep the default)."""
-    from pathlib import Path
-
-    from ..service.client import default_state_folder
-
-    if given is not None and given.strip().lower() == "none":
-        return None
-    name = f"secure-sum-{round_id}.json"
-    if given is None:
-        return Path(default_state_folder()) / name
-    p = Path(given)
-    return p / name if p.is_dir() else p
 
 
 def maybe_submit_secure_sum(a) -> bool:
@@ -178,19 +126,10 @@ def register_experiment(esub) -> None:
 
 
 def cmd_experiment(a) -> None:
-    import json
-    from pathlib import Path
-
-    import numpy as np
-
-    from .._io import atomic_write_json
     from ..corpus import Vocabulary
-    from ..models import DocDPCooccurrence
-    from ..evaluation import topic_coverage
-    from ..service import codec
     from ..service.client import ServiceClient
     from ..service.config import read_token_file
-    from ..service.secure_client import simulate_round
+    from ..service.secure_client import secure_sum_experiment
     from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console
 
     client = ServiceClient(a.server, retries=3)
@@ -201,33 +140,12 @@ def cmd_experiment(a) -> None:
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None, drop_empty=False,
                          user_field=a.user_field)
     token = read_token_file(a.token_file) if a.token_file else None
-    codes = np.unique(np.asarray(corpus.user_ids, dtype=str), return_inverse=True)[1]
-    m = corpus.to_bow()
-    order = np.argsort(codes, kind="stable")
-    starts = np.searchsorted(codes[order], np.arange(codes.max() + 2))
-    bows = []
-    for g in range(codes.max() + 1):
-        sub = m[order[starts[g]:starts[g + 1]]]
-        bows.append((sub.indptr.astype("int64"), sub.indices.astype("int64"), sub.data.astype("int64")))
-    s = simulate_round(a.server, bows, a.dropout, token, seed=a.seed, client=client)
-    doc = client.get_json("/v1/model")
-    model = codec.model_from_blobs(doc["model_json"], {k: __import__("base64").b64decode(v)
-                                                       for k, v in doc["arrays"].items()})
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save(out / "model", )
-    central = DocDPCooccurrence(n_topics=model.n_topics, epsilon=float(cfg["epsilon"]), delta=float(cfg["delta"]),
-                                unit="user", seed=a.seed).fit(corpus, user_ids=corpus.user_ids)
-    rec = topic_coverage(model, (central.components_, list(cfg["vocabulary"])))["coverage"]
-    s["recovery_of_central_topics"] = rec
-    atomic_write_json(out / "summary.json", s)
-    console = make_console()
-    console.print(f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking): {s['state']} in"
-                  f" {s['seconds']:.1f} s; {s['bytes_per_contributor'] / 1e3:.1f} kB sent and"
-                  f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
-                  f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
-                  + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s" for k, v in
-                              s["server"].items())
-                  + f"; the released topics cover the central --unit user model's at {rec:.3f} (outside the"
-                  " guarantee: computed from the private documents).")
-    json.dumps(s)
+    s = secure_sum_experiment(a.server, corpus, a.out, dropout=a.dropout, token=token, seed=a.seed, client=client)
+    make_console().print(
+        f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking): {s['state']} in"
+        f" {s['seconds']:.1f} s; {s['bytes_per_contributor'] / 1e3:.1f} kB sent and"
+        f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
+        f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
+        + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s" for k, v in s["server"].items())
+        + f"; the released topics cover the central --unit user model's at {s['recovery_of_central_topics']:.3f}"
+        " (outside the guarantee: computed from the private documents).")

@@ -1,12 +1,12 @@
 """``serve`` (the collection server), ``submit`` and ``fed-client`` (its clients). See docs/service.md."""
 from __future__ import annotations
 
-import errno
 import math
-import re
-import warnings
 
 from ..errors import DPTopicError
+from ..service.startup import (FED_DEFAULTS, check_body_limit, check_port_free, close_all,  # noqa: F401 (old homes)
+                               smallest_upload, warn_above_client_limit, warn_unreachable_vocabulary)
+from ..service.startup import need_service_extra as _need_service_extra  # noqa: F401 (its old name)
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, positive_float, positive_int,
                       read_vocabulary, unit_interval)
 from ._flags import CORPUS_RULES, epsilon_word_rules, flag_errors
@@ -25,128 +25,18 @@ def _port(text: str) -> int:
     return v
 
 
-def check_port_free(host: str, port: int, keep: bool = False) -> list:
-    """Refuse, in one line, a ``--port`` that ``--host`` cannot listen on (another server holds it, or it needs
-    privileges): checked before the database is created or changed, so that a failed start leaves nothing behind.
-
-    Binds each address ``host`` resolves to as uvicorn's event loop would (``SO_REUSEADDR``, IPv6 sockets IPv6-only; an
-    address family this machine lacks is skipped). ``keep``: the sockets listen at once and are returned for the
-    server to serve on, so that no other program can take the port between this check and the start (a client that
-    connects meanwhile waits in the queue); otherwise they are let go at once (and ``[]`` is returned)."""
-    import socket
-
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as e:
-        raise DPTopicError(f"--host {host} does not resolve ({e.strerror}): give an IP address or a host name this"
-                           " machine knows (127.0.0.1 by default).") from None
-    seen, bound = set(), []
-    try:
-        for family, kind, proto, _, addr in infos:
-            if (family, addr[:2]) in seen:
-                continue
-            seen.add((family, addr[:2]))
-            try:
-                sock = socket.socket(family, kind, proto)
-            except OSError:     # an address family this machine does not offer: the server skips it too
-                continue
-            bound.append(sock)
-            try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
-                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-                sock.bind(addr)
-            except OSError as e:
-                bound.pop().close()
-                if e.errno == errno.EADDRNOTAVAIL:
-                    continue
-                if e.errno == errno.EADDRINUSE:
-                    raise DPTopicError(f"port {port} on {host} is in use (another program listens there): choose another"
-                                       " --port, or stop the program that holds it.") from None
-                if e.errno in (errno.EACCES, errno.EPERM):
-                    raise DPTopicError(f"port {port} on {host} needs privileges to listen on (ports below 1024 do):"
-                                       " choose another --port, 1024 or above.") from None
-                raise DPTopicError(f"cannot listen on port {port} on {host} ({(e.strerror or str(e)).lower()}): choose"
-                                   " another --port or --host.") from None
-    except BaseException:
-        close_all(bound)
-        raise
-    if not keep:
-        close_all(bound)
-        return []
-    if not bound:
-        raise DPTopicError(f"no address of --host {host} can be listened on here: give an IP address of this machine"
-                           " (127.0.0.1 by default).")
-    try:    # listening holds the port (a bound socket alone lets another SO_REUSEADDR socket bind it); clients queue
-        for sock in bound:
-            sock.listen(2048)
-    except OSError as e:
-        close_all(bound)
-        raise DPTopicError(f"cannot listen on port {port} on {host} ({(e.strerror or str(e)).lower()}): choose another"
-                           " --port or --host.") from None
-    return bound
-
-
-def close_all(sockets) -> None:
-    for sock in sockets:
-        sock.close()
-
-
-def _need_service_extra():
-    try:
-        import sqlalchemy  # noqa: F401
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as e:
-        raise DPTopicError(f"the service needs the 'service' extra ({e.name} is missing): pip install 'dptopic[service]'.") from None
-
-
-FED_DEFAULTS = {"topics": 20, "failure_rate": 0.1, "pad_length": 512, "sample_ratio": 1.0, "min_updates": 2,
-                "report_words": None}
-
-
-# serve's flags that take effect in some modes only: (dest, default, whether it has no effect, why, what to do)
-_IDLE_FLAGS = (
-    ("format", "auto", lambda a: a.prior is None, "it is the format of --prior, and none is given",
-     "drop it, or add --prior FILE"),
-    ("text_field", "text", lambda a: a.prior is None, "it names the text of --prior, and none is given",
-     "drop it, or add --prior FILE"),
-    ("prior_iterations", 200, lambda a: a.prior is None or a.report_kind == "document",
-     "it sets the Gibbs sweeps on --prior, and none is given", "drop it, or add --prior FILE"),
-    ("iterations", 50, lambda a: a.report_kind == "document",
-     "--report-kind document trains LocalDocumentLDA, which takes no Gibbs sweeps", "drop it"),
-    ("lam", 0.5, lambda a: a.report_kind == "document", "it is OLP-LDA's, and --report-kind document trains"
-     " LocalDocumentLDA", "drop it"),
-    ("omega", 0.4, lambda a: a.report_kind == "document", "it is OLP-LDA's, and --report-kind document trains"
-     " LocalDocumentLDA", "drop it"),
-    ("delta", 1e-5, lambda a: a.report_kind == "document", "document-level reports are pure eps_doc-DP, with no"
-     " delta", "drop it"),
-    ("fed_failure_rate", None, lambda a: True, "the server's FedLDA rounds use the 'none' rule (each entry randomized"
-     " by subset selection), which excludes no rare words", "drop it"),
-    ("database_timeout", 15.0, lambda a: not str(a.database).startswith("postgresql"),
-     "it limits PostgreSQL's statements, and --database is not PostgreSQL (SQLite waits for its lock up to 30 s)",
-     "drop it"),
-    ("allow_remote", False, lambda a: a.host in ("127.0.0.1", "::1", "localhost"),
-     "--host listens on this machine only", "drop it"),
-)
-
-
 def refuse_idle_flags(a) -> None:
-    """Refuse, in one line, a flag given that has no effect with the others (``--format`` without ``--prior``), as
-    the ``--fed-*`` flags without ``--fed-epsilon-per-entry`` are: a user who gave it meant something that will not
-    happen."""
-    given = getattr(a, "_given", None)      # the flags written on the command line (cli.main's parser)
-    for dest, default, idle, why, fix in _IDLE_FLAGS:
-        written = dest in given if given is not None else getattr(a, dest, default) != default
-        if written and idle(a):
-            flag = "--" + dest.replace("_", "-")
-            raise DPTopicError(f"{flag} has no effect here: {why}; {fix}.")
+    """Refuse, in one line, a flag given that has no effect with the others
+    (:func:`dptopic.service.startup.refuse_idle_settings`)."""
+    from ..service.startup import refuse_idle_settings
+
+    refuse_idle_settings(vars(a), getattr(a, "_given", None))    # the flags written (cli.main's parser)
 
 
 def build_config(a):
-    from ..accounting.local import check_reporting_f, f_from_epsilon
-    from ..service import ServiceConfig
+    """The :class:`~dptopic.service.ServiceConfig` of these flags (:func:`dptopic.service.startup.serve_config`)."""
     from ..service.config import read_token_file
+    from ..service.startup import serve_config
 
     if getattr(a, "retired_fed_epsilon", None) is not None:     # a figure per entry is never read as a total
         raise DPTopicError("--fed-epsilon is gone: FedLDA's epsilon per reported entry is now --fed-epsilon-per-entry"
@@ -161,41 +51,14 @@ def build_config(a):
                             stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None)
         if prior.vocabulary != vocab:
             prior = prior.restrict(vocab)
-    token = read_token_file(a.token_file) if a.token_file else None
-    fed = {k: getattr(a, f"fed_{k}") for k in FED_DEFAULTS}
-    if a.fed_user_budget is not None:
-        if a.fed_epsilon is not None or a.fed_pad_length is not None:
-            raise DPTopicError("--fed-user-budget chooses the epsilon per entry and the entries itself: drop"
-                               " --fed-epsilon-per-entry and --fed-pad-length.")
-        from ..models import FedLDA
-
-        split = FedLDA.from_user_budget(a.fed_user_budget, min(len(vocab.words), a.fed_report_words or len(vocab.words)),
-                                        sample_ratio=FED_DEFAULTS["sample_ratio"] if a.fed_sample_ratio is None
-                                        else a.fed_sample_ratio)
-        a.fed_epsilon, fed["pad_length"] = split._entry_epsilon(), split.pad_length   # the service's is per entry
-    if a.fed_epsilon is None and any(v is not None for v in fed.values()):
-        given = next(k for k, v in fed.items() if v is not None)
-        raise DPTopicError(f"--fed-{given.replace('_', '-')} has no effect without FedLDA: add --fed-epsilon-per-entry"
-                           " EPS_ENTRY (or --fed-user-budget EPS_USER) to run FedLDA rounds, or drop it.")
-    fed = {k: FED_DEFAULTS[k] if v is None else v for k, v in fed.items()}
-    if a.report_kind == "document":
-        if a.epsilon_word is not None:
-            raise DPTopicError("--report-kind document takes --epsilon-doc (per document), not --epsilon-word.")
-        f, kind = None, {"report_kind": "document", "epsilon_doc": 8.0 if a.epsilon_doc is None else a.epsilon_doc}
-    else:
-        if a.epsilon_word is None:
-            raise DPTopicError("--epsilon-word is required for word-level reports (or --report-kind document with"
-                               " --epsilon-doc).")
-        if a.epsilon_doc is not None:
-            raise DPTopicError("--epsilon-doc is for --report-kind document; word-level reports take --epsilon-word.")
-        f, kind = check_reporting_f(f_from_epsilon(a.epsilon_word)), {}
-    return ServiceConfig(vocab, f, database=a.database, prior=prior, **kind,
-                         n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations, lam=a.lam, omega=a.omega,
-                         prior_iter=a.prior_iterations, delta=a.delta, train_interval=a.train_interval,
-                         max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout,
-                         database_timeout=a.database_timeout,
-                         max_reports_per_request=a.max_reports_per_request,
-                         admin_token=token, fed_epsilon_per_entry=a.fed_epsilon, **{f"fed_{k}": v for k, v in fed.items()})
+    return serve_config(vocab, report_kind=a.report_kind, epsilon_word=a.epsilon_word, epsilon_doc=a.epsilon_doc,
+                        prior=prior, admin_token=read_token_file(a.token_file) if a.token_file else None,
+                        fed_user_budget=a.fed_user_budget, fed_epsilon_per_entry=a.fed_epsilon,
+                        **{f"fed_{k}": getattr(a, f"fed_{k}") for k in FED_DEFAULTS},
+                        database=a.database, n_topics=a.topics, batch_size=a.batch_size, n_iter=a.iterations,
+                        lam=a.lam, omega=a.omega, prior_iter=a.prior_iterations, delta=a.delta,
+                        train_interval=a.train_interval, max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout,
+                        database_timeout=a.database_timeout, max_reports_per_request=a.max_reports_per_request)
 
 
 # ServiceConfig's parameters (and FedLDA's, checked by federated.client.check_config) as serve's flags (cli._flags)
@@ -267,144 +130,30 @@ def cmd_serve(a):
 
 
 def _serve(a):
-    _need_service_extra()
-    import uvicorn
+    from ..service import create_app, startup
 
-    from ..service import create_app
-
-    import ipaddress
-
-    try:
-        ipaddress.ip_address(a.host)
-    except ValueError:
-        if not re.fullmatch(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*",
-                            a.host):
-            raise DPTopicError(f"invalid --host {a.host!r}: give an IP address or a host name (127.0.0.1 by default)."
-                               ) from None
-    if a.host not in ("127.0.0.1", "::1", "localhost") and not a.allow_remote:
-        raise DPTopicError(f"--host {a.host} would expose the server beyond this machine: put it behind a TLS reverse"
-                           " proxy and pass --allow-remote to confirm.")
+    startup.need_service_extra()
+    startup.check_host(a.host, a.allow_remote)
     cfg = build_config(a)
-    if cfg.fed_epsilon_per_entry is not None:  # K <= V and an epsilon the replacement can honour for this vocabulary
-        from ..federated.client import check_config
-        from ..service import codec
-
-        check_config(codec.fed_config(cfg), len(cfg.fed_vocabulary))
-    check_body_limit(cfg)
-    warn_above_client_limit(cfg, a)
-    warn_unreachable_vocabulary(cfg.vocabulary)
+    startup.check_startup(cfg, a.fed_user_budget)
     # before the database is touched: a failed start creates nothing; the port stays held until the server listens
     sockets = check_port_free(a.host, a.port, keep=True)
     try:
-        _serve_on(sockets, a, cfg, create_app, uvicorn)
+        _serve_on(sockets, a, cfg, create_app)
     finally:
         close_all(sockets)
 
 
-def smallest_upload(cfg) -> int:
-    """Bytes of the smallest upload of reports this server takes: one report of its kind for its vocabulary, with the
-    file's header (without the word list, with an upload nonce, as ``dptopic submit`` sends it) and checksum; every
-    upload ``dptopic submit`` sends is at least this long (a nonce-less file posted by hand is 50 bytes shorter)."""
-    import numpy as np
-
-    from ..service import codec
-
-    fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
-    V = cfg.vocab_size
-    if cfg.report_kind == "document":
-        from ..local.document import DocumentReportSet, domain_size, subset_size
-
-        k = subset_size(domain_size(V), float(cfg.epsilon_doc))
-        one = DocumentReportSet(np.arange(k, dtype=np.uint32)[None, :], V, fingerprint, float(cfg.epsilon_doc))
-    else:
-        from ..local import ReportSet
-
-        one = ReportSet(np.zeros((1, (V + 7) // 8), dtype=np.uint8), V, fingerprint, cfg.f)
-    return len(codec.encode_reports(one))
-
-
-def check_body_limit(cfg) -> None:
-    """Refuse a ``--max-body-bytes`` below the smallest upload of one report: the server would start and answer every
-    upload with 413."""
-    need = smallest_upload(cfg)
-    if cfg.max_body_bytes < need:
-        raise DPTopicError(f"--max-body-bytes {cfg.max_body_bytes} is smaller than the smallest upload this server"
-                           f" takes ({need} bytes: one {cfg.report_kind}-level report for a vocabulary of"
-                           f" {cfg.vocab_size} words, with its header and checksum): every upload would be refused with"
-                           f" 413; give at least {need} (uploads of many reports need more; default 4194304).")
-    if cfg.fed_epsilon_per_entry is not None:
-        # a participant draws its reports, and spends their epsilon, before it uploads: an update the server would
-        # refuse as too large spends for nothing
-        from ..service import codec
-
-        words = len(cfg.fed_vocabulary)
-        update = codec.fed_largest_update(codec.fed_config(cfg), words)
-        if cfg.max_body_bytes < update:
-            raise DPTopicError(f"--max-body-bytes {cfg.max_body_bytes} is smaller than a FedLDA update at these settings"
-                               f" (up to {update} bytes: {codec.fed_config(cfg).n_entries} entries of reports over"
-                               f" {words} words): participants would draw, and spend, then be refused with 413; raise"
-                               " --max-body-bytes or lower --fed-pad-length.")
-
-
-def warn_above_client_limit(cfg, a) -> None:
-    """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
-    default (``--max-epsilon``, 16): contributors who keep their default refuse to send anything. A warning, not a
-    refusal: a contributor may raise the limit."""
-    from ..service.client import DEFAULT_MAX_EPSILON as LIMIT
-
-    asked = []
-    if cfg.report_kind == "document":
-        asked.append(("--epsilon-doc", cfg.epsilon_doc, "dptopic submit"))
-    else:
-        asked.append(("--epsilon-word", cfg.epsilon_word, "dptopic submit"))
-    if cfg.fed_epsilon_per_entry is not None:
-        flag = "--fed-epsilon-per-entry" if a.fed_user_budget is None else \
-            f"--fed-epsilon-per-entry (chosen by --fed-user-budget {a.fed_user_budget:g})"
-        asked.append((flag, cfg.fed_epsilon_per_entry, "dptopic fed-client"))
-    for flag, eps, client in asked:
-        if eps > LIMIT * (1 + 1e-12):
-            warnings.warn(f"{flag} {eps:.4g} is above {LIMIT:g}, the largest epsilon per report that {client} accepts"
-                          f" by default (--max-epsilon): contributors who keep that default will refuse to randomize"
-                          f" or send anything; they must pass --max-epsilon {eps:.4g} or more to take part.",
-                          UserWarning, stacklevel=2)
-
-
-def warn_unreachable_vocabulary(vocabulary) -> None:
-    """Warn (as ``dptopic randomize`` does) about vocabulary words that the contributors' clients never count: their
-    tokeniser (``submit``, ``fed-client``, ``randomize``: no stop words, lower case, at least 3 letters) never produces
-    a word with a space, upper case or fewer than 3 letters, so every report carries pure noise for it. A warning, not
-    a refusal: the list is public and the server still works."""
-    from ..corpus.corpus import warn_unreachable_words
-    from ..corpus.preprocess import Preprocessor
-
-    warn_unreachable_words(vocabulary.words, Preprocessor(stop_words=PUBLIC_VOCABULARY_DECIDES))
-
-
-def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:
+def _serve_on(sockets, a, cfg, create_app) -> None:
     import logging
 
-    from ..service.app import Service
-    from ..service.storage import foreign_tables
+    from ..service.http import server_options
+    from ..service.startup import banner, check_database, run_server
 
-    foreign = foreign_tables(cfg.database)
-    if foreign and not a.allow_foreign_tables:
-        raise DPTopicError(f"--database {a.database!r} already holds tables that are not dptopic's ({', '.join(foreign[:5])}"
-                           f"{', ...' if len(foreign) > 5 else ''}): give a new database, or pass --allow-foreign-tables"
-                           " to add the service's tables beside them.")
-    probe = Service(cfg, start_trainer=False)
-    probe.preflight()  # bad URL, newer schema, other vocabulary: one line, before serving
+    probe = check_database(cfg, a.allow_foreign_tables)  # other tables, bad URL, newer schema: before serving
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     console = make_console(stderr=True)
-    from ..service.status import fmt_epsilon as eps     # an epsilon shown is rounded up
-
-    reports_line = (f"document-level reports, eps_doc={eps(cfg.epsilon_doc, 6)}, LocalDocumentLDA K={cfg.n_topics}"
-                    if cfg.report_kind == "document" else
-                    f"eps_word={eps(cfg.epsilon_word)} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")
-    fed_eps = cfg.fed_epsilon_per_entry
-    console.print(f"dptopic serve: V={cfg.vocab_size}, {reports_line}"
-                  f" batch={cfg.batch_size}, prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
-                  f" FedLDA {'off' if fed_eps is None else f'eps={eps(fed_eps, 6)} over {len(cfg.fed_vocabulary)} words'},"
-                  f" admin {'on' if cfg.admin_token else 'off'}; http://{a.host}:{a.port}/")
+    console.print(banner(cfg, f"http://{a.host}:{a.port}/"), markup=False)
     kept = probe.settings_kept_by_model()
     if kept:    # a restart with other trainer flags: the model already trained keeps its own, said in one line
         held = ", ".join(("a prior corpus" if v else "no prior corpus") if k == "prior" else f"{k}={v:g}"
@@ -412,17 +161,8 @@ def _serve_on(sockets, a, cfg, create_app, uvicorn) -> None:
         flags = ", ".join(("--prior" if k == "prior" else SERVE_FLAGS.get(k, k)) for k, _, _ in kept)
         console.print(f"[bold yellow]warning[/]: the database's active model keeps {held}: {flags} of this start"
                       " apply to a new model only (POST /v1/admin/rotate starts one), not to the one trained so far.")
-    from ..service.http import server_options
-
-    config = uvicorn.Config(create_app(cfg), host=a.host, port=a.port, log_level="warning" if a.quiet else "info",
-                            access_log=not a.quiet, timeout_graceful_shutdown=10,
-                            **server_options(header_timeout=a.header_timeout))
-    server = uvicorn.Server(config)
-    try:
-        server.run(sockets=sockets)
-    except KeyboardInterrupt:       # Ctrl-C: uvicorn shut down gracefully, then re-raised it (uvicorn.run catches it)
-        pass
-    if not getattr(server, "started", False):
+    if not run_server(create_app(cfg), sockets, a.host, a.port, quiet=a.quiet, timeout_graceful_shutdown=10,
+                      **server_options(header_timeout=a.header_timeout)):
         raise DPTopicError("the server did not start (uvicorn's message above says why): nothing was served.")
 
 
@@ -443,44 +183,18 @@ def cmd_submit(a):
     state = default_state_folder() if a.state is None else None if a.state.strip().lower() == "none" else a.state
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = submit(a.server, corpus, contributor=a.contributor, client=client, state=state, **_limit(a))
-    from .local import plural, print_empty_note, print_no_pair_note
+    from .local import print_empty_note, print_no_pair_note
 
     n = s["n_documents"]
     if s["report_kind"] == "document":  # the note 'dptopic randomize --unit document' prints
         print_no_pair_note(s["documents_with_fewer_than_two_vocabulary_words"], n)
     else:
         print_empty_note(s["documents_without_vocabulary_words"], n)
-    console = make_console()
-    kept = ("randomized reports kept in " + s["state"] + " (readable by you only): a run stopped part-way is finished by"
-            " running it again, without randomizing again" if s["state"] else
-            "reports not kept (--state none): a later run on these documents randomizes them again, at a new cost")
-    held = " (the one the server holds for these reports)" if s.get("contributor_from_server") else ""
-    console.print(f"contributor pseudonym {s['contributor']}{held} (pass --contributor {s['contributor']} to be"
-                  f" tallied as one contributor on another machine); {kept}.")
-    if s["already_acknowledged"]:
-        console.print(f"{plural(s['already_acknowledged'], 'report')} of these documents had been acknowledged by an"
-                      " earlier run: not randomized or sent again" + ("." if s["reports"] else
-                                                                       "; nothing was sent, nothing more spent."))
-    if s.get("replayed_reports"):
-        console.print(f"{plural(s['replayed_reports'], 'report')} had already been stored by {a.server} (an earlier"
-                      " run, perhaps under another address of this server): replayed, nothing new stored, nothing"
-                      " more spent.")
-    stored = s.get("stored_reports", s["reports"])
-    if stored or not (s["already_acknowledged"] or s.get("replayed_reports")):
-        console.print(f"{plural(stored, 'randomized report')} uploaded to {a.server} in"
-                      f" {plural(s['uploads'] - s['replayed_acks'], 'upload')}.")
-    from ..service.status import fmt_epsilon as eps     # rounded up: never below what was spent
+    from ..service.status import submit_lines
 
-    these = "this document" if n == 1 else f"these {plural(n, 'document')}"
-    console.print(f"Privacy of {these} (V={s['vocab_size']}; "
-                  + ("" if s["epsilon_word"] is None else f"eps_word={eps(s['epsilon_word'])}, ")
-                  + f"eps_doc={eps(s['epsilon_doc'])} per document; together"
-                  + ("" if s["epsilon_word"] is None else
-                     f" eps_word={eps(n * s['epsilon_word'])} for one word's presence in each and")
-                  + f" eps={eps(n * s['epsilon_doc'])} for the documents, by basic composition, "
-                  + ("spent once however often the kept reports are sent" if s["state"] else
-                     "spent again by every run on these documents, since the reports were not kept (--state none)")
-                  + "). Raw text never left this machine.")
+    console = make_console()
+    for line in submit_lines(s, a.server):
+        console.print(line, markup=False)
 
 
 def _limit(a) -> dict:
@@ -502,20 +216,11 @@ def cmd_fed_client(a):
                         client_id=a.client_id, client=client, state=state, max_user_epsilon=a.max_user_epsilon,
                         **_limit(a),
                         on_round=lambda r: console.print(f"round {r['round']}: update of {r['bytes_sent']} bytes sent"))
-    if s["state"] is None:
-        kept = "reports drawn anew for this run (--state none): a later run that draws again spends its epsilon again"
-    elif s["reused_reports"]:
-        kept = (f"reused the reports drawn before and kept in {s['state']}: this run spent nothing more, and it did not"
-                " read the documents given to it (the kept reports stand for the documents of the run that drew them;"
-                " new documents need new reports: --state none, or another --state, at a new cost)")
-    else:
-        kept = (f"reports drawn once and kept in {s['state']} (readable by you only): later runs reuse them and spend"
-                " nothing more")
-    from ..service.status import fmt_epsilon as eps     # rounded up: never below what was spent
+    from ..service.status import fed_client_lines
 
-    console.print(f"took part in {len(s['rounds'])} round(s) as {s['client']}; epsilon of your reports (this user):"
-                  f" {eps(s['epsilon_basic'])} basic, {eps(s['epsilon_pld'])} PLD at delta={s['delta']:g}; {kept}.")
-    console.print(f"[yellow]{s['note']}[/]")
+    took_part, note = fed_client_lines(s)
+    console.print(took_part, markup=False)
+    console.print(note, style="yellow", markup=False)
 
 
 def _client_args(p):

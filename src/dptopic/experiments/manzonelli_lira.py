@@ -21,6 +21,7 @@ from .. import _io
 from ..attacks import metrics
 from ..attacks.lira import (epsilon_parameter, estimator_trainer, make_estimator, outside_guarantee_label,
                             phi_and_privacy, run_lira, sklearn_trainer, train_shadows)
+from ..errors import DPTopicError
 from ..evaluation import umass_coherence
 from .zhao_local import paper_shape
 
@@ -561,3 +562,129 @@ def classifier_mia_experiment(corpus, out, algorithms=("lda", "cdp"), eps_grid=(
                "metrics_guarantee": outside_guarantee_label()}
     atomic_write_json(out / "fig7_results.json", summary)
     return summary
+
+
+def subsample(corpus, n, seed):
+    """``n`` documents of ``corpus`` drawn without replacement (all of them when it holds no more, or ``n`` is None),
+    in their order, by the experiment's ``seed``."""
+    if n and corpus.n_docs > n:
+        idx = np.sort(np.random.default_rng([seed, 4000]).choice(corpus.n_docs, n, replace=False))
+        corpus = corpus.subset(idx)
+    return corpus
+
+
+def check_lira_settings(*, shadows: int = 64, targets=None, private_vocabulary=None, dp_algorithm=None,
+                        eps_t_grid=None, dp_params=None, n_topics: int = 20) -> None:
+    """The settings of :func:`lira_experiment` and :func:`fdptm_experiment` (as ``dptopic experiment lira`` writes
+    them), checked before any corpus is read or folder written; the FDPTM sweep's private trainer is built once."""
+    from ..attacks.audit import lira_settings
+
+    lira_settings(shadows, targets, names={"shadows": "--shadows", "targets": "--targets"})
+    if (dp_algorithm or eps_t_grid or dp_params) and not private_vocabulary:
+        raise DPTopicError("--dp-algorithm, --eps-t-grid and --dp-set belong to the FDPTM sweep: add --private-vocabulary EPS_V ...")
+    if bool(eps_t_grid) != bool(dp_algorithm):
+        raise DPTopicError("the eps_T sweep needs both a private trainer (--dp-algorithm, e.g. svi) and --eps-t-grid.")
+    if dp_algorithm:  # a private trainer with valid parameters
+        make_estimator(dp_algorithm, n_topics=n_topics, **{epsilon_parameter(dp_algorithm): eps_t_grid[0]},
+                       **(dp_params or {}))
+
+
+def check_topics_fit(vocab_size: int, trainer: str, topics: dict) -> None:
+    """dptopic's Gibbs LDA (``trainer='cgs'``) takes at most V topics: refused before the first run, naming the
+    setting that asked for more (``topics``: each setting's name and its numbers of topics)."""
+    if trainer != "cgs":
+        return
+    for flag, ks in topics.items():
+        over = [k for k in ks if k > vocab_size]
+        if over:
+            raise DPTopicError(f"{flag} {' '.join(map(str, over))} exceeds the vocabulary size {vocab_size} of the"
+                               f" corpus read: the cgs trainer takes at most {vocab_size} topics; give fewer, a corpus"
+                               " with more distinct words, or --trainer sklearn.")
+
+
+def check_classifier_trainers(algorithms) -> None:
+    """:func:`classifier_mia_experiment`'s trainers: each one the attack can train (not ``ldp-doc``)."""
+    from ..attacks.lira import NOT_AUDITED, not_audited_reason
+    from ..models import ALGORITHMS
+
+    for algo in algorithms:
+        if algo in NOT_AUDITED:
+            raise DPTopicError(not_audited_reason(algo))
+        if algo not in ALGORITHMS:
+            raise DPTopicError(f"unknown algorithm {algo!r} in --algorithms: choose among {', '.join(ALGORITHMS)}.")
+
+
+def labelled_documents(corpus, classes=None):
+    """The documents of ``corpus`` whose label is one of ``classes`` (every label when None; labels read as text),
+    refused in one line when the corpus has no labels, a class no document has, or fewer than two classes are left."""
+    if corpus.labels is None:
+        raise DPTopicError("the classifier attack needs labels: use 'demo' (party), '20newsgroups', or a JSONL/CSV file"
+                           " with --label-field NAME (the field or column holding each document's label).")
+    labels = np.asarray([str(x) for x in corpus.labels])   # --classes are typed as text
+    present = sorted(set(labels.tolist()))
+    if classes is not None:
+        unknown = [c for c in classes if c not in set(present)]
+        if unknown:
+            shown = ", ".join(present[:30]) + (f" and {len(present) - 30} more" if len(present) > 30 else "")
+            which = "that label" if len(unknown) == 1 else "these labels"
+            raise DPTopicError(f"--classes {' '.join(unknown)}: no document of the corpus has {which}; its classes are"
+                               f" {shown}.")
+    keep = np.arange(corpus.n_docs) if classes is None else np.flatnonzero(np.isin(labels, classes))
+    if len(set(labels[keep])) < 2:
+        which = "the corpus has" if classes is None else f"--classes {' '.join(classes)} leaves"
+        raise DPTopicError(f"{which} fewer than two classes: the attack needs a labelled corpus of at least two"
+                           f" (its classes: {', '.join(present[:30])}).")
+    return corpus.subset(keep)
+
+
+NOT_RESOLVED = ("n/r: fewer non-member scores than 1/FPR, so no threshold has an FPR between 0 and that rate (an empty"
+                " cell in the CSV files; more documents or more attacked targets resolve it)")
+
+
+def tpr_text(v, digits: int = 2) -> str:
+    """A TPR at a low FPR as printed; None (not resolved by the run's non-member scores) is "n/r"."""
+    return "n/r" if v is None else f"{v:.{digits}%}"
+
+
+def lira_lines(s: dict, n_shadows: int) -> list[str]:
+    """The figures of :func:`lira_experiment`'s summary ``s`` as ``dptopic experiment lira`` prints them: each
+    attack's AUC and TPRs, the empirical epsilon bound, the published figures beside this run's, its time."""
+    from ..attacks.lira import bound_text
+
+    lines = [f"{name:>24}: AUC {v['auc']:.3f} ± {v['auc_se']:.3f}, TPR@1% {tpr_text(v['tpr_at_fpr_0.01'])},"
+             f" TPR@0.1% {tpr_text(v['tpr_at_fpr_0.001'])}" for name, v in s["attacks"].items()]
+    if any(v["tpr_at_fpr_0.01"] is None or v["tpr_at_fpr_0.001"] is None for v in s["attacks"].values()):
+        lines.append(NOT_RESOLVED)
+    eps = s.get("empirical_epsilon") or {}
+    if isinstance(eps, dict) and eps.get("epsilon_lower_bound") is not None:
+        kind = "approximate" if str(eps.get("confidence_note", "")).startswith("approximate") else "nominal"
+        lines.append(f"empirical epsilon lower bound ({kind} {100 * eps.get('confidence', 0.95):.6g}% confidence, the"
+                     f" strongest of {eps.get('n_attacks', '?')} attacks, Bonferroni; see docs/auditing.md):"
+                     f" {bound_text(eps['epsilon_lower_bound'])}" + (f", from {eps['attack']}" if eps.get("attack")
+                                                                     else ""))
+    lines.append(f"for comparison, the published code's figures: AUC {PUBLISHED['auc']},"
+                 f" TPR@1% {PUBLISHED['tpr_at_fpr_0.01']:.0%}, TPR@0.1% {PUBLISHED['tpr_at_fpr_0.001']:.0%}"
+                 f" (64 shadows; this run: {n_shadows}, {s['n_scores']['non_members']} non-member scores)")
+    lines.append(f"this run took {s['seconds']:.1f} s")
+    return lines
+
+
+def fdptm_lines(s: dict) -> list[str]:
+    """The rows of :func:`fdptm_experiment`'s summary ``s`` as ``dptopic experiment lira --private-vocabulary``
+    prints them."""
+    lines = [f"{r['config']:>24}: vocabulary {r['mean_vocab_size']:.0f}, coherence {r['umass_coherence']:.3f},"
+             f" online LiRA AUC {r['auc']:.3f}, TPR@1% {tpr_text(r['tpr_at_fpr_0.01'], 3)},"
+             f" TPR@0.1% {tpr_text(r['tpr_at_fpr_0.001'], 3)}" for r in s["rows"]]
+    if any(r["tpr_at_fpr_0.01"] is None or r["tpr_at_fpr_0.001"] is None for r in s["rows"]):
+        lines.append(NOT_RESOLVED)
+    return lines
+
+
+def classifier_mia_lines(s: dict) -> list[str]:
+    """The rows of :func:`classifier_mia_experiment`'s summary ``s`` as ``dptopic experiment classifier-mia`` prints
+    them, then the heading of its claims."""
+    return [f"{r['algorithm']:>6} eps={r['epsilon']}: attack accuracy {r['attack_accuracy']:.3f}"
+            f" ± {r['attack_accuracy_se']:.3f}, target accuracy {r['target_accuracy']:.3f}"
+            f" ± {r['target_accuracy_se']:.3f} (most frequent class: {r['target_majority_class_accuracy']:.3f}),"
+            f" F1 {r['target_f1_macro']:.3f} ± {r['target_f1_macro_se']:.3f}" for r in s["rows"]] + [
+        "Zhao et al. Fig. 7's claims (docs/experiments.md); " + s["checks_note"] + ":"]

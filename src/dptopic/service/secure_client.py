@@ -269,3 +269,67 @@ def simulate_round(server: str, bows, dropout: float, token: str | None, seed=No
             "upload_bytes_max": int(max(upload_bytes)) if upload_bytes else 0,
             "cpu_per_contributor_s": float(np.mean(cpu)), "upload_cpu_max_s": float(max(upload_cpu)),
             "server": timings, "kept_words": len(view.get("kept", []) or [])}
+
+
+def person_bow(corpus) -> tuple:
+    """One person's documents (all of ``corpus``) as the ``(indptr, indices, data)`` int64 arrays a contributor sums."""
+    m = corpus.to_bow()
+    return m.indptr.astype("int64"), m.indices.astype("int64"), m.data.astype("int64")
+
+
+def person_bows(corpus) -> list:
+    """Each person's documents of ``corpus`` (read with its ``user_ids``) as :func:`person_bow`'s arrays, one tuple per
+    person in the order of their sorted ids."""
+    codes = np.unique(np.asarray(corpus.user_ids, dtype=str), return_inverse=True)[1]
+    m = corpus.to_bow()
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(codes.max() + 2))
+    bows = []
+    for g in range(codes.max() + 1):
+        sub = m[order[starts[g]:starts[g + 1]]]
+        bows.append((sub.indptr.astype("int64"), sub.indices.astype("int64"), sub.data.astype("int64")))
+    return bows
+
+
+def state_path(given, round_id: str):
+    """Where a contributor keeps a round's secrets and what it sent: ``given`` (a file, or a folder that gets
+    ``secure-sum-ROUND.json``), by default the state folder ``submit`` uses (None given); None for ``"none"`` (a rerun
+    then joins as a new contributor while the roster is open, so keep the default)."""
+    from .client import default_state_folder
+
+    if given is not None and given.strip().lower() == "none":
+        return None
+    name = f"secure-sum-{round_id}.json"
+    if given is None:
+        return Path(default_state_folder()) / name
+    p = Path(given)
+    return p / name if p.is_dir() else p
+
+
+def secure_sum_experiment(server: str, corpus, out, *, dropout: float = 0.1, token: str | None = None, seed=None,
+                          client=None) -> dict:
+    """A secure-sum round played by every person of ``corpus`` (read in the server's vocabulary with its
+    ``user_ids``) against ``server`` (:func:`simulate_round`); the released model is saved to ``out/model`` and set
+    beside a central user-level :class:`~dptopic.models.DocDPCooccurrence` of the same epsilon on the same documents
+    (``recovery_of_central_topics``: outside the guarantee, computed from the private documents). The summary is
+    written to ``out/summary.json`` and returned."""
+    from .._io import atomic_write_json
+    from ..evaluation import topic_coverage
+    from ..models import DocDPCooccurrence
+    from . import codec
+    from .client import ServiceClient
+
+    client = client or ServiceClient(server, retries=3)
+    cfg = client.get_json("/v1/config")
+    s = simulate_round(server, person_bows(corpus), dropout, token, seed=seed, client=client)
+    doc = client.get_json("/v1/model")
+    model = codec.model_from_blobs(doc["model_json"], {k: base64.b64decode(v) for k, v in doc["arrays"].items()})
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(out / "model")
+    central = DocDPCooccurrence(n_topics=model.n_topics, epsilon=float(cfg["epsilon"]), delta=float(cfg["delta"]),
+                                unit="user", seed=seed).fit(corpus, user_ids=corpus.user_ids)
+    s["recovery_of_central_topics"] = topic_coverage(model, (central.components_, list(cfg["vocabulary"])))["coverage"]
+    atomic_write_json(out / "summary.json", s)
+    json.dumps(s)
+    return s

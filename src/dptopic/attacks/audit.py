@@ -1,0 +1,526 @@
+"""The audit run: which training procedure is attacked, whether a corpus is one its model could have been trained on,
+the designs' settings, the run (LiRA's shadow models, the one-run design's canaries scored through the topics or on
+the release) and what ``audit.json`` records of it. ``dptopic audit`` parses its flags, reads the corpus, calls these
+and prints the result; a Python user calls the same functions.
+
+Every function that refuses a setting names it by ``names`` (a mapping from its parameter to how the caller's user
+wrote it, e.g. ``{"shadows": "--shadows"}``; by default the parameter itself).
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from .._io import atomic_write_json, load_json, mark_output_folder
+from ..errors import DataVocabularyWarning, DPTopicError, SeededNoiseWarning
+from ..models import ALGORITHMS, load
+from . import coverage as _coverage
+from .lira import (NOT_AUDITED, SHADOW_WARNING_MESSAGES, bound_text, claim_text, dptopic_version, estimator_trainer,
+                   guarantee_epsilon_parameter, make_estimator, not_audited_reason, outside_guarantee_label, run_lira)
+from .one_run import check_canary_size, one_run_audit
+from .provenance import audited_model, audited_procedure, describe, settings_text
+from .release_audit import SUPPORTED, release_audit
+
+MAX_SHADOWS = 10_000  # shadow models each train a topic model: more than this would never finish
+DEFAULT_SHADOWS = 64
+DEFAULT_JOBS = 2
+ONE_RUN_CANARIES = 200       # design one-run: canary documents
+ONE_RUN_CANARY_LENGTH = 100  # design one-run: tokens per canary
+PERSON_DOCUMENTS = 20     # score release, canary unit person: documents per canary person
+RELEASE_CANARIES = 10_000  # score release: canary units
+MAX_RELEASE_DOCUMENTS = 5_000_000   # canary documents the release audit holds in memory
+
+COVERAGE_LIMIT = 0.10
+"""With a saved model and without ``restrict``, an audit refuses a corpus that does not look like the one the model was
+trained on, where the audit would attack other documents than the model saw, with their unknown words dropped:
+
+* a vocabulary chosen from the training data as its most frequent words: more than this share of the tokens of the
+  corpus's own most frequent words (as many as the model has, read as the model's were) are words it does not know;
+* a vocabulary selected privately from the training documents (FDPTM: each of its words occurs there): more than this
+  share of the model's words do not occur in the corpus;
+* a vocabulary given to ``train`` as a word list (most tokens left out by design): when the model recorded how many
+  of its words its training documents held, the corpus's documents hold fewer than (1 - this share) times as many."""
+
+FREQUENCY_CUT_OVERLAP = 0.5
+"""A data-chosen vocabulary with fewer than this share of its words among the corpus's most frequent ones (as many as
+it has) is taken for a word list given to ``train``: a saved non-private model does not record which it was."""
+
+OLD_NAMES = {"budget": "the whole run's budget is --epsilon (and --delta), the guarantee the trainer claims in total"}
+"""Setting names that no trainer takes but that read as a setting: the one line that names the flag meant."""
+
+# the generic settings of an audited procedure, and the parameter each is among a trainer's parameters
+SETTING_KEYS = (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")), ("alpha", ("alpha",)),
+                ("beta", ("beta", "eta")), ("delta", ("delta",)))
+
+
+def _name(names, key: str) -> str:
+    return (names or {}).get(key, key)
+
+
+def parse_settings(items, flag: str = "--set") -> dict:
+    """``NAME=VALUE`` pairs (``--set``, ``--dp-set``); values are parsed as JSON numbers/booleans where possible, and
+    ``none``/``None``/``null`` as None."""
+    out = {}
+    for it in items or []:
+        if "=" not in it:
+            raise DPTopicError(f"invalid {flag} {it!r}: write NAME=VALUE, e.g. {flag} sampling_rate=0.2.")
+        k, v = it.split("=", 1)
+        if v.strip() in ("none", "None", "null"):       # Python's and JSON's spelling of "no value"
+            out[k.strip()] = None
+            continue
+        try:
+            out[k.strip()] = load_json(v, f"{flag} {k.strip()}")
+        except ValueError:
+            out[k.strip()] = v
+    return out
+
+
+def check_renamed(cls, extra: dict, flag: str = "--set") -> None:
+    """Refuse a setting name that the trainer renamed (its ``_renamed_params``: the new parameter and why) or that
+    names a flag (:data:`OLD_NAMES`), in one line naming the new one, before the trainer is built."""
+    names = set(inspect.signature(cls.__init__).parameters)
+    for k in extra:
+        if k in names:
+            continue
+        renamed = getattr(cls, "_renamed_params", {}) or {}
+        if k in renamed:
+            raise DPTopicError(f"invalid {flag} {k}=...: {renamed[k]}")
+        if k in OLD_NAMES:
+            raise DPTopicError(f"invalid {flag} {k}=...: {cls.__name__} has no parameter {k!r}; {OLD_NAMES[k]}.")
+
+
+@dataclass
+class AuditedProcedure:
+    """The training procedure an audit attacks: ``train_fn(corpus, rng)`` (its ``audited`` attribute: what
+    ``audit.json`` records of it, :mod:`dptopic.attacks.provenance`), the saved model it comes from (None for a
+    trainer named with its settings) and a one-line description."""
+    train_fn: object
+    model: object | None
+    description: str
+    algorithm: str | None = None
+
+    @property
+    def audited(self) -> dict | None:
+        return getattr(self.train_fn, "audited", None)
+
+    @property
+    def user_level(self) -> bool:
+        """Whether its guarantee is per person (``unit='user'``): its shadows group the documents by person."""
+        return ((self.audited or {}).get("params") or {}).get("unit") == "user"
+
+    def claim(self) -> dict | None:
+        """The saved model's privacy report, as the claim the audit's bound is set beside (None for a named trainer)."""
+        return None if self.model is None else dict(getattr(self.model, "privacy_", None) or {"private": False})
+
+    def estimator(self):
+        """A fresh, unfitted estimator of the procedure (the release audit trains it itself)."""
+        cls = ALGORITHMS[self.algorithm] if self.model is None else type(self.model)
+        params = ((self.audited or {}).get("params") or {}) if self.model is None else self.model.get_params()
+        names = set(inspect.signature(cls.__init__).parameters)
+        return cls(**{k: v for k, v in params.items() if k in names and k not in ("seed", "client")})
+
+
+def saved_procedure(path) -> AuditedProcedure:
+    """The training procedure of the model saved at ``path``: its class and parameters (the saved model itself is not
+    scored). Where it ran (a Dask cluster) is no part of the procedure: its shadows run on this machine's threads."""
+    model = load(path)
+    saved = model.get_params()
+    params = {k: v for k, v in saved.items() if k not in ("seed", "verbose", "n_jobs", "secure", "backend", "client")}
+    train_fn = estimator_trainer(type(model), **params)
+    train_fn.audited = audited_model(model, path)
+    on_dask = saved.get("backend") not in (None, "threads")
+    return AuditedProcedure(train_fn, model, (
+        f"the training procedure of {path} ({type(model).__name__} and its parameters; the saved model itself is not"
+        " scored" + ("; trained on a Dask cluster, its shadows run on threads here: the same trainer and parameters,"
+                     " sweeps partitioned otherwise" if on_dask else "") + ")"))
+
+
+def trainer_procedure(algorithm: str, *, topics=None, iterations=None, alpha=None, beta=None, epsilon=None, delta=None,
+                      settings: dict | None = None, names=None, settings_flag: str = "--set") -> AuditedProcedure:
+    """The procedure of trainer ``algorithm`` (a ``dptopic train --algorithm`` name) with these settings: ``topics``,
+    ``iterations``, ``alpha``, ``beta`` go to whichever of its parameters holds them, ``epsilon`` is the total it
+    claims, and ``settings`` any other parameter. Every parameter and value is checked before anything is read."""
+    if algorithm in NOT_AUDITED:
+        raise DPTopicError(not_audited_reason(f"{_name(names, 'algorithm')} {algorithm}"))
+    if algorithm not in ALGORITHMS:
+        raise DPTopicError(f"unknown algorithm {algorithm!r}: choose one of {', '.join(ALGORITHMS)}.")
+    cls = ALGORITHMS[algorithm]
+    known = inspect.signature(cls.__init__).parameters
+    params_epsilon = guarantee_epsilon_parameter(algorithm)
+    if epsilon is not None and params_epsilon is None and "paper_epsilon" in known:
+        raise DPTopicError(f"{_name(names, 'epsilon')} is the guarantee a trainer claims, in total, and {algorithm}"
+                           f" claims none: give its paper's figure as {settings_flag} paper_epsilon=VALUE instead.")
+    given = dict(topics=topics, iterations=iterations, alpha=alpha, beta=beta, epsilon=epsilon, delta=delta)
+    keys = dict(SETTING_KEYS, epsilon=(params_epsilon,))
+    params = {}
+    for flag in ("topics", "iterations", "alpha", "beta", "epsilon", "delta"):
+        v = given[flag]
+        if v is None:
+            continue
+        key = next((k for k in keys[flag] if k is not None and (k in known or flag == "epsilon")), None)
+        if key is None:
+            raise DPTopicError(f"{_name(names, flag)} does not apply to {algorithm}; see its parameters with"
+                               f" {settings_flag} NAME=VALUE.")
+        params[key] = v
+    extra = dict(settings or {})
+    for k in ("seed", "verbose", "n_jobs"):
+        if k in extra:
+            raise DPTopicError(f"{settings_flag} {k}=... is not a trainer setting here: the audit gives every shadow"
+                               f" model its own {'seed (use --seed)' if k == 'seed' else k}; drop it.")
+    clash = sorted(set(extra) & set(params))
+    if clash:
+        flag = next((_name(names, f) for f, ks in keys.items() if clash[0] in ks), "the flag")
+        raise DPTopicError(f"{settings_flag} {clash[0]}=... clashes with {flag}, which sets {clash[0]}: give it once.")
+    check_renamed(cls, extra, settings_flag)
+    params.update(extra)
+    est = make_estimator(algorithm, **params)  # unknown or clashing parameters fail before the corpus loads
+    if hasattr(est, "validate_parameters"):                 # and so do bad values, before any shadow model is trained
+        est.validate_parameters()
+    train_fn = estimator_trainer(algorithm, **params)
+    train_fn.audited = audited_procedure(algorithm, est)
+    return AuditedProcedure(train_fn, None, f"{algorithm} ({settings_text(params)})", algorithm)
+
+
+def _number(names, key, value, check, what):
+    if value is not None and not (math.isfinite(value) and check(value)):
+        raise DPTopicError(f"invalid {_name(names, key)} {value:g}: {what}.")
+
+
+def check_audit_settings(*, epsilon=None, delta=None, confidence=0.95, seed=None, names=None) -> None:
+    """The settings every design reads: the claim's figures, the confidence and the seed."""
+    _number(names, "epsilon", epsilon, lambda v: v > 0, "must be a number > 0")
+    _number(names, "delta", delta, lambda v: 0 < v < 1, "must lie in (0, 1)")
+    _number(names, "confidence", confidence, lambda v: 0 < v < 1, "must lie in (0, 1)")
+    if seed is not None and seed < 0:
+        raise DPTopicError(f"invalid {_name(names, 'seed')} {seed}: give an integer >= 0, or leave it out for fresh OS"
+                           " entropy.")
+
+
+def lira_settings(shadows=None, targets=None, jobs=None, names=None) -> tuple[int, int | None, int]:
+    """``(shadows, targets, jobs)`` of a LiRA audit, the defaults filled in, checked."""
+    shadows = DEFAULT_SHADOWS if shadows is None else shadows
+    if shadows < 4 or shadows % 2 or shadows > MAX_SHADOWS:
+        raise DPTopicError(f"invalid {_name(names, 'shadows')} {shadows}: need an even number in [4, {MAX_SHADOWS:,}]"
+                           " (64 is typical).")
+    if targets is not None and targets > shadows:
+        raise DPTopicError(f"invalid {_name(names, 'targets')} {targets}: at most {_name(names, 'shadows')} ({shadows})"
+                           f" models can serve as the attacked target; lower {_name(names, 'targets')} or leave it out"
+                           " to attack every shadow.")
+    return shadows, targets, DEFAULT_JOBS if jobs is None else jobs
+
+
+def one_run_settings(canaries=None, canary_length=None, names=None) -> tuple[int, int]:
+    """``(canaries, canary_length)`` of a one-run audit scored through the topics, the defaults filled in, checked
+    (memory included) before any corpus is read."""
+    canaries = ONE_RUN_CANARIES if canaries is None else canaries
+    canary_length = ONE_RUN_CANARY_LENGTH if canary_length is None else canary_length
+    if canaries < 2:
+        raise DPTopicError(f"invalid {_name(names, 'canaries')} {canaries}: need at least 2 (200 or more for a useful"
+                           " bound).")
+    check_canary_size(canaries, canary_length, names=(_name(names, "canaries"), _name(names, "canary_length")))
+    return canaries, canary_length
+
+
+def release_settings(canaries=None, canary_unit=None, canary_documents=None, names=None) -> tuple[int, str, int]:
+    """``(canaries, unit, documents per canary)`` of a one-run audit scored on the release, checked."""
+    unit = canary_unit or "document"
+    K = (PERSON_DOCUMENTS if canary_documents is None else canary_documents) if unit == "person" else 1
+    m = RELEASE_CANARIES if canaries is None else canaries
+    flag = _name(names, "canaries")
+    if m < 2:
+        raise DPTopicError(f"invalid {flag} {m}: need at least 2 (10,000 for a bound near the claim).")
+    if m * K > MAX_RELEASE_DOCUMENTS:
+        raise DPTopicError(f"invalid {flag} {m:,}: {m:,} canaries of {K} documents are more than the 5,000,000 canary"
+                           f" documents the audit holds in memory; lower {flag} or"
+                           f" {_name(names, 'canary_documents')}.")
+    return m, unit, K
+
+
+def check_release_supported(procedure: AuditedProcedure) -> None:
+    audited = procedure.audited or {}
+    if audited.get("class") not in SUPPORTED:
+        raise DPTopicError(f"--score release audits docdp-cooc, docdp, svi and hdp (DocDPCooccurrence, DocDPEM, DPSVI,"
+                           f" HDPLDA) only, not {audited.get('class')}: drop --score release to score the canaries"
+                           " through the topics.")
+
+
+def scale_note(n_docs: int, model, design: str) -> str:
+    """What the audit trained on, set beside the procedure it audits: the shadows' (or the one run's) number of
+    documents, and, when the saved model records it, how many documents its own training run had (a smaller audit
+    corpus audits the procedure at a smaller scale, where each document weighs more)."""
+    trained = None
+    stats = getattr(model, "_train_stats", None) if model is not None else None
+    if isinstance(stats, dict) and isinstance(stats.get("n_docs"), int):
+        trained = int(stats["n_docs"])
+    if design == "lira":
+        what = (f"each shadow model trains on a {n_docs // 2:,}-document half of the {n_docs:,} documents of"
+                " --corpus")
+    else:
+        what = f"the one model trains on the {n_docs:,} documents of --corpus plus the included canaries"
+    if trained is None:
+        return what + (" (the saved model does not record how many documents it was trained on)"
+                       if model is not None else "")
+    if trained > n_docs:
+        return (what + f": a {n_docs:,}-document subset of a {trained:,}-document procedure (the saved model was"
+                " trained on" f" {trained:,} documents); the audit measures the procedure at the smaller scale, where"
+                " each document weighs more")
+    return what + f" (the saved model was trained on {trained:,} documents)"
+
+
+def model_reading(model, prepared: bool) -> dict:
+    """How ``train`` read the model's training corpus (keyword arguments of a corpus reader): as its ``model.json``
+    records it (``tokenizer.reading``: the stop words and the case folding), or, for a model saved before that was
+    recorded (or whose stop words were a file of the user's, recorded by name only, or a list given in Python), as far
+    as its vocabulary tells: stop words dropped unless the vocabulary holds English stop words, text lower-cased unless
+    it holds a capital letter. ``prepared``: the corpus is tokenised already (.npz or UCI)."""
+    from ..corpus.preprocess import resolve_stop_words
+
+    reading = (getattr(model, "tokenizer_", None) or {}).get("reading")
+    if isinstance(reading, dict) and isinstance(reading.get("stop_words"), str) \
+            and not reading["stop_words"].startswith("a list of") and isinstance(reading.get("lowercase"), bool):
+        # a prepared corpus was tokenised when it was prepared: only a later prune (train --stop-words) applies again
+        spec = reading.get("stop_words_pruned", "none") if prepared else reading["stop_words"]
+        # a stop-word file is recorded by its name only (its folders stay private): its words are not known here
+        if isinstance(spec, str) and all(f.lower() in ("english", "none") for f in spec.split("+")):
+            kw = {"stop_words": spec}
+            if not prepared and not reading["lowercase"]:
+                kw["lowercase"] = False
+            return kw
+    words = list(model.vocabulary_.words)
+    english = resolve_stop_words("english")
+    kw = {"stop_words": "none" if any(w in english for w in words) else "english"}
+    if not prepared and any(w != w.lower() for w in words):
+        kw["lowercase"] = False
+    return kw
+
+
+def documents(n: int) -> str:
+    return f"{n} document" + ("" if n == 1 else "s")
+
+
+def check_coverage(share: float, restrict: bool, top: int | None, where: str | None = None, word_list_hint=False):
+    """Refuse (without ``restrict``) a corpus more than :data:`COVERAGE_LIMIT` of whose tokens the model does not
+    know; otherwise the note to print (None when every token is known). ``word_list_hint``: the model may have been
+    trained on a word list that the audit could not tell from a frequency cut: say to give it again."""
+    where = where or (f"of the tokens of its {top} most frequent words" if top else "of its tokens")
+    if share > COVERAGE_LIMIT and not restrict:
+        hint = (" (a model trained with --vocabulary LIST: give the same --vocabulary LIST here)"
+                if word_list_hint else "")
+        raise DPTopicError(f"{share:.0%} {where} are outside the model's vocabulary (more than"
+                           f" {COVERAGE_LIMIT:.0%}): audit on the corpus the model was trained on{hint}, or pass"
+                           " --restrict to drop those words and audit what remains.")
+    if share <= 0:
+        return None
+    return (f"{share:.1%} {where} are outside the model's vocabulary and were dropped"
+            + (" (--restrict)" if restrict else ""))
+
+
+def restricted_to_model(model, corpus, restrict: bool = False, vocabulary: str = "the vocabulary given", words=None):
+    """``corpus``, read in another vocabulary (``words``, default its own; named ``vocabulary`` in the messages) than
+    ``model``'s, restricted to the model's words, its documents left without any dropped: ``(corpus, note)``, refused
+    as :func:`check_coverage` refuses, or when no document is left; the note says what was dropped (None when
+    nothing)."""
+    note = check_coverage(_coverage.outside_vocabulary_share(model.vocabulary_, corpus), restrict, None)
+    restricted = corpus.restrict(model.vocabulary_, drop_empty=False)
+    keep = restricted.doc_lengths > 0
+    n_read = corpus.n_docs + corpus.n_empty_dropped
+    if not keep.any():
+        raise DPTopicError(f"no document holds a word of both {vocabulary} and the model: give the model's own"
+                           " vocabulary (leave --vocabulary out) or a list that shares its words.")
+    n_model = len(model.vocabulary_)
+    shared = len(set(corpus.vocabulary.words if words is None else words) & set(model.vocabulary_.words))
+    parts = [note] if note else []
+    if shared < n_model:
+        parts.append(f"{vocabulary} holds {shared} of the model's {n_model} words: only those are audited")
+    left_out = corpus.n_empty_dropped + int((~keep).sum())
+    if left_out:
+        parts.append(f"{documents(left_out)} of the {n_read} held none of them and {'was' if left_out == 1 else 'were'}"
+                     " left out")
+    return restricted.drop_empty(), "; ".join(parts) or None
+
+
+def model_corpus_note(model, corpus, reference, restrict: bool = False) -> str | None:
+    """Whether ``corpus`` (read into ``model``'s vocabulary) is a corpus the model could have been trained on
+    (:data:`COVERAGE_LIMIT`), ``reference`` being the corpus as ``train`` would read it at the model's vocabulary
+    size: refused in one line, or the note of what was dropped (None when nothing)."""
+    n_model = len(model.vocabulary_)
+    source = (getattr(model, "privacy_", None) or {}).get("vocabulary_source")
+    share = _coverage.outside_vocabulary_share(model.vocabulary_, reference)
+    top = f"of the tokens of the corpus's {reference.vocab_size} most frequent words"
+    n_empty = getattr(corpus, "n_empty_dropped", 0)
+    empty = (f"; {documents(n_empty)} held none of its words and {'was' if n_empty == 1 else 'were'} left out"
+             if n_empty else "")
+    if source == "private":
+        # selected by DP set union from the training documents: every word occurs there, yet it is not the corpus's
+        # most frequent words, so the frequency comparison does not apply; the words themselves are the check
+        absent = _coverage.absent_word_share(corpus)
+        if absent > COVERAGE_LIMIT and not restrict:
+            raise DPTopicError(f"{absent:.0%} of the model's {n_model} words, selected privately from its training"
+                               " documents (each occurs there), do not occur in this corpus (more than"
+                               f" {COVERAGE_LIMIT:.0%}): audit on the corpus the model was trained on, or pass --restrict"
+                               " to audit this one.")
+        note = (f"the model's vocabulary was selected privately (not as the corpus's most frequent words):"
+                f" {1 - absent:.0%} of its {n_model} words occur in the corpus; {share:.1%} {top} are outside it and"
+                " were dropped" + (" (--restrict)" if restrict else ""))
+        return note + empty
+    overlap = _coverage.vocabulary_overlap(model.vocabulary_, reference.vocabulary)
+    word_list = source == "supplied" or (source is None or source == "data") and overlap < FREQUENCY_CUT_OVERLAP
+    if share > COVERAGE_LIMIT and word_list:
+        # a vocabulary given to train (a public word list) leaves most tokens out by design: the documents hold as
+        # many of the model's words as its training documents did, so they are no stranger to it
+        dense = _coverage.as_dense_as_training(model, corpus, COVERAGE_LIMIT)
+        if dense:
+            return (f"{share:.1%} {top} are outside the model's vocabulary (a word list: its training documents"
+                    f" held as many of its words per document) and were dropped{empty}")
+        if dense is None and source == "supplied":
+            return (f"{share:.1%} {top} are outside the model's vocabulary (the word list it was trained on)"
+                    " and were dropped; the model records no figure of its training documents to compare"
+                    f" with, so whether this is its training corpus is not checked{empty}")
+    note = check_coverage(share, restrict, reference.vocab_size, top, word_list_hint=source != "data")
+    return note + empty if note else (empty[2:] if empty else None)
+
+
+@contextmanager
+def _quiet_warnings(shadows: bool):
+    """The warnings an audit's own models would give: it measures, it releases nothing."""
+    with warnings.catch_warnings():
+        if shadows:  # shadow models reuse the documents by design
+            for message in SHADOW_WARNING_MESSAGES:
+                warnings.filterwarnings("ignore", message=message, category=UserWarning)
+        for quiet in (SeededNoiseWarning, DataVocabularyWarning):   # the audit's own seeds and vocabulary
+            warnings.simplefilter("ignore", quiet)
+        yield
+
+
+def _reproducible(seed, what: str) -> str:
+    return (f"yes: run again with --seed {seed}" if seed is not None else
+            f"no: no --seed was given, so the {what} drew fresh OS entropy")
+
+
+def audit_lira(corpus, procedure: AuditedProcedure, *, shadows: int = DEFAULT_SHADOWS, targets=None,
+               jobs: int = DEFAULT_JOBS, seed=None, confidence: float = 0.95, verbose: int = 0,
+               corpus_record: dict | None = None, scale: str | None = None, coverage: str | None = None):
+    """LiRA on ``shadows`` shadow models of ``procedure`` trained on complementary halves of ``corpus``; the
+    :class:`~dptopic.attacks.lira.LiRAResult`, its ``settings`` holding what ``audit.json`` records of the run."""
+    with _quiet_warnings(shadows=True):
+        res = run_lira(corpus, procedure.train_fn, n_shadows=shadows, seed=seed, n_jobs=jobs, verbose=verbose,
+                       n_targets=targets, confidence=confidence, claim=procedure.claim())
+    # what was attacked, so that the figures are never shown beside another model's claim (dptopic report --audit)
+    res.settings.update({"audited": procedure.audited, "corpus": corpus_record,
+                         "attacked": describe(procedure.audited, corpus_record, shadows, claim=res.claimed),
+                         "seed": seed, "reproducible": _reproducible(seed, "shadow splits and training")})
+    res.settings["scale"] = scale
+    if coverage:
+        res.settings["coverage"] = coverage
+    return res
+
+
+def _one_run_record(res: dict, settings: dict, score: str | None = None) -> dict:
+    e = {k: v for k, v in res.items() if k not in ("claimed_privacy", "verdict", "verdict_note", "seed")}
+    return {"design": "one-run", **({"score": score} if score else {}), "empirical_epsilon": e,
+            "claimed_privacy": res["claimed_privacy"], "verdict": res["verdict"], "verdict_note": res["verdict_note"],
+            "metrics_guarantee": outside_guarantee_label(), "settings": settings}
+
+
+def _one_run_settings(procedure, corpus_record, seed, scale, coverage, score=None) -> dict:
+    settings = {"design": "one-run", **({"score": score} if score else {}), "audited": procedure.audited or None,
+                "corpus": corpus_record, "seed": seed, "dptopic_version": dptopic_version(),
+                "reproducible": _reproducible(seed, "coins and training"), "scale": scale}
+    if coverage:
+        settings["coverage"] = coverage
+    return settings
+
+
+def audit_one_run(corpus, procedure: AuditedProcedure, *, canaries: int = ONE_RUN_CANARIES,
+                  canary_length: int = ONE_RUN_CANARY_LENGTH, seed=None, confidence: float = 0.95,
+                  corpus_record: dict | None = None, scale: str | None = None, coverage: str | None = None) -> dict:
+    """The one-run design scored through the released topics (:func:`~dptopic.attacks.one_run.one_run_audit`): the
+    record ``audit.json`` holds."""
+    with _quiet_warnings(shadows=False):    # the audit's own model is never released
+        res = one_run_audit(corpus, procedure.train_fn, n_canaries=canaries, canary_length=canary_length,
+                            confidence=confidence, seed=seed, claim=procedure.claim())
+    return _one_run_record(res, _one_run_settings(procedure, corpus_record, seed, scale, coverage))
+
+
+def audit_release(corpus, procedure: AuditedProcedure, *, canaries: int = RELEASE_CANARIES,
+                  canary_unit: str = "document", canary_documents: int = 1, seed=None, confidence: float = 0.95,
+                  corpus_record: dict | None = None, scale: str | None = None, coverage: str | None = None) -> dict:
+    """The one-run design scored on the released statistic itself (white-box;
+    :func:`~dptopic.attacks.release_audit.release_audit`): the record ``audit.json`` holds."""
+    res = release_audit(corpus, procedure.estimator(), n_canaries=canaries, canary_unit=canary_unit,
+                        canary_documents=canary_documents, confidence=confidence, seed=seed, claim=procedure.claim())
+    settings = _one_run_settings(procedure, corpus_record, seed, scale, coverage, score="release")
+    return _one_run_record(res, settings, score="release")
+
+
+def write_audit(out, doc: dict, lira=None) -> list:
+    """Write ``audit.json`` (owner-only: figures computed from the documents of a possibly private corpus) and, for a
+    LiRA result, ``roc.png`` with every attack, into the folder ``out`` marked as the audit's; the paths written."""
+    out = mark_output_folder(out, "audit")
+    atomic_write_json(out / "audit.json", doc, private=True)
+    written = [out / "audit.json"]
+    if lira is not None:
+        lira.plot(out / "roc.png", attacks=list(lira.summaries), private=True)
+        written.append(out / "roc.png")
+    mark_output_folder(out, "audit", done=True)
+    return written
+
+
+def summary_lines(doc: dict, written=()) -> list[tuple[str, str | None]]:
+    """What an audit's record (``audit.json``'s ``doc``, of any design) says, as the lines ``dptopic audit`` prints
+    after its run: ``(text, emphasis)``, emphasis ``"bound"``, ``"claim"``, ``"exceeds"`` (the verdict when the bound
+    exceeds the claim), ``"consistent"``, ``"verdict"`` (other verdicts) or None. ``written``: the files written."""
+    e, c = doc["empirical_epsilon"], doc["claimed_privacy"]
+    lines = []
+    if doc.get("design", "lira") != "one-run":
+        rel = ("for adding/removing a document, via group privacy" if e["relation"] == "add_remove" else
+               "for replacing a document")
+        # the confidences to 6 digits (":.0%" printed --confidence 0.999 as "100%" and 0.975 as "98%")
+        kind = "approximate" if str(e.get("confidence_note", "")).startswith("approximate") else "nominal"
+        lines.append((f"empirical epsilon lower bound ({rel}; delta={e['delta']:g}, {kind} {100 * e['confidence']:.6g}%"
+                      f" confidence, see docs/auditing.md): {bound_text(e['epsilon_lower_bound'])}, from {e['attack']},"
+                      f" the strongest of {e['n_attacks']} attacks, each bounded at {e['per_attack_confidence']:.6g}"
+                      " confidence (Bonferroni) so that the largest holds at the stated one", "bound"))
+    else:
+        unit = e.get("canary_unit") or "document"
+        if doc.get("score") != "release":
+            lines.append((f"guesses: {e['n_guesses']} ({e['k_plus']} in, {e['k_minus']} out) on {e['n_canaries']}"
+                          f" canaries ({e['n_included']} included), {e['n_correct']} correct", None))
+            ideal = ""
+        else:
+            lines.append((f"guesses: {e['n_guesses']} ({e['k_plus']} in, {e['k_minus']} out) on {e['n_canaries']:,}"
+                          f" canary {unit}s ({e['n_included']:,} included; {e['words_held']:,} on words the release"
+                          f" holds), {e['n_correct']} correct", None))
+            ideal = (" (an ideal audit of this noise with as many canaries expects about"
+                     f" {bound_text(e['ideal_bound'])})")
+        lines.append((f"empirical epsilon lower bound (for adding/removing one canary {unit}; delta={e['delta']:g},"
+                      f" exact {100 * e['confidence']:.6g}% confidence, see docs/auditing.md):"
+                      f" {bound_text(e['epsilon_lower_bound'])}{ideal}", "bound"))
+    if c.get("epsilon") is not None:
+        claim = (f"{claim_text(c['epsilon'])} (unit: {c.get('unit')}, delta={c.get('delta')};"
+                 f" {c.get('guarantee')} guarantee)")
+    elif c.get("private"):
+        claim = f"none: no guarantee claimed ({c.get('reason', '')})"
+    else:
+        claim = "none (not private)"
+    lines.append((f"claimed epsilon: {claim}", "claim"))
+    verdict = doc["verdict"]
+    emphasis = {"exceeds the claim": "exceeds", "consistent with the claim": "consistent"}.get(verdict, "verdict")
+    lines.append((f"{'WARNING: ' if emphasis == 'exceeds' else ''}verdict: {verdict} ({doc['verdict_note']})",
+                  emphasis))
+    lines += [(f"note: {n}", None) for n in c.get("notes", [])]
+    if doc.get("design") == "one-run":
+        lines.append((f"note: {e['note']}", None))
+    lines.append((f"note: {doc['metrics_guarantee']}", None))
+    if written:
+        lines.append((f"written: {', '.join(map(str, written))}", None))
+    return lines
+
+
+__all__ = ["AuditedProcedure", "saved_procedure", "trainer_procedure", "parse_settings", "check_renamed",
+           "check_audit_settings", "lira_settings", "one_run_settings", "release_settings", "check_release_supported",
+           "scale_note", "model_reading", "check_coverage", "restricted_to_model", "model_corpus_note", "audit_lira", "audit_one_run",
+           "audit_release", "write_audit", "summary_lines", "MAX_SHADOWS", "COVERAGE_LIMIT"]

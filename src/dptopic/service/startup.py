@@ -1,0 +1,380 @@
+"""What a server decides before it serves: its configuration from the public settings (the FedLDA split of a per-user
+budget, the report kind's epsilon), the checks that a start would otherwise fail on or leave useless (the host, the
+port, the upload limit, the database's other tables) and the warnings its contributors would meet; then the run on
+the sockets held. ``dptopic serve`` parses its flags, calls these and prints; a Python user calls the same.
+
+The errors name ``dptopic serve``'s flags, as :class:`~dptopic.service.ServiceConfig`'s do.
+"""
+from __future__ import annotations
+
+import errno
+import ipaddress
+import re
+import socket
+import warnings
+
+from ..errors import DPTopicError
+from .config import ServiceConfig
+
+CLIENT_STOP_WORDS = "none"
+"""The stop words of the contributors' tokeniser (``submit``, ``fed-client``, ``randomize``): none, the public
+vocabulary decides which words count."""
+
+FED_DEFAULTS = {"topics": 20, "failure_rate": 0.1, "pad_length": 512, "sample_ratio": 1.0, "min_updates": 2,
+                "report_words": None}
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_HOST_NAME = re.compile(r"(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                        r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+
+
+def need_service_extra() -> None:
+    """Refuse in one line when the ``service`` extra (SQLAlchemy, Starlette, uvicorn) is not installed."""
+    try:
+        import sqlalchemy  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as e:
+        raise DPTopicError(f"the service needs the 'service' extra ({e.name} is missing): pip install 'dptopic[service]'.") from None
+
+
+def check_host(host: str, allow_remote: bool = False) -> None:
+    """An IP address or a host name; one other than this machine only with ``allow_remote`` (behind a TLS proxy)."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        if not _HOST_NAME.fullmatch(host):
+            raise DPTopicError(f"invalid --host {host!r}: give an IP address or a host name (127.0.0.1 by default)."
+                               ) from None
+    if host not in LOOPBACK and not allow_remote:
+        raise DPTopicError(f"--host {host} would expose the server beyond this machine: put it behind a TLS reverse"
+                           " proxy and pass --allow-remote to confirm.")
+
+
+def check_port_free(host: str, port: int, keep: bool = False) -> list:
+    """Refuse, in one line, a ``--port`` that ``--host`` cannot listen on (another server holds it, or it needs
+    privileges): checked before the database is created or changed, so that a failed start leaves nothing behind.
+
+    Binds each address ``host`` resolves to as uvicorn's event loop would (``SO_REUSEADDR``, IPv6 sockets IPv6-only; an
+    address family this machine lacks is skipped). ``keep``: the sockets listen at once and are returned for the
+    server to serve on, so that no other program can take the port between this check and the start (a client that
+    connects meanwhile waits in the queue); otherwise they are let go at once (and ``[]`` is returned)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise DPTopicError(f"--host {host} does not resolve ({e.strerror}): give an IP address or a host name this"
+                           " machine knows (127.0.0.1 by default).") from None
+    seen, bound = set(), []
+    try:
+        for family, kind, proto, _, addr in infos:
+            if (family, addr[:2]) in seen:
+                continue
+            seen.add((family, addr[:2]))
+            try:
+                sock = socket.socket(family, kind, proto)
+            except OSError:     # an address family this machine does not offer: the server skips it too
+                continue
+            bound.append(sock)
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6 and hasattr(socket, "IPPROTO_IPV6"):
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                sock.bind(addr)
+            except OSError as e:
+                bound.pop().close()
+                if e.errno == errno.EADDRNOTAVAIL:
+                    continue
+                if e.errno == errno.EADDRINUSE:
+                    raise DPTopicError(f"port {port} on {host} is in use (another program listens there): choose another"
+                                       " --port, or stop the program that holds it.") from None
+                if e.errno in (errno.EACCES, errno.EPERM):
+                    raise DPTopicError(f"port {port} on {host} needs privileges to listen on (ports below 1024 do):"
+                                       " choose another --port, 1024 or above.") from None
+                raise DPTopicError(f"cannot listen on port {port} on {host} ({(e.strerror or str(e)).lower()}): choose"
+                                   " another --port or --host.") from None
+    except BaseException:
+        close_all(bound)
+        raise
+    if not keep:
+        close_all(bound)
+        return []
+    if not bound:
+        raise DPTopicError(f"no address of --host {host} can be listened on here: give an IP address of this machine"
+                           " (127.0.0.1 by default).")
+    try:    # listening holds the port (a bound socket alone lets another SO_REUSEADDR socket bind it); clients queue
+        for sock in bound:
+            sock.listen(2048)
+    except OSError as e:
+        close_all(bound)
+        raise DPTopicError(f"cannot listen on port {port} on {host} ({(e.strerror or str(e)).lower()}): choose another"
+                           " --port or --host.") from None
+    return bound
+
+
+def close_all(sockets) -> None:
+    for sock in sockets:
+        sock.close()
+
+
+# settings that take effect in some modes only: (name, default, whether it has no effect, why, what to do)
+IDLE_SETTINGS = (
+    ("format", "auto", lambda a: a.get("prior") is None, "it is the format of --prior, and none is given",
+     "drop it, or add --prior FILE"),
+    ("text_field", "text", lambda a: a.get("prior") is None, "it names the text of --prior, and none is given",
+     "drop it, or add --prior FILE"),
+    ("prior_iterations", 200, lambda a: a.get("prior") is None or a.get("report_kind") == "document",
+     "it sets the Gibbs sweeps on --prior, and none is given", "drop it, or add --prior FILE"),
+    ("iterations", 50, lambda a: a.get("report_kind") == "document",
+     "--report-kind document trains LocalDocumentLDA, which takes no Gibbs sweeps", "drop it"),
+    ("lam", 0.5, lambda a: a.get("report_kind") == "document", "it is OLP-LDA's, and --report-kind document trains"
+     " LocalDocumentLDA", "drop it"),
+    ("omega", 0.4, lambda a: a.get("report_kind") == "document", "it is OLP-LDA's, and --report-kind document trains"
+     " LocalDocumentLDA", "drop it"),
+    ("delta", 1e-5, lambda a: a.get("report_kind") == "document", "document-level reports are pure eps_doc-DP, with no"
+     " delta", "drop it"),
+    ("fed_failure_rate", None, lambda a: True, "the server's FedLDA rounds use the 'none' rule (each entry randomized"
+     " by subset selection), which excludes no rare words", "drop it"),
+    ("database_timeout", 15.0, lambda a: not str(a.get("database")).startswith("postgresql"),
+     "it limits PostgreSQL's statements, and --database is not PostgreSQL (SQLite waits for its lock up to 30 s)",
+     "drop it"),
+    ("allow_remote", False, lambda a: a.get("host") in LOOPBACK,
+     "--host listens on this machine only", "drop it"),
+)
+
+
+def refuse_idle_settings(settings, given=None) -> None:
+    """Refuse, in one line, a setting given that has no effect with the others (``--format`` without ``--prior``), as
+    the ``--fed-*`` flags without ``--fed-epsilon-per-entry`` are: a user who gave it meant something that will not
+    happen. ``settings``: serve's settings by name; ``given``: the names the user set (default: those not at their
+    default)."""
+    for dest, default, idle, why, fix in IDLE_SETTINGS:
+        written = dest in given if given is not None else settings.get(dest, default) != default
+        if written and idle(settings):
+            flag = "--" + dest.replace("_", "-")
+            raise DPTopicError(f"{flag} has no effect here: {why}; {fix}.")
+
+
+def serve_config(vocabulary, *, report_kind: str = "word", epsilon_word=None, epsilon_doc=None, prior=None,
+                 admin_token=None, fed_user_budget=None, fed_epsilon_per_entry=None, fed_topics=None,
+                 fed_failure_rate=None, fed_pad_length=None, fed_sample_ratio=None, fed_min_updates=None,
+                 fed_report_words=None, **settings) -> ServiceConfig:
+    """The :class:`ServiceConfig` of a server: the report kind's epsilon (``epsilon_word`` for word-level reports,
+    ``epsilon_doc`` for document-level ones, default 8), FedLDA on when ``fed_epsilon_per_entry`` or
+    ``fed_user_budget`` (the per-user total, split into the epsilon per entry and the entries by
+    :meth:`~dptopic.models.FedLDA.from_user_budget`) is given, a FedLDA setting refused without it; ``settings``: the
+    other parameters of :class:`ServiceConfig`."""
+    from ..accounting.local import check_reporting_f, f_from_epsilon
+
+    fed = {"topics": fed_topics, "failure_rate": fed_failure_rate, "pad_length": fed_pad_length,
+           "sample_ratio": fed_sample_ratio, "min_updates": fed_min_updates, "report_words": fed_report_words}
+    if fed_user_budget is not None:
+        if fed_epsilon_per_entry is not None or fed_pad_length is not None:
+            raise DPTopicError("--fed-user-budget chooses the epsilon per entry and the entries itself: drop"
+                               " --fed-epsilon-per-entry and --fed-pad-length.")
+        from ..models import FedLDA
+
+        words = len(vocabulary.words)
+        split = FedLDA.from_user_budget(fed_user_budget, min(words, fed_report_words or words),
+                                        sample_ratio=FED_DEFAULTS["sample_ratio"] if fed_sample_ratio is None
+                                        else fed_sample_ratio)
+        fed_epsilon_per_entry, fed["pad_length"] = split._entry_epsilon(), split.pad_length   # the service's is per entry
+    if fed_epsilon_per_entry is None and any(v is not None for v in fed.values()):
+        given = next(k for k, v in fed.items() if v is not None)
+        raise DPTopicError(f"--fed-{given.replace('_', '-')} has no effect without FedLDA: add --fed-epsilon-per-entry"
+                           " EPS_ENTRY (or --fed-user-budget EPS_USER) to run FedLDA rounds, or drop it.")
+    fed = {k: FED_DEFAULTS[k] if v is None else v for k, v in fed.items()}
+    if report_kind == "document":
+        if epsilon_word is not None:
+            raise DPTopicError("--report-kind document takes --epsilon-doc (per document), not --epsilon-word.")
+        f, kind = None, {"report_kind": "document", "epsilon_doc": 8.0 if epsilon_doc is None else epsilon_doc}
+    else:
+        if epsilon_word is None:
+            raise DPTopicError("--epsilon-word is required for word-level reports (or --report-kind document with"
+                               " --epsilon-doc).")
+        if epsilon_doc is not None:
+            raise DPTopicError("--epsilon-doc is for --report-kind document; word-level reports take --epsilon-word.")
+        f, kind = check_reporting_f(f_from_epsilon(epsilon_word)), {}
+    return ServiceConfig(vocabulary, f, prior=prior, **kind, **settings, admin_token=admin_token,
+                         fed_epsilon_per_entry=fed_epsilon_per_entry, **{f"fed_{k}": v for k, v in fed.items()})
+
+
+def smallest_upload(cfg) -> int:
+    """Bytes of the smallest upload of reports this server takes: one report of its kind for its vocabulary, with the
+    file's header (without the word list, with an upload nonce, as ``dptopic submit`` sends it) and checksum; every
+    upload ``dptopic submit`` sends is at least this long (a nonce-less file posted by hand is 50 bytes shorter)."""
+    import numpy as np
+
+    from . import codec
+
+    fingerprint = codec.vocabulary_fingerprint(cfg.vocabulary)
+    V = cfg.vocab_size
+    if cfg.report_kind == "document":
+        from ..local.document import DocumentReportSet, domain_size, subset_size
+
+        k = subset_size(domain_size(V), float(cfg.epsilon_doc))
+        one = DocumentReportSet(np.arange(k, dtype=np.uint32)[None, :], V, fingerprint, float(cfg.epsilon_doc))
+    else:
+        from ..local import ReportSet
+
+        one = ReportSet(np.zeros((1, (V + 7) // 8), dtype=np.uint8), V, fingerprint, cfg.f)
+    return len(codec.encode_reports(one))
+
+
+def check_body_limit(cfg) -> None:
+    """Refuse a ``--max-body-bytes`` below the smallest upload of one report: the server would start and answer every
+    upload with 413."""
+    need = smallest_upload(cfg)
+    if cfg.max_body_bytes < need:
+        raise DPTopicError(f"--max-body-bytes {cfg.max_body_bytes} is smaller than the smallest upload this server"
+                           f" takes ({need} bytes: one {cfg.report_kind}-level report for a vocabulary of"
+                           f" {cfg.vocab_size} words, with its header and checksum): every upload would be refused with"
+                           f" 413; give at least {need} (uploads of many reports need more; default 4194304).")
+    if cfg.fed_epsilon_per_entry is not None:
+        # a participant draws its reports, and spends their epsilon, before it uploads: an update the server would
+        # refuse as too large spends for nothing
+        from . import codec
+
+        words = len(cfg.fed_vocabulary)
+        update = codec.fed_largest_update(codec.fed_config(cfg), words)
+        if cfg.max_body_bytes < update:
+            raise DPTopicError(f"--max-body-bytes {cfg.max_body_bytes} is smaller than a FedLDA update at these settings"
+                               f" (up to {update} bytes: {codec.fed_config(cfg).n_entries} entries of reports over"
+                               f" {words} words): participants would draw, and spend, then be refused with 413; raise"
+                               " --max-body-bytes or lower --fed-pad-length.")
+
+
+def warn_above_client_limit(cfg, fed_user_budget=None) -> None:
+    """Warn (one line) when the epsilon per report is above what ``dptopic submit`` and ``fed-client`` accept by
+    default (``--max-epsilon``, 16): contributors who keep their default refuse to send anything. A warning, not a
+    refusal: a contributor may raise the limit."""
+    from .client import DEFAULT_MAX_EPSILON as LIMIT
+
+    asked = []
+    if cfg.report_kind == "document":
+        asked.append(("--epsilon-doc", cfg.epsilon_doc, "dptopic submit"))
+    else:
+        asked.append(("--epsilon-word", cfg.epsilon_word, "dptopic submit"))
+    if cfg.fed_epsilon_per_entry is not None:
+        flag = "--fed-epsilon-per-entry" if fed_user_budget is None else \
+            f"--fed-epsilon-per-entry (chosen by --fed-user-budget {fed_user_budget:g})"
+        asked.append((flag, cfg.fed_epsilon_per_entry, "dptopic fed-client"))
+    for flag, eps, client in asked:
+        if eps > LIMIT * (1 + 1e-12):
+            warnings.warn(f"{flag} {eps:.4g} is above {LIMIT:g}, the largest epsilon per report that {client} accepts"
+                          f" by default (--max-epsilon): contributors who keep that default will refuse to randomize"
+                          f" or send anything; they must pass --max-epsilon {eps:.4g} or more to take part.",
+                          UserWarning, stacklevel=2)
+
+
+def warn_unreachable_vocabulary(vocabulary) -> None:
+    """Warn (as ``dptopic randomize`` does) about vocabulary words that the contributors' clients never count: their
+    tokeniser (``submit``, ``fed-client``, ``randomize``: no stop words, lower case, at least 3 letters) never produces
+    a word with a space, upper case or fewer than 3 letters, so every report carries pure noise for it. A warning, not
+    a refusal: the list is public and the server still works."""
+    from ..corpus.corpus import warn_unreachable_words
+    from ..corpus.preprocess import Preprocessor
+
+    warn_unreachable_words(vocabulary.words, Preprocessor(stop_words=CLIENT_STOP_WORDS))
+
+
+def check_startup(cfg, fed_user_budget=None) -> None:
+    """Everything a configuration is checked for before the port is taken or the database touched: FedLDA's settings
+    for its vocabulary, the upload limit; then the warnings its contributors would meet."""
+    if cfg.fed_epsilon_per_entry is not None:  # K <= V and an epsilon the replacement can honour for this vocabulary
+        from ..federated.client import check_config
+        from . import codec
+
+        check_config(codec.fed_config(cfg), len(cfg.fed_vocabulary))
+    check_body_limit(cfg)
+    warn_above_client_limit(cfg, fed_user_budget)
+    warn_unreachable_vocabulary(cfg.vocabulary)
+
+
+def check_database(cfg, allow_foreign_tables: bool = False):
+    """The database checked before serving (other programs' tables, a bad URL, a newer schema, another vocabulary):
+    one line each; the probing :class:`~dptopic.service.app.Service` (its trainer not started)."""
+    from .app import Service
+    from .storage import foreign_tables
+
+    foreign = foreign_tables(cfg.database)
+    if foreign and not allow_foreign_tables:
+        raise DPTopicError(f"--database {cfg.database!r} already holds tables that are not dptopic's"
+                           f" ({', '.join(foreign[:5])}{', ...' if len(foreign) > 5 else ''}): give a new database, or"
+                           " pass --allow-foreign-tables to add the service's tables beside them.")
+    probe = Service(cfg, start_trainer=False)
+    probe.preflight()
+    return probe
+
+
+SECURE_SUM_PEOPLE = 3000     # the smallest round measured within 0.03 of the central trainer (docs/secure_sum.md)
+
+
+def secure_sum_recommendation(people: int) -> str:
+    """``dptopic recommend --unit user``'s line on the secure sum for a corpus of ``people`` people."""
+    if people >= SECURE_SUM_PEOPLE:
+        return (f"no server you may trust with the text? With {people:,} people, a secure sum gives the same guarantee"
+                " without one, with topics close to this trainer's: dptopic serve --report-kind secure-sum --unit user"
+                " (each person runs dptopic submit; docs/secure_sum.md)")
+    return (f"no server you may trust with the text? A secure sum (dptopic serve --report-kind secure-sum) needs"
+            f" thousands of people to give useful topics; it was measured from {SECURE_SUM_PEOPLE:,}"
+            " (docs/secure_sum.md)")
+
+
+def secure_sum_settings(vocabulary, *, unit=None, epsilon=None, delta: float = 1e-5, min_contributors=None,
+                        dropout_tolerance=None, max_body_bytes: int = 4 * 1024 * 1024, **others) -> dict:
+    """The keyword arguments of :class:`~dptopic.service.secure_sum.SecureSumConfig` for a secure-sum round over
+    ``vocabulary``: its plan (:class:`~dptopic.federated.secure_sum.SecureSumPlan`: ``epsilon`` per person,
+    ``min_contributors``, ``dropout_tolerance`` of them may drop out, default a tenth) and an upload limit that holds
+    the round's largest upload. ``others``: the word-level server's report settings, refused when given."""
+    from ..federated.secure_sum import SecureSumPlan
+
+    if unit != "user":
+        raise DPTopicError("--report-kind secure-sum needs --unit user (the guarantee is per person).")
+    if epsilon is None or min_contributors is None:
+        raise DPTopicError("--report-kind secure-sum needs --epsilon E (per person) and --min-contributors N.")
+    for flag in ("epsilon_word", "epsilon_doc", "prior"):
+        if others.get(flag) is not None:
+            raise DPTopicError(f"--{flag.replace('_', '-')} is not for --report-kind secure-sum: drop it.")
+    F = dropout_tolerance if dropout_tolerance is not None else min_contributors // 10
+    plan = SecureSumPlan(float(epsilon), float(delta), int(min_contributors), int(F), len(vocabulary))
+    return {"vocabulary": vocabulary, "plan": plan, "max_body_bytes": max(max_body_bytes, 4 * max(plan.dims) + 64)}
+
+
+def banner(cfg, url: str) -> str:
+    """The line a server says as it starts: its vocabulary, reports, model, prior, FedLDA and admin settings (an
+    epsilon shown rounded up) and ``url``."""
+    from .status import fmt_epsilon as eps
+
+    if hasattr(cfg, "plan"):        # a secure-sum round (service.secure_sum.SecureSumConfig)
+        plan = cfg.plan
+        return (f"dptopic serve: secure sum, V={len(cfg.vocabulary)}, K={cfg.n_topics}, epsilon={plan.epsilon:g} per"
+                f" person (delta={plan.delta:g}), {plan.n} contributors, up to {plan.dropouts} dropping out,"
+                f" {plan.degree} neighbours each, threshold {plan.threshold}; admin {'on' if cfg.admin_token else 'off'};"
+                f" {url}")
+    reports = (f"document-level reports, eps_doc={eps(cfg.epsilon_doc, 6)}, LocalDocumentLDA K={cfg.n_topics}"
+               if cfg.report_kind == "document" else
+               f"eps_word={eps(cfg.epsilon_word)} (f={cfg.f:.6g}), OLP-LDA K={cfg.n_topics}")
+    fed = cfg.fed_epsilon_per_entry
+    return (f"dptopic serve: V={cfg.vocab_size}, {reports} batch={cfg.batch_size},"
+            f" prior={'none' if cfg.prior is None else f'{cfg.prior.n_docs} documents'},"
+            f" FedLDA {'off' if fed is None else f'eps={eps(fed, 6)} over {len(cfg.fed_vocabulary)} words'},"
+            f" admin {'on' if cfg.admin_token else 'off'}; {url}")
+
+
+def run_server(app, sockets, host: str, port: int, *, quiet: bool = False, **options) -> bool:
+    """Serve ``app`` with uvicorn on the ``sockets`` held (:func:`check_port_free` with ``keep=True``) until stopped
+    (Ctrl-C: a graceful shut-down); whether it started. ``options``: more of uvicorn's ``Config``."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning" if quiet else "info",
+                            access_log=not quiet, **options)
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=sockets)
+    except KeyboardInterrupt:       # Ctrl-C: uvicorn shut down gracefully, then re-raised it (uvicorn.run catches it)
+        pass
+    return bool(getattr(server, "started", False))
+
+
+__all__ = ["need_service_extra", "check_host", "check_port_free", "close_all", "serve_config", "smallest_upload",
+           "check_body_limit", "warn_above_client_limit", "warn_unreachable_vocabulary", "check_startup",
+           "check_database", "run_server", "banner", "refuse_idle_settings", "FED_DEFAULTS", "secure_sum_settings", "secure_sum_recommendation"]
