@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..errors import BudgetExceededError, DPTopicError
 from .events import DISCRETIZATION, DOCUMENT_ADD_REMOVE
 from .ledger import PrivacyLedger
-from .verify import RunPlan
+from .verify import BUDGET_RTOL, RunPlan
 
 
 @dataclass(frozen=True)
@@ -108,10 +108,16 @@ class ReleasePlan:
             ledger.reserve(self.groups())
 
     def check(self) -> "ReleasePlan":
-        """Refuse a plan that its own budget does not cover (the ledger's check at reserve time), before anything is
-        read: :class:`~dptopic.errors.BudgetExceededError` naming the budget."""
+        """Refuse a plan that its own budget does not cover, by the accountant that reports the total
+        (:meth:`epsilon` at the budget's delta, floating-point noise aside): a
+        :class:`~dptopic.errors.BudgetExceededError` naming both figures. Reads no data."""
         if self.budget is not None and self.guarantee and self.releases:
-            self.ledger().reserve(self.groups())
+            eps_b, delta_b = (float(x) for x in self.budget)
+            eps = self.epsilon(delta_b)
+            if eps > eps_b and not math.isclose(eps, eps_b, rel_tol=BUDGET_RTOL, abs_tol=0.0):
+                raise BudgetExceededError(f"privacy budget exceeded: the planned releases spend epsilon={eps:.6g} at"
+                                          f" delta={delta_b:g}, above the budget epsilon={eps_b:g}; raise the budget"
+                                          " or release less.")
         return self
 
     def report(self, delta: float) -> dict:

@@ -161,6 +161,7 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         if isinstance(getattr(self, "_fit_params_", None), dict):   # what save() writes as the model's parameters
             self._fit_params_["reports_per_contributor"] = self.reports_per_contributor
         self.privacy_ = plain_numbers(self.privacy_report())
+        self._record_plan()       # the plan for this many reports a contributor
         self._name_guarantee()      # the rebuilt report names its extent, as the fitted one did
         return self
 

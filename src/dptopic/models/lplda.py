@@ -83,6 +83,7 @@ class LocalReportsModel:
         the figure a fitted model reports stays at least the largest it was given."""
         self._reports_per_contributor = max(checked_reports(reports), self._contributor_reports())
         self.privacy_ = plain_numbers(self.privacy_report())
+        self._record_plan()       # the plan for this many reports a contributor
         self._name_guarantee()      # the rebuilt report names its extent, as the fitted one did
         return self
 
