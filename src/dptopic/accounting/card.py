@@ -430,14 +430,17 @@ def planned_and_spent(report: dict) -> dict | None:
     """The card's "planned and spent": each release of the trainer's plan (``report["plan"]``, the fit's
     :meth:`~dptopic.accounting.plan.ReleasePlan.as_dict`, reserved before its first noise draw) with its mechanism,
     sensitivity and noise, how many times it was planned and how many times the run spent its event (the report's
-    ``events``), and whether the two agree (``matches``: every planned release spent as often as planned and nothing
+    ``events``; a baseline's, those of its partial ``count_release_epsilon``), and whether the two agree (``matches``: every planned release spent as often as planned and nothing
     spent that was not planned). None where the report states no plan."""
     from .verify import _mechanism, _same_mechanism
 
     plan = report.get("plan")
     if not isinstance(plan, dict) or not isinstance(plan.get("releases"), list):
         return None
-    events = [d for d in (report.get("events") or []) if isinstance(d, dict)]
+    listed = report.get("events")
+    if listed is None and isinstance(report.get("count_release_epsilon"), dict):   # a baseline: its releases' figure
+        listed = report["count_release_epsilon"].get("events")
+    events = [d for d in (listed or []) if isinstance(d, dict)]
     used = [False] * len(events)
     rows, matches = [], True
     planned_by: list = []           # equal mechanisms planned twice (HDP-LDA's fresh last release) are spent as one

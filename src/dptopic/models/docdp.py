@@ -163,7 +163,7 @@ class DocDPEM(_DocumentDPModel):
         ledger = plan.ledger()
         plan.reserve(ledger)
         planned = plan.releases[0]
-        sigma = planned.noise_multiplier
+        sigma = planned.event.noise_multiplier
         beta = self._start(K, vocab, rng)
         with StatisticAccumulator(V, K, self._jobs) as acc, ThreadPoolExecutor(1) as reader, \
                 progress_bar(int(self.n_iter), f"DocDPEM K={K}", self.verbose) as bar:

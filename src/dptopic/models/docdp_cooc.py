@@ -337,11 +337,11 @@ class DocDPCooccurrence(_DocumentDPModel):
         plan.reserve(self.ledger_)
         self._planned = plan
         background = np.zeros(0, dtype=np.int64)
-        sigma = plan.release("co-occurrence statistic").noise_multiplier
+        sigma = plan.release("co-occurrence statistic").event.noise_multiplier
         if len(plan.releases) == 2:
             repetition = self.word_choice == "repetition"
             label = _RANKING_COUNTS if repetition else _RANKING
-            sigma_rank = plan.release("word ranking").noise_multiplier
+            sigma_rank = plan.release("word ranking").event.noise_multiplier
             counted = share_rule or auto
             stat = (passes.sum(document_frequency_bow, V, self._jobs, with_document=counted, with_counts=repetition)
                     if people is None else
