@@ -71,17 +71,17 @@ class SecureSumTopics(DocDPCooccurrence):
     def release_plan(self, n_words: int | None = None) -> ReleasePlan:
         """The round's two secure sums (:func:`skellam_release`), at the noise the guarantee rests on (the honest
         survivors' shares), from the round's public settings (kept with the model, or read back from its saved
-        report). ``n_words``: the vocabulary's size, for the largest vectors a round of it sums (by default the
-        vectors this round summed)."""
+        report): the vectors this round summed; ``n_words`` (the vocabulary's size) gives the largest vectors a round
+        over it may sum where the model holds no round's."""
         secure = getattr(self, "_secure_plan", None)
         params = (getattr(self, "privacy_", None) or {}).get("parameters") or {}
         if secure is None:
             secure = SecureSumPlan.from_dict(params)
         dims = getattr(self, "_secure_dims", None)
-        if n_words is not None:
-            dims = (int(n_words) + 1, triangle_size(min(int(n_words), MAX_WORDS)))
-        elif dims is None and isinstance(params.get("n_words"), int):
+        if dims is None and isinstance(params.get("n_words"), int):     # the round's, from its saved report
             dims = (secure.vocab_size + 1, triangle_size(params["n_words"]))
+        if dims is None and n_words is not None:        # before a round: the largest vectors it may sum
+            dims = (int(n_words) + 1, triangle_size(min(int(n_words), MAX_WORDS)))
         names = ("word ranking (secure sum)", "co-occurrence statistic (secure sum)")
         releases = tuple(skellam_release(ev, name, secure.scale) for ev, name in zip(secure.releases(dims=dims), names))
         _, wrap = secure.calibrated()
