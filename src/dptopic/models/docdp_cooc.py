@@ -257,8 +257,9 @@ class DocDPCooccurrence(_DocumentDPModel):
         return n_words < V or share_rule or (auto and V > AUTO_WORDS[0])
 
     def release_plan(self, n_words: int | None = None) -> ReleasePlan:
-        """The releases a fit over a vocabulary of ``n_words`` words makes (public settings alone; the two releases
-        when the size is not given): the word ranking, unless every word is kept, and the co-occurrence statistic,
+        """The releases a fit over a vocabulary of ``n_words`` words makes (the vocabulary's size, as every trainer's
+        ``release_plan`` takes it; the words kept are the parameter ``self.n_words``). Public settings alone; the two
+        releases when the size is not given: the word ranking, unless every word is kept, and the co-occurrence statistic,
         calibrated together to (``epsilon``, ``delta``) (:func:`~dptopic.accounting.plan.cooccurrence_plan`).
         A budget no noise reaches is refused in one line naming ``epsilon`` and the smallest reachable one."""
         return self._plan(self._ranked(n_words))
