@@ -190,13 +190,10 @@ def test_an_under_noised_release_is_refuted(small, monkeypatch, make):
 
 
 def test_the_audit_plans_against_the_trainers_release_plan():
-    """How many releases the audited fit makes, and the noise the guesses are planned against, come from the trainer's
-    release plan; a release whose noise is not the planned one is refused."""
-    from types import SimpleNamespace
-
-    from dptopic.attacks.release_audit import _check_planned_noise, _planned_releases
+    """How many releases the audited fit makes, and the noise its guesses are planned against, come from the trainer's
+    release plan (an under-noised release is still scored as drawn: test_an_under_noised_release_is_refuted)."""
+    from dptopic.attacks.release_audit import _planned_releases
     from dptopic.corpus import lda_corpus
-    from dptopic.errors import DPTopicError
     from dptopic.models import DocDPCooccurrence, DocDPEM
 
     small = lda_corpus(n_docs=10, vocab_size=30, n_topics=2, doc_length=5, seed=0).corpus
@@ -204,7 +201,3 @@ def test_the_audit_plans_against_the_trainers_release_plan():
     assert _planned_releases(DocDPCooccurrence(n_topics=2), small) == 1       # every word kept: no ranking
     assert _planned_releases(DocDPCooccurrence(n_topics=2), wide) == 2
     assert _planned_releases(DocDPEM(n_topics=2, n_iter=3), wide) == 3
-    planned = DocDPCooccurrence(n_topics=2).release_plan(n_words=260).release("co-occurrence statistic")
-    _check_planned_noise(SimpleNamespace(scale=planned.scale), planned)
-    with pytest.raises(DPTopicError, match="not the .* its release plan calibrated"):
-        _check_planned_noise(SimpleNamespace(scale=planned.scale * 0.9), planned)

@@ -274,14 +274,16 @@ class DocDPCooccurrence(_DocumentDPModel):
         try:
             return cooccurrence_plan(epsilon, delta, ratio, ranked, repetition, unit, relation,
                                      theorem=two_release_theorem(share is not None or auto, repetition))
-        except DPTopicError as e:
-            if not ranked or not str(e).startswith("budget unreachable"):
+        except DPTopicError:
+            if not ranked:
+                raise
+            from ..advice import unreachable_epsilon    # the floor recommend states: one rule
+            floor = unreachable_epsilon("document", epsilon, delta, ratio)
+            if floor is None:
                 raise
         from ..accounting.gaussian import MAX_NOISE_MULTIPLIER
         from ..accounting.verify import rounded_up
-        from ..advice import document_epsilon_floor     # advice imports scikit-learn-free modules only: one rule
 
-        floor = document_epsilon_floor(delta, ratio)
         raise DPTopicError(f"budget unreachable: epsilon={epsilon:g} at delta={delta:g} needs a noise multiplier above"
                            f" {MAX_NOISE_MULTIPLIER:g} for DocDPCooccurrence's two releases (the word ranking with"
                            f" {ratio:g} times the co-occurrence's noise); the smallest reachable epsilon is"
