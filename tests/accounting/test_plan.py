@@ -90,3 +90,19 @@ def test_refuse_unreachable_names_the_parameter_and_the_smallest_reachable_epsil
         refuse_unreachable(DocDPEM(epsilon=0.001, n_iter=3))
     plan = refuse_unreachable(DocDPEM(epsilon=1.0, n_iter=3))
     assert plan.releases[0].count == 3 and math.isfinite(plan.epsilon(1e-5))
+
+
+def test_the_cards_planned_and_spent_says_when_the_events_are_not_the_plan():
+    from dptopic.accounting.card import planned_and_spent
+
+    plan = _laplace_plan()
+    report = plan.report(1e-5)
+    report["plan"] = plan.as_dict()
+    ok = planned_and_spent(report)
+    assert ok["matches"] and ok["planned"] == ok["spent"] == 21
+    assert [r["planned_with_its_mechanism"] for r in ok["releases"]] == [11, 10, 11]
+    fewer = dict(report, events=[dict(e, count=e["count"] - 1) for e in report["events"]])
+    assert not planned_and_spent(fewer)["matches"]
+    extra = dict(report, events=report["events"] + [dict(PureDPEvent(3.0).describe(), count=1)])
+    assert not planned_and_spent(extra)["matches"]
+    assert planned_and_spent({"events": report["events"]}) is None
