@@ -423,3 +423,30 @@ class TcpListener:
         self.sock.close()
         for c in self.held:
             c.close()
+
+
+def assert_fit_spent_its_plan(model):
+    """A fitted private model spent exactly what its release plan over the fitted vocabulary plans (its ledger's
+    events, or for a trainer fitted from contributors' reports the events its report states), the card states that
+    plan as planned and spent, and the plan's ``epsilon(delta)`` is the card's epsilon. Returns the plan."""
+    from collections import Counter
+
+    from dptopic.accounting.card import privacy_card
+
+    plan = model.release_plan(n_words=len(model.vocabulary_))
+    ledger = getattr(model, "ledger_", None)
+    if ledger is not None:
+        spent = [e for e, n in ledger.groups() for _ in range(n)]
+        assert Counter(spent) == Counter(plan.events()), (ledger.groups(), plan.groups())
+    else:       # the contributors spent it: the report lists their events
+        def key(d):
+            return tuple(sorted((k, repr(v)) for k, v in d.items() if k != "count"))
+        listed = Counter({key(d): int(d.get("count", 1)) for d in model.privacy_["events"]})
+        assert listed == Counter(key(e.describe()) for e in plan.events()), (listed, plan.groups())
+    card = privacy_card(model.privacy_, type(model).__name__, check=False)
+    assert card["planned_and_spent"]["matches"], card["planned_and_spent"]
+    assert card["planned_and_spent"]["planned"] == len(plan.events())
+    if plan.guarantee:
+        assert math.isclose(plan.epsilon(model.privacy_["delta"]), card["epsilon"], rel_tol=1e-12), (
+            plan.epsilon(model.privacy_["delta"]), card["epsilon"])
+    return plan

@@ -92,17 +92,15 @@ agree."""
 
 
 def _document_releases_fit(epsilon: float, delta: float, ratio: float) -> bool:
-    """Whether ``DocDPCooccurrence.fit`` reaches ``(epsilon, delta)``: its two releases calibrated by
-    ``calibrate_gaussian_pair`` (the word ranking with ``ratio`` times the co-occurrence's noise multiplier), each
-    multiplier within what the accountant handles, and the pair within the budget of its ledger, as ``fit`` reserves
-    it."""
-    from .accounting import DOCUMENT_RELATION, PrivacyLedger
-    from .accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
+    """Whether ``DocDPCooccurrence.fit`` reaches ``(epsilon, delta)``: its release plan (the word ranking with
+    ``ratio`` times the co-occurrence's noise multiplier, then the co-occurrence; :func:`~dptopic.accounting.plan.
+    cooccurrence_plan`, the function its ``release_plan`` calls), each multiplier within what the accountant handles,
+    and the pair within the budget of its ledger, as ``fit`` reserves it."""
+    from .accounting.plan import cooccurrence_plan   # SciPy's accountant: loaded only when a budget is checked
 
     try:
-        sigma_rank, sigma = calibrate_gaussian_pair(float(epsilon), float(delta), float(ratio))
-        PrivacyLedger(unit="document", relation=DOCUMENT_RELATION, budget=(float(epsilon), float(delta))).reserve(
-            [(SubsampledGaussianEvent(sigma_rank, 1.0), 1), (SubsampledGaussianEvent(sigma, 1.0), 1)])
+        plan = cooccurrence_plan(float(epsilon), float(delta), float(ratio))
+        plan.reserve(plan.ledger())
     except DPTopicError:
         return False
     return True

@@ -187,3 +187,17 @@ def test_an_under_noised_release_is_refuted(small, monkeypatch, make):
     assert honest["epsilon_lower_bound"] < r["epsilon_lower_bound"]
     assert r["claimed_privacy"]["epsilon"] == pytest.approx(honest["claimed_privacy"]["epsilon"])
     assert r["epsilon_lower_bound"] > r["claimed_privacy"]["epsilon"] and r["verdict"] == "exceeds the claim"
+
+
+def test_the_audit_plans_against_the_trainers_release_plan():
+    """How many releases the audited fit makes, and the noise its guesses are planned against, come from the trainer's
+    release plan (an under-noised release is still scored as drawn: test_an_under_noised_release_is_refuted)."""
+    from dptopic.attacks.release_audit import _planned_releases
+    from dptopic.corpus import lda_corpus
+    from dptopic.models import DocDPCooccurrence, DocDPEM
+
+    small = lda_corpus(n_docs=10, vocab_size=30, n_topics=2, doc_length=5, seed=0).corpus
+    wide = lda_corpus(n_docs=10, vocab_size=260, n_topics=2, doc_length=5, seed=0).corpus
+    assert _planned_releases(DocDPCooccurrence(n_topics=2), small) == 1       # every word kept: no ranking
+    assert _planned_releases(DocDPCooccurrence(n_topics=2), wide) == 2
+    assert _planned_releases(DocDPEM(n_topics=2, n_iter=3), wide) == 3

@@ -208,3 +208,16 @@ def test_docdpem_verbose_shows_a_bar_over_its_em_iterations(monkeypatch):
         warnings.simplefilter("ignore")
         dptopic.DocDPEM(n_topics=2, n_iter=3, seed=0, verbose=1).fit(X)
     assert calls[0] == ("open", 3, 1) and calls.count(("advance", 1)) == 3
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("unit", ["document", "user"])
+def test_fit_spends_exactly_its_release_plan(unit):
+    """n_iter releases at the noise of release_plan(n_words=V), and the plan's epsilon(delta) is the card's."""
+    from helpers import assert_fit_spent_its_plan
+
+    c = lda_corpus(n_docs=40, vocab_size=30, n_topics=3, doc_length=15, seed=2).corpus
+    kw = {"user_ids": [f"u{i % 10}" for i in range(c.n_docs)]} if unit == "user" else {}
+    m = DocDPEM(n_topics=3, epsilon=1.0, n_iter=3, seed=0, unit=unit).fit(c, **kw)
+    plan = assert_fit_spent_its_plan(m)
+    assert plan.releases[0].count == 3 and m.noise_std_ == plan.releases[0].scale

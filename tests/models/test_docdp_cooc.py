@@ -670,3 +670,18 @@ def test_an_unknown_recovery_is_refused_in_one_line():
 
     with pytest.raises(DPTopicError, match="recovery"):
         DocDPCooccurrence(n_topics=4, recovery="svd").fit(_lda(50).corpus)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("vocab_size, unit", [(30, "document"), (260, "document"), (260, "user")])
+def test_fit_spends_exactly_its_release_plan(vocab_size, unit):
+    """The events the fit spends are those of release_plan(n_words=V) (one release when every word is kept, two when
+    the words are ranked first), and the plan's epsilon(delta) is the card's."""
+    from helpers import assert_fit_spent_its_plan
+
+    c = lda_corpus(n_docs=60, vocab_size=vocab_size, n_topics=3, doc_length=20, seed=4).corpus
+    kw = {"user_ids": [f"u{i % 15}" for i in range(c.n_docs)]} if unit == "user" else {}
+    m = DocDPCooccurrence(n_topics=3, epsilon=1.0, seed=0, unit=unit).fit(c, **kw)
+    plan = assert_fit_spent_its_plan(m)
+    assert len(plan.releases) == (1 if vocab_size <= 200 else 2) and plan.unit == unit
+    assert m.noise_std_ == plan.release("co-occurrence statistic").scale

@@ -457,3 +457,17 @@ def test_the_total_asked_is_on_the_card_and_privacy_verify_holds_the_events_to_i
     edited = json.loads(json.dumps(rep))
     edited["budget"]["epsilon"] = 20.0          # a budget below what the events spend fails
     assert planned_spend_check(verify_report(edited), loaded, edited).status == "failed"
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_fedlda_fit_spends_exactly_its_release_plan_and_the_total_asked():
+    """Each user's entries, once under the 'none' rule: the plan's per-user epsilon is the card's, and the total asked
+    (the per-entry epsilon is solved against the same accountant)."""
+    from helpers import assert_fit_spent_its_plan
+
+    c = lda_corpus(n_docs=30, vocab_size=40, n_topics=3, doc_length=10, seed=1).corpus
+    m = FedLDA(n_topics=3, epsilon=20.0, rounds=2, pad_length=8, n_clients=10, report_words="all", seed=0,
+               verbose=0).fit(c)
+    plan = assert_fit_spent_its_plan(m)
+    assert plan.unit == "user" and plan.releases[0].count == 8
+    assert 20.0 * 0.99 <= plan.epsilon(m.report_delta) <= 20.0 * (1 + 1e-9)

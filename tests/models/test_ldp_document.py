@@ -71,3 +71,18 @@ def test_a_document_level_local_models_unit_edited_is_refused(tmp_path, field, v
     assert verify_report(meta["privacy"]).status == "verified"
     with pytest.raises(CorruptModelError, match="names the (unit|neighbouring relation)"):
         dptopic.load(d)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_local_document_lda_plans_one_report_per_contributor(corpus):
+    from dptopic.local.document import DocumentRandomizer
+    from helpers import assert_fit_spent_its_plan
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reports = DocumentRandomizer(corpus.vocabulary, epsilon=2.0, seed=0, simulation=True).randomize(corpus)
+    m = dptopic.LocalDocumentLDA(n_topics=2).fit(reports)
+    plan = assert_fit_spent_its_plan(m)
+    assert plan.releases[0].event.eps == 2.0 and plan.releases[0].count == 1
+    plan = assert_fit_spent_its_plan(m.for_contributors(4))
+    assert plan.releases[0].count == 4

@@ -56,3 +56,28 @@ def test_damaged_local_models_are_refused_in_one_line(saved_local_models, tmp_pa
     ]
     for folder in cases:
         _one_line_corrupt(folder)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("trainer", ["LPLDA", "OLPLDA"])
+def test_local_trainers_plan_one_report_per_contributor_and_the_report_states_it(trainer):
+    """The randomizer's release per contributor (randomized response on the V presence bits, Zhao et al. Thm 4): the
+    events the report states are the plan's, and for contributors of several reports the plan counts them."""
+    import warnings
+
+    import dptopic
+    from dptopic.corpus import lda_corpus
+    from dptopic.local import Randomizer
+    from helpers import assert_fit_spent_its_plan
+
+    c = lda_corpus(n_docs=30, vocab_size=12, n_topics=2, doc_length=10, seed=1).corpus
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reports = Randomizer.for_simulation(c.vocabulary, epsilon_word=3.0, seed=0).randomize(c)
+    m = (dptopic.LPLDA(n_topics=2, n_iter=5, seed=0, verbose=0) if trainer == "LPLDA" else
+         dptopic.OLPLDA("none", n_topics=2, n_iter=2, batch_size=10, seed=0, verbose=0)).fit(reports)
+    plan = assert_fit_spent_its_plan(m)
+    assert plan.releases[0].mechanism == "randomized_response" and plan.releases[0].sensitivity == 12
+    m.for_contributors(3)
+    plan = assert_fit_spent_its_plan(m)
+    assert plan.releases[0].count == 3 and plan.unit.startswith("contributor")

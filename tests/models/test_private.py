@@ -673,3 +673,27 @@ def test_hdp_from_budget_spends_the_total_asked_to_within_one_percent(budget):
         warnings.simplefilter("ignore")
         m = HDPLDA.from_budget(budget, 1e-5, 20, n_topics=2, verbose=0).fit(corpus)
     assert 0.99 * budget <= m.privacy_["epsilon"] <= budget
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("final_release", ["last", "fresh"])
+def test_hdplda_fit_spends_exactly_its_release_plan(tiny, final_release):
+    """Per iteration the noisy counts and the sampling step, one more count release with final_release='fresh'; the
+    plan's epsilon(delta) is the card's, and within the total asked."""
+    from helpers import assert_fit_spent_its_plan
+
+    m = HDPLDA(n_topics=3, epsilon=60.0, n_iter=4, final_release=final_release, seed=0, verbose=0).fit(tiny.corpus)
+    plan = assert_fit_spent_its_plan(m)
+    assert len(plan.events()) == 8 + (final_release == "fresh") and plan.budget == (60.0, 1e-5)
+    assert plan.epsilon(1e-5) <= 60.0 * (1 + 1e-9)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_the_cdp_baselines_plan_states_the_papers_figure_with_no_guarantee(tiny):
+    from helpers import assert_fit_spent_its_plan
+
+    for cls, n in ((CDPLDA, 1), (CDPLDAPlus, 3)):
+        m = cls(n_topics=3, paper_epsilon=1.0, n_iter=3, seed=0, verbose=0).fit(tiny.corpus)
+        plan = assert_fit_spent_its_plan(m)
+        assert not plan.guarantee and "no guarantee" in plan.note and len(plan.events()) == n
+        assert plan.releases[0].sensitivity == 2.0 and plan.releases[0].scale == 1.0   # Lap(1/eps), L1 change 2

@@ -144,6 +144,8 @@ PRIVACY = {
     # the dataset ledger's total as of the fit (other releases' figures and the dataset's name), and a private
     # search's figures (docs/budget.md)
     "dataset_ledger", "search",
+    # the release plan the fit reserved: public settings and the noise calibrated from them (a)
+    "plan",
 }
 # privacy["parameters"]: settings given or calibrated from them (a), or read from a noisy release (n_words) (b)
 PARAMETERS = {

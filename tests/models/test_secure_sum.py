@@ -39,3 +39,11 @@ def test_the_card_states_the_secure_sum_and_verifies(model, tmp_path):
 def test_it_is_not_fitted_on_documents(model):
     with pytest.raises(DPTopicError, match="secure-sum round"):
         SecureSumTopics().fit(np.ones((3, 4)))
+
+
+def test_the_plan_is_the_rounds_two_secure_sums(model):
+    """The two Skellam releases the report accounts, at the honest survivors' noise; the plan's epsilon is the card's."""
+    from helpers import assert_fit_spent_its_plan
+
+    plan = assert_fit_spent_its_plan(model)
+    assert [r.mechanism for r in plan.releases] == ["skellam", "skellam"] and plan.unit == "user"

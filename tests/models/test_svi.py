@@ -435,3 +435,14 @@ def test_each_document_level_trainer_names_its_own_coins_and_noise_reproducible_
         warnings.simplefilter("ignore")
         seeded = DocDPEM(n_topics=3, epsilon=5.0, n_iter=2, seed=1).fit(tiny.corpus).privacy_
     assert seeded["noise_reproducible"] is True
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_dpsvi_fit_spends_exactly_its_release_plan():
+    from helpers import assert_fit_spent_its_plan
+
+    c = lda_corpus(n_docs=40, vocab_size=30, n_topics=3, doc_length=15, seed=2).corpus
+    m = DPSVI.from_budget(2.0, 1e-5, n_epochs=1.0, sampling_rate=0.25, n_topics=3, seed=0, verbose=0).fit(c)
+    plan = assert_fit_spent_its_plan(m)
+    assert plan.releases[0].count == m.n_steps == 4 and plan.budget == (2.0, 1e-5)
+    assert plan.releases[0].scale == m.noise_multiplier * m.clip and plan.epsilon(1e-5) <= 2.0 * (1 + 1e-9)

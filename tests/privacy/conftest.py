@@ -287,13 +287,23 @@ def moved(a, b) -> list:
                                                     f" {rb.values.shape} differ under the same public history")
         diff = np.asarray(rb.values, float) - np.asarray(ra.values, float)
         norm = float(np.sqrt(np.sum(diff ** 2))) if ra.norm == "l2" else float(np.sum(np.abs(diff)))
-        out.append((ra.label, norm, ra.sensitivity, ra.norm))
+        out.append((ra.label, norm, planned_sensitivity(a.report, ra.label), ra.norm))
     return out
+
+
+def planned_sensitivity(report: dict, label: str):
+    """The sensitivity the trainer's release plan (the report's ``plan``, which its fit reserved) calibrated the
+    release ``label`` for; None for a release outside the plan (the DP set union that chose a private vocabulary)."""
+    for r in (report.get("plan") or {}).get("releases") or []:
+        if (r.get("event") or {}).get("label") == label:
+            return float(r["sensitivity"])
+    return None
 
 
 def within_sensitivity(a, b, skip: int = 0) -> None:
     """Assert that every release (after the first ``skip``) moved by at most its calibrated sensitivity."""
     for label, norm, sens, kind in moved(a, b)[skip:]:
+        assert sens is not None, f"release {label!r} is not in the trainer's release plan"
         assert norm <= sens * (1 + 1e-9) + 1e-9, (f"release {label!r} moved {norm:.4g} in {kind.upper()} between"
                                                   f" the neighbours, sensitivity {sens:g}")
 

@@ -39,6 +39,29 @@ def test_the_harness_catches_a_release_beyond_its_sensitivity(harness, tmp_path)
         raise AssertionError("the harness let a release move by 20 pass")
 
 
+def test_the_harness_reads_the_sensitivity_from_the_release_plan(harness, tmp_path, monkeypatch):
+    """The sensitivity each release is held to is the one its trainer's plan states: a plan that understated it (a
+    co-occurrence release planned for half of what one document moves) fails the check."""
+    import dataclasses
+
+    from dptopic.accounting import plan as plans
+
+    base = harness.background(12, people=10)
+    pair = harness.Pair("one document", "document", base, base.without_document(0))
+    a = harness.train["library"](pair, "docdp-cooc", pair.d, tmp_path / "a")
+    b = harness.train["library"](pair, "docdp-cooc", pair.d2, tmp_path / "b", replay=a)
+    harness.within_sensitivity(a, b)            # the plan as calibrated: within it
+    worst = max(m for label, m, _, _ in harness.moved(a, b) if label == plans.COOC_STATISTIC)
+    assert worst > 0.5
+    true_release = plans.cooccurrence_release
+    monkeypatch.setattr(plans, "cooccurrence_release",
+                        lambda *a, **k: dataclasses.replace(true_release(*a, **k), sensitivity=0.5))
+    a = harness.train["library"](pair, "docdp-cooc", pair.d, tmp_path / "a2")
+    b = harness.train["library"](pair, "docdp-cooc", pair.d2, tmp_path / "b2", replay=a)
+    with pytest.raises(AssertionError, match="sensitivity 0.5"):
+        harness.within_sensitivity(a, b)
+
+
 def test_the_split_keeps_every_other_person_on_their_side(harness):
     """A user-level training run's held-out split: removing one person moves no other person's documents between the
     parts (dptopic.models.by_unit.split_for), whatever copies of one message they share."""

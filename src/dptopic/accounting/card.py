@@ -316,6 +316,9 @@ def privacy_card(report: dict, trainer: str = "", version: str | None = None, ch
         card["vocabulary_source"] = source if source is not None else "data"
     if isinstance(report.get("vocabulary_list"), dict):    # which word list (train --vocabulary): name, size, sha256
         card["vocabulary_list"] = report["vocabulary_list"]
+    spent = planned_and_spent(report)
+    if spent is not None:
+        card["planned_and_spent"] = spent
     words = word_selection(report)
     if private and words is not None:
         card["word_selection"] = words
@@ -421,6 +424,58 @@ def _protects(unit, eps, delta, group=None, replacement=None) -> str | None:
                 f" documents{repl}; k people (or one person under k user ids) only as a group of k{groups}; several"
                 " people sharing one id are not covered")
     return None
+
+
+def planned_and_spent(report: dict) -> dict | None:
+    """The card's "planned and spent": each release of the trainer's plan (``report["plan"]``, the fit's
+    :meth:`~dptopic.accounting.plan.ReleasePlan.as_dict`, reserved before its first noise draw) with its mechanism,
+    sensitivity and noise, how many times it was planned and how many times the run spent its event (the report's
+    ``events``; a baseline's, those of its partial ``count_release_epsilon``), and whether the two agree (``matches``: every planned release spent as often as planned and nothing
+    spent that was not planned). None where the report states no plan."""
+    from .verify import _mechanism, _same_mechanism
+
+    plan = report.get("plan")
+    if not isinstance(plan, dict) or not isinstance(plan.get("releases"), list):
+        return None
+    listed = report.get("events")
+    if listed is None and isinstance(report.get("count_release_epsilon"), dict):   # a baseline: its releases' figure
+        listed = report["count_release_epsilon"].get("events")
+    events = [d for d in (listed or []) if isinstance(d, dict)]
+    used = [False] * len(events)
+    rows, matches = [], True
+    planned_by: list = []           # equal mechanisms planned twice (HDP-LDA's fresh last release) are spent as one
+    for r in plan["releases"]:
+        if not isinstance(r, dict):
+            continue
+        mech = _mechanism(r.get("event") or {})
+        for m in planned_by:
+            if _same_mechanism(m[0], mech):
+                m[1] += int(r.get("count", 1))
+                break
+        else:
+            planned_by.append([mech, int(r.get("count", 1))])
+    spent_by = []
+    for mech, _ in planned_by:
+        n = 0
+        for i, d in enumerate(events):
+            if not used[i] and _same_mechanism(_mechanism(d), mech):
+                used[i], n = True, n + int(d.get("count", 1))
+        spent_by.append(n)
+    for r in plan["releases"]:
+        if not isinstance(r, dict):
+            continue
+        mech = _mechanism(r.get("event") or {})
+        k = next(i for i, m in enumerate(planned_by) if _same_mechanism(m[0], mech))
+        rows.append({"release": r.get("name"), "mechanism": r.get("mechanism"), "sensitivity": r.get("sensitivity"),
+                     "noise_scale": r.get("scale"), "noise_multiplier": r.get("noise_multiplier"),
+                     "planned": int(r.get("count", 1)), "spent_with_its_mechanism": spent_by[k],
+                     "planned_with_its_mechanism": planned_by[k][1]})
+        matches = matches and spent_by[k] == planned_by[k][1]
+    matches = matches and all(used)
+    return {"releases": rows, "planned": sum(m[1] for m in planned_by), "spent": sum(int(d.get("count", 1))
+                                                                                    for d in events),
+            "matches": bool(matches), "budget": plan.get("budget"), "guarantee": plan.get("guarantee"),
+            **({"note": plan["note"]} if plan.get("note") else {})}
 
 
 def word_selection(report: dict) -> dict | None:

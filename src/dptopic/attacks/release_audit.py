@@ -161,8 +161,9 @@ def disjoint_pairs(corpus: Corpus, n: int, rng: np.random.Generator) -> np.ndarr
     return rng.permutation(top).reshape(n, 2)
 
 
-def _cooccurrence_scores(release, base, pairs, kept, V):
-    """DocDPCooccurrence: the sum of a canary's two cells of the residual matrix (module docstring)."""
+def _cooccurrence_scores(release, base, pairs, kept, V, planned):
+    """DocDPCooccurrence: the sum of a canary's two cells of the residual matrix (module docstring); ``planned``: the
+    co-occurrence release of the trainer's plan, whose calibrated sensitivity and noise the shift is read from."""
     slot = np.full(V, -1, dtype=np.int64)
     slot[kept] = np.arange(len(kept))
     residual = release.noisy - base.values
@@ -171,11 +172,11 @@ def _cooccurrence_scores(release, base, pairs, kept, V):
     scores = np.zeros(len(pairs))
     scores[held] = residual[a[held], b[held]] + residual[b[held], a[held]]
     # a canary's two cells carry sqrt(2) of signal per included document (1/sqrt(2) each) over noise of std
-    # sqrt(2) * sigma: one document shifts its standardised score by 1/sigma
-    return scores, 1.0 / float(release.scale), held
+    # sqrt(2) * sigma: one document (the plan's sensitivity) shifts its standardised score by sensitivity / sigma
+    return scores, float(planned.sensitivity) / float(planned.scale), held
 
 
-def _em_scores(audited, known, pairs):
+def _em_scores(audited, known, pairs, planned):
     """DocDPEM: each iteration's residual (the noisy statistic less the known documents') read in the canary's two
     columns, weighted across topics by the known documents' own statistic there (how the iteration's topics split
     that word, hence the canary's contribution, as the auditor can compute it), summed over the iterations."""
@@ -187,8 +188,10 @@ def _em_scores(audited, known, pairs):
             norm = np.linalg.norm(w, axis=0)
             w = np.where(norm > 0, w / np.where(norm > 0, norm, 1.0), 1.0 / np.sqrt(w.shape[0]))
             scores += np.sum(w * residual[:, col], axis=0) / float(rel.scale)
-    # at best (a contribution of norm 1 along the weights each iteration) the score shifts by sqrt(T) / sigma
-    return scores, np.sqrt(len(audited)) / float(audited[-1].scale), np.ones(len(pairs), dtype=bool)
+    # at best (a contribution of the plan's sensitivity along the weights each iteration) the score shifts by
+    # sqrt(T) sensitivity / sigma, T the planned iterations
+    return (scores, np.sqrt(int(planned.count)) * float(planned.sensitivity) / float(planned.scale),
+            np.ones(len(pairs), dtype=bool))
 
 
 def with_fresh_words(corpus: Corpus, documents: list, n_words: int) -> Corpus:
@@ -268,6 +271,8 @@ def _fresh_word_audit(corpus: Corpus, estimator, m: int, coins: np.ndarray, s_tr
     if not sums:
         raise DPTopicError(f"the audited {type(estimator).__name__} fit made no release the audit can read.")
     X = np.asarray(sums)                       # releases x topics x canary words
+    # the noise each release drew: the scores and the planning simulation read it, so that a release drawn with less
+    # noise than its plan is scored and planned as drawn (test_an_under_noised_release_is_refuted)
     scale = np.asarray(scales)[:, None, None]
     T = len(sums)
     sim = np.random.default_rng(0)             # the planning simulation: public settings only, never the data
@@ -348,15 +353,9 @@ def _fit(estimator, corpus: Corpus, seed: np.random.SeedSequence, observer):
 
 
 def _planned_releases(estimator, corpus: Corpus) -> int:
-    """How many releases a fit of ``estimator`` makes (a public setting: DocDPCooccurrence ranks the words first unless
-    it keeps them all), so that the audited fit can stop after its last one."""
-    from ..models.docdp_cooc import AUTO_WORDS, resolve_background_share
-
-    V = corpus.vocab_size
-    auto = isinstance(estimator.n_words, str)
-    share = resolve_background_share(estimator.background_share, int(estimator.n_topics), estimator.recovery)
-    n_words = V if auto else min(int(estimator.n_words), V)
-    return 2 if (n_words < V or share is not None or (auto and V > AUTO_WORDS[0])) else 1
+    """How many releases a fit of ``estimator`` makes, from its release plan (public settings: DocDPCooccurrence ranks
+    the words first unless it keeps them all), so that the audited fit can stop after its last one."""
+    return sum(int(r.count) for r in estimator.release_plan(n_words=corpus.vocab_size).releases)
 
 
 def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_unit: str = "document",
@@ -445,11 +444,13 @@ def release_audit(corpus: Corpus, estimator, n_canaries: int = 10_000, canary_un
     if len(known) != len(audited) or not audited:
         raise DPTopicError("the known documents' run made other releases than the audited one: the audit cannot"
                            " subtract them.")
+    planned = estimator.release_plan(n_words=corpus.vocab_size).release(
+        "expected word-topic counts" if em else "co-occurrence statistic")
     if em:
-        scores, mu, held = _em_scores(audited, known, pairs)
+        scores, mu, held = _em_scores(audited, known, pairs, planned)
     else:
         scores, mu, held = _cooccurrence_scores(audited[-1], known[-1], pairs, np.asarray(model.kept_words_),
-                                                corpus.vocab_size)
+                                                corpus.vocab_size, planned)
     if em:
         privacy = model.privacy_report()
     else:

@@ -626,28 +626,12 @@ def _warn_if_too_small(a, corpus, console, model=None) -> None:
 
 
 def _check_document_budget(model) -> None:
-    """A document-level trainer calibrates its noise in ``fit``; a budget that no noise reaches is refused before the
-    corpus is read. The calibration is the one ``fit`` makes (and is kept for it): docdp-cooc's two releases
-    (``calibrate_gaussian_pair``, the word ranking with ``ranking_noise`` times the co-occurrence's noise; with a
-    vocabulary of at most 200 words and fewer than 10 topics it makes one release only, which reaches lower,
-    but the vocabulary is not known yet), ``n_iter`` full-batch releases for docdp."""
-    from ..accounting.gaussian import MAX_NOISE_MULTIPLIER, calibrate_noise_multiplier
-    from ..models.docdp_cooc import DocDPCooccurrence, resolve_ranking_noise
+    """A budget that no noise reaches is refused before the corpus is read: the library's pre-fit check, which reads
+    the model's release plan (:func:`dptopic.accounting.plan.refuse_unreachable`; the vocabulary is not known yet, so
+    DocDPCooccurrence's plan is its two releases)."""
+    from ..accounting.plan import refuse_unreachable
 
-    if isinstance(model, DocDPCooccurrence):
-        from ..accounting.verify import rounded_up
-        from ..advice import unreachable_epsilon
-
-        epsilon, delta = float(model.epsilon), float(model.delta)
-        ratio = resolve_ranking_noise(model.ranking_noise, model.word_choice)
-        floor = unreachable_epsilon("document", epsilon, delta, ratio)
-        if floor is not None:
-            raise DPTopicError(f"budget unreachable: epsilon={epsilon:g} at delta={delta:g} needs a noise multiplier"
-                               f" above {MAX_NOISE_MULTIPLIER:g} for docdp-cooc's two releases (the word ranking with"
-                               f" {ratio:g} times the co-occurrence's noise); the smallest reachable epsilon is"
-                               f" {rounded_up(floor, 4):.4g} (give a larger epsilon or delta).")
-        return
-    calibrate_noise_multiplier(float(model.epsilon), float(model.delta), 1.0, int(getattr(model, "n_iter", 1)))
+    refuse_unreachable(model)
 
 
 # How a shard folder ('corpus prepare --shards') meets train's corpus flags, one rule for all of them: the folder is

@@ -460,6 +460,22 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
 
             require_opendp()
 
+    def _record_plan(self) -> None:
+        """The release plan this fit reserved (``release_plan`` over the fitted vocabulary), in ``privacy_["plan"]``:
+        the privacy card's "planned and spent" reads it beside the events spent. None for a trainer without one."""
+        planner = getattr(self, "release_plan", None)
+        vocab = getattr(self, "vocabulary_", None)
+        if planner is None or not isinstance(getattr(self, "privacy_", None), dict):
+            return
+        from ..errors import DPTopicError
+
+        try:
+            plan = planner(n_words=None if vocab is None else len(vocab))
+        except DPTopicError:        # settings a saved report no longer fixes: no plan is stated
+            return
+        if plan.releases:
+            self.privacy_["plan"] = plain_numbers(plan.as_dict())
+
     def _name_guarantee(self) -> None:
         """The guarantee's extent in one field of ``privacy_`` (``full``, ``partial`` or ``none``), as the privacy card
         names it; called whenever the report is (re)built."""
@@ -478,6 +494,7 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
                                     and all(isinstance(c, Corpus) for c in corpus)):
             _warn_if_documents_reused(type(self).__name__, corpus)
         self.privacy_ = plain_numbers(self.privacy_report())
+        self._record_plan()
         # the tokeniser of this version of dptopic (a refit replaces a loaded one), the words of a count matrix, or the
         # caller's tokens
         from ..corpus.corpus import TOKENS_SOURCE

@@ -34,8 +34,8 @@ import numpy as np
 
 from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
-from ..accounting import PrivacyLedger
 from ..accounting.gaussian import calibrate_noise_multiplier
+from ..accounting.plan import PlannedRelease, ReleasePlan, gaussian_release
 from ..mechanisms import gaussian_mechanism
 from ..errors import DPTopicError
 from ..kernels.docdp import StatisticAccumulator, block_statistic
@@ -50,6 +50,16 @@ THEOREM = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on a statistic of L2
            " one document (each document's word counts divided by their L2 norm), composed over the iterations by"
            " privacy loss distributions (Koskela et al. 2020); topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
 _RELEASE = "noisy sum of per-document normalised expected word-topic counts (full batch)"
+
+
+def em_release(epsilon: float, delta: float, n_iter: int, relation: str) -> PlannedRelease:
+    """DocDPEM's release, ``n_iter`` times: the sum over documents of each document's expected word-topic counts with
+    its counts divided by their L2 norm, L2 sensitivity 1 under add/remove of one document (or one person, bounded as
+    a whole; :mod:`dptopic.models._docdp_math`), Gaussian mechanism (Dwork & Roth 2014, Thm A.1); the noise multiplier
+    is the smallest whose ``n_iter``-fold composition by PLD (Koskela et al. 2020) is (epsilon, delta)-DP
+    (:func:`~dptopic.accounting.gaussian.calibrate_noise_multiplier`)."""
+    sigma = calibrate_noise_multiplier(epsilon, delta, 1.0, n_iter)
+    return gaussian_release("expected word-topic counts", sigma, _RELEASE, relation, count=n_iter)
 
 
 class DocDPEM(_DocumentDPModel):
@@ -117,14 +127,16 @@ class DocDPEM(_DocumentDPModel):
         self.backend = backend
         self.client = client
 
-    def _planned_spend(self, report: dict):
-        from ..accounting.events import SubsampledGaussianEvent
-        from ..accounting.verify import RunPlan
-
-        sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, int(self.n_iter))
+    def release_plan(self, n_words: int | None = None) -> ReleasePlan:
+        """The ``n_iter`` releases a fit makes (public settings alone; the vocabulary's size changes nothing), their
+        noise calibrated to (``epsilon``, ``delta``) over all of them (:func:`em_release`)."""
         unit, relation = unit_and_relation(self)
-        return RunPlan(events=[(SubsampledGaussianEvent(sigma, 1.0), int(self.n_iter))],
-                       budget=(self.epsilon, self.delta), unit=unit, relation=relation)
+        return ReleasePlan(type(self).__name__, unit, (em_release(float(self.epsilon), float(self.delta),
+                                                                  int(self.n_iter), relation),),
+                           relation=relation, theorem=THEOREM, budget=(float(self.epsilon), float(self.delta)))
+
+    def _planned_spend(self, report: dict):
+        return self.release_plan().run_plan()
 
     def fit(self, X, y=None, *, vocabulary=None, user_ids=None):
         """Fit on documents held in memory or streamed from disk.
@@ -145,14 +157,13 @@ class DocDPEM(_DocumentDPModel):
         check_topics_fit_vocabulary(K, V)
         rng = self._rng()
         people, _ = people_of(self, corpus, source, rng)   # unit="user": the documents grouped by person
-        sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, int(self.n_iter))
-        unit, relation = unit_and_relation(self)
-        ledger = PrivacyLedger(unit=unit, relation=relation, theorem=THEOREM,
-                               budget=(float(self.epsilon), float(self.delta)))
-        from ..accounting.events import SubsampledGaussianEvent
-
-        # the whole plan before the first noise draw (its dataset's ledger is charged here)
-        ledger.reserve([(for_unit_event(self, SubsampledGaussianEvent(sigma, 1.0, label=_RELEASE)), int(self.n_iter))])
+        # the n_iter releases, calibrated from public settings alone, reserved whole before the first noise draw (its
+        # dataset's ledger is charged here)
+        plan = self.release_plan(n_words=V)
+        ledger = plan.ledger()
+        plan.reserve(ledger)
+        planned = plan.releases[0]
+        sigma = planned.event.noise_multiplier
         beta = self._start(K, vocab, rng)
         with StatisticAccumulator(V, K, self._jobs) as acc, ThreadPoolExecutor(1) as reader, \
                 progress_bar(int(self.n_iter), f"DocDPEM K={K}", self.verbose) as bar:
@@ -176,7 +187,9 @@ class DocDPEM(_DocumentDPModel):
                                        " the vocabulary's language, or another vocabulary.")
                 noisy, event = gaussian_mechanism(total, sigma, 1.0, None if self.secure else rng,
                                                   secure=bool(self.secure), label=_RELEASE)
-                ledger.spend(for_unit_event(self, event))
+                event = for_unit_event(self, event)
+                assert event == planned.event, "the released noise must be the event the plan reserved"
+                ledger.spend(event)
                 beta = denoise(noisy, sigma, self.threshold)
                 bar.advance()
         # post-processing of the last release, from which the topics come (recovery.support)

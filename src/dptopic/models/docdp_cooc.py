@@ -45,8 +45,9 @@ from ..accounting.set_union import VOCABULARY_NOT_COVERED
 import numpy as np
 
 from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
-from ..accounting import PrivacyLedger
-from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
+from ..accounting.plan import COOC_RANKING as _RANKING, COOC_RANKING_COUNTS as _RANKING_COUNTS
+from ..accounting.plan import COOC_STATISTIC as _COOC, ReleasePlan, cooccurrence_plan
+from ..accounting.verify import RunPlan
 from ..errors import DPTopicError, user_stacklevel
 from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
@@ -111,10 +112,6 @@ THEOREM_ONE_RELEASE = ("Gaussian mechanism (Dwork & Roth 2014, Thm A.1) on one s
                        " add/remove of one document (the pair matrix c c^T - diag(c) over every word of the vocabulary,"
                        " scaled to Frobenius norm 1: the vocabulary was small enough that no words were chosen); the"
                        " topics are post-processing (Dwork & Roth 2014, Prop 2.1)")
-_RANKING = "noisy sum of per-document L2-normalised word-presence vectors"
-_RANKING_COUNTS = ("noisy sum of per-document L2-normalised word-presence and word-count vectors, each scaled by"
-                   " 1/sqrt(2)")
-_COOC = "noisy sum of per-document Frobenius-normalised word co-occurrence matrices"
 DISPLAY_LAMBDA = 0.4
 """The relevance weight of ``DocDPCooccurrence``'s display order (``word_ranking``), set on 20 Newsgroups and the State of
 the Union paragraphs (``docs/research/topic_display.md``)."""
@@ -240,31 +237,67 @@ class DocDPCooccurrence(_DocumentDPModel):
     def _release(self, values, sigma, rng, label):
         noisy, event = gaussian_mechanism(values, sigma, 1.0, None if self.secure else rng, secure=bool(self.secure),
                                           label=label)
-        self.ledger_.spend(for_unit_event(self, event))
+        event = for_unit_event(self, event)
+        planned = getattr(self, "_planned", None)
+        assert planned is None or event in planned.events(), "the released noise must be the event the plan reserved"
+        self.ledger_.spend(event)
         return noisy
 
-    def _planned_spend(self, report: dict):
-        from ..accounting.gaussian import calibrate_noise_multiplier
-        from ..accounting.verify import RunPlan
+    def _ranked(self, vocab_size: int | None) -> bool:
+        """Whether a fit over ``vocab_size`` words ranks them first (two releases) or keeps them all (one): a public
+        setting (the vocabulary's size, ``n_topics``, ``n_words``, ``background_share``, ``recovery``); two when the
+        size is not known yet."""
+        if vocab_size is None:
+            return True
+        V = int(vocab_size)
+        auto = isinstance(self.n_words, str)
+        n_words = min((AUTO_WORDS if self.recovery == "nmf" else AUTO_WORDS_MOMENTS)[1] if auto else
+                      int(self.n_words), V)
+        share_rule = resolve_background_share(self.background_share, int(self.n_topics), self.recovery) is not None
+        return n_words < V or share_rule or (auto and V > AUTO_WORDS[0])
 
+    def release_plan(self, n_words: int | None = None) -> ReleasePlan:
+        """The releases a fit over a vocabulary of ``n_words`` words makes (the vocabulary's size, as every trainer's
+        ``release_plan`` takes it; the words kept are the parameter ``self.n_words``). Public settings alone; the two
+        releases when the size is not given: the word ranking, unless every word is kept, and the co-occurrence statistic,
+        calibrated together to (``epsilon``, ``delta``) (:func:`~dptopic.accounting.plan.cooccurrence_plan`).
+        A budget no noise reaches is refused in one line naming ``epsilon`` and the smallest reachable one."""
+        return self._plan(self._ranked(n_words))
+
+    def _plan(self, ranked: bool) -> ReleasePlan:
+        unit, relation = unit_and_relation(self)
+        auto, share = isinstance(self.n_words, str), resolve_background_share(self.background_share,
+                                                                             int(self.n_topics), self.recovery)
+        repetition = self.word_choice == "repetition"
+        ratio = resolve_ranking_noise(self.ranking_noise, self.word_choice)
+        epsilon, delta = float(self.epsilon), float(self.delta)
+        try:
+            return cooccurrence_plan(epsilon, delta, ratio, ranked, repetition, unit, relation,
+                                     theorem=two_release_theorem(share is not None or auto, repetition))
+        except DPTopicError:
+            if not ranked:
+                raise
+            from ..advice import unreachable_epsilon    # the floor recommend states: one rule
+            floor = unreachable_epsilon("document", epsilon, delta, ratio)
+            if floor is None:
+                raise
+        from ..accounting.gaussian import MAX_NOISE_MULTIPLIER
+        from ..accounting.verify import rounded_up
+
+        raise DPTopicError(f"budget unreachable: epsilon={epsilon:g} at delta={delta:g} needs a noise multiplier above"
+                           f" {MAX_NOISE_MULTIPLIER:g} for DocDPCooccurrence's two releases (the word ranking with"
+                           f" {ratio:g} times the co-occurrence's noise); the smallest reachable epsilon is"
+                           f" {rounded_up(floor, 4):.4g} (give a larger epsilon or delta).") from None
+
+    def _planned_spend(self, report: dict):
         # whether a word ranking came first follows from public settings (the vocabulary size, n_topics, n_words,
         # background_share), which the report records as its ranking noise; the noise of each release then follows
-        # from epsilon, delta and ranking_noise alone
+        # from epsilon, delta and ranking_noise alone (the plan)
         params = report.get("parameters")
         unit, relation = unit_and_relation(self)
         if not isinstance(params, dict):      # an edited report: its events are then checked against no plan
             return RunPlan(budget=(self.epsilon, self.delta), unit=unit, relation=relation)
-        ranked = params.get("ranking_noise_multiplier") is not None
-        if ranked:
-            label = _RANKING_COUNTS if self.word_choice == "repetition" else _RANKING
-            sigma_rank, sigma = calibrate_gaussian_pair(float(self.epsilon), float(self.delta),
-                                                        resolve_ranking_noise(self.ranking_noise, self.word_choice))
-            events = [(SubsampledGaussianEvent(sigma_rank, 1.0, label=label), 1),
-                      (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)]
-        else:
-            sigma = calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
-            events = [(SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)]
-        return RunPlan(events=events, budget=(self.epsilon, self.delta), unit=unit, relation=relation)
+        return self._plan(params.get("ranking_noise_multiplier") is not None).run_plan()
 
     def fit(self, X, y=None, *, vocabulary=None, user_ids=None, public_corpus=None):
         """Fit on a :class:`~dptopic.corpus.Corpus`, a documents x words count matrix, corpus shards on disk (a
@@ -301,18 +334,17 @@ class DocDPCooccurrence(_DocumentDPModel):
                                " lower n_background.")
         rng = self._rng()
         people, n_people = people_of(self, corpus, passes, rng)   # unit="user": the documents grouped by person
-        theorem = two_release_theorem(share_rule or auto, self.word_choice == "repetition")
-        unit, relation = unit_and_relation(self)
-        self.ledger_ = PrivacyLedger(unit=unit, relation=relation, theorem=theorem,
-                                     budget=(float(self.epsilon), float(self.delta)))
+        # the releases, calibrated from public settings alone, reserved whole before the first noise draw
+        plan = self.release_plan(n_words=V)
+        self.ledger_ = plan.ledger()
+        plan.reserve(self.ledger_)
+        self._planned = plan
         background = np.zeros(0, dtype=np.int64)
-        if n_words < V or share_rule or (auto and V > AUTO_WORDS[0]):
+        sigma = plan.release("co-occurrence statistic").event.noise_multiplier
+        if len(plan.releases) == 2:
             repetition = self.word_choice == "repetition"
             label = _RANKING_COUNTS if repetition else _RANKING
-            sigma_rank, sigma = calibrate_gaussian_pair(float(self.epsilon), float(self.delta),
-                                                        resolve_ranking_noise(self.ranking_noise, self.word_choice))
-            self.ledger_.reserve([(SubsampledGaussianEvent(sigma_rank, 1.0, label=label), 1),
-                                  (SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])
+            sigma_rank = plan.release("word ranking").event.noise_multiplier
             counted = share_rule or auto
             stat = (passes.sum(document_frequency_bow, V, self._jobs, with_document=counted, with_counts=repetition)
                     if people is None else
@@ -348,10 +380,7 @@ class DocDPCooccurrence(_DocumentDPModel):
             # that occur in no document does not hold for them, and the card says so
             below = None if word_threshold is None else int(np.sum(counts[kept] <= word_threshold))
         else:
-            from ..accounting.gaussian import calibrate_noise_multiplier
-
-            sigma_rank, sigma = None, calibrate_noise_multiplier(float(self.epsilon), float(self.delta), 1.0, 1)
-            self.ledger_.reserve([(SubsampledGaussianEvent(sigma, 1.0, label=_COOC), 1)])   # before its noise
+            sigma_rank = None
             kept = np.arange(V)
             word_threshold = expected_false = below = None      # every word of the vocabulary: none chosen by noise
         if people is None:

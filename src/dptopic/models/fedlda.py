@@ -21,6 +21,9 @@ from ..accounting.fedlda import (USER_RELATION, USER_RELATION_NONE, entries_for_
                                  listed_alphabetically, report_words_for, spend_round, subset_inclusion,
                                  user_ledger, user_ledger_after, user_relation, user_spend, entry_epsilon_for_total)
 from ..accounting.events import EPSILON_MAX
+from ..accounting.fedlda import krr_eta
+from ..accounting.plan import PlannedRelease, ReleasePlan
+from ..accounting.verify import RunPlan
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError, user_stacklevel
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
@@ -156,6 +159,22 @@ def _floor_fits(cfg, V: int, delta: float) -> bool:
 
     c = replace(cfg, failure_rate=float(delta))
     return cap_fits(c.epsilon_per_entry, c, V)
+
+
+def fed_entry_release(epsilon: float, failure_rate: float, gamma: float, variant: str, exclusion: str,
+                      report_words: int | None, count: int) -> PlannedRelease:
+    """One user's randomized entry, ``count`` times over the run. ``exclusion="none"``: subset selection over the
+    ``report_words`` words (one word: k-ary randomized response, Kairouz, Oh & Viswanath 2016), pure epsilon-LDP per
+    entry, randomized once and reused (Erlingsson, Pihur & Korolova 2014); the floor rule: pure DP at its effective
+    epsilon; the tail rule: the FedLDA poster's (epsilon, 2 delta) claim (Wang, Tong & Shi 2020, Thm 1). Sensitivity
+    1 (one entry's word) and, as scale, the probability that the entry's word is replaced."""
+    event = rrp_event(epsilon, failure_rate, gamma, variant, exclusion, vocab_size=report_words)
+    if exclusion == "none":
+        flip = krr_eta(epsilon, report_words) if report_words else math.nan
+    else:
+        flip = _eta(epsilon, failure_rate, gamma, variant)
+    return PlannedRelease("randomized word report", "subset_selection" if exclusion == "none" else
+                          "randomized_replacement", 1.0, float(flip), event, int(count))
 
 
 class FedLDA(GibbsTopicModel):
@@ -510,16 +529,44 @@ class FedLDA(GibbsTopicModel):
                          float(self.sample_ratio), float(self.alpha), self.local_iter, self.variant, self.exclusion,
                          self.replacement, int(self.subset_size), self.local_inference)
 
-    def _planned_spend(self, report: dict):
-        from ..accounting.verify import RunPlan
+    def _planned_report_words(self, n_words: int | None) -> int | None:
+        """How many words the reports range over, from public settings: the fitted ``report_words_`` (published),
+        else ``report_words`` given, else the vocabulary's size where the rule reports over every word; None where
+        ``report_words="auto"`` also needs the number of users (``n_clients`` gives it)."""
+        fitted = getattr(self, "report_words_", None)
+        if isinstance(fitted, int) and not isinstance(fitted, bool):
+            return fitted
+        if self.exclusion != "none" or self.report_words == "all":
+            return None if n_words is None else int(n_words)
+        if not isinstance(self.report_words, str):
+            return int(self.report_words)
+        if n_words is None or self.n_clients is None:
+            return None
+        return self._report_domain(int(n_words), int(self.n_clients))
 
+    def release_plan(self, n_words: int | None = None) -> ReleasePlan:
+        """What one user releases over the whole run (public settings alone): its randomized entries
+        (:func:`fed_entry_release`), once with the ``"none"`` rule, every round with the floor and tail rules; the
+        per-entry epsilon solved from the per-user total ``epsilon`` against the per-user ledger that reports it
+        (:func:`~dptopic.accounting.fedlda.entry_epsilon_for_total`)."""
+        n_report = self._planned_report_words(n_words)
+        count = user_spend(self.exclusion, self._config().n_entries, self.rounds)
+        release = fed_entry_release(self._entry_epsilon(), float(self.failure_rate), float(self.gamma), self.variant,
+                                    self.exclusion, n_report, count)
+        return ReleasePlan(type(self).__name__, "user", (release,) if count else (),
+                           relation=user_relation(self.exclusion), theorem=release.event.theorem,
+                           budget=None if self.epsilon is None else (float(self.epsilon), float(self.report_delta)),
+                           discretization=user_ledger(release.event, self.exclusion).discretization)
+
+    def _planned_spend(self, report: dict):
         n_report = (report.get("parameters") or {}).get("report_words")   # names eta in the label only
         if self.exclusion == "none" and (isinstance(n_report, bool) or not isinstance(n_report, int)):
             return None                 # a report from before the reports' words were recorded
+        plan = self.release_plan()
         event = rrp_event(self._entry_epsilon(), self.failure_rate, self.gamma, self.variant, self.exclusion,
                           vocab_size=n_report)
-        return RunPlan(events=[(event, user_spend(self.exclusion, self._config().n_entries, self.rounds))],
-                       budget=self._budget_of(report), unit="user", relation=user_relation(self.exclusion))
+        return RunPlan(events=[(event, n) for _, n in plan.groups()], budget=self._budget_of(report), unit="user",
+                       relation=plan.relation)
 
     # ------------------------------------------------------------- training
     def fit(self, X, y=None, *, vocabulary=None, heldout=None, callback=None):
@@ -620,12 +667,12 @@ class FedLDA(GibbsTopicModel):
         client_rngs = rng.spawn(len(corpora) + 1)
         clients = [FedClient(i, c, cfg, r, secure=self.secure) for i, c, r in zip(ids, corpora, client_rngs[1:])]
         server = FedServer.from_config(corpora[0].vocabulary, cfg, ids, self.beta, rng=client_rngs[0])
-        event = rrp_event(self._entry_epsilon(), self.failure_rate, self.gamma, self.variant, self.exclusion,
-                          vocab_size=n_report)
+        plan = self.release_plan(n_words=V)
+        event = plan.releases[0].event if plan.releases else rrp_event(
+            self._entry_epsilon(), self.failure_rate, self.gamma, self.variant, self.exclusion, vocab_size=n_report)
         self.ledger_ = user_ledger(event, self.exclusion)
-        planned = user_spend(self.exclusion, cfg.n_entries, self.rounds)
-        if planned:         # the whole run's plan, before the first round's noise (its dataset's ledger is charged here)
-            self.ledger_.reserve([(event, planned)])
+        # the whole run's plan, before the first round's noise (its dataset's ledger is charged here)
+        plan.reserve(self.ledger_)
         self.history_ = []
         test = None if heldout is None else as_corpus(heldout, vocabulary=self.vocabulary_.words)
         with ThreadPoolExecutor(self._jobs) as pool, \

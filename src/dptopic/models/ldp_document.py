@@ -15,6 +15,10 @@ import numpy as np
 
 from .._io import plain_numbers
 from .._validation import VERBOSE, Int, Real
+from ..accounting.events import PureDPEvent
+from ..accounting.local import local_unit
+from ..accounting.plan import PlannedRelease, ReleasePlan
+from ..mechanisms.frequency_oracle import LOCAL_RELATION, THEOREM
 from ..errors import DPTopicError
 from ..local.document import DocumentReportSet, cooccurrence_from_counts, document_privacy_report, domain_size
 from ..local.reports import REFIT_NOTE
@@ -22,6 +26,17 @@ from ..recovery import topics_from_cooccurrence
 from ._contributors import checked_reports, stated_reports
 from ._document_level import _FixedTopicsInference
 from .base import TopicModel
+
+
+def pair_report_release(epsilon: float, vocab_size: int, reports: int) -> PlannedRelease:
+    """One contributor's document-level report, ``reports`` times: one uniformly sampled word pair of the document,
+    reported by k-subset selection over the D = V(V+1)/2 pairs (Wang et al. 2016; Ye & Barg 2018), pure epsilon-LDP
+    for any two documents, drawn on the contributor's device; composed over a contributor's reports by basic
+    composition. Sensitivity 1 (one pair) and, as scale, 0 (subset selection adds no noise of a scale)."""
+    D = domain_size(int(vocab_size))
+    event = PureDPEvent(float(epsilon), label=f"one document's pair by k-subset selection (D={D})", theorem=THEOREM,
+                        relation=LOCAL_RELATION)
+    return PlannedRelease("randomized word-pair report", "subset_selection", 1.0, 0.0, event, int(reports))
 
 
 class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
@@ -146,8 +161,22 @@ class LocalDocumentLDA(_FixedTopicsInference, TopicModel):
         if isinstance(getattr(self, "_fit_params_", None), dict):   # what save() writes as the model's parameters
             self._fit_params_["reports_per_contributor"] = self.reports_per_contributor
         self.privacy_ = plain_numbers(self.privacy_report())
+        self._record_plan()       # the plan for this many reports a contributor
         self._name_guarantee()      # the rebuilt report names its extent, as the fitted one did
         return self
+
+    def release_plan(self, n_words: int | None = None) -> ReleasePlan:
+        """What one contributor releases (public settings alone: the reports' epsilon, the vocabulary's size, how many
+        reports a contributor sends): :func:`pair_report_release` per report. The server's fit is post-processing of
+        the reports: it reserves nothing, and its report states these events."""
+        eps = getattr(self, "epsilon_doc_", None)
+        V = n_words if n_words is not None else len(getattr(self, "vocabulary_", None) or ())
+        if eps is None or not V:
+            raise DPTopicError("the reports' epsilon and vocabulary are unknown: train on reports first (they set"
+                               " both).")
+        m = self._contributor_reports()
+        return ReleasePlan(type(self).__name__, local_unit(m), (pair_report_release(float(eps), int(V), m),),
+                           relation=LOCAL_RELATION, theorem=THEOREM)
 
     def _planned_spend(self, report: dict):
         """The unit and relation a document-level local report must name: one document, or one contributor's

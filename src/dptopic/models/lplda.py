@@ -10,7 +10,9 @@ import numpy as np
 
 from .._io import plain_numbers
 from .._validation import IsNone, Real
+from ..accounting.events import LOCAL_DOCUMENT_RELATION as DOCUMENT_RELATION, RandomizedResponseEvent
 from ..accounting.local import f_from_epsilon, local_privacy_report
+from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..corpus import Vocabulary
 from ..errors import DPTopicError
 from ..local import ReportSet
@@ -22,6 +24,16 @@ from .lda import LDA
 
 SERVER_SEED_NOTE = ("the seed drives only the server's post-processing (reconstruction and sampling); the"
                     " randomization happened on the contributors' devices and is not reproducible from it")
+
+
+def presence_report_release(f: float, vocab_size: int, reports: int) -> PlannedRelease:
+    """One contributor's randomized report, ``reports`` times: randomized response on each of the ``vocab_size``
+    presence bits of a document, each flipped with probability ``f/2``, eps_word = ln((2 - f)/f) per word and the
+    V bits composed per document (Zhao et al. 2020, Theorem 4), drawn on the contributor's device. Sensitivity: the
+    V bits a document may change; scale: the flip probability."""
+    event = RandomizedResponseEvent(float(f), int(vocab_size))
+    return PlannedRelease("randomized presence report", "randomized_response", float(vocab_size), float(f) / 2.0,
+                          event, int(reports))
 
 
 class LocalReportsModel:
@@ -71,14 +83,31 @@ class LocalReportsModel:
         the figure a fitted model reports stays at least the largest it was given."""
         self._reports_per_contributor = max(checked_reports(reports), self._contributor_reports())
         self.privacy_ = plain_numbers(self.privacy_report())
+        self._record_plan()       # the plan for this many reports a contributor
         self._name_guarantee()      # the rebuilt report names its extent, as the fitted one did
         return self
+
+    def release_plan(self, n_words: int | None = None) -> ReleasePlan:
+        """What one contributor releases (public settings alone: the flip parameter, the vocabulary's size, how many
+        reports a contributor sends): :func:`presence_report_release` per report. The server's fit releases nothing
+        of its own (post-processing of the reports), so it reserves nothing; its report states these events."""
+        f = getattr(self, "f_", None) or self._expected_f()
+        if f is None:
+            raise DPTopicError("f is unknown: give f or epsilon_word, or train on reports first.")
+        V = n_words if n_words is not None else len(getattr(self, "vocabulary_", None) or ())
+        if not V:
+            raise DPTopicError("the vocabulary's size is unknown: give n_words, or train on reports first.")
+        from ..accounting.local import LOCAL_THEOREM, local_unit
+
+        m = self._contributor_reports()
+        return ReleasePlan(type(self).__name__, local_unit(m), (presence_report_release(f, int(V), m),),
+                           relation=DOCUMENT_RELATION, theorem=LOCAL_THEOREM)
 
     def _planned_spend(self, report: dict):
         """The unit and relation a local report must name: one document, or one contributor's reports when the
         report states several (their count is what the server knew of its store, public), under the local
         relation."""
-        from ..accounting.local import DOCUMENT_RELATION, local_unit
+        from ..accounting.local import local_unit
         from ..accounting.verify import RunPlan
 
         return RunPlan(unit=local_unit(stated_reports(report)), relation=DOCUMENT_RELATION)

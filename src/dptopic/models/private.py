@@ -15,7 +15,8 @@ import numpy as np
 from .._validation import IsNone, Options, Real, validate_value
 from ..accounting import (WORD_RELATION, PrivacyLedger, non_private_report, hdp_clip_bound, hdp_epsilon_inherent,
                           hdp_iteration_events, solve_epsilon_laplace)
-from ..accounting.events import EPSILON_MAX
+from ..accounting.events import EPSILON_MAX, LaplaceEvent
+from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.set_union import SIZES_PUBLIC_UNDER_WORD_DP
 from ..errors import DPTopicError
 from ..mechanisms import clamp, laplace_mechanism, laplace_with_scale, normalize_rows
@@ -126,6 +127,23 @@ class _PrivateGibbs(GibbsTopicModel):
         rep = self.ledger_.report(self.delta)
         rep.update(extra)
         return self._finalize(rep)
+
+
+def hdp_count_release(epsilon_laplace: float, discrete: bool, count: int,
+                      name: str = "noisy topic-word counts") -> PlannedRelease:
+    """HDP-LDA's release each iteration: ``S_i = N + Lap(2/eps_L)`` of the true topic-word counts (discrete Laplace
+    for integer counts). Replacing one token's word changes two cells by one each: L1 sensitivity 2, so the Laplace
+    mechanism (Dwork & Roth 2014, Thm 3.6) is eps_L-DP (Zhao et al. 2020, Thm 3 and App. D, sound variant)."""
+    lap, _ = hdp_iteration_events(epsilon_laplace, 1.0, discrete)
+    return PlannedRelease(name, "discrete_laplace" if discrete else "laplace", 2.0, float(lap.scale), lap, int(count))
+
+
+def hdp_sampling_step(epsilon_inherent: float, count: int) -> PlannedRelease:
+    """HDP-LDA's sampling step each iteration: the topic of the replaced token drawn against the frozen clipped
+    counts, eps_I = 2 log(C/beta + 1)-DP by Zhao et al. 2020, Theorem 3, eq. (7) (an exponential-mechanism-like step,
+    no added noise: sensitivity and scale 0)."""
+    _, inh = hdp_iteration_events(1.0, epsilon_inherent, True)
+    return PlannedRelease("clipped topic sampling", "pure_dp", 0.0, 0.0, inh, int(count))
 
 
 class HDPLDA(_PrivateGibbs):
@@ -335,17 +353,35 @@ class HDPLDA(_PrivateGibbs):
             arrays.nk = arrays.nwk.sum(axis=0)
         self._last_release = None
 
+    def release_plan(self, n_words: int | None = None) -> ReleasePlan:
+        """The releases a fit makes (public settings alone; the vocabulary's size changes nothing): per iteration the
+        noisy topic-word counts (:func:`hdp_count_release`) and the clipped sampling step (:func:`hdp_sampling_step`),
+        ``n_iter`` of each, and one more count release with ``final_release="fresh"``; ε_L solved from ``epsilon``
+        against the PLD accountant that reports the total (:func:`~dptopic.accounting.solve_epsilon_laplace`).
+        ``epsilon_laplace=None`` releases nothing with noise (no guarantee: an empty plan); ``paper_literal``
+        spends the same events but claims no guarantee (``guarantee`` False)."""
+        name = type(self).__name__
+        eps_l = self.epsilon_laplace_
+        if eps_l is None:
+            return ReleasePlan(name, "word", (), relation=WORD_RELATION, theorem=self._theorem, guarantee=False,
+                               note="limited inherent: clipping without noise, no differential privacy guarantee")
+        T = int(self.n_iter)
+        releases = (hdp_count_release(eps_l, self._discrete, T), hdp_sampling_step(self.epsilon_inherent_, T))
+        if self.final_release == "fresh":
+            releases += (hdp_count_release(eps_l, self._discrete, 1, "final topic-word counts"),)
+        literal = bool(self.paper_literal)
+        return ReleasePlan(name, "word", releases, relation=WORD_RELATION, theorem=self._theorem,
+                           budget=None if literal else self._budget_of({}), guarantee=not literal,
+                           note=("paper_literal: Algorithm 1 as written; the events are spent, but no guarantee"
+                                 " holds (docs/privacy.md)") if literal else "")
+
     def _plan(self) -> list:
-        """The events a fit spends: per iteration a Laplace release and the clipped sampling step, and one more
-        release with ``final_release="fresh"``."""
-        lap, inh = hdp_iteration_events(self.epsilon_laplace_, self.epsilon_inherent_, self._discrete)
-        return [(lap, self.n_iter), (inh, self.n_iter)] + ([(lap, 1)] if self.final_release == "fresh" else [])
+        """The events a fit spends (:meth:`release_plan`), as the ledger reserves them."""
+        return self.release_plan().groups()
 
     def _planned_spend(self, report: dict):
-        from ..accounting.verify import RunPlan
-
-        return None if self.epsilon_laplace_ is None else RunPlan(events=self._plan(), budget=self._budget_of(report),
-                                                                 unit="word", relation=WORD_RELATION)
+        plan = self.release_plan()
+        return None if self.epsilon_laplace_ is None else plan.run_plan(budget=self._budget_of(report))
 
     def _release(self, nwk, rng):
         planned = self._events[0]
@@ -440,6 +476,16 @@ class _DocNoise:
         return laplace_with_scale(ndk, self.scale, rng, changes=(1, 1), out=ndk if inplace else None, **self.kw)[0]
 
 
+def cdp_count_release(paper_epsilon: float, discrete: bool, count: int) -> PlannedRelease:
+    """CDP-LDA's count release (Zhao et al. 2020 Sec. VII-A, after Foulds et al. 2016): ``N_k^t + Lap(1/eps)``. The
+    paper takes the L1 sensitivity to be 1; replacing one token's word changes two cells, so it is 2 and each release
+    is 2 eps-DP for the counts alone (Laplace mechanism, Dwork & Roth 2014, Thm 3.6); no theorem covers the model."""
+    event = LaplaceEvent(scale=1.0 / paper_epsilon, changes=(1, 1), discrete=bool(discrete),
+                         label="noisy N_k^t + Lap(1/eps)")
+    return PlannedRelease("noisy topic-word counts", "discrete_laplace" if discrete else "laplace", 2.0,
+                          1.0 / paper_epsilon, event, int(count))
+
+
 class CDPLDA(_PrivateGibbs):
     """CDP-LDA and CDP-LDA+ baselines (Zhao et al. 2020 Sec. VII-A, after Foulds et al. 2016).
 
@@ -521,6 +567,18 @@ class CDPLDA(_PrivateGibbs):
         self.backend = backend
         self.client = client
         self.parallel = parallel
+
+    def release_plan(self, n_words: int | None = None) -> ReleasePlan:
+        """The paper's figure, stated as such (``guarantee`` False: the model has no guarantee, only its count
+        releases are accounted): the noisy topic-word counts once (CDP-LDA) or before every sweep (CDP-LDA+,
+        :func:`cdp_count_release`). The noise is set by ``paper_epsilon`` itself; nothing is calibrated."""
+        count = int(self.n_iter) if self.every_iteration else 1
+        return ReleasePlan(type(self).__name__, "word", (cdp_count_release(float(self.paper_epsilon),
+                                                                          self.noise == "discrete", count),),
+                           relation=WORD_RELATION, theorem=self._theorem, guarantee=False,
+                           note="a baseline with no guarantee: the releases are the paper's Lap(1/paper_epsilon) count"
+                                " releases, 2 x paper_epsilon each with the corrected sensitivity 2; the sampled"
+                                " topics and Phi are not covered (docs/privacy.md)")
 
     def _start(self, arrays, corpus, rng) -> None:
         super()._start(arrays, corpus, rng)

@@ -14,8 +14,10 @@ import math
 import numpy as np
 
 from ..accounting import PrivacyLedger
+from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.skellam import THEOREM as SKELLAM_THEOREM
 from ..errors import DPTopicError
+from ..federated.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size
 from ..recovery import topics_from_cooccurrence
 from ..recovery.support import cooccurrence_supported_topics
 from ._user_level import USER_RELATION, USER_NOT_COVERED, user_bound_text
@@ -48,6 +50,14 @@ def released_words(plan, presence_sum: np.ndarray, shares: int, n_topics: int):
     return kept, counts, sigma_rank, sigma, threshold, expected
 
 
+def skellam_release(event, name: str, quantization: float) -> PlannedRelease:
+    """One secure sum of a round: each person's statistic, bounded to L2 norm 1, quantized at ``quantization`` and
+    summed under masks with each contributor's share of Skellam noise (the distributed Skellam mechanism, Agarwal,
+    Kairouz & Liu 2021), accounted by Renyi DP at the honest survivors' shares; sensitivity 1 per person, scale the
+    noise's standard deviation in the statistic's units, ``sqrt(2 mu) / quantization``."""
+    return PlannedRelease(name, "skellam", 1.0, math.sqrt(2.0 * float(event.mu)) / float(quantization), event)
+
+
 class SecureSumTopics(DocDPCooccurrence):
     """Topics released by a secure-sum round (``dptopic serve --report-kind secure-sum``): a
     :class:`~dptopic.models.DocDPCooccurrence` with ``unit="user"`` read from the two sums, whose privacy report names
@@ -57,6 +67,26 @@ class SecureSumTopics(DocDPCooccurrence):
     def fit(self, X, y=None, **kw):
         raise DPTopicError("SecureSumTopics comes from a secure-sum round (dptopic serve --report-kind secure-sum);"
                            " to train on documents you hold, use DocDPCooccurrence(unit='user').")
+
+    def release_plan(self, n_words: int | None = None) -> ReleasePlan:
+        """The round's two secure sums (:func:`skellam_release`), at the noise the guarantee rests on (the honest
+        survivors' shares), from the round's public settings (kept with the model, or read back from its saved
+        report): the vectors this round summed; ``n_words`` (the vocabulary's size) gives the largest vectors a round
+        over it may sum where the model holds no round's."""
+        secure = getattr(self, "_secure_plan", None)
+        params = (getattr(self, "privacy_", None) or {}).get("parameters") or {}
+        if secure is None:
+            secure = SecureSumPlan.from_dict(params)
+        dims = getattr(self, "_secure_dims", None)
+        if dims is None and isinstance(params.get("n_words"), int):     # the round's, from its saved report
+            dims = (secure.vocab_size + 1, triangle_size(params["n_words"]))
+        if dims is None and n_words is not None:        # before a round: the largest vectors it may sum
+            dims = (int(n_words) + 1, triangle_size(min(int(n_words), MAX_WORDS)))
+        names = ("word ranking (secure sum)", "co-occurrence statistic (secure sum)")
+        releases = tuple(skellam_release(ev, name, secure.scale) for ev, name in zip(secure.releases(dims=dims), names))
+        _, wrap = secure.calibrated()
+        return ReleasePlan(type(self).__name__, "user", releases, relation=USER_RELATION, theorem=SKELLAM_THEOREM,
+                           budget=(float(secure.epsilon), float(secure.delta) - wrap))
 
     def _planned_spend(self, report: dict):
         return None
@@ -110,6 +140,7 @@ def secure_sum_topics(plan, vocabulary, n_topics: int, presence_sum, cooc_sum, s
     model._train_stats = {"vocab_size": V}
     model._secure_report = secure_sum_report(plan, (V + 1, triangle_size(n)), shares, round_info)
     model.ledger_ = None
+    model._secure_plan, model._secure_dims = plan, (V + 1, triangle_size(n))
     model._set_fitted(None)
     return model
 

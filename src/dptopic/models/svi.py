@@ -22,9 +22,10 @@ from .._progress import progress_bar
 from .._validation import N_JOBS, SEED, VERBOSE, IsNone, Int, Options, Real, validate_value
 from ..accounting.ledger import MAX_COUNT
 from ..accounting import DOCUMENT_RELATION, PrivacyLedger, non_private_report
-from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER, SubsampledGaussianEvent,
+from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,
                                    calibrate_noise_multiplier, moments_accountant_epsilon,
                                    strong_composition_for_sigma)
+from ..accounting.plan import PlannedRelease, ReleasePlan, gaussian_release
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..errors import DPTopicError, user_stacklevel
 from ..kernels.vb import (cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep, vb_estep_docs,
@@ -422,6 +423,15 @@ class OnlineVB(_VariationalLDA):
                                   unit="document", relation=DOCUMENT_RELATION)
 
 
+def svi_release(noise_multiplier: float, sampling_rate: float, clip: float, steps: int) -> PlannedRelease:
+    """DP-SVI's release at each of ``steps`` steps (Park et al. 2016, Sec. 4): the sum over a Poisson-sampled batch
+    (rate ``sampling_rate``) of each document's expected sufficient statistics clipped to Frobenius norm ``clip``, L2
+    sensitivity ``clip`` under add/remove of one document, plus Gaussian noise of std ``noise_multiplier * clip``:
+    the subsampled Gaussian mechanism (Mironov, Talwar & Zhang 2019), composed by PLD."""
+    return gaussian_release("expected sufficient statistics", noise_multiplier, _RELEASE, DOCUMENT_RELATION,
+                            sensitivity=clip, sampling_rate=sampling_rate, count=steps)
+
+
 class DPSVI(_TopicFlags, _VariationalLDA):
     """Document-level differentially private SVI for LDA (Park, Foulds, Chaudhuri & Welling 2016).
 
@@ -524,13 +534,16 @@ class DPSVI(_TopicFlags, _VariationalLDA):
     def n_steps(self) -> int:
         return self._n_steps(self.n_epochs, self.sampling_rate)
 
-    def _planned_spend(self, report: dict):
-        from ..accounting.events import SubsampledGaussianEvent
-        from ..accounting.verify import RunPlan
+    def release_plan(self, n_words: int | None = None) -> ReleasePlan:
+        """The ``n_steps`` releases a fit makes (public settings alone; the vocabulary's size changes nothing):
+        :func:`svi_release` at ``noise_multiplier`` (which :meth:`from_budget` calibrated to its budget)."""
+        return ReleasePlan(type(self).__name__, "document",
+                           (svi_release(float(self.noise_multiplier), float(self.sampling_rate), self.sensitivity_,
+                                        self.n_steps),),
+                           relation=DOCUMENT_RELATION, theorem=self._theorem, budget=self._budget_of({}))
 
-        event = SubsampledGaussianEvent(float(self.noise_multiplier), float(self.sampling_rate))
-        return RunPlan(events=[(event, self.n_steps)], budget=self._budget_of(report), unit="document",
-                       relation=DOCUMENT_RELATION)
+    def _planned_spend(self, report: dict):
+        return self.release_plan().run_plan(budget=self._budget_of(report))
 
     @property
     def sensitivity_(self) -> float:
@@ -590,7 +603,7 @@ class DPSVI(_TopicFlags, _VariationalLDA):
                                      budget=getattr(self, "_budget", None))
         indptr, indices, data = self._bow(corpus)
         D, q, T = corpus.n_docs, float(self.sampling_rate), self.n_steps
-        self.ledger_.reserve([(SubsampledGaussianEvent(float(self.noise_multiplier), q, _RELEASE), T)])
+        self.release_plan().reserve(self.ledger_)    # the whole plan, before the first noise draw
         n_seen = n_clipped = 0
         self.perplexity_ = []
         self._releases = (np.zeros_like(self.lambda_), 0.0)
