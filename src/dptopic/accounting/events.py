@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from ._lazy import dp_event, pld_common, pldlib, rdp_privacy_accountant
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 
 DISCRETIZATION = 1e-4
 
@@ -52,7 +52,14 @@ class LaplaceEvent:
             raise DPTopicError(f"invalid changes={self.changes!r}: must be a non-empty tuple of cell changes.")
         for c in self.changes:
             validate_value("changes", c, [Int(1, 10**6)] if self.discrete else [Real(0, 1e6, "right")])
-        _check_event_eps(self.epsilon, "epsilon (sensitivity/scale)")
+        from .._validation import Real
+
+        top = Real(0, EPSILON_MAX)
+        if not top.accepts(self.epsilon):   # the epsilon of one release: set by the caller's epsilon, said so
+            raise ParameterError("invalid epsilon (sensitivity/scale)={value}: must be {allowed}.", "epsilon",
+                                 self.epsilon, allowed=top.describe(),
+                                 flag_template="{epsilon} is too large: the epsilon of each noisy release it sets"
+                                 " (sensitivity/scale = {value}) must be {allowed}; lower {epsilon}.")
 
     @property
     def l1_sensitivity(self) -> float:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import FORMAT_FLAG, UCI_VOCABULARY_RULES, flag_errors
+from ._flags import FORMAT_FLAG, flag_errors
 
 FORMATS = ("auto", "uci", "jsonl", "csv", "dir", "text", "npz")
 
@@ -292,7 +292,7 @@ def load_corpus(spec: str | None, fmt: str = "auto", vocab: str | None = None, t
         if vocabulary is not None and stop_words not in (None, PUBLIC_VOCABULARY_DECIDES) and not into_model:
             raise DPTopicError(f"--stop-words applies to raw text, and a {fmt} corpus restricted to --vocabulary keeps"
                                " every word of the list: take the stop words out of the list instead.")
-    with flag_errors(FORMAT_FLAG, UCI_VOCABULARY_RULES):
+    with flag_errors({**FORMAT_FLAG, "vocabulary": "--vocabulary"}):
         c = read_corpus(p, fmt, vocab=vocab, text_field=text_field, label_field=label_field, id_field=id_field,
                         require_ids=require_ids, vocabulary=vocabulary, **cuts_given,
                         stop_words=None if into_model else stop_words,

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._io import load_json, pairs_noting_repeats
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from .corpus import (USER_FIELD, Corpus, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,
                      invisible_character)
 from .files import (_column_list, _nul_error, _open_text, _other_delimiter, _other_delimiter_char, _read_csv,
@@ -536,12 +536,16 @@ def _load_uci(p, vocab, drop_empty: bool = True, vocab_flag: str | None = "vocab
     """A UCI bag-of-words file; its vocabulary from ``vocab``, else the vocab.* file beside it. ``vocab_flag``: the
     option that names the vocabulary file, None for a command that has none (it reads the file beside)."""
     if vocab is None:
-        how = (f"pass {vocab_flag} FILE" if vocab_flag else
-               "name the pair docword.NAME.txt and vocab.NAME.txt, side by side (the UCI vocabulary is read from"
-               " there; vocabulary= is the public word list the documents are read into)")
-        if "docword" not in p.name:
+        if "docword" not in p.name and vocab_flag:
             raise DPTopicError(f"a UCI corpus needs its vocabulary file, and {p.name!r} is not named docword.*, so"
-                               f" no vocab.* file can be found beside it: {how}.")
+                               f" no vocab.* file can be found beside it: pass {vocab_flag} FILE.")
+        if "docword" not in p.name:
+            head = ("a UCI corpus needs its vocabulary file, and {name} is not named docword.*, so no vocab.* file can"
+                    " be found beside it: name the pair docword.NAME.txt and vocab.NAME.txt, side by side")
+            raise ParameterError(head + " (the UCI vocabulary is read from there; {vocabulary=} is the public word"
+                                 " list the documents are read into).", "vocab", None, name=repr(p.name),
+                                 flag_template=head + " (this command reads the UCI vocabulary from there;"
+                                 " {vocabulary=} is the public word list the documents are read into).")
         guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
         if not guess.is_file():
             raise DPTopicError(f"a UCI corpus needs its vocabulary file, and there is no {guess.name} beside"

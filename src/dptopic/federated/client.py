@@ -26,9 +26,10 @@ import numpy as np
 
 from ..accounting import eta as _eta
 from ..corpus import Corpus
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..kernels import kernel_state, local_sweep
 from ..accounting.fedlda import subset_size as _subset_size
+from ..accounting.fedlda import too_small_for_vocabulary
 from ..kernels import sample_labels, subset_local_sweep, subset_theta_em
 from ..mechanisms.rrp import cap_report, replacement_table, rrp_perturb, subset_report
 from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
@@ -168,18 +169,18 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
         s = int(config.subset_size) or subset_size(config.epsilon_per_entry, V)
         a, b = subset_inclusion(config.epsilon_per_entry, V, s)
         if a - b < 1e-6:  # the true word is hardly likelier than any other: the reports would carry nothing
-            raise DPTopicError(f"epsilon={config.epsilon_per_entry:g} is too small for a vocabulary of {V} words: a report would"
-                               " say almost nothing about its word (the true word is at most 1e-6 likelier to be"
-                               " in it than any other); use a larger epsilon.")
+            raise too_small_for_vocabulary(config.epsilon_per_entry, V, "a report would say almost nothing about its"
+                                           " word (the true word is at most 1e-6 likelier to be in it than any"
+                                           " other)")
     if config.variant == "another" and config.exclusion == "floor" and not cap_fits(config.epsilon_per_entry, config, V):
         lo, hi = config.epsilon_per_entry, max(2.0 * config.epsilon_per_entry, 1.0)
         while not cap_fits(hi, config, V):
             lo, hi = hi, 2.0 * hi
         for _ in range(40):  # the cap grows with epsilon: bisect for the smallest epsilon that fits
             lo, hi = (lo, (lo + hi) / 2) if cap_fits((lo + hi) / 2, config, V) else ((lo + hi) / 2, hi)
-        raise DPTopicError(f"epsilon={config.epsilon_per_entry:g} is too small for a vocabulary of {V} words: a replacement"
-                           f" would need more words than there are; use epsilon >= {hi * 1.001:.4g} or"
-                           " variant='coincide'.")
+        raise ParameterError("{epsilon=:g} is too small for a vocabulary of {V} words: a replacement would need more"
+                             " words than there are; use {epsilon} >= {least:.4g} or {variant=coincide}.", "epsilon",
+                             config.epsilon_per_entry, V=V, least=hi * 1.001, coincide="coincide")
 
 
 def cap_fits(epsilon: float, config: RRPConfig, V: int) -> bool:

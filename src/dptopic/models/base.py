@@ -211,12 +211,13 @@ class _AcceptsSklearnNames(type):
         if unknown and not cls._takes_any_keyword():     # a misspelt name: one line that names the right one
             import difflib
 
-            from ..errors import InputTypeError
+            from ..errors import UnknownParameterError
 
             close = difflib.get_close_matches(unknown[0], names, n=1)
-            raise InputTypeError(f"{cls.__name__} has no parameter {unknown[0]!r}"
-                                 + (f" (did you mean {close[0]}=?)" if close else "")
-                                 + f"; its parameters are {', '.join(names)}.")
+            raise UnknownParameterError("{cls} has no parameter {unknown!r}" + (" (did you mean {close}=?)" if close
+                                                                                else "")
+                                        + "; its parameters are {valid}.", unknown[0], cls=cls.__name__,
+                                        unknown=unknown[0], close=close[0] if close else None, valid=", ".join(names))
         model = super().__call__(*args, **kw)
         for k, v in charge.items():
             setattr(model, k, v)

@@ -47,7 +47,7 @@ import numpy as np
 from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, Real
 from ..accounting import PrivacyLedger
 from ..accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
-from ..errors import DPTopicError, user_stacklevel
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..recovery import topics_from_cooccurrence
@@ -295,10 +295,12 @@ class DocDPCooccurrence(_DocumentDPModel):
         share_rule = bg_share is not None
         n_bg = int(self.n_background) if share_rule else 0
         if n_words < K:
-            raise DPTopicError(f"n_words={self.n_words} keeps fewer words than n_topics={K}: raise n_words.")
+            raise ParameterError("{n_words=} keeps fewer words than {n_topics=}: raise {n_words}.", "n_words",
+                                 self.n_words, values={"n_topics": K})
         if share_rule and K <= n_bg:
-            raise DPTopicError(f"n_topics={K} leaves no topic beside the {n_bg} background topics: raise n_topics or"
-                               " lower n_background.")
+            head = "{n_topics=} leaves no topic beside the {n_bg} background topics: raise {n_topics} or "
+            raise ParameterError(head + "lower n_background.", "n_topics", K, n_bg=n_bg,
+                                 flag_template=head + "give {background_share} off.")
         rng = self._rng()
         people, n_people = people_of(self, corpus, passes, rng)   # unit="user": the documents grouped by person
         theorem = two_release_theorem(share_rule or auto, self.word_choice == "repetition")

@@ -22,7 +22,7 @@ from ..accounting.fedlda import (USER_RELATION, USER_RELATION_NONE, entries_for_
                                  user_ledger, user_ledger_after, user_relation, user_spend, entry_epsilon_for_total)
 from ..accounting.events import EPSILON_MAX
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..errors import DPTopicError, user_stacklevel
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
 from ..federated.server import full_vocabulary_topics
 from ..federated.client import check_broadcast_phi, check_config, rounds_to_no_entry
@@ -296,8 +296,11 @@ class FedLDA(GibbsTopicModel):
         eps, entries = entries_for_user_budget(user_epsilon, vocab_size)
         if entries / ratio > MAX_PAD_LENGTH:     # before the search below, whose steps of one would take forever
             pad = entries / ratio
-            raise DPTopicError(f"invalid pad_length={int(math.ceil(pad - 1e-9)) if pad < 1e15 else format(pad, '.3g')}:"
-                               f" must be an integer in [1, {MAX_PAD_LENGTH:g}].")
+            raise ParameterError("invalid {pad_length=pad}: must be an integer in [1, {most:g}].", "pad_length",
+                                 values={"user_epsilon": user_epsilon}, most=MAX_PAD_LENGTH,
+                                 pad=int(math.ceil(pad - 1e-9)) if pad < 1e15 else float(format(pad, ".3g")),
+                                 flag_template="{user_epsilon=:g} is too large: it would give each user {pad} entries,"
+                                 " more than the {most:g} an update may hold; give a smaller {user_epsilon}.")
         pad = max(1, int(math.ceil(entries / ratio - 1e-9)))
         while pad > 1 and max(1, int(round(ratio * (pad - 1)))) >= entries:
             pad -= 1
@@ -548,7 +551,7 @@ class FedLDA(GibbsTopicModel):
             try:
                 check_config(cfg, n_report)
             except DPTopicError as e:
-                raise DPTopicError(self._per_user_words(str(e))) from None
+                raise self._per_user_error(e) from None
             self._run_rounds(corpora, cfg, n_report, V, heldout, callback, n_users=len(users))
             self.n_clients_ = len(users)    # every user given (public): each sent every round
             self._set_fitted(users)
@@ -569,7 +572,7 @@ class FedLDA(GibbsTopicModel):
         try:
             check_config(cfg, V)
         except DPTopicError as e:
-            msg = self._per_user_words(str(e))
+            msg = str(self._per_user_error(e))
             if (self.exclusion != "floor" or "variant='coincide'" not in msg or float(self.failure_rate) >= 0.1
                     or not _floor_fits(cfg, V, 0.1)):
                 raise
@@ -577,14 +580,21 @@ class FedLDA(GibbsTopicModel):
             raise DPTopicError(msg.rstrip(".") + f", or raise failure_rate={self.failure_rate:g} (it sets the floor"
                                f" delta0 = {d0:.3g}, and at failure_rate=0.1 this epsilon fits).") from None
 
-    def _per_user_words(self, msg: str) -> str:
-        """A protocol message that names the per-entry ``epsilon=X`` (``check_config`` reads the per-entry figure)
-        rewritten for a model given the per-user total: it names the total and the per-entry figure it gave."""
-        if self.epsilon is None or not msg.startswith("epsilon="):
-            return msg
-        head, _, rest = msg.partition(" ")
-        return (f"epsilon={self.epsilon:g} (the per-user total, {head[len('epsilon='):]} per entry over"
-                f" {self._entries_spent()} entries) {rest}")
+    def _per_user_error(self, e: DPTopicError) -> DPTopicError:
+        """A protocol refusal of the per-entry ``epsilon`` (``check_config`` reads the per-entry figure), said of
+        the per-user total for a model given one: it names the total and the per-entry figure it gave."""
+        if self.epsilon is None or not isinstance(e, ParameterError) or e.parameter != "epsilon":
+            return e
+        head = "{epsilon=:g} (the per-user total, {per:g} per entry over {n} entries)"
+        if "why" in e.fields and "least" not in e.fields:     # too small to say anything (too_small_for_vocabulary)
+            return ParameterError(head + " is too small for a vocabulary of {V} words: {why}; use a larger {epsilon}.",
+                                  "epsilon", self.epsilon, per=e.value, n=self._entries_spent(), V=e.fields["V"],
+                                  why=e.fields["why"],
+                                  flag_template="{epsilon=:g} is too small for a vocabulary of {V} words: at the"
+                                  " epsilon per entry it leaves ({per:g}) {why}; give a larger {epsilon}.")
+        rest = str(e).partition(" ")[2]
+        return ParameterError(head + " {rest}", "epsilon", self.epsilon, per=e.value, n=self._entries_spent(),
+                              rest=rest)
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
         """``fit(X).transform(X)``; for a list of user corpora, the rows of every user's documents in turn."""
