@@ -195,7 +195,8 @@ def build_config(a):
                          max_body_bytes=a.max_body_bytes, body_timeout=a.body_timeout,
                          database_timeout=a.database_timeout,
                          max_reports_per_request=a.max_reports_per_request,
-                         admin_token=token, fed_epsilon_per_entry=a.fed_epsilon, **{f"fed_{k}": v for k, v in fed.items()})
+                         admin_token=token, fed_epsilon_per_entry=a.fed_epsilon, fed_user_epsilon=a.fed_user_budget,
+                         **{f"fed_{k}": v for k, v in fed.items()})
 
 
 # ServiceConfig's parameters (and FedLDA's, checked by federated.client.check_config) as serve's flags (cli._flags)
@@ -210,7 +211,7 @@ SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc",
                "fed_failure_rate": "--fed-failure-rate",
                "fed_pad_length": "--fed-pad-length", "fed_sample_ratio": "--fed-sample-ratio",
                "fed_min_updates": "--fed-min-updates", "fed_report_words": "--fed-report-words",
-               "user_epsilon": "--fed-user-budget",
+               "user_epsilon": "--fed-user-budget", "fed_user_epsilon": "--fed-user-budget",
                # FedLDA's own names (RRPConfig, FedLDA.from_user_budget)
                "epsilon": "--fed-epsilon-per-entry", "epsilon_per_entry": "--fed-epsilon-per-entry",
                "pad_length": "--fed-pad-length",

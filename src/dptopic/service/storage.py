@@ -266,7 +266,7 @@ def _settings_fields(side: str, values: dict, keys) -> tuple[str, dict]:
     return (", ".join("{%s=%s_%s}" % (k, side, k) for k in keys), {f"{side}_{k}": values[k] for k in keys})
 
 
-def _check_fed(stored: dict, expected: dict, rounds_exist) -> None:
+def _check_fed(stored: dict, expected: dict, rounds_exist, fed_user_epsilon: float | None = None) -> None:
     """Refuse, in one line naming every FedLDA setting that differs, a start whose FedLDA settings are not those the
     database is bound to: the open round's model, the updates stored for it and the epsilon the users spent were made
     with them (another K leaves the round stuck; another epsilon would debias updates with the wrong epsilon and
@@ -300,10 +300,13 @@ def _check_fed(stored: dict, expected: dict, rounds_exist) -> None:
                             " FedLDA (" + now + "): FedLDA's settings are bound to a database on its first start;"
                             " start it without FedLDA, or use a new --database for FedLDA rounds.", differ[0],
                             **was_fields, **now_fields)
+    chosen = ("" if fed_user_epsilon is None else        # FedLDA.from_user_budget chose these two
+              " ({fed_user_epsilon=:g} chose {fed_epsilon} and {fed_pad_length} here)")
     raise SettingsError("the database's FedLDA rounds were run with " + was + " but the server was started with " + now
                         + ": FedLDA's settings are bound to a database on its first start (the open round's model and"
-                        " the epsilon its users spent depend on them); start it with the same FedLDA flags, or use a"
-                        " new --database.", differ[0], **was_fields, **now_fields)
+                        " the epsilon its users spent depend on them); start it with the same FedLDA flags" + chosen
+                        + ", or use a new --database.", differ[0], values={"fed_user_epsilon": fed_user_epsilon},
+                        **was_fields, **now_fields)
 
 
 class SettingsError(ParameterError, StorageError):
@@ -314,7 +317,7 @@ def _other_setting(key: str, stored, given) -> SettingsError:
     """The database's reports were made with another ``key`` (a setting of :meth:`Storage.bind_settings`) than the
     server was started with: said as the settings a user gives (the per-word epsilon for ``f``, the vocabulary for its
     fingerprint and size)."""
-    tail = ": start it with the same {vocabulary}, --report-kind and epsilon, or use a new --database."
+    tail = ": start it with the same --vocabulary, --report-kind and epsilon, or use a new --database."
     if key == "f":
         def eps(f):
             try:
@@ -333,7 +336,7 @@ def _other_setting(key: str, stored, given) -> SettingsError:
         return SettingsError("the database holds reports made with a {vocabulary} of {stored} words but the server was"
                              " started with one of {given} words" + tail, "vocabulary", stored=stored, given=given)
     return SettingsError("the database holds reports made with {parameter=stored} but the server was started with"
-                         " {parameter=given}" + tail, key, stored=stored, given=given, others=("vocabulary",))
+                         " {parameter=given}" + tail, key, stored=stored, given=given)
 
 
 @dataclass
@@ -831,7 +834,7 @@ class Storage:
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_INSERT_LOCK})
 
     # ---------------------------------------------------------------- settings
-    def bind_settings(self, expected: dict) -> dict:
+    def bind_settings(self, expected: dict, fed_user_epsilon: float | None = None) -> dict:
         """Store ``expected`` on first use; afterwards refuse to serve with other settings.
 
         A setting the database has no record of (a database made by a dptopic that did not bind it yet) is recorded
@@ -864,7 +867,7 @@ class Storage:
                     if k_stored is not None:    # an older database: its rounds' model says which K it ran with
                         stored["fed_topics"] = k_stored
                 _check_fed(stored, expected, lambda: conn.execute(select(func.count()).select_from(fed_rounds))
-                           .scalar() > 0)
+                           .scalar() > 0, fed_user_epsilon)
             missing = [k for k in expected if k not in rows]
             if missing:     # a database from before these settings were bound: bound from this start on
                 conn.execute(settings.insert(), [{"key": k, "value": json.dumps(expected[k])} for k in missing])
