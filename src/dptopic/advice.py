@@ -502,8 +502,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                            " holds).")
     if doc_length is not None and (isinstance(doc_length, bool) or not isinstance(doc_length, (int, float))
                                    or not math.isfinite(doc_length) or not 0 < doc_length <= MAX_DOC_LENGTH):
-        raise DPTopicError(f"invalid doc_length={doc_length!r}: give a number of words > 0 and at most"
-                           f" {MAX_DOC_LENGTH:,}.")
+        raise ParameterError("invalid {doc_length=}: give a number of words > 0 and at most {most:,}.", "doc_length",
+                             doc_length, most=MAX_DOC_LENGTH)
     doc = table if isinstance(table, dict) else load_table(table)
     rows = [r for r in doc["rows"] if r.get("unit") == unit and r.get("trainer")]
     rec = Recommendation(unit, float(epsilon), int(n_docs), int(n_topics), None, source=doc.get("source", ""),

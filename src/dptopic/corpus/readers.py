@@ -512,9 +512,10 @@ def auto_format(p) -> str:
     if ext in _AUTO_SUFFIXES:
         return _AUTO_SUFFIXES[ext]
     what = f"its extension {ext!r}" if ext else "it has no extension, which"
-    raise DPTopicError(f"corpus {str(p)!r}: format='auto' reads a file by its extension, and {what} says no format:"
-                       " give format='text' (one document per line), jsonl, csv, uci or npz, or name the file .txt,"
-                       " .jsonl, .csv, .tsv/.tab (tab-separated), .npz or docword.*.txt.")
+    raise ParameterError("corpus {path}: {format=auto} reads a file by its extension, and {what} says no format: give"
+                         " {format=text} (one document per line), jsonl, csv, uci or npz, or name the file .txt,"
+                         " .jsonl, .csv, .tsv/.tab (tab-separated), .npz or docword.*.txt.", "format", "auto",
+                         path=repr(str(p)), what=what, auto="auto", text="text")
 
 
 def _json_format(p) -> str:
@@ -527,9 +528,10 @@ def _json_format(p) -> str:
             return "jsonl"
     except ValueError:          # not JSON, or too deeply nested (DPTopicError is a ValueError)
         pass
-    raise DPTopicError(f"{str(p)!r} is JSON {'holding an array' if first.startswith('[') else 'that is not one object per line'}:"
-                       " dptopic reads JSONL, one JSON object per line with the text in a field (for example"
-                       " jq -c '.[]' for a file that is one array), or pass format='text' for plain text.")
+    raise ParameterError("{path} is JSON {what}: dptopic reads JSONL, one JSON object per line with the text in a"
+                         " field (for example jq -c '.[]' for a file that is one array), or pass {format=text} for"
+                         " plain text.", "format", path=repr(str(p)), text="text",
+                         what="holding an array" if first.startswith("[") else "that is not one object per line")
 
 
 def _load_uci(p, vocab, drop_empty: bool = True, vocab_flag: str | None = "vocab="):

@@ -141,8 +141,9 @@ def check_protocol(config: RRPConfig) -> None:
     for name, rules in _protocol_rules().items():
         validate_value(name, getattr(config, name), rules)
     if rounds_to_no_entry(config.pad_length, config.sample_ratio):
-        raise DPTopicError(f"pad_length={config.pad_length} is too small for sample_ratio={config.sample_ratio:g}:"
-                           " an update would round to no entry; raise pad_length or sample_ratio.")
+        raise ParameterError("{pad_length=} is too small for {sample_ratio=:g}: an update would round to no entry;"
+                             " raise {pad_length} or {sample_ratio}.", "pad_length", config.pad_length,
+                             values={"sample_ratio": config.sample_ratio})
 
 
 def check_config(config: RRPConfig, vocab_size: int) -> None:
@@ -153,16 +154,16 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
     check_protocol(config)
     K, V = int(config.n_topics), int(vocab_size)
     if config.local_inference not in LOCAL_INFERENCE:
-        raise DPTopicError(f"invalid local_inference={config.local_inference!r}: must be one of"
-                           f" {', '.join(LOCAL_INFERENCE)}.")
+        raise ParameterError("invalid {local_inference=}: must be one of {choices}.", "local_inference",
+                             config.local_inference, choices=", ".join(LOCAL_INFERENCE))
     if config.exclusion == "none" and V < 2:
         raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give a corpus with at least two words.")
     if config.exclusion == "none" and not 0 <= int(config.subset_size) <= V - 1:
-        raise DPTopicError(f"subset_size={config.subset_size} must be between 1 and V - 1 = {V - 1} words"
-                           " (0 picks the size from epsilon).")
+        raise ParameterError("{subset_size=} must be between 1 and V - 1 = {most} words (0 picks the size from"
+                             " epsilon).", "subset_size", config.subset_size, most=V - 1)
     if K > V:
-        raise DPTopicError(f"n_topics={K} exceeds the vocabulary size {V}: give at most {V} topics or a corpus"
-                           " with more distinct words.")
+        raise ParameterError("{n_topics=} exceeds the vocabulary size {V}: give at most {V} topics or a corpus with"
+                             " more distinct words.", "n_topics", K, V=V)
     if config.exclusion == "none":
         from ..accounting.fedlda import subset_inclusion, subset_size
 

@@ -291,7 +291,7 @@ class FedLDA(GibbsTopicModel):
                                " rules randomize again every round, so their total also grows with the rounds.")
         ratio = float(kw.get("sample_ratio", 1.0))
         if not 0 < ratio <= 1:
-            raise DPTopicError(f"invalid sample_ratio={ratio!r}: must lie in (0, 1].")
+            raise ParameterError("invalid {sample_ratio=}: must lie in (0, 1].", "sample_ratio", ratio)
         kw.setdefault("report_words", "all")  # the split is chosen for the whole vocabulary
         eps, entries = entries_for_user_budget(user_epsilon, vocab_size)
         if entries / ratio > MAX_PAD_LENGTH:     # before the search below, whose steps of one would take forever
@@ -398,8 +398,9 @@ class FedLDA(GibbsTopicModel):
     def _validate(self) -> None:
         super()._validate()
         if rounds_to_no_entry(self.pad_length, self.sample_ratio):
-            raise DPTopicError(f"pad_length={self.pad_length} is too small for sample_ratio={self.sample_ratio:g}:"
-                               " an update would round to no entry; raise pad_length or sample_ratio.")
+            raise ParameterError("{pad_length=} is too small for {sample_ratio=:g}: an update would round to no entry;"
+                                 " raise {pad_length} or {sample_ratio}.", "pad_length", self.pad_length,
+                                 values={"sample_ratio": self.sample_ratio})
         if self.epsilon is not None and self.epsilon_per_entry is not None:
             raise DPTopicError(f"give epsilon={self.epsilon!r} (the per-user total, split over the entries) or"
                                f" epsilon_per_entry={self.epsilon_per_entry!r} (its figure per reported word), not both.")
@@ -425,13 +426,15 @@ class FedLDA(GibbsTopicModel):
                                " the reports would carry nothing about the users' words; raise it (the poster's is"
                                " 0.1) or epsilon.")
         if self.exclusion != "none" and self.report_words not in ("auto", "all"):
-            raise DPTopicError(f"report_words={self.report_words!r} applies to exclusion='none' only: the floor and"
-                               " tail rules replace words from the model over the whole vocabulary; drop it.")
+            raise ParameterError("{report_words=} applies to {exclusion=none} only: the floor and tail rules replace"
+                                 " words from the model over the whole vocabulary; drop it.", "report_words",
+                                 self.report_words, none="none")
         if self.exclusion != "none":    # options of the sound rule's subset-selection reports only
             for name, default in (("subset_size", 0), ("local_inference", "em")):
                 if getattr(self, name) != default:
-                    raise DPTopicError(f"{name}={getattr(self, name)!r} applies to exclusion='none' only (its"
-                                       f" randomized reports); the {self.exclusion} rule ignores it: drop it.")
+                    raise ParameterError("{parameter=} applies to {exclusion=none} only (its randomized reports);"
+                                         " the {rule} rule ignores it: drop it.", name, getattr(self, name),
+                                         none="none", rule=self.exclusion)
 
     def _report_domain(self, vocab_size: int, n_users: int) -> int:
         """How many of the vocabulary's first words the reports range over (``report_words``)."""
@@ -443,8 +446,8 @@ class FedLDA(GibbsTopicModel):
             return min(vocab_size, max(n, 2 * K, s + 1))
         n = int(self.report_words)
         if n > vocab_size:
-            raise DPTopicError(f"report_words={n} exceeds the vocabulary's {vocab_size} words: give at most"
-                               f" {vocab_size}, or 'all'.")
+            raise ParameterError("{report_words=} exceeds the vocabulary's {V} words: give at most {V}, or 'all'.",
+                                 "report_words", n, V=vocab_size)
         if n < K or s >= n:
             more = f" and more than subset_size={s}" if s else ""
             raise DPTopicError(f"report_words={n} is too few: the reports need at least n_topics={K} words{more};"
@@ -502,8 +505,9 @@ class FedLDA(GibbsTopicModel):
                 corpus = corpus.restrict(given).require_nonempty()
         self._vocabulary_supplied = supplied or (vocabulary is None and names is None and vocabulary_given(corpus))
         if self.n_clients is not None and self.n_clients > corpus.n_docs:
-            raise DPTopicError(f"n_clients={self.n_clients} exceeds the {corpus.n_docs} documents: a simulated user"
-                               " holds at least one document; give fewer clients, or a list of user corpora.")
+            raise ParameterError("{n_clients=} exceeds the {n} documents: a simulated user holds at least one"
+                                 " document; give fewer clients, or a list of user corpora.", "n_clients",
+                                 self.n_clients, n=corpus.n_docs)
         n = corpus.n_docs if self.n_clients is None else self.n_clients
         # every user given sends, with or without tokens (padding only): taking part never depends on the text
         return [corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)]
