@@ -325,9 +325,9 @@ def _other_setting(key: str, stored, given) -> SettingsError:
             except (ValueError, ZeroDivisionError, OverflowError, TypeError):
                 return None
         if eps(stored) is not None and eps(given) is not None:
-            return SettingsError("the database holds reports made with {epsilon_word=stored:.4g} (f = {f_stored}) but"
-                                 " the server was started with {epsilon_word=given:.4g} (f = {f_given})" + tail,
-                                 "epsilon_word", stored=eps(stored), given=eps(given), f_stored=stored, f_given=given)
+            return SettingsError("the database holds reports made with {epsilon_word=stored:.4g} but the server was"
+                                 " started with {epsilon_word=given:.4g}" + tail, "epsilon_word", stored=eps(stored),
+                                 given=eps(given))
     if key == "vocabulary_sha256" and isinstance(stored, str) and isinstance(given, str):
         return SettingsError("the database holds reports made with another {vocabulary} (SHA-256 {stored}...) than the"
                              " server was started with (SHA-256 {given}...)" + tail, "vocabulary",
