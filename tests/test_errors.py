@@ -137,3 +137,14 @@ def test_library_refusals_the_command_line_once_reworded_carry_their_structure()
         LaplaceEvent(scale=1e-5, changes=(1, 1))
     assert str(e.value).startswith("invalid epsilon (sensitivity/scale)=")
     assert e.value.message({"epsilon": "--eps-grid"}).startswith("--eps-grid is too large: the epsilon of each")
+
+
+def test_it_survives_a_copy_and_the_pickle_a_worker_process_sends_it_back_in():
+    """A Dask worker or a process pool returns an error by pickling it: the structure comes back with it."""
+    import copy
+    import pickle
+
+    e = ParameterError("invalid {n_words=}: at most {most}.", "n_words", 9, most=5)
+    for back in (pickle.loads(pickle.dumps(e)), copy.deepcopy(e)):
+        assert type(back) is ParameterError and str(back) == str(e) and back.parameters == e.parameters
+        assert back.message(FLAGS) == "invalid --n-words 9: at most 5."
