@@ -516,8 +516,9 @@ def entry_epsilon_for_total(total: float, failure_rate: float, gamma: float, var
     def spend(e):
         return _user_headline(e, failure_rate, gamma, variant, exclusion, entries_per_round, rounds, report_delta)
 
+    # the sound rule's entries are randomized once (the rule goes without saying where no other is on offer: serve)
     where = (f"over the {n} entries a user randomizes ({entries_per_round} an update"
-             + (", once" if exclusion == "none" else f", every one of {rounds} rounds") + "; {exclusion=})")
+             + (", once)" if exclusion == "none" else f", every one of {rounds} rounds; {{exclusion=}})"))
 
     def refuse(template: str, **fields):
         return ParameterError("{parameter=:g} (the per-user total) " + template, name, total,
