@@ -630,7 +630,7 @@ def _check_document_budget(model) -> None:
     (``calibrate_gaussian_pair``, the word ranking with ``ranking_noise`` times the co-occurrence's noise; with a
     vocabulary of at most 200 words and fewer than 10 topics it makes one release only, which reaches lower,
     but the vocabulary is not known yet), ``n_iter`` full-batch releases for docdp."""
-    from ..accounting.gaussian import MAX_NOISE_MULTIPLIER, calibrate_noise_multiplier
+    from ..accounting.gaussian import MAX_NOISE_MULTIPLIER, calibrate_noise_multiplier, unreachable_budget
     from ..models.docdp_cooc import DocDPCooccurrence, resolve_ranking_noise
 
     if isinstance(model, DocDPCooccurrence):
@@ -641,10 +641,9 @@ def _check_document_budget(model) -> None:
         ratio = resolve_ranking_noise(model.ranking_noise, model.word_choice)
         floor = unreachable_epsilon("document", epsilon, delta, ratio)
         if floor is not None:
-            raise DPTopicError(f"budget unreachable: epsilon={epsilon:g} at delta={delta:g} needs a noise multiplier"
-                               f" above {MAX_NOISE_MULTIPLIER:g} for docdp-cooc's two releases (the word ranking with"
-                               f" {ratio:g} times the co-occurrence's noise); the smallest reachable epsilon is"
-                               f" {rounded_up(floor, 4):.4g} (give a larger epsilon or delta).")
+            raise unreachable_budget(epsilon, delta, rounded_up(floor, 4), MAX_NOISE_MULTIPLIER,
+                                     f"docdp-cooc's two releases (the word ranking with {ratio:g} times the"
+                                     " co-occurrence's noise)")
         return
     calibrate_noise_multiplier(float(model.epsilon), float(model.delta), 1.0, int(getattr(model, "n_iter", 1)))
 
