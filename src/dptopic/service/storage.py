@@ -281,11 +281,11 @@ def _check_fed(stored: dict, expected: dict, rounds_exist, fed_user_epsilon: flo
         was_on = stored.get("fed_report_words") is not None or rounds_exist()
     if was_on and not now_on:
         known = [k for k in FED_FLAG_SETTINGS if stored.get(k) is not None]
-        ran = f" with {_settings_list(stored, known)}" if known else ""
-        raise StorageError(f"the database ran FedLDA rounds{ran} but the server was started without FedLDA (no"
-                           " fed_epsilon): FedLDA is off now, while the database's open round and the epsilon its"
-                           " users spent are bound to those settings; start it with the same FedLDA flags, or use a"
-                           " new --database.")
+        ran, fields = _settings_fields("stored", stored, known)
+        raise SettingsError("the database ran FedLDA rounds" + (" with " + ran if known else "") + " but the server was"
+                            " started without FedLDA (no {fed_epsilon}): FedLDA is off now, while the database's open"
+                            " round and the epsilon its users spent are bound to those settings; start it with the"
+                            " same FedLDA flags, or use a new --database.", "fed_epsilon", None, **fields)
     # fed_failure_rate binds nothing: the server's rounds use the 'none' rule, which has no failure rate (serve
     # refuses --fed-failure-rate), so a database first started with another value still starts
     differ = sorted((k for k, v in expected.items() if k.startswith(FED_PREFIX) and k in stored and stored[k] != v
