@@ -63,10 +63,10 @@ def test_a_parameter_set_through_another_flag_is_written_by_its_pair():
 
 
 def test_the_flag_template_says_the_sentence_of_a_caller_of_flags():
-    e = ParameterError("{n_topics=} leaves no topic: raise {n_topics} or lower n_background.", "n_topics", 2,
+    e = ParameterError("{n_topics=} leaves no topic: raise {n_topics} or lower {n_background}.", "n_topics", 2,
                        flag_template="{n_topics=} leaves no topic: raise {n_topics} or give {background_share} off.")
     assert str(e) == "n_topics=2 leaves no topic: raise n_topics or lower n_background."
-    assert e.parameters == ("n_topics", "background_share")
+    assert e.parameters == ("n_topics", "n_background", "background_share")
     assert e.message({"n_topics": "--topics", "background_share": "--background-share"}) == \
         "--topics 2 leaves no topic: raise --topics or give --background-share off."
     assert e.message({"seed": "--seed"}) == str(e)      # names that rename none of its parameters: Python's line

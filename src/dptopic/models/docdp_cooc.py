@@ -299,7 +299,7 @@ class DocDPCooccurrence(_DocumentDPModel):
                                  self.n_words, values={"n_topics": K})
         if share_rule and K <= n_bg:
             head = "{n_topics=} leaves no topic beside the {n_bg} background topics: raise {n_topics} or "
-            raise ParameterError(head + "lower n_background.", "n_topics", K, n_bg=n_bg,
+            raise ParameterError(head + "lower {n_background}.", "n_topics", K, n_bg=n_bg,
                                  flag_template=head + "give {background_share} off.")
         rng = self._rng()
         people, n_people = people_of(self, corpus, passes, rng)   # unit="user": the documents grouped by person
