@@ -304,8 +304,9 @@ def check_f(f) -> float:
     if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)) or not 0 < f < 1:
         raise DPTopicError(f"invalid f={f!r}: the flip parameter must lie in (0, 1) (f = 2/(1 + e^eps_word)).")
     if math.log((2.0 - f) / f) > EPSILON_MAX if f > 1e-300 else True:
-        raise DPTopicError(f"invalid f={f!r}: so small a flip parameter gives eps_word above {EPSILON_MAX:g} per word, which"
-                           f" protects nothing; give f >= {2.0 / (1.0 + math.exp(EPSILON_MAX)):.3g} or use --epsilon-word.")
+        raise ParameterError("invalid {f=}: so small a flip parameter gives eps_word above {top:g} per word, which"
+                             " protects nothing; give {f} >= {least:.3g} or use --epsilon-word.", "f", f,
+                             top=EPSILON_MAX, least=2.0 / (1.0 + math.exp(EPSILON_MAX)))
     return float(f)
 
 

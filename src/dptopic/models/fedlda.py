@@ -421,10 +421,10 @@ class FedLDA(GibbsTopicModel):
         if (self.exclusion != "none" and _eta(eps, self.failure_rate, self.gamma, self.variant) > 1 - 1e-6
                 and _eta(eps, max(0.1, float(self.failure_rate)), self.gamma, self.variant) <= 1 - 1e-6):
             d0 = _delta0(self.failure_rate, self.gamma)
-            raise DPTopicError(f"failure_rate={self.failure_rate:g} is too small at {eps:g} per entry: it"
-                               f" leaves delta0 = {d0:.3g}, so eta rounds to 1 and every entry's word would be replaced:"
-                               " the reports would carry nothing about the users' words; raise it (the poster's is"
-                               " 0.1) or epsilon.")
+            raise ParameterError("{failure_rate=:g} is too small at {eps:g} per entry: it leaves delta0 = {d0:.3g},"
+                                 " so eta rounds to 1 and every entry's word would be replaced: the reports would"
+                                 " carry nothing about the users' words; raise it (the poster's is 0.1) or epsilon.",
+                                 "failure_rate", self.failure_rate, eps=eps, d0=d0)
         if self.exclusion != "none" and self.report_words not in ("auto", "all"):
             raise ParameterError("{report_words=} applies to {exclusion=none} only: the floor and tail rules replace"
                                  " words from the model over the whole vocabulary; drop it.", "report_words",
