@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .errors import DPTopicError
+from .errors import ParameterError
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class Interval:
     left: float | None
     right: float | None
     closed: str = "both"  # "left", "right", "both", "neither"
+    flags: bool = True  # offered to a caller who sets the parameter by a flag (the command line); see validate_value
 
     def accepts(self, v: Any) -> bool:
         # NumPy scalars (np.float32, np.int64, ...) are numbers.Real/Integral too and get the same
@@ -68,6 +69,8 @@ class Options:
 
 @dataclass(frozen=True)
 class IsNone:
+    flags = False   # a flag given on the command line is never None: "None or" is for a Python caller
+
     def accepts(self, v: Any) -> bool:
         return v is None
 
@@ -108,7 +111,8 @@ def Real(lo=None, hi=None, closed="both") -> Interval:
 
 SEED = [IsNone(), Int(0, None), IsType((np.random.Generator,), "a numpy Generator")]
 VERBOSE = [Int(0, 2), IsBool()]  # scikit-learn's estimators take a bool as well
-N_JOBS = [IsNone(), Int(-256, -1), Int(1, 256)]  # scikit-learn's convention: None is 1, -1 every core, -2 all but one
+# scikit-learn's convention: None is 1, -1 every core, -2 all but one; a --jobs flag takes a count of threads
+N_JOBS = [IsNone(), Interval(numbers.Integral, -256, -1, flags=False), Int(1, 256)]
 
 
 def resolve_n_jobs(n_jobs) -> int:
@@ -119,19 +123,21 @@ def resolve_n_jobs(n_jobs) -> int:
     return max(1, (os.cpu_count() or 1) + 1 + n) if n < 0 else n
 
 
-def _show(value: Any) -> str:
-    """``repr`` of a user value for an error line: one line, at most 60 characters."""
-    r = " ".join(repr(value).split())
-    return r if len(r) <= 60 else r[:57] + "..."
-
-
 def validate_value(name: str, value: Any, constraints: Iterable) -> Any:
-    """Raise a one-line :class:`DPTopicError` unless some constraint accepts ``value``; return it."""
+    """Raise a one-line :class:`~dptopic.errors.ParameterError` unless some constraint accepts ``value``; return it.
+
+    The line lists every accepted form; written for a caller who sets ``name`` by a flag (``e.message(names)``) it
+    lists only those a flag can give (``flags`` true: not ``None``, not ``n_jobs``'s negative counts)."""
     constraints = list(constraints)
     if any(c.accepts(value) for c in constraints):
         return value
     allowed = " or ".join(c.describe() for c in constraints)
-    raise DPTopicError(f"invalid {name}={_show(value)}: must be {allowed}.")
+    for_flags = [c for c in constraints if getattr(c, "flags", True)] or constraints
+    flag_allowed = " or ".join(c.describe() for c in for_flags)
+    raise ParameterError("invalid {parameter=}: must be {allowed}.", name, value, allowed=allowed,
+                         flag_template=None if flag_allowed == allowed else "invalid {parameter=}: must be"
+                                                                            " {flag_allowed}.",
+                         flag_allowed=flag_allowed)
 
 
 def validate_params(params: dict, constraints: dict) -> None:

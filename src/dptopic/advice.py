@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import DPTopicError
+from .errors import DPTopicError, ParameterError
 
 TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6
@@ -175,46 +175,64 @@ def most_word_level_spend(n_iter: int = WORD_ITERATIONS, epsilon_inherent: float
 def word_budget_refusal(epsilon: float, n_iter: int = WORD_ITERATIONS,
                         epsilon_inherent: float = WORD_EPSILON_INHERENT, delta: float = TRAIN_DELTA,
                         discrete: bool = True, extra_laplace: int = 0) -> str | None:
+    """The line of :func:`word_budget_error`, or None."""
+    err = word_budget_error(epsilon, n_iter, epsilon_inherent, delta, discrete, extra_laplace)
+    return None if err is None else str(err)
+
+
+def word_budget_error(epsilon: float, n_iter: int = WORD_ITERATIONS,
+                      epsilon_inherent: float = WORD_EPSILON_INHERENT, delta: float = TRAIN_DELTA,
+                      discrete: bool = True, extra_laplace: int = 0) -> ParameterError | None:
     """The one rule for a whole-run total per word that the word-level trainer cannot spend (``HDPLDA.from_budget``,
     ``dptopic.for_unit("word")``, ``dptopic train --unit word`` and ``--algorithm hdp --epsilon``, and ``dptopic
     recommend``'s "train it"): above what its iterations spend at most (:func:`most_word_level_spend`), to within 1%,
-    the sentence that refuses it, naming the total given, the most it can spend and what to give; else None. Its
-    parameters are named as Python's (``epsilon``, ``n_iter``): the command line renames them to its flags."""
+    the :class:`~dptopic.errors.ParameterError` that refuses it, naming the total given, the most it can spend and
+    what to give; else None. A front door names its parameters (``epsilon``, ``n_iter``) with ``message(names)``."""
     most = most_word_level_spend(n_iter, epsilon_inherent, delta, discrete, extra_laplace)
     if float(epsilon) <= most * SPEND_TOLERANCE:
         return None
-    return (f"epsilon={float(epsilon):g} is more than the word-level trainer (HDP-LDA) can spend: each iteration's"
-            f" noisy release takes at most epsilon_L = 500 (the accountants' limit), so the run's iterations"
-            f" (n_iter={int(n_iter)}) spend at most {most:,.6g} per word at delta={float(delta):g}; give"
-            f" epsilon={most:.6g} or"
-            " less (more iterations spend more).")
+    return ParameterError("{epsilon=:g} is more than the word-level trainer (HDP-LDA) can spend: each iteration's"
+                          " noisy release takes at most epsilon_L = 500 (the accountants' limit), so the run's"
+                          " iterations ({n_iter=}) spend at most {most:,.6g} per word at {delta=:g}; give"
+                          " {epsilon=most:.6g} or less (more iterations spend more).", "epsilon", float(epsilon),
+                          values={"n_iter": int(n_iter), "delta": float(delta)}, most=most)
 
 
 def train_refusal(unit: str, epsilon: float, n_topics: int | None = None, delta: float = TRAIN_DELTA,
                   n_iter: int | None = None, epsilon_inherent: float | None = None, reach: bool = True) -> str | None:
-    """Why ``dptopic.for_unit(unit, ...)`` / ``dptopic train --unit UNIT`` refuses these settings, in one sentence
-    with Python's parameter names (None when it takes them): more than :data:`MAX_TOPICS` topics, a document- or
+    """The line of :func:`train_refusal_error`, or None."""
+    err = train_refusal_error(unit, epsilon, n_topics, delta, n_iter, epsilon_inherent, reach)
+    return None if err is None else str(err)
+
+
+def train_refusal_error(unit: str, epsilon: float, n_topics: int | None = None, delta: float = TRAIN_DELTA,
+                        n_iter: int | None = None, epsilon_inherent: float | None = None,
+                        reach: bool = True) -> ParameterError | None:
+    """Why ``dptopic.for_unit(unit, ...)`` / ``dptopic train --unit UNIT`` refuses these settings, as a
+    :class:`~dptopic.errors.ParameterError` (None when it takes them): more than :data:`MAX_TOPICS` topics, a document- or
     user-level epsilon above :data:`UNIT_EPSILON_MAX` (it protects nothing) or below what the trainer reaches at
     ``delta`` (:func:`unreachable_epsilon`), a word-level total it cannot spend (:func:`word_budget_refusal`, at
     ``n_iter`` iterations, :data:`WORD_ITERATIONS` by default). ``dptopic recommend`` reads the same rule for its
     "train it" line, so that it never suggests a command that train refuses. ``reach=False`` leaves out the floor (a
     caller that checks it with the trainer's own settings, as ``dptopic train`` does once they are known)."""
     if n_topics is not None and int(n_topics) > MAX_TOPICS:
-        return f"n_topics={int(n_topics)} is more than the trainers take: give at most {MAX_TOPICS:,} topics."
+        return ParameterError("{n_topics=} is more than the trainers take: give at most {most:,} topics.", "n_topics",
+                              int(n_topics), most=MAX_TOPICS)
     if unit == "word":
-        return word_budget_refusal(epsilon, WORD_ITERATIONS if n_iter is None else int(n_iter),
+        return word_budget_error(epsilon, WORD_ITERATIONS if n_iter is None else int(n_iter),
                                    WORD_EPSILON_INHERENT if epsilon_inherent is None else float(epsilon_inherent),
                                    delta)
     top = UNIT_EPSILON_MAX.get(unit)
     if top is not None and float(epsilon) > top:
-        return (f"epsilon={float(epsilon):g} is more than a {unit}-level trainer takes: give at most {top:g} (a"
-                f" {unit}-level budget above it protects nothing).")
+        return ParameterError("{epsilon=:g} is more than a {unit}-level trainer takes: give at most {top:g} (a {unit}-level"
+                              " budget above it protects nothing).", "epsilon", float(epsilon), unit=unit, top=top)
     floor = unreachable_epsilon(unit, float(epsilon), float(delta)) if reach else None
     if floor is not None:
         from .accounting.verify import rounded_up
 
-        return (f"epsilon={float(epsilon):g} is below what the {unit}-level trainer reaches at delta={float(delta):g}:"
-                f" give epsilon={rounded_up(floor, 4):g} or more (or a larger delta).")
+        return ParameterError("{epsilon=:g} is below what the {unit}-level trainer reaches at {delta=:g}: give"
+                              " {epsilon=floor:g} or more (or a larger {delta}).", "epsilon", float(epsilon),
+                              values={"delta": float(delta)}, unit=unit, floor=rounded_up(floor, 4))
     return None
 
 
@@ -482,8 +500,8 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
                            " holds).")
     if doc_length is not None and (isinstance(doc_length, bool) or not isinstance(doc_length, (int, float))
                                    or not math.isfinite(doc_length) or not 0 < doc_length <= MAX_DOC_LENGTH):
-        raise DPTopicError(f"invalid doc_length={doc_length!r}: give a number of words > 0 and at most"
-                           f" {MAX_DOC_LENGTH:,}.")
+        raise ParameterError("invalid {doc_length=}: give a number of words > 0 and at most {most:,}.", "doc_length",
+                             doc_length, most=MAX_DOC_LENGTH)
     doc = table if isinstance(table, dict) else load_table(table)
     rows = [r for r in doc["rows"] if r.get("unit") == unit and r.get("trainer")]
     rec = Recommendation(unit, float(epsilon), int(n_docs), int(n_topics), None, source=doc.get("source", ""),

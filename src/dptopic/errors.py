@@ -8,6 +8,7 @@ traceback.
 
 
 import os
+import string
 import sys
 
 _INTERNAL = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
@@ -39,9 +40,187 @@ class DPTopicError(ValueError):
         super().__init__(" ".join(str(message).split()))
 
 
+class _Missing:
+    """The value of a :class:`ParameterError` that names a parameter without refusing one value of it."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
+
+
+def show_value(value, spec: str = "") -> str:
+    """A user's value for an error line: ``format(value, spec)`` when a spec is given, else its ``repr`` on one line,
+    at most 60 characters."""
+    if spec:
+        try:
+            return format(value, spec)
+        except (TypeError, ValueError):
+            pass
+    r = " ".join(repr(value).split())
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+class ParameterError(DPTopicError):
+    """A refused parameter value, with the parameters it names as data.
+
+    A front door that sets parameters under other names (the command line's flags) writes the same line in its own
+    names with :meth:`message`; nobody rewrites the text.
+
+    Parameters
+    ----------
+    template : str
+        The one-line message. Its fields (``str.format`` syntax) are:
+
+        - ``{p}``: the name of parameter ``p`` (``n_topics``; on the command line ``--topics``);
+        - ``{p=}``: ``p`` and its value, as Python's ``f"{p=}"`` writes it (``n_topics=1``; on the command line
+          ``--topics 1``, and ``no --topics`` for ``None``); a format spec may follow (``{epsilon=:g}``);
+          ``{p=key}`` writes ``p`` with the value of field ``key`` (a line that shows two values of one parameter);
+        - ``{value}``: the refused value alone (a spec may follow: ``{value:.3g}``);
+        - any other field of ``fields`` (a bound, a count): written as given.
+
+        Every ``{p}`` or ``{p=}`` field that is not ``value`` and not in ``fields`` names a parameter; ``{parameter}``
+        is the refused parameter's name.
+    parameter : str
+        The refused parameter.
+    value : object, optional
+        The refused value (``MISSING`` when the line refuses no single value).
+    values : mapping, optional
+        The values of the other parameters the line writes as ``{p=}``.
+    flag_template : str, optional
+        The line for a caller who sets the parameters by other names (flags), when its sentence differs, not only its
+        names: :meth:`message` uses it when ``names`` renames a parameter of the line. Same fields as ``template``.
+    others : iterable of str, optional
+        Parameters the line concerns besides those its fields name (a mapping: its values).
+    **fields
+        The template's other fields (a bound, a count, a name the user typed).
+
+    Attributes
+    ----------
+    parameter : str
+        The refused parameter.
+    value : object
+        The refused value, or ``MISSING``.
+    parameters : tuple of str
+        Every parameter the line names, ``parameter`` first.
+    template, flag_template : str
+        The message's templates.
+    """
+
+    def __init__(self, template: str, parameter: str, value=MISSING, *, values=None, flag_template=None, others=(),
+                 **fields):
+        self.template = template
+        self.flag_template = flag_template
+        self.parameter = parameter
+        self.value = value
+        self.fields = dict(fields)
+        self.values = dict(values or {})
+        if value is not MISSING:
+            self.values[parameter] = value
+        named = list(dict.fromkeys([parameter, *(others.values() if isinstance(others, dict) else others)]))
+        for text in (template, flag_template or ""):
+            for _, field, _, _ in self._segments(text):
+                name = self._parameter_of(field)
+                if name is not None and name not in named:
+                    named.append(name)
+        self.parameters = tuple(named)
+        super().__init__(self.message())
+
+    def _parameter_of(self, field):
+        """The parameter a template field names, or None (``value``, a plain field, literal text)."""
+        if field is None:
+            return None
+        name = field.split("=", 1)[0]
+        if not name or name == "value" or (name in self.fields and "=" not in field):
+            return None
+        return self.parameter if name == "parameter" else name
+
+    def _segments(self, template: str) -> list:
+        """``string.Formatter().parse(template)``, with ``{p}={value}`` read as ``{p=}`` (the refused parameter and
+        its value)."""
+        parts = list(string.Formatter().parse(template))
+        out = []
+        for literal, field, spec, conversion in parts:
+            if (field == "value" and literal == "=" and out and out[-1][1] == self.parameter
+                    and not out[-1][2] and out[-1][3] is None):
+                prev = out.pop()
+                out.append((prev[0], self.parameter + "=", spec, None))
+                continue
+            if field == "value" and literal == "=" and out and out[-1][1] == "parameter":
+                prev = out.pop()
+                out.append((prev[0], "parameter=", spec, None))
+                continue
+            out.append((literal, field, spec, conversion))
+        return out
+
+    def message(self, names=None) -> str:
+        """The line, each parameter written as ``names[p]`` (its flag) where ``names`` has it, else as ``p``.
+
+        ``names[p]`` may be a pair ``(name, with_value)``: ``with_value`` (a format with ``{value}``) writes ``{p=}``,
+        for a parameter set through another flag (HDP-LDA's eps_I from ``--clip``)."""
+        names = dict(names or {})
+        template = self.template
+        if self.flag_template is not None and any(p in names for p in self.parameters):
+            template = self.flag_template
+        out = []
+        for literal, field, spec, conversion in self._segments(template):
+            out.append(literal)
+            if field is None:
+                continue
+            if field == "value":
+                out.append(show_value(self.value, spec or ""))
+            elif field in self.fields:
+                v = self.fields[field]
+                if conversion == "r":
+                    v = repr(v)
+                out.append(format(v, spec or ""))
+            else:
+                p = self._parameter_of(field)
+                flag = names.get(p)
+                with_value = None
+                if isinstance(flag, tuple):     # (the name alone, the name with its value: a format with {value})
+                    flag, with_value = flag
+                if "=" not in field:
+                    out.append(flag or p)
+                    continue
+                source = field.split("=", 1)[1]
+                v = (self.values.get(p, MISSING) if not source else self.value if source == "value"
+                     else self.fields.get(source, MISSING))
+                if flag is None:
+                    out.append(f"{p}=" if v is MISSING else f"{p}={show_value(v, spec or '')}")
+                elif v is MISSING:
+                    out.append(flag)
+                elif with_value is not None:
+                    out.append(with_value.format(value=v if isinstance(v, str) else show_value(v, spec or "")))
+                elif v is None:
+                    out.append(f"no {flag}")
+                else:
+                    out.append(f"{flag} {v if isinstance(v, str) else show_value(v, spec or '')}")
+        return " ".join("".join(out).split())
+
+    def __str__(self) -> str:
+        return self.message()
+
+    def __reduce__(self):
+        return (_rebuild_parameter_error, (type(self), self.__dict__))
+
+
+def _rebuild_parameter_error(cls, state):
+    err = cls.__new__(cls)
+    err.__dict__.update(state)
+    DPTopicError.__init__(err, err.message())
+    return err
+
+
 class InputTypeError(DPTopicError, TypeError):
     """Input of the wrong type (an entry of a count matrix that is not a number): a :class:`DPTopicError` that is
     also a ``TypeError``, as Python and scikit-learn raise for it."""
+
+
+class UnknownParameterError(ParameterError, InputTypeError):
+    """A keyword that names no parameter (``LDA(n_topic=5)``): a :class:`ParameterError` for ``parameter`` (the name
+    as given, which no front door renames) that is also a ``TypeError``, as Python raises for an unexpected keyword."""
 
 
 class CorruptModelError(DPTopicError):

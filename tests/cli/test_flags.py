@@ -564,27 +564,61 @@ def _train(docs, out, *extra):
     return ["train", "--corpus", docs, "--topics", 2, "--quiet", "--out", out, *extra]
 
 
-# ------------------------------------------------------------------ the translation itself
-def test_translate_renames_parameters_and_keeps_the_rest():
-    from dptopic.cli._flags import translate
+# ------------------------------------------------------------------ library errors in the command's flags
+def test_flag_errors_writes_a_parameter_error_in_the_flags_by_its_structure(monkeypatch):
+    from dptopic.cli import _flags
+    from dptopic.errors import DPTopicError, ParameterError
 
-    names = {"pad_length": "--pad-length", "sample_ratio": "--sample-ratio", "exclusion": "--exclusion",
-             "local_inference": "--local-inference", "epsilon": "--epsilon", "n_topics": "--topics"}
-    assert translate("pad_length=1 is too small for sample_ratio=0.1: raise pad_length or sample_ratio.", names) == \
-        "--pad-length 1 is too small for --sample-ratio 0.1: raise --pad-length or --sample-ratio."
-    assert translate("local_inference='gibbs' applies to exclusion='none' only.", names) == \
-        "--local-inference gibbs applies to --exclusion none only."
-    assert translate("invalid n_topics=1.5.", names) == "invalid --topics 1.5."
-    assert translate("give epsilon > 20, or a larger epsilon.", names) == "give --epsilon > 20, or a larger epsilon."
-    # paths, flags and names the user typed himself stay as they are
-    kept = "file '/tmp/pad_length.txt' and --pad-length and 'sample_ratio'"
-    assert translate(kept, names) == kept
-    assert translate("LDA has no parameter 'x'; valid: n_topics.", names, keep="has no parameter") == \
-        "LDA has no parameter 'x'; valid: n_topics."
-    assert translate("invalid alpha=-1: must be None or a number.", {"alpha": "--alpha"}) == \
-        "invalid --alpha -1: must be a number."
-    assert translate("made with fed_report_words=None, not fed_report_words=5.", {"fed_report_words": "--fed-words"}) \
-        == "made with no --fed-words, not --fed-words 5."
+    def no_text_rewriting(*_):
+        raise AssertionError("a ParameterError is written by message(names), not by rewriting its text")
+
+    monkeypatch.setattr(_flags, "_unstructured", no_text_rewriting)
+    names = {"pad_length": "--pad-length", "sample_ratio": "--sample-ratio", "exclusion": "--exclusion"}
+    with pytest.raises(DPTopicError) as e:
+        with _flags.flag_errors(names):
+            raise ParameterError("{pad_length=} is too small for {sample_ratio=}: raise {pad_length} or"
+                                 " {sample_ratio}; see '/tmp/pad_length.txt' ({exclusion=none}).", "pad_length", 1,
+                                 values={"sample_ratio": 0.1}, none="none")
+    assert str(e.value) == ("--pad-length 1 is too small for --sample-ratio 0.1: raise --pad-length or --sample-ratio;"
+                            " see '/tmp/pad_length.txt' (--exclusion none).")
+    assert isinstance(e.value.__cause__, ParameterError)
+    # an error whose parameters the command does not map goes out as it came
+    err = ParameterError("invalid {seed=}.", "seed", -1)
+    with pytest.raises(ParameterError) as e:
+        with _flags.flag_errors(names):
+            raise err
+    assert e.value is err
+
+
+def test_the_command_line_rewrites_no_library_sentence_by_regular_expressions():
+    """The library's errors carry their parameters (ParameterError) and say their own sentences; the command line
+    maps parameters to flags and keeps no table of (regular expression, replacement) rules over message text.
+    Before: 20 such rules in cli/ (``*_RULES``, ``epsilon_rules``, ``epsilon_word_rules``, ``user_budget_rules``)."""
+    import ast
+    import inspect
+    from pathlib import Path
+
+    import dptopic.cli as cli
+    from dptopic.cli._flags import flag_errors
+
+    assert list(inspect.signature(flag_errors).parameters) == ["names"]
+    rules = []
+    for path in sorted(Path(cli.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            name = (node.name if isinstance(node, ast.FunctionDef) else
+                    next((t.id for t in node.targets if isinstance(t, ast.Name)), "")
+                    if isinstance(node, ast.Assign) else "")
+            if name.upper().endswith("_RULES") or name == "translate":
+                rules.append(f"{path.name}: {name}")
+            # a pair (pattern, replacement) whose pattern is a regular expression over a message
+            if (isinstance(node, ast.Tuple) and len(node.elts) == 2
+                    and all(isinstance(x, (ast.Constant, ast.JoinedStr)) for x in node.elts)
+                    and isinstance(node.elts[0], ast.Constant) and isinstance(node.elts[0].value, str)
+                    and node.elts[0].value.startswith("^")):
+                rules.append(f"{path.name}:{node.lineno}: {node.elts[0].value[:40]}")
+    print(f"regular-expression rules over library messages in cli/: {len(rules)}")
+    assert rules == []
 
 
 # ------------------------------------------------------------------ train: parameters validated before any data

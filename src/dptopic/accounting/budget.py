@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from .._validation import Int, Real, validate_value
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from .events import EPSILON_MAX, LaplaceEvent, PureDPEvent
 from .ledger import MAX_COUNT, compose_pld
 
@@ -63,10 +63,11 @@ def solve_epsilon_laplace(epsilon: float, delta: float, n_iter: int, epsilon_inh
     _check(epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta)
     floor = smallest_hdp_budget(epsilon_inherent, n_iter, delta)
     if floor >= epsilon:
-        raise DPTopicError(
-            f"budget too small: epsilon={epsilon:g} cannot cover {n_iter} iterations at epsilon_inherent={epsilon_inherent:g}"
-            f" (the inherent part alone costs {floor:.4g} at delta={delta:g}); give epsilon > {floor:.4g},"
-            f" fewer iterations or a smaller epsilon_inherent.")
+        raise ParameterError(
+            "budget too small: {epsilon=:g} cannot cover {n_iter} iterations at {epsilon_inherent=:g} (the inherent part"
+            " alone costs {floor:.4g} at {delta=:g}); give {epsilon} > {floor:.4g}, fewer iterations or a smaller"
+            " {epsilon_inherent}.", "epsilon", epsilon, values={"epsilon_inherent": epsilon_inherent, "delta": delta},
+            n_iter=n_iter, floor=floor)
     cap = EPSILON_MAX
     lo, hi = 0.0, min(max(epsilon, 1.0), cap)
     while hdp_total_epsilon(hi, epsilon_inherent, n_iter, delta, discrete, extra_laplace=extra_laplace) <= epsilon:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from ._lazy import dp_event, pld_common, pldlib, rdp_privacy_accountant
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 
 DISCRETIZATION = 1e-4
 
@@ -52,7 +52,14 @@ class LaplaceEvent:
             raise DPTopicError(f"invalid changes={self.changes!r}: must be a non-empty tuple of cell changes.")
         for c in self.changes:
             validate_value("changes", c, [Int(1, 10**6)] if self.discrete else [Real(0, 1e6, "right")])
-        _check_event_eps(self.epsilon, "epsilon (sensitivity/scale)")
+        from .._validation import Real
+
+        top = Real(0, EPSILON_MAX)
+        if not top.accepts(self.epsilon):   # the epsilon of one release: set by the caller's epsilon, said so
+            raise ParameterError("invalid epsilon (sensitivity/scale)={value}: must be {allowed}.", "epsilon",
+                                 self.epsilon, allowed=top.describe(),
+                                 flag_template="{epsilon} is too large: the epsilon of each noisy release it sets"
+                                 " (sensitivity/scale = {value}) must be {allowed}; lower {epsilon}.")
 
     @property
     def l1_sensitivity(self) -> float:
@@ -297,8 +304,9 @@ def check_f(f) -> float:
     if isinstance(f, bool) or not isinstance(f, (int, float, np.floating)) or not 0 < f < 1:
         raise DPTopicError(f"invalid f={f!r}: the flip parameter must lie in (0, 1) (f = 2/(1 + e^eps_word)).")
     if math.log((2.0 - f) / f) > EPSILON_MAX if f > 1e-300 else True:
-        raise DPTopicError(f"invalid f={f!r}: so small a flip parameter gives eps_word above {EPSILON_MAX:g} per word, which"
-                           f" protects nothing; give f >= {2.0 / (1.0 + math.exp(EPSILON_MAX)):.3g} or use --epsilon-word.")
+        raise ParameterError("invalid {f=}: so small a flip parameter gives eps_word above {top:g} per word, which"
+                             " protects nothing; give {f} >= {least:.3g} or use --epsilon-word.", "f", f,
+                             top=EPSILON_MAX, least=2.0 / (1.0 + math.exp(EPSILON_MAX)))
     return float(f)
 
 

@@ -23,7 +23,7 @@ from decimal import ROUND_CEILING, Decimal, localcontext
 
 import numpy as np
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from .events import ApproxDPEvent, PureDPEvent
 
 VARIANTS = ("another", "coincide")
@@ -169,9 +169,15 @@ def subset_report_variance(epsilon: float, vocab_size: int, s: int | None = None
     a, b = subset_inclusion(epsilon, vocab_size, s)
     gap = (a - b) ** 2
     if not gap > 0:  # so small an epsilon that the true word is no likelier than any other (in floating point)
-        raise DPTopicError(f"epsilon={float(epsilon):g} is too small for a vocabulary of {int(vocab_size)} words: a report"
-                           " would say nothing about its word; use a larger epsilon.")
+        raise too_small_for_vocabulary(float(epsilon), int(vocab_size), "a report would say nothing about its word")
     return float(b * (1.0 - b) / gap)
+
+
+def too_small_for_vocabulary(epsilon: float, vocab_size: int, why: str) -> ParameterError:
+    """The refusal of a per-entry ``epsilon`` whose reports over ``vocab_size`` words say (almost) nothing: ``why``
+    (a field, so that a model given the per-user total can say it of that total: ``FedLDA``)."""
+    return ParameterError("{epsilon=:g} is too small for a vocabulary of {V} words: {why}; use a larger {epsilon}.",
+                          "epsilon", epsilon, V=int(vocab_size), why=why)
 
 
 INFORMATIVE_GAP = 1e-6
@@ -186,9 +192,8 @@ def check_informative(epsilon: float, vocab_size: int) -> None:
     V = int(vocab_size)
     a, b = subset_inclusion(epsilon, V, subset_size(epsilon, V))
     if a - b < INFORMATIVE_GAP:
-        raise DPTopicError(f"epsilon={epsilon:g} is too small for a vocabulary of {V} words: a report would"
-                           " say almost nothing about its word (the true word is at most 1e-6 likelier to be"
-                           " in it than any other); use a larger epsilon.")
+        raise too_small_for_vocabulary(epsilon, V, "a report would say almost nothing about its word (the true word is"
+                                       " at most 1e-6 likelier to be in it than any other)")
 
 
 ENTRY_EPSILON_GRID = np.round(np.arange(0.5, 40.0001, 0.01), 2)
@@ -511,27 +516,32 @@ def entry_epsilon_for_total(total: float, failure_rate: float, gamma: float, var
     def spend(e):
         return _user_headline(e, failure_rate, gamma, variant, exclusion, entries_per_round, rounds, report_delta)
 
+    # the sound rule's entries are randomized once (the rule goes without saying where no other is on offer: serve)
     where = (f"over the {n} entries a user randomizes ({entries_per_round} an update"
-             + (", once" if exclusion == "none" else f", every one of {rounds} rounds") + f"; exclusion='{exclusion}')")
+             + (", once)" if exclusion == "none" else f", every one of {rounds} rounds; {{exclusion=}})"))
+
+    def refuse(template: str, **fields):
+        return ParameterError("{parameter=:g} (the per-user total) " + template, name, total,
+                              values={"exclusion": exclusion}, **fields)
     lo = _cheapest_entry(failure_rate, gamma, variant, exclusion)
     least, most = spend(lo), spend(float(EPSILON_MAX))
     if math.isinf(least):
-        raise DPTopicError(f"{name}={total:g} (the per-user total) cannot be spent {where}: its events add up to no"
-                           f" (epsilon, delta) guarantee at delta {report_delta:g}"
-                           + (" (the tail rule's per-entry deltas add up past it)" if exclusion == "tail" else "")
-                           + "; use exclusion='none', or give epsilon_per_entry instead.")
+        raise refuse("cannot be spent " + where + ": its events add up to no (epsilon, delta) guarantee at delta"
+                     " {report_delta:g}" + (" (the tail rule's per-entry deltas add up past it)" if exclusion == "tail"
+                                            else "") + "; use {exclusion=none}, or give {epsilon_per_entry} instead.",
+                     report_delta=report_delta, none="none")
     if total < least and exclusion != "floor":
-        raise DPTopicError(f"{name}={total:g} (the per-user total) is too small {where}: it leaves each entry less than"
-                           f" {ENTRY_EPSILON_MIN:g}, which says nothing about its word; give at least {least:.4g}, or"
-                           " fewer entries (pad_length, sample_ratio).")
+        raise refuse("is too small " + where + ": it leaves each entry less than {floor:g}, which says nothing about"
+                     " its word; give at least {least:.4g}, or fewer entries ({pad_length}, {sample_ratio}).",
+                     floor=ENTRY_EPSILON_MIN, least=least)
     if total < least:
-        raise DPTopicError(f"{name}={total:g} (the per-user total) is below the least this run spends {where}:"
-                           f" {least:.4g} per user at delta {report_delta:g}; give at least {least:.4g}, or fewer"
-                           " entries (pad_length, sample_ratio)" + ("" if exclusion == "none" else " or rounds") + ".")
+        raise refuse("is below the least this run spends " + where + ": {least:.4g} per user at delta"
+                     " {report_delta:g}; give at least {least:.4g}, or fewer entries ({pad_length}, {sample_ratio})"
+                     + ("" if exclusion == "none" else " or {rounds}") + ".", least=least, report_delta=report_delta)
     if total > most and most < total * (1 - SPEND_RTOL):
-        raise DPTopicError(f"{name}={total:g} (the per-user total) is above the most this run spends {where}:"
-                           f" {most:.4g} per user, with every entry at the largest epsilon an entry takes"
-                           f" ({EPSILON_MAX:g}); give at most {most:.4g}, or more entries (pad_length).")
+        raise refuse("is above the most this run spends " + where + ": {most:.4g} per user, with every entry at the"
+                     " largest epsilon an entry takes ({top:g}); give at most {most:.4g}, or more entries"
+                     " ({pad_length}).", most=most, top=EPSILON_MAX)
     a, b = math.log(lo), math.log(float(EPSILON_MAX))
     if spend(float(EPSILON_MAX)) <= total:
         a = b
@@ -549,13 +559,12 @@ def entry_epsilon_for_total(total: float, failure_rate: float, gamma: float, var
         got = spend(eps)
     if got < total * (1 - SPEND_RTOL) and a < b:
         above = spend(math.exp(b))      # the accountant's figure jumps over the total here (its grid, its delta)
-        raise DPTopicError(f"{name}={total:g} (the per-user total) is too small {where}: at delta {report_delta:g} the"
-                           f" accountant's figure per user jumps from {got:.4g} to {above:.4g} there; give at least"
-                           f" {above:.4g}, or give epsilon_per_entry instead.")
+        raise refuse("is too small " + where + ": at delta {report_delta:g} the accountant's figure per user jumps"
+                     " from {got:.4g} to {above:.4g} there; give at least {above:.4g}, or give {epsilon_per_entry}"
+                     " instead.", report_delta=report_delta, got=got, above=above)
     if got < total * (1 - SPEND_RTOL):
-        raise DPTopicError(f"{name}={total:g} (the per-user total) cannot be spent to within {SPEND_RTOL:.0%} {where}:"
-                           f" the nearest per-entry epsilon spends {got:.4g}; give another total, or give"
-                           " epsilon_per_entry instead.")
+        raise refuse("cannot be spent to within {rtol:.0%} " + where + ": the nearest per-entry epsilon spends"
+                     " {got:.4g}; give another total, or give {epsilon_per_entry} instead.", rtol=SPEND_RTOL, got=got)
     if len(_SOLVED) > 256:
         _SOLVED.clear()
     _SOLVED[key] = eps

@@ -23,7 +23,7 @@ from ._lazy import dp_event, mechanism_calibration, pld_privacy_accountant
 from scipy import integrate, optimize
 from scipy.special import gammaln, logsumexp
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 # the event and its noise range live in events.py (importable from here, their old home)
 from .events import DOCUMENT_ADD_REMOVE as DOCUMENT_RELATION  # noqa: F401
 from .events import (GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,  # noqa: F401
@@ -157,6 +157,22 @@ def _gaussian_delta(noise_multiplier: float, epsilon: float) -> float:
 
 
 # ------------------------------------------------------------------ calibration
+def unreachable_budget(epsilon: float, delta: float, floor: float, top: float, what: str,
+                       more: str = "") -> ParameterError:
+    """The refusal of a budget ``(epsilon, delta)`` whose releases (``what``) need a noise multiplier above ``top``:
+    ``floor`` is the smallest epsilon they reach at ``delta`` (``inf``: none, and the delta is what to change);
+    ``more``: the other ways to reach it (", or fewer iterations")."""
+    head = "budget unreachable: {epsilon=:g} at {delta=:g} needs a noise multiplier above {top:g} for {what}; "
+    if math.isinf(floor):   # no noise reaches a finite epsilon at this delta: the delta is what to change
+        return ParameterError(head + "the smallest reachable epsilon is inf (give a larger {epsilon} or {delta}"
+                              + more + ").", "delta", delta, values={"epsilon": epsilon}, top=top, what=what,
+                              flag_template="budget unreachable: {delta=:g} is too small for the privacy accountant"
+                              " (no noise reaches a finite epsilon at it); give a larger {delta} (the default is"
+                              " 1e-5).")
+    return ParameterError(head + "the smallest reachable epsilon is {floor:.4g} (give a larger {epsilon} or {delta}"
+                          + more + ").", "epsilon", epsilon, values={"delta": delta}, top=top, what=what, floor=floor)
+
+
 @functools.lru_cache(maxsize=256)       # a pure function of its numbers: the same budget is calibrated once
 def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: float, steps: int,
                                max_noise_multiplier: float = MAX_NOISE_MULTIPLIER) -> float:
@@ -171,14 +187,11 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
         raise DPTopicError(f"invalid delta={delta!r}: must be a number in (0, 1).")
     floor = pld_epsilon(max_noise_multiplier, sampling_rate, steps, delta)
     if floor > epsilon:
-        raise DPTopicError(
-            f"budget unreachable: epsilon={epsilon:g} at delta={delta:g} needs a noise multiplier above"
-            f" {max_noise_multiplier:g} for "
-            + ("one release" if steps == 1 and sampling_rate >= 1 else
-               f"{steps} step{'s' if steps != 1 else ''} at sampling rate {sampling_rate:g}") + "; the smallest"
-            f" reachable epsilon is {floor:.4g} (give a larger epsilon or delta"
-            + (")." if steps == 1 and sampling_rate >= 1 else ", or fewer iterations)." if sampling_rate >= 1
-               else ", fewer epochs or a smaller sampling rate)."))
+        what = ("one release" if steps == 1 and sampling_rate >= 1 else
+                f"{steps} step{'s' if steps != 1 else ''} at sampling rate {sampling_rate:g}")
+        raise unreachable_budget(epsilon, delta, floor, max_noise_multiplier, what,
+                                 "" if steps == 1 and sampling_rate >= 1 else ", or fewer iterations"
+                                 if sampling_rate >= 1 else ", fewer epochs or a smaller sampling rate")
 
     coarse = GAUSSIAN_DISCRETIZATION
 

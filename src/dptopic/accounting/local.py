@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 # the event and the flip parameter's check live in events.py (importable from here, their old home)
 from .events import LOCAL_DOCUMENT_RELATION as DOCUMENT_RELATION  # noqa: F401
 from .events import RandomizedResponseEvent, check_f, epsilon_from_f  # noqa: F401
@@ -47,7 +47,8 @@ def _check_eps(eps) -> float:
     from .events import EPSILON_MAX
 
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (0 < eps <= EPSILON_MAX):
-        raise DPTopicError(f"invalid epsilon_word={eps!r}: must be a number in (0, {EPSILON_MAX:g}].")
+        raise ParameterError("invalid {epsilon_word=}: must be a number in (0, {top:g}].", "epsilon_word", eps,
+                             top=EPSILON_MAX)
     return float(eps)
 
 
@@ -55,16 +56,21 @@ def check_reporting_f(f: float) -> float:
     """``f`` for new reports (a randomizer, a server's configuration): its eps_word at most :data:`EPSILON_WORD_MAX`."""
     eps = epsilon_from_f(f)
     if eps > EPSILON_WORD_MAX * (1 + 1e-12):
-        raise DPTopicError(f"invalid epsilon_word={eps:.6g}: must be a number in (0, {EPSILON_WORD_MAX:g}] for reports"
-                           f" (above it a bit is flipped with probability under 2e-22, so the report is the document"
-                           f" itself; f must be at least {2.0 / (1.0 + math.exp(EPSILON_WORD_MAX)):.3g}).")
+        raise ParameterError("invalid {epsilon_word=:.6g}: must be a number in (0, {top:g}] for reports (above it a"
+                             " bit is flipped with probability under 2e-22, so the report is the document itself; f"
+                             " must be at least {least:.3g}).", "epsilon_word", eps, top=EPSILON_WORD_MAX,
+                             least=2.0 / (1.0 + math.exp(EPSILON_WORD_MAX)))
     return f
 
 
 def f_from_epsilon(epsilon_word: float) -> float:
     """The flip parameter that gives ``epsilon_word`` (inverse of :func:`epsilon_from_f`)."""
     e = _check_eps(epsilon_word)
-    return 2.0 / (1.0 + math.exp(e)) if e < 700 else 2.0 * math.exp(-e)
+    f = 2.0 / (1.0 + math.exp(e)) if e < 700 else 2.0 * math.exp(-e)
+    if f >= 1.0:
+        raise ParameterError("{epsilon_word=:g} is too small: its flip parameter f = 2/(1 + e^eps_word) rounds to 1,"
+                             " which keeps nothing of the documents; give a larger {epsilon_word}.", "epsilon_word", e)
+    return f
 
 
 def resolve_f(f=None, epsilon_word=None) -> float:

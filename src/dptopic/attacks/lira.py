@@ -33,7 +33,7 @@ from .._shared_filters import SharedFilters
 from .._validation import resolve_n_jobs
 from ..accounting.card import claimed, epsilon_text, finite_or_none, privacy_card
 from ..corpus import Corpus
-from ..errors import DPTopicError
+from ..errors import DPTopicError, UnknownParameterError
 from ..kernels.em import document_statistic
 from ..models.dataset_charge import PARAMS as LEDGER_PARAMS
 from ..models.dataset_charge import shadow_runs
@@ -84,7 +84,9 @@ def make_estimator(algorithm, seed=None, **params):
         build = calibrate
     unknown = [k for k in kw if k not in names and not any(p.kind == p.VAR_KEYWORD for p in names.values())]
     if unknown:
-        raise DPTopicError(f"{cls.__name__} has no parameter {unknown[0]!r}; valid: {', '.join(n for n in names if n != 'self')}.")
+        raise UnknownParameterError("{cls} has no parameter {unknown!r}; valid: {valid}.", unknown[0],
+                                    cls=cls.__name__, unknown=unknown[0],
+                                    valid=", ".join(n for n in names if n != "self"))
     try:
         return build(**kw)
     except TypeError as e:  # e.g. epsilon (calibrated noise) together with an explicit noise multiplier
@@ -256,8 +258,9 @@ def sklearn_trainer(n_topics: int = 20, **params):
              if k not in ("self", "n_components", "random_state")]
     unknown = [k for k in params if k not in valid]
     if unknown:
-        raise DPTopicError(f"LatentDirichletAllocation has no parameter {unknown[0]!r} (n_components and random_state"
-                           f" are set by the audit); valid: {', '.join(valid)}.")
+        raise UnknownParameterError("LatentDirichletAllocation has no parameter {unknown!r} (n_components and"
+                                    " random_state are set by the audit); valid: {valid}.", unknown[0],
+                                    unknown=unknown[0], valid=", ".join(valid))
     try:
         LatentDirichletAllocation(n_components=int(n_topics), **params)._validate_params()
     except (ValueError, TypeError) as e:

@@ -15,7 +15,7 @@ from ..reporting.terminal import (MORE_SUPPORT, SPLIT_NAMES, SUPPORT_SOURCE, cor
                                   print_privacy, print_table, print_topics, print_verdict, support_summary,
                                   topic_support, warn, without_copies_said)
 from ..reporting.terminal import epsilon_cell as _g  # noqa: F401  (the old name)
-from ._flags import FORMAT_FLAG, UCI_VOCABULARY_RULES, flag_errors
+from ._flags import FORMAT_FLAG, flag_errors
 
 FORMATS = ("auto", "uci", "jsonl", "csv", "dir", "text", "npz")
 
@@ -151,7 +151,7 @@ def _deferred(module: str, name: str, in_flag_words: bool = False):
     ``--format``."""
     def call(*args, **kw):
         func = getattr(importlib.import_module(module, __package__), name)
-        with flag_errors(FORMAT_FLAG, UCI_VOCABULARY_RULES) if in_flag_words else contextlib.nullcontext():
+        with flag_errors({**FORMAT_FLAG, "vocabulary": "--vocabulary"}) if in_flag_words else contextlib.nullcontext():
             return func(*args, **kw)
 
     call.__name__, call.__doc__ = name, f"The library's :func:`dptopic.{module.lstrip('.')}.{name}`."

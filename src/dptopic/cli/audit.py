@@ -11,7 +11,7 @@ from ..attacks.audit import (COVERAGE_LIMIT, FREQUENCY_CUT_OVERLAP, MAX_SHADOWS,
 from ..attacks.audit import parse_settings as parse_set  # noqa: F401 (its old name)
 from ..errors import DPTopicError
 from ._common import add_corpus_args, corpus_from_args, make_console, print_table, user_args
-from ._flags import CORPUS_FLAGS, CORPUS_RULES, epsilon_rules, epsilon_word_rules, flag_errors
+from ._flags import CORPUS_FLAGS, flag_errors
 
 # how the library's audit settings are written on this command line
 NAMES = {k: "--" + k.replace("_", "-") for k in ("algorithm", "topics", "iterations", "alpha", "beta", "epsilon",
@@ -155,11 +155,15 @@ def results_table(summaries: dict):
     return t
 
 
-def audit_flag_names(a) -> tuple:
-    """``(names, rules)`` for :func:`~dptopic.cli._flags.flag_errors`: with ``--algorithm``, the trainer's parameters
+_FLAG_KEYS = (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")), ("alpha", ("alpha",)),
+              ("beta", ("beta", "eta")), ("delta", ("delta",)))
+
+
+def audit_flag_names(a) -> dict:
+    """The names for :func:`~dptopic.cli._flags.flag_errors`: with ``--algorithm``, the trainer's parameters
     that the flags set (given or at the trainer's default), never one the user named in ``--set``; with ``--model`` the
     saved model fixes them, so only the corpus flags are mapped."""
-    names, rules = dict(CORPUS_FLAGS), CORPUS_RULES
+    names = {**CORPUS_FLAGS, "vocabulary": "--vocabulary"}
     if a.model is None and a.algorithm is not None:
         from ..models import ALGORITHMS
 
@@ -169,18 +173,16 @@ def audit_flag_names(a) -> tuple:
             key = guarantee_epsilon_parameter(a.algorithm)
             if key is not None:
                 names.update({key: "--epsilon", "epsilon": "--epsilon"})
-                rules = (epsilon_word_rules("--epsilon", a.epsilon) if key == "epsilon_word" else
-                         epsilon_rules("--epsilon")) + rules
         for flag, keys in _FLAG_KEYS:
             names.update({k: f"--{flag}" for k in keys})
         for item in a.set or []:
             names.pop(item.split("=", 1)[0].strip(), None)
-    return names, rules
+    return names
 
 
 def cmd_audit(a):
-    # "LDA has no parameter 'foo'; valid: n_topics, ...": the names --set takes, kept as they are
-    with flag_errors(*audit_flag_names(a), keep=r"has no parameter"):
+    # "LDA has no parameter 'foo'; valid: n_topics, ...": an UnknownParameterError, whose names stay as they are
+    with flag_errors(audit_flag_names(a)):
         _audit(a)
 
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import CORPUS_FLAGS, CORPUS_RULES, with_flag_names
+from ._flags import CORPUS_FLAGS, with_flag_names
 from ..reporting.terminal import print_corpus_summary
 from ._common import (FORMATS, add_corpus_args, add_preprocessing_args, corpus_from_args, load_corpus, make_console,
                       positive_int, read_vocabulary, refuse_data_cuts)
@@ -33,7 +33,7 @@ def _prepared_corpus(a):
                        stop_words=a.stop_words, vocabulary=read_vocabulary(a.vocabulary))
 
 
-@with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
+@with_flag_names({**CORPUS_FLAGS, "vocabulary": "--vocabulary"})
 def cmd_corpus_prepare(a):
     from .._io import check_output_file
 
@@ -109,7 +109,7 @@ def _shard_summary(a):
     return shard_set_summary(ShardSet(folder_shards(p), folder=p), a.top)
 
 
-@with_flag_names(CORPUS_FLAGS, CORPUS_RULES)
+@with_flag_names(CORPUS_FLAGS)
 def cmd_corpus_info(a):
     from ..corpus.corpus import tokenising_progress
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ._flags import CORPUS_RULES, JOBS_RULES, epsilon_rules, flag_errors
+from ._flags import flag_errors
 from ._common import (add_common_experiment_args, epsilon_value, experiment_corpora, make_console, positive_int,
                       print_verdict)
 
@@ -75,9 +75,10 @@ EXPERIMENTS = [register_zhao_central, register_zhao_local, register_park_svi, re
 # The library parameters each experiment sets from its flags, for its errors (cli._flags).
 _TOPICS = {"n_topics": "--topics", "n_iter": "--iterations"}
 EXPERIMENT_FLAGS = {
-    "hdp-utility": {**_TOPICS, "epsilon_laplace": "--eps-grid"},
+    # "epsilon": the Laplace noise's refusals (mechanisms) name the epsilon that sets its scale
+    "hdp-utility": {**_TOPICS, "epsilon_laplace": "--eps-grid", "epsilon": "--eps-grid"},
     "topic-attack": {**_TOPICS, "n_targets": "--targets"},
-    "ldp-utility": {**_TOPICS, "epsilon_word": "--eps-grid"},
+    "ldp-utility": {**_TOPICS, "epsilon_word": "--eps-grid", "epsilon": "--eps-grid"},
     "olp": {**_TOPICS, "batch_size": "--batch-size", "n_batches": "--batches", "prior_size": "--prior-size"},
     "svi": {"n_topics": "--topics", "noise_multiplier": "--sigmas", "sampling_rate": "--sampling-rates",
             "n_epochs": "--epochs", "clip": "--clip", "delta": "--delta", "tau0": "--tau0"},
@@ -87,10 +88,6 @@ EXPERIMENT_FLAGS = {
              "n_targets": "--targets", "delta_vocab": "--delta-v"},
     "classifier-mia": {**_TOPICS, "max_vocab": "--max-vocab", "epsilon": "--eps-grid"},
 }
-
-
-EXPERIMENT_RULES = {"classifier-mia": epsilon_rules("--eps-grid"), "ldp-utility": epsilon_rules("--eps-grid"),
-                    "hdp-utility": epsilon_rules("--eps-grid")}
 
 
 def experiment_flag_names(name: str, a) -> dict:
@@ -128,7 +125,7 @@ def _guard_out(name, func):
         command = f"experiment {name}"
         check = _experiment_checks().get(name)
         if check is not None:
-            with flag_errors(experiment_flag_names(name, a), EXPERIMENT_RULES.get(name, ()) + CORPUS_RULES + JOBS_RULES):
+            with flag_errors(experiment_flag_names(name, a)):
                 check(a)
         check_output_folder(a.out, overwrite=a.overwrite, what=f"{name} result set", command=command)
         # experiments share a folder (docs/figures holds all their figures); an audit's or a shard set's is refused
@@ -140,8 +137,7 @@ def _guard_out(name, func):
         mark_output_folder(a.out, command)
         try:
             with measuring():  # the per-fit reuse warnings, said once above, for this experiment only
-                with flag_errors(experiment_flag_names(name, a),
-                                 EXPERIMENT_RULES.get(name, ()) + CORPUS_RULES + JOBS_RULES):
+                with flag_errors(experiment_flag_names(name, a)):
                     result = func(a)
         except BaseException:
             # the files a failed run wrote are listed as its own (unfinished); a run that wrote nothing leaves no

@@ -78,24 +78,6 @@ def build_fedlda(a, common: dict):
     return model
 
 
-def user_budget_rules(flag: str, value: float) -> tuple:
-    """Rules for :func:`~dptopic.cli._flags.translate`: FedLDA.from_user_budget chooses the epsilon per entry and the
-    entries per user from ``flag`` (``--user-budget``, ``--fed-user-budget``); an error about either is about it."""
-    v = f"{value:g}"
-    return (
-        # FedLDA's refusal of a per-user total it cannot spend names the total: here the user's budget
-        (r"^epsilon=\S+ \(the per-user total\) (.*)$", rf"{flag} {v} (the per-user total) \1"),
-        (r"^invalid pad_length=([\d.e+]+): must be an integer in \[1, ([^\]]+)\]\.$",
-         rf"{flag} {v} is too large: it would give each user \1 entries, more than the \2 an update may hold; give a"
-         rf" smaller {flag}."),
-        # FedLDA names the per-user total and the figure per entry; the service's protocol check the latter alone
-        (r"^epsilon=(?:\S+ \(the per-user total, (\S+) per entry over \d+ entries\)|(\S+)) is too small for a"
-         r" vocabulary of (\d+) words: (.*); use a larger epsilon\.$",
-         rf"{flag} {v} is too small for a vocabulary of \3 words: at the epsilon per entry it leaves (\1\2) \4; give"
-         rf" a larger {flag}."),
-    )
-
-
 def apply_user_budget(model, a, vocab_size: int):
     """``--user-budget``: the model of ``build_fedlda`` rebuilt by :meth:`FedLDA.from_user_budget` once the
     vocabulary's size is known (it reads no data beyond that public size)."""

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import epsilon_word_rules, flag_errors
+from ._flags import flag_errors
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, epsilon_value, load_corpus, make_console, positive_float,
                       positive_int, print_privacy, print_topics, read_vocabulary)
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -33,7 +33,7 @@ def cmd_randomize(a):
     names = {"epsilon_word": "--epsilon-word", "f": "--f", "epsilon_doc": "--epsilon-doc"}
     if a.unit == "document":    # DocumentRandomizer(vocabulary, epsilon)
         names["epsilon"] = "--epsilon-doc"
-    with flag_errors(names, epsilon_word_rules("--epsilon-word", a.epsilon_word)):
+    with flag_errors(names):
         _randomize(a)
 
 

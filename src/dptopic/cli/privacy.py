@@ -6,7 +6,7 @@ import math
 
 from ..errors import DPTopicError
 from ._common import ExitStatus, _float_arg, _int_arg, epsilon_budget, make_console, positive_float, positive_int, unit_interval, warn
-from ._flags import CLIP_RULES, flag_errors, with_flag_names
+from ._flags import FROM_CLIP, flag_errors, with_flag_names
 from .local import plural
 
 
@@ -63,7 +63,7 @@ HDP_FLAGS = {"beta": "--beta", "clip": "--clip", "epsilon_inherent": "--epsilon-
 
 
 def cmd_privacy_hdp(a):
-    with flag_errors(HDP_FLAGS, CLIP_RULES if a.clip is not None else ()):
+    with flag_errors({**HDP_FLAGS, **(FROM_CLIP if a.clip is not None else {})}):
         _privacy_hdp(a)
 
 

@@ -5,14 +5,14 @@ import json
 import math
 
 from ._common import make_console, positive_float, positive_int, unit_interval
-from ._flags import flag_errors, translate
+from ._flags import flag_errors
 from .local import plural
 
 
 def cmd_recommend(a):
     from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA,
                           docs_needed_text, forecast_inputs, supported_note, large_delta, suggested_delta,
-                          range_text, recommend, train_refusal, useful_threshold, verdict)
+                          range_text, recommend, train_refusal_error, useful_threshold, verdict)
 
     with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
                       "delta": "--delta"}):
@@ -75,8 +75,9 @@ def cmd_recommend(a):
         con.print(f"  alternative: {alt['trainer']} ({side}{alt['expected_share']:.0%})")
     delta_flag = "" if a.delta == TRAIN_DELTA else f" --delta {a.delta:g}"
     # the rule dptopic train --unit and dptopic.for_unit refuse by (advice.train_refusal), in recommend's flags
-    refusal = translate(train_refusal(a.unit, a.epsilon, a.topics, a.delta) or "",
-                        {"epsilon": "--epsilon", "n_topics": "--topics", "delta": "--delta", "n_iter": "--iterations"})
+    refusal = train_refusal_error(a.unit, a.epsilon, a.topics, a.delta)
+    refusal = "" if refusal is None else refusal.message({"epsilon": "--epsilon", "n_topics": "--topics",
+                                                          "delta": "--delta", "n_iter": "--iterations"})
     if refusal:
         con.print(f"train it: not at these settings: dptopic train --unit {a.unit} refuses them ({refusal.rstrip('.')})")
     elif a.delta > LARGE_DELTA:             # too large for any corpus: no command

@@ -9,7 +9,7 @@ from ..service.startup import (FED_DEFAULTS, check_body_limit, check_port_free, 
 from ..service.startup import need_service_extra as _need_service_extra  # noqa: F401 (its old name)
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, positive_float, positive_int,
                       read_vocabulary, unit_interval)
-from ._flags import CORPUS_RULES, epsilon_word_rules, flag_errors
+from ._flags import flag_errors
 from .results import MAX_RETRIES, MAX_TIMEOUT, _retries_arg, _timeout_arg
 
 
@@ -73,7 +73,7 @@ SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc",
                "fed_failure_rate": "--fed-failure-rate",
                "fed_pad_length": "--fed-pad-length", "fed_sample_ratio": "--fed-sample-ratio",
                "fed_min_updates": "--fed-min-updates", "fed_report_words": "--fed-report-words",
-               "user_epsilon": "--fed-user-budget",
+               "user_epsilon": "--fed-user-budget", "fed_user_epsilon": "--fed-user-budget",
                # FedLDA's own names (RRPConfig, FedLDA.from_user_budget)
                "epsilon": "--fed-epsilon-per-entry", "epsilon_per_entry": "--fed-epsilon-per-entry",
                "pad_length": "--fed-pad-length",
@@ -81,42 +81,12 @@ SERVE_FLAGS = {"epsilon_word": "--epsilon-word", "epsilon_doc": "--epsilon-doc",
                "report_words": "--fed-report-words"}
 
 
-def _other_epsilon_word(m) -> str:
-    """The stored reports' flip parameter f and the server's, as the --epsilon-word each comes from."""
-    def eps(f):
-        try:
-            return f"--epsilon-word {math.log(2.0 / float(f) - 1.0):.4g}"
-        except (ValueError, ZeroDivisionError, OverflowError):
-            return f"f = {f}"
-    return f"made with {eps(m.group(1))} but the server was started with {eps(m.group(2))}:"
-
-
-# The settings a database is bound to (Service.settings), as the flags that set them
-SETTINGS_RULES = (
-    (r"made with f=(\S+) but the server was started with f=(\S+):", _other_epsilon_word),
-    (r"made with vocabulary_sha256='?([0-9a-f]{12})[0-9a-f]*'? but the server was started with"
-     r" vocabulary_sha256='?([0-9a-f]{12})[0-9a-f]*'?:",
-     r"made with another --vocabulary (SHA-256 \1...) than the server was started with (SHA-256 \2...):"),
-    (r"made with vocab_size=(\d+) but the server was started with vocab_size=(\d+):",
-     r"made with a --vocabulary of \1 words but the server was started with one of \2 words:"),
-)
-
-
-def serve_flag_names(a) -> tuple:
-    """``(names, rules)`` for :func:`~dptopic.cli._flags.flag_errors` (``--fed-user-budget`` chooses the epsilon per
-    entry and the entries itself: an error about either is about it)."""
-    from .fed import user_budget_rules
-
-    rules = epsilon_word_rules("--epsilon-word", a.epsilon_word)
+def serve_flag_names(a) -> dict:
+    """The names for :func:`~dptopic.cli._flags.flag_errors` (``--fed-user-budget`` chooses the epsilon per entry and
+    the entries itself: FedLDA's per-user total is it)."""
     if a.fed_user_budget is not None:
-        rules = user_budget_rules("--fed-user-budget", a.fed_user_budget) + rules + (
-            # the database's FedLDA settings name the per-entry epsilon and the entries, which the budget chose
-            (r"start it with the same FedLDA flags,",
-             f"start it with the same FedLDA flags (--fed-user-budget {a.fed_user_budget:g} chose"
-             " --fed-epsilon-per-entry and --fed-pad-length here),"),
-            # the service runs FedLDA's sound rule alone (no exclusion flag): FedLDA's solver names it
-            (r"; exclusion='none'\)", ")"),)
-    return SERVE_FLAGS, rules + SETTINGS_RULES + CORPUS_RULES
+        return {**SERVE_FLAGS, "epsilon": "--fed-user-budget", "vocabulary": "--vocabulary"}
+    return {**SERVE_FLAGS, "vocabulary": "--vocabulary"}
 
 
 def cmd_serve(a):
@@ -125,7 +95,7 @@ def cmd_serve(a):
     if a.report_kind == "secure-sum":       # docs/secure_sum.md
         return serve_secure_sum(a)
     refuse_secure_flags(a)
-    with flag_errors(*serve_flag_names(a)):
+    with flag_errors(serve_flag_names(a)):
         _serve(a)
 
 

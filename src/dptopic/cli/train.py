@@ -11,8 +11,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, FORMAT_FLAG, JOBS_RULES, epsilon_rules, flag_errors,
-                     with_flag_names)
+from ._flags import CORPUS_FLAGS, FORMAT_FLAG, FROM_CLIP, flag_errors, with_flag_names
 from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
 from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
@@ -520,19 +519,19 @@ def _resolve_unit(a, console) -> None:
         raise DPTopicError(refusal)
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
-    from ..advice import train_refusal
+    from ..advice import train_refusal_error
     from ..models.by_unit import trainer_for_unit
 
     # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
     # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,
     # through the same unreachable_epsilon)
-    refusal = train_refusal(a.unit, a.epsilon, a.topics, a.delta, reach=False,
-                            **({"n_iter": a.iterations, "epsilon_inherent": a.epsilon_inherent} if a.unit == "word"
-                               else {}))
+    refusal = train_refusal_error(a.unit, a.epsilon, a.topics, a.delta, reach=False,
+                                  **({"n_iter": a.iterations, "epsilon_inherent": a.epsilon_inherent}
+                                     if a.unit == "word" else {}))
     if refusal is not None:
         with flag_errors({"epsilon": "--epsilon", "n_topics": "--topics", "n_iter": "--iterations",
                           "delta": "--delta"}):
-            raise DPTopicError(refusal)
+            raise refusal
     trainer = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
     a.algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
     if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
@@ -734,37 +733,21 @@ _ALGORITHM_FLAGS = {
 }
 _ALGORITHM_FLAGS["cdp+"] = _ALGORITHM_FLAGS["cdp"]
 
-# Sentences a rename alone would leave wrong (run before the renaming).
-TRAINER_RULES = (epsilon_rules("--epsilon") + CORPUS_RULES + JOBS_RULES + (
-    # no noise at all reaches a finite epsilon: the delta, not the epsilon, is what to change
-    (r"^budget unreachable: epsilon=\S+ at delta=(\S+) needs a noise multiplier above .*; the smallest reachable epsilon"
-     r" is inf \(.*\)\.$",
-     r"budget unreachable: delta=\1 is too small for the privacy accountant (no noise reaches a finite epsilon at it);"
-     r" give a larger --delta (the default is 1e-5)."),
-    (r"raise n_topics or lower n_background\.$", "raise --topics or give --background-share off."),
-    (r"^give exactly one of omega and sigma2 \(set omega=None when you give sigma2\)",
-     "give --omega or --sigma2, not both"),
-))
-
-
-def train_flag_names(a) -> tuple:
-    """``(names, rules)`` for :func:`~dptopic.cli._flags.flag_errors`: the library's parameter names as the flags of
-    this ``train`` run (``--algorithm``/``--unit`` already resolved)."""
-    names = {**_COMMON_FLAGS, **_ALGORITHM_FLAGS.get(a.algorithm, {})}
-    rules = TRAINER_RULES
-    if a.algorithm in ("cdp", "cdp+"):     # the paper's figure, not a guarantee: its own flag
-        rules = epsilon_rules("--paper-epsilon") + rules
+def train_flag_names(a) -> dict:
+    """The names for :func:`~dptopic.cli._flags.flag_errors`: the library's parameter names as the flags of this
+    ``train`` run (``--algorithm``/``--unit`` already resolved)."""
+    names = {**_COMMON_FLAGS, **_ALGORITHM_FLAGS.get(a.algorithm, {}), "vocabulary": "--vocabulary"}
+    if a.algorithm in ("cdp", "cdp+"):     # the paper's figure, not a guarantee: its own flag sets the Laplace noise
+        names["epsilon"] = "--paper-epsilon"
     if a.algorithm == "hdp":
         names["epsilon"] = "--epsilon"      # HDPLDA(.from_budget)'s epsilon: the whole run's total per word
         if a.clip is not None:      # eps_I follows from --clip
-            rules = CLIP_RULES + rules
+            names.update(FROM_CLIP)
     if a.algorithm in ("lp", "olp", "ldp-doc"):     # each contributor's reports are the ledger's count of releases
         names["count"] = "--reports-per-contributor"
     if a.algorithm == "fed" and getattr(a, "user_budget", None) is not None:
-        from .fed import user_budget_rules
-
-        rules = user_budget_rules("--user-budget", a.user_budget) + rules
-    return names, rules
+        names["epsilon"] = "--user-budget"      # from_user_budget: FedLDA's per-user total is the budget
+    return names
 
 
 def _hdp_epsilon_line(model, a, console) -> None:
@@ -789,7 +772,7 @@ def cmd_train(a):
     _resolve_unit(a, console)
     from .budget import training_ledger
 
-    with flag_errors(*train_flag_names(a)), training_ledger(a):    # the dataset's ledger (docs/budget.md)
+    with flag_errors(train_flag_names(a)), training_ledger(a):    # the dataset's ledger (docs/budget.md)
         _train(a, console)
 
 
@@ -897,7 +880,7 @@ def _train(a, console):
 
 @with_flag_names({"n_topics": "--topics", "n_iter": "--iterations", "epsilon_laplace": "--epsilon-laplace",
                   "epsilon": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "n_jobs": "--jobs",
-                  "seed": "--seed"}, JOBS_RULES)
+                  "seed": "--seed"})
 def cmd_demo(a):
     from ..models import HDPLDA, LDA
     from ._demo_figures import check_figures_out, write_demo_figures

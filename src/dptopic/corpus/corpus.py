@@ -25,11 +25,18 @@ import scipy.sparse as sp
 from .._io import atomic_write_bytes, load_json
 from .._validation import Int, IsNone, validate_value
 from ..kernels import segment_sums
-from ..errors import DPTopicError, InputTypeError
+from ..errors import DPTopicError, InputTypeError, ParameterError
 # the file helpers' old home: names user code may import from here
 from .files import _check_file, _open_text, broken_link, read_lines, read_text_file, tab_header_rows  # noqa: F401
 from .preprocess import Preprocessor, build_vocabulary, df_range, lower_word, resolve_stop_words
 from .vocabulary import Vocabulary
+
+
+def _empty_corpus_error(head: str) -> ParameterError:
+    """An empty corpus after preprocessing: the settings that keep more words, in the caller's names."""
+    return ParameterError(head + "; give more text or lower {min_df}/min_length.", "min_df",
+                          flag_template=head + "; give more text, or keep more words: lower {min_df}, raise {max_df},"
+                          " or check {stop_words} and {vocabulary}.")
 
 
 def _word_hashes(words, key: int) -> np.ndarray:
@@ -459,7 +466,7 @@ class Corpus:
 
     def require_nonempty(self, what: str = "corpus") -> "Corpus":
         if self.n_docs == 0 or self.n_tokens == 0:
-            raise DPTopicError(f"empty {what}: it has no tokens after preprocessing; give more text or lower min_df/min_length.")
+            raise _empty_corpus_error(f"empty {what}: it has no tokens after preprocessing")
         return self
 
     # ------------------------------------------------------------ constructors
@@ -614,7 +621,7 @@ class Corpus:
         keep = [i for i, d in enumerate(docs) if len(d) > 0] if drop_empty else list(range(len(docs)))
         n_drop = len(docs) - len(keep)
         if not keep:
-            raise DPTopicError("empty corpus: every document is empty after preprocessing; give more text or lower min_df/min_length.")
+            raise _empty_corpus_error("empty corpus: every document is empty after preprocessing")
         # a vocabulary built from the documents to model them needs two words; documents kept one row per input
         # (drop_empty=False) with words of their own are read to be mapped onto a vocabulary given later (a server's:
         # submit, fed-client), where one distinct word, or none, is a valid contribution

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import DPTopicError, user_stacklevel
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 
 # runs of letters, in any script ("café", "Zürich", "москва"), never digits or _; a zero-width non-joiner or joiner
 # between two letters stays in the word (Persian "می‌خواهم" is one word)
@@ -309,9 +309,13 @@ def df_range(min_df, max_df, n_docs: int) -> tuple[int, int]:
     """``[lo, hi]`` document counts from ``min_df``/``max_df`` (counts or fractions); refuses an empty range."""
     lo = _df_bound("min_df", 1 if min_df is None else min_df, n_docs)
     hi = n_docs if max_df is None else _df_bound("max_df", max_df, n_docs)
+    if hi < lo and max_df is None:      # no upper bound to raise
+        raise ParameterError("{min_df=} keeps only words in at least {lo} documents, but the corpus has {n_docs}: no"
+                             " word can pass; lower {min_df}.", "min_df", min_df, lo=lo, n_docs=n_docs)
     if hi < lo:
-        raise DPTopicError(f"max_df={max_df} keeps words in at most {hi} of {n_docs} documents, below min_df={min_df}"
-                           f" ({lo} documents): no word can pass; raise --max-df or lower --min-df.")
+        raise ParameterError("{max_df=} keeps words in at most {hi} of {n_docs} documents, below {min_df=} ({lo}"
+                             " documents): no word can pass; raise {max_df} or lower {min_df}.", "max_df", max_df,
+                             values={"min_df": min_df}, hi=hi, lo=lo, n_docs=n_docs)
     return lo, hi
 
 

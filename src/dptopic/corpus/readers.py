@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._io import load_json, pairs_noting_repeats
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from .corpus import (USER_FIELD, Corpus, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,
                      invisible_character)
 from .files import (tab_header_rows, _column_list, _nul_error, _open_text, _other_delimiter, _other_delimiter_char, _read_csv,
@@ -512,9 +512,10 @@ def auto_format(p) -> str:
     if ext in _AUTO_SUFFIXES:
         return _AUTO_SUFFIXES[ext]
     what = f"its extension {ext!r}" if ext else "it has no extension, which"
-    raise DPTopicError(f"corpus {str(p)!r}: format='auto' reads a file by its extension, and {what} says no format:"
-                       " give format='text' (one document per line), jsonl, csv, uci or npz, or name the file .txt,"
-                       " .jsonl, .csv, .tsv/.tab (tab-separated), .npz or docword.*.txt.")
+    raise ParameterError("corpus {path}: {format=auto} reads a file by its extension, and {what} says no format: give"
+                         " {format=text} (one document per line), jsonl, csv, uci or npz, or name the file .txt,"
+                         " .jsonl, .csv, .tsv/.tab (tab-separated), .npz or docword.*.txt.", "format", "auto",
+                         path=repr(str(p)), what=what, auto="auto", text="text")
 
 
 def _json_format(p) -> str:
@@ -527,21 +528,26 @@ def _json_format(p) -> str:
             return "jsonl"
     except ValueError:          # not JSON, or too deeply nested (DPTopicError is a ValueError)
         pass
-    raise DPTopicError(f"{str(p)!r} is JSON {'holding an array' if first.startswith('[') else 'that is not one object per line'}:"
-                       " dptopic reads JSONL, one JSON object per line with the text in a field (for example"
-                       " jq -c '.[]' for a file that is one array), or pass format='text' for plain text.")
+    raise ParameterError("{path} is JSON {what}: dptopic reads JSONL, one JSON object per line with the text in a"
+                         " field (for example jq -c '.[]' for a file that is one array), or pass {format=text} for"
+                         " plain text.", "format", path=repr(str(p)), text="text",
+                         what="holding an array" if first.startswith("[") else "that is not one object per line")
 
 
 def _load_uci(p, vocab, drop_empty: bool = True, vocab_flag: str | None = "vocab="):
     """A UCI bag-of-words file; its vocabulary from ``vocab``, else the vocab.* file beside it. ``vocab_flag``: the
     option that names the vocabulary file, None for a command that has none (it reads the file beside)."""
     if vocab is None:
-        how = (f"pass {vocab_flag} FILE" if vocab_flag else
-               "name the pair docword.NAME.txt and vocab.NAME.txt, side by side (the UCI vocabulary is read from"
-               " there; vocabulary= is the public word list the documents are read into)")
-        if "docword" not in p.name:
+        if "docword" not in p.name and vocab_flag:
             raise DPTopicError(f"a UCI corpus needs its vocabulary file, and {p.name!r} is not named docword.*, so"
-                               f" no vocab.* file can be found beside it: {how}.")
+                               f" no vocab.* file can be found beside it: pass {vocab_flag} FILE.")
+        if "docword" not in p.name:
+            head = ("a UCI corpus needs its vocabulary file, and {name} is not named docword.*, so no vocab.* file can"
+                    " be found beside it: name the pair docword.NAME.txt and vocab.NAME.txt, side by side")
+            raise ParameterError(head + " (the UCI vocabulary is read from there; {vocabulary=} is the public word"
+                                 " list the documents are read into).", "vocab", None, name=repr(p.name),
+                                 flag_template=head + " (this command reads the UCI vocabulary from there;"
+                                 " {vocabulary=} is the public word list the documents are read into).")
         guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
         if not guess.is_file():
             raise DPTopicError(f"a UCI corpus needs its vocabulary file, and there is no {guess.name} beside"

@@ -26,9 +26,10 @@ import numpy as np
 
 from ..accounting import eta as _eta
 from ..corpus import Corpus
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..kernels import kernel_state, local_sweep
 from ..accounting.fedlda import subset_size as _subset_size
+from ..accounting.fedlda import too_small_for_vocabulary
 from ..kernels import sample_labels, subset_local_sweep, subset_theta_em
 from ..mechanisms.rrp import cap_report, replacement_table, rrp_perturb, subset_report
 from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
@@ -140,8 +141,9 @@ def check_protocol(config: RRPConfig) -> None:
     for name, rules in _protocol_rules().items():
         validate_value(name, getattr(config, name), rules)
     if rounds_to_no_entry(config.pad_length, config.sample_ratio):
-        raise DPTopicError(f"pad_length={config.pad_length} is too small for sample_ratio={config.sample_ratio:g}:"
-                           " an update would round to no entry; raise pad_length or sample_ratio.")
+        raise ParameterError("{pad_length=} is too small for {sample_ratio=:g}: an update would round to no entry;"
+                             " raise {pad_length} or {sample_ratio}.", "pad_length", config.pad_length,
+                             values={"sample_ratio": config.sample_ratio})
 
 
 def check_config(config: RRPConfig, vocab_size: int) -> None:
@@ -152,34 +154,34 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
     check_protocol(config)
     K, V = int(config.n_topics), int(vocab_size)
     if config.local_inference not in LOCAL_INFERENCE:
-        raise DPTopicError(f"invalid local_inference={config.local_inference!r}: must be one of"
-                           f" {', '.join(LOCAL_INFERENCE)}.")
+        raise ParameterError("invalid {local_inference=}: must be one of {choices}.", "local_inference",
+                             config.local_inference, choices=", ".join(LOCAL_INFERENCE))
     if config.exclusion == "none" and V < 2:
         raise DPTopicError(f"a vocabulary of {V} word(s) cannot be randomized: give a corpus with at least two words.")
     if config.exclusion == "none" and not 0 <= int(config.subset_size) <= V - 1:
-        raise DPTopicError(f"subset_size={config.subset_size} must be between 1 and V - 1 = {V - 1} words"
-                           " (0 picks the size from epsilon).")
+        raise ParameterError("{subset_size=} must be between 1 and V - 1 = {most} words (0 picks the size from"
+                             " epsilon).", "subset_size", config.subset_size, most=V - 1)
     if K > V:
-        raise DPTopicError(f"n_topics={K} exceeds the vocabulary size {V}: give at most {V} topics or a corpus"
-                           " with more distinct words.")
+        raise ParameterError("{n_topics=} exceeds the vocabulary size {V}: give at most {V} topics or a corpus with"
+                             " more distinct words.", "n_topics", K, V=V)
     if config.exclusion == "none":
         from ..accounting.fedlda import subset_inclusion, subset_size
 
         s = int(config.subset_size) or subset_size(config.epsilon_per_entry, V)
         a, b = subset_inclusion(config.epsilon_per_entry, V, s)
         if a - b < 1e-6:  # the true word is hardly likelier than any other: the reports would carry nothing
-            raise DPTopicError(f"epsilon={config.epsilon_per_entry:g} is too small for a vocabulary of {V} words: a report would"
-                               " say almost nothing about its word (the true word is at most 1e-6 likelier to be"
-                               " in it than any other); use a larger epsilon.")
+            raise too_small_for_vocabulary(config.epsilon_per_entry, V, "a report would say almost nothing about its"
+                                           " word (the true word is at most 1e-6 likelier to be in it than any"
+                                           " other)")
     if config.variant == "another" and config.exclusion == "floor" and not cap_fits(config.epsilon_per_entry, config, V):
         lo, hi = config.epsilon_per_entry, max(2.0 * config.epsilon_per_entry, 1.0)
         while not cap_fits(hi, config, V):
             lo, hi = hi, 2.0 * hi
         for _ in range(40):  # the cap grows with epsilon: bisect for the smallest epsilon that fits
             lo, hi = (lo, (lo + hi) / 2) if cap_fits((lo + hi) / 2, config, V) else ((lo + hi) / 2, hi)
-        raise DPTopicError(f"epsilon={config.epsilon_per_entry:g} is too small for a vocabulary of {V} words: a replacement"
-                           f" would need more words than there are; use epsilon >= {hi * 1.001:.4g} or"
-                           " variant='coincide'.")
+        raise ParameterError("{epsilon=:g} is too small for a vocabulary of {V} words: a replacement would need more"
+                             " words than there are; use {epsilon} >= {least:.4g} or {variant=coincide}.", "epsilon",
+                             config.epsilon_per_entry, V=V, least=hi * 1.001, coincide="coincide")
 
 
 def cap_fits(epsilon: float, config: RRPConfig, V: int) -> bool:

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._io import atomic_write_bytes
 from ..corpus import Corpus, Vocabulary
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..mechanisms.frequency_oracle import subset_selection, subset_selection_estimate, subset_size
 from ..accounting.card import epsilon_text
 from .reports import MAGIC as WORD_MAGIC, ReportSet
@@ -76,7 +76,8 @@ def _check_vocabulary(vocabulary) -> Vocabulary:
 
 def _check_epsilon(epsilon) -> float:
     if not (isinstance(epsilon, (int, float, np.floating)) and 0 < epsilon <= 50 and math.isfinite(epsilon)):
-        raise DPTopicError(f"invalid epsilon={epsilon!r}: the per-document epsilon must be a number in (0, 50].")
+        raise ParameterError("invalid {epsilon=}: the per-document epsilon must be a number in (0, 50].", "epsilon",
+                             epsilon)
     return float(epsilon)
 
 

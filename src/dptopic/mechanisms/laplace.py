@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ..accounting.events import LaplaceEvent
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 from ..kernels.noise import add_discrete_laplace, discrete_laplace_threshold
 from ..kernels.rng import kernel_state
 from . import observer
@@ -102,9 +102,13 @@ def check_scale(scale, what: str = "noise scale") -> float:
     from .._validation import Real
 
     if not Real(0, MAX_SCALE, "right").accepts(scale):
-        shown = f"{scale:.4g}" if isinstance(scale, (float, np.floating)) else repr(scale)[:40]
-        raise DPTopicError(f"invalid {what}={shown}: the Laplace samplers support scales in (0, {MAX_SCALE:g}], i.e."
-                           f" epsilon >= sensitivity/{MAX_SCALE:g}; raise epsilon.")
+        # the scale follows from an epsilon (sensitivity/epsilon): a caller who sets that epsilon by a flag is told
+        # about the flag
+        spec = ".4g" if isinstance(scale, (float, np.floating)) else ""
+        raise ParameterError("invalid {parameter}={value:%s}: the Laplace samplers support scales in (0, {top:g}], i.e."
+                             " {epsilon} >= sensitivity/{top:g}; raise {epsilon}." % spec, what, scale, top=MAX_SCALE,
+                             flag_template="{epsilon} is too small: its noise scale {value:%s} is beyond the Laplace"
+                             " samplers' range (0, {top:g}] (epsilon >= sensitivity/{top:g}); raise {epsilon}." % spec)
     return float(scale)
 
 

@@ -29,7 +29,7 @@ from .._validation import (N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, 
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import READING, column_difference, is_text_column, is_token_lists
 from ..corpus.preprocess import COUNT_MATRIX, TOKEN_LISTS, tokenizer_info, warn_if_other_tokenizer
-from ..errors import CorruptModelError, DPTopicError, NotFittedError, user_stacklevel
+from ..errors import CorruptModelError, DPTopicError, NotFittedError, user_stacklevel, ParameterError
 from ..evaluation import infer_theta, perplexity as _perplexity, umass_coherence
 from ..evaluation.topic_quality import ranking_scores
 from ..backends import BACKENDS, make_backend, training_source
@@ -143,8 +143,8 @@ def refuse_corpus_file(X, who: str, training: bool) -> None:
 def check_topics_fit_vocabulary(n_topics: int, vocab_size: int) -> None:
     """Every trainer refuses more topics than words: such a model cannot have distinct topics."""
     if n_topics > vocab_size:
-        raise DPTopicError(f"n_topics={n_topics} exceeds the vocabulary size {vocab_size}: give at most {vocab_size}"
-                           f" topics or a corpus with more distinct words.")
+        raise ParameterError("{n_topics=} exceeds the vocabulary size {V}: give at most {V} topics or a corpus with"
+                             " more distinct words.", "n_topics", n_topics, V=vocab_size)
 
 
 OUTSIDE_GUARANTEE = ("outside the guarantee: these metrics were computed from documents of the private corpus"
@@ -211,12 +211,13 @@ class _AcceptsSklearnNames(type):
         if unknown and not cls._takes_any_keyword():     # a misspelt name: one line that names the right one
             import difflib
 
-            from ..errors import InputTypeError
+            from ..errors import UnknownParameterError
 
             close = difflib.get_close_matches(unknown[0], names, n=1)
-            raise InputTypeError(f"{cls.__name__} has no parameter {unknown[0]!r}"
-                                 + (f" (did you mean {close[0]}=?)" if close else "")
-                                 + f"; its parameters are {', '.join(names)}.")
+            raise UnknownParameterError("{cls} has no parameter {unknown!r}" + (" (did you mean {close}=?)" if close
+                                                                                else "")
+                                        + "; its parameters are {valid}.", unknown[0], cls=cls.__name__,
+                                        unknown=unknown[0], close=close[0] if close else None, valid=", ".join(names))
         model = super().__call__(*args, **kw)
         for k, v in charge.items():
             setattr(model, k, v)

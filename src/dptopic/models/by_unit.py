@@ -84,12 +84,12 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
     n_topics = 20 if n_topics is None else n_topics
     _check_unit(unit)
     if unit == "word" and isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool) and epsilon > 0:
-        from ..advice import word_budget_refusal    # one rule with train, recommend and HDPLDA.from_budget
+        from ..advice import word_budget_error    # one rule with train, recommend and HDPLDA.from_budget
 
-        refusal = word_budget_refusal(epsilon, kw.get("n_iter", WORD_ITERATIONS), kw.get("epsilon_inherent", 10.0),
-                                      delta if isinstance(delta, float) and 0 < delta < 1 else TRAIN_DELTA)
+        refusal = word_budget_error(epsilon, kw.get("n_iter", WORD_ITERATIONS), kw.get("epsilon_inherent", 10.0),
+                                    delta if isinstance(delta, float) and 0 < delta < 1 else TRAIN_DELTA)
         if refusal is not None:
-            raise DPTopicError(refusal)
+            raise refusal
     # a document-level budget above 500 protects nothing; a word-level one is per word and starts in the hundreds
     validate_value("epsilon", epsilon, [Real(0, UNIT_EPSILON_MAX[unit], "right")])
     validate_value("delta", delta, [Real(0, 1, "neither")])

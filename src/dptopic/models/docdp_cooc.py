@@ -48,7 +48,7 @@ from .._validation import N_JOBS, SEED, VERBOSE, Int, IsNone, IsType, Options, R
 from ..accounting.plan import COOC_RANKING as _RANKING, COOC_RANKING_COUNTS as _RANKING_COUNTS
 from ..accounting.plan import COOC_STATISTIC as _COOC, ReleasePlan, cooccurrence_plan
 from ..accounting.verify import RunPlan
-from ..errors import DPTopicError, user_stacklevel
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..recovery import topics_from_cooccurrence
@@ -328,10 +328,12 @@ class DocDPCooccurrence(_DocumentDPModel):
         share_rule = bg_share is not None
         n_bg = int(self.n_background) if share_rule else 0
         if n_words < K:
-            raise DPTopicError(f"n_words={self.n_words} keeps fewer words than n_topics={K}: raise n_words.")
+            raise ParameterError("{n_words=} keeps fewer words than {n_topics=}: raise {n_words}.", "n_words",
+                                 self.n_words, values={"n_topics": K})
         if share_rule and K <= n_bg:
-            raise DPTopicError(f"n_topics={K} leaves no topic beside the {n_bg} background topics: raise n_topics or"
-                               " lower n_background.")
+            head = "{n_topics=} leaves no topic beside the {n_bg} background topics: raise {n_topics} or "
+            raise ParameterError(head + "lower {n_background}.", "n_topics", K, n_bg=n_bg,
+                                 flag_template=head + "give {background_share} off.")
         rng = self._rng()
         people, n_people = people_of(self, corpus, passes, rng)   # unit="user": the documents grouped by person
         # the releases, calibrated from public settings alone, reserved whole before the first noise draw

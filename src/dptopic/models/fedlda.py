@@ -25,7 +25,7 @@ from ..accounting.fedlda import krr_eta
 from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.verify import RunPlan
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..errors import DPTopicError, user_stacklevel
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..federated import FedClient, FedServer, RRPConfig, vocabulary_fingerprint
 from ..federated.server import full_vocabulary_topics
 from ..federated.client import check_broadcast_phi, check_config, rounds_to_no_entry
@@ -310,13 +310,16 @@ class FedLDA(GibbsTopicModel):
                                " rules randomize again every round, so their total also grows with the rounds.")
         ratio = float(kw.get("sample_ratio", 1.0))
         if not 0 < ratio <= 1:
-            raise DPTopicError(f"invalid sample_ratio={ratio!r}: must lie in (0, 1].")
+            raise ParameterError("invalid {sample_ratio=}: must lie in (0, 1].", "sample_ratio", ratio)
         kw.setdefault("report_words", "all")  # the split is chosen for the whole vocabulary
         eps, entries = entries_for_user_budget(user_epsilon, vocab_size)
         if entries / ratio > MAX_PAD_LENGTH:     # before the search below, whose steps of one would take forever
             pad = entries / ratio
-            raise DPTopicError(f"invalid pad_length={int(math.ceil(pad - 1e-9)) if pad < 1e15 else format(pad, '.3g')}:"
-                               f" must be an integer in [1, {MAX_PAD_LENGTH:g}].")
+            raise ParameterError("invalid {pad_length=pad}: must be an integer in [1, {most:g}].", "pad_length",
+                                 values={"user_epsilon": user_epsilon}, most=MAX_PAD_LENGTH,
+                                 pad=int(math.ceil(pad - 1e-9)) if pad < 1e15 else float(format(pad, ".3g")),
+                                 flag_template="{user_epsilon=:g} is too large: it would give each user {pad} entries,"
+                                 " more than the {most:g} an update may hold; give a smaller {user_epsilon}.")
         pad = max(1, int(math.ceil(entries / ratio - 1e-9)))
         while pad > 1 and max(1, int(round(ratio * (pad - 1)))) >= entries:
             pad -= 1
@@ -414,8 +417,9 @@ class FedLDA(GibbsTopicModel):
     def _validate(self) -> None:
         super()._validate()
         if rounds_to_no_entry(self.pad_length, self.sample_ratio):
-            raise DPTopicError(f"pad_length={self.pad_length} is too small for sample_ratio={self.sample_ratio:g}:"
-                               " an update would round to no entry; raise pad_length or sample_ratio.")
+            raise ParameterError("{pad_length=} is too small for {sample_ratio=:g}: an update would round to no entry;"
+                                 " raise {pad_length} or {sample_ratio}.", "pad_length", self.pad_length,
+                                 values={"sample_ratio": self.sample_ratio})
         if self.epsilon is not None and self.epsilon_per_entry is not None:
             raise DPTopicError(f"give epsilon={self.epsilon!r} (the per-user total, split over the entries) or"
                                f" epsilon_per_entry={self.epsilon_per_entry!r} (its figure per reported word), not both.")
@@ -436,18 +440,20 @@ class FedLDA(GibbsTopicModel):
         if (self.exclusion != "none" and _eta(eps, self.failure_rate, self.gamma, self.variant) > 1 - 1e-6
                 and _eta(eps, max(0.1, float(self.failure_rate)), self.gamma, self.variant) <= 1 - 1e-6):
             d0 = _delta0(self.failure_rate, self.gamma)
-            raise DPTopicError(f"failure_rate={self.failure_rate:g} is too small at {eps:g} per entry: it"
-                               f" leaves delta0 = {d0:.3g}, so eta rounds to 1 and every entry's word would be replaced:"
-                               " the reports would carry nothing about the users' words; raise it (the poster's is"
-                               " 0.1) or epsilon.")
+            raise ParameterError("{failure_rate=:g} is too small at {eps:g} per entry: it leaves delta0 = {d0:.3g},"
+                                 " so eta rounds to 1 and every entry's word would be replaced: the reports would"
+                                 " carry nothing about the users' words; raise it (the poster's is 0.1) or epsilon.",
+                                 "failure_rate", self.failure_rate, eps=eps, d0=d0)
         if self.exclusion != "none" and self.report_words not in ("auto", "all"):
-            raise DPTopicError(f"report_words={self.report_words!r} applies to exclusion='none' only: the floor and"
-                               " tail rules replace words from the model over the whole vocabulary; drop it.")
+            raise ParameterError("{report_words=} applies to {exclusion=none} only: the floor and tail rules replace"
+                                 " words from the model over the whole vocabulary; drop it.", "report_words",
+                                 self.report_words, none="none")
         if self.exclusion != "none":    # options of the sound rule's subset-selection reports only
             for name, default in (("subset_size", 0), ("local_inference", "em")):
                 if getattr(self, name) != default:
-                    raise DPTopicError(f"{name}={getattr(self, name)!r} applies to exclusion='none' only (its"
-                                       f" randomized reports); the {self.exclusion} rule ignores it: drop it.")
+                    raise ParameterError("{parameter=} applies to {exclusion=none} only (its randomized reports);"
+                                         " the {rule} rule ignores it: drop it.", name, getattr(self, name),
+                                         none="none", rule=self.exclusion)
 
     def _report_domain(self, vocab_size: int, n_users: int) -> int:
         """How many of the vocabulary's first words the reports range over (``report_words``)."""
@@ -459,8 +465,8 @@ class FedLDA(GibbsTopicModel):
             return min(vocab_size, max(n, 2 * K, s + 1))
         n = int(self.report_words)
         if n > vocab_size:
-            raise DPTopicError(f"report_words={n} exceeds the vocabulary's {vocab_size} words: give at most"
-                               f" {vocab_size}, or 'all'.")
+            raise ParameterError("{report_words=} exceeds the vocabulary's {V} words: give at most {V}, or 'all'.",
+                                 "report_words", n, V=vocab_size)
         if n < K or s >= n:
             more = f" and more than subset_size={s}" if s else ""
             raise DPTopicError(f"report_words={n} is too few: the reports need at least n_topics={K} words{more};"
@@ -518,8 +524,9 @@ class FedLDA(GibbsTopicModel):
                 corpus = corpus.restrict(given).require_nonempty()
         self._vocabulary_supplied = supplied or (vocabulary is None and names is None and vocabulary_given(corpus))
         if self.n_clients is not None and self.n_clients > corpus.n_docs:
-            raise DPTopicError(f"n_clients={self.n_clients} exceeds the {corpus.n_docs} documents: a simulated user"
-                               " holds at least one document; give fewer clients, or a list of user corpora.")
+            raise ParameterError("{n_clients=} exceeds the {n} documents: a simulated user holds at least one"
+                                 " document; give fewer clients, or a list of user corpora.", "n_clients",
+                                 self.n_clients, n=corpus.n_docs)
         n = corpus.n_docs if self.n_clients is None else self.n_clients
         # every user given sends, with or without tokens (padding only): taking part never depends on the text
         return [corpus.subset(ix) for ix in np.array_split(np.arange(corpus.n_docs), n)]
@@ -595,7 +602,7 @@ class FedLDA(GibbsTopicModel):
             try:
                 check_config(cfg, n_report)
             except DPTopicError as e:
-                raise DPTopicError(self._per_user_words(str(e))) from None
+                raise self._per_user_error(e) from None
             self._run_rounds(corpora, cfg, n_report, V, heldout, callback, n_users=len(users))
             self.n_clients_ = len(users)    # every user given (public): each sent every round
             self._set_fitted(users)
@@ -616,7 +623,7 @@ class FedLDA(GibbsTopicModel):
         try:
             check_config(cfg, V)
         except DPTopicError as e:
-            msg = self._per_user_words(str(e))
+            msg = str(self._per_user_error(e))
             if (self.exclusion != "floor" or "variant='coincide'" not in msg or float(self.failure_rate) >= 0.1
                     or not _floor_fits(cfg, V, 0.1)):
                 raise
@@ -624,14 +631,21 @@ class FedLDA(GibbsTopicModel):
             raise DPTopicError(msg.rstrip(".") + f", or raise failure_rate={self.failure_rate:g} (it sets the floor"
                                f" delta0 = {d0:.3g}, and at failure_rate=0.1 this epsilon fits).") from None
 
-    def _per_user_words(self, msg: str) -> str:
-        """A protocol message that names the per-entry ``epsilon=X`` (``check_config`` reads the per-entry figure)
-        rewritten for a model given the per-user total: it names the total and the per-entry figure it gave."""
-        if self.epsilon is None or not msg.startswith("epsilon="):
-            return msg
-        head, _, rest = msg.partition(" ")
-        return (f"epsilon={self.epsilon:g} (the per-user total, {head[len('epsilon='):]} per entry over"
-                f" {self._entries_spent()} entries) {rest}")
+    def _per_user_error(self, e: DPTopicError) -> DPTopicError:
+        """A protocol refusal of the per-entry ``epsilon`` (``check_config`` reads the per-entry figure), said of
+        the per-user total for a model given one: it names the total and the per-entry figure it gave."""
+        if self.epsilon is None or not isinstance(e, ParameterError) or e.parameter != "epsilon":
+            return e
+        head = "{epsilon=:g} (the per-user total, {per:g} per entry over {n} entries)"
+        if "why" in e.fields and "least" not in e.fields:     # too small to say anything (too_small_for_vocabulary)
+            return ParameterError(head + " is too small for a vocabulary of {V} words: {why}; use a larger {epsilon}.",
+                                  "epsilon", self.epsilon, per=e.value, n=self._entries_spent(), V=e.fields["V"],
+                                  why=e.fields["why"],
+                                  flag_template="{epsilon=:g} is too small for a vocabulary of {V} words: at the"
+                                  " epsilon per entry it leaves ({per:g}) {why}; give a larger {epsilon}.")
+        rest = str(e).partition(" ")[2]
+        return ParameterError(head + " {rest}", "epsilon", self.epsilon, per=e.value, n=self._entries_spent(),
+                              rest=rest)
 
     def fit_transform(self, X, y=None, **kw) -> np.ndarray:
         """``fit(X).transform(X)``; for a list of user corpora, the rows of every user's documents in turn."""

@@ -17,7 +17,7 @@ from .._progress import progress_bar
 from .._validation import IsNone, Int, Options, Real
 from ..corpus import Corpus, Vocabulary, as_corpus
 from ..corpus.corpus import is_text_column
-from ..errors import DPTopicError, user_stacklevel
+from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..kernels import count_assignments
 from ..local import ReportSet
 from ..local.estimation import (bayes_estimate, bits_to_corpus, document_frequencies, integer_targets,
@@ -373,8 +373,10 @@ class OLPLDA(LocalReportsModel, OnlineLDA):
         super()._validate()
         self._expected_f()
         if (self.omega is None) == (self.sigma2 is None):
-            raise DPTopicError("give exactly one of omega and sigma2 (set omega=None when you give sigma2): Theorem 6"
-                               " ties them, omega = Mf(2-f)/(Mf(2-f) + 4 sigma2 (1-f)^2).")
+            tail = ": Theorem 6 ties them, omega = Mf(2-f)/(Mf(2-f) + 4 sigma2 (1-f)^2)."
+            raise ParameterError("give exactly one of {omega} and {sigma2} (set {omega}=None when you give {sigma2})"
+                                 + tail, "omega", self.omega,
+                                 flag_template="give {omega} or {sigma2}, not both" + tail)
 
     def _no_prior(self) -> bool:
         return isinstance(self.prior_corpus, str) and self.prior_corpus == "none"

@@ -263,11 +263,11 @@ class HDPLDA(_PrivateGibbs):
             raise DPTopicError("from_budget solves epsilon_laplace from epsilon: leave it out, or build"
                                " HDPLDA(epsilon_laplace=...) directly.")
         discrete, extra = kw.get("noise", "discrete") == "discrete", 1 if kw.get("final_release") == "fresh" else 0
-        from ..advice import word_budget_refusal       # one rule with for_unit, train and recommend
+        from ..advice import word_budget_error       # one rule with for_unit, train and recommend
 
-        refusal = word_budget_refusal(epsilon, n_iter, epsilon_inherent, delta, discrete, extra)
+        refusal = word_budget_error(epsilon, n_iter, epsilon_inherent, delta, discrete, extra)
         if refusal is not None:
-            raise DPTopicError(refusal)
+            raise refusal
         eps_l = solve_epsilon_laplace(epsilon, delta, n_iter, epsilon_inherent, discrete=discrete, extra_laplace=extra)
         m = cls(epsilon_laplace=eps_l, epsilon_inherent=epsilon_inherent, n_iter=n_iter, delta=delta, **kw)
         m._budget = (float(epsilon), float(delta))
@@ -303,12 +303,12 @@ class HDPLDA(_PrivateGibbs):
         if self.final_release == "fresh" and self.epsilon_laplace_ is None:
             raise DPTopicError("final_release='fresh' needs epsilon_laplace: limited-inherent mode adds no noise.")
         if self.epsilon is not None:    # solving the split refuses a total too small, before anything is read
-            from ..advice import word_budget_refusal    # and one too large to spend (as from_budget)
+            from ..advice import word_budget_error    # and one too large to spend (as from_budget)
 
-            refusal = word_budget_refusal(self.epsilon, int(self.n_iter), self.epsilon_inherent_, float(self.delta),
-                                          self.noise == "discrete", 1 if self.final_release == "fresh" else 0)
+            refusal = word_budget_error(self.epsilon, int(self.n_iter), self.epsilon_inherent_, float(self.delta),
+                                        self.noise == "discrete", 1 if self.final_release == "fresh" else 0)
             if refusal is not None:
-                raise DPTopicError(refusal)
+                raise refusal
             self.epsilon_laplace_
 
     @property

@@ -27,7 +27,7 @@ from ..accounting.gaussian import (MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,
                                    strong_composition_for_sigma)
 from ..accounting.plan import PlannedRelease, ReleasePlan, gaussian_release
 from ..corpus import Corpus, Vocabulary, as_corpus
-from ..errors import DPTopicError, user_stacklevel
+from ..errors import DPTopicError, user_stacklevel, ParameterError
 from ..kernels.vb import (cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep, vb_estep_docs,
                           vb_scatter)
 from ..mechanisms import gaussian_mechanism
@@ -508,8 +508,9 @@ class DPSVI(_TopicFlags, _VariationalLDA):
         validate_value("sampling_rate", sampling_rate, [Real(0, 1, "right")])
         validate_value("n_epochs", n_epochs, [Real(0, None, "neither")])
         if n_epochs / sampling_rate > MAX_COUNT:  # before calibrating: its accountant would run over every step
-            raise DPTopicError(f"n_epochs={n_epochs:g} at sampling_rate={sampling_rate:g} makes {n_epochs / sampling_rate:.3g}"
-                               f" steps; at most {MAX_COUNT:,} are supported: raise sampling_rate or lower n_epochs.")
+            raise ParameterError("{n_epochs=:g} at {sampling_rate=:g} makes {steps:.3g} steps; at most {most:,} are"
+                                 " supported: raise {sampling_rate} or lower {n_epochs}.", "n_epochs", n_epochs,
+                                 values={"sampling_rate": sampling_rate}, steps=n_epochs / sampling_rate, most=MAX_COUNT)
         steps = cls._n_steps(n_epochs, sampling_rate)
         sigma = calibrate_noise_multiplier(float(epsilon), float(delta), float(sampling_rate), steps)
         if sigma <= MIN_NOISE_MULTIPLIER:
@@ -556,9 +557,9 @@ class DPSVI(_TopicFlags, _VariationalLDA):
             raise DPTopicError("secure=True draws noise from the operating system's CSPRNG and refuses a seed: remove seed (--seed).")
         warn_if_large_delta(self.delta)
         if self.n_epochs / self.sampling_rate > MAX_COUNT:
-            raise DPTopicError(f"n_epochs={self.n_epochs:g} at sampling_rate={self.sampling_rate:g} makes"
-                               f" {self.n_epochs / self.sampling_rate:.3g} steps; at most {MAX_COUNT:,} are supported:"
-                               " raise sampling_rate or lower n_epochs.")
+            raise ParameterError("{n_epochs=:g} at {sampling_rate=:g} makes {steps:.3g} steps; at most {most:,} are"
+                                 " supported: raise {sampling_rate} or lower {n_epochs}.", "n_epochs", self.n_epochs,
+                                 values={"sampling_rate": self.sampling_rate}, steps=self.n_epochs / self.sampling_rate, most=MAX_COUNT)
 
     def _step(self, lam, t, batch, D, rng, ledger=None):
         """One private step on a Poisson batch; returns ``(new λ, norms)``."""

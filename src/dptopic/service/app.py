@@ -141,14 +141,14 @@ class Service:
         storage = Storage(self.cfg.database, timeout=self.cfg.database_timeout)
         try:
             storage.check_writable()
-            storage.bind_settings(self.settings())
+            storage.bind_settings(self.settings(), fed_user_epsilon=self.cfg.fed_user_epsilon)
         finally:
             storage.close()
 
     def open(self) -> None:
         cfg = self.cfg
         self.storage = Storage(cfg.database, timeout=cfg.database_timeout)
-        self.storage.bind_settings(self.settings())
+        self.storage.bind_settings(self.settings(), fed_user_epsilon=cfg.fed_user_epsilon)
         self.storage.active_model()
         if self.rrp is not None:
             self.storage.fed_round(lambda: codec.fed_initial_broadcast(cfg.fed_vocabulary, self.rrp))

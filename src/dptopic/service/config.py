@@ -46,6 +46,8 @@ class ServiceConfig:
     fed_report_words : FedLDA's reports range over the vocabulary's first this many words (listed most common
         first); ``None``: every word. ``dptopic privacy fed-report-words`` gives the number for the users expected
         (docs/fedlda.md, "Fewer words in each report").
+    fed_user_epsilon : the per-user total that chose ``fed_epsilon_per_entry`` and ``fed_pad_length``
+        (``FedLDA.from_user_budget``), or ``None``; said in a refusal of those settings, not bound to the database.
     """
 
     vocabulary: object
@@ -75,6 +77,7 @@ class ServiceConfig:
     fed_sample_ratio: float = 1.0
     fed_min_updates: int = 2
     fed_report_words: int | None = None
+    fed_user_epsilon: float | None = None
 
     _parameter_constraints = {
         "f": [IsNone(), Real(0, 1, "neither")],

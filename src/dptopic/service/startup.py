@@ -194,7 +194,8 @@ def serve_config(vocabulary, *, report_kind: str = "word", epsilon_word=None, ep
             raise DPTopicError("--epsilon-doc is for --report-kind document; word-level reports take --epsilon-word.")
         f, kind = check_reporting_f(f_from_epsilon(epsilon_word)), {}
     return ServiceConfig(vocabulary, f, prior=prior, **kind, **settings, admin_token=admin_token,
-                         fed_epsilon_per_entry=fed_epsilon_per_entry, **{f"fed_{k}": v for k, v in fed.items()})
+                         fed_epsilon_per_entry=fed_epsilon_per_entry, fed_user_epsilon=fed_user_budget,
+                         **{f"fed_{k}": v for k, v in fed.items()})
 
 
 def smallest_upload(cfg) -> int:

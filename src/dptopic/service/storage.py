@@ -37,6 +37,7 @@ close (which aggregates) and the model's arrays get ``long_timeout``; the migrat
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import threading
@@ -48,7 +49,7 @@ from sqlalchemy import (BigInteger, Column, Float, ForeignKey, Integer, LargeBin
                         UniqueConstraint, create_engine, event, func, select, text)
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from ..errors import DPTopicError
+from ..errors import DPTopicError, ParameterError
 
 ID = BigInteger().with_variant(Integer, "sqlite")  # SQLite autoincrements INTEGER PRIMARY KEY only
 _PG_INSERT_LOCK = 0x6470746F  # advisory lock key serializing report inserts on PostgreSQL ("dpto")
@@ -259,7 +260,13 @@ def _settings_list(values: dict, keys) -> str:
     return ", ".join(f"{k}={values[k]!r}" for k in keys)
 
 
-def _check_fed(stored: dict, expected: dict, rounds_exist) -> None:
+def _settings_fields(side: str, values: dict, keys) -> tuple[str, dict]:
+    """``keys`` of ``values`` as template fields of a :class:`ParameterError` (``{fed_topics=stored_fed_topics}``),
+    and the fields."""
+    return (", ".join("{%s=%s_%s}" % (k, side, k) for k in keys), {f"{side}_{k}": values[k] for k in keys})
+
+
+def _check_fed(stored: dict, expected: dict, rounds_exist, fed_user_epsilon: float | None = None) -> None:
     """Refuse, in one line naming every FedLDA setting that differs, a start whose FedLDA settings are not those the
     database is bound to: the open round's model, the updates stored for it and the epsilon the users spent were made
     with them (another K leaves the round stuck; another epsilon would debias updates with the wrong epsilon and
@@ -274,11 +281,11 @@ def _check_fed(stored: dict, expected: dict, rounds_exist) -> None:
         was_on = stored.get("fed_report_words") is not None or rounds_exist()
     if was_on and not now_on:
         known = [k for k in FED_FLAG_SETTINGS if stored.get(k) is not None]
-        ran = f" with {_settings_list(stored, known)}" if known else ""
-        raise StorageError(f"the database ran FedLDA rounds{ran} but the server was started without FedLDA (no"
-                           " fed_epsilon): FedLDA is off now, while the database's open round and the epsilon its"
-                           " users spent are bound to those settings; start it with the same FedLDA flags, or use a"
-                           " new --database.")
+        ran, fields = _settings_fields("stored", stored, known)
+        raise SettingsError("the database ran FedLDA rounds" + (" with " + ran if known else "") + " but the server was"
+                            " started without FedLDA (no {fed_epsilon}): FedLDA is off now, while the database's open"
+                            " round and the epsilon its users spent are bound to those settings; start it with the"
+                            " same FedLDA flags, or use a new --database.", "fed_epsilon", None, **fields)
     # fed_failure_rate binds nothing: the server's rounds use the 'none' rule, which has no failure rate (serve
     # refuses --fed-failure-rate), so a database first started with another value still starts
     differ = sorted((k for k, v in expected.items() if k.startswith(FED_PREFIX) and k in stored and stored[k] != v
@@ -286,15 +293,50 @@ def _check_fed(stored: dict, expected: dict, rounds_exist) -> None:
                     key=lambda k: FED_FLAG_SETTINGS.index(k) if k in FED_FLAG_SETTINGS else len(FED_FLAG_SETTINGS))
     if not differ:
         return
+    was, was_fields = _settings_fields("stored", stored, differ)
+    now, now_fields = _settings_fields("given", expected, differ)
     if not was_on:
-        raise StorageError(f"the database was made without FedLDA ({_settings_list(stored, differ)}) but the server was"
-                           f" started with FedLDA ({_settings_list(expected, differ)}): FedLDA's settings are bound to"
-                           " a database on its first start; start it without FedLDA, or use a new --database for"
-                           " FedLDA rounds.")
-    raise StorageError(f"the database's FedLDA rounds were run with {_settings_list(stored, differ)} but the server was"
-                       f" started with {_settings_list(expected, differ)}: FedLDA's settings are bound to a database"
-                       " on its first start (the open round's model and the epsilon its users spent depend on them);"
-                       " start it with the same FedLDA flags, or use a new --database.")
+        raise SettingsError("the database was made without FedLDA (" + was + ") but the server was started with"
+                            " FedLDA (" + now + "): FedLDA's settings are bound to a database on its first start;"
+                            " start it without FedLDA, or use a new --database for FedLDA rounds.", differ[0],
+                            **was_fields, **now_fields)
+    chosen = ("" if fed_user_epsilon is None else        # FedLDA.from_user_budget chose these two
+              " ({fed_user_epsilon=:g} chose {fed_epsilon} and {fed_pad_length} here)")
+    raise SettingsError("the database's FedLDA rounds were run with " + was + " but the server was started with " + now
+                        + ": FedLDA's settings are bound to a database on its first start (the open round's model and"
+                        " the epsilon its users spent depend on them); start it with the same FedLDA flags" + chosen
+                        + ", or use a new --database.", differ[0], values={"fed_user_epsilon": fed_user_epsilon},
+                        **was_fields, **now_fields)
+
+
+class SettingsError(ParameterError, StorageError):
+    """A start with settings other than those the database is bound to: a :class:`ParameterError` for the setting."""
+
+
+def _other_setting(key: str, stored, given) -> SettingsError:
+    """The database's reports were made with another ``key`` (a setting of :meth:`Storage.bind_settings`) than the
+    server was started with: said as the settings a user gives (the per-word epsilon for ``f``, the vocabulary for its
+    fingerprint and size)."""
+    tail = ": start it with the same --vocabulary, --report-kind and epsilon, or use a new --database."
+    if key == "f":
+        def eps(f):
+            try:
+                return math.log(2.0 / float(f) - 1.0)
+            except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+                return None
+        if eps(stored) is not None and eps(given) is not None:
+            return SettingsError("the database holds reports made with {epsilon_word=stored:.4g} but the server was"
+                                 " started with {epsilon_word=given:.4g}" + tail, "epsilon_word", stored=eps(stored),
+                                 given=eps(given))
+    if key == "vocabulary_sha256" and isinstance(stored, str) and isinstance(given, str):
+        return SettingsError("the database holds reports made with another {vocabulary} (SHA-256 {stored}...) than the"
+                             " server was started with (SHA-256 {given}...)" + tail, "vocabulary",
+                             stored=stored[:12], given=given[:12])
+    if key == "vocab_size":
+        return SettingsError("the database holds reports made with a {vocabulary} of {stored} words but the server was"
+                             " started with one of {given} words" + tail, "vocabulary", stored=stored, given=given)
+    return SettingsError("the database holds reports made with {parameter=stored} but the server was started with"
+                         " {parameter=given}" + tail, key, stored=stored, given=given)
 
 
 @dataclass
@@ -792,7 +834,7 @@ class Storage:
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_INSERT_LOCK})
 
     # ---------------------------------------------------------------- settings
-    def bind_settings(self, expected: dict) -> dict:
+    def bind_settings(self, expected: dict, fed_user_epsilon: float | None = None) -> dict:
         """Store ``expected`` on first use; afterwards refuse to serve with other settings.
 
         A setting the database has no record of (a database made by a dptopic that did not bind it yet) is recorded
@@ -818,16 +860,14 @@ class Storage:
                 if k.startswith(FED_PREFIX):
                     continue
                 if k in stored and stored[k] != v:
-                    raise StorageError(f"the database holds reports made with {k}={stored[k]!r} but the server was"
-                                       f" started with {k}={v!r}: start it with the same --vocabulary, --report-kind and"
-                                       " epsilon, or use a new --database.")
+                    raise _other_setting(k, stored[k], v)
             if any(k.startswith(FED_PREFIX) for k in expected):
                 if "fed_topics" not in stored and expected.get("fed_topics") is not None:
                     k_stored = self._broadcast_topics(conn)
                     if k_stored is not None:    # an older database: its rounds' model says which K it ran with
                         stored["fed_topics"] = k_stored
                 _check_fed(stored, expected, lambda: conn.execute(select(func.count()).select_from(fed_rounds))
-                           .scalar() > 0)
+                           .scalar() > 0, fed_user_epsilon)
             missing = [k for k in expected if k not in rows]
             if missing:     # a database from before these settings were bound: bound from this start on
                 conn.execute(settings.insert(), [{"key": k, "value": json.dumps(expected[k])} for k in missing])
