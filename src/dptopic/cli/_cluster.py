@@ -189,14 +189,3 @@ def shard_dir(spec):
         return None
     p = Path(spec)
     return p if p.is_dir() and folder_shards(p) else None
-
-
-def fit_shards(model, a, console) -> None:
-    """Train on a shard directory: the workers read the shards; there is no held-out split on the driver."""
-    from ..backends import training_source
-
-    shards = training_source(shard_dir(a.corpus))
-    console.print(f"[bold]corpus[/]: {len(shards.paths)} shards, {shards.n_docs} documents, {shards.n_tokens} tokens,"
-                  f" V={shards.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)")
-    model.fit(shards)
-    model.metrics_ = {}

@@ -1,6 +1,7 @@
 """``train``, ``demo``, ``evaluate`` and ``topics``: fit, evaluate and inspect models."""
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
@@ -13,13 +14,13 @@ from pathlib import Path
 from ..errors import DPTopicError
 from ._flags import (CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, FORMAT_FLAG, JOBS_RULES, epsilon_rules, flag_errors,
                      with_flag_names)
-from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
+from ._cluster import add_cluster_args, cluster_from_args, shard_dir
 from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
                       jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
                       read_vocabulary, refuse_data_cuts, say_reading, refuse_show_unsupported, seed_int, support_summary,
-                      topic_support, unit_interval, user_args, warn, without_copies_said, words_or)
+                      topic_support, unit_interval, user_args, words_or)
 from .fed import add_fed_args
-from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
+from .svi import SVI_ALGORITHMS, add_svi_args
 
 MAX_WINDOW = 10**9              # evaluate --window: far beyond any document, still a machine integer
 
@@ -188,17 +189,13 @@ def _refuse_foreign_flags(a) -> None:
         if a.no_noise and a.epsilon_laplace is not None:
             raise DPTopicError("--no-noise adds no Laplace noise: drop --epsilon-laplace (eps_L per iteration) or"
                                " --no-noise.")
-        if a.unit is None and a.epsilon is not None:    # the total per word: from_budget solves eps_L from it
-            a.budget, a.epsilon = a.epsilon, None
         if a.clip is not None and a.epsilon_inherent is not None:
             raise DPTopicError("give --clip (the clip bound C; eps_I follows from it) or --epsilon-inherent (eps_I per"
                                " iteration; C follows from it), not both.")
-    if a.epsilon_inherent is None and a.clip is None:
-        a.epsilon_inherent = DEFAULT_EPSILON_INHERENT
-    if a.iterations is None:
-        a.iterations = DEFAULT_ITERATIONS
-    if a.topics is None:                # --unit: the K the utility table measured, as dptopic.for_unit
-        a.topics = UNIT_TOPICS if a.unit is not None else DEFAULT_TOPICS
+        if a.epsilon is not None and (a.clip is not None or a.no_noise):
+            given = "/".join(f for f, v in (("--clip", a.clip is not None), ("--no-noise", a.no_noise)) if v)
+            raise DPTopicError(f"--epsilon (the whole run's total per word) solves eps_L for a given"
+                               f" --epsilon-inherent: drop {given}.")
 
 
 def _refuse_person_flags_without_unit(a) -> None:
@@ -277,209 +274,100 @@ def _resolve_seed(a):
     return a.seed
 
 
-def _training_corpus(a, console):
+def _training_corpus(a):
+    """``(corpus, public vocabulary or None)``: the corpus file read as the flags say.
+
+    ``--vocabulary``: over that public word list, no word chosen from the data. ``--private-vocabulary``: every word
+    kept (DP set union, in :func:`dptopic.train`, chooses them inside its own budget). Otherwise the vocabulary comes
+    from the data (``--max-vocab``/``--min-df``) and is treated as public."""
     from ..corpus.corpus import tokenising_progress
 
-    with tokenising_progress():      # a progress bar while a large text input is tokenised
-        return _read_training_corpus(a, console)
-
-
-def _read_training_corpus(a, console):
-    """``(corpus, public vocabulary or None, vocabulary event or None)``: the corpus to train on.
-
-    ``--vocabulary``: restricted to that public word list, no word chosen from the data.
-    ``--private-vocabulary EPS_V,DELTA_V`` (FDPTM, Manzonelli et al. 2024): the vocabulary is chosen by
-    DP set union from the uncut one, and its (eps, delta) event is composed with the trainer's.
-    Otherwise the vocabulary comes from the data (``--max-vocab``/``--min-df``) and is treated as public.
-    """
     if a.vocabulary is not None and a.private_vocabulary is not None:
         raise DPTopicError("give --vocabulary (a public word list) or --private-vocabulary (chosen with DP), not both.")
     if a.vocabulary is not None:
         refuse_data_cuts(a, "--vocabulary gives the words")
     elif a.private_vocabulary is not None:
         refuse_data_cuts(a, "--private-vocabulary chooses the words by DP set union")
+    elif getattr(a, "vocabulary_policy", None) is not None:
+        raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
+                           " policy.")
     # stop words (a fixed list, not read from the data) and lower-casing apply to the text whatever chose the words
     text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None))
-    if a.vocabulary is not None:
-        vocab = read_vocabulary(a.vocabulary)
-        corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw,
-                             **user_args(a))
-        return _not_public(a, corpus), vocab, None
-    if a.private_vocabulary is None:
-        if getattr(a, "vocabulary_policy", None) is not None:
-            raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
-                               " policy.")
-        return _not_public(a, corpus_from_args(a)), None, None
-    from ..models.fdptm import restrict_to_private_vocabulary
-
-    eps_v, delta_v = a.private_vocabulary
-    # no data-dependent cut (it would leak): DP set union alone decides which words are kept
-    full = _not_public(a, load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP,
-                                      min_df=1, **text_kw))
-    say_reading(a)          # before the selection spends its budget
-    # the selection's noise comes from fresh OS entropy unless --seed is given explicitly
-    secure = bool(getattr(a, "secure", False))  # --secure: the selection's noise is OpenDP's too
-    policy = getattr(a, "vocabulary_policy", None) or "gaussian"
-    corpus, event = restrict_to_private_vocabulary(full, eps_v, delta_v, mechanism=policy,
-                                                   seed=None if secure else a.seed, secure=secure)
-    console.print(f"[bold]private vocabulary[/]: {corpus.vocab_size} words by DP set union"
-                  f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {policy} policy)")
-    _warn_if_few_private_words(corpus.vocab_size, a.topics)
-    # passed to fit as the vocabulary: chosen privately, so the fit must not treat (and warn about) it as chosen from
-    # the data; the composed report then names it as selected privately
-    return corpus, list(corpus.vocabulary.words), event
+    with tokenising_progress():      # a progress bar while a large text input is tokenised
+        if a.vocabulary is not None:
+            vocab = read_vocabulary(a.vocabulary)
+            return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw,
+                               **user_args(a)), vocab
+        if a.private_vocabulary is None:
+            return corpus_from_args(a), None
+        # no data-dependent cut (it would leak): DP set union alone decides which words are kept
+        return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP, min_df=1,
+                           **text_kw), None
 
 
-def _not_public(a, corpus):
-    """``corpus``, once ``--public-corpus`` (read first, ``a._public``) is known to hold none of its documents
-    (:func:`dptopic.models.public_prior.refuse_private_as_public`, by each document's fingerprint): before anything is
-    spent."""
-    public = getattr(a, "_public", None)
-    if public is not None:
-        from ..models.public_prior import refuse_private_as_public
+def _parameters(a) -> dict:
+    """``dptopic.train``'s keywords for this command line: each flag the trainer reads, as the parameter it sets
+    (the flags are checked to apply first, ``_refuse_foreign_flags``); the command's own defaults (200 sweeps, 50
+    topics, 20 with --unit) where a flag is not given."""
+    algo, unit = a.algorithm, a.unit
+    p = {"n_topics": a.topics if a.topics is not None else UNIT_TOPICS if unit is not None else DEFAULT_TOPICS,
+         "seed": _resolve_seed(a), "verbose": 0 if a.quiet else 1, "n_jobs": a.jobs}
+    if flag_applies("epsilon", algo) or unit is not None:
+        p["epsilon"] = a.epsilon
+    if flag_applies("delta", algo):
+        p["delta"] = a.delta
+    for dest in ("alpha", "beta", "parallel"):
+        if flag_applies(dest, algo) and getattr(a, dest, None) is not None:
+            p[dest] = getattr(a, dest)
+    if algo in ("lda",) + _CENTRAL:
+        from ..models.by_unit import WORD_ITERATIONS
 
-        refuse_private_as_public(public, corpus, public_name=f"--public-corpus {a.public_corpus!r}",
-                                 private_name=f"--corpus {a.corpus!r}")
-    return corpus
-
-
-WORDS_PER_TOPIC = 10
-"""The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
-topics that share their top words, and train warns."""
-
-
-def _warn_if_few_private_words(n_words: int, n_topics: int) -> None:
-    """``--private-vocabulary`` kept too few words for ``--topics``: say how many, and what to do (one line on stderr,
-    as every warning; refused when there are fewer words than topics, which no trainer fits). The count is the DP set
-    union's output, which the guarantee covers."""
-    if n_words >= WORDS_PER_TOPIC * n_topics:
-        return
-
-    fewer = n_words // WORDS_PER_TOPIC
-    todo = ("give the vocabulary a larger share of the budget (a larger EPS_V in --private-vocabulary EPS_V,DELTA_V),"
-            " a public --vocabulary FILE (no budget spent on the words), or fewer topics"
-            + (f" (--topics {fewer} or fewer)" if fewer >= 2 else "") + ".")
-    kept = f"--private-vocabulary kept {n_words} words for {n_topics} topics"
-    if n_words < n_topics:
-        raise DPTopicError(f"{kept}: fewer words than topics, which no model can fit; {todo}")
-    print(f"warning: {kept}, too few: each topic's top {WORDS_PER_TOPIC} words come from the same {n_words} (topics"
-          f" that differ need about {WORDS_PER_TOPIC} words each, {WORDS_PER_TOPIC * n_topics} in all); {todo}",
-          file=sys.stderr)
-
-
-def _compose_private_vocabulary(model, event, console) -> None:
-    """FDPTM: replace the model's report by its composition with the vocabulary selection."""
-    if event is None:
-        return
-    from ..models.fdptm import compose_privacy
-
-    for w in compose_privacy(model, event).get("warnings", []):
-        warn(w)
-
-
-def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
-    from ..models import CDPLDA, HDPLDA, LDA, CDPLDAPlus
-
-    common = dict(n_topics=n_topics, n_iter=n_iter, seed=seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
-    if backend != "threads":
-        common.update(backend=backend, client=client)
-    if a.parallel is not None:
-        common["parallel"] = a.parallel
-    if a.alpha is not None:
-        common["alpha"] = a.alpha
-    if a.beta is not None:
-        common["beta"] = a.beta
-    algo = a.algorithm
-    if algo == "fed":
-        from .fed import build_fedlda
-
-        return build_fedlda(a, common)
-    if algo == "lda":
-        return LDA(**common)
-    priv = dict(delta=a.delta, noise=a.noise, secure=a.secure)
+        p["n_iter"] = a.iterations or (WORD_ITERATIONS if unit == "word" else DEFAULT_ITERATIONS)
+    if algo in _CENTRAL:
+        p.update(noise=a.noise, secure=a.secure)
     if algo in ("cdp", "cdp+"):
-        cls = CDPLDAPlus if algo == "cdp+" else CDPLDA
-        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, noise=a.noise,
-                   secure=a.secure, **common,
-                   count_release_delta=1e-5 if a.count_release_delta is None else a.count_release_delta)
-    hdp_kw = dict(paper_literal=a.paper_literal, **priv)
-    if a.clip is not None:
-        hdp_kw["clip"] = a.clip
-    else:
-        hdp_kw["epsilon_inherent"] = a.epsilon_inherent
-    if a.budget is not None:
-        if a.clip is not None or a.no_noise:
-            given = "/".join(f for f, v in (("--clip", a.clip is not None), ("--no-noise", a.no_noise)) if v)
-            raise DPTopicError(f"--epsilon (the whole run's total per word) solves eps_L for a given"
-                               f" --epsilon-inherent: drop {given}.")
-        return HDPLDA.from_budget(a.budget, a.delta, n_iter, epsilon_inherent=a.epsilon_inherent,
-                                  **{k: v for k, v in common.items() if k != "n_iter"},
-                                  paper_literal=a.paper_literal, noise=a.noise, secure=a.secure)
-    eps_l = None if a.no_noise else (a.epsilon_laplace if a.epsilon_laplace is not None else 1.0)
-    return HDPLDA(epsilon_laplace=eps_l, **common, **hdp_kw)
+        p.update(paper_epsilon=1.0 if a.paper_epsilon is None else a.paper_epsilon,
+                 count_release_delta=1e-5 if a.count_release_delta is None else a.count_release_delta)
+    elif algo == "hdp":
+        p["paper_literal"] = a.paper_literal
+        if a.clip is not None:
+            p["clip"] = a.clip
+        else:
+            p["epsilon_inherent"] = DEFAULT_EPSILON_INHERENT if a.epsilon_inherent is None else a.epsilon_inherent
+        if a.epsilon is None:
+            p["epsilon_laplace"] = None if a.no_noise else (1.0 if a.epsilon_laplace is None else a.epsilon_laplace)
+    elif algo == "fed":
+        from .fed import fed_parameters
+
+        p.update(fed_parameters(a))
+    elif algo in SVI_ALGORITHMS:
+        from .svi import svi_parameters
+
+        p.update(svi_parameters(a))
+    elif algo in _DOC:
+        if a.epsilon is None:
+            raise DPTopicError(f"{algo} needs --epsilon, the budget of the whole run (and --delta).")
+        p["secure"] = a.secure
+        if algo == "docdp-cooc":     # flags given override the model's defaults
+            for dest in ("n_words", "word_choice", "recovery"):
+                if getattr(a, dest) is not None:
+                    p[dest] = getattr(a, dest)
+            if a.background_share is not None:
+                p["background_share"] = None if a.background_share == "off" else a.background_share
+        user = _user_level_args(a)
+        if user.get("documents_per_user") is not None:
+            p["documents_per_user"] = user["documents_per_user"]
+    return p
 
 
-def _split(corpus, a, model):
-    """The training and held-out parts, split as a training run of ``model`` splits them (``--test-size 0``:
-    ``(corpus, None)``)."""
-    from ..models.by_unit import split_for
-
-    return split_for(model, corpus, a.test_size)
-
-
-def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=True, split_as=None):
-    """Fit ``model`` on the training part and evaluate it on the held-out part; ``split_as``: another model whose
-    split to use (the demo's non-private reference trains on the private model's split)."""
-    train, test = _split(corpus, a, split_as if split_as is not None else model)
-    if show_corpus:
-        from ..models import CDPLDA, HDPLDA
-        from ..models.by_unit import split_by
-
-        # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
-        word_level = isinstance(model, (HDPLDA, CDPLDA)) and getattr(a, "private_vocabulary", None) is None
-        split_model = split_as if split_as is not None else model
-        console.print(corpus_line(corpus, train, test, model.is_private, word_level,
-                                  saved=bool(getattr(a, "save_metrics", False)),
-                                  split=split_by(split_model)))
-        note = pad_length_note(model, train, a)
-        if note:
-            console.print(note)
-    if test is None:
-        say_reading(a, model.n_topics, train.vocab_size)
-        model.fit(train, vocabulary=vocabulary)
-        model.metrics_ = {}
-        return train, None
-    test = without_copies_said(test, train, console, model.is_private)
-    say_reading(a, model.n_topics, train.vocab_size)
-    model.fit(train, vocabulary=vocabulary)
-    # held-out documents: never statistics of the training split
-    from ..evaluation import training_run_metrics
-
-    model.metrics_ = training_run_metrics(model, train, test)
-    return train, test
-
-
-PAD_LENGTH_FACTOR = 4
-"""train notes a FedLDA --pad-length above this many times the typical user's length."""
+PAD_LENGTH_FACTOR = 4       # dptopic.training.PAD_LENGTH_FACTOR (a copy: the command line's start-up stays light)
 
 
 def pad_length_note(model, train, a) -> str | None:
-    """FedLDA: one note when --pad-length is far above the typical simulated user's length: each user then sends
-    mostly padding, and its epsilon (per entry x entries) grows with the pad length. The typical length is a
-    statistic of the private corpus, labelled as the corpus line labels its sizes (shown here, not saved)."""
-    from ..corpus.summary import median_user_length
-    from ..models import FedLDA
+    """FedLDA's note on a --pad-length far above the typical user's length (:func:`dptopic.training.pad_length_note`)."""
+    from ..training import pad_length_note as note
 
-    if not isinstance(model, FedLDA) or getattr(a, "user_budget", None) is not None or not train.n_docs:
-        return None
-    typical = median_user_length(train, model.n_clients)
-    L = int(model.pad_length)
-    if typical <= 0 or L <= PAD_LENGTH_FACTOR * typical:
-        return None
-    return (f"[bold yellow]note[/]: --pad-length {L} is far above the typical user's {typical:.0f} tokens (median;"
-            " [yellow]a statistic of the private corpus: outside the guarantee, shown here, not saved[/]): each user"
-            f" sends {L} entries, mostly padding, and its epsilon (per entry x entries) grows with them; a pad length"
-            " near the typical user's length costs far less (docs/fedlda.md).")
+    return note(model, train, {"pad_length": "--pad-length"}, user_epsilon=getattr(a, "user_budget", None))
 
 
 def _print_metrics(model, console, baseline=None, saved=True):
@@ -510,18 +398,18 @@ def _umass_text(v) -> str:
 
 
 # ---------------------------------------------------------------- commands
-def _resolve_unit(a, console) -> None:
-    """``--unit`` picks the algorithm (and makes --epsilon the whole run's budget); else ``--algorithm`` (lda)."""
+def _resolve_unit(a) -> tuple:
+    """``(algorithm, note)``: ``--unit`` picks the algorithm (and makes --epsilon the whole run's budget); else
+    ``--algorithm`` (lda). The note says what --unit chose (None without --unit)."""
     if a.unit is None:
-        a.algorithm = a.algorithm or "lda"
-        return
+        return a.algorithm or "lda", None
     refusal = unit_algorithm_refusal(a.unit, a.algorithm)
     if refusal is not None:
         raise DPTopicError(refusal)
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
     from ..advice import train_refusal
-    from ..models.by_unit import trainer_for_unit
+    from ..models.by_unit import WORD_ITERATIONS, trainer_for_unit
 
     # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
     # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,
@@ -534,21 +422,17 @@ def _resolve_unit(a, console) -> None:
                           "delta": "--delta"}):
             raise DPTopicError(refusal)
     trainer = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
-    a.algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
+    algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
     if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
         if getattr(a, "epsilon_laplace", None) is not None:
             raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
                                " --epsilon-laplace (eps_L per iteration, with --algorithm hdp), not both.")
-        a.budget, a.epsilon = a.epsilon, None
-        if a.iterations is None:        # the iterations the utility table measured (dptopic recommend --unit word)
-            from ..models.by_unit import WORD_ITERATIONS
-
-            a.iterations = WORD_ITERATIONS
-        _refuse_word_budget_below_floor(a)
-    a.unit_note = (f"[bold]--unit {a.unit}[/]: training {a.algorithm} (the best {a.unit}-level trainer measured on"
-                   " public corpora; docs/choosing_a_guarantee.md)" if a.unit != "user" else
-                   f"[bold]--unit user[/]: training {a.algorithm} with each person's documents bounded as a whole"
-                   " (docs/privacy_units.md)")
+        # the iterations the utility table measured (dptopic recommend --unit word)
+        _refuse_word_budget_below_floor(a, a.iterations or WORD_ITERATIONS)
+    return algorithm, (f"[bold]--unit {a.unit}[/]: training {algorithm} (the best {a.unit}-level trainer measured on"
+                       " public corpora; docs/choosing_a_guarantee.md)" if a.unit != "user" else
+                       f"[bold]--unit user[/]: training {algorithm} with each person's documents bounded as a whole"
+                       " (docs/privacy_units.md)")
 
 
 def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | None:
@@ -565,7 +449,7 @@ def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | Non
     return "--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand."
 
 
-def _refuse_word_budget_below_floor(a) -> None:
+def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
     """``--unit word``: a whole-run ``--epsilon`` that HDP-LDA's sampling alone overspends is refused in the flags of
     the command typed (the library's sentence names eps_I, the iterations and delta, which the user may never have
     given): what the budget buys, and what to give instead."""
@@ -574,7 +458,7 @@ def _refuse_word_budget_below_floor(a) -> None:
 
     given = getattr(a, "_given", None) or frozenset()
     eps_i = a.epsilon_inherent if a.epsilon_inherent is not None else DEFAULT_EPSILON_INHERENT
-    n_iter, delta, budget = int(a.iterations), float(a.delta), float(a.budget)
+    n_iter, delta, budget = int(n_iter), float(a.delta), float(a.epsilon)
     floor = smallest_hdp_budget(eps_i, n_iter, delta)
     if floor < budget:
         return
@@ -593,36 +477,6 @@ def _refuse_word_budget_below_floor(a) -> None:
     raise DPTopicError(f"--unit word --epsilon {budget:g} is too small: the word-level trainer (HDP-LDA) spends"
                        f" {inherent} on its sampling alone, before any noise, so {iterations} cost {floor:.4g} per word"
                        f" at {at} and --epsilon {budget:g} {buys}; give {', or '.join(instead)}.")
-
-
-def _warn_if_too_small(a, corpus, console, model=None) -> None:
-    """A private model of noise is never presented as a result without a warning: from the utility table measured on
-    public corpora, the size at which topics become useful at this epsilon (the count is the user's own data; it is
-    printed to them, never saved, as the corpus line prints the split's sizes). The count is that of the documents the
-    model trains on: the training split of a corpus file (``_split``, as ``model`` will be split), every document of a
-    shard folder.
-    The trainer's own forecast (``ForecastWarning``) would repeat it: that class alone is silenced for the rest of the
-    command; every other warning of the library (``SmallCorpusWarning``'s "only 4 of 50,000 words stand above the
-    noise") reaches stderr as in Python."""
-    from ..advice import too_small_message
-    from ..errors import ForecastWarning
-
-    warnings.filterwarnings("ignore", category=ForecastWarning)
-    if hasattr(corpus, "stable_split"):     # a corpus file: the model trains on its training split
-        train = _split(corpus, a, model)[0]
-        n_docs, what = train.n_docs, "training documents"
-        if a.unit == "user":                # the people of the training split
-            n_docs, what = len(set(train.user_ids)), "people"
-    else:
-        train, n_docs, what = corpus, corpus.n_docs, "documents"
-    # one forecast with dptopic recommend (advice.recommend, its inputs named in the warning): no document length is
-    # read from the private corpus (recommend's default, the median over the measured corpora); the count is labelled
-    # an exact figure of the private data, outside the guarantee
-    delta = getattr(a, "delta", None)
-    msg = too_small_message(a.unit, a.budget if a.unit == "word" else a.epsilon, n_docs, a.topics, what=what,
-                            **({} if delta is None else {"delta": float(delta)}))
-    if msg is not None:     # on stderr, as every other warning
-        make_console(stderr=True).print(f"[bold yellow]warning[/]: {msg}")
 
 
 def _check_document_budget(model) -> None:
@@ -695,21 +549,6 @@ def _refuse_corpus_flags_for_shards(a) -> None:
                      " evaluate' on a test corpus afterwards")
     raise DPTopicError(f"{' / '.join(flags)} {'has' if len(bad) == 1 else 'have'} no effect on a shard folder, which is"
                        f" read as 'dptopic corpus prepare' made it: drop {them} ({'; '.join(fixes)}).")
-
-
-def _train_document_level_on_shards(model, a, console) -> None:
-    """A document-level trainer streams a shard folder (``corpus prepare --shards N``) one shard at a time: memory
-    stays flat however many documents there are; there is no held-out split (run ``dptopic evaluate``)."""
-    from ..backends import training_source
-
-    if a.unit is not None:
-        _warn_if_too_small(a, training_source(shard_dir(a.corpus)), console)
-    fit_shards(model, a, console)
-    print_topics(model, 10, console=console, show_unsupported=a.show_unsupported)
-    _hdp_epsilon_line(model, a, console)
-    print_privacy(model.privacy_, console)
-    out = model.save(a.out)
-    console.print(f"model written to [bold]{out}[/]")
 
 
 def _share_or_off(v: str):
@@ -802,113 +641,129 @@ def cmd_train(a):
         raise DPTopicError("--budget is gone: give the whole run's epsilon per word as --epsilon (hdp: eps_L per"
                            " iteration is --epsilon-laplace).")
     _refuse_person_flags_without_unit(a)
-    _resolve_unit(a, console)
+    algorithm, unit_note = _resolve_unit(a)
+    # the flags as read, with the algorithm --unit chose (a new namespace: the parsed flags stay as given)
+    r = argparse.Namespace(**{**vars(a), "algorithm": algorithm})
     from .budget import training_ledger
 
-    with flag_errors(*train_flag_names(a)), training_ledger(a):    # the dataset's ledger (docs/budget.md)
-        _train(a, console)
+    with flag_errors(*train_flag_names(r)), training_ledger(r):    # the dataset's ledger (docs/budget.md)
+        _train(r, console, unit_note)
 
 
-def _train(a, console):
+def _train(a, console, unit_note=None):
+    """Check the flags, map them to ``dptopic.train``'s parameters, call it and print what it returns."""
     _refuse_foreign_flags(a)
     if getattr(a, "secure", False) is True:   # once the flags are known to apply, before any corpus is read
         from ..mechanisms.laplace import require_opendp
 
         _resolve_seed(a)        # --secure with --seed: that refusal first
         require_opendp()
-    if getattr(a, "unit_note", None):   # printed once every flag is known to apply
-        console.print(a.unit_note)
+    if unit_note:   # printed once every flag is known to apply
+        console.print(unit_note)
     check_out(a)
-    if getattr(a, "public_corpus", None) is not None and shard_dir(a.corpus) is not None:
+    if a.algorithm in ("lp", "olp", "ldp-doc"):
+        from .local import train_local
+
+        return train_local(a, console)
+    shards = shard_dir(a.corpus) if a.corpus is not None else None
+    if getattr(a, "public_corpus", None) is not None and shards is not None:
         raise DPTopicError("--public-corpus is not read with a shard folder yet: give the corpus file the shards were"
                            " prepared from as --corpus.")
     if getattr(a, "public_text_field", None) is not None and getattr(a, "public_corpus", None) is None:
         raise DPTopicError("--public-text-field names the text field of --public-corpus: add --public-corpus FILE, or"
                            " drop --public-text-field.")
+    if a.algorithm in _DOC:
+        _user_level_args(a)         # the person's flags fit the unit, before any corpus is read
+        if a.unit == "user" and (a.scheduler is not None or a.dask_local is not None):
+            raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
+                               " --unit user, which groups each person's documents in memory on this machine:"
+                               " drop it.")
+    from ..training import build_model, train    # the library's run (not on the command line's start-up path)
+
+    params = _parameters(a)
+    epsilon, delta = params.pop("epsilon", None), params.pop("delta", None)
+    model = build_model(a.algorithm, unit=a.unit, epsilon=epsilon, delta=delta, **params)  # bad parameters first
+    if a.algorithm in _DOC:
+        _check_document_budget(model)
     from .svi import read_public_corpus
 
-    a._public = read_public_corpus(a)      # every input read and checked before the first release
-    if a.algorithm in SVI_ALGORITHMS + _DOC:
-        if a.algorithm in _DOC:
-            from ..models import ALGORITHMS
+    public = read_public_corpus(a)      # every input read and checked before the first release
+    if shards is not None:
+        from ..backends import training_source
 
-            if a.epsilon is None:
-                raise DPTopicError(f"{a.algorithm} needs --epsilon, the budget of the whole run (and --delta).")
-            extra = {} if a.alpha is None else {"alpha": a.alpha}   # the prior with which documents are folded in
-            if a.algorithm == "docdp-cooc":     # flags given override the model's defaults
-                if a.background_share is not None:
-                    extra["background_share"] = None if a.background_share == "off" else a.background_share
-                if a.n_words is not None:
-                    extra["n_words"] = a.n_words
-                if a.word_choice is not None:
-                    extra["word_choice"] = a.word_choice
-                if a.recovery is not None:
-                    extra["recovery"] = a.recovery
-            extra.update(_user_level_args(a))
-            if a.unit == "user" and (a.scheduler is not None or a.dask_local is not None):
-                raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
-                                   " --unit user, which groups each person's documents in memory on this machine:"
-                                   " drop it.")
-            model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
-                                                        seed=_resolve_seed(a), verbose=0 if a.quiet else 1,
-                                                        n_jobs=a.jobs, **extra)
-            model.validate_parameters()
-            _check_document_budget(model)
-            if shard_dir(a.corpus) is not None:
-                from ..backends import training_source
-
-                training_source(shard_dir(a.corpus))   # a bad shard folder is refused before a cluster starts
-                with cluster_from_args(a) as (backend, client):
-                    model.set_params(backend=backend, client=client)
-                    return _train_document_level_on_shards(model, a, console)
-        else:
-            model = build_svi_model(a)  # bad parameters fail before the corpus loads
-        corpus, vocab, event = _training_corpus(a, console)
-        if a.unit == "user" and corpus.user_ids is None:     # a prepared corpus saved without them
+        source, vocab = training_source(shards), None      # a bad shard folder is refused before a cluster starts
+    else:
+        source, vocab = _training_corpus(a)
+        if a.unit == "user" and source.user_ids is None:     # a prepared corpus saved without them
             raise DPTopicError(f"--unit user needs each document's person, and {a.corpus!r} carries none: give the"
                                " JSONL/CSV file it was prepared from with --user-field FIELD, or a folder of folders"
                                " (one per person).")
-        if a.unit is not None:
-            _warn_if_too_small(a, corpus, console, model)
-        from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
+    names = {"corpus": f"--corpus {a.corpus!r}", "public_corpus": f"--public-corpus {a.public_corpus!r}",
+             "private_vocabulary": "--private-vocabulary", "vocabulary": "--vocabulary", "n_topics": "--topics",
+             "pad_length": "--pad-length", "out": "--out", "test_size": "--test-size"}
+    with cluster_from_args(a) as (backend, client):     # --scheduler/--dask-local: the Gibbs and document-level ones
+        result = train(
+            source, model=model, unit=a.unit, epsilon=epsilon, delta=delta, test_size=a.test_size, out=a.out,
+            overwrite=a.overwrite, save_metrics=a.save_metrics,
+            vocabulary=None if vocab is None else (a.vocabulary, vocab), private_vocabulary=a.private_vocabulary,
+            vocabulary_policy=getattr(a, "vocabulary_policy", None), public_corpus=public, seed=params["seed"],
+            backend=backend, client=client, names=names, user_epsilon=getattr(a, "user_budget", None),
+            callback=lambda step, res: _say_step(step, res, a, console))
+    _print_result(result, a, console)
 
-        with cluster_from_args(a) as (backend, client):     # --scheduler/--dask-local reach the document-level ones
-            if client is not None:
-                model.set_params(backend=backend, client=client)
-            return train_svi(model, corpus, vocab, a, console, after_fit=lambda m: (
-                _compose_private_vocabulary(m, event, console), record_word_list(m, a.vocabulary, vocab)))
-    if a.algorithm in ("lp", "olp", "ldp-doc"):
-        from .local import train_local
 
-        return train_local(a, console)
-    seed = _resolve_seed(a)
-    with cluster_from_args(a) as (backend, client):
-        model = _build_model(a, a.topics, a.iterations, seed, backend, client)  # bad parameters fail first
-        model.validate_parameters()     # before the corpus loads, not in fit
-        if shard_dir(a.corpus) is not None:
-            fit_shards(model, a, console)
-        else:
-            corpus, vocab, event = _training_corpus(a, console)
-            if a.unit is not None:
-                _warn_if_too_small(a, corpus, console, model)
-            if a.algorithm == "fed":
-                from .fed import apply_user_budget
+def _say_step(step: str, result, a, console) -> None:
+    """What the command prints as the run goes (the library's steps)."""
+    model = result.model
+    if step == "checked":
+        say_reading(a)          # before the first step that spends or trains, once the input is known good
+    elif step == "vocabulary" and result.vocabulary_event is not None:
+        eps_v, delta_v = a.private_vocabulary
+        console.print(f"[bold]private vocabulary[/]: {result.corpus.vocab_size} words by DP set union"
+                      f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {getattr(a, 'vocabulary_policy', None) or 'gaussian'}"
+                      " policy)")
+    elif step == "split" and result.corpus is None:     # a shard folder
+        s = result.train
+        console.print(f"[bold]corpus[/]: {len(s.paths)} shards, {s.n_docs} documents, {s.n_tokens} tokens,"
+                      f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)")
+    elif step == "split":
+        from ..models import CDPLDA, HDPLDA
+        from ..models.by_unit import split_by
 
-                model = apply_user_budget(model, a, len(vocab) if vocab is not None else corpus.vocab_size)
-            _train_eval_report(model, corpus, a, console, vocab)
-            _compose_private_vocabulary(model, event, console)
-            from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
+        # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
+        word_level = isinstance(model, (HDPLDA, CDPLDA)) and a.private_vocabulary is None
+        by = split_by(model)
+        test = None if result.test is None else argparse.Namespace(n_docs=result.test.n_docs + result.held_out_copies)
+        console.print(corpus_line(result.corpus, result.train, test, model.is_private, word_level,
+                                  saved=bool(a.save_metrics),
+                                  split=by if a.algorithm not in SVI_ALGORITHMS + _DOC or by == "person" else None))
+        _copies_note(result, console)
+    elif step == "pad_length":
+        console.print(result.notes[-1].replace("note:", "[bold yellow]note[/]:", 1), markup=True)
 
-            record_word_list(model, a.vocabulary, vocab)
+
+def _print_result(result, a, console) -> None:
+    """The topics, the held-out metrics (outside the guarantee), the privacy report, where the model was saved."""
+    model = result.model
     print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))
-    if model.metrics_:
-        _print_metrics(model, console, saved=a.save_metrics or not model.is_private)
+    variational = a.algorithm in SVI_ALGORITHMS + _DOC
+    if result.metrics:
+        if variational:
+            from .svi import print_svi_metrics
+
+            print_svi_metrics(model, console, saved=a.save_metrics or not model.is_private)
+        else:
+            _print_metrics(model, console, saved=a.save_metrics or not model.is_private)
     _hdp_epsilon_line(model, a, console)
-    print_privacy(model.privacy_, console)
-    out = model.save(a.out, save_metrics=a.save_metrics or None)
+    if variational:
+        from .svi import print_svi_privacy
+
+        print_svi_privacy(model.privacy_, console)
+    else:
+        print_privacy(model.privacy_, console)
     if a.save_metrics and not model.is_private:
         console.print("note: --save-metrics changes nothing here: a model trained without privacy always saves its metrics.")
-    console.print(f"model written to [bold]{out}[/]")
+    console.print(f"model written to [bold]{result.path}[/]")
 
 
 @with_flag_names({"n_topics": "--topics", "n_iter": "--iterations", "epsilon_laplace": "--epsilon-laplace",
@@ -916,12 +771,12 @@ def _train(a, console):
                   "seed": "--seed"}, JOBS_RULES)
 def cmd_demo(a):
     from ..models import HDPLDA, LDA
+    from ..training import train
     from ._demo_figures import check_figures_out, write_demo_figures
 
     console = make_console()
     check_out(a, "-nonprivate", *(() if a.word_level_only else ("-document",)))
     check_figures_out(a)
-    a.test_size = 0.2
     # first the guarantee a review board accepts (one paragraph protected, epsilon = 1 in all), then the word-level
     # model, whose epsilon is per word
     document = None if a.word_level_only else _demo_document_level(a, console)
@@ -933,20 +788,21 @@ def cmd_demo(a):
                      beta=1.0, n_iter=a.iterations, delta=1e-5, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
     baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs,
                    verbose=0 if a.quiet else 1)
-
+    nonprivate = str(a.out).rstrip("/\\") + "-nonprivate"
     with warnings.catch_warnings():     # the paragraphs part 1 read: said once below, for the two models together
         if document is not None:
             for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
                 warnings.filterwarnings("ignore", text)
-        _train_eval_report(private, corpus, a, console)
+        said = argparse.Namespace(private_vocabulary=None, save_metrics=a.save_metrics, algorithm="hdp")
+        mine = train(corpus, model=private, test_size=0.2, out=a.out, overwrite=a.overwrite,
+                     save_metrics=a.save_metrics, callback=lambda step, res: _say_step(step, res, said, console))
         console.print("non-private reference: LDA on the same split")
-        _train_eval_report(baseline, corpus, a, console, show_corpus=False, split_as=private)
+        ref = train(corpus, model=baseline, test_size=0.2, split_as=private, out=nonprivate, overwrite=a.overwrite)
     print_topics(private, 8, max_topics=a.show_topics, console=console)
-    _print_metrics(private, console, baseline.metrics_, saved=a.save_metrics)
+    _print_metrics(private, console, ref.metrics, saved=a.save_metrics)
     print_privacy(private.privacy_, console)
     console.print(_word_level_guarantee(private.privacy_, document))
-    out = private.save(a.out, save_metrics=a.save_metrics)
-    baseline.save(Path(a.out).with_name(Path(a.out).name + "-nonprivate"))
+    out = mine.path
     console.print(f"word-level private model written to [bold]{out}[/] (non-private reference beside it, suffix"
                   " -nonprivate)")
     if document is not None:
@@ -988,36 +844,37 @@ the split ``dptopic recommend --unit document`` advises without a public word li
 def _demo_document_level(a, console):
     """The demo's first part: State of the Union paragraphs under the guarantee a review board asks for, one whole
     paragraph protected at epsilon = 1 in all, the words chosen privately inside it (``dptopic train --unit document
-    --private-vocabulary``); its NPMI is read beside non-private LDA on the same words and split. Returns the folder
-    the model was saved to and the model."""
-    from ..models import LDA, for_unit
-    from ..models.fdptm import restrict_to_private_vocabulary
+    --private-vocabulary``, through :func:`dptopic.train`); its NPMI is read beside non-private LDA on the same words
+    and split. Returns the folder the model was saved to and the model."""
     from ..accounting.card import epsilon_text
-    from ._common import NO_VOCAB_CAP
+    from ..evaluation import npmi_and_diversity
+    from ..models import LDA
+    from ..training import train
 
     b = DEMO_DOCUMENT_BUDGET
     total_eps, total_delta = b["epsilon"] + b["epsilon_vocab"], b["delta"] + b["delta_vocab"]
     console.rule(f"dptopic demo, part 1: document-level DP: epsilon = {total_eps:g} per paragraph in all")
     full = load_corpus("demo", max_vocab=NO_VOCAB_CAP, min_df=1)
+
+    def say(step, res):
+        if step == "split":
+            _copies_note(res, console)
+            console.print(f"[bold]vocabulary[/]: {res.corpus.vocab_size} words chosen by DP set union (eps_V ="
+                          f" {b['epsilon_vocab']:g}, delta_V = {b['delta_vocab']:g}), then {type(res.model).__name__}"
+                          f" (eps = {b['epsilon']:g}, delta = {b['delta']:g}): {total_eps:g} and {total_delta:g} in all"
+                          " (docs/choosing_a_guarantee.md)")
+
     # the words are chosen from the paragraphs by DP set union inside the budget; private noise: fresh OS entropy
     # unless --seed is given (tests only)
-    corpus, event = restrict_to_private_vocabulary(full, b["epsilon_vocab"], b["delta_vocab"], seed=a.seed)
-    model = for_unit("document", b["epsilon"], b["delta"], n_topics=a.topics, n_jobs=a.jobs, seed=a.seed)
-    train, test = _split(corpus, a, model)
-    test = without_copies_said(test, train, console, private=True)
-    console.print(f"[bold]vocabulary[/]: {corpus.vocab_size} words chosen by DP set union (eps_V = {b['epsilon_vocab']:g},"
-                  f" delta_V = {b['delta_vocab']:g}), then {type(model).__name__} (eps = {b['epsilon']:g}, delta ="
-                  f" {b['delta']:g}): {total_eps:g} and {total_delta:g} in all (docs/choosing_a_guarantee.md)")
-
     with warnings.catch_warnings():     # said once below, for the two models together
         warnings.filterwarnings("ignore", r".*already used by an earlier private fit")
-        model.fit(train, vocabulary=list(corpus.vocabulary.words))
-    _compose_private_vocabulary(model, event, console)
-    reference = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0).fit(train)
-    from ..evaluation import npmi_and_diversity
-
+        res = train(full, unit="document", epsilon=b["epsilon"], delta=b["delta"], n_topics=a.topics, n_jobs=a.jobs,
+                    seed=a.seed, private_vocabulary=(b["epsilon_vocab"], b["delta_vocab"]), test_size=0.2,
+                    metrics=False, callback=say)
+    model, train_part, test = res.model, res.train, res.test
+    reference = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0).fit(train_part)
     mine, ref = npmi_and_diversity(model, test), npmi_and_diversity(reference, test)
-    model.metrics_ = {"n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **mine}
+    model.metrics_ = {"n_train_docs": train_part.n_docs, "n_test_docs": test.n_docs, **mine}
     print_topics(model, 8, max_topics=a.show_topics, console=console,
                  hint=f"'dptopic topics --model {str(a.out).rstrip('/')}-document --show-unsupported' shows them")
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {mine['npmi_top10']:.3f}, ratio"
@@ -1035,6 +892,16 @@ def _demo_document_level(a, console):
     console.print(f"document-level model written to [bold]{out}[/] (its whole privacy card: dptopic topics --model"
                   f" {out})")
     return out, model
+
+
+def _copies_note(result, console) -> None:
+    """How many held-out documents were left out as copies of training documents (an exact count of the private
+    corpus under a private model: labelled)."""
+    if result.held_out_copies:
+        console.print(f"held-out: {result.held_out_copies} of the {result.test.n_docs + result.held_out_copies}"
+                      " held-out documents repeat a training document and are left out of the evaluation"
+                      + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
+                         " saved)[/]" if result.model.is_private else ""))
 
 
 @with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})

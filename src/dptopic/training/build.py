@@ -18,9 +18,9 @@ def resolve_algorithm(algorithm: str | None, unit: str | None) -> str:
     with another unit it must be left out."""
     if unit is None:
         name = algorithm or "lda"
-    elif algorithm is None or (unit == "user" and algorithm in DOCUMENT_LEVEL):
-        if unit not in UNIT_TRAINERS:
-            raise DPTopicError(f"invalid unit {unit!r}: give 'document', 'user' or 'word'.")
+    elif unit not in UNIT_TRAINERS:
+        raise DPTopicError(f"invalid unit {unit!r}: give 'document', 'user' or 'word'.")
+    elif algorithm in (None, UNIT_TRAINERS[unit]) or (unit == "user" and algorithm in DOCUMENT_LEVEL):
         name = algorithm or UNIT_TRAINERS[unit]
     elif unit == "user":
         raise DPTopicError(f"unit='user' needs a trainer that bounds each person's documents as a whole: docdp-cooc"

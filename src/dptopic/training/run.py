@@ -94,7 +94,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
           n_topics=None, test_size: float = 0.2, vocabulary=None, private_vocabulary=None, public_corpus=None,
           user_field=None, out=None, save_metrics: bool = False, ledger=None, dataset=None, backend=None,
           client=None, seed=None, model=None, vocabulary_policy: str | None = None, overwrite: bool = False,
-          names=None, callback=None, **params) -> TrainingResult:
+          names=None, callback=None, split_as=None, metrics: bool = True, **params) -> TrainingResult:
     """Train a topic model as ``dptopic train`` does, in the order that keeps every release inside the guarantee.
 
     Parameters
@@ -122,6 +122,8 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     names : mapping, how messages name the inputs (the command line passes its flags: ``{"corpus": "--corpus
         FILE", "public_corpus": "--public-corpus FILE"}``).
     callback : ``callback(step, result)`` after each step (a front door prints as the run goes).
+    split_as : another estimator whose split to use (a non-private reference trained on a private model's split).
+    metrics : bool, compute the held-out metrics (False: a caller computes its own on ``result.test``).
     **params : the trainer's own parameters (``n_iter``, ``alpha`` ...; fed: ``user_epsilon``).
 
     Returns
@@ -130,23 +132,22 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     """
     from ..accounting.dataset_ledger import session
 
-    if ledger is not None or dataset is not None:
-        if ledger is not None:
-            from ..accounting.dataset_ledger import DatasetLedger
+    if ledger is not None:
+        from ..accounting.dataset_ledger import DatasetLedger
 
-            DatasetLedger(ledger)       # checked (or created) before any document is read or noise drawn
+        DatasetLedger(ledger)       # checked (or created) before any document is read or noise drawn
+    args = (corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
+            public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
+            names, callback, split_as, metrics, params)
+    if ledger is not None or dataset is not None:
         with session(ledger, dataset):
-            return _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary,
-                          private_vocabulary, public_corpus, user_field, out, save_metrics, backend, client, seed,
-                          model, vocabulary_policy, overwrite, names, callback, params)
-    return _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
-                  public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy,
-                  overwrite, names, callback, params)
+            return _train(*args)
+    return _train(*args)
 
 
 def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
            public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
-           names, callback, params) -> TrainingResult:
+           names, callback, split_as, metrics, params) -> TrainingResult:
     user_epsilon = params.pop("user_epsilon", None)
     if model is None:
         if backend is not None and backend != "threads":
@@ -166,13 +167,15 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
                           private_vocabulary=private_vocabulary, vocabulary_policy=vocabulary_policy,
                           public_corpus=public_corpus, user_field=user_field, out=out, overwrite=overwrite,
                           unit=unit, epsilon=epsilon, delta=delta, user_epsilon=user_epsilon, names=names)
+    _say(result, callback, "checked")
     if inputs.shards is not None:
         return _train_shards(result, inputs, out, save_metrics, callback)
     choose_vocabulary(result, inputs, seed=seed, callback=callback)
-    split(result, inputs, test_size, callback=callback)
+    split(result, inputs, test_size, callback=callback, split_as=split_as)
     forecast(result, inputs)
     fit(result, inputs, callback=callback)
-    held_out_metrics(result, callback=callback)
+    if metrics:
+        held_out_metrics(result, callback=callback)
     compose_vocabulary(result)
     record_words(result, inputs)
     card(result)
@@ -187,8 +190,6 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
     """Every input read and checked before the first release: the output folder, the vocabularies (a public list or
     a private one, not both), the public corpus (never the private data), the people of a user-level run, the held-out
     share, a shard folder's trainer. Nothing is drawn here."""
-    from ..corpus.split import held_out_split   # noqa: F401  (the split's own checks run in split_for)
-
     names = dict(names or {})
     if out is not None:
         from .._io import check_output_dir
@@ -342,13 +343,14 @@ def warn_if_few_private_words(n_words: int, n_topics: int, names=None) -> None:
 
 
 # ------------------------------------------------------------------------------------------------------ 3. split
-def split(result: TrainingResult, inputs: _Inputs | None = None, test_size: float = 0.2, callback=None) -> None:
+def split(result: TrainingResult, inputs: _Inputs | None = None, test_size: float = 0.2, callback=None,
+          split_as=None) -> None:
     """The training and held-out parts, split by the model's unit (``split_for``): whole people under the user unit,
     by position under word-level DP, by each document's words otherwise; held-out copies of training documents are
     left out of the evaluation."""
     from ..corpus import without_copies
 
-    train_part, test = split_for(result.model, result.corpus, test_size)
+    train_part, test = split_for(result.model if split_as is None else split_as, result.corpus, test_size)
     result.train, result.test = train_part, test
     if test is not None:
         result.test, result.held_out_copies = without_copies(test, train_part)
