@@ -177,8 +177,11 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
     if metrics:
         held_out_metrics(result, callback=callback)
     compose_vocabulary(result)
+    _say(result, callback, "composition")
     record_words(result, inputs)
+    _say(result, callback, "word_list")
     card(result)
+    _say(result, callback, "card")
     save(result, out, save_metrics, callback=callback)
     return result
 
@@ -274,8 +277,10 @@ def choose_vocabulary(result: TrainingResult, inputs: _Inputs, seed=None, callba
     union inside their own budget (the first release, once every input is known good); or the corpus's own."""
     corpus = inputs.corpus
     if inputs.vocabulary is not None:
-        # the corpus read over the list (the command line reads it so), or restricted to it by fit
-        result.corpus, result.vocabulary = corpus, list(inputs.vocabulary)
+        words = list(inputs.vocabulary)
+        if list(corpus.vocabulary.words) != words:      # the command line reads the corpus over the list already
+            corpus = corpus.restrict(words, drop_empty=True)
+        result.corpus, result.vocabulary = corpus, words
         _after_vocabulary(result, inputs)
         return _say(result, callback, "vocabulary")
     if inputs.private_vocabulary is None:
