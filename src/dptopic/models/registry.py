@@ -5,27 +5,23 @@ the trainer whose ``default_for`` holds a unit; ``models.load`` finds a saved mo
 the CLI's flags, its ``train --help``, the audit's parameter names and the card's secure-mode text are look-ups of
 these entries. The facts are data: no calibration or other mathematics lives here.
 
+An entry names its class by where it stands (``"lda.LDA"``: module ``dptopic.models.lda``), and the class is imported
+when first read (``Trainer.cls``): so the command line builds its parser and help from the registry without loading
+numba, scipy or scikit-learn, and every estimator module may import this one (no import circle).
+
 Adding a trainer is one class (in ``models/``) and one entry in :data:`TRAINERS` (CONTRIBUTING.md, "Adding a
 trainer").
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Mapping
 
 from ..errors import DPTopicError
-from .docdp import DocDPEM
-from .docdp_cooc import DocDPCooccurrence
-from .fedlda import FED_SECURE, FedLDA
-from .lda import LDA
-from .ldp_document import LocalDocumentLDA
-from .lplda import LPLDA
-from .online import OLPLDA, OnlineLDA
-from .private import CDPLDA, HDPLDA, SECURE_COVERS, CDPLDAPlus
-from .secure_sum import SecureSumTopics
-from .svi import DPSVI, OnlineVB
 
 UNITS = ("document", "user", "word")
 """The privacy units ``dptopic.for_unit`` and ``dptopic train --unit`` take."""
@@ -43,7 +39,8 @@ class Trainer:
     Attributes
     ----------
     name : the ``dptopic train --algorithm`` value, and the key of :data:`TRAINERS`.
-    cls : the estimator class.
+    where : ``"module.Class"`` within ``dptopic.models``; ``cls``, the estimator class, is imported from it when
+        first read.
     summary : one line for ``dptopic train --help``.
     units : the privacy units its guarantee can be stated in (``"document"``, ``"user"``, ``"word"``); ``()``: it
         claims no guarantee.
@@ -68,7 +65,7 @@ class Trainer:
     """
 
     name: str
-    cls: type
+    where: str
     summary: str
     units: tuple = ()
     epsilon: str | None = None
@@ -83,6 +80,17 @@ class Trainer:
     secure: str | None = None
     default_for: tuple = ()
     cli: bool = True
+
+    @cached_property
+    def cls(self) -> type:
+        """The estimator class (imported on first read)."""
+        module, _, name = self.where.rpartition(".")
+        return getattr(importlib.import_module(f".{module}", __package__), name)
+
+    @property
+    def class_name(self) -> str:
+        """The estimator class's name (without importing it)."""
+        return self.where.rpartition(".")[2]
 
     def parameters(self) -> tuple:
         """The parameters it reads: those of ``cls.__init__``, then those of ``cls.from_budget`` (a trainer calibrated
@@ -117,6 +125,20 @@ _LOCAL_DOCUMENT_NOT_AUDITED = (
     " randomize --unit document'), and the audit simulates only the word-level randomizer (lp, olp); its guarantee is"
     " the randomizer's local epsilon per document, which holds whatever the server does (docs/local_dp.md).")
 
+GIBBS_SECURE = (
+    "secure mode: every Laplace draw comes from OpenDP's exact samplers on the operating system's CSPRNG, applied by"
+    " OpenDP to the counts themselves, and the topic sampler's xorshift128+ states are seeded from the OS CSPRNG"
+    " (secrets). Not covered: the topic sampler computes its conditional in floating point and draws from xorshift128+,"
+    " which is fast but not a cryptographic generator; the data-independent initial topics come from NumPy's PCG64"
+    " seeded from OS entropy.")
+"""What ``secure=True`` covers in the Gibbs trainers with Laplace noise (HDP-LDA, CDP-LDA, CDP-LDA+)."""
+FED_SECURE = (
+    "secure mode: every report's coins come from the operating system's CSPRNG (secrets), with the true word kept on a"
+    " 53-bit integer coin so the realised ratio never exceeds e^epsilon; which entries a user samples and the labels"
+    " (which the guarantee does not rest on) come from NumPy's PCG64, the labels from a generator of their own seeded"
+    " from OS entropy, which no draw whose number depends on the text has moved")
+"""What ``secure=True`` covers in FedLDA."""
+
 _DOCDP_SECURE = (
     "secure mode: the Gaussian noise of every release is drawn by OpenDP from the operating system's CSPRNG. DocDPEM's"
     " one other random choice, its data-independent start (a Dirichlet draw of the starting topics; none when init"
@@ -140,51 +162,51 @@ _DPSVI_SECURE = (
 def _entries() -> tuple:
     # the order is that of `dptopic train --help`'s table of trainers
     return (
-        Trainer("lda", LDA, "not private: LDA by collapsed Gibbs sampling (the default)",
+        Trainer("lda", "lda.LDA", "not private: LDA by collapsed Gibbs sampling (the default)",
                 streams_shards=True, dask=True, audit="lira"),
-        Trainer("hdp", HDPLDA, "word-level DP: HDP-LDA (Zhao et al. 2021); --epsilon per word in total (--unit word"
+        Trainer("hdp", "private.HDPLDA", "word-level DP: HDP-LDA (Zhao et al. 2021); --epsilon per word in total (--unit word"
                 " trains it)", units=("word",), epsilon="epsilon", components=("epsilon_laplace", "epsilon_inherent"),
                 cli_flags=("no_noise",),         # --no-noise: epsilon_laplace=None, clipping alone
-                streams_shards=True, dask=True, audit="lira+release", secure=SECURE_COVERS, default_for=("word",)),
-        Trainer("cdp", CDPLDA, "baseline with no guarantee: CDP-LDA, noise on the counts once; --paper-epsilon",
-                components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira", secure=SECURE_COVERS),
-        Trainer("cdp+", CDPLDAPlus, "baseline with no guarantee: CDP-LDA+, noise on the counts every sweep;"
+                streams_shards=True, dask=True, audit="lira+release", secure=GIBBS_SECURE, default_for=("word",)),
+        Trainer("cdp", "private.CDPLDA", "baseline with no guarantee: CDP-LDA, noise on the counts once; --paper-epsilon",
+                components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira", secure=GIBBS_SECURE),
+        Trainer("cdp+", "private.CDPLDAPlus", "baseline with no guarantee: CDP-LDA+, noise on the counts every sweep;"
                 " --paper-epsilon", components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira",
-                secure=SECURE_COVERS),
-        Trainer("docdp-cooc", DocDPCooccurrence, "document-level DP: one noisy co-occurrence release; --epsilon per"
+                secure=GIBBS_SECURE),
+        Trainer("docdp-cooc", "docdp_cooc.DocDPCooccurrence", "document-level DP: one noisy co-occurrence release; --epsilon per"
                 " document (--unit document trains it)", units=("document", "user"), epsilon="epsilon",
                 flags={"unit": None},            # --unit picks the trainer; --unit user sets unit='user'
                 streams_shards=True, dask=True, audit="lira+release", secure=_COOC_SECURE,
                 default_for=("document", "user")),
-        Trainer("docdp", DocDPEM, "document-level DP: full-batch noisy EM; --epsilon per document",
+        Trainer("docdp", "docdp.DocDPEM", "document-level DP: full-batch noisy EM; --epsilon per document",
                 units=("document", "user"), epsilon="epsilon",
                 flags={"unit": None, "n_iter": None},    # its EM iterations are no Gibbs sweeps: no --iterations
                 streams_shards=True, dask=True, audit="lira+release", secure=_DOCDP_SECURE),
-        Trainer("svi", DPSVI, "document-level DP: DP stochastic variational inference; --epsilon per document",
+        Trainer("svi", "svi.DPSVI", "document-level DP: DP stochastic variational inference; --epsilon per document",
                 units=("document",), epsilon="epsilon",
                 cli_flags=("no_clip",),          # --no-clip: clip=None
                 audit="lira+release", secure=_DPSVI_SECURE),
-        Trainer("online-vb", OnlineVB, "not private: online variational Bayes", audit="lira"),
-        Trainer("fed", FedLDA, "user-level local DP: FedLDA (Wang et al. 2020), simulated users; --epsilon per user",
+        Trainer("online-vb", "svi.OnlineVB", "not private: online variational Bayes", audit="lira"),
+        Trainer("fed", "fedlda.FedLDA", "user-level local DP: FedLDA (Wang et al. 2020), simulated users; --epsilon per user",
                 units=("user",), epsilon="epsilon", components=("epsilon_per_entry",),
                 flags={"report_delta": "--delta"},   # the delta of its tight report
                 cli_flags=("user_budget",),      # --user-budget: the per-user total solved over the vocabulary
                 audit="lira", secure=FED_SECURE),
-        Trainer("lp", LPLDA, "local DP: LP-LDA on word-level reports from 'dptopic randomize' (--reports)",
+        Trainer("lp", "lplda.LPLDA", "local DP: LP-LDA on word-level reports from 'dptopic randomize' (--reports)",
                 units=("word",), epsilon="epsilon_word",
                 flags={"epsilon_word": None, "f": None},     # set by the randomizer that wrote the reports
                 reads="reports", audit="lira"),
-        Trainer("olp", OLPLDA, "local DP: OLP-LDA on word-level reports and a public --prior corpus",
+        Trainer("olp", "online.OLPLDA", "local DP: OLP-LDA on word-level reports and a public --prior corpus",
                 units=("word",), epsilon="epsilon_word",
                 flags={"epsilon_word": None, "f": None, "prior_corpus": "--prior"},
                 reads="reports", audit="lira"),
-        Trainer("ldp-doc", LocalDocumentLDA, "local DP: topics from document-level reports ('dptopic randomize --unit"
+        Trainer("ldp-doc", "ldp_document.LocalDocumentLDA", "local DP: topics from document-level reports ('dptopic randomize --unit"
                 " document')", units=("document",),
                 flags={"alpha": None},           # transform's smoothing; the topics are a fixed function of the reports
                 reads="reports", not_audited=_LOCAL_DOCUMENT_NOT_AUDITED),
-        Trainer("online-lda", OnlineLDA, "not private: O-LDA, online LDA over a stream of mini-batches (Zhao et al."
+        Trainer("online-lda", "online.OnlineLDA", "not private: O-LDA, online LDA over a stream of mini-batches (Zhao et al."
                 " 2020), the non-private part of OLP-LDA", audit="lira", cli=False),
-        Trainer("secure-sum", SecureSumTopics, "user-level DP: topics from a secure-sum round of 'dptopic serve"
+        Trainer("secure-sum", "secure_sum.SecureSumTopics", "user-level DP: topics from a secure-sum round of 'dptopic serve"
                 " --report-kind secure-sum' (docs/secure_sum.md)", units=("user",),
                 not_audited=("SecureSumTopics is read from the two secure sums of a collection round ('dptopic serve"
                              " --report-kind secure-sum'), not fitted on documents, so there is no training to re-run;"
@@ -212,12 +234,12 @@ def _same_class(a: type, b: type) -> bool:
 def trainer_of(model_or_class) -> Trainer | None:
     """The entry of an estimator or estimator class (its own class, not a base's); None for any other."""
     cls = model_or_class if isinstance(model_or_class, type) else type(model_or_class)
-    return next((t for t in TRAINERS.values() if _same_class(t.cls, cls)), None)
+    return next((t for t in TRAINERS.values() if t.class_name == cls.__name__ and _same_class(t.cls, cls)), None)
 
 
 def class_named(class_name: str) -> type | None:
     """The estimator class a saved model names (``model.json``'s ``class``); None when no trainer has that class."""
-    return next((t.cls for t in TRAINERS.values() if t.cls.__name__ == class_name), None)
+    return next((t.cls for t in TRAINERS.values() if t.class_name == class_name), None)
 
 
 def for_unit_trainer(unit: str) -> Trainer:
