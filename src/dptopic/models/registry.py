@@ -26,6 +26,9 @@ from ..errors import DPTopicError
 UNITS = ("document", "user", "word")
 """The privacy units ``dptopic.for_unit`` and ``dptopic train --unit`` take."""
 
+BUDGET_CONSTRUCTORS = ("from_budget", "from_user_budget")
+"""The class methods that build a trainer from a total budget; their parameters count as the trainer's."""
+
 COMMON_FLAGS = MappingProxyType({"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--jobs",
                                  "eta": "--beta", "n_epochs": "--epochs", "n_clients": "--clients"})
 """The ``dptopic train`` flag of a parameter whose flag is not ``'--' + parameter.replace('_', '-')``, for every
@@ -93,15 +96,24 @@ class Trainer:
         return self.where.rpartition(".")[2]
 
     def parameters(self) -> tuple:
-        """The parameters it reads: those of ``cls.__init__``, then those of ``cls.from_budget`` (a trainer calibrated
-        from a total budget, as DP-SVI's ``epsilon``) that ``__init__`` lacks."""
+        """The parameters it reads: those of ``cls.__init__``, then those of its budget constructors
+        (:data:`BUDGET_CONSTRUCTORS`: DP-SVI's ``epsilon`` is ``from_budget``'s, FedLDA's ``user_epsilon``
+        ``from_user_budget``'s) that ``__init__`` lacks."""
         names = [n for n, p in inspect.signature(self.cls.__init__).parameters.items()
                  if n != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
-        budget = getattr(self.cls, "from_budget", None)
-        if budget is not None:
-            names += [n for n, p in inspect.signature(budget).parameters.items()
-                      if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n not in names]
+        for constructor in BUDGET_CONSTRUCTORS:
+            build = getattr(self.cls, constructor, None)
+            if build is not None:
+                names += [n for n, p in inspect.signature(build).parameters.items()
+                          if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n not in names]
         return tuple(names)
+
+    @property
+    def marks_supported_topics(self) -> bool:
+        """Whether its fit says which topics stand above the noise of its releases (``supported_topics_``)."""
+        from ._document_level import _TopicFlags    # an estimator module: read when asked, not at import
+
+        return issubclass(self.cls, _TopicFlags)
 
     def fit_parameters(self) -> tuple:
         """The keyword arguments of ``cls.fit`` beyond the data (``vocabulary``, ``user_ids``, ``public_corpus``)."""
@@ -189,8 +201,8 @@ def _entries() -> tuple:
         Trainer("online-vb", "svi.OnlineVB", "not private: online variational Bayes", audit="lira"),
         Trainer("fed", "fedlda.FedLDA", "user-level local DP: FedLDA (Wang et al. 2020), simulated users; --epsilon per user",
                 units=("user",), epsilon="epsilon", components=("epsilon_per_entry",),
-                flags={"report_delta": "--delta"},   # the delta of its tight report
-                cli_flags=("user_budget",),      # --user-budget: the per-user total solved over the vocabulary
+                # the delta of its tight report; the per-user total solved over the vocabulary (from_user_budget)
+                flags={"report_delta": "--delta", "user_epsilon": "--user-budget"},
                 audit="lira", secure=FED_SECURE),
         Trainer("lp", "lplda.LPLDA", "local DP: LP-LDA on word-level reports from 'dptopic randomize' (--reports)",
                 units=("word",), epsilon="epsilon_word",
