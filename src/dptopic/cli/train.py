@@ -7,113 +7,20 @@ import math
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import CLIP_RULES, CORPUS_FLAGS, CORPUS_RULES, FORMAT_FLAG, JOBS_RULES, epsilon_rules, flag_errors
+from ._flags import CLIP_RULES, CORPUS_RULES, FORMAT_FLAG, JOBS_RULES, epsilon_rules, flag_errors
 from ._cluster import cluster_from_args, shard_dir
 from ._common import (NO_VOCAB_CAP, add_corpus_args, corpus_line, check_out, corpus_from_args, load_corpus,
                       make_console, print_privacy, print_topics, read_vocabulary, refuse_data_cuts, say_reading,
                       user_args)
 from .svi import SVI_ALGORITHMS
+from ._train_flags import (_ALGORITHM_FLAGS, _ALGORITHM_ONLY, _COMMON_FLAGS, _CORPUS_ALGOS, _DOC, _RETIRED,
+                           _STREAMS_SHARDS, _UNIT_REFUSES, flag_applies, flag_shown)
 from ._train_parser import DEFAULT_EPSILON_INHERENT, DEFAULT_ITERATIONS, DEFAULT_TOPICS, UNIT_TOPICS, add_train_arguments
 from .topics import learned_words, privacy_card_line
 
 __all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
-           "learned_words", "privacy_card_line"]     # the last two: their old import path (cli/results.py)
+           "learned_words", "privacy_card_line", "_RETIRED"]     # the last three: their old import path
 
-_CENTRAL = ("cdp", "cdp+", "hdp")
-_FED = ("fed",)
-_SVI = ("svi",)
-_DOC = ("docdp", "docdp-cooc")
-_CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC
-_STREAMS_SHARDS = ("lda",) + _CENTRAL + _DOC     # the trainers that read a shard folder (corpus prepare --shards)
-# Flags that only some algorithms read, with their defaults: given to another algorithm they would be
-# silently ignored (e.g. `--algorithm lda --epsilon-inherent 10` training a non-private model), so they are refused.
-_ALGORITHM_ONLY = {
-    "epsilon": (None, ("hdp",) + _FED + _SVI + _DOC), "epsilon_laplace": (None, ("hdp",)),
-    "paper_epsilon": (None, ("cdp", "cdp+")), "epsilon_per_entry": (None, _FED),
-    "secure": (False, _CENTRAL + _FED + _SVI + _DOC),
-    "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
-    "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, ("hdp",) + _FED + _SVI + _DOC + ("lp", "olp")),
-    "count_release_delta": (None, ("cdp", "cdp+")),
-    "noise": ("discrete", _CENTRAL),
-    "reports": (None, ("lp", "olp", "ldp-doc")), "reports_per_contributor": (None, ("lp", "olp", "ldp-doc")),
-    "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
-    "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
-    "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
-    "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "user_budget": (None, _FED), "variant": ("another", _FED),
-    "exclusion": ("none", _FED), "subset_size": (0, _FED), "local_inference": ("em", _FED),
-    "report_words": (None, _FED), "replacement": ("mixture", _FED),
-    "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
-    "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
-    "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)), "recovery": (None, ("docdp-cooc",)),
-    "public_corpus": (None, ("docdp-cooc",)), "public_text_field": (None, ("docdp-cooc",)),
-    "user_field": (None, _DOC), "documents_per_user": (None, _DOC),
-    # the trainers that decide which topics stand above the noise (supported_topics_)
-    "show_unsupported": (False, _SVI + _DOC),
-    "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
-    "vocabulary_policy": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
-    # a Dask cluster: the Gibbs trainers' shard actors, or the document-level trainers' per-shard sums
-    "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL + _DOC),
-    "dask_local": (None, ("lda",) + _CENTRAL + _DOC),
-    # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior; ldp-doc's
-    # topics are a fixed function of the reports: no prior, no randomness
-    "alpha": (None, _CORPUS_ALGOS + ("lp", "olp")), "seed": (None, _CORPUS_ALGOS + ("lp", "olp")),
-    "beta": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + ("lp", "olp")),
-    # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
-    "iterations": (None, ("lda",) + _CENTRAL + ("lp", "olp")),
-    # lp/olp train on randomized reports (--reports), never on a corpus
-    **{k: (None, _CORPUS_ALGOS) for k in ("corpus", "max_vocab", "min_df", "max_df", "label_field", "stop_words",
-                                          "lowercase")},
-    "test_size": (0.2, _CORPUS_ALGOS),
-    # olp reads its --prior corpus with them
-    "text_field": ("text", _CORPUS_ALGOS + ("olp",)), "format": ("auto", _CORPUS_ALGOS + ("olp",)),
-    "vocab": (None, _CORPUS_ALGOS + ("olp",)),
-    # threads: the Gibbs trainers' shards, FedLDA's clients, the document-level trainers' E-step; not the SVI trainers
-    "jobs": (1, ("lda",) + _CENTRAL + _FED + _DOC + _SVI + ("online-vb", "lp", "olp")),
-}
-
-
-_RETIRED = ("budget",)      # refused whatever the trainer (a script that gives it is told what to give instead)
-# flags of the --unit's trainer that --unit refuses, and why: --unit word promises a word-level guarantee for the
-# whole run's --epsilon (--epsilon-laplace is refused earlier, in _resolve_unit, in its own words)
-_UNIT_REFUSES = {
-    "word": {"epsilon_laplace": "eps_L per iteration is solved from --epsilon",
-             "paper_literal": "Algorithm 1 exactly as written has no guarantee",
-             "no_noise": "clipping alone, without noise, has no guarantee",
-             "clip": "eps_L is solved from --epsilon for --epsilon-inherent, which sets the inherent part instead"},
-    "document": {}, "user": {}}
-
-
-# flags of the --unit's trainer refused under that unit by their own checks (_user_level_args, _train): left out of
-# 'train --unit UNIT --help' as _UNIT_REFUSES are
-_UNIT_REFUSES_ELSEWHERE = {"user": ("private_vocabulary", "vocabulary_policy", "scheduler", "dask_local"),
-                           "document": ("user_field", "documents_per_user"),
-                           "word": ("user_field", "documents_per_user")}
-
-
-def flag_applies(dest: str, algorithm: str) -> bool:
-    """Whether ``train --algorithm ALGORITHM`` reads the option ``dest`` (``_ALGORITHM_ONLY``; any other, every
-    trainer reads)."""
-    entry = _ALGORITHM_ONLY.get(dest)
-    return entry is None or algorithm in entry[1]
-
-
-def flag_shown(dest: str, algorithm: str | None = None, unit: str | None = None) -> bool:
-    """Whether ``dptopic train [--algorithm ALGORITHM | --unit UNIT] --help`` lists the option ``dest``: those the
-    trainer reads (train refuses the others); with neither, those every trainer reads, every trainer of a corpus
-    reads, or both --unit trainers read."""
-    from ..models.by_unit import UNIT_TRAINERS
-
-    if dest in _RETIRED:
-        return False
-    if unit is not None:
-        trainer = algorithm if unit == "user" and algorithm in _DOC else UNIT_TRAINERS[unit]
-        return (dest != "algorithm" or unit == "user") \
-            and dest not in _UNIT_REFUSES[unit] and dest not in _UNIT_REFUSES_ELSEWHERE[unit] \
-            and flag_applies(dest, trainer)
-    if algorithm is not None:       # the person's flags need --unit user (its help lists them)
-        return dest != "unit" and dest not in _UNIT_REFUSES_ELSEWHERE["document"] and flag_applies(dest, algorithm)
-    algos = set(_ALGORITHM_ONLY[dest][1]) if dest in _ALGORITHM_ONLY else None
-    return algos is None or set(_CORPUS_ALGOS) <= algos or set(UNIT_TRAINERS.values()) <= algos
 
 
 def _refuse_foreign_flags(a) -> None:
@@ -298,11 +205,11 @@ def _parameters(a) -> dict:
     for dest in ("alpha", "beta", "parallel"):
         if flag_applies(dest, algo) and getattr(a, dest, None) is not None:
             p[dest] = getattr(a, dest)
-    if algo in ("lda",) + _CENTRAL:
+    if flag_applies("iterations", algo):
         from ..models.by_unit import WORD_ITERATIONS
 
         p["n_iter"] = a.iterations or (WORD_ITERATIONS if unit == "word" else DEFAULT_ITERATIONS)
-    if algo in _CENTRAL:
+    if flag_applies("noise", algo):
         p.update(noise=a.noise, secure=a.secure)
     if algo in ("cdp", "cdp+"):
         p.update(paper_epsilon=1.0 if a.paper_epsilon is None else a.paper_epsilon,
@@ -530,39 +437,6 @@ def _refuse_corpus_flags_for_shards(a) -> None:
                        f" read as 'dptopic corpus prepare' made it: drop {them} ({'; '.join(fixes)}).")
 
 
-# Parameters the trainers' errors name, and the train flags that set them (cli._flags); per algorithm below.
-_COMMON_FLAGS = {"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--jobs", "seed": "--seed",
-                 "alpha": "--alpha", "beta": "--beta", "parallel": "--parallel", "test_size": "--test-size",
-                 "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS}
-_ALGORITHM_FLAGS = {
-    "cdp": {"paper_epsilon": "--paper-epsilon", "count_release_delta": "--count-release-delta", "noise": "--noise",
-            "secure": "--secure"},
-    "hdp": {"epsilon_laplace": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "clip": "--clip",
-            "delta": "--delta", "noise": "--noise", "secure": "--secure", "paper_literal": "--paper-literal"},
-    # FedLDA's epsilon is the per-user total; the delta of its tight report is report_delta
-    "fed": {"epsilon": "--epsilon", "epsilon_per_entry": "--epsilon-per-entry", "failure_rate": "--failure-rate",
-            "report_delta": "--delta", "gamma": "--gamma",
-            "rounds": "--rounds", "sample_ratio": "--sample-ratio", "pad_length": "--pad-length",
-            "n_clients": "--clients", "variant": "--variant", "exclusion": "--exclusion",
-            "replacement": "--replacement",
-            "subset_size": "--subset-size", "local_inference": "--local-inference", "report_words": "--report-words",
-            "user_epsilon": "--user-budget", "secure": "--secure"},
-    "svi": {"epsilon": "--epsilon", "delta": "--delta", "noise_multiplier": "--noise-multiplier",
-            "sampling_rate": "--sampling-rate", "n_epochs": "--epochs", "clip": "--clip",
-            "max_doc_len": "--max-doc-len",
-            "eta": "--beta", "secure": "--secure"},
-    "online-vb": {"n_epochs": "--epochs", "batch_size": "--batch-size", "eta": "--beta"},
-    "docdp": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
-              "documents_per_user": "--documents-per-user"},
-    "docdp-cooc": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
-                   "documents_per_user": "--documents-per-user",
-                   "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice",
-                   "public_corpus": "--public-corpus", "recovery": "--recovery"},
-    "lp": {"delta": "--delta"},
-    "olp": {"delta": "--delta", "lam": "--lam", "omega": "--omega", "sigma2": "--sigma2", "batch_size": "--batch-size",
-            "alg2_literal": "--alg2-literal", "prior": "--prior"},
-}
-_ALGORITHM_FLAGS["cdp+"] = _ALGORITHM_FLAGS["cdp"]
 
 # Sentences a rename alone would leave wrong (run before the renaming).
 TRAINER_RULES = (epsilon_rules("--epsilon") + CORPUS_RULES + JOBS_RULES + (
