@@ -6,15 +6,15 @@ the same function, so that both front doors build the same model from the same s
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ..models.algorithms import ALGORITHMS
 from ..models.by_unit import UNIT_TRAINERS, for_unit
+from ..models.registry import trainer
 
 DOCUMENT_LEVEL = ("docdp", "docdp-cooc")      # the trainers that bound a whole document (or, unit="user", a person)
 
 
 def resolve_algorithm(algorithm: str | None, unit: str | None) -> str:
     """The trainer a run fits: ``algorithm``, or the one ``unit`` picks (:func:`dptopic.for_unit`'s); with neither,
-    non-private ``lda``. Under ``unit="user"`` ``algorithm`` may name a document-level trainer (docdp-cooc, docdp);
+    non-private ``lda`` (names: :data:`dptopic.models.registry.TRAINERS`). Under ``unit="user"`` ``algorithm`` may name a document-level trainer (docdp-cooc, docdp);
     with another unit it must be left out."""
     if unit is None:
         name = algorithm or "lda"
@@ -27,8 +27,7 @@ def resolve_algorithm(algorithm: str | None, unit: str | None) -> str:
                            f" (the default) or docdp; algorithm={algorithm!r} cannot give it.")
     else:
         raise DPTopicError(f"unit={unit!r} picks the trainer itself: leave algorithm out, or leave unit out.")
-    if name not in ALGORITHMS:
-        raise DPTopicError(f"invalid algorithm {name!r}: give one of {', '.join(sorted(ALGORITHMS))}.")
+    trainer(name)       # an unknown name: refused in one line naming the choices
     return name
 
 
@@ -42,12 +41,12 @@ def build_model(algorithm: str | None = None, *, unit: str | None = None, epsilo
     the trainer's own ``__init__`` parameters (fed: also ``user_epsilon``, resolved by :func:`dptopic.train` once
     the vocabulary's size is known)."""
     name = resolve_algorithm(algorithm, unit)
-    kw = {k: v for k, v in params.items() if v is not None}
+    kw = dict(params)       # None is a value here (clip=None: no clipping; epsilon_laplace=None: no noise)
     if n_topics is not None:
         kw["n_topics"] = n_topics
     if seed is not None:
         kw["seed"] = seed
-    cls = ALGORITHMS[name]
+    cls = trainer(name).cls
     if unit is not None:
         if epsilon is None:
             raise DPTopicError(f"unit={unit!r} needs epsilon, the privacy budget of the whole run (and delta).")

@@ -149,6 +149,7 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
            public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
            names, callback, split_as, metrics, params) -> TrainingResult:
     user_epsilon = params.pop("user_epsilon", None)
+    reports_per_contributor = params.pop("reports_per_contributor", None)
     if model is None:
         if backend is not None and backend != "threads":
             params.update(backend=backend, client=client)
@@ -159,6 +160,9 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
         if backend is not None and backend != "threads":
             model.set_params(backend=backend, client=client)
         model.validate_parameters()
+    if _reads_reports(model):
+        return _train_reports(TrainingResult(model=model, algorithm=algorithm, unit=unit), corpus, vocabulary,
+                              reports_per_contributor, out, overwrite, callback)
     if private_vocabulary is not None and getattr(model, "report_words", None) == "auto":
         # FedLDA: a vocabulary chosen by DP set union has no frequency order its guarantee covers
         model.set_params(report_words="all")
@@ -243,6 +247,11 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
 
         refuse_private_as_public(public_corpus, corpus, public_name=names.get("public_corpus", "public_corpus"),
                                  private_name=names.get("corpus", "the training corpus"))
+    if private_vocabulary is None and user_epsilon is None:     # the words are known: as fit would refuse them
+        from ..models.base import check_topics_fit_vocabulary
+
+        check_topics_fit_vocabulary(int(model.n_topics), len(vocabulary) if vocabulary is not None
+                                    else corpus.vocab_size)
     if user_epsilon is not None and getattr(model, "exclusion", "none") != "none":
         raise DPTopicError("user_epsilon needs exclusion='none' (entries randomized once); the floor and tail rules"
                            " randomize again every round.")
@@ -507,6 +516,44 @@ def _train_shards(result: TrainingResult, inputs: _Inputs, out, save_metrics, ca
     record_words(result, inputs)
     card(result)
     save(result, out, save_metrics, callback=callback)
+    return result
+
+
+def _reads_reports(model) -> bool:
+    """Whether ``model`` trains on randomized reports (``dptopic randomize``), not on a corpus (the registry says)."""
+    from ..models.registry import trainer_of
+
+    entry = trainer_of(model)
+    return entry is not None and entry.reads == "reports"
+
+
+def _train_reports(result: TrainingResult, reports, vocabulary, reports_per_contributor, out, overwrite,
+                   callback) -> TrainingResult:
+    """Local DP (lp, olp, ldp-doc): the reports were randomized on the contributors' side, so every server step is
+    post-processing; nothing is held out. ``reports_per_contributor``: the guarantee is stated for contributors who
+    sent up to that many reports each (their epsilons add)."""
+    if out is not None:
+        from .._io import check_output_dir
+
+        check_output_dir(out, overwrite=overwrite, flag="out")
+    if isinstance(vocabulary, tuple) and len(vocabulary) == 2 and isinstance(vocabulary[0], (str, type(None))):
+        vocabulary = vocabulary[1]
+    vocabulary = vocabulary if vocabulary is not None else getattr(reports, "vocabulary", None)
+    if vocabulary is None:
+        raise DPTopicError("the report file does not embed its vocabulary: give vocabulary= (the public word list;"
+                           " CLI: --vocabulary FILE).")
+    _say(result, callback, "checked")
+    model = result.model
+    if type(model).__name__ == "LocalDocumentLDA":
+        model.fit(reports)
+    else:
+        model.fit(reports, vocabulary=vocabulary)
+    result.train, result.vocabulary = reports, list(getattr(vocabulary, "words", vocabulary))
+    _say(result, callback, "fit")
+    if reports_per_contributor is not None:
+        model.for_contributors(reports_per_contributor)
+    card(result)
+    save(result, out, callback=callback)
     return result
 
 
