@@ -116,11 +116,11 @@ def _demo_document_level(a, console):
         warnings.filterwarnings("ignore", r".*already used by an earlier private fit")
         res = train(full, unit="document", epsilon=b["epsilon"], delta=b["delta"], n_topics=a.topics, n_jobs=a.jobs,
                     seed=a.seed, private_vocabulary=(b["epsilon_vocab"], b["delta_vocab"]), test_size=0.2,
-                    metrics=False, callback=say)
-    model, train_part, test = res.model, res.train, res.test
+                    metrics="coherence", callback=say, out=str(a.out).rstrip("/\\") + "-document",
+                    overwrite=a.overwrite, save_metrics=a.save_metrics)
+    model, train_part, test, mine = res.model, res.train, res.test, res.metrics
     reference = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0).fit(train_part)
-    mine, ref = npmi_and_diversity(model, test), npmi_and_diversity(reference, test)
-    model.metrics_ = {"n_train_docs": train_part.n_docs, "n_test_docs": test.n_docs, **mine}
+    ref = npmi_and_diversity(reference, test)
     print_topics(model, 8, max_topics=a.show_topics, console=console,
                  hint=f"'dptopic topics --model {str(a.out).rstrip('/')}-document --show-unsupported' shows them")
     console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {mine['npmi_top10']:.3f}, ratio"
@@ -134,7 +134,7 @@ def _demo_document_level(a, console):
     rep = model.privacy_
     console.print(f"[bold]GUARANTEE[/]: epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
                   f" {rep['unit']} (one paragraph added or removed), the choice of the words included")
-    out = model.save(str(a.out).rstrip("/\\") + "-document", save_metrics=a.save_metrics)
+    out = res.path
     console.print(f"document-level model written to [bold]{out}[/] (its whole privacy card: dptopic topics --model"
                   f" {out})")
     return out, model

@@ -94,7 +94,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
           n_topics=None, test_size: float = 0.2, vocabulary=None, private_vocabulary=None, public_corpus=None,
           user_field=None, out=None, save_metrics: bool = False, ledger=None, dataset=None, backend=None,
           client=None, seed=None, model=None, vocabulary_policy: str | None = None, overwrite: bool = False,
-          names=None, callback=None, split_as=None, metrics: bool = True, **params) -> TrainingResult:
+          names=None, callback=None, split_as=None, metrics=True, **params) -> TrainingResult:
     """Train a topic model as ``dptopic train`` does, in the order that keeps every release inside the guarantee.
 
     Parameters
@@ -123,7 +123,8 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
         FILE", "public_corpus": "--public-corpus FILE"}``).
     callback : ``callback(step, result)`` after each step (a front door prints as the run goes).
     split_as : another estimator whose split to use (a non-private reference trained on a private model's split).
-    metrics : bool, compute the held-out metrics (False: a caller computes its own on ``result.test``).
+    metrics : bool or "coherence", compute the held-out metrics (False: none, a caller computes its own on
+        ``result.test``; "coherence": NPMI and topic diversity alone).
     **params : the trainer's own parameters (``n_iter``, ``alpha`` ...; fed: ``user_epsilon``).
 
     Returns
@@ -179,7 +180,7 @@ def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabul
     forecast(result, inputs)
     fit(result, inputs, callback=callback)
     if metrics:
-        held_out_metrics(result, callback=callback)
+        held_out_metrics(result, callback=callback, kind="coherence" if metrics == "coherence" else "all")
     compose_vocabulary(result)
     _say(result, callback, "composition")
     record_words(result, inputs)
@@ -444,17 +445,24 @@ def fit(result: TrainingResult, inputs: _Inputs, callback=None) -> None:
 VARIATIONAL = ("DPSVI", "OnlineVB", "DocDPEM", "DocDPCooccurrence")
 
 
-def held_out_metrics(result: TrainingResult, callback=None) -> None:
-    """The held-out metrics (``training_run_metrics``), set as ``model.metrics_``; under a private model they read
-    private documents: labelled outside the guarantee."""
+def held_out_metrics(result: TrainingResult, callback=None, kind: str = "all") -> None:
+    """The held-out metrics (``training_run_metrics``; ``kind="coherence"``: NPMI and diversity alone), set as
+    ``model.metrics_``; under a private model they read private documents: labelled outside the guarantee."""
     from ..evaluation import training_run_metrics
 
     model = result.model
     if result.test is None:
         model.metrics_ = result.metrics = {}
         return _say(result, callback, "metrics")
-    style = "variational" if type(model).__name__ in VARIATIONAL else "gibbs"
-    model.metrics_ = result.metrics = training_run_metrics(model, result.train, result.test, style=style)
+    if kind == "coherence":     # NPMI and diversity alone (the demo reads them beside a reference's)
+        from ..evaluation import npmi_and_diversity
+
+        metrics = {"n_train_docs": result.train.n_docs, "n_test_docs": result.test.n_docs,
+                   **npmi_and_diversity(model, result.test)}
+    else:
+        style = "variational" if type(model).__name__ in VARIATIONAL else "gibbs"
+        metrics = training_run_metrics(model, result.train, result.test, style=style)
+    model.metrics_ = result.metrics = metrics
     _say(result, callback, "metrics", "held-out metrics: computed on held-out documents of the private corpus:"
                                       f" {OUTSIDE}" if model.is_private else None)
 
