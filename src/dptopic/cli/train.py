@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import CLIP_RULES, CORPUS_RULES, FORMAT_FLAG, JOBS_RULES, epsilon_rules, flag_errors
-from ._cluster import cluster_from_args, shard_dir
-from ._common import (NO_VOCAB_CAP, add_corpus_args, corpus_line, check_out, corpus_from_args, load_corpus,
+from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
+from ._common import (NO_VOCAB_CAP, corpus_line, check_out, corpus_from_args, load_corpus,
                       make_console, print_privacy, print_topics, read_vocabulary, refuse_data_cuts, say_reading,
                       user_args)
 from .svi import SVI_ALGORITHMS
@@ -59,7 +59,7 @@ def _refuse_foreign_flags(a) -> None:
             raise DPTopicError(f"--algorithm {a.algorithm} cannot train from a shard folder (only"
                                f" {'/'.join(_STREAMS_SHARDS)} read one shard at a time): give it the corpus file the"
                                " shards were prepared from.")
-        _refuse_corpus_flags_for_shards(a)
+        refuse_corpus_flags_for_shards(a)
     if written("parallel", None) and (getattr(a, "scheduler", None) is not None
                                       or getattr(a, "dask_local", None) is not None):
         raise DPTopicError("--parallel has no effect on a Dask cluster (--scheduler/--dask-local): the Dask backend"
@@ -388,54 +388,6 @@ def _check_document_budget(model) -> None:
                                f" {rounded_up(floor, 4):.4g} (give a larger epsilon or delta).")
         return
     calibrate_noise_multiplier(float(model.epsilon), float(model.delta), 1.0, int(getattr(model, "n_iter", 1)))
-
-
-# How a shard folder ('corpus prepare --shards') meets train's corpus flags, one rule for all of them: the folder is
-# read as it was prepared, so a flag is honoured where its value asks for what training on it does anyway, and refused
-# otherwise. The flags are those add_corpus_args gives train, and train's own below.
-_SHARD_HONOURS = {"format": ("auto",), "test_size": (0,)}      # dest -> the values that say what the folder does
-_TRAIN_CORPUS_FLAGS = {"vocabulary": ("--vocabulary", None), "private_vocabulary": ("--private-vocabulary", None),
-                       "vocabulary_policy": ("--vocabulary-policy", None), "test_size": ("--test-size", 0.2)}
-_NOT_PREPARED_WITH = ("private_vocabulary", "vocabulary_policy", "test_size")   # no 'corpus prepare' flags
-
-
-def _corpus_flags() -> dict:
-    """``{dest: (flag, default)}`` for every option of train that says how a corpus is read: the options of
-    :func:`add_corpus_args`, read from a parser it builds (a flag added there is covered here), and train's own."""
-    import argparse
-
-    p = argparse.ArgumentParser(add_help=False)
-    add_corpus_args(p)
-    flags = {act.dest: (act.option_strings[0], act.default) for act in p._actions if act.dest != "corpus"}
-    return {**flags, **_TRAIN_CORPUS_FLAGS}
-
-
-def _refuse_corpus_flags_for_shards(a) -> None:
-    """Every corpus flag given with a shard folder is honoured (``_SHARD_HONOURS``) or refused, all in one line."""
-    given = getattr(a, "_given", None)
-    bad = []
-    for dest, (flag, default) in _corpus_flags().items():
-        value = getattr(a, dest, default)
-        if (dest in given if given is not None else value != default) and value not in _SHARD_HONOURS.get(dest, ()):
-            bad.append((dest, "--no-lowercase" if dest == "lowercase" and value is False else flag))
-    if not bad:
-        return
-    flags = [flag for _, flag in bad]
-    them = "it" if len(bad) == 1 else "them"
-    fixes = []
-    prepare = [flag for dest, flag in bad if dest not in _NOT_PREPARED_WITH]
-    if prepare:
-        fixes.append(f"{' / '.join(prepare)}: give {'it' if len(prepare) == 1 else 'them'} to 'dptopic corpus prepare'"
-                     " and make the shards again")
-    private = [flag for dest, flag in bad if dest in ("private_vocabulary", "vocabulary_policy")]
-    if private:
-        fixes.append(f"{' / '.join(private)}: train on the corpus file the shards were prepared from")
-    if any(dest == "test_size" for dest, _ in bad):
-        fixes.append("--test-size: every shard trains and none is held out, as --test-size 0 says; run 'dptopic"
-                     " evaluate' on a test corpus afterwards")
-    raise DPTopicError(f"{' / '.join(flags)} {'has' if len(bad) == 1 else 'have'} no effect on a shard folder, which is"
-                       f" read as 'dptopic corpus prepare' made it: drop {them} ({'; '.join(fixes)}).")
-
 
 
 # Sentences a rename alone would leave wrong (run before the renaming).
