@@ -38,6 +38,7 @@ from ..kernels.em import document_statistic
 from ..models.dataset_charge import PARAMS as LEDGER_PARAMS
 from ..models.dataset_charge import shadow_runs
 from ..models.registry import TRAINERS, trainer_of
+from ..training import train as training_run
 from . import metrics
 from .baselines import HUANG_STATISTICS, huang_scores, huang_theta
 
@@ -245,8 +246,8 @@ def _fit(est, corpus: Corpus, rng: np.random.Generator):
     the contributors' randomizer on every document, then the server's estimator on the reports."""
     from ..models.lplda import LocalReportsModel
 
-    if not isinstance(est, LocalReportsModel):
-        return est.fit(corpus)
+    if not isinstance(est, LocalReportsModel):     # a shadow's run: dptopic.train's checks and fit, nothing held out
+        return training_run(corpus, model=est, test_size=0, metrics=False).model
     from ..local import Randomizer
 
     f = est._expected_f()
