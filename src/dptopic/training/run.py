@@ -104,7 +104,7 @@ def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsi
     algorithm : str, the trainer (``dptopic.models.ALGORITHMS``); default ``lda``, or the one ``unit`` picks.
     unit : "document" | "user" | "word", the privacy unit: the best measured trainer (``dptopic.for_unit``), with
         ``epsilon`` the whole run's budget in that unit. ``unit="user"``: the corpus carries each document's person
-        (``user_field`` names the field it was read with; see ``read_corpus``).
+        (read with ``user_field=``; ``user_field`` here names that field in the refusal of a corpus without them).
     epsilon, delta : the total guarantee in the model's unit.
     n_topics : int, topics (default: the trainer's own; 20 with ``unit``).
     test_size : float, the share held out for the metrics (0: none).
@@ -240,8 +240,9 @@ def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocab
     # a Corpus, a count matrix, texts or token lists; every word kept when DP set union chooses them
     corpus = as_corpus(getattr(corpus, "corpus", corpus), uncut=private_vocabulary is not None)
     if getattr(model, "unit", None) == "user" and getattr(corpus, "user_ids", None) is None:
+        how = f"user_field={user_field!r}" if user_field is not None else "user_field=FIELD"
         raise DPTopicError(f"the user unit needs each document's person, and {names.get('corpus', 'the corpus')}"
-                           " carries none: read it with its user ids (user_field=FIELD; CLI: --user-field FIELD), or"
+                           f" carries none: read it with its user ids ({how}; CLI: --user-field FIELD), or"
                            " from a folder of folders (one per person).")
     if public_corpus is not None:
         from ..models.public_prior import refuse_private_as_public
