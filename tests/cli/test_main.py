@@ -213,7 +213,7 @@ def test_demo_reference_trains_on_the_private_model_s_split(monkeypatch, tmp_pat
     from dptopic.models import HDPLDA
 
     monkeypatch.setattr(HDPLDA, "fit", lambda self, *a, **k: self)
-    monkeypatch.setattr(run, "held_out_metrics", lambda result, callback=None: None)
+    monkeypatch.setattr(run, "held_out_metrics", lambda result, callback=None, kind="all": None)
     monkeypatch.setattr(run, "card", lambda result: None)
     monkeypatch.setattr(run, "save", lambda *a, **k: None)
     with pytest.raises(Stop):

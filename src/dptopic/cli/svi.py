@@ -47,7 +47,6 @@ def svi_parameters(a) -> dict:
     p = {}
     if a.beta is not None:
         p["eta"] = a.beta
-    p.pop("beta", None)
     if a.algorithm == "online-vb":
         if a.epochs is not None and (not math.isfinite(a.epochs) or a.epochs != int(a.epochs)):
             raise DPTopicError(f"invalid --epochs {a.epochs:g} for online-vb: it makes whole passes over the corpus; give"

@@ -229,6 +229,7 @@ def _parameters(a) -> dict:
     elif algo in SVI_ALGORITHMS:
         from .svi import svi_parameters
 
+        p.pop("beta", None)         # their topic-word prior is eta (svi_parameters)
         p.update(svi_parameters(a))
     elif algo in _DOC:
         if a.epsilon is None:
