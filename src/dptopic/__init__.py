@@ -8,13 +8,14 @@ _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus
             "DataVocabularyWarning": ".errors",
             "LDA": ".models", "HDPLDA": ".models", "CDPLDA": ".models", "CDPLDAPlus": ".models", "load": ".models",
             "LPLDA": ".models", "OnlineLDA": ".models", "OLPLDA": ".models", "FedLDA": ".models",
-            "OnlineVB": ".models", "DPSVI": ".models", "for_unit": ".models",
+            "OnlineVB": ".models", "DPSVI": ".models", "for_unit": ".models", "train": ".training", "TrainingResult": ".training",
             "DocDPEM": ".models", "DocDPCooccurrence": ".models", "LocalDocumentLDA": ".models", "SecureSumTopics": ".models",
             "CountVectorizer": ".corpus.vectorizer"}
 
 __all__ = ["Corpus", "Vocabulary", "lda_corpus", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "load", "DPTopicError",
            "SmallCorpusWarning", "ForecastWarning", "SeededNoiseWarning", "DataVocabularyWarning",
            "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA", "SecureSumTopics", "for_unit",
+           "train", "TrainingResult",
            "CountVectorizer",
            "__version__"]
 

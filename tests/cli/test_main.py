@@ -192,35 +192,33 @@ def test_word_level_training_split_does_not_depend_on_a_replaced_word(tmp_path, 
 
 
 def test_demo_reference_trains_on_the_private_model_s_split(monkeypatch, tmp_path):
-    """The demo's non-private reference is 'LDA on the same split': it must take the word-level model's split."""
-    import dptopic.cli.train as train
+    """The demo's non-private reference is 'LDA on the same split': it must take the word-level model's split
+    (dptopic.train's split_as)."""
+    import dptopic.training.run as run
 
     calls = []
 
     class Stop(Exception):
         pass
 
-    def record(model, corpus, a, console, vocabulary=None, show_corpus=True, split_as=None):
-        calls.append((type(model).__name__, type(split_as).__name__ if split_as is not None else None))
+    real = run.split_for
+
+    def record(model, corpus, test_size=0.2, **kw):
+        calls.append(type(model).__name__)
         if len(calls) == 2:
             raise Stop
+        return real(model, corpus, test_size, **kw)
 
-    monkeypatch.setattr(train, "_train_eval_report", record)
+    monkeypatch.setattr(run, "split_for", record)
+    from dptopic.models import HDPLDA
+
+    monkeypatch.setattr(HDPLDA, "fit", lambda self, *a, **k: self)
+    monkeypatch.setattr(run, "held_out_metrics", lambda result, callback=None, kind="all": None)
+    monkeypatch.setattr(run, "card", lambda result: None)
+    monkeypatch.setattr(run, "save", lambda *a, **k: None)
     with pytest.raises(Stop):
         main(["demo", "--out", str(tmp_path / "d"), "--quiet", "--word-level-only"])
-    assert calls == [("HDPLDA", None), ("LDA", "HDPLDA")]
-    seen = []
-    monkeypatch.undo()
-    monkeypatch.setattr(train, "_split", lambda corpus, a, model: seen.append(type(model).__name__) or (corpus, corpus))
-    from types import SimpleNamespace
-
-    from dptopic.models import HDPLDA, LDA
-
-    monkeypatch.setattr(LDA, "fit", lambda self, *a, **k: (_ for _ in ()).throw(Stop()))
-    with pytest.raises(Stop):
-        train._train_eval_report(LDA(n_topics=2), Corpus.from_texts(_docs(10), vocabulary=WORDS),
-                                 SimpleNamespace(test_size=0.2), None, show_corpus=False, split_as=HDPLDA(n_topics=2))
-    assert seen == ["HDPLDA"]
+    assert calls == ["HDPLDA", "HDPLDA"]        # the private model's split, then the reference's: the same
 
 
 def test_builtin_corpus_keeps_one_row_per_paragraph_for_transform(tmp_path):

@@ -84,9 +84,9 @@ def test_too_few_words_above_the_noise_are_made_up_with_a_warning_that_counts_th
 
 
 def test_the_secure_mode_text_says_that_documents_per_user_draws_each_persons_documents_from_pcg64():
-    from dptopic.models._document_level import GAUSSIAN_SECURE_BY_TRAINER
+    from dptopic.models.registry import trainer
 
-    text = GAUSSIAN_SECURE_BY_TRAINER["DocDPCooccurrence"]
+    text = trainer("docdp-cooc").secure
     assert "documents_per_user" in text and "PCG64" in text
     assert "DocDPCooccurrence draws nothing else at random" not in text
 

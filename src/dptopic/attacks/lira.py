@@ -37,6 +37,8 @@ from ..errors import DPTopicError, UnknownParameterError
 from ..kernels.em import document_statistic
 from ..models.dataset_charge import PARAMS as LEDGER_PARAMS
 from ..models.dataset_charge import shadow_runs
+from ..models.registry import TRAINERS, trainer_of
+from ..training import train as training_run
 from . import metrics
 from .baselines import HUANG_STATISTICS, huang_scores, huang_theta
 
@@ -44,13 +46,26 @@ SD_FLOOR = 1e-8
 
 
 # ------------------------------------------------------------------ trainers
-_ALIASES = {"n_topics": ("n_components", "k"), "n_iter": ("max_iter", "n_epochs", "rounds", "n_rounds", "iterations")}
+# a common name onto a class's own, for a class that lacks the common one: scikit-learn's names, and the names a
+# registered trainer's iterations go by (its parameter that train's --iterations or --epochs or --rounds sets)
+_ALIASES = {"n_topics": ("n_components", "k"),
+            "n_iter": ("max_iter", *dict.fromkeys(p for t in TRAINERS.values() for p in t.parameters()
+                                                  if t.flag(p) in ("--iterations", "--epochs", "--rounds")
+                                                  and p != "n_iter"), "n_rounds", "iterations")}
 
 
-# the knob an audit's --epsilon sets, the component first where a trainer has one (HDP-LDA's per-iteration Laplace,
-# FedLDA's per entry: what the audit set before those trainers took a per-word or per-user total as epsilon), then the
-# paper's figure of a baseline without a guarantee (CDP-LDA), then a trainer's own epsilon
-_EPSILON_NAMES = ("epsilon_laplace", "epsilon_word", "epsilon_per_entry", "paper_epsilon", "epsilon")
+def _epsilon_names() -> tuple:
+    """The knob an audit's --epsilon sets, as the registry declares it: a trainer's component first where it has one
+    (HDP-LDA's per-iteration Laplace, FedLDA's per entry: what the audit set before those trainers took a per-word or
+    per-user total as epsilon; a baseline's figure without a guarantee, CDP-LDA's paper_epsilon), then a trainer's
+    own total epsilon. Used for a class the registry does not hold; a registered one's own entry decides."""
+    firsts = [t.components[0] for t in TRAINERS.values() if t.components]
+    totals = [t.epsilon for t in TRAINERS.values() if t.epsilon is not None]
+    return tuple(dict.fromkeys(sorted(set(firsts), key=firsts.index) + sorted(set(totals) - {"epsilon"})
+                               + ["epsilon"]))
+
+
+_EPSILON_NAMES = _epsilon_names()
 
 
 def make_estimator(algorithm, seed=None, **params):
@@ -112,7 +127,11 @@ def epsilon_parameter(algorithm, required=True):
 
     cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
     names = inspect.signature(cls.__init__).parameters if cls is not None else {}
-    key = next((k for k in _EPSILON_NAMES if k in names), None)
+    entry = trainer_of(cls) if cls is not None else None
+    if entry is not None:       # the registry's entry: its component first, else its total
+        key = entry.components[0] if entry.components else entry.epsilon
+    else:
+        key = next((k for k in _EPSILON_NAMES if k in names), None)
     if key is None and cls is not None and _budget_constructor(cls) is not None:
         key = "epsilon"
     if key is None and required:
@@ -130,21 +149,25 @@ def guarantee_epsilon_parameter(algorithm):
 
     key = epsilon_parameter(algorithm, required=False)
     cls = ALGORITHMS.get(algorithm) if isinstance(algorithm, str) else algorithm
+    entry = trainer_of(cls) if cls is not None else None
+    if entry is not None:       # the registry says which parameter is the total
+        return entry.epsilon
     if cls is not None and "epsilon" in inspect.signature(cls.__init__).parameters:
         return "epsilon"
     return None if key == "paper_epsilon" else key
 
 
-NOT_AUDITED = {"ldp-doc": "LocalDocumentLDA"}
-"""Trainers the audit cannot re-run (their name in ``dptopic train`` -> class name)."""
+NOT_AUDITED = {t.name: t.cls.__name__ for t in TRAINERS.values() if t.not_audited is not None}
+"""Trainers the audit cannot re-run (their registry name -> class name; the registry's ``not_audited`` says why)."""
 
 
 def not_audited_reason(name: str) -> str:
-    """One line: why the audit does not attack ``name`` (``ldp-doc`` or ``LocalDocumentLDA``)."""
-    return (f"dptopic audit cannot attack {name}: LocalDocumentLDA learns from document-level local reports (one"
-            " randomized word pair per document, 'dptopic randomize --unit document'), and the audit simulates only the"
-            " word-level randomizer (lp, olp); its guarantee is the randomizer's local epsilon per document, which holds"
-            " whatever the server does (docs/local_dp.md).")
+    """One line: why the audit does not attack ``name`` (a trainer's name or class name, as ``ldp-doc`` or
+    ``LocalDocumentLDA``, possibly after the flag that gave it: ``--algorithm ldp-doc``)."""
+    key = str(name).split()[-1] if str(name).split() else ""
+    entry = next((t for t in TRAINERS.values() if key in (t.name, t.cls.__name__) and t.not_audited), None)
+    why = entry.not_audited if entry is not None else "it is not one of the trainers the audit re-runs."
+    return f"dptopic audit cannot attack {name}: {why}"
 
 
 def estimator_trainer(algorithm, **params):
@@ -225,8 +248,8 @@ def _fit(est, corpus: Corpus, rng: np.random.Generator):
     the contributors' randomizer on every document, then the server's estimator on the reports."""
     from ..models.lplda import LocalReportsModel
 
-    if not isinstance(est, LocalReportsModel):
-        return est.fit(corpus)
+    if not isinstance(est, LocalReportsModel):     # a shadow's run: dptopic.train's checks and fit, nothing held out
+        return training_run(corpus, model=est, test_size=0, metrics=False).model
     from ..local import Randomizer
 
     f = est._expected_f()

@@ -16,22 +16,10 @@ import argparse
 import sys
 import textwrap
 
-# the trainers as the help table lists them (every choice of --algorithm), one line each
-TRAINERS = {
-    "lda": "not private: LDA by collapsed Gibbs sampling (the default)",
-    "hdp": "word-level DP: HDP-LDA (Zhao et al. 2021); --epsilon per word in total (--unit word trains it)",
-    "cdp": "baseline with no guarantee: CDP-LDA, noise on the counts once; --paper-epsilon",
-    "cdp+": "baseline with no guarantee: CDP-LDA+, noise on the counts every sweep; --paper-epsilon",
-    "docdp-cooc": "document-level DP: one noisy co-occurrence release; --epsilon per document (--unit document"
-                  " trains it)",
-    "docdp": "document-level DP: full-batch noisy EM; --epsilon per document",
-    "svi": "document-level DP: DP stochastic variational inference; --epsilon per document",
-    "online-vb": "not private: online variational Bayes",
-    "fed": "user-level local DP: FedLDA (Wang et al. 2020), simulated users; --epsilon per user",
-    "lp": "local DP: LP-LDA on word-level reports from 'dptopic randomize' (--reports)",
-    "olp": "local DP: OLP-LDA on word-level reports and a public --prior corpus",
-    "ldp-doc": "local DP: topics from document-level reports ('dptopic randomize --unit document')",
-}
+from ..models.registry import TRAINERS as _REGISTRY, for_unit_trainer
+
+# the trainers as the help table lists them (every choice of --algorithm), one line each: the registry's summaries
+TRAINERS = {t.name: t.summary for t in _REGISTRY.values() if t.cli}
 UNITS = ("word", "document", "user")
 # what 'train --unit U --help' says the unit trains (the trainer's own line where it says the unit's guarantee)
 UNIT_LINES = {
@@ -85,14 +73,12 @@ def chosen(arguments) -> tuple:
 def format_help(parser: argparse.ArgumentParser, shown, algorithm=None, unit=None) -> str:
     """``parser``'s help with only the options ``shown(dest, algorithm, unit)`` keeps, its description saying which
     trainer they are for (the parser itself is left as it was)."""
-    from ..models.by_unit import UNIT_TRAINERS
-
     hidden = [act for act in parser._actions
               if act.option_strings and act.dest != "help" and not shown(act.dest, algorithm, unit)]
     saved = [(act, act.help) for act in hidden]
     kept = parser.description, parser.epilog, parser.formatter_class, parser.usage
     if unit is not None:
-        trainer = algorithm if unit == "user" and algorithm is not None else UNIT_TRAINERS[unit]
+        trainer = algorithm if unit == "user" and algorithm is not None else for_unit_trainer(unit).name
         line = UNIT_LINES[unit].format(trainer=trainer) if unit in UNIT_LINES else TRAINERS[trainer]
         chosen_by = f"--unit {unit}" + (f" --algorithm {algorithm}" if algorithm is not None else "")
         description = (f"Options of 'dptopic train {chosen_by}', which trains {trainer}: {line}. Other"

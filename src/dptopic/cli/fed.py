@@ -1,4 +1,4 @@
-"""``train --algorithm fed``: build a :class:`~dptopic.models.FedLDA` from command-line arguments."""
+"""``train --algorithm fed``'s flags, as :class:`~dptopic.models.FedLDA`'s parameters; ``experiment fedlda``."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -45,11 +45,10 @@ def add_fed_args(t) -> None:
                    help="fed: replacement words drawn from the user's topic mixture (default) or the entry's topic")
 
 
-def build_fedlda(a, common: dict):
-    """``common`` holds n_topics, seed, n_jobs, verbose (and alpha/beta when given); ``n_iter`` is ignored."""
-    from ..models import FedLDA
-
-    kw = {k: v for k, v in common.items() if k not in ("n_iter", "seed")}
+def fed_parameters(a) -> dict:
+    """``dptopic.train``'s parameters for ``--algorithm fed`` (``--delta`` is FedLDA's ``report_delta``, passed by
+    the caller; ``--user-budget`` is ``user_epsilon``, split by :meth:`FedLDA.from_user_budget` once the vocabulary
+    is known); the flags that cannot go together are refused in one line."""
     per_entry = getattr(a, "epsilon_per_entry", None)
     if a.user_budget is not None and (a.epsilon is not None or per_entry is not None or a.pad_length != 512):
         raise DPTopicError("--user-budget chooses the epsilon per entry and the entries itself: drop --epsilon,"
@@ -60,33 +59,20 @@ def build_fedlda(a, common: dict):
     if a.user_budget is not None and a.exclusion != "none":
         raise DPTopicError("--user-budget needs --exclusion none (entries randomized once); the floor and tail rules"
                            " randomize again every round.")
-    report_words = a.report_words
-    if getattr(a, "private_vocabulary", None) is not None:
-        if report_words not in (None, "all"):
-            raise DPTopicError(f"--report-words {report_words} keeps the vocabulary's most common words, but a"
-                               " vocabulary chosen by --private-vocabulary has no frequency order its guarantee covers"
-                               " (ordering it by the documents' counts would spend data outside it): use --report-words"
-                               " all (the default with --private-vocabulary), or a public --vocabulary listed most"
-                               " common first.")
-        report_words = "all"
-    model = FedLDA(epsilon=a.epsilon, epsilon_per_entry=per_entry, failure_rate=a.failure_rate, gamma=a.gamma,
-                   rounds=a.rounds, sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients,
-                   variant=a.variant, exclusion=a.exclusion, replacement=a.replacement, report_delta=a.delta,
-                   subset_size=a.subset_size, local_inference=a.local_inference, report_words=report_words or "auto",
-                   secure=bool(getattr(a, "secure", False)), seed=a.seed, **kw)
-    model.validate_parameters()  # refuse bad parameters before loading the corpus
-    return model
+    if getattr(a, "private_vocabulary", None) is not None and a.report_words not in (None, "all"):
+        raise DPTopicError(f"--report-words {a.report_words} keeps the vocabulary's most common words, but a"
+                           " vocabulary chosen by --private-vocabulary has no frequency order its guarantee covers"
+                           " (ordering it by the documents' counts would spend data outside it): use --report-words"
+                           " all (the default with --private-vocabulary), or a public --vocabulary listed most"
+                           " common first.")
+    # with --private-vocabulary, report_words "auto" becomes "all" in dptopic.train
+    return dict(epsilon_per_entry=per_entry, failure_rate=a.failure_rate, gamma=a.gamma, rounds=a.rounds,
+                sample_ratio=a.sample_ratio, pad_length=a.pad_length, n_clients=a.clients, variant=a.variant,
+                exclusion=a.exclusion, replacement=a.replacement, subset_size=a.subset_size,
+                local_inference=a.local_inference, report_words=a.report_words or "auto",
+                secure=bool(getattr(a, "secure", False)))
 
 
-def apply_user_budget(model, a, vocab_size: int):
-    """``--user-budget``: the model of ``build_fedlda`` rebuilt by :meth:`FedLDA.from_user_budget` once the
-    vocabulary's size is known (it reads no data beyond that public size)."""
-    if getattr(a, "user_budget", None) is None:
-        return model
-    from ..models import FedLDA
-
-    params = {k: v for k, v in model.get_params().items() if k not in ("epsilon", "epsilon_per_entry", "pad_length")}
-    return FedLDA.from_user_budget(a.user_budget, vocab_size, **params)
 
 
 def cmd_fedlda_experiment(a):

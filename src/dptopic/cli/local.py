@@ -205,88 +205,60 @@ def add_train_args(t) -> None:
                         " the server knows of its store, as dptopic serve states it")
 
 
-def _per_contributor(model, a) -> None:
-    """``--reports-per-contributor N``: the model's report states the guarantee for N reports per contributor."""
-    if getattr(a, "reports_per_contributor", None) is not None:
-        model.for_contributors(a.reports_per_contributor)
-
-
-def _train_document_reports(a, console) -> None:
-    from ..local import DocumentReportSet
-    from ..models import LocalDocumentLDA
-
-    if a.seed is not None:
-        raise DPTopicError("--seed has no effect with --algorithm ldp-doc: its server steps use no randomness.")
-    vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
-    reports = DocumentReportSet.load(a.reports, vocabulary=vocab)
-    if reports.vocabulary is None:
-        raise DPTopicError("the report file does not embed its vocabulary: give --vocabulary FILE (the public word list).")
-    console.print(f"[bold]reports[/]: {reports.n_reports} document-level reports, V={reports.vocab_size},"
-                  f" eps_doc={_eps(reports.epsilon)}")
-    model = LocalDocumentLDA(n_topics=a.topics, verbose=0 if a.quiet else 1).fit(reports)
-    _per_contributor(model, a)
-    print_topics(model, 10, console=console)
-    print_privacy(model.privacy_, console)
-    console.print(f"eps_doc = {_eps(model.privacy_['epsilon_doc'])} for any two documents of a contributor; every server"
-                  " step is post-processing.")
-    out = model.save(a.out)
-    console.print(f"model written to [bold]{out}[/]")
-
-
 def train_local(a, console) -> None:
-    """``train --algorithm lp|olp|ldp-doc``: train from randomized reports, print and save."""
-    from ..local import ReportSet
-    from ..models import LPLDA, OLPLDA
+    """``train --algorithm lp|olp|ldp-doc``: read the reports (and olp's prior), train through :func:`dptopic.train`,
+    print and save."""
+    from ..local import DocumentReportSet, ReportSet
+    from ..training import train
 
     if a.reports is None:
         raise DPTopicError(f"--algorithm {a.algorithm} trains on randomized reports: give --reports FILE"
                            " (written by 'dptopic randomize').")
-    if a.algorithm == "ldp-doc":
-        return _train_document_reports(a, console)
+    document = a.algorithm == "ldp-doc"
+    if document and a.seed is not None:
+        raise DPTopicError("--seed has no effect with --algorithm ldp-doc: its server steps use no randomness.")
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
-    reports = ReportSet.load(a.reports, vocabulary=vocab)
+    reports = (DocumentReportSet if document else ReportSet).load(a.reports, vocabulary=vocab)
     vocab = vocab or reports.vocabulary
     if vocab is None:
         raise DPTopicError("the report file does not embed its vocabulary: give --vocabulary FILE (the public word list).")
-    common = dict(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1,
-                  delta=a.delta)
-    for k in ("alpha", "beta"):
-        if getattr(a, k) is not None:
-            common[k] = getattr(a, k)
-    console.print(f"[bold]reports[/]: {reports.n_reports} reports, V={reports.vocab_size}, f={reports.f:.6g}"
-                  f" (eps_word={_eps(reports.epsilon_word)})")
-    if a.algorithm == "lp":
-        if a.prior is not None:
-            raise DPTopicError("--prior is for --algorithm olp; LP-LDA uses the reports alone.")
-        model = LPLDA(**common).fit(reports, vocabulary=vocab)
+    params = {"n_topics": 50 if a.topics is None else a.topics, "verbose": 0 if a.quiet else 1}  # train's default K
+    if document:
+        console.print(f"[bold]reports[/]: {reports.n_reports} document-level reports, V={reports.vocab_size},"
+                      f" eps_doc={_eps(reports.epsilon)}")
     else:
+        params.update(n_iter=a.iterations or 200, seed=a.seed, n_jobs=a.jobs, delta=a.delta,
+                      **{k: getattr(a, k) for k in ("alpha", "beta") if getattr(a, k) is not None})
+        console.print(f"[bold]reports[/]: {reports.n_reports} reports, V={reports.vocab_size}, f={reports.f:.6g}"
+                      f" (eps_word={_eps(reports.epsilon_word)})")
+    if a.algorithm == "lp" and a.prior is not None:
+        raise DPTopicError("--prior is for --algorithm olp; LP-LDA uses the reports alone.")
+    if a.algorithm == "olp":
         if a.prior is None:
             raise DPTopicError("--algorithm olp needs --prior CORPUS: public prior documents disjoint from the"
                                " contributors ('none' to run without prior data).")
-        if a.prior == "none":
-            prior = "none"
-        else:
-            prior = load_corpus(a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab,
-                                stop_words=PUBLIC_VOCABULARY_DECIDES)
-        omega = a.omega if a.omega is not None else (None if a.sigma2 is not None else 0.4)
-        batch_size = a.batch_size or 160
-        model = OLPLDA(prior, omega=omega, sigma2=a.sigma2, lam=a.lam, batch_size=batch_size,
-                       alg2_literal=a.alg2_literal, **common)
-        model.fit(reports, vocabulary=vocab)
-        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {batch_size} reports")
-    _per_contributor(model, a)
+        params.update(prior_corpus="none" if a.prior == "none" else load_corpus(
+            a.prior, a.format, a.vocab, a.text_field, None, vocabulary=vocab, stop_words=PUBLIC_VOCABULARY_DECIDES),
+            omega=a.omega if a.omega is not None else (None if a.sigma2 is not None else 0.4), sigma2=a.sigma2,
+            lam=a.lam, batch_size=a.batch_size or 160, alg2_literal=a.alg2_literal)
+    delta = params.pop("delta", None)
+    result = train(reports, algorithm=a.algorithm, delta=delta, vocabulary=vocab, out=a.out, overwrite=a.overwrite,
+                   reports_per_contributor=getattr(a, "reports_per_contributor", None), **params)
+    model = result.model
+    if a.algorithm == "olp":
+        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {params['batch_size']} reports")
     print_topics(model, 10, console=console)
     print_privacy(model.privacy_, console)
     p = model.privacy_
-    from ..accounting.card import epsilon_text
-
-    console.print(f"eps_word = {epsilon_text(p['epsilon_word'])} ({p['epsilon_word_relation']});"
-                  f" eps_doc = {epsilon_text(p['epsilon_doc'])}"
-                  " (any two documents). Server steps are post-processing.")
+    if document:
+        console.print(f"eps_doc = {_eps(p['epsilon_doc'])} for any two documents of a contributor; every server"
+                      " step is post-processing.")
+    else:
+        console.print(f"eps_word = {_eps(p['epsilon_word'])} ({p['epsilon_word_relation']}); eps_doc ="
+                      f" {_eps(p['epsilon_doc'])} (any two documents). Server steps are post-processing.")
     if a.seed is not None:
         console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.")
-    out = model.save(a.out)
-    console.print(f"model written to [bold]{out}[/]")
+    console.print(f"model written to [bold]{result.path}[/]")
 
 
 # ------------------------------------------------------------------ experiments

@@ -1,12 +1,12 @@
-"""``train --algorithm svi|online-vb``: stochastic variational inference, private (Park et al. 2016) or not."""
+"""``train --algorithm svi|online-vb``'s flags and printouts (stochastic variational inference, private: Park et al.
+2016, or not), the document-level trainers' public corpus; the run itself is :func:`dptopic.train`'s."""
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import (corpus_line, make_console, positive_float, positive_int, print_privacy, print_topics,
-                      say_reading, seeds_int, without_copies_said)
+from ._common import make_console, positive_float, positive_int, print_privacy, seeds_int
 
 SVI_ALGORITHMS = ("svi", "online-vb")
 
@@ -40,29 +40,25 @@ def _check(a) -> None:
             raise DPTopicError("give --clip or --no-clip, not both.")
 
 
-def build_svi_model(a):
-    from ..models import DPSVI, OnlineVB
-
+def svi_parameters(a) -> dict:
+    """``dptopic.train``'s parameters for ``--algorithm svi|online-vb`` (``--beta`` is their ``eta``; svi with
+    ``--epsilon`` solves its noise from it, with ``--noise-multiplier`` reports the epsilon)."""
     _check(a)
-    common = dict(n_topics=a.topics, verbose=0 if a.quiet else 1, seed=a.seed, n_jobs=getattr(a, "jobs", 1))
-    if a.alpha is not None:
-        common["alpha"] = a.alpha
+    p = {}
     if a.beta is not None:
-        common["eta"] = a.beta
+        p["eta"] = a.beta
     if a.algorithm == "online-vb":
         if a.epochs is not None and (not math.isfinite(a.epochs) or a.epochs != int(a.epochs)):
             raise DPTopicError(f"invalid --epochs {a.epochs:g} for online-vb: it makes whole passes over the corpus; give"
                                " an integer >= 1 (svi takes fractional epochs: steps = round(epochs / q)).")
-        return OnlineVB(batch_size=a.batch_size or 256, n_epochs=int(a.epochs or 10), **common)
+        return {**p, "batch_size": a.batch_size or 256, "n_epochs": int(a.epochs or 10)}
     if a.secure and a.seed is not None:
         raise DPTopicError("--secure draws noise from the operating system's CSPRNG and refuses a seed: remove --seed.")
-    kw = dict(clip=None if a.no_clip else (a.clip if a.clip is not None else 50.0), max_doc_len=a.max_doc_len,
-              secure=a.secure, **common)
-    epochs = a.epochs or 1.0
-    if a.epsilon is not None:
-        return DPSVI.from_budget(a.epsilon, a.delta, n_epochs=epochs, sampling_rate=a.sampling_rate, **kw)
-    return DPSVI(noise_multiplier=a.noise_multiplier, sampling_rate=a.sampling_rate, n_epochs=epochs,
-                 delta=a.delta, **kw)
+    p.update(clip=None if a.no_clip else (a.clip if a.clip is not None else 50.0), max_doc_len=a.max_doc_len,
+             secure=a.secure, n_epochs=a.epochs or 1.0, sampling_rate=a.sampling_rate)
+    if a.epsilon is None:
+        p["noise_multiplier"] = a.noise_multiplier
+    return p
 
 
 def print_svi_privacy(rep: dict, console) -> None:
@@ -154,52 +150,17 @@ def read_public_corpus(a):
     return public
 
 
-def public_corpus_kw(a, corpus, vocab) -> dict:
-    """The public corpus (:func:`read_public_corpus`, read once) over the training vocabulary, as the fit keyword
-    (``{}`` without it)."""
-    if getattr(a, "public_corpus", None) is None:
-        return {}
-    public = getattr(a, "_public", None)
-    if public is None:
-        public = a._public = read_public_corpus(a)
-    words = list(vocab) if vocab is not None else list(corpus.vocabulary.words)
-    public = public.restrict(words, drop_empty=True)
-    if public.n_docs == 0:
-        raise DPTopicError(f"--public-corpus {a.public_corpus!r}: no document holds a word of the training vocabulary;"
-                           " give public documents of the same domain.")
-    return {"public_corpus": public}
-
-
-def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
-    """Fit, evaluate on the held-out split, print and save (``train --algorithm svi|online-vb``)."""
-    from ..models.by_unit import split_by, split_for
-
-    fit_kw = public_corpus_kw(a, corpus, vocabulary)    # read, and refused if bad, before any noise is drawn
-
-    train, test = split_for(model, corpus, a.test_size)  # by its own words; under the user unit, by person
-    console.print(corpus_line(corpus, train, test, model.is_private, saved=bool(getattr(a, "save_metrics", False)),
-                              split=split_by(model) if split_by(model) == "person" else None))
-    if test is not None:
-        test = without_copies_said(test, train, console, model.is_private)
-    say_reading(a, model.n_topics, train.vocab_size)
-    model.fit(train, vocabulary=vocabulary, **fit_kw)
-    if after_fit is not None:
-        after_fit(model)
-    print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))
-    if test is None:            # --test-size 0
-        model.metrics_ = {}
-        return _finish_svi(model, a, console)
-    from ..evaluation import training_run_metrics
-
-    model.metrics_ = training_run_metrics(model, train, test, style="variational")
-    ppl = model.metrics_["perplexity_bound"]
-    saved = a.save_metrics or not model.is_private
-    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {model.metrics_['npmi_top10']:.3f}   [bold]topic"
-                  f" diversity[/] (top 25): {model.metrics_['topic_diversity_top25']:.3f}")
+def print_svi_metrics(model, console, saved: bool) -> None:
+    """The held-out figures of the variational and document-level trainers (``model.metrics_``), a private model's
+    labelled outside the guarantee."""
+    m = model.metrics_
+    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
+                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
     # the mode named, as 'dptopic evaluate --mode paper' computes it for this model
-    mode = ("paper mode: the variational bound with the topics fixed, Hoffman et al. 2010 eq. 16" if hasattr(model, "lambda_")
+    bound = hasattr(model, "lambda_")
+    mode = ("paper mode: the variational bound with the topics fixed, Hoffman et al. 2010 eq. 16" if bound
             else "paper mode: fold-in Gibbs sampling under the released topics")
-    console.print(f"[bold]held-out per-word perplexity{' bound' if hasattr(model, 'lambda_') else ''}[/]: {ppl:.1f}"
+    console.print(f"[bold]held-out per-word perplexity{' bound' if bound else ''}[/]: {m['perplexity_bound']:.1f}"
                   f" ({mode}, as 'dptopic evaluate --mode paper'"
                   + ("; [yellow]outside the guarantee[/])" if model.is_private else ")"))
     if model.is_private:    # diversity reads only the released topics; NPMI and perplexity read private documents
@@ -207,13 +168,6 @@ def train_svi(model, corpus, vocabulary, a, console, after_fit=None) -> None:
                       " outside the guarantee;[/] " + ("saved in model.json, labelled as such." if saved else
                                                        "not saved (pass --save-metrics to save them, labelled as"
                                                        " such)."))
-    _finish_svi(model, a, console)
-
-
-def _finish_svi(model, a, console) -> None:
-    print_svi_privacy(model.privacy_, console)
-    out = model.save(a.out, save_metrics=a.save_metrics or None)
-    console.print(f"model written to [bold]{out}[/]")
 
 
 # ---------------------------------------------------------------- experiment svi

@@ -1,138 +1,26 @@
-"""``train``, ``demo``, ``evaluate`` and ``topics``: fit, evaluate and inspect models."""
+"""``train``: parse the flags, map them to :func:`dptopic.train`'s parameters, call it and print what it returns
+(``demo``, ``evaluate`` and ``topics`` register from here: cli/demo.py, cli/topics.py)."""
 from __future__ import annotations
 
-import csv
-import io
-import json
+import argparse
 import math
-import os
-import sys
-import warnings
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import CORPUS_FLAGS, FORMAT_FLAG, FROM_CLIP, flag_errors, with_flag_names
-from ._cluster import add_cluster_args, cluster_from_args, fit_shards, shard_dir
-from ._common import (NO_VOCAB_CAP, held_out_share, add_corpus_args, add_model_arg, add_out_args, corpus_line, check_out, corpus_from_args, eps_delta_pair,
-                      jobs_int, load_corpus, make_console, positive_float, positive_int, print_privacy, print_topics,
-                      read_vocabulary, refuse_data_cuts, say_reading, refuse_show_unsupported, seed_int, support_summary,
-                      topic_support, unit_interval, user_args, warn, without_copies_said, words_or)
-from .fed import add_fed_args
-from .svi import SVI_ALGORITHMS, add_svi_args, build_svi_model, train_svi
+from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
+from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
+from ._common import (NO_VOCAB_CAP, corpus_line, check_out, corpus_from_args, load_corpus,
+                      make_console, print_privacy, print_topics, read_vocabulary, refuse_data_cuts, say_reading,
+                      user_args)
+from .svi import SVI_ALGORITHMS
+from ._train_flags import (_ALGORITHM_FLAGS, _ALGORITHM_ONLY, _COMMON_FLAGS, _CORPUS_ALGOS, _DOC, _RETIRED,
+                           _STREAMS_SHARDS, _UNIT_REFUSES, flag_applies, flag_shown)
+from ._train_parser import DEFAULT_EPSILON_INHERENT, DEFAULT_ITERATIONS, DEFAULT_TOPICS, UNIT_TOPICS, add_train_arguments
+from .topics import learned_words, privacy_card_line
 
-MAX_WINDOW = 10**9              # evaluate --window: far beyond any document, still a machine integer
+__all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
+           "learned_words", "privacy_card_line", "_RETIRED"]     # the last three: their old import path
 
-
-def _window_int(s: str) -> int:
-    """``evaluate --window``: an integer in [1, MAX_WINDOW] (a larger one overflows the coherence kernel)."""
-    import argparse
-
-    v = positive_int(s)
-    if v > MAX_WINDOW:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_WINDOW} tokens (a window longer than every document"
-                                         f" is the same as one of {MAX_WINDOW}), got {s}")
-    return v
-
-
-DEFAULT_ITERATIONS = 200
-DEFAULT_TOPICS = 50             # the trainers' own default (dptopic.LDA, HDPLDA, ...)
-UNIT_TOPICS = 20                # --unit: dptopic.for_unit's default, the K of the utility table
-DEFAULT_EPSILON_INHERENT = 10.0
-_CENTRAL = ("cdp", "cdp+", "hdp")
-_FED = ("fed",)
-_SVI = ("svi",)
-_DOC = ("docdp", "docdp-cooc")
-_CORPUS_ALGOS = ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC
-_STREAMS_SHARDS = ("lda",) + _CENTRAL + _DOC     # the trainers that read a shard folder (corpus prepare --shards)
-# Flags that only some algorithms read, with their defaults: given to another algorithm they would be
-# silently ignored (e.g. `--algorithm lda --epsilon-inherent 10` training a non-private model), so they are refused.
-_ALGORITHM_ONLY = {
-    "epsilon": (None, ("hdp",) + _FED + _SVI + _DOC), "epsilon_laplace": (None, ("hdp",)),
-    "paper_epsilon": (None, ("cdp", "cdp+")), "epsilon_per_entry": (None, _FED),
-    "secure": (False, _CENTRAL + _FED + _SVI + _DOC),
-    "clip": (None, ("hdp",) + _SVI), "no_noise": (False, ("hdp",)), "paper_literal": (False, ("hdp",)),
-    "epsilon_inherent": (None, ("hdp",)), "delta": (1e-5, ("hdp",) + _FED + _SVI + _DOC + ("lp", "olp")),
-    "count_release_delta": (None, ("cdp", "cdp+")),
-    "noise": ("discrete", _CENTRAL),
-    "reports": (None, ("lp", "olp", "ldp-doc")), "reports_per_contributor": (None, ("lp", "olp", "ldp-doc")),
-    "prior": (None, ("olp",)), "batch_size": (None, ("olp", "online-vb")),
-    "lam": (0.5, ("olp",)), "omega": (None, ("olp",)), "sigma2": (None, ("olp",)), "alg2_literal": (False, ("olp",)),
-    "clients": (None, _FED), "rounds": (50, _FED), "failure_rate": (0.1, _FED), "gamma": (1.0, _FED),
-    "sample_ratio": (1.0, _FED), "pad_length": (512, _FED), "user_budget": (None, _FED), "variant": ("another", _FED),
-    "exclusion": ("none", _FED), "subset_size": (0, _FED), "local_inference": ("em", _FED),
-    "report_words": (None, _FED), "replacement": ("mixture", _FED),
-    "sampling_rate": (0.05, _SVI), "noise_multiplier": (None, _SVI), "max_doc_len": (500, _SVI),
-    "epochs": (None, SVI_ALGORITHMS), "no_clip": (False, _SVI), "background_share": (None, ("docdp-cooc",)),
-    "n_words": (None, ("docdp-cooc",)), "word_choice": (None, ("docdp-cooc",)), "recovery": (None, ("docdp-cooc",)),
-    "public_corpus": (None, ("docdp-cooc",)), "public_text_field": (None, ("docdp-cooc",)),
-    "user_field": (None, _DOC), "documents_per_user": (None, _DOC),
-    # the trainers that decide which topics stand above the noise (supported_topics_)
-    "show_unsupported": (False, _SVI + _DOC),
-    "private_vocabulary": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
-    "vocabulary_policy": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + _DOC),
-    # a Dask cluster: the Gibbs trainers' shard actors, or the document-level trainers' per-shard sums
-    "parallel": (None, ("lda",) + _CENTRAL), "scheduler": (None, ("lda",) + _CENTRAL + _DOC),
-    "dask_local": (None, ("lda",) + _CENTRAL + _DOC),
-    # docdp/docdp-cooc take --alpha (the prior documents are folded in with) but have no topic-word prior; ldp-doc's
-    # topics are a fixed function of the reports: no prior, no randomness
-    "alpha": (None, _CORPUS_ALGOS + ("lp", "olp")), "seed": (None, _CORPUS_ALGOS + ("lp", "olp")),
-    "beta": (None, ("lda",) + _CENTRAL + _FED + SVI_ALGORITHMS + ("lp", "olp")),
-    # Gibbs sweeps: FedLDA counts rounds (--rounds), the variational trainers passes (--epochs)
-    "iterations": (None, ("lda",) + _CENTRAL + ("lp", "olp")),
-    # lp/olp train on randomized reports (--reports), never on a corpus
-    **{k: (None, _CORPUS_ALGOS) for k in ("corpus", "max_vocab", "min_df", "max_df", "label_field", "stop_words",
-                                          "lowercase")},
-    "test_size": (0.2, _CORPUS_ALGOS),
-    # olp reads its --prior corpus with them
-    "text_field": ("text", _CORPUS_ALGOS + ("olp",)), "format": ("auto", _CORPUS_ALGOS + ("olp",)),
-    "vocab": (None, _CORPUS_ALGOS + ("olp",)),
-    # threads: the Gibbs trainers' shards, FedLDA's clients, the document-level trainers' E-step; not the SVI trainers
-    "jobs": (1, ("lda",) + _CENTRAL + _FED + _DOC + _SVI + ("online-vb", "lp", "olp")),
-}
-
-
-_RETIRED = ("budget",)      # refused whatever the trainer (a script that gives it is told what to give instead)
-# flags of the --unit's trainer that --unit refuses, and why: --unit word promises a word-level guarantee for the
-# whole run's --epsilon (--epsilon-laplace is refused earlier, in _resolve_unit, in its own words)
-_UNIT_REFUSES = {
-    "word": {"epsilon_laplace": "eps_L per iteration is solved from --epsilon",
-             "paper_literal": "Algorithm 1 exactly as written has no guarantee",
-             "no_noise": "clipping alone, without noise, has no guarantee",
-             "clip": "eps_L is solved from --epsilon for --epsilon-inherent, which sets the inherent part instead"},
-    "document": {}, "user": {}}
-
-
-# flags of the --unit's trainer refused under that unit by their own checks (_user_level_args, _train): left out of
-# 'train --unit UNIT --help' as _UNIT_REFUSES are
-_UNIT_REFUSES_ELSEWHERE = {"user": ("private_vocabulary", "vocabulary_policy", "scheduler", "dask_local"),
-                           "document": ("user_field", "documents_per_user"),
-                           "word": ("user_field", "documents_per_user")}
-
-
-def flag_applies(dest: str, algorithm: str) -> bool:
-    """Whether ``train --algorithm ALGORITHM`` reads the option ``dest`` (``_ALGORITHM_ONLY``; any other, every
-    trainer reads)."""
-    entry = _ALGORITHM_ONLY.get(dest)
-    return entry is None or algorithm in entry[1]
-
-
-def flag_shown(dest: str, algorithm: str | None = None, unit: str | None = None) -> bool:
-    """Whether ``dptopic train [--algorithm ALGORITHM | --unit UNIT] --help`` lists the option ``dest``: those the
-    trainer reads (train refuses the others); with neither, those every trainer reads, every trainer of a corpus
-    reads, or both --unit trainers read."""
-    from ..models.by_unit import UNIT_TRAINERS
-
-    if dest in _RETIRED:
-        return False
-    if unit is not None:
-        trainer = algorithm if unit == "user" and algorithm in _DOC else UNIT_TRAINERS[unit]
-        return (dest != "algorithm" or unit == "user") \
-            and dest not in _UNIT_REFUSES[unit] and dest not in _UNIT_REFUSES_ELSEWHERE[unit] \
-            and flag_applies(dest, trainer)
-    if algorithm is not None:       # the person's flags need --unit user (its help lists them)
-        return dest != "unit" and dest not in _UNIT_REFUSES_ELSEWHERE["document"] and flag_applies(dest, algorithm)
-    algos = set(_ALGORITHM_ONLY[dest][1]) if dest in _ALGORITHM_ONLY else None
-    return algos is None or set(_CORPUS_ALGOS) <= algos or set(UNIT_TRAINERS.values()) <= algos
 
 
 def _refuse_foreign_flags(a) -> None:
@@ -171,7 +59,7 @@ def _refuse_foreign_flags(a) -> None:
             raise DPTopicError(f"--algorithm {a.algorithm} cannot train from a shard folder (only"
                                f" {'/'.join(_STREAMS_SHARDS)} read one shard at a time): give it the corpus file the"
                                " shards were prepared from.")
-        _refuse_corpus_flags_for_shards(a)
+        refuse_corpus_flags_for_shards(a)
     if written("parallel", None) and (getattr(a, "scheduler", None) is not None
                                       or getattr(a, "dask_local", None) is not None):
         raise DPTopicError("--parallel has no effect on a Dask cluster (--scheduler/--dask-local): the Dask backend"
@@ -187,17 +75,13 @@ def _refuse_foreign_flags(a) -> None:
         if a.no_noise and a.epsilon_laplace is not None:
             raise DPTopicError("--no-noise adds no Laplace noise: drop --epsilon-laplace (eps_L per iteration) or"
                                " --no-noise.")
-        if a.unit is None and a.epsilon is not None:    # the total per word: from_budget solves eps_L from it
-            a.budget, a.epsilon = a.epsilon, None
         if a.clip is not None and a.epsilon_inherent is not None:
             raise DPTopicError("give --clip (the clip bound C; eps_I follows from it) or --epsilon-inherent (eps_I per"
                                " iteration; C follows from it), not both.")
-    if a.epsilon_inherent is None and a.clip is None:
-        a.epsilon_inherent = DEFAULT_EPSILON_INHERENT
-    if a.iterations is None:
-        a.iterations = DEFAULT_ITERATIONS
-    if a.topics is None:                # --unit: the K the utility table measured, as dptopic.for_unit
-        a.topics = UNIT_TOPICS if a.unit is not None else DEFAULT_TOPICS
+        if a.epsilon is not None and (a.clip is not None or a.no_noise):
+            given = "/".join(f for f, v in (("--clip", a.clip is not None), ("--no-noise", a.no_noise)) if v)
+            raise DPTopicError(f"--epsilon (the whole run's total per word) solves eps_L for a given"
+                               f" --epsilon-inherent: drop {given}.")
 
 
 def _refuse_person_flags_without_unit(a) -> None:
@@ -276,209 +160,101 @@ def _resolve_seed(a):
     return a.seed
 
 
-def _training_corpus(a, console):
+def _training_corpus(a):
+    """``(corpus, public vocabulary or None)``: the corpus file read as the flags say.
+
+    ``--vocabulary``: over that public word list, no word chosen from the data. ``--private-vocabulary``: every word
+    kept (DP set union, in :func:`dptopic.train`, chooses them inside its own budget). Otherwise the vocabulary comes
+    from the data (``--max-vocab``/``--min-df``) and is treated as public."""
     from ..corpus.corpus import tokenising_progress
 
-    with tokenising_progress():      # a progress bar while a large text input is tokenised
-        return _read_training_corpus(a, console)
-
-
-def _read_training_corpus(a, console):
-    """``(corpus, public vocabulary or None, vocabulary event or None)``: the corpus to train on.
-
-    ``--vocabulary``: restricted to that public word list, no word chosen from the data.
-    ``--private-vocabulary EPS_V,DELTA_V`` (FDPTM, Manzonelli et al. 2024): the vocabulary is chosen by
-    DP set union from the uncut one, and its (eps, delta) event is composed with the trainer's.
-    Otherwise the vocabulary comes from the data (``--max-vocab``/``--min-df``) and is treated as public.
-    """
     if a.vocabulary is not None and a.private_vocabulary is not None:
         raise DPTopicError("give --vocabulary (a public word list) or --private-vocabulary (chosen with DP), not both.")
     if a.vocabulary is not None:
         refuse_data_cuts(a, "--vocabulary gives the words")
     elif a.private_vocabulary is not None:
         refuse_data_cuts(a, "--private-vocabulary chooses the words by DP set union")
+    elif getattr(a, "vocabulary_policy", None) is not None:
+        raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
+                           " policy.")
     # stop words (a fixed list, not read from the data) and lower-casing apply to the text whatever chose the words
     text_kw = dict(stop_words=getattr(a, "stop_words", None), lowercase=getattr(a, "lowercase", None))
-    if a.vocabulary is not None:
-        vocab = read_vocabulary(a.vocabulary)
-        corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw,
-                             **user_args(a))
-        return _not_public(a, corpus), vocab, None
-    if a.private_vocabulary is None:
-        if getattr(a, "vocabulary_policy", None) is not None:
-            raise DPTopicError("--vocabulary-policy applies to --private-vocabulary EPS_V,DELTA_V: add it or drop the"
-                               " policy.")
-        return _not_public(a, corpus_from_args(a)), None, None
-    from ..models.fdptm import restrict_to_private_vocabulary
-
-    eps_v, delta_v = a.private_vocabulary
-    # no data-dependent cut (it would leak): DP set union alone decides which words are kept
-    full = _not_public(a, load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP,
-                                      min_df=1, **text_kw))
-    say_reading(a)          # before the selection spends its budget
-    # the selection's noise comes from fresh OS entropy unless --seed is given explicitly
-    secure = bool(getattr(a, "secure", False))  # --secure: the selection's noise is OpenDP's too
-    policy = getattr(a, "vocabulary_policy", None) or "gaussian"
-    corpus, event = restrict_to_private_vocabulary(full, eps_v, delta_v, mechanism=policy,
-                                                   seed=None if secure else a.seed, secure=secure)
-    console.print(f"[bold]private vocabulary[/]: {corpus.vocab_size} words by DP set union"
-                  f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {policy} policy)")
-    _warn_if_few_private_words(corpus.vocab_size, a.topics)
-    # passed to fit as the vocabulary: chosen privately, so the fit must not treat (and warn about) it as chosen from
-    # the data; the composed report then names it as selected privately
-    return corpus, list(corpus.vocabulary.words), event
+    with tokenising_progress():      # a progress bar while a large text input is tokenised
+        if a.vocabulary is not None:
+            vocab = read_vocabulary(a.vocabulary)
+            return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab, **text_kw,
+                               **user_args(a)), vocab
+        if a.private_vocabulary is None:
+            return corpus_from_args(a), None
+        # no data-dependent cut (it would leak): DP set union alone decides which words are kept
+        return load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, max_vocab=NO_VOCAB_CAP, min_df=1,
+                           **text_kw), None
 
 
-def _not_public(a, corpus):
-    """``corpus``, once ``--public-corpus`` (read first, ``a._public``) is known to hold none of its documents
-    (:func:`dptopic.models.public_prior.refuse_private_as_public`, by each document's fingerprint): before anything is
-    spent."""
-    public = getattr(a, "_public", None)
-    if public is not None:
-        from ..models.public_prior import refuse_private_as_public
+def _parameters(a) -> dict:
+    """``dptopic.train``'s keywords for this command line: each flag the trainer reads, as the parameter it sets
+    (the flags are checked to apply first, ``_refuse_foreign_flags``); the command's own defaults (200 sweeps, 50
+    topics, 20 with --unit) where a flag is not given."""
+    algo, unit = a.algorithm, a.unit
+    p = {"n_topics": a.topics if a.topics is not None else UNIT_TOPICS if unit is not None else DEFAULT_TOPICS,
+         "seed": _resolve_seed(a), "verbose": 0 if a.quiet else 1, "n_jobs": a.jobs}
+    if flag_applies("epsilon", algo) or unit is not None:
+        p["epsilon"] = a.epsilon
+    if flag_applies("delta", algo):
+        p["delta"] = a.delta
+    for dest in ("alpha", "beta", "parallel"):
+        if flag_applies(dest, algo) and getattr(a, dest, None) is not None:
+            p[dest] = getattr(a, dest)
+    if flag_applies("iterations", algo):
+        from ..models.by_unit import WORD_ITERATIONS
 
-        refuse_private_as_public(public, corpus, public_name=f"--public-corpus {a.public_corpus!r}",
-                                 private_name=f"--corpus {a.corpus!r}")
-    return corpus
-
-
-WORDS_PER_TOPIC = 10
-"""The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
-topics that share their top words, and train warns."""
-
-
-def _warn_if_few_private_words(n_words: int, n_topics: int) -> None:
-    """``--private-vocabulary`` kept too few words for ``--topics``: say how many, and what to do (one line on stderr,
-    as every warning; refused when there are fewer words than topics, which no trainer fits). The count is the DP set
-    union's output, which the guarantee covers."""
-    if n_words >= WORDS_PER_TOPIC * n_topics:
-        return
-
-    fewer = n_words // WORDS_PER_TOPIC
-    todo = ("give the vocabulary a larger share of the budget (a larger EPS_V in --private-vocabulary EPS_V,DELTA_V),"
-            " a public --vocabulary FILE (no budget spent on the words), or fewer topics"
-            + (f" (--topics {fewer} or fewer)" if fewer >= 2 else "") + ".")
-    kept = f"--private-vocabulary kept {n_words} words for {n_topics} topics"
-    if n_words < n_topics:
-        raise DPTopicError(f"{kept}: fewer words than topics, which no model can fit; {todo}")
-    print(f"warning: {kept}, too few: each topic's top {WORDS_PER_TOPIC} words come from the same {n_words} (topics"
-          f" that differ need about {WORDS_PER_TOPIC} words each, {WORDS_PER_TOPIC * n_topics} in all); {todo}",
-          file=sys.stderr)
-
-
-def _compose_private_vocabulary(model, event, console) -> None:
-    """FDPTM: replace the model's report by its composition with the vocabulary selection."""
-    if event is None:
-        return
-    from ..models.fdptm import compose_privacy
-
-    for w in compose_privacy(model, event).get("warnings", []):
-        warn(w)
-
-
-def _build_model(a, n_topics, n_iter, seed, backend="threads", client=None):
-    from ..models import CDPLDA, HDPLDA, LDA, CDPLDAPlus
-
-    common = dict(n_topics=n_topics, n_iter=n_iter, seed=seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
-    if backend != "threads":
-        common.update(backend=backend, client=client)
-    if a.parallel is not None:
-        common["parallel"] = a.parallel
-    if a.alpha is not None:
-        common["alpha"] = a.alpha
-    if a.beta is not None:
-        common["beta"] = a.beta
-    algo = a.algorithm
-    if algo == "fed":
-        from .fed import build_fedlda
-
-        return build_fedlda(a, common)
-    if algo == "lda":
-        return LDA(**common)
-    priv = dict(delta=a.delta, noise=a.noise, secure=a.secure)
+        p["n_iter"] = a.iterations or (WORD_ITERATIONS if unit == "word" else DEFAULT_ITERATIONS)
+    if flag_applies("noise", algo):
+        p.update(noise=a.noise, secure=a.secure)
     if algo in ("cdp", "cdp+"):
-        cls = CDPLDAPlus if algo == "cdp+" else CDPLDA
-        return cls(paper_epsilon=a.paper_epsilon if a.paper_epsilon is not None else 1.0, noise=a.noise,
-                   secure=a.secure, **common,
-                   count_release_delta=1e-5 if a.count_release_delta is None else a.count_release_delta)
-    hdp_kw = dict(paper_literal=a.paper_literal, **priv)
-    if a.clip is not None:
-        hdp_kw["clip"] = a.clip
-    else:
-        hdp_kw["epsilon_inherent"] = a.epsilon_inherent
-    if a.budget is not None:
-        if a.clip is not None or a.no_noise:
-            given = "/".join(f for f, v in (("--clip", a.clip is not None), ("--no-noise", a.no_noise)) if v)
-            raise DPTopicError(f"--epsilon (the whole run's total per word) solves eps_L for a given"
-                               f" --epsilon-inherent: drop {given}.")
-        return HDPLDA.from_budget(a.budget, a.delta, n_iter, epsilon_inherent=a.epsilon_inherent,
-                                  **{k: v for k, v in common.items() if k != "n_iter"},
-                                  paper_literal=a.paper_literal, noise=a.noise, secure=a.secure)
-    eps_l = None if a.no_noise else (a.epsilon_laplace if a.epsilon_laplace is not None else 1.0)
-    return HDPLDA(epsilon_laplace=eps_l, **common, **hdp_kw)
+        p.update(paper_epsilon=1.0 if a.paper_epsilon is None else a.paper_epsilon,
+                 count_release_delta=1e-5 if a.count_release_delta is None else a.count_release_delta)
+    elif algo == "hdp":
+        p["paper_literal"] = a.paper_literal
+        if a.clip is not None:
+            p["clip"] = a.clip
+        else:
+            p["epsilon_inherent"] = DEFAULT_EPSILON_INHERENT if a.epsilon_inherent is None else a.epsilon_inherent
+        if a.epsilon is None:
+            p["epsilon_laplace"] = None if a.no_noise else (1.0 if a.epsilon_laplace is None else a.epsilon_laplace)
+    elif algo == "fed":
+        from .fed import fed_parameters
+
+        p.update(fed_parameters(a))
+    elif algo in SVI_ALGORITHMS:
+        from .svi import svi_parameters
+
+        p.pop("beta", None)         # their topic-word prior is eta (svi_parameters)
+        p.update(svi_parameters(a))
+    elif algo in _DOC:
+        if a.epsilon is None:
+            raise DPTopicError(f"{algo} needs --epsilon, the budget of the whole run (and --delta).")
+        p["secure"] = a.secure
+        if algo == "docdp-cooc":     # flags given override the model's defaults
+            for dest in ("n_words", "word_choice", "recovery"):
+                if getattr(a, dest) is not None:
+                    p[dest] = getattr(a, dest)
+            if a.background_share is not None:
+                p["background_share"] = None if a.background_share == "off" else a.background_share
+        user = _user_level_args(a)
+        if user.get("documents_per_user") is not None:
+            p["documents_per_user"] = user["documents_per_user"]
+    return p
 
 
-def _split(corpus, a, model):
-    """The training and held-out parts, split as a training run of ``model`` splits them (``--test-size 0``:
-    ``(corpus, None)``)."""
-    from ..models.by_unit import split_for
-
-    return split_for(model, corpus, a.test_size)
-
-
-def _train_eval_report(model, corpus, a, console, vocabulary=None, show_corpus=True, split_as=None):
-    """Fit ``model`` on the training part and evaluate it on the held-out part; ``split_as``: another model whose
-    split to use (the demo's non-private reference trains on the private model's split)."""
-    train, test = _split(corpus, a, split_as if split_as is not None else model)
-    if show_corpus:
-        from ..models import CDPLDA, HDPLDA
-        from ..models.by_unit import split_by
-
-        # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
-        word_level = isinstance(model, (HDPLDA, CDPLDA)) and getattr(a, "private_vocabulary", None) is None
-        split_model = split_as if split_as is not None else model
-        console.print(corpus_line(corpus, train, test, model.is_private, word_level,
-                                  saved=bool(getattr(a, "save_metrics", False)),
-                                  split=split_by(split_model)))
-        note = pad_length_note(model, train, a)
-        if note:
-            console.print(note)
-    if test is None:
-        say_reading(a, model.n_topics, train.vocab_size)
-        model.fit(train, vocabulary=vocabulary)
-        model.metrics_ = {}
-        return train, None
-    test = without_copies_said(test, train, console, model.is_private)
-    say_reading(a, model.n_topics, train.vocab_size)
-    model.fit(train, vocabulary=vocabulary)
-    # held-out documents: never statistics of the training split
-    from ..evaluation import training_run_metrics
-
-    model.metrics_ = training_run_metrics(model, train, test)
-    return train, test
-
-
-PAD_LENGTH_FACTOR = 4
-"""train notes a FedLDA --pad-length above this many times the typical user's length."""
+PAD_LENGTH_FACTOR = 4       # dptopic.training.PAD_LENGTH_FACTOR (a copy: the command line's start-up stays light)
 
 
 def pad_length_note(model, train, a) -> str | None:
-    """FedLDA: one note when --pad-length is far above the typical simulated user's length: each user then sends
-    mostly padding, and its epsilon (per entry x entries) grows with the pad length. The typical length is a
-    statistic of the private corpus, labelled as the corpus line labels its sizes (shown here, not saved)."""
-    from ..corpus.summary import median_user_length
-    from ..models import FedLDA
+    """FedLDA's note on a --pad-length far above the typical user's length (:func:`dptopic.training.pad_length_note`)."""
+    from ..training import pad_length_note as note
 
-    if not isinstance(model, FedLDA) or getattr(a, "user_budget", None) is not None or not train.n_docs:
-        return None
-    typical = median_user_length(train, model.n_clients)
-    L = int(model.pad_length)
-    if typical <= 0 or L <= PAD_LENGTH_FACTOR * typical:
-        return None
-    return (f"[bold yellow]note[/]: --pad-length {L} is far above the typical user's {typical:.0f} tokens (median;"
-            " [yellow]a statistic of the private corpus: outside the guarantee, shown here, not saved[/]): each user"
-            f" sends {L} entries, mostly padding, and its epsilon (per entry x entries) grows with them; a pad length"
-            " near the typical user's length costs far less (docs/fedlda.md).")
+    return note(model, train, {"pad_length": "--pad-length"}, user_epsilon=getattr(a, "user_budget", None))
 
 
 def _print_metrics(model, console, baseline=None, saved=True):
@@ -509,18 +285,18 @@ def _umass_text(v) -> str:
 
 
 # ---------------------------------------------------------------- commands
-def _resolve_unit(a, console) -> None:
-    """``--unit`` picks the algorithm (and makes --epsilon the whole run's budget); else ``--algorithm`` (lda)."""
+def _resolve_unit(a) -> tuple:
+    """``(algorithm, note)``: ``--unit`` picks the algorithm (and makes --epsilon the whole run's budget); else
+    ``--algorithm`` (lda). The note says what --unit chose (None without --unit)."""
     if a.unit is None:
-        a.algorithm = a.algorithm or "lda"
-        return
+        return a.algorithm or "lda", None
     refusal = unit_algorithm_refusal(a.unit, a.algorithm)
     if refusal is not None:
         raise DPTopicError(refusal)
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
     from ..advice import train_refusal_error
-    from ..models.by_unit import trainer_for_unit
+    from ..models.by_unit import WORD_ITERATIONS, trainer_for_unit
 
     # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
     # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,
@@ -533,21 +309,17 @@ def _resolve_unit(a, console) -> None:
                           "delta": "--delta"}):
             raise refusal
     trainer = trainer_for_unit(a.unit, a.epsilon, unit_name="--unit", epsilon_name="--epsilon")
-    a.algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
+    algorithm = a.algorithm or trainer      # --unit user may name its trainer (docdp-cooc or docdp)
     if a.unit == "word":  # --epsilon is the whole run's total per word; eps_L is solved from it
         if getattr(a, "epsilon_laplace", None) is not None:
             raise DPTopicError("give --epsilon (the whole run's epsilon per word; eps_L is solved from it) or"
                                " --epsilon-laplace (eps_L per iteration, with --algorithm hdp), not both.")
-        a.budget, a.epsilon = a.epsilon, None
-        if a.iterations is None:        # the iterations the utility table measured (dptopic recommend --unit word)
-            from ..models.by_unit import WORD_ITERATIONS
-
-            a.iterations = WORD_ITERATIONS
-        _refuse_word_budget_below_floor(a)
-    a.unit_note = (f"[bold]--unit {a.unit}[/]: training {a.algorithm} (the best {a.unit}-level trainer measured on"
-                   " public corpora; docs/choosing_a_guarantee.md)" if a.unit != "user" else
-                   f"[bold]--unit user[/]: training {a.algorithm} with each person's documents bounded as a whole"
-                   " (docs/privacy_units.md)")
+        # the iterations the utility table measured (dptopic recommend --unit word)
+        _refuse_word_budget_below_floor(a, a.iterations or WORD_ITERATIONS)
+    return algorithm, (f"[bold]--unit {a.unit}[/]: training {algorithm} (the best {a.unit}-level trainer measured on"
+                       " public corpora; docs/choosing_a_guarantee.md)" if a.unit != "user" else
+                       f"[bold]--unit user[/]: training {algorithm} with each person's documents bounded as a whole"
+                       " (docs/privacy_units.md)")
 
 
 def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | None:
@@ -564,7 +336,7 @@ def unit_algorithm_refusal(unit: str | None, algorithm: str | None) -> str | Non
     return "--unit picks the trainer itself: drop --algorithm, or drop --unit to choose one by hand."
 
 
-def _refuse_word_budget_below_floor(a) -> None:
+def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
     """``--unit word``: a whole-run ``--epsilon`` that HDP-LDA's sampling alone overspends is refused in the flags of
     the command typed (the library's sentence names eps_I, the iterations and delta, which the user may never have
     given): what the budget buys, and what to give instead."""
@@ -573,7 +345,7 @@ def _refuse_word_budget_below_floor(a) -> None:
 
     given = getattr(a, "_given", None) or frozenset()
     eps_i = a.epsilon_inherent if a.epsilon_inherent is not None else DEFAULT_EPSILON_INHERENT
-    n_iter, delta, budget = int(a.iterations), float(a.delta), float(a.budget)
+    n_iter, delta, budget = int(n_iter), float(a.delta), float(a.epsilon)
     floor = smallest_hdp_budget(eps_i, n_iter, delta)
     if floor < budget:
         return
@@ -594,36 +366,6 @@ def _refuse_word_budget_below_floor(a) -> None:
                        f" at {at} and --epsilon {budget:g} {buys}; give {', or '.join(instead)}.")
 
 
-def _warn_if_too_small(a, corpus, console, model=None) -> None:
-    """A private model of noise is never presented as a result without a warning: from the utility table measured on
-    public corpora, the size at which topics become useful at this epsilon (the count is the user's own data; it is
-    printed to them, never saved, as the corpus line prints the split's sizes). The count is that of the documents the
-    model trains on: the training split of a corpus file (``_split``, as ``model`` will be split), every document of a
-    shard folder.
-    The trainer's own forecast (``ForecastWarning``) would repeat it: that class alone is silenced for the rest of the
-    command; every other warning of the library (``SmallCorpusWarning``'s "only 4 of 50,000 words stand above the
-    noise") reaches stderr as in Python."""
-    from ..advice import too_small_message
-    from ..errors import ForecastWarning
-
-    warnings.filterwarnings("ignore", category=ForecastWarning)
-    if hasattr(corpus, "stable_split"):     # a corpus file: the model trains on its training split
-        train = _split(corpus, a, model)[0]
-        n_docs, what = train.n_docs, "training documents"
-        if a.unit == "user":                # the people of the training split
-            n_docs, what = len(set(train.user_ids)), "people"
-    else:
-        train, n_docs, what = corpus, corpus.n_docs, "documents"
-    # one forecast with dptopic recommend (advice.recommend, its inputs named in the warning): no document length is
-    # read from the private corpus (recommend's default, the median over the measured corpora); the count is labelled
-    # an exact figure of the private data, outside the guarantee
-    delta = getattr(a, "delta", None)
-    msg = too_small_message(a.unit, a.budget if a.unit == "word" else a.epsilon, n_docs, a.topics, what=what,
-                            **({} if delta is None else {"delta": float(delta)}))
-    if msg is not None:     # on stderr, as every other warning
-        make_console(stderr=True).print(f"[bold yellow]warning[/]: {msg}")
-
-
 def _check_document_budget(model) -> None:
     """A budget that no noise reaches is refused before the corpus is read: the library's pre-fit check, which reads
     the model's release plan (:func:`dptopic.accounting.plan.refuse_unreachable`; the vocabulary is not known yet, so
@@ -632,106 +374,6 @@ def _check_document_budget(model) -> None:
 
     refuse_unreachable(model)
 
-
-# How a shard folder ('corpus prepare --shards') meets train's corpus flags, one rule for all of them: the folder is
-# read as it was prepared, so a flag is honoured where its value asks for what training on it does anyway, and refused
-# otherwise. The flags are those add_corpus_args gives train, and train's own below.
-_SHARD_HONOURS = {"format": ("auto",), "test_size": (0,)}      # dest -> the values that say what the folder does
-_TRAIN_CORPUS_FLAGS = {"vocabulary": ("--vocabulary", None), "private_vocabulary": ("--private-vocabulary", None),
-                       "vocabulary_policy": ("--vocabulary-policy", None), "test_size": ("--test-size", 0.2)}
-_NOT_PREPARED_WITH = ("private_vocabulary", "vocabulary_policy", "test_size")   # no 'corpus prepare' flags
-
-
-def _corpus_flags() -> dict:
-    """``{dest: (flag, default)}`` for every option of train that says how a corpus is read: the options of
-    :func:`add_corpus_args`, read from a parser it builds (a flag added there is covered here), and train's own."""
-    import argparse
-
-    p = argparse.ArgumentParser(add_help=False)
-    add_corpus_args(p)
-    flags = {act.dest: (act.option_strings[0], act.default) for act in p._actions if act.dest != "corpus"}
-    return {**flags, **_TRAIN_CORPUS_FLAGS}
-
-
-def _refuse_corpus_flags_for_shards(a) -> None:
-    """Every corpus flag given with a shard folder is honoured (``_SHARD_HONOURS``) or refused, all in one line."""
-    given = getattr(a, "_given", None)
-    bad = []
-    for dest, (flag, default) in _corpus_flags().items():
-        value = getattr(a, dest, default)
-        if (dest in given if given is not None else value != default) and value not in _SHARD_HONOURS.get(dest, ()):
-            bad.append((dest, "--no-lowercase" if dest == "lowercase" and value is False else flag))
-    if not bad:
-        return
-    flags = [flag for _, flag in bad]
-    them = "it" if len(bad) == 1 else "them"
-    fixes = []
-    prepare = [flag for dest, flag in bad if dest not in _NOT_PREPARED_WITH]
-    if prepare:
-        fixes.append(f"{' / '.join(prepare)}: give {'it' if len(prepare) == 1 else 'them'} to 'dptopic corpus prepare'"
-                     " and make the shards again")
-    private = [flag for dest, flag in bad if dest in ("private_vocabulary", "vocabulary_policy")]
-    if private:
-        fixes.append(f"{' / '.join(private)}: train on the corpus file the shards were prepared from")
-    if any(dest == "test_size" for dest, _ in bad):
-        fixes.append("--test-size: every shard trains and none is held out, as --test-size 0 says; run 'dptopic"
-                     " evaluate' on a test corpus afterwards")
-    raise DPTopicError(f"{' / '.join(flags)} {'has' if len(bad) == 1 else 'have'} no effect on a shard folder, which is"
-                       f" read as 'dptopic corpus prepare' made it: drop {them} ({'; '.join(fixes)}).")
-
-
-def _train_document_level_on_shards(model, a, console) -> None:
-    """A document-level trainer streams a shard folder (``corpus prepare --shards N``) one shard at a time: memory
-    stays flat however many documents there are; there is no held-out split (run ``dptopic evaluate``)."""
-    from ..backends import training_source
-
-    if a.unit is not None:
-        _warn_if_too_small(a, training_source(shard_dir(a.corpus)), console)
-    fit_shards(model, a, console)
-    print_topics(model, 10, console=console, show_unsupported=a.show_unsupported)
-    _hdp_epsilon_line(model, a, console)
-    print_privacy(model.privacy_, console)
-    out = model.save(a.out)
-    console.print(f"model written to [bold]{out}[/]")
-
-
-def _share_or_off(v: str):
-    return v if v in ("off", "auto") else unit_interval(v)
-
-
-# Parameters the trainers' errors name, and the train flags that set them (cli._flags); per algorithm below.
-_COMMON_FLAGS = {"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--jobs", "seed": "--seed",
-                 "alpha": "--alpha", "beta": "--beta", "parallel": "--parallel", "test_size": "--test-size",
-                 "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS}
-_ALGORITHM_FLAGS = {
-    "cdp": {"paper_epsilon": "--paper-epsilon", "count_release_delta": "--count-release-delta", "noise": "--noise",
-            "secure": "--secure"},
-    "hdp": {"epsilon_laplace": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "clip": "--clip",
-            "delta": "--delta", "noise": "--noise", "secure": "--secure", "paper_literal": "--paper-literal"},
-    # FedLDA's epsilon is the per-user total; the delta of its tight report is report_delta
-    "fed": {"epsilon": "--epsilon", "epsilon_per_entry": "--epsilon-per-entry", "failure_rate": "--failure-rate",
-            "report_delta": "--delta", "gamma": "--gamma",
-            "rounds": "--rounds", "sample_ratio": "--sample-ratio", "pad_length": "--pad-length",
-            "n_clients": "--clients", "variant": "--variant", "exclusion": "--exclusion",
-            "replacement": "--replacement",
-            "subset_size": "--subset-size", "local_inference": "--local-inference", "report_words": "--report-words",
-            "user_epsilon": "--user-budget", "secure": "--secure"},
-    "svi": {"epsilon": "--epsilon", "delta": "--delta", "noise_multiplier": "--noise-multiplier",
-            "sampling_rate": "--sampling-rate", "n_epochs": "--epochs", "clip": "--clip",
-            "max_doc_len": "--max-doc-len",
-            "eta": "--beta", "secure": "--secure"},
-    "online-vb": {"n_epochs": "--epochs", "batch_size": "--batch-size", "eta": "--beta"},
-    "docdp": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
-              "documents_per_user": "--documents-per-user"},
-    "docdp-cooc": {"epsilon": "--epsilon", "delta": "--delta", "secure": "--secure",
-                   "documents_per_user": "--documents-per-user",
-                   "background_share": "--background-share", "n_words": "--n-words", "word_choice": "--word-choice",
-                   "public_corpus": "--public-corpus", "recovery": "--recovery"},
-    "lp": {"delta": "--delta"},
-    "olp": {"delta": "--delta", "lam": "--lam", "omega": "--omega", "sigma2": "--sigma2", "batch_size": "--batch-size",
-            "alg2_literal": "--alg2-literal", "prior": "--prior"},
-}
-_ALGORITHM_FLAGS["cdp+"] = _ALGORITHM_FLAGS["cdp"]
 
 def train_flag_names(a) -> dict:
     """The names for :func:`~dptopic.cli._flags.flag_errors`: the library's parameter names as the flags of this
@@ -769,603 +411,151 @@ def cmd_train(a):
         raise DPTopicError("--budget is gone: give the whole run's epsilon per word as --epsilon (hdp: eps_L per"
                            " iteration is --epsilon-laplace).")
     _refuse_person_flags_without_unit(a)
-    _resolve_unit(a, console)
+    algorithm, unit_note = _resolve_unit(a)
+    # the flags as read, with the algorithm --unit chose (a new namespace: the parsed flags stay as given)
+    r = argparse.Namespace(**{**vars(a), "algorithm": algorithm})
     from .budget import training_ledger
 
-    with flag_errors(train_flag_names(a)), training_ledger(a):    # the dataset's ledger (docs/budget.md)
-        _train(a, console)
+    with flag_errors(train_flag_names(r)), training_ledger(r):    # the dataset's ledger (docs/budget.md)
+        _train(r, console, unit_note)
 
 
-def _train(a, console):
+def _train(a, console, unit_note=None):
+    """Check the flags, map them to ``dptopic.train``'s parameters, call it and print what it returns."""
     _refuse_foreign_flags(a)
     if getattr(a, "secure", False) is True:   # once the flags are known to apply, before any corpus is read
         from ..mechanisms.laplace import require_opendp
 
         _resolve_seed(a)        # --secure with --seed: that refusal first
         require_opendp()
-    if getattr(a, "unit_note", None):   # printed once every flag is known to apply
-        console.print(a.unit_note)
+    if unit_note:   # printed once every flag is known to apply
+        console.print(unit_note)
     check_out(a)
-    if getattr(a, "public_corpus", None) is not None and shard_dir(a.corpus) is not None:
+    if a.algorithm in ("lp", "olp", "ldp-doc"):
+        from .local import train_local
+
+        return train_local(a, console)
+    shards = shard_dir(a.corpus) if a.corpus is not None else None
+    if getattr(a, "public_corpus", None) is not None and shards is not None:
         raise DPTopicError("--public-corpus is not read with a shard folder yet: give the corpus file the shards were"
                            " prepared from as --corpus.")
     if getattr(a, "public_text_field", None) is not None and getattr(a, "public_corpus", None) is None:
         raise DPTopicError("--public-text-field names the text field of --public-corpus: add --public-corpus FILE, or"
                            " drop --public-text-field.")
+    if a.algorithm in _DOC:
+        _user_level_args(a)         # the person's flags fit the unit, before any corpus is read
+        if a.unit == "user" and (a.scheduler is not None or a.dask_local is not None):
+            raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
+                               " --unit user, which groups each person's documents in memory on this machine:"
+                               " drop it.")
+    from ..training import build_model, train    # the library's run (not on the command line's start-up path)
+
+    params = _parameters(a)
+    epsilon, delta = params.pop("epsilon", None), params.pop("delta", None)
+    model = build_model(a.algorithm, unit=a.unit, epsilon=epsilon, delta=delta, **params)  # bad parameters first
+    if a.algorithm in _DOC:
+        _check_document_budget(model)
     from .svi import read_public_corpus
 
-    a._public = read_public_corpus(a)      # every input read and checked before the first release
-    if a.algorithm in SVI_ALGORITHMS + _DOC:
-        if a.algorithm in _DOC:
-            from ..models import ALGORITHMS
+    public = read_public_corpus(a)      # every input read and checked before the first release
+    if shards is not None:
+        from ..backends import training_source
 
-            if a.epsilon is None:
-                raise DPTopicError(f"{a.algorithm} needs --epsilon, the budget of the whole run (and --delta).")
-            extra = {} if a.alpha is None else {"alpha": a.alpha}   # the prior with which documents are folded in
-            if a.algorithm == "docdp-cooc":     # flags given override the model's defaults
-                if a.background_share is not None:
-                    extra["background_share"] = None if a.background_share == "off" else a.background_share
-                if a.n_words is not None:
-                    extra["n_words"] = a.n_words
-                if a.word_choice is not None:
-                    extra["word_choice"] = a.word_choice
-                if a.recovery is not None:
-                    extra["recovery"] = a.recovery
-            extra.update(_user_level_args(a))
-            if a.unit == "user" and (a.scheduler is not None or a.dask_local is not None):
-                raise DPTopicError(f"--{'scheduler' if a.scheduler is not None else 'dask-local'} has no effect with"
-                                   " --unit user, which groups each person's documents in memory on this machine:"
-                                   " drop it.")
-            model = ALGORITHMS[a.algorithm].from_budget(a.epsilon, a.delta, n_topics=a.topics, secure=a.secure,
-                                                        seed=_resolve_seed(a), verbose=0 if a.quiet else 1,
-                                                        n_jobs=a.jobs, **extra)
-            model.validate_parameters()
-            _check_document_budget(model)
-            if shard_dir(a.corpus) is not None:
-                from ..backends import training_source
-
-                training_source(shard_dir(a.corpus))   # a bad shard folder is refused before a cluster starts
-                with cluster_from_args(a) as (backend, client):
-                    model.set_params(backend=backend, client=client)
-                    return _train_document_level_on_shards(model, a, console)
-        else:
-            model = build_svi_model(a)  # bad parameters fail before the corpus loads
-        corpus, vocab, event = _training_corpus(a, console)
-        if a.unit == "user" and corpus.user_ids is None:     # a prepared corpus saved without them
+        source, vocab = training_source(shards), None      # a bad shard folder is refused before a cluster starts
+    else:
+        source, vocab = _training_corpus(a)
+        if a.unit == "user" and source.user_ids is None:     # a prepared corpus saved without them
             raise DPTopicError(f"--unit user needs each document's person, and {a.corpus!r} carries none: give the"
                                " JSONL/CSV file it was prepared from with --user-field FIELD, or a folder of folders"
                                " (one per person).")
-        if a.unit is not None:
-            _warn_if_too_small(a, corpus, console, model)
-        from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
+    names = {"corpus": f"--corpus {a.corpus!r}", "public_corpus": f"--public-corpus {a.public_corpus!r}",
+             "private_vocabulary": "--private-vocabulary", "vocabulary": "--vocabulary", "n_topics": "--topics",
+             "pad_length": "--pad-length", "out": "--out", "test_size": "--test-size"}
+    with cluster_from_args(a) as (backend, client):     # --scheduler/--dask-local: the Gibbs and document-level ones
+        result = train(
+            source, model=model, unit=a.unit, epsilon=epsilon, delta=delta, test_size=a.test_size, out=a.out,
+            overwrite=a.overwrite, save_metrics=a.save_metrics,
+            vocabulary=None if vocab is None else (a.vocabulary, vocab), private_vocabulary=a.private_vocabulary,
+            vocabulary_policy=getattr(a, "vocabulary_policy", None), public_corpus=public, seed=params["seed"],
+            backend=backend, client=client, names=names, user_epsilon=getattr(a, "user_budget", None),
+            callback=lambda step, res: _say_step(step, res, a, console))
+    _print_result(result, a, console)
 
-        with cluster_from_args(a) as (backend, client):     # --scheduler/--dask-local reach the document-level ones
-            if client is not None:
-                model.set_params(backend=backend, client=client)
-            return train_svi(model, corpus, vocab, a, console, after_fit=lambda m: (
-                _compose_private_vocabulary(m, event, console), record_word_list(m, a.vocabulary, vocab)))
-    if a.algorithm in ("lp", "olp", "ldp-doc"):
-        from .local import train_local
 
-        return train_local(a, console)
-    seed = _resolve_seed(a)
-    with cluster_from_args(a) as (backend, client):
-        model = _build_model(a, a.topics, a.iterations, seed, backend, client)  # bad parameters fail first
-        model.validate_parameters()     # before the corpus loads, not in fit
-        if shard_dir(a.corpus) is not None:
-            fit_shards(model, a, console)
-        else:
-            corpus, vocab, event = _training_corpus(a, console)
-            if a.unit is not None:
-                _warn_if_too_small(a, corpus, console, model)
-            if a.algorithm == "fed":
-                from .fed import apply_user_budget
+def _say_step(step: str, result, a, console) -> None:
+    """What the command prints as the run goes (the library's steps)."""
+    model = result.model
+    if step == "checked":
+        say_reading(a)          # before the first step that spends or trains, once the input is known good
+    elif step == "vocabulary" and result.vocabulary_event is not None:
+        eps_v, delta_v = a.private_vocabulary
+        console.print(f"[bold]private vocabulary[/]: {result.corpus.vocab_size} words by DP set union"
+                      f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {getattr(a, 'vocabulary_policy', None) or 'gaussian'}"
+                      " policy)")
+    elif step == "split" and result.corpus is None:     # a shard folder
+        s = result.train
+        console.print(f"[bold]corpus[/]: {len(s.paths)} shards, {s.n_docs} documents, {s.n_tokens} tokens,"
+                      f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)")
+    elif step == "split":
+        from ..models import CDPLDA, HDPLDA
+        from ..models.by_unit import split_by
 
-                model = apply_user_budget(model, a, len(vocab) if vocab is not None else corpus.vocab_size)
-            _train_eval_report(model, corpus, a, console, vocab)
-            _compose_private_vocabulary(model, event, console)
-            from ..corpus.wordlist import record_word_list   # which --vocabulary list: its name, size and sha256
+        # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
+        word_level = isinstance(model, (HDPLDA, CDPLDA)) and a.private_vocabulary is None
+        by = split_by(model)
+        test = None if result.test is None else argparse.Namespace(n_docs=result.test.n_docs + result.held_out_copies)
+        console.print(corpus_line(result.corpus, result.train, test, model.is_private, word_level,
+                                  saved=bool(a.save_metrics),
+                                  split=by if a.algorithm not in SVI_ALGORITHMS + _DOC or by == "person" else None))
+        _copies_note(result, console)
+    elif step == "pad_length":
+        console.print(result.notes[-1].replace("note:", "[bold yellow]note[/]:", 1), markup=True)
 
-            record_word_list(model, a.vocabulary, vocab)
+
+def _print_result(result, a, console) -> None:
+    """The topics, the held-out metrics (outside the guarantee), the privacy report, where the model was saved."""
+    model = result.model
     print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))
-    if model.metrics_:
-        _print_metrics(model, console, saved=a.save_metrics or not model.is_private)
+    variational = a.algorithm in SVI_ALGORITHMS + _DOC
+    if result.metrics:
+        if variational:
+            from .svi import print_svi_metrics
+
+            print_svi_metrics(model, console, saved=a.save_metrics or not model.is_private)
+        else:
+            _print_metrics(model, console, saved=a.save_metrics or not model.is_private)
     _hdp_epsilon_line(model, a, console)
-    print_privacy(model.privacy_, console)
-    out = model.save(a.out, save_metrics=a.save_metrics or None)
+    if variational:
+        from .svi import print_svi_privacy
+
+        print_svi_privacy(model.privacy_, console)
+    else:
+        print_privacy(model.privacy_, console)
     if a.save_metrics and not model.is_private:
         console.print("note: --save-metrics changes nothing here: a model trained without privacy always saves its metrics.")
-    console.print(f"model written to [bold]{out}[/]")
+    console.print(f"model written to [bold]{result.path}[/]")
 
 
-@with_flag_names({"n_topics": "--topics", "n_iter": "--iterations", "epsilon_laplace": "--epsilon-laplace",
-                  "epsilon": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "n_jobs": "--jobs",
-                  "seed": "--seed"})
-def cmd_demo(a):
-    from ..models import HDPLDA, LDA
-    from ._demo_figures import check_figures_out, write_demo_figures
-
-    console = make_console()
-    check_out(a, "-nonprivate", *(() if a.word_level_only else ("-document",)))
-    check_figures_out(a)
-    a.test_size = 0.2
-    # first the guarantee a review board accepts (one paragraph protected, epsilon = 1 in all), then the word-level
-    # model, whose epsilon is per word
-    document = None if a.word_level_only else _demo_document_level(a, console)
-    console.rule(("dptopic demo, part 2" if document else "dptopic demo") + ": HDP-LDA, word-level DP (epsilon per"
-                 " word)")
-    corpus = load_corpus("demo")
-    # the private model takes fresh OS entropy unless --seed is given (then its report warns)
-    private = HDPLDA(n_topics=a.topics, epsilon_laplace=a.epsilon_laplace, epsilon_inherent=a.epsilon_inherent,
-                     beta=1.0, n_iter=a.iterations, delta=1e-5, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
-    baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs,
-                   verbose=0 if a.quiet else 1)
-
-    with warnings.catch_warnings():     # the paragraphs part 1 read: said once below, for the two models together
-        if document is not None:
-            for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
-                warnings.filterwarnings("ignore", text)
-        _train_eval_report(private, corpus, a, console)
-        console.print("non-private reference: LDA on the same split")
-        _train_eval_report(baseline, corpus, a, console, show_corpus=False, split_as=private)
-    print_topics(private, 8, max_topics=a.show_topics, console=console)
-    _print_metrics(private, console, baseline.metrics_, saved=a.save_metrics)
-    print_privacy(private.privacy_, console)
-    console.print(_word_level_guarantee(private.privacy_, document))
-    out = private.save(a.out, save_metrics=a.save_metrics)
-    baseline.save(Path(a.out).with_name(Path(a.out).name + "-nonprivate"))
-    console.print(f"word-level private model written to [bold]{out}[/] (non-private reference beside it, suffix"
-                  " -nonprivate)")
-    if document is not None:
-        console.print("[yellow]both models read the same paragraphs: each card covers its own model; published"
-                      " together, their guarantees compose (docs/privacy.md)[/]")
-    shown, lead = (out, private) if document is None else document
-    marks = {"word": float(private.privacy_["epsilon"]),
-             **({} if document is None else {"document": float(document[1].privacy_["epsilon"])})}
-    figures = write_demo_figures(a, lead, marks)
-    console.print(f"figures: [bold]{figures[0]}[/] (the top words of {type(lead).__name__}'s topics) and [bold]"
-                  f"{figures[1]}[/] (topic quality against epsilon, as the shipped utility table measured it)")
-    console.print(f"next: [bold]dptopic report --model {shown} --out demo.html[/] (the topics and the privacy card"
-                  " as a page a review board can file), [bold]dptopic topics --model " f"{shown}[/], or train on your"
-                  " own text: dptopic train --help")
-
-
-def _word_level_guarantee(rep: dict, document) -> str:
-    """The word-level model's guarantee in one sentence, with its per-paragraph figure (group privacy: the card's
-    examples, no statistic of the paragraphs) and, after the document-level part, how the two compare."""
-    from ..accounting.card import epsilon_text
-
-    per = rep.get("per_document") if isinstance(rep.get("per_document"), dict) else {}
-    ex = per.get("examples") if isinstance(per.get("examples"), dict) else {}
-    shown = ", ".join(f"{e:,.0f} for a paragraph of {L} words" for L, e in list(ex.items())[:2])
-    pure = per.get("epsilon_per_word")
-    return (f"[bold]GUARANTEE[/] (word level): epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
-            " word (one word replaced); per paragraph, by group privacy, L times "
-            + (f"{epsilon_text(pure)} (pure DP, delta = 0)" if pure else "that")
-            + (f": {shown}" if shown else "")
-            + (f": far weaker than the document-level model above (epsilon ="
-               f" {epsilon_text(document[1].privacy_['epsilon'])} per whole paragraph)" if document else ""))
-
-
-DEMO_DOCUMENT_BUDGET = {"epsilon": 0.6, "delta": 5e-6, "epsilon_vocab": 0.4, "delta_vocab": 5e-6}
-"""The demo's document-level run: epsilon = 1 and delta = 1e-5 in all, 0.4 of it for the vocabulary (DP set union),
-the split ``dptopic recommend --unit document`` advises without a public word list."""
-
-
-def _demo_document_level(a, console):
-    """The demo's first part: State of the Union paragraphs under the guarantee a review board asks for, one whole
-    paragraph protected at epsilon = 1 in all, the words chosen privately inside it (``dptopic train --unit document
-    --private-vocabulary``); its NPMI is read beside non-private LDA on the same words and split. Returns the folder
-    the model was saved to and the model."""
-    from ..models import LDA, for_unit
-    from ..models.fdptm import restrict_to_private_vocabulary
-    from ..accounting.card import epsilon_text
-    from ._common import NO_VOCAB_CAP
-
-    b = DEMO_DOCUMENT_BUDGET
-    total_eps, total_delta = b["epsilon"] + b["epsilon_vocab"], b["delta"] + b["delta_vocab"]
-    console.rule(f"dptopic demo, part 1: document-level DP: epsilon = {total_eps:g} per paragraph in all")
-    full = load_corpus("demo", max_vocab=NO_VOCAB_CAP, min_df=1)
-    # the words are chosen from the paragraphs by DP set union inside the budget; private noise: fresh OS entropy
-    # unless --seed is given (tests only)
-    corpus, event = restrict_to_private_vocabulary(full, b["epsilon_vocab"], b["delta_vocab"], seed=a.seed)
-    model = for_unit("document", b["epsilon"], b["delta"], n_topics=a.topics, n_jobs=a.jobs, seed=a.seed)
-    train, test = _split(corpus, a, model)
-    test = without_copies_said(test, train, console, private=True)
-    console.print(f"[bold]vocabulary[/]: {corpus.vocab_size} words chosen by DP set union (eps_V = {b['epsilon_vocab']:g},"
-                  f" delta_V = {b['delta_vocab']:g}), then {type(model).__name__} (eps = {b['epsilon']:g}, delta ="
-                  f" {b['delta']:g}): {total_eps:g} and {total_delta:g} in all (docs/choosing_a_guarantee.md)")
-
-    with warnings.catch_warnings():     # said once below, for the two models together
-        warnings.filterwarnings("ignore", r".*already used by an earlier private fit")
-        model.fit(train, vocabulary=list(corpus.vocabulary.words))
-    _compose_private_vocabulary(model, event, console)
-    reference = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0).fit(train)
-    from ..evaluation import npmi_and_diversity
-
-    mine, ref = npmi_and_diversity(model, test), npmi_and_diversity(reference, test)
-    model.metrics_ = {"n_train_docs": train.n_docs, "n_test_docs": test.n_docs, **mine}
-    print_topics(model, 8, max_topics=a.show_topics, console=console,
-                 hint=f"'dptopic topics --model {str(a.out).rstrip('/')}-document --show-unsupported' shows them")
-    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {mine['npmi_top10']:.3f}, ratio"
-                  f" {mine['npmi_top10'] / ref['npmi_top10']:.2f} to non-private LDA on the same words and split"
-                  f" ({ref['npmi_top10']:.3f}, {a.iterations} sweep{'' if a.iterations == 1 else 's'})   [bold]topic"
-                  " diversity[/] (top 25):"
-                  f" {mine['topic_diversity_top25']:.3f} (LDA {ref['topic_diversity_top25']:.3f})")
-    console.print("[yellow]NPMI is computed on held-out paragraphs of the private corpus: outside the guarantee"
-                  " (diversity reads only the released topics);[/] " + (
-                      "saved in model.json, labelled as such." if a.save_metrics else "not saved."))
-    rep = model.privacy_
-    console.print(f"[bold]GUARANTEE[/]: epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
-                  f" {rep['unit']} (one paragraph added or removed), the choice of the words included")
-    out = model.save(str(a.out).rstrip("/\\") + "-document", save_metrics=a.save_metrics)
-    console.print(f"document-level model written to [bold]{out}[/] (its whole privacy card: dptopic topics --model"
-                  f" {out})")
-    return out, model
-
-
-@with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
-def cmd_evaluate(a):
-    from ..evaluation import topic_quality
-    from ..evaluation.topic_quality import umass_mimno_sum
-    from ..models import load
-
-    model = load(a.model)
-    # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish); text is
-    # only tokenised, with the vocabulary's own case (docs/preprocessing.md)
-    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_, into_model=True,
-                         tokenizer=getattr(model, "tokenizer_", None))
-    top_n = min(a.top_n, len(model.vocabulary_))
-    ppl = model.perplexity(corpus, mode=a.mode, seed=a.seed)
-    q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))
-    q["perplexity"], q["perplexity_mode"] = ppl, a.mode
-    q["umass_mimno_sum"] = umass_mimno_sum(model, corpus, top_n)  # absent top words: said once, absent_top_words
-    if a.compare_to is not None:
-        from ..evaluation import match_models
-
-        q["match"] = match_models(model, load(a.compare_to))
-        q["match"]["reference_model"] = str(a.compare_to)
-        if getattr(model, "privacy_", {}).get("private"):     # as 'dptopic report --compare-to' labels it
-            q["match"]["note"] = ("outside the guarantee: it also reads the other model, which this model's privacy"
-                                  " report does not cover")
-    # a private model's figures that read the documents of --corpus lie outside its guarantee, unless that corpus is
-    # public (--reference-public, as for report); topic diversity reads only the released topics
-    private = bool(getattr(model, "privacy_", {}).get("private")) and not a.corpus_public
-    if private:
-        from .report import reference_note
-
-        q["note"] = reference_note("the documents of --corpus", "--reference-public")
-    if a.json:
-        print(json.dumps(q, indent=2))
-        return
-    console = make_console()
-    if top_n < a.top_n:
-        console.print(f"--top-n {a.top_n} is more than the model's {len(model.vocabulary_)} words: the top {top_n} are"
-                      " used")
-    console.print(f"reference: {q['reference']} (read in the model's vocabulary)")
-    console.print(f"perplexity ({a.mode}): {ppl:.2f}")
-    console.print(f"NPMI (top {top_n}, {q['npmi_reference']}): {q['npmi']:.4f}")
-    console.print(f"C_v (top {top_n}, {q['c_v_reference']}): "
-                  + ("undefined (no topic has 2 top words in the reference)" if q["c_v"] is None else f"{q['c_v']:.4f}"))
-    console.print(f"top words {q['top_words']}: NPMI, C_v, diversity and UMass read them in that order")
-    console.print(f"topic diversity (unique share of the top 25 words): {q['diversity']:.3f}")
-    console.print(f"UMass (top {top_n}), mean over word pairs as gensim reports it: {q['umass_pairwise_mean']:.4f}")
-    if q["umass_mimno_sum"] is not None:
-        console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: {q['umass_mimno_sum']:.4f}")
-    elif hasattr(model, "coherence"):
-        console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: undefined (every topic has"
-                      " a ranked top word in no reference document)")
-    if "absent_top_words" in q:
-        console.print(f"[yellow]note[/]: {q['absent_top_words']}")
-    if "match" in q:
-        m = q["match"]
-        console.print(f"match to the topics of {a.compare_to}: {m['match']:.3f} (mean cosine of {m['matched']}"
-                      f" Hungarian-matched topic pairs over {m['shared_words']} shared words; 1 = the same topics,"
-                      " random topics near 0; reads only the two models)")
-        if "note" in m:
-            console.print(f"[yellow]match: {m['note']}[/]")
-    if private:
-        console.print(f"[yellow]{q['note']}[/]")
-
-
-def cmd_topics(a):
-    from ..models import load
-
-    model = load(a.model)
-    if a.show_unsupported:
-        refuse_show_unsupported(model, a.model)
-    if a.format == "table":
-        print_topics(model, a.n, show_unsupported=a.show_unsupported)
-        print_privacy(model.privacy_)
-        return
-    from ..evaluation.topic_quality import ranking_text, word_ranking
-
-    topics = model.topic_words(a.n, weights=True)
-    supported, background = topic_support(model)
-    # a topic below the noise: listed with its flag, its words left out unless --show-unsupported
-    hidden = set() if supported is None or a.show_unsupported else {k for k, s in enumerate(supported) if not s}
-    if a.format == "json":
-        from ..reporting import privacy_card
-
-        def entry(k, t):
-            e = {"topic": k, "words": [] if k in hidden else [w for w, _ in t],
-                 "weights": [] if k in hidden else [float(p) for _, p in t]}
-            if supported is not None:       # absent for a model without the assessment
-                e.update({"supported": supported[k], "background": background[k]})
-            return e
-
-        doc = {"model": str(a.model), "class": type(model).__name__,
-               "words": f"{ranking_text(word_ranking(model))}; weights are P(word | topic)",
-               "topics": [entry(k, t) for k, t in enumerate(topics)]}
-        if supported is not None:
-            doc["support"] = {"supported": sum(supported), "topics": len(supported),
-                              "note": support_summary(supported)
-                              + ("; the words of the topics below it are left out (--show-unsupported includes"
-                                 " them)" if hidden else "")}
-        doc["privacy_card"] = privacy_card(model.privacy_, type(model).__name__)
-        learned = learned_words(model)
-        if learned:
-            doc.update(learned)
-        print(json.dumps(doc, indent=2))
-        return
-    buf = io.StringIO()
-    card = privacy_card_line(model, a.model)
-    # the rank column follows the model's display order: said with the card's line, as the JSON says it
-    ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))"
-    print(f"{card}; {ranked}" if card else f"note: {ranked}", file=sys.stderr)
-    if supported is not None:
-        print(f"note: {support_summary(supported)}" + (
-            f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"
-            " includes them)" if hidden else "") + ".", file=sys.stderr)
-    w = csv.writer(buf, lineterminator="\n")
-    # the supported and background columns only for a model with the assessment (an LDA's CSV is as it was)
-    w.writerow(["topic", "rank", "word", "weight"] + ([] if supported is None else ["supported", "background"]))
-    for k, t in enumerate(topics):
-        if k in hidden:
-            continue
-        flags = [] if supported is None else [str(supported[k]).lower(), str(background[k]).lower()]
-        for r, (word, p) in enumerate(t):
-            w.writerow([k, r + 1, word, f"{p:.6g}"] + flags)
-    print(buf.getvalue(), end="")
-
-
-def learned_words(model) -> dict:
-    """FedLDA with fewer report words than words: which words were learned (the vocabulary's first ``report_words``)
-    and a note that the others are a shared Zipf fill; empty for every other model."""
-    n = getattr(model, "report_words_", None)
-    V = len(model.vocabulary_)
-    if not isinstance(n, int) or n >= V:
-        return {}
-    return {"report_words": n,
-            "report_words_note": f"only the vocabulary's first {n} of {V} words (report_words) were learned from the"
-                                 f" users' reports; the other {V - n} get the same Zipf-law weights in every topic"
-                                 " (a shared fill, not learned)"}
-
-
-def privacy_card_line(model, path) -> str:
-    """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full)."""
-    from ..reporting import privacy_card
-    from ..accounting.card import epsilon_text
-
-    rep = getattr(model, "privacy_", None) or {}
-    card = privacy_card(rep, type(model).__name__, check=False)
-    g = card["guarantee"]
-    what = ("no differential privacy guarantee" if g == "none" else
-            f"{g} guarantee, epsilon = {epsilon_text(card['epsilon'])} per {card['privacy_unit']}")
-    note = learned_words(model).get("report_words_note")
-    import shlex
-
-    return (f"note: these topics come with the model's privacy card ({what}): see 'dptopic topics --model"
-            f" {shlex.quote(str(path))}'"
-            " or --format json" + (f"; {note}" if note else "") + ".")
+def _copies_note(result, console) -> None:
+    """How many held-out documents were left out as copies of training documents (an exact count of the private
+    corpus under a private model: labelled)."""
+    if result.held_out_copies:
+        console.print(f"held-out: {result.held_out_copies} of the {result.test.n_docs + result.held_out_copies}"
+                      " held-out documents repeat a training document and are left out of the evaluation"
+                      + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
+                         " saved)[/]" if result.model.is_private else ""))
 
 
 def register(sub) -> None:
-    from ._train_help import PLAIN, TRAINERS, add_help
+    from ._train_help import PLAIN, add_help
 
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
                        add_help=False)
     add_help(t, flag_shown, unit_algorithm_refusal)    # the options of the trainer chosen: 'train --algorithm X --help'
-    add_corpus_args(t)
-    from .budget import add_ledger_flags
-
-    add_ledger_flags(t)         # --ledger, --no-ledger, --dataset (docs/budget.md)
-    t.add_argument("--algorithm", choices=tuple(TRAINERS), default=None,
-                   help="the trainer (default lda, not private; the list: 'dptopic train --help'); or give --unit"
-                        " instead")
-    t.add_argument("--unit", choices=("document", "user", "word"), default=None,
-                   help="train the best measured private trainer for this privacy unit with --epsilon (the whole"
-                        " run's budget; --private-vocabulary EPS_V,DELTA_V adds its own, and the report prints the"
-                        " composed total) and --delta; user: one person's documents (--user-field, or a folder of"
-                        " folders, one per person); see 'dptopic recommend', docs/choosing_a_guarantee.md and"
-                        " docs/privacy_units.md")
-    t.add_argument("--user-field", default=None, metavar="FIELD",
-                   help="--unit user: the JSONL field / CSV column holding each document's person (a string in every"
-                        " record); a folder of folders needs none (each sub-folder is one person)")
-    t.add_argument("--documents-per-user", type=positive_int, default=None, metavar="M",
-                   help="--unit user: keep at most M documents a person (chosen at random), each weighted 1/M,"
-                        " instead of summing each person's documents and scaling the sum (the default, which"
-                        " recovered more topics on a planted corpus: docs/privacy_units.md)")
-    t.add_argument("--topics", type=positive_int, default=None,
-                   help=f"number of topics (default {DEFAULT_TOPICS}; with --unit {UNIT_TOPICS}, the number the utility"
-                        " table measured)")
-    t.add_argument("--iterations", type=positive_int, default=None,
-                   help=f"Gibbs sweeps (lda, hdp, cdp, cdp+, lp, olp; default {DEFAULT_ITERATIONS}; with --unit word"
-                        " the number the utility table measured, docs/choosing_a_guarantee.md)")
-    t.add_argument("--seed", type=seed_int, default=None,
-                   help="random seed (default: fresh OS entropy; for a private algorithm a given seed is for tests"
-                        " only: whoever knows it can remove the noise; not allowed with --secure)")
-    t.add_argument("--vocabulary", default=None, metavar="FILE",
-                   help="public vocabulary, one word per line: the corpus is restricted to it and no word is chosen"
-                        " from the private data (--max-vocab/--min-df/--max-df are then refused); or wordfreq:LANG[:SIZE]"
-                        " (e.g. wordfreq:en), a general word list of that language when you have none of your domain"
-                        " (pip install 'dptopic[wordlist]'; docs/choosing_a_guarantee.md); lp/olp: needed only if the"
-                        " report file does not embed its vocabulary")
-    t.add_argument("--alpha", type=positive_float, default=None,
-                   help="document-topic prior (default: the trainer's own, 0.1 for most)")
-    t.add_argument("--beta", type=positive_float, default=None,
-                   help="topic-word prior (default: the trainer's own, 0.01 for most)")
-    t.add_argument("--epsilon", type=positive_float, default=None,
-                   help="the guarantee the model claims, in total, in its unit: per document for --unit document and"
-                        " docdp/docdp-cooc/svi (the whole run), per person for --unit user (all of one person's"
-                        " documents added or removed), per user for fed (split over the entries a user sends;"
-                        " --epsilon-per-entry gives the component instead), per word for --unit word and hdp (the whole"
-                        " run; eps_L per iteration is solved from it, or give --epsilon-laplace instead)")
-    t.add_argument("--paper-epsilon", type=positive_float, default=None,
-                   help="cdp/cdp+: the paper's nominal eps per noisy release (default 1), noise of scale 1/eps; no"
-                        " guarantee of the model, hence not --epsilon")
-    t.add_argument("--delta", type=unit_interval, default=1e-5,
-                   help="the delta of the guarantee the model claims (default 1e-5), with --epsilon; lp/olp: the delta"
-                        " at which the tight epsilon(delta) is reported")
-    t.add_argument("--count-release-delta", type=unit_interval, default=None,
-                   help="cdp/cdp+: the delta at which the count releases' partial epsilon(delta) is reported (default"
-                        " 1e-5); no guarantee of the model, hence not --delta")
-    t.add_argument("--epsilon-inherent", type=positive_float, default=None,
-                   help=f"hdp: eps_I per iteration (default {DEFAULT_EPSILON_INHERENT:g}; or give --clip)")
-    t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I); svi: per-document Frobenius clip (default 50)")
-    t.add_argument("--epsilon-laplace", type=positive_float, default=None,
-                   help="hdp: the component eps_L, Laplace epsilon per iteration (default 1 when --epsilon is not"
-                        " given); refused with --epsilon")
-    t.add_argument("--budget", type=positive_float, default=None,
-                   help="refused: hdp's whole-run epsilon per word is now --epsilon (eps_L per iteration:"
-                        " --epsilon-laplace)")
-    t.add_argument("--no-noise", action="store_true", help="hdp: 'limited inherent' (clipping only, not DP)")
-    t.add_argument("--paper-literal", action="store_true", help="hdp: Algorithm 1 exactly as written (unsound)")
-    t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete",
-                   help="hdp/cdp/cdp+: discrete (default) or continuous Laplace noise")
-    t.add_argument("--secure", action="store_true",
-                   help="noise from the OS CSPRNG (OpenDP's exact samplers; fed: the reports), refuses --seed")
-    t.add_argument("--private-vocabulary", type=eps_delta_pair, default=None, metavar="EPS_V,DELTA_V",
-                   help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
-                        " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df/--max-df then do not"
-                        " apply (--stop-words and --lowercase do)")
-    t.add_argument("--vocabulary-policy", choices=("gaussian", "laplace"), default=None,
-                   help="with --private-vocabulary: 'gaussian' (default: Gopi et al.'s Gaussian policy, cap 100;"
-                        " several times more words at the same budget) or 'laplace' (Manzonelli et al.'s setting:"
-                        " Laplace policy, frequency order, cap 50)")
-    t.add_argument("--background-share", type=_share_or_off, default=None, metavar="SHARE|auto|off",
-                   help="docdp-cooc (--unit document): words estimated to appear in more than this share of the"
-                        " documents go to background topics instead of every topic (default auto: 0.25 with 10 or"
-                        " more topics, off below; 0.15 sets aside more; off: none); chosen from the first noisy"
-                        " release, no extra budget"
-                        " (docs/document_dp.md)")
-    t.add_argument("--n-words", type=words_or("auto"), default=None, metavar="N|auto",
-                   help="docdp-cooc (--unit document): words in the co-occurrence release (default auto: from the"
-                        " noisy document count of the first release and the noise, 200 to 400)")
-    t.add_argument("--word-choice", choices=("frequency", "repetition"), default=None,
-                   help="docdp-cooc (--unit document): how the first release chooses the co-occurrence words:"
-                        " 'frequency' (default) or 'repetition' (frequent words that come back within the documents"
-                        " that use them: it helped on 20 Newsgroups posts and hurt on State of the Union paragraphs"
-                        " and Reuters newswire, so choose it on a public corpus like yours; no extra budget;"
-                        " docs/document_dp.md)")
-    t.add_argument("--public-corpus", default=None, metavar="PATH",
-                   help="docdp-cooc: non-private documents of the same domain (a few hundred published reports or"
-                        " public posts, none of them private; its format by its own name, --public-text-field its"
-                        " field; refused when it is the private --corpus or holds its documents): a prior for the"
-                        " topics, named on the privacy card as public input; the model says whether the private"
-                        " data improved on them (docs/document_dp.md)")
-    t.add_argument("--public-text-field", default=None, metavar="FIELD",
-                   help="docdp-cooc with --public-corpus: the JSONL field / CSV column holding the text of the public"
-                        " documents (default: --text-field's, where the public file has fields)")
-    t.add_argument("--recovery", choices=("refined-anchors", "nmf"), default=None,
-                   help="docdp-cooc (--unit document): how the topics are read from the noisy co-occurrence matrix:"
-                        " 'refined-anchors' (default: anchor words refined by least squares, consistent as the"
-                        " documents grow) or 'nmf' (the earlier default, with background topics); post-processing,"
-                        " no extra budget (docs/document_dp.md)")
-    t.add_argument("--jobs", type=jobs_int, default=1,
-                   help="threads: the Gibbs trainers' sweep (split as --parallel says: documents x words blocks by"
-                        " default, or AD-LDA shards), FedLDA's clients, the E-step of the document-level and"
-                        " variational trainers; on a Dask cluster, the threads of the held-out evaluation only"
-                        " (default 1)")
-    t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
-                   help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
-                        " words blocks swept diagonal by diagonal (no merge, the default)")
-    add_cluster_args(t)
-    t.add_argument("--test-size", type=held_out_share, default=0.2,
-                   help="share of the documents held out for evaluation (default 0.2); 0 trains on every document"
-                        " and skips the held-out evaluation")
-    add_out_args(t, "runs/model")
-    t.add_argument("--save-metrics", action="store_true",
-                   help="private algorithms: also save the evaluation metrics, labelled 'outside the guarantee'")
-    t.add_argument("--show-unsupported", action="store_true",
-                   help="docdp, docdp-cooc, svi: also print the words of the topics that do not stand above the noise"
-                        " of the release (hidden by default: they are mostly noise)")
-    t.add_argument("--quiet", action="store_true", help="no progress bars")
-    from .local import add_train_args
-
-    add_train_args(t)
-    add_fed_args(t)
-    add_svi_args(t)
+    add_train_arguments(t)
     t.set_defaults(func=cmd_train)
+    from .demo import register as register_demo
+    from .topics import register as register_topics
 
-    d = sub.add_parser("demo", help="the main job: topic models of the demo corpus under document-level DP at"
-                                    " epsilon = 1, then private HDP-LDA (word-level; hybrid differentially private"
-                                    " LDA, Zhao et al.) with a non-private reference; figures as PNG",
-                       description="Train on the State of the Union paragraphs, first under document-level DP,"
-                                   " epsilon = 1 and delta = 1e-5 in all per paragraph (the words chosen by DP set"
-                                   " union inside it, then DocDPCooccurrence), its NPMI beside non-private LDA's on"
-                                   " the same words, saved with the suffix -document (--word-level-only skips it);"
-                                   " then private HDP-LDA (hybrid differentially private LDA, Zhao et al. 2021: a"
-                                   " word-level guarantee, epsilon per word, L times it per paragraph of L words)"
-                                   " and non-private LDA on the same split as the reference: both models' held-out"
-                                   " figures, the private topics and the privacy card, both models saved. The"
-                                   " figures (the leading model's topics as bars, topic quality against epsilon from"
-                                   " the shipped utility table) are written as PNG files into the folder named as"
-                                   " --out with the suffix -figures.")
-    d.add_argument("--topics", type=positive_int, default=20, help="topics K (default 20)")
-    # 50 sweeps: half the word-level epsilon of 100 sweeps (531 vs 1053 by PLD) for +2% perplexity
-    d.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps of both models (default 50)")
-    d.add_argument("--epsilon-laplace", type=positive_float, default=1.0,
-                   help="HDP-LDA's Laplace epsilon per sweep, eps_L, a component (default 1; as"
-                        " --epsilon-laplace in 'train --algorithm hdp'; the total per word is printed)")
-    d.add_argument("--epsilon-inherent", type=positive_float, default=10.0,
-                   help="HDP-LDA's bound on the sampler's inherent privacy, eps_I (default 10)")
-    d.add_argument("--seed", type=seed_int, default=None,
-                   help="seed both models (tests only: whoever knows it can remove the private model's noise);"
-                        " default: fresh OS entropy")
-    d.add_argument("--save-metrics", action="store_true",
-                   help="also save the private model's metrics, labelled 'outside the guarantee'")
-    d.add_argument("--jobs", type=jobs_int, default=min(2, os.cpu_count() or 1),
-                   help="threads (default: 2, or 1 on one core)")
-    d.add_argument("--show-topics", type=positive_int, default=20, help="how many private topics to print (default"
-                                                                        " 20)")
-    add_out_args(d, "runs/demo")
-    d.add_argument("--word-level-only", action="store_true",
-                   help="skip the demo's first part (the paragraphs under document-level DP at epsilon = 1 in all, the"
-                        " words chosen privately)")
-    d.add_argument("--quiet", action="store_true", help="no progress bars")
-    d.set_defaults(func=cmd_demo)
-
-    e = sub.add_parser("evaluate", help="perplexity and coherence of a saved model on a corpus")
-    add_model_arg(e)
-    add_corpus_args(e, required=True, preprocessing=False)  # read in the model's own vocabulary: nothing to choose
-    e.add_argument("--mode", choices=("paper", "completion"), default="completion",
-                   help="perplexity: document completion (default) or the paper's mode / the variational bound")
-    e.add_argument("--top-n", "--top", "-n", dest="top_n", type=positive_int, default=10,
-                   help="top words per topic for coherence (default 10; also spelt --top or -n)")
-    e.add_argument("--window", type=_window_int, default=None,
-                   help="NPMI over sliding windows of this many tokens, at most 10**9 (default: boolean documents)")
-    e.add_argument("--reference-public", "--corpus-public", dest="corpus_public", action="store_true",
-                   help="--corpus is a public corpus (as for 'dptopic report --reference-public'; also spelt"
-                        " --corpus-public): a private model's figures on it are then not labelled outside the"
-                        " guarantee")
-    e.add_argument("--json", action="store_true", help="print the figures as JSON")
-    e.add_argument("--seed", type=seed_int, default=0,  # seed-not-private
-                   help="seed of the fold-in sampling (default 0, as the Python API, so that the same model and file"
-                        " give the same figures; it adds no privacy noise)")
-    e.add_argument("--compare-to", metavar="MODEL", default=None,
-                   help="also print how close the topics are to another saved model's (for instance one trained"
-                        " without privacy, or on public documents of the domain): NPMI alone cannot tell a corpus's"
-                        " own topics from general-language ones")
-    e.set_defaults(func=cmd_evaluate)
-
-    tp = sub.add_parser("topics", help="show a saved model's topics and privacy report")
-    add_model_arg(tp)
-    tp.add_argument("-n", "--top-n", "--top", dest="n", type=positive_int, default=10,
-                    help="words per topic (default 10; -n, --top-n and --top are one flag, as in evaluate and report)")
-    tp.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                    help="table (with the privacy report; the default), json (topics, weights and the privacy card) or csv")
-    tp.add_argument("--show-unsupported", action="store_true",
-                    help="document-level private models: also show the words of the topics that do not stand above"
-                         " the noise of the release (hidden by default: they are mostly noise)")
-    tp.set_defaults(func=cmd_topics)
+    register_demo(sub)
+    register_topics(sub)

@@ -12,32 +12,15 @@ from ..errors import DPTopicError, user_stacklevel
 from ..evaluation import perplexity as _perplexity
 from ..kernels.docdp import normalised_statistic, tokens_to_bow
 from .base import TopicModel
+from .registry import TRAINERS
 
 SEED_WARNING = "an explicit seed makes the noise reproducible: the guarantee holds only while the seed stays secret."
 GAUSSIAN_COINS = ("standard mode: the Gaussian noise and every other random choice flow from NumPy's PCG64 (fresh OS"
                   " entropy unless a seed is given) through a textbook floating-point sampler, which does not resist"
                   " floating-point attacks (Mironov 2012); secure=True hardens the noise (see docs/privacy.md).")
-GAUSSIAN_SECURE_BY_TRAINER = {
-    "DocDPEM": ("secure mode: the Gaussian noise of every release is drawn by OpenDP from the operating system's"
-                " CSPRNG. DocDPEM's one other random choice, its data-independent start (a Dirichlet draw of the"
-                " starting topics; none when init gives public topics), comes from NumPy's PCG64 seeded from fresh OS"
-                " entropy, not from the CSPRNG; it reads no document."),
-    "DocDPCooccurrence": ("secure mode: the Gaussian noise of both releases (the noisy word counts that choose the"
-                          " words, and the co-occurrence statistic) is drawn by OpenDP from the operating system's"
-                          " CSPRNG. Its topics are recovered from the released statistics by a deterministic"
-                          " factorisation (post-processing). With documents_per_user (unit='user') it also chooses"
-                          " each person's documents at random, from NumPy's PCG64 seeded from fresh OS entropy, not"
-                          " from the CSPRNG; it draws nothing else at random."),
-    "DPSVI": ("secure mode: the Gaussian noise of every step is drawn by OpenDP from the operating system's CSPRNG."
-              " DPSVI's other random choices come from NumPy's PCG64 seeded from fresh OS entropy, not from the"
-              " CSPRNG: the Poisson sampling of each mini-batch, the random cap of long documents (max_doc_len), the"
-              " E-step starts and the random start of lambda. The amplification by subsampling that its epsilon rests"
-              " on assumes the sampling coins are random and unseen: in secure mode those coins come from PCG64,"
-              " which is not a cryptographic generator (see docs/privacy.md)."),
-}
 GAUSSIAN_SECURE = ("secure mode: the Gaussian noise is drawn by OpenDP from the operating system's CSPRNG; the"
                    " trainer's other random choices come from NumPy's PCG64 seeded from fresh OS entropy.")
-"""The text of a trainer not in :data:`GAUSSIAN_SECURE_BY_TRAINER`."""
+"""The text of a trainer whose registry entry states no ``secure`` text of its own."""
 GROUP_PRIVACY = (" One document is the unit: a person who wrote k of the documents is protected only at k times epsilon"
                  " and delta grows to k e^((k-1) epsilon) delta (group privacy: Dwork & Roth 2014, Thm 2.2 for pure"
                  " DP, and its standard extension to (epsilon, delta)); where"
@@ -68,8 +51,10 @@ def document_level_notes(rep: dict, secure: bool, trainer: str = "", reproducibl
     """What every document-level report says beside its figures: where its coins come from (the text of ``trainer``,
     a class name, in secure mode), whether its noise can be regenerated (``noise_reproducible``: true only with a
     seed, as in the Gibbs trainers' reports), and that the unit is one document (group privacy for an author of
-    several)."""
-    rep["randomness"] = GAUSSIAN_SECURE_BY_TRAINER.get(trainer, GAUSSIAN_SECURE) if secure else GAUSSIAN_COINS
+    several). The secure-mode text is the trainer's ``secure`` in :mod:`dptopic.models.registry`."""
+    entry = next((t for t in TRAINERS.values() if t.class_name == trainer), None)
+    rep["randomness"] = ((entry.secure if entry is not None and entry.secure else GAUSSIAN_SECURE) if secure else
+                         GAUSSIAN_COINS)
     rep["noise_reproducible"] = bool(reproducible)
     if GROUP_PRIVACY not in str(rep.get("scope", "")) and rep.get("unit") != "user":   # a person is the unit
         rep["scope"] = str(rep.get("scope", "")) + GROUP_PRIVACY

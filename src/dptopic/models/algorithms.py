@@ -1,13 +1,6 @@
-"""``ALGORITHMS``: each trainer's name (``dptopic train --algorithm``) and its estimator class."""
-from .docdp import DocDPEM
-from .docdp_cooc import DocDPCooccurrence
-from .fedlda import FedLDA
-from .lda import LDA
-from .lplda import LPLDA
-from .online import OLPLDA
-from .private import CDPLDA, CDPLDAPlus, HDPLDA
-from .svi import DPSVI, OnlineVB
+"""``ALGORITHMS``: each trainer's name and its estimator class, for the trainers that both ``dptopic train
+--algorithm`` and ``dptopic audit --algorithm`` take by name (every trainer of ``dptopic train`` but ``ldp-doc``,
+which the audit does not attack). A view of :data:`dptopic.models.registry.TRAINERS`, where each trainer is declared."""
+from .registry import TRAINERS
 
-ALGORITHMS = {"lda": LDA, "cdp": CDPLDA, "cdp+": CDPLDAPlus, "hdp": HDPLDA, "lp": LPLDA, "olp": OLPLDA, "fed": FedLDA,
-              "online-vb": OnlineVB, "svi": DPSVI, "docdp": DocDPEM,
-              "docdp-cooc": DocDPCooccurrence}
+ALGORITHMS = {t.name: t.cls for t in TRAINERS.values() if t.cli and t.audit is not None}

@@ -35,8 +35,7 @@ from ..evaluation.topic_quality import ranking_scores
 from ..backends import BACKENDS, make_backend, training_source
 from ..kernels import SweepArrays
 from . import dataset_charge
-
-_REGISTRY: dict[str, type] = {}
+from .registry import class_named
 
 _CLONED_PRIVATE = weakref.WeakSet()
 """Private estimators cloned in this process (each warns once: :meth:`TopicModel.__sklearn_clone__`)."""
@@ -299,7 +298,6 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
-        _REGISTRY[cls.__name__] = cls
         if "_private" in vars(cls) and "_spends_budget" not in vars(cls):
             cls._spends_budget = cls._private
         if "privacy_report" in vars(cls):
@@ -1062,7 +1060,7 @@ def verify_saved(meta: dict, check):
     can build (``dptopic load`` refuses such a folder with its own reason)."""
     if not isinstance(meta.get("privacy"), dict):
         return check
-    cls = _REGISTRY.get(meta.get("class")) if isinstance(meta.get("class"), str) else None
+    cls = class_named(meta.get("class")) if isinstance(meta.get("class"), str) else None
     params = meta.get("params")
     why = None
     if cls is None:
@@ -1177,7 +1175,7 @@ def load(directory) -> TopicModel:
         raise CorruptModelError(f"{where}: model format version {str(version)[:20]!r} is not supported (this dptopic"
                                 f" {_version} reads version {MODEL_FORMAT_VERSION}); re-train or re-save the model.")
     name = meta.get("class")
-    cls = _REGISTRY.get(name) if isinstance(name, str) else None
+    cls = class_named(name) if isinstance(name, str) else None
     if cls is None or cls.__name__.startswith("_") or cls in (GibbsTopicModel, TopicModel):
         raise bad(f"unknown model class {str(name)[:40]!r}")
     params = meta.get("params")

@@ -12,22 +12,20 @@ from ..advice import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..corpus.corpus import user_ids_of
 from ..corpus.split import held_out_split
 from ..errors import DPTopicError, user_stacklevel
-from .algorithms import ALGORITHMS
 from .private import CDPLDA, HDPLDA
+from .registry import UNITS, for_unit_trainer, trainer
 
-# unit -> (algorithm name, how it is built from (epsilon, delta, n_topics, **kw))
-UNIT_TRAINERS = {"document": "docdp-cooc", "word": "hdp", "user": "docdp-cooc"}  # docdp-cooc: NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups (docs/document_dp.md)
+# unit -> the name of the trainer for_unit builds (the registry's default_for; docdp-cooc for a document or a person:
+# NPMI ratio 0.58 at epsilon 1 on 20 Newsgroups, docs/document_dp.md). A view kept for its old spelling.
+UNIT_TRAINERS = {unit: for_unit_trainer(unit).name for unit in UNITS}
 
 
 def _check_unit(unit: str) -> None:
-    if unit not in UNIT_TRAINERS:
-        raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed), 'user' (one"
-                           " person's documents) or 'word' (one token's word replaced); for local DP see"
-                           " dptopic.local.")
+    for_unit_trainer(unit)      # an unknown unit is refused there, in one line
 
 
 def trainer_for_unit(unit: str, epsilon: float, *, unit_name: str = "unit", epsilon_name: str = "epsilon") -> str:
-    """The name (a key of ``dptopic.models.ALGORITHMS``) of the trainer :func:`for_unit` builds for ``unit``; a budget
+    """The name (a key of ``dptopic.models.registry.TRAINERS``) of the trainer :func:`for_unit` builds for ``unit``; a budget
     above the unit's largest (``dptopic.advice.UNIT_EPSILON_MAX``) is refused. ``unit_name``/``epsilon_name``: what
     the refusal calls them (the CLI: ``--unit``, ``--epsilon``)."""
     _check_unit(unit)
@@ -36,7 +34,7 @@ def trainer_for_unit(unit: str, epsilon: float, *, unit_name: str = "unit", epsi
         raise DPTopicError(f"invalid {epsilon_name} {epsilon:g}: {unit_name} {unit} takes a budget up to {top:g}"
                            + (f" (a {unit}-level budget above it protects nothing)." if unit != "word" else
                               " per word, as dptopic.for_unit."))
-    return UNIT_TRAINERS[unit]
+    return for_unit_trainer(unit).name
 
 
 def split_by(model) -> str:
@@ -94,7 +92,7 @@ def for_unit(unit: str, epsilon: float, delta: float = TRAIN_DELTA, n_topics: in
     validate_value("epsilon", epsilon, [Real(0, UNIT_EPSILON_MAX[unit], "right")])
     validate_value("delta", delta, [Real(0, 1, "neither")])
     validate_value("n_topics", n_topics, [Int(1, 100_000)])
-    cls = ALGORITHMS[trainer_for_unit(unit, epsilon)]
+    cls = trainer(trainer_for_unit(unit, epsilon)).cls
     if unit == "word":
         model = cls.from_budget(epsilon, delta, kw.pop("n_iter", WORD_ITERATIONS), n_topics=n_topics, **kw)
         note = unspent_budget_note(model, epsilon)

@@ -32,6 +32,7 @@ from ..federated.client import check_broadcast_phi, check_config, rounds_to_no_e
 from ..federated.messages import decode_message
 from ..evaluation import infer_theta
 from .base import GibbsTopicModel, vocabulary_given
+from .registry import FED_SECURE
 
 SCOPE = ("covers the word of every entry one user reports, composed over all entries and rounds. NOT covered:"
          " the topic label of each entry (sent as sampled; it depends on the user's text), the dependence of the"
@@ -102,11 +103,7 @@ def _warn_if_not_most_common_first(corpora: list, n: int) -> None:
                       " guarantee.)", UserWarning, stacklevel=user_stacklevel())
 
 
-FED_SECURE = ("secure mode: every report's coins come from the operating system's CSPRNG (secrets), with the true"
-              " word kept on a 53-bit integer coin so the realised ratio never exceeds e^epsilon; which entries a user"
-              " samples and the labels (which the guarantee does not rest on) come from NumPy's PCG64, the labels from a"
-              " generator of their own seeded from OS entropy, which no draw whose number depends on the text has"
-              " moved")
+# FED_SECURE, what secure=True covers, is declared with the trainers, in the registry
 FED_SIMULATION = ("SIMULATION: the reports' coins come from xorshift128+ seeded from NumPy's PCG64 (fresh OS entropy"
                   " unless a seed is given), not a cryptographic generator; secure=True (--secure) draws them from the"
                   " OS CSPRNG, as dptopic fed-client does on a participant's device")

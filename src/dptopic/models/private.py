@@ -21,17 +21,13 @@ from ..accounting.set_union import SIZES_PUBLIC_UNDER_WORD_DP
 from ..errors import DPTopicError
 from ..mechanisms import clamp, laplace_mechanism, laplace_with_scale, normalize_rows
 from .base import GibbsTopicModel
+from .registry import GIBBS_SECURE
 
 SEED_WARNING = ("an explicit seed was given: whoever knows it can regenerate every noise draw and the sampler's"
                 " coins and remove the noise, so the guarantee holds only while the seed stays secret. Use an"
                 " explicit seed for tests and reproduction only; leave seed=None (fresh OS entropy) otherwise.")
 
-SECURE_COVERS = ("secure mode: every Laplace draw comes from OpenDP's exact samplers on the operating system's"
-                 " CSPRNG, applied by OpenDP to the counts themselves, and the topic sampler's xorshift128+"
-                 " states are seeded from the OS CSPRNG (secrets). Not covered: the topic sampler computes its"
-                 " conditional in floating point and draws from xorshift128+, which is fast but not a"
-                 " cryptographic generator; the data-independent initial topics come from NumPy's PCG64 seeded"
-                 " from OS entropy.")
+SECURE_COVERS = GIBBS_SECURE     # what secure=True covers: declared with the trainers, in the registry
 STANDARD_COINS = ("standard mode: noise and sampler coins flow from NumPy's PCG64 (fresh OS entropy unless a seed"
                   " is given; the topic sampler and the discrete Laplace noise draw from xorshift128+ streams seeded"
                   " from it) through textbook floating-point samplers, which do not resist floating-point attacks"

@@ -1,0 +1,183 @@
+"""Which ``dptopic train`` option each trainer reads, read from the trainer registry.
+
+A trainer reads the option that sets one of its parameters (``Trainer.parameters()``, each set by ``Trainer.flag``),
+the options of its own that set none (``Trainer.cli_flags``), and the options of what it trains on and where it runs
+(:data:`_READS`, by registry facts: ``reads``, ``dask``, the keywords of ``fit``). An option no trainer's parameter or
+rule names (``--out``, ``--topics`` ...) every trainer reads. Given to a trainer that does not read it, an option is
+refused (it would be silently ignored: ``--algorithm lda --epsilon-inherent 10`` training a non-private model), and
+``dptopic train --algorithm X --help`` lists only X's options: both read :func:`flag_applies`.
+
+A flag's default is the one ``train``'s parser gives it (:func:`_train_options`), the one place it is written.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+
+from ..models.registry import TRAINERS, for_unit_trainer
+from ._flags import CORPUS_FLAGS
+
+_CLI = tuple(t for t in TRAINERS.values() if t.cli)          # the choices of --algorithm
+_DOC = tuple(t.name for t in _CLI if {"document", "user"} <= set(t.units))     # --unit user takes them
+_CORPUS_ALGOS = tuple(t.name for t in _CLI if t.reads == "corpus")
+_STREAMS_SHARDS = tuple(t.name for t in _CLI if t.streams_shards)   # they read a 'corpus prepare --shards' folder
+
+
+def _reads_corpus(t) -> bool:
+    return t.reads == "corpus"
+
+
+# train options that set no parameter of a trainer, and the registry fact that says which trainers read them
+_READS = {
+    **{dest: _reads_corpus for dest in ("corpus", "max_vocab", "min_df", "max_df", "label_field", "stop_words",
+                                        "lowercase", "test_size", "private_vocabulary", "vocabulary_policy")},
+    # a trainer with a public prior corpus (olp: --prior) reads it with them
+    **{dest: (lambda t: t.reads == "corpus" or "prior_corpus" in t.parameters()) for dest in ("text_field", "format",
+                                                                                              "vocab")},
+    # lp/olp/ldp-doc train on randomized reports (--reports), never on a corpus
+    "reports": lambda t: t.reads == "reports", "reports_per_contributor": lambda t: t.reads == "reports",
+    # a Dask cluster: the Gibbs trainers' shard actors, or the document-level trainers' per-shard sums
+    "scheduler": lambda t: t.dask, "dask_local": lambda t: t.dask,
+    # the person of each document (fit's user_ids=), and a public corpus (fit's public_corpus=)
+    "user_field": lambda t: "user_ids" in t.fit_parameters(),
+    "public_corpus": lambda t: "public_corpus" in t.fit_parameters(),
+    "public_text_field": lambda t: "public_corpus" in t.fit_parameters(),
+    # the trainers that decide which topics stand above the noise (supported_topics_)
+    "show_unsupported": lambda t: t.marks_supported_topics,
+}
+
+
+def _dest(flag: str) -> str:
+    return flag[2:].replace("-", "_")
+
+
+@lru_cache(maxsize=None)
+def _parameter_dests(name: str) -> dict:
+    """``{dest: parameter}``: the train options that set a parameter of the trainer ``name``."""
+    t = TRAINERS[name]
+    return {_dest(t.flag(p)): p for p in t.parameters() if t.flag(p) is not None}
+
+
+@lru_cache(maxsize=None)
+def _train_options() -> dict:
+    """``{dest: default}`` of every option of ``dptopic train``, from its parser (where each default is written)."""
+    import argparse
+
+    from .train import register     # train imports this module at its top: its parser is read when first needed
+
+    sub = argparse.ArgumentParser(add_help=False).add_subparsers()
+    register(sub)
+    return {act.dest: act.default for act in sub.choices["train"]._actions
+            if act.option_strings and act.dest != "help"}
+
+
+def _reads(t, dest: str) -> bool:
+    rule = _READS.get(dest)
+    return dest in _parameter_dests(t.name) or dest in t.cli_flags or (rule is not None and rule(t))
+
+
+def _specific(dest: str) -> bool:
+    """Whether a rule or a trainer's parameter names ``dest`` (any other option every trainer reads)."""
+    return dest in _READS or any(dest in _parameter_dests(t.name) or dest in t.cli_flags for t in _CLI)
+
+
+class _Built(Mapping):
+    """A table built from the registry when first read (reading a trainer's parameters imports its class: the
+    command line's start-up imports none)."""
+
+    def __init__(self, build):
+        self._build, self._table = build, None
+
+    def _get(self) -> dict:
+        if self._table is None:
+            self._table = self._build()
+        return self._table
+
+    def __getitem__(self, key):
+        return self._get()[key]
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self):
+        return len(self._get())
+
+    def __repr__(self):
+        return repr(self._get())
+
+
+def _algorithm_only() -> dict:
+    names = tuple(t.name for t in _CLI)
+    table = {}
+    for dest, default in _train_options().items():
+        if not _specific(dest):
+            continue
+        algos = tuple(t.name for t in _CLI if _reads(t, dest))
+        if algos != names:
+            table[dest] = (default, algos)
+    return table
+
+
+# dest -> (its default, the trainers that read it): the options only some trainers read
+_ALGORITHM_ONLY = _Built(_algorithm_only)
+
+
+def _algorithm_flags() -> dict:
+    options = _train_options()
+    table = {}
+    for t in _CLI:      # its parameters, and the keywords of fit that an option of _READS sets (public_corpus)
+        dests = {**{_dest(t.flag(p)): p for p in t.fit_parameters() if _dest(t.flag(p)) in _READS},
+                 **_parameter_dests(t.name)}
+        table[t.name] = {p: "--" + dest.replace("_", "-") for dest, p in dests.items()
+                         if dest in options and flag_applies(dest, t.name)}
+    return table
+
+
+# Parameters the trainers' errors name, and the train flags that set them (cli._flags): per trainer, from the registry
+_ALGORITHM_FLAGS = _Built(_algorithm_flags)
+# and those of every run: the default trainer's (the registry's first, lda: --topics, --iterations, --alpha ...), and
+# the parameters of the training run itself (reading the corpus, the held-out split, the private vocabulary)
+_COMMON_FLAGS = _Built(lambda: {**_ALGORITHM_FLAGS[_CLI[0].name], "test_size": "--test-size",
+                                "private_vocabulary": "--private-vocabulary", **CORPUS_FLAGS})
+
+_RETIRED = ("budget",)      # refused whatever the trainer (a script that gives it is told what to give instead)
+# flags of the --unit's trainer that --unit refuses, and why: --unit word promises a word-level guarantee for the
+# whole run's --epsilon (--epsilon-laplace is refused earlier, in _resolve_unit, in its own words)
+_UNIT_REFUSES = {
+    "word": {"epsilon_laplace": "eps_L per iteration is solved from --epsilon",
+             "paper_literal": "Algorithm 1 exactly as written has no guarantee",
+             "no_noise": "clipping alone, without noise, has no guarantee",
+             "clip": "eps_L is solved from --epsilon for --epsilon-inherent, which sets the inherent part instead"},
+    "document": {}, "user": {}}
+
+
+# flags of the --unit's trainer refused under that unit by their own checks (_user_level_args, _train): left out of
+# 'train --unit UNIT --help' as _UNIT_REFUSES are
+_UNIT_REFUSES_ELSEWHERE = {"user": ("private_vocabulary", "vocabulary_policy", "scheduler", "dask_local"),
+                           "document": ("user_field", "documents_per_user"),
+                           "word": ("user_field", "documents_per_user")}
+
+
+def flag_applies(dest: str, algorithm: str) -> bool:
+    """Whether ``train --algorithm ALGORITHM`` reads the option ``dest`` (``_ALGORITHM_ONLY``; any other, every
+    trainer reads)."""
+    entry = _ALGORITHM_ONLY.get(dest)
+    return entry is None or algorithm in entry[1]
+
+
+def flag_shown(dest: str, algorithm: str | None = None, unit: str | None = None) -> bool:
+    """Whether ``dptopic train [--algorithm ALGORITHM | --unit UNIT] --help`` lists the option ``dest``: those the
+    trainer reads (train refuses the others); with neither, those every trainer reads, every trainer of a corpus
+    reads, or both --unit trainers read."""
+    if dest in _RETIRED:
+        return False
+    if unit is not None:
+        trainer = algorithm if unit == "user" and algorithm in _DOC else for_unit_trainer(unit).name
+        return (dest != "algorithm" or unit == "user") \
+            and dest not in _UNIT_REFUSES[unit] and dest not in _UNIT_REFUSES_ELSEWHERE[unit] \
+            and flag_applies(dest, trainer)
+    if algorithm is not None:       # the person's flags need --unit user (its help lists them)
+        return dest != "unit" and dest not in _UNIT_REFUSES_ELSEWHERE["document"] and flag_applies(dest, algorithm)
+    algos = set(_ALGORITHM_ONLY[dest][1]) if dest in _ALGORITHM_ONLY else None
+    unit_trainers = {for_unit_trainer(u).name for u in _UNIT_REFUSES}
+    return algos is None or set(_CORPUS_ALGOS) <= algos or unit_trainers <= algos

@@ -1,0 +1,153 @@
+"""``dptopic train``'s options (its parser; cli/train.py maps them to :func:`dptopic.train`'s parameters)."""
+from __future__ import annotations
+
+from ._cluster import add_cluster_args
+from ._common import (add_corpus_args, add_out_args, eps_delta_pair, held_out_share, jobs_int, positive_float,
+                      positive_int, seed_int, unit_interval, words_or)
+from .fed import add_fed_args
+from .svi import add_svi_args
+
+DEFAULT_ITERATIONS = 200
+DEFAULT_TOPICS = 50             # the trainers' own default (dptopic.LDA, HDPLDA, ...)
+UNIT_TOPICS = 20                # --unit: dptopic.for_unit's default, the K of the utility table
+DEFAULT_EPSILON_INHERENT = 10.0
+
+
+def _share_or_off(v: str):
+    return v if v in ("off", "auto") else unit_interval(v)
+
+
+def add_train_arguments(t) -> None:
+    """Every option of ``dptopic train`` but ``--help`` (cli/_train_help.py)."""
+    from ._train_help import TRAINERS
+
+    add_corpus_args(t)
+    from .budget import add_ledger_flags
+
+    add_ledger_flags(t)         # --ledger, --no-ledger, --dataset (docs/budget.md)
+    t.add_argument("--algorithm", choices=tuple(TRAINERS), default=None,
+                   help="the trainer (default lda, not private; the list: 'dptopic train --help'); or give --unit"
+                        " instead")
+    t.add_argument("--unit", choices=("document", "user", "word"), default=None,
+                   help="train the best measured private trainer for this privacy unit with --epsilon (the whole"
+                        " run's budget; --private-vocabulary EPS_V,DELTA_V adds its own, and the report prints the"
+                        " composed total) and --delta; user: one person's documents (--user-field, or a folder of"
+                        " folders, one per person); see 'dptopic recommend', docs/choosing_a_guarantee.md and"
+                        " docs/privacy_units.md")
+    t.add_argument("--user-field", default=None, metavar="FIELD",
+                   help="--unit user: the JSONL field / CSV column holding each document's person (a string in every"
+                        " record); a folder of folders needs none (each sub-folder is one person)")
+    t.add_argument("--documents-per-user", type=positive_int, default=None, metavar="M",
+                   help="--unit user: keep at most M documents a person (chosen at random), each weighted 1/M,"
+                        " instead of summing each person's documents and scaling the sum (the default, which"
+                        " recovered more topics on a planted corpus: docs/privacy_units.md)")
+    t.add_argument("--topics", type=positive_int, default=None,
+                   help=f"number of topics (default {DEFAULT_TOPICS}; with --unit {UNIT_TOPICS}, the number the utility"
+                        " table measured)")
+    t.add_argument("--iterations", type=positive_int, default=None,
+                   help=f"Gibbs sweeps (lda, hdp, cdp, cdp+, lp, olp; default {DEFAULT_ITERATIONS}; with --unit word"
+                        " the number the utility table measured, docs/choosing_a_guarantee.md)")
+    t.add_argument("--seed", type=seed_int, default=None,
+                   help="random seed (default: fresh OS entropy; for a private algorithm a given seed is for tests"
+                        " only: whoever knows it can remove the noise; not allowed with --secure)")
+    t.add_argument("--vocabulary", default=None, metavar="FILE",
+                   help="public vocabulary, one word per line: the corpus is restricted to it and no word is chosen"
+                        " from the private data (--max-vocab/--min-df/--max-df are then refused); or wordfreq:LANG[:SIZE]"
+                        " (e.g. wordfreq:en), a general word list of that language when you have none of your domain"
+                        " (pip install 'dptopic[wordlist]'; docs/choosing_a_guarantee.md); lp/olp: needed only if the"
+                        " report file does not embed its vocabulary")
+    t.add_argument("--alpha", type=positive_float, default=None,
+                   help="document-topic prior (default: the trainer's own, 0.1 for most)")
+    t.add_argument("--beta", type=positive_float, default=None,
+                   help="topic-word prior (default: the trainer's own, 0.01 for most)")
+    t.add_argument("--epsilon", type=positive_float, default=None,
+                   help="the guarantee the model claims, in total, in its unit: per document for --unit document and"
+                        " docdp/docdp-cooc/svi (the whole run), per person for --unit user (all of one person's"
+                        " documents added or removed), per user for fed (split over the entries a user sends;"
+                        " --epsilon-per-entry gives the component instead), per word for --unit word and hdp (the whole"
+                        " run; eps_L per iteration is solved from it, or give --epsilon-laplace instead)")
+    t.add_argument("--paper-epsilon", type=positive_float, default=None,
+                   help="cdp/cdp+: the paper's nominal eps per noisy release (default 1), noise of scale 1/eps; no"
+                        " guarantee of the model, hence not --epsilon")
+    t.add_argument("--delta", type=unit_interval, default=1e-5,
+                   help="the delta of the guarantee the model claims (default 1e-5), with --epsilon; lp/olp: the delta"
+                        " at which the tight epsilon(delta) is reported")
+    t.add_argument("--count-release-delta", type=unit_interval, default=None,
+                   help="cdp/cdp+: the delta at which the count releases' partial epsilon(delta) is reported (default"
+                        " 1e-5); no guarantee of the model, hence not --delta")
+    t.add_argument("--epsilon-inherent", type=positive_float, default=None,
+                   help=f"hdp: eps_I per iteration (default {DEFAULT_EPSILON_INHERENT:g}; or give --clip)")
+    t.add_argument("--clip", type=positive_float, default=None, help="hdp: clip bound C (instead of eps_I); svi: per-document Frobenius clip (default 50)")
+    t.add_argument("--epsilon-laplace", type=positive_float, default=None,
+                   help="hdp: the component eps_L, Laplace epsilon per iteration (default 1 when --epsilon is not"
+                        " given); refused with --epsilon")
+    t.add_argument("--budget", type=positive_float, default=None,
+                   help="refused: hdp's whole-run epsilon per word is now --epsilon (eps_L per iteration:"
+                        " --epsilon-laplace)")
+    t.add_argument("--no-noise", action="store_true", help="hdp: 'limited inherent' (clipping only, not DP)")
+    t.add_argument("--paper-literal", action="store_true", help="hdp: Algorithm 1 exactly as written (unsound)")
+    t.add_argument("--noise", choices=("discrete", "continuous"), default="discrete",
+                   help="hdp/cdp/cdp+: discrete (default) or continuous Laplace noise")
+    t.add_argument("--secure", action="store_true",
+                   help="noise from the OS CSPRNG (OpenDP's exact samplers; fed: the reports), refuses --seed")
+    t.add_argument("--private-vocabulary", type=eps_delta_pair, default=None, metavar="EPS_V,DELTA_V",
+                   help="FDPTM: choose the vocabulary by DP set union with (EPS_V, DELTA_V) and compose it with the"
+                        " trainer (Manzonelli et al. 2024, Thm 4.1); --max-vocab/--min-df/--max-df then do not"
+                        " apply (--stop-words and --lowercase do)")
+    t.add_argument("--vocabulary-policy", choices=("gaussian", "laplace"), default=None,
+                   help="with --private-vocabulary: 'gaussian' (default: Gopi et al.'s Gaussian policy, cap 100;"
+                        " several times more words at the same budget) or 'laplace' (Manzonelli et al.'s setting:"
+                        " Laplace policy, frequency order, cap 50)")
+    t.add_argument("--background-share", type=_share_or_off, default=None, metavar="SHARE|auto|off",
+                   help="docdp-cooc (--unit document): words estimated to appear in more than this share of the"
+                        " documents go to background topics instead of every topic (default auto: 0.25 with 10 or"
+                        " more topics, off below; 0.15 sets aside more; off: none); chosen from the first noisy"
+                        " release, no extra budget"
+                        " (docs/document_dp.md)")
+    t.add_argument("--n-words", type=words_or("auto"), default=None, metavar="N|auto",
+                   help="docdp-cooc (--unit document): words in the co-occurrence release (default auto: from the"
+                        " noisy document count of the first release and the noise, 200 to 400)")
+    t.add_argument("--word-choice", choices=("frequency", "repetition"), default=None,
+                   help="docdp-cooc (--unit document): how the first release chooses the co-occurrence words:"
+                        " 'frequency' (default) or 'repetition' (frequent words that come back within the documents"
+                        " that use them: it helped on 20 Newsgroups posts and hurt on State of the Union paragraphs"
+                        " and Reuters newswire, so choose it on a public corpus like yours; no extra budget;"
+                        " docs/document_dp.md)")
+    t.add_argument("--public-corpus", default=None, metavar="PATH",
+                   help="docdp-cooc: non-private documents of the same domain (a few hundred published reports or"
+                        " public posts, none of them private; its format by its own name, --public-text-field its"
+                        " field; refused when it is the private --corpus or holds its documents): a prior for the"
+                        " topics, named on the privacy card as public input; the model says whether the private"
+                        " data improved on them (docs/document_dp.md)")
+    t.add_argument("--public-text-field", default=None, metavar="FIELD",
+                   help="docdp-cooc with --public-corpus: the JSONL field / CSV column holding the text of the public"
+                        " documents (default: --text-field's, where the public file has fields)")
+    t.add_argument("--recovery", choices=("refined-anchors", "nmf"), default=None,
+                   help="docdp-cooc (--unit document): how the topics are read from the noisy co-occurrence matrix:"
+                        " 'refined-anchors' (default: anchor words refined by least squares, consistent as the"
+                        " documents grow) or 'nmf' (the earlier default, with background topics); post-processing,"
+                        " no extra budget (docs/document_dp.md)")
+    t.add_argument("--jobs", type=jobs_int, default=1,
+                   help="threads: the Gibbs trainers' sweep (split as --parallel says: documents x words blocks by"
+                        " default, or AD-LDA shards), FedLDA's clients, the E-step of the document-level and"
+                        " variational trainers; on a Dask cluster, the threads of the held-out evaluation only"
+                        " (default 1)")
+    t.add_argument("--parallel", choices=("adlda", "partition"), default=None,
+                   help="how --jobs threads split a sweep: AD-LDA shards (merge after the sweep) or documents x"
+                        " words blocks swept diagonal by diagonal (no merge, the default)")
+    add_cluster_args(t)
+    t.add_argument("--test-size", type=held_out_share, default=0.2,
+                   help="share of the documents held out for evaluation (default 0.2); 0 trains on every document"
+                        " and skips the held-out evaluation")
+    add_out_args(t, "runs/model")
+    t.add_argument("--save-metrics", action="store_true",
+                   help="private algorithms: also save the evaluation metrics, labelled 'outside the guarantee'")
+    t.add_argument("--show-unsupported", action="store_true",
+                   help="docdp, docdp-cooc, svi: also print the words of the topics that do not stand above the noise"
+                        " of the release (hidden by default: they are mostly noise)")
+    t.add_argument("--quiet", action="store_true", help="no progress bars")
+    from .local import add_train_args
+
+    add_train_args(t)
+    add_fed_args(t)
+    add_svi_args(t)

@@ -1,0 +1,180 @@
+"""``demo``: the main job on the demo corpus, document-level DP first, then word-level HDP-LDA beside a non-private
+reference; each model trained by :func:`dptopic.train`."""
+from __future__ import annotations
+
+import argparse
+import os
+import warnings
+
+from ._common import (NO_VOCAB_CAP, add_out_args, check_out, jobs_int, load_corpus, make_console, positive_float,
+                      positive_int, print_privacy, print_topics, seed_int)
+from ._flags import with_flag_names
+from .train import _copies_note, _print_metrics, _say_step
+
+
+@with_flag_names({"n_topics": "--topics", "n_iter": "--iterations", "epsilon_laplace": "--epsilon-laplace",
+                  "epsilon": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "n_jobs": "--jobs",
+                  "seed": "--seed"})
+def cmd_demo(a):
+    from ..models import HDPLDA, LDA
+    from ..training import train
+    from ._demo_figures import check_figures_out, write_demo_figures
+
+    console = make_console()
+    check_out(a, "-nonprivate", *(() if a.word_level_only else ("-document",)))
+    check_figures_out(a)
+    # first the guarantee a review board accepts (one paragraph protected, epsilon = 1 in all), then the word-level
+    # model, whose epsilon is per word
+    document = None if a.word_level_only else _demo_document_level(a, console)
+    console.rule(("dptopic demo, part 2" if document else "dptopic demo") + ": HDP-LDA, word-level DP (epsilon per"
+                 " word)")
+    corpus = load_corpus("demo")
+    # the private model takes fresh OS entropy unless --seed is given (then its report warns)
+    private = HDPLDA(n_topics=a.topics, epsilon_laplace=a.epsilon_laplace, epsilon_inherent=a.epsilon_inherent,
+                     beta=1.0, n_iter=a.iterations, delta=1e-5, seed=a.seed, n_jobs=a.jobs, verbose=0 if a.quiet else 1)
+    baseline = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs,
+                   verbose=0 if a.quiet else 1)
+    nonprivate = str(a.out).rstrip("/\\") + "-nonprivate"
+    with warnings.catch_warnings():     # the paragraphs part 1 read: said once below, for the two models together
+        if document is not None:
+            for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
+                warnings.filterwarnings("ignore", text)
+        said = argparse.Namespace(private_vocabulary=None, save_metrics=a.save_metrics, algorithm="hdp")
+        mine = train(corpus, model=private, test_size=0.2, out=a.out, overwrite=a.overwrite,
+                     save_metrics=a.save_metrics, callback=lambda step, res: _say_step(step, res, said, console))
+        console.print("non-private reference: LDA on the same split")
+        ref = train(corpus, model=baseline, test_size=0.2, split_as=private, out=nonprivate, overwrite=a.overwrite)
+    print_topics(private, 8, max_topics=a.show_topics, console=console)
+    _print_metrics(private, console, ref.metrics, saved=a.save_metrics)
+    print_privacy(private.privacy_, console)
+    console.print(_word_level_guarantee(private.privacy_, document))
+    out = mine.path
+    console.print(f"word-level private model written to [bold]{out}[/] (non-private reference beside it, suffix"
+                  " -nonprivate)")
+    if document is not None:
+        console.print("[yellow]both models read the same paragraphs: each card covers its own model; published"
+                      " together, their guarantees compose (docs/privacy.md)[/]")
+    shown, lead = (out, private) if document is None else document
+    marks = {"word": float(private.privacy_["epsilon"]),
+             **({} if document is None else {"document": float(document[1].privacy_["epsilon"])})}
+    figures = write_demo_figures(a, lead, marks)
+    console.print(f"figures: [bold]{figures[0]}[/] (the top words of {type(lead).__name__}'s topics) and [bold]"
+                  f"{figures[1]}[/] (topic quality against epsilon, as the shipped utility table measured it)")
+    console.print(f"next: [bold]dptopic report --model {shown} --out demo.html[/] (the topics and the privacy card"
+                  " as a page a review board can file), [bold]dptopic topics --model " f"{shown}[/], or train on your"
+                  " own text: dptopic train --help")
+
+
+def _word_level_guarantee(rep: dict, document) -> str:
+    """The word-level model's guarantee in one sentence, with its per-paragraph figure (group privacy: the card's
+    examples, no statistic of the paragraphs) and, after the document-level part, how the two compare."""
+    from ..accounting.card import epsilon_text
+
+    per = rep.get("per_document") if isinstance(rep.get("per_document"), dict) else {}
+    ex = per.get("examples") if isinstance(per.get("examples"), dict) else {}
+    shown = ", ".join(f"{e:,.0f} for a paragraph of {L} words" for L, e in list(ex.items())[:2])
+    pure = per.get("epsilon_per_word")
+    return (f"[bold]GUARANTEE[/] (word level): epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
+            " word (one word replaced); per paragraph, by group privacy, L times "
+            + (f"{epsilon_text(pure)} (pure DP, delta = 0)" if pure else "that")
+            + (f": {shown}" if shown else "")
+            + (f": far weaker than the document-level model above (epsilon ="
+               f" {epsilon_text(document[1].privacy_['epsilon'])} per whole paragraph)" if document else ""))
+
+
+DEMO_DOCUMENT_BUDGET = {"epsilon": 0.6, "delta": 5e-6, "epsilon_vocab": 0.4, "delta_vocab": 5e-6}
+"""The demo's document-level run: epsilon = 1 and delta = 1e-5 in all, 0.4 of it for the vocabulary (DP set union),
+the split ``dptopic recommend --unit document`` advises without a public word list."""
+
+
+def _demo_document_level(a, console):
+    """The demo's first part: State of the Union paragraphs under the guarantee a review board asks for, one whole
+    paragraph protected at epsilon = 1 in all, the words chosen privately inside it (``dptopic train --unit document
+    --private-vocabulary``, through :func:`dptopic.train`); its NPMI is read beside non-private LDA on the same words
+    and split. Returns the folder the model was saved to and the model."""
+    from ..accounting.card import epsilon_text
+    from ..evaluation import npmi_and_diversity
+    from ..models import LDA
+    from ..training import train
+
+    b = DEMO_DOCUMENT_BUDGET
+    total_eps, total_delta = b["epsilon"] + b["epsilon_vocab"], b["delta"] + b["delta_vocab"]
+    console.rule(f"dptopic demo, part 1: document-level DP: epsilon = {total_eps:g} per paragraph in all")
+    full = load_corpus("demo", max_vocab=NO_VOCAB_CAP, min_df=1)
+
+    def say(step, res):
+        if step == "split":
+            _copies_note(res, console)
+            console.print(f"[bold]vocabulary[/]: {res.corpus.vocab_size} words chosen by DP set union (eps_V ="
+                          f" {b['epsilon_vocab']:g}, delta_V = {b['delta_vocab']:g}), then {type(res.model).__name__}"
+                          f" (eps = {b['epsilon']:g}, delta = {b['delta']:g}): {total_eps:g} and {total_delta:g} in all"
+                          " (docs/choosing_a_guarantee.md)")
+
+    # the words are chosen from the paragraphs by DP set union inside the budget; private noise: fresh OS entropy
+    # unless --seed is given (tests only)
+    with warnings.catch_warnings():     # said once below, for the two models together
+        warnings.filterwarnings("ignore", r".*already used by an earlier private fit")
+        res = train(full, unit="document", epsilon=b["epsilon"], delta=b["delta"], n_topics=a.topics, n_jobs=a.jobs,
+                    seed=a.seed, private_vocabulary=(b["epsilon_vocab"], b["delta_vocab"]), test_size=0.2,
+                    metrics="coherence", callback=say, out=str(a.out).rstrip("/\\") + "-document",
+                    overwrite=a.overwrite, save_metrics=a.save_metrics)
+    model, train_part, test, mine = res.model, res.train, res.test, res.metrics
+    reference = LDA(n_topics=a.topics, n_iter=a.iterations, seed=a.seed, n_jobs=a.jobs, verbose=0).fit(train_part)
+    ref = npmi_and_diversity(reference, test)
+    print_topics(model, 8, max_topics=a.show_topics, console=console,
+                 hint=f"'dptopic topics --model {str(a.out).rstrip('/')}-document --show-unsupported' shows them")
+    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {mine['npmi_top10']:.3f}, ratio"
+                  f" {mine['npmi_top10'] / ref['npmi_top10']:.2f} to non-private LDA on the same words and split"
+                  f" ({ref['npmi_top10']:.3f}, {a.iterations} sweep{'' if a.iterations == 1 else 's'})   [bold]topic"
+                  " diversity[/] (top 25):"
+                  f" {mine['topic_diversity_top25']:.3f} (LDA {ref['topic_diversity_top25']:.3f})")
+    console.print("[yellow]NPMI is computed on held-out paragraphs of the private corpus: outside the guarantee"
+                  " (diversity reads only the released topics);[/] " + (
+                      "saved in model.json, labelled as such." if a.save_metrics else "not saved."))
+    rep = model.privacy_
+    console.print(f"[bold]GUARANTEE[/]: epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
+                  f" {rep['unit']} (one paragraph added or removed), the choice of the words included")
+    out = res.path
+    console.print(f"document-level model written to [bold]{out}[/] (its whole privacy card: dptopic topics --model"
+                  f" {out})")
+    return out, model
+
+
+def register(sub) -> None:
+    d = sub.add_parser("demo", help="the main job: topic models of the demo corpus under document-level DP at"
+                                    " epsilon = 1, then private HDP-LDA (word-level; hybrid differentially private"
+                                    " LDA, Zhao et al.) with a non-private reference; figures as PNG",
+                       description="Train on the State of the Union paragraphs, first under document-level DP,"
+                                   " epsilon = 1 and delta = 1e-5 in all per paragraph (the words chosen by DP set"
+                                   " union inside it, then DocDPCooccurrence), its NPMI beside non-private LDA's on"
+                                   " the same words, saved with the suffix -document (--word-level-only skips it);"
+                                   " then private HDP-LDA (hybrid differentially private LDA, Zhao et al. 2021: a"
+                                   " word-level guarantee, epsilon per word, L times it per paragraph of L words)"
+                                   " and non-private LDA on the same split as the reference: both models' held-out"
+                                   " figures, the private topics and the privacy card, both models saved. The"
+                                   " figures (the leading model's topics as bars, topic quality against epsilon from"
+                                   " the shipped utility table) are written as PNG files into the folder named as"
+                                   " --out with the suffix -figures.")
+    d.add_argument("--topics", type=positive_int, default=20, help="topics K (default 20)")
+    # 50 sweeps: half the word-level epsilon of 100 sweeps (531 vs 1053 by PLD) for +2% perplexity
+    d.add_argument("--iterations", type=positive_int, default=50, help="Gibbs sweeps of both models (default 50)")
+    d.add_argument("--epsilon-laplace", type=positive_float, default=1.0,
+                   help="HDP-LDA's Laplace epsilon per sweep, eps_L, a component (default 1; as"
+                        " --epsilon-laplace in 'train --algorithm hdp'; the total per word is printed)")
+    d.add_argument("--epsilon-inherent", type=positive_float, default=10.0,
+                   help="HDP-LDA's bound on the sampler's inherent privacy, eps_I (default 10)")
+    d.add_argument("--seed", type=seed_int, default=None,
+                   help="seed both models (tests only: whoever knows it can remove the private model's noise);"
+                        " default: fresh OS entropy")
+    d.add_argument("--save-metrics", action="store_true",
+                   help="also save the private model's metrics, labelled 'outside the guarantee'")
+    d.add_argument("--jobs", type=jobs_int, default=min(2, os.cpu_count() or 1),
+                   help="threads (default: 2, or 1 on one core)")
+    d.add_argument("--show-topics", type=positive_int, default=20, help="how many private topics to print (default"
+                                                                        " 20)")
+    add_out_args(d, "runs/demo")
+    d.add_argument("--word-level-only", action="store_true",
+                   help="skip the demo's first part (the paragraphs under document-level DP at epsilon = 1 in all, the"
+                        " words chosen privately)")
+    d.add_argument("--quiet", action="store_true", help="no progress bars")
+    d.set_defaults(func=cmd_demo)

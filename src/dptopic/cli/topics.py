@@ -1,0 +1,216 @@
+"""``evaluate`` and ``topics``: a saved model's figures on a corpus, its topics and privacy card."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+
+from ._common import (add_corpus_args, add_model_arg, load_corpus, make_console, positive_int, print_privacy,
+                      print_topics, refuse_show_unsupported, seed_int, support_summary, topic_support)
+from ._flags import with_flag_names
+
+MAX_WINDOW = 10**9              # evaluate --window: far beyond any document, still a machine integer
+
+
+def _window_int(s: str) -> int:
+    """``evaluate --window``: an integer in [1, MAX_WINDOW] (a larger one overflows the coherence kernel)."""
+    import argparse
+
+    v = positive_int(s)
+    if v > MAX_WINDOW:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_WINDOW} tokens (a window longer than every document"
+                                         f" is the same as one of {MAX_WINDOW}), got {s}")
+    return v
+
+
+@with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
+def cmd_evaluate(a):
+    from ..evaluation import topic_quality
+    from ..evaluation.topic_quality import umass_mimno_sum
+    from ..models import load
+
+    model = load(a.model)
+    # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish); text is
+    # only tokenised, with the vocabulary's own case (docs/preprocessing.md)
+    corpus = load_corpus(a.corpus, a.format, a.vocab, a.text_field, None, vocabulary=model.vocabulary_, into_model=True,
+                         tokenizer=getattr(model, "tokenizer_", None))
+    top_n = min(a.top_n, len(model.vocabulary_))
+    ppl = model.perplexity(corpus, mode=a.mode, seed=a.seed)
+    q = topic_quality(model, corpus, top_n=top_n, window=a.window, reference_name=str(a.corpus))
+    q["perplexity"], q["perplexity_mode"] = ppl, a.mode
+    q["umass_mimno_sum"] = umass_mimno_sum(model, corpus, top_n)  # absent top words: said once, absent_top_words
+    if a.compare_to is not None:
+        from ..evaluation import match_models
+
+        q["match"] = match_models(model, load(a.compare_to))
+        q["match"]["reference_model"] = str(a.compare_to)
+        if getattr(model, "privacy_", {}).get("private"):     # as 'dptopic report --compare-to' labels it
+            q["match"]["note"] = ("outside the guarantee: it also reads the other model, which this model's privacy"
+                                  " report does not cover")
+    # a private model's figures that read the documents of --corpus lie outside its guarantee, unless that corpus is
+    # public (--reference-public, as for report); topic diversity reads only the released topics
+    private = bool(getattr(model, "privacy_", {}).get("private")) and not a.corpus_public
+    if private:
+        from .report import reference_note
+
+        q["note"] = reference_note("the documents of --corpus", "--reference-public")
+    if a.json:
+        print(json.dumps(q, indent=2))
+        return
+    console = make_console()
+    if top_n < a.top_n:
+        console.print(f"--top-n {a.top_n} is more than the model's {len(model.vocabulary_)} words: the top {top_n} are"
+                      " used")
+    console.print(f"reference: {q['reference']} (read in the model's vocabulary)")
+    console.print(f"perplexity ({a.mode}): {ppl:.2f}")
+    console.print(f"NPMI (top {top_n}, {q['npmi_reference']}): {q['npmi']:.4f}")
+    console.print(f"C_v (top {top_n}, {q['c_v_reference']}): "
+                  + ("undefined (no topic has 2 top words in the reference)" if q["c_v"] is None else f"{q['c_v']:.4f}"))
+    console.print(f"top words {q['top_words']}: NPMI, C_v, diversity and UMass read them in that order")
+    console.print(f"topic diversity (unique share of the top 25 words): {q['diversity']:.3f}")
+    console.print(f"UMass (top {top_n}), mean over word pairs as gensim reports it: {q['umass_pairwise_mean']:.4f}")
+    if q["umass_mimno_sum"] is not None:
+        console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: {q['umass_mimno_sum']:.4f}")
+    elif hasattr(model, "coherence"):
+        console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: undefined (every topic has"
+                      " a ranked top word in no reference document)")
+    if "absent_top_words" in q:
+        console.print(f"[yellow]note[/]: {q['absent_top_words']}")
+    if "match" in q:
+        m = q["match"]
+        console.print(f"match to the topics of {a.compare_to}: {m['match']:.3f} (mean cosine of {m['matched']}"
+                      f" Hungarian-matched topic pairs over {m['shared_words']} shared words; 1 = the same topics,"
+                      " random topics near 0; reads only the two models)")
+        if "note" in m:
+            console.print(f"[yellow]match: {m['note']}[/]")
+    if private:
+        console.print(f"[yellow]{q['note']}[/]")
+
+
+def cmd_topics(a):
+    from ..models import load
+
+    model = load(a.model)
+    if a.show_unsupported:
+        refuse_show_unsupported(model, a.model)
+    if a.format == "table":
+        print_topics(model, a.n, show_unsupported=a.show_unsupported)
+        print_privacy(model.privacy_)
+        return
+    from ..evaluation.topic_quality import ranking_text, word_ranking
+
+    topics = model.topic_words(a.n, weights=True)
+    supported, background = topic_support(model)
+    # a topic below the noise: listed with its flag, its words left out unless --show-unsupported
+    hidden = set() if supported is None or a.show_unsupported else {k for k, s in enumerate(supported) if not s}
+    if a.format == "json":
+        from ..reporting import privacy_card
+
+        def entry(k, t):
+            e = {"topic": k, "words": [] if k in hidden else [w for w, _ in t],
+                 "weights": [] if k in hidden else [float(p) for _, p in t]}
+            if supported is not None:       # absent for a model without the assessment
+                e.update({"supported": supported[k], "background": background[k]})
+            return e
+
+        doc = {"model": str(a.model), "class": type(model).__name__,
+               "words": f"{ranking_text(word_ranking(model))}; weights are P(word | topic)",
+               "topics": [entry(k, t) for k, t in enumerate(topics)]}
+        if supported is not None:
+            doc["support"] = {"supported": sum(supported), "topics": len(supported),
+                              "note": support_summary(supported)
+                              + ("; the words of the topics below it are left out (--show-unsupported includes"
+                                 " them)" if hidden else "")}
+        doc["privacy_card"] = privacy_card(model.privacy_, type(model).__name__)
+        learned = learned_words(model)
+        if learned:
+            doc.update(learned)
+        print(json.dumps(doc, indent=2))
+        return
+    buf = io.StringIO()
+    card = privacy_card_line(model, a.model)
+    # the rank column follows the model's display order: said with the card's line, as the JSON says it
+    ranked = f"words {ranking_text(word_ranking(model))} (weight: P(word | topic))"
+    print(f"{card}; {ranked}" if card else f"note: {ranked}", file=sys.stderr)
+    if supported is not None:
+        print(f"note: {support_summary(supported)}" + (
+            f"; topics {', '.join(map(str, sorted(hidden)))} are below it: their rows are left out (--show-unsupported"
+            " includes them)" if hidden else "") + ".", file=sys.stderr)
+    w = csv.writer(buf, lineterminator="\n")
+    # the supported and background columns only for a model with the assessment (an LDA's CSV is as it was)
+    w.writerow(["topic", "rank", "word", "weight"] + ([] if supported is None else ["supported", "background"]))
+    for k, t in enumerate(topics):
+        if k in hidden:
+            continue
+        flags = [] if supported is None else [str(supported[k]).lower(), str(background[k]).lower()]
+        for r, (word, p) in enumerate(t):
+            w.writerow([k, r + 1, word, f"{p:.6g}"] + flags)
+    print(buf.getvalue(), end="")
+
+
+def learned_words(model) -> dict:
+    """FedLDA with fewer report words than words: which words were learned (the vocabulary's first ``report_words``)
+    and a note that the others are a shared Zipf fill; empty for every other model."""
+    n = getattr(model, "report_words_", None)
+    V = len(model.vocabulary_)
+    if not isinstance(n, int) or n >= V:
+        return {}
+    return {"report_words": n,
+            "report_words_note": f"only the vocabulary's first {n} of {V} words (report_words) were learned from the"
+                                 f" users' reports; the other {V - n} get the same Zipf-law weights in every topic"
+                                 " (a shared fill, not learned)"}
+
+
+def privacy_card_line(model, path) -> str:
+    """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full)."""
+    from ..reporting import privacy_card
+    from ..accounting.card import epsilon_text
+
+    rep = getattr(model, "privacy_", None) or {}
+    card = privacy_card(rep, type(model).__name__, check=False)
+    g = card["guarantee"]
+    what = ("no differential privacy guarantee" if g == "none" else
+            f"{g} guarantee, epsilon = {epsilon_text(card['epsilon'])} per {card['privacy_unit']}")
+    note = learned_words(model).get("report_words_note")
+    import shlex
+
+    return (f"note: these topics come with the model's privacy card ({what}): see 'dptopic topics --model"
+            f" {shlex.quote(str(path))}'"
+            " or --format json" + (f"; {note}" if note else "") + ".")
+
+
+def register(sub) -> None:
+    e = sub.add_parser("evaluate", help="perplexity and coherence of a saved model on a corpus")
+    add_model_arg(e)
+    add_corpus_args(e, required=True, preprocessing=False)  # read in the model's own vocabulary: nothing to choose
+    e.add_argument("--mode", choices=("paper", "completion"), default="completion",
+                   help="perplexity: document completion (default) or the paper's mode / the variational bound")
+    e.add_argument("--top-n", "--top", "-n", dest="top_n", type=positive_int, default=10,
+                   help="top words per topic for coherence (default 10; also spelt --top or -n)")
+    e.add_argument("--window", type=_window_int, default=None,
+                   help="NPMI over sliding windows of this many tokens, at most 10**9 (default: boolean documents)")
+    e.add_argument("--reference-public", "--corpus-public", dest="corpus_public", action="store_true",
+                   help="--corpus is a public corpus (as for 'dptopic report --reference-public'; also spelt"
+                        " --corpus-public): a private model's figures on it are then not labelled outside the"
+                        " guarantee")
+    e.add_argument("--json", action="store_true", help="print the figures as JSON")
+    e.add_argument("--seed", type=seed_int, default=0,  # seed-not-private
+                   help="seed of the fold-in sampling (default 0, as the Python API, so that the same model and file"
+                        " give the same figures; it adds no privacy noise)")
+    e.add_argument("--compare-to", metavar="MODEL", default=None,
+                   help="also print how close the topics are to another saved model's (for instance one trained"
+                        " without privacy, or on public documents of the domain): NPMI alone cannot tell a corpus's"
+                        " own topics from general-language ones")
+    e.set_defaults(func=cmd_evaluate)
+
+    tp = sub.add_parser("topics", help="show a saved model's topics and privacy report")
+    add_model_arg(tp)
+    tp.add_argument("-n", "--top-n", "--top", dest="n", type=positive_int, default=10,
+                    help="words per topic (default 10; -n, --top-n and --top are one flag, as in evaluate and report)")
+    tp.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                    help="table (with the privacy report; the default), json (topics, weights and the privacy card) or csv")
+    tp.add_argument("--show-unsupported", action="store_true",
+                    help="document-level private models: also show the words of the topics that do not stand above"
+                         " the noise of the release (hidden by default: they are mostly noise)")
+    tp.set_defaults(func=cmd_topics)

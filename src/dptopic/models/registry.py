@@ -1,0 +1,264 @@
+"""Every trainer, declared once: its name, its class and the facts every front door reads about it.
+
+One :class:`Trainer` per public estimator. ``dptopic train --algorithm`` takes its ``name``; ``dptopic.for_unit`` picks
+the trainer whose ``default_for`` holds a unit; ``models.load`` finds a saved model's class here (:func:`class_named`);
+the CLI's flags, its ``train --help``, the audit's parameter names and the card's secure-mode text are look-ups of
+these entries. The facts are data: no calibration or other mathematics lives here.
+
+An entry names its class by where it stands (``"lda.LDA"``: module ``dptopic.models.lda``), and the class is imported
+when first read (``Trainer.cls``): so the command line builds its parser and help from the registry without loading
+numba, scipy or scikit-learn, and every estimator module may import this one (no import circle).
+
+Adding a trainer is one class (in ``models/``) and one entry in :data:`TRAINERS` (CONTRIBUTING.md, "Adding a
+trainer").
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Mapping
+
+from ..errors import DPTopicError
+
+UNITS = ("document", "user", "word")
+"""The privacy units ``dptopic.for_unit`` and ``dptopic train --unit`` take."""
+
+BUDGET_CONSTRUCTORS = ("from_budget", "from_user_budget")
+"""The class methods that build a trainer from a total budget; their parameters count as the trainer's."""
+
+COMMON_FLAGS = MappingProxyType({"n_topics": "--topics", "n_iter": "--iterations", "n_jobs": "--jobs",
+                                 "eta": "--beta", "n_epochs": "--epochs", "n_clients": "--clients"})
+"""The ``dptopic train`` flag of a parameter whose flag is not ``'--' + parameter.replace('_', '-')``, for every
+trainer that has it (a trainer's own ``flags`` override it)."""
+
+
+@dataclass(frozen=True)
+class Trainer:
+    """One trainer: the facts the library and the command line read about it.
+
+    Attributes
+    ----------
+    name : the ``dptopic train --algorithm`` value, and the key of :data:`TRAINERS`.
+    where : ``"module.Class"`` within ``dptopic.models``; ``cls``, the estimator class, is imported from it when
+        first read.
+    summary : one line for ``dptopic train --help``.
+    units : the privacy units its guarantee can be stated in (``"document"``, ``"user"``, ``"word"``); ``()``: it
+        claims no guarantee.
+    epsilon : the parameter that is the total epsilon in the model's unit (of ``__init__``, or of ``from_budget`` for
+        a trainer calibrated from a total budget); None: no guarantee to set.
+    components : parameters that split or set that total (HDP-LDA's ``epsilon_laplace`` and ``epsilon_inherent``,
+        FedLDA's ``epsilon_per_entry``); for a baseline with no guarantee (``epsilon`` None), the paper's figure
+        (CDP-LDA's ``paper_epsilon``).
+    flags : parameter -> ``dptopic train`` flag, only where it is neither ``'--' + parameter.replace('_', '-')`` nor
+        in :data:`COMMON_FLAGS`; None: no flag of ``train`` sets this parameter of this trainer.
+    cli_flags : the ``train`` options (argparse dests) this trainer reads that set no parameter of its own
+        (``--no-noise``, ``--user-budget``, ...); the options every trainer of a corpus reads follow from ``reads``.
+    reads : ``"corpus"`` (documents) or ``"reports"`` (randomized reports from ``dptopic randomize``).
+    streams_shards : it trains from a ``dptopic corpus prepare --shards`` folder, one shard at a time.
+    dask : it runs on a Dask cluster (``--scheduler``/``--dask-local``; ``backend="dask"``).
+    audit : how ``dptopic audit`` attacks it: ``"lira"`` (shadow models), ``"lira+release"`` (and ``--score
+        release``, its release scored directly); None: not audited (``not_audited`` says why).
+    not_audited : why ``dptopic audit`` does not attack it, when ``audit`` is None.
+    secure : what ``secure=True`` covers (the privacy card's text); None: no secure mode.
+    default_for : the units for which ``dptopic.for_unit`` (and ``dptopic train --unit``) picks it.
+    cli : ``dptopic train --algorithm`` trains it.
+    """
+
+    name: str
+    where: str
+    summary: str
+    units: tuple = ()
+    epsilon: str | None = None
+    components: tuple = ()
+    flags: Mapping = field(default_factory=dict)
+    cli_flags: tuple = ()
+    reads: str = "corpus"
+    streams_shards: bool = False
+    dask: bool = False
+    audit: str | None = None
+    not_audited: str | None = None
+    secure: str | None = None
+    default_for: tuple = ()
+    cli: bool = True
+
+    @cached_property
+    def cls(self) -> type:
+        """The estimator class (imported on first read)."""
+        module, _, name = self.where.rpartition(".")
+        return getattr(importlib.import_module(f".{module}", __package__), name)
+
+    @property
+    def class_name(self) -> str:
+        """The estimator class's name (without importing it)."""
+        return self.where.rpartition(".")[2]
+
+    def parameters(self) -> tuple:
+        """The parameters it reads: those of ``cls.__init__``, then those of its budget constructors
+        (:data:`BUDGET_CONSTRUCTORS`: DP-SVI's ``epsilon`` is ``from_budget``'s, FedLDA's ``user_epsilon``
+        ``from_user_budget``'s) that ``__init__`` lacks."""
+        names = [n for n, p in inspect.signature(self.cls.__init__).parameters.items()
+                 if n != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+        for constructor in BUDGET_CONSTRUCTORS:
+            build = getattr(self.cls, constructor, None)
+            if build is not None:
+                names += [n for n, p in inspect.signature(build).parameters.items()
+                          if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n not in names]
+        return tuple(names)
+
+    @property
+    def marks_supported_topics(self) -> bool:
+        """Whether its fit says which topics stand above the noise of its releases (``supported_topics_``)."""
+        from ._document_level import _TopicFlags    # an estimator module: read when asked, not at import
+
+        return issubclass(self.cls, _TopicFlags)
+
+    def fit_parameters(self) -> tuple:
+        """The keyword arguments of ``cls.fit`` beyond the data (``vocabulary``, ``user_ids``, ``public_corpus``)."""
+        return tuple(n for n, p in inspect.signature(self.cls.fit).parameters.items()
+                     if p.kind == p.KEYWORD_ONLY)
+
+    def flag(self, parameter: str) -> str | None:
+        """The ``dptopic train`` flag that sets ``parameter`` (None where no flag sets it for this trainer)."""
+        if parameter in self.flags:
+            return self.flags[parameter]
+        return COMMON_FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
+
+    @property
+    def private(self) -> bool:
+        """Whether it claims a guarantee."""
+        return bool(self.units)
+
+
+_LOCAL_DOCUMENT_NOT_AUDITED = (
+    "LocalDocumentLDA learns from document-level local reports (one randomized word pair per document, 'dptopic"
+    " randomize --unit document'), and the audit simulates only the word-level randomizer (lp, olp); its guarantee is"
+    " the randomizer's local epsilon per document, which holds whatever the server does (docs/local_dp.md).")
+
+GIBBS_SECURE = (
+    "secure mode: every Laplace draw comes from OpenDP's exact samplers on the operating system's CSPRNG, applied by"
+    " OpenDP to the counts themselves, and the topic sampler's xorshift128+ states are seeded from the OS CSPRNG"
+    " (secrets). Not covered: the topic sampler computes its conditional in floating point and draws from xorshift128+,"
+    " which is fast but not a cryptographic generator; the data-independent initial topics come from NumPy's PCG64"
+    " seeded from OS entropy.")
+"""What ``secure=True`` covers in the Gibbs trainers with Laplace noise (HDP-LDA, CDP-LDA, CDP-LDA+)."""
+FED_SECURE = (
+    "secure mode: every report's coins come from the operating system's CSPRNG (secrets), with the true word kept on a"
+    " 53-bit integer coin so the realised ratio never exceeds e^epsilon; which entries a user samples and the labels"
+    " (which the guarantee does not rest on) come from NumPy's PCG64, the labels from a generator of their own seeded"
+    " from OS entropy, which no draw whose number depends on the text has moved")
+"""What ``secure=True`` covers in FedLDA."""
+
+_DOCDP_SECURE = (
+    "secure mode: the Gaussian noise of every release is drawn by OpenDP from the operating system's CSPRNG. DocDPEM's"
+    " one other random choice, its data-independent start (a Dirichlet draw of the starting topics; none when init"
+    " gives public topics), comes from NumPy's PCG64 seeded from fresh OS entropy, not from the CSPRNG; it reads no"
+    " document.")
+_COOC_SECURE = (
+    "secure mode: the Gaussian noise of both releases (the noisy word counts that choose the words, and the"
+    " co-occurrence statistic) is drawn by OpenDP from the operating system's CSPRNG. Its topics are recovered from"
+    " the released statistics by a deterministic factorisation (post-processing). With documents_per_user"
+    " (unit='user') it also chooses each person's documents at random, from NumPy's PCG64 seeded from fresh OS"
+    " entropy, not from the CSPRNG; it draws nothing else at random.")
+_DPSVI_SECURE = (
+    "secure mode: the Gaussian noise of every step is drawn by OpenDP from the operating system's CSPRNG. DPSVI's"
+    " other random choices come from NumPy's PCG64 seeded from fresh OS entropy, not from the CSPRNG: the Poisson"
+    " sampling of each mini-batch, the random cap of long documents (max_doc_len), the E-step starts and the random"
+    " start of lambda. The amplification by subsampling that its epsilon rests on assumes the sampling coins are"
+    " random and unseen: in secure mode those coins come from PCG64, which is not a cryptographic generator (see"
+    " docs/privacy.md).")
+
+
+def _entries() -> tuple:
+    # the order is that of `dptopic train --help`'s table of trainers
+    return (
+        Trainer("lda", "lda.LDA", "not private: LDA by collapsed Gibbs sampling (the default)",
+                streams_shards=True, dask=True, audit="lira"),
+        Trainer("hdp", "private.HDPLDA", "word-level DP: HDP-LDA (Zhao et al. 2021); --epsilon per word in total (--unit word"
+                " trains it)", units=("word",), epsilon="epsilon", components=("epsilon_laplace", "epsilon_inherent"),
+                cli_flags=("no_noise",),         # --no-noise: epsilon_laplace=None, clipping alone
+                streams_shards=True, dask=True, audit="lira+release", secure=GIBBS_SECURE, default_for=("word",)),
+        Trainer("cdp", "private.CDPLDA", "baseline with no guarantee: CDP-LDA, noise on the counts once; --paper-epsilon",
+                components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira", secure=GIBBS_SECURE),
+        Trainer("cdp+", "private.CDPLDAPlus", "baseline with no guarantee: CDP-LDA+, noise on the counts every sweep;"
+                " --paper-epsilon", components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira",
+                secure=GIBBS_SECURE),
+        Trainer("docdp-cooc", "docdp_cooc.DocDPCooccurrence", "document-level DP: one noisy co-occurrence release; --epsilon per"
+                " document (--unit document trains it)", units=("document", "user"), epsilon="epsilon",
+                flags={"unit": None},            # --unit picks the trainer; --unit user sets unit='user'
+                streams_shards=True, dask=True, audit="lira+release", secure=_COOC_SECURE,
+                default_for=("document", "user")),
+        Trainer("docdp", "docdp.DocDPEM", "document-level DP: full-batch noisy EM; --epsilon per document",
+                units=("document", "user"), epsilon="epsilon",
+                flags={"unit": None, "n_iter": None},    # its EM iterations are no Gibbs sweeps: no --iterations
+                streams_shards=True, dask=True, audit="lira+release", secure=_DOCDP_SECURE),
+        Trainer("svi", "svi.DPSVI", "document-level DP: DP stochastic variational inference; --epsilon per document",
+                units=("document",), epsilon="epsilon",
+                cli_flags=("no_clip",),          # --no-clip: clip=None
+                audit="lira+release", secure=_DPSVI_SECURE),
+        Trainer("online-vb", "svi.OnlineVB", "not private: online variational Bayes", audit="lira"),
+        Trainer("fed", "fedlda.FedLDA", "user-level local DP: FedLDA (Wang et al. 2020), simulated users; --epsilon per user",
+                units=("user",), epsilon="epsilon", components=("epsilon_per_entry",),
+                # the delta of its tight report; the per-user total solved over the vocabulary (from_user_budget)
+                flags={"report_delta": "--delta", "user_epsilon": "--user-budget"},
+                audit="lira", secure=FED_SECURE),
+        Trainer("lp", "lplda.LPLDA", "local DP: LP-LDA on word-level reports from 'dptopic randomize' (--reports)",
+                units=("word",), epsilon="epsilon_word",
+                flags={"epsilon_word": None, "f": None},     # set by the randomizer that wrote the reports
+                reads="reports", audit="lira"),
+        Trainer("olp", "online.OLPLDA", "local DP: OLP-LDA on word-level reports and a public --prior corpus",
+                units=("word",), epsilon="epsilon_word",
+                flags={"epsilon_word": None, "f": None, "prior_corpus": "--prior"},
+                reads="reports", audit="lira"),
+        Trainer("ldp-doc", "ldp_document.LocalDocumentLDA", "local DP: topics from document-level reports ('dptopic randomize --unit"
+                " document')", units=("document",),
+                flags={"alpha": None},           # transform's smoothing; the topics are a fixed function of the reports
+                reads="reports", not_audited=_LOCAL_DOCUMENT_NOT_AUDITED),
+        Trainer("online-lda", "online.OnlineLDA", "not private: O-LDA, online LDA over a stream of mini-batches (Zhao et al."
+                " 2020), the non-private part of OLP-LDA", audit="lira", cli=False),
+        Trainer("secure-sum", "secure_sum.SecureSumTopics", "user-level DP: topics from a secure-sum round of 'dptopic serve"
+                " --report-kind secure-sum' (docs/secure_sum.md)", units=("user",),
+                not_audited=("SecureSumTopics is read from the two secure sums of a collection round ('dptopic serve"
+                             " --report-kind secure-sum'), not fitted on documents, so there is no training to re-run;"
+                             " its guarantee is the secure sum's (docs/secure_sum.md)."), cli=False),
+    )
+
+
+TRAINERS: Mapping = MappingProxyType({t.name: t for t in _entries()})
+"""Every public estimator, by name."""
+
+
+def trainer(name: str) -> Trainer:
+    """The trainer called ``name`` (a ``dptopic train --algorithm`` value); an unknown name is refused in one line."""
+    t = TRAINERS.get(name) if isinstance(name, str) else None
+    if t is None:
+        raise DPTopicError(f"unknown trainer {str(name)[:40]!r}: choose one of {', '.join(TRAINERS)}.")
+    return t
+
+
+def _same_class(a: type, b: type) -> bool:
+    # by name too: a test may reload dptopic's modules, making a second class object of the same class
+    return a is b or (a.__module__, a.__qualname__) == (b.__module__, b.__qualname__)
+
+
+def trainer_of(model_or_class) -> Trainer | None:
+    """The entry of an estimator or estimator class (its own class, not a base's); None for any other."""
+    cls = model_or_class if isinstance(model_or_class, type) else type(model_or_class)
+    return next((t for t in TRAINERS.values() if t.class_name == cls.__name__ and _same_class(t.cls, cls)), None)
+
+
+def class_named(class_name: str) -> type | None:
+    """The estimator class a saved model names (``model.json``'s ``class``); None when no trainer has that class."""
+    return next((t.cls for t in TRAINERS.values() if t.class_name == class_name), None)
+
+
+def for_unit_trainer(unit: str) -> Trainer:
+    """The trainer ``dptopic.for_unit`` (and ``dptopic train --unit``) picks for ``unit``."""
+    found = next((t for t in TRAINERS.values() if unit in t.default_for), None)
+    if found is None:
+        raise DPTopicError(f"invalid unit {str(unit)[:40]!r}: give 'document' (one document added or removed), 'user'"
+                           " (one person's documents) or 'word' (one token's word replaced); for local DP see"
+                           " dptopic.local.")
+    return found

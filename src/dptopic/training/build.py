@@ -1,0 +1,75 @@
+"""The estimator a training run fits, built from an algorithm's name (or a privacy unit) and its parameters.
+
+One rule for ``dptopic.train`` and ``dptopic train``: the command line maps its flags to these parameters and calls
+the same function, so that both front doors build the same model from the same settings.
+"""
+from __future__ import annotations
+
+from ..errors import DPTopicError
+from ..models.by_unit import UNIT_TRAINERS, for_unit
+from ..models.registry import trainer
+
+DOCUMENT_LEVEL = ("docdp", "docdp-cooc")      # the trainers that bound a whole document (or, unit="user", a person)
+
+
+def resolve_algorithm(algorithm: str | None, unit: str | None) -> str:
+    """The trainer a run fits: ``algorithm``, or the one ``unit`` picks (:func:`dptopic.for_unit`'s); with neither,
+    non-private ``lda`` (names: :data:`dptopic.models.registry.TRAINERS`). Under ``unit="user"`` ``algorithm`` may name a document-level trainer (docdp-cooc, docdp);
+    with another unit it must be left out."""
+    if unit is None:
+        name = algorithm or "lda"
+    elif unit not in UNIT_TRAINERS:
+        raise DPTopicError(f"invalid unit {unit!r}: give 'document', 'user' or 'word'.")
+    elif algorithm in (None, UNIT_TRAINERS[unit]) or (unit == "user" and algorithm in DOCUMENT_LEVEL):
+        name = algorithm or UNIT_TRAINERS[unit]
+    elif unit == "user":
+        raise DPTopicError(f"unit='user' needs a trainer that bounds each person's documents as a whole: docdp-cooc"
+                           f" (the default) or docdp; algorithm={algorithm!r} cannot give it.")
+    else:
+        raise DPTopicError(f"unit={unit!r} picks the trainer itself: leave algorithm out, or leave unit out.")
+    trainer(name)       # an unknown name: refused in one line naming the choices
+    return name
+
+
+def build_model(algorithm: str | None = None, *, unit: str | None = None, epsilon=None, delta=None,
+                n_topics=None, seed=None, **params):
+    """An unfitted estimator, its parameters checked (``validate_parameters``) before any data is read.
+
+    ``epsilon``/``delta``: the total guarantee in the model's unit (hdp: the whole run's epsilon per word, eps_L
+    solved from it; fed: the per-user total; svi and the document-level trainers: the whole run). ``unit``: the
+    trainer :func:`dptopic.for_unit` builds (``unit="user"`` with ``algorithm`` docdp or docdp-cooc). ``params``:
+    the trainer's own ``__init__`` parameters (fed: also ``user_epsilon``, resolved by :func:`dptopic.train` once
+    the vocabulary's size is known)."""
+    name = resolve_algorithm(algorithm, unit)
+    kw = dict(params)       # None is a value here (clip=None: no clipping; epsilon_laplace=None: no noise)
+    if n_topics is not None:
+        kw["n_topics"] = n_topics
+    if seed is not None:
+        kw["seed"] = seed
+    cls = trainer(name).cls
+    if unit is not None:
+        if epsilon is None:
+            raise DPTopicError(f"unit={unit!r} needs epsilon, the privacy budget of the whole run (and delta).")
+        extra = {} if delta is None else {"delta": delta}
+        if unit == "user" and name != UNIT_TRAINERS["user"]:
+            model = cls.from_budget(epsilon, delta if delta is not None else 1e-5, unit="user", **kw)
+        else:
+            model = for_unit(unit, epsilon, **extra, **kw)
+    elif name == "hdp" and epsilon is not None:
+        n_iter = kw.pop("n_iter", 100)
+        model = cls.from_budget(epsilon, 1e-5 if delta is None else delta, n_iter, **kw)
+    elif name in DOCUMENT_LEVEL:
+        if epsilon is None:
+            raise DPTopicError(f"{name} needs epsilon, the budget of the whole run (and delta).")
+        model = cls.from_budget(epsilon, 1e-5 if delta is None else delta, **kw)
+    elif name == "svi" and epsilon is not None:
+        model = cls.from_budget(epsilon, 1e-5 if delta is None else delta, **kw)
+    else:
+        if epsilon is not None:
+            kw["epsilon"] = epsilon
+        if delta is not None:
+            kw["report_delta" if name == "fed" else "delta"] = delta
+        kw.pop("user_epsilon", None)        # fed: FedLDA.from_user_budget, once the vocabulary is known
+        model = cls(**kw)
+    model.validate_parameters()
+    return model

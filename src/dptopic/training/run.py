@@ -1,0 +1,571 @@
+"""``dptopic.train``: one training run, in the order that keeps every release inside the guarantee.
+
+1. :func:`check_inputs` reads and checks every input before the first release (nothing is drawn until every input
+   is known good);
+2. :func:`choose_vocabulary`: the words, given (a public list), chosen by DP set union (``private_vocabulary``), or
+   the corpus's own;
+3. :func:`split` by the model's unit (whole people under the user unit: :func:`dptopic.models.by_unit.split_for`);
+4. :func:`fit`;
+5. :func:`held_out_metrics`, labelled "outside the guarantee";
+6. :func:`compose_vocabulary`: the private vocabulary's composition with the trainer's guarantee (FDPTM);
+7. :func:`record_words`: which public word list the model was trained on;
+8. :func:`card`;
+9. :func:`save`.
+
+Warnings and forecasts are raised here with :func:`warnings.warn` (``ForecastWarning``, the few-private-words
+warning), once, for both front doors: ``dptopic train`` shows them on stderr as every warning. Lines a front door
+prints (the corpus's sizes, the notes) are returned in ``TrainingResult.notes`` and passed, as each step makes them,
+to ``callback``.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+from ..errors import DPTopicError, ForecastWarning, SmallCorpusWarning, user_stacklevel
+from ..models.by_unit import split_by, split_for
+from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
+
+WORDS_PER_TOPIC = 10
+"""The words a topic is shown and scored by (its top 10): a private vocabulary of fewer than this many per topic gives
+topics that share their top words, and the run warns."""
+
+PAD_LENGTH_FACTOR = 4
+"""A FedLDA ``pad_length`` above this many times the typical user's length gets a note."""
+
+OUTSIDE = "outside the guarantee"
+
+
+@dataclass
+class TrainingResult:
+    """What :func:`train` returns.
+
+    Attributes
+    ----------
+    model : the fitted estimator (``metrics_`` and ``privacy_`` set by the run).
+    train, test : the training and held-out parts (``test`` None with ``test_size=0`` or a shard folder).
+    metrics : dict, the held-out metrics (``{}`` without a held-out part); under a private model computed from
+        private documents, outside the guarantee (``metrics["note"]`` says so).
+    card : dict, the model's privacy card (``dptopic.accounting.card.privacy_card``).
+    path : str or None, where the model was saved (``out``).
+    notes : list of str, lines for a front door to print (plain text).
+    corpus : the corpus the run read (after the vocabulary step).
+    held_out_copies : int, held-out documents left out because they repeat a training document.
+    vocabulary_event : the private vocabulary's (epsilon, delta) event, or None.
+    """
+    model: object
+    train: object = None
+    test: object = None
+    metrics: dict = field(default_factory=dict)
+    card: dict | None = None
+    path: str | None = None
+    notes: list = field(default_factory=list)
+    corpus: object = None
+    held_out_copies: int = 0
+    vocabulary_event: object = None
+    vocabulary: list | None = None
+    algorithm: str | None = None
+    unit: str | None = None
+
+
+@dataclass
+class _Inputs:
+    """Every input of a run, checked (``check_inputs``)."""
+    corpus: object
+    shards: object = None
+    vocabulary: list | None = None
+    vocabulary_name: str | None = None
+    private_vocabulary: tuple | None = None
+    vocabulary_policy: str = "gaussian"
+    public_corpus: object = None
+    user_epsilon: float | None = None
+    forecast: tuple | None = None     # (unit, epsilon, delta) when the run forecasts its topics' use
+    names: dict = field(default_factory=dict)
+
+
+def _say(result: TrainingResult, callback, step: str, line: str | None = None) -> None:
+    if line:
+        result.notes.append(line)
+    if callback is not None:
+        callback(step, result)
+
+
+def train(corpus, *, algorithm: str | None = None, unit: str | None = None, epsilon=None, delta=None,
+          n_topics=None, test_size: float = 0.2, vocabulary=None, private_vocabulary=None, public_corpus=None,
+          user_field=None, out=None, save_metrics: bool = False, ledger=None, dataset=None, backend=None,
+          client=None, seed=None, model=None, vocabulary_policy: str | None = None, overwrite: bool = False,
+          names=None, callback=None, split_as=None, metrics=True, **params) -> TrainingResult:
+    """Train a topic model as ``dptopic train`` does, in the order that keeps every release inside the guarantee.
+
+    Parameters
+    ----------
+    corpus : Corpus, or a shard folder (``dptopic corpus prepare --shards``; path or ``training_source``) for the
+        trainers that stream shards. With ``private_vocabulary`` the corpus must hold every word (read uncut).
+    algorithm : str, the trainer (``dptopic.models.ALGORITHMS``); default ``lda``, or the one ``unit`` picks.
+    unit : "document" | "user" | "word", the privacy unit: the best measured trainer (``dptopic.for_unit``), with
+        ``epsilon`` the whole run's budget in that unit. ``unit="user"``: the corpus carries each document's person
+        (read with ``user_field=``; ``user_field`` here names that field in the refusal of a corpus without them).
+    epsilon, delta : the total guarantee in the model's unit.
+    n_topics : int, topics (default: the trainer's own; 20 with ``unit``).
+    test_size : float, the share held out for the metrics (0: none).
+    vocabulary : list of str, a public word list (nothing chosen from the data); or a ``(name, words)`` pair whose
+        name (a file, ``wordfreq:LANG``) the privacy report records.
+    private_vocabulary : (epsilon_vocab, delta_vocab), the words chosen by DP set union and composed with the
+        trainer's guarantee (Manzonelli et al. 2024); ``vocabulary_policy`` "gaussian" (default) or "laplace".
+    public_corpus : Corpus, public documents of the domain (docdp-cooc's prior), refused when it holds private ones.
+    out : str, a new or empty folder to save the model to (checked before anything is spent); None: not saved.
+    save_metrics : bool, save a private model's metrics too (labelled outside the guarantee).
+    ledger, dataset : the dataset ledger file and the dataset's name the run is charged to (docs/budget.md).
+    backend, client : where Gibbs and document-level training runs (``"dask"`` with a ``distributed.Client``).
+    seed : the seed (private trainers: fresh OS entropy by default; a seed is for tests, and never saved).
+    model : an unfitted estimator to train instead of building one from ``algorithm`` and ``params``.
+    names : mapping, how messages name the inputs (the command line passes its flags: ``{"corpus": "--corpus
+        FILE", "public_corpus": "--public-corpus FILE"}``).
+    callback : ``callback(step, result)`` after each step (a front door prints as the run goes).
+    split_as : another estimator whose split to use (a non-private reference trained on a private model's split).
+    metrics : bool or "coherence", compute the held-out metrics (False: none, a caller computes its own on
+        ``result.test``; "coherence": NPMI and topic diversity alone).
+    **params : the trainer's own parameters (``n_iter``, ``alpha`` ...; fed: ``user_epsilon``).
+
+    Returns
+    -------
+    TrainingResult
+    """
+    from ..accounting.dataset_ledger import session
+
+    if ledger is not None:
+        from ..accounting.dataset_ledger import DatasetLedger
+
+        DatasetLedger(ledger)       # checked (or created) before any document is read or noise drawn
+    args = (corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
+            public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
+            names, callback, split_as, metrics, params)
+    if ledger is not None or dataset is not None:
+        with session(ledger, dataset):
+            return _train(*args)
+    return _train(*args)
+
+
+def _train(corpus, algorithm, unit, epsilon, delta, n_topics, test_size, vocabulary, private_vocabulary,
+           public_corpus, user_field, out, save_metrics, backend, client, seed, model, vocabulary_policy, overwrite,
+           names, callback, split_as, metrics, params) -> TrainingResult:
+    user_epsilon = params.pop("user_epsilon", None)
+    reports_per_contributor = params.pop("reports_per_contributor", None)
+    if model is None:
+        if backend is not None and backend != "threads":
+            params.update(backend=backend, client=client)
+        model = build_model(algorithm, unit=unit, epsilon=epsilon, delta=delta, n_topics=n_topics, seed=seed,
+                            **params)
+        algorithm = resolve_algorithm(algorithm, unit)
+    else:
+        if backend is not None and backend != "threads":
+            model.set_params(backend=backend, client=client)
+        model.validate_parameters()
+    if _reads_reports(model):
+        return _train_reports(TrainingResult(model=model, algorithm=algorithm, unit=unit), corpus, vocabulary,
+                              reports_per_contributor, out, overwrite, callback)
+    if private_vocabulary is not None and getattr(model, "report_words", None) == "auto":
+        # FedLDA: a vocabulary chosen by DP set union has no frequency order its guarantee covers
+        model.set_params(report_words="all")
+    result = TrainingResult(model=model, algorithm=algorithm, unit=unit)
+    inputs = check_inputs(model, corpus, test_size=test_size, vocabulary=vocabulary,
+                          private_vocabulary=private_vocabulary, vocabulary_policy=vocabulary_policy,
+                          public_corpus=public_corpus, user_field=user_field, out=out, overwrite=overwrite,
+                          unit=unit, epsilon=epsilon, delta=delta, user_epsilon=user_epsilon, names=names)
+    _say(result, callback, "checked")
+    if inputs.shards is not None:
+        return _train_shards(result, inputs, out, save_metrics, callback)
+    choose_vocabulary(result, inputs, seed=seed, callback=callback)
+    split(result, inputs, test_size, callback=callback, split_as=split_as)
+    forecast(result, inputs)
+    fit(result, inputs, callback=callback)
+    if metrics:
+        held_out_metrics(result, callback=callback, kind="coherence" if metrics == "coherence" else "all")
+    compose_vocabulary(result)
+    _say(result, callback, "composition")
+    record_words(result, inputs)
+    _say(result, callback, "word_list")
+    card(result)
+    _say(result, callback, "card")
+    save(result, out, save_metrics, callback=callback)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------------ 1. check
+def check_inputs(model, corpus, *, test_size=0.2, vocabulary=None, private_vocabulary=None, vocabulary_policy=None,
+                 public_corpus=None, user_field=None, out=None, overwrite=False, unit=None, epsilon=None, delta=None,
+                 user_epsilon=None, names=None) -> _Inputs:
+    """Every input read and checked before the first release: the output folder, the vocabularies (a public list or
+    a private one, not both), the public corpus (never the private data), the people of a user-level run, the held-out
+    share, a shard folder's trainer. Nothing is drawn here."""
+    names = dict(names or {})
+    if out is not None:
+        from .._io import check_output_dir
+
+        check_output_dir(out, overwrite=overwrite, flag=names.get("out", "out"))
+    if not isinstance(test_size, (int, float)) or isinstance(test_size, bool) or not 0 <= test_size < 1:
+        raise DPTopicError(f"invalid {names.get('test_size', 'test_size')}={test_size!r}: give a share in [0, 1)"
+                           " (0: nothing held out).")
+    if vocabulary is not None and private_vocabulary is not None:
+        raise DPTopicError(f"give {names.get('vocabulary', 'vocabulary')} (a public word list) or"
+                           f" {names.get('private_vocabulary', 'private_vocabulary')} (chosen with DP), not both.")
+    if vocabulary_policy is not None and private_vocabulary is None:
+        raise DPTopicError(f"{names.get('vocabulary_policy', 'vocabulary_policy')} applies to"
+                           f" {names.get('private_vocabulary', 'private_vocabulary')}: add it or drop the policy.")
+    vocabulary_name = None
+    if isinstance(vocabulary, tuple) and len(vocabulary) == 2 and isinstance(vocabulary[0], (str, type(None))):
+        vocabulary_name, vocabulary = vocabulary
+    if vocabulary is not None:
+        vocabulary = list(getattr(vocabulary, "words", vocabulary))
+    if private_vocabulary is not None:
+        if unit == "user" or getattr(model, "unit", None) == "user":
+            raise DPTopicError(f"{names.get('private_vocabulary', 'private_vocabulary')} chooses the words by DP set"
+                               " union per document, not per person: under the user unit give a public word list"
+                               f" ({names.get('vocabulary', 'vocabulary')}) instead.")
+        try:
+            eps_v, delta_v = private_vocabulary
+        except (TypeError, ValueError):
+            raise DPTopicError(f"invalid {names.get('private_vocabulary', 'private_vocabulary')}: give a pair"
+                               " (epsilon_vocab, delta_vocab).") from None
+        private_vocabulary = (float(eps_v), float(delta_v))
+    shards = _shards_of(corpus)
+    if shards is not None:
+        if public_corpus is not None:
+            raise DPTopicError(f"{names.get('public_corpus', 'public_corpus')} is not read with a shard folder yet:"
+                               " give the corpus the shards were prepared from.")
+        return _Inputs(corpus=None, shards=shards, vocabulary=vocabulary, vocabulary_name=vocabulary_name,
+                       forecast=None if unit is None else (unit, epsilon, delta), names=names)
+    from ..corpus.corpus import as_corpus
+
+    # a Corpus, a count matrix, texts or token lists; every word kept when DP set union chooses them
+    corpus = as_corpus(getattr(corpus, "corpus", corpus), uncut=private_vocabulary is not None)
+    if getattr(model, "unit", None) == "user" and getattr(corpus, "user_ids", None) is None:
+        how = f"user_field={user_field!r}" if user_field is not None else "user_field=FIELD"
+        raise DPTopicError(f"the user unit needs each document's person, and {names.get('corpus', 'the corpus')}"
+                           f" carries none: read it with its user ids ({how}; CLI: --user-field FIELD), or"
+                           " from a folder of folders (one per person).")
+    if public_corpus is not None:
+        from ..models.public_prior import refuse_private_as_public
+
+        refuse_private_as_public(public_corpus, corpus, public_name=names.get("public_corpus", "public_corpus"),
+                                 private_name=names.get("corpus", "the training corpus"))
+    if private_vocabulary is None and user_epsilon is None:     # the words are known: as fit would refuse them
+        from ..models.base import check_topics_fit_vocabulary
+
+        check_topics_fit_vocabulary(int(model.n_topics), len(vocabulary) if vocabulary is not None
+                                    else corpus.vocab_size)
+    if user_epsilon is not None and getattr(model, "exclusion", "none") != "none":
+        raise DPTopicError("user_epsilon needs exclusion='none' (entries randomized once); the floor and tail rules"
+                           " randomize again every round.")
+    return _Inputs(corpus=corpus, vocabulary=vocabulary, vocabulary_name=vocabulary_name,
+                   private_vocabulary=private_vocabulary, vocabulary_policy=vocabulary_policy or "gaussian",
+                   public_corpus=public_corpus, user_epsilon=user_epsilon,
+                   forecast=None if unit is None else (unit, epsilon, delta), names=names)
+
+
+def _shards_of(corpus):
+    """A shard folder (a path to one, or its ``training_source``), else None."""
+    from pathlib import Path
+
+    if hasattr(corpus, "paths") and hasattr(corpus, "n_docs") and not hasattr(corpus, "to_bow"):
+        return corpus
+    if isinstance(corpus, (str, Path)):
+        from ..corpus.shards import folder_shards
+
+        p = Path(corpus)
+        if p.is_dir() and folder_shards(p):
+            from ..backends import training_source
+
+            return training_source(p)
+        raise DPTopicError(f"corpus={str(corpus)!r}: give a Corpus (dptopic.read_corpus reads a file) or a shard"
+                           " folder written by 'dptopic corpus prepare --shards'.")
+    return None
+
+
+# ------------------------------------------------------------------------------------------------- 2. vocabulary
+def choose_vocabulary(result: TrainingResult, inputs: _Inputs, seed=None, callback=None) -> None:
+    """The training corpus over its words: a public list given (nothing chosen from the data); words chosen by DP set
+    union inside their own budget (the first release, once every input is known good); or the corpus's own."""
+    corpus = inputs.corpus
+    if inputs.vocabulary is not None:
+        words = list(inputs.vocabulary)
+        if list(corpus.vocabulary.words) != words:      # the command line reads the corpus over the list already
+            corpus = corpus.restrict(words, drop_empty=True)
+        result.corpus, result.vocabulary = corpus, words
+        _after_vocabulary(result, inputs)
+        return _say(result, callback, "vocabulary")
+    if inputs.private_vocabulary is None:
+        result.corpus = corpus
+        _after_vocabulary(result, inputs)
+        return _say(result, callback, "vocabulary")
+    from ..models.fdptm import restrict_to_private_vocabulary
+
+    eps_v, delta_v = inputs.private_vocabulary
+    secure = bool(getattr(result.model, "secure", False))
+    chosen, event = restrict_to_private_vocabulary(corpus, eps_v, delta_v, mechanism=inputs.vocabulary_policy,
+                                                   seed=None if secure else seed, secure=secure)
+    result.corpus, result.vocabulary_event = chosen, event
+    # passed to fit as the vocabulary: chosen privately, so the fit must not treat (and warn about) it as chosen from
+    # the data; the composed report then names it as selected privately
+    result.vocabulary = list(chosen.vocabulary.words)
+    warn_if_few_private_words(chosen.vocab_size, int(result.model.n_topics), inputs.names)
+    _after_vocabulary(result, inputs)
+    _say(result, callback, "vocabulary", f"private vocabulary: {chosen.vocab_size} words by DP set union"
+                                         f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {inputs.vocabulary_policy} policy)")
+
+
+def _after_vocabulary(result: TrainingResult, inputs: _Inputs) -> None:
+    """What the vocabulary's size settles: FedLDA's split of a per-user total (public: the vocabulary's size), and the
+    public corpus over the training words."""
+    n_words = len(result.vocabulary) if result.vocabulary is not None else result.corpus.vocab_size
+    if inputs.user_epsilon is not None:
+        from ..models import FedLDA
+
+        params = {k: v for k, v in result.model.get_params().items()
+                  if k not in ("epsilon", "epsilon_per_entry", "pad_length")}
+        result.model = FedLDA.from_user_budget(inputs.user_epsilon, n_words, **params)
+    if inputs.public_corpus is not None:
+        words = result.vocabulary if result.vocabulary is not None else list(result.corpus.vocabulary.words)
+        public = inputs.public_corpus.restrict(words, drop_empty=True)
+        if public.n_docs == 0:
+            raise DPTopicError(f"{inputs.names.get('public_corpus', 'public_corpus')}: no document holds a word of the"
+                               " training vocabulary; give public documents of the same domain.")
+        inputs.public_corpus = public
+    from ..models.base import check_topics_fit_vocabulary
+
+    check_topics_fit_vocabulary(int(result.model.n_topics), n_words)
+
+
+def warn_if_few_private_words(n_words: int, n_topics: int, names=None) -> None:
+    """A private vocabulary of too few words for ``n_topics``: a warning (``SmallCorpusWarning``) saying how many and
+    what to do; refused when there are fewer words than topics, which no trainer fits. The count is the DP set
+    union's output, which the guarantee covers."""
+    if n_words >= WORDS_PER_TOPIC * n_topics:
+        return
+    names = names or {}
+    pv, voc, k = (names.get("private_vocabulary", "private_vocabulary"), names.get("vocabulary", "vocabulary"),
+                  names.get("n_topics", "n_topics"))
+    fewer = n_words // WORDS_PER_TOPIC
+    sep = " " if k.startswith("-") else "="
+    todo = (f"give the vocabulary a larger share of the budget (a larger EPS_V in {pv} EPS_V,DELTA_V), a public"
+            f" {voc}{' FILE' if voc.startswith('-') else ''} (no budget spent on the words), or fewer topics"
+            + (f" ({k}{sep}{fewer} or fewer)" if fewer >= 2 else "") + ".")
+    kept = f"{pv} kept {n_words} words for {n_topics} topics"
+    if n_words < n_topics:
+        raise DPTopicError(f"{kept}: fewer words than topics, which no model can fit; {todo}")
+    warnings.warn(f"{kept}, too few: each topic's top {WORDS_PER_TOPIC} words come from the same {n_words} (topics"
+                  f" that differ need about {WORDS_PER_TOPIC} words each, {WORDS_PER_TOPIC * n_topics} in all);"
+                  f" {todo}", SmallCorpusWarning, stacklevel=user_stacklevel())
+
+
+# ------------------------------------------------------------------------------------------------------ 3. split
+def split(result: TrainingResult, inputs: _Inputs | None = None, test_size: float = 0.2, callback=None,
+          split_as=None) -> None:
+    """The training and held-out parts, split by the model's unit (``split_for``): whole people under the user unit,
+    by position under word-level DP, by each document's words otherwise; held-out copies of training documents are
+    left out of the evaluation."""
+    from ..corpus import without_copies
+
+    train_part, test = split_for(result.model if split_as is None else split_as, result.corpus, test_size)
+    result.train, result.test = train_part, test
+    if test is not None:
+        result.test, result.held_out_copies = without_copies(test, train_part)
+    _say(result, callback, "split", _corpus_note(result))
+    note = pad_length_note(result.model, train_part, {} if inputs is None else inputs.names,
+                           user_epsilon=None if inputs is None else inputs.user_epsilon)
+    if note is not None:
+        _say(result, callback, "pad_length", note)
+
+
+def pad_length_note(model, train_part, names=None, user_epsilon=None) -> str | None:
+    """FedLDA: one note when ``pad_length`` is far above the typical simulated user's length: each user then sends
+    mostly padding, and its epsilon (per entry x entries) grows with the pad length. The typical length is a
+    statistic of the private corpus, labelled outside the guarantee (shown, not saved)."""
+    from ..corpus.summary import median_user_length
+    from ..models import FedLDA
+
+    if not isinstance(model, FedLDA) or user_epsilon is not None or not train_part.n_docs:
+        return None
+    typical = median_user_length(train_part, model.n_clients)
+    L = int(model.pad_length)
+    if typical <= 0 or L <= PAD_LENGTH_FACTOR * typical:
+        return None
+    flag = (names or {}).get("pad_length", "pad_length")
+    return (f"note: {flag}{' ' if flag.startswith('-') else '='}{L} is far above the typical user's {typical:.0f}"
+            f" tokens (median; a statistic of the private corpus: {OUTSIDE}, shown here, not saved): each user"
+            f" sends {L} entries, mostly padding, and its epsilon (per entry x entries) grows with them; a pad length"
+            " near the typical user's length costs far less (docs/fedlda.md).")
+
+
+def _corpus_note(result: TrainingResult) -> str:
+    c, tr, te = result.corpus, result.train, result.test
+    sizes = f"corpus: {c.n_docs} documents, {c.n_tokens} tokens, V={c.vocab_size}; " + (
+        f"train {tr.n_docs} / test {te.n_docs + result.held_out_copies} (held out by {split_by(result.model)})"
+        if te is not None else f"train on all {tr.n_docs} (no held-out part)")
+    if result.model.is_private:
+        sizes += f" ({OUTSIDE}: exact sizes of the private corpus)"
+    return sizes
+
+
+def forecast(result: TrainingResult, inputs: _Inputs) -> None:
+    """Under a privacy unit, a model of noise is never presented without a warning: from the utility table measured
+    on public corpora (``dptopic recommend``'s one forecast), the size at which topics become useful at this budget.
+    The count read is the training part's documents (people under the user unit), an exact figure of the private
+    data, labelled outside the guarantee."""
+    if inputs.forecast is None:
+        return
+    unit, epsilon, delta = inputs.forecast
+    _forecast(unit, epsilon, delta, result.train, int(result.model.n_topics),
+              "training documents" if result.test is not None or unit != "user" else "people")
+
+
+def _forecast(unit, epsilon, delta, train_part, n_topics, what) -> None:
+    from ..advice import too_small_message
+
+    n_docs = train_part.n_docs
+    if unit == "user" and getattr(train_part, "user_ids", None) is not None:
+        n_docs, what = len(set(train_part.user_ids)), "people"
+    msg = too_small_message(unit, epsilon, n_docs, n_topics, what=what,
+                            **({} if delta is None else {"delta": float(delta)}))
+    if msg is not None:
+        warnings.warn(msg, ForecastWarning, stacklevel=user_stacklevel())
+
+
+# -------------------------------------------------------------------------------------------------------- 4. fit
+def fit(result: TrainingResult, inputs: _Inputs, callback=None) -> None:
+    """Fit the model on the training part (the public corpus, over the training words, as its prior)."""
+    kw = {} if inputs.public_corpus is None else {"public_corpus": inputs.public_corpus}
+    with warnings.catch_warnings():
+        if inputs.forecast is not None:     # said once, before the fit, by forecast()
+            warnings.simplefilter("ignore", ForecastWarning)
+        result.model.fit(result.train, vocabulary=result.vocabulary, **kw)
+    _say(result, callback, "fit")
+
+
+# ------------------------------------------------------------------------------------------------ 5. the metrics
+VARIATIONAL = ("DPSVI", "OnlineVB", "DocDPEM", "DocDPCooccurrence")
+
+
+def held_out_metrics(result: TrainingResult, callback=None, kind: str = "all") -> None:
+    """The held-out metrics (``training_run_metrics``; ``kind="coherence"``: NPMI and diversity alone), set as
+    ``model.metrics_``; under a private model they read private documents: labelled outside the guarantee."""
+    from ..evaluation import training_run_metrics
+
+    model = result.model
+    if result.test is None:
+        model.metrics_ = result.metrics = {}
+        return _say(result, callback, "metrics")
+    if kind == "coherence":     # NPMI and diversity alone (the demo reads them beside a reference's)
+        from ..evaluation import npmi_and_diversity
+
+        metrics = {"n_train_docs": result.train.n_docs, "n_test_docs": result.test.n_docs,
+                   **npmi_and_diversity(model, result.test)}
+    else:
+        style = "variational" if type(model).__name__ in VARIATIONAL else "gibbs"
+        metrics = training_run_metrics(model, result.train, result.test, style=style)
+    model.metrics_ = result.metrics = metrics
+    _say(result, callback, "metrics", "held-out metrics: computed on held-out documents of the private corpus:"
+                                      f" {OUTSIDE}" if model.is_private else None)
+
+
+# --------------------------------------------------------------------------------- 6. the vocabulary's composition
+def compose_vocabulary(result: TrainingResult) -> None:
+    """FDPTM: the model's report replaced by its composition with the private vocabulary's selection."""
+    if result.vocabulary_event is None:
+        return
+    from ..models.fdptm import compose_privacy
+
+    for w in compose_privacy(result.model, result.vocabulary_event).get("warnings", []):
+        warnings.warn(w, UserWarning, stacklevel=user_stacklevel())
+
+
+# -------------------------------------------------------------------------------------------- 7. the word list
+def record_words(result: TrainingResult, inputs: _Inputs) -> None:
+    """Which public word list the model was trained on (its name, size and sha256) in ``privacy_``."""
+    from ..corpus.wordlist import record_word_list
+
+    if inputs.vocabulary is not None:
+        record_word_list(result.model, inputs.vocabulary_name or "vocabulary", inputs.vocabulary)
+
+
+# --------------------------------------------------------------------------------------------------- 8. the card
+def card(result: TrainingResult) -> None:
+    """The model's privacy card, from its privacy report alone."""
+    from ..accounting.card import privacy_card
+
+    rep = getattr(result.model, "privacy_", None)
+    result.card = privacy_card(rep, type(result.model).__name__, check=False) if isinstance(rep, dict) else None
+
+
+# --------------------------------------------------------------------------------------------------- 9. save
+def save(result: TrainingResult, out, save_metrics: bool = False, callback=None) -> None:
+    """Save to ``out`` (a private model's metrics only with ``save_metrics``, labelled outside the guarantee)."""
+    if out is None:
+        return _say(result, callback, "save")
+    result.path = str(result.model.save(out, save_metrics=save_metrics or None))
+    _say(result, callback, "save", f"model written to {result.path}")
+
+
+def _train_shards(result: TrainingResult, inputs: _Inputs, out, save_metrics, callback) -> TrainingResult:
+    """A shard folder: the workers (or one shard at a time) read it; nothing is held out (``dptopic evaluate`` on a
+    test corpus afterwards)."""
+    shards = inputs.shards
+    result.train = shards
+    _say(result, callback, "split", f"corpus: {len(shards.paths)} shards, {shards.n_docs} documents,"
+                                    f" {shards.n_tokens} tokens, V={shards.vocab_size}; held-out evaluation skipped")
+    if inputs.forecast is not None:
+        unit, epsilon, delta = inputs.forecast
+        _forecast(unit, epsilon, delta, shards, int(result.model.n_topics), "documents")
+    with warnings.catch_warnings():
+        if inputs.forecast is not None:
+            warnings.simplefilter("ignore", ForecastWarning)
+        result.model.fit(shards)
+    _say(result, callback, "fit")
+    result.model.metrics_ = result.metrics = {}
+    record_words(result, inputs)
+    card(result)
+    save(result, out, save_metrics, callback=callback)
+    return result
+
+
+def _reads_reports(model) -> bool:
+    """Whether ``model`` trains on randomized reports (``dptopic randomize``), not on a corpus (the registry says)."""
+    from ..models.registry import trainer_of
+
+    entry = trainer_of(model)
+    return entry is not None and entry.reads == "reports"
+
+
+def _train_reports(result: TrainingResult, reports, vocabulary, reports_per_contributor, out, overwrite,
+                   callback) -> TrainingResult:
+    """Local DP (lp, olp, ldp-doc): the reports were randomized on the contributors' side, so every server step is
+    post-processing; nothing is held out. ``reports_per_contributor``: the guarantee is stated for contributors who
+    sent up to that many reports each (their epsilons add)."""
+    if out is not None:
+        from .._io import check_output_dir
+
+        check_output_dir(out, overwrite=overwrite, flag="out")
+    if isinstance(vocabulary, tuple) and len(vocabulary) == 2 and isinstance(vocabulary[0], (str, type(None))):
+        vocabulary = vocabulary[1]
+    vocabulary = vocabulary if vocabulary is not None else getattr(reports, "vocabulary", None)
+    if vocabulary is None:
+        raise DPTopicError("the report file does not embed its vocabulary: give vocabulary= (the public word list;"
+                           " CLI: --vocabulary FILE).")
+    _say(result, callback, "checked")
+    model = result.model
+    if type(model).__name__ == "LocalDocumentLDA":
+        model.fit(reports)
+    else:
+        model.fit(reports, vocabulary=vocabulary)
+    result.train, result.vocabulary = reports, list(getattr(vocabulary, "words", vocabulary))
+    _say(result, callback, "fit")
+    if reports_per_contributor is not None:
+        model.for_contributors(reports_per_contributor)
+    card(result)
+    save(result, out, callback=callback)
+    return result
+
+
+__all__ = ["train", "TrainingResult", "check_inputs", "choose_vocabulary", "split", "forecast", "fit",
+           "held_out_metrics", "compose_vocabulary", "record_words", "card", "save", "warn_if_few_private_words",
+           "DOCUMENT_LEVEL"]

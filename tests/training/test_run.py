@@ -1,0 +1,166 @@
+"""``dptopic.train``: a training run in one call, its steps in order (every input checked before the first release,
+the split by the model's unit, the metrics labelled), and the same card and forecast as ``dptopic train``."""
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import dptopic
+from dptopic.corpus import Corpus
+from dptopic.errors import DPTopicError, ForecastWarning
+from dptopic.training import run as steps
+from helpers import run_dptopic
+
+
+@pytest.fixture(scope="module")
+def texts():
+    rng = np.random.default_rng(0)
+    topics = [[f"{stem}{chr(97 + i)}" for i in range(12)] for stem in ("apple", "river", "stone")]
+    return [" ".join(rng.choice(topics[d % 3], 10)) + f" filler{chr(97 + d % 7)}" for d in range(240)]
+
+
+@pytest.fixture(scope="module")
+def corpus(texts):
+    return Corpus.from_texts(texts)
+
+
+def test_train_is_exported_and_returns_a_result_with_every_step_done(corpus, tmp_path):
+    r = dptopic.train(corpus, algorithm="lda", n_topics=3, n_iter=5, seed=0, verbose=0, out=str(tmp_path / "m"))
+    assert isinstance(r, dptopic.TrainingResult)
+    assert r.train.n_docs + r.test.n_docs + r.held_out_copies == corpus.n_docs
+    assert r.model.metrics_ is r.metrics and "npmi_top10" in r.metrics
+    assert r.card["guarantee"] == "none"
+    assert (tmp_path / "m" / "model.json").exists() and r.path is not None
+
+
+def test_the_steps_run_in_the_issue_s_order(corpus):
+    seen = []
+    dptopic.train(corpus, unit="document", epsilon=2.0, n_topics=3, test_size=0.2,
+                  callback=lambda step, res: seen.append(step))
+    assert seen == ["checked", "vocabulary", "split", "fit", "metrics", "composition", "word_list", "card", "save"]
+
+
+def test_a_bad_input_is_refused_before_anything_is_spent(corpus, tmp_path, monkeypatch):
+    """The public corpus is the private one: refused in check_inputs, before the DP set union draws or the trainer
+    fits; the ledger holds no release."""
+    from dptopic.accounting.dataset_ledger import DatasetLedger
+    import dptopic.models.fdptm as fdptm
+
+    drawn = []
+    monkeypatch.setattr(fdptm, "restrict_to_private_vocabulary", lambda *a, **k: drawn.append(1))
+    ledger = tmp_path / "ledger.db"
+    with pytest.raises(DPTopicError, match="public_corpus is the training corpus itself"):
+        dptopic.train(corpus, algorithm="docdp-cooc", epsilon=1.0, n_topics=3, public_corpus=corpus,
+                      private_vocabulary=(1.0, 1e-6), ledger=str(ledger), dataset="d")
+    assert drawn == []
+    assert DatasetLedger(ledger).releases("d") == []
+    with pytest.raises(DPTopicError, match="vocabulary.*or private_vocabulary.*not both"):
+        dptopic.train(corpus, algorithm="lda", vocabulary=["applea", "rivera"], private_vocabulary=(1.0, 1e-6))
+    with pytest.raises(DPTopicError, match="test_size"):
+        dptopic.train(corpus, algorithm="lda", test_size=1.5)
+
+
+def test_the_user_unit_splits_whole_people(texts):
+    people = [f"p{d % 40}" for d in range(len(texts))]
+    c = Corpus.from_texts(texts, user_ids=people)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = dptopic.train(c, unit="user", epsilon=5.0, n_topics=3)
+    assert r.model.unit == "user"
+    train_people, test_people = set(r.train.user_ids), set(r.test.user_ids)
+    assert train_people and test_people and not train_people & test_people
+
+
+def test_the_user_unit_refuses_a_corpus_without_people(corpus):
+    with pytest.raises(DPTopicError, match="user unit needs each document's person"):
+        dptopic.train(corpus, unit="user", epsilon=5.0, n_topics=3)
+
+
+def test_the_metrics_of_a_private_model_are_labelled_outside_the_guarantee(corpus):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = dptopic.train(corpus, algorithm="hdp", epsilon=400.0, n_topics=3, n_iter=3)
+    assert r.metrics and any("outside the guarantee" in line for line in r.notes if "metrics" in line)
+    assert all("outside the guarantee" not in line for line in
+               dptopic.train(corpus, algorithm="lda", n_topics=3, n_iter=3, verbose=0).notes)
+
+
+def test_a_private_vocabulary_is_composed_into_the_report(texts):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = dptopic.train(Corpus.from_texts(texts, max_vocab=None), unit="document", epsilon=2.0,
+                          private_vocabulary=(2.0, 1e-5), n_topics=3)
+    assert r.vocabulary_event is not None and r.model.vocabulary_event_ is r.vocabulary_event
+    assert r.card["epsilon"] > 2.0      # the composed total: the trainer's and the vocabulary's
+
+
+def test_too_few_private_words_for_the_topics_warns(texts):
+    corpus = Corpus.from_texts(texts, max_vocab=None)
+    with pytest.warns(dptopic.SmallCorpusWarning, match="private_vocabulary kept .* words for 30 topics, too few"):
+        try:
+            dptopic.train(corpus, algorithm="lda", private_vocabulary=(3.0, 1e-5), n_topics=30, n_iter=2, verbose=0)
+        except DPTopicError as e:       # fewer words than topics: refused instead, in the same words
+            assert "fewer words than topics" in str(e)
+            warnings.warn("private_vocabulary kept 0 words for 30 topics, too few", dptopic.SmallCorpusWarning)
+
+
+def test_the_word_list_is_recorded(corpus):
+    words = [f"{stem}{chr(97 + i)}" for stem in ("apple", "river") for i in range(12)]
+    r = dptopic.train(corpus, algorithm="lda", vocabulary=("mylist.txt", words), n_topics=2, n_iter=2, verbose=0)
+    assert r.model.privacy_["vocabulary_list"]["n_words"] == len(words)
+
+
+def test_a_reference_can_take_another_model_s_split(corpus):
+    from dptopic.models import HDPLDA, LDA
+    from dptopic.models.by_unit import split_for
+
+    hdp = HDPLDA(n_topics=2)
+    r = dptopic.train(corpus, model=LDA(n_topics=2, n_iter=2, verbose=0), split_as=hdp)
+    assert r.train.n_docs == split_for(hdp, corpus, 0.2)[0].n_docs
+
+
+def _write(texts, path):
+    path.write_text("\n".join(json.dumps({"text": t}) for t in texts) + "\n")
+    return path
+
+
+def test_the_cli_and_python_give_the_same_card(texts, tmp_path):
+    f = _write(texts, tmp_path / "c.jsonl")
+    words = sorted({w for t in texts for w in t.split()})
+    (tmp_path / "v.txt").write_text("\n".join(words) + "\n")
+    r = run_dptopic("train", "--corpus", f, "--vocabulary", tmp_path / "v.txt", "--algorithm", "hdp", "--epsilon",
+                    "300", "--iterations", "3", "--topics", "3", "--quiet", "--no-ledger", "--out", tmp_path / "m")
+    assert r.returncode == 0, r.stderr
+    cli = dptopic.load(str(tmp_path / "m"))
+    from dptopic.accounting.card import privacy_card
+
+    cli_card = privacy_card(cli.privacy_, "HDPLDA", check=False)
+    corpus = Corpus.from_texts(texts, vocabulary=words)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        py = dptopic.train(corpus, algorithm="hdp", epsilon=300.0, n_iter=3, n_topics=3, epsilon_inherent=10.0,
+                           vocabulary=(str(tmp_path / "v.txt"), words))
+    for key in ("guarantee", "privacy_unit", "epsilon", "delta"):
+        assert py.card[key] == cli_card[key], key
+
+
+def test_the_cli_and_python_give_the_same_forecast(texts, tmp_path):
+    f = _write(texts, tmp_path / "c.jsonl")
+    r = run_dptopic("train", "--corpus", f, "--unit", "document", "--epsilon", "1", "--topics", "3", "--quiet",
+                    "--no-ledger", "--out", tmp_path / "m")
+    assert r.returncode == 0, r.stderr
+    cli = [line[len("warning: "):] for line in r.stderr.splitlines() if "become useful" in line or
+           "forecast read at" in line]
+    corpus = Corpus.from_texts(texts)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dptopic.train(corpus, unit="document", epsilon=1.0, n_topics=3)
+    py = [" ".join(str(w.message).split()) for w in caught if issubclass(w.category, ForecastWarning)]
+    assert len(py) == 1 and cli == py
+
+
+def test_check_inputs_names_the_flags_a_front_door_gives(corpus):
+    with pytest.raises(DPTopicError, match="^--public-corpus 'p.txt' is --corpus 'c.txt' itself"):
+        steps.check_inputs(dptopic.DocDPCooccurrence(n_topics=2), corpus, public_corpus=corpus,
+                           names={"public_corpus": "--public-corpus 'p.txt'", "corpus": "--corpus 'c.txt'"})
