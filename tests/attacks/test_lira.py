@@ -367,7 +367,6 @@ def test_audit_settings_name_the_missing_target_spread():
     assert "auc_se_models" in one.summaries["lira_online"]
 """``dptopic.attacks.lira``."""
 import dptopic
-from dptopic.corpus import lda_corpus
 
 
 # ---- item 9: LiRA's halves are equal on an odd corpus

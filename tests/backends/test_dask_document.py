@@ -5,7 +5,6 @@ a worker killed mid-pass costs time only (its task is recomputed, the noise is d
 disagree on the vocabulary, a cluster that loses every worker) is refused in one line before any noise is drawn."""
 import json
 import os
-import signal
 
 import numpy as np
 import pytest

@@ -21,7 +21,6 @@ from dptopic.accounting import PrivacyLedger, compose_pld
 from dptopic.accounting.gaussian import SubsampledGaussianEvent, pld_epsilon
 from dptopic.corpus import lda_corpus  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-from dptopic.mechanisms import gaussian_mechanism  # noqa: E402
 import dptopic.models.svi as svi
 from sklearn.base import clone
 import sys
