@@ -195,7 +195,8 @@ def _run(capsys, argv):
     return rc, capsys.readouterr()
 
 
-@pytest.mark.parametrize("algorithm", ["docdp-cooc", "docdp"])
+# docdp-cooc's Dask path is in the default run through test_dask_sums_equal_one_machine; the CLI's through docdp
+@pytest.mark.parametrize("algorithm", [pytest.param("docdp-cooc", marks=pytest.mark.slow), "docdp"])
 def test_cli_trains_document_level_on_dask_local(algorithm, text_shards, tmp_path, capsys):
     args = ["train", "--corpus", text_shards, "--algorithm", algorithm, "--topics", "4", "--epsilon", "4",
             "--seed", "3", "--quiet"]
