@@ -278,9 +278,11 @@ def test_a_train_run_into_an_out_folder_another_run_holds_is_refused_in_one_line
     from helpers import run_dptopic
 
     out = tmp_path / "runs" / "model"         # a folder (and its parent) not made yet: held all the same
+    docs = tmp_path / "docs.txt"               # a small corpus (not the demo's, a minute of tokenizing under load)
+    docs.write_text("\n".join(["tax budget deficit spending", "army navy war soldiers"] * 10) + "\n")
     proc = _hold_in_another_process(out)
     try:
-        r = run_dptopic("train", "--corpus", "demo", "--algorithm", "lda", "--topics", "2", "--iterations", "2",
+        r = run_dptopic("train", "--corpus", docs, "--algorithm", "lda", "--topics", "2", "--iterations", "2",
                         "--out", out, "--quiet")
         assert r.returncode == 2, r.stderr
         assert r.stderr.count("\n") == 1 and "being written by another dptopic run" in r.stderr, r.stderr
@@ -289,7 +291,7 @@ def test_a_train_run_into_an_out_folder_another_run_holds_is_refused_in_one_line
     finally:
         proc.stdin.close()
         proc.wait(30)
-    r = run_dptopic("train", "--corpus", "demo", "--algorithm", "lda", "--topics", "2", "--iterations", "2",
+    r = run_dptopic("train", "--corpus", docs, "--algorithm", "lda", "--topics", "2", "--iterations", "2",
                     "--out", out, "--quiet")
     assert r.returncode == 0, r.stderr
     assert (out / "model.json").is_file()

@@ -5,7 +5,6 @@ import pytest
 
 import dptopic
 from dptopic.corpus.synthetic import lda_corpus
-from dptopic.models import FedLDA
 from dptopic.reporting import privacy_card
 
 from helpers import quiet_fit

@@ -61,7 +61,7 @@ def test_bootstrap_over_documents_matches_the_spread_over_replications():
     spread = np.std(aucs, ddof=1)
     spread_se = spread / np.sqrt(2 * (R - 1))           # the standard error of a standard deviation
     boot, hm = [], []
-    for i in range(30):
+    for i in range(15):
         s, y, g = _correlated_scores(rng)
         out = metrics.summarize(s, y, groups=g, seed=i)
         assert "bootstrap over documents" in out["auc_se_method"]

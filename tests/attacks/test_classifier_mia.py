@@ -41,7 +41,7 @@ def test_a_single_attack_labels_its_standard_errors_as_one_replicates(labelled):
 
 
 def test_replicated_standard_error_matches_the_spread_of_independent_attacks(labelled):
-    R, M = 8, 16
+    R, M = 5, 8
     rep = _attack(labelled, 123, n_replicates=R)
     accs = np.array([x["attack_accuracy"] for x in rep["replicates"]])
     assert rep["n_replicates"] == R and len(accs) == R and "independent replicates" in rep["se_method"]

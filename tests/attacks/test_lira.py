@@ -234,7 +234,7 @@ def _clustered_rr(T, D, rho, eps, rng):
     return np.where(y, norm.cdf(z) < p, norm.cdf(z) >= p).ravel().astype(float), y.ravel()
 
 
-@pytest.mark.parametrize("rho", [0.0, 0.2])
+@pytest.mark.parametrize("rho", [pytest.param(0.0, marks=pytest.mark.slow), 0.2])   # correlated models by default
 def test_the_bound_with_models_as_clusters_exceeds_the_true_epsilon_at_most_at_its_confidence(rho):
     """95% bounds over 200 simulated audits of a mechanism of known epsilon = 1: with the models given as clusters the
     bound exceeds 1 in at most 5% + 2 standard errors (0.081) of them, whether or not the trials within a model are
@@ -367,7 +367,6 @@ def test_audit_settings_name_the_missing_target_spread():
     assert "auc_se_models" in one.summaries["lira_online"]
 """``dptopic.attacks.lira``."""
 import dptopic
-from dptopic.corpus import lda_corpus
 
 
 # ---- item 9: LiRA's halves are equal on an odd corpus

@@ -5,7 +5,6 @@ import importlib
 import io
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from dptopic.corpus import Corpus

@@ -16,3 +16,26 @@ def fed_server(tmp_path_factory):
         yield {"tmp": tmp, "url": srv.url, "words": words}
     finally:
         srv.stop()
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory):
+    """One `dptopic demo` run (4 topics, one sweep, unseeded) that the demo tests read: ``(out, flat stdout, stderr)``;
+    a run of the demo trains on the whole State of the Union corpus, so it is made once."""
+    import io
+    import sys
+
+    from dptopic.cli.main import main
+
+    out = tmp_path_factory.mktemp("demo") / "d"
+    capture = pytest.MonkeyPatch()
+
+    buf, err = io.StringIO(), io.StringIO()
+    capture.setattr(sys, "stdout", buf)
+    capture.setattr(sys, "stderr", err)
+    try:
+        rc = main(["demo", "--out", str(out), "--quiet", "--topics", "4", "--iterations", "1"])
+    finally:
+        capture.undo()
+    assert rc in (0, None), err.getvalue()
+    return out, " ".join(buf.getvalue().split()), err.getvalue()

@@ -496,7 +496,7 @@ def test_corpus_info_names_the_filler_words_only_when_there_are_some(tmp_path, c
     assert "--max-df 0.5" not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("kill_at", [1, 2, 3])
+@pytest.mark.parametrize("kill_at", [pytest.param(1, marks=pytest.mark.slow), 2, pytest.param(3, marks=pytest.mark.slow)])
 def test_a_shard_set_killed_among_its_renames_is_never_a_mix_of_two_runs(tmp_path, kill_at):
     """`corpus prepare --shards N --overwrite` replaced the old set one file at a time: killed between two renames,
     the folder held shards of both runs and every read refused it (the old corpus lost). The complete new set is now

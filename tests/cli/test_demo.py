@@ -12,24 +12,6 @@ def _flat(s: str) -> str:
     return " ".join(s.split())
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo") / "d"
-    capture = pytest.MonkeyPatch()
-    import io
-    import sys
-
-    buf, err = io.StringIO(), io.StringIO()
-    capture.setattr(sys, "stdout", buf)
-    capture.setattr(sys, "stderr", err)
-    try:
-        rc = main(["demo", "--out", str(out), "--quiet", "--topics", "4", "--iterations", "3"])
-    finally:
-        capture.undo()
-    assert rc in (0, None), err.getvalue()
-    return out, _flat(buf.getvalue()), err.getvalue()
-
-
 def test_the_demo_leads_with_the_document_level_guarantee(demo):
     out, text, _ = demo
     first, second = text.index("part 1: document-level DP: epsilon = 1 per paragraph"), text.index("part 2: HDP-LDA")
@@ -106,11 +88,9 @@ def test_demo_help_describes_every_option_and_topic_tables_name_their_model(caps
 
 
 # ----------------------------------------------------------------- the demo's second part
-def test_demo_with_one_iteration_says_one_sweep(tmp_path, capsys):
+def test_demo_with_one_iteration_says_one_sweep(demo):
     from dptopic.cli.main import main
 
-    out = tmp_path / "dm"
-    assert main(["demo", "--topics", "2", "--iterations", "1", "--seed", "0", "--out", str(out), "--quiet"]) == 0
-    printed = " ".join(capsys.readouterr().out.split())
+    out, printed, _ = demo                      # the shared demo run is one of one sweep (tests/cli/conftest.py)
     assert "1 sweep)" in printed and "1 sweeps" not in printed
     assert main(["topics", "--model", str(out) + "-document"]) == 0

@@ -9,9 +9,9 @@ def _flat(s: str) -> str:
     return " ".join(s.split())
 
 
-def test_demo_trains_a_document_level_model_at_epsilon_one(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path / "d"), "--quiet", "--topics", "5", "--iterations", "5"]) in (0, None)
-    out = _flat(capsys.readouterr().out)
+def test_demo_trains_a_document_level_model_at_epsilon_one(demo):
+    d, out, _ = demo                            # the shared demo run (tests/cli/conftest.py)
+    tmp_path = d.parent
     assert "document-level DP: epsilon = 1 per paragraph in all" in out
     assert "ratio" in out and "to non-private LDA on the same words and split" in out
     doc = json.loads((tmp_path / "d-document" / "model.json").read_text())

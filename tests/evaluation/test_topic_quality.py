@@ -379,11 +379,7 @@ def test_topics_whose_top_words_occur_nowhere_in_the_reference_are_never_scored_
 
 
 """umass_mimno_sum (``evaluation/topic_quality.py``): Mimno's UMass of a model, None where undefined."""
-import math
-import warnings
 
-import dptopic
-from dptopic.evaluation.coherence import umass_coherence
 from dptopic.evaluation.topic_quality import umass_mimno_sum
 
 

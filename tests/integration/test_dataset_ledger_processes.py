@@ -8,7 +8,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
 
 from dptopic.accounting.dataset_ledger import DatasetLedger
 

@@ -16,10 +16,7 @@ from dptopic.evaluation import infer_theta
 from dptopic.models import FedLDA
 
 import scipy.sparse as sp
-import dptopic
-from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
-from dptopic.models import FedLDA
 import json
 from pathlib import Path
 from dptopic.reporting import privacy_card

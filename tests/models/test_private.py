@@ -17,20 +17,17 @@ import inspect
 import re
 from dptopic.models import DPSVI, OLPLDA, FedLDA, OnlineLDA
 import warnings
-import numpy as np
 from dptopic.evaluation.recovery import topic_recovery
 from dptopic.models import LDA
 import secrets
 from pathlib import Path
 from dptopic.accounting import LaplaceEvent
 from conftest import counts_from_z
-from dptopic.errors import BudgetExceededError
 import math
 from dptopic.corpus import lda_corpus
 from dptopic import SeededNoiseWarning
 from dptopic.reporting import privacy_card
 import sys
-from dptopic.backends import ThreadBackend
 from dptopic.models import base as model_base
 
 
@@ -113,12 +110,6 @@ def test_a_cdp_folder_saved_with_delta_loads_as_count_release_delta(tmp_path):
 # iteration 50 of 600 was noticed at iteration 51, yet the run went on to iteration 597 before the budget refused a
 # planned sweep); a run with headroom goes on; the replay warning's epsilon is rounded up, as the card shows it.
 
-class _LosesAShardOnce(ThreadBackend):
-    """Threads, but the second sweep reports shard 0 lost with one sweep to replay (as the Dask backend does)."""
-
-    def __init__(self, *a, **kw):
-        super().__init__(*a, **kw)
-        self.calls = 0
 # ----------------------------------------------------------------- docstrings
 def _parameters_section(cls) -> str:
     doc = inspect.getdoc(cls) or ""

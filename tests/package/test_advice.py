@@ -242,9 +242,8 @@ def test_export_of_one_document_says_one_document(tmp_path, capsys):
 # compared with the public-knowledge floor, and the topics the budget supports are read off the measured counts.
 import math
 
-import pytest
 
-from dptopic.advice import BELOW_PUBLIC, expected_text, recommend, too_small_message, verdict
+from dptopic.advice import BELOW_PUBLIC, expected_text, too_small_message, verdict
 
 
 def rows(trainer, corpus, length, points, n_docs=1000):

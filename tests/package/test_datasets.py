@@ -39,11 +39,9 @@ def test_20newsgroups_if_installed():
 import gzip
 
 import numpy as np
-import pytest
 
 from dptopic.corpus import Vocabulary
 from dptopic.datasets import dictionary_texts, load_dictionaries
-from dptopic.errors import DPTopicError
 
 DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 

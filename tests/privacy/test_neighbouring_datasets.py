@@ -2,7 +2,6 @@
 neighbouring datasets of the catalogue (tests/privacy/conftest.py: PAIRS), with the noise held fixed: the run on D'
 replays the outputs of the run on D. Parametrised by pair x trainer x front door (the library's fit, with
 ``split_for`` where the pair holds documents out as a training run does; ``dptopic train`` in-process)."""
-import numpy as np
 import pytest
 
 from dptopic.errors import DPTopicError

@@ -1,5 +1,4 @@
 """``dptopic.recovery.factorize``."""
-import warnings
 import numpy as np
 import pytest
 from dptopic.errors import DPTopicError
@@ -37,11 +36,8 @@ def test_rank_deficient_release_gives_finite_deterministic_topics():
 """dptopic.recovery.factorize's moment method (``method="refined-anchors"``): each step against a small NumPy
 reference, exact recovery from an exact second moment, and consistency: with the noise fixed, the topics approach
 the truth as the signal grows."""
-import numpy as np
-import pytest
 from scipy.optimize import linear_sum_assignment, nnls
 
-from dptopic.recovery import topics_from_cooccurrence
 from dptopic.recovery.factorize import (_nnls_simplex_weights, _rank_k_projection, refine_moments,
                                         refined_anchor_topics)
 

@@ -5,7 +5,6 @@ import io
 import json
 import re
 import shutil
-import warnings
 from html import unescape
 
 import pytest
@@ -15,7 +14,6 @@ from dptopic.accounting.card import LARGE_DELTA, STRONG_EPSILON_LIMIT
 from dptopic.accounting.local import f_from_epsilon, local_privacy_report
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.local.document import document_privacy_report
-from dptopic.models import FedLDA
 from dptopic.errors import DPTopicError
 from dptopic.reporting import privacy_card, render_report
 

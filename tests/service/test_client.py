@@ -477,7 +477,6 @@ def test_the_cli_prints_what_the_interrupted_command_said(monkeypatch, capsys, r
     assert capsys.readouterr().err.strip() == shown
 """``dptopic.service.client``."""
 import pytest
-from dptopic.errors import DPTopicError
 
 
 def test_a_server_url_with_credentials_is_refused_without_echoing_them():

@@ -17,7 +17,7 @@ pytest.importorskip("sqlalchemy")
 
 from dptopic.service.http import MAX_HEADER_BYTES  # noqa: E402
 
-from service_helpers import (TOKEN, InProcessServer, ServedLikeServe, count_rows, make_data, metric,  # noqa: E402
+from service_helpers import (InProcessServer, ServedLikeServe, count_rows, make_data, metric,  # noqa: E402
                              plain_report_body, send_raw, service_config)
 from service_helpers import http as request  # noqa: E402
 
