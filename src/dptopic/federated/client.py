@@ -1,7 +1,7 @@
 """The FedLDA client: one user's documents, local topic assignments and local θ (never sent).
 
 Each round :meth:`FedClient.run_round` takes the server's broadcast (bytes), runs local Gibbs sampling
-against the global Φ (:func:`~dptopic.kernels.local_sweep`), builds the update — the list of the
+against the global Φ (:func:`~dptopic.kernels.client_sweep`), builds the update — the list of the
 user's ``(topic, word)`` assignments ("dense representation"), padded to ``pad_length`` entries and
 sub-sampled at ``sample_ratio`` — perturbs the words with RRP
 (:func:`~dptopic.mechanisms.rrp_perturb`) and returns the encoded :class:`ClientUpdate`.
@@ -27,9 +27,9 @@ import numpy as np
 from ..accounting import eta as _eta
 from ..corpus import Corpus
 from ..errors import DPTopicError
-from ..kernels import kernel_state, local_sweep
+from ..kernels import client_sweep, kernel_state
 from ..accounting.fedlda import subset_size as _subset_size
-from ..kernels import sample_labels, subset_local_sweep, subset_theta_em
+from ..kernels import sample_labels, subset_client_sweep, subset_theta_em
 from ..mechanisms.rrp import cap_report, replacement_table, rrp_perturb, subset_report
 from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
 
@@ -299,12 +299,12 @@ class FedClient:
                 self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int64)
                 return
             for _ in range(self.config.local_iter):
-                subset_local_sweep(self.sets, self.rz, self.rnk, phi_wk, float(self.config.alpha), e1,
-                                   1.0 + e1 * s / V, state, self.pick)
+                subset_client_sweep(self.sets, self.rz, self.rnk, phi_wk, float(self.config.alpha), e1,
+                                    1.0 + e1 * s / V, state, self.pick)
             return
         for _ in range(self.config.local_iter):
-            local_sweep(self.corpus.word_ids, self.corpus.doc_ptr, self.z, self.ndk, phi_wk,
-                        float(self.config.alpha), state)
+            client_sweep(self.corpus.word_ids, self.corpus.doc_ptr, self.z, self.ndk, phi_wk,
+                         float(self.config.alpha), state)
 
     def build_update(self):
         """Entries ``(topics, words)`` before perturbation: padded to L, sampled; ``-1`` marks padding."""
