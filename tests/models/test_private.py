@@ -18,7 +18,7 @@ import re
 from dptopic.models import DPSVI, OLPLDA, FedLDA, OnlineLDA
 import warnings
 import numpy as np
-from dptopic.evaluation.recovery import topic_recovery
+from dptopic.evaluation.topic_matching import topic_recovery
 from dptopic.models import LDA
 import secrets
 from pathlib import Path

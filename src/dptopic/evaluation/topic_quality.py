@@ -148,7 +148,7 @@ def cooccurrence(reference, word_ids, window: int | None = None):
         return float(reference.n_docs), np.diag(pair).copy(), pair
     if isinstance(window, (bool, np.bool_)) or not (isinstance(window, (int, np.integer)) and window >= 1):
         raise DPTopicError(f"invalid window={window!r}: give a number of tokens >= 1, or None for boolean documents.")
-    from ..kernels.cooccurrence import window_cooccurrence
+    from ..kernels.window_counts import window_cooccurrence
 
     slot = np.full(reference.vocab_size, -1, np.int64)
     slot[word_ids] = np.arange(len(word_ids))

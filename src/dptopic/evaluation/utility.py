@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ..errors import DPTopicError
-from .recovery import aligned_topics, cosine_matrix
+from .topic_matching import aligned_topics, cosine_matrix
 
 
 def _topics_of(x, what: str):

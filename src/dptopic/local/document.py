@@ -12,7 +12,7 @@ is covered with ``m * eps`` by basic composition.
 Server side (:func:`pair_cooccurrence`, :class:`~dptopic.models.LocalDocumentLDA`): unbiased counts of every
 pair estimate ``sum_d (c_d c_d^T - diag(c_d)) / (L_d (L_d - 1))`` (``c_d`` the document's word counts over the
 vocabulary, ``L_d`` its tokens there), the token co-occurrence matrix of Arora et al. (2013), whose topics are recovered by non-negative factorisation
-(:func:`dptopic.recovery.topics_from_cooccurrence`). Everything the server computes reads only the
+(:func:`dptopic.moments.topics_from_cooccurrence`). Everything the server computes reads only the
 reports (post-processing).
 
 File format ``dptopic-ldp-document-reports`` version 1: ``b"DPTLDPD\\n"``, a 4-byte little-endian header

@@ -1,4 +1,5 @@
-"""Topic recovery against a synthetic ground truth: mean cosine after Hungarian matching."""
+"""Matching topics to topics: recovery of a synthetic ground truth (mean cosine after Hungarian matching), and the
+match between two models' topics over their shared words."""
 from __future__ import annotations
 
 import numpy as np
