@@ -63,15 +63,26 @@ def _module_level_lines(path: Path) -> set:
     return lines
 
 
+def _strong_groups(modules: list, edges: list) -> list:
+    """The groups of ``modules`` that ``edges`` (pairs of indices) join in a circle (strongly connected components of
+    more than one module), each sorted, in sorted order."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    rows, cols = zip(*edges) if edges else ((), ())
+    adjacency = csr_matrix((np.ones(len(edges)), (rows, cols)), shape=(len(modules), len(modules)))
+    _, label = connected_components(adjacency, directed=True, connection="strong")
+    groups = [sorted(modules[i] for i in np.flatnonzero(label == g)) for g in np.unique(label)]
+    return sorted(g for g in groups if len(g) > 1)
+
+
 def module_level_cycles(package: str) -> list:
     """The groups of modules of ``package`` whose module-level imports run in a circle (each group a strongly
     connected component of the import graph, from grimp, the library import-linter is built on), as sorted lists."""
     import importlib.util
 
     import grimp
-    import numpy as np
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
 
     graph = grimp.build_graph(package, cache_dir=None)
     modules = sorted(graph.modules)
@@ -82,19 +93,46 @@ def module_level_cycles(package: str) -> list:
         for imported in graph.find_modules_directly_imported_by(m):
             if any(d["line_number"] in lines for d in graph.get_import_details(importer=m, imported=imported)):
                 edges.append((index[m], index[imported]))
-    rows, cols = zip(*edges) if edges else ((), ())
-    adjacency = csr_matrix((np.ones(len(edges)), (rows, cols)), shape=(len(modules), len(modules)))
-    _, label = connected_components(adjacency, directed=True, connection="strong")
-    groups = [sorted(modules[i] for i in np.flatnonzero(label == g)) for g in np.unique(label)]
-    return sorted(g for g in groups if len(g) > 1)
+    return _strong_groups(modules, edges)
+
+
+def import_cycles_within_packages(package: str) -> list:
+    """The groups of modules of one package of ``package`` (``dptopic.corpus``, ``dptopic.models``, ...) whose imports
+    run in a circle, counting every import: those inside functions too."""
+    import grimp
+
+    graph = grimp.build_graph(package, cache_dir=None)
+    modules = sorted(graph.modules)
+    index = {m: i for i, m in enumerate(modules)}
+
+    def home(m):
+        return m.split(".")[:2]
+
+    edges = [(index[m], index[imported]) for m in modules for imported in graph.find_modules_directly_imported_by(m)
+             if home(m) == home(imported)]
+    return _strong_groups(modules, edges)
 
 
 def test_no_module_level_import_cycle():
     """No module of dptopic imports, at module level, one that imports it back (directly or round a longer circle):
-    each module can be read knowing only those it imports. (An import inside a function may close a circle, where a
-    thin method defers to the module that holds the work, as ``Corpus.from_jsonl`` to ``corpus.readers``.)"""
+    each module can be read knowing only those it imports."""
     pytest.importorskip("grimp")
     assert module_level_cycles("dptopic") == []
+
+
+CIRCLES_LEFT = [["dptopic.cli.secure_sum", "dptopic.cli.serve"], ["dptopic.models.cooc_refit", "dptopic.models.docdp_cooc"]]
+"""Circles through imports inside functions that are still to be broken (cli/ and models/ are being rewritten); an
+entry goes when its circle does, and none is added."""
+
+
+def test_no_package_has_an_import_circle_counting_imports_inside_functions():
+    """Within a package the modules import one way, whether the import runs at module level or inside a function:
+    ``corpus.py`` builds on ``records.py`` (the readers of each file format) and ``readers.py`` and ``shards.py`` build
+    on ``corpus.py``, never back."""
+    pytest.importorskip("grimp")
+    circles = import_cycles_within_packages("dptopic")
+    assert not [c for c in circles if c[0].startswith("dptopic.corpus.")], circles
+    assert [c for c in circles if c not in CIRCLES_LEFT] == []
 
 
 def _write_package(root: Path, files: dict) -> None:
@@ -111,6 +149,15 @@ def test_the_cycle_check_finds_a_circle_and_ignores_one_inside_a_function(tmp_pa
                               "cyc/e.py": "def f():\n    from . import d\n"})
     monkeypatch.syspath_prepend(str(tmp_path))
     assert module_level_cycles("cyc") == [["cyc.a", "cyc.b", "cyc.c"]]
+
+
+def test_the_circle_check_within_packages_counts_imports_inside_functions(tmp_path, monkeypatch):
+    pytest.importorskip("grimp")
+    _write_package(tmp_path, {"cyc2/__init__.py": "", "cyc2/p/__init__.py": "", "cyc2/q/__init__.py": "",
+                              "cyc2/p/a.py": "from . import b\n", "cyc2/p/b.py": "def f():\n    from . import a\n",
+                              "cyc2/p/c.py": "from ..q import d\n", "cyc2/q/d.py": "def g():\n    from ..p import c\n"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert import_cycles_within_packages("cyc2") == [["cyc2.p.a", "cyc2.p.b"]]      # p.c <-> q.d crosses packages
 
 
 SHARED_ROOT_MODULES = ("_io", "_validation", "_progress", "_lazy_names", "_shared_filters")

@@ -1,6 +1,6 @@
 """Reading files as text: strict UTF-8 (a binary or UTF-16 file refused in one line), gzip, a text file's lines,
 CSV rows and their header (Orange's three header rows of a ``.tab``), and what a missing path or a broken link says.
-The corpus readers (:mod:`dptopic.corpus.readers`) are built on them."""
+The readers of corpus files (:mod:`dptopic.corpus.records`) are built on them."""
 from __future__ import annotations
 
 import csv

@@ -1,14 +1,18 @@
-"""The corpus readers: a corpus file or folder read into a :class:`~dptopic.corpus.Corpus`, by format
-(:func:`from_jsonl`, :func:`from_csv`, :func:`from_uci`, :func:`from_directory`, a prepared ``.npz``, text with one
-document per line), and :func:`read_corpus`, which picks the reader by the path's name (``format="auto"``) or the
-format given. ``Corpus.from_jsonl`` and the other ``Corpus.from_*`` readers call these."""
+"""Corpus files read into records: each document's text, label, id and person as the file holds them (or a UCI
+file's counts), every field checked, before any word is chosen. ``Corpus.from_jsonl``, ``from_csv``, ``from_uci`` and
+``from_directory`` build a :class:`~dptopic.corpus.Corpus` from them, and :func:`dptopic.corpus.readers.read_corpus`
+picks one by the file's name. This module sits below ``corpus.py`` (it builds no Corpus), so the two never import each
+other; the checks of a single value that both use (a blank or missing label, an invisible character in a person's id)
+live here."""
 from __future__ import annotations
 
 import json
 import math
 import os
 import re
+import unicodedata
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,10 +20,80 @@ import scipy.sparse as sp
 
 from .._io import load_json, pairs_noting_repeats
 from ..errors import DPTopicError
-from .corpus import (USER_FIELD, Corpus, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,
-                     invisible_character)
 from .files import (_column_list, _nul_error, _open_text, _other_delimiter, _other_delimiter_char, _read_csv,
-                    orange_header_rows, read_lines, read_text_file)
+                    orange_header_rows, read_text_file)
+from .shard_folder import check_unfinished_shard_folder
+
+def invisible_character(s: str) -> str | None:
+    """The first control or format character (Unicode category Cc or Cf: NUL, tab, zero-width space, BOM, ...) in
+    ``s`` and where it stands, as ``"U+0000 at character 2"``; None when it holds none. A person id holding one is
+    refused: ``"v"`` and ``"v\u0000"`` look like one id (and a NumPy string array even drops the NUL) but would be two
+    people, so one person could be split in two, or another filed under a victim's id."""
+    if s.isprintable() and all(unicodedata.category(ch) != "Cf" for ch in s):
+        return None     # isprintable() is False for every Cc (and for spaces other than ' ', checked below)
+    for at, ch in enumerate(s, 1):
+        if unicodedata.category(ch) in ("Cc", "Cf"):
+            return f"U+{ord(ch):04X} at character {at}"
+    return None
+
+
+def _json_kind(v) -> str:
+    return {dict: "an object", list: "a list", type(None): "null", bool: "true/false"}.get(type(v), "a number")
+
+
+def _missing_label(v) -> bool:
+    """A label that is not there: None, NaN (of any float type: Python's, NumPy's float32, a Decimal), pandas' NA, a
+    NaT, or a string that is empty or holds only spaces and invisible characters (controls such as NUL, a zero-width
+    space, a stray byte-order mark). Every loader that reads labels refuses one, rather than read it as a class of its
+    own ('' or 'nan')."""
+    if v is None or type(v).__name__ in ("NAType", "NaTType"):
+        return True
+    if isinstance(v, str):
+        return _blank(v)
+    if isinstance(v, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(v))
+    if isinstance(v, (list, tuple, dict, set, frozenset, np.ndarray, bytes, bytearray)):
+        return False
+    try:
+        return bool(v != v)     # NaN is the one value unequal to itself
+    except Exception:           # a signalling Decimal NaN, or a type whose comparison fails
+        return type(v).__name__ == "Decimal" and v.is_nan()
+
+
+def _blank(s: str) -> bool:
+    """Whether ``s`` shows nothing: empty, or spaces, control characters and invisible format characters only."""
+    if s and s[0].isprintable() and not s[0].isspace():      # a visible first character: the common case
+        return False
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in s)
+
+
+def _missing_label_fix(param: str) -> str:
+    """How to mend a document without a label, for the error that refuses it (``param``: the loader's setting)."""
+    return (f"fill in every document's label or drop the unlabelled ones, or read no labels (leave out {param}; CLI:"
+            " --label-field)")
+
+
+USER_FIELD = "user_field"  # metadata key: the field, column or folder level the person of each document was read from
+
+
+def _is_utf8(s: str) -> bool:
+    """Whether ``s`` can be written as UTF-8 (holds no lone surrogate such as JSON's ``"\\udc00"``)."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@dataclass
+class TextRecords:
+    """The documents of a corpus file as read: their texts and, where the file gives them, labels, ids and persons
+    (``user_source``: where the persons were read from, as a model's card names it, e.g. ``"field 'author'"``)."""
+    texts: list
+    labels: list | None = None
+    doc_ids: list | None = None
+    user_ids: list | None = None
+    user_source: str | None = None
 
 
 def _name_text(name: str) -> str:
@@ -115,11 +189,9 @@ def _ids_or_none(ids, name, require_ids: bool, what: str, kind: str, param: str)
                        f" {len(ids)} records have one): give every record an id, or set {param} (CLI: --id-field) to the"
                        f" {kind} that holds them.")
 
-def from_uci(docword: str | os.PathLike, vocab: str | os.PathLike, drop_empty: bool = True) -> Corpus:
-    """Read the UCI bag-of-words format (``docword.*.txt[.gz]`` + ``vocab.*.txt``). Each document's id
-    (``doc_ids``) is its UCI document number (``"1"``, ``"2"``, ...), so the documents that have no entry, which
-    are dropped (counted in ``n_empty_dropped``), show as missing numbers; ``drop_empty=False`` keeps them as
-    empty documents (one per document number, as ``dptopic transform`` reads them)."""
+def uci_counts(docword: str | os.PathLike, vocab: str | os.PathLike):
+    """A UCI bag-of-words file (``docword.*.txt[.gz]`` + ``vocab.*.txt``) as ``(X, words)``: the D x W count matrix
+    (scipy CSR, row d the document numbered d + 1) and the W words; :meth:`Corpus.from_uci` builds the corpus."""
     if vocab is None:
         raise DPTopicError(f"the UCI corpus {str(docword)!r} needs its vocabulary file: pass vocab= the path of its"
                            " vocab.*.txt (one word per line).")
@@ -192,19 +264,12 @@ def from_uci(docword: str | os.PathLike, vocab: str | os.PathLike, drop_empty: b
                                f" entry of line {_uci_line(docword, first)} (document {int(arr[again, 0])}, word"
                                f" {int(arr[again, 1])}); each pair is listed once with its count: merge the two"
                                " lines into one.")
-    X = sp.csr_matrix((c, (d, w)), shape=(D, W))
-    c = Corpus.from_bow(X, vocabulary=words)
-    c = Corpus(c.doc_ptr, c.word_ids, c.vocabulary, doc_ids=[str(i) for i in range(1, D + 1)], metadata=c.metadata)
-    return c.drop_empty() if drop_empty else c
+    return sp.csr_matrix((c, (d, w)), shape=(D, W)), words
 
 
-def from_jsonl(path, text_field: str = "text", label_field: str | None = None, id_field: str | None = None,
-               require_ids: bool = True, user_field: str | None = None, **kw) -> Corpus:
-    """One JSON object per line; ``id_field`` names the field holding each document's id (``doc_ids``, which
-    ``dptopic transform`` writes beside its rows). Every record must have it, unless ``require_ids=False``: then
-    the ids are used only when every record has one, and are ``doc0, doc1, ...`` otherwise. Two records with the
-    same id are refused (used as ``doc0, ...`` with ``require_ids=False``). ``user_field`` names the field holding
-    each document's person (``user_ids``, a string in every record)."""
+def jsonl_records(path, text_field: str = "text", label_field: str | None = None, id_field: str | None = None,
+                  require_ids: bool = True, user_field: str | None = None) -> TextRecords:
+    """The records of a JSONL file, one JSON object per line (:meth:`Corpus.from_jsonl` says what each setting does)."""
     _check_field_names(("text_field", text_field, False), ("label_field", label_field, True),
                        ("id_field", id_field, True), ("user_field", user_field, True))
     texts, labels, ids, users = [], [], [], []
@@ -277,22 +342,14 @@ def from_jsonl(path, text_field: str = "text", label_field: str | None = None, i
     if not texts:
         raise DPTopicError(f"empty corpus: JSONL file {str(path)!r} holds no records; give one JSON object per line,"
                            f" the text in a field ({text_field!r}).")
-    return _with_user_field(Corpus.from_texts(
-        texts, labels=labels if label_field else None, doc_ids=_ids_or_none(
-            ids, id_field, require_ids, f"JSONL file {str(path)!r}", "field", "id_field"),
-        user_ids=users if user_field else None, **kw), user_field and f"field {user_field!r}")
+    return TextRecords(texts, labels=labels if label_field else None, doc_ids=_ids_or_none(
+        ids, id_field, require_ids, f"JSONL file {str(path)!r}", "field", "id_field"),
+        user_ids=users if user_field else None, user_source=user_field and f"field {user_field!r}")
 
 
-def from_csv(path, text_column: str = "text", label_column: str | None = None, id_column: str | None = None,
-             require_ids: bool = True, delimiter: str | None = None, user_column: str | None = None,
-             **kw) -> Corpus:
-    """A CSV file with a header row; ``id_column`` names the column of document ids (``doc_ids``). Every row must
-    have one, unless ``require_ids=False``: then the ids are used only when every row has one, and are
-    ``doc0, doc1, ...`` otherwise. Two rows with the same id are refused (used as ``doc0, ...`` with
-    ``require_ids=False``). ``delimiter``: the character between fields (``"\\t"`` for tab-separated values); by
-    default ``","``, or the ``";"``, ``"|"`` or tab a header without a comma holds between the columns asked for
-    (with a warning); a delimiter given is never replaced. ``user_column``: the column of each document's person
-    (``user_ids``; no row may leave it empty)."""
+def csv_records(path, text_column: str = "text", label_column: str | None = None, id_column: str | None = None,
+                require_ids: bool = True, delimiter: str | None = None, user_column: str | None = None) -> TextRecords:
+    """The rows of a CSV file with a header row (:meth:`Corpus.from_csv` says what each setting does)."""
     _check_field_names(("text_column", text_column, False), ("label_column", label_column, True),
                        ("id_column", id_column, True), ("user_column", user_column, True))
     guess = delimiter is None           # the default, ',': another one seen in the header may replace it
@@ -385,16 +442,13 @@ def from_csv(path, text_column: str = "text", label_column: str | None = None, i
     users = None if user_column is None else [
         _record_user(r[at[user_column]], True, f"{bad}: the row on line {line}", user_column, "column")
         for r, line in zip(rows, lines)]
-    return _with_user_field(Corpus.from_texts(texts, labels=labels, doc_ids=ids, user_ids=users, **kw),
-                            user_column and f"column {user_column!r}")
+    return TextRecords(texts, labels=labels, doc_ids=ids, user_ids=users,
+                       user_source=user_column and f"column {user_column!r}")
 
 
-def from_directory(path, pattern: str = "*.txt", users_by_folder: bool = False, **kw) -> Corpus:
-    """One document per file matching ``pattern`` (the default ``*.txt`` in any case: ``NOTES.TXT`` too) in the
-    folder and its sub-folders (a sub-folder's name is its
-    files' label, and when there are sub-folders a file directly in the folder gets the folder's own name), in
-    sorted order; hidden files and folders (names starting with '.') are left out. ``users_by_folder``: a folder
-    of folders, one per person: each file's ``user_ids`` entry is the sub-folder it lies in (at any depth)."""
+def directory_records(path, pattern: str = "*.txt", users_by_folder: bool = False) -> TextRecords:
+    """The text files of a folder, one document each (:meth:`Corpus.from_directory` says which files and how they are
+    labelled)."""
     if isinstance(path, (str, os.PathLike)) and not os.fspath(path).strip():     # Path("") is the current folder
         raise DPTopicError("the corpus path is empty: give a folder of .txt files.")
     path = Path(path)
@@ -437,9 +491,7 @@ def from_directory(path, pattern: str = "*.txt", users_by_folder: bool = False, 
                                " reads a shard folder whole ('dptopic train --corpus FOLDER', fit(FOLDER)); here"
                                " give one corpus file: one of its shard-*.npz files, or a corpus prepared without"
                                " --shards.")
-        from .shards import check_unfinished_shard_folder     # a killed 'corpus prepare --shards'
-
-        check_unfinished_shard_folder(path)
+        check_unfinished_shard_folder(path)     # a killed 'corpus prepare --shards' left it
         raise DPTopicError(f"empty corpus: no {pattern} files in {str(path)!r}.")
     texts = [read_text_file(f, f"a folder of UTF-8 text files, one document each: move {f.name!r} out of the"
                                 " folder (in Python, from_directory's pattern= can leave it out)") for f in files]
@@ -464,197 +516,8 @@ def from_directory(path, pattern: str = "*.txt", users_by_folder: bool = False, 
             raise DPTopicError(f"{str(path)!r}: {loose.name!r} lies in the folder itself, not in a person's"
                                " sub-folder: with one folder per person, move each file into its author's folder.")
         users = [_name_text(f.relative_to(path).parts[0]) for f in files]
-    return _with_user_field(Corpus.from_texts(texts, labels=labels, doc_ids=[_name_text(str(f.relative_to(path)))
-                                                                             for f in files], user_ids=users, **kw),
-                            users_by_folder and "sub-folder (one folder per person)")
-
-
-def _with_user_field(corpus: Corpus, field) -> Corpus:
-    """``corpus`` with the field its user ids were read from in its metadata (``user_field``: the model and its card
-    name it); unchanged when none was read."""
-    if field:
-        corpus.metadata[USER_FIELD] = field
-    return corpus
-
-# ------------------------------------------------------------ transforms
-
-
-TAB_SUFFIXES = (".tsv", ".tab")      # tab-separated tables (.tab: Orange's, with its three header rows)
-_AUTO_SUFFIXES = {".npz": "npz", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "csv", ".tab": "csv",
-                  ".txt": "text", ".text": "text"}
-FORMAT_NAMES = {"text": "text, one document per line", "jsonl": "JSONL, one JSON object per line", "dir":
-                 "a folder of .txt files, one document per file", "npz": "a prepared corpus", "uci":
-                 "a UCI bag-of-words file"}
-
-
-def file_suffix(p) -> str:
-    """A file's extension in lower case, a ``.gz`` after it left off (``docs.jsonl.gz``: ``.jsonl``)."""
-    name = Path(p).name.lower().removesuffix(".gz")
-    return Path(name).suffix
-
-
-def is_tab_separated(p) -> bool:
-    return file_suffix(p) in TAB_SUFFIXES
-
-
-def auto_format(p) -> str:
-    """The format ``format="auto"`` reads the existing path ``p`` in: by its extension, never guessed. An extension it
-    does not know (or none) is refused in one line, which names the formats to choose from (as ``format=``; the
-    command line says ``--format``)."""
-    p = Path(p)
-    if p.is_dir():
-        return "dir"
-    if p.name.lower().startswith("docword"):
-        return "uci"
-    ext = file_suffix(p)
-    if ext == ".json":
-        return _json_format(p)
-    if ext in _AUTO_SUFFIXES:
-        return _AUTO_SUFFIXES[ext]
-    what = f"its extension {ext!r}" if ext else "it has no extension, which"
-    raise DPTopicError(f"corpus {str(p)!r}: format='auto' reads a file by its extension, and {what} says no format:"
-                       " give format='text' (one document per line), jsonl, csv, uci or npz, or name the file .txt,"
-                       " .jsonl, .csv, .tsv/.tab (tab-separated), .npz or docword.*.txt.")
-
-
-def _json_format(p) -> str:
-    """``jsonl`` for a ``.json`` file whose first non-blank line is a JSON object (one object per line, JSONL saved
-    under another name); any other ``.json`` file (one array, an object over several lines) is refused."""
-    with _open_text(p) as fh:
-        first = next((ln.strip() for ln in fh if ln.strip()), "")
-    try:
-        if isinstance(load_json(first, f"{str(p)!r}"), dict):     # nesting bounded: never a RecursionError
-            return "jsonl"
-    except ValueError:          # not JSON, or too deeply nested (DPTopicError is a ValueError)
-        pass
-    raise DPTopicError(f"{str(p)!r} is JSON {'holding an array' if first.startswith('[') else 'that is not one object per line'}:"
-                       " dptopic reads JSONL, one JSON object per line with the text in a field (for example"
-                       " jq -c '.[]' for a file that is one array), or pass format='text' for plain text.")
-
-
-def _load_uci(p, vocab, drop_empty: bool = True, vocab_flag: str | None = "vocab="):
-    """A UCI bag-of-words file; its vocabulary from ``vocab``, else the vocab.* file beside it. ``vocab_flag``: the
-    option that names the vocabulary file, None for a command that has none (it reads the file beside)."""
-    if vocab is None:
-        how = (f"pass {vocab_flag} FILE" if vocab_flag else
-               "name the pair docword.NAME.txt and vocab.NAME.txt, side by side (the UCI vocabulary is read from"
-               " there; vocabulary= is the public word list the documents are read into)")
-        if "docword" not in p.name:
-            raise DPTopicError(f"a UCI corpus needs its vocabulary file, and {p.name!r} is not named docword.*, so"
-                               f" no vocab.* file can be found beside it: {how}.")
-        guess = p.with_name(p.name.replace("docword", "vocab").removesuffix(".gz"))
-        if not guess.is_file():
-            raise DPTopicError(f"a UCI corpus needs its vocabulary file, and there is no {guess.name} beside"
-                               f" {p.name!r}: " + (f"pass {vocab_flag} FILE." if vocab_flag else "put it there."))
-        vocab = guess
-    return from_uci(p, vocab, drop_empty=drop_empty)
-
-
-DEFAULT_MAX_VOCAB = 1000       # max_vocab when a vocabulary is built from text and none is given
-FORMATS = ("auto", "text", "jsonl", "csv", "dir", "uci", "npz")
-
-
-def read_corpus(path, format: str = "auto", *, vocab=None, text_field: str = "text", label_field: str | None = None,
-                id_field: str | None = None, require_ids: bool = True, vocabulary=None, max_vocab: int | None = None,
-                min_df=None, max_df=None, stop_words=None, lowercase=None, drop_empty: bool = True,
-                keep_supplied_vocabulary: bool = False, vocab_flag: str | None = "vocab=", user_field: str | None = None,
-                users_by_folder: bool = False, keep_urls: bool | None = None):
-    """The corpus in the file or folder ``path``, read in ``format``: ``"auto"`` (by the path's name:
-    :func:`auto_format`), ``"text"`` (one document per line; blank lines are no documents), ``"jsonl"``
-    (:func:`from_jsonl`), ``"csv"`` (:func:`from_csv`; ``.tsv``/``.tab``: tab-separated), ``"dir"``
-    (:func:`from_directory`), ``"uci"`` (:func:`from_uci`; its word list ``vocab``, else the ``vocab.*`` file beside it)
-    or ``"npz"`` (a corpus ``Corpus.save`` or ``dptopic corpus prepare`` wrote).
-
-    ``text_field``/``label_field``/``id_field`` name the JSONL field or CSV column of the text, the labels and the
-    document ids (``require_ids=False``: ids used when present). ``max_vocab``/``min_df`` left as None mean 1000 and
-    1 when a vocabulary is built from text, and "keep as given" for a prepared ``.npz`` or a UCI file, whose
-    vocabulary is pruned only by the cuts given (a UCI file's words that occur in no document are left out). A text
-    read with ``drop_empty=False`` and no ``vocabulary`` is words to be mapped onto a vocabulary given later: then
-    ``max_vocab`` None keeps every word. ``max_df`` (None: no upper bound) and ``stop_words`` (None: ``"english"`` for
-    text, none for a prepared corpus) prune likewise; ``lowercase`` (None: True; ``"match"``: the vocabulary's own
-    case) applies to raw text only. ``vocabulary`` (a public word list) replaces them all: text is tokenised against
-    it and every other format is restricted to it, so no word is chosen from the data. ``drop_empty=False`` keeps
-    documents left without a word (one row per input document). ``keep_supplied_vocabulary``: a ``.npz`` prepared on
-    a supplied (public) vocabulary is returned as prepared, never pruned by the data. ``vocab_flag``: how a refusal
-    names ``vocab`` (None: the caller has no such option, and the ``vocab.*`` file beside is read). ``user_field``:
-    the JSONL field / CSV column of each document's person (``Corpus.user_ids``); ``users_by_folder``: a ``"dir"``
-    corpus is a folder of folders, one per person. ``keep_urls`` (None: False): count the words of web addresses,
-    e-mail addresses and @handles in raw text, which are dropped by default.
-    """
-    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip():      # Path("") is the current folder
-        raise DPTopicError("the corpus path is empty: give the path of a corpus file or folder.")
-    if format not in FORMATS:
-        raise DPTopicError(f"invalid format={format!r}: give one of {', '.join(FORMATS)}.")
-    spec, p = os.fspath(path), Path(path)
-    if not p.exists():
-        from .files import broken_link
-
-        raise DPTopicError(f"corpus {spec!r} not found{broken_link(p)}: give an existing path.")
-    from .files import not_a_regular_file
-
-    odd = None if p.is_dir() else not_a_regular_file(p)
-    if odd is not None:         # /dev/zero, a FIFO: said for what it is, before its name is read for a format
-        raise DPTopicError(f"corpus {spec!r} {odd}: give a corpus file or folder (save the data to a regular file"
-                           " first).")
-    if vocabulary is not None:
-        from .vocabulary import Vocabulary
-
-        vocabulary = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
-        max_vocab = min_df = max_df = None  # nothing is chosen from the data
-    given = max_vocab is not None or min_df is not None or max_df is not None or stop_words is not None
-    cap_given = max_vocab is not None       # the default cap is for a vocabulary built from text only
-    max_vocab = DEFAULT_MAX_VOCAB if max_vocab is None else max_vocab
-    min_df = 1 if min_df is None else min_df
-    fmt = auto_format(p) if format == "auto" else format
-    if fmt in ("npz", "uci"):
-        if lowercase not in (None, "match"):
-            raise DPTopicError(f"lowercase applies to raw text, not to a {fmt} corpus, whose words are already"
-                               " tokenised: leave it out, or prepare the corpus again from its text.")
-        if keep_urls is not None:
-            raise DPTopicError(f"keep_urls applies to raw text, not to a {fmt} corpus, whose words are already"
-                               " tokenised: leave it out, or prepare the corpus again from its text.")
-        c = Corpus.load(p) if fmt == "npz" else _load_uci(p, vocab, drop_empty, vocab_flag)
-        if vocabulary is not None:
-            c = c.restrict(vocabulary, drop_empty=drop_empty)
-            return c.require_nonempty() if drop_empty else c
-        if keep_supplied_vocabulary and fmt == "npz" and c.metadata.get("vocabulary_source") == "supplied":
-            return c                    # the public word list as prepared
-        if given or fmt == "uci":
-            return c.prune(max_vocab=max_vocab if cap_given else None, min_df=min_df, max_df=max_df,
-                           stop_words=stop_words)
-        return c
-    text_kw = dict(max_df=max_df, **({} if stop_words is None else {"stop_words": stop_words}),
-                   **({} if lowercase is None else {"lowercase": lowercase}))
-    if lowercase == "match":    # tokenised only, into the vocabulary's words (Corpus.from_texts)
-        text_kw = dict(lowercase="match")
-    if keep_urls is not None:
-        text_kw["keep_urls"] = keep_urls
-    # rows kept one per input document (drop_empty=False) with words of their own are read to be mapped onto a
-    # vocabulary given later (a server's: submit, fed-client): no default cap, which would drop a word that the later
-    # vocabulary holds but these documents use rarely
-    kw = dict(vocabulary=vocabulary) if vocabulary is not None else dict(
-        max_vocab=max_vocab if drop_empty or cap_given else None, min_df=min_df)
-    kw.update(text_kw, **({} if drop_empty else {"drop_empty": False}))
-    ids = dict(require_ids=require_ids) if id_field is not None else {}
-    if fmt == "jsonl":
-        return from_jsonl(p, text_field=text_field, label_field=label_field, id_field=id_field, **ids,
-                          user_field=user_field, **kw)
-    if fmt == "csv":
-        return from_csv(p, text_column=text_field, label_column=label_field, id_column=id_field, **ids,
-                        **({"delimiter": "\t"} if is_tab_separated(p) else {}), user_column=user_field, **kw)
-    if fmt == "dir":
-        return from_directory(p, users_by_folder=users_by_folder, **kw)
-    lines = read_lines(p)
-    keep = [i for i, ln in enumerate(lines) if ln.strip()]
-    if not keep:
-        raise DPTopicError(f"empty corpus: {spec!r} has no non-blank lines; give one document per line.")
-    if not drop_empty or len(keep) == len(lines):
-        return Corpus.from_texts(lines, **kw)
-    # blank lines (paragraphs apart) are no documents: left out before the vocabulary is built, so that a fraction
-    # min_df/max_df counts the documents only, yet the ids keep their line numbers and the blanks are counted
-    c = Corpus.from_texts([lines[i] for i in keep], doc_ids=[f"doc{i}" for i in keep], **kw)
-    c.n_empty_dropped += len(lines) - len(keep)
-    return c
+    return TextRecords(texts, labels=labels, doc_ids=[_name_text(str(f.relative_to(path))) for f in files],
+                       user_ids=users, user_source="sub-folder (one folder per person)" if users_by_folder else None)
 
 
 def _record_user(value, present: bool, where: str, name: str, kind: str) -> str:
