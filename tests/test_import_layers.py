@@ -209,3 +209,51 @@ def test_the_private_name_check_finds_one(tmp_path):
                               "dptopic/a/own.py": "from .m import _hidden\n"})
     assert private_imports_across_packages(tmp_path) == [("dptopic.b.n", 1, "dptopic.a.m", ["_hidden"]),
                                                          ("dptopic.b.n", 2, "dptopic.a", ["_inner"])]
+
+
+# ------------------------------------------------------------------ imports inside functions say why
+IMPORTS_SAY_WHY = ("kernels", "mechanisms", "accounting", "corpus", "evaluation", "moments", "backends", "local",
+                   "federated", "_io", "datasets.py", "advice.py")
+"""The packages and modules of dptopic whose imports inside a function each carry a ``#`` comment on their line."""
+NOT_YET = ("accounting/plan.py", "accounting/card.py")
+"""Edited by others this round; checked once they are merged."""
+
+
+def unexplained_imports(root: Path, places=IMPORTS_SAY_WHY, skip=NOT_YET) -> list:
+    """``(path, line, import)`` for each import inside a function (a method's too) with no ``#`` comment on any of
+    its lines, in ``places`` (folders and modules under ``root``): an import inside a function says why it is not at
+    the top (a heavy or optional dependency, start-up time, a circle it avoids), or moves there."""
+    import ast
+    import io
+    import tokenize
+
+    found = []
+    for place in places:
+        paths = [root / place] if place.endswith(".py") else sorted((root / place).rglob("*.py"))
+        for path in paths:
+            if path.relative_to(root).as_posix() in skip:
+                continue
+            text = path.read_text(encoding="utf-8")
+            commented = {t.start[0] for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                         if t.type == tokenize.COMMENT}
+            for fn in ast.walk(ast.parse(text)):
+                if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                for node in ast.walk(fn):
+                    if isinstance(node, (ast.Import, ast.ImportFrom)) and not commented & set(
+                            range(node.lineno, (node.end_lineno or node.lineno) + 1)):
+                        found.append((path.relative_to(root).as_posix(), node.lineno, ast.unparse(node)))
+    return sorted(set(found))
+
+
+def test_every_import_inside_a_function_says_why():
+    assert unexplained_imports(ROOT / "src" / "dptopic") == []
+
+
+def test_the_import_check_finds_an_unexplained_one(tmp_path):
+    _write_package(tmp_path, {"kernels/a.py": "import os\n\ndef f():\n    import json\n    from . import b  # a circle\n"
+                                              "    class C:\n        def g(self):\n            import re\n",
+                              "kernels/b.py": "def h():\n    from .a import (f,  # why\n                    os)\n",
+                              "advice.py": "def k():\n    import sys\n", "other/c.py": "def m():\n    import io\n"})
+    assert unexplained_imports(tmp_path, ("kernels", "advice.py")) == [
+        ("advice.py", 2, "import sys"), ("kernels/a.py", 4, "import json"), ("kernels/a.py", 8, "import re")]

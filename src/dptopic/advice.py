@@ -45,6 +45,9 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DPTopicError
+from .accounting.budget import hdp_total_epsilon
+from .accounting.events import EPSILON_MAX
+from .accounting.verify import rounded_up
 
 TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6
@@ -96,8 +99,9 @@ def _document_releases_fit(epsilon: float, delta: float, ratio: float) -> bool:
     ``calibrate_gaussian_pair`` (the word ranking with ``ratio`` times the co-occurrence's noise multiplier), each
     multiplier within what the accountant handles, and the pair within the budget of its ledger, as ``fit`` reserves
     it."""
-    from .accounting import DOCUMENT_RELATION, PrivacyLedger
-    from .accounting.gaussian import SubsampledGaussianEvent, calibrate_gaussian_pair
+    from .accounting import DOCUMENT_RELATION, PrivacyLedger  # DOCUMENT_RELATION loads the Gaussian accountant (SciPy)
+    from .accounting.gaussian import (  # the Gaussian accountant loads SciPy's optimizers
+        SubsampledGaussianEvent, calibrate_gaussian_pair)
 
     try:
         sigma_rank, sigma = calibrate_gaussian_pair(float(epsilon), float(delta), float(ratio))
@@ -115,7 +119,8 @@ def document_epsilon_floor(delta: float = TRAIN_DELTA, ratio: float = DOCUMENT_R
     floor of one release (``calibrate_noise_multiplier``'s, from which ``calibrate_gaussian_pair`` starts) up, then
     bisected. ``inf`` when no noise reaches a finite epsilon at ``delta``. (With a vocabulary of at most 200 words and
     fewer than 10 topics ``DocDPCooccurrence`` makes one release only, and reaches down to that lower floor.)"""
-    from .accounting.gaussian import MAX_NOISE_MULTIPLIER, pld_epsilon
+    from .accounting.gaussian import (  # the Gaussian accountant loads SciPy's optimizers
+        MAX_NOISE_MULTIPLIER, pld_epsilon)
 
     lo = float(pld_epsilon(MAX_NOISE_MULTIPLIER, 1.0, 1, delta))
     if not math.isfinite(lo) or _document_releases_fit(lo, delta, ratio):
@@ -141,7 +146,8 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
     :func:`recommend` says no trainer runs)."""
     if unit not in ("document", "user"):     # the user level runs the same releases, one person bounded as one document
         return None
-    from .accounting.gaussian import GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER
+    from .accounting.gaussian import (  # the Gaussian accountant loads SciPy's optimizers
+        GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER)
 
     # calibrate_gaussian_pair starts from one release's multiplier times sqrt(1 + 1/ratio^2), and the larger of the
     # pair must stay within MAX_NOISE_MULTIPLIER: the pair reaches what one release reaches at MAX_NOISE_MULTIPLIER
@@ -167,9 +173,6 @@ def most_word_level_spend(n_iter: int = WORD_ITERATIONS, epsilon_inherent: float
                           delta: float = TRAIN_DELTA, discrete: bool = True, extra_laplace: int = 0) -> float:
     """The most a run of HDP-LDA spends per word: each iteration's noisy release takes at most the epsilon the
     accountants support (``EPSILON_MAX``, 500), composed over ``n_iter`` iterations by PLD."""
-    from .accounting.budget import hdp_total_epsilon
-    from .accounting.events import EPSILON_MAX
-
     return float(hdp_total_epsilon(EPSILON_MAX, epsilon_inherent, int(n_iter), float(delta), discrete,
                                    extra_laplace=extra_laplace))
 
@@ -213,8 +216,6 @@ def train_refusal(unit: str, epsilon: float, n_topics: int | None = None, delta:
                 f" {unit}-level budget above it protects nothing).")
     floor = unreachable_epsilon(unit, float(epsilon), float(delta)) if reach else None
     if floor is not None:
-        from .accounting.verify import rounded_up
-
         return (f"epsilon={float(epsilon):g} is below what the {unit}-level trainer reaches at delta={float(delta):g}:"
                 f" give epsilon={rounded_up(floor, 4):g} or more (or a larger delta).")
     return None
@@ -552,8 +553,6 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(note)
     floor = unreachable_epsilon(unit, epsilon, float(delta))
     if floor is not None:
-        from .accounting.verify import rounded_up
-
         # no number of documents brings the trainer to this epsilon: a count "for useful topics" would mislead
         rec.docs_for_useful, rec.docs_for_useful_bound, rec.docs_for_useful_beyond = None, None, False
 
@@ -855,10 +854,10 @@ def _too_small(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None
 def plot_table(path, table=None) -> None:
     """PNG of the measured headline share (coverage share; an NPMI ratio where a row has no coverage) against epsilon,
     one line per (unit, trainer, corpus)."""
-    import matplotlib
+    import matplotlib  # drawing only: matplotlib is slow to import
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # (as above)
 
     doc = table if isinstance(table, dict) else load_table(table)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))

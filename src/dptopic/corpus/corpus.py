@@ -15,6 +15,7 @@ import numbers
 import os
 import unicodedata
 import warnings
+import zipfile
 import zlib
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -28,12 +29,14 @@ from ..kernels import segment_sums
 from ..errors import DPTopicError, InputTypeError
 # the file helpers' old home: names user code may import from here
 from .files import _check_file, _open_text, broken_link, read_lines, read_text_file, tab_header_rows  # noqa: F401
-from .preprocess import Preprocessor, build_vocabulary, df_range, lower_word, resolve_stop_words
+from .preprocess import (BAG_OF_WORDS_FILE, Preprocessor, build_vocabulary, df_range, lower_word, no_words_message,
+                         resolve_stop_words)
 from . import records
 # the checks of one value that the readers of corpus files share (records.py, below this module); importable from here
 from .records import (USER_FIELD, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,  # noqa: F401
                       invisible_character)
 from .vocabulary import Vocabulary
+from .._progress import progress_bar
 
 
 def _word_hashes(words, key: int) -> np.ndarray:
@@ -246,8 +249,6 @@ def _tokenize_all(pre, texts) -> list:
     """``pre.tokenize`` of every text, with a progress bar inside :func:`tokenising_progress` for a large input."""
     if not _TOKENISING_PROGRESS.get() or len(texts) < PROGRESS_MIN_DOCS:
         return [pre.tokenize(t) for t in texts]
-    from .._progress import progress_bar
-
     out: list = []
     step = max(1000, len(texts) // 200)
     with progress_bar(len(texts), "tokenising", transient=True) as bar:     # no line left behind (stderr stays
@@ -542,8 +543,6 @@ class Corpus:
         if given and drop_empty and toks and not any(docs) and any(toks):
             raise DPTopicError(no_word_of_vocabulary(len(docs), vocabulary))
         if reading is not None and drop_empty and toks and not any(toks):     # the tokenizer itself kept nothing
-            from .preprocess import no_words_message
-
             raise DPTopicError(no_words_message(len(toks), reading.get("min_length", 3),
                                                 reading.get("stop_words", "english")))
         if given and drop_empty and toks and not any(toks):     # no text at all, whatever the vocabulary
@@ -667,8 +666,6 @@ class Corpus:
         vocab = vocabulary if vocabulary is not None else [f"w{i}" for i in range(X.shape[1])]
         if len(vocab) != X.shape[1]:
             raise DPTopicError(f"vocabulary has {len(vocab)} words but the matrix has {X.shape[1]} columns: they must match.")
-        from .preprocess import BAG_OF_WORDS_FILE
-
         c = cls(ptr, cols, vocab, metadata={TOKENS_SOURCE: BAG_OF_WORDS_FILE})
         if c.n_tokens == 0:
             raise DPTopicError("empty corpus: the document-term matrix has no counts.")
@@ -876,8 +873,6 @@ class Corpus:
         sw = resolve_stop_words("english" if remove_stop_words and stop_words is None else stop_words)
         words = self.vocabulary.words
         if sw:      # a word of a UCI vocab file may be written decomposed: matched in the NFKC form, as text is read
-            import unicodedata
-
             sw = sw | {w for w in words if not w.isascii() and unicodedata.normalize("NFKC", w) in sw}
         cands = [i for i in range(V) if lo <= df[i] <= hi and tf[i] > 0 and words[i] not in sw]
         cands.sort(key=lambda i: (-tf[i], words[i]))
@@ -946,8 +941,6 @@ class Corpus:
             raise DPTopicError(f"{str(path)!r} is not an .npz corpus (a file written by 'dptopic corpus prepare'): give"
                                " format=FORMAT for what it holds (text: one document per line, jsonl, csv), or prepare it"
                                " with 'dptopic corpus prepare'.")
-        import zipfile
-
         try:
             with np.load(path, allow_pickle=False) as z:
                 missing = [k for k in ("meta", "doc_ptr", "word_ids") if k not in z.files]

@@ -7,6 +7,7 @@ import csv
 import gzip
 import io
 import os
+import stat
 import sys
 import zlib
 from pathlib import Path
@@ -114,8 +115,6 @@ def not_a_regular_file(path) -> str | None:
     sentence naming it ("is a folder", "is a device (such as /dev/zero), not a regular file", "is a named pipe
     (FIFO), not a regular file", ...); None for a regular file (or a link to one) and for a path that does not exist,
     which the caller names as missing."""
-    import stat
-
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):

@@ -365,8 +365,6 @@ def csv_records(path, text_column: str = "text", label_column: str | None = None
         # with it when that finds the columns asked for, and say so; otherwise the error below names it
         o_cols, o_rows, o_lines = _read_csv(path, other)
         if all(c in o_cols for c in wanted):
-            import warnings
-
             warnings.warn(f"CSV file {str(path)!r}: its header has no {delimiter!r} but {other!r} between the"
                           f" column names, so it was read with {other!r} between the fields.", UserWarning,
                           stacklevel=2)

@@ -3,6 +3,8 @@ import os as _os
 import stat
 import tempfile
 
+from ..errors import DPTopicError
+
 
 def _writable(folder: str) -> bool:
     """Whether a file can be created in ``folder`` (made if missing): the test numba's cache locators make."""
@@ -64,8 +66,6 @@ def numba_cache_dir(kernels_dir: str, user_cache_dir, environ=None) -> str | Non
                 raise OSError("no temporary folder")
             folder = tempfile.mkdtemp(prefix="dptopic-numba-")     # mode 0700
         except OSError:
-            from ..errors import DPTopicError
-
             raise DPTopicError(f"numba cannot cache dptopic's compiled kernels: neither {kernels_dir}, numba's user"
                                f" cache folder ({user or 'none: no home folder'}) nor the temporary folder {tmp}"
                                " is writable; set NUMBA_CACHE_DIR to a writable folder.") from None
@@ -102,8 +102,6 @@ def check_numba_threads(environ=None) -> None:
     is unusable, before numba is imported."""
     message = numba_threads_error(environ)
     if message is not None:
-        from ..errors import DPTopicError
-
         raise DPTopicError(message)
 
 
