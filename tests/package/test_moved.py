@@ -33,7 +33,8 @@ def test_an_old_path_in_a_fresh_interpreter(tmp_path):
     """As a user's script sees it: the old ``from ... import`` works and the warning names its line."""
     script = tmp_path / "old.py"
     script.write_text("import warnings\nwarnings.simplefilter('always')\n"
-                      "from dptopic.recovery import topics_from_cooccurrence\nprint(topics_from_cooccurrence.__module__)\n")
+                      "from dptopic.recovery import topics_from_cooccurrence\n"
+                      "print(topics_from_cooccurrence.__module__)\n")
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "dptopic.moments.factorize"

@@ -36,7 +36,7 @@ from . import records
 from .records import (USER_FIELD, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,  # noqa: F401
                       invisible_character)
 from .vocabulary import Vocabulary
-from .._progress import progress_bar
+from .. import _progress
 
 
 def _word_hashes(words, key: int) -> np.ndarray:
@@ -251,8 +251,8 @@ def _tokenize_all(pre, texts) -> list:
         return [pre.tokenize(t) for t in texts]
     out: list = []
     step = max(1000, len(texts) // 200)
-    with progress_bar(len(texts), "tokenising", transient=True) as bar:     # no line left behind (stderr stays
-        # the command's own: a one-line error after it stays one line)
+    # transient: no line left behind (stderr stays the command's own: a one-line error after it stays one line)
+    with _progress.progress_bar(len(texts), "tokenising", transient=True) as bar:
         for start in range(0, len(texts), step):
             out.extend(pre.tokenize(t) for t in texts[start:start + step])
             bar.advance(min(step, len(texts) - start))

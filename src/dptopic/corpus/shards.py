@@ -21,7 +21,7 @@ from ..kernels import make_shards
 # its names import from here too
 from .shard_folder import (SHARD_PATTERN, SHARD_RECORD, _COMMIT, _finish_locked, _leftovers, _read_header,  # noqa: F401
                            _shard_run_unfinished, check_unfinished_shard_folder, finish_replacement, folder_shards)
-from .._io import _marker_lock, atomic_write_json
+from .. import _io
 
 
 def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False) -> list[Path]:
@@ -59,9 +59,9 @@ def write_shards(corpus: Corpus, directory, n_shards: int, replace: bool = False
     # the complete set is committed, then replaces the old one: a run killed among the renames below leaves the commit
     # record, and the next reader or writer of the folder finishes them; a smaller set must not leave the old set's
     # extra shards behind
-    with _marker_lock(directory):
-        atomic_write_json(directory / _COMMIT, {"set": run, "count": len(staged),
-                                                "remove": [q.name for q in existing if q not in paths]})
+    with _io._marker_lock(directory):
+        _io.atomic_write_json(directory / _COMMIT, {"set": run, "count": len(staged),
+                                                    "remove": [q.name for q in existing if q not in paths]})
         _finish_locked(directory)
     return paths
 
