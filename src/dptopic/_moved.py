@@ -8,7 +8,6 @@ Remove an entry one release after the move; the table is the only place an old p
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.util
 import sys
 import warnings
@@ -36,7 +35,9 @@ def new_path(name: str) -> str | None:
     return None
 
 
-class _MovedLoader(importlib.abc.Loader):
+class _MovedLoader:
+    """An import loader (as importlib.abc.Loader, not imported here: it pulls in a dozen modules at start-up)."""
+
     def __init__(self, new: str):
         self.new = new
 
@@ -51,7 +52,7 @@ class _MovedLoader(importlib.abc.Loader):
         sys.modules[name] = importlib.import_module(self.new)
 
 
-class MovedModuleFinder(importlib.abc.MetaPathFinder):
+class MovedModuleFinder:
     """Finds an old path of :data:`MOVED_MODULES` before the file system is searched (the new package's folder would
     otherwise load a second copy of a submodule under the old package's name)."""
 
