@@ -304,7 +304,7 @@ def diversity(beta, top=25):
 
 def compare(tr, ref, a):
     from dptopic import LDA
-    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.models.docdp import DocDPEM
     from dptopic.models.docdp_cooc import DocDPCooccurrence
     K, V = a.topics, tr.vocab_size
@@ -475,7 +475,7 @@ def wordlist(a):
 
 def public(a):
     from dptopic import LDA
-    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.models.docdp import DocDPEM
     from dptopic.models.docdp_cooc import DocDPCooccurrence
     tr, te = load()
@@ -504,7 +504,7 @@ def sharpen(tr, ref, a):
     the match to non-private CGS (seed 0), medians over seeds, and the NPMI ratio to that CGS peer (this run;
     ``--fixed-reference``: to 0.224, and the match to CGS is still measured)."""
     from dptopic import LDA
-    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.models.docdp_cooc import DocDPCooccurrence
     print(f"sharpen: 20 Newsgroups train, {tr.n_docs} documents, V={tr.vocab_size}; DocDPCooccurrence K={a.topics},"
           f" eps={a.epsilon:g}; {a.seeds} seed(s)", flush=True)
@@ -706,9 +706,9 @@ def dictionary(a):
     from unittest import mock
 
     from dptopic import LDA
-    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.models import docdp_cooc
-    from dptopic.recovery.cooccurrence import normalised_cooccurrence
+    from dptopic.moments.document_statistics import normalised_cooccurrence
     import warnings
     warnings.simplefilter("ignore", UserWarning)
     texts = dictd_entries(a.dictionaries)
@@ -760,9 +760,9 @@ def subspace(a):
     ``E B E^T`` (negative cells set to zero), with the model's background topics and tail."""
     from unittest import mock
 
-    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.models import docdp_cooc
-    from dptopic.recovery.cooccurrence import normalised_cooccurrence
+    from dptopic.moments.document_statistics import normalised_cooccurrence
     import warnings
     warnings.simplefilter("ignore", UserWarning)
     texts = dictd_entries(a.dictionaries)
@@ -825,7 +825,7 @@ def dictstart(a):
     training documents, as the ``public`` route does with documents of the domain. Beside it: the dictionary's topics
     alone and ``DocDPCooccurrence`` with its defaults."""
     from dptopic import LDA
-    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.models.docdp import DocDPEM
     from dptopic.models.docdp_cooc import DocDPCooccurrence
     import warnings
@@ -885,7 +885,7 @@ def embedcluster(a):
     without noise on the private embeddings (NOT private); the mean, ranking and word releases stay noisy."""
     from sklearn.cluster import KMeans
 
-    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.evaluation.topic_matching import topic_recovery
     import warnings
     warnings.simplefilter("ignore", UserWarning)
     texts = dictd_entries(a.dictionaries)

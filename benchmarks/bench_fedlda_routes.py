@@ -32,7 +32,7 @@ Starts (--init):
   random    the protocol's first Phi (a random perturbation of the uniform one)
   cooc      a server-side start from the reports alone: each user's de-biased word counts give an unbiased
             within-user co-occurrence of the --init-words most frequent words (pairs of distinct entries),
-            factorised by recovery.topics_from_cooccurrence; the other words by their de-biased frequency
+            factorised by moments.topics_from_cooccurrence; the other words by their de-biased frequency
   lda       diagnostic, not a protocol (it reads the true words): centralized LDA's topics as the start,
             to see whether the reports keep good topics once they are found
 --average R releases the topics from the counts averaged over the last R rounds (post-processing).
@@ -73,7 +73,7 @@ from dptopic.federated.server import full_vocabulary_topics
 from dptopic.kernels import kernel_state, sample_labels
 from dptopic.mechanisms.rrp import subset_frequencies, subset_signal_counts
 from dptopic.models import FedLDA
-from dptopic.recovery.factorize import topics_from_cooccurrence
+from dptopic.moments.factorize import topics_from_cooccurrence
 
 
 def report_likelihoods(sets, phi, e1, V):

@@ -59,10 +59,10 @@ def exact_pair_matrix(corpus) -> np.ndarray:
 
 def curve(a):
     from dptopic import LDA
-    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.evaluation.topic_matching import topic_recovery
     from dptopic.local import DocumentRandomizer
     from dptopic.models import LocalDocumentLDA
-    from dptopic.recovery import topics_from_cooccurrence
+    from dptopic.moments import topics_from_cooccurrence
     tr, te = load()
     if a.max_docs:
         tr = tr.subset(range(min(a.max_docs, tr.n_docs)))

@@ -139,7 +139,7 @@ def oracle_topics(model, phi, mixes, rng):
     sampling noise, the most a contribution of norm 1 can say about the topics), the release's noise is added at
     ``model``'s sigma and the same recovery reads it. It reads the planted truth: a bound, not a trainer. Returns
     ``model``'s topics with the kept words' block replaced (each topic's mass outside them as the model gave it)."""
-    from dptopic.recovery import topics_from_cooccurrence
+    from dptopic.moments import topics_from_cooccurrence
 
     kept, sigma = np.asarray(model.kept_words_), float(model.noise_std_)
     U = mixes @ phi[:, kept]

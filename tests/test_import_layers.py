@@ -63,15 +63,26 @@ def _module_level_lines(path: Path) -> set:
     return lines
 
 
+def _strong_groups(modules: list, edges: list) -> list:
+    """The groups of ``modules`` that ``edges`` (pairs of indices) join in a circle (strongly connected components of
+    more than one module), each sorted, in sorted order."""
+    import numpy as np
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    rows, cols = zip(*edges) if edges else ((), ())
+    adjacency = csr_matrix((np.ones(len(edges)), (rows, cols)), shape=(len(modules), len(modules)))
+    _, label = connected_components(adjacency, directed=True, connection="strong")
+    groups = [sorted(modules[i] for i in np.flatnonzero(label == g)) for g in np.unique(label)]
+    return sorted(g for g in groups if len(g) > 1)
+
+
 def module_level_cycles(package: str) -> list:
     """The groups of modules of ``package`` whose module-level imports run in a circle (each group a strongly
     connected component of the import graph, from grimp, the library import-linter is built on), as sorted lists."""
     import importlib.util
 
     import grimp
-    import numpy as np
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
 
     graph = grimp.build_graph(package, cache_dir=None)
     modules = sorted(graph.modules)
@@ -82,19 +93,47 @@ def module_level_cycles(package: str) -> list:
         for imported in graph.find_modules_directly_imported_by(m):
             if any(d["line_number"] in lines for d in graph.get_import_details(importer=m, imported=imported)):
                 edges.append((index[m], index[imported]))
-    rows, cols = zip(*edges) if edges else ((), ())
-    adjacency = csr_matrix((np.ones(len(edges)), (rows, cols)), shape=(len(modules), len(modules)))
-    _, label = connected_components(adjacency, directed=True, connection="strong")
-    groups = [sorted(modules[i] for i in np.flatnonzero(label == g)) for g in np.unique(label)]
-    return sorted(g for g in groups if len(g) > 1)
+    return _strong_groups(modules, edges)
+
+
+def import_cycles_within_packages(package: str) -> list:
+    """The groups of modules of one package of ``package`` (``dptopic.corpus``, ``dptopic.models``, ...) whose imports
+    run in a circle, counting every import: those inside functions too."""
+    import grimp
+
+    graph = grimp.build_graph(package, cache_dir=None)
+    modules = sorted(graph.modules)
+    index = {m: i for i, m in enumerate(modules)}
+
+    def home(m):
+        return m.split(".")[:2]
+
+    edges = [(index[m], index[imported]) for m in modules for imported in graph.find_modules_directly_imported_by(m)
+             if home(m) == home(imported)]
+    return _strong_groups(modules, edges)
 
 
 def test_no_module_level_import_cycle():
     """No module of dptopic imports, at module level, one that imports it back (directly or round a longer circle):
-    each module can be read knowing only those it imports. (An import inside a function may close a circle, where a
-    thin method defers to the module that holds the work, as ``Corpus.from_jsonl`` to ``corpus.readers``.)"""
+    each module can be read knowing only those it imports."""
     pytest.importorskip("grimp")
     assert module_level_cycles("dptopic") == []
+
+
+CIRCLES_LEFT = [["dptopic.cli.secure_sum", "dptopic.cli.serve"],
+                ["dptopic.models.cooc_refit", "dptopic.models.docdp_cooc"]]
+"""Circles through imports inside functions that are still to be broken (cli/ and models/ are being rewritten); an
+entry goes when its circle does, and none is added."""
+
+
+def test_no_package_has_an_import_circle_counting_imports_inside_functions():
+    """Within a package the modules import one way, whether the import runs at module level or inside a function:
+    ``corpus.py`` builds on ``records.py`` (the readers of each file format) and ``readers.py`` and ``shards.py`` build
+    on ``corpus.py``, never back."""
+    pytest.importorskip("grimp")
+    circles = import_cycles_within_packages("dptopic")
+    assert not [c for c in circles if c[0].startswith("dptopic.corpus.")], circles
+    assert [c for c in circles if c not in CIRCLES_LEFT] == []
 
 
 def _write_package(root: Path, files: dict) -> None:
@@ -111,6 +150,15 @@ def test_the_cycle_check_finds_a_circle_and_ignores_one_inside_a_function(tmp_pa
                               "cyc/e.py": "def f():\n    from . import d\n"})
     monkeypatch.syspath_prepend(str(tmp_path))
     assert module_level_cycles("cyc") == [["cyc.a", "cyc.b", "cyc.c"]]
+
+
+def test_the_circle_check_within_packages_counts_imports_inside_functions(tmp_path, monkeypatch):
+    pytest.importorskip("grimp")
+    _write_package(tmp_path, {"cyc2/__init__.py": "", "cyc2/p/__init__.py": "", "cyc2/q/__init__.py": "",
+                              "cyc2/p/a.py": "from . import b\n", "cyc2/p/b.py": "def f():\n    from . import a\n",
+                              "cyc2/p/c.py": "from ..q import d\n", "cyc2/q/d.py": "def g():\n    from ..p import c\n"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert import_cycles_within_packages("cyc2") == [["cyc2.p.a", "cyc2.p.b"]]      # p.c <-> q.d crosses packages
 
 
 SHARED_ROOT_MODULES = ("_io", "_validation", "_progress", "_lazy_names", "_shared_filters")
@@ -162,3 +210,52 @@ def test_the_private_name_check_finds_one(tmp_path):
                               "dptopic/a/own.py": "from .m import _hidden\n"})
     assert private_imports_across_packages(tmp_path) == [("dptopic.b.n", 1, "dptopic.a.m", ["_hidden"]),
                                                          ("dptopic.b.n", 2, "dptopic.a", ["_inner"])]
+
+
+# ------------------------------------------------------------------ imports inside functions say why
+IMPORTS_SAY_WHY = ("kernels", "mechanisms", "accounting", "corpus", "evaluation", "moments", "backends", "local",
+                   "federated", "_io", "datasets.py", "advice.py")
+"""The packages and modules of dptopic whose imports inside a function each carry a ``#`` comment on their line."""
+NOT_YET = ("accounting/plan.py", "accounting/card.py")
+"""Edited by others this round; checked once they are merged."""
+
+
+def unexplained_imports(root: Path, places=IMPORTS_SAY_WHY, skip=NOT_YET) -> list:
+    """``(path, line, import)`` for each import inside a function (a method's too) with no ``#`` comment on any of
+    its lines, in ``places`` (folders and modules under ``root``): an import inside a function says why it is not at
+    the top (a heavy or optional dependency, start-up time, a circle it avoids), or moves there."""
+    import ast
+    import io
+    import tokenize
+
+    found = []
+    for place in places:
+        paths = [root / place] if place.endswith(".py") else sorted((root / place).rglob("*.py"))
+        for path in paths:
+            if path.relative_to(root).as_posix() in skip:
+                continue
+            text = path.read_text(encoding="utf-8")
+            commented = {t.start[0] for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                         if t.type == tokenize.COMMENT}
+            for fn in ast.walk(ast.parse(text)):
+                if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                for node in ast.walk(fn):
+                    if isinstance(node, (ast.Import, ast.ImportFrom)) and not commented & set(
+                            range(node.lineno, (node.end_lineno or node.lineno) + 1)):
+                        found.append((path.relative_to(root).as_posix(), node.lineno, ast.unparse(node)))
+    return sorted(set(found))
+
+
+def test_every_import_inside_a_function_says_why():
+    assert unexplained_imports(ROOT / "src" / "dptopic") == []
+
+
+def test_the_import_check_finds_an_unexplained_one(tmp_path):
+    _write_package(tmp_path, {"kernels/a.py": "import os\n\ndef f():\n    import json\n"
+                                              "    from . import b  # a circle\n"
+                                              "    class C:\n        def g(self):\n            import re\n",
+                              "kernels/b.py": "def h():\n    from .a import (f,  # why\n                    os)\n",
+                              "advice.py": "def k():\n    import sys\n", "other/c.py": "def m():\n    import io\n"})
+    assert unexplained_imports(tmp_path, ("kernels", "advice.py")) == [
+        ("advice.py", 2, "import sys"), ("kernels/a.py", 4, "import json"), ("kernels/a.py", 8, "import re")]

@@ -1,6 +1,10 @@
 """dptopic: differentially private topic models (LDA) and privacy auditing."""
 __version__ = "0.1.0"
 
+from . import _moved  # noqa: E402
+
+_moved.install()        # old module paths (dptopic.recovery, ...) import their new modules, with a warning
+
 # Names are imported on first use (PEP 562), so that `dptopic --help` and a Ctrl-C during the
 # start-up of the command line never wait on (or show a traceback from) numba and scipy imports.
 _EXPORTS = {"Corpus": ".corpus", "Vocabulary": ".corpus", "lda_corpus": ".corpus", "DPTopicError": ".errors",

@@ -45,6 +45,9 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DPTopicError, ParameterError
+from .accounting.budget import hdp_total_epsilon
+from .accounting.events import EPSILON_MAX
+from .accounting.verify import rounded_up
 
 TABLE = Path(__file__).with_name("utility_table.json")
 USEFUL_RATIO = 0.6
@@ -113,7 +116,8 @@ def document_epsilon_floor(delta: float = TRAIN_DELTA, ratio: float = DOCUMENT_R
     floor of one release (``calibrate_noise_multiplier``'s, from which ``calibrate_gaussian_pair`` starts) up, then
     bisected. ``inf`` when no noise reaches a finite epsilon at ``delta``. (With a vocabulary of at most 200 words and
     fewer than 10 topics ``DocDPCooccurrence`` makes one release only, and reaches down to that lower floor.)"""
-    from .accounting.gaussian import MAX_NOISE_MULTIPLIER, pld_epsilon
+    from .accounting.gaussian import (  # the Gaussian accountant loads SciPy's optimizers
+        MAX_NOISE_MULTIPLIER, pld_epsilon)
 
     lo = float(pld_epsilon(MAX_NOISE_MULTIPLIER, 1.0, 1, delta))
     if not math.isfinite(lo) or _document_releases_fit(lo, delta, ratio):
@@ -139,7 +143,8 @@ def unreachable_epsilon(unit: str, epsilon: float, delta: float = TRAIN_DELTA,
     :func:`recommend` says no trainer runs)."""
     if unit not in ("document", "user"):     # the user level runs the same releases, one person bounded as one document
         return None
-    from .accounting.gaussian import GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER
+    from .accounting.gaussian import (  # the Gaussian accountant loads SciPy's optimizers
+        GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER)
 
     # calibrate_gaussian_pair starts from one release's multiplier times sqrt(1 + 1/ratio^2), and the larger of the
     # pair must stay within MAX_NOISE_MULTIPLIER: the pair reaches what one release reaches at MAX_NOISE_MULTIPLIER
@@ -165,9 +170,6 @@ def most_word_level_spend(n_iter: int = WORD_ITERATIONS, epsilon_inherent: float
                           delta: float = TRAIN_DELTA, discrete: bool = True, extra_laplace: int = 0) -> float:
     """The most a run of HDP-LDA spends per word: each iteration's noisy release takes at most the epsilon the
     accountants support (``EPSILON_MAX``, 500), composed over ``n_iter`` iterations by PLD."""
-    from .accounting.budget import hdp_total_epsilon
-    from .accounting.events import EPSILON_MAX
-
     return float(hdp_total_epsilon(EPSILON_MAX, epsilon_inherent, int(n_iter), float(delta), discrete,
                                    extra_laplace=extra_laplace))
 
@@ -228,8 +230,6 @@ def train_refusal_error(unit: str, epsilon: float, n_topics: int | None = None, 
                               " budget above it protects nothing).", "epsilon", float(epsilon), unit=unit, top=top)
     floor = unreachable_epsilon(unit, float(epsilon), float(delta)) if reach else None
     if floor is not None:
-        from .accounting.verify import rounded_up
-
         return ParameterError("{epsilon=:g} is below what the {unit}-level trainer reaches at {delta=:g}: give"
                               " {epsilon=floor:g} or more (or a larger {delta}).", "epsilon", float(epsilon),
                               values={"delta": float(delta)}, unit=unit, floor=rounded_up(floor, 4))
@@ -568,8 +568,6 @@ def recommend(unit: str = "document", epsilon: float = 1.0, n_docs: int = 10_000
         rec.notes.append(note)
     floor = unreachable_epsilon(unit, epsilon, float(delta))
     if floor is not None:
-        from .accounting.verify import rounded_up
-
         # no number of documents brings the trainer to this epsilon: a count "for useful topics" would mislead
         rec.docs_for_useful, rec.docs_for_useful_bound, rec.docs_for_useful_beyond = None, None, False
 
@@ -871,10 +869,10 @@ def _too_small(unit: str, epsilon: float, n_docs: int, n_topics: int, table=None
 def plot_table(path, table=None) -> None:
     """PNG of the measured headline share (coverage share; an NPMI ratio where a row has no coverage) against epsilon,
     one line per (unit, trainer, corpus)."""
-    import matplotlib
+    import matplotlib  # drawing only: matplotlib is slow to import
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # (as above)
 
     doc = table if isinstance(table, dict) else load_table(table)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))

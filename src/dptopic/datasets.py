@@ -20,6 +20,7 @@ import csv
 import gzip
 import importlib.util
 import re
+import site
 import sys
 from pathlib import Path
 
@@ -86,8 +87,6 @@ def _find_orange_data(filename: str, what: str) -> Path:
     candidates = []
     if root is not None:
         candidates.append(root / "text" / "datasets" / filename)
-    import site
-
     for sp_dir in list(sys.path) + [site.getusersitepackages()]:
         candidates.append(Path(sp_dir) / "orangecontrib" / "text" / "datasets" / filename)
     for c in candidates:

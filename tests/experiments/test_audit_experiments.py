@@ -171,14 +171,14 @@ def test_caption_takes_epsilon_from_the_privacy_report_not_the_params(small):
 def test_nmf_iteration_cap_warning_does_not_leak_from_threads():
     from concurrent.futures import ThreadPoolExecutor
 
-    from dptopic.recovery import topics_from_cooccurrence
+    from dptopic.moments import topics_from_cooccurrence
 
     rng = np.random.default_rng(0)
     Q = rng.random((30, 30))
     Q = Q @ Q.T
     import sklearn.decomposition
 
-    from dptopic.recovery import factorize
+    from dptopic.moments import factorize
 
     seen, during = [], []
     real_fit = sklearn.decomposition.NMF.fit

@@ -19,7 +19,7 @@ from dptopic.corpus.synthetic import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.evaluation import topic_recovery
 from dptopic.federated import ClientUpdate, FedClient, FedServer, MessageError, RRPConfig, decode_message
-from dptopic.kernels import kernel_state, sample_labels, subset_local_sweep, subset_select, subset_theta_em
+from dptopic.kernels import kernel_state, sample_labels, subset_client_sweep, subset_select, subset_theta_em
 from dptopic.kernels.rng import PyXorShift
 from dptopic.mechanisms.rrp import subset_frequencies, subset_report, subset_signal_counts
 from dptopic.models import FedLDA
@@ -108,7 +108,7 @@ def reference_subset_sweep(sets, z, nk, phi_wk, alpha, e1, pad_weight, state, pi
             pick[i] = int(hit[0]) if hit.size else -1
 
 
-def test_subset_local_sweep_matches_numpy_reference():
+def test_subset_client_sweep_matches_numpy_reference():
     rng = np.random.default_rng(5)
     V, K, s, n = 12, 3, 3, 40
     sets = np.array([rng.choice(V, s, replace=False) for _ in range(n)], dtype=np.int32)
@@ -118,7 +118,7 @@ def test_subset_local_sweep_matches_numpy_reference():
     state = kernel_state(rng)
     args = (0.1, math.expm1(2.0), 1 + math.expm1(2.0) * s / V)
     z2, nk2, pick, pick2 = z.copy(), nk.copy(), np.zeros(n, np.int64), np.zeros(n, np.int64)
-    subset_local_sweep(sets, z, nk, phi_wk, *args, state.copy(), pick)
+    subset_client_sweep(sets, z, nk, phi_wk, *args, state.copy(), pick)
     reference_subset_sweep(sets, z2, nk2, phi_wk, *args, state.copy(), pick2)
     np.testing.assert_array_equal(z, z2)
     np.testing.assert_array_equal(nk, nk2)

@@ -14,7 +14,7 @@ from dptopic.errors import DPTopicError
 from dptopic.evaluation import topic_recovery
 from dptopic.federated import (ClientUpdate, FedClient, FedServer, MessageError, ModelBroadcast, RRPConfig,
                                decode_message, vocabulary_fingerprint)
-from dptopic.kernels import local_sweep, rrp_replace
+from dptopic.kernels import client_sweep, rrp_replace
 from dptopic.kernels.reference import reference_blocked_draw
 from dptopic.kernels.rng import PyXorShift
 from dptopic.mechanisms import replacement_table, rrp_perturb
@@ -190,7 +190,7 @@ def _local_reference(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
             ndk[d, k] += 1
 
 
-def test_local_sweep_matches_numpy_reference():
+def test_client_sweep_matches_numpy_reference():
     c, phi, _, _ = lda_corpus(n_docs=6, vocab_size=20, n_topics=11, doc_length=15, seed=2)
     rng = np.random.default_rng(0)
     z = rng.integers(0, 11, c.n_tokens, dtype=np.int32)
@@ -200,7 +200,7 @@ def test_local_sweep_matches_numpy_reference():
     state = np.array([99, 7], dtype=np.uint64)
     z2, ndk2 = z.copy(), ndk.copy()
     _local_reference(c.word_ids, c.doc_ptr, z2, ndk2, phi_wk, 0.1, state.copy())
-    local_sweep(c.word_ids, c.doc_ptr, z, ndk, phi_wk, 0.1, state.copy())
+    client_sweep(c.word_ids, c.doc_ptr, z, ndk, phi_wk, 0.1, state.copy())
     np.testing.assert_array_equal(z, z2)
     np.testing.assert_array_equal(ndk, ndk2)
 

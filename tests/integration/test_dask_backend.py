@@ -9,7 +9,7 @@ import pytest
 from dptopic.backends import ShardSet, training_source, write_shards
 from dptopic.cli.main import main
 from dptopic.errors import DPTopicError
-from dptopic.evaluation.recovery import topic_recovery
+from dptopic.evaluation.topic_matching import topic_recovery
 from dptopic.kernels import count_assignments
 from dptopic.models import HDPLDA, LDA, CDPLDAPlus
 from conftest import counts_from_z

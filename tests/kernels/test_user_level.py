@@ -8,7 +8,7 @@ from dptopic.kernels.user_level import (user_cooccurrence_bow, user_document_fre
                                         user_normalised_statistic)
 from dptopic.models._docdp_math import normalised_statistic
 from dptopic.models._user_level import group_by_person
-from dptopic.recovery import document_frequency_statistic, normalised_cooccurrence
+from dptopic.moments import document_frequency_statistic, normalised_cooccurrence
 
 V = 8
 COLS = [0, 2, 3, 5, 7]

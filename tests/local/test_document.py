@@ -170,7 +170,7 @@ def test_server_model_learns_planted_topics_and_saves(tmp_path):
     import dptopic
     from dptopic.models import LocalDocumentLDA
     from dptopic.corpus import lda_corpus
-    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.evaluation.topic_matching import topic_recovery
     s = lda_corpus(n_docs=20_000, vocab_size=30, n_topics=3, doc_length=12, alpha=0.05, beta=0.05, seed=2)
     rz = DocumentRandomizer.for_simulation(s.corpus.vocabulary, 8.0, seed=0)
     rs = rz.randomize(s.corpus)

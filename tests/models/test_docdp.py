@@ -150,7 +150,7 @@ def test_public_start_is_used_checked_and_not_saved(tmp_path):
 
     from sklearn.base import clone
 
-    from dptopic.evaluation.recovery import topic_recovery
+    from dptopic.evaluation.topic_matching import topic_recovery
     s = lda_corpus(n_docs=300, vocab_size=60, n_topics=3, doc_length=60, alpha=0.1, beta=0.05, seed=4)
     phi = np.asarray(s.phi)
     # a public start near the planted topics: one release keeps them; a random start after one release does not

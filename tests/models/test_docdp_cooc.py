@@ -15,10 +15,10 @@ from dptopic.corpus import Corpus
 from dptopic.corpus import lda_corpus
 from dptopic.errors import DPTopicError
 from dptopic.errors import SmallCorpusWarning
-from dptopic.evaluation.recovery import topic_recovery
+from dptopic.evaluation.topic_matching import topic_recovery
 from dptopic.models import DocDPCooccurrence
 from dptopic.models import docdp_cooc
-from dptopic.recovery import document_frequency_statistic
+from dptopic.moments import document_frequency_statistic
 
 from helpers import quiet_fit
 

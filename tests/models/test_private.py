@@ -17,7 +17,7 @@ import inspect
 import re
 from dptopic.models import DPSVI, OLPLDA, FedLDA, OnlineLDA
 import warnings
-from dptopic.evaluation.recovery import topic_recovery
+from dptopic.evaluation.topic_matching import topic_recovery
 from dptopic.models import LDA
 import secrets
 from pathlib import Path

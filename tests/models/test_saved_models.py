@@ -112,7 +112,7 @@ ARRAYS = {
     "OLPLDA": {"prior", "topic_word_counts", "mu", "eta", "omega_history", "prior_presence", "stream_state"},
     "LocalDocumentLDA": {"pair_counts"},                    # (b) counts of the randomized reports
     "DPSVI": {"lambda", "svi_state"}, "FDPTM-DPSVI": {"lambda", "svi_state"},   # (b) lambda; steps: from params
-    # (b) per-topic flags decided from the releases and the public noise scale (dptopic.recovery.support)
+    # (b) per-topic flags decided from the releases and the public noise scale (dptopic.moments.support)
     **{name: {"supported_topics", "background_topics"} for name in ("DocDPEM",)},
     # (b) and the words of the co-occurrence release (public: the topics' own columns)
     **{name: {"supported_topics", "background_topics", "kept_words"}

@@ -1,4 +1,4 @@
-"""supported_topics_ and background_topics_ of the document-level trainers (dptopic.recovery.support)."""
+"""supported_topics_ and background_topics_ of the document-level trainers (dptopic.moments.support)."""
 import warnings
 
 import numpy as np
@@ -9,7 +9,7 @@ from dptopic.errors import CorruptModelError
 from dptopic.models.docdp import DocDPEM
 from dptopic.models.docdp_cooc import DocDPCooccurrence
 from dptopic.models.svi import DPSVI
-from dptopic.recovery.support import (cooccurrence_supported_topics, em_supported_topics, rectangular_edge,
+from dptopic.moments.support import (cooccurrence_supported_topics, em_supported_topics, rectangular_edge,
                                       wigner_edge)
 
 RUNS = 20

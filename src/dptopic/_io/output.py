@@ -10,6 +10,7 @@ import re
 import shutil
 import stat
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -275,7 +276,7 @@ def _marker_lock(p: Path):
     runs ending at once do not lose each other's entries. The lock file is removed on release (a waiter that then
     holds a removed file's lock tries again); where the file system has no ``flock``, nothing is locked."""
     try:
-        import fcntl
+        import fcntl  # POSIX only
     except ImportError:      # not a POSIX system
         fcntl = None
     if fcntl is None:
@@ -357,13 +358,11 @@ def claim_output(path, flag: str = "--out", what: str = "model") -> bool:
     holding it is refused in one line; this thread holding it already counts once more. Returns False where the
     file system has no ``flock`` (nothing is held)."""
     try:
-        import fcntl
+        import fcntl  # POSIX only
     except ImportError:      # not a POSIX system
         return False
     lock = _lock_path(path)
     key = str(lock)
-    import threading
-
     me = threading.get_ident()
     with _HELD_GUARD:
         held = _HELD.get(key)
@@ -407,8 +406,6 @@ def claim_output(path, flag: str = "--out", what: str = "model") -> bool:
 def release_output(path=None) -> None:
     """Let go of ``path`` (once per :func:`claim_output`), or with None of every output this thread holds; the lock
     file is removed when the last hold ends."""
-    import threading
-
     me = threading.get_ident()
     with _HELD_GUARD:
         keys = [str(_lock_path(path))] if path is not None else [k for k, v in _HELD.items() if v[2] == me]

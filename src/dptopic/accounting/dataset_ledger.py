@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import BudgetExceededError, DPTopicError
+from .verify import event_from_description, rounded_up
 
 FORMAT = "dptopic-dataset-ledger"
 VERSION = 1
@@ -85,8 +86,6 @@ def events_to_json(groups) -> str:
 def events_from_json(text: str) -> list:
     """The ``[(event, count), ...]`` a release's JSON describes (:func:`~dptopic.accounting.verify.
     event_from_description` rebuilds each event; its stated epsilon must agree with its parameters)."""
-    from .verify import event_from_description
-
     items = json.loads(text)
     if not isinstance(items, list):
         raise DPTopicError("a release's events are not a list")
@@ -109,7 +108,8 @@ def _merge(groups) -> list:
 def release_guarantee(groups, delta: float) -> tuple[float, float]:
     """A release's own ``(epsilon, delta)``: the smallest valid figure of its events at ``delta`` (PLD, RDP, or basic
     composition when its events are pure: then delta is 0), as a fit's report names it."""
-    from .ledger import compose_pld, compose_rdp, pure_basic_bound
+    from .ledger import (  # loads numpy: 'dptopic budget' opens its ledger without it
+        compose_pld, compose_rdp, pure_basic_bound)
 
     groups = _merge(groups)
     pure = pure_basic_bound(groups)
@@ -128,7 +128,7 @@ def compose_releases(releases: list, delta: float | None = None) -> dict:
     of basic composition (their epsilons added, valid when their deltas add to at most ``delta``);
     ``epsilon_basic``/``delta_basic`` are that sum. A release that claims no guarantee makes the total unbounded
     (``None``)."""
-    from .ledger import compose_pld, compose_rdp
+    from .ledger import compose_pld, compose_rdp  # loads numpy: 'dptopic budget' opens its ledger without it
 
     basic = float(sum(r["epsilon"] for r in releases if r["guarantee"]))
     d_basic = float(sum(r["delta"] for r in releases if r["guarantee"]))
@@ -341,7 +341,7 @@ class DatasetLedger:
     def set_cap(self, dataset: str, epsilon, delta) -> None:
         """Cap ``dataset`` at ``(epsilon, delta)``; ``epsilon`` None removes its cap. A cap below what the dataset has
         already spent is kept (it refuses every later release) and the caller may say so."""
-        from .._validation import Real, validate_value
+        from .._validation import Real, validate_value  # loads numpy: 'dptopic budget' opens its ledger without it
 
         dataset = check_name(dataset)
         if epsilon is not None:
@@ -410,8 +410,6 @@ class DatasetLedger:
 def _fmt(x) -> str:
     if x is None or not math.isfinite(x):
         return "no bound"
-    from .verify import rounded_up
-
     return f"{rounded_up(x, 4):g}"
 
 

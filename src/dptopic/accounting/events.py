@@ -14,6 +14,7 @@ import numpy as np
 from ._lazy import dp_event, pld_common, pldlib, rdp_privacy_accountant
 
 from ..errors import DPTopicError, ParameterError
+from .._validation import Int, Real, validate_value
 
 DISCRETIZATION = 1e-4
 
@@ -23,8 +24,6 @@ computations, and a step that loose protects nothing anyway."""
 
 
 def _check_event_eps(eps, what: str) -> None:
-    from .._validation import Real, validate_value
-
     validate_value(what, eps, [Real(0, EPSILON_MAX)])
 
 
@@ -45,8 +44,6 @@ class LaplaceEvent:
     relation: str = "word-level replacement"
 
     def __post_init__(self):
-        from .._validation import Int, Real, validate_value
-
         validate_value("scale", self.scale, [Real(0, None, "neither")])
         if not isinstance(self.changes, tuple) or not self.changes:
             raise DPTopicError(f"invalid changes={self.changes!r}: must be a non-empty tuple of cell changes.")
@@ -180,8 +177,6 @@ class ApproxDPEvent:
     unit: str = "word"
 
     def __post_init__(self):
-        from .._validation import Real, validate_value
-
         _check_event_eps(self.eps, "eps")
         validate_value("delta", self.delta, [Real(0, 1, "left")])
 
@@ -336,8 +331,6 @@ class RandomizedResponseEvent:
     relation: str = LOCAL_DOCUMENT_RELATION
 
     def __post_init__(self):
-        from .._validation import Int, validate_value
-
         check_f(self.f)
         # n_bits = 0 claimed epsilon 0 and a negative count a negative one (or crashed the PLD): a report has one bit
         # per vocabulary word, at least one
@@ -357,7 +350,7 @@ class RandomizedResponseEvent:
             return pldlib.from_randomized_response(self.f, 2, value_discretization_interval=discretization)
         e, n = self.epsilon_word, self.n_bits
         j = np.arange(n + 1)
-        from scipy import stats
+        from scipy import stats  # scipy.stats takes about a second to import
 
         pmf = stats.binom.pmf(j, n, self.f / 2.0)
         keep = pmf > TINY_MASS

@@ -24,7 +24,8 @@ from decimal import ROUND_CEILING, Decimal, localcontext
 import numpy as np
 
 from ..errors import DPTopicError, ParameterError
-from .events import ApproxDPEvent, PureDPEvent
+from .events import EPSILON_MAX, ApproxDPEvent, PureDPEvent
+from .ledger import PrivacyLedger
 
 VARIANTS = ("another", "coincide")
 EXCLUSIONS = ("none", "floor", "tail")
@@ -407,8 +408,6 @@ def user_ledger(event, exclusion: str):
     """An empty per-user ledger for a FedLDA run whose entries are ``event`` (:func:`rrp_event`): the one
     ``FedLDA.fit`` fills round by round (:func:`spend_round`) and the one a deployment's released model
     carries (:func:`user_ledger_after`), so both report the same figures."""
-    from .ledger import PrivacyLedger
-
     return PrivacyLedger(unit="user", relation=user_relation(exclusion), theorem=event.theorem, discretization=1e-2)
 
 
@@ -477,8 +476,6 @@ def _cheapest_entry(failure_rate: float, gamma: float, variant: str, exclusion: 
     costs more: its replacement probability nears 1); the smallest one searched for the other rules."""
     if exclusion != "floor":
         return ENTRY_EPSILON_MIN
-    from ..accounting.events import EPSILON_MAX
-
     grid = np.exp(np.linspace(math.log(ENTRY_EPSILON_MIN), math.log(EPSILON_MAX), 241))
     costs = [_entry_cost(float(e), failure_rate, gamma, variant, exclusion) for e in grid]
     i = int(np.argmin(costs))
@@ -505,8 +502,6 @@ def entry_epsilon_for_total(total: float, failure_rate: float, gamma: float, var
     :data:`SPEND_RTOL` below ``total``. A total outside what the run can spend within that tolerance (below the least
     it spends, above the most, or under the tail rule, whose deltas add up past ``report_delta``) is refused in one
     line naming ``total`` as given (``name``: what the caller calls it)."""
-    from ..accounting.events import EPSILON_MAX
-
     key = (float(total), float(failure_rate), float(gamma), variant, exclusion, int(entries_per_round), int(rounds),
            float(report_delta))
     if key in _SOLVED:

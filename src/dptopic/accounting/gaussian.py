@@ -28,6 +28,7 @@ from ..errors import DPTopicError, ParameterError
 from .events import DOCUMENT_ADD_REMOVE as DOCUMENT_RELATION  # noqa: F401
 from .events import (GAUSSIAN_DISCRETIZATION, MAX_NOISE_MULTIPLIER, MIN_NOISE_MULTIPLIER,  # noqa: F401
                      SubsampledGaussianEvent)
+from .ledger import compose_pld
 
 def svi_dp_event(noise_multiplier: float, sampling_rate: float, steps: int) -> dp_event.DpEvent:
     """``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(σ)), steps)``."""
@@ -149,7 +150,7 @@ def strong_composition_for_sigma(noise_multiplier: float, sampling_rate: float, 
 def _gaussian_delta(noise_multiplier: float, epsilon: float) -> float:
     """The exact δ(ε) of the Gaussian mechanism with L2 sensitivity 1 and noise std ``noise_multiplier``
     (Balle & Wang 2018, Thm 8): ``Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ)``, the second term in log space."""
-    from scipy.stats import norm
+    from scipy.stats import norm  # scipy.stats takes about a second to import
 
     s = float(noise_multiplier)
     a, b = 0.5 / s - epsilon * s, -0.5 / s - epsilon * s
@@ -216,8 +217,6 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
         sigma = float(min(max(sigma, lo), max_noise_multiplier))
     # the check that counts is the one the ledger makes when the run spends: its own PLD composition, with the
     # ledger's budget tolerance (dp-accounting's accountant and the ledger's self-composition differ in the last digits)
-    from .ledger import compose_pld
-
     def spent(s):
         return max(pld_epsilon(s, sampling_rate, steps, delta),
                    compose_pld([(SubsampledGaussianEvent(s, sampling_rate), steps)], delta))
@@ -243,8 +242,6 @@ def calibrate_gaussian_pair(epsilon: float, delta: float, ratio: float) -> tuple
         raise DPTopicError(f"invalid ratio={ratio!r}: must be a finite number > 0.")
     single = calibrate_noise_multiplier(epsilon, delta, 1.0, 1)
     s = single * math.sqrt(1.0 + 1.0 / ratio ** 2)
-    from .ledger import compose_pld
-
     def spent(s2):
         return compose_pld([(SubsampledGaussianEvent(ratio * s2, 1.0), 1), (SubsampledGaussianEvent(s2, 1.0), 1)],
                            delta)

@@ -17,9 +17,13 @@ other events take the group of 2.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ..errors import DPTopicError
+from .events import ApproxDPEvent, LaplaceEvent, PureDPEvent, SubsampledGaussianEvent
+from .ledger import PrivacyLedger
+from .verify import event_from_description
 
 GROUP_SIZES = (2, 10)
 """The group sizes a privacy card states (``group_privacy``)."""
@@ -27,9 +31,6 @@ GROUP_SIZES = (2, 10)
 
 def _scaled(ev, factor: float, gaussian_only_factor: float | None = None):
     """``ev`` with its sensitivity scaled by ``factor`` (see the module's text); None where it cannot be."""
-    from .events import ApproxDPEvent, LaplaceEvent, PureDPEvent, SubsampledGaussianEvent
-    import dataclasses
-
     if isinstance(ev, SubsampledGaussianEvent):
         if ev.sampling_rate < 1:        # a subsampled group is not a scaled sensitivity
             return None
@@ -51,7 +52,7 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     """The exact epsilon(delta) of a Gaussian mechanism whose sensitivity is ``mu`` noise standard deviations
     (Balle & Wang 2018, Thm 8): the smallest epsilon with ``Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) <=
     delta``."""
-    from scipy.special import log_ndtr
+    from scipy.special import log_ndtr  # scipy.special: only the Gaussian's group figure needs it
 
     def excess(eps):
         a = log_ndtr(-eps / mu + mu / 2)
@@ -77,10 +78,6 @@ def scaled_epsilon(report: dict, factor: float, delta: float, replacement: bool 
     """The epsilon at ``delta`` of the report's events with every release's sensitivity scaled by ``factor`` (a
     group of ``factor`` units; ``replacement``: ``factor`` is sqrt(2) for the Gaussian releases and 2 for the
     others); None where some event cannot be scaled or the accountants cannot compose the result."""
-    from .events import SubsampledGaussianEvent
-    from .ledger import PrivacyLedger
-    from .verify import event_from_description
-
     events = report.get("events")
     if not isinstance(events, list) or not events or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         return None

@@ -21,6 +21,8 @@ from ..errors import DPTopicError, ParameterError
 # the event and the flip parameter's check live in events.py (importable from here, their old home)
 from .events import LOCAL_DOCUMENT_RELATION as DOCUMENT_RELATION  # noqa: F401
 from .events import RandomizedResponseEvent, check_f, epsilon_from_f  # noqa: F401
+from .events import EPSILON_MAX
+from .ledger import PrivacyLedger
 
 LOCAL_UNIT = "document (local DP)"
 
@@ -44,8 +46,6 @@ EPSILON_WORD_MAX = 50.0
 
 
 def _check_eps(eps) -> float:
-    from .events import EPSILON_MAX
-
     if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not (0 < eps <= EPSILON_MAX):
         raise ParameterError("invalid {epsilon_word=}: must be a number in (0, {top:g}].", "epsilon_word", eps,
                              top=EPSILON_MAX)
@@ -108,8 +108,6 @@ def local_privacy_report(f: float, vocab_size: int, delta: float = 1e-5, reports
     ``reports_per_contributor``: how many randomized reports of the same contributor the
     server may hold (their events compose).
     """
-    from .ledger import PrivacyLedger
-
     ledger = PrivacyLedger(unit=local_unit(reports_per_contributor), relation=DOCUMENT_RELATION,
                            theorem=LOCAL_THEOREM)
     ledger.spend(RandomizedResponseEvent(f, vocab_size), reports_per_contributor)

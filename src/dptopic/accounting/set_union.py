@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 import math
 
-from .events import ApproxDPEvent
+from .events import ApproxDPEvent, _check_event_eps
 from .ledger import claims_no_guarantee, name_guarantee
 
 DOCUMENT_RELATION = "document-level add/remove: D' is D with one document added or removed (each document one user)"
@@ -118,10 +118,8 @@ _UNITS_HOLDING_DOCUMENTS = ("user",)
 def gaussian_sigma(epsilon: float, delta: float) -> float:
     """Smallest σ for which the Gaussian mechanism with L2 sensitivity 1 is (ε, δ)-DP
     (analytic Gaussian mechanism, Balle & Wang 2018, Thm 8); never below it (its δ(ε) is at most ``delta``)."""
-    from scipy.optimize import brentq
-    from scipy.stats import norm
-
-    from .events import _check_event_eps
+    from scipy.optimize import brentq  # scipy: only the Gaussian threshold needs it
+    from scipy.stats import norm  # scipy.stats takes about a second to import
 
     _check_event_eps(epsilon, "eps")  # the range every event accepts; beyond ~709, exp(eps) overflows below
 

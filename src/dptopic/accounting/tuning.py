@@ -29,6 +29,9 @@ import numpy as np
 
 from ..errors import DPTopicError
 from .events import GAUSSIAN_DISCRETIZATION, RDP_ORDERS
+from .._validation import Real, validate_value
+from .ledger import effective_discretization
+from ._lazy import pld_common, pldlib, rdp_privacy_accountant
 
 DISTRIBUTIONS = ("truncated_negative_binomial", "poisson")
 PLD_DELTA = 1e-10
@@ -46,8 +49,6 @@ def expected_runs(distribution: str, eta: float = 1.0, gamma: float = 0.1, mu: f
 
 
 def check_distribution(distribution: str, eta, gamma, mu) -> None:
-    from .._validation import Real, validate_value
-
     if distribution not in DISTRIBUTIONS:
         raise DPTopicError(f"invalid distribution={distribution!r}: give one of {', '.join(DISTRIBUTIONS)}.")
     if distribution == "poisson":
@@ -113,8 +114,6 @@ class RandomStoppingEvent:
         return np.max([_groups_rdp(c, orders) for c in self.candidates], axis=0)
 
     def _delta_hat(self, eps_hat: float) -> float:
-        from .ledger import effective_discretization
-
         worst = 0.0
         for c in self.candidates:
             step = effective_discretization(list(c), 1e-3)
@@ -144,14 +143,10 @@ class RandomStoppingEvent:
             return base + best + log_ek / (orders - 1.0)
 
     def epsilon_at(self, delta: float) -> float:
-        from ._lazy import rdp_privacy_accountant
-
         eps, _ = rdp_privacy_accountant.compute_epsilon(RDP_ORDERS, self.rdp(RDP_ORDERS), delta)
         return float(eps)
 
     def pld(self, discretization: float = GAUSSIAN_DISCRETIZATION):
-        from ._lazy import pld_common, pldlib
-
         eps = self.epsilon_at(PLD_DELTA)
         if not math.isfinite(eps) or eps > 500:
             raise DPTopicError("the search's epsilon is too large to compose by PLD; its RDP figure stands.")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 
 from ..errors import DPTopicError
 
@@ -47,8 +48,6 @@ def rounded_up(x: float, digits: int, down: bool = False) -> float:
     (``down``: rounded down instead, for a lower bound such as an audit's). An excess within a relative
     :data:`ROUNDING_RTOL` is floating-point noise, not rounded up (0.30000000000000004 is shown as 0.3, not
     0.300001)."""
-    from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
-
     d = Decimal(repr(float(x)))
     if not d.is_finite():
         return float(x)
@@ -74,8 +73,9 @@ def _num(d: dict, key: str, what: str) -> float:
 
 def event_from_description(d: dict):
     """The event a report's ``events`` entry describes (``count`` aside); its own ``epsilon`` must agree."""
-    from .events import ApproxDPEvent, LaplaceEvent, PureDPEvent
-    from .events import RandomizedResponseEvent, SubsampledGaussianEvent
+    from .events import (  # loads numpy: rounded_up, which printing uses everywhere, needs none
+        ApproxDPEvent, LaplaceEvent, PureDPEvent)
+    from .events import RandomizedResponseEvent, SubsampledGaussianEvent  # loads numpy (as above)
 
     if not isinstance(d, dict):
         raise Damaged(f"an event must be an object, got {type(d).__name__}")
@@ -97,7 +97,7 @@ def event_from_description(d: dict):
     elif kind == "poisson_subsampled_gaussian":
         ev = SubsampledGaussianEvent(_num(d, "noise_multiplier", what), _num(d, "sampling_rate", what), **common)
     elif kind == "random_stopping":         # a private hyper-parameter search (accounting.tuning)
-        from .tuning import event_from
+        from .tuning import event_from  # loads numpy: rounded_up, which printing uses everywhere, needs none
 
         return event_from(d, event_from_description)
     elif kind == "randomized_response":
@@ -106,7 +106,7 @@ def event_from_description(d: dict):
             raise Damaged(f"{what}: its 'n_bits' must be a whole number >= 1")
         ev = RandomizedResponseEvent(_num(d, "f", what), n_bits, **common)
     elif kind == "skellam":
-        from .skellam import SkellamRelease
+        from .skellam import SkellamRelease  # loads numpy: rounded_up, which printing uses everywhere, needs none
 
         dim = d.get("dim")
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
@@ -143,7 +143,7 @@ def _discretization(rep: dict) -> float | None:
 
 
 def _ledger_report(rep: dict, events: list, delta: float) -> dict:
-    from .ledger import PrivacyLedger
+    from .ledger import PrivacyLedger  # loads numpy: rounded_up, which printing uses everywhere, needs none
 
     groups = []
     for i, d in enumerate(events):
@@ -172,14 +172,14 @@ def recompute_report(rep: dict) -> dict:
     vocab = rep.get("vocabulary_selection")
     topic = rep.get("topic_model")
     if isinstance(vocab, dict) and isinstance(topic, dict):   # FDPTM: DP set union composed with a trainer
-        from .set_union import fdptm_report
+        from .set_union import fdptm_report  # loads numpy: rounded_up, which printing uses everywhere, needs none
 
         d_t = _num(topic, "delta", "the topic model's report")
         trainer_rep = dict(rep)
         for k in ("vocabulary_selection", "topic_model", "epsilon_pld_tight", "delta_requested"):
             trainer_rep.pop(k, None)
         ledger, trainer = _ledger_report(trainer_rep, events, d_t)   # the topic model's own figures, at its delta
-        from .ledger import claims_no_guarantee
+        from .ledger import claims_no_guarantee  # loads numpy: rounded_up, which printing uses everywhere, needs none
 
         none = claims_no_guarantee(trainer)     # the trainer's events give no (epsilon, delta): neither does the whole
         trainer = dict({k: v for k, v in trainer_rep.items() if k not in COMPARED},
@@ -253,7 +253,7 @@ def _stated(rep: dict) -> dict:
     guarantee was named in one field (``epsilon``) gets it as ``dptopic.load`` names it."""
     out = {k: rep[k] for k in COMPARED if k in rep}
     if "epsilon" not in rep:
-        from .ledger import name_guarantee
+        from .ledger import name_guarantee  # loads numpy: rounded_up, which printing uses everywhere, needs none
 
         named = name_guarantee(dict(rep))
         if "epsilon" in named:
@@ -270,7 +270,7 @@ def _sentence(e: Exception) -> str:
 
 def verify_report(rep: dict) -> Verification:
     """Recompute a privacy report's figures from its events and compare them with what it states."""
-    from .ledger import claims_no_guarantee
+    from .ledger import claims_no_guarantee  # loads numpy: rounded_up, which printing uses everywhere, needs none
 
     if not isinstance(rep, dict) or rep.get("private") is False or "private" not in rep:
         return Verification("no_claim", "the report claims no differential privacy guarantee: nothing to verify")

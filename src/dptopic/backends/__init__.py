@@ -5,6 +5,8 @@ The trainers call only the :class:`Backend` interface (see ``docs/scaling.md``).
 from .base import Backend
 from ..corpus.shards import ShardSet, training_source, write_shards
 from .threads import ThreadBackend
+from ..errors import DPTopicError
+from .dask import DaskBackend
 
 BACKENDS = ("threads", "dask")
 
@@ -13,13 +15,9 @@ def make_backend(name: str, n_jobs: int = 1, client=None, parallel: str = "adlda
     """The backend a trainer's ``backend``/``client``/``n_jobs`` parameters ask for. A ``client`` is a Dask
     client, so it is refused with any other backend rather than silently left unused."""
     if client is not None and name != "dask":
-        from ..errors import DPTopicError
-
         raise DPTopicError(f"client= is a Dask client, used only with backend='dask' (this model has backend={name!r}):"
                            " pass backend='dask' to train on that cluster, or drop client.")
     if name == "dask":
-        from .dask import DaskBackend
-
         return DaskBackend(client)
     return ThreadBackend(n_jobs, parallel)
 

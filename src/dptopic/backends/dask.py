@@ -27,9 +27,11 @@ Needs the optional extra: ``pip install 'dptopic[dask]'``.
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 
 import numpy as np
+from numba import typeof
 
 from ..corpus import Corpus
 from ..errors import DPTopicError
@@ -37,6 +39,7 @@ from ..kernels import SweepArrays, count_assignments, kernel_state, make_shards
 from ..kernels.engine import run_kernel as _run_kernel
 from .base import Backend
 from ..corpus.shards import ShardSet
+from .. import kernels
 
 #: attempts to place (or re-place) a shard before giving up on the cluster
 _ATTEMPTS = 5
@@ -44,7 +47,7 @@ _ATTEMPTS = 5
 
 def _require_distributed():
     try:
-        import distributed
+        import distributed  # optional: the 'dask' extra
     except ImportError:
         raise DPTopicError("backend='dask' needs the 'distributed' package: pip install 'dptopic[dask]'.") from None
     return distributed
@@ -121,10 +124,6 @@ def _compile_lock_path() -> str:
     """Chosen once per process: next to numba's cache of the kernels when that folder is writable, else in the
     temporary folder under a name of this user's (another user's lock file may not be ours to open)."""
     if not _LOCK_PATH:
-        import tempfile
-
-        from .. import kernels
-
         cache = os.path.join(os.path.dirname(kernels.__file__), "__pycache__")   # where numba caches the kernels
         if os.path.isdir(cache) and os.access(cache, os.W_OK):
             _LOCK_PATH.append(os.path.join(cache, "dptopic-numba-compile.lock"))
@@ -140,7 +139,7 @@ def _first_time_locked(key, call):
     if key in _WARM:
         return call()
     try:
-        import fcntl
+        import fcntl  # POSIX only
 
         fd = os.open(_compile_lock_path(), os.O_RDONLY | os.O_CREAT, 0o666)   # flock needs no write access
     except (ImportError, OSError):
@@ -158,8 +157,6 @@ def _first_time_locked(key, call):
 def _array_key(*values) -> tuple:
     """What selects a compiled signature: numba's type of each value (dtype, dimensions, layout, read-only for an
     array; int or float for a scalar)."""
-    from numba import typeof
-
     return tuple(None if v is None else str(typeof(v)) for v in values)
 
 
@@ -628,7 +625,7 @@ def check_client(client):
     _require_distributed()
     if client is None:
         raise DPTopicError("backend='dask' needs client=distributed.Client(...) (or --scheduler/--dask-local on the CLI).")
-    from distributed import Client
+    from distributed import Client  # optional: the 'dask' extra
 
     if not isinstance(client, Client):
         what = f"the address {client!r}" if isinstance(client, str) else f"a {type(client).__name__}"
@@ -664,7 +661,7 @@ def map_shards(client, fn, items, *args, what: str = "summing the shards' statis
     worker costs time only. When the cluster has no worker for :data:`LOST_GRACE` seconds (at the start or mid-pass),
     or a task has killed a worker each time it ran, the pass fails in one line and the tasks left are cancelled. Array
     arguments above 1 MiB are sent to every worker once (``scatter(broadcast=True)``), not with every task."""
-    from distributed import wait
+    from distributed import wait  # optional: the 'dask' extra
 
     def ship(v):
         if isinstance(v, np.ndarray) and v.nbytes > 1 << 20:

@@ -15,6 +15,7 @@ import numbers
 import os
 import unicodedata
 import warnings
+import zipfile
 import zlib
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -28,8 +29,14 @@ from ..kernels import segment_sums
 from ..errors import DPTopicError, InputTypeError, ParameterError
 # the file helpers' old home: names user code may import from here
 from .files import _check_file, _open_text, broken_link, read_lines, read_text_file, tab_header_rows  # noqa: F401
-from .preprocess import Preprocessor, build_vocabulary, df_range, lower_word, resolve_stop_words
+from .preprocess import (BAG_OF_WORDS_FILE, Preprocessor, build_vocabulary, df_range, lower_word, no_words_message,
+                         resolve_stop_words)
+from . import records
+# the checks of one value that the readers of corpus files share (records.py, below this module); importable from here
+from .records import (USER_FIELD, _blank, _is_utf8, _json_kind, _missing_label, _missing_label_fix,  # noqa: F401
+                      invisible_character)
 from .vocabulary import Vocabulary
+from .. import _progress
 
 
 def _empty_corpus_error(head: str) -> ParameterError:
@@ -153,17 +160,6 @@ def check_user_ids(values, n_docs: int, where: str = "user_ids") -> list[str]:
     return [str(u) for u in values]
 
 
-def invisible_character(s: str) -> str | None:
-    """The first control or format character (Unicode category Cc or Cf: NUL, tab, zero-width space, BOM, ...) in
-    ``s`` and where it stands, as ``"U+0000 at character 2"``; None when it holds none. A person id holding one is
-    refused: ``"v"`` and ``"v\u0000"`` look like one id (and a NumPy string array even drops the NUL) but would be two
-    people, so one person could be split in two, or another filed under a victim's id."""
-    if s.isprintable() and all(unicodedata.category(ch) != "Cf" for ch in s):
-        return None     # isprintable() is False for every Cc (and for spaces other than ' ', checked below)
-    for at, ch in enumerate(s, 1):
-        if unicodedata.category(ch) in ("Cc", "Cf"):
-            return f"U+{ord(ch):04X} at character {at}"
-    return None
 
 
 def user_ids_of(corpus, user_ids=None, where: str = "user_ids") -> list[str] | None:
@@ -205,40 +201,12 @@ def _sequence(name: str, values):
         raise DPTopicError(f"{name} must be a list with one entry per document, not a {kind}.") from None
 
 
-def _json_kind(v) -> str:
-    return {dict: "an object", list: "a list", type(None): "null", bool: "true/false"}.get(type(v), "a number")
 
 
-def _missing_label(v) -> bool:
-    """A label that is not there: None, NaN (of any float type: Python's, NumPy's float32, a Decimal), pandas' NA, a
-    NaT, or a string that is empty or holds only spaces and invisible characters (controls such as NUL, a zero-width
-    space, a stray byte-order mark). Every loader that reads labels refuses one, rather than read it as a class of its
-    own ('' or 'nan')."""
-    if v is None or type(v).__name__ in ("NAType", "NaTType"):
-        return True
-    if isinstance(v, str):
-        return _blank(v)
-    if isinstance(v, (np.datetime64, np.timedelta64)):
-        return bool(np.isnat(v))
-    if isinstance(v, (list, tuple, dict, set, frozenset, np.ndarray, bytes, bytearray)):
-        return False
-    try:
-        return bool(v != v)     # NaN is the one value unequal to itself
-    except Exception:           # a signalling Decimal NaN, or a type whose comparison fails
-        return type(v).__name__ == "Decimal" and v.is_nan()
 
 
-def _blank(s: str) -> bool:
-    """Whether ``s`` shows nothing: empty, or spaces, control characters and invisible format characters only."""
-    if s and s[0].isprintable() and not s[0].isspace():      # a visible first character: the common case
-        return False
-    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in s)
 
 
-def _missing_label_fix(param: str) -> str:
-    """How to mend a document without a label, for the error that refuses it (``param``: the loader's setting)."""
-    return (f"fill in every document's label or drop the unlabelled ones, or read no labels (leave out {param}; CLI:"
-            " --label-field)")
 
 
 def _stop_words_name(spec) -> str:
@@ -288,12 +256,10 @@ def _tokenize_all(pre, texts) -> list:
     """``pre.tokenize`` of every text, with a progress bar inside :func:`tokenising_progress` for a large input."""
     if not _TOKENISING_PROGRESS.get() or len(texts) < PROGRESS_MIN_DOCS:
         return [pre.tokenize(t) for t in texts]
-    from .._progress import progress_bar
-
     out: list = []
     step = max(1000, len(texts) // 200)
-    with progress_bar(len(texts), "tokenising", transient=True) as bar:     # no line left behind (stderr stays
-        # the command's own: a one-line error after it stays one line)
+    # transient: no line left behind (stderr stays the command's own: a one-line error after it stays one line)
+    with _progress.progress_bar(len(texts), "tokenising", transient=True) as bar:
         for start in range(0, len(texts), step):
             out.extend(pre.tokenize(t) for t in texts[start:start + step])
             bar.advance(min(step, len(texts) - start))
@@ -352,7 +318,6 @@ def warn_unreachable_words(words, pre) -> None:
 
 VOCABULARY_SOURCE = "vocabulary_source"    # metadata key: "supplied" (the caller's word list) or "data"
 TOKENS_SOURCE = "tokens_source"   # metadata key: set when the words came with counts, not from dptopic's tokeniser
-USER_FIELD = "user_field"   # metadata key: the field, column or folder level the person of each document was read from
 READING = "reading"     # metadata key: how raw text was tokenised (lowercase, stop words, min_length); see reading_of
 # metadata key: the max_vocab, min_df and max_df that chose a vocabulary from the data (settings, not data), and under
 # "pruned" those of a later prune
@@ -585,8 +550,6 @@ class Corpus:
         if given and drop_empty and toks and not any(docs) and any(toks):
             raise DPTopicError(no_word_of_vocabulary(len(docs), vocabulary))
         if reading is not None and drop_empty and toks and not any(toks):     # the tokenizer itself kept nothing
-            from .preprocess import no_words_message
-
             raise DPTopicError(no_words_message(len(toks), reading.get("min_length", 3),
                                                 reading.get("stop_words", "english")))
         if given and drop_empty and toks and not any(toks):     # no text at all, whatever the vocabulary
@@ -710,44 +673,66 @@ class Corpus:
         vocab = vocabulary if vocabulary is not None else [f"w{i}" for i in range(X.shape[1])]
         if len(vocab) != X.shape[1]:
             raise DPTopicError(f"vocabulary has {len(vocab)} words but the matrix has {X.shape[1]} columns: they must match.")
-        from .preprocess import BAG_OF_WORDS_FILE
-
         c = cls(ptr, cols, vocab, metadata={TOKENS_SOURCE: BAG_OF_WORDS_FILE})
         if c.n_tokens == 0:
             raise DPTopicError("empty corpus: the document-term matrix has no counts.")
         return c
 
     @classmethod
-    def from_uci(cls, *args, **kw) -> "Corpus":
-        """Read the UCI bag-of-words format (``docword.*.txt[.gz]`` + ``vocab.*.txt``): :func:`dptopic.corpus.readers.from_uci`, which
-        takes the same arguments."""
-        from . import readers
-
-        return readers.from_uci(*args, **kw)
-
-    @classmethod
-    def from_jsonl(cls, *args, **kw) -> "Corpus":
-        """Read a JSONL file, one JSON object per line, the text in a field: :func:`dptopic.corpus.readers.from_jsonl`, which
-        takes the same arguments."""
-        from . import readers
-
-        return readers.from_jsonl(*args, **kw)
+    def from_uci(cls, docword, vocab, drop_empty: bool = True) -> "Corpus":
+        """Read the UCI bag-of-words format (``docword.*.txt[.gz]`` + ``vocab.*.txt``). Each document's id
+    (``doc_ids``) is its UCI document number (``"1"``, ``"2"``, ...), so the documents that have no entry, which
+    are dropped (counted in ``n_empty_dropped``), show as missing numbers; ``drop_empty=False`` keeps them as
+    empty documents (one per document number, as ``dptopic transform`` reads them)."""
+        X, words = records.uci_counts(docword, vocab)
+        c = cls.from_bow(X, vocabulary=words)
+        c = cls(c.doc_ptr, c.word_ids, c.vocabulary, doc_ids=[str(i) for i in range(1, X.shape[0] + 1)],
+                metadata=c.metadata)
+        return c.drop_empty() if drop_empty else c
 
     @classmethod
-    def from_csv(cls, *args, **kw) -> "Corpus":
-        """Read a CSV (or tab-separated) file with a header row, the text in a column: :func:`dptopic.corpus.readers.from_csv`, which
-        takes the same arguments."""
-        from . import readers
-
-        return readers.from_csv(*args, **kw)
+    def from_jsonl(cls, path, text_field: str = "text", label_field: str | None = None, id_field: str | None = None,
+                   require_ids: bool = True, user_field: str | None = None, **kw) -> "Corpus":
+        """One JSON object per line; ``id_field`` names the field holding each document's id (``doc_ids``, which
+        ``dptopic transform`` writes beside its rows). Every record must have it, unless ``require_ids=False``: then
+        the ids are used only when every record has one, and are ``doc0, doc1, ...`` otherwise. Two records with the
+        same id are refused (used as ``doc0, ...`` with ``require_ids=False``). ``user_field`` names the field holding
+        each document's person (``user_ids``, a string in every record)."""
+        read = records.jsonl_records(path, text_field, label_field, id_field, require_ids, user_field)
+        return cls._from_records(read, **kw)
 
     @classmethod
-    def from_directory(cls, *args, **kw) -> "Corpus":
-        """Read a folder of text files, one document per file: :func:`dptopic.corpus.readers.from_directory`, which
-        takes the same arguments."""
-        from . import readers
+    def from_csv(cls, path, text_column: str = "text", label_column: str | None = None, id_column: str | None = None,
+                 require_ids: bool = True, delimiter: str | None = None, user_column: str | None = None,
+                 **kw) -> "Corpus":
+        """A CSV file with a header row; ``id_column`` names the column of document ids (``doc_ids``). Every row must
+        have one, unless ``require_ids=False``: then the ids are used only when every row has one, and are
+        ``doc0, doc1, ...`` otherwise. Two rows with the same id are refused (used as ``doc0, ...`` with
+        ``require_ids=False``). ``delimiter``: the character between fields (``"\\t"`` for tab-separated values); by
+        default ``","``, or the ``";"``, ``"|"`` or tab a header without a comma holds between the columns asked for
+        (with a warning); a delimiter given is never replaced. ``user_column``: the column of each document's person
+        (``user_ids``; no row may leave it empty)."""
+        read = records.csv_records(path, text_column, label_column, id_column, require_ids, delimiter, user_column)
+        return cls._from_records(read, **kw)
 
-        return readers.from_directory(*args, **kw)
+    @classmethod
+    def from_directory(cls, path, pattern: str = "*.txt", users_by_folder: bool = False, **kw) -> "Corpus":
+        """One document per file matching ``pattern`` (the default ``*.txt`` in any case: ``NOTES.TXT`` too) in the
+        folder and its sub-folders (a sub-folder's name is its
+        files' label, and when there are sub-folders a file directly in the folder gets the folder's own name), in
+        sorted order; hidden files and folders (names starting with '.') are left out. ``users_by_folder``: a folder
+        of folders, one per person: each file's ``user_ids`` entry is the sub-folder it lies in (at any depth)."""
+        return cls._from_records(records.directory_records(path, pattern, users_by_folder), **kw)
+
+    @classmethod
+    def _from_records(cls, read: "records.TextRecords", **kw) -> "Corpus":
+        """The corpus of the documents of a file as :mod:`dptopic.corpus.records` read them (``kw``: as for
+        :meth:`from_texts`); where their persons were read from is kept in the metadata (``user_field``: the model and
+        its card name it)."""
+        c = cls.from_texts(read.texts, labels=read.labels, doc_ids=read.doc_ids, user_ids=read.user_ids, **kw)
+        if read.user_source:
+            c.metadata[USER_FIELD] = read.user_source
+        return c
 
     def subset(self, indices) -> "Corpus":
         idx = np.asarray(indices, dtype=np.int64)
@@ -895,8 +880,6 @@ class Corpus:
         sw = resolve_stop_words("english" if remove_stop_words and stop_words is None else stop_words)
         words = self.vocabulary.words
         if sw:      # a word of a UCI vocab file may be written decomposed: matched in the NFKC form, as text is read
-            import unicodedata
-
             sw = sw | {w for w in words if not w.isascii() and unicodedata.normalize("NFKC", w) in sw}
         cands = [i for i in range(V) if lo <= df[i] <= hi and tf[i] > 0 and words[i] not in sw]
         cands.sort(key=lambda i: (-tf[i], words[i]))
@@ -965,8 +948,6 @@ class Corpus:
             raise DPTopicError(f"{str(path)!r} is not an .npz corpus (a file written by 'dptopic corpus prepare'): give"
                                " format=FORMAT for what it holds (text: one document per line, jsonl, csv), or prepare it"
                                " with 'dptopic corpus prepare'.")
-        import zipfile
-
         try:
             with np.load(path, allow_pickle=False) as z:
                 missing = [k for k in ("meta", "doc_ptr", "word_ids") if k not in z.files]
@@ -1010,13 +991,6 @@ class Corpus:
             raise DPTopicError(f"{bad}: {str(e).rstrip('.')}; {fix}.") from None
 
 
-def _is_utf8(s: str) -> bool:
-    """Whether ``s`` can be written as UTF-8 (holds no lone surrogate such as JSON's ``"\\udc00"``)."""
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def column_difference(names, expected, whose: str = "the model") -> str | None:

@@ -1,12 +1,13 @@
 """Reading files as text: strict UTF-8 (a binary or UTF-16 file refused in one line), gzip, a text file's lines,
 CSV rows and their header (Orange's three header rows of a ``.tab``), and what a missing path or a broken link says.
-The corpus readers (:mod:`dptopic.corpus.readers`) are built on them."""
+The readers of corpus files (:mod:`dptopic.corpus.records`) are built on them."""
 from __future__ import annotations
 
 import csv
 import gzip
 import io
 import os
+import stat
 import sys
 import zlib
 from pathlib import Path
@@ -114,8 +115,6 @@ def not_a_regular_file(path) -> str | None:
     sentence naming it ("is a folder", "is a device (such as /dev/zero), not a regular file", "is a named pipe
     (FIFO), not a regular file", ...); None for a regular file (or a link to one) and for a path that does not exist,
     which the caller names as missing."""
-    import stat
-
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):

@@ -17,11 +17,13 @@ from __future__ import annotations
 import numbers
 import re
 import unicodedata
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DPTopicError, ParameterError, user_stacklevel
+from .files import not_a_regular_file
 
 # runs of letters, in any script ("café", "Zürich", "москва"), never digits or _; a zero-width non-joiner or joiner
 # between two letters stays in the word (Persian "می‌خواهم" is one word)
@@ -125,8 +127,6 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
     matrix warns only when some of them are not runs of letters, which the tokeniser cannot make."""
     source = (saved or {}).get("source")
     if source in (COUNT_MATRIX, TOKEN_LISTS, BAG_OF_WORDS_FILE):
-        import warnings
-
         # dptopic's tokeniser makes runs of letters (read into a model in the vocabulary's own case): a word of
         # another kind is never counted from text
         odd = None if words is None else [w for w in words if not str(w).isalpha()]
@@ -151,8 +151,6 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
         return
     version = (saved or {}).get("version", TOKENIZER_VERSION)
     if version != TOKENIZER_VERSION:
-        import warnings
-
         same_ascii = (" (ASCII text without web addresses, e-mail addresses or @handles is read as it was then;"
                       " other text may not be)" if version in SAME_ASCII_VERSIONS else "")
         warnings.warn(f"this model was saved with tokeniser version {version} and dptopic now reads text with version"
@@ -163,7 +161,7 @@ def warn_if_other_tokenizer(saved: dict | None, stacklevel: int = 2, words=None)
 
 def stop_words() -> frozenset[str]:
     """scikit-learn's English stop-word list."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # scikit-learn takes seconds to import
 
     return frozenset(ENGLISH_STOP_WORDS)
 
@@ -185,8 +183,6 @@ def resolve_stop_words(spec) -> frozenset[str]:
             raise DPTopicError(f"stop-word list {str(spec)!r} is a directory: give 'english', 'none' or a text file"
                                f" with one word per line.")
         if not p.is_file():
-            from .files import not_a_regular_file
-
             odd = not_a_regular_file(p)
             if odd is not None:     # /dev/zero, a FIFO: named for what it is
                 raise DPTopicError(f"stop-word list {str(spec)!r} {odd}: give 'english', 'none' or a regular text"

@@ -34,6 +34,8 @@ from ..accounting.set_union import DOCUMENT_RELATION, gaussian_sigma
 from ..errors import DPTopicError
 from .corpus import Corpus, data_cut_of
 from .vocabulary import Vocabulary
+from ..mechanisms.gaussian import gaussian_mechanism
+from ..mechanisms.laplace import laplace_with_scale
 
 _CONSTRAINTS = {"epsilon": [Real(0, None, "neither")], "delta": [Real(0, 1, "neither")],
                 "delta0": [IsNone(), Int(1, None)], "alpha": [IsNone(), Real(0, None, "left")],
@@ -65,7 +67,7 @@ def dpsu_threshold(epsilon: float, delta: float, delta0: int = 1, mechanism: str
     if mechanism == "laplace":
         q = np.array([_one_minus_root(delta, x) for x in t])
         return float(np.max(1 / t + np.log(1 / (2 * q)) / epsilon))
-    from scipy.stats import norm
+    from scipy.stats import norm  # scipy.stats takes about a second to import
 
     sigma = gaussian_sigma(epsilon, delta / 2)
     q = np.array([_one_minus_root(delta / 2, x) for x in t])
@@ -132,9 +134,6 @@ def _noisy_weights(H: np.ndarray, scale: float, mechanism: str, rng, secure: boo
     """``H`` plus i.i.d. Laplace(scale) or N(0, scale²) noise, through :mod:`dptopic.mechanisms` (OpenDP's samplers
     when ``secure``). The mechanisms' own events are not used: Gopi et al.'s theorem accounts for the whole
     selection (the event returned by :func:`dp_set_union`)."""
-    from ..mechanisms.gaussian import gaussian_mechanism
-    from ..mechanisms.laplace import laplace_with_scale
-
     H = np.asarray(H, dtype=np.float64)
     if mechanism == "laplace":
         noisy, _ = laplace_with_scale(H, scale, rng, discrete=False, secure=secure, relation="document add/remove")

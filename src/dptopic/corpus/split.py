@@ -3,6 +3,7 @@ training documents left out of the evaluation."""
 from __future__ import annotations
 
 import numpy as np
+from ..errors import DPTopicError
 
 SPLITS = ("stable", "position", "person")
 
@@ -19,8 +20,6 @@ def held_out_split(corpus, test_size: float = 0.2, by: str = "stable", user_ids=
     person's document (the split for user-level guarantees). :func:`dptopic.models.by_unit.split_for` picks the one a
     model's guarantee needs.
     """
-    from ..errors import DPTopicError
-
     if by not in SPLITS:
         raise DPTopicError(f"invalid by={by!r}: give 'stable' (a document's side follows its words), 'position'"
                            " (it follows its position) or 'person' (it follows its person's id).")

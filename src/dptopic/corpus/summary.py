@@ -7,6 +7,7 @@ vocabulary cuts before training.
 from __future__ import annotations
 
 import numpy as np
+from .corpus import Corpus
 
 
 def corpus_summary(corpus, top: int = 20) -> dict:
@@ -22,8 +23,6 @@ def corpus_summary(corpus, top: int = 20) -> dict:
 def shard_set_summary(shards, top: int = 20) -> dict:
     """:func:`corpus_summary` of the corpus stored as ``shards`` (a :class:`~dptopic.corpus.shards.ShardSet`), read
     one shard at a time (never the whole corpus in memory)."""
-    from .corpus import Corpus
-
     return summary_of_parts((Corpus.load(p) for p in shards.paths), shards.vocabulary.words, shards.doc_lengths,
                             top)
 

@@ -16,6 +16,7 @@ from pathlib import Path, PurePath
 from ..errors import DPTopicError
 from .files import broken_link, not_a_regular_file, read_text_file
 from .vocabulary import Vocabulary
+from .preprocess import Preprocessor, URL_FRAGMENTS, _CJK, lower_word
 
 SPEC_PREFIX = "wordfreq:"
 """``--vocabulary wordfreq:LANG[:SIZE]`` names this list on the command line (e.g. ``wordfreq:en:50000``)."""
@@ -34,15 +35,13 @@ def general_word_list(language: str = "en", size: int = DEFAULT_SIZE, min_length
     if isinstance(size, bool) or not isinstance(size, int) or not 2 <= size <= 1_000_000:
         raise DPTopicError(f"invalid word-list size {size!r}: give a whole number of words from 2 to 1,000,000.")
     try:
-        from wordfreq import available_languages, top_n_list
+        from wordfreq import available_languages, top_n_list  # optional: the 'wordlist' extra
     except ImportError:
         raise DPTopicError("the general word list needs the wordfreq package: pip install 'dptopic[wordlist]' (or"
                            " give a word list file of your own).") from None
     if language not in available_languages():
         raise DPTopicError(f"wordfreq has no word list for language {language!r}: give one of"
                            f" {', '.join(sorted(available_languages()))}.")
-    from .preprocess import _CJK, URL_FRAGMENTS, Preprocessor, lower_word
-
     # the tokeniser itself decides: a word is kept when reading it as text gives back that word (the English stop
     # words, digits, punctuation, a word too short, a CJK word of 3 characters read as pairs: never counted)
     pre = Preprocessor(min_length=min_length)

@@ -4,7 +4,7 @@ document-topic proportions; log-likelihood."""
 from .coherence import umass_coherence
 from .likelihood import joint_log_likelihood
 from .perplexity import infer_theta, perplexity, split_completion
-from .recovery import cosine_matrix, match_models, topic_match, topic_recovery
+from .topic_matching import cosine_matrix, match_models, topic_match, topic_recovery
 from .topic_quality import cv_coherence, npmi_coherence, topic_diversity, topic_quality, umass_pairwise_mean
 from .training_run import npmi_and_diversity, training_run_metrics
 from .utility import downstream_score, topic_coverage

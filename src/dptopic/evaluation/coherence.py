@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DPTopicError
+from .topic_quality import _components, _reference_corpus, defined_mean, top_words
 
 
 def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno", per_topic: bool = False):
@@ -22,8 +23,6 @@ def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno",
     :func:`~dptopic.evaluation.npmi_coherence`: a Corpus in the topics' vocabulary, or, with a fitted model, texts,
     token lists or a count matrix read in its vocabulary. With a model the corpus's words are checked against the
     model's; a bare matrix carries no words, so only their number can be."""
-    from .topic_quality import _components, _reference_corpus, top_words
-
     if variant not in ("mimno", "authors"):
         raise DPTopicError(f"invalid variant={variant!r}: must be 'mimno' or 'authors'.")
     corpus = _reference_corpus(components, corpus)
@@ -55,6 +54,4 @@ def umass_coherence(components, corpus, top_n: int = 10, variant: str = "mimno",
                 break
         scores.append(s)
     scores = np.array(scores, dtype=np.float64)
-    from .topic_quality import defined_mean
-
     return scores if per_topic else defined_mean(scores, "UMass")

@@ -13,11 +13,11 @@ import numpy as np
 
 from ..errors import DPTopicError
 from ..kernels import fold_in, kernel_state, make_shards, token_log_likelihood
+from .._validation import Real, SEED, validate_value
+from ..corpus import Corpus
 
 
 def _rng(seed):
-    from .._validation import SEED, validate_value
-
     validate_value("seed", seed, SEED)
     return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
@@ -70,9 +70,6 @@ def split_completion(word_ids, doc_ptr, rng: np.random.Generator):
 def perplexity(phi: np.ndarray, corpus, alpha: float, mode: str = "paper", n_iter: int = 100,
                burn_in: int = 50, seed=0, n_jobs: int = 1) -> float:
     """Held-out perplexity ``exp(−Σ log Σ_k θ_dk φ_k,w / #tokens)`` of ``corpus`` under Φ (K×V)."""
-    from .._validation import Real, validate_value
-    from ..corpus import Corpus
-
     if mode not in ("paper", "completion"):
         raise DPTopicError(f"invalid mode={mode!r}: must be 'paper' or 'completion'.")
     # the Dirichlet prior of the fold-in: a negative one made the sampler divide by zero, a NaN one returned NaN

@@ -39,6 +39,9 @@ import warnings
 import numpy as np
 
 from ..errors import DPTopicError
+from ..kernels.window_counts import window_cooccurrence
+from ..corpus import Corpus, as_corpus
+from ..corpus.preprocess import warn_if_other_tokenizer
 
 EPS = 1e-12
 
@@ -148,8 +151,6 @@ def cooccurrence(reference, word_ids, window: int | None = None):
         return float(reference.n_docs), np.diag(pair).copy(), pair
     if isinstance(window, (bool, np.bool_)) or not (isinstance(window, (int, np.integer)) and window >= 1):
         raise DPTopicError(f"invalid window={window!r}: give a number of tokens >= 1, or None for boolean documents.")
-    from ..kernels.cooccurrence import window_cooccurrence
-
     slot = np.full(reference.vocab_size, -1, np.int64)
     slot[word_ids] = np.arange(len(word_ids))
     n, single, pair = window_cooccurrence(reference.word_ids, reference.doc_ptr, slot, len(word_ids), int(window))
@@ -172,8 +173,6 @@ def _npmi_matrix(N, single, pair) -> np.ndarray:
 def _reference_corpus(model_or_components, reference):
     """``reference`` as a Corpus in the topics' vocabulary: a Corpus read in it, or, with a fitted model, raw texts,
     token lists or a document-term matrix, read in the model's vocabulary as ``transform`` reads them."""
-    from ..corpus import Corpus, as_corpus
-
     V = _components(model_or_components).shape[1]
     vocab = getattr(model_or_components, "vocabulary_", None)
     if not isinstance(reference, Corpus):
@@ -183,8 +182,6 @@ def _reference_corpus(model_or_components, reference):
         if isinstance(reference, (list, tuple)) and reference and all(isinstance(t, str) for t in reference):
             # as `dptopic evaluate` reads a file into a model: only tokenised (the vocabulary says which words count,
             # each in its own case), and documents with none of its words dropped (NPMI counts documents)
-            from ..corpus.preprocess import warn_if_other_tokenizer
-
             warn_if_other_tokenizer(getattr(model_or_components, "tokenizer_", None), stacklevel=4, words=vocab)
             return Corpus.from_texts(list(reference), vocabulary=vocab, lowercase="match")
         return as_corpus(reference, vocabulary=vocab)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .topic_quality import npmi_coherence, quiet_absent_words, topic_diversity
+from ..errors import DPTopicError
 
 TOP_WORDS = 10          # the top words NPMI and UMass score each topic by
 DIVERSITY_WORDS = 25    # the top words topic diversity counts
@@ -34,8 +35,6 @@ def training_run_metrics(model, train, test, style: str = "gibbs") -> dict:
     (topic diversity reads only the released topics).
     """
     if style not in STYLES:
-        from ..errors import DPTopicError
-
         raise DPTopicError(f"invalid style={style!r}: give 'gibbs' or 'variational'.")
     if test is None:
         return {}

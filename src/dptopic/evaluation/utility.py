@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ..errors import DPTopicError
-from .recovery import aligned_topics, cosine_matrix
+from .topic_matching import aligned_topics, cosine_matrix
 
 
 def _topics_of(x, what: str):
@@ -94,9 +94,9 @@ def downstream_score(model, texts, labels, test_texts, test_labels) -> dict:
     The score reads the documents' words and labels: for a private model it is computed outside the privacy
     guarantee (``transform`` says so when it meets training documents), so score on public or held-out labelled
     documents, and label any figure shown beside a private model as outside the guarantee."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import accuracy_score, f1_score
+    from sklearn.exceptions import ConvergenceWarning  # scikit-learn takes seconds to import
+    from sklearn.linear_model import LogisticRegression  # scikit-learn (as above)
+    from sklearn.metrics import accuracy_score, f1_score  # scikit-learn (as above)
 
     if not hasattr(model, "transform"):
         raise DPTopicError(f"model must be a fitted dptopic model (with transform); got {type(model).__name__}.")

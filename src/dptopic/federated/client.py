@@ -1,7 +1,7 @@
 """The FedLDA client: one user's documents, local topic assignments and local θ (never sent).
 
 Each round :meth:`FedClient.run_round` takes the server's broadcast (bytes), runs local Gibbs sampling
-against the global Φ (:func:`~dptopic.kernels.local_sweep`), builds the update — the list of the
+against the global Φ (:func:`~dptopic.kernels.client_sweep`), builds the update — the list of the
 user's ``(topic, word)`` assignments ("dense representation"), padded to ``pad_length`` entries and
 sub-sampled at ``sample_ratio`` — perturbs the words with RRP
 (:func:`~dptopic.mechanisms.rrp_perturb`) and returns the encoded :class:`ClientUpdate`.
@@ -27,12 +27,14 @@ import numpy as np
 from ..accounting import eta as _eta
 from ..corpus import Corpus
 from ..errors import DPTopicError, ParameterError
-from ..kernels import kernel_state, local_sweep
-from ..accounting.fedlda import subset_size as _subset_size
 from ..accounting.fedlda import too_small_for_vocabulary
-from ..kernels import sample_labels, subset_local_sweep, subset_theta_em
+from ..kernels import client_sweep, kernel_state
+from ..accounting.fedlda import subset_inclusion, subset_size as _subset_size, subset_size
+from ..kernels import sample_labels, subset_client_sweep, subset_theta_em
 from ..mechanisms.rrp import cap_report, replacement_table, rrp_perturb, subset_report
 from .messages import ClientUpdate, ModelBroadcast, decode_message, vocabulary_fingerprint
+from .._validation import Int, Options, Real, validate_value
+from ..accounting.events import EPSILON_MAX
 
 
 @dataclass(frozen=True)
@@ -110,9 +112,6 @@ def entries_per_update(pad_length: int, sample_ratio: float) -> int:
 def _protocol_rules() -> dict:
     """``FedLDA._parameter_constraints`` for the fields of :class:`RRPConfig` (a test keeps them equal), without
     importing the models, which a participant does not otherwise load."""
-    from .._validation import Int, Options, Real
-    from ..accounting.events import EPSILON_MAX
-
     return {"n_topics": [Int(1, 100_000)], "epsilon_per_entry": [Real(0, EPSILON_MAX, "right")],
             "failure_rate": [Real(0, 1, "neither")],
             "gamma": [Real(1, 1e6)], "pad_length": [Int(1, 10_000_000)], "sample_ratio": [Real(0, 1, "right")],
@@ -136,8 +135,6 @@ def check_protocol(config: RRPConfig) -> None:
     from a server it does not trust (``/v1/config``): without this, a malformed one failed deep inside NumPy with a
     traceback (``sample_ratio`` 2, ``pad_length`` 0, ``n_topics`` 0) or exhausted the device's memory
     (``pad_length`` 10^9); a fractional ``subset_size`` was truncated, a negative ``alpha`` taken."""
-    from .._validation import validate_value
-
     for name, rules in _protocol_rules().items():
         validate_value(name, getattr(config, name), rules)
     if rounds_to_no_entry(config.pad_length, config.sample_ratio):
@@ -165,8 +162,6 @@ def check_config(config: RRPConfig, vocab_size: int) -> None:
         raise ParameterError("{n_topics=} exceeds the vocabulary size {V}: give at most {V} topics or a corpus with"
                              " more distinct words.", "n_topics", K, V=V)
     if config.exclusion == "none":
-        from ..accounting.fedlda import subset_inclusion, subset_size
-
         s = int(config.subset_size) or subset_size(config.epsilon_per_entry, V)
         a, b = subset_inclusion(config.epsilon_per_entry, V, s)
         if a - b < 1e-6:  # the true word is hardly likelier than any other: the reports would carry nothing
@@ -301,12 +296,12 @@ class FedClient:
                 self.rnk = np.bincount(self.rz, minlength=K + 1).astype(np.int64)
                 return
             for _ in range(self.config.local_iter):
-                subset_local_sweep(self.sets, self.rz, self.rnk, phi_wk, float(self.config.alpha), e1,
-                                   1.0 + e1 * s / V, state, self.pick)
+                subset_client_sweep(self.sets, self.rz, self.rnk, phi_wk, float(self.config.alpha), e1,
+                                    1.0 + e1 * s / V, state, self.pick)
             return
         for _ in range(self.config.local_iter):
-            local_sweep(self.corpus.word_ids, self.corpus.doc_ptr, self.z, self.ndk, phi_wk,
-                        float(self.config.alpha), state)
+            client_sweep(self.corpus.word_ids, self.corpus.doc_ptr, self.z, self.ndk, phi_wk,
+                         float(self.config.alpha), state)
 
     def build_update(self):
         """Entries ``(topics, words)`` before perturbation: padded to L, sampled; ``-1`` marks padding."""

@@ -40,6 +40,8 @@ import numpy as np
 
 from ..errors import DPTopicError
 from . import shamir
+from ..kernels.user_level import user_cooccurrence_bow, user_document_frequency_bow
+from ..accounting.skellam import SkellamRelease, calibrate_skellam, rounded_norms, wrap_probability
 
 MODULUS_BITS = 32
 DTYPE = np.dtype("<u4")
@@ -54,11 +56,11 @@ def _crypto():
     if _CRYPTO:
         return _CRYPTO
     try:
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
-        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+        from cryptography.hazmat.primitives import hashes, serialization  # optional: the 'service' extra
+        from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey  # (as above)
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes  # (as above)
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # (as above)
+        from cryptography.hazmat.primitives.kdf.hkdf import HKDF  # (as above)
     except ImportError:
         raise DPTopicError("the secure sum needs the 'cryptography' package: pip install 'dptopic[service]'.") from None
     _CRYPTO.update(hashes=hashes, serialization=serialization, X25519PrivateKey=X25519PrivateKey,
@@ -397,8 +399,6 @@ def triangle_size(n: int) -> int:
 def person_presence(bow, vocab_size: int) -> np.ndarray:
     """One person's bounded ranking statistic (``--unit user``'s first release with the document entry): the sum of
     their documents' normalised presence vectors, scaled to L2 norm at most 1 (V + 1 entries)."""
-    from ..kernels.user_level import user_document_frequency_bow
-
     n_docs = len(bow[0]) - 1
     return user_document_frequency_bow(bow, np.array([0, n_docs]), vocab_size, 1, with_document=True)
 
@@ -408,8 +408,6 @@ def person_cooccurrence(bow, kept, vocab_size: int) -> np.ndarray:
     upper triangle, row by row, the off-diagonal entries times sqrt(2): the vector's L2 norm is the matrix's Frobenius
     norm (at most 1), and noise of std ``s`` on an off-diagonal entry is ``s / sqrt(2)`` on the matrix's cell, as the
     central trainer's symmetrised release has."""
-    from ..kernels.user_level import user_cooccurrence_bow
-
     n_docs = len(bow[0]) - 1
     m = user_cooccurrence_bow(bow, np.array([0, n_docs]), np.asarray(kept), vocab_size, 1)
     return matrix_to_triangle(m)
@@ -497,8 +495,6 @@ class SecureSumPlan:
         """``(mu per phase for the honest survivors' sum, wrap-around probability)``, memoised."""
         key = (self.epsilon, self.delta, self.n, self.dropouts, self.vocab_size, self.bits)
         if key not in _PLAN_MEMO:
-            from ..accounting.skellam import calibrate_skellam, rounded_norms, wrap_probability
-
             mus = calibrate_skellam(self.epsilon, self.delta * (1 - WRAP_SHARE), [self.scale] * 2, list(self.dims),
                                     [RANKING_RATIO, 1.0])
             wrap = sum(wrap_probability(mu / self.honest * self.n, self.n * rounded_norms(self.scale, d)[0], d,
@@ -518,8 +514,6 @@ class SecureSumPlan:
     def releases(self, dims=None, shares=None):
         """The Skellam events of the two releases with ``shares`` noise shares summed (default: the honest
         survivors') and vectors of ``dims`` entries (default: the largest)."""
-        from ..accounting.skellam import SkellamRelease
-
         shares = self.honest if shares is None else shares
         dims = self.dims if dims is None else dims
         labels = ("secure sum of per-person L2-normalised word-presence vectors (with a document entry)",

@@ -3,6 +3,8 @@ import os as _os
 import stat
 import tempfile
 
+from ..errors import DPTopicError
+
 
 def _writable(folder: str) -> bool:
     """Whether a file can be created in ``folder`` (made if missing): the test numba's cache locators make."""
@@ -64,8 +66,6 @@ def numba_cache_dir(kernels_dir: str, user_cache_dir, environ=None) -> str | Non
                 raise OSError("no temporary folder")
             folder = tempfile.mkdtemp(prefix="dptopic-numba-")     # mode 0700
         except OSError:
-            from ..errors import DPTopicError
-
             raise DPTopicError(f"numba cannot cache dptopic's compiled kernels: neither {kernels_dir}, numba's user"
                                f" cache folder ({user or 'none: no home folder'}) nor the temporary folder {tmp}"
                                " is writable; set NUMBA_CACHE_DIR to a writable folder.") from None
@@ -102,8 +102,6 @@ def check_numba_threads(environ=None) -> None:
     is unusable, before numba is imported."""
     message = numba_threads_error(environ)
     if message is not None:
-        from ..errors import DPTopicError
-
         raise DPTopicError(message)
 
 
@@ -122,11 +120,12 @@ from .._lazy_names import lazy_names  # noqa: E402
 _WHERE = {
     "count_assignments": "counts", "dense_sweep": "dense", "document_statistic": "em", "max_doc_loglik": "em",
     **dict.fromkeys(("ShardedSweeper", "Shard", "SweepArrays", "make_shards", "sweep_shard"), "engine"),
-    "frozen_sweep": "frozen", "fold_in": "foldin", "token_log_likelihood": "foldin", "local_sweep": "local",
+    "frozen_sweep": "frozen", "fold_in": "foldin", "token_log_likelihood": "foldin",
+    **dict.fromkeys(("client_sweep", "local_sweep"), "client"),     # local_sweep: client_sweep's old name
     "add_discrete_laplace": "noise", "discrete_laplace_threshold": "noise",
     **dict.fromkeys(("packed_column_sums", "presence_packed", "randomize_presence"), "randomized_response"),
-    **dict.fromkeys(("rrp_replace", "sample_labels", "subset_local_sweep", "subset_select", "subset_signal_add",
-                     "subset_theta_em"), "rrp"),
+    **dict.fromkeys(("rrp_replace", "sample_labels", "subset_client_sweep", "subset_select", "subset_signal_add",
+                     "subset_theta_em", "subset_local_sweep"), "rrp"),    # subset_local_sweep: the old name
     "kernel_state": "rng", "next_uniform": "rng", "sparse_sweep": "sparse", "segment_sums": "_bow",
     **dict.fromkeys(("dirichlet_expectation", "doc_elbo", "vb_estep"), "vb"),
 }

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 from numba import njit
+from ..errors import DPTopicError
 
 OK, MEND, BAD_PTR, BAD_ID, BAD_COUNT = 0, 1, 2, 3, 4
 
@@ -104,8 +105,6 @@ def canonical_bow(ptr, ids, cts, vocab_size=None, what: str = "bag of words"):
     if cts.dtype.kind not in "iuf":
         cts = cts.astype(np.float64)
     if ids.ndim != 1 or cts.ndim != 1 or ptr.ndim != 1:
-        from ..errors import DPTopicError
-
         raise DPTopicError(f"invalid {what}: ptr, ids and counts must be 1-D arrays (a CSR matrix's indptr, indices"
                            " and data).")
     if len(ptr) == 0:                       # no documents at all (not even an offset): nothing to check
@@ -119,8 +118,6 @@ def canonical_bow(ptr, ids, cts, vocab_size=None, what: str = "bag of words"):
     if status == OK:
         return ptr, ids, cts
     if status != MEND:
-        from ..errors import DPTopicError
-
         if status == BAD_PTR:
             msg = (f"invalid {what}: its document offsets (CSR indptr) must start at 0 or more, never decrease and end"
                    f" within the {min(len(ids), len(cts))} entries (offset {where} does not).")

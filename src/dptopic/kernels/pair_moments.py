@@ -1,6 +1,7 @@
 """Compiled per-document statistics of the document-level co-occurrence trainer (pure functions over a block of
 documents in bag-of-words form ``(ptr, ids, counts)``: each document's distinct words and their counts, as
-:func:`dptopic.kernels.docdp.tokens_to_bow` makes them; the NumPy reference is :mod:`dptopic.recovery.cooccurrence`).
+:func:`dptopic.kernels.docdp.tokens_to_bow` makes them; the NumPy reference is
+:mod:`dptopic.moments.document_statistics`).
 
 Both run on a block of documents without the GIL, so threads can share a corpus (:func:`blocks`).
 """

@@ -73,7 +73,7 @@ def subset_select(words, V, s, p_in, state, out):
 
 
 @njit(cache=True, nogil=True)
-def subset_local_sweep(sets, z, nk, phi_wk, alpha, e1, pad_weight, state, pick):
+def subset_client_sweep(sets, z, nk, phi_wk, alpha, e1, pad_weight, state, pick):
     """One Gibbs sweep over a user's randomized entries (subset reports ``sets``, ``n × s``).
 
     Component ``k < K`` of entry ``i`` has weight ``(nk[k] + alpha) (1 + e1 Σ_j phi_wk[sets[i, j], k])``
@@ -204,3 +204,6 @@ def subset_signal_add(labels, sets, phi, e1, counts):
         for j in range(s):
             w = sets[i, j]
             counts[k, w] += e1 * phi[k, w] / tot
+
+
+subset_local_sweep = subset_client_sweep     # the old name, importable for one release

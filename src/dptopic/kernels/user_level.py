@@ -7,7 +7,7 @@ kernel, then that sum is scaled to norm at most 1 and added to the total: one pe
 however many documents they wrote. Only the entries a person's words can reach are read and cleared, so the cost
 is that of the documents, not of the buffer.
 
-The NumPy reference is the document-level one (:mod:`dptopic.recovery.cooccurrence`,
+The NumPy reference is the document-level one (:mod:`dptopic.moments.document_statistics`,
 :func:`dptopic.models._docdp_math.normalised_statistic`) applied to each person's documents, the result clipped to
 norm 1 (``tests/kernels/test_user_level.py``).
 """

@@ -12,7 +12,7 @@ is covered with ``m * eps`` by basic composition.
 Server side (:func:`pair_cooccurrence`, :class:`~dptopic.models.LocalDocumentLDA`): unbiased counts of every
 pair estimate ``sum_d (c_d c_d^T - diag(c_d)) / (L_d (L_d - 1))`` (``c_d`` the document's word counts over the
 vocabulary, ``L_d`` its tokens there), the token co-occurrence matrix of Arora et al. (2013), whose topics are recovered by non-negative factorisation
-(:func:`dptopic.recovery.topics_from_cooccurrence`). Everything the server computes reads only the
+(:func:`dptopic.moments.topics_from_cooccurrence`). Everything the server computes reads only the
 reports (post-processing).
 
 File format ``dptopic-ldp-document-reports`` version 1: ``b"DPTLDPD\\n"``, a 4-byte little-endian header
@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import secrets
 import struct
 import warnings
 from pathlib import Path
@@ -34,12 +35,17 @@ import numpy as np
 
 from .._io import atomic_write_bytes
 from ..corpus import Corpus, Vocabulary
-from ..errors import DPTopicError, ParameterError
-from ..mechanisms.frequency_oracle import subset_selection, subset_selection_estimate, subset_size
 from ..accounting.card import epsilon_text
 from .reports import MAGIC as WORD_MAGIC, ReportSet
+from ..errors import DPTopicError, ParameterError, SeededNoiseWarning, user_stacklevel
+from ..mechanisms.frequency_oracle import (LOCAL_RELATION, THEOREM, subset_selection, subset_selection_estimate,
+                                           subset_size)
 from .reports import (UPLOAD_NONCE, HeaderFieldError, header_field, parse_header, report_bytes, upload_nonce_of,
                       vocabulary_fingerprint)
+from ..accounting import PrivacyLedger
+from ..accounting.events import PureDPEvent
+from ..accounting.local import local_unit
+from .randomizer import SEED_WARNING, count_matrix_corpus, not_a_document
 
 MAGIC = b"DPTLDPD\n"
 FORMAT = "dptopic-ldp-document-reports"
@@ -116,9 +122,6 @@ class DocumentRandomizer:
             raise DPTopicError("a seed makes the reports reproducible, so anyone who knows it can undo them: seeds are"
                                " for simulations only (simulation=True); real reports use the OS CSPRNG.")
         if seed is not None:
-            from ..errors import SeededNoiseWarning, user_stacklevel
-            from .randomizer import SEED_WARNING
-
             warnings.warn(SEED_WARNING, SeededNoiseWarning, stacklevel=user_stacklevel())
         self.simulation = bool(simulation)
         self.secure = not simulation
@@ -135,8 +138,6 @@ class DocumentRandomizer:
         return len(self.vocabulary)
 
     def _token_lists(self, docs) -> list[np.ndarray]:
-        from .randomizer import count_matrix_corpus, not_a_document
-
         docs = count_matrix_corpus(docs, self.vocabulary)
         if isinstance(docs, Corpus) and docs.n_empty_dropped:
             # every document sends exactly one report (one with no vocabulary word sends "no pair"): reports from a
@@ -173,8 +174,6 @@ class DocumentRandomizer:
         sets = self._token_lists(docs)
         items = np.full(len(sets), none, dtype=np.int64)
         if self.secure:
-            import secrets
-
             sysrand = secrets.SystemRandom()
             pick = lambda n: sysrand.sample(range(n), 2)  # noqa: E731
         else:
@@ -209,15 +208,9 @@ SERVER_SIDE_COINS = ("the guarantee assumes each report was drawn with fresh coi
 def document_privacy_report(epsilon: float, vocab_size: int, reports_per_contributor: int = 1,
                             randomness: str = SERVER_SIDE_COINS) -> dict:
     """The guarantee of document-level reports: per document, and per contributor by basic composition."""
-    from ..accounting import PrivacyLedger
-    from ..mechanisms.frequency_oracle import LOCAL_RELATION, THEOREM
-    from ..accounting.events import PureDPEvent
-
     if not (isinstance(reports_per_contributor, (int, np.integer)) and reports_per_contributor >= 1):
         raise DPTopicError(f"invalid reports_per_contributor={reports_per_contributor!r}: must be an integer >= 1.")
     D = domain_size(vocab_size)
-    from ..accounting.local import local_unit
-
     ledger = PrivacyLedger(unit=local_unit(reports_per_contributor), relation=LOCAL_RELATION, theorem=THEOREM)
     ledger.spend(PureDPEvent(float(epsilon), label=f"one document's pair by k-subset selection (D={D})",
                              theorem=THEOREM, relation=LOCAL_RELATION), int(reports_per_contributor))

@@ -4,11 +4,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._validation import SEED, validate_value
 from ..accounting.local import FlipParameterMixin, check_reporting_f, local_privacy_report, resolve_f
 from ..corpus import Corpus, Vocabulary
-from ..errors import DPTopicError
+from ..errors import DPTopicError, SeededNoiseWarning, user_stacklevel
 from ..mechanisms.randomized_response import randomized_response
 from .reports import WORD_SCOPE, ReportSet, vocabulary_fingerprint
 
@@ -19,8 +20,6 @@ SEED_WARNING = ("an explicit seed makes the randomization reproducible: anyone w
 def count_matrix_corpus(docs, vocabulary):
     """A count matrix (scipy.sparse or a 2-D array, one row per document and one column per word of ``vocabulary``)
     as a :class:`Corpus` that keeps every row; anything else unchanged."""
-    import scipy.sparse as sp
-
     if sp.issparse(docs) or (isinstance(docs, np.ndarray) and docs.ndim == 2):
         if docs.shape[1] != len(vocabulary):
             raise DPTopicError(f"the count matrix has {docs.shape[1]} columns but the vocabulary has {len(vocabulary)}"
@@ -99,8 +98,6 @@ class Randomizer(FlipParameterMixin):
                                " are for simulations only (simulation=True); real reports take their coins from the"
                                " operating system's CSPRNG.")
         if seed is not None:
-            from ..errors import SeededNoiseWarning, user_stacklevel
-
             warnings.warn(SEED_WARNING, SeededNoiseWarning, stacklevel=user_stacklevel())
         self.secure = secure
         self.simulation = bool(simulation)

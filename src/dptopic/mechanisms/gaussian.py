@@ -12,14 +12,12 @@ import numpy as np
 
 from ..accounting.events import SubsampledGaussianEvent
 from ..errors import DPTopicError
-from . import observer
+from . import laplace, observer
 from .laplace import check_coins
 
 
 def _opendp_gaussian(values: np.ndarray, std: float) -> np.ndarray:
-    from .laplace import require_opendp
-
-    dp = require_opendp()
+    dp = laplace.require_opendp()
     dp.enable_features("contrib")
     meas = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float),
                               scale=float(std))

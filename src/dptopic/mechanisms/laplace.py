@@ -20,6 +20,7 @@ from ..errors import DPTopicError, ParameterError
 from ..kernels.noise import add_discrete_laplace, discrete_laplace_threshold
 from ..kernels.rng import kernel_state
 from . import observer
+from .._validation import Real
 
 
 def _check_eps(epsilon):
@@ -45,7 +46,7 @@ def require_opendp():
     """OpenDP's ``prelude``, or one line saying how to install it. A secure fit calls this first, so a missing OpenDP
     is reported before any pass over the data, not at the first noise draw."""
     try:
-        import opendp.prelude as dp
+        import opendp.prelude as dp  # optional: the 'secure' extra (OpenDP)
     except ImportError:
         raise DPTopicError(OPENDP_MISSING) from None
     return dp
@@ -99,8 +100,6 @@ bound so that both noises behave alike. A scale of 1e12 already drowns any count
 
 def check_scale(scale, what: str = "noise scale") -> float:
     """Refuse a scale the samplers cannot draw correctly, naming the supported range."""
-    from .._validation import Real
-
     if not Real(0, MAX_SCALE, "right").accepts(scale):
         # the scale follows from an epsilon (sensitivity/epsilon): a caller who sets that epsilon by a flag is told
         # about the flag

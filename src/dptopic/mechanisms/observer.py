@@ -15,6 +15,7 @@ import contextvars
 from dataclasses import dataclass
 
 import numpy as np
+from ..errors import DPTopicError
 
 _OBSERVER: contextvars.ContextVar = contextvars.ContextVar("dptopic_release_observer", default=None)
 
@@ -61,8 +62,6 @@ def observe(values, noisy, sensitivity: float, norm: str, scale: float, label: s
         return noisy
     out = np.asarray(out)
     if out.shape != np.shape(noisy):
-        from ..errors import DPTopicError
-
         raise DPTopicError(f"a replayed release has shape {out.shape}, the fit's has {np.shape(noisy)}: the runs"
                            " diverged before this release.")
     return out.astype(np.asarray(noisy).dtype, copy=True)

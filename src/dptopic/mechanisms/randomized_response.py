@@ -17,6 +17,7 @@ from ..accounting.local import RandomizedResponseEvent, check_f
 from ..errors import DPTopicError
 from ..kernels.randomized_response import flip_threshold, last_byte_mask, presence_packed, randomize_presence
 from ..kernels.rng import kernel_state
+from .._validation import Int, validate_value
 
 SECURE_CHUNK_BITS = 1 << 24  # urandom draws per chunk (64 MiB of 32-bit coins)
 
@@ -39,8 +40,6 @@ def _check_csr(word_ids, doc_ptr, vocab_size):
     """The corpus as contiguous arrays, refused in one line unless ``doc_ptr`` runs from 0 to ``len(word_ids)`` without
     decreasing and every word id lies in ``[0, vocab_size)``: the compiled kernels index with them unchecked (an id out
     of range was silently dropped or written past the report, a bad pointer read past the corpus)."""
-    from .._validation import Int, validate_value
-
     validate_value("vocab_size", vocab_size, [Int(1, None)])
     try:
         w = np.asarray(word_ids)

@@ -33,6 +33,7 @@ from ..accounting.fedlda import (EXCLUSIONS, VARIANTS, check_epsilon, delta0 as 
                                  subset_inclusion, subset_size)
 from ..errors import DPTopicError
 from ..kernels import kernel_state, rrp_replace, subset_select, subset_signal_add
+from .frequency_oracle import COIN_BITS, keep_threshold
 
 
 
@@ -195,8 +196,6 @@ def _keep_probability(V: int, epsilon: float, s: int) -> float:
     :func:`~dptopic.accounting.fedlda.subset_inclusion` at ``min(epsilon, 50)`` (computed with 60 significant digits
     by :func:`~dptopic.mechanisms.frequency_oracle.keep_threshold`); never above ``A``, so every likelihood ratio
     stays within ``e^epsilon``. The same coin as the secure sampler's."""
-    from .frequency_oracle import COIN_BITS, keep_threshold
-
     return keep_threshold(V, min(float(epsilon), 50.0), s) / float(1 << COIN_BITS)
 
 
@@ -204,8 +203,6 @@ def _secure_subsets(words, V: int, s: int, epsilon: float, out) -> None:
     """Subset selection with the OS CSPRNG's coins: a padding entry (``-1``) gets ``s`` uniform words; a word
     is kept with probability ``floor(A 2^53) / 2^53`` and joined by ``s - 1`` uniform others, else replaced by ``s``
     uniform others."""
-    from .frequency_oracle import COIN_BITS, keep_threshold
-
     sysrand = secrets.SystemRandom()
     T = keep_threshold(V, min(float(epsilon), 50.0), s) if V >= 2 else 0
     for i, x in enumerate(words.tolist()):

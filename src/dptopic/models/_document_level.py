@@ -102,7 +102,7 @@ class _TopicFlags:
     outside the guarantee, no budget spent), and both saved with the model:
 
     ``supported_topics_``: True where the topic stands above the noise of its release, at a 5% family-wise
-    false-support rate (:mod:`dptopic.recovery.support` derives each trainer's test).
+    false-support rate (:mod:`dptopic.moments.support` derives each trainer's test).
     ``background_topics_``: True for the topics that carry corpus-wide words rather than a theme
     (``DocDPCooccurrence``'s last ``n_background_topics_``; none for ``DocDPEM`` and ``DPSVI``). A background topic
     is supported when its words' noisy counts stand above their noise; the themes a user can trust are

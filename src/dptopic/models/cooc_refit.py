@@ -9,7 +9,7 @@ and nothing is charged to any ledger.
   releases, as the fit would have read them (the kept words and the background words stay those the fit chose: the
   co-occurrence release is over them);
 - :func:`suggest_n_topics`: one selection from the releases alone, the support test the model already runs
-  (:func:`~dptopic.recovery.support.cooccurrence_supported_topics`): the largest K whose factorised topics all stand
+  (:func:`~dptopic.moments.support.cooccurrence_supported_topics`): the largest K whose factorised topics all stand
   above the noise, no more than the release's eigenvalues above the noise edge.
 
 The releases are saved with the model (``release_*.npy``); a folder saved before they were kept cannot be refitted.
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import DPTopicError
-from ..recovery import topics_from_cooccurrence
-from ..recovery.support import cooccurrence_supported_topics, wigner_edge
+from ..moments import topics_from_cooccurrence
+from ..moments.support import cooccurrence_supported_topics, wigner_edge
 
 ARRAYS = ("release_cooccurrence", "release_ranking", "release_kept", "release_background", "release_scales")
 

@@ -20,7 +20,7 @@ epsilon = 1 is measured in that page; it is well below non-private LDA.
 ``supported_topics_`` (post-processing of the last release, nothing spent): a topic is supported when its released row,
 off the release's leading right singular vector (the corpus-wide word profile), has a norm above the 95% edge of the
 largest singular value of K x V Gaussian noise, ``sigma (sqrt(K) + sqrt(V) + 0.49 (1/sqrt(K) + 1/sqrt(V))^(1/3))``
-(Johnstone 2001; :func:`dptopic.recovery.support.em_supported_topics`). It tests the release against its noise only:
+(Johnstone 2001; :func:`dptopic.moments.support.em_supported_topics`). It tests the release against its noise only:
 EM's statistic is computed under the previous iteration's topics, so on a corpus without topics a random start still
 shows through (see that function). DocDPEM has no background topics: ``background_topics_`` is all False.
 """
@@ -39,7 +39,7 @@ from ..accounting.plan import PlannedRelease, ReleasePlan, gaussian_release
 from ..mechanisms import gaussian_mechanism
 from ..errors import DPTopicError
 from ..kernels.docdp import StatisticAccumulator, block_statistic
-from ..recovery.support import em_supported_topics
+from ..moments.support import em_supported_topics
 from ._docdp_math import denoise
 from ._document_source import read_ahead
 from ._document_level import _DocumentDPModel
@@ -192,7 +192,7 @@ class DocDPEM(_DocumentDPModel):
                 ledger.spend(event)
                 beta = denoise(noisy, sigma, self.threshold)
                 bar.advance()
-        # post-processing of the last release, from which the topics come (recovery.support)
+        # post-processing of the last release, from which the topics come (moments.support)
         self.supported_topics_ = em_supported_topics(noisy, sigma)
         self.background_topics_ = np.zeros(K, dtype=bool)
         self.ledger_ = ledger

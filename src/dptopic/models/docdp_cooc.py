@@ -1,7 +1,7 @@
 """Document-level DP topic model from one co-occurrence release (``DocDPCooccurrence``).
 
 Two Gaussian releases, each of a statistic to which one document contributes at most 1 in L2 norm
-(:mod:`dptopic.recovery.cooccurrence`):
+(:mod:`dptopic.moments.document_statistics`):
 
 1. the words' presence counts, each document's 0/1 presence vector divided by its L2 norm; the
    ``n_words`` words with the largest noisy counts are kept (post-processing);
@@ -12,7 +12,7 @@ The topics are read from the noisy co-occurrence matrix by the moment method (``
 default: the matrix taken for ``A R A^T``, anchor words on its rank-K projection, then least squares on the matrix
 itself; consistent: as the documents grow at a fixed epsilon, the topics approach the truth), or, with
 ``recovery="nmf"`` (the earlier default), by the non-negative factorisation of the matrix with cells under
-``threshold`` noise standard deviations set to zero (:func:`dptopic.recovery.topics_from_cooccurrence`); nothing
+``threshold`` noise standard deviations set to zero (:func:`dptopic.moments.topics_from_cooccurrence`); nothing
 after the releases reads the documents. The two releases compose by privacy loss distributions
 (Koskela et al. 2020) through a :class:`~dptopic.accounting.PrivacyLedger`. Words outside the kept
 ones get ``tail`` of each topic's mass (by default their share of the noisy counts, in proportion to
@@ -32,7 +32,7 @@ the data you fit.
 release's leading eigenvector (the corpus-wide frequencies) clears the edge of the noise's spectrum, ``s (2 sqrt(n) +
 n^(-1/6) 0.98)`` for the symmetrised n x n release with off-diagonal noise ``s = sigma / sqrt(2)`` (Tracy-Widom's 95%
 point; Baik, Ben Arous & Peche 2005), brings a direction of its own, and the release has that many eigenvalues above
-the edge (:func:`dptopic.recovery.support.cooccurrence_supported_topics`): at most 5% of corpora without topics get
+the edge (:func:`dptopic.moments.support.cooccurrence_supported_topics`): at most 5% of corpora without topics get
 one. The background topics (``background_topics_``, the last ``n_background_topics_``) are supported when the noisy
 counts of their words, summed, clear a one-sided 5% z-test against the first release's noise.
 """
@@ -51,8 +51,8 @@ from ..accounting.verify import RunPlan
 from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
-from ..recovery import topics_from_cooccurrence
-from ..recovery.support import cooccurrence_supported_topics, mass_supported
+from ..moments import topics_from_cooccurrence
+from ..moments.support import cooccurrence_supported_topics, mass_supported
 from ._document_level import _DocumentDPModel
 from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_event, people_of, presence_statistic,
                           unit_and_relation, user_report)
@@ -617,7 +617,7 @@ def _background_words(counts: np.ndarray, documents: float, share: float, order:
 def _background_supported(counts: np.ndarray, background: np.ndarray, n_bg: int, noise_std: float) -> np.ndarray:
     """Whether each of the ``n_bg`` background topics stands above the noise of the first release (post-processing):
     the noisy counts of its words (the background words, then every other word, with two; every word with one) summed
-    against the noise of that sum (:func:`~dptopic.recovery.support.mass_supported`)."""
+    against the noise of that sum (:func:`~dptopic.moments.support.mass_supported`)."""
     V = len(counts)
     if n_bg == 1:
         groups = [np.arange(V)]

@@ -3,7 +3,7 @@
 
 The unbiased pair counts of the reports form a word co-occurrence matrix; its non-negative factorisation
 (cells under ``threshold`` noise standard deviations set to zero first) gives the topics
-(:func:`dptopic.recovery.topics_from_cooccurrence`). Everything reads only the reports: post-processing of
+(:func:`dptopic.moments.topics_from_cooccurrence`). Everything reads only the reports: post-processing of
 ``eps_doc``-LDP reports, so the model carries the reports' guarantee (per document, and per contributor for
 ``reports_per_contributor`` reports by basic composition).
 """
@@ -22,7 +22,7 @@ from ..mechanisms.frequency_oracle import LOCAL_RELATION, THEOREM
 from ..errors import DPTopicError
 from ..local.document import DocumentReportSet, cooccurrence_from_counts, document_privacy_report, domain_size
 from ..local.reports import REFIT_NOTE
-from ..recovery import topics_from_cooccurrence
+from ..moments import topics_from_cooccurrence
 from ._contributors import checked_reports, stated_reports
 from ._document_level import _FixedTopicsInference
 from .base import TopicModel

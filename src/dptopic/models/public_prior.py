@@ -10,7 +10,7 @@ of the noisy release ``R`` and of ``P`` alone, so post-processing of the release
   private one's mass (the ratio of the two matrices' sums, the private one read from the release).
 
 The model keeps the public + private topics unless they have fewer topics standing above the noise of the private
-release than the public ones (:func:`dptopic.recovery.support.cooccurrence_supported_topics`, on ``R``), and says
+release than the public ones (:func:`dptopic.moments.support.cooccurrence_supported_topics`, on ``R``), and says
 which it kept (``public_route_``) and why: a private model never ends below its public start without saying so.
 The topics kept (over the words of the release, and a tail spread alike over the others) then start EM on the
 public documents, regularised towards them (:func:`extend_topics`): each topic takes its own words outside the
@@ -23,8 +23,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DPTopicError, user_stacklevel
-from ..recovery import normalised_cooccurrence, topics_from_cooccurrence
-from ..recovery.support import cooccurrence_supported_topics
+from ..moments import normalised_cooccurrence, topics_from_cooccurrence
+from ..moments.support import cooccurrence_supported_topics
 
 PUBLIC_WEIGHT = 1.0
 """The public matrix's weight in ``R + w P``, as a multiple of the private matrix's mass (set on 20 Newsgroups with

@@ -18,8 +18,8 @@ from ..accounting.plan import PlannedRelease, ReleasePlan
 from ..accounting.skellam import THEOREM as SKELLAM_THEOREM
 from ..errors import DPTopicError
 from ..federated.secure_sum import MAX_WORDS, SecureSumPlan, triangle_size
-from ..recovery import topics_from_cooccurrence
-from ..recovery.support import cooccurrence_supported_topics
+from ..moments import topics_from_cooccurrence
+from ..moments.support import cooccurrence_supported_topics
 from ._user_level import USER_RELATION, USER_NOT_COVERED, user_bound_text
 from .docdp_cooc import DocDPCooccurrence, _clear_the_noise, auto_n_words_moments
 

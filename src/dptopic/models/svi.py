@@ -31,7 +31,7 @@ from ..errors import DPTopicError, user_stacklevel, ParameterError
 from ..kernels.vb import (cap_lengths, dirichlet_expectation, doc_elbo, gather_rows, vb_estep, vb_estep_docs,
                           vb_scatter)
 from ..mechanisms import gaussian_mechanism
-from ..recovery.support import em_supported_topics
+from ..moments.support import em_supported_topics
 from .base import (MIN_PRIOR, TopicModel, check_topics_fit_vocabulary, generator_from_state_array,
                    generator_state_array, unchanged_on_error, vocabulary_given)
 
@@ -444,7 +444,7 @@ class DPSVI(_TopicFlags, _VariationalLDA):
     step. An empty batch is processed like any other (noise only). Everything after the noisy sum is
     post-processing, so the released topics are (ε, δ)-DP for one document added or removed. After ``fit``,
     ``supported_topics_`` (saved with the model) says which topics stand above the noise of the releases λ is built
-    from (:func:`dptopic.recovery.support.em_supported_topics`); ``background_topics_`` is all False.
+    from (:func:`dptopic.moments.support.em_supported_topics`); ``background_topics_`` is all False.
 
     Parameters
     ----------
@@ -622,7 +622,7 @@ class DPSVI(_TopicFlags, _VariationalLDA):
         # the clipped fraction (outside the guarantee, never saved) and then dropped
         self.clipped_fraction_ = n_clipped / n_seen if n_seen else 0.0
         # post-processing of the releases: the weighted sum of the raw noisy batch sums that lambda is built from
-        # (before the clamp at 0), against its noise (dptopic.recovery.support.em_supported_topics)
+        # (before the clamp at 0), against its noise (dptopic.moments.support.em_supported_topics)
         total, weight2 = self._releases
         self._releases = None
         self.supported_topics_ = em_supported_topics(

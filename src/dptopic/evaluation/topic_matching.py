@@ -1,8 +1,10 @@
-"""Topic recovery against a synthetic ground truth: mean cosine after Hungarian matching."""
+"""Matching topics to topics: recovery of a synthetic ground truth (mean cosine after Hungarian matching), and the
+match between two models' topics over their shared words."""
 from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
+from ..errors import DPTopicError
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -14,8 +16,6 @@ def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _topic_matrix(x, what: str) -> np.ndarray:
     """``x`` as a K x V float array of topic weights, or a one-line error saying what is wrong."""
-    from ..errors import DPTopicError
-
     try:
         a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError):
@@ -34,8 +34,6 @@ def _topic_matrix(x, what: str) -> np.ndarray:
 
 def topic_recovery(estimated: np.ndarray, true: np.ndarray, return_matching: bool = False):
     """Mean cosine between true topics and their Hungarian-matched estimates (1 = perfect)."""
-    from ..errors import DPTopicError
-
     est, tru = _topic_matrix(estimated, "the estimated topics"), _topic_matrix(true, "the true topics")
     if est.shape[1] != tru.shape[1]:
         raise DPTopicError(f"the estimated topics have {est.shape[1]} words and the true ones {tru.shape[1]}: give"
@@ -50,8 +48,6 @@ def aligned_topics(components, vocabulary, reference_components, reference_vocab
     """Two models' topics over the words both vocabularies hold (matched by word string): ``(A, B, n_shared)``, the
     model's topics and the reference's, each restricted to the shared words in the same column order, or a one-line
     error (shapes, a vocabulary of the wrong length or with a word twice, fewer than two shared words)."""
-    from ..errors import DPTopicError
-
     vocab, ref_vocab = [str(w) for w in vocabulary], [str(w) for w in reference_vocabulary]
     comp = _topic_matrix(components, "the model's topics")
     ref_comp = _topic_matrix(reference_components, "the reference's topics")

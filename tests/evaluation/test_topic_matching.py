@@ -6,8 +6,8 @@ import pytest
 from dptopic.errors import DPTopicError
 from dptopic.evaluation import match_models, topic_match
 from dptopic.corpus import lda_corpus
-from dptopic.evaluation.recovery import topic_recovery
-from dptopic.recovery import normalised_cooccurrence, topics_from_cooccurrence
+from dptopic.evaluation.topic_matching import topic_recovery
+from dptopic.moments import normalised_cooccurrence, topics_from_cooccurrence
 import math
 from dptopic.evaluation import topic_diversity
 

@@ -141,7 +141,7 @@ def mass_supported(masses, n_cells, noise_std: float) -> np.ndarray:
     """Whether each released word mass (a sum of ``n_cells`` noisy cells, each with noise of standard deviation
     ``noise_std``) stands above its noise: one-sided z-tests at ``FALSE_SUPPORT_LEVEL`` spread over the masses
     (Bonferroni): ``mass > z sqrt(n_cells) noise_std``."""
-    from scipy.stats import norm
+    from scipy.stats import norm  # scipy.stats takes about a second to import
 
     m = np.atleast_1d(np.asarray(masses, dtype=np.float64))
     z = float(norm.isf(FALSE_SUPPORT_LEVEL / max(len(m), 1)))

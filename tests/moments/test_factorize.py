@@ -1,8 +1,8 @@
-"""``dptopic.recovery.factorize``."""
+"""``dptopic.moments.factorize``."""
 import numpy as np
 import pytest
 from dptopic.errors import DPTopicError
-from dptopic.recovery import topics_from_cooccurrence
+from dptopic.moments import topics_from_cooccurrence
 
 
 def test_recovery_refuses_bad_matrices():
@@ -21,7 +21,7 @@ def test_rank_deficient_release_gives_finite_deterministic_topics():
     with no error, and the model saved and loaded them (a walk-through found it in 3 of 60 fits on a 4 x 4 matrix)."""
     import warnings
 
-    from dptopic.recovery import topics_from_cooccurrence
+    from dptopic.moments import topics_from_cooccurrence
 
     Q = np.zeros((4, 4))
     Q[2, 2] = 4.0
@@ -33,12 +33,12 @@ def test_rank_deficient_release_gives_finite_deterministic_topics():
     assert np.allclose(topics_from_cooccurrence(np.zeros((4, 4)), 2), 0.25)
 
 
-"""dptopic.recovery.factorize's moment method (``method="refined-anchors"``): each step against a small NumPy
+"""dptopic.moments.factorize's moment method (``method="refined-anchors"``): each step against a small NumPy
 reference, exact recovery from an exact second moment, and consistency: with the noise fixed, the topics approach
 the truth as the signal grows."""
 from scipy.optimize import linear_sum_assignment, nnls
 
-from dptopic.recovery.factorize import (_nnls_simplex_weights, _rank_k_projection, refine_moments,
+from dptopic.moments.factorize import (_nnls_simplex_weights, _rank_k_projection, refine_moments,
                                         refined_anchor_topics)
 
 

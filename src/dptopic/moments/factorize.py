@@ -40,7 +40,7 @@ Increase it to improve convergence.") is not shown, since no dptopic option acts
 
 
 def _nmf_cap_filters() -> list:
-    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.exceptions import ConvergenceWarning  # scikit-learn takes seconds to import
 
     return [("ignore", re.compile(r"Maximum number of iterations", re.I), ConvergenceWarning,
              re.compile(r"sklearn\.decomposition\._nmf"), 0)]
@@ -66,7 +66,7 @@ def _nmf(Q: np.ndarray, K: int, max_iter: int) -> np.ndarray:
     below K, that start divides by zero norms and gives NaN (scikit-learn's SVD-based starts all do): the factorisation
     is then run again from scikit-learn's random start with a fixed state, so the topics stay a deterministic function
     of the matrix. Reaching ``max_iter`` is not reported (:data:`NMF_CAP_NOTE`)."""
-    from sklearn.decomposition import NMF
+    from sklearn.decomposition import NMF  # scikit-learn takes seconds to import
 
     for init in ("nndsvda", "random"):
         # NNDSVDa's division by zero norms (handled below) is numpy's, whose error state is per thread
@@ -120,7 +120,7 @@ def _nnls_simplex_weights(Qbar: np.ndarray, anchors: np.ndarray, rows: np.ndarra
     """For each row of ``Qbar`` in ``rows``, non-negative weights ``c`` (summing to 1: the rows and the anchors' rows
     each sum to 1, and a unit-weight row of ones holds the sum where the fit is not exact) with ``c Qbar[anchors]``
     closest to the row in L2. Solved on the K x K Cholesky factor of the anchors' Gram matrix."""
-    from scipy.optimize import nnls
+    from scipy.optimize import nnls  # scipy.optimize: the refined-anchors method only
 
     M = np.vstack([Qbar[anchors].T, np.ones((1, len(anchors)))])      # (V + 1) x K
     G = M.T @ M

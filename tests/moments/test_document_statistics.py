@@ -1,11 +1,11 @@
-"""``dptopic.recovery.cooccurrence``."""
+"""``dptopic.moments.document_statistics``."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 from dptopic.corpus import lda_corpus
-from dptopic.recovery import document_frequency_statistic, normalised_cooccurrence
-from dptopic.recovery.cooccurrence import per_document_cooccurrence
+from dptopic.moments import document_frequency_statistic, normalised_cooccurrence
+from dptopic.moments.document_statistics import per_document_cooccurrence
 
 
 V = 10

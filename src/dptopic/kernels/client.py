@@ -1,4 +1,4 @@
-"""FedLDA local sampling: a Gibbs sweep of one user's tokens against the broadcast global Φ.
+"""FedLDA's client-side sampling: a Gibbs sweep of one user's tokens against the broadcast global Φ.
 
 Each client keeps its own assignments ``z`` and document–topic counts ``ndk`` across rounds (the
 chain continues; :func:`~dptopic.kernels.fold_in` instead restarts from random assignments). The
@@ -17,8 +17,8 @@ from .dense import blocked_draw, draw_buffers
 
 
 @njit(cache=True, nogil=True)
-def local_sweep(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
-    """One sweep over every local token, in order. Mutates ``z``, ``ndk`` and ``state``."""
+def client_sweep(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
+    """One sweep over every token of the client, in order. Mutates ``z``, ``ndk`` and ``state``."""
     K = phi_wk.shape[1]
     p, sums, nb = draw_buffers(K)
     D = doc_ptr.shape[0] - 1
@@ -31,3 +31,6 @@ def local_sweep(word_ids, doc_ptr, z, ndk, phi_wk, alpha, state):
             k = blocked_draw(p, sums, nb, K, state)
             z[i] = k
             ndk[d, k] += 1
+
+
+local_sweep = client_sweep     # the old name, importable for one release
