@@ -49,7 +49,6 @@ class LaplaceEvent:
             raise DPTopicError(f"invalid changes={self.changes!r}: must be a non-empty tuple of cell changes.")
         for c in self.changes:
             validate_value("changes", c, [Int(1, 10**6)] if self.discrete else [Real(0, 1e6, "right")])
-        from .._validation import Real
 
         top = Real(0, EPSILON_MAX)
         if not top.accepts(self.epsilon):   # the epsilon of one release: set by the caller's epsilon, said so
