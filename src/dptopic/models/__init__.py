@@ -14,9 +14,9 @@ _EXPORTS = {"GibbsTopicModel": "base", "IterationInfo": "base", "TopicModel": "b
             "ALGORITHMS": "algorithms", "UNIT_TRAINERS": "by_unit", "for_unit": "by_unit",
             "SecureSumTopics": "secure_sum", "TRAINERS": "registry", "Trainer": "registry"}
 
-__all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA", "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA",
-           "SecureSumTopics", "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS", "TRAINERS",
-           "Trainer"]
+__all__ = ["for_unit", "UNIT_TRAINERS", "LDA", "HDPLDA", "CDPLDA", "CDPLDAPlus", "LPLDA", "OnlineLDA", "OLPLDA",
+           "FedLDA", "OnlineVB", "DPSVI", "DocDPEM", "DocDPCooccurrence", "LocalDocumentLDA", "SecureSumTopics",
+           "GibbsTopicModel", "TopicModel", "IterationInfo", "load", "ALGORITHMS", "TRAINERS", "Trainer"]
 
 _names, __dir__ = _lazy_names(__name__, _EXPORTS, globals())
 
