@@ -108,7 +108,7 @@ TRAIN_FLAG_ALGORITHM = {"--epochs": "svi", "--batch-size": "olp", "--user-budget
 
 
 def _train_base(dest: str) -> list:
-    from dptopic.cli.train import _ALGORITHM_ONLY
+    from dptopic.cli._train_flags import _ALGORITHM_ONLY
 
     flag = "--" + dest.replace("_", "-")
     algorithm = TRAIN_FLAG_ALGORITHM.get(flag) or (_ALGORITHM_ONLY[dest][1][0] if dest in _ALGORITHM_ONLY else "lda")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from dptopic.cli import train
+from dptopic.cli import _train_flags, train
 from dptopic.cli._train_help import TRAINERS
 from dptopic.cli.main import build_parser, main
 from dptopic.errors import DPTopicError
@@ -15,7 +15,7 @@ PARSER = build_parser()
 TRAIN = next(a for a in PARSER._actions if isinstance(a, argparse._SubParsersAction)).choices["train"]
 # every option but the help itself, the trainer's choice and the retired --budget (refused whatever the trainer)
 OPTIONS = [act for act in TRAIN._actions if act.option_strings and act.dest not in ("help", "algorithm", "unit")
-           and act.dest not in train._RETIRED]
+           and act.dest not in _train_flags._RETIRED]
 ALGORITHMS = tuple(TRAINERS)
 # what each line needs so that the flag checks are the only thing between it and training: FedLDA's floor rule reads
 # the RRP parameters that its default rule refuses
@@ -102,7 +102,7 @@ def test_the_help_of_a_unit_lists_the_flags_its_trainer_takes_under_it(unit, cap
         if action.dest == "epsilon":
             continue
         why = refused(["--unit", unit, "--epsilon", UNIT_EPSILON[unit], action.option_strings[-1], *_value(action)])
-        takes = why is None and action.dest not in train._UNIT_REFUSES[unit]
+        takes = why is None and action.dest not in _train_flags._UNIT_REFUSES[unit]
         if _listed(text, action) != takes:
             wrong.append(f"{action.option_strings[-1]}: listed={_listed(text, action)}, refused={why}")
     assert not wrong, "\n".join(wrong)
@@ -113,7 +113,7 @@ def test_the_help_of_a_unit_lists_the_flags_its_trainer_takes_under_it(unit, cap
 def test_the_flags_unit_word_leaves_out_of_its_help_are_refused(flag, refused, tmp_path, capsys):
     """_UNIT_REFUSES is what train does: --unit word gives the total, from which eps_L is solved for eps_I."""
     action = next(a for a in OPTIONS if flag in a.option_strings)
-    assert action.dest in train._UNIT_REFUSES["word"]
+    assert action.dest in _train_flags._UNIT_REFUSES["word"]
     argv = ["train", "--unit", "word", "--epsilon", "600", flag, *_value(action), "--corpus", tmp_path / "none.txt",
             "--out", tmp_path / "m"]
     capsys.readouterr()
@@ -133,7 +133,7 @@ def test_plain_help_lists_the_common_flags_and_every_trainer(capsys, refused):
         takes_default = refused(value) is None
         takes_units = action.dest == "epsilon" or all(
             refused(["--unit", u, "--epsilon", UNIT_EPSILON[u], *value]) is None
-            and action.dest not in train._UNIT_REFUSES[u] for u in UNIT_EPSILON)
+            and action.dest not in _train_flags._UNIT_REFUSES[u] for u in UNIT_EPSILON)
         if _listed(text, action):
             assert takes_default or takes_units, action.option_strings
         everywhere = all(refused(["--algorithm", x, *BASE.get(x, []), *value]) is None for x in ALGORITHMS)
@@ -154,7 +154,7 @@ def test_help_leaves_the_parser_as_it_was(capsys):
     before = [(a.dest, a.help) for a in TRAIN._actions], TRAIN.description, TRAIN.usage
     from dptopic.cli._train_help import format_help
 
-    format_help(TRAIN, train.flag_shown, "lp")
+    format_help(TRAIN, _train_flags.flag_shown, "lp")
     assert ([(a.dest, a.help) for a in TRAIN._actions], TRAIN.description, TRAIN.usage) == before
 
 

@@ -1,6 +1,8 @@
-"""The contract every trainer in ``dptopic.models.ALGORITHMS`` keeps: it fits, its ``transform`` gives one row per
-document that sums to 1, a save/load round trip gives the same ``transform``, its privacy report and privacy card are
-saved with it, scikit-learn's ``clone`` copies its parameters, and a bad parameter is refused in one line."""
+"""The contract every trainer of the registry (``dptopic.models.registry.TRAINERS``) keeps: it fits, its ``transform``
+gives one row per document that sums to 1, a save/load round trip gives the same ``transform``, its privacy report and
+privacy card are saved with it, scikit-learn's ``clone`` copies its parameters, and a bad parameter is refused in one
+line. ``SecureSumTopics`` is the registry's one documented exception to fitting: it is built from a secure-sum round's
+two sums (its ``fit`` refuses, in one line), and is built so here."""
 import json
 import warnings
 
@@ -10,7 +12,9 @@ from sklearn.base import clone
 
 from dptopic.errors import DPTopicError
 from dptopic.local import Randomizer
-from dptopic.models import ALGORITHMS
+from dptopic.models.registry import TRAINERS
+
+ALGORITHMS = {name: t.cls for name, t in TRAINERS.items()}
 
 K = 3
 # the smallest settings that fit the ``tiny`` corpus quickly; private trainers are never seeded here (no seed is the
@@ -18,8 +22,25 @@ K = 3
 SMALL = {"lda": dict(n_iter=5), "cdp": dict(n_iter=3), "cdp+": dict(n_iter=3),
          "hdp": dict(n_iter=3, epsilon_inherent=10.0), "lp": dict(n_iter=3, epsilon_word=3), "olp": dict(prior_corpus="none", n_iter=2, epsilon_word=3),
          "fed": dict(rounds=1, pad_length=8), "online-vb": dict(n_epochs=1), "svi": dict(),
-         "docdp": dict(epsilon=100.0), "docdp-cooc": dict(epsilon=100.0)}
+         "docdp": dict(epsilon=100.0), "docdp-cooc": dict(epsilon=100.0), "ldp-doc": dict(),
+         "online-lda": dict(n_iter=2, batch_size=20), "secure-sum": dict()}
 FROM_REPORTS = {"lp", "olp"}       # local trainers fit randomized reports, and read documents in transform
+FROM_DOCUMENT_REPORTS = {"ldp-doc"}     # document-level local reports ('dptopic randomize --unit document')
+FROM_SUMS = {"secure-sum"}          # built from a secure-sum round's two sums, never fitted
+
+
+def _secure_sum_model(corpus):
+    """A SecureSumTopics of a simulated round over ``corpus``'s vocabulary (as tests/models/test_secure_sum.py)."""
+    from dptopic.federated.secure_sum import SecureSumPlan, triangle_size
+    from dptopic.models.secure_sum import released_words, secure_sum_topics
+
+    V = corpus.vocab_size
+    plan = SecureSumPlan(1.0, 1e-5, 100, 10, V)
+    rng = np.random.default_rng(0)
+    s0 = (rng.random(V + 1) * plan.scale * 20).astype(np.int64)
+    kept = released_words(plan, s0, 90, K)[0]
+    s1 = (rng.random(triangle_size(len(kept))) * plan.scale).astype(np.int64)
+    return secure_sum_topics(plan, list(corpus.vocabulary), K, s0, s1, (90, 90), {})
 
 
 def test_every_algorithm_has_small_settings():
@@ -30,12 +51,20 @@ def test_every_algorithm_has_small_settings():
 def fitted(tiny, tmp_path_factory):
     """Each trainer fitted once on ``tiny``, saved and loaded back: {name: (model, loaded)}."""
     out = {}
+    from dptopic.local.document import DocumentRandomizer
+
     reports = Randomizer.for_simulation(tiny.corpus.vocabulary, epsilon_word=3).randomize(tiny.corpus)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")     # small corpora and budgets warn; the contract is what is checked here
+        document_reports = DocumentRandomizer(tiny.corpus.vocabulary, epsilon=3.0, simulation=True).randomize(
+            tiny.corpus)
         for name, cls in ALGORITHMS.items():
-            model = cls(n_topics=K, verbose=0, **SMALL[name])
-            model.fit(reports if name in FROM_REPORTS else tiny.corpus)
+            if name in FROM_SUMS:
+                model = _secure_sum_model(tiny.corpus)
+            else:
+                model = cls(n_topics=K, verbose=0, **SMALL[name])
+                model.fit(reports if name in FROM_REPORTS else document_reports if name in FROM_DOCUMENT_REPORTS
+                          else tiny.corpus)
             folder = tmp_path_factory.mktemp(name.replace("+", "plus"))
             model.save(folder)
             out[name] = (model, type(model).load(folder), folder)
@@ -81,7 +110,15 @@ def test_clone_copies_the_parameters_and_not_the_fit(name, fitted):
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_a_bad_parameter_is_refused_in_one_line(name, tiny):
+    model = ALGORITHMS[name](n_topics=0, verbose=0, **SMALL[name])
     with pytest.raises(DPTopicError) as caught:
-        ALGORITHMS[name](n_topics=0, verbose=0, **SMALL[name]).fit(tiny.corpus)
+        model.validate_parameters() if name in FROM_SUMS else model.fit(tiny.corpus)
     message = str(caught.value)
     assert "n_topics" in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize("name", sorted(FROM_SUMS))
+def test_a_model_built_from_sums_refuses_fit_in_one_line(name, tiny):
+    with pytest.raises(DPTopicError) as caught:
+        ALGORITHMS[name](n_topics=K).fit(tiny.corpus)
+    assert "secure-sum round" in str(caught.value) and "\n" not in str(caught.value)

@@ -174,55 +174,74 @@ _DPSVI_SECURE = (
 def _entries() -> tuple:
     # the order is that of `dptopic train --help`'s table of trainers
     return (
-        Trainer("lda", "lda.LDA", "not private: LDA by collapsed Gibbs sampling (the default)",
+        Trainer("lda", "lda.LDA",
+                "not private: LDA by collapsed Gibbs sampling (the default)",
                 streams_shards=True, dask=True, audit="lira"),
-        Trainer("hdp", "private.HDPLDA", "word-level DP: HDP-LDA (Zhao et al. 2021); --epsilon per word in total (--unit word"
-                " trains it)", units=("word",), epsilon="epsilon", components=("epsilon_laplace", "epsilon_inherent"),
+        Trainer("hdp", "private.HDPLDA",
+                "word-level DP: HDP-LDA (Zhao et al. 2021); --epsilon per word in total (--unit word trains it)",
+                units=("word",), epsilon="epsilon", components=("epsilon_laplace", "epsilon_inherent"),
                 cli_flags=("no_noise",),         # --no-noise: epsilon_laplace=None, clipping alone
                 streams_shards=True, dask=True, audit="lira+release", secure=GIBBS_SECURE, default_for=("word",)),
-        Trainer("cdp", "private.CDPLDA", "baseline with no guarantee: CDP-LDA, noise on the counts once; --paper-epsilon",
+        Trainer("cdp", "private.CDPLDA",
+                "baseline with no guarantee: CDP-LDA, noise on the counts once; --paper-epsilon",
                 components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira", secure=GIBBS_SECURE),
-        Trainer("cdp+", "private.CDPLDAPlus", "baseline with no guarantee: CDP-LDA+, noise on the counts every sweep;"
-                " --paper-epsilon", components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira",
-                secure=GIBBS_SECURE),
-        Trainer("docdp-cooc", "docdp_cooc.DocDPCooccurrence", "document-level DP: one noisy co-occurrence release; --epsilon per"
-                " document (--unit document trains it)", units=("document", "user"), epsilon="epsilon",
+        Trainer("cdp+", "private.CDPLDAPlus",
+                "baseline with no guarantee: CDP-LDA+, noise on the counts every sweep; --paper-epsilon",
+                components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira", secure=GIBBS_SECURE),
+        Trainer("docdp-cooc", "docdp_cooc.DocDPCooccurrence",
+                "document-level DP: one noisy co-occurrence release; --epsilon per document (--unit document trains"
+                " it)",
+                units=("document", "user"), epsilon="epsilon",
                 flags={"unit": None},            # --unit picks the trainer; --unit user sets unit='user'
                 streams_shards=True, dask=True, audit="lira+release", secure=_COOC_SECURE,
                 default_for=("document", "user")),
-        Trainer("docdp", "docdp.DocDPEM", "document-level DP: full-batch noisy EM; --epsilon per document",
+        Trainer("docdp", "docdp.DocDPEM",
+                "document-level DP: full-batch noisy EM; --epsilon per document",
                 units=("document", "user"), epsilon="epsilon",
                 flags={"unit": None, "n_iter": None},    # its EM iterations are no Gibbs sweeps: no --iterations
                 streams_shards=True, dask=True, audit="lira+release", secure=_DOCDP_SECURE),
-        Trainer("svi", "svi.DPSVI", "document-level DP: DP stochastic variational inference; --epsilon per document",
+        Trainer("svi", "svi.DPSVI",
+                "document-level DP: DP stochastic variational inference; --epsilon per document",
                 units=("document",), epsilon="epsilon",
                 cli_flags=("no_clip",),          # --no-clip: clip=None
                 audit="lira+release", secure=_DPSVI_SECURE),
-        Trainer("online-vb", "svi.OnlineVB", "not private: online variational Bayes", audit="lira"),
-        Trainer("fed", "fedlda.FedLDA", "user-level local DP: FedLDA (Wang et al. 2020), simulated users; --epsilon per user",
+        Trainer("online-vb", "svi.OnlineVB",
+                "not private: online variational Bayes",
+                audit="lira"),
+        Trainer("fed", "fedlda.FedLDA",
+                "user-level local DP: FedLDA (Wang et al. 2020), simulated users; --epsilon per user",
                 units=("user",), epsilon="epsilon", components=("epsilon_per_entry",),
                 # the delta of its tight report; the per-user total solved over the vocabulary (from_user_budget)
                 flags={"report_delta": "--delta", "user_epsilon": "--user-budget"},
                 audit="lira", secure=FED_SECURE),
-        Trainer("lp", "lplda.LPLDA", "local DP: LP-LDA on word-level reports from 'dptopic randomize' (--reports)",
+        Trainer("lp", "lplda.LPLDA",
+                "local DP: LP-LDA on word-level reports from 'dptopic randomize' (--reports)",
                 units=("word",), epsilon="epsilon_word",
                 flags={"epsilon_word": None, "f": None},     # set by the randomizer that wrote the reports
                 reads="reports", audit="lira"),
-        Trainer("olp", "online.OLPLDA", "local DP: OLP-LDA on word-level reports and a public --prior corpus",
+        Trainer("olp", "online.OLPLDA",
+                "local DP: OLP-LDA on word-level reports and a public --prior corpus",
                 units=("word",), epsilon="epsilon_word",
                 flags={"epsilon_word": None, "f": None, "prior_corpus": "--prior"},
                 reads="reports", audit="lira"),
-        Trainer("ldp-doc", "ldp_document.LocalDocumentLDA", "local DP: topics from document-level reports ('dptopic randomize --unit"
-                " document')", units=("document",),
+        Trainer("ldp-doc", "ldp_document.LocalDocumentLDA",
+                "local DP: topics from document-level reports ('dptopic randomize --unit document')",
+                units=("document",),
                 flags={"alpha": None},           # transform's smoothing; the topics are a fixed function of the reports
                 reads="reports", not_audited=_LOCAL_DOCUMENT_NOT_AUDITED),
-        Trainer("online-lda", "online.OnlineLDA", "not private: O-LDA, online LDA over a stream of mini-batches (Zhao et al."
-                " 2020), the non-private part of OLP-LDA", audit="lira", cli=False),
-        Trainer("secure-sum", "secure_sum.SecureSumTopics", "user-level DP: topics from a secure-sum round of 'dptopic serve"
-                " --report-kind secure-sum' (docs/secure_sum.md)", units=("user",),
+        # not trained by `dptopic train`
+        Trainer("online-lda", "online.OnlineLDA",
+                "not private: O-LDA, online LDA over a stream of mini-batches (Zhao et al. 2020), the non-private part"
+                " of OLP-LDA",
+                audit="lira", cli=False),
+        Trainer("secure-sum", "secure_sum.SecureSumTopics",
+                "user-level DP: topics from a secure-sum round of 'dptopic serve --report-kind secure-sum'"
+                " (docs/secure_sum.md)",
+                units=("user",),
                 not_audited=("SecureSumTopics is read from the two secure sums of a collection round ('dptopic serve"
                              " --report-kind secure-sum'), not fitted on documents, so there is no training to re-run;"
-                             " its guarantee is the secure sum's (docs/secure_sum.md)."), cli=False),
+                             " its guarantee is the secure sum's (docs/secure_sum.md)."),
+                cli=False),
     )
 
 
@@ -258,7 +277,7 @@ def for_unit_trainer(unit: str) -> Trainer:
     """The trainer ``dptopic.for_unit`` (and ``dptopic train --unit``) picks for ``unit``."""
     found = next((t for t in TRAINERS.values() if unit in t.default_for), None)
     if found is None:
-        raise DPTopicError(f"invalid unit {str(unit)[:40]!r}: give 'document' (one document added or removed), 'user'"
+        raise DPTopicError(f"invalid unit {unit!r}: give 'document' (one document added or removed), 'user'"
                            " (one person's documents) or 'word' (one token's word replaced); for local DP see"
                            " dptopic.local.")
     return found

@@ -1,0 +1,59 @@
+"""``dptopic.cli._train_flags``: which ``train`` option each trainer reads, read from the trainer registry."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dptopic.cli import _train_flags as tf
+from dptopic.models.registry import TRAINERS
+
+CLI_TRAINERS = [t for t in TRAINERS.values() if t.cli]
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def test_every_rule_and_trainer_option_is_an_option_of_train():
+    options = tf._train_options()
+    assert [d for d in tf._READS if d not in options] == []
+    assert [(t.name, d) for t in CLI_TRAINERS for d in t.cli_flags if d not in options] == []
+    assert [d for d in tf._ALGORITHM_ONLY if d not in options] == []
+
+
+@pytest.mark.parametrize("name", [t.name for t in CLI_TRAINERS])
+def test_a_trainer_reads_the_option_of_each_of_its_parameters(name):
+    t = TRAINERS[name]
+    options = tf._train_options()
+    for p in t.parameters():
+        flag = t.flag(p)
+        if flag is not None and flag[2:].replace("-", "_") in options:
+            assert tf.flag_applies(flag[2:].replace("-", "_"), name), (name, p, flag)
+    # and the error messages name that option (and fit's public_corpus=, set by --public-corpus)
+    expected = {p: t.flag(p) for p in (*t.parameters(), *t.fit_parameters())
+                if t.flag(p) and t.flag(p)[2:].replace("-", "_") in options
+                and (p in t.parameters() or p in tf._READS)}
+    assert tf._ALGORITHM_FLAGS[name] == expected
+
+
+def test_an_option_set_to_none_in_the_registry_is_not_read():
+    assert not tf.flag_applies("iterations", "docdp")      # flags={"n_iter": None}
+    assert not tf.flag_applies("alpha", "ldp-doc")          # flags={"alpha": None}
+    assert tf.flag_applies("iterations", "lda") and tf.flag_applies("alpha", "docdp")
+    assert tf.flag_applies("out", "ldp-doc")                # named by no trainer: every trainer reads it
+
+
+def test_registry_facts_decide_the_options_that_set_no_parameter():
+    assert tf._ALGORITHM_ONLY["reports"][1] == tuple(t.name for t in CLI_TRAINERS if t.reads == "reports")
+    assert tf._ALGORITHM_ONLY["scheduler"][1] == tuple(t.name for t in CLI_TRAINERS if t.dask)
+    assert set(tf._STREAMS_SHARDS) == {t.name for t in CLI_TRAINERS if t.streams_shards}
+    assert tf._ALGORITHM_ONLY["public_corpus"][1] == ("docdp-cooc",)
+    assert tf._ALGORITHM_ONLY["user_field"][1] == tf._DOC
+    assert tf._ALGORITHM_ONLY["rounds"][0] == 50          # the default is the parser's
+
+
+def test_building_the_command_line_imports_no_estimator():
+    code = ("import sys; from dptopic.cli.main import build_parser; build_parser();"
+            " print(any(m in sys.modules for m in ('numpy', 'numba', 'sklearn', 'dptopic.models.lda')))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120)
+    assert r.stdout.strip() == "False", r.stderr
