@@ -40,7 +40,7 @@ from _common import machine, table
 from dptopic import OnlineVB
 from dptopic.corpus import lda_corpus
 from dptopic.kernels.vb import dirichlet_expectation, gather_rows, vb_estep
-from dptopic.models.svi import ESTEP_MAX_ITER, ESTEP_TOL
+from dptopic.models._variational import ESTEP_MAX_ITER, ESTEP_TOL
 
 K, TAU0, KAPPA, BATCH = 50, 10.0, 0.7, 256
 

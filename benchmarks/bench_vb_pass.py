@@ -53,7 +53,7 @@ class _Counter:
     """Counts the E-step's fixed-point iterations (both entry points of the kernel) while a fit runs."""
 
     def __init__(self):
-        import dptopic.models.svi as svi
+        import dptopic.models._variational as svi
 
         self.svi, self.total = svi, 0
         self.orig = {n: getattr(svi, n) for n in ("vb_estep", "vb_estep_docs") if hasattr(svi, n)}

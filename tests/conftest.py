@@ -211,7 +211,7 @@ def saved_local_models(tmp_path_factory):
     """A folder holding an LP-LDA (lp), an OLP-LDA (olp) and a document-level local model (doc), saved."""
     from dptopic import LPLDA, OLPLDA
     from dptopic.local.document import DocumentRandomizer
-    from dptopic.models.ldp_document import LocalDocumentLDA
+    from dptopic.models.local_document_lda import LocalDocumentLDA
     from helpers import FRUIT_DOCS, FRUIT_WORDS, fruit_reports
 
     root = tmp_path_factory.mktemp("models")

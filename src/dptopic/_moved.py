@@ -18,8 +18,17 @@ MOVED_MODULES = {
     "dptopic.evaluation.recovery": "dptopic.evaluation.topic_matching",
     "dptopic.kernels.local": "dptopic.kernels.client",          # FedLDA's client-side sweep ('local' is local DP)
     "dptopic.kernels.cooccurrence": "dptopic.kernels.window_counts",    # coherence's sliding-window counts
+    "dptopic.models.ldp_document": "dptopic.models.local_document_lda",     # each estimator's file named after it
 }
 """old dotted path -> new dotted path (the release that moved them: 0.2)."""
+
+SPLIT_MODULES = {
+    "dptopic.models.private": ("dptopic.models.hdp_lda", "dptopic.models.cdp_lda", "dptopic.models._private_gibbs"),
+    "dptopic.models.online": ("dptopic.models.online_lda", "dptopic.models.olp_lda"),
+    "dptopic.models.svi": ("dptopic.models.dpsvi", "dptopic.models.online_vb", "dptopic.models._variational"),
+}
+"""old dotted path -> the modules its estimators moved to, one file each (0.2): the old path imports a module that
+holds every name of them, with the same :class:`DeprecationWarning`."""
 
 
 def new_path(name: str) -> str | None:
@@ -52,11 +61,31 @@ class _MovedLoader:
         sys.modules[name] = importlib.import_module(self.new)
 
 
+class _SplitLoader:
+    """The loader of a split module's old path: a new module object holding the names of every module it became."""
+
+    def __init__(self, parts: tuple):
+        self.parts = parts
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        name = module.__spec__.name
+        warnings.warn(f"{name} was split into {', '.join(self.parts)}: import from those (or from dptopic.models)"
+                      f" instead ({name} goes in the next release).", DeprecationWarning, stacklevel=2)
+        for part in reversed(self.parts):       # the first module's names win
+            module.__dict__.update({k: v for k, v in vars(importlib.import_module(part)).items()
+                                    if not k.startswith("__")})
+
+
 class MovedModuleFinder:
     """Finds an old path of :data:`MOVED_MODULES` before the file system is searched (the new package's folder would
     otherwise load a second copy of a submodule under the old package's name)."""
 
     def find_spec(self, fullname, path=None, target=None):
+        if fullname in SPLIT_MODULES:
+            return importlib.util.spec_from_loader(fullname, _SplitLoader(SPLIT_MODULES[fullname]))
         new = new_path(fullname)
         return None if new is None else importlib.util.spec_from_loader(fullname, _MovedLoader(new))
 

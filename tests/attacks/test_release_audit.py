@@ -160,8 +160,8 @@ def test_the_release_audit_runs_for_dpsvi_and_hdp_lda(small, make, relation):
 
 def _under_noised(monkeypatch, factor):
     """Every DPSVI and HDP-LDA release carries ``factor`` times the noise its ledger (and claim) accounts for."""
-    import dptopic.models.private as private
-    import dptopic.models.svi as svi
+    import dptopic.models.hdp_lda as private
+    import dptopic.models.dpsvi as svi
     from dptopic.mechanisms import observer
 
     def shrink(mechanism, norm):

@@ -8,7 +8,7 @@ import pytest
 from scipy.special import gammaln, psi
 
 import dptopic
-import dptopic.models.svi as svi
+import dptopic.models._variational as svi
 from dptopic.corpus.synthetic import lda_corpus
 from dptopic.kernels.docdp import tokens_to_bow
 from dptopic.kernels.vb import (TILE, _exp_digamma, cap_lengths, digamma, dirichlet_expectation, doc_elbo, gather_rows,

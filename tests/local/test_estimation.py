@@ -221,7 +221,7 @@ def test_cli_randomize_and_train(data, tmp_path, capsys):
 def test_matrix_prior_gibbs_with_flat_prior_is_plain_lda(data):
     """O-LDA's sampler (core dense kernel with a K×V prior) equals plain dense CGS when B = beta."""
     from dptopic.models import LDA
-    from dptopic.models.online import _MatrixPriorGibbs
+    from dptopic.models.online_lda import _MatrixPriorGibbs
 
     _, stream, _ = data
     lda = LDA(n_topics=4, n_iter=10, alpha=0.5, beta=0.05, seed=3, sampler="dense", eval_every=0, verbose=0).fit(stream)

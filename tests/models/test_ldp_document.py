@@ -1,4 +1,4 @@
-"""``dptopic.models.ldp_document``."""
+"""``dptopic.models.local_document_lda``."""
 import pickle
 import warnings
 import pytest

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import dptopic
-import dptopic.models.ldp_document as ldp_document
-import dptopic.models.online as online
-import dptopic.models.svi as svi
+import dptopic.models.local_document_lda as ldp_document
+import dptopic.models.online_lda as online
+import dptopic.models._variational as variational
+import dptopic.models.dpsvi as svi
 from dptopic import DPTopicError
 from dptopic.corpus import lda_corpus
 
@@ -127,7 +128,7 @@ def test_online_vb_first_batch_failing_half_way_leaves_an_unfitted_model(batches
     m = dptopic.OnlineVB(2, seed=0, verbose=0)
     before = _state(m)
     with monkeypatch.context() as mp:
-        mp.setattr(svi, "vb_estep", _failing_estep)
+        mp.setattr(variational, "vb_estep", _failing_estep)
         with pytest.raises(DPTopicError, match="injected"):
             m.partial_fit(A)
     assert _state(m) == before
@@ -141,7 +142,7 @@ def test_online_vb_batch_failing_half_way_keeps_the_random_stream(batches, monke
     m = dptopic.OnlineVB(2, seed=0, verbose=0).partial_fit(A)
     before = _state(m)
     with monkeypatch.context() as mp:
-        mp.setattr(svi, "vb_estep", _failing_estep)
+        mp.setattr(variational, "vb_estep", _failing_estep)
         with pytest.raises(DPTopicError, match="injected"):
             m.partial_fit(B)
     assert _state(m) == before

@@ -15,7 +15,7 @@ from scipy.special import psi
 from dptopic import OnlineVB
 from dptopic.corpus import lda_corpus
 from dptopic.kernels.vb import dirichlet_expectation, gather_rows, vb_estep
-from dptopic.models.svi import ESTEP_MAX_ITER, ESTEP_TOL
+from dptopic.models._variational import ESTEP_MAX_ITER, ESTEP_TOL
 import pickle
 import warnings
 import dptopic

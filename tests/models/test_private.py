@@ -632,7 +632,7 @@ def test_secure_gibbs_checks_opendp_before_reading_data(tiny, monkeypatch):
     for m in (HDPLDA(n_topics=3, n_iter=2, secure=True, verbose=0),):
         with pytest.raises(DPTopicError, match="secure mode needs OpenDP"):
             m.fit(tiny.corpus)
-    from dptopic.models.private import CDPLDAPlus
+    from dptopic.models.cdp_lda import CDPLDAPlus
 
     with pytest.raises(DPTopicError, match="secure mode needs OpenDP"):
         CDPLDAPlus(n_topics=3, n_iter=2, secure=True, verbose=0).fit(tiny.corpus)

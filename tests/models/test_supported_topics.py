@@ -8,7 +8,7 @@ from dptopic.corpus import Corpus, lda_corpus
 from dptopic.errors import CorruptModelError
 from dptopic.models.docdp import DocDPEM
 from dptopic.models.docdp_cooc import DocDPCooccurrence
-from dptopic.models.svi import DPSVI
+from dptopic.models.dpsvi import DPSVI
 from dptopic.moments.support import (cooccurrence_supported_topics, em_supported_topics, rectangular_edge,
                                       wigner_edge)
 

@@ -21,7 +21,7 @@ from dptopic.accounting import PrivacyLedger, compose_pld
 from dptopic.accounting.gaussian import SubsampledGaussianEvent, pld_epsilon
 from dptopic.corpus import lda_corpus  # noqa: E402
 from dptopic.errors import DPTopicError  # noqa: E402
-import dptopic.models.svi as svi
+import dptopic.models._variational as svi
 from sklearn.base import clone
 import sys
 
@@ -86,7 +86,7 @@ def test_online_vb_partial_fit_and_save_load(synth, tmp_path):
 def test_dpsvi_without_noise_or_clipping_equals_online_vb_step(synth, monkeypatch):
     import functools
     from dptopic.mechanisms.gaussian import gaussian_mechanism
-    from dptopic.models import svi as svi_module
+    from dptopic.models import dpsvi as svi_module
     # a noise multiplier of 1e-15 is outside the accountant's range, which the mechanism now refuses before drawing:
     # this step is a check of the arithmetic only, so it runs the mechanism unaccounted
     monkeypatch.setattr(svi_module, "gaussian_mechanism", functools.partial(gaussian_mechanism, accounted=False))

@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from dptopic._moved import MOVED_MODULES, new_path
+from dptopic._moved import MOVED_MODULES, new_path, SPLIT_MODULES
 
 
 @pytest.mark.parametrize("old", sorted(MOVED_MODULES))
@@ -51,3 +51,25 @@ def test_every_new_path_exists_and_no_file_is_left_at_an_old_one():
         assert importlib.util.find_spec(new) is not None, new
         where = root.joinpath(*old.split(".")[1:])
         assert not where.exists() and not where.with_suffix(".py").exists(), where
+
+
+@pytest.mark.parametrize("old", sorted(SPLIT_MODULES))
+def test_a_split_module_s_old_path_holds_the_names_of_every_part_with_a_warning(old):
+    from pathlib import Path
+
+    import dptopic
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} was split into"):
+        module = importlib.import_module(old)
+    for part in SPLIT_MODULES[old]:
+        new = importlib.import_module(part)
+        for name, value in vars(new).items():
+            if not name.startswith("__") and name in vars(module):
+                assert getattr(module, name) is value or name in vars(importlib.import_module(SPLIT_MODULES[old][0]))
+        # every class defined in a part is reachable from the old path, as before the split
+        for name, value in vars(new).items():
+            if isinstance(value, type) and value.__module__ == part:
+                assert getattr(module, name) is value
+    where = Path(dptopic.__file__).parent.joinpath(*old.split(".")[1:]).with_suffix(".py")
+    assert not where.exists(), where

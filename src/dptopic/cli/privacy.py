@@ -12,7 +12,7 @@ from .local import plural
 
 MAX_TOKEN_COUNT = 10**15    # the accountants' bound on a word's count
 MAX_ITERATIONS = 10**9      # the inherent-privacy accountant's bound on the iterations (eps_total_static)
-HDP_DEFAULT_BETA = 1.0      # HDPLDA's default beta (dptopic.models.private.HDPLDA), the calculator's default too
+HDP_DEFAULT_BETA = 1.0      # HDPLDA's default beta (dptopic.models.hdp_lda.HDPLDA), the calculator's default too
 MAX_HDP_ITERATIONS = 10**7  # the PLD accountant's bound on an event's count (accounting.ledger.MAX_COUNT)
 COMPOSE_UNITS = ("word", "document", "user")   # what `privacy compose` states its figures per
 

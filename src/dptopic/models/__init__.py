@@ -6,9 +6,9 @@ scikit-learn."""
 import importlib as _importlib
 
 _EXPORTS = {"GibbsTopicModel": ".base", "IterationInfo": ".base", "TopicModel": ".base", "load": ".base",
-            "DocDPEM": ".docdp", "DocDPCooccurrence": ".docdp_cooc", "LocalDocumentLDA": ".ldp_document",
-            "FedLDA": ".fedlda", "LDA": ".lda", "CDPLDA": ".private", "CDPLDAPlus": ".private", "HDPLDA": ".private",
-            "LPLDA": ".lplda", "OLPLDA": ".online", "OnlineLDA": ".online", "DPSVI": ".svi", "OnlineVB": ".svi",
+            "DocDPEM": ".docdp", "DocDPCooccurrence": ".docdp_cooc", "LocalDocumentLDA": ".local_document_lda",
+            "FedLDA": ".fedlda", "LDA": ".lda", "CDPLDA": ".cdp_lda", "CDPLDAPlus": ".cdp_lda", "HDPLDA": ".hdp_lda",
+            "LPLDA": ".lplda", "OLPLDA": ".olp_lda", "OnlineLDA": ".online_lda", "DPSVI": ".dpsvi", "OnlineVB": ".online_vb",
             "ALGORITHMS": ".algorithms", "UNIT_TRAINERS": ".by_unit", "for_unit": ".by_unit",
             "SecureSumTopics": ".secure_sum", "TRAINERS": ".registry", "Trainer": ".registry"}
 

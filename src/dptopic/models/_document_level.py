@@ -111,6 +111,8 @@ class _TopicFlags:
     A folder saved before the flags were kept loads without them.
     """
 
+    marks_supported_topics = True
+
     def _extra_arrays(self) -> dict:
         out = super()._extra_arrays()
         for name in TOPIC_FLAGS:

@@ -258,6 +258,9 @@ class TopicModel(TransformerMixin, BaseEstimator, metaclass=_AcceptsSklearnNames
     (so ``sklearn.base.clone`` works), ``topic_words``, ``coherence``, and ``save``/``dptopic.load``.
     Not used directly: see :class:`LDA`, :class:`HDPLDA`, :class:`OnlineVB`, :class:`DPSVI`, ..."""
 
+    marks_supported_topics = False
+    """Whether ``fit`` says which topics stand above the noise of its releases (``supported_topics_``)."""
+
     _parameter_constraints: dict = {"n_topics": [Int(1, 100_000)], "seed": SEED, "verbose": VERBOSE}
     _private = False
     _never_private = False  # True for the trainers that add no noise: a saved report of theirs never claims a guarantee

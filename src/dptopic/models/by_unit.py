@@ -12,7 +12,8 @@ from ..advice import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..corpus.corpus import user_ids_of
 from ..corpus.split import held_out_split
 from ..errors import DPTopicError, user_stacklevel
-from .private import CDPLDA, HDPLDA
+from .cdp_lda import CDPLDA
+from .hdp_lda import HDPLDA
 from .registry import UNITS, for_unit_trainer, trainer
 
 # unit -> the name of the trainer for_unit builds (the registry's default_for; docdp-cooc for a document or a person:

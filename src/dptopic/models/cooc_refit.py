@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import DPTopicError
 from ..moments import topics_from_cooccurrence
-from ..moments.support import cooccurrence_supported_topics, wigner_edge
+from ..moments.support import cooccurrence_supported_topics, mass_supported, wigner_edge
 
 ARRAYS = ("release_cooccurrence", "release_ranking", "release_kept", "release_background", "release_scales")
 
@@ -104,8 +104,6 @@ def _check_k(model, n_topics) -> int:
 
 def topics_at(model, K: int):
     """``(components, supported)`` at ``K`` topics, from the releases alone (the fit's own post-processing)."""
-    from .docdp_cooc import topic_word_matrix
-
     rel = _releases(model)
     params = getattr(model, "_fit_params_", None) or model.get_params()
     V = model.components_.shape[1]
@@ -174,3 +172,47 @@ def suggest_n_topics(model, candidates=None) -> dict:
     full = [K for K, c in counts.items() if c == K - n_bg]
     best = max(full) if full else max(counts, key=lambda K: (counts[K], -K))
     return {"n_topics": int(best), "supported": counts, "outliers": m}
+
+
+def topic_word_matrix(H, supported, V: int, kept, background, n_bg: int, sigma_rank, counts, tail, word_choice: str):
+    """The topics over the whole vocabulary, from the recovered topics ``H`` over the kept words and the noisy word
+    counts of the ranking release (post-processing of the two releases, for ``fit`` and ``refit`` alike): the kept
+    words share ``1 - tail`` of each topic, the other words the rest by noisy frequency, and ``n_bg`` background topics
+    follow the noisy counts; ``supported`` (length K) gets the background topics' flags. Rows sum to 1."""
+    K = len(supported)
+    beta = np.zeros((K, V))
+    if sigma_rank is None:
+        beta[:] = H
+        return beta / beta.sum(axis=1, keepdims=True)
+    weight = np.maximum(counts, 0.0) + 1e-3 * sigma_rank
+    rest = np.setdiff1d(np.arange(V), np.concatenate([kept, background]))
+    if len(rest):
+        share = (float(np.clip(weight[rest].sum() / (weight[rest].sum() + weight[kept].sum()), 0.01, 0.9))
+                 if tail is None else float(tail))
+        beta[:K - n_bg, rest] = share * weight[rest] / weight[rest].sum()
+    else:
+        share = 0.0
+    beta[:K - n_bg, kept] = H * (1.0 - share)
+    if n_bg == 1:
+        beta[K - 1] = weight
+    elif n_bg == 2:                      # the background words, then every other word, by noisy frequency
+        beta[K - 2, background] = weight[background]
+        others = np.setdiff1d(np.arange(V), background)
+        beta[K - 1, others] = weight[others]
+    if n_bg:
+        supported[K - n_bg:] = _background_supported(counts, background, n_bg,
+                                                     sigma_rank * (np.sqrt(2.0) if word_choice == "repetition" else 1.0))
+    beta += 1e-9 * beta.sum(axis=1, keepdims=True)      # every word stays possible in every topic
+    return beta / beta.sum(axis=1, keepdims=True)
+
+
+def _background_supported(counts: np.ndarray, background: np.ndarray, n_bg: int, noise_std: float) -> np.ndarray:
+    """Whether each of the ``n_bg`` background topics stands above the noise of the first release (post-processing):
+    the noisy counts of its words (the background words, then every other word, with two; every word with one) summed
+    against the noise of that sum (:func:`~dptopic.moments.support.mass_supported`)."""
+    V = len(counts)
+    if n_bg == 1:
+        groups = [np.arange(V)]
+    else:
+        groups = [background, np.setdiff1d(np.arange(V), background)]
+    return mass_supported([counts[g].sum() for g in groups], [len(g) for g in groups], noise_std)

@@ -52,46 +52,15 @@ from ..errors import DPTopicError, ParameterError, user_stacklevel
 from ..mechanisms import gaussian_mechanism
 from ..kernels.pair_moments import document_frequency_bow, normalised_cooccurrence_bow
 from ..moments import topics_from_cooccurrence
-from ..moments.support import cooccurrence_supported_topics, mass_supported
+from ..moments.support import cooccurrence_supported_topics
 from ._document_level import _DocumentDPModel
 from ._user_level import (UNITS, check_unit, cooccurrence_statistic, for_unit_event, people_of, presence_statistic,
                           unit_and_relation, user_report)
 from .base import check_topics_fit_vocabulary
-from .cooc_refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays
+from .cooc_refit import keep_releases, load_release_arrays, refit_from_releases, release_arrays, topic_word_matrix
 from .public_prior import (PUBLIC_AUTO_WORDS, extend_topics, public_counts, public_input_entry, public_prior_topics,
                            refuse_private_as_public)
 
-
-def topic_word_matrix(H, supported, V: int, kept, background, n_bg: int, sigma_rank, counts, tail, word_choice: str):
-    """The topics over the whole vocabulary, from the recovered topics ``H`` over the kept words and the noisy word
-    counts of the ranking release (post-processing of the two releases, for ``fit`` and ``refit`` alike): the kept
-    words share ``1 - tail`` of each topic, the other words the rest by noisy frequency, and ``n_bg`` background topics
-    follow the noisy counts; ``supported`` (length K) gets the background topics' flags. Rows sum to 1."""
-    K = len(supported)
-    beta = np.zeros((K, V))
-    if sigma_rank is None:
-        beta[:] = H
-        return beta / beta.sum(axis=1, keepdims=True)
-    weight = np.maximum(counts, 0.0) + 1e-3 * sigma_rank
-    rest = np.setdiff1d(np.arange(V), np.concatenate([kept, background]))
-    if len(rest):
-        share = (float(np.clip(weight[rest].sum() / (weight[rest].sum() + weight[kept].sum()), 0.01, 0.9))
-                 if tail is None else float(tail))
-        beta[:K - n_bg, rest] = share * weight[rest] / weight[rest].sum()
-    else:
-        share = 0.0
-    beta[:K - n_bg, kept] = H * (1.0 - share)
-    if n_bg == 1:
-        beta[K - 1] = weight
-    elif n_bg == 2:                      # the background words, then every other word, by noisy frequency
-        beta[K - 2, background] = weight[background]
-        others = np.setdiff1d(np.arange(V), background)
-        beta[K - 1, others] = weight[others]
-    if n_bg:
-        supported[K - n_bg:] = _background_supported(counts, background, n_bg,
-                                                     sigma_rank * (np.sqrt(2.0) if word_choice == "repetition" else 1.0))
-    beta += 1e-9 * beta.sum(axis=1, keepdims=True)      # every word stays possible in every topic
-    return beta / beta.sum(axis=1, keepdims=True)
 
 def two_release_theorem(counted: bool, repetition: bool) -> str:
     """The theorem of the usual run (a word ranking, then the co-occurrence), naming the ranking statistic released:
@@ -614,13 +583,3 @@ def _background_words(counts: np.ndarray, documents: float, share: float, order:
     return np.asarray(above[:max(at_most, 0)], dtype=np.int64)
 
 
-def _background_supported(counts: np.ndarray, background: np.ndarray, n_bg: int, noise_std: float) -> np.ndarray:
-    """Whether each of the ``n_bg`` background topics stands above the noise of the first release (post-processing):
-    the noisy counts of its words (the background words, then every other word, with two; every word with one) summed
-    against the noise of that sum (:func:`~dptopic.moments.support.mass_supported`)."""
-    V = len(counts)
-    if n_bg == 1:
-        groups = [np.arange(V)]
-    else:
-        groups = [background, np.setdiff1d(np.arange(V), background)]
-    return mass_supported([counts[g].sum() for g in groups], [len(g) for g in groups], noise_std)

@@ -111,9 +111,7 @@ class Trainer:
     @property
     def marks_supported_topics(self) -> bool:
         """Whether its fit says which topics stand above the noise of its releases (``supported_topics_``)."""
-        from ._document_level import _TopicFlags    # an estimator module: read when asked, not at import
-
-        return issubclass(self.cls, _TopicFlags)
+        return bool(self.cls.marks_supported_topics)
 
     def fit_parameters(self) -> tuple:
         """The keyword arguments of ``cls.fit`` beyond the data (``vocabulary``, ``user_ids``, ``public_corpus``)."""
@@ -177,15 +175,15 @@ def _entries() -> tuple:
         Trainer("lda", "lda.LDA",
                 "not private: LDA by collapsed Gibbs sampling (the default)",
                 streams_shards=True, dask=True, audit="lira"),
-        Trainer("hdp", "private.HDPLDA",
+        Trainer("hdp", "hdp_lda.HDPLDA",
                 "word-level DP: HDP-LDA (Zhao et al. 2021); --epsilon per word in total (--unit word trains it)",
                 units=("word",), epsilon="epsilon", components=("epsilon_laplace", "epsilon_inherent"),
                 cli_flags=("no_noise",),         # --no-noise: epsilon_laplace=None, clipping alone
                 streams_shards=True, dask=True, audit="lira+release", secure=GIBBS_SECURE, default_for=("word",)),
-        Trainer("cdp", "private.CDPLDA",
+        Trainer("cdp", "cdp_lda.CDPLDA",
                 "baseline with no guarantee: CDP-LDA, noise on the counts once; --paper-epsilon",
                 components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira", secure=GIBBS_SECURE),
-        Trainer("cdp+", "private.CDPLDAPlus",
+        Trainer("cdp+", "cdp_lda.CDPLDAPlus",
                 "baseline with no guarantee: CDP-LDA+, noise on the counts every sweep; --paper-epsilon",
                 components=("paper_epsilon",), streams_shards=True, dask=True, audit="lira", secure=GIBBS_SECURE),
         Trainer("docdp-cooc", "docdp_cooc.DocDPCooccurrence",
@@ -200,12 +198,12 @@ def _entries() -> tuple:
                 units=("document", "user"), epsilon="epsilon",
                 flags={"unit": None, "n_iter": None},    # its EM iterations are no Gibbs sweeps: no --iterations
                 streams_shards=True, dask=True, audit="lira+release", secure=_DOCDP_SECURE),
-        Trainer("svi", "svi.DPSVI",
+        Trainer("svi", "dpsvi.DPSVI",
                 "document-level DP: DP stochastic variational inference; --epsilon per document",
                 units=("document",), epsilon="epsilon",
                 cli_flags=("no_clip",),          # --no-clip: clip=None
                 audit="lira+release", secure=_DPSVI_SECURE),
-        Trainer("online-vb", "svi.OnlineVB",
+        Trainer("online-vb", "online_vb.OnlineVB",
                 "not private: online variational Bayes",
                 audit="lira"),
         Trainer("fed", "fedlda.FedLDA",
@@ -219,18 +217,18 @@ def _entries() -> tuple:
                 units=("word",), epsilon="epsilon_word",
                 flags={"epsilon_word": None, "f": None},     # set by the randomizer that wrote the reports
                 reads="reports", audit="lira"),
-        Trainer("olp", "online.OLPLDA",
+        Trainer("olp", "olp_lda.OLPLDA",
                 "local DP: OLP-LDA on word-level reports and a public --prior corpus",
                 units=("word",), epsilon="epsilon_word",
                 flags={"epsilon_word": None, "f": None, "prior_corpus": "--prior"},
                 reads="reports", audit="lira"),
-        Trainer("ldp-doc", "ldp_document.LocalDocumentLDA",
+        Trainer("ldp-doc", "local_document_lda.LocalDocumentLDA",
                 "local DP: topics from document-level reports ('dptopic randomize --unit document')",
                 units=("document",),
                 flags={"alpha": None},           # transform's smoothing; the topics are a fixed function of the reports
                 reads="reports", not_audited=_LOCAL_DOCUMENT_NOT_AUDITED),
         # not trained by `dptopic train`
-        Trainer("online-lda", "online.OnlineLDA",
+        Trainer("online-lda", "online_lda.OnlineLDA",
                 "not private: O-LDA, online LDA over a stream of mini-batches (Zhao et al. 2020), the non-private part"
                 " of OLP-LDA",
                 audit="lira", cli=False),

@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from ..errors import DPTopicError
 from ..models.by_unit import UNIT_TRAINERS, for_unit
-from ..models.registry import trainer
+from ..models.registry import TRAINERS, trainer
 
-DOCUMENT_LEVEL = ("docdp", "docdp-cooc")      # the trainers that bound a whole document (or, unit="user", a person)
+DOCUMENT_LEVEL = tuple(name for name, t in TRAINERS.items() if {"document", "user"} <= set(t.units))
+"""The trainers that bound a whole document, or with ``unit="user"`` a person (both units in the registry)."""
 
 
 def resolve_algorithm(algorithm: str | None, unit: str | None) -> str:
     """The trainer a run fits: ``algorithm``, or the one ``unit`` picks (:func:`dptopic.for_unit`'s); with neither,
-    non-private ``lda`` (names: :data:`dptopic.models.registry.TRAINERS`). Under ``unit="user"`` ``algorithm`` may name a document-level trainer (docdp-cooc, docdp);
-    with another unit it must be left out."""
+    non-private ``lda`` (names: :data:`dptopic.models.registry.TRAINERS`). Under ``unit="user"`` ``algorithm`` may
+    name a trainer that bounds a person (:data:`DOCUMENT_LEVEL`); with another unit it must be left out."""
     if unit is None:
         name = algorithm or "lda"
     elif unit not in UNIT_TRAINERS:
@@ -23,8 +24,10 @@ def resolve_algorithm(algorithm: str | None, unit: str | None) -> str:
     elif algorithm in (None, UNIT_TRAINERS[unit]) or (unit == "user" and algorithm in DOCUMENT_LEVEL):
         name = algorithm or UNIT_TRAINERS[unit]
     elif unit == "user":
-        raise DPTopicError(f"unit='user' needs a trainer that bounds each person's documents as a whole: docdp-cooc"
-                           f" (the default) or docdp; algorithm={algorithm!r} cannot give it.")
+        others = [n for n in DOCUMENT_LEVEL if n != UNIT_TRAINERS["user"]]
+        raise DPTopicError(f"unit='user' needs a trainer that bounds each person's documents as a whole:"
+                           f" {UNIT_TRAINERS['user']} (the default) or {' or '.join(others)}; algorithm={algorithm!r}"
+                           " cannot give it.")
     else:
         raise DPTopicError(f"unit={unit!r} picks the trainer itself: leave algorithm out, or leave unit out.")
     trainer(name)       # an unknown name: refused in one line naming the choices
