@@ -8,7 +8,7 @@ from __future__ import annotations
 import warnings
 
 from .._validation import Int, Real, validate_value
-from ..advice import TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
+from ..advice import SPEND_TOLERANCE, TRAIN_DELTA, UNIT_EPSILON_MAX, WORD_ITERATIONS
 from ..corpus.corpus import user_ids_of
 from ..corpus.split import held_out_split
 from ..errors import DPTopicError, user_stacklevel
@@ -116,7 +116,7 @@ def unspent_budget_note(model, epsilon: float, flag: str = "epsilon") -> str | N
         return None
     spent = hdp_total_epsilon(EPSILON_MAX, model.epsilon_inherent_, int(model.n_iter), float(model.delta),
                               model.noise == "discrete", extra_laplace=1 if model.final_release == "fresh" else 0)
-    if spent >= epsilon:
+    if spent * SPEND_TOLERANCE >= epsilon:     # within 1% of the total: taken as spent, as train and recommend do
         return None
     return (f"{flag} {epsilon:g} is not all spent: each iteration's noisy release takes at most epsilon_L ="
             f" {EPSILON_MAX:g} (the accountants' limit), so the {int(model.n_iter)} iterations spend about {spent:,.6g}"
