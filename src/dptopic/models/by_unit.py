@@ -38,6 +38,13 @@ def trainer_for_unit(unit: str, epsilon: float, *, unit_name: str = "unit", epsi
     return for_unit_trainer(unit).name
 
 
+SPLIT_NAMES = {"position": "held out by position, as the word-level trainers split",
+               "stable": "held out by each document's words, as the other trainers split",
+               "person": "held out by person: all of a person's documents on one side, by a keyed hash of their id"}
+"""Each way :func:`split_by` splits a training run, in words (the corpus line of ``dptopic train`` and of
+``dptopic.train``'s notes)."""
+
+
 def split_by(model) -> str:
     """How a training run of ``model`` splits off its held-out documents (``by`` of
     :func:`dptopic.corpus.split.held_out_split`): a user-level trainer's neighbours add or remove one person's

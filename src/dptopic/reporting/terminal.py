@@ -48,9 +48,18 @@ def print_table(console, table) -> None:
     console.print(Segments(console.render(table, console.options.update_width(width))), crop=False, soft_wrap=True)
 
 
-SPLIT_NAMES = {"position": "held out by position, as the word-level trainers split",
-               "stable": "held out by each document's words, as the other trainers split",
-               "person": "held out by person: all of a person's documents on one side, by a keyed hash of their id"}
+def _split_name(split: str) -> str:
+    from ..models.by_unit import SPLIT_NAMES    # numpy: loaded when a corpus line is printed, not at start-up
+
+    return SPLIT_NAMES[split]
+
+
+def __getattr__(name):
+    if name == "SPLIT_NAMES":       # the split rules' words live beside the rule (models.by_unit): numpy, loaded late
+        from ..models.by_unit import SPLIT_NAMES
+
+        return SPLIT_NAMES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def corpus_line(corpus, train, test, private: bool, word_level: bool = False, saved: bool = False,
@@ -62,7 +71,7 @@ def corpus_line(corpus, train, test, private: bool, word_level: bool = False, sa
     ``--save-metrics`` asks for: ``saved``)."""
     line = (f"[bold]corpus[/]: {corpus.n_docs} documents, {corpus.n_tokens} tokens, V={corpus.vocab_size}"
             f" ({corpus.n_empty_dropped} empty documents dropped); "
-            + (f"train {train.n_docs} / test {test.n_docs}" + (f" ({SPLIT_NAMES[split]}: compare held-out figures"
+            + (f"train {train.n_docs} / test {test.n_docs}" + (f" ({_split_name(split)}: compare held-out figures"
                                                                  " only between runs split alike)" if split else "")
                if test is not None else
                f"train on all {train.n_docs} (--test-size 0: no held-out part, so no held-out evaluation; run"

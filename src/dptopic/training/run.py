@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..errors import DPTopicError, ForecastWarning, SmallCorpusWarning, user_stacklevel
-from ..models.by_unit import split_by, split_for
+from ..models.by_unit import SPLIT_NAMES, split_by, split_for
 from .build import DOCUMENT_LEVEL, build_model, resolve_algorithm
 
 WORDS_PER_TOPIC = 10
@@ -400,7 +400,7 @@ def pad_length_note(model, train_part, names=None, user_epsilon=None) -> str | N
 def _corpus_note(result: TrainingResult) -> str:
     c, tr, te = result.corpus, result.train, result.test
     sizes = f"corpus: {c.n_docs} documents, {c.n_tokens} tokens, V={c.vocab_size}; " + (
-        f"train {tr.n_docs} / test {te.n_docs + result.held_out_copies} (held out by {split_by(result.model)})"
+        f"train {tr.n_docs} / test {te.n_docs + result.held_out_copies} ({SPLIT_NAMES[split_by(result.model)]})"
         if te is not None else f"train on all {tr.n_docs} (no held-out part)")
     if result.model.is_private:
         sizes += f" ({OUTSIDE}: exact sizes of the private corpus)"
