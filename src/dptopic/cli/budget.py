@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ..models.registry import TRAINERS
 from ._common import make_console, positive_float, unit_interval
 
 
@@ -45,10 +46,8 @@ def ledger_file(a) -> Path | None:
 
 
 def _spends(a) -> bool:
-    from ..models import ALGORITHMS
-
-    cls = ALGORITHMS.get(getattr(a, "algorithm", None) or "lda")
-    return bool(getattr(cls, "_spends_budget", False))
+    t = TRAINERS.get(getattr(a, "algorithm", None) or "lda")
+    return t is not None and t.spends_budget
 
 
 @contextlib.contextmanager

@@ -2,14 +2,13 @@
 reference; each model trained by :func:`dptopic.train`."""
 from __future__ import annotations
 
-import argparse
 import os
 import warnings
 
 from ._common import (NO_VOCAB_CAP, add_out_args, check_out, jobs_int, load_corpus, make_console, positive_float,
                       positive_int, print_privacy, print_topics, seed_int)
 from ._flags import with_flag_names
-from .train import _copies_note, _print_metrics, _say_step
+from ..reporting.training import copies_note, print_metrics, print_training_step
 
 
 @with_flag_names({"n_topics": "--topics", "n_iter": "--iterations", "epsilon_laplace": "--epsilon-laplace",
@@ -39,13 +38,13 @@ def cmd_demo(a):
         if document is not None:
             for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
                 warnings.filterwarnings("ignore", text)
-        said = argparse.Namespace(private_vocabulary=None, save_metrics=a.save_metrics, algorithm="hdp")
         mine = train(corpus, model=private, test_size=0.2, out=a.out, overwrite=a.overwrite,
-                     save_metrics=a.save_metrics, callback=lambda step, res: _say_step(step, res, said, console))
+                     save_metrics=a.save_metrics,
+                     callback=lambda step, res: print_training_step(step, res, console, save_metrics=a.save_metrics))
         console.print("non-private reference: LDA on the same split")
         ref = train(corpus, model=baseline, test_size=0.2, split_as=private, out=nonprivate, overwrite=a.overwrite)
     print_topics(private, 8, max_topics=a.show_topics, console=console)
-    _print_metrics(private, console, ref.metrics, saved=a.save_metrics)
+    print_metrics(private, console, ref.metrics, saved=a.save_metrics)
     print_privacy(private.privacy_, console)
     console.print(_word_level_guarantee(private.privacy_, document))
     out = mine.path
@@ -104,7 +103,7 @@ def _demo_document_level(a, console):
 
     def say(step, res):
         if step == "split":
-            _copies_note(res, console)
+            copies_note(res, console)
             console.print(f"[bold]vocabulary[/]: {res.corpus.vocab_size} words chosen by DP set union (eps_V ="
                           f" {b['epsilon_vocab']:g}, delta_V = {b['delta_vocab']:g}), then {type(res.model).__name__}"
                           f" (eps = {b['epsilon']:g}, delta = {b['delta']:g}): {total_eps:g} and {total_delta:g} in all"

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import make_console, positive_float, positive_int, print_privacy, seeds_int
+from ._common import make_console, positive_float, positive_int, seeds_int
 
 SVI_ALGORITHMS = ("svi", "online-vb")
 
@@ -59,29 +59,6 @@ def svi_parameters(a) -> dict:
     if a.epsilon is None:
         p["noise_multiplier"] = a.noise_multiplier
     return p
-
-
-def print_svi_privacy(rep: dict, console) -> None:
-    print_privacy(rep, console)
-    if not rep.get("private"):
-        return
-    p = rep["parameters"]
-    console.print(f"noise multiplier {p['noise_multiplier']:.4g}, sampling rate {p['sampling_rate']:g},"
-                  f" {p['steps']} steps, L2 sensitivity {p['l2_sensitivity']:g}")
-    if "epsilon_moments_accountant" not in rep:
-        return
-    from ..accounting.card import epsilon_text
-
-    ma = rep.get("epsilon_moments_accountant_paper")
-    sc = rep.get("epsilon_strong_composition")
-    console.print("for comparison (same noise): moments accountant as in Park et al.'s code "
-                  + ("n/a (sigma < 1 or q >= 1/(16 sigma))" if ma is None else f"eps = {epsilon_text(ma)}")
-                  + f"; orders 1..64: eps = {epsilon_text(rep['epsilon_moments_accountant'])}; strong composition"
-                  + " baseline: " + ("n/a" if sc is None else f"eps = {epsilon_text(sc)}"))
-    og = rep.get("outside_guarantee", {})
-    if og.get("clipped_fraction") is not None:
-        console.print(f"clipped documents: {100 * og['clipped_fraction']:.1f}% (outside the guarantee: computed from"
-                      " the private documents; not saved)")
 
 
 def _same_file(a_path, b_path) -> bool:
@@ -148,26 +125,6 @@ def read_public_corpus(a):
         raise DPTopicError(f"{flag} has no document with two different words: its co-occurrences are the prior; give"
                            " public documents of the same domain (whole texts, not a word list).")
     return public
-
-
-def print_svi_metrics(model, console, saved: bool) -> None:
-    """The held-out figures of the variational and document-level trainers (``model.metrics_``), a private model's
-    labelled outside the guarantee."""
-    m = model.metrics_
-    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
-                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
-    # the mode named, as 'dptopic evaluate --mode paper' computes it for this model
-    bound = hasattr(model, "lambda_")
-    mode = ("paper mode: the variational bound with the topics fixed, Hoffman et al. 2010 eq. 16" if bound
-            else "paper mode: fold-in Gibbs sampling under the released topics")
-    console.print(f"[bold]held-out per-word perplexity{' bound' if bound else ''}[/]: {m['perplexity_bound']:.1f}"
-                  f" ({mode}, as 'dptopic evaluate --mode paper'"
-                  + ("; [yellow]outside the guarantee[/])" if model.is_private else ")"))
-    if model.is_private:    # diversity reads only the released topics; NPMI and perplexity read private documents
-        console.print("[yellow]the NPMI and perplexity are computed on held-out documents of the private corpus:"
-                      " outside the guarantee;[/] " + ("saved in model.json, labelled as such." if saved else
-                                                       "not saved (pass --save-metrics to save them, labelled as"
-                                                       " such)."))
 
 
 # ---------------------------------------------------------------- experiment svi

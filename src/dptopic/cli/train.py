@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import (NO_VOCAB_CAP, corpus_line, check_out, corpus_from_args, load_corpus,
-                      make_console, print_privacy, print_topics, read_vocabulary, refuse_data_cuts, say_reading,
+from ..reporting.training import print_training_result, print_training_step
+from ._common import (NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus,
+                      make_console, read_vocabulary, refuse_data_cuts, say_reading,
                       user_args)
 from .svi import SVI_ALGORITHMS
 from ._train_flags import (_ALGORITHM_FLAGS, _ALGORITHM_ONLY, _COMMON_FLAGS, _CORPUS_ALGOS, _DOC, _RETIRED,
@@ -247,43 +247,6 @@ def _parameters(a) -> dict:
     return p
 
 
-PAD_LENGTH_FACTOR = 4       # dptopic.training.PAD_LENGTH_FACTOR (a copy: the command line's start-up stays light)
-
-
-def pad_length_note(model, train, a) -> str | None:
-    """FedLDA's note on a --pad-length far above the typical user's length (:func:`dptopic.training.pad_length_note`)."""
-    from ..training import pad_length_note as note
-
-    return note(model, train, {"pad_length": "--pad-length"}, user_epsilon=getattr(a, "user_budget", None))
-
-
-def _print_metrics(model, console, baseline=None, saved=True):
-    m = model.metrics_
-    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
-                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
-    console.print(f"[bold]held-out perplexity[/]: {m['perplexity_completion']:.1f} (document completion), "
-                  f"{m['perplexity_paper']:.1f} (paper mode)   [bold]held-out UMass coherence[/] (top 10, Mimno's"
-                  f" sum): {_umass_text(m['umass_coherence_top10'])}"
-                  + (f" (over {m['umass_topics_scored']} of {model.n_topics} topics: the others' top words are absent"
-                     " from the held-out documents)" if "umass_topics_scored" in m and m["umass_topics_scored"] else ""))
-    if model.is_private:
-        console.print("[yellow]NPMI, perplexity and UMass are computed on held-out documents of the private corpus:"
-                      " outside the guarantee (diversity reads only the released topics);[/] "
-                      + ("saved in model.json, labelled as such." if saved else
-                         "not saved (pass --save-metrics to save them, labelled as such)."))
-    if baseline is not None:
-        console.print(f"[bold]non-private reference[/]: NPMI {baseline['npmi_top10']:.3f} (ratio"
-                      f" {m['npmi_top10'] / baseline['npmi_top10']:.2f}), diversity"
-                      f" {baseline['topic_diversity_top25']:.3f}, perplexity {baseline['perplexity_completion']:.1f}"
-                      f" (completion), UMass {_umass_text(baseline['umass_coherence_top10'])}")
-
-
-def _umass_text(v) -> str:
-    """Mimno's UMass sum for the terminal: "undefined" when every topic has a ranked top word in no held-out
-    document (the mean over the others otherwise)."""
-    return "undefined (top words absent from the held-out documents)" if v is None or math.isnan(v) else f"{v:.3f}"
-
-
 # ---------------------------------------------------------------- commands
 def _resolve_unit(a) -> tuple:
     """``(algorithm, note)``: ``--unit`` picks the algorithm (and makes --epsilon the whole run's budget); else
@@ -392,19 +355,6 @@ def train_flag_names(a) -> dict:
     return names
 
 
-def _hdp_epsilon_line(model, a, console) -> None:
-    """hdp: the total per word and its per-iteration component, said in one line (``--epsilon`` once meant eps_L)."""
-    eps_l = getattr(model, "epsilon_laplace_", None)
-    if a.algorithm != "hdp" or eps_l is None or not isinstance(model.privacy_, dict):
-        return
-    from ..accounting.card import epsilon_text
-
-    eps = model.privacy_.get("epsilon")
-    if eps is not None:
-        console.print(f"[bold]hdp[/]: epsilon = {epsilon_text(eps)} per word in total (epsilon_laplace = {eps_l:g} per"
-                      " iteration)")
-
-
 def cmd_train(a):
     console = make_console()
     if getattr(a, "budget", None) is not None:
@@ -479,71 +429,16 @@ def _train(a, console, unit_note=None):
             vocabulary_policy=getattr(a, "vocabulary_policy", None), public_corpus=public, seed=params["seed"],
             backend=backend, client=client, names=names, user_epsilon=getattr(a, "user_budget", None),
             callback=lambda step, res: _say_step(step, res, a, console))
-    _print_result(result, a, console)
+    print_training_result(result, console, save_metrics=a.save_metrics,
+                          show_unsupported=getattr(a, "show_unsupported", False))
 
 
 def _say_step(step: str, result, a, console) -> None:
-    """What the command prints as the run goes (the library's steps)."""
-    model = result.model
     if step == "checked":
         say_reading(a)          # before the first step that spends or trains, once the input is known good
-    elif step == "vocabulary" and result.vocabulary_event is not None:
-        eps_v, delta_v = a.private_vocabulary
-        console.print(f"[bold]private vocabulary[/]: {result.corpus.vocab_size} words by DP set union"
-                      f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {getattr(a, 'vocabulary_policy', None) or 'gaussian'}"
-                      " policy)")
-    elif step == "split" and result.corpus is None:     # a shard folder
-        s = result.train
-        console.print(f"[bold]corpus[/]: {len(s.paths)} shards, {s.n_docs} documents, {s.n_tokens} tokens,"
-                      f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)")
-    elif step == "split":
-        from ..models import CDPLDA, HDPLDA
-        from ..models.by_unit import split_by
-
-        # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
-        word_level = isinstance(model, (HDPLDA, CDPLDA)) and a.private_vocabulary is None
-        by = split_by(model)
-        test = None if result.test is None else argparse.Namespace(n_docs=result.test.n_docs + result.held_out_copies)
-        console.print(corpus_line(result.corpus, result.train, test, model.is_private, word_level,
-                                  saved=bool(a.save_metrics),
-                                  split=by if a.algorithm not in SVI_ALGORITHMS + _DOC or by == "person" else None))
-        _copies_note(result, console)
-    elif step == "pad_length":
-        console.print(result.notes[-1].replace("note:", "[bold yellow]note[/]:", 1), markup=True)
-
-
-def _print_result(result, a, console) -> None:
-    """The topics, the held-out metrics (outside the guarantee), the privacy report, where the model was saved."""
-    model = result.model
-    print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))
-    variational = a.algorithm in SVI_ALGORITHMS + _DOC
-    if result.metrics:
-        if variational:
-            from .svi import print_svi_metrics
-
-            print_svi_metrics(model, console, saved=a.save_metrics or not model.is_private)
-        else:
-            _print_metrics(model, console, saved=a.save_metrics or not model.is_private)
-    _hdp_epsilon_line(model, a, console)
-    if variational:
-        from .svi import print_svi_privacy
-
-        print_svi_privacy(model.privacy_, console)
     else:
-        print_privacy(model.privacy_, console)
-    if a.save_metrics and not model.is_private:
-        console.print("note: --save-metrics changes nothing here: a model trained without privacy always saves its metrics.")
-    console.print(f"model written to [bold]{result.path}[/]")
-
-
-def _copies_note(result, console) -> None:
-    """How many held-out documents were left out as copies of training documents (an exact count of the private
-    corpus under a private model: labelled)."""
-    if result.held_out_copies:
-        console.print(f"held-out: {result.held_out_copies} of the {result.test.n_docs + result.held_out_copies}"
-                      " held-out documents repeat a training document and are left out of the evaluation"
-                      + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
-                         " saved)[/]" if result.model.is_private else ""))
+        print_training_step(step, result, console, private_vocabulary=a.private_vocabulary,
+                            vocabulary_policy=getattr(a, "vocabulary_policy", None), save_metrics=a.save_metrics)
 
 
 def register(sub) -> None:
