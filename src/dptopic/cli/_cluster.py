@@ -9,6 +9,11 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._common import positive_int
+import argparse
+from urllib.parse import urlsplit
+import socket
+import logging
+from ._common import add_corpus_args
 
 
 MAX_LOCAL_WORKERS = 256  # --dask-local: worker processes on this one machine
@@ -16,7 +21,6 @@ MAX_LOCAL_WORKERS = 256  # --dask-local: worker processes on this one machine
 
 def _local_workers(s: str) -> int:
     """``--dask-local N``: a whole number of worker processes in [1, MAX_LOCAL_WORKERS]."""
-    import argparse
 
     n = positive_int(s)
     if n > MAX_LOCAL_WORKERS:
@@ -40,7 +44,6 @@ def add_cluster_args(p) -> None:
 
 def check_scheduler_address(address: str) -> str:
     """A scheduler address that names a host and a port (``tcp://HOST:PORT`` or ``HOST:PORT``), else one line."""
-    from urllib.parse import urlsplit
 
     text = str(address).strip()
     try:
@@ -71,8 +74,6 @@ def probe_scheduler(address: str, seconds: float = PROBE_SECONDS) -> str | None:
     (TLS, websockets, in-process) are left to ``Client``'s own timeout. An address that refuses the connection
     (nothing listens on the port) is tried again for :data:`REFUSED_GRACE` seconds, then reported by returning
     ``"refused"`` (``Client`` would retry it for its whole timeout); any other failure to connect is left to ``Client``, whose error names it."""
-    import socket
-    from urllib.parse import urlsplit
 
     parts = urlsplit(address if "://" in address else "tcp://" + address)
     if parts.scheme != "tcp":
@@ -120,7 +121,6 @@ QUIET_LOGGERS = ("distributed", "tornado")
 def quiet_cluster_logs(level: int | None = None):
     """Raise the level of ``distributed``'s (and tornado's) loggers, and of every child logger that sets its own,
     to CRITICAL for the block; the levels are put back after it."""
-    import logging
 
     level = logging.CRITICAL if level is None else level
     manager = logging.Logger.manager
@@ -146,7 +146,7 @@ def cluster_from_args(a):
         yield "threads", None
         return
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client, LocalCluster  # heavy: not loaded at the CLI's start-up
     except ImportError:
         raise DPTopicError("--scheduler/--dask-local need the 'distributed' package: pip install 'dptopic[dask]'.") from None
     with quiet_cluster_logs():
@@ -156,7 +156,6 @@ def cluster_from_args(a):
 
 @contextmanager
 def _cluster(a, Client, LocalCluster):
-    import logging
 
     if a.scheduler is not None:
         address = check_scheduler_address(a.scheduler)
@@ -183,7 +182,7 @@ def _cluster(a, Client, LocalCluster):
 
 def shard_dir(spec):
     """``spec`` if it names a directory of corpus shards (``corpus prepare --shards``), else None."""
-    from ..corpus.shards import folder_shards
+    from ..corpus.shards import folder_shards  # read on use: the CLI's start-up stays light
 
     if spec is None:
         return None
@@ -203,9 +202,7 @@ _NOT_PREPARED_WITH = ("private_vocabulary", "vocabulary_policy", "test_size")   
 def _corpus_flags() -> dict:
     """``{dest: (flag, default)}`` for every option of train that says how a corpus is read: the options of
     :func:`add_corpus_args`, read from a parser it builds (a flag added there is covered here), and train's own."""
-    import argparse
 
-    from ._common import add_corpus_args
 
     p = argparse.ArgumentParser(add_help=False)
     add_corpus_args(p)

@@ -27,7 +27,7 @@ def figures_dir(a) -> Path:
 def check_figures_out(a) -> Path:
     """The figures' folder, checked before any work by the ``--out`` rule for a folder of results (new, empty, or with
     ``--overwrite`` one a demo wrote)."""
-    from .._io import check_output_folder
+    from .._io import check_output_folder  # read on use: the CLI's start-up stays light
 
     return check_output_folder(figures_dir(a), overwrite=a.overwrite, what="demo figures", command=COMMAND)
 
@@ -36,12 +36,12 @@ def write_demo_figures(a, model, marks: dict) -> list[Path]:
     """Write ``topics.png`` (``model``'s top words) and ``quality_vs_epsilon.png`` (the shipped table, with the
     epsilons of ``marks``, ``{unit: epsilon}`` of the demo's models, marked) into the figures' folder; returns their
     paths."""
-    import matplotlib
+    import matplotlib  # heavy: not loaded at the CLI's start-up
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: not loaded at the CLI's start-up
 
-    from .._io import mark_output_folder, save_fig
+    from .._io import mark_output_folder, save_fig  # read on use: the CLI's start-up stays light
 
     out = figures_dir(a)
     mark_output_folder(out, COMMAND)
@@ -60,7 +60,7 @@ def write_demo_figures(a, model, marks: dict) -> list[Path]:
 
 
 def _topic_bars(plt, model, epsilon: float, unit: str):
-    import numpy as np
+    import numpy as np  # heavy: not loaded at the CLI's start-up
 
     phi = np.asarray(model.components_, dtype=np.float64)
     phi = phi / phi.sum(axis=1, keepdims=True)
@@ -86,9 +86,9 @@ def _topic_bars(plt, model, epsilon: float, unit: str):
 
 
 def _quality_curve(plt, marks: dict):
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    from matplotlib.ticker import NullFormatter, ScalarFormatter  # heavy: not loaded at the CLI's start-up
 
-    from ..advice import TABLE, USEFUL_RATIO
+    from ..advice import TABLE, USEFUL_RATIO  # read on use: the CLI's start-up stays light
 
     table = json.loads(TABLE.read_text("utf-8"))
     rows = [r for r in table["rows"] if r["corpus"] in CURVE_CORPORA]

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
 from ._common import make_console, positive_float, unit_interval
+from ._common import print_table
 
 
 def add_ledger_flags(p, training: bool = True) -> None:
@@ -31,7 +32,7 @@ def add_ledger_flags(p, training: bool = True) -> None:
 
 def ledger_file(a) -> Path | None:
     """The ledger of this command: ``--no-ledger`` (none), ``--ledger PATH``, ``DPTOPIC_LEDGER``, or the default file."""
-    from ..accounting.dataset_ledger import ENV, default_path
+    from ..accounting.dataset_ledger import ENV, default_path  # read on use: the CLI's start-up stays light
 
     if getattr(a, "no_ledger", False):
         if getattr(a, "ledger", None) is not None:
@@ -54,7 +55,7 @@ def _spends(a) -> bool:
 def training_ledger(a):
     """``train``'s fits charged to ``--dataset`` (or the --corpus file's fingerprint) on the command's ledger. The
     file is checked first: a corrupt or foreign one is refused in one line before any document is read."""
-    from ..accounting.dataset_ledger import DatasetLedger, check_name, session
+    from ..accounting.dataset_ledger import DatasetLedger, check_name, session  # read on use: the CLI's start-up stays light
 
     path = ledger_file(a)
     if getattr(a, "dataset", None) is not None:
@@ -66,7 +67,7 @@ def training_ledger(a):
     DatasetLedger(path)         # checked (or created) now, before the corpus is read
     name = a.dataset
     if name is None and getattr(a, "corpus", None) is not None and os.path.exists(a.corpus):
-        from ..models.dataset_charge import file_fingerprint
+        from ..models.dataset_charge import file_fingerprint  # loads numba/numpy: not at the CLI's start-up
 
         name = file_fingerprint(a.corpus)
     with session(path, name):
@@ -77,13 +78,13 @@ def training_ledger(a):
 def _g(x) -> str:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "none"
-    from ..accounting.verify import rounded_up
+    from ..accounting.verify import rounded_up  # read on use: the CLI's start-up stays light
 
     return f"{rounded_up(x, 4):g}"
 
 
 def _ledger_for_reading(a):
-    from ..accounting.dataset_ledger import DatasetLedger
+    from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
     path = ledger_file(a)
     if not path.exists():
@@ -102,9 +103,8 @@ def cmd_budget_show(a):
     console.print(f"ledger: {ledger.path}")
     if not data["datasets"]:
         console.print("no dataset has a release yet")
-    from rich.table import Table
+    from rich.table import Table  # heavy: not loaded at the CLI's start-up
 
-    from ._common import print_table
 
     for d in data["datasets"]:
         cap = d["cap"]
@@ -128,7 +128,7 @@ def cmd_budget_show(a):
 
 
 def cmd_budget_cap(a):
-    from ..accounting.dataset_ledger import DatasetLedger
+    from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
     path = ledger_file(a)
     if a.clear:

@@ -15,9 +15,9 @@ from ..reporting.training import copies_note, print_metrics, print_training_step
                   "epsilon": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "n_jobs": "--jobs",
                   "seed": "--seed"})
 def cmd_demo(a):
-    from ..models import HDPLDA, LDA
-    from ..training import train
-    from ._demo_figures import check_figures_out, write_demo_figures
+    from ..models import HDPLDA, LDA  # loads numba/numpy: not at the CLI's start-up
+    from ..training import train  # loads numba/numpy: not at the CLI's start-up
+    from ._demo_figures import check_figures_out, write_demo_figures  # read on use: the CLI's start-up stays light
 
     console = make_console()
     check_out(a, "-nonprivate", *(() if a.word_level_only else ("-document",)))
@@ -67,7 +67,7 @@ def cmd_demo(a):
 def _word_level_guarantee(rep: dict, document) -> str:
     """The word-level model's guarantee in one sentence, with its per-paragraph figure (group privacy: the card's
     examples, no statistic of the paragraphs) and, after the document-level part, how the two compare."""
-    from ..accounting.card import epsilon_text
+    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
 
     per = rep.get("per_document") if isinstance(rep.get("per_document"), dict) else {}
     ex = per.get("examples") if isinstance(per.get("examples"), dict) else {}
@@ -91,10 +91,10 @@ def _demo_document_level(a, console):
     paragraph protected at epsilon = 1 in all, the words chosen privately inside it (``dptopic train --unit document
     --private-vocabulary``, through :func:`dptopic.train`); its NPMI is read beside non-private LDA on the same words
     and split. Returns the folder the model was saved to and the model."""
-    from ..accounting.card import epsilon_text
-    from ..evaluation import npmi_and_diversity
-    from ..models import LDA
-    from ..training import train
+    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
+    from ..evaluation import npmi_and_diversity  # loads numba/numpy: not at the CLI's start-up
+    from ..models import LDA  # loads numba/numpy: not at the CLI's start-up
+    from ..training import train  # loads numba/numpy: not at the CLI's start-up
 
     b = DEMO_DOCUMENT_BUDGET
     total_eps, total_delta = b["epsilon"] + b["epsilon_vocab"], b["delta"] + b["delta_vocab"]

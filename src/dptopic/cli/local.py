@@ -9,6 +9,9 @@ from ..errors import DPTopicError
 from ._flags import flag_errors
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, epsilon_value, load_corpus, make_console, positive_float,
                       positive_int, print_privacy, print_topics, read_vocabulary)
+from ._common import experiment_corpora, print_verdict
+from ._common import experiment_corpora, experiment_seed, print_verdict
+from ._common import add_common_experiment_args, add_seed_arg
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``1 report``, ``2 reports``, ``1,000 reports`` (whole counts with thousands separators)."""
     count = f"{n:,}" if isinstance(n, int) else f"{n}"
@@ -17,7 +20,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 def _eps(x) -> str:
     """An epsilon as printed: rounded up at 4 significant digits, never below the figure spent."""
-    from ..accounting.card import epsilon_text
+    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
 
     return epsilon_text(x)
 
@@ -38,9 +41,9 @@ def cmd_randomize(a):
 
 
 def _randomize(a):
-    from ..local import Randomizer
+    from ..local import Randomizer  # read on use: the CLI's start-up stays light
 
-    from .._io import check_output_file
+    from .._io import check_output_file  # read on use: the CLI's start-up stays light
 
     if a.unit == "document":
         if a.epsilon_word is not None or a.f is not None:
@@ -75,7 +78,7 @@ def _randomize(a):
 
 
 def _randomize_documents(a) -> None:
-    from ..local import DocumentRandomizer
+    from ..local import DocumentRandomizer  # read on use: the CLI's start-up stays light
 
     console = make_console(stderr=True)
     vocab = read_vocabulary(a.vocabulary)
@@ -110,8 +113,8 @@ def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) ->
     epsilon k-subset selection sends most of the V(V+1)/2 word pairs, so every document costs megabytes. Says the
     size per document, the total, and the --epsilon-doc or vocabulary size that keep a report under the limit; the
     mechanism is unchanged."""
-    from ..local.document import domain_size
-    from ..mechanisms.frequency_oracle import subset_size
+    from ..local.document import domain_size  # read on use: the CLI's start-up stays light
+    from ..mechanisms.frequency_oracle import subset_size  # read on use: the CLI's start-up stays light
 
     per_doc = _ITEM_BYTES * subset_size(domain_size(vocab_size), epsilon)
     if per_doc <= LARGE_REPORT_BYTES:
@@ -129,8 +132,8 @@ def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) ->
 
 
 def _is_report_file(path) -> bool:
-    from ..local.document import MAGIC as DOC_MAGIC
-    from ..local.reports import MAGIC
+    from ..local.document import MAGIC as DOC_MAGIC  # read on use: the CLI's start-up stays light
+    from ..local.reports import MAGIC  # read on use: the CLI's start-up stays light
 
     try:
         with open(path, "rb") as fh:
@@ -146,7 +149,6 @@ OWN_COUNTS = "exact counts of your documents: outside the guarantee; shown here,
 def print_empty_note(n_empty: int, n_docs: int) -> None:
     """Say why some reports carry nothing (they are still sent: their number must not depend on the text)."""
     if n_empty:
-        import sys
 
         print(f"note: {n_empty:,} of {n_docs:,} documents contain no word of the vocabulary ({OWN_COUNTS}); their"
               " reports carry only noise and are sent anyway, so that the number of reports reveals nothing about the"
@@ -156,7 +158,6 @@ def print_empty_note(n_empty: int, n_docs: int) -> None:
 def print_no_pair_note(n_short: int, n_docs: int) -> None:
     """The document-level twin of :func:`print_empty_note`: documents with fewer than two vocabulary words."""
     if n_short:
-        import sys
 
         print(f"note: {n_short:,} of {n_docs:,} documents have fewer than two vocabulary words ({OWN_COUNTS}); they"
               " report 'no pair' and are sent anyway, so that the number of reports reveals nothing about the text.",
@@ -208,8 +209,8 @@ def add_train_args(t) -> None:
 def train_local(a, console) -> None:
     """``train --algorithm lp|olp|ldp-doc``: read the reports (and olp's prior), train through :func:`dptopic.train`,
     print and save."""
-    from ..local import DocumentReportSet, ReportSet
-    from ..training import train
+    from ..local import DocumentReportSet, ReportSet  # read on use: the CLI's start-up stays light
+    from ..training import train  # loads numba/numpy: not at the CLI's start-up
 
     if a.reports is None:
         raise DPTopicError(f"--algorithm {a.algorithm} trains on randomized reports: give --reports FILE"
@@ -263,8 +264,7 @@ def train_local(a, console) -> None:
 
 # ------------------------------------------------------------------ experiments
 def cmd_ldp_utility(a):
-    from .. import experiments
-    from ._common import experiment_corpora, print_verdict
+    from .. import experiments  # read on use: the CLI's start-up stays light
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
@@ -280,8 +280,7 @@ def cmd_ldp_utility(a):
 
 
 def cmd_olp(a):
-    from .. import experiments
-    from ._common import experiment_corpora, experiment_seed, print_verdict
+    from .. import experiments  # read on use: the CLI's start-up stays light
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
@@ -304,7 +303,6 @@ def cmd_olp(a):
 
 
 def register_zhao_local(esub) -> None:
-    from ._common import add_common_experiment_args, add_seed_arg
 
     u = esub.add_parser("ldp-utility", help="Zhao et al. Fig. 6: perplexity against eps (LP-LDA, CDP-LDA)")
     add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")

@@ -7,10 +7,11 @@ import math
 from ._common import make_console, positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 from .local import plural
+import argparse
 
 
 def cmd_recommend(a):
-    from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA,
+    from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA,  # read on use: the CLI's start-up stays light
                           docs_needed_text, forecast_inputs, supported_note, large_delta, suggested_delta,
                           range_text, recommend, train_refusal_error, useful_threshold, verdict)
 
@@ -95,7 +96,7 @@ def cmd_recommend(a):
     for n in rec.notes:
         con.print(f"- {n}")
     if a.unit == "user":        # no trusted server: the secure sum (docs/secure_sum.md)
-        from .secure_sum import recommend_note
+        from .secure_sum import recommend_note  # read on use: the CLI's start-up stays light
 
         con.print(f"- {recommend_note(a.docs)}")
     con.print(f"[dim]source: {rec.source}; see docs/choosing_a_guarantee.md[/]")
@@ -103,7 +104,6 @@ def cmd_recommend(a):
 
 def _doc_count(s: str) -> int:
     """A positive whole number of documents, also written as ``1e6`` (an estimate is often given so)."""
-    import argparse
 
     try:
         return positive_int(s)

@@ -7,6 +7,9 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._common import make_console, positive_float, positive_int, seeds_int
+import os
+from ._common import NO_VOCAB_CAP, PUBLIC_VOCABULARY_DECIDES, load_corpus
+from ._common import experiment_corpora, print_verdict
 
 SVI_ALGORITHMS = ("svi", "online-vb")
 
@@ -64,7 +67,6 @@ def svi_parameters(a) -> dict:
 def _same_file(a_path, b_path) -> bool:
     """Whether two paths name one file or folder (the same device and inode: a ``../`` path, a symlink, a hard
     link)."""
-    import os
 
     try:
         x, y = os.stat(a_path), os.stat(b_path)
@@ -82,7 +84,6 @@ def read_public_corpus(a):
     spec = getattr(a, "public_corpus", None)
     if spec is None:
         return None
-    from ._common import NO_VOCAB_CAP, PUBLIC_VOCABULARY_DECIDES, load_corpus
 
     flag = f"--public-corpus {spec!r}"
     if not str(spec).strip() or not Path(spec).exists():
@@ -92,12 +93,12 @@ def read_public_corpus(a):
         raise DPTopicError(f"{flag} is the private --corpus {a.corpus!r} itself (the same file): public documents are"
                            " read in the clear, outside the epsilon; give public documents of the same domain"
                            " (published reports, a public forum), none of them private.")
-    from ..corpus.readers import auto_format
+    from ..corpus.readers import auto_format  # read on use: the CLI's start-up stays light
 
     try:
         fmt = auto_format(Path(spec))
     except DPTopicError:
-        from ..corpus.readers import file_suffix
+        from ..corpus.readers import file_suffix  # read on use: the CLI's start-up stays light
 
         raise DPTopicError(f"{flag}: its extension {file_suffix(Path(spec))!r} names no format the public corpus is"
                            " read in: name the file .txt (one document per line), .jsonl, .csv, .tsv or .npz, or give a"
@@ -118,8 +119,8 @@ def read_public_corpus(a):
         raise DPTopicError(f"{flag}: {msg}" + ("" if "give" in msg or "drop" in msg else
                                                 " Give public documents of the same domain in a format --corpus reads"
                                                 " (docs/document_dp.md).")) from None
-    import numpy as np
-    import scipy.sparse as sp
+    import numpy as np  # heavy: not loaded at the CLI's start-up
+    import scipy.sparse as sp  # heavy: not loaded at the CLI's start-up
 
     if not np.diff(sp.csr_matrix(public.to_bow()).indptr).max(initial=0) >= 2:     # as fit refuses it, beforehand
         raise DPTopicError(f"{flag} has no document with two different words: its co-occurrences are the prior; give"
@@ -129,8 +130,7 @@ def read_public_corpus(a):
 
 # ---------------------------------------------------------------- experiment svi
 def cmd_experiment_svi(a) -> None:
-    from .. import experiments
-    from ._common import experiment_corpora, print_verdict
+    from .. import experiments  # read on use: the CLI's start-up stays light
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)

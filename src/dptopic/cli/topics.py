@@ -9,13 +9,14 @@ import sys
 from ._common import (add_corpus_args, add_model_arg, load_corpus, make_console, positive_int, print_privacy,
                       print_topics, refuse_show_unsupported, seed_int, support_summary, topic_support)
 from ._flags import with_flag_names
+import argparse
+import shlex
 
 MAX_WINDOW = 10**9              # evaluate --window: far beyond any document, still a machine integer
 
 
 def _window_int(s: str) -> int:
     """``evaluate --window``: an integer in [1, MAX_WINDOW] (a larger one overflows the coherence kernel)."""
-    import argparse
 
     v = positive_int(s)
     if v > MAX_WINDOW:
@@ -26,9 +27,9 @@ def _window_int(s: str) -> int:
 
 @with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
 def cmd_evaluate(a):
-    from ..evaluation import topic_quality
-    from ..evaluation.topic_quality import umass_mimno_sum
-    from ..models import load
+    from ..evaluation import topic_quality  # loads numba/numpy: not at the CLI's start-up
+    from ..evaluation.topic_quality import umass_mimno_sum  # loads numba/numpy: not at the CLI's start-up
+    from ..models import load  # loads numba/numpy: not at the CLI's start-up
 
     model = load(a.model)
     # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish); text is
@@ -41,7 +42,7 @@ def cmd_evaluate(a):
     q["perplexity"], q["perplexity_mode"] = ppl, a.mode
     q["umass_mimno_sum"] = umass_mimno_sum(model, corpus, top_n)  # absent top words: said once, absent_top_words
     if a.compare_to is not None:
-        from ..evaluation import match_models
+        from ..evaluation import match_models  # loads numba/numpy: not at the CLI's start-up
 
         q["match"] = match_models(model, load(a.compare_to))
         q["match"]["reference_model"] = str(a.compare_to)
@@ -52,7 +53,7 @@ def cmd_evaluate(a):
     # public (--reference-public, as for report); topic diversity reads only the released topics
     private = bool(getattr(model, "privacy_", {}).get("private")) and not a.corpus_public
     if private:
-        from .report import reference_note
+        from .report import reference_note  # read on use: the CLI's start-up stays light
 
         q["note"] = reference_note("the documents of --corpus", "--reference-public")
     if a.json:
@@ -89,7 +90,7 @@ def cmd_evaluate(a):
 
 
 def cmd_topics(a):
-    from ..models import load
+    from ..models import load  # loads numba/numpy: not at the CLI's start-up
 
     model = load(a.model)
     if a.show_unsupported:
@@ -98,14 +99,14 @@ def cmd_topics(a):
         print_topics(model, a.n, show_unsupported=a.show_unsupported)
         print_privacy(model.privacy_)
         return
-    from ..evaluation.topic_quality import ranking_text, word_ranking
+    from ..evaluation.topic_quality import ranking_text, word_ranking  # loads numba/numpy: not at the CLI's start-up
 
     topics = model.topic_words(a.n, weights=True)
     supported, background = topic_support(model)
     # a topic below the noise: listed with its flag, its words left out unless --show-unsupported
     hidden = set() if supported is None or a.show_unsupported else {k for k, s in enumerate(supported) if not s}
     if a.format == "json":
-        from ..reporting import privacy_card
+        from ..reporting import privacy_card  # read on use: the CLI's start-up stays light
 
         def entry(k, t):
             e = {"topic": k, "words": [] if k in hidden else [w for w, _ in t],
@@ -164,8 +165,8 @@ def learned_words(model) -> dict:
 
 def privacy_card_line(model, path) -> str:
     """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full)."""
-    from ..reporting import privacy_card
-    from ..accounting.card import epsilon_text
+    from ..reporting import privacy_card  # read on use: the CLI's start-up stays light
+    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
 
     rep = getattr(model, "privacy_", None) or {}
     card = privacy_card(rep, type(model).__name__, check=False)
@@ -173,7 +174,6 @@ def privacy_card_line(model, path) -> str:
     what = ("no differential privacy guarantee" if g == "none" else
             f"{g} guarantee, epsilon = {epsilon_text(card['epsilon'])} per {card['privacy_unit']}")
     note = learned_words(model).get("report_words_note")
-    import shlex
 
     return (f"note: these topics come with the model's privacy card ({what}): see 'dptopic topics --model"
             f" {shlex.quote(str(path))}'"

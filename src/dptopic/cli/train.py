@@ -17,6 +17,14 @@ from ._train_flags import (_ALGORITHM_FLAGS, _ALGORITHM_ONLY, _COMMON_FLAGS, _CO
                            _STREAMS_SHARDS, _UNIT_REFUSES, flag_applies, flag_shown)
 from ._train_parser import DEFAULT_EPSILON_INHERENT, DEFAULT_ITERATIONS, DEFAULT_TOPICS, UNIT_TOPICS, add_train_arguments
 from .topics import learned_words, privacy_card_line
+from .fed import fed_parameters
+from .svi import svi_parameters
+from .budget import training_ledger
+from .svi import read_public_corpus
+from .local import train_local
+from ._train_help import PLAIN, add_help
+from .demo import register as register_demo
+from .topics import register as register_topics
 
 __all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
            "learned_words", "privacy_card_line", "_RETIRED"]     # the last three: their old import path
@@ -143,7 +151,7 @@ def _user_level_args(a) -> dict:
 
 def _corpus_format(a) -> str:
     """The format ``--corpus`` is read in (``--format``, or guessed from the path as ``load_corpus`` does)."""
-    from ..corpus.readers import auto_format
+    from ..corpus.readers import auto_format  # read on use: the CLI's start-up stays light
 
     fmt = getattr(a, "format", "auto")
     with flag_errors(FORMAT_FLAG):
@@ -166,7 +174,7 @@ def _training_corpus(a):
     ``--vocabulary``: over that public word list, no word chosen from the data. ``--private-vocabulary``: every word
     kept (DP set union, in :func:`dptopic.train`, chooses them inside its own budget). Otherwise the vocabulary comes
     from the data (``--max-vocab``/``--min-df``) and is treated as public."""
-    from ..corpus.corpus import tokenising_progress
+    from ..corpus.corpus import tokenising_progress  # read on use: the CLI's start-up stays light
 
     if a.vocabulary is not None and a.private_vocabulary is not None:
         raise DPTopicError("give --vocabulary (a public word list) or --private-vocabulary (chosen with DP), not both.")
@@ -206,7 +214,7 @@ def _parameters(a) -> dict:
         if flag_applies(dest, algo) and getattr(a, dest, None) is not None:
             p[dest] = getattr(a, dest)
     if flag_applies("iterations", algo):
-        from ..models.by_unit import WORD_ITERATIONS
+        from ..models.by_unit import WORD_ITERATIONS  # loads numba/numpy: not at the CLI's start-up
 
         p["n_iter"] = a.iterations or (WORD_ITERATIONS if unit == "word" else DEFAULT_ITERATIONS)
     if flag_applies("noise", algo):
@@ -223,11 +231,9 @@ def _parameters(a) -> dict:
         if a.epsilon is None:
             p["epsilon_laplace"] = None if a.no_noise else (1.0 if a.epsilon_laplace is None else a.epsilon_laplace)
     elif algo == "fed":
-        from .fed import fed_parameters
 
         p.update(fed_parameters(a))
     elif algo in SVI_ALGORITHMS:
-        from .svi import svi_parameters
 
         p.pop("beta", None)         # their topic-word prior is eta (svi_parameters)
         p.update(svi_parameters(a))
@@ -258,8 +264,8 @@ def _resolve_unit(a) -> tuple:
         raise DPTopicError(refusal)
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
-    from ..advice import train_refusal_error
-    from ..models.by_unit import WORD_ITERATIONS, trainer_for_unit
+    from ..advice import train_refusal_error  # read on use: the CLI's start-up stays light
+    from ..models.by_unit import WORD_ITERATIONS, trainer_for_unit  # loads numba/numpy: not at the CLI's start-up
 
     # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
     # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,
@@ -303,8 +309,8 @@ def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
     """``--unit word``: a whole-run ``--epsilon`` that HDP-LDA's sampling alone overspends is refused in the flags of
     the command typed (the library's sentence names eps_I, the iterations and delta, which the user may never have
     given): what the budget buys, and what to give instead."""
-    from ..accounting.budget import hdp_iterations_within, smallest_hdp_budget
-    from ..advice import UNIT_EPSILON_MAX
+    from ..accounting.budget import hdp_iterations_within, smallest_hdp_budget  # read on use: the CLI's start-up stays light
+    from ..advice import UNIT_EPSILON_MAX  # read on use: the CLI's start-up stays light
 
     given = getattr(a, "_given", None) or frozenset()
     eps_i = a.epsilon_inherent if a.epsilon_inherent is not None else DEFAULT_EPSILON_INHERENT
@@ -327,15 +333,6 @@ def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
     raise DPTopicError(f"--unit word --epsilon {budget:g} is too small: the word-level trainer (HDP-LDA) spends"
                        f" {inherent} on its sampling alone, before any noise, so {iterations} cost {floor:.4g} per word"
                        f" at {at} and --epsilon {budget:g} {buys}; give {', or '.join(instead)}.")
-
-
-def _check_document_budget(model) -> None:
-    """A budget that no noise reaches is refused before the corpus is read: the library's pre-fit check, which reads
-    the model's release plan (:func:`dptopic.accounting.plan.refuse_unreachable`; the vocabulary is not known yet, so
-    DocDPCooccurrence's plan is its two releases)."""
-    from ..accounting.plan import refuse_unreachable
-
-    refuse_unreachable(model)
 
 
 def train_flag_names(a) -> dict:
@@ -364,7 +361,6 @@ def cmd_train(a):
     algorithm, unit_note = _resolve_unit(a)
     # the flags as read, with the algorithm --unit chose (a new namespace: the parsed flags stay as given)
     r = argparse.Namespace(**{**vars(a), "algorithm": algorithm})
-    from .budget import training_ledger
 
     with flag_errors(train_flag_names(r)), training_ledger(r):    # the dataset's ledger (docs/budget.md)
         _train(r, console, unit_note)
@@ -374,7 +370,7 @@ def _train(a, console, unit_note=None):
     """Check the flags, map them to ``dptopic.train``'s parameters, call it and print what it returns."""
     _refuse_foreign_flags(a)
     if getattr(a, "secure", False) is True:   # once the flags are known to apply, before any corpus is read
-        from ..mechanisms.laplace import require_opendp
+        from ..mechanisms.laplace import require_opendp  # read on use: the CLI's start-up stays light
 
         _resolve_seed(a)        # --secure with --seed: that refusal first
         require_opendp()
@@ -382,7 +378,6 @@ def _train(a, console, unit_note=None):
         console.print(unit_note)
     check_out(a)
     if a.algorithm in ("lp", "olp", "ldp-doc"):
-        from .local import train_local
 
         return train_local(a, console)
     shards = shard_dir(a.corpus) if a.corpus is not None else None
@@ -404,12 +399,13 @@ def _train(a, console, unit_note=None):
     epsilon, delta = params.pop("epsilon", None), params.pop("delta", None)
     model = build_model(a.algorithm, unit=a.unit, epsilon=epsilon, delta=delta, **params)  # bad parameters first
     if a.algorithm in _DOC:
-        _check_document_budget(model)
-    from .svi import read_public_corpus
+        from ..accounting.plan import refuse_unreachable  # loads numpy: not at the CLI's start-up
+
+        refuse_unreachable(model)    # a budget no noise reaches: refused before the corpus is read
 
     public = read_public_corpus(a)      # every input read and checked before the first release
     if shards is not None:
-        from ..backends import training_source
+        from ..backends import training_source  # loads numba/numpy: not at the CLI's start-up
 
         source, vocab = training_source(shards), None      # a bad shard folder is refused before a cluster starts
     else:
@@ -442,15 +438,12 @@ def _say_step(step: str, result, a, console) -> None:
 
 
 def register(sub) -> None:
-    from ._train_help import PLAIN, add_help
 
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
                        add_help=False)
     add_help(t, flag_shown, unit_algorithm_refusal)    # the options of the trainer chosen: 'train --algorithm X --help'
     add_train_arguments(t)
     t.set_defaults(func=cmd_train)
-    from .demo import register as register_demo
-    from .topics import register as register_topics
 
     register_demo(sub)
     register_topics(sub)

@@ -6,6 +6,7 @@ Light at import, as :mod:`.terminal`: what a function reads from the library is 
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 from .terminal import corpus_line, print_privacy, print_topics
 
@@ -115,8 +116,6 @@ def print_training_step(step: str, result, console, *, private_vocabulary=None, 
         console.print(f"[bold]corpus[/]: {len(s.paths)} shards, {s.n_docs} documents, {s.n_tokens} tokens,"
                       f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)")
     elif step == "split":
-        from types import SimpleNamespace
-
         from ..models import CDPLDA, HDPLDA     # the estimator classes: as above
 
         # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
