@@ -1,19 +1,18 @@
 """``--scheduler`` / ``--dask-local``: train on a Dask cluster (the ``dask`` backend)."""
 from __future__ import annotations
 
+import argparse
+import logging
 import os
+import socket
 import struct
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..errors import DPTopicError
-from ._common import positive_int
-import argparse
-from urllib.parse import urlsplit
-import socket
-import logging
-from ._common import add_corpus_args
+from ._common import add_corpus_args, positive_int
 
 
 MAX_LOCAL_WORKERS = 256  # --dask-local: worker processes on this one machine

@@ -4,11 +4,11 @@ from __future__ import annotations
 from ._cluster import add_cluster_args
 from ._common import (add_corpus_args, add_out_args, eps_delta_pair, held_out_share, jobs_int, positive_float,
                       positive_int, seed_int, unit_interval, words_or)
-from .fed import add_fed_args
-from .svi import add_svi_args
 from ._train_help import TRAINERS
 from .budget import add_ledger_flags
+from .fed import add_fed_args
 from .local import add_train_args
+from .svi import add_svi_args
 
 DEFAULT_ITERATIONS = 200
 DEFAULT_TOPICS = 50             # the trainers' own default (dptopic.LDA, HDPLDA, ...)

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
-from ._common import make_console, positive_float, unit_interval
-from ._common import print_table
+from ._common import make_console, positive_float, print_table, unit_interval
 
 
 def add_ledger_flags(p, training: bool = True) -> None:

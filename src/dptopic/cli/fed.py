@@ -4,11 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import jobs_int, positive_float, positive_int, unit_interval, words_or
+from ._common import (add_seed_arg, experiment_seed, jobs_int, make_console, positive_float, positive_int,
+                      unit_interval, words_or)
 from ._flags import flag_errors
-from ._common import make_console
-from ._common import experiment_seed
-from ._common import add_seed_arg
 
 
 def add_fed_args(t) -> None:

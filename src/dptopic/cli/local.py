@@ -7,11 +7,11 @@ from pathlib import Path
 
 from ..errors import DPTopicError
 from ._flags import flag_errors
-from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, epsilon_value, load_corpus, make_console, positive_float,
-                      positive_int, print_privacy, print_topics, read_vocabulary)
-from ._common import experiment_corpora, print_verdict
-from ._common import experiment_corpora, experiment_seed, print_verdict
-from ._common import add_common_experiment_args, add_seed_arg
+from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, add_common_experiment_args, add_seed_arg, epsilon_value,
+                      experiment_corpora, experiment_seed, load_corpus, make_console, positive_float, positive_int,
+                      print_privacy, print_topics, print_verdict, read_vocabulary)
+
+
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``1 report``, ``2 reports``, ``1,000 reports`` (whole counts with thousands separators)."""
     count = f"{n:,}" if isinstance(n, int) else f"{n}"

@@ -1,13 +1,13 @@
 """``recommend``: which trainer and settings for a guarantee, before any data is touched."""
 from __future__ import annotations
 
+import argparse
 import json
 import math
 
 from ._common import make_console, positive_float, positive_int, unit_interval
 from ._flags import flag_errors
 from .local import plural
-import argparse
 
 
 def cmd_recommend(a):

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import make_console, positive_float, positive_int, seeds_int
-import os
-from ._common import NO_VOCAB_CAP, PUBLIC_VOCABULARY_DECIDES, load_corpus
-from ._common import experiment_corpora, print_verdict
-
-SVI_ALGORITHMS = ("svi", "online-vb")
+from ._common import (NO_VOCAB_CAP, PUBLIC_VOCABULARY_DECIDES, experiment_corpora, load_corpus, make_console,
+                      positive_float, positive_int, print_verdict, seeds_int)
 
 
 def add_svi_args(t) -> None:

@@ -1,16 +1,16 @@
 """``evaluate`` and ``topics``: a saved model's figures on a corpus, its topics and privacy card."""
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
+import shlex
 import sys
 
 from ._common import (add_corpus_args, add_model_arg, load_corpus, make_console, positive_int, print_privacy,
                       print_topics, refuse_show_unsupported, seed_int, support_summary, topic_support)
 from ._flags import with_flag_names
-import argparse
-import shlex
 
 MAX_WINDOW = 10**9              # evaluate --window: far beyond any document, still a machine integer
 

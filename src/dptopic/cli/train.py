@@ -6,25 +6,22 @@ import argparse
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
-from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
+from ..models.registry import TRAINERS
 from ..reporting.training import print_training_result, print_training_step
-from ._common import (NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus,
-                      make_console, read_vocabulary, refuse_data_cuts, say_reading,
-                      user_args)
-from .svi import SVI_ALGORITHMS
+from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
+from ._common import (NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, make_console, read_vocabulary,
+                      refuse_data_cuts, say_reading, user_args)
+from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
 from ._train_flags import (_ALGORITHM_FLAGS, _ALGORITHM_ONLY, _COMMON_FLAGS, _CORPUS_ALGOS, _DOC, _RETIRED,
                            _STREAMS_SHARDS, _UNIT_REFUSES, flag_applies, flag_shown)
-from ._train_parser import DEFAULT_EPSILON_INHERENT, DEFAULT_ITERATIONS, DEFAULT_TOPICS, UNIT_TOPICS, add_train_arguments
-from .topics import learned_words, privacy_card_line
-from .fed import fed_parameters
-from .svi import svi_parameters
-from .budget import training_ledger
-from .svi import read_public_corpus
-from .local import train_local
 from ._train_help import PLAIN, add_help
+from ._train_parser import DEFAULT_EPSILON_INHERENT, DEFAULT_ITERATIONS, DEFAULT_TOPICS, UNIT_TOPICS, add_train_arguments
+from .budget import training_ledger
 from .demo import register as register_demo
-from .topics import register as register_topics
+from .fed import fed_parameters
+from .local import train_local
+from .svi import read_public_corpus, svi_parameters
+from .topics import learned_words, privacy_card_line, register as register_topics
 
 __all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
            "learned_words", "privacy_card_line", "_RETIRED"]     # the last three: their old import path
@@ -233,7 +230,7 @@ def _parameters(a) -> dict:
     elif algo == "fed":
 
         p.update(fed_parameters(a))
-    elif algo in SVI_ALGORITHMS:
+    elif "n_epochs" in TRAINERS[algo].parameters():     # the variational trainers: passes, a prior named eta
 
         p.pop("beta", None)         # their topic-word prior is eta (svi_parameters)
         p.update(svi_parameters(a))
