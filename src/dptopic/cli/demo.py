@@ -17,11 +17,11 @@ from ..reporting.training import copies_note, print_metrics, print_training_step
 def cmd_demo(a):
     from ..models import HDPLDA, LDA  # loads numba/numpy: not at the CLI's start-up
     from ..training import train  # loads numba/numpy: not at the CLI's start-up
-    from ._demo_figures import check_figures_out, write_demo_figures  # read on use: the CLI's start-up stays light
+    from ..reporting.demo_figures import check_figures_out, write_demo_figures  # loads numpy and matplotlib: on use
 
     console = make_console()
     check_out(a, "-nonprivate", *(() if a.word_level_only else ("-document",)))
-    check_figures_out(a)
+    check_figures_out(a.out, a.overwrite)
     # first the guarantee a review board accepts (one paragraph protected, epsilon = 1 in all), then the word-level
     # model, whose epsilon is per word
     document = None if a.word_level_only else _demo_document_level(a, console)
@@ -56,7 +56,7 @@ def cmd_demo(a):
     shown, lead = (out, private) if document is None else document
     marks = {"word": float(private.privacy_["epsilon"]),
              **({} if document is None else {"document": float(document[1].privacy_["epsilon"])})}
-    figures = write_demo_figures(a, lead, marks)
+    figures = write_demo_figures(a.out, lead, marks)
     console.print(f"figures: [bold]{figures[0]}[/] (the top words of {type(lead).__name__}'s topics) and [bold]"
                   f"{figures[1]}[/] (topic quality against epsilon, as the shipped utility table measured it)")
     console.print(f"next: [bold]dptopic report --model {shown} --out demo.html[/] (the topics and the privacy card"
