@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 from pathlib import Path
 
 from ..errors import DPTopicError
 from ..models.registry import TRAINERS
-from ._common import make_console, positive_float, print_table, unit_interval
+from ..reporting.ledger import epsilon_figure, print_ledger
+from ._common import make_console, positive_float, unit_interval
 
 
 def add_ledger_flags(p, training: bool = True) -> None:
@@ -74,14 +74,6 @@ def training_ledger(a):
 
 
 # ------------------------------------------------------------------------------------------------- budget show / cap
-def _g(x) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "none"
-    from ..accounting.verify import rounded_up  # read on use: the CLI's start-up stays light
-
-    return f"{rounded_up(x, 4):g}"
-
-
 def _ledger_for_reading(a):
     from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
@@ -98,32 +90,7 @@ def cmd_budget_show(a):
     if a.json:
         print(json.dumps(data, indent=2, sort_keys=False, allow_nan=False))
         return
-    console = make_console()
-    console.print(f"ledger: {ledger.path}")
-    if not data["datasets"]:
-        console.print("no dataset has a release yet")
-    from rich.table import Table  # heavy: not loaded at the CLI's start-up
-
-
-    for d in data["datasets"]:
-        cap = d["cap"]
-        head = (f"[bold]{d['name']}[/]: epsilon = {_g(d['epsilon_total'])} at delta = {d['delta_total']:.3g}"
-                f" over {len(d['releases'])} release(s) ({d['epsilon_method']}); basic composition: epsilon ="
-                f" {_g(d['epsilon_basic'])}, delta = {_g(d['delta_basic'])}")
-        if cap is not None:
-            head += f"; cap epsilon = {cap['epsilon']:g}, delta = {cap['delta']:g}"
-        console.print(head)
-        if len(d["units"]) > 1:
-            console.print(f"  note: the releases protect different units ({', '.join(d['units'])}): the total adds"
-                          " figures stated per different units")
-        t = Table(show_header=True)
-        for col in ("id", "time", "kind", "trainer", "unit", "epsilon", "delta", "model"):
-            t.add_column(col, overflow="fold")
-        for r in d["releases"]:
-            t.add_row(str(r["id"]), r["time"], r["kind"], r["trainer"], r["unit"],
-                      _g(r["epsilon"]) if r["guarantee"] else "no guarantee",
-                      "" if r["delta"] is None else f"{r['delta']:.3g}", r["model_path"] or "")
-        print_table(console, t)
+    print_ledger(data, ledger.path, make_console())
 
 
 def cmd_budget_cap(a):
@@ -143,7 +110,7 @@ def cmd_budget_cap(a):
     total = ledger.total(a.dataset)
     console = make_console()
     console.print(f"dataset {a.dataset!r} capped at epsilon = {a.epsilon:g}, delta = {a.delta:g} (ledger {path});"
-                  f" spent so far: epsilon = {_g(total['epsilon_total'])} over {total['n_releases']} release(s)")
+                  f" spent so far: epsilon = {epsilon_figure(total['epsilon_total'])} over {total['n_releases']} release(s)")
     spent = total["epsilon_total"]
     if total["n_releases"] and (spent is None or spent > a.epsilon):
         console.print("[bold yellow]warning[/]: the dataset has already spent more than this cap: every further"
