@@ -11,6 +11,7 @@ import sys
 from ._common import (add_corpus_args, add_model_arg, load_corpus, make_console, positive_int, print_privacy,
                       print_topics, refuse_show_unsupported, seed_int, support_summary, topic_support)
 from ._flags import with_flag_names
+from ..reporting.quality import print_quality
 
 MAX_WINDOW = 10**9              # evaluate --window: far beyond any document, still a machine integer
 
@@ -59,34 +60,8 @@ def cmd_evaluate(a):
     if a.json:
         print(json.dumps(q, indent=2))
         return
-    console = make_console()
-    if top_n < a.top_n:
-        console.print(f"--top-n {a.top_n} is more than the model's {len(model.vocabulary_)} words: the top {top_n} are"
-                      " used")
-    console.print(f"reference: {q['reference']} (read in the model's vocabulary)")
-    console.print(f"perplexity ({a.mode}): {ppl:.2f}")
-    console.print(f"NPMI (top {top_n}, {q['npmi_reference']}): {q['npmi']:.4f}")
-    console.print(f"C_v (top {top_n}, {q['c_v_reference']}): "
-                  + ("undefined (no topic has 2 top words in the reference)" if q["c_v"] is None else f"{q['c_v']:.4f}"))
-    console.print(f"top words {q['top_words']}: NPMI, C_v, diversity and UMass read them in that order")
-    console.print(f"topic diversity (unique share of the top 25 words): {q['diversity']:.3f}")
-    console.print(f"UMass (top {top_n}), mean over word pairs as gensim reports it: {q['umass_pairwise_mean']:.4f}")
-    if q["umass_mimno_sum"] is not None:
-        console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: {q['umass_mimno_sum']:.4f}")
-    elif hasattr(model, "coherence"):
-        console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: undefined (every topic has"
-                      " a ranked top word in no reference document)")
-    if "absent_top_words" in q:
-        console.print(f"[yellow]note[/]: {q['absent_top_words']}")
-    if "match" in q:
-        m = q["match"]
-        console.print(f"match to the topics of {a.compare_to}: {m['match']:.3f} (mean cosine of {m['matched']}"
-                      f" Hungarian-matched topic pairs over {m['shared_words']} shared words; 1 = the same topics,"
-                      " random topics near 0; reads only the two models)")
-        if "note" in m:
-            console.print(f"[yellow]match: {m['note']}[/]")
-    if private:
-        console.print(f"[yellow]{q['note']}[/]")
+    print_quality(q, make_console(), top_n=top_n, asked_top_n=a.top_n, vocab_size=len(model.vocabulary_),
+                  mode=a.mode, compare_to=a.compare_to, umass_defined=hasattr(model, "coherence"), private=private)
 
 
 def cmd_topics(a):
@@ -107,6 +82,7 @@ def cmd_topics(a):
     hidden = set() if supported is None or a.show_unsupported else {k for k, s in enumerate(supported) if not s}
     if a.format == "json":
         from ..reporting import privacy_card  # read on use: the CLI's start-up stays light
+        from ..reporting.export import learned_words  # loads numpy: not at the CLI's start-up
 
         def entry(k, t):
             e = {"topic": k, "words": [] if k in hidden else [w for w, _ in t],
@@ -150,23 +126,11 @@ def cmd_topics(a):
     print(buf.getvalue(), end="")
 
 
-def learned_words(model) -> dict:
-    """FedLDA with fewer report words than words: which words were learned (the vocabulary's first ``report_words``)
-    and a note that the others are a shared Zipf fill; empty for every other model."""
-    n = getattr(model, "report_words_", None)
-    V = len(model.vocabulary_)
-    if not isinstance(n, int) or n >= V:
-        return {}
-    return {"report_words": n,
-            "report_words_note": f"only the vocabulary's first {n} of {V} words (report_words) were learned from the"
-                                 f" users' reports; the other {V - n} get the same Zipf-law weights in every topic"
-                                 " (a shared fill, not learned)"}
-
-
 def privacy_card_line(model, path) -> str:
     """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full)."""
     from ..reporting import privacy_card  # read on use: the CLI's start-up stays light
     from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
+    from ..reporting.export import learned_words  # loads numpy: not at the CLI's start-up
 
     rep = getattr(model, "privacy_", None) or {}
     card = privacy_card(rep, type(model).__name__, check=False)

@@ -21,10 +21,10 @@ from .demo import register as register_demo
 from .fed import fed_parameters
 from .local import train_local
 from .svi import read_public_corpus, svi_parameters
-from .topics import learned_words, privacy_card_line, register as register_topics
+from .topics import privacy_card_line, register as register_topics
 
 __all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
-           "learned_words", "privacy_card_line", "_RETIRED"]     # the last three: their old import path
+           "privacy_card_line", "_RETIRED"]     # the last two: their old import path
 
 
 
