@@ -1,7 +1,6 @@
 """``randomize`` (contributor side) and the server-side training of ``train --algorithm lp|olp``."""
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -98,7 +97,6 @@ def _randomize_documents(a) -> None:
 
 
 LARGE_REPORT_BYTES = 1_000_000     # a document-level report above this size gets a warning before randomizing
-_ITEM_BYTES = 4                     # each item of a document-level report is a uint32
 
 
 def _size(n_bytes: float) -> str:
@@ -109,25 +107,17 @@ def _size(n_bytes: float) -> str:
 
 
 def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) -> None:
-    """Warn once, before randomizing, when a document-level report exceeds :data:`LARGE_REPORT_BYTES`: at a small
-    epsilon k-subset selection sends most of the V(V+1)/2 word pairs, so every document costs megabytes. Says the
-    size per document, the total, and the --epsilon-doc or vocabulary size that keep a report under the limit; the
-    mechanism is unchanged."""
-    from ..local.document import domain_size  # read on use: the CLI's start-up stays light
-    from ..mechanisms.frequency_oracle import subset_size  # read on use: the CLI's start-up stays light
+    """Warn once, before randomizing, when a document-level report exceeds :data:`LARGE_REPORT_BYTES`
+    (:func:`dptopic.local.document.report_size`: the size per document, the total, and the --epsilon-doc or
+    vocabulary size that keep a report under the limit); the mechanism is unchanged."""
+    from ..local.document import REPORT_ITEM_BYTES, report_size  # loads numpy: not at the CLI's start-up
 
-    per_doc = _ITEM_BYTES * subset_size(domain_size(vocab_size), epsilon)
-    if per_doc <= LARGE_REPORT_BYTES:
+    per_doc, eps_min, v_max = report_size(vocab_size, epsilon, LARGE_REPORT_BYTES)
+    if eps_min is None:
         return
-    # smallest epsilon (2 decimals, rounded up) whose reports stay under the limit: k = D/(e^eps + 1)
-    eps_min = math.ceil(100 * math.log(_ITEM_BYTES * domain_size(vocab_size) / LARGE_REPORT_BYTES - 1)) / 100
-    while _ITEM_BYTES * subset_size(domain_size(vocab_size), eps_min) > LARGE_REPORT_BYTES:
-        eps_min += 0.01
-    v_max = next((v for v in range(vocab_size - 1, 1, -1)
-                  if _ITEM_BYTES * subset_size(domain_size(v), epsilon) <= LARGE_REPORT_BYTES), 2)
     print(f"warning: at --epsilon-doc {epsilon:g} over {vocab_size} words each document-level report holds"
-          f" {per_doc // _ITEM_BYTES:,} items ({_size(per_doc)} per document), so {plural(n_docs, 'document')} will"
-          f" write {_size(per_doc * n_docs)}: --epsilon-doc {eps_min:.2f} or more, or a --vocabulary of at most"
+          f" {per_doc // REPORT_ITEM_BYTES:,} items ({_size(per_doc)} per document), so {plural(n_docs, 'document')}"
+          f" will write {_size(per_doc * n_docs)}: --epsilon-doc {eps_min:.2f} or more, or a --vocabulary of at most"
           f" {v_max} words, keeps each report under {LARGE_REPORT_BYTES / 1e6:g} MB.", file=sys.stderr, flush=True)
 
 
