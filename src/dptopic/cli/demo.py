@@ -8,7 +8,7 @@ import warnings
 from ._common import (NO_VOCAB_CAP, add_out_args, check_out, jobs_int, load_corpus, make_console, positive_float,
                       positive_int, print_privacy, print_topics, seed_int)
 from ._flags import with_flag_names
-from ..reporting.training import copies_note, print_metrics, print_training_step
+from ..reporting.training import copies_note, print_metrics, print_training_step, word_level_guarantee
 
 
 @with_flag_names({"n_topics": "--topics", "n_iter": "--iterations", "epsilon_laplace": "--epsilon-laplace",
@@ -46,7 +46,7 @@ def cmd_demo(a):
     print_topics(private, 8, max_topics=a.show_topics, console=console)
     print_metrics(private, console, ref.metrics, saved=a.save_metrics)
     print_privacy(private.privacy_, console)
-    console.print(_word_level_guarantee(private.privacy_, document))
+    console.print(word_level_guarantee(private.privacy_, None if document is None else document[1].privacy_['epsilon']))
     out = mine.path
     console.print(f"word-level private model written to [bold]{out}[/] (non-private reference beside it, suffix"
                   " -nonprivate)")
@@ -62,23 +62,6 @@ def cmd_demo(a):
     console.print(f"next: [bold]dptopic report --model {shown} --out demo.html[/] (the topics and the privacy card"
                   " as a page a review board can file), [bold]dptopic topics --model " f"{shown}[/], or train on your"
                   " own text: dptopic train --help")
-
-
-def _word_level_guarantee(rep: dict, document) -> str:
-    """The word-level model's guarantee in one sentence, with its per-paragraph figure (group privacy: the card's
-    examples, no statistic of the paragraphs) and, after the document-level part, how the two compare."""
-    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
-
-    per = rep.get("per_document") if isinstance(rep.get("per_document"), dict) else {}
-    ex = per.get("examples") if isinstance(per.get("examples"), dict) else {}
-    shown = ", ".join(f"{e:,.0f} for a paragraph of {L} words" for L, e in list(ex.items())[:2])
-    pure = per.get("epsilon_per_word")
-    return (f"[bold]GUARANTEE[/] (word level): epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
-            " word (one word replaced); per paragraph, by group privacy, L times "
-            + (f"{epsilon_text(pure)} (pure DP, delta = 0)" if pure else "that")
-            + (f": {shown}" if shown else "")
-            + (f": far weaker than the document-level model above (epsilon ="
-               f" {epsilon_text(document[1].privacy_['epsilon'])} per whole paragraph)" if document else ""))
 
 
 DEMO_DOCUMENT_BUDGET = {"epsilon": 0.6, "delta": 5e-6, "epsilon_vocab": 0.4, "delta_vocab": 5e-6}

@@ -5,10 +5,11 @@ import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ..reporting.training import print_local_result
 from ._flags import flag_errors
 from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, add_common_experiment_args, add_seed_arg, epsilon_value,
                       experiment_corpora, experiment_seed, load_corpus, make_console, positive_float, positive_int,
-                      print_privacy, print_topics, print_verdict, read_vocabulary)
+                      print_verdict, read_vocabulary)
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -235,21 +236,7 @@ def train_local(a, console) -> None:
     delta = params.pop("delta", None)
     result = train(reports, algorithm=a.algorithm, delta=delta, vocabulary=vocab, out=a.out, overwrite=a.overwrite,
                    reports_per_contributor=getattr(a, "reports_per_contributor", None), **params)
-    model = result.model
-    if a.algorithm == "olp":
-        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {params['batch_size']} reports")
-    print_topics(model, 10, console=console)
-    print_privacy(model.privacy_, console)
-    p = model.privacy_
-    if document:
-        console.print(f"eps_doc = {_eps(p['epsilon_doc'])} for any two documents of a contributor; every server"
-                      " step is post-processing.")
-    else:
-        console.print(f"eps_word = {_eps(p['epsilon_word'])} ({p['epsilon_word_relation']}); eps_doc ="
-                      f" {_eps(p['epsilon_doc'])} (any two documents). Server steps are post-processing.")
-    if a.seed is not None:
-        console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.")
-    console.print(f"model written to [bold]{result.path}[/]")
+    print_local_result(result, console, batch_size=params.get("batch_size"), seeded=a.seed is not None)
 
 
 # ------------------------------------------------------------------ experiments

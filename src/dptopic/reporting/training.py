@@ -156,3 +156,42 @@ def print_training_result(result, console, *, save_metrics: bool = False, show_u
         console.print("note: --save-metrics changes nothing here: a model trained without privacy always saves its"
                       " metrics.")
     console.print(f"model written to [bold]{result.path}[/]")
+
+
+def word_level_guarantee(rep: dict, document_epsilon=None) -> str:
+    """The word-level model's guarantee in one sentence, with its per-paragraph figure (group privacy: the card's
+    examples, no statistic of the paragraphs) and, beside a document-level model's ``document_epsilon``, how the two
+    compare."""
+    from ..accounting.card import epsilon_text  # the card's accountants: not at the command line's start-up
+
+    per = rep.get("per_document") if isinstance(rep.get("per_document"), dict) else {}
+    ex = per.get("examples") if isinstance(per.get("examples"), dict) else {}
+    shown = ", ".join(f"{e:,.0f} for a paragraph of {L} words" for L, e in list(ex.items())[:2])
+    pure = per.get("epsilon_per_word")
+    return (f"[bold]GUARANTEE[/] (word level): epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
+            " word (one word replaced); per paragraph, by group privacy, L times "
+            + (f"{epsilon_text(pure)} (pure DP, delta = 0)" if pure else "that")
+            + (f": {shown}" if shown else "")
+            + (f": far weaker than the document-level model above (epsilon ="
+               f" {epsilon_text(document_epsilon)} per whole paragraph)" if document_epsilon is not None else ""))
+
+
+def print_local_result(result, console, *, batch_size=None, seeded: bool = False) -> None:
+    """A model trained on local reports (LP-LDA, OLP-LDA, LocalDocumentLDA): its stream of mini-batches (OLP-LDA,
+    ``batch_size``), topics, card, guarantee per word and per document, and where it was saved."""
+    from ..accounting.card import epsilon_text  # the card's accountants: not at the command line's start-up
+
+    model, p = result.model, result.model.privacy_
+    if batch_size is not None:
+        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {batch_size} reports")
+    print_topics(model, 10, console=console)
+    print_privacy(p, console)
+    if "epsilon_word" not in p:     # document-level reports
+        console.print(f"eps_doc = {epsilon_text(p['epsilon_doc'])} for any two documents of a contributor; every"
+                      " server step is post-processing.")
+    else:
+        console.print(f"eps_word = {epsilon_text(p['epsilon_word'])} ({p['epsilon_word_relation']}); eps_doc ="
+                      f" {epsilon_text(p['epsilon_doc'])} (any two documents). Server steps are post-processing.")
+    if seeded:
+        console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.")
+    console.print(f"model written to [bold]{result.path}[/]")
