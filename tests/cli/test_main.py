@@ -274,17 +274,17 @@ def test_local_trainers_refuse_corpus_flags_they_never_read(tmp_path, capsys):
 
 def test_document_level_trainer_takes_jobs(tmp_path, monkeypatch):
     """--jobs was silently ignored by docdp/docdp-cooc, whose E-step takes n_jobs threads."""
-    import dptopic.cli.train as train
+    import dptopic.accounting.plan as plan
 
     seen = {}
-    real = train._check_document_budget
+    real = plan.refuse_unreachable
 
     def spy(model):
         seen["n_jobs"] = model.n_jobs
         real(model)
         raise SystemExit(0)
 
-    monkeypatch.setattr(train, "_check_document_budget", spy)
+    monkeypatch.setattr(plan, "refuse_unreachable", spy)      # train's pre-fit check, before the corpus is read
     with pytest.raises(SystemExit):
         main(["train", "--algorithm", "docdp-cooc", "--epsilon", "1", "--corpus", "demo", "--jobs", "2",
               "--out", str(tmp_path / "m")])

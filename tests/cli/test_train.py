@@ -1076,10 +1076,10 @@ def test_train_unit_document_on_the_general_word_list(tmp_path, capsys):
 def test_the_pad_length_note_reads_the_median_user_length(tiny):
     """train's FedLDA note: --pad-length far above the typical simulated user's tokens (corpus.summary)."""
     import dptopic
-    from dptopic.cli.train import PAD_LENGTH_FACTOR, pad_length_note
     from dptopic.corpus.summary import median_user_length
+    from dptopic.training import PAD_LENGTH_FACTOR, pad_length_note
 
-    a = argparse.Namespace(user_budget=None)
+    a = {"pad_length": "--pad-length"}
     typical = median_user_length(tiny.corpus, 4)
     far = dptopic.FedLDA(n_topics=2, epsilon_per_entry=1.0, n_clients=4, pad_length=int(PAD_LENGTH_FACTOR * typical) + 1)
     note = pad_length_note(far, tiny.corpus, a)

@@ -11,11 +11,13 @@ A flag's default is the one ``train``'s parser gives it (:func:`_train_options`)
 """
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping
 from functools import lru_cache
 
 from ..models.registry import TRAINERS, for_unit_trainer
 from ._flags import CORPUS_FLAGS
+from ._train_parser import add_train_arguments
 
 _CLI = tuple(t for t in TRAINERS.values() if t.cli)          # the choices of --algorithm
 _DOC = tuple(t.name for t in _CLI if {"document", "user"} <= set(t.units))     # --unit user takes them
@@ -61,14 +63,9 @@ def _parameter_dests(name: str) -> dict:
 @lru_cache(maxsize=None)
 def _train_options() -> dict:
     """``{dest: default}`` of every option of ``dptopic train``, from its parser (where each default is written)."""
-    import argparse
-
-    from .train import register     # train imports this module at its top: its parser is read when first needed
-
-    sub = argparse.ArgumentParser(add_help=False).add_subparsers()
-    register(sub)
-    return {act.dest: act.default for act in sub.choices["train"]._actions
-            if act.option_strings and act.dest != "help"}
+    parser = argparse.ArgumentParser(add_help=False)
+    add_train_arguments(parser)
+    return {act.dest: act.default for act in parser._actions if act.option_strings}
 
 
 def _reads(t, dest: str) -> bool:

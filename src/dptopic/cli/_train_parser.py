@@ -4,7 +4,10 @@ from __future__ import annotations
 from ._cluster import add_cluster_args
 from ._common import (add_corpus_args, add_out_args, eps_delta_pair, held_out_share, jobs_int, positive_float,
                       positive_int, seed_int, unit_interval, words_or)
+from ._train_help import TRAINERS
+from .budget import add_ledger_flags
 from .fed import add_fed_args
+from .local import add_train_args
 from .svi import add_svi_args
 
 DEFAULT_ITERATIONS = 200
@@ -19,10 +22,8 @@ def _share_or_off(v: str):
 
 def add_train_arguments(t) -> None:
     """Every option of ``dptopic train`` but ``--help`` (cli/_train_help.py)."""
-    from ._train_help import TRAINERS
 
     add_corpus_args(t)
-    from .budget import add_ledger_flags
 
     add_ledger_flags(t)         # --ledger, --no-ledger, --dataset (docs/budget.md)
     t.add_argument("--algorithm", choices=tuple(TRAINERS), default=None,
@@ -146,7 +147,6 @@ def add_train_arguments(t) -> None:
                    help="docdp, docdp-cooc, svi: also print the words of the topics that do not stand above the noise"
                         " of the release (hidden by default: they are mostly noise)")
     t.add_argument("--quiet", action="store_true", help="no progress bars")
-    from .local import add_train_args
 
     add_train_args(t)
     add_fed_args(t)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ..models.registry import TRAINERS
+from ..reporting.ledger import epsilon_figure, print_ledger
 from ._common import make_console, positive_float, unit_interval
 
 
@@ -30,7 +31,7 @@ def add_ledger_flags(p, training: bool = True) -> None:
 
 def ledger_file(a) -> Path | None:
     """The ledger of this command: ``--no-ledger`` (none), ``--ledger PATH``, ``DPTOPIC_LEDGER``, or the default file."""
-    from ..accounting.dataset_ledger import ENV, default_path
+    from ..accounting.dataset_ledger import ENV, default_path  # read on use: the CLI's start-up stays light
 
     if getattr(a, "no_ledger", False):
         if getattr(a, "ledger", None) is not None:
@@ -45,17 +46,15 @@ def ledger_file(a) -> Path | None:
 
 
 def _spends(a) -> bool:
-    from ..models import ALGORITHMS
-
-    cls = ALGORITHMS.get(getattr(a, "algorithm", None) or "lda")
-    return bool(getattr(cls, "_spends_budget", False))
+    t = TRAINERS.get(getattr(a, "algorithm", None) or "lda")
+    return t is not None and t.spends_budget
 
 
 @contextlib.contextmanager
 def training_ledger(a):
     """``train``'s fits charged to ``--dataset`` (or the --corpus file's fingerprint) on the command's ledger. The
     file is checked first: a corrupt or foreign one is refused in one line before any document is read."""
-    from ..accounting.dataset_ledger import DatasetLedger, check_name, session
+    from ..accounting.dataset_ledger import DatasetLedger, check_name, session  # read on use: the CLI's start-up stays light
 
     path = ledger_file(a)
     if getattr(a, "dataset", None) is not None:
@@ -67,7 +66,7 @@ def training_ledger(a):
     DatasetLedger(path)         # checked (or created) now, before the corpus is read
     name = a.dataset
     if name is None and getattr(a, "corpus", None) is not None and os.path.exists(a.corpus):
-        from ..models.dataset_charge import file_fingerprint
+        from ..models.dataset_charge import file_fingerprint  # loads numba/numpy: not at the CLI's start-up
 
         name = file_fingerprint(a.corpus)
     with session(path, name):
@@ -75,16 +74,8 @@ def training_ledger(a):
 
 
 # ------------------------------------------------------------------------------------------------- budget show / cap
-def _g(x) -> str:
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "none"
-    from ..accounting.verify import rounded_up
-
-    return f"{rounded_up(x, 4):g}"
-
-
 def _ledger_for_reading(a):
-    from ..accounting.dataset_ledger import DatasetLedger
+    from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
     path = ledger_file(a)
     if not path.exists():
@@ -99,37 +90,11 @@ def cmd_budget_show(a):
     if a.json:
         print(json.dumps(data, indent=2, sort_keys=False, allow_nan=False))
         return
-    console = make_console()
-    console.print(f"ledger: {ledger.path}")
-    if not data["datasets"]:
-        console.print("no dataset has a release yet")
-    from rich.table import Table
-
-    from ._common import print_table
-
-    for d in data["datasets"]:
-        cap = d["cap"]
-        head = (f"[bold]{d['name']}[/]: epsilon = {_g(d['epsilon_total'])} at delta = {d['delta_total']:.3g}"
-                f" over {len(d['releases'])} release(s) ({d['epsilon_method']}); basic composition: epsilon ="
-                f" {_g(d['epsilon_basic'])}, delta = {_g(d['delta_basic'])}")
-        if cap is not None:
-            head += f"; cap epsilon = {cap['epsilon']:g}, delta = {cap['delta']:g}"
-        console.print(head)
-        if len(d["units"]) > 1:
-            console.print(f"  note: the releases protect different units ({', '.join(d['units'])}): the total adds"
-                          " figures stated per different units")
-        t = Table(show_header=True)
-        for col in ("id", "time", "kind", "trainer", "unit", "epsilon", "delta", "model"):
-            t.add_column(col, overflow="fold")
-        for r in d["releases"]:
-            t.add_row(str(r["id"]), r["time"], r["kind"], r["trainer"], r["unit"],
-                      _g(r["epsilon"]) if r["guarantee"] else "no guarantee",
-                      "" if r["delta"] is None else f"{r['delta']:.3g}", r["model_path"] or "")
-        print_table(console, t)
+    print_ledger(data, ledger.path, make_console())
 
 
 def cmd_budget_cap(a):
-    from ..accounting.dataset_ledger import DatasetLedger
+    from ..accounting.dataset_ledger import DatasetLedger  # read on use: the CLI's start-up stays light
 
     path = ledger_file(a)
     if a.clear:
@@ -145,7 +110,7 @@ def cmd_budget_cap(a):
     total = ledger.total(a.dataset)
     console = make_console()
     console.print(f"dataset {a.dataset!r} capped at epsilon = {a.epsilon:g}, delta = {a.delta:g} (ledger {path});"
-                  f" spent so far: epsilon = {_g(total['epsilon_total'])} over {total['n_releases']} release(s)")
+                  f" spent so far: epsilon = {epsilon_figure(total['epsilon_total'])} over {total['n_releases']} release(s)")
     spent = total["epsilon_total"]
     if total["n_releases"] and (spent is None or spent > a.epsilon):
         console.print("[bold yellow]warning[/]: the dataset has already spent more than this cap: every further"

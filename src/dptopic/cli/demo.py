@@ -2,27 +2,26 @@
 reference; each model trained by :func:`dptopic.train`."""
 from __future__ import annotations
 
-import argparse
 import os
 import warnings
 
 from ._common import (NO_VOCAB_CAP, add_out_args, check_out, jobs_int, load_corpus, make_console, positive_float,
                       positive_int, print_privacy, print_topics, seed_int)
 from ._flags import with_flag_names
-from .train import _copies_note, _print_metrics, _say_step
+from ..reporting.training import copies_note, print_metrics, print_training_step, word_level_guarantee
 
 
 @with_flag_names({"n_topics": "--topics", "n_iter": "--iterations", "epsilon_laplace": "--epsilon-laplace",
                   "epsilon": "--epsilon-laplace", "epsilon_inherent": "--epsilon-inherent", "n_jobs": "--jobs",
                   "seed": "--seed"})
 def cmd_demo(a):
-    from ..models import HDPLDA, LDA
-    from ..training import train
-    from ._demo_figures import check_figures_out, write_demo_figures
+    from ..models import HDPLDA, LDA  # loads numba/numpy: not at the CLI's start-up
+    from ..training import train  # loads numba/numpy: not at the CLI's start-up
+    from ..reporting.demo_figures import check_figures_out, write_demo_figures  # loads numpy and matplotlib: on use
 
     console = make_console()
     check_out(a, "-nonprivate", *(() if a.word_level_only else ("-document",)))
-    check_figures_out(a)
+    check_figures_out(a.out, a.overwrite)
     # first the guarantee a review board accepts (one paragraph protected, epsilon = 1 in all), then the word-level
     # model, whose epsilon is per word
     document = None if a.word_level_only else _demo_document_level(a, console)
@@ -39,15 +38,15 @@ def cmd_demo(a):
         if document is not None:
             for text in (r".*already used by an earlier private fit", r".*trained a private model in this process"):
                 warnings.filterwarnings("ignore", text)
-        said = argparse.Namespace(private_vocabulary=None, save_metrics=a.save_metrics, algorithm="hdp")
         mine = train(corpus, model=private, test_size=0.2, out=a.out, overwrite=a.overwrite,
-                     save_metrics=a.save_metrics, callback=lambda step, res: _say_step(step, res, said, console))
+                     save_metrics=a.save_metrics,
+                     callback=lambda step, res: print_training_step(step, res, console, save_metrics=a.save_metrics))
         console.print("non-private reference: LDA on the same split")
         ref = train(corpus, model=baseline, test_size=0.2, split_as=private, out=nonprivate, overwrite=a.overwrite)
     print_topics(private, 8, max_topics=a.show_topics, console=console)
-    _print_metrics(private, console, ref.metrics, saved=a.save_metrics)
+    print_metrics(private, console, ref.metrics, saved=a.save_metrics)
     print_privacy(private.privacy_, console)
-    console.print(_word_level_guarantee(private.privacy_, document))
+    console.print(word_level_guarantee(private.privacy_, None if document is None else document[1].privacy_['epsilon']))
     out = mine.path
     console.print(f"word-level private model written to [bold]{out}[/] (non-private reference beside it, suffix"
                   " -nonprivate)")
@@ -57,29 +56,12 @@ def cmd_demo(a):
     shown, lead = (out, private) if document is None else document
     marks = {"word": float(private.privacy_["epsilon"]),
              **({} if document is None else {"document": float(document[1].privacy_["epsilon"])})}
-    figures = write_demo_figures(a, lead, marks)
+    figures = write_demo_figures(a.out, lead, marks)
     console.print(f"figures: [bold]{figures[0]}[/] (the top words of {type(lead).__name__}'s topics) and [bold]"
                   f"{figures[1]}[/] (topic quality against epsilon, as the shipped utility table measured it)")
     console.print(f"next: [bold]dptopic report --model {shown} --out demo.html[/] (the topics and the privacy card"
                   " as a page a review board can file), [bold]dptopic topics --model " f"{shown}[/], or train on your"
                   " own text: dptopic train --help")
-
-
-def _word_level_guarantee(rep: dict, document) -> str:
-    """The word-level model's guarantee in one sentence, with its per-paragraph figure (group privacy: the card's
-    examples, no statistic of the paragraphs) and, after the document-level part, how the two compare."""
-    from ..accounting.card import epsilon_text
-
-    per = rep.get("per_document") if isinstance(rep.get("per_document"), dict) else {}
-    ex = per.get("examples") if isinstance(per.get("examples"), dict) else {}
-    shown = ", ".join(f"{e:,.0f} for a paragraph of {L} words" for L, e in list(ex.items())[:2])
-    pure = per.get("epsilon_per_word")
-    return (f"[bold]GUARANTEE[/] (word level): epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
-            " word (one word replaced); per paragraph, by group privacy, L times "
-            + (f"{epsilon_text(pure)} (pure DP, delta = 0)" if pure else "that")
-            + (f": {shown}" if shown else "")
-            + (f": far weaker than the document-level model above (epsilon ="
-               f" {epsilon_text(document[1].privacy_['epsilon'])} per whole paragraph)" if document else ""))
 
 
 DEMO_DOCUMENT_BUDGET = {"epsilon": 0.6, "delta": 5e-6, "epsilon_vocab": 0.4, "delta_vocab": 5e-6}
@@ -92,10 +74,10 @@ def _demo_document_level(a, console):
     paragraph protected at epsilon = 1 in all, the words chosen privately inside it (``dptopic train --unit document
     --private-vocabulary``, through :func:`dptopic.train`); its NPMI is read beside non-private LDA on the same words
     and split. Returns the folder the model was saved to and the model."""
-    from ..accounting.card import epsilon_text
-    from ..evaluation import npmi_and_diversity
-    from ..models import LDA
-    from ..training import train
+    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
+    from ..evaluation import npmi_and_diversity  # loads numba/numpy: not at the CLI's start-up
+    from ..models import LDA  # loads numba/numpy: not at the CLI's start-up
+    from ..training import train  # loads numba/numpy: not at the CLI's start-up
 
     b = DEMO_DOCUMENT_BUDGET
     total_eps, total_delta = b["epsilon"] + b["epsilon_vocab"], b["delta"] + b["delta_vocab"]
@@ -104,7 +86,7 @@ def _demo_document_level(a, console):
 
     def say(step, res):
         if step == "split":
-            _copies_note(res, console)
+            copies_note(res, console)
             console.print(f"[bold]vocabulary[/]: {res.corpus.vocab_size} words chosen by DP set union (eps_V ="
                           f" {b['epsilon_vocab']:g}, delta_V = {b['delta_vocab']:g}), then {type(res.model).__name__}"
                           f" (eps = {b['epsilon']:g}, delta = {b['delta']:g}): {total_eps:g} and {total_delta:g} in all"

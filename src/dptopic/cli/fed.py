@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import jobs_int, positive_float, positive_int, unit_interval, words_or
+from ._common import (add_seed_arg, experiment_seed, jobs_int, make_console, positive_float, positive_int,
+                      unit_interval, words_or)
 from ._flags import flag_errors
 
 
@@ -76,9 +77,7 @@ def fed_parameters(a) -> dict:
 
 
 def cmd_fedlda_experiment(a):
-    from ..experiments import fedlda_experiment
-    from ._common import make_console
-    from ._common import experiment_seed
+    from ..experiments import fedlda_experiment  # loads numba/numpy: not at the CLI's start-up
 
     console = make_console()
     seed = experiment_seed(a, console)
@@ -108,7 +107,6 @@ def cmd_fedlda_experiment(a):
 
 
 def register_fedlda_experiment(esub) -> None:
-    from ._common import add_seed_arg
 
     p = esub.add_parser("fedlda", help="Wang et al. FedLDA poster: budget/topics/sampling-ratio figures and the"
                                        " downstream-classification table")

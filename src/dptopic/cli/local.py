@@ -1,14 +1,17 @@
 """``randomize`` (contributor side) and the server-side training of ``train --algorithm lp|olp``."""
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
 from ..errors import DPTopicError
+from ..reporting.training import print_local_result
 from ._flags import flag_errors
-from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, epsilon_value, load_corpus, make_console, positive_float,
-                      positive_int, print_privacy, print_topics, read_vocabulary)
+from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, add_common_experiment_args, add_seed_arg, epsilon_value,
+                      experiment_corpora, experiment_seed, load_corpus, make_console, positive_float, positive_int,
+                      print_verdict, read_vocabulary)
+
+
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``1 report``, ``2 reports``, ``1,000 reports`` (whole counts with thousands separators)."""
     count = f"{n:,}" if isinstance(n, int) else f"{n}"
@@ -17,7 +20,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 def _eps(x) -> str:
     """An epsilon as printed: rounded up at 4 significant digits, never below the figure spent."""
-    from ..accounting.card import epsilon_text
+    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
 
     return epsilon_text(x)
 
@@ -38,9 +41,9 @@ def cmd_randomize(a):
 
 
 def _randomize(a):
-    from ..local import Randomizer
+    from ..local import Randomizer  # read on use: the CLI's start-up stays light
 
-    from .._io import check_output_file
+    from .._io import check_output_file  # read on use: the CLI's start-up stays light
 
     if a.unit == "document":
         if a.epsilon_word is not None or a.f is not None:
@@ -75,7 +78,7 @@ def _randomize(a):
 
 
 def _randomize_documents(a) -> None:
-    from ..local import DocumentRandomizer
+    from ..local import DocumentRandomizer  # read on use: the CLI's start-up stays light
 
     console = make_console(stderr=True)
     vocab = read_vocabulary(a.vocabulary)
@@ -95,7 +98,6 @@ def _randomize_documents(a) -> None:
 
 
 LARGE_REPORT_BYTES = 1_000_000     # a document-level report above this size gets a warning before randomizing
-_ITEM_BYTES = 4                     # each item of a document-level report is a uint32
 
 
 def _size(n_bytes: float) -> str:
@@ -106,31 +108,23 @@ def _size(n_bytes: float) -> str:
 
 
 def warn_large_document_reports(vocab_size: int, epsilon: float, n_docs: int) -> None:
-    """Warn once, before randomizing, when a document-level report exceeds :data:`LARGE_REPORT_BYTES`: at a small
-    epsilon k-subset selection sends most of the V(V+1)/2 word pairs, so every document costs megabytes. Says the
-    size per document, the total, and the --epsilon-doc or vocabulary size that keep a report under the limit; the
-    mechanism is unchanged."""
-    from ..local.document import domain_size
-    from ..mechanisms.frequency_oracle import subset_size
+    """Warn once, before randomizing, when a document-level report exceeds :data:`LARGE_REPORT_BYTES`
+    (:func:`dptopic.local.document.report_size`: the size per document, the total, and the --epsilon-doc or
+    vocabulary size that keep a report under the limit); the mechanism is unchanged."""
+    from ..local.document import REPORT_ITEM_BYTES, report_size  # loads numpy: not at the CLI's start-up
 
-    per_doc = _ITEM_BYTES * subset_size(domain_size(vocab_size), epsilon)
-    if per_doc <= LARGE_REPORT_BYTES:
+    per_doc, eps_min, v_max = report_size(vocab_size, epsilon, LARGE_REPORT_BYTES)
+    if eps_min is None:
         return
-    # smallest epsilon (2 decimals, rounded up) whose reports stay under the limit: k = D/(e^eps + 1)
-    eps_min = math.ceil(100 * math.log(_ITEM_BYTES * domain_size(vocab_size) / LARGE_REPORT_BYTES - 1)) / 100
-    while _ITEM_BYTES * subset_size(domain_size(vocab_size), eps_min) > LARGE_REPORT_BYTES:
-        eps_min += 0.01
-    v_max = next((v for v in range(vocab_size - 1, 1, -1)
-                  if _ITEM_BYTES * subset_size(domain_size(v), epsilon) <= LARGE_REPORT_BYTES), 2)
     print(f"warning: at --epsilon-doc {epsilon:g} over {vocab_size} words each document-level report holds"
-          f" {per_doc // _ITEM_BYTES:,} items ({_size(per_doc)} per document), so {plural(n_docs, 'document')} will"
-          f" write {_size(per_doc * n_docs)}: --epsilon-doc {eps_min:.2f} or more, or a --vocabulary of at most"
+          f" {per_doc // REPORT_ITEM_BYTES:,} items ({_size(per_doc)} per document), so {plural(n_docs, 'document')}"
+          f" will write {_size(per_doc * n_docs)}: --epsilon-doc {eps_min:.2f} or more, or a --vocabulary of at most"
           f" {v_max} words, keeps each report under {LARGE_REPORT_BYTES / 1e6:g} MB.", file=sys.stderr, flush=True)
 
 
 def _is_report_file(path) -> bool:
-    from ..local.document import MAGIC as DOC_MAGIC
-    from ..local.reports import MAGIC
+    from ..local.document import MAGIC as DOC_MAGIC  # read on use: the CLI's start-up stays light
+    from ..local.reports import MAGIC  # read on use: the CLI's start-up stays light
 
     try:
         with open(path, "rb") as fh:
@@ -146,7 +140,6 @@ OWN_COUNTS = "exact counts of your documents: outside the guarantee; shown here,
 def print_empty_note(n_empty: int, n_docs: int) -> None:
     """Say why some reports carry nothing (they are still sent: their number must not depend on the text)."""
     if n_empty:
-        import sys
 
         print(f"note: {n_empty:,} of {n_docs:,} documents contain no word of the vocabulary ({OWN_COUNTS}); their"
               " reports carry only noise and are sent anyway, so that the number of reports reveals nothing about the"
@@ -156,7 +149,6 @@ def print_empty_note(n_empty: int, n_docs: int) -> None:
 def print_no_pair_note(n_short: int, n_docs: int) -> None:
     """The document-level twin of :func:`print_empty_note`: documents with fewer than two vocabulary words."""
     if n_short:
-        import sys
 
         print(f"note: {n_short:,} of {n_docs:,} documents have fewer than two vocabulary words ({OWN_COUNTS}); they"
               " report 'no pair' and are sent anyway, so that the number of reports reveals nothing about the text.",
@@ -208,8 +200,8 @@ def add_train_args(t) -> None:
 def train_local(a, console) -> None:
     """``train --algorithm lp|olp|ldp-doc``: read the reports (and olp's prior), train through :func:`dptopic.train`,
     print and save."""
-    from ..local import DocumentReportSet, ReportSet
-    from ..training import train
+    from ..local import DocumentReportSet, ReportSet  # read on use: the CLI's start-up stays light
+    from ..training import train  # loads numba/numpy: not at the CLI's start-up
 
     if a.reports is None:
         raise DPTopicError(f"--algorithm {a.algorithm} trains on randomized reports: give --reports FILE"
@@ -244,27 +236,12 @@ def train_local(a, console) -> None:
     delta = params.pop("delta", None)
     result = train(reports, algorithm=a.algorithm, delta=delta, vocabulary=vocab, out=a.out, overwrite=a.overwrite,
                    reports_per_contributor=getattr(a, "reports_per_contributor", None), **params)
-    model = result.model
-    if a.algorithm == "olp":
-        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {params['batch_size']} reports")
-    print_topics(model, 10, console=console)
-    print_privacy(model.privacy_, console)
-    p = model.privacy_
-    if document:
-        console.print(f"eps_doc = {_eps(p['epsilon_doc'])} for any two documents of a contributor; every server"
-                      " step is post-processing.")
-    else:
-        console.print(f"eps_word = {_eps(p['epsilon_word'])} ({p['epsilon_word_relation']}); eps_doc ="
-                      f" {_eps(p['epsilon_doc'])} (any two documents). Server steps are post-processing.")
-    if a.seed is not None:
-        console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.")
-    console.print(f"model written to [bold]{result.path}[/]")
+    print_local_result(result, console, batch_size=params.get("batch_size"), seeded=a.seed is not None)
 
 
 # ------------------------------------------------------------------ experiments
 def cmd_ldp_utility(a):
-    from .. import experiments
-    from ._common import experiment_corpora, print_verdict
+    from .. import experiments  # read on use: the CLI's start-up stays light
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
@@ -280,8 +257,7 @@ def cmd_ldp_utility(a):
 
 
 def cmd_olp(a):
-    from .. import experiments
-    from ._common import experiment_corpora, experiment_seed, print_verdict
+    from .. import experiments  # read on use: the CLI's start-up stays light
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)
@@ -304,7 +280,6 @@ def cmd_olp(a):
 
 
 def register_zhao_local(esub) -> None:
-    from ._common import add_common_experiment_args, add_seed_arg
 
     u = esub.add_parser("ldp-utility", help="Zhao et al. Fig. 6: perplexity against eps (LP-LDA, CDP-LDA)")
     add_common_experiment_args(u, seeds=2, out="runs/ldp-utility")

@@ -1,18 +1,17 @@
 """``recommend``: which trainer and settings for a guarantee, before any data is touched."""
 from __future__ import annotations
 
+import argparse
 import json
 import math
 
 from ._common import make_console, positive_float, positive_int, unit_interval
 from ._flags import flag_errors
-from .local import plural
 
 
 def cmd_recommend(a):
-    from ..advice import (BELOW_PUBLIC, LARGE_DELTA, MAX_DOCS, MEASURE_NAMES, PUBLIC_WORDS, TRAIN_DELTA,
-                          docs_needed_text, forecast_inputs, supported_note, large_delta, suggested_delta,
-                          range_text, recommend, train_refusal_error, useful_threshold, verdict)
+    from ..advice import recommend  # read on use: the CLI's start-up stays light
+    from ..reporting.recommendation import print_recommendation  # reads advice: as above
 
     with flag_errors({"n_docs": "--docs", "n_topics": "--topics", "epsilon": "--epsilon", "doc_length": "--doc-length",
                       "delta": "--delta"}):
@@ -21,81 +20,11 @@ def cmd_recommend(a):
         print(json.dumps(rec.to_dict(), indent=2))
         return
     con = make_console()
-    counted = plural(a.docs, "person") if a.unit == "user" else plural(a.docs, "document")
-    if a.unit == "user":
-        counted = counted.replace("persons", "people")
-    con.print(f"[bold]{a.unit}-level DP, epsilon = {a.epsilon:g}, {counted},"
-              f" {plural(a.topics, 'topic')}[/]"
-              " (this advice reads no data and costs no privacy)")
-    # the inputs named as dptopic train's warning names them: the same forecast (advice.recommend)
-    con.print(forecast_inputs(rec, "people" if a.unit == "user" else "documents"))
+    print_recommendation(rec, con, unit=a.unit, epsilon=a.epsilon, docs=a.docs, topics=a.topics, delta=a.delta)
     if rec.trainer is None:
-        for n in rec.notes:
-            con.print(f"- {n}")
         return
-    settings = ", ".join(f"{k}={v}" for k, v in rec.settings.items())
-    con.print(f"trainer: [bold]{rec.trainer}[/]" + (f" with {settings} (its defaults)" if settings else ""))
-    lo, hi = rec.expected_range or (rec.expected_share, rec.expected_share)
-    span = range_text(lo, hi, list(rec.per_corpus))
-    # above a corpus's measured range its figure is a lower bound for that corpus only: the range over the corpora is
-    # what another corpus may get (no "at least")
-    bound = "at most " if rec.extrapolated_side == "below" else ""
-    what = {"coverage_share": "topic coverage", "npmi_ratio": "NPMI"}[rec.headline]
-    public = (f" ({BELOW_PUBLIC}: {rec.public_floor['coverage_share']:.0%})"
-              if "coverage_share" in rec.below_public and rec.headline == "coverage_share" else "")
-    con.print(f"expected {what}, as a share of non-private LDA's: {bound}{rec.expected_share:.0%}{span}{public}"
-              + (" (outside some corpus's measured range: see below)" if rec.extrapolated else "")
-              + f"  -> {verdict(rec)}")
-    if rec.headline == "coverage_share" and rec.expected_accuracy_share is not None:
-        public = (f" ({BELOW_PUBLIC}: {rec.public_floor['accuracy_share']:.0%})"
-                  if "accuracy_share" in rec.below_public else "")
-        acc_span = range_text(*(rec.expected_accuracy_range or [0, 0]), list(rec.per_corpus))
-        con.print(f"expected downstream accuracy, as a share of non-private LDA's: {bound}"
-                  f"{rec.expected_accuracy_share:.0%}{acc_span}{public}")
-        columns = [f"{MEASURE_NAMES[k]} {getattr(rec, f'expected_{k}'):.0%}" for k in ("macro_f1_share", "npmi_ratio")
-                   if getattr(rec, f"expected_{k}") is not None]
-        if columns:
-            con.print(f"beside them: {', '.join(columns)}")
-    if rec.supported_topics is not None:
-        con.print(f"topics the budget supports: {supported_note(rec)[len('the budget supports '):]}")
-    if rec.docs_for_useful is not None:
-        smallest = (f"; no corpus of fewer than {rec.smallest_measured_docs:,} documents was measured"
-                    if rec.docs_for_useful == rec.smallest_measured_docs else "")
-        useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
-        con.print(f"documents for useful topics ({useful}) at this epsilon:"
-                  f" {docs_needed_text(rec)}" + (f" (on some measured corpus the smallest setting measured was already"
-                                                   f" useful, so fewer may do{smallest})"
-                                                 if rec.docs_for_useful_bound == "at most" else ""))
-    elif rec.docs_for_useful_beyond:
-        useful = f"{MEASURE_NAMES[rec.headline]} >= {useful_threshold(rec.headline):.0%}"
-        con.print(f"documents for useful topics ({useful}) at this epsilon:"
-                  f" more than {MAX_DOCS:,}")
-    for alt in rec.alternatives:
-        side = "at most " if alt.get("extrapolated_side") == "below" else ""     # as the headline's
-        con.print(f"  alternative: {alt['trainer']} ({side}{alt['expected_share']:.0%})")
-    delta_flag = "" if a.delta == TRAIN_DELTA else f" --delta {a.delta:g}"
-    # the rule dptopic train --unit and dptopic.for_unit refuse by (advice.train_refusal), in recommend's flags
-    refusal = train_refusal_error(a.unit, a.epsilon, a.topics, a.delta)
-    refusal = "" if refusal is None else refusal.message({"epsilon": "--epsilon", "n_topics": "--topics",
-                                                          "delta": "--delta", "n_iter": "--iterations"})
-    if refusal:
-        con.print(f"train it: not at these settings: dptopic train --unit {a.unit} refuses them ({refusal.rstrip('.')})")
-    elif a.delta > LARGE_DELTA:             # too large for any corpus: no command
-        con.print(f"train it: not with --delta {a.delta:g}, too large for {plural(a.docs, 'document')} (see below):"
-                  f" give a delta well below 1/{a.docs:,}")
-    elif large_delta(a.delta, a.docs):      # train's own default is too large for this many documents: a smaller one
-        given = "the default delta" if a.delta == TRAIN_DELTA else f"--delta {a.delta:g}"
-        con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g} --delta"
-                  f" {suggested_delta(a.docs):g} --topics {a.topics} --corpus FILE --vocabulary {PUBLIC_WORDS}"
-                  f" ({given} is not below 1/{a.docs:,}: see below)")
-    else:
-        con.print(f"train it: dptopic train --unit {a.unit} --epsilon {a.epsilon:g}{delta_flag} --topics {a.topics}"
-                  f" --corpus FILE --vocabulary {PUBLIC_WORDS}"
-                  + (" --user-field FIELD (or a folder of folders, one per person)" if a.unit == "user" else ""))
-    for n in rec.notes:
-        con.print(f"- {n}")
     if a.unit == "user":        # no trusted server: the secure sum (docs/secure_sum.md)
-        from .secure_sum import recommend_note
+        from .secure_sum import recommend_note  # read on use: the CLI's start-up stays light
 
         con.print(f"- {recommend_note(a.docs)}")
     con.print(f"[dim]source: {rec.source}; see docs/choosing_a_guarantee.md[/]")
@@ -103,7 +32,6 @@ def cmd_recommend(a):
 
 def _doc_count(s: str) -> int:
     """A positive whole number of documents, also written as ``1e6`` (an estimate is often given so)."""
-    import argparse
 
     try:
         return positive_int(s)

@@ -12,7 +12,7 @@ from ._flags import with_flag_names
 
 @with_flag_names({"n_topics": "--topics"})
 def cmd_refit(a):
-    from ..models import load
+    from ..models import load  # loads numba/numpy: not at the CLI's start-up
 
     if a.topics is None and not a.suggest:
         raise DPTopicError("refit needs --topics K (the number of topics to read), or --suggest.")
@@ -22,7 +22,7 @@ def cmd_refit(a):
                            " K (only docdp-cooc's do): a new K needs a new fit, which spends budget again"
                            " (docs/budget.md).")
     console = make_console()
-    from ..models.cooc_refit import suggest_n_topics
+    from ..models.cooc_refit import suggest_n_topics  # loads numba/numpy: not at the CLI's start-up
 
     if a.suggest:
         s = suggest_n_topics(model)

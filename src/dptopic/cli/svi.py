@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import make_console, positive_float, positive_int, print_privacy, seeds_int
-
-SVI_ALGORITHMS = ("svi", "online-vb")
+from ._common import (NO_VOCAB_CAP, PUBLIC_VOCABULARY_DECIDES, experiment_corpora, load_corpus, make_console,
+                      positive_float, positive_int, print_verdict, seeds_int)
 
 
 def add_svi_args(t) -> None:
@@ -61,33 +61,9 @@ def svi_parameters(a) -> dict:
     return p
 
 
-def print_svi_privacy(rep: dict, console) -> None:
-    print_privacy(rep, console)
-    if not rep.get("private"):
-        return
-    p = rep["parameters"]
-    console.print(f"noise multiplier {p['noise_multiplier']:.4g}, sampling rate {p['sampling_rate']:g},"
-                  f" {p['steps']} steps, L2 sensitivity {p['l2_sensitivity']:g}")
-    if "epsilon_moments_accountant" not in rep:
-        return
-    from ..accounting.card import epsilon_text
-
-    ma = rep.get("epsilon_moments_accountant_paper")
-    sc = rep.get("epsilon_strong_composition")
-    console.print("for comparison (same noise): moments accountant as in Park et al.'s code "
-                  + ("n/a (sigma < 1 or q >= 1/(16 sigma))" if ma is None else f"eps = {epsilon_text(ma)}")
-                  + f"; orders 1..64: eps = {epsilon_text(rep['epsilon_moments_accountant'])}; strong composition"
-                  + " baseline: " + ("n/a" if sc is None else f"eps = {epsilon_text(sc)}"))
-    og = rep.get("outside_guarantee", {})
-    if og.get("clipped_fraction") is not None:
-        console.print(f"clipped documents: {100 * og['clipped_fraction']:.1f}% (outside the guarantee: computed from"
-                      " the private documents; not saved)")
-
-
 def _same_file(a_path, b_path) -> bool:
     """Whether two paths name one file or folder (the same device and inode: a ``../`` path, a symlink, a hard
     link)."""
-    import os
 
     try:
         x, y = os.stat(a_path), os.stat(b_path)
@@ -105,7 +81,6 @@ def read_public_corpus(a):
     spec = getattr(a, "public_corpus", None)
     if spec is None:
         return None
-    from ._common import NO_VOCAB_CAP, PUBLIC_VOCABULARY_DECIDES, load_corpus
 
     flag = f"--public-corpus {spec!r}"
     if not str(spec).strip() or not Path(spec).exists():
@@ -115,12 +90,12 @@ def read_public_corpus(a):
         raise DPTopicError(f"{flag} is the private --corpus {a.corpus!r} itself (the same file): public documents are"
                            " read in the clear, outside the epsilon; give public documents of the same domain"
                            " (published reports, a public forum), none of them private.")
-    from ..corpus.readers import auto_format
+    from ..corpus.readers import auto_format  # read on use: the CLI's start-up stays light
 
     try:
         fmt = auto_format(Path(spec))
     except DPTopicError:
-        from ..corpus.readers import file_suffix
+        from ..corpus.readers import file_suffix  # read on use: the CLI's start-up stays light
 
         raise DPTopicError(f"{flag}: its extension {file_suffix(Path(spec))!r} names no format the public corpus is"
                            " read in: name the file .txt (one document per line), .jsonl, .csv, .tsv or .npz, or give a"
@@ -141,8 +116,8 @@ def read_public_corpus(a):
         raise DPTopicError(f"{flag}: {msg}" + ("" if "give" in msg or "drop" in msg else
                                                 " Give public documents of the same domain in a format --corpus reads"
                                                 " (docs/document_dp.md).")) from None
-    import numpy as np
-    import scipy.sparse as sp
+    import numpy as np  # heavy: not loaded at the CLI's start-up
+    import scipy.sparse as sp  # heavy: not loaded at the CLI's start-up
 
     if not np.diff(sp.csr_matrix(public.to_bow()).indptr).max(initial=0) >= 2:     # as fit refuses it, beforehand
         raise DPTopicError(f"{flag} has no document with two different words: its co-occurrences are the prior; give"
@@ -150,30 +125,9 @@ def read_public_corpus(a):
     return public
 
 
-def print_svi_metrics(model, console, saved: bool) -> None:
-    """The held-out figures of the variational and document-level trainers (``model.metrics_``), a private model's
-    labelled outside the guarantee."""
-    m = model.metrics_
-    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
-                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
-    # the mode named, as 'dptopic evaluate --mode paper' computes it for this model
-    bound = hasattr(model, "lambda_")
-    mode = ("paper mode: the variational bound with the topics fixed, Hoffman et al. 2010 eq. 16" if bound
-            else "paper mode: fold-in Gibbs sampling under the released topics")
-    console.print(f"[bold]held-out per-word perplexity{' bound' if bound else ''}[/]: {m['perplexity_bound']:.1f}"
-                  f" ({mode}, as 'dptopic evaluate --mode paper'"
-                  + ("; [yellow]outside the guarantee[/])" if model.is_private else ")"))
-    if model.is_private:    # diversity reads only the released topics; NPMI and perplexity read private documents
-        console.print("[yellow]the NPMI and perplexity are computed on held-out documents of the private corpus:"
-                      " outside the guarantee;[/] " + ("saved in model.json, labelled as such." if saved else
-                                                       "not saved (pass --save-metrics to save them, labelled as"
-                                                       " such)."))
-
-
 # ---------------------------------------------------------------- experiment svi
 def cmd_experiment_svi(a) -> None:
-    from .. import experiments
-    from ._common import experiment_corpora, print_verdict
+    from .. import experiments  # read on use: the CLI's start-up stays light
 
     console = make_console()
     train, test = experiment_corpora(a.corpus, max_docs=a.max_docs)

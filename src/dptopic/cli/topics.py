@@ -1,21 +1,23 @@
 """``evaluate`` and ``topics``: a saved model's figures on a corpus, its topics and privacy card."""
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
+import shlex
 import sys
 
 from ._common import (add_corpus_args, add_model_arg, load_corpus, make_console, positive_int, print_privacy,
                       print_topics, refuse_show_unsupported, seed_int, support_summary, topic_support)
 from ._flags import with_flag_names
+from ..reporting.quality import print_quality
 
 MAX_WINDOW = 10**9              # evaluate --window: far beyond any document, still a machine integer
 
 
 def _window_int(s: str) -> int:
     """``evaluate --window``: an integer in [1, MAX_WINDOW] (a larger one overflows the coherence kernel)."""
-    import argparse
 
     v = positive_int(s)
     if v > MAX_WINDOW:
@@ -26,9 +28,9 @@ def _window_int(s: str) -> int:
 
 @with_flag_names({"top_n": "--top-n", "window": "--window", "seed": "--seed", "mode": "--mode"})
 def cmd_evaluate(a):
-    from ..evaluation import topic_quality
-    from ..evaluation.topic_quality import umass_mimno_sum
-    from ..models import load
+    from ..evaluation import topic_quality  # loads numba/numpy: not at the CLI's start-up
+    from ..evaluation.topic_quality import umass_mimno_sum  # loads numba/numpy: not at the CLI's start-up
+    from ..models import load  # loads numba/numpy: not at the CLI's start-up
 
     model = load(a.model)
     # the model's vocabulary, never one built from the test file (its words outside a top-N cut would vanish); text is
@@ -41,7 +43,7 @@ def cmd_evaluate(a):
     q["perplexity"], q["perplexity_mode"] = ppl, a.mode
     q["umass_mimno_sum"] = umass_mimno_sum(model, corpus, top_n)  # absent top words: said once, absent_top_words
     if a.compare_to is not None:
-        from ..evaluation import match_models
+        from ..evaluation import match_models  # loads numba/numpy: not at the CLI's start-up
 
         q["match"] = match_models(model, load(a.compare_to))
         q["match"]["reference_model"] = str(a.compare_to)
@@ -52,44 +54,18 @@ def cmd_evaluate(a):
     # public (--reference-public, as for report); topic diversity reads only the released topics
     private = bool(getattr(model, "privacy_", {}).get("private")) and not a.corpus_public
     if private:
-        from .report import reference_note
+        from .report import reference_note  # read on use: the CLI's start-up stays light
 
         q["note"] = reference_note("the documents of --corpus", "--reference-public")
     if a.json:
         print(json.dumps(q, indent=2))
         return
-    console = make_console()
-    if top_n < a.top_n:
-        console.print(f"--top-n {a.top_n} is more than the model's {len(model.vocabulary_)} words: the top {top_n} are"
-                      " used")
-    console.print(f"reference: {q['reference']} (read in the model's vocabulary)")
-    console.print(f"perplexity ({a.mode}): {ppl:.2f}")
-    console.print(f"NPMI (top {top_n}, {q['npmi_reference']}): {q['npmi']:.4f}")
-    console.print(f"C_v (top {top_n}, {q['c_v_reference']}): "
-                  + ("undefined (no topic has 2 top words in the reference)" if q["c_v"] is None else f"{q['c_v']:.4f}"))
-    console.print(f"top words {q['top_words']}: NPMI, C_v, diversity and UMass read them in that order")
-    console.print(f"topic diversity (unique share of the top 25 words): {q['diversity']:.3f}")
-    console.print(f"UMass (top {top_n}), mean over word pairs as gensim reports it: {q['umass_pairwise_mean']:.4f}")
-    if q["umass_mimno_sum"] is not None:
-        console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: {q['umass_mimno_sum']:.4f}")
-    elif hasattr(model, "coherence"):
-        console.print(f"UMass (top {top_n}), sum over word pairs as Mimno et al. define it: undefined (every topic has"
-                      " a ranked top word in no reference document)")
-    if "absent_top_words" in q:
-        console.print(f"[yellow]note[/]: {q['absent_top_words']}")
-    if "match" in q:
-        m = q["match"]
-        console.print(f"match to the topics of {a.compare_to}: {m['match']:.3f} (mean cosine of {m['matched']}"
-                      f" Hungarian-matched topic pairs over {m['shared_words']} shared words; 1 = the same topics,"
-                      " random topics near 0; reads only the two models)")
-        if "note" in m:
-            console.print(f"[yellow]match: {m['note']}[/]")
-    if private:
-        console.print(f"[yellow]{q['note']}[/]")
+    print_quality(q, make_console(), top_n=top_n, asked_top_n=a.top_n, vocab_size=len(model.vocabulary_),
+                  mode=a.mode, compare_to=a.compare_to, umass_defined=hasattr(model, "coherence"), private=private)
 
 
 def cmd_topics(a):
-    from ..models import load
+    from ..models import load  # loads numba/numpy: not at the CLI's start-up
 
     model = load(a.model)
     if a.show_unsupported:
@@ -98,14 +74,15 @@ def cmd_topics(a):
         print_topics(model, a.n, show_unsupported=a.show_unsupported)
         print_privacy(model.privacy_)
         return
-    from ..evaluation.topic_quality import ranking_text, word_ranking
+    from ..evaluation.topic_quality import ranking_text, word_ranking  # loads numba/numpy: not at the CLI's start-up
 
     topics = model.topic_words(a.n, weights=True)
     supported, background = topic_support(model)
     # a topic below the noise: listed with its flag, its words left out unless --show-unsupported
     hidden = set() if supported is None or a.show_unsupported else {k for k, s in enumerate(supported) if not s}
     if a.format == "json":
-        from ..reporting import privacy_card
+        from ..reporting import privacy_card  # read on use: the CLI's start-up stays light
+        from ..reporting.export import learned_words  # loads numpy: not at the CLI's start-up
 
         def entry(k, t):
             e = {"topic": k, "words": [] if k in hidden else [w for w, _ in t],
@@ -149,23 +126,11 @@ def cmd_topics(a):
     print(buf.getvalue(), end="")
 
 
-def learned_words(model) -> dict:
-    """FedLDA with fewer report words than words: which words were learned (the vocabulary's first ``report_words``)
-    and a note that the others are a shared Zipf fill; empty for every other model."""
-    n = getattr(model, "report_words_", None)
-    V = len(model.vocabulary_)
-    if not isinstance(n, int) or n >= V:
-        return {}
-    return {"report_words": n,
-            "report_words_note": f"only the vocabulary's first {n} of {V} words (report_words) were learned from the"
-                                 f" users' reports; the other {V - n} get the same Zipf-law weights in every topic"
-                                 " (a shared fill, not learned)"}
-
-
 def privacy_card_line(model, path) -> str:
     """One line pointing a CSV's reader to the model's privacy card (the JSON carries it in full)."""
-    from ..reporting import privacy_card
-    from ..accounting.card import epsilon_text
+    from ..reporting import privacy_card  # read on use: the CLI's start-up stays light
+    from ..accounting.card import epsilon_text  # read on use: the CLI's start-up stays light
+    from ..reporting.export import learned_words  # loads numpy: not at the CLI's start-up
 
     rep = getattr(model, "privacy_", None) or {}
     card = privacy_card(rep, type(model).__name__, check=False)
@@ -173,7 +138,6 @@ def privacy_card_line(model, path) -> str:
     what = ("no differential privacy guarantee" if g == "none" else
             f"{g} guarantee, epsilon = {epsilon_text(card['epsilon'])} per {card['privacy_unit']}")
     note = learned_words(model).get("report_words_note")
-    import shlex
 
     return (f"note: these topics come with the model's privacy card ({what}): see 'dptopic topics --model"
             f" {shlex.quote(str(path))}'"

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
+from ..models.registry import TRAINERS
+from ..reporting.training import print_training_result, print_training_step
 from ._cluster import cluster_from_args, refuse_corpus_flags_for_shards, shard_dir
-from ._common import (NO_VOCAB_CAP, corpus_line, check_out, corpus_from_args, load_corpus,
-                      make_console, print_privacy, print_topics, read_vocabulary, refuse_data_cuts, say_reading,
-                      user_args)
-from .svi import SVI_ALGORITHMS
+from ._common import (NO_VOCAB_CAP, check_out, corpus_from_args, load_corpus, make_console, read_vocabulary,
+                      refuse_data_cuts, say_reading, user_args)
+from ._flags import FORMAT_FLAG, FROM_CLIP, flag_errors
 from ._train_flags import (_ALGORITHM_FLAGS, _ALGORITHM_ONLY, _COMMON_FLAGS, _CORPUS_ALGOS, _DOC, _RETIRED,
                            _STREAMS_SHARDS, _UNIT_REFUSES, flag_applies, flag_shown)
+from ._train_help import PLAIN, add_help
 from ._train_parser import DEFAULT_EPSILON_INHERENT, DEFAULT_ITERATIONS, DEFAULT_TOPICS, UNIT_TOPICS, add_train_arguments
-from .topics import learned_words, privacy_card_line
+from .budget import training_ledger
+from .demo import register as register_demo
+from .fed import fed_parameters
+from .local import train_local
+from .svi import read_public_corpus, svi_parameters
+from .topics import privacy_card_line, register as register_topics
 
 __all__ = ["cmd_train", "register", "flag_applies", "flag_shown", "unit_algorithm_refusal", "train_flag_names",
-           "learned_words", "privacy_card_line", "_RETIRED"]     # the last three: their old import path
+           "privacy_card_line", "_RETIRED"]     # the last two: their old import path
 
 
 
@@ -143,7 +148,7 @@ def _user_level_args(a) -> dict:
 
 def _corpus_format(a) -> str:
     """The format ``--corpus`` is read in (``--format``, or guessed from the path as ``load_corpus`` does)."""
-    from ..corpus.readers import auto_format
+    from ..corpus.readers import auto_format  # read on use: the CLI's start-up stays light
 
     fmt = getattr(a, "format", "auto")
     with flag_errors(FORMAT_FLAG):
@@ -166,7 +171,7 @@ def _training_corpus(a):
     ``--vocabulary``: over that public word list, no word chosen from the data. ``--private-vocabulary``: every word
     kept (DP set union, in :func:`dptopic.train`, chooses them inside its own budget). Otherwise the vocabulary comes
     from the data (``--max-vocab``/``--min-df``) and is treated as public."""
-    from ..corpus.corpus import tokenising_progress
+    from ..corpus.corpus import tokenising_progress  # read on use: the CLI's start-up stays light
 
     if a.vocabulary is not None and a.private_vocabulary is not None:
         raise DPTopicError("give --vocabulary (a public word list) or --private-vocabulary (chosen with DP), not both.")
@@ -206,7 +211,7 @@ def _parameters(a) -> dict:
         if flag_applies(dest, algo) and getattr(a, dest, None) is not None:
             p[dest] = getattr(a, dest)
     if flag_applies("iterations", algo):
-        from ..models.by_unit import WORD_ITERATIONS
+        from ..models.by_unit import WORD_ITERATIONS  # loads numba/numpy: not at the CLI's start-up
 
         p["n_iter"] = a.iterations or (WORD_ITERATIONS if unit == "word" else DEFAULT_ITERATIONS)
     if flag_applies("noise", algo):
@@ -223,11 +228,9 @@ def _parameters(a) -> dict:
         if a.epsilon is None:
             p["epsilon_laplace"] = None if a.no_noise else (1.0 if a.epsilon_laplace is None else a.epsilon_laplace)
     elif algo == "fed":
-        from .fed import fed_parameters
 
         p.update(fed_parameters(a))
-    elif algo in SVI_ALGORITHMS:
-        from .svi import svi_parameters
+    elif "n_epochs" in TRAINERS[algo].parameters():     # the variational trainers: passes, a prior named eta
 
         p.pop("beta", None)         # their topic-word prior is eta (svi_parameters)
         p.update(svi_parameters(a))
@@ -247,43 +250,6 @@ def _parameters(a) -> dict:
     return p
 
 
-PAD_LENGTH_FACTOR = 4       # dptopic.training.PAD_LENGTH_FACTOR (a copy: the command line's start-up stays light)
-
-
-def pad_length_note(model, train, a) -> str | None:
-    """FedLDA's note on a --pad-length far above the typical user's length (:func:`dptopic.training.pad_length_note`)."""
-    from ..training import pad_length_note as note
-
-    return note(model, train, {"pad_length": "--pad-length"}, user_epsilon=getattr(a, "user_budget", None))
-
-
-def _print_metrics(model, console, baseline=None, saved=True):
-    m = model.metrics_
-    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
-                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
-    console.print(f"[bold]held-out perplexity[/]: {m['perplexity_completion']:.1f} (document completion), "
-                  f"{m['perplexity_paper']:.1f} (paper mode)   [bold]held-out UMass coherence[/] (top 10, Mimno's"
-                  f" sum): {_umass_text(m['umass_coherence_top10'])}"
-                  + (f" (over {m['umass_topics_scored']} of {model.n_topics} topics: the others' top words are absent"
-                     " from the held-out documents)" if "umass_topics_scored" in m and m["umass_topics_scored"] else ""))
-    if model.is_private:
-        console.print("[yellow]NPMI, perplexity and UMass are computed on held-out documents of the private corpus:"
-                      " outside the guarantee (diversity reads only the released topics);[/] "
-                      + ("saved in model.json, labelled as such." if saved else
-                         "not saved (pass --save-metrics to save them, labelled as such)."))
-    if baseline is not None:
-        console.print(f"[bold]non-private reference[/]: NPMI {baseline['npmi_top10']:.3f} (ratio"
-                      f" {m['npmi_top10'] / baseline['npmi_top10']:.2f}), diversity"
-                      f" {baseline['topic_diversity_top25']:.3f}, perplexity {baseline['perplexity_completion']:.1f}"
-                      f" (completion), UMass {_umass_text(baseline['umass_coherence_top10'])}")
-
-
-def _umass_text(v) -> str:
-    """Mimno's UMass sum for the terminal: "undefined" when every topic has a ranked top word in no held-out
-    document (the mean over the others otherwise)."""
-    return "undefined (top words absent from the held-out documents)" if v is None or math.isnan(v) else f"{v:.3f}"
-
-
 # ---------------------------------------------------------------- commands
 def _resolve_unit(a) -> tuple:
     """``(algorithm, note)``: ``--unit`` picks the algorithm (and makes --epsilon the whole run's budget); else
@@ -295,8 +261,8 @@ def _resolve_unit(a) -> tuple:
         raise DPTopicError(refusal)
     if a.epsilon is None:
         raise DPTopicError(f"--unit {a.unit} needs --epsilon, the privacy budget of the whole run (and --delta).")
-    from ..advice import train_refusal_error
-    from ..models.by_unit import WORD_ITERATIONS, trainer_for_unit
+    from ..advice import train_refusal_error  # read on use: the CLI's start-up stays light
+    from ..models.by_unit import WORD_ITERATIONS, trainer_for_unit  # loads numba/numpy: not at the CLI's start-up
 
     # one rule with dptopic.for_unit and dptopic recommend: what the unit's trainer cannot spend or reach is refused
     # (an epsilon too small to reach: refused once the trainer's own settings are known, _check_document_budget,
@@ -340,8 +306,8 @@ def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
     """``--unit word``: a whole-run ``--epsilon`` that HDP-LDA's sampling alone overspends is refused in the flags of
     the command typed (the library's sentence names eps_I, the iterations and delta, which the user may never have
     given): what the budget buys, and what to give instead."""
-    from ..accounting.budget import hdp_iterations_within, smallest_hdp_budget
-    from ..advice import UNIT_EPSILON_MAX
+    from ..accounting.budget import hdp_iterations_within, smallest_hdp_budget  # read on use: the CLI's start-up stays light
+    from ..advice import UNIT_EPSILON_MAX  # read on use: the CLI's start-up stays light
 
     given = getattr(a, "_given", None) or frozenset()
     eps_i = a.epsilon_inherent if a.epsilon_inherent is not None else DEFAULT_EPSILON_INHERENT
@@ -366,15 +332,6 @@ def _refuse_word_budget_below_floor(a, n_iter: int) -> None:
                        f" at {at} and --epsilon {budget:g} {buys}; give {', or '.join(instead)}.")
 
 
-def _check_document_budget(model) -> None:
-    """A budget that no noise reaches is refused before the corpus is read: the library's pre-fit check, which reads
-    the model's release plan (:func:`dptopic.accounting.plan.refuse_unreachable`; the vocabulary is not known yet, so
-    DocDPCooccurrence's plan is its two releases)."""
-    from ..accounting.plan import refuse_unreachable
-
-    refuse_unreachable(model)
-
-
 def train_flag_names(a) -> dict:
     """The names for :func:`~dptopic.cli._flags.flag_errors`: the library's parameter names as the flags of this
     ``train`` run (``--algorithm``/``--unit`` already resolved)."""
@@ -392,19 +349,6 @@ def train_flag_names(a) -> dict:
     return names
 
 
-def _hdp_epsilon_line(model, a, console) -> None:
-    """hdp: the total per word and its per-iteration component, said in one line (``--epsilon`` once meant eps_L)."""
-    eps_l = getattr(model, "epsilon_laplace_", None)
-    if a.algorithm != "hdp" or eps_l is None or not isinstance(model.privacy_, dict):
-        return
-    from ..accounting.card import epsilon_text
-
-    eps = model.privacy_.get("epsilon")
-    if eps is not None:
-        console.print(f"[bold]hdp[/]: epsilon = {epsilon_text(eps)} per word in total (epsilon_laplace = {eps_l:g} per"
-                      " iteration)")
-
-
 def cmd_train(a):
     console = make_console()
     if getattr(a, "budget", None) is not None:
@@ -414,7 +358,6 @@ def cmd_train(a):
     algorithm, unit_note = _resolve_unit(a)
     # the flags as read, with the algorithm --unit chose (a new namespace: the parsed flags stay as given)
     r = argparse.Namespace(**{**vars(a), "algorithm": algorithm})
-    from .budget import training_ledger
 
     with flag_errors(train_flag_names(r)), training_ledger(r):    # the dataset's ledger (docs/budget.md)
         _train(r, console, unit_note)
@@ -424,7 +367,7 @@ def _train(a, console, unit_note=None):
     """Check the flags, map them to ``dptopic.train``'s parameters, call it and print what it returns."""
     _refuse_foreign_flags(a)
     if getattr(a, "secure", False) is True:   # once the flags are known to apply, before any corpus is read
-        from ..mechanisms.laplace import require_opendp
+        from ..mechanisms.laplace import require_opendp  # read on use: the CLI's start-up stays light
 
         _resolve_seed(a)        # --secure with --seed: that refusal first
         require_opendp()
@@ -432,7 +375,6 @@ def _train(a, console, unit_note=None):
         console.print(unit_note)
     check_out(a)
     if a.algorithm in ("lp", "olp", "ldp-doc"):
-        from .local import train_local
 
         return train_local(a, console)
     shards = shard_dir(a.corpus) if a.corpus is not None else None
@@ -454,12 +396,13 @@ def _train(a, console, unit_note=None):
     epsilon, delta = params.pop("epsilon", None), params.pop("delta", None)
     model = build_model(a.algorithm, unit=a.unit, epsilon=epsilon, delta=delta, **params)  # bad parameters first
     if a.algorithm in _DOC:
-        _check_document_budget(model)
-    from .svi import read_public_corpus
+        from ..accounting.plan import refuse_unreachable  # loads numpy: not at the CLI's start-up
+
+        refuse_unreachable(model)    # a budget no noise reaches: refused before the corpus is read
 
     public = read_public_corpus(a)      # every input read and checked before the first release
     if shards is not None:
-        from ..backends import training_source
+        from ..backends import training_source  # loads numba/numpy: not at the CLI's start-up
 
         source, vocab = training_source(shards), None      # a bad shard folder is refused before a cluster starts
     else:
@@ -479,83 +422,25 @@ def _train(a, console, unit_note=None):
             vocabulary_policy=getattr(a, "vocabulary_policy", None), public_corpus=public, seed=params["seed"],
             backend=backend, client=client, names=names, user_epsilon=getattr(a, "user_budget", None),
             callback=lambda step, res: _say_step(step, res, a, console))
-    _print_result(result, a, console)
+    print_training_result(result, console, save_metrics=a.save_metrics,
+                          show_unsupported=getattr(a, "show_unsupported", False))
 
 
 def _say_step(step: str, result, a, console) -> None:
-    """What the command prints as the run goes (the library's steps)."""
-    model = result.model
     if step == "checked":
         say_reading(a)          # before the first step that spends or trains, once the input is known good
-    elif step == "vocabulary" and result.vocabulary_event is not None:
-        eps_v, delta_v = a.private_vocabulary
-        console.print(f"[bold]private vocabulary[/]: {result.corpus.vocab_size} words by DP set union"
-                      f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {getattr(a, 'vocabulary_policy', None) or 'gaussian'}"
-                      " policy)")
-    elif step == "split" and result.corpus is None:     # a shard folder
-        s = result.train
-        console.print(f"[bold]corpus[/]: {len(s.paths)} shards, {s.n_docs} documents, {s.n_tokens} tokens,"
-                      f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)")
-    elif step == "split":
-        from ..models import CDPLDA, HDPLDA
-        from ..models.by_unit import split_by
-
-        # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
-        word_level = isinstance(model, (HDPLDA, CDPLDA)) and a.private_vocabulary is None
-        by = split_by(model)
-        test = None if result.test is None else argparse.Namespace(n_docs=result.test.n_docs + result.held_out_copies)
-        console.print(corpus_line(result.corpus, result.train, test, model.is_private, word_level,
-                                  saved=bool(a.save_metrics),
-                                  split=by if a.algorithm not in SVI_ALGORITHMS + _DOC or by == "person" else None))
-        _copies_note(result, console)
-    elif step == "pad_length":
-        console.print(result.notes[-1].replace("note:", "[bold yellow]note[/]:", 1), markup=True)
-
-
-def _print_result(result, a, console) -> None:
-    """The topics, the held-out metrics (outside the guarantee), the privacy report, where the model was saved."""
-    model = result.model
-    print_topics(model, 10, console=console, show_unsupported=getattr(a, "show_unsupported", False))
-    variational = a.algorithm in SVI_ALGORITHMS + _DOC
-    if result.metrics:
-        if variational:
-            from .svi import print_svi_metrics
-
-            print_svi_metrics(model, console, saved=a.save_metrics or not model.is_private)
-        else:
-            _print_metrics(model, console, saved=a.save_metrics or not model.is_private)
-    _hdp_epsilon_line(model, a, console)
-    if variational:
-        from .svi import print_svi_privacy
-
-        print_svi_privacy(model.privacy_, console)
     else:
-        print_privacy(model.privacy_, console)
-    if a.save_metrics and not model.is_private:
-        console.print("note: --save-metrics changes nothing here: a model trained without privacy always saves its metrics.")
-    console.print(f"model written to [bold]{result.path}[/]")
-
-
-def _copies_note(result, console) -> None:
-    """How many held-out documents were left out as copies of training documents (an exact count of the private
-    corpus under a private model: labelled)."""
-    if result.held_out_copies:
-        console.print(f"held-out: {result.held_out_copies} of the {result.test.n_docs + result.held_out_copies}"
-                      " held-out documents repeat a training document and are left out of the evaluation"
-                      + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
-                         " saved)[/]" if result.model.is_private else ""))
+        print_training_step(step, result, console, private_vocabulary=a.private_vocabulary,
+                            vocabulary_policy=getattr(a, "vocabulary_policy", None), save_metrics=a.save_metrics)
 
 
 def register(sub) -> None:
-    from ._train_help import PLAIN, add_help
 
     t = sub.add_parser("train", help="train a topic model, evaluate it and save it", description=PLAIN,
                        add_help=False)
     add_help(t, flag_shown, unit_algorithm_refusal)    # the options of the trainer chosen: 'train --algorithm X --help'
     add_train_arguments(t)
     t.set_defaults(func=cmd_train)
-    from .demo import register as register_demo
-    from .topics import register as register_topics
 
     register_demo(sub)
     register_topics(sub)

@@ -65,6 +65,28 @@ def domain_size(vocab_size: int) -> int:
     return n_pairs(vocab_size) + 1
 
 
+REPORT_ITEM_BYTES = 4
+"""Bytes of one item of a document-level report (a uint32)."""
+
+
+def report_size(vocab_size: int, epsilon: float, limit: float) -> tuple:
+    """``(bytes, epsilon_min, vocab_max)``: the bytes of one document's report over ``vocab_size`` words at
+    ``epsilon`` (k-subset selection sends about V(V+1)/2 / (e^epsilon + 1) word pairs), the smallest epsilon (2
+    decimals, rounded up) and the largest vocabulary at ``epsilon`` whose reports stay within ``limit`` bytes (both
+    None when the report already does). Public settings only: a forecast made before randomizing."""
+    def size(v, eps):
+        return REPORT_ITEM_BYTES * subset_size(domain_size(v), eps)
+
+    per_doc = size(vocab_size, epsilon)
+    if per_doc <= limit:
+        return per_doc, None, None
+    eps_min = math.ceil(100 * math.log(REPORT_ITEM_BYTES * domain_size(vocab_size) / limit - 1)) / 100
+    while size(vocab_size, eps_min) > limit:
+        eps_min += 0.01
+    v_max = next((v for v in range(vocab_size - 1, 1, -1) if size(v, epsilon) <= limit), 2)
+    return per_doc, eps_min, v_max
+
+
 def pair_index(i, j, vocab_size: int):
     """Index of the pair ``{i, j}`` (``i <= j`` after sorting) in ``[0, V(V+1)/2)``: the upper triangle with its
     diagonal, row after row."""

@@ -125,6 +125,12 @@ class Trainer:
         return COMMON_FLAGS.get(parameter, "--" + parameter.replace("_", "-"))
 
     @property
+    def spends_budget(self) -> bool:
+        """Whether its fit spends a privacy budget on the data it is given (a central private trainer: each fit is
+        charged to its dataset's ledger, and a refit spends again); LocalDocumentLDA's is post-processing of reports."""
+        return bool(self.cls._spends_budget)      # the estimators' own class fact (models/base.py)
+
+    @property
     def private(self) -> bool:
         """Whether it claims a guarantee."""
         return bool(self.units)

@@ -1,5 +1,5 @@
-"""The figures ``dptopic demo`` writes beside its models (``--out`` + ``-figures``): the top words of the model it leads
-with, as bars, and the topic quality against epsilon that the shipped utility table measured (``utility_table.json``).
+"""The figures ``dptopic demo`` writes beside its models (its ``out`` folder + ``-figures``): the top words of the
+model it leads with, as bars, and the topic quality against epsilon that the shipped utility table measured (``utility_table.json``).
 
 Both are drawn from released topics and published measurements only, so they are covered by the model's guarantee
 (post-processing) or by none being needed; nothing here reads the paragraphs."""
@@ -8,42 +8,40 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .._io import check_output_folder, mark_output_folder, save_fig
+from ..models.registry import TRAINERS
+
 FIGURES_SUFFIX = "-figures"
 COMMAND = "demo"
 TOPICS_SHOWN = 8
 WORDS_SHOWN = 8
-TRAINER_NAMES = {"docdp-cooc": "DocDPCooccurrence (the document-level default)", "docdp": "DocDPEM", "svi": "DP-SVI",
-                 "hdp": "HDP-LDA"}
 CORPUS_NAMES = {"sotu": "State of the Union (this demo's corpus)", "20newsgroups": "20 Newsgroups"}
 CURVE_CORPORA = {"sotu": "-", "20newsgroups": "--"}
 """The corpora of the table drawn, and their line styles."""
 Y_RANGE = (-0.3, 1.05)
 
 
-def figures_dir(a) -> Path:
-    return Path(str(a.out).rstrip("/\\") + FIGURES_SUFFIX)
+def figures_dir(out) -> Path:
+    """The figures' folder beside the model folder ``out``."""
+    return Path(str(out).rstrip("/\\") + FIGURES_SUFFIX)
 
 
-def check_figures_out(a) -> Path:
-    """The figures' folder, checked before any work by the ``--out`` rule for a folder of results (new, empty, or with
-    ``--overwrite`` one a demo wrote)."""
-    from .._io import check_output_folder
-
-    return check_output_folder(figures_dir(a), overwrite=a.overwrite, what="demo figures", command=COMMAND)
+def check_figures_out(out, overwrite: bool = False) -> Path:
+    """The figures' folder, checked before any work by the rule for a folder of results (new, empty, or with
+    ``overwrite`` one a demo wrote)."""
+    return check_output_folder(figures_dir(out), overwrite=overwrite, what="demo figures", command=COMMAND)
 
 
-def write_demo_figures(a, model, marks: dict) -> list[Path]:
+def write_demo_figures(out, model, marks: dict) -> list[Path]:
     """Write ``topics.png`` (``model``'s top words) and ``quality_vs_epsilon.png`` (the shipped table, with the
     epsilons of ``marks``, ``{unit: epsilon}`` of the demo's models, marked) into the figures' folder; returns their
     paths."""
-    import matplotlib
+    import matplotlib  # heavy: not loaded at the CLI's start-up
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: not loaded at the CLI's start-up
 
-    from .._io import mark_output_folder, save_fig
-
-    out = figures_dir(a)
+    out = figures_dir(out)
     mark_output_folder(out, COMMAND)
     paths = []
     unit = model.privacy_["unit"]
@@ -60,7 +58,7 @@ def write_demo_figures(a, model, marks: dict) -> list[Path]:
 
 
 def _topic_bars(plt, model, epsilon: float, unit: str):
-    import numpy as np
+    import numpy as np  # heavy: not loaded at the CLI's start-up
 
     phi = np.asarray(model.components_, dtype=np.float64)
     phi = phi / phi.sum(axis=1, keepdims=True)
@@ -86,16 +84,16 @@ def _topic_bars(plt, model, epsilon: float, unit: str):
 
 
 def _quality_curve(plt, marks: dict):
-    from matplotlib.ticker import NullFormatter, ScalarFormatter
+    from matplotlib.ticker import NullFormatter, ScalarFormatter  # heavy: not loaded at the CLI's start-up
 
-    from ..advice import TABLE, USEFUL_RATIO
+    from ..advice import TABLE, USEFUL_RATIO  # advice reads the estimators: only when a figure is drawn
 
     table = json.loads(TABLE.read_text("utf-8"))
     rows = [r for r in table["rows"] if r["corpus"] in CURVE_CORPORA]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
     for ax, level in zip(axes, ("document", "word")):
         mine = [r for r in rows if r["unit"] == level]
-        trainers = sorted({r["trainer"] for r in mine}, key=list(TRAINER_NAMES).index)
+        trainers = sorted({r["trainer"] for r in mine}, key=list(TRAINERS).index)
         for i, trainer in enumerate(trainers):
             for corpus, style in CURVE_CORPORA.items():
                 pts = sorted((r["epsilon"], r["npmi_ratio"]) for r in mine
@@ -104,7 +102,7 @@ def _quality_curve(plt, marks: dict):
                     continue
                 low = any(y < Y_RANGE[0] for _, y in pts)
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", ms=4, color=f"C{i}",
-                        label=f"{TRAINER_NAMES.get(trainer, trainer)}, {CORPUS_NAMES[corpus]}"
+                        label=f"{_trainer_name(trainer)}, {CORPUS_NAMES[corpus]}"
                               + (" (some points below the axis)" if low else ""))
         ax.axhline(USEFUL_RATIO, color="grey", lw=0.8, ls=":")
         ax.text(0.99, USEFUL_RATIO, f"useful from {USEFUL_RATIO:g} ", color="grey", fontsize=8, va="top", ha="right",
@@ -132,3 +130,11 @@ def _quality_curve(plt, marks: dict):
                  f" ({table.get('source', '')})", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _trainer_name(name: str) -> str:
+    """A trainer of the table as the legend names it: its class, and which unit it is the default of."""
+    t = TRAINERS.get(name)
+    if t is None:
+        return name
+    return t.class_name + (f" (the {t.default_for[0]}-level default)" if t.default_for else "")

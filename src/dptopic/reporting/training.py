@@ -1,0 +1,197 @@
+"""A training run as terminal text: the held-out figures (outside the guarantee where a private model's), the notes of
+each step of :func:`dptopic.train` and what it returns (what ``dptopic train`` and ``dptopic demo`` print).
+
+Light at import, as :mod:`.terminal`: what a function reads from the library is imported inside it.
+"""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+from .terminal import corpus_line, print_privacy, print_topics
+
+_SAVED = {True: "saved in model.json, labelled as such.",
+          False: "not saved (pass --save-metrics to save them, labelled as such)."}
+
+
+def umass_text(v) -> str:
+    """Mimno's UMass sum for the terminal: "undefined" when every topic has a ranked top word in no held-out
+    document (the mean over the others otherwise)."""
+    return "undefined (top words absent from the held-out documents)" if v is None or math.isnan(v) else f"{v:.3f}"
+
+
+def print_metrics(model, console, baseline=None, saved=True) -> None:
+    """The held-out figures of a Gibbs trainer (``model.metrics_``), beside a non-private ``baseline``'s."""
+    m = model.metrics_
+    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
+                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
+    console.print(f"[bold]held-out perplexity[/]: {m['perplexity_completion']:.1f} (document completion), "
+                  f"{m['perplexity_paper']:.1f} (paper mode)   [bold]held-out UMass coherence[/] (top 10, Mimno's"
+                  f" sum): {umass_text(m['umass_coherence_top10'])}"
+                  + (f" (over {m['umass_topics_scored']} of {model.n_topics} topics: the others' top words are absent"
+                     " from the held-out documents)" if "umass_topics_scored" in m and m["umass_topics_scored"] else ""))
+    if model.is_private:
+        console.print("[yellow]NPMI, perplexity and UMass are computed on held-out documents of the private corpus:"
+                      " outside the guarantee (diversity reads only the released topics);[/] " + _SAVED[bool(saved)])
+    if baseline is not None:
+        console.print(f"[bold]non-private reference[/]: NPMI {baseline['npmi_top10']:.3f} (ratio"
+                      f" {m['npmi_top10'] / baseline['npmi_top10']:.2f}), diversity"
+                      f" {baseline['topic_diversity_top25']:.3f}, perplexity {baseline['perplexity_completion']:.1f}"
+                      f" (completion), UMass {umass_text(baseline['umass_coherence_top10'])}")
+
+
+def print_variational_metrics(model, console, saved: bool) -> None:
+    """The held-out figures of the variational and document-level trainers (``model.metrics_``), a private model's
+    labelled outside the guarantee."""
+    m = model.metrics_
+    console.print(f"[bold]held-out NPMI[/] (top 10, boolean documents): {m['npmi_top10']:.3f}   [bold]topic"
+                  f" diversity[/] (top 25): {m['topic_diversity_top25']:.3f}")
+    # the mode named, as 'dptopic evaluate --mode paper' computes it for this model
+    bound = hasattr(model, "lambda_")
+    mode = ("paper mode: the variational bound with the topics fixed, Hoffman et al. 2010 eq. 16" if bound
+            else "paper mode: fold-in Gibbs sampling under the released topics")
+    console.print(f"[bold]held-out per-word perplexity{' bound' if bound else ''}[/]: {m['perplexity_bound']:.1f}"
+                  f" ({mode}, as 'dptopic evaluate --mode paper'"
+                  + ("; [yellow]outside the guarantee[/])" if model.is_private else ")"))
+    if model.is_private:    # diversity reads only the released topics; NPMI and perplexity read private documents
+        console.print("[yellow]the NPMI and perplexity are computed on held-out documents of the private corpus:"
+                      " outside the guarantee;[/] " + _SAVED[bool(saved)])
+
+
+def print_variational_privacy(rep: dict, console) -> None:
+    """DP-SVI's card, then its noise and the other accountants' figures for the same noise."""
+    print_privacy(rep, console)
+    if not rep.get("private"):
+        return
+    p = rep["parameters"]
+    console.print(f"noise multiplier {p['noise_multiplier']:.4g}, sampling rate {p['sampling_rate']:g},"
+                  f" {p['steps']} steps, L2 sensitivity {p['l2_sensitivity']:g}")
+    if "epsilon_moments_accountant" not in rep:
+        return
+    from ..accounting.card import epsilon_text      # the card's accountants: not on the command line's start-up path
+
+    ma = rep.get("epsilon_moments_accountant_paper")
+    sc = rep.get("epsilon_strong_composition")
+    console.print("for comparison (same noise): moments accountant as in Park et al.'s code "
+                  + ("n/a (sigma < 1 or q >= 1/(16 sigma))" if ma is None else f"eps = {epsilon_text(ma)}")
+                  + f"; orders 1..64: eps = {epsilon_text(rep['epsilon_moments_accountant'])}; strong composition"
+                  + " baseline: " + ("n/a" if sc is None else f"eps = {epsilon_text(sc)}"))
+    og = rep.get("outside_guarantee", {})
+    if og.get("clipped_fraction") is not None:
+        console.print(f"clipped documents: {100 * og['clipped_fraction']:.1f}% (outside the guarantee: computed from"
+                      " the private documents; not saved)")
+
+
+def copies_note(result, console) -> None:
+    """How many held-out documents were left out as copies of training documents (an exact count of the private
+    corpus under a private model: labelled)."""
+    if result.held_out_copies:
+        console.print(f"held-out: {result.held_out_copies} of the {result.test.n_docs + result.held_out_copies}"
+                      " held-out documents repeat a training document and are left out of the evaluation"
+                      + (" [yellow](exact counts of the private corpus: outside the guarantee; shown here, not"
+                         " saved)[/]" if result.model.is_private else ""))
+
+
+def _variational(model) -> bool:
+    """Whether the model's held-out figures are the variational ones (svi, online-vb, the document-level trainers)."""
+    from ..models.registry import trainer_of    # reads the estimator classes: not at the command line's start-up
+
+    t = trainer_of(model)
+    return t is not None and (t.name in ("svi", "online-vb") or {"document", "user"} <= set(t.units))
+
+
+def print_training_step(step: str, result, console, *, private_vocabulary=None, vocabulary_policy=None,
+                        save_metrics: bool = False) -> None:
+    """What a front door prints as :func:`dptopic.train` goes (its ``callback``): the private vocabulary, the
+    corpus's sizes and split, the held-out copies, FedLDA's pad-length note."""
+    from ..models.by_unit import split_by    # the estimators: read when a run prints, not at start-up
+
+    model = result.model
+    if step == "vocabulary" and result.vocabulary_event is not None:
+        eps_v, delta_v = private_vocabulary
+        console.print(f"[bold]private vocabulary[/]: {result.corpus.vocab_size} words by DP set union"
+                      f" (eps_V={eps_v:g}, delta_V={delta_v:g}, {vocabulary_policy or 'gaussian'} policy)")
+    elif step == "split" and result.corpus is None:     # a shard folder
+        s = result.train
+        console.print(f"[bold]corpus[/]: {len(s.paths)} shards, {s.n_docs} documents, {s.n_tokens} tokens,"
+                      f" V={s.vocab_size}; held-out evaluation skipped (run 'dptopic evaluate' on a test corpus)")
+    elif step == "split":
+        from ..models import CDPLDA, HDPLDA     # the estimator classes: as above
+
+        # sizes are public under word-level DP, unless a private vocabulary (a document-level guarantee) is composed in
+        word_level = isinstance(model, (HDPLDA, CDPLDA)) and private_vocabulary is None
+        by = split_by(model)
+        test = None if result.test is None else SimpleNamespace(n_docs=result.test.n_docs + result.held_out_copies)
+        console.print(corpus_line(result.corpus, result.train, test, model.is_private, word_level,
+                                  saved=bool(save_metrics),
+                                  split=by if not _variational(model) or by == "person" else None))
+        copies_note(result, console)
+    elif step == "pad_length":
+        console.print(result.notes[-1].replace("note:", "[bold yellow]note[/]:", 1), markup=True)
+
+
+def _hdp_epsilon_line(model, console) -> None:
+    """HDP-LDA: the total per word and its per-iteration component, said in one line (``--epsilon`` once meant
+    eps_L)."""
+    eps_l = getattr(model, "epsilon_laplace_", None)
+    if eps_l is None or not isinstance(model.privacy_, dict) or model.privacy_.get("epsilon") is None:
+        return
+    from ..accounting.card import epsilon_text      # the card's accountants: not at start-up
+
+    console.print(f"[bold]hdp[/]: epsilon = {epsilon_text(model.privacy_['epsilon'])} per word in total"
+                  f" (epsilon_laplace = {eps_l:g} per iteration)")
+
+
+def print_training_result(result, console, *, save_metrics: bool = False, show_unsupported: bool = False) -> None:
+    """The topics, the held-out metrics (outside the guarantee), the privacy card, where the model was saved."""
+    model = result.model
+    print_topics(model, 10, console=console, show_unsupported=show_unsupported)
+    variational = _variational(model)
+    saved = save_metrics or not model.is_private
+    if result.metrics:
+        (print_variational_metrics if variational else print_metrics)(model, console, saved=saved)
+    _hdp_epsilon_line(model, console)
+    (print_variational_privacy if variational else print_privacy)(model.privacy_, console)
+    if save_metrics and not model.is_private:
+        console.print("note: --save-metrics changes nothing here: a model trained without privacy always saves its"
+                      " metrics.")
+    console.print(f"model written to [bold]{result.path}[/]")
+
+
+def word_level_guarantee(rep: dict, document_epsilon=None) -> str:
+    """The word-level model's guarantee in one sentence, with its per-paragraph figure (group privacy: the card's
+    examples, no statistic of the paragraphs) and, beside a document-level model's ``document_epsilon``, how the two
+    compare."""
+    from ..accounting.card import epsilon_text  # the card's accountants: not at the command line's start-up
+
+    per = rep.get("per_document") if isinstance(rep.get("per_document"), dict) else {}
+    ex = per.get("examples") if isinstance(per.get("examples"), dict) else {}
+    shown = ", ".join(f"{e:,.0f} for a paragraph of {L} words" for L, e in list(ex.items())[:2])
+    pure = per.get("epsilon_per_word")
+    return (f"[bold]GUARANTEE[/] (word level): epsilon = {epsilon_text(rep['epsilon'])} at delta = {rep['delta']:g} per"
+            " word (one word replaced); per paragraph, by group privacy, L times "
+            + (f"{epsilon_text(pure)} (pure DP, delta = 0)" if pure else "that")
+            + (f": {shown}" if shown else "")
+            + (f": far weaker than the document-level model above (epsilon ="
+               f" {epsilon_text(document_epsilon)} per whole paragraph)" if document_epsilon is not None else ""))
+
+
+def print_local_result(result, console, *, batch_size=None, seeded: bool = False) -> None:
+    """A model trained on local reports (LP-LDA, OLP-LDA, LocalDocumentLDA): its stream of mini-batches (OLP-LDA,
+    ``batch_size``), topics, card, guarantee per word and per document, and where it was saved."""
+    from ..accounting.card import epsilon_text  # the card's accountants: not at the command line's start-up
+
+    model, p = result.model, result.model.privacy_
+    if batch_size is not None:
+        console.print(f"[bold]stream[/]: {model.n_batches_} mini-batches of up to {batch_size} reports")
+    print_topics(model, 10, console=console)
+    print_privacy(p, console)
+    if "epsilon_word" not in p:     # document-level reports
+        console.print(f"eps_doc = {epsilon_text(p['epsilon_doc'])} for any two documents of a contributor; every"
+                      " server step is post-processing.")
+    else:
+        console.print(f"eps_word = {epsilon_text(p['epsilon_word'])} ({p['epsilon_word_relation']}); eps_doc ="
+                      f" {epsilon_text(p['epsilon_doc'])} (any two documents). Server steps are post-processing.")
+    if seeded:
+        console.print("[yellow]note[/]: --seed only fixes the server's post-processing; it is not saved.")
+    console.print(f"model written to [bold]{result.path}[/]")
