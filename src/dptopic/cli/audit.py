@@ -65,7 +65,7 @@ def _audit_corpus(a, model):
         if vocab is None:
             corpus = corpus_from_args(a)
             if a.max_vocab is None:     # the value used: train's default cut for a vocabulary built from text
-                cut = getattr(corpus, "_vocabulary_cut", None)
+                cut = getattr(corpus, "vocabulary_cut", None)
                 if cut:
                     cuts["max_vocab"] = cut["max_vocab"]
                 elif not _prepared(a):

@@ -414,6 +414,12 @@ class Corpus:
         return len(self.vocabulary)
 
     @property
+    def vocabulary_cut(self) -> dict | None:
+        """What a default ``max_vocab`` left out when the vocabulary was built from text (``max_vocab``, ``words``,
+        ``tokens_read``), or None when it left nothing out."""
+        return None if self._vocabulary_cut is None else dict(self._vocabulary_cut)
+
+    @property
     def doc_lengths(self) -> np.ndarray:
         return np.diff(self.doc_ptr)
 
