@@ -271,6 +271,18 @@ def corpus_from_args(a):
 
 
 
+def moved(names: dict):
+    """A module ``__getattr__`` (PEP 562) for names that moved to the library (``{"old": "dptopic.pkg.mod:new"}``): an
+    old import keeps working, and the library module (which may load numpy) loads only when one is read."""
+    def __getattr__(name):
+        if name not in names:
+            raise AttributeError(f"module has no attribute {name!r}")
+        module, _, attr = names[name].partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    return __getattr__
+
+
 class ExitStatus(int):
     """What a command function returns to end with a status of its own (``privacy verify``'s 3); any other return
     value is ignored and a command that returns ends with 0."""

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..attacks.audit import (COVERAGE_LIMIT, FREQUENCY_CUT_OVERLAP, MAX_SHADOWS, OLD_NAMES,  # noqa: F401 (old homes)
-                             ONE_RUN_CANARIES, PERSON_DOCUMENTS, RELEASE_CANARIES, SETTING_KEYS, check_renamed,
-                             model_reading, scale_note)
-from ..attacks.audit import parse_settings as parse_set  # noqa: F401 (its old name)
 from ..errors import DPTopicError
-from ._common import add_corpus_args, corpus_from_args, make_console, print_table, user_args
+from ._common import add_corpus_args, corpus_from_args, make_console, moved, print_table, user_args
 from ._flags import CORPUS_FLAGS, flag_errors
+
+# copies of dptopic.attacks.audit's bounds, for the help (importing it loads numpy, which start-up must not)
+COVERAGE_LIMIT, MAX_SHADOWS, ONE_RUN_CANARIES = 0.10, 10_000, 200
+# the old homes of names that moved to dptopic.attacks.audit
+__getattr__ = moved({**{n: f"dptopic.attacks.audit:{n}" for n in (
+    "FREQUENCY_CUT_OVERLAP", "OLD_NAMES", "PERSON_DOCUMENTS", "RELEASE_CANARIES", "SETTING_KEYS", "check_renamed",
+    "model_reading", "scale_note")}, "parse_set": "dptopic.attacks.audit:parse_settings"})
 
 # how the library's audit settings are written on this command line
 NAMES = {k: "--" + k.replace("_", "-") for k in ("algorithm", "topics", "iterations", "alpha", "beta", "epsilon",
                                                   "delta", "confidence", "seed", "shadows", "targets", "canaries",
                                                   "canary_length", "canary_documents")}
-_FLAG_KEYS = SETTING_KEYS
 
 
 def _trainer_from_args(a):
@@ -45,6 +47,8 @@ def _prepared(a) -> bool:
 
 
 def _model_reading(model, a) -> dict:
+    from ..attacks.audit import model_reading      # deferred: the attacks load numpy
+
     return model_reading(model, _prepared(a))
 
 
@@ -239,6 +243,7 @@ def _corpus_record(a, read: dict) -> dict:
 
 
 def _audit(a):
+    # deferred: the attacks and _io's bundles load numpy, which the command line's start-up must not
     from .. import attacks
     from .._io import check_output_folder, refuse_other_writer
     from ..attacks import audit as run
@@ -275,7 +280,7 @@ def _audit(a):
         console.print(f"[bold]audit[/] (one-run design, scored on the release): {head} {m:,} canary {unit}s"
                       + (f" of {K} documents" if unit == "person" else "")
                       + ", each included by a fair coin; one model trained")
-    scale = scale_note(corpus.n_docs, procedure.model, "lira" if design == "lira" else "one-run")
+    scale = run.scale_note(corpus.n_docs, procedure.model, "lira" if design == "lira" else "one-run")
     console.print(f"note: {scale}")
     if coverage:
         console.print(f"[yellow]note: {coverage}[/]")

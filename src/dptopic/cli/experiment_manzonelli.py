@@ -5,9 +5,19 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..attacks.audit import MAX_SHADOWS
-from ..attacks.audit import parse_settings as parse_set
-from ..experiments.manzonelli_lira import NOT_RESOLVED, tpr_text as _tpr  # noqa: F401 (old homes)
+from ._common import moved
+from .audit import MAX_SHADOWS
+
+# old homes (the library loads numpy, which the command line's start-up must not)
+__getattr__ = moved({"NOT_RESOLVED": "dptopic.experiments.manzonelli_lira:NOT_RESOLVED",
+                     "_tpr": "dptopic.experiments.manzonelli_lira:tpr_text"})
+
+
+def parse_set(items, flag):
+    """``--dp-set NAME=VALUE`` (:func:`dptopic.attacks.audit.parse_settings`)."""
+    from ..attacks.audit import parse_settings     # deferred: the attacks load numpy
+
+    return parse_settings(items, flag)
 from ._common import (_int_arg, jobs_int, epsilon_budget, epsilon_value, load_corpus, make_console, positive_float, positive_int,
                       unit_interval)
 

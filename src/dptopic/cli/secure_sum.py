@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from ..errors import DPTopicError
-from ..service.secure_client import person_bow  # noqa: F401 (its old home)
-from ..service.secure_client import state_path as secure_state_path  # noqa: F401 (its old name)
-from ..service.startup import SECURE_SUM_PEOPLE  # noqa: F401 (its old home)
-from ..service.startup import secure_sum_recommendation as recommend_note  # noqa: F401 (its old name)
+from ._common import moved
+
+# old homes and names (the service loads numpy, which the command line's start-up must not)
+__getattr__ = moved({"person_bow": "dptopic.service.secure_client:person_bow",
+                     "secure_state_path": "dptopic.service.secure_client:state_path",
+                     "SECURE_SUM_PEOPLE": "dptopic.service.startup:SECURE_SUM_PEOPLE",
+                     "recommend_note": "dptopic.service.startup:secure_sum_recommendation"})
 
 
 def add_serve_flags(s) -> None:
@@ -60,7 +63,7 @@ def submit_secure_sum(a, cfg: dict) -> None:
     """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's."""
     from ..corpus import Vocabulary
     from ..service.client import DEFAULT_MAX_EPSILON, ServiceClient
-    from ..service.secure_client import take_part
+    from ..service.secure_client import person_bow, state_path, take_part
     from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console
 
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
@@ -68,7 +71,7 @@ def submit_secure_sum(a, cfg: dict) -> None:
         raise DPTopicError(f"the server asks for epsilon {cfg['secure_sum']['epsilon']:g} per person, above your"
                            f" --max-epsilon {limit:g}{' (the default)' if a.max_epsilon is None else ''}: nothing"
                            " computed or sent.")
-    state = secure_state_path(a.state, str(cfg.get("round_id")))
+    state = state_path(a.state, str(cfg.get("round_id")))
     corpus = load_corpus(a.corpus, a.format, None, a.text_field, None, vocabulary=Vocabulary(cfg["vocabulary"]),
                          stop_words=PUBLIC_VOCABULARY_DECIDES, vocab_flag=None, drop_empty=False)
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)

@@ -4,13 +4,15 @@ from __future__ import annotations
 import math
 
 from ..errors import DPTopicError
-from ..service.startup import (FED_DEFAULTS, check_body_limit, check_port_free, close_all,  # noqa: F401 (old homes)
-                               smallest_upload, warn_above_client_limit, warn_unreachable_vocabulary)
-from ..service.startup import need_service_extra as _need_service_extra  # noqa: F401 (its old name)
-from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, positive_float, positive_int,
-                      read_vocabulary, unit_interval)
+from ._common import (FORMATS, PUBLIC_VOCABULARY_DECIDES, _int_arg, load_corpus, make_console, moved, positive_float,
+                      positive_int, read_vocabulary, unit_interval)
 from ._flags import flag_errors
 from .results import MAX_RETRIES, MAX_TIMEOUT, _retries_arg, _timeout_arg
+
+# old homes of what moved to dptopic.service.startup (which loads numpy, as the command line's start-up must not)
+__getattr__ = moved({**{n: f"dptopic.service.startup:{n}" for n in (
+    "FED_DEFAULTS", "check_body_limit", "check_port_free", "close_all", "smallest_upload", "warn_above_client_limit",
+    "warn_unreachable_vocabulary")}, "_need_service_extra": "dptopic.service.startup:need_service_extra"})
 
 
 def _port(text: str) -> int:
@@ -35,8 +37,8 @@ def refuse_idle_flags(a) -> None:
 
 def build_config(a):
     """The :class:`~dptopic.service.ServiceConfig` of these flags (:func:`dptopic.service.startup.serve_config`)."""
-    from ..service.config import read_token_file
-    from ..service.startup import serve_config
+    from ..service.config import read_token_file        # deferred: the service loads numpy
+    from ..service.startup import FED_DEFAULTS, serve_config
 
     if getattr(a, "retired_fed_epsilon", None) is not None:     # a figure per entry is never read as a total
         raise DPTopicError("--fed-epsilon is gone: FedLDA's epsilon per reported entry is now --fed-epsilon-per-entry"
@@ -107,11 +109,11 @@ def _serve(a):
     cfg = build_config(a)
     startup.check_startup(cfg, a.fed_user_budget)
     # before the database is touched: a failed start creates nothing; the port stays held until the server listens
-    sockets = check_port_free(a.host, a.port, keep=True)
+    sockets = startup.check_port_free(a.host, a.port, keep=True)
     try:
         _serve_on(sockets, a, cfg, create_app)
     finally:
-        close_all(sockets)
+        startup.close_all(sockets)
 
 
 def _serve_on(sockets, a, cfg, create_app) -> None:
