@@ -14,7 +14,8 @@ COVERAGE_LIMIT, MAX_SHADOWS, ONE_RUN_CANARIES = 0.10, 10_000, 200
 # the old homes of names that moved to dptopic.attacks.audit
 __getattr__ = moved({**{n: f"dptopic.attacks.audit:{n}" for n in (
     "FREQUENCY_CUT_OVERLAP", "OLD_NAMES", "PERSON_DOCUMENTS", "RELEASE_CANARIES", "SETTING_KEYS", "check_renamed",
-    "model_reading", "scale_note")}, "parse_set": "dptopic.attacks.audit:parse_settings"})
+    "model_reading", "scale_note")}, "parse_set": "dptopic.attacks.audit:parse_settings",
+    "results_table": "dptopic.reporting.terminal:audit_results_table"})
 
 # how the library's audit settings are written on this command line
 NAMES = {k: "--" + k.replace("_", "-") for k in ("algorithm", "topics", "iterations", "alpha", "beta", "epsilon",
@@ -127,38 +128,6 @@ def _into_model(a, model):
     return corpus, model_corpus_note(model, corpus, reference, a.restrict), read
 
 
-def results_table(summaries: dict):
-    """The table of each attack's AUC (± its standard error) and TPR at low FPR; a TPR at an FPR below the resolution
-    of the non-member scores (fewer than 1/FPR of them) is shown as n/r."""
-    from rich.table import Table
-
-    models = any("auc_se_models" in s for s in summaries.values())
-    t = Table(title="Membership inference (higher = more leakage)",
-              caption="AUC ± its standard error over " + ("documents and shadow models" if models else
-                                                          "documents only (too few shadows for the models' part)")
-              + " (see docs/auditing.md)")
-    for col in ("attack", "AUC", "TPR@FPR=1%", "TPR@FPR=0.1%", "TPR@FPR=0"):
-        t.add_column(col, justify="right" if col != "attack" else "left", no_wrap=(col == "attack"),
-                     min_width=max(len(n) for n in summaries) if col == "attack" else None)
-    from ..attacks.metrics import resolvable
-
-    def tpr(s, f):
-        n = s.get("n_nonmembers")
-        if n is not None and not resolvable(n, f):  # no ROC point between FPR 0 and f: it would be the TPR at FPR 0
-            return "n/r"
-        return f"{s[f'tpr_at_fpr_{f:g}']:.3%}"
-
-    unresolved = False
-    for name, s in summaries.items():
-        row = [tpr(s, 0.01), tpr(s, 0.001)]
-        unresolved |= "n/r" in row
-        t.add_row(name, f"{s['auc']:.3f} ± {s['auc_se']:.3f}", *row, f"{s['tpr_at_fpr_0']:.3%}")
-    if unresolved:
-        t.caption += ("; n/r: fewer non-member scores than 1/FPR, so no threshold has an FPR between 0 and that rate"
-                      " (audit more documents or shadows to resolve it)")
-    return t
-
-
 _FLAG_KEYS = (("topics", ("n_topics", "n_components")), ("iterations", ("n_iter", "max_iter")), ("alpha", ("alpha",)),
               ("beta", ("beta", "eta")), ("delta", ("delta",)))
 
@@ -247,6 +216,7 @@ def _audit(a):
     from .. import attacks
     from .._io import check_output_folder, refuse_other_writer
     from ..attacks import audit as run
+    from ..reporting.terminal import audit_results_table, print_audit_summary
 
     console = make_console()
     _check_design_flags(a)
@@ -290,25 +260,14 @@ def _audit(a):
         res = run.audit_lira(corpus, procedure, shadows=a.shadows, targets=a.targets, jobs=a.jobs,
                              verbose=0 if a.quiet else 1, **common)
         written = run.write_audit(a.out, res.to_json(), lira=res)
-        print_table(console, results_table(res.summaries))
-        return _print_summary(console, res.to_json(), written)
+        print_table(console, audit_results_table(res.summaries))
+        return print_audit_summary(console, res.to_json(), written)
     if design == "one-run":
         doc = run.audit_one_run(corpus, procedure, canaries=a.canaries, canary_length=a.canary_length, **common)
     else:
         doc = run.audit_release(corpus, procedure, canaries=m, canary_unit=unit, canary_documents=K, **common)
     written = run.write_audit(a.out, doc)
-    _print_summary(console, doc, written)
-
-
-_STYLES = {"bound": "bold", "claim": "bold", "exceeds": "bold red", "consistent": "green", "verdict": "yellow"}
-
-
-def _print_summary(console, doc, written) -> None:
-    """The bound, the claim, the verdict and the notes of the audit's record (:func:`~dptopic.attacks.audit.summary_lines`)."""
-    from ..attacks.audit import summary_lines
-
-    for text, emphasis in summary_lines(doc, written):
-        console.print(text, style=_STYLES.get(emphasis), markup=False)
+    print_audit_summary(console, doc, written)
 
 
 def register(sub) -> None:
