@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import importlib
 import math
+import secrets
 import sys
 
 from ..errors import DPTopicError
@@ -78,7 +79,6 @@ def words_or(*keywords: str):
         return n
 
     return parse
-DEFAULT_MAX_VOCAB = 1000
 NO_VOCAB_CAP = 2**31 - 1  # max_vocab that keeps every word: corpus.corpus.NO_CAP (a copy: CLI imports stay light)
 
 
@@ -333,8 +333,6 @@ def experiment_seed(a, console) -> int:
     """The experiment's seed: ``--seed``, or a fresh one from the OS that is printed so the run can be
     repeated. Experiments are reproductions on public benchmark corpora; they release no model."""
     if a.seed is None:
-        import secrets
-
         a.seed = secrets.randbelow(2**31)
         console.print(f"seed {a.seed} (pass --seed {a.seed} to repeat this run)")
     return a.seed

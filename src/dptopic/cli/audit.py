@@ -6,7 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import DPTopicError
-from ._common import add_corpus_args, corpus_from_args, make_console, moved, print_table, user_args
+from ..reporting.terminal import audit_results_table, print_audit_summary
+from ._common import (DEFAULT_MAX_VOCAB, add_corpus_args, corpus_from_args, jobs_int, load_corpus, make_console, moved,
+                      positive_int, print_table, read_vocabulary, user_args)
 from ._flags import CORPUS_FLAGS, flag_errors
 
 # copies of dptopic.attacks.audit's bounds, for the help (importing it loads numpy, which start-up must not)
@@ -25,7 +27,7 @@ NAMES = {k: "--" + k.replace("_", "-") for k in ("algorithm", "topics", "iterati
 
 def _trainer_from_args(a):
     """The :class:`~dptopic.attacks.audit.AuditedProcedure` of ``--model`` or ``--algorithm``."""
-    from ..attacks.audit import parse_settings, saved_procedure, trainer_procedure
+    from ..attacks.audit import parse_settings, saved_procedure, trainer_procedure  # deferred: loads numpy
 
     if a.model is None:
         return trainer_procedure(a.algorithm, topics=a.topics, iterations=a.iterations, alpha=a.alpha, beta=a.beta,
@@ -58,7 +60,6 @@ def _audit_corpus(a, model):
     ``--model`` they are read into the saved model's vocabulary as ``dptopic evaluate`` reads them (only tokenised, in
     the vocabulary's own case), or in ``--vocabulary FILE`` restricted to the model's words; otherwise built from the
     corpus as ``train`` builds it. ``note`` says what the reading dropped (None when nothing)."""
-    from ._common import load_corpus, read_vocabulary
 
     vocab = read_vocabulary(a.vocabulary) if a.vocabulary else None
     cuts = {"max_vocab": a.max_vocab, "min_df": a.min_df, "max_df": a.max_df, "stop_words": a.stop_words,
@@ -74,8 +75,6 @@ def _audit_corpus(a, model):
                 if cut:
                     cuts["max_vocab"] = cut["max_vocab"]
                 elif not _prepared(a):
-                    from ._common import DEFAULT_MAX_VOCAB
-
                     cuts["max_vocab"] = DEFAULT_MAX_VOCAB
                 if cuts["max_vocab"] is not None:
                     cuts["max_vocab_is"] = "the default (no --max-vocab given)"
@@ -93,7 +92,7 @@ def _audit_corpus(a, model):
         return _into_model(a, model)
     reference = load_corpus(a.corpus, a.format, a.vocab, a.text_field, a.label_field, vocabulary=vocab,
                             stop_words=a.stop_words, lowercase=a.lowercase, **user_args(a))
-    from ..attacks.audit import restricted_to_model
+    from ..attacks.audit import restricted_to_model  # deferred: loads numpy
 
     corpus, note = restricted_to_model(model, reference, a.restrict, f"--vocabulary {a.vocabulary}", vocab.words)
     return corpus, note, {"read": f"in --vocabulary {a.vocabulary}, restricted to the model's"
@@ -103,9 +102,8 @@ def _audit_corpus(a, model):
 def _into_model(a, model):
     """The corpus read into the model's vocabulary, and whether it is a corpus the model could have been trained on
     (:func:`~dptopic.attacks.audit.model_corpus_note`)."""
-    from ..attacks.audit import check_coverage, model_corpus_note
+    from ..attacks.audit import check_coverage, model_corpus_note  # deferred: loads numpy
     from ..attacks.coverage import outside_vocabulary_share
-    from ._common import load_corpus
 
     read = {"read": "into the model's vocabulary, as 'dptopic evaluate' reads it"}
     n_model = len(model.vocabulary_)
@@ -138,10 +136,10 @@ def audit_flag_names(a) -> dict:
     saved model fixes them, so only the corpus flags are mapped."""
     names = {**CORPUS_FLAGS, "vocabulary": "--vocabulary"}
     if a.model is None and a.algorithm is not None:
-        from ..models import ALGORITHMS
+        from ..models import ALGORITHMS  # deferred: loads numpy
 
         if a.algorithm in ALGORITHMS:
-            from ..attacks.lira import guarantee_epsilon_parameter
+            from ..attacks.lira import guarantee_epsilon_parameter  # deferred: loads numpy
 
             key = guarantee_epsilon_parameter(a.algorithm)
             if key is not None:
@@ -216,7 +214,6 @@ def _audit(a):
     from .. import attacks
     from .._io import check_output_folder, refuse_other_writer
     from ..attacks import audit as run
-    from ..reporting.terminal import audit_results_table, print_audit_summary
 
     console = make_console()
     _check_design_flags(a)
@@ -271,8 +268,6 @@ def _audit(a):
 
 
 def register(sub) -> None:
-    from ._common import jobs_int, positive_int
-
     p = sub.add_parser("audit", help="attack shadow models retrained with a model's training procedure (LiRA) and"
                                      " compare with its privacy claim")
     src = p.add_mutually_exclusive_group()

@@ -2,8 +2,10 @@
 (docs/secure_sum.md)."""
 from __future__ import annotations
 
+import argparse
+
 from ..errors import DPTopicError
-from ._common import moved
+from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console, moved, positive_float, read_vocabulary
 
 # old homes and names (the service loads numpy, which the command line's start-up must not)
 __getattr__ = moved({"person_bow": "dptopic.service.secure_client:person_bow",
@@ -14,7 +16,6 @@ __getattr__ = moved({"person_bow": "dptopic.service.secure_client:person_bow",
 
 def add_serve_flags(s) -> None:
     """The secure sum's flags of ``dptopic serve``."""
-    from ._common import positive_float
 
     s.add_argument("--unit", choices=("user",), default=None,
                    help="--report-kind secure-sum: the privacy unit, user (one person's documents)")
@@ -36,9 +37,8 @@ def refuse_secure_flags(a) -> None:
 
 
 def serve_secure_sum(a) -> None:
-    from ..service import startup
+    from ..service import startup  # deferred: loads numpy
     from ..service.config import read_token_file
-    from ._common import make_console, read_vocabulary
 
     startup.need_service_extra()
     vocab = read_vocabulary(a.vocabulary)
@@ -61,10 +61,9 @@ def serve_secure_sum(a) -> None:
 
 def submit_secure_sum(a, cfg: dict) -> None:
     """``dptopic submit`` against a secure-sum server: every document of ``--corpus`` is this person's."""
-    from ..corpus import Vocabulary
+    from ..corpus import Vocabulary  # deferred: loads numpy
     from ..service.client import DEFAULT_MAX_EPSILON, ServiceClient
     from ..service.secure_client import person_bow, state_path, take_part
-    from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console
 
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
     if cfg["secure_sum"]["epsilon"] > limit * (1 + 1e-12):
@@ -89,7 +88,7 @@ def submit_secure_sum(a, cfg: dict) -> None:
 
 def maybe_submit_secure_sum(a) -> bool:
     """``dptopic submit``: True when the server runs a secure sum (and this took part in it)."""
-    from ..service.client import ServiceClient
+    from ..service.client import ServiceClient  # deferred: loads numpy
 
     try:    # one look: a server that does not answer is then the usual path's to report (with its retries)
         cfg = ServiceClient(a.server, timeout=a.timeout, retries=0).get_json("/v1/config")
@@ -102,8 +101,6 @@ def maybe_submit_secure_sum(a) -> bool:
 
 
 def _share(text: str) -> float:
-    import argparse
-
     try:
         v = float(text)
     except ValueError:
@@ -129,11 +126,10 @@ def register_experiment(esub) -> None:
 
 
 def cmd_experiment(a) -> None:
-    from ..corpus import Vocabulary
+    from ..corpus import Vocabulary  # deferred: loads numpy
     from ..service.client import ServiceClient
     from ..service.config import read_token_file
     from ..service.secure_client import secure_sum_experiment
-    from ._common import PUBLIC_VOCABULARY_DECIDES, load_corpus, make_console
 
     client = ServiceClient(a.server, retries=3)
     cfg = client.get_json("/v1/config")
