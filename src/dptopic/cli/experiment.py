@@ -57,10 +57,6 @@ def register_zhao_central(esub) -> None:
     t.set_defaults(func=cmd_topic_attack)
 
 
-def register_park_svi(esub) -> None:
-    register_svi_experiment(esub)
-
-
 # One registration function per paper's experiments, in the order --help lists them.
 from .experiment_manzonelli import check_classifier_mia_args, check_lira_args, register_manzonelli  # noqa: E402
 from .fed import register_fedlda_experiment  # noqa: E402
@@ -68,8 +64,8 @@ from .local import register_zhao_local  # noqa: E402
 from .secure_sum import register_experiment  # noqa: E402
 from .svi import register_svi_experiment  # noqa: E402
 
-EXPERIMENTS = [register_zhao_central, register_zhao_local, register_park_svi, register_fedlda_experiment,
-               register_manzonelli]
+EXPERIMENTS = [register_zhao_central, register_zhao_local, register_svi_experiment, register_fedlda_experiment,
+               register_manzonelli, register_experiment]
 
 
 # The library parameters each experiment sets from its flags, for its errors (cli._flags).
@@ -105,10 +101,8 @@ def _check_svi(a) -> None:
                    tau0=a.tau0)
 
 
-def _experiment_checks() -> dict:
-    """The argument checks each experiment makes before any work (before its folder is written or its corpus read)."""
-
-    return {"svi": _check_svi, "lira": check_lira_args, "classifier-mia": check_classifier_mia_args}
+# The argument checks each experiment makes before any work (before its folder is written or its corpus read).
+EXPERIMENT_CHECKS = {"svi": _check_svi, "lira": check_lira_args, "classifier-mia": check_classifier_mia_args}
 
 
 def _guard_out(name, func):
@@ -123,7 +117,7 @@ def _guard_out(name, func):
         from ..experiments.measuring import MEASUREMENT_NOTE, measuring
 
         command = f"experiment {name}"
-        check = _experiment_checks().get(name)
+        check = EXPERIMENT_CHECKS.get(name)
         if check is not None:
             with flag_errors(experiment_flag_names(name, a)):
                 check(a)
@@ -187,8 +181,6 @@ def register(sub) -> None:
     esub = ex.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
     for reg in EXPERIMENTS:
         reg(esub)
-
-    register_experiment(esub)
     for name, p in esub.choices.items():
         p.add_argument("--overwrite", action="store_true",
                        help="write into an --out that dptopic commands wrote, over the files this run writes again;"

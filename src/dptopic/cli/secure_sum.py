@@ -64,6 +64,7 @@ def submit_secure_sum(a, cfg: dict) -> None:
     from ..corpus import Vocabulary  # deferred: loads numpy
     from ..service.client import DEFAULT_MAX_EPSILON, ServiceClient
     from ..service.secure_client import person_bow, state_path, take_part
+    from ..service.status import secure_sum_lines
 
     limit = DEFAULT_MAX_EPSILON if a.max_epsilon is None else a.max_epsilon     # as for every other kind
     if cfg["secure_sum"]["epsilon"] > limit * (1 + 1e-12):
@@ -76,14 +77,8 @@ def submit_secure_sum(a, cfg: dict) -> None:
     client = ServiceClient(a.server, timeout=a.timeout, retries=a.retries)
     s = take_part(a.server, person_bow(corpus), state=state, max_epsilon=limit, client=client,
                   contributor=a.contributor)
-    console = make_console()
-    if "left_out" in s:
-        console.print(f"contributor {s['contributor']}: left out of the round at {s['left_out']} (the step closed"
-                      " before this run took part); nothing of yours is in the sum.")
-        return
-    steps = f"sent this run: {', '.join(s['steps'])}" if s["steps"] else "nothing new sent: an earlier run sent it all"
-    console.print(f"contributor {s['contributor']}: took part in the secure sum ({steps}); epsilon {s['epsilon']:g} per person (delta {s['delta']:g}) for the whole round."
-                  + (f" What was sent is kept in {s['state']}: a rerun sends the same." if s["state"] else ""))
+    for line in secure_sum_lines(s):
+        make_console().print(line)
 
 
 def maybe_submit_secure_sum(a) -> bool:
@@ -130,6 +125,7 @@ def cmd_experiment(a) -> None:
     from ..service.client import ServiceClient
     from ..service.config import read_token_file
     from ..service.secure_client import secure_sum_experiment
+    from ..service.status import secure_sum_experiment_line
 
     client = ServiceClient(a.server, retries=3)
     cfg = client.get_json("/v1/config")
@@ -140,11 +136,4 @@ def cmd_experiment(a) -> None:
                          user_field=a.user_field)
     token = read_token_file(a.token_file) if a.token_file else None
     s = secure_sum_experiment(a.server, corpus, a.out, dropout=a.dropout, token=token, seed=a.seed, client=client)
-    make_console().print(
-        f"secure sum of {s['people']:,} people ({s['dropped']:,} dropped after masking): {s['state']} in"
-        f" {s['seconds']:.1f} s; {s['bytes_per_contributor'] / 1e3:.1f} kB sent and"
-        f" {s['cpu_per_contributor_s'] * 1e3:.1f} ms of CPU per contributor (largest upload"
-        f" {s['upload_bytes_max'] / 1e3:.1f} kB); server: "
-        + ", ".join(f"step {k}: sum {v['sum_s']:.2f} s + unmask {v['unmask_s']:.2f} s" for k, v in s["server"].items())
-        + f"; the released topics cover the central --unit user model's at {s['recovery_of_central_topics']:.3f}"
-        " (outside the guarantee: computed from the private documents).")
+    make_console().print(secure_sum_experiment_line(s))

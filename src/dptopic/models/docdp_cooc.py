@@ -281,13 +281,12 @@ class DocDPCooccurrence(_DocumentDPModel):
             floor = unreachable_epsilon("document", epsilon, delta, ratio)
             if floor is None:
                 raise
-        from ..accounting.gaussian import MAX_NOISE_MULTIPLIER
+        from ..accounting.gaussian import MAX_NOISE_MULTIPLIER, unreachable_budget
         from ..accounting.verify import rounded_up
 
-        raise DPTopicError(f"budget unreachable: epsilon={epsilon:g} at delta={delta:g} needs a noise multiplier above"
-                           f" {MAX_NOISE_MULTIPLIER:g} for DocDPCooccurrence's two releases (the word ranking with"
-                           f" {ratio:g} times the co-occurrence's noise); the smallest reachable epsilon is"
-                           f" {rounded_up(floor, 4):.4g} (give a larger epsilon or delta).") from None
+        raise unreachable_budget(epsilon, delta, rounded_up(floor, 4), MAX_NOISE_MULTIPLIER,
+                                 f"DocDPCooccurrence's two releases (the word ranking with {ratio:g} times the"
+                                 " co-occurrence's noise)") from None
 
     def _planned_spend(self, report: dict):
         # whether a word ranking came first follows from public settings (the vocabulary size, n_topics, n_words,
